@@ -1,0 +1,81 @@
+//! Commands that write: `fork`, `fork-from`, `label`, `name`, `migrate`. Every write appends to a
+//! session file or creates a new one; existing lines are never changed (`migrate` rewrites atomically).
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::Result;
+use ctxkit_session::{Session, SessionError, default_session_dir};
+
+use super::Locations;
+use crate::Outcome;
+
+pub fn fork(file: &Path, at: Option<&str>, out: &mut dyn Write) -> Result<Outcome> {
+    let mut session = Session::open(file)?;
+    let leaf = match at {
+        Some(id) => id.to_owned(),
+        None => match session.leaf_id() {
+            Some(leaf) => leaf.to_owned(),
+            None => anyhow::bail!("`{}` has no entries to fork", file.display()),
+        },
+    };
+    let new_path = session.create_branched_session(&leaf)?;
+    // A fork without an assistant reply is held back by the deferred-write rule; write it now.
+    session.flush_pending()?;
+    match new_path {
+        Some(path) => writeln!(out, "{}", path.display())?,
+        None => anyhow::bail!("the session is not persisted"),
+    }
+    Ok(Outcome::Success)
+}
+
+pub fn fork_from(
+    locations: &Locations,
+    file: &Path,
+    cwd: &Path,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
+    let cwd = std::path::absolute(cwd)?;
+    let cwd = cwd.display().to_string();
+    let dir = default_session_dir(&locations.sessions_root, &cwd);
+    let session = Session::fork_from(file, &cwd, &dir)?;
+    if let Some(path) = session.path() {
+        writeln!(out, "{}", path.display())?;
+    }
+    Ok(Outcome::Success)
+}
+
+pub fn label(file: &Path, id: &str, label: Option<&str>, out: &mut dyn Write) -> Result<Outcome> {
+    let mut session = Session::open(file)?;
+    if session.entry(id).is_none() {
+        return Err(SessionError::EntryNotFound { id: id.to_owned() }.into());
+    }
+    session.append_label_change(id, label)?;
+    session.flush_pending()?;
+    match label {
+        Some(label) => writeln!(out, "Labelled {id}: {label}")?,
+        None => writeln!(out, "Cleared the label of {id}")?,
+    }
+    Ok(Outcome::Success)
+}
+
+pub fn name(file: &Path, text: &str, out: &mut dyn Write) -> Result<Outcome> {
+    let mut session = Session::open(file)?;
+    session.append_session_info(text)?;
+    session.flush_pending()?;
+    match session.session_name() {
+        Some(name) => writeln!(out, "Named the session: {name}")?,
+        None => writeln!(out, "Cleared the session name")?,
+    }
+    Ok(Outcome::Success)
+}
+
+pub fn migrate(file: &Path, out: &mut dyn Write) -> Result<Outcome> {
+    let mut session = Session::open(file)?;
+    if session.migrate_file()? {
+        writeln!(out, "Migrated `{}` to session format v3", file.display())?;
+    } else {
+        writeln!(out, "`{}` is already in session format v3", file.display())?;
+    }
+    Ok(Outcome::Success)
+}

@@ -1,0 +1,187 @@
+//! Read-only commands: `info`, `tree`, `context`, `check`. None of them writes to the file.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::Result;
+use ctxkit_session::{ContextForm, LeafSelector, Session, SessionError, read_session_info};
+use serde_json::json;
+
+use super::print_json;
+use crate::Outcome;
+use crate::render::{entry_summary, message_text, one_line, role_label};
+
+pub fn info(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
+    let info = read_session_info(file)?;
+    if json {
+        print_json(out, &info)?;
+        return Ok(Outcome::Success);
+    }
+    writeln!(out, "path:     {}", info.path)?;
+    writeln!(out, "id:       {}", info.id)?;
+    writeln!(out, "cwd:      {}", info.cwd)?;
+    if let Some(name) = &info.name {
+        writeln!(out, "name:     {name}")?;
+    }
+    if let Some(parent) = &info.parent_session_path {
+        writeln!(out, "parent:   {parent}")?;
+    }
+    writeln!(out, "created:  {}", info.created)?;
+    writeln!(out, "modified: {}", info.modified)?;
+    writeln!(out, "messages: {}", info.message_count)?;
+    writeln!(out, "first:    {}", one_line(&info.first_message, 72))?;
+    Ok(Outcome::Success)
+}
+
+pub fn tree(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
+    let session = Session::open(file)?;
+    if json {
+        print_json(out, &session.tree_record())?;
+        return Ok(Outcome::Success);
+    }
+    let index = session.index();
+    let leaf = session.leaf_id();
+    // Indent only where the tree branches, so long linear sessions stay readable.
+    let mut indent: HashMap<usize, usize> = HashMap::new();
+    let nodes = session.tree();
+    let children: HashMap<usize, usize> = nodes
+        .iter()
+        .map(|node| (node.index, node.children))
+        .collect();
+    for node in &nodes {
+        let Some(entry) = index.get(node.index) else {
+            continue;
+        };
+        let (depth, branch_start) = match index.parent(node.index) {
+            Some(parent) => {
+                let branches = children.get(&parent).copied().unwrap_or(0) > 1;
+                (
+                    indent.get(&parent).copied().unwrap_or(0) + usize::from(branches),
+                    branches,
+                )
+            }
+            None => (0, false),
+        };
+        indent.insert(node.index, depth);
+        let (kind, text) = entry_summary(entry);
+        let label = index
+            .label(entry.id())
+            .map(|label| format!(" [{label}]"))
+            .unwrap_or_default();
+        let marker = if Some(entry.id()) == leaf {
+            "  ← leaf"
+        } else {
+            ""
+        };
+        let bullet = if branch_start { "├ " } else { "" };
+        let pad = "  ".repeat(depth.saturating_sub(usize::from(branch_start)));
+        writeln!(
+            out,
+            "{pad}{bullet}{} {kind}: {}{label}{marker}",
+            entry.id(),
+            one_line(&text, 70)
+        )?;
+    }
+    Ok(Outcome::Success)
+}
+
+pub fn context(
+    file: &Path,
+    leaf: Option<&str>,
+    llm: bool,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
+    let session = Session::open(file)?;
+    let selector = match leaf {
+        Some(id) if session.entry(id).is_none() => {
+            return Err(SessionError::EntryNotFound { id: id.to_owned() }.into());
+        }
+        Some(id) => LeafSelector::Entry(id),
+        None => LeafSelector::Current,
+    };
+    let form = if llm {
+        ContextForm::Llm
+    } else {
+        ContextForm::Session
+    };
+    let record = session.context_record(selector, form)?;
+    if json {
+        print_json(out, &record)?;
+        return Ok(Outcome::Success);
+    }
+    let model = record
+        .model
+        .as_ref()
+        .map(|model| {
+            format!(
+                "{}/{}",
+                model.provider.as_deref().unwrap_or("?"),
+                model.model_id.as_deref().unwrap_or("?")
+            )
+        })
+        .unwrap_or_else(|| "none".to_owned());
+    writeln!(
+        out,
+        "{} messages at {} (model {model}, thinking {})",
+        record.messages.len(),
+        record.leaf_id.as_deref().unwrap_or("the start"),
+        record.thinking_level
+    )?;
+    for value in &record.messages {
+        writeln!(out)?;
+        match serde_json::from_value(value.clone()) {
+            Ok(message) => {
+                writeln!(out, "── {} ──", role_label(&message))?;
+                writeln!(out, "{}", message_text(&message))?;
+            }
+            Err(_) => writeln!(out, "── unreadable message ──\n{value}")?,
+        }
+    }
+    Ok(Outcome::Success)
+}
+
+pub fn check(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
+    let problems: Vec<(Option<usize>, String)> = match Session::open(file) {
+        Ok(session) => session
+            .diagnostics()
+            .iter()
+            .map(|diagnostic| (diagnostic.line, diagnostic.kind.to_string()))
+            .collect(),
+        Err(SessionError::NotASession { line, reason, .. }) => {
+            vec![(line, format!("not a session file: {reason}"))]
+        }
+        Err(error) => return Err(error.into()),
+    };
+    if json {
+        let records: Vec<_> = problems
+            .iter()
+            .map(|(line, message)| json!({"line": line, "message": message}))
+            .collect();
+        print_json(
+            out,
+            &json!({"path": file.display().to_string(), "problems": records}),
+        )?;
+    } else if problems.is_empty() {
+        writeln!(out, "{}: no problems found", file.display())?;
+    } else {
+        for (line, message) in &problems {
+            match line {
+                Some(line) => writeln!(out, "{}:{line}: {message}", file.display())?,
+                None => writeln!(out, "{}: {message}", file.display())?,
+            }
+        }
+        writeln!(
+            out,
+            "{} problem{} found; the file was not modified",
+            problems.len(),
+            if problems.len() == 1 { "" } else { "s" }
+        )?;
+    }
+    Ok(if problems.is_empty() {
+        Outcome::Success
+    } else {
+        Outcome::ProblemsFound
+    })
+}

@@ -1,0 +1,75 @@
+//! One function per command. Each takes resolved arguments and the output stream and returns an
+//! [`Outcome`]; errors go back to `main`, which reports them.
+
+mod edit;
+mod inspect;
+mod sessions;
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{Context as _, Result};
+
+use crate::Outcome;
+use crate::cli::{Cli, Command, GlobalArgs};
+
+/// Where ctxkit keeps its data, resolved from flags, environment and defaults.
+#[derive(Debug)]
+pub struct Locations {
+    pub sessions_root: PathBuf,
+}
+
+impl Locations {
+    fn resolve(global: &GlobalArgs) -> Result<Self> {
+        if let Some(dir) = &global.sessions_dir {
+            return Ok(Self {
+                sessions_root: dir.clone(),
+            });
+        }
+        let home = match &global.home {
+            Some(home) => home.clone(),
+            None => std::env::home_dir()
+                .context("cannot find the home directory; set `CTXKIT_HOME`")?
+                .join(".ctxkit"),
+        };
+        Ok(Self {
+            sessions_root: home.join("sessions"),
+        })
+    }
+}
+
+pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
+    let locations = Locations::resolve(&cli.global)?;
+    match cli.command {
+        Command::Sessions { dir, all, json } => sessions::sessions(&locations, dir, all, json, out),
+        Command::Info { file, json } => inspect::info(&file, json, out),
+        Command::Tree { file, json } => inspect::tree(&file, json, out),
+        Command::Context {
+            file,
+            leaf,
+            llm,
+            json,
+        } => inspect::context(&file, leaf.as_deref(), llm, json, out),
+        Command::Check { file, json } => inspect::check(&file, json, out),
+        Command::Fork { file, at } => edit::fork(&file, at.as_deref(), out),
+        Command::ForkFrom { file, cwd } => edit::fork_from(&locations, &file, &cwd, out),
+        Command::Label {
+            file,
+            id,
+            text,
+            clear,
+        } => {
+            let label = if clear { None } else { text.as_deref() };
+            edit::label(&file, &id, label, out)
+        }
+        Command::Name { file, text } => edit::name(&file, &text, out),
+        Command::Migrate { file } => edit::migrate(&file, out),
+    }
+}
+
+/// Writes `value` as pretty JSON and a newline.
+pub fn print_json(out: &mut dyn Write, value: &impl serde::Serialize) -> Result<()> {
+    serde_json::to_writer_pretty(&mut *out, value)?;
+    writeln!(out)?;
+    Ok(())
+}

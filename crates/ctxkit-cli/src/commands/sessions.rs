@@ -1,0 +1,60 @@
+//! `ctxkit sessions`: list sessions newest first.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Result;
+use ctxkit_session::{default_session_dir, list_all_sessions, list_sessions};
+
+use super::{Locations, print_json};
+use crate::Outcome;
+use crate::render::one_line;
+
+pub fn sessions(
+    locations: &Locations,
+    dir: Option<PathBuf>,
+    all: bool,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
+    let (sessions, skipped) = if all {
+        list_all_sessions(&locations.sessions_root)?
+    } else {
+        let dir = match dir {
+            Some(dir) => dir,
+            None => {
+                let cwd = std::env::current_dir()?;
+                default_session_dir(&locations.sessions_root, &cwd.display().to_string())
+            }
+        };
+        list_sessions(&dir)?
+    };
+    if json {
+        print_json(out, &sessions)?;
+    } else if sessions.is_empty() {
+        writeln!(out, "No sessions.")?;
+    } else {
+        for session in &sessions {
+            let title = session
+                .name
+                .clone()
+                .unwrap_or_else(|| one_line(&session.first_message, 60));
+            writeln!(
+                out,
+                "{}  {:>4} msgs  {}",
+                session.modified, session.message_count, title
+            )?;
+            writeln!(out, "    {}", session.path)?;
+        }
+    }
+    let mut stderr = std::io::stderr().lock();
+    for file in skipped {
+        writeln!(
+            stderr,
+            "warning: skipped `{}`: {}",
+            file.path.display(),
+            file.error
+        )?;
+    }
+    Ok(Outcome::Success)
+}

@@ -1,0 +1,124 @@
+//! Human-readable rendering of entries and messages for terminal output.
+
+use ctxkit_protocol::{AgentMessage, ContentBlock, EntryKind, MessageContent};
+use ctxkit_session::StoredEntry;
+
+/// At most `limit` characters of `text` on one line, with `…` when cut.
+pub fn one_line(text: &str, limit: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= limit {
+        return flat;
+    }
+    let mut cut: String = flat.chars().take(limit.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+/// The readable text of message content: text blocks, `[image]`, `[thinking]`, tool calls by name.
+pub fn content_text(content: &MessageContent) -> String {
+    match content {
+        MessageContent::Text(text) => text.clone(),
+        MessageContent::Blocks(blocks) => blocks_text(blocks),
+    }
+}
+
+fn blocks_text(blocks: &[ContentBlock]) -> String {
+    blocks
+        .iter()
+        .map(|block| match block {
+            ContentBlock::Text(text) => text.text.clone(),
+            ContentBlock::Image(image) => format!("[image {}]", image.mime_type),
+            ContentBlock::Thinking(thinking) => format!("[thinking] {}", thinking.thinking),
+            ContentBlock::ToolCall(call) => {
+                format!("[tool call {}({})]", call.name, call.arguments)
+            }
+            ContentBlock::Unknown(object) => {
+                format!(
+                    "[{}]",
+                    object
+                        .get("type")
+                        .and_then(|kind| kind.as_str())
+                        .unwrap_or("unknown block")
+                )
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The full readable text of a message.
+pub fn message_text(message: &AgentMessage) -> String {
+    match message {
+        AgentMessage::User(user) => content_text(&user.content),
+        AgentMessage::Assistant(assistant) => {
+            let text = blocks_text(&assistant.content);
+            match &assistant.error_message {
+                Some(error) => format!("{text}\n[error] {error}"),
+                None => text,
+            }
+        }
+        AgentMessage::ToolResult(result) => content_text(&result.content),
+        AgentMessage::BashExecution(bash) => ctxkit_session::bash_execution_text(bash),
+        AgentMessage::Custom(custom) => content_text(&custom.content),
+        AgentMessage::BranchSummary(summary) => summary.summary.clone(),
+        AgentMessage::CompactionSummary(summary) => summary.summary.clone(),
+        AgentMessage::Unknown(object) => serde_json::Value::Object(object.clone()).to_string(),
+    }
+}
+
+/// A label for a message's role, with the tool name for tool results.
+pub fn role_label(message: &AgentMessage) -> String {
+    match message {
+        AgentMessage::ToolResult(result) => {
+            let error = if result.is_error { " error" } else { "" };
+            format!("toolResult {}{error}", result.tool_name)
+        }
+        AgentMessage::User(_)
+        | AgentMessage::Assistant(_)
+        | AgentMessage::BashExecution(_)
+        | AgentMessage::Custom(_)
+        | AgentMessage::BranchSummary(_)
+        | AgentMessage::CompactionSummary(_)
+        | AgentMessage::Unknown(_) => message.role().to_owned(),
+    }
+}
+
+/// What a tree line says about an entry: its kind and a short text.
+pub fn entry_summary(entry: &StoredEntry) -> (String, String) {
+    let Ok(parsed) = entry.parse() else {
+        return (
+            entry.type_name().to_owned(),
+            "(unreadable entry)".to_owned(),
+        );
+    };
+    match parsed.kind {
+        EntryKind::Message(message) => (role_label(&message), message_text(&message)),
+        EntryKind::ThinkingLevelChange(change) => ("thinking".to_owned(), change.thinking_level),
+        EntryKind::ModelChange(change) => (
+            "model".to_owned(),
+            format!("{}/{}", change.provider, change.model_id),
+        ),
+        EntryKind::Compaction(compaction) => (
+            "compaction".to_owned(),
+            format!(
+                "{} tokens before; keeps from {}: {}",
+                compaction.tokens_before, compaction.first_kept_entry_id, compaction.summary
+            ),
+        ),
+        EntryKind::BranchSummary(summary) => ("branch summary".to_owned(), summary.summary),
+        EntryKind::Custom(custom) => ("custom".to_owned(), custom.custom_type),
+        EntryKind::CustomMessage(message) => (
+            format!("custom message {}", message.custom_type),
+            content_text(&message.content),
+        ),
+        EntryKind::Label(label) => (
+            "label".to_owned(),
+            match label.label {
+                Some(text) if !text.is_empty() => format!("{} = {text}", label.target_id),
+                Some(_) | None => format!("{} cleared", label.target_id),
+            },
+        ),
+        EntryKind::SessionInfo(info) => ("name".to_owned(), info.name.unwrap_or_default()),
+        EntryKind::Unknown { type_name, .. } => (type_name, String::new()),
+    }
+}

@@ -1,0 +1,140 @@
+//! CLI snapshot tests: run the real `ctxkit` binary on corpus sessions (copied into temp dirs) and
+//! snapshot stdout, stderr and the exit code, with paths, ids and times normalised.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn corpus(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../conformance/corpus")
+        .join(name)
+}
+
+struct Run {
+    home: tempfile::TempDir,
+}
+
+impl Run {
+    fn new() -> Self {
+        Self {
+            home: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// A copy of a corpus file in the temp home.
+    fn copy(&self, name: &str) -> PathBuf {
+        let target = self.home.path().join(name);
+        std::fs::copy(corpus(name), &target).unwrap();
+        target
+    }
+
+    fn ctxkit(&self, args: &[&str]) -> String {
+        let output = Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+            .args(args)
+            .env("CTXKIT_HOME", self.home.path())
+            .env_remove("CTXKIT_SESSIONS_DIR")
+            .current_dir(self.home.path())
+            .output()
+            .unwrap();
+        let mut text = format!("exit: {}\n", output.status.code().unwrap_or(-1));
+        text.push_str(&String::from_utf8_lossy(&output.stdout));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if !stderr.is_empty() {
+            text.push_str("--- stderr\n");
+            text.push_str(&stderr);
+        }
+        text.replace(&self.home.path().display().to_string(), "[HOME]")
+    }
+}
+
+macro_rules! snapshot {
+    ($value:expr) => {
+        insta::with_settings!({filters => vec![
+            (r"\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}[.-]\d{3}Z", "[TIME]"),
+            (r"[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}", "[UUID]"),
+            // Entries ctxkit creates during a test get random ids.
+            (r"(?m)^[0-9a-f]{8} label:", "[NEW-ID] label:"),
+        ]}, {
+            insta::assert_snapshot!($value);
+        });
+    };
+}
+
+#[test]
+fn tree_human() {
+    let run = Run::new();
+    let file = run.copy("good-branches.jsonl");
+    snapshot!(run.ctxkit(&["tree", file.to_str().unwrap()]));
+}
+
+#[test]
+fn tree_json() {
+    let run = Run::new();
+    let file = run.copy("good-labels.jsonl");
+    snapshot!(run.ctxkit(&["tree", file.to_str().unwrap(), "--json"]));
+}
+
+#[test]
+fn context_human_and_llm_json() {
+    let run = Run::new();
+    let file = run.copy("good-bash-execution.jsonl");
+    snapshot!(run.ctxkit(&["context", file.to_str().unwrap()]));
+    snapshot!(run.ctxkit(&["context", file.to_str().unwrap(), "--llm", "--json"]));
+}
+
+#[test]
+fn info_json() {
+    let run = Run::new();
+    let file = run.copy("good-unicode.jsonl");
+    snapshot!(run.ctxkit(&["info", file.to_str().unwrap(), "--json"]));
+}
+
+#[test]
+fn check_reports_problems_and_never_modifies() {
+    let run = Run::new();
+    for name in [
+        "bad-truncated-last-line.jsonl",
+        "bad-header-not-first.jsonl",
+        "bad-parent-cycle.jsonl",
+        "good-orphans.jsonl",
+    ] {
+        let file = run.copy(name);
+        let before = std::fs::read(&file).unwrap();
+        let output = run.ctxkit(&["check", file.to_str().unwrap()]);
+        assert_eq!(std::fs::read(&file).unwrap(), before, "{name} modified");
+        insta::with_settings!({snapshot_suffix => name}, { snapshot!(output); });
+    }
+}
+
+#[test]
+fn errors_are_one_line_with_a_hint() {
+    let run = Run::new();
+    let file = run.copy("bad-first-line-not-header.jsonl");
+    snapshot!(run.ctxkit(&["context", file.to_str().unwrap()]));
+    let good = run.copy("good-minimal.jsonl");
+    snapshot!(run.ctxkit(&["context", good.to_str().unwrap(), "--leaf", "nope"]));
+    snapshot!(run.ctxkit(&["tree", "missing.jsonl"]));
+}
+
+#[test]
+fn label_name_fork_and_sessions() {
+    let run = Run::new();
+    let sessions = run.home.path().join("sessions/--project--");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let file = sessions.join("s.jsonl");
+    std::fs::copy(corpus("good-branches.jsonl"), &file).unwrap();
+    let path = file.to_str().unwrap();
+    snapshot!(run.ctxkit(&["label", path, "e737c691", "the plan"]));
+    snapshot!(run.ctxkit(&["name", path, "  Feature X  "]));
+    let fork = run.ctxkit(&["fork", path, "--at", "2b904d50"]);
+    assert!(fork.contains("[HOME]/sessions/--project--/"), "{fork}");
+    let forked = fork
+        .lines()
+        .nth(1)
+        .unwrap()
+        .replace("[HOME]", &run.home.path().display().to_string());
+    snapshot!(run.ctxkit(&["tree", &forked]));
+    snapshot!(run.ctxkit(&["sessions", "--all"]));
+}

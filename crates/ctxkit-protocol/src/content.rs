@@ -1,0 +1,182 @@
+//! Content blocks of messages: text, image, thinking and tool calls, plus blocks of a type this
+//! version does not know, kept as they are.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+use crate::JsonObject;
+
+/// A plain text block.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TextContent {
+    #[serde(default)]
+    pub text: String,
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// An image block: base64 data and its MIME type.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImageContent {
+    #[serde(default)]
+    pub data: String,
+    #[serde(default)]
+    pub mime_type: String,
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// Model reasoning, optionally with the provider's signature for replay.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThinkingContent {
+    #[serde(default)]
+    pub thinking: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_signature: Option<String>,
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// A tool call made by the assistant. `arguments` keeps its key order, which is part of token
+/// estimates and of the serialized conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    #[serde(default)]
+    pub id: String,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub arguments: Value,
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// One block of a message's content.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ContentBlock {
+    Text(TextContent),
+    Image(ImageContent),
+    Thinking(ThinkingContent),
+    ToolCall(ToolCall),
+    /// A block whose `type` this version does not know; kept whole (including `type`).
+    Unknown(JsonObject),
+}
+
+impl ContentBlock {
+    /// A text block with no extra fields.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::Text(TextContent {
+            text: text.into(),
+            extra: JsonObject::new(),
+        })
+    }
+}
+
+impl Serialize for ContentBlock {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Text(block) => tagged("type", "text", block).serialize(serializer),
+            Self::Image(block) => tagged("type", "image", block).serialize(serializer),
+            Self::Thinking(block) => tagged("type", "thinking", block).serialize(serializer),
+            Self::ToolCall(block) => tagged("type", "toolCall", block).serialize(serializer),
+            Self::Unknown(object) => object.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ContentBlock {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let object = JsonObject::deserialize(deserializer)?;
+        let kind = object
+            .get("type")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let block = match kind.as_deref() {
+            Some("text") => Self::Text(untag(object, "type")?),
+            Some("image") => Self::Image(untag(object, "type")?),
+            Some("thinking") => Self::Thinking(untag(object, "type")?),
+            Some("toolCall") => Self::ToolCall(untag(object, "type")?),
+            Some(_) | None => Self::Unknown(object),
+        };
+        Ok(block)
+    }
+}
+
+/// A message's content: a plain string (user and custom messages may use it) or blocks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum MessageContent {
+    Text(String),
+    Blocks(Vec<ContentBlock>),
+}
+
+impl Default for MessageContent {
+    fn default() -> Self {
+        Self::Blocks(Vec::new())
+    }
+}
+
+impl MessageContent {
+    /// The blocks of this content; a plain string reads as one text block.
+    pub fn blocks(&self) -> Vec<ContentBlock> {
+        match self {
+            Self::Text(text) => vec![ContentBlock::text(text.clone())],
+            Self::Blocks(blocks) => blocks.clone(),
+        }
+    }
+}
+
+/// Serializes `value` (an object) with `key: tag` as its first field.
+pub(crate) fn tagged<T: Serialize>(key: &'static str, tag: &str, value: &T) -> Value {
+    let mut object = JsonObject::new();
+    object.insert(key.to_owned(), Value::String(tag.to_owned()));
+    match serde_json::to_value(value) {
+        Ok(Value::Object(fields)) => object.extend(fields),
+        Ok(other) => {
+            object.insert("value".to_owned(), other);
+        }
+        Err(_) => {}
+    }
+    Value::Object(object)
+}
+
+/// Deserializes `object` into `T` after removing the tag field, which `T` does not model.
+pub(crate) fn untag<T: serde::de::DeserializeOwned, E: serde::de::Error>(
+    mut object: JsonObject,
+    key: &str,
+) -> Result<T, E> {
+    object.shift_remove(key);
+    serde_json::from_value(Value::Object(object)).map_err(E::custom)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn blocks_round_trip_with_unknown_fields_and_types() {
+        let input = json!([
+            {"type": "text", "text": "hi", "cacheControl": {"type": "ephemeral"}},
+            {"type": "image", "data": "AAA", "mimeType": "image/png"},
+            {"type": "thinking", "thinking": "hmm", "thinkingSignature": "sig"},
+            {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"z": 1, "a": [1, 2]}},
+            {"type": "audio", "data": "x"}
+        ]);
+        let blocks: Vec<ContentBlock> = serde_json::from_value(input.clone()).unwrap();
+        assert!(matches!(blocks[4], ContentBlock::Unknown(_)));
+        let output = serde_json::to_value(&blocks).unwrap();
+        assert_eq!(output, input);
+        // Key order of tool arguments survives.
+        let text = serde_json::to_string(&blocks[3]).unwrap();
+        assert!(text.contains(r#"{"z":1,"a":[1,2]}"#), "{text}");
+    }
+
+    #[test]
+    fn string_content_reads_as_text() {
+        let content: MessageContent = serde_json::from_value(json!("hello")).unwrap();
+        assert_eq!(content.blocks(), vec![ContentBlock::text("hello")]);
+    }
+}

@@ -1,0 +1,51 @@
+//! Lenient number readers: JavaScript writes every number as a double, so `1700000000000.0` or `3e3`
+//! are valid spellings of integer fields and must load.
+
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+
+/// Reads an optional JSON number as `i64`, accepting floats with an integral value.
+pub(crate) fn optional_i64<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<i64>, D::Error> {
+    let value = Option::<Value>::deserialize(deserializer)?;
+    Ok(value.as_ref().and_then(value_as_i64))
+}
+
+/// Reads a JSON number as `u64` (tokens), accepting floats; anything else counts as 0.
+pub(crate) fn u64_or_zero<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
+    let value = Option::<Value>::deserialize(deserializer)?;
+    Ok(value.as_ref().and_then(value_as_u64).unwrap_or(0))
+}
+
+/// Reads a JSON number as `f64`; anything else counts as 0.
+pub(crate) fn f64_or_zero<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+    let value = Option::<Value>::deserialize(deserializer)?;
+    Ok(value.as_ref().and_then(Value::as_f64).unwrap_or(0.0))
+}
+
+/// The integral value of a JSON number, if it has one that fits.
+pub fn value_as_i64(value: &Value) -> Option<i64> {
+    if let Some(integer) = value.as_i64() {
+        return Some(integer);
+    }
+    let float = value.as_f64()?;
+    (float.fract() == 0.0 && float.abs() < 9.0e15).then_some(float as i64)
+}
+
+/// The non-negative integral value of a JSON number, if it has one that fits.
+pub fn value_as_u64(value: &Value) -> Option<u64> {
+    value_as_i64(value).and_then(|integer| u64::try_from(integer).ok())
+}
+
+/// Writes a double as JavaScript's `JSON.stringify` does: integral values without a fraction.
+pub(crate) fn js_number<S: serde::Serializer>(
+    value: &f64,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    if value.fract() == 0.0 && value.abs() < 9.0e15 {
+        serializer.serialize_i64(*value as i64)
+    } else {
+        serializer.serialize_f64(*value)
+    }
+}

@@ -1,0 +1,34 @@
+//! On-disk and wire types of ctxkit: Pi's session format v3 (header, entries, messages, content blocks,
+//! usage) and the JSON records the `ctxkit` CLI prints.
+//!
+//! This crate is pure data: serde only, no I/O. Every type keeps fields it does not know in an `extra`
+//! map so a value read from a file serializes back to an equal value.
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+mod content;
+mod entry;
+mod header;
+mod json;
+mod lenient;
+mod message;
+mod records;
+
+pub use content::{
+    ContentBlock, ImageContent, MessageContent, TextContent, ThinkingContent, ToolCall,
+};
+pub use entry::{
+    BranchSummaryEntry, CompactionEntry, CustomEntry, CustomMessageEntry, EntryKind, LabelEntry,
+    ModelChangeEntry, SessionEntry, SessionInfoEntry, ThinkingLevelChangeEntry,
+};
+pub use header::{CURRENT_SESSION_VERSION, SessionHeader};
+pub use json::{from_str_repaired, repair_lone_surrogates};
+pub use lenient::{value_as_i64, value_as_u64};
+pub use message::{
+    AgentMessage, AssistantMessage, BashExecutionMessage, BranchSummaryMessage,
+    CompactionSummaryMessage, CustomMessage, ToolResultMessage, Usage, UsageCost, UserMessage,
+};
+pub use records::{ContextRecord, ModelRef, SessionInfoRecord, TreeNodeRecord, TreeRecord};
+
+/// A JSON object with its keys in file order.
+pub type JsonObject = serde_json::Map<String, serde_json::Value>;

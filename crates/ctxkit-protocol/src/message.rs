@@ -1,0 +1,375 @@
+//! Agent messages, the `message` of a session entry: the roles Pi knows, and a lossless fallback for
+//! roles it does not.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+use crate::JsonObject;
+use crate::content::{ContentBlock, MessageContent, tagged, untag};
+use crate::lenient::{f64_or_zero, js_number, optional_i64, u64_or_zero};
+
+/// A message from the user. `content` may be a plain string.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UserMessage {
+    #[serde(default)]
+    pub content: MessageContent,
+    #[serde(
+        default,
+        deserialize_with = "optional_i64",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub timestamp: Option<i64>,
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// Provider-reported token usage of one assistant reply.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    #[serde(default, deserialize_with = "u64_or_zero")]
+    pub input: u64,
+    #[serde(default, deserialize_with = "u64_or_zero")]
+    pub output: u64,
+    #[serde(default, deserialize_with = "u64_or_zero")]
+    pub cache_read: u64,
+    #[serde(default, deserialize_with = "u64_or_zero")]
+    pub cache_write: u64,
+    #[serde(default, deserialize_with = "u64_or_zero")]
+    pub total_tokens: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<UsageCost>,
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+impl Usage {
+    /// Tokens the reply's context occupied: `totalTokens` when reported, else the sum of the parts.
+    pub fn context_tokens(&self) -> u64 {
+        if self.total_tokens != 0 {
+            self.total_tokens
+        } else {
+            self.input + self.output + self.cache_read + self.cache_write
+        }
+    }
+}
+
+/// The cost of one reply, in the provider's currency unit.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageCost {
+    #[serde(
+        default,
+        deserialize_with = "f64_or_zero",
+        serialize_with = "js_number"
+    )]
+    pub input: f64,
+    #[serde(
+        default,
+        deserialize_with = "f64_or_zero",
+        serialize_with = "js_number"
+    )]
+    pub output: f64,
+    #[serde(
+        default,
+        deserialize_with = "f64_or_zero",
+        serialize_with = "js_number"
+    )]
+    pub cache_read: f64,
+    #[serde(
+        default,
+        deserialize_with = "f64_or_zero",
+        serialize_with = "js_number"
+    )]
+    pub cache_write: f64,
+    #[serde(
+        default,
+        deserialize_with = "f64_or_zero",
+        serialize_with = "js_number"
+    )]
+    pub total: f64,
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// A reply from the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AssistantMessage {
+    #[serde(default)]
+    pub content: Vec<ContentBlock>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// `stop`, `length`, `toolUse`, `error` or `aborted`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "optional_i64",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub timestamp: Option<i64>,
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+impl AssistantMessage {
+    /// `true` when the reply ended by abort or error, which makes its usage unreliable.
+    pub fn is_aborted_or_error(&self) -> bool {
+        matches!(self.stop_reason.as_deref(), Some("aborted" | "error"))
+    }
+}
+
+/// The result of one tool call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResultMessage {
+    #[serde(default)]
+    pub tool_call_id: String,
+    #[serde(default)]
+    pub tool_name: String,
+    #[serde(default)]
+    pub content: MessageContent,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    #[serde(default)]
+    pub is_error: bool,
+    #[serde(
+        default,
+        deserialize_with = "optional_i64",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub timestamp: Option<i64>,
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// A shell command the user ran directly (`!cmd` in Pi).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BashExecutionMessage {
+    #[serde(default)]
+    pub command: String,
+    #[serde(default)]
+    pub output: String,
+    #[serde(
+        default,
+        deserialize_with = "optional_i64",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub exit_code: Option<i64>,
+    #[serde(default)]
+    pub cancelled: bool,
+    #[serde(default)]
+    pub truncated: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_output_path: Option<String>,
+    /// Set for `!!cmd`: shown to the user, never sent to the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exclude_from_context: Option<bool>,
+    #[serde(
+        default,
+        deserialize_with = "optional_i64",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub timestamp: Option<i64>,
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// A message injected by an extension; sent to the model as a user message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomMessage {
+    #[serde(default)]
+    pub custom_type: String,
+    #[serde(default)]
+    pub content: MessageContent,
+    #[serde(default)]
+    pub display: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    #[serde(
+        default,
+        deserialize_with = "optional_i64",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub timestamp: Option<i64>,
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// The summary of a branch the conversation came back from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BranchSummaryMessage {
+    #[serde(default)]
+    pub summary: String,
+    #[serde(default)]
+    pub from_id: String,
+    #[serde(
+        default,
+        deserialize_with = "optional_i64",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub timestamp: Option<i64>,
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// The summary that stands in for compacted history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionSummaryMessage {
+    #[serde(default)]
+    pub summary: String,
+    #[serde(default, deserialize_with = "u64_or_zero")]
+    pub tokens_before: u64,
+    #[serde(
+        default,
+        deserialize_with = "optional_i64",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub timestamp: Option<i64>,
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// A message of any role, tagged by `role`.
+#[derive(Debug, Clone, PartialEq)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "messages are materialized one at a time from stored lines; boxing would only burden construction"
+)]
+pub enum AgentMessage {
+    User(UserMessage),
+    Assistant(AssistantMessage),
+    ToolResult(ToolResultMessage),
+    BashExecution(BashExecutionMessage),
+    Custom(CustomMessage),
+    BranchSummary(BranchSummaryMessage),
+    CompactionSummary(CompactionSummaryMessage),
+    /// A role this version does not know (or `hookMessage` of a v2 file before migration); kept whole.
+    Unknown(JsonObject),
+}
+
+impl AgentMessage {
+    /// The `role` tag as written in files.
+    pub fn role(&self) -> &str {
+        match self {
+            Self::User(_) => "user",
+            Self::Assistant(_) => "assistant",
+            Self::ToolResult(_) => "toolResult",
+            Self::BashExecution(_) => "bashExecution",
+            Self::Custom(_) => "custom",
+            Self::BranchSummary(_) => "branchSummary",
+            Self::CompactionSummary(_) => "compactionSummary",
+            Self::Unknown(object) => object.get("role").and_then(Value::as_str).unwrap_or(""),
+        }
+    }
+
+    /// The epoch-millisecond timestamp, when the message has one.
+    pub fn timestamp(&self) -> Option<i64> {
+        match self {
+            Self::User(message) => message.timestamp,
+            Self::Assistant(message) => message.timestamp,
+            Self::ToolResult(message) => message.timestamp,
+            Self::BashExecution(message) => message.timestamp,
+            Self::Custom(message) => message.timestamp,
+            Self::BranchSummary(message) => message.timestamp,
+            Self::CompactionSummary(message) => message.timestamp,
+            Self::Unknown(object) => object
+                .get("timestamp")
+                .and_then(crate::lenient::value_as_i64),
+        }
+    }
+}
+
+impl Serialize for AgentMessage {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::User(message) => tagged("role", "user", message).serialize(serializer),
+            Self::Assistant(message) => tagged("role", "assistant", message).serialize(serializer),
+            Self::ToolResult(message) => {
+                tagged("role", "toolResult", message).serialize(serializer)
+            }
+            Self::BashExecution(message) => {
+                tagged("role", "bashExecution", message).serialize(serializer)
+            }
+            Self::Custom(message) => tagged("role", "custom", message).serialize(serializer),
+            Self::BranchSummary(message) => {
+                tagged("role", "branchSummary", message).serialize(serializer)
+            }
+            Self::CompactionSummary(message) => {
+                tagged("role", "compactionSummary", message).serialize(serializer)
+            }
+            Self::Unknown(object) => object.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for AgentMessage {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let object = JsonObject::deserialize(deserializer)?;
+        let role = object
+            .get("role")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let message = match role.as_deref() {
+            Some("user") => Self::User(untag(object, "role")?),
+            Some("assistant") => Self::Assistant(untag(object, "role")?),
+            Some("toolResult") => Self::ToolResult(untag(object, "role")?),
+            Some("bashExecution") => Self::BashExecution(untag(object, "role")?),
+            Some("custom") => Self::Custom(untag(object, "role")?),
+            Some("branchSummary") => Self::BranchSummary(untag(object, "role")?),
+            Some("compactionSummary") => Self::CompactionSummary(untag(object, "role")?),
+            Some(_) | None => Self::Unknown(object),
+        };
+        Ok(message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn every_role_round_trips() {
+        let inputs = [
+            json!({"role": "user", "content": "hi", "timestamp": 1}),
+            json!({"role": "assistant", "content": [{"type": "text", "text": "ok"}], "api": "x",
+                   "provider": "p", "model": "m", "usage": {"input": 1, "output": 2, "cacheRead": 0,
+                   "cacheWrite": 0, "totalTokens": 3, "cost": {"input": 0.5, "output": 0, "cacheRead": 0,
+                   "cacheWrite": 0, "total": 0.5}}, "stopReason": "stop", "timestamp": 2}),
+            json!({"role": "toolResult", "toolCallId": "c", "toolName": "read",
+                   "content": [{"type": "text", "text": "x"}], "isError": false, "timestamp": 3}),
+            json!({"role": "bashExecution", "command": "ls", "output": "", "exitCode": 1,
+                   "cancelled": false, "truncated": false, "timestamp": 4}),
+            json!({"role": "custom", "customType": "t", "content": "c", "display": true, "timestamp": 5}),
+            json!({"role": "branchSummary", "summary": "s", "fromId": "root", "timestamp": 6}),
+            json!({"role": "compactionSummary", "summary": "s", "tokensBefore": 10, "timestamp": 7}),
+            json!({"role": "futureRole", "payload": [1]}),
+        ];
+        for input in inputs {
+            let message: AgentMessage = serde_json::from_value(input.clone()).unwrap();
+            assert_eq!(serde_json::to_value(&message).unwrap(), input);
+        }
+    }
+
+    #[test]
+    fn float_spellings_of_integers_load() {
+        let message: AgentMessage =
+            serde_json::from_value(json!({"role": "user", "content": "x", "timestamp": 1.7e12}))
+                .unwrap();
+        assert_eq!(message.timestamp(), Some(1_700_000_000_000));
+    }
+}

@@ -1,0 +1,96 @@
+//! Problems found in a session file. Loading tolerates them (as Pi does) and records them here;
+//! `ctxkit check` prints them and fails.
+
+use std::fmt;
+
+/// One problem, located by file line where it has one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// 1-based line in the file.
+    pub line: Option<usize>,
+    pub kind: DiagnosticKind,
+}
+
+/// What is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DiagnosticKind {
+    /// The line is not JSON; it is skipped (and kept in the file).
+    InvalidJson { message: String },
+    /// The last line is cut off (no newline, not JSON): an append was interrupted. Skipped; the next
+    /// append starts on a new line.
+    TornLastLine { message: String },
+    /// The line is JSON but not an object.
+    NotAnObject,
+    /// The entry has no string `type`.
+    NoType,
+    /// The entry has no string `id`, so it cannot take part in the tree.
+    NoId,
+    /// Bytes that are not UTF-8 were replaced by U+FFFD when reading.
+    InvalidUtf8,
+    /// A second `session` header; ignored.
+    ExtraHeader,
+    /// Two entries share an id; lookups find the later one.
+    DuplicateId { id: String },
+    /// The parent id names no entry; the entry is treated as a root.
+    MissingParent { id: String, parent_id: String },
+    /// Following parents from this entry comes back to it; ctxkit treats it as a root.
+    ParentCycle { id: String },
+    /// A compaction keeps entries from an id that does not exist.
+    DanglingFirstKept { id: String, target: String },
+    /// A label names an entry that does not exist.
+    DanglingLabelTarget { id: String, target: String },
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(line) = self.line {
+            write!(formatter, "line {line}: ")?;
+        }
+        write!(formatter, "{}", self.kind)
+    }
+}
+
+impl fmt::Display for DiagnosticKind {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::InvalidJson { message } => {
+                write!(formatter, "not valid JSON ({message}); line skipped")
+            }
+            Self::TornLastLine { message } => {
+                write!(
+                    formatter,
+                    "last line is cut off ({message}); an append was interrupted"
+                )
+            }
+            Self::NotAnObject => write!(formatter, "not a JSON object; line skipped"),
+            Self::NoType => write!(formatter, "entry has no string `type`; line skipped"),
+            Self::NoId => write!(formatter, "entry has no string `id`; line skipped"),
+            Self::InvalidUtf8 => write!(formatter, "invalid UTF-8 replaced by U+FFFD"),
+            Self::ExtraHeader => write!(formatter, "a second session header; ignored"),
+            Self::DuplicateId { id } => {
+                write!(formatter, "duplicate entry id `{id}`; the later entry wins")
+            }
+            Self::MissingParent { id, parent_id } => {
+                write!(
+                    formatter,
+                    "entry `{id}` has a missing parent `{parent_id}`; treated as a root"
+                )
+            }
+            Self::ParentCycle { id } => {
+                write!(
+                    formatter,
+                    "entry `{id}` is its own ancestor (parent cycle); treated as a root"
+                )
+            }
+            Self::DanglingFirstKept { id, target } => {
+                write!(
+                    formatter,
+                    "compaction `{id}` keeps from a missing entry `{target}`"
+                )
+            }
+            Self::DanglingLabelTarget { id, target } => {
+                write!(formatter, "label `{id}` targets a missing entry `{target}`")
+            }
+        }
+    }
+}

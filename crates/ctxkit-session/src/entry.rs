@@ -1,0 +1,327 @@
+//! A loaded entry: its original line, kept for lossless rewriting, and the few fields the index needs.
+//! Message content is parsed only when asked for.
+
+use ctxkit_protocol::{AgentMessage, SessionEntry, from_str_repaired};
+use serde_json::value::RawValue;
+
+use crate::head::{EntryHead, MessageHead};
+
+/// One entry of a session, as stored.
+#[derive(Debug, Clone)]
+pub struct StoredEntry {
+    raw: Box<str>,
+    line: usize,
+    id: Box<str>,
+    parent_id: Option<Box<str>>,
+    timestamp: Box<str>,
+    pub(crate) meta: EntryMeta,
+}
+
+/// What the index knows of an entry, by type.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum EntryMeta {
+    Message {
+        role: Option<Box<str>>,
+        /// Byte range of the `message` object inside the raw line.
+        span: (usize, usize),
+        provider: Option<Box<str>>,
+        model: Option<Box<str>>,
+        /// Epoch milliseconds from `message.timestamp`.
+        timestamp: Option<f64>,
+        has_content: bool,
+    },
+    ThinkingLevelChange {
+        level: Option<Box<str>>,
+    },
+    ModelChange {
+        provider: Option<Box<str>>,
+        model_id: Option<Box<str>>,
+    },
+    Compaction {
+        first_kept_entry_id: Option<Box<str>>,
+    },
+    BranchSummary {
+        has_summary: bool,
+    },
+    Custom,
+    CustomMessage,
+    Label {
+        target_id: Option<Box<str>>,
+        label: Option<Box<str>>,
+    },
+    SessionInfo {
+        name: Option<Box<str>>,
+    },
+    Unknown {
+        type_name: Box<str>,
+    },
+}
+
+fn boxed(value: Option<String>) -> Option<Box<str>> {
+    value.map(String::into_boxed_str)
+}
+
+impl StoredEntry {
+    /// Indexes one line; refused when it is not a JSON object with a string `type` and `id`.
+    pub(crate) fn from_line(raw: Box<str>, line: usize) -> Result<Self, HeadError> {
+        let head = LineHead::read(&raw)?;
+        let id = head.id.ok_or(HeadError::NoId)?;
+        Ok(Self {
+            id: id.into_boxed_str(),
+            parent_id: boxed(head.parent_id),
+            timestamp: head.timestamp.unwrap_or_default().into_boxed_str(),
+            meta: head.meta,
+            raw,
+            line,
+        })
+    }
+
+    /// Builds the stored form of an entry ctxkit creates.
+    pub(crate) fn from_entry(entry: &SessionEntry) -> Result<Self, serde_json::Error> {
+        let raw = serde_json::to_string(entry)?.into_boxed_str();
+        Self::from_line(raw, 0).map_err(|error| serde::de::Error::custom(error.message()))
+    }
+
+    /// The entry's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The parent's id; `None` for a root.
+    pub fn parent_id(&self) -> Option<&str> {
+        self.parent_id.as_deref()
+    }
+
+    /// The ISO timestamp as written.
+    pub fn timestamp(&self) -> &str {
+        &self.timestamp
+    }
+
+    /// The original JSON line, without its newline.
+    pub fn raw(&self) -> &str {
+        &self.raw
+    }
+
+    /// The 1-based line number in the file it was loaded from; 0 for entries appended since.
+    pub fn line(&self) -> usize {
+        self.line
+    }
+
+    /// The `type` tag.
+    pub fn type_name(&self) -> &str {
+        match &self.meta {
+            EntryMeta::Message { .. } => "message",
+            EntryMeta::ThinkingLevelChange { .. } => "thinking_level_change",
+            EntryMeta::ModelChange { .. } => "model_change",
+            EntryMeta::Compaction { .. } => "compaction",
+            EntryMeta::BranchSummary { .. } => "branch_summary",
+            EntryMeta::Custom => "custom",
+            EntryMeta::CustomMessage => "custom_message",
+            EntryMeta::Label { .. } => "label",
+            EntryMeta::SessionInfo { .. } => "session_info",
+            EntryMeta::Unknown { type_name } => type_name,
+        }
+    }
+
+    /// The message role of a `message` entry.
+    pub fn role(&self) -> Option<&str> {
+        match &self.meta {
+            EntryMeta::Message { role, .. } => role.as_deref(),
+            EntryMeta::ThinkingLevelChange { .. }
+            | EntryMeta::ModelChange { .. }
+            | EntryMeta::Compaction { .. }
+            | EntryMeta::BranchSummary { .. }
+            | EntryMeta::Custom
+            | EntryMeta::CustomMessage
+            | EntryMeta::Label { .. }
+            | EntryMeta::SessionInfo { .. }
+            | EntryMeta::Unknown { .. } => None,
+        }
+    }
+
+    /// The raw JSON of the `message` of a `message` entry.
+    pub fn message_json(&self) -> Option<&str> {
+        message_span(&self.meta).and_then(|(start, end)| self.raw.get(start..end))
+    }
+
+    /// The typed entry, parsed from the raw line.
+    pub fn parse(&self) -> Result<SessionEntry, serde_json::Error> {
+        from_str_repaired(&self.raw)
+    }
+
+    /// The typed message of a `message` entry, parsed from the raw line.
+    pub fn parse_message(&self) -> Option<Result<AgentMessage, serde_json::Error>> {
+        self.message_json().map(from_str_repaired)
+    }
+
+    /// The same entry, no longer tied to a line of the file it came from.
+    pub(crate) fn detached(&self) -> Self {
+        Self {
+            line: 0,
+            ..self.clone()
+        }
+    }
+
+    pub(crate) fn is_assistant_message(&self) -> bool {
+        self.role() == Some("assistant")
+    }
+}
+
+/// What one line says, before it is required to have an id.
+#[derive(Debug)]
+pub(crate) struct LineHead {
+    pub(crate) id: Option<String>,
+    pub(crate) parent_id: Option<String>,
+    pub(crate) timestamp: Option<String>,
+    pub(crate) meta: EntryMeta,
+}
+
+impl LineHead {
+    /// Reads the head of `raw`; refused when it is not a JSON object with a string `type`.
+    pub(crate) fn read(raw: &str) -> Result<Self, HeadError> {
+        if !raw.trim_start().starts_with('{') {
+            return Err(match serde_json::from_str::<serde::de::IgnoredAny>(raw) {
+                Ok(_) => HeadError::NotAnObject,
+                Err(error) => HeadError::Json(error.to_string()),
+            });
+        }
+        let head: EntryHead =
+            serde_json::from_str(raw).map_err(|error| HeadError::Json(error.to_string()))?;
+        let type_name = head.kind.0.ok_or(HeadError::NoType)?;
+        let meta = match type_name.as_str() {
+            "message" => {
+                let (span, message) = match head.message {
+                    Some(message) => (span_in(raw, message), MessageHead::read(message)),
+                    None => ((0, 0), MessageHead::default()),
+                };
+                EntryMeta::Message {
+                    role: boxed(message.role.0),
+                    span,
+                    provider: boxed(message.provider.0),
+                    model: boxed(message.model.0),
+                    timestamp: message.timestamp.0,
+                    has_content: message.content.is_some(),
+                }
+            }
+            "thinking_level_change" => EntryMeta::ThinkingLevelChange {
+                level: boxed(head.thinking_level.0),
+            },
+            "model_change" => EntryMeta::ModelChange {
+                provider: boxed(head.provider.0),
+                model_id: boxed(head.model_id.0),
+            },
+            "compaction" => EntryMeta::Compaction {
+                first_kept_entry_id: boxed(head.first_kept_entry_id.0),
+            },
+            "branch_summary" => EntryMeta::BranchSummary {
+                has_summary: head.summary.0.is_some_and(|summary| !summary.is_empty()),
+            },
+            "custom" => EntryMeta::Custom,
+            "custom_message" => EntryMeta::CustomMessage,
+            "label" => EntryMeta::Label {
+                target_id: boxed(head.target_id.0),
+                label: boxed(head.label.0),
+            },
+            "session_info" => EntryMeta::SessionInfo {
+                name: boxed(head.name.0),
+            },
+            _ => EntryMeta::Unknown {
+                type_name: type_name.into_boxed_str(),
+            },
+        };
+        Ok(Self {
+            id: head.id.0,
+            parent_id: head.parent_id.0,
+            timestamp: head.timestamp.0,
+            meta,
+        })
+    }
+
+    /// The raw JSON of the message, for `message` entries.
+    pub(crate) fn message_json<'a>(&self, raw: &'a str) -> Option<&'a str> {
+        message_span(&self.meta).and_then(|(start, end)| raw.get(start..end))
+    }
+}
+
+fn message_span(meta: &EntryMeta) -> Option<(usize, usize)> {
+    match meta {
+        EntryMeta::Message { span, .. } if span.1 > span.0 => Some(*span),
+        EntryMeta::Message { .. }
+        | EntryMeta::ThinkingLevelChange { .. }
+        | EntryMeta::ModelChange { .. }
+        | EntryMeta::Compaction { .. }
+        | EntryMeta::BranchSummary { .. }
+        | EntryMeta::Custom
+        | EntryMeta::CustomMessage
+        | EntryMeta::Label { .. }
+        | EntryMeta::SessionInfo { .. }
+        | EntryMeta::Unknown { .. } => None,
+    }
+}
+
+/// Byte offsets of `inner`, a slice of `outer`.
+fn span_in(outer: &str, inner: &RawValue) -> (usize, usize) {
+    let start = (inner.get().as_ptr() as usize).wrapping_sub(outer.as_ptr() as usize);
+    let end = start + inner.get().len();
+    if end <= outer.len() {
+        (start, end)
+    } else {
+        (0, 0)
+    }
+}
+
+/// Why a line could not be indexed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum HeadError {
+    Json(String),
+    NotAnObject,
+    NoType,
+    NoId,
+}
+
+impl HeadError {
+    pub(crate) fn message(&self) -> String {
+        match self {
+            Self::Json(message) => format!("not valid JSON: {message}"),
+            Self::NotAnObject => "not a JSON object".to_owned(),
+            Self::NoType => "entry has no string `type`".to_owned(),
+            Self::NoId => "entry has no string `id`".to_owned(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn message_span_points_at_the_message() {
+        let line = r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":"é"}}"#;
+        let entry = StoredEntry::from_line(line.into(), 1).unwrap();
+        assert_eq!(
+            entry.message_json(),
+            Some(r#"{"role":"user","content":"é"}"#)
+        );
+        assert_eq!(entry.role(), Some("user"));
+        assert!(matches!(
+            entry.parse_message(),
+            Some(Ok(AgentMessage::User(_)))
+        ));
+    }
+
+    #[test]
+    fn lines_without_ids_or_objects_are_refused() {
+        assert_eq!(
+            StoredEntry::from_line("42".into(), 1).unwrap_err(),
+            HeadError::NotAnObject
+        );
+        assert_eq!(
+            StoredEntry::from_line(r#"{"type":"x"}"#.into(), 1).unwrap_err(),
+            HeadError::NoId
+        );
+        assert!(matches!(
+            StoredEntry::from_line("{".into(), 1).unwrap_err(),
+            HeadError::Json(_)
+        ));
+    }
+}

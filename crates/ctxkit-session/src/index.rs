@@ -1,0 +1,335 @@
+//! The tree index over loaded entries: id lookup, resolved parents (cycles broken), labels, the session
+//! name, children, root→leaf paths in O(depth), and the tree in Pi's order.
+
+use std::collections::HashMap;
+
+use crate::diagnostics::{Diagnostic, DiagnosticKind};
+use crate::entry::{EntryMeta, StoredEntry};
+use crate::ids::parse_timestamp_ms;
+
+/// Position of an entry in file order.
+pub type EntryIndex = usize;
+
+const NO_PARENT: u32 = u32::MAX;
+
+/// Entries in file order with everything navigation needs.
+#[derive(Debug, Default)]
+pub struct SessionIndex {
+    entries: Vec<StoredEntry>,
+    by_id: HashMap<Box<str>, u32>,
+    parents: Vec<u32>,
+    labels: HashMap<Box<str>, LabelState>,
+    has_assistant: bool,
+}
+
+#[derive(Debug, Clone)]
+struct LabelState {
+    label: Box<str>,
+    timestamp: Box<str>,
+}
+
+/// A node of [`SessionIndex::tree`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeNode {
+    pub index: EntryIndex,
+    pub depth: usize,
+    pub children: usize,
+}
+
+impl SessionIndex {
+    /// Indexes `entries` (file order), recording duplicate ids, missing parents and parent cycles.
+    pub(crate) fn build(entries: Vec<StoredEntry>, diagnostics: &mut Vec<Diagnostic>) -> Self {
+        let mut index = Self {
+            entries: Vec::with_capacity(entries.len()),
+            ..Self::default()
+        };
+        for entry in entries {
+            if index.by_id.contains_key(entry.id()) {
+                diagnostics.push(Diagnostic {
+                    line: Some(entry.line()),
+                    kind: DiagnosticKind::DuplicateId {
+                        id: entry.id().to_owned(),
+                    },
+                });
+            }
+            index.insert(entry);
+        }
+        // Parents may be named before they appear (or appear twice); resolve once all ids are known.
+        for position in 0..index.entries.len() {
+            index.parents[position] = index.resolve_parent(position);
+        }
+        index.break_cycles(diagnostics);
+        index.report_dangling(diagnostics);
+        index
+    }
+
+    fn resolve_parent(&self, position: usize) -> u32 {
+        let entry = &self.entries[position];
+        match entry.parent_id() {
+            Some(parent) if parent != entry.id() => {
+                self.by_id.get(parent).copied().unwrap_or(NO_PARENT)
+            }
+            Some(_) | None => NO_PARENT,
+        }
+    }
+
+    /// Adds an entry at the end; its parent must already be indexed (true for every append).
+    pub(crate) fn push(&mut self, entry: StoredEntry) -> EntryIndex {
+        let position = self.insert(entry);
+        self.parents[position] = self.resolve_parent(position);
+        position
+    }
+
+    fn insert(&mut self, entry: StoredEntry) -> EntryIndex {
+        let position = self.entries.len();
+        let slot = u32::try_from(position).unwrap_or(NO_PARENT - 1);
+        self.by_id.insert(entry.id().into(), slot);
+        if let EntryMeta::Label {
+            target_id: Some(target),
+            label,
+        } = &entry.meta
+        {
+            match label.as_deref() {
+                Some(label) if !label.is_empty() => {
+                    self.labels.insert(
+                        target.clone(),
+                        LabelState {
+                            label: label.into(),
+                            timestamp: entry.timestamp().into(),
+                        },
+                    );
+                }
+                Some(_) | None => {
+                    self.labels.remove(target);
+                }
+            }
+        }
+        self.has_assistant |= entry.is_assistant_message();
+        self.entries.push(entry);
+        self.parents.push(NO_PARENT);
+        position
+    }
+
+    /// Detaches the first entry (in file order) of every parent cycle, which makes it a root.
+    fn break_cycles(&mut self, diagnostics: &mut Vec<Diagnostic>) {
+        const UNSEEN: u8 = 0;
+        const ON_WALK: u8 = 1;
+        const DONE: u8 = 2;
+        let mut state = vec![UNSEEN; self.entries.len()];
+        let mut walk = Vec::new();
+        for start in 0..self.entries.len() {
+            let mut current = start as u32;
+            walk.clear();
+            while current != NO_PARENT && state[current as usize] == UNSEEN {
+                state[current as usize] = ON_WALK;
+                walk.push(current);
+                current = self.parents[current as usize];
+            }
+            if current != NO_PARENT && state[current as usize] == ON_WALK {
+                let cycle_start = walk
+                    .iter()
+                    .position(|&member| member == current)
+                    .unwrap_or(0);
+                let first = walk[cycle_start..].iter().copied().min().unwrap_or(current);
+                self.parents[first as usize] = NO_PARENT;
+                let entry = &self.entries[first as usize];
+                diagnostics.push(Diagnostic {
+                    line: Some(entry.line()),
+                    kind: DiagnosticKind::ParentCycle {
+                        id: entry.id().to_owned(),
+                    },
+                });
+            }
+            for &member in &walk {
+                state[member as usize] = DONE;
+            }
+        }
+    }
+
+    fn report_dangling(&self, diagnostics: &mut Vec<Diagnostic>) {
+        for entry in &self.entries {
+            let line = Some(entry.line());
+            if entry.parent_id() == Some(entry.id()) {
+                diagnostics.push(Diagnostic {
+                    line,
+                    kind: DiagnosticKind::ParentCycle {
+                        id: entry.id().to_owned(),
+                    },
+                });
+            } else if let Some(parent) = entry.parent_id()
+                && !self.by_id.contains_key(parent)
+            {
+                diagnostics.push(Diagnostic {
+                    line,
+                    kind: DiagnosticKind::MissingParent {
+                        id: entry.id().to_owned(),
+                        parent_id: parent.to_owned(),
+                    },
+                });
+            }
+            match &entry.meta {
+                EntryMeta::Compaction {
+                    first_kept_entry_id: Some(target),
+                } if !self.by_id.contains_key(target) => {
+                    diagnostics.push(Diagnostic {
+                        line,
+                        kind: DiagnosticKind::DanglingFirstKept {
+                            id: entry.id().to_owned(),
+                            target: target.to_string(),
+                        },
+                    });
+                }
+                EntryMeta::Label {
+                    target_id: Some(target),
+                    ..
+                } if !self.by_id.contains_key(target) => {
+                    diagnostics.push(Diagnostic {
+                        line,
+                        kind: DiagnosticKind::DanglingLabelTarget {
+                            id: entry.id().to_owned(),
+                            target: target.to_string(),
+                        },
+                    });
+                }
+                EntryMeta::Compaction { .. }
+                | EntryMeta::Label { .. }
+                | EntryMeta::Message { .. }
+                | EntryMeta::ThinkingLevelChange { .. }
+                | EntryMeta::ModelChange { .. }
+                | EntryMeta::BranchSummary { .. }
+                | EntryMeta::Custom
+                | EntryMeta::CustomMessage
+                | EntryMeta::SessionInfo { .. }
+                | EntryMeta::Unknown { .. } => {}
+            }
+        }
+    }
+
+    /// All entries in file order.
+    pub fn entries(&self) -> &[StoredEntry] {
+        &self.entries
+    }
+
+    /// The entry at `index`.
+    pub fn get(&self, index: EntryIndex) -> Option<&StoredEntry> {
+        self.entries.get(index)
+    }
+
+    /// The position of the entry with `id` (the later one if ids repeat).
+    pub fn position(&self, id: &str) -> Option<EntryIndex> {
+        self.by_id.get(id).map(|&slot| slot as usize)
+    }
+
+    /// Whether an entry with `id` exists.
+    pub fn contains(&self, id: &str) -> bool {
+        self.by_id.contains_key(id)
+    }
+
+    /// The resolved parent (`None` for roots, orphans and broken cycles).
+    pub fn parent(&self, index: EntryIndex) -> Option<EntryIndex> {
+        self.parents
+            .get(index)
+            .filter(|&&parent| parent != NO_PARENT)
+            .map(|&parent| parent as usize)
+    }
+
+    /// The label of the entry with `id`, if one is set.
+    pub fn label(&self, id: &str) -> Option<&str> {
+        self.labels.get(id).map(|state| &*state.label)
+    }
+
+    /// `(target id, label, label timestamp)` of every label set.
+    pub(crate) fn labels(&self) -> impl Iterator<Item = (&str, &str, &str)> {
+        self.labels
+            .iter()
+            .map(|(target, state)| (&**target, &*state.label, &*state.timestamp))
+    }
+
+    /// Whether any entry is an assistant message (the point from which sessions are written).
+    pub fn has_assistant(&self) -> bool {
+        self.has_assistant
+    }
+
+    /// The session's display name: the latest `session_info` name, trimmed; empty clears.
+    pub fn session_name(&self) -> Option<String> {
+        self.entries
+            .iter()
+            .rev()
+            .find_map(|entry| match &entry.meta {
+                EntryMeta::SessionInfo { name } => {
+                    Some(name.as_deref().map(js_trim).filter(|name| !name.is_empty()))
+                }
+                EntryMeta::Message { .. }
+                | EntryMeta::ThinkingLevelChange { .. }
+                | EntryMeta::ModelChange { .. }
+                | EntryMeta::Compaction { .. }
+                | EntryMeta::BranchSummary { .. }
+                | EntryMeta::Custom
+                | EntryMeta::CustomMessage
+                | EntryMeta::Label { .. }
+                | EntryMeta::Unknown { .. } => None,
+            })?
+            .map(str::to_owned)
+    }
+
+    /// Entries from the root to `leaf`, inclusive, in O(depth).
+    pub fn path_to(&self, leaf: EntryIndex) -> Vec<EntryIndex> {
+        let mut path = Vec::new();
+        let mut current = Some(leaf).filter(|&leaf| leaf < self.entries.len());
+        while let Some(index) = current {
+            path.push(index);
+            current = self.parent(index);
+        }
+        path.reverse();
+        path
+    }
+
+    /// Direct children of `parent` (`None`: the roots) in file order.
+    pub fn children(&self, parent: Option<EntryIndex>) -> Vec<EntryIndex> {
+        (0..self.entries.len())
+            .filter(|&index| self.parent(index) == parent)
+            .collect()
+    }
+
+    /// The whole tree in preorder: roots in file order, children by timestamp (stable, unparseable
+    /// timestamps compare equal), as Pi's `getTree` orders them.
+    pub fn tree(&self) -> Vec<TreeNode> {
+        let count = self.entries.len();
+        let mut children: Vec<Vec<u32>> = vec![Vec::new(); count];
+        let mut roots = Vec::new();
+        for index in 0..count {
+            match self.parent(index) {
+                Some(parent) => children[parent].push(index as u32),
+                None => roots.push(index as u32),
+            }
+        }
+        let times: Vec<Option<i64>> = self
+            .entries
+            .iter()
+            .map(|entry| parse_timestamp_ms(entry.timestamp()))
+            .collect();
+        for list in &mut children {
+            list.sort_by(|&a, &b| match (times[a as usize], times[b as usize]) {
+                (Some(a), Some(b)) => a.cmp(&b),
+                (Some(_) | None, None) | (None, Some(_)) => std::cmp::Ordering::Equal,
+            });
+        }
+        let mut nodes = Vec::with_capacity(count);
+        let mut stack: Vec<(u32, usize)> = roots.iter().rev().map(|&root| (root, 0)).collect();
+        while let Some((index, depth)) = stack.pop() {
+            let list = &children[index as usize];
+            nodes.push(TreeNode {
+                index: index as usize,
+                depth,
+                children: list.len(),
+            });
+            stack.extend(list.iter().rev().map(|&child| (child, depth + 1)));
+        }
+        nodes
+    }
+}
+
+/// JavaScript's `String.prototype.trim`: Unicode white space plus the byte-order mark.
+pub(crate) fn js_trim(text: &str) -> &str {
+    text.trim_matches(|character: char| character.is_whitespace() || character == '\u{feff}')
+}

@@ -1,0 +1,249 @@
+//! Listing sessions: what a picker shows for each file (id, cwd, name, times, counts, first message),
+//! newest first, and the most recent session of a directory. Reads only heads, never migrates or writes.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use ctxkit_protocol::{
+    AgentMessage, ContentBlock, MessageContent, SessionInfoRecord, from_str_repaired,
+};
+use serde_json::Value;
+
+use crate::entry::{EntryMeta, LineHead};
+use crate::error::{Result, SessionError};
+use crate::ids::{iso_from_ms, parse_timestamp_ms};
+use crate::index::js_trim;
+use crate::load::read_lines;
+
+/// A file a listing skipped, and why.
+#[derive(Debug)]
+pub struct SkippedFile {
+    pub path: PathBuf,
+    pub error: SessionError,
+}
+
+/// The listing record of one session file.
+pub fn read_session_info(path: &Path) -> Result<SessionInfoRecord> {
+    let file = std::fs::File::open(path).map_err(SessionError::io("open", path))?;
+    let mtime = file
+        .metadata()
+        .and_then(|metadata| metadata.modified())
+        .ok();
+    let (lines, _) = read_lines(file, &mut Vec::new()).map_err(SessionError::io("read", path))?;
+    let mut lines = lines
+        .into_iter()
+        .filter(|line| serde_json::from_str::<serde::de::IgnoredAny>(&line.text).is_ok());
+    let not_a_session = |reason: &str| SessionError::NotASession {
+        path: path.to_owned(),
+        line: None,
+        reason: reason.to_owned(),
+    };
+    let header: Value = lines
+        .next()
+        .and_then(|line| from_str_repaired(&line.text).ok())
+        .ok_or_else(|| not_a_session("the file holds no JSON lines"))?;
+    if header.get("type").and_then(Value::as_str) != Some("session") {
+        return Err(not_a_session("the first line is not a `session` header"));
+    }
+    let mut message_count = 0;
+    let mut first_message = None;
+    let mut name = None;
+    let mut last_activity: Option<f64> = None;
+    for line in lines {
+        let Ok(entry) = LineHead::read(&line.text) else {
+            continue;
+        };
+        match &entry.meta {
+            EntryMeta::SessionInfo { name: entry_name } => {
+                name = entry_name
+                    .as_deref()
+                    .map(js_trim)
+                    .filter(|name| !name.is_empty())
+                    .map(str::to_owned);
+            }
+            EntryMeta::Message {
+                role,
+                timestamp,
+                has_content,
+                ..
+            } => {
+                message_count += 1;
+                if !*has_content || !matches!(role.as_deref(), Some("user" | "assistant")) {
+                    continue;
+                }
+                let entry_time = entry.timestamp.as_deref().and_then(parse_timestamp_ms);
+                let time = timestamp.or(entry_time.map(|ms| ms as f64));
+                if let Some(time) = time {
+                    last_activity = Some(last_activity.map_or(time, |latest| latest.max(time)));
+                }
+                if first_message.is_none() && role.as_deref() == Some("user") {
+                    first_message = entry
+                        .message_json(&line.text)
+                        .and_then(message_text)
+                        .filter(|text| !text.is_empty());
+                }
+            }
+            EntryMeta::ThinkingLevelChange { .. }
+            | EntryMeta::ModelChange { .. }
+            | EntryMeta::Compaction { .. }
+            | EntryMeta::BranchSummary { .. }
+            | EntryMeta::Custom
+            | EntryMeta::CustomMessage
+            | EntryMeta::Label { .. }
+            | EntryMeta::Unknown { .. } => {}
+        }
+    }
+    let header_time = header.get("timestamp").and_then(Value::as_str);
+    let header_ms = header_time.and_then(parse_timestamp_ms);
+    let modified = match (last_activity.filter(|&time| time > 0.0), header_ms) {
+        (Some(time), _) => iso_from_ms(time as i64),
+        (None, Some(ms)) => iso_from_ms(ms),
+        (None, None) => mtime.map(iso_from_system_time).unwrap_or_default(),
+    };
+    let string = |key: &str| header.get(key).and_then(Value::as_str).map(str::to_owned);
+    Ok(SessionInfoRecord {
+        path: path.display().to_string(),
+        id: string("id").unwrap_or_default(),
+        cwd: string("cwd").unwrap_or_default(),
+        name,
+        parent_session_path: string("parentSession"),
+        created: header_ms
+            .map(iso_from_ms)
+            .or_else(|| header_time.map(str::to_owned))
+            .unwrap_or_default(),
+        modified,
+        message_count,
+        first_message: first_message.unwrap_or_else(|| "(no messages)".to_owned()),
+    })
+}
+
+/// The text of a user or assistant message: a string content, or its text blocks joined by a space.
+fn message_text(json: &str) -> Option<String> {
+    let message: AgentMessage = from_str_repaired(json).ok()?;
+    let content = match message {
+        AgentMessage::User(user) => user.content,
+        AgentMessage::Assistant(assistant) => MessageContent::Blocks(assistant.content),
+        AgentMessage::ToolResult(_)
+        | AgentMessage::BashExecution(_)
+        | AgentMessage::Custom(_)
+        | AgentMessage::BranchSummary(_)
+        | AgentMessage::CompactionSummary(_)
+        | AgentMessage::Unknown(_) => return None,
+    };
+    Some(match content {
+        MessageContent::Text(text) => text,
+        MessageContent::Blocks(blocks) => blocks
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Text(text) => Some(text.text.as_str()),
+                ContentBlock::Image(_)
+                | ContentBlock::Thinking(_)
+                | ContentBlock::ToolCall(_)
+                | ContentBlock::Unknown(_) => None,
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+    })
+}
+
+fn iso_from_system_time(time: SystemTime) -> String {
+    let ms = time
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|duration| duration.as_millis() as i64)
+        .unwrap_or(0);
+    iso_from_ms(ms)
+}
+
+fn jsonl_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let read = std::fs::read_dir(dir).map_err(SessionError::io("read directory", dir))?;
+    let mut files: Vec<PathBuf> = read
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| {
+            path.extension()
+                .is_some_and(|extension| extension == "jsonl")
+                && path.is_file()
+        })
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// Every session in `dir`, newest first, and the files that could not be read. A missing directory
+/// lists nothing.
+pub fn list_sessions(dir: &Path) -> Result<(Vec<SessionInfoRecord>, Vec<SkippedFile>)> {
+    if !dir.exists() {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let mut sessions = Vec::new();
+    let mut skipped = Vec::new();
+    for path in jsonl_files(dir)? {
+        match read_session_info(&path) {
+            Ok(info) => sessions.push(info),
+            Err(error) => skipped.push(SkippedFile { path, error }),
+        }
+    }
+    sort_newest_first(&mut sessions);
+    Ok((sessions, skipped))
+}
+
+/// Every session in every directory under `sessions_root`, newest first.
+pub fn list_all_sessions(
+    sessions_root: &Path,
+) -> Result<(Vec<SessionInfoRecord>, Vec<SkippedFile>)> {
+    if !sessions_root.exists() {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let read = std::fs::read_dir(sessions_root)
+        .map_err(SessionError::io("read directory", sessions_root))?;
+    let mut dirs: Vec<PathBuf> = read
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| path.is_dir())
+        .collect();
+    dirs.sort();
+    let mut sessions = Vec::new();
+    let mut skipped = Vec::new();
+    for dir in dirs {
+        let (mut found, mut failed) = list_sessions(&dir)?;
+        sessions.append(&mut found);
+        skipped.append(&mut failed);
+    }
+    sort_newest_first(&mut sessions);
+    Ok((sessions, skipped))
+}
+
+fn sort_newest_first(sessions: &mut [SessionInfoRecord]) {
+    sessions.sort_by_cached_key(|info| {
+        std::cmp::Reverse(parse_timestamp_ms(&info.modified).unwrap_or(i64::MIN))
+    });
+}
+
+/// The session file in `dir` modified most recently whose first line is a session header.
+pub fn find_most_recent_session(dir: &Path) -> Option<PathBuf> {
+    let files = jsonl_files(dir).ok()?;
+    files
+        .into_iter()
+        .filter(|path| has_session_header(path))
+        .filter_map(|path| {
+            let modified = std::fs::metadata(&path)
+                .and_then(|metadata| metadata.modified())
+                .ok()?;
+            Some((modified, path))
+        })
+        .max_by_key(|(modified, _)| *modified)
+        .map(|(_, path)| path)
+}
+
+fn has_session_header(path: &Path) -> bool {
+    use std::io::BufRead;
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut first = String::new();
+    if std::io::BufReader::new(file).read_line(&mut first).is_err() {
+        return false;
+    }
+    serde_json::from_str::<Value>(&first).is_ok_and(|header| {
+        header.get("type").and_then(Value::as_str) == Some("session")
+            && header.get("id").is_some_and(Value::is_string)
+    })
+}

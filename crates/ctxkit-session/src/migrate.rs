@@ -1,0 +1,141 @@
+//! Migration of older session files to v3, as Pi does it: v1 (no ids) → v2 gives every entry an id and
+//! links them as a chain, turning `firstKeptEntryIndex` into `firstKeptEntryId`; v2 → v3 renames the role
+//! `hookMessage` to `custom`.
+//!
+//! Unlike Pi, a file without `version` whose entries already carry ids is not re-numbered: that would
+//! flatten its branches and leave every reference dangling.
+
+use ctxkit_protocol::from_str_repaired;
+use serde_json::Value;
+
+use crate::ids::new_entry_id;
+use crate::load::RawLine;
+
+/// Migrates the entry lines of a file of `version` (< 3) in place.
+pub(crate) fn migrate_lines(lines: &mut [RawLine], version: f64) {
+    let mut values: Vec<Option<Value>> = lines
+        .iter()
+        .map(|line| {
+            from_str_repaired::<Value>(&line.text)
+                .ok()
+                .filter(Value::is_object)
+        })
+        .collect();
+    let tree_shaped = values.iter().flatten().any(|value| {
+        value.get("id").is_some_and(Value::is_string)
+            && value.get("type") != Some(&"session".into())
+    });
+    let mut changed = vec![false; values.len()];
+    if version < 2.0 && !tree_shaped {
+        migrate_v1_to_v2(&mut values, &mut changed);
+    }
+    for (value, changed) in values.iter_mut().zip(changed.iter_mut()) {
+        if let Some(value) = value {
+            *changed |= rename_hook_message(value);
+        }
+    }
+    for ((line, value), changed) in lines.iter_mut().zip(values).zip(changed) {
+        if let (Some(value), true) = (value, changed)
+            && let Ok(text) = serde_json::to_string(&value)
+        {
+            line.text = text;
+        }
+    }
+}
+
+fn migrate_v1_to_v2(values: &mut [Option<Value>], changed: &mut [bool]) {
+    // `firstKeptEntryIndex` counts parsed lines with the header at 0; ids of earlier lines are known
+    // by the time a compaction is reached, later ones are not (Pi resolves them in the same order).
+    let mut assigned_ids: Vec<Option<String>> = vec![None];
+    let mut previous_id: Option<String> = None;
+    for (value, changed) in values.iter_mut().zip(changed.iter_mut()) {
+        let Some(Value::Object(object)) = value else {
+            continue;
+        };
+        if object.get("type").and_then(Value::as_str) == Some("session") {
+            assigned_ids.push(None);
+            continue;
+        }
+        let id = new_entry_id(|_| false);
+        object.insert("id".to_owned(), Value::String(id.clone()));
+        object.insert(
+            "parentId".to_owned(),
+            previous_id.clone().map_or(Value::Null, Value::String),
+        );
+        previous_id = Some(id.clone());
+        if object.get("type").and_then(Value::as_str) == Some("compaction")
+            && let Some(index) = object.get("firstKeptEntryIndex").and_then(Value::as_u64)
+        {
+            let target = usize::try_from(index)
+                .ok()
+                .and_then(|index| assigned_ids.get(index))
+                .cloned()
+                .flatten();
+            if let Some(target) = target {
+                object.insert("firstKeptEntryId".to_owned(), Value::String(target));
+            }
+            object.shift_remove("firstKeptEntryIndex");
+        }
+        assigned_ids.push(Some(id));
+        *changed = true;
+    }
+}
+
+fn rename_hook_message(value: &mut Value) -> bool {
+    if value.get("type").and_then(Value::as_str) != Some("message") {
+        return false;
+    }
+    match value
+        .get_mut("message")
+        .and_then(|message| message.get_mut("role"))
+    {
+        Some(role) if role.as_str() == Some("hookMessage") => {
+            *role = Value::String("custom".to_owned());
+            true
+        }
+        Some(_) | None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(texts: &[&str]) -> Vec<RawLine> {
+        texts
+            .iter()
+            .enumerate()
+            .map(|(index, text)| RawLine {
+                number: index + 2,
+                text: (*text).to_owned(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn v1_gets_a_chain_of_ids_and_first_kept_ids() {
+        let mut body = lines(&[
+            r#"{"type":"message","timestamp":"t","message":{"role":"user","content":"a"}}"#,
+            r#"{"type":"message","timestamp":"t","message":{"role":"hookMessage","content":"b"}}"#,
+            r#"{"type":"compaction","timestamp":"t","summary":"s","firstKeptEntryIndex":2,"tokensBefore":5}"#,
+        ]);
+        migrate_lines(&mut body, 1.0);
+        let values: Vec<Value> = body
+            .iter()
+            .map(|line| serde_json::from_str(&line.text).unwrap())
+            .collect();
+        assert_eq!(values[0]["parentId"], Value::Null);
+        assert_eq!(values[1]["parentId"], values[0]["id"]);
+        assert_eq!(values[1]["message"]["role"], "custom");
+        assert_eq!(values[2]["firstKeptEntryId"], values[1]["id"]);
+        assert!(values[2].get("firstKeptEntryIndex").is_none());
+    }
+
+    #[test]
+    fn tree_shaped_files_without_version_keep_their_ids() {
+        let original = r#"{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"t","message":{"role":"user","content":"a"}}"#;
+        let mut body = lines(&[original]);
+        migrate_lines(&mut body, 1.0);
+        assert_eq!(body[0].text, original);
+    }
+}

@@ -1,0 +1,627 @@
+//! A session: a header, an indexed tree of entries and a movable leaf, persisted to a JSONL file (or
+//! kept in memory). The API follows Pi's `SessionManager`; writes are append-only.
+
+use std::path::{Path, PathBuf};
+
+use ctxkit_protocol::{
+    AgentMessage, BranchSummaryEntry, CompactionEntry, CustomEntry, CustomMessageEntry, EntryKind,
+    LabelEntry, MessageContent, ModelChangeEntry, SessionEntry, SessionHeader, SessionInfoEntry,
+    ThinkingLevelChangeEntry,
+};
+use serde_json::Value;
+
+use crate::JsonObject;
+use crate::context::{self, ContextMessage, SessionContext};
+use crate::diagnostics::Diagnostic;
+use crate::entry::StoredEntry;
+use crate::error::{Result, SessionError};
+use crate::ids::{new_entry_id, new_session_id, now_iso};
+use crate::index::{EntryIndex, SessionIndex, TreeNode};
+use crate::listing::find_most_recent_session;
+use crate::load::load_file;
+use crate::paths::session_file_name;
+use crate::storage::{FileStore, write_atomic};
+
+/// Who wrote a summary: ctxkit (or Pi) itself, or an extension/hook (`fromHook: true`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SummarySource {
+    Ctxkit,
+    Hook,
+}
+
+impl SummarySource {
+    fn hook_flag(self) -> Option<bool> {
+        match self {
+            Self::Ctxkit => None,
+            Self::Hook => Some(true),
+        }
+    }
+}
+
+/// Which leaf to build a context at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeafSelector<'a> {
+    /// The session's current leaf.
+    Current,
+    /// Before the first entry: an empty context.
+    BeforeFirst,
+    /// A given entry; an unknown id falls back to the last entry, as in Pi.
+    Entry(&'a str),
+}
+
+/// What a new compaction entry records.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewCompaction {
+    pub summary: String,
+    pub first_kept_entry_id: String,
+    pub tokens_before: u64,
+    pub details: Option<Value>,
+    pub source: SummarySource,
+}
+
+#[derive(Debug)]
+enum Storage {
+    Memory,
+    File(FileStore),
+}
+
+/// An open session.
+#[derive(Debug)]
+pub struct Session {
+    header: SessionHeader,
+    index: SessionIndex,
+    leaf: Option<EntryIndex>,
+    session_dir: Option<PathBuf>,
+    storage: Storage,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl Session {
+    /// A new session for `cwd` in `session_dir`; its file is written once it holds an assistant message.
+    pub fn create(cwd: &str, session_dir: &Path) -> Self {
+        let header = SessionHeader::new(new_session_id(), now_iso(), cwd.to_owned(), None);
+        let path = session_dir.join(session_file_name(&header.timestamp, &header.id));
+        Self {
+            header,
+            index: SessionIndex::default(),
+            leaf: None,
+            session_dir: Some(session_dir.to_owned()),
+            storage: Storage::File(FileStore::new_file(path)),
+            diagnostics: Vec::new(),
+        }
+    }
+
+    /// A session that is never written.
+    pub fn in_memory(cwd: &str) -> Self {
+        Self {
+            header: SessionHeader::new(new_session_id(), now_iso(), cwd.to_owned(), None),
+            index: SessionIndex::default(),
+            leaf: None,
+            session_dir: None,
+            storage: Storage::Memory,
+            diagnostics: Vec::new(),
+        }
+    }
+
+    /// Opens the session file at `path`. The leaf is the last entry. Older formats are migrated in
+    /// memory; the file is rewritten (atomically) only when the session is first written to.
+    /// A file that is not a session is refused and left untouched.
+    pub fn open(path: &Path) -> Result<Self> {
+        let loaded = load_file(path)?;
+        let mut diagnostics = loaded.diagnostics;
+        let index = SessionIndex::build(loaded.entries, &mut diagnostics);
+        diagnostics.sort_by_key(|diagnostic| diagnostic.line);
+        let leaf = index.entries().len().checked_sub(1);
+        let written = 1 + index.entries().len();
+        Ok(Self {
+            header: loaded.header,
+            index,
+            leaf,
+            session_dir: path.parent().map(Path::to_owned),
+            storage: Storage::File(FileStore::existing(
+                path.to_owned(),
+                written,
+                loaded.migrated_from.is_some(),
+            )),
+            diagnostics,
+        })
+    }
+
+    /// Opens the most recently modified session in `session_dir`, or creates a new one.
+    pub fn continue_recent(cwd: &str, session_dir: &Path) -> Result<Self> {
+        match find_most_recent_session(session_dir) {
+            Some(path) => Self::open(&path),
+            None => Ok(Self::create(cwd, session_dir)),
+        }
+    }
+
+    /// Copies every entry of the session at `source` into a new session file for `target_cwd` in
+    /// `session_dir`, whose header names `source` as its parent. The source is migrated first.
+    pub fn fork_from(source: &Path, target_cwd: &str, session_dir: &Path) -> Result<Self> {
+        let loaded = load_file(source)?;
+        let header = SessionHeader::new(
+            new_session_id(),
+            now_iso(),
+            target_cwd.to_owned(),
+            Some(source.display().to_string()),
+        );
+        let path = session_dir.join(session_file_name(&header.timestamp, &header.id));
+        let header_line = serde_json::to_string(&header).map_err(SessionError::Serialize)?;
+        let mut lines = vec![header_line.as_str()];
+        lines.extend(loaded.entries.iter().map(StoredEntry::raw));
+        write_atomic(&path, &lines)?;
+        Self::open(&path)
+    }
+
+    /// Starts a fresh session in the same directory (a new file, nothing written yet).
+    pub fn new_session(&mut self, parent_session: Option<String>) -> Option<PathBuf> {
+        self.header = SessionHeader::new(
+            new_session_id(),
+            now_iso(),
+            self.header.cwd.clone(),
+            parent_session,
+        );
+        self.index = SessionIndex::default();
+        self.leaf = None;
+        self.diagnostics.clear();
+        self.reset_storage()
+    }
+
+    fn reset_storage(&mut self) -> Option<PathBuf> {
+        match (&self.storage, &self.session_dir) {
+            (Storage::File(_), Some(dir)) => {
+                let path = dir.join(session_file_name(&self.header.timestamp, &self.header.id));
+                self.storage = Storage::File(FileStore::new_file(path.clone()));
+                Some(path)
+            }
+            (Storage::File(_) | Storage::Memory, _) => {
+                self.storage = Storage::Memory;
+                None
+            }
+        }
+    }
+
+    // ----- appends ------------------------------------------------------------------------------
+
+    fn append(&mut self, parent: Option<EntryIndex>, kind: EntryKind) -> Result<String> {
+        let index = &self.index;
+        let id = new_entry_id(|candidate| index.contains(candidate));
+        let parent_id = parent
+            .and_then(|parent| index.get(parent))
+            .map(|entry| entry.id().to_owned());
+        let entry = SessionEntry {
+            id: id.clone(),
+            parent_id,
+            timestamp: now_iso(),
+            kind,
+        };
+        let stored = StoredEntry::from_entry(&entry).map_err(SessionError::Serialize)?;
+        // Write first: the in-memory session never holds an entry the file lacks.
+        self.persist(&stored)?;
+        let position = self.index.push(stored);
+        self.leaf = Some(position);
+        Ok(id)
+    }
+
+    fn persist(&mut self, new_entry: &StoredEntry) -> Result<()> {
+        let Storage::File(store) = &mut self.storage else {
+            return Ok(());
+        };
+        // Like Pi, nothing is written until the session holds an assistant message.
+        if !(self.index.has_assistant() || new_entry.is_assistant_message()) {
+            return Ok(());
+        }
+        let header_line = serde_json::to_string(&self.header).map_err(SessionError::Serialize)?;
+        let records = std::iter::once(header_line.as_str())
+            .chain(self.index.entries().iter().map(StoredEntry::raw))
+            .chain(std::iter::once(new_entry.raw()));
+        if store.needs_rewrite {
+            let lines: Vec<&str> = records.collect();
+            return store.rewrite(&lines);
+        }
+        let pending: Vec<&str> = records.skip(store.written).collect();
+        store.append(&pending)
+    }
+
+    /// Appends a message as a child of the leaf and moves the leaf to it. Returns the entry id.
+    pub fn append_message(&mut self, message: AgentMessage) -> Result<String> {
+        self.append(self.leaf, EntryKind::Message(Box::new(message)))
+    }
+
+    /// Records a change of reasoning level.
+    pub fn append_thinking_level_change(&mut self, thinking_level: &str) -> Result<String> {
+        let entry = ThinkingLevelChangeEntry {
+            thinking_level: thinking_level.to_owned(),
+            extra: JsonObject::new(),
+        };
+        self.append(self.leaf, EntryKind::ThinkingLevelChange(entry))
+    }
+
+    /// Records a change of model.
+    pub fn append_model_change(&mut self, provider: &str, model_id: &str) -> Result<String> {
+        let entry = ModelChangeEntry {
+            provider: provider.to_owned(),
+            model_id: model_id.to_owned(),
+            extra: JsonObject::new(),
+        };
+        self.append(self.leaf, EntryKind::ModelChange(entry))
+    }
+
+    /// Appends a compaction entry.
+    pub fn append_compaction(&mut self, compaction: NewCompaction) -> Result<String> {
+        let entry = CompactionEntry {
+            summary: compaction.summary,
+            first_kept_entry_id: compaction.first_kept_entry_id,
+            tokens_before: compaction.tokens_before,
+            details: compaction.details,
+            from_hook: compaction.source.hook_flag(),
+            extra: JsonObject::new(),
+        };
+        self.append(self.leaf, EntryKind::Compaction(entry))
+    }
+
+    /// Appends extension state (never part of the context).
+    pub fn append_custom_entry(
+        &mut self,
+        custom_type: &str,
+        data: Option<Value>,
+    ) -> Result<String> {
+        let entry = CustomEntry {
+            custom_type: custom_type.to_owned(),
+            data,
+            extra: JsonObject::new(),
+        };
+        self.append(self.leaf, EntryKind::Custom(entry))
+    }
+
+    /// Appends an extension message that takes part in the context.
+    pub fn append_custom_message_entry(
+        &mut self,
+        custom_type: &str,
+        content: MessageContent,
+        display: bool,
+        details: Option<Value>,
+    ) -> Result<String> {
+        let entry = CustomMessageEntry {
+            custom_type: custom_type.to_owned(),
+            content,
+            display,
+            details,
+            extra: JsonObject::new(),
+        };
+        self.append(self.leaf, EntryKind::CustomMessage(entry))
+    }
+
+    /// Sets the session's display name (trimmed).
+    pub fn append_session_info(&mut self, name: &str) -> Result<String> {
+        let entry = SessionInfoEntry {
+            name: Some(crate::index::js_trim(name).to_owned()),
+            extra: JsonObject::new(),
+        };
+        self.append(self.leaf, EntryKind::SessionInfo(entry))
+    }
+
+    /// Sets the label of `target_id`, or clears it with `None` or an empty label.
+    pub fn append_label_change(&mut self, target_id: &str, label: Option<&str>) -> Result<String> {
+        if !self.index.contains(target_id) {
+            return Err(SessionError::EntryNotFound {
+                id: target_id.to_owned(),
+            });
+        }
+        let entry = LabelEntry {
+            target_id: target_id.to_owned(),
+            label: label.map(str::to_owned),
+            extra: JsonObject::new(),
+        };
+        self.append(self.leaf, EntryKind::Label(entry))
+    }
+
+    // ----- navigation ---------------------------------------------------------------------------
+
+    /// Moves the leaf to `id`; the next append starts a new branch there.
+    pub fn branch(&mut self, id: &str) -> Result<()> {
+        self.leaf = Some(self.require(id)?);
+        Ok(())
+    }
+
+    /// Moves the leaf before the first entry; the next append is a new root.
+    pub fn reset_leaf(&mut self) {
+        self.leaf = None;
+    }
+
+    /// Moves the leaf to `id` (`None`: before the first entry) and appends there a summary of the
+    /// branch being left.
+    pub fn branch_with_summary(
+        &mut self,
+        id: Option<&str>,
+        summary: &str,
+        details: Option<Value>,
+        source: SummarySource,
+    ) -> Result<String> {
+        let target = id.map(|id| self.require(id)).transpose()?;
+        self.leaf = target;
+        let entry = BranchSummaryEntry {
+            from_id: id.unwrap_or("root").to_owned(),
+            summary: summary.to_owned(),
+            details,
+            from_hook: source.hook_flag(),
+            extra: JsonObject::new(),
+        };
+        self.append(target, EntryKind::BranchSummary(entry))
+    }
+
+    /// Makes this session a new one holding only the root→`leaf_id` path (labels on it re-created),
+    /// whose header names the current file as parent. Returns the new file's path when persisted.
+    pub fn create_branched_session(&mut self, leaf_id: &str) -> Result<Option<PathBuf>> {
+        let leaf = self.require(leaf_id)?;
+        let path: Vec<StoredEntry> = self
+            .index
+            .path_to(leaf)
+            .into_iter()
+            .filter_map(|position| self.index.get(position))
+            .filter(|entry| entry.type_name() != "label")
+            .map(StoredEntry::detached)
+            .collect();
+        let mut taken: std::collections::HashSet<String> =
+            path.iter().map(|entry| entry.id().to_owned()).collect();
+        let mut labels: Vec<(String, String, String)> = self
+            .index
+            .labels()
+            .filter(|(target, _, _)| taken.contains(*target))
+            .map(|(target, label, timestamp)| {
+                (target.to_owned(), label.to_owned(), timestamp.to_owned())
+            })
+            .collect();
+        // Re-create labels in the order of the entries they mark, so the new file is deterministic.
+        let order: std::collections::HashMap<&str, usize> = path
+            .iter()
+            .enumerate()
+            .map(|(position, entry)| (entry.id(), position))
+            .collect();
+        labels.sort_by_key(|(target, _, _)| order.get(target.as_str()).copied());
+        let mut parent_id = path.last().map(|entry| entry.id().to_owned());
+        let mut entries = path;
+        for (target, label, timestamp) in labels {
+            let id = new_entry_id(|candidate| taken.contains(candidate));
+            taken.insert(id.clone());
+            let entry = SessionEntry {
+                id: id.clone(),
+                parent_id: parent_id.replace(id),
+                timestamp,
+                kind: EntryKind::Label(LabelEntry {
+                    target_id: target,
+                    label: Some(label),
+                    extra: JsonObject::new(),
+                }),
+            };
+            entries.push(StoredEntry::from_entry(&entry).map_err(SessionError::Serialize)?);
+        }
+        let previous = match &self.storage {
+            Storage::File(store) => Some(store.path.display().to_string()),
+            Storage::Memory => None,
+        };
+        self.header = SessionHeader::new(
+            new_session_id(),
+            now_iso(),
+            self.header.cwd.clone(),
+            previous,
+        );
+        self.diagnostics.clear();
+        self.index = SessionIndex::build(entries, &mut self.diagnostics);
+        self.leaf = self.index.entries().len().checked_sub(1);
+        let new_path = self.reset_storage();
+        if let Storage::File(store) = &mut self.storage
+            && self.index.has_assistant()
+        {
+            let header_line =
+                serde_json::to_string(&self.header).map_err(SessionError::Serialize)?;
+            let lines: Vec<&str> = std::iter::once(header_line.as_str())
+                .chain(self.index.entries().iter().map(StoredEntry::raw))
+                .collect();
+            store.rewrite(&lines)?;
+        }
+        Ok(new_path)
+    }
+
+    /// Writes entries still held back by the deferred-write rule (no assistant message yet). Used by
+    /// one-shot edits such as `ctxkit label`, which must not be lost.
+    pub fn flush_pending(&mut self) -> Result<()> {
+        let Storage::File(store) = &mut self.storage else {
+            return Ok(());
+        };
+        let header_line = serde_json::to_string(&self.header).map_err(SessionError::Serialize)?;
+        let records = std::iter::once(header_line.as_str())
+            .chain(self.index.entries().iter().map(StoredEntry::raw));
+        if store.needs_rewrite {
+            let lines: Vec<&str> = records.collect();
+            return store.rewrite(&lines);
+        }
+        let pending: Vec<&str> = records.skip(store.written).collect();
+        if pending.is_empty() {
+            return Ok(());
+        }
+        store.append(&pending)
+    }
+
+    /// Rewrites a file loaded from an older format in the current one (atomically). Returns whether
+    /// anything was rewritten.
+    pub fn migrate_file(&mut self) -> Result<bool> {
+        let Storage::File(store) = &mut self.storage else {
+            return Ok(false);
+        };
+        if !store.needs_rewrite {
+            return Ok(false);
+        }
+        let header_line = serde_json::to_string(&self.header).map_err(SessionError::Serialize)?;
+        let lines: Vec<&str> = std::iter::once(header_line.as_str())
+            .chain(self.index.entries().iter().map(StoredEntry::raw))
+            .collect();
+        store.rewrite(&lines)?;
+        Ok(true)
+    }
+
+    fn require(&self, id: &str) -> Result<EntryIndex> {
+        self.index
+            .position(id)
+            .ok_or_else(|| SessionError::EntryNotFound { id: id.to_owned() })
+    }
+
+    // ----- reading ------------------------------------------------------------------------------
+
+    /// The header.
+    pub fn header(&self) -> &SessionHeader {
+        &self.header
+    }
+
+    /// The session id.
+    pub fn id(&self) -> &str {
+        &self.header.id
+    }
+
+    /// The working directory recorded in the header.
+    pub fn cwd(&self) -> &str {
+        &self.header.cwd
+    }
+
+    /// The file, for persisted sessions.
+    pub fn path(&self) -> Option<&Path> {
+        match &self.storage {
+            Storage::File(store) => Some(&store.path),
+            Storage::Memory => None,
+        }
+    }
+
+    /// The directory new sessions of this one go to.
+    pub fn session_dir(&self) -> Option<&Path> {
+        self.session_dir.as_deref()
+    }
+
+    /// The version the file had when it needed migration, if it did.
+    pub fn needs_migration(&self) -> bool {
+        matches!(&self.storage, Storage::File(store) if store.needs_rewrite)
+    }
+
+    /// Problems found while loading.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+
+    /// The index over all entries.
+    pub fn index(&self) -> &SessionIndex {
+        &self.index
+    }
+
+    /// All entries in file order.
+    pub fn entries(&self) -> &[StoredEntry] {
+        self.index.entries()
+    }
+
+    /// The entry with `id`.
+    pub fn entry(&self, id: &str) -> Option<&StoredEntry> {
+        self.index
+            .position(id)
+            .and_then(|position| self.index.get(position))
+    }
+
+    /// The leaf's id; `None` before the first entry.
+    pub fn leaf_id(&self) -> Option<&str> {
+        self.leaf_entry().map(StoredEntry::id)
+    }
+
+    /// The leaf entry.
+    pub fn leaf_entry(&self) -> Option<&StoredEntry> {
+        self.leaf.and_then(|leaf| self.index.get(leaf))
+    }
+
+    /// The direct children of `id`, in file order.
+    pub fn children(&self, id: &str) -> Vec<&StoredEntry> {
+        match self.index.position(id) {
+            Some(position) => self
+                .index
+                .children(Some(position))
+                .into_iter()
+                .filter_map(|child| self.index.get(child))
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// The label of `id`.
+    pub fn label(&self, id: &str) -> Option<&str> {
+        self.index.label(id)
+    }
+
+    /// The display name.
+    pub fn session_name(&self) -> Option<String> {
+        self.index.session_name()
+    }
+
+    /// Entries from the root to `from` (default: the leaf), inclusive.
+    pub fn branch_path(&self, from: Option<&str>) -> Vec<&StoredEntry> {
+        let start = match from {
+            Some(id) => self.index.position(id),
+            None => self.leaf,
+        };
+        start
+            .map(|start| {
+                self.index
+                    .path_to(start)
+                    .into_iter()
+                    .filter_map(|position| self.index.get(position))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The tree in preorder.
+    pub fn tree(&self) -> Vec<TreeNode> {
+        self.index.tree()
+    }
+
+    /// The context at the current leaf.
+    pub fn build_context(&self) -> SessionContext {
+        self.context_at(LeafSelector::Current)
+    }
+
+    /// The context at a chosen leaf.
+    pub fn context_at(&self, leaf: LeafSelector<'_>) -> SessionContext {
+        let leaf = match leaf {
+            LeafSelector::Current => self.leaf,
+            LeafSelector::BeforeFirst => None,
+            LeafSelector::Entry(id) => self
+                .index
+                .position(id)
+                .or_else(|| self.index.entries().len().checked_sub(1)),
+        };
+        context::build_context(&self.index, leaf)
+    }
+
+    /// The JSON value of a context message.
+    pub fn message_value(&self, message: &ContextMessage) -> Result<Value> {
+        let entry = self.stored(message.entry)?;
+        context::context_message_value(entry, message.kind)
+            .map_err(|source| self.invalid(entry, source))
+    }
+
+    /// The typed form of a context message.
+    pub fn message(&self, message: &ContextMessage) -> Result<AgentMessage> {
+        let entry = self.stored(message.entry)?;
+        context::context_message(entry, message.kind).map_err(|source| self.invalid(entry, source))
+    }
+
+    fn stored(&self, position: EntryIndex) -> Result<&StoredEntry> {
+        self.index
+            .get(position)
+            .ok_or_else(|| SessionError::EntryNotFound {
+                id: format!("#{position}"),
+            })
+    }
+
+    fn invalid(&self, entry: &StoredEntry, source: serde_json::Error) -> SessionError {
+        SessionError::InvalidEntry {
+            path: self.path().map(Path::to_owned).unwrap_or_default(),
+            line: entry.line(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,6 @@
+//! Integration tests of the session store.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+
+mod conformance;
+mod store;

@@ -1,0 +1,263 @@
+//! Behaviour of the store beyond what the reference vectors cover: deferred and crash-safe writes,
+//! locking, branching into new files, forking and migration.
+
+use ctxkit_protocol::{AgentMessage, AssistantMessage, ContentBlock, MessageContent, UserMessage};
+use ctxkit_session::{LeafSelector, NewCompaction, Session, SessionError, SummarySource};
+use serde_json::{Value, json};
+
+fn user(text: &str) -> AgentMessage {
+    AgentMessage::User(UserMessage {
+        content: MessageContent::Text(text.into()),
+        timestamp: Some(1),
+        extra: Default::default(),
+    })
+}
+
+fn assistant(text: &str) -> AgentMessage {
+    AgentMessage::Assistant(AssistantMessage {
+        content: vec![ContentBlock::text(text)],
+        api: Some("anthropic-messages".into()),
+        provider: Some("anthropic".into()),
+        model: Some("claude-sonnet-4-5".into()),
+        usage: None,
+        stop_reason: Some("stop".into()),
+        error_message: None,
+        timestamp: Some(2),
+        extra: Default::default(),
+    })
+}
+
+fn lines(path: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+#[test]
+fn nothing_is_written_before_the_first_assistant_message_then_everything_once() {
+    let home = tempfile::tempdir().unwrap();
+    let mut session = Session::create("/project", home.path());
+    let path = session.path().unwrap().to_owned();
+    session.append_model_change("anthropic", "claude").unwrap();
+    session.append_message(user("hi")).unwrap();
+    assert!(!path.exists());
+    session.append_message(assistant("hello")).unwrap();
+    session.append_message(user("more")).unwrap();
+    let written = lines(&path);
+    assert_eq!(written.len(), 5);
+    assert_eq!(written[0]["type"], "session");
+    assert_eq!(
+        written
+            .iter()
+            .filter(|line| line["type"] == "session")
+            .count(),
+        1
+    );
+    assert_eq!(written[4]["parentId"], written[3]["id"]);
+}
+
+#[test]
+fn a_loaded_file_without_replies_never_gets_a_second_header() {
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join("s.jsonl");
+    std::fs::write(
+        &path,
+        "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n\
+         {\"type\":\"message\",\"id\":\"aaaaaaaa\",\"parentId\":null,\"timestamp\":\"2025-01-01T00:00:01.000Z\",\"message\":{\"role\":\"user\",\"content\":\"x\"}}\n",
+    )
+    .unwrap();
+    let mut session = Session::open(&path).unwrap();
+    session.append_message(user("again")).unwrap();
+    assert_eq!(lines(&path).len(), 2, "deferred until a reply");
+    session.append_message(assistant("ok")).unwrap();
+    let written = lines(&path);
+    assert_eq!(written.len(), 4);
+    assert_eq!(
+        written
+            .iter()
+            .filter(|line| line["type"] == "session")
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn an_append_after_a_torn_last_line_starts_on_a_new_line() {
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join("s.jsonl");
+    let intact = "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n\
+         {\"type\":\"message\",\"id\":\"bbbbbbbb\",\"parentId\":null,\"timestamp\":\"2025-01-01T00:00:01.000Z\",\"message\":{\"role\":\"assistant\",\"content\":[]}}\n";
+    std::fs::write(&path, format!("{intact}{{\"type\":\"message\",\"id\":\"cc")).unwrap();
+    let mut session = Session::open(&path).unwrap();
+    assert_eq!(session.diagnostics().len(), 1);
+    session.append_message(user("after the crash")).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.starts_with(intact),
+        "existing bytes are never rewritten"
+    );
+    let reopened = Session::open(&path).unwrap();
+    assert_eq!(reopened.entries().len(), 2);
+    assert_eq!(reopened.leaf_entry().unwrap().role(), Some("user"));
+    assert_eq!(reopened.entries()[1].parent_id(), Some("bbbbbbbb"));
+}
+
+#[test]
+fn a_second_writer_is_refused_clearly() {
+    let home = tempfile::tempdir().unwrap();
+    let mut first = Session::create("/p", home.path());
+    first.append_message(assistant("one")).unwrap();
+    let path = first.path().unwrap().to_owned();
+    let mut second = Session::open(&path).unwrap();
+    let error = second.append_message(user("two")).unwrap_err();
+    assert!(matches!(error, SessionError::Locked { .. }), "{error}");
+    assert!(error.to_string().contains("in use by another writer"));
+    drop(first);
+    second.append_message(user("two")).unwrap();
+}
+
+#[test]
+fn branches_labels_and_branched_sessions() {
+    let home = tempfile::tempdir().unwrap();
+    let mut session = Session::create("/p", home.path());
+    let first = session.append_message(user("start")).unwrap();
+    let reply = session.append_message(assistant("plan")).unwrap();
+    session.append_message(user("path A")).unwrap();
+    session
+        .append_label_change(&reply, Some("checkpoint"))
+        .unwrap();
+    session.branch(&reply).unwrap();
+    let b = session.append_message(user("path B")).unwrap();
+    assert_eq!(session.children(&reply).len(), 2);
+    assert_eq!(session.label(&reply), Some("checkpoint"));
+    let texts = |session: &Session| -> Vec<Value> {
+        let context = session.build_context();
+        context
+            .messages
+            .iter()
+            .map(|message| session.message_value(message).unwrap()["content"].clone())
+            .collect()
+    };
+    assert_eq!(
+        texts(&session),
+        vec![
+            json!("start"),
+            json!([{"type": "text", "text": "plan"}]),
+            json!("path B")
+        ]
+    );
+
+    let old_path = session.path().unwrap().to_owned();
+    let new_path = session.create_branched_session(&b).unwrap().unwrap();
+    let written = lines(&new_path);
+    assert_eq!(written[0]["parentSession"], old_path.display().to_string());
+    assert_eq!(written.len(), 1 + 3 + 1, "header, path, re-created label");
+    assert_eq!(written[4]["targetId"], reply);
+    assert_eq!(written[4]["parentId"], b);
+    let reopened = Session::open(&new_path).unwrap();
+    assert_eq!(reopened.label(&reply), Some("checkpoint"));
+    assert_eq!(
+        reopened.entry(&first).unwrap().raw(),
+        Session::open(&old_path)
+            .unwrap()
+            .entry(&first)
+            .unwrap()
+            .raw()
+    );
+
+    session.append_label_change(&reply, None).unwrap();
+    assert_eq!(session.label(&reply), None);
+    assert!(matches!(
+        session.append_label_change("nope", Some("x")),
+        Err(SessionError::EntryNotFound { .. })
+    ));
+}
+
+#[test]
+fn branch_with_summary_and_compaction_shape_the_context() {
+    let mut session = Session::in_memory("/p");
+    let first = session.append_message(user("one")).unwrap();
+    session.append_message(assistant("two")).unwrap();
+    let kept = session.append_message(user("three")).unwrap();
+    session.append_message(assistant("four")).unwrap();
+    session
+        .append_compaction(NewCompaction {
+            summary: "S".into(),
+            first_kept_entry_id: kept.clone(),
+            tokens_before: 100,
+            details: Some(json!({"readFiles": [], "modifiedFiles": []})),
+            source: SummarySource::Ctxkit,
+        })
+        .unwrap();
+    let roles: Vec<String> = session
+        .build_context()
+        .messages
+        .iter()
+        .map(|m| session.message(m).unwrap().role().to_owned())
+        .collect();
+    assert_eq!(roles, ["compactionSummary", "user", "assistant"]);
+    session
+        .branch_with_summary(Some(&first), "left B", None, SummarySource::Hook)
+        .unwrap();
+    let leaf = session.leaf_entry().unwrap();
+    assert_eq!(leaf.parse().unwrap().kind.type_name(), "branch_summary");
+    assert!(leaf.raw().contains("\"fromHook\":true"));
+    let roles: Vec<String> = session
+        .build_context()
+        .messages
+        .iter()
+        .map(|m| session.message(m).unwrap().role().to_owned())
+        .collect();
+    assert_eq!(roles, ["user", "branchSummary"]);
+    assert!(
+        session
+            .context_at(LeafSelector::BeforeFirst)
+            .messages
+            .is_empty()
+    );
+    session.reset_leaf();
+    let root = session.append_message(user("new root")).unwrap();
+    assert_eq!(session.entry(&root).unwrap().parent_id(), None);
+}
+
+#[test]
+fn fork_from_copies_entries_into_the_target_directory() {
+    let home = tempfile::tempdir().unwrap();
+    let mut source = Session::create("/a", &home.path().join("a"));
+    source.append_message(user("x")).unwrap();
+    source.append_message(assistant("y")).unwrap();
+    let source_path = source.path().unwrap().to_owned();
+    let fork = Session::fork_from(&source_path, "/b", &home.path().join("b")).unwrap();
+    assert_eq!(fork.cwd(), "/b");
+    assert_eq!(
+        fork.header().parent_session.as_deref(),
+        Some(source_path.to_str().unwrap())
+    );
+    assert_eq!(fork.entries().len(), 2);
+    assert!(fork.path().unwrap().starts_with(home.path().join("b")));
+}
+
+#[test]
+fn legacy_files_are_rewritten_atomically_on_first_write_only() {
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join("old.jsonl");
+    let v1 = "{\"type\":\"session\",\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n\
+              {\"type\":\"message\",\"timestamp\":\"2025-01-01T00:00:01.000Z\",\"message\":{\"role\":\"user\",\"content\":\"a\"}}\n\
+              {\"type\":\"message\",\"timestamp\":\"2025-01-01T00:00:02.000Z\",\"message\":{\"role\":\"assistant\",\"content\":[]}}\n";
+    std::fs::write(&path, v1).unwrap();
+    let mut session = Session::open(&path).unwrap();
+    assert!(session.needs_migration());
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        v1,
+        "reading never rewrites"
+    );
+    session.append_message(user("b")).unwrap();
+    let written = lines(&path);
+    assert_eq!(written[0]["version"], 3);
+    assert_eq!(written.len(), 4);
+    assert_eq!(written[3]["parentId"], written[2]["id"]);
+    assert_eq!(written[2]["parentId"], written[1]["id"]);
+}
