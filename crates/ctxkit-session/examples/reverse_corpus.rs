@@ -1,0 +1,248 @@
+//! Writes session files with ctxkit's store, each beside ctxkit's own reading of it
+//! (`X.expected.json`), for `conformance/reverse.mjs` to check against the reference:
+//! `cargo run -p ctxkit-session --example reverse_corpus -- DIR && node conformance/reverse.mjs DIR`.
+
+use std::error::Error;
+use std::path::{Path, PathBuf};
+
+use ctxkit_protocol::{
+    AgentMessage, AssistantMessage, BashExecutionMessage, ContentBlock, MessageContent, ToolCall,
+    ToolResultMessage, Usage, UserMessage,
+};
+use ctxkit_session::{ContextForm, LeafSelector, NewCompaction, Session, SummarySource};
+use serde_json::{Value, json};
+
+type Result<T> = std::result::Result<T, Box<dyn Error>>;
+
+fn user(text: &str) -> AgentMessage {
+    AgentMessage::User(UserMessage {
+        content: MessageContent::Text(text.into()),
+        timestamp: Some(1_741_000_000_000),
+        extra: Default::default(),
+    })
+}
+
+fn assistant(content: Vec<ContentBlock>, stop_reason: &str) -> AgentMessage {
+    AgentMessage::Assistant(AssistantMessage {
+        content,
+        api: Some("anthropic-messages".into()),
+        provider: Some("anthropic".into()),
+        model: Some("claude-sonnet-4-5".into()),
+        usage: Some(Usage {
+            input: 1200,
+            output: 80,
+            cache_read: 0,
+            cache_write: 0,
+            total_tokens: 1280,
+            cost: None,
+            extra: Default::default(),
+        }),
+        stop_reason: Some(stop_reason.into()),
+        error_message: None,
+        timestamp: Some(1_741_000_001_000),
+        extra: Default::default(),
+    })
+}
+
+fn build_all_types(dir: &Path) -> Result<PathBuf> {
+    let mut session = Session::create("/work/project 🦀", &dir.join("tmp-all"));
+    session.append_model_change("anthropic", "claude-sonnet-4-5")?;
+    session.append_thinking_level_change("high")?;
+    let first = session.append_message(user("Read src/lib.rs and fix the 👩‍💻 bug"))?;
+    let mut arguments = serde_json::Map::new();
+    arguments.insert("path".into(), json!("src/lib.rs"));
+    arguments.insert("limit".into(), json!(20));
+    session.append_message(assistant(
+        vec![
+            ContentBlock::Thinking(ctxkit_protocol::ThinkingContent {
+                thinking: "look first".into(),
+                thinking_signature: Some("sig".into()),
+                extra: Default::default(),
+            }),
+            ContentBlock::ToolCall(ToolCall {
+                id: "call_1".into(),
+                name: "read".into(),
+                arguments: Value::Object(arguments),
+                extra: Default::default(),
+            }),
+        ],
+        "toolUse",
+    ))?;
+    session.append_message(AgentMessage::ToolResult(ToolResultMessage {
+        tool_call_id: "call_1".into(),
+        tool_name: "read".into(),
+        content: MessageContent::Blocks(vec![ContentBlock::text("fn main() {}")]),
+        details: None,
+        is_error: false,
+        timestamp: Some(1_741_000_002_000),
+        extra: Default::default(),
+    }))?;
+    let reply = session.append_message(assistant(vec![ContentBlock::text("Fixed.")], "stop"))?;
+    session.append_message(AgentMessage::BashExecution(BashExecutionMessage {
+        command: "cargo test".into(),
+        output: "ok".into(),
+        exit_code: Some(1),
+        cancelled: false,
+        truncated: false,
+        full_output_path: None,
+        exclude_from_context: None,
+        timestamp: Some(1_741_000_003_000),
+        extra: Default::default(),
+    }))?;
+    session.append_custom_message_entry(
+        "note",
+        MessageContent::Text("remember the tests".into()),
+        true,
+        Some(json!({"k": 1})),
+    )?;
+    session.append_custom_entry("state", Some(json!({"count": 2})))?;
+    session.append_label_change(&reply, Some("fixed"))?;
+    session.append_session_info("  Reverse check  ")?;
+    let kept = session.append_message(user("Now the docs"))?;
+    session.append_message(assistant(vec![ContentBlock::text("Docs done.")], "stop"))?;
+    session.append_compaction(NewCompaction {
+        summary: "## Goal\nFix the bug".into(),
+        first_kept_entry_id: kept,
+        tokens_before: 5000,
+        details: Some(json!({"readFiles": ["src/lib.rs"], "modifiedFiles": []})),
+        source: SummarySource::Ctxkit,
+    })?;
+    session.append_message(user("Continue"))?;
+    session.branch_with_summary(
+        Some(&first),
+        "Tried a fix, then docs.",
+        None,
+        SummarySource::Ctxkit,
+    )?;
+    session.append_message(user("Another approach"))?;
+    session.branch(&reply)?;
+    session.append_message(assistant(
+        vec![ContentBlock::text("Alternative reply")],
+        "stop",
+    ))?;
+    session.reset_leaf();
+    session.append_message(user("A new root"))?;
+    Ok(session.path().ok_or("not persisted")?.to_owned())
+}
+
+fn expected(session: &Session) -> Result<Value> {
+    let mut leaves: Vec<Option<String>> = vec![None, Some("__default__".into())];
+    leaves.extend(
+        session
+            .entries()
+            .iter()
+            .map(|entry| Some(entry.id().to_owned())),
+    );
+    let mut contexts = Vec::new();
+    for leaf in &leaves {
+        let selector = match leaf.as_deref() {
+            None => LeafSelector::BeforeFirst,
+            Some("__default__") => LeafSelector::Current,
+            Some(id) => LeafSelector::Entry(id),
+        };
+        let record = session.context_record(selector, ContextForm::Session)?;
+        let llm = session.context_record(selector, ContextForm::Llm)?;
+        contexts.push(json!({"leafId": leaf, "messages": record.messages, "thinkingLevel": record.thinking_level,
+            "model": record.model, "llm": llm.messages}));
+    }
+    let labels: serde_json::Map<String, Value> = session
+        .entries()
+        .iter()
+        .filter_map(|entry| {
+            session
+                .label(entry.id())
+                .map(|label| (entry.id().to_owned(), json!(label)))
+        })
+        .collect();
+    Ok(json!({
+        "contexts": contexts,
+        "tree": session.tree_record().nodes,
+        "load": {"leafId": session.leaf_id(), "sessionName": session.session_name(), "labels": labels},
+    }))
+}
+
+fn emit(dir: &Path, name: &str, written: &Path) -> Result<()> {
+    let target = dir.join(format!("{name}.jsonl"));
+    std::fs::copy(written, &target)?;
+    let session = Session::open(&target)?;
+    std::fs::write(
+        dir.join(format!("{name}.expected.json")),
+        serde_json::to_string_pretty(&expected(&session)?)?,
+    )?;
+    Ok(())
+}
+
+fn main() -> Result<()> {
+    let dir = PathBuf::from(std::env::args().nth(1).ok_or("usage: reverse_corpus DIR")?);
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../conformance/corpus");
+    std::fs::create_dir_all(&dir)?;
+    let scratch = dir.join("scratch");
+
+    let all = build_all_types(&scratch)?;
+    emit(&dir, "written-all-types", &all)?;
+
+    let mut branched = Session::open(&all)?;
+    let at = branched
+        .entries()
+        .iter()
+        .find(|entry| entry.role() == Some("toolResult"))
+        .map(|entry| entry.id().to_owned());
+    let branched_path = branched
+        .create_branched_session(&at.ok_or("no tool result")?)?
+        .ok_or("not persisted")?;
+    branched.append_message(assistant(
+        vec![ContentBlock::text("after the branch")],
+        "stop",
+    ))?;
+    emit(&dir, "written-branched", &branched_path)?;
+
+    let fork = Session::fork_from(
+        &corpus.join("good-branches.jsonl"),
+        "/elsewhere",
+        &scratch.join("fork"),
+    )?;
+    emit(
+        &dir,
+        "written-fork-from",
+        fork.path().ok_or("not persisted")?,
+    )?;
+
+    for (name, source) in [
+        ("written-migrated-v1", "legacy-v1-version1.jsonl"),
+        ("written-migrated-v2", "legacy-v2.jsonl"),
+    ] {
+        let copy = scratch.join(source);
+        std::fs::copy(corpus.join(source), &copy)?;
+        Session::open(&copy)?.migrate_file()?;
+        emit(&dir, name, &copy)?;
+    }
+
+    for (name, source) in [
+        ("written-after-torn-line", "bad-truncated-last-line.jsonl"),
+        ("written-after-no-newline", "good-no-trailing-newline.jsonl"),
+    ] {
+        let copy = scratch.join(source);
+        std::fs::copy(corpus.join(source), &copy)?;
+        let mut session = Session::open(&copy)?;
+        session.append_message(user("appended after the last line"))?;
+        session.append_message(assistant(vec![ContentBlock::text("still here")], "stop"))?;
+        // The reference skips the terminated fragment like any malformed line.
+        emit(&dir, name, &copy)?;
+    }
+
+    let labels = scratch.join("labels.jsonl");
+    std::fs::copy(corpus.join("good-labels.jsonl"), &labels)?;
+    let mut session = Session::open(&labels)?;
+    let target = session
+        .entries()
+        .first()
+        .map(|entry| entry.id().to_owned())
+        .ok_or("empty")?;
+    session.append_label_change(&target, Some("start here"))?;
+    session.append_session_info("Renamed by ctxkit")?;
+    session.flush_pending()?;
+    emit(&dir, "written-label-name", &labels)?;
+
+    std::fs::remove_dir_all(&scratch)?;
+    Ok(())
+}
