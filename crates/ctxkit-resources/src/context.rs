@@ -1,0 +1,157 @@
+//! Context files (`AGENTS.md` / `CLAUDE.md`), `SYSTEM.md` / `APPEND_SYSTEM.md`, and the
+//! assembly of the system prompt from them plus the skills block.
+
+use std::path::{Path, PathBuf};
+
+use crate::diagnostics::ResourceDiagnostic;
+use crate::env::resolve_against;
+
+const CONTEXT_FILE_NAMES: [&str; 4] = ["AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"];
+
+/// A context file injected into the system prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextFile {
+    /// The file.
+    pub path: PathBuf,
+    /// Its content, verbatim.
+    pub content: String,
+}
+
+/// The first readable context file of a directory; unreadable candidates become warnings and
+/// the next name is tried.
+fn context_file_in(
+    directory: &Path,
+    diagnostics: &mut Vec<ResourceDiagnostic>,
+) -> Option<ContextFile> {
+    for name in CONTEXT_FILE_NAMES {
+        let path = directory.join(name);
+        if !path.is_file() {
+            continue;
+        }
+        match std::fs::read_to_string(&path) {
+            Ok(content) => return Some(ContextFile { path, content }),
+            Err(error) => diagnostics.push(ResourceDiagnostic::warning(
+                format!("Could not read context file: {error}"),
+                &path,
+            )),
+        }
+    }
+    None
+}
+
+/// CF-1: the global context file of the ctxkit home, then one per directory from the filesystem
+/// root down to `cwd` (no git-root stop; directories below cwd are never read).
+pub fn discover_context_files(
+    agent_dir: &Path,
+    cwd: &Path,
+) -> (Vec<ContextFile>, Vec<ResourceDiagnostic>) {
+    let mut diagnostics = Vec::new();
+    let mut files = Vec::new();
+    if let Some(file) = context_file_in(agent_dir, &mut diagnostics) {
+        files.push(file);
+    }
+    let ancestors: Vec<&Path> = cwd.ancestors().collect();
+    for directory in ancestors.into_iter().rev() {
+        if let Some(file) = context_file_in(directory, &mut diagnostics)
+            && !files.iter().any(|existing| existing.path == file.path)
+        {
+            files.push(file);
+        }
+    }
+    (files, diagnostics)
+}
+
+/// A prompt value that is either a path to a file or literal text (CF-3): an existing file
+/// (relative values resolved against `cwd`) yields its content, anything else the text itself.
+pub fn resolve_prompt_value(value: &str, cwd: &Path) -> (String, Option<ResourceDiagnostic>) {
+    let path = resolve_against(cwd, Path::new(value));
+    if value.is_empty() || !path.is_file() {
+        return (value.to_owned(), None);
+    }
+    match std::fs::read_to_string(&path) {
+        Ok(content) => (content, None),
+        Err(error) => (
+            value.to_owned(),
+            Some(ResourceDiagnostic::warning(
+                format!("Could not read system prompt file: {error}"),
+                &path,
+            )),
+        ),
+    }
+}
+
+/// The first existing file among `<cwd>/.ctxkit/<name>` and `<agent dir>/<name>`.
+pub fn find_prompt_file(project_dir: &Path, agent_dir: &Path, name: &str) -> Option<PathBuf> {
+    [project_dir.join(name), agent_dir.join(name)]
+        .into_iter()
+        .find(|path| path.is_file())
+}
+
+/// Everything the system prompt is assembled from.
+#[derive(Debug, Clone, Copy)]
+pub struct SystemPromptParts<'a> {
+    /// ctxkit's built-in prompt, used when there is no custom one.
+    pub default_prompt: &'a str,
+    /// `--system-prompt` / `SYSTEM.md` content, replacing the default.
+    pub custom_prompt: Option<&'a str>,
+    /// `--append-system-prompt` values / `APPEND_SYSTEM.md` content.
+    pub append: &'a [String],
+    /// Context files, in order.
+    pub context_files: &'a [ContextFile],
+    /// The skills block ([`crate::format_skills_for_prompt`]); empty when the read tool is off.
+    pub skills_block: &'a str,
+    /// Local date `YYYY-MM-DD` (passed in so the library reads no clock).
+    pub current_date: &'a str,
+    /// The session cwd.
+    pub cwd: &'a Path,
+}
+
+/// CF-2: base prompt, appended prompts, project context, skills, date and cwd.
+pub fn assemble_system_prompt(parts: &SystemPromptParts<'_>) -> String {
+    let mut prompt = parts
+        .custom_prompt
+        .unwrap_or(parts.default_prompt)
+        .to_owned();
+    if !parts.append.is_empty() {
+        prompt.push_str("\n\n");
+        prompt.push_str(&parts.append.join("\n\n"));
+    }
+    if !parts.context_files.is_empty() {
+        prompt.push_str("\n\n# Project Context\n\n");
+        prompt.push_str("Project-specific instructions and guidelines:\n\n");
+        for file in parts.context_files {
+            prompt.push_str(&format!(
+                "## {}\n\n{}\n\n",
+                file.path.display(),
+                file.content
+            ));
+        }
+    }
+    prompt.push_str(parts.skills_block);
+    prompt.push_str(&format!("\nCurrent date: {}", parts.current_date));
+    prompt.push_str(&format!(
+        "\nCurrent working directory: {}",
+        parts.cwd.display().to_string().replace('\\', "/")
+    ));
+    prompt
+}
+
+/// CFG-5 startup migration, for the ctxkit home and the project dir: a `commands/` directory
+/// is renamed to `prompts/` when `prompts/` does not exist. Failures are returned as warnings.
+pub fn migrate_legacy_directories(agent_dir: &Path, project_dir: &Path) -> Vec<ResourceDiagnostic> {
+    let mut diagnostics = Vec::new();
+    for base in [agent_dir, project_dir] {
+        let commands = base.join("commands");
+        let prompts = base.join("prompts");
+        if commands.is_dir()
+            && !prompts.exists()
+            && let Err(error) = std::fs::rename(&commands, &prompts)
+        {
+            diagnostics.push(ResourceDiagnostic::warning(
+                format!("Could not rename `commands/` to `prompts/`: {error}"),
+                &commands,
+            ));
+        }
+    }
+    diagnostics
+}

@@ -1,0 +1,520 @@
+//! The resource loader: turns the resolved configuration plus command-line inputs into loaded
+//! skills, prompt templates, themes, extension paths, context files and system-prompt parts,
+//! with diagnostics, and lets library users override each set.
+
+mod extensions;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+pub use extensions::{ExtensionConflicts, ExtensionRegistration, resolve_extension_conflicts};
+
+use crate::context::{ContextFile, discover_context_files, find_prompt_file, resolve_prompt_value};
+use crate::diagnostics::ResourceDiagnostic;
+use crate::env::{Environment, canonical_or_raw, expand_tilde_loose, resolve_against};
+use crate::kind::ResourceKind;
+use crate::prompts::{PromptSet, load_prompt_templates};
+use crate::resolve::{
+    PackageProvider, PathMetadata, ResolvedResources, SourceOrigin, SourceScope,
+    resolve_configured, resolve_package_sources,
+};
+use crate::settings::{SettingsDiagnostic, SettingsManager};
+use crate::skills::{SkillSet, load_skills};
+use crate::source::looks_local;
+use crate::themes::{ThemeSet, load_themes};
+
+/// Command-line switches that turn resource types off (explicit paths still load).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ResourceSwitches {
+    /// `--no-extensions`: configured extensions are skipped (`-e` still loads).
+    pub no_extensions: bool,
+    /// `--no-skills`: configured skills are skipped (`--skill` still loads).
+    pub no_skills: bool,
+    /// `--no-prompt-templates`.
+    pub no_prompt_templates: bool,
+    /// `--no-themes`.
+    pub no_themes: bool,
+    /// `--no-context-files`.
+    pub no_context_files: bool,
+}
+
+/// Command-line / SDK inputs of a load.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LoaderOptions {
+    /// `-e` package sources (temporary scope; their resources win name collisions).
+    pub extension_sources: Vec<String>,
+    /// `--skill` paths (lose every collision).
+    pub skill_paths: Vec<String>,
+    /// `--prompt-template` paths.
+    pub prompt_template_paths: Vec<String>,
+    /// `--theme` paths.
+    pub theme_paths: Vec<String>,
+    /// The `--no-…` switches.
+    pub switches: ResourceSwitches,
+    /// `--system-prompt` (file path or literal text).
+    pub system_prompt: Option<String>,
+    /// `--append-system-prompt` values (each a file path or literal text).
+    pub append_system_prompt: Vec<String>,
+}
+
+type Override<'a, T> = Option<Box<dyn Fn(T) -> T + 'a>>;
+
+/// Callbacks that replace a computed set before it is returned (the reference's SDK hooks).
+#[derive(Default)]
+pub struct LoaderOverrides<'a> {
+    /// Extension paths.
+    pub extensions: Override<'a, Vec<ExtensionEntry>>,
+    /// Skills and their diagnostics.
+    pub skills: Override<'a, SkillSet>,
+    /// Prompt templates.
+    pub prompts: Override<'a, PromptSet>,
+    /// Themes.
+    pub themes: Override<'a, ThemeSet>,
+    /// Context files.
+    pub context_files: Override<'a, Vec<ContextFile>>,
+    /// Base system prompt (`None`: ctxkit's default).
+    pub system_prompt: Override<'a, Option<String>>,
+    /// Appended system prompt parts.
+    pub append_system_prompt: Override<'a, Vec<String>>,
+}
+
+impl std::fmt::Debug for LoaderOverrides<'_> {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("LoaderOverrides")
+            .finish_non_exhaustive()
+    }
+}
+
+/// An extension to be loaded by the engine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExtensionEntry {
+    /// File or directory of the extension.
+    pub path: PathBuf,
+    /// Provenance.
+    pub metadata: PathMetadata,
+}
+
+/// Everything a load produced.
+#[derive(Debug, Clone, Default)]
+pub struct LoadedResources {
+    /// Extensions to load, in order (CLI first).
+    pub extensions: Vec<ExtensionEntry>,
+    /// Extension path errors (missing `-e` paths).
+    pub extension_diagnostics: Vec<ResourceDiagnostic>,
+    /// Skills.
+    pub skills: SkillSet,
+    /// Prompt templates.
+    pub prompts: PromptSet,
+    /// Themes.
+    pub themes: ThemeSet,
+    /// Context files, global first then root → cwd.
+    pub context_files: Vec<ContextFile>,
+    /// Problems reading context and system-prompt files.
+    pub context_diagnostics: Vec<ResourceDiagnostic>,
+    /// The custom base prompt (`--system-prompt` or `SYSTEM.md`), if any.
+    pub system_prompt: Option<String>,
+    /// Appended prompt parts (`--append-system-prompt` or `APPEND_SYSTEM.md`).
+    pub append_system_prompt: Vec<String>,
+    /// The resolver's output (all entries, including disabled ones).
+    pub resolved: ResolvedResources,
+    /// Unknown keys and invalid values in the settings files.
+    pub settings_diagnostics: Vec<SettingsDiagnostic>,
+    paths: LoadedPaths,
+}
+
+/// The path lists a load used, kept so runtime additions can reload one type.
+#[derive(Debug, Clone, Default)]
+struct LoadedPaths {
+    skills: Vec<PathBuf>,
+    prompts: Vec<PathBuf>,
+    themes: Vec<PathBuf>,
+    metadata: Vec<(PathBuf, PathMetadata)>,
+}
+
+/// Resources contributed by an extension at run time (`resources_discover`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExtensionContribution {
+    /// The contributing extension's file (its name becomes the `extension:<name>` source).
+    pub extension_path: PathBuf,
+    /// Skill paths.
+    pub skill_paths: Vec<String>,
+    /// Prompt template paths.
+    pub prompt_paths: Vec<String>,
+    /// Theme paths.
+    pub theme_paths: Vec<String>,
+}
+
+/// RL-4: concatenation, each tilde-expanded and resolved against cwd, canonical duplicates dropped.
+fn merge_paths(lists: &[Vec<PathBuf>], environment: &Environment) -> Vec<PathBuf> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for list in lists {
+        for path in list {
+            let resolved = resolve_against(
+                &environment.cwd,
+                &expand_tilde_loose(&path.to_string_lossy(), &environment.home),
+            );
+            if seen.insert(canonical_or_raw(&resolved)) {
+                out.push(resolved);
+            }
+        }
+    }
+    out
+}
+
+fn enabled_paths(resolved: &ResolvedResources, kind: ResourceKind) -> Vec<PathBuf> {
+    resolved
+        .of(kind)
+        .iter()
+        .filter(|resource| resource.enabled)
+        .map(|resource| resource.path.clone())
+        .collect()
+}
+
+/// RL-2: local-looking CLI values become absolute against cwd (no `~` expansion).
+fn cli_paths(values: &[String], environment: &Environment) -> Vec<PathBuf> {
+    values
+        .iter()
+        .map(|value| {
+            if looks_local(value) {
+                resolve_against(&environment.cwd, Path::new(value))
+            } else {
+                PathBuf::from(value)
+            }
+        })
+        .collect()
+}
+
+fn default_metadata(environment: &Environment, path: &Path) -> PathMetadata {
+    let agent = environment.agent_dir();
+    let project = environment.project_dir();
+    let under = |base: &Path| {
+        ResourceKind::ALL
+            .iter()
+            .any(|kind| path.starts_with(base.join(kind.key())))
+    };
+    let (scope, base_dir) = if under(&agent) {
+        (SourceScope::User, Some(agent))
+    } else if under(&project) {
+        (SourceScope::Project, Some(project))
+    } else {
+        (SourceScope::Temporary, path.parent().map(Path::to_path_buf))
+    };
+    PathMetadata {
+        source: "local".to_owned(),
+        scope,
+        origin: SourceOrigin::TopLevel,
+        base_dir,
+    }
+}
+
+impl LoadedPaths {
+    /// Metadata of the exact path or its nearest recorded ancestor, else the default.
+    fn metadata_for(&self, environment: &Environment, path: &Path) -> PathMetadata {
+        self.metadata
+            .iter()
+            .filter(|(recorded, _)| path.starts_with(recorded))
+            .max_by_key(|(recorded, _)| recorded.components().count())
+            .map_or_else(
+                || default_metadata(environment, path),
+                |(_, metadata)| metadata.clone(),
+            )
+    }
+
+    fn record(&mut self, path: &Path, metadata: &PathMetadata) {
+        if !self.metadata.iter().any(|(recorded, _)| recorded == path) {
+            self.metadata.push((path.to_path_buf(), metadata.clone()));
+        }
+    }
+}
+
+fn missing_local(values: &[String], environment: &Environment) -> Vec<PathBuf> {
+    values
+        .iter()
+        .filter(|value| looks_local(value))
+        .map(|value| resolve_against(&environment.cwd, Path::new(value)))
+        .filter(|path| !path.exists())
+        .collect()
+}
+
+/// RL-3: loads everything. Never fails; every problem is a diagnostic in the result.
+pub fn load_resources(
+    environment: &Environment,
+    settings: &SettingsManager,
+    provider: &dyn PackageProvider,
+    options: &LoaderOptions,
+    overrides: &LoaderOverrides<'_>,
+) -> LoadedResources {
+    let resolved = resolve_configured(environment, settings, provider);
+    let cli = resolve_package_sources(
+        environment,
+        &options.extension_sources,
+        SourceScope::Temporary,
+        provider,
+    );
+    let mut loaded = LoadedResources {
+        settings_diagnostics: settings.diagnostics(),
+        ..LoadedResources::default()
+    };
+    let cli_metadata = PathMetadata {
+        source: "cli".to_owned(),
+        scope: SourceScope::Temporary,
+        origin: SourceOrigin::TopLevel,
+        base_dir: None,
+    };
+    for kind in ResourceKind::ALL {
+        for resource in cli.of(kind).iter().filter(|resource| resource.enabled) {
+            let metadata = match kind {
+                ResourceKind::Extensions | ResourceKind::Skills => &cli_metadata,
+                ResourceKind::Prompts | ResourceKind::Themes => &resource.metadata,
+            };
+            loaded.paths.record(&resource.path, metadata);
+        }
+        for resource in resolved.of(kind).iter().filter(|resource| resource.enabled) {
+            loaded.paths.record(&resource.path, &resource.metadata);
+        }
+    }
+    let configured = |kind: ResourceKind, disabled: bool| {
+        if disabled {
+            Vec::new()
+        } else {
+            enabled_paths(&resolved, kind)
+        }
+    };
+    let switches = options.switches;
+
+    // Extensions.
+    let extension_paths = merge_paths(
+        &[
+            enabled_paths(&cli, ResourceKind::Extensions),
+            configured(ResourceKind::Extensions, switches.no_extensions),
+        ],
+        environment,
+    );
+    loaded.extensions = extension_paths
+        .into_iter()
+        .map(|path| ExtensionEntry {
+            metadata: loaded.paths.metadata_for(environment, &path),
+            path,
+        })
+        .collect();
+    for path in missing_local(&options.extension_sources, environment) {
+        loaded.extension_diagnostics.push(ResourceDiagnostic::error(
+            format!("Extension path does not exist: {}", path.display()),
+            &path,
+        ));
+    }
+    loaded.diagnostics_from(cli.diagnostics.iter().chain(&resolved.diagnostics));
+
+    // Skills, prompts, themes.
+    loaded.paths.skills = merge_paths(
+        &[
+            enabled_paths(&cli, ResourceKind::Skills),
+            configured(ResourceKind::Skills, switches.no_skills),
+            cli_paths(&options.skill_paths, environment),
+        ],
+        environment,
+    );
+    loaded.paths.prompts = merge_paths(
+        &[
+            enabled_paths(&cli, ResourceKind::Prompts),
+            configured(ResourceKind::Prompts, switches.no_prompt_templates),
+            cli_paths(&options.prompt_template_paths, environment),
+        ],
+        environment,
+    );
+    loaded.paths.themes = merge_paths(
+        &[
+            enabled_paths(&cli, ResourceKind::Themes),
+            configured(ResourceKind::Themes, switches.no_themes),
+            cli_paths(&options.theme_paths, environment),
+        ],
+        environment,
+    );
+    loaded.reload_skills(environment, options);
+    loaded.reload_prompts(environment, options);
+    loaded.reload_themes(environment, options);
+
+    // Context and system prompt.
+    if !switches.no_context_files {
+        let (files, diagnostics) =
+            discover_context_files(&environment.agent_dir(), &environment.cwd);
+        loaded.context_files = files;
+        loaded.context_diagnostics.extend(diagnostics);
+    }
+    let base_value = options.system_prompt.clone().or_else(|| {
+        find_prompt_file(
+            &environment.project_dir(),
+            &environment.agent_dir(),
+            "SYSTEM.md",
+        )
+        .map(|path| path.display().to_string())
+    });
+    if let Some(value) = base_value {
+        let (text, diagnostic) = resolve_prompt_value(&value, &environment.cwd);
+        loaded.context_diagnostics.extend(diagnostic);
+        loaded.system_prompt = Some(text);
+    }
+    let append_values: Vec<String> = if options.append_system_prompt.is_empty() {
+        find_prompt_file(
+            &environment.project_dir(),
+            &environment.agent_dir(),
+            "APPEND_SYSTEM.md",
+        )
+        .map(|path| path.display().to_string())
+        .into_iter()
+        .collect()
+    } else {
+        options.append_system_prompt.clone()
+    };
+    for value in append_values {
+        let (text, diagnostic) = resolve_prompt_value(&value, &environment.cwd);
+        loaded.context_diagnostics.extend(diagnostic);
+        loaded.append_system_prompt.push(text);
+    }
+    loaded.resolved = resolved;
+    loaded.apply_overrides(overrides);
+    loaded
+}
+
+impl LoadedResources {
+    fn diagnostics_from<'a>(&mut self, diagnostics: impl Iterator<Item = &'a ResourceDiagnostic>) {
+        self.extension_diagnostics.extend(diagnostics.cloned());
+    }
+
+    fn reload_skills(&mut self, environment: &Environment, options: &LoaderOptions) {
+        if options.switches.no_skills && self.paths.skills.is_empty() {
+            self.skills = SkillSet::default();
+            return;
+        }
+        let mut set = load_skills(&self.paths.skills, &environment.cwd, &environment.home);
+        for path in missing_local(&options.skill_paths, environment) {
+            if !set
+                .diagnostics
+                .iter()
+                .any(|diagnostic| diagnostic.path() == path)
+            {
+                set.diagnostics.push(ResourceDiagnostic::error(
+                    "Skill path does not exist",
+                    &path,
+                ));
+            }
+        }
+        for skill in &mut set.skills {
+            skill.metadata = Some(self.paths.metadata_for(environment, &skill.file_path));
+        }
+        self.skills = set;
+    }
+
+    fn reload_prompts(&mut self, environment: &Environment, options: &LoaderOptions) {
+        if options.switches.no_prompt_templates && self.paths.prompts.is_empty() {
+            self.prompts = PromptSet::default();
+            return;
+        }
+        let mut set =
+            load_prompt_templates(&self.paths.prompts, &environment.cwd, &environment.home);
+        for path in missing_local(&options.prompt_template_paths, environment) {
+            set.diagnostics.push(ResourceDiagnostic::error(
+                "Prompt template path does not exist",
+                &path,
+            ));
+        }
+        for template in &mut set.templates {
+            template.metadata = Some(self.paths.metadata_for(environment, &template.file_path));
+        }
+        self.prompts = set;
+    }
+
+    fn reload_themes(&mut self, environment: &Environment, options: &LoaderOptions) {
+        if options.switches.no_themes && self.paths.themes.is_empty() {
+            self.themes = ThemeSet::default();
+            return;
+        }
+        let mut set = load_themes(&self.paths.themes, &environment.cwd);
+        for path in missing_local(&options.theme_paths, environment) {
+            if !set
+                .diagnostics
+                .iter()
+                .any(|diagnostic| diagnostic.path() == path)
+            {
+                set.diagnostics.push(ResourceDiagnostic::error(
+                    "Theme path does not exist",
+                    &path,
+                ));
+            }
+        }
+        for theme in &mut set.themes {
+            theme.metadata = Some(self.paths.metadata_for(environment, &theme.file_path));
+        }
+        self.themes = set;
+    }
+
+    fn apply_overrides(&mut self, overrides: &LoaderOverrides<'_>) {
+        if let Some(hook) = &overrides.extensions {
+            self.extensions = hook(std::mem::take(&mut self.extensions));
+        }
+        if let Some(hook) = &overrides.skills {
+            self.skills = hook(std::mem::take(&mut self.skills));
+        }
+        if let Some(hook) = &overrides.prompts {
+            self.prompts = hook(std::mem::take(&mut self.prompts));
+        }
+        if let Some(hook) = &overrides.themes {
+            self.themes = hook(std::mem::take(&mut self.themes));
+        }
+        if let Some(hook) = &overrides.context_files {
+            self.context_files = hook(std::mem::take(&mut self.context_files));
+        }
+        if let Some(hook) = &overrides.system_prompt {
+            self.system_prompt = hook(self.system_prompt.take());
+        }
+        if let Some(hook) = &overrides.append_system_prompt {
+            self.append_system_prompt = hook(std::mem::take(&mut self.append_system_prompt));
+        }
+    }
+
+    /// RL-13: adds paths contributed by an extension at run time, after everything else (lowest
+    /// precedence), with provenance `extension:<file stem>`, and reloads the affected types.
+    pub fn add_contributed_paths(
+        &mut self,
+        environment: &Environment,
+        contribution: &ExtensionContribution,
+    ) {
+        let stem = contribution
+            .extension_path
+            .file_stem()
+            .map(|stem| stem.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let metadata = PathMetadata {
+            source: format!("extension:{stem}"),
+            scope: SourceScope::Temporary,
+            origin: SourceOrigin::TopLevel,
+            base_dir: contribution.extension_path.parent().map(Path::to_path_buf),
+        };
+        let options = LoaderOptions::default();
+        let add = |existing: &Vec<PathBuf>, values: &[String], paths: &mut LoadedPaths| {
+            let extra: Vec<PathBuf> = values.iter().map(PathBuf::from).collect();
+            let merged = merge_paths(&[existing.clone(), extra], environment);
+            for path in merged.iter().skip(existing.len()) {
+                paths.record(path, &metadata);
+            }
+            merged
+        };
+        if !contribution.skill_paths.is_empty() {
+            let existing = self.paths.skills.clone();
+            self.paths.skills = add(&existing, &contribution.skill_paths, &mut self.paths);
+            self.reload_skills(environment, &options);
+        }
+        if !contribution.prompt_paths.is_empty() {
+            let existing = self.paths.prompts.clone();
+            self.paths.prompts = add(&existing, &contribution.prompt_paths, &mut self.paths);
+            self.reload_prompts(environment, &options);
+        }
+        if !contribution.theme_paths.is_empty() {
+            let existing = self.paths.themes.clone();
+            self.paths.themes = add(&existing, &contribution.theme_paths, &mut self.paths);
+            self.reload_themes(environment, &options);
+        }
+    }
+}

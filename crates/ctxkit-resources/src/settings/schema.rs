@@ -1,0 +1,502 @@
+//! The table of known settings: their types, defaults and validation. Unknown keys are not an
+//! error (other tools and newer versions write them); they are kept and reported as warnings.
+
+use serde_json::Value;
+
+/// The type a setting accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueKind {
+    /// `true` / `false`.
+    Bool,
+    /// A whole number within `min..=max`.
+    Integer {
+        /// Smallest accepted value.
+        min: i64,
+        /// Largest accepted value.
+        max: i64,
+    },
+    /// Any string.
+    String,
+    /// One of a fixed list of strings.
+    Enum(&'static [&'static str]),
+    /// An array of strings.
+    StringList,
+    /// The `packages` array: strings or `{source, extensions?, skills?, prompts?, themes?}`.
+    PackageList,
+    /// An object with known fields.
+    Object(&'static [Field]),
+}
+
+/// A default value of the schema table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DefaultValue {
+    /// No default: the getter reports "unset".
+    Unset,
+    /// A boolean.
+    Bool(bool),
+    /// An integer.
+    Integer(i64),
+    /// A string.
+    Str(&'static str),
+    /// `[]`.
+    EmptyList,
+}
+
+impl DefaultValue {
+    /// As JSON, `None` for [`DefaultValue::Unset`].
+    pub fn to_json(self) -> Option<Value> {
+        match self {
+            Self::Unset => None,
+            Self::Bool(value) => Some(Value::Bool(value)),
+            Self::Integer(value) => Some(Value::from(value)),
+            Self::Str(value) => Some(Value::from(value)),
+            Self::EmptyList => Some(Value::Array(Vec::new())),
+        }
+    }
+}
+
+/// One known setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Field {
+    /// The key within its parent object.
+    pub key: &'static str,
+    /// What it accepts.
+    pub kind: ValueKind,
+    /// Its default.
+    pub default: DefaultValue,
+}
+
+const fn field(key: &'static str, kind: ValueKind, default: DefaultValue) -> Field {
+    Field { key, kind, default }
+}
+
+const NON_NEGATIVE: ValueKind = ValueKind::Integer {
+    min: 0,
+    max: i64::MAX,
+};
+const MODES: &[&str] = &["all", "one-at-a-time"];
+
+const COMPACTION: &[Field] = &[
+    field("enabled", ValueKind::Bool, DefaultValue::Bool(true)),
+    field("reserveTokens", NON_NEGATIVE, DefaultValue::Integer(16384)),
+    field(
+        "keepRecentTokens",
+        NON_NEGATIVE,
+        DefaultValue::Integer(20000),
+    ),
+];
+const BRANCH_SUMMARY: &[Field] = &[
+    field("reserveTokens", NON_NEGATIVE, DefaultValue::Integer(16384)),
+    field("skipPrompt", ValueKind::Bool, DefaultValue::Bool(false)),
+];
+const PROVIDER_RETRY: &[Field] = &[
+    field("timeoutMs", NON_NEGATIVE, DefaultValue::Unset),
+    field("maxRetries", NON_NEGATIVE, DefaultValue::Unset),
+    field(
+        "maxRetryDelayMs",
+        NON_NEGATIVE,
+        DefaultValue::Integer(60000),
+    ),
+];
+const RETRY: &[Field] = &[
+    field("enabled", ValueKind::Bool, DefaultValue::Bool(true)),
+    field("maxRetries", NON_NEGATIVE, DefaultValue::Integer(3)),
+    field("baseDelayMs", NON_NEGATIVE, DefaultValue::Integer(2000)),
+    field(
+        "provider",
+        ValueKind::Object(PROVIDER_RETRY),
+        DefaultValue::Unset,
+    ),
+];
+const TERMINAL: &[Field] = &[
+    field("showImages", ValueKind::Bool, DefaultValue::Bool(true)),
+    field(
+        "imageWidthCells",
+        ValueKind::Integer {
+            min: 1,
+            max: i64::MAX,
+        },
+        DefaultValue::Integer(60),
+    ),
+    field("clearOnShrink", ValueKind::Bool, DefaultValue::Bool(false)),
+    field(
+        "showTerminalProgress",
+        ValueKind::Bool,
+        DefaultValue::Bool(false),
+    ),
+];
+const IMAGES: &[Field] = &[
+    field("autoResize", ValueKind::Bool, DefaultValue::Bool(true)),
+    field("blockImages", ValueKind::Bool, DefaultValue::Bool(false)),
+];
+const THINKING_BUDGETS: &[Field] = &[
+    field("minimal", NON_NEGATIVE, DefaultValue::Unset),
+    field("low", NON_NEGATIVE, DefaultValue::Unset),
+    field("medium", NON_NEGATIVE, DefaultValue::Unset),
+    field("high", NON_NEGATIVE, DefaultValue::Unset),
+];
+const MARKDOWN: &[Field] = &[field(
+    "codeBlockIndent",
+    ValueKind::String,
+    DefaultValue::Str("  "),
+)];
+const WARNINGS: &[Field] = &[field(
+    "anthropicExtraUsage",
+    ValueKind::Bool,
+    DefaultValue::Unset,
+)];
+
+/// Every top-level setting the reference knows (0.73.1), in documentation order.
+pub const TOP_LEVEL: &[Field] = &[
+    field(
+        "lastChangelogVersion",
+        ValueKind::String,
+        DefaultValue::Unset,
+    ),
+    field("defaultProvider", ValueKind::String, DefaultValue::Unset),
+    field("defaultModel", ValueKind::String, DefaultValue::Unset),
+    field(
+        "defaultThinkingLevel",
+        ValueKind::Enum(&["off", "minimal", "low", "medium", "high", "xhigh"]),
+        DefaultValue::Unset,
+    ),
+    field(
+        "transport",
+        ValueKind::Enum(&["sse", "websocket", "websocket-cached", "auto"]),
+        DefaultValue::Str("auto"),
+    ),
+    field(
+        "steeringMode",
+        ValueKind::Enum(MODES),
+        DefaultValue::Str("one-at-a-time"),
+    ),
+    field(
+        "followUpMode",
+        ValueKind::Enum(MODES),
+        DefaultValue::Str("one-at-a-time"),
+    ),
+    field("theme", ValueKind::String, DefaultValue::Unset),
+    field(
+        "compaction",
+        ValueKind::Object(COMPACTION),
+        DefaultValue::Unset,
+    ),
+    field(
+        "branchSummary",
+        ValueKind::Object(BRANCH_SUMMARY),
+        DefaultValue::Unset,
+    ),
+    field("retry", ValueKind::Object(RETRY), DefaultValue::Unset),
+    field(
+        "hideThinkingBlock",
+        ValueKind::Bool,
+        DefaultValue::Bool(false),
+    ),
+    field("shellPath", ValueKind::String, DefaultValue::Unset),
+    field("quietStartup", ValueKind::Bool, DefaultValue::Bool(false)),
+    field("shellCommandPrefix", ValueKind::String, DefaultValue::Unset),
+    field("npmCommand", ValueKind::StringList, DefaultValue::Unset),
+    field(
+        "collapseChangelog",
+        ValueKind::Bool,
+        DefaultValue::Bool(false),
+    ),
+    field(
+        "enableInstallTelemetry",
+        ValueKind::Bool,
+        DefaultValue::Bool(true),
+    ),
+    field("packages", ValueKind::PackageList, DefaultValue::EmptyList),
+    field("extensions", ValueKind::StringList, DefaultValue::EmptyList),
+    field("skills", ValueKind::StringList, DefaultValue::EmptyList),
+    field("prompts", ValueKind::StringList, DefaultValue::EmptyList),
+    field("themes", ValueKind::StringList, DefaultValue::EmptyList),
+    field(
+        "enableSkillCommands",
+        ValueKind::Bool,
+        DefaultValue::Bool(true),
+    ),
+    field("terminal", ValueKind::Object(TERMINAL), DefaultValue::Unset),
+    field("images", ValueKind::Object(IMAGES), DefaultValue::Unset),
+    field("enabledModels", ValueKind::StringList, DefaultValue::Unset),
+    field(
+        "doubleEscapeAction",
+        ValueKind::Enum(&["fork", "tree", "none"]),
+        DefaultValue::Str("tree"),
+    ),
+    field(
+        "treeFilterMode",
+        ValueKind::Enum(&["default", "no-tools", "user-only", "labeled-only", "all"]),
+        DefaultValue::Str("default"),
+    ),
+    field(
+        "thinkingBudgets",
+        ValueKind::Object(THINKING_BUDGETS),
+        DefaultValue::Unset,
+    ),
+    field(
+        "editorPaddingX",
+        ValueKind::Integer { min: 0, max: 3 },
+        DefaultValue::Integer(0),
+    ),
+    field(
+        "autocompleteMaxVisible",
+        ValueKind::Integer { min: 3, max: 20 },
+        DefaultValue::Integer(5),
+    ),
+    field(
+        "showHardwareCursor",
+        ValueKind::Bool,
+        DefaultValue::Bool(false),
+    ),
+    field("markdown", ValueKind::Object(MARKDOWN), DefaultValue::Unset),
+    field("warnings", ValueKind::Object(WARNINGS), DefaultValue::Unset),
+    field("sessionDir", ValueKind::String, DefaultValue::Unset),
+];
+
+/// Looks a dotted key up in the schema; `None` when any segment is unknown.
+pub fn lookup(segments: &[String]) -> Option<&'static Field> {
+    let mut fields = TOP_LEVEL;
+    let mut found = None;
+    for segment in segments {
+        if found.is_some_and(|field: &Field| !matches!(field.kind, ValueKind::Object(_))) {
+            return None;
+        }
+        let field = fields.iter().find(|field| field.key == segment)?;
+        if let ValueKind::Object(children) = field.kind {
+            fields = children;
+        }
+        found = Some(field);
+    }
+    found
+}
+
+/// Every leaf key of the schema (dotted) with its field, depth first in table order.
+pub fn leaves() -> Vec<(String, &'static Field)> {
+    fn walk(prefix: &str, fields: &'static [Field], out: &mut Vec<(String, &'static Field)>) {
+        for field in fields {
+            let key = if prefix.is_empty() {
+                field.key.to_owned()
+            } else {
+                format!("{prefix}.{}", field.key)
+            };
+            match field.kind {
+                ValueKind::Object(children) => walk(&key, children, out),
+                ValueKind::Bool
+                | ValueKind::Integer { .. }
+                | ValueKind::String
+                | ValueKind::Enum(_)
+                | ValueKind::StringList
+                | ValueKind::PackageList => out.push((key, field)),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk("", TOP_LEVEL, &mut out);
+    out
+}
+
+/// A problem found by [`check_value`]: the dotted key and what was expected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// Dotted key (array elements as `key[i]`).
+    pub key: String,
+    /// Human description of the accepted values.
+    pub expected: String,
+    /// The offending value as JSON.
+    pub found: String,
+}
+
+/// Result of walking a document against the schema.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct CheckReport {
+    /// Keys the schema does not know (dotted).
+    pub unknown_keys: Vec<String>,
+    /// Values of the wrong type or range.
+    pub violations: Vec<Violation>,
+}
+
+/// Checks `value` against `kind`; nested unknown keys and violations go into `report`.
+pub fn check_value(key: &str, kind: ValueKind, value: &Value, report: &mut CheckReport) {
+    let mut violation = |expected: String| {
+        report.violations.push(Violation {
+            key: key.to_owned(),
+            expected,
+            found: value.to_string(),
+        });
+    };
+    match kind {
+        ValueKind::Bool => {
+            if !value.is_boolean() {
+                violation("a boolean (`true` or `false`)".to_owned());
+            }
+        }
+        ValueKind::Integer { min, max } => {
+            let in_range = value
+                .as_i64()
+                .is_some_and(|number| number >= min && number <= max);
+            if !in_range {
+                if max == i64::MAX {
+                    violation(format!("an integer ≥ {min}"));
+                } else {
+                    violation(format!("an integer from {min} to {max}"));
+                }
+            }
+        }
+        ValueKind::String => {
+            if !value.is_string() {
+                violation("a string".to_owned());
+            }
+        }
+        ValueKind::Enum(allowed) => {
+            if !value.as_str().is_some_and(|text| allowed.contains(&text)) {
+                violation(format!("one of {}", allowed.join(", ")));
+            }
+        }
+        ValueKind::StringList => {
+            let valid = value
+                .as_array()
+                .is_some_and(|items| items.iter().all(Value::is_string));
+            if !valid {
+                violation("an array of strings".to_owned());
+            }
+        }
+        ValueKind::PackageList => check_packages(key, value, report),
+        ValueKind::Object(fields) => check_object(key, fields, value, report),
+    }
+}
+
+fn check_object(key: &str, fields: &'static [Field], value: &Value, report: &mut CheckReport) {
+    let Some(object) = value.as_object() else {
+        report.violations.push(Violation {
+            key: key.to_owned(),
+            expected: "an object".to_owned(),
+            found: value.to_string(),
+        });
+        return;
+    };
+    for (name, nested) in object {
+        let nested_key = format!("{key}.{name}");
+        match fields.iter().find(|field| field.key == name) {
+            Some(_) if nested.is_null() => {}
+            Some(field) => check_value(&nested_key, field.kind, nested, report),
+            None => report.unknown_keys.push(nested_key),
+        }
+    }
+}
+
+fn check_packages(key: &str, value: &Value, report: &mut CheckReport) {
+    let Some(items) = value.as_array() else {
+        report.violations.push(Violation {
+            key: key.to_owned(),
+            expected: "an array of package sources".to_owned(),
+            found: value.to_string(),
+        });
+        return;
+    };
+    for (index, item) in items.iter().enumerate() {
+        let item_key = format!("{key}[{index}]");
+        let valid = match item {
+            Value::String(_) => true,
+            Value::Object(object) => {
+                object.get("source").is_some_and(Value::is_string)
+                    && ["extensions", "skills", "prompts", "themes"]
+                        .iter()
+                        .all(|kind| {
+                            object.get(*kind).is_none_or(|filter| {
+                                filter
+                                    .as_array()
+                                    .is_some_and(|patterns| patterns.iter().all(Value::is_string))
+                            })
+                        })
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) | Value::Array(_) => false,
+        };
+        if !valid {
+            report.violations.push(Violation {
+                key: item_key,
+                expected: "a source string or {\"source\": …, \"extensions\"?: [..], \"skills\"?: [..], \"prompts\"?: [..], \"themes\"?: [..]}".to_owned(),
+                found: item.to_string(),
+            });
+        }
+    }
+}
+
+/// Checks a whole document: unknown keys and violations, in document order. `null` values are
+/// treated as unset (the reference's getters do the same).
+pub fn check_document(document: &serde_json::Map<String, Value>) -> CheckReport {
+    let mut report = CheckReport::default();
+    for (key, value) in document {
+        match TOP_LEVEL.iter().find(|field| field.key == key) {
+            Some(_) if value.is_null() => {}
+            Some(field) => check_value(key, field.kind, value, &mut report),
+            None => report.unknown_keys.push(key.clone()),
+        }
+    }
+    report
+}
+
+/// Interprets the text of `ctxkit config set KEY VALUE` for `kind`: strings and enums are taken
+/// verbatim, everything else (and unknown keys) is parsed as JSON, unknown keys falling back to
+/// a plain string when the text is not JSON.
+pub fn parse_raw_value(kind: Option<ValueKind>, raw: &str) -> Value {
+    match kind {
+        Some(ValueKind::String | ValueKind::Enum(_)) => Value::from(raw),
+        Some(
+            ValueKind::Bool
+            | ValueKind::Integer { .. }
+            | ValueKind::StringList
+            | ValueKind::PackageList
+            | ValueKind::Object(_),
+        )
+        | None => serde_json::from_str(raw).unwrap_or_else(|_| Value::from(raw)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn lookup_nested() {
+        let key = [
+            "retry".to_owned(),
+            "provider".to_owned(),
+            "maxRetryDelayMs".to_owned(),
+        ];
+        assert_eq!(
+            lookup(&key).map(|field| field.default),
+            Some(DefaultValue::Integer(60000))
+        );
+        assert!(lookup(&["theme".to_owned(), "x".to_owned()]).is_none());
+        assert!(lookup(&["nope".to_owned()]).is_none());
+    }
+
+    #[test]
+    fn check_reports_unknown_and_invalid() {
+        let document = json!({"theme": 3, "compaction": {"enabled": "yes", "extra": 1}, "mine": true, "packages": ["npm:x", {"source": "y", "skills": ["a"]}, 4]});
+        let report = check_document(document.as_object().unwrap());
+        assert_eq!(report.unknown_keys, vec!["compaction.extra", "mine"]);
+        let keys: Vec<&str> = report
+            .violations
+            .iter()
+            .map(|violation| violation.key.as_str())
+            .collect();
+        assert_eq!(keys, vec!["theme", "compaction.enabled", "packages[2]"]);
+    }
+
+    #[test]
+    fn raw_values() {
+        assert_eq!(
+            parse_raw_value(Some(ValueKind::String), "123"),
+            json!("123")
+        );
+        assert_eq!(
+            parse_raw_value(Some(ValueKind::Bool), "false"),
+            json!(false)
+        );
+        assert_eq!(parse_raw_value(None, "hello"), json!("hello"));
+        assert_eq!(parse_raw_value(None, "[1]"), json!([1]));
+    }
+}

@@ -1,0 +1,182 @@
+//! Settings files on disk: reading, and read-modify-write under an inter-process lock with an
+//! atomic replace, so two processes editing the same file never lose each other's keys.
+
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::document::{self, Document};
+use crate::error::SettingsError;
+
+/// How long a writer waits for another writer before giving up.
+const LOCK_TIMEOUT: Duration = Duration::from_secs(10);
+const LOCK_RETRY_PAUSE: Duration = Duration::from_millis(10);
+
+/// The lock file guarding `settings_path`: `<settings.json>.lock`, left in place between runs
+/// (deleting a lock file that another process may be waiting on would break mutual exclusion).
+pub fn lock_path(settings_path: &Path) -> PathBuf {
+    let mut name = settings_path.as_os_str().to_owned();
+    name.push(".lock");
+    PathBuf::from(name)
+}
+
+/// Reads and parses a settings file (migrated). A missing or blank file is an empty document.
+/// Needs no lock: writers replace the file atomically, so a reader sees old or new content.
+pub fn read(path: &Path) -> Result<Document, SettingsError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => parse(path, &text),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(Document::new()),
+        Err(source) => Err(SettingsError::Read {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// Parses settings text (migrated); blank text is an empty document.
+pub fn parse(path: &Path, text: &str) -> Result<Document, SettingsError> {
+    if text.trim().is_empty() {
+        return Ok(Document::new());
+    }
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|error| SettingsError::Parse {
+            path: path.to_path_buf(),
+            line: error.line(),
+            column: error.column(),
+            message: strip_position(&error.to_string()),
+        })?;
+    match value {
+        serde_json::Value::Object(mut object) => {
+            document::migrate(&mut object);
+            Ok(object)
+        }
+        serde_json::Value::Null
+        | serde_json::Value::Bool(_)
+        | serde_json::Value::Number(_)
+        | serde_json::Value::String(_)
+        | serde_json::Value::Array(_) => Err(SettingsError::NotAnObject {
+            path: path.to_path_buf(),
+        }),
+    }
+}
+
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(index) => message[..index].to_owned(),
+        None => message.to_owned(),
+    }
+}
+
+/// Holds the exclusive lock on a settings file until dropped.
+#[derive(Debug)]
+struct LockGuard {
+    file: File,
+}
+
+impl Drop for LockGuard {
+    fn drop(&mut self) {
+        // Closing the descriptor releases the lock as well; unlocking first is just prompt.
+        let _ = self.file.unlock();
+    }
+}
+
+fn acquire(path: &Path) -> Result<LockGuard, SettingsError> {
+    let lock = lock_path(path);
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock)
+        .map_err(|source| SettingsError::Write {
+            path: lock.clone(),
+            source,
+        })?;
+    let started = Instant::now();
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(LockGuard { file }),
+            Err(TryLockError::WouldBlock) => {
+                if started.elapsed() >= LOCK_TIMEOUT {
+                    return Err(SettingsError::LockTimeout { path: lock });
+                }
+                std::thread::sleep(LOCK_RETRY_PAUSE);
+            }
+            Err(TryLockError::Error(source)) => {
+                return Err(SettingsError::Write { path: lock, source });
+            }
+        }
+    }
+}
+
+/// Read-modify-write under the lock: creates the parent directory, locks, re-reads the current
+/// file (migrated), lets `change` edit it, and atomically replaces the file with the result
+/// (temp file in the same directory, fsync, rename). A file that no longer parses is left alone
+/// and the parse error returned.
+pub fn update(path: &Path, change: impl FnOnce(&mut Document)) -> Result<Document, SettingsError> {
+    let directory = path.parent().unwrap_or_else(|| Path::new("."));
+    std::fs::create_dir_all(directory).map_err(|source| SettingsError::Write {
+        path: directory.to_path_buf(),
+        source,
+    })?;
+    let _guard = acquire(path)?;
+    let mut current = read(path)?;
+    change(&mut current);
+    let text = document::serialize(&current);
+    write_atomic(path, text.as_bytes())?;
+    Ok(current)
+}
+
+/// Writes `contents` to `path` through a temp file in the same directory and a rename.
+pub(crate) fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), SettingsError> {
+    let directory = path.parent().unwrap_or_else(|| Path::new("."));
+    let write_error = |source: std::io::Error| SettingsError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut temp = tempfile::Builder::new()
+        .prefix(".settings-")
+        .suffix(".tmp")
+        .tempfile_in(directory)
+        .map_err(write_error)?;
+    temp.write_all(contents).map_err(write_error)?;
+    temp.as_file().sync_all().map_err(write_error)?;
+    if let Ok(metadata) = std::fs::metadata(path) {
+        // Keep the permissions the user gave the file.
+        let _ = std::fs::set_permissions(temp.path(), metadata.permissions());
+    }
+    temp.persist(path)
+        .map_err(|error| write_error(error.error))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_error_names_position() {
+        let error = parse(Path::new("/x/settings.json"), "{ invalid").unwrap_err();
+        let message = error.to_string();
+        assert!(
+            message.starts_with(
+                "Invalid JSON in settings file `/x/settings.json` at line 1, column 3"
+            ),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn update_creates_directory_and_writes_pretty_json() {
+        let temp = tempfile::tempdir().unwrap();
+        let path = temp.path().join("a/b/settings.json");
+        update(&path, |document| {
+            document.insert("theme".to_owned(), serde_json::Value::from("light"));
+        })
+        .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\n  \"theme\": \"light\"\n}"
+        );
+    }
+}

@@ -1,0 +1,333 @@
+//! Data-driven checks of source parsing and identity (AT-01…AT-06, PM-3 table, safety rules).
+
+use std::path::Path;
+
+use super::*;
+
+#[derive(Debug)]
+struct GitCase {
+    input: &'static str,
+    repo: &'static str,
+    host: &'static str,
+    path: &'static str,
+    git_ref: Option<&'static str>,
+}
+
+const GIT_CASES: &[GitCase] = &[
+    GitCase {
+        input: "git:github.com/user/repo@v1",
+        repo: "https://github.com/user/repo",
+        host: "github.com",
+        path: "user/repo",
+        git_ref: Some("v1"),
+    },
+    GitCase {
+        input: "https://github.com/user/repo@v1",
+        repo: "https://github.com/user/repo",
+        host: "github.com",
+        path: "user/repo",
+        git_ref: Some("v1"),
+    },
+    GitCase {
+        input: "git:git@github.com:user/repo@v1",
+        repo: "git@github.com:user/repo",
+        host: "github.com",
+        path: "user/repo",
+        git_ref: Some("v1"),
+    },
+    GitCase {
+        input: "git:git@github.com:user/repo@v1.0.0",
+        repo: "git@github.com:user/repo",
+        host: "github.com",
+        path: "user/repo",
+        git_ref: Some("v1.0.0"),
+    },
+    GitCase {
+        input: "ssh://git@github.com/user/repo@v1",
+        repo: "ssh://git@github.com/user/repo",
+        host: "github.com",
+        path: "user/repo",
+        git_ref: Some("v1"),
+    },
+    GitCase {
+        input: "https://github.com/user/repo@feature/branch",
+        repo: "https://github.com/user/repo",
+        host: "github.com",
+        path: "user/repo",
+        git_ref: Some("feature/branch"),
+    },
+    GitCase {
+        input: "https://github.com/user/repo.git",
+        repo: "https://github.com/user/repo.git",
+        host: "github.com",
+        path: "user/repo",
+        git_ref: None,
+    },
+    GitCase {
+        input: "ssh://git@example.com:2222/team/repo.git@v3",
+        repo: "ssh://git@example.com:2222/team/repo.git",
+        host: "example.com",
+        path: "team/repo",
+        git_ref: Some("v3"),
+    },
+    GitCase {
+        input: "git:example.com/group/sub/repo@main",
+        repo: "https://example.com/group/sub/repo",
+        host: "example.com",
+        path: "group/sub/repo",
+        git_ref: Some("main"),
+    },
+    GitCase {
+        input: "git:localhost/a/b",
+        repo: "https://localhost/a/b",
+        host: "localhost",
+        path: "a/b",
+        git_ref: None,
+    },
+    GitCase {
+        input: "https://gitlab.com/group/sub/project",
+        repo: "https://gitlab.com/group/sub/project",
+        host: "gitlab.com",
+        path: "group/sub/project",
+        git_ref: None,
+    },
+    GitCase {
+        input: "https://bitbucket.org/user/repo",
+        repo: "https://bitbucket.org/user/repo",
+        host: "bitbucket.org",
+        path: "user/repo",
+        git_ref: None,
+    },
+    GitCase {
+        input: "https://codeberg.org/user/repo@v2",
+        repo: "https://codeberg.org/user/repo",
+        host: "codeberg.org",
+        path: "user/repo",
+        git_ref: Some("v2"),
+    },
+    GitCase {
+        input: "git:https://github.com/user/repo",
+        repo: "https://github.com/user/repo",
+        host: "github.com",
+        path: "user/repo",
+        git_ref: None,
+    },
+    // Fixed reference bugs (identity unchanged, clone URL usable).
+    GitCase {
+        input: "git://host.example/u/r",
+        repo: "git://host.example/u/r",
+        host: "host.example",
+        path: "u/r",
+        git_ref: None,
+    },
+    GitCase {
+        input: "git:git://host.example/u/r",
+        repo: "git://host.example/u/r",
+        host: "host.example",
+        path: "u/r",
+        git_ref: None,
+    },
+    GitCase {
+        input: "https://github.com/u/r#v2",
+        repo: "https://github.com/u/r",
+        host: "github.com",
+        path: "u/r",
+        git_ref: Some("v2"),
+    },
+    GitCase {
+        input: "https://github.com/u/r/tree/main",
+        repo: "https://github.com/u/r",
+        host: "github.com",
+        path: "u/r",
+        git_ref: Some("main"),
+    },
+    GitCase {
+        input: "git:user/repo",
+        repo: "https://github.com/user/repo",
+        host: "github.com",
+        path: "user/repo",
+        git_ref: None,
+    },
+    GitCase {
+        input: "HTTPS://GitHub.com/User/Repo",
+        repo: "HTTPS://GitHub.com/User/Repo",
+        host: "github.com",
+        path: "User/Repo",
+        git_ref: None,
+    },
+];
+
+#[test]
+fn at_02_git_table() {
+    for case in GIT_CASES {
+        let parsed = parse_git_url(case.input).unwrap_or_else(|| panic!("{case:?} not git"));
+        assert_eq!(parsed.repo, case.repo, "{case:?}");
+        assert_eq!(parsed.host, case.host, "{case:?}");
+        assert_eq!(parsed.path, case.path, "{case:?}");
+        assert_eq!(parsed.git_ref.as_deref(), case.git_ref, "{case:?}");
+        assert_eq!(parsed.is_pinned(), case.git_ref.is_some(), "{case:?}");
+    }
+}
+
+#[test]
+fn at_01_npm_specs() {
+    let cases: &[(&str, &str, &str, bool)] = &[
+        (
+            "npm:@scope/pkg@1.2.3",
+            "@scope/pkg",
+            "@scope/pkg@1.2.3",
+            true,
+        ),
+        ("npm:pkg", "pkg", "pkg", false),
+        ("npm:pkg@latest", "pkg", "pkg@latest", true),
+        ("npm: pkg@1", "pkg", "pkg@1", true),
+        ("npm:pkg@", "pkg@", "pkg@", false),
+        ("npm:@scope/pkg", "@scope/pkg", "@scope/pkg", false),
+    ];
+    for (input, name, spec, pinned) in cases {
+        let PackageSource::Npm(npm) = PackageSource::parse(input).unwrap() else {
+            panic!("{input} not npm");
+        };
+        assert_eq!(
+            (npm.name.as_str(), npm.spec.as_str(), npm.is_pinned()),
+            (*name, *spec, *pinned),
+            "{input}"
+        );
+    }
+    assert_eq!(
+        PackageSource::parse("npm:@scope/pkg@1.2.3")
+            .unwrap()
+            .identity(Path::new("/c"), Path::new("/h")),
+        "npm:@scope/pkg"
+    );
+}
+
+#[test]
+fn at_03_at_04_local_classification() {
+    for input in [
+        "./packages/agent-timers",
+        "../packages/agent-timers",
+        "github.com/user/repo",
+        "git@github.com:user/repo",
+        "user/repo",
+        "some-name",
+        "github:user/repo",
+        "git:myhost/a/b",
+        "https://github.com/user",
+        "  npm:pkg",
+        "git:myhost.io/team",
+    ] {
+        assert!(
+            matches!(PackageSource::parse(input).unwrap(), PackageSource::Local { ref path } if path == input),
+            "{input}"
+        );
+    }
+    for input in [
+        "github.com/user/repo",
+        "git@github.com:user/repo",
+        "user/repo",
+    ] {
+        assert_eq!(parse_git_url(input), None, "{input}");
+    }
+}
+
+#[test]
+fn at_05_git_identities() {
+    let base = Path::new("/c");
+    let home = Path::new("/h");
+    for input in [
+        "https://github.com/user/repo",
+        "https://github.com/user/repo.git",
+        "ssh://git@github.com/user/repo",
+        "git:https://github.com/user/repo",
+        "git:github.com/user/repo",
+        "git:git@github.com:user/repo",
+        "git:git@github.com:user/repo.git",
+        "https://github.com/user/repo@v1.0.0",
+    ] {
+        assert_eq!(
+            PackageSource::parse(input).unwrap().identity(base, home),
+            "git:github.com/user/repo",
+            "{input}"
+        );
+    }
+    assert_ne!(
+        PackageSource::parse("https://github.com/user/repo1")
+            .unwrap()
+            .identity(base, home),
+        PackageSource::parse("git:git@github.com:user/repo2")
+            .unwrap()
+            .identity(base, home)
+    );
+}
+
+#[test]
+fn at_06_local_identity_depends_on_scope_base() {
+    let source = PackageSource::parse("./x").unwrap();
+    let home = Path::new("/h");
+    assert_eq!(
+        source.identity(Path::new("/h/.ctxkit"), home),
+        "local:/h/.ctxkit/x"
+    );
+    assert_eq!(
+        source.identity(Path::new("/c/.ctxkit"), home),
+        "local:/c/.ctxkit/x"
+    );
+    assert_eq!(source.identity(Path::new("/c"), home), "local:/c/x");
+    assert_eq!(
+        PackageSource::parse("./x/")
+            .unwrap()
+            .identity(Path::new("/c"), home),
+        "local:/c/x"
+    );
+    assert_eq!(
+        PackageSource::parse("~/x")
+            .unwrap()
+            .identity(Path::new("/c"), home),
+        "local:/h/x"
+    );
+}
+
+#[test]
+fn unsafe_sources_are_rejected() {
+    type Check = fn(&SourceError) -> bool;
+    let cases: &[(&str, Check)] = &[
+        ("", |error| matches!(error, SourceError::Empty)),
+        ("npm:", |error| matches!(error, SourceError::Empty)),
+        ("-rf", |error| {
+            matches!(error, SourceError::LeadingDash { .. })
+        }),
+        ("npm:--global", |error| {
+            matches!(error, SourceError::LeadingDash { .. })
+        }),
+        ("npm:@scope/-x", |error| {
+            matches!(error, SourceError::LeadingDash { .. })
+        }),
+        ("git:github.com/user/repo@--upload-pack=x", |error| {
+            matches!(error, SourceError::LeadingDash { .. })
+        }),
+        ("https://example.com/a/../../etc", |error| {
+            matches!(error, SourceError::ParentComponent { .. })
+        }),
+        ("git:example.com/../x/y", |error| {
+            matches!(error, SourceError::ParentComponent { .. })
+        }),
+        ("npm:../evil", |error| {
+            matches!(error, SourceError::ParentComponent { .. })
+        }),
+        ("npm:pkg\n--global", |error| {
+            matches!(error, SourceError::ControlCharacter { .. })
+        }),
+        ("./x\u{1b}[31m", |error| {
+            matches!(error, SourceError::ControlCharacter { .. })
+        }),
+    ];
+    for (input, check) in cases {
+        let error = PackageSource::parse(input).unwrap_err();
+        assert!(check(&error), "{input:?} → {error:?}");
+        let message = error.to_string();
+        assert!(!message.contains('\n'), "{message}");
+    }
+    // Relative local paths with `..` stay allowed.
+    assert!(PackageSource::parse("../packages/x").is_ok());
+}

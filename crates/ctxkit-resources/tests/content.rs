@@ -1,0 +1,371 @@
+//! Skills, frontmatter-driven prompt templates and substitution cases AT-65…AT-79.
+
+use std::path::{Path, PathBuf};
+
+use ctxkit_resources::{
+    ResourceDiagnostic, Skill, expand_prompt_template, expand_skill_command,
+    format_skills_for_prompt, load_prompt_templates, load_skill_file, load_skills,
+    parse_command_args, substitute_args,
+};
+
+use crate::common::{World, write};
+
+fn skill(dir: &Path, name: &str, frontmatter: &str) -> PathBuf {
+    let path = dir.join(name).join("SKILL.md");
+    write(&path, &format!("---\n{frontmatter}\n---\nBody"));
+    path
+}
+
+fn messages(diagnostics: &[ResourceDiagnostic]) -> Vec<String> {
+    diagnostics
+        .iter()
+        .map(ResourceDiagnostic::message)
+        .collect()
+}
+
+#[test]
+fn at_65_skill_validation_fixtures() {
+    let world = World::new();
+    let dir = world.root.join("skills");
+    let long_name = "a".repeat(65);
+    let long_description = "d".repeat(1025);
+    // (directory, frontmatter, loaded, expected message fragment or "" for none)
+    let cases: Vec<(&str, String, bool, &str)> = vec![
+        (
+            "valid-skill",
+            "name: valid-skill\ndescription: ok".into(),
+            true,
+            "",
+        ),
+        (
+            "name-mismatch",
+            "name: different-name\ndescription: ok".into(),
+            true,
+            "does not match parent directory",
+        ),
+        (
+            "invalid-name-chars",
+            "name: Invalid_Name\ndescription: ok".into(),
+            true,
+            "invalid characters",
+        ),
+        (
+            "long-name",
+            format!("name: {long_name}\ndescription: ok"),
+            true,
+            "exceeds 64 characters (65)",
+        ),
+        (
+            "consecutive-hyphens",
+            "name: bad--name\ndescription: ok".into(),
+            true,
+            "consecutive hyphens",
+        ),
+        (
+            "-bad-",
+            "description: ok".into(),
+            true,
+            "must not start or end with a hyphen",
+        ),
+        (
+            "missing-description",
+            "name: missing-description".into(),
+            false,
+            "description is required",
+        ),
+        (
+            "unknown-field",
+            "name: unknown-field\ndescription: ok\nlicense: MIT\nallowed-tools: [a]".into(),
+            true,
+            "",
+        ),
+        (
+            "long-description",
+            format!("name: long-description\ndescription: {long_description}"),
+            true,
+            "description exceeds 1024 characters (1025)",
+        ),
+        (
+            "numeric-name",
+            "name: 123\ndescription: ok".into(),
+            false,
+            "name must be a string",
+        ),
+    ];
+    for (directory, frontmatter, loaded, fragment) in cases {
+        let path = skill(&dir, directory, &frontmatter);
+        let (skill, diagnostics) = load_skill_file(&path);
+        assert_eq!(skill.is_some(), loaded, "{directory}: {diagnostics:?}");
+        let messages = messages(&diagnostics);
+        if fragment.is_empty() {
+            assert!(messages.is_empty(), "{directory}: {messages:?}");
+        } else {
+            assert!(
+                messages.iter().any(|message| message.contains(fragment)),
+                "{directory}: {messages:?}"
+            );
+        }
+    }
+    let path = dir.join("no-frontmatter/SKILL.md");
+    write(&path, "just text");
+    let (skill, diagnostics) = load_skill_file(&path);
+    assert!(skill.is_none());
+    assert_eq!(messages(&diagnostics), vec!["description is required"]);
+    let (skill, _) = load_skill_file(&skill_path_with(&dir, "name-mismatch"));
+    assert_eq!(skill.unwrap().name, "different-name");
+}
+
+fn skill_path_with(dir: &Path, name: &str) -> PathBuf {
+    dir.join(name).join("SKILL.md")
+}
+
+#[test]
+fn at_66_invalid_yaml_is_one_warning() {
+    let world = World::new();
+    let path = world.root.join("invalid-yaml/SKILL.md");
+    write(
+        &path,
+        "---\nname: invalid-yaml\ndescription: [unclosed bracket\n---\nBody",
+    );
+    let (skill, diagnostics) = load_skill_file(&path);
+    assert!(skill.is_none());
+    assert_eq!(diagnostics.len(), 1);
+    assert!(
+        diagnostics[0].message().contains("at line"),
+        "{diagnostics:?}"
+    );
+}
+
+#[test]
+fn at_67_disable_model_invocation() {
+    let world = World::new();
+    let hidden = skill(
+        &world.root,
+        "hidden",
+        "name: hidden\ndescription: d\ndisable-model-invocation: true",
+    );
+    let quoted = skill(
+        &world.root,
+        "quoted",
+        "name: quoted\ndescription: d\ndisable-model-invocation: \"true\"",
+    );
+    let hidden = load_skill_file(&hidden).0.unwrap();
+    let quoted = load_skill_file(&quoted).0.unwrap();
+    assert!(hidden.disable_model_invocation);
+    assert!(!quoted.disable_model_invocation);
+    assert_eq!(format_skills_for_prompt(std::slice::from_ref(&hidden)), "");
+    let block = format_skills_for_prompt(&[hidden, quoted]);
+    assert!(
+        block.contains("<name>quoted</name>") && !block.contains("<name>hidden</name>"),
+        "{block}"
+    );
+}
+
+#[test]
+fn at_68_prompt_block_escapes_xml() {
+    let skill = Skill {
+        name: "a&b".into(),
+        description: "it's <x>".into(),
+        file_path: "/p/S.md".into(),
+        base_dir: "/p".into(),
+        disable_model_invocation: false,
+        metadata: None,
+    };
+    let block = format_skills_for_prompt(&[skill]);
+    let expected = "\n\nThe following skills provide specialized instructions for specific tasks.\nUse the read tool to load a skill's file when the task matches its description.\nWhen a skill file references a relative path, resolve it against the skill directory (parent of SKILL.md / dirname of the path) and use that absolute path in tool commands.\n\n<available_skills>\n  <skill>\n    <name>a&amp;b</name>\n    <description>it&apos;s &lt;x&gt;</description>\n    <location>/p/S.md</location>\n  </skill>\n</available_skills>";
+    assert_eq!(block, expected);
+}
+
+#[test]
+fn at_69_nameless_root_files_collide_and_symlinks_are_skipped() {
+    let world = World::new();
+    let dir = world.root.join("skills");
+    write(dir.join("a.md"), "---\ndescription: a\n---\n");
+    write(dir.join("b.md"), "---\ndescription: b\n---\n");
+    write(dir.join("c.md"), "---\nname: c\ndescription: c\n---\n");
+    let set = load_skills(std::slice::from_ref(&dir), &world.cwd(), &world.env.home);
+    let names: Vec<&str> = set.skills.iter().map(|skill| skill.name.as_str()).collect();
+    assert_eq!(names, vec!["skills", "c"]);
+    assert_eq!(set.skills[0].file_path, dir.join("a.md"));
+    let collisions: Vec<&ResourceDiagnostic> = set
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity() == "collision")
+        .collect();
+    assert_eq!(collisions.len(), 1);
+    assert_eq!(collisions[0].message(), "name \"skills\" collision");
+    assert!(
+        messages(&set.diagnostics)
+            .contains(&"name \"c\" does not match parent directory \"skills\"".to_owned())
+    );
+    #[cfg(unix)]
+    {
+        let other = world.root.join("other");
+        std::fs::create_dir_all(&other).unwrap();
+        std::os::unix::fs::symlink(dir.join("c.md"), other.join("link.md")).unwrap();
+        let set = load_skills(&[dir, other.join("link.md")], &world.cwd(), &world.env.home);
+        assert_eq!(set.skills.len(), 2);
+        assert_eq!(
+            set.diagnostics
+                .iter()
+                .filter(|d| d.severity() == "collision")
+                .count(),
+            1
+        );
+    }
+}
+
+#[test]
+fn at_70_skill_command_expansion() {
+    let world = World::new();
+    let path = skill(&world.root, "foo", "name: foo\ndescription: d");
+    write(&path, "---\nname: foo\ndescription: d\n---\nDo X");
+    let skill = load_skill_file(&path).0.unwrap();
+    let dir = path.parent().unwrap().display().to_string();
+    let expanded =
+        expand_skill_command("/skill:foo some args", std::slice::from_ref(&skill)).unwrap();
+    assert_eq!(
+        expanded.as_deref(),
+        Some(format!("<skill name=\"foo\" location=\"{}\">\nReferences are relative to {dir}.\n\nDo X\n</skill>\n\nsome args", path.display()).as_str())
+    );
+    assert_eq!(
+        expand_skill_command("/skill:unknown x", &[skill]).unwrap(),
+        None
+    );
+}
+
+#[test]
+fn at_73_prompt_template_records() {
+    let world = World::new();
+    let dir = world.root.join("prompts");
+    write(
+        dir.join("review.md"),
+        "---\ndescription: user\nargument-hint: \"<x>\"\n---\nUser body",
+    );
+    let long_line = "x".repeat(85);
+    write(dir.join("long.md"), &format!("\n\n{long_line}\nmore"));
+    let set = load_prompt_templates(&[dir], &world.cwd(), &world.env.home);
+    let review = set.templates.iter().find(|t| t.name == "review").unwrap();
+    assert_eq!(
+        (
+            review.description.as_str(),
+            review.argument_hint.as_deref(),
+            review.content.as_str()
+        ),
+        ("user", Some("<x>"), "User body")
+    );
+    let long = set.templates.iter().find(|t| t.name == "long").unwrap();
+    assert_eq!(long.description, format!("{}...", "x".repeat(60)));
+}
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|item| (*item).to_owned()).collect()
+}
+
+#[test]
+fn at_74_at_75_at_76_substitution() {
+    let values: Vec<String> = (0..15).map(|index| format!("val{index}")).collect();
+    let cases: Vec<(&str, Vec<String>, &str)> = vec![
+        (
+            "$1 $2: $ARGUMENTS",
+            strings(&["arg100", "@user"]),
+            "arg100 @user: arg100 @user",
+        ),
+        ("$1 $2 $3 $4 $5", strings(&["a", "b"]), "a b   "),
+        ("$0", strings(&["a", "b"]), ""),
+        ("$1.5", strings(&["a"]), "a.5"),
+        ("$01", strings(&["a"]), "a"),
+        ("$10 $12 $15", values, "val9 val11 val14"),
+        ("Price: \\$100", vec![], "Price: \\"),
+        ("$A $$ $ $ARGS", strings(&["a"]), "$A $$ $ $ARGS"),
+        (
+            "$arguments $Arguments $ARGUMENTS",
+            strings(&["a", "b"]),
+            "$arguments $Arguments a b",
+        ),
+        // AT-75: inserted values are never expanded again.
+        (
+            "$ARGUMENTS",
+            strings(&["$1", "$ARGUMENTS"]),
+            "$1 $ARGUMENTS",
+        ),
+        ("$@", strings(&["$100", "$1"]), "$100 $1"),
+        ("$ARGUMENTS", strings(&["x", "$@"]), "x $@"),
+        ("$@", strings(&["$$", "$&"]), "$$ $&"),
+        // AT-76 slices.
+        ("${@:2}", strings(&["a", "b", "c", "d"]), "b c d"),
+        ("${@:2:2}", strings(&["a", "b", "c", "d"]), "b c"),
+        ("${@:0}", strings(&["a", "b", "c"]), "a b c"),
+        ("${@:99}", strings(&["a"]), ""),
+        ("${@:2:0}", strings(&["a", "b"]), ""),
+        ("${@:2} vs $@", strings(&["a", "b", "c"]), "b c vs a b c"),
+        ("${@:1}", strings(&["${@:2}", "test"]), "${@:2} test"),
+        ("${@} ${@:2:}", strings(&["a", "b"]), "${@} ${@:2:}"),
+    ];
+    for (template, args, expected) in cases {
+        assert_eq!(
+            substitute_args(template, &args),
+            expected,
+            "{template} {args:?}"
+        );
+    }
+}
+
+#[test]
+fn at_77_argument_parsing() {
+    let cases: Vec<(&str, Vec<String>)> = vec![
+        ("\"first arg\" second", strings(&["first arg", "second"])),
+        ("'first arg' second", strings(&["first arg", "second"])),
+        ("a  b   c", strings(&["a", "b", "c"])),
+        ("a\tb\tc", strings(&["a", "b", "c"])),
+        ("\"\" \" \"", strings(&[" "])),
+        ("\"quoted \\\"text\\\"\"", strings(&["quoted \\text\\"])),
+        (
+            "\"line1\nline2\" second",
+            strings(&["line1\nline2", "second"]),
+        ),
+        ("a\"b c\"d", strings(&["ab cd"])),
+        ("\"unterminated rest", strings(&["unterminated rest"])),
+    ];
+    for (input, expected) in cases {
+        assert_eq!(parse_command_args(input), expected, "{input:?}");
+    }
+}
+
+#[test]
+fn at_78_at_79_template_expansion() {
+    let world = World::new();
+    let dir = world.root.join("prompts");
+    write(dir.join("review.md"), "Review $1 then $@");
+    write(
+        dir.join("component.md"),
+        "Create a React component named $1 with features: $ARGUMENTS",
+    );
+    let set = load_prompt_templates(&[dir], &world.cwd(), &world.env.home);
+    let templates = &set.templates;
+    assert_eq!(
+        expand_prompt_template("/review a b", templates).as_deref(),
+        Some("Review a then a b")
+    );
+    assert_eq!(
+        expand_prompt_template("/review", templates).as_deref(),
+        Some("Review  then ")
+    );
+    for unchanged in ["/reviewx a", " /review a", "/review\ta b"] {
+        assert_eq!(
+            expand_prompt_template(unchanged, templates),
+            None,
+            "{unchanged:?}"
+        );
+    }
+    assert_eq!(
+        expand_prompt_template(
+            "/component Button \"onClick handler\" \"disabled support\"",
+            templates
+        )
+        .as_deref(),
+        Some(
+            "Create a React component named Button with features: Button onClick handler disabled support"
+        )
+    );
+}

@@ -1,0 +1,461 @@
+//! Resource loader cases AT-56…AT-64 and AT-80.
+
+use std::path::PathBuf;
+
+use ctxkit_resources::{
+    ExtensionRegistration, LoadedResources, LoaderOptions, LoaderOverrides, LocalPackagesOnly,
+    ResourceDiagnostic, ResourceSwitches, SettingsManager, SourceScope, SystemPromptParts,
+    assemble_system_prompt, load_resources, migrate_legacy_directories,
+    resolve_extension_conflicts,
+};
+
+use crate::common::{World, write};
+
+fn load(world: &World, options: &LoaderOptions) -> LoadedResources {
+    let settings = SettingsManager::load(&world.env);
+    load_resources(
+        &world.env,
+        &settings,
+        &LocalPackagesOnly,
+        options,
+        &LoaderOverrides::default(),
+    )
+}
+
+fn valid_theme(name: &str) -> String {
+    let colors: Vec<String> = ctxkit_resources::REQUIRED_COLOR_TOKENS
+        .iter()
+        .map(|token| format!("\"{token}\": \"#000000\""))
+        .collect();
+    format!(
+        "{{\"name\": \"{name}\", \"colors\": {{{}}}}}",
+        colors.join(",")
+    )
+}
+
+#[test]
+fn at_56_extension_order_and_conflicts() {
+    let world = World::new();
+    let cli = world.root.join("tmp/cli.js");
+    write(&cli, "");
+    write(world.project().join("extensions/proj.js"), "");
+    write(world.agent().join("extensions/user.js"), "");
+    let options = LoaderOptions {
+        extension_sources: vec![cli.display().to_string()],
+        ..LoaderOptions::default()
+    };
+    let loaded = load(&world, &options);
+    let paths: Vec<PathBuf> = loaded
+        .extensions
+        .iter()
+        .map(|entry| entry.path.clone())
+        .collect();
+    assert_eq!(
+        paths,
+        vec![
+            cli.clone(),
+            world.project().join("extensions/proj.js"),
+            world.agent().join("extensions/user.js")
+        ]
+    );
+    assert_eq!(loaded.extensions[0].metadata.source, "cli");
+    let registrations: Vec<ExtensionRegistration> = paths
+        .iter()
+        .map(|path| ExtensionRegistration {
+            path: path.clone(),
+            tools: vec!["dup-tool".into()],
+            flags: vec!["myflag".into()],
+            commands: vec!["deploy".into()],
+        })
+        .collect();
+    let conflicts = resolve_extension_conflicts(&registrations);
+    let messages: Vec<String> = conflicts
+        .diagnostics
+        .iter()
+        .map(ResourceDiagnostic::message)
+        .collect();
+    let tool = format!("Tool \"dup-tool\" conflicts with {}", cli.display());
+    let flag = format!("Flag \"--myflag\" conflicts with {}", cli.display());
+    assert_eq!(messages, vec![tool.clone(), flag.clone(), tool, flag]);
+    assert_eq!(conflicts.diagnostics[0].path(), paths[1]);
+    assert_eq!(conflicts.tool_owners["dup-tool"], cli);
+    let names: Vec<&str> = conflicts
+        .commands
+        .iter()
+        .map(|(_, commands)| commands[0].1.as_str())
+        .collect();
+    assert_eq!(names, vec!["deploy:1", "deploy:2", "deploy:3"]);
+}
+
+#[test]
+fn at_57_missing_cli_extension() {
+    let world = World::new();
+    write(world.agent().join("extensions/user.js"), "");
+    let missing = world.root.join("tmp/missing.js");
+    let options = LoaderOptions {
+        extension_sources: vec![missing.display().to_string()],
+        ..LoaderOptions::default()
+    };
+    let loaded = load(&world, &options);
+    assert_eq!(loaded.extensions.len(), 1);
+    assert_eq!(
+        loaded.extension_diagnostics[0].message(),
+        format!("Extension path does not exist: {}", missing.display())
+    );
+}
+
+#[test]
+fn at_58_missing_cli_paths() {
+    let world = World::new();
+    let options = LoaderOptions {
+        skill_paths: vec![world.root.join("tmp/nope").display().to_string()],
+        prompt_template_paths: vec![world.root.join("tmp/missing.md").display().to_string()],
+        theme_paths: vec![world.root.join("tmp/missing.json").display().to_string()],
+        ..LoaderOptions::default()
+    };
+    let loaded = load(&world, &options);
+    let skill: Vec<(&str, String)> = loaded
+        .skills
+        .diagnostics
+        .iter()
+        .map(|d| (d.severity(), d.message()))
+        .collect();
+    assert_eq!(
+        skill,
+        vec![("warning", "skill path does not exist".to_owned())]
+    );
+    let prompt: Vec<(&str, String)> = loaded
+        .prompts
+        .diagnostics
+        .iter()
+        .map(|d| (d.severity(), d.message()))
+        .collect();
+    assert_eq!(
+        prompt,
+        vec![("error", "Prompt template path does not exist".to_owned())]
+    );
+    let theme: Vec<(&str, String)> = loaded
+        .themes
+        .diagnostics
+        .iter()
+        .map(|d| (d.severity(), d.message()))
+        .collect();
+    assert_eq!(
+        theme,
+        vec![("warning", "theme path does not exist".to_owned())]
+    );
+}
+
+#[test]
+fn at_59_at_64_collisions_first_wins() {
+    let world = World::new();
+    let package = world.root.join("pkg");
+    write(world.project().join("prompts/commit.md"), "project");
+    write(world.agent().join("prompts/commit.md"), "user");
+    write(package.join("prompts/commit.md"), "package");
+    write(world.root.join("tmp/cli/commit.md"), "cli");
+    let dup = "---\nname: dup\ndescription: d\n---\n";
+    write(world.project().join("skills/dup/SKILL.md"), dup);
+    write(world.agent().join("skills/dup/SKILL.md"), dup);
+    write(world.project().join("themes/b.json"), &valid_theme("same"));
+    write(world.agent().join("themes/a.json"), &valid_theme("same"));
+    write(world.agent().join("themes/broken.json"), "{}");
+    write(
+        world.agent().join("settings.json"),
+        &format!(r#"{{"packages":["{}"]}}"#, package.display()),
+    );
+    let options = LoaderOptions {
+        prompt_template_paths: vec![world.root.join("tmp/cli/commit.md").display().to_string()],
+        ..LoaderOptions::default()
+    };
+    let loaded = load(&world, &options);
+    assert_eq!(loaded.prompts.templates.len(), 1);
+    assert_eq!(loaded.prompts.templates[0].content, "project");
+    assert_eq!(
+        loaded.prompts.templates[0].metadata.as_ref().unwrap().scope,
+        SourceScope::Project
+    );
+    let losers: Vec<(String, PathBuf)> = loaded
+        .prompts
+        .diagnostics
+        .iter()
+        .map(|d| (d.message(), d.path().to_path_buf()))
+        .collect();
+    assert_eq!(
+        losers,
+        vec![
+            (
+                "name \"/commit\" collision".to_owned(),
+                world.agent().join("prompts/commit.md")
+            ),
+            (
+                "name \"/commit\" collision".to_owned(),
+                package.join("prompts/commit.md")
+            ),
+            (
+                "name \"/commit\" collision".to_owned(),
+                world.root.join("tmp/cli/commit.md")
+            ),
+        ]
+    );
+    assert_eq!(loaded.skills.skills.len(), 1);
+    assert_eq!(
+        loaded.skills.skills[0].file_path,
+        world.project().join("skills/dup/SKILL.md")
+    );
+    let collisions: Vec<String> = loaded
+        .skills
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity() == "collision")
+        .map(ResourceDiagnostic::message)
+        .collect();
+    assert_eq!(collisions, vec!["name \"dup\" collision"]);
+    assert_eq!(loaded.themes.themes.len(), 1);
+    assert_eq!(
+        loaded.themes.themes[0].file_path,
+        world.project().join("themes/b.json")
+    );
+    let theme_messages: Vec<String> = loaded
+        .themes
+        .diagnostics
+        .iter()
+        .map(ResourceDiagnostic::message)
+        .collect();
+    assert!(
+        theme_messages.iter().any(|m| m.starts_with(&format!(
+            "Invalid theme \"{}\"",
+            world.agent().join("themes/broken.json").display()
+        )) && m.contains("name, colors")),
+        "{theme_messages:?}"
+    );
+    assert!(
+        theme_messages.contains(&"name \"same\" collision".to_owned()),
+        "{theme_messages:?}"
+    );
+}
+
+#[test]
+fn at_60_no_skills_still_loads_explicit_paths() {
+    let world = World::new();
+    write(
+        world.agent().join("skills/test-skill.md"),
+        "---\nname: test-skill\ndescription: d\n---\n",
+    );
+    let mut options = LoaderOptions {
+        switches: ResourceSwitches {
+            no_skills: true,
+            ..ResourceSwitches::default()
+        },
+        ..LoaderOptions::default()
+    };
+    assert!(load(&world, &options).skills.skills.is_empty());
+    write(
+        world.root.join("tmp/custom-skills/custom.md"),
+        "---\nname: custom\ndescription: d\n---\n",
+    );
+    options.skill_paths = vec![world.root.join("tmp/custom-skills").display().to_string()];
+    let loaded = load(&world, &options);
+    let names: Vec<&str> = loaded
+        .skills
+        .skills
+        .iter()
+        .map(|s| s.name.as_str())
+        .collect();
+    assert_eq!(names, vec!["custom"]);
+}
+
+#[test]
+fn at_61_context_files() {
+    let world = World::new();
+    let temp = world.root.join("t");
+    write(world.agent().join("AGENTS.md"), "global");
+    write(temp.join("AGENTS.md"), "t");
+    write(temp.join("proj/CLAUDE.md"), "claude");
+    write(temp.join("proj/AGENTS.md"), "agents wins");
+    write(temp.join("proj/sub/AGENTS.md"), "below");
+    let mut env = world.env.clone();
+    env.cwd = temp.join("proj");
+    let settings = SettingsManager::load(&env);
+    let loaded = load_resources(
+        &env,
+        &settings,
+        &LocalPackagesOnly,
+        &LoaderOptions::default(),
+        &LoaderOverrides::default(),
+    );
+    let paths: Vec<PathBuf> = loaded
+        .context_files
+        .iter()
+        .map(|f| f.path.clone())
+        .collect();
+    assert_eq!(
+        paths,
+        vec![
+            world.agent().join("AGENTS.md"),
+            temp.join("AGENTS.md"),
+            temp.join("proj/AGENTS.md")
+        ]
+    );
+    std::fs::remove_file(temp.join("proj/AGENTS.md")).unwrap();
+    let loaded = load_resources(
+        &env,
+        &settings,
+        &LocalPackagesOnly,
+        &LoaderOptions::default(),
+        &LoaderOverrides::default(),
+    );
+    assert_eq!(loaded.context_files[2].path, temp.join("proj/CLAUDE.md"));
+    let options = LoaderOptions {
+        switches: ResourceSwitches {
+            no_context_files: true,
+            ..ResourceSwitches::default()
+        },
+        ..LoaderOptions::default()
+    };
+    assert!(
+        load_resources(
+            &env,
+            &settings,
+            &LocalPackagesOnly,
+            &options,
+            &LoaderOverrides::default()
+        )
+        .context_files
+        .is_empty()
+    );
+}
+
+#[test]
+fn at_62_at_63_system_prompt_sources() {
+    let world = World::new();
+    write(world.agent().join("SYSTEM.md"), "global system");
+    write(world.project().join("SYSTEM.md"), "project system");
+    write(world.agent().join("APPEND_SYSTEM.md"), "global app");
+    let loaded = load(&world, &LoaderOptions::default());
+    assert_eq!(loaded.system_prompt.as_deref(), Some("project system"));
+    assert_eq!(loaded.append_system_prompt, vec!["global app"]);
+    let loaded = load(
+        &world,
+        &LoaderOptions {
+            system_prompt: Some("literal".into()),
+            ..LoaderOptions::default()
+        },
+    );
+    assert_eq!(loaded.system_prompt.as_deref(), Some("literal"));
+    write(world.root.join("from-file.md"), "from file");
+    let file = world.root.join("from-file.md").display().to_string();
+    let loaded = load(
+        &world,
+        &LoaderOptions {
+            system_prompt: Some(file.clone()),
+            append_system_prompt: vec!["one".into(), file],
+            ..LoaderOptions::default()
+        },
+    );
+    assert_eq!(loaded.system_prompt.as_deref(), Some("from file"));
+    assert_eq!(loaded.append_system_prompt, vec!["one", "from file"]);
+
+    let context = vec![ctxkit_resources::ContextFile {
+        path: "/w/AGENTS.md".into(),
+        content: "ctx".into(),
+    }];
+    let append = vec!["APP1".to_owned(), "APP2".to_owned()];
+    let prompt = assemble_system_prompt(&SystemPromptParts {
+        default_prompt: "DEFAULT",
+        custom_prompt: Some("CUSTOM"),
+        append: &append,
+        context_files: &context,
+        skills_block: "",
+        current_date: "2026-01-02",
+        cwd: std::path::Path::new("/w"),
+    });
+    assert!(prompt.starts_with("CUSTOM\n\nAPP1\n\nAPP2\n\n# Project Context\n\nProject-specific instructions and guidelines:\n\n## /w/AGENTS.md\n\nctx\n\n"), "{prompt}");
+    assert!(
+        prompt.ends_with("\nCurrent date: 2026-01-02\nCurrent working directory: /w"),
+        "{prompt}"
+    );
+}
+
+#[test]
+fn overrides_replace_sets() {
+    let world = World::new();
+    write(world.agent().join("SYSTEM.md"), "file");
+    let settings = SettingsManager::load(&world.env);
+    let overrides = LoaderOverrides {
+        system_prompt: Some(Box::new(|_| Some("override".to_owned()))),
+        skills: Some(Box::new(|mut set| {
+            set.diagnostics.clear();
+            set
+        })),
+        ..LoaderOverrides::default()
+    };
+    let loaded = load_resources(
+        &world.env,
+        &settings,
+        &LocalPackagesOnly,
+        &LoaderOptions::default(),
+        &overrides,
+    );
+    assert_eq!(loaded.system_prompt.as_deref(), Some("override"));
+}
+
+#[test]
+fn contributed_paths_load_last_with_extension_provenance() {
+    let world = World::new();
+    write(
+        world.agent().join("skills/dup/SKILL.md"),
+        "---\nname: dup\ndescription: d\n---\n",
+    );
+    write(
+        world.root.join("ext/skills/dup/SKILL.md"),
+        "---\nname: dup\ndescription: d\n---\n",
+    );
+    write(
+        world.root.join("ext/skills/extra/SKILL.md"),
+        "---\nname: extra\ndescription: d\n---\n",
+    );
+    let mut loaded = load(&world, &LoaderOptions::default());
+    loaded.add_contributed_paths(
+        &world.env,
+        &ctxkit_resources::ExtensionContribution {
+            extension_path: world.root.join("ext/my-ext.ts"),
+            skill_paths: vec![world.root.join("ext/skills").display().to_string()],
+            ..Default::default()
+        },
+    );
+    let names: Vec<&str> = loaded
+        .skills
+        .skills
+        .iter()
+        .map(|s| s.name.as_str())
+        .collect();
+    assert_eq!(names, vec!["dup", "extra"]);
+    assert_eq!(
+        loaded.skills.skills[1].metadata.as_ref().unwrap().source,
+        "extension:my-ext"
+    );
+    assert_eq!(
+        loaded
+            .skills
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity() == "collision")
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn at_80_commands_directory_migrates_to_prompts() {
+    let world = World::new();
+    write(world.agent().join("commands/old.md"), "Old");
+    assert!(migrate_legacy_directories(&world.agent(), &world.project()).is_empty());
+    assert!(world.agent().join("prompts/old.md").exists());
+    let loaded = load(&world, &LoaderOptions::default());
+    assert_eq!(loaded.prompts.templates[0].name, "old");
+    write(world.project().join("commands/a.md"), "");
+    write(world.project().join("prompts/b.md"), "");
+    migrate_legacy_directories(&world.agent(), &world.project());
+    assert!(world.project().join("commands/a.md").exists());
+}

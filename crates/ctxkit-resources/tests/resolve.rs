@@ -1,0 +1,681 @@
+//! Resolution, discovery and pattern cases AT-36…AT-55 (local packages; npm/git packages are
+//! covered in `packages.rs`).
+
+use std::path::{Path, PathBuf};
+
+use ctxkit_resources::{
+    Environment, LocalPackagesOnly, ResolvedResource, ResourceKind, SettingsManager, SourceOrigin,
+    SourceScope, resolve_configured, resolve_package_sources,
+};
+
+use crate::common::{World, write};
+
+fn resolve(world: &World) -> ctxkit_resources::ResolvedResources {
+    resolve_env(&world.env)
+}
+
+fn resolve_env(env: &Environment) -> ctxkit_resources::ResolvedResources {
+    let settings = SettingsManager::load(env);
+    resolve_configured(env, &settings, &LocalPackagesOnly)
+}
+
+/// Paths relative to `root`, with `!` appended for disabled entries.
+fn listed(resources: &[ResolvedResource], root: &Path) -> Vec<String> {
+    resources
+        .iter()
+        .map(|resource| {
+            let path = resource.path.strip_prefix(root).unwrap_or(&resource.path);
+            let mark = if resource.enabled { "" } else { "!" };
+            format!("{}{mark}", path.display())
+        })
+        .collect()
+}
+
+fn settings(path: PathBuf, json: &str) {
+    write(path, json);
+}
+
+#[test]
+fn at_36_empty_configuration() {
+    let world = World::new();
+    let resolved = resolve(&world);
+    assert!(resolved.extensions.is_empty());
+    assert!(resolved.prompts.is_empty());
+    assert!(resolved.themes.is_empty());
+    for skill in &resolved.skills {
+        assert_eq!(skill.metadata.source, "auto");
+        assert_eq!(skill.metadata.origin, SourceOrigin::TopLevel);
+    }
+}
+
+#[test]
+fn at_37_settings_paths_resolve_against_scope_base() {
+    let world = World::new();
+    write(world.agent().join("extensions/my-extension.ts"), "");
+    write(world.project().join("extensions/project-ext.ts"), "");
+    settings(
+        world.agent().join("settings.json"),
+        r#"{"extensions":["extensions/my-extension.ts"]}"#,
+    );
+    settings(
+        world.project().join("settings.json"),
+        r#"{"extensions":["extensions/project-ext.ts"]}"#,
+    );
+    let resolved = resolve(&world);
+    let listed = listed(&resolved.extensions, &world.root);
+    assert_eq!(
+        listed,
+        vec![
+            "work/proj/.ctxkit/extensions/project-ext.ts",
+            "home/.ctxkit/extensions/my-extension.ts"
+        ]
+    );
+    assert_eq!(resolved.extensions[0].metadata.source, "local");
+    assert_eq!(resolved.extensions[0].metadata.scope, SourceScope::Project);
+}
+
+#[test]
+fn at_08_resolve_lists_both_scopes_arrays() {
+    let world = World::new();
+    write(world.agent().join("a.ts"), "");
+    write(world.project().join("b.ts"), "");
+    settings(
+        world.agent().join("settings.json"),
+        r#"{"extensions":["a.ts"]}"#,
+    );
+    settings(
+        world.project().join("settings.json"),
+        r#"{"extensions":["b.ts"]}"#,
+    );
+    let listed = listed(&resolve(&world).extensions, &world.root);
+    assert_eq!(listed, vec!["work/proj/.ctxkit/b.ts", "home/.ctxkit/a.ts"]);
+}
+
+#[test]
+fn at_38_same_local_package_in_both_scopes_listed_once_as_project() {
+    let world = World::new();
+    let package = world.root.join("pkgs/shared");
+    write(package.join("extensions/x.ts"), "");
+    write(world.root.join("pkgs/other/extensions/y.ts"), "");
+    let shared = package.display().to_string();
+    settings(
+        world.agent().join("settings.json"),
+        &format!(
+            r#"{{"packages":["{shared}", "{}"]}}"#,
+            world.root.join("pkgs/other").display()
+        ),
+    );
+    settings(
+        world.project().join("settings.json"),
+        &format!(r#"{{"packages":["{shared}/"]}}"#),
+    );
+    let resolved = resolve(&world);
+    assert_eq!(
+        listed(&resolved.extensions, &world.root),
+        vec!["pkgs/shared/extensions/x.ts", "pkgs/other/extensions/y.ts"]
+    );
+    assert_eq!(resolved.extensions[0].metadata.scope, SourceScope::Project);
+    assert_eq!(resolved.extensions[1].metadata.scope, SourceScope::User);
+}
+
+#[test]
+fn at_39_precedence_order() {
+    let world = World::new();
+    let cwd = world.cwd();
+    write(cwd.join("extra/p.md"), "");
+    write(world.project().join("prompts/a.md"), "");
+    write(world.agent().join("extra/q.md"), "");
+    write(world.agent().join("prompts/a.md"), "");
+    write(world.agent().join("prompts/sub/nested.md"), "");
+    write(world.agent().join("prompts/.hidden.md"), "");
+    let pkg_a = world.root.join("pkgA");
+    let pkg_b = world.root.join("pkgB");
+    write(pkg_a.join("prompts/a.md"), "");
+    write(pkg_b.join("prompts/a.md"), "");
+    write(pkg_b.join("prompts/b.md"), "");
+    settings(
+        world.project().join("settings.json"),
+        &format!(
+            r#"{{"prompts":["../extra/p.md"],"packages":["{}","{}"]}}"#,
+            pkg_a.display(),
+            pkg_b.display()
+        ),
+    );
+    settings(
+        world.agent().join("settings.json"),
+        &format!(
+            r#"{{"prompts":["extra/q.md"],"packages":["{}"]}}"#,
+            pkg_b.display()
+        ),
+    );
+    let resolved = resolve(&world);
+    assert_eq!(
+        listed(&resolved.prompts, &world.root),
+        vec![
+            "work/proj/extra/p.md",
+            "work/proj/.ctxkit/prompts/a.md",
+            "home/.ctxkit/extra/q.md",
+            "home/.ctxkit/prompts/a.md",
+            "pkgA/prompts/a.md",
+            "pkgB/prompts/a.md",
+            "pkgB/prompts/b.md",
+        ]
+    );
+    assert_eq!(resolved.prompts[5].metadata.scope, SourceScope::Project);
+}
+
+#[test]
+fn at_40_extension_directory_discovery() {
+    let world = World::new();
+    let dir = world.agent().join("extensions");
+    for file in [
+        "e1.ts",
+        "e2.mjs",
+        "d1/index.ts",
+        "d1/helper.ts",
+        "d2/index.js",
+        "d3/foo.ts",
+    ] {
+        write(dir.join(file), "");
+    }
+    let listed = listed(&resolve(&world).extensions, &dir);
+    assert_eq!(listed, vec!["d1/index.ts", "d2/index.js", "e1.ts"]);
+}
+
+#[test]
+fn at_41_extension_subdirectory_rules() {
+    let world = World::new();
+    let dir = world.agent().join("extensions");
+    write(dir.join("both/index.ts"), "");
+    write(dir.join("both/index.js"), "");
+    write(dir.join("manifest/index.ts"), "");
+    write(dir.join("manifest/custom.ts"), "");
+    write(
+        dir.join("manifest/package.json"),
+        r#"{"pi":{"extensions":["./custom.ts"]}}"#,
+    );
+    write(dir.join("partial/exists.ts"), "");
+    write(
+        dir.join("partial/package.json"),
+        r#"{"ctxkit":{"extensions":["./exists.ts","./missing.ts"]}}"#,
+    );
+    write(dir.join("nopi/index.ts"), "");
+    write(dir.join("nopi/package.json"), r#"{"name":"x"}"#);
+    write(dir.join("container/nested/index.ts"), "");
+    let listed = listed(&resolve(&world).extensions, &dir);
+    assert_eq!(
+        listed,
+        vec![
+            "both/index.ts",
+            "manifest/custom.ts",
+            "nopi/index.ts",
+            "partial/exists.ts"
+        ]
+    );
+}
+
+fn convention_package(root: &Path) {
+    for file in [
+        "extensions/b.ts",
+        "ext/a.ts",
+        "skills/s1/SKILL.md",
+        "skills/top.md",
+        "prompts/p.md",
+        "prompts/deep/q.md",
+        "themes/t.json",
+    ] {
+        write(root.join(file), "");
+    }
+}
+
+fn package_world(entry: &str) -> (World, PathBuf) {
+    let world = World::new();
+    let package = world.root.join("pkg");
+    convention_package(&package);
+    let entry = entry.replace("PKG", &package.display().to_string());
+    settings(
+        world.agent().join("settings.json"),
+        &format!(r#"{{"packages":[{entry}]}}"#),
+    );
+    (world, package)
+}
+
+fn all_kinds(world: &World, package: &Path) -> Vec<Vec<String>> {
+    let resolved = resolve(world);
+    ResourceKind::ALL
+        .iter()
+        .map(|kind| listed(resolved.of(*kind), package))
+        .collect()
+}
+
+#[test]
+fn at_42_convention_directories() {
+    let (world, package) = package_world(r#""PKG""#);
+    assert_eq!(
+        all_kinds(&world, &package),
+        vec![
+            vec!["extensions/b.ts"],
+            vec!["skills/s1/SKILL.md", "skills/top.md"],
+            vec!["prompts/deep/q.md", "prompts/p.md"],
+            vec!["themes/t.json"]
+        ]
+    );
+}
+
+#[test]
+fn at_43_manifest_versus_filter_object() {
+    let (world, package) = package_world(r#""PKG""#);
+    write(
+        package.join("package.json"),
+        r#"{"pi":{"extensions":["./ext"]}}"#,
+    );
+    let empty: Vec<String> = Vec::new();
+    assert_eq!(
+        all_kinds(&world, &package),
+        vec![
+            vec!["ext/a.ts".to_owned()],
+            empty.clone(),
+            empty.clone(),
+            empty.clone()
+        ]
+    );
+    write(package.join("package.json"), r#"{"pi":{}}"#);
+    assert_eq!(
+        all_kinds(&world, &package),
+        vec![empty.clone(), empty.clone(), empty.clone(), empty]
+    );
+    write(
+        package.join("package.json"),
+        r#"{"pi":{"extensions":["./ext"]}}"#,
+    );
+    settings(
+        world.agent().join("settings.json"),
+        &format!(
+            r#"{{"packages":[{{"source":"{}","extensions":[]}}]}}"#,
+            package.display()
+        ),
+    );
+    assert_eq!(
+        all_kinds(&world, &package),
+        vec![
+            vec!["ext/a.ts!"],
+            vec!["skills/s1/SKILL.md", "skills/top.md"],
+            vec!["prompts/deep/q.md", "prompts/p.md"],
+            vec!["themes/t.json"]
+        ]
+    );
+}
+
+#[test]
+fn at_44_manifest_sources_and_excludes() {
+    let world = World::new();
+    let package = world.root.join("pkg");
+    write(package.join("extensions/local.ts"), "");
+    write(package.join("extensions/skip.ts"), "");
+    write(package.join("node_modules/dep/extensions/remote.ts"), "");
+    write(package.join("skills/good-skill/SKILL.md"), "");
+    write(package.join("skills/bad-skill/SKILL.md"), "");
+    write(
+        package.join("package.json"),
+        r#"{"pi":{"extensions":["extensions","node_modules/dep/extensions","!**/skip.ts"],"skills":["skills","!**/bad-skill"]}}"#,
+    );
+    settings(
+        world.agent().join("settings.json"),
+        &format!(r#"{{"packages":["{}"]}}"#, package.display()),
+    );
+    let resolved = resolve(&world);
+    assert_eq!(
+        listed(&resolved.extensions, &package),
+        vec![
+            "extensions/local.ts",
+            "node_modules/dep/extensions/remote.ts"
+        ]
+    );
+    assert_eq!(
+        listed(&resolved.skills, &package),
+        vec!["skills/good-skill/SKILL.md"]
+    );
+}
+
+#[test]
+fn at_45_manifest_globs_are_sources() {
+    let world = World::new();
+    let package = world.root.join("pkg");
+    for file in ["lib/x.md", "lib/y.md", "lib/.z.md"] {
+        write(package.join(file), "");
+    }
+    write(
+        package.join("package.json"),
+        r#"{"pi":{"prompts":["lib/*.md","!lib/y.md"]}}"#,
+    );
+    settings(
+        world.agent().join("settings.json"),
+        &format!(r#"{{"packages":["{}"]}}"#, package.display()),
+    );
+    assert_eq!(listed(&resolve(&world).prompts, &package), vec!["lib/x.md"]);
+}
+
+fn filtered(
+    package_files: &[&str],
+    manifest: Option<&str>,
+    filter: &str,
+) -> (World, PathBuf, ctxkit_resources::ResolvedResources) {
+    let world = World::new();
+    let package = world.root.join("pkg");
+    for file in package_files {
+        write(package.join(file), "");
+    }
+    if let Some(manifest) = manifest {
+        write(package.join("package.json"), manifest);
+    }
+    settings(
+        world.agent().join("settings.json"),
+        &format!(
+            r#"{{"packages":[{{"source":"{}",{filter}}}]}}"#,
+            package.display()
+        ),
+    );
+    let resolved = resolve(&world);
+    (world, package, resolved)
+}
+
+#[test]
+fn at_46_filters_narrow_the_manifest() {
+    let (_world, package, resolved) = filtered(
+        &[
+            "extensions/foo.ts",
+            "extensions/bar.ts",
+            "extensions/baz.ts",
+        ],
+        Some(r#"{"pi":{"extensions":["extensions","!**/baz.ts"]}}"#),
+        r#""extensions":["!**/bar.ts"]"#,
+    );
+    assert_eq!(
+        listed(&resolved.extensions, &package),
+        vec!["extensions/bar.ts!", "extensions/foo.ts"]
+    );
+}
+
+#[test]
+fn at_47_filter_globs_and_direct_paths() {
+    let files = [
+        "extensions/alpha.ts",
+        "extensions/beta.ts",
+        "extensions/gamma.ts",
+    ];
+    let (_w, package, resolved) = filtered(
+        &files,
+        None,
+        r#""extensions":["**/alpha.ts","**/beta.ts","!**/beta.ts"]"#,
+    );
+    assert_eq!(
+        listed(&resolved.extensions, &package),
+        vec![
+            "extensions/alpha.ts",
+            "extensions/beta.ts!",
+            "extensions/gamma.ts!"
+        ]
+    );
+    let (_w, package, resolved) = filtered(
+        &["extensions/one.ts", "extensions/two.ts"],
+        None,
+        r#""extensions":["extensions/one.ts"]"#,
+    );
+    assert_eq!(
+        listed(&resolved.extensions, &package),
+        vec!["extensions/one.ts", "extensions/two.ts!"]
+    );
+    let (_w, package, resolved) = filtered(
+        &["themes/nice.json", "themes/ugly.json"],
+        None,
+        r#""themes":["!ugly.json"]"#,
+    );
+    assert_eq!(
+        listed(&resolved.themes, &package),
+        vec!["themes/nice.json", "themes/ugly.json!"]
+    );
+}
+
+#[test]
+fn at_48_force_include_skills() {
+    let files = [
+        "skills/skill-a/SKILL.md",
+        "skills/skill-b/SKILL.md",
+        "skills/skill-c/SKILL.md",
+    ];
+    let (_w, package, resolved) = filtered(
+        &files,
+        None,
+        r#""skills":["!**/*","+skills/skill-a","+skills/skill-c"]"#,
+    );
+    assert_eq!(
+        listed(&resolved.skills, &package),
+        vec![
+            "skills/skill-a/SKILL.md",
+            "skills/skill-b/SKILL.md!",
+            "skills/skill-c/SKILL.md"
+        ]
+    );
+    let (_w, package, resolved) = filtered(
+        &["skills/s1/SKILL.md", "skills/top.md"],
+        None,
+        r#""skills":["s1"]"#,
+    );
+    assert_eq!(
+        listed(&resolved.skills, &package),
+        vec!["skills/s1/SKILL.md", "skills/top.md!"]
+    );
+}
+
+fn top_level(files: &[&str], entries: &str) -> Vec<String> {
+    let world = World::new();
+    for file in files {
+        write(world.root.join("lib").join(file), "");
+    }
+    settings(
+        world.agent().join("settings.json"),
+        &format!(r#"{{"extensions":{entries}}}"#),
+    );
+    // Top-level entries are relative to the agent dir; point them at <root>/lib via `../../lib`.
+    let resolved = resolve(&world);
+    listed(&resolved.extensions, &world.root.join("lib"))
+}
+
+#[test]
+fn at_49_top_level_force_patterns() {
+    let files = [
+        "extensions/keep.ts",
+        "extensions/excluded.ts",
+        "extensions/force-back.ts",
+    ];
+    assert_eq!(
+        top_level(
+            &files,
+            r#"["../../lib/extensions","!../../lib/extensions/*.ts","+../../lib/extensions/force-back.ts"]"#
+        ),
+        vec![
+            "extensions/excluded.ts!",
+            "extensions/force-back.ts",
+            "extensions/keep.ts!"
+        ]
+    );
+    let files = ["extensions/a.ts", "extensions/b.ts"];
+    assert_eq!(
+        top_level(
+            &files,
+            r#"["../../lib/extensions","!../../lib/extensions/b.ts","+../../lib/extensions/b.ts"]"#
+        ),
+        vec!["extensions/a.ts", "extensions/b.ts"]
+    );
+    let files = ["extensions/alpha.ts", "extensions/beta.ts"];
+    assert_eq!(
+        top_level(
+            &files,
+            r#"["../../lib/extensions","+../../lib/extensions/alpha.ts","-../../lib/extensions/alpha.ts"]"#
+        ),
+        vec!["extensions/alpha.ts!", "extensions/beta.ts"]
+    );
+}
+
+#[test]
+fn at_50_overrides_on_auto_discovered() {
+    let cases: &[(&str, &str, bool)] = &[
+        (r#"{"prompts":["!prompts/auto.md"]}"#, "prompts", false),
+        (r#"{"skills":["-skills/my-skill"]}"#, "skills", false),
+        (r#"{"skills":["-my-skill"]}"#, "skills", true),
+        (r#"{"skills":["!my-skill"]}"#, "skills", false),
+        (r#"{"prompts":["prompts/*.md"]}"#, "prompts", true),
+    ];
+    for (json, kind, expected) in cases {
+        let world = World::new();
+        write(world.agent().join("prompts/auto.md"), "");
+        write(world.agent().join("skills/my-skill/SKILL.md"), "");
+        settings(world.agent().join("settings.json"), json);
+        let resolved = resolve(&world);
+        let list = if *kind == "prompts" {
+            &resolved.prompts
+        } else {
+            &resolved.skills
+        };
+        assert_eq!(list.len(), 1, "{json}");
+        assert_eq!(list[0].enabled, *expected, "{json}");
+    }
+}
+
+#[test]
+fn at_51_agents_skills_stop_at_git_root() {
+    let world = World::new();
+    let repo = world.root.join("R");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    write(world.root.join(".agents/skills/above-repo/SKILL.md"), "");
+    write(repo.join(".agents/skills/repo-root/SKILL.md"), "");
+    write(repo.join("packages/.agents/skills/nested/SKILL.md"), "");
+    let cwd = repo.join("packages/feature");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let env = Environment::new(&world.env.home, &cwd);
+    let first = listed(&resolve_env(&env).skills, &world.root);
+    assert_eq!(
+        first,
+        vec![
+            "R/packages/.agents/skills/nested/SKILL.md",
+            "R/.agents/skills/repo-root/SKILL.md"
+        ]
+    );
+
+    let outside = world.root.join("N");
+    write(outside.join(".agents/skills/root/SKILL.md"), "");
+    write(outside.join("a/.agents/skills/middle/SKILL.md"), "");
+    let cwd = outside.join("a/b");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let env = Environment::new(&world.env.home, &cwd);
+    let second = listed(&resolve_env(&env).skills, &world.root);
+    assert!(
+        second.contains(&"N/a/.agents/skills/middle/SKILL.md".to_owned()),
+        "{second:?}"
+    );
+    assert!(
+        second.contains(&"N/.agents/skills/root/SKILL.md".to_owned()),
+        "{second:?}"
+    );
+}
+
+#[test]
+fn at_52_home_agents_skills_are_user_scope_once() {
+    let world = World::new();
+    let home = world.env.home.clone();
+    write(home.join(".agents/skills/home-skill/SKILL.md"), "");
+    let cwd = home.join("scratch/nested");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let env = Environment::new(&home, &cwd);
+    let resolved = resolve_env(&env);
+    assert_eq!(resolved.skills.len(), 1, "{:?}", resolved.skills);
+    assert_eq!(resolved.skills[0].metadata.scope, SourceScope::User);
+    assert_eq!(resolved.skills[0].metadata.source, "auto");
+}
+
+#[test]
+fn at_53_skill_entry_rules() {
+    let world = World::new();
+    write(world.agent().join("skills/root.md"), "");
+    write(world.cwd().join(".agents/skills/root2.md"), "");
+    write(world.agent().join("skills/s1/SKILL.md"), "");
+    write(world.agent().join("skills/s1/deep/SKILL.md"), "");
+    write(
+        world
+            .agent()
+            .join("skills/pi-skills/browser-tools/SKILL.md"),
+        "",
+    );
+    write(
+        world
+            .agent()
+            .join("skills/pi-skills/browser-tools/EFFICIENCY.md"),
+        "",
+    );
+    let listed = listed(&resolve(&world).skills, &world.agent());
+    assert_eq!(
+        listed,
+        vec![
+            "skills/pi-skills/browser-tools/SKILL.md",
+            "skills/root.md",
+            "skills/s1/SKILL.md"
+        ]
+    );
+}
+
+#[test]
+fn at_54_gitignore_in_skill_dirs() {
+    let world = World::new();
+    write(
+        world.agent().join("skills/.gitignore"),
+        "venv\n__pycache__\n",
+    );
+    write(world.agent().join("skills/venv/bad-skill/SKILL.md"), "");
+    write(world.agent().join("skills/good/SKILL.md"), "");
+    write(world.cwd().join(".gitignore"), ".ctxkit\n");
+    write(world.project().join("skills/auto-skill/SKILL.md"), "");
+    let listed = listed(&resolve(&world).skills, &world.root);
+    assert_eq!(
+        listed,
+        vec![
+            "work/proj/.ctxkit/skills/auto-skill/SKILL.md",
+            "home/.ctxkit/skills/good/SKILL.md"
+        ]
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn at_55_symlinked_skills_dir_resolves_once() {
+    let world = World::new();
+    let home = world.env.home.clone();
+    write(home.join(".agents/skills/x/SKILL.md"), "");
+    std::fs::create_dir_all(world.agent()).unwrap();
+    std::os::unix::fs::symlink(home.join(".agents/skills"), world.agent().join("skills")).unwrap();
+    let resolved = resolve(&world);
+    assert_eq!(
+        listed(&resolved.skills, &world.root),
+        vec!["home/.ctxkit/skills/x/SKILL.md"]
+    );
+    assert_eq!(resolved.skills[0].metadata.scope, SourceScope::User);
+}
+
+#[test]
+fn cli_sources_resolve_without_dedupe() {
+    let world = World::new();
+    write(world.cwd().join("ext.ts"), "");
+    let resolved = resolve_package_sources(
+        &world.env,
+        &["./ext.ts".to_owned()],
+        SourceScope::Temporary,
+        &LocalPackagesOnly,
+    );
+    assert_eq!(
+        listed(&resolved.extensions, &world.root),
+        vec!["work/proj/ext.ts"]
+    );
+    assert_eq!(
+        resolved.extensions[0].metadata.scope,
+        SourceScope::Temporary
+    );
+}
