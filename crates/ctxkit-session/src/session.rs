@@ -204,23 +204,44 @@ impl Session {
     }
 
     fn persist(&mut self, new_entry: &StoredEntry) -> Result<()> {
-        let Storage::File(store) = &mut self.storage else {
-            return Ok(());
-        };
         // Like Pi, nothing is written until the session holds an assistant message.
         if !(self.index.has_assistant() || new_entry.is_assistant_message()) {
             return Ok(());
         }
+        self.write_pending(Some(new_entry))
+    }
+
+    /// Brings the file up to date with the session (plus `new_entry`): rewrites it whole when it is in an
+    /// older format, else appends the records not yet on disk.
+    fn write_pending(&mut self, new_entry: Option<&StoredEntry>) -> Result<()> {
+        let Storage::File(store) = &mut self.storage else {
+            return Ok(());
+        };
         let header_line = serde_json::to_string(&self.header).map_err(SessionError::Serialize)?;
         let records = std::iter::once(header_line.as_str())
             .chain(self.index.entries().iter().map(StoredEntry::raw))
-            .chain(std::iter::once(new_entry.raw()));
+            .chain(new_entry.map(StoredEntry::raw));
         if store.needs_rewrite {
             let lines: Vec<&str> = records.collect();
             return store.rewrite(&lines);
         }
         let pending: Vec<&str> = records.skip(store.written).collect();
+        if pending.is_empty() {
+            return Ok(());
+        }
         store.append(&pending)
+    }
+
+    /// Replaces the file with the header and every entry, atomically.
+    fn rewrite_all(&mut self) -> Result<()> {
+        let Storage::File(store) = &mut self.storage else {
+            return Ok(());
+        };
+        let header_line = serde_json::to_string(&self.header).map_err(SessionError::Serialize)?;
+        let lines: Vec<&str> = std::iter::once(header_line.as_str())
+            .chain(self.index.entries().iter().map(StoredEntry::raw))
+            .collect();
+        store.rewrite(&lines)
     }
 
     /// Appends a message as a child of the leaf and moves the leaf to it. Returns the entry id.
@@ -410,15 +431,9 @@ impl Session {
         self.index = SessionIndex::build(entries, &mut self.diagnostics);
         self.leaf = self.index.entries().len().checked_sub(1);
         let new_path = self.reset_storage();
-        if let Storage::File(store) = &mut self.storage
-            && self.index.has_assistant()
-        {
-            let header_line =
-                serde_json::to_string(&self.header).map_err(SessionError::Serialize)?;
-            let lines: Vec<&str> = std::iter::once(header_line.as_str())
-                .chain(self.index.entries().iter().map(StoredEntry::raw))
-                .collect();
-            store.rewrite(&lines)?;
+        // Like a new session, the new file is written once it holds an assistant message.
+        if self.index.has_assistant() {
+            self.rewrite_all()?;
         }
         Ok(new_path)
     }
@@ -426,37 +441,16 @@ impl Session {
     /// Writes entries still held back by the deferred-write rule (no assistant message yet). Used by
     /// one-shot edits such as `ctxkit label`, which must not be lost.
     pub fn flush_pending(&mut self) -> Result<()> {
-        let Storage::File(store) = &mut self.storage else {
-            return Ok(());
-        };
-        let header_line = serde_json::to_string(&self.header).map_err(SessionError::Serialize)?;
-        let records = std::iter::once(header_line.as_str())
-            .chain(self.index.entries().iter().map(StoredEntry::raw));
-        if store.needs_rewrite {
-            let lines: Vec<&str> = records.collect();
-            return store.rewrite(&lines);
-        }
-        let pending: Vec<&str> = records.skip(store.written).collect();
-        if pending.is_empty() {
-            return Ok(());
-        }
-        store.append(&pending)
+        self.write_pending(None)
     }
 
     /// Rewrites a file loaded from an older format in the current one (atomically). Returns whether
     /// anything was rewritten.
     pub fn migrate_file(&mut self) -> Result<bool> {
-        let Storage::File(store) = &mut self.storage else {
-            return Ok(false);
-        };
-        if !store.needs_rewrite {
+        if !self.needs_migration() {
             return Ok(false);
         }
-        let header_line = serde_json::to_string(&self.header).map_err(SessionError::Serialize)?;
-        let lines: Vec<&str> = std::iter::once(header_line.as_str())
-            .chain(self.index.entries().iter().map(StoredEntry::raw))
-            .collect();
-        store.rewrite(&lines)?;
+        self.rewrite_all()?;
         Ok(true)
     }
 
