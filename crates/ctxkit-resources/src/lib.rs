@@ -14,6 +14,7 @@ mod diagnostics;
 mod env;
 mod error;
 mod frontmatter;
+mod json;
 mod kind;
 mod loader;
 mod prompts;

@@ -22,6 +22,13 @@ fn load(world: &World, options: &LoaderOptions) -> LoadedResources {
     )
 }
 
+fn severities_and_messages(diagnostics: &[ResourceDiagnostic]) -> Vec<(&'static str, String)> {
+    diagnostics
+        .iter()
+        .map(|diagnostic| (diagnostic.severity(), diagnostic.message()))
+        .collect()
+}
+
 fn valid_theme(name: &str) -> String {
     let colors: Vec<String> = ctxkit_resources::REQUIRED_COLOR_TOKENS
         .iter()
@@ -114,34 +121,16 @@ fn at_58_missing_cli_paths() {
         ..LoaderOptions::default()
     };
     let loaded = load(&world, &options);
-    let skill: Vec<(&str, String)> = loaded
-        .skills
-        .diagnostics
-        .iter()
-        .map(|d| (d.severity(), d.message()))
-        .collect();
     assert_eq!(
-        skill,
+        severities_and_messages(&loaded.skills.diagnostics),
         vec![("warning", "skill path does not exist".to_owned())]
     );
-    let prompt: Vec<(&str, String)> = loaded
-        .prompts
-        .diagnostics
-        .iter()
-        .map(|d| (d.severity(), d.message()))
-        .collect();
     assert_eq!(
-        prompt,
+        severities_and_messages(&loaded.prompts.diagnostics),
         vec![("error", "Prompt template path does not exist".to_owned())]
     );
-    let theme: Vec<(&str, String)> = loaded
-        .themes
-        .diagnostics
-        .iter()
-        .map(|d| (d.severity(), d.message()))
-        .collect();
     assert_eq!(
-        theme,
+        severities_and_messages(&loaded.themes.diagnostics),
         vec![("warning", "theme path does not exist".to_owned())]
     );
 }

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::Result;
-use ctxkit_session::{Session, SessionError, default_session_dir};
+use ctxkit_session::{Session, default_session_dir};
 
 use super::Locations;
 use crate::Outcome;
@@ -47,9 +47,6 @@ pub fn fork_from(
 
 pub fn label(file: &Path, id: &str, label: Option<&str>, out: &mut dyn Write) -> Result<Outcome> {
     let mut session = Session::open(file)?;
-    if session.entry(id).is_none() {
-        return Err(SessionError::EntryNotFound { id: id.to_owned() }.into());
-    }
     session.append_label_change(id, label)?;
     session.flush_pending()?;
     match label {

@@ -258,15 +258,7 @@ pub(crate) fn manifest_entries(
     manifest: &serde_json::Map<String, Value>,
     kind: ResourceKind,
 ) -> Option<Vec<String>> {
-    manifest
-        .get(kind.key())
-        .and_then(Value::as_array)
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(|item| item.as_str().map(str::to_owned))
-                .collect()
-        })
+    crate::json::string_items(manifest.get(kind.key()))
 }
 
 /// The extension-directory rule (PM-36a): manifest `extensions` entries that exist, else
