@@ -1,12 +1,12 @@
 //! A session: a header, an indexed tree of entries and a movable leaf, persisted to a JSONL file (or
 //! kept in memory). The API follows Pi's `SessionManager`; writes are append-only.
 
+mod appends;
+
 use std::path::{Path, PathBuf};
 
 use ctxkit_protocol::{
-    AgentMessage, BranchSummaryEntry, CompactionEntry, CustomEntry, CustomMessageEntry, EntryKind,
-    LabelEntry, MessageContent, ModelChangeEntry, SessionEntry, SessionHeader, SessionInfoEntry,
-    ThinkingLevelChangeEntry,
+    AgentMessage, BranchSummaryEntry, EntryKind, LabelEntry, SessionEntry, SessionHeader,
 };
 use serde_json::Value;
 
@@ -181,162 +181,6 @@ impl Session {
         }
     }
 
-    // ----- appends ------------------------------------------------------------------------------
-
-    fn append(&mut self, parent: Option<EntryIndex>, kind: EntryKind) -> Result<String> {
-        let index = &self.index;
-        let id = new_entry_id(|candidate| index.contains(candidate));
-        let parent_id = parent
-            .and_then(|parent| index.get(parent))
-            .map(|entry| entry.id().to_owned());
-        let entry = SessionEntry {
-            id: id.clone(),
-            parent_id,
-            timestamp: now_iso(),
-            kind,
-        };
-        let stored = StoredEntry::from_entry(&entry).map_err(SessionError::Serialize)?;
-        // Write first: the in-memory session never holds an entry the file lacks.
-        self.persist(&stored)?;
-        let position = self.index.push(stored);
-        self.leaf = Some(position);
-        Ok(id)
-    }
-
-    fn persist(&mut self, new_entry: &StoredEntry) -> Result<()> {
-        // Like Pi, nothing is written until the session holds an assistant message.
-        if !(self.index.has_assistant() || new_entry.is_assistant_message()) {
-            return Ok(());
-        }
-        self.write_pending(Some(new_entry))
-    }
-
-    /// Brings the file up to date with the session (plus `new_entry`): rewrites it whole when it is in an
-    /// older format, else appends the records not yet on disk.
-    fn write_pending(&mut self, new_entry: Option<&StoredEntry>) -> Result<()> {
-        let Storage::File(store) = &mut self.storage else {
-            return Ok(());
-        };
-        let header_line = serde_json::to_string(&self.header).map_err(SessionError::Serialize)?;
-        let records = std::iter::once(header_line.as_str())
-            .chain(self.index.entries().iter().map(StoredEntry::raw))
-            .chain(new_entry.map(StoredEntry::raw));
-        if store.needs_rewrite {
-            let lines: Vec<&str> = records.collect();
-            return store.rewrite(&lines);
-        }
-        let pending: Vec<&str> = records.skip(store.written).collect();
-        if pending.is_empty() {
-            return Ok(());
-        }
-        store.append(&pending)
-    }
-
-    /// Replaces the file with the header and every entry, atomically.
-    fn rewrite_all(&mut self) -> Result<()> {
-        let Storage::File(store) = &mut self.storage else {
-            return Ok(());
-        };
-        let header_line = serde_json::to_string(&self.header).map_err(SessionError::Serialize)?;
-        let lines: Vec<&str> = std::iter::once(header_line.as_str())
-            .chain(self.index.entries().iter().map(StoredEntry::raw))
-            .collect();
-        store.rewrite(&lines)
-    }
-
-    /// Appends a message as a child of the leaf and moves the leaf to it. Returns the entry id.
-    pub fn append_message(&mut self, message: AgentMessage) -> Result<String> {
-        self.append(self.leaf, EntryKind::Message(Box::new(message)))
-    }
-
-    /// Records a change of reasoning level.
-    pub fn append_thinking_level_change(&mut self, thinking_level: &str) -> Result<String> {
-        let entry = ThinkingLevelChangeEntry {
-            thinking_level: thinking_level.to_owned(),
-            extra: JsonObject::new(),
-        };
-        self.append(self.leaf, EntryKind::ThinkingLevelChange(entry))
-    }
-
-    /// Records a change of model.
-    pub fn append_model_change(&mut self, provider: &str, model_id: &str) -> Result<String> {
-        let entry = ModelChangeEntry {
-            provider: provider.to_owned(),
-            model_id: model_id.to_owned(),
-            extra: JsonObject::new(),
-        };
-        self.append(self.leaf, EntryKind::ModelChange(entry))
-    }
-
-    /// Appends a compaction entry.
-    pub fn append_compaction(&mut self, compaction: NewCompaction) -> Result<String> {
-        let entry = CompactionEntry {
-            summary: compaction.summary,
-            first_kept_entry_id: compaction.first_kept_entry_id,
-            tokens_before: compaction.tokens_before,
-            details: compaction.details,
-            from_hook: compaction.source.hook_flag(),
-            extra: JsonObject::new(),
-        };
-        self.append(self.leaf, EntryKind::Compaction(entry))
-    }
-
-    /// Appends extension state (never part of the context).
-    pub fn append_custom_entry(
-        &mut self,
-        custom_type: &str,
-        data: Option<Value>,
-    ) -> Result<String> {
-        let entry = CustomEntry {
-            custom_type: custom_type.to_owned(),
-            data,
-            extra: JsonObject::new(),
-        };
-        self.append(self.leaf, EntryKind::Custom(entry))
-    }
-
-    /// Appends an extension message that takes part in the context.
-    pub fn append_custom_message_entry(
-        &mut self,
-        custom_type: &str,
-        content: MessageContent,
-        display: bool,
-        details: Option<Value>,
-    ) -> Result<String> {
-        let entry = CustomMessageEntry {
-            custom_type: custom_type.to_owned(),
-            content,
-            display,
-            details,
-            extra: JsonObject::new(),
-        };
-        self.append(self.leaf, EntryKind::CustomMessage(entry))
-    }
-
-    /// Sets the session's display name (trimmed).
-    pub fn append_session_info(&mut self, name: &str) -> Result<String> {
-        let entry = SessionInfoEntry {
-            name: Some(crate::index::js_trim(name).to_owned()),
-            extra: JsonObject::new(),
-        };
-        self.append(self.leaf, EntryKind::SessionInfo(entry))
-    }
-
-    /// Sets the label of `target_id`, or clears it with `None` or an empty label.
-    pub fn append_label_change(&mut self, target_id: &str, label: Option<&str>) -> Result<String> {
-        if !self.index.contains(target_id) {
-            return Err(SessionError::EntryNotFound {
-                id: target_id.to_owned(),
-            });
-        }
-        let entry = LabelEntry {
-            target_id: target_id.to_owned(),
-            label: label.map(str::to_owned),
-            extra: JsonObject::new(),
-        };
-        self.append(self.leaf, EntryKind::Label(entry))
-    }
-
     // ----- navigation ---------------------------------------------------------------------------
 
     /// Moves the leaf to `id`; the next append starts a new branch there.
@@ -436,22 +280,6 @@ impl Session {
             self.rewrite_all()?;
         }
         Ok(new_path)
-    }
-
-    /// Writes entries still held back by the deferred-write rule (no assistant message yet). Used by
-    /// one-shot edits such as `ctxkit label`, which must not be lost.
-    pub fn flush_pending(&mut self) -> Result<()> {
-        self.write_pending(None)
-    }
-
-    /// Rewrites a file loaded from an older format in the current one (atomically). Returns whether
-    /// anything was rewritten.
-    pub fn migrate_file(&mut self) -> Result<bool> {
-        if !self.needs_migration() {
-            return Ok(false);
-        }
-        self.rewrite_all()?;
-        Ok(true)
     }
 
     fn require(&self, id: &str) -> Result<EntryIndex> {
