@@ -5,8 +5,34 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod cut;
+mod error;
+mod file_ops;
+mod prepare;
+mod prompts;
+mod runner;
+mod serialize;
+mod settings;
+mod summarizer;
 mod tokens;
 
+pub use cut::{CutEntry, CutPoint, find_cut_point, find_turn_start, is_valid_cut_point};
+pub use error::CompactionError;
+pub use file_ops::{FileLists, FileOperations};
+pub use prepare::{
+    NoPlanReason, PlanOutcome, Preparation, SourcedMessage, path_token_estimates,
+    prepare_compaction,
+};
+pub use prompts::{PromptFileError, Prompts};
+pub use runner::{
+    CompactOptions, CompactionResult, NO_PRIOR_HISTORY, TURN_CONTEXT_SEPARATOR, compact,
+    history_request, run_request, serialize_messages, turn_prefix_request,
+};
+pub use serialize::{TOOL_RESULT_MAX_UNITS, serialize_conversation, truncate_for_summary};
+pub use settings::CompactionSettings;
+pub use summarizer::{
+    Summarizer, SummarizerError, SummaryPurpose, SummaryRequest, SummaryResponse,
+};
 pub use tokens::{
     ContextTokens, estimate_context_tokens, estimate_tokens, should_compact, utf16_len,
 };

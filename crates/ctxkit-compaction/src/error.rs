@@ -1,0 +1,45 @@
+//! Errors of compaction planning and runs.
+
+use std::path::PathBuf;
+
+use ctxkit_session::{Session, SessionError, StoredEntry};
+
+/// What can go wrong planning or running a compaction.
+#[derive(Debug, thiserror::Error)]
+pub enum CompactionError {
+    /// Reading the session failed. Returned by planning; see the inner error.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+
+    /// A stored entry on the path could not be read as its type. The file is not modified; run
+    /// `ctxkit check` on it.
+    #[error("`{path}` line {line}: {source}")]
+    InvalidEntry {
+        path: PathBuf,
+        line: usize,
+        #[source]
+        source: serde_json::Error,
+    },
+
+    /// No entry has this id.
+    #[error("entry `{id}` not found")]
+    EntryNotFound { id: String },
+
+    /// The summarizer failed; nothing was written.
+    #[error("summarization failed: {message}")]
+    Summarizer { message: String },
+
+    /// The run was cancelled; nothing was written.
+    #[error("compaction cancelled")]
+    Cancelled,
+}
+
+impl CompactionError {
+    pub(crate) fn entry(session: &Session, entry: &StoredEntry, source: serde_json::Error) -> Self {
+        Self::InvalidEntry {
+            path: session.path().map(PathBuf::from).unwrap_or_default(),
+            line: entry.line(),
+            source,
+        }
+    }
+}

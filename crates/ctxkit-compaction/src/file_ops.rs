@@ -1,0 +1,156 @@
+//! Files the summarized history read and modified, tracked from `read`/`write`/`edit` tool calls and
+//! carried over from the previous compaction, and the blocks that append them to a summary.
+
+use std::collections::HashSet;
+
+use ctxkit_protocol::{AgentMessage, ContentBlock};
+use serde_json::Value;
+
+/// Paths seen in file tool calls.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileOperations {
+    pub read: HashSet<String>,
+    pub written: HashSet<String>,
+    pub edited: HashSet<String>,
+}
+
+/// The final lists: files only read, and files modified (written or edited), each sorted by UTF-16
+/// code units as JavaScript sorts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileLists {
+    pub read_files: Vec<String>,
+    pub modified_files: Vec<String>,
+}
+
+impl FileOperations {
+    /// Adds the paths of `read`, `write` and `edit` tool calls in an assistant message.
+    pub fn add_from_message(&mut self, message: &AgentMessage) {
+        let AgentMessage::Assistant(assistant) = message else {
+            return;
+        };
+        for block in &assistant.content {
+            let ContentBlock::ToolCall(call) = block else {
+                continue;
+            };
+            let Some(path) = call
+                .arguments
+                .get("path")
+                .and_then(Value::as_str)
+                .filter(|path| !path.is_empty())
+            else {
+                continue;
+            };
+            let set = match call.name.as_str() {
+                "read" => &mut self.read,
+                "write" => &mut self.written,
+                "edit" => &mut self.edited,
+                _ => continue,
+            };
+            set.insert(path.to_owned());
+        }
+    }
+
+    /// Adds the lists recorded in a previous compaction's or branch summary's `details`.
+    pub fn add_from_details(&mut self, details: &Value) {
+        let strings = |key: &str| -> Vec<String> {
+            details
+                .get(key)
+                .and_then(Value::as_array)
+                .map(|items| {
+                    items
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        self.read.extend(strings("readFiles"));
+        self.edited.extend(strings("modifiedFiles"));
+    }
+
+    /// The read-only and modified lists.
+    pub fn lists(&self) -> FileLists {
+        let mut modified_files: Vec<String> = self.edited.union(&self.written).cloned().collect();
+        let mut read_files: Vec<String> = self
+            .read
+            .iter()
+            .filter(|path| !self.edited.contains(*path) && !self.written.contains(*path))
+            .cloned()
+            .collect();
+        sort_utf16(&mut modified_files);
+        sort_utf16(&mut read_files);
+        FileLists {
+            read_files,
+            modified_files,
+        }
+    }
+}
+
+fn sort_utf16(paths: &mut [String]) {
+    paths.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+}
+
+impl FileLists {
+    /// `\n\n<read-files>…</read-files>\n\n<modified-files>…</modified-files>`, omitting empty blocks;
+    /// empty when both lists are.
+    pub fn blocks(&self) -> String {
+        let mut sections = Vec::new();
+        if !self.read_files.is_empty() {
+            sections.push(format!(
+                "<read-files>\n{}\n</read-files>",
+                self.read_files.join("\n")
+            ));
+        }
+        if !self.modified_files.is_empty() {
+            sections.push(format!(
+                "<modified-files>\n{}\n</modified-files>",
+                self.modified_files.join("\n")
+            ));
+        }
+        if sections.is_empty() {
+            String::new()
+        } else {
+            format!("\n\n{}", sections.join("\n\n"))
+        }
+    }
+
+    /// `{"readFiles": […], "modifiedFiles": […]}`, the `details` of a compaction entry.
+    pub fn details(&self) -> Value {
+        serde_json::json!({"readFiles": self.read_files, "modifiedFiles": self.modified_files})
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn tracks_file_tools_and_sorts_like_javascript() {
+        let message: AgentMessage = serde_json::from_value(json!({"role": "assistant", "content": [
+            {"type": "toolCall", "id": "1", "name": "read", "arguments": {"path": "b.rs"}},
+            {"type": "toolCall", "id": "2", "name": "read", "arguments": {"path": "a.rs"}},
+            {"type": "toolCall", "id": "3", "name": "edit", "arguments": {"path": "b.rs"}},
+            {"type": "toolCall", "id": "4", "name": "write", "arguments": {"path": "\u{ff5e}.rs"}},
+            {"type": "toolCall", "id": "5", "name": "write", "arguments": {"path": "😀.rs"}},
+            {"type": "toolCall", "id": "6", "name": "bash", "arguments": {"path": "x"}},
+            {"type": "toolCall", "id": "7", "name": "read", "arguments": {"path": 5}}
+        ]})).unwrap();
+        let mut operations = FileOperations::default();
+        operations.add_from_message(&message);
+        operations.add_from_details(&json!({"readFiles": ["c.rs"], "modifiedFiles": ["d.rs"]}));
+        let lists = operations.lists();
+        assert_eq!(lists.read_files, ["a.rs", "c.rs"]);
+        // U+1F600 is a surrogate pair (0xD83D…) and sorts before U+FF5E in UTF-16.
+        assert_eq!(
+            lists.modified_files,
+            ["b.rs", "d.rs", "😀.rs", "\u{ff5e}.rs"]
+        );
+        assert_eq!(
+            lists.blocks(),
+            "\n\n<read-files>\na.rs\nc.rs\n</read-files>\n\n<modified-files>\nb.rs\nd.rs\n😀.rs\n\u{ff5e}.rs\n</modified-files>"
+        );
+        assert_eq!(FileLists::default().blocks(), "");
+    }
+}

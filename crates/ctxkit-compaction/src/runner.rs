@@ -1,0 +1,195 @@
+//! Running a planned compaction: assemble the requests in the reference's order and tags, run the
+//! history and turn-prefix summaries concurrently for a split turn, merge, append the file blocks.
+//! Cancellable; returns a result for the caller to append (nothing is written here).
+
+use ctxkit_protocol::{AgentMessage, Usage};
+use futures::future::{Either, select};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::error::CompactionError;
+use crate::prepare::{Preparation, SourcedMessage};
+use crate::prompts::Prompts;
+use crate::serialize::serialize_conversation;
+use crate::summarizer::{Summarizer, SummaryPurpose, SummaryRequest, SummaryResponse};
+
+/// Stand-in history summary when a split turn has nothing before it.
+pub const NO_PRIOR_HISTORY: &str = "No prior history.";
+
+/// Joins the history summary and the turn-prefix summary of a split turn.
+pub const TURN_CONTEXT_SEPARATOR: &str = "\n\n---\n\n**Turn Context (split turn):**\n\n";
+
+/// Options of one run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CompactOptions {
+    /// Extra instructions (`/compact <focus>`).
+    pub focus: Option<String>,
+    /// The session's reasoning level (`off` or absent: none).
+    pub thinking_level: Option<String>,
+}
+
+/// What a compaction produced, ready to append.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompactionResult {
+    pub summary: String,
+    pub first_kept_entry_id: String,
+    pub tokens_before: u64,
+    /// `{readFiles, modifiedFiles}` as Pi writes them, plus `summarizer` and `usage` for inspection.
+    pub details: Value,
+    /// The requests sent, in order (history first).
+    pub requests: Vec<SummaryRequest>,
+}
+
+fn reasoning(summarizer: &dyn Summarizer, options: &CompactOptions) -> Option<String> {
+    options
+        .thinking_level
+        .as_deref()
+        .filter(|level| summarizer.supports_reasoning() && *level != "off")
+        .map(str::to_owned)
+}
+
+/// Messages as a provider receives them, serialized for the summarizer.
+pub fn serialize_messages(messages: &[SourcedMessage]) -> String {
+    let plain: Vec<AgentMessage> = messages
+        .iter()
+        .map(|message| message.message.clone())
+        .collect();
+    serialize_conversation(&ctxkit_session::convert_to_llm(&plain))
+}
+
+/// The history request: conversation, previous summary when updating, instructions, focus.
+pub fn history_request(
+    preparation: &Preparation,
+    prompts: &Prompts,
+    summarizer: &dyn Summarizer,
+    options: &CompactOptions,
+) -> SummaryRequest {
+    let mut text = format!(
+        "<conversation>\n{}\n</conversation>\n\n",
+        serialize_messages(&preparation.messages_to_summarize)
+    );
+    let instructions = match &preparation.previous_summary {
+        Some(previous) => {
+            text.push_str(&format!(
+                "<previous-summary>\n{previous}\n</previous-summary>\n\n"
+            ));
+            &prompts.update
+        }
+        None => &prompts.initial,
+    };
+    text.push_str(instructions);
+    if let Some(focus) = options.focus.as_deref().filter(|focus| !focus.is_empty()) {
+        text.push_str(&format!("\n\nAdditional focus: {focus}"));
+    }
+    SummaryRequest {
+        purpose: SummaryPurpose::History,
+        system_prompt: prompts.system.clone(),
+        user_text: text,
+        max_tokens: preparation.settings.max_summary_tokens(),
+        reasoning: reasoning(summarizer, options),
+    }
+}
+
+/// The turn-prefix request of a split turn.
+pub fn turn_prefix_request(
+    preparation: &Preparation,
+    prompts: &Prompts,
+    summarizer: &dyn Summarizer,
+    options: &CompactOptions,
+) -> SummaryRequest {
+    SummaryRequest {
+        purpose: SummaryPurpose::TurnPrefix,
+        system_prompt: prompts.system.clone(),
+        user_text: format!(
+            "<conversation>\n{}\n</conversation>\n\n{}",
+            serialize_messages(&preparation.turn_prefix_messages),
+            prompts.turn_prefix
+        ),
+        max_tokens: preparation.settings.max_turn_prefix_tokens(),
+        reasoning: reasoning(summarizer, options),
+    }
+}
+
+/// Runs one request, giving up as soon as `cancel` fires.
+pub async fn run_request(
+    summarizer: &dyn Summarizer,
+    request: SummaryRequest,
+    cancel: &CancellationToken,
+) -> Result<SummaryResponse, CompactionError> {
+    if cancel.is_cancelled() {
+        return Err(CompactionError::Cancelled);
+    }
+    let work = summarizer.summarize(request, cancel.clone());
+    let cancelled = Box::pin(cancel.cancelled());
+    match select(work, cancelled).await {
+        Either::Left((Ok(response), _)) => Ok(response),
+        Either::Left((Err(error), _)) => Err(CompactionError::Summarizer {
+            message: error.message,
+        }),
+        Either::Right(((), _)) => Err(CompactionError::Cancelled),
+    }
+}
+
+fn usage_value(usage: Option<&Usage>) -> Value {
+    usage
+        .and_then(|usage| serde_json::to_value(usage).ok())
+        .unwrap_or(Value::Null)
+}
+
+/// Summarizes a prepared compaction.
+pub async fn compact(
+    preparation: &Preparation,
+    summarizer: &dyn Summarizer,
+    prompts: &Prompts,
+    options: &CompactOptions,
+    cancel: &CancellationToken,
+) -> Result<CompactionResult, CompactionError> {
+    let history = history_request(preparation, prompts, summarizer, options);
+    let mut requests = vec![history.clone()];
+    let mut usages = Vec::new();
+    let mut summary = if preparation.is_split_turn && !preparation.turn_prefix_messages.is_empty() {
+        let prefix = turn_prefix_request(preparation, prompts, summarizer, options);
+        requests.push(prefix.clone());
+        let history_work = async {
+            if preparation.messages_to_summarize.is_empty() {
+                Ok(SummaryResponse {
+                    text: NO_PRIOR_HISTORY.to_owned(),
+                    usage: None,
+                })
+            } else {
+                run_request(summarizer, history, cancel).await
+            }
+        };
+        let (history, prefix) =
+            futures::future::join(history_work, run_request(summarizer, prefix, cancel)).await;
+        let (history, prefix) = (history?, prefix?);
+        usages.push(usage_value(history.usage.as_ref()));
+        usages.push(usage_value(prefix.usage.as_ref()));
+        format!("{}{TURN_CONTEXT_SEPARATOR}{}", history.text, prefix.text)
+    } else {
+        let response = run_request(summarizer, history, cancel).await?;
+        usages.push(usage_value(response.usage.as_ref()));
+        response.text
+    };
+    if preparation.messages_to_summarize.is_empty()
+        && preparation.is_split_turn
+        && !preparation.turn_prefix_messages.is_empty()
+    {
+        // The stand-in history was never sent.
+        requests.remove(0);
+    }
+    let lists = preparation.file_operations.lists();
+    summary.push_str(&lists.blocks());
+    let mut details = lists.details();
+    if let Some(object) = details.as_object_mut() {
+        object.insert("summarizer".to_owned(), json!(summarizer.name()));
+        object.insert("usage".to_owned(), Value::Array(usages));
+    }
+    Ok(CompactionResult {
+        summary,
+        first_kept_entry_id: preparation.first_kept_entry_id.clone(),
+        tokens_before: preparation.tokens_before,
+        details,
+        requests,
+    })
+}

@@ -1,0 +1,172 @@
+//! The conversation as plain text for a summarizer (so the model reads it rather than continuing it):
+//! `[User]:`, `[Assistant thinking]:`, `[Assistant]:`, `[Assistant tool calls]:`, `[Tool result]:` parts
+//! separated by blank lines, tool results cut to 2000 UTF-16 units.
+
+use ctxkit_protocol::{AgentMessage, ContentBlock, MessageContent};
+use serde_json::Value;
+
+use crate::tokens::utf16_len;
+
+/// Tool results longer than this (in UTF-16 units) are truncated in serialized conversations.
+pub const TOOL_RESULT_MAX_UNITS: usize = 2000;
+
+/// Serializes provider-form messages (see `ctxkit_session::convert_to_llm`).
+pub fn serialize_conversation(messages: &[AgentMessage]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for message in messages {
+        match message {
+            AgentMessage::User(user) => {
+                let text = joined_text(&user.content);
+                if !text.is_empty() {
+                    parts.push(format!("[User]: {text}"));
+                }
+            }
+            AgentMessage::Assistant(assistant) => {
+                let mut texts = Vec::new();
+                let mut thinking = Vec::new();
+                let mut calls = Vec::new();
+                for block in &assistant.content {
+                    match block {
+                        ContentBlock::Text(text) => texts.push(text.text.as_str()),
+                        ContentBlock::Thinking(block) => thinking.push(block.thinking.as_str()),
+                        ContentBlock::ToolCall(call) => calls.push(format!(
+                            "{}({})",
+                            call.name,
+                            arguments_text(&call.arguments)
+                        )),
+                        ContentBlock::Image(_) | ContentBlock::Unknown(_) => {}
+                    }
+                }
+                if !thinking.is_empty() {
+                    parts.push(format!("[Assistant thinking]: {}", thinking.join("\n")));
+                }
+                if !texts.is_empty() {
+                    parts.push(format!("[Assistant]: {}", texts.join("\n")));
+                }
+                if !calls.is_empty() {
+                    parts.push(format!("[Assistant tool calls]: {}", calls.join("; ")));
+                }
+            }
+            AgentMessage::ToolResult(result) => {
+                let text = joined_text(&result.content);
+                if !text.is_empty() {
+                    parts.push(format!(
+                        "[Tool result]: {}",
+                        truncate_for_summary(&text, TOOL_RESULT_MAX_UNITS)
+                    ));
+                }
+            }
+            AgentMessage::BashExecution(_)
+            | AgentMessage::Custom(_)
+            | AgentMessage::BranchSummary(_)
+            | AgentMessage::CompactionSummary(_)
+            | AgentMessage::Unknown(_) => {}
+        }
+    }
+    parts.join("\n\n")
+}
+
+/// Text blocks concatenated without separator (a plain string as it is).
+fn joined_text(content: &MessageContent) -> String {
+    match content {
+        MessageContent::Text(text) => text.clone(),
+        MessageContent::Blocks(blocks) => blocks
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Text(text) => Some(text.text.as_str()),
+                ContentBlock::Image(_)
+                | ContentBlock::Thinking(_)
+                | ContentBlock::ToolCall(_)
+                | ContentBlock::Unknown(_) => None,
+            })
+            .collect(),
+    }
+}
+
+/// `key=JSON, …` in the arguments' own key order.
+fn arguments_text(arguments: &Value) -> String {
+    match arguments {
+        Value::Object(object) => object
+            .iter()
+            .map(|(key, value)| format!("{key}={value}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) | Value::Array(_) => {
+            String::new()
+        }
+    }
+}
+
+/// `text` cut to `max_units` UTF-16 units with a marker counting the rest. Never splits a surrogate
+/// pair: a cut that would fall inside one keeps the pair out.
+pub fn truncate_for_summary(text: &str, max_units: usize) -> String {
+    let total = utf16_len(text);
+    if total <= max_units {
+        return text.to_owned();
+    }
+    let mut units = 0;
+    let mut end = 0;
+    for (offset, character) in text.char_indices() {
+        let width = character.len_utf16();
+        if units + width > max_units {
+            break;
+        }
+        units += width;
+        end = offset + character.len_utf8();
+    }
+    format!(
+        "{}\n\n[... {} more characters truncated]",
+        &text[..end],
+        total - units
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn messages(values: Vec<Value>) -> Vec<AgentMessage> {
+        values
+            .into_iter()
+            .map(|value| serde_json::from_value(value).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn serializes_each_role() {
+        let text = serialize_conversation(&messages(vec![
+            json!({"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}),
+            json!({"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "hmm"},
+                {"type": "text", "text": "ok"},
+                {"type": "toolCall", "id": "1", "name": "read", "arguments": {"path": "x.rs", "limit": 5}},
+                {"type": "toolCall", "id": "2", "name": "bash", "arguments": {"command": "ls \"a\""}}
+            ]}),
+            json!({"role": "toolResult", "toolCallId": "1", "toolName": "read", "content": [{"type": "text", "text": "fn x"}], "isError": false}),
+            json!({"role": "user", "content": ""}),
+        ]));
+        assert_eq!(
+            text,
+            "[User]: ab\n\n[Assistant thinking]: hmm\n\n[Assistant]: ok\n\n\
+             [Assistant tool calls]: read(path=\"x.rs\", limit=5); bash(command=\"ls \\\"a\\\"\")\n\n[Tool result]: fn x"
+        );
+    }
+
+    #[test]
+    fn truncation_counts_utf16_and_keeps_pairs_whole() {
+        assert_eq!(
+            truncate_for_summary("abcdef", 4),
+            "abcd\n\n[... 2 more characters truncated]"
+        );
+        assert_eq!(
+            truncate_for_summary("ab😀cd", 3),
+            "ab\n\n[... 4 more characters truncated]"
+        );
+        assert_eq!(
+            truncate_for_summary("ab😀cd", 4),
+            "ab😀\n\n[... 2 more characters truncated]"
+        );
+        assert_eq!(truncate_for_summary("short", 2000), "short");
+    }
+}

@@ -1,0 +1,261 @@
+//! The runner with a recording fake summarizer: request text and order, split-turn concurrency,
+//! cancellation, merging.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ctxkit_compaction::{
+    CompactOptions, CompactionError, CompactionSettings, NoPlanReason, Prompts, Summarizer,
+    SummarizerError, SummaryPurpose, SummaryRequest, SummaryResponse, TURN_CONTEXT_SEPARATOR,
+    compact, prepare_compaction,
+};
+use futures::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
+
+use crate::fixtures::split_turn_session;
+
+/// Records requests; answers after every expected request has arrived (so sequential calls would
+/// time out), or never when `hang` is set.
+struct Recording {
+    requests: Mutex<Vec<SummaryRequest>>,
+    barrier: Arc<tokio::sync::Barrier>,
+    hang: bool,
+}
+
+impl Recording {
+    fn new(expected_concurrent: usize) -> Self {
+        Self {
+            requests: Mutex::new(Vec::new()),
+            barrier: Arc::new(tokio::sync::Barrier::new(expected_concurrent)),
+            hang: false,
+        }
+    }
+}
+
+impl Summarizer for Recording {
+    fn name(&self) -> String {
+        "recording".to_owned()
+    }
+
+    fn supports_reasoning(&self) -> bool {
+        true
+    }
+
+    fn summarize(
+        &self,
+        request: SummaryRequest,
+        _cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<SummaryResponse, SummarizerError>> {
+        self.requests.lock().unwrap().push(request.clone());
+        let barrier = self.barrier.clone();
+        let hang = self.hang;
+        Box::pin(async move {
+            if hang {
+                futures::future::pending::<()>().await;
+            }
+            barrier.wait().await;
+            let text = match request.purpose {
+                SummaryPurpose::History => "HISTORY",
+                SummaryPurpose::TurnPrefix => "PREFIX",
+                SummaryPurpose::Branch => "BRANCH",
+            };
+            Ok(SummaryResponse {
+                text: text.to_owned(),
+                usage: None,
+            })
+        })
+    }
+}
+
+fn small_keep() -> CompactionSettings {
+    CompactionSettings {
+        enabled: true,
+        reserve_tokens: 1000,
+        keep_recent_tokens: 300,
+    }
+}
+
+#[tokio::test]
+async fn split_turn_summaries_run_concurrently_and_merge() {
+    let session = split_turn_session();
+    let preparation = prepare_compaction(&session, None, small_keep())
+        .unwrap()
+        .unwrap();
+    assert!(preparation.is_split_turn);
+    assert!(!preparation.turn_prefix_messages.is_empty());
+    let summarizer = Recording::new(2);
+    let options = CompactOptions {
+        focus: Some("the tests".into()),
+        thinking_level: Some("high".into()),
+    };
+    let result = tokio::time::timeout(
+        Duration::from_secs(5),
+        compact(
+            &preparation,
+            &summarizer,
+            &Prompts::default(),
+            &options,
+            &CancellationToken::new(),
+        ),
+    )
+    .await
+    .expect("both requests must be in flight at once")
+    .unwrap();
+
+    let requests = summarizer.requests.lock().unwrap().clone();
+    assert_eq!(requests.len(), 2);
+    let history = requests
+        .iter()
+        .find(|request| request.purpose == SummaryPurpose::History)
+        .unwrap();
+    let prefix = requests
+        .iter()
+        .find(|request| request.purpose == SummaryPurpose::TurnPrefix)
+        .unwrap();
+    let prompts = Prompts::default();
+    assert!(
+        history
+            .user_text
+            .starts_with("<conversation>\n[User]: Add a cache to src/store.rs")
+    );
+    assert!(history.user_text.contains("\n</conversation>\n\n"));
+    assert!(history.user_text.ends_with(&format!(
+        "{}\n\nAdditional focus: the tests",
+        prompts.initial
+    )));
+    assert!(!history.user_text.contains("<previous-summary>"));
+    assert_eq!(history.max_tokens, 800);
+    assert_eq!(history.reasoning.as_deref(), Some("high"));
+    assert_eq!(history.system_prompt, prompts.system);
+    assert!(
+        prefix
+            .user_text
+            .starts_with("<conversation>\n[User]: Now make the tests pass")
+    );
+    assert!(prefix.user_text.ends_with(&prompts.turn_prefix));
+    assert_eq!(prefix.max_tokens, 500);
+
+    assert!(
+        result
+            .summary
+            .starts_with(&format!("HISTORY{TURN_CONTEXT_SEPARATOR}PREFIX"))
+    );
+    assert!(
+        result
+            .summary
+            .contains("<read-files>\nsrc/store.rs\n</read-files>")
+    );
+    assert!(result.summary.contains("<modified-files>\ntests/case0.rs"));
+    assert_eq!(result.first_kept_entry_id, preparation.first_kept_entry_id);
+    assert_eq!(result.details["readFiles"][0], "src/store.rs");
+    assert_eq!(result.details["summarizer"], "recording");
+}
+
+#[tokio::test]
+async fn cancelling_stops_the_run_and_writes_nothing() {
+    let mut session = split_turn_session();
+    let entries_before = session.entries().len();
+    let preparation = prepare_compaction(&session, None, small_keep())
+        .unwrap()
+        .unwrap();
+    let summarizer = Recording {
+        hang: true,
+        ..Recording::new(1)
+    };
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        trigger.cancel();
+    });
+    let outcome = tokio::time::timeout(
+        Duration::from_secs(5),
+        compact(
+            &preparation,
+            &summarizer,
+            &Prompts::default(),
+            &CompactOptions::default(),
+            &cancel,
+        ),
+    )
+    .await
+    .expect("cancellation must end the run promptly");
+    assert!(matches!(outcome, Err(CompactionError::Cancelled)));
+    assert_eq!(session.entries().len(), entries_before);
+    // The session stays usable.
+    session
+        .append_message(crate::fixtures::user("go on"))
+        .unwrap();
+}
+
+#[tokio::test]
+async fn an_update_carries_the_previous_summary() {
+    let mut session = split_turn_session();
+    let settings = CompactionSettings {
+        enabled: true,
+        reserve_tokens: 1000,
+        keep_recent_tokens: 100_000,
+    };
+    let first = prepare_compaction(
+        &session,
+        None,
+        CompactionSettings {
+            keep_recent_tokens: 10,
+            ..settings
+        },
+    )
+    .unwrap()
+    .unwrap();
+    session
+        .append_compaction(ctxkit_session::NewCompaction {
+            summary: "EARLIER".into(),
+            first_kept_entry_id: first.first_kept_entry_id.clone(),
+            tokens_before: first.tokens_before,
+            details: Some(serde_json::json!({"readFiles": ["old.rs"], "modifiedFiles": []})),
+            source: ctxkit_session::SummarySource::Ctxkit,
+        })
+        .unwrap();
+    assert_eq!(
+        prepare_compaction(&session, None, settings).unwrap(),
+        Err(NoPlanReason::AlreadyCompacted)
+    );
+    session
+        .append_message(crate::fixtures::user("and the docs"))
+        .unwrap();
+    session
+        .append_message(crate::fixtures::assistant_text("docs done"))
+        .unwrap();
+    let preparation = prepare_compaction(
+        &session,
+        None,
+        CompactionSettings {
+            keep_recent_tokens: 5,
+            ..settings
+        },
+    )
+    .unwrap()
+    .unwrap();
+    assert_eq!(preparation.previous_summary.as_deref(), Some("EARLIER"));
+    let summarizer = Recording::new(1);
+    let result = compact(
+        &preparation,
+        &summarizer,
+        &Prompts::default(),
+        &CompactOptions::default(),
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+    let request = summarizer.requests.lock().unwrap()[0].clone();
+    assert!(
+        request
+            .user_text
+            .contains("\n</conversation>\n\n<previous-summary>\nEARLIER\n</previous-summary>\n\n")
+    );
+    assert!(request.user_text.ends_with(&Prompts::default().update));
+    assert!(
+        result.summary.contains("old.rs"),
+        "file lists carry over: {}",
+        result.summary
+    );
+}
