@@ -7,9 +7,12 @@
 
 mod cut;
 mod error;
+mod extract;
 mod file_ops;
+mod offline;
 mod prepare;
 mod prompts;
+mod recall;
 mod runner;
 mod serialize;
 mod settings;
@@ -19,11 +22,13 @@ mod tokens;
 pub use cut::{CutEntry, CutPoint, find_cut_point, find_turn_start, is_valid_cut_point};
 pub use error::CompactionError;
 pub use file_ops::{FileLists, FileOperations};
+pub use offline::{OFFLINE_NOTICE, OfflineSummarizer, summarize_offline};
 pub use prepare::{
     NoPlanReason, PlanOutcome, Preparation, SourcedMessage, path_token_estimates,
     prepare_compaction,
 };
 pub use prompts::{PromptFileError, Prompts};
+pub use recall::{RecallReport, identifier_recall};
 pub use runner::{
     CompactOptions, CompactionResult, NO_PRIOR_HISTORY, TURN_CONTEXT_SEPARATOR, compact,
     history_request, run_request, serialize_messages, turn_prefix_request,

@@ -1,0 +1,295 @@
+//! Reading a summary request back into parts, for the offline summarizer: the serialized conversation
+//! (`[User]:`, `[Assistant]:`, … parts), the previous summary's sections, the focus; plus the
+//! identifiers (paths, function names) worth keeping verbatim.
+
+use std::collections::BTreeSet;
+
+/// One part of a serialized conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Part {
+    User(String),
+    Assistant(String),
+    Thinking(String),
+    /// `name(args)` of each call.
+    ToolCalls(Vec<String>),
+    ToolResult(String),
+}
+
+/// A request's user text, taken apart.
+#[derive(Debug, Default)]
+pub(crate) struct Conversation {
+    pub(crate) parts: Vec<Part>,
+    /// The whole conversation text.
+    pub(crate) text: String,
+    pub(crate) previous_summary: Option<String>,
+    pub(crate) focus: Option<String>,
+}
+
+fn between<'a>(text: &'a str, open: &str, close: &str) -> Option<&'a str> {
+    let start = text.find(open)? + open.len();
+    let end = text[start..].rfind(close)? + start;
+    Some(&text[start..end])
+}
+
+const TAGS: [&str; 5] = [
+    "[User]: ",
+    "[Assistant thinking]: ",
+    "[Assistant]: ",
+    "[Assistant tool calls]: ",
+    "[Tool result]: ",
+];
+
+impl Conversation {
+    pub(crate) fn from_request(user_text: &str) -> Self {
+        let conversation_end = user_text
+            .find("\n</conversation>")
+            .unwrap_or(user_text.len());
+        let text = between(
+            &user_text[..conversation_end.min(user_text.len())],
+            "<conversation>\n",
+            "",
+        )
+        .map(str::to_owned)
+        .unwrap_or_else(|| user_text[..conversation_end].to_owned());
+        let rest = &user_text[conversation_end..];
+        let previous_summary =
+            between(rest, "<previous-summary>\n", "\n</previous-summary>").map(str::to_owned);
+        let focus = rest.rfind("\n\nAdditional focus: ").map(|start| {
+            rest[start + "\n\nAdditional focus: ".len()..]
+                .trim()
+                .to_owned()
+        });
+        Self {
+            parts: split_parts(&text),
+            text,
+            previous_summary,
+            focus,
+        }
+    }
+
+    /// The previous summary's `## `/`### ` sections and their list items.
+    pub(crate) fn previous_sections(&self) -> Vec<(String, Vec<String>)> {
+        let Some(previous) = &self.previous_summary else {
+            return Vec::new();
+        };
+        let mut sections: Vec<(String, Vec<String>)> = Vec::new();
+        for line in previous.lines() {
+            let trimmed = line.trim();
+            if trimmed.starts_with("## ") || trimmed.starts_with("### ") {
+                sections.push((trimmed.to_owned(), Vec::new()));
+            } else if let Some((_, items)) = sections.last_mut() {
+                let item = trimmed
+                    .trim_start_matches(|character: char| {
+                        character == '-'
+                            || character == '*'
+                            || character.is_ascii_digit()
+                            || character == '.'
+                    })
+                    .trim_start()
+                    .trim_start_matches("[x]")
+                    .trim_start_matches("[ ]")
+                    .trim();
+                if !item.is_empty() && item != "(none)" && !item.starts_with('<') {
+                    items.push(item.to_owned());
+                }
+            }
+        }
+        sections
+    }
+}
+
+fn split_parts(text: &str) -> Vec<Part> {
+    let mut parts = Vec::new();
+    let mut current: Option<(usize, String)> = None;
+    let mut previous_blank = true;
+    for line in text.split('\n') {
+        let tag = if previous_blank {
+            TAGS.iter().position(|tag| line.starts_with(tag))
+        } else {
+            None
+        };
+        match tag {
+            Some(index) => {
+                if let Some(part) = current.take() {
+                    parts.push(finish(part));
+                }
+                current = Some((index, line[TAGS[index].len()..].to_owned()));
+            }
+            None => {
+                if let Some((_, body)) = current.as_mut() {
+                    body.push('\n');
+                    body.push_str(line);
+                }
+            }
+        }
+        previous_blank = line.is_empty();
+    }
+    if let Some(part) = current {
+        parts.push(finish(part));
+    }
+    parts
+}
+
+fn finish((index, body): (usize, String)) -> Part {
+    let body = body.trim_end().to_owned();
+    match index {
+        0 => Part::User(body),
+        1 => Part::Thinking(body),
+        2 => Part::Assistant(body),
+        3 => Part::ToolCalls(body.split("; ").map(str::to_owned).collect()),
+        _ => Part::ToolResult(body),
+    }
+}
+
+/// Sentences of a text (split at `.`, `!`, `?`, `。` and line breaks).
+pub(crate) fn sentences(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut characters = text.chars().peekable();
+    while let Some(character) = characters.next() {
+        current.push(character);
+        let ends = match character {
+            '\n' | '。' | '！' | '？' => true,
+            '.' | '!' | '?' => characters.peek().is_none_or(|next| next.is_whitespace()),
+            _ => false,
+        };
+        if ends {
+            if !current.trim().is_empty() {
+                out.push(current.trim().to_owned());
+            }
+            current.clear();
+        }
+    }
+    if !current.trim().is_empty() {
+        out.push(current.trim().to_owned());
+    }
+    out
+}
+
+/// Paths (`src/lib.rs`, `./x/y.ts`, `Cargo.toml`) and code identifiers (`Store::get`, `parse_line(`,
+/// `camelCase()`), in order of first appearance.
+pub(crate) fn identifiers(text: &str) -> Vec<String> {
+    let mut seen = BTreeSet::new();
+    let mut found = Vec::new();
+    for raw in text
+        .split(|character: char| character.is_whitespace() || "\"'`,;()[]{}<>=".contains(character))
+    {
+        let token =
+            raw.trim_matches(|character: char| matches!(character, '.' | ':' | '!' | '?' | '*'));
+        if token.len() < 3 || token.len() > 160 {
+            continue;
+        }
+        if (is_path(token) || is_code_identifier(token)) && seen.insert(token.to_owned()) {
+            found.push(token.to_owned());
+        }
+    }
+    found
+}
+
+fn is_path(token: &str) -> bool {
+    // A lone leading slash (`/summary`, from a closing tag) is not a path; `/etc/hosts` is.
+    let segments = token
+        .split('/')
+        .filter(|segment| !segment.is_empty())
+        .count();
+    let has_separator = token.contains('/')
+        && !token.starts_with("//")
+        && !token.contains("://")
+        && (segments >= 2 || !token.starts_with('/'));
+    let extension = token.rsplit_once('.').map(|(stem, extension)| {
+        (stem.chars().count() >= 2 || extension.len() >= 2)
+            && (1..=5).contains(&extension.len())
+            && extension
+                .chars()
+                .all(|character| character.is_ascii_alphanumeric())
+            && extension
+                .chars()
+                .any(|character| character.is_ascii_alphabetic())
+    });
+    let plausible = token
+        .chars()
+        .all(|character| character.is_alphanumeric() || "/._-~@+".contains(character));
+    plausible
+        && (has_separator && token.chars().any(char::is_alphabetic)
+            || extension == Some(true) && !token.contains(".."))
+}
+
+fn is_code_identifier(token: &str) -> bool {
+    let word = |part: &str| {
+        !part.is_empty()
+            && part
+                .chars()
+                .next()
+                .is_some_and(|first| first.is_alphabetic() || first == '_')
+            && part
+                .chars()
+                .all(|character| character.is_alphanumeric() || character == '_')
+    };
+    if token.contains("::") {
+        return token.split("::").all(word);
+    }
+    if !word(token) {
+        return false;
+    }
+    let snake = token.contains('_') && token.chars().any(char::is_lowercase);
+    let camel = token.chars().next().is_some_and(char::is_lowercase)
+        && token.chars().any(char::is_uppercase);
+    snake || camel
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn takes_a_request_apart() {
+        let request = "<conversation>\n[User]: Fix it.\n\n[Assistant tool calls]: read(path=\"a.rs\"); bash(command=\"ls\")\n\n\
+                       [Tool result]: line 1\n\n[not a tag]\n\n[Assistant]: Done.\n</conversation>\n\n\
+                       <previous-summary>\n## Goal\n- Old goal\n</previous-summary>\n\nInstructions\n\nAdditional focus: tests";
+        let conversation = Conversation::from_request(request);
+        assert_eq!(conversation.parts.len(), 4);
+        assert_eq!(
+            conversation.parts[1],
+            Part::ToolCalls(vec![
+                "read(path=\"a.rs\")".into(),
+                "bash(command=\"ls\")".into()
+            ])
+        );
+        assert_eq!(
+            conversation.parts[2],
+            Part::ToolResult("line 1\n\n[not a tag]".into())
+        );
+        assert_eq!(conversation.focus.as_deref(), Some("tests"));
+        assert_eq!(
+            conversation.previous_sections(),
+            vec![("## Goal".to_owned(), vec!["Old goal".to_owned()])]
+        );
+    }
+
+    #[test]
+    fn finds_paths_and_identifiers() {
+        assert!(identifiers("</summary> and /etc/hosts").contains(&"/etc/hosts".to_owned()));
+        assert_eq!(identifiers("</summary>").len(), 0);
+        let found = identifiers(
+            "Edit src/store.rs and Cargo.toml; call Store::get and parse_line(x), then fooBar(). See https://x.io/a e.g. v1.2",
+        );
+        assert_eq!(
+            found,
+            [
+                "src/store.rs",
+                "Cargo.toml",
+                "Store::get",
+                "parse_line",
+                "fooBar"
+            ]
+        );
+    }
+
+    #[test]
+    fn splits_sentences() {
+        assert_eq!(
+            sentences("Use A. Not v1.2 though!\n你好。ok"),
+            ["Use A.", "Not v1.2 though!", "你好。", "ok"]
+        );
+    }
+}
