@@ -9,6 +9,7 @@ mod cut;
 mod error;
 mod extract;
 mod file_ops;
+mod history;
 mod offline;
 mod prepare;
 mod prompts;
@@ -22,6 +23,10 @@ mod tokens;
 pub use cut::{CutEntry, CutPoint, find_cut_point, find_turn_start, is_valid_cut_point};
 pub use error::CompactionError;
 pub use file_ops::{FileLists, FileOperations};
+pub use history::{
+    CompactionRecord, LoopGuard, UNDO_COMPACTION_TYPE, UndoOutcome, check_after_compaction,
+    list_compactions, undo_last_compaction,
+};
 pub use offline::{OFFLINE_NOTICE, OfflineSummarizer, summarize_offline};
 pub use prepare::{
     NoPlanReason, PlanOutcome, Preparation, SourcedMessage, path_token_estimates,
@@ -39,5 +44,9 @@ pub use summarizer::{
     Summarizer, SummarizerError, SummaryPurpose, SummaryRequest, SummaryResponse,
 };
 pub use tokens::{
-    ContextTokens, estimate_context_tokens, estimate_tokens, should_compact, utf16_len,
+    ContextTokenCount, ContextTokens, Encoding, Estimator, Heuristic, IMAGE_TOKENS,
+    MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS, TOOL_CALL_OVERHEAD_TOKENS, TokenCount,
+    TokenSource, UnknownEstimator, context_token_count, count_message_tokens,
+    count_messages_tokens, count_text_tokens, estimate_context_tokens, estimate_text_tokens,
+    estimate_tokens, should_compact, utf16_len,
 };

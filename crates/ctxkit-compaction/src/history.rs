@@ -1,0 +1,209 @@
+//! Compactions made inspectable and reversible: every compaction on a path with what it covered and
+//! what it saved, undo by moving the leaf back to the compaction's parent (append-only: the undone
+//! summary stays in the tree), and the loop guard that checks a compaction really made room.
+
+use ctxkit_protocol::EntryKind;
+use ctxkit_session::{LeafSelector, Session};
+use serde_json::{Value, json};
+
+use crate::error::CompactionError;
+use crate::settings::CompactionSettings;
+use crate::tokens::estimate_context_tokens;
+
+/// The custom entry type ctxkit appends to record an undone compaction.
+pub const UNDO_COMPACTION_TYPE: &str = "ctxkit.undo-compaction";
+
+/// One compaction on a path.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompactionRecord {
+    pub id: String,
+    pub timestamp: String,
+    /// The first entry the compaction kept verbatim.
+    pub first_kept_entry_id: String,
+    /// Ids of the path entries it replaced by its summary (from the previous boundary to the cut).
+    pub covered_entry_ids: Vec<String>,
+    pub tokens_before: u64,
+    /// Estimated context tokens right after it (summary plus kept messages).
+    pub tokens_after: u64,
+    /// `offline`, a model name, or null for summaries written by Pi or hooks.
+    pub summarizer: Option<String>,
+    pub usage: Value,
+    pub from_hook: bool,
+    pub summary: String,
+}
+
+fn context_tokens_at(session: &Session, id: &str) -> Result<u64, CompactionError> {
+    let context = session.context_at(LeafSelector::Entry(id));
+    let messages = context
+        .messages
+        .iter()
+        .map(|message| session.message(message))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(estimate_context_tokens(&messages).tokens)
+}
+
+/// Every compaction on the path to `leaf` (the session's leaf when `None`), oldest first.
+pub fn list_compactions(
+    session: &Session,
+    leaf: Option<&str>,
+) -> Result<Vec<CompactionRecord>, CompactionError> {
+    let path = session.branch_path(leaf);
+    let mut records = Vec::new();
+    let mut boundary = 0;
+    for (position, entry) in path.iter().enumerate() {
+        let EntryKind::Compaction(compaction) = entry
+            .parse()
+            .map_err(|source| CompactionError::entry(session, entry, source))?
+            .kind
+        else {
+            continue;
+        };
+        let kept = path[..position]
+            .iter()
+            .position(|candidate| candidate.id() == compaction.first_kept_entry_id);
+        let covered_end = kept.unwrap_or(position);
+        let covered_entry_ids = path[boundary.min(covered_end)..covered_end]
+            .iter()
+            .map(|entry| entry.id().to_owned())
+            .collect();
+        boundary = kept.unwrap_or(position + 1);
+        let details = compaction.details.clone().unwrap_or(Value::Null);
+        records.push(CompactionRecord {
+            id: entry.id().to_owned(),
+            timestamp: entry.timestamp().to_owned(),
+            first_kept_entry_id: compaction.first_kept_entry_id.clone(),
+            covered_entry_ids,
+            tokens_before: compaction.tokens_before,
+            tokens_after: context_tokens_at(session, entry.id())?,
+            summarizer: details
+                .get("summarizer")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            usage: details.get("usage").cloned().unwrap_or(Value::Null),
+            from_hook: compaction.from_hook == Some(true),
+            summary: compaction.summary,
+        });
+    }
+    Ok(records)
+}
+
+/// What an undo did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UndoOutcome {
+    pub compaction_id: String,
+    /// The entry the leaf moved back to.
+    pub restored_leaf_id: Option<String>,
+    /// The marker entry appended there, which keeps the move when the file is reopened.
+    pub marker_id: String,
+}
+
+/// Undoes the last compaction on the current path: the leaf moves to the compaction's parent and a
+/// `custom` marker entry is appended there (it takes no part in the context), so the restored view
+/// survives reopening. Nothing is deleted; the compaction stays in the tree on its own branch.
+pub fn undo_last_compaction(session: &mut Session) -> Result<Option<UndoOutcome>, CompactionError> {
+    let Some(compaction) = session
+        .branch_path(None)
+        .into_iter()
+        .rev()
+        .find(|entry| entry.type_name() == "compaction")
+    else {
+        return Ok(None);
+    };
+    let compaction_id = compaction.id().to_owned();
+    let parent = compaction.parent_id().map(str::to_owned);
+    match &parent {
+        Some(parent) => session.branch(parent)?,
+        None => session.reset_leaf(),
+    }
+    let marker_id = session.append_custom_entry(
+        UNDO_COMPACTION_TYPE,
+        Some(json!({"compactionId": compaction_id})),
+    )?;
+    Ok(Some(UndoOutcome {
+        compaction_id,
+        restored_leaf_id: parent,
+        marker_id,
+    }))
+}
+
+/// The loop guard's verdict on a finished compaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoopGuard {
+    /// The context is now comfortably below the threshold.
+    Clear { tokens_after: u64, threshold: u64 },
+    /// The context is still at or near the threshold (the kept messages alone are too large, for
+    /// example); compacting again would not help.
+    StillOver {
+        tokens_after: u64,
+        threshold: u64,
+        kept_tokens: u64,
+    },
+    /// No context window is known, so there is no threshold to check against.
+    Unknown { tokens_after: u64 },
+}
+
+impl LoopGuard {
+    /// Advice for the user when the guard trips.
+    pub fn advice(&self) -> Option<String> {
+        match self {
+            Self::StillOver {
+                tokens_after,
+                threshold,
+                kept_tokens,
+            } => Some(format!(
+                "the context is still {tokens_after} tokens after compacting (threshold {threshold}); the kept \
+                 recent messages alone take about {kept_tokens}: lower `compaction.keepRecentTokens`, or use a \
+                 model with a larger context window"
+            )),
+            Self::Clear { .. } | Self::Unknown { .. } => None,
+        }
+    }
+}
+
+/// Margin below the threshold a compaction must reach: 10% of the window.
+const GUARD_MARGIN_DIVISOR: u64 = 10;
+
+/// Checks the context after the compaction `compaction_id` (its leaf) against the trigger threshold
+/// of `context_window` (0: unknown).
+pub fn check_after_compaction(
+    session: &Session,
+    compaction_id: &str,
+    context_window: u64,
+    settings: &CompactionSettings,
+) -> Result<LoopGuard, CompactionError> {
+    let tokens_after = context_tokens_at(session, compaction_id)?;
+    if context_window == 0 {
+        return Ok(LoopGuard::Unknown { tokens_after });
+    }
+    let threshold = context_window.saturating_sub(settings.reserve_tokens);
+    let margin = context_window / GUARD_MARGIN_DIVISOR;
+    if tokens_after + margin <= threshold {
+        return Ok(LoopGuard::Clear {
+            tokens_after,
+            threshold,
+        });
+    }
+    let summary_tokens = session
+        .entry(compaction_id)
+        .and_then(|entry| entry.parse().ok())
+        .and_then(|entry| match entry.kind {
+            EntryKind::Compaction(compaction) => {
+                Some(crate::tokens::utf16_len(&compaction.summary).div_ceil(4) as u64)
+            }
+            EntryKind::Message(_)
+            | EntryKind::ThinkingLevelChange(_)
+            | EntryKind::ModelChange(_)
+            | EntryKind::BranchSummary(_)
+            | EntryKind::Custom(_)
+            | EntryKind::CustomMessage(_)
+            | EntryKind::Label(_)
+            | EntryKind::SessionInfo(_)
+            | EntryKind::Unknown { .. } => None,
+        })
+        .unwrap_or(0);
+    Ok(LoopGuard::StillOver {
+        tokens_after,
+        threshold,
+        kept_tokens: tokens_after.saturating_sub(summary_tokens),
+    })
+}

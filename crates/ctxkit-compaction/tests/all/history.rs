@@ -1,0 +1,124 @@
+//! Listing, undoing and guarding compactions.
+
+use ctxkit_compaction::{
+    CompactOptions, CompactionSettings, LoopGuard, OfflineSummarizer, Prompts,
+    UNDO_COMPACTION_TYPE, check_after_compaction, compact, list_compactions, prepare_compaction,
+    undo_last_compaction,
+};
+use ctxkit_session::{NewCompaction, Session, SummarySource};
+use tokio_util::sync::CancellationToken;
+
+use crate::fixtures::{split_turn_session, user};
+
+async fn compact_once(session: &mut Session, settings: CompactionSettings) -> String {
+    let preparation = prepare_compaction(session, None, settings)
+        .unwrap()
+        .unwrap();
+    let result = compact(
+        &preparation,
+        &OfflineSummarizer,
+        &Prompts::default(),
+        &CompactOptions::default(),
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+    session
+        .append_compaction(NewCompaction {
+            summary: result.summary,
+            first_kept_entry_id: result.first_kept_entry_id,
+            tokens_before: result.tokens_before,
+            details: Some(result.details),
+            source: SummarySource::Ctxkit,
+        })
+        .unwrap()
+}
+
+#[tokio::test]
+async fn compactions_are_listed_with_what_they_cover_and_can_be_undone() {
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join("s.jsonl");
+    let mut session = split_turn_session();
+    // Persist the in-memory fixture by copying its lines into a file.
+    let lines: Vec<String> = std::iter::once(serde_json::to_string(session.header()).unwrap())
+        .chain(session.entries().iter().map(|entry| entry.raw().to_owned()))
+        .collect();
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    session = Session::open(&path).unwrap();
+    let before_ids: Vec<String> = session
+        .entries()
+        .iter()
+        .map(|entry| entry.id().to_owned())
+        .collect();
+
+    let settings = CompactionSettings {
+        enabled: true,
+        reserve_tokens: 1000,
+        keep_recent_tokens: 300,
+    };
+    let compaction_id = compact_once(&mut session, settings).await;
+    let records = list_compactions(&session, None).unwrap();
+    assert_eq!(records.len(), 1);
+    let record = &records[0];
+    assert_eq!(record.id, compaction_id);
+    assert_eq!(record.summarizer.as_deref(), Some("offline"));
+    assert_eq!(record.covered_entry_ids.first(), before_ids.first());
+    assert!(
+        !record
+            .covered_entry_ids
+            .contains(&record.first_kept_entry_id)
+    );
+    assert!(record.tokens_after < record.tokens_before, "{record:?}");
+
+    let guard = check_after_compaction(&session, &compaction_id, 200_000, &settings).unwrap();
+    assert!(matches!(guard, LoopGuard::Clear { .. }));
+    let tight = check_after_compaction(
+        &session,
+        &compaction_id,
+        record.tokens_after + 1000,
+        &settings,
+    )
+    .unwrap();
+    assert!(matches!(tight, LoopGuard::StillOver { .. }), "{tight:?}");
+    assert!(tight.advice().unwrap().contains("keepRecentTokens"));
+
+    let undo = undo_last_compaction(&mut session).unwrap().unwrap();
+    assert_eq!(undo.compaction_id, compaction_id);
+    assert_eq!(
+        undo.restored_leaf_id.as_deref(),
+        before_ids.last().map(String::as_str)
+    );
+    drop(session);
+    let reopened = Session::open(&path).unwrap();
+    assert_eq!(
+        reopened
+            .leaf_entry()
+            .unwrap()
+            .parse()
+            .unwrap()
+            .kind
+            .type_name(),
+        "custom"
+    );
+    assert!(
+        reopened
+            .leaf_entry()
+            .unwrap()
+            .raw()
+            .contains(UNDO_COMPACTION_TYPE)
+    );
+    assert!(list_compactions(&reopened, None).unwrap().is_empty());
+    assert!(
+        reopened.entry(&compaction_id).is_some(),
+        "the undone compaction stays in the tree"
+    );
+    let full_context = reopened.build_context().messages.len();
+    assert_eq!(full_context, before_ids.len());
+}
+
+#[test]
+fn nothing_to_undo_without_a_compaction() {
+    let mut session = Session::in_memory("/p");
+    session.append_message(user("hi")).unwrap();
+    assert_eq!(undo_last_compaction(&mut session).unwrap(), None);
+}
