@@ -4,6 +4,8 @@
 #      temp dir with npm (--ignore-scripts), unless PI_DIR already points at one;
 #   2. node generate-corpus.mjs  -> corpus/*.jsonl + corpus/manifest.json
 #   3. node record.mjs           -> vectors/*.json
+#   4. node generate-compaction-corpus.mjs -> corpus-compaction/*.jsonl + manifest.json
+#   5. node record-compaction.mjs          -> vectors-compaction/*.json
 # Needs Node >= 20 and npm. Output is deterministic: re-running it must not
 # change any committed file.
 set -euo pipefail
@@ -27,3 +29,5 @@ export PI_DIR
 
 node "$HERE/generate-corpus.mjs" "$HERE/corpus"
 node "$HERE/record.mjs" "$HERE/corpus" "$HERE/vectors"
+node "$HERE/generate-compaction-corpus.mjs" "$HERE/corpus-compaction"
+node "$HERE/record-compaction.mjs" "$HERE/vectors-compaction"

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::error::CompactionError;
 use crate::settings::CompactionSettings;
-use crate::tokens::estimate_context_tokens;
+use crate::tokens::estimate_tokens;
 
 /// The custom entry type ctxkit appends to record an undone compaction.
 pub const UNDO_COMPACTION_TYPE: &str = "ctxkit.undo-compaction";
@@ -32,14 +32,15 @@ pub struct CompactionRecord {
     pub summary: String,
 }
 
+/// Estimated context tokens at entry `id`. Provider usage is not trusted here: a kept reply's usage
+/// measured the context before the compaction, so every message is estimated.
 fn context_tokens_at(session: &Session, id: &str) -> Result<u64, CompactionError> {
     let context = session.context_at(LeafSelector::Entry(id));
-    let messages = context
-        .messages
-        .iter()
-        .map(|message| session.message(message))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(estimate_context_tokens(&messages).tokens)
+    let mut tokens = 0;
+    for message in &context.messages {
+        tokens += estimate_tokens(&session.message(message)?);
+    }
+    Ok(tokens)
 }
 
 /// Every compaction on the path to `leaf` (the session's leaf when `None`), oldest first.

@@ -2,7 +2,7 @@
 //! `[User]:`, `[Assistant thinking]:`, `[Assistant]:`, `[Assistant tool calls]:`, `[Tool result]:` parts
 //! separated by blank lines, tool results cut to 2000 UTF-16 units.
 
-use ctxkit_protocol::{AgentMessage, ContentBlock, MessageContent};
+use ctxkit_protocol::{AgentMessage, ContentBlock, MessageContent, js_object_entries, js_stringify};
 use serde_json::Value;
 
 use crate::tokens::utf16_len;
@@ -83,17 +83,15 @@ fn joined_text(content: &MessageContent) -> String {
     }
 }
 
-/// `key=JSON, …` in the arguments' own key order.
+/// `key=JSON, …` in JavaScript's property order, values as `JSON.stringify` writes them.
 fn arguments_text(arguments: &Value) -> String {
     match arguments {
-        Value::Object(object) => object
-            .iter()
-            .map(|(key, value)| format!("{key}={value}"))
+        Value::Object(object) => js_object_entries(object)
+            .into_iter()
+            .map(|(key, value)| format!("{key}={}", js_stringify(value)))
             .collect::<Vec<_>>()
             .join(", "),
-        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) | Value::Array(_) => {
-            String::new()
-        }
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) | Value::Array(_) => String::new(),
     }
 }
 

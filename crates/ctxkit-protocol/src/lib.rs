@@ -9,6 +9,7 @@
 mod content;
 mod entry;
 mod header;
+mod js;
 mod json;
 mod lenient;
 mod message;
@@ -22,6 +23,7 @@ pub use entry::{
     ModelChangeEntry, SessionEntry, SessionInfoEntry, ThinkingLevelChangeEntry,
 };
 pub use header::{CURRENT_SESSION_VERSION, SessionHeader};
+pub use js::{js_number, js_object_entries, js_stringify};
 pub use json::{from_str_repaired, repair_lone_surrogates};
 pub use lenient::{value_as_i64, value_as_u64};
 pub use message::{

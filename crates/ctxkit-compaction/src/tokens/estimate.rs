@@ -1,7 +1,7 @@
 //! The reference's estimator, exactly: ceil(UTF-16 code units / 4) per message, images as 4800
 //! characters, and context tokens from the last valid assistant usage plus estimates after it.
 
-use ctxkit_protocol::{AgentMessage, ContentBlock, MessageContent};
+use ctxkit_protocol::{AgentMessage, ContentBlock, MessageContent, js_stringify};
 
 /// Characters an image counts as (1200 tokens).
 const IMAGE_CHARS: usize = 4800;
@@ -49,7 +49,7 @@ pub fn estimate_tokens(message: &AgentMessage) -> u64 {
                     ContentBlock::Text(text) => utf16_len(&text.text),
                     ContentBlock::Thinking(thinking) => utf16_len(&thinking.thinking),
                     ContentBlock::ToolCall(call) => {
-                        utf16_len(&call.name) + utf16_len(&call.arguments.to_string())
+                        utf16_len(&call.name) + utf16_len(&js_stringify(&call.arguments))
                     }
                     ContentBlock::Image(_) | ContentBlock::Unknown(_) => 0,
                 })

@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod conformance;
 mod fixtures;
 mod history;
 mod offline;
