@@ -5,6 +5,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod branch;
 mod cut;
 mod error;
 mod extract;
@@ -44,3 +45,8 @@ pub use summarizer::{
     Summarizer, SummarizerError, SummaryPurpose, SummaryRequest, SummaryResponse,
 };
 pub use tokens::{ContextTokens, estimate_context_tokens, estimate_tokens, should_compact, utf16_len};
+pub use branch::{
+    BRANCH_SUMMARY_MAX_TOKENS, BranchEntries, BranchSummary, BranchSummaryOptions, InstructionsMode,
+    NO_CONTENT_TO_SUMMARIZE, PreparedBranch, branch_request, collect_branch_entries, prepare_branch_entries,
+    summarize_branch,
+};

@@ -9,9 +9,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use ctxkit_compaction::{
-    CompactOptions, CompactionSettings, CutEntry, Prompts, Summarizer, SummarizerError,
-    SummaryPurpose, SummaryRequest, SummaryResponse, compact, estimate_context_tokens,
-    estimate_tokens, find_cut_point, path_token_estimates, prepare_compaction,
+    BranchSummaryOptions, CompactOptions, CompactionSettings, CutEntry, InstructionsMode, Prompts,
+    Summarizer, SummarizerError, SummaryPurpose, SummaryRequest, SummaryResponse,
+    collect_branch_entries, compact, estimate_context_tokens, estimate_tokens, find_cut_point,
+    path_token_estimates, prepare_branch_entries, prepare_compaction, summarize_branch,
 };
 use ctxkit_protocol::repair_lone_surrogates;
 use ctxkit_session::{LeafSelector, Session};
@@ -411,5 +412,171 @@ fn check(
             }
         }
     }
+    for pair in vector["branchSummaries"].as_array().unwrap() {
+        check_branch_pair(checker, session, pair, &ids, runtime);
+    }
     cases.len()
+}
+
+fn check_branch_pair(
+    checker: &mut Checker,
+    session: &Session,
+    pair: &Value,
+    ids: &HashMap<String, String>,
+    runtime: &tokio::runtime::Runtime,
+) {
+    let our_id = |reference: &Value| {
+        reference
+            .as_str()
+            .map(|id| ids.get(id).cloned().unwrap_or_else(|| id.to_owned()))
+    };
+    let (old_leaf, target) = (our_id(&pair["oldLeafId"]), our_id(&pair["targetId"]));
+    let what = format!("branch {old_leaf:?} → {target:?}");
+    let collected = collect_branch_entries(session, old_leaf.as_deref(), target.as_deref());
+    let entry_ids: Vec<&str> = collected
+        .entries
+        .iter()
+        .map(|&position| session.index().get(position).unwrap().id())
+        .collect();
+    let reference_ids: Vec<Option<String>> = pair["entryIds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(our_id)
+        .collect();
+    checker.same(
+        &format!("{what}: entries"),
+        &json!(entry_ids),
+        &json!(reference_ids),
+    );
+    checker.same(
+        &format!("{what}: commonAncestorId"),
+        &json!(collected.common_ancestor_id),
+        &json!(our_id(&pair["commonAncestorId"])),
+    );
+
+    let refs = |prepared: &ctxkit_compaction::PreparedBranch| -> Value {
+        Value::Array(prepared.messages.iter().map(|message| {
+            let entry = session.index().get(message.source.entry).unwrap();
+            match message.source.kind {
+                ctxkit_session::ContextMessageKind::Stored => json!({"entryId": entry.id()}),
+                ctxkit_session::ContextMessageKind::Custom
+                | ctxkit_session::ContextMessageKind::BranchSummary
+                | ctxkit_session::ContextMessageKind::CompactionSummary => {
+                    json!({"entryId": entry.id(), "message": session.message_value(&message.source).unwrap()})
+                }
+            }
+        }).collect())
+    };
+    for prepared in pair["prepared"].as_array().unwrap() {
+        let budget = prepared["tokenBudget"].as_u64().unwrap();
+        let ours = prepare_branch_entries(session, &collected.entries, budget).unwrap();
+        let lists = ours.file_operations.lists();
+        let mut reference = prepared.clone();
+        reference["messages"] = Value::Array(
+            prepared["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|item| {
+                    let mut item = item.clone();
+                    item["entryId"] = json!(our_id(&item["entryId"]));
+                    item
+                })
+                .collect(),
+        );
+        checker.same(
+            &format!("{what}: prepared at {budget}"),
+            &json!({"tokenBudget": budget, "messages": refs(&ours), "readFiles": lists.read_files,
+                    "modifiedFiles": lists.modified_files, "totalTokens": ours.total_tokens}),
+            &reference,
+        );
+    }
+
+    let prompts = Prompts::default();
+    for run in pair["runs"].as_array().unwrap() {
+        let run_name = format!("{what}: run {}", run["run"]);
+        let budget = run["tokenBudget"].as_u64().unwrap();
+        let prepared = prepare_branch_entries(session, &collected.entries, budget).unwrap();
+        let serialized = ctxkit_compaction::serialize_messages(&prepared.messages);
+        let blocks = prepared.file_operations.lists().blocks();
+        let lookup = |name: &str| -> String {
+            match name {
+                "constants.systemPrompt" => prompts.system.clone(),
+                "constants.branchPrompt" => prompts.branch.clone(),
+                "constants.branchPreamble" => prompts.branch_preamble.clone(),
+                "fileBlocks" => blocks.clone(),
+                other if other.starts_with("serialized.") => serialized.clone(),
+                other => panic!("unknown ref {other}"),
+            }
+        };
+        let fails = run["result"].get("error").is_some() || run["result"].get("aborted").is_some();
+        let fake = Fake {
+            reasoning: false,
+            fail: fails,
+            requests: Mutex::new(Vec::new()),
+        };
+        let options = BranchSummaryOptions {
+            instructions: run
+                .get("customInstructions")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            mode: if run.get("replaceInstructions") == Some(&json!(true)) {
+                InstructionsMode::Replace
+            } else {
+                InstructionsMode::Focus
+            },
+            token_budget: budget,
+        };
+        let outcome = runtime.block_on(summarize_branch(
+            session,
+            &collected.entries,
+            &fake,
+            &prompts,
+            &options,
+            &CancellationToken::new(),
+        ));
+        let sent: Vec<Value> = fake.requests.lock().unwrap().iter().map(|request| json!({
+            "kind": "branch", "systemPrompt": request.system_prompt, "userText": request.user_text,
+            "maxTokens": request.max_tokens, "reasoning": request.reasoning,
+        })).collect();
+        let expected: Vec<Value> = run["requests"].as_array().unwrap().iter().map(|request| json!({
+            "kind": request["kind"], "systemPrompt": join_parts(&request["systemPrompt"], &lookup),
+            "userText": join_parts(&request["userText"], &lookup), "maxTokens": request["maxTokens"],
+            "reasoning": request["reasoning"],
+        })).collect();
+        checker.same(
+            &format!("{run_name}: requests"),
+            &Value::Array(sent),
+            &Value::Array(expected),
+        );
+        match (outcome, fails) {
+            (Ok(summary), false) => {
+                let reference = &run["result"];
+                let expected_summary = match &reference["summary"] {
+                    Value::String(text) => text.clone(),
+                    parts => join_parts(parts, &lookup),
+                };
+                checker.same(
+                    &format!("{run_name}: summary"),
+                    &json!(summary.summary),
+                    &json!(expected_summary),
+                );
+                if reference.get("readFiles").is_some() {
+                    checker.same(
+                        &format!("{run_name}: files"),
+                        &json!({"readFiles": summary.files.read_files, "modifiedFiles": summary.files.modified_files}),
+                        &json!({"readFiles": reference["readFiles"], "modifiedFiles": reference["modifiedFiles"]}),
+                    );
+                }
+            }
+            (Err(_), true) => {}
+            (ours, _) => checker.failures.push(format!(
+                "{}: {run_name}: ctxkit {:?}, reference {}",
+                checker.file,
+                ours.map(|_| "ok"),
+                run["result"]
+            )),
+        }
+    }
 }

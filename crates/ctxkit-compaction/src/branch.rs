@@ -1,0 +1,250 @@
+//! Branch summaries: when the leaf moves elsewhere in the tree, the branch being left (from the old
+//! leaf back to the common ancestor) is summarized so its context is not lost. Collection and budgeted
+//! preparation are pure; generation goes through a [`Summarizer`].
+
+use ctxkit_protocol::EntryKind;
+use ctxkit_session::{ContextMessage, ContextMessageKind, EntryIndex, Session};
+use tokio_util::sync::CancellationToken;
+
+use crate::error::CompactionError;
+use crate::file_ops::{FileLists, FileOperations};
+use crate::prepare::SourcedMessage;
+use crate::prompts::Prompts;
+use crate::runner::{run_request, serialize_messages};
+use crate::summarizer::{Summarizer, SummaryPurpose, SummaryRequest};
+use crate::tokens::estimate_tokens;
+
+/// The summary's token limit, as the reference asks of the model.
+pub const BRANCH_SUMMARY_MAX_TOKENS: u64 = 2048;
+
+/// What stands in for a summary when the branch holds no message.
+pub const NO_CONTENT_TO_SUMMARIZE: &str = "No content to summarize";
+
+/// The entries of the branch being left.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BranchEntries {
+    /// From just after the common ancestor to the old leaf, chronological.
+    pub entries: Vec<EntryIndex>,
+    pub common_ancestor_id: Option<String>,
+}
+
+/// Collects the entries between `old_leaf` and the deepest entry it shares with the path to `target`.
+/// Like the reference, a `None` target means the current leaf.
+pub fn collect_branch_entries(
+    session: &Session,
+    old_leaf: Option<&str>,
+    target: Option<&str>,
+) -> BranchEntries {
+    let Some(old_leaf) = old_leaf else {
+        return BranchEntries {
+            entries: Vec::new(),
+            common_ancestor_id: None,
+        };
+    };
+    let old_path = session.branch_path(Some(old_leaf));
+    let old_ids: std::collections::HashSet<&str> =
+        old_path.iter().map(|entry| entry.id()).collect();
+    let target_path = session.branch_path(target);
+    let common_ancestor_id = target_path
+        .iter()
+        .rev()
+        .find(|entry| old_ids.contains(entry.id()))
+        .map(|entry| entry.id().to_owned());
+    let start = match &common_ancestor_id {
+        Some(ancestor) => old_path
+            .iter()
+            .position(|entry| entry.id() == ancestor)
+            .map_or(0, |position| position + 1),
+        None => 0,
+    };
+    let entries = old_path[start..]
+        .iter()
+        .filter_map(|entry| session.index().position(entry.id()))
+        .collect();
+    BranchEntries {
+        entries,
+        common_ancestor_id,
+    }
+}
+
+/// The messages of a branch chosen for its summary.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreparedBranch {
+    pub messages: Vec<SourcedMessage>,
+    pub file_operations: FileOperations,
+    pub total_tokens: u64,
+}
+
+fn branch_message(
+    session: &Session,
+    position: EntryIndex,
+) -> Result<Option<SourcedMessage>, CompactionError> {
+    let Some(entry) = session.index().get(position) else {
+        return Ok(None);
+    };
+    let kind = match entry.type_name() {
+        "message" if entry.role() == Some("toolResult") => return Ok(None),
+        "message" => ContextMessageKind::Stored,
+        "custom_message" => ContextMessageKind::Custom,
+        "branch_summary" => ContextMessageKind::BranchSummary,
+        "compaction" => ContextMessageKind::CompactionSummary,
+        _ => return Ok(None),
+    };
+    let source = ContextMessage {
+        entry: position,
+        kind,
+    };
+    Ok(Some(SourcedMessage {
+        message: session.message(&source)?,
+        source,
+    }))
+}
+
+/// Walks the branch from newest to oldest adding messages until `token_budget` (0: unlimited) would be
+/// exceeded; a compaction or branch summary may still go in while under 90% of the budget. File
+/// operations come from earlier non-hook branch summaries and from every message walked.
+pub fn prepare_branch_entries(
+    session: &Session,
+    entries: &[EntryIndex],
+    token_budget: u64,
+) -> Result<PreparedBranch, CompactionError> {
+    let mut file_operations = FileOperations::default();
+    for &position in entries {
+        let Some(entry) = session.index().get(position) else {
+            continue;
+        };
+        if entry.type_name() != "branch_summary" {
+            continue;
+        }
+        if let EntryKind::BranchSummary(summary) = entry
+            .parse()
+            .map_err(|source| CompactionError::entry(session, entry, source))?
+            .kind
+            && summary.from_hook != Some(true)
+            && let Some(details) = &summary.details
+        {
+            file_operations.add_from_details(details);
+        }
+    }
+    let mut messages = Vec::new();
+    let mut total_tokens = 0;
+    for &position in entries.iter().rev() {
+        let Some(message) = branch_message(session, position)? else {
+            continue;
+        };
+        file_operations.add_from_message(&message.message);
+        let tokens = estimate_tokens(&message.message);
+        if token_budget > 0 && total_tokens + tokens > token_budget {
+            let is_summary = matches!(
+                message.source.kind,
+                ContextMessageKind::CompactionSummary | ContextMessageKind::BranchSummary
+            );
+            if is_summary && (total_tokens as f64) < token_budget as f64 * 0.9 {
+                messages.push(message);
+                total_tokens += tokens;
+            }
+            break;
+        }
+        messages.push(message);
+        total_tokens += tokens;
+    }
+    messages.reverse();
+    Ok(PreparedBranch {
+        messages,
+        file_operations,
+        total_tokens,
+    })
+}
+
+/// How a user's instructions combine with the built-in branch prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InstructionsMode {
+    /// Appended as `Additional focus: …`.
+    #[default]
+    Focus,
+    /// Used instead of the built-in instructions.
+    Replace,
+}
+
+/// Options of one branch summary.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BranchSummaryOptions {
+    pub instructions: Option<String>,
+    pub mode: InstructionsMode,
+    /// Context window − reserve tokens of the summarizing model; 0 for no limit.
+    pub token_budget: u64,
+}
+
+/// The request for a prepared branch.
+pub fn branch_request(
+    prepared: &PreparedBranch,
+    prompts: &Prompts,
+    options: &BranchSummaryOptions,
+) -> SummaryRequest {
+    let instructions = match (
+        options
+            .instructions
+            .as_deref()
+            .filter(|text| !text.is_empty()),
+        options.mode,
+    ) {
+        (Some(text), InstructionsMode::Replace) => text.to_owned(),
+        (Some(text), InstructionsMode::Focus) => {
+            format!("{}\n\nAdditional focus: {text}", prompts.branch)
+        }
+        (None, InstructionsMode::Replace | InstructionsMode::Focus) => prompts.branch.clone(),
+    };
+    SummaryRequest {
+        purpose: SummaryPurpose::Branch,
+        system_prompt: prompts.system.clone(),
+        user_text: format!(
+            "<conversation>\n{}\n</conversation>\n\n{instructions}",
+            serialize_messages(&prepared.messages)
+        ),
+        max_tokens: BRANCH_SUMMARY_MAX_TOKENS,
+        reasoning: None,
+    }
+}
+
+/// A generated branch summary, ready for `Session::branch_with_summary`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BranchSummary {
+    /// Preamble, summary text and file blocks.
+    pub summary: String,
+    pub files: FileLists,
+    /// The request sent, if one was (none for a branch without messages).
+    pub request: Option<SummaryRequest>,
+}
+
+/// Summarizes the branch `entries`.
+pub async fn summarize_branch(
+    session: &Session,
+    entries: &[EntryIndex],
+    summarizer: &dyn Summarizer,
+    prompts: &Prompts,
+    options: &BranchSummaryOptions,
+    cancel: &CancellationToken,
+) -> Result<BranchSummary, CompactionError> {
+    let prepared = prepare_branch_entries(session, entries, options.token_budget)?;
+    if prepared.messages.is_empty() {
+        return Ok(BranchSummary {
+            summary: NO_CONTENT_TO_SUMMARIZE.to_owned(),
+            files: FileLists::default(),
+            request: None,
+        });
+    }
+    let request = branch_request(&prepared, prompts, options);
+    let response = run_request(summarizer, request.clone(), cancel).await?;
+    let files = prepared.file_operations.lists();
+    let summary = format!(
+        "{}{}{}",
+        prompts.branch_preamble,
+        response.text,
+        files.blocks()
+    );
+    Ok(BranchSummary {
+        summary,
+        files,
+        request: Some(request),
+    })
+}
