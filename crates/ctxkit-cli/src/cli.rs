@@ -20,7 +20,8 @@ pub const EXIT_CODES: &str = "Exit codes:
   2  usage error (bad arguments)
   3  invalid input (not a session file, unknown entry id)
   4  I/O error
-  5  the session is in use by another writer";
+  5  the session (or settings file) is in use by another writer
+  6  an external tool (`npm`, `git`) failed";
 
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
@@ -31,6 +32,15 @@ pub struct GlobalArgs {
     /// works too).
     #[arg(long, global = true, env = "CTXKIT_SESSIONS_DIR", value_name = "DIR")]
     pub sessions_dir: Option<PathBuf>,
+    /// Offline mode: never install or update packages while resolving (`CTXKIT_OFFLINE=1`).
+    /// Explicit `install` and `remove` still run.
+    #[arg(
+        long,
+        global = true,
+        env = "CTXKIT_OFFLINE",
+        value_parser = clap::builder::FalseyValueParser::new()
+    )]
+    pub offline: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -97,11 +107,130 @@ pub enum Command {
     },
     /// Set the session's display name.
     Name { file: PathBuf, text: String },
+    /// Count the tokens of the context at a leaf (the reference's estimate; provider usage when known).
+    Tokens {
+        file: PathBuf,
+        #[arg(long)]
+        leaf: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Replace old history by a structured summary (offline, extractive summarizer by default).
+    Compact {
+        file: PathBuf,
+        /// Extra instructions for the summary.
+        #[arg(long)]
+        focus: Option<String>,
+        /// Roughly how many tokens of recent messages stay verbatim.
+        #[arg(long, default_value_t = 20_000)]
+        keep_recent_tokens: u64,
+        /// Tokens kept free for replies; the summary may use 80% of it.
+        #[arg(long, default_value_t = 16_384)]
+        reserve_tokens: u64,
+        /// The model's context window, for the check that compaction made enough room (0: unknown).
+        #[arg(long, default_value_t = 0)]
+        context_window: u64,
+        /// Write the compacted session to this new file and leave FILE untouched.
+        #[arg(long, value_name = "NEW_FILE")]
+        out: Option<PathBuf>,
+        /// Show the plan without summarizing or writing.
+        #[arg(long)]
+        dry_run: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the compactions on the current path: what each covers and saved.
+    Compactions {
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Undo the last compaction on the current path (append-only: the summary stays in the tree).
+    UndoCompact { file: PathBuf },
     /// Rewrite an older (v1/v2) session file in the current format.
     Migrate { file: PathBuf },
     /// Report bad lines, orphans, cycles and dangling references; never modifies the file.
     Check {
         file: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show or change settings (`<home>/settings.json`, `.ctxkit/settings.json`).
+    #[command(subcommand)]
+    Config(ConfigAction),
+    /// List extensions, skills, prompt templates, themes and context files with their origin
+    /// and every diagnostic. Installs nothing.
+    Resources {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the assembled system prompt (base, appended parts, context files, skills list).
+    Prompt,
+    /// Install a package (`npm:name[@version]`, a git URL or `git:host/path[@ref]`, or a local
+    /// path) and add it to settings.
+    Install {
+        /// The package source.
+        source: String,
+        /// Install into the project (`.ctxkit/`) instead of the user home.
+        #[arg(short = 'l', long)]
+        local: bool,
+    },
+    /// Remove a package and its settings entry.
+    #[command(visible_alias = "uninstall")]
+    Remove {
+        /// The package source, as installed (any spelling of the same package).
+        source: String,
+        /// Remove from the project settings instead of the user settings.
+        #[arg(short = 'l', long)]
+        local: bool,
+    },
+    /// Update installed packages (pinned and local ones are skipped).
+    Update {
+        /// Update only this configured package.
+        source: Option<String>,
+    },
+    /// List the packages of the user and project settings.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigAction {
+    /// Print a setting's effective value (JSON) and where it comes from.
+    Get {
+        /// Dotted key, e.g. `compaction.reserveTokens`.
+        key: String,
+        /// Read the project settings file only.
+        #[arg(long)]
+        project: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Change a setting (strings as typed, other values as JSON).
+    Set {
+        /// Dotted key, e.g. `compaction.reserveTokens`.
+        key: String,
+        /// The value, e.g. `8192`, `dark`, `["npm"]`.
+        value: String,
+        /// Write the project settings file instead of the user one.
+        #[arg(long)]
+        project: bool,
+    },
+    /// Remove a setting from a settings file.
+    Unset {
+        /// Dotted key.
+        key: String,
+        /// Edit the project settings file instead of the user one.
+        #[arg(long)]
+        project: bool,
+    },
+    /// List every setting with its effective value and origin.
+    List {
+        /// Only what the project settings file sets.
+        #[arg(long)]
+        project: bool,
         #[arg(long)]
         json: bool,
     },

@@ -8,6 +8,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
+use ctxkit_resources::{PackageError, SettingsError, SourceError};
 use ctxkit_session::SessionError;
 
 use crate::cli::Cli;
@@ -32,9 +33,18 @@ fn main() -> ExitCode {
 
 /// Prints `error` as one line and a hint on stderr; returns its exit code.
 fn report(error: &anyhow::Error) -> ExitCode {
-    if let Some(io) = error.downcast_ref::<std::io::Error>()
-        && io.kind() == std::io::ErrorKind::BrokenPipe
-    {
+    // A closed pipe (`ctxkit … | head`) is not an error.
+    let broken_pipe = error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .map(std::io::Error::kind)
+            == Some(std::io::ErrorKind::BrokenPipe)
+            || cause
+                .downcast_ref::<serde_json::Error>()
+                .and_then(serde_json::Error::io_error_kind)
+                == Some(std::io::ErrorKind::BrokenPipe)
+    });
+    if broken_pipe {
         return ExitCode::SUCCESS;
     }
     let (code, hint) = classify(error);
@@ -54,6 +64,14 @@ fn report(error: &anyhow::Error) -> ExitCode {
 }
 
 fn classify(error: &anyhow::Error) -> (u8, Option<String>) {
+    for cause in error.chain() {
+        if let Some(package_error) = cause.downcast_ref::<PackageError>() {
+            return classify_package(package_error);
+        }
+        if let Some(settings_error) = cause.downcast_ref::<SettingsError>() {
+            return classify_settings(settings_error);
+        }
+    }
     let Some(session_error) = error
         .chain()
         .find_map(|cause| cause.downcast_ref::<SessionError>())
@@ -74,5 +92,77 @@ fn classify(error: &anyhow::Error) -> (u8, Option<String>) {
         }
         SessionError::Io { .. } => (4, None),
         SessionError::Serialize(_) => (4, Some("this is a bug in ctxkit; please report it".to_owned())),
+    }
+}
+
+fn classify_package(error: &PackageError) -> (u8, Option<String>) {
+    match error {
+        PackageError::Source(source) => match source {
+            SourceError::Empty
+            | SourceError::ControlCharacter { .. }
+            | SourceError::LeadingDash { .. }
+            | SourceError::ParentComponent { .. } => (
+                3,
+                Some(
+                    "sources look like `npm:name@1.2.3`, `git:github.com/user/repo@v1` or `./path`"
+                        .to_owned(),
+                ),
+            ),
+        },
+        PackageError::Settings(settings) => classify_settings(settings),
+        PackageError::PathDoesNotExist { .. } => (
+            3,
+            Some("local packages are used in place; check the path".to_owned()),
+        ),
+        PackageError::Spawn { program, .. } => {
+            (6, Some(format!("is `{program}` installed and on `PATH`?")))
+        }
+        PackageError::CommandFailed { .. } => (
+            6,
+            Some("the message above ends with the tool's own error output".to_owned()),
+        ),
+        PackageError::TimedOut { .. } => (
+            6,
+            Some("check the network, or set `CTXKIT_OFFLINE=1`".to_owned()),
+        ),
+        PackageError::UnexpectedOutput { .. } => (6, None),
+        PackageError::NotInstalled { source_text } => {
+            (3, Some(format!("run `ctxkit install {source_text}`")))
+        }
+        PackageError::InvalidNpmCommand => (
+            3,
+            Some("fix it with `ctxkit config set npmCommand '[\"npm\"]'`".to_owned()),
+        ),
+        PackageError::NoMatchingPackage { .. } => (
+            3,
+            Some("`ctxkit list` shows the configured packages".to_owned()),
+        ),
+        PackageError::Io { .. } => (4, None),
+    }
+}
+
+fn classify_settings(error: &SettingsError) -> (u8, Option<String>) {
+    match error {
+        SettingsError::Read { .. } | SettingsError::Write { .. } => (4, None),
+        SettingsError::Parse { path, .. }
+        | SettingsError::NotAnObject { path }
+        | SettingsError::ScopeNotWritable { path, .. } => (
+            3,
+            Some(format!(
+                "fix `{}` by hand; ctxkit never overwrites a file it cannot read",
+                path.display()
+            )),
+        ),
+        SettingsError::InvalidValue { .. } | SettingsError::InvalidKey { .. } => (
+            3,
+            Some("`ctxkit config list` shows every setting and its current value".to_owned()),
+        ),
+        SettingsError::LockTimeout { path } => (
+            5,
+            Some(format!(
+                "another process holds `{}`; retry when it is done",
+                path.display()
+            )),
+        ),
     }
 }

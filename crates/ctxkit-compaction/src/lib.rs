@@ -9,6 +9,7 @@ mod branch;
 mod cut;
 mod error;
 mod extract;
+mod file_context;
 mod file_ops;
 mod history;
 mod offline;
@@ -21,8 +22,14 @@ mod settings;
 mod summarizer;
 mod tokens;
 
+pub use branch::{
+    BRANCH_SUMMARY_MAX_TOKENS, BranchEntries, BranchSummary, BranchSummaryOptions,
+    InstructionsMode, NO_CONTENT_TO_SUMMARIZE, PreparedBranch, branch_request,
+    collect_branch_entries, prepare_branch_entries, summarize_branch,
+};
 pub use cut::{CutEntry, CutPoint, find_cut_point, find_turn_start, is_valid_cut_point};
 pub use error::CompactionError;
+pub use file_context::{ContextFile, FileContextLimits, file_context_block, rank_context_files};
 pub use file_ops::{FileLists, FileOperations};
 pub use history::{
     CompactionRecord, LoopGuard, UNDO_COMPACTION_TYPE, UndoOutcome, check_after_compaction,
@@ -45,8 +52,3 @@ pub use summarizer::{
     Summarizer, SummarizerError, SummaryPurpose, SummaryRequest, SummaryResponse,
 };
 pub use tokens::{ContextTokens, estimate_context_tokens, estimate_tokens, should_compact, utf16_len};
-pub use branch::{
-    BRANCH_SUMMARY_MAX_TOKENS, BranchEntries, BranchSummary, BranchSummaryOptions, InstructionsMode,
-    NO_CONTENT_TO_SUMMARIZE, PreparedBranch, branch_request, collect_branch_entries, prepare_branch_entries,
-    summarize_branch,
-};

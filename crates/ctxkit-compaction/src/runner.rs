@@ -26,6 +26,9 @@ pub struct CompactOptions {
     pub focus: Option<String>,
     /// The session's reasoning level (`off` or absent: none).
     pub thinking_level: Option<String>,
+    /// A `<file-context>` block (see `file_context_block`) placed before the instructions of the
+    /// history request; empty for none (the default).
+    pub file_context: String,
 }
 
 /// What a compaction produced, ready to append.
@@ -77,6 +80,7 @@ pub fn history_request(
         }
         None => &prompts.initial,
     };
+    text.push_str(&options.file_context);
     text.push_str(instructions);
     if let Some(focus) = options.focus.as_deref().filter(|focus| !focus.is_empty()) {
         text.push_str(&format!("\n\nAdditional focus: {focus}"));

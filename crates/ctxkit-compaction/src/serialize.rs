@@ -2,7 +2,9 @@
 //! `[User]:`, `[Assistant thinking]:`, `[Assistant]:`, `[Assistant tool calls]:`, `[Tool result]:` parts
 //! separated by blank lines, tool results cut to 2000 UTF-16 units.
 
-use ctxkit_protocol::{AgentMessage, ContentBlock, MessageContent, js_object_entries, js_stringify};
+use ctxkit_protocol::{
+    AgentMessage, ContentBlock, MessageContent, js_object_entries, js_stringify,
+};
 use serde_json::Value;
 
 use crate::tokens::utf16_len;
@@ -91,7 +93,9 @@ fn arguments_text(arguments: &Value) -> String {
             .map(|(key, value)| format!("{key}={}", js_stringify(value)))
             .collect::<Vec<_>>()
             .join(", "),
-        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) | Value::Array(_) => String::new(),
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) | Value::Array(_) => {
+            String::new()
+        }
     }
 }
 

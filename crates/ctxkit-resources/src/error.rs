@@ -180,6 +180,30 @@ pub enum PackageError {
         /// Trimmed stderr (or stdout) of the process.
         stderr: String,
     },
+    /// A command with a time limit (network checks) did not finish in time; it was killed.
+    #[error("`{command}` timed out after {milliseconds}ms")]
+    TimedOut {
+        /// Program and arguments, space-joined, for display.
+        command: String,
+        /// The limit.
+        milliseconds: u64,
+    },
+    /// A command succeeded but printed something we cannot use (e.g. `npm view` not printing
+    /// a JSON string).
+    #[error("Unexpected output from `{command}`: {output}")]
+    UnexpectedOutput {
+        /// Program and arguments, space-joined, for display.
+        command: String,
+        /// What it printed (trimmed).
+        output: String,
+    },
+    /// A configured npm or git package is not installed and the resolver was told not to
+    /// install it ([`crate::MissingPackages::Report`]); `ctxkit install` fixes it.
+    #[error("Package `{source_text}` is not installed")]
+    NotInstalled {
+        /// The source as written in settings.
+        source_text: String,
+    },
     /// `npmCommand` is set but its first element is empty.
     #[error("Invalid npmCommand: first array entry must be a non-empty command")]
     InvalidNpmCommand,

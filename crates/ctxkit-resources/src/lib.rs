@@ -17,6 +17,7 @@ mod frontmatter;
 mod json;
 mod kind;
 mod loader;
+mod packages;
 mod prompts;
 mod resolve;
 mod settings;
@@ -40,6 +41,11 @@ pub use loader::{
     ExtensionConflicts, ExtensionContribution, ExtensionEntry, ExtensionRegistration,
     LoadedResources, LoaderOptions, LoaderOverrides, ResourceSwitches, load_resources,
     resolve_extension_conflicts,
+};
+pub use packages::{
+    AvailableUpdate, CommandLine, CommandOutput, CommandRunner, ConfiguredPackage, MissingPackages,
+    NoProgress, PackageManager, ProcessRunner, ProgressAction, ProgressEvent, ProgressReporter,
+    ProgressStage, TEMPORARY_INSTALL_DIR_NAME, UpdateOutcome,
 };
 pub use prompts::{
     PromptSet, PromptTemplate, expand_prompt_template, load_prompt_file, load_prompt_templates,

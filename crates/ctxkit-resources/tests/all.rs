@@ -6,5 +6,7 @@
 mod common;
 mod content;
 mod loader;
+mod packages_git;
+mod packages_npm;
 mod resolve;
 mod settings;

@@ -1,8 +1,12 @@
 //! One function per command. Each takes resolved arguments and the output stream and returns an
 //! [`Outcome`]; errors go back to `main`, which reports them.
 
+mod compaction;
+mod config;
 mod edit;
 mod inspect;
+mod packages;
+mod resources;
 mod sessions;
 
 use std::io::Write;
@@ -64,6 +68,44 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
         }
         Command::Name { file, text } => edit::name(&file, &text, out),
         Command::Migrate { file } => edit::migrate(&file, out),
+        Command::Tokens { file, leaf, json } => {
+            compaction::tokens(&file, leaf.as_deref(), json, out)
+        }
+        Command::Compact {
+            file,
+            focus,
+            keep_recent_tokens,
+            reserve_tokens,
+            context_window,
+            out: out_file,
+            dry_run,
+            json,
+        } => {
+            let settings = ctxkit_compaction::CompactionSettings {
+                enabled: true,
+                reserve_tokens,
+                keep_recent_tokens,
+            };
+            let args = compaction::CompactArgs {
+                file: &file,
+                out_file: out_file.as_deref(),
+                focus: focus.as_deref(),
+                settings,
+                context_window,
+                dry_run,
+                json,
+            };
+            compaction::compact_command(args, out)
+        }
+        Command::Compactions { file, json } => compaction::compactions(&file, json, out),
+        Command::UndoCompact { file } => compaction::undo_compact(&file, out),
+        Command::Config(action) => config::config(&cli.global, action, out),
+        Command::Resources { json } => resources::resources(&cli.global, json, out),
+        Command::Prompt => resources::prompt(&cli.global, out),
+        Command::Install { source, local } => packages::install(&cli.global, &source, local, out),
+        Command::Remove { source, local } => packages::remove(&cli.global, &source, local, out),
+        Command::Update { source } => packages::update(&cli.global, source.as_deref(), out),
+        Command::List { json } => packages::list(&cli.global, json, out),
     }
 }
 

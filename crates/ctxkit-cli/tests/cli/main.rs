@@ -138,3 +138,5 @@ fn label_name_fork_and_sessions() {
     snapshot!(run.ctxkit(&["tree", &forked]));
     snapshot!(run.ctxkit(&["sessions", "--all"]));
 }
+
+mod resources;

@@ -87,6 +87,7 @@ async fn split_turn_summaries_run_concurrently_and_merge() {
     let options = CompactOptions {
         focus: Some("the tests".into()),
         thinking_level: Some("high".into()),
+        file_context: String::new(),
     };
     let result = tokio::time::timeout(
         Duration::from_secs(5),

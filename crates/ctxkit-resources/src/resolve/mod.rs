@@ -247,13 +247,15 @@ fn resolve_package(
                 Ok(Some(root)) => root,
                 Ok(None) => return,
                 Err(error) => {
+                    let message = if let PackageError::NotInstalled { .. } = &error {
+                        error.to_string()
+                    } else {
+                        format!("Package `{text}` could not be loaded: {error}")
+                    };
                     accumulator
                         .resources
                         .diagnostics
-                        .push(ResourceDiagnostic::error(
-                            format!("Package `{text}` could not be loaded: {error}"),
-                            &base,
-                        ));
+                        .push(ResourceDiagnostic::error(message, &base));
                     return;
                 }
             }

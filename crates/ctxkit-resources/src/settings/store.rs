@@ -127,6 +127,34 @@ pub fn update(path: &Path, change: impl FnOnce(&mut Document)) -> Result<Documen
     Ok(current)
 }
 
+/// Like [`update`], but `change` says whether it changed anything; the file is only replaced
+/// (and its directory only created) when it did. `change` may run twice: once on a snapshot
+/// when the directory does not exist yet, then on the locked re-read. Returns its last answer.
+pub fn update_if_changed(
+    path: &Path,
+    mut change: impl FnMut(&mut Document) -> bool,
+) -> Result<bool, SettingsError> {
+    let directory = path.parent().unwrap_or_else(|| Path::new("."));
+    if !directory.exists() {
+        let mut probe = read(path)?;
+        if !change(&mut probe) {
+            return Ok(false);
+        }
+        std::fs::create_dir_all(directory).map_err(|source| SettingsError::Write {
+            path: directory.to_path_buf(),
+            source,
+        })?;
+    }
+    let _guard = acquire(path)?;
+    let mut current = read(path)?;
+    if !change(&mut current) {
+        return Ok(false);
+    }
+    let text = document::serialize(&current);
+    write_atomic(path, text.as_bytes())?;
+    Ok(true)
+}
+
 /// Writes `contents` to `path` through a temp file in the same directory and a rename.
 pub(crate) fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), SettingsError> {
     let directory = path.parent().unwrap_or_else(|| Path::new("."));

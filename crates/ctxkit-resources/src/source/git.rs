@@ -167,6 +167,30 @@ fn known_host_path(host: &str, path: &str) -> Option<(String, Option<String>)> {
     }
 }
 
+/// `git:file:///abs/path/repo[@ref]` (a ctxkit extension, for local mirrors and tests): host
+/// `file`, path = the absolute path without its leading `/` and `.git`. Only with the `git:`
+/// prefix (a bare `file://…` string is a local path, CFG-8).
+fn file_source(prefixed: bool, split: Split) -> Option<GitSource> {
+    if !prefixed || !(split.host.is_empty() || split.host == "localhost") {
+        return None;
+    }
+    let path = strip_git_suffix(&split.path);
+    if path
+        .split('/')
+        .filter(|segment| !segment.is_empty())
+        .count()
+        < 2
+    {
+        return None;
+    }
+    Some(GitSource {
+        repo: split.repo,
+        host: "file".to_owned(),
+        path,
+        git_ref: split.git_ref,
+    })
+}
+
 /// Parses a git source: `git:`-prefixed text (shorthands allowed) or a `http(s)://`, `ssh://` or
 /// `git://` URL. `None` means "not git".
 ///
@@ -175,9 +199,11 @@ fn known_host_path(host: &str, path: &str) -> Option<(String, Option<String>)> {
 /// the clone URL; `git:user/repo` clones from `https://github.com/user/repo`.
 pub fn parse_git_url(input: &str) -> Option<GitSource> {
     let trimmed = input.trim();
+    let mut prefixed = false;
     let body = if trimmed.to_ascii_lowercase().starts_with("git://") {
         trimmed
     } else if let Some(rest) = trimmed.strip_prefix("git:") {
+        prefixed = true;
         rest.trim()
     } else if has_scheme(trimmed) {
         trimmed
@@ -185,6 +211,9 @@ pub fn parse_git_url(input: &str) -> Option<GitSource> {
         return None;
     };
     let split = split(body)?;
+    if split.form == Form::Url && body.to_ascii_lowercase().starts_with("file://") {
+        return file_source(prefixed, split);
+    }
     let host_lower = split.host.to_ascii_lowercase();
 
     if KNOWN_HOSTS.contains(&host_lower.as_str())

@@ -331,3 +331,25 @@ fn unsafe_sources_are_rejected() {
     // Relative local paths with `..` stay allowed.
     assert!(PackageSource::parse("../packages/x").is_ok());
 }
+
+#[test]
+fn git_file_urls_need_the_prefix() {
+    let git = parse_git_url("git:file:///srv/repos/team/ext.git@v2").unwrap();
+    assert_eq!(git.repo, "file:///srv/repos/team/ext.git");
+    assert_eq!(git.host, "file");
+    assert_eq!(git.path, "srv/repos/team/ext");
+    assert_eq!(git.git_ref.as_deref(), Some("v2"));
+    assert_eq!(
+        PackageSource::parse("git:file:///srv/repos/ext")
+            .unwrap()
+            .identity(Path::new("/w"), Path::new("/h")),
+        "git:file/srv/repos/ext"
+    );
+    assert!(parse_git_url("file:///srv/repos/ext").is_none());
+    assert!(matches!(
+        PackageSource::parse("file:///srv/repos/ext").unwrap(),
+        PackageSource::Local { .. }
+    ));
+    assert!(parse_git_url("git:file:///one").is_none());
+    assert!(PackageSource::parse("git:file:///srv/../etc/x").is_err());
+}

@@ -2,6 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod packages;
+
 use ctxkit_resources::Environment;
 
 /// A temp world: `<root>/home` (with `.ctxkit` as agent dir) and `<root>/work/proj` as cwd.

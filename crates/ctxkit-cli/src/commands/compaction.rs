@@ -1,0 +1,353 @@
+//! `tokens`, `compact`, `compactions`, `undo-compact`: token accounting and compaction of a session
+//! file. Writing commands append to the file (or to a copy with `--out`); nothing is ever rewritten.
+
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+
+use anyhow::{Context as _, Result, bail};
+use ctxkit_compaction::{
+    CompactOptions, CompactionError, CompactionSettings, LoopGuard, OfflineSummarizer, Preparation,
+    Prompts, check_after_compaction, compact, estimate_context_tokens, estimate_tokens,
+    list_compactions, prepare_compaction, serialize_messages, undo_last_compaction,
+};
+use ctxkit_session::{LeafSelector, NewCompaction, Session, SummarySource};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::print_json;
+use crate::Outcome;
+use crate::render::one_line;
+
+/// `ctxkit tokens`.
+pub fn tokens(file: &Path, leaf: Option<&str>, json: bool, out: &mut dyn Write) -> Result<Outcome> {
+    let session = Session::open(file)?;
+    let selector = match leaf {
+        Some(id) if session.entry(id).is_none() => {
+            bail!(ctxkit_session::SessionError::EntryNotFound { id: id.to_owned() })
+        }
+        Some(id) => LeafSelector::Entry(id),
+        None => LeafSelector::Current,
+    };
+    let context = session.context_at(selector);
+    let messages = context
+        .messages
+        .iter()
+        .map(|message| session.message(message))
+        .collect::<Result<Vec<_>, _>>()?;
+    let per_message: Vec<u64> = messages.iter().map(estimate_tokens).collect();
+    let totals = estimate_context_tokens(&messages);
+    let source = if totals.last_usage_index.is_some() {
+        "reported+estimate:pi"
+    } else {
+        "estimate:pi"
+    };
+    if json {
+        print_json(
+            out,
+            &json!({
+                "tokens": totals.tokens,
+                "usageTokens": totals.usage_tokens,
+                "trailingTokens": totals.trailing_tokens,
+                "lastUsageIndex": totals.last_usage_index,
+                "perMessage": per_message,
+                "source": source,
+            }),
+        )?;
+        return Ok(Outcome::Success);
+    }
+    writeln!(
+        out,
+        "{} tokens in {} messages ({source})",
+        totals.tokens,
+        messages.len()
+    )?;
+    if let Some(index) = totals.last_usage_index {
+        writeln!(
+            out,
+            "  {} reported by the provider up to message {}, {} estimated after it",
+            totals.usage_tokens,
+            index + 1,
+            totals.trailing_tokens
+        )?;
+    }
+    Ok(Outcome::Success)
+}
+
+/// Options of `ctxkit compact`.
+#[derive(Debug)]
+pub struct CompactArgs<'a> {
+    pub file: &'a Path,
+    pub out_file: Option<&'a Path>,
+    pub focus: Option<&'a str>,
+    pub settings: CompactionSettings,
+    pub context_window: u64,
+    pub dry_run: bool,
+    pub json: bool,
+}
+
+/// The reference's `prepareCompaction` output as JSON, messages exactly as stored.
+fn plan_json(session: &Session, preparation: &Preparation) -> Result<Value> {
+    let values = |messages: &[ctxkit_compaction::SourcedMessage]| -> Result<Vec<Value>> {
+        messages
+            .iter()
+            .map(|message| Ok(session.message_value(&message.source)?))
+            .collect()
+    };
+    let lists = preparation.file_operations.lists();
+    Ok(json!({
+        "firstKeptEntryId": preparation.first_kept_entry_id,
+        "isSplitTurn": preparation.is_split_turn,
+        "tokensBefore": preparation.tokens_before,
+        "previousSummary": preparation.previous_summary,
+        "messagesToSummarize": values(&preparation.messages_to_summarize)?,
+        "turnPrefixMessages": values(&preparation.turn_prefix_messages)?,
+        "readFiles": lists.read_files,
+        "modifiedFiles": lists.modified_files,
+        "serializedToSummarize": serialize_messages(&preparation.messages_to_summarize),
+        "serializedTurnPrefix": serialize_messages(&preparation.turn_prefix_messages),
+    }))
+}
+
+/// `ctxkit compact`.
+pub fn compact_command(args: CompactArgs<'_>, out: &mut dyn Write) -> Result<Outcome> {
+    let target = match args.out_file {
+        Some(out_file) => {
+            if out_file.exists() {
+                bail!(
+                    "`{}` already exists; choose a new file for --out",
+                    out_file.display()
+                );
+            }
+            std::fs::copy(args.file, out_file).with_context(|| {
+                format!(
+                    "cannot copy `{}` to `{}`",
+                    args.file.display(),
+                    out_file.display()
+                )
+            })?;
+            out_file
+        }
+        None => args.file,
+    };
+    let mut session = Session::open(target)?;
+    let preparation = match prepare_compaction(&session, None, args.settings)? {
+        Ok(preparation) => preparation,
+        Err(reason) => {
+            if args.json {
+                print_json(out, &json!({"plan": null, "reason": reason.describe()}))?;
+            } else {
+                writeln!(out, "Nothing to do: {}", reason.describe())?;
+            }
+            return Ok(Outcome::Success);
+        }
+    };
+    if args.dry_run {
+        if args.json {
+            print_json(
+                out,
+                &json!({"plan": plan_json(&session, &preparation)?, "reason": null}),
+            )?;
+        } else {
+            let lists = preparation.file_operations.lists();
+            writeln!(
+                out,
+                "Would summarize {} messages{} and keep from entry {}.",
+                preparation.messages_to_summarize.len(),
+                if preparation.is_split_turn {
+                    format!(
+                        " plus a split-turn prefix of {}",
+                        preparation.turn_prefix_messages.len()
+                    )
+                } else {
+                    String::new()
+                },
+                preparation.first_kept_entry_id
+            )?;
+            writeln!(
+                out,
+                "Context now: {} tokens. Files: {} read, {} modified.",
+                preparation.tokens_before,
+                lists.read_files.len(),
+                lists.modified_files.len()
+            )?;
+        }
+        return Ok(Outcome::Success);
+    }
+
+    let result = run_with_spinner(&preparation, args.focus)?;
+    let compaction_id = session.append_compaction(NewCompaction {
+        summary: result.summary.clone(),
+        first_kept_entry_id: result.first_kept_entry_id.clone(),
+        tokens_before: result.tokens_before,
+        details: Some(result.details.clone()),
+        source: SummarySource::Ctxkit,
+    })?;
+    let guard = check_after_compaction(
+        &session,
+        &compaction_id,
+        args.context_window,
+        &args.settings,
+    )?;
+    let tokens_after = match &guard {
+        LoopGuard::Clear { tokens_after, .. }
+        | LoopGuard::StillOver { tokens_after, .. }
+        | LoopGuard::Unknown { tokens_after } => *tokens_after,
+    };
+    let saved = if result.tokens_before == 0 {
+        0.0
+    } else {
+        100.0 * (1.0 - tokens_after as f64 / result.tokens_before as f64)
+    };
+    if args.json {
+        print_json(
+            out,
+            &json!({
+                "compactionId": compaction_id,
+                "file": target.display().to_string(),
+                "tokensBefore": result.tokens_before,
+                "tokensAfter": tokens_after,
+                "firstKeptEntryId": result.first_kept_entry_id,
+                "readFiles": result.details["readFiles"],
+                "modifiedFiles": result.details["modifiedFiles"],
+                "summary": result.summary,
+                "warning": guard.advice(),
+            }),
+        )?;
+    } else {
+        writeln!(
+            out,
+            "Compacted `{}`: {} → {} tokens ({saved:.0}% saved), keeping from {}",
+            target.display(),
+            result.tokens_before,
+            tokens_after,
+            result.first_kept_entry_id
+        )?;
+        let count = |key: &str| result.details[key].as_array().map_or(0, Vec::len);
+        writeln!(
+            out,
+            "Files tracked: {} read, {} modified",
+            count("readFiles"),
+            count("modifiedFiles")
+        )?;
+        writeln!(out)?;
+        writeln!(out, "{}", result.summary)?;
+    }
+    if let Some(advice) = guard.advice() {
+        writeln!(std::io::stderr().lock(), "warning: {advice}")?;
+    }
+    Ok(Outcome::Success)
+}
+
+/// Runs the summarizer with a `Compacting…` spinner on a terminal; Ctrl-C cancels (nothing written).
+fn run_with_spinner(
+    preparation: &Preparation,
+    focus: Option<&str>,
+) -> Result<ctxkit_compaction::CompactionResult> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let spinner = std::io::stderr().is_terminal().then(|| {
+        let spinner = indicatif::ProgressBar::new_spinner();
+        spinner.set_message("Compacting…");
+        spinner.enable_steady_tick(std::time::Duration::from_millis(100));
+        spinner
+    });
+    let options = CompactOptions {
+        focus: focus.map(str::to_owned),
+        thinking_level: None,
+        file_context: String::new(),
+    };
+    let cancel = CancellationToken::new();
+    let outcome = runtime.block_on(async {
+        let watcher = cancel.clone();
+        let ctrl_c = tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                watcher.cancel();
+            }
+        });
+        let outcome = compact(
+            preparation,
+            &OfflineSummarizer,
+            &Prompts::default(),
+            &options,
+            &cancel,
+        )
+        .await;
+        ctrl_c.abort();
+        outcome
+    });
+    if let Some(spinner) = spinner {
+        spinner.finish_and_clear();
+    }
+    match outcome {
+        Ok(result) => Ok(result),
+        Err(CompactionError::Cancelled) => bail!("compaction cancelled; nothing was written"),
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// `ctxkit compactions`.
+pub fn compactions(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
+    let session = Session::open(file)?;
+    let records = list_compactions(&session, None)?;
+    if json {
+        let values: Vec<Value> = records
+            .iter()
+            .map(|record| {
+                json!({
+                    "id": record.id,
+                    "timestamp": record.timestamp,
+                    "firstKeptEntryId": record.first_kept_entry_id,
+                    "coveredEntryIds": record.covered_entry_ids,
+                    "tokensBefore": record.tokens_before,
+                    "tokensAfter": record.tokens_after,
+                    "summarizer": record.summarizer,
+                    "usage": record.usage,
+                    "fromHook": record.from_hook,
+                })
+            })
+            .collect();
+        print_json(out, &values)?;
+        return Ok(Outcome::Success);
+    }
+    if records.is_empty() {
+        writeln!(out, "No compactions on the current path.")?;
+    }
+    for record in &records {
+        writeln!(
+            out,
+            "{}  {}  {} → {} tokens, covers {} entries, keeps from {}, by {}",
+            record.id,
+            record.timestamp,
+            record.tokens_before,
+            record.tokens_after,
+            record.covered_entry_ids.len(),
+            record.first_kept_entry_id,
+            record.summarizer.as_deref().unwrap_or(if record.from_hook {
+                "a hook"
+            } else {
+                "unknown"
+            })
+        )?;
+        writeln!(out, "    {}", one_line(&record.summary, 100))?;
+    }
+    Ok(Outcome::Success)
+}
+
+/// `ctxkit undo-compact`.
+pub fn undo_compact(file: &Path, out: &mut dyn Write) -> Result<Outcome> {
+    let mut session = Session::open(file)?;
+    match undo_last_compaction(&mut session)? {
+        Some(undo) => {
+            session.flush_pending()?;
+            writeln!(
+                out,
+                "Undid compaction {}: the leaf is back at {} (the summary stays in the tree)",
+                undo.compaction_id,
+                undo.restored_leaf_id.as_deref().unwrap_or("the start")
+            )?;
+        }
+        None => writeln!(out, "No compaction on the current path.")?,
+    }
+    Ok(Outcome::Success)
+}

@@ -1,0 +1,192 @@
+//! `ctxkit config get|set|unset|list`: read and edit the user and project settings files, and
+//! the resource environment (home, cwd, offline) shared by the resource and package commands.
+
+use std::io::Write;
+
+use anyhow::{Context as _, Result};
+use ctxkit_resources::{
+    CTXKIT_HOME_VAR, CTXKIT_OFFLINE_VAR, Environment, SettingOrigin, SettingsDiagnostic,
+    SettingsManager, SettingsScope,
+};
+use serde_json::{Value, json};
+
+use super::print_json;
+use crate::Outcome;
+use crate::cli::{ConfigAction, GlobalArgs};
+
+/// The resources environment of this process: real home, cwd and temp dir, with `--home` and
+/// `--offline` (which clap already merged with `CTXKIT_HOME` / `CTXKIT_OFFLINE`) applied.
+pub fn resource_environment(global: &GlobalArgs) -> Result<Environment> {
+    let mut environment =
+        Environment::from_process().context("cannot determine the home and working directories")?;
+    environment.variables.remove(CTXKIT_HOME_VAR);
+    environment.variables.remove(CTXKIT_OFFLINE_VAR);
+    if let Some(home) = &global.home {
+        environment = environment.with_variable(CTXKIT_HOME_VAR, &home.display().to_string());
+    }
+    if global.offline {
+        environment = environment.with_variable(CTXKIT_OFFLINE_VAR, "1");
+    }
+    Ok(environment)
+}
+
+/// Loads settings; load errors become warnings on stderr (that scope then reads as empty).
+pub fn load_settings(environment: &Environment) -> Result<SettingsManager> {
+    let mut settings = SettingsManager::load(environment);
+    let mut stderr = std::io::stderr().lock();
+    for error in settings.drain_errors() {
+        writeln!(stderr, "warning: {error}")?;
+    }
+    Ok(settings)
+}
+
+fn scope(project: bool) -> SettingsScope {
+    if project {
+        SettingsScope::Project
+    } else {
+        SettingsScope::Global
+    }
+}
+
+/// `project`, `global`, `override`, `default`.
+pub fn origin_name(origin: Option<SettingOrigin>) -> &'static str {
+    match origin {
+        Some(SettingOrigin::Project) => "project",
+        Some(SettingOrigin::Global) => "global",
+        Some(SettingOrigin::Override) => "override",
+        Some(SettingOrigin::Default) => "default",
+        None => "unset",
+    }
+}
+
+/// Strings as they are, everything else as compact JSON.
+fn display_value(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::Array(_) | Value::Object(_) => {
+            value.to_string()
+        }
+    }
+}
+
+fn warn(diagnostics: &[SettingsDiagnostic]) -> Result<()> {
+    let mut stderr = std::io::stderr().lock();
+    for diagnostic in diagnostics {
+        writeln!(stderr, "warning: {}", diagnostic.message())?;
+    }
+    Ok(())
+}
+
+pub fn config(global: &GlobalArgs, action: ConfigAction, out: &mut dyn Write) -> Result<Outcome> {
+    let environment = resource_environment(global)?;
+    let mut settings = load_settings(&environment)?;
+    match action {
+        ConfigAction::Get { key, project, json } => get(&settings, &key, project, json, out),
+        ConfigAction::Set {
+            key,
+            value,
+            project,
+        } => {
+            let scope = scope(project);
+            let warnings = settings.set_from_text(scope, &key, &value)?;
+            warn(&warnings)?;
+            settings.flush()?;
+            let path = settings.path(scope).map(|path| path.display().to_string());
+            writeln!(out, "Set `{key}` in `{}`", path.unwrap_or_default())?;
+            Ok(Outcome::Success)
+        }
+        ConfigAction::Unset { key, project } => {
+            let scope = scope(project);
+            let removed = settings.unset(scope, &key)?;
+            settings.flush()?;
+            let path = settings.path(scope).map(|path| path.display().to_string());
+            if removed {
+                writeln!(out, "Removed `{key}` from `{}`", path.unwrap_or_default())?;
+            } else {
+                writeln!(out, "`{key}` was not set in `{}`", path.unwrap_or_default())?;
+            }
+            Ok(Outcome::Success)
+        }
+        ConfigAction::List { project, json } => list(&settings, project, json, out),
+    }
+}
+
+fn get(
+    settings: &SettingsManager,
+    key: &str,
+    project: bool,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
+    let (value, origin, known) = if project {
+        let value = settings.get_in(SettingsScope::Project, key)?.cloned();
+        let known = settings.get(key)?.known;
+        let origin = value.as_ref().map(|_| SettingOrigin::Project);
+        (value, origin, known)
+    } else {
+        let lookup = settings.get(key)?;
+        (lookup.value, lookup.origin, lookup.known)
+    };
+    if json {
+        print_json(
+            out,
+            &json!({"key": key, "value": value, "origin": origin_name(origin), "known": known}),
+        )?;
+    } else if let Some(value) = &value {
+        writeln!(out, "{}", display_value(value))?;
+    }
+    if value.is_none() {
+        let mut stderr = std::io::stderr().lock();
+        writeln!(stderr, "`{key}` is not set")?;
+        if !known {
+            writeln!(
+                stderr,
+                "hint: `ctxkit config list` shows every known setting"
+            )?;
+        }
+        return Ok(Outcome::ProblemsFound);
+    }
+    Ok(Outcome::Success)
+}
+
+fn list(
+    settings: &SettingsManager,
+    project: bool,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
+    let mut rows = Vec::new();
+    for entry in settings.list() {
+        let (value, origin) = if project {
+            match settings.get_in(SettingsScope::Project, &entry.key)? {
+                Some(value) => (Some(value.clone()), Some(SettingOrigin::Project)),
+                None => continue,
+            }
+        } else {
+            (entry.value, entry.origin)
+        };
+        rows.push((entry.key, value, origin, entry.known));
+    }
+    if json {
+        let records: Vec<Value> = rows
+            .iter()
+            .map(|(key, value, origin, known)| {
+                json!({"key": key, "value": value, "origin": origin_name(*origin), "known": known})
+            })
+            .collect();
+        print_json(out, &records)?;
+    } else {
+        let width = rows.iter().map(|(key, ..)| key.len()).max().unwrap_or(0);
+        for (key, value, origin, known) in &rows {
+            let shown = value.as_ref().map_or_else(|| "-".to_owned(), display_value);
+            let unknown = if *known { "" } else { ", unknown key" };
+            writeln!(
+                out,
+                "{key:<width$}  {shown}  ({}{unknown})",
+                origin_name(*origin)
+            )?;
+        }
+    }
+    warn(&settings.diagnostics())?;
+    Ok(Outcome::Success)
+}

@@ -1,0 +1,164 @@
+//! `ctxkit install|remove|update|list`: the package manager on the command line, with progress
+//! on stderr when it is a terminal.
+
+use std::io::{IsTerminal as _, Write};
+
+use anyhow::{Result, bail};
+use ctxkit_resources::{
+    PackageError, PackageManager, ProgressEvent, ProgressReporter, ProgressStage, SettingsScope,
+    UpdateOutcome,
+};
+use serde_json::json;
+
+use super::config::{load_settings, resource_environment};
+use super::print_json;
+use crate::Outcome;
+use crate::cli::GlobalArgs;
+
+/// Prints `start` messages (`Installing npm:x...`) on stderr, only when stderr is a terminal.
+#[derive(Debug, Clone, Copy)]
+struct TerminalProgress {
+    visible: bool,
+}
+
+impl ProgressReporter for TerminalProgress {
+    fn report(&self, event: &ProgressEvent) {
+        if !self.visible {
+            return;
+        }
+        match &event.stage {
+            ProgressStage::Start { message } => {
+                let _ = writeln!(std::io::stderr().lock(), "{message}");
+            }
+            ProgressStage::Complete | ProgressStage::Error { .. } => {}
+        }
+    }
+}
+
+fn manager(global: &GlobalArgs) -> Result<(PackageManager, ctxkit_resources::SettingsManager)> {
+    let environment = resource_environment(global)?;
+    let settings = load_settings(&environment)?;
+    let reporter = TerminalProgress {
+        visible: std::io::stderr().is_terminal(),
+    };
+    let manager = PackageManager::new(environment, &settings).with_reporter(reporter);
+    Ok((manager, settings))
+}
+
+fn scope(local: bool) -> SettingsScope {
+    if local {
+        SettingsScope::Project
+    } else {
+        SettingsScope::Global
+    }
+}
+
+pub fn install(
+    global: &GlobalArgs,
+    source: &str,
+    local: bool,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
+    let (manager, _) = manager(global)?;
+    let added = manager.install_and_persist(source, scope(local))?;
+    writeln!(out, "Installed {source}")?;
+    if !added {
+        writeln!(
+            std::io::stderr().lock(),
+            "note: settings already list this package; its entry was kept as it is"
+        )?;
+    }
+    Ok(Outcome::Success)
+}
+
+pub fn remove(
+    global: &GlobalArgs,
+    source: &str,
+    local: bool,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
+    let (manager, _) = manager(global)?;
+    if !manager.remove_and_persist(source, scope(local))? {
+        bail!(PackageError::NoMatchingPackage {
+            source_text: source.to_owned(),
+            suggestion: None,
+        });
+    }
+    writeln!(out, "Removed {source}")?;
+    Ok(Outcome::Success)
+}
+
+pub fn update(global: &GlobalArgs, source: Option<&str>, out: &mut dyn Write) -> Result<Outcome> {
+    let (manager, settings) = manager(global)?;
+    match manager.update(&settings, source)? {
+        UpdateOutcome::SkippedOffline => {
+            writeln!(
+                std::io::stderr().lock(),
+                "Offline mode: no package was checked or updated"
+            )?;
+        }
+        UpdateOutcome::Checked { updated, .. } => {
+            match source {
+                Some(source) => writeln!(out, "Updated {source}")?,
+                None => writeln!(out, "Updated packages")?,
+            }
+            for source in updated {
+                writeln!(out, "  {source}")?;
+            }
+        }
+    }
+    Ok(Outcome::Success)
+}
+
+pub fn list(global: &GlobalArgs, json: bool, out: &mut dyn Write) -> Result<Outcome> {
+    let (manager, settings) = manager(global)?;
+    let packages = manager.list_configured(&settings);
+    if json {
+        let records: Vec<_> = packages
+            .iter()
+            .map(|package| {
+                json!({
+                    "source": package.source,
+                    "scope": match package.scope {
+                        SettingsScope::Global => "user",
+                        SettingsScope::Project => "project",
+                    },
+                    "filtered": package.filtered,
+                    "installedPath": package.installed_path.as_ref().map(|path| path.display().to_string()),
+                })
+            })
+            .collect();
+        print_json(out, &records)?;
+        return Ok(Outcome::Success);
+    }
+    if packages.is_empty() {
+        writeln!(out, "No packages installed.")?;
+        return Ok(Outcome::Success);
+    }
+    let mut first = true;
+    for (scope, title) in [
+        (SettingsScope::Global, "User packages:"),
+        (SettingsScope::Project, "Project packages:"),
+    ] {
+        let in_scope: Vec<_> = packages
+            .iter()
+            .filter(|package| package.scope == scope)
+            .collect();
+        if in_scope.is_empty() {
+            continue;
+        }
+        if !first {
+            writeln!(out)?;
+        }
+        first = false;
+        writeln!(out, "{title}")?;
+        for package in in_scope {
+            let filtered = if package.filtered { " (filtered)" } else { "" };
+            writeln!(out, "  {}{filtered}", package.source)?;
+            if let Some(path) = &package.installed_path {
+                writeln!(out, "    {}", path.display())?;
+            }
+        }
+    }
+    Ok(Outcome::Success)
+}

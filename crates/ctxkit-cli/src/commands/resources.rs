@@ -1,0 +1,233 @@
+//! `ctxkit resources` (everything the resource loader found, with origin and diagnostics) and
+//! `ctxkit prompt` (the assembled system prompt). Neither installs packages: missing ones are
+//! reported.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::Result;
+use ctxkit_resources::{
+    LoadedResources, LoaderOptions, LoaderOverrides, MissingPackages, PackageManager, PathMetadata,
+    ResourceDiagnostic, SourceOrigin, SourceScope, SystemPromptParts, assemble_system_prompt,
+    format_skills_for_prompt, load_resources,
+};
+use serde_json::{Value, json};
+
+use super::config::{load_settings, resource_environment};
+use super::print_json;
+use crate::Outcome;
+use crate::cli::GlobalArgs;
+
+/// ctxkit's base system prompt, used when there is no `SYSTEM.md` / `--system-prompt`.
+const DEFAULT_SYSTEM_PROMPT: &str = include_str!("../../templates/system-prompt.md");
+
+fn load(global: &GlobalArgs) -> Result<(LoadedResources, std::path::PathBuf)> {
+    let environment = resource_environment(global)?;
+    let settings = load_settings(&environment)?;
+    let manager = PackageManager::new(environment.clone(), &settings)
+        .with_missing_packages(MissingPackages::Report);
+    let loaded = load_resources(
+        &environment,
+        &settings,
+        &manager,
+        &LoaderOptions::default(),
+        &LoaderOverrides::default(),
+    );
+    Ok((loaded, environment.cwd))
+}
+
+fn scope_name(scope: SourceScope) -> &'static str {
+    scope.as_str()
+}
+
+/// `user auto`, `project local`, `package npm:x (user)`.
+fn origin_text(metadata: Option<&PathMetadata>) -> String {
+    let Some(metadata) = metadata else {
+        return "unknown".to_owned();
+    };
+    match metadata.origin {
+        SourceOrigin::Package => {
+            format!(
+                "package {} ({})",
+                metadata.source,
+                scope_name(metadata.scope)
+            )
+        }
+        SourceOrigin::TopLevel => format!("{} {}", scope_name(metadata.scope), metadata.source),
+    }
+}
+
+fn origin_json(metadata: Option<&PathMetadata>) -> Value {
+    match metadata {
+        None => Value::Null,
+        Some(metadata) => json!({
+            "source": metadata.source,
+            "scope": scope_name(metadata.scope),
+            "origin": match metadata.origin {
+                SourceOrigin::Package => "package",
+                SourceOrigin::TopLevel => "top-level",
+            },
+            "baseDir": metadata.base_dir.as_ref().map(|dir| dir.display().to_string()),
+        }),
+    }
+}
+
+fn diagnostics(loaded: &LoadedResources) -> Vec<&ResourceDiagnostic> {
+    loaded
+        .extension_diagnostics
+        .iter()
+        .chain(&loaded.skills.diagnostics)
+        .chain(&loaded.prompts.diagnostics)
+        .chain(&loaded.themes.diagnostics)
+        .chain(&loaded.context_diagnostics)
+        .collect()
+}
+
+fn path_text(path: &Path) -> String {
+    path.display().to_string()
+}
+
+pub fn resources(global: &GlobalArgs, json: bool, out: &mut dyn Write) -> Result<Outcome> {
+    let (loaded, _) = load(global)?;
+    let problems = diagnostics(&loaded);
+    if json {
+        let record = json!({
+            "extensions": loaded.extensions.iter().map(|extension| json!({
+                "path": path_text(&extension.path),
+                "origin": origin_json(Some(&extension.metadata)),
+            })).collect::<Vec<_>>(),
+            "skills": loaded.skills.skills.iter().map(|skill| json!({
+                "name": skill.name,
+                "description": skill.description,
+                "path": path_text(&skill.file_path),
+                "disableModelInvocation": skill.disable_model_invocation,
+                "origin": origin_json(skill.metadata.as_ref()),
+            })).collect::<Vec<_>>(),
+            "prompts": loaded.prompts.templates.iter().map(|template| json!({
+                "name": template.name,
+                "description": template.description,
+                "path": path_text(&template.file_path),
+                "origin": origin_json(template.metadata.as_ref()),
+            })).collect::<Vec<_>>(),
+            "themes": loaded.themes.themes.iter().map(|theme| json!({
+                "name": theme.name,
+                "path": path_text(&theme.file_path),
+                "origin": origin_json(theme.metadata.as_ref()),
+            })).collect::<Vec<_>>(),
+            "contextFiles": loaded.context_files.iter().map(|file| path_text(&file.path)).collect::<Vec<_>>(),
+            "customSystemPrompt": loaded.system_prompt.is_some(),
+            "appendedSystemPromptParts": loaded.append_system_prompt.len(),
+            "diagnostics": problems.iter().map(|diagnostic| json!({
+                "type": diagnostic.severity(),
+                "message": diagnostic.message(),
+                "path": path_text(diagnostic.path()),
+            })).chain(loaded.settings_diagnostics.iter().map(|diagnostic| json!({
+                "type": if diagnostic.is_error() { "error" } else { "warning" },
+                "message": diagnostic.message(),
+                "path": Value::Null,
+            }))).collect::<Vec<_>>(),
+        });
+        print_json(out, &record)?;
+        return Ok(Outcome::Success);
+    }
+    writeln!(out, "Extensions ({})", loaded.extensions.len())?;
+    for extension in &loaded.extensions {
+        writeln!(
+            out,
+            "  {}  [{}]",
+            extension.path.display(),
+            origin_text(Some(&extension.metadata))
+        )?;
+    }
+    writeln!(out, "Skills ({})", loaded.skills.skills.len())?;
+    for skill in &loaded.skills.skills {
+        writeln!(
+            out,
+            "  {}  {}  [{}]",
+            skill.name,
+            skill.file_path.display(),
+            origin_text(skill.metadata.as_ref())
+        )?;
+    }
+    writeln!(out, "Prompt templates ({})", loaded.prompts.templates.len())?;
+    for template in &loaded.prompts.templates {
+        writeln!(
+            out,
+            "  /{}  {}  [{}]",
+            template.name,
+            template.file_path.display(),
+            origin_text(template.metadata.as_ref())
+        )?;
+    }
+    writeln!(out, "Themes ({})", loaded.themes.themes.len())?;
+    for theme in &loaded.themes.themes {
+        writeln!(
+            out,
+            "  {}  {}  [{}]",
+            theme.name,
+            theme.file_path.display(),
+            origin_text(theme.metadata.as_ref())
+        )?;
+    }
+    writeln!(out, "Context files ({})", loaded.context_files.len())?;
+    for file in &loaded.context_files {
+        writeln!(out, "  {}", file.path.display())?;
+    }
+    let base = if loaded.system_prompt.is_some() {
+        "custom"
+    } else {
+        "default"
+    };
+    writeln!(
+        out,
+        "System prompt: {base}, {} appended part(s)",
+        loaded.append_system_prompt.len()
+    )?;
+    let count = problems.len() + loaded.settings_diagnostics.len();
+    writeln!(out, "Diagnostics ({count})")?;
+    for diagnostic in &problems {
+        writeln!(
+            out,
+            "  {}: {} (`{}`)",
+            diagnostic.severity(),
+            diagnostic.message(),
+            diagnostic.path().display()
+        )?;
+    }
+    for diagnostic in &loaded.settings_diagnostics {
+        let severity = if diagnostic.is_error() {
+            "error"
+        } else {
+            "warning"
+        };
+        writeln!(out, "  {severity}: {}", diagnostic.message())?;
+    }
+    Ok(Outcome::Success)
+}
+
+pub fn prompt(global: &GlobalArgs, out: &mut dyn Write) -> Result<Outcome> {
+    let (loaded, cwd) = load(global)?;
+    let skills_block = format_skills_for_prompt(&loaded.skills.skills);
+    let current_date = chrono::Local::now().format("%Y-%m-%d").to_string();
+    let prompt = assemble_system_prompt(&SystemPromptParts {
+        default_prompt: DEFAULT_SYSTEM_PROMPT.trim_end(),
+        custom_prompt: loaded.system_prompt.as_deref(),
+        append: &loaded.append_system_prompt,
+        context_files: &loaded.context_files,
+        skills_block: &skills_block,
+        current_date: &current_date,
+        cwd: &cwd,
+    });
+    writeln!(out, "{prompt}")?;
+    let mut stderr = std::io::stderr().lock();
+    for diagnostic in diagnostics(&loaded) {
+        writeln!(
+            stderr,
+            "{}: {} (`{}`)",
+            diagnostic.severity(),
+            diagnostic.message(),
+            diagnostic.path().display()
+        )?;
+    }
+    Ok(Outcome::Success)
+}

@@ -1,0 +1,242 @@
+//! Snapshot tests of `ctxkit config`, `resources`, `prompt` and the package commands, each in a
+//! temp world (`CTXKIT_HOME`, `HOME`, `TMPDIR` and the project cwd all inside it), plus two real
+//! processes running `ctxkit config set` at once.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct World {
+    _temp: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl World {
+    fn new() -> Self {
+        let temp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(temp.path()).unwrap();
+        for directory in ["home", "user", "proj", "tmp"] {
+            std::fs::create_dir_all(root.join(directory)).unwrap();
+        }
+        Self { _temp: temp, root }
+    }
+
+    fn home(&self) -> PathBuf {
+        self.root.join("home")
+    }
+
+    fn project(&self) -> PathBuf {
+        self.root.join("proj")
+    }
+
+    fn write(&self, relative: &str, contents: &str) {
+        let path = self.root.join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, contents).unwrap();
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_ctxkit"));
+        command
+            .args(args)
+            .current_dir(self.project())
+            .env("CTXKIT_HOME", self.home())
+            .env("HOME", self.root.join("user"))
+            .env("TMPDIR", self.root.join("tmp"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env_remove("CTXKIT_OFFLINE")
+            .env_remove("CTXKIT_SESSIONS_DIR");
+        command
+    }
+
+    fn ctxkit(&self, args: &[&str]) -> String {
+        let output = self.command(args).output().unwrap();
+        let mut text = format!("exit: {}\n", output.status.code().unwrap_or(-1));
+        text.push_str(&String::from_utf8_lossy(&output.stdout));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if !stderr.is_empty() {
+            text.push_str("--- stderr\n");
+            text.push_str(&stderr);
+        }
+        text.replace(&self.root.display().to_string(), "[ROOT]")
+    }
+}
+
+macro_rules! snapshot {
+    ($value:expr) => {
+        insta::with_settings!({filters => vec![
+            (r"Current date: \d{4}-\d{2}-\d{2}", "Current date: [DATE]"),
+        ]}, {
+            insta::assert_snapshot!($value);
+        });
+    };
+}
+
+fn skill(name: &str, description: &str) -> String {
+    format!("---\nname: {name}\ndescription: {description}\n---\nUse it.\n")
+}
+
+#[test]
+fn config_get_set_unset_list() {
+    let world = World::new();
+    let mut transcript = String::new();
+    for args in [
+        &["config", "set", "compaction.reserveTokens", "8192"][..],
+        &["config", "set", "theme", "light", "--project"],
+        &["config", "set", "myTeam.flag", "true"],
+        &["config", "get", "compaction.reserveTokens"],
+        &["config", "get", "theme", "--json"],
+        &["config", "get", "compaction.keepRecentTokens"],
+        &["config", "get", "nothing.here"],
+        &["config", "list", "--project", "--json"],
+        &["config", "set", "compaction.reserveTokens", "lots"],
+        &["config", "unset", "theme", "--project"],
+        &["config", "get", "theme", "--project"],
+    ] {
+        transcript.push_str(&format!("$ ctxkit {}\n", args.join(" ")));
+        transcript.push_str(&world.ctxkit(args));
+    }
+    snapshot!(transcript);
+    let global = std::fs::read_to_string(world.home().join("settings.json")).unwrap();
+    assert!(global.contains("\"reserveTokens\": 8192"), "{global}");
+    assert!(global.contains("\"myTeam\""), "{global}");
+}
+
+#[test]
+fn broken_settings_file_is_reported_and_left_alone() {
+    let world = World::new();
+    world.write("home/settings.json", "{ invalid");
+    let output = world.ctxkit(&["config", "set", "theme", "dark"]);
+    snapshot!(output);
+    assert_eq!(
+        std::fs::read_to_string(world.home().join("settings.json")).unwrap(),
+        "{ invalid"
+    );
+}
+
+/// A world with resources in every place, a broken skill, an invalid theme and a package that
+/// is not installed.
+fn furnished() -> World {
+    let world = World::new();
+    world.write("home/skills/alpha/SKILL.md", &skill("alpha", "Alpha helps"));
+    world.write(
+        "home/skills/broken/SKILL.md",
+        "---\nname: broken\n---\nno description\n",
+    );
+    world.write("home/AGENTS.md", "Global rules.\n");
+    world.write("proj/AGENTS.md", "Project rules.\n");
+    world.write(
+        "proj/.ctxkit/prompts/review.md",
+        "---\ndescription: Review the diff\n---\nReview $@\n",
+    );
+    world.write("proj/.ctxkit/themes/bad.json", r#"{"name":"bad"}"#);
+    world.write("proj/.ctxkit/extensions/hello.ts", "export default 1;\n");
+    world.write(
+        "proj/.ctxkit/settings.json",
+        r#"{"packages":["npm:not-installed-yet"],"mysteryKey":1}"#,
+    );
+    world
+}
+
+#[test]
+fn resources_human_and_json() {
+    let world = furnished();
+    snapshot!(world.ctxkit(&["resources"]));
+    snapshot!(world.ctxkit(&["resources", "--json"]));
+}
+
+#[test]
+fn prompt_assembles_base_context_and_skills() {
+    let world = furnished();
+    snapshot!(world.ctxkit(&["prompt"]));
+}
+
+fn git(world: &World, cwd: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args(args)
+        .current_dir(cwd)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "T")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "T")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        .env("HOME", world.root.join("user"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn package_commands() {
+    let world = World::new();
+    world.write(
+        "proj/local-pack/skills/beta/SKILL.md",
+        &skill("beta", "Beta"),
+    );
+    world.write(
+        "repos/team/pack/skills/gamma/SKILL.md",
+        &skill("gamma", "Gamma"),
+    );
+    let repo = world.root.join("repos/team/pack");
+    git(&world, &repo, &["init", "-q", "-b", "main"]);
+    git(&world, &repo, &["add", "-A"]);
+    git(&world, &repo, &["commit", "-q", "-m", "init"]);
+    let git_source = format!("git:file://{}", repo.display());
+    let mut transcript = String::new();
+    for args in [
+        &["install", "./local-pack", "-l"][..],
+        &["install", git_source.as_str()],
+        &["list"],
+        &["list", "--json"],
+        &["update"],
+        &["update", "npm:unknown"],
+        &["remove", "./local-pack"],
+        &["uninstall", "./local-pack", "--local"],
+        &["remove", git_source.as_str()],
+        &["list"],
+        &["install", "./missing"],
+        &["install", "--evil"],
+        &["install", "git:github.com/user/repo@--upload-pack=x"],
+        &["install"],
+    ] {
+        transcript.push_str(&format!("$ ctxkit {}\n", args.join(" ")));
+        transcript.push_str(&world.ctxkit(args));
+    }
+    snapshot!(transcript.replace(&world.root.display().to_string(), "[ROOT]"));
+}
+
+#[test]
+fn install_help_is_clear() {
+    let world = World::new();
+    let help = world.ctxkit(&["install", "--help"]);
+    let help = help.replace(&world.home().display().to_string(), "[HOME]");
+    snapshot!(help);
+}
+
+#[test]
+fn concurrent_config_set_from_two_processes_loses_no_key() {
+    let world = World::new();
+    let keys_per_process = 12;
+    let handles: Vec<_> = ["left", "right"]
+        .into_iter()
+        .map(|side| {
+            let commands: Vec<Command> = (0..keys_per_process)
+                .map(|index| world.command(&["config", "set", &format!("race.{side}{index}"), "1"]))
+                .collect();
+            std::thread::spawn(move || {
+                for mut command in commands {
+                    let output = command.output().unwrap();
+                    assert!(output.status.success(), "{output:?}");
+                }
+            })
+        })
+        .collect();
+    for handle in handles {
+        handle.join().unwrap();
+    }
+    let text = std::fs::read_to_string(world.home().join("settings.json")).unwrap();
+    let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let race = value["race"].as_object().unwrap();
+    assert_eq!(race.len(), 2 * keys_per_process, "{text}");
+}

@@ -1,0 +1,424 @@
+//! Git packages with real `git` against repositories made in the test (AT-22…AT-24, AT-29…AT-34):
+//! `https://github.com/…` is rewritten to `file://<root>/repos/…` by git's own `insteadOf`, so
+//! sources keep their real shape and nothing touches the network.
+
+use ctxkit_resources::{
+    PackageError, PackageManager, ResourceKind, SettingsManager, SettingsScope, SourceOrigin,
+    SourceScope, UpdateOutcome, resolve_configured, resolve_package_sources,
+};
+
+use crate::common::packages::{
+    Recorder, commit, head, make_repo, process_runner, real_manager, skill, tool,
+};
+use crate::common::{World, json_file, read, write};
+
+fn extension_repo(world: &World) -> std::path::PathBuf {
+    make_repo(
+        world,
+        "test/extension",
+        &[
+            (
+                "package.json",
+                r#"{"name":"extension","version":"1.0.0","pi":{"extensions":["./pi-extensions"]}}"#,
+            ),
+            ("pi-extensions/index.ts", "export default 1;\n"),
+        ],
+    )
+}
+
+#[test]
+fn at_22_project_install_clones_checks_out_and_installs_dependencies() {
+    let world = World::new();
+    let repo = extension_repo(&world);
+    tool(&world, &repo, "git", &["tag", "v1"]);
+    commit(&world, &repo, &[("after.txt", "later")], "after the tag");
+    let (manager, recorder, progress) = real_manager(&world);
+    manager
+        .install("git:github.com/test/extension@v1", SourceScope::Project)
+        .unwrap();
+    assert_eq!(
+        recorder.lines(&world),
+        vec![
+            "git clone https://github.com/test/extension [ROOT]/work/proj/.ctxkit/git/github.com/test/extension",
+            "git checkout v1",
+            "npm install --omit=dev",
+        ]
+    );
+    let checkout = world.project().join("git/github.com/test/extension");
+    let commands = recorder.commands.lock().unwrap().clone();
+    assert_eq!(commands[1].cwd.as_deref(), Some(checkout.as_path()));
+    assert_eq!(commands[2].cwd.as_deref(), Some(checkout.as_path()));
+    assert!(
+        !checkout.join("after.txt").exists(),
+        "checked out at the tag"
+    );
+    assert_eq!(
+        read(world.project().join("git/.gitignore")),
+        "*\n!.gitignore\n"
+    );
+    assert_eq!(
+        progress.lines(),
+        vec![
+            "start install Installing git:github.com/test/extension@v1...",
+            "complete install git:github.com/test/extension@v1",
+        ]
+    );
+
+    // AT-23: an existing checkout runs no command.
+    recorder.clear();
+    manager
+        .install("git:github.com/test/extension@v2", SourceScope::Project)
+        .unwrap();
+    assert!(recorder.lines(&world).is_empty());
+}
+
+#[test]
+fn at_22_configured_npm_command_installs_without_omit_dev() {
+    let world = World::new();
+    extension_repo(&world);
+    write(
+        world.project().join("settings.json"),
+        r#"{"npmCommand":["npm"]}"#,
+    );
+    let (manager, recorder, _) = real_manager(&world);
+    manager
+        .install("git:github.com/test/extension", SourceScope::User)
+        .unwrap();
+    let lines = recorder.lines(&world);
+    assert_eq!(lines.last().unwrap(), "npm install");
+    assert!(
+        world
+            .agent()
+            .join("git/github.com/test/extension/pi-extensions/index.ts")
+            .exists()
+    );
+}
+
+#[test]
+fn at_24_remove_prunes_empty_parents_but_keeps_the_git_root() {
+    let world = World::new();
+    make_repo(&world, "x/y", &[("README.md", "hi")]);
+    let (manager, recorder, _) = real_manager(&world);
+    manager
+        .install("git:github.com/x/y", SourceScope::Project)
+        .unwrap();
+    assert_eq!(recorder.lines(&world).len(), 1, "no package.json, no npm");
+    manager
+        .remove("git:github.com/x/y", SourceScope::Project)
+        .unwrap();
+    assert!(!world.project().join("git/github.com").exists());
+    assert!(world.project().join("git/.gitignore").exists());
+}
+
+#[test]
+fn file_url_sources_install_persist_resolve_and_remove() {
+    let world = World::new();
+    let repo = make_repo(
+        &world,
+        "mirror/skills-pack",
+        &[("skills/alpha/SKILL.md", &skill("alpha"))],
+    );
+    let source = format!("git:file://{}", repo.display());
+    let (manager, _, _) = real_manager(&world);
+    assert!(
+        manager
+            .install_and_persist(&source, SettingsScope::Global)
+            .unwrap()
+    );
+    assert_eq!(
+        json_file(world.agent().join("settings.json"))["packages"],
+        serde_json::json!([source])
+    );
+    let settings = SettingsManager::load(&world.env);
+    let resolved = resolve_configured(&world.env, &settings, &manager);
+    let skills: Vec<_> = resolved
+        .skills
+        .iter()
+        .filter(|skill| skill.metadata.origin == SourceOrigin::Package)
+        .collect();
+    assert_eq!(skills.len(), 1);
+    let expected_root = world
+        .agent()
+        .join("git/file")
+        .join(repo.strip_prefix("/").unwrap());
+    assert!(
+        skills[0].path.starts_with(&expected_root),
+        "{:?}",
+        skills[0].path
+    );
+    assert_eq!(skills[0].metadata.source, source);
+
+    assert!(
+        manager
+            .remove_and_persist(&source, SettingsScope::Global)
+            .unwrap()
+    );
+    assert!(!expected_root.exists());
+    assert!(world.agent().join("git").is_dir());
+    assert_eq!(
+        json_file(world.agent().join("settings.json"))["packages"],
+        serde_json::json!([])
+    );
+    assert!(
+        !manager
+            .remove_and_persist(&source, SettingsScope::Global)
+            .unwrap()
+    );
+}
+
+#[test]
+fn clone_failure_shows_git_stderr() {
+    let world = World::new();
+    let (manager, _, progress) = real_manager(&world);
+    let error = manager
+        .install("git:github.com/nobody/missing", SourceScope::User)
+        .unwrap_err();
+    let PackageError::CommandFailed {
+        command, stderr, ..
+    } = &error
+    else {
+        panic!("{error:?}");
+    };
+    assert!(command.starts_with("git clone https://github.com/nobody/missing "));
+    assert!(
+        stderr.contains("does not appear to be a git repository") || stderr.contains("not found"),
+        "{stderr}"
+    );
+    assert_eq!(
+        progress.lines().last().unwrap(),
+        "error install git:github.com/nobody/missing"
+    );
+}
+
+fn installed_user_checkout(world: &World) -> (PackageManager, Recorder, std::path::PathBuf) {
+    let (manager, recorder, _) = real_manager(world);
+    manager
+        .install_and_persist("git:github.com/test/extension", SettingsScope::Global)
+        .unwrap();
+    recorder.clear();
+    (
+        manager,
+        recorder,
+        world.agent().join("git/github.com/test/extension"),
+    )
+}
+
+#[test]
+fn at_29_update_fetches_the_tracked_branch_and_resets() {
+    let world = World::new();
+    let repo = extension_repo(&world);
+    let (manager, recorder, checkout) = installed_user_checkout(&world);
+    let new_head = commit(
+        &world,
+        &repo,
+        &[("pi-extensions/index.ts", "export default 2;\n")],
+        "two",
+    );
+    let settings = SettingsManager::load(&world.env);
+    let outcome = manager.update(&settings, None).unwrap();
+    assert_eq!(
+        outcome,
+        UpdateOutcome::Checked {
+            updated: vec!["git:github.com/test/extension".to_owned()],
+            unchanged: vec![],
+        }
+    );
+    let lines = recorder.lines(&world);
+    let interesting: Vec<&String> = lines
+        .iter()
+        .filter(|line| {
+            line.starts_with("git fetch")
+                || line.starts_with("git reset")
+                || line.starts_with("git clean")
+                || line.starts_with("npm")
+        })
+        .collect();
+    assert_eq!(
+        interesting,
+        vec![
+            "git fetch --prune --no-tags origin +refs/heads/main:refs/remotes/origin/main",
+            "git reset --hard @{upstream}",
+            "git clean -fdx",
+            "npm install --omit=dev",
+        ]
+    );
+    assert_eq!(head(&world, &checkout), new_head);
+
+    recorder.clear();
+    manager
+        .update(&settings, Some("git:github.com/test/extension"))
+        .unwrap();
+    let lines = recorder.lines(&world);
+    assert!(lines.iter().any(|line| line.starts_with("git fetch")));
+    assert!(
+        !lines
+            .iter()
+            .any(|line| line.starts_with("git reset") || line.starts_with("npm")),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn at_30_rewritten_history_and_detached_head() {
+    let world = World::new();
+    let repo = extension_repo(&world);
+    commit(&world, &repo, &[("b.txt", "b")], "second");
+    let (manager, _, checkout) = installed_user_checkout(&world);
+    // Rewrite: drop the last commit, add a different one.
+    tool(&world, &repo, "git", &["reset", "-q", "--hard", "HEAD~1"]);
+    let rewritten = commit(&world, &repo, &[("c.txt", "rewritten")], "rewrite");
+    let settings = SettingsManager::load(&world.env);
+    manager.update(&settings, None).unwrap();
+    assert_eq!(head(&world, &checkout), rewritten);
+    assert_eq!(read(checkout.join("c.txt")), "rewritten");
+    assert!(!checkout.join("b.txt").exists());
+
+    // Detached HEAD follows the remote default branch.
+    tool(
+        &world,
+        &checkout,
+        "git",
+        &["checkout", "-q", "--detach", "HEAD~1"],
+    );
+    let latest = commit(&world, &repo, &[("d.txt", "d")], "more");
+    manager.update(&settings, None).unwrap();
+    assert_eq!(head(&world, &checkout), latest);
+}
+
+#[test]
+fn at_31_pinned_commit_is_never_updated() {
+    let world = World::new();
+    let repo = extension_repo(&world);
+    let pinned = head(&world, &repo);
+    let source = format!("git:github.com/test/extension@{pinned}");
+    let (manager, recorder, _) = real_manager(&world);
+    manager
+        .install_and_persist(&source, SettingsScope::Global)
+        .unwrap();
+    commit(&world, &repo, &[("new.txt", "new")], "newer");
+    recorder.clear();
+    let settings = SettingsManager::load(&world.env);
+    manager.update(&settings, None).unwrap();
+    assert!(recorder.lines(&world).is_empty());
+    assert_eq!(
+        head(&world, &world.agent().join("git/github.com/test/extension")),
+        pinned
+    );
+}
+
+#[test]
+fn at_32_update_selection_and_suggestions() {
+    let world = World::new();
+    extension_repo(&world);
+    let (manager, _, _) = installed_user_checkout(&world);
+    let settings = SettingsManager::load(&world.env);
+    let error = manager
+        .update(&settings, Some("github.com/test/extension"))
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "No matching package found for github.com/test/extension. Did you mean git:github.com/test/extension?"
+    );
+    let error = manager.update(&settings, Some("npm:foo")).unwrap_err();
+    assert_eq!(error.to_string(), "No matching package found for npm:foo");
+    manager
+        .update(&settings, Some("git:github.com/test/extension"))
+        .unwrap();
+    assert!(!world.project().join("git").exists());
+}
+
+#[test]
+fn at_33_offline_resolve_and_update_run_nothing() {
+    let world = World::new();
+    write(
+        world.project().join("settings.json"),
+        r#"{"packages":["npm:missing-package","git:github.com/example/missing-repo"]}"#,
+    );
+    let world_env = world.env.clone().with_variable("CTXKIT_OFFLINE", "1");
+    let recorder = Recorder::real(process_runner(&world));
+    let settings = SettingsManager::load(&world_env);
+    let manager = PackageManager::new(world_env.clone(), &settings).with_runner(recorder.clone());
+    let resolved = resolve_configured(&world_env, &settings, &manager);
+    for kind in ResourceKind::ALL {
+        assert!(
+            resolved
+                .of(kind)
+                .iter()
+                .all(|item| item.metadata.origin != SourceOrigin::Package)
+        );
+    }
+    assert!(
+        resolved.diagnostics.is_empty(),
+        "{:?}",
+        resolved.diagnostics
+    );
+    assert_eq!(
+        manager.update(&settings, None).unwrap(),
+        UpdateOutcome::SkippedOffline
+    );
+    assert!(recorder.lines(&world).is_empty());
+}
+
+#[test]
+fn at_34_temporary_git_checkouts_are_cached_and_refreshed() {
+    let world = World::new();
+    let repo = extension_repo(&world);
+    let (manager, recorder, progress) = real_manager(&world);
+    let sources = vec!["git:github.com/test/extension".to_owned()];
+    // First resolve clones into the hashed temporary location.
+    let resolved = resolve_package_sources(&world.env, &sources, SourceScope::Temporary, &manager);
+    let hash = "git-github.com-test/extension";
+    let digest = short_sha256(hash);
+    let checkout = world
+        .root
+        .join("tmp/ctxkit-extensions/git-github.com")
+        .join(digest)
+        .join("test/extension");
+    assert_eq!(resolved.extensions.len(), 1, "{resolved:?}");
+    assert_eq!(
+        resolved.extensions[0].path,
+        checkout.join("pi-extensions/index.ts")
+    );
+    assert!(resolved.extensions[0].enabled);
+
+    // Pinned: cached checkout used as is, no command.
+    recorder.clear();
+    let pinned = vec!["git:github.com/test/extension@main".to_owned()];
+    let resolved = resolve_package_sources(&world.env, &pinned, SourceScope::Temporary, &manager);
+    assert_eq!(resolved.extensions.len(), 1);
+    assert!(recorder.lines(&world).is_empty());
+
+    // Unpinned and online: refreshed (progress action `pull`).
+    let newer = commit(
+        &world,
+        &repo,
+        &[("pi-extensions/index.ts", "export default 3;\n")],
+        "3",
+    );
+    resolve_package_sources(&world.env, &sources, SourceScope::Temporary, &manager);
+    assert_eq!(head(&world, &checkout), newer);
+    assert!(
+        progress
+            .lines()
+            .contains(&"start pull Refreshing git:github.com/test/extension...".to_owned())
+    );
+
+    // Offline and unpinned: no command.
+    recorder.clear();
+    let offline_env = world.env.clone().with_variable("CTXKIT_OFFLINE", "true");
+    let settings = SettingsManager::load(&offline_env);
+    let offline = PackageManager::new(offline_env.clone(), &settings).with_runner(recorder.clone());
+    let resolved =
+        resolve_package_sources(&offline_env, &sources, SourceScope::Temporary, &offline);
+    assert_eq!(resolved.extensions.len(), 1);
+    assert!(recorder.lines(&world).is_empty());
+}
+
+fn short_sha256(text: &str) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .take(4)
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}

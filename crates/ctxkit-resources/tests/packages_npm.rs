@@ -1,0 +1,423 @@
+//! npm packages and settings bookkeeping (AT-18…AT-21, AT-25, AT-26, AT-28, AT-35): exact argv
+//! through a scripted runner, and real `npm` installing tarballs packed in the test (offline,
+//! cache and global prefix in the temp world).
+
+use std::path::Path;
+
+use ctxkit_resources::{
+    CommandLine, PackageError, PackageManager, ResourceKind, SettingsManager, SettingsScope,
+    SourceOrigin, SourceScope, UpdateOutcome, resolve_configured, resolve_package_sources,
+};
+
+use crate::common::packages::{
+    Progress, Recorder, make_tarball, npm_global_prefix, real_manager, skill, stdout,
+};
+use crate::common::{World, json_file, read, write};
+
+/// A scripted npm: `root -g` answers `<root>/global/node_modules`, `view <name>` answers from
+/// `latest`, everything else succeeds silently.
+fn scripted(world: &World, latest: &'static [(&'static str, &'static str)]) -> Recorder {
+    let global = world.root.join("global/node_modules");
+    Recorder::scripted(move |command: &CommandLine| {
+        let args: Vec<&str> = command.args.iter().map(String::as_str).collect();
+        if args.ends_with(&["root", "-g"]) {
+            return stdout(&format!("{}\n", global.display()));
+        }
+        if args.ends_with(&["pm", "bin", "-g"]) {
+            return stdout("/opt/bun/bin\n");
+        }
+        if let Some(index) = args.iter().position(|arg| *arg == "view") {
+            let name = args[index + 1];
+            return match latest.iter().find(|(known, _)| *known == name) {
+                Some((_, version)) => stdout(&format!("\"{version}\"\n")),
+                None => Err(PackageError::CommandFailed {
+                    command: command.display(),
+                    code: 1,
+                    stderr: "E404".to_owned(),
+                }),
+            };
+        }
+        stdout("")
+    })
+}
+
+fn scripted_manager(world: &World, recorder: &Recorder) -> PackageManager {
+    let settings = SettingsManager::load(&world.env);
+    PackageManager::new(world.env.clone(), &settings).with_runner(recorder.clone())
+}
+
+fn installed(directory: &Path, version: &str) {
+    write(
+        directory.join("package.json"),
+        &format!(r#"{{"name":"x","version":"{version}"}}"#),
+    );
+}
+
+#[test]
+fn at_18_install_and_persist_global_npm() {
+    let world = World::new();
+    let recorder = scripted(&world, &[]);
+    let progress = Progress::default();
+    let manager = scripted_manager(&world, &recorder).with_reporter(progress.clone());
+    assert!(
+        manager
+            .install_and_persist("npm:@s/p@1.0.0", SettingsScope::Global)
+            .unwrap()
+    );
+    assert_eq!(recorder.lines(&world), vec!["npm install -g @s/p@1.0.0"]);
+    assert_eq!(
+        json_file(world.agent().join("settings.json"))["packages"],
+        serde_json::json!(["npm:@s/p@1.0.0"])
+    );
+    assert_eq!(
+        progress.lines(),
+        vec![
+            "start install Installing npm:@s/p@1.0.0...",
+            "complete install npm:@s/p@1.0.0"
+        ]
+    );
+}
+
+#[test]
+fn at_19_npm_command_argv_prefixes_every_call() {
+    let world = World::new();
+    write(
+        world.agent().join("settings.json"),
+        r#"{"npmCommand":["mise","exec","node@20","--","npm"]}"#,
+    );
+    let recorder = scripted(&world, &[]);
+    let manager = scripted_manager(&world, &recorder);
+    manager
+        .install("npm:@scope/pkg", SourceScope::User)
+        .unwrap();
+    assert_eq!(
+        recorder.lines(&world),
+        vec!["mise exec node@20 -- npm install -g @scope/pkg"]
+    );
+    write(
+        world.agent().join("settings.json"),
+        r#"{"npmCommand":[""]}"#,
+    );
+    let manager = scripted_manager(&world, &recorder);
+    let error = manager.install("npm:x", SourceScope::User).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "Invalid npmCommand: first array entry must be a non-empty command"
+    );
+}
+
+#[test]
+fn at_20_project_install_creates_the_private_npm_project() {
+    let world = World::new();
+    let recorder = scripted(&world, &[]);
+    let manager = scripted_manager(&world, &recorder);
+    manager
+        .install_and_persist("npm:q", SettingsScope::Project)
+        .unwrap();
+    assert_eq!(
+        recorder.lines(&world),
+        vec!["npm install q --prefix [ROOT]/work/proj/.ctxkit/npm"]
+    );
+    let root = world.project().join("npm");
+    assert_eq!(
+        read(root.join("package.json")),
+        "{\n  \"name\": \"ctxkit-extensions\",\n  \"private\": true\n}"
+    );
+    assert_eq!(read(root.join(".gitignore")), "*\n!.gitignore\n");
+    assert_eq!(
+        json_file(world.project().join("settings.json"))["packages"],
+        serde_json::json!(["npm:q"])
+    );
+}
+
+#[test]
+fn at_21_global_root_is_cached_per_npm_command() {
+    let world = World::new();
+    let recorder = scripted(&world, &[]);
+    let mut manager = scripted_manager(&world, &recorder);
+    installed(&world.root.join("global/node_modules/x"), "1.0.0");
+    assert!(manager.installed_path("npm:x", SourceScope::User).is_some());
+    assert!(manager.installed_path("npm:y", SourceScope::User).is_none());
+    assert_eq!(recorder.lines(&world), vec!["npm root -g"]);
+    manager.set_npm_command(Some(vec![
+        "mise".into(),
+        "exec".into(),
+        "--".into(),
+        "npm".into(),
+    ]));
+    manager.installed_path("npm:x", SourceScope::User);
+    manager.set_npm_command(Some(vec!["bun".into()]));
+    let path = manager.installed_path("npm:x", SourceScope::User);
+    assert_eq!(
+        path, None,
+        "bun's root is /opt/bun/install/global/node_modules"
+    );
+    assert_eq!(
+        recorder.lines(&world),
+        vec!["npm root -g", "mise exec -- npm root -g", "bun pm bin -g"]
+    );
+}
+
+#[test]
+fn at_25_local_sources_are_stored_relative_to_the_settings_file() {
+    let world = World::new();
+    std::fs::create_dir_all(world.cwd().join("packages/local-package")).unwrap();
+    let recorder = scripted(&world, &[]);
+    let manager = scripted_manager(&world, &recorder);
+    manager
+        .install_and_persist("./packages/local-package", SettingsScope::Global)
+        .unwrap();
+    let stored = json_file(world.agent().join("settings.json"))["packages"][0]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(stored, "../../work/proj/packages/local-package");
+    manager
+        .install_and_persist("./packages/local-package", SettingsScope::Project)
+        .unwrap();
+    assert_eq!(
+        json_file(world.project().join("settings.json"))["packages"],
+        serde_json::json!(["../packages/local-package"])
+    );
+    // Equivalent spellings match: trailing slash, absolute path.
+    let absolute = format!("{}/", world.cwd().join("packages/local-package").display());
+    assert!(
+        manager
+            .remove_and_persist(&absolute, SettingsScope::Global)
+            .unwrap()
+    );
+    assert_eq!(
+        json_file(world.agent().join("settings.json"))["packages"],
+        serde_json::json!([])
+    );
+    let error = manager
+        .install("./does-not-exist", SourceScope::User)
+        .unwrap_err();
+    assert!(matches!(error, PackageError::PathDoesNotExist { .. }));
+    assert!(
+        recorder.lines(&world).is_empty(),
+        "local sources run nothing"
+    );
+}
+
+#[test]
+fn at_26_same_identity_is_not_added_twice() {
+    let world = World::new();
+    let text = "{\n    \"packages\": [\"npm:foo@1\"]\n}\n";
+    write(world.agent().join("settings.json"), text);
+    let recorder = scripted(&world, &[]);
+    let manager = scripted_manager(&world, &recorder);
+    assert!(
+        !manager
+            .add_source_to_settings("npm:foo@2", SettingsScope::Global)
+            .unwrap()
+    );
+    assert_eq!(read(world.agent().join("settings.json")), text);
+    // Nothing to remove: the project directory is not even created.
+    assert!(
+        !manager
+            .remove_source_from_settings("npm:foo", SettingsScope::Project)
+            .unwrap()
+    );
+    assert!(!world.project().exists());
+}
+
+#[test]
+fn at_28_update_checks_versions_and_batches_per_scope() {
+    let world = World::new();
+    installed(&world.root.join("global/node_modules/a"), "1.0.0");
+    installed(&world.root.join("global/node_modules/b"), "2.0.0");
+    std::fs::create_dir_all(world.cwd().join("local")).unwrap();
+    write(
+        world.agent().join("settings.json"),
+        r#"{"packages":["npm:a","npm:b","npm:c@1.0.0","git:github.com/x/y@v1","./local"]}"#,
+    );
+    write(
+        world.project().join("settings.json"),
+        r#"{"packages":["npm:d"]}"#,
+    );
+    let recorder = scripted(&world, &[("a", "2.0.0"), ("b", "2.0.0")]);
+    let manager = scripted_manager(&world, &recorder);
+    let settings = SettingsManager::load(&world.env);
+    let outcome = manager.update(&settings, None).unwrap();
+    assert_eq!(
+        recorder.lines(&world),
+        vec![
+            "npm root -g",
+            "npm view a version --json",
+            "npm view b version --json",
+            "npm install -g a@latest",
+            "npm install d@latest --prefix [ROOT]/work/proj/.ctxkit/npm",
+        ]
+    );
+    let UpdateOutcome::Checked { updated, .. } = outcome else {
+        panic!("{outcome:?}");
+    };
+    assert_eq!(updated, vec!["npm:a", "npm:d"]);
+}
+
+#[test]
+fn at_35_pinned_npm_versions_reinstall_on_mismatch() {
+    let cases = [
+        ("npm:x@1.0.0", None),
+        ("npm:x", None),
+        ("npm:x@1.0.1", Some("npm install -g x@1.0.1")),
+        ("npm:x@^1.0.0", Some("npm install -g x@^1.0.0")),
+    ];
+    for (source, expected) in cases {
+        let world = World::new();
+        installed(&world.root.join("global/node_modules/x"), "1.0.0");
+        write(
+            world.agent().join("settings.json"),
+            &format!(r#"{{"packages":["{source}"]}}"#),
+        );
+        let recorder = scripted(&world, &[]);
+        let manager = scripted_manager(&world, &recorder);
+        let settings = SettingsManager::load(&world.env);
+        for _ in 0..2 {
+            recorder.clear();
+            resolve_configured(&world.env, &settings, &manager);
+            let mut lines = recorder.lines(&world);
+            lines.retain(|line| line != "npm root -g");
+            assert_eq!(lines, expected.into_iter().collect::<Vec<_>>(), "{source}");
+        }
+    }
+}
+
+#[test]
+fn real_npm_installs_tarballs_in_every_scope() {
+    let world = World::new();
+    let tarball = make_tarball(
+        &world,
+        "demo-pkg",
+        "1.0.0",
+        &[("skills/demo/SKILL.md", &skill("demo"))],
+    );
+    let source = format!("npm:demo-pkg@file:{}", tarball.display());
+    let (manager, recorder, _) = real_manager(&world);
+
+    // User scope: global prefix inside the world.
+    assert!(
+        manager
+            .install_and_persist(&source, SettingsScope::Global)
+            .unwrap()
+    );
+    let global = npm_global_prefix(&world).join("lib/node_modules/demo-pkg");
+    assert_eq!(
+        manager.installed_path(&source, SourceScope::User),
+        Some(global.clone())
+    );
+    assert!(global.join("skills/demo/SKILL.md").exists());
+
+    // Project scope.
+    manager.install(&source, SourceScope::Project).unwrap();
+    let project = world.project().join("npm/node_modules/demo-pkg");
+    assert!(project.join("package.json").exists());
+
+    // Resolving the unpinned name finds the installed packages and runs no install.
+    write(
+        world.agent().join("settings.json"),
+        r#"{"packages":["npm:demo-pkg"]}"#,
+    );
+    write(
+        world.project().join("settings.json"),
+        r#"{"packages":["npm:demo-pkg"]}"#,
+    );
+    recorder.clear();
+    let settings = SettingsManager::load(&world.env);
+    let resolved = resolve_configured(&world.env, &settings, &manager);
+    let package_skills: Vec<_> = resolved
+        .of(ResourceKind::Skills)
+        .iter()
+        .filter(|item| item.metadata.origin == SourceOrigin::Package)
+        .collect();
+    assert_eq!(
+        package_skills.len(),
+        1,
+        "project wins over user: {package_skills:?}"
+    );
+    assert_eq!(package_skills[0].path, project.join("skills/demo/SKILL.md"));
+    assert!(
+        recorder
+            .lines(&world)
+            .iter()
+            .all(|line| !line.contains("install"))
+    );
+
+    // Temporary scope: installed on first resolve into the hashed temp root.
+    let resolved = resolve_package_sources(
+        &world.env,
+        std::slice::from_ref(&source),
+        SourceScope::Temporary,
+        &manager,
+    );
+    assert_eq!(resolved.skills.len(), 1, "{resolved:?}");
+    assert!(
+        resolved.skills[0]
+            .path
+            .starts_with(world.root.join("tmp/ctxkit-extensions/npm"))
+    );
+
+    // Remove from the user scope: npm uninstall -g, settings entry gone.
+    assert!(
+        manager
+            .remove_and_persist("npm:demo-pkg", SettingsScope::Global)
+            .unwrap()
+    );
+    assert!(!global.exists());
+    assert_eq!(
+        json_file(world.agent().join("settings.json"))["packages"],
+        serde_json::json!([])
+    );
+    manager
+        .remove("npm:demo-pkg", SourceScope::Project)
+        .unwrap();
+    assert!(!project.exists());
+}
+
+#[test]
+fn real_npm_failure_shows_its_stderr_and_resolve_reports_it() {
+    let world = World::new();
+    let (manager, _, _) = real_manager(&world);
+    let error = manager
+        .install("npm:ctxkit-surely-missing-package", SourceScope::Project)
+        .unwrap_err();
+    let PackageError::CommandFailed { stderr, .. } = &error else {
+        panic!("{error:?}");
+    };
+    assert!(stderr.contains("ENOTCACHED"), "{stderr}");
+
+    write(
+        world.project().join("settings.json"),
+        r#"{"packages":["npm:ctxkit-surely-missing-package"]}"#,
+    );
+    write(world.project().join("skills/ok/SKILL.md"), &skill("ok"));
+    let settings = SettingsManager::load(&world.env);
+    let resolved = resolve_configured(&world.env, &settings, &manager);
+    assert_eq!(resolved.diagnostics.len(), 1);
+    assert!(resolved.diagnostics[0].message().contains("ENOTCACHED"));
+    assert_eq!(resolved.skills.len(), 1, "the rest still loads");
+}
+
+#[test]
+fn report_mode_lists_missing_packages_without_running_installs() {
+    let world = World::new();
+    write(
+        world.agent().join("settings.json"),
+        r#"{"packages":["npm:absent","git:github.com/x/absent"]}"#,
+    );
+    let recorder = scripted(&world, &[]);
+    let manager = scripted_manager(&world, &recorder)
+        .with_missing_packages(ctxkit_resources::MissingPackages::Report);
+    let settings = SettingsManager::load(&world.env);
+    let resolved = resolve_configured(&world.env, &settings, &manager);
+    let messages: Vec<String> = resolved.diagnostics.iter().map(|d| d.message()).collect();
+    assert_eq!(
+        messages,
+        vec![
+            "Package `npm:absent` is not installed",
+            "Package `git:github.com/x/absent` is not installed",
+        ]
+    );
+    assert_eq!(recorder.lines(&world), vec!["npm root -g"]);
+}
