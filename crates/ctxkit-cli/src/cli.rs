@@ -112,6 +112,10 @@ pub enum Command {
         file: PathBuf,
         #[arg(long)]
         leaf: Option<String>,
+        /// `pi` (the reference's chars/4, default), `ctxkit` (closer to real tokenizers, CJK included),
+        /// or an exact tokenizer: `cl100k`, `o200k`.
+        #[arg(long, default_value = "pi", value_parser = ["pi", "ctxkit", "cl100k", "o200k"])]
+        estimator: String,
         #[arg(long)]
         json: bool,
     },
@@ -131,8 +135,11 @@ pub enum Command {
         #[arg(long, default_value_t = 0)]
         context_window: u64,
         /// Write the compacted session to this new file and leave FILE untouched.
-        #[arg(long, value_name = "NEW_FILE")]
+        #[arg(long, value_name = "NEW_FILE", conflicts_with = "preview")]
         out: Option<PathBuf>,
+        /// Compact a temporary copy and show the result; nothing is written.
+        #[arg(long, conflicts_with = "dry_run")]
+        preview: bool,
         /// Show the plan without summarizing or writing.
         #[arg(long)]
         dry_run: bool,

@@ -51,4 +51,10 @@ pub use settings::CompactionSettings;
 pub use summarizer::{
     Summarizer, SummarizerError, SummaryPurpose, SummaryRequest, SummaryResponse,
 };
-pub use tokens::{ContextTokens, estimate_context_tokens, estimate_tokens, should_compact, utf16_len};
+pub use tokens::{
+    ContextTokenCount, ContextTokens, Encoding, Estimator, Heuristic, IMAGE_TOKENS,
+    MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS, TOOL_CALL_OVERHEAD_TOKENS, TokenCount,
+    TokenSource, UnknownEstimator, context_token_count, count_message_tokens,
+    count_messages_tokens, count_text_tokens, estimate_context_tokens, estimate_text_tokens,
+    estimate_tokens, should_compact, utf16_len,
+};

@@ -6,9 +6,10 @@ use std::path::Path;
 
 use anyhow::{Context as _, Result, bail};
 use ctxkit_compaction::{
-    CompactOptions, CompactionError, CompactionSettings, LoopGuard, OfflineSummarizer, Preparation,
-    Prompts, check_after_compaction, compact, estimate_context_tokens, estimate_tokens,
-    list_compactions, prepare_compaction, serialize_messages, undo_last_compaction,
+    CompactOptions, CompactionError, CompactionSettings, Estimator, LoopGuard, OfflineSummarizer,
+    Preparation, Prompts, check_after_compaction, compact, context_token_count,
+    count_message_tokens, list_compactions, prepare_compaction, serialize_messages,
+    undo_last_compaction,
 };
 use ctxkit_session::{LeafSelector, NewCompaction, Session, SummarySource};
 use serde_json::{Value, json};
@@ -18,8 +19,15 @@ use super::print_json;
 use crate::Outcome;
 use crate::render::one_line;
 
-/// `ctxkit tokens`.
-pub fn tokens(file: &Path, leaf: Option<&str>, json: bool, out: &mut dyn Write) -> Result<Outcome> {
+/// `ctxkit tokens`: the reference's numbers by default (`--estimator pi`), or ctxkit's estimator or
+/// an exact tokenizer for the messages after the last reported usage.
+pub fn tokens(
+    file: &Path,
+    leaf: Option<&str>,
+    estimator: Estimator,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
     let session = Session::open(file)?;
     let selector = match leaf {
         Some(id) if session.entry(id).is_none() => {
@@ -34,23 +42,23 @@ pub fn tokens(file: &Path, leaf: Option<&str>, json: bool, out: &mut dyn Write) 
         .iter()
         .map(|message| session.message(message))
         .collect::<Result<Vec<_>, _>>()?;
-    let per_message: Vec<u64> = messages.iter().map(estimate_tokens).collect();
-    let totals = estimate_context_tokens(&messages);
-    let source = if totals.last_usage_index.is_some() {
-        "reported+estimate:pi"
-    } else {
-        "estimate:pi"
-    };
+    let per_message: Vec<u64> = messages
+        .iter()
+        .map(|message| count_message_tokens(message, estimator).tokens)
+        .collect();
+    let totals = context_token_count(&messages, estimator);
+    let source = totals.source().to_string();
     if json {
         print_json(
             out,
             &json!({
                 "tokens": totals.tokens,
                 "usageTokens": totals.usage_tokens,
-                "trailingTokens": totals.trailing_tokens,
+                "trailingTokens": totals.trailing.tokens,
                 "lastUsageIndex": totals.last_usage_index,
                 "perMessage": per_message,
                 "source": source,
+                "estimator": estimator.name(),
             }),
         )?;
         return Ok(Outcome::Success);
@@ -64,10 +72,11 @@ pub fn tokens(file: &Path, leaf: Option<&str>, json: bool, out: &mut dyn Write) 
     if let Some(index) = totals.last_usage_index {
         writeln!(
             out,
-            "  {} reported by the provider up to message {}, {} estimated after it",
+            "  {} reported by the provider up to message {}, {} counted after it ({})",
             totals.usage_tokens,
             index + 1,
-            totals.trailing_tokens
+            totals.trailing.tokens,
+            totals.trailing.source
         )?;
     }
     Ok(Outcome::Success)
@@ -78,6 +87,8 @@ pub fn tokens(file: &Path, leaf: Option<&str>, json: bool, out: &mut dyn Write) 
 pub struct CompactArgs<'a> {
     pub file: &'a Path,
     pub out_file: Option<&'a Path>,
+    /// Work on a temporary copy and write nothing.
+    pub preview: bool,
     pub focus: Option<&'a str>,
     pub settings: CompactionSettings,
     pub context_window: u64,
@@ -110,24 +121,39 @@ fn plan_json(session: &Session, preparation: &Preparation) -> Result<Value> {
 
 /// `ctxkit compact`.
 pub fn compact_command(args: CompactArgs<'_>, out: &mut dyn Write) -> Result<Outcome> {
-    let target = match args.out_file {
-        Some(out_file) => {
-            if out_file.exists() {
-                bail!(
-                    "`{}` already exists; choose a new file for --out",
-                    out_file.display()
-                );
+    // Kept alive until the command ends; removed on drop.
+    let preview_copy = if args.preview {
+        let copy = tempfile::Builder::new()
+            .prefix("ctxkit-preview-")
+            .suffix(".jsonl")
+            .tempfile()?;
+        std::fs::copy(args.file, copy.path())
+            .with_context(|| format!("cannot copy `{}` for the preview", args.file.display()))?;
+        Some(copy)
+    } else {
+        None
+    };
+    let target = match (args.out_file, &preview_copy) {
+        (_, Some(copy)) => copy.path(),
+        (out_file, None) => match out_file {
+            Some(out_file) => {
+                if out_file.exists() {
+                    bail!(
+                        "`{}` already exists; choose a new file for --out",
+                        out_file.display()
+                    );
+                }
+                std::fs::copy(args.file, out_file).with_context(|| {
+                    format!(
+                        "cannot copy `{}` to `{}`",
+                        args.file.display(),
+                        out_file.display()
+                    )
+                })?;
+                out_file
             }
-            std::fs::copy(args.file, out_file).with_context(|| {
-                format!(
-                    "cannot copy `{}` to `{}`",
-                    args.file.display(),
-                    out_file.display()
-                )
-            })?;
-            out_file
-        }
-        None => args.file,
+            None => args.file,
+        },
     };
     let mut session = Session::open(target)?;
     let preparation = match prepare_compaction(&session, None, args.settings)? {
@@ -203,7 +229,7 @@ pub fn compact_command(args: CompactArgs<'_>, out: &mut dyn Write) -> Result<Out
             out,
             &json!({
                 "compactionId": compaction_id,
-                "file": target.display().to_string(),
+                "file": if args.preview { Value::Null } else { json!(target.display().to_string()) },
                 "tokensBefore": result.tokens_before,
                 "tokensAfter": tokens_after,
                 "firstKeptEntryId": result.first_kept_entry_id,
@@ -214,13 +240,15 @@ pub fn compact_command(args: CompactArgs<'_>, out: &mut dyn Write) -> Result<Out
             }),
         )?;
     } else {
+        let what = if args.preview {
+            "Preview (nothing written)".to_owned()
+        } else {
+            format!("Compacted `{}`", target.display())
+        };
         writeln!(
             out,
-            "Compacted `{}`: {} → {} tokens ({saved:.0}% saved), keeping from {}",
-            target.display(),
-            result.tokens_before,
-            tokens_after,
-            result.first_kept_entry_id
+            "{what}: {} → {} tokens ({saved:.0}% saved), keeping from {}",
+            result.tokens_before, tokens_after, result.first_kept_entry_id
         )?;
         let count = |key: &str| result.details[key].as_array().map_or(0, Vec::len);
         writeln!(

@@ -68,8 +68,14 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
         }
         Command::Name { file, text } => edit::name(&file, &text, out),
         Command::Migrate { file } => edit::migrate(&file, out),
-        Command::Tokens { file, leaf, json } => {
-            compaction::tokens(&file, leaf.as_deref(), json, out)
+        Command::Tokens {
+            file,
+            leaf,
+            estimator,
+            json,
+        } => {
+            let estimator = estimator.parse::<ctxkit_compaction::Estimator>()?;
+            compaction::tokens(&file, leaf.as_deref(), estimator, json, out)
         }
         Command::Compact {
             file,
@@ -78,6 +84,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
             reserve_tokens,
             context_window,
             out: out_file,
+            preview,
             dry_run,
             json,
         } => {
@@ -89,6 +96,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
             let args = compaction::CompactArgs {
                 file: &file,
                 out_file: out_file.as_deref(),
+                preview,
                 focus: focus.as_deref(),
                 settings,
                 context_window,

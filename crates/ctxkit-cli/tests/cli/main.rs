@@ -56,6 +56,7 @@ macro_rules! snapshot {
             (r"[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}", "[UUID]"),
             // Entries ctxkit creates during a test get random ids.
             (r"(?m)^[0-9a-f]{8} label:", "[NEW-ID] label:"),
+            (r"Undid compaction [0-9a-f]{8}", "Undid compaction [NEW-ID]"),
         ]}, {
             insta::assert_snapshot!($value);
         });
@@ -140,3 +141,101 @@ fn label_name_fork_and_sessions() {
 }
 
 mod resources;
+
+#[test]
+fn tokens_with_each_estimator() {
+    let run = Run::new();
+    let file = run.copy("good-unicode.jsonl");
+    snapshot!(run.ctxkit(&["tokens", file.to_str().unwrap(), "--json"]));
+    snapshot!(run.ctxkit(&["tokens", file.to_str().unwrap(), "--estimator", "cl100k"]));
+    snapshot!(run.ctxkit(&["tokens", file.to_str().unwrap(), "--estimator", "nope"]));
+}
+
+#[test]
+fn compact_plan_run_list_and_undo() {
+    let run = Run::new();
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/demo-session.jsonl");
+    let before = std::fs::read(&demo).unwrap();
+    let plan = run.ctxkit(&[
+        "compact",
+        demo.to_str().unwrap(),
+        "--keep-recent-tokens",
+        "2000",
+        "--dry-run",
+        "--json",
+    ]);
+    let json: serde_json::Value = serde_json::from_str(plan.split_once('\n').unwrap().1).unwrap();
+    assert_eq!(json["reason"], serde_json::Value::Null);
+    assert!(
+        json["plan"]["messagesToSummarize"]
+            .as_array()
+            .unwrap()
+            .len()
+            > 10
+    );
+    assert!(
+        json["plan"]["serializedToSummarize"]
+            .as_str()
+            .unwrap()
+            .starts_with("[User]: ")
+    );
+
+    let out = run.home.path().join("compacted.jsonl");
+    let out_arg = out.to_str().unwrap();
+    snapshot!(run.ctxkit(&[
+        "compact",
+        demo.to_str().unwrap(),
+        "--keep-recent-tokens",
+        "2000",
+        "--context-window",
+        "200000",
+        "--out",
+        out_arg
+    ]));
+    assert_eq!(
+        std::fs::read(&demo).unwrap(),
+        before,
+        "--out leaves the source untouched"
+    );
+    snapshot!(run.ctxkit(&["compact", demo.to_str().unwrap(), "--out", out_arg]));
+    snapshot!(run.ctxkit(&["compact", out_arg, "--dry-run", "--json"]));
+    let listing = run.ctxkit(&["compactions", out_arg]);
+    assert_eq!(listing.matches(" → ").count(), 3, "{listing}");
+    assert!(listing.contains("by offline"));
+    snapshot!(run.ctxkit(&["undo-compact", out_arg]));
+    let preview = run.ctxkit(&[
+        "compact",
+        demo.to_str().unwrap(),
+        "--keep-recent-tokens",
+        "2000",
+        "--preview",
+    ]);
+    assert!(
+        preview.contains("Preview (nothing written): 37656 → 2607 tokens (93% saved)"),
+        "{preview}"
+    );
+    assert_eq!(
+        std::fs::read(&demo).unwrap(),
+        before,
+        "--preview writes nothing"
+    );
+    let listing = run.ctxkit(&["compactions", out_arg]);
+    assert_eq!(listing.matches(" → ").count(), 2, "{listing}");
+}
+
+#[test]
+fn compact_warns_when_the_kept_messages_alone_are_too_large() {
+    let run = Run::new();
+    let file = run.copy("good-large-realistic.jsonl");
+    let output = run.ctxkit(&[
+        "compact",
+        file.to_str().unwrap(),
+        "--keep-recent-tokens",
+        "2000",
+        "--context-window",
+        "4000",
+        "--json",
+    ]);
+    assert!(output.contains("warning: the context is still"), "{output}");
+    assert!(output.contains("keepRecentTokens"));
+}
