@@ -125,12 +125,18 @@ pub enum Command {
         /// Extra instructions for the summary.
         #[arg(long)]
         focus: Option<String>,
-        /// Roughly how many tokens of recent messages stay verbatim.
-        #[arg(long, default_value_t = 20_000)]
-        keep_recent_tokens: u64,
-        /// Tokens kept free for replies; the summary may use 80% of it.
-        #[arg(long, default_value_t = 16_384)]
-        reserve_tokens: u64,
+        /// Roughly how many tokens of recent messages stay verbatim (default: setting
+        /// `compaction.keepRecentTokens`, 20000, or a quarter of a small --context-window).
+        #[arg(long)]
+        keep_recent_tokens: Option<u64>,
+        /// Tokens kept free for replies; the summary may use 80% of it (default: setting
+        /// `compaction.reserveTokens`, 16384, or an eighth of a small --context-window).
+        #[arg(long)]
+        reserve_tokens: Option<u64>,
+        /// Include the current contents of the most important touched files in the summary request
+        /// (setting `compaction.fileContext`).
+        #[arg(long)]
+        file_context: bool,
         /// The model's context window, for the check that compaction made enough room (0: unknown).
         #[arg(long, default_value_t = 0)]
         context_window: u64,
@@ -151,6 +157,25 @@ pub enum Command {
         file: PathBuf,
         #[arg(long)]
         json: bool,
+    },
+    /// Move the leaf to another entry, optionally summarizing the branch left behind.
+    Branch {
+        file: PathBuf,
+        /// The entry to continue from.
+        #[arg(long)]
+        to: String,
+        /// Leave a summary of the branch being left (offline summarizer).
+        #[arg(long)]
+        summarize: bool,
+        /// Extra instructions for the summary.
+        #[arg(long, requires = "summarize")]
+        focus: Option<String>,
+        /// Use --focus instead of the built-in instructions.
+        #[arg(long, requires = "focus")]
+        replace_instructions: bool,
+        /// The summarizing model's context window, bounding how much of the branch is read (0: all).
+        #[arg(long, default_value_t = 0)]
+        context_window: u64,
     },
     /// Undo the last compaction on the current path (append-only: the summary stays in the tree).
     UndoCompact { file: PathBuf },

@@ -6,16 +6,16 @@ use std::path::Path;
 
 use anyhow::{Context as _, Result, bail};
 use ctxkit_compaction::{
-    CompactOptions, CompactionError, CompactionSettings, Estimator, LoopGuard, OfflineSummarizer,
-    Preparation, Prompts, check_after_compaction, compact, context_token_count,
-    count_message_tokens, list_compactions, prepare_compaction, serialize_messages,
-    undo_last_compaction,
+    CompactOptions, CompactionError, Estimator, LoopGuard, OfflineSummarizer, Preparation, Prompts,
+    check_after_compaction, compact, context_token_count, count_message_tokens, list_compactions,
+    prepare_compaction, serialize_messages, undo_last_compaction,
 };
 use ctxkit_session::{LeafSelector, NewCompaction, Session, SummarySource};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::print_json;
+use super::summary_setup::{SummarySetup, read_file_context, session_cwd};
 use crate::Outcome;
 use crate::render::one_line;
 
@@ -90,7 +90,6 @@ pub struct CompactArgs<'a> {
     /// Work on a temporary copy and write nothing.
     pub preview: bool,
     pub focus: Option<&'a str>,
-    pub settings: CompactionSettings,
     pub context_window: u64,
     pub dry_run: bool,
     pub json: bool,
@@ -120,7 +119,11 @@ fn plan_json(session: &Session, preparation: &Preparation) -> Result<Value> {
 }
 
 /// `ctxkit compact`.
-pub fn compact_command(args: CompactArgs<'_>, out: &mut dyn Write) -> Result<Outcome> {
+pub fn compact_command(
+    args: CompactArgs<'_>,
+    setup: &SummarySetup,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
     // Kept alive until the command ends; removed on drop.
     let preview_copy = if args.preview {
         let copy = tempfile::Builder::new()
@@ -156,7 +159,7 @@ pub fn compact_command(args: CompactArgs<'_>, out: &mut dyn Write) -> Result<Out
         },
     };
     let mut session = Session::open(target)?;
-    let preparation = match prepare_compaction(&session, None, args.settings)? {
+    let preparation = match prepare_compaction(&session, None, setup.settings)? {
         Ok(preparation) => preparation,
         Err(reason) => {
             if args.json {
@@ -200,7 +203,17 @@ pub fn compact_command(args: CompactArgs<'_>, out: &mut dyn Write) -> Result<Out
         return Ok(Outcome::Success);
     }
 
-    let result = run_with_spinner(&preparation, args.focus)?;
+    let file_context = if setup.file_context {
+        read_file_context(&preparation, &session_cwd(session.cwd())?)?
+    } else {
+        String::new()
+    };
+    let options = CompactOptions {
+        focus: args.focus.map(str::to_owned),
+        thinking_level: None,
+        file_context,
+    };
+    let result = run_with_spinner(&preparation, &setup.prompts, &options)?;
     let compaction_id = session.append_compaction(NewCompaction {
         summary: result.summary.clone(),
         first_kept_entry_id: result.first_kept_entry_id.clone(),
@@ -212,7 +225,7 @@ pub fn compact_command(args: CompactArgs<'_>, out: &mut dyn Write) -> Result<Out
         &session,
         &compaction_id,
         args.context_window,
-        &args.settings,
+        &setup.settings,
     )?;
     let tokens_after = match &guard {
         LoopGuard::Clear { tokens_after, .. }
@@ -269,7 +282,8 @@ pub fn compact_command(args: CompactArgs<'_>, out: &mut dyn Write) -> Result<Out
 /// Runs the summarizer with a `Compacting…` spinner on a terminal; Ctrl-C cancels (nothing written).
 fn run_with_spinner(
     preparation: &Preparation,
-    focus: Option<&str>,
+    prompts: &Prompts,
+    options: &CompactOptions,
 ) -> Result<ctxkit_compaction::CompactionResult> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -280,11 +294,6 @@ fn run_with_spinner(
         spinner.enable_steady_tick(std::time::Duration::from_millis(100));
         spinner
     });
-    let options = CompactOptions {
-        focus: focus.map(str::to_owned),
-        thinking_level: None,
-        file_context: String::new(),
-    };
     let cancel = CancellationToken::new();
     let outcome = runtime.block_on(async {
         let watcher = cancel.clone();
@@ -293,14 +302,7 @@ fn run_with_spinner(
                 watcher.cancel();
             }
         });
-        let outcome = compact(
-            preparation,
-            &OfflineSummarizer,
-            &Prompts::default(),
-            &options,
-            &cancel,
-        )
-        .await;
+        let outcome = compact(preparation, &OfflineSummarizer, prompts, options, &cancel).await;
         ctrl_c.abort();
         outcome
     });

@@ -5,9 +5,11 @@ mod compaction;
 mod config;
 mod edit;
 mod inspect;
+mod navigate;
 mod packages;
 mod resources;
 mod sessions;
+mod summary_setup;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -82,28 +84,55 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
             focus,
             keep_recent_tokens,
             reserve_tokens,
+            file_context,
             context_window,
             out: out_file,
             preview,
             dry_run,
             json,
         } => {
-            let settings = ctxkit_compaction::CompactionSettings {
-                enabled: true,
-                reserve_tokens,
+            let flags = summary_setup::SummaryFlags {
                 keep_recent_tokens,
+                reserve_tokens,
+                context_window,
+                file_context,
             };
+            let setup = summary_setup::resolve(&cli.global, flags)?;
             let args = compaction::CompactArgs {
                 file: &file,
                 out_file: out_file.as_deref(),
                 preview,
                 focus: focus.as_deref(),
-                settings,
                 context_window,
                 dry_run,
                 json,
             };
-            compaction::compact_command(args, out)
+            compaction::compact_command(args, &setup, out)
+        }
+        Command::Branch {
+            file,
+            to,
+            summarize,
+            focus,
+            replace_instructions,
+            context_window,
+        } => {
+            let setup = summary_setup::resolve(
+                &cli.global,
+                summary_setup::SummaryFlags {
+                    context_window,
+                    ..Default::default()
+                },
+            )?;
+            let args = navigate::BranchArgs {
+                file: &file,
+                to: &to,
+                summarize,
+                focus: focus.as_deref(),
+                replace_instructions,
+                context_window,
+            };
+            navigate::branch(args, &setup, out)
         }
         Command::Compactions { file, json } => compaction::compactions(&file, json, out),
         Command::UndoCompact { file } => compaction::undo_compact(&file, out),

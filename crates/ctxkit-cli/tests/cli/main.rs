@@ -232,10 +232,68 @@ fn compact_warns_when_the_kept_messages_alone_are_too_large() {
         file.to_str().unwrap(),
         "--keep-recent-tokens",
         "2000",
+        "--reserve-tokens",
+        "1000",
         "--context-window",
-        "4000",
+        "3000",
         "--json",
     ]);
     assert!(output.contains("warning: the context is still"), "{output}");
     assert!(output.contains("keepRecentTokens"));
+}
+
+#[test]
+fn branch_moves_the_leaf_with_or_without_a_summary() {
+    let run = Run::new();
+    let file = run.copy("good-branches.jsonl");
+    let path = file.to_str().unwrap();
+    let summarized = run.ctxkit(&[
+        "branch",
+        path,
+        "--to",
+        "2b904d50",
+        "--summarize",
+        "--focus",
+        "the C regression",
+    ]);
+    assert!(
+        summarized.contains("Moved the leaf to 2b904d50 and summarized the 1 entries left behind"),
+        "{summarized}"
+    );
+    assert!(summarized.contains("Focus for this summary: the C regression"));
+    let context = run.ctxkit(&["context", path, "--json"]);
+    assert!(context.contains("\"role\": \"branchSummary\""), "{context}");
+    snapshot!(run.ctxkit(&["branch", path, "--to", "34f06f30"]));
+    let context = run.ctxkit(&["context", path]);
+    assert!(context.contains("1 messages at"), "{context}");
+    snapshot!(run.ctxkit(&["branch", path, "--to", "nope"]));
+}
+
+#[test]
+fn compaction_budgets_come_from_flags_then_settings_then_the_window() {
+    let run = Run::new();
+    let file = run.copy("good-large-realistic.jsonl");
+    let path = file.to_str().unwrap();
+    let plan = |args: &[&str]| -> serde_json::Value {
+        let mut all = vec!["compact", path, "--dry-run", "--json"];
+        all.extend_from_slice(args);
+        let output = run.ctxkit(&all);
+        serde_json::from_str(output.split_once('\n').unwrap().1).unwrap()
+    };
+    let kept = |value: &serde_json::Value| {
+        value["plan"]["firstKeptEntryId"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let default = kept(&plan(&[]));
+    let small_window = kept(&plan(&["--context-window", "8192"]));
+    assert_ne!(default, small_window, "a small window keeps less");
+    run.ctxkit(&["config", "set", "compaction.keepRecentTokens", "2048"]);
+    assert_eq!(kept(&plan(&[])), small_window, "the setting applies");
+    assert_ne!(
+        kept(&plan(&["--keep-recent-tokens", "20000"])),
+        small_window,
+        "the flag wins"
+    );
 }

@@ -84,6 +84,8 @@ const COMPACTION: &[Field] = &[
         NON_NEGATIVE,
         DefaultValue::Integer(20000),
     ),
+    // ctxkit: include the current contents of the most important touched files in summary requests.
+    field("fileContext", ValueKind::Bool, DefaultValue::Bool(false)),
 ];
 const BRANCH_SUMMARY: &[Field] = &[
     field("reserveTokens", NON_NEGATIVE, DefaultValue::Integer(16384)),

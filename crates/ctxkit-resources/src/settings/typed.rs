@@ -113,6 +113,12 @@ impl SettingsManager {
         }
     }
 
+    /// `compaction.fileContext` (a ctxkit setting, default `false`): include the current contents of
+    /// the most important touched files in summary requests.
+    pub fn compaction_file_context(&self) -> bool {
+        self.bool_setting("compaction.fileContext")
+    }
+
     /// `branchSummary.*` with defaults `{16384, false}`.
     pub fn branch_summary(&self) -> BranchSummarySettings {
         BranchSummarySettings {
