@@ -136,8 +136,58 @@ fn finish((index, body): (usize, String)) -> Part {
         0 => Part::User(body),
         1 => Part::Thinking(body),
         2 => Part::Assistant(body),
-        3 => Part::ToolCalls(body.split("; ").map(str::to_owned).collect()),
+        3 => Part::ToolCalls(split_calls(&body)),
         _ => Part::ToolResult(body),
+    }
+}
+
+/// Splits `name(key=JSON, …); name(…)` into calls. Argument values are JSON, so a `; ` inside one
+/// (code, shell) does not split; text that does not parse stays one call.
+fn split_calls(body: &str) -> Vec<String> {
+    let mut calls = Vec::new();
+    let mut start = 0;
+    while start < body.len() {
+        match call_end(&body[start..]) {
+            Some(length) => {
+                calls.push(body[start..start + length].to_owned());
+                start += length;
+                match body[start..].strip_prefix("; ") {
+                    Some(_) => start += 2,
+                    None => break,
+                }
+            }
+            None => {
+                calls.push(body[start..].to_owned());
+                break;
+            }
+        }
+    }
+    calls
+}
+
+/// The length of the call at the start of `text` (through its closing parenthesis).
+fn call_end(text: &str) -> Option<usize> {
+    let mut cursor = text.find('(')? + 1;
+    loop {
+        let rest = &text[cursor..];
+        if rest.starts_with(')') {
+            return Some(cursor + 1);
+        }
+        cursor += rest.find('=')? + 1;
+        let value = &text[cursor..];
+        if value.starts_with(['"', '[', '{']) {
+            // Strings, arrays and objects end unambiguously.
+            let mut values =
+                serde_json::Deserializer::from_str(value).into_iter::<serde::de::IgnoredAny>();
+            values.next()?.ok()?;
+            cursor += values.byte_offset();
+        } else {
+            // Numbers, booleans and null run to the next separator.
+            cursor += value.find([',', ')'])?;
+        }
+        if text[cursor..].starts_with(", ") {
+            cursor += 2;
+        }
     }
 }
 
@@ -283,6 +333,21 @@ mod tests {
                 "fooBar"
             ]
         );
+    }
+
+    #[test]
+    fn splits_calls_on_their_own_boundaries() {
+        let body = r#"bash(command="a; b", timeout=5); edit(path="x.rs", edits=[{"oldText":"f(); g()"}]); read(path="y")"#;
+        assert_eq!(
+            split_calls(body),
+            [
+                r#"bash(command="a; b", timeout=5)"#,
+                r#"edit(path="x.rs", edits=[{"oldText":"f(); g()"}])"#,
+                r#"read(path="y")"#
+            ]
+        );
+        assert_eq!(split_calls("odd(thing; x"), ["odd(thing; x"]);
+        assert_eq!(split_calls("noargs()"), ["noargs()"]);
     }
 
     #[test]

@@ -111,11 +111,13 @@ const CONSTRAINT_WORDS: &[&str] = &[
     "should",
     "without",
     "avoid",
-    "only",
-    "keep",
     "make sure",
-    "no ",
-    "not ",
+    "instead of",
+    "only use",
+    "keep the",
+    "no more than",
+    "at most",
+    "at least",
 ];
 const DECISION_WORDS: &[&str] = &[
     "decided",
@@ -133,7 +135,6 @@ const DECISION_WORDS: &[&str] = &[
     "switch to",
 ];
 const DONE_WORDS: &[&str] = &[
-    "done",
     "fixed",
     "added",
     "implemented",
@@ -141,22 +142,67 @@ const DONE_WORDS: &[&str] = &[
     "updated",
     "removed",
     "renamed",
-    "passes",
-    "pass",
-    "works",
+    "replaced",
+    "refactored",
+    "all tests pass",
+    "tests pass",
+    "now passes",
     "completed",
     "finished",
 ];
-const ERROR_WORDS: &[&str] = &[
-    "error",
-    "failed",
-    "failure",
-    "panic",
-    "exception",
-    "traceback",
-    "cannot",
-    "not found",
+/// Sentences that announce work rather than report it.
+const ANNOUNCEMENTS: &[&str] = &[
+    "let me",
+    "let's",
+    "now let",
+    "i'll",
+    "i will",
+    "i'm going",
+    "next,",
+    "first,",
 ];
+
+/// Whether a sentence is worth keeping as a statement: not a shell prompt, command echo, code line or
+/// announcement, and more than two words.
+fn is_statement(sentence: &str) -> bool {
+    let trimmed = sentence.trim();
+    let lower = trimmed.to_lowercase();
+    let words = trimmed.split_whitespace().count();
+    words > 2
+        && !trimmed.starts_with(['$', '>', '/', '#', '`', '{', '}', '(', '|', '-'])
+        && !trimmed.ends_with(':')
+        && !trimmed.contains('➜')
+        && !lower.starts_with("error:")
+        && !lower.starts_with("throw ")
+        && !lower.starts_with("this.")
+        && !ANNOUNCEMENTS.iter().any(|prefix| lower.starts_with(prefix))
+}
+
+/// Marks of an error message (case-sensitive, so `isError: boolean` in code does not count).
+const ERROR_WORDS: &[&str] = &[
+    "error:",
+    "Error:",
+    "ERROR",
+    "error[",
+    "failed",
+    "FAILED",
+    "panicked",
+    "Traceback",
+    "Exception",
+    "not found",
+    "No such file",
+    "cannot ",
+    "Cannot ",
+];
+
+/// Whether a tool-output line reads as an error message rather than code that mentions errors.
+fn is_error_line(line: &str) -> bool {
+    let trimmed = line.trim();
+    !trimmed.is_empty()
+        && !trimmed.starts_with(['?', '|', '.', '}', '{', '(', ')', '/', '*', '#'])
+        && !trimmed.contains("=>")
+        && ERROR_WORDS.iter().any(|word| trimmed.contains(word))
+}
 
 fn contains_any(text: &str, words: &[&str]) -> bool {
     let lower = text.to_lowercase();
@@ -228,7 +274,12 @@ fn history_sections(conversation: &Conversation) -> Vec<Section> {
         .parts
         .iter()
         .filter_map(|part| match part {
-            Part::User(text) if !is_shell_run(text) && carried_summary(text).is_none() => {
+            // Slash commands (`/mode`) are interface actions, not requests.
+            Part::User(text)
+                if !is_shell_run(text)
+                    && carried_summary(text).is_none()
+                    && !text.trim_start().starts_with('/') =>
+            {
                 Some(text.as_str())
             }
             Part::User(_)
@@ -246,7 +297,7 @@ fn history_sections(conversation: &Conversation) -> Vec<Section> {
     }
     for text in &users {
         for sentence in sentences(text) {
-            if contains_any(&sentence, CONSTRAINT_WORDS) {
+            if is_statement(&sentence) && contains_any(&sentence, CONSTRAINT_WORDS) {
                 constraints.push(clip(&sentence, 200));
             }
         }
@@ -274,13 +325,16 @@ fn history_sections(conversation: &Conversation) -> Vec<Section> {
                     work.add_shell(command);
                 }
                 for line in text.lines().skip(1) {
-                    if contains_any(line, ERROR_WORDS) && !line.trim().is_empty() {
+                    if is_error_line(line) {
                         errors.push(clip(line.trim(), 200));
                     }
                 }
             }
             Part::Assistant(text) => {
-                for sentence in sentences(text) {
+                for sentence in sentences(text)
+                    .into_iter()
+                    .filter(|sentence| is_statement(sentence))
+                {
                     if contains_any(&sentence, DECISION_WORDS) {
                         decisions.push(clip(&sentence, 220));
                     } else if contains_any(&sentence, DONE_WORDS) {
@@ -290,7 +344,7 @@ fn history_sections(conversation: &Conversation) -> Vec<Section> {
             }
             Part::ToolResult(text) => {
                 for line in text.lines() {
-                    if contains_any(line, ERROR_WORDS) && !line.trim().is_empty() {
+                    if is_error_line(line) {
                         errors.push(clip(line.trim(), 200));
                     }
                 }
