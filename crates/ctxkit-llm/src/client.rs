@@ -1,0 +1,224 @@
+//! The HTTP side: one [`ModelClient`] per resolved model sends requests with retries and
+//! cancellation, and implements the compaction crate's [`Summarizer`].
+
+use ctxkit_compaction::{Summarizer, SummarizerError, SummaryRequest, SummaryResponse};
+use futures::future::BoxFuture;
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::ProviderConfig;
+use crate::error::LlmError;
+use crate::overflow::{StopReason, is_reply_overflow};
+use crate::retry::{retry_after, with_retries};
+use crate::wire::{self, Completion, CompletionRequest, ReasoningLevel};
+
+/// Calls one model. Cheap to share behind an `Arc`; the HTTP connection pool is inside.
+#[derive(Debug, Clone)]
+pub struct ModelClient {
+    config: ProviderConfig,
+    /// The configured extra headers, checked once, marked sensitive.
+    custom_headers: HeaderMap,
+    http: reqwest::Client,
+}
+
+impl ModelClient {
+    /// Checks the configured headers and builds the HTTP client (rustls).
+    pub fn new(config: ProviderConfig) -> Result<Self, LlmError> {
+        let mut custom_headers = HeaderMap::new();
+        for (name, value) in &config.headers {
+            let (name, value) = header(name, value)?;
+            custom_headers.insert(name, value);
+        }
+        let http = reqwest::Client::builder()
+            .build()
+            .map_err(|error| LlmError::Client {
+                message: error_chain(&error),
+            })?;
+        Ok(Self {
+            config,
+            custom_headers,
+            http,
+        })
+    }
+
+    /// The resolved configuration.
+    pub fn config(&self) -> &ProviderConfig {
+        &self.config
+    }
+
+    /// Sends one request, retrying transient failures; stops as soon as `cancel` fires (the
+    /// request in flight is dropped, which closes its connection).
+    pub async fn complete(
+        &self,
+        request: &CompletionRequest,
+        cancel: &CancellationToken,
+    ) -> Result<Completion, LlmError> {
+        let wire = wire::build(&self.config, request);
+        let mut headers = self.custom_headers.clone();
+        for (name, value) in &wire.headers {
+            let (name, value) = header(name, value)?;
+            headers.insert(name, value);
+        }
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        let body = wire.body.to_string();
+        let attempts = with_retries(&self.config.retry, &self.config.provider, cancel, || {
+            self.send_once(&wire.url, &headers, &body)
+        });
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => Err(LlmError::Cancelled { provider: self.config.provider.clone() }),
+            result = attempts => result,
+        }
+    }
+
+    async fn send_once(
+        &self,
+        url: &str,
+        headers: &HeaderMap,
+        body: &str,
+    ) -> Result<Completion, LlmError> {
+        let response = self
+            .http
+            .post(url)
+            .headers(headers.clone())
+            .timeout(self.config.timeout)
+            .body(body.to_owned())
+            .send()
+            .await
+            .map_err(|error| self.transport_error(&error))?;
+        let status = response.status();
+        let retry_after = retry_after(response.headers());
+        let text = response
+            .text()
+            .await
+            .map_err(|error| self.transport_error(&error))?;
+        if !status.is_success() {
+            return Err(LlmError::Http {
+                provider: self.config.provider.clone(),
+                status: status.as_u16(),
+                body: text,
+                retry_after,
+            });
+        }
+        wire::parse(&self.config, &text)
+    }
+
+    fn transport_error(&self, error: &reqwest::Error) -> LlmError {
+        let provider = self.config.provider.clone();
+        if error.is_timeout() {
+            LlmError::Timeout {
+                provider,
+                timeout: self.config.timeout,
+            }
+        } else {
+            LlmError::Network {
+                provider,
+                message: error_chain(error),
+            }
+        }
+    }
+
+    /// The context window of the model, when the model table knows it.
+    pub fn context_window(&self) -> Option<u64> {
+        self.config
+            .model_info
+            .as_ref()
+            .map(|model| model.context_window)
+    }
+
+    async fn summarize_inner(
+        &self,
+        request: SummaryRequest,
+        cancel: CancellationToken,
+    ) -> Result<SummaryResponse, LlmError> {
+        let reasoning = request
+            .reasoning
+            .as_deref()
+            .and_then(ReasoningLevel::parse)
+            .filter(|_| self.supports_reasoning());
+        let request = CompletionRequest {
+            system_prompt: request.system_prompt,
+            user_text: request.user_text,
+            max_tokens: request.max_tokens,
+            reasoning,
+        };
+        let completion = self.complete(&request, &cancel).await?;
+        let window = self.context_window();
+        if is_reply_overflow(
+            completion.stop_reason,
+            None,
+            Some(&completion.usage),
+            window,
+        ) {
+            return Err(LlmError::SilentOverflow {
+                provider: self.config.provider.clone(),
+                used: completion.usage.input + completion.usage.cache_read,
+                window: window.unwrap_or(0),
+            });
+        }
+        match completion.stop_reason {
+            StopReason::Error | StopReason::Aborted => Err(LlmError::InvalidResponse {
+                provider: self.config.provider.clone(),
+                message: format!(
+                    "the answer ended with `{}`",
+                    completion.stop_reason.as_str()
+                ),
+                body: completion.text,
+            }),
+            StopReason::Stop | StopReason::Length | StopReason::ToolUse => Ok(SummaryResponse {
+                text: completion.text,
+                usage: Some(completion.usage),
+            }),
+        }
+    }
+}
+
+impl Summarizer for ModelClient {
+    fn name(&self) -> String {
+        self.config.display_name()
+    }
+
+    fn supports_reasoning(&self) -> bool {
+        self.config
+            .model_info
+            .as_ref()
+            .is_some_and(|model| model.reasoning)
+    }
+
+    fn summarize(
+        &self,
+        request: SummaryRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<SummaryResponse, SummarizerError>> {
+        Box::pin(async move {
+            self.summarize_inner(request, cancel)
+                .await
+                .map_err(|error| SummarizerError {
+                    message: error.to_string(),
+                })
+        })
+    }
+}
+
+/// A header with its value marked sensitive (hidden from `Debug` by the HTTP stack).
+fn header(name: &str, value: &str) -> Result<(HeaderName, HeaderValue), LlmError> {
+    let invalid = || LlmError::InvalidHeader {
+        name: name.to_owned(),
+    };
+    let header_name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| invalid())?;
+    let mut header_value = HeaderValue::from_str(value).map_err(|_| invalid())?;
+    header_value.set_sensitive(true);
+    Ok((header_name, header_value))
+}
+
+/// An error and its sources on one line.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut message = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    message
+}

@@ -1,0 +1,285 @@
+//! Which model to call and how: options from settings and flags, standard environment variables
+//! read from a map the caller passes in (never the process environment), resolved into one
+//! [`ProviderConfig`] for the agent model or the compaction model.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use crate::error::LlmError;
+use crate::models::{Api, MaxTokensField, ModelInfo, ModelTable, find_provider};
+use crate::retry::RetryPolicy;
+use crate::secret::ApiKey;
+
+/// A model reference `provider/id` (the id may itself contain `/`, as OpenRouter's do).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelSpec {
+    /// `None` when the reference was a bare id.
+    pub provider: Option<String>,
+    pub id: String,
+}
+
+impl ModelSpec {
+    /// Reads `provider/id` or a bare `id`.
+    pub fn parse(spec: &str) -> Result<Self, LlmError> {
+        let invalid = || LlmError::InvalidModel {
+            spec: spec.to_owned(),
+        };
+        match spec.split_once('/') {
+            Some((provider, id)) if provider.is_empty() || id.is_empty() => Err(invalid()),
+            Some((provider, id)) => Ok(Self {
+                provider: Some(provider.to_owned()),
+                id: id.to_owned(),
+            }),
+            None if spec.is_empty() => Err(invalid()),
+            None => Ok(Self {
+                provider: None,
+                id: spec.to_owned(),
+            }),
+        }
+    }
+}
+
+/// Which configured model to resolve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelRole {
+    /// The conversation's model.
+    Agent,
+    /// The model that writes summaries: `compaction_model` when set, else the agent model.
+    Compaction,
+}
+
+/// Model options as they come from settings and flags (flags already merged in by the caller).
+/// `base_url`, `api`, `api_key` and `headers` apply to the provider of `model` (or `provider`);
+/// a compaction model of another provider uses that provider's defaults and environment.
+#[derive(Clone, Default)]
+pub struct LlmOptions {
+    /// The default provider for a bare model id.
+    pub provider: Option<String>,
+    /// `provider/id` or a bare id.
+    pub model: Option<String>,
+    /// A separate (usually cheaper) model for summaries, `provider/id` or a bare id.
+    pub compaction_model: Option<String>,
+    pub base_url: Option<String>,
+    /// The wire format, required for providers that are not built in.
+    pub api: Option<Api>,
+    pub api_key: Option<ApiKey>,
+    /// Extra request headers (values may be secrets and are never shown).
+    pub headers: BTreeMap<String, String>,
+    pub retry: RetryPolicy,
+    /// One attempt's time limit; `None` for [`DEFAULT_TIMEOUT`].
+    pub timeout: Option<Duration>,
+    /// User models, added to the built-in table.
+    pub models: Vec<ModelInfo>,
+}
+
+impl fmt::Debug for LlmOptions {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter
+            .debug_struct("LlmOptions")
+            .field("provider", &self.provider)
+            .field("model", &self.model)
+            .field("compaction_model", &self.compaction_model)
+            .field("base_url", &self.base_url)
+            .field("api", &self.api)
+            .field("api_key", &self.api_key)
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .field("retry", &self.retry)
+            .field("timeout", &self.timeout)
+            .field("models", &self.models)
+            .finish()
+    }
+}
+
+/// One attempt's default time limit: summaries of long sessions can take minutes.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// What the standard environment variables say, read from a map the caller passes in.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EnvSettings {
+    /// Keys by provider name, from each built-in provider's variable (`ANTHROPIC_API_KEY`,
+    /// `OPENAI_API_KEY`, `GEMINI_API_KEY`, `OPENROUTER_API_KEY`, …).
+    pub api_keys: BTreeMap<String, ApiKey>,
+    /// `OPENAI_BASE_URL`, for the `openai` provider.
+    pub openai_base_url: Option<String>,
+}
+
+impl EnvSettings {
+    /// Reads the variables from `vars`; empty values count as unset.
+    pub fn from_map(vars: &BTreeMap<String, String>) -> Self {
+        let get = |name: &str| vars.get(name).filter(|value| !value.trim().is_empty());
+        let mut api_keys = BTreeMap::new();
+        for provider in crate::models::PROVIDERS {
+            if let Some(value) = provider.key_env.and_then(get) {
+                api_keys.insert(provider.name.to_owned(), ApiKey::new(value.trim()));
+            }
+        }
+        if !api_keys.contains_key("google")
+            && let Some(value) = get("GOOGLE_API_KEY")
+        {
+            api_keys.insert("google".to_owned(), ApiKey::new(value.trim()));
+        }
+        Self {
+            api_keys,
+            openai_base_url: get("OPENAI_BASE_URL").map(|url| url.trim().to_owned()),
+        }
+    }
+
+    /// The names of every variable [`EnvSettings::from_map`] reads, for the CLI's documentation.
+    pub fn variable_names() -> Vec<&'static str> {
+        let mut names: Vec<_> = crate::models::PROVIDERS
+            .iter()
+            .filter_map(|provider| provider.key_env)
+            .collect();
+        names.extend(["GOOGLE_API_KEY", "OPENAI_BASE_URL"]);
+        names
+    }
+}
+
+/// Everything needed to call one model.
+#[derive(Clone)]
+pub struct ProviderConfig {
+    pub provider: String,
+    pub api: Api,
+    pub model: String,
+    /// Without a trailing `/`.
+    pub base_url: String,
+    pub api_key: Option<ApiKey>,
+    pub headers: BTreeMap<String, String>,
+    /// From the model table, when the model is known.
+    pub model_info: Option<ModelInfo>,
+    pub max_tokens_field: MaxTokensField,
+    pub retry: RetryPolicy,
+    pub timeout: Duration,
+}
+
+impl fmt::Debug for ProviderConfig {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter
+            .debug_struct("ProviderConfig")
+            .field("provider", &self.provider)
+            .field("api", &self.api)
+            .field("model", &self.model)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key)
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .field("model_info", &self.model_info)
+            .field("max_tokens_field", &self.max_tokens_field)
+            .field("retry", &self.retry)
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+impl ProviderConfig {
+    /// `provider/model`, the name recorded with summaries.
+    pub fn display_name(&self) -> String {
+        format!("{}/{}", self.provider, self.model)
+    }
+}
+
+/// Resolves the model for `role`. `Ok(None)` when no model is configured (the CLI then uses the
+/// offline summarizer).
+pub fn resolve_model(
+    options: &LlmOptions,
+    env: &EnvSettings,
+    role: ModelRole,
+) -> Result<Option<ProviderConfig>, LlmError> {
+    let mut table = ModelTable::builtin();
+    for model in &options.models {
+        table.insert(model.clone());
+    }
+    let main = options.model.as_deref().map(ModelSpec::parse).transpose()?;
+    let main_provider = main
+        .as_ref()
+        .and_then(|spec| spec.provider.clone())
+        .or_else(|| options.provider.clone())
+        .or_else(|| {
+            main.as_ref()
+                .and_then(|spec| table.find_by_id(&spec.id))
+                .map(|m| m.provider.clone())
+        });
+    let spec = match role {
+        ModelRole::Agent => main,
+        ModelRole::Compaction => match options.compaction_model.as_deref() {
+            Some(text) => Some(ModelSpec::parse(text)?),
+            None => main,
+        },
+    };
+    let Some(spec) = spec else { return Ok(None) };
+    let provider = spec
+        .provider
+        .clone()
+        .or_else(|| main_provider.clone())
+        .or_else(|| {
+            table
+                .find_by_id(&spec.id)
+                .map(|model| model.provider.clone())
+        })
+        .ok_or_else(|| LlmError::UnknownProvider {
+            provider: String::new(),
+        })?;
+    let provider = if provider == "gemini" {
+        "google".to_owned()
+    } else {
+        provider
+    };
+    let is_main = main_provider
+        .as_deref()
+        .map(|p| if p == "gemini" { "google" } else { p })
+        == Some(provider.as_str());
+    let own = |value: Option<String>| if is_main { value } else { None };
+
+    let builtin = find_provider(&provider);
+    let api = (if is_main { options.api } else { None })
+        .or(builtin.map(|info| info.api))
+        .ok_or_else(|| LlmError::UnknownProvider {
+            provider: provider.clone(),
+        })?;
+    let env_base_url = if provider == "openai" {
+        env.openai_base_url.clone()
+    } else {
+        None
+    };
+    let base_url = own(options.base_url.clone())
+        .or(env_base_url)
+        .or(builtin.map(|info| info.base_url.to_owned()))
+        .ok_or_else(|| LlmError::UnknownProvider {
+            provider: provider.clone(),
+        })?;
+    let api_key = (if is_main {
+        options.api_key.clone()
+    } else {
+        None
+    })
+    .or_else(|| env.api_keys.get(&provider).cloned());
+    if api_key.is_none()
+        && let Some(key_env) = builtin.and_then(|info| info.key_env)
+    {
+        return Err(LlmError::MissingApiKey {
+            provider,
+            env_var: key_env.to_owned(),
+        });
+    }
+    let headers = if is_main {
+        options.headers.clone()
+    } else {
+        BTreeMap::new()
+    };
+    Ok(Some(ProviderConfig {
+        model_info: table.find(&provider, &spec.id).cloned(),
+        max_tokens_field: builtin.map_or(MaxTokensField::MaxTokens, |info| info.max_tokens_field),
+        provider,
+        api,
+        model: spec.id,
+        base_url: base_url.trim_end_matches('/').to_owned(),
+        api_key,
+        headers,
+        retry: options.retry,
+        timeout: options.timeout.unwrap_or(DEFAULT_TIMEOUT),
+    }))
+}
+
+#[cfg(test)]
+#[path = "config_tests.rs"]
+mod tests;

@@ -1,0 +1,31 @@
+//! Model providers for ctxkit: Anthropic Messages, OpenAI Chat Completions (and every compatible
+//! server), OpenAI Responses and Google Gemini over one HTTP client, with retries, cancellation,
+//! context-overflow detection, and configuration from options and a caller-supplied environment.
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod client;
+mod config;
+mod error;
+mod models;
+mod overflow;
+mod retry;
+mod secret;
+mod wire;
+
+pub use client::ModelClient;
+pub use config::{
+    DEFAULT_TIMEOUT, EnvSettings, LlmOptions, ModelRole, ModelSpec, ProviderConfig, resolve_model,
+};
+pub use error::LlmError;
+pub use models::{
+    Api, MaxTokensField, ModelInfo, ModelTable, PROVIDERS, ProviderInfo, find_provider,
+};
+pub use overflow::{
+    ErrorTextClass, OVERFLOW_EXCLUSIONS, OVERFLOW_PATTERNS, OverflowPattern, StopReason,
+    classify_error_text, is_context_overflow, is_overflow_error_text, is_reply_overflow,
+};
+pub use retry::RetryPolicy;
+pub use secret::ApiKey;
+pub use wire::{Completion, CompletionRequest, ReasoningLevel};

@@ -1,0 +1,80 @@
+//! Anthropic Messages: `system` at the top level, `thinking.budget_tokens` for reasoning, usage
+//! with cache reads and writes.
+
+use serde_json::{Value, json};
+
+use super::{
+    Completion, CompletionRequest, ReasoningLevel, WireRequest, u64_at, usage, with_budget,
+};
+use crate::config::ProviderConfig;
+use crate::overflow::StopReason;
+
+const VERSION: &str = "2023-06-01";
+
+fn budget(level: ReasoningLevel) -> u64 {
+    match level {
+        ReasoningLevel::Minimal => 1024,
+        ReasoningLevel::Low => 2048,
+        ReasoningLevel::Medium => 8192,
+        ReasoningLevel::High => 16_384,
+        ReasoningLevel::XHigh => 32_768,
+    }
+}
+
+pub(super) fn build(config: &ProviderConfig, request: &CompletionRequest) -> WireRequest {
+    let mut body = json!({
+        "model": config.model,
+        "max_tokens": request.max_tokens,
+        "system": request.system_prompt,
+        "messages": [{
+            "role": "user",
+            "content": [{ "type": "text", "text": request.user_text }],
+        }],
+    });
+    if let Some(level) = request.reasoning {
+        let (max_tokens, budget) = with_budget(config, request.max_tokens, budget(level));
+        body["max_tokens"] = json!(max_tokens);
+        if budget >= 1024 {
+            body["thinking"] = json!({ "type": "enabled", "budget_tokens": budget });
+        }
+    }
+    let mut headers = vec![("anthropic-version".to_owned(), VERSION.to_owned())];
+    if let Some(key) = &config.api_key {
+        headers.push(("x-api-key".to_owned(), key.expose_secret().to_owned()));
+    }
+    WireRequest {
+        url: format!("{}/v1/messages", config.base_url),
+        headers,
+        body,
+    }
+}
+
+pub(super) fn parse(value: &Value) -> Result<Completion, &'static str> {
+    let blocks = value
+        .get("content")
+        .and_then(Value::as_array)
+        .ok_or("no `content` array")?;
+    let text = blocks
+        .iter()
+        .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
+        .filter_map(|block| block.get("text").and_then(Value::as_str))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let stop_reason = match value.get("stop_reason").and_then(Value::as_str) {
+        Some("max_tokens" | "model_context_window_exceeded") => StopReason::Length,
+        Some("tool_use") => StopReason::ToolUse,
+        Some("refusal") => StopReason::Error,
+        _ => StopReason::Stop,
+    };
+    let usage = usage(
+        u64_at(value, "/usage/input_tokens"),
+        u64_at(value, "/usage/output_tokens"),
+        u64_at(value, "/usage/cache_read_input_tokens"),
+        u64_at(value, "/usage/cache_creation_input_tokens"),
+    );
+    Ok(Completion {
+        text,
+        usage,
+        stop_reason,
+    })
+}

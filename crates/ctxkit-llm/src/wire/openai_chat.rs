@@ -1,0 +1,65 @@
+//! OpenAI Chat Completions, also spoken by OpenRouter, Groq, xAI, Mistral, Ollama, vLLM, the
+//! llama.cpp server and LM Studio: a system message, `reasoning_effort`, cached prompt tokens.
+
+use serde_json::{Value, json};
+
+use super::{Completion, CompletionRequest, WireRequest, bearer, u64_at, usage};
+use crate::config::ProviderConfig;
+use crate::models::MaxTokensField;
+use crate::overflow::StopReason;
+
+pub(super) fn build(config: &ProviderConfig, request: &CompletionRequest) -> WireRequest {
+    let mut body = json!({
+        "model": config.model,
+        "messages": [
+            { "role": "system", "content": request.system_prompt },
+            { "role": "user", "content": request.user_text },
+        ],
+        "stream": false,
+    });
+    let field = match config.max_tokens_field {
+        MaxTokensField::MaxCompletionTokens => "max_completion_tokens",
+        MaxTokensField::MaxTokens => "max_tokens",
+    };
+    body[field] = json!(request.max_tokens);
+    if let Some(level) = request.reasoning {
+        body["reasoning_effort"] = json!(level.openai_effort());
+    }
+    WireRequest {
+        url: format!("{}/chat/completions", config.base_url),
+        headers: bearer(config),
+        body,
+    }
+}
+
+pub(super) fn parse(value: &Value) -> Result<Completion, &'static str> {
+    let choice = value.pointer("/choices/0").ok_or("no `choices`")?;
+    let text = match choice.pointer("/message/content") {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|part| part.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    };
+    let stop_reason = match choice.get("finish_reason").and_then(Value::as_str) {
+        Some("length") => StopReason::Length,
+        Some("tool_calls" | "function_call") => StopReason::ToolUse,
+        Some("content_filter") => StopReason::Error,
+        _ => StopReason::Stop,
+    };
+    let cached = u64_at(value, "/usage/prompt_tokens_details/cached_tokens");
+    let prompt = u64_at(value, "/usage/prompt_tokens");
+    let usage = usage(
+        prompt.saturating_sub(cached),
+        u64_at(value, "/usage/completion_tokens"),
+        cached,
+        0,
+    );
+    Ok(Completion {
+        text,
+        usage,
+        stop_reason,
+    })
+}

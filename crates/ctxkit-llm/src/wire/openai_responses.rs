@@ -1,0 +1,61 @@
+//! OpenAI Responses: `instructions` for the system prompt, `reasoning.effort`, nothing stored.
+
+use serde_json::{Value, json};
+
+use super::{Completion, CompletionRequest, WireRequest, bearer, u64_at, usage};
+use crate::config::ProviderConfig;
+use crate::overflow::StopReason;
+
+pub(super) fn build(config: &ProviderConfig, request: &CompletionRequest) -> WireRequest {
+    let mut body = json!({
+        "model": config.model,
+        "instructions": request.system_prompt,
+        "input": [{
+            "role": "user",
+            "content": [{ "type": "input_text", "text": request.user_text }],
+        }],
+        "max_output_tokens": request.max_tokens,
+        "store": false,
+    });
+    if let Some(level) = request.reasoning {
+        body["reasoning"] = json!({ "effort": level.openai_effort() });
+    }
+    WireRequest {
+        url: format!("{}/responses", config.base_url),
+        headers: bearer(config),
+        body,
+    }
+}
+
+pub(super) fn parse(value: &Value) -> Result<Completion, &'static str> {
+    let output = value
+        .get("output")
+        .and_then(Value::as_array)
+        .ok_or("no `output` array")?;
+    let text = output
+        .iter()
+        .filter(|item| item.get("type").and_then(Value::as_str) == Some("message"))
+        .filter_map(|item| item.get("content").and_then(Value::as_array))
+        .flatten()
+        .filter(|part| part.get("type").and_then(Value::as_str) == Some("output_text"))
+        .filter_map(|part| part.get("text").and_then(Value::as_str))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let stop_reason = match value.get("status").and_then(Value::as_str) {
+        Some("incomplete") => StopReason::Length,
+        Some("failed" | "cancelled") => StopReason::Error,
+        _ => StopReason::Stop,
+    };
+    let cached = u64_at(value, "/usage/input_tokens_details/cached_tokens");
+    let usage = usage(
+        u64_at(value, "/usage/input_tokens").saturating_sub(cached),
+        u64_at(value, "/usage/output_tokens"),
+        cached,
+        0,
+    );
+    Ok(Completion {
+        text,
+        usage,
+        stop_reason,
+    })
+}

@@ -1,0 +1,87 @@
+//! Request shapes per API and reasoning level; response parsing is covered end to end in
+//! `tests/all`.
+
+use super::*;
+use crate::config::{LlmOptions, ModelRole, ProviderConfig, resolve_model};
+use crate::models::ModelInfo;
+use crate::secret::ApiKey;
+
+fn config(model: &str) -> ProviderConfig {
+    let options = LlmOptions {
+        model: Some(model.to_owned()),
+        api_key: Some(ApiKey::new("k")),
+        ..LlmOptions::default()
+    };
+    resolve_model(
+        &options,
+        &crate::config::EnvSettings::default(),
+        ModelRole::Agent,
+    )
+    .unwrap()
+    .unwrap()
+}
+
+fn request(reasoning: Option<ReasoningLevel>) -> CompletionRequest {
+    CompletionRequest {
+        system_prompt: "sys".into(),
+        user_text: "hi".into(),
+        max_tokens: 1000,
+        reasoning,
+    }
+}
+
+#[test]
+fn reasoning_levels_parse() {
+    assert_eq!(ReasoningLevel::parse("xhigh"), Some(ReasoningLevel::XHigh));
+    assert_eq!(ReasoningLevel::parse("off"), None);
+}
+
+#[test]
+fn anthropic_thinking_adds_its_budget_to_max_tokens() {
+    let config = config("anthropic/claude-sonnet-4-5");
+    let wire = build(&config, &request(Some(ReasoningLevel::Medium)));
+    assert_eq!(wire.body["max_tokens"], 9192);
+    assert_eq!(wire.body["thinking"]["budget_tokens"], 8192);
+    assert!(
+        build(&config, &request(None))
+            .body
+            .get("thinking")
+            .is_none()
+    );
+}
+
+#[test]
+fn budgets_shrink_under_the_model_cap() {
+    let mut config = config("anthropic/claude-3-5-haiku-latest");
+    config.model_info = Some(ModelInfo {
+        provider: "anthropic".into(),
+        id: "x".into(),
+        context_window: 200_000,
+        max_output: 8_192,
+        reasoning: true,
+    });
+    let wire = build(&config, &request(Some(ReasoningLevel::High)));
+    assert_eq!(wire.body["max_tokens"], 8192);
+    assert_eq!(wire.body["thinking"]["budget_tokens"], 7168);
+}
+
+#[test]
+fn openai_apis_send_effort_and_gemini_a_thinking_budget() {
+    let chat = build(
+        &config("groq/openai/gpt-oss-120b"),
+        &request(Some(ReasoningLevel::XHigh)),
+    );
+    assert_eq!(chat.body["reasoning_effort"], "high");
+    assert_eq!(chat.body["max_tokens"], 1000);
+    let responses = build(&config("openai/gpt-5"), &request(Some(ReasoningLevel::Low)));
+    assert_eq!(responses.body["reasoning"]["effort"], "low");
+    let gemini = build(
+        &config("google/gemini-2.5-flash"),
+        &request(Some(ReasoningLevel::Low)),
+    );
+    assert_eq!(
+        gemini.body["generationConfig"]["thinkingConfig"]["thinkingBudget"],
+        2048
+    );
+    assert_eq!(gemini.body["generationConfig"]["maxOutputTokens"], 3048);
+}

@@ -1,0 +1,10 @@
+//! Integration tests: each provider against a local wiremock server speaking its wire format.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "all/common.rs"]
+mod common;
+#[path = "all/providers.rs"]
+mod providers;
+#[path = "all/transport.rs"]
+mod transport;

@@ -1,0 +1,57 @@
+//! Shared setup: a resolved model pointed at the mock server, fast retries.
+
+use std::time::Duration;
+
+use ctxkit_compaction::{SummaryPurpose, SummaryRequest};
+use ctxkit_llm::{
+    ApiKey, EnvSettings, LlmOptions, ModelClient, ModelRole, RetryPolicy, resolve_model,
+};
+use wiremock::MockServer;
+
+pub const KEY: &str = "sk-test-SECRET-0123";
+
+pub fn options(model: &str, server: &MockServer) -> LlmOptions {
+    LlmOptions {
+        model: Some(model.to_owned()),
+        base_url: Some(server.uri()),
+        api_key: Some(ApiKey::new(KEY)),
+        retry: RetryPolicy {
+            max_retries: 2,
+            base_delay: Duration::from_millis(5),
+            max_delay: Some(Duration::from_secs(5)),
+        },
+        timeout: Some(Duration::from_secs(5)),
+        ..LlmOptions::default()
+    }
+}
+
+pub fn client_with(options: &LlmOptions) -> ModelClient {
+    let config = resolve_model(options, &EnvSettings::default(), ModelRole::Agent)
+        .unwrap()
+        .unwrap();
+    ModelClient::new(config).unwrap()
+}
+
+pub fn client(model: &str, server: &MockServer) -> ModelClient {
+    client_with(&options(model, server))
+}
+
+pub fn request(reasoning: Option<&str>) -> SummaryRequest {
+    SummaryRequest {
+        purpose: SummaryPurpose::History,
+        system_prompt: "You summarize.".into(),
+        user_text: "<conversation>hello</conversation>".into(),
+        max_tokens: 1000,
+        reasoning: reasoning.map(str::to_owned),
+    }
+}
+
+pub async fn sent_bodies(server: &MockServer) -> Vec<serde_json::Value> {
+    server
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .map(|request| request.body_json().unwrap())
+        .collect()
+}

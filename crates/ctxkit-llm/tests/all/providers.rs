@@ -1,0 +1,331 @@
+//! One normal answer and one documented error body per provider, asserting what was sent.
+
+use ctxkit_compaction::Summarizer;
+use ctxkit_llm::LlmError;
+use ctxkit_protocol::Usage;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use wiremock::matchers::{header, method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::common::{KEY, client, client_with, options, request, sent_bodies};
+
+fn usage(input: u64, output: u64, cache_read: u64, cache_write: u64) -> Usage {
+    Usage {
+        input,
+        output,
+        cache_read,
+        cache_write,
+        total_tokens: input + output + cache_read + cache_write,
+        ..Usage::default()
+    }
+}
+
+#[tokio::test]
+async fn anthropic_messages() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .and(header("x-api-key", KEY))
+        .and(header("anthropic-version", "2023-06-01"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "id": "msg_01", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+            "content": [
+                {"type": "thinking", "thinking": "hmm", "signature": "sig"},
+                {"type": "text", "text": "## Goal"},
+                {"type": "text", "text": "Ship it"}
+            ],
+            "stop_reason": "end_turn", "stop_sequence": null,
+            "usage": {"input_tokens": 120, "output_tokens": 30,
+                      "cache_read_input_tokens": 7, "cache_creation_input_tokens": 3}
+        })))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let client = client("anthropic/claude-sonnet-4-5", &server);
+    assert_eq!(client.name(), "anthropic/claude-sonnet-4-5");
+    assert!(client.supports_reasoning());
+    let response = client
+        .summarize(request(Some("low")), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(response.text, "## Goal\nShip it");
+    assert_eq!(response.usage, Some(usage(120, 30, 7, 3)));
+    let body = &sent_bodies(&server).await[0];
+    assert_eq!(body["system"], "You summarize.");
+    assert_eq!(body["messages"][0]["role"], "user");
+    assert_eq!(
+        body["messages"][0]["content"][0]["text"],
+        "<conversation>hello</conversation>"
+    );
+    assert_eq!(body["max_tokens"], 3048);
+    assert_eq!(
+        body["thinking"],
+        json!({"type": "enabled", "budget_tokens": 2048})
+    );
+}
+
+#[tokio::test]
+async fn anthropic_overflow_error_is_kept_raw_and_not_retried() {
+    let server = MockServer::start().await;
+    let error_body = r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 213462 tokens > 200000 maximum"}}"#;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(400).set_body_string(error_body))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let client = client("anthropic/claude-sonnet-4-5", &server);
+    let request = ctxkit_llm::CompletionRequest {
+        system_prompt: "s".into(),
+        user_text: "u".into(),
+        max_tokens: 10,
+        reasoning: None,
+    };
+    let error = client
+        .complete(&request, &CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(error.is_context_overflow());
+    assert!(matches!(&error, LlmError::Http { status: 400, body, .. } if body == error_body));
+    let message = error.to_string();
+    assert_eq!(
+        message,
+        format!("Provider `anthropic` returned HTTP 400: {error_body}")
+    );
+    assert!(!message.contains(KEY) && !format!("{error:?} {client:?}").contains(KEY));
+}
+
+#[tokio::test]
+async fn openai_chat_completions_through_a_base_url() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/chat/completions"))
+        .and(header("authorization", format!("Bearer {KEY}").as_str()))
+        .and(header("x-title", "ctxkit"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "openai/gpt-oss-120b",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": "Summary text"}}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120,
+                      "prompt_tokens_details": {"cached_tokens": 40}}
+        })))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let mut options = options("groq/openai/gpt-oss-120b", &server);
+    options.headers.insert("X-Title".into(), "ctxkit".into());
+    let client = client_with(&options);
+    let response = client
+        .summarize(request(Some("medium")), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(response.text, "Summary text");
+    assert_eq!(response.usage, Some(usage(60, 20, 40, 0)));
+    let body = &sent_bodies(&server).await[0];
+    assert_eq!(body["model"], "openai/gpt-oss-120b");
+    assert_eq!(
+        body["messages"][0],
+        json!({"role": "system", "content": "You summarize."})
+    );
+    assert_eq!(body["messages"][1]["role"], "user");
+    assert_eq!(body["max_tokens"], 1000);
+    assert_eq!(body["reasoning_effort"], "medium");
+}
+
+#[tokio::test]
+async fn openai_chat_without_reasoning_support_sends_no_effort() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "choices": [{"index": 0, "finish_reason": "length", "message": {"content": "cut"}}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 1000}
+        })))
+        .mount(&server)
+        .await;
+    let client = client("groq/llama-3.3-70b-versatile", &server);
+    assert!(!client.supports_reasoning());
+    let response = client
+        .summarize(request(Some("high")), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(response.text, "cut");
+    assert!(
+        sent_bodies(&server).await[0]
+            .get("reasoning_effort")
+            .is_none()
+    );
+}
+
+#[tokio::test]
+async fn openai_responses() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/responses"))
+        .and(header("authorization", format!("Bearer {KEY}").as_str()))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "id": "resp_1", "object": "response", "status": "completed", "model": "gpt-5-mini",
+            "output": [
+                {"type": "reasoning", "id": "rs_1", "summary": []},
+                {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+                 "content": [{"type": "output_text", "text": "First", "annotations": []},
+                             {"type": "output_text", "text": "Second", "annotations": []}]}
+            ],
+            "usage": {"input_tokens": 500, "input_tokens_details": {"cached_tokens": 100},
+                      "output_tokens": 50, "output_tokens_details": {"reasoning_tokens": 20},
+                      "total_tokens": 550}
+        })))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let client = client("openai/gpt-5-mini", &server);
+    let response = client
+        .summarize(request(Some("minimal")), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(response.text, "First\nSecond");
+    assert_eq!(response.usage, Some(usage(400, 50, 100, 0)));
+    let body = &sent_bodies(&server).await[0];
+    assert_eq!(body["instructions"], "You summarize.");
+    assert_eq!(body["input"][0]["content"][0]["type"], "input_text");
+    assert_eq!(body["max_output_tokens"], 1000);
+    assert_eq!(body["reasoning"], json!({"effort": "minimal"}));
+    assert_eq!(body["store"], false);
+}
+
+#[tokio::test]
+async fn openai_responses_context_error() {
+    let server = MockServer::start().await;
+    let error_body = r#"{"error":{"message":"Your input exceeds the context window of this model. Please adjust your input and try again.","type":"invalid_request_error","param":"input","code":"context_length_exceeded"}}"#;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(400).set_body_string(error_body))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let client = client("openai/gpt-4o", &server);
+    let error = client
+        .summarize(request(None), CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(
+        error
+            .message
+            .starts_with("Provider `openai` returned HTTP 400: ")
+    );
+    assert!(error.message.contains("exceeds the context window"));
+}
+
+#[tokio::test]
+async fn gemini_generate_content() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/models/gemini-2.5-flash:generateContent"))
+        .and(header("x-goog-api-key", KEY))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "candidates": [{"content": {"role": "model", "parts": [
+                {"text": "thinking...", "thought": true},
+                {"text": "Line one"}, {"text": "Line two"}]},
+                "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": 300, "candidatesTokenCount": 40,
+                              "thoughtsTokenCount": 10, "cachedContentTokenCount": 50,
+                              "totalTokenCount": 350},
+            "modelVersion": "gemini-2.5-flash"
+        })))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let client = client("google/gemini-2.5-flash", &server);
+    let response = client
+        .summarize(request(Some("high")), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(response.text, "Line one\nLine two");
+    assert_eq!(response.usage, Some(usage(250, 50, 50, 0)));
+    let body = &sent_bodies(&server).await[0];
+    assert_eq!(
+        body["systemInstruction"]["parts"][0]["text"],
+        "You summarize."
+    );
+    assert_eq!(body["contents"][0]["role"], "user");
+    assert_eq!(body["generationConfig"]["maxOutputTokens"], 25_576);
+    assert_eq!(
+        body["generationConfig"]["thinkingConfig"]["thinkingBudget"],
+        24_576
+    );
+    let url = server.received_requests().await.unwrap()[0].url.to_string();
+    assert!(!url.contains(KEY));
+}
+
+#[tokio::test]
+async fn gemini_overflow_error() {
+    let server = MockServer::start().await;
+    let error_body = r#"{"error":{"code":400,"message":"The input token count (1196265) exceeds the maximum number of tokens allowed (1048575).","status":"INVALID_ARGUMENT"}}"#;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(400).set_body_string(error_body))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let client = client("google/gemini-2.5-flash", &server);
+    let request = ctxkit_llm::CompletionRequest {
+        system_prompt: "s".into(),
+        user_text: "u".into(),
+        max_tokens: 10,
+        reasoning: None,
+    };
+    let error = client
+        .complete(&request, &CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(error.is_context_overflow());
+}
+
+#[tokio::test]
+async fn a_silent_overflow_fails_the_summary() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"content": "garbage"}}],
+            "usage": {"prompt_tokens": 131_073, "completion_tokens": 5}
+        })))
+        .mount(&server)
+        .await;
+    let client = client("groq/llama-3.3-70b-versatile", &server);
+    let error = client
+        .summarize(request(None), CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.message,
+        "Provider `groq` silently overflowed the context window: 131073 input tokens for a window of 131072"
+    );
+}
+
+#[tokio::test]
+async fn byte_size_and_bodyless_overflows_are_recognised() {
+    for (status, body) in [
+        (
+            413,
+            r#"{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}}"#,
+        ),
+        (400, ""),
+        (413, ""),
+    ] {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(status).set_body_string(body))
+            .expect(1)
+            .mount(&server)
+            .await;
+        let client = client("openrouter/cerebras/qwen-3-235b", &server);
+        let request = ctxkit_llm::CompletionRequest {
+            system_prompt: "s".into(),
+            user_text: "u".into(),
+            max_tokens: 10,
+            reasoning: None,
+        };
+        let error = client
+            .complete(&request, &CancellationToken::new())
+            .await
+            .unwrap_err();
+        assert!(error.is_context_overflow(), "{status} {body:?}");
+    }
+}

@@ -1,0 +1,130 @@
+//! Retries, Retry-After, timeouts and cancellation.
+
+use std::time::{Duration, Instant};
+
+use ctxkit_compaction::Summarizer;
+use ctxkit_llm::{LlmError, RetryPolicy};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use wiremock::matchers::method;
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::common::{client, client_with, options, request};
+
+fn ok_chat() -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_json(json!({
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"content": "done"}}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1}
+    }))
+}
+
+#[tokio::test]
+async fn a_429_is_retried_after_retry_after() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(429)
+                .insert_header("retry-after", "0")
+                .set_body_string(r#"{"error":{"message":"Rate limit reached","type":"requests"}}"#),
+        )
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(ok_chat())
+        .mount(&server)
+        .await;
+    let client = client("openrouter/some/model", &server);
+    let response = client
+        .summarize(request(None), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(response.text, "done");
+    assert_eq!(server.received_requests().await.unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn server_errors_are_retried_until_exhausted() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(529).set_body_string(
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+        ))
+        .expect(3)
+        .mount(&server)
+        .await;
+    let client = client("anthropic/claude-haiku-4-5", &server);
+    let error = client
+        .summarize(request(None), CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(
+        error
+            .message
+            .starts_with("Provider `anthropic` returned HTTP 529: "),
+        "{}",
+        error.message
+    );
+}
+
+#[tokio::test]
+async fn other_client_errors_are_not_retried() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(401).set_body_string(
+            r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#,
+        ))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let client = client("anthropic/claude-haiku-4-5", &server);
+    let error = client
+        .summarize(request(None), CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(error.message.contains("HTTP 401") && error.message.contains("invalid x-api-key"));
+}
+
+#[tokio::test]
+async fn a_slow_answer_times_out() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ok_chat().set_delay(Duration::from_secs(3)))
+        .mount(&server)
+        .await;
+    let mut options = options("ollama/qwen3:8b", &server);
+    options.timeout = Some(Duration::from_millis(100));
+    options.retry = RetryPolicy::none();
+    let client = client_with(&options);
+    let request = ctxkit_llm::CompletionRequest {
+        system_prompt: "s".into(),
+        user_text: "u".into(),
+        max_tokens: 10,
+        reasoning: None,
+    };
+    let error = client
+        .complete(&request, &CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(matches!(error, LlmError::Timeout { .. }), "{error:?}");
+}
+
+#[tokio::test]
+async fn cancellation_drops_the_request_promptly() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ok_chat().set_delay(Duration::from_secs(10)))
+        .mount(&server)
+        .await;
+    let client = client("ollama/qwen3:8b", &server);
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        trigger.cancel();
+    });
+    let started = Instant::now();
+    let error = client.summarize(request(None), cancel).await.unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(error.message, "Request to provider `ollama` was cancelled");
+}
