@@ -80,8 +80,23 @@ pub fn path_token_estimates(
     session: &Session,
     path: &[EntryIndex],
 ) -> Result<Vec<u64>, CompactionError> {
+    path_token_estimates_from(session, path, 0)
+}
+
+/// Like [`path_token_estimates`], but only entries from `start` on are estimated (earlier ones read
+/// as 0): the cut-point walk never looks before the previous compaction's boundary, and parsing the
+/// whole history of a long session there would cost more than everything else.
+fn path_token_estimates_from(
+    session: &Session,
+    path: &[EntryIndex],
+    start: usize,
+) -> Result<Vec<u64>, CompactionError> {
     path.iter()
-        .map(|&position| {
+        .enumerate()
+        .map(|(offset, &position)| {
+            if offset < start {
+                return Ok(0);
+            }
             let Some(entry) = session.index().get(position) else {
                 return Ok(0);
             };
@@ -162,7 +177,7 @@ pub fn prepare_compaction(
         .collect::<Result<Vec<_>, _>>()?;
     let tokens_before = estimate_context_tokens(&context_messages).tokens;
 
-    let estimates = path_token_estimates(session, &path)?;
+    let estimates = path_token_estimates_from(session, &path, boundary_start)?;
     let cut_entries: Vec<CutEntry<'_>> = entries
         .iter()
         .zip(&estimates)

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark: ctxkit against the reference (@mariozechner/pi-coding-agent@0.73.1) on the
+# same generated inputs, in one run, each measurement in a fresh process. Prints a markdown table.
+#
+# Usage: bench/side-by-side/run.sh [--sizes "10000 100000"] [--sessions 1000] [--repeat 3]
+#                                  [--reference-max-entries 100000] [--text-bytes 1000000] [--work DIR]
+# Environment: PI_DIR (an installed reference; otherwise pi-op.mjs installs it with npm into $TMPDIR),
+#              CARGO_TARGET_DIR (default /tmp/target-bench), OP_TIMEOUT (seconds per measurement, 600).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+sizes="10000 100000"
+sessions=1000
+repeat=3
+reference_max=100000
+text_bytes=1000000
+work=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --sizes) sizes="$2"; shift 2 ;;
+    --sessions) sessions="$2"; shift 2 ;;
+    --repeat) repeat="$2"; shift 2 ;;
+    --reference-max-entries) reference_max="$2"; shift 2 ;;
+    --text-bytes) text_bytes="$2"; shift 2 ;;
+    --work) work="$2"; shift 2 ;;
+    *) echo "Unknown argument \`$1\`" >&2; exit 2 ;;
+  esac
+done
+work="${work:-$(mktemp -d "${TMPDIR:-/tmp}/ctxkit-side-by-side.XXXXXX")}"
+mkdir -p "$work"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/tmp/target-bench}"
+op_timeout="${OP_TIMEOUT:-600}"
+
+echo "Building ctxkit-bench (release) into $CARGO_TARGET_DIR" >&2
+(cd "$repo" && cargo build --quiet --release -p ctxkit-bench)
+gen="$CARGO_TARGET_DIR/release/ctxkit-gen"
+op="$CARGO_TARGET_DIR/release/ctxkit-bench-op"
+
+# Inputs, generated once (seed 1).
+for n in $sizes; do
+  mkdir -p "$work/n$n"
+  [[ -f "$work/n$n/session.jsonl" ]] || "$gen" session --entries "$n" --seed 1 --out "$work/n$n/session.jsonl"
+done
+if [[ "$sessions" -gt 0 && ! -d "$work/dir$sessions" ]]; then
+  "$gen" dir --sessions "$sessions" --min-entries 20 --max-entries 1000 --seed 1 --out "$work/dir$sessions.tmp"
+  mv "$work/dir$sessions.tmp" "$work/dir$sessions"
+fi
+for kind in mixed latin; do
+  [[ -f "$work/text-$kind.txt" ]] || "$gen" text --kind "$kind" --bytes "$text_bytes" --seed 1 --out "$work/text-$kind.txt"
+done
+
+results="$work/results.jsonl"
+: > "$results"
+
+# measure <side> <operation> <label> <input> <bytes> <entries>
+measure() {
+  local side="$1" operation="$2" label="$3" input="$4" bytes="$5" entries="$6" run target out status
+  for run in $(seq 1 "$repeat"); do
+    target="$input"
+    if [[ "$operation" == append ]]; then
+      rm -rf "$work/scratch" && mkdir -p "$work/scratch"
+      cp "$input" "$work/scratch/session.jsonl"
+      target="$work/scratch/session.jsonl"
+    elif [[ "$operation" == branch ]]; then
+      rm -rf "$work/scratch" && mkdir -p "$work/scratch"
+      ln -s "$input" "$work/scratch/session.jsonl" 2>/dev/null || cp "$input" "$work/scratch/session.jsonl"
+      target="$work/scratch/session.jsonl"
+    fi
+    status=ok
+    if [[ "$side" == ctxkit ]]; then
+      out="$(timeout "$op_timeout" "$op" "$operation" "$target" 2>"$work/last-stderr")" || status=failed
+    else
+      out="$(timeout "$op_timeout" node --max-old-space-size=16384 "$here/pi-op.mjs" "$operation" "$target" 2>"$work/last-stderr")" || status=failed
+    fi
+    if [[ "$status" != ok || -z "$out" ]]; then
+      echo "  $side $operation $label: failed ($(tail -c 300 "$work/last-stderr" | tr '\n' ' '))" >&2
+      out='{"failed":true}'
+    else
+      echo "  $side $operation $label run $run: $out" >&2
+    fi
+    printf '{"side":"%s","operation":"%s","input":"%s","bytes":%s,"entries":%s,"result":%s}\n' \
+      "$side" "$operation" "$label" "$bytes" "$entries" "$out" >> "$results"
+    [[ "$status" == ok ]] || break
+  done
+  rm -rf "$work/scratch"
+}
+
+both() {
+  local operation="$1" label="$2" input="$3" bytes="$4" entries="$5" reference_ok="$6"
+  measure ctxkit "$operation" "$label" "$input" "$bytes" "$entries"
+  if [[ "$reference_ok" == yes ]]; then
+    measure reference "$operation" "$label" "$input" "$bytes" "$entries"
+  else
+    printf '{"side":"reference","operation":"%s","input":"%s","bytes":%s,"entries":%s,"result":{"skipped":true}}\n' \
+      "$operation" "$label" "$bytes" "$entries" >> "$results"
+  fi
+}
+
+for n in $sizes; do
+  file="$work/n$n/session.jsonl"
+  bytes="$(stat -c %s "$file")"
+  reference_ok=yes
+  [[ "$n" -le "$reference_max" ]] || reference_ok=no
+  echo "Session of $n entries ($bytes bytes)" >&2
+  for operation in open context context-values prepare tree branch append; do
+    both "$operation" "$n entries" "$file" "$bytes" "$n" "$reference_ok"
+  done
+done
+if [[ "$sessions" -gt 0 ]]; then
+  dir="$work/dir$sessions"
+  bytes="$(du -sb "$dir" | cut -f1)"
+  echo "Directory of $sessions sessions ($bytes bytes)" >&2
+  both list "$sessions sessions" "$dir" "$bytes" "$sessions" yes
+fi
+for kind in mixed latin; do
+  text="$work/text-$kind.txt"
+  text_size="$(stat -c %s "$text")"
+  echo "Tokenization of $text_size bytes of $kind text" >&2
+  measure ctxkit tokens "$kind text" "$text" "$text_size" 0
+  measure reference tokens-tiktoken "$kind text" "$text" "$text_size" 0
+  measure reference tokens "$kind text" "$text" "$text_size" 0
+done
+
+echo "Results: $results" >&2
+echo "Machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), \
+$(free -g | awk '/Mem:/ {print $2}') GiB RAM, load average before the table $(cut -d' ' -f1-3 /proc/loadavg); \
+$(rustc --version); node $(node --version); reference @mariozechner/pi-coding-agent \
+$(node -p "require('${PI_DIR:-${TMPDIR:-/tmp}/ctxkit-bench-pi-0.73.1}/node_modules/@mariozechner/pi-coding-agent/package.json').version" 2>/dev/null || echo '?'). \
+Median of $repeat fresh processes per cell."
+echo
+node "$here/table.mjs" "$results"

@@ -1,0 +1,196 @@
+//! ctxkit's side of the side-by-side harness: one operation on one input, timed in this process,
+//! with the process's peak resident memory.
+//!
+//! Each operation mirrors what `bench/side-by-side/pi-op.mjs` does with the reference: setup (such as
+//! opening the session) is outside the timed span unless the operation *is* the setup.
+
+use std::path::Path;
+use std::time::Instant;
+
+use ctxkit_compaction::{CompactionSettings, Encoding, count_text_tokens, prepare_compaction};
+use ctxkit_protocol::AgentMessage;
+use ctxkit_session::{Session, list_sessions};
+use serde_json::json;
+
+/// The operations both sides implement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Operation {
+    /// `Session::open` (read, parse, migrate, index).
+    Open,
+    /// `build_context` on an open session.
+    Context,
+    /// `build_context` and materializing every message as JSON (what a provider call needs).
+    ContextValues,
+    /// `prepare_compaction` at the leaf with default settings.
+    Prepare,
+    /// `tree` of the whole session.
+    Tree,
+    /// `create_branched_session` at the leaf (writes a new file next to the input).
+    Branch,
+    /// 1000 `append_message` calls (user and assistant alternating) to the input file.
+    Append,
+    /// `list_sessions` of the input directory.
+    List,
+    /// Exact `cl100k_base` token count of the input text file.
+    Tokens,
+}
+
+/// One measurement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measurement {
+    /// Wall-clock seconds of the timed span.
+    pub seconds: f64,
+    /// Peak resident set of the whole process (`VmHWM`), bytes; 0 where `/proc` is unavailable.
+    pub peak_rss_bytes: u64,
+    /// A short check value both sides should agree on (counts, ids).
+    pub check: String,
+}
+
+impl Measurement {
+    /// The JSON line the driver reads: `{"seconds", "peakRssBytes", "check"}`.
+    pub fn to_json(&self) -> String {
+        json!({"seconds": self.seconds, "peakRssBytes": self.peak_rss_bytes, "check": self.check})
+            .to_string()
+    }
+}
+
+/// The peak resident set of this process, from `/proc/self/status`.
+pub fn peak_rss_bytes() -> u64 {
+    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
+        return 0;
+    };
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| {
+            rest.trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<u64>()
+                .ok()
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+fn timed<T>(work: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<(f64, T)> {
+    let start = Instant::now();
+    let value = work()?;
+    Ok((start.elapsed().as_secs_f64(), value))
+}
+
+fn messages_to_append(count: usize) -> anyhow::Result<Vec<AgentMessage>> {
+    (0..count)
+        .map(|i| {
+            let value = if i % 2 == 0 {
+                json!({"role": "user", "content": format!("Appended prompt {i}: run the tests again."),
+                    "timestamp": 1_750_000_000_000_i64 + i as i64})
+            } else {
+                json!({"role": "assistant", "content": [{"type": "text", "text": format!("Reply {i}: all tests pass.")}],
+                    "api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-5",
+                    "usage": {"input": 100, "output": 20, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 120,
+                        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+                    "stopReason": "stop", "timestamp": 1_750_000_000_000_i64 + i as i64})
+            };
+            Ok(serde_json::from_value(value)?)
+        })
+        .collect()
+}
+
+/// Runs `operation` on `input` (a session file, a directory for `List`, a text file for `Tokens`).
+pub fn run_operation(operation: Operation, input: &Path) -> anyhow::Result<Measurement> {
+    let (seconds, check) = match operation {
+        Operation::Open => {
+            let (seconds, session) = timed(|| Ok(Session::open(input)?))?;
+            (seconds, format!("{} entries", session.entries().len()))
+        }
+        Operation::List => {
+            let (seconds, (records, skipped)) = timed(|| Ok(list_sessions(input)?))?;
+            (
+                seconds,
+                format!("{} sessions, {} skipped", records.len(), skipped.len()),
+            )
+        }
+        Operation::Tokens => {
+            let text = std::fs::read_to_string(input)?;
+            count_text_tokens("warm up the vocabulary", Encoding::Cl100kBase);
+            let (seconds, tokens) = timed(|| Ok(count_text_tokens(&text, Encoding::Cl100kBase)))?;
+            (seconds, format!("{tokens} tokens"))
+        }
+        Operation::Context
+        | Operation::ContextValues
+        | Operation::Prepare
+        | Operation::Tree
+        | Operation::Branch
+        | Operation::Append => return run_on_open_session(operation, input),
+    };
+    Ok(Measurement {
+        seconds,
+        peak_rss_bytes: peak_rss_bytes(),
+        check,
+    })
+}
+
+fn run_on_open_session(operation: Operation, input: &Path) -> anyhow::Result<Measurement> {
+    let mut session = Session::open(input)?;
+    let (seconds, check) = match operation {
+        Operation::Context => {
+            let (seconds, context) = timed(|| Ok(session.build_context()))?;
+            (seconds, format!("{} messages", context.messages.len()))
+        }
+        Operation::ContextValues => {
+            let (seconds, count) = timed(|| {
+                let context = session.build_context();
+                let mut bytes = 0usize;
+                for message in &context.messages {
+                    bytes += usize::from(session.message_value(message)?.is_object());
+                }
+                Ok(bytes)
+            })?;
+            (seconds, format!("{count} messages"))
+        }
+        Operation::Prepare => {
+            let (seconds, outcome) = timed(|| {
+                Ok(prepare_compaction(
+                    &session,
+                    None,
+                    CompactionSettings::default(),
+                )?)
+            })?;
+            let check = match outcome {
+                Ok(plan) => format!(
+                    "keep from {}, {} tokens before",
+                    plan.first_kept_entry_id, plan.tokens_before
+                ),
+                Err(reason) => format!("no plan: {reason:?}"),
+            };
+            (seconds, check)
+        }
+        Operation::Tree => {
+            let (seconds, nodes) = timed(|| Ok(session.tree()))?;
+            (seconds, format!("{} nodes", nodes.len()))
+        }
+        Operation::Branch => {
+            let leaf = session.leaf_id().map(str::to_owned).unwrap_or_default();
+            let (seconds, path) = timed(|| Ok(session.create_branched_session(&leaf)?))?;
+            (seconds, format!("written: {}", path.is_some()))
+        }
+        Operation::Append => {
+            let messages = messages_to_append(1000)?;
+            let (seconds, ()) = timed(|| {
+                for message in messages {
+                    session.append_message(message)?;
+                }
+                Ok(())
+            })?;
+            (seconds, format!("{} entries", session.entries().len()))
+        }
+        Operation::Open | Operation::List | Operation::Tokens => {
+            anyhow::bail!("Operation `{operation:?}` does not start from an open session")
+        }
+    };
+    Ok(Measurement {
+        seconds,
+        peak_rss_bytes: peak_rss_bytes(),
+        check,
+    })
+}
