@@ -21,7 +21,8 @@ pub const EXIT_CODES: &str = "Exit codes:
   3  invalid input (not a session file, unknown entry id)
   4  I/O error
   5  the session (or settings file) is in use by another writer
-  6  an external tool (`npm`, `git`) failed";
+  6  an external tool (`npm`, `git`) failed
+  7  the model provider failed (the session was not changed)";
 
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
@@ -55,6 +56,19 @@ pub enum Command {
         all: bool,
         #[arg(long)]
         json: bool,
+        /// List another agent's sessions (`~/.claude/projects`, `~/.codex/sessions`, or `--dir`).
+        #[arg(long, value_name = "AGENT", value_parser = ["claude-code", "codex"], conflicts_with = "all")]
+        from: Option<String>,
+    },
+    /// Convert a Claude Code transcript or a Codex rollout into a session (the source is only read).
+    Import {
+        file: PathBuf,
+        /// The agent that wrote FILE.
+        #[arg(long, default_value = "auto", value_parser = ["auto", "claude-code", "codex"])]
+        from: String,
+        /// Write here (default: the session directory of the imported session's cwd).
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
     },
     /// Show a session's metadata.
     Info {
@@ -133,6 +147,10 @@ pub enum Command {
         /// `compaction.reserveTokens`, 16384, or an eighth of a small --context-window).
         #[arg(long)]
         reserve_tokens: Option<u64>,
+        /// The summarizing model, `provider/id` (default: setting `compaction.model`, else
+        /// `defaultProvider`/`defaultModel`, else the offline summarizer).
+        #[arg(long)]
+        model: Option<String>,
         /// Include the current contents of the most important touched files in the summary request
         /// (setting `compaction.fileContext`).
         #[arg(long)]
@@ -170,12 +188,20 @@ pub enum Command {
         /// Extra instructions for the summary.
         #[arg(long, requires = "summarize")]
         focus: Option<String>,
+        /// The summarizing model, `provider/id` (as for `compact`).
+        #[arg(long, requires = "summarize")]
+        model: Option<String>,
         /// Use --focus instead of the built-in instructions.
         #[arg(long, requires = "focus")]
         replace_instructions: bool,
         /// The summarizing model's context window, bounding how much of the branch is read (0: all).
         #[arg(long, default_value_t = 0)]
         context_window: u64,
+    },
+    /// List the known models with their context windows and output limits.
+    Models {
+        #[arg(long)]
+        json: bool,
     },
     /// Undo the last compaction on the current path (append-only: the summary stays in the tree).
     UndoCompact { file: PathBuf },

@@ -71,6 +71,23 @@ fn classify(error: &anyhow::Error) -> (u8, Option<String>) {
         if let Some(settings_error) = cause.downcast_ref::<SettingsError>() {
             return classify_settings(settings_error);
         }
+        if let Some(import_error) = cause.downcast_ref::<ctxkit_import::ImportError>() {
+            return classify_import(import_error);
+        }
+        if let Some(llm_error) = cause.downcast_ref::<ctxkit_llm::LlmError>() {
+            return classify_llm(llm_error);
+        }
+        if let Some(ctxkit_compaction::CompactionError::Summarizer { .. }) =
+            cause.downcast_ref::<ctxkit_compaction::CompactionError>()
+        {
+            return (
+                7,
+                Some(
+                    "the session was not changed; retry, or pick another model with `--model`"
+                        .to_owned(),
+                ),
+            );
+        }
     }
     let Some(session_error) = error
         .chain()
@@ -92,6 +109,36 @@ fn classify(error: &anyhow::Error) -> (u8, Option<String>) {
         }
         SessionError::Io { .. } => (4, None),
         SessionError::Serialize(_) => (4, Some("this is a bug in ctxkit; please report it".to_owned())),
+    }
+}
+
+fn classify_import(error: &ctxkit_import::ImportError) -> (u8, Option<String>) {
+    use ctxkit_import::ImportError;
+    match error {
+        ImportError::Io { .. } => (4, None),
+        ImportError::UnknownFormat { .. } => (3, Some("name the format with `--from claude-code` or `--from codex`".to_owned())),
+        ImportError::Empty { .. } => (3, Some("the file holds no records; nothing was written".to_owned())),
+        ImportError::Conflict { .. } => {
+            (3, Some("the output file holds a different session; choose another `--out` (nothing was written)".to_owned()))
+        }
+        ImportError::Serialize(_) => (4, Some("this is a bug in ctxkit; please report it".to_owned())),
+    }
+}
+
+fn classify_llm(error: &ctxkit_llm::LlmError) -> (u8, Option<String>) {
+    use ctxkit_llm::LlmError;
+    match error {
+        LlmError::MissingApiKey { .. } | LlmError::UnknownProvider { .. } | LlmError::InvalidModel { .. } | LlmError::InvalidHeader { .. } => {
+            (3, Some("set the key, or pick another model with `--model provider/id` (`ctxkit models` lists them)".to_owned()))
+        }
+        LlmError::Http { .. }
+        | LlmError::Network { .. }
+        | LlmError::Timeout { .. }
+        | LlmError::RetryDelayTooLong { .. }
+        | LlmError::Cancelled { .. }
+        | LlmError::InvalidResponse { .. }
+        | LlmError::SilentOverflow { .. }
+        | LlmError::Client { .. } => (7, Some("the session was not changed".to_owned())),
     }
 }
 

@@ -4,6 +4,8 @@
 
 #[path = "all/common.rs"]
 mod common;
+#[path = "all/live.rs"]
+mod live;
 #[path = "all/providers.rs"]
 mod providers;
 #[path = "all/transport.rs"]

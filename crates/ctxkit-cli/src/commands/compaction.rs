@@ -6,7 +6,7 @@ use std::path::Path;
 
 use anyhow::{Context as _, Result, bail};
 use ctxkit_compaction::{
-    CompactOptions, CompactionError, Estimator, LoopGuard, OfflineSummarizer, Preparation, Prompts,
+    CompactOptions, CompactionError, Estimator, LoopGuard, Preparation, Prompts, Summarizer,
     check_after_compaction, compact, context_token_count, count_message_tokens, list_compactions,
     prepare_compaction, serialize_messages, undo_last_compaction,
 };
@@ -213,7 +213,22 @@ pub fn compact_command(
         thinking_level: None,
         file_context,
     };
-    let result = run_with_spinner(&preparation, &setup.prompts, &options)?;
+    writeln!(
+        std::io::stderr().lock(),
+        "Summarizing with {}",
+        setup.summarizer.name()
+    )?;
+    let result = run_with_spinner(
+        &preparation,
+        setup.summarizer.as_ref(),
+        &setup.prompts,
+        &options,
+    )?;
+    let context_window = if args.context_window == 0 {
+        setup.model_context_window.unwrap_or(0)
+    } else {
+        args.context_window
+    };
     let compaction_id = session.append_compaction(NewCompaction {
         summary: result.summary.clone(),
         first_kept_entry_id: result.first_kept_entry_id.clone(),
@@ -221,12 +236,7 @@ pub fn compact_command(
         details: Some(result.details.clone()),
         source: SummarySource::Ctxkit,
     })?;
-    let guard = check_after_compaction(
-        &session,
-        &compaction_id,
-        args.context_window,
-        &setup.settings,
-    )?;
+    let guard = check_after_compaction(&session, &compaction_id, context_window, &setup.settings)?;
     let tokens_after = match &guard {
         LoopGuard::Clear { tokens_after, .. }
         | LoopGuard::StillOver { tokens_after, .. }
@@ -282,6 +292,7 @@ pub fn compact_command(
 /// Runs the summarizer with a `Compacting…` spinner on a terminal; Ctrl-C cancels (nothing written).
 fn run_with_spinner(
     preparation: &Preparation,
+    summarizer: &dyn Summarizer,
     prompts: &Prompts,
     options: &CompactOptions,
 ) -> Result<ctxkit_compaction::CompactionResult> {
@@ -302,7 +313,7 @@ fn run_with_spinner(
                 watcher.cancel();
             }
         });
-        let outcome = compact(preparation, &OfflineSummarizer, prompts, options, &cancel).await;
+        let outcome = compact(preparation, summarizer, prompts, options, &cancel).await;
         ctrl_c.abort();
         outcome
     });
@@ -378,6 +389,33 @@ pub fn undo_compact(file: &Path, out: &mut dyn Write) -> Result<Outcome> {
             )?;
         }
         None => writeln!(out, "No compaction on the current path.")?,
+    }
+    Ok(Outcome::Success)
+}
+
+/// `ctxkit models`.
+pub fn models(json: bool, out: &mut dyn Write) -> Result<Outcome> {
+    let table = ctxkit_llm::ModelTable::builtin();
+    let mut models: Vec<&ctxkit_llm::ModelInfo> = table.iter().collect();
+    models.sort_by(|a, b| (&a.provider, &a.id).cmp(&(&b.provider, &b.id)));
+    if json {
+        let values: Vec<Value> = models
+            .iter()
+            .map(|model| json!({"provider": model.provider, "id": model.id, "contextWindow": model.context_window,
+                "maxOutput": model.max_output, "reasoning": model.reasoning}))
+            .collect();
+        print_json(out, &values)?;
+        return Ok(Outcome::Success);
+    }
+    for model in models {
+        writeln!(
+            out,
+            "{:<44} {:>9} context {:>7} output{}",
+            format!("{}/{}", model.provider, model.id),
+            model.context_window,
+            model.max_output,
+            if model.reasoning { "  reasoning" } else { "" }
+        )?;
     }
     Ok(Outcome::Success)
 }

@@ -4,6 +4,7 @@
 mod compaction;
 mod config;
 mod edit;
+mod import;
 mod inspect;
 mod navigate;
 mod packages;
@@ -47,7 +48,23 @@ impl Locations {
 pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
     let locations = Locations::resolve(&cli.global)?;
     match cli.command {
-        Command::Sessions { dir, all, json } => sessions::sessions(&locations, dir, all, json, out),
+        Command::Sessions {
+            from: Some(from),
+            dir,
+            json,
+            ..
+        } => import::sessions(&from, dir, json, out),
+        Command::Sessions {
+            dir,
+            all,
+            json,
+            from: None,
+        } => sessions::sessions(&locations, dir, all, json, out),
+        Command::Import {
+            file,
+            from,
+            out: out_file,
+        } => import::import(&locations, &file, &from, out_file.as_deref(), out),
         Command::Info { file, json } => inspect::info(&file, json, out),
         Command::Tree { file, json } => inspect::tree(&file, json, out),
         Command::Context {
@@ -85,6 +102,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
             keep_recent_tokens,
             reserve_tokens,
             file_context,
+            model,
             context_window,
             out: out_file,
             preview,
@@ -96,6 +114,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
                 reserve_tokens,
                 context_window,
                 file_context,
+                model: model.as_deref(),
             };
             let setup = summary_setup::resolve(&cli.global, flags)?;
             let args = compaction::CompactArgs {
@@ -114,6 +133,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
             to,
             summarize,
             focus,
+            model,
             replace_instructions,
             context_window,
         } => {
@@ -121,6 +141,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
                 &cli.global,
                 summary_setup::SummaryFlags {
                     context_window,
+                    model: model.as_deref(),
                     ..Default::default()
                 },
             )?;
@@ -135,6 +156,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
             navigate::branch(args, &setup, out)
         }
         Command::Compactions { file, json } => compaction::compactions(&file, json, out),
+        Command::Models { json } => compaction::models(json, out),
         Command::UndoCompact { file } => compaction::undo_compact(&file, out),
         Command::Config(action) => config::config(&cli.global, action, out),
         Command::Resources { json } => resources::resources(&cli.global, json, out),

@@ -7,8 +7,8 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 use ctxkit_compaction::{
-    BranchSummaryOptions, CompactionError, InstructionsMode, OfflineSummarizer,
-    collect_branch_entries, summarize_branch,
+    BranchSummaryOptions, CompactionError, InstructionsMode, collect_branch_entries,
+    summarize_branch,
 };
 use ctxkit_session::{Session, SessionError, SummarySource};
 use serde_json::json;
@@ -46,6 +46,11 @@ pub fn branch(args: BranchArgs<'_>, setup: &SummarySetup, out: &mut dyn Write) -
         writeln!(out, "Moved the leaf to {}", args.to)?;
         return Ok(Outcome::Success);
     }
+    writeln!(
+        std::io::stderr().lock(),
+        "Summarizing with {}",
+        setup.summarizer.name()
+    )?;
     let collected = collect_branch_entries(&session, old_leaf.as_deref(), Some(args.to));
     let token_budget = args
         .context_window
@@ -79,7 +84,7 @@ pub fn branch(args: BranchArgs<'_>, setup: &SummarySetup, out: &mut dyn Write) -
         let outcome = summarize_branch(
             &session,
             &collected.entries,
-            &OfflineSummarizer,
+            setup.summarizer.as_ref(),
             &setup.prompts,
             &options,
             &cancel,

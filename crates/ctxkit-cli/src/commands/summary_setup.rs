@@ -6,8 +6,8 @@ use std::path::Path;
 
 use anyhow::{Context as _, Result};
 use ctxkit_compaction::{
-    CompactionSettings, ContextFile, FileContextLimits, Preparation, Prompts, file_context_block,
-    rank_context_files,
+    CompactionSettings, ContextFile, FileContextLimits, OfflineSummarizer, Preparation, Prompts,
+    Summarizer, file_context_block, rank_context_files,
 };
 use ctxkit_resources::SettingOrigin;
 
@@ -15,29 +15,90 @@ use super::config::{load_settings, resource_environment};
 use crate::cli::GlobalArgs;
 
 /// Everything a summary run needs besides the session.
-#[derive(Debug)]
 pub struct SummarySetup {
     pub settings: CompactionSettings,
     pub prompts: Prompts,
     pub file_context: bool,
     /// `branchSummary.reserveTokens`.
     pub branch_reserve_tokens: u64,
+    /// The configured model, or the offline summarizer when none is configured.
+    pub summarizer: Box<dyn Summarizer>,
+    /// The summarizing model's context window, when known.
+    pub model_context_window: Option<u64>,
+}
+
+impl std::fmt::Debug for SummarySetup {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("SummarySetup")
+            .field("settings", &self.settings)
+            .field("summarizer", &self.summarizer.name())
+            .finish_non_exhaustive()
+    }
 }
 
 /// Flags given on the command line (`None`: not given).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct SummaryFlags {
+pub struct SummaryFlags<'a> {
     pub keep_recent_tokens: Option<u64>,
     pub reserve_tokens: Option<u64>,
     /// The model's context window; 0 when unknown.
     pub context_window: u64,
     pub file_context: bool,
+    /// `--model provider/id`.
+    pub model: Option<&'a str>,
 }
 
-pub fn resolve(global: &GlobalArgs, flags: SummaryFlags) -> Result<SummarySetup> {
+/// The summarizer: `--model`, else `compaction.model`, else the agent's `defaultProvider`/`defaultModel`;
+/// the offline summarizer only when no model is configured. A configured model that cannot be used
+/// (no API key, unknown provider) is an error, not a silent fallback.
+fn choose_summarizer(
+    settings: &ctxkit_resources::SettingsManager,
+    model_flag: Option<&str>,
+) -> Result<(Box<dyn Summarizer>, Option<u64>)> {
+    let (provider, default_model) = settings.default_model();
+    let options = ctxkit_llm::LlmOptions {
+        provider,
+        model: default_model,
+        compaction_model: model_flag
+            .map(str::to_owned)
+            .or_else(|| settings.compaction_model()),
+        ..ctxkit_llm::LlmOptions::default()
+    };
+    let variables: std::collections::BTreeMap<String, String> =
+        ctxkit_llm::EnvSettings::variable_names()
+            .into_iter()
+            .filter_map(|name| {
+                std::env::var(name)
+                    .ok()
+                    .map(|value| (name.to_owned(), value))
+            })
+            .collect();
+    let environment = ctxkit_llm::EnvSettings::from_map(&variables);
+    match ctxkit_llm::resolve_model(&options, &environment, ctxkit_llm::ModelRole::Compaction)? {
+        Some(config) => {
+            let client = ctxkit_llm::ModelClient::new(config)?;
+            let window = client.context_window();
+            Ok((Box::new(client), window))
+        }
+        None => Ok((Box::new(OfflineSummarizer), None)),
+    }
+}
+
+pub fn resolve(global: &GlobalArgs, flags: SummaryFlags<'_>) -> Result<SummarySetup> {
     let environment = resource_environment(global)?;
     let settings = load_settings(&environment)?;
     let configured = settings.compaction();
+    let (summarizer, model_context_window) = choose_summarizer(&settings, flags.model)?;
+    // The model's window stands in for --context-window when that is not given.
+    let flags = SummaryFlags {
+        context_window: if flags.context_window == 0 {
+            model_context_window.unwrap_or(0)
+        } else {
+            flags.context_window
+        },
+        ..flags
+    };
     let explicitly_set = |key: &str| {
         settings
             .get(key)
@@ -78,6 +139,8 @@ pub fn resolve(global: &GlobalArgs, flags: SummaryFlags) -> Result<SummarySetup>
         prompts,
         file_context: flags.file_context || settings.compaction_file_context(),
         branch_reserve_tokens: settings.branch_summary().reserve_tokens,
+        summarizer,
+        model_context_window,
     })
 }
 

@@ -31,7 +31,28 @@ impl Run {
     }
 
     fn ctxkit(&self, args: &[&str]) -> String {
-        let output = Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+        self.ctxkit_with_env(args, &[])
+    }
+
+    /// Runs `ctxkit` with extra environment variables; provider keys of the real environment are
+    /// removed so tests never reach a real provider.
+    fn ctxkit_with_env(&self, args: &[&str], variables: &[(&str, &str)]) -> String {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_ctxkit"));
+        for name in [
+            "ANTHROPIC_API_KEY",
+            "OPENAI_API_KEY",
+            "OPENAI_BASE_URL",
+            "GEMINI_API_KEY",
+            "GOOGLE_API_KEY",
+            "OPENROUTER_API_KEY",
+            "GROQ_API_KEY",
+            "XAI_API_KEY",
+            "MISTRAL_API_KEY",
+        ] {
+            command.env_remove(name);
+        }
+        command.envs(variables.iter().copied());
+        let output = command
             .args(args)
             .env("CTXKIT_HOME", self.home.path())
             .env_remove("CTXKIT_SESSIONS_DIR")
@@ -140,6 +161,8 @@ fn label_name_fork_and_sessions() {
     snapshot!(run.ctxkit(&["sessions", "--all"]));
 }
 
+mod import;
+mod providers;
 mod resources;
 
 #[test]
@@ -211,7 +234,7 @@ fn compact_plan_run_list_and_undo() {
         "--preview",
     ]);
     assert!(
-        preview.contains("Preview (nothing written): 37656 → 2607 tokens (93% saved)"),
+        preview.contains("Preview (nothing written): 37656 → 2500 tokens (93% saved)"),
         "{preview}"
     );
     assert_eq!(

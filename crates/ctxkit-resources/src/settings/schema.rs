@@ -86,6 +86,8 @@ const COMPACTION: &[Field] = &[
     ),
     // ctxkit: include the current contents of the most important touched files in summary requests.
     field("fileContext", ValueKind::Bool, DefaultValue::Bool(false)),
+    // ctxkit: a separate (usually cheaper) model for summaries, `provider/id`.
+    field("model", ValueKind::String, DefaultValue::Unset),
 ];
 const BRANCH_SUMMARY: &[Field] = &[
     field("reserveTokens", NON_NEGATIVE, DefaultValue::Integer(16384)),

@@ -119,6 +119,19 @@ impl SettingsManager {
         self.bool_setting("compaction.fileContext")
     }
 
+    /// `compaction.model` (a ctxkit setting): the model for summaries, `provider/id`.
+    pub fn compaction_model(&self) -> Option<String> {
+        self.string_setting("compaction.model")
+    }
+
+    /// `defaultProvider` and `defaultModel`: the agent's model.
+    pub fn default_model(&self) -> (Option<String>, Option<String>) {
+        (
+            self.string_setting("defaultProvider"),
+            self.string_setting("defaultModel"),
+        )
+    }
+
     /// `branchSummary.*` with defaults `{16384, false}`.
     pub fn branch_summary(&self) -> BranchSummarySettings {
         BranchSummarySettings {

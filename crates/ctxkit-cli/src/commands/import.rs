@@ -1,0 +1,120 @@
+//! `ctxkit import` (Claude Code / Codex files → a ctxkit session) and `ctxkit sessions --from`
+//! (those agents' sessions, listed from their own directories).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result};
+use ctxkit_import::{
+    SourceFormat, WriteOutcome, default_sessions_root, import_file, list_foreign_sessions,
+};
+use ctxkit_session::default_session_dir;
+
+use super::{Locations, print_json};
+use crate::Outcome;
+use crate::render::one_line;
+
+/// `--from auto|claude-code|codex` as a format (`None`: detect).
+fn parse_format(from: &str) -> Result<Option<SourceFormat>> {
+    match from {
+        "auto" => Ok(None),
+        other => other
+            .parse::<SourceFormat>()
+            .map(Some)
+            .map_err(anyhow::Error::msg),
+    }
+}
+
+/// Converts `file` and writes it to `out_file`, or into ctxkit's session directory of the session's
+/// cwd. Stdout gets the written path; the summary and every issue go to stderr.
+pub fn import(
+    locations: &Locations,
+    file: &Path,
+    from: &str,
+    out_file: Option<&Path>,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
+    let format = parse_format(from)?;
+    let session = import_file(file, format)?;
+    let target: PathBuf = match out_file {
+        Some(path) => path.to_owned(),
+        None => default_session_dir(&locations.sessions_root, &session.header.cwd)
+            .join(session.file_name()),
+    };
+    let outcome = session
+        .write_to(&target)
+        .with_context(|| format!("cannot write `{}`", target.display()))?;
+    writeln!(out, "{}", target.display())?;
+    let mut stderr = std::io::stderr().lock();
+    let report = &session.report;
+    let done = match outcome {
+        WriteOutcome::Created => "Imported".to_owned(),
+        WriteOutcome::UpToDate => "Already imported, nothing written:".to_owned(),
+        WriteOutcome::Appended(count) => format!("Appended {count} new entries:"),
+    };
+    writeln!(
+        stderr,
+        "{done} {} records from {} into {} entries, {} issues",
+        report.records,
+        session.format.name(),
+        report.entries,
+        report.issues.len()
+    )?;
+    for issue in &report.issues {
+        writeln!(stderr, "warning: {issue}")?;
+    }
+    Ok(Outcome::Success)
+}
+
+/// Lists another agent's sessions (default root under the home directory, or `dir`).
+pub fn sessions(
+    from: &str,
+    dir: Option<PathBuf>,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
+    let format = parse_format(from)?
+        .context("`--from auto` cannot list sessions; name the agent: `claude-code` or `codex`")?;
+    let root = match dir {
+        Some(dir) => dir,
+        None => {
+            let home =
+                std::env::home_dir().context("cannot find the home directory; pass `--dir`")?;
+            default_sessions_root(format, &home)
+        }
+    };
+    let (sessions, skipped) = list_foreign_sessions(format, &root)?;
+    if json {
+        print_json(out, &sessions)?;
+    } else if sessions.is_empty() {
+        writeln!(
+            out,
+            "No {} sessions in `{}`.",
+            format.name(),
+            root.display()
+        )?;
+    } else {
+        for session in &sessions {
+            let title = session
+                .name
+                .clone()
+                .unwrap_or_else(|| one_line(&session.first_message, 60));
+            writeln!(
+                out,
+                "{}  {:>4} msgs  {}",
+                session.modified, session.message_count, title
+            )?;
+            writeln!(out, "    {}", session.path)?;
+        }
+    }
+    let mut stderr = std::io::stderr().lock();
+    for file in skipped {
+        writeln!(
+            stderr,
+            "warning: skipped `{}`: {}",
+            file.path.display(),
+            file.error
+        )?;
+    }
+    Ok(Outcome::Success)
+}

@@ -1,0 +1,161 @@
+//! Snapshot tests of `ctxkit import` and `ctxkit sessions --from` on the fixtures that
+//! `ctxkit-import`'s seeded generator wrote (`crates/ctxkit-import/tests/fixtures`), each in a temp
+//! home; the imported sessions then go through `tree`, `context`, `tokens` and `compact --dry-run`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../ctxkit-import/tests/fixtures")
+        .join(name)
+}
+
+struct Home {
+    _temp: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Home {
+    fn new() -> Self {
+        let temp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(temp.path()).unwrap();
+        Self { _temp: temp, root }
+    }
+
+    /// Copies a fixture to `relative` under the temp root.
+    fn place(&self, name: &str, relative: &str) -> PathBuf {
+        let target = self.root.join(relative);
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::copy(fixture(name), &target).unwrap();
+        target
+    }
+
+    fn ctxkit(&self, args: &[&str]) -> String {
+        let output = Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+            .args(args)
+            .current_dir(&self.root)
+            .env("CTXKIT_HOME", self.root.join("ctxkit"))
+            .env("HOME", &self.root)
+            .env_remove("CTXKIT_SESSIONS_DIR")
+            .output()
+            .unwrap();
+        let mut text = format!("$ ctxkit {}\n", args.join(" "));
+        text.push_str(&format!("exit: {}\n", output.status.code().unwrap_or(-1)));
+        text.push_str(&String::from_utf8_lossy(&output.stdout));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if !stderr.is_empty() {
+            text.push_str("--- stderr\n");
+            text.push_str(&stderr);
+        }
+        text.replace(&self.root.display().to_string(), "[ROOT]")
+    }
+
+    fn path(&self, relative: &str) -> String {
+        self.root.join(relative).display().to_string()
+    }
+}
+
+#[test]
+fn import_claude_code_and_inspect_the_tree() {
+    let home = Home::new();
+    let source = home.place("claude-code-session.jsonl", "claude/session.jsonl");
+    let before = std::fs::read(&source).unwrap();
+    let src = source.to_str().unwrap();
+    let out = home.path("imported.jsonl");
+    let mut transcript = String::new();
+    transcript.push_str(&home.ctxkit(&["import", src, "--out", &out]));
+    transcript.push_str(&home.ctxkit(&["import", src, "--from", "claude-code", "--out", &out]));
+    transcript.push_str(&home.ctxkit(&["tree", &out]));
+    transcript.push_str(&home.ctxkit(&["context", &out]));
+    transcript.push_str(&home.ctxkit(&["tokens", &out]));
+    transcript.push_str(&home.ctxkit(&["check", &out]));
+    insta::assert_snapshot!(transcript);
+    assert_eq!(
+        std::fs::read(&source).unwrap(),
+        before,
+        "the source was modified"
+    );
+    let plan = home.ctxkit(&["compact", &out, "--dry-run", "--json"]);
+    assert!(plan.contains("exit: 0"), "{plan}");
+}
+
+#[test]
+fn import_codex_into_the_session_directory() {
+    let home = Home::new();
+    let source = home.place("codex-rollout.jsonl", "rollout.jsonl");
+    let before = std::fs::read(&source).unwrap();
+    let output = home.ctxkit(&["import", source.to_str().unwrap()]);
+    let written = output
+        .lines()
+        .nth(2)
+        .unwrap()
+        .replace("[ROOT]", &home.path(""));
+    let written = written.replace("//", "/");
+    let mut transcript = output.clone();
+    transcript.push_str(&home.ctxkit(&["context", &written, "--llm"]));
+    transcript.push_str(&home.ctxkit(&[
+        "sessions",
+        "--dir",
+        &home.path("ctxkit/sessions/--home-dev-project--"),
+    ]));
+    insta::assert_snapshot!(transcript);
+    assert_eq!(
+        std::fs::read(&source).unwrap(),
+        before,
+        "the source was modified"
+    );
+}
+
+#[test]
+fn sessions_from_other_agents() {
+    let home = Home::new();
+    home.place(
+        "claude-code-session.jsonl",
+        ".claude/projects/-home-dev-project/237a4e0d.jsonl",
+    );
+    home.place(
+        "codex-rollout.jsonl",
+        ".codex/sessions/2025/06/01/rollout-2025-06-01T10-00-00-x.jsonl",
+    );
+    std::fs::write(
+        home.root
+            .join(".codex/sessions/2025/06/01/rollout-empty.jsonl"),
+        "",
+    )
+    .unwrap();
+    let mut transcript = String::new();
+    transcript.push_str(&home.ctxkit(&["sessions", "--from", "claude-code"]));
+    transcript.push_str(&home.ctxkit(&["sessions", "--from", "codex", "--json"]));
+    transcript.push_str(&home.ctxkit(&[
+        "sessions",
+        "--from",
+        "codex",
+        "--dir",
+        &home.path("nowhere"),
+    ]));
+    insta::assert_snapshot!(transcript);
+}
+
+#[test]
+fn import_errors() {
+    let home = Home::new();
+    std::fs::write(home.root.join("notes.jsonl"), "{\"hello\":1}\n").unwrap();
+    let mut transcript = String::new();
+    transcript.push_str(&home.ctxkit(&["import", "missing.jsonl"]));
+    transcript.push_str(&home.ctxkit(&["import", "notes.jsonl"]));
+    transcript.push_str(&home.ctxkit(&["import", "notes.jsonl", "--from", "gemini"]));
+    let source = home.place("codex-rollout.jsonl", "rollout.jsonl");
+    std::fs::write(
+        home.root.join("taken.jsonl"),
+        "{\"type\":\"session\",\"version\":3,\"id\":\"x\"}\n",
+    )
+    .unwrap();
+    transcript.push_str(&home.ctxkit(&[
+        "import",
+        source.to_str().unwrap(),
+        "--out",
+        "taken.jsonl",
+    ]));
+    insta::assert_snapshot!(transcript);
+}

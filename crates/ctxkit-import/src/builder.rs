@@ -1,0 +1,122 @@
+//! Assembling an imported session: entries with derived ids and normalized timestamps, the tool
+//! call/result pairing check, and the header.
+
+use ctxkit_protocol::{CustomEntry, EntryKind, JsonObject, SessionEntry, SessionHeader};
+use ctxkit_session::{iso_from_ms, parse_timestamp_ms};
+use serde_json::Value;
+
+use crate::ImportedSession;
+use crate::ids::IdAllocator;
+use crate::report::{ImportIssue, ImportReport, IssueKind};
+use crate::source::SourceFile;
+use crate::tools::repair_tools;
+use crate::{SourceFormat, custom_type};
+
+/// An entry being built, with the source line it came from.
+#[derive(Debug)]
+pub(crate) struct Planned {
+    pub(crate) line: usize,
+    pub(crate) entry: SessionEntry,
+}
+
+/// Entries in output order plus the issues met so far.
+#[derive(Debug, Default)]
+pub(crate) struct Builder {
+    pub(crate) ids: IdAllocator,
+    pub(crate) issues: Vec<ImportIssue>,
+}
+
+impl Builder {
+    pub(crate) fn new(source: &SourceFile) -> Self {
+        Self {
+            ids: IdAllocator::default(),
+            issues: source.issues.clone(),
+        }
+    }
+
+    pub(crate) fn issue(&mut self, line: usize, kind: IssueKind) {
+        self.issues.push(ImportIssue::at(line, kind));
+    }
+
+    /// Checks tool pairing (filling result tool names from their calls) and assembles the session.
+    pub(crate) fn finish(
+        mut self,
+        format: SourceFormat,
+        header: SessionHeader,
+        planned: Vec<Planned>,
+        records: usize,
+    ) -> ImportedSession {
+        let planned = repair_tools(planned, &mut self.ids, &mut self.issues);
+        self.issues.sort_by_key(|issue| issue.line);
+        let entries: Vec<SessionEntry> = planned.into_iter().map(|planned| planned.entry).collect();
+        ImportedSession {
+            format,
+            report: ImportReport {
+                records,
+                entries: entries.len(),
+                issues: self.issues,
+            },
+            header,
+            entries,
+        }
+    }
+}
+
+/// The header of an imported session: the source's session id and start time, and where it came from.
+pub(crate) fn header(
+    format: SourceFormat,
+    session_id: &str,
+    timestamp: &str,
+    cwd: &str,
+) -> SessionHeader {
+    let mut header = SessionHeader::new(
+        session_id.to_owned(),
+        normalize_timestamp(timestamp).unwrap_or_else(|| timestamp.to_owned()),
+        cwd.to_owned(),
+        None,
+    );
+    let mut origin = JsonObject::new();
+    origin.insert("format".to_owned(), Value::String(format.name().to_owned()));
+    origin.insert("sessionId".to_owned(), Value::String(session_id.to_owned()));
+    header
+        .extra
+        .insert("importedFrom".to_owned(), Value::Object(origin));
+    header
+}
+
+/// An ISO timestamp in `toISOString` form, or `None` when it does not parse.
+pub(crate) fn normalize_timestamp(text: &str) -> Option<String> {
+    parse_timestamp_ms(text).map(iso_from_ms)
+}
+
+/// Epoch milliseconds of an entry timestamp.
+pub(crate) fn millis(timestamp: &str) -> Option<i64> {
+    parse_timestamp_ms(timestamp)
+}
+
+/// A `custom` entry keeping a whole source record.
+pub(crate) fn custom_kind(format: SourceFormat, kind: &str, record: &JsonObject) -> EntryKind {
+    EntryKind::Custom(CustomEntry {
+        custom_type: custom_type(format, kind),
+        data: Some(Value::Object(record.clone())),
+        extra: JsonObject::new(),
+    })
+}
+
+/// Parses tool arguments given as JSON text; anything but an object is kept as `{"input": text}`.
+pub(crate) fn arguments_from_text(text: &str) -> Option<Value> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(value @ Value::Object(_)) => Some(value),
+        Ok(
+            Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) | Value::Array(_),
+        )
+        | Err(_) => None,
+    }
+}
+
+/// `{"input": value}`, for tool inputs that are not objects.
+pub(crate) fn wrapped_input(value: Value) -> Value {
+    let mut object = JsonObject::new();
+    object.insert("input".to_owned(), value);
+    Value::Object(object)
+}

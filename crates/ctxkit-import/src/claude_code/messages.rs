@@ -1,0 +1,250 @@
+//! Claude Code message records → v3 messages: user records (splitting out `tool_result` blocks),
+//! assistant records, and Anthropic content blocks.
+
+use ctxkit_protocol::{
+    AgentMessage, AssistantMessage, ContentBlock, EntryKind, ImageContent, JsonObject,
+    MessageContent, TextContent, ThinkingContent, ToolCall, ToolResultMessage, Usage, UserMessage,
+    value_as_u64,
+};
+use serde_json::Value;
+
+use super::{message_of, planned};
+use crate::builder::{Builder, Planned, millis, wrapped_input};
+use crate::report::IssueKind;
+use crate::source::{SourceLine, str_field};
+
+/// A user record: one `toolResult` message per `tool_result` block, then a user message with the
+/// remaining blocks (if any).
+pub(super) fn user_entries(
+    line: &SourceLine,
+    source_key: &str,
+    timestamp: &str,
+    builder: &mut Builder,
+    entries: &mut Vec<Planned>,
+) {
+    let record = &line.record;
+    let ms = millis(timestamp);
+    let content = message_of(record).and_then(|message| message.get("content"));
+    let blocks: Vec<Value> = match content {
+        Some(Value::String(text)) => {
+            let id = builder.ids.derive(source_key);
+            let message = AgentMessage::User(UserMessage {
+                content: MessageContent::Text(text.clone()),
+                timestamp: ms,
+                extra: JsonObject::new(),
+            });
+            entries.push(planned(
+                line,
+                id,
+                timestamp,
+                EntryKind::Message(Box::new(message)),
+            ));
+            return;
+        }
+        Some(Value::Array(blocks)) => blocks.clone(),
+        Some(_) | None => Vec::new(),
+    };
+    let mut rest = Vec::new();
+    let mut results = 0;
+    for block in blocks {
+        let Value::Object(block) = block else {
+            continue;
+        };
+        if str_field(&block, "type") == Some("tool_result") {
+            let key = if results == 0 {
+                source_key.to_owned()
+            } else {
+                format!("{source_key}#{results}")
+            };
+            results += 1;
+            let id = builder.ids.derive(&key);
+            let content = match block.get("content") {
+                Some(Value::String(text)) => {
+                    MessageContent::Blocks(vec![ContentBlock::text(text.clone())])
+                }
+                Some(Value::Array(items)) => MessageContent::Blocks(
+                    items
+                        .iter()
+                        .filter_map(Value::as_object)
+                        .map(|item| content_block(item, builder, line.line))
+                        .collect(),
+                ),
+                Some(_) | None => MessageContent::Blocks(Vec::new()),
+            };
+            let message = AgentMessage::ToolResult(ToolResultMessage {
+                tool_call_id: str_field(&block, "tool_use_id")
+                    .unwrap_or_default()
+                    .to_owned(),
+                tool_name: String::new(),
+                content,
+                details: if results == 1 {
+                    record.get("toolUseResult").cloned()
+                } else {
+                    None
+                },
+                is_error: block
+                    .get("is_error")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+                timestamp: ms,
+                extra: JsonObject::new(),
+            });
+            entries.push(planned(
+                line,
+                id,
+                timestamp,
+                EntryKind::Message(Box::new(message)),
+            ));
+        } else {
+            rest.push(content_block(&block, builder, line.line));
+        }
+    }
+    if !rest.is_empty() || entries.is_empty() {
+        let key = if results == 0 {
+            source_key.to_owned()
+        } else {
+            format!("{source_key}#user")
+        };
+        let id = builder.ids.derive(&key);
+        let message = AgentMessage::User(UserMessage {
+            content: MessageContent::Blocks(rest),
+            timestamp: ms,
+            extra: JsonObject::new(),
+        });
+        entries.push(planned(
+            line,
+            id,
+            timestamp,
+            EntryKind::Message(Box::new(message)),
+        ));
+    }
+}
+
+/// One Anthropic content block as a v3 block; unknown block types are kept whole.
+fn content_block(block: &JsonObject, builder: &mut Builder, line: usize) -> ContentBlock {
+    match str_field(block, "type") {
+        Some("text") => ContentBlock::text(str_field(block, "text").unwrap_or_default()),
+        Some("thinking") => ContentBlock::Thinking(ThinkingContent {
+            thinking: str_field(block, "thinking").unwrap_or_default().to_owned(),
+            thinking_signature: str_field(block, "signature").map(str::to_owned),
+            extra: JsonObject::new(),
+        }),
+        Some("redacted_thinking") => {
+            let mut extra = JsonObject::new();
+            extra.insert("redacted".to_owned(), Value::Bool(true));
+            ContentBlock::Thinking(ThinkingContent {
+                thinking: String::new(),
+                thinking_signature: str_field(block, "data").map(str::to_owned),
+                extra,
+            })
+        }
+        Some("tool_use") => ContentBlock::ToolCall(ToolCall {
+            id: str_field(block, "id").unwrap_or_default().to_owned(),
+            name: str_field(block, "name").unwrap_or_default().to_owned(),
+            arguments: match block.get("input") {
+                Some(input @ Value::Object(_)) => input.clone(),
+                Some(other) => wrapped_input(other.clone()),
+                None => Value::Object(JsonObject::new()),
+            },
+            extra: JsonObject::new(),
+        }),
+        Some("image") => {
+            let image_source = block.get("source").and_then(Value::as_object);
+            match image_source.and_then(|image| {
+                Some((str_field(image, "data")?, str_field(image, "media_type")?))
+            }) {
+                Some((data, mime_type)) => ContentBlock::Image(ImageContent {
+                    data: data.to_owned(),
+                    mime_type: mime_type.to_owned(),
+                    extra: JsonObject::new(),
+                }),
+                None => {
+                    builder.issue(line, IssueKind::ImageNotInline);
+                    let location = image_source
+                        .and_then(|image| {
+                            str_field(image, "url").or_else(|| str_field(image, "file_id"))
+                        })
+                        .unwrap_or("unknown");
+                    ContentBlock::Text(TextContent {
+                        text: format!("[image: {location}]"),
+                        extra: JsonObject::new(),
+                    })
+                }
+            }
+        }
+        Some(_) | None => ContentBlock::Unknown(block.clone()),
+    }
+}
+
+pub(super) fn assistant_kind(
+    record: &JsonObject,
+    timestamp: &str,
+    builder: &mut Builder,
+    line: usize,
+) -> EntryKind {
+    let message = message_of(record);
+    let content: Vec<ContentBlock> = match message.and_then(|message| message.get("content")) {
+        Some(Value::String(text)) => vec![ContentBlock::text(text.clone())],
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter_map(Value::as_object)
+            .map(|block| content_block(block, builder, line))
+            .collect(),
+        Some(_) | None => Vec::new(),
+    };
+    let has_tool_call = content
+        .iter()
+        .any(|block| matches!(block, ContentBlock::ToolCall(_)));
+    let is_error = record.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true);
+    let stop_reason = match message.and_then(|message| str_field(message, "stop_reason")) {
+        _ if is_error => "error",
+        Some("tool_use") => "toolUse",
+        Some("max_tokens") => "length",
+        Some(_) => "stop",
+        None if has_tool_call => "toolUse",
+        None => "stop",
+    };
+    let usage = message
+        .and_then(|message| message.get("usage"))
+        .and_then(Value::as_object)
+        .map(|usage| {
+            let number = |key: &str| usage.get(key).and_then(value_as_u64).unwrap_or(0);
+            let input = number("input_tokens");
+            let output = number("output_tokens");
+            let cache_read = number("cache_read_input_tokens");
+            let cache_write = number("cache_creation_input_tokens");
+            Usage {
+                input,
+                output,
+                cache_read,
+                cache_write,
+                total_tokens: input + output + cache_read + cache_write,
+                cost: None,
+                extra: JsonObject::new(),
+            }
+        });
+    let error_message = if is_error {
+        content.iter().find_map(|block| match block {
+            ContentBlock::Text(text) => Some(text.text.clone()),
+            ContentBlock::Image(_)
+            | ContentBlock::Thinking(_)
+            | ContentBlock::ToolCall(_)
+            | ContentBlock::Unknown(_) => None,
+        })
+    } else {
+        None
+    };
+    EntryKind::Message(Box::new(AgentMessage::Assistant(AssistantMessage {
+        content,
+        api: Some("anthropic-messages".to_owned()),
+        provider: Some("anthropic".to_owned()),
+        model: message
+            .and_then(|message| str_field(message, "model"))
+            .map(str::to_owned),
+        usage,
+        stop_reason: Some(stop_reason.to_owned()),
+        error_message,
+        timestamp: millis(timestamp),
+        extra: JsonObject::new(),
+    })))
+}

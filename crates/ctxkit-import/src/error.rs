@@ -1,0 +1,48 @@
+//! Errors of the importers. Problems inside a file (bad lines, orphan tool results, unknown records)
+//! are not errors: they come back in the [`ImportReport`](crate::ImportReport).
+
+use std::path::PathBuf;
+
+/// Why an import or a listing failed as a whole.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// Reading the source file or directory failed (`operation` says what was attempted). Returned by
+    /// [`read_source`](crate::read_source), [`import_file`](crate::import_file) and the listings;
+    /// the caller should report the path and give up on it.
+    #[error("cannot {operation} `{path}`: {source}")]
+    Io {
+        operation: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// `--from auto` could not tell which agent wrote the file. Returned by
+    /// [`detect_format`](crate::detect_format); ask the user to name the format.
+    #[error("cannot tell which agent wrote `{path}`")]
+    UnknownFormat { path: PathBuf },
+    /// The file holds no record the importer could read, so there is no session to build. Returned
+    /// by the converters; nothing is written.
+    #[error("`{path}` holds no readable records")]
+    Empty { path: PathBuf },
+    /// The output file exists and is not an earlier import of the same session (another header, or
+    /// an entry that differs). Returned by [`ImportedSession::write_to`](crate::ImportedSession::write_to);
+    /// nothing was written: choose another `--out`.
+    #[error("`{path}` is not an earlier import of this session: {reason}")]
+    Conflict { path: PathBuf, reason: String },
+    /// Serializing an entry failed (only possible for values serde cannot represent). Returned by
+    /// [`ImportedSession::to_jsonl`](crate::ImportedSession::to_jsonl).
+    #[error("cannot serialize an imported entry: {0}")]
+    Serialize(#[from] serde_json::Error),
+}
+
+impl ImportError {
+    pub(crate) fn io<'a>(
+        operation: &'static str,
+        path: &'a std::path::Path,
+    ) -> impl FnOnce(std::io::Error) -> Self + 'a {
+        move |source| Self::Io {
+            operation,
+            path: path.to_owned(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! Importing other agents' session files into ctxkit: Claude Code JSONL transcripts and Codex
+//! rollouts become Pi v3 session trees (header + entries) plus a report of what could not be mapped
+//! one-to-one.
+//!
+//! Conversion is pure ([`convert`] over a parsed [`SourceFile`]); the only I/O is reading the source
+//! (never modified), listing the agents' session directories and writing the imported session
+//! ([`ImportedSession::write_to`], create-or-append, atomic). Ids derive from source ids and timestamps
+//! come from the source, so importing twice gives the same entries.
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod builder;
+mod claude_code;
+mod codex;
+mod error;
+mod ids;
+mod listing;
+mod output;
+mod report;
+mod source;
+mod tools;
+
+use std::path::Path;
+
+use ctxkit_protocol::{SessionEntry, SessionHeader};
+
+pub use claude_code::convert_claude_code;
+pub use codex::convert_codex;
+pub use error::ImportError;
+pub use listing::{SkippedSource, default_sessions_root, list_foreign_sessions};
+pub use output::WriteOutcome;
+pub use report::{ImportIssue, ImportReport, IssueKind};
+pub use source::{SourceFile, SourceLine, parse_source, read_source};
+
+/// Which agent wrote a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SourceFormat {
+    /// Claude Code: `~/.claude/projects/<escaped cwd>/<session id>.jsonl`.
+    ClaudeCode,
+    /// Codex: `~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`.
+    Codex,
+}
+
+impl SourceFormat {
+    /// The name used on the command line and in `customType`s: `claude-code` or `codex`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::ClaudeCode => "claude-code",
+            Self::Codex => "codex",
+        }
+    }
+}
+
+impl std::str::FromStr for SourceFormat {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "claude-code" | "claude" => Ok(Self::ClaudeCode),
+            "codex" => Ok(Self::Codex),
+            other => Err(format!(
+                "unknown format `{other}` (expected `claude-code` or `codex`)"
+            )),
+        }
+    }
+}
+
+/// The `customType` of entries that keep a source record: `import.<format>.<kind>`.
+pub fn custom_type(format: SourceFormat, kind: &str) -> String {
+    format!("import.{}.{kind}", format.name())
+}
+
+/// A converted session: what a v3 file of it holds, and the report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportedSession {
+    pub format: SourceFormat,
+    pub header: SessionHeader,
+    /// In file order: parents before children where the source allows it, the main conversation's
+    /// last entry last (it becomes the leaf when the file is opened).
+    pub entries: Vec<SessionEntry>,
+    pub report: ImportReport,
+}
+
+/// Guesses the format from the records: Codex lines are `{timestamp, type, payload}` envelopes,
+/// Claude Code lines carry `uuid`/`sessionId`.
+pub fn detect_format(source: &SourceFile) -> Result<SourceFormat, ImportError> {
+    for line in &source.lines {
+        let record = &line.record;
+        if record.contains_key("payload")
+            && matches!(
+                source::str_field(record, "type"),
+                Some("session_meta" | "response_item" | "event_msg" | "turn_context" | "compacted")
+            )
+        {
+            return Ok(SourceFormat::Codex);
+        }
+        if record.contains_key("sessionId") || record.contains_key("parentUuid") {
+            return Ok(SourceFormat::ClaudeCode);
+        }
+    }
+    Err(ImportError::UnknownFormat {
+        path: source.path.clone(),
+    })
+}
+
+/// Converts a parsed source file of the given format.
+pub fn convert(source: &SourceFile, format: SourceFormat) -> Result<ImportedSession, ImportError> {
+    match format {
+        SourceFormat::ClaudeCode => convert_claude_code(source),
+        SourceFormat::Codex => convert_codex(source),
+    }
+}
+
+/// Reads and converts `path`; `format: None` detects it.
+pub fn import_file(
+    path: &Path,
+    format: Option<SourceFormat>,
+) -> Result<ImportedSession, ImportError> {
+    let source = read_source(path)?;
+    let format = match format {
+        Some(format) => format,
+        None => detect_format(&source)?,
+    };
+    convert(&source, format)
+}

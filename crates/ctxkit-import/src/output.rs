@@ -1,0 +1,115 @@
+//! Writing an imported session: the whole file atomically when it is new, otherwise only the entries
+//! it lacks, appended (session files are append-only).
+
+use std::collections::HashMap;
+use std::io::Write as _;
+use std::path::Path;
+
+use ctxkit_session::session_file_name;
+
+use crate::ImportedSession;
+use crate::error::ImportError;
+
+/// What [`ImportedSession::write_to`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteOutcome {
+    /// A new file was written.
+    Created,
+    /// The file already held every imported entry; nothing was written.
+    UpToDate,
+    /// The file was an earlier import of the same session; this many new entries were appended.
+    Appended(usize),
+}
+
+impl ImportedSession {
+    /// The session as JSONL: the header line, then one line per entry, each ending in `\n`.
+    pub fn to_jsonl(&self) -> Result<String, ImportError> {
+        let mut text = serde_json::to_string(&self.header)?;
+        text.push('\n');
+        for entry in &self.entries {
+            text.push_str(&serde_json::to_string(entry)?);
+            text.push('\n');
+        }
+        Ok(text)
+    }
+
+    /// The file name Pi and ctxkit would give this session: `<timestamp>_<session id>.jsonl`.
+    pub fn file_name(&self) -> String {
+        session_file_name(&self.header.timestamp, &self.header.id)
+    }
+
+    /// Writes the session to `path`. A missing file is created atomically (temporary file + rename).
+    /// An existing file must be an import of the same session: entries it lacks are appended in one
+    /// write; an entry id it holds with different content, or another header, is a
+    /// [`ImportError::Conflict`] and nothing is written.
+    pub fn write_to(&self, path: &Path) -> Result<WriteOutcome, ImportError> {
+        let text = self.to_jsonl()?;
+        let existing = match std::fs::read_to_string(path) {
+            Ok(existing) => existing,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                write_new(path, &text)?;
+                return Ok(WriteOutcome::Created);
+            }
+            Err(error) => return Err(ImportError::io("read", path)(error)),
+        };
+        let mut new_lines = text.lines();
+        let new_header = new_lines.next().unwrap_or_default();
+        let mut old_lines = existing.lines();
+        let conflict = |reason: &str| ImportError::Conflict {
+            path: path.to_owned(),
+            reason: reason.to_owned(),
+        };
+        if old_lines.next() != Some(new_header) {
+            return Err(conflict("it holds another session header"));
+        }
+        let old_by_id: HashMap<String, &str> = old_lines
+            .filter_map(|line| {
+                let value: serde_json::Value = serde_json::from_str(line).ok()?;
+                Some((value.get("id")?.as_str()?.to_owned(), line))
+            })
+            .collect();
+        let mut missing = String::new();
+        let mut count = 0;
+        for (entry, line) in self.entries.iter().zip(new_lines) {
+            match old_by_id.get(&entry.id) {
+                Some(old) if *old == line => {}
+                Some(_) => return Err(conflict(&format!("entry `{}` differs", entry.id))),
+                None => {
+                    missing.push_str(line);
+                    missing.push('\n');
+                    count += 1;
+                }
+            }
+        }
+        if count == 0 {
+            return Ok(WriteOutcome::UpToDate);
+        }
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(ImportError::io("open", path))?;
+        if !existing.is_empty() && !existing.ends_with('\n') {
+            missing.insert(0, '\n');
+        }
+        file.write_all(missing.as_bytes())
+            .and_then(|()| file.flush())
+            .map_err(ImportError::io("append to", path))?;
+        Ok(WriteOutcome::Appended(count))
+    }
+}
+
+fn write_new(path: &Path, text: &str) -> Result<(), ImportError> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        Some(_) | None => Path::new("."),
+    };
+    std::fs::create_dir_all(dir).map_err(ImportError::io("create directory", dir))?;
+    let mut temp = tempfile::NamedTempFile::new_in(dir)
+        .map_err(ImportError::io("create a temporary file in", dir))?;
+    temp.write_all(text.as_bytes())
+        .and_then(|()| temp.as_file().sync_all())
+        .map_err(ImportError::io("write", path))?;
+    temp.persist_noclobber(path)
+        .map_err(|error| ImportError::io("create", path)(error.error))?;
+    Ok(())
+}

@@ -1,0 +1,128 @@
+//! What an import could not map one-to-one, line by line.
+
+use std::fmt;
+
+/// Everything worth telling the user about one import.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ImportReport {
+    /// Readable records in the source.
+    pub records: usize,
+    /// Entries of the imported session (the header not counted).
+    pub entries: usize,
+    pub issues: Vec<ImportIssue>,
+}
+
+/// One problem, at a source line when it has one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportIssue {
+    pub line: Option<usize>,
+    pub kind: IssueKind,
+}
+
+impl ImportIssue {
+    pub(crate) fn at(line: usize, kind: IssueKind) -> Self {
+        Self {
+            line: Some(line),
+            kind,
+        }
+    }
+}
+
+/// The kinds of problems an import reports. None of them stops the import.
+#[derive(Debug, Clone, PartialEq)]
+pub enum IssueKind {
+    /// The line is not a JSON object; it was skipped.
+    MalformedLine { reason: String },
+    /// A record type the importer does not map; kept as a `custom` entry.
+    UnknownRecord { record_type: String },
+    /// The record's parent is not in the file; the entry became a root.
+    MissingParent { parent: String },
+    /// Two records share one id; the later one got a derived id.
+    DuplicateId { source_id: String },
+    /// A tool result whose call is in no imported message; kept as a user message (providers refuse
+    /// a result without its call).
+    OrphanToolResult { tool_call_id: String },
+    /// A tool call without a result although the conversation went on; an error result saying so
+    /// was added after the call.
+    MissingToolResultAdded { tool_call_id: String },
+    /// A tool call without a result at the end of a branch (the agent stopped there); left as it is.
+    ToolCallWithoutResult { tool_call_id: String },
+    /// Tool arguments that are not a JSON object; kept as `{"input": <text>}`.
+    UnparsedToolArguments { tool_call_id: String },
+    /// A compaction marker without its summary; the compaction entry has an empty summary.
+    CompactionWithoutSummary,
+    /// A compaction without a token count; `tokensBefore` is 0.
+    CompactionWithoutTokenCount,
+    /// An image the v3 format cannot hold inline (a URL or a file path); kept as a text placeholder.
+    ImageNotInline,
+}
+
+impl fmt::Display for IssueKind {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::MalformedLine { reason } => {
+                write!(formatter, "skipped a malformed line: {reason}")
+            }
+            Self::UnknownRecord { record_type } => {
+                write!(
+                    formatter,
+                    "kept an unknown `{record_type}` record as a custom entry"
+                )
+            }
+            Self::MissingParent { parent } => {
+                write!(
+                    formatter,
+                    "parent `{parent}` is not in the file; imported as a root"
+                )
+            }
+            Self::DuplicateId { source_id } => {
+                write!(
+                    formatter,
+                    "id `{source_id}` appears twice; the later record got a new id"
+                )
+            }
+            Self::OrphanToolResult { tool_call_id } => write!(
+                formatter,
+                "tool result `{tool_call_id}` has no matching call; kept as a user message"
+            ),
+            Self::MissingToolResultAdded { tool_call_id } => write!(
+                formatter,
+                "tool call `{tool_call_id}` has no result; added an error result"
+            ),
+            Self::ToolCallWithoutResult { tool_call_id } => {
+                write!(
+                    formatter,
+                    "tool call `{tool_call_id}` has no result (end of a branch)"
+                )
+            }
+            Self::UnparsedToolArguments { tool_call_id } => write!(
+                formatter,
+                "arguments of tool call `{tool_call_id}` are not a JSON object; kept as text"
+            ),
+            Self::CompactionWithoutSummary => {
+                write!(formatter, "compaction has no summary record")
+            }
+            Self::CompactionWithoutTokenCount => {
+                write!(
+                    formatter,
+                    "compaction has no token count; `tokensBefore` is 0"
+                )
+            }
+            Self::ImageNotInline => {
+                write!(
+                    formatter,
+                    "image is not inline data; kept as a text placeholder"
+                )
+            }
+        }
+    }
+}
+
+impl fmt::Display for ImportIssue {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(formatter, "line {line}: {}", self.kind),
+            None => write!(formatter, "{}", self.kind),
+        }
+    }
+}
