@@ -224,10 +224,12 @@ pub fn resolve_model(
     } else {
         provider
     };
-    let is_main = main_provider
-        .as_deref()
-        .map(|p| if p == "gemini" { "google" } else { p })
-        == Some(provider.as_str());
+    // Base URL, key, api and headers belong to the main model's provider; with no main model
+    // configured they belong to whichever provider is used.
+    let is_main = match main_provider.as_deref() {
+        None => true,
+        Some(main) => (if main == "gemini" { "google" } else { main }) == provider.as_str(),
+    };
     let own = |value: Option<String>| if is_main { value } else { None };
 
     let builtin = find_provider(&provider);

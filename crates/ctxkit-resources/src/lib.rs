@@ -56,8 +56,9 @@ pub use resolve::{
     SourceOrigin, SourceScope, resolve_configured, resolve_package_sources,
 };
 pub use settings::{
-    BranchSummarySettings, CompactionSettings, Document, KeyPath, ProviderRetrySettings,
-    RetrySettings, SettingEntry, SettingLookup, SettingOrigin, SettingsDiagnostic, SettingsManager,
+    BranchSummarySettings, CompactionSettings, Document, KeyPath, LlmSettings,
+    ProviderRetrySettings, RetrySettings, SettingEntry, SettingLookup, SettingOrigin,
+    SettingsDiagnostic, SettingsManager,
 };
 pub use skills::{
     Skill, SkillSet, expand_skill_command, format_skills_for_prompt, load_skill_file, load_skills,

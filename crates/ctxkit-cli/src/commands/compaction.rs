@@ -394,8 +394,15 @@ pub fn undo_compact(file: &Path, out: &mut dyn Write) -> Result<Outcome> {
 }
 
 /// `ctxkit models`.
-pub fn models(json: bool, out: &mut dyn Write) -> Result<Outcome> {
-    let table = ctxkit_llm::ModelTable::builtin();
+pub fn models(
+    user_models: Vec<ctxkit_llm::ModelInfo>,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
+    let mut table = ctxkit_llm::ModelTable::builtin();
+    for model in user_models {
+        table.insert(model);
+    }
     let mut models: Vec<&ctxkit_llm::ModelInfo> = table.iter().collect();
     models.sort_by(|a, b| (&a.provider, &a.id).cmp(&(&b.provider, &b.id)));
     if json {

@@ -156,7 +156,9 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
             navigate::branch(args, &setup, out)
         }
         Command::Compactions { file, json } => compaction::compactions(&file, json, out),
-        Command::Models { json } => compaction::models(json, out),
+        Command::Models { json } => {
+            compaction::models(summary_setup::configured_models(&cli.global)?, json, out)
+        }
         Command::UndoCompact { file } => compaction::undo_compact(&file, out),
         Command::Config(action) => config::config(&cli.global, action, out),
         Command::Resources { json } => resources::resources(&cli.global, json, out),

@@ -57,13 +57,42 @@ fn choose_summarizer(
     model_flag: Option<&str>,
 ) -> Result<(Box<dyn Summarizer>, Option<u64>)> {
     let (provider, default_model) = settings.default_model();
+    let llm = settings.llm();
+    let retry = settings.retry();
+    let max_retries = if retry.enabled {
+        u32::try_from(retry.max_retries).unwrap_or(u32::MAX)
+    } else {
+        0
+    };
+    let models = user_models(&llm);
+    let api = match llm.api.as_deref() {
+        Some(name) => Some(
+            ctxkit_llm::Api::parse(name)
+                .with_context(|| format!("setting `llm.api`: unknown wire format `{name}`"))?,
+        ),
+        None => None,
+    };
     let options = ctxkit_llm::LlmOptions {
         provider,
         model: default_model,
         compaction_model: model_flag
             .map(str::to_owned)
             .or_else(|| settings.compaction_model()),
-        ..ctxkit_llm::LlmOptions::default()
+        base_url: llm.base_url,
+        api,
+        api_key: llm.api_key.map(ctxkit_llm::ApiKey::new),
+        headers: llm.headers,
+        retry: ctxkit_llm::RetryPolicy {
+            max_retries,
+            base_delay: std::time::Duration::from_millis(retry.base_delay_ms),
+            max_delay: (retry.provider.max_retry_delay_ms != 0)
+                .then(|| std::time::Duration::from_millis(retry.provider.max_retry_delay_ms)),
+        },
+        timeout: retry
+            .provider
+            .timeout_ms
+            .map(std::time::Duration::from_millis),
+        models,
     };
     let variables: std::collections::BTreeMap<String, String> =
         ctxkit_llm::EnvSettings::variable_names()
@@ -169,4 +198,29 @@ pub fn session_cwd(cwd: &str) -> Result<std::path::PathBuf> {
         return std::env::current_dir().context("cannot read the current directory");
     }
     Ok(path.to_owned())
+}
+
+/// The models the user added in `llm.models`.
+pub fn user_models(llm: &ctxkit_resources::LlmSettings) -> Vec<ctxkit_llm::ModelInfo> {
+    llm.models
+        .iter()
+        .filter_map(|model| {
+            Some(ctxkit_llm::ModelInfo {
+                provider: model.get("provider")?.as_str()?.to_owned(),
+                id: model.get("id")?.as_str()?.to_owned(),
+                context_window: model.get("contextWindow")?.as_u64()?,
+                max_output: model.get("maxOutput")?.as_u64()?,
+                reasoning: model
+                    .get("reasoning")
+                    .and_then(serde_json::Value::as_bool)
+                    .unwrap_or(false),
+            })
+        })
+        .collect()
+}
+
+/// The user's models from the settings files, for `ctxkit models`.
+pub fn configured_models(global: &GlobalArgs) -> Result<Vec<ctxkit_llm::ModelInfo>> {
+    let settings = load_settings(&resource_environment(global)?)?;
+    Ok(user_models(&settings.llm()))
 }

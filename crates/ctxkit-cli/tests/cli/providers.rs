@@ -114,3 +114,57 @@ async fn a_provider_error_changes_nothing() {
     assert!(!output.contains("wrong-key"));
     assert_eq!(std::fs::read(&file).unwrap(), before, "nothing appended");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_provider_is_configured_by_settings() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/responses"))
+        .and(wiremock::matchers::header("x-team", "docs"))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_json(reply("## Goal\n- configured by settings")),
+        )
+        .mount(&server)
+        .await;
+    let run = Run::new();
+    let file = run.copy("good-large-realistic.jsonl");
+    let base = format!("{}/v1", server.uri());
+    let models = r#"[{"provider": "openai", "id": "team-model", "contextWindow": 64000, "maxOutput": 4000}]"#;
+    for (key, value) in [
+        ("compaction.model", "openai/team-model"),
+        ("llm.baseUrl", base.as_str()),
+        ("llm.headers", r#"{"x-team": "docs"}"#),
+        ("llm.models", models),
+        ("retry.enabled", "false"),
+    ] {
+        let output = run.ctxkit(&["config", "set", key, value]);
+        assert!(output.starts_with("exit: 0"), "{key}: {output}");
+    }
+    let output = tokio::task::block_in_place(|| {
+        run.ctxkit_with_env(
+            &[
+                "compact",
+                file.to_str().unwrap(),
+                "--keep-recent-tokens",
+                "2000",
+            ],
+            &[("OPENAI_API_KEY", "k")],
+        )
+    });
+    assert!(output.starts_with("exit: 0"), "{output}");
+    assert!(
+        output.contains("Summarizing with openai/team-model"),
+        "{output}"
+    );
+    assert!(output.contains("configured by settings"));
+    let listed = run.ctxkit(&["models"]);
+    assert!(
+        listed.contains("openai/team-model") && listed.contains("64000"),
+        "{listed}"
+    );
+    let invalid = run.ctxkit(&["config", "set", "llm.models", r#"[{"id": 1}]"#]);
+    assert!(
+        !invalid.starts_with("exit: 0"),
+        "invalid models are refused: {invalid}"
+    );
+}

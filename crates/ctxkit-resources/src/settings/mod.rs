@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 pub use document::{Document, KeyPath};
-pub use typed::{BranchSummarySettings, CompactionSettings, ProviderRetrySettings, RetrySettings};
+pub use typed::{
+    BranchSummarySettings, CompactionSettings, LlmSettings, ProviderRetrySettings, RetrySettings,
+};
 
 use crate::env::Environment;
 use crate::error::{SettingsError, SettingsScope};

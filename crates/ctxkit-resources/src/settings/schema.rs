@@ -23,6 +23,10 @@ pub enum ValueKind {
     StringList,
     /// The `packages` array: strings or `{source, extensions?, skills?, prompts?, themes?}`.
     PackageList,
+    /// An object whose values are all strings (`llm.headers`).
+    StringMap,
+    /// An array of `{provider, id, contextWindow, maxOutput, reasoning?}` (`llm.models`).
+    ModelList,
     /// An object with known fields.
     Object(&'static [Field]),
 }
@@ -144,6 +148,14 @@ const MARKDOWN: &[Field] = &[field(
     ValueKind::String,
     DefaultValue::Str("  "),
 )];
+/// ctxkit: the model provider used for summaries.
+const LLM: &[Field] = &[
+    field("baseUrl", ValueKind::String, DefaultValue::Unset),
+    field("apiKey", ValueKind::String, DefaultValue::Unset),
+    field("api", ValueKind::String, DefaultValue::Unset),
+    field("headers", ValueKind::StringMap, DefaultValue::Unset),
+    field("models", ValueKind::ModelList, DefaultValue::Unset),
+];
 const WARNINGS: &[Field] = &[field(
     "anthropicExtraUsage",
     ValueKind::Bool,
@@ -256,6 +268,7 @@ pub const TOP_LEVEL: &[Field] = &[
     field("markdown", ValueKind::Object(MARKDOWN), DefaultValue::Unset),
     field("warnings", ValueKind::Object(WARNINGS), DefaultValue::Unset),
     field("sessionDir", ValueKind::String, DefaultValue::Unset),
+    field("llm", ValueKind::Object(LLM), DefaultValue::Unset),
 ];
 
 /// Looks a dotted key up in the schema; `None` when any segment is unknown.
@@ -291,7 +304,9 @@ pub fn leaves() -> Vec<(String, &'static Field)> {
                 | ValueKind::String
                 | ValueKind::Enum(_)
                 | ValueKind::StringList
-                | ValueKind::PackageList => out.push((key, field)),
+                | ValueKind::PackageList
+                | ValueKind::StringMap
+                | ValueKind::ModelList => out.push((key, field)),
             }
         }
     }
@@ -366,6 +381,31 @@ pub fn check_value(key: &str, kind: ValueKind, value: &Value, report: &mut Check
             }
         }
         ValueKind::PackageList => check_packages(key, value, report),
+        ValueKind::StringMap => {
+            let valid = value
+                .as_object()
+                .is_some_and(|object| object.values().all(Value::is_string));
+            if !valid {
+                violation("an object of strings".to_owned());
+            }
+        }
+        ValueKind::ModelList => {
+            let model_valid = |model: &Value| {
+                model.get("provider").is_some_and(Value::is_string)
+                    && model.get("id").is_some_and(Value::is_string)
+                    && model.get("contextWindow").and_then(Value::as_u64).is_some()
+                    && model.get("maxOutput").and_then(Value::as_u64).is_some()
+                    && model.get("reasoning").is_none_or(Value::is_boolean)
+            };
+            if !value
+                .as_array()
+                .is_some_and(|models| models.iter().all(model_valid))
+            {
+                violation(
+                    "an array of {provider, id, contextWindow, maxOutput, reasoning?}".to_owned(),
+                );
+            }
+        }
         ValueKind::Object(fields) => check_object(key, fields, value, report),
     }
 }
@@ -451,6 +491,8 @@ pub fn parse_raw_value(kind: Option<ValueKind>, raw: &str) -> Value {
             | ValueKind::Integer { .. }
             | ValueKind::StringList
             | ValueKind::PackageList
+            | ValueKind::StringMap
+            | ValueKind::ModelList
             | ValueKind::Object(_),
         )
         | None => serde_json::from_str(raw).unwrap_or_else(|_| Value::from(raw)),

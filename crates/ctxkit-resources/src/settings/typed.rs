@@ -43,6 +43,32 @@ pub struct ProviderRetrySettings {
     pub max_retry_delay_ms: u64,
 }
 
+/// The summarizing provider's settings (`llm.*`, a ctxkit extension).
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct LlmSettings {
+    pub base_url: Option<String>,
+    /// Prefer the provider's environment variable; a key here is never printed.
+    pub api_key: Option<String>,
+    /// The wire format for providers that are not built in.
+    pub api: Option<String>,
+    pub headers: std::collections::BTreeMap<String, String>,
+    /// `{provider, id, contextWindow, maxOutput, reasoning?}` objects.
+    pub models: Vec<Value>,
+}
+
+impl std::fmt::Debug for LlmSettings {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("LlmSettings")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("api", &self.api)
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .field("models", &self.models.len())
+            .finish()
+    }
+}
+
 /// Agent-level retry settings (`retry.*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetrySettings {
@@ -122,6 +148,34 @@ impl SettingsManager {
     /// `compaction.model` (a ctxkit setting): the model for summaries, `provider/id`.
     pub fn compaction_model(&self) -> Option<String> {
         self.string_setting("compaction.model")
+    }
+
+    /// `llm.*` (ctxkit settings): base URL, API key, wire format, extra headers and user models of the
+    /// provider used for summaries. Invalid values read as unset (and are reported by diagnostics).
+    pub fn llm(&self) -> LlmSettings {
+        let headers = self
+            .valid_or_default("llm.headers")
+            .and_then(|value| value.as_object().cloned())
+            .map(|object| {
+                object
+                    .into_iter()
+                    .filter_map(|(name, value)| {
+                        value.as_str().map(|value| (name, value.to_owned()))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let models = self
+            .valid_or_default("llm.models")
+            .and_then(|value| value.as_array().cloned())
+            .unwrap_or_default();
+        LlmSettings {
+            base_url: self.string_setting("llm.baseUrl"),
+            api_key: self.string_setting("llm.apiKey"),
+            api: self.string_setting("llm.api"),
+            headers,
+            models,
+        }
     }
 
     /// `defaultProvider` and `defaultModel`: the agent's model.
