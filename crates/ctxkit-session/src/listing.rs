@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use rayon::prelude::*;
+
 use ctxkit_protocol::{
     AgentMessage, ContentBlock, MessageContent, SessionInfoRecord, from_str_repaired,
 };
@@ -176,8 +178,16 @@ pub fn list_sessions(dir: &Path) -> Result<(Vec<SessionInfoRecord>, Vec<SkippedF
     }
     let mut sessions = Vec::new();
     let mut skipped = Vec::new();
-    for path in jsonl_files(dir)? {
-        match read_session_info(&path) {
+    // Files are independent: read them on every core, in a stable order.
+    let results: Vec<(PathBuf, Result<SessionInfoRecord>)> = jsonl_files(dir)?
+        .into_par_iter()
+        .map(|path| {
+            let info = read_session_info(&path);
+            (path, info)
+        })
+        .collect();
+    for (path, result) in results {
+        match result {
             Ok(info) => sessions.push(info),
             Err(error) => skipped.push(SkippedFile { path, error }),
         }

@@ -4,6 +4,8 @@
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
+use rayon::prelude::*;
+
 use ctxkit_protocol::{CURRENT_SESSION_VERSION, SessionHeader, from_str_repaired};
 use serde_json::Value;
 
@@ -134,10 +136,20 @@ pub(crate) fn parse_lines(
         header.version = Some(CURRENT_SESSION_VERSION);
     }
 
-    let mut entries = Vec::with_capacity(bodies.len());
-    for line in bodies {
-        let number = line.number;
-        match StoredEntry::from_line(line.text.into_boxed_str(), number) {
+    // Reading heads is independent per line: spread it over the cores, keep file order.
+    let parsed: Vec<(usize, Result<StoredEntry, HeadError>)> = bodies
+        .into_par_iter()
+        .with_min_len(256)
+        .map(|line| {
+            (
+                line.number,
+                StoredEntry::from_line(line.text.into_boxed_str(), line.number),
+            )
+        })
+        .collect();
+    let mut entries = Vec::with_capacity(parsed.len());
+    for (number, parsed) in parsed {
+        match parsed {
             Ok(entry) if entry.type_name() == "session" => {
                 diagnostics.push(Diagnostic {
                     line: Some(number),
