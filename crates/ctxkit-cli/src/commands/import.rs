@@ -12,7 +12,6 @@ use ctxkit_session::default_session_dir;
 
 use super::{Locations, print_json};
 use crate::Outcome;
-use crate::render::one_line;
 
 /// `--from auto|claude-code|codex` as a format (`None`: detect).
 fn parse_format(from: &str) -> Result<Option<SourceFormat>> {
@@ -94,18 +93,7 @@ pub fn sessions(
             root.display()
         )?;
     } else {
-        for session in &sessions {
-            let title = session
-                .name
-                .clone()
-                .unwrap_or_else(|| one_line(&session.first_message, 60));
-            writeln!(
-                out,
-                "{}  {:>4} msgs  {}",
-                session.modified, session.message_count, title
-            )?;
-            writeln!(out, "    {}", session.path)?;
-        }
+        super::sessions::print_session_rows(&sessions, out)?;
     }
     let mut stderr = std::io::stderr().lock();
     for file in skipped {

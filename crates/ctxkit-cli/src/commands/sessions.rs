@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Result;
+use ctxkit_protocol::SessionInfoRecord;
 use ctxkit_session::{default_session_dir, list_all_sessions, list_sessions};
 
 use super::{Locations, print_json};
@@ -34,18 +35,7 @@ pub fn sessions(
     } else if sessions.is_empty() {
         writeln!(out, "No sessions.")?;
     } else {
-        for session in &sessions {
-            let title = session
-                .name
-                .clone()
-                .unwrap_or_else(|| one_line(&session.first_message, 60));
-            writeln!(
-                out,
-                "{}  {:>4} msgs  {}",
-                session.modified, session.message_count, title
-            )?;
-            writeln!(out, "    {}", session.path)?;
-        }
+        print_session_rows(&sessions, out)?;
     }
     let mut stderr = std::io::stderr().lock();
     for file in skipped {
@@ -57,4 +47,24 @@ pub fn sessions(
         )?;
     }
     Ok(Outcome::Success)
+}
+
+/// One session a row: modified time, message count, name or first message, and its path below.
+pub(super) fn print_session_rows(
+    sessions: &[SessionInfoRecord],
+    out: &mut dyn Write,
+) -> Result<()> {
+    for session in sessions {
+        let title = session
+            .name
+            .clone()
+            .unwrap_or_else(|| one_line(&session.first_message, 60));
+        writeln!(
+            out,
+            "{}  {:>4} msgs  {}",
+            session.modified, session.message_count, title
+        )?;
+        writeln!(out, "    {}", session.path)?;
+    }
+    Ok(())
 }

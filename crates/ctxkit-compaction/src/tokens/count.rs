@@ -305,24 +305,7 @@ impl ContextTokenCount {
 /// Estimator-aware context tokens. With [`Estimator::Pi`] the numbers equal the reference's
 /// `estimateContextTokens`.
 pub fn context_token_count(messages: &[AgentMessage], estimator: Estimator) -> ContextTokenCount {
-    let last_usage = messages
-        .iter()
-        .enumerate()
-        .rev()
-        .find_map(|(index, message)| match message {
-            AgentMessage::Assistant(assistant) if !assistant.is_aborted_or_error() => assistant
-                .usage
-                .as_ref()
-                .map(|usage| (index, usage.context_tokens())),
-            AgentMessage::Assistant(_)
-            | AgentMessage::User(_)
-            | AgentMessage::ToolResult(_)
-            | AgentMessage::BashExecution(_)
-            | AgentMessage::Custom(_)
-            | AgentMessage::BranchSummary(_)
-            | AgentMessage::CompactionSummary(_)
-            | AgentMessage::Unknown(_) => None,
-        });
+    let last_usage = super::estimate::last_valid_usage(messages);
     match last_usage {
         None => {
             let trailing = count_messages_tokens(messages, estimator);

@@ -77,9 +77,10 @@ pub struct ContextTokens {
     pub last_usage_index: Option<usize>,
 }
 
-/// The reference's `estimateContextTokens`.
-pub fn estimate_context_tokens(messages: &[AgentMessage]) -> ContextTokens {
-    let last_usage = messages
+/// The last assistant reply that is neither aborted nor error and reports usage: its position and its
+/// context tokens.
+pub(crate) fn last_valid_usage(messages: &[AgentMessage]) -> Option<(usize, u64)> {
+    messages
         .iter()
         .enumerate()
         .rev()
@@ -96,7 +97,12 @@ pub fn estimate_context_tokens(messages: &[AgentMessage]) -> ContextTokens {
             | AgentMessage::BranchSummary(_)
             | AgentMessage::CompactionSummary(_)
             | AgentMessage::Unknown(_) => None,
-        });
+        })
+}
+
+/// The reference's `estimateContextTokens`.
+pub fn estimate_context_tokens(messages: &[AgentMessage]) -> ContextTokens {
+    let last_usage = last_valid_usage(messages);
     match last_usage {
         None => {
             let estimated = messages.iter().map(estimate_tokens).sum();
