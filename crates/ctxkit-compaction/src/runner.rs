@@ -126,6 +126,12 @@ pub async fn run_request(
     let work = summarizer.summarize(request, cancel.clone());
     let cancelled = Box::pin(cancel.cancelled());
     match select(work, cancelled).await {
+        // An empty reply would replace the history with nothing: a failure, so nothing is written.
+        Either::Left((Ok(response), _)) if response.text.trim().is_empty() => {
+            Err(CompactionError::Summarizer {
+                message: format!("{} returned an empty summary", summarizer.name()),
+            })
+        }
         Either::Left((Ok(response), _)) => Ok(response),
         Either::Left((Err(error), _)) => Err(CompactionError::Summarizer {
             message: error.message,

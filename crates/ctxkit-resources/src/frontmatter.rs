@@ -69,7 +69,44 @@ pub fn strip_frontmatter(text: &str) -> String {
     }
 }
 
+/// Deeper YAML is refused before a tree is built: building, converting and dropping the tree are
+/// recursive, and a hostile skill or prompt file (`- - - …` or `[[[…`) would overflow the stack.
+const MAX_YAML_DEPTH: usize = 128;
+
+/// Walks the parser's events (an iterative parse) and refuses nesting beyond [`MAX_YAML_DEPTH`].
+/// Syntax errors are left to the loader, which reports them (the depth up to them is bounded).
+fn check_depth(source: &str) -> Result<(), FrontmatterError> {
+    let mut depth = 0_usize;
+    for event in saphyr_parser::Parser::new_from_str(source) {
+        let Ok((event, span)) = event else {
+            return Ok(());
+        };
+        if matches!(
+            event,
+            saphyr_parser::Event::SequenceStart(..) | saphyr_parser::Event::MappingStart(..)
+        ) {
+            depth += 1;
+            if depth > MAX_YAML_DEPTH {
+                let (line, column) =
+                    clamp_position(source, span.start.line(), span.start.col() + 1);
+                return Err(FrontmatterError {
+                    message: format!("nested deeper than {MAX_YAML_DEPTH} levels"),
+                    line,
+                    column,
+                });
+            }
+        } else if matches!(
+            event,
+            saphyr_parser::Event::SequenceEnd | saphyr_parser::Event::MappingEnd
+        ) {
+            depth = depth.saturating_sub(1);
+        }
+    }
+    Ok(())
+}
+
 fn parse_yaml(source: &str) -> Result<Value, FrontmatterError> {
+    check_depth(source)?;
     let documents = Yaml::load_from_str(source).map_err(|error| {
         let marker = error.marker();
         let (line, column) = clamp_position(source, marker.line(), marker.col() + 1);
@@ -153,6 +190,27 @@ fn key_to_string(key: &Yaml<'_>) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn deep_nesting_is_refused_before_it_is_built() {
+        for nested in [
+            format!("\n  {}1", "- ".repeat(100_000)),
+            format!(" {}", "[".repeat(100_000)),
+            format!(" {}", "{a: ".repeat(100_000)),
+        ] {
+            let text = format!("---\nname: x\nitems:{nested}\n---\nbody\n");
+            let error = parse_frontmatter(&text).unwrap_err();
+            // The parser has a limit of its own for flow collections.
+            assert!(
+                error.message.contains("nested deeper than 128")
+                    || error.message.contains("recursion limit exceeded"),
+                "{error}"
+            );
+        }
+        let fine = format!("---\nitems: {}1{}\n---\n", "[".repeat(100), "]".repeat(100));
+        let parsed = parse_frontmatter(&fine).unwrap();
+        assert!(parsed.field("items").is_some_and(Value::is_array));
+    }
 
     #[test]
     fn at_71_extraction_rules() {

@@ -26,9 +26,17 @@ pub enum SessionError {
     },
 
     /// Another process holds the writer lock of this session file. Returned by the first write.
-    /// Retry later, or fork the session to write elsewhere.
-    #[error("`{path}` is in use by another writer")]
-    Locked { path: PathBuf },
+    /// Retry later, or fork the session to write elsewhere. `holder` is the lock holder's PID when
+    /// the system tells (Linux).
+    #[error("`{path}` is in use by {}", holder.map_or_else(|| "another writer".to_owned(), |pid| format!("PID {pid}")))]
+    Locked { path: PathBuf, holder: Option<u32> },
+
+    /// Another process wrote to the file after it was loaded. Returned by the first write of a loaded
+    /// session: appending from the stale view would branch off an old leaf (so the newer entries
+    /// would fall out of the context), and rewriting it (migration) would erase them. Nothing was
+    /// written: open the file again and retry.
+    #[error("`{path}` was changed by another process since it was read; nothing was written")]
+    ChangedOnDisk { path: PathBuf },
 
     /// No entry has this id. Returned by navigation, labels and branching.
     #[error("entry `{id}` not found")]

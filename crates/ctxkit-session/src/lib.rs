@@ -18,6 +18,7 @@ mod index;
 mod listing;
 mod llm;
 mod load;
+mod lock_holder;
 mod migrate;
 mod paths;
 mod records;
@@ -44,5 +45,6 @@ pub use llm::{
 pub use paths::{default_session_dir, encode_cwd, session_file_name};
 pub use records::ContextForm;
 pub use session::{LeafSelector, NewCompaction, Session, SummarySource};
+pub use storage::Durability;
 
 pub(crate) use ctxkit_protocol::JsonObject;

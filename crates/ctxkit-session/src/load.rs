@@ -13,6 +13,7 @@ use crate::diagnostics::{Diagnostic, DiagnosticKind};
 use crate::entry::{HeadError, StoredEntry};
 use crate::error::{Result, SessionError};
 use crate::migrate;
+use crate::storage::{LoadedSnapshot, current_snapshot};
 
 /// A parsed session file.
 #[derive(Debug)]
@@ -22,6 +23,8 @@ pub(crate) struct LoadedFile {
     pub(crate) diagnostics: Vec<Diagnostic>,
     /// The version the file had when it was older than v3 (the file needs rewriting before appends).
     pub(crate) migrated_from: Option<u64>,
+    /// The size and identity of the file as read.
+    pub(crate) snapshot: LoadedSnapshot,
 }
 
 /// One non-blank line of the file.
@@ -71,10 +74,34 @@ pub(crate) fn read_lines(
 /// Loads the session file at `path`.
 pub(crate) fn load_file(path: &Path) -> Result<LoadedFile> {
     let file = std::fs::File::open(path).map_err(SessionError::io("open", path))?;
+    let opened = current_snapshot(&file, path)?;
+    let mut counted = CountingReader {
+        inner: &file,
+        bytes: 0,
+    };
     let mut diagnostics = Vec::new();
     let (lines, ends_with_newline) =
-        read_lines(file, &mut diagnostics).map_err(SessionError::io("read", path))?;
-    parse_lines(path, lines, ends_with_newline, diagnostics)
+        read_lines(&mut counted, &mut diagnostics).map_err(SessionError::io("read", path))?;
+    let mut loaded = parse_lines(path, lines, ends_with_newline, diagnostics)?;
+    loaded.snapshot = LoadedSnapshot {
+        bytes: counted.bytes,
+        inode: opened.inode,
+    };
+    Ok(loaded)
+}
+
+/// Counts the bytes read, so the snapshot is what was parsed even while another process appends.
+struct CountingReader<R> {
+    inner: R,
+    bytes: u64,
+}
+
+impl<R: Read> Read for CountingReader<R> {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        let read = self.inner.read(buffer)?;
+        self.bytes += read as u64;
+        Ok(read)
+    }
 }
 
 /// Parses the lines of a session file.
@@ -181,6 +208,10 @@ pub(crate) fn parse_lines(
         entries,
         diagnostics,
         migrated_from,
+        snapshot: LoadedSnapshot {
+            bytes: 0,
+            inode: None,
+        },
     })
 }
 

@@ -1,12 +1,37 @@
 //! Writing session files: one flushed line per append under an advisory lock, a torn last line
-//! terminated before the first append, and whole-file rewrites (migration, new branched sessions) done
-//! atomically with a temporary file and a rename.
+//! terminated before the first append, and whole-file writes (a new file's first records, migration,
+//! new branched sessions) done atomically with a temporary file and a rename.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
+use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Result, SessionError};
+use crate::lock_holder::lock_holder;
+
+/// How far an append goes towards the disk before it returns. Every mode writes each append as one
+/// `write` of whole lines; they differ in when the kernel is asked to put the data on the device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// Write and flush each append (the default): an acknowledged entry survives the process being
+    /// killed, not the machine losing power.
+    #[default]
+    Flush,
+    /// Also `fsync` (`fdatasync`) after each append: an acknowledged entry survives power loss.
+    SyncEach,
+    /// `fsync` after every N appends (and when the session is dropped): power loss loses at most the
+    /// last N - 1 acknowledged entries.
+    SyncEvery(NonZeroU32),
+}
+
+/// What the file was when it was loaded, so a whole-file rewrite can tell whether another process
+/// changed it since.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LoadedSnapshot {
+    pub(crate) bytes: u64,
+    pub(crate) inode: Option<u64>,
+}
 
 /// The file side of a persisted session.
 #[derive(Debug)]
@@ -18,6 +43,11 @@ pub(crate) struct FileStore {
     pub(crate) written: usize,
     /// The file on disk is in an older format: rewrite it whole before appending.
     pub(crate) needs_rewrite: bool,
+    /// The file as it was loaded (`None` for a new file).
+    snapshot: Option<LoadedSnapshot>,
+    durability: Durability,
+    /// Appends since the last `fsync` (for [`Durability::SyncEvery`]).
+    unsynced: u32,
 }
 
 impl FileStore {
@@ -28,17 +58,36 @@ impl FileStore {
             writer: None,
             written: 0,
             needs_rewrite: false,
+            snapshot: None,
+            durability: Durability::default(),
+            unsynced: 0,
         }
     }
 
     /// A store for a loaded file holding `written` records.
-    pub(crate) fn existing(path: PathBuf, written: usize, needs_rewrite: bool) -> Self {
+    pub(crate) fn existing(
+        path: PathBuf,
+        written: usize,
+        needs_rewrite: bool,
+        snapshot: LoadedSnapshot,
+    ) -> Self {
         Self {
             path,
             writer: None,
             written,
             needs_rewrite,
+            snapshot: Some(snapshot),
+            durability: Durability::default(),
+            unsynced: 0,
         }
+    }
+
+    pub(crate) fn durability(&self) -> Durability {
+        self.durability
+    }
+
+    pub(crate) fn set_durability(&mut self, durability: Durability) {
+        self.durability = durability;
     }
 
     fn writer(&mut self) -> Result<&mut File> {
@@ -51,14 +100,18 @@ impl FileStore {
                 std::fs::create_dir_all(parent)
                     .map_err(SessionError::io("create directory", parent))?;
             }
-            let mut file = OpenOptions::new()
-                .read(true)
-                .append(true)
-                .create(true)
-                .open(path)
-                .map_err(SessionError::io("open for writing", path))?;
-            lock(&file, path)?;
+            let mut file = open_locked(path)?;
+            // Another process wrote since the file was loaded: appending from this stale view would
+            // start a branch off an old leaf, so the newer entries would fall out of the context.
+            if let Some(snapshot) = self.snapshot
+                && snapshot != current_snapshot(&file, path)?
+            {
+                return Err(SessionError::ChangedOnDisk {
+                    path: path.to_owned(),
+                });
+            }
             terminate_torn_line(&mut file, path)?;
+            self.snapshot = None;
             self.writer = Some(file);
         }
         match self.writer.as_mut() {
@@ -71,8 +124,13 @@ impl FileStore {
         }
     }
 
-    /// Appends `lines`, each followed by a newline, in one write.
+    /// Appends `lines`, each followed by a newline, in one write. The first records of a new file
+    /// (its header and the entries held back until then) are written atomically instead, so a crash
+    /// never leaves a file without a whole header.
     pub(crate) fn append(&mut self, lines: &[&str]) -> Result<()> {
+        if self.written == 0 && self.writer.is_none() && self.snapshot.is_none() {
+            return self.create(lines);
+        }
         let capacity = lines.iter().map(|line| line.len() + 1).sum();
         let mut buffer = String::with_capacity(capacity);
         for line in lines {
@@ -80,21 +138,59 @@ impl FileStore {
             buffer.push('\n');
         }
         let path = self.path.clone();
+        let durability = self.durability;
+        let sync = match durability {
+            Durability::Flush => false,
+            Durability::SyncEach => true,
+            Durability::SyncEvery(every) => self.unsynced + 1 >= every.get(),
+        };
         let file = self.writer()?;
         file.write_all(buffer.as_bytes())
             .map_err(SessionError::io("append to", &path))?;
         file.flush().map_err(SessionError::io("flush", &path))?;
+        if sync {
+            file.sync_data().map_err(SessionError::io("sync", &path))?;
+            self.unsynced = 0;
+        } else if durability != Durability::Flush {
+            self.unsynced += 1;
+        }
         self.written += lines.len();
         Ok(())
     }
 
-    /// Replaces the whole file with `lines`, atomically, and keeps it locked for appends.
+    /// Creates the file with `lines` (never replacing one that appeared meanwhile) and locks it.
+    fn create(&mut self, lines: &[&str]) -> Result<()> {
+        write_new(&self.path, lines)?;
+        if self.durability != Durability::Flush {
+            sync_directory(&self.path)?;
+        }
+        self.writer()?;
+        self.written = lines.len();
+        Ok(())
+    }
+
+    /// Replaces the whole file with `lines`, atomically, and keeps it locked for appends. Refused
+    /// when another process changed the file since it was loaded: its entries would be lost.
     pub(crate) fn rewrite(&mut self, lines: &[&str]) -> Result<()> {
         // Hold the lock of the current file while the new one is prepared.
-        if self.path.exists() {
-            self.writer()?;
-        }
+        let _held = if self.writer.is_none() && self.path.exists() {
+            let file = open_locked(&self.path)?;
+            if let Some(snapshot) = self.snapshot
+                && snapshot != current_snapshot(&file, &self.path)?
+            {
+                return Err(SessionError::ChangedOnDisk {
+                    path: self.path.clone(),
+                });
+            }
+            Some(file)
+        } else {
+            None
+        };
         write_atomic(&self.path, lines)?;
+        self.snapshot = None;
+        if self.durability != Durability::Flush {
+            sync_directory(&self.path)?;
+        }
         self.writer = None;
         self.writer()?;
         self.written = lines.len();
@@ -103,18 +199,114 @@ impl FileStore {
     }
 }
 
-fn lock(file: &File, path: &Path) -> Result<()> {
-    match file.try_lock() {
-        Ok(()) => Ok(()),
-        Err(TryLockError::WouldBlock) => Err(SessionError::Locked {
-            path: path.to_owned(),
-        }),
-        Err(TryLockError::Error(source)) => Err(SessionError::Io {
-            action: "lock",
-            path: path.to_owned(),
-            source,
-        }),
+impl Drop for FileStore {
+    fn drop(&mut self) {
+        if self.unsynced > 0
+            && let Some(file) = &self.writer
+        {
+            // Best effort: an error here has nobody to go to; appends already returned.
+            let _ = file.sync_data();
+        }
     }
+}
+
+/// Opens `path` for appending and takes its writer lock. When the file was replaced (renamed over by
+/// a rewrite) between the open and the lock, the lock is on a file nobody reads any more: open again.
+fn open_locked(path: &Path) -> Result<File> {
+    const ATTEMPTS: usize = 8;
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .open(path)
+            .map_err(SessionError::io("open for writing", path))?;
+        lock(&file, path)?;
+        if attempt >= ATTEMPTS || still_at(&file, path) {
+            return Ok(file);
+        }
+    }
+}
+
+/// Whether `path` still names the open `file`.
+#[cfg(unix)]
+fn still_at(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(open), Ok(named)) => open.dev() == named.dev() && open.ino() == named.ino(),
+        (Err(_), _) | (_, Err(_)) => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn still_at(_file: &File, _path: &Path) -> bool {
+    true
+}
+
+/// The size and identity of an open file, as [`LoadedSnapshot`] records them.
+pub(crate) fn current_snapshot(file: &File, path: &Path) -> Result<LoadedSnapshot> {
+    let metadata = file
+        .metadata()
+        .map_err(SessionError::io("read metadata of", path))?;
+    Ok(LoadedSnapshot {
+        bytes: metadata.len(),
+        inode: inode(&metadata),
+    })
+}
+
+#[cfg(unix)]
+fn inode(metadata: &std::fs::Metadata) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    Some(metadata.ino())
+}
+
+#[cfg(not(unix))]
+fn inode(_metadata: &std::fs::Metadata) -> Option<u64> {
+    None
+}
+
+fn lock(file: &File, path: &Path) -> Result<()> {
+    // When the holder is gone by the time it is looked up, it has just released the lock: try again
+    // (a few times) before refusing without a name.
+    const ATTEMPTS: usize = 3;
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(TryLockError::WouldBlock) => {
+                let holder = lock_holder(file);
+                if holder.is_some() || attempt >= ATTEMPTS {
+                    return Err(SessionError::Locked {
+                        path: path.to_owned(),
+                        holder,
+                    });
+                }
+            }
+            Err(TryLockError::Error(source)) => {
+                return Err(SessionError::Io {
+                    action: "lock",
+                    path: path.to_owned(),
+                    source,
+                });
+            }
+        }
+    }
+}
+
+/// Makes a rename or creation in `path`'s directory durable.
+fn sync_directory(path: &Path) -> Result<()> {
+    let directory = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
+        Some(_) | None => PathBuf::from("."),
+    };
+    #[cfg(unix)]
+    File::open(&directory)
+        .and_then(|handle| handle.sync_all())
+        .map_err(SessionError::io("sync directory", &directory))?;
+    Ok(())
 }
 
 /// If the file does not end with a newline (an append was cut off), ends the fragment so the next
@@ -142,6 +334,30 @@ fn terminate_torn_line(file: &mut File, path: &Path) -> Result<()> {
 /// Writes `lines` to `path` through a temporary file in the same directory and a rename, so readers
 /// see the old file or the new one, never a part.
 pub(crate) fn write_atomic(path: &Path, lines: &[&str]) -> Result<()> {
+    let temporary = write_temporary(path, lines)?;
+    temporary.persist(path).map_err(|error| SessionError::Io {
+        action: "replace",
+        path: path.to_owned(),
+        source: error.error,
+    })?;
+    Ok(())
+}
+
+/// Like [`write_atomic`], for a file that must not exist yet.
+fn write_new(path: &Path, lines: &[&str]) -> Result<()> {
+    let temporary = write_temporary(path, lines)?;
+    temporary
+        .persist_noclobber(path)
+        .map_err(|error| SessionError::Io {
+            action: "create",
+            path: path.to_owned(),
+            source: error.error,
+        })?;
+    Ok(())
+}
+
+/// `lines` in a synced temporary file beside `path`.
+fn write_temporary(path: &Path, lines: &[&str]) -> Result<tempfile::NamedTempFile> {
     let directory = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
         Some(_) | None => PathBuf::from("."),
@@ -162,10 +378,5 @@ pub(crate) fn write_atomic(path: &Path, lines: &[&str]) -> Result<()> {
         .as_file()
         .sync_all()
         .map_err(SessionError::io("sync", temporary.path()))?;
-    temporary.persist(path).map_err(|error| SessionError::Io {
-        action: "replace",
-        path: path.to_owned(),
-        source: error.error,
-    })?;
-    Ok(())
+    Ok(temporary)
 }

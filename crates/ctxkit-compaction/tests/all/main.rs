@@ -6,4 +6,5 @@ mod conformance;
 mod fixtures;
 mod history;
 mod offline;
+mod properties;
 mod runner;

@@ -2,6 +2,7 @@
 //! recursive and direct file collection, with `.gitignore`/`.ignore`/`.fdignore` honoured and
 //! entries visited in byte order so "first wins" rules are deterministic.
 
+use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -127,6 +128,14 @@ pub(crate) fn sorted_entries(directory: &Path) -> Vec<(String, PathBuf)> {
     entries
 }
 
+/// Whether this scan enters `directory` for the first time. Scans follow symlinks, so a directory
+/// is identified by its canonical path: a link back to an ancestor (`up -> ..`) or many links to
+/// one directory would otherwise make the walk endless or exponential.
+fn first_visit(visited: &mut HashSet<PathBuf>, directory: &Path) -> bool {
+    let canonical = fs::canonicalize(directory).unwrap_or_else(|_| directory.to_path_buf());
+    visited.insert(canonical)
+}
+
 fn skipped_name(name: &str) -> bool {
     name.starts_with('.') || name == "node_modules"
 }
@@ -145,7 +154,8 @@ pub(crate) enum SkillScanMode {
 pub(crate) fn collect_skill_entries(root: &Path, mode: SkillScanMode) -> Vec<PathBuf> {
     let mut rules = IgnoreRules::new(root);
     let mut out = Vec::new();
-    walk_skills(root, root, mode, &mut rules, &mut out);
+    let mut visited = HashSet::new();
+    walk_skills(root, root, mode, &mut rules, &mut visited, &mut out);
     out
 }
 
@@ -154,9 +164,10 @@ fn walk_skills(
     root: &Path,
     mode: SkillScanMode,
     rules: &mut IgnoreRules,
+    visited: &mut HashSet<PathBuf>,
     out: &mut Vec<PathBuf>,
 ) {
-    if entry_type(directory) != Some(EntryType::Directory) {
+    if entry_type(directory) != Some(EntryType::Directory) || !first_visit(visited, directory) {
         return;
     }
     rules.add_directory(directory);
@@ -184,7 +195,7 @@ fn walk_skills(
             }
             Some(EntryType::Directory) => {
                 if !rules.is_ignored(&path, true) {
-                    walk_skills(&path, root, mode, rules, out);
+                    walk_skills(&path, root, mode, rules, visited, out);
                 }
             }
             Some(EntryType::Other) | None => {}
@@ -197,12 +208,19 @@ fn walk_skills(
 pub(crate) fn collect_files_recursive(root: &Path, suffix: &str) -> Vec<PathBuf> {
     let mut rules = IgnoreRules::new(root);
     let mut out = Vec::new();
-    walk_files(root, suffix, &mut rules, &mut out);
+    let mut visited = HashSet::new();
+    walk_files(root, suffix, &mut rules, &mut visited, &mut out);
     out
 }
 
-fn walk_files(directory: &Path, suffix: &str, rules: &mut IgnoreRules, out: &mut Vec<PathBuf>) {
-    if entry_type(directory) != Some(EntryType::Directory) {
+fn walk_files(
+    directory: &Path,
+    suffix: &str,
+    rules: &mut IgnoreRules,
+    visited: &mut HashSet<PathBuf>,
+    out: &mut Vec<PathBuf>,
+) {
+    if entry_type(directory) != Some(EntryType::Directory) || !first_visit(visited, directory) {
         return;
     }
     rules.add_directory(directory);
@@ -213,7 +231,7 @@ fn walk_files(directory: &Path, suffix: &str, rules: &mut IgnoreRules, out: &mut
         match entry_type(&path) {
             Some(EntryType::Directory) => {
                 if !rules.is_ignored(&path, true) {
-                    walk_files(&path, suffix, rules, out);
+                    walk_files(&path, suffix, rules, visited, out);
                 }
             }
             Some(EntryType::File) => {
@@ -342,4 +360,45 @@ pub(crate) fn collect_from_paths(paths: &[PathBuf], kind: ResourceKind) -> Vec<P
         }
     }
     out
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symlink_loops_and_fans_are_walked_once() {
+        let temp = tempfile::tempdir().unwrap();
+        let root = temp.path().join("skills");
+        fs::create_dir_all(root.join("a")).unwrap();
+        fs::write(root.join("a/SKILL.md"), "---\nname: a\n---\n").unwrap();
+        fs::create_dir_all(root.join("loop")).unwrap();
+        std::os::unix::fs::symlink("..", root.join("loop/up")).unwrap();
+        std::os::unix::fs::symlink("../loop", root.join("loop/self")).unwrap();
+        std::os::unix::fs::symlink("self2", root.join("self1")).unwrap();
+        std::os::unix::fs::symlink("self1", root.join("self2")).unwrap();
+        // A fan: each level links twice to the next (2^20 paths without the visited set).
+        for level in 0..20 {
+            let directory = root.join(format!("fan{level}"));
+            fs::create_dir_all(&directory).unwrap();
+            for link in ["x", "y"] {
+                std::os::unix::fs::symlink(format!("../fan{}", level + 1), directory.join(link))
+                    .unwrap();
+            }
+            fs::write(directory.join("note.md"), "x").unwrap();
+        }
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let scanned = root.clone();
+        std::thread::spawn(move || {
+            let skills = collect_skill_entries(&scanned, SkillScanMode::Pi);
+            let notes = collect_files_recursive(&scanned, ".md");
+            let _ = sender.send((skills, notes));
+        });
+        let (skills, notes) = receiver
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("the walk ends");
+        assert_eq!(skills, vec![root.join("a/SKILL.md")]);
+        // Each real file once: a/SKILL.md and the twenty notes.
+        assert_eq!(notes.len(), 21, "{notes:?}");
+    }
 }

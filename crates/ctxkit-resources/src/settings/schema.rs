@@ -27,6 +27,8 @@ pub enum ValueKind {
     StringMap,
     /// An array of `{provider, id, contextWindow, maxOutput, reasoning?}` (`llm.models`).
     ModelList,
+    /// An array of `{command: [program, args…], events?: [names], timeoutMs?}` (`hooks`).
+    HookList,
     /// An object with known fields.
     Object(&'static [Field]),
 }
@@ -92,7 +94,55 @@ const COMPACTION: &[Field] = &[
     field("fileContext", ValueKind::Bool, DefaultValue::Bool(false)),
     // ctxkit: a separate (usually cheaper) model for summaries, `provider/id`.
     field("model", ValueKind::String, DefaultValue::Unset),
+    // ctxkit: what to do when summarization fails (threshold and manual compaction).
+    field("fallback", FALLBACK, DefaultValue::Str("error")),
+    // ctxkit: the same for overflow recovery.
+    field("overflowFallback", FALLBACK, DefaultValue::Str("truncate")),
+    // ctxkit: the share of the context the `truncate` fallback keeps.
+    field(
+        "truncateKeepPercent",
+        ValueKind::Integer { min: 1, max: 100 },
+        DefaultValue::Integer(30),
+    ),
 ];
+const FALLBACK: ValueKind = ValueKind::Enum(&["error", "truncate"]);
+/// ctxkit: context transforms applied to the model's view before each call.
+const TRANSFORMS: &[Field] = &[
+    field("pruneEnabled", ValueKind::Bool, DefaultValue::Bool(true)),
+    field(
+        "keepRecentToolResults",
+        NON_NEGATIVE,
+        DefaultValue::Integer(6),
+    ),
+    field("pruneMinChars", NON_NEGATIVE, DefaultValue::Integer(500)),
+    field("headLines", NON_NEGATIVE, DefaultValue::Integer(3)),
+    field("tailLines", NON_NEGATIVE, DefaultValue::Integer(2)),
+    field("headChars", NON_NEGATIVE, DefaultValue::Integer(200)),
+    field("tailChars", NON_NEGATIVE, DefaultValue::Integer(100)),
+    field("dropOldThinking", ValueKind::Bool, DefaultValue::Bool(true)),
+    field("windowEnabled", ValueKind::Bool, DefaultValue::Bool(true)),
+    field(
+        "windowThresholdPercent",
+        ValueKind::Integer { min: 1, max: 100 },
+        DefaultValue::Integer(75),
+    ),
+    field("keepLastMessages", NON_NEGATIVE, DefaultValue::Integer(20)),
+    field("cacheAware", ValueKind::Bool, DefaultValue::Bool(false)),
+    field(
+        "cacheBlockSize",
+        ValueKind::Integer {
+            min: 1,
+            max: i64::MAX,
+        },
+        DefaultValue::Integer(8),
+    ),
+];
+/// ctxkit: pinned context.
+const PINNED: &[Field] = &[field(
+    "maxTokens",
+    NON_NEGATIVE,
+    DefaultValue::Integer(4000),
+)];
 const BRANCH_SUMMARY: &[Field] = &[
     field("reserveTokens", NON_NEGATIVE, DefaultValue::Integer(16384)),
     field("skipPrompt", ValueKind::Bool, DefaultValue::Bool(false)),
@@ -155,6 +205,15 @@ const LLM: &[Field] = &[
     field("api", ValueKind::String, DefaultValue::Unset),
     field("headers", ValueKind::StringMap, DefaultValue::Unset),
     field("models", ValueKind::ModelList, DefaultValue::Unset),
+];
+/// ctxkit: `ctxkit chat`.
+const CHAT: &[Field] = &[
+    field("confirmBash", ValueKind::Bool, DefaultValue::Bool(true)),
+    field(
+        "bashTimeoutSeconds",
+        NON_NEGATIVE,
+        DefaultValue::Integer(120),
+    ),
 ];
 const WARNINGS: &[Field] = &[field(
     "anthropicExtraUsage",
@@ -269,6 +328,19 @@ pub const TOP_LEVEL: &[Field] = &[
     field("warnings", ValueKind::Object(WARNINGS), DefaultValue::Unset),
     field("sessionDir", ValueKind::String, DefaultValue::Unset),
     field("llm", ValueKind::Object(LLM), DefaultValue::Unset),
+    field("chat", ValueKind::Object(CHAT), DefaultValue::Unset),
+    field(
+        "transforms",
+        ValueKind::Object(TRANSFORMS),
+        DefaultValue::Unset,
+    ),
+    field("pinned", ValueKind::Object(PINNED), DefaultValue::Unset),
+    field(
+        "summaryRole",
+        ValueKind::Enum(&["user", "system"]),
+        DefaultValue::Str("user"),
+    ),
+    field("hooks", ValueKind::HookList, DefaultValue::EmptyList),
 ];
 
 /// Looks a dotted key up in the schema; `None` when any segment is unknown.
@@ -306,7 +378,8 @@ pub fn leaves() -> Vec<(String, &'static Field)> {
                 | ValueKind::StringList
                 | ValueKind::PackageList
                 | ValueKind::StringMap
-                | ValueKind::ModelList => out.push((key, field)),
+                | ValueKind::ModelList
+                | ValueKind::HookList => out.push((key, field)),
             }
         }
     }
@@ -406,6 +479,31 @@ pub fn check_value(key: &str, kind: ValueKind, value: &Value, report: &mut Check
                 );
             }
         }
+        ValueKind::HookList => {
+            let hook_valid = |hook: &Value| {
+                hook.get("command")
+                    .and_then(Value::as_array)
+                    .is_some_and(|command| {
+                        !command.is_empty() && command.iter().all(Value::is_string)
+                    })
+                    && hook.get("events").is_none_or(|events| {
+                        events
+                            .as_array()
+                            .is_some_and(|events| events.iter().all(Value::is_string))
+                    })
+                    && hook
+                        .get("timeoutMs")
+                        .is_none_or(|timeout| timeout.as_u64().is_some())
+            };
+            if !value
+                .as_array()
+                .is_some_and(|hooks| hooks.iter().all(hook_valid))
+            {
+                violation(
+                    "an array of {command: [program, args…], events?, timeoutMs?}".to_owned(),
+                );
+            }
+        }
         ValueKind::Object(fields) => check_object(key, fields, value, report),
     }
 }
@@ -493,6 +591,7 @@ pub fn parse_raw_value(kind: Option<ValueKind>, raw: &str) -> Value {
             | ValueKind::PackageList
             | ValueKind::StringMap
             | ValueKind::ModelList
+            | ValueKind::HookList
             | ValueKind::Object(_),
         )
         | None => serde_json::from_str(raw).unwrap_or_else(|_| Value::from(raw)),

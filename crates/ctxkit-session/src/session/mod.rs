@@ -20,7 +20,7 @@ use crate::index::{EntryIndex, SessionIndex, TreeNode};
 use crate::listing::find_most_recent_session;
 use crate::load::load_file;
 use crate::paths::session_file_name;
-use crate::storage::{FileStore, write_atomic};
+use crate::storage::{Durability, FileStore, write_atomic};
 
 /// Who wrote a summary: ctxkit (or Pi) itself, or an extension/hook (`fromHook: true`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,6 +122,7 @@ impl Session {
                 path.to_owned(),
                 written,
                 loaded.migrated_from.is_some(),
+                loaded.snapshot,
             )),
             diagnostics,
         })
@@ -169,9 +170,11 @@ impl Session {
 
     fn reset_storage(&mut self) -> Option<PathBuf> {
         match (&self.storage, &self.session_dir) {
-            (Storage::File(_), Some(dir)) => {
+            (Storage::File(previous), Some(dir)) => {
                 let path = dir.join(session_file_name(&self.header.timestamp, &self.header.id));
-                self.storage = Storage::File(FileStore::new_file(path.clone()));
+                let mut store = FileStore::new_file(path.clone());
+                store.set_durability(previous.durability());
+                self.storage = Storage::File(store);
                 Some(path)
             }
             (Storage::File(_) | Storage::Memory, _) => {
@@ -310,6 +313,24 @@ impl Session {
         match &self.storage {
             Storage::File(store) => Some(&store.path),
             Storage::Memory => None,
+        }
+    }
+
+    /// How far each append goes towards the disk before it returns ([`Durability::Flush`] unless
+    /// set); in-memory sessions are always [`Durability::Flush`].
+    pub fn durability(&self) -> Durability {
+        match &self.storage {
+            Storage::File(store) => store.durability(),
+            Storage::Memory => Durability::Flush,
+        }
+    }
+
+    /// Sets how far each append goes towards the disk before it returns; kept by new sessions
+    /// started from this one. No effect on in-memory sessions.
+    pub fn set_durability(&mut self, durability: Durability) {
+        match &mut self.storage {
+            Storage::File(store) => store.set_durability(durability),
+            Storage::Memory => {}
         }
     }
 

@@ -3,4 +3,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 mod conformance;
+mod properties;
+mod reliability;
 mod store;

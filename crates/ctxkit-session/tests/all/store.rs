@@ -113,7 +113,12 @@ fn a_second_writer_is_refused_clearly() {
     let mut second = Session::open(&path).unwrap();
     let error = second.append_message(user("two")).unwrap_err();
     assert!(matches!(error, SessionError::Locked { .. }), "{error}");
-    assert!(error.to_string().contains("in use by another writer"));
+    assert!(
+        error
+            .to_string()
+            .contains(&format!("in use by PID {}", std::process::id())),
+        "{error}"
+    );
     drop(first);
     second.append_message(user("two")).unwrap();
 }

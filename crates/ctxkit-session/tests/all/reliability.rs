@@ -1,0 +1,175 @@
+//! Durability modes, refusing a migration that would lose another process's appends, and the first
+//! write of a new file being whole or absent.
+
+use std::num::NonZeroU32;
+
+use ctxkit_protocol::{AgentMessage, AssistantMessage, ContentBlock, MessageContent, UserMessage};
+use ctxkit_session::{Durability, Session, SessionError};
+
+fn user(text: &str) -> AgentMessage {
+    AgentMessage::User(UserMessage {
+        content: MessageContent::Text(text.into()),
+        timestamp: Some(1),
+        extra: Default::default(),
+    })
+}
+
+fn assistant(text: &str) -> AgentMessage {
+    AgentMessage::Assistant(AssistantMessage {
+        content: vec![ContentBlock::text(text)],
+        api: None,
+        provider: None,
+        model: None,
+        usage: None,
+        stop_reason: Some("stop".into()),
+        error_message: None,
+        timestamp: Some(2),
+        extra: Default::default(),
+    })
+}
+
+#[test]
+fn every_durability_mode_writes_every_entry_and_is_kept_by_new_sessions() {
+    let every_three = Durability::SyncEvery(NonZeroU32::new(3).unwrap());
+    for mode in [Durability::Flush, Durability::SyncEach, every_three] {
+        let home = tempfile::tempdir().unwrap();
+        let mut session = Session::create("/p", home.path());
+        assert_eq!(session.durability(), Durability::Flush, "the default");
+        session.set_durability(mode);
+        let mut ids = vec![session.append_message(user("q")).unwrap()];
+        for turn in 0..7 {
+            ids.push(
+                session
+                    .append_message(assistant(&format!("a{turn}")))
+                    .unwrap(),
+            );
+        }
+        let path = session.path().unwrap().to_owned();
+        drop(session);
+        let reopened = Session::open(&path).unwrap();
+        let stored: Vec<&str> = reopened.entries().iter().map(|entry| entry.id()).collect();
+        assert_eq!(stored, ids, "{mode:?}");
+        assert!(reopened.diagnostics().is_empty(), "{mode:?}");
+
+        let mut session = Session::open(&path).unwrap();
+        session.set_durability(mode);
+        session.new_session(None);
+        assert_eq!(session.durability(), mode);
+    }
+}
+
+#[test]
+fn a_new_file_is_created_whole_with_its_held_back_entries() {
+    let home = tempfile::tempdir().unwrap();
+    let mut session = Session::create("/p", home.path());
+    session.append_message(user("q")).unwrap();
+    let path = session.path().unwrap().to_owned();
+    assert!(
+        !path.exists(),
+        "held back until the first assistant message"
+    );
+    session.append_message(assistant("a")).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text.lines().count(), 3);
+    assert!(text.ends_with('\n'));
+    // No temporary files are left beside it.
+    let names: Vec<_> = std::fs::read_dir(home.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+}
+
+const V1: &str = "{\"type\":\"session\",\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n\
+    {\"type\":\"message\",\"timestamp\":\"2025-01-01T00:00:01.000Z\",\"message\":{\"role\":\"user\",\"content\":\"a\"}}\n\
+    {\"type\":\"message\",\"timestamp\":\"2025-01-01T00:00:02.000Z\",\"message\":{\"role\":\"assistant\",\"content\":[]}}\n";
+
+#[test]
+fn a_migration_never_overwrites_what_another_process_wrote_meanwhile() {
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join("old.jsonl");
+    std::fs::write(&path, V1).unwrap();
+    let mut first = Session::open(&path).unwrap();
+    let mut second = Session::open(&path).unwrap();
+    assert!(first.needs_migration() && second.needs_migration());
+    let kept = first.append_message(user("from the first")).unwrap();
+    drop(first);
+    let after_first = std::fs::read(&path).unwrap();
+
+    let error = second.append_message(user("from the second")).unwrap_err();
+    assert!(
+        matches!(error, SessionError::ChangedOnDisk { .. }),
+        "{error}"
+    );
+    assert!(error.to_string().contains("changed by another process"));
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        after_first,
+        "nothing written"
+    );
+    assert_eq!(second.entries().len(), 2, "nor held in memory");
+
+    let mut reopened = Session::open(&path).unwrap();
+    assert!(reopened.entry(&kept).is_some());
+    reopened.append_message(user("from the second")).unwrap();
+    assert_eq!(Session::open(&path).unwrap().entries().len(), 4);
+}
+
+#[test]
+fn a_migration_is_refused_after_an_append_on_the_old_file_too() {
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join("old.jsonl");
+    std::fs::write(&path, V1).unwrap();
+    let mut session = Session::open(&path).unwrap();
+    let line = "{\"type\":\"message\",\"timestamp\":\"2025-01-01T00:00:03.000Z\",\"message\":{\"role\":\"user\",\"content\":\"late\"}}\n";
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    std::io::Write::write_all(&mut file, line.as_bytes()).unwrap();
+    drop(file);
+    let before = std::fs::read(&path).unwrap();
+    assert!(matches!(
+        session.migrate_file(),
+        Err(SessionError::ChangedOnDisk { .. })
+    ));
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}
+
+#[test]
+fn a_torn_legacy_file_still_migrates() {
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join("old.jsonl");
+    std::fs::write(&path, format!("{V1}{{\"type\":\"mess")).unwrap();
+    let mut session = Session::open(&path).unwrap();
+    assert!(session.migrate_file().unwrap());
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text.lines().count(), 3, "{text}");
+}
+
+#[test]
+fn a_stale_view_never_appends_after_another_process_wrote() {
+    let home = tempfile::tempdir().unwrap();
+    let mut writer = Session::create("/p", home.path());
+    writer.append_message(user("q")).unwrap();
+    writer.append_message(assistant("a")).unwrap();
+    let path = writer.path().unwrap().to_owned();
+    drop(writer);
+
+    let mut stale = Session::open(&path).unwrap();
+    let mut other = Session::open(&path).unwrap();
+    let newer = other.append_message(assistant("b")).unwrap();
+    drop(other);
+    let before = std::fs::read(&path).unwrap();
+    let error = stale.append_message(user("c")).unwrap_err();
+    assert!(
+        matches!(error, SessionError::ChangedOnDisk { .. }),
+        "{error}"
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+
+    // Reopened, the append continues from the other process's entry.
+    let mut fresh = Session::open(&path).unwrap();
+    let id = fresh.append_message(user("c")).unwrap();
+    assert_eq!(fresh.entry(&id).unwrap().parent_id(), Some(newer.as_str()));
+}
