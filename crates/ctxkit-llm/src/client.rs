@@ -10,6 +10,7 @@ use crate::config::ProviderConfig;
 use crate::error::LlmError;
 use crate::overflow::{StopReason, is_reply_overflow};
 use crate::retry::{retry_after, with_retries};
+use crate::secret::{ApiKey, redact};
 use crate::wire::{self, Completion, CompletionRequest, ReasoningLevel};
 
 /// Calls one model. Cheap to share behind an `Arc`; the HTTP connection pool is inside.
@@ -54,15 +55,39 @@ impl ModelClient {
         cancel: &CancellationToken,
     ) -> Result<Completion, LlmError> {
         let wire = wire::build(&self.config, request);
+        let headers = self.headers(&wire.headers)?;
+        let text = self
+            .post(&wire.url, &headers, &wire.body.to_string(), cancel)
+            .await?;
+        wire::parse(&self.config, &text)
+    }
+
+    /// The request headers: the configured ones, then `provider_headers` (the key header), then
+    /// the JSON content type.
+    pub(crate) fn headers(
+        &self,
+        provider_headers: &[(String, String)],
+    ) -> Result<HeaderMap, LlmError> {
         let mut headers = self.custom_headers.clone();
-        for (name, value) in &wire.headers {
+        for (name, value) in provider_headers {
             let (name, value) = header(name, value)?;
             headers.insert(name, value);
         }
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        let body = wire.body.to_string();
+        Ok(headers)
+    }
+
+    /// POSTs `body` with retries; the answer's text on a success status. Stops as soon as
+    /// `cancel` fires.
+    pub(crate) async fn post(
+        &self,
+        url: &str,
+        headers: &HeaderMap,
+        body: &str,
+        cancel: &CancellationToken,
+    ) -> Result<String, LlmError> {
         let attempts = with_retries(&self.config.retry, &self.config.provider, cancel, || {
-            self.send_once(&wire.url, &headers, &body)
+            self.send_once(url, headers, body)
         });
         tokio::select! {
             biased;
@@ -76,7 +101,7 @@ impl ModelClient {
         url: &str,
         headers: &HeaderMap,
         body: &str,
-    ) -> Result<Completion, LlmError> {
+    ) -> Result<String, LlmError> {
         let response = self
             .http
             .post(url)
@@ -93,14 +118,16 @@ impl ModelClient {
             .await
             .map_err(|error| self.transport_error(&error))?;
         if !status.is_success() {
+            let secrets = self.config.api_key.iter().map(ApiKey::expose_secret);
+            let header_values = self.config.headers.values().map(String::as_str);
             return Err(LlmError::Http {
                 provider: self.config.provider.clone(),
                 status: status.as_u16(),
-                body: text,
+                body: redact(&text, secrets.chain(header_values)),
                 retry_after,
             });
         }
-        wire::parse(&self.config, &text)
+        Ok(text)
     }
 
     fn transport_error(&self, error: &reqwest::Error) -> LlmError {

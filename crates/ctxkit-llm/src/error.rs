@@ -75,6 +75,12 @@ pub enum LlmError {
     /// The HTTP client could not be built (TLS initialisation).
     #[error("Could not create the HTTP client: {message}")]
     Client { message: String },
+    /// Conversations with tools (`ModelClient::chat`) are not implemented over this wire format;
+    /// configure a provider that speaks OpenAI Chat Completions (`llm.api: openai-completions`).
+    #[error(
+        "Provider `{provider}` speaks `{api}`, which `ctxkit chat` does not support yet; use an OpenAI-compatible Chat Completions provider"
+    )]
+    UnsupportedApi { provider: String, api: &'static str },
 }
 
 impl LlmError {
@@ -100,7 +106,8 @@ impl LlmError {
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
             | Self::InvalidHeader { .. }
-            | Self::Client { .. } => false,
+            | Self::Client { .. }
+            | Self::UnsupportedApi { .. } => false,
         }
     }
 
@@ -120,7 +127,8 @@ impl LlmError {
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
             | Self::InvalidHeader { .. }
-            | Self::Client { .. } => false,
+            | Self::Client { .. }
+            | Self::UnsupportedApi { .. } => false,
         }
     }
 }

@@ -5,6 +5,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod chat;
 mod client;
 mod config;
 mod error;
@@ -14,6 +15,7 @@ mod retry;
 mod secret;
 mod wire;
 
+pub use chat::{ChatRequest, ToolDefinition};
 pub use client::ModelClient;
 pub use config::{
     DEFAULT_TIMEOUT, EnvSettings, LlmOptions, ModelRole, ModelSpec, ProviderConfig, resolve_model,

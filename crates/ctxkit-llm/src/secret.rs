@@ -25,9 +25,33 @@ impl fmt::Debug for ApiKey {
     }
 }
 
+/// `text` with every occurrence of the given secrets replaced by `<redacted>`: provider error
+/// bodies may echo the key they were sent ("Incorrect API key provided: sk-…"). Secrets shorter
+/// than 8 characters are left alone (they would match ordinary words).
+pub(crate) fn redact<'a>(text: &str, secrets: impl IntoIterator<Item = &'a str>) -> String {
+    let mut redacted = text.to_owned();
+    for secret in secrets {
+        let secret = secret.trim();
+        if secret.len() >= 8 && redacted.contains(secret) {
+            redacted = redacted.replace(secret, "<redacted>");
+        }
+    }
+    redacted
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn echoed_secrets_are_redacted() {
+        let text = "Incorrect API key provided: sk-secret-123. Header: token-abcdefgh";
+        assert_eq!(
+            redact(text, ["sk-secret-123", "token-abcdefgh", "short"]),
+            "Incorrect API key provided: <redacted>. Header: <redacted>"
+        );
+        assert_eq!(redact("a short word", ["short"]), "a short word");
+    }
 
     #[test]
     fn debug_never_shows_the_key() {

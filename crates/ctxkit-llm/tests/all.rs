@@ -2,6 +2,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "all/chat.rs"]
+mod chat;
 #[path = "all/common.rs"]
 mod common;
 #[path = "all/live.rs"]

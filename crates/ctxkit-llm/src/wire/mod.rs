@@ -4,6 +4,7 @@
 mod anthropic;
 mod gemini;
 mod openai_chat;
+pub(crate) mod openai_chat_tools;
 mod openai_responses;
 
 use ctxkit_protocol::Usage;

@@ -1,0 +1,87 @@
+//! Model-view preparation per call (context + transforms + convertToLlm) on a 1000-message
+//! context: `cargo bench -p ctxkit-engine --bench view`.
+
+use std::sync::Arc;
+
+use ctxkit_compaction::{OfflineSummarizer, Prompts};
+use ctxkit_engine::{Engine, EngineOptions, EngineSettings, HookSet, ModelInfo};
+use ctxkit_protocol::AgentMessage;
+use ctxkit_session::Session;
+use serde_json::json;
+
+fn main() {
+    divan::main();
+}
+
+fn message(value: serde_json::Value) -> AgentMessage {
+    serde_json::from_value(value).unwrap_or_else(|error| panic!("bench message: {error}"))
+}
+
+/// A session of `count` messages: a user task, then tool-call/tool-result pairs with outputs of
+/// a few hundred bytes to 20 KB, and a user message every 50 messages.
+fn engine(count: usize) -> (tokio::runtime::Runtime, Engine) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap_or_else(|error| panic!("runtime: {error}"));
+    let engine = Engine::new(
+        Session::in_memory("/bench"),
+        EngineOptions {
+            settings: EngineSettings::default(),
+            model: Some(ModelInfo {
+                provider: "bench".into(),
+                id: "bench".into(),
+                context_window: 1_000_000,
+            }),
+            summarizer: Arc::new(OfflineSummarizer),
+            prompts: Prompts::default(),
+            hooks: HookSet::new(),
+            thinking_level: None,
+        },
+    );
+    runtime.block_on(async {
+        let mut index = 0;
+        while index < count {
+            let value = if index % 50 == 0 {
+                json!({"role": "user", "content": format!("step {index}: continue the refactoring of src/module_{index}.rs"), "timestamp": index})
+            } else if index % 2 == 1 {
+                json!({"role": "assistant", "content": [
+                    {"type": "thinking", "thinking": "I should look at the file first. ".repeat(4)},
+                    {"type": "toolCall", "id": format!("call-{index}"), "name": "read", "arguments": {"path": format!("src/module_{index}.rs")}}
+                ], "provider": "bench", "model": "bench", "stopReason": "toolUse",
+                   "usage": {"input": 1000 + index, "output": 50, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 1050 + index},
+                   "timestamp": index})
+            } else {
+                let lines = if index % 20 == 0 { 400 } else { 8 };
+                let text: String = (0..lines).map(|line| format!("{line:>4}  fn item_{line}() -> u64 {{ {line} }}\n")).collect();
+                json!({"role": "toolResult", "toolCallId": format!("call-{}", index - 1), "toolName": "read",
+                       "content": [{"type": "text", "text": text}], "isError": false, "timestamp": index})
+            };
+            engine
+                .append(message(value))
+                .await
+                .unwrap_or_else(|error| panic!("append: {error}"));
+            index += 1;
+        }
+    });
+    (runtime, engine)
+}
+
+#[divan::bench(args = [100, 1000])]
+fn model_view(bencher: divan::Bencher, count: usize) {
+    let (runtime, engine) = engine(count);
+    bencher.bench_local(|| {
+        runtime
+            .block_on(engine.model_view())
+            .unwrap_or_else(|error| panic!("view: {error}"))
+    });
+}
+
+#[divan::bench(args = [1000])]
+fn transcript_parsed_every_call(bencher: divan::Bencher, count: usize) {
+    let (runtime, engine) = engine(count);
+    bencher.bench_local(|| {
+        runtime
+            .block_on(engine.transcript())
+            .unwrap_or_else(|error| panic!("transcript: {error}"))
+    });
+}

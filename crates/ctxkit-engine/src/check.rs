@@ -1,0 +1,143 @@
+//! The compaction check of the reference (run after an agent run and before a prompt), as a pure
+//! decision over the model's transcript. The engine acts on the decision.
+
+use ctxkit_compaction::{estimate_context_tokens, should_compact};
+use ctxkit_protocol::{AgentMessage, AssistantMessage};
+
+/// The model the conversation runs on.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ModelInfo {
+    pub provider: String,
+    pub id: String,
+    /// Tokens the model accepts; 0 when unknown.
+    pub context_window: u64,
+}
+
+impl ModelInfo {
+    fn wrote(&self, message: &AssistantMessage) -> bool {
+        message.provider.as_deref() == Some(self.provider.as_str())
+            && message.model.as_deref() == Some(self.id.as_str())
+    }
+}
+
+/// Which check runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trigger {
+    /// After an agent run: aborted replies are skipped.
+    AfterRun,
+    /// Before a prompt: the last reply counts even when aborted.
+    BeforePrompt,
+}
+
+/// What the check decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Nothing to do, and why.
+    Skip(SkipReason),
+    /// The reply overflowed the window again after one recovery: report, do not compact.
+    RecoveryExhausted,
+    /// The reply overflowed the window: compact, then retry the turn.
+    Overflow,
+    /// The context is over window − reserve: compact, no retry.
+    Threshold { tokens: u64 },
+}
+
+/// Why the check did nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SkipReason {
+    Disabled,
+    NoReply,
+    Aborted,
+    /// The reply predates the latest compaction, so its usage or error is stale.
+    Stale,
+    /// The window is unknown (0): there is no threshold (the reference compacts after every turn).
+    UnknownWindow,
+    /// An error reply with no successful reply to measure from, or only a pre-compaction one.
+    NoUsage,
+    UnderThreshold,
+}
+
+/// Inputs of one check.
+#[derive(Debug, Clone, Copy)]
+pub struct CheckInput<'a> {
+    pub trigger: Trigger,
+    pub enabled: bool,
+    pub reserve_tokens: u64,
+    pub model: Option<&'a ModelInfo>,
+    /// The transcript (the model's messages on the branch, before transforms).
+    pub transcript: &'a [AgentMessage],
+    /// Epoch ms of the latest compaction on the branch.
+    pub latest_compaction_ms: Option<i64>,
+    /// Overflow recovery already ran once since the last user message or successful reply.
+    pub overflow_recovery_attempted: bool,
+}
+
+fn last_assistant(transcript: &[AgentMessage]) -> Option<&AssistantMessage> {
+    transcript.iter().rev().find_map(|message| match message {
+        AgentMessage::Assistant(assistant) => Some(assistant),
+        AgentMessage::User(_)
+        | AgentMessage::ToolResult(_)
+        | AgentMessage::BashExecution(_)
+        | AgentMessage::Custom(_)
+        | AgentMessage::BranchSummary(_)
+        | AgentMessage::CompactionSummary(_)
+        | AgentMessage::Unknown(_) => None,
+    })
+}
+
+fn is_stale(timestamp: Option<i64>, latest_compaction_ms: Option<i64>) -> bool {
+    matches!((timestamp, latest_compaction_ms), (Some(at), Some(compacted)) if at <= compacted)
+}
+
+/// The reference's decision procedure, with its window-0 quirk fixed.
+pub fn decide(input: &CheckInput<'_>) -> Decision {
+    if !input.enabled {
+        return Decision::Skip(SkipReason::Disabled);
+    }
+    let Some(message) = last_assistant(input.transcript) else {
+        return Decision::Skip(SkipReason::NoReply);
+    };
+    let stop_reason = message.stop_reason.as_deref();
+    if input.trigger == Trigger::AfterRun && stop_reason == Some("aborted") {
+        return Decision::Skip(SkipReason::Aborted);
+    }
+    let window = input.model.map_or(0, |model| model.context_window);
+    if is_stale(message.timestamp, input.latest_compaction_ms) {
+        return Decision::Skip(SkipReason::Stale);
+    }
+    let same_model = input.model.is_some_and(|model| model.wrote(message));
+    if same_model && ctxkit_llm::is_context_overflow(message, Some(window)) {
+        return if input.overflow_recovery_attempted {
+            Decision::RecoveryExhausted
+        } else {
+            Decision::Overflow
+        };
+    }
+    if window == 0 {
+        return Decision::Skip(SkipReason::UnknownWindow);
+    }
+    let tokens = if stop_reason == Some("error") {
+        let estimate = estimate_context_tokens(input.transcript);
+        let Some(anchor) = estimate.last_usage_index else {
+            return Decision::Skip(SkipReason::NoUsage);
+        };
+        let anchor_timestamp = input
+            .transcript
+            .get(anchor)
+            .and_then(AgentMessage::timestamp);
+        if is_stale(anchor_timestamp, input.latest_compaction_ms) {
+            return Decision::Skip(SkipReason::NoUsage);
+        }
+        estimate.tokens
+    } else {
+        message
+            .usage
+            .as_ref()
+            .map_or(0, ctxkit_protocol::Usage::context_tokens)
+    };
+    if should_compact(tokens, window, input.reserve_tokens, true) {
+        Decision::Threshold { tokens }
+    } else {
+        Decision::Skip(SkipReason::UnderThreshold)
+    }
+}

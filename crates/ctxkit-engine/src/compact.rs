@@ -1,0 +1,421 @@
+//! Compaction in the agent loop: the checks after a run and before a prompt, overflow recovery
+//! (compact, then retry exactly once), manual compaction, cancellation, and the fallback when
+//! summarization fails.
+
+use std::sync::atomic::Ordering;
+
+use ctxkit_compaction::{
+    CompactOptions, CompactionSettings, NoPlanReason, Preparation, check_after_compaction,
+    prepare_compaction,
+};
+use ctxkit_protocol::AgentMessage;
+use ctxkit_session::{NewCompaction, SummarySource};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::check::{CheckInput, Decision, Trigger, decide};
+use crate::engine::{Engine, State, latest_compaction_ms, transcript};
+use crate::error::{EngineError, Result};
+use crate::events::{CompactionEnd, CompactionReason, EngineEvent};
+use crate::hooks::{AfterCompact, BeforeCompact};
+use crate::settings::FallbackPolicy;
+
+/// Reported when a reply overflows again after one compact-and-retry.
+pub const RECOVERY_EXHAUSTED: &str = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.";
+
+/// What a check did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckReport {
+    pub decision: Decision,
+    /// The end of the compaction the check ran, or of the exhausted recovery.
+    pub compaction: Option<CompactionEnd>,
+    /// The loop must now run the model again without a new user message (overflow recovery).
+    pub retry: bool,
+}
+
+/// A compaction entry that was written.
+struct Written {
+    entry_id: String,
+    first_kept_entry_id: String,
+    tokens_before: u64,
+    tokens_after: u64,
+    from_hook: bool,
+    fallback_error: Option<String>,
+    advice: Option<String>,
+}
+
+impl Engine {
+    /// The check after an agent run (aborted replies are skipped). Call it when a run ends; when
+    /// the report says `retry`, run the model again on the new view.
+    pub async fn after_run(&self) -> Result<CheckReport> {
+        self.check(Trigger::AfterRun).await
+    }
+
+    /// The check before a prompt, awaited before the user message is appended. Waits for a
+    /// compaction in flight instead of starting a second one.
+    pub async fn before_prompt(&self) -> Result<CheckReport> {
+        self.check(Trigger::BeforePrompt).await
+    }
+
+    async fn check(&self, trigger: Trigger) -> Result<CheckReport> {
+        let mut state = self.lock().await;
+        let transcript = transcript(&state.session)?;
+        let decision = decide(&CheckInput {
+            trigger,
+            enabled: state.settings.compaction.enabled,
+            reserve_tokens: state.settings.compaction.reserve_tokens,
+            model: state.model.as_ref(),
+            transcript: &transcript,
+            latest_compaction_ms: latest_compaction_ms(&state.session),
+            overflow_recovery_attempted: state.overflow_recovery_attempted,
+        });
+        let reason = match decision {
+            Decision::Skip(_) => {
+                return Ok(CheckReport {
+                    decision,
+                    compaction: None,
+                    retry: false,
+                });
+            }
+            Decision::RecoveryExhausted => {
+                let end = CompactionEnd {
+                    error: Some(RECOVERY_EXHAUSTED.to_owned()),
+                    ..empty_end(CompactionReason::Overflow)
+                };
+                self.inner.bus.emit(EngineEvent::CompactionEnd(end.clone()));
+                return Ok(CheckReport {
+                    decision,
+                    compaction: Some(end),
+                    retry: false,
+                });
+            }
+            Decision::Overflow => {
+                state.overflow_recovery_attempted = true;
+                CompactionReason::Overflow
+            }
+            Decision::Threshold { .. } => CompactionReason::Threshold,
+        };
+        let end = match self.run_locked(&mut state, reason, None).await {
+            Ok(end) | Err((end, _)) => end,
+        };
+        Ok(CheckReport {
+            decision,
+            retry: end.will_retry,
+            compaction: Some(end),
+        })
+    }
+
+    /// Compacts now, with optional focus text. A running turn is cancelled first and waited for; a
+    /// compaction in flight is waited for. On cancel or failure nothing is written.
+    pub async fn compact(&self, focus: Option<String>) -> Result<CompactionEnd> {
+        self.stop_turn().await;
+        let mut state = self.lock().await;
+        let focus = focus.filter(|text| !text.trim().is_empty());
+        self.run_locked(&mut state, CompactionReason::Manual, focus)
+            .await
+            .map_err(|(_, error)| error)
+    }
+
+    /// Cancels the running compaction, if any; nothing is written.
+    pub fn cancel_compaction(&self) {
+        if let Ok(slot) = self.inner.compaction_cancel.lock()
+            && let Some(cancel) = slot.as_ref()
+        {
+            cancel.cancel();
+        }
+    }
+
+    async fn run_locked(
+        &self,
+        state: &mut State,
+        reason: CompactionReason,
+        focus: Option<String>,
+    ) -> std::result::Result<CompactionEnd, (CompactionEnd, EngineError)> {
+        let cancel = CancellationToken::new();
+        if let Ok(mut slot) = self.inner.compaction_cancel.lock() {
+            *slot = Some(cancel.clone());
+        }
+        self.inner.compacting.store(true, Ordering::SeqCst);
+        self.inner.bus.emit(EngineEvent::CompactionStart { reason });
+        let outcome = self.write_compaction(state, reason, focus, &cancel).await;
+        if let Ok(mut slot) = self.inner.compaction_cancel.lock() {
+            *slot = None;
+        }
+        self.inner.compacting.store(false, Ordering::SeqCst);
+        let (end, error) = match outcome {
+            Ok(written) => {
+                let will_retry = reason == CompactionReason::Overflow && can_continue(state);
+                let end = CompactionEnd {
+                    will_retry,
+                    tokens_before: Some(written.tokens_before),
+                    tokens_after: Some(written.tokens_after),
+                    first_kept_entry_id: Some(written.first_kept_entry_id),
+                    entry_id: Some(written.entry_id),
+                    from_hook: written.from_hook,
+                    fallback: written.fallback_error.is_some(),
+                    error: written.fallback_error,
+                    advice: written.advice,
+                    ..empty_end(reason)
+                };
+                (end, None)
+            }
+            Err(error) => {
+                let end = match (&error, reason) {
+                    (EngineError::Cancelled, _) => CompactionEnd {
+                        aborted: true,
+                        ..empty_end(reason)
+                    },
+                    // Nothing to compact is a silent stop for automatic compaction.
+                    (
+                        EngineError::AlreadyCompacted | EngineError::NothingToCompact,
+                        CompactionReason::Threshold | CompactionReason::Overflow,
+                    ) => empty_end(reason),
+                    (_, CompactionReason::Overflow) => CompactionEnd {
+                        error: Some(format!("Context overflow recovery failed: {error}")),
+                        ..empty_end(reason)
+                    },
+                    (_, CompactionReason::Threshold) => CompactionEnd {
+                        error: Some(format!("Auto-compaction failed: {error}")),
+                        ..empty_end(reason)
+                    },
+                    (_, CompactionReason::Manual) => CompactionEnd {
+                        error: Some(format!("Compaction failed: {error}")),
+                        ..empty_end(reason)
+                    },
+                };
+                (end, Some(error))
+            }
+        };
+        self.inner.bus.emit(EngineEvent::CompactionEnd(end.clone()));
+        if let Ok(Some(usage)) = crate::engine::context_usage(state) {
+            self.inner.bus.emit(EngineEvent::ContextUsage(usage));
+        }
+        match error {
+            None => Ok(end),
+            Some(error) => Err((end, error)),
+        }
+    }
+
+    async fn write_compaction(
+        &self,
+        state: &mut State,
+        reason: CompactionReason,
+        focus: Option<String>,
+        cancel: &CancellationToken,
+    ) -> Result<Written> {
+        let planning = state.settings.compaction.planning();
+        let plan = match prepare_compaction(&state.session, None, planning)? {
+            Ok(plan) => plan,
+            Err(NoPlanReason::AlreadyCompacted) => return Err(EngineError::AlreadyCompacted),
+            Err(NoPlanReason::NothingToCompact) => return Err(EngineError::NothingToCompact),
+        };
+        let mut from_hook = false;
+        let mut fallback_error = None;
+        let mut hooked = None;
+        if !self.inner.hooks.is_empty() {
+            let event = BeforeCompact {
+                reason,
+                preparation: (&plan).into(),
+                branch_entries: branch_entries(state),
+                custom_instructions: focus.clone(),
+            };
+            match self
+                .inner
+                .hooks
+                .before_compact(&self.inner.bus, &event, cancel)
+                .await
+            {
+                Some(answer) if answer.cancel => return Err(EngineError::Cancelled),
+                Some(answer) => hooked = answer.compaction,
+                None => {}
+            }
+        }
+        let compaction = match hooked {
+            Some(supplied) => {
+                from_hook = true;
+                NewCompaction {
+                    summary: supplied.summary,
+                    first_kept_entry_id: supplied.first_kept_entry_id,
+                    tokens_before: supplied.tokens_before,
+                    details: supplied.details,
+                    source: SummarySource::Hook,
+                }
+            }
+            None => {
+                let options = CompactOptions {
+                    focus,
+                    thinking_level: state.thinking_level.clone(),
+                    file_context: String::new(),
+                };
+                let summarized = ctxkit_compaction::compact(
+                    &plan,
+                    self.inner.summarizer.as_ref(),
+                    &self.inner.prompts,
+                    &options,
+                    cancel,
+                )
+                .await;
+                if cancel.is_cancelled() {
+                    return Err(EngineError::Cancelled);
+                }
+                match summarized.map_err(EngineError::from) {
+                    Ok(result) => NewCompaction {
+                        summary: result.summary,
+                        first_kept_entry_id: result.first_kept_entry_id,
+                        tokens_before: result.tokens_before,
+                        details: Some(result.details),
+                        source: SummarySource::Ctxkit,
+                    },
+                    Err(error @ EngineError::Summarization(_)) => {
+                        let policy = match reason {
+                            CompactionReason::Overflow => {
+                                state.settings.compaction.overflow_fallback
+                            }
+                            CompactionReason::Threshold | CompactionReason::Manual => {
+                                state.settings.compaction.fallback
+                            }
+                        };
+                        match policy {
+                            FallbackPolicy::Error => return Err(error),
+                            FallbackPolicy::Truncate => {
+                                let message = error.to_string();
+                                let truncated = truncate_fallback(state, &plan, &message)?;
+                                fallback_error = Some(message);
+                                truncated
+                            }
+                        }
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+        };
+        let first_kept_entry_id = compaction.first_kept_entry_id.clone();
+        let tokens_before = compaction.tokens_before;
+        let summary = compaction.summary.clone();
+        let entry_id = state.session.append_compaction(compaction)?;
+        crate::pins::reinject_after_compaction(state, &first_kept_entry_id)?;
+        let window = state.model.as_ref().map_or(0, |model| model.context_window);
+        let guard = check_after_compaction(&state.session, &entry_id, window, &planning)?;
+        let tokens_after = match &guard {
+            ctxkit_compaction::LoopGuard::Clear { tokens_after, .. }
+            | ctxkit_compaction::LoopGuard::StillOver { tokens_after, .. }
+            | ctxkit_compaction::LoopGuard::Unknown { tokens_after } => *tokens_after,
+        };
+        let after = AfterCompact {
+            reason,
+            entry_id: entry_id.clone(),
+            summary,
+            first_kept_entry_id: first_kept_entry_id.clone(),
+            tokens_before,
+            from_hook,
+        };
+        self.inner
+            .hooks
+            .after_compact(&self.inner.bus, &after)
+            .await;
+        Ok(Written {
+            entry_id,
+            first_kept_entry_id,
+            tokens_before,
+            tokens_after,
+            from_hook,
+            fallback_error,
+            advice: guard.advice(),
+        })
+    }
+}
+
+fn empty_end(reason: CompactionReason) -> CompactionEnd {
+    CompactionEnd {
+        reason,
+        aborted: false,
+        will_retry: false,
+        tokens_before: None,
+        tokens_after: None,
+        first_kept_entry_id: None,
+        entry_id: None,
+        from_hook: false,
+        fallback: false,
+        error: None,
+        advice: None,
+    }
+}
+
+/// Every entry on the current branch as stored (unreadable lines as strings).
+pub(crate) fn branch_entries(state: &State) -> Vec<Value> {
+    state
+        .session
+        .branch_path(None)
+        .iter()
+        .map(|entry| {
+            serde_json::from_str(entry.raw()).unwrap_or_else(|_| Value::String(entry.raw().into()))
+        })
+        .collect()
+}
+
+/// Whether a retry can run: the model's view ends in something other than a reply (error and
+/// aborted replies are not sent to the model). A silent or length-stop overflow leaves the
+/// offending reply last, so no retry runs and none is announced.
+fn can_continue(state: &State) -> bool {
+    let Ok(messages) = transcript(&state.session) else {
+        return false;
+    };
+    let last = messages.iter().rev().find(|message| match message {
+        AgentMessage::Assistant(reply) => !reply.is_aborted_or_error(),
+        AgentMessage::User(_)
+        | AgentMessage::ToolResult(_)
+        | AgentMessage::BashExecution(_)
+        | AgentMessage::Custom(_)
+        | AgentMessage::BranchSummary(_)
+        | AgentMessage::CompactionSummary(_)
+        | AgentMessage::Unknown(_) => true,
+    });
+    matches!(
+        last,
+        Some(AgentMessage::User(_) | AgentMessage::ToolResult(_) | AgentMessage::Custom(_))
+    )
+}
+
+/// The `truncate` fallback: keep about `truncateKeepPercent` of the context (never starting at a
+/// tool result) and record a compaction that says summarization failed and why. An earlier
+/// summary is carried over verbatim.
+fn truncate_fallback(state: &State, plan: &Preparation, error: &str) -> Result<NewCompaction> {
+    let percent = state.settings.compaction.truncate_keep_percent.min(100);
+    let keep = (plan.tokens_before * percent / 100).max(1);
+    let settings = CompactionSettings {
+        keep_recent_tokens: keep,
+        ..state.settings.compaction.planning()
+    };
+    let truncated = match prepare_compaction(&state.session, None, settings)? {
+        Ok(truncated) => truncated,
+        Err(NoPlanReason::AlreadyCompacted | NoPlanReason::NothingToCompact) => {
+            return Err(EngineError::Summarization(error.to_owned()));
+        }
+    };
+    let dropped = truncated.messages_to_summarize.len() + truncated.turn_prefix_messages.len();
+    let mut summary = format!(
+        "Compaction failed ({error}), so no summary was written: the {dropped} oldest messages \
+         were dropped and the newest part of the conversation (about {percent}% of \
+         {tokens} tokens) is kept verbatim. Ask the user about anything from before this point \
+         that is not in the kept messages.",
+        tokens = plan.tokens_before,
+    );
+    if let Some(previous) = &truncated.previous_summary {
+        summary.push_str("\n\nThe summary of an earlier compaction, kept as it was:\n\n");
+        summary.push_str(previous);
+    }
+    let lists = truncated.file_operations.lists();
+    summary.push_str(&lists.blocks());
+    let mut details = lists.details();
+    if let Some(object) = details.as_object_mut() {
+        object.insert("fallback".to_owned(), json!("truncate"));
+        object.insert("error".to_owned(), json!(error));
+    }
+    Ok(NewCompaction {
+        summary,
+        first_kept_entry_id: truncated.first_kept_entry_id,
+        tokens_before: truncated.tokens_before,
+        details: Some(details),
+        source: SummarySource::Ctxkit,
+    })
+}

@@ -1,0 +1,372 @@
+//! The engine: one session, its settings, a summarizer and hooks behind a cheap-to-clone handle.
+//!
+//! Every operation that reads or writes the session takes the state lock, and a compaction holds it
+//! from plan to append, so compactions are single-flight and a prompt that arrives during one waits
+//! for it. Cancellation and `is_compacting` live outside the lock.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use ctxkit_compaction::{Prompts, Summarizer};
+use ctxkit_protocol::{AgentMessage, ContentBlock, MessageContent};
+use ctxkit_session::{ContextMessageKind, Session, parse_timestamp_ms};
+use tokio::sync::{MutexGuard, mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use crate::check::ModelInfo;
+use crate::command_hooks::CommandHook;
+use crate::error::Result;
+use crate::events::{ContextUsage, EngineEvent, EventBus};
+use crate::hooks::HookSet;
+use crate::settings::EngineSettings;
+
+/// What an engine is built from.
+pub struct EngineOptions {
+    pub settings: EngineSettings,
+    /// The conversation's model; `None` disables automatic compaction (no window to measure).
+    pub model: Option<ModelInfo>,
+    /// Writes compaction and branch summaries.
+    pub summarizer: Arc<dyn Summarizer>,
+    pub prompts: Prompts,
+    /// Rust hooks, called before the command hooks configured in settings.
+    pub hooks: HookSet,
+    /// The session's reasoning level, passed to summarizers that support one.
+    pub thinking_level: Option<String>,
+}
+
+impl std::fmt::Debug for EngineOptions {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("EngineOptions")
+            .field("settings", &self.settings)
+            .field("model", &self.model)
+            .field("summarizer", &self.summarizer.name())
+            .field("hooks", &self.hooks)
+            .finish_non_exhaustive()
+    }
+}
+
+pub(crate) struct State {
+    pub(crate) session: Session,
+    pub(crate) settings: EngineSettings,
+    pub(crate) model: Option<ModelInfo>,
+    pub(crate) thinking_level: Option<String>,
+    /// Overflow recovery ran once since the last user message or successful reply.
+    pub(crate) overflow_recovery_attempted: bool,
+    /// Context messages already read, by entry id and kind: entries never change, so a message is
+    /// parsed once however many model calls see it. Cleared when the session is replaced (fork).
+    pub(crate) messages: HashMap<(String, u8), Arc<AgentMessage>>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) state: tokio::sync::Mutex<State>,
+    pub(crate) bus: EventBus,
+    pub(crate) summarizer: Arc<dyn Summarizer>,
+    pub(crate) prompts: Prompts,
+    pub(crate) hooks: HookSet,
+    pub(crate) compacting: AtomicBool,
+    pub(crate) compaction_cancel: Mutex<Option<CancellationToken>>,
+    pub(crate) branch_summary_cancel: Mutex<Option<CancellationToken>>,
+    /// The running turn's cancellation, `None` when idle.
+    pub(crate) turn: watch::Sender<Option<CancellationToken>>,
+}
+
+/// The context engine; clones share one engine.
+#[derive(Clone)]
+pub struct Engine {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Engine")
+            .field("compacting", &self.is_compacting())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A running agent turn; dropping it marks the turn finished. A manual compaction cancels the
+/// turn's token and waits for the drop before it starts.
+#[derive(Debug)]
+pub struct TurnGuard {
+    engine: Engine,
+    cancel: CancellationToken,
+}
+
+impl TurnGuard {
+    /// Fires when the turn must stop.
+    pub fn cancel_token(&self) -> CancellationToken {
+        self.cancel.clone()
+    }
+}
+
+impl Drop for TurnGuard {
+    fn drop(&mut self) {
+        self.engine.inner.turn.send_replace(None);
+    }
+}
+
+impl Engine {
+    /// An engine over `session`. Command hooks from `settings.hooks` run after `options.hooks`.
+    pub fn new(session: Session, options: EngineOptions) -> Self {
+        let mut hooks = options.hooks;
+        let cwd = std::path::PathBuf::from(session.cwd());
+        for config in &options.settings.hooks {
+            hooks.push(Arc::new(CommandHook::new(config.clone(), cwd.clone())));
+        }
+        let (turn, _) = watch::channel(None);
+        Self {
+            inner: Arc::new(Inner {
+                state: tokio::sync::Mutex::new(State {
+                    session,
+                    settings: options.settings,
+                    model: options.model,
+                    thinking_level: options.thinking_level,
+                    overflow_recovery_attempted: false,
+                    messages: HashMap::new(),
+                }),
+                bus: EventBus::default(),
+                summarizer: options.summarizer,
+                prompts: options.prompts,
+                hooks,
+                compacting: AtomicBool::new(false),
+                compaction_cancel: Mutex::new(None),
+                branch_summary_cancel: Mutex::new(None),
+                turn,
+            }),
+        }
+    }
+
+    /// Every event from now on, in order.
+    pub fn subscribe(&self) -> mpsc::UnboundedReceiver<EngineEvent> {
+        self.inner.bus.subscribe()
+    }
+
+    pub(crate) async fn lock(&self) -> MutexGuard<'_, State> {
+        self.inner.state.lock().await
+    }
+
+    /// Whether a compaction or branch summary is running.
+    pub fn is_compacting(&self) -> bool {
+        self.inner.compacting.load(Ordering::SeqCst)
+    }
+
+    /// Runs `read` on the session (after any running compaction).
+    pub async fn with_session<T>(&self, read: impl FnOnce(&Session) -> T) -> T {
+        read(&self.lock().await.session)
+    }
+
+    /// Runs `edit` on the session (after any running compaction): names, labels, undoing a
+    /// compaction. Appends go through the session's own API, so the file stays in step.
+    pub async fn with_session_mut<T>(&self, edit: impl FnOnce(&mut Session) -> T) -> T {
+        edit(&mut self.lock().await.session)
+    }
+
+    /// Takes the session back; fails (returning the engine) while other clones exist.
+    pub fn into_session(self) -> std::result::Result<Session, Self> {
+        match Arc::try_unwrap(self.inner) {
+            Ok(inner) => Ok(inner.state.into_inner().session),
+            Err(inner) => Err(Self { inner }),
+        }
+    }
+
+    /// Switches the conversation's model. Nothing runs now; the next check uses the new window.
+    pub async fn set_model(&self, model: Option<ModelInfo>) {
+        self.lock().await.model = model;
+    }
+
+    /// The conversation's model.
+    pub async fn model(&self) -> Option<ModelInfo> {
+        self.lock().await.model.clone()
+    }
+
+    /// Replaces the settings; the next check reads them.
+    pub async fn set_settings(&self, settings: EngineSettings) {
+        self.lock().await.settings = settings;
+    }
+
+    /// The current settings.
+    pub async fn settings(&self) -> EngineSettings {
+        self.lock().await.settings.clone()
+    }
+
+    /// Marks a turn as running until the guard drops.
+    pub fn begin_turn(&self) -> TurnGuard {
+        let cancel = CancellationToken::new();
+        self.inner.turn.send_replace(Some(cancel.clone()));
+        TurnGuard {
+            engine: self.clone(),
+            cancel,
+        }
+    }
+
+    /// Cancels a running turn and waits until its guard is dropped.
+    pub(crate) async fn stop_turn(&self) {
+        let mut receiver = self.inner.turn.subscribe();
+        if let Some(cancel) = receiver.borrow().clone() {
+            cancel.cancel();
+        }
+        // An error means the sender is gone, which cannot happen while `self` holds it.
+        let _ = receiver.wait_for(Option::is_none).await;
+    }
+
+    /// Persists a message at the leaf. A user message, or a reply that is not an error, ends the
+    /// one-attempt overflow recovery; a reply emits a context-usage event.
+    pub async fn append(&self, message: AgentMessage) -> Result<String> {
+        let mut state = self.lock().await;
+        let clears_recovery = match &message {
+            AgentMessage::User(_) => true,
+            AgentMessage::Assistant(assistant) => assistant.stop_reason.as_deref() != Some("error"),
+            AgentMessage::ToolResult(_)
+            | AgentMessage::BashExecution(_)
+            | AgentMessage::Custom(_)
+            | AgentMessage::BranchSummary(_)
+            | AgentMessage::CompactionSummary(_)
+            | AgentMessage::Unknown(_) => false,
+        };
+        let is_reply = matches!(message, AgentMessage::Assistant(_));
+        let id = state.session.append_message(message)?;
+        if clears_recovery {
+            state.overflow_recovery_attempted = false;
+        }
+        if is_reply && let Some(usage) = context_usage(&state)? {
+            self.inner.bus.emit(EngineEvent::ContextUsage(usage));
+        }
+        Ok(id)
+    }
+
+    /// Context usage (the reference's `getContextUsage`): `None` without a model or window.
+    pub async fn context_usage(&self) -> Result<Option<ContextUsage>> {
+        context_usage(&*self.lock().await)
+    }
+
+    /// The model's messages on the current branch, before transforms.
+    pub async fn transcript(&self) -> Result<Vec<AgentMessage>> {
+        transcript(&self.lock().await.session)
+    }
+
+    /// The full text of a tool result pruned from the model's view, by the id in its marker.
+    pub async fn fetch_pruned(&self, tool_call_id: &str) -> Result<Option<String>> {
+        let state = self.lock().await;
+        for entry in state.session.entries().iter().rev() {
+            if entry.role() != Some("toolResult") {
+                continue;
+            }
+            if let Some(Ok(AgentMessage::ToolResult(result))) = entry.parse_message()
+                && result.tool_call_id == tool_call_id
+            {
+                return Ok(Some(content_text(&result.content)));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// The context messages of the current branch, shared from the state's cache.
+pub(crate) fn shared_transcript(state: &mut State) -> Result<Vec<Arc<AgentMessage>>> {
+    let context = state.session.build_context();
+    let mut messages = Vec::with_capacity(context.messages.len());
+    for message in &context.messages {
+        let Some(entry) = state.session.index().get(message.entry) else {
+            continue;
+        };
+        let kind = match message.kind {
+            ContextMessageKind::Stored => 0,
+            ContextMessageKind::Custom => 1,
+            ContextMessageKind::BranchSummary => 2,
+            ContextMessageKind::CompactionSummary => 3,
+        };
+        let key = (entry.id().to_owned(), kind);
+        let shared = match state.messages.get(&key) {
+            Some(shared) => Arc::clone(shared),
+            None => {
+                let shared = Arc::new(state.session.message(message)?);
+                state.messages.insert(key, Arc::clone(&shared));
+                shared
+            }
+        };
+        messages.push(shared);
+    }
+    Ok(messages)
+}
+
+/// The context messages of the current branch.
+pub(crate) fn transcript(session: &Session) -> Result<Vec<AgentMessage>> {
+    let context = session.build_context();
+    let mut messages = Vec::with_capacity(context.messages.len());
+    for message in &context.messages {
+        messages.push(session.message(message)?);
+    }
+    Ok(messages)
+}
+
+/// Epoch ms of the latest compaction on the current branch.
+pub(crate) fn latest_compaction_ms(session: &Session) -> Option<i64> {
+    session
+        .branch_path(None)
+        .iter()
+        .rev()
+        .find(|entry| entry.type_name() == "compaction")
+        .and_then(|entry| parse_timestamp_ms(entry.timestamp()))
+}
+
+pub(crate) fn context_usage(state: &State) -> Result<Option<ContextUsage>> {
+    let Some(window) = state
+        .model
+        .as_ref()
+        .map(|model| model.context_window)
+        .filter(|window| *window > 0)
+    else {
+        return Ok(None);
+    };
+    let session = &state.session;
+    let path = session.branch_path(None);
+    if let Some(compaction) = path
+        .iter()
+        .rposition(|entry| entry.type_name() == "compaction")
+    {
+        let fresh =
+            path[compaction + 1..]
+                .iter()
+                .rev()
+                .find_map(|entry| match entry.parse_message() {
+                    Some(Ok(AgentMessage::Assistant(reply))) if !reply.is_aborted_or_error() => {
+                        Some(reply.usage.map_or(0, |usage| usage.context_tokens()))
+                    }
+                    Some(_) | None => None,
+                });
+        if fresh.is_none_or(|tokens| tokens == 0) {
+            return Ok(Some(ContextUsage {
+                tokens: None,
+                context_window: window,
+                percent: None,
+            }));
+        }
+    }
+    let tokens = ctxkit_compaction::estimate_context_tokens(&transcript(session)?).tokens;
+    Ok(Some(ContextUsage {
+        tokens: Some(tokens),
+        context_window: window,
+        percent: Some(tokens as f64 / window as f64 * 100.0),
+    }))
+}
+
+/// The text blocks of a content, joined by newlines.
+pub(crate) fn content_text(content: &MessageContent) -> String {
+    match content {
+        MessageContent::Text(text) => text.clone(),
+        MessageContent::Blocks(blocks) => blocks
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Text(text) => Some(text.text.as_str()),
+                ContentBlock::Image(_)
+                | ContentBlock::Thinking(_)
+                | ContentBlock::ToolCall(_)
+                | ContentBlock::Unknown(_) => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}

@@ -1,0 +1,81 @@
+//! Engine errors. Messages are shown to users and sent over the stdio protocol as they are.
+
+use ctxkit_compaction::CompactionError;
+use ctxkit_session::SessionError;
+
+/// Why an engine operation failed. Nothing is written to the session when one is returned, except
+/// where a variant says otherwise.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// Reading or writing the session failed.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+
+    /// Planning a compaction failed (an unreadable entry, for example).
+    #[error("{0}")]
+    Compaction(CompactionError),
+
+    /// The branch already ends in a compaction.
+    #[error("Already compacted")]
+    AlreadyCompacted,
+
+    /// The branch holds nothing a compaction could replace.
+    #[error("Nothing to compact (session too small)")]
+    NothingToCompact,
+
+    /// A compaction or branch summary was cancelled by the caller or a hook.
+    #[error("Compaction cancelled")]
+    Cancelled,
+
+    /// The summarizer failed after its retries.
+    #[error("Summarization failed: {0}")]
+    Summarization(String),
+
+    /// No entry has this id.
+    #[error("Entry {0} not found")]
+    EntryNotFound(String),
+
+    /// Forking needs a user message (position `before`) or any entry (position `at`).
+    #[error("Invalid entry ID for forking")]
+    InvalidForkEntry,
+
+    /// Cloning needs a current entry.
+    #[error("Cannot clone session: no current entry selected")]
+    NothingToClone,
+
+    /// A pin id that names no active pin.
+    #[error("no active pin `{0}`")]
+    PinNotFound(String),
+
+    /// A pinned text would exceed the pinned-context token cap.
+    #[error(
+        "pinned context would take {tokens} tokens, over the cap of {cap} (setting `pinned.maxTokens`)"
+    )]
+    PinCapExceeded { tokens: u64, cap: u64 },
+
+    /// A span to forget is not on the current branch.
+    #[error("entry {0} is not on the current branch")]
+    NotOnBranch(String),
+}
+
+impl From<CompactionError> for EngineError {
+    fn from(error: CompactionError) -> Self {
+        match error {
+            CompactionError::Session(source) => Self::Session(source),
+            CompactionError::Cancelled => Self::Cancelled,
+            CompactionError::Summarizer { message } => Self::Summarization(message),
+            CompactionError::EntryNotFound { id } => Self::EntryNotFound(id),
+            error @ CompactionError::InvalidEntry { .. } => Self::Compaction(error),
+        }
+    }
+}
+
+impl EngineError {
+    /// Whether this error means "cancelled" (by the caller or a hook).
+    pub fn is_cancelled(&self) -> bool {
+        matches!(self, Self::Cancelled)
+    }
+}
+
+/// Engine results.
+pub type Result<T, E = EngineError> = std::result::Result<T, E>;

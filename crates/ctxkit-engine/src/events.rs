@@ -1,0 +1,111 @@
+//! Events for UIs and logs. Every subscriber gets every event, in order; a UI can show a
+//! `Compacting…` status between `compaction_start` and `compaction_end` without polling.
+
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+
+/// Why a compaction ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionReason {
+    /// The context went over window − reserve.
+    Threshold,
+    /// The provider rejected the request as too long.
+    Overflow,
+    /// The user asked (`/compact`).
+    Manual,
+}
+
+impl CompactionReason {
+    /// The name used in events and settings.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Threshold => "threshold",
+            Self::Overflow => "overflow",
+            Self::Manual => "manual",
+        }
+    }
+}
+
+/// The end of a compaction, successful or not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompactionEnd {
+    pub reason: CompactionReason,
+    /// Cancelled by the caller or a hook; nothing was written.
+    pub aborted: bool,
+    /// A retry of the failed turn follows (overflow recovery); true only when one really runs.
+    pub will_retry: bool,
+    /// Context tokens before and after, when a compaction entry was written.
+    pub tokens_before: Option<u64>,
+    pub tokens_after: Option<u64>,
+    pub first_kept_entry_id: Option<String>,
+    /// The compaction entry written.
+    pub entry_id: Option<String>,
+    /// The summary was written by a hook.
+    pub from_hook: bool,
+    /// Summarization failed and the `truncate` fallback wrote a compaction without a summary.
+    pub fallback: bool,
+    /// What went wrong (with the fallback: why it was needed).
+    pub error: Option<String>,
+    /// Advice when the compaction did not make enough room (the loop guard).
+    pub advice: Option<String>,
+}
+
+/// Context usage: tokens in the model's view of a window. `tokens` is unknown right after a
+/// compaction until the next reply reports usage.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ContextUsage {
+    pub tokens: Option<u64>,
+    pub context_window: u64,
+    pub percent: Option<f64>,
+}
+
+/// Something that happened in the engine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EngineEvent {
+    CompactionStart {
+        reason: CompactionReason,
+    },
+    CompactionEnd(CompactionEnd),
+    BranchSummaryStart {
+        target_id: String,
+    },
+    BranchSummaryEnd {
+        target_id: String,
+        aborted: bool,
+        summary_entry_id: Option<String>,
+        error: Option<String>,
+    },
+    ContextUsage(ContextUsage),
+    /// A hook failed; it was ignored and the default behaviour went on.
+    HookError {
+        hook: String,
+        event: String,
+        error: String,
+    },
+}
+
+/// The subscribers of one engine.
+#[derive(Debug, Default)]
+pub(crate) struct EventBus {
+    subscribers: Mutex<Vec<mpsc::UnboundedSender<EngineEvent>>>,
+}
+
+impl EventBus {
+    pub(crate) fn subscribe(&self) -> mpsc::UnboundedReceiver<EngineEvent> {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        if let Ok(mut subscribers) = self.subscribers.lock() {
+            subscribers.push(sender);
+        }
+        receiver
+    }
+
+    pub(crate) fn emit(&self, event: EngineEvent) {
+        if let Ok(mut subscribers) = self.subscribers.lock() {
+            subscribers.retain(|subscriber| subscriber.send(event.clone()).is_ok());
+        }
+    }
+}

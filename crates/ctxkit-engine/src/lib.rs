@@ -1,0 +1,45 @@
+//! The context engine an agent loop embeds. It owns a session, its settings and a summarizer, and tells
+//! the loop what the model should see (`model_view`) and when to compact (`after_run`,
+//! `before_prompt`: the reference's checks), emitting events for UIs and calling hooks on the way.
+//!
+//! A loop using it: `before_prompt` → `append(user)` → loop { `model_view` → call the model →
+//! `append(reply)` → run tools → `append(results)` } → `after_run`, and when the report says
+//! `retry`, run the model again. `compact`, `navigate`, `fork`, pins, scopes and `forget` are the
+//! user's commands.
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod check;
+mod command_hooks;
+mod compact;
+mod engine;
+mod error;
+mod events;
+mod hooks;
+mod pins;
+mod scope;
+pub mod server;
+mod settings;
+mod tree;
+mod view;
+
+pub use check::{CheckInput, Decision, ModelInfo, SkipReason, Trigger, decide};
+pub use command_hooks::CommandHook;
+pub use compact::{CheckReport, RECOVERY_EXHAUSTED};
+pub use engine::{Engine, EngineOptions, TurnGuard};
+pub use error::{EngineError, Result};
+pub use events::{CompactionEnd, CompactionReason, ContextUsage, EngineEvent};
+pub use hooks::{
+    AfterCompact, AfterTree, BeforeCompact, BeforeCompactResult, BeforeFork, BeforeForkResult,
+    BeforeTree, BeforeTreeResult, FileOpsView, ForkPosition, HookCompaction, HookError, HookFuture,
+    HookSet, HookSummary, Hooks, PreparationSettings, PreparationView,
+};
+pub use pins::{PIN_ENTRY_TYPE, PINNED_MESSAGE_TYPE, Pin};
+pub use scope::{FORGOTTEN_PREAMBLE, SCOPE_RESULT_TYPE, Scope};
+pub use settings::{
+    BranchSummaryConfig, CommandHookConfig, CompactionConfig, EngineSettings, FallbackPolicy,
+    PinnedConfig, SettingsError, SummaryRole,
+};
+pub use tree::{ForgetOutcome, ForkOutcome, NavigateOptions, NavigateOutcome};
+pub use view::{ModelView, build_view};

@@ -1,0 +1,252 @@
+//! Pinned context: texts the user pins (rules, acceptance criteria, a role) are carried verbatim past
+//! every compaction, within a token cap. Pi-compatible: a pin is a `custom` entry (`ctxkit.pin`,
+//! invisible to the model), and the pinned text reaches the model through a `custom_message`
+//! (`ctxkit.pinned`) appended when pinning and again after each compaction that cut it away.
+
+use ctxkit_compaction::utf16_len;
+use ctxkit_protocol::{AgentMessage, EntryKind, MessageContent};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::engine::{Engine, State, content_text};
+use crate::error::{EngineError, Result};
+
+/// The custom entry type recording pins and unpins.
+pub const PIN_ENTRY_TYPE: &str = "ctxkit.pin";
+/// The custom message type carrying pinned text to the model.
+pub const PINNED_MESSAGE_TYPE: &str = "ctxkit.pinned";
+
+/// An active pin.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pin {
+    /// The id of the entry that recorded it.
+    pub id: String,
+    pub text: String,
+    /// The entry whose text was pinned, when an entry was.
+    pub source_entry_id: Option<String>,
+}
+
+fn estimate(text: &str) -> u64 {
+    utf16_len(text).div_ceil(4) as u64
+}
+
+/// The pins active on the current branch, oldest first, with where each is visible on the path
+/// (index of the newest entry carrying its text).
+fn scan(state: &State) -> Vec<(Pin, Option<usize>)> {
+    let path = state.session.branch_path(None);
+    let mut pins: Vec<(Pin, Option<usize>)> = Vec::new();
+    for (position, entry) in path.iter().enumerate() {
+        if !matches!(entry.type_name(), "custom" | "custom_message") {
+            continue;
+        }
+        let Ok(parsed) = entry.parse() else { continue };
+        match parsed.kind {
+            EntryKind::Custom(custom) if custom.custom_type == PIN_ENTRY_TYPE => {
+                let data = custom.data.unwrap_or(Value::Null);
+                match data.get("action").and_then(Value::as_str) {
+                    Some("unpin") => {
+                        let target = data.get("pinId").and_then(Value::as_str).unwrap_or("");
+                        pins.retain(|(pin, _)| pin.id != target);
+                    }
+                    _ => {
+                        let source_entry_id = data
+                            .get("entryId")
+                            .and_then(Value::as_str)
+                            .map(str::to_owned);
+                        let carrier = source_entry_id.as_deref().and_then(|source| {
+                            path[..position]
+                                .iter()
+                                .rposition(|entry| entry.id() == source)
+                        });
+                        pins.push((
+                            Pin {
+                                id: entry.id().to_owned(),
+                                text: data
+                                    .get("text")
+                                    .and_then(Value::as_str)
+                                    .unwrap_or("")
+                                    .to_owned(),
+                                source_entry_id,
+                            },
+                            carrier,
+                        ));
+                    }
+                }
+            }
+            EntryKind::CustomMessage(message) if message.custom_type == PINNED_MESSAGE_TYPE => {
+                let carried: Vec<&str> = message
+                    .details
+                    .as_ref()
+                    .and_then(|details| details.get("pins"))
+                    .and_then(Value::as_array)
+                    .map(|ids| ids.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default();
+                for (pin, carrier) in &mut pins {
+                    if carried.contains(&pin.id.as_str()) {
+                        *carrier = Some(position);
+                    }
+                }
+            }
+            EntryKind::Message(_)
+            | EntryKind::ThinkingLevelChange(_)
+            | EntryKind::ModelChange(_)
+            | EntryKind::Compaction(_)
+            | EntryKind::BranchSummary(_)
+            | EntryKind::Custom(_)
+            | EntryKind::CustomMessage(_)
+            | EntryKind::Label(_)
+            | EntryKind::SessionInfo(_)
+            | EntryKind::Unknown { .. } => {}
+        }
+    }
+    pins
+}
+
+fn pinned_text(pins: &[&Pin]) -> String {
+    let mut text = String::from("Pinned context (kept verbatim across compactions):");
+    for pin in pins {
+        text.push_str(&format!(
+            "\n\n<pinned id=\"{}\">\n{}\n</pinned>",
+            pin.id, pin.text
+        ));
+    }
+    text
+}
+
+fn append_pinned_message(state: &mut State, pins: &[&Pin]) -> Result<String> {
+    let ids: Vec<&str> = pins.iter().map(|pin| pin.id.as_str()).collect();
+    Ok(state.session.append_custom_message_entry(
+        PINNED_MESSAGE_TYPE,
+        MessageContent::Text(pinned_text(pins)),
+        false,
+        Some(json!({ "pins": ids })),
+    )?)
+}
+
+/// After a compaction that kept the path from `first_kept_entry_id` on: appends the pins whose text
+/// is no longer visible.
+pub(crate) fn reinject_after_compaction(
+    state: &mut State,
+    first_kept_entry_id: &str,
+) -> Result<()> {
+    let path = state.session.branch_path(None);
+    let Some(kept_from) = path
+        .iter()
+        .position(|entry| entry.id() == first_kept_entry_id)
+    else {
+        return Ok(());
+    };
+    let scanned = scan(state);
+    let lost: Vec<&Pin> = scanned
+        .iter()
+        .filter(|(_, carrier)| !carrier.is_some_and(|position| position >= kept_from))
+        .map(|(pin, _)| pin)
+        .collect();
+    if !lost.is_empty() {
+        append_pinned_message(state, &lost)?;
+    }
+    Ok(())
+}
+
+impl Engine {
+    /// The pins active on the current branch.
+    pub async fn pins(&self) -> Vec<Pin> {
+        scan(&*self.lock().await)
+            .into_iter()
+            .map(|(pin, _)| pin)
+            .collect()
+    }
+
+    /// Pins a text; the model sees it now and after every compaction.
+    pub async fn pin_text(&self, text: &str) -> Result<Pin> {
+        let mut state = self.lock().await;
+        check_cap(&state, text)?;
+        let id = state.session.append_custom_entry(
+            PIN_ENTRY_TYPE,
+            Some(json!({ "action": "pin", "text": text })),
+        )?;
+        let pin = Pin {
+            id,
+            text: text.to_owned(),
+            source_entry_id: None,
+        };
+        append_pinned_message(&mut state, &[&pin])?;
+        Ok(pin)
+    }
+
+    /// Pins the text of an entry (a user rule, an assistant's plan). The entry stays where it is;
+    /// its text is carried once a compaction cuts it away.
+    pub async fn pin_entry(&self, entry_id: &str) -> Result<Pin> {
+        let mut state = self.lock().await;
+        let entry = state
+            .session
+            .entry(entry_id)
+            .ok_or_else(|| EngineError::EntryNotFound(entry_id.to_owned()))?;
+        let text = match entry.parse_message() {
+            Some(Ok(AgentMessage::User(message))) => content_text(&message.content),
+            Some(Ok(AgentMessage::Assistant(message))) => {
+                content_text(&MessageContent::Blocks(message.content))
+            }
+            Some(Ok(AgentMessage::ToolResult(message))) => content_text(&message.content),
+            Some(Ok(AgentMessage::Custom(message))) => content_text(&message.content),
+            Some(Ok(
+                AgentMessage::BashExecution(_)
+                | AgentMessage::BranchSummary(_)
+                | AgentMessage::CompactionSummary(_)
+                | AgentMessage::Unknown(_),
+            ))
+            | Some(Err(_))
+            | None => String::new(),
+        };
+        if text.trim().is_empty() {
+            return Err(EngineError::EntryNotFound(format!(
+                "{entry_id} (no text to pin)"
+            )));
+        }
+        check_cap(&state, &text)?;
+        let on_branch = state
+            .session
+            .branch_path(None)
+            .iter()
+            .any(|entry| entry.id() == entry_id);
+        let id = state.session.append_custom_entry(
+            PIN_ENTRY_TYPE,
+            Some(json!({ "action": "pin", "text": text, "entryId": entry_id })),
+        )?;
+        let pin = Pin {
+            id,
+            text,
+            source_entry_id: Some(entry_id.to_owned()),
+        };
+        if !on_branch {
+            append_pinned_message(&mut state, &[&pin])?;
+        }
+        Ok(pin)
+    }
+
+    /// Removes a pin; text already in the context stays until a compaction removes it.
+    pub async fn unpin(&self, pin_id: &str) -> Result<()> {
+        let mut state = self.lock().await;
+        if !scan(&state).iter().any(|(pin, _)| pin.id == pin_id) {
+            return Err(EngineError::PinNotFound(pin_id.to_owned()));
+        }
+        state.session.append_custom_entry(
+            PIN_ENTRY_TYPE,
+            Some(json!({ "action": "unpin", "pinId": pin_id })),
+        )?;
+        Ok(())
+    }
+}
+
+fn check_cap(state: &State, text: &str) -> Result<()> {
+    let cap = state.settings.pinned.max_tokens;
+    let tokens: u64 = scan(state)
+        .iter()
+        .map(|(pin, _)| estimate(&pin.text))
+        .sum::<u64>()
+        + estimate(text);
+    if tokens > cap {
+        return Err(EngineError::PinCapExceeded { tokens, cap });
+    }
+    Ok(())
+}

@@ -1,0 +1,194 @@
+//! Scoped work and forgetting. A scope runs a sub-task (a skill, a search) in an in-memory child
+//! engine; only its result enters the parent, as a custom message, so the sub-task's process never
+//! takes room in the parent's context. Forgetting replaces a span of the current branch by a
+//! summary: the leaf moves before the span, the summary is attached there, and the messages after
+//! the span are appended again.
+
+use std::sync::Arc;
+
+use ctxkit_compaction::{BranchSummaryOptions, Prompts, estimate_tokens, summarize_branch};
+use ctxkit_protocol::{EntryKind, MessageContent};
+use ctxkit_session::{Session, SummarySource};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::{Engine, EngineOptions, transcript};
+use crate::error::{EngineError, Result};
+use crate::hooks::HookSet;
+use crate::tree::ForgetOutcome;
+
+/// The custom message type of a scope's result.
+pub const SCOPE_RESULT_TYPE: &str = "ctxkit.scope-result";
+
+/// Text placed before the summary of a forgotten span.
+pub const FORGOTTEN_PREAMBLE: &str =
+    "A span of this conversation was removed on request. Summary of what it contained:\n\n";
+
+/// A sub-task running in its own in-memory engine.
+#[derive(Debug)]
+pub struct Scope {
+    name: String,
+    parent: Engine,
+    child: Engine,
+}
+
+impl Scope {
+    /// The child engine the sub-task runs in.
+    pub fn engine(&self) -> &Engine {
+        &self.child
+    }
+
+    /// Ends the sub-task: appends `result` to the parent as a custom message (with the child's size
+    /// in its details) and returns the new entry's id. The child's messages are discarded.
+    pub async fn finish(self, result: &str) -> Result<String> {
+        let child_messages = transcript(&self.child.lock().await.session)?;
+        let child_tokens: u64 = child_messages.iter().map(estimate_tokens).sum();
+        let mut state = self.parent.lock().await;
+        Ok(state.session.append_custom_message_entry(
+            SCOPE_RESULT_TYPE,
+            MessageContent::Text(format!("Result of {}:\n\n{result}", self.name)),
+            true,
+            Some(json!({
+                "scope": self.name,
+                "messages": child_messages.len(),
+                "tokens": child_tokens,
+            })),
+        )?)
+    }
+}
+
+impl Engine {
+    /// Starts a scope named `name` with the same settings, model and summarizer, and no hooks.
+    pub async fn scope(&self, name: &str) -> Scope {
+        let state = self.lock().await;
+        let child = Engine::new(
+            Session::in_memory(state.session.cwd()),
+            EngineOptions {
+                settings: ctxkit_settings_without_hooks(&state.settings),
+                model: state.model.clone(),
+                summarizer: Arc::clone(&self.inner.summarizer),
+                prompts: self.inner.prompts.clone(),
+                hooks: HookSet::new(),
+                thinking_level: state.thinking_level.clone(),
+            },
+        );
+        Scope {
+            name: name.to_owned(),
+            parent: self.clone(),
+            child,
+        }
+    }
+
+    /// Forgets the span `from_id..=to_id` of the current branch (to the leaf when `to_id` is
+    /// `None`): the leaf moves to the span's parent, a branch summary of the span is attached there
+    /// (`summary`, or one written by the summarizer), and the messages after the span are appended
+    /// again. Nothing is deleted from the file: the span stays reachable in the tree.
+    pub async fn forget(
+        &self,
+        from_id: &str,
+        to_id: Option<&str>,
+        summary: Option<String>,
+    ) -> Result<ForgetOutcome> {
+        let mut state = self.lock().await;
+        let path: Vec<(String, Option<String>, usize)> = state
+            .session
+            .branch_path(None)
+            .iter()
+            .filter_map(|entry| {
+                let position = state.session.index().position(entry.id())?;
+                Some((
+                    entry.id().to_owned(),
+                    entry.parent_id().map(str::to_owned),
+                    position,
+                ))
+            })
+            .collect();
+        let start = path
+            .iter()
+            .position(|(id, _, _)| id == from_id)
+            .ok_or_else(|| EngineError::NotOnBranch(from_id.to_owned()))?;
+        let end = match to_id {
+            Some(to_id) => path
+                .iter()
+                .position(|(id, _, _)| id == to_id)
+                .filter(|end| *end >= start)
+                .ok_or_else(|| EngineError::NotOnBranch(to_id.to_owned()))?,
+            None => path.len().saturating_sub(1),
+        };
+        let span: Vec<usize> = path[start..=end]
+            .iter()
+            .map(|(_, _, position)| *position)
+            .collect();
+        let summary = match summary {
+            Some(text) => format!("{FORGOTTEN_PREAMBLE}{text}"),
+            None => {
+                let prompts = Prompts {
+                    branch_preamble: FORGOTTEN_PREAMBLE.to_owned(),
+                    ..self.inner.prompts.clone()
+                };
+                summarize_branch(
+                    &state.session,
+                    &span,
+                    self.inner.summarizer.as_ref(),
+                    &prompts,
+                    &BranchSummaryOptions::default(),
+                    &CancellationToken::new(),
+                )
+                .await?
+                .summary
+            }
+        };
+        let after: Vec<EntryKind> = path[end + 1..]
+            .iter()
+            .filter_map(|(id, _, _)| state.session.entry(id)?.parse().ok())
+            .map(|entry| entry.kind)
+            .filter(|kind| matches!(kind, EntryKind::Message(_) | EntryKind::CustomMessage(_)))
+            .collect();
+        let parent = path[start].1.clone();
+        let summary_entry_id = state.session.branch_with_summary(
+            parent.as_deref(),
+            &summary,
+            Some(json!({ "forgotten": { "from": from_id, "to": path[end].0 } })),
+            SummarySource::Ctxkit,
+        )?;
+        let mut reappended = 0;
+        for kind in after {
+            match kind {
+                EntryKind::Message(message) => {
+                    state.session.append_message(*message)?;
+                }
+                EntryKind::CustomMessage(custom) => {
+                    state.session.append_custom_message_entry(
+                        &custom.custom_type,
+                        custom.content,
+                        custom.display,
+                        custom.details,
+                    )?;
+                }
+                EntryKind::ThinkingLevelChange(_)
+                | EntryKind::ModelChange(_)
+                | EntryKind::Compaction(_)
+                | EntryKind::BranchSummary(_)
+                | EntryKind::Custom(_)
+                | EntryKind::Label(_)
+                | EntryKind::SessionInfo(_)
+                | EntryKind::Unknown { .. } => continue,
+            }
+            reappended += 1;
+        }
+        Ok(ForgetOutcome {
+            summary_entry_id,
+            reappended,
+            new_leaf_id: state.session.leaf_id().map(str::to_owned),
+        })
+    }
+}
+
+fn ctxkit_settings_without_hooks(
+    settings: &crate::settings::EngineSettings,
+) -> crate::settings::EngineSettings {
+    crate::settings::EngineSettings {
+        hooks: Vec::new(),
+        ..settings.clone()
+    }
+}

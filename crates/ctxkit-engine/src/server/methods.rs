@@ -1,0 +1,418 @@
+//! The server's methods: parameters in, engine call, JSON out.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use ctxkit_protocol::AgentMessage;
+use ctxkit_session::Session;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::{MethodError, PROTOCOL_VERSION, Shared, codes, forward_events};
+use crate::check::{Decision, ModelInfo, SkipReason};
+use crate::compact::CheckReport;
+use crate::engine::{Engine, EngineOptions};
+use crate::error::EngineError;
+use crate::hooks::{ForkPosition, HookSet};
+use crate::tree::NavigateOptions;
+
+/// Every method, as `initialize` lists them.
+pub(crate) const METHODS: &[&str] = &[
+    "initialize",
+    "session.create",
+    "session.open",
+    "session.info",
+    "model.set",
+    "message.append",
+    "view.get",
+    "transcript.get",
+    "context.usage",
+    "check.before_prompt",
+    "check.after_run",
+    "compact",
+    "compact.cancel",
+    "tree.get",
+    "tree.navigate",
+    "branch_summary.cancel",
+    "fork",
+    "clone",
+    "pin.add",
+    "pin.remove",
+    "pin.list",
+    "forget",
+    "pruned.fetch",
+    "shutdown",
+];
+
+fn params<T: DeserializeOwned>(value: Value) -> Result<T, MethodError> {
+    let value = if value.is_null() { json!({}) } else { value };
+    serde_json::from_value(value).map_err(|error| {
+        MethodError::new(codes::INVALID_PARAMS, format!("invalid params: {error}"))
+    })
+}
+
+fn to_json(value: impl serde::Serialize) -> Result<Value, MethodError> {
+    serde_json::to_value(value)
+        .map_err(|error| MethodError::new(codes::ENGINE_ERROR, error.to_string()))
+}
+
+fn engine_error(error: EngineError) -> MethodError {
+    let kind = match &error {
+        EngineError::Session(_) => "session",
+        EngineError::Compaction(_) => "invalid_entry",
+        EngineError::AlreadyCompacted => "already_compacted",
+        EngineError::NothingToCompact => "nothing_to_compact",
+        EngineError::Cancelled => "cancelled",
+        EngineError::Summarization(_) => "summarization_failed",
+        EngineError::EntryNotFound(_) => "entry_not_found",
+        EngineError::InvalidForkEntry => "invalid_fork_entry",
+        EngineError::NothingToClone => "nothing_to_clone",
+        EngineError::PinNotFound(_) => "pin_not_found",
+        EngineError::PinCapExceeded { .. } => "pin_cap_exceeded",
+        EngineError::NotOnBranch(_) => "not_on_branch",
+    };
+    MethodError {
+        code: codes::ENGINE_ERROR,
+        message: error.to_string(),
+        kind: Some(kind),
+    }
+}
+
+async fn engine(shared: &Shared) -> Result<Engine, MethodError> {
+    shared.engine.read().await.clone().ok_or_else(|| {
+        MethodError::new(
+            codes::NO_SESSION,
+            "no session is open: call `session.create` or `session.open` first",
+        )
+    })
+}
+
+fn decision_name(decision: Decision) -> &'static str {
+    match decision {
+        Decision::Skip(SkipReason::Disabled) => "skip_disabled",
+        Decision::Skip(SkipReason::NoReply) => "skip_no_reply",
+        Decision::Skip(SkipReason::Aborted) => "skip_aborted",
+        Decision::Skip(SkipReason::Stale) => "skip_stale",
+        Decision::Skip(SkipReason::UnknownWindow) => "skip_unknown_window",
+        Decision::Skip(SkipReason::NoUsage) => "skip_no_usage",
+        Decision::Skip(SkipReason::UnderThreshold) => "skip_under_threshold",
+        Decision::RecoveryExhausted => "recovery_exhausted",
+        Decision::Overflow => "overflow",
+        Decision::Threshold { .. } => "threshold",
+    }
+}
+
+fn report_json(report: CheckReport) -> Result<Value, MethodError> {
+    Ok(json!({
+        "decision": decision_name(report.decision),
+        "compaction": to_json(report.compaction)?,
+        "retry": report.retry,
+    }))
+}
+
+#[derive(Deserialize)]
+struct CreateParams {
+    cwd: String,
+    #[serde(default)]
+    session_dir: Option<PathBuf>,
+    #[serde(default)]
+    in_memory: bool,
+}
+
+#[derive(Deserialize)]
+struct PathParams {
+    path: PathBuf,
+}
+
+#[derive(Deserialize)]
+struct ModelParams {
+    #[serde(default)]
+    model: Option<ModelInfo>,
+}
+
+#[derive(Deserialize)]
+struct AppendParams {
+    message: AgentMessage,
+}
+
+#[derive(Deserialize)]
+struct FocusParams {
+    #[serde(default)]
+    focus: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct NavigateParams {
+    target_id: String,
+    #[serde(flatten)]
+    options: NavigateOptions,
+}
+
+#[derive(Deserialize)]
+struct ForkParams {
+    entry_id: String,
+    #[serde(default = "before")]
+    position: ForkPosition,
+}
+
+fn before() -> ForkPosition {
+    ForkPosition::Before
+}
+
+#[derive(Deserialize)]
+struct PinParams {
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    entry_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct PinIdParams {
+    pin_id: String,
+}
+
+#[derive(Deserialize)]
+struct ForgetParams {
+    from_id: String,
+    #[serde(default)]
+    to_id: Option<String>,
+    #[serde(default)]
+    summary: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct FetchParams {
+    tool_call_id: String,
+}
+
+async fn install(shared: &Arc<Shared>, session: Session) -> Result<Value, MethodError> {
+    let engine = Engine::new(
+        session,
+        EngineOptions {
+            settings: shared.config.settings.clone(),
+            model: shared.config.model.clone(),
+            summarizer: Arc::clone(&shared.config.summarizer),
+            prompts: shared.config.prompts.clone(),
+            hooks: HookSet::new(),
+            thinking_level: None,
+        },
+    );
+    forward_events(shared, &engine);
+    let info = session_info(&engine).await;
+    *shared.engine.write().await = Some(engine);
+    Ok(info)
+}
+
+async fn session_info(engine: &Engine) -> Value {
+    let compacting = engine.is_compacting();
+    engine
+        .with_session(|session| {
+            json!({
+                "session_id": session.id(),
+                "session_file": session.path().map(|path| path.display().to_string()),
+                "cwd": session.cwd(),
+                "leaf_id": session.leaf_id(),
+                "entries": session.entries().len(),
+                "name": session.session_name(),
+                "is_compacting": compacting,
+            })
+        })
+        .await
+}
+
+pub(crate) async fn dispatch(
+    shared: &Arc<Shared>,
+    method: &str,
+    raw: Value,
+) -> Result<Value, MethodError> {
+    match method {
+        "initialize" => Ok(json!({
+            "protocol_version": PROTOCOL_VERSION,
+            "server": "ctxkit",
+            "version": env!("CARGO_PKG_VERSION"),
+            "methods": METHODS,
+        })),
+        "session.create" => {
+            let params: CreateParams = params(raw)?;
+            let session = if params.in_memory {
+                Session::in_memory(&params.cwd)
+            } else {
+                let dir = params.session_dir.unwrap_or_else(|| {
+                    ctxkit_session::default_session_dir(&shared.config.sessions_root, &params.cwd)
+                });
+                Session::create(&params.cwd, &dir)
+            };
+            install(shared, session).await
+        }
+        "session.open" => {
+            let params: PathParams = params(raw)?;
+            let session = Session::open(&params.path)
+                .map_err(|error| engine_error(EngineError::Session(error)))?;
+            install(shared, session).await
+        }
+        "session.info" => Ok(session_info(&engine(shared).await?).await),
+        "model.set" => {
+            let params: ModelParams = params(raw)?;
+            engine(shared).await?.set_model(params.model).await;
+            Ok(json!({}))
+        }
+        "message.append" => {
+            let params: AppendParams = params(raw)?;
+            let id = engine(shared)
+                .await?
+                .append(params.message)
+                .await
+                .map_err(engine_error)?;
+            Ok(json!({ "entry_id": id }))
+        }
+        "view.get" => {
+            let view = engine(shared)
+                .await?
+                .model_view()
+                .await
+                .map_err(engine_error)?;
+            Ok(json!({
+                "system": view.system,
+                "messages": to_json(&view.messages)?,
+                "report": {
+                    "tool_results_pruned": view.report.tool_results_pruned,
+                    "chars_saved": view.report.chars_saved,
+                    "thinking_blocks_dropped": view.report.thinking_blocks_dropped,
+                    "messages_dropped_by_window": view.report.messages_dropped_by_window,
+                    "orphans_repaired": view.report.orphans_repaired,
+                    "estimated_tokens_before": view.report.estimated_tokens_before,
+                    "estimated_tokens_after": view.report.estimated_tokens_after,
+                },
+            }))
+        }
+        "transcript.get" => {
+            let messages = engine(shared)
+                .await?
+                .transcript()
+                .await
+                .map_err(engine_error)?;
+            Ok(json!({ "messages": to_json(messages)? }))
+        }
+        "context.usage" => to_json(
+            engine(shared)
+                .await?
+                .context_usage()
+                .await
+                .map_err(engine_error)?,
+        ),
+        "check.before_prompt" => report_json(
+            engine(shared)
+                .await?
+                .before_prompt()
+                .await
+                .map_err(engine_error)?,
+        ),
+        "check.after_run" => report_json(
+            engine(shared)
+                .await?
+                .after_run()
+                .await
+                .map_err(engine_error)?,
+        ),
+        "compact" => {
+            let params: FocusParams = params(raw)?;
+            to_json(
+                engine(shared)
+                    .await?
+                    .compact(params.focus)
+                    .await
+                    .map_err(engine_error)?,
+            )
+        }
+        "compact.cancel" => {
+            engine(shared).await?.cancel_compaction();
+            Ok(json!({}))
+        }
+        "branch_summary.cancel" => {
+            engine(shared).await?.cancel_branch_summary();
+            Ok(json!({}))
+        }
+        "tree.get" => {
+            let engine = engine(shared).await?;
+            let record = engine.with_session(|session| session.tree_record()).await;
+            to_json(record)
+        }
+        "tree.navigate" => {
+            let params: NavigateParams = params(raw)?;
+            to_json(
+                engine(shared)
+                    .await?
+                    .navigate(&params.target_id, params.options)
+                    .await
+                    .map_err(engine_error)?,
+            )
+        }
+        "fork" => {
+            let params: ForkParams = params(raw)?;
+            to_json(
+                engine(shared)
+                    .await?
+                    .fork(&params.entry_id, params.position)
+                    .await
+                    .map_err(engine_error)?,
+            )
+        }
+        "clone" => to_json(
+            engine(shared)
+                .await?
+                .clone_session()
+                .await
+                .map_err(engine_error)?,
+        ),
+        "pin.add" => {
+            let params: PinParams = params(raw)?;
+            let engine = engine(shared).await?;
+            let pin = match (params.text, params.entry_id) {
+                (Some(text), None) => engine.pin_text(&text).await,
+                (None, Some(entry_id)) => engine.pin_entry(&entry_id).await,
+                (Some(_), Some(_)) | (None, None) => {
+                    return Err(MethodError::new(
+                        codes::INVALID_PARAMS,
+                        "`pin.add` takes either `text` or `entry_id`",
+                    ));
+                }
+            };
+            to_json(pin.map_err(engine_error)?)
+        }
+        "pin.remove" => {
+            let params: PinIdParams = params(raw)?;
+            engine(shared)
+                .await?
+                .unpin(&params.pin_id)
+                .await
+                .map_err(engine_error)?;
+            Ok(json!({}))
+        }
+        "pin.list" => Ok(json!({ "pins": to_json(engine(shared).await?.pins().await)? })),
+        "forget" => {
+            let params: ForgetParams = params(raw)?;
+            to_json(
+                engine(shared)
+                    .await?
+                    .forget(&params.from_id, params.to_id.as_deref(), params.summary)
+                    .await
+                    .map_err(engine_error)?,
+            )
+        }
+        "pruned.fetch" => {
+            let params: FetchParams = params(raw)?;
+            let text = engine(shared)
+                .await?
+                .fetch_pruned(&params.tool_call_id)
+                .await
+                .map_err(engine_error)?;
+            Ok(json!({ "text": text }))
+        }
+        other => Err(MethodError::new(
+            codes::METHOD_NOT_FOUND,
+            format!("unknown method `{other}` (see `initialize` for the list)"),
+        )),
+    }
+}

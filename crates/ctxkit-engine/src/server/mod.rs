@@ -1,0 +1,218 @@
+//! The stdio server: JSON-RPC 2.0, one JSON document per line, so agents in any language can use
+//! the engine. Requests run concurrently (a `compact.cancel` can stop a running `compact`);
+//! responses and the `event` notifications share one writer, a line at a time. The protocol is
+//! documented in `docs/protocol.md`.
+
+mod methods;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use ctxkit_compaction::{Prompts, Summarizer};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{RwLock, mpsc};
+
+use crate::check::ModelInfo;
+use crate::engine::Engine;
+use crate::settings::EngineSettings;
+
+/// The protocol version reported by `initialize`.
+pub const PROTOCOL_VERSION: &str = "1";
+
+/// What sessions opened through the server are given.
+pub struct ServerConfig {
+    pub settings: EngineSettings,
+    pub summarizer: Arc<dyn Summarizer>,
+    pub prompts: Prompts,
+    /// The model of the conversation until `model.set`.
+    pub model: Option<ModelInfo>,
+    /// Sessions created without a directory go to `<sessions_root>/<encoded cwd>/`.
+    pub sessions_root: PathBuf,
+}
+
+impl std::fmt::Debug for ServerConfig {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("ServerConfig")
+            .field("summarizer", &self.summarizer.name())
+            .field("model", &self.model)
+            .field("sessions_root", &self.sessions_root)
+            .finish_non_exhaustive()
+    }
+}
+
+/// JSON-RPC error codes.
+pub(crate) mod codes {
+    pub const PARSE_ERROR: i64 = -32700;
+    pub const INVALID_REQUEST: i64 = -32600;
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// The engine refused or failed; `data.kind` says how.
+    pub const ENGINE_ERROR: i64 = -32000;
+    /// No session is open yet.
+    pub const NO_SESSION: i64 = -32001;
+}
+
+/// A method's failure.
+#[derive(Debug)]
+pub(crate) struct MethodError {
+    pub(crate) code: i64,
+    pub(crate) message: String,
+    pub(crate) kind: Option<&'static str>,
+}
+
+impl MethodError {
+    pub(crate) fn new(code: i64, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            kind: None,
+        }
+    }
+}
+
+pub(crate) struct Shared {
+    pub(crate) config: ServerConfig,
+    pub(crate) engine: RwLock<Option<Engine>>,
+    pub(crate) out: mpsc::UnboundedSender<Value>,
+}
+
+/// Serves requests from `input` until it ends or `shutdown` is called; writes to `output`.
+pub async fn serve<R, W>(config: ServerConfig, input: R, mut output: W) -> std::io::Result<()>
+where
+    R: AsyncBufRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (out, mut outgoing) = mpsc::unbounded_channel::<Value>();
+    let writer = tokio::spawn(async move {
+        while let Some(message) = outgoing.recv().await {
+            let mut line = message.to_string();
+            line.push('\n');
+            output.write_all(line.as_bytes()).await?;
+            output.flush().await?;
+        }
+        Ok::<(), std::io::Error>(())
+    });
+    let shared = Arc::new(Shared {
+        config,
+        engine: RwLock::new(None),
+        out,
+    });
+    // Requests run one after another, in order, so a client may pipeline them; cancellation and
+    // `initialize` are answered at once, so a running `compact` can be cancelled.
+    let (queue, mut queued) = mpsc::unbounded_channel::<(Option<Value>, String, Value)>();
+    let worker_shared = Arc::clone(&shared);
+    let worker = tokio::spawn(async move {
+        while let Some((id, method, params)) = queued.recv().await {
+            let outcome = methods::dispatch(&worker_shared, &method, params).await;
+            respond(&worker_shared, id, outcome);
+        }
+    });
+    let mut lines = input.lines();
+    let mut shutdown_id = None;
+    while let Some(line) = lines.next_line().await? {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let request: Value = match serde_json::from_str(&line) {
+            Ok(request) => request,
+            Err(error) => {
+                send_error(
+                    &shared,
+                    Value::Null,
+                    MethodError::new(codes::PARSE_ERROR, format!("not JSON: {error}")),
+                );
+                continue;
+            }
+        };
+        let id = request.get("id").cloned();
+        let Some(method) = request
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+        else {
+            send_error(
+                &shared,
+                id.unwrap_or(Value::Null),
+                MethodError::new(codes::INVALID_REQUEST, "a request needs a string `method`"),
+            );
+            continue;
+        };
+        let params = request.get("params").cloned().unwrap_or(Value::Null);
+        match method.as_str() {
+            "shutdown" => {
+                if let Some(engine) = shared.engine.read().await.as_ref() {
+                    engine.cancel_compaction();
+                    engine.cancel_branch_summary();
+                }
+                shutdown_id = Some(id);
+                break;
+            }
+            "compact.cancel" | "branch_summary.cancel" | "initialize" => {
+                let outcome = methods::dispatch(&shared, &method, params).await;
+                respond(&shared, id, outcome);
+            }
+            _ => {
+                let _ = queue.send((id, method, params));
+            }
+        }
+    }
+    drop(queue);
+    let _ = worker.await;
+    if let Some(Some(id)) = shutdown_id {
+        send_result(&shared, id, json!({}));
+    }
+    // Ends the event forwarders, whose engines are dropped here, and with them the writer.
+    *shared.engine.write().await = None;
+    drop(shared);
+    match writer.await {
+        Ok(result) => result,
+        Err(error) => Err(std::io::Error::other(error)),
+    }
+}
+
+fn respond(shared: &Shared, id: Option<Value>, outcome: Result<Value, MethodError>) {
+    // Notifications (no id) get no response.
+    if let Some(id) = id {
+        match outcome {
+            Ok(result) => send_result(shared, id, result),
+            Err(error) => send_error(shared, id, error),
+        }
+    }
+}
+
+fn send_result(shared: &Shared, id: Value, result: Value) {
+    let _ = shared
+        .out
+        .send(json!({"jsonrpc": "2.0", "id": id, "result": result}));
+}
+
+fn send_error(shared: &Shared, id: Value, error: MethodError) {
+    let mut body = json!({"code": error.code, "message": error.message});
+    if let Some(kind) = error.kind {
+        body["data"] = json!({ "kind": kind });
+    }
+    let _ = shared
+        .out
+        .send(json!({"jsonrpc": "2.0", "id": id, "error": body}));
+}
+
+/// Forwards an engine's events as `event` notifications.
+pub(crate) fn forward_events(shared: &Arc<Shared>, engine: &Engine) {
+    let mut events = engine.subscribe();
+    let out = shared.out.clone();
+    tokio::spawn(async move {
+        while let Some(event) = events.recv().await {
+            let Ok(params) = serde_json::to_value(&event) else {
+                continue;
+            };
+            if out
+                .send(json!({"jsonrpc": "2.0", "method": "event", "params": params}))
+                .is_err()
+            {
+                break;
+            }
+        }
+    });
+}

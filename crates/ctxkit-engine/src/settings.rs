@@ -1,0 +1,202 @@
+//! The engine's settings, read from the merged settings document (the same keys as Pi where Pi has
+//! them: `compaction.*`, `branchSummary.*`; ctxkit's own otherwise). Every number is a setting.
+
+use ctxkit_compaction::CompactionSettings;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// What to do when summarization fails after the provider's retries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FallbackPolicy {
+    /// Report the failure and write nothing (the reference).
+    Error,
+    /// Keep roughly the newest part of the context and record a compaction whose summary says that
+    /// summarization failed and why, so the agent can go on.
+    Truncate,
+}
+
+/// Where summaries are shown to the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SummaryRole {
+    /// As a user message with a wrapper (the reference).
+    User,
+    /// As system text after the system prompt.
+    System,
+}
+
+/// `compaction.*`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CompactionConfig {
+    pub enabled: bool,
+    pub reserve_tokens: u64,
+    pub keep_recent_tokens: u64,
+    /// The fallback of threshold and manual compactions.
+    pub fallback: FallbackPolicy,
+    /// The fallback of overflow recovery.
+    pub overflow_fallback: FallbackPolicy,
+    /// The share of the context the `truncate` fallback keeps, in percent of its tokens.
+    pub truncate_keep_percent: u64,
+}
+
+impl Default for CompactionConfig {
+    fn default() -> Self {
+        let reference = CompactionSettings::default();
+        Self {
+            enabled: reference.enabled,
+            reserve_tokens: reference.reserve_tokens,
+            keep_recent_tokens: reference.keep_recent_tokens,
+            fallback: FallbackPolicy::Error,
+            overflow_fallback: FallbackPolicy::Truncate,
+            truncate_keep_percent: 30,
+        }
+    }
+}
+
+impl CompactionConfig {
+    /// The planning settings.
+    pub fn planning(&self) -> CompactionSettings {
+        CompactionSettings {
+            enabled: self.enabled,
+            reserve_tokens: self.reserve_tokens,
+            keep_recent_tokens: self.keep_recent_tokens,
+        }
+    }
+}
+
+/// `branchSummary.*`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct BranchSummaryConfig {
+    /// The summary's input budget is the window minus this.
+    pub reserve_tokens: u64,
+}
+
+impl Default for BranchSummaryConfig {
+    fn default() -> Self {
+        Self {
+            reserve_tokens: 16_384,
+        }
+    }
+}
+
+/// `pinned.*`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PinnedConfig {
+    /// The most tokens pinned context may take; pins beyond it are refused.
+    pub max_tokens: u64,
+}
+
+impl Default for PinnedConfig {
+    fn default() -> Self {
+        Self { max_tokens: 4_000 }
+    }
+}
+
+/// One command hook (`hooks` in settings): an executable that gets the event as JSON on stdin and
+/// may answer JSON on stdout.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandHookConfig {
+    /// Program and arguments (no shell).
+    pub command: Vec<String>,
+    /// The events it receives (`before_compact`, `after_compact`, `before_tree`, `after_tree`,
+    /// `before_fork`); empty for all.
+    #[serde(default)]
+    pub events: Vec<String>,
+    /// How long it may run before it is killed and reported.
+    #[serde(default = "default_hook_timeout_ms")]
+    pub timeout_ms: u64,
+}
+
+fn default_hook_timeout_ms() -> u64 {
+    10_000
+}
+
+/// Every engine setting.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct EngineSettings {
+    pub compaction: CompactionConfig,
+    pub branch_summary: BranchSummaryConfig,
+    pub transforms: ctxkit_transform::TransformSettings,
+    pub pinned: PinnedConfig,
+    pub summary_role: SummaryRole,
+    pub hooks: Vec<CommandHookConfig>,
+}
+
+impl Default for EngineSettings {
+    fn default() -> Self {
+        Self {
+            compaction: CompactionConfig::default(),
+            branch_summary: BranchSummaryConfig::default(),
+            transforms: ctxkit_transform::TransformSettings::default(),
+            pinned: PinnedConfig::default(),
+            summary_role: SummaryRole::User,
+            hooks: Vec::new(),
+        }
+    }
+}
+
+/// A settings value of the wrong type.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid engine settings: {0}")]
+pub struct SettingsError(#[from] serde_json::Error);
+
+impl EngineSettings {
+    /// Reads the engine's keys from a merged settings document; other keys are ignored, absent ones
+    /// take their defaults.
+    pub fn from_document(document: &Value) -> Result<Self, SettingsError> {
+        let mut picked = serde_json::Map::new();
+        for key in [
+            "compaction",
+            "branchSummary",
+            "transforms",
+            "pinned",
+            "summaryRole",
+            "hooks",
+        ] {
+            if let Some(value) = document.get(key) {
+                picked.insert(key.to_owned(), value.clone());
+            }
+        }
+        Ok(serde_json::from_value(Value::Object(picked))?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reads_known_keys_and_defaults_the_rest() {
+        let settings = EngineSettings::from_document(&json!({
+            "compaction": {"reserveTokens": 1000, "fallback": "truncate"},
+            "summaryRole": "system",
+            "theme": "dark",
+        }))
+        .unwrap();
+        assert_eq!(settings.compaction.reserve_tokens, 1000);
+        assert_eq!(settings.compaction.keep_recent_tokens, 20_000);
+        assert_eq!(settings.compaction.fallback, FallbackPolicy::Truncate);
+        assert_eq!(
+            settings.compaction.overflow_fallback,
+            FallbackPolicy::Truncate
+        );
+        assert_eq!(settings.summary_role, SummaryRole::System);
+    }
+
+    #[test]
+    fn wrong_types_are_errors() {
+        let error =
+            EngineSettings::from_document(&json!({"compaction": {"enabled": "yes"}})).unwrap_err();
+        assert!(
+            error.to_string().contains("invalid engine settings"),
+            "{error}"
+        );
+    }
+}

@@ -1,0 +1,377 @@
+//! Moving in the tree: navigation with an optional branch summary (the reference's target rules),
+//! forks and clones, and forgetting a span of the conversation.
+
+use std::sync::atomic::Ordering;
+
+use ctxkit_compaction::{
+    BranchSummaryOptions, InstructionsMode, collect_branch_entries, summarize_branch,
+};
+use ctxkit_protocol::{AgentMessage, EntryKind};
+use ctxkit_session::SummarySource;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::{Engine, State, content_text};
+use crate::error::{EngineError, Result};
+use crate::events::EngineEvent;
+use crate::hooks::{AfterTree, BeforeFork, BeforeTree, ForkPosition};
+
+/// The input budget of a branch summary when the window is unknown.
+const UNKNOWN_WINDOW_BUDGET: u64 = 128_000;
+
+/// How to navigate.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct NavigateOptions {
+    /// Summarize the branch being left.
+    pub summarize: bool,
+    /// Focus for the summary, or its whole instructions with `replace_instructions`.
+    pub custom_instructions: Option<String>,
+    pub replace_instructions: bool,
+    /// A label for the summary (or, without one, for the target).
+    pub label: Option<String>,
+}
+
+/// What a navigation did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NavigateOutcome {
+    pub cancelled: bool,
+    /// Cancelled while summarizing.
+    pub aborted: bool,
+    /// The text of a user message navigated to, for editing.
+    pub editor_text: Option<String>,
+    pub summary_entry_id: Option<String>,
+    pub new_leaf_id: Option<String>,
+}
+
+/// What a fork did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForkOutcome {
+    pub cancelled: bool,
+    /// The text of the user message forked before.
+    pub selected_text: Option<String>,
+    /// The new session's file (written once it holds a reply), `None` in memory.
+    pub session_file: Option<String>,
+}
+
+/// What forgetting a span did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForgetOutcome {
+    pub summary_entry_id: String,
+    /// Messages after the span, appended again after the summary.
+    pub reappended: usize,
+    pub new_leaf_id: Option<String>,
+}
+
+/// Text of a user message or custom message entry, when the entry is one.
+fn editable_text(state: &State, id: &str) -> Option<String> {
+    let entry = state.session.entry(id)?;
+    match entry.parse().ok()?.kind {
+        EntryKind::Message(message) => match *message {
+            AgentMessage::User(user) => Some(content_text(&user.content)),
+            AgentMessage::Assistant(_)
+            | AgentMessage::ToolResult(_)
+            | AgentMessage::BashExecution(_)
+            | AgentMessage::Custom(_)
+            | AgentMessage::BranchSummary(_)
+            | AgentMessage::CompactionSummary(_)
+            | AgentMessage::Unknown(_) => None,
+        },
+        EntryKind::CustomMessage(custom) => Some(content_text(&custom.content)),
+        EntryKind::ThinkingLevelChange(_)
+        | EntryKind::ModelChange(_)
+        | EntryKind::Compaction(_)
+        | EntryKind::BranchSummary(_)
+        | EntryKind::Custom(_)
+        | EntryKind::Label(_)
+        | EntryKind::SessionInfo(_)
+        | EntryKind::Unknown { .. } => None,
+    }
+}
+
+fn raw_values(state: &State, positions: &[usize]) -> Vec<Value> {
+    positions
+        .iter()
+        .filter_map(|&position| state.session.index().get(position))
+        .map(|entry| {
+            serde_json::from_str(entry.raw()).unwrap_or_else(|_| Value::String(entry.raw().into()))
+        })
+        .collect()
+}
+
+impl Engine {
+    /// Cancels a running branch summary; the navigation then changes nothing.
+    pub fn cancel_branch_summary(&self) {
+        if let Ok(slot) = self.inner.branch_summary_cancel.lock()
+            && let Some(cancel) = slot.as_ref()
+        {
+            cancel.cancel();
+        }
+    }
+
+    /// Moves the leaf to `target_id` (the reference's `navigateTree`): a user or custom message
+    /// puts its text back for editing and the leaf moves to its parent; any other entry becomes the
+    /// leaf. With `summarize`, the branch being left is summarized and attached at the new leaf.
+    pub async fn navigate(
+        &self,
+        target_id: &str,
+        options: NavigateOptions,
+    ) -> Result<NavigateOutcome> {
+        let mut state = self.lock().await;
+        let old_leaf = state.session.leaf_id().map(str::to_owned);
+        if old_leaf.as_deref() == Some(target_id) {
+            return Ok(NavigateOutcome {
+                new_leaf_id: old_leaf,
+                ..NavigateOutcome::default()
+            });
+        }
+        if state.session.entry(target_id).is_none() {
+            return Err(EngineError::EntryNotFound(target_id.to_owned()));
+        }
+        let cancel = CancellationToken::new();
+        if let Ok(mut slot) = self.inner.branch_summary_cancel.lock() {
+            *slot = Some(cancel.clone());
+        }
+        self.inner.compacting.store(true, Ordering::SeqCst);
+        let outcome = self
+            .navigate_locked(&mut state, target_id, old_leaf, options, &cancel)
+            .await;
+        if let Ok(mut slot) = self.inner.branch_summary_cancel.lock() {
+            *slot = None;
+        }
+        self.inner.compacting.store(false, Ordering::SeqCst);
+        outcome
+    }
+
+    async fn navigate_locked(
+        &self,
+        state: &mut State,
+        target_id: &str,
+        old_leaf: Option<String>,
+        mut options: NavigateOptions,
+        cancel: &CancellationToken,
+    ) -> Result<NavigateOutcome> {
+        let branch = collect_branch_entries(&state.session, old_leaf.as_deref(), Some(target_id));
+        let mut hook_summary = None;
+        if !self.inner.hooks.is_empty() {
+            let event = BeforeTree {
+                target_id: target_id.to_owned(),
+                old_leaf_id: old_leaf.clone(),
+                common_ancestor_id: branch.common_ancestor_id.clone(),
+                entries_to_summarize: raw_values(state, &branch.entries),
+                user_wants_summary: options.summarize,
+                custom_instructions: options.custom_instructions.clone(),
+                replace_instructions: options.replace_instructions,
+                label: options.label.clone(),
+            };
+            if let Some(answer) = self
+                .inner
+                .hooks
+                .before_tree(&self.inner.bus, &event, cancel)
+                .await
+            {
+                if answer.cancel {
+                    return Ok(NavigateOutcome {
+                        cancelled: true,
+                        new_leaf_id: old_leaf,
+                        ..NavigateOutcome::default()
+                    });
+                }
+                if options.summarize {
+                    hook_summary = answer.summary;
+                }
+                if answer.custom_instructions.is_some() {
+                    options.custom_instructions = answer.custom_instructions;
+                }
+                if let Some(replace) = answer.replace_instructions {
+                    options.replace_instructions = replace;
+                }
+                if answer.label.is_some() {
+                    options.label = answer.label;
+                }
+            }
+        }
+
+        let mut summary =
+            hook_summary.map(|supplied| (supplied.summary, supplied.details, SummarySource::Hook));
+        let summarizing = summary.is_none() && options.summarize && !branch.entries.is_empty();
+        if summarizing {
+            self.inner.bus.emit(EngineEvent::BranchSummaryStart {
+                target_id: target_id.to_owned(),
+            });
+            let window = state.model.as_ref().map_or(0, |model| model.context_window);
+            let budget = if window == 0 {
+                UNKNOWN_WINDOW_BUDGET
+            } else {
+                window
+            }
+            .saturating_sub(state.settings.branch_summary.reserve_tokens);
+            let branch_options = BranchSummaryOptions {
+                instructions: options.custom_instructions.clone(),
+                mode: if options.replace_instructions {
+                    InstructionsMode::Replace
+                } else {
+                    InstructionsMode::Focus
+                },
+                token_budget: budget.max(1),
+            };
+            let result = summarize_branch(
+                &state.session,
+                &branch.entries,
+                self.inner.summarizer.as_ref(),
+                &self.inner.prompts,
+                &branch_options,
+                cancel,
+            )
+            .await
+            .map_err(EngineError::from);
+            let result = match result {
+                Err(_) if cancel.is_cancelled() => Err(EngineError::Cancelled),
+                other => other,
+            };
+            match result {
+                Ok(written) => {
+                    summary = Some((
+                        written.summary,
+                        Some(written.files.details()),
+                        SummarySource::Ctxkit,
+                    ));
+                }
+                Err(error) => {
+                    let aborted = error.is_cancelled();
+                    self.inner.bus.emit(EngineEvent::BranchSummaryEnd {
+                        target_id: target_id.to_owned(),
+                        aborted,
+                        summary_entry_id: None,
+                        error: (!aborted).then(|| error.to_string()),
+                    });
+                    if aborted {
+                        return Ok(NavigateOutcome {
+                            cancelled: true,
+                            aborted: true,
+                            new_leaf_id: old_leaf,
+                            ..NavigateOutcome::default()
+                        });
+                    }
+                    return Err(error);
+                }
+            }
+        }
+
+        let editor_text = editable_text(state, target_id);
+        let new_leaf = match editor_text {
+            Some(_) => state
+                .session
+                .entry(target_id)
+                .and_then(|entry| entry.parent_id())
+                .map(str::to_owned),
+            None => Some(target_id.to_owned()),
+        };
+        let from_hook = summary
+            .as_ref()
+            .map(|(_, _, source)| *source == SummarySource::Hook);
+        let summary_entry_id = match summary {
+            Some((text, details, source)) => Some(state.session.branch_with_summary(
+                new_leaf.as_deref(),
+                &text,
+                details,
+                source,
+            )?),
+            None => {
+                match &new_leaf {
+                    Some(id) => state.session.branch(id)?,
+                    None => state.session.reset_leaf(),
+                }
+                None
+            }
+        };
+        if let Some(label) = options.label.as_deref().filter(|label| !label.is_empty()) {
+            let labelled = summary_entry_id.as_deref().unwrap_or(target_id);
+            state.session.append_label_change(labelled, Some(label))?;
+        }
+        let new_leaf_id = state.session.leaf_id().map(str::to_owned);
+        if summarizing {
+            self.inner.bus.emit(EngineEvent::BranchSummaryEnd {
+                target_id: target_id.to_owned(),
+                aborted: false,
+                summary_entry_id: summary_entry_id.clone(),
+                error: None,
+            });
+        }
+        let after = AfterTree {
+            new_leaf_id: new_leaf_id.clone(),
+            old_leaf_id: old_leaf,
+            summary_entry_id: summary_entry_id.clone(),
+            from_hook: summary_entry_id.as_ref().and(from_hook),
+        };
+        self.inner.hooks.after_tree(&self.inner.bus, &after).await;
+        Ok(NavigateOutcome {
+            cancelled: false,
+            aborted: false,
+            editor_text,
+            summary_entry_id,
+            new_leaf_id,
+        })
+    }
+
+    /// Forks the session (the reference's `fork`): `before` a user message (its text is returned
+    /// for editing) or `at` any entry. The engine continues on the new session; the old file is not
+    /// modified. Unlike the reference, a fork before the first user message keeps its parent link
+    /// and the entries before it.
+    pub async fn fork(&self, entry_id: &str, position: ForkPosition) -> Result<ForkOutcome> {
+        let mut state = self.lock().await;
+        let event = BeforeFork {
+            entry_id: entry_id.to_owned(),
+            position,
+        };
+        let answer = self.inner.hooks.before_fork(&self.inner.bus, &event).await;
+        if answer.as_ref().is_some_and(|answer| answer.cancel) {
+            return Ok(ForkOutcome {
+                cancelled: true,
+                ..ForkOutcome::default()
+            });
+        }
+        let entry = state
+            .session
+            .entry(entry_id)
+            .ok_or(EngineError::InvalidForkEntry)?;
+        let parent = entry.parent_id().map(str::to_owned);
+        let is_user = entry.role() == Some("user");
+        let (leaf, selected_text) = match position {
+            ForkPosition::At => (Some(entry_id.to_owned()), None),
+            ForkPosition::Before if is_user => (parent, editable_text(&state, entry_id)),
+            ForkPosition::Before => return Err(EngineError::InvalidForkEntry),
+        };
+        let previous = state.session.path().map(|path| path.display().to_string());
+        let new_path = match &leaf {
+            Some(leaf) => state.session.create_branched_session(leaf)?,
+            None => state.session.new_session(previous),
+        };
+        if let Some(summary) = answer.and_then(|answer| answer.summary) {
+            let leaf = state.session.leaf_id().map(str::to_owned);
+            state.session.branch_with_summary(
+                leaf.as_deref(),
+                &summary,
+                None,
+                SummarySource::Hook,
+            )?;
+        }
+        state.overflow_recovery_attempted = false;
+        state.messages.clear();
+        Ok(ForkOutcome {
+            cancelled: false,
+            selected_text,
+            session_file: new_path.map(|path| path.display().to_string()),
+        })
+    }
+
+    /// Clones the session up to the current leaf.
+    pub async fn clone_session(&self) -> Result<ForkOutcome> {
+        let leaf = self
+            .with_session(|session| session.leaf_id().map(str::to_owned))
+            .await
+            .ok_or(EngineError::NothingToClone)?;
+        self.fork(&leaf, ForkPosition::At).await
+    }
+}

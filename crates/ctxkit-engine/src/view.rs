@@ -1,0 +1,98 @@
+//! The model's view before each call: the branch's context, error and aborted replies left out (as
+//! providers do), the context transforms applied, then the reference's `convertToLlm`. Summaries go
+//! to the system text instead of user messages when `summaryRole` is `system`. Stored history is
+//! never changed.
+
+use ctxkit_protocol::AgentMessage;
+use ctxkit_session::{
+    BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX,
+    COMPACTION_SUMMARY_SUFFIX, to_llm_message,
+};
+use ctxkit_transform::{TransformReport, transform_context};
+
+use std::borrow::Borrow;
+
+use crate::engine::{Engine, shared_transcript};
+use crate::error::Result;
+use crate::settings::SummaryRole;
+
+/// What the model is sent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelView {
+    /// Text to add after the system prompt (summaries with `summaryRole: system`).
+    pub system: Vec<String>,
+    /// User, assistant and tool-result messages, in order.
+    pub messages: Vec<AgentMessage>,
+    /// What the transforms did.
+    pub report: TransformReport,
+}
+
+/// Builds a view from a transcript (pure; the engine calls it with the branch's messages, shared
+/// from its cache). Only messages a transform changes are copied.
+pub fn build_view<M: Borrow<AgentMessage>>(
+    transcript: &[M],
+    settings: &crate::settings::EngineSettings,
+    context_window: u64,
+) -> ModelView {
+    let summary_as_system = settings.summary_role == SummaryRole::System;
+    let mut system = Vec::new();
+    let kept: Vec<&AgentMessage> = transcript
+        .iter()
+        .map(Borrow::borrow)
+        .filter(|message| match message {
+            AgentMessage::Assistant(reply) => !reply.is_aborted_or_error(),
+            AgentMessage::CompactionSummary(summary) if summary_as_system => {
+                system.push(format!(
+                    "{COMPACTION_SUMMARY_PREFIX}{}{COMPACTION_SUMMARY_SUFFIX}",
+                    summary.summary
+                ));
+                false
+            }
+            AgentMessage::BranchSummary(summary) if summary_as_system => {
+                system.push(format!(
+                    "{BRANCH_SUMMARY_PREFIX}{}{BRANCH_SUMMARY_SUFFIX}",
+                    summary.summary
+                ));
+                false
+            }
+            AgentMessage::User(_)
+            | AgentMessage::ToolResult(_)
+            | AgentMessage::BashExecution(_)
+            | AgentMessage::Custom(_)
+            | AgentMessage::BranchSummary(_)
+            | AgentMessage::CompactionSummary(_)
+            | AgentMessage::Unknown(_) => true,
+        })
+        .collect();
+    let transformed = transform_context(&kept, &settings.transforms, context_window);
+    // The provider form, moving the roles that pass through unchanged instead of copying them.
+    let messages = transformed
+        .messages
+        .into_iter()
+        .filter_map(|message| match message {
+            AgentMessage::User(_) | AgentMessage::Assistant(_) | AgentMessage::ToolResult(_) => {
+                Some(message)
+            }
+            AgentMessage::BashExecution(_)
+            | AgentMessage::Custom(_)
+            | AgentMessage::BranchSummary(_)
+            | AgentMessage::CompactionSummary(_)
+            | AgentMessage::Unknown(_) => to_llm_message(&message),
+        })
+        .collect();
+    ModelView {
+        system,
+        messages,
+        report: transformed.report,
+    }
+}
+
+impl Engine {
+    /// The model's view now: call it before every model request.
+    pub async fn model_view(&self) -> Result<ModelView> {
+        let mut state = self.lock().await;
+        let window = state.model.as_ref().map_or(0, |model| model.context_window);
+        let transcript = shared_transcript(&mut state)?;
+        Ok(build_view(&transcript, &state.settings, window))
+    }
+}

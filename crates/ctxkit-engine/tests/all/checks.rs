@@ -1,0 +1,469 @@
+//! Appendix B scenarios for the automatic checks: threshold, overflow + retry once, the second
+//! overflow, stale-usage guards, model switches, the error estimate, aborted replies, window 0,
+//! failures and the fallback.
+
+use ctxkit_engine::{
+    CompactionEnd, CompactionReason, Decision, EngineEvent, FallbackPolicy, RECOVERY_EXHAUSTED,
+    SkipReason,
+};
+
+use crate::support::*;
+
+fn end(events: &[EngineEvent]) -> CompactionEnd {
+    events
+        .iter()
+        .find_map(|event| {
+            if let EngineEvent::CompactionEnd(end) = event {
+                Some(end.clone())
+            } else {
+                None
+            }
+        })
+        .expect("a compaction_end event")
+}
+
+fn starts(events: &[EngineEvent]) -> Vec<CompactionReason> {
+    events
+        .iter()
+        .filter_map(|event| {
+            if let EngineEvent::CompactionStart { reason } = event {
+                Some(*reason)
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn threshold_compacts_after_a_run_without_retry() {
+    // B1: usage over window − reserve.
+    let mut harness = Harness::new(10_000, 2_000, []);
+    harness.turn("first", 100).await;
+    harness.turn("second", 8_001).await;
+    let report = harness.engine.after_run().await.unwrap();
+    assert_eq!(report.decision, Decision::Threshold { tokens: 8_001 });
+    assert!(!report.retry);
+    let events = harness.drain();
+    assert_eq!(starts(&events), [CompactionReason::Threshold]);
+    let end = end(&events);
+    assert!(!end.aborted && !end.will_retry && end.error.is_none());
+    assert!(end.tokens_before.is_some() && end.entry_id.is_some());
+    assert_eq!(harness.compactions().await, 1);
+}
+
+#[tokio::test]
+async fn threshold_is_strict() {
+    // B2: usage exactly window − reserve does nothing.
+    let mut harness = Harness::new(10_000, 2_000, []);
+    harness.turn("first", 8_000).await;
+    let report = harness.engine.after_run().await.unwrap();
+    assert_eq!(report.decision, Decision::Skip(SkipReason::UnderThreshold));
+    assert!(harness.drain().is_empty());
+}
+
+#[tokio::test]
+async fn disabled_auto_compaction_still_allows_manual() {
+    // B3.
+    let mut settings = settings(2_000);
+    settings.compaction.enabled = false;
+    let mut harness = Harness::with(settings, Some(model(10_000)), Default::default(), []);
+    harness.turn("first", 100).await;
+    harness.turn("second", 9_000).await;
+    assert_eq!(
+        harness.engine.after_run().await.unwrap().decision,
+        Decision::Skip(SkipReason::Disabled)
+    );
+    assert_eq!(
+        harness.engine.before_prompt().await.unwrap().decision,
+        Decision::Skip(SkipReason::Disabled)
+    );
+    assert!(harness.drain().is_empty());
+    harness.engine.compact(None).await.unwrap();
+    assert_eq!(harness.compactions().await, 1);
+}
+
+#[tokio::test]
+async fn overflow_compacts_and_retries_once_keeping_the_error_in_the_file() {
+    // B4, B5.
+    let mut harness = Harness::new(200_000, 16_384, []);
+    harness.turn("first", 1_000).await;
+    harness.engine.append(user("second")).await.unwrap();
+    harness
+        .engine
+        .append(error_reply(
+            "prompt is too long: 250000 tokens > 200000 maximum",
+        ))
+        .await
+        .unwrap();
+    let report = harness.engine.after_run().await.unwrap();
+    assert_eq!(report.decision, Decision::Overflow);
+    assert!(
+        report.retry,
+        "the view ends in a user message, so a retry runs"
+    );
+    let events = harness.drain();
+    assert_eq!(starts(&events), [CompactionReason::Overflow]);
+    assert!(end(&events).will_retry);
+    // The error reply stays in the file, before the compaction entry…
+    let types = harness.entry_types().await;
+    let error_at = types.iter().rposition(|kind| kind == "message").unwrap();
+    let compaction_at = types.iter().position(|kind| kind == "compaction").unwrap();
+    assert!(error_at < compaction_at, "{types:?}");
+    // …and out of the model's view, which ends in the user message the retry answers.
+    let view = harness.engine.model_view().await.unwrap();
+    assert_eq!(view.messages.last().unwrap().role(), "user");
+}
+
+#[tokio::test]
+async fn a_second_overflow_is_reported_without_compacting_and_again_before_the_prompt() {
+    // B6, B7.
+    let mut harness = Harness::new(200_000, 16_384, []);
+    harness.turn("first", 1_000).await;
+    harness.engine.append(user("second")).await.unwrap();
+    harness
+        .engine
+        .append(error_reply("prompt is too long"))
+        .await
+        .unwrap();
+    harness.engine.after_run().await.unwrap();
+    harness.drain();
+    // The retry overflows again.
+    harness
+        .engine
+        .append(error_reply("prompt is too long"))
+        .await
+        .unwrap();
+    let report = harness.engine.after_run().await.unwrap();
+    assert_eq!(report.decision, Decision::RecoveryExhausted);
+    assert!(!report.retry);
+    let events = harness.drain();
+    assert!(starts(&events).is_empty());
+    let failed = end(&events);
+    assert_eq!(failed.error.as_deref(), Some(RECOVERY_EXHAUSTED));
+    assert!(!failed.will_retry);
+    assert_eq!(harness.compactions().await, 1);
+    // Before the next prompt the same failure is reported once more…
+    let report = harness.engine.before_prompt().await.unwrap();
+    assert_eq!(report.decision, Decision::RecoveryExhausted);
+    assert_eq!(harness.drain().len(), 1);
+    // …and the user's message clears the flag: a later overflow compacts again.
+    harness.engine.append(user("third")).await.unwrap();
+    harness
+        .engine
+        .append(error_reply("prompt is too long"))
+        .await
+        .unwrap();
+    assert_eq!(
+        harness.engine.after_run().await.unwrap().decision,
+        Decision::Overflow
+    );
+    assert_eq!(harness.compactions().await, 2);
+}
+
+#[tokio::test]
+async fn overflow_with_a_failing_summarizer_and_the_error_policy_writes_nothing() {
+    // B8 with the reference's policy.
+    let mut settings = settings(16_384);
+    settings.compaction.overflow_fallback = FallbackPolicy::Error;
+    let mut harness = Harness::with(
+        settings,
+        Some(model(200_000)),
+        Default::default(),
+        [Answer::Fail("quota exceeded")],
+    );
+    harness.turn("first", 1_000).await;
+    harness.engine.append(user("second")).await.unwrap();
+    harness
+        .engine
+        .append(error_reply("prompt is too long"))
+        .await
+        .unwrap();
+    let report = harness.engine.after_run().await.unwrap();
+    assert!(!report.retry);
+    let failed = end(&harness.drain());
+    assert_eq!(
+        failed.error.as_deref(),
+        Some("Context overflow recovery failed: Summarization failed: quota exceeded")
+    );
+    assert!(!failed.will_retry);
+    assert_eq!(harness.compactions().await, 0);
+    let view = harness.engine.model_view().await.unwrap();
+    assert_eq!(view.messages.last().unwrap().role(), "user");
+}
+
+#[tokio::test]
+async fn overflow_with_a_failing_summarizer_falls_back_to_truncation_by_default() {
+    // B8 with ctxkit's default: keep the newest part, say why, and retry.
+    let mut harness = Harness::new(200_000, 16_384, [Answer::Fail("quota exceeded")]);
+    for index in 0..6 {
+        harness
+            .turn(&format!("question {index} {}", "x".repeat(400)), 1_000)
+            .await;
+    }
+    harness.engine.append(user("last")).await.unwrap();
+    harness
+        .engine
+        .append(error_reply("prompt is too long"))
+        .await
+        .unwrap();
+    let report = harness.engine.after_run().await.unwrap();
+    assert!(report.retry);
+    let end = end(&harness.drain());
+    assert!(end.fallback && end.will_retry);
+    assert_eq!(
+        end.error.as_deref(),
+        Some("Summarization failed: quota exceeded")
+    );
+    let summary = harness
+        .engine
+        .with_session(|session| {
+            let entry = session.entry(end.entry_id.as_deref().unwrap()).unwrap();
+            entry.raw().to_owned()
+        })
+        .await;
+    assert!(
+        summary.contains("Compaction failed (Summarization failed: quota exceeded)"),
+        "{summary}"
+    );
+    assert!(summary.contains("\"fallback\":\"truncate\""), "{summary}");
+    // The kept part never starts at a tool result and is the newer part of the conversation.
+    let view = harness.engine.model_view().await.unwrap();
+    assert!(view.messages.len() < 14, "{}", view.messages.len());
+    assert_eq!(view.messages.last().unwrap().role(), "user");
+}
+
+#[tokio::test]
+async fn threshold_failure_is_reported_with_its_prefix() {
+    // B9.
+    let mut harness = Harness::new(10_000, 2_000, [Answer::Fail("boom")]);
+    harness.turn("first", 100).await;
+    harness.turn("second", 9_000).await;
+    harness.engine.after_run().await.unwrap();
+    let failed = end(&harness.drain());
+    assert_eq!(
+        failed.error.as_deref(),
+        Some("Auto-compaction failed: Summarization failed: boom")
+    );
+    assert_eq!(harness.compactions().await, 0);
+}
+
+#[tokio::test]
+async fn an_overflow_from_another_model_is_ignored_after_a_switch() {
+    // B10.
+    let mut harness = Harness::new(200_000, 16_384, []);
+    harness.turn("first", 1_000).await;
+    harness.engine.append(user("second")).await.unwrap();
+    harness
+        .engine
+        .append(error_reply("prompt is too long"))
+        .await
+        .unwrap();
+    let mut other = model(200_000);
+    other.id = "other".to_owned();
+    harness.engine.set_model(Some(other)).await;
+    let report = harness.engine.before_prompt().await.unwrap();
+    assert_ne!(report.decision, Decision::Overflow);
+    assert!(harness.drain().is_empty());
+}
+
+#[tokio::test]
+async fn switching_to_a_smaller_window_compacts_before_the_next_prompt() {
+    // B11: nothing at the switch; threshold compaction before the prompt.
+    let mut harness = Harness::new(200_000, 2_000, []);
+    harness.turn("first", 100).await;
+    harness.turn("second", 2_577).await;
+    assert_eq!(
+        harness.engine.after_run().await.unwrap().decision,
+        Decision::Skip(SkipReason::UnderThreshold)
+    );
+    harness.engine.set_model(Some(model(4_000))).await;
+    assert!(harness.drain().is_empty());
+    let report = harness.engine.before_prompt().await.unwrap();
+    assert_eq!(report.decision, Decision::Threshold { tokens: 2_577 });
+    assert_eq!(harness.compactions().await, 1);
+}
+
+#[tokio::test]
+async fn usage_from_before_a_compaction_is_stale() {
+    // B12: a kept pre-compaction reply with huge usage does not compact again.
+    let harness = Harness::new(10_000, 2_000, []);
+    harness.turn("first", 100).await;
+    harness.turn("second", 9_500).await;
+    harness.engine.compact(None).await.unwrap();
+    let report = harness.engine.before_prompt().await.unwrap();
+    assert_eq!(report.decision, Decision::Skip(SkipReason::Stale));
+    assert_eq!(harness.compactions().await, 1);
+}
+
+#[tokio::test]
+async fn an_error_reply_is_measured_from_the_last_successful_usage() {
+    // B13: 190k + trailing estimates.
+    let harness = Harness::new(200_000, 16_384, []);
+    harness.turn("first", 190_000).await;
+    harness.engine.append(user("again")).await.unwrap();
+    harness
+        .engine
+        .append(error_reply("529 overloaded"))
+        .await
+        .unwrap();
+    let report = harness.engine.after_run().await.unwrap();
+    let Decision::Threshold { tokens } = report.decision else {
+        panic!("expected a threshold compaction, got {:?}", report.decision)
+    };
+    assert!(tokens > 190_000, "{tokens}");
+}
+
+#[tokio::test]
+async fn an_error_reply_without_any_usage_does_nothing() {
+    // B14.
+    let harness = Harness::new(200_000, 16_384, []);
+    harness.engine.append(user("hello")).await.unwrap();
+    harness
+        .engine
+        .append(error_reply("529 overloaded"))
+        .await
+        .unwrap();
+    let report = harness.engine.after_run().await.unwrap();
+    assert_eq!(report.decision, Decision::Skip(SkipReason::NoUsage));
+}
+
+#[tokio::test]
+async fn an_error_after_a_compaction_with_only_kept_usage_does_nothing() {
+    // B15: the error-after-compaction guard.
+    let harness = Harness::new(10_000, 2_000, []);
+    harness.turn("first", 100).await;
+    harness.turn("second", 9_500).await;
+    harness.engine.compact(None).await.unwrap();
+    harness.engine.append(user("third")).await.unwrap();
+    harness
+        .engine
+        .append(error_reply("529 overloaded"))
+        .await
+        .unwrap();
+    let report = harness.engine.after_run().await.unwrap();
+    assert_eq!(report.decision, Decision::Skip(SkipReason::NoUsage));
+    assert_eq!(harness.compactions().await, 1);
+}
+
+#[tokio::test]
+async fn an_aborted_reply_is_skipped_after_the_run_but_counted_before_the_prompt() {
+    // B16.
+    let harness = Harness::new(10_000, 2_000, []);
+    harness.turn("first", 100).await;
+    harness.engine.append(user("second")).await.unwrap();
+    harness
+        .engine
+        .append(reply_with("aborted", None, 9_000, 10))
+        .await
+        .unwrap();
+    assert_eq!(
+        harness.engine.after_run().await.unwrap().decision,
+        Decision::Skip(SkipReason::Aborted)
+    );
+    assert_eq!(
+        harness.engine.before_prompt().await.unwrap().decision,
+        Decision::Threshold { tokens: 9_010 }
+    );
+}
+
+#[tokio::test]
+async fn a_silent_overflow_compacts_without_announcing_a_retry() {
+    // B19, with the reference's quirk fixed: will_retry is true only when a retry really runs.
+    let mut harness = Harness::new(100_000, 16_384, []);
+    harness.turn("first", 1_000).await;
+    harness.engine.append(user("second")).await.unwrap();
+    harness
+        .engine
+        .append(reply_with("stop", None, 100_001, 5))
+        .await
+        .unwrap();
+    let report = harness.engine.after_run().await.unwrap();
+    assert_eq!(report.decision, Decision::Overflow);
+    assert!(!report.retry);
+    assert!(!end(&harness.drain()).will_retry);
+    assert_eq!(harness.compactions().await, 1);
+}
+
+#[tokio::test]
+async fn an_unknown_window_never_compacts_automatically() {
+    // The reference compacts after every turn with window 0; ctxkit does not.
+    let harness = Harness::new(0, 16_384, []);
+    harness.turn("first", 100).await;
+    harness.turn("second", 50).await;
+    assert_eq!(
+        harness.engine.after_run().await.unwrap().decision,
+        Decision::Skip(SkipReason::UnknownWindow)
+    );
+    assert_eq!(harness.engine.context_usage().await.unwrap(), None);
+    assert_eq!(harness.compactions().await, 0);
+}
+
+#[tokio::test]
+async fn cancelling_an_automatic_compaction_writes_nothing() {
+    // B31.
+    let mut harness = Harness::new(10_000, 2_000, [Answer::Hang]);
+    harness.turn("first", 100).await;
+    harness.turn("second", 9_000).await;
+    let engine = harness.engine.clone();
+    let running = tokio::spawn(async move { engine.after_run().await });
+    harness.summarizer.started.notified().await;
+    assert!(harness.engine.is_compacting());
+    harness.engine.cancel_compaction();
+    let report = running.await.unwrap().unwrap();
+    let end = report.compaction.unwrap();
+    assert!(end.aborted && end.error.is_none() && !end.will_retry);
+    assert!(!harness.engine.is_compacting());
+    assert_eq!(harness.compactions().await, 0);
+    harness.drain();
+}
+
+#[tokio::test]
+async fn a_prompt_during_a_compaction_waits_for_it_instead_of_starting_another() {
+    // B32: single flight.
+    let mut harness = Harness::new(10_000, 2_000, [Answer::Hang]);
+    harness.turn("first", 100).await;
+    harness.turn("second", 9_000).await;
+    let engine = harness.engine.clone();
+    let first = tokio::spawn(async move { engine.after_run().await });
+    harness.summarizer.started.notified().await;
+    let engine = harness.engine.clone();
+    let prompt = tokio::spawn(async move { engine.before_prompt().await });
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    assert!(!prompt.is_finished(), "the prompt waits for the compaction");
+    harness.summarizer.release.notify_one();
+    first.await.unwrap().unwrap();
+    let report = prompt.await.unwrap().unwrap();
+    assert_eq!(report.decision, Decision::Skip(SkipReason::Stale));
+    assert_eq!(harness.compactions().await, 1);
+    let history_requests = harness
+        .summarizer
+        .requests
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|request| request.purpose == ctxkit_compaction::SummaryPurpose::History)
+        .count();
+    assert_eq!(history_requests, 1);
+    assert_eq!(starts(&harness.drain()).len(), 1);
+}
+
+#[tokio::test]
+async fn context_usage_follows_the_reference() {
+    // B33, B34.
+    let harness = Harness::new(100_000, 2_000, []);
+    harness.engine.append(user("hello")).await.unwrap();
+    harness.engine.append(reply("ok", 12_500)).await.unwrap();
+    harness.engine.append(user(&"x".repeat(40))).await.unwrap();
+    let usage = harness.engine.context_usage().await.unwrap().unwrap();
+    assert_eq!(usage.tokens, Some(12_510));
+    assert_eq!(usage.context_window, 100_000);
+    harness.engine.append(reply("ok", 12_600)).await.unwrap();
+    harness.engine.compact(None).await.unwrap();
+    let usage = harness.engine.context_usage().await.unwrap().unwrap();
+    assert_eq!((usage.tokens, usage.percent), (None, None));
+    harness.engine.append(user("after")).await.unwrap();
+    harness.engine.append(reply("ok", 700)).await.unwrap();
+    let usage = harness.engine.context_usage().await.unwrap().unwrap();
+    assert_eq!(usage.tokens, Some(700));
+}

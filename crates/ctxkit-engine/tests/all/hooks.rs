@@ -1,0 +1,265 @@
+//! Hooks: cancel, replace, order, errors; command hooks run as real child processes.
+
+use std::sync::{Arc, Mutex};
+
+use ctxkit_engine::{
+    AfterCompact, BeforeCompact, BeforeCompactResult, CommandHookConfig, EngineEvent,
+    HookCompaction, HookError, HookFuture, HookSet, Hooks,
+};
+use tokio_util::sync::CancellationToken;
+
+use crate::support::*;
+
+/// Records calls into a shared log; answers as configured.
+struct Recorder {
+    name: &'static str,
+    log: Arc<Mutex<Vec<String>>>,
+    answer: Option<BeforeCompactResult>,
+    fail: bool,
+}
+
+impl Hooks for Recorder {
+    fn name(&self) -> String {
+        self.name.to_owned()
+    }
+
+    fn before_compact<'a>(
+        &'a self,
+        _event: &'a BeforeCompact,
+        _cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, Option<BeforeCompactResult>> {
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("{}-before", self.name));
+        let answer = self.answer.clone();
+        let fail = self.fail;
+        Box::pin(async move {
+            if fail {
+                return Err(HookError::new("hook exploded"));
+            }
+            Ok(answer)
+        })
+    }
+
+    fn after_compact<'a>(&'a self, _event: &'a AfterCompact) -> HookFuture<'a, ()> {
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("{}-after", self.name));
+        Box::pin(async { Ok(()) })
+    }
+}
+
+fn recorder(
+    name: &'static str,
+    log: &Arc<Mutex<Vec<String>>>,
+    answer: Option<BeforeCompactResult>,
+    fail: bool,
+) -> Arc<Recorder> {
+    Arc::new(Recorder {
+        name,
+        log: log.clone(),
+        answer,
+        fail,
+    })
+}
+
+#[tokio::test]
+async fn a_cancelling_hook_stops_an_automatic_compaction() {
+    // B23.
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let mut hooks = HookSet::new();
+    let cancel = BeforeCompactResult {
+        cancel: true,
+        compaction: None,
+    };
+    hooks.push(recorder("one", &log, Some(cancel), false));
+    let mut harness = Harness::with(settings(2_000), Some(model(10_000)), hooks, []);
+    harness.turn("first", 100).await;
+    harness.turn("second", 9_000).await;
+    let report = harness.engine.after_run().await.unwrap();
+    let end = report.compaction.unwrap();
+    assert!(end.aborted && end.error.is_none() && !end.will_retry);
+    assert_eq!(harness.compactions().await, 0);
+    assert_eq!(*log.lock().unwrap(), ["one-before"]);
+    harness.drain();
+}
+
+#[tokio::test]
+async fn a_hook_can_supply_the_compaction() {
+    // B25: stored as given, fromHook true, no model call.
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let supplied = BeforeCompactResult {
+        cancel: false,
+        compaction: Some(HookCompaction {
+            summary: "FROM HOOK".to_owned(),
+            first_kept_entry_id: "trusted-as-is".to_owned(),
+            tokens_before: 999,
+            details: Some(serde_json::json!({"mine": true})),
+        }),
+    };
+    // Two hooks; the last answer wins.
+    let mut hooks = HookSet::new();
+    hooks.push(recorder("one", &log, None, false));
+    hooks.push(recorder("two", &log, Some(supplied), false));
+    let mut harness = Harness::with(settings(2_000), Some(model(100_000)), hooks, []);
+    harness.turn("first", 100).await;
+    let end = harness.engine.compact(None).await.unwrap();
+    assert_eq!(end.tokens_before, Some(999));
+    assert!(end.from_hook);
+    assert_eq!(harness.summarizer.request_count(), 0);
+    let raw = harness
+        .engine
+        .with_session(|session| {
+            session
+                .entry(end.entry_id.as_deref().unwrap())
+                .unwrap()
+                .raw()
+                .to_owned()
+        })
+        .await;
+    assert!(
+        raw.contains("\"fromHook\":true")
+            && raw.contains("FROM HOOK")
+            && raw.contains("\"mine\":true"),
+        "{raw}"
+    );
+    harness.drain();
+}
+
+#[tokio::test]
+async fn a_failing_hook_is_reported_and_the_default_runs_in_order() {
+    // B26, B27.
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let mut hooks = HookSet::new();
+    hooks.push(recorder("ext1", &log, None, true));
+    hooks.push(recorder("ext2", &log, None, false));
+    let mut harness = Harness::with(settings(2_000), Some(model(100_000)), hooks, []);
+    harness.turn("first", 100).await;
+    let end = harness.engine.compact(None).await.unwrap();
+    assert!(!end.from_hook);
+    assert_eq!(harness.summarizer.request_count(), 1);
+    assert_eq!(
+        *log.lock().unwrap(),
+        ["ext1-before", "ext2-before", "ext1-after", "ext2-after"]
+    );
+    let errors: Vec<_> = harness
+        .drain()
+        .into_iter()
+        .filter(|event| matches!(event, EngineEvent::HookError { .. }))
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let EngineEvent::HookError { hook, event, error } = &errors[0] else {
+        unreachable!()
+    };
+    assert_eq!(
+        (hook.as_str(), event.as_str(), error.as_str()),
+        ("ext1", "before_compact", "hook exploded")
+    );
+}
+
+fn shell_hook(script: &str, timeout_ms: u64) -> CommandHookConfig {
+    CommandHookConfig {
+        command: vec!["sh".to_owned(), "-c".to_owned(), script.to_owned()],
+        events: vec!["before_compact".to_owned()],
+        timeout_ms,
+    }
+}
+
+fn with_command_hooks(hooks: Vec<CommandHookConfig>) -> Harness {
+    let mut settings = settings(2_000);
+    settings.hooks = hooks;
+    Harness::with(settings, Some(model(100_000)), HookSet::new(), [])
+}
+
+#[tokio::test]
+async fn a_command_hook_gets_the_event_on_stdin_and_can_cancel() {
+    let harness = with_command_hooks(vec![shell_hook(
+        // Cancel only when the event names the reason; save the input for inspection.
+        "cat > event.json; grep -q '\"event\":\"before_compact\"' event.json && echo '{\"cancel\": true}'",
+        10_000,
+    )]);
+    harness.turn("first", 100).await;
+    let error = harness
+        .engine
+        .compact(Some("my focus".into()))
+        .await
+        .unwrap_err();
+    assert_eq!(error.to_string(), "Compaction cancelled");
+    let saved = std::fs::read_to_string(harness.dir.path().join("event.json")).unwrap();
+    let event: serde_json::Value = serde_json::from_str(&saved).unwrap();
+    assert_eq!(event["payload"]["reason"], "manual");
+    assert_eq!(event["payload"]["custom_instructions"], "my focus");
+    assert!(event["payload"]["preparation"]["messages_to_summarize"].is_array());
+}
+
+#[tokio::test]
+async fn a_command_hook_can_supply_the_summary() {
+    let harness = with_command_hooks(vec![shell_hook(
+        r#"cat > /dev/null; printf '{"compaction": {"summary": "SHELL SUMMARY", "first_kept_entry_id": "none", "tokens_before": 7}}'"#,
+        10_000,
+    )]);
+    harness.turn("first", 100).await;
+    let end = harness.engine.compact(None).await.unwrap();
+    assert!(end.from_hook);
+    assert_eq!(end.tokens_before, Some(7));
+    assert_eq!(harness.summarizer.request_count(), 0);
+}
+
+#[tokio::test]
+async fn failing_slow_and_garbled_command_hooks_are_reported_and_ignored() {
+    let mut harness = with_command_hooks(vec![
+        shell_hook("echo 'no such thing' >&2; exit 3", 10_000),
+        shell_hook("sleep 5", 200),
+        shell_hook("cat > /dev/null; echo 'not json'", 10_000),
+        CommandHookConfig {
+            command: vec!["/nonexistent/hook".to_owned()],
+            events: Vec::new(),
+            timeout_ms: 1_000,
+        },
+    ]);
+    harness.turn("first", 100).await;
+    let started = std::time::Instant::now();
+    let end = harness.engine.compact(None).await.unwrap();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(4),
+        "the slow hook was killed"
+    );
+    assert!(!end.from_hook);
+    assert_eq!(harness.summarizer.request_count(), 1);
+    let errors: Vec<String> = harness
+        .drain()
+        .into_iter()
+        .filter_map(|event| {
+            if let EngineEvent::HookError { error, .. } = event {
+                Some(error)
+            } else {
+                None
+            }
+        })
+        .collect();
+    assert_eq!(errors.len(), 5, "{errors:#?}");
+    assert!(
+        errors[0].contains("exited with exit status: 3: no such thing"),
+        "{}",
+        errors[0]
+    );
+    assert!(
+        errors[1].contains("timed out after 200 ms"),
+        "{}",
+        errors[1]
+    );
+    assert!(
+        errors[2].contains("not a `before_compact` result"),
+        "{}",
+        errors[2]
+    );
+    assert!(
+        errors[3].contains("cannot start `/nonexistent/hook`"),
+        "{}",
+        errors[3]
+    );
+    // The unfiltered hook also got after_compact and failed to start again.
+    assert!(errors[4].contains("cannot start"), "{}", errors[4]);
+}

@@ -1,0 +1,13 @@
+//! Engine scenario tests, driven by a scripted fake model and summarizer (no network).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+mod checks;
+mod hooks;
+mod manual;
+mod navigation;
+mod pins_scopes;
+mod server;
+mod view;

@@ -1,0 +1,163 @@
+//! Manual compaction: focus text, a running turn aborted first, cancel, already compacted,
+//! tokens before.
+
+use std::sync::Arc;
+
+use ctxkit_engine::{
+    BeforeCompact, BeforeCompactResult, CompactionReason, EngineError, EngineEvent, HookFuture,
+    HookSet, Hooks,
+};
+use tokio_util::sync::CancellationToken;
+
+use crate::support::*;
+
+#[tokio::test]
+async fn a_running_turn_is_aborted_first_and_the_focus_reaches_the_summarizer() {
+    // B28: the view afterwards starts with the summary, and file and view agree.
+    let harness = Harness::new(100_000, 2_000, []);
+    harness.turn("first", 100).await;
+    harness.turn("second", 200).await;
+    harness.engine.append(user("third")).await.unwrap();
+    let guard = harness.engine.begin_turn();
+    let cancel = guard.cancel_token();
+    let engine = harness.engine.clone();
+    let turn = tokio::spawn(async move {
+        cancel.cancelled().await;
+        // The loop records what it had, then ends the turn.
+        engine
+            .append(reply_with("aborted", None, 300, 3))
+            .await
+            .unwrap();
+        drop(guard);
+    });
+    let end = harness
+        .engine
+        .compact(Some("focus X".to_owned()))
+        .await
+        .unwrap();
+    turn.await.unwrap();
+    assert_eq!(end.reason, CompactionReason::Manual);
+    assert!(
+        harness
+            .summarizer
+            .last_request()
+            .user_text
+            .contains("Additional focus: focus X")
+    );
+    let view = harness.engine.model_view().await.unwrap();
+    let first = serde_json::to_string(&view.messages[0]).unwrap();
+    assert!(first.contains("SUMMARY"), "{first}");
+    // The aborted reply is in the file and left out of the view, before and after a reload.
+    let transcript = harness.engine.transcript().await.unwrap();
+    assert!(
+        transcript
+            .iter()
+            .any(|message| message.role() == "compactionSummary")
+    );
+}
+
+#[tokio::test]
+async fn compacting_twice_says_already_compacted() {
+    // B30.
+    let mut harness = Harness::new(100_000, 2_000, []);
+    harness.turn("first", 100).await;
+    harness.engine.compact(None).await.unwrap();
+    harness.drain();
+    let error = harness.engine.compact(None).await.unwrap_err();
+    assert!(matches!(error, EngineError::AlreadyCompacted));
+    assert_eq!(error.to_string(), "Already compacted");
+    let events = harness.drain();
+    let EngineEvent::CompactionEnd(end) = events.last().unwrap() else {
+        panic!("{events:?}")
+    };
+    assert_eq!(
+        end.error.as_deref(),
+        Some("Compaction failed: Already compacted")
+    );
+}
+
+#[tokio::test]
+async fn an_empty_session_has_nothing_to_compact_and_calls_no_model() {
+    let harness = Harness::new(100_000, 2_000, []);
+    let error = harness.engine.compact(None).await.unwrap_err();
+    assert!(matches!(error, EngineError::NothingToCompact));
+    assert_eq!(harness.summarizer.request_count(), 0);
+}
+
+#[tokio::test]
+async fn cancelling_a_manual_compaction_writes_nothing() {
+    let mut harness = Harness::new(100_000, 2_000, [Answer::Hang]);
+    harness.turn("first", 100).await;
+    harness.turn("second", 100).await;
+    let before = harness.entry_types().await;
+    let engine = harness.engine.clone();
+    let running = tokio::spawn(async move { engine.compact(None).await });
+    harness.summarizer.started.notified().await;
+    harness.engine.cancel_compaction();
+    let error = running.await.unwrap().unwrap_err();
+    assert_eq!(error.to_string(), "Compaction cancelled");
+    assert_eq!(harness.entry_types().await, before);
+    let events = harness.drain();
+    let EngineEvent::CompactionEnd(end) = events.last().unwrap() else {
+        panic!("{events:?}")
+    };
+    assert!(end.aborted && end.error.is_none());
+}
+
+#[tokio::test]
+async fn tokens_before_is_the_last_usage_plus_trailing_estimates() {
+    // B36: independent of the previous compaction's tokensBefore.
+    let harness = Harness::new(100_000, 2_000, []);
+    harness.turn("first", 100).await;
+    harness.engine.compact(None).await.unwrap();
+    harness.engine.append(user("kept")).await.unwrap();
+    harness.engine.append(reply("ok", 5_000)).await.unwrap();
+    let trailing = "u".repeat(41);
+    harness.engine.append(user(&trailing)).await.unwrap();
+    let end = harness.engine.compact(None).await.unwrap();
+    assert_eq!(end.tokens_before, Some(5_000 + 11));
+}
+
+struct Cancelling;
+
+impl Hooks for Cancelling {
+    fn name(&self) -> String {
+        "cancelling".to_owned()
+    }
+
+    fn before_compact<'a>(
+        &'a self,
+        _event: &'a BeforeCompact,
+        _cancel: &'a CancellationToken,
+    ) -> HookFuture<'a, Option<BeforeCompactResult>> {
+        Box::pin(async {
+            Ok(Some(BeforeCompactResult {
+                cancel: true,
+                compaction: None,
+            }))
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_cancelling_hook_rejects_a_manual_compaction() {
+    // B24, B29: rejected, aborted, and the view still matches the file.
+    let mut hooks = HookSet::new();
+    hooks.push(Arc::new(Cancelling));
+    let mut harness = Harness::with(settings(2_000), Some(model(100_000)), hooks, []);
+    harness.turn("first", 100).await;
+    let before = harness.entry_types().await;
+    let error = harness
+        .engine
+        .compact(Some("focus".into()))
+        .await
+        .unwrap_err();
+    assert_eq!(error.to_string(), "Compaction cancelled");
+    let events = harness.drain();
+    let EngineEvent::CompactionEnd(end) = events.last().unwrap() else {
+        panic!("{events:?}")
+    };
+    assert!(end.aborted);
+    assert_eq!(harness.entry_types().await, before);
+    assert_eq!(harness.summarizer.request_count(), 0);
+}

@@ -1,0 +1,141 @@
+//! Pinned context across compactions, scopes and forgetting.
+
+use ctxkit_engine::EngineError;
+
+use crate::support::*;
+
+fn view_text(view: &ctxkit_engine::ModelView) -> String {
+    serde_json::to_string(&view.messages).unwrap()
+}
+
+#[tokio::test]
+async fn a_pinned_text_survives_every_compaction_once() {
+    let harness = Harness::new(100_000, 2_000, []);
+    harness.turn("first", 100).await;
+    let pin = harness
+        .engine
+        .pin_text("RULE: never touch prod.db")
+        .await
+        .unwrap();
+    harness.turn("second", 100).await;
+    assert!(view_text(&harness.engine.model_view().await.unwrap()).contains("never touch prod.db"));
+    for round in 0..3 {
+        harness.turn(&format!("more {round}"), 100).await;
+        harness.engine.compact(None).await.unwrap();
+        let text = view_text(&harness.engine.model_view().await.unwrap());
+        assert_eq!(
+            text.matches("never touch prod.db").count(),
+            1,
+            "round {round}: {text}"
+        );
+    }
+    assert_eq!(harness.engine.pins().await.len(), 1);
+    harness.engine.unpin(&pin.id).await.unwrap();
+    harness.turn("after unpin", 100).await;
+    harness.engine.compact(None).await.unwrap();
+    let text = view_text(&harness.engine.model_view().await.unwrap());
+    assert!(!text.contains("never touch prod.db"), "{text}");
+    assert!(matches!(
+        harness.engine.unpin(&pin.id).await.unwrap_err(),
+        EngineError::PinNotFound(_)
+    ));
+}
+
+#[tokio::test]
+async fn a_pinned_entry_is_carried_once_compaction_cuts_it_away() {
+    let harness = Harness::new(100_000, 2_000, []);
+    let (rules, _) = harness.turn("ACCEPTANCE: all tests green", 100).await;
+    harness.engine.pin_entry(&rules).await.unwrap();
+    let text = view_text(&harness.engine.model_view().await.unwrap());
+    assert_eq!(text.matches("all tests green").count(), 1, "{text}");
+    harness.turn("second", 100).await;
+    harness.engine.compact(None).await.unwrap();
+    let text = view_text(&harness.engine.model_view().await.unwrap());
+    assert!(text.contains("all tests green"), "{text}");
+}
+
+#[tokio::test]
+async fn pins_are_capped() {
+    let mut settings = settings(2_000);
+    settings.pinned.max_tokens = 10;
+    let harness = Harness::with(settings, Some(model(100_000)), Default::default(), []);
+    harness.engine.pin_text("short").await.unwrap();
+    let error = harness
+        .engine
+        .pin_text(&"long ".repeat(20))
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("over the cap of 10"), "{error}");
+}
+
+#[tokio::test]
+async fn a_scope_injects_only_its_result() {
+    let harness = Harness::new(100_000, 2_000, []);
+    harness.turn("find the config loader", 100).await;
+    let scope = harness.engine.scope("search").await;
+    for index in 0..20 {
+        scope
+            .engine()
+            .append(user(&format!(
+                "grep output {index} {}",
+                "noise ".repeat(50)
+            )))
+            .await
+            .unwrap();
+    }
+    let id = scope
+        .finish("config is loaded in src/config.rs:42")
+        .await
+        .unwrap();
+    let text = view_text(&harness.engine.model_view().await.unwrap());
+    assert!(text.contains("src/config.rs:42"));
+    assert!(!text.contains("grep output"));
+    let raw = harness
+        .engine
+        .with_session(|session| session.entry(&id).unwrap().raw().to_owned())
+        .await;
+    assert!(raw.contains("\"messages\":20"), "{raw}");
+}
+
+#[tokio::test]
+async fn forgetting_a_span_replaces_it_by_a_summary_and_keeps_what_came_after() {
+    let harness = Harness::new(100_000, 2_000, []);
+    harness.turn("keep this", 100).await;
+    let (secret, _) = harness.turn("a detour about SECRET-TOPIC", 100).await;
+    let (_, detour_end) = harness.turn("more SECRET-TOPIC", 100).await;
+    harness.turn("after the detour", 100).await;
+    let outcome = harness
+        .engine
+        .forget(
+            &secret,
+            Some(&detour_end),
+            Some("a detour, abandoned".to_owned()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(outcome.reappended, 2);
+    let text = view_text(&harness.engine.model_view().await.unwrap());
+    assert!(
+        text.contains("keep this") && text.contains("after the detour"),
+        "{text}"
+    );
+    assert!(text.contains("a detour, abandoned"));
+    assert!(!text.contains("SECRET-TOPIC"), "{text}");
+    // Nothing was deleted: the span is still in the file.
+    let all = harness
+        .engine
+        .with_session(|session| {
+            session
+                .entries()
+                .iter()
+                .map(|entry| entry.raw().to_owned())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .await;
+    assert!(all.contains("SECRET-TOPIC"));
+    assert!(matches!(
+        harness.engine.forget("nope", None, None).await.unwrap_err(),
+        EngineError::NotOnBranch(_)
+    ));
+}

@@ -1,0 +1,116 @@
+//! The stdio server in process, over an in-memory pipe.
+
+use std::sync::Arc;
+
+use ctxkit_compaction::Prompts;
+use ctxkit_engine::server::{ServerConfig, serve};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+use crate::support::*;
+
+struct Client {
+    to_server: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    from_server: tokio::io::Lines<BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
+    next_id: u64,
+    pub notifications: Vec<Value>,
+}
+
+impl Client {
+    async fn call(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.to_server
+            .write_all(format!("{request}\n").as_bytes())
+            .await
+            .unwrap();
+        loop {
+            let line = tokio::time::timeout(
+                std::time::Duration::from_secs(10),
+                self.from_server.next_line(),
+            )
+            .await
+            .expect("an answer within 10 s")
+            .unwrap()
+            .expect("the server is still running");
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == json!(id) {
+                return message;
+            }
+            self.notifications.push(message);
+        }
+    }
+}
+
+fn start(dir: &std::path::Path) -> Client {
+    let (client_side, server_side) = tokio::io::duplex(1 << 20);
+    let (server_read, server_write) = tokio::io::split(server_side);
+    let config = ServerConfig {
+        settings: settings(2_000),
+        summarizer: Scripted::new([]),
+        prompts: Prompts::default(),
+        model: None,
+        sessions_root: dir.to_path_buf(),
+    };
+    tokio::spawn(serve(config, BufReader::new(server_read), server_write));
+    let (client_read, client_write) = tokio::io::split(client_side);
+    Client {
+        to_server: client_write,
+        from_server: BufReader::new(client_read).lines(),
+        next_id: 0,
+        notifications: Vec::new(),
+    }
+}
+
+#[tokio::test]
+async fn a_session_through_the_protocol() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = start(dir.path());
+    let init = client.call("initialize", Value::Null).await;
+    assert_eq!(init["result"]["server"], "ctxkit");
+    let early = client.call("view.get", Value::Null).await;
+    assert_eq!(early["error"]["code"], -32001);
+    let created = client
+        .call("session.create", json!({"cwd": dir.path()}))
+        .await;
+    assert!(created["result"]["session_id"].is_string(), "{created}");
+    client
+        .call(
+            "model.set",
+            json!({"model": {"provider": PROVIDER, "id": MODEL, "context_window": 10_000}}),
+        )
+        .await;
+    for (text, total) in [("first", 100), ("second", 9_000)] {
+        let appended = client
+            .call("message.append", json!({"message": user(text)}))
+            .await;
+        assert!(appended["result"]["entry_id"].is_string(), "{appended}");
+        client
+            .call("message.append", json!({"message": reply("ok", total)}))
+            .await;
+    }
+    let report = client.call("check.after_run", Value::Null).await;
+    assert_eq!(report["result"]["decision"], "threshold", "{report}");
+    assert_eq!(report["result"]["retry"], false);
+    let view = client.call("view.get", Value::Null).await;
+    let text = view["result"]["messages"].to_string();
+    assert!(text.contains("SUMMARY"), "{text}");
+    let again = client.call("compact", json!({})).await;
+    assert_eq!(
+        again["error"]["data"]["kind"], "already_compacted",
+        "{again}"
+    );
+    let unknown = client.call("nope", Value::Null).await;
+    assert_eq!(unknown["error"]["code"], -32601);
+    let kinds: Vec<&str> = client
+        .notifications
+        .iter()
+        .filter_map(|message| message["params"]["type"].as_str())
+        .collect();
+    assert!(
+        kinds.contains(&"compaction_start") && kinds.contains(&"compaction_end"),
+        "{kinds:?}"
+    );
+    let _ = Arc::new(());
+}

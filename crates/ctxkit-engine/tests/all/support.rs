@@ -1,0 +1,246 @@
+//! A scripted summarizer, message builders and an engine harness.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ctxkit_compaction::{Prompts, Summarizer, SummarizerError, SummaryRequest, SummaryResponse};
+use ctxkit_engine::{
+    CompactionConfig, Engine, EngineEvent, EngineOptions, EngineSettings, HookSet, ModelInfo,
+};
+use ctxkit_protocol::AgentMessage;
+use ctxkit_session::Session;
+use futures::future::BoxFuture;
+use serde_json::json;
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio_util::sync::CancellationToken;
+
+/// One scripted summarizer answer.
+#[derive(Debug, Clone)]
+pub enum Answer {
+    Text(&'static str),
+    Fail(&'static str),
+    /// Waits until cancelled (or `release` is notified), then answers "RELEASED".
+    Hang,
+}
+
+/// Answers from a script; records every request.
+pub struct Scripted {
+    answers: Mutex<VecDeque<Answer>>,
+    pub requests: Mutex<Vec<SummaryRequest>>,
+    pub started: tokio::sync::Notify,
+    pub release: tokio::sync::Notify,
+}
+
+impl Scripted {
+    pub fn new(answers: impl IntoIterator<Item = Answer>) -> Arc<Self> {
+        Arc::new(Self {
+            answers: Mutex::new(answers.into_iter().collect()),
+            requests: Mutex::new(Vec::new()),
+            started: tokio::sync::Notify::new(),
+            release: tokio::sync::Notify::new(),
+        })
+    }
+
+    pub fn request_count(&self) -> usize {
+        self.requests.lock().unwrap().len()
+    }
+
+    pub fn last_request(&self) -> SummaryRequest {
+        self.requests.lock().unwrap().last().cloned().unwrap()
+    }
+}
+
+impl Summarizer for Scripted {
+    fn name(&self) -> String {
+        "scripted".to_owned()
+    }
+
+    fn supports_reasoning(&self) -> bool {
+        false
+    }
+
+    fn summarize(
+        &self,
+        request: SummaryRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<SummaryResponse, SummarizerError>> {
+        self.requests.lock().unwrap().push(request);
+        let answer = self
+            .answers
+            .lock()
+            .unwrap()
+            .pop_front()
+            .unwrap_or(Answer::Text("SUMMARY"));
+        self.started.notify_one();
+        Box::pin(async move {
+            let text = match answer {
+                Answer::Text(text) => text,
+                Answer::Fail(message) => {
+                    return Err(SummarizerError {
+                        message: message.to_owned(),
+                    });
+                }
+                Answer::Hang => {
+                    tokio::select! {
+                        () = cancel.cancelled() => return Err(SummarizerError { message: "aborted".into() }),
+                        () = self.release.notified() => "RELEASED",
+                    }
+                }
+            };
+            Ok(SummaryResponse {
+                text: text.to_owned(),
+                usage: None,
+            })
+        })
+    }
+}
+
+pub const PROVIDER: &str = "faux";
+pub const MODEL: &str = "faux-1";
+
+pub fn model(window: u64) -> ModelInfo {
+    ModelInfo {
+        provider: PROVIDER.to_owned(),
+        id: MODEL.to_owned(),
+        context_window: window,
+    }
+}
+
+/// Settings with a reserve of `reserve` and a tiny keep budget.
+pub fn settings(reserve: u64) -> EngineSettings {
+    EngineSettings {
+        compaction: CompactionConfig {
+            reserve_tokens: reserve,
+            keep_recent_tokens: 1,
+            ..CompactionConfig::default()
+        },
+        ..EngineSettings::default()
+    }
+}
+
+pub struct Harness {
+    pub engine: Engine,
+    pub events: UnboundedReceiver<EngineEvent>,
+    pub summarizer: Arc<Scripted>,
+    pub dir: tempfile::TempDir,
+}
+
+impl Harness {
+    pub fn new(window: u64, reserve: u64, answers: impl IntoIterator<Item = Answer>) -> Self {
+        Self::with(
+            settings(reserve),
+            Some(model(window)),
+            HookSet::new(),
+            answers,
+        )
+    }
+
+    pub fn with(
+        settings: EngineSettings,
+        model: Option<ModelInfo>,
+        hooks: HookSet,
+        answers: impl IntoIterator<Item = Answer>,
+    ) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let session = Session::create(&dir.path().display().to_string(), dir.path());
+        let summarizer = Scripted::new(answers);
+        let engine = Engine::new(
+            session,
+            EngineOptions {
+                settings,
+                model,
+                summarizer: summarizer.clone(),
+                prompts: Prompts::default(),
+                hooks,
+                thinking_level: None,
+            },
+        );
+        let events = engine.subscribe();
+        Self {
+            engine,
+            events,
+            summarizer,
+            dir,
+        }
+    }
+
+    /// Events emitted so far, context-usage updates left out.
+    pub fn drain(&mut self) -> Vec<EngineEvent> {
+        let mut events = Vec::new();
+        while let Ok(event) = self.events.try_recv() {
+            if !matches!(event, EngineEvent::ContextUsage(_)) {
+                events.push(event);
+            }
+        }
+        events
+    }
+
+    /// A user message then a successful reply whose usage total is `total`.
+    pub async fn turn(&self, text: &str, total: u64) -> (String, String) {
+        let user = self.engine.append(user(text)).await.unwrap();
+        let reply = self.engine.append(reply("ok", total)).await.unwrap();
+        (user, reply)
+    }
+
+    pub async fn entry_types(&self) -> Vec<String> {
+        self.engine
+            .with_session(|session| {
+                session
+                    .entries()
+                    .iter()
+                    .map(|entry| entry.type_name().to_owned())
+                    .collect()
+            })
+            .await
+    }
+
+    pub async fn compactions(&self) -> usize {
+        self.entry_types()
+            .await
+            .iter()
+            .filter(|kind| *kind == "compaction")
+            .count()
+    }
+}
+
+/// Now in epoch ms, after a short sleep so consecutive calls differ from compaction timestamps.
+pub fn now_ms() -> i64 {
+    std::thread::sleep(Duration::from_millis(3));
+    chrono::Utc::now().timestamp_millis()
+}
+
+pub fn user(text: &str) -> AgentMessage {
+    serde_json::from_value(json!({"role": "user", "content": text, "timestamp": now_ms()})).unwrap()
+}
+
+pub fn reply(text: &str, total: u64) -> AgentMessage {
+    serde_json::from_value(json!({
+        "role": "assistant",
+        "content": [{"type": "text", "text": text}],
+        "provider": PROVIDER, "model": MODEL, "api": "faux",
+        "usage": {"input": total, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": total},
+        "stopReason": "stop",
+        "timestamp": now_ms(),
+    }))
+    .unwrap()
+}
+
+pub fn reply_with(stop_reason: &str, error: Option<&str>, input: u64, output: u64) -> AgentMessage {
+    let mut value = json!({
+        "role": "assistant",
+        "content": [],
+        "provider": PROVIDER, "model": MODEL, "api": "faux",
+        "usage": {"input": input, "output": output, "cacheRead": 0, "cacheWrite": 0, "totalTokens": input + output},
+        "stopReason": stop_reason,
+        "timestamp": now_ms(),
+    });
+    if let Some(error) = error {
+        value["errorMessage"] = json!(error);
+    }
+    serde_json::from_value(value).unwrap()
+}
+
+pub fn error_reply(message: &str) -> AgentMessage {
+    reply_with("error", Some(message), 0, 0)
+}

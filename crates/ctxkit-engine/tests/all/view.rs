@@ -1,0 +1,90 @@
+//! The model's view: transforms never touch stored history, orphans are repaired, summaries can go
+//! to the system text, pruned outputs can be fetched back.
+
+use ctxkit_engine::SummaryRole;
+use serde_json::json;
+
+use crate::support::*;
+
+fn message(value: serde_json::Value) -> ctxkit_protocol::AgentMessage {
+    serde_json::from_value(value).unwrap()
+}
+
+fn tool_call(id: &str) -> ctxkit_protocol::AgentMessage {
+    message(json!({
+        "role": "assistant",
+        "content": [{"type": "toolCall", "id": id, "name": "bash", "arguments": {"command": "cat big.log"}}],
+        "provider": PROVIDER, "model": MODEL, "stopReason": "toolUse",
+        "usage": {"input": 10, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 11},
+        "timestamp": now_ms(),
+    }))
+}
+
+fn tool_result(id: &str, text: &str) -> ctxkit_protocol::AgentMessage {
+    message(json!({
+        "role": "toolResult", "toolCallId": id, "toolName": "bash",
+        "content": [{"type": "text", "text": text}], "isError": false, "timestamp": now_ms(),
+    }))
+}
+
+#[tokio::test]
+async fn old_tool_results_are_pruned_in_the_view_only_and_can_be_fetched_back() {
+    let harness = Harness::new(100_000, 2_000, []);
+    harness
+        .engine
+        .append(user("look at the logs"))
+        .await
+        .unwrap();
+    let big: String = (0..200).map(|line| format!("log line {line}\n")).collect();
+    for index in 0..10 {
+        let id = format!("call-{index}");
+        harness.engine.append(tool_call(&id)).await.unwrap();
+        harness.engine.append(tool_result(&id, &big)).await.unwrap();
+    }
+    let view = harness.engine.model_view().await.unwrap();
+    assert!(view.report.tool_results_pruned >= 4, "{:?}", view.report);
+    let text = serde_json::to_string(&view.messages).unwrap();
+    assert!(text.contains("call-0"));
+    // The stored history is untouched and the full text comes back by id.
+    let transcript = serde_json::to_string(&harness.engine.transcript().await.unwrap()).unwrap();
+    assert_eq!(transcript.matches("log line 150").count(), 10);
+    let full = harness
+        .engine
+        .fetch_pruned("call-0")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(full, big);
+}
+
+#[tokio::test]
+async fn a_result_without_its_call_is_left_out_of_the_view() {
+    let harness = Harness::new(100_000, 2_000, []);
+    harness.engine.append(user("hi")).await.unwrap();
+    harness
+        .engine
+        .append(tool_result("ghost", "orphaned output"))
+        .await
+        .unwrap();
+    harness.engine.append(reply("done", 10)).await.unwrap();
+    let view = harness.engine.model_view().await.unwrap();
+    let text = serde_json::to_string(&view.messages).unwrap();
+    assert!(!text.contains("orphaned output"), "{text}");
+}
+
+#[tokio::test]
+async fn summaries_can_be_shown_as_system_text() {
+    let mut settings = settings(2_000);
+    settings.summary_role = SummaryRole::System;
+    let harness = Harness::with(settings, Some(model(100_000)), Default::default(), []);
+    harness.turn("first", 100).await;
+    harness.engine.compact(None).await.unwrap();
+    let view = harness.engine.model_view().await.unwrap();
+    assert_eq!(view.system.len(), 1);
+    assert!(view.system[0].contains("SUMMARY"));
+    assert!(
+        !serde_json::to_string(&view.messages)
+            .unwrap()
+            .contains("SUMMARY")
+    );
+}

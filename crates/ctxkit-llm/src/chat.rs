@@ -1,0 +1,125 @@
+//! Conversations with tools: [`ModelClient::chat`] sends a system prompt, the model's view (Pi's
+//! messages) and tool definitions, and answers with one Pi-format assistant message. Provider
+//! failures become replies too ([`ModelClient::failed_reply`]), so an agent loop can store them and
+//! the engine can recognise an overflow from the provider's own error text.
+
+use ctxkit_protocol::{AgentMessage, AssistantMessage, JsonObject, Usage};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::client::ModelClient;
+use crate::error::LlmError;
+use crate::models::Api;
+use crate::overflow::StopReason;
+use crate::wire::{self, ReasoningLevel};
+
+/// A tool the model may call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolDefinition {
+    pub name: String,
+    /// What it does, for the model.
+    pub description: String,
+    /// A JSON Schema of its arguments (an object schema).
+    pub parameters: Value,
+}
+
+/// One model call of a conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatRequest {
+    pub system_prompt: String,
+    /// The model's view: user, assistant and tool-result messages in order (other roles are sent as
+    /// user text; failed replies are left out).
+    pub messages: Vec<AgentMessage>,
+    pub tools: Vec<ToolDefinition>,
+    /// Output tokens for the reply; `None` leaves the provider's default.
+    pub max_tokens: Option<u64>,
+    pub reasoning: Option<ReasoningLevel>,
+}
+
+impl ModelClient {
+    /// Whether [`ModelClient::chat`] speaks this model's wire format (OpenAI Chat Completions and
+    /// every compatible server).
+    pub fn supports_chat(&self) -> bool {
+        match self.config().api {
+            Api::OpenAiChat => true,
+            Api::AnthropicMessages | Api::OpenAiResponses | Api::Gemini => false,
+        }
+    }
+
+    /// Sends one conversation request (with retries, stopping when `cancel` fires) and returns the
+    /// reply with `provider`, `model`, `api`, `usage`, `stopReason` and the time it arrived.
+    pub async fn chat(
+        &self,
+        request: &ChatRequest,
+        cancel: &CancellationToken,
+    ) -> Result<AssistantMessage, LlmError> {
+        let config = self.config();
+        let wire = match config.api {
+            Api::OpenAiChat => wire::openai_chat_tools::build(config, request),
+            Api::AnthropicMessages | Api::OpenAiResponses | Api::Gemini => {
+                return Err(LlmError::UnsupportedApi {
+                    provider: config.provider.clone(),
+                    api: config.api.as_str(),
+                });
+            }
+        };
+        let headers = self.headers(&wire.headers)?;
+        let text = self
+            .post(&wire.url, &headers, &wire.body.to_string(), cancel)
+            .await?;
+        let invalid = |message: &str| LlmError::InvalidResponse {
+            provider: config.provider.clone(),
+            message: message.to_owned(),
+            body: text.clone(),
+        };
+        let value: Value = serde_json::from_str(&text).map_err(|_| invalid("not JSON"))?;
+        let mut reply = wire::openai_chat_tools::parse(&value).map_err(invalid)?;
+        self.stamp(&mut reply);
+        Ok(reply)
+    }
+
+    /// The reply an agent loop stores for a failed call: `stopReason` `aborted` when cancelled,
+    /// else `error`, with the provider's raw error text (`<status> <body>`) in `errorMessage` so
+    /// overflow detection reads the provider's own wording.
+    pub fn failed_reply(&self, error: &LlmError) -> AssistantMessage {
+        let (stop_reason, error_message) = match error {
+            LlmError::Cancelled { .. } => (StopReason::Aborted, "Request was aborted".to_owned()),
+            LlmError::Http { status, body, .. } if body.trim().is_empty() => {
+                (StopReason::Error, format!("{status} status code (no body)"))
+            }
+            LlmError::Http { status, body, .. } => (StopReason::Error, format!("{status} {body}")),
+            LlmError::Network { .. }
+            | LlmError::Timeout { .. }
+            | LlmError::RetryDelayTooLong { .. }
+            | LlmError::InvalidResponse { .. }
+            | LlmError::SilentOverflow { .. }
+            | LlmError::MissingApiKey { .. }
+            | LlmError::UnknownProvider { .. }
+            | LlmError::InvalidModel { .. }
+            | LlmError::InvalidHeader { .. }
+            | LlmError::Client { .. }
+            | LlmError::UnsupportedApi { .. } => (StopReason::Error, error.to_string()),
+        };
+        let mut reply = AssistantMessage {
+            content: Vec::new(),
+            api: None,
+            provider: None,
+            model: None,
+            usage: Some(Usage::default()),
+            stop_reason: Some(stop_reason.as_str().to_owned()),
+            error_message: Some(error_message),
+            timestamp: None,
+            extra: JsonObject::new(),
+        };
+        self.stamp(&mut reply);
+        reply
+    }
+
+    fn stamp(&self, reply: &mut AssistantMessage) {
+        let config = self.config();
+        reply.api = Some(config.api.as_str().to_owned());
+        reply.provider = Some(config.provider.clone());
+        reply.model = Some(config.model.clone());
+        reply.timestamp = Some(chrono::Utc::now().timestamp_millis());
+    }
+}

@@ -1,0 +1,191 @@
+//! The conversation request shape and reply parsing of Chat Completions with tools.
+
+use ctxkit_protocol::{AgentMessage, ContentBlock};
+use serde_json::json;
+
+use super::*;
+use crate::chat::{ChatRequest, ToolDefinition};
+use crate::config::{EnvSettings, LlmOptions, ModelRole, resolve_model};
+
+fn config() -> ProviderConfig {
+    let options = LlmOptions {
+        model: Some("vllm/qwen3-coder".to_owned()),
+        ..LlmOptions::default()
+    };
+    resolve_model(&options, &EnvSettings::default(), ModelRole::Agent)
+        .unwrap()
+        .unwrap()
+}
+
+fn message(value: serde_json::Value) -> AgentMessage {
+    serde_json::from_value(value).unwrap()
+}
+
+fn request(messages: Vec<AgentMessage>) -> ChatRequest {
+    ChatRequest {
+        system_prompt: "You are a coding agent.".into(),
+        messages,
+        tools: vec![ToolDefinition {
+            name: "read".into(),
+            description: "Read a file".into(),
+            parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+        }],
+        max_tokens: Some(4096),
+        reasoning: None,
+    }
+}
+
+#[test]
+fn a_conversation_with_tool_calls_maps_to_tool_messages() {
+    let wire = build(
+        &config(),
+        &request(vec![
+            message(json!({"role": "user", "content": "show main.rs", "timestamp": 1})),
+            message(json!({"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "let me look"},
+                {"type": "text", "text": "Reading it."},
+                {"type": "toolCall", "id": "call_1", "name": "read", "arguments": {"path": "main.rs"}}
+            ], "stopReason": "toolUse", "timestamp": 2})),
+            message(
+                json!({"role": "toolResult", "toolCallId": "call_1", "toolName": "read",
+                "content": [{"type": "text", "text": "fn main() {}"}], "isError": false, "timestamp": 3}),
+            ),
+            message(
+                json!({"role": "assistant", "content": [{"type": "text", "text": "It is empty."}],
+                "stopReason": "stop", "timestamp": 4}),
+            ),
+        ]),
+    );
+    assert_eq!(wire.url, "http://localhost:8000/v1/chat/completions");
+    assert_eq!(
+        wire.body["messages"],
+        json!([
+            {"role": "system", "content": "You are a coding agent."},
+            {"role": "user", "content": "show main.rs"},
+            {"role": "assistant", "content": "Reading it.", "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "read", "arguments": "{\"path\":\"main.rs\"}"}}
+            ]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "fn main() {}"},
+            {"role": "assistant", "content": "It is empty."},
+        ])
+    );
+    assert_eq!(wire.body["tools"][0]["type"], "function");
+    assert_eq!(wire.body["tools"][0]["function"]["name"], "read");
+    assert_eq!(
+        wire.body["tools"][0]["function"]["parameters"]["required"],
+        json!(["path"])
+    );
+    assert_eq!(wire.body["max_tokens"], 4096);
+    assert_eq!(wire.body["stream"], false);
+}
+
+#[test]
+fn failed_replies_are_left_out_and_unanswered_calls_get_a_result() {
+    let wire = build(
+        &config(),
+        &request(vec![
+            message(json!({"role": "user", "content": "go"})),
+            message(json!({"role": "assistant", "content": [
+                {"type": "toolCall", "id": "a", "name": "bash", "arguments": {"command": "ls"}},
+                {"type": "toolCall", "id": "b", "name": "bash", "arguments": "{not json"}
+            ], "stopReason": "toolUse"})),
+            message(
+                json!({"role": "toolResult", "toolCallId": "a", "toolName": "bash",
+                "content": [{"type": "text", "text": "x"}]}),
+            ),
+            message(
+                json!({"role": "toolResult", "toolCallId": "orphan", "toolName": "bash",
+                "content": [{"type": "text", "text": "y"}]}),
+            ),
+            message(
+                json!({"role": "assistant", "content": [], "stopReason": "error",
+                "errorMessage": "400 too long"}),
+            ),
+            message(
+                json!({"role": "user", "content": [{"type": "text", "text": "look"},
+                {"type": "image", "data": "AAAA", "mimeType": "image/png"}]}),
+            ),
+        ]),
+    );
+    let messages = wire.body["messages"].as_array().unwrap();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "tool", "tool", "user"]
+    );
+    assert_eq!(messages[2]["content"], serde_json::Value::Null);
+    assert_eq!(
+        messages[2]["tool_calls"][1]["function"]["arguments"],
+        "{not json"
+    );
+    assert_eq!(messages[4]["tool_call_id"], "b");
+    assert_eq!(messages[4]["content"], NO_RESULT);
+    assert_eq!(messages[5]["content"][1]["type"], "image_url");
+    assert_eq!(
+        messages[5]["content"][1]["image_url"]["url"],
+        "data:image/png;base64,AAAA"
+    );
+}
+
+#[test]
+fn a_reply_with_text_reasoning_and_tool_calls_is_read() {
+    let reply = parse(&json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "model": "qwen3-coder",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": "Let me check.", "reasoning_content": "thinking hard",
+            "tool_calls": [
+                {"id": "call_9", "type": "function", "function": {"name": "ls", "arguments": "{\"path\":\".\"}"}},
+                {"id": "", "type": "function", "function": {"name": "grep", "arguments": ""}}
+            ]}}],
+        "usage": {"prompt_tokens": 1200, "completion_tokens": 30, "total_tokens": 1230,
+                  "prompt_tokens_details": {"cached_tokens": 1000}}
+    }))
+    .unwrap();
+    assert_eq!(reply.stop_reason.as_deref(), Some("toolUse"));
+    assert!(
+        matches!(&reply.content[0], ContentBlock::Thinking(t) if t.thinking == "thinking hard")
+    );
+    assert!(matches!(&reply.content[1], ContentBlock::Text(t) if t.text == "Let me check."));
+    let ContentBlock::ToolCall(first) = &reply.content[2] else {
+        panic!("{:?}", reply.content)
+    };
+    assert_eq!((first.id.as_str(), first.name.as_str()), ("call_9", "ls"));
+    assert_eq!(first.arguments, json!({"path": "."}));
+    let ContentBlock::ToolCall(second) = &reply.content[3] else {
+        panic!("{:?}", reply.content)
+    };
+    assert_eq!(second.id, "call_1");
+    assert_eq!(second.arguments, json!({}));
+    let usage = reply.usage.unwrap();
+    assert_eq!(
+        (
+            usage.input,
+            usage.output,
+            usage.cache_read,
+            usage.total_tokens
+        ),
+        (200, 30, 1000, 1230)
+    );
+}
+
+#[test]
+fn finish_reasons_map_to_stop_reasons() {
+    let reply = |finish: serde_json::Value, calls: serde_json::Value| {
+        parse(&json!({"choices": [{"finish_reason": finish,
+            "message": {"role": "assistant", "content": "x", "tool_calls": calls}}]}))
+        .unwrap()
+    };
+    let stop = |finish, calls| reply(finish, calls).stop_reason.unwrap();
+    assert_eq!(stop(json!("stop"), json!(null)), "stop");
+    assert_eq!(stop(json!("length"), json!(null)), "length");
+    let call = json!([{"id": "c", "function": {"name": "ls", "arguments": "{}"}}]);
+    assert_eq!(stop(json!("stop"), call), "toolUse");
+    let filtered = reply(json!("content_filter"), json!(null));
+    assert_eq!(filtered.stop_reason.as_deref(), Some("error"));
+    assert!(filtered.error_message.is_some());
+    assert!(parse(&json!({"choices": []})).is_err());
+    assert!(parse(&json!({"choices": [{"message": {"tool_calls": [{"id": "x"}]}}]})).is_err());
+}

@@ -1,0 +1,217 @@
+//! Conversations with tools against a mock OpenAI-compatible server speaking Chat Completions:
+//! a tool call, a final answer, retries, an overflow error kept raw, cancellation.
+
+use std::time::Duration;
+
+use ctxkit_llm::{ChatRequest, LlmError, ToolDefinition, is_context_overflow};
+use ctxkit_protocol::{AgentMessage, ContentBlock};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use wiremock::matchers::{header, method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::common::{KEY, client, sent_bodies};
+
+const MODEL: &str = "vllm/qwen3-coder";
+
+fn request(messages: Vec<AgentMessage>) -> ChatRequest {
+    ChatRequest {
+        system_prompt: "You are a coding agent.".into(),
+        messages,
+        tools: vec![ToolDefinition {
+            name: "bash".into(),
+            description: "Run a shell command".into(),
+            parameters: json!({"type": "object", "properties": {"command": {"type": "string"}},
+                "required": ["command"]}),
+        }],
+        max_tokens: None,
+        reasoning: None,
+    }
+}
+
+fn user(text: &str) -> AgentMessage {
+    serde_json::from_value(json!({"role": "user", "content": text, "timestamp": 1})).unwrap()
+}
+
+fn completion(message: serde_json::Value, finish: &str) -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_json(json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "qwen3-coder",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {"prompt_tokens": 900, "completion_tokens": 40, "total_tokens": 940}
+    }))
+}
+
+#[tokio::test]
+async fn a_tool_call_then_an_answer() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/chat/completions"))
+        .and(header("authorization", format!("Bearer {KEY}").as_str()))
+        .respond_with(completion(
+            json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": "call_abc", "type": "function",
+                 "function": {"name": "bash", "arguments": "{\"command\":\"ls\"}"}}]}),
+            "tool_calls",
+        ))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/chat/completions"))
+        .respond_with(completion(
+            json!({"role": "assistant", "content": "Two files."}),
+            "stop",
+        ))
+        .mount(&server)
+        .await;
+    let client = client(MODEL, &server);
+    assert!(client.supports_chat());
+    let cancel = CancellationToken::new();
+    let first = client
+        .chat(&request(vec![user("what is here?")]), &cancel)
+        .await
+        .unwrap();
+    assert_eq!(first.stop_reason.as_deref(), Some("toolUse"));
+    assert_eq!(first.provider.as_deref(), Some("vllm"));
+    assert_eq!(first.model.as_deref(), Some("qwen3-coder"));
+    assert_eq!(first.api.as_deref(), Some("openai-completions"));
+    assert!(first.timestamp.is_some());
+    assert_eq!(first.usage.as_ref().unwrap().total_tokens, 940);
+    let ContentBlock::ToolCall(call) = &first.content[0] else {
+        panic!("{:?}", first.content)
+    };
+    assert_eq!(call.arguments, json!({"command": "ls"}));
+
+    let result: AgentMessage = serde_json::from_value(json!({
+        "role": "toolResult", "toolCallId": "call_abc", "toolName": "bash",
+        "content": [{"type": "text", "text": "a.rs\nb.rs"}], "isError": false, "timestamp": 3
+    }))
+    .unwrap();
+    let conversation = vec![
+        user("what is here?"),
+        AgentMessage::Assistant(first),
+        result,
+    ];
+    let second = client.chat(&request(conversation), &cancel).await.unwrap();
+    assert_eq!(second.stop_reason.as_deref(), Some("stop"));
+    assert!(matches!(&second.content[0], ContentBlock::Text(t) if t.text == "Two files."));
+
+    let bodies = sent_bodies(&server).await;
+    assert_eq!(bodies.len(), 2);
+    assert_eq!(bodies[0]["model"], "qwen3-coder");
+    assert_eq!(bodies[0]["tools"][0]["function"]["name"], "bash");
+    assert_eq!(
+        bodies[1]["messages"][2]["tool_calls"][0]["function"]["arguments"],
+        "{\"command\":\"ls\"}"
+    );
+    assert_eq!(
+        bodies[1]["messages"][3],
+        json!({"role": "tool", "tool_call_id": "call_abc", "content": "a.rs\nb.rs"})
+    );
+}
+
+#[tokio::test]
+async fn an_overflow_error_is_not_retried_and_its_reply_reads_as_an_overflow() {
+    let server = MockServer::start().await;
+    let body = json!({"error": {
+        "message": "This model's maximum context length is 8192 tokens. However, your messages resulted in 9013 tokens. Please reduce the length of the messages.",
+        "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}});
+    Mock::given(method("POST"))
+        .and(path("/chat/completions"))
+        .respond_with(ResponseTemplate::new(400).set_body_json(body))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let client = client(MODEL, &server);
+    let error = client
+        .chat(&request(vec![user("hi")]), &CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(error.is_context_overflow(), "{error}");
+    assert!(matches!(error, LlmError::Http { status: 400, .. }));
+    let reply = client.failed_reply(&error);
+    assert_eq!(reply.stop_reason.as_deref(), Some("error"));
+    let text = reply.error_message.as_deref().unwrap();
+    assert!(
+        text.starts_with("400 ") && text.contains("maximum context length is 8192 tokens"),
+        "{text}"
+    );
+    assert_eq!(reply.provider.as_deref(), Some("vllm"));
+    assert!(is_context_overflow(&reply, Some(8192)));
+}
+
+#[tokio::test]
+async fn server_errors_are_retried() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/chat/completions"))
+        .respond_with(ResponseTemplate::new(503).set_body_string("overloaded"))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/chat/completions"))
+        .respond_with(completion(
+            json!({"role": "assistant", "content": "ok"}),
+            "stop",
+        ))
+        .mount(&server)
+        .await;
+    let reply = client(MODEL, &server)
+        .chat(&request(vec![user("hi")]), &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(reply.stop_reason.as_deref(), Some("stop"));
+    assert_eq!(sent_bodies(&server).await.len(), 2);
+}
+
+#[tokio::test]
+async fn cancelling_gives_an_aborted_reply() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/chat/completions"))
+        .respond_with(
+            completion(json!({"role": "assistant", "content": "late"}), "stop")
+                .set_delay(Duration::from_secs(30)),
+        )
+        .mount(&server)
+        .await;
+    let client = client(MODEL, &server);
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        trigger.cancel();
+    });
+    let started = std::time::Instant::now();
+    let error = client
+        .chat(&request(vec![user("hi")]), &cancel)
+        .await
+        .unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(matches!(error, LlmError::Cancelled { .. }), "{error}");
+    let reply = client.failed_reply(&error);
+    assert_eq!(reply.stop_reason.as_deref(), Some("aborted"));
+}
+
+#[tokio::test]
+async fn other_wire_formats_are_refused() {
+    let server = MockServer::start().await;
+    let client = client("anthropic/claude-sonnet-4-5", &server);
+    assert!(!client.supports_chat());
+    let error = client
+        .chat(&request(vec![user("hi")]), &CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            LlmError::UnsupportedApi {
+                api: "anthropic-messages",
+                ..
+            }
+        ),
+        "{error}"
+    );
+    assert!(sent_bodies(&server).await.is_empty());
+}

@@ -1,0 +1,332 @@
+//! Context transforms applied to the model's view before each call; stored history is never touched.
+//!
+//! [`transform_context`] takes the messages the model would see and returns a new, smaller list; the
+//! input is only read. The layers run in order, each switchable in [`TransformSettings`]:
+//!
+//! 1. **prune** (lossless) — the `keepRecentToolResults` most recent tool results stay whole. Each
+//!    older result whose text is longer than `pruneMinChars` characters keeps its first `headLines`
+//!    and last `tailLines` lines around one marker line:
+//!    `[... 812 lines (40213 chars) omitted; full output: ctxkit://tool-result/<toolCallId>]`.
+//!    Texts with too few lines (or whose kept lines alone exceed `pruneMinChars`) are cut by
+//!    characters instead, on character boundaries: `headChars` characters, `[... 40213 chars
+//!    omitted; full output: ...]`, `tailChars` characters. Image blocks of older results become
+//!    `[image omitted (image/png); full output: ...]`. Markers are ASCII. The engine resolves the
+//!    id, read back by [`pruned_reference`], against the stored session. A cut happens only when it
+//!    makes the text shorter and the id can be read back (not empty, no whitespace or `]`). Tool
+//!    calls and their arguments are never touched.
+//! 2. **thinking** — thinking blocks are removed from every assistant message except the most
+//!    recent assistant that has thinking. An assistant keeps its text and tool calls; one left with
+//!    no content at all held only thinking, has no tool call to orphan a result, and is dropped.
+//! 3. **window** — only when the estimate after (1) and (2) is above `windowThresholdPercent`% of
+//!    `context_window` (0 = unknown: never): messages are dropped oldest first from the second on,
+//!    keeping the first message, the first user message and the last `keepLastMessages` (widened so
+//!    it does not start with a tool result), until the estimate is at or below the threshold. An
+//!    assistant goes together with the tool results that directly follow it.
+//!
+//! **Orphan repair** ([`repair_orphans`]) runs on the input and after every layer: a tool result
+//! without an earlier call with its id is dropped; a tool call without a result is removed from its
+//! assistant, which is dropped if nothing is left. Pending calls are kept: the calls of the last
+//! assistant message when only tool results (or nothing) follow it, since the turn is still running.
+//!
+//! **Cache-aware mode** (`cacheAware`): provider prompt caches reuse the longest byte-identical
+//! request prefix, and the plain rules change an older message on nearly every call (the
+//! keep-recent boundary moves with each new tool result, the previous latest assistant loses its
+//! thinking). In cache-aware mode the number of prunable tool results is rounded down to a multiple
+//! of `cacheBlockSize`, and thinking is removed only from assistants before the end of that block
+//! (never from the latest thinking assistant), so the prefix changes once per `cacheBlockSize` tool
+//! results. The sliding window, once it acts, still moves every call.
+//!
+//! Token numbers are the reference's chars/4 estimate (`ctxkit_compaction::estimate_tokens`).
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod cut;
+mod js_length;
+mod marker;
+mod orphans;
+mod prune;
+mod settings;
+mod thinking;
+mod view;
+mod window;
+
+#[cfg(test)]
+mod robustness_tests;
+#[cfg(test)]
+mod test_support;
+
+use ctxkit_protocol::AgentMessage;
+
+pub use marker::pruned_reference;
+pub use orphans::repair_orphans;
+pub use settings::TransformSettings;
+
+use crate::view::{Slot, total_tokens};
+
+/// What [`transform_context`] did. Token numbers are estimates (chars/4), not provider counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TransformReport {
+    /// Tool results cut or stripped of images by the prune layer.
+    pub tool_results_pruned: usize,
+    /// Characters the prune layer removed, net of the markers it added (images count their base64
+    /// length).
+    pub chars_saved: u64,
+    /// Thinking blocks removed by the thinking layer.
+    pub thinking_blocks_dropped: usize,
+    /// Assistant messages dropped because they held only thinking.
+    pub empty_assistants_dropped: usize,
+    /// Messages dropped by the sliding window.
+    pub messages_dropped_by_window: usize,
+    /// Tool results dropped for lack of a call plus tool calls removed for lack of a result.
+    pub orphans_repaired: usize,
+    /// Estimate of the input view.
+    pub estimated_tokens_before: u64,
+    /// Estimate of the output view.
+    pub estimated_tokens_after: u64,
+}
+
+/// The transformed view and what was done to it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TransformOutput {
+    /// The view to send to the model.
+    pub messages: Vec<AgentMessage>,
+    /// What the layers did.
+    pub report: TransformReport,
+}
+
+/// Applies the enabled layers to the model's view `messages` (owned, or shared as `Arc`s) and returns
+/// a new list; `messages` is not changed. `context_window` is the model's window in tokens; 0 (unknown) disables the sliding
+/// window.
+pub fn transform_context<M: std::borrow::Borrow<AgentMessage>>(
+    messages: &[M],
+    settings: &TransformSettings,
+    context_window: u64,
+) -> TransformOutput {
+    let mut slots: Vec<Slot<'_>> = messages
+        .iter()
+        .map(|message| Slot::borrowed(message.borrow()))
+        .collect();
+    let mut report = TransformReport {
+        estimated_tokens_before: total_tokens(&slots),
+        ..TransformReport::default()
+    };
+    report.orphans_repaired += orphans::repair_slots(&mut slots);
+
+    let block = prune::prune_block(&slots, settings);
+    if settings.prune_enabled {
+        let outcome = prune::prune_tool_results(&mut slots, block, settings);
+        report.tool_results_pruned = outcome.tool_results_pruned;
+        report.chars_saved = outcome.chars_saved;
+        report.orphans_repaired += orphans::repair_slots(&mut slots);
+    }
+    if settings.drop_old_thinking {
+        let limit = if settings.cache_aware {
+            block.end
+        } else {
+            slots.len()
+        };
+        let outcome = thinking::drop_old_thinking(&mut slots, limit);
+        report.thinking_blocks_dropped = outcome.blocks_dropped;
+        report.empty_assistants_dropped = outcome.assistants_dropped;
+        report.orphans_repaired += orphans::repair_slots(&mut slots);
+    }
+    if settings.window_enabled {
+        report.messages_dropped_by_window =
+            window::slide_window(&mut slots, settings, context_window);
+        report.orphans_repaired += orphans::repair_slots(&mut slots);
+    }
+
+    report.estimated_tokens_after = total_tokens(&slots);
+    let messages = slots
+        .into_iter()
+        .map(|slot| slot.message.into_owned())
+        .collect();
+    TransformOutput { messages, report }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::*;
+    use ctxkit_compaction::estimate_tokens;
+
+    /// One call of a growing conversation: an assistant that thinks and calls a tool, and its result.
+    fn append_turn(messages: &mut Vec<AgentMessage>, turn: usize) {
+        let id = format!("call_{turn}");
+        messages.push(assistant(vec![
+            thinking(&format!("reasoning for step {turn} ").repeat(20)),
+            text("next step"),
+            call(&id),
+        ]));
+        messages.push(tool_result(&id, &long_output(&id, 80)));
+    }
+
+    fn growing_views(settings: &TransformSettings, calls: usize) -> Vec<Vec<String>> {
+        let mut messages = vec![user("refactor the parser")];
+        (0..calls)
+            .map(|turn| {
+                append_turn(&mut messages, turn);
+                transform_context(&messages, settings, 0)
+                    .messages
+                    .iter()
+                    .map(|message| serde_json::to_string(message).unwrap())
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Transitions (by the index of the later call) where the earlier view is not a byte-identical
+    /// prefix of the later one.
+    fn prefix_breaks(views: &[Vec<String>]) -> Vec<usize> {
+        views
+            .windows(2)
+            .enumerate()
+            .filter(|(_, pair)| {
+                pair[0].len() > pair[1].len() || pair[0][..] != pair[1][..pair[0].len()]
+            })
+            .map(|(index, _)| index + 1)
+            .collect()
+    }
+
+    #[test]
+    fn cache_aware_views_keep_their_prefix_for_all_but_one_call_per_block() {
+        let settings = TransformSettings {
+            cache_aware: true,
+            ..TransformSettings::default()
+        };
+        let views = growing_views(&settings, 41);
+        let breaks = prefix_breaks(&views);
+        // Call k (0-based) has k + 1 results, k + 1 − 6 of them old; rounded down to a multiple of 8
+        // that changes at calls 13, 21, 29 and 37: once per block of 8 calls.
+        assert_eq!(breaks, vec![13, 21, 29, 37]);
+        for block in breaks.windows(2) {
+            assert_eq!(block[1] - block[0], settings.cache_block_size);
+        }
+        // Something was pruned and thinned at all: the prefix is stable, not untouched.
+        let last = views.last().unwrap();
+        assert!(
+            last.iter()
+                .any(|message| message.contains("ctxkit://tool-result/call_0]"))
+        );
+        assert!(!last[1].contains("\"thinking\""), "{}", last[1]);
+    }
+
+    #[test]
+    fn plain_mode_changes_the_prefix_on_every_call() {
+        let views = growing_views(&TransformSettings::default(), 41);
+        assert_eq!(prefix_breaks(&views), (1..41).collect::<Vec<_>>());
+    }
+
+    /// A long conversation that every layer has work on.
+    fn busy_conversation() -> Vec<AgentMessage> {
+        let mut messages = vec![user("refactor the parser")];
+        for turn in 0..40 {
+            append_turn(&mut messages, turn);
+        }
+        messages.push(tool_result(
+            "ghost",
+            "result of a call that is not in the view",
+        ));
+        messages.push(assistant(vec![
+            text("reading two files"),
+            call("p1"),
+            call("p2"),
+        ]));
+        messages
+    }
+
+    #[test]
+    fn input_is_never_changed() {
+        let messages = busy_conversation();
+        let copy = messages.clone();
+        let output = transform_context(&messages, &TransformSettings::default(), 10_000);
+        assert_eq!(messages, copy);
+        assert_ne!(output.messages, messages);
+    }
+
+    #[test]
+    fn report_counts_every_layer() {
+        let messages = busy_conversation();
+        let before: u64 = messages.iter().map(estimate_tokens).sum();
+        let settings = TransformSettings::default();
+        let output = transform_context(&messages, &settings, 0);
+        let report = output.report;
+        assert_eq!(report.estimated_tokens_before, before);
+        assert_eq!(
+            report.estimated_tokens_after,
+            output.messages.iter().map(estimate_tokens).sum::<u64>()
+        );
+        assert!(report.estimated_tokens_after < before / 2, "{report:?}");
+        assert_eq!(report.tool_results_pruned, 40 - 6);
+        assert_eq!(report.thinking_blocks_dropped, 39);
+        assert_eq!(report.empty_assistants_dropped, 0);
+        assert_eq!(report.messages_dropped_by_window, 0);
+        // The ghost result; the final assistant's pending calls are no orphans.
+        assert_eq!(report.orphans_repaired, 1);
+        assert_eq!(output.messages.len(), messages.len() - 1);
+        assert_eq!(output.messages.last(), messages.last());
+        assert!(report.chars_saved > 30_000, "{report:?}");
+    }
+
+    #[test]
+    fn window_runs_after_the_other_layers_and_its_orphans_are_repaired() {
+        let messages = busy_conversation();
+        let output = transform_context(&messages, &TransformSettings::default(), 4_000);
+        let report = output.report;
+        assert!(report.messages_dropped_by_window > 0, "{report:?}");
+        assert!(report.estimated_tokens_after <= 3_000, "{report:?}");
+        assert_eq!(output.messages[0], messages[0]);
+        assert_eq!(output.messages.last(), messages.last());
+        assert_eq!(repair_orphans(output.messages.clone()).1, 0);
+        // Without pruning and thinking removal the window has to drop more.
+        let window_only = TransformSettings {
+            prune_enabled: false,
+            drop_old_thinking: false,
+            ..TransformSettings::default()
+        };
+        let more = transform_context(&messages, &window_only, 4_000).report;
+        assert!(more.messages_dropped_by_window > report.messages_dropped_by_window);
+    }
+
+    #[test]
+    fn orphans_left_by_the_window_are_repaired() {
+        // The call of `late` is old, its result sits in the kept tail behind a user message.
+        let mut messages = vec![
+            user("task"),
+            assistant(vec![text(&"x".repeat(4000)), call("late")]),
+            user("meanwhile"),
+            tool_result("late", "out of order"),
+        ];
+        messages.extend((0..3).map(|index| user(&format!("recent {index}"))));
+        let settings = TransformSettings {
+            keep_last_messages: 5,
+            ..TransformSettings::default()
+        };
+        let output = transform_context(&messages, &settings, 100);
+        assert_eq!(output.report.messages_dropped_by_window, 1);
+        assert_eq!(output.report.orphans_repaired, 1);
+        assert_eq!(
+            roles(&output.messages),
+            vec!["user", "user", "user", "user", "user"]
+        );
+    }
+
+    #[test]
+    fn disabled_layers_pass_the_view_through() {
+        let mut messages = vec![user("task")];
+        for turn in 0..10 {
+            append_turn(&mut messages, turn);
+        }
+        let output = transform_context(&messages, &TransformSettings::disabled(), 1);
+        assert_eq!(output.messages, messages);
+        assert_eq!(
+            output.report.estimated_tokens_before,
+            output.report.estimated_tokens_after
+        );
+        assert_eq!(
+            transform_context::<AgentMessage>(&[], &TransformSettings::default(), 1).messages,
+            Vec::new()
+        );
+    }
+}

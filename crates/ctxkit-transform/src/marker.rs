@@ -1,0 +1,191 @@
+//! The text that stands in for what a layer cut, and the reference in it the agent can use to fetch
+//! the full text back (the engine resolves the id against the stored session).
+
+/// The scheme and path before a tool call id in every marker.
+pub(crate) const REFERENCE_PREFIX: &str = "ctxkit://tool-result/";
+
+/// The words before the reference; `pruned_reference` looks for them to avoid reading ordinary text
+/// that happens to mention the scheme.
+const REFERENCE_LEAD: &str = "full output: ";
+
+/// Whether `id` can be written into a marker and read back unchanged by [`pruned_reference`]: not
+/// empty, no whitespace, control characters or `]`. Results with other ids are never cut, so every
+/// cut stays recoverable.
+pub(crate) fn is_referenceable(id: &str) -> bool {
+    !id.is_empty()
+        && !id.chars().any(|character| {
+            character == ']' || character.is_whitespace() || character.is_control()
+        })
+}
+
+/// Appends `count word` or `count words` (plain digits, no grouping).
+fn push_count(out: &mut String, count: usize, word: &str) {
+    let mut digits = [b'0'; 20];
+    let mut start = digits.len();
+    let mut rest = count;
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    out.extend(digits[start..].iter().map(|&digit| char::from(digit)));
+    out.push(' ');
+    out.push_str(word);
+    if count != 1 {
+        out.push('s');
+    }
+}
+
+/// Appends the reference part `; full output: ctxkit://tool-result/<id>]`.
+fn push_reference(out: &mut String, id: &str) {
+    out.push_str("; ");
+    out.push_str(REFERENCE_LEAD);
+    out.push_str(REFERENCE_PREFIX);
+    out.push_str(id);
+    out.push(']');
+}
+
+/// The marker of a cut by lines: `[... 812 lines (40213 chars) omitted; full output:
+/// ctxkit://tool-result/<id>]`.
+pub(crate) fn lines_marker(lines: usize, chars: usize, id: &str) -> String {
+    let mut marker = String::with_capacity(80 + id.len());
+    marker.push_str("[... ");
+    push_count(&mut marker, lines, "line");
+    marker.push_str(" (");
+    push_count(&mut marker, chars, "char");
+    marker.push_str(") omitted");
+    push_reference(&mut marker, id);
+    marker
+}
+
+/// The marker of a cut by characters: `[... 40213 chars omitted; full output:
+/// ctxkit://tool-result/<id>]`.
+pub(crate) fn chars_marker(chars: usize, id: &str) -> String {
+    let mut marker = String::with_capacity(72 + id.len());
+    marker.push_str("[... ");
+    push_count(&mut marker, chars, "char");
+    marker.push_str(" omitted");
+    push_reference(&mut marker, id);
+    marker
+}
+
+/// The marker that replaces an image: `[image omitted (image/png); full output:
+/// ctxkit://tool-result/<id>]`.
+/// A MIME type that is not a plain token is written as `image`.
+pub(crate) fn image_marker(mime_type: &str, id: &str) -> String {
+    let plain = !mime_type.is_empty()
+        && mime_type
+            .chars()
+            .all(|character| character.is_ascii_alphanumeric() || "/+-.".contains(character));
+    let kind = if plain { mime_type } else { "image" };
+    let mut marker = String::with_capacity(72 + kind.len() + id.len());
+    marker.push_str("[image omitted (");
+    marker.push_str(kind);
+    marker.push(')');
+    push_reference(&mut marker, id);
+    marker
+}
+
+/// The tool call id in the first prune marker of `text` (as written by the prune layer), or `None`
+/// when `text` holds no marker. The engine resolves the id against the stored session to return the
+/// full tool result.
+pub fn pruned_reference(text: &str) -> Option<&str> {
+    let mut rest = text;
+    loop {
+        let lead = rest.find(REFERENCE_LEAD)?;
+        let after = &rest[lead + REFERENCE_LEAD.len()..];
+        if let Some(reference) = after.strip_prefix(REFERENCE_PREFIX)
+            && let Some(end) = reference.find(']')
+        {
+            let id = &reference[..end];
+            if is_referenceable(id) {
+                return Some(id);
+            }
+        }
+        rest = after;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_read_back_their_id() {
+        let id = "toolu_01ABC|fc_9";
+        for marker in [
+            lines_marker(812, 40_213, id),
+            chars_marker(5, id),
+            image_marker("image/png", id),
+        ] {
+            assert_eq!(pruned_reference(&marker), Some(id), "{marker}");
+            assert_eq!(pruned_reference(&format!("head\n{marker}\ntail")), Some(id));
+        }
+        assert_eq!(
+            lines_marker(812, 40_213, "c1"),
+            "[... 812 lines (40213 chars) omitted; full output: ctxkit://tool-result/c1]"
+        );
+        assert_eq!(
+            lines_marker(1, 1, "c1"),
+            "[... 1 line (1 char) omitted; full output: ctxkit://tool-result/c1]"
+        );
+        assert_eq!(
+            chars_marker(7, "c1"),
+            "[... 7 chars omitted; full output: ctxkit://tool-result/c1]"
+        );
+        assert_eq!(
+            image_marker("bad]\ntype", "c1"),
+            "[image omitted (image); full output: ctxkit://tool-result/c1]"
+        );
+    }
+
+    #[test]
+    fn counts_are_plain_digits() {
+        for count in [0, 9, 10, 1234, usize::MAX] {
+            let mut out = String::new();
+            push_count(&mut out, count, "line");
+            let plural = if count == 1 { "" } else { "s" };
+            assert_eq!(out, format!("{count} line{plural}"));
+        }
+    }
+
+    #[test]
+    fn markers_are_ascii() {
+        assert!(lines_marker(3, 4, "c").is_ascii());
+        assert!(chars_marker(3, "c").is_ascii());
+        assert!(image_marker("image/png", "c").is_ascii());
+    }
+
+    #[test]
+    fn text_without_a_marker_has_no_reference() {
+        assert_eq!(pruned_reference(""), None);
+        assert_eq!(pruned_reference("see ctxkit://tool-result/x]"), None);
+        assert_eq!(
+            pruned_reference("full output: ctxkit://tool-result/]"),
+            None
+        );
+        assert_eq!(
+            pruned_reference("full output: ctxkit://tool-result/abc"),
+            None
+        );
+        assert_eq!(pruned_reference("full output: elsewhere"), None);
+        // A broken first mention does not hide a later marker.
+        let text = format!("full output: nothing\n{}", chars_marker(3, "c2"));
+        assert_eq!(pruned_reference(&text), Some("c2"));
+        // Multibyte text around a marker.
+        let text = format!("ß€😀{}ß", chars_marker(3, "c3"));
+        assert_eq!(pruned_reference(&text), Some("c3"));
+    }
+
+    #[test]
+    fn ids_that_cannot_round_trip_are_not_referenceable() {
+        assert!(is_referenceable("call_1|fc_2"));
+        assert!(!is_referenceable(""));
+        assert!(!is_referenceable("a b"));
+        assert!(!is_referenceable("a]b"));
+        assert!(!is_referenceable("a\nb"));
+    }
+}

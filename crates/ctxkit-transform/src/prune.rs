@@ -1,0 +1,434 @@
+//! Layer (a), lossless pruning: old tool results are cut to a head, a tail and a marker naming the
+//! tool call id, which the engine resolves against the stored session to return the full output.
+//!
+//! - The `keepRecentToolResults` most recent tool results are always kept whole.
+//! - Each older result whose text (its text blocks joined by `\n`) is longer than `pruneMinChars`
+//!   characters is cut (see [`crate::cut`]); several text blocks become one.
+//! - Image blocks of older results are replaced by a one-line text marker with the same reference.
+//! - Results whose id cannot be written into a marker and read back (empty, whitespace, `]`) are
+//!   kept whole, so every cut stays recoverable.
+//! - Tool calls (the assistant's `toolCall` blocks and their arguments) are never touched.
+//!
+//! In cache-aware mode the number of older results is rounded down to a multiple of
+//! `cacheBlockSize`, so the pruned prefix changes once per block instead of on every call.
+
+use std::borrow::Cow;
+
+use ctxkit_protocol::{AgentMessage, ContentBlock, MessageContent, TextContent, ToolResultMessage};
+
+use crate::TransformSettings;
+use crate::cut::{Cut, chars_and_newlines, cut_text};
+use crate::marker::{image_marker, is_referenceable};
+use crate::view::Slot;
+
+/// The oldest tool results the prune layer may cut, and where they end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PruneBlock {
+    /// How many tool results, counted from the oldest, may be cut.
+    pub tool_results: usize,
+    /// The position just after the last of them (0 when there are none). In cache-aware mode thinking
+    /// is dropped only before this position.
+    pub end: usize,
+}
+
+/// The block of prunable tool results of a view under `settings`.
+pub(crate) fn prune_block(slots: &[Slot<'_>], settings: &TransformSettings) -> PruneBlock {
+    let total = slots
+        .iter()
+        .filter(|slot| matches!(slot.message.as_ref(), AgentMessage::ToolResult(_)))
+        .count();
+    let mut tool_results = total.saturating_sub(settings.keep_recent_tool_results);
+    if settings.cache_aware {
+        let block_size = settings.cache_block_size.max(1);
+        tool_results = tool_results / block_size * block_size;
+    }
+    let end = if tool_results == 0 {
+        0
+    } else {
+        slots
+            .iter()
+            .enumerate()
+            .filter(|(_, slot)| matches!(slot.message.as_ref(), AgentMessage::ToolResult(_)))
+            .nth(tool_results - 1)
+            .map_or(0, |(position, _)| position + 1)
+    };
+    PruneBlock { tool_results, end }
+}
+
+/// What the prune layer did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct PruneOutcome {
+    pub tool_results_pruned: usize,
+    pub chars_saved: u64,
+}
+
+/// Cuts the first `block.tool_results` tool results of the view.
+pub(crate) fn prune_tool_results(
+    slots: &mut [Slot<'_>],
+    block: PruneBlock,
+    settings: &TransformSettings,
+) -> PruneOutcome {
+    let mut outcome = PruneOutcome::default();
+    let mut remaining = block.tool_results;
+    for slot in slots.iter_mut() {
+        if remaining == 0 {
+            break;
+        }
+        let AgentMessage::ToolResult(result) = slot.message.as_ref() else {
+            continue;
+        };
+        remaining -= 1;
+        if let Some((pruned, chars_saved)) = prune_result(result, settings) {
+            outcome.tool_results_pruned += 1;
+            outcome.chars_saved += chars_saved as u64;
+            slot.replace(AgentMessage::ToolResult(pruned));
+        }
+    }
+    outcome
+}
+
+/// The text of a result as the prune layer sees it.
+fn result_text(content: &MessageContent) -> Option<Cow<'_, str>> {
+    let blocks = match content {
+        MessageContent::Text(text) => return Some(Cow::Borrowed(text)),
+        MessageContent::Blocks(blocks) => blocks,
+    };
+    let mut texts = blocks.iter().filter_map(|block| match block {
+        ContentBlock::Text(text) => Some(text.text.as_str()),
+        ContentBlock::Image(_)
+        | ContentBlock::Thinking(_)
+        | ContentBlock::ToolCall(_)
+        | ContentBlock::Unknown(_) => None,
+    });
+    let first = texts.next()?;
+    match texts.next() {
+        None => Some(Cow::Borrowed(first)),
+        Some(second) => {
+            let mut joined = format!("{first}\n{second}");
+            for text in texts {
+                joined.push('\n');
+                joined.push_str(text);
+            }
+            Some(Cow::Owned(joined))
+        }
+    }
+}
+
+/// The pruned copy of `result` and the characters saved, or `None` when nothing is cut. Large
+/// strings that are cut are sliced, never cloned.
+fn prune_result(
+    result: &ToolResultMessage,
+    settings: &TransformSettings,
+) -> Option<(ToolResultMessage, usize)> {
+    let id = result.tool_call_id.as_str();
+    if !is_referenceable(id) {
+        return None;
+    }
+    let cut = result_text(&result.content).and_then(|text| cut_text(&text, id, settings));
+    let (content, chars_saved) = match &result.content {
+        MessageContent::Text(_) => {
+            let Cut {
+                text,
+                original_chars,
+                chars,
+            } = cut?;
+            (MessageContent::Text(text), original_chars - chars)
+        }
+        MessageContent::Blocks(blocks) => pruned_blocks(blocks, cut, id)?,
+    };
+    let ToolResultMessage {
+        tool_call_id,
+        tool_name,
+        content: _,
+        details,
+        is_error,
+        timestamp,
+        extra,
+    } = result;
+    let pruned = ToolResultMessage {
+        tool_call_id: tool_call_id.clone(),
+        tool_name: tool_name.clone(),
+        content,
+        details: details.clone(),
+        is_error: *is_error,
+        timestamp: *timestamp,
+        extra: extra.clone(),
+    };
+    Some((pruned, chars_saved))
+}
+
+/// Blocks with the text cut (the cut text takes the first text block's place, the other text blocks
+/// are merged into it) and images replaced by markers; `None` when nothing changes.
+fn pruned_blocks(
+    blocks: &[ContentBlock],
+    cut: Option<Cut>,
+    id: &str,
+) -> Option<(MessageContent, usize)> {
+    let has_image = blocks
+        .iter()
+        .any(|block| matches!(block, ContentBlock::Image(_)));
+    if cut.is_none() && !has_image {
+        return None;
+    }
+    let mut chars_saved = cut.as_ref().map_or(0, |cut| cut.original_chars - cut.chars);
+    let mut cut_text = cut.map(|cut| cut.text);
+    let cutting = cut_text.is_some();
+    let mut pruned = Vec::with_capacity(blocks.len());
+    for block in blocks {
+        match block {
+            ContentBlock::Text(text) if cutting => {
+                if let Some(replacement) = cut_text.take() {
+                    pruned.push(ContentBlock::Text(TextContent {
+                        text: replacement,
+                        extra: text.extra.clone(),
+                    }));
+                }
+            }
+            ContentBlock::Image(image) => {
+                let marker = image_marker(&image.mime_type, id);
+                // Base64 data is ASCII: its length is its character count.
+                let marker_chars = chars_and_newlines(&marker).0;
+                chars_saved += image.data.len().saturating_sub(marker_chars);
+                pruned.push(ContentBlock::text(marker));
+            }
+            ContentBlock::Text(_)
+            | ContentBlock::Thinking(_)
+            | ContentBlock::ToolCall(_)
+            | ContentBlock::Unknown(_) => pruned.push(block.clone()),
+        }
+    }
+    Some((MessageContent::Blocks(pruned), chars_saved))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pruned_reference;
+    use crate::test_support::*;
+    use serde_json::json;
+
+    /// A conversation of `count` tool calls, each answered by a long result.
+    fn conversation(count: usize) -> Vec<AgentMessage> {
+        let mut messages = vec![user("task")];
+        for index in 0..count {
+            let id = format!("c{index}");
+            messages.push(assistant(vec![text("step"), call(&id)]));
+            messages.push(tool_result(&id, &long_output(&id, 100)));
+        }
+        messages
+    }
+
+    fn prune(
+        messages: &[AgentMessage],
+        settings: &TransformSettings,
+    ) -> (Vec<AgentMessage>, PruneOutcome) {
+        let mut view = slots(messages);
+        let block = prune_block(&view, settings);
+        let outcome = prune_tool_results(&mut view, block, settings);
+        (unslot(view), outcome)
+    }
+
+    #[test]
+    fn keeps_the_six_most_recent_results_whole() {
+        let messages = conversation(10);
+        let (pruned, outcome) = prune(&messages, &TransformSettings::default());
+        assert_eq!(outcome.tool_results_pruned, 4);
+        assert_eq!(pruned.len(), messages.len());
+        for (index, (before, after)) in messages.iter().zip(&pruned).enumerate() {
+            let AgentMessage::ToolResult(result) = before else {
+                assert_eq!(before, after, "message {index} is not a tool result");
+                continue;
+            };
+            let ordinal: usize = result.tool_call_id[1..].parse().unwrap();
+            if ordinal >= 4 {
+                assert_eq!(before, after, "recent result {ordinal} is whole");
+            } else {
+                let text = output_text(after);
+                assert_eq!(pruned_reference(&text), Some(result.tool_call_id.as_str()));
+                let id = &result.tool_call_id;
+                // 100 lines of `line N of cK\n`: lines 3..=97 are omitted.
+                let omitted: usize = (3..98)
+                    .map(|line| format!("line {line} of {id}\n").len())
+                    .sum();
+                let expected = format!(
+                    "line 0 of {id}\nline 1 of {id}\nline 2 of {id}\n[... 95 lines ({omitted} chars) omitted; full output: ctxkit://tool-result/{id}]\nline 98 of {id}\nline 99 of {id}\n"
+                );
+                assert_eq!(text, expected);
+            }
+        }
+    }
+
+    #[test]
+    fn reports_characters_saved() {
+        let messages = conversation(7);
+        let (pruned, outcome) = prune(&messages, &TransformSettings::default());
+        let before = output_text(&messages[2]).chars().count();
+        let after = output_text(&pruned[2]).chars().count();
+        assert_eq!(outcome.chars_saved, (before - after) as u64);
+        assert_eq!(outcome.tool_results_pruned, 1);
+    }
+
+    #[test]
+    fn tool_calls_and_other_fields_are_untouched() {
+        let messages = conversation(8);
+        let (pruned, _) = prune(&messages, &TransformSettings::default());
+        for (before, after) in messages.iter().zip(&pruned) {
+            match (before, after) {
+                (AgentMessage::ToolResult(before), AgentMessage::ToolResult(after)) => {
+                    assert_eq!(before.tool_call_id, after.tool_call_id);
+                    assert_eq!(before.tool_name, after.tool_name);
+                    assert_eq!(before.timestamp, after.timestamp);
+                    assert_eq!(before.is_error, after.is_error);
+                }
+                (before, after) => assert_eq!(before, after),
+            }
+        }
+        let AgentMessage::Assistant(first) = &pruned[1] else {
+            panic!("expected an assistant")
+        };
+        let ContentBlock::ToolCall(tool_call) = &first.content[1] else {
+            panic!("expected a tool call")
+        };
+        assert_eq!(
+            tool_call.arguments,
+            json!({"path": "src/c0.rs", "limit": 10})
+        );
+    }
+
+    #[test]
+    fn short_results_and_unreferenceable_ids_stay_whole() {
+        let mut messages = vec![user("task")];
+        for id in ["short", "has space", "c1", "c2"] {
+            messages.push(assistant(vec![call(id)]));
+            let output = if id == "short" {
+                "ok".to_owned()
+            } else {
+                long_output(id, 50)
+            };
+            messages.push(tool_result(id, &output));
+        }
+        let settings = TransformSettings {
+            keep_recent_tool_results: 1,
+            ..TransformSettings::default()
+        };
+        let (pruned, outcome) = prune(&messages, &settings);
+        assert_eq!(outcome.tool_results_pruned, 1);
+        assert_eq!(pruned[2], messages[2]);
+        assert_eq!(pruned[4], messages[4]);
+        assert_ne!(pruned[6], messages[6]);
+        assert_eq!(pruned[8], messages[8]);
+    }
+
+    #[test]
+    fn images_of_old_results_become_markers() {
+        let messages = vec![
+            user("task"),
+            assistant(vec![call("shot")]),
+            tool_result_blocks(
+                "shot",
+                vec![
+                    text("screenshot taken"),
+                    json!({"type": "image", "data": "A".repeat(4000), "mimeType": "image/png"}),
+                ],
+            ),
+            assistant(vec![call("recent")]),
+            tool_result_blocks(
+                "recent",
+                vec![json!({"type": "image", "data": "B".repeat(4000), "mimeType": "image/png"})],
+            ),
+        ];
+        let settings = TransformSettings {
+            keep_recent_tool_results: 1,
+            ..TransformSettings::default()
+        };
+        let (pruned, outcome) = prune(&messages, &settings);
+        let marker = "[image omitted (image/png); full output: ctxkit://tool-result/shot]";
+        assert_eq!(
+            pruned[2],
+            tool_result_blocks("shot", vec![text("screenshot taken"), text(marker)])
+        );
+        assert_eq!(pruned[4], messages[4]);
+        assert_eq!(outcome.tool_results_pruned, 1);
+        assert_eq!(outcome.chars_saved, (4000 - marker.chars().count()) as u64);
+    }
+
+    #[test]
+    fn several_text_blocks_are_cut_as_one_text() {
+        let first = long_output("a", 40);
+        let second = long_output("b", 40);
+        let messages = vec![
+            user("task"),
+            assistant(vec![call("m")]),
+            tool_result_blocks(
+                "m",
+                vec![text(&first), json!({"type": "audio"}), text(&second)],
+            ),
+        ];
+        let settings = TransformSettings {
+            keep_recent_tool_results: 0,
+            ..TransformSettings::default()
+        };
+        let (pruned, _) = prune(&messages, &settings);
+        let AgentMessage::ToolResult(result) = &pruned[2] else {
+            panic!("expected a tool result")
+        };
+        let blocks = result.content.blocks();
+        assert_eq!(blocks.len(), 2, "{blocks:?}");
+        let joined = format!("{first}\n{second}");
+        let cut = crate::cut::cut_text(&joined, "m", &settings).unwrap();
+        assert_eq!(blocks[0], ContentBlock::text(cut.text));
+        assert!(matches!(blocks[1], ContentBlock::Unknown(_)));
+    }
+
+    #[test]
+    fn string_content_stays_a_string() {
+        let messages = vec![
+            user("task"),
+            assistant(vec![call("s")]),
+            serde_json::from_value(json!({"role": "toolResult", "toolCallId": "s",
+                "toolName": "bash", "content": long_output("s", 100), "isError": true}))
+            .unwrap(),
+        ];
+        let settings = TransformSettings {
+            keep_recent_tool_results: 0,
+            ..TransformSettings::default()
+        };
+        let (pruned, _) = prune(&messages, &settings);
+        let AgentMessage::ToolResult(result) = &pruned[2] else {
+            panic!("expected a tool result")
+        };
+        let MessageContent::Text(text) = &result.content else {
+            panic!("expected string content")
+        };
+        assert_eq!(pruned_reference(text), Some("s"));
+        assert!(result.is_error);
+    }
+
+    #[test]
+    fn cache_aware_blocks_round_down() {
+        let settings = TransformSettings {
+            cache_aware: true,
+            cache_block_size: 4,
+            keep_recent_tool_results: 2,
+            ..TransformSettings::default()
+        };
+        for (count, expected) in [(0, 0), (2, 0), (5, 0), (6, 4), (9, 4), (10, 8)] {
+            let messages = conversation(count);
+            let view = slots(&messages);
+            let block = prune_block(&view, &settings);
+            assert_eq!(block.tool_results, expected, "{count} results");
+            // The block ends just after its last tool result (at 2 + 2 × (expected − 1) + 1).
+            let end = if expected == 0 { 0 } else { 2 * expected + 1 };
+            assert_eq!(block.end, end, "{count} results");
+        }
+        let zero_block = TransformSettings {
+            cache_block_size: 0,
+            ..settings
+        };
+        let view_messages = conversation(5);
+        assert_eq!(
+            prune_block(&slots(&view_messages), &zero_block).tool_results,
+            3
+        );
+    }
+}

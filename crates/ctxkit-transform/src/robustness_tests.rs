@@ -1,0 +1,147 @@
+//! Generated views and settings, including degenerate ones: the transform never panics, never
+//! changes its input, never leaves an orphan and never makes the view bigger.
+
+use ctxkit_compaction::estimate_tokens;
+use ctxkit_protocol::AgentMessage;
+use serde_json::{Value, json};
+
+use crate::{TransformSettings, repair_orphans, transform_context};
+
+/// xorshift64*: deterministic, no dependency.
+struct Random(u64);
+
+impl Random {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, bound: u64) -> usize {
+        (self.next() % bound.max(1)) as usize
+    }
+
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len() as u64)]
+    }
+}
+
+const PIECES: [&str; 10] = [
+    "a",
+    "line\n",
+    "\n",
+    "ß",
+    "€",
+    "😀",
+    "👩‍💻",
+    "\r\n",
+    "\u{301}",
+    " ",
+];
+const IDS: [&str; 7] = ["c1", "c2", "c3", "c4", "", "has space", "c]"];
+
+fn text(random: &mut Random) -> String {
+    let pieces = random.below(600);
+    let mut text = String::new();
+    for _ in 0..pieces {
+        let piece = random.pick(&PIECES);
+        let repeat = 1 + random.below(8);
+        text.push_str(&piece.repeat(repeat));
+    }
+    text
+}
+
+fn block(random: &mut Random) -> Value {
+    match random.below(6) {
+        0 => json!({"type": "text", "text": text(random)}),
+        1 => json!({"type": "thinking", "thinking": text(random)}),
+        2 | 3 => json!({"type": "toolCall", "id": random.pick(&IDS), "name": "t",
+                        "arguments": {"n": random.next() % 1000, "s": text(random)}}),
+        4 => {
+            json!({"type": "image", "data": "QUJD".repeat(random.below(50)), "mimeType": "image/png"})
+        }
+        _ => json!({"type": "mystery", "value": 1}),
+    }
+}
+
+fn message(random: &mut Random) -> AgentMessage {
+    let value = match random.below(9) {
+        0 => json!({"role": "user", "content": text(random)}),
+        1..=3 => {
+            let blocks: Vec<Value> = (0..random.below(4)).map(|_| block(random)).collect();
+            json!({"role": "assistant", "content": blocks})
+        }
+        4..=6 => {
+            let content = if random.below(3) == 0 {
+                json!(text(random))
+            } else {
+                Value::Array((0..random.below(4)).map(|_| block(random)).collect())
+            };
+            json!({"role": "toolResult", "toolCallId": random.pick(&IDS), "toolName": "t",
+                   "content": content, "isError": false})
+        }
+        7 => json!({"role": "compactionSummary", "summary": text(random), "tokensBefore": 5}),
+        _ => json!({"role": "somethingNew", "payload": text(random)}),
+    };
+    serde_json::from_value(value).unwrap()
+}
+
+fn settings(random: &mut Random) -> TransformSettings {
+    let mut flag = || random.below(2) == 0;
+    let (prune_enabled, drop_old_thinking, window_enabled, cache_aware) =
+        (flag(), flag(), flag(), flag());
+    TransformSettings {
+        prune_enabled,
+        keep_recent_tool_results: random.below(8),
+        prune_min_chars: [0, 1, 50, 500, usize::MAX][random.below(5)],
+        head_lines: [0, 1, 3, usize::MAX][random.below(4)],
+        tail_lines: [0, 1, 2, usize::MAX][random.below(4)],
+        head_chars: [0, 1, 200, usize::MAX][random.below(4)],
+        tail_chars: [0, 1, 100, usize::MAX][random.below(4)],
+        drop_old_thinking,
+        window_enabled,
+        window_threshold_percent: [0, 50, 75, 100, 1000, u64::MAX][random.below(6)],
+        keep_last_messages: [0, 1, 5, 20, usize::MAX][random.below(5)],
+        cache_aware,
+        cache_block_size: [0, 1, 3, 8, usize::MAX][random.below(5)],
+    }
+}
+
+#[test]
+fn generated_views_keep_every_invariant() {
+    let mut random = Random(0x9E37_79B9_7F4A_7C15);
+    let mut totals = [0_usize; 5];
+    for _ in 0..400 {
+        let messages: Vec<AgentMessage> = (0..random.below(40))
+            .map(|_| message(&mut random))
+            .collect();
+        let settings = settings(&mut random);
+        let context_window = [0, 1, 100, 5_000, u64::MAX][random.below(5)];
+        let copy = messages.clone();
+        let output = transform_context(&messages, &settings, context_window);
+        assert_eq!(messages, copy);
+        let report = output.report;
+        assert_eq!(
+            report.estimated_tokens_after,
+            output.messages.iter().map(estimate_tokens).sum::<u64>()
+        );
+        assert!(
+            report.estimated_tokens_after <= report.estimated_tokens_before,
+            "{report:?}"
+        );
+        assert_eq!(repair_orphans(output.messages.clone()).1, 0, "{settings:?}");
+        assert!(output.messages.len() <= messages.len());
+        for (total, count) in totals.iter_mut().zip([
+            report.tool_results_pruned,
+            report.thinking_blocks_dropped,
+            report.empty_assistants_dropped,
+            report.messages_dropped_by_window,
+            report.orphans_repaired,
+        ]) {
+            *total += count;
+        }
+    }
+    // Every layer had work in some of the generated cases.
+    assert!(totals.iter().all(|&total| total > 0), "{totals:?}");
+}

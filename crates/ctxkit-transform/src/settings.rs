@@ -1,0 +1,117 @@
+//! The transform settings (`transforms` in a settings document): one switch per layer and every number
+//! the layers use, with defaults tuned for 100k–200k token windows.
+
+use serde::{Deserialize, Serialize};
+
+/// How the model's view is trimmed before each call. Absent keys take their defaults.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TransformSettings {
+    /// Layer (a): cut old tool results down to a head, a tail and a reference to the full text.
+    pub prune_enabled: bool,
+    /// Tool results counted from the end that are always kept whole.
+    pub keep_recent_tool_results: usize,
+    /// Tool results whose text is at most this many characters are never cut.
+    pub prune_min_chars: usize,
+    /// Lines kept from the start of a cut tool result.
+    pub head_lines: usize,
+    /// Lines kept from the end of a cut tool result.
+    pub tail_lines: usize,
+    /// Characters kept from the start when a result is cut by characters (too few lines, or lines
+    /// too long for a line cut to bring the text under `pruneMinChars`).
+    pub head_chars: usize,
+    /// Characters kept from the end when a result is cut by characters.
+    pub tail_chars: usize,
+    /// Layer (b): remove thinking blocks from all assistant replies but the latest one with thinking.
+    pub drop_old_thinking: bool,
+    /// Layer (c): drop the oldest messages while the view is above the threshold.
+    pub window_enabled: bool,
+    /// The sliding window acts when the estimated view exceeds this percentage of the context window.
+    pub window_threshold_percent: u64,
+    /// Messages at the end of the view the sliding window never drops.
+    pub keep_last_messages: usize,
+    /// Keep the request prefix byte-identical across calls for provider prompt caches: prune and drop
+    /// thinking in blocks of `cacheBlockSize` tool results instead of moving the boundary every call.
+    /// (The sliding window, once it acts, still changes the prefix on every call.)
+    pub cache_aware: bool,
+    /// Tool results per block in cache-aware mode; 0 reads as 1.
+    pub cache_block_size: usize,
+}
+
+impl Default for TransformSettings {
+    /// Every layer enabled, cache-aware mode off.
+    fn default() -> Self {
+        Self {
+            prune_enabled: true,
+            keep_recent_tool_results: 6,
+            prune_min_chars: 500,
+            head_lines: 3,
+            tail_lines: 2,
+            head_chars: 200,
+            tail_chars: 100,
+            drop_old_thinking: true,
+            window_enabled: true,
+            window_threshold_percent: 75,
+            keep_last_messages: 20,
+            cache_aware: false,
+            cache_block_size: 8,
+        }
+    }
+}
+
+impl TransformSettings {
+    /// Settings with every layer switched off: the view passes through (orphan repair still runs).
+    pub fn disabled() -> Self {
+        Self {
+            prune_enabled: false,
+            drop_old_thinking: false,
+            window_enabled: false,
+            ..Self::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn defaults_match_the_documented_numbers() {
+        let settings = TransformSettings::default();
+        assert_eq!(settings.keep_recent_tool_results, 6);
+        assert_eq!(settings.prune_min_chars, 500);
+        assert_eq!((settings.head_lines, settings.tail_lines), (3, 2));
+        assert!(settings.drop_old_thinking);
+        assert_eq!(settings.window_threshold_percent, 75);
+        assert_eq!(settings.keep_last_messages, 20);
+        assert!(!settings.cache_aware);
+        assert_eq!(settings.cache_block_size, 8);
+        assert!(settings.prune_enabled && settings.window_enabled);
+    }
+
+    #[test]
+    fn reads_camel_case_keys_and_defaults_the_rest() {
+        let settings: TransformSettings = serde_json::from_value(json!({
+            "keepRecentToolResults": 2,
+            "cacheAware": true,
+            "windowEnabled": false,
+        }))
+        .unwrap();
+        assert_eq!(settings.keep_recent_tool_results, 2);
+        assert!(settings.cache_aware);
+        assert!(!settings.window_enabled);
+        assert_eq!(settings.prune_min_chars, 500);
+        let round_trip: TransformSettings =
+            serde_json::from_value(serde_json::to_value(&settings).unwrap()).unwrap();
+        assert_eq!(round_trip, settings);
+        let text = serde_json::to_string(&TransformSettings::default()).unwrap();
+        assert!(text.contains("\"windowThresholdPercent\":75"), "{text}");
+    }
+
+    #[test]
+    fn disabled_switches_off_every_layer() {
+        let settings = TransformSettings::disabled();
+        assert!(!settings.prune_enabled && !settings.drop_old_thinking && !settings.window_enabled);
+    }
+}

@@ -1,0 +1,96 @@
+//! Message builders shared by the unit tests.
+
+use ctxkit_protocol::{AgentMessage, ContentBlock};
+use serde_json::{Value, json};
+
+fn message(value: Value) -> AgentMessage {
+    serde_json::from_value(value).unwrap()
+}
+
+pub fn user(text: &str) -> AgentMessage {
+    message(json!({"role": "user", "content": text, "timestamp": 1}))
+}
+
+pub fn text(text: &str) -> Value {
+    json!({"type": "text", "text": text})
+}
+
+pub fn thinking(text: &str) -> Value {
+    json!({"type": "thinking", "thinking": text, "thinkingSignature": "sig"})
+}
+
+pub fn call(id: &str) -> Value {
+    json!({"type": "toolCall", "id": id, "name": "read", "arguments": {"path": format!("src/{id}.rs"), "limit": 10}})
+}
+
+pub fn assistant(blocks: Vec<Value>) -> AgentMessage {
+    message(
+        json!({"role": "assistant", "content": blocks, "api": "anthropic-messages",
+        "provider": "anthropic", "model": "m", "stopReason": "toolUse", "timestamp": 2}),
+    )
+}
+
+pub fn tool_result(id: &str, text: &str) -> AgentMessage {
+    message(
+        json!({"role": "toolResult", "toolCallId": id, "toolName": "read",
+        "content": [{"type": "text", "text": text}], "isError": false, "timestamp": 3}),
+    )
+}
+
+pub fn tool_result_blocks(id: &str, blocks: Vec<Value>) -> AgentMessage {
+    message(
+        json!({"role": "toolResult", "toolCallId": id, "toolName": "read",
+        "content": blocks, "isError": false, "timestamp": 3}),
+    )
+}
+
+/// A long result: `lines` lines `line N of <id>`.
+pub fn long_output(id: &str, lines: usize) -> String {
+    (0..lines)
+        .map(|line| format!("line {line} of {id}\n"))
+        .collect()
+}
+
+/// The text of a tool result (all text blocks joined); empty for other messages.
+pub fn output_text(message: &AgentMessage) -> String {
+    let AgentMessage::ToolResult(result) = message else {
+        return String::new();
+    };
+    result
+        .content
+        .blocks()
+        .iter()
+        .filter_map(|block| {
+            if let ContentBlock::Text(text) = block {
+                Some(text.text.clone())
+            } else {
+                None
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The roles of a view, for compact assertions.
+pub fn roles(messages: &[AgentMessage]) -> Vec<&str> {
+    messages.iter().map(AgentMessage::role).collect()
+}
+
+/// A working view over `messages`.
+pub fn slots(messages: &[AgentMessage]) -> Vec<crate::view::Slot<'_>> {
+    messages.iter().map(crate::view::Slot::borrowed).collect()
+}
+
+/// The messages of a working view, checking that every kept token estimate is current.
+pub fn unslot(slots: Vec<crate::view::Slot<'_>>) -> Vec<AgentMessage> {
+    slots
+        .into_iter()
+        .map(|slot| {
+            assert_eq!(
+                slot.tokens,
+                ctxkit_compaction::estimate_tokens(&slot.message)
+            );
+            slot.message.into_owned()
+        })
+        .collect()
+}
