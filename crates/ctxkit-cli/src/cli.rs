@@ -198,6 +198,15 @@ pub enum Command {
         #[arg(long, default_value_t = 0)]
         context_window: u64,
     },
+    /// Serve the context engine to agents in any language: JSON-RPC 2.0, one message per line
+    /// (see docs/protocol.md).
+    Serve {
+        /// Speak the protocol on stdin/stdout (the only transport).
+        #[arg(long, required = true)]
+        stdio: bool,
+    },
+    /// Chat with the configured model as a coding agent: tools, compaction, the session tree.
+    Chat(ChatArgs),
     /// List the known models with their context windows and output limits.
     Models {
         #[arg(long)]
@@ -252,6 +261,26 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// `ctxkit chat`.
+#[derive(Debug, Args)]
+pub struct ChatArgs {
+    /// Continue the most recent session of the current directory.
+    #[arg(short = 'c', long = "continue", conflicts_with_all = ["session", "no_session"])]
+    pub continue_recent: bool,
+    /// Open this session file.
+    #[arg(long, value_name = "FILE", conflicts_with = "no_session")]
+    pub session: Option<PathBuf>,
+    /// Keep the conversation in memory only.
+    #[arg(long)]
+    pub no_session: bool,
+    /// The model, `provider/id` (default: settings `defaultProvider`/`defaultModel`).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Run `bash` tool calls without asking first (setting `chat.confirmBash: false`).
+    #[arg(short = 'y', long)]
+    pub yes: bool,
 }
 
 #[derive(Debug, Subcommand)]

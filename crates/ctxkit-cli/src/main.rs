@@ -107,6 +107,9 @@ fn classify(error: &anyhow::Error) -> (u8, Option<String>) {
         SessionError::Locked { .. } => {
             (5, Some("another process is writing this session; retry when it is done, or `ctxkit fork` it".to_owned()))
         }
+        SessionError::ChangedOnDisk { path } => {
+            (5, Some(format!("another process wrote `{}` meanwhile; run the command again", path.display())))
+        }
         SessionError::Io { .. } => (4, None),
         SessionError::Serialize(_) => (4, Some("this is a bug in ctxkit; please report it".to_owned())),
     }
@@ -128,7 +131,8 @@ fn classify_import(error: &ctxkit_import::ImportError) -> (u8, Option<String>) {
 fn classify_llm(error: &ctxkit_llm::LlmError) -> (u8, Option<String>) {
     use ctxkit_llm::LlmError;
     match error {
-        LlmError::MissingApiKey { .. } | LlmError::UnknownProvider { .. } | LlmError::InvalidModel { .. } | LlmError::InvalidHeader { .. } => {
+        LlmError::MissingApiKey { .. } | LlmError::UnknownProvider { .. } | LlmError::InvalidModel { .. } | LlmError::InvalidHeader { .. }
+        | LlmError::UnsupportedApi { .. } => {
             (3, Some("set the key, or pick another model with `--model provider/id` (`ctxkit models` lists them)".to_owned()))
         }
         LlmError::Http { .. }

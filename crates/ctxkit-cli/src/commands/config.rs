@@ -149,6 +149,38 @@ fn get(
     Ok(Outcome::Success)
 }
 
+/// What `config list` shows of a value: API keys and request header values (which may hold
+/// tokens) masked, at any depth, so a listing can be pasted into a bug report or a log.
+/// `config get KEY` still prints a value asked for by name.
+fn redacted(key: &str, value: Value) -> Value {
+    let name = key.rsplit('.').next().unwrap_or(key);
+    let secret_name = |name: &str| name.eq_ignore_ascii_case("apiKey");
+    if secret_name(name) && !value.is_null() {
+        return Value::String("<redacted>".to_owned());
+    }
+    match value {
+        Value::Object(object) if name == "headers" => Value::Object(
+            object
+                .into_iter()
+                .map(|(header, _)| (header, Value::String("<redacted>".to_owned())))
+                .collect(),
+        ),
+        Value::Object(object) => Value::Object(
+            object
+                .into_iter()
+                .map(|(field, value)| {
+                    let value = redacted(&field, value);
+                    (field, value)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => {
+            Value::Array(items.into_iter().map(|item| redacted("", item)).collect())
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) => value,
+    }
+}
+
 fn list(
     settings: &SettingsManager,
     project: bool,
@@ -165,6 +197,7 @@ fn list(
         } else {
             (entry.value, entry.origin)
         };
+        let value = value.map(|value| redacted(&entry.key, value));
         rows.push((entry.key, value, origin, entry.known));
     }
     if json {

@@ -40,6 +40,12 @@ pub fn tree(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
         print_json(out, &session.tree_record())?;
         return Ok(Outcome::Success);
     }
+    write_tree(&session, out)?;
+    Ok(Outcome::Success)
+}
+
+/// The entry tree, one line per entry: id, kind, text, label, the leaf marked.
+pub(super) fn write_tree(session: &Session, out: &mut dyn Write) -> Result<()> {
     let index = session.index();
     let leaf = session.leaf_id();
     // Indent only where the tree branches, so long linear sessions stay readable.
@@ -83,7 +89,7 @@ pub fn tree(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
             one_line(&text, 70)
         )?;
     }
-    Ok(Outcome::Success)
+    Ok(())
 }
 
 pub fn context(
@@ -144,11 +150,28 @@ pub fn context(
 
 pub fn check(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
     let problems: Vec<(Option<usize>, String)> = match Session::open(file) {
-        Ok(session) => session
-            .diagnostics()
-            .iter()
-            .map(|diagnostic| (diagnostic.line, diagnostic.kind.to_string()))
-            .collect(),
+        Ok(session) => {
+            let mut problems: Vec<(Option<usize>, String)> = session
+                .diagnostics()
+                .iter()
+                .map(|diagnostic| (diagnostic.line, diagnostic.kind.to_string()))
+                .collect();
+            // Loading reads only each entry's head; commands that read a whole entry fail on
+            // fields of the wrong type, so report those here too.
+            for entry in session.entries() {
+                if let Err(error) = entry.parse() {
+                    problems.push((
+                        Some(entry.line()),
+                        format!(
+                            "entry `{}` has a field of the wrong type ({error})",
+                            entry.id()
+                        ),
+                    ));
+                }
+            }
+            problems.sort_by_key(|(line, _)| *line);
+            problems
+        }
         Err(SessionError::NotASession { line, reason, .. }) => {
             vec![(line, format!("not a session file: {reason}"))]
         }

@@ -1,6 +1,7 @@
 //! One function per command. Each takes resolved arguments and the output stream and returns an
 //! [`Outcome`]; errors go back to `main`, which reports them.
 
+mod chat;
 mod compaction;
 mod config;
 mod edit;
@@ -9,6 +10,7 @@ mod inspect;
 mod navigate;
 mod packages;
 mod resources;
+mod serve;
 mod sessions;
 mod summary_setup;
 
@@ -156,6 +158,8 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
             navigate::branch(args, &setup, out)
         }
         Command::Compactions { file, json } => compaction::compactions(&file, json, out),
+        Command::Serve { stdio: _ } => serve::serve_stdio(&cli.global, &locations, out),
+        Command::Chat(args) => chat::chat(&cli.global, &locations, &args),
         Command::Models { json } => {
             compaction::models(summary_setup::configured_models(&cli.global)?, json, out)
         }

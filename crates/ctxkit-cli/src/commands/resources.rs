@@ -21,7 +21,7 @@ use crate::cli::GlobalArgs;
 /// ctxkit's base system prompt, used when there is no `SYSTEM.md` / `--system-prompt`.
 const DEFAULT_SYSTEM_PROMPT: &str = include_str!("../../templates/system-prompt.md");
 
-fn load(global: &GlobalArgs) -> Result<(LoadedResources, std::path::PathBuf)> {
+pub(super) fn load(global: &GlobalArgs) -> Result<(LoadedResources, std::path::PathBuf)> {
     let environment = resource_environment(global)?;
     let settings = load_settings(&environment)?;
     let manager = PackageManager::new(environment.clone(), &settings)
@@ -205,19 +205,24 @@ pub fn resources(global: &GlobalArgs, json: bool, out: &mut dyn Write) -> Result
     Ok(Outcome::Success)
 }
 
-pub fn prompt(global: &GlobalArgs, out: &mut dyn Write) -> Result<Outcome> {
-    let (loaded, cwd) = load(global)?;
+/// The assembled system prompt: base (or `SYSTEM.md`), appended parts, context files, skills.
+pub(super) fn system_prompt(loaded: &LoadedResources, cwd: &Path) -> String {
     let skills_block = format_skills_for_prompt(&loaded.skills.skills);
     let current_date = chrono::Local::now().format("%Y-%m-%d").to_string();
-    let prompt = assemble_system_prompt(&SystemPromptParts {
+    assemble_system_prompt(&SystemPromptParts {
         default_prompt: DEFAULT_SYSTEM_PROMPT.trim_end(),
         custom_prompt: loaded.system_prompt.as_deref(),
         append: &loaded.append_system_prompt,
         context_files: &loaded.context_files,
         skills_block: &skills_block,
         current_date: &current_date,
-        cwd: &cwd,
-    });
+        cwd,
+    })
+}
+
+pub fn prompt(global: &GlobalArgs, out: &mut dyn Write) -> Result<Outcome> {
+    let (loaded, cwd) = load(global)?;
+    let prompt = system_prompt(&loaded, &cwd);
     writeln!(out, "{prompt}")?;
     let mut stderr = std::io::stderr().lock();
     for diagnostic in diagnostics(&loaded) {

@@ -49,13 +49,9 @@ pub struct SummaryFlags<'a> {
     pub model: Option<&'a str>,
 }
 
-/// The summarizer: `--model`, else `compaction.model`, else the agent's `defaultProvider`/`defaultModel`;
-/// the offline summarizer only when no model is configured. A configured model that cannot be used
-/// (no API key, unknown provider) is an error, not a silent fallback.
-fn choose_summarizer(
-    settings: &ctxkit_resources::SettingsManager,
-    model_flag: Option<&str>,
-) -> Result<(Box<dyn Summarizer>, Option<u64>)> {
+/// Model options from the settings: `defaultProvider`/`defaultModel` as the agent model,
+/// `compaction.model`, `llm.*` and `retry.*`.
+pub fn llm_options(settings: &ctxkit_resources::SettingsManager) -> Result<ctxkit_llm::LlmOptions> {
     let (provider, default_model) = settings.default_model();
     let llm = settings.llm();
     let retry = settings.retry();
@@ -72,12 +68,10 @@ fn choose_summarizer(
         ),
         None => None,
     };
-    let options = ctxkit_llm::LlmOptions {
+    Ok(ctxkit_llm::LlmOptions {
         provider,
         model: default_model,
-        compaction_model: model_flag
-            .map(str::to_owned)
-            .or_else(|| settings.compaction_model()),
+        compaction_model: settings.compaction_model(),
         base_url: llm.base_url,
         api,
         api_key: llm.api_key.map(ctxkit_llm::ApiKey::new),
@@ -93,7 +87,11 @@ fn choose_summarizer(
             .timeout_ms
             .map(std::time::Duration::from_millis),
         models,
-    };
+    })
+}
+
+/// The providers' standard environment variables (keys, `OPENAI_BASE_URL`) of this process.
+pub fn llm_environment() -> ctxkit_llm::EnvSettings {
     let variables: std::collections::BTreeMap<String, String> =
         ctxkit_llm::EnvSettings::variable_names()
             .into_iter()
@@ -103,7 +101,21 @@ fn choose_summarizer(
                     .map(|value| (name.to_owned(), value))
             })
             .collect();
-    let environment = ctxkit_llm::EnvSettings::from_map(&variables);
+    ctxkit_llm::EnvSettings::from_map(&variables)
+}
+
+/// The summarizer: `--model`, else `compaction.model`, else the agent's `defaultProvider`/`defaultModel`;
+/// the offline summarizer only when no model is configured. A configured model that cannot be used
+/// (no API key, unknown provider) is an error, not a silent fallback.
+fn choose_summarizer(
+    settings: &ctxkit_resources::SettingsManager,
+    model_flag: Option<&str>,
+) -> Result<(Box<dyn Summarizer>, Option<u64>)> {
+    let mut options = llm_options(settings)?;
+    if let Some(model) = model_flag {
+        options.compaction_model = Some(model.to_owned());
+    }
+    let environment = llm_environment();
     match ctxkit_llm::resolve_model(&options, &environment, ctxkit_llm::ModelRole::Compaction)? {
         Some(config) => {
             let client = ctxkit_llm::ModelClient::new(config)?;

@@ -161,9 +161,13 @@ fn label_name_fork_and_sessions() {
     snapshot!(run.ctxkit(&["sessions", "--all"]));
 }
 
+mod chat;
+mod hostile;
 mod import;
 mod providers;
 mod resources;
+mod secrets;
+mod serve;
 
 #[test]
 fn tokens_with_each_estimator() {

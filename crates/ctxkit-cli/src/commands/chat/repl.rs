@@ -1,0 +1,89 @@
+//! The input loop: a rustyline line editor (history, editing, Ctrl-C clears the line, Ctrl-D
+//! quits), slash commands, and prompts handed to the agent loop.
+
+use anyhow::{Context as _, Result};
+use rustyline::DefaultEditor;
+use rustyline::error::ReadlineError;
+use tokio::runtime::Runtime;
+
+use super::Chat;
+use super::agent::{Ask, PromptEnd};
+use super::slash::Action;
+use crate::Outcome;
+
+const PROMPT: &str = "> ";
+
+/// The terminal: the line editor, also used for questions (bash confirmation, `/resume`).
+struct Terminal {
+    editor: DefaultEditor,
+}
+
+impl Ask for Terminal {
+    fn ask(&mut self, prompt: &str) -> Option<String> {
+        self.editor.readline(prompt).ok()
+    }
+}
+
+pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
+    let mut terminal = Terminal {
+        editor: DefaultEditor::new()?,
+    };
+    // Only after the editor exists: it installs a SIGINT handler of its own for its whole life,
+    // and ours must be installed on top of it (it chains to the editor's). At the input line the
+    // terminal is in raw mode and Ctrl-C is a key the editor reads.
+    {
+        let _guard = runtime.enter();
+        chat.interrupts
+            .listen()
+            .context("cannot listen for Ctrl-C")?;
+    }
+    runtime.block_on(chat.banner());
+    let mut initial = String::new();
+    loop {
+        let line = if initial.is_empty() {
+            terminal.editor.readline(PROMPT)
+        } else {
+            terminal
+                .editor
+                .readline_with_initial(PROMPT, (initial.as_str(), ""))
+        };
+        initial.clear();
+        let line = match line {
+            Ok(line) => line,
+            Err(ReadlineError::Interrupted) => {
+                chat.ui.info("(Ctrl-D or /quit to leave)");
+                continue;
+            }
+            Err(ReadlineError::Eof) => break,
+            Err(error) => return Err(error.into()),
+        };
+        let text = line.trim();
+        if text.is_empty() {
+            continue;
+        }
+        let _ = terminal.editor.add_history_entry(text);
+        let action = if text.starts_with('/') {
+            runtime.block_on(chat.command(text, &mut terminal))
+        } else {
+            Ok(Action::Prompt(text.to_owned()))
+        };
+        let action = match action {
+            Ok(action) => action,
+            Err(error) => {
+                chat.ui.error(&format!("error: {error:#}"));
+                continue;
+            }
+        };
+        match action {
+            Action::Continue => {}
+            Action::Quit => break,
+            Action::Edit(text) => initial = text,
+            Action::Prompt(text) => match runtime.block_on(chat.prompt(text, &mut terminal)) {
+                Ok(PromptEnd::Done) => runtime.block_on(chat.usage_line()),
+                Ok(PromptEnd::NotSent(text)) => initial = text,
+                Err(error) => chat.ui.error(&format!("error: {error:#}")),
+            },
+        }
+    }
+    Ok(Outcome::Success)
+}

@@ -1,0 +1,124 @@
+//! Building a chat: the model from `--model` or the settings, the engine's settings and summarizer
+//! (as `ctxkit serve`), the system prompt and resources from the resource loader, and the session
+//! from `--continue`, `--session` or `--no-session`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result, bail};
+use ctxkit_engine::EngineSettings;
+use ctxkit_llm::{LlmOptions, ModelClient, ModelRole, resolve_model};
+use ctxkit_session::{Session, default_session_dir};
+use serde_json::Value;
+
+use super::interrupts::Interrupts;
+use super::ui::Ui;
+use super::{Chat, EngineParts, tools};
+use crate::cli::{ChatArgs, GlobalArgs};
+use crate::commands::Locations;
+use crate::commands::config::{load_settings, resource_environment};
+use crate::commands::resources;
+use crate::commands::summary_setup::{self, SummaryFlags};
+
+/// The default `bash` time limit (setting `chat.bashTimeoutSeconds`).
+const BASH_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The model client for `spec` (`provider/id`), or the configured default model.
+pub fn model_client(options: &LlmOptions, spec: Option<&str>) -> Result<ModelClient> {
+    let mut options = options.clone();
+    if let Some(spec) = spec {
+        options.model = Some(spec.to_owned());
+    }
+    let environment = summary_setup::llm_environment();
+    let Some(config) = resolve_model(&options, &environment, ModelRole::Agent)? else {
+        bail!(
+            "No model configured for `ctxkit chat`; pass `--model provider/id` or run `ctxkit config set defaultModel provider/id`"
+        );
+    };
+    let client = ModelClient::new(config)?;
+    if !client.supports_chat() {
+        return Err(ctxkit_llm::LlmError::UnsupportedApi {
+            provider: client.config().provider.clone(),
+            api: client.config().api.as_str(),
+        }
+        .into());
+    }
+    Ok(client)
+}
+
+pub fn build(global: &GlobalArgs, locations: &Locations, args: &ChatArgs) -> Result<Chat> {
+    let environment = resource_environment(global)?;
+    let settings = load_settings(&environment)?;
+    let llm_options = summary_setup::llm_options(&settings)?;
+    let client = model_client(&llm_options, args.model.as_deref())?;
+    let window = client.context_window().unwrap_or(0);
+    let spec = client.config().display_name();
+    // Summaries: `compaction.model` when set, else the chat's own model.
+    let compaction_model = settings.compaction_model().unwrap_or_else(|| spec.clone());
+    let setup = summary_setup::resolve(
+        global,
+        SummaryFlags {
+            context_window: window,
+            model: Some(&compaction_model),
+            ..SummaryFlags::default()
+        },
+    )?;
+    let document = Value::Object(settings.effective().clone());
+    let mut engine_settings = EngineSettings::from_document(&document)
+        .context("reading the engine's settings (`compaction`, `transforms`, `pinned`, `hooks`)")?;
+    engine_settings.compaction.enabled = setup.settings.enabled;
+    engine_settings.compaction.reserve_tokens = setup.settings.reserve_tokens;
+    engine_settings.compaction.keep_recent_tokens = setup.settings.keep_recent_tokens;
+    engine_settings.branch_summary.reserve_tokens = setup.branch_reserve_tokens;
+    let chat_settings = document.get("chat");
+    let setting = |key: &str| chat_settings.and_then(|chat| chat.get(key));
+    let confirm_bash = !args.yes && setting("confirmBash").and_then(Value::as_bool) != Some(false);
+    let bash_timeout = setting("bashTimeoutSeconds")
+        .and_then(Value::as_u64)
+        .map_or(BASH_TIMEOUT, Duration::from_secs);
+
+    let (loaded, cwd) = resources::load(global)?;
+    let system_prompt = resources::system_prompt(&loaded, &cwd);
+    let cwd_text = cwd.display().to_string();
+    let session_dir = default_session_dir(&locations.sessions_root, &cwd_text);
+    let session = if args.no_session {
+        Session::in_memory(&cwd_text)
+    } else if let Some(file) = &args.session {
+        Session::open(file)?
+    } else if args.continue_recent {
+        Session::continue_recent(&cwd_text, &session_dir)?
+    } else {
+        Session::create(&cwd_text, &session_dir)
+    };
+    let ui = Ui::new();
+    let interrupts = Interrupts::default();
+    let parts = EngineParts {
+        settings: engine_settings,
+        summarizer: Arc::from(setup.summarizer),
+        prompts: setup.prompts,
+    };
+    let (engine, events) = super::start_engine(
+        &parts,
+        super::model_info(&client),
+        session,
+        &ui,
+        &interrupts,
+    );
+    Ok(Chat {
+        engine,
+        events,
+        client: Arc::new(client),
+        llm_options,
+        parts,
+        system_prompt,
+        tools: tools::definitions(),
+        resources: loaded,
+        cwd,
+        session_dir,
+        in_memory: args.no_session,
+        confirm_bash,
+        bash_timeout,
+        ui,
+        interrupts,
+    })
+}

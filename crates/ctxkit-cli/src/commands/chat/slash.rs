@@ -1,0 +1,468 @@
+//! Slash commands of `ctxkit chat`: the session tree, compaction and its history, pins, sessions,
+//! the model, and skills and prompt templates from the resource loader.
+
+use anyhow::{Context as _, Result, bail};
+use ctxkit_compaction::{
+    NoPlanReason, estimate_tokens, list_compactions, prepare_compaction, undo_last_compaction,
+};
+use ctxkit_engine::{ForkPosition, NavigateOptions};
+use ctxkit_resources::{expand_prompt_template, parse_frontmatter};
+use ctxkit_session::{Session, list_sessions};
+
+use super::Chat;
+use super::agent::Ask;
+use super::setup::model_client;
+use crate::commands::inspect::write_tree;
+use crate::render::{entry_summary, one_line};
+
+/// What the input loop does after a command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    Continue,
+    Quit,
+    /// Put this text on the input line for editing.
+    Edit(String),
+    /// Send this text as a prompt (a skill or prompt template expanded).
+    Prompt(String),
+}
+
+const HELP: &str = "\
+Commands:
+  /compact [focus]          summarize older messages now (optional focus for the summary)
+  /context                  context usage and what a compaction would keep
+  /compactions              the compactions on this branch
+  /undo-compact             undo the last compaction (the summary stays in the tree)
+  /tree                     the session tree with entry ids
+  /tree <id> [--summarize] [focus]
+                            continue from an entry, optionally summarizing the branch left
+  /fork <id>                a new session from an entry (before a user message: edit it again)
+  /new                      a new session
+  /resume [n]               list this directory's sessions and open one
+  /name [text]              show or set the session's name
+  /label <id> [text]        label an entry (no text: remove the label)
+  /model [provider/id]      show or switch the model
+  /pin <text>               keep text verbatim in context past every compaction (/pin lists)
+  /skill:<name> [args]      run a skill
+  /<template> [args]        expand a prompt template
+  /help                     this list
+  /quit                     leave (Ctrl-D too)
+Ctrl-C interrupts the model or a tool, and cancels a running compaction.";
+
+impl Chat {
+    /// The first lines: model, session, how to get help; for a continued session, where it stands.
+    pub async fn banner(&self) {
+        let config = self.client.config();
+        let window = match self.client.context_window() {
+            Some(window) => format!("{window}-token window"),
+            None => "unknown window: automatic compaction off".to_owned(),
+        };
+        let (file, entries, name, last) = self
+            .engine
+            .with_session(|session| {
+                let last = session
+                    .branch_path(None)
+                    .iter()
+                    .rev()
+                    .find(|entry| matches!(entry.role(), Some("user" | "assistant")))
+                    .map(|entry| entry_summary(entry));
+                (
+                    session.path().map(|path| path.display().to_string()),
+                    session.entries().len(),
+                    session.session_name(),
+                    last,
+                )
+            })
+            .await;
+        self.ui.line(&format!(
+            "ctxkit chat · {} ({window})",
+            config.display_name()
+        ));
+        let session = match (&file, self.in_memory) {
+            (_, true) | (None, false) => "in memory (nothing is saved)".to_owned(),
+            (Some(file), false) => file.clone(),
+        };
+        if entries > 0 {
+            let name = name.map(|name| format!(" “{name}”")).unwrap_or_default();
+            self.ui.line(&format!(
+                "Continuing session{name} ({entries} entries): {session}"
+            ));
+            if let Some((kind, text)) = last {
+                self.ui
+                    .info(&format!("  last {kind}: {}", one_line(&text, 100)));
+            }
+        } else {
+            self.ui.line(&format!("Session: {session}"));
+        }
+        self.ui
+            .info("/help lists commands · Ctrl-C interrupts · Ctrl-D quits");
+    }
+
+    /// After each prompt: how full the context is.
+    pub async fn usage_line(&self) {
+        if let Ok(Some(usage)) = self.engine.context_usage().await
+            && let (Some(tokens), Some(percent)) = (usage.tokens, usage.percent)
+        {
+            self.ui.info(&format!(
+                "[context {tokens}/{} tokens, {percent:.0}%]",
+                usage.context_window
+            ));
+        }
+    }
+
+    pub async fn command(&mut self, line: &str, ask: &mut dyn Ask) -> Result<Action> {
+        let body = line.trim_start_matches('/');
+        let (name, rest) = body.split_once(char::is_whitespace).unwrap_or((body, ""));
+        let rest = rest.trim();
+        match name {
+            "help" | "?" => self.ui.line(HELP),
+            "quit" | "exit" | "q" => return Ok(Action::Quit),
+            "compact" => {
+                let focus = (!rest.is_empty()).then(|| rest.to_owned());
+                // The outcome, errors included, is shown from the engine's events.
+                let _ = self.engine.compact(focus).await;
+                self.events.flush().await;
+            }
+            "context" => self.context().await?,
+            "compactions" => self.compactions().await?,
+            "undo-compact" => self.undo_compact().await?,
+            "tree" if rest.is_empty() => {
+                let mut text = Vec::new();
+                let written = self
+                    .engine
+                    .with_session(|session| write_tree(session, &mut text))
+                    .await;
+                written?;
+                let text = String::from_utf8_lossy(&text);
+                if text.trim().is_empty() {
+                    self.ui.line("(empty session)");
+                } else {
+                    self.ui.line(text.trim_end());
+                }
+            }
+            "tree" => return self.navigate(rest).await,
+            "fork" => return self.fork(rest).await,
+            "new" => {
+                let session = self.new_session();
+                self.install(session);
+                self.ui.line("New session");
+            }
+            "resume" => self.resume(rest, ask).await?,
+            "name" => self.name(rest).await?,
+            "label" => self.label(rest).await?,
+            "model" => self.model(rest).await?,
+            "pin" if rest.is_empty() => {
+                let pins = self.engine.pins().await;
+                if pins.is_empty() {
+                    self.ui.line("No pins.");
+                }
+                for pin in pins {
+                    self.ui
+                        .line(&format!("{}  {}", pin.id, one_line(&pin.text, 100)));
+                }
+            }
+            "pin" => {
+                let pin = self.engine.pin_text(rest).await?;
+                self.ui.line(&format!(
+                    "Pinned {}: kept verbatim past every compaction",
+                    pin.id
+                ));
+            }
+            _ => return self.expand(name, rest, line),
+        }
+        Ok(Action::Continue)
+    }
+
+    /// `/skill:name args` and prompt templates.
+    fn expand(&self, name: &str, rest: &str, line: &str) -> Result<Action> {
+        if let Some(skill_name) = name.strip_prefix("skill:") {
+            let Some(skill) = self
+                .resources
+                .skills
+                .skills
+                .iter()
+                .find(|skill| skill.name == skill_name)
+            else {
+                bail!("No skill `{skill_name}`; `ctxkit resources` lists them");
+            };
+            let text = std::fs::read_to_string(&skill.file_path)
+                .with_context(|| format!("cannot read `{}`", skill.file_path.display()))?;
+            let body = parse_frontmatter(&text)
+                .map(|parsed| parsed.body)
+                .unwrap_or(text);
+            let mut prompt = format!(
+                "<skill name=\"{}\" location=\"{}\">\nReferences are relative to {}.\n\n{}\n</skill>",
+                skill.name,
+                skill.file_path.display(),
+                skill.base_dir.display(),
+                body.trim()
+            );
+            if !rest.is_empty() {
+                prompt.push_str("\n\n");
+                prompt.push_str(rest);
+            }
+            return Ok(Action::Prompt(prompt));
+        }
+        match expand_prompt_template(line, &self.resources.prompts.templates) {
+            Some(prompt) => Ok(Action::Prompt(prompt)),
+            None => bail!("Unknown command `/{name}`; /help lists the commands"),
+        }
+    }
+
+    async fn context(&self) -> Result<()> {
+        let usage = self.engine.context_usage().await?;
+        match usage {
+            Some(usage) => match (usage.tokens, usage.percent) {
+                (Some(tokens), Some(percent)) => {
+                    const WIDTH: usize = 30;
+                    let filled = ((percent / 100.0) * WIDTH as f64).round() as usize;
+                    let filled = filled.min(WIDTH);
+                    self.ui.line(&format!(
+                        "Context [{}{}] {tokens} / {} tokens ({percent:.0}%)",
+                        "█".repeat(filled),
+                        "░".repeat(WIDTH - filled),
+                        usage.context_window
+                    ));
+                }
+                (_, _) => self.ui.line(&format!(
+                    "Context: unknown until the next reply (just compacted); window {} tokens",
+                    usage.context_window
+                )),
+            },
+            None => self
+                .ui
+                .line("Context: the model's window is unknown (add it to `llm.models`)"),
+        }
+        let settings = self.parts.settings.compaction.planning();
+        let plan = self
+            .engine
+            .with_session(|session| prepare_compaction(session, None, settings))
+            .await?;
+        match plan {
+            Ok(plan) => {
+                let summarized: Vec<_> = plan
+                    .messages_to_summarize
+                    .iter()
+                    .chain(&plan.turn_prefix_messages)
+                    .collect();
+                let summarized_tokens: u64 = summarized
+                    .iter()
+                    .map(|sourced| estimate_tokens(&sourced.message))
+                    .sum();
+                self.ui.line(&format!(
+                    "A compaction now would summarize {} messages (~{summarized_tokens} tokens) and keep \
+                     the rest verbatim from entry {} (~{} tokens; keepRecentTokens {})",
+                    summarized.len(),
+                    plan.first_kept_entry_id,
+                    plan.tokens_before.saturating_sub(summarized_tokens),
+                    settings.keep_recent_tokens
+                ));
+            }
+            Err(NoPlanReason::AlreadyCompacted) => {
+                self.ui.line("Just compacted: nothing more to compact");
+            }
+            Err(NoPlanReason::NothingToCompact) => {
+                self.ui.line("Nothing to compact yet");
+            }
+        }
+        Ok(())
+    }
+
+    async fn compactions(&self) -> Result<()> {
+        let records = self
+            .engine
+            .with_session(|session| list_compactions(session, None))
+            .await?;
+        if records.is_empty() {
+            self.ui.line("No compactions on this branch.");
+        }
+        for record in records {
+            self.ui.line(&format!(
+                "{}  {}  {} → {} tokens, {} entries summarized, keeps from {}, by {}",
+                record.id,
+                record.timestamp,
+                record.tokens_before,
+                record.tokens_after,
+                record.covered_entry_ids.len(),
+                record.first_kept_entry_id,
+                record.summarizer.as_deref().unwrap_or(if record.from_hook {
+                    "a hook"
+                } else {
+                    "unknown"
+                })
+            ));
+        }
+        Ok(())
+    }
+
+    async fn undo_compact(&self) -> Result<()> {
+        let undone = self
+            .engine
+            .with_session_mut(|session| -> Result<_> {
+                let undone = undo_last_compaction(session)?;
+                session.flush_pending()?;
+                Ok(undone)
+            })
+            .await?;
+        match undone {
+            Some(undo) => self.ui.line(&format!(
+                "Undid compaction {}: back at {} (the summary stays in the tree)",
+                undo.compaction_id,
+                undo.restored_leaf_id.as_deref().unwrap_or("the start")
+            )),
+            None => self.ui.line("No compaction on this branch."),
+        }
+        Ok(())
+    }
+
+    /// `/tree <id> [--summarize] [focus]`.
+    async fn navigate(&mut self, rest: &str) -> Result<Action> {
+        let (id, rest) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+        let rest = rest.trim();
+        let (summarize, focus) = match rest.strip_prefix("--summarize") {
+            Some(focus) => (true, focus.trim()),
+            None => (false, rest),
+        };
+        let options = NavigateOptions {
+            summarize,
+            custom_instructions: (!focus.is_empty()).then(|| focus.to_owned()),
+            ..NavigateOptions::default()
+        };
+        let outcome = self.engine.navigate(id, options).await;
+        self.events.flush().await;
+        let outcome = outcome?;
+        if outcome.cancelled || outcome.aborted {
+            self.ui.notice("Navigation cancelled; nothing changed");
+            return Ok(Action::Continue);
+        }
+        let leaf = outcome.new_leaf_id.as_deref().unwrap_or("the start");
+        match &outcome.summary_entry_id {
+            Some(summary) => self.ui.line(&format!(
+                "Moved back; the branch left behind is summarized in {summary}, the new leaf"
+            )),
+            None => self.ui.line(&format!("Moved to {leaf}")),
+        }
+        Ok(outcome.editor_text.map_or(Action::Continue, Action::Edit))
+    }
+
+    /// `/fork <id>`: before a user message (its text comes back for editing), else at the entry.
+    async fn fork(&mut self, id: &str) -> Result<Action> {
+        if id.is_empty() {
+            bail!("Usage: /fork <entry id> (ids are shown by /tree)");
+        }
+        let is_user = self
+            .engine
+            .with_session(|session| session.entry(id).map(|entry| entry.role() == Some("user")))
+            .await;
+        let position = match is_user {
+            None => bail!("No entry `{id}`; /tree shows the ids"),
+            Some(true) => ForkPosition::Before,
+            Some(false) => ForkPosition::At,
+        };
+        let outcome = self.engine.fork(id, position).await?;
+        if outcome.cancelled {
+            self.ui.notice("Fork cancelled by a hook");
+            return Ok(Action::Continue);
+        }
+        match &outcome.session_file {
+            Some(file) => self.ui.line(&format!("Forked into a new session: {file}")),
+            None => self.ui.line("Forked into a new session (in memory)"),
+        }
+        Ok(outcome.selected_text.map_or(Action::Continue, Action::Edit))
+    }
+
+    /// `/resume [n]`: this directory's sessions, newest first; opens the one chosen.
+    async fn resume(&mut self, rest: &str, ask: &mut dyn Ask) -> Result<()> {
+        let (sessions, _) = list_sessions(&self.session_dir)?;
+        if sessions.is_empty() {
+            self.ui.line("No saved sessions for this directory.");
+            return Ok(());
+        }
+        let choice = if rest.is_empty() {
+            for (number, info) in sessions.iter().enumerate() {
+                let title = info
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| info.first_message.clone());
+                self.ui.line(&format!(
+                    "{:>3}. {}  {} messages  {}",
+                    number + 1,
+                    info.modified,
+                    info.message_count,
+                    one_line(&title, 60)
+                ));
+            }
+            match ask.ask("Resume which (number, empty to stay)? ") {
+                Some(answer) if !answer.trim().is_empty() => answer.trim().to_owned(),
+                Some(_) | None => return Ok(()),
+            }
+        } else {
+            rest.to_owned()
+        };
+        let Some(info) = choice
+            .parse::<usize>()
+            .ok()
+            .and_then(|number| number.checked_sub(1))
+            .and_then(|index| sessions.get(index))
+        else {
+            bail!("No session number `{choice}`");
+        };
+        let session = Session::open(std::path::Path::new(&info.path))?;
+        self.install(session);
+        self.banner().await;
+        Ok(())
+    }
+
+    async fn name(&self, rest: &str) -> Result<()> {
+        if rest.is_empty() {
+            let name = self.engine.with_session(Session::session_name).await;
+            self.ui.line(&name.map_or_else(
+                || "The session has no name.".to_owned(),
+                |name| format!("Session name: {name}"),
+            ));
+            return Ok(());
+        }
+        self.engine
+            .with_session_mut(|session| session.append_session_info(rest))
+            .await?;
+        self.ui.line(&format!("Named the session “{rest}”"));
+        Ok(())
+    }
+
+    async fn label(&self, rest: &str) -> Result<()> {
+        let (id, text) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+        if id.is_empty() {
+            bail!("Usage: /label <entry id> [text] (ids are shown by /tree)");
+        }
+        let text = text.trim();
+        let label = (!text.is_empty()).then_some(text);
+        self.engine
+            .with_session_mut(|session| session.append_label_change(id, label))
+            .await?;
+        match label {
+            Some(label) => self.ui.line(&format!("Labelled {id} “{label}”")),
+            None => self.ui.line(&format!("Removed the label of {id}")),
+        }
+        Ok(())
+    }
+
+    async fn model(&mut self, rest: &str) -> Result<()> {
+        if !rest.is_empty() {
+            let client = model_client(&self.llm_options, Some(rest))?;
+            self.client = std::sync::Arc::new(client);
+            let info = self.model_info();
+            self.engine.set_model(Some(info.clone())).await;
+            self.engine
+                .with_session_mut(|session| session.append_model_change(&info.provider, &info.id))
+                .await?;
+        }
+        let window = self
+            .client
+            .context_window()
+            .map_or_else(|| "unknown".to_owned(), |window| window.to_string());
+        self.ui.line(&format!(
+            "Model: {} (context window {window})",
+            self.client.config().display_name()
+        ));
+        Ok(())
+    }
+}

@@ -1,0 +1,213 @@
+//! `bash`: `sh -c` in the working directory, stdout and stderr interleaved, with a time limit and
+//! cancellation. The command runs in its own process group, which is killed as a whole on timeout
+//! or cancel (so a Ctrl-C in the terminal reaches ctxkit, not the command).
+
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use super::limit::Keep;
+use super::{ToolContext, ToolOutcome, bounded_outcome};
+
+/// How long output is still collected after the command exits (background processes may hold the
+/// pipe open).
+const DRAIN_GRACE: Duration = Duration::from_millis(200);
+/// Output beyond this is dropped (and said to be).
+const MAX_CAPTURE: usize = 64 * 1024 * 1024;
+
+/// How a command ended.
+enum End {
+    Exited(Option<i32>),
+    TimedOut(Duration),
+    Cancelled,
+}
+
+/// Runs `command`; `timeout` overrides the context's default.
+pub fn run_bash(
+    command: &str,
+    timeout: Option<Duration>,
+    call_id: &str,
+    context: &ToolContext,
+) -> ToolOutcome {
+    let timeout = timeout.unwrap_or(context.bash_timeout);
+    let spawned = Command::new("sh")
+        .arg("-c")
+        // One pipe for both streams, so the output keeps its order.
+        .arg(format!("exec 2>&1\n{command}"))
+        .current_dir(&context.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn();
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(error) => return ToolOutcome::error(format!("Cannot start `sh`: {error}")),
+    };
+    let (sender, receiver) = mpsc::channel::<Vec<u8>>();
+    if let Some(mut stdout) = child.stdout.take() {
+        std::thread::spawn(move || {
+            let mut buffer = [0u8; 8192];
+            while let Ok(read) = stdout.read(&mut buffer) {
+                if read == 0 || sender.send(buffer[..read].to_vec()).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    let mut output = Vec::new();
+    let mut dropped = 0usize;
+    let mut collect = |chunk: Vec<u8>| {
+        if output.len() + chunk.len() > MAX_CAPTURE {
+            dropped += chunk.len();
+        } else {
+            output.extend_from_slice(&chunk);
+        }
+    };
+    let started = Instant::now();
+    let end = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break End::Exited(status.code()),
+            Ok(None) => {}
+            Err(_) => break End::Exited(None),
+        }
+        if context.cancel.is_cancelled() {
+            kill_group(&mut child);
+            break End::Cancelled;
+        }
+        if started.elapsed() >= timeout {
+            kill_group(&mut child);
+            break End::TimedOut(timeout);
+        }
+        if let Ok(chunk) = receiver.recv_timeout(Duration::from_millis(20)) {
+            collect(chunk);
+        }
+    };
+    let drain_until = Instant::now() + DRAIN_GRACE;
+    while let Some(left) = drain_until.checked_duration_since(Instant::now()) {
+        match receiver.recv_timeout(left) {
+            Ok(chunk) => collect(chunk),
+            Err(_) => break,
+        }
+    }
+    let mut text = String::from_utf8_lossy(&output).into_owned();
+    if dropped > 0 {
+        text.push_str(&format!("\n[{dropped} more bytes of output were dropped]"));
+    }
+    let text = text.trim_end_matches('\n').to_owned();
+    let (status, is_error) = match end {
+        End::Exited(Some(0)) => (None, false),
+        End::Exited(Some(code)) => (Some(format!("Command exited with code {code}")), true),
+        End::Exited(None) => (Some("Command was killed by a signal".to_owned()), true),
+        End::TimedOut(limit) => (
+            Some(format!(
+                "Command timed out after {}s and was killed",
+                limit.as_secs()
+            )),
+            true,
+        ),
+        End::Cancelled => (Some("Command cancelled by the user".to_owned()), true),
+    };
+    let body = if text.is_empty() {
+        "(no output)".to_owned()
+    } else {
+        text
+    };
+    let mut outcome = bounded_outcome(&body, Keep::Tail, call_id, context, is_error);
+    if let Some(status) = status {
+        outcome.text.push_str("\n\n");
+        outcome.text.push_str(&status);
+    }
+    outcome
+}
+
+/// Kills the command's process group (the command and everything it started), then reaps it.
+fn kill_group(child: &mut Child) {
+    let group = format!("-{}", child.id());
+    let killed = Command::new("kill")
+        .args(["-KILL", "--", &group])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    if !killed {
+        let _ = child.kill();
+    }
+    let _ = child.wait();
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::super::test_support::context;
+    use super::*;
+
+    #[test]
+    fn output_keeps_both_streams_in_order_and_reports_the_exit_code() {
+        let dir = tempfile::tempdir().unwrap();
+        let context = context(dir.path());
+        let outcome = run_bash("echo one; echo two >&2; echo three", None, "c", &context);
+        assert_eq!(outcome.text, "one\ntwo\nthree");
+        assert!(!outcome.is_error);
+        let outcome = run_bash("pwd", None, "c", &context);
+        assert_eq!(
+            std::fs::canonicalize(outcome.text.trim()).unwrap(),
+            std::fs::canonicalize(dir.path()).unwrap()
+        );
+        let outcome = run_bash("echo failing; exit 3", None, "c", &context);
+        assert!(outcome.is_error);
+        assert_eq!(outcome.text, "failing\n\nCommand exited with code 3");
+        let outcome = run_bash("true", None, "c", &context);
+        assert_eq!(outcome.text, "(no output)");
+    }
+
+    #[test]
+    fn a_timeout_kills_the_whole_process_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let context = context(dir.path());
+        let started = Instant::now();
+        let outcome = run_bash(
+            "sleep 30 & echo started; wait",
+            Some(Duration::from_millis(300)),
+            "c",
+            &context,
+        );
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert!(outcome.is_error);
+        assert!(outcome.text.starts_with("started"), "{}", outcome.text);
+        assert!(outcome.text.contains("timed out"), "{}", outcome.text);
+    }
+
+    #[test]
+    fn cancelling_stops_the_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let context = context(dir.path());
+        let cancel = context.cancel.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            cancel.cancel();
+        });
+        let started = Instant::now();
+        let outcome = run_bash("sleep 30", None, "c", &context);
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert!(outcome.text.contains("cancelled"), "{}", outcome.text);
+    }
+
+    #[test]
+    fn long_output_keeps_the_tail_and_saves_everything() {
+        let dir = tempfile::tempdir().unwrap();
+        let context = context(dir.path());
+        let outcome = run_bash("seq 1 5000", None, "call_b", &context);
+        assert!(
+            outcome.text.starts_with("3001\n"),
+            "{}",
+            &outcome.text[..20]
+        );
+        assert!(outcome.text.contains("showing the last 2000 of 5000 lines"));
+        let saved = std::fs::read_to_string(dir.path().join(".outputs/call_b.txt")).unwrap();
+        assert_eq!(saved.lines().count(), 5000);
+    }
+}

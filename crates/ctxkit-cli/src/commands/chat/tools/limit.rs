@@ -1,0 +1,207 @@
+//! Bounded tool output: at most [`MAX_LINES`] lines and [`MAX_BYTES`] bytes reach the model. When
+//! a result is cut, the full text is saved to a file and the model is told where it is.
+
+use std::path::{Path, PathBuf};
+
+/// The most lines of one tool result the model sees.
+pub const MAX_LINES: usize = 2000;
+/// The most bytes of one tool result the model sees.
+pub const MAX_BYTES: usize = 50 * 1024;
+
+/// Which end of a long output to keep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep {
+    /// The beginning (files, listings, search results).
+    Head,
+    /// The end (command output, where errors and results are).
+    Tail,
+}
+
+/// What was cut.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cut {
+    pub total_lines: usize,
+    pub total_bytes: usize,
+    pub shown_lines: usize,
+    pub shown_bytes: usize,
+    pub keep: Keep,
+}
+
+/// An output within the limits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bounded {
+    pub text: String,
+    /// `None` when nothing was cut.
+    pub cut: Option<Cut>,
+}
+
+/// `text` within [`MAX_LINES`] and [`MAX_BYTES`], keeping whole lines from `keep`'s end (a single
+/// line longer than the byte limit is cut at a character boundary).
+pub fn bound(text: &str, keep: Keep) -> Bounded {
+    bound_with(text, keep, MAX_LINES, MAX_BYTES)
+}
+
+fn bound_with(text: &str, keep: Keep, max_lines: usize, max_bytes: usize) -> Bounded {
+    let lines: Vec<&str> = text.split('\n').collect();
+    if lines.len() <= max_lines && text.len() <= max_bytes {
+        return Bounded {
+            text: text.to_owned(),
+            cut: None,
+        };
+    }
+    let mut kept: Vec<&str> = Vec::new();
+    let mut bytes = 0;
+    let ordered: Box<dyn Iterator<Item = &&str>> = match keep {
+        Keep::Head => Box::new(lines.iter()),
+        Keep::Tail => Box::new(lines.iter().rev()),
+    };
+    for line in ordered {
+        let cost = line.len() + usize::from(!kept.is_empty());
+        if kept.len() == max_lines || bytes + cost > max_bytes {
+            if kept.is_empty() {
+                kept.push(cut_line(line, max_bytes, keep));
+            }
+            break;
+        }
+        bytes += cost;
+        kept.push(line);
+    }
+    if keep == Keep::Tail {
+        kept.reverse();
+    }
+    let shown = kept.join("\n");
+    Bounded {
+        cut: Some(Cut {
+            total_lines: lines.len(),
+            total_bytes: text.len(),
+            shown_lines: kept.len(),
+            shown_bytes: shown.len(),
+            keep,
+        }),
+        text: shown,
+    }
+}
+
+/// At most `max_bytes` of one line, on a character boundary.
+fn cut_line(line: &str, max_bytes: usize, keep: Keep) -> &str {
+    match keep {
+        Keep::Head => {
+            let mut end = max_bytes.min(line.len());
+            while !line.is_char_boundary(end) {
+                end -= 1;
+            }
+            &line[..end]
+        }
+        Keep::Tail => {
+            let mut start = line.len().saturating_sub(max_bytes);
+            while !line.is_char_boundary(start) {
+                start += 1;
+            }
+            &line[start..]
+        }
+    }
+}
+
+/// The note telling the model what it sees of a cut output and where the rest is.
+pub fn cut_notice(cut: &Cut, full_output: &Path) -> String {
+    let which = match cut.keep {
+        Keep::Head => "first",
+        Keep::Tail => "last",
+    };
+    format!(
+        "[Output truncated: showing the {which} {} of {} lines ({} of {} bytes; limits {MAX_LINES} lines, {} KB). Full output: {}]",
+        cut.shown_lines,
+        cut.total_lines,
+        cut.shown_bytes,
+        cut.total_bytes,
+        MAX_BYTES / 1024,
+        full_output.display()
+    )
+}
+
+/// Saves a full output as `<dir>/<call id>.txt` (the id reduced to safe characters) and returns its
+/// path.
+pub fn save_full_output(dir: &Path, call_id: &str, text: &str) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let mut name: String = call_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(80)
+        .collect();
+    if name.is_empty() {
+        name.push_str("output");
+    }
+    let path = dir.join(format!("{name}.txt"));
+    std::fs::write(&path, text)?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_outputs_are_untouched() {
+        let bounded = bound("a\nb\n", Keep::Head);
+        assert_eq!(bounded.text, "a\nb\n");
+        assert_eq!(bounded.cut, None);
+    }
+
+    #[test]
+    fn line_limits_keep_the_head_or_the_tail() {
+        let text: String = (1..=10).map(|n| format!("line {n}\n")).collect();
+        let head = bound_with(&text, Keep::Head, 3, 1000);
+        assert_eq!(head.text, "line 1\nline 2\nline 3");
+        let cut = head.cut.unwrap();
+        assert_eq!((cut.total_lines, cut.shown_lines), (11, 3));
+        let tail = bound_with(text.trim_end(), Keep::Tail, 3, 1000);
+        assert_eq!(tail.text, "line 8\nline 9\nline 10");
+    }
+
+    #[test]
+    fn byte_limits_keep_whole_lines_and_cut_a_single_long_line_on_a_boundary() {
+        let bounded = bound_with("aaaa\nbbbb\ncccc", Keep::Head, 100, 9);
+        assert_eq!(bounded.text, "aaaa\nbbbb");
+        let wide = "ééééé"; // 10 bytes
+        let head = bound_with(wide, Keep::Head, 100, 5);
+        assert_eq!(head.text, "éé");
+        let tail = bound_with(wide, Keep::Tail, 100, 5);
+        assert_eq!(tail.text, "éé");
+    }
+
+    #[test]
+    fn the_real_limits_are_2000_lines_and_50_kb() {
+        let many: String = "x\n".repeat(3000);
+        let bounded = bound(&many, Keep::Head);
+        assert_eq!(bounded.cut.unwrap().shown_lines, MAX_LINES);
+        let wide = "y".repeat(100) + "\n";
+        let big = wide.repeat(1000);
+        let bounded = bound(big.trim_end(), Keep::Tail);
+        assert!(bounded.text.len() <= MAX_BYTES);
+        assert!(bounded.text.ends_with(&"y".repeat(100)));
+    }
+
+    #[test]
+    fn full_outputs_are_saved_under_a_safe_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = save_full_output(dir.path(), "call/../x y", "everything").unwrap();
+        assert_eq!(path, dir.path().join("call____x_y.txt"));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "everything");
+        let cut = Cut {
+            total_lines: 3000,
+            total_bytes: 6000,
+            shown_lines: 2000,
+            shown_bytes: 4000,
+            keep: Keep::Tail,
+        };
+        let notice = cut_notice(&cut, &path);
+        assert!(notice.contains("the last 2000 of 3000 lines"), "{notice}");
+        assert!(notice.contains(&path.display().to_string()));
+    }
+}

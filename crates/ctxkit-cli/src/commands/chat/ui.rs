@@ -1,0 +1,325 @@
+//! What `ctxkit chat` shows: replies, tool calls and results, one spinner line at a time
+//! (`Thinking…`, `Compacting…`) that is cleared without touching the rest of the screen, and the
+//! engine's events rendered in order ([`EventView`]).
+
+use std::io::{IsTerminal, Write};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ctxkit_engine::{CompactionEnd, CompactionReason, Engine, EngineEvent};
+use ctxkit_protocol::{AssistantMessage, ContentBlock, ToolCall};
+use indicatif::{ProgressBar, ProgressStyle};
+use tokio::sync::{mpsc, oneshot};
+
+use super::tools::ToolOutcome;
+use crate::render::one_line;
+
+/// Lines of a tool result shown in the terminal (the model gets the bounded whole).
+const RESULT_PREVIEW_LINES: usize = 6;
+
+/// The terminal output. Clones share the spinner.
+///
+/// Lines are printed on the thread that runs the chat (the binary's `main` holds the stdout lock);
+/// a deferred clone, used by the event task, queues them for [`EventView::flush`] instead. The
+/// spinner draws on stderr from any thread.
+#[derive(Debug, Clone)]
+pub struct Ui {
+    spinner: Arc<Mutex<Option<ProgressBar>>>,
+    color: bool,
+    deferred: Option<Arc<Mutex<Vec<String>>>>,
+}
+
+impl Ui {
+    pub fn new() -> Self {
+        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        Self {
+            spinner: Arc::new(Mutex::new(None)),
+            color,
+            deferred: None,
+        }
+    }
+
+    /// A clone whose lines wait in a queue until they are printed by [`Ui::print_deferred`].
+    fn deferring(&self) -> Self {
+        Self {
+            deferred: Some(Arc::default()),
+            ..self.clone()
+        }
+    }
+
+    /// Prints the lines a deferring clone queued.
+    fn print_deferred(&self, deferring: &Ui) {
+        let lines = deferring
+            .deferred
+            .as_ref()
+            .and_then(|queue| {
+                queue
+                    .lock()
+                    .ok()
+                    .map(|mut lines| std::mem::take(&mut *lines))
+            })
+            .unwrap_or_default();
+        for line in lines {
+            self.line(&line);
+        }
+    }
+
+    fn paint(&self, code: &str, text: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
+    }
+
+    /// Prints one or more lines, above the spinner when one runs.
+    pub fn line(&self, text: &str) {
+        if let Some(queue) = &self.deferred {
+            if let Ok(mut lines) = queue.lock() {
+                lines.push(text.to_owned());
+            }
+            return;
+        }
+        let print = || {
+            let mut stdout = std::io::stdout().lock();
+            let _ = writeln!(stdout, "{text}");
+            let _ = stdout.flush();
+        };
+        match self.spinner.lock().ok().and_then(|slot| slot.clone()) {
+            Some(bar) => bar.suspend(print),
+            None => print(),
+        }
+    }
+
+    pub fn info(&self, text: &str) {
+        self.line(&self.paint("2", text));
+    }
+
+    pub fn error(&self, text: &str) {
+        self.line(&self.paint("31", text));
+    }
+
+    pub fn notice(&self, text: &str) {
+        self.line(&self.paint("33", text));
+    }
+
+    /// Shows a spinner line with `message` (replacing any running one).
+    pub fn spin(&self, message: &str) {
+        self.stop();
+        let bar = ProgressBar::new_spinner();
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        bar.set_message(message.to_owned());
+        bar.enable_steady_tick(Duration::from_millis(100));
+        if let Ok(mut slot) = self.spinner.lock() {
+            *slot = Some(bar);
+        }
+    }
+
+    /// Clears the spinner line, if any.
+    pub fn stop(&self) {
+        let bar = self.spinner.lock().ok().and_then(|mut slot| slot.take());
+        if let Some(bar) = bar {
+            bar.finish_and_clear();
+        }
+    }
+
+    /// A reply: reasoning dimmed, text as is, each tool call on its own line.
+    pub fn reply(&self, reply: &AssistantMessage, overflow: bool) {
+        for block in &reply.content {
+            match block {
+                ContentBlock::Thinking(thinking) if !thinking.thinking.trim().is_empty() => {
+                    self.info(thinking.thinking.trim());
+                }
+                ContentBlock::Text(text) if !text.text.trim().is_empty() => {
+                    self.line(text.text.trim_end());
+                }
+                ContentBlock::ToolCall(call) => self.tool_call(call),
+                ContentBlock::Thinking(_)
+                | ContentBlock::Text(_)
+                | ContentBlock::Image(_)
+                | ContentBlock::Unknown(_) => {}
+            }
+        }
+        let error = reply.error_message.as_deref().unwrap_or("");
+        match reply.stop_reason.as_deref() {
+            Some("aborted") => self.notice("Interrupted"),
+            Some("error") if overflow => self.notice(&format!(
+                "The request did not fit the model's context window: {}",
+                one_line(error, 160)
+            )),
+            Some("error") => self.error(&format!("Error: {}", one_line(error, 400))),
+            Some("length") => self.notice("(the reply hit the output token limit)"),
+            Some(_) | None => {}
+        }
+    }
+
+    fn tool_call(&self, call: &ToolCall) {
+        let argument = |key: &str| {
+            call.arguments
+                .get(key)
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("")
+                .to_owned()
+        };
+        let summary = match call.name.as_str() {
+            "bash" => argument("command"),
+            "grep" => format!("{} {}", argument("pattern"), argument("path")),
+            "read" | "write" | "edit" | "ls" => argument("path"),
+            _ => call.arguments.to_string(),
+        };
+        self.line(&format!(
+            "{} {}",
+            self.paint("36", &format!("→ {}", call.name)),
+            one_line(&summary, 200)
+        ));
+    }
+
+    /// The first lines of a tool result.
+    pub fn tool_result(&self, outcome: &ToolOutcome) {
+        let lines: Vec<&str> = outcome.text.lines().collect();
+        let mut shown: Vec<String> = lines
+            .iter()
+            .take(RESULT_PREVIEW_LINES)
+            .map(|line| format!("  {}", one_line(line, 200)))
+            .collect();
+        if lines.len() > RESULT_PREVIEW_LINES {
+            shown.push(format!(
+                "  … ({} more lines)",
+                lines.len() - RESULT_PREVIEW_LINES
+            ));
+        }
+        let text = shown.join("\n");
+        if outcome.is_error {
+            self.error(&text);
+        } else {
+            self.info(&text);
+        }
+    }
+
+    /// Renders one engine event.
+    pub fn event(&self, event: &EngineEvent) {
+        match event {
+            EngineEvent::CompactionStart { reason } => {
+                let why = match reason {
+                    CompactionReason::Threshold => " (context near the window)",
+                    CompactionReason::Overflow => " (context overflow)",
+                    CompactionReason::Manual => "",
+                };
+                self.spin(&format!("Compacting…{why}  Ctrl-C to cancel"));
+            }
+            EngineEvent::CompactionEnd(end) => {
+                self.stop();
+                self.compaction_end(end);
+            }
+            EngineEvent::BranchSummaryStart { .. } => {
+                self.spin("Summarizing the branch…  Ctrl-C to cancel");
+            }
+            EngineEvent::BranchSummaryEnd { aborted, error, .. } => {
+                self.stop();
+                if *aborted {
+                    self.notice("Branch summary cancelled (nothing was written)");
+                } else if let Some(error) = error {
+                    self.error(&format!("Branch summary failed: {error}"));
+                }
+            }
+            EngineEvent::ContextUsage(_) => {}
+            EngineEvent::HookError { hook, event, error } => {
+                self.notice(&format!(
+                    "warning: hook `{hook}` failed on {event}: {error}"
+                ));
+            }
+        }
+    }
+
+    fn compaction_end(&self, end: &CompactionEnd) {
+        if end.aborted {
+            self.notice("Compaction cancelled (nothing was written)");
+            return;
+        }
+        match (end.tokens_before, end.tokens_after) {
+            (Some(before), Some(after)) => {
+                let mut line = format!("Compacted: {before} → {after} tokens");
+                if end.will_retry {
+                    line.push_str(" (context overflow; retrying)");
+                }
+                if end.fallback {
+                    line.push_str(" without a summary: ");
+                    line.push_str(end.error.as_deref().unwrap_or("summarization failed"));
+                }
+                self.notice(&line);
+            }
+            (_, _) => {
+                if let Some(error) = &end.error {
+                    self.error(error);
+                }
+            }
+        }
+        if let Some(advice) = &end.advice {
+            self.notice(advice);
+        }
+    }
+}
+
+/// Renders an engine's events in a task; [`EventView::flush`] waits until every event emitted so
+/// far is on the screen, so output stays in order with the command that caused it.
+#[derive(Debug)]
+pub struct EventView {
+    flush: mpsc::UnboundedSender<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<()>,
+    ui: Ui,
+    deferring: Ui,
+}
+
+impl EventView {
+    pub fn start(engine: &Engine, ui: Ui) -> Self {
+        let mut events = engine.subscribe();
+        let (flush, mut flushes) = mpsc::unbounded_channel::<oneshot::Sender<()>>();
+        let deferring = ui.deferring();
+        let renderer = deferring.clone();
+        let task = tokio::spawn(async move {
+            let ui = renderer;
+            loop {
+                tokio::select! {
+                    biased;
+                    event = events.recv() => match event {
+                        Some(event) => ui.event(&event),
+                        None => break,
+                    },
+                    request = flushes.recv() => match request {
+                        Some(done) => {
+                            while let Ok(event) = events.try_recv() {
+                                ui.event(&event);
+                            }
+                            let _ = done.send(());
+                        }
+                        None => break,
+                    },
+                }
+            }
+        });
+        Self {
+            flush,
+            task,
+            ui,
+            deferring,
+        }
+    }
+
+    /// Renders every event emitted so far; call it on the chat's thread after an engine operation.
+    pub async fn flush(&self) {
+        let (done, wait) = oneshot::channel();
+        if self.flush.send(done).is_ok() {
+            let _ = wait.await;
+        }
+        self.ui.print_deferred(&self.deferring);
+    }
+}
+
+impl Drop for EventView {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}

@@ -1,0 +1,750 @@
+//! `ctxkit chat` end to end in a real terminal: the binary runs inside tmux (`send-keys`,
+//! `capture-pane`) against a local mock OpenAI-compatible server that scripts the model's answers
+//! (text, tool calls, an overflow error) and answers summary requests. Hermetic: a temp home and
+//! project, no network, provider keys of the real environment removed. Skipped, with a message,
+//! when tmux is not installed.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+const MODEL_ID: &str = "test-model";
+
+/// The scripted model: chat requests (they carry tools) take the next scripted answer; summary
+/// requests (no tools) get a summary after `summary_delay`.
+#[derive(Clone)]
+struct Script {
+    answers: Arc<Mutex<VecDeque<ResponseTemplate>>>,
+    summary_delay: Arc<Mutex<Duration>>,
+}
+
+impl Respond for Script {
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+        if body.get("tools").is_none() {
+            let delay = *self.summary_delay.lock().unwrap();
+            return completion(
+                json!({"role": "assistant", "content": "## Goal\nSUMMARY-FROM-MOCK of the earlier work"}),
+                "stop",
+                300,
+            )
+            .set_delay(delay);
+        }
+        self.answers
+            .lock()
+            .unwrap()
+            .pop_front()
+            .unwrap_or_else(|| text("(the script has no more answers)", 100))
+    }
+}
+
+fn completion(message: Value, finish: &str, prompt_tokens: u64) -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_json(json!({
+        "id": "chatcmpl-mock", "object": "chat.completion", "created": 1, "model": MODEL_ID,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 20,
+                  "total_tokens": prompt_tokens + 20}
+    }))
+}
+
+fn text(content: &str, prompt_tokens: u64) -> ResponseTemplate {
+    completion(
+        json!({"role": "assistant", "content": content}),
+        "stop",
+        prompt_tokens,
+    )
+}
+
+fn tool_call(id: &str, name: &str, arguments: Value) -> ResponseTemplate {
+    completion(
+        json!({"role": "assistant", "content": null, "tool_calls": [{
+            "id": id, "type": "function",
+            "function": {"name": name, "arguments": arguments.to_string()}}]}),
+        "tool_calls",
+        200,
+    )
+}
+
+fn overflow() -> ResponseTemplate {
+    ResponseTemplate::new(400).set_body_json(json!({"error": {
+        "message": "This model's maximum context length is 8192 tokens. However, your messages resulted in 9120 tokens. Please reduce the length of the messages.",
+        "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}))
+}
+
+/// A mock provider, a temp home and project, and the settings pointing `ctxkit` at the mock.
+struct World {
+    runtime: tokio::runtime::Runtime,
+    server: MockServer,
+    script: Script,
+    home: tempfile::TempDir,
+    project: PathBuf,
+}
+
+impl World {
+    fn new(context_window: u64, compaction: Value) -> Self {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let server = runtime.block_on(MockServer::start());
+        let script = Script {
+            answers: Arc::default(),
+            summary_delay: Arc::new(Mutex::new(Duration::ZERO)),
+        };
+        runtime.block_on(
+            Mock::given(method("POST"))
+                .and(path("/v1/chat/completions"))
+                .respond_with(script.clone())
+                .mount(&server),
+        );
+        let home = tempfile::tempdir().unwrap();
+        let project = home.path().join("project");
+        std::fs::create_dir_all(&project).unwrap();
+        let settings = json!({
+            "defaultProvider": "mock",
+            "defaultModel": format!("mock/{MODEL_ID}"),
+            "llm": {
+                "api": "openai-completions",
+                "baseUrl": format!("{}/v1", server.uri()),
+                "models": [{"provider": "mock", "id": MODEL_ID, "contextWindow": context_window,
+                            "maxOutput": 2048}]
+            },
+            "retry": {"enabled": false},
+            "compaction": compaction,
+        });
+        std::fs::write(
+            home.path().join("settings.json"),
+            serde_json::to_string_pretty(&settings).unwrap(),
+        )
+        .unwrap();
+        Self {
+            runtime,
+            server,
+            script,
+            home,
+            project,
+        }
+    }
+
+    fn answer(&self, template: ResponseTemplate) {
+        self.script.answers.lock().unwrap().push_back(template);
+    }
+
+    fn summary_delay(&self, delay: Duration) {
+        *self.script.summary_delay.lock().unwrap() = delay;
+    }
+
+    /// Every request body the mock received, in order.
+    fn requests(&self) -> Vec<Value> {
+        self.runtime
+            .block_on(self.server.received_requests())
+            .unwrap()
+            .iter()
+            .map(|request| serde_json::from_slice(&request.body).unwrap())
+            .collect()
+    }
+
+    fn chat_requests(&self) -> Vec<Value> {
+        self.requests()
+            .into_iter()
+            .filter(|body| body.get("tools").is_some())
+            .collect()
+    }
+
+    fn summary_requests(&self) -> Vec<Value> {
+        self.requests()
+            .into_iter()
+            .filter(|body| body.get("tools").is_none())
+            .collect()
+    }
+
+    /// The session files of the project, newest first.
+    fn session_files(&self) -> Vec<PathBuf> {
+        let root = self.home.path().join("sessions");
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&root)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .flat_map(|dir| {
+                std::fs::read_dir(dir.path())
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+            })
+            .map(|entry| entry.path())
+            .filter(|path| path.extension().is_some_and(|ext| ext == "jsonl"))
+            .collect();
+        files.sort_by_key(|path| {
+            std::cmp::Reverse(std::fs::metadata(path).unwrap().modified().unwrap())
+        });
+        files
+    }
+
+    fn entries(&self, file: &Path) -> Vec<Value> {
+        std::fs::read_to_string(file)
+            .unwrap()
+            .lines()
+            .skip(1)
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    }
+
+    /// Starts `ctxkit chat ARGS` in a fresh tmux server.
+    fn start(&self, args: &str) -> Tmux {
+        let mut command = format!("cd '{}' && exec env", self.project.display());
+        for name in [
+            "ANTHROPIC_API_KEY",
+            "OPENAI_API_KEY",
+            "OPENAI_BASE_URL",
+            "GEMINI_API_KEY",
+            "GOOGLE_API_KEY",
+            "OPENROUTER_API_KEY",
+            "GROQ_API_KEY",
+            "XAI_API_KEY",
+            "MISTRAL_API_KEY",
+            "CTXKIT_SESSIONS_DIR",
+            "CTXKIT_OFFLINE",
+        ] {
+            command.push_str(&format!(" -u {name}"));
+        }
+        command.push_str(&format!(
+            " HOME='{home}' CTXKIT_HOME='{home}' '{bin}' chat {args}",
+            home = self.home.path().display(),
+            bin = env!("CARGO_BIN_EXE_ctxkit"),
+        ));
+        Tmux::start(&command)
+    }
+}
+
+static SOCKETS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// One tmux server (its own socket) running one window.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn available() -> bool {
+        Command::new("tmux")
+            .arg("-V")
+            .output()
+            .is_ok_and(|output| output.status.success())
+    }
+
+    fn start(command: &str) -> Self {
+        let socket = format!(
+            "ctxkit-chat-test-{}-{}",
+            std::process::id(),
+            SOCKETS.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+        );
+        let tmux = Self { socket };
+        let status = tmux
+            .command()
+            .args(["new-session", "-d", "-s", "chat", "-x", "160", "-y", "50"])
+            .arg(command)
+            .status()
+            .unwrap();
+        assert!(status.success(), "tmux new-session failed");
+        // Keep the pane after the program exits, so its last screen can be read.
+        let _ = tmux
+            .command()
+            .args(["set-option", "-t", "chat", "remain-on-exit", "on"])
+            .status();
+        tmux
+    }
+
+    fn command(&self) -> Command {
+        let mut command = Command::new("tmux");
+        command.args(["-L", &self.socket, "-f", "/dev/null"]);
+        command
+    }
+
+    /// Types `text` literally, then Enter.
+    fn line(&self, text: &str) {
+        self.keys(&["-l", text]);
+        self.keys(&["Enter"]);
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let status = self
+            .command()
+            .args(["send-keys", "-t", "chat"])
+            .args(keys)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// The screen and its scrollback.
+    fn screen(&self) -> String {
+        let output = self
+            .command()
+            .args(["capture-pane", "-p", "-J", "-S", "-2000", "-t", "chat"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// Whether the program still runs, or how it ended.
+    fn pane_state(&self) -> String {
+        let output = self
+            .command()
+            .args([
+                "display-message",
+                "-p",
+                "-t",
+                "chat",
+                "pane_dead=#{pane_dead} status=#{pane_dead_status} signal=#{pane_dead_signal}",
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&output.stdout).trim().to_owned()
+    }
+
+    /// Waits until `needle` is on the screen `count` times; panics with the screen on timeout.
+    fn wait_for_count(&self, needle: &str, count: usize) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let screen = self.screen();
+            if screen.matches(needle).count() >= count {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {needle:?} ×{count}; {}; the screen:\n{screen}",
+                self.pane_state()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn wait_for(&self, needle: &str) -> String {
+        self.wait_for_count(needle, 1)
+    }
+
+    /// Waits for the input prompt after the given number of prompts have been shown.
+    fn wait_idle(&self, prompts: usize) -> String {
+        self.wait_for_count("\n> ", prompts)
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.command().arg("kill-server").status();
+    }
+}
+
+macro_rules! require_tmux {
+    () => {
+        if !Tmux::available() {
+            #[allow(clippy::print_stderr, reason = "the skip must be visible")]
+            {
+                eprintln!("SKIPPED: tmux is not installed; install it (`apt-get install -y tmux`) to run the chat terminal tests");
+            }
+            return;
+        }
+    };
+}
+
+fn count_type(entries: &[Value], kind: &str) -> usize {
+    entries.iter().filter(|entry| entry["type"] == kind).count()
+}
+
+#[test]
+fn chat_runs_tools_persists_and_continues() {
+    require_tmux!();
+    let world = World::new(100_000, json!({}));
+    world.answer(tool_call(
+        "call_1",
+        "bash",
+        json!({"command": "echo hello-from-tool > out.txt && cat out.txt"}),
+    ));
+    world.answer(text("Done: the file says hello.", 400));
+    let tmux = world.start("");
+    tmux.wait_for("ctxkit chat · mock/test-model (100000-token window)");
+    tmux.wait_idle(1);
+    tmux.line("make a file");
+    tmux.wait_for("Run `echo hello-from-tool > out.txt && cat out.txt`? [y]es / [n]o / [a]lways:");
+    tmux.line("y");
+    let screen = tmux.wait_for("Done: the file says hello.");
+    assert!(screen.contains("→ bash echo hello-from-tool"), "{screen}");
+    assert!(screen.contains("  hello-from-tool"), "{screen}");
+    tmux.wait_for("[context ");
+    assert_eq!(
+        std::fs::read_to_string(world.project.join("out.txt")).unwrap(),
+        "hello-from-tool\n"
+    );
+    let requests = world.chat_requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0]["tools"].as_array().unwrap().len(), 6);
+    assert_eq!(requests[0]["messages"][1]["content"], "make a file");
+    assert_eq!(
+        requests[1]["messages"][3],
+        json!({"role": "tool", "tool_call_id": "call_1", "content": "hello-from-tool"})
+    );
+    tmux.line("/quit");
+    drop(tmux);
+
+    let files = world.session_files();
+    assert_eq!(files.len(), 1, "one session written");
+    let entries = world.entries(&files[0]);
+    let roles: Vec<&str> = entries
+        .iter()
+        .filter_map(|entry| entry["message"]["role"].as_str())
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "toolResult", "assistant"]);
+    assert_eq!(entries[1]["message"]["provider"], "mock");
+    assert_eq!(entries[1]["message"]["stopReason"], "toolUse");
+
+    world.answer(text("Still here, with the earlier context.", 500));
+    let tmux = world.start("--continue");
+    let screen = tmux.wait_for("Continuing session (4 entries)");
+    assert!(
+        screen.contains("last assistant: Done: the file says hello."),
+        "{screen}"
+    );
+    tmux.wait_idle(1);
+    tmux.line("anything else?");
+    tmux.wait_for("Still here, with the earlier context.");
+    let requests = world.chat_requests();
+    let last = requests.last().unwrap();
+    assert_eq!(last["messages"][1]["content"], "make a file");
+    assert_eq!(last["messages"][5]["content"], "anything else?");
+    assert_eq!(
+        world.session_files().len(),
+        1,
+        "--continue appends to the same file"
+    );
+}
+
+/// A reply long enough (~130 tokens) that compaction has something to summarize.
+fn long(label: &str, prompt_tokens: u64) -> ResponseTemplate {
+    let filler = "The parser reads tokens, builds the tree and reports errors with their spans. ";
+    text(&format!("{label}. {}", filler.repeat(6)), prompt_tokens)
+}
+
+#[test]
+fn chat_compacts_with_focus_cancels_a_compaction_and_summarizes_a_branch() {
+    require_tmux!();
+    let world = World::new(100_000, json!({"keepRecentTokens": 60}));
+    for label in ["Answer one", "Answer two", "Answer three"] {
+        world.answer(long(label, 1000));
+    }
+    let tmux = world.start("--yes");
+    tmux.wait_idle(1);
+    for (number, prompt) in ["first task", "second task", "third task"]
+        .iter()
+        .enumerate()
+    {
+        tmux.line(prompt);
+        tmux.wait_idle(number + 2);
+    }
+
+    // A manual compaction with focus text.
+    tmux.line("/compact the parser work");
+    let screen = tmux.wait_for("Compacted: ");
+    let line = screen
+        .lines()
+        .find(|line| line.starts_with("Compacted: "))
+        .unwrap();
+    assert!(
+        regex::Regex::new(r"^Compacted: \d+ → \d+ tokens$")
+            .unwrap()
+            .is_match(line.trim_end()),
+        "{line}"
+    );
+    let summaries = world.summary_requests();
+    assert!(
+        summaries.iter().any(|body| body
+            .to_string()
+            .contains("Additional focus: the parser work")),
+        "{summaries:?}"
+    );
+    let file = world.session_files().remove(0);
+    assert_eq!(count_type(&world.entries(&file), "compaction"), 1);
+    tmux.wait_idle(5);
+
+    // A compaction cancelled with Ctrl-C writes nothing, and the chat goes on.
+    world.answer(long("Answer four", 1200));
+    tmux.line("fourth task");
+    tmux.wait_for("Answer four.");
+    tmux.wait_idle(6);
+    world.summary_delay(Duration::from_secs(30));
+    tmux.line("/compact");
+    tmux.wait_for("Compacting…");
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("Compaction cancelled (nothing was written)");
+    assert_eq!(count_type(&world.entries(&file), "compaction"), 1);
+    tmux.wait_idle(7);
+    world.summary_delay(Duration::ZERO);
+    world.answer(text("Answer five, after the cancel.", 1300));
+    tmux.line("fifth task");
+    tmux.wait_for("Answer five, after the cancel.");
+    tmux.wait_idle(8);
+
+    // Back to the fourth prompt with a summary of the branch left behind.
+    let entries = world.entries(&file);
+    let fourth = entries
+        .iter()
+        .find(|entry| entry["message"]["content"][0]["text"] == "fourth task")
+        .unwrap();
+    let id = fourth["id"].as_str().unwrap();
+    tmux.line(&format!("/tree {id} --summarize"));
+    let screen = tmux.wait_for("the branch left behind is summarized in");
+    assert!(screen.contains("Moved back"), "{screen}");
+    // The user message is back on the input line for editing.
+    tmux.wait_for("> fourth task");
+    tmux.keys(&["C-u"]);
+    tmux.line("/tree");
+    let screen = tmux.wait_for("branch summary: ");
+    assert!(
+        screen.contains(&format!("├ {id} user: fourth task")),
+        "{screen}"
+    );
+    let entries = world.entries(&file);
+    assert_eq!(count_type(&entries, "branch_summary"), 1);
+    let summary = entries
+        .iter()
+        .find(|entry| entry["type"] == "branch_summary")
+        .unwrap();
+    assert!(
+        summary["summary"]
+            .as_str()
+            .unwrap()
+            .contains("SUMMARY-FROM-MOCK"),
+        "{summary}"
+    );
+    assert_eq!(
+        summary["parentId"], fourth["parentId"],
+        "attached where the branch starts"
+    );
+    let last = world.summary_requests().pop().unwrap().to_string();
+    assert!(
+        last.contains("fifth task"),
+        "the branch summary reads the branch left: {last}"
+    );
+}
+
+#[test]
+fn chat_compacts_at_the_threshold_and_recovers_an_overflow() {
+    require_tmux!();
+    let world = World::new(
+        8192,
+        json!({"reserveTokens": 2000, "keepRecentTokens": 100}),
+    );
+    world.answer(long("Answer one", 1000));
+    world.answer(long("Answer two", 1500));
+    let tmux = world.start("--yes");
+    tmux.wait_for("(8192-token window)");
+    tmux.wait_idle(1);
+    tmux.line("one");
+    tmux.wait_idle(2);
+    tmux.line("two");
+    tmux.wait_idle(3);
+
+    // Usage above window − reserve: the engine compacts after the run, with a spinner.
+    world.summary_delay(Duration::from_millis(1500));
+    world.answer(long("Answer three", 7000));
+    tmux.line("three");
+    let screen = tmux.wait_for("Compacting… (context near the window)");
+    assert!(screen.contains("Answer three."), "{screen}");
+    let screen = tmux.wait_for("Compacted: ");
+    assert!(
+        !screen.contains("Compacting…"),
+        "the spinner line is cleared: {screen}"
+    );
+    assert!(
+        screen.contains("Answer three."),
+        "the screen is not cleared: {screen}"
+    );
+    tmux.wait_idle(4);
+    world.summary_delay(Duration::ZERO);
+    let file = world.session_files().remove(0);
+    assert_eq!(count_type(&world.entries(&file), "compaction"), 1);
+
+    // The provider rejects the next request as too long: compact, then retry by itself.
+    world.answer(long("Answer three-b", 1000));
+    tmux.line("three-b");
+    tmux.wait_idle(5);
+    world.answer(overflow());
+    world.answer(text("Recovered after the overflow.", 900));
+    tmux.line("four");
+    let screen = tmux.wait_for("Recovered after the overflow.");
+    assert!(
+        screen.contains("The request did not fit the model's context window"),
+        "{screen}"
+    );
+    let retried = screen
+        .lines()
+        .find(|line| line.contains("(context overflow; retrying)"))
+        .unwrap_or_else(|| panic!("no overflow compaction line:\n{screen}"));
+    assert!(retried.starts_with("Compacted: "), "{retried}");
+    let entries = world.entries(&file);
+    assert_eq!(count_type(&entries, "compaction"), 2);
+    let requests = world.chat_requests();
+    let retry = requests.last().unwrap();
+    let sent = retry["messages"].to_string();
+    assert!(
+        sent.contains("SUMMARY-FROM-MOCK"),
+        "the retry carries the summary"
+    );
+    assert!(sent.contains("\"four\""), "and the prompt: {sent}");
+    assert!(
+        !sent.contains("maximum context length"),
+        "never the error reply"
+    );
+}
+
+/// The text of the last user message of a chat request.
+fn last_user_text(request: &Value) -> String {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|message| message["role"] == "user")
+        .map(|message| message["content"].to_string())
+        .unwrap_or_default()
+}
+
+#[test]
+fn chat_slash_commands_reach_resources_the_tree_and_sessions() {
+    require_tmux!();
+    let world = World::new(100_000, json!({"keepRecentTokens": 60}));
+    let ctxkit_dir = world.project.join(".ctxkit");
+    std::fs::create_dir_all(ctxkit_dir.join("prompts")).unwrap();
+    std::fs::create_dir_all(ctxkit_dir.join("skills/greet")).unwrap();
+    std::fs::write(
+        ctxkit_dir.join("prompts/review.md"),
+        "---\ndescription: Review a file\n---\nReview $1 carefully.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ctxkit_dir.join("skills/greet/SKILL.md"),
+        "---\nname: greet\ndescription: Greets people\n---\nSay hello warmly.\n",
+    )
+    .unwrap();
+    world.answer(tool_call(
+        "call_rm",
+        "bash",
+        json!({"command": "rm -rf build"}),
+    ));
+    world.answer(long("Fine, not running it", 800));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+
+    // A declined command is reported to the model as an error result.
+    tmux.line("clean up");
+    tmux.wait_for("Run `rm -rf build`? [y]es / [n]o / [a]lways:");
+    tmux.line("n");
+    tmux.wait_for("Fine, not running it.");
+    let requests = world.chat_requests();
+    assert_eq!(
+        requests[1]["messages"][3]["content"],
+        "The user declined to run this command"
+    );
+
+    // Prompt templates and skills from the resource loader.
+    world.answer(text("Reviewed.", 900));
+    tmux.line("/review src/lib.rs");
+    tmux.wait_for("Reviewed.");
+    assert_eq!(
+        last_user_text(world.chat_requests().last().unwrap()),
+        "\"Review src/lib.rs carefully.\""
+    );
+    world.answer(text("Hello Bob.", 950));
+    tmux.line("/skill:greet Bob");
+    tmux.wait_for("Hello Bob.");
+    let sent = last_user_text(world.chat_requests().last().unwrap());
+    assert!(
+        sent.contains("<skill name=\\\"greet\\\"")
+            && sent.contains("Say hello warmly.")
+            && sent.ends_with("Bob\""),
+        "{sent}"
+    );
+
+    // Name, label, pin, context, help, unknown commands.
+    let file = world.session_files().remove(0);
+    let first = world
+        .entries(&file)
+        .into_iter()
+        .find(|entry| entry["message"]["role"] == "user")
+        .unwrap();
+    let first_id = first["id"].as_str().unwrap().to_owned();
+    tmux.line("/name Feature X");
+    tmux.wait_for("Named the session “Feature X”");
+    tmux.line(&format!("/label {first_id} the start"));
+    tmux.wait_for(&format!("Labelled {first_id} “the start”"));
+    tmux.line("/tree");
+    tmux.wait_for(&format!("{first_id} user: clean up [the start]"));
+    tmux.line("/pin Always use tabs");
+    tmux.wait_for("kept verbatim past every compaction");
+    tmux.line("/context");
+    tmux.wait_for("Context [");
+    tmux.wait_for("A compaction now would summarize");
+    tmux.line("/help");
+    tmux.wait_for("/undo-compact");
+    tmux.line("/nope");
+    tmux.wait_for("Unknown command `/nope`");
+    tmux.line("/model");
+    tmux.wait_for("Model: mock/test-model (context window 100000)");
+
+    // Compaction history and undo.
+    tmux.line("/compact");
+    tmux.wait_for("Compacted: ");
+    tmux.line("/compactions");
+    tmux.wait_for("by mock/test-model");
+    tmux.line("/undo-compact");
+    tmux.wait_for("Undid compaction");
+    world.answer(text("Pinned text seen.", 990));
+    tmux.line("still tabs?");
+    tmux.wait_for("Pinned text seen.");
+    assert!(
+        world.chat_requests().last().unwrap()["messages"]
+            .to_string()
+            .contains("Always use tabs"),
+        "the pin reaches the model"
+    );
+
+    // Ctrl-C interrupts a model call; the reply is stored as aborted.
+    world.answer(text("too late", 999).set_delay(Duration::from_secs(30)));
+    tmux.line("slow one");
+    tmux.wait_for("Thinking…");
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("Interrupted");
+    let aborted = world
+        .entries(&file)
+        .into_iter()
+        .filter(|entry| entry["message"]["stopReason"] == "aborted")
+        .count();
+    assert_eq!(aborted, 1);
+
+    // Fork, new session, resume by number.
+    tmux.line(&format!("/fork {first_id}"));
+    tmux.wait_for("Forked into a new session:");
+    tmux.wait_for("> clean up");
+    tmux.keys(&["C-u"]);
+    tmux.line("/new");
+    tmux.wait_for("New session");
+    world.answer(text("Fresh start.", 100));
+    tmux.line("hello again");
+    tmux.wait_for("Fresh start.");
+    tmux.line("/resume");
+    let screen = tmux.wait_for("Resume which (number, empty to stay)?");
+    let number = screen
+        .lines()
+        .find(|line| line.contains("Feature X") && line.starts_with("  "))
+        .and_then(|line| line.trim().split('.').next())
+        .unwrap_or_else(|| panic!("no named session listed:\n{screen}"))
+        .to_owned();
+    tmux.line(&number);
+    tmux.wait_for("Continuing session “Feature X”");
+    assert!(world.session_files().len() >= 2);
+}

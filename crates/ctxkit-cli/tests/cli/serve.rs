@@ -1,0 +1,171 @@
+//! `ctxkit serve --stdio` end to end: spawn the binary and speak JSON-RPC to it.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use serde_json::{Value, json};
+
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next_id: u64,
+    events: Vec<Value>,
+}
+
+impl Server {
+    fn start(home: &std::path::Path) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+            .args(["serve", "--stdio"])
+            .env("CTXKIT_HOME", home)
+            .env_remove("CTXKIT_SESSIONS_DIR")
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("OPENAI_API_KEY")
+            .current_dir(home)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Self {
+            child,
+            stdin,
+            stdout,
+            next_id: 0,
+            events: Vec::new(),
+        }
+    }
+
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(self.stdin, "{request}").unwrap();
+        self.stdin.flush().unwrap();
+        loop {
+            let mut line = String::new();
+            assert_ne!(
+                self.stdout.read_line(&mut line).unwrap(),
+                0,
+                "the server exited"
+            );
+            let message: Value = serde_json::from_str(&line).unwrap();
+            assert_eq!(message["jsonrpc"], "2.0", "{line}");
+            if message["id"] == json!(id) {
+                return message;
+            }
+            assert_eq!(message["method"], "event", "{line}");
+            self.events.push(message["params"].clone());
+        }
+    }
+
+    fn event_types(&self) -> Vec<String> {
+        self.events
+            .iter()
+            .filter_map(|event| event["type"].as_str().map(str::to_owned))
+            .filter(|kind| kind != "context_usage")
+            .collect()
+    }
+}
+
+fn now_ms() -> i64 {
+    std::thread::sleep(std::time::Duration::from_millis(3));
+    chrono::Utc::now().timestamp_millis()
+}
+
+fn user(text: &str) -> Value {
+    json!({"role": "user", "content": text, "timestamp": now_ms()})
+}
+
+fn reply(text: &str, total: u64) -> Value {
+    json!({
+        "role": "assistant", "content": [{"type": "text", "text": text}],
+        "provider": "faux", "model": "faux-1", "api": "faux", "stopReason": "stop",
+        "usage": {"input": total, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": total},
+        "timestamp": now_ms(),
+    })
+}
+
+#[test]
+fn an_agent_drives_a_session_over_stdio() {
+    let home = tempfile::tempdir().unwrap();
+    let mut server = Server::start(home.path());
+    let init = server.call("initialize", Value::Null);
+    assert_eq!(init["result"]["protocol_version"], "1");
+    let created = server.call("session.create", json!({"cwd": home.path()}));
+    let file = created["result"]["session_file"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    server.call(
+        "model.set",
+        json!({"model": {"provider": "faux", "id": "faux-1", "context_window": 20_000}}),
+    );
+    let mut ids = Vec::new();
+    for (text, total) in [
+        ("fix the parser in src/parse.rs", 2_000),
+        ("now run the tests", 18_000),
+    ] {
+        let answer = server.call("message.append", json!({"message": user(text)}));
+        ids.push(answer["result"]["entry_id"].as_str().unwrap().to_owned());
+        server.call("message.append", json!({"message": reply("done", total)}));
+    }
+    // The check before a prompt finds the context over 20 000 − 16 384 and compacts offline.
+    let report = server.call("check.before_prompt", Value::Null);
+    assert_eq!(report["result"]["decision"], "threshold", "{report}");
+    let compaction = &report["result"]["compaction"];
+    assert_eq!(compaction["aborted"], false);
+    assert!(compaction["tokens_before"].as_u64().unwrap() >= 18_000);
+    let view = server.call("view.get", Value::Null);
+    let first = view["result"]["messages"][0]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(
+        first.contains("<summary>"),
+        "the view starts with the summary: {first}"
+    );
+    let whole = view["result"]["messages"].to_string();
+    assert!(
+        whole.contains("src/parse.rs"),
+        "the task is still visible: {whole}"
+    );
+    let again = server.call("compact", json!({"focus": "the parser"}));
+    assert_eq!(again["error"]["message"], "Already compacted");
+    assert_eq!(again["error"]["data"]["kind"], "already_compacted");
+    // Navigation back to the first question puts its text back for editing.
+    let navigated = server.call("tree.navigate", json!({"target_id": ids[0]}));
+    assert_eq!(
+        navigated["result"]["editor_text"],
+        "fix the parser in src/parse.rs"
+    );
+    let pinned = server.call("pin.add", json!({"text": "never push to main"}));
+    assert!(pinned["result"]["id"].is_string(), "{pinned}");
+    let bad = server.call("pin.add", json!({}));
+    assert_eq!(bad["error"]["code"], -32602);
+    let unknown = server.call("does.not.exist", Value::Null);
+    assert_eq!(unknown["error"]["code"], -32601);
+    let done = server.call("shutdown", Value::Null);
+    assert_eq!(done["result"], json!({}));
+    assert!(server.child.wait().unwrap().success());
+    assert!(
+        server
+            .event_types()
+            .starts_with(&["compaction_start".to_owned(), "compaction_end".to_owned()]),
+        "{:?}",
+        server.event_types()
+    );
+    // What the server wrote is an ordinary session file.
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("\"type\":\"compaction\""));
+    assert!(text.contains("ctxkit.pin"));
+}
+
+#[test]
+fn a_closed_stdin_ends_the_server_cleanly() {
+    let home = tempfile::tempdir().unwrap();
+    let mut server = Server::start(home.path());
+    server.call("initialize", Value::Null);
+    drop(server.stdin);
+    assert!(server.child.wait().unwrap().success());
+}
