@@ -7,11 +7,13 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod crash;
 mod dir;
 mod error;
 mod generate;
 mod measure;
 mod rng;
+pub mod simulate;
 mod text;
 
 pub use dir::{DirOptions, DirStats, write_session_dir};

@@ -1,0 +1,32 @@
+//! Why a simulation could not run.
+
+/// A simulation failed.
+///
+/// Returned by `simulate`. Every variant is a bug in the simulator or in the engine it drives,
+/// not a property of the simulated session: report it with the command line that produced it.
+#[derive(Debug, thiserror::Error)]
+pub enum SimulateError {
+    /// The engine refused an operation (an append, a view, a check).
+    #[error("The engine failed while simulating `{strategy}`: {source}")]
+    Engine {
+        /// The strategy being replayed.
+        strategy: &'static str,
+        #[source]
+        source: ctxkit_engine::EngineError,
+    },
+    /// A message could not be serialized to measure it.
+    #[error("A request could not be serialized: {0}")]
+    Serialize(#[from] serde_json::Error),
+    /// The identifier matcher could not be built.
+    #[error("The identifier matcher could not be built: {0}")]
+    Matcher(#[from] aho_corasick::BuildError),
+    /// The async runtime of a strategy could not start.
+    #[error("The runtime could not start: {0}")]
+    Runtime(#[source] std::io::Error),
+    /// A strategy's thread panicked.
+    #[error("The thread simulating `{strategy}` panicked")]
+    Panicked {
+        /// The strategy being replayed.
+        strategy: &'static str,
+    },
+}

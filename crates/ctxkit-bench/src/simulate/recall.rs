@@ -1,0 +1,322 @@
+//! Identifier recall: of the planted identifiers whose source message is no longer shown verbatim
+//! (it was pruned, dropped or summarized), how many still appear byte for byte somewhere in the
+//! request.
+//!
+//! A source is verbatim when the request holds it unchanged: the tool result with the same call id
+//! and the same content, or the task prompt with the same text. Its identifiers are visible and not
+//! at risk. Every other message is scanned (one Aho-Corasick pass over its JSON) for the at-risk
+//! ones; a verbatim source cannot hold another source's identifier, since each is planted once.
+
+use std::collections::HashMap;
+
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
+use ctxkit_protocol::{AgentMessage, MessageContent};
+use serde::Serialize;
+
+use super::trace::{IdentifierKind, Source, Trace};
+
+/// What one request shows of the identifiers planted so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct RecallSample {
+    /// Identifiers planted in messages sent so far.
+    pub planted: usize,
+    /// Of those, identifiers whose source message is not in the request verbatim.
+    pub at_risk: usize,
+    /// Of the at-risk ones, identifiers still found in the request.
+    pub recalled: usize,
+}
+
+impl RecallSample {
+    /// Identifiers the model can see: verbatim ones plus recalled at-risk ones.
+    pub fn visible(&self) -> usize {
+        self.planted - self.at_risk + self.recalled
+    }
+
+    /// `recalled / at_risk`, `None` when nothing is at risk.
+    pub fn recall(&self) -> Option<f64> {
+        (self.at_risk > 0).then(|| self.recalled as f64 / self.at_risk as f64)
+    }
+
+    fn add(&mut self, other: Self) {
+        self.planted += other.planted;
+        self.at_risk += other.at_risk;
+        self.recalled += other.recalled;
+    }
+}
+
+/// The recall of one kind of identifier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct KindRecall {
+    pub kind: IdentifierKind,
+    #[serde(flatten)]
+    pub sample: RecallSample,
+}
+
+/// A request's recall, in all and per identifier kind.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct RecallBreakdown {
+    pub all: RecallSample,
+    pub by_kind: Vec<KindRecall>,
+}
+
+/// Checks requests against the trace's planted identifiers.
+pub(crate) struct RecallTracker<'a> {
+    trace: &'a Trace,
+    matcher: AhoCorasick,
+    /// Tool call id → the planted identifiers of its result.
+    results: HashMap<&'a str, (&'a MessageContent, Vec<usize>)>,
+    /// Task prompt text → its planted identifiers.
+    prompts: HashMap<&'a str, Vec<usize>>,
+    verbatim: Vec<bool>,
+    found: Vec<bool>,
+}
+
+impl<'a> RecallTracker<'a> {
+    pub(crate) fn new(trace: &'a Trace) -> Result<Self, aho_corasick::BuildError> {
+        let matcher = AhoCorasick::builder()
+            .kind(Some(AhoCorasickKind::DFA))
+            .build(trace.planted.iter().map(|planted| &planted.identifier))?;
+        let contents: HashMap<&str, &MessageContent> = trace
+            .tasks
+            .iter()
+            .flat_map(|task| &task.calls)
+            .flat_map(|call| &call.results)
+            .map(|result| (result.tool_call_id.as_str(), &result.content))
+            .collect();
+        let mut results: HashMap<&str, (&MessageContent, Vec<usize>)> = HashMap::new();
+        let mut prompts: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (index, planted) in trace.planted.iter().enumerate() {
+            match &planted.source {
+                Source::ToolResult { tool_call_id } => {
+                    if let Some(content) = contents.get(tool_call_id.as_str()) {
+                        results
+                            .entry(tool_call_id.as_str())
+                            .or_insert_with(|| (content, Vec::new()))
+                            .1
+                            .push(index);
+                    }
+                }
+                Source::Task { task } => {
+                    if let Some(MessageContent::Text(text)) =
+                        trace.tasks.get(*task).map(|task| &task.prompt.content)
+                    {
+                        prompts.entry(text.as_str()).or_default().push(index);
+                    }
+                }
+            }
+        }
+        let count = trace.planted.len();
+        Ok(Self {
+            trace,
+            matcher,
+            results,
+            prompts,
+            verbatim: vec![false; count],
+            found: vec![false; count],
+        })
+    }
+
+    /// The recall of one request: `messages` as sent, `serialized` their JSON, `request` the 0-based
+    /// index of the call (identifiers planted for later calls do not count yet).
+    pub(crate) fn observe(
+        &mut self,
+        messages: &[AgentMessage],
+        serialized: &[String],
+        request: usize,
+    ) -> RecallBreakdown {
+        let planted = self
+            .trace
+            .planted
+            .partition_point(|planted| planted.first_request <= request);
+        self.verbatim.fill(false);
+        self.found.fill(false);
+        let mut scan = Vec::new();
+        for (message, text) in messages.iter().zip(serialized) {
+            let source = match message {
+                AgentMessage::ToolResult(result) => self
+                    .results
+                    .get(result.tool_call_id.as_str())
+                    .filter(|(content, _)| **content == result.content)
+                    .map(|(_, identifiers)| identifiers),
+                AgentMessage::User(user) => match &user.content {
+                    MessageContent::Text(text) => self.prompts.get(text.as_str()),
+                    MessageContent::Blocks(_) => None,
+                },
+                AgentMessage::Assistant(_)
+                | AgentMessage::BashExecution(_)
+                | AgentMessage::Custom(_)
+                | AgentMessage::BranchSummary(_)
+                | AgentMessage::CompactionSummary(_)
+                | AgentMessage::Unknown(_) => None,
+            };
+            match source {
+                Some(identifiers) => {
+                    for index in identifiers {
+                        self.verbatim[*index] = true;
+                    }
+                }
+                None => scan.push(text.as_str()),
+            }
+        }
+        let at_risk = (0..planted).any(|index| !self.verbatim[index]);
+        if at_risk {
+            for text in scan {
+                for found in self.matcher.find_iter(text) {
+                    self.found[found.pattern().as_usize()] = true;
+                }
+            }
+        }
+        let mut breakdown = RecallBreakdown {
+            all: RecallSample::default(),
+            by_kind: IdentifierKind::ALL
+                .iter()
+                .map(|kind| KindRecall {
+                    kind: *kind,
+                    sample: RecallSample::default(),
+                })
+                .collect(),
+        };
+        for (index, planted_identifier) in self.trace.planted.iter().take(planted).enumerate() {
+            let at_risk = !self.verbatim[index];
+            let sample = RecallSample {
+                planted: 1,
+                at_risk: usize::from(at_risk),
+                recalled: usize::from(at_risk && self.found[index]),
+            };
+            breakdown.all.add(sample);
+            if let Some(kind) = breakdown
+                .by_kind
+                .iter_mut()
+                .find(|kind| kind.kind == planted_identifier.kind)
+            {
+                kind.sample.add(sample);
+            }
+        }
+        breakdown
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::simulate::meter::Request;
+    use crate::simulate::trace::{TraceOptions, generate_trace};
+    use ctxkit_protocol::{ContentBlock, JsonObject, UserMessage};
+
+    fn trace() -> Trace {
+        generate_trace(TraceOptions {
+            calls: 120,
+            seed: 3,
+        })
+    }
+
+    fn observe(
+        tracker: &mut RecallTracker<'_>,
+        view: &[AgentMessage],
+        call: usize,
+    ) -> RecallSample {
+        let request = Request::measure(view).unwrap();
+        tracker.observe(view, &request.messages, call).all
+    }
+
+    fn text_of(message: &AgentMessage) -> String {
+        serde_json::to_string(message).unwrap()
+    }
+
+    #[test]
+    fn a_full_view_puts_nothing_at_risk() {
+        let trace = trace();
+        let mut tracker = RecallTracker::new(&trace).unwrap();
+        let view: Vec<AgentMessage> = trace.messages().collect();
+        let sample = observe(&mut tracker, &view, trace.calls());
+        assert_eq!(sample.planted, trace.planted.len());
+        assert_eq!((sample.at_risk, sample.recalled), (0, 0));
+        assert_eq!(sample.visible(), sample.planted);
+        assert_eq!(sample.recall(), None);
+    }
+
+    #[test]
+    fn dropped_sources_are_at_risk_and_count_only_where_they_still_appear() {
+        let trace = trace();
+        let mut tracker = RecallTracker::new(&trace).unwrap();
+        let all: Vec<AgentMessage> = trace.messages().collect();
+        // Drop the first task prompt (4 identifiers) and keep the rest.
+        let first = &trace.planted[..4];
+        assert!(
+            first
+                .iter()
+                .all(|planted| planted.source == Source::Task { task: 0 })
+        );
+        let mut view = all[1..].to_vec();
+        let sample = observe(&mut tracker, &view, trace.calls());
+        assert_eq!((sample.at_risk, sample.recalled), (4, 0));
+        assert_eq!(sample.recall(), Some(0.0));
+        // A summary that names two of them, plus an unrelated string, recalls exactly two.
+        let summary = format!(
+            "Summary: `{}` and {} were involved; also src/other/file_9999.rs",
+            first[0].identifier, first[2].identifier
+        );
+        view.insert(
+            0,
+            AgentMessage::User(UserMessage {
+                content: ctxkit_protocol::MessageContent::Text(summary),
+                timestamp: None,
+                extra: JsonObject::new(),
+            }),
+        );
+        let sample = observe(&mut tracker, &view, trace.calls());
+        assert_eq!((sample.at_risk, sample.recalled), (4, 2));
+        assert_eq!(sample.visible(), sample.planted - 2);
+    }
+
+    #[test]
+    fn a_changed_tool_result_is_at_risk_even_when_it_keeps_the_identifier() {
+        let trace = trace();
+        let mut tracker = RecallTracker::new(&trace).unwrap();
+        let planted = trace
+            .planted
+            .iter()
+            .find(|planted| matches!(planted.source, Source::ToolResult { .. }))
+            .unwrap()
+            .clone();
+        let Source::ToolResult { tool_call_id } = &planted.source else {
+            unreachable!()
+        };
+        let mut view: Vec<AgentMessage> = trace.messages().collect();
+        let position = view
+            .iter()
+            .position(|message| {
+                matches!(message, AgentMessage::ToolResult(result) if &result.tool_call_id == tool_call_id)
+            })
+            .unwrap();
+        // Cut the result to the planted line plus a marker: changed, so at risk, but recalled.
+        let AgentMessage::ToolResult(result) = &mut view[position] else {
+            unreachable!()
+        };
+        let kept = text_of(&AgentMessage::ToolResult(result.clone()))
+            .lines()
+            .find(|line| line.contains(planted.identifier.as_str()))
+            .map(|_| format!("…\n{}\n[cut]", planted.identifier))
+            .unwrap();
+        result.content = ctxkit_protocol::MessageContent::Blocks(vec![ContentBlock::text(kept)]);
+        let sample = observe(&mut tracker, &view, trace.calls());
+        assert_eq!((sample.at_risk, sample.recalled), (1, 1));
+        // Cut without the line: at risk and lost.
+        let AgentMessage::ToolResult(result) = &mut view[position] else {
+            unreachable!()
+        };
+        result.content = ctxkit_protocol::MessageContent::Blocks(vec![ContentBlock::text("[cut]")]);
+        let sample = observe(&mut tracker, &view, trace.calls());
+        assert_eq!((sample.at_risk, sample.recalled), (1, 0));
+    }
+
+    #[test]
+    fn identifiers_of_later_calls_do_not_count_yet() {
+        let trace = trace();
+        let mut tracker = RecallTracker::new(&trace).unwrap();
+        let sample = observe(&mut tracker, &[], 0);
+        // Only the first task's prompt can be in request 0.
+        assert_eq!(sample.planted, 4);
+        assert_eq!((sample.at_risk, sample.recalled), (4, 0));
+    }
+}

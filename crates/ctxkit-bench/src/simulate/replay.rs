@@ -1,0 +1,338 @@
+//! Replaying the trace under one strategy through the engine, as an agent loop would:
+//! `before_prompt` → append the task → for each call { `model_view` (the request) → measure it →
+//! append the reply (usage = the request's estimate) → append its tool results } → `after_run`.
+//!
+//! A request above the window is an overflow. With compaction enabled the provider is taken to
+//! reject it: an overflow error reply is appended, `after_run` compacts and the call is retried once,
+//! as the reference's recovery does; a rejected request is not billed. Without compaction (or when
+//! recovery fails) the request is counted, flagged and billed as if the model had accepted it.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use ctxkit_compaction::{OfflineSummarizer, Prompts, estimate_tokens};
+use ctxkit_engine::{
+    CheckReport, CompactionReason, Engine, EngineError, EngineOptions, HookSet, ModelInfo,
+};
+use ctxkit_protocol::{AgentMessage, AssistantMessage, JsonObject, Usage};
+use ctxkit_session::Session;
+
+use super::meter::{Request, shared_prefix};
+use super::recall::{RecallBreakdown, RecallTracker};
+use super::report::{Compactions, StrategyReport, Timing, TokenStats};
+use super::trace::{MODEL, PROVIDER, Trace};
+use super::{CheckPoint, SimulateError, SimulateOptions, Strategy};
+
+const CWD: &str = "/home/dev/projects/simulated";
+/// Retries of one call after overflow recoveries before it is sent anyway.
+const MAX_ATTEMPTS: usize = 3;
+
+/// Epoch milliseconds now. The engine's stale-usage guard compares message timestamps with the
+/// wall-clock timestamps of compaction entries, so messages are stamped with the wall clock too.
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| {
+            i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX)
+        })
+}
+
+/// Everything measured for one strategy.
+struct Meter<'a> {
+    strategy: Strategy,
+    options: &'a SimulateOptions,
+    inputs: Vec<u64>,
+    shared_tokens: u64,
+    hit_ratio_sum: f64,
+    output_tokens: u64,
+    cost_without_cache: f64,
+    cost_with_cache: f64,
+    overflows: usize,
+    rejected: usize,
+    recovery_failures: usize,
+    compactions: Compactions,
+    /// The last request the model accepted, as sent and as measured.
+    previous: Option<(Vec<AgentMessage>, Request)>,
+    recall: RecallTracker<'a>,
+    recall_sum: f64,
+    recall_samples: usize,
+    last_recall: RecallBreakdown,
+    windowed_requests: usize,
+    timing: Timing,
+}
+
+fn add(total: &mut f64, since: Instant) {
+    *total += since.elapsed().as_secs_f64() * 1000.0;
+}
+
+impl<'a> Meter<'a> {
+    fn engine_error(&self) -> impl Fn(EngineError) -> SimulateError + use<> {
+        let strategy = self.strategy.name();
+        move |source| SimulateError::Engine { strategy, source }
+    }
+
+    /// Counts a check's compaction; true when one was written.
+    fn count_check(&mut self, report: &CheckReport) -> bool {
+        let Some(end) = report
+            .compaction
+            .as_ref()
+            .filter(|end| end.entry_id.is_some())
+        else {
+            return false;
+        };
+        match end.reason {
+            CompactionReason::Threshold => self.compactions.threshold += 1,
+            CompactionReason::Overflow => self.compactions.overflow += 1,
+            CompactionReason::Manual => self.compactions.manual += 1,
+        }
+        true
+    }
+
+    /// Bills a request the model accepted and measures its prefix and recall.
+    fn accept(
+        &mut self,
+        messages: Vec<AgentMessage>,
+        request: Request,
+        call: usize,
+        output_tokens: u64,
+    ) {
+        let started = Instant::now();
+        let input = request.total_tokens();
+        let shared = self.previous.as_ref().map_or(0, |(_, previous)| {
+            shared_prefix(&previous.messages, &request).tokens
+        });
+        self.inputs.push(input);
+        self.shared_tokens += shared;
+        if input > 0 {
+            self.hit_ratio_sum += shared as f64 / input as f64;
+        }
+        self.output_tokens += output_tokens;
+        let prices = &self.options.prices;
+        self.cost_without_cache += prices.uncached_cost(input, output_tokens);
+        self.cost_with_cache += prices.cached_cost(input, shared, output_tokens);
+        add(&mut self.timing.measure_ms, started);
+        let started = Instant::now();
+        let recall = self.recall.observe(&messages, &request.messages, call);
+        if let Some(ratio) = recall.all.recall() {
+            self.recall_sum += ratio;
+            self.recall_samples += 1;
+        }
+        self.last_recall = recall;
+        self.previous = Some((messages, request));
+        add(&mut self.timing.recall_ms, started);
+    }
+
+    fn finish(self, stored_entries: usize, elapsed: Duration) -> StrategyReport {
+        let input_tokens = TokenStats::of(&self.inputs);
+        let requests = self.inputs.len();
+        StrategyReport {
+            strategy: self.strategy,
+            name: self.strategy.name(),
+            requests,
+            input_tokens,
+            output_tokens: self.output_tokens,
+            shared_prefix_tokens: self.shared_tokens,
+            cache_hit_ratio: ratio(self.shared_tokens as f64, input_tokens.total as f64),
+            mean_request_cache_hit_ratio: ratio(self.hit_ratio_sum, requests as f64),
+            cost_without_cache: self.cost_without_cache,
+            cost_with_cache: self.cost_with_cache,
+            overflows: self.overflows,
+            rejected_requests: self.rejected,
+            recovery_failures: self.recovery_failures,
+            compactions: self.compactions,
+            windowed_requests: self.windowed_requests,
+            recall_final: self.last_recall,
+            recall_mean: (self.recall_samples > 0)
+                .then(|| self.recall_sum / self.recall_samples as f64),
+            recall_samples: self.recall_samples,
+            stored_entries,
+            timing: Timing {
+                total_ms: elapsed.as_secs_f64() * 1000.0,
+                ..self.timing
+            },
+        }
+    }
+}
+
+fn ratio(part: f64, whole: f64) -> f64 {
+    if whole > 0.0 { part / whole } else { 0.0 }
+}
+
+/// The error reply of a provider that refused a request for its length (Anthropic's wording).
+fn overflow_reply(tokens: u64, window: u64) -> AgentMessage {
+    AgentMessage::Assistant(AssistantMessage {
+        content: Vec::new(),
+        api: Some("anthropic-messages".to_owned()),
+        provider: Some(PROVIDER.to_owned()),
+        model: Some(MODEL.to_owned()),
+        usage: None,
+        stop_reason: Some("error".to_owned()),
+        error_message: Some(format!(
+            "prompt is too long: {tokens} tokens > {window} maximum"
+        )),
+        timestamp: Some(now_ms()),
+        extra: JsonObject::new(),
+    })
+}
+
+struct Driver<'a> {
+    engine: Engine,
+    meter: Meter<'a>,
+}
+
+impl Driver<'_> {
+    async fn append(&mut self, message: AgentMessage) -> Result<(), SimulateError> {
+        let started = Instant::now();
+        let error = self.meter.engine_error();
+        self.engine.append(message).await.map_err(error)?;
+        add(&mut self.meter.timing.append_ms, started);
+        Ok(())
+    }
+
+    /// Runs a check; after a compaction waits until the wall clock has moved past it, so every
+    /// later message is newer than the compaction entry (as it always is with a real model).
+    async fn check(
+        &mut self,
+        report: impl Future<Output = Result<CheckReport, EngineError>>,
+    ) -> Result<CheckReport, SimulateError> {
+        let started = Instant::now();
+        let error = self.meter.engine_error();
+        let report = report.await.map_err(error)?;
+        if self.meter.count_check(&report) {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        add(&mut self.meter.timing.check_ms, started);
+        Ok(report)
+    }
+
+    /// The next request, after any overflow recovery.
+    async fn request(&mut self) -> Result<(Vec<AgentMessage>, Request), SimulateError> {
+        let window = self.meter.options.context_window;
+        let compacts = self.meter.strategy.settings().compaction.enabled;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let started = Instant::now();
+            let error = self.meter.engine_error();
+            let view = self.engine.model_view().await.map_err(error)?;
+            add(&mut self.meter.timing.view_ms, started);
+            let windowed = usize::from(view.report.messages_dropped_by_window > 0);
+            let started = Instant::now();
+            let previous = self
+                .meter
+                .previous
+                .as_ref()
+                .map(|(messages, request)| (messages.as_slice(), request));
+            let request = Request::measure_after(previous, &view.messages)?;
+            add(&mut self.meter.timing.measure_ms, started);
+            let tokens = request.total_tokens();
+            if tokens <= window {
+                self.meter.windowed_requests += windowed;
+                return Ok((view.messages, request));
+            }
+            self.meter.overflows += 1;
+            if !compacts || attempt >= MAX_ATTEMPTS {
+                self.meter.windowed_requests += windowed;
+                return Ok((view.messages, request));
+            }
+            self.append(overflow_reply(tokens, window)).await?;
+            let engine = self.engine.clone();
+            let report = self.check(engine.after_run()).await?;
+            if report.retry {
+                self.meter.rejected += 1;
+                continue;
+            }
+            // Recovery is exhausted or impossible: an agent would stop here; the simulation sends
+            // the call anyway, flagged as an overflow.
+            self.meter.recovery_failures += 1;
+            self.meter.windowed_requests += windowed;
+            return Ok((view.messages, request));
+        }
+    }
+}
+
+/// Replays `trace` under `strategy`.
+pub(crate) async fn replay(
+    trace: &Trace,
+    strategy: Strategy,
+    options: &SimulateOptions,
+) -> Result<StrategyReport, SimulateError> {
+    let started = Instant::now();
+    let engine = Engine::new(
+        Session::in_memory(CWD),
+        EngineOptions {
+            settings: strategy.settings(),
+            model: Some(ModelInfo {
+                provider: PROVIDER.to_owned(),
+                id: MODEL.to_owned(),
+                context_window: options.context_window,
+            }),
+            summarizer: Arc::new(OfflineSummarizer),
+            prompts: Prompts::default(),
+            hooks: HookSet::new(),
+            thinking_level: None,
+        },
+    );
+    let meter = Meter {
+        strategy,
+        options,
+        inputs: Vec::with_capacity(trace.calls()),
+        shared_tokens: 0,
+        hit_ratio_sum: 0.0,
+        output_tokens: 0,
+        cost_without_cache: 0.0,
+        cost_with_cache: 0.0,
+        overflows: 0,
+        rejected: 0,
+        recovery_failures: 0,
+        compactions: Compactions::default(),
+        previous: None,
+        recall: RecallTracker::new(trace)?,
+        recall_sum: 0.0,
+        recall_samples: 0,
+        last_recall: RecallBreakdown::default(),
+        windowed_requests: 0,
+        timing: Timing::default(),
+    };
+    let mut driver = Driver { engine, meter };
+    let mut call = 0;
+    for task in &trace.tasks {
+        let engine = driver.engine.clone();
+        driver.check(engine.before_prompt()).await?;
+        let mut prompt = task.prompt.clone();
+        prompt.timestamp = Some(now_ms());
+        driver.append(AgentMessage::User(prompt)).await?;
+        for (step, planned) in task.calls.iter().enumerate() {
+            let (messages, request) = driver.request().await?;
+            let mut reply = planned.reply.clone();
+            let output = estimate_tokens(&AgentMessage::Assistant(reply.clone()));
+            let input = request.total_tokens();
+            driver.meter.accept(messages, request, call, output);
+            reply.usage = Some(Usage {
+                input,
+                output,
+                total_tokens: input + output,
+                ..Usage::default()
+            });
+            reply.timestamp = Some(now_ms());
+            driver.append(AgentMessage::Assistant(reply)).await?;
+            for result in &planned.results {
+                let mut result = result.clone();
+                result.timestamp = Some(now_ms());
+                driver.append(AgentMessage::ToolResult(result)).await?;
+            }
+            call += 1;
+            if options.check == CheckPoint::EveryCall && step + 1 < task.calls.len() {
+                let engine = driver.engine.clone();
+                driver.check(engine.after_run()).await?;
+            }
+        }
+        let engine = driver.engine.clone();
+        driver.check(engine.after_run()).await?;
+    }
+    let stored_entries = driver
+        .engine
+        .with_session(|session| session.entries().len())
+        .await;
+    Ok(driver.meter.finish(stored_entries, started.elapsed()))
+}

@@ -1,0 +1,344 @@
+//! The simulator's results and their markdown rendering.
+
+use std::fmt::Write as _;
+
+use ctxkit_compaction::estimate_tokens;
+use serde::Serialize;
+
+use super::cost::PriceTable;
+use super::recall::{RecallBreakdown, RecallSample};
+use super::trace::{IdentifierKind, Trace};
+use super::{CheckPoint, Strategy};
+
+/// Mean, median, maximum and sum of per-request token counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct TokenStats {
+    pub mean: f64,
+    /// The lower median.
+    pub p50: u64,
+    pub max: u64,
+    pub total: u64,
+}
+
+impl TokenStats {
+    /// The statistics of `values`; all zero when empty.
+    pub fn of(values: &[u64]) -> Self {
+        if values.is_empty() {
+            return Self::default();
+        }
+        let mut sorted = values.to_vec();
+        sorted.sort_unstable();
+        let total: u64 = sorted.iter().sum();
+        Self {
+            mean: total as f64 / sorted.len() as f64,
+            p50: sorted[(sorted.len() - 1) / 2],
+            max: sorted[sorted.len() - 1],
+            total,
+        }
+    }
+}
+
+/// Compaction entries written, by trigger.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Compactions {
+    pub threshold: usize,
+    pub overflow: usize,
+    pub manual: usize,
+}
+
+impl Compactions {
+    pub fn total(&self) -> usize {
+        self.threshold + self.overflow + self.manual
+    }
+}
+
+/// Where a strategy's replay spent its time, milliseconds of wall time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Timing {
+    /// `Engine::model_view`: rebuilding the context from the session and transforming it.
+    pub view_ms: f64,
+    /// Serializing requests, estimating tokens, prefixes and cost.
+    pub measure_ms: f64,
+    /// Identifier recall.
+    pub recall_ms: f64,
+    /// `Engine::append`.
+    pub append_ms: f64,
+    /// `before_prompt` and `after_run`, compactions included.
+    pub check_ms: f64,
+    pub total_ms: f64,
+}
+
+/// One strategy's results.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StrategyReport {
+    pub strategy: Strategy,
+    pub name: &'static str,
+    /// Requests the model answered (one per call; rejected overflow requests are not counted).
+    pub requests: usize,
+    pub input_tokens: TokenStats,
+    pub output_tokens: u64,
+    /// Input tokens that were a byte-identical prefix of the previous request.
+    pub shared_prefix_tokens: u64,
+    /// `shared_prefix_tokens / input total`.
+    pub cache_hit_ratio: f64,
+    /// The per-request ratio, averaged over requests.
+    pub mean_request_cache_hit_ratio: f64,
+    /// Dollars with every input token at the base price.
+    pub cost_without_cache: f64,
+    /// Dollars with shared prefixes as cache reads and the rest as cache writes.
+    pub cost_with_cache: f64,
+    /// Requests whose input exceeded the window (rejected ones included).
+    pub overflows: usize,
+    /// Overflowing requests the provider refused and the engine recovered from by compacting.
+    pub rejected_requests: usize,
+    /// Overflows the engine could not recover from (the call was sent anyway, flagged).
+    pub recovery_failures: usize,
+    pub compactions: Compactions,
+    /// Requests where the sliding window dropped messages.
+    pub windowed_requests: usize,
+    /// Identifier recall of the last request.
+    pub recall_final: RecallBreakdown,
+    /// Recall averaged over the requests with identifiers at risk.
+    pub recall_mean: Option<f64>,
+    /// Requests with identifiers at risk.
+    pub recall_samples: usize,
+    /// Session entries at the end (compaction never deletes any).
+    pub stored_entries: usize,
+    pub timing: Timing,
+}
+
+/// What the replayed session holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct TraceSummary {
+    pub tasks: usize,
+    pub calls: usize,
+    pub messages: usize,
+    pub tool_results: usize,
+    /// Estimated tokens of every message once (the transcript without any management).
+    pub transcript_tokens: u64,
+    pub largest_tool_result_tokens: u64,
+    pub planted_identifiers: usize,
+}
+
+impl TraceSummary {
+    pub(crate) fn of(trace: &Trace) -> Self {
+        let mut summary = Self {
+            tasks: trace.tasks.len(),
+            calls: trace.calls(),
+            planted_identifiers: trace.planted.len(),
+            ..Self::default()
+        };
+        for message in trace.messages() {
+            let tokens = estimate_tokens(&message);
+            summary.messages += 1;
+            summary.transcript_tokens += tokens;
+            if matches!(message, ctxkit_protocol::AgentMessage::ToolResult(_)) {
+                summary.tool_results += 1;
+                summary.largest_tool_result_tokens = summary.largest_tool_result_tokens.max(tokens);
+            }
+        }
+        summary
+    }
+}
+
+/// The whole simulation.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SimulationReport {
+    pub calls: usize,
+    pub seed: u64,
+    pub context_window: u64,
+    pub check: CheckPoint,
+    pub parallel: bool,
+    pub prices: PriceTable,
+    pub trace: TraceSummary,
+    pub strategies: Vec<StrategyReport>,
+    /// Generating the session.
+    pub generate_ms: f64,
+    /// Generating and replaying under every strategy.
+    pub wall_ms: f64,
+}
+
+fn thousands(value: u64) -> String {
+    let digits = value.to_string();
+    let mut out = String::new();
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+fn percent(value: Option<f64>) -> String {
+    value.map_or_else(
+        || "n/a".to_owned(),
+        |value| format!("{:.1}%", value * 100.0),
+    )
+}
+
+fn recall_cell(sample: &RecallSample) -> String {
+    format!(
+        "{}/{} ({})",
+        sample.recalled,
+        sample.at_risk,
+        percent(sample.recall())
+    )
+}
+
+/// The report as markdown tables with the assumptions under them.
+pub fn render_markdown(report: &SimulationReport) -> String {
+    let mut out = String::new();
+    let trace = &report.trace;
+    let _ = writeln!(
+        out,
+        "Session: {} calls in {} tasks (seed {}), {} messages, {} tool results (largest {} tokens), \
+         {} tokens if every message is sent once; {} identifiers planted. Window {} tokens; \
+         compaction checks at {}.\n",
+        trace.calls,
+        trace.tasks,
+        report.seed,
+        trace.messages,
+        trace.tool_results,
+        thousands(trace.largest_tool_result_tokens),
+        thousands(trace.transcript_tokens),
+        trace.planted_identifiers,
+        thousands(report.context_window),
+        match report.check {
+            CheckPoint::RunEnd =>
+                "the end of each agent run and before each prompt (the reference)",
+            CheckPoint::EveryCall => "the end of every call",
+        },
+    );
+    out.push_str(
+        "| Strategy | Input tok/call mean | p50 | max | Input total | Cache hit | Cost, no cache | Cost, cache |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for strategy in &report.strategies {
+        let tokens = &strategy.input_tokens;
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {:.1}% | ${:.2} | ${:.2} |",
+            strategy.name,
+            thousands(tokens.mean.round() as u64),
+            thousands(tokens.p50),
+            thousands(tokens.max),
+            thousands(tokens.total),
+            strategy.cache_hit_ratio * 100.0,
+            strategy.cost_without_cache,
+            strategy.cost_with_cache,
+        );
+    }
+    out.push_str(
+        "\n| Strategy | Overflows (rejected, unrecovered) | Compactions (threshold/overflow) | \
+         Window drops | Recall, final view | Recall, run mean | Visible, final view |\n\
+         |---|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for strategy in &report.strategies {
+        let final_view = &strategy.recall_final.all;
+        let _ = writeln!(
+            out,
+            "| {} | {} ({}, {}) | {} ({}/{}) | {} | {} | {} | {}/{} |",
+            strategy.name,
+            strategy.overflows,
+            strategy.rejected_requests,
+            strategy.recovery_failures,
+            strategy.compactions.total(),
+            strategy.compactions.threshold,
+            strategy.compactions.overflow,
+            strategy.windowed_requests,
+            recall_cell(final_view),
+            percent(strategy.recall_mean),
+            final_view.visible(),
+            final_view.planted,
+        );
+    }
+    out.push_str(
+        "\nRecall of the final view by identifier kind (recalled/at risk):\n\n| Strategy |",
+    );
+    for kind in IdentifierKind::ALL {
+        let _ = write!(out, " {} |", kind.name());
+    }
+    out.push_str("\n|---|");
+    for _ in IdentifierKind::ALL {
+        out.push_str("---:|");
+    }
+    out.push('\n');
+    for strategy in &report.strategies {
+        let _ = write!(out, "| {} |", strategy.name);
+        for kind in &strategy.recall_final.by_kind {
+            let _ = write!(out, " {} |", recall_cell(&kind.sample));
+        }
+        out.push('\n');
+    }
+    out.push_str(
+        "\n| Strategy | Replay ms | model_view | measure | recall | append | checks (compaction) |\n\
+         |---|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for strategy in &report.strategies {
+        let timing = &strategy.timing;
+        let _ = writeln!(
+            out,
+            "| {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} |",
+            strategy.name,
+            timing.total_ms,
+            timing.view_ms,
+            timing.measure_ms,
+            timing.recall_ms,
+            timing.append_ms,
+            timing.check_ms,
+        );
+    }
+    let prices = &report.prices;
+    let _ = writeln!(
+        out,
+        "\nWall time: {:.1} s ({} strategies {}; generating the session {:.0} ms).\n\n\
+         Notes: tokens are the reference's chars/4 estimate (`estimate_tokens`), not a tokenizer. \
+         Prices: {} ({}): input ${}/MTok, cache write ${}/MTok, cache read ${}/MTok, output ${}/MTok. \
+         \"Cost, cache\" bills the prefix a request shares with the previous one (whole messages, \
+         byte-identical JSON) as cache reads and the rest of its input as cache writes; \"Cost, no \
+         cache\" bills all input at the base price. Output tokens are the replies' estimates, equal \
+         for every strategy. A request above the window is an overflow: without compaction it is \
+         still billed and flagged; with compaction the provider is taken to reject it (not billed), \
+         the engine compacts and the call is retried. Recall counts planted identifiers whose \
+         source message is not in the request verbatim (pruned, dropped or summarized) and that \
+         still appear in it byte for byte.",
+        report.wall_ms / 1000.0,
+        report.strategies.len(),
+        if report.parallel {
+            "on parallel threads"
+        } else {
+            "one after another"
+        },
+        report.generate_ms,
+        prices.model,
+        prices.source,
+        prices.input_per_mtok,
+        prices.cache_write_per_mtok,
+        prices.cache_read_per_mtok,
+        prices.output_per_mtok,
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_stats_take_the_lower_median() {
+        let stats = TokenStats::of(&[5, 1, 4, 2]);
+        assert_eq!((stats.p50, stats.max, stats.total), (2, 5, 12));
+        assert!((stats.mean - 3.0).abs() < 1e-12);
+        assert_eq!(TokenStats::of(&[7]).p50, 7);
+        assert_eq!(TokenStats::of(&[]), TokenStats::default());
+    }
+
+    #[test]
+    fn thousands_are_separated() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_000), "1,000");
+        assert_eq!(thousands(12_345_678), "12,345,678");
+    }
+}

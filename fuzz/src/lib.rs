@@ -1,0 +1,205 @@
+//! The bodies of ctxkit's fuzz targets. Each takes arbitrary bytes, must never panic, and checks the
+//! invariants its code promises (a panic here is a finding). libFuzzer runs them through
+//! `fuzz_targets/*.rs` (`cargo +nightly fuzz run <target>`); `fuzz-driver` runs the same functions on
+//! stable Rust over the committed corpus and mutations of it.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+
+use ctxkit_protocol::AgentMessage;
+use ctxkit_resources::{PackageSource, parse_frontmatter, strip_frontmatter, substitute_args};
+use ctxkit_session::{ContextForm, LeafSelector, Session, convert_to_llm, read_session_info};
+
+/// A target: its name (the directory of its corpus) and its body.
+pub type Target = (&'static str, fn(&[u8]));
+
+/// Every target.
+pub const TARGETS: &[Target] = &[
+    ("session_loader", session_loader),
+    ("frontmatter", frontmatter),
+    ("package_source", package_source),
+    ("prompt_template", prompt_template),
+    ("overflow_text", overflow_text),
+];
+
+thread_local! {
+    static SCRATCH: RefCell<Option<PathBuf>> = const { RefCell::new(None) };
+}
+
+/// A file of this process and thread to load sessions from (the loader reads files).
+fn scratch_path() -> PathBuf {
+    SCRATCH.with(|cell| {
+        cell.borrow_mut()
+            .get_or_insert_with(|| {
+                let name = format!(
+                    "ctxkit-fuzz-{}-{:?}.jsonl",
+                    std::process::id(),
+                    std::thread::current().id()
+                )
+                .replace(['(', ')'], "");
+                std::env::temp_dir().join(name)
+            })
+            .clone()
+    })
+}
+
+fn user(text: &str) -> AgentMessage {
+    serde_json::from_value(serde_json::json!({"role": "user", "content": text, "timestamp": 1}))
+        .unwrap()
+}
+
+/// Loads `data` as a session file, reads everything a command can read from it, then appends: the
+/// append must land (the file reopens with one more entry, the new one) or fail cleanly.
+pub fn session_loader(data: &[u8]) {
+    let path = scratch_path();
+    if std::fs::write(&path, data).is_err() {
+        return;
+    }
+    let _ = read_session_info(&path);
+    let Ok(mut session) = Session::open(&path) else {
+        return;
+    };
+    let _ = session.tree();
+    let _ = session.tree_record();
+    let _ = session.session_name();
+    let context = session.build_context();
+    let mut typed = Vec::new();
+    for message in &context.messages {
+        let _ = session.message_value(message);
+        if let Ok(message) = session.message(message) {
+            typed.push(message);
+        }
+    }
+    let _ = convert_to_llm(&typed);
+    let _ = session.context_record(LeafSelector::Current, ContextForm::Llm);
+    let _ = session.context_record(LeafSelector::BeforeFirst, ContextForm::Session);
+    let ids: Vec<String> = session
+        .entries()
+        .iter()
+        .take(64)
+        .map(|entry| entry.id().to_owned())
+        .collect();
+    for id in &ids {
+        let context = session.context_at(LeafSelector::Entry(id));
+        let path_ids: Vec<&str> = session
+            .branch_path(Some(id))
+            .iter()
+            .map(|entry| entry.id())
+            .collect();
+        for message in &context.messages {
+            let entry = session.index().get(message.entry).unwrap();
+            assert!(
+                path_ids.contains(&entry.id()),
+                "a context holds an entry off the leaf's path"
+            );
+        }
+        let _ = session.children(id);
+        let _ = session.label(id);
+    }
+
+    let before = session.entries().len();
+    let appended = session
+        .append_message(user("fuzz"))
+        .and_then(|id| session.flush_pending().map(|()| id));
+    if let Ok(id) = appended {
+        let reopened = Session::open(&path).expect("a file ctxkit appended to opens again");
+        assert_eq!(
+            reopened.entries().len(),
+            before + 1,
+            "an append added exactly one entry"
+        );
+        assert!(reopened.entry(&id).is_some(), "the appended entry is there");
+    }
+}
+
+/// Parses markdown frontmatter; without frontmatter the body is the normalised text.
+pub fn frontmatter(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let _ = strip_frontmatter(&text);
+    if let Ok(parsed) = parse_frontmatter(&text) {
+        if !parsed.has_frontmatter {
+            assert_eq!(parsed.body, text.replace("\r\n", "\n").replace('\r', "\n"));
+        }
+        let _ = parsed.field("name");
+    }
+}
+
+/// Parses a package source: whatever is accepted can never reach `npm` or `git` as an option, a
+/// control character, or a path escape.
+pub fn package_source(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let base = std::path::Path::new("/base");
+    let home = std::path::Path::new("/home/user");
+    let classified = PackageSource::classify(&text);
+    let _ = classified.identity(base, home);
+    let _ = classified.display_name();
+    let Ok(source) = PackageSource::parse(&text) else {
+        return;
+    };
+    assert!(
+        !text.chars().any(char::is_control),
+        "control character accepted"
+    );
+    assert!(!text.trim().starts_with('-'), "option-like source accepted");
+    let escape = |part: &str| part == ".." || part == ".";
+    match &source {
+        PackageSource::Npm(npm) => {
+            assert!(!npm.spec.starts_with('-'), "option-like npm spec");
+            assert!(!npm.name.split('/').any(escape), "npm name escapes");
+        }
+        PackageSource::Git(git) => {
+            assert!(!git.repo.starts_with('-'), "option-like git URL");
+            assert!(
+                !git.git_ref.as_deref().is_some_and(|r| r.starts_with('-')),
+                "option-like git ref"
+            );
+            assert!(
+                !std::iter::once(git.host.as_str())
+                    .chain(git.path.split('/'))
+                    .any(escape),
+                "git path escapes"
+            );
+        }
+        PackageSource::Local { path } => assert!(!path.trim().starts_with('-')),
+    }
+    let _ = source.identity(base, home);
+    let _ = source.local_path(base, home);
+    let _ = source.is_pinned();
+}
+
+/// Substitutes arguments into a template: the input is the template, then (after a NUL byte)
+/// arguments separated by `\x01`. Inserted arguments are never re-scanned, so text without `$`
+/// comes out unchanged, and the output never exceeds what the placeholders allow.
+pub fn prompt_template(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let (template, args) = text.split_once('\0').unwrap_or((&text, ""));
+    let args: Vec<String> = if args.is_empty() {
+        Vec::new()
+    } else {
+        args.split('\u{1}').map(str::to_owned).collect()
+    };
+    let output = substitute_args(template, &args);
+    if !template.contains('$') {
+        assert_eq!(output, template, "text without placeholders changed");
+    }
+    let all = args.iter().map(String::len).sum::<usize>() + args.len();
+    let placeholders = template.matches('$').count();
+    assert!(
+        output.len() <= template.len() + placeholders * all,
+        "the output grew beyond its placeholders"
+    );
+}
+
+/// Classifies provider error text; rate limits are never overflows.
+pub fn overflow_text(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let class = ctxkit_llm::classify_error_text(&text);
+    let overflow = ctxkit_llm::is_overflow_error_text(&text);
+    assert_eq!(
+        overflow,
+        matches!(class, ctxkit_llm::ErrorTextClass::Overflow(_)),
+        "the two answers agree"
+    );
+}
