@@ -1,6 +1,8 @@
 //! The compaction check of the reference (run after an agent run and before a prompt), as a pure
 //! decision over the model's transcript. The engine acts on the decision.
 
+use std::borrow::Borrow;
+
 use ctxkit_compaction::{estimate_context_tokens, should_compact};
 use ctxkit_protocol::{AgentMessage, AssistantMessage};
 
@@ -57,32 +59,44 @@ pub enum SkipReason {
     UnderThreshold,
 }
 
-/// Inputs of one check.
-#[derive(Debug, Clone, Copy)]
-pub struct CheckInput<'a> {
+/// Inputs of one check. The transcript holds messages or anything borrowing one (the engine passes
+/// the shared messages of its cache).
+#[derive(Debug)]
+pub struct CheckInput<'a, M = AgentMessage> {
     pub trigger: Trigger,
     pub enabled: bool,
     pub reserve_tokens: u64,
     pub model: Option<&'a ModelInfo>,
     /// The transcript (the model's messages on the branch, before transforms).
-    pub transcript: &'a [AgentMessage],
+    pub transcript: &'a [M],
     /// Epoch ms of the latest compaction on the branch.
     pub latest_compaction_ms: Option<i64>,
     /// Overflow recovery already ran once since the last user message or successful reply.
     pub overflow_recovery_attempted: bool,
 }
 
-fn last_assistant(transcript: &[AgentMessage]) -> Option<&AssistantMessage> {
-    transcript.iter().rev().find_map(|message| match message {
-        AgentMessage::Assistant(assistant) => Some(assistant),
-        AgentMessage::User(_)
-        | AgentMessage::ToolResult(_)
-        | AgentMessage::BashExecution(_)
-        | AgentMessage::Custom(_)
-        | AgentMessage::BranchSummary(_)
-        | AgentMessage::CompactionSummary(_)
-        | AgentMessage::Unknown(_) => None,
-    })
+impl<M> Clone for CheckInput<'_, M> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<M> Copy for CheckInput<'_, M> {}
+
+fn last_assistant<M: Borrow<AgentMessage>>(transcript: &[M]) -> Option<&AssistantMessage> {
+    transcript
+        .iter()
+        .rev()
+        .find_map(|message| match message.borrow() {
+            AgentMessage::Assistant(assistant) => Some(assistant),
+            AgentMessage::User(_)
+            | AgentMessage::ToolResult(_)
+            | AgentMessage::BashExecution(_)
+            | AgentMessage::Custom(_)
+            | AgentMessage::BranchSummary(_)
+            | AgentMessage::CompactionSummary(_)
+            | AgentMessage::Unknown(_) => None,
+        })
 }
 
 fn is_stale(timestamp: Option<i64>, latest_compaction_ms: Option<i64>) -> bool {
@@ -90,7 +104,7 @@ fn is_stale(timestamp: Option<i64>, latest_compaction_ms: Option<i64>) -> bool {
 }
 
 /// The reference's decision procedure, with its window-0 quirk fixed.
-pub fn decide(input: &CheckInput<'_>) -> Decision {
+pub fn decide<M: Borrow<AgentMessage>>(input: &CheckInput<'_, M>) -> Decision {
     if !input.enabled {
         return Decision::Skip(SkipReason::Disabled);
     }
@@ -124,7 +138,7 @@ pub fn decide(input: &CheckInput<'_>) -> Decision {
         let anchor_timestamp = input
             .transcript
             .get(anchor)
-            .and_then(AgentMessage::timestamp);
+            .and_then(|message| message.borrow().timestamp());
         if is_stale(anchor_timestamp, input.latest_compaction_ms) {
             return Decision::Skip(SkipReason::NoUsage);
         }

@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::json;
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
 use crate::hooks::{
@@ -19,8 +19,10 @@ use crate::hooks::{
 };
 use crate::settings::CommandHookConfig;
 
-/// The longest answer read from a hook.
+/// The longest answer read from a hook; a longer one is refused as soon as it is seen.
 const MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
+/// How much of a failing hook's stderr is kept for its error line; the rest is read and dropped.
+const MAX_STDERR_BYTES: usize = 8 * 1024;
 
 /// One configured command hook.
 #[derive(Debug, Clone)]
@@ -63,36 +65,14 @@ impl CommandHook {
             });
         }
         let timeout = Duration::from_millis(self.config.timeout_ms);
-        let output = match tokio::time::timeout(timeout, child.wait_with_output()).await {
-            Ok(Ok(output)) => output,
-            Ok(Err(error)) => {
-                return Err(HookError::new(format!("`{program}` failed: {error}")));
-            }
-            Err(_) => {
-                return Err(HookError::new(format!(
-                    "`{program}` timed out after {} ms and was killed",
-                    self.config.timeout_ms
-                )));
-            }
-        };
-        if !output.status.success() {
-            let stderr = String::from_utf8_lossy(&output.stderr);
-            let first_line = stderr.lines().find(|line| !line.trim().is_empty());
-            return Err(HookError::new(format!(
-                "`{program}` exited with {}{}",
-                output.status,
-                first_line
-                    .map(|line| format!(": {line}"))
-                    .unwrap_or_default()
-            )));
+        match tokio::time::timeout(timeout, collect(&mut child, program)).await {
+            Ok(result) => result,
+            // Dropping `child` kills the hook (`kill_on_drop`).
+            Err(_) => Err(HookError::new(format!(
+                "`{program}` timed out after {} ms and was killed",
+                self.config.timeout_ms
+            ))),
         }
-        if output.stdout.len() > MAX_ANSWER_BYTES {
-            return Err(HookError::new(format!(
-                "`{program}` answered {} bytes, more than {MAX_ANSWER_BYTES}",
-                output.stdout.len()
-            )));
-        }
-        Ok(output.stdout)
     }
 
     async fn decide<T: DeserializeOwned>(
@@ -123,6 +103,65 @@ impl CommandHook {
         }
         Ok(())
     }
+}
+
+/// Reads a running hook's answer (bounded) and its stderr (only the start kept), then its exit
+/// status. Memory stays bounded however much a hook writes.
+async fn collect(child: &mut tokio::process::Child, program: &str) -> Result<Vec<u8>, HookError> {
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let read_answer = async move {
+        let mut answer = Vec::new();
+        if let Some(stdout) = stdout {
+            let limit = u64::try_from(MAX_ANSWER_BYTES)
+                .unwrap_or(u64::MAX)
+                .saturating_add(1);
+            stdout.take(limit).read_to_end(&mut answer).await?;
+        }
+        Ok::<_, std::io::Error>(answer)
+    };
+    let read_stderr = async move {
+        let mut kept = Vec::new();
+        if let Some(mut stderr) = stderr {
+            let mut chunk = [0_u8; 4096];
+            loop {
+                let read = stderr.read(&mut chunk).await?;
+                if read == 0 {
+                    break;
+                }
+                let room = MAX_STDERR_BYTES.saturating_sub(kept.len());
+                kept.extend_from_slice(&chunk[..read.min(room)]);
+            }
+        }
+        Ok::<_, std::io::Error>(kept)
+    };
+    let failed = |error: std::io::Error| HookError::new(format!("`{program}` failed: {error}"));
+    // Stderr is drained on its own task, so a hook blocked on a full stderr pipe still answers.
+    let stderr = tokio::spawn(read_stderr);
+    let answer = read_answer.await.map_err(failed)?;
+    if answer.len() > MAX_ANSWER_BYTES {
+        let _ = child.start_kill();
+        stderr.abort();
+        return Err(HookError::new(format!(
+            "`{program}` answered more than {MAX_ANSWER_BYTES} bytes and was killed"
+        )));
+    }
+    let stderr = stderr
+        .await
+        .map_err(|error| HookError::new(format!("`{program}` failed: {error}")))?
+        .map_err(failed)?;
+    let status = child.wait().await.map_err(failed)?;
+    if !status.success() {
+        let stderr = String::from_utf8_lossy(&stderr);
+        let first_line = stderr.lines().find(|line| !line.trim().is_empty());
+        return Err(HookError::new(format!(
+            "`{program}` exited with {status}{}",
+            first_line
+                .map(|line| format!(": {line}"))
+                .unwrap_or_default()
+        )));
+    }
+    Ok(answer)
 }
 
 impl Hooks for CommandHook {

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::check::{CheckInput, Decision, Trigger, decide};
-use crate::engine::{Engine, State, latest_compaction_ms, transcript};
+use crate::engine::{Engine, State, latest_compaction_ms, shared_transcript, transcript};
 use crate::error::{EngineError, Result};
 use crate::events::{CompactionEnd, CompactionReason, EngineEvent};
 use crate::hooks::{AfterCompact, BeforeCompact};
@@ -59,7 +59,7 @@ impl Engine {
 
     async fn check(&self, trigger: Trigger) -> Result<CheckReport> {
         let mut state = self.lock().await;
-        let transcript = transcript(&state.session)?;
+        let transcript = shared_transcript(&mut state)?;
         let decision = decide(&CheckInput {
             trigger,
             enabled: state.settings.compaction.enabled,

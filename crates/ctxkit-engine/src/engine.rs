@@ -231,7 +231,7 @@ impl Engine {
         if clears_recovery {
             state.overflow_recovery_attempted = false;
         }
-        if is_reply && let Some(usage) = context_usage(&state)? {
+        if is_reply && let Some(usage) = context_usage(&mut state)? {
             self.inner.bus.emit(EngineEvent::ContextUsage(usage));
         }
         Ok(id)
@@ -239,7 +239,7 @@ impl Engine {
 
     /// Context usage (the reference's `getContextUsage`): `None` without a model or window.
     pub async fn context_usage(&self) -> Result<Option<ContextUsage>> {
-        context_usage(&*self.lock().await)
+        context_usage(&mut *self.lock().await)
     }
 
     /// The model's messages on the current branch, before transforms.
@@ -312,7 +312,8 @@ pub(crate) fn latest_compaction_ms(session: &Session) -> Option<i64> {
         .and_then(|entry| parse_timestamp_ms(entry.timestamp()))
 }
 
-pub(crate) fn context_usage(state: &State) -> Result<Option<ContextUsage>> {
+/// Context usage from the messages cache: entries never change, so a message is parsed once.
+pub(crate) fn context_usage(state: &mut State) -> Result<Option<ContextUsage>> {
     let Some(window) = state
         .model
         .as_ref()
@@ -345,7 +346,7 @@ pub(crate) fn context_usage(state: &State) -> Result<Option<ContextUsage>> {
             }));
         }
     }
-    let tokens = ctxkit_compaction::estimate_context_tokens(&transcript(session)?).tokens;
+    let tokens = ctxkit_compaction::estimate_context_tokens(&shared_transcript(state)?).tokens;
     Ok(Some(ContextUsage {
         tokens: Some(tokens),
         context_window: window,

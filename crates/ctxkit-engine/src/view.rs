@@ -8,9 +8,9 @@ use ctxkit_session::{
     BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX,
     COMPACTION_SUMMARY_SUFFIX, to_llm_message,
 };
-use ctxkit_transform::{TransformReport, transform_context};
+use ctxkit_transform::{TransformReport, TransformSettings, transform_context};
 
-use std::borrow::Borrow;
+use std::borrow::{Borrow, Cow};
 
 use crate::engine::{Engine, shared_transcript};
 use crate::error::Result;
@@ -64,7 +64,8 @@ pub fn build_view<M: Borrow<AgentMessage>>(
             | AgentMessage::Unknown(_) => true,
         })
         .collect();
-    let transformed = transform_context(&kept, &settings.transforms, context_window);
+    let transforms = last_resort_window(settings, context_window);
+    let transformed = transform_context(&kept, &transforms, context_window);
     // The provider form, moving the roles that pass through unchanged instead of copying them.
     let messages = transformed
         .messages
@@ -85,6 +86,30 @@ pub fn build_view<M: Borrow<AgentMessage>>(
         messages,
         report: transformed.report,
     }
+}
+
+/// The transform settings for this call. With compaction enabled the sliding window is the last
+/// resort: it acts only above the midpoint between the compaction threshold (window − reserve) and
+/// the window. Below the threshold it would hold every request under it, so the threshold, which
+/// reads the provider's usage of those requests, would never be reached and compaction never run.
+fn last_resort_window(
+    settings: &crate::settings::EngineSettings,
+    context_window: u64,
+) -> Cow<'_, TransformSettings> {
+    let transforms = &settings.transforms;
+    if !settings.compaction.enabled || !transforms.window_enabled || context_window == 0 {
+        return Cow::Borrowed(transforms);
+    }
+    let floor_tokens = context_window - settings.compaction.reserve_tokens.min(context_window) / 2;
+    let floor_percent = (u128::from(floor_tokens) * 100).div_ceil(u128::from(context_window));
+    let floor_percent = u64::try_from(floor_percent).unwrap_or(100);
+    if transforms.window_threshold_percent >= floor_percent {
+        return Cow::Borrowed(transforms);
+    }
+    Cow::Owned(TransformSettings {
+        window_threshold_percent: floor_percent,
+        ..transforms.clone()
+    })
 }
 
 impl Engine {

@@ -40,10 +40,10 @@ pub enum Strategy {
     ReferenceCompaction,
     /// The three-layer transform with default settings; no compaction.
     Transforms,
-    /// Compaction plus the transforms in cache-aware mode.
+    /// Compaction plus the transforms in cache-aware mode; the engine keeps the sliding window
+    /// behind compaction as the last resort.
     Recommended,
-    /// `recommended` with the sliding window switched off, so compaction bounds the view (not in
-    /// the default set; see the report on why `recommended` may never compact).
+    /// `recommended` with the sliding window switched off (not in the default set).
     RecommendedNoWindow,
 }
 

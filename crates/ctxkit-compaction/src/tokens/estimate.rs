@@ -1,6 +1,8 @@
 //! The reference's estimator, exactly: ceil(UTF-16 code units / 4) per message, images as 4800
 //! characters, and context tokens from the last valid assistant usage plus estimates after it.
 
+use std::borrow::Borrow;
+
 use ctxkit_protocol::{AgentMessage, ContentBlock, MessageContent, js_stringify};
 
 /// Characters an image counts as (1200 tokens).
@@ -79,12 +81,12 @@ pub struct ContextTokens {
 
 /// The last assistant reply that is neither aborted nor error and reports usage: its position and its
 /// context tokens.
-pub(crate) fn last_valid_usage(messages: &[AgentMessage]) -> Option<(usize, u64)> {
+pub(crate) fn last_valid_usage<M: Borrow<AgentMessage>>(messages: &[M]) -> Option<(usize, u64)> {
     messages
         .iter()
         .enumerate()
         .rev()
-        .find_map(|(index, message)| match message {
+        .find_map(|(index, message)| match message.borrow() {
             AgentMessage::Assistant(assistant) if !assistant.is_aborted_or_error() => assistant
                 .usage
                 .as_ref()
@@ -100,12 +102,15 @@ pub(crate) fn last_valid_usage(messages: &[AgentMessage]) -> Option<(usize, u64)
         })
 }
 
-/// The reference's `estimateContextTokens`.
-pub fn estimate_context_tokens(messages: &[AgentMessage]) -> ContextTokens {
+/// The reference's `estimateContextTokens`, over messages or anything borrowing one.
+pub fn estimate_context_tokens<M: Borrow<AgentMessage>>(messages: &[M]) -> ContextTokens {
     let last_usage = last_valid_usage(messages);
     match last_usage {
         None => {
-            let estimated = messages.iter().map(estimate_tokens).sum();
+            let estimated = messages
+                .iter()
+                .map(|message| estimate_tokens(message.borrow()))
+                .sum();
             ContextTokens {
                 tokens: estimated,
                 usage_tokens: 0,
@@ -114,7 +119,10 @@ pub fn estimate_context_tokens(messages: &[AgentMessage]) -> ContextTokens {
             }
         }
         Some((index, usage_tokens)) => {
-            let trailing_tokens = messages[index + 1..].iter().map(estimate_tokens).sum();
+            let trailing_tokens = messages[index + 1..]
+                .iter()
+                .map(|message| estimate_tokens(message.borrow()))
+                .sum();
             ContextTokens {
                 tokens: usage_tokens + trailing_tokens,
                 usage_tokens,

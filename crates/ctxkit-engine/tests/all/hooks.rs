@@ -263,3 +263,83 @@ async fn failing_slow_and_garbled_command_hooks_are_reported_and_ignored() {
     // The unfiltered hook also got after_compact and failed to start again.
     assert!(errors[4].contains("cannot start"), "{}", errors[4]);
 }
+
+/// Hostile command-hook answers: each is reported as one `hook_error` naming what was wrong, the
+/// compaction goes on with the default summarizer, and memory stays bounded (a hook that never stops
+/// writing is killed at the answer limit, not read to the end).
+#[tokio::test]
+async fn hostile_hook_outputs_are_reported_and_the_compaction_goes_on() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "truncated JSON",
+            r#"printf '{"cancel": tr'"#,
+            "EOF while parsing",
+        ),
+        (
+            "wrong type",
+            r#"printf '{"cancel": "yes"}'"#,
+            "invalid type: string",
+        ),
+        (
+            "wrong nested type",
+            r#"printf '{"compaction": {"summary": 5}}'"#,
+            "invalid type: integer",
+        ),
+        (
+            "an array",
+            "printf '[1, 2]'",
+            "not a `before_compact` result",
+        ),
+        ("null", "printf 'null'", "not a `before_compact` result"),
+        ("two documents", "printf '{}{}'", "trailing characters"),
+        (
+            "invalid UTF-8",
+            r"printf '\377\376{'",
+            "not a `before_compact` result",
+        ),
+        (
+            "deep nesting",
+            "head -c 100000 /dev/zero | tr '\\0' '['",
+            "not a `before_compact` result",
+        ),
+        ("plain text", "echo 'sure, go ahead'", "expected value"),
+        (
+            "endless output",
+            "yes",
+            "answered more than 16777216 bytes and was killed",
+        ),
+        (
+            "a flood on stderr, then failure",
+            "head -c 20000000 /dev/zero | tr '\\0' 'e' >&2; exit 9",
+            "exited with exit status: 9: eeee",
+        ),
+        ("killed by a signal", "kill -9 $$", "exited with signal: 9"),
+    ];
+    for (name, script, expected) in cases {
+        let script = format!("cat > /dev/null; {script}");
+        let mut harness = with_command_hooks(vec![shell_hook(&script, 20_000)]);
+        harness.turn("first", 100).await;
+        let end = harness.engine.compact(None).await.unwrap();
+        assert!(!end.from_hook, "{name}");
+        assert_eq!(harness.summarizer.request_count(), 1, "{name}");
+        let errors: Vec<String> = harness
+            .drain()
+            .into_iter()
+            .filter_map(|event| {
+                if let EngineEvent::HookError { error, .. } = event {
+                    Some(error)
+                } else {
+                    None
+                }
+            })
+            .collect();
+        assert_eq!(errors.len(), 1, "{name}: {errors:?}");
+        assert!(errors[0].contains(expected), "{name}: {}", errors[0]);
+        assert!(
+            errors[0].len() < 9_000,
+            "{name}: the error is one bounded line"
+        );
+        assert!(!errors[0].contains('\n'), "{name}: {}", errors[0]);
+        assert_eq!(harness.compactions().await, 1, "{name}");
+    }
+}

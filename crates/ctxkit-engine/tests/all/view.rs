@@ -88,3 +88,55 @@ async fn summaries_can_be_shown_as_system_text() {
             .contains("SUMMARY")
     );
 }
+
+/// A transcript of `results` tool results of about 2,500 tokens each after one user message.
+fn long_transcript(results: usize) -> Vec<ctxkit_protocol::AgentMessage> {
+    let text = "x".repeat(10_000);
+    let mut transcript = vec![user("read everything")];
+    for index in 0..results {
+        let id = format!("call-{index}");
+        transcript.push(tool_call(&id));
+        transcript.push(tool_result(&id, &text));
+    }
+    transcript
+}
+
+#[test]
+fn with_compaction_enabled_the_sliding_window_waits_above_the_compaction_threshold() {
+    // Window 100,000, reserve 20,000: compaction above 80,000, the sliding window above 90,000
+    // (halfway to the window) instead of its own 75%.
+    let mut settings = settings(20_000);
+    settings.transforms.prune_enabled = false;
+    let transcript = long_transcript(34); // ≈ 85,000 tokens
+    let view = ctxkit_engine::build_view(&transcript, &settings, 100_000);
+    assert_eq!(
+        view.report.messages_dropped_by_window, 0,
+        "{:?}",
+        view.report
+    );
+    assert!(view.report.estimated_tokens_after > 80_000);
+
+    let transcript = long_transcript(40); // ≈ 100,000 tokens: the last resort acts
+    let view = ctxkit_engine::build_view(&transcript, &settings, 100_000);
+    assert!(view.report.messages_dropped_by_window > 0);
+    assert!(
+        view.report.estimated_tokens_after <= 90_000,
+        "{:?}",
+        view.report
+    );
+    assert!(
+        view.report.estimated_tokens_after > 80_000,
+        "{:?}",
+        view.report
+    );
+
+    // Without compaction the window keeps its own threshold.
+    settings.compaction.enabled = false;
+    let view = ctxkit_engine::build_view(&long_transcript(34), &settings, 100_000);
+    assert!(view.report.messages_dropped_by_window > 0);
+    assert!(
+        view.report.estimated_tokens_after <= 75_000,
+        "{:?}",
+        view.report
+    );
+}
