@@ -54,9 +54,11 @@ pub(crate) struct State {
     pub(crate) thinking_level: Option<String>,
     /// Overflow recovery ran once since the last user message or successful reply.
     pub(crate) overflow_recovery_attempted: bool,
-    /// Context messages already read, by entry id and kind: entries never change, so a message is
-    /// parsed once however many model calls see it. Cleared when the session is replaced (fork).
-    pub(crate) messages: HashMap<(String, u8), Arc<AgentMessage>>,
+    /// Context messages already read, by entry id, one slot per context-message kind: entries never
+    /// change, so a message is parsed once however many model calls see it. Looked up by `&str`, so a
+    /// call allocates nothing for the messages it has seen. Cleared when the session is replaced
+    /// (fork).
+    pub(crate) messages: HashMap<Box<str>, [Option<Arc<AgentMessage>>; 4]>,
 }
 
 pub(crate) struct Inner {
@@ -278,12 +280,16 @@ pub(crate) fn shared_transcript(state: &mut State) -> Result<Vec<Arc<AgentMessag
             ContextMessageKind::BranchSummary => 2,
             ContextMessageKind::CompactionSummary => 3,
         };
-        let key = (entry.id().to_owned(), kind);
-        let shared = match state.messages.get(&key) {
+        let cached = state
+            .messages
+            .get(entry.id())
+            .and_then(|slots| slots[kind].as_ref());
+        let shared = match cached {
             Some(shared) => Arc::clone(shared),
             None => {
                 let shared = Arc::new(state.session.message(message)?);
-                state.messages.insert(key, Arc::clone(&shared));
+                state.messages.entry(entry.id().into()).or_default()[kind] =
+                    Some(Arc::clone(&shared));
                 shared
             }
         };
