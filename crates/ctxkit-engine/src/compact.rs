@@ -209,6 +209,14 @@ impl Engine {
             Err(NoPlanReason::AlreadyCompacted) => return Err(EngineError::AlreadyCompacted),
             Err(NoPlanReason::NothingToCompact) => return Err(EngineError::NothingToCompact),
         };
+        // The whole context fits in keepRecentTokens: the reference still asks the model for a
+        // summary of nothing and writes it, which only makes the context longer. An overflow keeps
+        // the reference's path (its fallback can still drop messages).
+        let empty_span =
+            plan.messages_to_summarize.is_empty() && plan.turn_prefix_messages.is_empty();
+        if empty_span && reason != CompactionReason::Overflow {
+            return Err(EngineError::NothingToCompact);
+        }
         let mut from_hook = false;
         let mut fallback_error = None;
         let mut hooked = None;

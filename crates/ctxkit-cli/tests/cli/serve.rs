@@ -90,6 +90,12 @@ fn reply(text: &str, total: u64) -> Value {
 #[test]
 fn an_agent_drives_a_session_over_stdio() {
     let home = tempfile::tempdir().unwrap();
+    // A small keep budget, so the first turn is summarized and the second kept verbatim.
+    std::fs::write(
+        home.path().join("settings.json"),
+        r#"{"compaction": {"keepRecentTokens": 500}}"#,
+    )
+    .unwrap();
     let mut server = Server::start(home.path());
     let init = server.call("initialize", Value::Null);
     assert_eq!(init["result"]["protocol_version"], "1");
@@ -103,13 +109,21 @@ fn an_agent_drives_a_session_over_stdio() {
         json!({"model": {"provider": "faux", "id": "faux-1", "context_window": 20_000}}),
     );
     let mut ids = Vec::new();
-    for (text, total) in [
-        ("fix the parser in src/parse.rs", 2_000),
-        ("now run the tests", 18_000),
+    let long_answer = "I rewrote the tokenizer loop and the error recovery. ".repeat(80);
+    for (text, answer_text, total) in [
+        (
+            "fix the parser in src/parse.rs",
+            long_answer.as_str(),
+            2_000,
+        ),
+        ("now run the tests", "done", 18_000),
     ] {
         let answer = server.call("message.append", json!({"message": user(text)}));
         ids.push(answer["result"]["entry_id"].as_str().unwrap().to_owned());
-        server.call("message.append", json!({"message": reply("done", total)}));
+        server.call(
+            "message.append",
+            json!({"message": reply(answer_text, total)}),
+        );
     }
     // The check before a prompt finds the context over 20 000 − 16 384 and compacts offline.
     let report = server.call("check.before_prompt", Value::Null);

@@ -85,6 +85,20 @@ async fn an_empty_session_has_nothing_to_compact_and_calls_no_model() {
 }
 
 #[tokio::test]
+async fn a_context_within_the_keep_budget_is_not_compacted() {
+    // The reference would summarize an empty span and append it (a longer context, a model call).
+    let mut settings = settings(2_000);
+    settings.compaction.keep_recent_tokens = 20_000;
+    let harness = Harness::with(settings, Some(model(100_000)), Default::default(), []);
+    harness.turn("first", 100).await;
+    let before = harness.entry_types().await;
+    let error = harness.engine.compact(None).await.unwrap_err();
+    assert!(matches!(error, EngineError::NothingToCompact), "{error}");
+    assert_eq!(harness.summarizer.request_count(), 0);
+    assert_eq!(harness.entry_types().await, before);
+}
+
+#[tokio::test]
 async fn cancelling_a_manual_compaction_writes_nothing() {
     let mut harness = Harness::new(100_000, 2_000, [Answer::Hang]);
     harness.turn("first", 100).await;
