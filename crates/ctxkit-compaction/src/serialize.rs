@@ -70,19 +70,7 @@ pub fn serialize_conversation(messages: &[AgentMessage]) -> String {
 
 /// Text blocks concatenated without separator (a plain string as it is).
 fn joined_text(content: &MessageContent) -> String {
-    match content {
-        MessageContent::Text(text) => text.clone(),
-        MessageContent::Blocks(blocks) => blocks
-            .iter()
-            .filter_map(|block| match block {
-                ContentBlock::Text(text) => Some(text.text.as_str()),
-                ContentBlock::Image(_)
-                | ContentBlock::Thinking(_)
-                | ContentBlock::ToolCall(_)
-                | ContentBlock::Unknown(_) => None,
-            })
-            .collect(),
-    }
+    content.joined_text("")
 }
 
 /// `key=JSON, …` in JavaScript's property order, values as `JSON.stringify` writes them.

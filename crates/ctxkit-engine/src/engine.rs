@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use ctxkit_compaction::{Prompts, Summarizer};
-use ctxkit_protocol::{AgentMessage, ContentBlock, MessageContent};
+use ctxkit_protocol::{AgentMessage, MessageContent};
 use ctxkit_session::{ContextMessageKind, Session, parse_timestamp_ms};
 use tokio::sync::{MutexGuard, mpsc, watch};
 use tokio_util::sync::CancellationToken;
@@ -362,18 +362,5 @@ pub(crate) fn context_usage(state: &mut State) -> Result<Option<ContextUsage>> {
 
 /// The text blocks of a content, joined by newlines.
 pub(crate) fn content_text(content: &MessageContent) -> String {
-    match content {
-        MessageContent::Text(text) => text.clone(),
-        MessageContent::Blocks(blocks) => blocks
-            .iter()
-            .filter_map(|block| match block {
-                ContentBlock::Text(text) => Some(text.text.as_str()),
-                ContentBlock::Image(_)
-                | ContentBlock::Thinking(_)
-                | ContentBlock::ToolCall(_)
-                | ContentBlock::Unknown(_) => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-    }
+    content.joined_text("\n")
 }

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use ctxkit_protocol::{AgentMessage, ContentBlock, EntryKind, MessageContent, SessionInfoRecord};
+use ctxkit_protocol::{AgentMessage, EntryKind, MessageContent, SessionInfoRecord};
 
 use crate::error::ImportError;
 use crate::{ImportedSession, SourceFormat, convert, read_source};
@@ -132,18 +132,5 @@ pub(crate) fn info_record(path: &Path, session: &ImportedSession) -> SessionInfo
 }
 
 fn text_of(content: &MessageContent) -> String {
-    match content {
-        MessageContent::Text(text) => text.clone(),
-        MessageContent::Blocks(blocks) => blocks
-            .iter()
-            .filter_map(|block| match block {
-                ContentBlock::Text(text) => Some(text.text.as_str()),
-                ContentBlock::Image(_)
-                | ContentBlock::Thinking(_)
-                | ContentBlock::ToolCall(_)
-                | ContentBlock::Unknown(_) => None,
-            })
-            .collect::<Vec<_>>()
-            .join(" "),
-    }
+    content.joined_text(" ")
 }

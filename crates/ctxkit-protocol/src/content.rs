@@ -118,7 +118,30 @@ impl Default for MessageContent {
     }
 }
 
+impl ContentBlock {
+    /// The text of a text block; `None` for images, thinking, tool calls and unknown blocks.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Self::Text(text) => Some(&text.text),
+            Self::Image(_) | Self::Thinking(_) | Self::ToolCall(_) | Self::Unknown(_) => None,
+        }
+    }
+}
+
 impl MessageContent {
+    /// The text blocks joined by `separator` (a plain string as it is); images, thinking and tool
+    /// calls are left out.
+    pub fn joined_text(&self, separator: &str) -> String {
+        match self {
+            Self::Text(text) => text.clone(),
+            Self::Blocks(blocks) => blocks
+                .iter()
+                .filter_map(ContentBlock::as_text)
+                .collect::<Vec<_>>()
+                .join(separator),
+        }
+    }
+
     /// The blocks of this content; a plain string reads as one text block.
     pub fn blocks(&self) -> Vec<ContentBlock> {
         match self {

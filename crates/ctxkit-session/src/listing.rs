@@ -6,9 +6,7 @@ use std::time::SystemTime;
 
 use rayon::prelude::*;
 
-use ctxkit_protocol::{
-    AgentMessage, ContentBlock, MessageContent, SessionInfoRecord, from_str_repaired,
-};
+use ctxkit_protocol::{AgentMessage, MessageContent, SessionInfoRecord, from_str_repaired};
 use serde_json::Value;
 
 use crate::entry::{EntryMeta, LineHead};
@@ -132,20 +130,7 @@ fn message_text(json: &str) -> Option<String> {
         | AgentMessage::CompactionSummary(_)
         | AgentMessage::Unknown(_) => return None,
     };
-    Some(match content {
-        MessageContent::Text(text) => text,
-        MessageContent::Blocks(blocks) => blocks
-            .iter()
-            .filter_map(|block| match block {
-                ContentBlock::Text(text) => Some(text.text.as_str()),
-                ContentBlock::Image(_)
-                | ContentBlock::Thinking(_)
-                | ContentBlock::ToolCall(_)
-                | ContentBlock::Unknown(_) => None,
-            })
-            .collect::<Vec<_>>()
-            .join(" "),
-    })
+    Some(content.joined_text(" "))
 }
 
 fn iso_from_system_time(time: SystemTime) -> String {

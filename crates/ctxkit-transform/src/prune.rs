@@ -93,13 +93,7 @@ fn result_text(content: &MessageContent) -> Option<Cow<'_, str>> {
         MessageContent::Text(text) => return Some(Cow::Borrowed(text)),
         MessageContent::Blocks(blocks) => blocks,
     };
-    let mut texts = blocks.iter().filter_map(|block| match block {
-        ContentBlock::Text(text) => Some(text.text.as_str()),
-        ContentBlock::Image(_)
-        | ContentBlock::Thinking(_)
-        | ContentBlock::ToolCall(_)
-        | ContentBlock::Unknown(_) => None,
-    });
+    let mut texts = blocks.iter().filter_map(ContentBlock::as_text);
     let first = texts.next()?;
     match texts.next() {
         None => Some(Cow::Borrowed(first)),

@@ -6,9 +6,9 @@ use std::path::Path;
 
 use anyhow::{Context as _, Result, bail};
 use ctxkit_compaction::{
-    CompactOptions, CompactionError, Estimator, LoopGuard, Preparation, Prompts, Summarizer,
-    check_after_compaction, compact, context_token_count, count_message_tokens, list_compactions,
-    prepare_compaction, serialize_messages, undo_last_compaction,
+    CompactOptions, CompactionError, CompactionRecord, Estimator, LoopGuard, Preparation, Prompts,
+    Summarizer, check_after_compaction, compact, context_token_count, count_message_tokens,
+    list_compactions, prepare_compaction, serialize_messages, undo_last_compaction,
 };
 use ctxkit_session::{LeafSelector, NewCompaction, Session, SummarySource};
 use serde_json::{Value, json};
@@ -355,21 +355,7 @@ pub fn compactions(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outco
         writeln!(out, "No compactions on the current path.")?;
     }
     for record in &records {
-        writeln!(
-            out,
-            "{}  {}  {} → {} tokens, covers {} entries, keeps from {}, by {}",
-            record.id,
-            record.timestamp,
-            record.tokens_before,
-            record.tokens_after,
-            record.covered_entry_ids.len(),
-            record.first_kept_entry_id,
-            record.summarizer.as_deref().unwrap_or(if record.from_hook {
-                "a hook"
-            } else {
-                "unknown"
-            })
-        )?;
+        writeln!(out, "{}", describe_compaction(record))?;
         writeln!(out, "    {}", one_line(&record.summary, 100))?;
     }
     Ok(Outcome::Success)
@@ -425,4 +411,22 @@ pub fn models(
         )?;
     }
     Ok(Outcome::Success)
+}
+
+/// One line about a compaction: id, time, tokens before → after, what it covers and who wrote it.
+pub(crate) fn describe_compaction(record: &CompactionRecord) -> String {
+    format!(
+        "{}  {}  {} → {} tokens, covers {} entries, keeps from {}, by {}",
+        record.id,
+        record.timestamp,
+        record.tokens_before,
+        record.tokens_after,
+        record.covered_entry_ids.len(),
+        record.first_kept_entry_id,
+        record.summarizer.as_deref().unwrap_or(if record.from_hook {
+            "a hook"
+        } else {
+            "unknown"
+        })
+    )
 }

@@ -12,6 +12,7 @@ use ctxkit_session::{Session, list_sessions};
 use super::Chat;
 use super::agent::Ask;
 use super::setup::model_client;
+use crate::commands::compaction::describe_compaction;
 use crate::commands::inspect::write_tree;
 use crate::render::{entry_summary, one_line};
 
@@ -275,21 +276,8 @@ impl Chat {
         if records.is_empty() {
             self.ui.line("No compactions on this branch.");
         }
-        for record in records {
-            self.ui.line(&format!(
-                "{}  {}  {} → {} tokens, {} entries summarized, keeps from {}, by {}",
-                record.id,
-                record.timestamp,
-                record.tokens_before,
-                record.tokens_after,
-                record.covered_entry_ids.len(),
-                record.first_kept_entry_id,
-                record.summarizer.as_deref().unwrap_or(if record.from_hook {
-                    "a hook"
-                } else {
-                    "unknown"
-                })
-            ));
+        for record in &records {
+            self.ui.line(&describe_compaction(record));
         }
         Ok(())
     }
