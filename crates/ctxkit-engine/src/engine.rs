@@ -112,7 +112,8 @@ impl Drop for TurnGuard {
 
 impl Engine {
     /// An engine over `session`. Command hooks from `settings.hooks` run after `options.hooks`.
-    pub fn new(session: Session, options: EngineOptions) -> Self {
+    pub fn new(mut session: Session, options: EngineOptions) -> Self {
+        session.set_durability(options.settings.session.durability());
         let mut hooks = options.hooks;
         let cwd = std::path::PathBuf::from(session.cwd());
         for config in &options.settings.hooks {
@@ -186,7 +187,9 @@ impl Engine {
 
     /// Replaces the settings; the next check reads them.
     pub async fn set_settings(&self, settings: EngineSettings) {
-        self.lock().await.settings = settings;
+        let mut state = self.lock().await;
+        state.session.set_durability(settings.session.durability());
+        state.settings = settings;
     }
 
     /// The current settings.

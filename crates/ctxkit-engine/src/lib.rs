@@ -38,8 +38,8 @@ pub use hooks::{
 pub use pins::{PIN_ENTRY_TYPE, PINNED_MESSAGE_TYPE, Pin};
 pub use scope::{FORGOTTEN_PREAMBLE, SCOPE_RESULT_TYPE, Scope};
 pub use settings::{
-    BranchSummaryConfig, CommandHookConfig, CompactionConfig, EngineSettings, FallbackPolicy,
-    PinnedConfig, SettingsError, SummaryRole,
+    BranchSummaryConfig, CommandHookConfig, CompactionConfig, DurabilityMode, EngineSettings,
+    FallbackPolicy, PinnedConfig, SessionConfig, SettingsError, SummaryRole,
 };
 pub use tree::{ForgetOutcome, ForkOutcome, NavigateOptions, NavigateOutcome};
 pub use view::{ModelView, build_view};

@@ -116,10 +116,55 @@ fn default_hook_timeout_ms() -> u64 {
     10_000
 }
 
+/// How far each append goes towards the disk before it returns (`session.durability`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DurabilityMode {
+    /// Write and flush each entry: survives the process being killed.
+    #[default]
+    Flush,
+    /// Also `fsync` each entry: survives power loss.
+    Sync,
+    /// `fsync` every `syncEvery` entries: power loss loses at most the last `syncEvery` − 1.
+    Batch,
+}
+
+/// `session.*`: how the session file is written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SessionConfig {
+    pub durability: DurabilityMode,
+    /// Entries per `fsync` in `batch` mode; 0 reads as 1.
+    pub sync_every: u32,
+}
+
+impl Default for SessionConfig {
+    fn default() -> Self {
+        Self {
+            durability: DurabilityMode::Flush,
+            sync_every: 100,
+        }
+    }
+}
+
+impl SessionConfig {
+    /// The session store's durability for these settings.
+    pub fn durability(&self) -> ctxkit_session::Durability {
+        match self.durability {
+            DurabilityMode::Flush => ctxkit_session::Durability::Flush,
+            DurabilityMode::Sync => ctxkit_session::Durability::SyncEach,
+            DurabilityMode::Batch => ctxkit_session::Durability::SyncEvery(
+                std::num::NonZeroU32::new(self.sync_every).unwrap_or(std::num::NonZeroU32::MIN),
+            ),
+        }
+    }
+}
+
 /// Every engine setting.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct EngineSettings {
+    pub session: SessionConfig,
     pub compaction: CompactionConfig,
     pub branch_summary: BranchSummaryConfig,
     pub transforms: ctxkit_transform::TransformSettings,
@@ -131,6 +176,7 @@ pub struct EngineSettings {
 impl Default for EngineSettings {
     fn default() -> Self {
         Self {
+            session: SessionConfig::default(),
             compaction: CompactionConfig::default(),
             branch_summary: BranchSummaryConfig::default(),
             transforms: ctxkit_transform::TransformSettings::default(),
@@ -152,6 +198,7 @@ impl EngineSettings {
     pub fn from_document(document: &Value) -> Result<Self, SettingsError> {
         let mut picked = serde_json::Map::new();
         for key in [
+            "session",
             "compaction",
             "branchSummary",
             "transforms",
@@ -188,6 +235,36 @@ mod tests {
             FallbackPolicy::Truncate
         );
         assert_eq!(settings.summary_role, SummaryRole::System);
+        assert_eq!(
+            settings.session.durability(),
+            ctxkit_session::Durability::Flush
+        );
+    }
+
+    #[test]
+    fn durability_modes_map_to_the_store() {
+        let durability = |value: Value| {
+            EngineSettings::from_document(&json!({ "session": value }))
+                .unwrap()
+                .session
+                .durability()
+        };
+        assert_eq!(
+            durability(json!({"durability": "sync"})),
+            ctxkit_session::Durability::SyncEach
+        );
+        let every = |count: u32| {
+            ctxkit_session::Durability::SyncEvery(std::num::NonZeroU32::new(count).unwrap())
+        };
+        assert_eq!(durability(json!({"durability": "batch"})), every(100));
+        assert_eq!(
+            durability(json!({"durability": "batch", "syncEvery": 10})),
+            every(10)
+        );
+        assert_eq!(
+            durability(json!({"durability": "batch", "syncEvery": 0})),
+            every(1)
+        );
     }
 
     #[test]

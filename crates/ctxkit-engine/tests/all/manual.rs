@@ -175,3 +175,33 @@ async fn a_cancelling_hook_rejects_a_manual_compaction() {
     assert_eq!(harness.entry_types().await, before);
     assert_eq!(harness.summarizer.request_count(), 0);
 }
+
+#[tokio::test]
+async fn the_durability_setting_reaches_the_session_file() {
+    let mut settings = settings(2_000);
+    settings.session.durability = ctxkit_engine::DurabilityMode::Sync;
+    let harness = Harness::with(
+        settings.clone(),
+        Some(model(100_000)),
+        Default::default(),
+        [],
+    );
+    let durability = harness
+        .engine
+        .with_session(|session| session.durability())
+        .await;
+    assert_eq!(durability, ctxkit_session::Durability::SyncEach);
+    harness.turn("first", 100).await;
+    // Changed settings apply to the next append.
+    settings.session.durability = ctxkit_engine::DurabilityMode::Batch;
+    settings.session.sync_every = 7;
+    harness.engine.set_settings(settings).await;
+    let durability = harness
+        .engine
+        .with_session(|session| session.durability())
+        .await;
+    assert_eq!(
+        durability,
+        ctxkit_session::Durability::SyncEvery(std::num::NonZeroU32::new(7).unwrap())
+    );
+}

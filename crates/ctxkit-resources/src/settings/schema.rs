@@ -138,6 +138,22 @@ const TRANSFORMS: &[Field] = &[
     ),
 ];
 /// ctxkit: pinned context.
+/// ctxkit: how session files are written.
+const SESSION: &[Field] = &[
+    field(
+        "durability",
+        ValueKind::Enum(&["flush", "sync", "batch"]),
+        DefaultValue::Str("flush"),
+    ),
+    field(
+        "syncEvery",
+        ValueKind::Integer {
+            min: 1,
+            max: 1_000_000,
+        },
+        DefaultValue::Integer(100),
+    ),
+];
 const PINNED: &[Field] = &[field(
     "maxTokens",
     NON_NEGATIVE,
@@ -335,6 +351,7 @@ pub const TOP_LEVEL: &[Field] = &[
         DefaultValue::Unset,
     ),
     field("pinned", ValueKind::Object(PINNED), DefaultValue::Unset),
+    field("session", ValueKind::Object(SESSION), DefaultValue::Unset),
     field(
         "summaryRole",
         ValueKind::Enum(&["user", "system"]),
