@@ -85,3 +85,17 @@ fn transcript_parsed_every_call(bencher: divan::Bencher, count: usize) {
             .unwrap_or_else(|error| panic!("transcript: {error}"))
     });
 }
+
+/// The pure part of `model_view`: transforms and the provider form over an already-read transcript.
+#[divan::bench(args = [1000])]
+fn build_view_only(bencher: divan::Bencher, count: usize) {
+    let (runtime, engine) = engine(count);
+    let transcript: Vec<std::sync::Arc<AgentMessage>> = runtime
+        .block_on(engine.transcript())
+        .unwrap_or_else(|error| panic!("transcript: {error}"))
+        .into_iter()
+        .map(std::sync::Arc::new)
+        .collect();
+    let settings = EngineSettings::default();
+    bencher.bench_local(|| ctxkit_engine::build_view(&transcript, &settings, 1_000_000));
+}

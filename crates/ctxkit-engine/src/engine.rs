@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use ctxkit_compaction::{Prompts, Summarizer};
 use ctxkit_protocol::{AgentMessage, MessageContent};
-use ctxkit_session::{ContextMessageKind, Session, parse_timestamp_ms};
+use ctxkit_session::{ContextMessage, ContextMessageKind, Session, parse_timestamp_ms};
 use tokio::sync::{MutexGuard, mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -274,31 +274,61 @@ pub(crate) fn shared_transcript(state: &mut State) -> Result<Vec<Arc<AgentMessag
     let context = state.session.build_context();
     let mut messages = Vec::with_capacity(context.messages.len());
     for message in &context.messages {
-        let Some(entry) = state.session.index().get(message.entry) else {
-            continue;
-        };
-        let kind = match message.kind {
-            ContextMessageKind::Stored => 0,
-            ContextMessageKind::Custom => 1,
-            ContextMessageKind::BranchSummary => 2,
-            ContextMessageKind::CompactionSummary => 3,
-        };
-        let cached = state
-            .messages
-            .get(entry.id())
-            .and_then(|slots| slots[kind].as_ref());
-        let shared = match cached {
-            Some(shared) => Arc::clone(shared),
-            None => {
-                let shared = Arc::new(state.session.message(message)?);
-                state.messages.entry(entry.id().into()).or_default()[kind] =
-                    Some(Arc::clone(&shared));
-                shared
-            }
-        };
-        messages.push(shared);
+        if let Some(shared) = shared_message(state, message)? {
+            messages.push(shared);
+        }
     }
     Ok(messages)
+}
+
+/// One context message from the state's cache, read and cached on first use; `None` when its entry
+/// is gone.
+fn shared_message(
+    state: &mut State,
+    message: &ContextMessage,
+) -> Result<Option<Arc<AgentMessage>>> {
+    let Some(entry) = state.session.index().get(message.entry) else {
+        return Ok(None);
+    };
+    let kind = match message.kind {
+        ContextMessageKind::Stored => 0,
+        ContextMessageKind::Custom => 1,
+        ContextMessageKind::BranchSummary => 2,
+        ContextMessageKind::CompactionSummary => 3,
+    };
+    let cached = state
+        .messages
+        .get(entry.id())
+        .and_then(|slots| slots[kind].as_ref());
+    if let Some(shared) = cached {
+        return Ok(Some(Arc::clone(shared)));
+    }
+    let shared = Arc::new(state.session.message(message)?);
+    state.messages.entry(entry.id().into()).or_default()[kind] = Some(Arc::clone(&shared));
+    Ok(Some(shared))
+}
+
+/// The context's token estimate (the reference's `estimateContextTokens`), reading only the
+/// messages from the last reply with valid usage on: an append costs the messages since the last
+/// reply, not the whole branch.
+fn context_tokens(state: &mut State) -> Result<u64> {
+    let context = state.session.build_context();
+    let mut suffix = Vec::new();
+    for message in context.messages.iter().rev() {
+        let Some(shared) = shared_message(state, message)? else {
+            continue;
+        };
+        let anchors = matches!(
+            &*shared,
+            AgentMessage::Assistant(reply) if !reply.is_aborted_or_error() && reply.usage.is_some()
+        );
+        suffix.push(shared);
+        if anchors {
+            break;
+        }
+    }
+    suffix.reverse();
+    Ok(ctxkit_compaction::estimate_context_tokens(&suffix).tokens)
 }
 
 /// The context messages of the current branch.
@@ -355,7 +385,7 @@ pub(crate) fn context_usage(state: &mut State) -> Result<Option<ContextUsage>> {
             }));
         }
     }
-    let tokens = ctxkit_compaction::estimate_context_tokens(&shared_transcript(state)?).tokens;
+    let tokens = context_tokens(state)?;
     Ok(Some(ContextUsage {
         tokens: Some(tokens),
         context_window: window,
