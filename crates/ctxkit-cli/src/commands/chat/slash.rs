@@ -239,6 +239,15 @@ impl Chat {
             .with_session(|session| prepare_compaction(session, None, settings))
             .await?;
         match plan {
+            Ok(plan)
+                if plan.messages_to_summarize.is_empty()
+                    && plan.turn_prefix_messages.is_empty() =>
+            {
+                self.ui.line(&format!(
+                    "Nothing to compact yet: the whole context (~{} tokens) fits in keepRecentTokens ({})",
+                    plan.tokens_before, settings.keep_recent_tokens
+                ));
+            }
             Ok(plan) => {
                 let summarized: Vec<_> = plan
                     .messages_to_summarize
