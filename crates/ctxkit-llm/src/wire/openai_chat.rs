@@ -49,17 +49,22 @@ pub(super) fn parse(value: &Value) -> Result<Completion, &'static str> {
         Some("content_filter") => StopReason::Error,
         _ => StopReason::Stop,
     };
-    let cached = u64_at(value, "/usage/prompt_tokens_details/cached_tokens");
-    let prompt = u64_at(value, "/usage/prompt_tokens");
-    let usage = usage(
-        prompt.saturating_sub(cached),
-        u64_at(value, "/usage/completion_tokens"),
-        cached,
-        0,
-    );
+    let usage = chat_usage(value);
     Ok(Completion {
         text,
         usage,
         stop_reason,
     })
+}
+
+/// The usage of a Chat Completions response; cached prompt tokens count as cache reads, not input.
+pub(crate) fn chat_usage(value: &Value) -> ctxkit_protocol::Usage {
+    let cached = u64_at(value, "/usage/prompt_tokens_details/cached_tokens");
+    let prompt = u64_at(value, "/usage/prompt_tokens");
+    usage(
+        prompt.saturating_sub(cached),
+        u64_at(value, "/usage/completion_tokens"),
+        cached,
+        0,
+    )
 }

@@ -8,7 +8,8 @@ use ctxkit_protocol::{
 };
 use serde_json::{Value, json};
 
-use super::{WireRequest, bearer, u64_at, usage};
+use super::openai_chat::chat_usage;
+use super::{WireRequest, bearer};
 use crate::chat::ChatRequest;
 use crate::config::ProviderConfig;
 use crate::models::MaxTokensField;
@@ -292,14 +293,7 @@ pub(crate) fn parse(value: &Value) -> Result<AssistantMessage, &'static str> {
         Some(_) | None if has_calls => (StopReason::ToolUse, None),
         Some(_) | None => (StopReason::Stop, None),
     };
-    let cached = u64_at(value, "/usage/prompt_tokens_details/cached_tokens");
-    let prompt = u64_at(value, "/usage/prompt_tokens");
-    let usage = usage(
-        prompt.saturating_sub(cached),
-        u64_at(value, "/usage/completion_tokens"),
-        cached,
-        0,
-    );
+    let usage = chat_usage(value);
     Ok(AssistantMessage {
         content,
         api: None,
