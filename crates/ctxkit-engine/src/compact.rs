@@ -2,8 +2,6 @@
 //! (compact, then retry exactly once), manual compaction, cancellation, and the fallback when
 //! summarization fails.
 
-use std::sync::atomic::Ordering;
-
 use ctxkit_compaction::{
     CompactOptions, CompactionSettings, NoPlanReason, Preparation, check_after_compaction,
     prepare_compaction,
@@ -14,7 +12,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::check::{CheckInput, Decision, Trigger, decide};
-use crate::engine::{Engine, State, latest_compaction_ms, shared_transcript, transcript};
+use crate::engine::{Engine, Running, State, latest_compaction_ms, shared_transcript, transcript};
 use crate::error::{EngineError, Result};
 use crate::events::{CompactionEnd, CompactionReason, EngineEvent};
 use crate::hooks::{AfterCompact, BeforeCompact};
@@ -132,16 +130,10 @@ impl Engine {
         focus: Option<String>,
     ) -> std::result::Result<CompactionEnd, (CompactionEnd, EngineError)> {
         let cancel = CancellationToken::new();
-        if let Ok(mut slot) = self.inner.compaction_cancel.lock() {
-            *slot = Some(cancel.clone());
-        }
-        self.inner.compacting.store(true, Ordering::SeqCst);
+        let running = Running::start(&self.inner, &self.inner.compaction_cancel, &cancel);
         self.inner.bus.emit(EngineEvent::CompactionStart { reason });
         let outcome = self.write_compaction(state, reason, focus, &cancel).await;
-        if let Ok(mut slot) = self.inner.compaction_cancel.lock() {
-            *slot = None;
-        }
-        self.inner.compacting.store(false, Ordering::SeqCst);
+        drop(running);
         let (end, error) = match outcome {
             Ok(written) => {
                 let will_retry = reason == CompactionReason::Overflow && can_continue(state);
@@ -236,6 +228,10 @@ impl Engine {
                 Some(answer) if answer.cancel => return Err(EngineError::Cancelled),
                 Some(answer) => hooked = answer.compaction,
                 None => {}
+            }
+            // A cancel that arrived while the hooks ran wins over what they answered.
+            if cancel.is_cancelled() {
+                return Err(EngineError::Cancelled);
             }
         }
         let compaction = match hooked {
@@ -370,10 +366,11 @@ fn can_continue(state: &State) -> bool {
     };
     let last = messages.iter().rev().find(|message| match message {
         AgentMessage::Assistant(reply) => !reply.is_aborted_or_error(),
+        // Pinned context re-added after the compaction is not something the model answers.
+        AgentMessage::Custom(custom) => custom.custom_type != crate::pins::PINNED_MESSAGE_TYPE,
         AgentMessage::User(_)
         | AgentMessage::ToolResult(_)
         | AgentMessage::BashExecution(_)
-        | AgentMessage::Custom(_)
         | AgentMessage::BranchSummary(_)
         | AgentMessage::CompactionSummary(_)
         | AgentMessage::Unknown(_) => true,
@@ -389,7 +386,7 @@ fn can_continue(state: &State) -> bool {
 /// summary is carried over verbatim.
 fn truncate_fallback(state: &State, plan: &Preparation, error: &str) -> Result<NewCompaction> {
     let percent = state.settings.compaction.truncate_keep_percent.min(100);
-    let keep = (plan.tokens_before * percent / 100).max(1);
+    let keep = (plan.tokens_before.saturating_mul(percent) / 100).max(1);
     let settings = CompactionSettings {
         keep_recent_tokens: keep,
         ..state.settings.compaction.planning()

@@ -110,6 +110,36 @@ impl Drop for TurnGuard {
     }
 }
 
+/// Marks a compaction or branch summary as running, with its cancellation in `slot`, until dropped:
+/// the flags are reset even when the caller drops the operation's future (a timeout, a `select!`).
+pub(crate) struct Running<'a> {
+    inner: &'a Inner,
+    slot: &'a Mutex<Option<CancellationToken>>,
+}
+
+impl<'a> Running<'a> {
+    pub(crate) fn start(
+        inner: &'a Inner,
+        slot: &'a Mutex<Option<CancellationToken>>,
+        cancel: &CancellationToken,
+    ) -> Self {
+        if let Ok(mut slot) = slot.lock() {
+            *slot = Some(cancel.clone());
+        }
+        inner.compacting.store(true, Ordering::SeqCst);
+        Self { inner, slot }
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut slot) = self.slot.lock() {
+            *slot = None;
+        }
+        self.inner.compacting.store(false, Ordering::SeqCst);
+    }
+}
+
 impl Engine {
     /// An engine over `session`. Command hooks from `settings.hooks` run after `options.hooks`.
     pub fn new(mut session: Session, options: EngineOptions) -> Self {

@@ -1,7 +1,7 @@
 //! Moving in the tree: navigation with an optional branch summary (the reference's target rules),
 //! forks and clones, and forgetting a span of the conversation.
 
-use std::sync::atomic::Ordering;
+use crate::engine::Running;
 
 use ctxkit_compaction::{
     BranchSummaryOptions, InstructionsMode, collect_branch_entries, summarize_branch,
@@ -130,17 +130,11 @@ impl Engine {
             return Err(EngineError::EntryNotFound(target_id.to_owned()));
         }
         let cancel = CancellationToken::new();
-        if let Ok(mut slot) = self.inner.branch_summary_cancel.lock() {
-            *slot = Some(cancel.clone());
-        }
-        self.inner.compacting.store(true, Ordering::SeqCst);
+        let running = Running::start(&self.inner, &self.inner.branch_summary_cancel, &cancel);
         let outcome = self
             .navigate_locked(&mut state, target_id, old_leaf, options, &cancel)
             .await;
-        if let Ok(mut slot) = self.inner.branch_summary_cancel.lock() {
-            *slot = None;
-        }
-        self.inner.compacting.store(false, Ordering::SeqCst);
+        drop(running);
         outcome
     }
 
@@ -174,6 +168,15 @@ impl Engine {
                 if answer.cancel {
                     return Ok(NavigateOutcome {
                         cancelled: true,
+                        new_leaf_id: old_leaf,
+                        ..NavigateOutcome::default()
+                    });
+                }
+                // A cancel that arrived while the hooks ran wins over a summary they supplied.
+                if cancel.is_cancelled() && options.summarize {
+                    return Ok(NavigateOutcome {
+                        cancelled: true,
+                        aborted: true,
                         new_leaf_id: old_leaf,
                         ..NavigateOutcome::default()
                     });

@@ -228,7 +228,7 @@ pub fn is_reply_overflow(
         }
         StopReason::Stop => match (window, usage) {
             (Some(window), Some(usage)) if error_message.is_none() => {
-                usage.input + usage.cache_read > window
+                usage.input.saturating_add(usage.cache_read) > window
             }
             _ => false,
         },
@@ -236,7 +236,8 @@ pub fn is_reply_overflow(
             // input + cacheRead ≥ 0.99 × window, in integers: 100 × used ≥ 99 × window.
             (Some(window), Some(usage)) => {
                 usage.output == 0
-                    && u128::from(usage.input + usage.cache_read) * 100 >= u128::from(window) * 99
+                    && (u128::from(usage.input) + u128::from(usage.cache_read)) * 100
+                        >= u128::from(window) * 99
             }
             _ => false,
         },

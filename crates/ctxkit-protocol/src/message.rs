@@ -49,7 +49,10 @@ impl Usage {
         if self.total_tokens != 0 {
             self.total_tokens
         } else {
-            self.input + self.output + self.cache_read + self.cache_write
+            self.input
+                .saturating_add(self.output)
+                .saturating_add(self.cache_read)
+                .saturating_add(self.cache_write)
         }
     }
 }

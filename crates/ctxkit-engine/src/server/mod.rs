@@ -48,6 +48,7 @@ pub(crate) mod codes {
     pub const INVALID_REQUEST: i64 = -32600;
     pub const METHOD_NOT_FOUND: i64 = -32601;
     pub const INVALID_PARAMS: i64 = -32602;
+    pub const INTERNAL_ERROR: i64 = -32603;
     /// The engine refused or failed; `data.kind` says how.
     pub const ENGINE_ERROR: i64 = -32000;
     /// No session is open yet.
@@ -105,13 +106,34 @@ where
     let worker_shared = Arc::clone(&shared);
     let worker = tokio::spawn(async move {
         while let Some((id, method, params)) = queued.recv().await {
-            let outcome = methods::dispatch(&worker_shared, &method, params).await;
+            // Each request on its own task: a panic fails that request, not every later one.
+            let request_shared = Arc::clone(&worker_shared);
+            let outcome =
+                tokio::spawn(
+                    async move { methods::dispatch(&request_shared, &method, params).await },
+                )
+                .await
+                .unwrap_or_else(|failure| {
+                    Err(MethodError::new(
+                        codes::INTERNAL_ERROR,
+                        format!("the request failed inside the engine: {failure}"),
+                    ))
+                });
             respond(&worker_shared, id, outcome);
         }
     });
-    let mut lines = input.lines();
+    let mut lines = input.split(b'\n');
     let mut shutdown_id = None;
-    while let Some(line) = lines.next_line().await? {
+    while let Some(bytes) = lines.next_segment().await? {
+        // A line that is not UTF-8 is answered like any unreadable request, not the end of input.
+        let Ok(line) = String::from_utf8(bytes) else {
+            send_error(
+                &shared,
+                Value::Null,
+                MethodError::new(codes::PARSE_ERROR, "not JSON: the line is not UTF-8 text"),
+            );
+            continue;
+        };
         if line.trim().is_empty() {
             continue;
         }

@@ -343,3 +343,22 @@ async fn hostile_hook_outputs_are_reported_and_the_compaction_goes_on() {
         assert_eq!(harness.compactions().await, 1, "{name}");
     }
 }
+
+#[tokio::test]
+async fn a_cancel_while_a_hook_supplies_the_compaction_writes_nothing() {
+    let harness = with_command_hooks(vec![shell_hook(
+        r#"cat > /dev/null; sleep 1; printf '{"compaction": {"summary": "LATE", "first_kept_entry_id": "none", "tokens_before": 7}}'"#,
+        10_000,
+    )]);
+    harness.turn("first", 100).await;
+    let before = harness.entry_types().await;
+    let engine = harness.engine.clone();
+    let running = tokio::spawn(async move { engine.compact(None).await });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(harness.engine.is_compacting());
+    harness.engine.cancel_compaction();
+    let error = running.await.unwrap().unwrap_err();
+    assert_eq!(error.to_string(), "Compaction cancelled");
+    assert_eq!(harness.entry_types().await, before);
+    assert!(!harness.engine.is_compacting());
+}

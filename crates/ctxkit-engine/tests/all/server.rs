@@ -114,3 +114,63 @@ async fn a_session_through_the_protocol() {
     );
     let _ = Arc::new(());
 }
+
+#[tokio::test]
+async fn bad_lines_and_absurd_numbers_do_not_stop_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = start(dir.path());
+    // A line that is not UTF-8, then one that is not JSON: each gets a parse error, nothing stops.
+    client
+        .to_server
+        .write_all(b"\xff\xfe{\n{oops\n")
+        .await
+        .unwrap();
+    let created = client
+        .call(
+            "session.create",
+            json!({"cwd": dir.path(), "in_memory": true}),
+        )
+        .await;
+    assert!(created["result"]["session_id"].is_string(), "{created}");
+    let errors: Vec<&Value> = client
+        .notifications
+        .iter()
+        .filter(|message| message["error"]["code"] == -32700)
+        .collect();
+    assert_eq!(errors.len(), 2, "{:?}", client.notifications);
+    assert!(
+        errors[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not UTF-8")
+    );
+    // Token counts whose sum passes u64::MAX saturate instead of overflowing (3 × i64::MAX).
+    client
+        .call(
+            "model.set",
+            json!({"model": {"provider": "faux", "id": "faux-1", "context_window": 100_000}}),
+        )
+        .await;
+    let huge = json!({
+        "role": "assistant", "content": [{"type": "text", "text": "x"}],
+        "provider": "faux", "model": "faux-1", "stopReason": "stop",
+        "usage": {"input": i64::MAX, "output": 1, "cacheRead": i64::MAX, "cacheWrite": i64::MAX, "totalTokens": 0},
+        "timestamp": now_ms(),
+    });
+    client
+        .call("message.append", json!({"message": user("hi")}))
+        .await;
+    let appended = client
+        .call("message.append", json!({"message": huge}))
+        .await;
+    assert!(appended["result"]["entry_id"].is_string(), "{appended}");
+    let usage = client.call("context.usage", Value::Null).await;
+    let transcript = client.call("transcript.get", Value::Null).await;
+    assert_eq!(
+        usage["result"]["tokens"],
+        json!(u64::MAX),
+        "{usage} {transcript}"
+    );
+    let info = client.call("session.info", Value::Null).await;
+    assert!(info["result"].is_object(), "{info}");
+}
