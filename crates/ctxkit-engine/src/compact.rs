@@ -297,9 +297,22 @@ impl Engine {
         let tokens_before = compaction.tokens_before;
         let summary = compaction.summary.clone();
         let entry_id = state.session.append_compaction(compaction)?;
-        crate::pins::reinject_after_compaction(state, &first_kept_entry_id)?;
+        // The compaction is written: what follows can only be reported, never turn it into a
+        // failure the caller would retry (and write twice).
+        let mut notes = Vec::new();
+        if let Err(error) = crate::pins::reinject_after_compaction(state, &first_kept_entry_id) {
+            notes.push(format!(
+                "Pinned context could not be added back after the compaction: {error}"
+            ));
+        }
         let window = state.model.as_ref().map_or(0, |model| model.context_window);
-        let guard = check_after_compaction(&state.session, &entry_id, window, &planning)?;
+        let guard = check_after_compaction(&state.session, &entry_id, window, &planning)
+            .unwrap_or_else(|error| {
+                notes.push(format!(
+                    "The context after the compaction could not be measured: {error}"
+                ));
+                ctxkit_compaction::LoopGuard::Unknown { tokens_after: 0 }
+            });
         let tokens_after = match &guard {
             ctxkit_compaction::LoopGuard::Clear { tokens_after, .. }
             | ctxkit_compaction::LoopGuard::StillOver { tokens_after, .. }
@@ -324,7 +337,11 @@ impl Engine {
             tokens_after,
             from_hook,
             fallback_error,
-            advice: guard.advice(),
+            advice: guard
+                .advice()
+                .into_iter()
+                .chain(notes)
+                .reduce(|advice, note| format!("{advice}\n{note}")),
         })
     }
 }

@@ -266,7 +266,8 @@ impl Engine {
         if clears_recovery {
             state.overflow_recovery_attempted = false;
         }
-        if is_reply && let Some(usage) = context_usage(&mut state)? {
+        // The entry is written; the usage event is best effort and never fails the append.
+        if is_reply && let Ok(Some(usage)) = context_usage(&mut state) {
             self.inner.bus.emit(EngineEvent::ContextUsage(usage));
         }
         Ok(id)
