@@ -56,6 +56,12 @@ pub enum EngineError {
     /// A span to forget is not on the current branch.
     #[error("entry {0} is not on the current branch")]
     NotOnBranch(String),
+
+    /// A span to forget lies before a compaction, which keeps entries by id.
+    #[error(
+        "cannot forget entries before compaction {0}: it keeps entries by id; forget a span after it, or undo it first"
+    )]
+    ForgetBeforeCompaction(String),
 }
 
 impl From<CompactionError> for EngineError {

@@ -4,6 +4,7 @@
 //! summary: the leaf moves before the span, the summary is attached there, and the messages after
 //! the span are appended again.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use ctxkit_compaction::{BranchSummaryOptions, Prompts, estimate_tokens, summarize_branch};
@@ -12,10 +13,10 @@ use ctxkit_session::{Session, SummarySource};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::{Engine, EngineOptions, transcript};
+use crate::engine::{Engine, EngineOptions, Running, transcript};
 use crate::error::{EngineError, Result};
 use crate::hooks::HookSet;
-use crate::tree::ForgetOutcome;
+use crate::tree::{ForgetOutcome, branch_summary_budget};
 
 /// The custom message type of a scope's result.
 pub const SCOPE_RESULT_TYPE: &str = "ctxkit.scope-result";
@@ -119,6 +120,16 @@ impl Engine {
             .iter()
             .map(|(_, _, position)| *position)
             .collect();
+        // A later compaction keeps entries by id; the span's copies would leave it pointing off
+        // the new branch.
+        if let Some((id, _, _)) = path[end + 1..].iter().find(|(id, _, _)| {
+            state
+                .session
+                .entry(id)
+                .is_some_and(|entry| entry.type_name() == "compaction")
+        }) {
+            return Err(EngineError::ForgetBeforeCompaction(id.clone()));
+        }
         let summary = match summary {
             Some(text) => format!("{FORGOTTEN_PREAMBLE}{text}"),
             None => {
@@ -126,23 +137,32 @@ impl Engine {
                     branch_preamble: FORGOTTEN_PREAMBLE.to_owned(),
                     ..self.inner.prompts.clone()
                 };
-                summarize_branch(
+                let options = BranchSummaryOptions {
+                    token_budget: branch_summary_budget(&state).max(1),
+                    ..BranchSummaryOptions::default()
+                };
+                // Cancellable with `cancel_branch_summary`, and shown as running.
+                let cancel = CancellationToken::new();
+                let running =
+                    Running::start(&self.inner, &self.inner.branch_summary_cancel, &cancel);
+                let written = summarize_branch(
                     &state.session,
                     &span,
                     self.inner.summarizer.as_ref(),
                     &prompts,
-                    &BranchSummaryOptions::default(),
-                    &CancellationToken::new(),
+                    &options,
+                    &cancel,
                 )
-                .await?
-                .summary
+                .await;
+                drop(running);
+                written?.summary
             }
         };
-        let after: Vec<EntryKind> = path[end + 1..]
+        let after: Vec<(String, EntryKind)> = path[end + 1..]
             .iter()
-            .filter_map(|(id, _, _)| state.session.entry(id)?.parse().ok())
-            .map(|entry| entry.kind)
-            .filter(|kind| matches!(kind, EntryKind::Message(_) | EntryKind::CustomMessage(_)))
+            .filter_map(|(id, _, _)| {
+                Some((id.clone(), state.session.entry(id)?.parse().ok()?.kind))
+            })
             .collect();
         let parent = path[start].1.clone();
         let summary_entry_id = state.session.branch_with_summary(
@@ -151,29 +171,55 @@ impl Engine {
             Some(json!({ "forgotten": { "from": from_id, "to": path[end].0 } })),
             SummarySource::Ctxkit,
         )?;
+        // Everything after the span comes back in order: messages, model and thinking changes,
+        // extension state (pins) and labels, which follow their entries to the new ids.
+        let mut new_ids: HashMap<String, String> = HashMap::new();
         let mut reappended = 0;
-        for kind in after {
-            match kind {
-                EntryKind::Message(message) => {
-                    state.session.append_message(*message)?;
-                }
-                EntryKind::CustomMessage(custom) => {
+        for (old_id, kind) in after {
+            let new_id = match kind {
+                EntryKind::Message(message) => state.session.append_message(*message)?,
+                EntryKind::CustomMessage(mut custom) => {
+                    if let Some(details) = custom.details.as_mut() {
+                        remap_pin_ids(details, &new_ids);
+                    }
                     state.session.append_custom_message_entry(
                         &custom.custom_type,
                         custom.content,
                         custom.display,
                         custom.details,
-                    )?;
+                    )?
                 }
-                EntryKind::ThinkingLevelChange(_)
-                | EntryKind::ModelChange(_)
-                | EntryKind::Compaction(_)
+                EntryKind::ThinkingLevelChange(change) => state
+                    .session
+                    .append_thinking_level_change(&change.thinking_level)?,
+                EntryKind::ModelChange(change) => state
+                    .session
+                    .append_model_change(&change.provider, &change.model_id)?,
+                EntryKind::Custom(mut custom) => {
+                    if let Some(data) = custom.data.as_mut() {
+                        remap_pin_ids(data, &new_ids);
+                    }
+                    state
+                        .session
+                        .append_custom_entry(&custom.custom_type, custom.data)?
+                }
+                EntryKind::Label(label) => {
+                    let target = new_ids
+                        .get(&label.target_id)
+                        .cloned()
+                        .unwrap_or(label.target_id);
+                    state
+                        .session
+                        .append_label_change(&target, label.label.as_deref())?
+                }
+                // Compactions after the span were refused above; branch summaries belong to the
+                // old branch; the session name is not part of the branch.
+                EntryKind::Compaction(_)
                 | EntryKind::BranchSummary(_)
-                | EntryKind::Custom(_)
-                | EntryKind::Label(_)
                 | EntryKind::SessionInfo(_)
                 | EntryKind::Unknown { .. } => continue,
-            }
+            };
+            new_ids.insert(old_id, new_id);
             reappended += 1;
         }
         Ok(ForgetOutcome {
@@ -181,6 +227,30 @@ impl Engine {
             reappended,
             new_leaf_id: state.session.leaf_id().map(str::to_owned),
         })
+    }
+}
+
+/// Points the entry ids that pin records hold (`pinId`, `entryId`, the `pins` a pinned message
+/// carries) at the copies a `forget` made, so unpinning and carrying still find them.
+fn remap_pin_ids(value: &mut serde_json::Value, new_ids: &HashMap<String, String>) {
+    let Some(object) = value.as_object_mut() else {
+        return;
+    };
+    for key in ["pinId", "entryId"] {
+        if let Some(serde_json::Value::String(id)) = object.get_mut(key)
+            && let Some(new_id) = new_ids.get(id.as_str())
+        {
+            id.clone_from(new_id);
+        }
+    }
+    if let Some(serde_json::Value::Array(pins)) = object.get_mut("pins") {
+        for pin in pins {
+            if let serde_json::Value::String(id) = pin
+                && let Some(new_id) = new_ids.get(id.as_str())
+            {
+                id.clone_from(new_id);
+            }
+        }
     }
 }
 

@@ -20,6 +20,18 @@ use crate::hooks::{AfterTree, BeforeFork, BeforeTree, ForkPosition};
 /// The input budget of a branch summary when the window is unknown.
 const UNKNOWN_WINDOW_BUDGET: u64 = 128_000;
 
+/// Tokens a branch summary request may use: the window (or a default when it is unknown) less
+/// `branchSummary.reserveTokens`.
+pub(crate) fn branch_summary_budget(state: &State) -> u64 {
+    let window = state.model.as_ref().map_or(0, |model| model.context_window);
+    let window = if window == 0 {
+        UNKNOWN_WINDOW_BUDGET
+    } else {
+        window
+    };
+    window.saturating_sub(state.settings.branch_summary.reserve_tokens)
+}
+
 /// How to navigate.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -203,13 +215,7 @@ impl Engine {
             self.inner.bus.emit(EngineEvent::BranchSummaryStart {
                 target_id: target_id.to_owned(),
             });
-            let window = state.model.as_ref().map_or(0, |model| model.context_window);
-            let budget = if window == 0 {
-                UNKNOWN_WINDOW_BUDGET
-            } else {
-                window
-            }
-            .saturating_sub(state.settings.branch_summary.reserve_tokens);
+            let budget = branch_summary_budget(state);
             let branch_options = BranchSummaryOptions {
                 instructions: options.custom_instructions.clone(),
                 mode: if options.replace_instructions {

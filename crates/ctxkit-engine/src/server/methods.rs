@@ -71,6 +71,7 @@ fn engine_error(error: EngineError) -> MethodError {
         EngineError::PinNotFound(_) => "pin_not_found",
         EngineError::PinCapExceeded { .. } => "pin_cap_exceeded",
         EngineError::NotOnBranch(_) => "not_on_branch",
+        EngineError::ForgetBeforeCompaction(_) => "forget_before_compaction",
     };
     MethodError {
         code: codes::ENGINE_ERROR,

@@ -139,3 +139,59 @@ async fn forgetting_a_span_replaces_it_by_a_summary_and_keeps_what_came_after() 
         EngineError::NotOnBranch(_)
     ));
 }
+
+#[tokio::test]
+async fn forgetting_keeps_later_pins_and_labels_and_refuses_spans_before_a_compaction() {
+    let harness = Harness::new(100_000, 2_000, []);
+    harness.turn("keep this", 100).await;
+    let (detour, detour_end) = harness.turn("a detour", 100).await;
+    let (later, _) = harness.turn("after the detour", 100).await;
+    let pin = harness.engine.pin_text("Always use tabs").await.unwrap();
+    harness
+        .engine
+        .with_session_mut(|session| session.append_label_change(&later, Some("checkpoint")))
+        .await
+        .unwrap();
+    harness
+        .engine
+        .forget(&detour, Some(&detour_end), Some("gone".to_owned()))
+        .await
+        .unwrap();
+    // The pin made after the span is still active (recorded again, so under a new id, and it can
+    // be unpinned), and the label followed its entry.
+    let pins = harness.engine.pins().await;
+    assert_eq!(pins.len(), 1, "{pins:?}");
+    assert_eq!(pins[0].text, pin.text);
+    let labelled = harness
+        .engine
+        .with_session(|session| {
+            session
+                .branch_path(None)
+                .iter()
+                .filter(|entry| session.index().label(entry.id()) == Some("checkpoint"))
+                .count()
+        })
+        .await;
+    assert_eq!(labelled, 1);
+    harness.engine.unpin(&pins[0].id).await.unwrap();
+    assert!(harness.engine.pins().await.is_empty());
+
+    // A span before a compaction is refused, and nothing is written.
+    harness.engine.compact(None).await.unwrap();
+    harness.turn("one more", 100).await;
+    let before = harness.entry_types().await;
+    let first = harness
+        .engine
+        .with_session(|session| session.branch_path(None)[0].id().to_owned())
+        .await;
+    let error = harness
+        .engine
+        .forget(&first, Some(&first), Some("x".to_owned()))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, EngineError::ForgetBeforeCompaction(_)),
+        "{error}"
+    );
+    assert_eq!(harness.entry_types().await, before);
+}
