@@ -2,6 +2,8 @@
 //! (compact, then retry exactly once), manual compaction, cancellation, and the fallback when
 //! summarization fails.
 
+use std::sync::atomic::Ordering;
+
 use ctxkit_compaction::{
     CompactOptions, CompactionSettings, NoPlanReason, Preparation, check_after_compaction,
     prepare_compaction,
@@ -105,9 +107,25 @@ impl Engine {
 
     /// Compacts now, with optional focus text. A running turn is cancelled first and waited for; a
     /// compaction in flight is waited for. On cancel or failure nothing is written.
+    ///
+    /// Must not be awaited by the task that holds the running turn's [`TurnGuard`](crate::TurnGuard):
+    /// it waits for that guard to be dropped.
     pub async fn compact(&self, focus: Option<String>) -> Result<CompactionEnd> {
+        let requests = self.inner.cancel_requests.load(Ordering::SeqCst);
         self.stop_turn().await;
         let mut state = self.lock().await;
+        if self.inner.cancel_requests.load(Ordering::SeqCst) != requests {
+            // Cancelled while waiting for the turn or a compaction in flight.
+            let end = CompactionEnd {
+                aborted: true,
+                ..empty_end(CompactionReason::Manual)
+            };
+            self.inner.bus.emit(EngineEvent::CompactionStart {
+                reason: CompactionReason::Manual,
+            });
+            self.inner.bus.emit(EngineEvent::CompactionEnd(end));
+            return Err(EngineError::Cancelled);
+        }
         let focus = focus.filter(|text| !text.trim().is_empty());
         self.run_locked(&mut state, CompactionReason::Manual, focus)
             .await
@@ -116,6 +134,7 @@ impl Engine {
 
     /// Cancels the running compaction, if any; nothing is written.
     pub fn cancel_compaction(&self) {
+        self.inner.cancel_requests.fetch_add(1, Ordering::SeqCst);
         if let Ok(slot) = self.inner.compaction_cancel.lock()
             && let Some(cancel) = slot.as_ref()
         {

@@ -5,7 +5,7 @@
 //! for it. Cancellation and `is_compacting` live outside the lock.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use ctxkit_compaction::{Prompts, Summarizer};
@@ -68,6 +68,9 @@ pub(crate) struct Inner {
     pub(crate) prompts: Prompts,
     pub(crate) hooks: HookSet,
     pub(crate) compacting: AtomicBool,
+    /// Counts `cancel_compaction` calls, so a manual compaction still waiting for the turn or the
+    /// lock can tell it was cancelled before it started.
+    pub(crate) cancel_requests: AtomicU64,
     pub(crate) compaction_cancel: Mutex<Option<CancellationToken>>,
     pub(crate) branch_summary_cancel: Mutex<Option<CancellationToken>>,
     /// The running turn's cancellation, `None` when idle.
@@ -165,6 +168,7 @@ impl Engine {
                 prompts: options.prompts,
                 hooks,
                 compacting: AtomicBool::new(false),
+                cancel_requests: AtomicU64::new(0),
                 compaction_cancel: Mutex::new(None),
                 branch_summary_cancel: Mutex::new(None),
                 turn,

@@ -205,3 +205,21 @@ async fn the_durability_setting_reaches_the_session_file() {
         ctxkit_session::Durability::SyncEvery(std::num::NonZeroU32::new(7).unwrap())
     );
 }
+
+#[tokio::test]
+async fn a_cancel_while_the_compaction_waits_for_the_turn_is_not_lost() {
+    let harness = Harness::new(100_000, 2_000, []);
+    harness.turn("first", 100).await;
+    let before = harness.entry_types().await;
+    let turn = harness.engine.begin_turn();
+    let engine = harness.engine.clone();
+    let waiting = tokio::spawn(async move { engine.compact(None).await });
+    // The compaction has asked the turn to stop and waits for it; the user cancels meanwhile.
+    turn.cancel_token().cancelled().await;
+    harness.engine.cancel_compaction();
+    drop(turn);
+    let error = waiting.await.unwrap().unwrap_err();
+    assert_eq!(error.to_string(), "Compaction cancelled");
+    assert_eq!(harness.entry_types().await, before);
+    assert_eq!(harness.summarizer.request_count(), 0);
+}
