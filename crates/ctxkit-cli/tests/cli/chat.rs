@@ -530,6 +530,21 @@ fn chat_compacts_with_focus_cancels_a_compaction_and_summarizes_a_branch() {
         last.contains("fifth task"),
         "the branch summary reads the branch left: {last}"
     );
+
+    // Esc cancels a compaction as Ctrl-C does, and keys typed while the agent works come back on
+    // the input line instead of being lost.
+    world.answer(long("Answer six", 1000));
+    tmux.line("sixth task");
+    tmux.wait_for("Answer six.");
+    world.summary_delay(Duration::from_secs(30));
+    tmux.line("/compact");
+    tmux.wait_for("Compacting…  Esc or Ctrl-C to cancel");
+    tmux.keys(&["-l", "next idea"]);
+    std::thread::sleep(Duration::from_millis(300));
+    tmux.keys(&["Escape"]);
+    tmux.wait_for_count("Compaction cancelled (nothing was written)", 2);
+    tmux.wait_for("> next idea");
+    assert_eq!(count_type(&world.entries(&file), "compaction"), 1);
 }
 
 #[test]

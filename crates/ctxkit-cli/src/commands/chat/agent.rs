@@ -87,7 +87,7 @@ impl Chat {
                 max_tokens: None,
                 reasoning: None,
             };
-            self.ui.spin("Thinking…  Ctrl-C to interrupt");
+            self.ui.spin("Thinking…  Esc or Ctrl-C to interrupt");
             let reply = match self.client.chat(&request, cancel).await {
                 Ok(reply) => reply,
                 Err(error) => self.client.failed_reply(&error),

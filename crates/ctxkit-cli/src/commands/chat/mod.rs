@@ -6,6 +6,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 mod agent;
+mod escape;
 mod interrupts;
 mod repl;
 mod setup;

@@ -40,6 +40,11 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
     runtime.block_on(chat.banner());
     let mut initial = String::new();
     loop {
+        // Keys typed while the agent worked come back as the start of the next line.
+        let typed = chat.ui.take_typed();
+        if !typed.trim().is_empty() {
+            initial.push_str(typed.trim_start());
+        }
         let line = if initial.is_empty() {
             terminal.editor.readline(PROMPT)
         } else {

@@ -92,6 +92,7 @@ pub fn build(global: &GlobalArgs, locations: &Locations, args: &ChatArgs) -> Res
     };
     let ui = Ui::new();
     let interrupts = Interrupts::default();
+    ui.interrupt_on_escape(&interrupts);
     let parts = EngineParts {
         settings: engine_settings,
         summarizer: Arc::from(setup.summarizer),

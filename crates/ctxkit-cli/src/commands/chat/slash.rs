@@ -47,7 +47,7 @@ Commands:
   /<template> [args]        expand a prompt template
   /help                     this list
   /quit                     leave (Ctrl-D too)
-Ctrl-C interrupts the model or a tool, and cancels a running compaction.";
+Ctrl-C interrupts the model or a tool and cancels a running compaction; Esc does too while the spinner shows.";
 
 impl Chat {
     /// The first lines: model, session, how to get help; for a continued session, where it stands.
@@ -95,7 +95,7 @@ impl Chat {
             self.ui.line(&format!("Session: {session}"));
         }
         self.ui
-            .info("/help lists commands · Ctrl-C interrupts · Ctrl-D quits");
+            .info("/help lists commands · Esc or Ctrl-C interrupts · Ctrl-D quits");
     }
 
     /// After each prompt: how full the context is.

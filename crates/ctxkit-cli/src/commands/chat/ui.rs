@@ -11,6 +11,8 @@ use ctxkit_protocol::{AssistantMessage, ContentBlock, ToolCall};
 use indicatif::{ProgressBar, ProgressStyle};
 use tokio::sync::{mpsc, oneshot};
 
+use super::escape::EscWatch;
+use super::interrupts::Interrupts;
 use super::tools::ToolOutcome;
 use crate::render::one_line;
 
@@ -27,6 +29,16 @@ pub struct Ui {
     spinner: Arc<Mutex<Option<ProgressBar>>>,
     color: bool,
     deferred: Option<Arc<Mutex<Vec<String>>>>,
+    escape: Arc<Mutex<Escape>>,
+    /// Keys typed while the spinner ran, for the next input line.
+    typed: Arc<Mutex<String>>,
+}
+
+/// Esc while the spinner runs: what it interrupts, and the watch while one runs.
+#[derive(Debug, Default)]
+struct Escape {
+    interrupts: Option<Interrupts>,
+    watch: Option<EscWatch>,
 }
 
 impl Ui {
@@ -36,7 +48,24 @@ impl Ui {
             spinner: Arc::new(Mutex::new(None)),
             color,
             deferred: None,
+            escape: Arc::default(),
+            typed: Arc::default(),
         }
+    }
+
+    /// Makes Esc interrupt, like Ctrl-C, while a spinner runs.
+    pub fn interrupt_on_escape(&self, interrupts: &Interrupts) {
+        if let Ok(mut escape) = self.escape.lock() {
+            escape.interrupts = Some(interrupts.clone());
+        }
+    }
+
+    /// Text typed while the agent worked, taken for the next input line.
+    pub fn take_typed(&self) -> String {
+        self.typed
+            .lock()
+            .map(|mut typed| std::mem::take(&mut *typed))
+            .unwrap_or_default()
     }
 
     /// A clone whose lines wait in a queue until they are printed by [`Ui::print_deferred`].
@@ -103,9 +132,15 @@ impl Ui {
         self.line(&self.paint("33", text));
     }
 
-    /// Shows a spinner line with `message` (replacing any running one).
+    /// Shows a spinner line with `message` (replacing any running one); Esc interrupts while it runs.
     pub fn spin(&self, message: &str) {
-        self.stop();
+        self.clear_spinner();
+        if let Ok(mut escape) = self.escape.lock()
+            && escape.watch.is_none()
+            && let Some(interrupts) = escape.interrupts.clone()
+        {
+            escape.watch = EscWatch::start(interrupts, Arc::clone(&self.typed));
+        }
         let bar = ProgressBar::new_spinner();
         bar.set_style(
             ProgressStyle::with_template("{spinner} {msg}")
@@ -118,8 +153,18 @@ impl Ui {
         }
     }
 
-    /// Clears the spinner line, if any.
+    /// Clears the spinner line, if any, and gives the keyboard back.
     pub fn stop(&self) {
+        self.clear_spinner();
+        let watch = self
+            .escape
+            .lock()
+            .ok()
+            .and_then(|mut escape| escape.watch.take());
+        drop(watch);
+    }
+
+    fn clear_spinner(&self) {
         let bar = self.spinner.lock().ok().and_then(|mut slot| slot.take());
         if let Some(bar) = bar {
             bar.finish_and_clear();
@@ -208,14 +253,14 @@ impl Ui {
                     CompactionReason::Overflow => " (context overflow)",
                     CompactionReason::Manual => "",
                 };
-                self.spin(&format!("Compacting…{why}  Ctrl-C to cancel"));
+                self.spin(&format!("Compacting…{why}  Esc or Ctrl-C to cancel"));
             }
             EngineEvent::CompactionEnd(end) => {
                 self.stop();
                 self.compaction_end(end);
             }
             EngineEvent::BranchSummaryStart { .. } => {
-                self.spin("Summarizing the branch…  Ctrl-C to cancel");
+                self.spin("Summarizing the branch…  Esc or Ctrl-C to cancel");
             }
             EngineEvent::BranchSummaryEnd { aborted, error, .. } => {
                 self.stop();

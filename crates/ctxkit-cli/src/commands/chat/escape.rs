@@ -1,0 +1,151 @@
+//! Esc while the spinner runs (a model call, a compaction, a branch summary): the terminal is put
+//! in non-canonical mode without echo (signals stay on, so Ctrl-C still works) and a thread watches
+//! stdin. A lone Esc interrupts like Ctrl-C; other keys typed meanwhile are kept as the next input
+//! line's text instead of being lost. The terminal is restored when the spinner stops.
+
+use std::io::IsTerminal;
+use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use nix::errno::Errno;
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::sys::termios::{
+    LocalFlags, SetArg, SpecialCharacterIndices, Termios, tcgetattr, tcsetattr,
+};
+
+use super::interrupts::Interrupts;
+
+const ESC: u8 = 0x1b;
+
+/// A running watch; dropping it stops the thread and restores the terminal.
+#[derive(Debug)]
+pub struct EscWatch {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+    saved: Termios,
+    quiet: Termios,
+}
+
+impl EscWatch {
+    /// Starts watching when stdin is a terminal; `None` otherwise (pipes, tests without a tty).
+    pub fn start(interrupts: Interrupts, typed: Arc<Mutex<String>>) -> Option<Self> {
+        let stdin = std::io::stdin();
+        if !stdin.is_terminal() {
+            return None;
+        }
+        let saved = tcgetattr(stdin.as_fd()).ok()?;
+        let mut quiet = saved.clone();
+        quiet
+            .local_flags
+            .remove(LocalFlags::ICANON | LocalFlags::ECHO);
+        quiet.control_chars[SpecialCharacterIndices::VMIN as usize] = 1;
+        quiet.control_chars[SpecialCharacterIndices::VTIME as usize] = 0;
+        tcsetattr(stdin.as_fd(), SetArg::TCSANOW, &quiet).ok()?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = std::thread::Builder::new()
+            .name("ctxkit-esc".to_owned())
+            .spawn({
+                let stop = Arc::clone(&stop);
+                move || watch(&stop, &interrupts, &typed)
+            })
+            .ok();
+        Some(Self {
+            stop,
+            thread,
+            saved,
+            quiet,
+        })
+    }
+}
+
+impl Drop for EscWatch {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+        // Restore only what this watch set: if the line editor has taken the terminal over since,
+        // its mode stays.
+        let stdin = std::io::stdin();
+        if tcgetattr(stdin.as_fd()).is_ok_and(|current| same_mode(&current, &self.quiet)) {
+            let _ = tcsetattr(stdin.as_fd(), SetArg::TCSANOW, &self.saved);
+        }
+    }
+}
+
+fn same_mode(left: &Termios, right: &Termios) -> bool {
+    left.local_flags == right.local_flags
+        && left.input_flags == right.input_flags
+        && left.control_chars == right.control_chars
+}
+
+/// Reads stdin until stopped, checking the flag every 50 ms.
+fn watch(stop: &AtomicBool, interrupts: &Interrupts, typed: &Mutex<String>) {
+    let stdin = std::io::stdin();
+    let mut buffer = [0_u8; 256];
+    while !stop.load(Ordering::SeqCst) {
+        let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut fds, PollTimeout::from(50_u8)) {
+            Ok(0) | Err(Errno::EINTR) => continue,
+            Ok(_) => {}
+            Err(_) => return,
+        }
+        let read = match nix::unistd::read(stdin.as_fd(), &mut buffer) {
+            Ok(0) | Err(_) => return,
+            Ok(read) => read,
+        };
+        // A terminal sends an escape sequence (an arrow key: ESC [ A) in one write, so a read of
+        // just ESC is the Esc key.
+        if buffer[..read] == [ESC] {
+            interrupts.interrupt();
+            continue;
+        }
+        if let Ok(mut typed) = typed.lock() {
+            keep_typed(&mut typed, &buffer[..read]);
+        }
+    }
+}
+
+/// Adds keys typed while the agent works to the next input line: text as typed, backspace erases,
+/// escape sequences and other control keys are dropped.
+fn keep_typed(typed: &mut String, bytes: &[u8]) {
+    let text = String::from_utf8_lossy(bytes);
+    let mut chars = text.chars().peekable();
+    while let Some(character) = chars.next() {
+        match character {
+            '\u{7f}' | '\u{8}' => {
+                typed.pop();
+            }
+            '\u{1b}' => {
+                // Skip the rest of the sequence: `[` or `O`, then up to a final letter or `~`.
+                if matches!(chars.peek(), Some('[' | 'O')) {
+                    chars.next();
+                    for next in chars.by_ref() {
+                        if next.is_ascii_alphabetic() || next == '~' {
+                            break;
+                        }
+                    }
+                }
+            }
+            '\r' | '\n' | '\t' => typed.push(' '),
+            control if control.is_control() => {}
+            other => typed.push(other),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typed_keys_become_text_and_sequences_are_dropped() {
+        let mut typed = String::new();
+        keep_typed(&mut typed, b"fix the tets\x7f\x7fsts\x1b[Dnow");
+        assert_eq!(typed, "fix the testsnow");
+        keep_typed(&mut typed, "\r é\x01".as_bytes());
+        assert_eq!(typed, "fix the testsnow  é");
+    }
+}
