@@ -131,6 +131,67 @@ impl MessageHead {
     }
 }
 
+/// A message's head read in place, inside the line's single pass; anything that is not an object
+/// reads as an empty head.
+#[derive(Debug, Default)]
+pub(crate) struct LaxMessageHead(pub(crate) MessageHead);
+
+impl<'de> Deserialize<'de> for LaxMessageHead {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(LaxMessageVisitor)
+    }
+}
+
+struct LaxMessageVisitor;
+
+impl<'de> Visitor<'de> for LaxMessageVisitor {
+    type Value = LaxMessageHead;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("any JSON value")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<LaxMessageHead, A::Error> {
+        MessageHead::deserialize(de::value::MapAccessDeserializer::new(map)).map(LaxMessageHead)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<LaxMessageHead, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(LaxMessageHead::default())
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<LaxMessageHead, E> {
+        Ok(LaxMessageHead::default())
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<LaxMessageHead, E> {
+        Ok(LaxMessageHead::default())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<LaxMessageHead, E> {
+        Ok(LaxMessageHead::default())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<LaxMessageHead, E> {
+        Ok(LaxMessageHead::default())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<LaxMessageHead, E> {
+        Ok(LaxMessageHead::default())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<LaxMessageHead, E> {
+        Ok(LaxMessageHead::default())
+    }
+}
+
+/// What a session listing reads of an entry line, in one pass: unlike [`EntryHead`] it does not
+/// keep the message's position, so the message is not scanned a second time.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ListingHead {
+    #[serde(default, rename = "type")]
+    pub(crate) kind: Lax,
+    #[serde(default)]
+    pub(crate) timestamp: Lax,
+    #[serde(default)]
+    pub(crate) message: Option<LaxMessageHead>,
+    #[serde(default)]
+    pub(crate) name: Lax,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,5 +208,21 @@ mod tests {
         assert!(message.content.is_some());
         let not_object: &RawValue = serde_json::from_str("42").unwrap();
         assert_eq!(MessageHead::read(not_object).role.0, None);
+    }
+
+    #[test]
+    fn listing_heads_read_the_message_in_one_pass_and_laxly() {
+        let line = r#"{"type":"message","timestamp":"t","message":{"role":"user","content":"hi","timestamp":17},"name":5}"#;
+        let head: ListingHead = serde_json::from_str(line).unwrap();
+        let message = head.message.unwrap().0;
+        assert_eq!(message.role.0.as_deref(), Some("user"));
+        assert_eq!(message.timestamp.0, Some(17.0));
+        assert!(message.content.is_some());
+        assert_eq!(head.name.0, None);
+        for odd in [r#""text""#, "[1, {}]", "null", "3", "true"] {
+            let line = format!(r#"{{"type":"message","message":{odd}}}"#);
+            let head: ListingHead = serde_json::from_str(&line).unwrap();
+            assert_eq!(head.message.unwrap_or_default().0.role.0, None, "{odd}");
+        }
     }
 }

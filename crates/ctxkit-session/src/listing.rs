@@ -9,8 +9,9 @@ use rayon::prelude::*;
 use ctxkit_protocol::{AgentMessage, MessageContent, SessionInfoRecord, from_str_repaired};
 use serde_json::Value;
 
-use crate::entry::{EntryMeta, LineHead};
+use crate::entry::LineHead;
 use crate::error::{Result, SessionError};
+use crate::head::ListingHead;
 use crate::ids::{iso_from_ms, parse_timestamp_ms};
 use crate::index::js_trim;
 use crate::load::read_lines;
@@ -30,17 +31,17 @@ pub fn read_session_info(path: &Path) -> Result<SessionInfoRecord> {
         .and_then(|metadata| metadata.modified())
         .ok();
     let (lines, _) = read_lines(file, &mut Vec::new()).map_err(SessionError::io("read", path))?;
-    let mut lines = lines
-        .into_iter()
-        .filter(|line| serde_json::from_str::<serde::de::IgnoredAny>(&line.text).is_ok());
+    let mut lines = lines.into_iter();
     let not_a_session = |reason: &str| SessionError::NotASession {
         path: path.to_owned(),
         line: None,
         reason: reason.to_owned(),
     };
+    // The first line that parses is the header (as when loading); the others are read once, by
+    // their heads, and a line that is not JSON is skipped there.
     let header: Value = lines
-        .next()
-        .and_then(|line| from_str_repaired(&line.text).ok())
+        .by_ref()
+        .find_map(|line| from_str_repaired(&line.text).ok())
         .ok_or_else(|| not_a_session("the file holds no JSON lines"))?;
     if header.get("type").and_then(Value::as_str) != Some("session") {
         return Err(not_a_session("the first line is not a `session` header"));
@@ -50,47 +51,40 @@ pub fn read_session_info(path: &Path) -> Result<SessionInfoRecord> {
     let mut name = None;
     let mut last_activity: Option<f64> = None;
     for line in lines {
-        let Ok(entry) = LineHead::read(&line.text) else {
+        let Ok(entry) = serde_json::from_str::<ListingHead>(&line.text) else {
             continue;
         };
-        match &entry.meta {
-            EntryMeta::SessionInfo { name: entry_name } => {
-                name = entry_name
+        match entry.kind.0.as_deref() {
+            Some("session_info") => {
+                name = entry
+                    .name
+                    .0
                     .as_deref()
                     .map(js_trim)
                     .filter(|name| !name.is_empty())
                     .map(str::to_owned);
             }
-            EntryMeta::Message {
-                role,
-                timestamp,
-                has_content,
-                ..
-            } => {
+            Some("message") => {
                 message_count += 1;
-                if !*has_content || !matches!(role.as_deref(), Some("user" | "assistant")) {
+                let message = entry.message.unwrap_or_default().0;
+                let role = message.role.0.as_deref();
+                if message.content.is_none() || !matches!(role, Some("user" | "assistant")) {
                     continue;
                 }
-                let entry_time = entry.timestamp.as_deref().and_then(parse_timestamp_ms);
-                let time = timestamp.or(entry_time.map(|ms| ms as f64));
+                let entry_time = entry.timestamp.0.as_deref().and_then(parse_timestamp_ms);
+                let time = message.timestamp.0.or(entry_time.map(|ms| ms as f64));
                 if let Some(time) = time {
                     last_activity = Some(last_activity.map_or(time, |latest| latest.max(time)));
                 }
-                if first_message.is_none() && role.as_deref() == Some("user") {
-                    first_message = entry
-                        .message_json(&line.text)
-                        .and_then(message_text)
+                if first_message.is_none() && role == Some("user") {
+                    // Only this line is read a second time, for the message's text.
+                    first_message = LineHead::read(&line.text)
+                        .ok()
+                        .and_then(|head| head.message_json(&line.text).and_then(message_text))
                         .filter(|text| !text.is_empty());
                 }
             }
-            EntryMeta::ThinkingLevelChange { .. }
-            | EntryMeta::ModelChange { .. }
-            | EntryMeta::Compaction { .. }
-            | EntryMeta::BranchSummary { .. }
-            | EntryMeta::Custom
-            | EntryMeta::CustomMessage
-            | EntryMeta::Label { .. }
-            | EntryMeta::Unknown { .. } => {}
+            Some(_) | None => {}
         }
     }
     let header_time = header.get("timestamp").and_then(Value::as_str);
