@@ -167,6 +167,21 @@ fn shell_hook(script: &str, timeout_ms: u64) -> CommandHookConfig {
     }
 }
 
+/// The `hook_error` messages emitted so far.
+fn hook_errors(harness: &mut Harness) -> Vec<String> {
+    harness
+        .drain()
+        .into_iter()
+        .filter_map(|event| {
+            if let EngineEvent::HookError { error, .. } = event {
+                Some(error)
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
 fn with_command_hooks(hooks: Vec<CommandHookConfig>) -> Harness {
     let mut settings = settings(2_000);
     settings.hooks = hooks;
@@ -228,17 +243,7 @@ async fn failing_slow_and_garbled_command_hooks_are_reported_and_ignored() {
     );
     assert!(!end.from_hook);
     assert_eq!(harness.summarizer.request_count(), 1);
-    let errors: Vec<String> = harness
-        .drain()
-        .into_iter()
-        .filter_map(|event| {
-            if let EngineEvent::HookError { error, .. } = event {
-                Some(error)
-            } else {
-                None
-            }
-        })
-        .collect();
+    let errors = hook_errors(&mut harness);
     assert_eq!(errors.len(), 5, "{errors:#?}");
     assert!(
         errors[0].contains("exited with exit status: 3: no such thing"),
@@ -322,17 +327,7 @@ async fn hostile_hook_outputs_are_reported_and_the_compaction_goes_on() {
         let end = harness.engine.compact(None).await.unwrap();
         assert!(!end.from_hook, "{name}");
         assert_eq!(harness.summarizer.request_count(), 1, "{name}");
-        let errors: Vec<String> = harness
-            .drain()
-            .into_iter()
-            .filter_map(|event| {
-                if let EngineEvent::HookError { error, .. } = event {
-                    Some(error)
-                } else {
-                    None
-                }
-            })
-            .collect();
+        let errors = hook_errors(&mut harness);
         assert_eq!(errors.len(), 1, "{name}: {errors:?}");
         assert!(errors[0].contains(expected), "{name}: {}", errors[0]);
         assert!(
