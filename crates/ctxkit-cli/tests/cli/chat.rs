@@ -199,19 +199,10 @@ impl World {
     /// Starts `ctxkit chat ARGS` in a fresh tmux server.
     fn start(&self, args: &str) -> Tmux {
         let mut command = format!("cd '{}' && exec env", self.project.display());
-        for name in [
-            "ANTHROPIC_API_KEY",
-            "OPENAI_API_KEY",
-            "OPENAI_BASE_URL",
-            "GEMINI_API_KEY",
-            "GOOGLE_API_KEY",
-            "OPENROUTER_API_KEY",
-            "GROQ_API_KEY",
-            "XAI_API_KEY",
-            "MISTRAL_API_KEY",
-            "CTXKIT_SESSIONS_DIR",
-            "CTXKIT_OFFLINE",
-        ] {
+        for name in crate::PROVIDER_VARIABLES
+            .into_iter()
+            .chain(["CTXKIT_SESSIONS_DIR", "CTXKIT_OFFLINE"])
+        {
             command.push_str(&format!(" -u {name}"));
         }
         command.push_str(&format!(

@@ -675,17 +675,7 @@ struct Output {
 
 fn run(home: &Path, args: &[String], variables: &[(&str, &str)]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_ctxkit"));
-    for name in [
-        "ANTHROPIC_API_KEY",
-        "OPENAI_API_KEY",
-        "OPENAI_BASE_URL",
-        "GEMINI_API_KEY",
-        "GOOGLE_API_KEY",
-        "OPENROUTER_API_KEY",
-        "GROQ_API_KEY",
-        "XAI_API_KEY",
-        "MISTRAL_API_KEY",
-    ] {
+    for name in crate::PROVIDER_VARIABLES {
         command.env_remove(name);
     }
     let output = command

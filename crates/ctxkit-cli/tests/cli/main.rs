@@ -6,6 +6,19 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// Provider keys and endpoints of the real environment, removed so tests never reach a real provider.
+const PROVIDER_VARIABLES: [&str; 9] = [
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "OPENROUTER_API_KEY",
+    "GROQ_API_KEY",
+    "XAI_API_KEY",
+    "MISTRAL_API_KEY",
+];
+
 fn corpus(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../conformance/corpus")
@@ -38,17 +51,7 @@ impl Run {
     /// removed so tests never reach a real provider.
     fn ctxkit_with_env(&self, args: &[&str], variables: &[(&str, &str)]) -> String {
         let mut command = Command::new(env!("CARGO_BIN_EXE_ctxkit"));
-        for name in [
-            "ANTHROPIC_API_KEY",
-            "OPENAI_API_KEY",
-            "OPENAI_BASE_URL",
-            "GEMINI_API_KEY",
-            "GOOGLE_API_KEY",
-            "OPENROUTER_API_KEY",
-            "GROQ_API_KEY",
-            "XAI_API_KEY",
-            "MISTRAL_API_KEY",
-        ] {
+        for name in PROVIDER_VARIABLES {
             command.env_remove(name);
         }
         command.envs(variables.iter().copied());
