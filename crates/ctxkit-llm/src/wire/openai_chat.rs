@@ -3,13 +3,13 @@
 
 use serde_json::{Value, json};
 
-use super::{Completion, CompletionRequest, WireRequest, bearer, u64_at, usage};
+use super::{Completion, CompletionRequest, ReasoningLevel, WireRequest, bearer, u64_at, usage};
 use crate::config::ProviderConfig;
 use crate::models::MaxTokensField;
 use crate::overflow::StopReason;
 
 pub(super) fn build(config: &ProviderConfig, request: &CompletionRequest) -> WireRequest {
-    let mut body = json!({
+    let body = json!({
         "model": config.model,
         "messages": [
             { "role": "system", "content": request.system_prompt },
@@ -17,12 +17,25 @@ pub(super) fn build(config: &ProviderConfig, request: &CompletionRequest) -> Wir
         ],
         "stream": false,
     });
-    let field = match config.max_tokens_field {
-        MaxTokensField::MaxCompletionTokens => "max_completion_tokens",
-        MaxTokensField::MaxTokens => "max_tokens",
-    };
-    body[field] = json!(request.max_tokens);
-    if let Some(level) = request.reasoning {
+    chat_completions_request(config, body, Some(request.max_tokens), request.reasoning)
+}
+
+/// A Chat Completions request from its `body` (model, messages, tools): the output limit under the
+/// field name the model takes, the reasoning effort, the endpoint and the bearer header.
+pub(crate) fn chat_completions_request(
+    config: &ProviderConfig,
+    mut body: Value,
+    max_tokens: Option<u64>,
+    reasoning: Option<ReasoningLevel>,
+) -> WireRequest {
+    if let Some(max_tokens) = max_tokens {
+        let field = match config.max_tokens_field {
+            MaxTokensField::MaxCompletionTokens => "max_completion_tokens",
+            MaxTokensField::MaxTokens => "max_tokens",
+        };
+        body[field] = json!(max_tokens);
+    }
+    if let Some(level) = reasoning {
         body["reasoning_effort"] = json!(level.openai_effort());
     }
     WireRequest {

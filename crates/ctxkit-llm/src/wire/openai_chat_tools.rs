@@ -8,11 +8,10 @@ use ctxkit_protocol::{
 };
 use serde_json::{Value, json};
 
-use super::openai_chat::chat_usage;
-use super::{WireRequest, bearer};
+use super::WireRequest;
+use super::openai_chat::{chat_completions_request, chat_usage};
 use crate::chat::ChatRequest;
 use crate::config::ProviderConfig;
-use crate::models::MaxTokensField;
 use crate::overflow::StopReason;
 
 /// The text sent for a tool call that has no result in the conversation (an interrupted turn):
@@ -41,21 +40,7 @@ pub(crate) fn build(config: &ProviderConfig, request: &ChatRequest) -> WireReque
             })
             .collect();
     }
-    if let Some(max_tokens) = request.max_tokens {
-        let field = match config.max_tokens_field {
-            MaxTokensField::MaxCompletionTokens => "max_completion_tokens",
-            MaxTokensField::MaxTokens => "max_tokens",
-        };
-        body[field] = json!(max_tokens);
-    }
-    if let Some(level) = request.reasoning {
-        body["reasoning_effort"] = json!(level.openai_effort());
-    }
-    WireRequest {
-        url: format!("{}/chat/completions", config.base_url),
-        headers: bearer(config),
-        body,
-    }
+    chat_completions_request(config, body, request.max_tokens, request.reasoning)
 }
 
 /// The `messages` array: the system prompt, then every message in order. Failed replies are never
