@@ -3,30 +3,9 @@
 
 use std::num::NonZeroU32;
 
-use ctxkit_protocol::{AgentMessage, AssistantMessage, ContentBlock, MessageContent, UserMessage};
 use ctxkit_session::{Durability, Session, SessionError};
 
-fn user(text: &str) -> AgentMessage {
-    AgentMessage::User(UserMessage {
-        content: MessageContent::Text(text.into()),
-        timestamp: Some(1),
-        extra: Default::default(),
-    })
-}
-
-fn assistant(text: &str) -> AgentMessage {
-    AgentMessage::Assistant(AssistantMessage {
-        content: vec![ContentBlock::text(text)],
-        api: None,
-        provider: None,
-        model: None,
-        usage: None,
-        stop_reason: Some("stop".into()),
-        error_message: None,
-        timestamp: Some(2),
-        extra: Default::default(),
-    })
-}
+use crate::store::{assistant, user};
 
 #[test]
 fn every_durability_mode_writes_every_entry_and_is_kept_by_new_sessions() {

@@ -5,7 +5,7 @@ use ctxkit_protocol::{AgentMessage, AssistantMessage, ContentBlock, MessageConte
 use ctxkit_session::{LeafSelector, NewCompaction, Session, SessionError, SummarySource};
 use serde_json::{Value, json};
 
-fn user(text: &str) -> AgentMessage {
+pub(crate) fn user(text: &str) -> AgentMessage {
     AgentMessage::User(UserMessage {
         content: MessageContent::Text(text.into()),
         timestamp: Some(1),
@@ -13,7 +13,7 @@ fn user(text: &str) -> AgentMessage {
     })
 }
 
-fn assistant(text: &str) -> AgentMessage {
+pub(crate) fn assistant(text: &str) -> AgentMessage {
     AgentMessage::Assistant(AssistantMessage {
         content: vec![ContentBlock::text(text)],
         api: Some("anthropic-messages".into()),
