@@ -49,31 +49,20 @@ pub fn build_context(index: &SessionIndex, leaf: Option<EntryIndex>) -> SessionC
     let Some(leaf) = leaf else { return context };
     let path = index.path_to(leaf);
     let mut compaction_position = None;
+    // The last entry that sets the thinking level and the model; their strings are copied once, at
+    // the end (a long path has thousands of assistant messages).
+    let mut thinking_source = None;
+    let mut model_source = None;
     for (position, &entry_index) in path.iter().enumerate() {
         let Some(entry) = index.get(entry_index) else {
             continue;
         };
         match &entry.meta {
-            EntryMeta::ThinkingLevelChange { level: Some(level) } => {
-                context.thinking_level = level.to_string()
-            }
-            EntryMeta::ModelChange { provider, model_id } => {
-                context.model = Some(ModelRef {
-                    provider: provider.as_deref().map(str::to_owned),
-                    model_id: model_id.as_deref().map(str::to_owned),
-                });
-            }
+            EntryMeta::ThinkingLevelChange { level: Some(_) } => thinking_source = Some(entry),
+            EntryMeta::ModelChange { .. } => model_source = Some(entry),
             EntryMeta::Message {
-                role: Some(role),
-                provider,
-                model,
-                ..
-            } if &**role == "assistant" => {
-                context.model = Some(ModelRef {
-                    provider: provider.as_deref().map(str::to_owned),
-                    model_id: model.as_deref().map(str::to_owned),
-                });
-            }
+                role: Some(role), ..
+            } if &**role == "assistant" => model_source = Some(entry),
             EntryMeta::Compaction { .. } => compaction_position = Some(position),
             EntryMeta::ThinkingLevelChange { level: None }
             | EntryMeta::Message { .. }
@@ -85,6 +74,12 @@ pub fn build_context(index: &SessionIndex, leaf: Option<EntryIndex>) -> SessionC
             | EntryMeta::Unknown { .. } => {}
         }
     }
+    if let Some(EntryMeta::ThinkingLevelChange { level: Some(level) }) =
+        thinking_source.map(|entry| &entry.meta)
+    {
+        context.thinking_level = level.to_string();
+    }
+    context.model = model_source.and_then(|entry| model_set_by(&entry.meta));
     let emit = |messages: &mut Vec<ContextMessage>, entry_index: EntryIndex| {
         let kind = index.get(entry_index).and_then(|entry| match &entry.meta {
             EntryMeta::Message { .. } => Some(ContextMessageKind::Stored),
@@ -134,13 +129,8 @@ pub fn build_context(index: &SessionIndex, leaf: Option<EntryIndex>) -> SessionC
                 | EntryMeta::SessionInfo { .. }
                 | EntryMeta::Unknown { .. } => None,
             });
-            let kept_from = first_kept.and_then(|first_kept| {
-                path[..position].iter().position(|&entry_index| {
-                    index
-                        .get(entry_index)
-                        .is_some_and(|entry| entry.id() == &*first_kept)
-                })
-            });
+            let kept_from =
+                first_kept.and_then(|first_kept| index.position_in(&path[..position], &first_kept));
             if let Some(kept_from) = kept_from {
                 for &entry_index in &path[kept_from..position] {
                     emit(&mut context.messages, entry_index);
@@ -152,6 +142,30 @@ pub fn build_context(index: &SessionIndex, leaf: Option<EntryIndex>) -> SessionC
         }
     }
     context
+}
+
+/// The model a `model_change` entry or an assistant message sets.
+fn model_set_by(meta: &EntryMeta) -> Option<ModelRef> {
+    match meta {
+        EntryMeta::ModelChange { provider, model_id } => Some(ModelRef {
+            provider: provider.as_deref().map(str::to_owned),
+            model_id: model_id.as_deref().map(str::to_owned),
+        }),
+        EntryMeta::Message {
+            provider, model, ..
+        } => Some(ModelRef {
+            provider: provider.as_deref().map(str::to_owned),
+            model_id: model.as_deref().map(str::to_owned),
+        }),
+        EntryMeta::ThinkingLevelChange { .. }
+        | EntryMeta::Compaction { .. }
+        | EntryMeta::BranchSummary { .. }
+        | EntryMeta::Custom
+        | EntryMeta::CustomMessage
+        | EntryMeta::Label { .. }
+        | EntryMeta::SessionInfo { .. }
+        | EntryMeta::Unknown { .. } => None,
+    }
 }
 
 /// The JSON value of a context message, exactly as Pi builds it: stored messages as written,

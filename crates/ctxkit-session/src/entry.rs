@@ -1,20 +1,24 @@
 //! A loaded entry: its original line, kept for lossless rewriting, and the few fields the index needs.
 //! Message content is parsed only when asked for.
 
-use ctxkit_protocol::{AgentMessage, SessionEntry, from_str_repaired};
-use serde_json::value::RawValue;
+use std::sync::OnceLock;
 
-use crate::head::{EntryHead, MessageHead};
+use ctxkit_protocol::{AgentMessage, SessionEntry, from_str_repaired};
+
+use crate::head::{EntryHead, message_span};
+use crate::line::LineText;
 
 /// One entry of a session, as stored.
 #[derive(Debug, Clone)]
 pub struct StoredEntry {
-    raw: Box<str>,
+    raw: LineText,
     line: usize,
     id: Box<str>,
     parent_id: Option<Box<str>>,
     timestamp: Box<str>,
     pub(crate) meta: EntryMeta,
+    /// Where the `message` is inside the line: found on first use, so loading scans each line once.
+    message_span: OnceLock<Option<(usize, usize)>>,
 }
 
 /// What the index knows of an entry, by type.
@@ -22,8 +26,6 @@ pub struct StoredEntry {
 pub(crate) enum EntryMeta {
     Message {
         role: Option<Box<str>>,
-        /// Byte range of the `message` object inside the raw line.
-        span: (usize, usize),
         provider: Option<Box<str>>,
         model: Option<Box<str>>,
         /// Epoch milliseconds from `message.timestamp`.
@@ -63,8 +65,8 @@ fn boxed(value: Option<String>) -> Option<Box<str>> {
 
 impl StoredEntry {
     /// Indexes one line; refused when it is not a JSON object with a string `type` and `id`.
-    pub(crate) fn from_line(raw: Box<str>, line: usize) -> Result<Self, HeadError> {
-        let head = LineHead::read(&raw)?;
+    pub(crate) fn from_line(raw: LineText, line: usize) -> Result<Self, HeadError> {
+        let head = LineHead::read(raw.as_str())?;
         let id = head.id.ok_or(HeadError::NoId)?;
         Ok(Self {
             id: id.into_boxed_str(),
@@ -73,13 +75,14 @@ impl StoredEntry {
             meta: head.meta,
             raw,
             line,
+            message_span: OnceLock::new(),
         })
     }
 
     /// Builds the stored form of an entry ctxkit creates.
     pub(crate) fn from_entry(entry: &SessionEntry) -> Result<Self, serde_json::Error> {
-        let raw = serde_json::to_string(entry)?.into_boxed_str();
-        Self::from_line(raw, 0).map_err(|error| serde::de::Error::custom(error.message()))
+        let raw = serde_json::to_string(entry)?;
+        Self::from_line(raw.into(), 0).map_err(|error| serde::de::Error::custom(error.message()))
     }
 
     /// The entry's id.
@@ -99,7 +102,7 @@ impl StoredEntry {
 
     /// The original JSON line, without its newline.
     pub fn raw(&self) -> &str {
-        &self.raw
+        self.raw.as_str()
     }
 
     /// The 1-based line number in the file it was loaded from; 0 for entries appended since.
@@ -141,12 +144,17 @@ impl StoredEntry {
 
     /// The raw JSON of the `message` of a `message` entry.
     pub fn message_json(&self) -> Option<&str> {
-        message_span(&self.meta).and_then(|(start, end)| self.raw.get(start..end))
+        if self.type_name() != "message" {
+            return None;
+        }
+        let raw = self.raw();
+        let (start, end) = (*self.message_span.get_or_init(|| message_span(raw)))?;
+        raw.get(start..end)
     }
 
     /// The typed entry, parsed from the raw line.
     pub fn parse(&self) -> Result<SessionEntry, serde_json::Error> {
-        from_str_repaired(&self.raw)
+        from_str_repaired(self.raw())
     }
 
     /// The typed message of a `message` entry, parsed from the raw line.
@@ -190,17 +198,13 @@ impl LineHead {
         let type_name = head.kind.0.ok_or(HeadError::NoType)?;
         let meta = match type_name.as_str() {
             "message" => {
-                let (span, message) = match head.message {
-                    Some(message) => (span_in(raw, message), MessageHead::read(message)),
-                    None => ((0, 0), MessageHead::default()),
-                };
+                let message = head.message.unwrap_or_default();
                 EntryMeta::Message {
                     role: boxed(message.role.0),
-                    span,
                     provider: boxed(message.provider.0),
                     model: boxed(message.model.0),
                     timestamp: message.timestamp.0,
-                    has_content: message.content.is_some(),
+                    has_content: message.has_content,
                 }
             }
             "thinking_level_change" => EntryMeta::ThinkingLevelChange {
@@ -235,38 +239,6 @@ impl LineHead {
             timestamp: head.timestamp.0,
             meta,
         })
-    }
-
-    /// The raw JSON of the message, for `message` entries.
-    pub(crate) fn message_json<'a>(&self, raw: &'a str) -> Option<&'a str> {
-        message_span(&self.meta).and_then(|(start, end)| raw.get(start..end))
-    }
-}
-
-fn message_span(meta: &EntryMeta) -> Option<(usize, usize)> {
-    match meta {
-        EntryMeta::Message { span, .. } if span.1 > span.0 => Some(*span),
-        EntryMeta::Message { .. }
-        | EntryMeta::ThinkingLevelChange { .. }
-        | EntryMeta::ModelChange { .. }
-        | EntryMeta::Compaction { .. }
-        | EntryMeta::BranchSummary { .. }
-        | EntryMeta::Custom
-        | EntryMeta::CustomMessage
-        | EntryMeta::Label { .. }
-        | EntryMeta::SessionInfo { .. }
-        | EntryMeta::Unknown { .. } => None,
-    }
-}
-
-/// Byte offsets of `inner`, a slice of `outer`.
-fn span_in(outer: &str, inner: &RawValue) -> (usize, usize) {
-    let start = (inner.get().as_ptr() as usize).wrapping_sub(outer.as_ptr() as usize);
-    let end = start + inner.get().len();
-    if end <= outer.len() {
-        (start, end)
-    } else {
-        (0, 0)
     }
 }
 

@@ -76,65 +76,114 @@ impl<'de> Deserialize<'de> for LaxNumber {
     }
 }
 
-/// The fields of an entry (or header) line that the index reads.
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct EntryHead<'a> {
-    #[serde(default, rename = "type")]
+/// The fields of an entry (or header) line that the index reads, in one pass over the line (the
+/// message's head included). A repeated field takes its last value, as with `JSON.parse`.
+#[derive(Debug, Default)]
+pub(crate) struct EntryHead {
     pub(crate) kind: Lax,
-    #[serde(default)]
     pub(crate) id: Lax,
-    #[serde(default)]
     pub(crate) parent_id: Lax,
-    #[serde(default)]
     pub(crate) timestamp: Lax,
-    #[serde(default, borrow)]
-    pub(crate) message: Option<&'a RawValue>,
-    #[serde(default)]
+    pub(crate) message: Option<MessageHead>,
     pub(crate) thinking_level: Lax,
-    #[serde(default)]
     pub(crate) provider: Lax,
-    #[serde(default)]
     pub(crate) model_id: Lax,
-    #[serde(default)]
     pub(crate) first_kept_entry_id: Lax,
-    #[serde(default)]
     pub(crate) target_id: Lax,
-    #[serde(default)]
     pub(crate) label: Lax,
-    #[serde(default)]
     pub(crate) name: Lax,
-    #[serde(default)]
     pub(crate) summary: Lax,
 }
 
-/// The fields of a message the index reads.
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct MessageHead {
-    #[serde(default)]
-    pub(crate) role: Lax,
-    #[serde(default)]
-    pub(crate) provider: Lax,
-    #[serde(default)]
-    pub(crate) model: Lax,
-    #[serde(default)]
-    pub(crate) timestamp: LaxNumber,
-    #[serde(default)]
-    pub(crate) content: Option<IgnoredAny>,
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "camelCase")]
+enum EntryField {
+    Type,
+    Id,
+    ParentId,
+    Timestamp,
+    Message,
+    ThinkingLevel,
+    Provider,
+    ModelId,
+    FirstKeptEntryId,
+    TargetId,
+    Label,
+    Name,
+    Summary,
+    #[serde(other)]
+    Other,
 }
 
-impl MessageHead {
-    /// Reads the head of a message object; anything that is not an object reads as an empty head.
-    pub(crate) fn read(raw: &RawValue) -> Self {
-        serde_json::from_str(raw.get()).unwrap_or_default()
+impl<'de> Deserialize<'de> for EntryHead {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(EntryHeadVisitor)
     }
+}
+
+struct EntryHeadVisitor;
+
+impl<'de> Visitor<'de> for EntryHeadVisitor {
+    type Value = EntryHead;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("a JSON object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EntryHead, A::Error> {
+        let mut head = EntryHead::default();
+        while let Some(field) = map.next_key::<EntryField>()? {
+            match field {
+                EntryField::Type => head.kind = map.next_value()?,
+                EntryField::Id => head.id = map.next_value()?,
+                EntryField::ParentId => head.parent_id = map.next_value()?,
+                EntryField::Timestamp => head.timestamp = map.next_value()?,
+                EntryField::Message => {
+                    head.message = Some(map.next_value::<LaxMessageHead>()?.0);
+                }
+                EntryField::ThinkingLevel => head.thinking_level = map.next_value()?,
+                EntryField::Provider => head.provider = map.next_value()?,
+                EntryField::ModelId => head.model_id = map.next_value()?,
+                EntryField::FirstKeptEntryId => head.first_kept_entry_id = map.next_value()?,
+                EntryField::TargetId => head.target_id = map.next_value()?,
+                EntryField::Label => head.label = map.next_value()?,
+                EntryField::Name => head.name = map.next_value()?,
+                EntryField::Summary => head.summary = map.next_value()?,
+                EntryField::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(head)
+    }
+}
+
+/// The fields of a message the index reads.
+#[derive(Debug, Default)]
+pub(crate) struct MessageHead {
+    pub(crate) role: Lax,
+    pub(crate) provider: Lax,
+    pub(crate) model: Lax,
+    pub(crate) timestamp: LaxNumber,
+    /// Whether the message has a `content` field (of any type).
+    pub(crate) has_content: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "camelCase")]
+enum MessageField {
+    Role,
+    Provider,
+    Model,
+    Timestamp,
+    Content,
+    #[serde(other)]
+    Other,
 }
 
 /// A message's head read in place, inside the line's single pass; anything that is not an object
 /// reads as an empty head.
 #[derive(Debug, Default)]
-pub(crate) struct LaxMessageHead(pub(crate) MessageHead);
+struct LaxMessageHead(MessageHead);
 
 impl<'de> Deserialize<'de> for LaxMessageHead {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -150,8 +199,24 @@ impl<'de> Visitor<'de> for LaxMessageVisitor {
     fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
         formatter.write_str("any JSON value")
     }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<LaxMessageHead, A::Error> {
-        MessageHead::deserialize(de::value::MapAccessDeserializer::new(map)).map(LaxMessageHead)
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LaxMessageHead, A::Error> {
+        let mut head = MessageHead::default();
+        while let Some(field) = map.next_key::<MessageField>()? {
+            match field {
+                MessageField::Role => head.role = map.next_value()?,
+                MessageField::Provider => head.provider = map.next_value()?,
+                MessageField::Model => head.model = map.next_value()?,
+                MessageField::Timestamp => head.timestamp = map.next_value()?,
+                MessageField::Content => {
+                    map.next_value::<IgnoredAny>()?;
+                    head.has_content = true;
+                }
+                MessageField::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(LaxMessageHead(head))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<LaxMessageHead, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
@@ -177,19 +242,52 @@ impl<'de> Visitor<'de> for LaxMessageVisitor {
     }
 }
 
-/// What a session listing reads of an entry line, in one pass: unlike [`EntryHead`] it does not
-/// keep the message's position, so the message is not scanned a second time.
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct ListingHead {
-    #[serde(default, rename = "type")]
-    pub(crate) kind: Lax,
-    #[serde(default)]
-    pub(crate) timestamp: Lax,
-    #[serde(default)]
-    pub(crate) message: Option<LaxMessageHead>,
-    #[serde(default)]
-    pub(crate) name: Lax,
+/// Where the `message` value of an entry line is, as byte offsets into the line (the last one when
+/// repeated); `None` when the line has none or is not a JSON object.
+pub(crate) fn message_span(line: &str) -> Option<(usize, usize)> {
+    let found: MessageValue<'_> = serde_json::from_str(line).ok()?;
+    let message = found.0?.get();
+    let start = (message.as_ptr() as usize).checked_sub(line.as_ptr() as usize)?;
+    let end = start + message.len();
+    line.get(start..end).map(|_| (start, end))
+}
+
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "camelCase")]
+enum SpanField {
+    Message,
+    #[serde(other)]
+    Other,
+}
+
+struct MessageValue<'a>(Option<&'a RawValue>);
+
+impl<'de> Deserialize<'de> for MessageValue<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(MessageValueVisitor)
+    }
+}
+
+struct MessageValueVisitor;
+
+impl<'de> Visitor<'de> for MessageValueVisitor {
+    type Value = MessageValue<'de>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("a JSON object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MessageValue<'de>, A::Error> {
+        let mut message = None;
+        while let Some(field) = map.next_key::<SpanField>()? {
+            match field {
+                SpanField::Message => message = Some(map.next_value::<&'de RawValue>()?),
+                SpanField::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(MessageValue(message))
+    }
 }
 
 #[cfg(test)]
@@ -197,32 +295,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn heads_read_laxly() {
-        let line = r#"{"type":"message","id":7,"parentId":null,"timestamp":"t","message":{"role":"assistant","content":[{"type":"text","text":"x"}],"provider":"p","model":["m"]},"extra":{"deep":[1,2,{"a":null}]}}"#;
+    fn heads_read_laxly_in_one_pass() {
+        let line = r#"{"type":"message","id":7,"parentId":null,"timestamp":"t","message":{"role":"assistant","content":[{"type":"text","text":"x"}],"provider":"p","model":["m"],"timestamp":17},"extra":{"deep":[1,2,{"a":null}]}}"#;
         let head: EntryHead = serde_json::from_str(line).unwrap();
         assert_eq!(head.kind.0.as_deref(), Some("message"));
         assert_eq!(head.id.0, None);
-        let message = MessageHead::read(head.message.unwrap());
+        let message = head.message.unwrap();
         assert_eq!(message.role.0.as_deref(), Some("assistant"));
+        assert_eq!(message.provider.0.as_deref(), Some("p"));
         assert_eq!(message.model.0, None);
-        assert!(message.content.is_some());
-        let not_object: &RawValue = serde_json::from_str("42").unwrap();
-        assert_eq!(MessageHead::read(not_object).role.0, None);
+        assert_eq!(message.timestamp.0, Some(17.0));
+        assert!(message.has_content);
+        for odd in [r#""text""#, "[1, {}]", "null", "3", "true"] {
+            let line = format!(r#"{{"type":"message","message":{odd}}}"#);
+            let head: EntryHead = serde_json::from_str(&line).unwrap();
+            assert_eq!(head.message.unwrap_or_default().role.0, None, "{odd}");
+        }
     }
 
     #[test]
-    fn listing_heads_read_the_message_in_one_pass_and_laxly() {
-        let line = r#"{"type":"message","timestamp":"t","message":{"role":"user","content":"hi","timestamp":17},"name":5}"#;
-        let head: ListingHead = serde_json::from_str(line).unwrap();
-        let message = head.message.unwrap().0;
-        assert_eq!(message.role.0.as_deref(), Some("user"));
-        assert_eq!(message.timestamp.0, Some(17.0));
-        assert!(message.content.is_some());
-        assert_eq!(head.name.0, None);
-        for odd in [r#""text""#, "[1, {}]", "null", "3", "true"] {
-            let line = format!(r#"{{"type":"message","message":{odd}}}"#);
-            let head: ListingHead = serde_json::from_str(&line).unwrap();
-            assert_eq!(head.message.unwrap_or_default().0.role.0, None, "{odd}");
-        }
+    fn repeated_fields_take_the_last_value_as_json_parse_does() {
+        let line =
+            r#"{"type":"label","id":"a","id":"b","message":{"role":"user","role":"assistant"}}"#;
+        let head: EntryHead = serde_json::from_str(line).unwrap();
+        assert_eq!(head.id.0.as_deref(), Some("b"));
+        assert_eq!(head.message.unwrap().role.0.as_deref(), Some("assistant"));
+        let line = r#"{"message":1,"type":"message","message":{"a":"é"}}"#;
+        let (start, end) = message_span(line).unwrap();
+        assert_eq!(&line[start..end], r#"{"a":"é"}"#);
+        assert_eq!(message_span(r#"{"type":"message"}"#), None);
+        assert_eq!(message_span("[1]"), None);
     }
 }

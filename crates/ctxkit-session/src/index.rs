@@ -12,14 +12,19 @@ pub type EntryIndex = usize;
 
 const NO_PARENT: u32 = u32::MAX;
 
+/// Ids are short and many: a fast hash (randomly seeded per process) instead of SipHash.
+type IdHasher = foldhash::fast::RandomState;
+
 /// Entries in file order with everything navigation needs.
 #[derive(Debug, Default)]
 pub struct SessionIndex {
     entries: Vec<StoredEntry>,
-    by_id: HashMap<Box<str>, u32>,
+    by_id: HashMap<Box<str>, u32, IdHasher>,
     parents: Vec<u32>,
     labels: HashMap<Box<str>, LabelState>,
     has_assistant: bool,
+    /// Whether two entries share an id (then `by_id` holds the last of them).
+    has_duplicate_ids: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -40,11 +45,12 @@ impl SessionIndex {
     /// Indexes `entries` (file order), recording duplicate ids, missing parents and parent cycles.
     pub(crate) fn build(entries: Vec<StoredEntry>, diagnostics: &mut Vec<Diagnostic>) -> Self {
         let mut index = Self {
-            entries: Vec::with_capacity(entries.len()),
+            by_id: HashMap::with_capacity_and_hasher(entries.len(), IdHasher::default()),
+            parents: vec![NO_PARENT; entries.len()],
             ..Self::default()
         };
-        for entry in entries {
-            if index.by_id.contains_key(entry.id()) {
+        for (position, entry) in entries.iter().enumerate() {
+            if index.register(position, entry) {
                 diagnostics.push(Diagnostic {
                     line: Some(entry.line()),
                     kind: DiagnosticKind::DuplicateId {
@@ -52,8 +58,8 @@ impl SessionIndex {
                     },
                 });
             }
-            index.insert(entry);
         }
+        index.entries = entries;
         // Parents may be named before they appear (or appear twice); resolve once all ids are known.
         for position in 0..index.entries.len() {
             index.parents[position] = index.resolve_parent(position);
@@ -82,8 +88,17 @@ impl SessionIndex {
 
     fn insert(&mut self, entry: StoredEntry) -> EntryIndex {
         let position = self.entries.len();
+        self.register(position, &entry);
+        self.entries.push(entry);
+        self.parents.push(NO_PARENT);
+        position
+    }
+
+    /// Records the id, label and role of the entry at `position`; true when its id was taken.
+    fn register(&mut self, position: EntryIndex, entry: &StoredEntry) -> bool {
         let slot = u32::try_from(position).unwrap_or(NO_PARENT - 1);
-        self.by_id.insert(entry.id().into(), slot);
+        let duplicate = self.by_id.insert(entry.id().into(), slot).is_some();
+        self.has_duplicate_ids |= duplicate;
         if let EntryMeta::Label {
             target_id: Some(target),
             label,
@@ -105,9 +120,7 @@ impl SessionIndex {
             }
         }
         self.has_assistant |= entry.is_assistant_message();
-        self.entries.push(entry);
-        self.parents.push(NO_PARENT);
-        position
+        duplicate
     }
 
     /// Detaches the first entry (in file order) of every parent cycle, which makes it a root.
@@ -218,6 +231,20 @@ impl SessionIndex {
     /// The position of the entry with `id` (the later one if ids repeat).
     pub fn position(&self, id: &str) -> Option<EntryIndex> {
         self.by_id.get(id).map(|&slot| slot as usize)
+    }
+
+    /// Where the first entry with `id` is in `path` (entry positions), comparing positions rather
+    /// than ids unless ids repeat.
+    pub fn position_in(&self, path: &[EntryIndex], id: &str) -> Option<usize> {
+        if self.has_duplicate_ids {
+            return path.iter().position(|&index| {
+                self.entries
+                    .get(index)
+                    .is_some_and(|entry| entry.id() == id)
+            });
+        }
+        let target = self.position(id)?;
+        path.iter().position(|&index| index == target)
     }
 
     /// Whether an entry with `id` exists.

@@ -8,6 +8,8 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+#[cfg(unix)]
+mod chunked;
 mod context;
 mod diagnostics;
 mod entry;
@@ -15,6 +17,7 @@ mod error;
 mod head;
 mod ids;
 mod index;
+mod line;
 mod listing;
 mod llm;
 mod load;

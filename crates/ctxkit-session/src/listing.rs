@@ -9,12 +9,11 @@ use rayon::prelude::*;
 use ctxkit_protocol::{AgentMessage, MessageContent, SessionInfoRecord, from_str_repaired};
 use serde_json::Value;
 
-use crate::entry::LineHead;
 use crate::error::{Result, SessionError};
-use crate::head::ListingHead;
+use crate::head::{EntryHead, message_span};
 use crate::ids::{iso_from_ms, parse_timestamp_ms};
 use crate::index::js_trim;
-use crate::load::read_lines;
+use crate::line::read_lines;
 
 /// A file a listing skipped, and why.
 #[derive(Debug)]
@@ -30,8 +29,10 @@ pub fn read_session_info(path: &Path) -> Result<SessionInfoRecord> {
         .metadata()
         .and_then(|metadata| metadata.modified())
         .ok();
-    let (lines, _) = read_lines(file, &mut Vec::new()).map_err(SessionError::io("read", path))?;
-    let mut lines = lines.into_iter();
+    let size_hint = file.metadata().map_or(0, |metadata| metadata.len());
+    let read =
+        read_lines(&file, size_hint, &mut Vec::new()).map_err(SessionError::io("read", path))?;
+    let mut lines = read.lines.into_iter();
     let not_a_session = |reason: &str| SessionError::NotASession {
         path: path.to_owned(),
         line: None,
@@ -41,7 +42,7 @@ pub fn read_session_info(path: &Path) -> Result<SessionInfoRecord> {
     // their heads, and a line that is not JSON is skipped there.
     let header: Value = lines
         .by_ref()
-        .find_map(|line| from_str_repaired(&line.text).ok())
+        .find_map(|line| from_str_repaired(line.text.as_str()).ok())
         .ok_or_else(|| not_a_session("the file holds no JSON lines"))?;
     if header.get("type").and_then(Value::as_str) != Some("session") {
         return Err(not_a_session("the first line is not a `session` header"));
@@ -51,7 +52,7 @@ pub fn read_session_info(path: &Path) -> Result<SessionInfoRecord> {
     let mut name = None;
     let mut last_activity: Option<f64> = None;
     for line in lines {
-        let Ok(entry) = serde_json::from_str::<ListingHead>(&line.text) else {
+        let Ok(entry) = serde_json::from_str::<EntryHead>(line.text.as_str()) else {
             continue;
         };
         match entry.kind.0.as_deref() {
@@ -66,9 +67,9 @@ pub fn read_session_info(path: &Path) -> Result<SessionInfoRecord> {
             }
             Some("message") => {
                 message_count += 1;
-                let message = entry.message.unwrap_or_default().0;
+                let message = entry.message.unwrap_or_default();
                 let role = message.role.0.as_deref();
-                if message.content.is_none() || !matches!(role, Some("user" | "assistant")) {
+                if !message.has_content || !matches!(role, Some("user" | "assistant")) {
                     continue;
                 }
                 let entry_time = entry.timestamp.0.as_deref().and_then(parse_timestamp_ms);
@@ -78,9 +79,10 @@ pub fn read_session_info(path: &Path) -> Result<SessionInfoRecord> {
                 }
                 if first_message.is_none() && role == Some("user") {
                     // Only this line is read a second time, for the message's text.
-                    first_message = LineHead::read(&line.text)
-                        .ok()
-                        .and_then(|head| head.message_json(&line.text).and_then(message_text))
+                    let text = line.text.as_str();
+                    first_message = message_span(text)
+                        .and_then(|(start, end)| text.get(start..end))
+                        .and_then(message_text)
                         .filter(|text| !text.is_empty());
                 }
             }

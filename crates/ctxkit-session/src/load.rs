@@ -1,7 +1,6 @@
 //! Reading a session file: lines, header, entry heads, migration. Tolerates what Pi tolerates (blank and
 //! malformed lines are skipped) and records every problem; refuses files that are not sessions at all.
 
-use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use rayon::prelude::*;
@@ -12,6 +11,7 @@ use serde_json::Value;
 use crate::diagnostics::{Diagnostic, DiagnosticKind};
 use crate::entry::{HeadError, StoredEntry};
 use crate::error::{Result, SessionError};
+use crate::line::{RawLine, ReadLines, read_lines};
 use crate::migrate;
 use crate::storage::{LoadedSnapshot, current_snapshot};
 
@@ -27,81 +27,38 @@ pub(crate) struct LoadedFile {
     pub(crate) snapshot: LoadedSnapshot,
 }
 
-/// One non-blank line of the file.
-pub(crate) struct RawLine {
-    pub(crate) number: usize,
-    pub(crate) text: String,
-}
-
-/// Reads the lines of `reader`, skipping blank ones. Invalid UTF-8 is replaced (as Node's `utf8`
-/// decoding does) and reported. Returns whether the data ended with a newline.
-pub(crate) fn read_lines(
-    reader: impl Read,
-    diagnostics: &mut Vec<Diagnostic>,
-) -> std::io::Result<(Vec<RawLine>, bool)> {
-    let mut reader = BufReader::with_capacity(1 << 16, reader);
-    let mut lines = Vec::new();
-    let mut number = 0;
-    let mut ends_with_newline = true;
-    loop {
-        let mut bytes = Vec::new();
-        if reader.read_until(b'\n', &mut bytes)? == 0 {
-            break;
-        }
-        number += 1;
-        ends_with_newline = bytes.last() == Some(&b'\n');
-        if ends_with_newline {
-            bytes.pop();
-        }
-        let text = match String::from_utf8(bytes) {
-            Ok(text) => text,
-            Err(error) => {
-                diagnostics.push(Diagnostic {
-                    line: Some(number),
-                    kind: DiagnosticKind::InvalidUtf8,
-                });
-                String::from_utf8_lossy(error.as_bytes()).into_owned()
-            }
-        };
-        if text.trim().is_empty() {
-            continue;
-        }
-        lines.push(RawLine { number, text });
-    }
-    Ok((lines, ends_with_newline))
-}
-
 /// Loads the session file at `path`.
 pub(crate) fn load_file(path: &Path) -> Result<LoadedFile> {
     let file = std::fs::File::open(path).map_err(SessionError::io("open", path))?;
     let opened = current_snapshot(&file, path)?;
-    let mut counted = CountingReader {
-        inner: &file,
-        bytes: 0,
-    };
+    let size_hint = file.metadata().map_or(0, |metadata| metadata.len());
     let mut diagnostics = Vec::new();
-    let (lines, ends_with_newline) =
-        read_lines(&mut counted, &mut diagnostics).map_err(SessionError::io("read", path))?;
-    let mut loaded = parse_lines(path, lines, ends_with_newline, diagnostics)?;
+    let read = read_file_lines(&file, size_hint, &mut diagnostics)
+        .map_err(SessionError::io("read", path))?;
+    let mut loaded = parse_lines(path, read.lines, read.ends_with_newline, diagnostics)?;
+    // What was parsed, even while another process appends.
     loaded.snapshot = LoadedSnapshot {
-        bytes: counted.bytes,
+        bytes: read.bytes,
         inode: opened.inode,
     };
     Ok(loaded)
 }
 
-/// Counts the bytes read, so the snapshot is what was parsed even while another process appends.
-struct CountingReader<R> {
-    inner: R,
-    bytes: u64,
-}
-
-impl<R: Read> Read for CountingReader<R> {
-    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
-        let read = self.inner.read(buffer)?;
-        self.bytes += read as u64;
-        Ok(read)
+/// The lines of `file`: a large file in chunks on all cores, unless it is not valid UTF-8 or changes
+/// size meanwhile; then, and for smaller files, whole on one thread.
+fn read_file_lines(
+    file: &std::fs::File,
+    size_hint: u64,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> std::io::Result<ReadLines> {
+    #[cfg(unix)]
+    if size_hint >= crate::chunked::MIN_CHUNKED_BYTES
+        && let Some(read) = crate::chunked::read_lines_chunked(file, size_hint)?
+    {
+        return Ok(read);
     }
+    // Chunks are read at offsets, so the file position is still at the start.
+    read_lines(file, size_hint, diagnostics)
 }
 
 /// Parses the lines of a session file.
@@ -122,7 +79,7 @@ pub(crate) fn parse_lines(
     for line in lines {
         if header.is_none() {
             // The first line that parses is the header, as in Pi.
-            match from_str_repaired::<Value>(&line.text) {
+            match from_str_repaired::<Value>(line.text.as_str()) {
                 Ok(value) => header = Some((line.number, value)),
                 Err(error) => diagnostics.push(Diagnostic {
                     line: Some(line.number),
@@ -167,12 +124,7 @@ pub(crate) fn parse_lines(
     let parsed: Vec<(usize, Result<StoredEntry, HeadError>)> = bodies
         .into_par_iter()
         .with_min_len(256)
-        .map(|line| {
-            (
-                line.number,
-                StoredEntry::from_line(line.text.into_boxed_str(), line.number),
-            )
-        })
+        .map(|line| (line.number, StoredEntry::from_line(line.text, line.number)))
         .collect();
     let mut entries = Vec::with_capacity(parsed.len());
     for (number, parsed) in parsed {
@@ -242,8 +194,13 @@ mod tests {
 
     fn parse(text: &str) -> Result<LoadedFile> {
         let mut diagnostics = Vec::new();
-        let (lines, ends) = read_lines(text.as_bytes(), &mut diagnostics).unwrap();
-        parse_lines(Path::new("s.jsonl"), lines, ends, diagnostics)
+        let read = read_lines(text.as_bytes(), 0, &mut diagnostics).unwrap();
+        parse_lines(
+            Path::new("s.jsonl"),
+            read.lines,
+            read.ends_with_newline,
+            diagnostics,
+        )
     }
 
     const HEADER: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2024-01-01T00:00:00.000Z","cwd":"/p"}"#;

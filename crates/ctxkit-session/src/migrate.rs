@@ -9,14 +9,14 @@ use ctxkit_protocol::from_str_repaired;
 use serde_json::Value;
 
 use crate::ids::new_entry_id;
-use crate::load::RawLine;
+use crate::line::RawLine;
 
 /// Migrates the entry lines of a file of `version` (< 3) in place.
 pub(crate) fn migrate_lines(lines: &mut [RawLine], version: f64) {
     let mut values: Vec<Option<Value>> = lines
         .iter()
         .map(|line| {
-            from_str_repaired::<Value>(&line.text)
+            from_str_repaired::<Value>(line.text.as_str())
                 .ok()
                 .filter(Value::is_object)
         })
@@ -38,7 +38,7 @@ pub(crate) fn migrate_lines(lines: &mut [RawLine], version: f64) {
         if let (Some(value), true) = (value, changed)
             && let Ok(text) = serde_json::to_string(&value)
         {
-            line.text = text;
+            line.text = text.into();
         }
     }
 }
@@ -107,7 +107,7 @@ mod tests {
             .enumerate()
             .map(|(index, text)| RawLine {
                 number: index + 2,
-                text: (*text).to_owned(),
+                text: (*text).into(),
             })
             .collect()
     }
@@ -122,7 +122,7 @@ mod tests {
         migrate_lines(&mut body, 1.0);
         let values: Vec<Value> = body
             .iter()
-            .map(|line| serde_json::from_str(&line.text).unwrap())
+            .map(|line| serde_json::from_str(line.text.as_str()).unwrap())
             .collect();
         assert_eq!(values[0]["parentId"], Value::Null);
         assert_eq!(values[1]["parentId"], values[0]["id"]);
@@ -136,6 +136,6 @@ mod tests {
         let original = r#"{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"t","message":{"role":"user","content":"a"}}"#;
         let mut body = lines(&[original]);
         migrate_lines(&mut body, 1.0);
-        assert_eq!(body[0].text, original);
+        assert_eq!(body[0].text.as_str(), original);
     }
 }
