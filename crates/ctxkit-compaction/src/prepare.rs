@@ -2,6 +2,8 @@
 //! cut, the messages to summarize and the split-turn prefix, tokens before, and file operations. Pure:
 //! it reads a session and decides; nothing is written.
 
+use rayon::prelude::*;
+
 use ctxkit_protocol::{AgentMessage, EntryKind};
 use ctxkit_session::{
     ContextMessage, ContextMessageKind, EntryIndex, LeafSelector, Session, StoredEntry,
@@ -11,7 +13,7 @@ use crate::cut::{CutEntry, find_cut_point};
 use crate::error::CompactionError;
 use crate::file_ops::FileOperations;
 use crate::settings::CompactionSettings;
-use crate::tokens::{estimate_context_tokens, estimate_tokens};
+use crate::tokens::{estimate_tokens, last_valid_usage};
 
 /// A message taken from the path, with the entry it came from.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,6 +75,20 @@ fn message_of(
     };
     let message = session.message(&source)?;
     Ok(Some(SourcedMessage { source, message }))
+}
+
+/// The reference's `estimateContextTokens` over a context, parsing messages from the end only as far
+/// as the last reply that reports usage.
+fn context_tokens(session: &Session, messages: &[ContextMessage]) -> Result<u64, CompactionError> {
+    let mut trailing: u64 = 0;
+    for source in messages.iter().rev() {
+        let message = session.message(source)?;
+        if let Some((_, usage)) = last_valid_usage(std::slice::from_ref(&message)) {
+            return Ok(usage.saturating_add(trailing));
+        }
+        trailing = trailing.saturating_add(estimate_tokens(&message));
+    }
+    Ok(trailing)
 }
 
 /// The reference estimate of each path entry (messages only).
@@ -157,9 +173,9 @@ pub fn prepare_compaction(
             .map_err(|source| CompactionError::entry(session, entry, source))?
             .kind
         {
-            boundary_start = entries
-                .iter()
-                .position(|candidate| candidate.id() == compaction.first_kept_entry_id)
+            boundary_start = session
+                .index()
+                .position_in(&path, &compaction.first_kept_entry_id)
                 .unwrap_or(position + 1);
             if compaction.from_hook != Some(true) {
                 previous_details = compaction.details;
@@ -170,18 +186,27 @@ pub fn prepare_compaction(
 
     let leaf_id = entries.last().map(|entry| entry.id()).unwrap_or_default();
     let context = session.context_at(LeafSelector::Entry(leaf_id));
-    let context_messages = context
-        .messages
-        .iter()
-        .map(|message| session.message(message))
-        .collect::<Result<Vec<_>, _>>()?;
-    let tokens_before = estimate_context_tokens(&context_messages).tokens;
+    let tokens_before = context_tokens(session, &context.messages)?;
 
-    let estimates = path_token_estimates_from(session, &path, boundary_start)?;
+    // Every message from the boundary on is parsed once, on all cores: its estimate places the cut,
+    // and the ones before the cut are summarized.
+    let mut parsed: Vec<Option<SourcedMessage>> = path[boundary_start..]
+        .par_iter()
+        .zip(&entries[boundary_start..])
+        .with_min_len(16)
+        .map(|(&position, &entry)| message_of(session, position, entry))
+        .collect::<Result<_, _>>()?;
     let cut_entries: Vec<CutEntry<'_>> = entries
         .iter()
-        .zip(&estimates)
-        .map(|(&entry, &tokens)| CutEntry { entry, tokens })
+        .enumerate()
+        .map(|(offset, &entry)| {
+            let tokens = offset
+                .checked_sub(boundary_start)
+                .and_then(|parsed_offset| parsed.get(parsed_offset)?.as_ref())
+                .filter(|message| message.source.kind == ContextMessageKind::Stored)
+                .map_or(0, |message| estimate_tokens(&message.message));
+            CutEntry { entry, tokens }
+        })
         .collect();
     let cut = find_cut_point(
         &cut_entries,
@@ -197,18 +222,17 @@ pub fn prepare_compaction(
         Some(turn_start) if cut.is_split_turn => turn_start,
         Some(_) | None => cut.first_kept,
     };
-    let collect = |range: std::ops::Range<usize>| -> Result<Vec<SourcedMessage>, CompactionError> {
-        let mut messages = Vec::new();
-        for position in range {
-            if let Some(message) = message_of(session, path[position], entries[position])? {
-                messages.push(message);
-            }
-        }
-        Ok(messages)
+    let mut take = |range: std::ops::Range<usize>| -> Vec<SourcedMessage> {
+        let range =
+            range.start.saturating_sub(boundary_start)..range.end.saturating_sub(boundary_start);
+        parsed
+            .get_mut(range)
+            .map(|slots| slots.iter_mut().filter_map(Option::take).collect())
+            .unwrap_or_default()
     };
-    let messages_to_summarize = collect(boundary_start..history_end.max(boundary_start))?;
+    let messages_to_summarize = take(boundary_start..history_end.max(boundary_start));
     let turn_prefix_messages = match cut.turn_start {
-        Some(turn_start) if cut.is_split_turn => collect(turn_start..cut.first_kept)?,
+        Some(turn_start) if cut.is_split_turn => take(turn_start..cut.first_kept),
         Some(_) | None => Vec::new(),
     };
 

@@ -1,8 +1,17 @@
 //! Exact token counts with OpenAI's cl100k_base and o200k_base encodings, through GitHub's `bpe`
 //! crates (`bpe-openai`): linear-time BPE, vocabularies compiled into the binary, counting without
-//! building a token vector. See `docs/decisions.md`, "Exact token counting".
+//! building a token vector. See `docs/decisions.md`, "Exact token counting". Long texts are cut at
+//! pre-token boundaries and counted on all cores.
 
 use std::fmt;
+
+use rayon::prelude::*;
+
+/// Texts shorter than this are counted on the calling thread.
+const PARALLEL_MIN_BYTES: usize = 64 * 1024;
+
+/// The size of the pieces a long text is counted in.
+const CHUNK_BYTES: usize = 16 * 1024;
 
 /// A BPE encoding ctxkit can count with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -33,8 +42,42 @@ impl Encoding {
             Self::Cl100kBase => bpe_openai::cl100k_base(),
             Self::O200kBase => bpe_openai::o200k_base(),
         };
-        tokenizer.count(text) as u64
+        if text.len() < PARALLEL_MIN_BYTES {
+            return tokenizer.count(text) as u64;
+        }
+        chunks(text, CHUNK_BYTES)
+            .par_iter()
+            .map(|chunk| tokenizer.count(*chunk) as u64)
+            .sum()
     }
+}
+
+/// `text` cut into pieces of about `target` bytes, each cut right after a newline that is followed by
+/// an ASCII letter. No pre-token of cl100k_base or o200k_base spans such a place (their patterns never
+/// join a line break to a following letter, and every pattern that can end in a line break stops at
+/// the letter), so the count of the whole is the sum of the counts of the pieces. Text without such
+/// places stays in one piece.
+fn chunks(text: &str, target: usize) -> Vec<&str> {
+    let bytes = text.as_bytes();
+    let mut pieces = Vec::with_capacity(text.len() / target.max(1) + 1);
+    let mut start = 0;
+    while start < text.len() {
+        let cut = start
+            .checked_add(target)
+            .filter(|&from| from < text.len())
+            .and_then(|from| {
+                memchr::memchr_iter(b'\n', bytes.get(from..)?)
+                    .map(|offset| from + offset + 1)
+                    .find(|&after| bytes.get(after).is_some_and(u8::is_ascii_alphabetic))
+            })
+            .unwrap_or(text.len());
+        // `cut` follows an ASCII newline, so it is a character boundary.
+        if let Some(piece) = text.get(start..cut) {
+            pieces.push(piece);
+        }
+        start = cut;
+    }
+    pieces
 }
 
 impl fmt::Display for Encoding {
@@ -59,6 +102,44 @@ mod tests {
         assert_eq!(Encoding::O200kBase.count("hello world"), 2);
         assert_eq!(Encoding::Cl100kBase.count(""), 0);
         assert_eq!(Encoding::Cl100kBase.count("<|endoftext|>"), 7);
+    }
+
+    /// Every sample of the token corpus, and generated text full of line breaks, counts the same
+    /// whole and in pieces cut as small as the cut rule allows.
+    #[test]
+    fn pieces_count_the_same_as_the_whole() {
+        let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/tokens");
+        let mut texts = Vec::new();
+        for category in std::fs::read_dir(&corpus).unwrap() {
+            for sample in std::fs::read_dir(category.unwrap().path()).unwrap() {
+                texts.push(std::fs::read_to_string(sample.unwrap().path()).unwrap());
+            }
+        }
+        texts.push("a\nb\n\nc \n d\r\ne.\nf'\ns 's\n'm 12\n34 x\n\n\n  \ny".repeat(50));
+        texts.push("word!\nWord?\n\t\nLetters\n123\n日本\nend \n".repeat(40));
+        assert!(texts.len() > 30);
+        for encoding in Encoding::ALL {
+            let tokenizer = match encoding {
+                Encoding::Cl100kBase => bpe_openai::cl100k_base(),
+                Encoding::O200kBase => bpe_openai::o200k_base(),
+            };
+            for text in &texts {
+                let pieces = chunks(text, 1);
+                assert_eq!(pieces.concat(), *text);
+                let summed: usize = pieces.iter().map(|piece| tokenizer.count(*piece)).sum();
+                assert_eq!(
+                    summed,
+                    tokenizer.count(text.as_str()),
+                    "{encoding}: {text:.60}"
+                );
+            }
+        }
+        let long = texts.concat().repeat(3);
+        assert!(long.len() > PARALLEL_MIN_BYTES);
+        assert_eq!(
+            Encoding::Cl100kBase.count(&long),
+            bpe_openai::cl100k_base().count(long.as_str()) as u64
+        );
     }
 
     #[test]
