@@ -218,7 +218,7 @@ impl LineHead {
                 first_kept_entry_id: boxed(head.first_kept_entry_id.0),
             },
             "branch_summary" => EntryMeta::BranchSummary {
-                has_summary: head.summary.0.is_some_and(|summary| !summary.is_empty()),
+                has_summary: head.has_summary,
             },
             "custom" => EntryMeta::Custom,
             "custom_message" => EntryMeta::CustomMessage,
