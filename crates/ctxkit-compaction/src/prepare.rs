@@ -6,7 +6,7 @@ use rayon::prelude::*;
 
 use ctxkit_protocol::{AgentMessage, EntryKind};
 use ctxkit_session::{
-    ContextMessage, ContextMessageKind, EntryIndex, LeafSelector, Session, StoredEntry,
+    ContextMessage, ContextMessageKind, EntryIndex, Session, StoredEntry, build_context_on_path,
 };
 
 use crate::cut::{CutEntry, find_cut_point};
@@ -184,8 +184,7 @@ pub fn prepare_compaction(
         }
     }
 
-    let leaf_id = entries.last().map(|entry| entry.id()).unwrap_or_default();
-    let context = session.context_at(LeafSelector::Entry(leaf_id));
+    let context = build_context_on_path(session.index(), &path);
     let tokens_before = context_tokens(session, &context.messages)?;
 
     // Every message from the boundary on is parsed once, on all cores: its estimate places the cut,

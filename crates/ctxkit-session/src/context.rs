@@ -41,13 +41,19 @@ pub enum ContextMessageKind {
 
 /// Builds the context at `leaf`; `None` (a leaf before the first entry) gives an empty context.
 pub fn build_context(index: &SessionIndex, leaf: Option<EntryIndex>) -> SessionContext {
+    match leaf {
+        Some(leaf) => build_context_on_path(index, &index.path_to(leaf)),
+        None => build_context_on_path(index, &[]),
+    }
+}
+
+/// [`build_context`] for a root→leaf path already walked (`SessionIndex::path_to`).
+pub fn build_context_on_path(index: &SessionIndex, path: &[EntryIndex]) -> SessionContext {
     let mut context = SessionContext {
         messages: Vec::new(),
         thinking_level: "off".to_owned(),
         model: None,
     };
-    let Some(leaf) = leaf else { return context };
-    let path = index.path_to(leaf);
     let mut compaction_position = None;
     // The last entry that sets the thinking level and the model; their strings are copied once, at
     // the end (a long path has thousands of assistant messages).
@@ -105,7 +111,7 @@ pub fn build_context(index: &SessionIndex, leaf: Option<EntryIndex>) -> SessionC
     };
     match compaction_position {
         None => {
-            for &entry_index in &path {
+            for &entry_index in path {
                 emit(&mut context.messages, entry_index);
             }
         }

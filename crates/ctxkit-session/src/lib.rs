@@ -29,8 +29,8 @@ mod session;
 mod storage;
 
 pub use context::{
-    ContextMessage, ContextMessageKind, SessionContext, build_context, context_message,
-    context_message_value,
+    ContextMessage, ContextMessageKind, SessionContext, build_context, build_context_on_path,
+    context_message, context_message_value,
 };
 pub use diagnostics::{Diagnostic, DiagnosticKind};
 pub use entry::StoredEntry;
