@@ -1,10 +1,12 @@
 //! Content blocks of messages: text, image, thinking and tool calls, plus blocks of a type this
 //! version does not know, kept as they are.
 
+use serde::de::{self, MapAccess};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use crate::JsonObject;
+use crate::tagged::{Tagged, deserialize_tagged, rest};
 
 /// A plain text block.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -88,7 +90,25 @@ impl Serialize for ContentBlock {
 
 impl<'de> Deserialize<'de> for ContentBlock {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let object = JsonObject::deserialize(deserializer)?;
+        deserialize_tagged(deserializer)
+    }
+}
+
+impl Tagged for ContentBlock {
+    const TAG: &'static str = "type";
+    const MODELLED: &'static [&'static str] = &["text", "image", "thinking", "toolCall"];
+
+    fn variant<'de, A: MapAccess<'de>>(tag: &str, fields: A) -> Result<Self, A::Error> {
+        match tag {
+            "text" => rest(fields).map(Self::Text),
+            "image" => rest(fields).map(Self::Image),
+            "thinking" => rest(fields).map(Self::Thinking),
+            "toolCall" => rest(fields).map(Self::ToolCall),
+            other => Err(de::Error::custom(format!("no typed block `{other}`"))),
+        }
+    }
+
+    fn from_object<E: de::Error>(object: JsonObject) -> Result<Self, E> {
         let kind = object
             .get("type")
             .and_then(Value::as_str)
@@ -101,6 +121,16 @@ impl<'de> Deserialize<'de> for ContentBlock {
             Some(_) | None => Self::Unknown(object),
         };
         Ok(block)
+    }
+
+    fn extra(&self) -> Option<&JsonObject> {
+        match self {
+            Self::Text(block) => Some(&block.extra),
+            Self::Image(block) => Some(&block.extra),
+            Self::Thinking(block) => Some(&block.extra),
+            Self::ToolCall(block) => Some(&block.extra),
+            Self::Unknown(_) => None,
+        }
     }
 }
 

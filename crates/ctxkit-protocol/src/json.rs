@@ -61,22 +61,43 @@ fn hex_unit(bytes: &[u8], start: usize) -> Option<u32> {
     u32::from_str_radix(text, 16).ok()
 }
 
-/// `serde_json::from_str`, retried with lone surrogates repaired when the first read fails.
+/// `serde_json::from_str`, read as `JSON.parse` would when the first read fails: lone surrogates
+/// repaired, and through a `Value`, in which a repeated key keeps its last value (typed structs
+/// refuse repeated fields). The first error is the one reported when every read fails.
 pub fn from_str_repaired<T: serde::de::DeserializeOwned>(
     text: &str,
 ) -> Result<T, serde_json::Error> {
-    match serde_json::from_str(text) {
-        Ok(value) => Ok(value),
-        Err(error) => match repair_lone_surrogates(text) {
-            Cow::Owned(repaired) => serde_json::from_str(&repaired),
-            Cow::Borrowed(_) => Err(error),
-        },
+    let error = match serde_json::from_str(text) {
+        Ok(value) => return Ok(value),
+        Err(error) => error,
+    };
+    let repaired = repair_lone_surrogates(text);
+    if let Cow::Owned(repaired) = &repaired
+        && let Ok(value) = serde_json::from_str(repaired)
+    {
+        return Ok(value);
     }
+    serde_json::from_str::<serde_json::Value>(&repaired)
+        .and_then(serde_json::from_value)
+        .map_err(|_| error)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn repeated_keys_keep_their_last_value() {
+        #[derive(Debug, serde::Deserialize, PartialEq)]
+        struct Pair {
+            a: u8,
+            b: u8,
+        }
+        let pair: Pair = from_str_repaired(r#"{"a":1,"b":2,"a":3}"#).unwrap();
+        assert_eq!(pair, Pair { a: 3, b: 2 });
+        let error = from_str_repaired::<Pair>(r#"{"a":1}"#).unwrap_err();
+        assert!(error.to_string().contains("missing field `b`"), "{error}");
+    }
 
     #[test]
     fn repairs_only_lone_surrogates() {

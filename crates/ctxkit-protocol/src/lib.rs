@@ -14,6 +14,7 @@ mod json;
 mod lenient;
 mod message;
 mod records;
+mod tagged;
 
 pub use content::{
     ContentBlock, ImageContent, MessageContent, TextContent, ThinkingContent, ToolCall,
@@ -29,6 +30,7 @@ pub use lenient::{value_as_i64, value_as_u64};
 pub use message::{
     AgentMessage, AssistantMessage, BashExecutionMessage, BranchSummaryMessage,
     CompactionSummaryMessage, CustomMessage, ToolResultMessage, Usage, UsageCost, UserMessage,
+    parse_agent_message,
 };
 pub use records::{ContextRecord, ModelRef, SessionInfoRecord, TreeNodeRecord, TreeRecord};
 

@@ -2,7 +2,7 @@
 //! level and model, and emit messages, honouring the last compaction on the path. Pure: it returns
 //! references to entries; materializing a message is a separate, lazy step.
 
-use ctxkit_protocol::{AgentMessage, ModelRef, from_str_repaired};
+use ctxkit_protocol::{AgentMessage, ModelRef, from_str_repaired, parse_agent_message};
 use serde_json::Value;
 
 use crate::entry::{EntryMeta, StoredEntry};
@@ -213,5 +213,10 @@ pub fn context_message(
     entry: &StoredEntry,
     kind: ContextMessageKind,
 ) -> Result<AgentMessage, serde_json::Error> {
+    if kind == ContextMessageKind::Stored
+        && let Some(json) = entry.message_json()
+    {
+        return parse_agent_message(json);
+    }
     serde_json::from_value(context_message_value(entry, kind)?)
 }

@@ -3,7 +3,7 @@
 
 use std::sync::OnceLock;
 
-use ctxkit_protocol::{AgentMessage, SessionEntry, from_str_repaired};
+use ctxkit_protocol::{AgentMessage, SessionEntry, from_str_repaired, parse_agent_message};
 
 use crate::head::{EntryHead, message_span};
 use crate::line::LineText;
@@ -159,7 +159,7 @@ impl StoredEntry {
 
     /// The typed message of a `message` entry, parsed from the raw line.
     pub fn parse_message(&self) -> Option<Result<AgentMessage, serde_json::Error>> {
-        self.message_json().map(from_str_repaired)
+        self.message_json().map(parse_agent_message)
     }
 
     /// The same entry, no longer tied to a line of the file it came from.

@@ -242,7 +242,7 @@ fn cases() -> Vec<Case> {
             },
             args: &["tokens", "s.jsonl"],
             code: 3,
-            expect: "expected a map",
+            expect: "expected a JSON object",
         },
         Case {
             name: "out-of-range numbers in usage",
