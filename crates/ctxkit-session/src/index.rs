@@ -2,6 +2,7 @@
 //! name, children, root→leaf paths in O(depth), and the tree in Pi's order.
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 
 use crate::diagnostics::{Diagnostic, DiagnosticKind};
 use crate::entry::{EntryMeta, StoredEntry};
@@ -12,14 +13,68 @@ pub type EntryIndex = usize;
 
 const NO_PARENT: u32 = u32::MAX;
 
-/// Ids are short and many: a fast hash (randomly seeded per process) instead of SipHash.
-type IdHasher = foldhash::fast::RandomState;
+/// Entry positions by id. The ids stay where the entries keep them (the table holds positions only);
+/// hashing is foldhash's, randomly seeded per process: ids are short and many, SipHash is slow here.
+#[derive(Default)]
+struct IdTable {
+    table: hashbrown::HashTable<u32>,
+    hasher: foldhash::fast::RandomState,
+}
+
+impl IdTable {
+    fn with_capacity(capacity: usize) -> Self {
+        Self {
+            table: hashbrown::HashTable::with_capacity(capacity),
+            hasher: foldhash::fast::RandomState::default(),
+        }
+    }
+
+    fn get(&self, entries: &[StoredEntry], id: &str) -> Option<u32> {
+        let hash = self.hasher.hash_one(id);
+        self.table
+            .find(hash, |&slot| id_at(entries, slot) == Some(id))
+            .copied()
+    }
+
+    /// Points `id` at `slot` (an entry of `entries`); true when it pointed at another entry before.
+    fn insert(&mut self, entries: &[StoredEntry], id: &str, slot: u32) -> bool {
+        let hasher = &self.hasher;
+        let hash = hasher.hash_one(id);
+        match self.table.entry(
+            hash,
+            |&other| id_at(entries, other) == Some(id),
+            |&other| hasher.hash_one(id_at(entries, other).unwrap_or_default()),
+        ) {
+            hashbrown::hash_table::Entry::Occupied(mut occupied) => {
+                *occupied.get_mut() = slot;
+                true
+            }
+            hashbrown::hash_table::Entry::Vacant(vacant) => {
+                vacant.insert(slot);
+                false
+            }
+        }
+    }
+}
+
+fn id_at(entries: &[StoredEntry], slot: u32) -> Option<&str> {
+    entries.get(slot as usize).map(StoredEntry::id)
+}
+
+impl std::fmt::Debug for IdTable {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("IdTable")
+            .field("ids", &self.table.len())
+            .finish()
+    }
+}
 
 /// Entries in file order with everything navigation needs.
 #[derive(Debug, Default)]
 pub struct SessionIndex {
     entries: Vec<StoredEntry>,
-    by_id: HashMap<Box<str>, u32, IdHasher>,
+    by_id: IdTable,
     parents: Vec<u32>,
     labels: HashMap<Box<str>, LabelState>,
     has_assistant: bool,
@@ -45,12 +100,15 @@ impl SessionIndex {
     /// Indexes `entries` (file order), recording duplicate ids, missing parents and parent cycles.
     pub(crate) fn build(entries: Vec<StoredEntry>, diagnostics: &mut Vec<Diagnostic>) -> Self {
         let mut index = Self {
-            by_id: HashMap::with_capacity_and_hasher(entries.len(), IdHasher::default()),
+            by_id: IdTable::with_capacity(entries.len()),
             parents: vec![NO_PARENT; entries.len()],
+            entries,
             ..Self::default()
         };
-        for (position, entry) in entries.iter().enumerate() {
-            if index.register(position, entry) {
+        for position in 0..index.entries.len() {
+            if index.register(position)
+                && let Some(entry) = index.entries.get(position)
+            {
                 diagnostics.push(Diagnostic {
                     line: Some(entry.line()),
                     kind: DiagnosticKind::DuplicateId {
@@ -59,7 +117,6 @@ impl SessionIndex {
                 });
             }
         }
-        index.entries = entries;
         // Parents may be named before they appear (or appear twice); resolve once all ids are known.
         for position in 0..index.entries.len() {
             index.parents[position] = index.resolve_parent(position);
@@ -73,7 +130,7 @@ impl SessionIndex {
         let entry = &self.entries[position];
         match entry.parent_id() {
             Some(parent) if parent != entry.id() => {
-                self.by_id.get(parent).copied().unwrap_or(NO_PARENT)
+                self.by_id.get(&self.entries, parent).unwrap_or(NO_PARENT)
             }
             Some(_) | None => NO_PARENT,
         }
@@ -88,17 +145,28 @@ impl SessionIndex {
 
     fn insert(&mut self, entry: StoredEntry) -> EntryIndex {
         let position = self.entries.len();
-        self.register(position, &entry);
         self.entries.push(entry);
         self.parents.push(NO_PARENT);
+        self.register(position);
         position
     }
 
     /// Records the id, label and role of the entry at `position`; true when its id was taken.
-    fn register(&mut self, position: EntryIndex, entry: &StoredEntry) -> bool {
+    fn register(&mut self, position: EntryIndex) -> bool {
+        let Self {
+            entries,
+            by_id,
+            labels,
+            has_assistant,
+            has_duplicate_ids,
+            ..
+        } = self;
+        let Some(entry) = entries.get(position) else {
+            return false;
+        };
         let slot = u32::try_from(position).unwrap_or(NO_PARENT - 1);
-        let duplicate = self.by_id.insert(entry.id().into(), slot).is_some();
-        self.has_duplicate_ids |= duplicate;
+        let duplicate = by_id.insert(entries, entry.id(), slot);
+        *has_duplicate_ids |= duplicate;
         if let EntryMeta::Label {
             target_id: Some(target),
             label,
@@ -106,7 +174,7 @@ impl SessionIndex {
         {
             match label.as_deref() {
                 Some(label) if !label.is_empty() => {
-                    self.labels.insert(
+                    labels.insert(
                         target.clone(),
                         LabelState {
                             label: label.into(),
@@ -115,11 +183,11 @@ impl SessionIndex {
                     );
                 }
                 Some(_) | None => {
-                    self.labels.remove(target);
+                    labels.remove(target);
                 }
             }
         }
-        self.has_assistant |= entry.is_assistant_message();
+        *has_assistant |= entry.is_assistant_message();
         duplicate
     }
 
@@ -170,7 +238,7 @@ impl SessionIndex {
                     },
                 });
             } else if let Some(parent) = entry.parent_id()
-                && !self.by_id.contains_key(parent)
+                && self.by_id.get(&self.entries, parent).is_none()
             {
                 diagnostics.push(Diagnostic {
                     line,
@@ -183,7 +251,7 @@ impl SessionIndex {
             match &entry.meta {
                 EntryMeta::Compaction {
                     first_kept_entry_id: Some(target),
-                } if !self.by_id.contains_key(target) => {
+                } if self.by_id.get(&self.entries, target).is_none() => {
                     diagnostics.push(Diagnostic {
                         line,
                         kind: DiagnosticKind::DanglingFirstKept {
@@ -195,7 +263,7 @@ impl SessionIndex {
                 EntryMeta::Label {
                     target_id: Some(target),
                     ..
-                } if !self.by_id.contains_key(target) => {
+                } if self.by_id.get(&self.entries, target).is_none() => {
                     diagnostics.push(Diagnostic {
                         line,
                         kind: DiagnosticKind::DanglingLabelTarget {
@@ -230,7 +298,7 @@ impl SessionIndex {
 
     /// The position of the entry with `id` (the later one if ids repeat).
     pub fn position(&self, id: &str) -> Option<EntryIndex> {
-        self.by_id.get(id).map(|&slot| slot as usize)
+        self.by_id.get(&self.entries, id).map(|slot| slot as usize)
     }
 
     /// Where the first entry with `id` is in `path` (entry positions), comparing positions rather
@@ -249,7 +317,7 @@ impl SessionIndex {
 
     /// Whether an entry with `id` exists.
     pub fn contains(&self, id: &str) -> bool {
-        self.by_id.contains_key(id)
+        self.by_id.get(&self.entries, id).is_some()
     }
 
     /// The resolved parent (`None` for roots, orphans and broken cycles).
