@@ -3,7 +3,9 @@
 //! building a token vector. See `docs/decisions.md`, "Exact token counting". Long texts are cut at
 //! pre-token boundaries and counted on all cores.
 
+use std::collections::HashSet;
 use std::fmt;
+use std::sync::OnceLock;
 
 use rayon::prelude::*;
 
@@ -38,16 +40,57 @@ impl Encoding {
     /// ordinary text, as tiktoken's `encode_ordinary` does. The vocabulary is loaded on first use
     /// (a few milliseconds, once per process).
     pub fn count(self, text: &str) -> u64 {
-        let tokenizer = match self {
-            Self::Cl100kBase => bpe_openai::cl100k_base(),
-            Self::O200kBase => bpe_openai::o200k_base(),
-        };
+        let vocabulary = self.vocabulary();
         if text.len() < PARALLEL_MIN_BYTES {
-            return tokenizer.count(text) as u64;
+            return vocabulary.count(text);
         }
         chunks(text, CHUNK_BYTES)
             .par_iter()
-            .map(|chunk| tokenizer.count(*chunk) as u64)
+            .map(|chunk| vocabulary.count(chunk))
+            .sum()
+    }
+
+    fn vocabulary(self) -> &'static Vocabulary {
+        static CL100K: OnceLock<Vocabulary> = OnceLock::new();
+        static O200K: OnceLock<Vocabulary> = OnceLock::new();
+        match self {
+            Self::Cl100kBase => CL100K.get_or_init(|| Vocabulary::new(bpe_openai::cl100k_base())),
+            Self::O200kBase => O200K.get_or_init(|| Vocabulary::new(bpe_openai::o200k_base())),
+        }
+    }
+}
+
+/// A tokenizer with the set of its tokens' bytes: a pre-token that is itself a token (most words of
+/// ordinary text) is one token, as tiktoken also decides before running BPE, and BPE runs only on the
+/// others.
+struct Vocabulary {
+    tokenizer: &'static bpe_openai::Tokenizer,
+    tokens: HashSet<&'static [u8], foldhash::fast::RandomState>,
+}
+
+impl Vocabulary {
+    fn new(tokenizer: &'static bpe_openai::Tokenizer) -> Self {
+        let encoding = &tokenizer.bpe;
+        let count = encoding.num_tokens();
+        let mut tokens = HashSet::with_capacity_and_hasher(count, Default::default());
+        for id in 0..count {
+            if let Ok(id) = u32::try_from(id) {
+                tokens.insert(encoding.token_bytes(id));
+            }
+        }
+        Self { tokenizer, tokens }
+    }
+
+    fn count(&self, text: &str) -> u64 {
+        self.tokenizer
+            .split(text)
+            .map(|piece| {
+                if self.tokens.contains(piece.as_bytes()) {
+                    1
+                } else {
+                    self.tokenizer.bpe.count(piece.as_bytes()) as u64
+                }
+            })
             .sum()
     }
 }
@@ -130,6 +173,19 @@ mod tests {
                 assert_eq!(
                     summed,
                     tokenizer.count(text.as_str()),
+                    "{encoding}: {text:.60}"
+                );
+            }
+        }
+        for encoding in Encoding::ALL {
+            let tokenizer = match encoding {
+                Encoding::Cl100kBase => bpe_openai::cl100k_base(),
+                Encoding::O200kBase => bpe_openai::o200k_base(),
+            };
+            for text in &texts {
+                assert_eq!(
+                    encoding.count(text),
+                    tokenizer.count(text.as_str()) as u64,
                     "{encoding}: {text:.60}"
                 );
             }
