@@ -96,23 +96,8 @@ pub fn path_token_estimates(
     session: &Session,
     path: &[EntryIndex],
 ) -> Result<Vec<u64>, CompactionError> {
-    path_token_estimates_from(session, path, 0)
-}
-
-/// Like [`path_token_estimates`], but only entries from `start` on are estimated (earlier ones read
-/// as 0): the cut-point walk never looks before the previous compaction's boundary, and parsing the
-/// whole history of a long session there would cost more than everything else.
-fn path_token_estimates_from(
-    session: &Session,
-    path: &[EntryIndex],
-    start: usize,
-) -> Result<Vec<u64>, CompactionError> {
     path.iter()
-        .enumerate()
-        .map(|(offset, &position)| {
-            if offset < start {
-                return Ok(0);
-            }
+        .map(|&position| {
             let Some(entry) = session.index().get(position) else {
                 return Ok(0);
             };

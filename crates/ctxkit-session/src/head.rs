@@ -63,54 +63,6 @@ impl<'de> Visitor<'de> for LaxVisitor {
     }
 }
 
-/// Whether a field is a non-empty string; read without copying the string.
-struct NonEmpty(bool);
-
-impl<'de> Deserialize<'de> for NonEmpty {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(NonEmptyVisitor)
-    }
-}
-
-struct NonEmptyVisitor;
-
-impl<'de> Visitor<'de> for NonEmptyVisitor {
-    type Value = NonEmpty;
-
-    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
-        formatter.write_str("any JSON value")
-    }
-    fn visit_str<E: de::Error>(self, value: &str) -> Result<NonEmpty, E> {
-        Ok(NonEmpty(!value.is_empty()))
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<NonEmpty, E> {
-        Ok(NonEmpty(false))
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<NonEmpty, E> {
-        Ok(NonEmpty(false))
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<NonEmpty, E> {
-        Ok(NonEmpty(false))
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<NonEmpty, E> {
-        Ok(NonEmpty(false))
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<NonEmpty, E> {
-        Ok(NonEmpty(false))
-    }
-    fn visit_none<E: de::Error>(self) -> Result<NonEmpty, E> {
-        Ok(NonEmpty(false))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<NonEmpty, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(NonEmpty(false))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NonEmpty, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(NonEmpty(false))
-    }
-}
-
 /// A number field, or `None` when absent or of another type.
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
 pub(crate) struct LaxNumber(pub(crate) Option<f64>);
@@ -196,7 +148,10 @@ impl<'de> Visitor<'de> for EntryHeadVisitor {
                 EntryField::TargetId => head.target_id = map.next_value()?,
                 EntryField::Label => head.label = map.next_value()?,
                 EntryField::Name => head.name = map.next_value()?,
-                EntryField::Summary => head.has_summary = map.next_value::<NonEmpty>()?.0,
+                EntryField::Summary => {
+                    let summary: Lax = map.next_value()?;
+                    head.has_summary = summary.0.is_some_and(|summary| !summary.is_empty());
+                }
                 EntryField::Other => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -363,7 +318,7 @@ mod tests {
     }
 
     #[test]
-    fn summaries_are_checked_for_text_without_copying() {
+    fn summaries_are_present_only_as_non_empty_text() {
         for (summary, expected) in [
             (r#""done""#, true),
             (r#""""#, false),

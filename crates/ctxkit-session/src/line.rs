@@ -116,7 +116,7 @@ pub(crate) fn split_lines(
     let mut start = 0;
     let newlines = memchr::memchr_iter(b'\n', file.as_bytes());
     // The text after the last newline is a line too when it is not empty.
-    let last = (start_of_tail(&file) < file.len()).then_some(file.len());
+    let last = (!file.is_empty() && !file.ends_with('\n')).then_some(file.len());
     for (index, end) in newlines.chain(last).enumerate() {
         let range = start..end;
         start = end + 1;
@@ -135,10 +135,6 @@ pub(crate) fn split_lines(
         });
     }
     (lines, ends_with_newline)
-}
-
-fn start_of_tail(text: &str) -> usize {
-    memchr::memrchr(b'\n', text.as_bytes()).map_or(0, |newline| newline + 1)
 }
 
 #[cfg(test)]

@@ -53,9 +53,17 @@ impl Encoding {
     fn vocabulary(self) -> &'static Vocabulary {
         static CL100K: OnceLock<Vocabulary> = OnceLock::new();
         static O200K: OnceLock<Vocabulary> = OnceLock::new();
+        let cell = match self {
+            Self::Cl100kBase => &CL100K,
+            Self::O200kBase => &O200K,
+        };
+        cell.get_or_init(|| Vocabulary::new(self.tokenizer()))
+    }
+
+    fn tokenizer(self) -> &'static bpe_openai::Tokenizer {
         match self {
-            Self::Cl100kBase => CL100K.get_or_init(|| Vocabulary::new(bpe_openai::cl100k_base())),
-            Self::O200kBase => O200K.get_or_init(|| Vocabulary::new(bpe_openai::o200k_base())),
+            Self::Cl100kBase => bpe_openai::cl100k_base(),
+            Self::O200kBase => bpe_openai::o200k_base(),
         }
     }
 }
@@ -162,10 +170,7 @@ mod tests {
         texts.push("word!\nWord?\n\t\nLetters\n123\n日本\nend \n".repeat(40));
         assert!(texts.len() > 30);
         for encoding in Encoding::ALL {
-            let tokenizer = match encoding {
-                Encoding::Cl100kBase => bpe_openai::cl100k_base(),
-                Encoding::O200kBase => bpe_openai::o200k_base(),
-            };
+            let tokenizer = encoding.tokenizer();
             for text in &texts {
                 let pieces = chunks(text, 1);
                 assert_eq!(pieces.concat(), *text);
@@ -178,10 +183,7 @@ mod tests {
             }
         }
         for encoding in Encoding::ALL {
-            let tokenizer = match encoding {
-                Encoding::Cl100kBase => bpe_openai::cl100k_base(),
-                Encoding::O200kBase => bpe_openai::o200k_base(),
-            };
+            let tokenizer = encoding.tokenizer();
             for text in &texts {
                 assert_eq!(
                     encoding.count(text),
