@@ -77,9 +77,18 @@ fn classify(error: &anyhow::Error) -> (u8, Option<String>) {
         if let Some(llm_error) = cause.downcast_ref::<ctxkit_llm::LlmError>() {
             return classify_llm(llm_error);
         }
-        if let Some(ctxkit_compaction::CompactionError::Summarizer { .. }) =
-            cause.downcast_ref::<ctxkit_compaction::CompactionError>()
-        {
+        let engine_error = cause.downcast_ref::<ctxkit_engine::EngineError>();
+        if let Some(ctxkit_engine::EngineError::Session(session_error)) = engine_error {
+            return classify_session(session_error);
+        }
+        let summary_failed = matches!(
+            cause.downcast_ref::<ctxkit_compaction::CompactionError>(),
+            Some(ctxkit_compaction::CompactionError::Summarizer { .. })
+        ) || matches!(
+            engine_error,
+            Some(ctxkit_engine::EngineError::Summarization(_))
+        );
+        if summary_failed {
             return (
                 7,
                 Some(
@@ -89,12 +98,16 @@ fn classify(error: &anyhow::Error) -> (u8, Option<String>) {
             );
         }
     }
-    let Some(session_error) = error
+    match error
         .chain()
         .find_map(|cause| cause.downcast_ref::<SessionError>())
-    else {
-        return (3, None);
-    };
+    {
+        Some(session_error) => classify_session(session_error),
+        None => (3, None),
+    }
+}
+
+fn classify_session(session_error: &SessionError) -> (u8, Option<String>) {
     match session_error {
         SessionError::NotASession { path, .. } => (
             3,

@@ -106,6 +106,21 @@ pub fn file_context_block(files: &[ContextFile], limits: &FileContextLimits) -> 
     )
 }
 
+/// The file-context block for a plan: the ranked files read from disk (relative paths against
+/// `cwd`), those that cannot be read left out.
+pub fn read_file_context(preparation: &Preparation, cwd: &std::path::Path) -> String {
+    let limits = FileContextLimits::default();
+    let files: Vec<ContextFile> = rank_context_files(preparation, &limits)
+        .into_iter()
+        .filter_map(|path| {
+            let full = cwd.join(&path);
+            let text = std::fs::read_to_string(full).ok()?;
+            Some(ContextFile { path, text })
+        })
+        .collect();
+    file_context_block(&files, &limits)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -57,6 +57,11 @@ pub enum SkipReason {
     /// An error reply with no successful reply to measure from, or only a pre-compaction one.
     NoUsage,
     UnderThreshold,
+    /// Over the threshold, but everything since the last compaction fits in the keep budget.
+    NothingToCompact,
+    /// Before a prompt: the last reply overflowed and was handled when it happened (compacted and
+    /// retried, or reported).
+    OverflowHandled,
 }
 
 /// Inputs of one check. The transcript holds messages or anything borrowing one (the engine passes
@@ -71,6 +76,11 @@ pub struct CheckInput<'a, M = AgentMessage> {
     pub transcript: &'a [M],
     /// Epoch ms of the latest compaction on the branch.
     pub latest_compaction_ms: Option<i64>,
+    /// The index of the first transcript message written after the latest compaction, when the
+    /// caller knows it (the engine does): messages before it are stale. Decided by position, a reply
+    /// written in the same millisecond as the compaction is not mistaken for a stale one; `None`
+    /// falls back to the reference's timestamps.
+    pub fresh_from: Option<usize>,
     /// Overflow recovery already ran once since the last user message or successful reply.
     pub overflow_recovery_attempted: bool,
 }
@@ -83,12 +93,13 @@ impl<M> Clone for CheckInput<'_, M> {
 
 impl<M> Copy for CheckInput<'_, M> {}
 
-fn last_assistant<M: Borrow<AgentMessage>>(transcript: &[M]) -> Option<&AssistantMessage> {
+fn last_assistant<M: Borrow<AgentMessage>>(transcript: &[M]) -> Option<(usize, &AssistantMessage)> {
     transcript
         .iter()
+        .enumerate()
         .rev()
-        .find_map(|message| match message.borrow() {
-            AgentMessage::Assistant(assistant) => Some(assistant),
+        .find_map(|(index, message)| match message.borrow() {
+            AgentMessage::Assistant(assistant) => Some((index, assistant)),
             AgentMessage::User(_)
             | AgentMessage::ToolResult(_)
             | AgentMessage::BashExecution(_)
@@ -103,12 +114,22 @@ fn is_stale(timestamp: Option<i64>, latest_compaction_ms: Option<i64>) -> bool {
     matches!((timestamp, latest_compaction_ms), (Some(at), Some(compacted)) if at <= compacted)
 }
 
+impl<M> CheckInput<'_, M> {
+    /// Whether the transcript message at `index` (with `timestamp`) predates the latest compaction.
+    fn stale(&self, index: usize, timestamp: Option<i64>) -> bool {
+        match self.fresh_from {
+            Some(fresh_from) => index < fresh_from,
+            None => is_stale(timestamp, self.latest_compaction_ms),
+        }
+    }
+}
+
 /// The reference's decision procedure, with its window-0 quirk fixed.
 pub fn decide<M: Borrow<AgentMessage>>(input: &CheckInput<'_, M>) -> Decision {
     if !input.enabled {
         return Decision::Skip(SkipReason::Disabled);
     }
-    let Some(message) = last_assistant(input.transcript) else {
+    let Some((index, message)) = last_assistant(input.transcript) else {
         return Decision::Skip(SkipReason::NoReply);
     };
     let stop_reason = message.stop_reason.as_deref();
@@ -116,7 +137,7 @@ pub fn decide<M: Borrow<AgentMessage>>(input: &CheckInput<'_, M>) -> Decision {
         return Decision::Skip(SkipReason::Aborted);
     }
     let window = input.model.map_or(0, |model| model.context_window);
-    if is_stale(message.timestamp, input.latest_compaction_ms) {
+    if input.stale(index, message.timestamp) {
         return Decision::Skip(SkipReason::Stale);
     }
     let same_model = input.model.is_some_and(|model| model.wrote(message));
@@ -139,7 +160,7 @@ pub fn decide<M: Borrow<AgentMessage>>(input: &CheckInput<'_, M>) -> Decision {
             .transcript
             .get(anchor)
             .and_then(|message| message.borrow().timestamp());
-        if is_stale(anchor_timestamp, input.latest_compaction_ms) {
+        if input.stale(anchor, anchor_timestamp) {
             return Decision::Skip(SkipReason::NoUsage);
         }
         estimate.tokens

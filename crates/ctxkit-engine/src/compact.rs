@@ -13,15 +13,20 @@ use ctxkit_session::{NewCompaction, SummarySource};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::check::{CheckInput, Decision, Trigger, decide};
+use crate::check::{CheckInput, Decision, SkipReason, Trigger, decide};
 use crate::engine::{Engine, Running, State, latest_compaction_ms, shared_transcript, transcript};
 use crate::error::{EngineError, Result};
 use crate::events::{CompactionEnd, CompactionReason, EngineEvent};
 use crate::hooks::{AfterCompact, BeforeCompact};
 use crate::settings::FallbackPolicy;
 
-/// Reported when a reply overflows again after one compact-and-retry.
-pub const RECOVERY_EXHAUSTED: &str = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.";
+/// Overflow compactions in a row (without a successful reply between them) before recovery gives
+/// up. Each keeps half of what the one before kept, so a provider that counts more tokens than
+/// ctxkit's estimate is still caught up with.
+pub const MAX_OVERFLOW_ATTEMPTS: u32 = 6;
+
+/// Reported when replies keep overflowing after [`MAX_OVERFLOW_ATTEMPTS`] compactions in a row.
+pub const RECOVERY_EXHAUSTED: &str = "Context overflow recovery failed after repeated compactions; the request still does not fit. Try a shorter message or a model with a larger context window.";
 
 /// What a check did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +42,7 @@ pub struct CheckReport {
 struct Written {
     entry_id: String,
     first_kept_entry_id: String,
+    /// Estimated like `tokens_after`.
     tokens_before: u64,
     tokens_after: u64,
     from_hook: bool,
@@ -60,24 +66,30 @@ impl Engine {
     async fn check(&self, trigger: Trigger) -> Result<CheckReport> {
         let mut state = self.lock().await;
         let transcript = shared_transcript(&mut state)?;
+        let planning = state.planning();
         let decision = decide(&CheckInput {
             trigger,
             enabled: state.settings.compaction.enabled,
-            reserve_tokens: state.settings.compaction.reserve_tokens,
+            reserve_tokens: planning.reserve_tokens,
             model: state.model.as_ref(),
             transcript: &transcript,
             latest_compaction_ms: latest_compaction_ms(&state.session),
-            overflow_recovery_attempted: state.overflow_recovery_attempted,
+            fresh_from: Some(fresh_from(&state.session)),
+            overflow_recovery_attempted: state.overflow_attempts >= MAX_OVERFLOW_ATTEMPTS,
         });
+        let skip = |decision| {
+            Ok(CheckReport {
+                decision,
+                compaction: None,
+                retry: false,
+            })
+        };
         let reason = match decision {
-            Decision::Skip(_) => {
-                return Ok(CheckReport {
-                    decision,
-                    compaction: None,
-                    retry: false,
-                });
-            }
+            Decision::Skip(_) => return skip(decision),
             Decision::RecoveryExhausted => {
+                if trigger == Trigger::BeforePrompt {
+                    return skip(Decision::Skip(SkipReason::OverflowHandled));
+                }
                 let end = CompactionEnd {
                     error: Some(RECOVERY_EXHAUSTED.to_owned()),
                     ..empty_end(CompactionReason::Overflow)
@@ -90,12 +102,30 @@ impl Engine {
                 });
             }
             Decision::Overflow => {
-                state.overflow_recovery_attempted = true;
+                // An overflow already handled when it happened (compacted and retried, or
+                // reported) is not handled again before the next prompt: that prompt moves the
+                // turn boundary, so a new overflow after it can compact what this one could not.
+                if trigger == Trigger::BeforePrompt && state.overflow_attempts > 0 {
+                    return skip(Decision::Skip(SkipReason::OverflowHandled));
+                }
+                state.overflow_attempts += 1;
                 CompactionReason::Overflow
             }
-            Decision::Threshold { .. } => CompactionReason::Threshold,
+            Decision::Threshold { .. } => {
+                // Over the threshold with nothing to summarize (everything fits in the keep
+                // budget): no compaction starts, so a UI shows nothing.
+                let plan = prepare_compaction(&state.session, None, planning)?;
+                if !plan.is_ok_and(|plan| !is_empty_span(&plan)) {
+                    return skip(Decision::Skip(SkipReason::NothingToCompact));
+                }
+                CompactionReason::Threshold
+            }
         };
-        let end = match self.run_locked(&mut state, reason, None).await {
+        let retry_allowed = trigger == Trigger::AfterRun;
+        let end = match self
+            .run_locked(&mut state, reason, None, retry_allowed)
+            .await
+        {
             Ok(end) | Err((end, _)) => end,
         };
         Ok(CheckReport {
@@ -127,7 +157,7 @@ impl Engine {
             return Err(EngineError::Cancelled);
         }
         let focus = focus.filter(|text| !text.trim().is_empty());
-        self.run_locked(&mut state, CompactionReason::Manual, focus)
+        self.run_locked(&mut state, CompactionReason::Manual, focus, false)
             .await
             .map_err(|(_, error)| error)
     }
@@ -147,6 +177,7 @@ impl Engine {
         state: &mut State,
         reason: CompactionReason,
         focus: Option<String>,
+        retry_allowed: bool,
     ) -> std::result::Result<CompactionEnd, (CompactionEnd, EngineError)> {
         let cancel = CancellationToken::new();
         let running = Running::start(&self.inner, &self.inner.compaction_cancel, &cancel);
@@ -155,7 +186,8 @@ impl Engine {
         drop(running);
         let (end, error) = match outcome {
             Ok(written) => {
-                let will_retry = reason == CompactionReason::Overflow && can_continue(state);
+                let will_retry =
+                    reason == CompactionReason::Overflow && retry_allowed && can_continue(state);
                 let end = CompactionEnd {
                     will_retry,
                     tokens_before: Some(written.tokens_before),
@@ -176,10 +208,11 @@ impl Engine {
                         aborted: true,
                         ..empty_end(reason)
                     },
-                    // Nothing to compact is a silent stop for automatic compaction.
+                    // Nothing to compact is a silent stop for threshold compaction; an overflow
+                    // says why it cannot be recovered.
                     (
                         EngineError::AlreadyCompacted | EngineError::NothingToCompact,
-                        CompactionReason::Threshold | CompactionReason::Overflow,
+                        CompactionReason::Threshold,
                     ) => empty_end(reason),
                     (_, CompactionReason::Overflow) => CompactionEnd {
                         error: Some(format!("Context overflow recovery failed: {error}")),
@@ -214,20 +247,27 @@ impl Engine {
         focus: Option<String>,
         cancel: &CancellationToken,
     ) -> Result<Written> {
-        let planning = state.settings.compaction.planning();
-        let plan = match prepare_compaction(&state.session, None, planning)? {
-            Ok(plan) => plan,
-            Err(NoPlanReason::AlreadyCompacted) => return Err(EngineError::AlreadyCompacted),
-            Err(NoPlanReason::NothingToCompact) => return Err(EngineError::NothingToCompact),
+        let planning = state.planning();
+        let plan = match reason {
+            CompactionReason::Overflow => overflow_plan(state, state.overflow_attempts)?,
+            CompactionReason::Threshold | CompactionReason::Manual => {
+                let plan = match prepare_compaction(&state.session, None, planning)? {
+                    Ok(plan) => plan,
+                    Err(NoPlanReason::AlreadyCompacted) => {
+                        return Err(EngineError::AlreadyCompacted);
+                    }
+                    Err(NoPlanReason::NothingToCompact) => {
+                        return Err(EngineError::NothingToCompact);
+                    }
+                };
+                // The whole context fits in keepRecentTokens: the reference still asks the model
+                // for a summary of nothing and writes it, which only makes the context longer.
+                if is_empty_span(&plan) {
+                    return Err(EngineError::NothingToCompact);
+                }
+                plan
+            }
         };
-        // The whole context fits in keepRecentTokens: the reference still asks the model for a
-        // summary of nothing and writes it, which only makes the context longer. An overflow keeps
-        // the reference's path (its fallback can still drop messages).
-        let empty_span =
-            plan.messages_to_summarize.is_empty() && plan.turn_prefix_messages.is_empty();
-        if empty_span && reason != CompactionReason::Overflow {
-            return Err(EngineError::NothingToCompact);
-        }
         let mut from_hook = false;
         let mut fallback_error = None;
         let mut hooked = None;
@@ -268,7 +308,14 @@ impl Engine {
                 let options = CompactOptions {
                     focus,
                     thinking_level: state.thinking_level.clone(),
-                    file_context: String::new(),
+                    file_context: if state.settings.compaction.file_context {
+                        ctxkit_compaction::read_file_context(
+                            &plan,
+                            std::path::Path::new(state.session.cwd()),
+                        )
+                    } else {
+                        String::new()
+                    },
                 };
                 let summarized = ctxkit_compaction::compact(
                     &plan,
@@ -314,6 +361,12 @@ impl Engine {
         };
         let first_kept_entry_id = compaction.first_kept_entry_id.clone();
         let tokens_before = compaction.tokens_before;
+        // Reported before → after with one estimator on both sides (the entry keeps the
+        // reference's `tokensBefore`, which may come from provider usage).
+        let estimated_before = transcript(&state.session)?
+            .iter()
+            .map(ctxkit_compaction::estimate_tokens)
+            .sum();
         let summary = compaction.summary.clone();
         let entry_id = state.session.append_compaction(compaction)?;
         // The compaction is written: what follows can only be reported, never turn it into a
@@ -352,7 +405,7 @@ impl Engine {
         Ok(Written {
             entry_id,
             first_kept_entry_id,
-            tokens_before,
+            tokens_before: estimated_before,
             tokens_after,
             from_hook,
             fallback_error,
@@ -363,6 +416,87 @@ impl Engine {
                 .reduce(|advice, note| format!("{advice}\n{note}")),
         })
     }
+}
+
+/// The index of the first context message whose entry was written after the latest compaction on
+/// the branch (entries are appended, so file order is write order); 0 without a compaction.
+fn fresh_from(session: &ctxkit_session::Session) -> usize {
+    let path = session.branch_path(None);
+    let Some(compaction) = path
+        .iter()
+        .rev()
+        .find(|entry| entry.type_name() == "compaction")
+    else {
+        return 0;
+    };
+    let Some(compaction_at) = session.index().position(compaction.id()) else {
+        return 0;
+    };
+    let context = session.build_context();
+    context
+        .messages
+        .iter()
+        .position(|message| message.entry > compaction_at)
+        .unwrap_or(context.messages.len())
+}
+
+fn is_empty_span(plan: &Preparation) -> bool {
+    plan.messages_to_summarize.is_empty() && plan.turn_prefix_messages.is_empty()
+}
+
+/// The plan of the `attempt`th overflow compaction in a row (1-based). The first keeps
+/// `keepRecentTokens`, each further one half as much as the one before. The current turn (from the
+/// last user message) is kept whole while anything before it is left to summarize; after that the
+/// turn itself is split and its beginning summarized (a huge tool result in the turn goes into the
+/// summary). When not even that leaves anything to summarize, the overflow cannot be recovered by
+/// compacting.
+fn overflow_plan(state: &State, attempt: u32) -> Result<Preparation> {
+    let planning = state.planning();
+    let keep = planning
+        .keep_recent_tokens
+        .checked_shr(attempt.saturating_sub(1))
+        .unwrap_or(0)
+        .max(1);
+    let plan_keeping = |budget: u64| -> Result<Option<Preparation>> {
+        let settings = CompactionSettings {
+            keep_recent_tokens: budget,
+            ..planning
+        };
+        Ok(match prepare_compaction(&state.session, None, settings)? {
+            Ok(plan) if !is_empty_span(&plan) => Some(plan),
+            Ok(_) | Err(NoPlanReason::AlreadyCompacted | NoPlanReason::NothingToCompact) => None,
+        })
+    };
+    let turn_tokens = current_turn_tokens(&state.session)?;
+    if let Some(plan) = plan_keeping(keep.max(turn_tokens))? {
+        return Ok(plan);
+    }
+    let mut budget = keep.min(turn_tokens).max(1);
+    loop {
+        if let Some(plan) = plan_keeping(budget)? {
+            return Ok(plan);
+        }
+        if budget == 1 {
+            return Err(EngineError::OverflowUnrecoverable {
+                turn_tokens,
+                context_window: state.context_window(),
+            });
+        }
+        budget /= 2;
+    }
+}
+
+/// Estimated tokens of the messages from the last user message on the branch to the leaf.
+fn current_turn_tokens(session: &ctxkit_session::Session) -> Result<u64> {
+    let messages = transcript(session)?;
+    let start = messages
+        .iter()
+        .rposition(|message| matches!(message, AgentMessage::User(_)))
+        .unwrap_or(0);
+    Ok(messages[start..]
+        .iter()
+        .map(ctxkit_compaction::estimate_tokens)
+        .sum())
 }
 
 fn empty_end(reason: CompactionReason) -> CompactionEnd {
@@ -411,9 +545,17 @@ fn can_continue(state: &State) -> bool {
         | AgentMessage::CompactionSummary(_)
         | AgentMessage::Unknown(_) => true,
     });
+    // A summary reaches the model as a user message: after a compaction that split the turn, the
+    // model continues from the summary of the turn's beginning.
     matches!(
         last,
-        Some(AgentMessage::User(_) | AgentMessage::ToolResult(_) | AgentMessage::Custom(_))
+        Some(
+            AgentMessage::User(_)
+                | AgentMessage::ToolResult(_)
+                | AgentMessage::Custom(_)
+                | AgentMessage::CompactionSummary(_)
+                | AgentMessage::BranchSummary(_)
+        )
     )
 }
 
@@ -425,7 +567,7 @@ fn truncate_fallback(state: &State, plan: &Preparation, error: &str) -> Result<N
     let keep = (plan.tokens_before.saturating_mul(percent) / 100).max(1);
     let settings = CompactionSettings {
         keep_recent_tokens: keep,
-        ..state.settings.compaction.planning()
+        ..state.planning()
     };
     let truncated = match prepare_compaction(&state.session, None, settings)? {
         Ok(truncated) => truncated,

@@ -52,8 +52,9 @@ pub(crate) struct State {
     pub(crate) settings: EngineSettings,
     pub(crate) model: Option<ModelInfo>,
     pub(crate) thinking_level: Option<String>,
-    /// Overflow recovery ran once since the last user message or successful reply.
-    pub(crate) overflow_recovery_attempted: bool,
+    /// Overflow compactions since the last successful reply (a user message does not reset it, so
+    /// an overflow after the next prompt keeps less instead of repeating the same compaction).
+    pub(crate) overflow_attempts: u32,
     /// Context messages already read, by entry id, one slot per context-message kind: entries never
     /// change, so a message is parsed once however many model calls see it. Looked up by `&str`, so a
     /// call allocates nothing for the messages it has seen. Cleared when the session is replaced
@@ -160,7 +161,7 @@ impl Engine {
                     settings: options.settings,
                     model: options.model,
                     thinking_level: options.thinking_level,
-                    overflow_recovery_attempted: false,
+                    overflow_attempts: 0,
                     messages: HashMap::new(),
                 }),
                 bus: EventBus::default(),
@@ -226,6 +227,12 @@ impl Engine {
         state.settings = settings;
     }
 
+    /// The compaction budgets in force: the settings, with the budgets nobody set adapted to the
+    /// current model's window.
+    pub async fn planning(&self) -> ctxkit_compaction::CompactionSettings {
+        self.lock().await.planning()
+    }
+
     /// The current settings.
     pub async fn settings(&self) -> EngineSettings {
         self.lock().await.settings.clone()
@@ -241,6 +248,13 @@ impl Engine {
         }
     }
 
+    /// Cancels the running turn, if any, without waiting for it (Ctrl-C in a UI).
+    pub fn interrupt_turn(&self) {
+        if let Some(cancel) = self.inner.turn.borrow().as_ref() {
+            cancel.cancel();
+        }
+    }
+
     /// Cancels a running turn and waits until its guard is dropped.
     pub(crate) async fn stop_turn(&self) {
         let mut receiver = self.inner.turn.subscribe();
@@ -251,14 +265,14 @@ impl Engine {
         let _ = receiver.wait_for(Option::is_none).await;
     }
 
-    /// Persists a message at the leaf. A user message, or a reply that is not an error, ends the
-    /// one-attempt overflow recovery; a reply emits a context-usage event.
+    /// Persists a message at the leaf. A reply that is not an error ends overflow recovery; a reply
+    /// emits a context-usage event.
     pub async fn append(&self, message: AgentMessage) -> Result<String> {
         let mut state = self.lock().await;
         let clears_recovery = match &message {
-            AgentMessage::User(_) => true,
-            AgentMessage::Assistant(assistant) => assistant.stop_reason.as_deref() != Some("error"),
-            AgentMessage::ToolResult(_)
+            AgentMessage::Assistant(assistant) => !assistant.is_aborted_or_error(),
+            AgentMessage::User(_)
+            | AgentMessage::ToolResult(_)
             | AgentMessage::BashExecution(_)
             | AgentMessage::Custom(_)
             | AgentMessage::BranchSummary(_)
@@ -268,7 +282,7 @@ impl Engine {
         let is_reply = matches!(message, AgentMessage::Assistant(_));
         let id = state.session.append_message(message)?;
         if clears_recovery {
-            state.overflow_recovery_attempted = false;
+            state.overflow_attempts = 0;
         }
         // The entry is written; the usage event is best effort and never fails the append.
         if is_reply && let Ok(Some(usage)) = context_usage(&mut state) {
@@ -301,6 +315,18 @@ impl Engine {
             }
         }
         Ok(None)
+    }
+}
+
+impl State {
+    /// The model's context window, 0 when unknown.
+    pub(crate) fn context_window(&self) -> u64 {
+        self.model.as_ref().map_or(0, |model| model.context_window)
+    }
+
+    /// The compaction budgets for the current model's window.
+    pub(crate) fn planning(&self) -> ctxkit_compaction::CompactionSettings {
+        self.settings.compaction.planning(self.context_window())
     }
 }
 

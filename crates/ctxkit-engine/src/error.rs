@@ -23,6 +23,16 @@ pub enum EngineError {
     #[error("Nothing to compact (session too small)")]
     NothingToCompact,
 
+    /// A reply overflowed the window and compaction cannot make room: everything before the current
+    /// turn is compacted already, and the turn alone does not fit.
+    #[error(
+        "Context overflow: the current turn alone (about {turn_tokens} tokens) does not fit the model's context window ({context_window} tokens) and there is nothing older left to compact; send a shorter message, or switch to a model with a larger window"
+    )]
+    OverflowUnrecoverable {
+        turn_tokens: u64,
+        context_window: u64,
+    },
+
     /// A compaction or branch summary was cancelled by the caller or a hook.
     #[error("Compaction cancelled")]
     Cancelled,

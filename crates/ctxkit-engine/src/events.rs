@@ -37,7 +37,8 @@ pub struct CompactionEnd {
     pub aborted: bool,
     /// A retry of the failed turn follows (overflow recovery); true only when one really runs.
     pub will_retry: bool,
-    /// Context tokens before and after, when a compaction entry was written.
+    /// Context tokens before and after, when a compaction entry was written, both estimated the
+    /// same way (the entry's `tokensBefore` is the reference's number, which may be the provider's).
     pub tokens_before: Option<u64>,
     pub tokens_after: Option<u64>,
     pub first_kept_entry_id: Option<String>,

@@ -26,7 +26,7 @@ mod view;
 
 pub use check::{CheckInput, Decision, ModelInfo, SkipReason, Trigger, decide};
 pub use command_hooks::CommandHook;
-pub use compact::{CheckReport, RECOVERY_EXHAUSTED};
+pub use compact::{CheckReport, MAX_OVERFLOW_ATTEMPTS, RECOVERY_EXHAUSTED};
 pub use engine::{Engine, EngineOptions, TurnGuard};
 pub use error::{EngineError, Result};
 pub use events::{CompactionEnd, CompactionReason, ContextUsage, EngineEvent};
@@ -38,8 +38,8 @@ pub use hooks::{
 pub use pins::{PIN_ENTRY_TYPE, PINNED_MESSAGE_TYPE, Pin};
 pub use scope::{FORGOTTEN_PREAMBLE, SCOPE_RESULT_TYPE, Scope};
 pub use settings::{
-    BranchSummaryConfig, CommandHookConfig, CompactionConfig, DurabilityMode, EngineSettings,
-    FallbackPolicy, PinnedConfig, SessionConfig, SettingsError, SummaryRole,
+    AdaptiveBudgets, BranchSummaryConfig, CommandHookConfig, CompactionConfig, DurabilityMode,
+    EngineSettings, FallbackPolicy, PinnedConfig, SessionConfig, SettingsError, SummaryRole,
 };
 pub use tree::{ForgetOutcome, ForkOutcome, NavigateOptions, NavigateOutcome};
 pub use view::{ModelView, build_view};

@@ -39,6 +39,20 @@ pub struct CompactionConfig {
     pub overflow_fallback: FallbackPolicy,
     /// The share of the context the `truncate` fallback keeps, in percent of its tokens.
     pub truncate_keep_percent: u64,
+    /// Give the summarizer the current contents of the files the span touched.
+    pub file_context: bool,
+    /// Which of `reserve_tokens` and `keep_recent_tokens` follow the model's window instead of
+    /// their value: those nobody set (`from_document` marks the keys absent from the settings).
+    #[serde(skip)]
+    pub adaptive: AdaptiveBudgets,
+}
+
+/// Budgets that follow the model's context window (`CompactionSettings::for_context_window`): a
+/// small window gets a proportionally small reserve and keep budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AdaptiveBudgets {
+    pub reserve_tokens: bool,
+    pub keep_recent_tokens: bool,
 }
 
 impl Default for CompactionConfig {
@@ -51,17 +65,29 @@ impl Default for CompactionConfig {
             fallback: FallbackPolicy::Error,
             overflow_fallback: FallbackPolicy::Truncate,
             truncate_keep_percent: 30,
+            file_context: false,
+            adaptive: AdaptiveBudgets::default(),
         }
     }
 }
 
 impl CompactionConfig {
-    /// The planning settings.
-    pub fn planning(&self) -> CompactionSettings {
+    /// The planning settings for a model with `context_window` tokens (0 when unknown): adaptive
+    /// budgets follow the window, the others are taken as set.
+    pub fn planning(&self, context_window: u64) -> CompactionSettings {
+        let adapted = CompactionSettings::for_context_window(context_window);
         CompactionSettings {
             enabled: self.enabled,
-            reserve_tokens: self.reserve_tokens,
-            keep_recent_tokens: self.keep_recent_tokens,
+            reserve_tokens: if self.adaptive.reserve_tokens {
+                adapted.reserve_tokens
+            } else {
+                self.reserve_tokens
+            },
+            keep_recent_tokens: if self.adaptive.keep_recent_tokens {
+                adapted.keep_recent_tokens
+            } else {
+                self.keep_recent_tokens
+            },
         }
     }
 }
@@ -210,7 +236,18 @@ impl EngineSettings {
                 picked.insert(key.to_owned(), value.clone());
             }
         }
-        Ok(serde_json::from_value(Value::Object(picked))?)
+        let mut settings: Self = serde_json::from_value(Value::Object(picked))?;
+        let set = |key: &str| {
+            document
+                .get("compaction")
+                .and_then(|compaction| compaction.get(key))
+                .is_some()
+        };
+        settings.compaction.adaptive = AdaptiveBudgets {
+            reserve_tokens: !set("reserveTokens"),
+            keep_recent_tokens: !set("keepRecentTokens"),
+        };
+        Ok(settings)
     }
 }
 
@@ -235,6 +272,14 @@ mod tests {
             FallbackPolicy::Truncate
         );
         assert_eq!(settings.summary_role, SummaryRole::System);
+        // The reserve was set, so it stays; the keep budget follows the window.
+        let planning = settings.compaction.planning(8_000);
+        assert_eq!(planning.reserve_tokens, 1000);
+        assert_eq!(planning.keep_recent_tokens, 2_000);
+        assert_eq!(
+            settings.compaction.planning(200_000).keep_recent_tokens,
+            20_000
+        );
         assert_eq!(
             settings.session.durability(),
             ctxkit_session::Durability::Flush

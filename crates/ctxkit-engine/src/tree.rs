@@ -43,6 +43,9 @@ pub struct NavigateOptions {
     pub replace_instructions: bool,
     /// A label for the summary (or, without one, for the target).
     pub label: Option<String>,
+    /// Move the leaf to the target itself even when it is a user message (`ctxkit branch`); by
+    /// default the leaf goes to its parent and its text comes back for editing (the reference).
+    pub keep_target: bool,
 }
 
 /// What a navigation did.
@@ -268,7 +271,11 @@ impl Engine {
             }
         }
 
-        let editor_text = editable_text(state, target_id);
+        let editor_text = if options.keep_target {
+            None
+        } else {
+            editable_text(state, target_id)
+        };
         let new_leaf = match editor_text {
             Some(_) => state
                 .session
@@ -366,7 +373,7 @@ impl Engine {
                 SummarySource::Hook,
             )?;
         }
-        state.overflow_recovery_attempted = false;
+        state.overflow_attempts = 0;
         state.messages.clear();
         Ok(ForkOutcome {
             cancelled: false,

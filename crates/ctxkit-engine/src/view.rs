@@ -100,7 +100,8 @@ fn last_resort_window(
     if !settings.compaction.enabled || !transforms.window_enabled || context_window == 0 {
         return Cow::Borrowed(transforms);
     }
-    let floor_tokens = context_window - settings.compaction.reserve_tokens.min(context_window) / 2;
+    let reserve_tokens = settings.compaction.planning(context_window).reserve_tokens;
+    let floor_tokens = context_window - reserve_tokens.min(context_window) / 2;
     let floor_percent = (u128::from(floor_tokens) * 100).div_ceil(u128::from(context_window));
     let floor_percent = u64::try_from(floor_percent).unwrap_or(100);
     if transforms.window_threshold_percent >= floor_percent {

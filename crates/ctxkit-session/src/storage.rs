@@ -124,6 +124,15 @@ impl FileStore {
         }
     }
 
+    /// Takes the writer lock of an existing file now instead of at the first append, so other
+    /// writers are refused from now on. A new file is locked when it is created.
+    pub(crate) fn hold(&mut self) -> Result<()> {
+        if self.snapshot.is_some() && self.writer.is_none() {
+            self.writer()?;
+        }
+        Ok(())
+    }
+
     /// Appends `lines`, each followed by a newline, in one write. The first records of a new file
     /// (its header and the entries held back until then) are written atomically instead, so a crash
     /// never leaves a file without a whole header.

@@ -1,21 +1,23 @@
 //! `tokens`, `compact`, `compactions`, `undo-compact`: token accounting and compaction of a session
 //! file. Writing commands append to the file (or to a copy with `--out`); nothing is ever rewritten.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::Path;
 
 use anyhow::{Context as _, Result, bail};
 use ctxkit_compaction::{
-    CompactOptions, CompactionError, CompactionRecord, Estimator, LoopGuard, Preparation, Prompts,
-    Summarizer, check_after_compaction, compact, context_token_count, count_message_tokens,
-    list_compactions, prepare_compaction, serialize_messages, undo_last_compaction,
+    CompactionRecord, CompactionSettings, Estimator, Preparation, context_token_count,
+    count_message_tokens, list_compactions, prepare_compaction, serialize_messages,
+    undo_last_compaction,
 };
-use ctxkit_session::{LeafSelector, NewCompaction, Session, SummarySource};
+use ctxkit_engine::{Engine, EngineError};
+use ctxkit_protocol::EntryKind;
+use ctxkit_session::{LeafSelector, Session};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
+use super::engine_run::{engine_for, run_cancellable};
 use super::print_json;
-use super::summary_setup::{SummarySetup, read_file_context, session_cwd};
+use super::summary_setup::SummarySetup;
 use crate::Outcome;
 use crate::render::one_line;
 
@@ -121,7 +123,7 @@ fn plan_json(session: &Session, preparation: &Preparation) -> Result<Value> {
 /// `ctxkit compact`.
 pub fn compact_command(
     args: CompactArgs<'_>,
-    setup: &SummarySetup,
+    setup: SummarySetup,
     out: &mut dyn Write,
 ) -> Result<Outcome> {
     // Kept alive until the command ends; removed on drop.
@@ -159,107 +161,68 @@ pub fn compact_command(
         },
     };
     let mut session = Session::open(target)?;
-    let preparation = match prepare_compaction(&session, None, setup.settings)? {
-        Ok(preparation) => preparation,
-        Err(reason) => {
-            if args.json {
-                print_json(out, &json!({"plan": null, "reason": reason.describe()}))?;
-            } else {
-                writeln!(out, "Nothing to do: {}", reason.describe())?;
-            }
-            return Ok(Outcome::Success);
-        }
-    };
-    if args.dry_run {
-        if args.json {
-            print_json(
-                out,
-                &json!({"plan": plan_json(&session, &preparation)?, "reason": null}),
-            )?;
-        } else {
-            let lists = preparation.file_operations.lists();
-            writeln!(
-                out,
-                "Would summarize {} messages{} and keep from entry {}.",
-                preparation.messages_to_summarize.len(),
-                if preparation.is_split_turn {
-                    format!(
-                        " plus a split-turn prefix of {}",
-                        preparation.turn_prefix_messages.len()
-                    )
-                } else {
-                    String::new()
-                },
-                preparation.first_kept_entry_id
-            )?;
-            writeln!(
-                out,
-                "Context now: {} tokens. Files: {} read, {} modified.",
-                preparation.tokens_before,
-                lists.read_files.len(),
-                lists.modified_files.len()
-            )?;
-        }
-        return Ok(Outcome::Success);
-    }
-
-    let file_context = if setup.file_context {
-        read_file_context(&preparation, &session_cwd(session.cwd())?)?
-    } else {
-        String::new()
-    };
-    let options = CompactOptions {
-        focus: args.focus.map(str::to_owned),
-        thinking_level: None,
-        file_context,
-    };
-    writeln!(
-        std::io::stderr().lock(),
-        "Summarizing with {}",
-        setup.summarizer.name()
-    )?;
-    let result = run_with_spinner(
-        &preparation,
-        setup.summarizer.as_ref(),
-        &setup.prompts,
-        &options,
-    )?;
     let context_window = if args.context_window == 0 {
         setup.model_context_window.unwrap_or(0)
     } else {
         args.context_window
     };
-    let compaction_id = session.append_compaction(NewCompaction {
-        summary: result.summary.clone(),
-        first_kept_entry_id: result.first_kept_entry_id.clone(),
-        tokens_before: result.tokens_before,
-        details: Some(result.details.clone()),
-        source: SummarySource::Ctxkit,
+    let planning = setup.engine_settings.compaction.planning(context_window);
+    if args.dry_run {
+        return dry_run(&session, planning, args.json, out);
+    }
+    // Refuse before a (possibly paid) summary when another process holds the file.
+    session.hold_lock()?;
+    writeln!(
+        std::io::stderr().lock(),
+        "Summarizing with {}",
+        setup.summarizer.name()
+    )?;
+    let engine = engine_for(session, setup, context_window);
+    let cancel = engine.clone();
+    let focus = args.focus.map(str::to_owned);
+    let outcome = run_cancellable("Compacting…", engine.compact(focus), move || {
+        cancel.cancel_compaction();
     })?;
-    let guard = check_after_compaction(&session, &compaction_id, context_window, &setup.settings)?;
-    let tokens_after = match &guard {
-        LoopGuard::Clear { tokens_after, .. }
-        | LoopGuard::StillOver { tokens_after, .. }
-        | LoopGuard::Unknown { tokens_after } => *tokens_after,
+    let end = match outcome {
+        Ok(end) => end,
+        Err(EngineError::NothingToCompact | EngineError::AlreadyCompacted) => {
+            let reason = nothing_to_compact(&engine, planning)?;
+            if args.json {
+                print_json(out, &json!({"compactionId": null, "reason": reason}))?;
+            } else {
+                writeln!(out, "Nothing to compact: {reason}; nothing was written")?;
+            }
+            return Ok(Outcome::Success);
+        }
+        Err(EngineError::Cancelled) => bail!("compaction cancelled; nothing was written"),
+        Err(error) => return Err(error.into()),
     };
-    let saved = if result.tokens_before == 0 {
+    let (Some(entry_id), Some(before), Some(after)) =
+        (end.entry_id.as_deref(), end.tokens_before, end.tokens_after)
+    else {
+        bail!("the compaction wrote no entry");
+    };
+    let (summary, details) = written_summary(&engine, entry_id)?;
+    let first_kept = end.first_kept_entry_id.clone().unwrap_or_default();
+    let saved = if before == 0 {
         0.0
     } else {
-        100.0 * (1.0 - tokens_after as f64 / result.tokens_before as f64)
+        100.0 * (1.0 - after as f64 / before as f64)
     };
     if args.json {
         print_json(
             out,
             &json!({
-                "compactionId": compaction_id,
+                "compactionId": entry_id,
                 "file": if args.preview { Value::Null } else { json!(target.display().to_string()) },
-                "tokensBefore": result.tokens_before,
-                "tokensAfter": tokens_after,
-                "firstKeptEntryId": result.first_kept_entry_id,
-                "readFiles": result.details["readFiles"],
-                "modifiedFiles": result.details["modifiedFiles"],
-                "summary": result.summary,
-                "warning": guard.advice(),
+                "tokensBefore": before,
+                "tokensAfter": after,
+                "firstKeptEntryId": first_kept,
+                "readFiles": details["readFiles"],
+                "modifiedFiles": details["modifiedFiles"],
+                "summary": summary,
+                "fallback": end.fallback,
+                "warning": end.advice,
             }),
         )?;
     } else {
@@ -270,10 +233,9 @@ pub fn compact_command(
         };
         writeln!(
             out,
-            "{what}: {} → {} tokens ({saved:.0}% saved), keeping from {}",
-            result.tokens_before, tokens_after, result.first_kept_entry_id
+            "{what}: {before} → {after} tokens, estimated ({saved:.0}% saved), keeping from {first_kept}"
         )?;
-        let count = |key: &str| result.details[key].as_array().map_or(0, Vec::len);
+        let count = |key: &str| details[key].as_array().map_or(0, Vec::len);
         writeln!(
             out,
             "Files tracked: {} read, {} modified",
@@ -281,50 +243,131 @@ pub fn compact_command(
             count("modifiedFiles")
         )?;
         writeln!(out)?;
-        writeln!(out, "{}", result.summary)?;
+        writeln!(out, "{summary}")?;
     }
-    if let Some(advice) = guard.advice() {
+    if let Some(error) = end.error.as_deref().filter(|_| end.fallback) {
+        writeln!(
+            std::io::stderr().lock(),
+            "warning: summarization failed ({error}); the oldest messages were dropped without a summary"
+        )?;
+    }
+    if let Some(advice) = &end.advice {
         writeln!(std::io::stderr().lock(), "warning: {advice}")?;
     }
     Ok(Outcome::Success)
 }
 
-/// Runs the summarizer with a `Compacting…` spinner on a terminal; Ctrl-C cancels (nothing written).
-fn run_with_spinner(
-    preparation: &Preparation,
-    summarizer: &dyn Summarizer,
-    prompts: &Prompts,
-    options: &CompactOptions,
-) -> Result<ctxkit_compaction::CompactionResult> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let spinner = std::io::stderr().is_terminal().then(|| {
-        let spinner = indicatif::ProgressBar::new_spinner();
-        spinner.set_message("Compacting…");
-        spinner.enable_steady_tick(std::time::Duration::from_millis(100));
-        spinner
-    });
-    let cancel = CancellationToken::new();
-    let outcome = runtime.block_on(async {
-        let watcher = cancel.clone();
-        let ctrl_c = tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                watcher.cancel();
+/// `compact --dry-run`: the plan the engine would carry out.
+fn dry_run(
+    session: &Session,
+    planning: CompactionSettings,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
+    let preparation = match prepare_compaction(session, None, planning)? {
+        Ok(preparation)
+            if !preparation.messages_to_summarize.is_empty()
+                || !preparation.turn_prefix_messages.is_empty() =>
+        {
+            preparation
+        }
+        Ok(_) => {
+            let reason = fits_in_keep(estimated_context(session)?, planning);
+            if json {
+                print_json(out, &json!({"plan": null, "reason": reason}))?;
+            } else {
+                writeln!(out, "Nothing to do: {reason}")?;
             }
-        });
-        let outcome = compact(preparation, summarizer, prompts, options, &cancel).await;
-        ctrl_c.abort();
-        outcome
-    });
-    if let Some(spinner) = spinner {
-        spinner.finish_and_clear();
+            return Ok(Outcome::Success);
+        }
+        Err(reason) => {
+            if json {
+                print_json(out, &json!({"plan": null, "reason": reason.describe()}))?;
+            } else {
+                writeln!(out, "Nothing to do: {}", reason.describe())?;
+            }
+            return Ok(Outcome::Success);
+        }
+    };
+    if json {
+        print_json(
+            out,
+            &json!({"plan": plan_json(session, &preparation)?, "reason": null}),
+        )?;
+        return Ok(Outcome::Success);
     }
-    match outcome {
-        Ok(result) => Ok(result),
-        Err(CompactionError::Cancelled) => bail!("compaction cancelled; nothing was written"),
-        Err(error) => Err(error.into()),
+    let lists = preparation.file_operations.lists();
+    writeln!(
+        out,
+        "Would summarize {} messages{} and keep from entry {}.",
+        preparation.messages_to_summarize.len(),
+        if preparation.is_split_turn {
+            format!(
+                " plus a split-turn prefix of {}",
+                preparation.turn_prefix_messages.len()
+            )
+        } else {
+            String::new()
+        },
+        preparation.first_kept_entry_id
+    )?;
+    writeln!(
+        out,
+        "Context now: {} tokens. Files: {} read, {} modified.",
+        preparation.tokens_before,
+        lists.read_files.len(),
+        lists.modified_files.len()
+    )?;
+    Ok(Outcome::Success)
+}
+
+fn fits_in_keep(tokens: u64, planning: CompactionSettings) -> String {
+    format!(
+        "what is not summarized yet fits in keepRecentTokens (the context is ~{tokens} tokens, estimated; keepRecentTokens is {})",
+        planning.keep_recent_tokens
+    )
+}
+
+/// The estimated tokens of the context at the leaf (the estimate compaction plans with).
+fn estimated_context(session: &Session) -> Result<u64> {
+    let context = session.build_context();
+    let mut tokens = 0;
+    for message in &context.messages {
+        tokens += ctxkit_compaction::estimate_tokens(&session.message(message)?);
     }
+    Ok(tokens)
+}
+
+/// Why the engine found nothing to compact, in words.
+fn nothing_to_compact(engine: &Engine, planning: CompactionSettings) -> Result<String> {
+    let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+    let plan = runtime
+        .block_on(engine.with_session(|session| prepare_compaction(session, None, planning)))?;
+    Ok(match plan {
+        Ok(_) => {
+            let tokens = runtime.block_on(engine.with_session(estimated_context))?;
+            fits_in_keep(tokens, planning)
+        }
+        Err(reason) => reason.describe().to_owned(),
+    })
+}
+
+/// The summary and details of the compaction entry `id`.
+fn written_summary(engine: &Engine, id: &str) -> Result<(String, Value)> {
+    let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+    let parsed = runtime
+        .block_on(engine.with_session(|session| session.entry(id).map(|entry| entry.parse())));
+    let entry = match parsed {
+        Some(entry) => entry?,
+        None => bail!("the compaction entry `{id}` is missing"),
+    };
+    let EntryKind::Compaction(compaction) = entry.kind else {
+        bail!("entry `{id}` is not a compaction");
+    };
+    Ok((
+        compaction.summary,
+        compaction.details.unwrap_or(Value::Null),
+    ))
 }
 
 /// `ctxkit compactions`.

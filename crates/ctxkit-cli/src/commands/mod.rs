@@ -5,6 +5,7 @@ mod chat;
 mod compaction;
 mod config;
 mod edit;
+mod engine_run;
 mod import;
 mod inspect;
 mod navigate;
@@ -128,7 +129,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
                 dry_run,
                 json,
             };
-            compaction::compact_command(args, &setup, out)
+            compaction::compact_command(args, setup, out)
         }
         Command::Branch {
             file,
@@ -155,7 +156,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
                 replace_instructions,
                 context_window,
             };
-            navigate::branch(args, &setup, out)
+            navigate::branch(args, setup, out)
         }
         Command::Compactions { file, json } => compaction::compactions(&file, json, out),
         Command::Serve { stdio: _ } => serve::serve_stdio(&cli.global, &locations, out),

@@ -2,18 +2,17 @@
 //! The move is recorded by an appended entry (a branch summary, or a `custom` marker without one) so
 //! it survives reopening; nothing is deleted.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::Path;
 
 use anyhow::{Result, bail};
-use ctxkit_compaction::{
-    BranchSummaryOptions, CompactionError, InstructionsMode, collect_branch_entries,
-    summarize_branch,
-};
-use ctxkit_session::{Session, SessionError, SummarySource};
+use ctxkit_compaction::collect_branch_entries;
+use ctxkit_engine::NavigateOptions;
+use ctxkit_protocol::EntryKind;
+use ctxkit_session::{Session, SessionError};
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
+use super::engine_run::{engine_for, run_cancellable};
 use super::summary_setup::SummarySetup;
 use crate::Outcome;
 
@@ -31,7 +30,7 @@ pub struct BranchArgs<'a> {
     pub context_window: u64,
 }
 
-pub fn branch(args: BranchArgs<'_>, setup: &SummarySetup, out: &mut dyn Write) -> Result<Outcome> {
+pub fn branch(args: BranchArgs<'_>, setup: SummarySetup, out: &mut dyn Write) -> Result<Outcome> {
     let mut session = Session::open(args.file)?;
     if session.entry(args.to).is_none() {
         bail!(SessionError::EntryNotFound {
@@ -46,76 +45,73 @@ pub fn branch(args: BranchArgs<'_>, setup: &SummarySetup, out: &mut dyn Write) -
         writeln!(out, "Moved the leaf to {}", args.to)?;
         return Ok(Outcome::Success);
     }
+    session.hold_lock()?;
     writeln!(
         std::io::stderr().lock(),
         "Summarizing with {}",
         setup.summarizer.name()
     )?;
-    let collected = collect_branch_entries(&session, old_leaf.as_deref(), Some(args.to));
-    let token_budget = args
-        .context_window
-        .saturating_sub(setup.branch_reserve_tokens);
-    let options = BranchSummaryOptions {
-        instructions: args.focus.map(str::to_owned),
-        mode: if args.replace_instructions {
-            InstructionsMode::Replace
-        } else {
-            InstructionsMode::Focus
-        },
-        token_budget,
+    let left_behind = collect_branch_entries(&session, old_leaf.as_deref(), Some(args.to))
+        .entries
+        .len();
+    let engine = engine_for(session, setup, args.context_window);
+    let cancel = engine.clone();
+    let options = NavigateOptions {
+        summarize: true,
+        custom_instructions: args.focus.map(str::to_owned),
+        replace_instructions: args.replace_instructions,
+        label: None,
+        keep_target: true,
     };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let spinner = std::io::stderr().is_terminal().then(|| {
-        let spinner = indicatif::ProgressBar::new_spinner();
-        spinner.set_message("Summarizing the branch…");
-        spinner.enable_steady_tick(std::time::Duration::from_millis(100));
-        spinner
-    });
-    let cancel = CancellationToken::new();
-    let outcome = runtime.block_on(async {
-        let watcher = cancel.clone();
-        let ctrl_c = tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                watcher.cancel();
-            }
-        });
-        let outcome = summarize_branch(
-            &session,
-            &collected.entries,
-            setup.summarizer.as_ref(),
-            &setup.prompts,
-            &options,
-            &cancel,
-        )
-        .await;
-        ctrl_c.abort();
-        outcome
-    });
-    if let Some(spinner) = spinner {
-        spinner.finish_and_clear();
+    let outcome = run_cancellable(
+        "Summarizing the branch…",
+        engine.navigate(args.to, options),
+        move || cancel.cancel_branch_summary(),
+    )??;
+    if outcome.aborted {
+        bail!("branch summary cancelled; nothing was written");
     }
-    let summary = match outcome {
-        Ok(summary) => summary,
-        Err(CompactionError::Cancelled) => bail!("branch summary cancelled; nothing was written"),
-        Err(error) => return Err(error.into()),
+    if outcome.cancelled {
+        bail!("a hook cancelled the move; nothing was written");
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+    let Some(summary_id) = outcome.summary_entry_id else {
+        // Nothing was left behind (the target is on the current path): a plain move.
+        runtime.block_on(engine.with_session_mut(|session| -> Result<()> {
+            session.append_custom_entry(NAVIGATE_TYPE, Some(json!({"fromId": old_leaf})))?;
+            session.flush_pending()?;
+            Ok(())
+        }))?;
+        writeln!(
+            out,
+            "Moved the leaf to {}; nothing was left behind to summarize",
+            args.to
+        )?;
+        return Ok(Outcome::Success);
     };
-    let details = json!({"readFiles": summary.files.read_files, "modifiedFiles": summary.files.modified_files});
-    let id = session.branch_with_summary(
-        Some(args.to),
-        &summary.summary,
-        Some(details),
-        SummarySource::Ctxkit,
-    )?;
-    session.flush_pending()?;
+    let summary = runtime.block_on(engine.with_session(|session| {
+        session
+            .entry(&summary_id)
+            .and_then(|entry| entry.parse().ok())
+            .and_then(|entry| match entry.kind {
+                EntryKind::BranchSummary(summary) => Some(summary.summary),
+                EntryKind::Message(_)
+                | EntryKind::ThinkingLevelChange(_)
+                | EntryKind::ModelChange(_)
+                | EntryKind::Compaction(_)
+                | EntryKind::Custom(_)
+                | EntryKind::CustomMessage(_)
+                | EntryKind::Label(_)
+                | EntryKind::SessionInfo(_)
+                | EntryKind::Unknown { .. } => None,
+            })
+    }));
     writeln!(
         out,
-        "Moved the leaf to {} and summarized the {} entries left behind (summary entry {id})",
+        "Moved the leaf to {} and summarized the {left_behind} entries left behind (summary entry {summary_id})",
         args.to,
-        collected.entries.len()
     )?;
     writeln!(out)?;
-    writeln!(out, "{}", summary.summary)?;
+    writeln!(out, "{}", summary.unwrap_or_default())?;
     Ok(Outcome::Success)
 }

@@ -3,11 +3,9 @@
 use std::sync::Arc;
 
 use anyhow::{Context as _, Result};
-use ctxkit_engine::EngineSettings;
 use ctxkit_engine::server::{ServerConfig, serve};
 
 use super::Locations;
-use super::config::{load_settings, resource_environment};
 use super::summary_setup::{self, SummaryFlags};
 use crate::Outcome;
 use crate::cli::GlobalArgs;
@@ -17,18 +15,11 @@ pub fn serve_stdio(
     locations: &Locations,
     out: &mut dyn std::io::Write,
 ) -> Result<Outcome> {
-    let environment = resource_environment(global)?;
-    let settings = load_settings(&environment)?;
-    let document = serde_json::Value::Object(settings.effective().clone());
-    let mut engine_settings = EngineSettings::from_document(&document)
-        .context("reading the engine's settings (`compaction`, `transforms`, `pinned`, `hooks`)")?;
+    // Budgets nobody set follow the window of the model the client sets (`model.set`), in the
+    // engine, as in chat.
     let setup = summary_setup::resolve(global, SummaryFlags::default())?;
-    engine_settings.compaction.enabled = setup.settings.enabled;
-    engine_settings.compaction.reserve_tokens = setup.settings.reserve_tokens;
-    engine_settings.compaction.keep_recent_tokens = setup.settings.keep_recent_tokens;
-    engine_settings.branch_summary.reserve_tokens = setup.branch_reserve_tokens;
     let config = ServerConfig {
-        settings: engine_settings,
+        settings: setup.engine_settings,
         summarizer: Arc::from(setup.summarizer),
         prompts: setup.prompts,
         model: None,

@@ -654,7 +654,7 @@ fn chat_slash_commands_reach_resources_the_tree_and_sessions() {
     let requests = world.chat_requests();
     assert_eq!(
         requests[1]["messages"][3]["content"],
-        "The user declined to run this command"
+        "The user declined to run this call"
     );
 
     // Prompt templates and skills from the resource loader.

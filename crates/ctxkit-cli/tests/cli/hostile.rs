@@ -838,10 +838,17 @@ async fn hostile_provider_responses_change_nothing() {
         );
         let before = snapshot(home.path());
         let base = format!("{}/{name}/v1", server.uri());
-        let args: Vec<String> = ["compact", "s.jsonl", "--model", "openai/gpt-4o-mini"]
-            .iter()
-            .map(|arg| (*arg).to_owned())
-            .collect();
+        let args: Vec<String> = [
+            "compact",
+            "s.jsonl",
+            "--keep-recent-tokens",
+            "1",
+            "--model",
+            "openai/gpt-4o-mini",
+        ]
+        .iter()
+        .map(|arg| (*arg).to_owned())
+        .collect();
         let variables = [("OPENAI_API_KEY", "k"), ("OPENAI_BASE_URL", base.as_str())];
         let output = tokio::task::block_in_place(|| run(home.path(), &args, &variables));
         failures.extend(check(name, &output, 7, expect));

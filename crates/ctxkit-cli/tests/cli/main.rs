@@ -241,7 +241,7 @@ fn compact_plan_run_list_and_undo() {
         "--preview",
     ]);
     assert!(
-        preview.contains("Preview (nothing written): 37656 → 2500 tokens (93% saved)"),
+        preview.contains("Preview (nothing written): 3598 → 2500 tokens, estimated (31% saved)"),
         "{preview}"
     );
     assert_eq!(
@@ -316,14 +316,13 @@ fn compaction_budgets_come_from_flags_then_settings_then_the_window() {
             .unwrap()
             .to_owned()
     };
-    let default = kept(&plan(&[]));
+    // The whole session fits in the default keep budget; a small window's budget does not.
+    assert!(plan(&[])["plan"].is_null());
     let small_window = kept(&plan(&["--context-window", "8192"]));
-    assert_ne!(default, small_window, "a small window keeps less");
     run.ctxkit(&["config", "set", "compaction.keepRecentTokens", "2048"]);
     assert_eq!(kept(&plan(&[])), small_window, "the setting applies");
-    assert_ne!(
-        kept(&plan(&["--keep-recent-tokens", "20000"])),
-        small_window,
+    assert!(
+        plan(&["--keep-recent-tokens", "20000"])["plan"].is_null(),
         "the flag wins"
     );
 }

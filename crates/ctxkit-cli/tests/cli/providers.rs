@@ -95,6 +95,8 @@ async fn a_provider_error_changes_nothing() {
             &[
                 "compact",
                 file.to_str().unwrap(),
+                "--keep-recent-tokens",
+                "2000",
                 "--model",
                 "openai/gpt-4o-mini",
             ],

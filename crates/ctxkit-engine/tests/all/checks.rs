@@ -3,8 +3,8 @@
 //! failures and the fallback.
 
 use ctxkit_engine::{
-    CompactionEnd, CompactionReason, Decision, EngineEvent, FallbackPolicy, RECOVERY_EXHAUSTED,
-    SkipReason,
+    CompactionEnd, CompactionReason, Decision, EngineEvent, FallbackPolicy, MAX_OVERFLOW_ATTEMPTS,
+    RECOVERY_EXHAUSTED, SkipReason,
 };
 
 use crate::support::*;
@@ -116,8 +116,8 @@ async fn overflow_compacts_and_retries_once_keeping_the_error_in_the_file() {
 }
 
 #[tokio::test]
-async fn a_second_overflow_is_reported_without_compacting_and_again_before_the_prompt() {
-    // B6, B7.
+async fn an_overflow_that_compaction_cannot_fix_is_reported_once_and_the_next_prompt_recovers() {
+    // B6, B7, with ctxkit's escalation instead of the reference's one attempt.
     let mut harness = Harness::new(200_000, 16_384, []);
     harness.turn("first", 1_000).await;
     harness.engine.append(user("second")).await.unwrap();
@@ -126,9 +126,64 @@ async fn a_second_overflow_is_reported_without_compacting_and_again_before_the_p
         .append(error_reply("prompt is too long"))
         .await
         .unwrap();
-    harness.engine.after_run().await.unwrap();
+    assert!(harness.engine.after_run().await.unwrap().retry);
     harness.drain();
-    // The retry overflows again.
+    // The retry overflows again, and everything before the current turn is compacted already.
+    harness
+        .engine
+        .append(error_reply("prompt is too long"))
+        .await
+        .unwrap();
+    let report = harness.engine.after_run().await.unwrap();
+    assert_eq!(report.decision, Decision::Overflow);
+    assert!(!report.retry);
+    let events = harness.drain();
+    let failed = end(&events);
+    let error = failed.error.as_deref().unwrap();
+    assert!(
+        error.contains("the current turn alone") && error.contains("200000"),
+        "{error}"
+    );
+    assert!(!failed.will_retry);
+    assert_eq!(harness.compactions().await, 1);
+    // Before the next prompt nothing is repeated…
+    let report = harness.engine.before_prompt().await.unwrap();
+    assert_eq!(report.decision, Decision::Skip(SkipReason::OverflowHandled));
+    assert!(harness.drain().is_empty());
+    // …and an overflow after it compacts the turn that could not be compacted before.
+    harness.engine.append(user("third")).await.unwrap();
+    harness
+        .engine
+        .append(error_reply("prompt is too long"))
+        .await
+        .unwrap();
+    let report = harness.engine.after_run().await.unwrap();
+    assert_eq!(report.decision, Decision::Overflow);
+    assert!(report.retry);
+    assert_eq!(harness.compactions().await, 2);
+}
+
+#[tokio::test]
+async fn overflows_in_a_row_end_with_one_clear_message() {
+    let mut harness = Harness::new(200_000, 16_384, []);
+    for turn in 0..(MAX_OVERFLOW_ATTEMPTS + 2) {
+        harness.turn(&format!("turn {turn}"), 1_000).await;
+    }
+    harness.engine.append(user("last")).await.unwrap();
+    let mut compactions = 0;
+    for _ in 0..MAX_OVERFLOW_ATTEMPTS {
+        harness
+            .engine
+            .append(error_reply("prompt is too long"))
+            .await
+            .unwrap();
+        let report = harness.engine.after_run().await.unwrap();
+        harness.drain();
+        if report.retry {
+            compactions += 1;
+        }
+    }
+    assert!(compactions >= 1);
     harness
         .engine
         .append(error_reply("prompt is too long"))
@@ -136,19 +191,13 @@ async fn a_second_overflow_is_reported_without_compacting_and_again_before_the_p
         .unwrap();
     let report = harness.engine.after_run().await.unwrap();
     assert_eq!(report.decision, Decision::RecoveryExhausted);
-    assert!(!report.retry);
-    let events = harness.drain();
-    assert!(starts(&events).is_empty());
-    let failed = end(&events);
-    assert_eq!(failed.error.as_deref(), Some(RECOVERY_EXHAUSTED));
-    assert!(!failed.will_retry);
-    assert_eq!(harness.compactions().await, 1);
-    // Before the next prompt the same failure is reported once more…
-    let report = harness.engine.before_prompt().await.unwrap();
-    assert_eq!(report.decision, Decision::RecoveryExhausted);
-    assert_eq!(harness.drain().len(), 1);
-    // …and the user's message clears the flag: a later overflow compacts again.
-    harness.engine.append(user("third")).await.unwrap();
+    assert_eq!(
+        end(&harness.drain()).error.as_deref(),
+        Some(RECOVERY_EXHAUSTED)
+    );
+    // A successful reply ends the streak.
+    harness.engine.append(reply("fine", 1_000)).await.unwrap();
+    harness.engine.append(user("again")).await.unwrap();
     harness
         .engine
         .append(error_reply("prompt is too long"))
@@ -158,7 +207,6 @@ async fn a_second_overflow_is_reported_without_compacting_and_again_before_the_p
         harness.engine.after_run().await.unwrap().decision,
         Decision::Overflow
     );
-    assert_eq!(harness.compactions().await, 2);
 }
 
 #[tokio::test]

@@ -339,6 +339,17 @@ impl Session {
         self.session_dir.as_deref()
     }
 
+    /// Locks the session file for writing now and until the session is dropped, as an agent that
+    /// keeps a session open does: other processes' writes are refused (`SessionError::Locked`)
+    /// instead of making this view stale. Fails when another process holds the lock or changed the
+    /// file since it was loaded. Nothing to do in memory or before a new file's first write.
+    pub fn hold_lock(&mut self) -> Result<()> {
+        match &mut self.storage {
+            Storage::File(store) => store.hold(),
+            Storage::Memory => Ok(()),
+        }
+    }
+
     /// The version the file had when it needed migration, if it did.
     pub fn needs_migration(&self) -> bool {
         matches!(&self.storage, Storage::File(store) if store.needs_rewrite)

@@ -5,17 +5,10 @@
 use std::sync::{Arc, Mutex};
 
 use ctxkit_engine::Engine;
-use tokio_util::sync::CancellationToken;
 
-#[derive(Debug, Default)]
-struct Targets {
-    engine: Option<Engine>,
-    turn: Option<CancellationToken>,
-}
-
-/// What Ctrl-C stops. Clones share the targets.
+/// What Ctrl-C stops: the current engine's compaction or turn. Clones share it.
 #[derive(Debug, Clone, Default)]
-pub struct Interrupts(Arc<Mutex<Targets>>);
+pub struct Interrupts(Arc<Mutex<Option<Engine>>>);
 
 impl Interrupts {
     /// Listens for Ctrl-C for the rest of the process (the terminal's SIGINT no longer kills it).
@@ -32,29 +25,22 @@ impl Interrupts {
     }
 
     pub fn set_engine(&self, engine: &Engine) {
-        if let Ok(mut targets) = self.0.lock() {
-            targets.engine = Some(engine.clone());
-        }
-    }
-
-    pub fn set_turn(&self, turn: Option<CancellationToken>) {
-        if let Ok(mut targets) = self.0.lock() {
-            targets.turn = turn;
+        if let Ok(mut target) = self.0.lock() {
+            *target = Some(engine.clone());
         }
     }
 
     /// Stops what is running: a compaction first, else the turn.
     pub fn interrupt(&self) {
-        let Ok(targets) = self.0.lock() else { return };
-        if let Some(engine) = &targets.engine
-            && engine.is_compacting()
-        {
+        let Ok(target) = self.0.lock() else { return };
+        let Some(engine) = target.as_ref() else {
+            return;
+        };
+        if engine.is_compacting() {
             engine.cancel_compaction();
             engine.cancel_branch_summary();
-            return;
-        }
-        if let Some(turn) = &targets.turn {
-            turn.cancel();
+        } else {
+            engine.interrupt_turn();
         }
     }
 }

@@ -11,7 +11,6 @@ mod interrupts;
 mod repl;
 mod setup;
 mod slash;
-pub mod tools;
 mod ui;
 
 use std::path::PathBuf;
@@ -19,9 +18,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
+use ctxkit_agent::{Agent, ChatModel};
 use ctxkit_compaction::{Prompts, Summarizer};
 use ctxkit_engine::{Engine, EngineOptions, EngineSettings, HookSet, ModelInfo};
-use ctxkit_llm::{LlmOptions, ModelClient, ToolDefinition};
+use ctxkit_llm::{LlmOptions, ModelClient};
 use ctxkit_resources::LoadedResources;
 use ctxkit_session::Session;
 
@@ -37,7 +37,7 @@ pub fn chat(global: &GlobalArgs, locations: &Locations, args: &ChatArgs) -> Resu
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let mut chat = runtime.block_on(async { setup::build(global, locations, args) })?;
+    let mut chat = runtime.block_on(setup::build(global, locations, args))?;
     let outcome = repl::run(&runtime, &mut chat);
     drop(chat);
     runtime.shutdown_timeout(Duration::from_millis(200));
@@ -53,22 +53,21 @@ struct EngineParts {
 
 /// The state of one chat.
 struct Chat {
+    /// The agent loop; it holds the engine and the model.
+    agent: Agent,
+    /// The agent's engine, for slash commands.
     engine: Engine,
     events: EventView,
     client: Arc<ModelClient>,
     /// Model options from settings, for `/model`.
     llm_options: LlmOptions,
     parts: EngineParts,
-    system_prompt: String,
-    tools: Vec<ToolDefinition>,
     resources: LoadedResources,
     cwd: PathBuf,
     /// Where new sessions of this directory go.
     session_dir: PathBuf,
     /// `--no-session`.
     in_memory: bool,
-    confirm_bash: bool,
-    bash_timeout: Duration,
     ui: Ui,
     interrupts: Interrupts,
 }
@@ -76,21 +75,23 @@ struct Chat {
 impl Chat {
     /// The engine's view of the current model.
     fn model_info(&self) -> ModelInfo {
-        model_info(&self.client)
+        self.client.info()
     }
 
     /// Switches to another session: a new engine over it, its events shown.
-    fn install(&mut self, session: Session) {
+    async fn install(&mut self, session: Session) -> Result<()> {
         let (engine, events) = start_engine(
             &self.parts,
             self.model_info(),
             session,
             &self.ui,
             &self.interrupts,
-        );
+        )?;
         // The old view stops before the new one starts showing events.
         self.events = events;
+        self.agent.set_engine(engine.clone()).await;
         self.engine = engine;
+        Ok(())
     }
 
     /// A new session for the working directory (in memory with `--no-session`).
@@ -102,34 +103,18 @@ impl Chat {
             Session::create(&cwd, &self.session_dir)
         }
     }
-
-    /// Where full outputs of cut tool results go: next to the session file, or in the temp
-    /// directory for sessions in memory.
-    async fn output_dir(&self) -> PathBuf {
-        let (dir, id) = self
-            .engine
-            .with_session(|session| {
-                (
-                    session.session_dir().map(std::path::Path::to_owned),
-                    session.id().to_owned(),
-                )
-            })
-            .await;
-        match dir {
-            Some(dir) => dir.join("tool-output").join(id),
-            None => std::env::temp_dir().join("ctxkit-tool-output").join(id),
-        }
-    }
 }
 
-/// An engine over `session` with its events shown and Ctrl-C wired to it.
+/// An engine over `session` with its events shown and Ctrl-C wired to it. The session file is
+/// locked for writing from now on (other writers are refused while the chat has it open).
 fn start_engine(
     parts: &EngineParts,
     model: ModelInfo,
-    session: Session,
+    mut session: Session,
     ui: &Ui,
     interrupts: &Interrupts,
-) -> (Engine, EventView) {
+) -> Result<(Engine, EventView)> {
+    session.hold_lock()?;
     let engine = Engine::new(
         session,
         EngineOptions {
@@ -143,14 +128,5 @@ fn start_engine(
     );
     let events = EventView::start(&engine, ui.clone());
     interrupts.set_engine(&engine);
-    (engine, events)
-}
-
-fn model_info(client: &ModelClient) -> ModelInfo {
-    let config = client.config();
-    ModelInfo {
-        provider: config.provider.clone(),
-        id: config.model.clone(),
-        context_window: client.context_window().unwrap_or(0),
-    }
+    Ok((engine, events))
 }

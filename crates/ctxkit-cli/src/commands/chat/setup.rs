@@ -5,15 +5,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context as _, Result, bail};
-use ctxkit_engine::EngineSettings;
+use anyhow::{Result, bail};
+use ctxkit_agent::{Agent, AgentOptions, ChatModel, ToolRegistry};
 use ctxkit_llm::{LlmOptions, ModelClient, ModelRole, resolve_model};
 use ctxkit_session::{Session, default_session_dir};
 use serde_json::Value;
 
 use super::interrupts::Interrupts;
 use super::ui::Ui;
-use super::{Chat, EngineParts, tools};
+use super::{Chat, EngineParts};
 use crate::cli::{ChatArgs, GlobalArgs};
 use crate::commands::Locations;
 use crate::commands::config::{load_settings, resource_environment};
@@ -46,7 +46,7 @@ pub fn model_client(options: &LlmOptions, spec: Option<&str>) -> Result<ModelCli
     Ok(client)
 }
 
-pub fn build(global: &GlobalArgs, locations: &Locations, args: &ChatArgs) -> Result<Chat> {
+pub async fn build(global: &GlobalArgs, locations: &Locations, args: &ChatArgs) -> Result<Chat> {
     let environment = resource_environment(global)?;
     let settings = load_settings(&environment)?;
     let llm_options = summary_setup::llm_options(&settings)?;
@@ -64,12 +64,6 @@ pub fn build(global: &GlobalArgs, locations: &Locations, args: &ChatArgs) -> Res
         },
     )?;
     let document = Value::Object(settings.effective().clone());
-    let mut engine_settings = EngineSettings::from_document(&document)
-        .context("reading the engine's settings (`compaction`, `transforms`, `pinned`, `hooks`)")?;
-    engine_settings.compaction.enabled = setup.settings.enabled;
-    engine_settings.compaction.reserve_tokens = setup.settings.reserve_tokens;
-    engine_settings.compaction.keep_recent_tokens = setup.settings.keep_recent_tokens;
-    engine_settings.branch_summary.reserve_tokens = setup.branch_reserve_tokens;
     let chat_settings = document.get("chat");
     let setting = |key: &str| chat_settings.and_then(|chat| chat.get(key));
     let confirm_bash = !args.yes && setting("confirmBash").and_then(Value::as_bool) != Some(false);
@@ -94,31 +88,44 @@ pub fn build(global: &GlobalArgs, locations: &Locations, args: &ChatArgs) -> Res
     let interrupts = Interrupts::default();
     ui.interrupt_on_escape(&interrupts);
     let parts = EngineParts {
-        settings: engine_settings,
+        // Budgets nobody set follow the model's window, in the engine (the same on every surface).
+        settings: setup.engine_settings,
         summarizer: Arc::from(setup.summarizer),
         prompts: setup.prompts,
     };
-    let (engine, events) = super::start_engine(
-        &parts,
-        super::model_info(&client),
-        session,
-        &ui,
-        &interrupts,
-    );
+    let (engine, events) = super::start_engine(&parts, client.info(), session, &ui, &interrupts)?;
+    let client = Arc::new(client);
+    let mut agent = Agent::new(
+        engine.clone(),
+        Arc::clone(&client) as Arc<dyn ChatModel>,
+        ToolRegistry::coding(),
+        AgentOptions {
+            system_prompt,
+            max_tokens: client
+                .config()
+                .model_info
+                .as_ref()
+                .map(|model| model.max_output)
+                .filter(|tokens| *tokens > 0),
+            cwd: cwd.clone(),
+            bash_timeout,
+        },
+    )
+    .await;
+    if !confirm_bash {
+        agent.allow_always("bash");
+    }
     Ok(Chat {
+        agent,
         engine,
         events,
-        client: Arc::new(client),
+        client,
         llm_options,
         parts,
-        system_prompt,
-        tools: tools::definitions(),
         resources: loaded,
         cwd,
         session_dir,
         in_memory: args.no_session,
-        confirm_bash,
-        bash_timeout,
         ui,
         interrupts,
     })

@@ -144,7 +144,7 @@ impl Chat {
             "fork" => return self.fork(rest).await,
             "new" => {
                 let session = self.new_session();
-                self.install(session);
+                self.install(session).await?;
                 self.ui.line("New session");
             }
             "resume" => self.resume(rest, ask).await?,
@@ -233,7 +233,7 @@ impl Chat {
                 .ui
                 .line("Context: the model's window is unknown (add it to `llm.models`)"),
         }
-        let settings = self.parts.settings.compaction.planning();
+        let settings = self.engine.planning().await;
         let plan = self
             .engine
             .with_session(|session| prepare_compaction(session, None, settings))
@@ -404,7 +404,7 @@ impl Chat {
             bail!("No session number `{choice}`");
         };
         let session = Session::open(std::path::Path::new(&info.path))?;
-        self.install(session);
+        self.install(session).await?;
         self.banner().await;
         Ok(())
     }
@@ -444,10 +444,10 @@ impl Chat {
 
     async fn model(&mut self, rest: &str) -> Result<()> {
         if !rest.is_empty() {
-            let client = model_client(&self.llm_options, Some(rest))?;
-            self.client = std::sync::Arc::new(client);
+            let client = std::sync::Arc::new(model_client(&self.llm_options, Some(rest))?);
+            self.client = std::sync::Arc::clone(&client);
             let info = self.model_info();
-            self.engine.set_model(Some(info.clone())).await;
+            self.agent.set_model(client).await;
             self.engine
                 .with_session_mut(|session| session.append_model_change(&info.provider, &info.id))
                 .await?;

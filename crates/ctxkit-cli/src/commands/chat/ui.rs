@@ -13,8 +13,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::escape::EscWatch;
 use super::interrupts::Interrupts;
-use super::tools::ToolOutcome;
 use crate::render::one_line;
+use ctxkit_agent::ToolOutcome;
 
 /// Lines of a tool result shown in the terminal (the model gets the bounded whole).
 const RESULT_PREVIEW_LINES: usize = 6;

@@ -7,29 +7,45 @@ use ignore::WalkBuilder;
 use ignore::overrides::OverrideBuilder;
 use regex::RegexBuilder;
 
+use serde::Deserialize;
+
 use super::limit::Keep;
-use super::{
-    Arguments, ToolContext, ToolOutcome, bounded_outcome, optional_bool, optional_string,
-    optional_u64, resolve, string_arg,
-};
+use super::{ToolContext, ToolOutcome, bounded_outcome, lax, resolve};
 
 /// The default number of matches.
 const MATCH_LIMIT: u64 = 100;
 /// Longer matching lines are cut.
 const LINE_CHARS: usize = 500;
 
+/// The arguments of `grep`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GrepArguments {
+    pattern: String,
+    #[serde(default)]
+    path: Option<String>,
+    #[serde(default)]
+    glob: Option<String>,
+    #[serde(default, deserialize_with = "lax::optional_bool")]
+    ignore_case: bool,
+    #[serde(default, deserialize_with = "lax::optional_bool")]
+    literal: bool,
+    #[serde(default, deserialize_with = "lax::optional_u64")]
+    limit: Option<u64>,
+}
+
 /// `grep {pattern, path?, glob?, ignoreCase?, literal?, limit?}`.
 pub fn grep(
-    arguments: &Arguments,
+    arguments: GrepArguments,
     context: &ToolContext,
     call_id: &str,
 ) -> Result<ToolOutcome, String> {
-    let pattern = string_arg(arguments, "pattern")?;
-    let shown = optional_string(arguments, "path")?.unwrap_or(".");
-    let glob = optional_string(arguments, "glob")?;
-    let ignore_case = optional_bool(arguments, "ignoreCase")?;
-    let literal = optional_bool(arguments, "literal")?;
-    let limit = optional_u64(arguments, "limit")?.unwrap_or(MATCH_LIMIT);
+    let pattern = arguments.pattern.as_str();
+    let shown = arguments.path.as_deref().unwrap_or(".");
+    let glob = arguments.glob.as_deref();
+    let ignore_case = arguments.ignore_case;
+    let literal = arguments.literal;
+    let limit = arguments.limit.unwrap_or(MATCH_LIMIT);
     let limit = usize::try_from(limit).unwrap_or(usize::MAX).max(1);
     let source = if literal {
         regex::escape(pattern)

@@ -1,23 +1,32 @@
 //! `read`, `write`, `edit` and `ls`.
 
+use serde::Deserialize;
+
 use super::limit::Keep;
-use super::{
-    Arguments, ToolContext, ToolOutcome, bounded_outcome, optional_string, optional_u64, resolve,
-    string_arg,
-};
+use super::{ToolContext, ToolOutcome, bounded_outcome, lax, resolve};
 
 /// The default number of entries `ls` shows.
 const LS_LIMIT: u64 = 500;
 
+/// The arguments of `read`.
+#[derive(Debug, Deserialize)]
+pub struct ReadArguments {
+    path: String,
+    #[serde(default, deserialize_with = "lax::optional_u64")]
+    offset: Option<u64>,
+    #[serde(default, deserialize_with = "lax::optional_u64")]
+    limit: Option<u64>,
+}
+
 /// `read {path, offset?, limit?}`: the file's lines from `offset` (1-based), bounded from the head.
 pub fn read(
-    arguments: &Arguments,
+    arguments: ReadArguments,
     context: &ToolContext,
     call_id: &str,
 ) -> Result<ToolOutcome, String> {
-    let shown = string_arg(arguments, "path")?;
-    let offset = optional_u64(arguments, "offset")?.unwrap_or(1).max(1);
-    let limit = optional_u64(arguments, "limit")?;
+    let shown = arguments.path.as_str();
+    let offset = arguments.offset.unwrap_or(1).max(1);
+    let limit = arguments.limit;
     let path = resolve(context, shown);
     let bytes = std::fs::read(&path).map_err(|error| format!("Cannot read `{shown}`: {error}"))?;
     if bytes.iter().take(8192).any(|&byte| byte == 0) {
@@ -54,10 +63,17 @@ pub fn read(
     Ok(outcome)
 }
 
+/// The arguments of `write`.
+#[derive(Debug, Deserialize)]
+pub struct WriteArguments {
+    path: String,
+    content: String,
+}
+
 /// `write {path, content}`: creates parent directories, replaces the file.
-pub fn write(arguments: &Arguments, context: &ToolContext) -> Result<ToolOutcome, String> {
-    let shown = string_arg(arguments, "path")?;
-    let content = string_arg(arguments, "content")?;
+pub fn write(arguments: WriteArguments, context: &ToolContext) -> Result<ToolOutcome, String> {
+    let shown = arguments.path.as_str();
+    let content = arguments.content.as_str();
     let path = resolve(context, shown);
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)
@@ -70,11 +86,20 @@ pub fn write(arguments: &Arguments, context: &ToolContext) -> Result<ToolOutcome
     )))
 }
 
+/// The arguments of `edit`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EditArguments {
+    path: String,
+    old_text: String,
+    new_text: String,
+}
+
 /// `edit {path, oldText, newText}`: replaces the one exact occurrence of `oldText`.
-pub fn edit(arguments: &Arguments, context: &ToolContext) -> Result<ToolOutcome, String> {
-    let shown = string_arg(arguments, "path")?;
-    let old = string_arg(arguments, "oldText")?;
-    let new = string_arg(arguments, "newText")?;
+pub fn edit(arguments: EditArguments, context: &ToolContext) -> Result<ToolOutcome, String> {
+    let shown = arguments.path.as_str();
+    let old = arguments.old_text.as_str();
+    let new = arguments.new_text.as_str();
     if old.is_empty() {
         return Err("`oldText` must not be empty".to_owned());
     }
@@ -109,14 +134,23 @@ pub fn edit(arguments: &Arguments, context: &ToolContext) -> Result<ToolOutcome,
     )))
 }
 
+/// The arguments of `ls`.
+#[derive(Debug, Deserialize)]
+pub struct LsArguments {
+    #[serde(default)]
+    path: Option<String>,
+    #[serde(default, deserialize_with = "lax::optional_u64")]
+    limit: Option<u64>,
+}
+
 /// `ls {path?, limit?}`: entries sorted by name, directories with a trailing `/`.
 pub fn ls(
-    arguments: &Arguments,
+    arguments: LsArguments,
     context: &ToolContext,
     call_id: &str,
 ) -> Result<ToolOutcome, String> {
-    let shown = optional_string(arguments, "path")?.unwrap_or(".");
-    let limit = optional_u64(arguments, "limit")?.unwrap_or(LS_LIMIT);
+    let shown = arguments.path.as_deref().unwrap_or(".");
+    let limit = arguments.limit.unwrap_or(LS_LIMIT);
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
     let path = resolve(context, shown);
     let reader =

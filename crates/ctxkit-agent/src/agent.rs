@@ -1,0 +1,385 @@
+//! The agent loop over the engine: `before_prompt` → append the user message → turns of { model
+//! view → model → append the reply → approve and run its tool calls → append their results } →
+//! `after_run`, and again without a new user message while the engine says `retry` (it compacted
+//! after an overflow, wherever in the turn the overflow happened).
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ctxkit_engine::{CheckReport, Engine, EngineError};
+use ctxkit_llm::{ChatRequest, is_context_overflow};
+use ctxkit_protocol::{
+    AgentMessage, AssistantMessage, ContentBlock, JsonObject, MessageContent, ToolCall,
+    ToolResultMessage, UserMessage,
+};
+use futures::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
+
+use crate::approve::{Approval, Approver};
+use crate::model::ChatModel;
+use crate::tool::{ToolContext, ToolOutcome, ToolRegistry};
+
+/// How an agent runs, apart from its engine, model and tools.
+#[derive(Debug, Clone)]
+pub struct AgentOptions {
+    /// The system prompt; the engine's system texts (summaries, pins) are appended to it.
+    pub system_prompt: String,
+    /// Output tokens for each reply; `None` leaves the provider's default.
+    pub max_tokens: Option<u64>,
+    /// Where tools run.
+    pub cwd: PathBuf,
+    /// The default `bash` time limit.
+    pub bash_timeout: Duration,
+}
+
+/// What the loop is doing, for a UI or a protocol client.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AgentEvent {
+    /// An engine check ran (before the prompt, after a run): its compaction events have been
+    /// emitted on the engine's bus.
+    Checked(CheckReport),
+    /// A model request is about to be sent.
+    ModelCall,
+    /// The model's reply, as stored; `overflow` when it is a context-overflow error.
+    Reply {
+        reply: AssistantMessage,
+        overflow: bool,
+    },
+    ToolStart {
+        call: ToolCall,
+    },
+    ToolEnd {
+        call: ToolCall,
+        outcome: ToolOutcome,
+    },
+    /// The engine compacted after an overflow; the turn runs again without a new user message.
+    Retry,
+}
+
+/// Receives the loop's events in order; the loop waits for each.
+pub trait AgentObserver: Send + Sync {
+    fn event<'a>(&'a self, event: AgentEvent) -> BoxFuture<'a, ()>;
+}
+
+/// An observer that ignores everything.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct IgnoreEvents;
+
+impl AgentObserver for IgnoreEvents {
+    fn event<'a>(&'a self, _event: AgentEvent) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+}
+
+/// How a prompt (or a continued run) ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PromptOutcome {
+    /// The model ended its turn.
+    Answered,
+    /// The user interrupted the model or a tool.
+    Interrupted,
+    /// The compaction before the prompt was cancelled, so the prompt was not sent: its text is
+    /// given back.
+    NotSent(String),
+    /// The turn ended without an answer; the one-line reason (a provider error, an overflow that
+    /// compaction could not fix). Everything up to here is stored.
+    Failed(String),
+}
+
+/// How one turn ended.
+enum TurnEnd {
+    /// The model stopped without calling tools.
+    Stopped,
+    Interrupted,
+    /// The last reply was an error (maybe an overflow, which `after_run` recovers).
+    Error(String),
+}
+
+/// An agent: an engine (the session), a model, tools and options.
+pub struct Agent {
+    engine: Engine,
+    model: Arc<dyn ChatModel>,
+    tools: ToolRegistry,
+    options: AgentOptions,
+    /// Tools the user approved for the rest of the agent's life.
+    always_allowed: HashSet<String>,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Agent")
+            .field("model", &self.model.info())
+            .field("tools", &self.tools)
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+impl Agent {
+    /// An agent over `engine`; the engine is told the model (its window drives compaction).
+    pub async fn new(
+        engine: Engine,
+        model: Arc<dyn ChatModel>,
+        tools: ToolRegistry,
+        options: AgentOptions,
+    ) -> Self {
+        engine.set_model(Some(model.info())).await;
+        Self {
+            engine,
+            model,
+            tools,
+            options,
+            always_allowed: HashSet::new(),
+        }
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Works on another engine (another session) from now on.
+    pub async fn set_engine(&mut self, engine: Engine) {
+        engine.set_model(Some(self.model.info())).await;
+        self.engine = engine;
+    }
+
+    pub fn model(&self) -> &Arc<dyn ChatModel> {
+        &self.model
+    }
+
+    /// Talks to another model from now on; the engine measures against its window.
+    pub async fn set_model(&mut self, model: Arc<dyn ChatModel>) {
+        self.engine.set_model(Some(model.info())).await;
+        self.model = model;
+    }
+
+    pub fn tools(&self) -> &ToolRegistry {
+        &self.tools
+    }
+
+    pub fn options(&self) -> &AgentOptions {
+        &self.options
+    }
+
+    /// Stops asking before `tool` runs.
+    pub fn allow_always(&mut self, tool: &str) {
+        self.always_allowed.insert(tool.to_owned());
+    }
+
+    /// Sends one user prompt and runs the agent until the model ends its turn.
+    pub async fn prompt(
+        &mut self,
+        text: String,
+        approver: &mut dyn Approver,
+        observer: &dyn AgentObserver,
+    ) -> Result<PromptOutcome, EngineError> {
+        let report = self.engine.before_prompt().await?;
+        let aborted = report.compaction.as_ref().is_some_and(|end| end.aborted);
+        observer.event(AgentEvent::Checked(report)).await;
+        if aborted {
+            return Ok(PromptOutcome::NotSent(text));
+        }
+        let message = AgentMessage::User(UserMessage {
+            content: MessageContent::Blocks(vec![ContentBlock::text(text)]),
+            timestamp: Some(now_ms()),
+            extra: JsonObject::new(),
+        });
+        self.engine.append(message).await?;
+        self.run(approver, observer).await
+    }
+
+    /// Runs turns on the session as it is (after a user message, or to continue after an
+    /// interruption) until the model ends its turn or the engine gives up.
+    pub async fn run(
+        &mut self,
+        approver: &mut dyn Approver,
+        observer: &dyn AgentObserver,
+    ) -> Result<PromptOutcome, EngineError> {
+        loop {
+            let guard = self.engine.begin_turn();
+            let cancel = guard.cancel_token();
+            let end = self.turn(&cancel, approver, observer).await;
+            drop(guard);
+            let end = end?;
+            let report = self.engine.after_run().await?;
+            let retry = report.retry;
+            let cancelled = report.compaction.as_ref().is_some_and(|end| end.aborted);
+            let failure = report
+                .compaction
+                .as_ref()
+                .and_then(|end| end.error.clone())
+                .filter(|_| !retry);
+            observer.event(AgentEvent::Checked(report)).await;
+            if retry {
+                observer.event(AgentEvent::Retry).await;
+                continue;
+            }
+            // The user cancelled the compaction that would have let the turn go on.
+            if cancelled {
+                return Ok(PromptOutcome::Interrupted);
+            }
+            return Ok(match end {
+                TurnEnd::Stopped => PromptOutcome::Answered,
+                TurnEnd::Interrupted => PromptOutcome::Interrupted,
+                TurnEnd::Error(error) => PromptOutcome::Failed(failure.unwrap_or(error)),
+            });
+        }
+    }
+
+    /// Model calls and tool runs until the model stops calling tools or the user interrupts.
+    async fn turn(
+        &mut self,
+        cancel: &CancellationToken,
+        approver: &mut dyn Approver,
+        observer: &dyn AgentObserver,
+    ) -> Result<TurnEnd, EngineError> {
+        loop {
+            let view = self.engine.model_view().await?;
+            let mut system_prompt = self.options.system_prompt.clone();
+            for text in &view.system {
+                system_prompt.push_str("\n\n");
+                system_prompt.push_str(text);
+            }
+            let request = ChatRequest {
+                system_prompt,
+                messages: view.messages,
+                tools: self.tools.definitions(),
+                max_tokens: self.options.max_tokens,
+                reasoning: None,
+            };
+            observer.event(AgentEvent::ModelCall).await;
+            let reply = self.model.chat(&request, cancel).await;
+            let window = self.model.info().context_window;
+            let overflow = is_context_overflow(&reply, Some(window));
+            let calls = tool_calls(&reply);
+            let stop_reason = reply.stop_reason.clone();
+            let error = reply.error_message.clone();
+            observer
+                .event(AgentEvent::Reply {
+                    reply: reply.clone(),
+                    overflow,
+                })
+                .await;
+            self.engine.append(AgentMessage::Assistant(reply)).await?;
+            match stop_reason.as_deref() {
+                Some("aborted") => return Ok(TurnEnd::Interrupted),
+                Some("error") => {
+                    return Ok(TurnEnd::Error(
+                        error.unwrap_or_else(|| "The model request failed".to_owned()),
+                    ));
+                }
+                Some(_) | None => {}
+            }
+            if cancel.is_cancelled() {
+                return Ok(TurnEnd::Interrupted);
+            }
+            if stop_reason.as_deref() != Some("toolUse") || calls.is_empty() {
+                return Ok(TurnEnd::Stopped);
+            }
+            for call in calls {
+                let outcome = if cancel.is_cancelled() {
+                    ToolOutcome::error("Not run: the user interrupted the turn")
+                } else {
+                    observer
+                        .event(AgentEvent::ToolStart { call: call.clone() })
+                        .await;
+                    self.run_call(&call, cancel, approver).await
+                };
+                observer
+                    .event(AgentEvent::ToolEnd {
+                        call: call.clone(),
+                        outcome: outcome.clone(),
+                    })
+                    .await;
+                let result = ToolResultMessage {
+                    tool_call_id: call.id.clone(),
+                    tool_name: call.name.clone(),
+                    content: MessageContent::Blocks(vec![ContentBlock::text(outcome.text)]),
+                    details: outcome.details,
+                    is_error: outcome.is_error,
+                    timestamp: Some(now_ms()),
+                    extra: JsonObject::new(),
+                };
+                self.engine.append(AgentMessage::ToolResult(result)).await?;
+            }
+            if cancel.is_cancelled() {
+                return Ok(TurnEnd::Interrupted);
+            }
+        }
+    }
+
+    /// Approves (when the tool asks for it) and runs one call on the blocking pool.
+    async fn run_call(
+        &mut self,
+        call: &ToolCall,
+        cancel: &CancellationToken,
+        approver: &mut dyn Approver,
+    ) -> ToolOutcome {
+        let Some(tool) = self.tools.get(&call.name) else {
+            return ToolOutcome::error(self.tools.unknown(&call.name));
+        };
+        if !self.always_allowed.contains(&call.name)
+            && let Some(question) = tool.approval(&call.arguments)
+        {
+            match approver.approve(&call.name, &question).await {
+                Approval::Once => {}
+                Approval::Always => self.allow_always(&call.name),
+                Approval::Deny => return ToolOutcome::error("The user declined to run this call"),
+                Approval::Stop => {
+                    cancel.cancel();
+                    return ToolOutcome::error("The user declined to run this call");
+                }
+            }
+        }
+        let context = ToolContext {
+            cwd: self.options.cwd.clone(),
+            output_dir: self.output_dir().await,
+            bash_timeout: self.options.bash_timeout,
+            cancel: cancel.clone(),
+        };
+        let (arguments, id) = (call.arguments.clone(), call.id.clone());
+        tokio::task::spawn_blocking(move || tool.run(&arguments, &id, &context))
+            .await
+            .unwrap_or_else(|error| ToolOutcome::error(format!("The tool failed: {error}")))
+    }
+
+    /// Where full outputs of cut tool results go: next to the session file, or in the temp
+    /// directory for sessions in memory.
+    async fn output_dir(&self) -> PathBuf {
+        let (dir, id) = self
+            .engine
+            .with_session(|session| {
+                (
+                    session.session_dir().map(std::path::Path::to_owned),
+                    session.id().to_owned(),
+                )
+            })
+            .await;
+        match dir {
+            Some(dir) => dir.join("tool-output").join(id),
+            None => std::env::temp_dir().join("ctxkit-tool-output").join(id),
+        }
+    }
+}
+
+/// The tool calls of a reply, in order.
+fn tool_calls(reply: &AssistantMessage) -> Vec<ToolCall> {
+    reply
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::ToolCall(call) => Some(call.clone()),
+            ContentBlock::Text(_)
+            | ContentBlock::Image(_)
+            | ContentBlock::Thinking(_)
+            | ContentBlock::Unknown(_) => None,
+        })
+        .collect()
+}

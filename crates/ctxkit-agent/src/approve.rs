@@ -1,0 +1,42 @@
+//! Asking the user before a risky tool call runs.
+
+use futures::future::BoxFuture;
+
+/// The user's answer to an approval question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Approval {
+    /// Run this call.
+    Once,
+    /// Run this call and every later call of the same tool without asking.
+    Always,
+    /// Do not run this call; the model is told the user declined and the turn goes on.
+    Deny,
+    /// Do not run this call and stop the turn (Ctrl-C at the question).
+    Stop,
+}
+
+/// Answers approval questions (a terminal prompt, a client over the protocol, a policy).
+pub trait Approver: Send {
+    /// `question` names what would run, e.g. "Run `cargo test`?".
+    fn approve<'a>(&'a mut self, tool: &'a str, question: &'a str) -> BoxFuture<'a, Approval>;
+}
+
+/// Approves every call (`--yes`, `chat.confirmBash false`, headless runs).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ApproveAll;
+
+impl Approver for ApproveAll {
+    fn approve<'a>(&'a mut self, _tool: &'a str, _question: &'a str) -> BoxFuture<'a, Approval> {
+        Box::pin(async { Approval::Once })
+    }
+}
+
+/// Declines every call that needs approval.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DenyAll;
+
+impl Approver for DenyAll {
+    fn approve<'a>(&'a mut self, _tool: &'a str, _question: &'a str) -> BoxFuture<'a, Approval> {
+        Box::pin(async { Approval::Deny })
+    }
+}

@@ -1,0 +1,46 @@
+//! The model an agent talks to: [`ChatModel`]. The HTTP client implements it; tests and embedders
+//! can script one ([`crate::testing::ScriptedModel`]).
+
+use ctxkit_engine::ModelInfo;
+use ctxkit_llm::{ChatRequest, ModelClient};
+use ctxkit_protocol::AssistantMessage;
+use futures::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
+
+/// A conversation model with tools. A call never fails: a provider error comes back as a reply
+/// with `stopReason` `error` (and the provider's own error text, so the engine can tell an
+/// overflow), a cancelled call as one with `stopReason` `aborted`.
+pub trait ChatModel: Send + Sync {
+    /// Provider, id and context window (0 when unknown).
+    fn info(&self) -> ModelInfo;
+
+    fn chat<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, AssistantMessage>;
+}
+
+impl ChatModel for ModelClient {
+    fn info(&self) -> ModelInfo {
+        let config = self.config();
+        ModelInfo {
+            provider: config.provider.clone(),
+            id: config.model.clone(),
+            context_window: self.context_window().unwrap_or(0),
+        }
+    }
+
+    fn chat<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, AssistantMessage> {
+        Box::pin(async move {
+            match ModelClient::chat(self, request, cancel).await {
+                Ok(reply) => reply,
+                Err(error) => self.failed_reply(&error),
+            }
+        })
+    }
+}

@@ -1,0 +1,155 @@
+//! A scripted [`ChatModel`] for tests of agent loops (this crate's and embedders'): it answers
+//! each request with what a closure returns and keeps every request it was sent.
+
+use std::sync::{Arc, Mutex};
+
+use ctxkit_engine::ModelInfo;
+use ctxkit_llm::ChatRequest;
+use ctxkit_protocol::{AssistantMessage, ContentBlock, JsonObject, ToolCall, Usage};
+use futures::future::BoxFuture;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::model::ChatModel;
+
+type Responder = dyn Fn(&ChatRequest, usize) -> AssistantMessage + Send + Sync;
+
+/// A model that answers from a script. The responder gets the request and its index (0-based).
+#[derive(Clone)]
+pub struct ScriptedModel {
+    info: ModelInfo,
+    responder: Arc<Responder>,
+    requests: Arc<Mutex<Vec<ChatRequest>>>,
+}
+
+impl std::fmt::Debug for ScriptedModel {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("ScriptedModel")
+            .field("info", &self.info)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ScriptedModel {
+    pub fn new(
+        info: ModelInfo,
+        responder: impl Fn(&ChatRequest, usize) -> AssistantMessage + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            info,
+            responder: Arc::new(responder),
+            requests: Arc::default(),
+        }
+    }
+
+    /// Every request sent so far.
+    pub fn requests(&self) -> Vec<ChatRequest> {
+        self.requests
+            .lock()
+            .map(|requests| requests.clone())
+            .unwrap_or_default()
+    }
+
+    /// A reply from this model: `content`, `stop_reason`, usage counting `input_tokens`.
+    pub fn reply(
+        &self,
+        content: Vec<ContentBlock>,
+        stop_reason: &str,
+        input_tokens: u64,
+    ) -> AssistantMessage {
+        AssistantMessage {
+            content,
+            api: Some("openai-completions".to_owned()),
+            provider: Some(self.info.provider.clone()),
+            model: Some(self.info.id.clone()),
+            usage: Some(Usage {
+                input: input_tokens,
+                output: 10,
+                total_tokens: input_tokens + 10,
+                ..Usage::default()
+            }),
+            stop_reason: Some(stop_reason.to_owned()),
+            error_message: None,
+            timestamp: Some(chrono::Utc::now().timestamp_millis()),
+            extra: JsonObject::new(),
+        }
+    }
+
+    /// A text answer that ends the turn.
+    pub fn text(&self, text: &str, input_tokens: u64) -> AssistantMessage {
+        self.reply(vec![ContentBlock::text(text)], "stop", input_tokens)
+    }
+
+    /// A reply calling tools: `(id, name, arguments)` each.
+    pub fn calls(&self, calls: &[(&str, &str, Value)], input_tokens: u64) -> AssistantMessage {
+        let content = calls
+            .iter()
+            .map(|(id, name, arguments)| {
+                ContentBlock::ToolCall(ToolCall {
+                    id: (*id).to_owned(),
+                    name: (*name).to_owned(),
+                    arguments: arguments.clone(),
+                    extra: JsonObject::new(),
+                })
+            })
+            .collect();
+        self.reply(content, "toolUse", input_tokens)
+    }
+
+    /// The error reply of a provider that rejected the request as too long (OpenAI's wording).
+    pub fn overflow(&self) -> AssistantMessage {
+        let mut reply = self.reply(Vec::new(), "error", 0);
+        reply.usage = Some(Usage::default());
+        reply.error_message = Some(
+            "400 {\"error\":{\"message\":\"This model's maximum context length is exceeded. \
+             Please reduce the length of the messages.\",\"code\":\"context_length_exceeded\"}}"
+                .to_owned(),
+        );
+        reply
+    }
+}
+
+impl ChatModel for ScriptedModel {
+    fn info(&self) -> ModelInfo {
+        self.info.clone()
+    }
+
+    fn chat<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, AssistantMessage> {
+        Box::pin(async move {
+            let index = match self.requests.lock() {
+                Ok(mut requests) => {
+                    requests.push(request.clone());
+                    requests.len() - 1
+                }
+                Err(_) => 0,
+            };
+            if cancel.is_cancelled() {
+                let mut reply = self.reply(Vec::new(), "aborted", 0);
+                reply.error_message = Some("Request was aborted".to_owned());
+                return reply;
+            }
+            (self.responder)(request, index)
+        })
+    }
+}
+
+/// The characters of a request as a provider would count them: the system prompt, every message
+/// as JSON and the tool definitions.
+pub fn request_chars(request: &ChatRequest) -> usize {
+    let messages: usize = request
+        .messages
+        .iter()
+        .map(|message| serde_json::to_string(message).map_or(0, |text| text.len()))
+        .sum();
+    let tools: usize = request
+        .tools
+        .iter()
+        .map(|tool| tool.description.len() + tool.parameters.to_string().len())
+        .sum();
+    request.system_prompt.len() + messages + tools
+}

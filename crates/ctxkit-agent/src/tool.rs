@@ -1,0 +1,222 @@
+//! Tools the model may call: the [`Tool`] trait, [`TypedTool`] for tools whose arguments are a
+//! serde type, and the [`ToolRegistry`], the one place that maps names to tools and schemas.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ctxkit_llm::ToolDefinition;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+/// Where and how a tool call runs.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// Relative paths are resolved against it; `bash` runs in it.
+    pub cwd: PathBuf,
+    /// Where full outputs of cut results are saved.
+    pub output_dir: PathBuf,
+    /// The default `bash` time limit.
+    pub bash_timeout: Duration,
+    /// Fires when the user interrupts the turn.
+    pub cancel: CancellationToken,
+}
+
+/// A tool's result, as the model will see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutcome {
+    pub text: String,
+    pub is_error: bool,
+    /// Structured details stored with the result (e.g. `{truncated, fullOutputPath}`).
+    pub details: Option<Value>,
+}
+
+impl ToolOutcome {
+    pub fn ok(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            is_error: false,
+            details: None,
+        }
+    }
+
+    pub fn error(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            is_error: true,
+            details: None,
+        }
+    }
+}
+
+/// A tool the agent loop can run. `run` may block (it runs on the blocking pool) and must stop
+/// soon after `context.cancel` fires. Bad arguments are error outcomes, never panics.
+pub trait Tool: Send + Sync {
+    /// Name, description and JSON Schema of the arguments, as sent to the model.
+    fn definition(&self) -> ToolDefinition;
+
+    /// The question to put to the user before this call runs (e.g. the command a shell tool would
+    /// run); `None` runs it without asking.
+    fn approval(&self, arguments: &Value) -> Option<String> {
+        let _ = arguments;
+        None
+    }
+
+    fn run(&self, arguments: &Value, call_id: &str, context: &ToolContext) -> ToolOutcome;
+}
+
+/// A tool whose arguments are read into a serde type; implementing it implements [`Tool`].
+pub trait TypedTool: Send + Sync {
+    type Arguments: DeserializeOwned;
+
+    fn name(&self) -> &'static str;
+    fn description(&self) -> &'static str;
+    /// The JSON Schema of [`Self::Arguments`] (an object schema).
+    fn parameters(&self) -> Value;
+
+    /// See [`Tool::approval`].
+    fn approval(&self, arguments: &Self::Arguments) -> Option<String> {
+        let _ = arguments;
+        None
+    }
+
+    /// Runs the call; an `Err` is shown to the model as an error result.
+    fn run(
+        &self,
+        arguments: Self::Arguments,
+        call_id: &str,
+        context: &ToolContext,
+    ) -> Result<ToolOutcome, String>;
+}
+
+/// Reads a call's arguments into `T`, with an error the model can act on.
+fn typed_arguments<T: DeserializeOwned>(tool: &str, arguments: &Value) -> Result<T, String> {
+    if !arguments.is_object() {
+        return Err(format!(
+            "Invalid arguments for `{tool}`: expected a JSON object, got {arguments}"
+        ));
+    }
+    serde_path_to_error::deserialize(arguments).map_err(|error| {
+        let path = error.path().to_string();
+        let inner = error.into_inner();
+        if path == "." {
+            format!("Invalid arguments for `{tool}`: {inner}")
+        } else {
+            format!("Invalid arguments for `{tool}`: `{path}`: {inner}")
+        }
+    })
+}
+
+impl<T: TypedTool> Tool for T {
+    fn definition(&self) -> ToolDefinition {
+        ToolDefinition {
+            name: self.name().to_owned(),
+            description: self.description().to_owned(),
+            parameters: self.parameters(),
+        }
+    }
+
+    fn approval(&self, arguments: &Value) -> Option<String> {
+        // Calls with bad arguments are refused by `run` without running anything.
+        typed_arguments::<T::Arguments>(self.name(), arguments)
+            .ok()
+            .and_then(|arguments| TypedTool::approval(self, &arguments))
+    }
+
+    fn run(&self, arguments: &Value, call_id: &str, context: &ToolContext) -> ToolOutcome {
+        typed_arguments::<T::Arguments>(self.name(), arguments)
+            .and_then(|arguments| TypedTool::run(self, arguments, call_id, context))
+            .unwrap_or_else(ToolOutcome::error)
+    }
+}
+
+/// The tools of an agent, by name, in the order they are offered to the model.
+#[derive(Clone, Default)]
+pub struct ToolRegistry {
+    tools: Vec<(String, Arc<dyn Tool>)>,
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_list()
+            .entries(self.tools.iter().map(|(name, _)| name))
+            .finish()
+    }
+}
+
+impl ToolRegistry {
+    /// No tools.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The coding tools: `read`, `write`, `edit`, `bash`, `ls`, `grep`.
+    pub fn coding() -> Self {
+        let mut registry = Self::new();
+        crate::tools::register_coding_tools(&mut registry);
+        registry
+    }
+
+    /// Adds `tool`, replacing a tool of the same name in place.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        let name = tool.definition().name;
+        match self.tools.iter_mut().find(|(known, _)| *known == name) {
+            Some(slot) => slot.1 = tool,
+            None => self.tools.push((name, tool)),
+        }
+    }
+
+    /// Removes the tool called `name`; whether there was one.
+    pub fn remove(&mut self, name: &str) -> bool {
+        let before = self.tools.len();
+        self.tools.retain(|(known, _)| known != name);
+        self.tools.len() != before
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.tools
+            .iter()
+            .find(|(known, _)| known == name)
+            .map(|(_, tool)| Arc::clone(tool))
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.tools.iter().map(|(name, _)| name.as_str())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// What the model is told about every tool.
+    pub fn definitions(&self) -> Vec<ToolDefinition> {
+        self.tools
+            .iter()
+            .map(|(_, tool)| tool.definition())
+            .collect()
+    }
+
+    /// Runs a call by name, blocking; an unknown name is an error outcome naming the tools.
+    pub fn run(
+        &self,
+        name: &str,
+        arguments: &Value,
+        call_id: &str,
+        context: &ToolContext,
+    ) -> ToolOutcome {
+        match self.get(name) {
+            Some(tool) => tool.run(arguments, call_id, context),
+            None => ToolOutcome::error(self.unknown(name)),
+        }
+    }
+
+    pub(crate) fn unknown(&self, name: &str) -> String {
+        let names: Vec<&str> = self.names().collect();
+        if names.is_empty() {
+            return format!("Unknown tool `{name}`; no tools are available");
+        }
+        format!("Unknown tool `{name}`; the tools are {}", names.join(", "))
+    }
+}

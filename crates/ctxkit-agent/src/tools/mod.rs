@@ -1,0 +1,404 @@
+//! The coding tools: `read`, `write`, `edit`, `bash`, `ls` and `grep`, working in the current
+//! directory. Every result is bounded ([`limit`]); a cut result's full text is saved under the
+//! output directory and the model is told the path.
+
+mod bash;
+mod files;
+pub mod limit;
+mod search;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::tool::{ToolContext, ToolOutcome, ToolRegistry, TypedTool};
+pub use bash::run_bash;
+use files::{EditArguments, LsArguments, ReadArguments, WriteArguments};
+use search::GrepArguments;
+
+/// Adds the six coding tools to `registry`.
+pub(crate) fn register_coding_tools(registry: &mut ToolRegistry) {
+    registry.register(Arc::new(Read));
+    registry.register(Arc::new(Write));
+    registry.register(Arc::new(Edit));
+    registry.register(Arc::new(Bash));
+    registry.register(Arc::new(Ls));
+    registry.register(Arc::new(Grep));
+}
+
+/// `read`.
+#[derive(Debug, Clone, Copy)]
+pub struct Read;
+
+impl TypedTool for Read {
+    type Arguments = ReadArguments;
+
+    fn name(&self) -> &'static str {
+        "read"
+    }
+
+    fn description(&self) -> &'static str {
+        "Read a text file. Output is limited to 2000 lines or 50 KB; use offset and limit to \
+         read long files in parts."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {
+            "path": {"type": "string", "description": "File path, relative to the working directory or absolute"},
+            "offset": {"type": "integer", "description": "First line to read (1-based)"},
+            "limit": {"type": "integer", "description": "Most lines to read"}
+        }, "required": ["path"]})
+    }
+
+    fn run(
+        &self,
+        arguments: ReadArguments,
+        call_id: &str,
+        context: &ToolContext,
+    ) -> Result<ToolOutcome, String> {
+        files::read(arguments, context, call_id)
+    }
+}
+
+/// `write`.
+#[derive(Debug, Clone, Copy)]
+pub struct Write;
+
+impl TypedTool for Write {
+    type Arguments = WriteArguments;
+
+    fn name(&self) -> &'static str {
+        "write"
+    }
+
+    fn description(&self) -> &'static str {
+        "Create or overwrite a file with the given content; parent directories are created."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {
+            "path": {"type": "string", "description": "File path"},
+            "content": {"type": "string", "description": "The whole new content"}
+        }, "required": ["path", "content"]})
+    }
+
+    fn run(
+        &self,
+        arguments: WriteArguments,
+        _call_id: &str,
+        context: &ToolContext,
+    ) -> Result<ToolOutcome, String> {
+        files::write(arguments, context)
+    }
+}
+
+/// `edit`.
+#[derive(Debug, Clone, Copy)]
+pub struct Edit;
+
+impl TypedTool for Edit {
+    type Arguments = EditArguments;
+
+    fn name(&self) -> &'static str {
+        "edit"
+    }
+
+    fn description(&self) -> &'static str {
+        "Replace one exact occurrence of oldText in a file with newText. oldText must match \
+         exactly once, whitespace included; add surrounding lines to make it unique."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {
+            "path": {"type": "string", "description": "File path"},
+            "oldText": {"type": "string", "description": "Exact text to replace"},
+            "newText": {"type": "string", "description": "Replacement text"}
+        }, "required": ["path", "oldText", "newText"]})
+    }
+
+    fn run(
+        &self,
+        arguments: EditArguments,
+        _call_id: &str,
+        context: &ToolContext,
+    ) -> Result<ToolOutcome, String> {
+        files::edit(arguments, context)
+    }
+}
+
+/// The arguments of `bash`.
+#[derive(Debug, Deserialize)]
+pub struct BashArguments {
+    command: String,
+    #[serde(default, deserialize_with = "lax::optional_u64")]
+    timeout: Option<u64>,
+}
+
+/// `bash`: asks for approval with the command it would run.
+#[derive(Debug, Clone, Copy)]
+pub struct Bash;
+
+impl TypedTool for Bash {
+    type Arguments = BashArguments;
+
+    fn name(&self) -> &'static str {
+        "bash"
+    }
+
+    fn description(&self) -> &'static str {
+        "Run a shell command (sh -c) in the working directory; stdout and stderr together. \
+         Output is limited to the last 2000 lines or 50 KB; the full output is saved to a file."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {
+            "command": {"type": "string", "description": "The command"},
+            "timeout": {"type": "integer", "description": "Time limit in seconds"}
+        }, "required": ["command"]})
+    }
+
+    fn approval(&self, arguments: &BashArguments) -> Option<String> {
+        Some(format!("Run `{}`?", arguments.command.trim()))
+    }
+
+    fn run(
+        &self,
+        arguments: BashArguments,
+        call_id: &str,
+        context: &ToolContext,
+    ) -> Result<ToolOutcome, String> {
+        let timeout = arguments.timeout.map(Duration::from_secs);
+        Ok(run_bash(&arguments.command, timeout, call_id, context))
+    }
+}
+
+/// `ls`.
+#[derive(Debug, Clone, Copy)]
+pub struct Ls;
+
+impl TypedTool for Ls {
+    type Arguments = LsArguments;
+
+    fn name(&self) -> &'static str {
+        "ls"
+    }
+
+    fn description(&self) -> &'static str {
+        "List a directory's entries (directories end in /), including hidden ones."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {
+            "path": {"type": "string", "description": "Directory (default: the working directory)"},
+            "limit": {"type": "integer", "description": "Most entries (default 500)"}
+        }})
+    }
+
+    fn run(
+        &self,
+        arguments: LsArguments,
+        call_id: &str,
+        context: &ToolContext,
+    ) -> Result<ToolOutcome, String> {
+        files::ls(arguments, context, call_id)
+    }
+}
+
+/// `grep`.
+#[derive(Debug, Clone, Copy)]
+pub struct Grep;
+
+impl TypedTool for Grep {
+    type Arguments = GrepArguments;
+
+    fn name(&self) -> &'static str {
+        "grep"
+    }
+
+    fn description(&self) -> &'static str {
+        "Search file contents for a regular expression, respecting .gitignore. Prints \
+         path:line: text for each match."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {
+            "pattern": {"type": "string", "description": "Regular expression (or literal text with literal: true)"},
+            "path": {"type": "string", "description": "Directory or file to search (default: the working directory)"},
+            "glob": {"type": "string", "description": "Only files matching this glob, e.g. *.rs"},
+            "ignoreCase": {"type": "boolean"},
+            "literal": {"type": "boolean"},
+            "limit": {"type": "integer", "description": "Most matches (default 100)"}
+        }, "required": ["pattern"]})
+    }
+
+    fn run(
+        &self,
+        arguments: GrepArguments,
+        call_id: &str,
+        context: &ToolContext,
+    ) -> Result<ToolOutcome, String> {
+        search::grep(arguments, context, call_id)
+    }
+}
+
+/// Lenient readers for arguments models write loosely: integers as strings, `null` for absent.
+mod lax {
+    use serde::{Deserialize, Deserializer, de::Error};
+    use serde_json::Value;
+
+    pub fn optional_u64<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<u64>, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        if value.is_null() {
+            return Ok(None);
+        }
+        value
+            .as_u64()
+            .or_else(|| value.as_str().and_then(|text| text.trim().parse().ok()))
+            .map(Some)
+            .ok_or_else(|| D::Error::custom(format!("must be a non-negative integer, got {value}")))
+    }
+
+    pub fn optional_bool<'de, D: Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        if value.is_null() {
+            return Ok(false);
+        }
+        value
+            .as_bool()
+            .ok_or_else(|| D::Error::custom(format!("must be true or false, got {value}")))
+    }
+}
+
+/// A path argument resolved against the working directory (a leading `@`, as models sometimes
+/// write, is dropped).
+fn resolve(context: &ToolContext, path: &str) -> PathBuf {
+    let path = path.strip_prefix('@').unwrap_or(path);
+    let path = Path::new(path);
+    if path.is_absolute() {
+        path.to_owned()
+    } else {
+        context.cwd.join(path)
+    }
+}
+
+/// A bounded output, with the full text saved and its path named when it was cut.
+fn bounded_outcome(
+    text: &str,
+    keep: limit::Keep,
+    call_id: &str,
+    context: &ToolContext,
+    is_error: bool,
+) -> ToolOutcome {
+    let bounded = limit::bound(text, keep);
+    let Some(cut) = bounded.cut else {
+        return ToolOutcome {
+            text: bounded.text,
+            is_error,
+            details: None,
+        };
+    };
+    match limit::save_full_output(&context.output_dir, call_id, text) {
+        Ok(path) => ToolOutcome {
+            text: format!("{}\n\n{}", bounded.text, limit::cut_notice(&cut, &path)),
+            is_error,
+            details: Some(json!({"truncated": true, "fullOutputPath": path.display().to_string()})),
+        },
+        Err(error) => ToolOutcome {
+            text: format!(
+                "{}\n\n[Output truncated to {} of {} lines; the full output could not be saved: {error}]",
+                bounded.text, cut.shown_lines, cut.total_lines
+            ),
+            is_error,
+            details: Some(json!({"truncated": true})),
+        },
+    }
+}
+
+/// Runs a coding tool by name (tests).
+#[cfg(test)]
+pub(crate) fn run_tool(
+    name: &str,
+    arguments: &Value,
+    call_id: &str,
+    context: &ToolContext,
+) -> ToolOutcome {
+    ToolRegistry::coding().run(name, arguments, call_id, context)
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::*;
+    use tokio_util::sync::CancellationToken;
+
+    pub fn context(dir: &Path) -> ToolContext {
+        ToolContext {
+            cwd: dir.to_owned(),
+            output_dir: dir.join(".outputs"),
+            bash_timeout: Duration::from_secs(10),
+            cancel: CancellationToken::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_definition_is_an_object_schema_with_its_required_keys_declared() {
+        let definitions = ToolRegistry::coding().definitions();
+        let names: Vec<&str> = definitions.iter().map(|tool| tool.name.as_str()).collect();
+        assert_eq!(names, ["read", "write", "edit", "bash", "ls", "grep"]);
+        for tool in &definitions {
+            assert_eq!(tool.parameters["type"], "object", "{}", tool.name);
+            for key in tool.parameters["required"].as_array().into_iter().flatten() {
+                let key = key.as_str().unwrap();
+                assert!(
+                    tool.parameters["properties"].get(key).is_some(),
+                    "{}: {key}",
+                    tool.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn bad_calls_are_error_results() {
+        let dir = tempfile::tempdir().unwrap();
+        let context = test_support::context(dir.path());
+        let outcome = run_tool("nope", &json!({}), "c", &context);
+        assert!(outcome.is_error && outcome.text.contains("Unknown tool `nope`"));
+        let outcome = run_tool("read", &json!("main.rs"), "c", &context);
+        assert!(outcome.is_error && outcome.text.contains("expected a JSON object"));
+        let outcome = run_tool("read", &json!({}), "c", &context);
+        assert!(outcome.is_error && outcome.text.contains("missing field `path`"));
+        let outcome = run_tool(
+            "bash",
+            &json!({"command": "true", "timeout": "x"}),
+            "c",
+            &context,
+        );
+        assert!(
+            outcome.is_error && outcome.text.contains("`timeout`"),
+            "{}",
+            outcome.text
+        );
+    }
+
+    #[test]
+    fn a_cut_output_names_the_saved_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let context = test_support::context(dir.path());
+        let text: String = (0..2500).map(|n| format!("{n}\n")).collect();
+        let outcome = bounded_outcome(&text, limit::Keep::Head, "call_7", &context, false);
+        let saved = dir.path().join(".outputs/call_7.txt");
+        assert_eq!(std::fs::read_to_string(&saved).unwrap(), text);
+        assert!(outcome.text.contains(&saved.display().to_string()));
+        assert_eq!(outcome.details.unwrap()["truncated"], true);
+    }
+}

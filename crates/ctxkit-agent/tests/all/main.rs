@@ -1,0 +1,12 @@
+//! Scenarios of the agent loop over a scripted model and the real engine, session store and
+//! offline summarizer: overflows wherever they happen in a turn, a provider counting more than
+//! ctxkit's estimate, cancellation, threshold compaction, approvals.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::wildcard_enum_match_arm,
+    reason = "scripted models answer the messages they care about"
+)]
+
+mod scenarios;
+mod support;

@@ -1,0 +1,293 @@
+use std::sync::Arc;
+
+use ctxkit_agent::testing::ScriptedModel;
+use ctxkit_agent::{AgentEvent, Approval, Approver, DenyAll, PromptOutcome};
+use ctxkit_llm::ChatRequest;
+use ctxkit_protocol::{AgentMessage, AssistantMessage};
+use futures::future::BoxFuture;
+use serde_json::json;
+
+use crate::support::*;
+
+/// A coding model: `READ a b` reads the files in one reply (parallel calls), `STEPS a b` reads
+/// them one call per reply; a finished turn is answered with a long text (so history grows).
+fn coder() -> Arc<Behaviour> {
+    Arc::new(|model: &ScriptedModel, request: &ChatRequest, input: u64| {
+        let user_text = request
+            .messages
+            .iter()
+            .rev()
+            .find_map(|message| match message {
+                AgentMessage::User(user) => Some(text_of(&user.content)),
+                _ => None,
+            })
+            .unwrap_or_default();
+        let files: Vec<&str> = user_text.split_whitespace().skip(1).collect();
+        let done = results_this_turn(request);
+        match last(request) {
+            AgentMessage::User(_) if user_text.starts_with("READ ") => {
+                let calls: Vec<(String, &str, serde_json::Value)> = files
+                    .iter()
+                    .enumerate()
+                    .map(|(index, file)| (format!("call_{index}"), "read", json!({"path": file})))
+                    .collect();
+                let calls: Vec<(&str, &str, serde_json::Value)> = calls
+                    .iter()
+                    .map(|(id, name, arguments)| (id.as_str(), *name, arguments.clone()))
+                    .collect();
+                model.calls(&calls, input)
+            }
+            AgentMessage::User(_) | AgentMessage::ToolResult(_)
+                if user_text.starts_with("STEPS ") && done < files.len() =>
+            {
+                let id = format!("step_{done}");
+                model.calls(
+                    &[(id.as_str(), "read", json!({"path": files[done]}))],
+                    input,
+                )
+            }
+            AgentMessage::ToolResult(_) => model.text("I have read it. Done.", input),
+            _ => model.text(&filler("answer", 2_500), input),
+        }
+    })
+}
+
+/// A final text reply, the turn's answer.
+fn answered_with(world: &World) -> String {
+    let events = world.observed.0.lock().unwrap();
+    events
+        .iter()
+        .rev()
+        .find_map(|event| match event {
+            AgentEvent::Reply { reply, .. } if reply.stop_reason.as_deref() == Some("stop") => {
+                Some(reply_text(reply))
+            }
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+fn reply_text(reply: &AssistantMessage) -> String {
+    reply
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ctxkit_protocol::ContentBlock::Text(text) => Some(text.text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Ends of every scenario: answered, the last request fit, the file loads and keeps every prompt.
+async fn assert_recovered(world: &World, prompts: &[String]) {
+    let limit = WINDOW as usize * 4;
+    assert!(world.last_request_chars() <= limit);
+    assert!(world.compactions().await >= 1);
+    assert_eq!(&world.user_texts().await, prompts);
+}
+
+async fn history(world: &mut World, turns: usize) -> Vec<String> {
+    let mut prompts = Vec::new();
+    for turn in 0..turns {
+        let prompt = format!("question {turn}");
+        assert_eq!(world.prompt(&prompt).await, PromptOutcome::Answered);
+        prompts.push(prompt);
+    }
+    prompts
+}
+
+#[tokio::test]
+async fn an_overflow_after_a_user_message_is_compacted_and_retried() {
+    let mut world = World::new(provider(1.0, coder())).await;
+    let mut prompts = history(&mut world, 4).await;
+    let long = format!("please look at this log\n{}", filler("log", 24_000));
+    assert_eq!(world.prompt(&long).await, PromptOutcome::Answered);
+    prompts.push(long);
+    assert!(world.observed.retries() >= 1);
+    assert_recovered(&world, &prompts).await;
+}
+
+#[tokio::test]
+async fn an_overflow_after_a_tool_result_is_compacted_and_retried() {
+    let mut world = World::new(provider(1.0, coder())).await;
+    std::fs::write(world.work().join("big.txt"), filler("big", 33_000)).unwrap();
+    let mut prompts = history(&mut world, 1).await;
+    assert_eq!(world.prompt("READ big.txt").await, PromptOutcome::Answered);
+    prompts.push("READ big.txt".to_owned());
+    assert!(world.observed.retries() >= 1);
+    // The split turn's beginning (the request, the call, the file) went into the summary the
+    // retried request starts with.
+    let retried = world.model.requests().last().cloned().unwrap();
+    let AgentMessage::User(summary) = &retried.messages[0] else {
+        panic!("{:?}", retried.messages[0]);
+    };
+    let summary = text_of(&summary.content);
+    assert!(
+        summary.contains("compacted") && summary.contains("big.txt"),
+        "{summary}"
+    );
+    assert!(!answered_with(&world).is_empty());
+    assert_recovered(&world, &prompts).await;
+}
+
+#[tokio::test]
+async fn an_overflow_between_two_tool_calls_of_one_turn_is_compacted_and_retried() {
+    let mut world = World::new(provider(1.0, coder())).await;
+    std::fs::write(world.work().join("small.txt"), "fn main() {}\n").unwrap();
+    std::fs::write(world.work().join("big.txt"), filler("big", 30_000)).unwrap();
+    let mut prompts = history(&mut world, 2).await;
+    let prompt = "STEPS small.txt big.txt small.txt";
+    assert_eq!(world.prompt(prompt).await, PromptOutcome::Answered);
+    prompts.push(prompt.to_owned());
+    assert!(world.observed.retries() >= 1);
+    assert_recovered(&world, &prompts).await;
+}
+
+#[tokio::test]
+async fn parallel_tool_calls_overflowing_together_are_recovered() {
+    let mut world = World::new(provider(1.0, coder())).await;
+    for name in ["a.txt", "b.txt", "c.txt"] {
+        std::fs::write(world.work().join(name), filler(name, 12_000)).unwrap();
+    }
+    let prompts = vec!["READ a.txt b.txt c.txt".to_owned()];
+    assert_eq!(world.prompt(&prompts[0]).await, PromptOutcome::Answered);
+    assert_recovered(&world, &prompts).await;
+}
+
+#[tokio::test]
+async fn a_provider_counting_half_again_as_much_is_caught_up_with() {
+    let mut world = World::new(provider(1.5, coder())).await;
+    std::fs::write(world.work().join("big.txt"), filler("big", 20_000)).unwrap();
+    let mut prompts = history(&mut world, 6).await;
+    for prompt in ["READ big.txt", "question after", "READ big.txt"] {
+        let outcome = world.prompt(prompt).await;
+        assert_eq!(outcome, PromptOutcome::Answered, "{prompt}");
+        prompts.push(prompt.to_owned());
+    }
+    let limit = (WINDOW as f64 * 4.0 / 1.5) as usize;
+    assert!(world.last_request_chars() <= limit);
+    assert_eq!(world.user_texts().await, prompts);
+}
+
+#[tokio::test]
+async fn a_turn_that_cannot_fit_is_reported_in_one_line_and_the_next_prompt_recovers() {
+    let mut world = World::new(provider(1.0, coder())).await;
+    let huge = filler("paste", 40_000);
+    let outcome = world.prompt(&huge).await;
+    let PromptOutcome::Failed(message) = outcome else {
+        panic!("{outcome:?}");
+    };
+    assert!(message.contains("does not fit"), "{message}");
+    assert!(!message.contains('\n'), "{message}");
+    // The next, small prompt compacts the huge one away instead of failing the same way.
+    assert_eq!(world.prompt("question").await, PromptOutcome::Answered);
+    assert_eq!(world.user_texts().await, [huge, "question".to_owned()]);
+}
+
+#[tokio::test]
+async fn threshold_compaction_runs_after_a_turn_and_the_next_prompt_goes_on() {
+    let mut world = World::new(provider(1.0, coder())).await;
+    let prompts = history(&mut world, 12).await;
+    assert!(world.compactions().await >= 1);
+    assert!(world.observed.retries() == 0);
+    assert_eq!(world.user_texts().await, prompts);
+}
+
+/// Blocks every summary until cancelled.
+struct Hanging;
+
+impl ctxkit_compaction::Summarizer for Hanging {
+    fn name(&self) -> String {
+        "hanging".to_owned()
+    }
+
+    fn supports_reasoning(&self) -> bool {
+        false
+    }
+
+    fn summarize(
+        &self,
+        _request: ctxkit_compaction::SummaryRequest,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> BoxFuture<'_, Result<ctxkit_compaction::SummaryResponse, ctxkit_compaction::SummarizerError>>
+    {
+        Box::pin(async move {
+            cancel.cancelled().await;
+            Err(ctxkit_compaction::SummarizerError {
+                message: "cancelled".to_owned(),
+            })
+        })
+    }
+}
+
+#[tokio::test]
+async fn cancelling_the_overflow_compaction_interrupts_the_turn_and_writes_no_compaction() {
+    let settings = ctxkit_engine::EngineSettings::from_document(&json!({})).unwrap();
+    let mut world =
+        World::with_summarizer(provider(1.0, coder()), settings, Arc::new(Hanging)).await;
+    let prompts = history(&mut world, 4).await;
+    let hanging = world.engine.clone();
+    let canceller = tokio::spawn(async move {
+        while !hanging.is_compacting() {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        hanging.cancel_compaction();
+    });
+    let long = format!("look\n{}", filler("log", 24_000));
+    assert_eq!(world.prompt(&long).await, PromptOutcome::Interrupted);
+    canceller.await.unwrap();
+    assert_eq!(world.compactions().await, 0);
+    let mut expected = prompts;
+    expected.push(long);
+    assert_eq!(world.user_texts().await, expected);
+}
+
+/// Answers approvals from a list and counts the questions.
+struct Answers(Vec<Approval>, usize);
+
+impl Approver for Answers {
+    fn approve<'a>(&'a mut self, tool: &'a str, question: &'a str) -> BoxFuture<'a, Approval> {
+        assert_eq!(tool, "bash");
+        assert!(question.contains("echo hi"), "{question}");
+        let answer = self.0.get(self.1).copied().unwrap_or(Approval::Deny);
+        self.1 += 1;
+        Box::pin(async move { answer })
+    }
+}
+
+fn shell() -> Arc<Behaviour> {
+    Arc::new(
+        |model: &ScriptedModel, request: &ChatRequest, input: u64| match last(request) {
+            AgentMessage::User(_) => {
+                model.calls(&[("c1", "bash", json!({"command": "echo hi"}))], input)
+            }
+            AgentMessage::ToolResult(result) => {
+                model.text(&format!("result: {}", text_of(&result.content)), input)
+            }
+            _ => model.text("?", input),
+        },
+    )
+}
+
+#[tokio::test]
+async fn risky_calls_are_asked_about_and_always_means_always() {
+    let mut world = World::new(provider(1.0, shell())).await;
+    let observer = Arc::clone(&world.observed);
+    let outcome = world
+        .agent
+        .prompt("run it".to_owned(), &mut DenyAll, observer.as_ref())
+        .await
+        .unwrap();
+    assert_eq!(outcome, PromptOutcome::Answered);
+    assert!(answered_with(&world).contains("declined"));
+    let mut answers = Answers(vec![Approval::Always], 0);
+    for _ in 0..2 {
+        world
+            .agent
+            .prompt("run it".to_owned(), &mut answers, observer.as_ref())
+            .await
+            .unwrap();
+        assert!(answered_with(&world).contains("hi"));
+    }
+    assert_eq!(answers.1, 1, "asked once, then always allowed");
+}

@@ -1,0 +1,219 @@
+//! A world for scenarios: a session in a temp directory, an engine with the offline summarizer and
+//! settings as a user without settings gets them, a scripted provider that rejects requests over a
+//! size, and an agent over them.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ctxkit_agent::testing::{ScriptedModel, request_chars};
+use ctxkit_agent::{
+    Agent, AgentEvent, AgentObserver, AgentOptions, ApproveAll, PromptOutcome, ToolRegistry,
+};
+use ctxkit_compaction::{OfflineSummarizer, Prompts};
+use ctxkit_engine::{Engine, EngineOptions, EngineSettings, HookSet, ModelInfo};
+use ctxkit_llm::ChatRequest;
+use ctxkit_protocol::{AgentMessage, AssistantMessage, MessageContent};
+use ctxkit_session::Session;
+use futures::future::BoxFuture;
+use serde_json::json;
+
+pub const WINDOW: u64 = 8_192;
+
+/// What the scripted model does with a request it accepts.
+/// It gets the model (to build replies), the request and the input tokens the provider counted.
+pub type Behaviour = dyn Fn(&ScriptedModel, &ChatRequest, u64) -> AssistantMessage + Send + Sync;
+
+pub struct World {
+    pub dir: tempfile::TempDir,
+    pub engine: Engine,
+    pub model: ScriptedModel,
+    pub agent: Agent,
+    pub observed: Arc<Recorder>,
+}
+
+/// Keeps every agent event.
+#[derive(Default)]
+pub struct Recorder(pub Mutex<Vec<AgentEvent>>);
+
+impl AgentObserver for Recorder {
+    fn event<'a>(&'a self, event: AgentEvent) -> BoxFuture<'a, ()> {
+        self.0.lock().unwrap().push(event);
+        Box::pin(async {})
+    }
+}
+
+impl Recorder {
+    pub fn retries(&self) -> usize {
+        let events = self.0.lock().unwrap();
+        events
+            .iter()
+            .filter(|event| matches!(event, AgentEvent::Retry))
+            .count()
+    }
+}
+
+/// A provider that rejects requests whose characters, counted `factor` times as heavily as
+/// ctxkit's estimate (4 characters a token), exceed the window.
+pub fn provider(factor: f64, behaviour: Arc<Behaviour>) -> ScriptedModel {
+    let info = ModelInfo {
+        provider: "mock".to_owned(),
+        id: "coder".to_owned(),
+        context_window: WINDOW,
+    };
+    let scripted = ScriptedModel::new(info.clone(), |_, _| unreachable_reply());
+    let model = scripted.clone();
+    ScriptedModel::new(info, move |request, _| {
+        let counted = request_chars(request) as f64 * factor / 4.0;
+        if counted > WINDOW as f64 {
+            return model.overflow();
+        }
+        behaviour(&model, request, counted as u64)
+    })
+}
+
+fn unreachable_reply() -> AssistantMessage {
+    AssistantMessage {
+        content: Vec::new(),
+        api: None,
+        provider: None,
+        model: None,
+        usage: None,
+        stop_reason: Some("stop".to_owned()),
+        error_message: None,
+        timestamp: None,
+        extra: Default::default(),
+    }
+}
+
+impl World {
+    pub async fn new(model: ScriptedModel) -> Self {
+        Self::with_settings(model, EngineSettings::from_document(&json!({})).unwrap()).await
+    }
+
+    pub async fn with_settings(model: ScriptedModel, settings: EngineSettings) -> Self {
+        Self::with_summarizer(model, settings, Arc::new(OfflineSummarizer)).await
+    }
+
+    pub async fn with_summarizer(
+        model: ScriptedModel,
+        settings: EngineSettings,
+        summarizer: Arc<dyn ctxkit_compaction::Summarizer>,
+    ) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path().join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        let session = Session::create(&work.display().to_string(), &dir.path().join("sessions"));
+        let engine = Engine::new(
+            session,
+            EngineOptions {
+                settings,
+                model: None,
+                summarizer,
+                prompts: Prompts::default(),
+                hooks: HookSet::new(),
+                thinking_level: None,
+            },
+        );
+        let agent = Agent::new(
+            engine.clone(),
+            Arc::new(model.clone()),
+            ToolRegistry::coding(),
+            AgentOptions {
+                system_prompt: "You are a coding agent.".to_owned(),
+                max_tokens: Some(1024),
+                cwd: work,
+                bash_timeout: Duration::from_secs(10),
+            },
+        )
+        .await;
+        Self {
+            dir,
+            engine,
+            model,
+            agent,
+            observed: Arc::default(),
+        }
+    }
+
+    pub fn work(&self) -> std::path::PathBuf {
+        self.dir.path().join("work")
+    }
+
+    pub async fn prompt(&mut self, text: &str) -> PromptOutcome {
+        let observed = Arc::clone(&self.observed);
+        self.agent
+            .prompt(text.to_owned(), &mut ApproveAll, observed.as_ref())
+            .await
+            .unwrap()
+    }
+
+    /// The session file, loaded again from disk.
+    pub async fn reload(&self) -> Session {
+        let path = self
+            .engine
+            .with_session(|session| session.path().map(Path::to_owned))
+            .await
+            .unwrap();
+        let session = Session::open(&path).unwrap();
+        assert!(
+            session.diagnostics().is_empty(),
+            "{:?}",
+            session.diagnostics()
+        );
+        session
+    }
+
+    pub async fn compactions(&self) -> usize {
+        self.reload()
+            .await
+            .entries()
+            .iter()
+            .filter(|entry| entry.type_name() == "compaction")
+            .count()
+    }
+
+    /// Every user text stored in the file, in order.
+    pub async fn user_texts(&self) -> Vec<String> {
+        let session = self.reload().await;
+        session
+            .entries()
+            .iter()
+            .filter_map(|entry| match entry.parse_message() {
+                Some(Ok(AgentMessage::User(user))) => Some(text_of(&user.content)),
+                Some(_) | None => None,
+            })
+            .collect()
+    }
+
+    /// The characters of the last request the provider accepted or rejected.
+    pub fn last_request_chars(&self) -> usize {
+        request_chars(self.model.requests().last().unwrap())
+    }
+}
+
+pub fn text_of(content: &MessageContent) -> String {
+    content.joined_text("\n")
+}
+
+/// The last message of a request.
+pub fn last(request: &ChatRequest) -> &AgentMessage {
+    request.messages.last().unwrap()
+}
+
+/// Tool results in the request after its last user message.
+pub fn results_this_turn(request: &ChatRequest) -> usize {
+    request
+        .messages
+        .iter()
+        .rev()
+        .take_while(|message| !matches!(message, AgentMessage::User(_)))
+        .filter(|message| matches!(message, AgentMessage::ToolResult(_)))
+        .count()
+}
+
+/// Text of a size, for padding replies and files.
+pub fn filler(label: &str, chars: usize) -> String {
+    let line = format!("{label}: the quick brown fox jumps over the lazy dog 0123456789\n");
+    line.repeat(chars / line.len() + 1)[..chars].to_owned()
+}

@@ -1,0 +1,67 @@
+//! One-shot commands (`compact`, `branch --summarize`) run their work through the engine, as chat
+//! and serve do: the same hooks, fallback, pins, budgets and "nothing to compact" rule. This module
+//! builds that engine over a session file and runs an operation with a spinner, Ctrl-C cancelling
+//! it (nothing is written).
+
+use std::future::Future;
+use std::io::IsTerminal;
+use std::sync::Arc;
+
+use anyhow::Result;
+use ctxkit_engine::{Engine, EngineOptions, HookSet, ModelInfo};
+use ctxkit_session::Session;
+
+use super::summary_setup::SummarySetup;
+
+/// An engine over `session` with the setup's settings, summarizer and prompts. `context_window`
+/// (0 when unknown) sets the budgets that follow the window and the loop guard.
+pub fn engine_for(session: Session, setup: SummarySetup, context_window: u64) -> Engine {
+    let model = (context_window > 0).then(|| ModelInfo {
+        provider: String::new(),
+        id: String::new(),
+        context_window,
+    });
+    Engine::new(
+        session,
+        EngineOptions {
+            settings: setup.engine_settings,
+            model,
+            summarizer: Arc::from(setup.summarizer),
+            prompts: setup.prompts,
+            hooks: HookSet::new(),
+            thinking_level: None,
+        },
+    )
+}
+
+/// Runs `operation` to its end on a new runtime with a spinner showing `message` on a terminal;
+/// Ctrl-C calls `cancel` (the operation then ends as cancelled).
+pub fn run_cancellable<T>(
+    message: &'static str,
+    operation: impl Future<Output = T>,
+    cancel: impl Fn() + Send + 'static,
+) -> Result<T> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let spinner = std::io::stderr().is_terminal().then(|| {
+        let spinner = indicatif::ProgressBar::new_spinner();
+        spinner.set_message(message);
+        spinner.enable_steady_tick(std::time::Duration::from_millis(100));
+        spinner
+    });
+    let outcome = runtime.block_on(async {
+        let ctrl_c = tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                cancel();
+            }
+        });
+        let outcome = operation.await;
+        ctrl_c.abort();
+        outcome
+    });
+    if let Some(spinner) = spinner {
+        spinner.finish_and_clear();
+    }
+    Ok(outcome)
+}
