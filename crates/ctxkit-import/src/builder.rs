@@ -47,6 +47,22 @@ impl Builder {
         records: usize,
     ) -> ImportedSession {
         let planned = repair_tools(planned, &mut self.ids, &mut self.issues);
+        let has_messages = planned.iter().any(|item| match &item.entry.kind {
+            EntryKind::Message(_) | EntryKind::CustomMessage(_) | EntryKind::Compaction(_) => true,
+            EntryKind::ThinkingLevelChange(_)
+            | EntryKind::ModelChange(_)
+            | EntryKind::BranchSummary(_)
+            | EntryKind::Custom(_)
+            | EntryKind::Label(_)
+            | EntryKind::SessionInfo(_)
+            | EntryKind::Unknown { .. } => false,
+        });
+        if !has_messages {
+            self.issues.push(ImportIssue {
+                line: None,
+                kind: IssueKind::NoConversation,
+            });
+        }
         self.issues.sort_by_key(|issue| issue.line);
         let entries: Vec<SessionEntry> = planned.into_iter().map(|planned| planned.entry).collect();
         ImportedSession {

@@ -82,22 +82,45 @@ pub struct ImportedSession {
     pub report: ImportReport,
 }
 
-/// Guesses the format from the records: Codex lines are `{timestamp, type, payload}` envelopes,
-/// Claude Code lines carry `uuid`/`sessionId`.
+/// Record types only Claude Code writes, recognised even in files without a conversation record
+/// (a file holding only a `summary` or a `teleported-from` line).
+const CLAUDE_CODE_RECORD_TYPES: &[&str] = &[
+    "summary",
+    "teleported-from",
+    "file-history-snapshot",
+    "queue-operation",
+    "ai-title",
+    "custom-title",
+    "last-prompt",
+    "permission-mode",
+    "away_summary",
+    "attachment",
+];
+
+/// Guesses the format from the records: Codex lines are `{timestamp, type, payload}` envelopes (or
+/// the older bare shapes), Claude Code lines carry `uuid`/`sessionId` or one of its record types. A
+/// file nothing identifies is Codex's when it is named `rollout-*`.
 pub fn detect_format(source: &SourceFile) -> Result<SourceFormat, ImportError> {
     for line in &source.lines {
         let record = &line.record;
-        if record.contains_key("payload")
-            && matches!(
-                source::str_field(record, "type"),
-                Some("session_meta" | "response_item" | "event_msg" | "turn_context" | "compacted")
-            )
+        if record.contains_key("sessionId")
+            || record.contains_key("parentUuid")
+            || record.contains_key("leafUuid")
+            || source::str_field(record, "type")
+                .is_some_and(|kind| CLAUDE_CODE_RECORD_TYPES.contains(&kind))
         {
-            return Ok(SourceFormat::Codex);
-        }
-        if record.contains_key("sessionId") || record.contains_key("parentUuid") {
             return Ok(SourceFormat::ClaudeCode);
         }
+        if codex::is_rollout_record(record) {
+            return Ok(SourceFormat::Codex);
+        }
+    }
+    let rollout_name = source
+        .path
+        .file_name()
+        .is_some_and(|name| name.to_string_lossy().starts_with("rollout-"));
+    if rollout_name && !source.lines.is_empty() {
+        return Ok(SourceFormat::Codex);
     }
     Err(ImportError::UnknownFormat {
         path: source.path.clone(),
