@@ -18,6 +18,11 @@ pub type Fixture = (&'static str, fn(u64) -> String, u64);
 pub const FIXTURES: &[Fixture] = &[
     ("claude-code-session.jsonl", generator::claude_code, 7),
     ("codex-rollout.jsonl", generator::codex, 11),
+    (
+        "claude-code-parallel.jsonl",
+        generator::claude_code_parallel,
+        3,
+    ),
 ];
 
 pub fn fixtures_dir() -> PathBuf {

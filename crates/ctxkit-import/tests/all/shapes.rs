@@ -188,3 +188,154 @@ fn a_header_only_rollout_is_an_empty_session_with_a_note() {
         IssueKind::NoConversation
     )));
 }
+
+#[test]
+fn claude_code_parallel_tool_calls_keep_every_result_in_the_context() {
+    let temp = tempfile::tempdir().unwrap();
+    for calls in 2..=10_u64 {
+        let path = temp.path().join(format!("parallel-{calls}.jsonl"));
+        std::fs::write(&path, crate::generator::claude_code_parallel(calls)).unwrap();
+        let (session, context) = imported_context(&path);
+        let mut reply =
+            "assistant: <thinking Read them all at once.> | I'll read them in parallel.".to_owned();
+        for call in 1..=calls {
+            reply.push_str(&format!(" | <call toolu_{call:02} Read>"));
+        }
+        let mut expected = vec![
+            format!("user: Read the {calls} config files and tell me which one sets the port."),
+            reply,
+        ];
+        // Results in the order the tools finished: the last call first.
+        let mut order: Vec<u64> = (1..=calls).collect();
+        order.rotate_right(1);
+        for call in order {
+            expected.push(format!(
+                "toolResult toolu_{call:02} Read: port = {}",
+                8000 + call
+            ));
+        }
+        expected.push(format!("assistant: config{calls}.toml sets the last port."));
+        expected.push("user: Thanks.".to_owned());
+        expected.push("assistant: You're welcome.".to_owned());
+        assert_eq!(context, expected, "{calls} parallel calls");
+        assert!(
+            !has_issue(&session, |kind| matches!(
+                kind,
+                IssueKind::MissingToolResultAdded { .. }
+                    | IssueKind::ToolCallWithoutResult { .. }
+                    | IssueKind::OrphanToolResult { .. }
+                    | IssueKind::UnknownRecord { .. }
+            )),
+            "{calls}: {:?}",
+            session.report.issues
+        );
+        assert_eq!(session.header.cwd, "C:\\Users\\dev\\shop");
+    }
+}
+
+#[test]
+fn claude_code_files_without_a_conversation_import_empty() {
+    let (session, context) = imported_context(&shape("7d3c2a10-summary-only.jsonl"));
+    assert_eq!(session.format, SourceFormat::ClaudeCode);
+    assert_eq!(session.header.id, "7d3c2a10-summary-only");
+    assert!(context.is_empty());
+    assert!(has_issue(&session, |kind| matches!(
+        kind,
+        IssueKind::NoConversation
+    )));
+    let (session, context) = imported_context(&shape("1e9b8c7d-teleported.jsonl"));
+    assert_eq!(session.format, SourceFormat::ClaudeCode);
+    assert!(context.is_empty());
+    assert_eq!(session.header.timestamp, "2026-05-10T12:00:00.000Z");
+    assert!(!has_issue(&session, |kind| matches!(
+        kind,
+        IssueKind::UnknownRecord { .. }
+    )));
+    assert!(has_issue(&session, |kind| matches!(
+        kind,
+        IssueKind::NoConversation
+    )));
+}
+
+/// A Windows session with a ~600 KB pasted screenshot, a model switch and models other than
+/// Anthropic's behind Claude Code (an Anthropic-compatible endpoint).
+fn windows_session(image_bytes: usize) -> String {
+    let image = "iVBORw0KGgo".repeat(image_bytes / 11);
+    let record =
+        |uuid: &str, parent: Option<&str>, kind: &str, second: u32, message: serde_json::Value| {
+            serde_json::json!({"parentUuid": parent, "isSidechain": false, "userType": "external",
+            "cwd": "C:\\Users\\Dev User\\source\\repos\\shop", "sessionId": "0a1b2c3d-win",
+            "version": "2.0.30", "type": kind, "uuid": uuid,
+            "timestamp": format!("2026-02-11T08:00:{second:02}.000Z"), "message": message})
+            .to_string()
+        };
+    let reply = |id: &str, model: &str, text: &str| {
+        serde_json::json!({"id": id, "type": "message", "role": "assistant", "model": model,
+            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+            "usage": {"input_tokens": 5, "output_tokens": 7}})
+    };
+    [
+        record("u1", None, "user", 1, serde_json::json!({"role": "user", "content": [
+            {"type": "text", "text": "Why is this button misaligned?"},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": image}}]})),
+        record("a1", Some("u1"), "assistant", 2, reply("msg_w1", "claude-sonnet-4-5-20250929", "The flex container lacks align-items.")),
+        record("u2", Some("a1"), "user", 3, serde_json::json!({"role": "user", "content": "Switch to glm and fix it."})),
+        record("a2", Some("u2"), "assistant", 4, reply("msg_w2", "glm-4.6", "Added align-items: center.")),
+        record("u3", Some("a2"), "user", 5, serde_json::json!({"role": "user", "content": "Now qwen: review it."})),
+        record("a3", Some("u3"), "assistant", 6, reply("msg_w3", "qwen3-coder-plus", "Looks right.")),
+    ]
+    .join("\n")
+        + "\n"
+}
+
+#[test]
+fn windows_paths_a_600_kb_image_line_and_model_switches_import() {
+    let temp = tempfile::tempdir().unwrap();
+    let project = temp.path().join("c--Users-Dev-User-source-repos-shop");
+    std::fs::create_dir_all(&project).unwrap();
+    let path = project.join("0a1b2c3d-win.jsonl");
+    std::fs::write(&path, windows_session(600_000)).unwrap();
+    let longest = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(str::len)
+        .max()
+        .unwrap();
+    assert!(longest > 590_000, "{longest}");
+    let (session, context) = imported_context(&path);
+    assert_eq!(
+        session.header.cwd,
+        "C:\\Users\\Dev User\\source\\repos\\shop"
+    );
+    assert_eq!(
+        context,
+        [
+            "user: Why is this button misaligned? | <image image/png 599995B>",
+            "assistant: The flex container lacks align-items.",
+            "user: Switch to glm and fix it.",
+            "assistant: Added align-items: center.",
+            "user: Now qwen: review it.",
+            "assistant: Looks right.",
+        ]
+    );
+    let models: Vec<String> = session
+        .entries
+        .iter()
+        .filter_map(|entry| {
+            if let ctxkit_protocol::EntryKind::ModelChange(change) = &entry.kind {
+                Some(change.model_id.clone())
+            } else {
+                None
+            }
+        })
+        .collect();
+    assert_eq!(
+        models,
+        ["claude-sonnet-4-5-20250929", "glm-4.6", "qwen3-coder-plus"]
+    );
+    assert!(
+        session.report.issues.is_empty(),
+        "{:?}",
+        session.report.issues
+    );
+}
