@@ -100,6 +100,16 @@ pub(crate) fn header(
     header
 }
 
+/// Records in the header's `importedFrom` the source session this one is a subagent of.
+pub(crate) fn set_parent_session_id(header: &mut SessionHeader, parent: &str) {
+    if let Some(Value::Object(origin)) = header.extra.get_mut("importedFrom") {
+        origin.insert(
+            "parentSessionId".to_owned(),
+            Value::String(parent.to_owned()),
+        );
+    }
+}
+
 /// An ISO timestamp in `toISOString` form, or `None` when it does not parse.
 pub(crate) fn normalize_timestamp(text: &str) -> Option<String> {
     parse_timestamp_ms(text).map(iso_from_ms)

@@ -19,6 +19,7 @@ mod listing;
 mod output;
 mod report;
 mod source;
+mod subagents;
 mod tools;
 
 use std::path::Path;
@@ -32,6 +33,7 @@ pub use listing::{SkippedSource, default_sessions_root, list_foreign_sessions};
 pub use output::WriteOutcome;
 pub use report::{ImportIssue, ImportReport, IssueKind};
 pub use source::{SourceFile, SourceLine, parse_source, read_source};
+pub use subagents::{SubagentSource, find_subagents, import_subagent};
 
 /// Which agent wrote a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

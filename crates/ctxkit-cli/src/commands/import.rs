@@ -6,8 +6,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 use ctxkit_import::{
-    SourceFormat, WriteOutcome, default_sessions_root, import_file, list_foreign_sessions,
+    ImportedSession, SourceFormat, WriteOutcome, default_sessions_root, find_subagents,
+    import_file, import_subagent, list_foreign_sessions,
 };
+use ctxkit_protocol::SessionInfoRecord;
 use ctxkit_session::default_session_dir;
 
 use super::{Locations, print_json};
@@ -40,8 +42,28 @@ pub fn import(
         None => default_session_dir(&locations.sessions_root, &session.header.cwd)
             .join(session.file_name()),
     };
+    write_session(&session, &target, out)?;
+    // Subagent transcripts come along as child sessions beside the parent.
+    let source_id = session
+        .header
+        .extra
+        .get("importedFrom")
+        .and_then(|origin| origin.get("sessionId"))
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or(&session.header.id);
+    let target_dir = target.parent().unwrap_or(Path::new("."));
+    for subagent in find_subagents(session.format, file, source_id) {
+        let child = import_subagent(session.format, &subagent, &target)
+            .with_context(|| format!("cannot import subagent `{}`", subagent.path.display()))?;
+        write_session(&child, &target_dir.join(child.file_name()), out)?;
+    }
+    Ok(Outcome::Success)
+}
+
+/// Writes one imported session; stdout gets its path, stderr the summary and every issue.
+fn write_session(session: &ImportedSession, target: &Path, out: &mut dyn Write) -> Result<()> {
     let outcome = session
-        .write_to(&target)
+        .write_to(target)
         .with_context(|| format!("cannot write `{}`", target.display()))?;
     writeln!(out, "{}", target.display())?;
     let mut stderr = std::io::stderr().lock();
@@ -62,7 +84,7 @@ pub fn import(
     for issue in &report.issues {
         writeln!(stderr, "warning: {issue}")?;
     }
-    Ok(Outcome::Success)
+    Ok(())
 }
 
 /// Lists another agent's sessions (default root under the home directory, or `dir`).
@@ -93,7 +115,7 @@ pub fn sessions(
             root.display()
         )?;
     } else {
-        super::sessions::print_session_rows(&sessions, out)?;
+        print_with_subagents(&sessions, out)?;
     }
     let mut stderr = std::io::stderr().lock();
     for file in skipped {
@@ -105,4 +127,21 @@ pub fn sessions(
         )?;
     }
     Ok(Outcome::Success)
+}
+
+/// Session rows, subagents indented under the parent listed just before them.
+fn print_with_subagents(sessions: &[SessionInfoRecord], out: &mut dyn Write) -> Result<()> {
+    for session in sessions {
+        if session.parent_session_path.is_none() {
+            super::sessions::print_session_rows(std::slice::from_ref(session), out)?;
+            continue;
+        }
+        let mut row = Vec::new();
+        super::sessions::print_session_rows(std::slice::from_ref(session), &mut row)?;
+        for (index, line) in String::from_utf8_lossy(&row).lines().enumerate() {
+            let prefix = if index == 0 { "  └ " } else { "    " };
+            writeln!(out, "{prefix}{line}")?;
+        }
+    }
+    Ok(())
 }

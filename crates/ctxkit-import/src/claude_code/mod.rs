@@ -66,18 +66,20 @@ pub fn convert_claude_code(source: &SourceFile) -> Result<ImportedSession, Impor
             path: source.path.clone(),
         });
     }
-    let session_id = source
+    let recorded_id = source
         .lines
         .iter()
         .find_map(|line| str_field(&line.record, "sessionId"))
-        .map(str::to_owned)
-        .or_else(|| {
-            source
-                .path
-                .file_stem()
-                .map(|stem| stem.to_string_lossy().into_owned())
-        })
-        .unwrap_or_default();
+        .map(str::to_owned);
+    let stem = source
+        .path
+        .file_stem()
+        .map(|stem| stem.to_string_lossy().into_owned());
+    // A subagent transcript (`agent-<id>.jsonl`) carries its parent's `sessionId`: the session is
+    // named after the file, and the parent is remembered.
+    let subagent_stem = stem.clone().filter(|stem| stem.starts_with("agent-"));
+    let parent_session_id = subagent_stem.as_ref().and(recorded_id.clone());
+    let session_id = subagent_stem.or(recorded_id).or(stem).unwrap_or_default();
     let cwd = source
         .lines
         .iter()
@@ -346,7 +348,10 @@ pub fn convert_claude_code(source: &SourceFile) -> Result<ImportedSession, Impor
         }
     }
     side_entries.extend(main_entries);
-    let header = header(FORMAT, &session_id, start, cwd);
+    let mut header = header(FORMAT, &session_id, start, cwd);
+    if let Some(parent) = parent_session_id {
+        crate::builder::set_parent_session_id(&mut header, &parent);
+    }
     Ok(builder.finish(FORMAT, header, side_entries, source.lines.len()))
 }
 

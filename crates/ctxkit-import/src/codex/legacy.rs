@@ -128,6 +128,16 @@ pub(super) fn rollout_lines(source: &SourceFile) -> Vec<RolloutLine<'_>> {
     lines
 }
 
+/// The thread a spawned subagent's rollout belongs to:
+/// `session_meta.source.subagent.thread_spawn.parent_thread_id`.
+pub(crate) fn parent_thread_id(meta: &JsonObject) -> Option<&str> {
+    meta.get("source")?
+        .get("subagent")?
+        .get("thread_spawn")?
+        .get("parent_thread_id")?
+        .as_str()
+}
+
 /// The working directory older rollouts only state in the first `<environment_context>` message:
 /// `<cwd>…</cwd>`.
 pub(super) fn cwd_from_environment_context(lines: &[RolloutLine<'_>]) -> Option<String> {

@@ -24,7 +24,7 @@ use crate::report::IssueKind;
 use crate::source::{SourceFile, str_field};
 use crate::{ImportedSession, SourceFormat};
 use items::response_item;
-pub(crate) use legacy::{Line, classify, is_rollout_record};
+pub(crate) use legacy::{Line, classify, is_rollout_record, parent_thread_id};
 
 const FORMAT: SourceFormat = SourceFormat::Codex;
 
@@ -196,7 +196,10 @@ pub fn convert_codex(source: &SourceFile) -> Result<ImportedSession, ImportError
             });
         }
     }
-    let header = header(FORMAT, &session_id, &start, &cwd);
+    let mut header = header(FORMAT, &session_id, &start, &cwd);
+    if let Some(parent) = meta.and_then(legacy::parent_thread_id) {
+        crate::builder::set_parent_session_id(&mut header, parent);
+    }
     Ok(builder.finish(FORMAT, header, planned, source.lines.len()))
 }
 

@@ -7,6 +7,7 @@
 
 mod generator;
 mod shapes;
+mod subagents;
 mod trees;
 mod writes;
 
