@@ -16,17 +16,20 @@ pub struct SkippedSource {
     pub error: ImportError,
 }
 
-/// Where an agent keeps its sessions under `home`: `.claude/projects` or `.codex/sessions`.
+/// Where an agent keeps its sessions under `home`: `.claude/projects`, `.codex/sessions` or
+/// `.local/share/opencode`.
 pub fn default_sessions_root(format: SourceFormat, home: &Path) -> PathBuf {
     match format {
         SourceFormat::ClaudeCode => home.join(".claude").join("projects"),
         SourceFormat::Codex => home.join(".codex").join("sessions"),
+        SourceFormat::OpenCode => home.join(".local").join("share").join("opencode"),
     }
 }
 
 /// Every session file of `format` under `root` (Claude Code: `<root>/<project>/*.jsonl` and
 /// `<root>/<project>/<session>/subagents/*.jsonl`; Codex:
-/// `rollout-*.jsonl` at any depth), newest first with subagents right after their parent session
+/// `rollout-*.jsonl` at any depth; OpenCode: `opencode.db` sessions as `opencode.db#<id>` and
+/// `storage/session/*/*.json`), newest first with subagents right after their parent session
 /// (`parentSessionPath`), and the files that could not be read. A missing
 /// root lists nothing.
 pub fn list_foreign_sessions(
@@ -36,17 +39,30 @@ pub fn list_foreign_sessions(
     let mut files = Vec::new();
     if root.is_dir() {
         let depth = match format {
-            SourceFormat::ClaudeCode => 3,
-            SourceFormat::Codex => 4,
+            SourceFormat::ClaudeCode => Some(3),
+            SourceFormat::Codex => Some(4),
+            SourceFormat::OpenCode => None,
         };
-        collect(format, root, root, depth, &mut files)?;
+        if let Some(depth) = depth {
+            collect(format, root, root, depth, &mut files)?;
+        }
     }
     files.sort();
+    let converted: Vec<(PathBuf, Result<ImportedSession, ImportError>)> = match format {
+        SourceFormat::OpenCode => crate::opencode::list_sessions(root),
+        SourceFormat::ClaudeCode | SourceFormat::Codex => files
+            .into_iter()
+            .map(|path| {
+                let session = read_source(&path).and_then(|source| convert(&source, format));
+                (path, session)
+            })
+            .collect(),
+    };
     let mut records = Vec::new();
     let mut parents: Vec<Option<String>> = Vec::new();
     let mut skipped = Vec::new();
-    for path in files {
-        match read_source(&path).and_then(|source| convert(&source, format)) {
+    for (path, session) in converted {
+        match session {
             Ok(session) => {
                 parents.push(parent_session_id(&session));
                 records.push(info_record(&path, &session));
@@ -142,6 +158,7 @@ fn collect(
                 name.starts_with("rollout-")
                     && (name.ends_with(".jsonl") || name.ends_with(".json"))
             }
+            SourceFormat::OpenCode => false,
         };
         if wanted {
             files.push(path);

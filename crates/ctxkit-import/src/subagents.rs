@@ -78,6 +78,8 @@ pub fn find_subagents(format: SourceFormat, path: &Path, session_id: &str) -> Ve
                 }
             }
         }
+        // OpenCode's subagent sessions come with the session (`import_opencode`).
+        SourceFormat::OpenCode => {}
     }
     found.sort_by(|a, b| a.path.cmp(&b.path));
     found

@@ -1,13 +1,14 @@
 //! `ctxkit import` (Claude Code / Codex files → a ctxkit session) and `ctxkit sessions --from`
 //! (those agents' sessions, listed from their own directories).
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 use ctxkit_import::{
     ImportedSession, SourceFormat, WriteOutcome, default_sessions_root, find_subagents,
-    import_file, import_subagent, list_foreign_sessions,
+    import_file, import_opencode, import_subagent, is_opencode_path, list_foreign_sessions,
 };
 use ctxkit_protocol::SessionInfoRecord;
 use ctxkit_session::default_session_dir;
@@ -15,7 +16,7 @@ use ctxkit_session::default_session_dir;
 use super::{Locations, print_json};
 use crate::Outcome;
 
-/// `--from auto|claude-code|codex` as a format (`None`: detect).
+/// `--from auto|claude-code|codex|opencode` as a format (`None`: detect).
 fn parse_format(from: &str) -> Result<Option<SourceFormat>> {
     match from {
         "auto" => Ok(None),
@@ -36,6 +37,9 @@ pub fn import(
     out: &mut dyn Write,
 ) -> Result<Outcome> {
     let format = parse_format(from)?;
+    if format == Some(SourceFormat::OpenCode) || format.is_none() && is_opencode_path(file) {
+        return import_opencode_sessions(locations, file, out_file, out);
+    }
     let session = import_file(file, format)?;
     let target: PathBuf = match out_file {
         Some(path) => path.to_owned(),
@@ -56,6 +60,44 @@ pub fn import(
         let child = import_subagent(session.format, &subagent, &target)
             .with_context(|| format!("cannot import subagent `{}`", subagent.path.display()))?;
         write_session(&child, &target_dir.join(child.file_name()), out)?;
+    }
+    Ok(Outcome::Success)
+}
+
+/// An OpenCode session and its subagent sessions: the session goes to `out_file` (or the session
+/// directory of its cwd), each subagent beside it with `parentSession` naming its parent's file.
+fn import_opencode_sessions(
+    locations: &Locations,
+    file: &Path,
+    out_file: Option<&Path>,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
+    let mut sessions = import_opencode(file)?.into_iter();
+    let Some(session) = sessions.next() else {
+        return Ok(Outcome::Success);
+    };
+    let target: PathBuf = match out_file {
+        Some(path) => path.to_owned(),
+        None => default_session_dir(&locations.sessions_root, &session.header.cwd)
+            .join(session.file_name()),
+    };
+    write_session(&session, &target, out)?;
+    let target_dir = target.parent().unwrap_or(Path::new(".")).to_owned();
+    let mut written: HashMap<String, PathBuf> = HashMap::new();
+    written.insert(session.header.id.clone(), target.clone());
+    for mut child in sessions {
+        let parent = child
+            .header
+            .extra
+            .get("importedFrom")
+            .and_then(|origin| origin.get("parentSessionId"))
+            .and_then(serde_json::Value::as_str)
+            .and_then(|parent| written.get(parent))
+            .unwrap_or(&target);
+        child.header.parent_session = Some(parent.display().to_string());
+        let path = target_dir.join(child.file_name());
+        write_session(&child, &path, out)?;
+        written.insert(child.header.id.clone(), path);
     }
     Ok(Outcome::Success)
 }
@@ -94,8 +136,9 @@ pub fn sessions(
     json: bool,
     out: &mut dyn Write,
 ) -> Result<Outcome> {
-    let format = parse_format(from)?
-        .context("`--from auto` cannot list sessions; name the agent: `claude-code` or `codex`")?;
+    let format = parse_format(from)?.context(
+        "`--from auto` cannot list sessions; name the agent: `claude-code`, `codex` or `opencode`",
+    )?;
     let root = match dir {
         Some(dir) => dir,
         None => {

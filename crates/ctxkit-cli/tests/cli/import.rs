@@ -241,3 +241,35 @@ fn remote_compaction_and_old_rollouts_import_end_to_end() {
     }
     insta::assert_snapshot!(transcript);
 }
+
+#[test]
+fn opencode_file_store_and_database_import_with_subagents() {
+    let home = Home::new();
+    let data = home.root.join(".local/share/opencode");
+    copy_tree(&shapes("opencode-1x"), &data);
+    let sql = std::fs::read_to_string(shapes("opencode-2x.sql")).unwrap();
+    let connection = rusqlite::Connection::open(data.join("opencode.db")).unwrap();
+    connection.execute_batch(&sql).unwrap();
+    drop(connection);
+    let database = data.join("opencode.db");
+    let before = std::fs::read(&database).unwrap();
+    let mut transcript = String::new();
+    transcript.push_str(&home.ctxkit(&["sessions", "--from", "opencode"]));
+    let session = home.path(
+        ".local/share/opencode/storage/session/4f1e2d3c5b6a7980/ses_5d0a1b2c3ffeRssFeedParent.json",
+    );
+    transcript.push_str(&home.ctxkit(&["import", &session, "--out", &home.path("out/rss.jsonl")]));
+    transcript.push_str(&home.ctxkit(&["context", &home.path("out/rss.jsonl"), "--llm"]));
+    let chosen = format!("{}#ses_6e1f00000001ApiTimeouts", database.display());
+    transcript.push_str(&home.ctxkit(&["import", &chosen, "--out", &home.path("out/api.jsonl")]));
+    transcript.push_str(&home.ctxkit(&["context", &home.path("out/api.jsonl")]));
+    transcript.push_str(&home.ctxkit(&["import", &format!("{}#ses_missing", database.display())]));
+    insta::assert_snapshot!(transcript);
+    assert_eq!(
+        std::fs::read(&database).unwrap(),
+        before,
+        "the database changed"
+    );
+    assert!(!data.join("opencode.db-wal").exists());
+    assert!(!data.join("opencode.db-shm").exists());
+}

@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod generator;
+mod opencode;
 mod shapes;
 mod subagents;
 mod trees;
