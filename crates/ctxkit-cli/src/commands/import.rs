@@ -41,11 +41,7 @@ pub fn import(
         return import_opencode_sessions(locations, file, out_file, out);
     }
     let session = import_file(file, format)?;
-    let target: PathBuf = match out_file {
-        Some(path) => path.to_owned(),
-        None => default_session_dir(&locations.sessions_root, &session.header.cwd)
-            .join(session.file_name()),
-    };
+    let target = target_of(locations, &session, out_file);
     write_session(&session, &target, out)?;
     // Subagent transcripts come along as child sessions beside the parent.
     let source_id = session
@@ -76,11 +72,7 @@ fn import_opencode_sessions(
     let Some(session) = sessions.next() else {
         return Ok(Outcome::Success);
     };
-    let target: PathBuf = match out_file {
-        Some(path) => path.to_owned(),
-        None => default_session_dir(&locations.sessions_root, &session.header.cwd)
-            .join(session.file_name()),
-    };
+    let target = target_of(locations, &session, out_file);
     write_session(&session, &target, out)?;
     let target_dir = target.parent().unwrap_or(Path::new(".")).to_owned();
     let mut written: HashMap<String, PathBuf> = HashMap::new();
@@ -100,6 +92,15 @@ fn import_opencode_sessions(
         written.insert(child.header.id.clone(), path);
     }
     Ok(Outcome::Success)
+}
+
+/// Where an imported session goes: `out_file`, or ctxkit's session directory of its cwd.
+fn target_of(locations: &Locations, session: &ImportedSession, out_file: Option<&Path>) -> PathBuf {
+    match out_file {
+        Some(path) => path.to_owned(),
+        None => default_session_dir(&locations.sessions_root, &session.header.cwd)
+            .join(session.file_name()),
+    }
 }
 
 /// Writes one imported session; stdout gets its path, stderr the summary and every issue.

@@ -27,7 +27,7 @@ pub fn import_opencode(path: &Path) -> Result<Vec<ImportedSession>, ImportError>
     let raw = if is_database(&file) {
         let id = match session {
             Some(id) => id,
-            None => storage::database_session_ids(&file)?
+            None => storage::database_session_ids(&file, true)?
                 .into_iter()
                 .next()
                 .ok_or_else(|| ImportError::Empty { path: file.clone() })?,
@@ -47,7 +47,7 @@ pub(crate) fn list_sessions(root: &Path) -> Vec<(PathBuf, Result<ImportedSession
     let mut found = Vec::new();
     let database = root.join("opencode.db");
     if is_database(&database) {
-        match storage::database_all_ids(&database) {
+        match storage::database_session_ids(&database, false) {
             Ok(ids) => {
                 for id in ids {
                     let path = PathBuf::from(format!("{}#{id}", database.display()));
@@ -63,20 +63,17 @@ pub(crate) fn list_sessions(root: &Path) -> Vec<(PathBuf, Result<ImportedSession
         }
     }
     let sessions_dir = root.join("storage").join("session");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&sessions_dir)
+    let mut projects: Vec<PathBuf> = std::fs::read_dir(&sessions_dir)
         .into_iter()
         .flatten()
         .filter_map(Result::ok)
-        .flat_map(|project| std::fs::read_dir(project.path()).into_iter().flatten())
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| {
-            path.extension()
-                .is_some_and(|extension| extension == "json")
-        })
+        .map(|project| project.path())
         .collect();
-    files.sort();
-    for file in files {
+    projects.sort();
+    for file in projects
+        .iter()
+        .flat_map(|project| storage::json_files(project))
+    {
         let session = storage::read_file_store(&file).and_then(|raw| {
             raw.first()
                 .map(convert::convert_session)

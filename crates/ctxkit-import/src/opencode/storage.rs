@@ -116,34 +116,23 @@ fn open_read_only(path: &Path) -> Result<Connection, ImportError> {
     })
 }
 
-/// The ids of the top-level sessions in a database, newest first.
-pub(crate) fn database_session_ids(path: &Path) -> Result<Vec<String>, ImportError> {
+/// The ids of the sessions in a database, newest first: every session, or only the top-level ones
+/// (not subagents).
+pub(crate) fn database_session_ids(
+    path: &Path,
+    top_level_only: bool,
+) -> Result<Vec<String>, ImportError> {
     let connection = open_read_only(path)?;
     let database = |source| ImportError::Database {
         path: path.to_owned(),
         source,
     };
-    let mut statement = connection
-        .prepare("SELECT id FROM session WHERE parent_id IS NULL ORDER BY time_created DESC, id")
-        .map_err(database)?;
-    let ids = statement
-        .query_map([], |row| row.get::<_, String>(0))
-        .map_err(database)?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(database)?;
-    Ok(ids)
-}
-
-/// The ids of every session in a database (subagent sessions too), newest first.
-pub(crate) fn database_all_ids(path: &Path) -> Result<Vec<String>, ImportError> {
-    let connection = open_read_only(path)?;
-    let database = |source| ImportError::Database {
-        path: path.to_owned(),
-        source,
+    let query = if top_level_only {
+        "SELECT id FROM session WHERE parent_id IS NULL ORDER BY time_created DESC, id"
+    } else {
+        "SELECT id FROM session ORDER BY time_created DESC, id"
     };
-    let mut statement = connection
-        .prepare("SELECT id FROM session ORDER BY time_created DESC, id")
-        .map_err(database)?;
+    let mut statement = connection.prepare(query).map_err(database)?;
     let ids = statement
         .query_map([], |row| row.get::<_, String>(0))
         .map_err(database)?
@@ -263,7 +252,7 @@ fn with_ids(data: &str, id: &str, session_id: &str, message_id: Option<&str>) ->
     object
 }
 
-fn json_files(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn json_files(dir: &Path) -> Vec<PathBuf> {
     let Ok(read) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
