@@ -29,7 +29,8 @@ pub(super) fn relink_parallel_calls(records: &mut [Record]) {
 }
 
 /// Merges each fragment into the first record of its reply: a record whose `message.id` a kept
-/// reply already has, and whose parent is one of that reply's fragments or a result answering it.
+/// reply already has, and whose parent (past non-conversation records) is one of that reply's
+/// fragments or a result answering it.
 fn merge_fragments(records: &mut [Record], index_of: &HashMap<String, usize>) {
     // uuid of a fragment (merged or head) → index of its reply's head.
     let mut reply_of: HashMap<String, usize> = HashMap::new();
@@ -38,7 +39,7 @@ fn merge_fragments(records: &mut [Record], index_of: &HashMap<String, usize>) {
         let Some(message_id) = records[index].message_id.clone() else {
             continue;
         };
-        let parent = records[index].parent_uuid.clone();
+        let parent = conversational_parent(records, index_of, records[index].parent_uuid.clone());
         let key = (message_id, records[index].sidechain);
         let head = heads.get(&key).copied().filter(|&head| {
             let Some(parent) = parent.as_deref() else {
@@ -98,6 +99,25 @@ fn merge_fragments(records: &mut [Record], index_of: &HashMap<String, usize>) {
             record.parent_uuid = Some(target.clone());
         }
     }
+}
+
+/// The nearest ancestor that is a `user` or `assistant` record, skipping records Claude Code writes
+/// between a reply's blocks (`progress`, `attachment`, `system`).
+fn conversational_parent(
+    records: &[Record],
+    index_of: &HashMap<String, usize>,
+    mut parent: Option<String>,
+) -> Option<String> {
+    for _ in 0..records.len() {
+        let Some(index) = parent.as_deref().and_then(|uuid| index_of.get(uuid)) else {
+            break;
+        };
+        if records[*index].conversational {
+            break;
+        }
+        parent.clone_from(&records[*index].parent_uuid);
+    }
+    parent
 }
 
 /// The assistant message of a record's entries (its last assistant entry).

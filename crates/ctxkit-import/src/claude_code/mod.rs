@@ -52,6 +52,8 @@ struct Record {
     message_id: Option<String>,
     /// A user record holding `tool_result` blocks.
     tool_results: bool,
+    /// A `user` or `assistant` record (a message of the conversation).
+    conversational: bool,
     /// Merged into another record (a fragment of the same reply); writes nothing.
     removed: bool,
     /// The uuid of the record this one was merged into.
@@ -297,6 +299,7 @@ pub fn convert_claude_code(source: &SourceFile) -> Result<ImportedSession, Impor
             sidechain,
             message_id,
             tool_results: record_type == "user" && has_tool_results(record),
+            conversational: matches!(record_type, "user" | "assistant"),
             removed: false,
             alias_of: None,
             entries,

@@ -339,3 +339,26 @@ fn windows_paths_a_600_kb_image_line_and_model_switches_import() {
         session.report.issues
     );
 }
+
+#[test]
+fn reply_fragments_separated_by_hook_records_still_merge() {
+    let (session, context) = imported_context(&shape("claude-parallel-interleaved.jsonl"));
+    assert_eq!(
+        context,
+        [
+            "user: Run the linter and the tests.",
+            "assistant: <call toolu_lint Bash> | <call toolu_test Bash>",
+            "toolResult toolu_lint Bash: 0 problems",
+            "toolResult toolu_test Bash: 42 passed",
+            "assistant: Lint is clean and all 42 tests pass.",
+        ]
+    );
+    assert!(
+        !has_issue(&session, |kind| matches!(
+            kind,
+            IssueKind::MissingToolResultAdded { .. } | IssueKind::UnknownRecord { .. }
+        )),
+        "{:?}",
+        session.report.issues
+    );
+}
