@@ -102,6 +102,12 @@ pub fn convert_claude_code(source: &SourceFile) -> Result<ImportedSession, Impor
     let mut last_timestamp = normalize_timestamp(start).unwrap_or_default();
     let mut main_tail_uuid: Option<String> = None;
     let mut model: Option<String> = None;
+    // A subagent's own file is all sidechain: its model changes are its main line's.
+    let all_sidechain = source
+        .lines
+        .iter()
+        .filter(|line| line.record.contains_key("uuid"))
+        .all(|line| line.record.get("isSidechain").and_then(Value::as_bool) == Some(true));
 
     for line in &source.lines {
         let record = &line.record;
@@ -213,7 +219,7 @@ pub fn convert_claude_code(source: &SourceFile) -> Result<ImportedSession, Impor
                     let this_model = message_of(record)
                         .and_then(|message| str_field(message, "model"))
                         .filter(|name| !name.starts_with('<'));
-                    if !sidechain
+                    if (!sidechain || all_sidechain)
                         && let Some(this_model) = this_model
                         && model.as_deref() != Some(this_model)
                     {
