@@ -56,15 +56,18 @@ pub enum Command {
         all: bool,
         #[arg(long)]
         json: bool,
-        /// List another agent's sessions (`~/.claude/projects`, `~/.codex/sessions`, or `--dir`).
-        #[arg(long, value_name = "AGENT", value_parser = ["claude-code", "codex"], conflicts_with = "all")]
+        /// List another agent's sessions (`~/.claude/projects`, `~/.codex/sessions`,
+        /// `~/.local/share/opencode`, or `--dir`); subagents are listed under their parent.
+        #[arg(long, value_name = "AGENT", value_parser = ["claude-code", "codex", "opencode"], conflicts_with = "all")]
         from: Option<String>,
     },
-    /// Convert a Claude Code transcript or a Codex rollout into a session (the source is only read).
+    /// Convert a Claude Code transcript, a Codex rollout or an OpenCode session into a session,
+    /// with its subagents as linked sessions (the source is only read).
     Import {
+        /// The transcript, rollout, OpenCode session file, or `opencode.db[#SESSION_ID]`.
         file: PathBuf,
         /// The agent that wrote FILE.
-        #[arg(long, default_value = "auto", value_parser = ["auto", "claude-code", "codex"])]
+        #[arg(long, default_value = "auto", value_parser = ["auto", "claude-code", "codex", "opencode"])]
         from: String,
         /// Write here (default: the session directory of the imported session's cwd).
         #[arg(long, value_name = "FILE")]

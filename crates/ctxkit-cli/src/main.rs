@@ -132,7 +132,11 @@ fn classify_import(error: &ctxkit_import::ImportError) -> (u8, Option<String>) {
     use ctxkit_import::ImportError;
     match error {
         ImportError::Io { .. } => (4, None),
-        ImportError::UnknownFormat { .. } => (3, Some("name the format with `--from claude-code` or `--from codex`".to_owned())),
+        ImportError::UnknownFormat { .. } => {
+            (3, Some("name the format with `--from claude-code`, `--from codex` or `--from opencode`".to_owned()))
+        }
+        ImportError::Database { .. } => (4, Some("the database was only read; check it is OpenCode's `opencode.db`".to_owned())),
+        ImportError::SessionNotFound { .. } => (3, Some("list the sessions with `ctxkit sessions --from opencode`".to_owned())),
         ImportError::Empty { .. } => (3, Some("the file holds no records; nothing was written".to_owned())),
         ImportError::Conflict { .. } => {
             (3, Some("the output file holds a different session; choose another `--out` (nothing was written)".to_owned()))

@@ -47,6 +47,22 @@ impl Builder {
         records: usize,
     ) -> ImportedSession {
         let planned = repair_tools(planned, &mut self.ids, &mut self.issues);
+        let has_messages = planned.iter().any(|item| match &item.entry.kind {
+            EntryKind::Message(_) | EntryKind::CustomMessage(_) | EntryKind::Compaction(_) => true,
+            EntryKind::ThinkingLevelChange(_)
+            | EntryKind::ModelChange(_)
+            | EntryKind::BranchSummary(_)
+            | EntryKind::Custom(_)
+            | EntryKind::Label(_)
+            | EntryKind::SessionInfo(_)
+            | EntryKind::Unknown { .. } => false,
+        });
+        if !has_messages {
+            self.issues.push(ImportIssue {
+                line: None,
+                kind: IssueKind::NoConversation,
+            });
+        }
         self.issues.sort_by_key(|issue| issue.line);
         let entries: Vec<SessionEntry> = planned.into_iter().map(|planned| planned.entry).collect();
         ImportedSession {
@@ -82,6 +98,16 @@ pub(crate) fn header(
         .extra
         .insert("importedFrom".to_owned(), Value::Object(origin));
     header
+}
+
+/// Records in the header's `importedFrom` the source session this one is a subagent of.
+pub(crate) fn set_parent_session_id(header: &mut SessionHeader, parent: &str) {
+    if let Some(Value::Object(origin)) = header.extra.get_mut("importedFrom") {
+        origin.insert(
+            "parentSessionId".to_owned(),
+            Value::String(parent.to_owned()),
+        );
+    }
 }
 
 /// An ISO timestamp in `toISOString` form, or `None` when it does not parse.

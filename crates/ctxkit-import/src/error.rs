@@ -28,6 +28,18 @@ pub enum ImportError {
     /// nothing was written: choose another `--out`.
     #[error("`{path}` is not an earlier import of this session: {reason}")]
     Conflict { path: PathBuf, reason: String },
+    /// Reading an OpenCode database failed (not a database OpenCode wrote, or locked). Returned by
+    /// [`import_opencode`](crate::import_opencode) and the listing; nothing was written anywhere.
+    #[error("cannot read the OpenCode database `{path}`: {source}")]
+    Database {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    /// The OpenCode database has no session with this id. Returned by
+    /// [`import_opencode`](crate::import_opencode); list the sessions with
+    /// `ctxkit sessions --from opencode`.
+    #[error("`{path}` has no session `{id}`")]
+    SessionNotFound { path: PathBuf, id: String },
     /// Serializing an entry failed (only possible for values serde cannot represent). Returned by
     /// [`ImportedSession::to_jsonl`](crate::ImportedSession::to_jsonl).
     #[error("cannot serialize an imported entry: {0}")]

@@ -1,6 +1,6 @@
-//! Importing other agents' session files into ctxkit: Claude Code JSONL transcripts and Codex
-//! rollouts become Pi v3 session trees (header + entries) plus a report of what could not be mapped
-//! one-to-one.
+//! Importing other agents' sessions into ctxkit: Claude Code JSONL transcripts, Codex rollouts and
+//! OpenCode sessions (1.x files, 2.x SQLite) become Pi v3 session trees (header + entries) plus a
+//! report of what could not be mapped one-to-one; subagent transcripts become linked child sessions.
 //!
 //! Conversion is pure ([`convert`] over a parsed [`SourceFile`]); the only I/O is reading the source
 //! (never modified), listing the agents' session directories and writing the imported session
@@ -16,9 +16,11 @@ mod codex;
 mod error;
 mod ids;
 mod listing;
+mod opencode;
 mod output;
 mod report;
 mod source;
+mod subagents;
 mod tools;
 
 use std::path::Path;
@@ -29,9 +31,11 @@ pub use claude_code::convert_claude_code;
 pub use codex::convert_codex;
 pub use error::ImportError;
 pub use listing::{SkippedSource, default_sessions_root, list_foreign_sessions};
+pub use opencode::{import_opencode, is_opencode_path};
 pub use output::WriteOutcome;
 pub use report::{ImportIssue, ImportReport, IssueKind};
 pub use source::{SourceFile, SourceLine, parse_source, read_source};
+pub use subagents::{SubagentSource, find_subagents, import_subagent};
 
 /// Which agent wrote a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -40,6 +44,8 @@ pub enum SourceFormat {
     ClaudeCode,
     /// Codex: `~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`.
     Codex,
+    /// OpenCode: `~/.local/share/opencode/opencode.db` (2.x) or `…/storage/session/…` (1.x).
+    OpenCode,
 }
 
 impl SourceFormat {
@@ -48,6 +54,7 @@ impl SourceFormat {
         match self {
             Self::ClaudeCode => "claude-code",
             Self::Codex => "codex",
+            Self::OpenCode => "opencode",
         }
     }
 }
@@ -59,8 +66,9 @@ impl std::str::FromStr for SourceFormat {
         match text {
             "claude-code" | "claude" => Ok(Self::ClaudeCode),
             "codex" => Ok(Self::Codex),
+            "opencode" => Ok(Self::OpenCode),
             other => Err(format!(
-                "unknown format `{other}` (expected `claude-code` or `codex`)"
+                "unknown format `{other}` (expected `claude-code`, `codex` or `opencode`)"
             )),
         }
     }
@@ -82,41 +90,79 @@ pub struct ImportedSession {
     pub report: ImportReport,
 }
 
-/// Guesses the format from the records: Codex lines are `{timestamp, type, payload}` envelopes,
-/// Claude Code lines carry `uuid`/`sessionId`.
+/// Record types only Claude Code writes, recognised even in files without a conversation record
+/// (a file holding only a `summary` or a `teleported-from` line).
+const CLAUDE_CODE_RECORD_TYPES: &[&str] = &[
+    "summary",
+    "teleported-from",
+    "file-history-snapshot",
+    "queue-operation",
+    "ai-title",
+    "custom-title",
+    "last-prompt",
+    "permission-mode",
+    "away_summary",
+    "attachment",
+];
+
+/// Guesses the format from the records: Codex lines are `{timestamp, type, payload}` envelopes (or
+/// the older bare shapes), Claude Code lines carry `uuid`/`sessionId` or one of its record types. A
+/// file nothing identifies is Codex's when it is named `rollout-*`.
 pub fn detect_format(source: &SourceFile) -> Result<SourceFormat, ImportError> {
     for line in &source.lines {
         let record = &line.record;
-        if record.contains_key("payload")
-            && matches!(
-                source::str_field(record, "type"),
-                Some("session_meta" | "response_item" | "event_msg" | "turn_context" | "compacted")
-            )
+        if record.contains_key("sessionId")
+            || record.contains_key("parentUuid")
+            || record.contains_key("leafUuid")
+            || source::str_field(record, "type")
+                .is_some_and(|kind| CLAUDE_CODE_RECORD_TYPES.contains(&kind))
         {
-            return Ok(SourceFormat::Codex);
-        }
-        if record.contains_key("sessionId") || record.contains_key("parentUuid") {
             return Ok(SourceFormat::ClaudeCode);
         }
+        if codex::is_rollout_record(record) {
+            return Ok(SourceFormat::Codex);
+        }
+    }
+    let rollout_name = source
+        .path
+        .file_name()
+        .is_some_and(|name| name.to_string_lossy().starts_with("rollout-"));
+    if rollout_name && !source.lines.is_empty() {
+        return Ok(SourceFormat::Codex);
     }
     Err(ImportError::UnknownFormat {
         path: source.path.clone(),
     })
 }
 
-/// Converts a parsed source file of the given format.
+/// Converts a parsed source file of the given format (OpenCode: the session its path names, read
+/// from its store; see [`import_opencode`]).
 pub fn convert(source: &SourceFile, format: SourceFormat) -> Result<ImportedSession, ImportError> {
     match format {
         SourceFormat::ClaudeCode => convert_claude_code(source),
         SourceFormat::Codex => convert_codex(source),
+        SourceFormat::OpenCode => first_opencode_session(&source.path),
     }
 }
 
-/// Reads and converts `path`; `format: None` detects it.
+fn first_opencode_session(path: &Path) -> Result<ImportedSession, ImportError> {
+    import_opencode(path)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| ImportError::Empty {
+            path: path.to_owned(),
+        })
+}
+
+/// Reads and converts `path`; `format: None` detects it. An OpenCode store gives its session
+/// without the subagent sessions ([`import_opencode`] gives those too).
 pub fn import_file(
     path: &Path,
     format: Option<SourceFormat>,
 ) -> Result<ImportedSession, ImportError> {
+    if format == Some(SourceFormat::OpenCode) || format.is_none() && is_opencode_path(path) {
+        return first_opencode_session(path);
+    }
     let source = read_source(path)?;
     let format = match format {
         Some(format) => format,

@@ -1,6 +1,7 @@
 //! Listing Claude Code and Codex sessions from their directories, as `SessionInfoRecord`s of what an
 //! import would produce. Reads only; newest first.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use ctxkit_protocol::{AgentMessage, EntryKind, MessageContent, SessionInfoRecord};
@@ -15,16 +16,21 @@ pub struct SkippedSource {
     pub error: ImportError,
 }
 
-/// Where an agent keeps its sessions under `home`: `.claude/projects` or `.codex/sessions`.
+/// Where an agent keeps its sessions under `home`: `.claude/projects`, `.codex/sessions` or
+/// `.local/share/opencode`.
 pub fn default_sessions_root(format: SourceFormat, home: &Path) -> PathBuf {
     match format {
         SourceFormat::ClaudeCode => home.join(".claude").join("projects"),
         SourceFormat::Codex => home.join(".codex").join("sessions"),
+        SourceFormat::OpenCode => home.join(".local").join("share").join("opencode"),
     }
 }
 
-/// Every session file of `format` under `root` (Claude Code: `<root>/<project>/*.jsonl`; Codex:
-/// `rollout-*.jsonl` at any depth), newest first, and the files that could not be read. A missing
+/// Every session file of `format` under `root` (Claude Code: `<root>/<project>/*.jsonl` and
+/// `<root>/<project>/<session>/subagents/*.jsonl`; Codex:
+/// `rollout-*.jsonl` at any depth; OpenCode: `opencode.db` sessions as `opencode.db#<id>` and
+/// `storage/session/*/*.json`), newest first with subagents right after their parent session
+/// (`parentSessionPath`), and the files that could not be read. A missing
 /// root lists nothing.
 pub fn list_foreign_sessions(
     format: SourceFormat,
@@ -33,30 +39,93 @@ pub fn list_foreign_sessions(
     let mut files = Vec::new();
     if root.is_dir() {
         let depth = match format {
-            SourceFormat::ClaudeCode => 1,
-            SourceFormat::Codex => 4,
+            SourceFormat::ClaudeCode => Some(3),
+            SourceFormat::Codex => Some(4),
+            SourceFormat::OpenCode => None,
         };
-        collect(format, root, depth, &mut files)?;
+        if let Some(depth) = depth {
+            collect(format, root, root, depth, &mut files)?;
+        }
     }
     files.sort();
+    let converted: Vec<(PathBuf, Result<ImportedSession, ImportError>)> = match format {
+        SourceFormat::OpenCode => crate::opencode::list_sessions(root),
+        SourceFormat::ClaudeCode | SourceFormat::Codex => files
+            .into_iter()
+            .map(|path| {
+                let session = read_source(&path).and_then(|source| convert(&source, format));
+                (path, session)
+            })
+            .collect(),
+    };
     let mut records = Vec::new();
+    let mut parents: Vec<Option<String>> = Vec::new();
     let mut skipped = Vec::new();
-    for path in files {
-        match read_source(&path).and_then(|source| convert(&source, format)) {
-            Ok(session) => records.push(info_record(&path, &session)),
+    for (path, session) in converted {
+        match session {
+            Ok(session) => {
+                parents.push(parent_session_id(&session));
+                records.push(info_record(&path, &session));
+            }
             Err(error) => skipped.push(SkippedSource { path, error }),
         }
     }
+    // Subagents name their parent session by id: link them to its file.
+    let mut path_of_id: HashMap<String, String> = HashMap::new();
+    for (record, parent) in records.iter().zip(&parents) {
+        if parent.is_none() {
+            path_of_id.insert(record.id.clone(), record.path.clone());
+        }
+    }
+    for (record, parent) in records.iter_mut().zip(&parents) {
+        record.parent_session_path = parent
+            .as_ref()
+            .and_then(|parent| path_of_id.get(parent).cloned());
+    }
+    Ok((under_parents(records), skipped))
+}
+
+/// Newest first, each listed parent followed by its subagents (oldest first).
+fn under_parents(mut records: Vec<SessionInfoRecord>) -> Vec<SessionInfoRecord> {
     records.sort_by(|a, b| {
         b.modified
             .cmp(&a.modified)
             .then_with(|| a.path.cmp(&b.path))
     });
-    Ok((records, skipped))
+    let listed: HashSet<String> = records.iter().map(|record| record.path.clone()).collect();
+    let (children, top): (Vec<_>, Vec<_>) = records.into_iter().partition(|record| {
+        record
+            .parent_session_path
+            .as_ref()
+            .is_some_and(|parent| listed.contains(parent))
+    });
+    let mut by_parent: HashMap<String, Vec<SessionInfoRecord>> = HashMap::new();
+    for child in children.into_iter().rev() {
+        let parent = child.parent_session_path.clone().unwrap_or_default();
+        by_parent.entry(parent).or_default().push(child);
+    }
+    let mut ordered = Vec::new();
+    for record in top {
+        let kids = by_parent.remove(&record.path).unwrap_or_default();
+        ordered.push(record);
+        ordered.extend(kids);
+    }
+    ordered
+}
+
+fn parent_session_id(session: &ImportedSession) -> Option<String> {
+    session
+        .header
+        .extra
+        .get("importedFrom")?
+        .get("parentSessionId")?
+        .as_str()
+        .map(str::to_owned)
 }
 
 fn collect(
     format: SourceFormat,
+    root: &Path,
     dir: &Path,
     depth: usize,
     files: &mut Vec<PathBuf>,
@@ -66,7 +135,7 @@ fn collect(
         let path = entry.path();
         if path.is_dir() {
             if depth > 0 {
-                collect(format, &path, depth - 1, files)?;
+                collect(format, root, &path, depth - 1, files)?;
             }
             continue;
         }
@@ -75,8 +144,21 @@ fn collect(
             .map(|name| name.to_string_lossy().into_owned())
             .unwrap_or_default();
         let wanted = match format {
-            SourceFormat::ClaudeCode => depth == 0 && name.ends_with(".jsonl"),
-            SourceFormat::Codex => name.starts_with("rollout-") && name.ends_with(".jsonl"),
+            // `<project>/<session>.jsonl` and `<project>/<session>/subagents/agent-*.jsonl`.
+            SourceFormat::ClaudeCode => {
+                let parts: Vec<_> = path
+                    .strip_prefix(root)
+                    .map(|relative| relative.components().collect())
+                    .unwrap_or_default();
+                let in_subagents =
+                    parts.len() == 4 && parts[2].as_os_str() == std::ffi::OsStr::new("subagents");
+                (parts.len() == 2 || in_subagents) && name.ends_with(".jsonl")
+            }
+            SourceFormat::Codex => {
+                name.starts_with("rollout-")
+                    && (name.ends_with(".jsonl") || name.ends_with(".json"))
+            }
+            SourceFormat::OpenCode => false,
         };
         if wanted {
             files.push(path);

@@ -55,6 +55,8 @@ pub enum IssueKind {
     CompactionWithoutTokenCount,
     /// An image the v3 format cannot hold inline (a URL or a file path); kept as a text placeholder.
     ImageNotInline,
+    /// The file holds no conversation (only metadata records); the session has no messages.
+    NoConversation,
 }
 
 impl fmt::Display for IssueKind {
@@ -106,6 +108,12 @@ impl fmt::Display for IssueKind {
                 write!(
                     formatter,
                     "compaction has no token count; `tokensBefore` is 0"
+                )
+            }
+            Self::NoConversation => {
+                write!(
+                    formatter,
+                    "the file holds no conversation; imported an empty session"
                 )
             }
             Self::ImageNotInline => {

@@ -32,6 +32,16 @@ pub fn read_source(path: &Path) -> Result<SourceFile, ImportError> {
 
 /// Parses the text of a source file (see [`read_source`]).
 pub fn parse_source(path: &Path, text: &str) -> SourceFile {
+    if let Some(document) = whole_document(path, text) {
+        return SourceFile {
+            path: path.to_owned(),
+            lines: vec![SourceLine {
+                line: 1,
+                record: document,
+            }],
+            issues: Vec::new(),
+        };
+    }
     let mut lines = Vec::new();
     let mut issues = Vec::new();
     for (index, raw) in text.lines().enumerate() {
@@ -68,6 +78,29 @@ pub fn parse_source(path: &Path, text: &str) -> SourceFile {
     }
 }
 
+/// A file that is one JSON object spread over several lines (the oldest Codex rollouts,
+/// `rollout-*.json`): read whole when its first line is not a JSON object by itself.
+fn whole_document(path: &Path, text: &str) -> Option<JsonObject> {
+    let first = text.lines().find(|line| !line.trim().is_empty())?;
+    let first_is_record = matches!(
+        ctxkit_protocol::from_str_repaired::<Value>(first),
+        Ok(Value::Object(_))
+    );
+    let json_name = path
+        .extension()
+        .is_some_and(|extension| extension == "json");
+    if first_is_record && !json_name {
+        return None;
+    }
+    match ctxkit_protocol::from_str_repaired::<Value>(text) {
+        Ok(Value::Object(document)) => Some(document),
+        Ok(
+            Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) | Value::Array(_),
+        )
+        | Err(_) => None,
+    }
+}
+
 /// A string field of a record.
 pub(crate) fn str_field<'a>(record: &'a JsonObject, key: &str) -> Option<&'a str> {
     record.get(key).and_then(Value::as_str)
@@ -84,5 +117,16 @@ mod tests {
         assert_eq!(lines, [1, 5]);
         let bad: Vec<Option<usize>> = source.issues.iter().map(|issue| issue.line).collect();
         assert_eq!(bad, [Some(3), Some(4)]);
+    }
+
+    #[test]
+    fn a_document_over_several_lines_is_one_record() {
+        let source = parse_source(
+            Path::new("rollout-1.json"),
+            "{\n  \"session\": {},\n  \"items\": []\n}\n",
+        );
+        assert_eq!(source.lines.len(), 1);
+        assert!(source.issues.is_empty());
+        assert!(source.lines[0].record.contains_key("items"));
     }
 }

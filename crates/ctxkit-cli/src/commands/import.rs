@@ -1,19 +1,22 @@
 //! `ctxkit import` (Claude Code / Codex files → a ctxkit session) and `ctxkit sessions --from`
 //! (those agents' sessions, listed from their own directories).
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 use ctxkit_import::{
-    SourceFormat, WriteOutcome, default_sessions_root, import_file, list_foreign_sessions,
+    ImportedSession, SourceFormat, WriteOutcome, default_sessions_root, find_subagents,
+    import_file, import_opencode, import_subagent, is_opencode_path, list_foreign_sessions,
 };
+use ctxkit_protocol::SessionInfoRecord;
 use ctxkit_session::default_session_dir;
 
 use super::{Locations, print_json};
 use crate::Outcome;
 
-/// `--from auto|claude-code|codex` as a format (`None`: detect).
+/// `--from auto|claude-code|codex|opencode` as a format (`None`: detect).
 fn parse_format(from: &str) -> Result<Option<SourceFormat>> {
     match from {
         "auto" => Ok(None),
@@ -34,14 +37,76 @@ pub fn import(
     out: &mut dyn Write,
 ) -> Result<Outcome> {
     let format = parse_format(from)?;
+    if format == Some(SourceFormat::OpenCode) || format.is_none() && is_opencode_path(file) {
+        return import_opencode_sessions(locations, file, out_file, out);
+    }
     let session = import_file(file, format)?;
-    let target: PathBuf = match out_file {
+    let target = target_of(locations, &session, out_file);
+    write_session(&session, &target, out)?;
+    // Subagent transcripts come along as child sessions beside the parent.
+    let source_id = session
+        .header
+        .extra
+        .get("importedFrom")
+        .and_then(|origin| origin.get("sessionId"))
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or(&session.header.id);
+    let target_dir = target.parent().unwrap_or(Path::new("."));
+    for subagent in find_subagents(session.format, file, source_id) {
+        let child = import_subagent(session.format, &subagent, &target)
+            .with_context(|| format!("cannot import subagent `{}`", subagent.path.display()))?;
+        write_session(&child, &target_dir.join(child.file_name()), out)?;
+    }
+    Ok(Outcome::Success)
+}
+
+/// An OpenCode session and its subagent sessions: the session goes to `out_file` (or the session
+/// directory of its cwd), each subagent beside it with `parentSession` naming its parent's file.
+fn import_opencode_sessions(
+    locations: &Locations,
+    file: &Path,
+    out_file: Option<&Path>,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
+    let mut sessions = import_opencode(file)?.into_iter();
+    let Some(session) = sessions.next() else {
+        return Ok(Outcome::Success);
+    };
+    let target = target_of(locations, &session, out_file);
+    write_session(&session, &target, out)?;
+    let target_dir = target.parent().unwrap_or(Path::new(".")).to_owned();
+    let mut written: HashMap<String, PathBuf> = HashMap::new();
+    written.insert(session.header.id.clone(), target.clone());
+    for mut child in sessions {
+        let parent = child
+            .header
+            .extra
+            .get("importedFrom")
+            .and_then(|origin| origin.get("parentSessionId"))
+            .and_then(serde_json::Value::as_str)
+            .and_then(|parent| written.get(parent))
+            .unwrap_or(&target);
+        child.header.parent_session = Some(parent.display().to_string());
+        let path = target_dir.join(child.file_name());
+        write_session(&child, &path, out)?;
+        written.insert(child.header.id.clone(), path);
+    }
+    Ok(Outcome::Success)
+}
+
+/// Where an imported session goes: `out_file`, or ctxkit's session directory of its cwd.
+fn target_of(locations: &Locations, session: &ImportedSession, out_file: Option<&Path>) -> PathBuf {
+    match out_file {
         Some(path) => path.to_owned(),
         None => default_session_dir(&locations.sessions_root, &session.header.cwd)
             .join(session.file_name()),
-    };
+    }
+}
+
+/// Writes one imported session; stdout gets its path, stderr the summary and every issue.
+fn write_session(session: &ImportedSession, target: &Path, out: &mut dyn Write) -> Result<()> {
     let outcome = session
-        .write_to(&target)
+        .write_to(target)
         .with_context(|| format!("cannot write `{}`", target.display()))?;
     writeln!(out, "{}", target.display())?;
     let mut stderr = std::io::stderr().lock();
@@ -62,7 +127,7 @@ pub fn import(
     for issue in &report.issues {
         writeln!(stderr, "warning: {issue}")?;
     }
-    Ok(Outcome::Success)
+    Ok(())
 }
 
 /// Lists another agent's sessions (default root under the home directory, or `dir`).
@@ -72,8 +137,9 @@ pub fn sessions(
     json: bool,
     out: &mut dyn Write,
 ) -> Result<Outcome> {
-    let format = parse_format(from)?
-        .context("`--from auto` cannot list sessions; name the agent: `claude-code` or `codex`")?;
+    let format = parse_format(from)?.context(
+        "`--from auto` cannot list sessions; name the agent: `claude-code`, `codex` or `opencode`",
+    )?;
     let root = match dir {
         Some(dir) => dir,
         None => {
@@ -93,7 +159,7 @@ pub fn sessions(
             root.display()
         )?;
     } else {
-        super::sessions::print_session_rows(&sessions, out)?;
+        print_with_subagents(&sessions, out)?;
     }
     let mut stderr = std::io::stderr().lock();
     for file in skipped {
@@ -105,4 +171,21 @@ pub fn sessions(
         )?;
     }
     Ok(Outcome::Success)
+}
+
+/// Session rows, subagents indented under the parent listed just before them.
+fn print_with_subagents(sessions: &[SessionInfoRecord], out: &mut dyn Write) -> Result<()> {
+    for session in sessions {
+        if session.parent_session_path.is_none() {
+            super::sessions::print_session_rows(std::slice::from_ref(session), out)?;
+            continue;
+        }
+        let mut row = Vec::new();
+        super::sessions::print_session_rows(std::slice::from_ref(session), &mut row)?;
+        for (index, line) in String::from_utf8_lossy(&row).lines().enumerate() {
+            let prefix = if index == 0 { "  └ " } else { "    " };
+            writeln!(out, "{prefix}{line}")?;
+        }
+    }
+    Ok(())
 }

@@ -159,3 +159,117 @@ fn import_errors() {
     ]));
     insta::assert_snapshot!(transcript);
 }
+
+fn shapes(relative: &str) -> PathBuf {
+    fixture("shapes").join(relative)
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn subagents_come_along_and_are_listed_under_their_parent() {
+    let home = Home::new();
+    copy_tree(
+        &shapes("claude-projects"),
+        &home.root.join(".claude/projects"),
+    );
+    copy_tree(
+        &shapes("codex-sessions"),
+        &home.root.join(".codex/sessions"),
+    );
+    let parent = home.path(".claude/projects/c--Users-dev-app/5e6f7a8b-parent.jsonl");
+    let out = home.path("imported/parent.jsonl");
+    let mut transcript = String::new();
+    transcript.push_str(&home.ctxkit(&["sessions", "--from", "claude-code"]));
+    transcript.push_str(&home.ctxkit(&["sessions", "--from", "codex"]));
+    transcript.push_str(&home.ctxkit(&["import", &parent, "--out", &out]));
+    transcript.push_str(&home.ctxkit(&[
+        "context",
+        &home.path("imported/2026-04-02T14-00-03-000Z_agent-a1b2c3.jsonl"),
+    ]));
+    transcript.push_str(&home.ctxkit(&["import", &parent, "--out", &out]));
+    let rollout =
+        home.path(".codex/sessions/2026/03/09/rollout-2026-03-09T11-00-00-019ccc01-parent.jsonl");
+    transcript.push_str(&home.ctxkit(&[
+        "import",
+        &rollout,
+        "--out",
+        &home.path("codex/parent.jsonl"),
+    ]));
+    insta::assert_snapshot!(transcript);
+    let head = std::fs::read_to_string(
+        home.root
+            .join("imported/2026-04-02T14-00-03-000Z_agent-a1b2c3.jsonl"),
+    )
+    .unwrap();
+    assert!(
+        head.lines()
+            .next()
+            .unwrap()
+            .contains(&format!("\"parentSession\":\"{out}\""))
+    );
+}
+
+#[test]
+fn remote_compaction_and_old_rollouts_import_end_to_end() {
+    let home = Home::new();
+    let mut transcript = String::new();
+    for (name, out) in [
+        ("codex-remote-compaction.jsonl", "remote.jsonl"),
+        ("rollout-2025-05-03T10-00-00-oldest.json", "oldest.jsonl"),
+        ("codex-legacy-2025-08.jsonl", "legacy.jsonl"),
+        ("codex-header-only.jsonl", "header.jsonl"),
+        ("7d3c2a10-summary-only.jsonl", "summary.jsonl"),
+        ("1e9b8c7d-teleported.jsonl", "teleported.jsonl"),
+    ] {
+        let source = home.root.join(name);
+        std::fs::copy(shapes(name), &source).unwrap();
+        let out = home.path(out);
+        transcript.push_str(&home.ctxkit(&["import", source.to_str().unwrap(), "--out", &out]));
+        transcript.push_str(&home.ctxkit(&["context", &out, "--llm"]));
+    }
+    insta::assert_snapshot!(transcript);
+}
+
+#[test]
+fn opencode_file_store_and_database_import_with_subagents() {
+    let home = Home::new();
+    let data = home.root.join(".local/share/opencode");
+    copy_tree(&shapes("opencode-1x"), &data);
+    let sql = std::fs::read_to_string(shapes("opencode-2x.sql")).unwrap();
+    let connection = rusqlite::Connection::open(data.join("opencode.db")).unwrap();
+    connection.execute_batch(&sql).unwrap();
+    drop(connection);
+    let database = data.join("opencode.db");
+    let before = std::fs::read(&database).unwrap();
+    let mut transcript = String::new();
+    transcript.push_str(&home.ctxkit(&["sessions", "--from", "opencode"]));
+    let session = home.path(
+        ".local/share/opencode/storage/session/4f1e2d3c5b6a7980/ses_5d0a1b2c3ffeRssFeedParent.json",
+    );
+    transcript.push_str(&home.ctxkit(&["import", &session, "--out", &home.path("out/rss.jsonl")]));
+    transcript.push_str(&home.ctxkit(&["context", &home.path("out/rss.jsonl"), "--llm"]));
+    let chosen = format!("{}#ses_6e1f00000001ApiTimeouts", database.display());
+    transcript.push_str(&home.ctxkit(&["import", &chosen, "--out", &home.path("out/api.jsonl")]));
+    transcript.push_str(&home.ctxkit(&["context", &home.path("out/api.jsonl")]));
+    transcript.push_str(&home.ctxkit(&["import", &format!("{}#ses_missing", database.display())]));
+    insta::assert_snapshot!(transcript);
+    assert_eq!(
+        std::fs::read(&database).unwrap(),
+        before,
+        "the database changed"
+    );
+    assert!(!data.join("opencode.db-wal").exists());
+    assert!(!data.join("opencode.db-shm").exists());
+}

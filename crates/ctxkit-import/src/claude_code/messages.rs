@@ -172,7 +172,54 @@ fn content_block(block: &JsonObject, builder: &mut Builder, line: usize) -> Cont
                 }
             }
         }
+        Some("server_tool_use" | "web_search_tool_result") => {
+            let mut extra = JsonObject::new();
+            extra.insert("anthropicBlock".to_owned(), Value::Object(block.clone()));
+            ContentBlock::Text(TextContent {
+                text: server_tool_text(block),
+                extra,
+            })
+        }
         Some(_) | None => ContentBlock::Unknown(block.clone()),
+    }
+}
+
+/// A server tool's call or result (Anthropic's web search) as the text the conversation shows: the
+/// query, then the pages found. The block itself is kept beside the text.
+fn server_tool_text(block: &JsonObject) -> String {
+    if str_field(block, "type") == Some("server_tool_use") {
+        let input = block.get("input");
+        return match input
+            .and_then(|input| input.get("query"))
+            .and_then(Value::as_str)
+        {
+            Some(query) => format!("[web search: \"{query}\"]"),
+            None => format!(
+                "[{}: {}]",
+                str_field(block, "name").unwrap_or("server tool"),
+                input.map(ToString::to_string).unwrap_or_default()
+            ),
+        };
+    }
+    match block.get("content") {
+        Some(Value::Array(results)) => {
+            let mut text = String::from("[web search results]");
+            for result in results.iter().filter_map(Value::as_object) {
+                text.push_str(&format!(
+                    "\n- {} ({})",
+                    str_field(result, "title").unwrap_or_default(),
+                    str_field(result, "url").unwrap_or_default()
+                ));
+            }
+            text
+        }
+        Some(Value::Object(error)) => format!(
+            "[web search failed: {}]",
+            str_field(error, "error_code").unwrap_or("error")
+        ),
+        Some(Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_)) | None => {
+            "[web search results]".to_owned()
+        }
     }
 }
 

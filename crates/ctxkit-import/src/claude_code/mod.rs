@@ -5,12 +5,14 @@
 //! record after it become one `compaction` entry, `summary` records set the session name, and every
 //! other record is kept as a `custom` entry. Facts and sources: `docs/import-formats.md`.
 
+mod linear;
 mod messages;
 
 use std::collections::HashMap;
 
 use ctxkit_protocol::{
-    CompactionEntry, EntryKind, JsonObject, SessionEntry, SessionInfoEntry, value_as_u64,
+    CompactionEntry, EntryKind, JsonObject, ModelChangeEntry, SessionEntry, SessionInfoEntry,
+    value_as_u64,
 };
 use serde_json::Value;
 
@@ -23,6 +25,22 @@ use messages::{assistant_kind, user_entries};
 
 const FORMAT: SourceFormat = SourceFormat::ClaudeCode;
 
+/// Record types Claude Code writes that carry nothing its model is shown: kept as `custom` entries
+/// `import.claude-code.<type>`, not reported as unknown.
+const QUIET_RECORDS: &[&str] = &[
+    "progress",
+    "file-history-snapshot",
+    "queue-operation",
+    "permission-mode",
+    "last-prompt",
+    "teleported-from",
+    "teleport-skipped-branch",
+    "away_summary",
+    "attachment",
+    "mode",
+    "bridge-session",
+];
+
 /// The entries one source record became, before parents are resolved.
 #[derive(Debug)]
 struct Record {
@@ -30,6 +48,16 @@ struct Record {
     uuid: Option<String>,
     parent_uuid: Option<String>,
     sidechain: bool,
+    /// `message.id` of an assistant record: the API reply it is (a fragment of).
+    message_id: Option<String>,
+    /// A user record holding `tool_result` blocks.
+    tool_results: bool,
+    /// A `user` or `assistant` record (a message of the conversation).
+    conversational: bool,
+    /// Merged into another record (a fragment of the same reply); writes nothing.
+    removed: bool,
+    /// The uuid of the record this one was merged into.
+    alias_of: Option<String>,
     entries: Vec<Planned>,
 }
 
@@ -40,18 +68,20 @@ pub fn convert_claude_code(source: &SourceFile) -> Result<ImportedSession, Impor
             path: source.path.clone(),
         });
     }
-    let session_id = source
+    let recorded_id = source
         .lines
         .iter()
         .find_map(|line| str_field(&line.record, "sessionId"))
-        .map(str::to_owned)
-        .or_else(|| {
-            source
-                .path
-                .file_stem()
-                .map(|stem| stem.to_string_lossy().into_owned())
-        })
-        .unwrap_or_default();
+        .map(str::to_owned);
+    let stem = source
+        .path
+        .file_stem()
+        .map(|stem| stem.to_string_lossy().into_owned());
+    // A subagent transcript (`agent-<id>.jsonl`) carries its parent's `sessionId`: the session is
+    // named after the file, and the parent is remembered.
+    let subagent_stem = stem.clone().filter(|stem| stem.starts_with("agent-"));
+    let parent_session_id = subagent_stem.as_ref().and(recorded_id.clone());
+    let session_id = subagent_stem.or(recorded_id).or(stem).unwrap_or_default();
     let cwd = source
         .lines
         .iter()
@@ -71,6 +101,13 @@ pub fn convert_claude_code(source: &SourceFile) -> Result<ImportedSession, Impor
     let mut open_boundary: Option<usize> = None;
     let mut last_timestamp = normalize_timestamp(start).unwrap_or_default();
     let mut main_tail_uuid: Option<String> = None;
+    let mut model: Option<String> = None;
+    // A subagent's own file is all sidechain: its model changes are its main line's.
+    let all_sidechain = source
+        .lines
+        .iter()
+        .filter(|line| line.record.contains_key("uuid"))
+        .all(|line| line.record.get("isSidechain").and_then(Value::as_bool) == Some(true));
 
     for line in &source.lines {
         let record = &line.record;
@@ -179,21 +216,46 @@ pub fn convert_claude_code(source: &SourceFile) -> Result<ImportedSession, Impor
             match record_type {
                 "user" => user_entries(line, &source_key, &timestamp, &mut builder, &mut entries),
                 "assistant" => {
+                    let this_model = message_of(record)
+                        .and_then(|message| str_field(message, "model"))
+                        .filter(|name| !name.starts_with('<'));
+                    if (!sidechain || all_sidechain)
+                        && let Some(this_model) = this_model
+                        && model.as_deref() != Some(this_model)
+                    {
+                        model = Some(this_model.to_owned());
+                        let id = builder.ids.derive(&format!("{source_key}#model"));
+                        let kind = EntryKind::ModelChange(ModelChangeEntry {
+                            provider: "anthropic".to_owned(),
+                            model_id: this_model.to_owned(),
+                            extra: JsonObject::new(),
+                        });
+                        entries.push(planned(line, id, &timestamp, kind));
+                    }
                     let id = builder.ids.derive(&source_key);
                     let kind = assistant_kind(record, &timestamp, &mut builder, line.line);
                     entries.push(planned(line, id, &timestamp, kind));
                 }
-                "summary" if str_field(record, "summary").is_some() => {
+                "summary" | "ai-title" | "custom-title" if title(record).is_some() => {
                     let id = builder.ids.derive(&source_key);
                     let mut extra = JsonObject::new();
                     if let Some(leaf) = record.get("leafUuid") {
                         extra.insert("leafUuid".to_owned(), leaf.clone());
                     }
                     let kind = EntryKind::SessionInfo(SessionInfoEntry {
-                        name: str_field(record, "summary").map(str::to_owned),
+                        name: title(record).map(str::to_owned),
                         extra,
                     });
                     entries.push(planned(line, id, &timestamp, kind));
+                }
+                quiet if QUIET_RECORDS.contains(&quiet) => {
+                    let id = builder.ids.derive(&source_key);
+                    entries.push(planned(
+                        line,
+                        id,
+                        &timestamp,
+                        custom_kind(FORMAT, quiet, record),
+                    ));
                 }
                 "system" => {
                     let id = builder.ids.derive(&source_key);
@@ -232,14 +294,24 @@ pub fn convert_claude_code(source: &SourceFile) -> Result<ImportedSession, Impor
         if !sidechain && uuid.is_some() {
             main_tail_uuid.clone_from(&uuid);
         }
+        let message_id = (record_type == "assistant")
+            .then(|| message_of(record).and_then(|message| str_field(message, "id")))
+            .flatten()
+            .map(str::to_owned);
         records.push(Record {
             line: line.line,
             uuid,
             parent_uuid,
             sidechain,
+            message_id,
+            tool_results: record_type == "user" && has_tool_results(record),
+            conversational: matches!(record_type, "user" | "assistant"),
+            removed: false,
+            alias_of: None,
             entries,
         });
     }
+    linear::relink_parallel_calls(&mut records);
     if let Some(index) = open_boundary
         && let Some(record) = records.get(index)
     {
@@ -252,6 +324,9 @@ pub fn convert_claude_code(source: &SourceFile) -> Result<ImportedSession, Impor
     let mut side_entries = Vec::new();
     let mut main_entries = Vec::new();
     for mut record in records {
+        if record.removed {
+            continue;
+        }
         let parent = record
             .parent_uuid
             .as_deref()
@@ -282,7 +357,10 @@ pub fn convert_claude_code(source: &SourceFile) -> Result<ImportedSession, Impor
         }
     }
     side_entries.extend(main_entries);
-    let header = header(FORMAT, &session_id, start, cwd);
+    let mut header = header(FORMAT, &session_id, start, cwd);
+    if let Some(parent) = parent_session_id {
+        crate::builder::set_parent_session_id(&mut header, &parent);
+    }
     Ok(builder.finish(FORMAT, header, side_entries, source.lines.len()))
 }
 
@@ -300,6 +378,26 @@ pub(super) fn planned(line: &SourceLine, id: String, timestamp: &str, kind: Entr
 
 pub(super) fn message_of(record: &JsonObject) -> Option<&JsonObject> {
     record.get("message").and_then(Value::as_object)
+}
+
+/// The name a `summary`, `ai-title` or `custom-title` record gives the session.
+fn title(record: &JsonObject) -> Option<&str> {
+    str_field(record, "summary")
+        .or_else(|| str_field(record, "customTitle"))
+        .or_else(|| str_field(record, "aiTitle"))
+        .or_else(|| str_field(record, "title"))
+}
+
+/// Whether a user record's content holds `tool_result` blocks.
+fn has_tool_results(record: &JsonObject) -> bool {
+    message_of(record)
+        .and_then(|message| message.get("content"))
+        .and_then(Value::as_array)
+        .is_some_and(|blocks| {
+            blocks
+                .iter()
+                .any(|block| block.get("type").and_then(Value::as_str) == Some("tool_result"))
+        })
 }
 
 /// The text of a record's message: a string content, or its text blocks joined by blank lines.

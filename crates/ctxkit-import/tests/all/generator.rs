@@ -73,8 +73,11 @@ pub fn claude_code(seed: u64) -> String {
         object.to_string()
     };
     let user = |text: String| json!({"message": {"role": "user", "content": text}});
+    // Every API response has its own message id.
+    let responses = std::cell::Cell::new(0);
     let assistant = |content: Value, stop: &str| {
-        json!({"message": {"id": "msg_1", "type": "message", "role": "assistant",
+        responses.set(responses.get() + 1);
+        json!({"message": {"id": format!("msg_{}", responses.get()), "type": "message", "role": "assistant",
             "model": "claude-sonnet-4-20250514", "content": content, "stop_reason": stop,
             "usage": {"input_tokens": 12, "cache_creation_input_tokens": 300,
                       "cache_read_input_tokens": 4000, "output_tokens": 80}}})
@@ -179,7 +182,7 @@ pub fn claude_code(seed: u64) -> String {
     ));
     lines.push(record(
         &mut rng,
-        "attachment",
+        "workflow-checkpoint",
         id(16),
         Some(id(15)),
         json!({"attachment": {"type": "queued_command", "prompt": "later"}}),
@@ -192,6 +195,126 @@ pub fn claude_code(seed: u64) -> String {
         Some(id(16)),
         assistant(json!([{"type": "text", "text": closing}]), "end_turn"),
     ));
+    lines.join("\n") + "\n"
+}
+
+/// A Claude Code transcript in which Claude calls `calls` tools in one reply, written the way Claude
+/// Code writes it: one `assistant` record per content block (thinking, text, each `tool_use`), all
+/// with the reply's `message.id`, each the child of the previous one; one `user` record per result,
+/// the child of the block that called it, written as the tools finish (the last call first); a
+/// `progress` record under a call; the next reply the child of the last result written.
+pub fn claude_code_parallel(calls: u64) -> String {
+    let mut rng = Rng::new(calls);
+    let session = rng.uuid();
+    let mut lines: Vec<String> = Vec::new();
+    let mut clock = 0;
+    let mut record = |rng: &mut Rng, kind: &str, parent: Option<&str>, extra: Value| {
+        clock += 1;
+        let uuid = rng.uuid();
+        let mut object = json!({
+            "parentUuid": parent, "isSidechain": false, "userType": "external",
+            "cwd": "C:\\Users\\dev\\shop", "sessionId": session, "version": "2.0.14",
+            "gitBranch": "main", "type": kind, "uuid": uuid, "timestamp": time(clock),
+        });
+        if let (Value::Object(object), Value::Object(extra)) = (&mut object, extra) {
+            object.extend(extra);
+        }
+        lines.push(object.to_string());
+        uuid
+    };
+    let fragment = |message: &str, block: Value| {
+        json!({"requestId": format!("req_{message}"), "message": {"id": message, "type": "message",
+            "role": "assistant", "model": "claude-opus-4-1-20250805", "content": [block],
+            "stop_reason": null, "usage": {"input_tokens": 9, "output_tokens": 40}}})
+    };
+    let prompt = record(
+        &mut rng,
+        "user",
+        None,
+        json!({"message": {"role": "user",
+        "content": format!("Read the {calls} config files and tell me which one sets the port.")}}),
+    );
+    let mut parent = record(
+        &mut rng,
+        "assistant",
+        Some(&prompt),
+        fragment(
+            "msg_01A",
+            json!({"type": "thinking", "thinking": "Read them all at once.", "signature": "c2ln"}),
+        ),
+    );
+    parent = record(
+        &mut rng,
+        "assistant",
+        Some(&parent),
+        fragment(
+            "msg_01A",
+            json!({"type": "text", "text": "I'll read them in parallel."}),
+        ),
+    );
+    let mut call_records = Vec::new();
+    for call in 1..=calls {
+        parent = record(
+            &mut rng,
+            "assistant",
+            Some(&parent),
+            fragment(
+                "msg_01A",
+                json!({
+            "type": "tool_use", "id": format!("toolu_{call:02}"), "name": "Read",
+            "input": {"file_path": format!("C:\\Users\\dev\\shop\\config{call}.toml")}}),
+            ),
+        );
+        call_records.push(parent.clone());
+    }
+    record(
+        &mut rng,
+        "progress",
+        Some(&call_records[0]),
+        json!({"data": {"type": "hook_progress",
+        "hookEvent": "PreToolUse"}, "toolUseID": "toolu_01"}),
+    );
+    let mut order: Vec<u64> = (1..=calls).collect();
+    order.rotate_right(1);
+    let mut last_result = String::new();
+    for call in order {
+        let caller = &call_records[usize::try_from(call - 1).unwrap()];
+        last_result = record(
+            &mut rng,
+            "user",
+            Some(caller),
+            json!({
+            "message": {"role": "user", "content": [{"type": "tool_result",
+                "tool_use_id": format!("toolu_{call:02}"), "content": format!("port = {}", 8000 + call)}]},
+            "toolUseResult": {"type": "text", "file": {"numLines": 1}},
+            "sourceToolAssistantUUID": caller}),
+        );
+    }
+    let answer = record(
+        &mut rng,
+        "assistant",
+        Some(&last_result),
+        fragment(
+            "msg_01B",
+            json!({"type": "text", "text": format!("config{calls}.toml sets the last port.")}),
+        ),
+    );
+    let thanks = record(
+        &mut rng,
+        "user",
+        Some(&answer),
+        json!({"message": {"role": "user",
+        "content": "Thanks."}}),
+    );
+    record(
+        &mut rng,
+        "assistant",
+        Some(&thanks),
+        fragment(
+            "msg_01C",
+            json!({"type": "text", "text": "You're welcome."}),
+        ),
+    );
     lines.join("\n") + "\n"
 }
 

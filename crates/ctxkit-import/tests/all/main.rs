@@ -6,6 +6,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod generator;
+mod opencode;
+mod shapes;
+mod subagents;
 mod trees;
 mod writes;
 
@@ -17,6 +20,11 @@ pub type Fixture = (&'static str, fn(u64) -> String, u64);
 pub const FIXTURES: &[Fixture] = &[
     ("claude-code-session.jsonl", generator::claude_code, 7),
     ("codex-rollout.jsonl", generator::codex, 11),
+    (
+        "claude-code-parallel.jsonl",
+        generator::claude_code_parallel,
+        3,
+    ),
 ];
 
 pub fn fixtures_dir() -> PathBuf {

@@ -1,203 +1,52 @@
-//! Codex rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`) → v3 entries.
-//!
-//! Every line is `{timestamp, type, payload}`. A rollout is linear, so entries form one chain; ids
-//! derive from the session id and the line number. `response_item` messages, reasoning, function
-//! calls and their outputs become messages, `compacted` becomes a `compaction` entry (tokens from the
-//! last `token_count` event), `turn_context` a `model_change` when the model changes, and every other
-//! record a `custom` entry. Facts and sources: `docs/import-formats.md`.
+//! Codex `ResponseItem`s → v3 entry kinds: messages, reasoning, tool calls and outputs, web searches,
+//! and the items that carry no conversation (kept as `custom` entries without a warning).
 
 use ctxkit_protocol::{
-    AgentMessage, AssistantMessage, CompactionEntry, ContentBlock, CustomMessageEntry, EntryKind,
-    ImageContent, JsonObject, MessageContent, ModelChangeEntry, SessionEntry, TextContent,
-    ThinkingContent, ToolCall, ToolResultMessage, UserMessage, value_as_u64,
+    AgentMessage, AssistantMessage, ContentBlock, CustomMessageEntry, EntryKind, ImageContent,
+    JsonObject, MessageContent, TextContent, ThinkingContent, ToolCall, ToolResultMessage,
+    UserMessage,
 };
 use serde_json::Value;
 
-use crate::builder::{
-    Builder, Planned, arguments_from_text, custom_kind, header, millis, normalize_timestamp,
-    wrapped_input,
-};
-use crate::error::ImportError;
+use super::{FORMAT, State};
+use crate::builder::{Builder, arguments_from_text, custom_kind, millis, wrapped_input};
+use crate::custom_type;
 use crate::report::IssueKind;
-use crate::source::{SourceFile, str_field};
-use crate::{ImportedSession, SourceFormat, custom_type};
+use crate::source::str_field;
 
-const FORMAT: SourceFormat = SourceFormat::Codex;
+/// `ResponseItem` types Codex records that carry nothing a model is shown as conversation: kept as
+/// `custom` entries, not reported as unknown.
+const QUIET_ITEMS: &[&str] = &[
+    "ghost_snapshot",
+    "tool_search_call",
+    "tool_search_output",
+    "compaction",
+    "compaction_summary",
+    "item_reference",
+];
 
-/// Running state while walking the rollout.
-#[derive(Debug, Default)]
-struct State {
-    model: Option<String>,
-    provider: Option<String>,
-    /// Context tokens of the last `token_count` event.
-    last_tokens: Option<u64>,
-}
-
-/// Converts a Codex rollout.
-pub fn convert_codex(source: &SourceFile) -> Result<ImportedSession, ImportError> {
-    if source.lines.is_empty() {
-        return Err(ImportError::Empty {
-            path: source.path.clone(),
-        });
-    }
-    let meta = source.lines.iter().find_map(|line| {
-        (str_field(&line.record, "type") == Some("session_meta"))
-            .then(|| line.record.get("payload").and_then(Value::as_object))
-            .flatten()
-    });
-    let session_id = meta
-        .and_then(|meta| str_field(meta, "id"))
-        .map(str::to_owned)
-        .or_else(|| {
-            source
-                .path
-                .file_stem()
-                .map(|stem| stem.to_string_lossy().into_owned())
-        })
-        .unwrap_or_default();
-    let cwd = meta
-        .and_then(|meta| str_field(meta, "cwd"))
-        .unwrap_or_default();
-    let start = meta
-        .and_then(|meta| str_field(meta, "timestamp"))
-        .or_else(|| {
-            source
-                .lines
-                .iter()
-                .find_map(|line| str_field(&line.record, "timestamp"))
-        })
-        .unwrap_or_default();
-    let mut state = State {
-        provider: meta
-            .and_then(|meta| str_field(meta, "model_provider"))
-            .map(str::to_owned),
-        ..State::default()
-    };
-
-    let mut builder = Builder::new(source);
-    let mut planned: Vec<Planned> = Vec::new();
-    let mut last_timestamp = normalize_timestamp(start).unwrap_or_default();
-    for line in &source.lines {
-        let record = &line.record;
-        let timestamp = str_field(record, "timestamp")
-            .and_then(normalize_timestamp)
-            .unwrap_or_else(|| last_timestamp.clone());
-        last_timestamp.clone_from(&timestamp);
-        let payload = record.get("payload").and_then(Value::as_object);
-        let kinds = match (str_field(record, "type"), payload) {
-            (Some("session_meta"), Some(_)) => vec![custom_kind(FORMAT, "session_meta", record)],
-            (Some("response_item"), Some(payload)) => {
-                response_item(payload, record, &timestamp, &state, &mut builder, line.line)
-            }
-            (Some("compacted"), Some(payload)) => {
-                if state.last_tokens.is_none() {
-                    builder.issue(line.line, IssueKind::CompactionWithoutTokenCount);
-                }
-                let summary = str_field(payload, "message").unwrap_or_default();
-                if summary.is_empty() {
-                    builder.issue(line.line, IssueKind::CompactionWithoutSummary);
-                }
-                let mut extra = JsonObject::new();
-                if let Some(history) = payload.get("replacement_history") {
-                    extra.insert("replacementHistory".to_owned(), history.clone());
-                }
-                vec![EntryKind::Compaction(CompactionEntry {
-                    summary: summary.to_owned(),
-                    first_kept_entry_id: String::new(),
-                    tokens_before: state.last_tokens.unwrap_or(0),
-                    details: None,
-                    from_hook: None,
-                    extra,
-                })]
-            }
-            (Some("turn_context"), Some(payload)) => {
-                let mut kinds = Vec::new();
-                let model = str_field(payload, "model").map(str::to_owned);
-                if model.is_some() && model != state.model {
-                    kinds.push(EntryKind::ModelChange(ModelChangeEntry {
-                        provider: state
-                            .provider
-                            .clone()
-                            .unwrap_or_else(|| "openai".to_owned()),
-                        model_id: model.clone().unwrap_or_default(),
-                        extra: JsonObject::new(),
-                    }));
-                    state.model = model;
-                }
-                kinds.push(custom_kind(FORMAT, "turn_context", record));
-                kinds
-            }
-            (Some("event_msg"), Some(payload)) => {
-                if str_field(payload, "type") == Some("token_count")
-                    && let Some(tokens) = token_count(payload)
-                {
-                    state.last_tokens = Some(tokens);
-                }
-                vec![custom_kind(FORMAT, "event_msg", record)]
-            }
-            (other, _) => {
-                builder.issue(
-                    line.line,
-                    IssueKind::UnknownRecord {
-                        record_type: other.unwrap_or("(none)").to_owned(),
-                    },
-                );
-                vec![custom_kind(FORMAT, "unknown", record)]
-            }
-        };
-        for (index, kind) in kinds.into_iter().enumerate() {
-            let key = if index == 0 {
-                format!("{session_id}:{}", line.line)
-            } else {
-                format!("{session_id}:{}#{index}", line.line)
-            };
-            let id = builder.ids.derive(&key);
-            let kind = match kind {
-                // Codex keeps nothing verbatim across a compaction (the replacement history is
-                // rebuilt from user messages): an id not on the path before it keeps nothing.
-                EntryKind::Compaction(mut compaction) => {
-                    compaction.first_kept_entry_id.clone_from(&id);
-                    EntryKind::Compaction(compaction)
-                }
-                other @ (EntryKind::Message(_)
-                | EntryKind::ThinkingLevelChange(_)
-                | EntryKind::ModelChange(_)
-                | EntryKind::BranchSummary(_)
-                | EntryKind::Custom(_)
-                | EntryKind::CustomMessage(_)
-                | EntryKind::Label(_)
-                | EntryKind::SessionInfo(_)
-                | EntryKind::Unknown { .. }) => other,
-            };
-            let parent_id = planned.last().map(|previous| previous.entry.id.clone());
-            planned.push(Planned {
-                line: line.line,
-                entry: SessionEntry {
-                    id,
-                    parent_id,
-                    timestamp: timestamp.clone(),
-                    kind,
-                },
-            });
-        }
-    }
-    let header = header(FORMAT, &session_id, start, cwd);
-    Ok(builder.finish(FORMAT, header, planned, source.lines.len()))
-}
-
-/// Context tokens of a `token_count` event: the last request's total, else its input.
-fn token_count(payload: &JsonObject) -> Option<u64> {
-    let last = payload.get("info")?.get("last_token_usage")?.as_object()?;
-    last.get("total_tokens")
-        .or_else(|| last.get("input_tokens"))
-        .and_then(value_as_u64)
-}
+/// `ResponseItem` types (the `type` of a bare item in older rollouts).
+pub(super) const RESPONSE_ITEM_TYPES: &[&str] = &[
+    "message",
+    "reasoning",
+    "function_call",
+    "function_call_output",
+    "custom_tool_call",
+    "custom_tool_call_output",
+    "local_shell_call",
+    "web_search_call",
+    "ghost_snapshot",
+    "tool_search_call",
+    "tool_search_output",
+    "compaction",
+    "compaction_summary",
+];
 
 fn message(message: AgentMessage) -> Vec<EntryKind> {
     vec![EntryKind::Message(Box::new(message))]
 }
 
-fn response_item(
+pub(super) fn response_item(
     payload: &JsonObject,
     record: &JsonObject,
     timestamp: &str,
@@ -325,6 +174,18 @@ fn response_item(
                 extra: JsonObject::new(),
             }))
         }
+        Some("web_search_call") => {
+            let mut extra = JsonObject::new();
+            extra.insert("codexItem".to_owned(), Value::Object(payload.clone()));
+            let mut reply = assistant(vec![ContentBlock::text(web_search_text(payload))], "stop");
+            if let AgentMessage::Assistant(assistant) = &mut reply {
+                assistant.extra = extra;
+            }
+            message(reply)
+        }
+        Some(kind) if QUIET_ITEMS.contains(&kind) => {
+            vec![custom_kind(FORMAT, kind, record)]
+        }
         other => {
             builder.issue(
                 line,
@@ -365,7 +226,11 @@ fn tool_output(
 }
 
 /// Responses API content items (`input_text`, `output_text`, `input_image`) as v3 blocks.
-fn content_items(items: Option<&Value>, builder: &mut Builder, line: usize) -> Vec<ContentBlock> {
+pub(super) fn content_items(
+    items: Option<&Value>,
+    builder: &mut Builder,
+    line: usize,
+) -> Vec<ContentBlock> {
     let Some(Value::Array(items)) = items else {
         return match items {
             Some(Value::String(text)) => vec![ContentBlock::text(text.clone())],
@@ -408,6 +273,25 @@ fn data_url(url: &str) -> Option<(&str, &str)> {
     Some((mime, data))
 }
 
+/// What a `web_search_call` did, as the text the conversation shows: the query searched, or the page
+/// opened or searched in.
+fn web_search_text(payload: &JsonObject) -> String {
+    let action = payload.get("action").and_then(Value::as_object);
+    let field = |key: &str| action.and_then(|action| str_field(action, key));
+    match action.and_then(|action| str_field(action, "type")) {
+        Some("open_page") => format!("[web search: opened {}]", field("url").unwrap_or("a page")),
+        Some("find_in_page") => format!(
+            "[web search: looked for \"{}\" in {}]",
+            field("pattern").unwrap_or_default(),
+            field("url").unwrap_or("a page")
+        ),
+        Some(_) | None => match field("query").or_else(|| str_field(payload, "query")) {
+            Some(query) => format!("[web search: \"{query}\"]"),
+            None => "[web search]".to_owned(),
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -419,12 +303,5 @@ mod tests {
             Some(("image/png", "AAA"))
         );
         assert_eq!(data_url("https://example.com/a.png"), None);
-    }
-
-    #[test]
-    fn token_counts_prefer_the_last_request_total() {
-        let payload = serde_json::json!({"type": "token_count", "info": {"last_token_usage":
-            {"input_tokens": 10, "total_tokens": 15}}});
-        assert_eq!(token_count(payload.as_object().unwrap()), Some(15));
     }
 }

@@ -1,0 +1,180 @@
+//! The shapes of rollout lines across Codex versions, read into one view ([`Line`]):
+//!
+//! - today's `{timestamp, type, payload}` envelopes;
+//! - 2025 rollouts: a bare first line `{id, timestamp, instructions, git}`, bare `ResponseItem`s
+//!   (`{"type": "message", …}`) and `{"record_type": "state"}` bookkeeping lines;
+//! - the oldest `rollout-*.json`: one document `{session, items}`, expanded here into a session line
+//!   and one line per item.
+
+use std::borrow::Cow;
+
+use ctxkit_protocol::JsonObject;
+use serde_json::Value;
+
+use super::items::RESPONSE_ITEM_TYPES;
+use crate::source::{SourceFile, str_field};
+
+/// A rollout line: its source line number, the key its entry ids derive from, and the record.
+pub(super) struct RolloutLine<'a> {
+    pub(super) line: usize,
+    pub(super) key: String,
+    pub(super) record: Cow<'a, JsonObject>,
+}
+
+/// What a rollout line is, whichever version wrote it.
+pub(crate) enum Line<'a> {
+    /// The session's metadata (`session_meta` payload, or the bare first line of older rollouts).
+    Meta(&'a JsonObject),
+    /// A `ResponseItem` (an envelope's payload, or a bare item).
+    Item(&'a JsonObject),
+    Compacted(&'a JsonObject),
+    TurnContext(&'a JsonObject),
+    Event(&'a JsonObject),
+    /// `{"record_type": "state"}`: Codex's bookkeeping, no conversation.
+    State,
+    /// Anything else, with its type.
+    Unknown(String),
+}
+
+/// Reads one record as a rollout line.
+pub(crate) fn classify(record: &JsonObject) -> Line<'_> {
+    let kind = str_field(record, "type");
+    if let (Some(kind), Some(payload)) = (kind, record.get("payload").and_then(Value::as_object)) {
+        return match kind {
+            "session_meta" => Line::Meta(payload),
+            "response_item" => Line::Item(payload),
+            "compacted" => Line::Compacted(payload),
+            "turn_context" => Line::TurnContext(payload),
+            "event_msg" => Line::Event(payload),
+            other => Line::Unknown(other.to_owned()),
+        };
+    }
+    if record.contains_key("record_type") {
+        return Line::State;
+    }
+    match kind {
+        Some(kind) if RESPONSE_ITEM_TYPES.contains(&kind) => Line::Item(record),
+        Some(other) => Line::Unknown(other.to_owned()),
+        None if str_field(record, "id").is_some() && record.contains_key("timestamp") => {
+            Line::Meta(record)
+        }
+        None => Line::Unknown("(none)".to_owned()),
+    }
+}
+
+/// Whether a record is one only Codex writes (used by format detection): an envelope, a state line,
+/// a bare item or session line without Claude Code's fields, or a `{session, items}` document.
+pub(crate) fn is_rollout_record(record: &JsonObject) -> bool {
+    if record.contains_key("sessionId") || record.contains_key("uuid") {
+        return false;
+    }
+    if is_document(record) {
+        return true;
+    }
+    match classify(record) {
+        Line::Meta(_)
+        | Line::Item(_)
+        | Line::Compacted(_)
+        | Line::TurnContext(_)
+        | Line::Event(_)
+        | Line::State => true,
+        Line::Unknown(_) => false,
+    }
+}
+
+fn is_document(record: &JsonObject) -> bool {
+    record.get("session").is_some_and(Value::is_object)
+        && record.get("items").is_some_and(Value::is_array)
+}
+
+/// The lines of a rollout, `{session, items}` documents expanded (the session as a `session_meta`
+/// line keyed by the document's line, item `n` keyed `<line>.<n>`).
+pub(super) fn rollout_lines(source: &SourceFile) -> Vec<RolloutLine<'_>> {
+    let mut lines = Vec::with_capacity(source.lines.len());
+    for line in &source.lines {
+        let record = &line.record;
+        if !is_document(record) {
+            lines.push(RolloutLine {
+                line: line.line,
+                key: line.line.to_string(),
+                record: Cow::Borrowed(record),
+            });
+            continue;
+        }
+        if let Some(session) = record.get("session") {
+            let mut meta = JsonObject::new();
+            meta.insert("type".to_owned(), Value::String("session_meta".to_owned()));
+            meta.insert("payload".to_owned(), session.clone());
+            if let Some(timestamp) = session.get("timestamp") {
+                meta.insert("timestamp".to_owned(), timestamp.clone());
+            }
+            lines.push(RolloutLine {
+                line: line.line,
+                key: line.line.to_string(),
+                record: Cow::Owned(meta),
+            });
+        }
+        let items = record.get("items").and_then(Value::as_array);
+        for (index, item) in items.into_iter().flatten().enumerate() {
+            if let Value::Object(item) = item {
+                lines.push(RolloutLine {
+                    line: line.line,
+                    key: format!("{}.{index}", line.line),
+                    record: Cow::Borrowed(item),
+                });
+            }
+        }
+    }
+    lines
+}
+
+/// The thread a spawned subagent's rollout belongs to:
+/// `session_meta.source.subagent.thread_spawn.parent_thread_id`.
+pub(crate) fn parent_thread_id(meta: &JsonObject) -> Option<&str> {
+    meta.get("source")?
+        .get("subagent")?
+        .get("thread_spawn")?
+        .get("parent_thread_id")?
+        .as_str()
+}
+
+/// The working directory older rollouts only state in the first `<environment_context>` message:
+/// `<cwd>…</cwd>`.
+pub(super) fn cwd_from_environment_context(lines: &[RolloutLine<'_>]) -> Option<String> {
+    lines.iter().find_map(|line| {
+        let Line::Item(item) = classify(&line.record) else {
+            return None;
+        };
+        let content = item.get("content")?.as_array()?;
+        content.iter().find_map(|part| {
+            let text = part.get("text")?.as_str()?;
+            let start = text.find("<cwd>")? + "<cwd>".len();
+            let end = text[start..].find("</cwd>")? + start;
+            Some(text[start..end].trim().to_owned())
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object(value: serde_json::Value) -> JsonObject {
+        value.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn every_version_of_a_line_is_read() {
+        let envelope =
+            object(serde_json::json!({"type": "response_item", "payload": {"type": "message"}}));
+        assert!(matches!(classify(&envelope), Line::Item(_)));
+        let bare = object(serde_json::json!({"type": "function_call", "call_id": "c"}));
+        assert!(matches!(classify(&bare), Line::Item(_)));
+        let meta = object(serde_json::json!({"id": "s", "timestamp": "2025-08-01T00:00:00Z"}));
+        assert!(matches!(classify(&meta), Line::Meta(_)));
+        let state = object(serde_json::json!({"record_type": "state"}));
+        assert!(matches!(classify(&state), Line::State));
+        let claude = object(serde_json::json!({"type": "user", "sessionId": "s", "uuid": "u"}));
+        assert!(!is_rollout_record(&claude));
+    }
+}

@@ -1,0 +1,283 @@
+//! Codex rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`) → v3 entries.
+//!
+//! Today's lines are `{timestamp, type, payload}`; older rollouts have a bare session line, bare
+//! `ResponseItem`s and `{"record_type": "state"}` lines, and the oldest are one JSON document
+//! `{session, items}` (`legacy`). A rollout is linear, so entries form one chain; ids derive from the
+//! session id and the line number. `response_item`s become messages (`items`), `compacted` with a
+//! summary becomes a `compaction` entry (tokens from the last `token_count` event), a remote compaction
+//! (no summary, a `replacement_history`) starts a new root holding that history, `turn_context` a
+//! `model_change` when the model changes, and every other record a `custom` entry. Facts and sources:
+//! `docs/import-formats.md`.
+
+mod items;
+mod legacy;
+
+use ctxkit_protocol::{
+    CompactionEntry, CustomEntry, EntryKind, JsonObject, ModelChangeEntry, SessionEntry,
+    value_as_u64,
+};
+use serde_json::Value;
+
+use crate::builder::{Builder, Planned, custom_kind, header, normalize_timestamp};
+use crate::error::ImportError;
+use crate::report::IssueKind;
+use crate::source::{SourceFile, str_field};
+use crate::{ImportedSession, SourceFormat};
+use items::response_item;
+pub(crate) use legacy::{Line, classify, is_rollout_record, parent_thread_id};
+
+const FORMAT: SourceFormat = SourceFormat::Codex;
+
+/// Running state while walking the rollout.
+#[derive(Debug, Default)]
+struct State {
+    model: Option<String>,
+    provider: Option<String>,
+    /// Context tokens of the last `token_count` event.
+    last_tokens: Option<u64>,
+}
+
+/// One entry a line becomes; `root` starts a new chain (the history was replaced).
+struct Emitted {
+    kind: EntryKind,
+    root: bool,
+}
+
+impl Emitted {
+    fn chained(kind: EntryKind) -> Self {
+        Self { kind, root: false }
+    }
+}
+
+/// Converts a Codex rollout.
+pub fn convert_codex(source: &SourceFile) -> Result<ImportedSession, ImportError> {
+    if source.lines.is_empty() {
+        return Err(ImportError::Empty {
+            path: source.path.clone(),
+        });
+    }
+    let lines = legacy::rollout_lines(source);
+    let meta = lines.iter().find_map(|line| match classify(&line.record) {
+        Line::Meta(meta) => Some(meta),
+        Line::Item(_)
+        | Line::Compacted(_)
+        | Line::TurnContext(_)
+        | Line::Event(_)
+        | Line::State
+        | Line::Unknown(_) => None,
+    });
+    let session_id = meta
+        .and_then(|meta| str_field(meta, "id"))
+        .map(str::to_owned)
+        .or_else(|| {
+            source
+                .path
+                .file_stem()
+                .map(|stem| stem.to_string_lossy().into_owned())
+        })
+        .unwrap_or_default();
+    let cwd = meta
+        .and_then(|meta| str_field(meta, "cwd"))
+        .map(str::to_owned)
+        .or_else(|| legacy::cwd_from_environment_context(&lines))
+        .unwrap_or_default();
+    let start = meta
+        .and_then(|meta| str_field(meta, "timestamp"))
+        .or_else(|| {
+            lines
+                .iter()
+                .find_map(|line| str_field(&line.record, "timestamp"))
+        })
+        .unwrap_or_default()
+        .to_owned();
+    let mut state = State {
+        provider: meta
+            .and_then(|meta| str_field(meta, "model_provider"))
+            .map(str::to_owned),
+        ..State::default()
+    };
+
+    let mut builder = Builder::new(source);
+    let mut planned: Vec<Planned> = Vec::new();
+    let mut last_timestamp = normalize_timestamp(&start).unwrap_or_default();
+    for line in &lines {
+        let record = &line.record;
+        let timestamp = str_field(record, "timestamp")
+            .and_then(normalize_timestamp)
+            .unwrap_or_else(|| last_timestamp.clone());
+        last_timestamp.clone_from(&timestamp);
+        let emitted = match classify(record) {
+            Line::Meta(_) => vec![Emitted::chained(custom_kind(
+                FORMAT,
+                "session_meta",
+                record,
+            ))],
+            Line::Item(payload) => {
+                response_item(payload, record, &timestamp, &state, &mut builder, line.line)
+                    .into_iter()
+                    .map(Emitted::chained)
+                    .collect()
+            }
+            Line::Compacted(payload) => {
+                compacted(payload, record, &timestamp, &state, &mut builder, line.line)
+            }
+            Line::TurnContext(payload) => {
+                let mut kinds = Vec::new();
+                let model = str_field(payload, "model").map(str::to_owned);
+                if model.is_some() && model != state.model {
+                    kinds.push(Emitted::chained(EntryKind::ModelChange(ModelChangeEntry {
+                        provider: state
+                            .provider
+                            .clone()
+                            .unwrap_or_else(|| "openai".to_owned()),
+                        model_id: model.clone().unwrap_or_default(),
+                        extra: JsonObject::new(),
+                    })));
+                    state.model = model;
+                }
+                kinds.push(Emitted::chained(custom_kind(
+                    FORMAT,
+                    "turn_context",
+                    record,
+                )));
+                kinds
+            }
+            Line::Event(payload) => {
+                if str_field(payload, "type") == Some("token_count")
+                    && let Some(tokens) = token_count(payload)
+                {
+                    state.last_tokens = Some(tokens);
+                }
+                vec![Emitted::chained(custom_kind(FORMAT, "event_msg", record))]
+            }
+            Line::State => vec![Emitted::chained(custom_kind(FORMAT, "state", record))],
+            Line::Unknown(kind) => {
+                builder.issue(line.line, IssueKind::UnknownRecord { record_type: kind });
+                vec![Emitted::chained(custom_kind(FORMAT, "unknown", record))]
+            }
+        };
+        for (index, emitted) in emitted.into_iter().enumerate() {
+            let key = if index == 0 {
+                format!("{session_id}:{}", line.key)
+            } else {
+                format!("{session_id}:{}#{index}", line.key)
+            };
+            let id = builder.ids.derive(&key);
+            let kind = match emitted.kind {
+                // Codex keeps nothing verbatim across a compaction (the replacement history is
+                // rebuilt from user messages): an id not on the path before it keeps nothing.
+                EntryKind::Compaction(mut compaction) => {
+                    compaction.first_kept_entry_id.clone_from(&id);
+                    EntryKind::Compaction(compaction)
+                }
+                other @ (EntryKind::Message(_)
+                | EntryKind::ThinkingLevelChange(_)
+                | EntryKind::ModelChange(_)
+                | EntryKind::BranchSummary(_)
+                | EntryKind::Custom(_)
+                | EntryKind::CustomMessage(_)
+                | EntryKind::Label(_)
+                | EntryKind::SessionInfo(_)
+                | EntryKind::Unknown { .. }) => other,
+            };
+            let parent_id = if emitted.root {
+                None
+            } else {
+                planned.last().map(|previous| previous.entry.id.clone())
+            };
+            planned.push(Planned {
+                line: line.line,
+                entry: SessionEntry {
+                    id,
+                    parent_id,
+                    timestamp: timestamp.clone(),
+                    kind,
+                },
+            });
+        }
+    }
+    let mut header = header(FORMAT, &session_id, &start, &cwd);
+    if let Some(parent) = meta.and_then(legacy::parent_thread_id) {
+        crate::builder::set_parent_session_id(&mut header, parent);
+    }
+    Ok(builder.finish(FORMAT, header, planned, source.lines.len()))
+}
+
+/// A `compacted` line. With a summary (local compaction): one `compaction` entry. Without one and
+/// with a `replacement_history` (remote compaction): the history Codex continued from becomes the
+/// context: a `custom` entry keeping the whole record starts a new root, and the history's items
+/// follow it as messages (encrypted compaction items stay `custom` data, never sent to a model).
+fn compacted(
+    payload: &JsonObject,
+    record: &JsonObject,
+    timestamp: &str,
+    state: &State,
+    builder: &mut Builder,
+    line: usize,
+) -> Vec<Emitted> {
+    let summary = str_field(payload, "message").unwrap_or_default();
+    let history = payload
+        .get("replacement_history")
+        .and_then(Value::as_array)
+        .filter(|history| !history.is_empty());
+    if let (true, Some(history)) = (summary.is_empty(), history) {
+        let mut extra = JsonObject::new();
+        if let Some(tokens) = state.last_tokens {
+            extra.insert("tokensBefore".to_owned(), Value::from(tokens));
+        }
+        let mut emitted = vec![Emitted {
+            kind: EntryKind::Custom(CustomEntry {
+                custom_type: crate::custom_type(FORMAT, "compacted"),
+                data: Some(Value::Object(record.clone())),
+                extra,
+            }),
+            root: true,
+        }];
+        for item in history.iter().filter_map(Value::as_object) {
+            emitted.extend(
+                response_item(item, item, timestamp, state, builder, line)
+                    .into_iter()
+                    .map(Emitted::chained),
+            );
+        }
+        return emitted;
+    }
+    if state.last_tokens.is_none() {
+        builder.issue(line, IssueKind::CompactionWithoutTokenCount);
+    }
+    if summary.is_empty() {
+        builder.issue(line, IssueKind::CompactionWithoutSummary);
+    }
+    let mut extra = JsonObject::new();
+    if let Some(history) = payload.get("replacement_history") {
+        extra.insert("replacementHistory".to_owned(), history.clone());
+    }
+    vec![Emitted::chained(EntryKind::Compaction(CompactionEntry {
+        summary: summary.to_owned(),
+        first_kept_entry_id: String::new(),
+        tokens_before: state.last_tokens.unwrap_or(0),
+        details: None,
+        from_hook: None,
+        extra,
+    }))]
+}
+
+/// Context tokens of a `token_count` event: the last request's total, else its input.
+fn token_count(payload: &JsonObject) -> Option<u64> {
+    let last = payload.get("info")?.get("last_token_usage")?.as_object()?;
+    last.get("total_tokens")
+        .or_else(|| last.get("input_tokens"))
+        .and_then(value_as_u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_counts_prefer_the_last_request_total() {
+        let payload = serde_json::json!({"type": "token_count", "info": {"last_token_usage":
+            {"input_tokens": 10, "total_tokens": 15}}});
+        assert_eq!(token_count(payload.as_object().unwrap()), Some(15));
+    }
+}

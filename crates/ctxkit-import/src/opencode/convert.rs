@@ -1,0 +1,478 @@
+//! An OpenCode session ([`RawSession`]) → v3 entries, one chain in message order, the way OpenCode
+//! turns its messages into model messages: a user message's text and file parts; an assistant
+//! message split at its `step-start` parts into one reply per step (text, reasoning, tool calls)
+//! followed by one `toolResult` per tool part; a compaction (a user message with a `compaction` part,
+//! then an assistant message with `summary: true`) becomes a `compaction` entry.
+
+use std::collections::HashMap;
+
+use ctxkit_protocol::{
+    AgentMessage, AssistantMessage, CompactionEntry, ContentBlock, CustomEntry, EntryKind,
+    ImageContent, JsonObject, MessageContent, SessionEntry, SessionInfoEntry, ThinkingContent,
+    ToolCall, ToolResultMessage, Usage, UserMessage, value_as_u64,
+};
+use ctxkit_session::iso_from_ms;
+use serde_json::Value;
+
+use super::storage::{RawMessage, RawSession, str_of};
+use crate::builder::{Builder, Planned, header, set_parent_session_id};
+use crate::report::IssueKind;
+use crate::{ImportedSession, SourceFormat, custom_type};
+
+const FORMAT: SourceFormat = SourceFormat::OpenCode;
+
+/// What OpenCode sends for a tool result whose output it cleared after a compaction.
+const CLEARED_OUTPUT: &str = "[Old tool result content cleared]";
+/// What OpenCode sends for a tool call that never finished.
+const INTERRUPTED_TOOL: &str = "[Tool execution was interrupted]";
+
+struct Chain {
+    builder: Builder,
+    planned: Vec<Planned>,
+    /// OpenCode message id → the id of its first entry (for a compaction's kept tail).
+    first_entry_of: HashMap<String, String>,
+    /// Context tokens of the last assistant reply.
+    last_tokens: Option<u64>,
+    /// `tail_start_id` of a compaction request waiting for its summary.
+    pending_tail: Option<Option<String>>,
+}
+
+impl Chain {
+    fn push(&mut self, ordinal: usize, key: &str, time: &str, kind: EntryKind) -> String {
+        let id = self.builder.ids.derive(key);
+        let parent_id = self
+            .planned
+            .last()
+            .map(|previous| previous.entry.id.clone());
+        self.planned.push(Planned {
+            line: ordinal,
+            entry: SessionEntry {
+                id: id.clone(),
+                parent_id,
+                timestamp: time.to_owned(),
+                kind,
+            },
+        });
+        id
+    }
+}
+
+pub(super) fn convert_session(raw: &RawSession) -> ImportedSession {
+    let info = &raw.info;
+    let session_id = str_of(info, "id").unwrap_or_default().to_owned();
+    let created = time_of(info, "created");
+    let start = created.map(iso_from_ms).unwrap_or_default();
+    let mut header = header(
+        FORMAT,
+        &session_id,
+        &start,
+        str_of(info, "directory").unwrap_or_default(),
+    );
+    if let Some(parent) = str_of(info, "parentID") {
+        set_parent_session_id(&mut header, parent);
+    }
+    let mut chain = Chain {
+        builder: Builder::default(),
+        planned: Vec::new(),
+        first_entry_of: HashMap::new(),
+        last_tokens: None,
+        pending_tail: None,
+    };
+    if let Some(title) = str_of(info, "title").filter(|title| !title.is_empty()) {
+        let mut extra = JsonObject::new();
+        extra.insert("opencodeSession".to_owned(), Value::Object(info.clone()));
+        let kind = EntryKind::SessionInfo(SessionInfoEntry {
+            name: Some(title.to_owned()),
+            extra,
+        });
+        chain.push(0, &format!("{session_id}:session"), &start, kind);
+    }
+    let mut last_time = start.clone();
+    for (index, message) in raw.messages.iter().enumerate() {
+        let time = time_of(&message.info, "created")
+            .map(iso_from_ms)
+            .unwrap_or_else(|| last_time.clone());
+        last_time.clone_from(&time);
+        let before = chain.planned.len();
+        match str_of(&message.info, "role") {
+            Some("user") => user(&mut chain, index + 1, message, &time),
+            Some("assistant") => assistant(&mut chain, index + 1, message, &time),
+            other => {
+                chain.builder.issue(
+                    index + 1,
+                    IssueKind::UnknownRecord {
+                        record_type: format!("message/{}", other.unwrap_or("(none)")),
+                    },
+                );
+                let kind = custom(
+                    "message",
+                    Value::Object(message.info.clone()),
+                    &message.parts,
+                );
+                chain.push(index + 1, message_id(message), &time, kind);
+            }
+        }
+        if let Some(first) = chain.planned.get(before) {
+            chain
+                .first_entry_of
+                .insert(message_id(message).to_owned(), first.entry.id.clone());
+        }
+    }
+    let records = raw.messages.len() + 1;
+    chain.builder.finish(FORMAT, header, chain.planned, records)
+}
+
+fn message_id(message: &RawMessage) -> &str {
+    str_of(&message.info, "id").unwrap_or_default()
+}
+
+fn time_of(object: &JsonObject, key: &str) -> Option<i64> {
+    object
+        .get("time")?
+        .get(key)
+        .and_then(value_as_u64)
+        .and_then(|ms| i64::try_from(ms).ok())
+}
+
+fn part_type(part: &JsonObject) -> &str {
+    str_of(part, "type").unwrap_or_default()
+}
+
+/// A `custom` entry keeping what the conversation does not show.
+fn custom(kind: &str, info: Value, parts: &[JsonObject]) -> EntryKind {
+    let mut data = JsonObject::new();
+    data.insert("info".to_owned(), info);
+    data.insert(
+        "parts".to_owned(),
+        Value::Array(parts.iter().cloned().map(Value::Object).collect()),
+    );
+    EntryKind::Custom(CustomEntry {
+        custom_type: custom_type(FORMAT, kind),
+        data: Some(Value::Object(data)),
+        extra: JsonObject::new(),
+    })
+}
+
+fn user(chain: &mut Chain, ordinal: usize, message: &RawMessage, time: &str) {
+    if let Some(request) = message
+        .parts
+        .iter()
+        .find(|part| part_type(part) == "compaction")
+    {
+        chain.pending_tail = Some(str_of(request, "tail_start_id").map(str::to_owned));
+        let kind = custom(
+            "compaction_request",
+            Value::Object(message.info.clone()),
+            &message.parts,
+        );
+        chain.push(ordinal, message_id(message), time, kind);
+        return;
+    }
+    let mut blocks = Vec::new();
+    let mut kept = Vec::new();
+    for part in &message.parts {
+        match part_type(part) {
+            "text" if part.get("ignored").and_then(Value::as_bool) != Some(true) => {
+                blocks.push(ContentBlock::text(str_of(part, "text").unwrap_or_default()));
+            }
+            "file" => blocks.push(file_block(part, &mut chain.builder, ordinal)),
+            "agent" => blocks.push(ContentBlock::text(format!(
+                "@{}",
+                str_of(part, "name").unwrap_or_default()
+            ))),
+            "subtask" => blocks.push(ContentBlock::text(format!(
+                "[subtask for agent {}: {}]\n{}",
+                str_of(part, "agent").unwrap_or_default(),
+                str_of(part, "description").unwrap_or_default(),
+                str_of(part, "prompt").unwrap_or_default()
+            ))),
+            _ => kept.push(Value::Object(part.clone())),
+        }
+    }
+    let mut extra = JsonObject::new();
+    extra.insert(
+        "opencodeInfo".to_owned(),
+        Value::Object(message.info.clone()),
+    );
+    if !kept.is_empty() {
+        extra.insert("opencodeParts".to_owned(), Value::Array(kept));
+    }
+    let user = AgentMessage::User(UserMessage {
+        content: MessageContent::Blocks(blocks),
+        timestamp: time_of(&message.info, "created"),
+        extra,
+    });
+    chain.push(
+        ordinal,
+        message_id(message),
+        time,
+        EntryKind::Message(Box::new(user)),
+    );
+}
+
+/// A file part: an inline image, or a text naming the file (OpenCode reads text files into
+/// synthetic text parts of its own).
+fn file_block(part: &JsonObject, builder: &mut Builder, ordinal: usize) -> ContentBlock {
+    let mime = str_of(part, "mime").unwrap_or_default();
+    let url = str_of(part, "url").unwrap_or_default();
+    let inline = url
+        .strip_prefix("data:")
+        .and_then(|rest| rest.split_once(";base64,"));
+    match inline {
+        Some((data_mime, data))
+            if mime.starts_with("image/") || data_mime.starts_with("image/") =>
+        {
+            ContentBlock::Image(ImageContent {
+                data: data.to_owned(),
+                mime_type: if mime.is_empty() { data_mime } else { mime }.to_owned(),
+                extra: JsonObject::new(),
+            })
+        }
+        Some(_) | None => {
+            if mime.starts_with("image/") {
+                builder.issue(ordinal, IssueKind::ImageNotInline);
+            }
+            let name = str_of(part, "filename").unwrap_or(url);
+            ContentBlock::text(format!("[file: {name} ({mime})]"))
+        }
+    }
+}
+
+fn assistant(chain: &mut Chain, ordinal: usize, message: &RawMessage, time: &str) {
+    let info = &message.info;
+    let text: Vec<&str> = message
+        .parts
+        .iter()
+        .filter(|part| part_type(part) == "text")
+        .filter_map(|part| str_of(part, "text"))
+        .collect();
+    if info.get("summary").and_then(Value::as_bool) == Some(true) {
+        let tail = chain.pending_tail.take().flatten();
+        let mut extra = JsonObject::new();
+        extra.insert("opencodeInfo".to_owned(), Value::Object(info.clone()));
+        let tokens = chain.last_tokens;
+        if tokens.is_none() {
+            chain
+                .builder
+                .issue(ordinal, IssueKind::CompactionWithoutTokenCount);
+        }
+        let kept = tail.and_then(|tail| chain.first_entry_of.get(&tail).cloned());
+        let kind = EntryKind::Compaction(CompactionEntry {
+            summary: text.join("\n\n"),
+            first_kept_entry_id: String::new(),
+            tokens_before: tokens.unwrap_or(0),
+            details: None,
+            from_hook: None,
+            extra,
+        });
+        let id = chain.push(ordinal, message_id(message), time, kind);
+        if let Some(last) = chain.planned.last_mut()
+            && let EntryKind::Compaction(compaction) = &mut last.entry.kind
+        {
+            compaction.first_kept_entry_id = kept.unwrap_or(id);
+        }
+        return;
+    }
+    // One reply per step: parts up to the next `step-start`.
+    let mut steps: Vec<Vec<&JsonObject>> = vec![Vec::new()];
+    for part in &message.parts {
+        if part_type(part) == "step-start" && steps.last().is_some_and(|step| !step.is_empty()) {
+            steps.push(Vec::new());
+        }
+        if let Some(step) = steps.last_mut() {
+            step.push(part);
+        }
+    }
+    let last_step = steps.len() - 1;
+    for (number, step) in steps.iter().enumerate() {
+        let key = if number == 0 {
+            message_id(message).to_owned()
+        } else {
+            format!("{}#{number}", message_id(message))
+        };
+        let reply = step_reply(info, step, number == last_step);
+        let has_content = !reply.content.is_empty() || reply.is_aborted_or_error();
+        if !has_content {
+            continue;
+        }
+        if let Some(usage) = &reply.usage {
+            chain.last_tokens = Some(usage.input + usage.cache_read + usage.cache_write);
+        }
+        chain.push(
+            ordinal,
+            &key,
+            time,
+            EntryKind::Message(Box::new(AgentMessage::Assistant(reply))),
+        );
+        for part in step.iter().filter(|part| part_type(part) == "tool") {
+            let result = tool_result(part, time_of(info, "created"));
+            let part_key = str_of(part, "id").unwrap_or_default().to_owned();
+            chain.push(
+                ordinal,
+                &part_key,
+                time,
+                EntryKind::Message(Box::new(result)),
+            );
+        }
+    }
+}
+
+/// The assistant reply of one step.
+fn step_reply(info: &JsonObject, step: &[&JsonObject], last: bool) -> AssistantMessage {
+    let mut content = Vec::new();
+    let mut kept = Vec::new();
+    let mut finish = None;
+    let mut usage = None;
+    for part in step {
+        match part_type(part) {
+            "text" => content.push(ContentBlock::text(str_of(part, "text").unwrap_or_default())),
+            "reasoning" => content.push(ContentBlock::Thinking(ThinkingContent {
+                thinking: str_of(part, "text").unwrap_or_default().to_owned(),
+                thinking_signature: None,
+                extra: JsonObject::new(),
+            })),
+            "tool" => {
+                let state = part.get("state").and_then(Value::as_object);
+                content.push(ContentBlock::ToolCall(ToolCall {
+                    id: str_of(part, "callID").unwrap_or_default().to_owned(),
+                    name: str_of(part, "tool").unwrap_or_default().to_owned(),
+                    arguments: state
+                        .and_then(|state| state.get("input"))
+                        .filter(|input| input.is_object())
+                        .cloned()
+                        .unwrap_or_else(|| Value::Object(JsonObject::new())),
+                    extra: JsonObject::new(),
+                }));
+            }
+            "step-finish" => {
+                finish = str_of(part, "reason").map(str::to_owned);
+                usage = part.get("tokens").and_then(Value::as_object).map(usage_of);
+                kept.push(Value::Object((*part).clone()));
+            }
+            _ => kept.push(Value::Object((*part).clone())),
+        }
+    }
+    let calls_tools = content
+        .iter()
+        .any(|block| matches!(block, ContentBlock::ToolCall(_)));
+    let error = info
+        .get("error")
+        .and_then(Value::as_object)
+        .filter(|_| last);
+    let (stop, error_message) = match error {
+        Some(error) => {
+            let message = error
+                .get("data")
+                .and_then(|data| data.get("message"))
+                .and_then(Value::as_str)
+                .or_else(|| str_of(error, "name"))
+                .map(str::to_owned);
+            let stop = if str_of(error, "name") == Some("MessageAbortedError") {
+                "aborted"
+            } else {
+                "error"
+            };
+            (stop, message)
+        }
+        None => {
+            let stop = match finish
+                .as_deref()
+                .or(if last { str_of(info, "finish") } else { None })
+            {
+                Some("length") => "length",
+                Some("tool-calls") => "toolUse",
+                _ if calls_tools => "toolUse",
+                Some(_) | None => "stop",
+            };
+            (stop, None)
+        }
+    };
+    if usage.is_none() && last {
+        usage = info.get("tokens").and_then(Value::as_object).map(usage_of);
+    }
+    let mut extra = JsonObject::new();
+    if !kept.is_empty() {
+        extra.insert("opencodeParts".to_owned(), Value::Array(kept));
+    }
+    AssistantMessage {
+        content,
+        api: None,
+        provider: str_of(info, "providerID").map(str::to_owned),
+        model: str_of(info, "modelID").map(str::to_owned),
+        usage,
+        stop_reason: Some(stop.to_owned()),
+        error_message,
+        timestamp: time_of(info, "created"),
+        extra,
+    }
+}
+
+/// `{input, output, reasoning, cache: {read, write}}` as usage.
+fn usage_of(tokens: &JsonObject) -> Usage {
+    let number = |value: Option<&Value>| value.and_then(value_as_u64).unwrap_or(0);
+    let cache = tokens.get("cache");
+    let input = number(tokens.get("input"));
+    let output = number(tokens.get("output")) + number(tokens.get("reasoning"));
+    let cache_read = number(cache.and_then(|cache| cache.get("read")));
+    let cache_write = number(cache.and_then(|cache| cache.get("write")));
+    Usage {
+        input,
+        output,
+        cache_read,
+        cache_write,
+        total_tokens: input + output + cache_read + cache_write,
+        cost: None,
+        extra: JsonObject::new(),
+    }
+}
+
+/// A tool part's result, as OpenCode sends it: the output (cleared after a compaction), the
+/// error, or an interruption note for a call that never finished.
+fn tool_result(part: &JsonObject, timestamp: Option<i64>) -> AgentMessage {
+    let state = part.get("state").and_then(Value::as_object);
+    let status = state.and_then(|state| str_of(state, "status"));
+    let (text, is_error) = match (status, state) {
+        (Some("completed"), Some(state)) => {
+            let cleared = state
+                .get("time")
+                .and_then(|time| time.get("compacted"))
+                .is_some_and(|compacted| !compacted.is_null());
+            if cleared {
+                (CLEARED_OUTPUT.to_owned(), false)
+            } else {
+                (
+                    str_of(state, "output").unwrap_or_default().to_owned(),
+                    false,
+                )
+            }
+        }
+        (Some("error"), Some(state)) => {
+            (str_of(state, "error").unwrap_or_default().to_owned(), true)
+        }
+        _ => (INTERRUPTED_TOOL.to_owned(), true),
+    };
+    let mut blocks = vec![ContentBlock::text(text)];
+    let attachments = state
+        .and_then(|state| state.get("attachments"))
+        .and_then(Value::as_array);
+    let mut ignored = Builder::default();
+    for attachment in attachments
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object)
+    {
+        blocks.push(file_block(attachment, &mut ignored, 0));
+    }
+    AgentMessage::ToolResult(ToolResultMessage {
+        tool_call_id: str_of(part, "callID").unwrap_or_default().to_owned(),
+        tool_name: str_of(part, "tool").unwrap_or_default().to_owned(),
+        content: MessageContent::Blocks(blocks),
+        details: state
+            .and_then(|state| state.get("metadata"))
+            .filter(|metadata| !metadata.is_null())
+            .cloned(),
+        is_error,
+        timestamp,
+        extra: JsonObject::new(),
+    })
+}

@@ -1,0 +1,146 @@
+//! Subagent transcripts that belong to a session, found beside its file, and imported as child
+//! sessions linked to their parent (`parentSession` in the header).
+//!
+//! - Claude Code ≥ 2.1: `<project>/<session id>/subagents/agent-<id>.jsonl`, with
+//!   `agent-<id>.meta.json` beside it (the agent's type and task);
+//! - older Claude Code: `<project>/agent-<id>.jsonl` whose records carry the parent's `sessionId`;
+//! - Codex: a rollout in the same directory whose `session_meta.source.subagent.thread_spawn`
+//!   names the parent thread.
+
+use std::io::BufRead as _;
+use std::path::{Path, PathBuf};
+
+use ctxkit_protocol::JsonObject;
+use serde_json::Value;
+
+use crate::error::ImportError;
+use crate::{ImportedSession, SourceFormat, import_file};
+
+/// A subagent transcript of a session, and the metadata its agent wrote beside it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubagentSource {
+    pub path: PathBuf,
+    /// Claude Code's `agent-<id>.meta.json` (e.g. `agentType`, `description`), when present.
+    pub meta: Option<JsonObject>,
+}
+
+/// The subagent transcripts of the session in `path` (whose source session id is `session_id`),
+/// sorted by path. Reads only; unreadable directories and files are skipped.
+pub fn find_subagents(format: SourceFormat, path: &Path, session_id: &str) -> Vec<SubagentSource> {
+    let Some(dir) = path.parent() else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    match format {
+        SourceFormat::ClaudeCode => {
+            if let Some(stem) = path.file_stem() {
+                for child in files(&dir.join(stem).join("subagents")) {
+                    if is_jsonl(&child) {
+                        let meta = read_meta(&child.with_extension("meta.json"));
+                        found.push(SubagentSource { path: child, meta });
+                    }
+                }
+            }
+            for child in files(dir) {
+                let agent_file = child
+                    .file_name()
+                    .is_some_and(|name| name.to_string_lossy().starts_with("agent-"));
+                if agent_file
+                    && is_jsonl(&child)
+                    && child != path
+                    && first_record(&child, |record| {
+                        record.get("sessionId").and_then(Value::as_str) == Some(session_id)
+                    })
+                {
+                    found.push(SubagentSource {
+                        path: child,
+                        meta: None,
+                    });
+                }
+            }
+        }
+        SourceFormat::Codex => {
+            for child in files(dir) {
+                let rollout = child
+                    .file_name()
+                    .is_some_and(|name| name.to_string_lossy().starts_with("rollout-"));
+                if rollout
+                    && child != path
+                    && first_record(&child, |record| {
+                        let meta = record.get("payload").and_then(Value::as_object);
+                        meta.and_then(crate::codex::parent_thread_id) == Some(session_id)
+                    })
+                {
+                    found.push(SubagentSource {
+                        path: child,
+                        meta: None,
+                    });
+                }
+            }
+        }
+        // OpenCode's subagent sessions come with the session (`import_opencode`).
+        SourceFormat::OpenCode => {}
+    }
+    found.sort_by(|a, b| a.path.cmp(&b.path));
+    found
+}
+
+/// Imports a subagent transcript as a child of the session written to `parent_path`: the header's
+/// `parentSession` names that file and `subagent` keeps the agent's metadata.
+pub fn import_subagent(
+    format: SourceFormat,
+    subagent: &SubagentSource,
+    parent_path: &Path,
+) -> Result<ImportedSession, ImportError> {
+    let mut session = import_file(&subagent.path, Some(format))?;
+    session.header.parent_session = Some(parent_path.display().to_string());
+    if let Some(meta) = &subagent.meta {
+        session
+            .header
+            .extra
+            .insert("subagent".to_owned(), Value::Object(meta.clone()));
+    }
+    Ok(session)
+}
+
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = read
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.is_file())
+        .collect();
+    files.sort();
+    files
+}
+
+fn is_jsonl(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|extension| extension == "jsonl")
+}
+
+fn read_meta(path: &Path) -> Option<JsonObject> {
+    let text = std::fs::read_to_string(path).ok()?;
+    match serde_json::from_str::<Value>(&text).ok()? {
+        Value::Object(meta) => Some(meta),
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) | Value::Array(_) => {
+            None
+        }
+    }
+}
+
+/// Whether the first readable record of a JSONL file satisfies `test` (only that line is read).
+fn first_record(path: &Path, test: impl Fn(&JsonObject) -> bool) -> bool {
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    std::io::BufReader::new(file)
+        .lines()
+        .map_while(Result::ok)
+        .find(|line| !line.trim().is_empty())
+        .and_then(|line| serde_json::from_str::<Value>(&line).ok())
+        .and_then(|value| value.as_object().map(&test))
+        .unwrap_or(false)
+}

@@ -1,0 +1,227 @@
+//! OpenCode: the 1.x file store and the 2.x SQLite database, read-only, with subagent sessions.
+
+use std::path::{Path, PathBuf};
+
+use ctxkit_import::{
+    ImportedSession, SourceFormat, import_file, import_opencode, list_foreign_sessions,
+};
+use ctxkit_protocol::EntryKind;
+
+use crate::shapes::{describe, imported_context, shape};
+
+/// Every entry that carries conversation, in file order: messages and compactions.
+fn conversation(session: &ImportedSession) -> Vec<String> {
+    session
+        .entries
+        .iter()
+        .filter_map(|entry| match &entry.kind {
+            EntryKind::Message(message) => Some(describe(message)),
+            EntryKind::Compaction(compaction) => {
+                Some(format!("compaction: {}", compaction.summary))
+            }
+            EntryKind::ThinkingLevelChange(_)
+            | EntryKind::ModelChange(_)
+            | EntryKind::BranchSummary(_)
+            | EntryKind::Custom(_)
+            | EntryKind::CustomMessage(_)
+            | EntryKind::Label(_)
+            | EntryKind::SessionInfo(_)
+            | EntryKind::Unknown { .. } => None,
+        })
+        .collect()
+}
+
+fn session_file() -> PathBuf {
+    shape("opencode-1x/storage/session/4f1e2d3c5b6a7980/ses_5d0a1b2c3ffeRssFeedParent.json")
+}
+
+#[test]
+fn opencode_file_store_sessions_import_step_by_step() {
+    let (session, context) = imported_context(&session_file());
+    assert_eq!(session.format, SourceFormat::OpenCode);
+    assert_eq!(session.header.id, "ses_5d0a1b2c3ffeRssFeedParent");
+    assert_eq!(session.header.cwd, "/home/dev/blog");
+    assert_eq!(session.header.timestamp, "2025-10-09T08:53:20.000Z");
+    assert_eq!(
+        conversation(&session),
+        [
+            "user: Add an RSS feed to the blog. Here is the design: | <image image/png 96B>",
+            "assistant: <thinking Find the post list first.> | Reading the posts module. | <call toolu_r1 read> | <call toolu_g1 glob>",
+            "toolResult toolu_r1 read: export const posts = loadPosts()",
+            "toolResult toolu_g1 glob: [Old tool result content cleared]",
+            "assistant: <call toolu_t1 task>",
+            "toolResult toolu_t1 task: Use the `feed` package.",
+            "assistant: <call toolu_e1 edit>",
+            "toolResult toolu_e1 edit: File not found: src/feed.ts",
+            "assistant: Created src/feed.ts with the `feed` package.",
+            "compaction: Summary: the user asked for an RSS feed; src/feed.ts now builds it with the `feed` package.",
+            "user: Now add a link to it in the header.",
+            "assistant: Editing the header. | <call toolu_e2 edit>",
+            "toolResult toolu_e2 edit: [Tool execution was interrupted]",
+        ]
+    );
+    assert_eq!(
+        context,
+        [
+            "compactionSummary: Summary: the user asked for an RSS feed; src/feed.ts now builds it with the `feed` package.",
+            "user: Now add a link to it in the header.",
+            "assistant: Editing the header. | <call toolu_e2 edit>",
+            "toolResult toolu_e2 edit: [Tool execution was interrupted]",
+        ]
+    );
+    let text = session.to_jsonl().unwrap();
+    assert!(text.contains("\"stopReason\":\"aborted\""), "{text}");
+    assert!(text.contains("\"name\":\"Add an RSS feed\""));
+    assert!(
+        session.report.issues.is_empty(),
+        "{:?}",
+        session.report.issues
+    );
+}
+
+#[test]
+fn opencode_subagent_sessions_come_along() {
+    let sessions = import_opencode(&session_file()).unwrap();
+    let ids: Vec<&str> = sessions
+        .iter()
+        .map(|session| session.header.id.as_str())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "ses_5d0a1b2c3ffeRssFeedParent",
+            "ses_5d0a1b2c4ffeRssFeedChild"
+        ]
+    );
+    assert_eq!(
+        sessions[1].header.extra["importedFrom"]["parentSessionId"],
+        serde_json::json!("ses_5d0a1b2c3ffeRssFeedParent")
+    );
+    assert_eq!(
+        conversation(&sessions[1]),
+        [
+            "user: Which npm package writes RSS?",
+            "assistant: Use the `feed` package."
+        ]
+    );
+}
+
+/// Builds the 2.x fixture database from its SQL in `dir`.
+fn database(dir: &Path) -> PathBuf {
+    let path = dir.join("opencode.db");
+    let sql = std::fs::read_to_string(shape("opencode-2x.sql")).unwrap();
+    let connection = rusqlite::Connection::open(&path).unwrap();
+    connection.execute_batch(&sql).unwrap();
+    drop(connection);
+    path
+}
+
+fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn opencode_databases_import_read_only_with_the_compaction_tail() {
+    let temp = tempfile::tempdir().unwrap();
+    let path = database(temp.path());
+    assert_eq!(listing(temp.path()), ["opencode.db"]);
+    let before = std::fs::read(&path).unwrap();
+    let (session, context) = imported_context(&path);
+    assert_eq!(session.header.id, "ses_6e1f00000001ApiTimeouts");
+    assert_eq!(session.header.cwd, "C:\\Users\\dev\\api");
+    assert_eq!(
+        conversation(&session),
+        [
+            "user: The client times out after 5 s; raise it to 30 s.",
+            "assistant: <call call_x1 task>",
+            "toolResult call_x1 task: src\\http.ts:12 sets timeout: 5000",
+            "assistant: Raised the timeout to 30 s in src/http.ts.",
+            "user: Also the retry delay: 2 s.",
+            "compaction: Summary: the HTTP timeout is now 30 s (src/http.ts).",
+            "user: Thanks, ship it.",
+            "assistant: Done.",
+        ]
+    );
+    // The compaction keeps the tail OpenCode kept (`tail_start_id`).
+    assert_eq!(
+        context,
+        [
+            "compactionSummary: Summary: the HTTP timeout is now 30 s (src/http.ts).",
+            "user: Also the retry delay: 2 s.",
+            "user: Thanks, ship it.",
+            "assistant: Done.",
+        ]
+    );
+    let compaction = session.entries.iter().find_map(|entry| match &entry.kind {
+        EntryKind::Compaction(compaction) => Some(compaction.tokens_before),
+        EntryKind::Message(_)
+        | EntryKind::ThinkingLevelChange(_)
+        | EntryKind::ModelChange(_)
+        | EntryKind::BranchSummary(_)
+        | EntryKind::Custom(_)
+        | EntryKind::CustomMessage(_)
+        | EntryKind::Label(_)
+        | EntryKind::SessionInfo(_)
+        | EntryKind::Unknown { .. } => None,
+    });
+    assert_eq!(compaction, Some(6000));
+    // A chosen session, and its subagent.
+    let chosen = PathBuf::from(format!("{}#ses_6e1f00000000Older", path.display()));
+    let older = import_file(&chosen, None).unwrap();
+    assert_eq!(conversation(&older), ["user: Hello"]);
+    let with_child = import_opencode(&path).unwrap();
+    assert_eq!(with_child.len(), 2);
+    assert_eq!(
+        conversation(&with_child[1]),
+        [
+            "user: Where is the HTTP timeout set?",
+            "assistant: src\\http.ts:12 sets timeout: 5000"
+        ]
+    );
+    let missing = PathBuf::from(format!("{}#ses_nope", path.display()));
+    assert!(matches!(
+        import_file(&missing, None),
+        Err(ctxkit_import::ImportError::SessionNotFound { .. })
+    ));
+    // Nothing was written to or beside the database.
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    assert_eq!(listing(temp.path()), ["opencode.db"]);
+}
+
+#[test]
+fn opencode_sessions_are_listed_with_subagents_under_their_parent() {
+    let temp = tempfile::tempdir().unwrap();
+    database(temp.path());
+    let (records, skipped) = list_foreign_sessions(SourceFormat::OpenCode, temp.path()).unwrap();
+    assert!(skipped.is_empty(), "{skipped:?}");
+    let rows: Vec<(String, bool)> = records
+        .iter()
+        .map(|record| {
+            let id = record.path.rsplit_once('#').unwrap().1.to_owned();
+            (id, record.parent_session_path.is_some())
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("ses_6e1f00000001ApiTimeouts".to_owned(), false),
+            ("ses_6e1f00000002Explore".to_owned(), true),
+            ("ses_6e1f00000000Older".to_owned(), false),
+        ]
+    );
+    let (files, _) = list_foreign_sessions(SourceFormat::OpenCode, &shape("opencode-1x")).unwrap();
+    let names: Vec<Option<&str>> = files.iter().map(|record| record.name.as_deref()).collect();
+    assert_eq!(
+        names,
+        [
+            Some("Add an RSS feed"),
+            Some("Find a feed library (@general subagent)"),
+            Some("Unrelated"),
+        ]
+    );
+}

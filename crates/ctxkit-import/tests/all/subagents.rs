@@ -1,0 +1,129 @@
+//! Subagent transcripts: found beside their session, imported as linked child sessions, listed
+//! under their parent.
+
+use std::path::Path;
+
+use ctxkit_import::{
+    SourceFormat, find_subagents, import_file, import_subagent, list_foreign_sessions,
+};
+
+use crate::shapes::{imported_context, shape};
+
+#[test]
+fn claude_code_subagents_are_found_and_imported_as_children() {
+    let project = shape("claude-projects/c--Users-dev-app");
+    let parent = project.join("5e6f7a8b-parent.jsonl");
+    let (session, context) = imported_context(&parent);
+    assert_eq!(session.header.id, "5e6f7a8b-parent");
+    assert_eq!(
+        context,
+        [
+            "user: Find where the session cookie is set, use an explorer agent.",
+            "assistant: <call toolu_task1 Task>",
+            "toolResult toolu_task1 Task: The cookie is set in src/auth/session.ts:42.",
+            "assistant: It is set in src/auth/session.ts, line 42.",
+        ]
+    );
+    let found = find_subagents(SourceFormat::ClaudeCode, &parent, "5e6f7a8b-parent");
+    let names: Vec<String> = found
+        .iter()
+        .map(|found| {
+            found
+                .path
+                .strip_prefix(&project)
+                .unwrap()
+                .display()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "5e6f7a8b-parent/subagents/agent-a1b2c3.jsonl",
+            "agent-d4e5f6.jsonl"
+        ]
+    );
+    assert_eq!(
+        found[0]
+            .meta
+            .as_ref()
+            .and_then(|meta| meta.get("agentType")),
+        Some(&serde_json::json!("Explore"))
+    );
+    let written_parent = Path::new("/sessions/parent.jsonl");
+    let child = import_subagent(SourceFormat::ClaudeCode, &found[0], written_parent).unwrap();
+    assert_eq!(child.header.id, "agent-a1b2c3");
+    assert_eq!(
+        child.header.parent_session.as_deref(),
+        Some("/sessions/parent.jsonl")
+    );
+    assert_eq!(
+        child.header.extra["importedFrom"]["parentSessionId"],
+        serde_json::json!("5e6f7a8b-parent")
+    );
+    assert_eq!(
+        child.header.extra["subagent"]["description"],
+        serde_json::json!("Find cookie code")
+    );
+    let (_, child_context) = imported_context(&found[0].path);
+    assert_eq!(
+        child_context,
+        [
+            "user: Where is the session cookie set?",
+            "assistant: <call toolu_s1 Grep>",
+            "toolResult toolu_s1 Grep: src\\auth\\session.ts:42: res.setHeader('Set-Cookie', cookie)",
+            "assistant: The cookie is set in src/auth/session.ts:42.",
+        ]
+    );
+    let older = import_file(&found[1].path, None).unwrap();
+    assert_eq!(older.header.id, "agent-d4e5f6");
+}
+
+#[test]
+fn listings_show_subagents_under_their_parent() {
+    let (claude, skipped) =
+        list_foreign_sessions(SourceFormat::ClaudeCode, &shape("claude-projects")).unwrap();
+    assert!(skipped.is_empty(), "{skipped:?}");
+    let rows: Vec<(String, Option<String>)> = claude
+        .iter()
+        .map(|record| {
+            let name = |path: &str| {
+                Path::new(path)
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned()
+            };
+            (
+                name(&record.path),
+                record.parent_session_path.as_deref().map(name),
+            )
+        })
+        .collect();
+    let parent = Some("5e6f7a8b-parent.jsonl".to_owned());
+    assert_eq!(
+        rows,
+        [
+            ("5e6f7a8b-parent.jsonl".to_owned(), None),
+            ("agent-a1b2c3.jsonl".to_owned(), parent.clone()),
+            ("agent-d4e5f6.jsonl".to_owned(), parent),
+        ]
+    );
+    assert_eq!(claude[0].name.as_deref(), Some("Locate session cookie"));
+
+    let root = shape("codex-sessions");
+    let (codex, _) = list_foreign_sessions(SourceFormat::Codex, &root).unwrap();
+    let ids: Vec<(&str, bool)> = codex
+        .iter()
+        .map(|record| (record.id.as_str(), record.parent_session_path.is_some()))
+        .collect();
+    assert_eq!(ids, [("019ccc01-parent", false), ("019ccc02-worker", true)]);
+    let parent = Path::new(&codex[0].path);
+    let found = find_subagents(SourceFormat::Codex, parent, "019ccc01-parent");
+    assert_eq!(found.len(), 1);
+    assert!(
+        found[0]
+            .path
+            .ends_with("rollout-2026-03-09T11-00-04-019ccc02-worker.jsonl")
+    );
+}
