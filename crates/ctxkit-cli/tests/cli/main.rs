@@ -241,7 +241,7 @@ fn compact_plan_run_list_and_undo() {
         "--preview",
     ]);
     assert!(
-        preview.contains("Preview (nothing written): 37656 → 2500 tokens (93% saved)"),
+        preview.contains("Preview (nothing written): 37656 → 2371 tokens (94% saved)"),
         "{preview}"
     );
     assert_eq!(
