@@ -30,17 +30,28 @@ pub(crate) fn carried(text: &str) -> Option<(&str, bool)> {
     None
 }
 
-/// Whether an earlier open item is finished by the new span's work: it names a file changed, a
-/// command that passed or a commit made.
-fn finished(item: &str, done_tokens: &[String]) -> bool {
+/// Whether an earlier open item is finished by the new span's work: it names a file changed or a
+/// command that passed, or a technical word of it (`/healthz`, `Retry-After`) is in a commit
+/// message of the span.
+fn finished(item: &str, done_tokens: &[String], commit_messages: &[String]) -> bool {
+    let technical = item
+        .split(|character: char| character.is_whitespace() || "`,;()".contains(character))
+        .map(|word| word.trim_matches(['.', ':', '"', '\'']))
+        .filter(|word| word.len() >= 4 && word.contains(['/', '-', '_']))
+        .map(str::to_owned);
     let named: Vec<String> = identifiers(item)
         .into_iter()
         .chain(item.split('`').skip(1).step_by(2).map(str::to_owned))
+        .chain(technical)
         .collect();
     named.iter().any(|name| {
         done_tokens
             .iter()
             .any(|done| done == name || done.ends_with(&format!("/{name}")))
+            || (name.len() >= 4
+                && commit_messages
+                    .iter()
+                    .any(|message| message.to_lowercase().contains(&name.to_lowercase())))
     })
 }
 
@@ -68,7 +79,20 @@ fn earlier(conversation: &Conversation) -> (Previous, Vec<String>) {
     (previous, branches)
 }
 
-pub(crate) fn sections(conversation: &Conversation, language: Language) -> Vec<Section> {
+/// What the summarized span is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Span {
+    /// History before a compaction's cut: the work goes on after it.
+    History,
+    /// A branch the user is leaving: nothing on it will be answered.
+    Branch,
+}
+
+pub(crate) fn sections(
+    conversation: &Conversation,
+    language: Language,
+    span: Span,
+) -> Vec<Section> {
     let parts = &conversation.parts;
     let (previous, branches) = earlier(conversation);
     let work = Work::from_parts(parts);
@@ -91,8 +115,15 @@ pub(crate) fn sections(conversation: &Conversation, language: Language) -> Vec<S
             | Part::ToolResult(_) => None,
         })
         .collect();
+    let mut earlier_rules = Vec::new();
     for item in previous.of(Slot::Goal) {
-        goal.push(item, 60);
+        // A quoted user message that states a rule ("never block health checks") is a constraint.
+        let unquoted = item.trim_matches('"');
+        if unquoted.len() < 120 && !constraints_in(unquoted).is_empty() {
+            earlier_rules.push(unquoted.to_owned());
+        } else {
+            goal.push(item, 60);
+        }
     }
     let latest = requests.last().map(|(index, _)| *index);
     for (order, (index, request)) in requests.iter().enumerate() {
@@ -130,6 +161,9 @@ pub(crate) fn sections(conversation: &Conversation, language: Language) -> Vec<S
     for item in previous.of(Slot::Constraints) {
         constraints.push(item, 86);
     }
+    for item in earlier_rules {
+        constraints.push(item, 86);
+    }
     for text in user_texts(parts) {
         for constraint in constraints_in(&strip_injected(text)) {
             constraints.push(constraint, 85);
@@ -146,6 +180,11 @@ pub(crate) fn sections(conversation: &Conversation, language: Language) -> Vec<S
             .map(|run| run.command.clone()),
     );
     done_tokens.extend(work.commits.iter().map(|(hash, _, _)| hash.clone()));
+    let commit_messages: Vec<String> = work
+        .commits
+        .iter()
+        .map(|(_, _, message)| message.clone())
+        .collect();
 
     let mut done = Section::new("### Done", Style::Done);
     let mut in_progress = Section::new("### In Progress", Style::Todo);
@@ -163,7 +202,7 @@ pub(crate) fn sections(conversation: &Conversation, language: Language) -> Vec<S
         (Slot::Blocked, &mut blocked),
     ] {
         for item in previous.of(slot) {
-            if finished(item, &done_tokens) {
+            if finished(item, &done_tokens, &commit_messages) {
                 done.push(item, 68);
             } else if moved_on {
                 section.push(
@@ -217,14 +256,29 @@ pub(crate) fn sections(conversation: &Conversation, language: Language) -> Vec<S
             );
         }
     }
-    tail(
-        parts,
-        &requests,
-        &work,
-        language,
-        &mut in_progress,
-        &mut next,
-    );
+    match span {
+        Span::History => tail(
+            parts,
+            &requests,
+            &work,
+            language,
+            &mut in_progress,
+            &mut next,
+        ),
+        Span::Branch => {
+            next.empty = Some(say(
+                language,
+                "(none: the user left this branch)",
+                "（无：用户已离开此分支）",
+            ));
+        }
+    }
+    if let Some(report) = last_report(parts) {
+        done.push(
+            format!("{} {report}", say(language, "Last report:", "最后的汇报：")),
+            66,
+        );
+    }
 
     let mut decisions_section = Section::new("## Key Decisions", Style::Bullet);
     decisions_section.max_items = 10;
@@ -289,6 +343,19 @@ fn context_file_rules(parts: &[Part], constraints: &mut Section) {
             Part::ToolResult(_) | Part::User(_) | Part::Assistant(_) | Part::Thinking(_) => {}
         }
     }
+}
+
+/// The assistant's last reply when it reports something concrete (a name, a number, a path) rather
+/// than a question or a pleasantry.
+fn last_report(parts: &[Part]) -> Option<String> {
+    let text = parts.iter().rev().find_map(|part| match part {
+        Part::Assistant(text) => Some(text),
+        Part::User(_) | Part::Thinking(_) | Part::ToolCalls(_) | Part::ToolResult(_) => None,
+    })?;
+    let concrete = text.contains('`')
+        || text.chars().any(|character| character.is_ascii_digit())
+        || !identifiers(text).is_empty();
+    (concrete && !text.trim_end().ends_with(['?', '？'])).then(|| clip(text, 280))
 }
 
 /// In Progress and Next Steps from the end of the span: a pending tool call, a failing command, an

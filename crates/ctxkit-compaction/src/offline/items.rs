@@ -60,6 +60,15 @@ pub(crate) fn decisions(parts: &[Part]) -> Vec<String> {
     found
 }
 
+/// `text` as inline code, with double backticks when it holds one itself.
+fn code(text: &str) -> String {
+    if text.contains('`') {
+        format!("`` {text} ``")
+    } else {
+        format!("`{text}`")
+    }
+}
+
 /// A request without a trailing parenthetical note (`… (iteration 3)`).
 pub(crate) fn without_trailing_note(text: &str) -> &str {
     let trimmed = text.trim_end();
@@ -238,8 +247,9 @@ pub(crate) fn fact_items(facts: &Facts, work: &Work, language: Language) -> Vec<
         };
         items.push(Item {
             text: format!(
-                "{} ({source}): `{error}`{note}",
-                say(language, "Last error", "最近的错误")
+                "{} ({source}): {}{note}",
+                say(language, "Last error", "最近的错误"),
+                code(error)
             ),
             priority: 90,
         });

@@ -85,9 +85,10 @@ pub fn summarize_offline(request: &SummaryRequest) -> String {
     );
     let sections = match request.purpose {
         SummaryPurpose::TurnPrefix => turn_prefix_sections(&conversation, language),
-        SummaryPurpose::History | SummaryPurpose::Branch => {
-            history::sections(&conversation, language)
+        SummaryPurpose::History => {
+            history::sections(&conversation, language, history::Span::History)
         }
+        SummaryPurpose::Branch => history::sections(&conversation, language, history::Span::Branch),
     };
     render_within(&sections, request.max_tokens, OFFLINE_NOTICE, language)
 }

@@ -101,7 +101,13 @@ fn heading_of(line: &str) -> Option<&str> {
 
 /// Reads an earlier summary (without ctxkit's file blocks or notices).
 pub(crate) fn parse_previous(text: &str) -> Previous {
+    // Claude Code writes its scratch analysis before a `Summary:` line; only what follows counts.
+    let text = match text.find("\nSummary:\n") {
+        Some(start) if text[..start].contains("Analysis:") => &text[start + "\nSummary:\n".len()..],
+        _ => text,
+    };
     let mut previous = Previous::default();
+    let mut last_indent: Option<usize> = None;
     let mut slot = (Slot::Goal, false);
     let mut label = String::new();
     let mut fence: Option<usize> = None;
@@ -142,6 +148,7 @@ pub(crate) fn parse_previous(text: &str) -> Previous {
             continue;
         }
         if let Some(heading) = heading_of(line) {
+            last_indent = None;
             let (new_slot, labelled) = slot_of(heading);
             // A subheading inside a known section keeps that section (`### Agreed Structure`).
             if !(labelled && line.starts_with("###") && !slot.1) {
@@ -150,6 +157,18 @@ pub(crate) fn parse_previous(text: &str) -> Previous {
             label = heading.trim_matches(['*', ':', ' ']).to_owned();
             continue;
         }
+        let indent = line.len() - line.trim_start().len();
+        let is_bullet = trimmed.starts_with(['-', '*', '•']);
+        // A sub-bullet belongs to the item above it.
+        if is_bullet
+            && last_indent.is_some_and(|above| indent > above)
+            && let Some((_, above)) = previous.items.last_mut()
+        {
+            let sub = trimmed.trim_start_matches(['-', '*', '•']).trim();
+            *above = clip(&format!("{above} — {sub}"), 400);
+            continue;
+        }
+        last_indent = is_bullet.then_some(indent);
         let item = trimmed
             .trim_start_matches(['-', '*', '•'])
             .trim_start()

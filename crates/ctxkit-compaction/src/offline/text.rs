@@ -84,16 +84,20 @@ const FILLER: &[&str] = &[
 ];
 
 /// Words of abuse, matched at the start of a word (case-insensitive).
-const ABUSE: &[&str] = &[
-    "fuck", "shit", "wtf", "omfg", "damn", "stupid", "idiot", "dumb", "crap", "jesus", "bullshit",
-    "fucking",
-];
+const ABUSE: &[&str] = &["fuck", "shit", "wtf", "omfg", "damn", "crap", "bullshit"];
+/// Insults: they mark a sentence aimed at the assistant, but are not cut out of other sentences
+/// ("make this less dumb" keeps its meaning).
+const INSULTS: &[&str] = &["stupid", "idiot", "dumb", "moron"];
 
-fn is_abusive_word(word: &str) -> bool {
+fn word_starts_with_any(word: &str, list: &[&str]) -> bool {
     let lower = word
         .trim_matches(|character: char| !character.is_alphanumeric())
         .to_lowercase();
-    ABUSE.iter().any(|abuse| lower.starts_with(abuse))
+    list.iter().any(|abuse| lower.starts_with(abuse))
+}
+
+fn is_abusive_word(word: &str) -> bool {
+    word_starts_with_any(word, ABUSE)
 }
 
 /// A sentence without its abusive words; `None` when nothing of substance is left or the sentence
@@ -101,10 +105,15 @@ fn is_abusive_word(word: &str) -> bool {
 fn without_abuse(sentence: &str) -> Option<String> {
     let words: Vec<&str> = sentence.split_whitespace().collect();
     let abusive = words.iter().filter(|word| is_abusive_word(word)).count();
+    let lower = sentence.to_lowercase();
+    let insulting =
+        lower.contains("you") && words.iter().any(|word| word_starts_with_any(word, INSULTS));
+    if insulting && words.len() < 10 {
+        return None;
+    }
     if abusive == 0 {
         return Some(sentence.to_owned());
     }
-    let lower = sentence.to_lowercase();
     let kept: Vec<&str> = words
         .into_iter()
         .filter(|word| !is_abusive_word(word))
@@ -172,6 +181,11 @@ pub(crate) fn is_request(text: &str) -> bool {
         .trim_end_matches(['.', '!', '?', '。', '！', '？']);
     let lower = trimmed.to_lowercase();
     if lower.is_empty() || FILLER.contains(&lower.as_str()) || trimmed.starts_with('/') {
+        return false;
+    }
+    // "continue with …", "go on with …": the work goes on, no new goal.
+    let first_word = lower.split([' ', ',']).next().unwrap_or_default();
+    if matches!(first_word, "continue" | "proceed" | "resume") || lower.starts_with("go on") {
         return false;
     }
     let single_token = !trimmed.contains(char::is_whitespace)

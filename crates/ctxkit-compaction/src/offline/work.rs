@@ -124,19 +124,24 @@ const ERROR_MARKS: &[&str] = &[
     "Could not find",
     "cannot find",
     "Cannot find",
+    "--- FAIL",
 ];
 
-/// Whether a result line reads as an error message rather than code that mentions errors.
+/// Whether a result line reads as an error message rather than code that mentions errors or a
+/// summary line that reports none (`test result: ok. 3 passed; 0 failed`).
 pub(crate) fn is_error_line(line: &str) -> bool {
     let trimmed = line.trim();
+    let cleared = trimmed.replace(" 0 failed", "").replace("0 errors", "");
     !trimmed.is_empty()
         && utf16_short(trimmed)
-        && !trimmed.starts_with(['?', '|', '}', '{', '(', ')', '*', '#', '/', '-', '+', '@'])
+        && (!trimmed.starts_with(['?', '|', '}', '{', '(', ')', '*', '#', '/', '-', '+', '@'])
+            || trimmed.starts_with("--- FAIL"))
         && !trimmed.starts_with("//")
         && !trimmed.contains("=>")
         && !trimmed.starts_with("Command exited with code")
         && !trimmed.ends_with([';', '{', ','])
-        && ERROR_MARKS.iter().any(|mark| trimmed.contains(mark))
+        && !trimmed.to_lowercase().contains("test result: ok")
+        && ERROR_MARKS.iter().any(|mark| cleared.contains(mark))
 }
 
 fn utf16_short(line: &str) -> bool {
@@ -157,33 +162,38 @@ fn exit_code(result: &str) -> Option<i64> {
         .filter(|code| *code != 0)
 }
 
-/// Error marks that name the problem (preferred over a generic `npm error command failed`).
-const SPECIFIC_ERROR_MARKS: &[&str] = &[
-    "error[",
-    "error TS",
-    "Error:",
-    "error:",
-    "panicked",
-    "Traceback",
-    "Exception",
-    "fatal:",
-    "No such file",
-    "Cannot find",
-    "cannot find",
-    "not found",
-    "FAILED",
-    "FAIL ",
+/// Error marks by how much they tell: a message naming the problem first, then a failing test or a
+/// missing file, then anything else (a generic `npm error command failed`).
+const ERROR_TIERS: &[&[&str]] = &[
+    &[
+        "error[",
+        "error TS",
+        "Error:",
+        "error:",
+        "panicked",
+        "fatal:",
+        "Exception:",
+    ],
+    &[
+        "--- FAIL",
+        "FAIL ",
+        "FAILED",
+        "No such file",
+        "Cannot find",
+        "cannot find",
+        "not found",
+    ],
 ];
 
-/// The most telling error line of an output: the first naming the problem, else the first at all.
+/// The most telling error line of an output: the first of the best tier.
 fn error_line(result: &str) -> Option<&str> {
     let generic = |line: &str| line.contains("npm error") || line.contains("npm ERR!");
-    result
-        .lines()
-        .find(|line| {
-            is_error_line(line)
-                && !generic(line)
-                && SPECIFIC_ERROR_MARKS.iter().any(|mark| line.contains(mark))
+    ERROR_TIERS
+        .iter()
+        .find_map(|tier| {
+            result.lines().find(|line| {
+                is_error_line(line) && !generic(line) && tier.iter().any(|mark| line.contains(mark))
+            })
         })
         .or_else(|| result.lines().find(|line| is_error_line(line)))
 }
