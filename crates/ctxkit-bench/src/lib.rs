@@ -14,6 +14,7 @@ mod generate;
 mod measure;
 mod rng;
 pub mod simulate;
+pub mod summary_eval;
 mod text;
 
 pub use dir::{DirOptions, DirStats, write_session_dir};

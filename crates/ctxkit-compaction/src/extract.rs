@@ -1,5 +1,5 @@
 //! Reading a summary request back into parts, for the offline summarizer: the serialized conversation
-//! (`[User]:`, `[Assistant]:`, … parts), the previous summary's sections, the focus; plus the
+//! (`[User]:`, `[Assistant]:`, … parts), the previous summary, the focus; plus the
 //! identifiers (paths, function names) worth keeping verbatim.
 
 use std::collections::BTreeSet;
@@ -19,8 +19,6 @@ pub(crate) enum Part {
 #[derive(Debug, Default)]
 pub(crate) struct Conversation {
     pub(crate) parts: Vec<Part>,
-    /// The whole conversation text.
-    pub(crate) text: String,
     pub(crate) previous_summary: Option<String>,
     pub(crate) focus: Option<String>,
 }
@@ -61,40 +59,9 @@ impl Conversation {
         });
         Self {
             parts: split_parts(&text),
-            text,
             previous_summary,
             focus,
         }
-    }
-
-    /// The previous summary's `## `/`### ` sections and their list items.
-    pub(crate) fn previous_sections(&self) -> Vec<(String, Vec<String>)> {
-        let Some(previous) = &self.previous_summary else {
-            return Vec::new();
-        };
-        let mut sections: Vec<(String, Vec<String>)> = Vec::new();
-        for line in previous.lines() {
-            let trimmed = line.trim();
-            if trimmed.starts_with("## ") || trimmed.starts_with("### ") {
-                sections.push((trimmed.to_owned(), Vec::new()));
-            } else if let Some((_, items)) = sections.last_mut() {
-                let item = trimmed
-                    .trim_start_matches(|character: char| {
-                        character == '-'
-                            || character == '*'
-                            || character.is_ascii_digit()
-                            || character == '.'
-                    })
-                    .trim_start()
-                    .trim_start_matches("[x]")
-                    .trim_start_matches("[ ]")
-                    .trim();
-                if !item.is_empty() && item != "(none)" && !item.starts_with('<') {
-                    items.push(item.to_owned());
-                }
-            }
-        }
-        sections
     }
 }
 
@@ -191,6 +158,14 @@ fn call_end(text: &str) -> Option<usize> {
     }
 }
 
+/// The string value of `key="…"` in a serialized call.
+pub(crate) fn string_argument(call: &str, key: &str) -> Option<String> {
+    let pattern = format!("{key}=\"");
+    let start = call.find(&pattern)? + pattern.len() - 1;
+    let mut deserializer = serde_json::Deserializer::from_str(&call[start..]).into_iter::<String>();
+    deserializer.next()?.ok()
+}
+
 /// Sentences of a text (split at `.`, `!`, `?`, `。` and line breaks).
 pub(crate) fn sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -216,52 +191,152 @@ pub(crate) fn sentences(text: &str) -> Vec<String> {
     out
 }
 
-/// Paths (`src/lib.rs`, `./x/y.ts`, `Cargo.toml`) and code identifiers (`Store::get`, `parse_line(`,
-/// `camelCase()`), in order of first appearance.
+/// Paths (`src/lib.rs`, `./x/y.ts`, `.github/workflows/ci.yml`, `Cargo.toml`) and code identifiers
+/// (`Store::get`, `parse_line(`, `camelCase()`), in order of first appearance. A leading `.` or `!`
+/// of a path is part of it.
 pub(crate) fn identifiers(text: &str) -> Vec<String> {
     let mut seen = BTreeSet::new();
     let mut found = Vec::new();
     for raw in text
         .split(|character: char| character.is_whitespace() || "\"'`,;()[]{}<>=".contains(character))
     {
-        let token =
-            raw.trim_matches(|character: char| matches!(character, '.' | ':' | '!' | '?' | '*'));
-        if token.len() < 3 || token.len() > 160 {
+        let Some(token) = identifier_token(raw) else {
             continue;
-        }
-        if (is_path(token) || is_code_identifier(token)) && seen.insert(token.to_owned()) {
+        };
+        if seen.insert(token.to_owned()) {
             found.push(token.to_owned());
         }
     }
     found
 }
 
+/// The identifier a whitespace-separated piece of text is, if any.
+pub(crate) fn identifier_token(raw: &str) -> Option<&str> {
+    let token = raw
+        .trim_end_matches(['.', ':', '!', '?', '*'])
+        .trim_start_matches([':', '?', '*', '@']);
+    // A leading `.` or `!` stays when a path follows it (`.github/…`, `!dist/**`); not for `...x`.
+    let token = if token.starts_with("..") && !token.starts_with("../") {
+        token.trim_start_matches('.')
+    } else {
+        token
+    };
+    if token.len() < 3 || token.len() > 160 || token.starts_with("/@") {
+        return None;
+    }
+    let bare = token.trim_start_matches('!');
+    if is_path(bare) {
+        return Some(token);
+    }
+    let bare = token.trim_start_matches(['.', '!']);
+    is_code_identifier(bare).then_some(bare)
+}
+
+/// Extensions of files people name in coding sessions.
+const FILE_EXTENSIONS: &[&str] = &[
+    "rs",
+    "ts",
+    "tsx",
+    "js",
+    "jsx",
+    "mjs",
+    "cjs",
+    "json",
+    "jsonl",
+    "md",
+    "toml",
+    "yaml",
+    "yml",
+    "py",
+    "go",
+    "java",
+    "kt",
+    "c",
+    "h",
+    "cc",
+    "cpp",
+    "hpp",
+    "cs",
+    "rb",
+    "php",
+    "sh",
+    "bash",
+    "zsh",
+    "txt",
+    "lock",
+    "html",
+    "css",
+    "scss",
+    "sql",
+    "proto",
+    "xml",
+    "ini",
+    "cfg",
+    "conf",
+    "env",
+    "png",
+    "jpg",
+    "jpeg",
+    "gif",
+    "svg",
+    "csv",
+    "lua",
+    "swift",
+    "zig",
+    "vue",
+    "svelte",
+    "gradle",
+    "snap",
+    "patch",
+    "diff",
+    "log",
+    "wasm",
+    "mdx",
+    "tf",
+    "nix",
+    "ex",
+    "exs",
+    "erl",
+    "hs",
+    "ml",
+    "scala",
+    "dart",
+    "r",
+    "ps1",
+    "bat",
+    "dockerfile",
+    "gitignore",
+    "npmrc",
+];
+
 fn is_path(token: &str) -> bool {
-    // A lone leading slash (`/summary`, from a closing tag) is not a path; `/etc/hosts` is.
-    let segments = token
-        .split('/')
-        .filter(|segment| !segment.is_empty())
-        .count();
-    let has_separator = token.contains('/')
-        && !token.starts_with("//")
-        && !token.contains("://")
-        && (segments >= 2 || !token.starts_with('/'));
-    let extension = token.rsplit_once('.').map(|(stem, extension)| {
-        (stem.chars().count() >= 2 || extension.len() >= 2)
-            && (1..=5).contains(&extension.len())
-            && extension
-                .chars()
-                .all(|character| character.is_ascii_alphanumeric())
-            && extension
-                .chars()
-                .any(|character| character.is_ascii_alphabetic())
-    });
     let plausible = token
         .chars()
-        .all(|character| character.is_alphanumeric() || "/._-~@+".contains(character));
-    plausible
-        && (has_separator && token.chars().any(char::is_alphabetic)
-            || extension == Some(true) && !token.contains(".."))
+        .all(|character| character.is_alphanumeric() || "/._-~@+".contains(character))
+        && token.chars().any(char::is_alphabetic)
+        && !token.contains("//");
+    if !plausible {
+        return false;
+    }
+    let name = token.rsplit('/').next().unwrap_or(token);
+    let known_extension =
+        name.rsplit_once('.').is_some_and(|(stem, extension)| {
+            !stem.trim_start_matches('.').is_empty()
+                && FILE_EXTENSIONS.contains(&extension.to_ascii_lowercase().as_str())
+        }) || (name.starts_with('.') && name.len() > 2 && !name[1..].contains('.'));
+    if !token.contains('/') {
+        return known_extension && !token.starts_with("..");
+    }
+    // `s/new/old/`, `m/g`: sed and regex syntax have short segments; a lone leading slash
+    // (`/summary`, from a closing tag) is not a path.
+    let segments: Vec<&str> = token
+        .split('/')
+        .filter(|segment| !segment.is_empty() && *segment != "." && *segment != "..")
+        .collect();
+    let words = segments
+        .iter()
+        .all(|segment| segment.chars().count() >= 2 || *segment == "~");
+    known_extension && !segments.is_empty() || words && segments.len() >= 2
 }
 
 fn is_code_identifier(token: &str) -> bool {
@@ -311,8 +386,8 @@ mod tests {
         );
         assert_eq!(conversation.focus.as_deref(), Some("tests"));
         assert_eq!(
-            conversation.previous_sections(),
-            vec![("## Goal".to_owned(), vec!["Old goal".to_owned()])]
+            conversation.previous_summary.as_deref(),
+            Some("## Goal\n- Old goal")
         );
     }
 
@@ -321,7 +396,8 @@ mod tests {
         assert!(identifiers("</summary> and /etc/hosts").contains(&"/etc/hosts".to_owned()));
         assert_eq!(identifiers("</summary>").len(), 0);
         let found = identifiers(
-            "Edit src/store.rs and Cargo.toml; call Store::get and parse_line(x), then fooBar(). See https://x.io/a e.g. v1.2",
+            "Edit src/store.rs and Cargo.toml; call Store::get and parse_line(x), then fooBar(). See https://x.io/a e.g. v1.2, \
+             Math.max, lines.push, s/new/old/ m/g and .github/workflows/ci.yml, !dist/app.js.",
         );
         assert_eq!(
             found,
@@ -330,7 +406,9 @@ mod tests {
                 "Cargo.toml",
                 "Store::get",
                 "parse_line",
-                "fooBar"
+                "fooBar",
+                ".github/workflows/ci.yml",
+                "!dist/app.js"
             ]
         );
     }

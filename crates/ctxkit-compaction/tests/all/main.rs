@@ -6,5 +6,6 @@ mod conformance;
 mod fixtures;
 mod history;
 mod offline;
+mod pi_recordings;
 mod properties;
 mod runner;

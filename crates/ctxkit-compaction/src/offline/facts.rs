@@ -1,0 +1,329 @@
+//! Critical Context for the offline summary: the exact strings a continuing engineer needs and
+//! extractive summaries tend to lose — branch names, commit hashes, PR/issue references, version
+//! numbers, the commands that build and test, the last error verbatim — and the few identifiers that
+//! recur or were the subject of errors, ranked and bounded.
+
+use crate::extract::{Part, identifier_token};
+use crate::offline::text::{is_han, strip_injected};
+use crate::offline::work::{Work, command_core, is_file_operation};
+
+/// At most this many identifiers (paths and symbols) in Critical Context.
+pub(crate) const MAX_IDENTIFIERS: usize = 30;
+
+/// The exact strings worth keeping, each list in order of first appearance.
+#[derive(Debug, Default)]
+pub(crate) struct Facts {
+    pub(crate) branches: Vec<String>,
+    pub(crate) commits: Vec<String>,
+    pub(crate) references: Vec<String>,
+    pub(crate) versions: Vec<String>,
+    pub(crate) commands: Vec<String>,
+    /// Ranked paths not already listed under Progress.
+    pub(crate) paths: Vec<String>,
+    /// Ranked code identifiers.
+    pub(crate) symbols: Vec<String>,
+}
+
+fn push_branch(list: &mut Vec<String>, name: &str) {
+    // `git push origin v0.8.0` pushes a tag.
+    let version = name
+        .trim_start_matches('v')
+        .starts_with(|character: char| character.is_ascii_digit());
+    if !version && !name.starts_with(['-', '$', '.']) && name != "HEAD" {
+        push_unique(list, name);
+    }
+}
+
+fn push_unique(list: &mut Vec<String>, item: &str) {
+    if !item.is_empty() && !list.iter().any(|existing| existing == item) {
+        list.push(item.to_owned());
+    }
+}
+
+fn words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|character: char| {
+        character.is_whitespace() || "\"'`,;()[]{}<>=".contains(character) || is_han(character)
+    })
+    .filter(|word| !word.is_empty())
+}
+
+/// `#123`, `PR 45`, `.../pull/7`, `.../issues/9`, `ABC-123`.
+fn references_in(text: &str, out: &mut Vec<String>) {
+    let tokens: Vec<&str> = text.split_whitespace().collect();
+    for (index, raw) in tokens.iter().enumerate() {
+        let token = raw.trim_matches(|character: char| ",.;:()[]`'\"!?".contains(character));
+        let digits = |text: &str| !text.is_empty() && text.chars().all(|c| c.is_ascii_digit());
+        if let Some(number) = token.strip_prefix('#')
+            && digits(number)
+            && (2..=5).contains(&number.len())
+        {
+            push_unique(out, token);
+        } else if let Some((_, number)) = token
+            .rsplit_once("/pull/")
+            .or_else(|| token.rsplit_once("/issues/"))
+            && digits(number.trim_end_matches('/'))
+        {
+            push_unique(out, token);
+        } else if matches!(token, "PR" | "pr" | "issue" | "Issue")
+            && let Some(next) = tokens.get(index + 1)
+        {
+            let number = next.trim_matches(|character: char| !character.is_ascii_alphanumeric());
+            if digits(number) && (number.len() >= 2 || next.starts_with('#')) {
+                push_unique(out, &format!("{token} {number}"));
+            }
+        } else if is_ticket(token) {
+            push_unique(out, token);
+        }
+    }
+}
+
+/// `ABC-123`, `CORE-E0042`: an upper-case key, a dash, an optional letter and digits.
+fn is_ticket(token: &str) -> bool {
+    let Some((key, number)) = token.split_once('-') else {
+        return false;
+    };
+    let number = number
+        .strip_prefix(|c: char| c.is_ascii_uppercase())
+        .unwrap_or(number);
+    (2..=10).contains(&key.len())
+        && key.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+        && key
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+        && !number.is_empty()
+        && number.len() <= 6
+        && number.chars().all(|c| c.is_ascii_digit())
+        && !matches!(key, "UTF" | "ISO" | "SHA" | "RFC" | "HTTP" | "TLS")
+}
+
+/// `1.2.3`, `v0.87.1`, `2.0.0-beta.1` (three numeric parts; not dates or addresses).
+fn versions_in(text: &str, out: &mut Vec<String>) {
+    for word in words(text) {
+        let token = word.trim_end_matches(['.', ':', '!', '?']);
+        let bare = token.trim_start_matches('v');
+        let core = bare.split(['-', '+']).next().unwrap_or(bare);
+        let parts: Vec<&str> = core.split('.').collect();
+        if parts.len() == 3
+            && parts.iter().all(|part| {
+                !part.is_empty() && part.len() <= 4 && part.chars().all(|c| c.is_ascii_digit())
+            })
+            && !token.contains('/')
+        {
+            push_unique(out, token);
+        }
+    }
+}
+
+/// A commit hash: 7–40 lower-case hex characters with a digit and a letter.
+fn is_hash(token: &str) -> bool {
+    (7..=40).contains(&token.len())
+        && token
+            .chars()
+            .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c))
+        && token.chars().any(|c| c.is_ascii_digit())
+        && token.chars().any(|c| c.is_ascii_alphabetic())
+}
+
+/// Hashes in prose (`commit 1a2b3c4`, `` `1a2b3c4` ``) and at the start of `git log` lines.
+fn hashes_in(text: &str, from_output: bool, out: &mut Vec<String>) {
+    for line in text.lines() {
+        let trimmed = line.trim().trim_start_matches("commit ");
+        let candidates: Vec<&str> = if from_output {
+            trimmed.split_whitespace().take(1).collect()
+        } else {
+            words(line).collect()
+        };
+        for candidate in candidates {
+            let candidate = candidate.trim_end_matches(['.', ':', ',']);
+            if is_hash(candidate) {
+                push_unique(out, candidate);
+            }
+        }
+    }
+}
+
+/// Branch names from git commands and their output.
+fn branches_in(command: &str, output: &str, out: &mut Vec<String>) {
+    let core = command_core(command);
+    let mut tokens = core.split_whitespace().peekable();
+    while let Some(token) = tokens.next() {
+        if token != "git" {
+            continue;
+        }
+        let Some(verb) = tokens.next() else { break };
+        let rest: Vec<&str> = tokens
+            .clone()
+            .take_while(|word| !matches!(*word, "&&" | ";" | "|"))
+            .filter(|word| !word.starts_with('-'))
+            .collect();
+        match verb {
+            "checkout" | "switch" if !core.contains(" -- ") => {
+                if let Some(name) = rest.first() {
+                    push_branch(out, name);
+                }
+            }
+            "push" => {
+                if let Some(name) = rest.get(1) {
+                    push_branch(out, name.trim_start_matches("HEAD:"));
+                }
+            }
+            _ => {}
+        }
+    }
+    for line in output.lines() {
+        let line = line.trim();
+        for prefix in [
+            "On branch ",
+            "Switched to a new branch ",
+            "Switched to branch ",
+        ] {
+            if let Some(name) = line.strip_prefix(prefix) {
+                push_branch(out, name.trim_matches(['\'', '"']));
+            }
+        }
+    }
+}
+
+/// Commands that build, test, check or run the project (not file moves, git bookkeeping or
+/// inline scripts).
+fn is_project_command(command: &str) -> bool {
+    let first = command.split_whitespace().next().unwrap_or_default();
+    !is_file_operation(command)
+        && !matches!(first, "git" | "kill" | "pkill")
+        && !command.contains(" -e ")
+        && !command.contains(" -c ")
+        && command.chars().count() <= 100
+}
+
+impl Facts {
+    pub(crate) fn collect(parts: &[Part], work: &Work, modified: &[String]) -> Self {
+        let mut facts = Self::default();
+        let mut scores: Vec<(String, f64)> = Vec::new();
+        let mut add = |token: &str, weight: f64| match scores
+            .iter_mut()
+            .find(|(existing, _)| existing == token)
+        {
+            Some((_, score)) => *score += weight,
+            None => scores.push((token.to_owned(), weight)),
+        };
+        let mut result_weight: Vec<(String, f64)> = Vec::new();
+        for part in parts {
+            let (text, weight, prose) = match part {
+                Part::User(text) if text.starts_with("Ran `") => (text.clone(), 0.25, false),
+                Part::User(text) => (strip_injected(text), 3.0, true),
+                Part::Assistant(text) => (text.clone(), 1.0, true),
+                Part::Thinking(text) => (text.clone(), 0.5, true),
+                Part::ToolResult(text) => (text.clone(), 0.25, false),
+                Part::ToolCalls(calls) => {
+                    for call in calls {
+                        if let Some(command) = crate::extract::string_argument(call, "command") {
+                            branches_in(&command, "", &mut facts.branches);
+                            versions_in(&command, &mut facts.versions);
+                        }
+                    }
+                    continue;
+                }
+            };
+            if prose {
+                references_in(&text, &mut facts.references);
+                versions_in(&text, &mut facts.versions);
+                hashes_in(&text, false, &mut facts.commits);
+            } else {
+                hashes_in(&text, true, &mut facts.commits);
+                branches_in("", &text, &mut facts.branches);
+            }
+            for token in words(&text).filter_map(identifier_token) {
+                if prose {
+                    add(token, weight);
+                } else {
+                    match result_weight
+                        .iter_mut()
+                        .find(|(existing, _)| existing == token)
+                    {
+                        Some((_, score)) => *score = (*score + weight).min(1.0),
+                        None => result_weight.push((token.to_owned(), weight)),
+                    }
+                }
+            }
+        }
+        for (token, weight) in result_weight {
+            add(&token, weight);
+        }
+        for (_, source, line) in &work.errors {
+            references_in(line, &mut facts.references);
+            for token in words(line)
+                .chain(words(source))
+                .filter_map(identifier_token)
+            {
+                add(token, 4.0);
+            }
+        }
+        for path in &work.reads {
+            add(path, 1.0);
+        }
+        for (hash, branch, _) in &work.commits {
+            push_unique(&mut facts.commits, hash);
+            push_branch(&mut facts.branches, branch);
+        }
+        for run in &work.commands {
+            if is_project_command(&run.command) {
+                push_unique(&mut facts.commands, &run.command);
+            }
+        }
+        let mut ranked: Vec<(usize, (String, f64))> = scores
+            .into_iter()
+            .enumerate()
+            .filter(|(_, (token, score))| *score >= 2.5 && !modified.contains(token))
+            .collect();
+        ranked.sort_by(|(first_index, (_, first)), (second_index, (_, second))| {
+            second.total_cmp(first).then(first_index.cmp(second_index))
+        });
+        for (_, (token, _)) in ranked.into_iter().take(MAX_IDENTIFIERS) {
+            if token.contains('/') || token.contains('.') {
+                facts.paths.push(token);
+            } else {
+                facts.symbols.push(token);
+            }
+        }
+        facts
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_references_versions_hashes_and_branches() {
+        let mut references = Vec::new();
+        references_in(
+            "Fixes #42 and PR 17, see https://github.com/o/r/pull/9 and CORE-E0042; color #b5bd68",
+            &mut references,
+        );
+        assert_eq!(
+            references,
+            [
+                "#42",
+                "PR 17",
+                "https://github.com/o/r/pull/9",
+                "CORE-E0042"
+            ]
+        );
+        let mut versions = Vec::new();
+        versions_in(
+            "bump to v0.87.1 then 2.0.0-beta.1, not 10.0.0.1 or 1.2",
+            &mut versions,
+        );
+        assert_eq!(versions, ["v0.87.1", "2.0.0-beta.1"]);
+        let mut hashes = Vec::new();
+        hashes_in("pushed commit 1a2b3c4d, cafe, 1234567", false, &mut hashes);
+        assert_eq!(hashes, ["1a2b3c4d"]);
+        let mut branches = Vec::new();
+        branches_in(
+            "cd x && git checkout -b fix/parser && git push -u origin fix/parser",
+            "On branch main",
+            &mut branches,
+        );
+        assert_eq!(branches, ["fix/parser", "main"]);
+    }
+}

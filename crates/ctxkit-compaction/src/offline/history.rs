@@ -1,0 +1,451 @@
+//! The history (and branch) summary's sections: each filled from the conversation and merged with
+//! the earlier summary, whatever format that one had — earlier items first, finished ones moved from
+//! In Progress to Done, nothing dropped except by the budget, which says so.
+
+use crate::extract::{Conversation, Part, identifiers, sentences};
+use crate::offline::facts::Facts;
+use crate::offline::items::{decisions, fact_items, progress_items, without_trailing_note};
+use crate::offline::previous::{Previous, Slot, parse_previous};
+use crate::offline::render::{Section, Style};
+use crate::offline::text::{
+    Language, clean_request, clip, constraints_in, dedup_key, strip_injected,
+};
+use crate::offline::work::{Outcome, Work, is_file_operation};
+use crate::offline::{say, user_texts};
+
+/// The inner text of a branch or compaction summary that reached the model as a user message, and
+/// whether it was a branch summary.
+pub(crate) fn carried(text: &str) -> Option<(&str, bool)> {
+    for (prefix, branch) in [
+        (ctxkit_session::BRANCH_SUMMARY_PREFIX, true),
+        (ctxkit_session::COMPACTION_SUMMARY_PREFIX, false),
+    ] {
+        if let Some(inner) = text.strip_prefix(prefix) {
+            return Some((
+                inner.trim_end().trim_end_matches("</summary>").trim(),
+                branch,
+            ));
+        }
+    }
+    None
+}
+
+/// Whether an earlier open item is finished by the new span's work: it names a file changed or a
+/// command that passed, or a technical word of it (`/healthz`, `Retry-After`) is in a commit
+/// message of the span.
+fn finished(item: &str, done_tokens: &[String], commit_messages: &[String]) -> bool {
+    let technical = item
+        .split(|character: char| character.is_whitespace() || "`,;()".contains(character))
+        .map(|word| word.trim_matches(['.', ':', '"', '\'']))
+        .filter(|word| word.len() >= 4 && word.contains(['/', '-', '_']))
+        .map(str::to_owned);
+    let named: Vec<String> = identifiers(item)
+        .into_iter()
+        .chain(item.split('`').skip(1).step_by(2).map(str::to_owned))
+        .chain(technical)
+        .collect();
+    named.iter().any(|name| {
+        done_tokens
+            .iter()
+            .any(|done| done == name || done.ends_with(&format!("/{name}")))
+            || (name.len() >= 4
+                && commit_messages
+                    .iter()
+                    .any(|message| message.to_lowercase().contains(&name.to_lowercase())))
+    })
+}
+
+/// The earlier summaries: the `<previous-summary>` and compaction summaries inside the span; branch
+/// summaries come back separately.
+fn earlier(conversation: &Conversation) -> (Previous, Vec<String>) {
+    let mut previous = conversation
+        .previous_summary
+        .as_deref()
+        .map(parse_previous)
+        .unwrap_or_default();
+    let mut branches = Vec::new();
+    for part in &conversation.parts {
+        if let Part::User(text) = part
+            && let Some((inner, branch)) = carried(text)
+        {
+            let parsed = parse_previous(inner);
+            if branch {
+                branches.extend(parsed.items.into_iter().map(|(_, item)| item).take(4));
+            } else {
+                previous.items.extend(parsed.items);
+            }
+        }
+    }
+    (previous, branches)
+}
+
+/// What the summarized span is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Span {
+    /// History before a compaction's cut: the work goes on after it.
+    History,
+    /// A branch the user is leaving: nothing on it will be answered.
+    Branch,
+}
+
+pub(crate) fn sections(
+    conversation: &Conversation,
+    language: Language,
+    span: Span,
+) -> Vec<Section> {
+    let parts = &conversation.parts;
+    let (previous, branches) = earlier(conversation);
+    let work = Work::from_parts(parts);
+    let modified: Vec<String> = work.files.iter().map(|file| file.path.clone()).collect();
+    let facts = Facts::collect(parts, &work, &modified);
+
+    let mut goal = Section::new("## Goal", Style::Bullet);
+    goal.max_items = 16;
+    let requests: Vec<(usize, String)> = parts
+        .iter()
+        .enumerate()
+        .filter_map(|(index, part)| match part {
+            Part::User(text) if !text.starts_with("Ran `") && carried(text).is_none() => {
+                clean_request(text, 260).map(|clean| (index, clean))
+            }
+            Part::User(_)
+            | Part::Assistant(_)
+            | Part::Thinking(_)
+            | Part::ToolCalls(_)
+            | Part::ToolResult(_) => None,
+        })
+        .collect();
+    let mut earlier_rules = Vec::new();
+    for item in previous.of(Slot::Goal) {
+        // A quoted user message that states a rule ("never block health checks") is a constraint.
+        let unquoted = item.trim_matches('"');
+        if unquoted.len() < 120 && !constraints_in(unquoted).is_empty() {
+            earlier_rules.push(unquoted.to_owned());
+        } else {
+            goal.push(item, 60);
+        }
+    }
+    let latest = requests.last().map(|(index, _)| *index);
+    for (order, (index, request)) in requests.iter().enumerate() {
+        // Repeats of one request (`… (iteration 3)`) keep the latest wording.
+        let key = dedup_key(without_trailing_note(request));
+        goal.items
+            .retain(|item| dedup_key(without_trailing_note(&item.text)) != key);
+        let text = if Some(*index) == latest {
+            format!("{} {request}", say(language, "**Latest:**", "**最新：**"))
+        } else {
+            request.clone()
+        };
+        let priority = if Some(*index) == latest {
+            100
+        } else if order == 0 {
+            72
+        } else {
+            40 + (order * 30 / requests.len().max(1)) as u32
+        };
+        goal.push(text, priority);
+    }
+    if let Some(focus) = &conversation.focus {
+        goal.push(
+            format!(
+                "{} {}",
+                say(language, "Focus for this summary:", "本次摘要重点："),
+                clip(focus, 200)
+            ),
+            95,
+        );
+    }
+
+    let mut constraints = Section::new("## Constraints & Preferences", Style::Bullet);
+    constraints.max_items = 14;
+    for item in previous.of(Slot::Constraints) {
+        constraints.push(item, 86);
+    }
+    for item in earlier_rules {
+        constraints.push(item, 86);
+    }
+    for text in user_texts(parts) {
+        for constraint in constraints_in(&strip_injected(text)) {
+            constraints.push(constraint, 85);
+        }
+    }
+    context_file_rules(parts, &mut constraints);
+
+    // Tokens of the work finished in this span, for moving earlier open items to Done.
+    let mut done_tokens: Vec<String> = modified.clone();
+    done_tokens.extend(
+        work.commands
+            .iter()
+            .filter(|run| run.last == Outcome::Passed)
+            .map(|run| run.command.clone()),
+    );
+    done_tokens.extend(work.commits.iter().map(|(hash, _, _)| hash.clone()));
+    let commit_messages: Vec<String> = work
+        .commits
+        .iter()
+        .map(|(_, _, message)| message.clone())
+        .collect();
+
+    let mut done = Section::new("### Done", Style::Done);
+    let mut in_progress = Section::new("### In Progress", Style::Todo);
+    let mut blocked = Section::new("### Blocked", Style::Bullet);
+    let mut next = Section::new("## Next Steps", Style::Numbered);
+    for item in previous.of(Slot::Done) {
+        done.push(item, 55);
+    }
+    // Open items of the earlier summary stay open unless the new work finished them; when the
+    // session has moved on to several new requests since, they are marked as not confirmed.
+    let moved_on = requests.len() >= 3;
+    for (slot, section) in [
+        (Slot::InProgress, &mut in_progress),
+        (Slot::Next, &mut next),
+        (Slot::Blocked, &mut blocked),
+    ] {
+        for item in previous.of(slot) {
+            if finished(item, &done_tokens, &commit_messages) {
+                done.push(item, 68);
+            } else if moved_on {
+                section.push(
+                    format!(
+                        "{item} {}",
+                        say(
+                            language,
+                            "(from the earlier summary; not confirmed since)",
+                            "（来自先前摘要；之后未确认）"
+                        )
+                    ),
+                    50,
+                );
+            } else {
+                section.push(item, 80);
+            }
+        }
+    }
+    for item in progress_items(&work, language) {
+        done.push(item.text, item.priority);
+    }
+    let latest_position = requests.last().map_or(0, |(index, _)| *index);
+    for run in &work.commands {
+        if run.last == Outcome::Cancelled {
+            blocked.push(
+                format!(
+                    "`{}` {}",
+                    run.command,
+                    say(
+                        language,
+                        "was cancelled before it finished (result unknown)",
+                        "未完成即被取消（结果未知）"
+                    )
+                ),
+                60,
+            );
+        }
+    }
+    for (index, run) in work.failing().into_iter().enumerate() {
+        if is_file_operation(&run.command) && run.position < latest_position {
+            continue;
+        }
+        if let Outcome::Failed(error) = &run.last {
+            blocked.push(
+                format!(
+                    "`{}` {}: {error}",
+                    run.command,
+                    say(language, "fails", "失败")
+                ),
+                96 - index.min(10) as u32,
+            );
+        }
+    }
+    match span {
+        Span::History => tail(
+            parts,
+            &requests,
+            &work,
+            language,
+            &mut in_progress,
+            &mut next,
+        ),
+        Span::Branch => {
+            next.empty = Some(say(
+                language,
+                "(none: the user left this branch)",
+                "（无：用户已离开此分支）",
+            ));
+        }
+    }
+    if let Some(report) = last_report(parts) {
+        done.push(
+            format!("{} {report}", say(language, "Last report:", "最后的汇报：")),
+            66,
+        );
+    }
+
+    let mut decisions_section = Section::new("## Key Decisions", Style::Bullet);
+    decisions_section.max_items = 10;
+    for item in previous.of(Slot::Decisions) {
+        decisions_section.push(item, 52);
+    }
+    let found = decisions(parts);
+    let count = found.len();
+    for (index, decision) in found.into_iter().enumerate() {
+        decisions_section.push(decision, 40 + (index * 10 / count.max(1)) as u32);
+    }
+
+    let mut critical = Section::new("## Critical Context", Style::Bullet);
+    for item in previous.of(Slot::Critical) {
+        critical.push(item, 70);
+    }
+    for item in branches {
+        critical.push(
+            format!(
+                "{} {item}",
+                say(language, "On an abandoned branch:", "已放弃的分支：")
+            ),
+            60,
+        );
+    }
+    for item in fact_items(&facts, &work, language) {
+        critical.push(item.text, item.priority);
+    }
+    vec![
+        goal,
+        constraints,
+        Section::new("## Progress", Style::HeadingOnly),
+        done,
+        in_progress,
+        blocked,
+        decisions_section,
+        next,
+        critical,
+    ]
+}
+
+/// Rules from context files the agent read (`AGENTS.md`, `CLAUDE.md`, …).
+fn context_file_rules(parts: &[Part], constraints: &mut Section) {
+    let mut reading_rules = false;
+    for part in parts {
+        match part {
+            Part::ToolCalls(calls) => {
+                reading_rules = calls.len() == 1
+                    && calls.iter().any(|call| {
+                        call.starts_with("read(")
+                            && ["AGENTS.md", "CLAUDE.md", "CONTRIBUTING.md", ".cursorrules"]
+                                .iter()
+                                .any(|name| call.contains(name))
+                    });
+            }
+            Part::ToolResult(text) if reading_rules => {
+                for rule in constraints_in(text).into_iter().take(6) {
+                    constraints.push(rule, 75);
+                }
+                reading_rules = false;
+            }
+            Part::ToolResult(_) | Part::User(_) | Part::Assistant(_) | Part::Thinking(_) => {}
+        }
+    }
+}
+
+/// The assistant's last reply when it reports something concrete (a name, a number, a path) rather
+/// than a question or a pleasantry.
+fn last_report(parts: &[Part]) -> Option<String> {
+    let text = parts.iter().rev().find_map(|part| match part {
+        Part::Assistant(text) => Some(text),
+        Part::User(_) | Part::Thinking(_) | Part::ToolCalls(_) | Part::ToolResult(_) => None,
+    })?;
+    let concrete = text.contains('`')
+        || text.chars().any(|character| character.is_ascii_digit())
+        || !identifiers(text).is_empty();
+    (concrete && !text.trim_end().ends_with(['?', '？'])).then(|| clip(text, 280))
+}
+
+/// In Progress and Next Steps from the end of the span: a pending tool call, a failing command, an
+/// unanswered request, or a question to the user.
+fn tail(
+    parts: &[Part],
+    requests: &[(usize, String)],
+    work: &Work,
+    language: Language,
+    in_progress: &mut Section,
+    next: &mut Section,
+) {
+    let Some((request_index, request)) = requests.last() else {
+        return;
+    };
+    let answer = parts
+        .iter()
+        .enumerate()
+        .skip(request_index + 1)
+        .filter_map(|(index, part)| match part {
+            Part::Assistant(text) => Some((index, text.as_str())),
+            Part::User(_) | Part::Thinking(_) | Part::ToolCalls(_) | Part::ToolResult(_) => None,
+        })
+        .next_back();
+    let failing: Vec<_> = work
+        .failing()
+        .into_iter()
+        .filter(|run| run.position > *request_index)
+        .collect();
+    let open = !work.pending.is_empty() || !failing.is_empty() || answer.is_none();
+    if open {
+        in_progress.push(request.clone(), 98);
+    }
+    if let Some(pending) = work.pending.first() {
+        next.push(
+            format!(
+                "{} `{}`",
+                say(
+                    language,
+                    "Check the result of the pending call",
+                    "查看尚未返回的调用结果："
+                ),
+                clip(pending, 160)
+            ),
+            97,
+        );
+    }
+    for run in failing {
+        if let Outcome::Failed(error) = &run.last {
+            next.push(
+                format!(
+                    "{} `{}` ({error})",
+                    say(language, "Make it pass:", "修复使其通过："),
+                    run.command
+                ),
+                96,
+            );
+        }
+    }
+    match answer {
+        None => next.push(
+            format!(
+                "{} {request}",
+                say(language, "Answer the latest request:", "处理最新请求：")
+            ),
+            95,
+        ),
+        Some((_, text)) if work.pending.is_empty() => {
+            let question = sentences(text)
+                .into_iter()
+                .rev()
+                .find(|sentence| sentence.ends_with(['?', '？']));
+            if let Some(question) = question {
+                next.push(
+                    format!(
+                        "{} {}",
+                        say(language, "Wait for the user's answer to:", "等待用户回答："),
+                        clip(&question, 220)
+                    ),
+                    94,
+                );
+            }
+        }
+        Some(_) => {}
+    }
+    if !open && next.items.is_empty() {
+        next.empty = Some(say(
+            language,
+            "(none recorded: the latest request looked finished)",
+            "（无：最新请求看来已完成）",
+        ));
+    }
+}

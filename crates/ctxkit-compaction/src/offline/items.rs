@@ -1,0 +1,269 @@
+//! Lines of the summary built from the span's parts: statements of choice (Key Decisions), tool
+//! work (Progress) and the exact strings of Critical Context.
+
+use crate::extract::{Part, sentences};
+use crate::offline::facts::Facts;
+use crate::offline::render::Item;
+use crate::offline::say;
+use crate::offline::text::{Language, clip, dedup_key};
+use crate::offline::work::{FileChange, Outcome, Work, is_file_operation};
+
+/// Phrases of choice in the assistant's words.
+const DECISION_MARKS: &[&str] = &[
+    "i'll use",
+    "i will use",
+    "we'll use",
+    "let's use",
+    "going with",
+    "i'll go with",
+    "decided",
+    "chose ",
+    "opted",
+    "switch to",
+    "switched to",
+    "the approach is",
+    "the plan is",
+    "我决定",
+    "决定",
+    "改用",
+    "采用",
+];
+/// Comparisons that are a choice only when someone acts on them (`now uses X instead of Y`).
+const COMPARISON_MARKS: &[&str] = &["instead of", "rather than", "而不是"];
+const ACTING_MARKS: &[&str] = &["i'll", "i will", "we'll", "let's", " now ", "use ", "uses "];
+const SPECULATION: &[&str] = &["if ", "i bet", "maybe", "perhaps", "it might", "this might"];
+
+/// Statements of choice from the assistant's replies, most recent last.
+pub(crate) fn decisions(parts: &[Part]) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    for part in parts {
+        let Part::Assistant(text) = part else {
+            continue;
+        };
+        for sentence in sentences(text) {
+            let lower = sentence.to_lowercase();
+            let length = sentence.chars().count();
+            if (20..=320).contains(&length)
+                && !sentence.ends_with(['?', '？', ':'])
+                && !sentence.starts_with(['`', '|', '#', '-', '{', '/'])
+                && !SPECULATION.iter().any(|mark| lower.starts_with(mark))
+                && (DECISION_MARKS.iter().any(|mark| lower.contains(mark))
+                    || (COMPARISON_MARKS.iter().any(|mark| lower.contains(mark))
+                        && ACTING_MARKS.iter().any(|mark| lower.contains(mark))))
+            {
+                let item = clip(&sentence.replace("**", ""), 260);
+                found.retain(|existing| dedup_key(existing) != dedup_key(&item));
+                found.push(item);
+            }
+        }
+    }
+    found
+}
+
+/// `text` as inline code, with double backticks when it holds one itself.
+fn code(text: &str) -> String {
+    if text.contains('`') {
+        format!("`` {text} ``")
+    } else {
+        format!("`{text}`")
+    }
+}
+
+/// A request without a trailing parenthetical note (`… (iteration 3)`).
+pub(crate) fn without_trailing_note(text: &str) -> &str {
+    let trimmed = text.trim_end();
+    match (trimmed.ends_with(')'), trimmed.rfind(" (")) {
+        (true, Some(start)) => &trimmed[..start],
+        _ => trimmed,
+    }
+}
+
+/// Progress items from tool work: commits, files changed, commands that passed.
+pub(crate) fn progress_items(work: &Work, language: Language) -> Vec<Item> {
+    let mut items = Vec::new();
+    for (hash, branch, message) in &work.commits {
+        items.push(Item {
+            text: format!(
+                "{} `{hash}` {} `{branch}`: {message}",
+                say(language, "Committed", "已提交"),
+                say(language, "on", "于分支")
+            ),
+            priority: 75,
+        });
+    }
+    let describe = |file: &FileChange| {
+        let mut text = format!("`{}`", file.path);
+        if file.edits > 1 {
+            text.push_str(&format!(" ({}×)", file.edits));
+        }
+        if file.failed_edits > 0 {
+            text.push_str(&match language {
+                Language::English => format!(" ({} edit(s) did not apply)", file.failed_edits),
+                Language::Chinese => format!("（{} 处修改未生效）", file.failed_edits),
+            });
+        }
+        text
+    };
+    let created: Vec<String> = work
+        .files
+        .iter()
+        .filter(|file| file.created)
+        .map(describe)
+        .collect();
+    let edited: Vec<String> = work
+        .files
+        .iter()
+        .filter(|file| !file.created && (file.edits > 0 || file.failed_edits > 0))
+        .map(describe)
+        .collect();
+    for (verb, list) in [
+        (say(language, "Wrote", "写入"), created),
+        (say(language, "Edited", "修改"), edited),
+    ] {
+        for chunk in list.chunks(6) {
+            items.push(Item {
+                text: format!("{verb} {}", chunk.join(", ")),
+                priority: 65,
+            });
+        }
+    }
+    let mut operations: Vec<(String, usize)> = Vec::new();
+    for run in &work.commands {
+        if is_file_operation(&run.command) {
+            let verb = match run.command.strip_prefix("git ") {
+                Some(rest) => format!("git {}", rest.split_whitespace().next().unwrap_or_default()),
+                None => run
+                    .command
+                    .split_whitespace()
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned(),
+            };
+            match operations
+                .iter_mut()
+                .find(|(existing, _)| *existing == verb)
+            {
+                Some((_, count)) => *count += run.runs,
+                None => operations.push((verb, run.runs)),
+            }
+            continue;
+        }
+        if run.command.contains("git commit") && !work.commits.is_empty() {
+            continue;
+        }
+        let text = match (&run.last, run.failures, &run.first_error) {
+            (Outcome::Passed, 0, _) if run.runs > 1 => format!(
+                "`{}`: {} ({}×)",
+                run.command,
+                say(language, "passed", "通过"),
+                run.runs
+            ),
+            (Outcome::Passed, 0, _) => {
+                format!("`{}`: {}", run.command, say(language, "passed", "通过"))
+            }
+            (Outcome::Passed, failures, first) => match language {
+                Language::English => format!(
+                    "`{}`: passed after {failures} failed run(s) (first error: {})",
+                    run.command,
+                    first.as_deref().unwrap_or("?")
+                ),
+                Language::Chinese => format!(
+                    "`{}`：失败 {failures} 次后通过（首个错误：{}）",
+                    run.command,
+                    first.as_deref().unwrap_or("?")
+                ),
+            },
+            (Outcome::Failed(_) | Outcome::Pending | Outcome::Cancelled, _, _) => continue,
+        };
+        items.push(Item { text, priority: 70 });
+    }
+    if !operations.is_empty() {
+        let list: Vec<String> = operations
+            .iter()
+            .map(|(verb, count)| format!("`{verb}` ×{count}"))
+            .collect();
+        items.push(Item {
+            text: format!(
+                "{} {}",
+                say(language, "File operations:", "文件操作："),
+                list.join(", ")
+            ),
+            priority: 45,
+        });
+    }
+    items
+}
+
+/// Critical Context lines from the facts: exact strings first, then ranked identifiers.
+pub(crate) fn fact_items(facts: &Facts, work: &Work, language: Language) -> Vec<Item> {
+    let mut items = Vec::new();
+    let quoted = |list: &[String], limit: usize| {
+        let start = list.len().saturating_sub(limit);
+        list[start..]
+            .iter()
+            .map(|item| format!("`{item}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut line = |label: &str, list: &[String], limit: usize, priority: u32| {
+        if !list.is_empty() {
+            items.push(Item {
+                text: format!("{label}: {}", quoted(list, limit)),
+                priority,
+            });
+        }
+    };
+    line(&say(language, "Branch", "分支"), &facts.branches, 4, 88);
+    let committed: Vec<String> = facts
+        .commits
+        .iter()
+        .filter(|hash| !work.commits.iter().any(|(known, _, _)| known == *hash))
+        .cloned()
+        .collect();
+    line(&say(language, "Commits", "提交"), &committed, 6, 84);
+    line(
+        &say(language, "References", "引用"),
+        &facts.references,
+        10,
+        84,
+    );
+    line(&say(language, "Versions", "版本"), &facts.versions, 8, 78);
+    line(
+        &say(language, "Build/test/run commands", "构建/测试/运行命令"),
+        &facts.commands,
+        6,
+        82,
+    );
+    if let Some((position, source, error)) = work.last_error() {
+        let failing = work.failing();
+        let resolved = source.starts_with('`')
+            && !failing
+                .iter()
+                .any(|run| run.position == *position && source.contains(&run.command));
+        let note = if resolved {
+            say(language, " (later runs passed)", "（之后的运行已通过）")
+        } else {
+            String::new()
+        };
+        items.push(Item {
+            text: format!(
+                "{} ({source}): {}{note}",
+                say(language, "Last error", "最近的错误"),
+                code(error)
+            ),
+            priority: 90,
+        });
+    }
+    for (label, list, priority) in [
+        (say(language, "Files", "文件"), &facts.paths, 62),
+        (say(language, "Symbols", "符号"), &facts.symbols, 58),
+    ] {
+        for chunk in list.chunks(10) {
+            items.push(Item {
+                text: format!("{label}: {}", quoted(chunk, 10)),
+                priority,
+            });
+        }
+    }
+    items
+}

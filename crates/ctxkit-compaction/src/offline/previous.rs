@@ -1,0 +1,258 @@
+//! An earlier summary read back into the offline format's sections, whatever format it was written
+//! in: ctxkit's own headings, a model's free headings (`## Branch`, `## Key Files`), or Claude
+//! Code's numbered sections (`1. Primary Request and Intent:`). Every item lands in some section;
+//! headings it does not know go to Critical Context with the heading as a label.
+
+use crate::offline::text::clip;
+
+/// Where an earlier summary's items go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Slot {
+    Goal,
+    Constraints,
+    Done,
+    InProgress,
+    Blocked,
+    Decisions,
+    Next,
+    Critical,
+}
+
+/// An earlier summary's items by slot, in their order.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Previous {
+    pub(crate) items: Vec<(Slot, String)>,
+}
+
+impl Previous {
+    pub(crate) fn of(&self, slot: Slot) -> impl Iterator<Item = &str> {
+        self.items
+            .iter()
+            .filter(move |(item_slot, _)| *item_slot == slot)
+            .map(|(_, item)| item.as_str())
+    }
+}
+
+/// The slot of a heading, and whether its items need the heading as a label.
+fn slot_of(heading: &str) -> (Slot, bool) {
+    let lower = heading.to_lowercase();
+    let has = |words: &[&str]| words.iter().any(|word| lower.contains(word));
+    if has(&[
+        "pending",
+        "in progress",
+        "current work",
+        "current task",
+        "current state",
+    ]) {
+        (Slot::InProgress, false)
+    } else if has(&["next step", "next", "todo", "remaining"]) {
+        (Slot::Next, false)
+    } else if has(&["blocked", "blocker", "open issue", "problem"]) && !has(&["solving"]) {
+        (Slot::Blocked, false)
+    } else if has(&[
+        "done",
+        "completed",
+        "accomplished",
+        "early progress",
+        "progress",
+        "fixes",
+    ]) {
+        (Slot::Done, false)
+    } else if has(&["decision", "problem solving", "approach"]) {
+        (Slot::Decisions, false)
+    } else if has(&["constraint", "preference", "requirement", "rules"]) {
+        (Slot::Constraints, false)
+    } else if has(&[
+        "goal",
+        "request",
+        "intent",
+        "objective",
+        "user messages",
+        "task",
+    ]) {
+        (Slot::Goal, false)
+    } else if has(&["critical context", "context for suffix"]) {
+        (Slot::Critical, false)
+    } else {
+        (Slot::Critical, true)
+    }
+}
+
+/// The heading text of a line, if it is one: `#…`, `1. Title:` at column 0, or `**Title:**` alone.
+fn heading_of(line: &str) -> Option<&str> {
+    if let Some(rest) = line.strip_prefix('#') {
+        return Some(rest.trim_start_matches('#').trim());
+    }
+    let numbered = line
+        .split_once(". ")
+        .filter(|(number, _)| !number.is_empty() && number.chars().all(|c| c.is_ascii_digit()))
+        .map(|(_, rest)| rest.trim());
+    if let Some(title) = numbered
+        && title.ends_with(':')
+        && title.chars().next().is_some_and(char::is_uppercase)
+        && title.split_whitespace().count() <= 8
+    {
+        return Some(title.trim_end_matches(':'));
+    }
+    let bold = line.trim();
+    (bold.starts_with("**") && bold.ends_with(":**") && bold.len() > 5)
+        .then(|| bold.trim_matches('*').trim_end_matches(':'))
+}
+
+/// Reads an earlier summary (without ctxkit's file blocks or notices).
+pub(crate) fn parse_previous(text: &str) -> Previous {
+    // Claude Code writes its scratch analysis before a `Summary:` line; only what follows counts.
+    let text = match text.find("\nSummary:\n") {
+        Some(start) if text[..start].contains("Analysis:") => &text[start + "\nSummary:\n".len()..],
+        _ => text,
+    };
+    let mut previous = Previous::default();
+    let mut last_indent: Option<usize> = None;
+    let mut slot = (Slot::Goal, false);
+    let mut label = String::new();
+    let mut fence: Option<usize> = None;
+    let mut in_file_block = false;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with("<read-files>") || trimmed.starts_with("<modified-files>") {
+            in_file_block = true;
+            continue;
+        }
+        if trimmed.starts_with("</read-files>") || trimmed.starts_with("</modified-files>") {
+            in_file_block = false;
+            continue;
+        }
+        if trimmed.starts_with("```") {
+            match fence.take() {
+                Some(lines) if lines > 0 => previous.items.push((
+                    Slot::Critical,
+                    format!("{label}: a {lines}-line block in the earlier summary (not repeated)")
+                        .trim_start_matches(": ")
+                        .to_owned(),
+                )),
+                Some(_) => {}
+                None => fence = Some(0),
+            }
+            continue;
+        }
+        if let Some(lines) = fence.as_mut() {
+            *lines += 1;
+            continue;
+        }
+        if in_file_block
+            || trimmed.is_empty()
+            || trimmed == "---"
+            || (trimmed.starts_with('_') && trimmed.ends_with('_'))
+            || trimmed.starts_with('<')
+        {
+            continue;
+        }
+        if let Some(heading) = heading_of(line) {
+            last_indent = None;
+            let (new_slot, labelled) = slot_of(heading);
+            // A subheading inside a known section keeps that section (`### Agreed Structure`).
+            if !(labelled && line.starts_with("###") && !slot.1) {
+                slot = (new_slot, labelled);
+            }
+            label = heading.trim_matches(['*', ':', ' ']).to_owned();
+            continue;
+        }
+        let indent = line.len() - line.trim_start().len();
+        let is_bullet = trimmed.starts_with(['-', '*', '•']);
+        // A sub-bullet belongs to the item above it.
+        if is_bullet
+            && last_indent.is_some_and(|above| indent > above)
+            && let Some((_, above)) = previous.items.last_mut()
+        {
+            let sub = trimmed.trim_start_matches(['-', '*', '•']).trim();
+            *above = clip(&format!("{above} — {sub}"), 400);
+            continue;
+        }
+        last_indent = is_bullet.then_some(indent);
+        let item = trimmed
+            .trim_start_matches(['-', '*', '•'])
+            .trim_start()
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .trim_start_matches(". ")
+            .trim_start_matches("[x]")
+            .trim_start_matches("[X]")
+            .trim_start_matches("[ ]")
+            .trim();
+        let lower = item.to_lowercase();
+        if item.is_empty() || lower.starts_with("(none") || item == "..." {
+            continue;
+        }
+        let item = clip(item, 300);
+        let item = if slot.1 && !label.is_empty() {
+            format!("{label}: {item}")
+        } else {
+            item
+        };
+        previous.items.push((slot.0, item));
+    }
+    previous
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_ctxkit_free_and_numbered_formats() {
+        let ours = "_Extractive summary…_\n\n## Goal\n- Fix `parse_0`\n\n## Progress\n### Done\n- [x] Edited `src/a.rs`\n\n### In Progress\n- [ ] Run tests\n\n## Critical Context\n- Branch: `fix`\n\n<read-files>\nsrc/a.rs\n</read-files>";
+        let previous = parse_previous(ours);
+        assert_eq!(
+            previous.of(Slot::Goal).collect::<Vec<_>>(),
+            ["Fix `parse_0`"]
+        );
+        assert_eq!(
+            previous.of(Slot::Done).collect::<Vec<_>>(),
+            ["Edited `src/a.rs`"]
+        );
+        assert_eq!(
+            previous.of(Slot::InProgress).collect::<Vec<_>>(),
+            ["Run tests"]
+        );
+        assert_eq!(
+            previous.of(Slot::Critical).collect::<Vec<_>>(),
+            ["Branch: `fix`"]
+        );
+
+        let free = "# Checkpoint\n\n## Branch\n`refactor` in `/w/pi`\n\n## Current Task: Moves\nMove files.\n\n### Agreed Structure\n```\nsrc/\n```\n\n## User Preferences\n- **E2E tests only** - no unit tests";
+        let previous = parse_previous(free);
+        assert_eq!(
+            previous.of(Slot::Critical).collect::<Vec<_>>(),
+            [
+                "Branch: `refactor` in `/w/pi`",
+                "Agreed Structure: a 1-line block in the earlier summary (not repeated)"
+            ]
+        );
+        assert_eq!(
+            previous.of(Slot::InProgress).collect::<Vec<_>>(),
+            ["Move files."]
+        );
+        assert_eq!(
+            previous.of(Slot::Constraints).collect::<Vec<_>>(),
+            ["**E2E tests only** - no unit tests"]
+        );
+
+        let claude = "1. Primary Request and Intent:\n   The user wants X fixed.\n\n2. Key Technical Concepts:\n   - Tokio\n\n7. Pending Tasks:\n   - Write docs\n\n9. Optional Next Step:\n   Run `cargo test`.";
+        let previous = parse_previous(claude);
+        assert_eq!(
+            previous.of(Slot::Goal).collect::<Vec<_>>(),
+            ["The user wants X fixed."]
+        );
+        assert_eq!(
+            previous.of(Slot::Critical).collect::<Vec<_>>(),
+            ["Key Technical Concepts: Tokio"]
+        );
+        assert_eq!(
+            previous.of(Slot::InProgress).collect::<Vec<_>>(),
+            ["Write docs"]
+        );
+        assert_eq!(
+            previous.of(Slot::Next).collect::<Vec<_>>(),
+            ["Run `cargo test`."]
+        );
+    }
+}

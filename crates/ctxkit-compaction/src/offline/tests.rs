@@ -1,0 +1,146 @@
+//! The offline summary end to end on small hand-built requests.
+
+use super::*;
+use render::budget_tokens;
+
+fn request(conversation: &str, previous: Option<&str>, max_tokens: u64) -> SummaryRequest {
+    let mut text = format!("<conversation>\n{conversation}\n</conversation>\n\n");
+    if let Some(previous) = previous {
+        text.push_str(&format!(
+            "<previous-summary>\n{previous}\n</previous-summary>\n\n"
+        ));
+    }
+    text.push_str("Instructions.");
+    SummaryRequest {
+        purpose: SummaryPurpose::History,
+        system_prompt: String::new(),
+        user_text: text,
+        max_tokens,
+        reasoning: None,
+    }
+}
+
+fn section<'a>(summary: &'a str, heading: &str) -> &'a str {
+    let start = summary
+        .find(heading)
+        .map_or(0, |start| start + heading.len());
+    let rest = &summary[start..];
+    let end = rest[1..].find("\n#").map_or(rest.len(), |end| end + 1);
+    &rest[..end]
+}
+
+const WORK: &str = "[User]: <local-command-caveat>Caveat: DO NOT respond to these messages</local-command-caveat>\n\n\
+[User]: <command-name>/model</command-name>\n\n\
+[User]: Please fix the bug in `parse_0` in src/file0.rs. Never use unwrap in library code.\n\n\
+[Assistant]: I'll use a `match` instead of `unwrap` because the input may be empty.\n\n\
+[Assistant tool calls]: edit(path=\"src/file0.rs\", edits=[{\"oldText\":\"a\",\"newText\":\"b\"}])\n\n\
+[Tool result]: Successfully replaced text in src/file0.rs.\n\n\
+[Assistant tool calls]: bash(command=\"cargo test -p parser\")\n\n\
+[Tool result]: error[E0425]: cannot find value `line` in this scope\n\nCommand exited with code 101";
+
+#[test]
+fn a_history_summary_reads_like_a_handover() {
+    let summary = summarize_offline(&request(WORK, None, 2_000));
+    let goal = section(&summary, "## Goal");
+    assert!(
+        goal.contains("**Latest:** Please fix the bug in `parse_0`"),
+        "{summary}"
+    );
+    assert!(
+        !summary.contains("DO NOT respond") && !summary.contains("/model"),
+        "{summary}"
+    );
+    assert!(section(&summary, "## Constraints").contains("Never use unwrap in library code."));
+    assert!(section(&summary, "### Done").contains("Edited `src/file0.rs`"));
+    assert!(
+        section(&summary, "### Blocked").contains(
+            "`cargo test -p parser` fails: error[E0425]: cannot find value `line` in this scope"
+        ),
+        "{summary}"
+    );
+    assert!(section(&summary, "### In Progress").contains("Please fix the bug"));
+    assert!(section(&summary, "## Next Steps").contains("Make it pass: `cargo test -p parser`"));
+    assert!(section(&summary, "## Key Decisions").contains("I'll use a `match` instead"));
+    assert!(section(&summary, "## Critical Context").contains("Last error"));
+}
+
+#[test]
+fn updates_carry_every_section_of_a_numbered_summary_and_close_finished_items() {
+    let previous = "1. Primary Request and Intent:\n   Add a retry to the HTTP client.\n\n\
+        2. Key Technical Concepts:\n   - Exponential backoff\n\n\
+        5. Problem Solving:\n   Chose `backoff` crate over a hand-written loop.\n\n\
+        7. Pending Tasks:\n   - Edit src/file0.rs to handle empty input\n   - Document the retry policy\n\n\
+        9. Optional Next Step:\n   Run `cargo test -p parser`.";
+    let conversation = "[User]: continue\n\n\
+        [Assistant tool calls]: edit(path=\"src/file0.rs\", edits=[])\n\n\
+        [Tool result]: Successfully replaced text in src/file0.rs.\n\n\
+        [Assistant tool calls]: bash(command=\"cargo test -p parser\")\n\n\
+        [Tool result]: test result: ok. 3 passed\n\n[Assistant]: Done.";
+    let summary = summarize_offline(&request(conversation, Some(previous), 2_000));
+    assert!(section(&summary, "## Goal").contains("Add a retry to the HTTP client."));
+    assert!(section(&summary, "## Key Decisions").contains("Chose `backoff` crate"));
+    assert!(section(&summary, "## Critical Context").contains("Exponential backoff"));
+    let done = section(&summary, "### Done");
+    assert!(
+        done.contains("Edit src/file0.rs to handle empty input"),
+        "{summary}"
+    );
+    assert!(done.contains("Run `cargo test -p parser`."), "{summary}");
+    assert!(section(&summary, "### In Progress").contains("Document the retry policy"));
+}
+
+#[test]
+fn a_chinese_session_gets_chinese_contents_under_the_format_headings() {
+    let conversation = "[User]: 请修复 src/lexer.rs 里 `next_token` 的越界错误。不要修改公共接口。\n\n\
+        [Assistant tool calls]: edit(path=\"src/lexer.rs\", edits=[])\n\n\
+        [Tool result]: Successfully replaced text in src/lexer.rs.\n\n\
+        [Assistant]: 已修复。";
+    let summary = summarize_offline(&request(conversation, None, 2_000));
+    assert!(summary.contains("## Goal") && summary.contains("### Done"));
+    assert!(
+        section(&summary, "## Goal").contains("**最新：** 请修复 src/lexer.rs"),
+        "{summary}"
+    );
+    assert!(section(&summary, "## Constraints").contains("不要修改公共接口。"));
+    assert!(
+        section(&summary, "### Done").contains("修改 `src/lexer.rs`"),
+        "{summary}"
+    );
+    assert!(section(&summary, "### In Progress").contains("（无）"));
+}
+
+#[test]
+fn the_budget_is_hard_and_a_small_span_gives_a_small_summary() {
+    let small = summarize_offline(&request(
+        "[User]: Rename `foo` to `bar` in src/a.rs.",
+        None,
+        13_000,
+    ));
+    assert!(budget_tokens(&small) < 250, "{small}");
+    let mut long = String::new();
+    for index in 0..200 {
+        long.push_str(&format!(
+            "[User]: Task {index}: fix `handler_{index}` in src/mod_{index}.rs and keep it fast.\n\n\
+             [Assistant tool calls]: edit(path=\"src/mod_{index}.rs\", edits=[])\n\n\
+             [Tool result]: Successfully replaced text in src/mod_{index}.rs.\n\n"
+        ));
+    }
+    for budget in [50, 300, 1_000] {
+        let summary = summarize_offline(&request(&long, None, budget));
+        assert!(budget_tokens(&summary) <= budget, "{budget}: {summary}");
+    }
+    let summary = summarize_offline(&request(&long, None, 1_000));
+    assert!(summary.contains("**Latest:** Task 199"), "{summary}");
+}
+
+#[test]
+fn a_pending_call_is_the_next_step() {
+    let conversation = "[User]: Run the benchmarks and report.\n\n\
+        [Assistant tool calls]: bash(command=\"cargo bench\")";
+    let summary = summarize_offline(&request(conversation, None, 2_000));
+    assert!(
+        section(&summary, "## Next Steps").contains("Check the result of the pending call"),
+        "{summary}"
+    );
+    assert!(section(&summary, "### In Progress").contains("Run the benchmarks"));
+}

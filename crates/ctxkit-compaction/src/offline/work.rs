@@ -1,0 +1,475 @@
+//! What the tools did, grouped the way an engineer reports it: files created or edited (with counts),
+//! commands run with their outcome (passed, or failed with the error line), commits made, and tool
+//! calls still waiting for a result. Exploration (reads, greps, listings) is not progress.
+
+use crate::extract::{Part, string_argument};
+use crate::offline::text::clip;
+
+/// How a command's last run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    Passed,
+    /// Failed, with the error line.
+    Failed(String),
+    /// No result was seen.
+    Pending,
+    /// Cancelled or timed out before it finished.
+    Cancelled,
+}
+
+/// One distinct command (as written, after its `cd … &&` prefix).
+#[derive(Debug, Clone)]
+pub(crate) struct CommandRun {
+    pub(crate) command: String,
+    pub(crate) runs: usize,
+    pub(crate) failures: usize,
+    /// The first error line seen, kept when a later run passed.
+    pub(crate) first_error: Option<String>,
+    pub(crate) last: Outcome,
+    /// Index of the part of its last run.
+    pub(crate) position: usize,
+}
+
+/// Changes to one file.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct FileChange {
+    pub(crate) path: String,
+    pub(crate) created: bool,
+    pub(crate) edits: usize,
+    pub(crate) failed_edits: usize,
+}
+
+/// Everything the tool calls of a span did.
+#[derive(Debug, Default)]
+pub(crate) struct Work {
+    pub(crate) files: Vec<FileChange>,
+    pub(crate) commands: Vec<CommandRun>,
+    /// `(hash, branch, message)` of commits seen in command output.
+    pub(crate) commits: Vec<(String, String, String)>,
+    /// Error lines in the order seen, with the part index and what produced them.
+    pub(crate) errors: Vec<(usize, String, String)>,
+    /// Calls still waiting for their result at the end of the span.
+    pub(crate) pending: Vec<String>,
+    /// Paths read (for ranking), with how often.
+    pub(crate) reads: Vec<String>,
+}
+
+/// First words of commands that only look around.
+const EXPLORE: &[&str] = &[
+    "grep", "rg", "ag", "find", "fd", "ls", "cat", "head", "tail", "wc", "echo", "pwd", "tree",
+    "which", "file", "stat", "awk", "sort", "uniq", "less", "diff", "sleep", "cd", "nl", "du",
+    "type", "jq", "open", "code", "date", "whoami", "env", "printenv",
+];
+const GIT_LOOK: &[&str] = &["status", "diff", "log", "show", "branch", "remote", "blame"];
+
+/// The command without `cd dir &&` prefixes, output plumbing (`2>&1 | tail -20`) or a trailing
+/// `; echo done`: runs of one command through different filters count as one.
+pub(crate) fn command_core(command: &str) -> String {
+    let mut rest = command.trim();
+    while let Some(stripped) = rest.strip_prefix("cd ") {
+        match stripped.find("&&") {
+            Some(end) => rest = stripped[end + 2..].trim_start(),
+            None => break,
+        }
+    }
+    let rest = rest.split(" | ").next().unwrap_or(rest);
+    let rest = rest.split("; echo").next().unwrap_or(rest);
+    rest.replace(" 2>&1", "")
+        .replace(" 2>/dev/null", "")
+        .trim()
+        .to_owned()
+}
+
+/// First words of commands that move files around: counted, not listed.
+const FILE_OPERATIONS: &[&str] = &[
+    "mv", "cp", "rm", "mkdir", "rmdir", "touch", "chmod", "ln", "for", "sed", "git add",
+];
+
+/// Whether a command only moves, copies, removes or rewrites files in place.
+pub(crate) fn is_file_operation(command: &str) -> bool {
+    let first = command.split_whitespace().next().unwrap_or_default();
+    FILE_OPERATIONS.contains(&first)
+        || (command.starts_with("git add") && !command.contains("commit"))
+}
+
+/// Whether a command only reads (greps, listings, `git status`, `sed -n`).
+pub(crate) fn is_exploration(command: &str) -> bool {
+    let core = command_core(command);
+    let mut words = core
+        .split_whitespace()
+        .skip_while(|word| word.contains('=') && !word.starts_with('-'));
+    let first = words.next().unwrap_or_default();
+    let second = words.next().unwrap_or_default();
+    EXPLORE.contains(&first)
+        || (first == "sed" && core.contains(" -n"))
+        || (first == "git" && GIT_LOOK.contains(&second) && !core.contains("&&"))
+}
+
+/// Marks of an error line (case-sensitive, so `isError: boolean` in code does not count).
+const ERROR_MARKS: &[&str] = &[
+    "error[",
+    "error:",
+    "Error:",
+    "ERROR",
+    "FAILED",
+    "FAIL ",
+    "failed",
+    "panicked",
+    "Traceback",
+    "npm ERR!",
+    "fatal:",
+    "Exception",
+    "No such file",
+    "not found",
+    "Could not find",
+    "cannot find",
+    "Cannot find",
+    "--- FAIL",
+];
+
+/// Whether a result line reads as an error message rather than code that mentions errors or a
+/// summary line that reports none (`test result: ok. 3 passed; 0 failed`).
+pub(crate) fn is_error_line(line: &str) -> bool {
+    let trimmed = line.trim();
+    let cleared = trimmed.replace(" 0 failed", "").replace("0 errors", "");
+    !trimmed.is_empty()
+        && utf16_short(trimmed)
+        && (!trimmed.starts_with(['?', '|', '}', '{', '(', ')', '*', '#', '/', '-', '+', '@'])
+            || trimmed.starts_with("--- FAIL"))
+        && !trimmed.starts_with("//")
+        && !trimmed.contains("=>")
+        && !trimmed.starts_with("Command exited with code")
+        && !trimmed.ends_with([';', '{', ','])
+        && !trimmed.to_lowercase().contains("test result: ok")
+        && ERROR_MARKS.iter().any(|mark| cleared.contains(mark))
+}
+
+fn utf16_short(line: &str) -> bool {
+    line.len() < 400
+}
+
+/// The non-zero exit code a Pi bash result ends with.
+fn exit_code(result: &str) -> Option<i64> {
+    let line = result
+        .lines()
+        .rev()
+        .find(|line| line.trim().starts_with("Command exited with code"))?;
+    line.trim()
+        .trim_start_matches("Command exited with code")
+        .trim()
+        .parse()
+        .ok()
+        .filter(|code| *code != 0)
+}
+
+/// Error marks by how much they tell: a message naming the problem first, then a failing test or a
+/// missing file, then anything else (a generic `npm error command failed`).
+const ERROR_TIERS: &[&[&str]] = &[
+    &[
+        "error[",
+        "error TS",
+        "Error:",
+        "error:",
+        "panicked",
+        "fatal:",
+        "Exception:",
+    ],
+    &[
+        "--- FAIL",
+        "FAIL ",
+        "FAILED",
+        "No such file",
+        "Cannot find",
+        "cannot find",
+        "not found",
+    ],
+];
+
+/// The most telling error line of an output: the first of the best tier.
+fn error_line(result: &str) -> Option<&str> {
+    let generic = |line: &str| line.contains("npm error") || line.contains("npm ERR!");
+    ERROR_TIERS
+        .iter()
+        .find_map(|tier| {
+            result.lines().find(|line| {
+                is_error_line(line) && !generic(line) && tier.iter().any(|mark| line.contains(mark))
+            })
+        })
+        .or_else(|| result.lines().find(|line| is_error_line(line)))
+}
+
+/// The outcome of a command from its output.
+fn command_outcome(result: &str) -> Outcome {
+    let tail = result.trim_end();
+    let start = tail
+        .char_indices()
+        .rev()
+        .nth(79)
+        .map_or(0, |(index, _)| index);
+    let lower_tail = tail[start..].to_lowercase();
+    if ["command cancelled", "command aborted", "timed out"]
+        .iter()
+        .any(|mark| lower_tail.contains(mark))
+    {
+        return Outcome::Cancelled;
+    }
+    match (exit_code(result), error_line(result)) {
+        (Some(_), Some(line)) | (None, Some(line)) => Outcome::Failed(clip(line.trim(), 240)),
+        (Some(code), None) => Outcome::Failed(
+            result
+                .lines()
+                .rev()
+                .map(str::trim)
+                .find(|line| !line.is_empty() && !line.starts_with("Command exited"))
+                .map_or_else(|| format!("exit code {code}"), |line| clip(line, 240)),
+        ),
+        (None, None) => Outcome::Passed,
+    }
+}
+
+/// `[branch hash] message` lines of `git commit` output.
+fn commits_in(result: &str) -> Vec<(String, String, String)> {
+    result
+        .lines()
+        .filter_map(|line| {
+            let inner = line.trim().strip_prefix('[')?;
+            let (head, message) = inner.split_once(']')?;
+            let words: Vec<&str> = head.split_whitespace().collect();
+            let hash = words.last()?;
+            let is_hash = hash.len() >= 7 && hash.chars().all(|c| c.is_ascii_hexdigit());
+            (is_hash && words.len() >= 2).then(|| {
+                (
+                    (*hash).to_owned(),
+                    words[0].to_owned(),
+                    clip(message.trim(), 120),
+                )
+            })
+        })
+        .collect()
+}
+
+/// One call waiting for its result.
+struct Call {
+    name: String,
+    path: Option<String>,
+    command: Option<String>,
+    text: String,
+}
+
+impl Work {
+    pub(crate) fn from_parts(parts: &[Part]) -> Self {
+        let mut work = Self::default();
+        let mut queue: std::collections::VecDeque<Call> = std::collections::VecDeque::new();
+        for (position, part) in parts.iter().enumerate() {
+            match part {
+                Part::ToolCalls(calls) => {
+                    queue.clear();
+                    for call in calls {
+                        let name = call.split('(').next().unwrap_or(call).to_owned();
+                        queue.push_back(Call {
+                            path: string_argument(call, "path")
+                                .or_else(|| string_argument(call, "file_path")),
+                            command: string_argument(call, "command"),
+                            text: clip(call, 160),
+                            name,
+                        });
+                    }
+                }
+                Part::ToolResult(result) => {
+                    if let Some(call) = queue.pop_front() {
+                        work.record(position, &call, result);
+                    }
+                }
+                Part::User(text) => {
+                    if let Some(rest) = text.strip_prefix("Ran `")
+                        && let Some((command, output)) = rest.split_once('`')
+                    {
+                        work.record_command(position, command, output);
+                    }
+                }
+                Part::Assistant(_) | Part::Thinking(_) => {}
+            }
+        }
+        for call in &queue {
+            if let Some(command) = &call.command
+                && !is_exploration(command)
+            {
+                work.record_pending(parts.len(), command);
+            }
+        }
+        work.pending = queue.into_iter().map(|call| call.text).collect();
+        work
+    }
+
+    fn file(&mut self, path: &str) -> &mut FileChange {
+        let index = match self.files.iter().position(|file| file.path == path) {
+            Some(index) => index,
+            None => {
+                self.files.push(FileChange {
+                    path: path.to_owned(),
+                    ..FileChange::default()
+                });
+                self.files.len() - 1
+            }
+        };
+        &mut self.files[index]
+    }
+
+    fn record(&mut self, position: usize, call: &Call, result: &str) {
+        let failed = result.lines().take(3).find(|line| is_error_line(line));
+        match (call.name.as_str(), &call.path, &call.command) {
+            ("write", Some(path), _) => {
+                let created = !self.files.iter().any(|file| file.path == *path);
+                let file = self.file(path);
+                file.created |= created;
+                if !created {
+                    file.edits += 1;
+                }
+            }
+            ("edit" | "multi_edit" | "str_replace", Some(path), _) => {
+                let path = path.clone();
+                match failed {
+                    Some(line) => {
+                        self.file(&path).failed_edits += 1;
+                        self.errors.push((
+                            position,
+                            format!("edit `{path}`"),
+                            clip(line.trim(), 240),
+                        ));
+                    }
+                    None => self.file(&path).edits += 1,
+                }
+            }
+            ("read" | "view" | "cat", Some(path), _) => {
+                if let Some(line) = failed {
+                    self.errors
+                        .push((position, format!("read `{path}`"), clip(line.trim(), 240)));
+                }
+                self.reads.push(path.clone());
+            }
+            (_, _, Some(command)) => self.record_command(position, command, result),
+            _ => {}
+        }
+    }
+
+    fn record_command(&mut self, position: usize, command: &str, output: &str) {
+        self.commits.extend(commits_in(output));
+        if is_exploration(command) {
+            return;
+        }
+        let outcome = command_outcome(output);
+        let core = clip(&command_core(command), 160);
+        if let Outcome::Failed(line) = &outcome {
+            self.errors
+                .push((position, format!("`{core}`"), line.clone()));
+        }
+        match self.commands.iter_mut().find(|run| run.command == core) {
+            Some(run) => {
+                run.runs += 1;
+                run.position = position;
+                if let Outcome::Failed(line) = &outcome {
+                    run.failures += 1;
+                    run.first_error.get_or_insert_with(|| line.clone());
+                }
+                run.last = outcome;
+            }
+            None => self.commands.push(CommandRun {
+                command: core,
+                runs: 1,
+                failures: usize::from(matches!(outcome, Outcome::Failed(_))),
+                first_error: match &outcome {
+                    Outcome::Failed(line) => Some(line.clone()),
+                    Outcome::Passed | Outcome::Pending | Outcome::Cancelled => None,
+                },
+                last: outcome,
+                position,
+            }),
+        }
+    }
+
+    fn record_pending(&mut self, position: usize, command: &str) {
+        let core = clip(&command_core(command), 160);
+        match self.commands.iter_mut().find(|run| run.command == core) {
+            Some(run) => {
+                run.runs += 1;
+                run.position = position;
+                run.last = Outcome::Pending;
+            }
+            None => self.commands.push(CommandRun {
+                command: core,
+                runs: 1,
+                failures: 0,
+                first_error: None,
+                last: Outcome::Pending,
+                position,
+            }),
+        }
+    }
+
+    /// Commands whose last run failed and that no later passing command containing them (or
+    /// contained in them) fixed.
+    pub(crate) fn failing(&self) -> Vec<&CommandRun> {
+        self.commands
+            .iter()
+            .filter(|run| matches!(run.last, Outcome::Failed(_)))
+            .filter(|run| {
+                !self.commands.iter().any(|other| {
+                    other.last == Outcome::Passed
+                        && other.position > run.position
+                        && (other.command.contains(&run.command)
+                            || run.command.contains(&other.command))
+                })
+            })
+            .collect()
+    }
+
+    /// The last error line seen and what produced it.
+    pub(crate) fn last_error(&self) -> Option<&(usize, String, String)> {
+        self.errors.last()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::extract::Conversation;
+
+    #[test]
+    fn groups_tool_work_by_file_and_outcome() {
+        let request = "<conversation>\n[Assistant tool calls]: write(path=\"src/a.rs\", content=\"x\"); edit(path=\"src/a.rs\", edits=[])\n\n\
+            [Tool result]: Successfully wrote 1 bytes to src/a.rs\n\n[Tool result]: Successfully replaced text in src/a.rs.\n\n\
+            [Assistant tool calls]: bash(command=\"cd /repo && cargo test -p core\")\n\n[Tool result]: error[E0308]: mismatched types\n --> src/a.rs:3:5\n\nCommand exited with code 101\n\n\
+            [Assistant tool calls]: bash(command=\"grep -n foo src\")\n\n[Tool result]: Command exited with code 1\n\n\
+            [Assistant tool calls]: bash(command=\"git commit -am fix\")\n\n[Tool result]: [main 1a2b3c4d] Fix the parser\n 1 file changed\n\n\
+            [Assistant tool calls]: bash(command=\"cargo test -p core\")\n</conversation>";
+        let conversation = Conversation::from_request(request);
+        let work = Work::from_parts(&conversation.parts);
+        assert_eq!(work.files.len(), 1);
+        assert!(work.files[0].created);
+        assert_eq!(work.files[0].edits, 1);
+        let test = &work.commands[0];
+        assert_eq!(test.command, "cargo test -p core");
+        assert_eq!(test.failures, 1);
+        assert_eq!(test.last, Outcome::Pending);
+        assert_eq!(work.commands.len(), 2, "{:?}", work.commands);
+        assert_eq!(
+            work.commits,
+            [("1a2b3c4d".into(), "main".into(), "Fix the parser".into())]
+        );
+        assert_eq!(work.pending, ["bash(command=\"cargo test -p core\")"]);
+        assert_eq!(
+            work.last_error().map(|error| error.2.as_str()),
+            Some("error[E0308]: mismatched types")
+        );
+    }
+
+    #[test]
+    fn exploration_is_not_progress() {
+        assert!(is_exploration("cd /x && grep -rn foo ."));
+        assert!(is_exploration("git status --short"));
+        assert!(is_exploration("sed -n 1,20p src/a.rs"));
+        assert!(!is_exploration("cargo test"));
+        assert!(!is_exploration("git commit -m x"));
+        assert!(!is_exploration("sed -i s/a/b/ x"));
+    }
+}

@@ -1,0 +1,91 @@
+//! The offline summaries of the two real Pi recordings in `shared/fixtures/pi/` (kept beside the
+//! clone, never in the repository), as snapshots reviewed line by line, plus the bounds every
+//! summary must keep.
+
+use std::path::{Path, PathBuf};
+
+use ctxkit_compaction::{
+    CompactOptions, CompactionSettings, OfflineSummarizer, Prompts, compact, prepare_compaction,
+};
+use ctxkit_session::Session;
+use tokio_util::sync::CancellationToken;
+
+fn recording(name: &str) -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/fixtures/pi")
+        .join(name);
+    assert!(
+        path.exists(),
+        "`{}` is missing: the Pi recordings live in `shared/fixtures/pi/` beside the clone",
+        path.display()
+    );
+    path
+}
+
+async fn offline_summary(name: &str) -> String {
+    let session = Session::open(&recording(name)).unwrap();
+    let settings = CompactionSettings {
+        keep_recent_tokens: 2_000,
+        ..CompactionSettings::default()
+    };
+    let preparation = prepare_compaction(&session, None, settings)
+        .unwrap()
+        .unwrap();
+    let result = compact(
+        &preparation,
+        &OfflineSummarizer,
+        &Prompts::default(),
+        &CompactOptions::default(),
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+    let history = result.summary.split("\n\n---\n\n").next().unwrap();
+    let critical = history
+        .split("## Critical Context")
+        .nth(1)
+        .unwrap()
+        .split("\n\n<")
+        .next()
+        .unwrap();
+    let identifiers = critical
+        .lines()
+        .filter(|line| line.starts_with("- Files:") || line.starts_with("- Symbols:"))
+        .map(|line| line.matches("`, `").count() + 1)
+        .sum::<usize>();
+    assert!(
+        identifiers <= 30,
+        "{identifiers} identifiers in\n{critical}"
+    );
+    for fragment in [
+        "`oldText`",
+        "`newText`",
+        "`Math.max`",
+        "`lines.push`",
+        "`s/new`",
+    ] {
+        assert!(!history.contains(fragment), "{fragment} in\n{history}");
+    }
+    assert!(
+        history.len() < 16_000,
+        "{} bytes of history summary",
+        history.len()
+    );
+    result.summary
+}
+
+#[tokio::test]
+async fn before_compaction_recording() {
+    let summary = offline_summary("fx_before-compaction.jsonl").await;
+    // The earlier model-written checkpoint survives the update.
+    for kept in ["`refactor`", "E2E tests only", "AgentSession"] {
+        assert!(summary.contains(kept), "{kept} lost");
+    }
+    insta::assert_snapshot!(summary);
+}
+
+#[tokio::test]
+async fn large_session_recording() {
+    let summary = offline_summary("fx_large-session.jsonl").await;
+    insta::assert_snapshot!(summary);
+}
