@@ -218,7 +218,9 @@ impl Engine {
         let plan = match prepare_compaction(&state.session, None, planning)? {
             Ok(plan) => plan,
             Err(NoPlanReason::AlreadyCompacted) => return Err(EngineError::AlreadyCompacted),
-            Err(NoPlanReason::NothingToCompact) => return Err(EngineError::NothingToCompact),
+            Err(NoPlanReason::NothingToCompact | NoPlanReason::NothingToSummarize) => {
+                return Err(EngineError::NothingToCompact);
+            }
         };
         // The whole context fits in keepRecentTokens: the reference still asks the model for a
         // summary of nothing and writes it, which only makes the context longer. An overflow keeps
@@ -429,7 +431,11 @@ fn truncate_fallback(state: &State, plan: &Preparation, error: &str) -> Result<N
     };
     let truncated = match prepare_compaction(&state.session, None, settings)? {
         Ok(truncated) => truncated,
-        Err(NoPlanReason::AlreadyCompacted | NoPlanReason::NothingToCompact) => {
+        Err(
+            NoPlanReason::AlreadyCompacted
+            | NoPlanReason::NothingToCompact
+            | NoPlanReason::NothingToSummarize,
+        ) => {
             return Err(EngineError::Summarization(error.to_owned()));
         }
     };

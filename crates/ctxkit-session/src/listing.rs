@@ -32,7 +32,9 @@ pub fn read_session_info(path: &Path) -> Result<SessionInfoRecord> {
     let size_hint = file.metadata().map_or(0, |metadata| metadata.len());
     let read =
         read_lines(&file, size_hint, &mut Vec::new()).map_err(SessionError::io("read", path))?;
-    let mut lines = read.lines.into_iter();
+    let mut lines = read.lines;
+    crate::line::strip_byte_order_mark(&mut lines);
+    let mut lines = lines.into_iter();
     let not_a_session = |reason: &str| SessionError::NotASession {
         path: path.to_owned(),
         line: None,

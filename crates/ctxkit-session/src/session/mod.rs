@@ -442,14 +442,17 @@ impl Session {
     /// The JSON value of a context message.
     pub fn message_value(&self, message: &ContextMessage) -> Result<Value> {
         let entry = self.stored(message.entry)?;
-        context::context_message_value(entry, message.kind)
-            .map_err(|source| self.invalid(entry, source))
+        let edit = message.edit.map(|edit| self.stored(edit)).transpose()?;
+        context::context_message_value(entry, message.kind, edit)
+            .map_err(|source| self.invalid(edit.unwrap_or(entry), source))
     }
 
     /// The typed form of a context message.
     pub fn message(&self, message: &ContextMessage) -> Result<AgentMessage> {
         let entry = self.stored(message.entry)?;
-        context::context_message(entry, message.kind).map_err(|source| self.invalid(entry, source))
+        let edit = message.edit.map(|edit| self.stored(edit)).transpose()?;
+        context::context_message(entry, message.kind, edit)
+            .map_err(|source| self.invalid(edit.unwrap_or(entry), source))
     }
 
     fn stored(&self, position: EntryIndex) -> Result<&StoredEntry> {
