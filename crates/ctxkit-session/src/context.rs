@@ -445,9 +445,18 @@ pub fn context_message(
     if kind == ContextMessageKind::Stored
         && edit.is_none()
         && let Some(json) = entry.message_json()
-        && let Ok(message) = parse_agent_message(json)
     {
-        return Ok(message);
+        let parsed = parse_agent_message(json);
+        let content_missing = || {
+            from_str_repaired::<Value>(json).is_ok_and(|message| {
+                message
+                    .as_object()
+                    .is_some_and(|object| object.get("content").is_none_or(Value::is_null))
+            })
+        };
+        if parsed.is_ok() || !content_missing() {
+            return parsed;
+        }
     }
     // Edited, synthesized, or with a null or missing content that Pi 0.87 normalizes.
     serde_json::from_value(context_message_value(entry, kind, edit)?)

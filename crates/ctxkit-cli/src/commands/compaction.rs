@@ -202,6 +202,7 @@ pub fn compact_command(
         }
         return Ok(Outcome::Success);
     }
+    super::note_rewrite(&session, target)?;
 
     let file_context = if setup.file_context {
         read_file_context(&preparation, &session_cwd(session.cwd())?)?
@@ -364,6 +365,7 @@ pub fn compactions(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outco
 /// `ctxkit undo-compact`.
 pub fn undo_compact(file: &Path, out: &mut dyn Write) -> Result<Outcome> {
     let mut session = Session::open(file)?;
+    super::note_rewrite(&session, file)?;
     match undo_last_compaction(&mut session)? {
         Some(undo) => {
             session.flush_pending()?;

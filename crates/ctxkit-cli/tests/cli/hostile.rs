@@ -838,10 +838,18 @@ async fn hostile_provider_responses_change_nothing() {
         );
         let before = snapshot(home.path());
         let base = format!("{}/{name}/v1", server.uri());
-        let args: Vec<String> = ["compact", "s.jsonl", "--model", "openai/gpt-4o-mini"]
-            .iter()
-            .map(|arg| (*arg).to_owned())
-            .collect();
+        // A budget that leaves something to summarize, so the model is asked.
+        let args: Vec<String> = [
+            "compact",
+            "s.jsonl",
+            "--model",
+            "openai/gpt-4o-mini",
+            "--keep-recent-tokens",
+            "2000",
+        ]
+        .iter()
+        .map(|arg| (*arg).to_owned())
+        .collect();
         let variables = [("OPENAI_API_KEY", "k"), ("OPENAI_BASE_URL", base.as_str())];
         let output = tokio::task::block_in_place(|| run(home.path(), &args, &variables));
         failures.extend(check(name, &output, 7, expect));

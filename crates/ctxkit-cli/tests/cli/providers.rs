@@ -97,6 +97,8 @@ async fn a_provider_error_changes_nothing() {
                 file.to_str().unwrap(),
                 "--model",
                 "openai/gpt-4o-mini",
+                "--keep-recent-tokens",
+                "2000",
             ],
             &variables,
         )
