@@ -1,7 +1,7 @@
 // Shared helpers for record.mjs and reverse.mjs.
 //
-// Everything here runs on Node 20 with no dependencies besides the reference
-// package (@mariozechner/pi-coding-agent@0.73.1), which is loaded dynamically.
+// Everything here runs on Node 20 (Node 22 for 0.87.1) with no dependencies
+// besides the reference package, which is loaded dynamically (see PI_VERSION).
 
 import { execFileSync } from "node:child_process";
 import crypto from "node:crypto";
@@ -11,8 +11,20 @@ import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
-export const REFERENCE_PACKAGE = "@mariozechner/pi-coding-agent";
-export const REFERENCE_VERSION = "0.73.1";
+// Two references: 0.73.1 (the default, for the vectors of 0.73-era files) and
+// 0.87.1 (today's Pi, published under a new scope; needs Node >= 22.19).
+// PI_VERSION picks one.
+const REFERENCES = {
+  "0.73.1": "@mariozechner/pi-coding-agent",
+  "0.87.1": "@earendil-works/pi-coding-agent",
+};
+export const REFERENCE_VERSION = process.env.PI_VERSION ?? "0.73.1";
+if (!(REFERENCE_VERSION in REFERENCES)) {
+  throw new Error(`PI_VERSION must be one of ${Object.keys(REFERENCES).join(", ")}, not ${REFERENCE_VERSION}`);
+}
+export const REFERENCE_PACKAGE = REFERENCES[REFERENCE_VERSION];
+/** The 0.87 line: new entry kinds, new planning rules. */
+export const IS_087 = REFERENCE_VERSION === "0.87.1";
 
 // ---------------------------------------------------------------------------
 // Deterministic randomness

@@ -17,13 +17,15 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { fnv1a, formatJson, installDeterminism, loadReference, plain, REFERENCE_PACKAGE, resolvePiDir } from "./lib.mjs";
+import { fnv1a, formatJson, installDeterminism, IS_087, loadReference, plain, REFERENCE_PACKAGE, resolvePiDir } from "./lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const OUT = path.resolve(process.argv[2] ?? path.join(HERE, "vectors-compaction"));
 const CORPUS_DIRS = [
   { dir: path.join(HERE, "corpus-compaction"), select: () => true },
   { dir: path.join(HERE, "corpus"), select: (m) => (m.kind === "good" || m.kind === "legacy") && !m.referenceHangs },
+  // 0.87.1 only: files using its new entries (the BOM file is refused by it).
+  ...(IS_087 ? [{ dir: path.join(HERE, "corpus-087"), select: (m) => m.kind === "good" }] : []),
 ];
 
 // Determinism must be in place before the reference module graph is loaded.
@@ -36,7 +38,8 @@ const cmp = await import(pathToFileURL(path.join(pkgDir, "dist", "core", "compac
 // pi-ai must be the very instance the compaction module imports (its API
 // registry is module state). Prefer a copy nested in the package, like Node's
 // resolution does; compact() throws "No API provider registered" otherwise.
-const aiDir = [path.join(pkgDir, "node_modules", "@mariozechner", "pi-ai"), path.join(piDir, "node_modules", "@mariozechner", "pi-ai")].find(
+const aiScope = REFERENCE_PACKAGE.split("/")[0];
+const aiDir = [path.join(pkgDir, "node_modules", aiScope, "pi-ai"), path.join(piDir, "node_modules", aiScope, "pi-ai")].find(
   (d) => fs.existsSync(path.join(d, "package.json")),
 );
 const ai = await import(pathToFileURL(path.join(aiDir, "dist", "index.js")).href);
@@ -112,7 +115,7 @@ function fakeStream(model, context, options) {
   });
   return stream;
 }
-ai.registerApiProvider({ api: FAKE_API, stream: fakeStream, streamSimple: fakeStream }, "ctxkit-conformance");
+if (!IS_087) ai.registerApiProvider({ api: FAKE_API, stream: fakeStream, streamSimple: fakeStream }, "ctxkit-conformance");
 
 // ---------------------------------------------------------------------------
 // Prompt constants, captured from the reference's own requests (probes)
@@ -162,7 +165,9 @@ async function probeConstants() {
   return c;
 }
 
-const CONSTANTS = await probeConstants();
+// Under 0.87.1 only plans and token estimates are recorded: its summarization
+// requests (a leading system message, new turn-prefix prompt) are not captured.
+const CONSTANTS = IS_087 ? {} : await probeConstants();
 
 // Fixed answers. Text blocks are joined with "\n" by the reference and other
 // blocks dropped, so each answer mixes in a thinking block.
@@ -228,9 +233,11 @@ function producedBy(entry, msg) {
   const sameTs = msg.timestamp === ts || (Number.isNaN(ts) && Number.isNaN(msg.timestamp));
   switch (entry.type) {
     case "message":
-      return entry.message === msg ? "same" : null;
+      if (entry.message === msg) return "same";
+      // 0.87.1 projects a copy when an edit or a null content changed the message.
+      return IS_087 && msg.role === entry.message?.role && msg.timestamp === entry.message?.timestamp ? "synth" : null;
     case "custom_message":
-      return msg.role === "custom" && msg.customType === entry.customType && msg.content === entry.content && sameTs ? "synth" : null;
+      return msg.role === "custom" && msg.customType === entry.customType && (msg.content === entry.content || IS_087) && sameTs ? "synth" : null;
     case "branch_summary":
       return msg.role === "branchSummary" && msg.summary === entry.summary && msg.fromId === entry.fromId && sameTs ? "synth" : null;
     case "compaction":
@@ -324,6 +331,7 @@ function recordRequests(reqs, named) {
 
 async function compactionCase(pathEntries, c) {
   const settings = { enabled: true, reserveTokens: c.reserveTokens, keepRecentTokens: c.keepRecentTokens };
+  if (IS_087) return compactionCase087(pathEntries, c, settings);
   const boundaryStart = boundaryStartOf(pathEntries);
   const cutPoint = cmp.findCutPoint(pathEntries, boundaryStart, pathEntries.length, c.keepRecentTokens);
   const prep = cmp.prepareCompaction(pathEntries, settings);
@@ -377,6 +385,28 @@ async function compactionCase(pathEntries, c) {
     }
     rec.runs.push(run);
   }
+  return rec;
+}
+
+/** 0.87.1: the plan over the projection; its raw findCutPoint is no longer what plans use. */
+function compactionCase087(pathEntries, c, settings) {
+  const prep = cmp.prepareCompaction(pathEntries, settings);
+  const rec = { keepRecentTokens: c.keepRecentTokens, reserveTokens: c.reserveTokens, preparation: null, runs: [] };
+  if (!prep) return rec;
+  const { readFiles, modifiedFiles } = cmp.computeFileLists(prep.fileOps);
+  rec.preparation = {
+    firstKeptEntryId: prep.firstKeptEntryId,
+    isSplitTurn: prep.isSplitTurn,
+    tokensBefore: prep.tokensBefore,
+    previousSummary: prep.previousSummary ?? null,
+    messagesToSummarize: messageRefs(prep.messagesToSummarize, pathEntries),
+    turnPrefixMessages: messageRefs(prep.turnPrefixMessages, pathEntries),
+    readFiles,
+    modifiedFiles,
+    fileBlocks: cmp.formatFileOperations(readFiles, modifiedFiles),
+    serializedToSummarize: serialize(prep.messagesToSummarize),
+    serializedTurnPrefix: serialize(prep.turnPrefixMessages),
+  };
   return rec;
 }
 
@@ -454,7 +484,16 @@ async function recordOne(dir, item) {
     const pathEntries = sm.getBranch();
     const ctx = sm.buildSessionContext();
     const perEntry = {};
-    for (const e of pathEntries) if (e.type === "message") perEntry[e.id] = cmp.estimateTokens(e.message);
+    for (const e of pathEntries) {
+      if (e.type !== "message") continue;
+      // 0.87.1 throws on a raw message without content (its projection normalizes it first).
+      try {
+        perEntry[e.id] = cmp.estimateTokens(e.message);
+      } catch (err) {
+        if (!IS_087) throw err;
+        perEntry[e.id] = null;
+      }
+    }
 
     const vector = {
       file,
@@ -468,7 +507,13 @@ async function recordOne(dir, item) {
       branchSummaries: [],
     };
     for (const c of CASES) vector.cases.push(await compactionCase(pathEntries, c));
-    for (const [a, b] of pickBranchPairs(sm, entries, pathEntries)) {
+    if (IS_087) {
+      vector.tokens.projected = cmp.estimateProjectedContextTokens(sm.buildSessionProjection(), pathEntries);
+      delete vector.constants;
+    }
+    // Branch summaries are recorded under 0.73.1 only (0.87.1 changed them only by counting
+    // images in user content, pi-087.md §6).
+    for (const [a, b] of IS_087 ? [] : pickBranchPairs(sm, entries, pathEntries)) {
       vector.branchSummaries.push(await branchPair(sm, a, b, vector.branchSummaries.length === 0));
     }
     return vector;

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Records what the reference implementation (@mariozechner/pi-coding-agent@0.73.1)
-// does with every corpus file, into conformance/vectors/<name>.json.
+// Records what the reference implementation (@mariozechner/pi-coding-agent@0.73.1,
+// or 0.87.1 with PI_VERSION=0.87.1) does with every corpus file, into
+// conformance/vectors/<name>.json (or the vectors dir given).
 //
 // Usage: PI_DIR=/dir/with/node_modules node conformance/record.mjs [corpusDir] [vectorsDir]
 // Without PI_DIR the pinned reference is npm-installed into a temp dir first.
@@ -96,7 +97,8 @@ async function recordOne(item) {
     try {
       sm = SessionManager.open(copy);
     } catch (err) {
-      loadError = `${err?.name ?? "Error"}: ${err?.message ?? String(err)}`;
+      // The temp dir is not part of the answer (0.87.1 names the file).
+      loadError = `${err?.name ?? "Error"}: ${err?.message ?? String(err)}`.replaceAll(openDir, "<dir>");
     }
     const after = fs.readFileSync(copy);
     const rewritten = !after.equals(original);

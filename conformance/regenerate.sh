@@ -6,6 +6,9 @@
 #   3. node record.mjs           -> vectors/*.json
 #   4. node generate-compaction-corpus.mjs -> corpus-compaction/*.jsonl + manifest.json
 #   5. node record-compaction.mjs          -> vectors-compaction/*.json
+#   6. the same against @earendil-works/pi-coding-agent@0.87.1 (Node 22, from
+#      npm when needed): vectors-087/ (corpus/), vectors-corpus-087/
+#      (corpus-087/, from generate-corpus-087.mjs), vectors-compaction-087/
 # Needs Node >= 20 and npm. Output is deterministic: re-running it must not
 # change any committed file.
 set -euo pipefail
@@ -19,8 +22,11 @@ if [ "$node_major" -lt 20 ]; then
   exit 1
 fi
 
+source "$HERE/node22.sh"
+
 if [ -z "${PI_DIR:-}" ]; then
   PI_DIR="$(mktemp -d "${TMPDIR:-/tmp}/ctxkit-pi-ref.XXXXXX")"
+  CLEAN_PI_DIR=1
   trap 'rm -rf "$PI_DIR"' EXIT
   echo "installing $PKG into $PI_DIR" >&2
   npm i --prefix "$PI_DIR" "$PKG" --no-audit --no-fund --ignore-scripts --loglevel=error >&2
@@ -31,3 +37,18 @@ node "$HERE/generate-corpus.mjs" "$HERE/corpus"
 node "$HERE/record.mjs" "$HERE/corpus" "$HERE/vectors"
 node "$HERE/generate-compaction-corpus.mjs" "$HERE/corpus-compaction"
 node "$HERE/record-compaction.mjs" "$HERE/vectors-compaction"
+
+# Pi 0.87.1 (today's files): needs Node >= 22.19, installed from npm when the
+# machine's Node is older. Its vectors cover the same corpora plus corpus-087/.
+PKG_087="@earendil-works/pi-coding-agent@0.87.1"
+NODE22="$(conformance_node22)"
+if [ -z "${PI_DIR_087:-}" ]; then
+  PI_DIR_087="$(mktemp -d "${TMPDIR:-/tmp}/ctxkit-pi087-ref.XXXXXX")"
+  trap 'rm -rf "$PI_DIR_087" ${CLEAN_PI_DIR:+"$PI_DIR"}' EXIT
+  echo "installing $PKG_087 into $PI_DIR_087" >&2
+  npm i --prefix "$PI_DIR_087" "$PKG_087" --no-audit --no-fund --ignore-scripts --loglevel=error >&2
+fi
+node "$HERE/generate-corpus-087.mjs" "$HERE/corpus-087"
+PI_VERSION=0.87.1 PI_DIR="$PI_DIR_087" "$NODE22" "$HERE/record.mjs" "$HERE/corpus" "$HERE/vectors-087"
+PI_VERSION=0.87.1 PI_DIR="$PI_DIR_087" "$NODE22" "$HERE/record.mjs" "$HERE/corpus-087" "$HERE/vectors-corpus-087"
+PI_VERSION=0.87.1 PI_DIR="$PI_DIR_087" "$NODE22" "$HERE/record-compaction.mjs" "$HERE/vectors-compaction-087"

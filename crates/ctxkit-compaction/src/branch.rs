@@ -90,10 +90,7 @@ fn branch_message(
         "compaction" => ContextMessageKind::CompactionSummary,
         _ => return Ok(None),
     };
-    let source = ContextMessage {
-        entry: position,
-        kind,
-    };
+    let source = ContextMessage::new(position, kind);
     Ok(Some(SourcedMessage {
         message: session.message(&source)?,
         source,

@@ -4,16 +4,17 @@
 
 use rayon::prelude::*;
 
-use ctxkit_protocol::{AgentMessage, EntryKind};
+use ctxkit_protocol::AgentMessage;
 use ctxkit_session::{
-    ContextMessage, ContextMessageKind, EntryIndex, Session, StoredEntry, build_context_on_path,
+    ContextMessage, ContextMessageKind, EntryIndex, ProjectedEntry, Session, StoredEntry,
+    current_system_message, entry_messages, project_path,
 };
 
 use crate::cut::{CutEntry, find_cut_point};
 use crate::error::CompactionError;
 use crate::file_ops::FileOperations;
 use crate::settings::CompactionSettings;
-use crate::tokens::{estimate_tokens, last_valid_usage};
+use crate::tokens::{estimate_context_tokens, estimate_tokens};
 
 /// A message taken from the path, with the entry it came from.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,6 +43,8 @@ pub enum NoPlanReason {
     AlreadyCompacted,
     /// The path has no entry to keep (empty session, or a leaf before the first entry).
     NothingToCompact,
+    /// Everything after the previous compaction is kept: there is nothing to summarize.
+    NothingToSummarize,
 }
 
 impl NoPlanReason {
@@ -50,6 +53,7 @@ impl NoPlanReason {
         match self {
             Self::AlreadyCompacted => "already compacted: the leaf is a compaction",
             Self::NothingToCompact => "nothing to compact",
+            Self::NothingToSummarize => "nothing to summarize: every message is kept",
         }
     }
 }
@@ -57,63 +61,138 @@ impl NoPlanReason {
 /// A plan, or why there is none.
 pub type PlanOutcome = Result<Preparation, NoPlanReason>;
 
-/// The message an entry contributes to a summarized span (compactions contribute none).
-fn message_of(
-    session: &Session,
-    position: EntryIndex,
-    entry: &StoredEntry,
-) -> Result<Option<SourcedMessage>, CompactionError> {
-    let kind = match entry.type_name() {
-        "message" => ContextMessageKind::Stored,
-        "custom_message" => ContextMessageKind::Custom,
-        "branch_summary" => ContextMessageKind::BranchSummary,
-        _ => return Ok(None),
-    };
-    let source = ContextMessage {
-        entry: position,
-        kind,
-    };
-    let message = session.message(&source)?;
-    Ok(Some(SourcedMessage { source, message }))
-}
-
-/// The reference's `estimateContextTokens` over a context, parsing messages from the end only as far
-/// as the last reply that reports usage.
-fn context_tokens(session: &Session, messages: &[ContextMessage]) -> Result<u64, CompactionError> {
-    let mut trailing: u64 = 0;
-    for source in messages.iter().rev() {
-        let message = session.message(source)?;
-        if let Some((_, usage)) = last_valid_usage(std::slice::from_ref(&message)) {
-            return Ok(usage.saturating_add(trailing));
-        }
-        trailing = trailing.saturating_add(estimate_tokens(&message));
-    }
-    Ok(trailing)
-}
-
-/// The reference estimate of each path entry (messages only).
+/// The reference estimate of each path entry (messages only; a missing content reads as empty).
 pub fn path_token_estimates(
     session: &Session,
     path: &[EntryIndex],
 ) -> Result<Vec<u64>, CompactionError> {
     path.iter()
         .map(|&position| {
-            let Some(entry) = session.index().get(position) else {
+            let is_message = session
+                .index()
+                .get(position)
+                .is_some_and(|entry| entry.type_name() == "message");
+            if !is_message {
                 return Ok(0);
-            };
-            match entry.parse_message() {
-                Some(message) => {
-                    Ok(estimate_tokens(&message.map_err(|source| {
-                        CompactionError::entry(session, entry, source)
-                    })?))
-                }
-                None => Ok(0),
             }
+            let source = ContextMessage::new(position, ContextMessageKind::Stored);
+            Ok(estimate_tokens(&session.message(&source)?))
         })
         .collect()
 }
 
-/// Plans a compaction of the path from the root to `leaf` (the session's leaf when `None`).
+/// The role a context message has, without parsing it.
+fn role_of<'a>(entry: &'a StoredEntry, message: &ContextMessage) -> &'a str {
+    match message.kind {
+        ContextMessageKind::Stored => entry.role().unwrap_or(""),
+        ContextMessageKind::Custom => "custom",
+        ContextMessageKind::BranchSummary => "branchSummary",
+        ContextMessageKind::CompactionSummary => "compactionSummary",
+        ContextMessageKind::CompactionSystem => "system",
+    }
+}
+
+/// Whether a `context_edit` entry carries a replacement (not `null`, not missing).
+fn has_replacement(entry: &StoredEntry) -> bool {
+    ctxkit_protocol::from_str_repaired::<serde_json::Value>(entry.raw())
+        .ok()
+        .and_then(|fields| fields.get("replacement").map(|value| !value.is_null()))
+        .unwrap_or(false)
+}
+
+/// What the cut needs of one projected entry whose messages are already estimated.
+fn cut_entry<'a>(session: &'a Session, projected: &ProjectedEntry, tokens: u64) -> CutEntry<'a> {
+    let Some(entry) = session.index().get(projected.entry) else {
+        return CutEntry::default();
+    };
+    let roles = || {
+        projected
+            .messages
+            .iter()
+            .map(|message| role_of(entry, message))
+    };
+    let is_compaction = entry.type_name() == "compaction";
+    let is_edit = entry.type_name() == "context_edit";
+    CutEntry {
+        id: entry.id(),
+        tokens,
+        is_compaction,
+        is_cut_point: roles().any(|role| {
+            matches!(
+                role,
+                "user"
+                    | "assistant"
+                    | "bashExecution"
+                    | "custom"
+                    | "branchSummary"
+                    | "compactionSummary"
+            )
+        }),
+        starts_turn: roles().any(|role| {
+            matches!(
+                role,
+                "user" | "bashExecution" | "custom" | "branchSummary" | "compactionSummary"
+            )
+        }),
+        visible: !projected.messages.is_empty(),
+        intrinsically_visible: !entry_messages(projected.entry, entry).is_empty(),
+        is_assistant_message: entry.type_name() == "message" && entry.role() == Some("assistant"),
+        replaces: (is_edit && has_replacement(entry))
+            .then(|| entry.target_id())
+            .flatten(),
+    }
+}
+
+/// Pi 0.87's `estimateProjectedContextTokens`: the last usage counts only when it was reported after
+/// the latest `context_edit` or compaction on the branch; otherwise every message is estimated, the
+/// system messages replaced by their replay.
+fn projected_context_tokens(
+    session: &Session,
+    path: &[EntryIndex],
+    projected: &[ProjectedEntry],
+    parsed: &[Vec<AgentMessage>],
+) -> u64 {
+    let messages: Vec<&AgentMessage> = parsed.iter().flatten().collect();
+    let estimate = estimate_context_tokens(&messages);
+    if let Some(usage_index) = estimate.last_usage_index {
+        let mut seen = 0;
+        let usage_entry = projected.iter().zip(parsed).find_map(|(entry, messages)| {
+            seen += messages.len();
+            (usage_index < seen).then_some(entry.entry)
+        });
+        let usage_position = usage_entry.and_then(|entry| path.iter().position(|&at| at == entry));
+        let invalidating = path.iter().rposition(|&at| {
+            session
+                .index()
+                .get(at)
+                .is_some_and(|entry| matches!(entry.type_name(), "context_edit" | "compaction"))
+        });
+        let trusted = match (usage_position, invalidating) {
+            (Some(usage), Some(invalidating)) => usage > invalidating,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        if trusted {
+            return estimate.tokens;
+        }
+    }
+    let systems: Vec<&AgentMessage> = messages
+        .iter()
+        .copied()
+        .filter(|message| message.role() == "system")
+        .collect();
+    let replay = current_system_message(systems.iter().copied())
+        .map_or(0, |system| estimate_tokens(&system));
+    messages
+        .iter()
+        .filter(|message| message.role() != "system")
+        .map(|message| estimate_tokens(message))
+        .fold(replay, u64::saturating_add)
+}
+
+/// Plans a compaction of the path from the root to `leaf` (the session's leaf when `None`), over
+/// the projected context (Pi 0.87): the previous compaction's retained tail is the boundary, edits
+/// are applied, system messages are never summarized.
 pub fn prepare_compaction(
     session: &Session,
     leaf: Option<&str>,
@@ -134,71 +213,82 @@ pub fn prepare_compaction(
         return Ok(Err(NoPlanReason::NothingToCompact));
     };
     let path = session.index().path_to(leaf_position);
-    let entries: Vec<&StoredEntry> = path
-        .iter()
-        .filter_map(|&position| session.index().get(position))
-        .collect();
-    if entries
+    if path
         .last()
+        .and_then(|&position| session.index().get(position))
         .is_some_and(|entry| entry.type_name() == "compaction")
     {
         return Ok(Err(NoPlanReason::AlreadyCompacted));
     }
 
-    let previous_compaction = entries
+    let projected = project_path(session.index(), &path);
+    // Every projected message is parsed once, on all cores.
+    let parsed: Vec<Vec<AgentMessage>> = projected
+        .par_iter()
+        .with_min_len(16)
+        .map(|entry| {
+            entry
+                .messages
+                .iter()
+                .map(|message| session.message(message))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .collect::<Result<_, _>>()?;
+    let tokens_before = projected_context_tokens(session, &path, &projected, &parsed);
+
+    let is_compaction = |entry: &ProjectedEntry| {
+        session
+            .index()
+            .get(entry.entry)
+            .is_some_and(|stored| stored.type_name() == "compaction")
+    };
+    // The newest compaction leads the projection; older ones inside its kept range project nothing.
+    let previous_compaction = projected
         .iter()
-        .rposition(|entry| entry.type_name() == "compaction");
+        .position(|entry| is_compaction(entry) && !entry.messages.is_empty());
     let mut previous_summary = None;
     let mut previous_details = None;
     let mut boundary_start = 0;
-    if let Some(position) = previous_compaction {
-        let entry = entries[position];
-        if let EntryKind::Compaction(compaction) = entry
-            .parse()
-            .map_err(|source| CompactionError::entry(session, entry, source))?
-            .kind
-        {
-            boundary_start = session
-                .index()
-                .position_in(&path, &compaction.first_kept_entry_id)
-                .unwrap_or(position + 1);
-            if compaction.from_hook != Some(true) {
-                previous_details = compaction.details;
-            }
-            previous_summary = Some(compaction.summary);
+    if let Some(position) = previous_compaction
+        && let Some(entry) = session.index().get(projected[position].entry)
+    {
+        // Read loosely: a retain-none compaction may carry `firstKeptEntryId: null`.
+        let fields: serde_json::Value = ctxkit_protocol::from_str_repaired(entry.raw())
+            .map_err(|source| CompactionError::entry(session, entry, source))?;
+        if fields.get("fromHook") != Some(&serde_json::Value::Bool(true)) {
+            previous_details = fields.get("details").cloned();
         }
+        previous_summary = Some(
+            fields
+                .get("summary")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+        );
+        boundary_start = position + 1;
     }
 
-    let context = build_context_on_path(session.index(), &path);
-    let tokens_before = context_tokens(session, &context.messages)?;
-
-    // Every message from the boundary on is parsed once, on all cores: its estimate places the cut,
-    // and the ones before the cut are summarized.
-    let mut parsed: Vec<Option<SourcedMessage>> = path[boundary_start..]
-        .par_iter()
-        .zip(&entries[boundary_start..])
-        .with_min_len(16)
-        .map(|(&position, &entry)| message_of(session, position, entry))
-        .collect::<Result<_, _>>()?;
-    let cut_entries: Vec<CutEntry<'_>> = entries
+    let cut_entries: Vec<CutEntry<'_>> = projected
         .iter()
-        .enumerate()
-        .map(|(offset, &entry)| {
-            let tokens = offset
-                .checked_sub(boundary_start)
-                .and_then(|parsed_offset| parsed.get(parsed_offset)?.as_ref())
-                .filter(|message| message.source.kind == ContextMessageKind::Stored)
-                .map_or(0, |message| estimate_tokens(&message.message));
-            CutEntry { entry, tokens }
+        .zip(&parsed)
+        .map(|(entry, messages)| {
+            let tokens = messages
+                .iter()
+                .map(estimate_tokens)
+                .fold(0, u64::saturating_add);
+            cut_entry(session, entry, tokens)
         })
         .collect();
     let cut = find_cut_point(
         &cut_entries,
         boundary_start,
-        entries.len(),
+        projected.len(),
         settings.keep_recent_tokens,
     );
-    let Some(first_kept) = entries.get(cut.first_kept) else {
+    let Some(first_kept) = projected
+        .get(cut.first_kept)
+        .and_then(|entry| session.index().get(entry.entry))
+    else {
         return Ok(Err(NoPlanReason::NothingToCompact));
     };
 
@@ -206,19 +296,36 @@ pub fn prepare_compaction(
         Some(turn_start) if cut.is_split_turn => turn_start,
         Some(_) | None => cut.first_kept,
     };
-    let mut take = |range: std::ops::Range<usize>| -> Vec<SourcedMessage> {
-        let range =
-            range.start.saturating_sub(boundary_start)..range.end.saturating_sub(boundary_start);
-        parsed
-            .get_mut(range)
-            .map(|slots| slots.iter_mut().filter_map(Option::take).collect())
-            .unwrap_or_default()
+    let take = |range: std::ops::Range<usize>| -> Vec<SourcedMessage> {
+        let mut taken = Vec::new();
+        for (entry, messages) in projected
+            .iter()
+            .zip(&parsed)
+            .take(range.end)
+            .skip(range.start)
+        {
+            if is_compaction(entry) {
+                continue;
+            }
+            for (source, message) in entry.messages.iter().zip(messages) {
+                if message.role() != "system" {
+                    taken.push(SourcedMessage {
+                        source: *source,
+                        message: message.clone(),
+                    });
+                }
+            }
+        }
+        taken
     };
     let messages_to_summarize = take(boundary_start..history_end.max(boundary_start));
     let turn_prefix_messages = match cut.turn_start {
         Some(turn_start) if cut.is_split_turn => take(turn_start..cut.first_kept),
         Some(_) | None => Vec::new(),
     };
+    if messages_to_summarize.is_empty() && turn_prefix_messages.is_empty() {
+        return Ok(Err(NoPlanReason::NothingToSummarize));
+    }
 
     let mut file_operations = FileOperations::default();
     if let Some(details) = &previous_details {

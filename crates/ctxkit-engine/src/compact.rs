@@ -256,7 +256,7 @@ impl Engine {
                     Err(NoPlanReason::AlreadyCompacted) => {
                         return Err(EngineError::AlreadyCompacted);
                     }
-                    Err(NoPlanReason::NothingToCompact) => {
+                    Err(NoPlanReason::NothingToCompact | NoPlanReason::NothingToSummarize) => {
                         return Err(EngineError::NothingToCompact);
                     }
                 };
@@ -464,7 +464,12 @@ fn overflow_plan(state: &State, attempt: u32) -> Result<Preparation> {
         };
         Ok(match prepare_compaction(&state.session, None, settings)? {
             Ok(plan) if !is_empty_span(&plan) => Some(plan),
-            Ok(_) | Err(NoPlanReason::AlreadyCompacted | NoPlanReason::NothingToCompact) => None,
+            Ok(_)
+            | Err(
+                NoPlanReason::AlreadyCompacted
+                | NoPlanReason::NothingToCompact
+                | NoPlanReason::NothingToSummarize,
+            ) => None,
         })
     };
     let turn_tokens = current_turn_tokens(&state.session)?;
@@ -571,7 +576,11 @@ fn truncate_fallback(state: &State, plan: &Preparation, error: &str) -> Result<N
     };
     let truncated = match prepare_compaction(&state.session, None, settings)? {
         Ok(truncated) => truncated,
-        Err(NoPlanReason::AlreadyCompacted | NoPlanReason::NothingToCompact) => {
+        Err(
+            NoPlanReason::AlreadyCompacted
+            | NoPlanReason::NothingToCompact
+            | NoPlanReason::NothingToSummarize,
+        ) => {
             return Err(EngineError::Summarization(error.to_owned()));
         }
     };

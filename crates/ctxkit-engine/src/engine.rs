@@ -59,7 +59,7 @@ pub(crate) struct State {
     /// change, so a message is parsed once however many model calls see it. Looked up by `&str`, so a
     /// call allocates nothing for the messages it has seen. Cleared when the session is replaced
     /// (fork).
-    pub(crate) messages: HashMap<Box<str>, [Option<Arc<AgentMessage>>; 4]>,
+    pub(crate) messages: HashMap<Box<str>, [Option<Arc<AgentMessage>>; 5]>,
 }
 
 pub(crate) struct Inner {
@@ -351,11 +351,16 @@ fn shared_message(
     let Some(entry) = state.session.index().get(message.entry) else {
         return Ok(None);
     };
+    // An edited message depends on its edit as well: not cached.
+    if message.edit.is_some() {
+        return Ok(Some(Arc::new(state.session.message(message)?)));
+    }
     let kind = match message.kind {
         ContextMessageKind::Stored => 0,
         ContextMessageKind::Custom => 1,
         ContextMessageKind::BranchSummary => 2,
         ContextMessageKind::CompactionSummary => 3,
+        ContextMessageKind::CompactionSystem => 4,
     };
     let cached = state
         .messages
@@ -381,7 +386,8 @@ fn context_tokens(state: &mut State) -> Result<u64> {
         };
         let anchors = matches!(
             &*shared,
-            AgentMessage::Assistant(reply) if !reply.is_aborted_or_error() && reply.usage.is_some()
+            AgentMessage::Assistant(reply) if !reply.is_aborted_or_error()
+                && reply.usage.as_ref().is_some_and(|usage| usage.context_tokens() > 0)
         );
         suffix.push(shared);
         if anchors {

@@ -210,6 +210,7 @@ pub(crate) fn info_record(path: &Path, session: &ImportedSession) -> SessionInfo
         modified,
         message_count,
         first_message: first_message.unwrap_or_else(|| "(no messages)".to_owned()),
+        format_version: None,
     }
 }
 

@@ -30,6 +30,9 @@ pub struct SessionInfoRecord {
     pub message_count: u64,
     /// The first user message's text, or `(no messages)`.
     pub first_message: String,
+    /// The format version of a file older than v3 (read migrated; rewritten as v3 when written to).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format_version: Option<u64>,
 }
 
 /// `ctxkit tree --json`.

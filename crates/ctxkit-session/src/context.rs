@@ -2,6 +2,8 @@
 //! level and model, and emit messages, honouring the last compaction on the path. Pure: it returns
 //! references to entries; materializing a message is a separate, lazy step.
 
+use std::collections::HashMap;
+
 use ctxkit_protocol::{AgentMessage, ModelRef, from_str_repaired, parse_agent_message};
 use serde_json::Value;
 
@@ -19,11 +21,24 @@ pub struct SessionContext {
     pub model: Option<ModelRef>,
 }
 
-/// One message of a context: the entry it comes from and how it is made from it.
+/// One message of a context: the entry it comes from, how it is made from it, and the
+/// `context_edit` entry (Pi 0.87) whose replacement content it carries, if any.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ContextMessage {
     pub entry: EntryIndex,
     pub kind: ContextMessageKind,
+    pub edit: Option<EntryIndex>,
+}
+
+impl ContextMessage {
+    /// A message made from `entry` as stored, without an edit.
+    pub fn new(entry: EntryIndex, kind: ContextMessageKind) -> Self {
+        Self {
+            entry,
+            kind,
+            edit: None,
+        }
+    }
 }
 
 /// How a context message is made from its entry.
@@ -37,6 +52,9 @@ pub enum ContextMessageKind {
     BranchSummary,
     /// The `compactionSummary` message that opens a compacted context.
     CompactionSummary,
+    /// The `systemMessage` a compaction recorded (Pi 0.87): the replayed prompt state, placed
+    /// before the summary.
+    CompactionSystem,
 }
 
 /// Builds the context at `leaf`; `None` (a leaf before the first entry) gives an empty context.
@@ -47,19 +65,35 @@ pub fn build_context(index: &SessionIndex, leaf: Option<EntryIndex>) -> SessionC
     }
 }
 
+/// One entry of the compaction-aware entry list and the messages it projects to (Pi 0.87's
+/// `buildSessionProjection`): empty for metadata, for omitted entries and for older compactions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectedEntry {
+    pub entry: EntryIndex,
+    pub messages: Vec<ContextMessage>,
+}
+
 /// [`build_context`] for a root→leaf path already walked (`SessionIndex::path_to`).
 pub fn build_context_on_path(index: &SessionIndex, path: &[EntryIndex]) -> SessionContext {
-    let mut context = SessionContext {
-        messages: Vec::new(),
-        thinking_level: "off".to_owned(),
-        model: None,
-    };
-    let mut compaction_position = None;
+    let (thinking_level, model) = context_settings(index, path);
+    let messages = project_path(index, path)
+        .into_iter()
+        .flat_map(|projected| projected.messages)
+        .collect();
+    SessionContext {
+        messages,
+        thinking_level,
+        model,
+    }
+}
+
+/// The thinking level and model the path sets.
+fn context_settings(index: &SessionIndex, path: &[EntryIndex]) -> (String, Option<ModelRef>) {
     // The last entry that sets the thinking level and the model; their strings are copied once, at
     // the end (a long path has thousands of assistant messages).
     let mut thinking_source = None;
     let mut model_source = None;
-    for (position, &entry_index) in path.iter().enumerate() {
+    for &entry_index in path {
         let Some(entry) = index.get(entry_index) else {
             continue;
         };
@@ -69,85 +103,204 @@ pub fn build_context_on_path(index: &SessionIndex, path: &[EntryIndex]) -> Sessi
             EntryMeta::Message {
                 role: Some(role), ..
             } if &**role == "assistant" => model_source = Some(entry),
-            EntryMeta::Compaction { .. } => compaction_position = Some(position),
             EntryMeta::ThinkingLevelChange { level: None }
             | EntryMeta::Message { .. }
+            | EntryMeta::Compaction { .. }
             | EntryMeta::BranchSummary { .. }
             | EntryMeta::Custom
             | EntryMeta::CustomMessage
             | EntryMeta::Label { .. }
             | EntryMeta::SessionInfo { .. }
+            | EntryMeta::ContextEdit { .. }
+            | EntryMeta::Usage
             | EntryMeta::Unknown { .. } => {}
         }
     }
-    if let Some(EntryMeta::ThinkingLevelChange { level: Some(level) }) =
-        thinking_source.map(|entry| &entry.meta)
-    {
-        context.thinking_level = level.to_string();
-    }
-    context.model = model_source.and_then(|entry| model_set_by(&entry.meta));
-    let emit = |messages: &mut Vec<ContextMessage>, entry_index: EntryIndex| {
-        let kind = index.get(entry_index).and_then(|entry| match &entry.meta {
-            EntryMeta::Message { .. } => Some(ContextMessageKind::Stored),
-            EntryMeta::CustomMessage => Some(ContextMessageKind::Custom),
-            EntryMeta::BranchSummary { has_summary: true } => {
-                Some(ContextMessageKind::BranchSummary)
-            }
-            EntryMeta::BranchSummary { has_summary: false }
-            | EntryMeta::ThinkingLevelChange { .. }
-            | EntryMeta::ModelChange { .. }
-            | EntryMeta::Compaction { .. }
-            | EntryMeta::Custom
-            | EntryMeta::Label { .. }
-            | EntryMeta::SessionInfo { .. }
-            | EntryMeta::Unknown { .. } => None,
-        });
-        if let Some(kind) = kind {
-            messages.push(ContextMessage {
-                entry: entry_index,
-                kind,
-            });
-        }
+    let thinking_level = match thinking_source.map(|entry| &entry.meta) {
+        Some(EntryMeta::ThinkingLevelChange { level: Some(level) }) => level.to_string(),
+        _ => "off".to_owned(),
     };
-    match compaction_position {
-        None => {
-            for &entry_index in path {
-                emit(&mut context.messages, entry_index);
-            }
-        }
-        Some(position) => {
-            let compaction = path[position];
-            context.messages.push(ContextMessage {
-                entry: compaction,
-                kind: ContextMessageKind::CompactionSummary,
-            });
-            let first_kept = index.get(compaction).and_then(|entry| match &entry.meta {
-                EntryMeta::Compaction {
-                    first_kept_entry_id,
-                } => first_kept_entry_id.clone(),
-                EntryMeta::Message { .. }
-                | EntryMeta::ThinkingLevelChange { .. }
-                | EntryMeta::ModelChange { .. }
-                | EntryMeta::BranchSummary { .. }
-                | EntryMeta::Custom
-                | EntryMeta::CustomMessage
-                | EntryMeta::Label { .. }
-                | EntryMeta::SessionInfo { .. }
-                | EntryMeta::Unknown { .. } => None,
-            });
-            let kept_from =
-                first_kept.and_then(|first_kept| index.position_in(&path[..position], &first_kept));
-            if let Some(kept_from) = kept_from {
-                for &entry_index in &path[kept_from..position] {
-                    emit(&mut context.messages, entry_index);
+    (
+        thinking_level,
+        model_source.and_then(|entry| model_set_by(&entry.meta)),
+    )
+}
+
+/// The entries a context is made of: the path, or, after a compaction, the compaction itself, its
+/// kept range (system messages left out: the compaction replays them) and what follows it.
+pub fn context_entries(index: &SessionIndex, path: &[EntryIndex]) -> Vec<EntryIndex> {
+    let compaction_position = path.iter().rposition(|&entry_index| {
+        index
+            .get(entry_index)
+            .is_some_and(|entry| matches!(entry.meta, EntryMeta::Compaction { .. }))
+    });
+    let Some(position) = compaction_position else {
+        return path.to_vec();
+    };
+    let compaction = path[position];
+    let mut entries = vec![compaction];
+    let first_kept = index.get(compaction).and_then(|entry| match &entry.meta {
+        EntryMeta::Compaction {
+            first_kept_entry_id,
+        } => first_kept_entry_id.clone(),
+        EntryMeta::Message { .. }
+        | EntryMeta::ThinkingLevelChange { .. }
+        | EntryMeta::ModelChange { .. }
+        | EntryMeta::BranchSummary { .. }
+        | EntryMeta::Custom
+        | EntryMeta::CustomMessage
+        | EntryMeta::Label { .. }
+        | EntryMeta::SessionInfo { .. }
+        | EntryMeta::ContextEdit { .. }
+        | EntryMeta::Usage
+        | EntryMeta::Unknown { .. } => None,
+    });
+    // A retain-none compaction names itself, which is not before it: nothing is kept.
+    let kept_from =
+        first_kept.and_then(|first_kept| index.position_in(&path[..position], &first_kept));
+    if let Some(kept_from) = kept_from {
+        entries.extend(
+            path[kept_from..position]
+                .iter()
+                .copied()
+                .filter(|&entry_index| {
+                    index
+                        .get(entry_index)
+                        .is_none_or(|entry| entry.role() != Some("system"))
+                }),
+        );
+    }
+    entries.extend_from_slice(&path[position + 1..]);
+    entries
+}
+
+/// What a `context_edit` does to its target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EditEffect {
+    /// `replacement: null`: the target's messages leave the context.
+    Omit,
+    /// `replacement: {content}`: the target's content is replaced.
+    Replace(EntryIndex),
+}
+
+/// The edit in force for each target among `entries`: the last one wins. An edit without a
+/// `replacement` field (Pi throws on it) is ignored.
+fn edits_among(index: &SessionIndex, entries: &[EntryIndex]) -> HashMap<Box<str>, EditEffect> {
+    let mut edits = HashMap::new();
+    for &entry_index in entries {
+        let Some(entry) = index.get(entry_index) else {
+            continue;
+        };
+        let EntryMeta::ContextEdit {
+            target_id: Some(target_id),
+        } = &entry.meta
+        else {
+            continue;
+        };
+        let Ok(fields) = from_str_repaired::<Value>(entry.raw()) else {
+            continue;
+        };
+        let effect = match fields.get("replacement") {
+            None => continue,
+            Some(Value::Null) => EditEffect::Omit,
+            Some(_) => EditEffect::Replace(entry_index),
+        };
+        edits.insert(target_id.clone(), effect);
+    }
+    edits
+}
+
+/// Pi 0.87's projection of a path: each context entry with the messages it contributes, context
+/// edits applied.
+pub fn project_path(index: &SessionIndex, path: &[EntryIndex]) -> Vec<ProjectedEntry> {
+    let entries = context_entries(index, path);
+    let edits = edits_among(index, &entries);
+    entries
+        .iter()
+        .enumerate()
+        .map(|(position, &entry_index)| {
+            let Some(entry) = index.get(entry_index) else {
+                return ProjectedEntry {
+                    entry: entry_index,
+                    messages: Vec::new(),
+                };
+            };
+            let is_older_compaction =
+                position > 0 && matches!(entry.meta, EntryMeta::Compaction { .. });
+            let mut messages = if is_older_compaction {
+                Vec::new()
+            } else {
+                entry_messages(entry_index, entry)
+            };
+            match edits.get(entry.id()) {
+                None => {}
+                Some(EditEffect::Omit) => messages.clear(),
+                Some(&EditEffect::Replace(edit)) => {
+                    for message in &mut messages {
+                        message.edit = Some(edit);
+                    }
                 }
             }
-            for &entry_index in &path[position + 1..] {
-                emit(&mut context.messages, entry_index);
+            ProjectedEntry {
+                entry: entry_index,
+                messages,
+            }
+        })
+        .collect()
+}
+
+/// The messages one entry contributes to a context, before edits (Pi's
+/// `sessionEntryToContextMessages`).
+pub fn entry_messages(entry_index: EntryIndex, entry: &StoredEntry) -> Vec<ContextMessage> {
+    let message = |kind| ContextMessage::new(entry_index, kind);
+    match &entry.meta {
+        EntryMeta::Message { .. } => vec![message(ContextMessageKind::Stored)],
+        EntryMeta::CustomMessage => vec![message(ContextMessageKind::Custom)],
+        EntryMeta::BranchSummary { has_summary: true } => {
+            vec![message(ContextMessageKind::BranchSummary)]
+        }
+        EntryMeta::Compaction { .. } => {
+            if compaction_has_system_message(entry) {
+                vec![
+                    message(ContextMessageKind::CompactionSystem),
+                    message(ContextMessageKind::CompactionSummary),
+                ]
+            } else {
+                vec![message(ContextMessageKind::CompactionSummary)]
             }
         }
+        EntryMeta::BranchSummary { has_summary: false }
+        | EntryMeta::ThinkingLevelChange { .. }
+        | EntryMeta::ModelChange { .. }
+        | EntryMeta::Custom
+        | EntryMeta::Label { .. }
+        | EntryMeta::SessionInfo { .. }
+        | EntryMeta::ContextEdit { .. }
+        | EntryMeta::Usage
+        | EntryMeta::Unknown { .. } => Vec::new(),
     }
-    context
+}
+
+/// Whether a compaction carries a `systemMessage` JavaScript reads as true.
+fn compaction_has_system_message(entry: &StoredEntry) -> bool {
+    if !entry.raw().contains("\"systemMessage\"") {
+        return false;
+    }
+    from_str_repaired::<Value>(entry.raw())
+        .ok()
+        .and_then(|fields| fields.get("systemMessage").map(js_truthy))
+        .unwrap_or(false)
+}
+
+/// JavaScript truthiness of a JSON value.
+fn js_truthy(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(flag) => *flag,
+        Value::Number(number) => number.as_f64().is_some_and(|float| float != 0.0),
+        Value::String(text) => !text.is_empty(),
+        Value::Array(_) | Value::Object(_) => true,
+    }
 }
 
 /// The model a `model_change` entry or an assistant message sets.
@@ -170,23 +323,45 @@ fn model_set_by(meta: &EntryMeta) -> Option<ModelRef> {
         | EntryMeta::CustomMessage
         | EntryMeta::Label { .. }
         | EntryMeta::SessionInfo { .. }
+        | EntryMeta::ContextEdit { .. }
+        | EntryMeta::Usage
         | EntryMeta::Unknown { .. } => None,
     }
 }
 
-/// The JSON value of a context message, exactly as Pi builds it: stored messages as written,
-/// synthesized ones with Pi's fields in Pi's order and `timestamp` as epoch milliseconds (null when the
-/// entry's timestamp does not parse).
+/// The JSON value of a context message, exactly as Pi builds it: stored messages as written (a
+/// missing or null `content` read as `[]`, or `""` for a system message), synthesized ones with Pi's
+/// fields in Pi's order and `timestamp` as epoch milliseconds (null when the entry's timestamp does
+/// not parse). `edit` is the `context_edit` entry whose replacement the message carries.
 pub fn context_message_value(
     entry: &StoredEntry,
     kind: ContextMessageKind,
+    edit: Option<&StoredEntry>,
 ) -> Result<Value, serde_json::Error> {
-    if kind == ContextMessageKind::Stored {
-        return match entry.message_json() {
-            Some(json) => from_str_repaired(json),
-            None => Ok(Value::Null),
-        };
+    let mut message = match kind {
+        ContextMessageKind::Stored => match entry.message_json() {
+            Some(json) => normalize_content(from_str_repaired(json)?),
+            None => Value::Null,
+        },
+        ContextMessageKind::CompactionSystem => {
+            let fields: Value = from_str_repaired(entry.raw())?;
+            fields.get("systemMessage").cloned().unwrap_or(Value::Null)
+        }
+        ContextMessageKind::Custom
+        | ContextMessageKind::BranchSummary
+        | ContextMessageKind::CompactionSummary => synthesized_message(entry, kind)?,
+    };
+    if let Some(edit) = edit {
+        apply_edit(&mut message, edit)?;
     }
+    Ok(message)
+}
+
+/// A message Pi makes from a non-message entry.
+fn synthesized_message(
+    entry: &StoredEntry,
+    kind: ContextMessageKind,
+) -> Result<Value, serde_json::Error> {
     let fields: Value = from_str_repaired(entry.raw())?;
     let (role, keys): (&str, &[&str]) = match kind {
         ContextMessageKind::Custom => ("custom", &["customType", "content", "display", "details"]),
@@ -194,13 +369,19 @@ pub fn context_message_value(
         ContextMessageKind::CompactionSummary => {
             ("compactionSummary", &["summary", "tokensBefore"])
         }
-        ContextMessageKind::Stored => ("", &[]),
+        ContextMessageKind::Stored | ContextMessageKind::CompactionSystem => ("", &[]),
     };
     let mut message = serde_json::Map::new();
     message.insert("role".to_owned(), Value::String(role.to_owned()));
     for &key in keys {
-        if let Some(value) = fields.get(key) {
-            message.insert(key.to_owned(), value.clone());
+        match fields.get(key) {
+            Some(Value::Null) | None if kind == ContextMessageKind::Custom && key == "content" => {
+                message.insert(key.to_owned(), Value::Array(Vec::new()));
+            }
+            Some(value) => {
+                message.insert(key.to_owned(), value.clone());
+            }
+            None => {}
         }
     }
     let timestamp = parse_timestamp_ms(entry.timestamp()).map_or(Value::Null, Value::from);
@@ -208,15 +389,75 @@ pub fn context_message_value(
     Ok(Value::Object(message))
 }
 
+/// Pi 0.87 reads a missing or null `content` as `[]` (user, assistant, tool result) or `""` (system).
+fn normalize_content(mut message: Value) -> Value {
+    let Some(object) = message.as_object_mut() else {
+        return message;
+    };
+    let empty = match object.get("role").and_then(Value::as_str) {
+        Some("system") => Value::String(String::new()),
+        Some("user" | "assistant" | "toolResult") => Value::Array(Vec::new()),
+        Some(_) | None => return message,
+    };
+    if object.get("content").is_none_or(Value::is_null) {
+        object.insert("content".to_owned(), empty);
+    }
+    message
+}
+
+/// Puts an edit's replacement content into a user, assistant, tool-result or custom message; other
+/// roles keep theirs. A string replacement becomes one text block for assistant and tool results.
+fn apply_edit(message: &mut Value, edit: &StoredEntry) -> Result<(), serde_json::Error> {
+    let Some(object) = message.as_object_mut() else {
+        return Ok(());
+    };
+    let role = object.get("role").and_then(Value::as_str).unwrap_or("");
+    let blocks_for_text = match role {
+        "assistant" | "toolResult" => true,
+        "user" | "custom" => false,
+        _ => return Ok(()),
+    };
+    let fields: Value = from_str_repaired(edit.raw())?;
+    match fields
+        .get("replacement")
+        .and_then(|replacement| replacement.get("content"))
+    {
+        Some(Value::String(text)) if blocks_for_text => {
+            let block = serde_json::json!([{"type": "text", "text": text}]);
+            object.insert("content".to_owned(), block);
+        }
+        Some(content) => {
+            object.insert("content".to_owned(), content.clone());
+        }
+        None => {
+            object.remove("content");
+        }
+    }
+    Ok(())
+}
+
 /// The typed form of a context message.
 pub fn context_message(
     entry: &StoredEntry,
     kind: ContextMessageKind,
+    edit: Option<&StoredEntry>,
 ) -> Result<AgentMessage, serde_json::Error> {
     if kind == ContextMessageKind::Stored
+        && edit.is_none()
         && let Some(json) = entry.message_json()
     {
-        return parse_agent_message(json);
+        let parsed = parse_agent_message(json);
+        let content_missing = || {
+            from_str_repaired::<Value>(json).is_ok_and(|message| {
+                message
+                    .as_object()
+                    .is_some_and(|object| object.get("content").is_none_or(Value::is_null))
+            })
+        };
+        if parsed.is_ok() || !content_missing() {
+            return parsed;
+        }
     }
-    serde_json::from_value(context_message_value(entry, kind)?)
+    // Edited, synthesized, or with a null or missing content that Pi 0.87 normalizes.
+    serde_json::from_value(context_message_value(entry, kind, edit)?)
 }

@@ -54,6 +54,12 @@ pub(crate) enum EntryMeta {
     SessionInfo {
         name: Option<Box<str>>,
     },
+    /// A `context_edit` (Pi 0.87): replaces or omits `targetId`'s message in later contexts.
+    ContextEdit {
+        target_id: Option<Box<str>>,
+    },
+    /// A `usage` entry (Pi 0.87): model usage outside the conversation, never in a context.
+    Usage,
     Unknown {
         type_name: Box<str>,
     },
@@ -122,6 +128,8 @@ impl StoredEntry {
             EntryMeta::CustomMessage => "custom_message",
             EntryMeta::Label { .. } => "label",
             EntryMeta::SessionInfo { .. } => "session_info",
+            EntryMeta::ContextEdit { .. } => "context_edit",
+            EntryMeta::Usage => "usage",
             EntryMeta::Unknown { type_name } => type_name,
         }
     }
@@ -138,6 +146,27 @@ impl StoredEntry {
             | EntryMeta::CustomMessage
             | EntryMeta::Label { .. }
             | EntryMeta::SessionInfo { .. }
+            | EntryMeta::ContextEdit { .. }
+            | EntryMeta::Usage
+            | EntryMeta::Unknown { .. } => None,
+        }
+    }
+
+    /// The `targetId` of a `label` or `context_edit` entry.
+    pub fn target_id(&self) -> Option<&str> {
+        match &self.meta {
+            EntryMeta::Label { target_id, .. } | EntryMeta::ContextEdit { target_id } => {
+                target_id.as_deref()
+            }
+            EntryMeta::Message { .. }
+            | EntryMeta::ThinkingLevelChange { .. }
+            | EntryMeta::ModelChange { .. }
+            | EntryMeta::Compaction { .. }
+            | EntryMeta::BranchSummary { .. }
+            | EntryMeta::Custom
+            | EntryMeta::CustomMessage
+            | EntryMeta::SessionInfo { .. }
+            | EntryMeta::Usage
             | EntryMeta::Unknown { .. } => None,
         }
     }
@@ -229,6 +258,10 @@ impl LineHead {
             "session_info" => EntryMeta::SessionInfo {
                 name: boxed(head.name.0),
             },
+            "context_edit" => EntryMeta::ContextEdit {
+                target_id: boxed(head.target_id.0),
+            },
+            "usage" => EntryMeta::Usage,
             _ => EntryMeta::Unknown {
                 type_name: type_name.into_boxed_str(),
             },

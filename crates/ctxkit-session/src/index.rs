@@ -281,6 +281,8 @@ impl SessionIndex {
                 | EntryMeta::Custom
                 | EntryMeta::CustomMessage
                 | EntryMeta::SessionInfo { .. }
+                | EntryMeta::ContextEdit { .. }
+                | EntryMeta::Usage
                 | EntryMeta::Unknown { .. } => {}
             }
         }
@@ -362,6 +364,8 @@ impl SessionIndex {
                 | EntryMeta::Custom
                 | EntryMeta::CustomMessage
                 | EntryMeta::Label { .. }
+                | EntryMeta::ContextEdit { .. }
+                | EntryMeta::Usage
                 | EntryMeta::Unknown { .. } => None,
             })?
             .map(str::to_owned)

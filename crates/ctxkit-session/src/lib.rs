@@ -27,10 +27,12 @@ mod paths;
 mod records;
 mod session;
 mod storage;
+mod system;
 
 pub use context::{
-    ContextMessage, ContextMessageKind, SessionContext, build_context, build_context_on_path,
-    context_message, context_message_value,
+    ContextMessage, ContextMessageKind, ProjectedEntry, SessionContext, build_context,
+    build_context_on_path, context_entries, context_message, context_message_value, entry_messages,
+    project_path,
 };
 pub use diagnostics::{Diagnostic, DiagnosticKind};
 pub use entry::StoredEntry;
@@ -49,5 +51,6 @@ pub use paths::{default_session_dir, encode_cwd, session_file_name};
 pub use records::ContextForm;
 pub use session::{LeafSelector, NewCompaction, Session, SummarySource};
 pub use storage::Durability;
+pub use system::current_system_message;
 
 pub(crate) use ctxkit_protocol::JsonObject;

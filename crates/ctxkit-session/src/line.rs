@@ -89,6 +89,16 @@ pub(crate) fn read_lines(
     })
 }
 
+/// Drops a UTF-8 byte-order mark before the first line, as editors on Windows write it (Pi 0.73.1
+/// read such files; 0.87.1 refuses them, ctxkit reads them).
+pub(crate) fn strip_byte_order_mark(lines: &mut [RawLine]) {
+    if let Some(first) = lines.first_mut().filter(|line| line.number == 1)
+        && let Some(rest) = first.text.as_str().strip_prefix('\u{FEFF}')
+    {
+        first.text = LineText::from(rest);
+    }
+}
+
 /// Splits `bytes` into lines (see [`read_lines`]); returns whether they ended with a newline.
 pub(crate) fn split_lines(
     bytes: Vec<u8>,
@@ -149,6 +159,17 @@ mod tests {
             .map(|line| (line.number, line.text.as_str().to_owned()))
             .collect();
         (lines, ends, diagnostics)
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_dropped_from_the_first_line_only() {
+        let (mut lines, _) = split_lines(
+            "\u{FEFF}{}\n\u{FEFF}x\n".as_bytes().to_vec(),
+            &mut Vec::new(),
+        );
+        strip_byte_order_mark(&mut lines);
+        assert_eq!(lines[0].text.as_str(), "{}");
+        assert_eq!(lines[1].text.as_str(), "\u{FEFF}x");
     }
 
     #[test]

@@ -32,7 +32,9 @@ pub fn read_session_info(path: &Path) -> Result<SessionInfoRecord> {
     let size_hint = file.metadata().map_or(0, |metadata| metadata.len());
     let read =
         read_lines(&file, size_hint, &mut Vec::new()).map_err(SessionError::io("read", path))?;
-    let mut lines = read.lines.into_iter();
+    let mut lines = read.lines;
+    crate::line::strip_byte_order_mark(&mut lines);
+    let mut lines = lines.into_iter();
     let not_a_session = |reason: &str| SessionError::NotASession {
         path: path.to_owned(),
         line: None,
@@ -91,18 +93,29 @@ pub fn read_session_info(path: &Path) -> Result<SessionInfoRecord> {
     }
     let header_time = header.get("timestamp").and_then(Value::as_str);
     let header_ms = header_time.and_then(parse_timestamp_ms);
+    // Pi takes the last activity even when it is older than the header (old files); ctxkit never
+    // reports a session modified before it was created.
     let modified = match (last_activity.filter(|&time| time > 0.0), header_ms) {
-        (Some(time), _) => iso_from_ms(time as i64),
+        (Some(time), Some(created)) => iso_from_ms((time as i64).max(created)),
+        (Some(time), None) => iso_from_ms(time as i64),
         (None, Some(ms)) => iso_from_ms(ms),
         (None, None) => mtime.map(iso_from_system_time).unwrap_or_default(),
     };
     let string = |key: &str| header.get(key).and_then(Value::as_str).map(str::to_owned);
+    // Files before v3 (no `version` is v1) are read migrated, and rewritten as v3 when written to.
+    let version = header.get("version").and_then(Value::as_f64).unwrap_or(1.0);
+    let format_version = (version < 3.0).then_some(version.max(1.0) as u64);
     Ok(SessionInfoRecord {
         path: path.display().to_string(),
         id: string("id").unwrap_or_default(),
         cwd: string("cwd").unwrap_or_default(),
         name,
-        parent_session_path: string("parentSession"),
+        // v1 headers named the session they were branched from `branchedFrom` (Pi shows none).
+        parent_session_path: string("parentSession").or_else(|| {
+            (format_version.is_some_and(|version| version < 2))
+                .then(|| string("branchedFrom"))
+                .flatten()
+        }),
         created: header_ms
             .map(iso_from_ms)
             .or_else(|| header_time.map(str::to_owned))
@@ -110,6 +123,7 @@ pub fn read_session_info(path: &Path) -> Result<SessionInfoRecord> {
         modified,
         message_count,
         first_message: first_message.unwrap_or_else(|| "(no messages)".to_owned()),
+        format_version,
     })
 }
 

@@ -1,5 +1,5 @@
 //! Turning context messages into what a provider accepts (Pi's `convertToLlm`): user, assistant and tool
-//! results pass through; shell runs, extension messages and summaries become user messages.
+//! results (and, since Pi 0.87, system messages) pass through; shell runs, extension messages and summaries become user messages.
 
 use ctxkit_protocol::{
     AgentMessage, BashExecutionMessage, ContentBlock, MessageContent, UserMessage,
@@ -51,7 +51,7 @@ fn user_text(text: String, timestamp: Option<i64>) -> AgentMessage {
 }
 
 /// The provider form of one message; `None` for messages the model never sees (`!!` shell runs,
-/// unknown roles).
+/// unknown roles). System messages (Pi 0.87: prompt state inside the transcript) pass through.
 pub fn to_llm_message(message: &AgentMessage) -> Option<AgentMessage> {
     match message {
         AgentMessage::User(_) | AgentMessage::Assistant(_) | AgentMessage::ToolResult(_) => {
@@ -78,7 +78,7 @@ pub fn to_llm_message(message: &AgentMessage) -> Option<AgentMessage> {
             ),
             summary.timestamp,
         )),
-        AgentMessage::Unknown(_) => None,
+        AgentMessage::Unknown(_) => (message.role() == "system").then(|| message.clone()),
     }
 }
 
@@ -93,7 +93,7 @@ pub fn convert_values_to_llm(messages: &[Value]) -> Vec<Value> {
     messages
         .iter()
         .filter_map(|value| match value.get("role").and_then(Value::as_str) {
-            Some("user" | "assistant" | "toolResult") => Some(value.clone()),
+            Some("user" | "assistant" | "toolResult" | "system") => Some(value.clone()),
             Some(_) | None => {
                 let message: AgentMessage = serde_json::from_value(value.clone()).ok()?;
                 let converted = to_llm_message(&message)?;
@@ -126,9 +126,16 @@ mod tests {
             json!({"role": "branchSummary", "summary": "B", "fromId": "root", "timestamp": 5}),
             json!({"role": "compactionSummary", "summary": "C", "tokensBefore": 9, "timestamp": null}),
             json!({"role": "futureRole"}),
+            json!({"role": "system", "content": "be brief", "toolsAdded": [{"name": "read"}], "timestamp": 7}),
         ];
         let converted = convert_values_to_llm(&messages);
-        assert_eq!(converted.len(), 5);
+        assert_eq!(converted.len(), 6);
+        assert_eq!(converted[5], messages[7]);
+        let typed: AgentMessage = serde_json::from_value(messages[7].clone()).unwrap();
+        assert_eq!(
+            serde_json::to_value(to_llm_message(&typed).unwrap()).unwrap(),
+            messages[7]
+        );
         assert_eq!(converted[0], messages[0]);
         assert_eq!(
             converted[1],

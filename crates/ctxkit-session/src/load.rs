@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::diagnostics::{Diagnostic, DiagnosticKind};
 use crate::entry::{HeadError, StoredEntry};
 use crate::error::{Result, SessionError};
-use crate::line::{RawLine, ReadLines, read_lines};
+use crate::line::{RawLine, ReadLines, read_lines, strip_byte_order_mark};
 use crate::migrate;
 use crate::storage::{LoadedSnapshot, current_snapshot};
 
@@ -64,10 +64,11 @@ fn read_file_lines(
 /// Parses the lines of a session file.
 pub(crate) fn parse_lines(
     path: &Path,
-    lines: Vec<RawLine>,
+    mut lines: Vec<RawLine>,
     ends_with_newline: bool,
     mut diagnostics: Vec<Diagnostic>,
 ) -> Result<LoadedFile> {
+    strip_byte_order_mark(&mut lines);
     let not_a_session = |line: Option<usize>, reason: &str| SessionError::NotASession {
         path: path.to_owned(),
         line,

@@ -3,12 +3,18 @@
 //! `hookMessage` to `custom`.
 //!
 //! Unlike Pi, a file without `version` whose entries already carry ids is not re-numbered: that would
-//! flatten its branches and leave every reference dangling.
+//! flatten its branches and leave every reference dangling. And unlike Pi's random ids, the ids v1
+//! entries get are derived from the file (each line's number and text), so a file that is read but
+//! not rewritten shows the same ids on every run: `ctxkit tree` ids work with `context --leaf`,
+//! `fork --at`, `label` and `branch --to`.
 
 use ctxkit_protocol::from_str_repaired;
 use serde_json::Value;
 
-use crate::ids::new_entry_id;
+use std::collections::HashSet;
+
+use sha2::{Digest, Sha256};
+
 use crate::line::RawLine;
 
 /// Migrates the entry lines of a file of `version` (< 3) in place.
@@ -27,7 +33,7 @@ pub(crate) fn migrate_lines(lines: &mut [RawLine], version: f64) {
     });
     let mut changed = vec![false; values.len()];
     if version < 2.0 && !tree_shaped {
-        migrate_v1_to_v2(&mut values, &mut changed);
+        migrate_v1_to_v2(&mut values, &mut changed, lines);
     }
     for (value, changed) in values.iter_mut().zip(changed.iter_mut()) {
         if let Some(value) = value {
@@ -43,12 +49,29 @@ pub(crate) fn migrate_lines(lines: &mut [RawLine], version: f64) {
     }
 }
 
-fn migrate_v1_to_v2(values: &mut [Option<Value>], changed: &mut [bool]) {
+/// An 8-hex-character id from the SHA-256 of a line's number and text, unique within the file.
+fn stable_entry_id(line: &RawLine, taken: &mut HashSet<String>) -> String {
+    for salt in 0_u32.. {
+        let digest = Sha256::digest(format!("{}\0{}\0{salt}", line.number, line.text.as_str()));
+        let id: String = digest
+            .iter()
+            .take(4)
+            .map(|byte| format!("{byte:02x}"))
+            .collect();
+        if taken.insert(id.clone()) {
+            return id;
+        }
+    }
+    String::new()
+}
+
+fn migrate_v1_to_v2(values: &mut [Option<Value>], changed: &mut [bool], lines: &[RawLine]) {
     // `firstKeptEntryIndex` counts parsed lines with the header at 0; ids of earlier lines are known
     // by the time a compaction is reached, later ones are not (Pi resolves them in the same order).
     let mut assigned_ids: Vec<Option<String>> = vec![None];
     let mut previous_id: Option<String> = None;
-    for (value, changed) in values.iter_mut().zip(changed.iter_mut()) {
+    let mut taken = HashSet::new();
+    for ((value, changed), line) in values.iter_mut().zip(changed.iter_mut()).zip(lines) {
         let Some(Value::Object(object)) = value else {
             continue;
         };
@@ -56,7 +79,7 @@ fn migrate_v1_to_v2(values: &mut [Option<Value>], changed: &mut [bool]) {
             assigned_ids.push(None);
             continue;
         }
-        let id = new_entry_id(|_| false);
+        let id = stable_entry_id(line, &mut taken);
         object.insert("id".to_owned(), Value::String(id.clone()));
         object.insert(
             "parentId".to_owned(),
@@ -129,6 +152,18 @@ mod tests {
         assert_eq!(values[1]["message"]["role"], "custom");
         assert_eq!(values[2]["firstKeptEntryId"], values[1]["id"]);
         assert!(values[2].get("firstKeptEntryIndex").is_none());
+        let mut again = lines(&[
+            r#"{"type":"message","timestamp":"t","message":{"role":"user","content":"a"}}"#,
+            r#"{"type":"message","timestamp":"t","message":{"role":"user","content":"a"}}"#,
+        ]);
+        migrate_lines(&mut again, 1.0);
+        let ids: Vec<Value> = again
+            .iter()
+            .map(|line| serde_json::from_str::<Value>(line.text.as_str()).unwrap()["id"].clone())
+            .collect();
+        // Same line, same place: same id; the same text on another line gets another one.
+        assert_eq!(ids[0], values[0]["id"]);
+        assert_ne!(ids[0], ids[1]);
     }
 
     #[test]

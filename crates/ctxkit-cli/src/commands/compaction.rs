@@ -407,6 +407,7 @@ pub fn compactions(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outco
 /// `ctxkit undo-compact`.
 pub fn undo_compact(file: &Path, out: &mut dyn Write) -> Result<Outcome> {
     let mut session = Session::open(file)?;
+    super::note_rewrite(&session, file)?;
     match undo_last_compaction(&mut session)? {
         Some(undo) => {
             session.flush_pending()?;

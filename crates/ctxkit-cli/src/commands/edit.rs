@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::Result;
 use ctxkit_session::{Session, default_session_dir};
 
-use super::Locations;
+use super::{Locations, note_rewrite};
 use crate::Outcome;
 
 pub fn fork(file: &Path, at: Option<&str>, out: &mut dyn Write) -> Result<Outcome> {
@@ -47,6 +47,7 @@ pub fn fork_from(
 
 pub fn label(file: &Path, id: &str, label: Option<&str>, out: &mut dyn Write) -> Result<Outcome> {
     let mut session = Session::open(file)?;
+    note_rewrite(&session, file)?;
     session.append_label_change(id, label)?;
     session.flush_pending()?;
     match label {
@@ -58,6 +59,7 @@ pub fn label(file: &Path, id: &str, label: Option<&str>, out: &mut dyn Write) ->
 
 pub fn name(file: &Path, text: &str, out: &mut dyn Write) -> Result<Outcome> {
     let mut session = Session::open(file)?;
+    note_rewrite(&session, file)?;
     session.append_session_info(text)?;
     session.flush_pending()?;
     match session.session_name() {

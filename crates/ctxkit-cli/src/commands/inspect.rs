@@ -31,7 +31,18 @@ pub fn info(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
     writeln!(out, "modified: {}", info.modified)?;
     writeln!(out, "messages: {}", info.message_count)?;
     writeln!(out, "first:    {}", one_line(&info.first_message, 72))?;
+    if let Some(version) = info.format_version {
+        writeln!(out, "format:   {}", old_format_note(version))?;
+    }
     Ok(Outcome::Success)
+}
+
+/// What ctxkit does with a file in an old format.
+pub(super) fn old_format_note(version: u64) -> String {
+    format!(
+        "v{version} (older than v3): read migrated, ids derived from the file; commands that write \
+         rewrite it as v3"
+    )
 }
 
 pub fn tree(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
@@ -170,6 +181,12 @@ pub fn check(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
                 }
             }
             problems.sort_by_key(|(line, _)| *line);
+            if let Some(version) = session.migrated_from() {
+                problems.insert(
+                    0,
+                    (None, format!("old format {}", old_format_note(version))),
+                );
+            }
             problems
         }
         Err(SessionError::NotASession { line, reason, .. }) => {

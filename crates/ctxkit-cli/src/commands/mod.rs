@@ -176,6 +176,26 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
 }
 
 /// Writes `value` as pretty JSON and a newline.
+/// Says on stderr, before a command writes to a file in an older format, that the write rewrites it
+/// as v3 (Pi does the same on open; ctxkit only when it writes).
+pub(crate) fn note_rewrite(
+    session: &ctxkit_session::Session,
+    file: &std::path::Path,
+) -> Result<()> {
+    if let Some(version) = session
+        .migrated_from()
+        .filter(|_| session.needs_migration())
+    {
+        writeln!(
+            std::io::stderr().lock(),
+            "note: `{}` is in session format v{version}; this write rewrites it as v3 (entry ids as \
+             `ctxkit tree` shows them)",
+            file.display()
+        )?;
+    }
+    Ok(())
+}
+
 pub fn print_json(out: &mut dyn Write, value: &impl serde::Serialize) -> Result<()> {
     serde_json::to_writer_pretty(&mut *out, value)?;
     writeln!(out)?;

@@ -38,6 +38,7 @@ pub fn branch(args: BranchArgs<'_>, setup: SummarySetup, out: &mut dyn Write) ->
         });
     }
     let old_leaf = session.leaf_id().map(str::to_owned);
+    super::note_rewrite(&session, args.file)?;
     if !args.summarize {
         session.branch(args.to)?;
         session.append_custom_entry(NAVIGATE_TYPE, Some(json!({"fromId": old_leaf})))?;

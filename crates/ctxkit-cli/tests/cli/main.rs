@@ -310,11 +310,11 @@ fn compaction_budgets_come_from_flags_then_settings_then_the_window() {
         let output = run.ctxkit(&all);
         serde_json::from_str(output.split_once('\n').unwrap().1).unwrap()
     };
-    let kept = |value: &serde_json::Value| {
+    // No plan (`None`) when everything fits in keepRecentTokens: nothing to summarize.
+    let kept = |value: &serde_json::Value| -> Option<String> {
         value["plan"]["firstKeptEntryId"]
             .as_str()
-            .unwrap()
-            .to_owned()
+            .map(str::to_owned)
     };
     // The whole session fits in the default keep budget; a small window's budget does not.
     assert!(plan(&[])["plan"].is_null());
@@ -325,4 +325,49 @@ fn compaction_budgets_come_from_flags_then_settings_then_the_window() {
         plan(&["--keep-recent-tokens", "20000"])["plan"].is_null(),
         "the flag wins"
     );
+}
+
+#[test]
+fn old_format_files_have_stable_ids_and_say_so() {
+    let run = Run::new();
+    let file = run.copy("legacy-v1-no-version.jsonl");
+    let path = file.to_str().unwrap();
+    let before = std::fs::read(&file).unwrap();
+    let tree = |run: &Run| -> serde_json::Value {
+        let output = run.ctxkit(&["tree", path, "--json"]);
+        serde_json::from_str(output.split_once('\n').unwrap().1).unwrap()
+    };
+    let first = tree(&run);
+    assert_eq!(tree(&run), first, "ids are the same on every run");
+    let ids: Vec<String> = first["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|node| node["id"].as_str().unwrap().to_owned())
+        .collect();
+    let middle = &ids[ids.len() / 2];
+    assert!(
+        run.ctxkit(&["context", path, "--leaf", middle])
+            .starts_with("exit: 0"),
+        "an id from `tree` selects a leaf"
+    );
+    let info = run.ctxkit(&["info", path]);
+    assert!(info.contains("format:   v1 (older than v3)"), "{info}");
+    let check = run.ctxkit(&["check", path]);
+    assert!(check.contains("old format v1"), "{check}");
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        before,
+        "reading never rewrites"
+    );
+
+    let label = run.ctxkit(&["label", path, middle, "here"]);
+    assert!(label.starts_with("exit: 0"), "{label}");
+    assert!(
+        label.contains("is in session format v1; this write rewrites it as v3"),
+        "{label}"
+    );
+    assert_eq!(tree(&run)["nodes"][0]["id"], first["nodes"][0]["id"]);
+    let again = run.ctxkit(&["label", path, middle, "there"]);
+    assert!(!again.contains("rewrites it"), "{again}");
 }

@@ -1,9 +1,11 @@
-//! The reference's estimator, exactly: ceil(UTF-16 code units / 4) per message, images as 4800
-//! characters, and context tokens from the last valid assistant usage plus estimates after it.
+//! The reference's estimator (Pi 0.87), exactly: ceil(UTF-16 code units / 4) per message, images as
+//! 4800 characters (user content included), system messages by their content, sections and added
+//! tools, and context tokens from the last valid assistant usage plus estimates after it.
 
 use std::borrow::Borrow;
 
-use ctxkit_protocol::{AgentMessage, ContentBlock, MessageContent, js_stringify};
+use ctxkit_protocol::{AgentMessage, ContentBlock, JsonObject, MessageContent, js_stringify};
+use serde_json::Value;
 
 /// Characters an image counts as (1200 tokens).
 const IMAGE_CHARS: usize = 4800;
@@ -25,17 +27,16 @@ fn ceil_quarter(chars: usize) -> u64 {
     chars.div_ceil(4) as u64
 }
 
-/// Text (and image) characters of user, tool-result and custom content.
-fn content_chars(content: &MessageContent, count_images: bool) -> usize {
+/// Text and image characters of user, tool-result and custom content.
+fn content_chars(content: &MessageContent) -> usize {
     match content {
         MessageContent::Text(text) => utf16_len(text),
         MessageContent::Blocks(blocks) => blocks
             .iter()
             .map(|block| match block {
                 ContentBlock::Text(text) => utf16_len(&text.text),
-                ContentBlock::Image(_) if count_images => IMAGE_CHARS,
-                ContentBlock::Image(_)
-                | ContentBlock::Thinking(_)
+                ContentBlock::Image(_) => IMAGE_CHARS,
+                ContentBlock::Thinking(_)
                 | ContentBlock::ToolCall(_)
                 | ContentBlock::Unknown(_) => 0,
             })
@@ -46,7 +47,7 @@ fn content_chars(content: &MessageContent, count_images: bool) -> usize {
 /// The reference's token estimate of one message (`estimateTokens`).
 pub fn estimate_tokens(message: &AgentMessage) -> u64 {
     match message {
-        AgentMessage::User(user) => ceil_quarter(content_chars(&user.content, false)),
+        AgentMessage::User(user) => ceil_quarter(content_chars(&user.content)),
         AgentMessage::Assistant(assistant) => {
             let chars: usize = assistant
                 .content
@@ -62,15 +63,51 @@ pub fn estimate_tokens(message: &AgentMessage) -> u64 {
                 .sum();
             ceil_quarter(chars)
         }
-        AgentMessage::ToolResult(result) => ceil_quarter(content_chars(&result.content, true)),
-        AgentMessage::Custom(custom) => ceil_quarter(content_chars(&custom.content, true)),
+        AgentMessage::ToolResult(result) => ceil_quarter(content_chars(&result.content)),
+        AgentMessage::Custom(custom) => ceil_quarter(content_chars(&custom.content)),
         AgentMessage::BashExecution(bash) => {
             ceil_quarter(utf16_len(&bash.command) + utf16_len(&bash.output))
         }
         AgentMessage::BranchSummary(summary) => ceil_quarter(utf16_len(&summary.summary)),
         AgentMessage::CompactionSummary(summary) => ceil_quarter(utf16_len(&summary.summary)),
-        AgentMessage::Unknown(_) => 0,
+        AgentMessage::Unknown(object) => match object.get("role").and_then(Value::as_str) {
+            Some("system") => ceil_quarter(system_chars(object)),
+            Some(_) | None => 0,
+        },
     }
+}
+
+/// Characters of a system message: its content, every non-empty section, and its added tools as
+/// JSON (removed tools are not counted).
+fn system_chars(message: &JsonObject) -> usize {
+    let content = match message.get("content") {
+        Some(Value::String(text)) => utf16_len(text),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .map(|block| match block.get("type").and_then(Value::as_str) {
+                Some("text") => block
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .map_or(0, utf16_len),
+                Some("image") => IMAGE_CHARS,
+                Some(_) | None => 0,
+            })
+            .sum(),
+        Some(_) | None => 0,
+    };
+    let sections: usize = match message.get("sections") {
+        Some(Value::Object(sections)) => sections
+            .values()
+            .filter_map(Value::as_str)
+            .map(utf16_len)
+            .sum(),
+        Some(_) | None => 0,
+    };
+    let tools = match message.get("toolsAdded") {
+        Some(Value::Null | Value::Bool(false)) | None => 0,
+        Some(tools) => utf16_len(&js_stringify(tools)),
+    };
+    content + sections + tools
 }
 
 /// Context size of a message list: the last assistant usage that is neither aborted nor error, plus
@@ -83,8 +120,8 @@ pub struct ContextTokens {
     pub last_usage_index: Option<usize>,
 }
 
-/// The last assistant reply that is neither aborted nor error and reports usage: its position and its
-/// context tokens.
+/// The last assistant reply that is neither aborted nor error and reports non-zero usage: its position
+/// and its context tokens.
 pub(crate) fn last_valid_usage<M: Borrow<AgentMessage>>(messages: &[M]) -> Option<(usize, u64)> {
     messages
         .iter()
@@ -94,7 +131,8 @@ pub(crate) fn last_valid_usage<M: Borrow<AgentMessage>>(messages: &[M]) -> Optio
             AgentMessage::Assistant(assistant) if !assistant.is_aborted_or_error() => assistant
                 .usage
                 .as_ref()
-                .map(|usage| (index, usage.context_tokens())),
+                .map(|usage| (index, usage.context_tokens()))
+                .filter(|&(_, tokens)| tokens > 0),
             AgentMessage::Assistant(_)
             | AgentMessage::User(_)
             | AgentMessage::ToolResult(_)

@@ -12,7 +12,6 @@ pub use count::{
     context_token_count, count_message_tokens, count_messages_tokens,
 };
 pub use encoding::{Encoding, count_text_tokens};
-pub(crate) use estimate::last_valid_usage;
 pub use estimate::{
     ContextTokens, estimate_context_tokens, estimate_tokens, should_compact, utf16_len,
 };

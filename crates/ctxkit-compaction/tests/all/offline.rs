@@ -70,7 +70,7 @@ async fn offline_summaries_are_deterministic() {
     let settings = CompactionSettings {
         enabled: true,
         reserve_tokens: 4_000,
-        keep_recent_tokens: 4_000,
+        keep_recent_tokens: 1_000,
     };
     let preparation = prepare_compaction(&session, None, settings)
         .unwrap()

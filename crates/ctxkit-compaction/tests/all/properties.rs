@@ -138,33 +138,55 @@ fn is_tool_result(entry: &StoredEntry) -> bool {
     is_message(entry) && entry.role() == Some("toolResult")
 }
 
-/// The reference's rule, written forwards: the budget is reached at the latest message `i` whose
-/// suffix of message tokens reaches `keep`; the cut is the first valid cut point at or after `i`
-/// (the first valid one overall when the budget is never reached or no valid point follows `i`),
-/// then moved back over the settings entries just before it.
+/// What the cut sees of a raw path entry (no edits, so nothing is omitted).
+fn cut_entry(entry: &StoredEntry, tokens: u64) -> CutEntry<'_> {
+    let role = match entry.type_name() {
+        "message" => entry.role().unwrap_or(""),
+        "custom_message" => "custom",
+        "branch_summary" => "branchSummary",
+        _ => "",
+    };
+    let visible = !role.is_empty();
+    CutEntry {
+        id: entry.id(),
+        tokens: if visible { tokens } else { 0 },
+        is_compaction: entry.type_name() == "compaction",
+        is_cut_point: visible && role != "toolResult",
+        starts_turn: matches!(role, "user" | "bashExecution" | "custom" | "branchSummary"),
+        visible,
+        intrinsically_visible: visible,
+        is_assistant_message: role == "assistant",
+        replaces: None,
+    }
+}
+
+/// Pi 0.87.1's rule, written forwards: the budget is reached at the latest visible entry `i` whose
+/// suffix of tokens reaches `keep`; the cut is the first valid cut point at or after `i` (the last
+/// one when none follows `i`, the first one overall when the budget is never reached), then moved
+/// back over the entries that project nothing just before it.
 fn model_cut(entries: &[CutEntry<'_>], start: usize, end: usize, keep: u64) -> usize {
     let valid: Vec<usize> = (start..end)
-        .filter(|&index| is_valid_cut_point(entries[index].entry))
+        .filter(|&index| is_valid_cut_point(&entries[index]))
         .collect();
-    let Some(&first_valid) = valid.first() else {
+    let (Some(&first_valid), Some(&last_valid)) = (valid.first(), valid.last()) else {
         return start;
     };
-    let suffix = |from: usize| -> u64 {
-        (from..end)
-            .filter(|&index| is_message(entries[index].entry))
-            .map(|index| entries[index].tokens)
-            .sum()
-    };
+    let suffix = |from: usize| -> u64 { (from..end).map(|index| entries[index].tokens).sum() };
     let reached = (start..end)
         .rev()
-        .filter(|&index| is_message(entries[index].entry))
+        .filter(|&index| entries[index].tokens > 0)
         .find(|&index| suffix(index) >= keep);
-    let mut cut = reached
-        .and_then(|reached| valid.iter().copied().find(|&point| point >= reached))
-        .unwrap_or(first_valid);
+    let mut cut = match reached {
+        Some(reached) => valid
+            .iter()
+            .copied()
+            .find(|&point| point >= reached)
+            .unwrap_or(last_valid),
+        None => first_valid,
+    };
     while cut > start {
-        let previous = entries[cut - 1].entry;
-        if previous.type_name() == "compaction" || is_message(previous) {
+        let previous = &entries[cut - 1];
+        if previous.is_compaction || previous.visible {
             break;
         }
         cut -= 1;
@@ -187,23 +209,19 @@ proptest! {
         let entries: Vec<CutEntry<'_>> = path
             .iter()
             .zip(&tokens)
-            .map(|(&entry, &tokens)| CutEntry {
-                entry,
-                tokens: if is_message(entry) { tokens } else { 0 },
-            })
+            .map(|(&entry, &tokens)| cut_entry(entry, tokens))
             .collect();
         let start = path.len() * start_fraction / 4;
         let cut = find_cut_point(&entries, start, entries.len(), keep);
         prop_assert!(cut.first_kept >= start && cut.first_kept <= entries.len().max(start));
         prop_assert_eq!(cut.first_kept, model_cut(&entries, start, entries.len(), keep));
-        let valid_exists = (start..entries.len()).any(|index| is_valid_cut_point(entries[index].entry));
+        let valid_exists = (start..entries.len()).any(|index| is_valid_cut_point(&entries[index]));
         if valid_exists {
-            let kept = &entries[cut.first_kept..];
-            prop_assert!(!is_tool_result(kept[0].entry), "kept segment starts at a tool result");
-            let first_message = kept.iter().find(|cut| is_message(cut.entry)
-                || matches!(cut.entry.type_name(), "custom_message" | "branch_summary"));
-            if let Some(first) = first_message {
-                prop_assert!(is_valid_cut_point(first.entry));
+            let kept = &path[cut.first_kept..];
+            prop_assert!(!is_tool_result(kept[0]), "kept segment starts at a tool result");
+            let first_visible = entries[cut.first_kept..].iter().find(|cut| cut.visible);
+            if let Some(first) = first_visible {
+                prop_assert!(is_valid_cut_point(first));
             }
         }
         if let Some(turn_start) = cut.turn_start {

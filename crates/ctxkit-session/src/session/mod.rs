@@ -73,6 +73,8 @@ pub struct Session {
     leaf: Option<EntryIndex>,
     session_dir: Option<PathBuf>,
     storage: Storage,
+    /// The format version of a file read migrated (older than v3).
+    migrated_from: Option<u64>,
     diagnostics: Vec<Diagnostic>,
 }
 
@@ -87,6 +89,7 @@ impl Session {
             leaf: None,
             session_dir: Some(session_dir.to_owned()),
             storage: Storage::File(FileStore::new_file(path)),
+            migrated_from: None,
             diagnostics: Vec::new(),
         }
     }
@@ -99,6 +102,7 @@ impl Session {
             leaf: None,
             session_dir: None,
             storage: Storage::Memory,
+            migrated_from: None,
             diagnostics: Vec::new(),
         }
     }
@@ -124,6 +128,7 @@ impl Session {
                 loaded.migrated_from.is_some(),
                 loaded.snapshot,
             )),
+            migrated_from: loaded.migrated_from,
             diagnostics,
         })
     }
@@ -350,7 +355,12 @@ impl Session {
         }
     }
 
-    /// The version the file had when it needed migration, if it did.
+    /// The format version the file had when it was older than v3 (it was read migrated).
+    pub fn migrated_from(&self) -> Option<u64> {
+        self.migrated_from
+    }
+
+    /// Whether the file is older than v3 and not yet rewritten as v3.
     pub fn needs_migration(&self) -> bool {
         matches!(&self.storage, Storage::File(store) if store.needs_rewrite)
     }
@@ -453,14 +463,17 @@ impl Session {
     /// The JSON value of a context message.
     pub fn message_value(&self, message: &ContextMessage) -> Result<Value> {
         let entry = self.stored(message.entry)?;
-        context::context_message_value(entry, message.kind)
-            .map_err(|source| self.invalid(entry, source))
+        let edit = message.edit.map(|edit| self.stored(edit)).transpose()?;
+        context::context_message_value(entry, message.kind, edit)
+            .map_err(|source| self.invalid(edit.unwrap_or(entry), source))
     }
 
     /// The typed form of a context message.
     pub fn message(&self, message: &ContextMessage) -> Result<AgentMessage> {
         let entry = self.stored(message.entry)?;
-        context::context_message(entry, message.kind).map_err(|source| self.invalid(entry, source))
+        let edit = message.edit.map(|edit| self.stored(edit)).transpose()?;
+        context::context_message(entry, message.kind, edit)
+            .map_err(|source| self.invalid(edit.unwrap_or(entry), source))
     }
 
     fn stored(&self, position: EntryIndex) -> Result<&StoredEntry> {

@@ -254,6 +254,17 @@ fn legacy_files_are_rewritten_atomically_on_first_write_only() {
     std::fs::write(&path, v1).unwrap();
     let mut session = Session::open(&path).unwrap();
     assert!(session.needs_migration());
+    assert_eq!(session.migrated_from(), Some(1));
+    // Ids of an unmigrated file are derived from it: the same on every run.
+    let ids = |session: &Session| -> Vec<String> {
+        session
+            .entries()
+            .iter()
+            .map(|entry| entry.id().to_owned())
+            .collect()
+    };
+    let first_run = ids(&session);
+    assert_eq!(ids(&Session::open(&path).unwrap()), first_run);
     assert_eq!(
         std::fs::read_to_string(&path).unwrap(),
         v1,
@@ -265,4 +276,8 @@ fn legacy_files_are_rewritten_atomically_on_first_write_only() {
     assert_eq!(written.len(), 4);
     assert_eq!(written[3]["parentId"], written[2]["id"]);
     assert_eq!(written[2]["parentId"], written[1]["id"]);
+    // The rewrite keeps the ids the file was read with.
+    assert_eq!(written[1]["id"], first_run[0].as_str());
+    assert_eq!(written[2]["id"], first_run[1].as_str());
+    assert_eq!(Session::open(&path).unwrap().migrated_from(), None);
 }

@@ -270,7 +270,7 @@ impl Chat {
             Err(NoPlanReason::AlreadyCompacted) => {
                 self.ui.line("Just compacted: nothing more to compact");
             }
-            Err(NoPlanReason::NothingToCompact) => {
+            Err(NoPlanReason::NothingToCompact | NoPlanReason::NothingToSummarize) => {
                 self.ui.line("Nothing to compact yet");
             }
         }
