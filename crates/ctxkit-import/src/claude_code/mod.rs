@@ -21,7 +21,7 @@ use crate::error::ImportError;
 use crate::report::IssueKind;
 use crate::source::{SourceFile, SourceLine, str_field};
 use crate::{ImportedSession, SourceFormat};
-use messages::{assistant_kind, user_entries};
+use messages::{assistant_kind, queued_prompt, user_entries};
 
 const FORMAT: SourceFormat = SourceFormat::ClaudeCode;
 
@@ -250,12 +250,9 @@ pub fn convert_claude_code(source: &SourceFile) -> Result<ImportedSession, Impor
                 }
                 quiet if QUIET_RECORDS.contains(&quiet) => {
                     let id = builder.ids.derive(&source_key);
-                    entries.push(planned(
-                        line,
-                        id,
-                        &timestamp,
-                        custom_kind(FORMAT, quiet, record),
-                    ));
+                    let kind = queued_prompt(record, &timestamp)
+                        .unwrap_or_else(|| custom_kind(FORMAT, quiet, record));
+                    entries.push(planned(line, id, &timestamp, kind));
                 }
                 "system" => {
                     let id = builder.ids.derive(&source_key);
@@ -305,7 +302,9 @@ pub fn convert_claude_code(source: &SourceFile) -> Result<ImportedSession, Impor
             sidechain,
             message_id,
             tool_results: record_type == "user" && has_tool_results(record),
-            conversational: matches!(record_type, "user" | "assistant"),
+            conversational: entries
+                .iter()
+                .any(|planned| matches!(planned.entry.kind, EntryKind::Message(_))),
             removed: false,
             alias_of: None,
             entries,

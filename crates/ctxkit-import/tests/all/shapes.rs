@@ -341,7 +341,7 @@ fn windows_paths_a_600_kb_image_line_and_model_switches_import() {
 }
 
 #[test]
-fn reply_fragments_separated_by_hook_records_still_merge() {
+fn reply_fragments_separated_by_hook_records_merge_and_queued_prompts_are_user_messages() {
     let (session, context) = imported_context(&shape("claude-parallel-interleaved.jsonl"));
     assert_eq!(
         context,
@@ -351,6 +351,8 @@ fn reply_fragments_separated_by_hook_records_still_merge() {
             "toolResult toolu_lint Bash: 0 problems",
             "toolResult toolu_test Bash: 42 passed",
             "assistant: Lint is clean and all 42 tests pass.",
+            "user: also bump the version",
+            "assistant: Bumped to 1.4.1.",
         ]
     );
     assert!(
