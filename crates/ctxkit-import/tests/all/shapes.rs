@@ -96,6 +96,15 @@ pub fn imported_context(path: &Path) -> (ImportedSession, Vec<String>) {
     (session, messages)
 }
 
+/// The `customType` of a `custom` entry, or "".
+fn text_type(entry: &ctxkit_protocol::SessionEntry) -> &str {
+    if let ctxkit_protocol::EntryKind::Custom(custom) = &entry.kind {
+        &custom.custom_type
+    } else {
+        ""
+    }
+}
+
 fn has_issue(session: &ImportedSession, wanted: fn(&IssueKind) -> bool) -> bool {
     session
         .report
@@ -130,6 +139,17 @@ fn codex_remote_compaction_continues_from_the_replacement_history() {
     assert!(text.contains("\"customType\":\"import.codex.compaction\""));
     // The earlier conversation is still in the file, on its own root.
     assert!(text.contains("The discount is rounded before it is subtracted."));
+    // The new root states the model again, so the path to the leaf names it.
+    let root = session
+        .entries
+        .iter()
+        .position(|entry| entry.parent_id.is_none() && text_type(entry) == "import.codex.compacted")
+        .unwrap();
+    let next = &session.entries[root + 1];
+    assert!(
+        matches!(&next.kind, ctxkit_protocol::EntryKind::ModelChange(change) if change.model_id == "gpt-5.3-codex"),
+        "{next:?}"
+    );
 }
 
 #[test]
