@@ -29,6 +29,7 @@ const FORMAT: SourceFormat = SourceFormat::ClaudeCode;
 /// `import.claude-code.<type>`, not reported as unknown.
 const QUIET_RECORDS: &[&str] = &[
     "progress",
+    "ai-title",
     "file-history-snapshot",
     "queue-operation",
     "permission-mode",
@@ -102,6 +103,10 @@ pub fn convert_claude_code(source: &SourceFile) -> Result<ImportedSession, Impor
     let mut last_timestamp = normalize_timestamp(start).unwrap_or_default();
     let mut main_tail_uuid: Option<String> = None;
     let mut model: Option<String> = None;
+    let user_titled = source
+        .lines
+        .iter()
+        .any(|line| str_field(&line.record, "type") == Some("custom-title"));
     // A subagent's own file is all sidechain: its model changes are its main line's.
     let all_sidechain = source
         .lines
@@ -236,7 +241,10 @@ pub fn convert_claude_code(source: &SourceFile) -> Result<ImportedSession, Impor
                     let kind = assistant_kind(record, &timestamp, &mut builder, line.line);
                     entries.push(planned(line, id, &timestamp, kind));
                 }
-                "summary" | "ai-title" | "custom-title" if title(record).is_some() => {
+                // A title the user set wins over the ones Claude Code generates.
+                "summary" | "ai-title" | "custom-title"
+                    if title(record).is_some() && !(record_type == "ai-title" && user_titled) =>
+                {
                     let id = builder.ids.derive(&source_key);
                     let mut extra = JsonObject::new();
                     if let Some(leaf) = record.get("leafUuid") {

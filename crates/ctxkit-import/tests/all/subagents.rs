@@ -111,7 +111,7 @@ fn listings_show_subagents_under_their_parent() {
             ("agent-w1.jsonl".to_owned(), parent),
         ]
     );
-    assert_eq!(claude[0].name.as_deref(), Some("Locate session cookie"));
+    assert_eq!(claude[0].name.as_deref(), Some("Cookie hunt"));
 
     let root = shape("codex-sessions");
     let (codex, _) = list_foreign_sessions(SourceFormat::Codex, &root).unwrap();
