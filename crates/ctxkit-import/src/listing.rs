@@ -27,7 +27,7 @@ pub fn default_sessions_root(format: SourceFormat, home: &Path) -> PathBuf {
 }
 
 /// Every session file of `format` under `root` (Claude Code: `<root>/<project>/*.jsonl` and
-/// `<root>/<project>/<session>/subagents/*.jsonl`; Codex:
+/// `<root>/<project>/<session>/subagents/**/*.jsonl`; Codex:
 /// `rollout-*.jsonl` at any depth; OpenCode: `opencode.db` sessions as `opencode.db#<id>` and
 /// `storage/session/*/*.json`), newest first with subagents right after their parent session
 /// (`parentSessionPath`), and the files that could not be read. A missing
@@ -39,7 +39,7 @@ pub fn list_foreign_sessions(
     let mut files = Vec::new();
     if root.is_dir() {
         let depth = match format {
-            SourceFormat::ClaudeCode => Some(3),
+            SourceFormat::ClaudeCode => Some(5),
             SourceFormat::Codex => Some(4),
             SourceFormat::OpenCode => None,
         };
@@ -144,14 +144,14 @@ fn collect(
             .map(|name| name.to_string_lossy().into_owned())
             .unwrap_or_default();
         let wanted = match format {
-            // `<project>/<session>.jsonl` and `<project>/<session>/subagents/agent-*.jsonl`.
+            // `<project>/<session>.jsonl` and `<project>/<session>/subagents/[…/]agent-*.jsonl`.
             SourceFormat::ClaudeCode => {
                 let parts: Vec<_> = path
                     .strip_prefix(root)
                     .map(|relative| relative.components().collect())
                     .unwrap_or_default();
-                let in_subagents =
-                    parts.len() == 4 && parts[2].as_os_str() == std::ffi::OsStr::new("subagents");
+                let in_subagents = (4..=6).contains(&parts.len())
+                    && parts[2].as_os_str() == std::ffi::OsStr::new("subagents");
                 (parts.len() == 2 || in_subagents) && name.ends_with(".jsonl")
             }
             SourceFormat::Codex => {

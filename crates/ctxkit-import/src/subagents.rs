@@ -2,7 +2,8 @@
 //! sessions linked to their parent (`parentSession` in the header).
 //!
 //! - Claude Code ≥ 2.1: `<project>/<session id>/subagents/agent-<id>.jsonl`, with
-//!   `agent-<id>.meta.json` beside it (the agent's type and task);
+//!   `agent-<id>.meta.json` beside it (the agent's type and task), and workflow agents one or two
+//!   folders further down (`subagents/workflows/wf_<id>/agent-*.jsonl`);
 //! - older Claude Code: `<project>/agent-<id>.jsonl` whose records carry the parent's `sessionId`;
 //! - Codex: a rollout in the same directory whose `session_meta.source.subagent.thread_spawn`
 //!   names the parent thread.
@@ -34,7 +35,7 @@ pub fn find_subagents(format: SourceFormat, path: &Path, session_id: &str) -> Ve
     match format {
         SourceFormat::ClaudeCode => {
             if let Some(stem) = path.file_stem() {
-                for child in files(&dir.join(stem).join("subagents")) {
+                for child in files_below(&dir.join(stem).join("subagents"), 2) {
                     if is_jsonl(&child) {
                         let meta = read_meta(&child.with_extension("meta.json"));
                         found.push(SubagentSource { path: child, meta });
@@ -114,6 +115,25 @@ fn files(dir: &Path) -> Vec<PathBuf> {
         .collect();
     files.sort();
     files
+}
+
+/// The files of `dir` and of its folders down to `depth` levels, sorted.
+fn files_below(dir: &Path, depth: usize) -> Vec<PathBuf> {
+    let mut found = files(dir);
+    if depth > 0
+        && let Ok(read) = std::fs::read_dir(dir)
+    {
+        let mut folders: Vec<PathBuf> = read
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|path| path.is_dir())
+            .collect();
+        folders.sort();
+        for folder in folders {
+            found.extend(files_below(&folder, depth - 1));
+        }
+    }
+    found
 }
 
 fn is_jsonl(path: &Path) -> bool {

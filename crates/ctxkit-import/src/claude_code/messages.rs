@@ -120,6 +120,41 @@ pub(super) fn user_entries(
     }
 }
 
+/// A prompt the user typed while Claude Code was working: an `attachment` record of type
+/// `queued_command` (Claude Code writes no `user` record for it and shows it to its model as a user
+/// message). The attachment is kept as `claudeAttachment`.
+pub(super) fn queued_prompt(record: &JsonObject, timestamp: &str) -> Option<EntryKind> {
+    let attachment = record.get("attachment").and_then(Value::as_object)?;
+    if str_field(attachment, "type") != Some("queued_command")
+        || attachment.get("isMeta").and_then(Value::as_bool) == Some(true)
+    {
+        return None;
+    }
+    let content = match attachment.get("prompt")? {
+        Value::String(text) => MessageContent::Text(text.clone()),
+        Value::Array(blocks) => MessageContent::Blocks(
+            blocks
+                .iter()
+                .filter_map(|block| block.get("text").and_then(Value::as_str))
+                .map(ContentBlock::text)
+                .collect(),
+        ),
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::Object(_) => return None,
+    };
+    let mut extra = JsonObject::new();
+    extra.insert(
+        "claudeAttachment".to_owned(),
+        Value::Object(attachment.clone()),
+    );
+    Some(EntryKind::Message(Box::new(AgentMessage::User(
+        UserMessage {
+            content,
+            timestamp: millis(timestamp),
+            extra,
+        },
+    ))))
+}
+
 /// One Anthropic content block as a v3 block; unknown block types are kept whole.
 fn content_block(block: &JsonObject, builder: &mut Builder, line: usize) -> ContentBlock {
     match str_field(block, "type") {

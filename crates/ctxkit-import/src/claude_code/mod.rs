@@ -21,7 +21,7 @@ use crate::error::ImportError;
 use crate::report::IssueKind;
 use crate::source::{SourceFile, SourceLine, str_field};
 use crate::{ImportedSession, SourceFormat};
-use messages::{assistant_kind, user_entries};
+use messages::{assistant_kind, queued_prompt, user_entries};
 
 const FORMAT: SourceFormat = SourceFormat::ClaudeCode;
 
@@ -29,6 +29,7 @@ const FORMAT: SourceFormat = SourceFormat::ClaudeCode;
 /// `import.claude-code.<type>`, not reported as unknown.
 const QUIET_RECORDS: &[&str] = &[
     "progress",
+    "ai-title",
     "file-history-snapshot",
     "queue-operation",
     "permission-mode",
@@ -102,6 +103,10 @@ pub fn convert_claude_code(source: &SourceFile) -> Result<ImportedSession, Impor
     let mut last_timestamp = normalize_timestamp(start).unwrap_or_default();
     let mut main_tail_uuid: Option<String> = None;
     let mut model: Option<String> = None;
+    let user_titled = source
+        .lines
+        .iter()
+        .any(|line| str_field(&line.record, "type") == Some("custom-title"));
     // A subagent's own file is all sidechain: its model changes are its main line's.
     let all_sidechain = source
         .lines
@@ -236,7 +241,10 @@ pub fn convert_claude_code(source: &SourceFile) -> Result<ImportedSession, Impor
                     let kind = assistant_kind(record, &timestamp, &mut builder, line.line);
                     entries.push(planned(line, id, &timestamp, kind));
                 }
-                "summary" | "ai-title" | "custom-title" if title(record).is_some() => {
+                // A title the user set wins over the ones Claude Code generates.
+                "summary" | "ai-title" | "custom-title"
+                    if title(record).is_some() && !(record_type == "ai-title" && user_titled) =>
+                {
                     let id = builder.ids.derive(&source_key);
                     let mut extra = JsonObject::new();
                     if let Some(leaf) = record.get("leafUuid") {
@@ -250,12 +258,9 @@ pub fn convert_claude_code(source: &SourceFile) -> Result<ImportedSession, Impor
                 }
                 quiet if QUIET_RECORDS.contains(&quiet) => {
                     let id = builder.ids.derive(&source_key);
-                    entries.push(planned(
-                        line,
-                        id,
-                        &timestamp,
-                        custom_kind(FORMAT, quiet, record),
-                    ));
+                    let kind = queued_prompt(record, &timestamp)
+                        .unwrap_or_else(|| custom_kind(FORMAT, quiet, record));
+                    entries.push(planned(line, id, &timestamp, kind));
                 }
                 "system" => {
                     let id = builder.ids.derive(&source_key);
@@ -305,7 +310,9 @@ pub fn convert_claude_code(source: &SourceFile) -> Result<ImportedSession, Impor
             sidechain,
             message_id,
             tool_results: record_type == "user" && has_tool_results(record),
-            conversational: matches!(record_type, "user" | "assistant"),
+            conversational: entries
+                .iter()
+                .any(|planned| matches!(planned.entry.kind, EntryKind::Message(_))),
             removed: false,
             alias_of: None,
             entries,

@@ -124,15 +124,10 @@ pub fn convert_codex(source: &SourceFile) -> Result<ImportedSession, ImportError
             Line::TurnContext(payload) => {
                 let mut kinds = Vec::new();
                 let model = str_field(payload, "model").map(str::to_owned);
-                if model.is_some() && model != state.model {
-                    kinds.push(Emitted::chained(EntryKind::ModelChange(ModelChangeEntry {
-                        provider: state
-                            .provider
-                            .clone()
-                            .unwrap_or_else(|| "openai".to_owned()),
-                        model_id: model.clone().unwrap_or_default(),
-                        extra: JsonObject::new(),
-                    })));
+                if let Some(name) = &model
+                    && model != state.model
+                {
+                    kinds.push(Emitted::chained(model_change(&state, name)));
                     state.model = model;
                 }
                 kinds.push(Emitted::chained(custom_kind(
@@ -205,8 +200,9 @@ pub fn convert_codex(source: &SourceFile) -> Result<ImportedSession, ImportError
 
 /// A `compacted` line. With a summary (local compaction): one `compaction` entry. Without one and
 /// with a `replacement_history` (remote compaction): the history Codex continued from becomes the
-/// context: a `custom` entry keeping the whole record starts a new root, and the history's items
-/// follow it as messages (encrypted compaction items stay `custom` data, never sent to a model).
+/// context: a `custom` entry keeping the whole record starts a new root, the current model is stated
+/// again, and the history's items follow as messages (encrypted compaction items stay `custom` data,
+/// never sent to a model).
 fn compacted(
     payload: &JsonObject,
     record: &JsonObject,
@@ -233,6 +229,10 @@ fn compacted(
             }),
             root: true,
         }];
+        // The new root's path holds no earlier `model_change`: state the model again.
+        if let Some(model) = &state.model {
+            emitted.push(Emitted::chained(model_change(state, model)));
+        }
         for item in history.iter().filter_map(Value::as_object) {
             emitted.extend(
                 response_item(item, item, timestamp, state, builder, line)
@@ -260,6 +260,18 @@ fn compacted(
         from_hook: None,
         extra,
     }))]
+}
+
+/// A `model_change` to `model` of the session's provider (`openai` when the rollout names none).
+fn model_change(state: &State, model: &str) -> EntryKind {
+    EntryKind::ModelChange(ModelChangeEntry {
+        provider: state
+            .provider
+            .clone()
+            .unwrap_or_else(|| "openai".to_owned()),
+        model_id: model.to_owned(),
+        extra: JsonObject::new(),
+    })
 }
 
 /// Context tokens of a `token_count` event: the last request's total, else its input.

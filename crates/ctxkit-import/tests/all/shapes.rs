@@ -96,6 +96,15 @@ pub fn imported_context(path: &Path) -> (ImportedSession, Vec<String>) {
     (session, messages)
 }
 
+/// The `customType` of a `custom` entry, or "".
+fn text_type(entry: &ctxkit_protocol::SessionEntry) -> &str {
+    if let ctxkit_protocol::EntryKind::Custom(custom) = &entry.kind {
+        &custom.custom_type
+    } else {
+        ""
+    }
+}
+
 fn has_issue(session: &ImportedSession, wanted: fn(&IssueKind) -> bool) -> bool {
     session
         .report
@@ -130,6 +139,17 @@ fn codex_remote_compaction_continues_from_the_replacement_history() {
     assert!(text.contains("\"customType\":\"import.codex.compaction\""));
     // The earlier conversation is still in the file, on its own root.
     assert!(text.contains("The discount is rounded before it is subtracted."));
+    // The new root states the model again, so the path to the leaf names it.
+    let root = session
+        .entries
+        .iter()
+        .position(|entry| entry.parent_id.is_none() && text_type(entry) == "import.codex.compacted")
+        .unwrap();
+    let next = &session.entries[root + 1];
+    assert!(
+        matches!(&next.kind, ctxkit_protocol::EntryKind::ModelChange(change) if change.model_id == "gpt-5.3-codex"),
+        "{next:?}"
+    );
 }
 
 #[test]
@@ -341,7 +361,7 @@ fn windows_paths_a_600_kb_image_line_and_model_switches_import() {
 }
 
 #[test]
-fn reply_fragments_separated_by_hook_records_still_merge() {
+fn reply_fragments_separated_by_hook_records_merge_and_queued_prompts_are_user_messages() {
     let (session, context) = imported_context(&shape("claude-parallel-interleaved.jsonl"));
     assert_eq!(
         context,
@@ -351,6 +371,8 @@ fn reply_fragments_separated_by_hook_records_still_merge() {
             "toolResult toolu_lint Bash: 0 problems",
             "toolResult toolu_test Bash: 42 passed",
             "assistant: Lint is clean and all 42 tests pass.",
+            "user: also bump the version",
+            "assistant: Bumped to 1.4.1.",
         ]
     );
     assert!(

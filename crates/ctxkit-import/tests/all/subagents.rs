@@ -40,6 +40,7 @@ fn claude_code_subagents_are_found_and_imported_as_children() {
         names,
         [
             "5e6f7a8b-parent/subagents/agent-a1b2c3.jsonl",
+            "5e6f7a8b-parent/subagents/workflows/wf_01/agent-w1.jsonl",
             "agent-d4e5f6.jsonl"
         ]
     );
@@ -75,7 +76,7 @@ fn claude_code_subagents_are_found_and_imported_as_children() {
             "assistant: The cookie is set in src/auth/session.ts:42.",
         ]
     );
-    let older = import_file(&found[1].path, None).unwrap();
+    let older = import_file(&found[2].path, None).unwrap();
     assert_eq!(older.header.id, "agent-d4e5f6");
 }
 
@@ -106,10 +107,11 @@ fn listings_show_subagents_under_their_parent() {
         [
             ("5e6f7a8b-parent.jsonl".to_owned(), None),
             ("agent-a1b2c3.jsonl".to_owned(), parent.clone()),
-            ("agent-d4e5f6.jsonl".to_owned(), parent),
+            ("agent-d4e5f6.jsonl".to_owned(), parent.clone()),
+            ("agent-w1.jsonl".to_owned(), parent),
         ]
     );
-    assert_eq!(claude[0].name.as_deref(), Some("Locate session cookie"));
+    assert_eq!(claude[0].name.as_deref(), Some("Cookie hunt"));
 
     let root = shape("codex-sessions");
     let (codex, _) = list_foreign_sessions(SourceFormat::Codex, &root).unwrap();
