@@ -6,9 +6,9 @@ use std::path::Path;
 
 use anyhow::{Context as _, Result, bail};
 use ctxkit_compaction::{
-    CompactionRecord, CompactionSettings, Estimator, Preparation, context_token_count,
-    count_message_tokens, list_compactions, prepare_compaction, serialize_messages,
-    undo_last_compaction,
+    CompactionRecord, CompactionSettings, Estimator, NoPlanReason, Preparation,
+    context_token_count, count_message_tokens, list_compactions, prepare_compaction,
+    serialize_messages, undo_last_compaction,
 };
 use ctxkit_engine::{Engine, EngineError};
 use ctxkit_protocol::EntryKind;
@@ -271,7 +271,7 @@ fn dry_run(
         {
             preparation
         }
-        Ok(_) => {
+        Ok(_) | Err(NoPlanReason::NothingToSummarize) => {
             let reason = fits_in_keep(estimated_context(session)?, planning);
             if json {
                 print_json(out, &json!({"plan": null, "reason": reason}))?;
@@ -344,11 +344,13 @@ fn nothing_to_compact(engine: &Engine, planning: CompactionSettings) -> Result<S
     let plan = runtime
         .block_on(engine.with_session(|session| prepare_compaction(session, None, planning)))?;
     Ok(match plan {
-        Ok(_) => {
+        Ok(_) | Err(NoPlanReason::NothingToSummarize) => {
             let tokens = runtime.block_on(engine.with_session(estimated_context))?;
             fits_in_keep(tokens, planning)
         }
-        Err(reason) => reason.describe().to_owned(),
+        Err(reason @ (NoPlanReason::AlreadyCompacted | NoPlanReason::NothingToCompact)) => {
+            reason.describe().to_owned()
+        }
     })
 }
 

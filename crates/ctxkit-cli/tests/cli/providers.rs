@@ -99,8 +99,6 @@ async fn a_provider_error_changes_nothing() {
                 "2000",
                 "--model",
                 "openai/gpt-4o-mini",
-                "--keep-recent-tokens",
-                "2000",
             ],
             &variables,
         )
