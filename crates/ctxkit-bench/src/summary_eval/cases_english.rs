@@ -55,6 +55,7 @@ fn rust_cli() -> Case {
         previous: None,
         purpose: SummaryPurpose::History,
         chinese: false,
+        held_out: false,
         facts: vec![
             fact("latest request: bump to 0.4.2 and open a PR", &["0.4.2"]),
             fact(
@@ -120,6 +121,7 @@ fn typescript_claude_code() -> Case {
         previous: None,
         purpose: SummaryPurpose::History,
         chinese: false,
+        held_out: false,
         facts: vec![
             fact("PR reference", &["#482"]),
             fact("task: config loader from a subdirectory", &["subdirectory"]),
@@ -173,6 +175,7 @@ fn python_with_compaction() -> Case {
         previous: None,
         purpose: SummaryPurpose::History,
         chinese: false,
+        held_out: false,
         facts: vec![
             fact("earlier goal: idempotent nightly ETL", &["idempotent"]),
             fact("issue reference", &["#77"]),

@@ -38,6 +38,7 @@ fn update_ctxkit_format() -> Case {
         previous: Some(previous.to_owned()),
         purpose: SummaryPurpose::History,
         chinese: false,
+        held_out: false,
         facts: vec![
             fact(
                 "earlier goal: retries in the registry client",
@@ -86,6 +87,7 @@ fn update_claude_code_format() -> Case {
         previous: Some(previous.to_owned()),
         purpose: SummaryPurpose::History,
         chinese: false,
+        held_out: false,
         facts: vec![
             fact(
                 "earlier goal: per-tenant rate limits",
@@ -135,6 +137,7 @@ fn chinese_session() -> Case {
         previous: None,
         purpose: SummaryPurpose::History,
         chinese: true,
+        held_out: false,
         facts: vec![
             fact("task: out-of-bounds in next_token", &["越界"]),
             fact("function", &["next_token"]),
@@ -175,6 +178,7 @@ fn go_branch() -> Case {
         previous: None,
         purpose: SummaryPurpose::Branch,
         chinese: false,
+        held_out: false,
         facts: vec![
             fact("what was tried: sync.Map", &["sync.Map"]),
             fact("file", &["internal/cache/cache.go"]),

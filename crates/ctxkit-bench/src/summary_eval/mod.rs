@@ -5,6 +5,7 @@
 
 mod builder;
 mod cases_english;
+mod cases_held_out;
 mod cases_other;
 
 use ctxkit_compaction::{
@@ -35,6 +36,8 @@ pub struct Case {
     pub purpose: SummaryPurpose,
     /// Whether the session is held in Chinese (the summary's contents should be too).
     pub chinese: bool,
+    /// Written after the summarizer's rules were settled, and not used to change them.
+    pub held_out: bool,
     pub facts: Vec<Fact>,
 }
 
@@ -42,6 +45,7 @@ pub struct Case {
 pub fn corpus() -> Vec<Case> {
     let mut cases = cases_english::cases();
     cases.extend(cases_other::cases());
+    cases.extend(cases_held_out::cases());
     cases
 }
 
@@ -74,6 +78,7 @@ pub fn request(case: &Case, max_tokens: u64) -> SummaryRequest {
 #[derive(Debug, Clone, Serialize)]
 pub struct CaseResult {
     pub name: &'static str,
+    pub held_out: bool,
     pub facts: usize,
     pub recalled: usize,
     /// Exact cl100k tokens of the summary.
@@ -139,6 +144,7 @@ pub fn score(case: &Case, summary: &str) -> CaseResult {
     });
     CaseResult {
         name: case.name,
+        held_out: case.held_out,
         facts: case.facts.len(),
         recalled: case.facts.len() - missed.len(),
         tokens: count_text_tokens(summary, Encoding::Cl100kBase),
@@ -211,14 +217,22 @@ pub fn render_markdown(budget: u64, results: &[CaseResult]) -> String {
             result.noise_lines as f64 * 100.0 / result.content_lines.max(1) as f64
         ));
     }
-    let totals = totals(results);
-    text.push_str(&format!(
-        "| **all** | | **{:.1}%** | mean {:.0}, max {} | | | **{:.1}%** |\n",
-        totals.recall * 100.0,
-        totals.mean_tokens,
-        totals.max_tokens,
-        totals.noise * 100.0
-    ));
+    let (held_out, developed): (Vec<CaseResult>, Vec<CaseResult>) =
+        results.iter().cloned().partition(|result| result.held_out);
+    for (label, group) in [
+        ("all", results.to_vec()),
+        ("developed on", developed),
+        ("held out", held_out),
+    ] {
+        let totals = totals(&group);
+        text.push_str(&format!(
+            "| **{label}** | | **{:.1}%** | mean {:.0}, max {} | | | **{:.1}%** |\n",
+            totals.recall * 100.0,
+            totals.mean_tokens,
+            totals.max_tokens,
+            totals.noise * 100.0
+        ));
+    }
     text
 }
 
@@ -234,6 +248,7 @@ mod tests {
             previous: None,
             purpose: SummaryPurpose::History,
             chinese: false,
+            held_out: false,
             facts: vec![
                 Fact {
                     what: "the file",

@@ -56,6 +56,7 @@ fn slot_of(heading: &str) -> (Slot, bool) {
         "early progress",
         "progress",
         "fixes",
+        "status",
     ]) {
         (Slot::Done, false)
     } else if has(&["decision", "problem solving", "approach"]) {
@@ -183,12 +184,23 @@ pub(crate) fn parse_previous(text: &str) -> Previous {
             continue;
         }
         let item = clip(item, 300);
-        let item = if slot.1 && !label.is_empty() {
-            format!("{label}: {item}")
-        } else {
-            item
+        // An item that says what it is (`Pending: …`) goes where it says.
+        let stated = [
+            ("pending:", Slot::InProgress),
+            ("in progress:", Slot::InProgress),
+            ("next:", Slot::Next),
+            ("todo:", Slot::Next),
+            ("blocked:", Slot::Blocked),
+            ("done:", Slot::Done),
+        ]
+        .into_iter()
+        .find(|(prefix, _)| item.to_lowercase().starts_with(prefix));
+        let (item_slot, item) = match stated {
+            Some((prefix, stated_slot)) => (stated_slot, item[prefix.len()..].trim().to_owned()),
+            None if slot.1 && !label.is_empty() => (slot.0, format!("{label}: {item}")),
+            None => (slot.0, item),
         };
-        previous.items.push((slot.0, item));
+        previous.items.push((item_slot, item));
     }
     previous
 }

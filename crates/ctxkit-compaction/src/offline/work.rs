@@ -88,8 +88,8 @@ const FILE_OPERATIONS: &[&str] = &[
 /// Whether a command only moves, copies, removes or rewrites files in place.
 pub(crate) fn is_file_operation(command: &str) -> bool {
     let first = command.split_whitespace().next().unwrap_or_default();
-    FILE_OPERATIONS.contains(&first)
-        || (command.starts_with("git add") && !command.contains("commit"))
+    (FILE_OPERATIONS.contains(&first) && !command.contains("&& git"))
+        || (command.starts_with("git add") && !command.contains("&&"))
 }
 
 /// Whether a command only reads (greps, listings, `git status`, `sed -n`).
@@ -413,11 +413,22 @@ impl Work {
             .iter()
             .filter(|run| matches!(run.last, Outcome::Failed(_)))
             .filter(|run| {
+                // `git rebase --continue` finishes a rebase that stopped on a conflict.
+                let resumed = run
+                    .command
+                    .split("&&")
+                    .last()
+                    .map(|last| {
+                        let words: Vec<&str> = last.split_whitespace().take(2).collect();
+                        format!("{} --continue", words.join(" "))
+                    })
+                    .unwrap_or_default();
                 !self.commands.iter().any(|other| {
                     other.last == Outcome::Passed
                         && other.position > run.position
                         && (other.command.contains(&run.command)
-                            || run.command.contains(&other.command))
+                            || run.command.contains(&other.command)
+                            || other.command.contains(&resumed))
                 })
             })
             .collect()
