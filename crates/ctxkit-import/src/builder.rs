@@ -55,6 +55,8 @@ impl Builder {
             | EntryKind::Custom(_)
             | EntryKind::Label(_)
             | EntryKind::SessionInfo(_)
+            | EntryKind::ContextEdit(_)
+            | EntryKind::Usage(_)
             | EntryKind::Unknown { .. } => false,
         });
         if !has_messages {

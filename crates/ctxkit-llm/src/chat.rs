@@ -121,5 +121,14 @@ impl ModelClient {
         reply.provider = Some(config.provider.clone());
         reply.model = Some(config.model.clone());
         reply.timestamp = Some(chrono::Utc::now().timestamp_millis());
+        // Pi's footer and statistics read `usage.cost.total` unguarded: always write a cost.
+        if let Some(usage) = reply.usage.as_mut()
+            && usage.cost.is_none()
+        {
+            usage.cost = Some(crate::models::usage_cost(
+                usage,
+                crate::models::model_prices(&config.provider, &config.model),
+            ));
+        }
     }
 }

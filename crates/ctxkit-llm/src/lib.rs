@@ -22,7 +22,8 @@ pub use config::{
 };
 pub use error::LlmError;
 pub use models::{
-    Api, MaxTokensField, ModelInfo, ModelTable, PROVIDERS, ProviderInfo, find_provider,
+    Api, MaxTokensField, ModelInfo, ModelPrices, ModelTable, PROVIDERS, ProviderInfo,
+    find_provider, model_prices, usage_cost,
 };
 pub use overflow::{
     ErrorTextClass, OVERFLOW_EXCLUSIONS, OVERFLOW_PATTERNS, OverflowPattern, StopReason,

@@ -199,6 +199,98 @@ const BUILTIN_MODELS: &[(&str, &str, u64, u64, bool)] = &[
     ("mistral", "mistral-small-latest", 131_072, 131_072, false),
 ];
 
+/// A model's list prices, in dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ModelPrices {
+    pub input: f64,
+    pub output: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
+}
+
+/// (provider, id, [input, output, cache read, cache write]) in dollars per million tokens, from the
+/// providers' price pages; models not listed cost zero in the `usage.cost` ctxkit writes.
+const BUILTIN_PRICES: &[(&str, &str, [f64; 4])] = &[
+    ("anthropic", "claude-opus-4-1", [15.0, 75.0, 1.5, 18.75]),
+    ("anthropic", "claude-opus-4-0", [15.0, 75.0, 1.5, 18.75]),
+    ("anthropic", "claude-sonnet-4-5", [3.0, 15.0, 0.3, 3.75]),
+    ("anthropic", "claude-sonnet-4-0", [3.0, 15.0, 0.3, 3.75]),
+    ("anthropic", "claude-haiku-4-5", [1.0, 5.0, 0.1, 1.25]),
+    (
+        "anthropic",
+        "claude-3-7-sonnet-latest",
+        [3.0, 15.0, 0.3, 3.75],
+    ),
+    (
+        "anthropic",
+        "claude-3-5-haiku-latest",
+        [0.8, 4.0, 0.08, 1.0],
+    ),
+    ("openai", "gpt-5", [1.25, 10.0, 0.125, 0.0]),
+    ("openai", "gpt-5-mini", [0.25, 2.0, 0.025, 0.0]),
+    ("openai", "gpt-5-nano", [0.05, 0.4, 0.005, 0.0]),
+    ("openai", "gpt-4.1", [2.0, 8.0, 0.5, 0.0]),
+    ("openai", "gpt-4.1-mini", [0.4, 1.6, 0.1, 0.0]),
+    ("openai", "gpt-4o", [2.5, 10.0, 1.25, 0.0]),
+    ("openai", "gpt-4o-mini", [0.15, 0.6, 0.075, 0.0]),
+    ("openai", "o3", [2.0, 8.0, 0.5, 0.0]),
+    ("openai", "o4-mini", [1.1, 4.4, 0.275, 0.0]),
+    ("google", "gemini-2.5-pro", [1.25, 10.0, 0.31, 0.0]),
+    ("google", "gemini-2.5-flash", [0.3, 2.5, 0.075, 0.0]),
+    ("google", "gemini-2.5-flash-lite", [0.1, 0.4, 0.025, 0.0]),
+    ("google", "gemini-2.0-flash", [0.1, 0.4, 0.025, 0.0]),
+    ("xai", "grok-4", [3.0, 15.0, 0.75, 0.0]),
+    ("xai", "grok-3", [3.0, 15.0, 0.75, 0.0]),
+    ("xai", "grok-3-mini", [0.3, 0.5, 0.075, 0.0]),
+];
+
+/// The list prices of a built-in model.
+pub fn model_prices(provider: &str, id: &str) -> Option<ModelPrices> {
+    let provider = if provider == "gemini" {
+        "google"
+    } else {
+        provider
+    };
+    BUILTIN_PRICES
+        .iter()
+        .find(|(known_provider, known_id, _)| *known_provider == provider && *known_id == id)
+        .map(
+            |&(_, _, [input, output, cache_read, cache_write])| ModelPrices {
+                input,
+                output,
+                cache_read,
+                cache_write,
+            },
+        )
+}
+
+/// What `usage` cost at `prices` (zeros without prices), as Pi computes it: each part is its
+/// tokens times its price per million, the total their sum.
+pub fn usage_cost(
+    usage: &ctxkit_protocol::Usage,
+    prices: Option<ModelPrices>,
+) -> ctxkit_protocol::UsageCost {
+    let prices = prices.unwrap_or(ModelPrices {
+        input: 0.0,
+        output: 0.0,
+        cache_read: 0.0,
+        cache_write: 0.0,
+    });
+    let part = |price: f64, tokens: u64| price / 1_000_000.0 * tokens as f64;
+    let input = part(prices.input, usage.input);
+    let output = part(prices.output, usage.output);
+    let cache_read = part(prices.cache_read, usage.cache_read);
+    let cache_write = part(prices.cache_write, usage.cache_write);
+    ctxkit_protocol::UsageCost {
+        input,
+        output,
+        cache_read,
+        cache_write,
+        total: input + output + cache_read + cache_write,
+        extra: ctxkit_protocol::JsonObject::new(),
+    }
+}
+
 /// Known models, built-in first, then the user's (which replace built-ins of the same name).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelTable {
@@ -278,6 +370,30 @@ mod tests {
             );
             assert!(model.max_output <= model.context_window, "{}", model.id);
         }
+        let table = ModelTable::builtin();
+        for (provider, id, _) in BUILTIN_PRICES {
+            assert!(
+                table.find(provider, id).is_some(),
+                "{provider}/{id} is priced but unknown"
+            );
+        }
+    }
+
+    #[test]
+    fn usage_costs_follow_the_prices_and_are_zero_without() {
+        let usage = ctxkit_protocol::Usage {
+            input: 1_000_000,
+            output: 2_000,
+            cache_read: 10_000,
+            ..ctxkit_protocol::Usage::default()
+        };
+        let cost = usage_cost(&usage, model_prices("anthropic", "claude-sonnet-4-5"));
+        assert!((cost.input - 3.0).abs() < 1e-9);
+        assert!((cost.output - 0.03).abs() < 1e-9);
+        assert!((cost.cache_read - 0.003).abs() < 1e-9);
+        assert!((cost.total - 3.033).abs() < 1e-9);
+        let unknown = usage_cost(&usage, model_prices("ollama", "qwen3:8b"));
+        assert_eq!(unknown.total, 0.0);
     }
 
     #[test]

@@ -62,6 +62,7 @@ fn main() -> ExitCode {
                 | SessionError::NotASession { .. }
                 | SessionError::EntryNotFound { .. }
                 | SessionError::InvalidEntry { .. }
+                | SessionError::NotEditable { .. }
                 | SessionError::Serialize(_) => 4,
             };
             let _ = writeln!(std::io::stderr(), "error: {error}");

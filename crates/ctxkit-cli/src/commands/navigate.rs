@@ -104,6 +104,8 @@ pub fn branch(args: BranchArgs<'_>, setup: SummarySetup, out: &mut dyn Write) ->
                 | EntryKind::CustomMessage(_)
                 | EntryKind::Label(_)
                 | EntryKind::SessionInfo(_)
+                | EntryKind::ContextEdit(_)
+                | EntryKind::Usage(_)
                 | EntryKind::Unknown { .. } => None,
             })
     }));

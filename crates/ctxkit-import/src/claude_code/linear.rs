@@ -145,6 +145,8 @@ fn assistant_of(record: &mut Record) -> Option<&mut AssistantMessage> {
             | EntryKind::CustomMessage(_)
             | EntryKind::Label(_)
             | EntryKind::SessionInfo(_)
+            | EntryKind::ContextEdit(_)
+            | EntryKind::Usage(_)
             | EntryKind::Unknown { .. } => None,
         })
 }

@@ -26,6 +26,8 @@ fn conversation(session: &ImportedSession) -> Vec<String> {
             | EntryKind::CustomMessage(_)
             | EntryKind::Label(_)
             | EntryKind::SessionInfo(_)
+            | EntryKind::ContextEdit(_)
+            | EntryKind::Usage(_)
             | EntryKind::Unknown { .. } => None,
         })
         .collect()
@@ -167,6 +169,8 @@ fn opencode_databases_import_read_only_with_the_compaction_tail() {
         | EntryKind::CustomMessage(_)
         | EntryKind::Label(_)
         | EntryKind::SessionInfo(_)
+        | EntryKind::ContextEdit(_)
+        | EntryKind::Usage(_)
         | EntryKind::Unknown { .. } => None,
     });
     assert_eq!(compaction, Some(6000));

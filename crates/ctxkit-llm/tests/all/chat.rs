@@ -77,6 +77,9 @@ async fn a_tool_call_then_an_answer() {
     assert_eq!(first.api.as_deref(), Some("openai-completions"));
     assert!(first.timestamp.is_some());
     assert_eq!(first.usage.as_ref().unwrap().total_tokens, 940);
+    // An unpriced model still carries a cost (zeros): Pi reads `usage.cost.total` unguarded.
+    let cost = first.usage.as_ref().unwrap().cost.as_ref().unwrap();
+    assert_eq!(cost.total, 0.0);
     let ContentBlock::ToolCall(call) = &first.content[0] else {
         panic!("{:?}", first.content)
     };
