@@ -5,7 +5,7 @@
 //! A loop using it: `before_prompt` → `append(user)` → loop { `model_view` → call the model →
 //! `append(reply)` → run tools → `append(results)` } → `after_run`, and when the report says
 //! `retry`, run the model again. `compact`, `navigate`, `fork`, pins, scopes and `forget` are the
-//! user's commands.
+//! user's commands. The loop itself is `ctxkit-agent`; the stdio protocol is `ctxkit-server`.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -19,7 +19,6 @@ mod events;
 mod hooks;
 mod pins;
 mod scope;
-pub mod server;
 mod settings;
 mod tree;
 mod view;

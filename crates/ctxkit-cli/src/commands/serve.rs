@@ -1,11 +1,16 @@
 //! `ctxkit serve --stdio`: the engine over JSON-RPC on stdin/stdout (see `docs/protocol.md`).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context as _, Result};
-use ctxkit_engine::server::{ServerConfig, serve};
+use ctxkit_agent::ChatModel;
+use ctxkit_server::{AgentConfig, ModelSource, ServerConfig, serve};
+use serde_json::Value;
 
 use super::Locations;
+use super::config::{load_settings, resource_environment};
+use super::resources;
 use super::summary_setup::{self, SummaryFlags};
 use crate::Outcome;
 use crate::cli::GlobalArgs;
@@ -18,12 +23,28 @@ pub fn serve_stdio(
     // Budgets nobody set follow the window of the model the client sets (`model.set`), in the
     // engine, as in chat.
     let setup = summary_setup::resolve(global, SummaryFlags::default())?;
+    let settings = load_settings(&resource_environment(global)?)?;
+    let chat = Value::Object(settings.effective().clone())
+        .get("chat")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let bash_timeout = chat
+        .get("bashTimeoutSeconds")
+        .and_then(Value::as_u64)
+        .map_or(Duration::from_secs(120), Duration::from_secs);
+    let (loaded, cwd) = resources::load(global)?;
+    let agent = AgentConfig {
+        models: Arc::new(ConfiguredModels(summary_setup::llm_options(&settings)?)),
+        system_prompt: resources::system_prompt(&loaded, &cwd),
+        bash_timeout,
+    };
     let config = ServerConfig {
         settings: setup.engine_settings,
         summarizer: Arc::from(setup.summarizer),
         prompts: setup.prompts,
         model: None,
         sessions_root: locations.sessions_root.clone(),
+        agent: Some(agent),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -77,5 +98,16 @@ impl tokio::io::AsyncWrite for ChannelWriter {
         _context: &mut std::task::Context<'_>,
     ) -> std::task::Poll<std::io::Result<()>> {
         std::task::Poll::Ready(Ok(()))
+    }
+}
+
+/// `agent.run`'s models: `defaultModel` or the run's `model`, resolved like `ctxkit chat --model`.
+struct ConfiguredModels(ctxkit_llm::LlmOptions);
+
+impl ModelSource for ConfiguredModels {
+    fn chat_model(&self, spec: Option<&str>) -> Result<Arc<dyn ChatModel>, String> {
+        summary_setup::model_client(&self.0, spec)
+            .map(|client| Arc::new(client) as Arc<dyn ChatModel>)
+            .map_err(|error| format!("{error:#}"))
     }
 }

@@ -182,3 +182,31 @@ pub fn configured_models(global: &GlobalArgs) -> Result<Vec<ctxkit_llm::ModelInf
     let settings = load_settings(&resource_environment(global)?)?;
     Ok(user_models(&settings.llm()))
 }
+
+/// The model client for `spec` (`provider/id`), or the configured default model.
+pub fn model_client(
+    options: &ctxkit_llm::LlmOptions,
+    spec: Option<&str>,
+) -> Result<ctxkit_llm::ModelClient> {
+    let mut options = options.clone();
+    if let Some(spec) = spec {
+        options.model = Some(spec.to_owned());
+    }
+    let environment = llm_environment();
+    let Some(config) =
+        ctxkit_llm::resolve_model(&options, &environment, ctxkit_llm::ModelRole::Agent)?
+    else {
+        anyhow::bail!(
+            "No model configured; pass `--model provider/id` or run `ctxkit config set defaultModel provider/id`"
+        );
+    };
+    let client = ctxkit_llm::ModelClient::new(config)?;
+    if !client.supports_chat() {
+        return Err(ctxkit_llm::LlmError::UnsupportedApi {
+            provider: client.config().provider.clone(),
+            api: client.config().api.as_str(),
+        }
+        .into());
+    }
+    Ok(client)
+}

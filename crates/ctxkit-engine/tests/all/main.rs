@@ -9,5 +9,4 @@ mod hooks;
 mod manual;
 mod navigation;
 mod pins_scopes;
-mod server;
 mod view;

@@ -5,9 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use ctxkit_agent::{Agent, AgentOptions, ChatModel, ToolRegistry};
-use ctxkit_llm::{LlmOptions, ModelClient, ModelRole, resolve_model};
 use ctxkit_session::{Session, default_session_dir};
 use serde_json::Value;
 
@@ -23,34 +22,11 @@ use crate::commands::summary_setup::{self, SummaryFlags};
 /// The default `bash` time limit (setting `chat.bashTimeoutSeconds`).
 const BASH_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// The model client for `spec` (`provider/id`), or the configured default model.
-pub fn model_client(options: &LlmOptions, spec: Option<&str>) -> Result<ModelClient> {
-    let mut options = options.clone();
-    if let Some(spec) = spec {
-        options.model = Some(spec.to_owned());
-    }
-    let environment = summary_setup::llm_environment();
-    let Some(config) = resolve_model(&options, &environment, ModelRole::Agent)? else {
-        bail!(
-            "No model configured for `ctxkit chat`; pass `--model provider/id` or run `ctxkit config set defaultModel provider/id`"
-        );
-    };
-    let client = ModelClient::new(config)?;
-    if !client.supports_chat() {
-        return Err(ctxkit_llm::LlmError::UnsupportedApi {
-            provider: client.config().provider.clone(),
-            api: client.config().api.as_str(),
-        }
-        .into());
-    }
-    Ok(client)
-}
-
 pub async fn build(global: &GlobalArgs, locations: &Locations, args: &ChatArgs) -> Result<Chat> {
     let environment = resource_environment(global)?;
     let settings = load_settings(&environment)?;
     let llm_options = summary_setup::llm_options(&settings)?;
-    let client = model_client(&llm_options, args.model.as_deref())?;
+    let client = summary_setup::model_client(&llm_options, args.model.as_deref())?;
     let window = client.context_window().unwrap_or(0);
     let spec = client.config().display_name();
     // Summaries: `compaction.model` when set, else the chat's own model.

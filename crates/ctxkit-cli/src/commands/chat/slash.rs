@@ -11,9 +11,9 @@ use ctxkit_session::{Session, list_sessions};
 
 use super::Chat;
 use super::agent::Ask;
-use super::setup::model_client;
 use crate::commands::compaction::describe_compaction;
 use crate::commands::inspect::write_tree;
+use crate::commands::summary_setup::model_client;
 use crate::render::{entry_summary, one_line};
 
 /// What the input loop does after a command.

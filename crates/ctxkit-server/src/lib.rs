@@ -1,9 +1,16 @@
 //! The stdio server: JSON-RPC 2.0, one JSON document per line, so agents in any language can use
-//! the engine. Requests run concurrently (a `compact.cancel` can stop a running `compact`);
-//! responses and the `event` notifications share one writer, a line at a time. The protocol is
+//! the engine, and run the agent loop (`agent.run`). Requests run one after another, in order;
+//! cancellations (`compact.cancel`, `branch_summary.cancel`, `agent.cancel`) are answered at once.
+//! Responses and the `event` notifications share one writer, a line at a time. The protocol is
 //! documented in `docs/protocol.md`.
 
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod agent_run;
 mod methods;
+
+pub use agent_run::{AgentConfig, ModelSource};
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -13,9 +20,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{RwLock, mpsc};
 
-use crate::check::ModelInfo;
-use crate::engine::Engine;
-use crate::settings::EngineSettings;
+use ctxkit_engine::{Engine, EngineSettings, ModelInfo};
 
 /// The protocol version reported by `initialize`.
 pub const PROTOCOL_VERSION: &str = "1";
@@ -29,6 +34,8 @@ pub struct ServerConfig {
     pub model: Option<ModelInfo>,
     /// Sessions created without a directory go to `<sessions_root>/<encoded cwd>/`.
     pub sessions_root: PathBuf,
+    /// What `agent.run` needs; `None` refuses it.
+    pub agent: Option<AgentConfig>,
 }
 
 impl std::fmt::Debug for ServerConfig {
@@ -53,6 +60,8 @@ pub(crate) mod codes {
     pub const ENGINE_ERROR: i64 = -32000;
     /// No session is open yet.
     pub const NO_SESSION: i64 = -32001;
+    /// `agent.run` has no model to talk to.
+    pub const NO_MODEL: i64 = -32002;
 }
 
 /// A method's failure.
@@ -171,7 +180,7 @@ where
                 shutdown_id = Some(id);
                 break;
             }
-            "compact.cancel" | "branch_summary.cancel" | "initialize" => {
+            "compact.cancel" | "branch_summary.cancel" | "agent.cancel" | "initialize" => {
                 let outcome = methods::dispatch(&shared, &method, params).await;
                 respond(&shared, id, outcome);
             }

@@ -3,13 +3,14 @@
 use std::sync::Arc;
 
 use ctxkit_compaction::Prompts;
-use ctxkit_engine::server::{ServerConfig, serve};
+
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use crate::support::*;
+use ctxkit_server::{ServerConfig, serve};
 
-struct Client {
+pub struct Client {
     to_server: tokio::io::WriteHalf<tokio::io::DuplexStream>,
     from_server: tokio::io::Lines<BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
     next_id: u64,
@@ -17,7 +18,7 @@ struct Client {
 }
 
 impl Client {
-    async fn call(&mut self, method: &str, params: Value) -> Value {
+    pub async fn call(&mut self, method: &str, params: Value) -> Value {
         self.next_id += 1;
         let id = self.next_id;
         let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
@@ -44,14 +45,19 @@ impl Client {
 }
 
 fn start(dir: &std::path::Path) -> Client {
+    start_with(dir, None)
+}
+
+pub fn start_with(dir: &std::path::Path, agent: Option<ctxkit_server::AgentConfig>) -> Client {
     let (client_side, server_side) = tokio::io::duplex(1 << 20);
     let (server_read, server_write) = tokio::io::split(server_side);
     let config = ServerConfig {
         settings: settings(2_000),
-        summarizer: Scripted::new([]),
+        summarizer: std::sync::Arc::new(Fixed),
         prompts: Prompts::default(),
         model: None,
         sessions_root: dir.to_path_buf(),
+        agent,
     };
     tokio::spawn(serve(config, BufReader::new(server_read), server_write));
     let (client_read, client_write) = tokio::io::split(client_side);

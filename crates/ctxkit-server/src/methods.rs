@@ -9,13 +9,11 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::{MethodError, PROTOCOL_VERSION, Shared, codes, forward_events};
-use crate::check::{Decision, ModelInfo, SkipReason};
-use crate::compact::CheckReport;
-use crate::engine::{Engine, EngineOptions};
-use crate::error::EngineError;
-use crate::hooks::{ForkPosition, HookSet};
-use crate::tree::NavigateOptions;
+use crate::{MethodError, PROTOCOL_VERSION, Shared, codes, forward_events};
+use ctxkit_engine::{
+    CheckReport, Decision, Engine, EngineError, EngineOptions, ForkPosition, HookSet, ModelInfo,
+    NavigateOptions, SkipReason,
+};
 
 /// Every method, as `initialize` lists them.
 pub(crate) const METHODS: &[&str] = &[
@@ -42,10 +40,12 @@ pub(crate) const METHODS: &[&str] = &[
     "pin.list",
     "forget",
     "pruned.fetch",
+    "agent.run",
+    "agent.cancel",
     "shutdown",
 ];
 
-fn params<T: DeserializeOwned>(value: Value) -> Result<T, MethodError> {
+pub(crate) fn params<T: DeserializeOwned>(value: Value) -> Result<T, MethodError> {
     let value = if value.is_null() { json!({}) } else { value };
     serde_json::from_value(value).map_err(|error| {
         MethodError::new(codes::INVALID_PARAMS, format!("invalid params: {error}"))
@@ -57,7 +57,7 @@ fn to_json(value: impl serde::Serialize) -> Result<Value, MethodError> {
         .map_err(|error| MethodError::new(codes::ENGINE_ERROR, error.to_string()))
 }
 
-fn engine_error(error: EngineError) -> MethodError {
+pub(crate) fn engine_error(error: EngineError) -> MethodError {
     let kind = match &error {
         EngineError::Session(_) => "session",
         EngineError::Compaction(_) => "invalid_entry",
@@ -81,7 +81,7 @@ fn engine_error(error: EngineError) -> MethodError {
     }
 }
 
-async fn engine(shared: &Shared) -> Result<Engine, MethodError> {
+pub(crate) async fn engine(shared: &Shared) -> Result<Engine, MethodError> {
     shared.engine.read().await.clone().ok_or_else(|| {
         MethodError::new(
             codes::NO_SESSION,
@@ -232,6 +232,8 @@ pub(crate) async fn dispatch(
     raw: Value,
 ) -> Result<Value, MethodError> {
     match method {
+        "agent.run" => crate::agent_run::run(shared, raw).await,
+        "agent.cancel" => crate::agent_run::cancel(shared).await,
         "initialize" => Ok(json!({
             "protocol_version": PROTOCOL_VERSION,
             "server": "ctxkit",

@@ -1,0 +1,153 @@
+//! `agent.run`: the agent loop of `ctxkit-agent` on the open session with a configured model, its
+//! progress sent as `agent_event` notifications; `agent.cancel` interrupts it.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ctxkit_agent::{
+    Agent, AgentEvent, AgentObserver, AgentOptions, ApproveAll, ChatModel, DenyAll, PromptOutcome,
+    ToolRegistry,
+};
+use futures::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::methods::{engine, engine_error, params};
+use crate::{MethodError, Shared, codes};
+
+/// Where `agent.run` gets its model from.
+pub trait ModelSource: Send + Sync {
+    /// The model for `spec` (`provider/id`), or the configured default for `None`; the error is
+    /// shown to the client as is.
+    fn chat_model(&self, spec: Option<&str>) -> Result<Arc<dyn ChatModel>, String>;
+}
+
+/// What `agent.run` needs besides the session: models, the default system prompt and tool limits.
+pub struct AgentConfig {
+    pub models: Arc<dyn ModelSource>,
+    /// Used when a run gives none.
+    pub system_prompt: String,
+    /// The default time limit of the `bash` tool.
+    pub bash_timeout: Duration,
+}
+
+impl std::fmt::Debug for AgentConfig {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("AgentConfig")
+            .field("bash_timeout", &self.bash_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Which risky tool calls (`bash`) run without a person to ask.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum ApprovePolicy {
+    /// Declined; the model is told so (the default).
+    #[default]
+    None,
+    All,
+}
+
+#[derive(Deserialize)]
+struct RunParams {
+    text: String,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    system_prompt: Option<String>,
+    #[serde(default)]
+    approve: ApprovePolicy,
+    #[serde(default)]
+    max_tokens: Option<u64>,
+}
+
+/// Sends the loop's events as `agent_event` notifications.
+struct Notifier(UnboundedSender<Value>);
+
+impl AgentObserver for Notifier {
+    fn event<'a>(&'a self, event: AgentEvent) -> BoxFuture<'a, ()> {
+        let params = match event {
+            // The engine's own events (compactions) are forwarded as `event` notifications.
+            AgentEvent::Checked(_) => None,
+            AgentEvent::ModelCall => Some(json!({"type": "model_call"})),
+            AgentEvent::Reply { reply, overflow } => {
+                Some(json!({"type": "reply", "message": reply, "overflow": overflow}))
+            }
+            AgentEvent::ToolStart { call } => Some(json!({"type": "tool_start", "call": call})),
+            AgentEvent::ToolEnd { call, outcome } => Some(json!({
+                "type": "tool_end",
+                "tool_call_id": call.id,
+                "tool_name": call.name,
+                "text": outcome.text,
+                "is_error": outcome.is_error,
+            })),
+            AgentEvent::Retry => Some(json!({"type": "retry"})),
+        };
+        if let Some(params) = params {
+            let _ = self
+                .0
+                .send(json!({"jsonrpc": "2.0", "method": "agent_event", "params": params}));
+        }
+        Box::pin(async {})
+    }
+}
+
+pub(crate) async fn run(shared: &Arc<Shared>, raw: Value) -> Result<Value, MethodError> {
+    let params: RunParams = params(raw)?;
+    let Some(config) = &shared.config.agent else {
+        return Err(MethodError::new(
+            codes::NO_MODEL,
+            "no model is configured for `agent.run`: set `defaultModel` (or pass `model`)",
+        ));
+    };
+    let engine = engine(shared).await?;
+    let model = config
+        .models
+        .chat_model(params.model.as_deref())
+        .map_err(|error| MethodError::new(codes::NO_MODEL, error))?;
+    let cwd = engine
+        .with_session(|session| session.cwd().to_owned())
+        .await;
+    let cwd = if cwd.is_empty() {
+        std::env::current_dir().unwrap_or_default()
+    } else {
+        PathBuf::from(cwd)
+    };
+    let mut agent = Agent::new(
+        engine,
+        model,
+        ToolRegistry::coding(),
+        AgentOptions {
+            system_prompt: params
+                .system_prompt
+                .unwrap_or_else(|| config.system_prompt.clone()),
+            max_tokens: params.max_tokens,
+            cwd,
+            bash_timeout: config.bash_timeout,
+        },
+    )
+    .await;
+    let notifier = Notifier(shared.out.clone());
+    let outcome = match params.approve {
+        ApprovePolicy::None => agent.prompt(params.text, &mut DenyAll, &notifier).await,
+        ApprovePolicy::All => agent.prompt(params.text, &mut ApproveAll, &notifier).await,
+    }
+    .map_err(engine_error)?;
+    Ok(match outcome {
+        PromptOutcome::Answered => json!({"outcome": "answered"}),
+        PromptOutcome::Interrupted => json!({"outcome": "interrupted"}),
+        PromptOutcome::NotSent(text) => json!({"outcome": "not_sent", "text": text}),
+        PromptOutcome::Failed(message) => json!({"outcome": "failed", "message": message}),
+    })
+}
+
+/// `agent.cancel`: interrupts the running model call or tool.
+pub(crate) async fn cancel(shared: &Arc<Shared>) -> Result<Value, MethodError> {
+    let engine = engine(shared).await?;
+    engine.interrupt_turn();
+    Ok(json!({}))
+}

@@ -1,0 +1,120 @@
+//! `agent.run` over the protocol: the same loop as `ctxkit chat`, with overflow recovery.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ctxkit_agent::ChatModel;
+use ctxkit_agent::testing::{ScriptedModel, request_chars};
+use ctxkit_engine::ModelInfo;
+use ctxkit_protocol::AgentMessage;
+use ctxkit_server::{AgentConfig, ModelSource};
+use serde_json::{Value, json};
+
+use crate::server::start_with;
+
+/// One scripted model for every spec.
+struct Fixed(ScriptedModel);
+
+impl ModelSource for Fixed {
+    fn chat_model(&self, spec: Option<&str>) -> Result<Arc<dyn ChatModel>, String> {
+        match spec {
+            None | Some("mock/coder") => Ok(Arc::new(self.0.clone())),
+            Some(other) => Err(format!("unknown model `{other}`")),
+        }
+    }
+}
+
+/// A provider with an 8192-token window (4 characters a token) that answers every request it
+/// accepts with a long text.
+fn provider() -> ScriptedModel {
+    let info = ModelInfo {
+        provider: "mock".to_owned(),
+        id: "coder".to_owned(),
+        context_window: 8_192,
+    };
+    let model = ScriptedModel::new(info.clone(), |_, _| unreachable!());
+    let replies = model.clone();
+    ScriptedModel::new(info, move |request, _| {
+        let chars = request_chars(request);
+        if chars > 8_192 * 4 {
+            return replies.overflow();
+        }
+        match request.messages.last() {
+            Some(AgentMessage::ToolResult(_)) => replies.text("declined, fine", (chars / 4) as u64),
+            _ => replies.text(&"answer ".repeat(400), (chars / 4) as u64),
+        }
+    })
+}
+
+fn agent_events(notifications: &[Value]) -> Vec<String> {
+    notifications
+        .iter()
+        .filter(|message| message["method"] == "agent_event")
+        .map(|message| message["params"]["type"].as_str().unwrap_or("").to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn agent_run_answers_and_recovers_an_overflow() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = provider();
+    let agent = AgentConfig {
+        models: Arc::new(Fixed(model.clone())),
+        system_prompt: "You are a coding agent.".to_owned(),
+        bash_timeout: Duration::from_secs(5),
+    };
+    let mut client = start_with(dir.path(), Some(agent));
+    let created = client
+        .call(
+            "session.create",
+            json!({"cwd": dir.path().display().to_string()}),
+        )
+        .await;
+    assert!(created["result"]["session_id"].is_string(), "{created}");
+    for turn in 0..4 {
+        let run = client
+            .call("agent.run", json!({"text": format!("question {turn}")}))
+            .await;
+        assert_eq!(run["result"]["outcome"], "answered", "{run}");
+    }
+    let huge = format!(
+        "look at this log\n{}",
+        "log line 0123456789\n".repeat(1_200)
+    );
+    let run = client.call("agent.run", json!({"text": huge})).await;
+    assert_eq!(run["result"]["outcome"], "answered", "{run}");
+    let events = agent_events(&client.notifications);
+    assert!(events.iter().any(|kind| kind == "retry"), "{events:?}");
+    let compacted = client.notifications.iter().any(|message| {
+        message["method"] == "event" && message["params"]["type"] == "compaction_end"
+    });
+    assert!(compacted, "{:?}", client.notifications);
+    assert!(request_chars(model.requests().last().unwrap()) <= 8_192 * 4);
+    // A risky tool is declined without a person to ask; an unknown model is an error.
+    let unknown = client
+        .call("agent.run", json!({"text": "hi", "model": "nope/x"}))
+        .await;
+    assert_eq!(unknown["error"]["code"], -32002, "{unknown}");
+    assert!(
+        unknown["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("nope/x")
+    );
+}
+
+#[tokio::test]
+async fn agent_run_without_a_model_or_session_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = start_with(dir.path(), None);
+    let run = client.call("agent.run", json!({"text": "hi"})).await;
+    assert_eq!(run["error"]["code"], -32002, "{run}");
+    let agent = AgentConfig {
+        models: Arc::new(Fixed(provider())),
+        system_prompt: String::new(),
+        bash_timeout: Duration::from_secs(5),
+    };
+    let mut client = start_with(dir.path(), Some(agent));
+    let run = client.call("agent.run", json!({"text": "hi"})).await;
+    assert_eq!(run["error"]["code"], -32001, "{run}");
+}

@@ -1,0 +1,7 @@
+//! The stdio server in process, over an in-memory pipe.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod agent;
+mod server;
+mod support;
