@@ -94,6 +94,10 @@ impl Engine {
                     error: Some(RECOVERY_EXHAUSTED.to_owned()),
                     ..empty_end(CompactionReason::Overflow)
                 };
+                // Every `compaction_end` follows a `compaction_start`, so a UI pairs them.
+                self.inner.bus.emit(EngineEvent::CompactionStart {
+                    reason: CompactionReason::Overflow,
+                });
                 self.inner.bus.emit(EngineEvent::CompactionEnd(end.clone()));
                 return Ok(CheckReport {
                     decision,

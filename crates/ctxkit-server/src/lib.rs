@@ -9,6 +9,7 @@
 
 mod agent_run;
 mod methods;
+mod session_methods;
 
 pub use agent_run::{AgentConfig, ModelSource};
 

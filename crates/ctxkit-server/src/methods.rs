@@ -40,6 +40,11 @@ pub(crate) const METHODS: &[&str] = &[
     "pin.list",
     "forget",
     "pruned.fetch",
+    "session.name",
+    "label.set",
+    "compaction.list",
+    "compaction.undo",
+    "sessions.list",
     "agent.run",
     "agent.cancel",
     "shutdown",
@@ -59,6 +64,9 @@ fn to_json(value: impl serde::Serialize) -> Result<Value, MethodError> {
 
 pub(crate) fn engine_error(error: EngineError) -> MethodError {
     let kind = match &error {
+        EngineError::Session(ctxkit_session::SessionError::EntryNotFound { .. }) => {
+            "entry_not_found"
+        }
         EngineError::Session(_) => "session",
         EngineError::Compaction(_) => "invalid_entry",
         EngineError::AlreadyCompacted => "already_compacted",
@@ -232,6 +240,11 @@ pub(crate) async fn dispatch(
     raw: Value,
 ) -> Result<Value, MethodError> {
     match method {
+        "session.name" => crate::session_methods::name(shared, raw).await,
+        "label.set" => crate::session_methods::label(shared, raw).await,
+        "compaction.list" => crate::session_methods::compactions(shared).await,
+        "compaction.undo" => crate::session_methods::undo(shared).await,
+        "sessions.list" => crate::session_methods::sessions(shared, raw).await,
         "agent.run" => crate::agent_run::run(shared, raw).await,
         "agent.cancel" => crate::agent_run::cancel(shared).await,
         "initialize" => Ok(json!({
@@ -414,7 +427,14 @@ pub(crate) async fn dispatch(
                 .fetch_pruned(&params.tool_call_id)
                 .await
                 .map_err(engine_error)?;
-            Ok(json!({ "text": text }))
+            match text {
+                Some(text) => Ok(json!({ "text": text })),
+                None => Err(MethodError {
+                    code: codes::ENGINE_ERROR,
+                    message: format!("no tool result with call id `{}`", params.tool_call_id),
+                    kind: Some("entry_not_found"),
+                }),
+            }
         }
         other => Err(MethodError::new(
             codes::METHOD_NOT_FOUND,

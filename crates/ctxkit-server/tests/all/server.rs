@@ -180,3 +180,81 @@ async fn bad_lines_and_absurd_numbers_do_not_stop_the_server() {
     let info = client.call("session.info", Value::Null).await;
     assert!(info["result"].is_object(), "{info}");
 }
+
+#[tokio::test]
+async fn names_labels_compactions_and_sessions_over_the_protocol() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = start(dir.path());
+    let cwd = dir.path().join("project").display().to_string();
+    client.call("session.create", json!({"cwd": cwd})).await;
+    let mut last = String::new();
+    for turn in 0..3 {
+        client
+            .call(
+                "message.append",
+                json!({"message": user(&format!("question {turn}"))}),
+            )
+            .await;
+        let appended = client
+            .call("message.append", json!({"message": reply("ok", 1_000)}))
+            .await;
+        last = appended["result"]["entry_id"].as_str().unwrap().to_owned();
+    }
+    let named = client
+        .call("session.name", json!({"name": "parser work"}))
+        .await;
+    assert!(named["result"]["entry_id"].is_string(), "{named}");
+    let info = client.call("session.info", Value::Null).await;
+    assert_eq!(info["result"]["name"], "parser work");
+    let labelled = client
+        .call("label.set", json!({"entry_id": last, "label": "done"}))
+        .await;
+    assert!(labelled["result"]["entry_id"].is_string(), "{labelled}");
+    // Unknown ids are errors, not nulls.
+    let unknown = client
+        .call("label.set", json!({"entry_id": "nope", "label": "x"}))
+        .await;
+    assert_eq!(
+        unknown["error"]["data"]["kind"], "entry_not_found",
+        "{unknown}"
+    );
+    let unknown = client
+        .call("pruned.fetch", json!({"tool_call_id": "nope"}))
+        .await;
+    assert_eq!(
+        unknown["error"]["data"]["kind"], "entry_not_found",
+        "{unknown}"
+    );
+    let none = client.call("compaction.undo", Value::Null).await;
+    assert_eq!(none["error"]["data"]["kind"], "no_compaction", "{none}");
+    let compacted = client.call("compact", Value::Null).await;
+    assert!(compacted["result"]["entry_id"].is_string(), "{compacted}");
+    let listed = client.call("compaction.list", Value::Null).await;
+    let compactions = listed["result"]["compactions"].as_array().unwrap();
+    assert_eq!(compactions.len(), 1);
+    assert!(
+        compactions[0]["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("SUMMARY")
+    );
+    let undone = client.call("compaction.undo", Value::Null).await;
+    assert_eq!(
+        undone["result"]["compaction_id"], compactions[0]["id"],
+        "{undone}"
+    );
+    let listed = client.call("compaction.list", Value::Null).await;
+    assert!(
+        listed["result"]["compactions"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    let sessions = client.call("sessions.list", Value::Null).await;
+    let rows = sessions["result"]["sessions"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{sessions}");
+    assert_eq!(rows[0]["name"], "parser work");
+    assert_eq!(rows[0]["message_count"], 6);
+    let all = client.call("sessions.list", json!({"all": true})).await;
+    assert_eq!(all["result"]["sessions"].as_array().unwrap().len(), 1);
+}

@@ -1,0 +1,168 @@
+//! Methods on the session itself: its name, labels, the compaction history and the session list.
+//! Unknown ids are errors (`entry_not_found`), never `null`.
+
+use std::sync::Arc;
+
+use ctxkit_compaction::{list_compactions, undo_last_compaction};
+use ctxkit_engine::EngineError;
+use ctxkit_protocol::SessionInfoRecord;
+use ctxkit_session::{default_session_dir, list_all_sessions, list_sessions};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::methods::{engine, engine_error, params};
+use crate::{MethodError, Shared, codes};
+
+#[derive(Deserialize)]
+struct NameParams {
+    name: String,
+}
+
+#[derive(Deserialize)]
+struct LabelParams {
+    entry_id: String,
+    /// `null` or absent removes the label.
+    #[serde(default)]
+    label: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ListParams {
+    /// The project whose sessions to list (default: the open session's `cwd`).
+    #[serde(default)]
+    cwd: Option<String>,
+    /// Every project's sessions.
+    #[serde(default)]
+    all: bool,
+}
+
+fn session_error(error: ctxkit_session::SessionError) -> MethodError {
+    engine_error(EngineError::from(error))
+}
+
+fn compaction_error(error: ctxkit_compaction::CompactionError) -> MethodError {
+    engine_error(EngineError::from(error))
+}
+
+/// `session.name`: names the session (appends a `session_info` entry).
+pub(crate) async fn name(shared: &Arc<Shared>, raw: Value) -> Result<Value, MethodError> {
+    let params: NameParams = params(raw)?;
+    let name = params.name.trim().to_owned();
+    if name.is_empty() {
+        return Err(MethodError::new(
+            codes::INVALID_PARAMS,
+            "invalid params: `name` is empty",
+        ));
+    }
+    let id = engine(shared)
+        .await?
+        .with_session_mut(|session| session.append_session_info(&name))
+        .await
+        .map_err(session_error)?;
+    Ok(json!({ "entry_id": id }))
+}
+
+/// `label.set`: labels an entry, or removes its label.
+pub(crate) async fn label(shared: &Arc<Shared>, raw: Value) -> Result<Value, MethodError> {
+    let params: LabelParams = params(raw)?;
+    let label = params.label.filter(|label| !label.trim().is_empty());
+    let id = engine(shared)
+        .await?
+        .with_session_mut(|session| session.append_label_change(&params.entry_id, label.as_deref()))
+        .await
+        .map_err(session_error)?;
+    Ok(json!({ "entry_id": id }))
+}
+
+/// `compaction.list`: the compactions on the current branch, oldest first.
+pub(crate) async fn compactions(shared: &Arc<Shared>) -> Result<Value, MethodError> {
+    let records = engine(shared)
+        .await?
+        .with_session(|session| list_compactions(session, None))
+        .await
+        .map_err(compaction_error)?;
+    let records: Vec<Value> = records
+        .into_iter()
+        .map(|record| {
+            json!({
+                "id": record.id,
+                "timestamp": record.timestamp,
+                "first_kept_entry_id": record.first_kept_entry_id,
+                "covered_entry_ids": record.covered_entry_ids,
+                "tokens_before": record.tokens_before,
+                "tokens_after": record.tokens_after,
+                "summarizer": record.summarizer,
+                "from_hook": record.from_hook,
+                "summary": record.summary,
+            })
+        })
+        .collect();
+    Ok(json!({ "compactions": records }))
+}
+
+/// `compaction.undo`: back to before the last compaction on the branch (append-only).
+pub(crate) async fn undo(shared: &Arc<Shared>) -> Result<Value, MethodError> {
+    let undone = engine(shared)
+        .await?
+        .with_session_mut(|session| {
+            let undone = undo_last_compaction(session).map_err(compaction_error)?;
+            session.flush_pending().map_err(session_error)?;
+            Ok::<_, MethodError>(undone)
+        })
+        .await?;
+    match undone {
+        Some(undone) => Ok(json!({
+            "compaction_id": undone.compaction_id,
+            "restored_leaf_id": undone.restored_leaf_id,
+            "marker_id": undone.marker_id,
+        })),
+        None => Err(MethodError {
+            code: codes::ENGINE_ERROR,
+            message: "no compaction on the current branch".to_owned(),
+            kind: Some("no_compaction"),
+        }),
+    }
+}
+
+/// `sessions.list`: sessions of a project (or of all), newest first.
+pub(crate) async fn sessions(shared: &Arc<Shared>, raw: Value) -> Result<Value, MethodError> {
+    let params: ListParams = params(raw)?;
+    let root = &shared.config.sessions_root;
+    let (records, skipped) = if params.all {
+        list_all_sessions(root)
+    } else {
+        let cwd = match params.cwd {
+            Some(cwd) => cwd,
+            None => {
+                engine(shared)
+                    .await?
+                    .with_session(|session| session.cwd().to_owned())
+                    .await
+            }
+        };
+        list_sessions(&default_session_dir(root, &cwd))
+    }
+    .map_err(session_error)?;
+    let records: Vec<Value> = records.iter().map(session_record).collect();
+    let skipped: Vec<Value> = skipped
+        .iter()
+        .map(|file| json!({"path": file.path.display().to_string(), "error": file.error.to_string()}))
+        .collect();
+    Ok(json!({ "sessions": records, "skipped": skipped }))
+}
+
+/// A listing row with the protocol's `snake_case` names.
+fn session_record(record: &SessionInfoRecord) -> Value {
+    json!({
+        "path": record.path,
+        "id": record.id,
+        "cwd": record.cwd,
+        "name": record.name,
+        "parent_session_path": record.parent_session_path,
+        "created": record.created,
+        "modified": record.modified,
+        "message_count": record.message_count,
+        "first_message": record.first_message,
+        "format_version": record.format_version,
+    })
+}
