@@ -210,3 +210,46 @@ pub fn model_client(
     }
     Ok(client)
 }
+
+#[cfg(test)]
+mod tests {
+    use ctxkit_resources::SettingsManager;
+    use serde_json::Value;
+
+    /// Every leaf of `value` as a dotted key and its value.
+    fn leaves(prefix: &str, value: &Value, out: &mut Vec<(String, Value)>) {
+        match value {
+            Value::Object(fields) => {
+                for (key, child) in fields {
+                    let path = if prefix.is_empty() {
+                        key.clone()
+                    } else {
+                        format!("{prefix}.{key}")
+                    };
+                    leaves(&path, child, out);
+                }
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) | Value::Array(_) => {
+                out.push((prefix.to_owned(), value.clone()))
+            }
+        }
+    }
+
+    /// The engine's defaults (what chat, serve and the CLI use when nothing is set) are the
+    /// schema's (what `ctxkit config list` shows): one truth, checked key by key.
+    #[test]
+    fn engine_defaults_are_the_schema_defaults() {
+        let engine = serde_json::to_value(ctxkit_engine::EngineSettings::default()).unwrap();
+        let mut keys = Vec::new();
+        leaves("", &engine, &mut keys);
+        let mut checked = 0;
+        for (key, value) in keys {
+            let Some(schema) = SettingsManager::default_value(&key) else {
+                continue;
+            };
+            assert_eq!(schema, value, "`{key}`: schema default vs engine default");
+            checked += 1;
+        }
+        assert!(checked >= 20, "only {checked} keys were compared");
+    }
+}
