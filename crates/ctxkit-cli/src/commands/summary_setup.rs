@@ -229,9 +229,11 @@ mod tests {
                     leaves(&path, child, out);
                 }
             }
-            Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) | Value::Array(_) => {
-                out.push((prefix.to_owned(), value.clone()))
-            }
+            Value::Null
+            | Value::Bool(_)
+            | Value::Number(_)
+            | Value::String(_)
+            | Value::Array(_) => out.push((prefix.to_owned(), value.clone())),
         }
     }
 

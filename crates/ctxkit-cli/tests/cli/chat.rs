@@ -335,6 +335,11 @@ impl Drop for Tmux {
 macro_rules! require_tmux {
     () => {
         if !Tmux::available() {
+            // In CI a skipped terminal test would pass without having run.
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "tmux is missing in CI; `.ci/run` installs it"
+            );
             #[allow(clippy::print_stderr, reason = "the skip must be visible")]
             {
                 eprintln!("SKIPPED: tmux is not installed; install it (`apt-get install -y tmux`) to run the chat terminal tests");
@@ -606,6 +611,56 @@ fn chat_compacts_at_the_threshold_and_recovers_an_overflow() {
         !sent.contains("maximum context length"),
         "never the error reply"
     );
+}
+
+#[test]
+fn chat_recovers_an_overflow_after_a_tool_result_and_holds_its_session() {
+    require_tmux!();
+    let world = World::new(8192, json!({}));
+    std::fs::write(
+        world.project.join("big.txt"),
+        "big file line with filler text 0123456789\n".repeat(800),
+    )
+    .unwrap();
+    world.answer(text("Hello.", 300));
+    world.answer(tool_call("call_big", "read", json!({"path": "big.txt"})));
+    world.answer(overflow());
+    world.answer(text("Read it after the compaction.", 900));
+    let tmux = world.start("--yes");
+    tmux.wait_for("(8192-token window)");
+    tmux.wait_idle(1);
+    tmux.line("hello");
+    tmux.wait_idle(2);
+    tmux.line("Please read big.txt");
+    let screen = tmux.wait_for("Read it after the compaction.");
+    assert!(
+        screen.contains("(context overflow; retrying)"),
+        "the overflow after the tool result is compacted and retried: {screen}"
+    );
+    tmux.wait_idle(3);
+    let requests = world.chat_requests();
+    assert_eq!(requests.len(), 4, "the retry reached the server");
+    let retry = requests.last().unwrap()["messages"].to_string();
+    assert!(retry.contains("SUMMARY-FROM-MOCK"), "{retry}");
+    assert!(!retry.contains("maximum context length"), "{retry}");
+
+    // Another process may not write the session while the chat has it open.
+    let file = world.session_files().remove(0);
+    let output = Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+        .args(["name", file.to_str().unwrap(), "elsewhere"])
+        .env("CTXKIT_HOME", world.home.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(5), "{output:?}");
+    world.answer(text("Still here.", 900));
+    tmux.line("still there?");
+    tmux.wait_for("Still here.");
+    let names = world
+        .entries(&file)
+        .iter()
+        .filter(|entry| entry["type"] == "session_info")
+        .count();
+    assert_eq!(names, 0, "the refused write left nothing");
 }
 
 /// The text of the last user message of a chat request.
