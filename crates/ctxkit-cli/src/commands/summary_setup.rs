@@ -212,6 +212,7 @@ pub fn model_client(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests")]
 mod tests {
     use ctxkit_resources::SettingsManager;
     use serde_json::Value;
