@@ -233,6 +233,12 @@ pub fn resolve_model(
     let own = |value: Option<String>| if is_main { value } else { None };
 
     let builtin = find_provider(&provider);
+    // A provider of one's own must be declared, so a typo is not sent to `llm.baseUrl`.
+    let declared = table.iter().any(|model| model.provider == provider)
+        || options.provider.as_deref() == Some(provider.as_str());
+    if builtin.is_none() && !declared {
+        return Err(LlmError::UnknownProvider { provider });
+    }
     let api = (if is_main { options.api } else { None })
         .or(builtin.map(|info| info.api))
         .ok_or_else(|| LlmError::UnknownProvider {

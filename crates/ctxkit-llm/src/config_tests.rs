@@ -155,3 +155,20 @@ fn custom_providers_need_an_api_and_a_base_url() {
     assert_eq!(resolved.model_info.map(|m| m.context_window), Some(65_536));
     assert!(resolved.api_key.is_none());
 }
+
+#[test]
+fn an_undeclared_provider_is_never_sent_to_the_configured_base_url() {
+    // `--model nope/x` with `llm.baseUrl` set for another provider of one's own.
+    let mut typo = options("nope/x");
+    typo.api = Some(Api::OpenAiChat);
+    typo.base_url = Some("https://llm.corp.local/v1".into());
+    let error = resolve_model(&typo, &env(&[]), ModelRole::Agent).unwrap_err();
+    assert!(matches!(&error, LlmError::UnknownProvider { provider } if provider == "nope"));
+    assert!(error.to_string().contains("llm.models"), "{error}");
+    // Declared as the default provider, it resolves to the base URL.
+    typo.provider = Some("nope".into());
+    let resolved = resolve_model(&typo, &env(&[]), ModelRole::Agent)
+        .unwrap()
+        .unwrap();
+    assert_eq!(resolved.base_url, "https://llm.corp.local/v1");
+}

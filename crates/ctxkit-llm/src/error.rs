@@ -63,8 +63,11 @@ pub enum LlmError {
     /// No API key was configured for a provider that needs one.
     #[error("No API key for provider `{provider}`; set `{env_var}` or the `apiKey` setting")]
     MissingApiKey { provider: String, env_var: String },
-    /// The provider name is neither built in nor given an API and base URL.
-    #[error("Unknown provider `{provider}`; give it a base URL and an API kind")]
+    /// The provider name is neither built in nor declared (a model of it in `llm.models`, or the
+    /// `defaultProvider`), or a declared one has no API kind or base URL.
+    #[error(
+        "Unknown provider `{provider}`: not built in (`ctxkit models` lists them) and no model of it in `llm.models`; to use your own endpoint, add the model to `llm.models` and set `llm.baseUrl` and `llm.api`"
+    )]
     UnknownProvider { provider: String },
     /// A model reference without a model id (`anthropic/`).
     #[error("Invalid model `{spec}`; expected `provider/model-id`")]

@@ -28,6 +28,11 @@ pub(super) fn build(config: &ProviderConfig, request: &CompletionRequest) -> Wir
 }
 
 pub(super) fn parse(value: &Value) -> Result<Completion, &'static str> {
+    if value.get("output").is_none() && value.get("choices").is_some() {
+        return Err(
+            "the server answered in the Chat Completions shape (`choices`), not the Responses API's; set `ctxkit config set llm.api openai-completions`",
+        );
+    }
     let output = value
         .get("output")
         .and_then(Value::as_array)
@@ -58,4 +63,17 @@ pub(super) fn parse(value: &Value) -> Result<Completion, &'static str> {
         usage,
         stop_reason,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chat_completions_answer_says_which_setting_to_change() {
+        let answer =
+            serde_json::json!({"choices": [{"message": {"role": "assistant", "content": "hi"}}]});
+        let error = parse(&answer).err().unwrap_or_default();
+        assert!(error.contains("llm.api openai-completions"), "{error}");
+    }
 }
