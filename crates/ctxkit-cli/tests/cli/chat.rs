@@ -401,12 +401,15 @@ fn chat_runs_tools_persists_and_continues() {
 
     world.answer(text("Still here, with the earlier context.", 500));
     let tmux = world.start("--continue");
-    let screen = tmux.wait_for("Continuing session (4 entries)");
-    assert!(
-        screen.contains("last assistant: Done: the file says hello."),
-        "{screen}"
-    );
-    tmux.wait_idle(1);
+    tmux.wait_for("Continuing session (4 entries)");
+    // The conversation so far is shown again: the prompt, the tool call and its result, the answer.
+    let screen = tmux.wait_idle(1);
+    let prompt = screen.find("> make a file").unwrap_or_else(|| panic!("{screen}"));
+    let answer = screen
+        .find("Done: the file says hello.")
+        .unwrap_or_else(|| panic!("{screen}"));
+    assert!(prompt < answer, "{screen}");
+    assert!(screen.contains("→ bash echo hello-from-tool"), "{screen}");
     tmux.line("anything else?");
     tmux.wait_for("Still here, with the earlier context.");
     let requests = world.chat_requests();

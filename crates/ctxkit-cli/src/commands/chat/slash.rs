@@ -6,6 +6,7 @@ use ctxkit_compaction::{
     NoPlanReason, estimate_tokens, list_compactions, prepare_compaction, undo_last_compaction,
 };
 use ctxkit_engine::{ForkPosition, NavigateOptions};
+use ctxkit_protocol::AgentMessage;
 use ctxkit_resources::{expand_prompt_template, parse_frontmatter};
 use ctxkit_session::{Session, list_sessions};
 
@@ -14,7 +15,7 @@ use super::agent::Ask;
 use crate::commands::compaction::describe_compaction;
 use crate::commands::inspect::write_tree;
 use crate::commands::summary_setup::model_client;
-use crate::render::{entry_summary, one_line};
+use crate::render::one_line;
 
 /// What the input loop does after a command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,20 +58,13 @@ impl Chat {
             Some(window) => format!("{window}-token window"),
             None => "unknown window: automatic compaction off".to_owned(),
         };
-        let (file, entries, name, last) = self
+        let (file, entries, name) = self
             .engine
             .with_session(|session| {
-                let last = session
-                    .branch_path(None)
-                    .iter()
-                    .rev()
-                    .find(|entry| matches!(entry.role(), Some("user" | "assistant")))
-                    .map(|entry| entry_summary(entry));
                 (
                     session.path().map(|path| path.display().to_string()),
                     session.entries().len(),
                     session.session_name(),
-                    last,
                 )
             })
             .await;
@@ -87,15 +81,51 @@ impl Chat {
             self.ui.line(&format!(
                 "Continuing session{name} ({entries} entries): {session}"
             ));
-            if let Some((kind, text)) = last {
-                self.ui
-                    .info(&format!("  last {kind}: {}", one_line(&text, 100)));
-            }
+            self.replay().await;
         } else {
             self.ui.line(&format!("Session: {session}"));
         }
         self.ui
             .info("/help lists commands · Esc or Ctrl-C interrupts · Ctrl-D quits");
+    }
+
+    /// The end of the conversation so far, as it was shown when it happened.
+    async fn replay(&self) {
+        /// Messages shown when a session is continued.
+        const REPLAYED: usize = 12;
+        let transcript = self.engine.transcript().await.unwrap_or_default();
+        let skipped = transcript.len().saturating_sub(REPLAYED);
+        if skipped > 0 {
+            self.ui.info(&format!(
+                "… {skipped} earlier messages (/tree lists every entry)"
+            ));
+        }
+        for message in &transcript[skipped..] {
+            match message {
+                AgentMessage::User(user) => {
+                    let text = user.content.joined_text("\n");
+                    self.ui.line(&format!("> {}", one_line(&text, 200)));
+                }
+                AgentMessage::Assistant(reply) => self.ui.reply(reply, false),
+                AgentMessage::ToolResult(result) => {
+                    self.ui.tool_result(&ctxkit_agent::ToolOutcome {
+                        text: result.content.joined_text("\n"),
+                        is_error: result.is_error,
+                        details: None,
+                    })
+                }
+                AgentMessage::CompactionSummary(_) => {
+                    self.ui
+                        .info("[the earlier conversation, compacted into a summary]");
+                }
+                AgentMessage::BranchSummary(_) => {
+                    self.ui.info("[a summary of the branch left behind]");
+                }
+                AgentMessage::BashExecution(_)
+                | AgentMessage::Custom(_)
+                | AgentMessage::Unknown(_) => {}
+            }
+        }
     }
 
     /// After each prompt: how full the context is.
