@@ -104,6 +104,9 @@ fn classify(error: &anyhow::Error) -> (u8, Option<String>) {
             (3, Some(format!("run `ctxkit check {}` to list every problem in the file", path.display())))
         }
         SessionError::EntryNotFound { .. } => (3, Some("list entry ids with `ctxkit tree FILE`".to_owned())),
+        SessionError::NotEditable { .. } => {
+            (3, Some("pick a message on the current path from `ctxkit context FILE --json`".to_owned()))
+        }
         SessionError::Locked { .. } => {
             (5, Some("another process is writing this session; retry when it is done, or `ctxkit fork` it".to_owned()))
         }

@@ -119,6 +119,23 @@ pub fn entry_summary(entry: &StoredEntry) -> (String, String) {
             },
         ),
         EntryKind::SessionInfo(info) => ("name".to_owned(), info.name.unwrap_or_default()),
+        EntryKind::ContextEdit(edit) => (
+            "context edit".to_owned(),
+            match edit.replacement {
+                Some(replacement) => {
+                    format!(
+                        "{} → {}",
+                        edit.target_id,
+                        content_text(&replacement.content)
+                    )
+                }
+                None => format!("{} left out", edit.target_id),
+            },
+        ),
+        EntryKind::Usage(usage) => (
+            "usage".to_owned(),
+            format!("{} {}/{}", usage.kind, usage.provider, usage.model),
+        ),
         EntryKind::Unknown { type_name, .. } => (type_name, String::new()),
     }
 }

@@ -199,6 +199,8 @@ pub fn check_after_compaction(
             | EntryKind::CustomMessage(_)
             | EntryKind::Label(_)
             | EntryKind::SessionInfo(_)
+            | EntryKind::ContextEdit(_)
+            | EntryKind::Usage(_)
             | EntryKind::Unknown { .. } => None,
         })
         .unwrap_or(0);

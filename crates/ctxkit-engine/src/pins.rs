@@ -96,6 +96,8 @@ fn scan(state: &State) -> Vec<(Pin, Option<usize>)> {
             | EntryKind::CustomMessage(_)
             | EntryKind::Label(_)
             | EntryKind::SessionInfo(_)
+            | EntryKind::ContextEdit(_)
+            | EntryKind::Usage(_)
             | EntryKind::Unknown { .. } => {}
         }
     }

@@ -217,6 +217,8 @@ impl Engine {
                 EntryKind::Compaction(_)
                 | EntryKind::BranchSummary(_)
                 | EntryKind::SessionInfo(_)
+                | EntryKind::ContextEdit(_)
+                | EntryKind::Usage(_)
                 | EntryKind::Unknown { .. } => continue,
             };
             new_ids.insert(old_id, new_id);

@@ -98,6 +98,8 @@ fn editable_text(state: &State, id: &str) -> Option<String> {
         | EntryKind::Custom(_)
         | EntryKind::Label(_)
         | EntryKind::SessionInfo(_)
+        | EntryKind::ContextEdit(_)
+        | EntryKind::Usage(_)
         | EntryKind::Unknown { .. } => None,
     }
 }

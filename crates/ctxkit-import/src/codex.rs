@@ -167,6 +167,8 @@ pub fn convert_codex(source: &SourceFile) -> Result<ImportedSession, ImportError
                 | EntryKind::CustomMessage(_)
                 | EntryKind::Label(_)
                 | EntryKind::SessionInfo(_)
+                | EntryKind::ContextEdit(_)
+                | EntryKind::Usage(_)
                 | EntryKind::Unknown { .. }) => other,
             };
             let parent_id = planned.last().map(|previous| previous.entry.id.clone());

@@ -108,6 +108,8 @@ pub(crate) fn info_record(path: &Path, session: &ImportedSession) -> SessionInfo
             | EntryKind::Custom(_)
             | EntryKind::CustomMessage(_)
             | EntryKind::Label(_)
+            | EntryKind::ContextEdit(_)
+            | EntryKind::Usage(_)
             | EntryKind::Unknown { .. } => {}
         }
     }

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::JsonObject;
 use crate::content::MessageContent;
-use crate::lenient::u64_or_zero;
+use crate::lenient::{string_or_empty, u64_or_zero};
 use crate::message::AgentMessage;
 
 /// One entry of a session tree.
@@ -33,6 +33,10 @@ pub enum EntryKind {
     CustomMessage(CustomMessageEntry),
     Label(LabelEntry),
     SessionInfo(SessionInfoEntry),
+    /// Pi 0.87: replaces or omits an earlier entry's message in later contexts.
+    ContextEdit(ContextEditEntry),
+    /// Pi 0.87: model usage outside the conversation (cache warming, side requests).
+    Usage(UsageEntry),
     /// An entry type this version does not know: its `type` and every other field, kept as they are.
     Unknown {
         type_name: String,
@@ -53,6 +57,8 @@ impl EntryKind {
             Self::CustomMessage(_) => "custom_message",
             Self::Label(_) => "label",
             Self::SessionInfo(_) => "session_info",
+            Self::ContextEdit(_) => "context_edit",
+            Self::Usage(_) => "usage",
             Self::Unknown { type_name, .. } => type_name,
         }
     }
@@ -86,7 +92,8 @@ pub struct ModelChangeEntry {
 pub struct CompactionEntry {
     #[serde(default)]
     pub summary: String,
-    #[serde(default)]
+    /// The compaction's own id (or, hand-written, null) when nothing is kept (Pi 0.87).
+    #[serde(default, deserialize_with = "string_or_empty")]
     pub first_kept_entry_id: String,
     #[serde(default, deserialize_with = "u64_or_zero")]
     pub tokens_before: u64,
@@ -96,6 +103,48 @@ pub struct CompactionEntry {
     /// `true` when an extension or hook produced the summary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from_hook: Option<bool>,
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// An edit of the model context (Pi 0.87): from here on the branch, `target_id`'s message shows
+/// `replacement`'s content, or is left out when `replacement` is null. The entry is never changed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextEditEntry {
+    #[serde(default)]
+    pub target_id: String,
+    /// Written as `null` for an omission.
+    #[serde(default)]
+    pub replacement: Option<EditReplacement>,
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// The content a [`ContextEditEntry`] puts in place of its target's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EditReplacement {
+    pub content: MessageContent,
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// Model usage recorded outside the conversation (Pi 0.87): counted in session totals, never part
+/// of a context.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageEntry {
+    /// What the usage was for, e.g. `cache_warm`, `compaction`, `branch_summary`.
+    #[serde(default)]
+    pub kind: String,
+    #[serde(default)]
+    pub provider: String,
+    #[serde(default)]
+    pub model: String,
+    #[serde(default)]
+    pub usage: crate::message::Usage,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     #[serde(flatten)]
     pub extra: JsonObject,
 }
@@ -186,6 +235,8 @@ impl Serialize for SessionEntry {
             EntryKind::CustomMessage(entry) => to_object(entry).map_err(S::Error::custom)?,
             EntryKind::Label(entry) => to_object(entry).map_err(S::Error::custom)?,
             EntryKind::SessionInfo(entry) => to_object(entry).map_err(S::Error::custom)?,
+            EntryKind::ContextEdit(entry) => to_object(entry).map_err(S::Error::custom)?,
+            EntryKind::Usage(entry) => to_object(entry).map_err(S::Error::custom)?,
             EntryKind::Unknown { fields, .. } => fields.clone(),
         };
         // Pi writes the payload of extension entries before the tree fields; keep its field order so
@@ -268,6 +319,10 @@ impl<'de> Deserialize<'de> for SessionEntry {
             "session_info" => {
                 EntryKind::SessionInfo(from_object(object).map_err(D::Error::custom)?)
             }
+            "context_edit" => {
+                EntryKind::ContextEdit(from_object(object).map_err(D::Error::custom)?)
+            }
+            "usage" => EntryKind::Usage(from_object(object).map_err(D::Error::custom)?),
             _ => EntryKind::Unknown {
                 type_name,
                 fields: object,
@@ -317,6 +372,9 @@ mod tests {
             r#"{"type":"custom_message","customType":"ext","content":"x","display":true,"details":{"k":1},"id":"c9d0e1f2","parentId":null,"timestamp":"t"}"#,
             r#"{"type":"label","id":"d0e1f2a3","parentId":null,"timestamp":"t","targetId":"a1b2c3d4","label":"here"}"#,
             r#"{"type":"session_info","id":"e1f2a3b4","parentId":null,"timestamp":"t","name":"My session"}"#,
+            r#"{"type":"context_edit","id":"f2a3b4c6","parentId":null,"timestamp":"t","targetId":"a1b2c3d4","replacement":{"content":[{"type":"text","text":"[elided]"}]}}"#,
+            r#"{"type":"context_edit","id":"f2a3b4c7","parentId":null,"timestamp":"t","targetId":"a1b2c3d4","replacement":null}"#,
+            r#"{"type":"usage","id":"f2a3b4c8","parentId":null,"timestamp":"t","kind":"cache_warm","provider":"anthropic","model":"m","usage":{"input":1,"output":2,"cacheRead":3,"cacheWrite":0,"totalTokens":6,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"contributionId":"c1"}"#,
             r#"{"type":"future_entry","id":"f2a3b4c5","parentId":null,"timestamp":"t","payload":{"z":1,"a":2}}"#,
         ];
         for line in lines {

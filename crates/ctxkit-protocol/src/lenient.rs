@@ -18,6 +18,17 @@ pub(crate) fn u64_or_zero<'de, D: Deserializer<'de>>(deserializer: D) -> Result<
     Ok(value.as_ref().and_then(value_as_u64).unwrap_or(0))
 }
 
+/// Reads a string; null (or anything else) counts as empty.
+pub(crate) fn string_or_empty<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<String, D::Error> {
+    let value = Option::<Value>::deserialize(deserializer)?;
+    Ok(match value {
+        Some(Value::String(text)) => text,
+        Some(_) | None => String::new(),
+    })
+}
+
 /// Reads a JSON number as `f64`; anything else counts as 0.
 pub(crate) fn f64_or_zero<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
     let value = Option::<Value>::deserialize(deserializer)?;

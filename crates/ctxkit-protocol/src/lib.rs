@@ -20,8 +20,9 @@ pub use content::{
     ContentBlock, ImageContent, MessageContent, TextContent, ThinkingContent, ToolCall,
 };
 pub use entry::{
-    BranchSummaryEntry, CompactionEntry, CustomEntry, CustomMessageEntry, EntryKind, LabelEntry,
-    ModelChangeEntry, SessionEntry, SessionInfoEntry, ThinkingLevelChangeEntry,
+    BranchSummaryEntry, CompactionEntry, ContextEditEntry, CustomEntry, CustomMessageEntry,
+    EditReplacement, EntryKind, LabelEntry, ModelChangeEntry, SessionEntry, SessionInfoEntry,
+    ThinkingLevelChangeEntry, UsageEntry,
 };
 pub use header::{CURRENT_SESSION_VERSION, SessionHeader};
 pub use js::{js_number, js_object_entries, js_stringify};

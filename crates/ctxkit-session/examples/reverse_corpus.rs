@@ -125,6 +125,71 @@ fn build_all_types(dir: &Path) -> Result<PathBuf> {
     Ok(session.path().ok_or("not persisted")?.to_owned())
 }
 
+/// A session using what Pi 0.87 added: system messages, context edits (a replacement and an
+/// omission, before and after a compaction), usage entries, a compaction recording the prompt state.
+fn build_087_entries(dir: &Path) -> Result<PathBuf> {
+    let mut session = Session::create("/work/project", &dir.join("tmp-087"));
+    let system: AgentMessage = serde_json::from_value(json!({
+        "role": "system", "content": "You are a coding assistant.",
+        "sections": {"environment": "cwd: /work/project"},
+        "toolsAdded": [{"name": "read", "description": "Read a file", "parameters": {"type": "object"}}],
+        "timestamp": 1_741_000_000_000_u64,
+    }))?;
+    session.append_message(system)?;
+    session.append_message(user("Read src/lib.rs"))?;
+    session.append_message(assistant(
+        vec![ContentBlock::ToolCall(ToolCall {
+            id: "call_1".into(),
+            name: "read".into(),
+            arguments: json!({"path": "src/lib.rs"}),
+            extra: Default::default(),
+        })],
+        "toolUse",
+    ))?;
+    let result = session.append_message(AgentMessage::ToolResult(ToolResultMessage {
+        tool_call_id: "call_1".into(),
+        tool_name: "read".into(),
+        content: MessageContent::Blocks(vec![ContentBlock::text("fn main() {}\n".repeat(40))]),
+        details: None,
+        is_error: false,
+        timestamp: Some(1_741_000_002_000),
+        extra: Default::default(),
+    }))?;
+    let reply = session.append_message(assistant(vec![ContentBlock::text("Read it.")], "stop"))?;
+    session.append_context_edit(&result, Some(MessageContent::Text("[file elided]".into())))?;
+    session.append_usage(
+        "cache_warm",
+        "anthropic",
+        "claude-sonnet-4-5",
+        Usage::default(),
+        None,
+    )?;
+    let kept = session.append_message(user("Now the tests"))?;
+    session.append_message(assistant(vec![ContentBlock::text("Tests pass.")], "stop"))?;
+    let removed: AgentMessage = serde_json::from_value(json!({
+        "role": "system", "content": "", "sections": {"mode": "careful"},
+        "toolsRemoved": [{"name": "read"}], "timestamp": 1_741_000_003_000_u64,
+    }))?;
+    session.append_message(removed)?;
+    session.append_compaction(NewCompaction {
+        summary: "Read src/lib.rs; tests pass.".into(),
+        first_kept_entry_id: kept.clone(),
+        tokens_before: 4000,
+        details: Some(json!({"readFiles": ["src/lib.rs"], "modifiedFiles": []})),
+        source: SummarySource::Ctxkit,
+    })?;
+    session.append_context_edit(
+        &kept,
+        Some(MessageContent::Text("Now the tests (edited)".into())),
+    )?;
+    let last = session.append_message(user("And the docs"))?;
+    session.append_message(assistant(vec![ContentBlock::text("Docs done.")], "stop"))?;
+    session.append_context_edit(&last, None)?;
+    // An edit of an entry the compaction summarized: accepted, no effect.
+    session.append_context_edit(&reply, Some(MessageContent::Text("summarized away".into())))?;
+    Ok(session.path().ok_or("not persisted")?.to_owned())
+}
+
 fn expected(session: &Session) -> Result<Value> {
     let mut leaves: Vec<Option<String>> = vec![None, Some("__default__".into())];
     leaves.extend(
@@ -180,6 +245,8 @@ fn main() -> Result<()> {
 
     let all = build_all_types(&scratch)?;
     emit(&dir, "written-all-types", &all)?;
+    let entries_087 = build_087_entries(&scratch)?;
+    emit(&dir, "written-087-entries", &entries_087)?;
 
     let mut branched = Session::open(&all)?;
     let at = branched

@@ -42,6 +42,14 @@ pub enum SessionError {
     #[error("entry `{id}` not found")]
     EntryNotFound { id: String },
 
+    /// A context edit names an entry that is not on the current branch or has no editable model
+    /// content (only user, assistant, tool-result and extension messages do). Returned by
+    /// `Session::append_context_edit`; pick another entry.
+    #[error(
+        "entry `{id}` is not a user, assistant, tool-result or extension message on the current branch"
+    )]
+    NotEditable { id: String },
+
     /// A stored line could not be read as the typed entry its head announced. Returned by typed
     /// accessors; the raw line is still kept and rewritten unchanged.
     #[error("`{path}` line {line}: {source}")]

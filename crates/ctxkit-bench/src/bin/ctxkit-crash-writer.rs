@@ -61,6 +61,7 @@ fn main() -> ExitCode {
                 SessionError::Io { .. }
                 | SessionError::NotASession { .. }
                 | SessionError::EntryNotFound { .. }
+                | SessionError::NotEditable { .. }
                 | SessionError::InvalidEntry { .. }
                 | SessionError::Serialize(_) => 4,
             };

@@ -55,7 +55,8 @@ pub fn tree(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
     Ok(Outcome::Success)
 }
 
-/// The entry tree, one line per entry: id, kind, text, label, the leaf marked.
+/// The entry tree, one line per entry (usage records left out unless one is the leaf): id, kind,
+/// text, label, the leaf marked.
 pub(super) fn write_tree(session: &Session, out: &mut dyn Write) -> Result<()> {
     let index = session.index();
     let leaf = session.leaf_id();
@@ -81,6 +82,10 @@ pub(super) fn write_tree(session: &Session, out: &mut dyn Write) -> Result<()> {
             None => (0, false),
         };
         indent.insert(node.index, depth);
+        // Usage records (Pi 0.87) are bookkeeping, hidden as in Pi's tree view; `--json` lists them.
+        if entry.type_name() == "usage" && Some(entry.id()) != leaf {
+            continue;
+        }
         let (kind, text) = entry_summary(entry);
         let label = index
             .label(entry.id())

@@ -147,6 +147,8 @@ pub fn convert_claude_code(source: &SourceFile) -> Result<ImportedSession, Impor
                         | EntryKind::CustomMessage(_)
                         | EntryKind::Label(_)
                         | EntryKind::SessionInfo(_)
+                        | EntryKind::ContextEdit(_)
+                        | EntryKind::Usage(_)
                         | EntryKind::Unknown { .. } => None,
                     }
                 });

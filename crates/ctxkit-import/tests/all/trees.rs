@@ -84,6 +84,8 @@ fn describe(entry: &SessionEntry) -> String {
         other @ (EntryKind::ThinkingLevelChange(_)
         | EntryKind::BranchSummary(_)
         | EntryKind::Label(_)
+        | EntryKind::ContextEdit(_)
+        | EntryKind::Usage(_)
         | EntryKind::Unknown { .. }) => other.type_name().to_owned(),
     };
     format!(
@@ -158,6 +160,8 @@ fn detection_and_coverage() {
             | EntryKind::CustomMessage(_)
             | EntryKind::Label(_)
             | EntryKind::SessionInfo(_)
+            | EntryKind::ContextEdit(_)
+            | EntryKind::Usage(_)
             | EntryKind::Unknown { .. } => None,
         });
         let compaction = compaction.expect("a compaction entry");

@@ -2,8 +2,9 @@
 //! records, atomic whole-file rewrites.
 
 use ctxkit_protocol::{
-    AgentMessage, CompactionEntry, CustomEntry, CustomMessageEntry, EntryKind, LabelEntry,
-    MessageContent, ModelChangeEntry, SessionEntry, SessionInfoEntry, ThinkingLevelChangeEntry,
+    AgentMessage, CompactionEntry, ContentBlock, ContextEditEntry, CustomEntry, CustomMessageEntry,
+    EditReplacement, EntryKind, LabelEntry, MessageContent, ModelChangeEntry, SessionEntry,
+    SessionInfoEntry, ThinkingLevelChangeEntry, Usage, UsageCost, UsageEntry,
 };
 use serde_json::Value;
 
@@ -100,17 +101,119 @@ impl Session {
         self.append(self.leaf, EntryKind::ModelChange(entry))
     }
 
-    /// Appends a compaction entry.
+    /// Appends a compaction entry. Like Pi 0.87 it records the prompt state the context holds (its
+    /// system messages replayed into one, as `systemMessage`), which leads the compacted context.
     pub fn append_compaction(&mut self, compaction: NewCompaction) -> Result<String> {
+        let mut extra = JsonObject::new();
+        if let Some(system) = self.current_system_message()? {
+            extra.insert("systemMessage".to_owned(), system);
+        }
         let entry = CompactionEntry {
             summary: compaction.summary,
             first_kept_entry_id: compaction.first_kept_entry_id,
             tokens_before: compaction.tokens_before,
             details: compaction.details,
             from_hook: compaction.source.hook_flag(),
-            extra: JsonObject::new(),
+            extra,
         };
         self.append(self.leaf, EntryKind::Compaction(entry))
+    }
+
+    /// The replayed system message of the current context, if it holds any.
+    fn current_system_message(&self) -> Result<Option<Value>> {
+        let context = self.build_context();
+        let mut systems = Vec::new();
+        for message in &context.messages {
+            let is_system = match message.kind {
+                crate::ContextMessageKind::CompactionSystem => true,
+                crate::ContextMessageKind::Stored => self
+                    .index
+                    .get(message.entry)
+                    .is_some_and(|entry| entry.role() == Some("system")),
+                crate::ContextMessageKind::Custom
+                | crate::ContextMessageKind::BranchSummary
+                | crate::ContextMessageKind::CompactionSummary => false,
+            };
+            if is_system {
+                systems.push(self.message(message)?);
+            }
+        }
+        let Some(replay) = crate::current_system_message(&systems) else {
+            return Ok(None);
+        };
+        serde_json::to_value(replay)
+            .map(Some)
+            .map_err(SessionError::Serialize)
+    }
+
+    /// Appends a context edit (Pi 0.87) of `target_id`, a user, assistant or tool-result message or
+    /// an extension message on the current branch: later contexts on this branch show `replacement`
+    /// instead of its content, or leave it out when `replacement` is `None`. Nothing is rewritten.
+    pub fn append_context_edit(
+        &mut self,
+        target_id: &str,
+        replacement: Option<MessageContent>,
+    ) -> Result<String> {
+        let target = self.require(target_id)?;
+        let on_branch = self
+            .leaf
+            .is_some_and(|leaf| self.index.path_to(leaf).contains(&target));
+        let role = self
+            .index
+            .get(target)
+            .and_then(|entry| match entry.type_name() {
+                "custom_message" => Some("custom"),
+                "message" => entry
+                    .role()
+                    .filter(|role| matches!(*role, "user" | "assistant" | "toolResult")),
+                _ => None,
+            });
+        let (true, Some(role)) = (on_branch, role) else {
+            return Err(SessionError::NotEditable {
+                id: target_id.to_owned(),
+            });
+        };
+        // Replies and tool results hold blocks: a string becomes one text block, as Pi writes it.
+        let replacement = replacement.map(|content| EditReplacement {
+            content: match content {
+                MessageContent::Text(text) if matches!(role, "assistant" | "toolResult") => {
+                    MessageContent::Blocks(vec![ContentBlock::text(text)])
+                }
+                content @ (MessageContent::Text(_) | MessageContent::Blocks(_)) => content,
+            },
+            extra: JsonObject::new(),
+        });
+        let entry = ContextEditEntry {
+            target_id: target_id.to_owned(),
+            replacement,
+            extra: JsonObject::new(),
+        };
+        self.append(self.leaf, EntryKind::ContextEdit(entry))
+    }
+
+    /// Records model usage outside the conversation (Pi 0.87's `usage` entry: summaries, side
+    /// requests, cache warming); it counts in totals and is never part of a context. A usage without
+    /// a cost gets a zero one.
+    pub fn append_usage(
+        &mut self,
+        kind: &str,
+        provider: &str,
+        model: &str,
+        usage: Usage,
+        note: Option<&str>,
+    ) -> Result<String> {
+        // Pi's statistics read `usage.cost.total` unguarded.
+        let mut usage = usage;
+        usage.cost.get_or_insert_with(UsageCost::default);
+        let entry = UsageEntry {
+            kind: kind.to_owned(),
+            provider: provider.to_owned(),
+            model: model.to_owned(),
+            usage,
+            note: note.map(str::to_owned),
+            extra: JsonObject::new(),
+        };
+        self.append(self.leaf, EntryKind::Usage(entry))
     }
 
     /// Appends extension state (never part of the context).

@@ -203,7 +203,7 @@ impl Session {
     }
 
     /// Moves the leaf to `id` (`None`: before the first entry) and appends there a summary of the
-    /// branch being left.
+    /// branch being left; its `fromId` is the leaf being left.
     pub fn branch_with_summary(
         &mut self,
         id: Option<&str>,
@@ -212,9 +212,11 @@ impl Session {
         source: SummarySource,
     ) -> Result<String> {
         let target = id.map(|id| self.require(id)).transpose()?;
+        // Pi 0.87: `fromId` is the leaf being left (`root` when there was none).
+        let from_id = self.leaf_id().unwrap_or("root").to_owned();
         self.leaf = target;
         let entry = BranchSummaryEntry {
-            from_id: id.unwrap_or("root").to_owned(),
+            from_id,
             summary: summary.to_owned(),
             details,
             from_hook: source.hook_flag(),

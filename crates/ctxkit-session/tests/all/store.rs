@@ -281,3 +281,104 @@ fn legacy_files_are_rewritten_atomically_on_first_write_only() {
     assert_eq!(written[2]["id"], first_run[1].as_str());
     assert_eq!(Session::open(&path).unwrap().migrated_from(), None);
 }
+
+#[test]
+fn context_edits_usage_and_compactions_write_what_pi_087_reads() {
+    let mut session = Session::in_memory("/p");
+    let system: AgentMessage = serde_json::from_value(json!({
+        "role": "system", "content": "base", "toolsAdded": [{"name": "read"}], "timestamp": 5
+    }))
+    .unwrap();
+    session.append_message(system).unwrap();
+    let question = session.append_message(user("long question")).unwrap();
+    let reply = session.append_message(assistant("long reply")).unwrap();
+    let fork = session.leaf_id().unwrap().to_owned();
+    session
+        .append_context_edit(&reply, Some(MessageContent::Text("short reply".into())))
+        .unwrap();
+    session.append_context_edit(&question, None).unwrap();
+    session
+        .append_usage(
+            "cache_warm",
+            "anthropic",
+            "m",
+            ctxkit_protocol::Usage::default(),
+            None,
+        )
+        .unwrap();
+    let context =
+        session.context_record(LeafSelector::Current, ctxkit_session::ContextForm::Session);
+    let messages = context.unwrap().messages;
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert_eq!(messages[0]["role"], "system");
+    // A string replacement of a reply becomes one text block.
+    assert_eq!(
+        messages[1]["content"],
+        json!([{"type": "text", "text": "short reply"}])
+    );
+    let usage = session.entries().last().unwrap().parse().unwrap();
+    let ctxkit_protocol::EntryKind::Usage(usage) = usage.kind else {
+        panic!("not a usage entry");
+    };
+    assert_eq!(
+        usage.usage.cost.unwrap().total,
+        0.0,
+        "a cost is always written"
+    );
+
+    // Edits only exist on their branch, and only editable entries on the branch can be edited.
+    session.branch(&fork).unwrap();
+    let here = session.context_record(LeafSelector::Current, ctxkit_session::ContextForm::Session);
+    assert_eq!(here.unwrap().messages.len(), 3);
+    let edit = session.entries()[3].id().to_owned();
+    assert!(matches!(
+        session.append_context_edit(&edit, None),
+        Err(SessionError::NotEditable { .. })
+    ));
+    let system_id = session.entries()[0].id().to_owned();
+    assert!(matches!(
+        session.append_context_edit(&system_id, None),
+        Err(SessionError::NotEditable { .. })
+    ));
+
+    // A compaction records the replayed prompt state, which then leads the context.
+    let compaction = session
+        .append_compaction(NewCompaction {
+            summary: "S".into(),
+            first_kept_entry_id: reply.clone(),
+            tokens_before: 10,
+            details: None,
+            source: SummarySource::Ctxkit,
+        })
+        .unwrap();
+    let stored = session.entry(&compaction).unwrap();
+    let fields: Value = serde_json::from_str(stored.raw()).unwrap();
+    assert_eq!(
+        fields["systemMessage"],
+        json!({"role": "system", "content": "base", "toolsAdded": [{"name": "read"}], "timestamp": 5})
+    );
+    let context =
+        session.context_record(LeafSelector::Current, ctxkit_session::ContextForm::Session);
+    let roles: Vec<Value> = context
+        .unwrap()
+        .messages
+        .iter()
+        .map(|message| message["role"].clone())
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            json!("system"),
+            json!("compactionSummary"),
+            json!("assistant")
+        ]
+    );
+
+    // A branch summary names the leaf it leaves.
+    let left = session.leaf_id().unwrap().to_owned();
+    let summary = session
+        .branch_with_summary(Some(&question), "B", None, SummarySource::Ctxkit)
+        .unwrap();
+    let fields: Value = serde_json::from_str(session.entry(&summary).unwrap().raw()).unwrap();
+    assert_eq!(fields["fromId"], json!(left));
+}
