@@ -50,6 +50,14 @@ pub enum LlmError {
         message: String,
         body: String,
     },
+    /// A summary request answered with something that is not a whole summary: cut at the token cap
+    /// (`length`), or a tool call (Pi 0.87 fails both). Nothing is written; retry with a larger
+    /// output limit or another model.
+    #[error("Provider `{provider}` gave no usable summary: {reason}")]
+    UnusableSummary {
+        provider: String,
+        reason: &'static str,
+    },
     /// A successful reply shows the prompt did not fit (silent truncation, or a `length` stop with
     /// no output that filled the window). The caller should compact or use a larger model.
     #[error(
@@ -102,6 +110,7 @@ impl LlmError {
             | Self::RetryDelayTooLong { .. }
             | Self::Cancelled { .. }
             | Self::InvalidResponse { .. }
+            | Self::UnusableSummary { .. }
             | Self::MissingApiKey { .. }
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
@@ -122,6 +131,7 @@ impl LlmError {
             Self::RetryDelayTooLong { .. }
             | Self::Cancelled { .. }
             | Self::InvalidResponse { .. }
+            | Self::UnusableSummary { .. }
             | Self::SilentOverflow { .. }
             | Self::MissingApiKey { .. }
             | Self::UnknownProvider { .. }

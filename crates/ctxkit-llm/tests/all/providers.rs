@@ -144,11 +144,12 @@ async fn openai_chat_without_reasoning_support_sends_no_effort() {
         .await;
     let client = client("groq/llama-3.3-70b-versatile", &server);
     assert!(!client.supports_reasoning());
-    let response = client
+    // A summary cut at the token cap is a failure (Pi 0.87), not a summary.
+    let error = client
         .summarize(request(Some("high")), CancellationToken::new())
         .await
-        .unwrap();
-    assert_eq!(response.text, "cut");
+        .unwrap_err();
+    assert!(error.message.contains("token cap"), "{}", error.message);
     assert!(
         sent_bodies(&server).await[0]
             .get("reasoning_effort")
@@ -328,4 +329,27 @@ async fn byte_size_and_bodyless_overflows_are_recognised() {
             .unwrap_err();
         assert!(error.is_context_overflow(), "{status} {body:?}");
     }
+}
+
+#[tokio::test]
+async fn summary_limits_are_clamped_to_the_model_and_tool_calls_fail() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"content": null,
+                "tool_calls": [{"id": "c", "type": "function", "function": {"name": "read", "arguments": "{}"}}]}}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5}
+        })))
+        .mount(&server)
+        .await;
+    // llama-3.3-70b-versatile answers at most 32768 tokens (the model table).
+    let client = client("groq/llama-3.3-70b-versatile", &server);
+    let mut asked = request(None);
+    asked.max_tokens = 1_000_000;
+    let error = client
+        .summarize(asked, CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(error.message.contains("call a tool"), "{}", error.message);
+    assert_eq!(sent_bodies(&server).await[0]["max_tokens"], 32_768);
 }
