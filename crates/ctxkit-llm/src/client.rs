@@ -181,6 +181,7 @@ impl ModelClient {
             None,
             Some(&completion.usage),
             window,
+            Some(&self.config.provider),
         ) {
             return Err(LlmError::SilentOverflow {
                 provider: self.config.provider.clone(),

@@ -94,14 +94,23 @@ pub enum LlmError {
 impl LlmError {
     /// `true` when this error says the prompt did not fit the model's context window.
     ///
-    /// An empty 400/413 body counts, as the reference's `400 status code (no body)` (Cerebras).
+    /// An empty 400/413 body counts from Cerebras only, as the reference's `400 status code (no body)`.
     pub fn is_context_overflow(&self) -> bool {
         match self {
-            Self::Http { status, body, .. } => {
+            Self::Http {
+                provider,
+                status,
+                body,
+                ..
+            } => {
+                let provider = Some(provider.as_str());
                 if body.trim().is_empty() {
-                    overflow::is_overflow_error_text(&format!("{status} status code (no body)"))
+                    overflow::is_overflow_error_text_from(
+                        &format!("{status} status code (no body)"),
+                        provider,
+                    )
                 } else {
-                    overflow::is_overflow_error_text(body)
+                    overflow::is_overflow_error_text_from(body, provider)
                 }
             }
             Self::SilentOverflow { .. } => true,
