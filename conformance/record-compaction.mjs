@@ -440,7 +440,7 @@ async function branchPair(sm, oldLeafId, targetId, first) {
   }
   const runBudgets = [...new Set(BRANCH_RUNS.map((r) => branchBudgetOf(MODELS[r.model])))].sort((a, b) => a - b);
   for (const budget of runBudgets) rec.serialized[budget] = serialize(cmp.prepareBranchEntries(entries, budget).messages);
-  for (const r of BRANCH_RUNS) {
+  for (const r of IS_087 ? [] : BRANCH_RUNS) {
     if (!r.every && !first) continue;
     captured = [];
     responder = answerWith(r.mode ?? "ok", "branch");
@@ -511,10 +511,15 @@ async function recordOne(dir, item) {
       vector.tokens.projected = cmp.estimateProjectedContextTokens(sm.buildSessionProjection(), pathEntries);
       delete vector.constants;
     }
-    // Branch summaries are recorded under 0.73.1 only (0.87.1 changed them only by counting
-    // images in user content, pi-087.md §6).
-    for (const [a, b] of IS_087 ? [] : pickBranchPairs(sm, entries, pathEntries)) {
-      vector.branchSummaries.push(await branchPair(sm, a, b, vector.branchSummaries.length === 0));
+    // Under 0.87.1 branch summaries are recorded without runs (its requests are not captured).
+    for (const [a, b] of pickBranchPairs(sm, entries, pathEntries)) {
+      try {
+        vector.branchSummaries.push(await branchPair(sm, a, b, vector.branchSummaries.length === 0));
+      } catch (err) {
+        // 0.87.1 throws on a message without content inside a branch; say so instead.
+        if (!IS_087) throw err;
+        vector.branchSummaries.push({ oldLeafId: a, targetId: b, error: errorText(err) });
+      }
     }
     return vector;
   } finally {

@@ -256,11 +256,11 @@ fn check(
         );
     }
     // Pi 0.87.1 counts images in user content (1200 tokens each), which changes the budgeted
-    // branch preparations of files holding them; the others are as 0.73.1 recorded them.
+    // branch preparations of files holding them: 0.73.1's are checked on the other files only.
     let user_images = path
         .iter()
         .any(|entry| entry.role() == Some("user") && entry.raw().contains("\"type\":\"image\""));
-    if !user_images {
+    if checker.version == Version::Pi087 || !user_images {
         for pair in vector["branchSummaries"].as_array().unwrap() {
             check_branch_pair(checker, session, pair, &ids, runtime);
         }
@@ -542,6 +542,10 @@ fn check_branch_pair(
     };
     let (old_leaf, target) = (our_id(&pair["oldLeafId"]), our_id(&pair["targetId"]));
     let what = format!("branch {old_leaf:?} → {target:?}");
+    if pair.get("error").is_some() {
+        // Pi 0.87.1 throws on a message without content in the branch; ctxkit reads it as empty.
+        return;
+    }
     let collected = collect_branch_entries(session, old_leaf.as_deref(), target.as_deref());
     let entry_ids: Vec<&str> = collected
         .entries
