@@ -225,18 +225,17 @@ impl Session {
         self.append(target, EntryKind::BranchSummary(entry))
     }
 
-    /// Makes this session a new one holding only the root→`leaf_id` path (labels on it re-created),
+    /// Makes this session a new one holding only the root→`leaf_id` path (labels on it re-created;
+    /// as in Pi 0.87, the path is re-chained around the label entries it held),
     /// whose header names the current file as parent. Returns the new file's path when persisted.
     pub fn create_branched_session(&mut self, leaf_id: &str) -> Result<Option<PathBuf>> {
         let leaf = self.require(leaf_id)?;
-        let path: Vec<StoredEntry> = self
-            .index
-            .path_to(leaf)
-            .into_iter()
-            .filter_map(|position| self.index.get(position))
-            .filter(|entry| entry.type_name() != "label")
-            .map(StoredEntry::detached)
-            .collect();
+        let path = rechain_without_labels(
+            self.index
+                .path_to(leaf)
+                .into_iter()
+                .filter_map(|position| self.index.get(position)),
+        )?;
         let mut taken: std::collections::HashSet<String> =
             path.iter().map(|entry| entry.id().to_owned()).collect();
         let mut labels: Vec<(String, String, String)> = self
@@ -482,4 +481,65 @@ impl Session {
             source,
         }
     }
+}
+
+/// The entries of a path without its label entries, each one the child of the one before it (an
+/// entry that hung under a label now hangs under the label's parent), and a compaction's
+/// `firstKeptEntryId` that named a label moved to the entry after it (Pi 0.87's
+/// `createBranchedSession`). Entries whose links do not change keep their lines.
+fn rechain_without_labels<'a>(
+    path: impl Iterator<Item = &'a StoredEntry>,
+) -> Result<Vec<StoredEntry>> {
+    let mut kept: Vec<StoredEntry> = Vec::new();
+    let mut pending_labels: Vec<&str> = Vec::new();
+    let mut label_successor: std::collections::HashMap<&str, String> =
+        std::collections::HashMap::new();
+    for entry in path {
+        if entry.type_name() == "label" {
+            pending_labels.push(entry.id());
+            continue;
+        }
+        for label in pending_labels.drain(..) {
+            label_successor.insert(label, entry.id().to_owned());
+        }
+        let parent = kept.last().map(|previous| previous.id().to_owned());
+        let mut fields: Option<Value> = None;
+        if entry.parent_id().map(str::to_owned) != parent {
+            let mut value: Value =
+                ctxkit_protocol::from_str_repaired(entry.raw()).map_err(SessionError::Serialize)?;
+            value["parentId"] = parent.map_or(Value::Null, Value::String);
+            fields = Some(value);
+        }
+        if entry.type_name() == "compaction" {
+            let mut value = match fields.take() {
+                Some(value) => value,
+                None => ctxkit_protocol::from_str_repaired(entry.raw())
+                    .map_err(SessionError::Serialize)?,
+            };
+            let remapped = value
+                .get("firstKeptEntryId")
+                .and_then(Value::as_str)
+                .filter(|first_kept| *first_kept != entry.id())
+                .and_then(|first_kept| label_successor.get(first_kept))
+                .cloned();
+            let changed = remapped.is_some()
+                || value.get("parentId").map(Value::as_str) != Some(entry.parent_id());
+            if let Some(successor) = remapped {
+                value["firstKeptEntryId"] = Value::String(successor);
+            }
+            if changed {
+                fields = Some(value);
+            }
+        }
+        kept.push(match fields {
+            Some(value) => {
+                let line = serde_json::to_string(&value).map_err(SessionError::Serialize)?;
+                StoredEntry::from_line(line.into(), 0).map_err(|error| {
+                    SessionError::Serialize(serde::de::Error::custom(error.message()))
+                })?
+            }
+            None => entry.detached(),
+        });
+    }
+    Ok(kept)
 }
