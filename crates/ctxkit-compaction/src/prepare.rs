@@ -190,6 +190,51 @@ fn projected_context_tokens(
         .fold(replay, u64::saturating_add)
 }
 
+/// Pi 0.87's `estimateProjectedContextTokens` of the context at `leaf` (the session's leaf when
+/// `None`): what Pi compares with the window to decide on compaction. It differs from
+/// [`crate::estimate_context_tokens`] only after a `context_edit` or compaction that the last
+/// reported usage predates.
+pub fn estimate_projected_context_tokens(
+    session: &Session,
+    leaf: Option<&str>,
+) -> Result<u64, CompactionError> {
+    let leaf_position = match leaf {
+        Some(id) => Some(
+            session
+                .index()
+                .position(id)
+                .ok_or_else(|| CompactionError::EntryNotFound { id: id.to_owned() })?,
+        ),
+        None => session
+            .leaf_id()
+            .and_then(|id| session.index().position(id)),
+    };
+    let path = leaf_position.map_or_else(Vec::new, |leaf| session.index().path_to(leaf));
+    let projected = project_path(session.index(), &path);
+    let parsed = parse_projected(session, &projected)?;
+    Ok(projected_context_tokens(
+        session, &path, &projected, &parsed,
+    ))
+}
+
+/// Every projected message, parsed once, on all cores.
+fn parse_projected(
+    session: &Session,
+    projected: &[ProjectedEntry],
+) -> Result<Vec<Vec<AgentMessage>>, CompactionError> {
+    Ok(projected
+        .par_iter()
+        .with_min_len(16)
+        .map(|entry| {
+            entry
+                .messages
+                .iter()
+                .map(|message| session.message(message))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .collect::<Result<_, _>>()?)
+}
+
 /// Plans a compaction of the path from the root to `leaf` (the session's leaf when `None`), over
 /// the projected context (Pi 0.87): the previous compaction's retained tail is the boundary, edits
 /// are applied, system messages are never summarized.
@@ -222,18 +267,7 @@ pub fn prepare_compaction(
     }
 
     let projected = project_path(session.index(), &path);
-    // Every projected message is parsed once, on all cores.
-    let parsed: Vec<Vec<AgentMessage>> = projected
-        .par_iter()
-        .with_min_len(16)
-        .map(|entry| {
-            entry
-                .messages
-                .iter()
-                .map(|message| session.message(message))
-                .collect::<Result<Vec<_>, _>>()
-        })
-        .collect::<Result<_, _>>()?;
+    let parsed = parse_projected(session, &projected)?;
     let tokens_before = projected_context_tokens(session, &path, &projected, &parsed);
 
     let is_compaction = |entry: &ProjectedEntry| {

@@ -376,3 +376,27 @@ fn old_format_files_have_stable_ids_and_say_so() {
     let again = run.ctxkit(&["label", path, middle, "there"]);
     assert!(!again.contains("rewrites it"), "{again}");
 }
+
+#[test]
+fn tokens_say_when_pi_087_counts_differently_after_an_edit() {
+    let run = Run::new();
+    let file = corpus("../corpus-087/087-edits-compaction.jsonl");
+    let path = file.to_str().unwrap();
+    let output = run.ctxkit(&["tokens", path]);
+    assert!(
+        output.contains("Pi 0.87 counts 1129 for compaction"),
+        "{output}"
+    );
+    let json: serde_json::Value = serde_json::from_str(
+        run.ctxkit(&["tokens", path, "--json"])
+            .split_once('\n')
+            .unwrap()
+            .1,
+    )
+    .unwrap();
+    assert_eq!(json["projectedTokens"], 1129);
+    assert_eq!(
+        json["tokens"], 2043,
+        "the reported usage still counts for the context"
+    );
+}

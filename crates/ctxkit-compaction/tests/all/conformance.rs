@@ -288,6 +288,13 @@ fn check_tokens(
         &vector["tokens"]["perMessage"],
     );
     let totals = estimate_context_tokens(&messages);
+    if let Some(projected) = vector["tokens"].get("projected") {
+        checker.same(
+            "tokens.projected",
+            &json!(ctxkit_compaction::estimate_projected_context_tokens(session, None).unwrap()),
+            &projected["tokens"],
+        );
+    }
     checker.same(
         "tokens.context",
         &json!({"tokens": totals.tokens, "usageTokens": totals.usage_tokens, "trailingTokens": totals.trailing_tokens,
