@@ -353,9 +353,10 @@ fn context_edits_usage_and_compactions_write_what_pi_087_reads() {
         .unwrap();
     let stored = session.entry(&compaction).unwrap();
     let fields: Value = serde_json::from_str(stored.raw()).unwrap();
+    let stamped = ctxkit_session::parse_timestamp_ms(stored.timestamp()).unwrap();
     assert_eq!(
         fields["systemMessage"],
-        json!({"role": "system", "content": "base", "toolsAdded": [{"name": "read"}], "timestamp": 5})
+        json!({"role": "system", "content": "base", "toolsAdded": [{"name": "read"}], "timestamp": stamped})
     );
     let context =
         session.context_record(LeafSelector::Current, ctxkit_session::ContextForm::Session);
