@@ -198,23 +198,30 @@ pub fn estimate_projected_context_tokens(
     session: &Session,
     leaf: Option<&str>,
 ) -> Result<u64, CompactionError> {
-    let leaf_position = match leaf {
-        Some(id) => Some(
-            session
-                .index()
-                .position(id)
-                .ok_or_else(|| CompactionError::EntryNotFound { id: id.to_owned() })?,
-        ),
-        None => session
-            .leaf_id()
-            .and_then(|id| session.index().position(id)),
-    };
-    let path = leaf_position.map_or_else(Vec::new, |leaf| session.index().path_to(leaf));
+    let path =
+        leaf_position(session, leaf)?.map_or_else(Vec::new, |leaf| session.index().path_to(leaf));
     let projected = project_path(session.index(), &path);
     let parsed = parse_projected(session, &projected)?;
     Ok(projected_context_tokens(
         session, &path, &projected, &parsed,
     ))
+}
+
+/// The position of `leaf` (the session's leaf when `None`; `None` when the session has none).
+fn leaf_position(
+    session: &Session,
+    leaf: Option<&str>,
+) -> Result<Option<EntryIndex>, CompactionError> {
+    match leaf {
+        Some(id) => session
+            .index()
+            .position(id)
+            .map(Some)
+            .ok_or_else(|| CompactionError::EntryNotFound { id: id.to_owned() }),
+        None => Ok(session
+            .leaf_id()
+            .and_then(|id| session.index().position(id))),
+    }
 }
 
 /// Every projected message, parsed once, on all cores.
@@ -243,18 +250,7 @@ pub fn prepare_compaction(
     leaf: Option<&str>,
     settings: CompactionSettings,
 ) -> Result<PlanOutcome, CompactionError> {
-    let leaf_position = match leaf {
-        Some(id) => Some(
-            session
-                .index()
-                .position(id)
-                .ok_or_else(|| CompactionError::EntryNotFound { id: id.to_owned() })?,
-        ),
-        None => session
-            .leaf_id()
-            .and_then(|id| session.index().position(id)),
-    };
-    let Some(leaf_position) = leaf_position else {
+    let Some(leaf_position) = leaf_position(session, leaf)? else {
         return Ok(Err(NoPlanReason::NothingToCompact));
     };
     let path = session.index().path_to(leaf_position);
