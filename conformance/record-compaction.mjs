@@ -117,6 +117,31 @@ function fakeStream(model, context, options) {
 }
 if (!IS_087) ai.registerApiProvider({ api: FAKE_API, stream: fakeStream, streamSimple: fakeStream }, "ctxkit-conformance");
 
+/**
+ * 0.87.1 takes a `streamFn` instead of a registered API. Its summarization
+ * context is normalized: a leading system message (the system prompt, no
+ * tools) and the one user message.
+ */
+async function fakeStreamFn087(model, context, options) {
+  const msgs = context.messages;
+  const [system, user] = msgs;
+  if (
+    msgs.length !== 2 ||
+    system.role !== "system" ||
+    typeof system.content !== "string" ||
+    system.toolsAdded !== undefined ||
+    user.role !== "user" ||
+    !Array.isArray(user.content) ||
+    user.content.length !== 1 ||
+    user.content[0].type !== "text"
+  ) {
+    throw new Error(`unexpected summarization request shape: ${JSON.stringify(msgs).slice(0, 300)}`);
+  }
+  return fakeStream(model, { systemPrompt: system.content, messages: [user] }, options);
+}
+/** The extra arguments that route a summary through the fake model. */
+const STREAM_FN = IS_087 ? fakeStreamFn087 : undefined;
+
 // ---------------------------------------------------------------------------
 // Prompt constants, captured from the reference's own requests (probes)
 // ---------------------------------------------------------------------------
@@ -142,22 +167,23 @@ async function probeConstants() {
   const c = {};
 
   captured = [];
-  await cmp.compact(basePrep, MODELS.plain);
+  await cmp.compact(basePrep, MODELS.plain, undefined, undefined, undefined, undefined, undefined, STREAM_FN);
   c.systemPrompt = captured[0].systemPrompt;
   c.historyPrompt = stripPrefix(captured[0].userText, "<conversation>\n\n</conversation>\n\n", "history");
 
   captured = [];
-  await cmp.compact({ ...basePrep, previousSummary: "PREV" }, MODELS.plain);
+  await cmp.compact({ ...basePrep, previousSummary: "PREV" }, MODELS.plain, undefined, undefined, undefined, undefined, undefined, STREAM_FN);
   c.updatePrompt = stripPrefix(captured[0].userText, "<conversation>\n\n</conversation>\n\n<previous-summary>\nPREV\n</previous-summary>\n\n", "update");
 
   captured = [];
-  await cmp.compact({ ...basePrep, isSplitTurn: true, turnPrefixMessages: [userHi] }, MODELS.plain);
+  await cmp.compact({ ...basePrep, isSplitTurn: true, turnPrefixMessages: [userHi] }, MODELS.plain, undefined, undefined, undefined, undefined, undefined, STREAM_FN);
   if (captured.length !== 1) throw new Error("probe turn prefix: expected one request");
-  c.turnPrefixPrompt = stripPrefix(captured[0].userText, "<conversation>\n[User]: hi\n</conversation>\n\n", "turn prefix");
+  const prefixLayout = IS_087 ? "# Conversation\n[User]: hi\n\n# Instructions\n" : "<conversation>\n[User]: hi\n</conversation>\n\n";
+  c.turnPrefixPrompt = stripPrefix(captured[0].userText, prefixLayout, "turn prefix");
 
   captured = [];
   const entry = { type: "message", id: "p1", parentId: null, timestamp: "2025-01-01T00:00:00.000Z", message: userHi };
-  const res = await cmp.generateBranchSummary([entry], { model: MODELS.plain, apiKey: "k" });
+  const res = await cmp.generateBranchSummary([entry], { model: MODELS.plain, apiKey: "k", streamFn: STREAM_FN });
   c.branchPrompt = stripPrefix(captured[0].userText, "<conversation>\n[User]: hi\n</conversation>\n\n", "branch");
   if (!res.summary.endsWith("X")) throw new Error("probe branch: unexpected summary");
   c.branchPreamble = res.summary.slice(0, -1);
@@ -165,9 +191,7 @@ async function probeConstants() {
   return c;
 }
 
-// Under 0.87.1 only plans and token estimates are recorded: its summarization
-// requests (a leading system message, new turn-prefix prompt) are not captured.
-const CONSTANTS = IS_087 ? {} : await probeConstants();
+const CONSTANTS = await probeConstants();
 
 // Fixed answers. Text blocks are joined with "\n" by the reference and other
 // blocks dropped, so each answer mixes in a thinking block.
@@ -357,9 +381,15 @@ async function compactionCase(pathEntries, c) {
     serializedToSummarize,
     serializedTurnPrefix,
   };
+  await recordRuns(rec, prep, c);
+  return rec;
+}
+
+/** The compact() runs of one case, into rec.runs. */
+async function recordRuns(rec, prep, c) {
   const named = [
-    ["preparation.serializedToSummarize", serializedToSummarize],
-    ["preparation.serializedTurnPrefix", serializedTurnPrefix],
+    ["preparation.serializedToSummarize", rec.preparation.serializedToSummarize],
+    ["preparation.serializedTurnPrefix", rec.preparation.serializedTurnPrefix],
     ["preparation.previousSummary", prep.previousSummary],
   ];
   const full = c.keepRecentTokens === FULL_CASE.keepRecentTokens && c.reserveTokens === FULL_CASE.reserveTokens;
@@ -371,7 +401,7 @@ async function compactionCase(pathEntries, c) {
     if ("customInstructions" in r) run.customInstructions = r.customInstructions;
     if ("thinkingLevel" in r) run.thinkingLevel = r.thinkingLevel;
     try {
-      const res = await cmp.compact(prep, MODELS[r.model], "fake-key", undefined, r.customInstructions, undefined, r.thinkingLevel);
+      const res = await cmp.compact(prep, MODELS[r.model], "fake-key", undefined, r.customInstructions, undefined, r.thinkingLevel, STREAM_FN);
       run.requests = recordRequests(captured, named);
       run.result = {
         summary: decompose(res.summary, [["preparation.fileBlocks", rec.preparation.fileBlocks]]),
@@ -385,11 +415,10 @@ async function compactionCase(pathEntries, c) {
     }
     rec.runs.push(run);
   }
-  return rec;
 }
 
 /** 0.87.1: the plan over the projection; its raw findCutPoint is no longer what plans use. */
-function compactionCase087(pathEntries, c, settings) {
+async function compactionCase087(pathEntries, c, settings) {
   const prep = cmp.prepareCompaction(pathEntries, settings);
   const rec = { keepRecentTokens: c.keepRecentTokens, reserveTokens: c.reserveTokens, preparation: null, runs: [] };
   if (!prep) return rec;
@@ -407,6 +436,7 @@ function compactionCase087(pathEntries, c, settings) {
     serializedToSummarize: serialize(prep.messagesToSummarize),
     serializedTurnPrefix: serialize(prep.turnPrefixMessages),
   };
+  await recordRuns(rec, prep, c);
   return rec;
 }
 
@@ -454,6 +484,7 @@ async function branchPair(sm, oldLeafId, targetId, first) {
         apiKey: "fake-key",
         customInstructions: r.customInstructions,
         replaceInstructions: r.replaceInstructions,
+        streamFn: STREAM_FN,
       });
       run.requests = recordRequests(captured, ownSerialized);
       const { readFiles, modifiedFiles } = cmp.computeFileLists(cmp.prepareBranchEntries(entries, run.tokenBudget).fileOps);
@@ -509,12 +540,15 @@ async function recordOne(dir, item) {
     for (const c of CASES) vector.cases.push(await compactionCase(pathEntries, c));
     if (IS_087) {
       vector.tokens.projected = cmp.estimateProjectedContextTokens(sm.buildSessionProjection(), pathEntries);
-      delete vector.constants;
     }
-    // Branch summaries are recorded under 0.73.1 only (0.87.1 changed them only by counting
-    // images in user content, pi-087.md §6).
-    for (const [a, b] of IS_087 ? [] : pickBranchPairs(sm, entries, pathEntries)) {
-      vector.branchSummaries.push(await branchPair(sm, a, b, vector.branchSummaries.length === 0));
+    for (const [a, b] of pickBranchPairs(sm, entries, pathEntries)) {
+      try {
+        vector.branchSummaries.push(await branchPair(sm, a, b, vector.branchSummaries.length === 0));
+      } catch (err) {
+        // 0.87.1 throws on a message without content inside a branch; say so instead.
+        if (!IS_087) throw err;
+        vector.branchSummaries.push({ oldLeafId: a, targetId: b, error: errorText(err) });
+      }
     }
     return vector;
   } finally {

@@ -124,6 +124,19 @@ pub enum Command {
     },
     /// Set the session's display name.
     Name { file: PathBuf, text: String },
+    /// Change what later contexts show of a message on the current path (a Pi 0.87 `context_edit`;
+    /// the message itself stays in the file).
+    EditContext {
+        file: PathBuf,
+        /// A user, assistant, tool-result or extension message on the current path.
+        id: String,
+        /// The text to show instead.
+        #[arg(long, required_unless_present = "omit")]
+        replace: Option<String>,
+        /// Leave the message out of later contexts.
+        #[arg(long, conflicts_with = "replace")]
+        omit: bool,
+    },
     /// Count the tokens of the context at a leaf (the reference's estimate; provider usage when known).
     Tokens {
         file: PathBuf,

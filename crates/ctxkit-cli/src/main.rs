@@ -161,6 +161,7 @@ fn classify_llm(error: &ctxkit_llm::LlmError) -> (u8, Option<String>) {
         | LlmError::RetryDelayTooLong { .. }
         | LlmError::Cancelled { .. }
         | LlmError::InvalidResponse { .. }
+        | LlmError::UnusableSummary { .. }
         | LlmError::SilentOverflow { .. }
         | LlmError::Client { .. } => (7, Some("the session was not changed".to_owned())),
     }

@@ -62,6 +62,7 @@ pub fn message_text(message: &AgentMessage) -> String {
         AgentMessage::Custom(custom) => content_text(&custom.content),
         AgentMessage::BranchSummary(summary) => summary.summary.clone(),
         AgentMessage::CompactionSummary(summary) => summary.summary.clone(),
+        AgentMessage::Unknown(object) if message.role() == "system" => system_text(object),
         AgentMessage::Unknown(object) => serde_json::Value::Object(object.clone()).to_string(),
     }
 }
@@ -138,4 +139,54 @@ pub fn entry_summary(entry: &StoredEntry) -> (String, String) {
         ),
         EntryKind::Unknown { type_name, .. } => (type_name, String::new()),
     }
+}
+
+/// A system message (Pi 0.87) in one line: its content, then the sections and tools it changes.
+fn system_text(object: &ctxkit_protocol::JsonObject) -> String {
+    use serde_json::Value;
+    let mut parts = Vec::new();
+    match object.get("content") {
+        Some(Value::String(text)) if !text.is_empty() => parts.push(text.clone()),
+        Some(Value::Array(blocks)) => parts.extend(
+            blocks
+                .iter()
+                .filter_map(|block| block.get("text").and_then(Value::as_str))
+                .map(str::to_owned),
+        ),
+        Some(_) | None => {}
+    }
+    if let Some(Value::Object(sections)) = object.get("sections") {
+        let names: Vec<String> = sections
+            .iter()
+            .map(|(name, value)| {
+                if value.is_null() {
+                    format!("-{name}")
+                } else {
+                    name.clone()
+                }
+            })
+            .collect();
+        parts.push(format!("[sections {}]", names.join(" ")));
+    }
+    let tool_names = |key: &str, sign: &str| -> Vec<String> {
+        object
+            .get(key)
+            .and_then(Value::as_array)
+            .map(|tools| {
+                tools
+                    .iter()
+                    .filter_map(|tool| tool.get("name").and_then(Value::as_str))
+                    .map(|name| format!("{sign}{name}"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let tools: Vec<String> = tool_names("toolsAdded", "+")
+        .into_iter()
+        .chain(tool_names("toolsRemoved", "-"))
+        .collect();
+    if !tools.is_empty() {
+        parts.push(format!("[tools {}]", tools.join(" ")));
+    }
+    parts.join(" ")
 }

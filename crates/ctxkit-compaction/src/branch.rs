@@ -14,8 +14,9 @@ use crate::runner::{run_request, serialize_messages};
 use crate::summarizer::{Summarizer, SummaryPurpose, SummaryRequest};
 use crate::tokens::estimate_tokens;
 
-/// The summary's token limit, as the reference asks of the model.
-pub const BRANCH_SUMMARY_MAX_TOKENS: u64 = 2048;
+/// The summary's token limit, as Pi 0.87 asks of the model (a provider clamps it to the model's own
+/// output limit).
+pub const BRANCH_SUMMARY_MAX_TOKENS: u64 = 4096;
 
 /// What stands in for a summary when the branch holds no message.
 pub const NO_CONTENT_TO_SUMMARIZE: &str = "No content to summarize";

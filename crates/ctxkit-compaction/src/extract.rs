@@ -39,6 +39,15 @@ const TAGS: [&str; 5] = [
 
 impl Conversation {
     pub(crate) fn from_request(user_text: &str) -> Self {
+        // Pi 0.87's turn-prefix layout: the conversation, then the instructions, under headings.
+        if let Some(body) = user_text.strip_prefix("# Conversation\n") {
+            let end = body.rfind("\n\n# Instructions\n").unwrap_or(body.len());
+            return Self {
+                parts: split_parts(&body[..end]),
+                previous_summary: None,
+                focus: None,
+            };
+        }
         let conversation_end = user_text
             .find("\n</conversation>")
             .unwrap_or(user_text.len());
@@ -411,6 +420,15 @@ mod tests {
                 "!dist/app.js"
             ]
         );
+    }
+
+    #[test]
+    fn reads_the_turn_prefix_layout() {
+        let request = "# Conversation\n[User]: Fix the parser.\n\n[Assistant]: Reading it.\n\n\
+                       # Instructions\nThe transcript above is the beginning of one turn.";
+        let conversation = Conversation::from_request(request);
+        assert_eq!(conversation.parts.len(), 2, "{:?}", conversation.parts);
+        assert!(matches!(&conversation.parts[0], Part::User(text) if text == "Fix the parser."));
     }
 
     #[test]

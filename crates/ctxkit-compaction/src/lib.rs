@@ -39,8 +39,8 @@ pub use history::{
 };
 pub use offline::{OFFLINE_NOTICE, OfflineSummarizer, summarize_offline};
 pub use prepare::{
-    NoPlanReason, PlanOutcome, Preparation, SourcedMessage, path_token_estimates,
-    prepare_compaction,
+    NoPlanReason, PlanOutcome, Preparation, SourcedMessage, estimate_projected_context_tokens,
+    path_token_estimates, prepare_compaction,
 };
 pub use prompts::{PromptFileError, Prompts};
 pub use recall::{RecallReport, identifier_recall};

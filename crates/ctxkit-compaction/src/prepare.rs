@@ -190,6 +190,58 @@ fn projected_context_tokens(
         .fold(replay, u64::saturating_add)
 }
 
+/// Pi 0.87's `estimateProjectedContextTokens` of the context at `leaf` (the session's leaf when
+/// `None`): what Pi compares with the window to decide on compaction. It differs from
+/// [`crate::estimate_context_tokens`] only after a `context_edit` or compaction that the last
+/// reported usage predates.
+pub fn estimate_projected_context_tokens(
+    session: &Session,
+    leaf: Option<&str>,
+) -> Result<u64, CompactionError> {
+    let path =
+        leaf_position(session, leaf)?.map_or_else(Vec::new, |leaf| session.index().path_to(leaf));
+    let projected = project_path(session.index(), &path);
+    let parsed = parse_projected(session, &projected)?;
+    Ok(projected_context_tokens(
+        session, &path, &projected, &parsed,
+    ))
+}
+
+/// The position of `leaf` (the session's leaf when `None`; `None` when the session has none).
+fn leaf_position(
+    session: &Session,
+    leaf: Option<&str>,
+) -> Result<Option<EntryIndex>, CompactionError> {
+    match leaf {
+        Some(id) => session
+            .index()
+            .position(id)
+            .map(Some)
+            .ok_or_else(|| CompactionError::EntryNotFound { id: id.to_owned() }),
+        None => Ok(session
+            .leaf_id()
+            .and_then(|id| session.index().position(id))),
+    }
+}
+
+/// Every projected message, parsed once, on all cores.
+fn parse_projected(
+    session: &Session,
+    projected: &[ProjectedEntry],
+) -> Result<Vec<Vec<AgentMessage>>, CompactionError> {
+    Ok(projected
+        .par_iter()
+        .with_min_len(16)
+        .map(|entry| {
+            entry
+                .messages
+                .iter()
+                .map(|message| session.message(message))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .collect::<Result<_, _>>()?)
+}
+
 /// Plans a compaction of the path from the root to `leaf` (the session's leaf when `None`), over
 /// the projected context (Pi 0.87): the previous compaction's retained tail is the boundary, edits
 /// are applied, system messages are never summarized.
@@ -198,18 +250,7 @@ pub fn prepare_compaction(
     leaf: Option<&str>,
     settings: CompactionSettings,
 ) -> Result<PlanOutcome, CompactionError> {
-    let leaf_position = match leaf {
-        Some(id) => Some(
-            session
-                .index()
-                .position(id)
-                .ok_or_else(|| CompactionError::EntryNotFound { id: id.to_owned() })?,
-        ),
-        None => session
-            .leaf_id()
-            .and_then(|id| session.index().position(id)),
-    };
-    let Some(leaf_position) = leaf_position else {
+    let Some(leaf_position) = leaf_position(session, leaf)? else {
         return Ok(Err(NoPlanReason::NothingToCompact));
     };
     let path = session.index().path_to(leaf_position);
@@ -222,18 +263,7 @@ pub fn prepare_compaction(
     }
 
     let projected = project_path(session.index(), &path);
-    // Every projected message is parsed once, on all cores.
-    let parsed: Vec<Vec<AgentMessage>> = projected
-        .par_iter()
-        .with_min_len(16)
-        .map(|entry| {
-            entry
-                .messages
-                .iter()
-                .map(|message| session.message(message))
-                .collect::<Result<Vec<_>, _>>()
-        })
-        .collect::<Result<_, _>>()?;
+    let parsed = parse_projected(session, &projected)?;
     let tokens_before = projected_context_tokens(session, &path, &projected, &parsed);
 
     let is_compaction = |entry: &ProjectedEntry| {

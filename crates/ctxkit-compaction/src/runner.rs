@@ -1,6 +1,6 @@
 //! Running a planned compaction: assemble the requests in the reference's order and tags, run the
-//! history and turn-prefix summaries concurrently for a split turn, merge, append the file blocks.
-//! Cancellable; returns a result for the caller to append (nothing is written here).
+//! history summary and then (for a split turn) the turn-prefix summary, as Pi 0.87 does, merge, append
+//! the file blocks. Cancellable; returns a result for the caller to append (nothing is written here).
 
 use ctxkit_protocol::{AgentMessage, Usage};
 use futures::future::{Either, select};
@@ -13,7 +13,7 @@ use crate::prompts::Prompts;
 use crate::serialize::serialize_conversation;
 use crate::summarizer::{Summarizer, SummaryPurpose, SummaryRequest, SummaryResponse};
 
-/// Stand-in history summary when a split turn has nothing before it.
+/// Stand-in history summary when a split turn has nothing before it and no previous summary.
 pub const NO_PRIOR_HISTORY: &str = "No prior history.";
 
 /// Joins the history summary and the turn-prefix summary of a split turn.
@@ -104,8 +104,9 @@ pub fn turn_prefix_request(
     SummaryRequest {
         purpose: SummaryPurpose::TurnPrefix,
         system_prompt: prompts.system.clone(),
+        // Pi 0.87's layout: the conversation, then the instructions, under two headings.
         user_text: format!(
-            "<conversation>\n{}\n</conversation>\n\n{}",
+            "# Conversation\n{}\n\n# Instructions\n{}",
             serialize_messages(&preparation.turn_prefix_messages),
             prompts.turn_prefix
         ),
@@ -155,39 +156,33 @@ pub async fn compact(
     cancel: &CancellationToken,
 ) -> Result<CompactionResult, CompactionError> {
     let history = history_request(preparation, prompts, summarizer, options);
-    let mut requests = vec![history.clone()];
+    let mut requests = Vec::new();
     let mut usages = Vec::new();
     let mut summary = if preparation.is_split_turn && !preparation.turn_prefix_messages.is_empty() {
+        // History first, then the prefix; a failed history request ends the run. Without history
+        // messages the previous summary stands for the history as it is (no request).
+        let history_text = if preparation.messages_to_summarize.is_empty() {
+            preparation
+                .previous_summary
+                .clone()
+                .unwrap_or_else(|| NO_PRIOR_HISTORY.to_owned())
+        } else {
+            requests.push(history.clone());
+            let response = run_request(summarizer, history, cancel).await?;
+            usages.push(usage_value(response.usage.as_ref()));
+            response.text
+        };
         let prefix = turn_prefix_request(preparation, prompts, summarizer, options);
         requests.push(prefix.clone());
-        let history_work = async {
-            if preparation.messages_to_summarize.is_empty() {
-                Ok(SummaryResponse {
-                    text: NO_PRIOR_HISTORY.to_owned(),
-                    usage: None,
-                })
-            } else {
-                run_request(summarizer, history, cancel).await
-            }
-        };
-        let (history, prefix) =
-            futures::future::join(history_work, run_request(summarizer, prefix, cancel)).await;
-        let (history, prefix) = (history?, prefix?);
-        usages.push(usage_value(history.usage.as_ref()));
+        let prefix = run_request(summarizer, prefix, cancel).await?;
         usages.push(usage_value(prefix.usage.as_ref()));
-        format!("{}{TURN_CONTEXT_SEPARATOR}{}", history.text, prefix.text)
+        format!("{history_text}{TURN_CONTEXT_SEPARATOR}{}", prefix.text)
     } else {
+        requests.push(history.clone());
         let response = run_request(summarizer, history, cancel).await?;
         usages.push(usage_value(response.usage.as_ref()));
         response.text
     };
-    if preparation.messages_to_summarize.is_empty()
-        && preparation.is_split_turn
-        && !preparation.turn_prefix_messages.is_empty()
-    {
-        // The stand-in history was never sent.
-        requests.remove(0);
-    }
     let lists = preparation.file_operations.lists();
     summary.push_str(&lists.blocks());
     let mut details = lists.details();

@@ -92,6 +92,7 @@ impl ModelClient {
             | LlmError::Timeout { .. }
             | LlmError::RetryDelayTooLong { .. }
             | LlmError::InvalidResponse { .. }
+            | LlmError::UnusableSummary { .. }
             | LlmError::SilentOverflow { .. }
             | LlmError::MissingApiKey { .. }
             | LlmError::UnknownProvider { .. }

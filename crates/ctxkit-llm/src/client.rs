@@ -163,10 +163,15 @@ impl ModelClient {
             .as_deref()
             .and_then(ReasoningLevel::parse)
             .filter(|_| self.supports_reasoning());
+        // Pi 0.87: summary limits are clamped to what the model can produce.
+        let max_tokens = match &self.config.model_info {
+            Some(model) if model.max_output > 0 => request.max_tokens.min(model.max_output),
+            Some(_) | None => request.max_tokens,
+        };
         let request = CompletionRequest {
             system_prompt: request.system_prompt,
             user_text: request.user_text,
-            max_tokens: request.max_tokens,
+            max_tokens,
             reasoning,
         };
         let completion = self.complete(&request, &cancel).await?;
@@ -176,6 +181,7 @@ impl ModelClient {
             None,
             Some(&completion.usage),
             window,
+            Some(&self.config.provider),
         ) {
             return Err(LlmError::SilentOverflow {
                 provider: self.config.provider.clone(),
@@ -192,7 +198,17 @@ impl ModelClient {
                 ),
                 body: completion.text,
             }),
-            StopReason::Stop | StopReason::Length | StopReason::ToolUse => Ok(SummaryResponse {
+            // Pi 0.87: a summary cut at the token cap is incomplete, and a summarizer must not
+            // call tools; both are failures, so nothing is written.
+            StopReason::Length => Err(LlmError::UnusableSummary {
+                provider: self.config.provider.clone(),
+                reason: "generation hit the token cap and the summary is incomplete",
+            }),
+            StopReason::ToolUse => Err(LlmError::UnusableSummary {
+                provider: self.config.provider.clone(),
+                reason: "the summarizer tried to call a tool",
+            }),
+            StopReason::Stop => Ok(SummaryResponse {
                 text: completion.text,
                 usage: Some(completion.usage),
             }),

@@ -50,6 +50,14 @@ pub enum LlmError {
         message: String,
         body: String,
     },
+    /// A summary request answered with something that is not a whole summary: cut at the token cap
+    /// (`length`), or a tool call (Pi 0.87 fails both). Nothing is written; retry with a larger
+    /// output limit or another model.
+    #[error("Provider `{provider}` gave no usable summary: {reason}")]
+    UnusableSummary {
+        provider: String,
+        reason: &'static str,
+    },
     /// A successful reply shows the prompt did not fit (silent truncation, or a `length` stop with
     /// no output that filled the window). The caller should compact or use a larger model.
     #[error(
@@ -89,14 +97,23 @@ pub enum LlmError {
 impl LlmError {
     /// `true` when this error says the prompt did not fit the model's context window.
     ///
-    /// An empty 400/413 body counts, as the reference's `400 status code (no body)` (Cerebras).
+    /// An empty 400/413 body counts from Cerebras only, as the reference's `400 status code (no body)`.
     pub fn is_context_overflow(&self) -> bool {
         match self {
-            Self::Http { status, body, .. } => {
+            Self::Http {
+                provider,
+                status,
+                body,
+                ..
+            } => {
+                let provider = Some(provider.as_str());
                 if body.trim().is_empty() {
-                    overflow::is_overflow_error_text(&format!("{status} status code (no body)"))
+                    overflow::is_overflow_error_text_from(
+                        &format!("{status} status code (no body)"),
+                        provider,
+                    )
                 } else {
-                    overflow::is_overflow_error_text(body)
+                    overflow::is_overflow_error_text_from(body, provider)
                 }
             }
             Self::SilentOverflow { .. } => true,
@@ -105,6 +122,7 @@ impl LlmError {
             | Self::RetryDelayTooLong { .. }
             | Self::Cancelled { .. }
             | Self::InvalidResponse { .. }
+            | Self::UnusableSummary { .. }
             | Self::MissingApiKey { .. }
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
@@ -125,6 +143,7 @@ impl LlmError {
             Self::RetryDelayTooLong { .. }
             | Self::Cancelled { .. }
             | Self::InvalidResponse { .. }
+            | Self::UnusableSummary { .. }
             | Self::SilentOverflow { .. }
             | Self::MissingApiKey { .. }
             | Self::UnknownProvider { .. }

@@ -26,8 +26,9 @@ pub use models::{
     find_provider, model_prices, usage_cost,
 };
 pub use overflow::{
-    ErrorTextClass, OVERFLOW_EXCLUSIONS, OVERFLOW_PATTERNS, OverflowPattern, StopReason,
-    classify_error_text, is_context_overflow, is_overflow_error_text, is_reply_overflow,
+    ErrorTextClass, OVERFLOW_EXCLUSIONS, OVERFLOW_PATTERNS, OverflowPattern,
+    PROVIDER_OVERFLOW_PATTERNS, StopReason, classify_error_text, classify_error_text_from,
+    is_context_overflow, is_overflow_error_text, is_overflow_error_text_from, is_reply_overflow,
 };
 pub use retry::RetryPolicy;
 pub use secret::ApiKey;

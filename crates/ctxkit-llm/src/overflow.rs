@@ -18,9 +18,14 @@ pub struct OverflowPattern {
 
 /// Every known overflow wording. Matching is case-insensitive.
 pub const OVERFLOW_PATTERNS: &[OverflowPattern] = &[
+    // Before Anthropic's wording, which matches it too.
+    OverflowPattern {
+        provider: "ollama",
+        pattern: r"prompt too long; exceeded (?:max )?context length",
+    },
     OverflowPattern {
         provider: "anthropic",
-        pattern: r"prompt is too long",
+        pattern: r"prompt (?:is )?too long",
     },
     OverflowPattern {
         provider: "anthropic",
@@ -51,6 +56,18 @@ pub const OVERFLOW_PATTERNS: &[OverflowPattern] = &[
         pattern: r"maximum context length is \d+ tokens",
     },
     OverflowPattern {
+        provider: "litellm",
+        pattern: r"exceeds (?:the )?(?:model'?s )?maximum context length(?: of [\d,]+ tokens?|\s*\([\d,]+\))",
+    },
+    OverflowPattern {
+        provider: "poolside",
+        pattern: r"exceeds (?:the )?maximum allowed input length of [\d,]+ tokens?",
+    },
+    OverflowPattern {
+        provider: "together",
+        pattern: r"input \(\d+ tokens\) is longer than the model'?s context length \(\d+ tokens\)",
+    },
+    OverflowPattern {
         provider: "copilot",
         pattern: r"exceeds the limit of \d+",
     },
@@ -79,8 +96,12 @@ pub const OVERFLOW_PATTERNS: &[OverflowPattern] = &[
         pattern: r"model_context_window_exceeded",
     },
     OverflowPattern {
-        provider: "ollama",
-        pattern: r"prompt too long; exceeded (?:max )?context length",
+        provider: "ds4",
+        pattern: r"prompt has [\d,]+ tokens?, but the configured context size is [\d,]+ tokens?",
+    },
+    OverflowPattern {
+        provider: "dashscope",
+        pattern: r"range of input length should be",
     },
     OverflowPattern {
         provider: "generic",
@@ -94,11 +115,14 @@ pub const OVERFLOW_PATTERNS: &[OverflowPattern] = &[
         provider: "generic",
         pattern: r"token limit exceeded",
     },
-    OverflowPattern {
-        provider: "cerebras",
-        pattern: r"^4(?:00|13)\s*(?:status code)?\s*\(no body\)",
-    },
 ];
+
+/// Wordings that mean an overflow only from the provider named (Pi 0.87: Cerebras answers an
+/// oversized prompt with an empty 400/413; from anyone else that is just a bad request).
+pub const PROVIDER_OVERFLOW_PATTERNS: &[OverflowPattern] = &[OverflowPattern {
+    provider: "cerebras",
+    pattern: r"^4(?:00|13)\s*(?:status code)?\s*\(no body\)",
+}];
 
 /// Texts that look like an overflow but are not one: rate limits and throttling. An excluded
 /// text is never an overflow, whatever else it says.
@@ -166,6 +190,7 @@ pub enum ErrorTextClass {
 
 struct Compiled {
     patterns: Vec<(Regex, &'static OverflowPattern)>,
+    provider_patterns: Vec<(Regex, &'static OverflowPattern)>,
     exclusions: Vec<Regex>,
 }
 
@@ -182,21 +207,35 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| Compiled {
         .iter()
         .filter_map(|pattern| case_insensitive(pattern.pattern).map(|regex| (regex, pattern)))
         .collect(),
+    provider_patterns: PROVIDER_OVERFLOW_PATTERNS
+        .iter()
+        .filter_map(|pattern| case_insensitive(pattern.pattern).map(|regex| (regex, pattern)))
+        .collect(),
     exclusions: OVERFLOW_EXCLUSIONS
         .iter()
         .filter_map(|pattern| case_insensitive(pattern))
         .collect(),
 });
 
-/// Classifies a provider's error text.
+/// Classifies a provider's error text, with the provider-specific wordings of no provider.
 pub fn classify_error_text(text: &str) -> ErrorTextClass {
+    classify_error_text_from(text, None)
+}
+
+/// Classifies an error text written by `provider` (its name as configured, e.g. `cerebras`).
+pub fn classify_error_text_from(text: &str, provider: Option<&str>) -> ErrorTextClass {
     let compiled = &*COMPILED;
     if compiled.exclusions.iter().any(|regex| regex.is_match(text)) {
         return ErrorTextClass::Excluded;
     }
+    let own = compiled
+        .provider_patterns
+        .iter()
+        .filter(|(_, pattern)| Some(pattern.provider) == provider);
     compiled
         .patterns
         .iter()
+        .chain(own)
         .find(|(regex, _)| regex.is_match(text))
         .map_or(ErrorTextClass::Unrelated, |(_, pattern)| {
             ErrorTextClass::Overflow(pattern)
@@ -205,14 +244,19 @@ pub fn classify_error_text(text: &str) -> ErrorTextClass {
 
 /// `true` when a provider's error text says the prompt did not fit the context window.
 pub fn is_overflow_error_text(text: &str) -> bool {
-    match classify_error_text(text) {
+    is_overflow_error_text_from(text, None)
+}
+
+/// [`is_overflow_error_text`] for a text written by `provider`.
+pub fn is_overflow_error_text_from(text: &str, provider: Option<&str>) -> bool {
+    match classify_error_text_from(text, provider) {
         ErrorTextClass::Overflow(_) => true,
         ErrorTextClass::Excluded | ErrorTextClass::Unrelated => false,
     }
 }
 
 /// `true` when a reply that ended with `stop_reason` and `usage` shows that the context window
-/// overflowed: an error whose text is an overflow, a successful reply whose input exceeds the
+/// overflowed: an error whose text is an overflow (for `provider`), a successful reply whose input exceeds the
 /// window (providers that truncate silently), or a `length` stop with no output that filled the
 /// window. `context_window` of `None` or 0 disables the usage rules.
 pub fn is_reply_overflow(
@@ -220,12 +264,12 @@ pub fn is_reply_overflow(
     error_message: Option<&str>,
     usage: Option<&Usage>,
     context_window: Option<u64>,
+    provider: Option<&str>,
 ) -> bool {
     let window = context_window.filter(|window| *window > 0);
     match stop_reason {
-        StopReason::Error => {
-            error_message.is_some_and(|text| !text.is_empty() && is_overflow_error_text(text))
-        }
+        StopReason::Error => error_message
+            .is_some_and(|text| !text.is_empty() && is_overflow_error_text_from(text, provider)),
         StopReason::Stop => match (window, usage) {
             (Some(window), Some(usage)) if error_message.is_none() => {
                 usage.input.saturating_add(usage.cache_read) > window
@@ -256,6 +300,7 @@ pub fn is_context_overflow(message: &AssistantMessage, context_window: Option<u6
         message.error_message.as_deref(),
         message.usage.as_ref(),
         context_window,
+        message.provider.as_deref(),
     )
 }
 

@@ -89,9 +89,41 @@ const ERROR_TEXTS: &[(&str, bool, Option<&str>)] = &[
     ),
     ("Too many tokens in request", true, Some("generic")),
     ("token limit exceeded", true, Some("generic")),
-    ("400 status code (no body)", true, Some("cerebras")),
-    ("413 (no body)", true, Some("cerebras")),
     ("PROMPT IS TOO LONG", true, Some("anthropic")),
+    ("Prompt too long", true, Some("anthropic")),
+    (
+        "Input length 300000 exceeds the model's maximum context length of 262,144 tokens",
+        true,
+        Some("litellm"),
+    ),
+    (
+        "This request exceeds the maximum context length (131072)",
+        true,
+        Some("litellm"),
+    ),
+    (
+        "Input length 300000 exceeds the maximum allowed input length of 256000 tokens.",
+        true,
+        Some("poolside"),
+    ),
+    (
+        "The input (300000 tokens) is longer than the model's context length (131072 tokens).",
+        true,
+        Some("together"),
+    ),
+    (
+        "Prompt has 300,000 tokens, but the configured context size is 131,072 tokens",
+        true,
+        Some("ds4"),
+    ),
+    (
+        "Range of input length should be [1, 129024]",
+        true,
+        Some("dashscope"),
+    ),
+    // Pi 0.87: a body-less 400/413 is an overflow only from Cerebras (see below).
+    ("400 status code (no body)", false, None),
+    ("413 (no body)", false, None),
     // Not overflows.
     ("429 status code (no body)", false, None),
     ("Error: 400 status code (no body)", false, None),
@@ -117,6 +149,10 @@ const ERROR_TEXTS: &[(&str, bool, Option<&str>)] = &[
 #[test]
 fn every_pattern_compiles() {
     assert_eq!(COMPILED.patterns.len(), OVERFLOW_PATTERNS.len());
+    assert_eq!(
+        COMPILED.provider_patterns.len(),
+        PROVIDER_OVERFLOW_PATTERNS.len()
+    );
     assert_eq!(COMPILED.exclusions.len(), OVERFLOW_EXCLUSIONS.len());
 }
 
@@ -141,6 +177,34 @@ fn every_pattern_has_a_table_row() {
         });
         assert!(covered, "no test row for {}", pattern.pattern);
     }
+}
+
+#[test]
+fn body_less_errors_are_overflows_from_cerebras_only() {
+    for text in [
+        "400 status code (no body)",
+        "413 (no body)",
+        "413 status code (no body)",
+    ] {
+        assert!(
+            is_overflow_error_text_from(text, Some("cerebras")),
+            "{text}"
+        );
+        assert!(
+            !is_overflow_error_text_from(text, Some("openrouter")),
+            "{text}"
+        );
+        assert!(!is_overflow_error_text(text), "{text}");
+    }
+    assert!(!is_overflow_error_text_from(
+        "429 status code (no body)",
+        Some("cerebras")
+    ));
+    let provider_pattern = &PROVIDER_OVERFLOW_PATTERNS[0];
+    assert_eq!(
+        classify_error_text_from("400 status code (no body)", Some("cerebras")),
+        ErrorTextClass::Overflow(provider_pattern)
+    );
 }
 
 #[test]
@@ -248,7 +312,7 @@ fn replies_match_the_table() {
     {
         let usage = usage(*input, *cache_read, *output);
         assert_eq!(
-            is_reply_overflow(*stop, *error, Some(&usage), *window),
+            is_reply_overflow(*stop, *error, Some(&usage), *window, None),
             *expected,
             "row {index}"
         );

@@ -179,7 +179,15 @@ mod tests {
         assert!(!http(400, "bad").is_retryable());
         assert!(!http(401, "no").is_retryable());
         assert!(!http(500, "prompt is too long").is_retryable());
-        assert!(http(400, "").is_context_overflow());
+        // A body-less 400 is an overflow from Cerebras only (Pi 0.87).
+        assert!(!http(400, "").is_context_overflow());
+        let cerebras = LlmError::Http {
+            provider: "cerebras".into(),
+            status: 400,
+            body: String::new(),
+            retry_after: None,
+        };
+        assert!(cerebras.is_context_overflow());
         assert!(!http(429, "").is_context_overflow());
         assert!(
             LlmError::Network {

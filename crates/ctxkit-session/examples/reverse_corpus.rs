@@ -310,6 +310,15 @@ fn main() -> Result<()> {
     session.flush_pending()?;
     emit(&dir, "written-label-name", &labels)?;
 
+    // A branched session of a path that holds label entries: re-chained around them.
+    session.append_message(user("after the label"))?;
+    let leaf = session.leaf_id().ok_or("empty")?.to_owned();
+    let branched_labels = session
+        .create_branched_session(&leaf)?
+        .ok_or("not persisted")?;
+    session.append_message(assistant(vec![ContentBlock::text("on the branch")], "stop"))?;
+    emit(&dir, "written-branched-labels", &branched_labels)?;
+
     std::fs::remove_dir_all(&scratch)?;
     Ok(())
 }

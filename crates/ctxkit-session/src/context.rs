@@ -461,3 +461,81 @@ pub fn context_message(
     // Edited, synthesized, or with a null or missing content that Pi 0.87 normalizes.
     serde_json::from_value(context_message_value(entry, kind, edit)?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn index(lines: &[&str]) -> SessionIndex {
+        let entries = lines
+            .iter()
+            .enumerate()
+            .map(|(line, text)| StoredEntry::from_line((*text).into(), line + 2).unwrap())
+            .collect();
+        SessionIndex::build(entries, &mut Vec::new())
+    }
+
+    fn contents(index: &SessionIndex) -> Vec<Value> {
+        let leaf = index.entries().len() - 1;
+        build_context(index, Some(leaf))
+            .messages
+            .iter()
+            .map(|message| {
+                let entry = index.get(message.entry).unwrap();
+                let edit = message.edit.and_then(|edit| index.get(edit));
+                let value = context_message_value(entry, message.kind, edit).unwrap();
+                json!([value["role"], value["content"]])
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_last_edit_on_the_path_wins_and_applies_before_it() {
+        let index = index(&[
+            r#"{"type":"message","id":"u","parentId":null,"timestamp":"t","message":{"role":"user","content":"long"}}"#,
+            r#"{"type":"message","id":"a","parentId":"u","timestamp":"t","message":{"role":"assistant","content":[]}}"#,
+            r#"{"type":"context_edit","id":"e1","parentId":"a","timestamp":"t","targetId":"a","replacement":{"content":"first"}}"#,
+            r#"{"type":"context_edit","id":"e2","parentId":"e1","timestamp":"t","targetId":"a","replacement":{"content":"second"}}"#,
+            r#"{"type":"context_edit","id":"e3","parentId":"e2","timestamp":"t","targetId":"u","replacement":null}"#,
+            r#"{"type":"usage","id":"g","parentId":"e3","timestamp":"t","kind":"cache_warm"}"#,
+        ]);
+        assert_eq!(
+            contents(&index),
+            [json!(["assistant", [{"type": "text", "text": "second"}]])]
+        );
+    }
+
+    #[test]
+    fn a_compaction_leads_with_its_system_message_and_drops_kept_ones() {
+        let index = index(&[
+            r#"{"type":"message","id":"s","parentId":null,"timestamp":"t","message":{"role":"system","content":"old"}}"#,
+            r#"{"type":"message","id":"u","parentId":"s","timestamp":"t","message":{"role":"user","content":null}}"#,
+            r#"{"type":"message","id":"s2","parentId":"u","timestamp":"t","message":{"role":"system","content":"kept"}}"#,
+            r#"{"type":"compaction","id":"c","parentId":"s2","timestamp":"t","summary":"S","firstKeptEntryId":"u","tokensBefore":1,"systemMessage":{"role":"system","content":"replay"}}"#,
+            r#"{"type":"message","id":"s3","parentId":"c","timestamp":"t","message":{"role":"system","content":"later"}}"#,
+        ]);
+        assert_eq!(
+            contents(&index),
+            [
+                json!(["system", "replay"]),
+                json!(["compactionSummary", null]),
+                json!(["user", []]),
+                json!(["system", "later"]),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_retain_none_compaction_keeps_nothing_before_it() {
+        let index = index(&[
+            r#"{"type":"message","id":"u","parentId":null,"timestamp":"t","message":{"role":"user","content":"a"}}"#,
+            r#"{"type":"compaction","id":"c","parentId":"u","timestamp":"t","summary":"S","firstKeptEntryId":"c","tokensBefore":1}"#,
+            r#"{"type":"message","id":"v","parentId":"c","timestamp":"t","message":{"role":"user","content":"b"}}"#,
+        ]);
+        assert_eq!(
+            contents(&index),
+            [json!(["compactionSummary", null]), json!(["user", "b"])]
+        );
+    }
+}

@@ -61,8 +61,8 @@ fn main() -> ExitCode {
                 SessionError::Io { .. }
                 | SessionError::NotASession { .. }
                 | SessionError::EntryNotFound { .. }
-                | SessionError::InvalidEntry { .. }
                 | SessionError::NotEditable { .. }
+                | SessionError::InvalidEntry { .. }
                 | SessionError::Serialize(_) => 4,
             };
             let _ = writeln!(std::io::stderr(), "error: {error}");

@@ -50,6 +50,13 @@ pub fn tokens(
         .collect();
     let totals = context_token_count(&messages, estimator);
     let source = totals.source().to_string();
+    // What Pi 0.87 weighs against the window: its estimate ignores usage reported before the
+    // latest context edit or compaction.
+    let leaf_id = match selector {
+        LeafSelector::Entry(id) => Some(id),
+        LeafSelector::Current | LeafSelector::BeforeFirst => None,
+    };
+    let projected = ctxkit_compaction::estimate_projected_context_tokens(&session, leaf_id)?;
     if json {
         print_json(
             out,
@@ -59,6 +66,7 @@ pub fn tokens(
                 "trailingTokens": totals.trailing.tokens,
                 "lastUsageIndex": totals.last_usage_index,
                 "perMessage": per_message,
+                "projectedTokens": projected,
                 "source": source,
                 "estimator": estimator.name(),
             }),
@@ -79,6 +87,14 @@ pub fn tokens(
             index + 1,
             totals.trailing.tokens,
             totals.trailing.source
+        )?;
+    }
+    let reference_count = context_token_count(&messages, Estimator::Pi).tokens;
+    if projected != reference_count {
+        writeln!(
+            out,
+            "  Pi 0.87 counts {projected} for compaction: the last reported usage predates an edit \
+             or compaction"
         )?;
     }
     Ok(Outcome::Success)

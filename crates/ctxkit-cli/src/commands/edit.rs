@@ -1,10 +1,11 @@
-//! Commands that write: `fork`, `fork-from`, `label`, `name`, `migrate`. Every write appends to a
+//! Commands that write: `fork`, `fork-from`, `label`, `name`, `edit-context`, `migrate`. Every write appends to a
 //! session file or creates a new one; existing lines are never changed (`migrate` rewrites atomically).
 
 use std::io::Write;
 use std::path::Path;
 
 use anyhow::Result;
+use ctxkit_protocol::MessageContent;
 use ctxkit_session::{Session, default_session_dir};
 
 use super::{Locations, note_rewrite};
@@ -65,6 +66,26 @@ pub fn name(file: &Path, text: &str, out: &mut dyn Write) -> Result<Outcome> {
     match session.session_name() {
         Some(name) => writeln!(out, "Named the session: {name}")?,
         None => writeln!(out, "Cleared the session name")?,
+    }
+    Ok(Outcome::Success)
+}
+
+/// Appends a context edit of `id`: `replacement` shown instead of its content, or (`None`) the
+/// message left out of later contexts.
+pub fn edit_context(
+    file: &Path,
+    id: &str,
+    replacement: Option<&str>,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
+    let mut session = Session::open(file)?;
+    note_rewrite(&session, file)?;
+    let content = replacement.map(|text| MessageContent::Text(text.to_owned()));
+    let edit = session.append_context_edit(id, content)?;
+    session.flush_pending()?;
+    match replacement {
+        Some(_) => writeln!(out, "Edited {id} in later contexts ({edit})")?,
+        None => writeln!(out, "Left {id} out of later contexts ({edit})")?,
     }
     Ok(Outcome::Success)
 }

@@ -164,7 +164,21 @@ pub fn context(
     Ok(Outcome::Success)
 }
 
+fn write_format_note(out: &mut dyn Write, file: &Path, version: Option<u64>) -> Result<()> {
+    if let Some(version) = version {
+        writeln!(
+            out,
+            "{}: session format {}",
+            file.display(),
+            old_format_note(version)
+        )?;
+    }
+    Ok(())
+}
+
 pub fn check(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
+    // An old format is no problem (the file reads fine), but worth saying.
+    let mut format_version = None;
     let problems: Vec<(Option<usize>, String)> = match Session::open(file) {
         Ok(session) => {
             let mut problems: Vec<(Option<usize>, String)> = session
@@ -186,12 +200,7 @@ pub fn check(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
                 }
             }
             problems.sort_by_key(|(line, _)| *line);
-            if let Some(version) = session.migrated_from() {
-                problems.insert(
-                    0,
-                    (None, format!("old format {}", old_format_note(version))),
-                );
-            }
+            format_version = session.migrated_from();
             problems
         }
         Err(SessionError::NotASession { line, reason, .. }) => {
@@ -206,11 +215,14 @@ pub fn check(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
             .collect();
         print_json(
             out,
-            &json!({"path": file.display().to_string(), "problems": records}),
+            &json!({"path": file.display().to_string(), "problems": records,
+                    "formatVersion": format_version}),
         )?;
     } else if problems.is_empty() {
+        write_format_note(out, file, format_version)?;
         writeln!(out, "{}: no problems found", file.display())?;
     } else {
+        write_format_note(out, file, format_version)?;
         for (line, message) in &problems {
             match line {
                 Some(line) => writeln!(out, "{}:{line}: {message}", file.display())?,

@@ -89,6 +89,12 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
             edit::label(&file, &id, label, out)
         }
         Command::Name { file, text } => edit::name(&file, &text, out),
+        Command::EditContext {
+            file,
+            id,
+            replace,
+            omit: _,
+        } => edit::edit_context(&file, &id, replace.as_deref(), out),
         Command::Migrate { file } => edit::migrate(&file, out),
         Command::Tokens {
             file,

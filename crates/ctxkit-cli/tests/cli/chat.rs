@@ -404,7 +404,9 @@ fn chat_runs_tools_persists_and_continues() {
     tmux.wait_for("Continuing session (4 entries)");
     // The conversation so far is shown again: the prompt, the tool call and its result, the answer.
     let screen = tmux.wait_idle(1);
-    let prompt = screen.find("> make a file").unwrap_or_else(|| panic!("{screen}"));
+    let prompt = screen
+        .find("> make a file")
+        .unwrap_or_else(|| panic!("{screen}"));
     let answer = screen
         .find("Done: the file says hello.")
         .unwrap_or_else(|| panic!("{screen}"));

@@ -354,7 +354,14 @@ fn old_format_files_have_stable_ids_and_say_so() {
     let info = run.ctxkit(&["info", path]);
     assert!(info.contains("format:   v1 (older than v3)"), "{info}");
     let check = run.ctxkit(&["check", path]);
-    assert!(check.contains("old format v1"), "{check}");
+    assert!(
+        check.starts_with("exit: 0"),
+        "an old format is no problem: {check}"
+    );
+    assert!(
+        check.contains("session format v1 (older than v3)"),
+        "{check}"
+    );
     assert_eq!(
         std::fs::read(&file).unwrap(),
         before,
@@ -370,4 +377,68 @@ fn old_format_files_have_stable_ids_and_say_so() {
     assert_eq!(tree(&run)["nodes"][0]["id"], first["nodes"][0]["id"]);
     let again = run.ctxkit(&["label", path, middle, "there"]);
     assert!(!again.contains("rewrites it"), "{again}");
+}
+
+#[test]
+fn tokens_say_when_pi_087_counts_differently_after_an_edit() {
+    let run = Run::new();
+    let file = corpus("../corpus-087/087-edits-compaction.jsonl");
+    let path = file.to_str().unwrap();
+    let output = run.ctxkit(&["tokens", path]);
+    assert!(
+        output.contains("Pi 0.87 counts 1129 for compaction"),
+        "{output}"
+    );
+    let json: serde_json::Value = serde_json::from_str(
+        run.ctxkit(&["tokens", path, "--json"])
+            .split_once('\n')
+            .unwrap()
+            .1,
+    )
+    .unwrap();
+    assert_eq!(json["projectedTokens"], 1129);
+    assert_eq!(
+        json["tokens"], 2043,
+        "the reported usage still counts for the context"
+    );
+}
+
+#[test]
+fn edit_context_replaces_or_omits_a_message_in_later_contexts_only() {
+    let run = Run::new();
+    let file = run.copy("good-tool-results.jsonl");
+    let path = file.to_str().unwrap();
+    let before = std::fs::read_to_string(&file).unwrap();
+    let output = run.ctxkit(&["edit-context", path, "acbd604b", "--replace", "[elided]"]);
+    assert!(output.starts_with("exit: 0"), "{output}");
+    let output = run.ctxkit(&["edit-context", path, "fbd03c3c", "--omit"]);
+    assert!(output.starts_with("exit: 0"), "{output}");
+    // "… (<edit id>)": an edit is no message, so it cannot be edited.
+    let edit_id = output
+        .trim_end()
+        .rsplit_once('(')
+        .unwrap()
+        .1
+        .trim_end_matches(')')
+        .to_owned();
+    let after = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        after.starts_with(&before),
+        "existing lines are never changed"
+    );
+    let context: serde_json::Value = serde_json::from_str(
+        run.ctxkit(&["context", path, "--json"])
+            .split_once('\n')
+            .unwrap()
+            .1,
+    )
+    .unwrap();
+    let messages = context["messages"].as_array().unwrap();
+    assert!(messages.iter().all(|message| message["role"] != "user"));
+    assert!(messages.iter().any(|message| {
+        message["content"] == serde_json::json!([{"type": "text", "text": "[elided]"}])
+    }));
+    let refused = run.ctxkit(&["edit-context", path, &edit_id, "--omit"]);
+    assert!(refused.starts_with("exit: 3"), "{refused}");
+    assert!(refused.contains("is not a user, assistant"), "{refused}");
 }

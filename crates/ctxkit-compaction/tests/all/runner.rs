@@ -1,5 +1,5 @@
-//! The runner with a recording fake summarizer: request text and order, split-turn concurrency,
-//! cancellation, merging.
+//! The runner with a recording fake summarizer: request text and order, split turns (history first,
+//! then the prefix, as Pi 0.87), cancellation, merging.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -76,14 +76,15 @@ fn small_keep() -> CompactionSettings {
 }
 
 #[tokio::test]
-async fn split_turn_summaries_run_concurrently_and_merge() {
+async fn split_turn_summaries_run_history_first_then_the_prefix_and_merge() {
     let session = split_turn_session();
     let preparation = prepare_compaction(&session, None, small_keep())
         .unwrap()
         .unwrap();
     assert!(preparation.is_split_turn);
     assert!(!preparation.turn_prefix_messages.is_empty());
-    let summarizer = Recording::new(2);
+    // One request at a time: the prefix is asked for only once the history answered.
+    let summarizer = Recording::new(1);
     let options = CompactOptions {
         focus: Some("the tests".into()),
         thinking_level: Some("high".into()),
@@ -100,11 +101,13 @@ async fn split_turn_summaries_run_concurrently_and_merge() {
         ),
     )
     .await
-    .expect("both requests must be in flight at once")
+    .expect("the requests answer one by one")
     .unwrap();
 
     let requests = summarizer.requests.lock().unwrap().clone();
     assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].purpose, SummaryPurpose::History);
+    assert_eq!(requests[1].purpose, SummaryPurpose::TurnPrefix);
     let history = requests
         .iter()
         .find(|request| request.purpose == SummaryPurpose::History)
@@ -131,9 +134,13 @@ async fn split_turn_summaries_run_concurrently_and_merge() {
     assert!(
         prefix
             .user_text
-            .starts_with("<conversation>\n[User]: Now make the tests pass")
+            .starts_with("# Conversation\n[User]: Now make the tests pass")
     );
-    assert!(prefix.user_text.ends_with(&prompts.turn_prefix));
+    assert!(
+        prefix
+            .user_text
+            .ends_with(&format!("\n\n# Instructions\n{}", prompts.turn_prefix))
+    );
     assert_eq!(prefix.max_tokens, 500);
 
     assert!(
@@ -259,4 +266,44 @@ async fn an_update_carries_the_previous_summary() {
         "file lists carry over: {}",
         result.summary
     );
+}
+
+#[tokio::test]
+async fn a_split_turn_without_history_reuses_the_previous_summary_as_it_is() {
+    let session = split_turn_session();
+    let mut preparation = prepare_compaction(&session, None, small_keep())
+        .unwrap()
+        .unwrap();
+    assert!(preparation.is_split_turn);
+    preparation.messages_to_summarize.clear();
+    preparation.previous_summary = Some("PREVIOUS".into());
+    let summarizer = Recording::new(1);
+    let result = compact(
+        &preparation,
+        &summarizer,
+        &Prompts::default(),
+        &CompactOptions::default(),
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+    let requests = summarizer.requests.lock().unwrap().clone();
+    assert_eq!(requests.len(), 1, "only the prefix is asked for");
+    assert_eq!(requests[0].purpose, SummaryPurpose::TurnPrefix);
+    assert!(
+        result
+            .summary
+            .starts_with(&format!("PREVIOUS{TURN_CONTEXT_SEPARATOR}PREFIX"))
+    );
+    preparation.previous_summary = None;
+    let result = compact(
+        &preparation,
+        &Recording::new(1),
+        &Prompts::default(),
+        &CompactOptions::default(),
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+    assert!(result.summary.starts_with("No prior history."));
 }

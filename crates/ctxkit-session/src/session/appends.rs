@@ -17,6 +17,15 @@ use crate::index::EntryIndex;
 
 impl Session {
     pub(super) fn append(&mut self, parent: Option<EntryIndex>, kind: EntryKind) -> Result<String> {
+        self.append_at(parent, kind, now_iso())
+    }
+
+    fn append_at(
+        &mut self,
+        parent: Option<EntryIndex>,
+        kind: EntryKind,
+        timestamp: String,
+    ) -> Result<String> {
         let index = &self.index;
         let id = new_entry_id(|candidate| index.contains(candidate));
         let parent_id = parent
@@ -25,7 +34,7 @@ impl Session {
         let entry = SessionEntry {
             id: id.clone(),
             parent_id,
-            timestamp: now_iso(),
+            timestamp,
             kind,
         };
         let stored = StoredEntry::from_entry(&entry).map_err(SessionError::Serialize)?;
@@ -102,10 +111,16 @@ impl Session {
     }
 
     /// Appends a compaction entry. Like Pi 0.87 it records the prompt state the context holds (its
-    /// system messages replayed into one, as `systemMessage`), which leads the compacted context.
+    /// system messages replayed into one, stamped with the compaction's time, as `systemMessage`),
+    /// which leads the compacted context.
     pub fn append_compaction(&mut self, compaction: NewCompaction) -> Result<String> {
+        let timestamp = now_iso();
         let mut extra = JsonObject::new();
-        if let Some(system) = self.current_system_message()? {
+        if let Some(mut system) = self.current_system_message()? {
+            // Pi stamps the replay with the compaction's own time.
+            if let Some(ms) = crate::ids::parse_timestamp_ms(&timestamp) {
+                system["timestamp"] = Value::from(ms);
+            }
             extra.insert("systemMessage".to_owned(), system);
         }
         let entry = CompactionEntry {
@@ -116,7 +131,7 @@ impl Session {
             from_hook: compaction.source.hook_flag(),
             extra,
         };
-        self.append(self.leaf, EntryKind::Compaction(entry))
+        self.append_at(self.leaf, EntryKind::Compaction(entry), timestamp)
     }
 
     /// The replayed system message of the current context, if it holds any.

@@ -2,6 +2,9 @@
 //! kept in memory). The API follows Pi's `SessionManager`; writes are append-only.
 
 mod appends;
+mod branched;
+
+use branched::rechain_without_labels;
 
 use std::path::{Path, PathBuf};
 
@@ -225,18 +228,17 @@ impl Session {
         self.append(target, EntryKind::BranchSummary(entry))
     }
 
-    /// Makes this session a new one holding only the root→`leaf_id` path (labels on it re-created),
+    /// Makes this session a new one holding only the root→`leaf_id` path (labels on it re-created;
+    /// as in Pi 0.87, the path is re-chained around the label entries it held),
     /// whose header names the current file as parent. Returns the new file's path when persisted.
     pub fn create_branched_session(&mut self, leaf_id: &str) -> Result<Option<PathBuf>> {
         let leaf = self.require(leaf_id)?;
-        let path: Vec<StoredEntry> = self
-            .index
-            .path_to(leaf)
-            .into_iter()
-            .filter_map(|position| self.index.get(position))
-            .filter(|entry| entry.type_name() != "label")
-            .map(StoredEntry::detached)
-            .collect();
+        let path = rechain_without_labels(
+            self.index
+                .path_to(leaf)
+                .into_iter()
+                .filter_map(|position| self.index.get(position)),
+        )?;
         let mut taken: std::collections::HashSet<String> =
             path.iter().map(|entry| entry.id().to_owned()).collect();
         let mut labels: Vec<(String, String, String)> = self

@@ -353,9 +353,10 @@ fn context_edits_usage_and_compactions_write_what_pi_087_reads() {
         .unwrap();
     let stored = session.entry(&compaction).unwrap();
     let fields: Value = serde_json::from_str(stored.raw()).unwrap();
+    let stamped = ctxkit_session::parse_timestamp_ms(stored.timestamp()).unwrap();
     assert_eq!(
         fields["systemMessage"],
-        json!({"role": "system", "content": "base", "toolsAdded": [{"name": "read"}], "timestamp": 5})
+        json!({"role": "system", "content": "base", "toolsAdded": [{"name": "read"}], "timestamp": stamped})
     );
     let context =
         session.context_record(LeafSelector::Current, ctxkit_session::ContextForm::Session);
@@ -381,4 +382,50 @@ fn context_edits_usage_and_compactions_write_what_pi_087_reads() {
         .unwrap();
     let fields: Value = serde_json::from_str(session.entry(&summary).unwrap().raw()).unwrap();
     assert_eq!(fields["fromId"], json!(left));
+}
+
+#[test]
+fn branched_sessions_re_chain_around_labels() {
+    let mut session = Session::in_memory("/p");
+    let first = session.append_message(user("a")).unwrap();
+    let reply = session.append_message(assistant("b")).unwrap();
+    session.append_label_change(&first, Some("start")).unwrap();
+    let label = session.leaf_id().unwrap().to_owned();
+    let after = session.append_message(user("c")).unwrap();
+    let compaction = session
+        .append_compaction(NewCompaction {
+            summary: "S".into(),
+            first_kept_entry_id: label.clone(),
+            tokens_before: 1,
+            details: None,
+            source: SummarySource::Ctxkit,
+        })
+        .unwrap();
+    let last = session.append_message(assistant("d")).unwrap();
+    let before =
+        session.context_record(LeafSelector::Current, ctxkit_session::ContextForm::Session);
+    session.create_branched_session(&last).unwrap();
+    let parents: Vec<(String, Option<String>)> = session
+        .entries()
+        .iter()
+        .map(|entry| (entry.id().to_owned(), entry.parent_id().map(str::to_owned)))
+        .collect();
+    // The message that hung under the label now hangs under the label's parent.
+    assert_eq!(parents[0], (first.clone(), None));
+    assert_eq!(parents[1], (reply.clone(), Some(first.clone())));
+    assert_eq!(parents[2], (after.clone(), Some(reply)));
+    assert_eq!(parents[3], (compaction.clone(), Some(after.clone())));
+    let fields: Value = serde_json::from_str(session.entry(&compaction).unwrap().raw()).unwrap();
+    assert_eq!(
+        fields["firstKeptEntryId"],
+        json!(after),
+        "moved off the label"
+    );
+    assert!(session.entry(&label).is_none());
+    assert_eq!(session.label(&first), Some("start"));
+    let after_branch = session.context_record(
+        LeafSelector::Entry(&last),
+        ctxkit_session::ContextForm::Session,
+    );
+    assert_eq!(after_branch.unwrap().messages, before.unwrap().messages);
 }
