@@ -25,6 +25,10 @@ pub struct Fact {
     pub any_of: &'static [&'static str],
 }
 
+pub(crate) const fn fact(what: &'static str, any_of: &'static [&'static str]) -> Fact {
+    Fact { what, any_of }
+}
+
 /// One session of the corpus.
 #[derive(Debug, Clone)]
 pub struct Case {

@@ -219,10 +219,7 @@ pub(crate) fn clean_request(text: &str, limit: usize) -> Option<String> {
     let joined = without_lead_in(kept.join(" ").trim_start_matches(['-', '*', ' ']));
     let joined = joined.as_str();
     let words = joined.split_whitespace().count();
-    let han = joined
-        .chars()
-        .filter(|character| is_han(*character))
-        .count();
+    let han = han_count(joined);
     let names_something = !crate::extract::identifiers(joined).is_empty();
     (words >= 4 || han >= 4 || (words >= 2 && names_something)).then(|| clip(joined, limit))
 }
@@ -270,10 +267,7 @@ pub(crate) fn constraints_in(text: &str) -> Vec<String> {
             let sentence = without_lead_in(&sentence);
             let lower = sentence.to_lowercase();
             let words = sentence.split_whitespace().count();
-            let han = sentence
-                .chars()
-                .filter(|character| is_han(*character))
-                .count();
+            let han = han_count(&sentence);
             if (words < 3 && han < 4)
                 || sentence.ends_with(['?', '？', ':', '：'])
                 || lower.starts_with("let me")
@@ -348,6 +342,11 @@ pub(crate) fn clip(text: &str, limit: usize) -> String {
     out
 }
 
+/// How many Han characters `text` holds.
+fn han_count(text: &str) -> usize {
+    text.chars().filter(|character| is_han(*character)).count()
+}
+
 pub(crate) fn is_han(character: char) -> bool {
     matches!(character, '\u{4E00}'..='\u{9FFF}' | '\u{3400}'..='\u{4DBF}')
 }
@@ -364,7 +363,7 @@ impl Language {
     pub(crate) fn detect<'a>(texts: impl Iterator<Item = &'a str>) -> Self {
         let (mut han, mut words) = (0usize, 0usize);
         for text in texts {
-            han += text.chars().filter(|character| is_han(*character)).count();
+            han += han_count(text);
             words += text
                 .split(|character: char| !character.is_ascii_alphabetic())
                 .filter(|word| word.len() > 1)
