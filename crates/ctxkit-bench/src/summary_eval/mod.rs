@@ -109,7 +109,9 @@ fn is_content(line: &str) -> bool {
         || bare.starts_with("(none")
         || bare.starts_with("（无")
         || bare.contains("left out to fit the summary budget")
-        || bare.contains("因篇幅省略"))
+        || bare.contains("因篇幅省略")
+        || bare.contains("not repeated)")
+        || bare.contains("未列出）"))
 }
 
 fn has_han(text: &str) -> bool {

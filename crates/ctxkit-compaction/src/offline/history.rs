@@ -145,6 +145,31 @@ pub(crate) fn sections(
         };
         goal.push(text, priority);
     }
+    // Requests past the Goal's limit were handled (only the latest can be open): the 24 most recent
+    // that name something go to Done, several to a line, so their specifics stay within reach.
+    let mut handled: Vec<String> = Vec::new();
+    let mut not_repeated = 0;
+    if goal.items.len() > goal.max_items {
+        let mut ranked: Vec<usize> = (0..goal.items.len()).collect();
+        ranked.sort_by(|first, second| {
+            goal.items[*second]
+                .priority
+                .cmp(&goal.items[*first].priority)
+                .then(second.cmp(first))
+        });
+        let mut overflow: Vec<usize> = ranked.split_off(goal.max_items);
+        overflow.sort_unstable();
+        for index in overflow.iter().rev() {
+            let text = goal.items.remove(*index).text;
+            // Only requests that name something (a path, a symbol, a code) are worth the room.
+            let names_something = text.contains('`') || !identifiers(&text).is_empty();
+            if names_something && handled.len() < 24 && !text.contains("'/") {
+                handled.insert(0, clip(&text, 120));
+            } else {
+                not_repeated += 1;
+            }
+        }
+    }
     if let Some(focus) = &conversation.focus {
         goal.push(
             format!(
@@ -192,6 +217,27 @@ pub(crate) fn sections(
     let mut next = Section::new("## Next Steps", Style::Numbered);
     for item in previous.of(Slot::Done) {
         done.push(item, 55);
+    }
+    for chunk in handled.chunks(3) {
+        done.push(
+            format!(
+                "{} {}",
+                say(language, "Earlier requests:", "更早的请求："),
+                chunk.join(" | ")
+            ),
+            35,
+        );
+    }
+    if not_repeated > 0 {
+        done.push(
+            match language {
+                Language::English => {
+                    format!("({not_repeated} more earlier requests, follow-ups without a name in them, not repeated)")
+                }
+                Language::Chinese => format!("（另有 {not_repeated} 条更早的后续请求未列出）"),
+            },
+            34,
+        );
     }
     // Open items of the earlier summary stay open unless the new work finished them; when the
     // session has moved on to several new requests since, they are marked as not confirmed.

@@ -254,6 +254,33 @@ pub(crate) fn fact_items(facts: &Facts, work: &Work, language: Language) -> Vec<
             priority: 90,
         });
     }
+    // Other distinct error lines, most recent last: what went wrong on the way is context too.
+    let shown: Vec<&str> = work
+        .commands
+        .iter()
+        .filter_map(|run| match &run.last {
+            Outcome::Failed(line) => Some(line.as_str()),
+            Outcome::Passed | Outcome::Pending | Outcome::Cancelled => run.first_error.as_deref(),
+        })
+        .chain(work.last_error().map(|(_, _, line)| line.as_str()))
+        .collect();
+    let mut earlier: Vec<String> = Vec::new();
+    for (_, source, line) in work.errors.iter().rev() {
+        if !shown.contains(&line.as_str())
+            && !earlier.iter().any(|seen| seen.contains(line.as_str()))
+        {
+            earlier.insert(0, format!("{source}: {}", code(&clip(line, 140))));
+        }
+        if earlier.len() == 8 {
+            break;
+        }
+    }
+    for item in earlier {
+        items.push(Item {
+            text: format!("{} {item}", say(language, "Earlier error", "更早的错误")),
+            priority: 48,
+        });
+    }
     for (label, list, priority) in [
         (say(language, "Files", "文件"), &facts.paths, 62),
         (say(language, "Symbols", "符号"), &facts.symbols, 58),
