@@ -45,9 +45,20 @@ fn finished(item: &str, done_tokens: &[String], commit_messages: &[String]) -> b
         .chain(technical)
         .collect();
     named.iter().any(|name| {
-        done_tokens
-            .iter()
-            .any(|done| done == name || done.ends_with(&format!("/{name}")))
+        // A path's last two segments (`interactive/components`) name it well enough in a command
+        // or a commit message written from another directory.
+        let segments: Vec<&str> = name.split('/').filter(|part| !part.is_empty()).collect();
+        let tail = segments[segments.len().saturating_sub(2)..].join("/");
+        let tail_done = segments.len() >= 2
+            && tail.len() >= 8
+            && done_tokens
+                .iter()
+                .chain(commit_messages)
+                .any(|done| done.contains(&tail));
+        tail_done
+            || done_tokens
+                .iter()
+                .any(|done| done == name || done.ends_with(&format!("/{name}")))
             || (name.len() >= 4
                 && commit_messages
                     .iter()

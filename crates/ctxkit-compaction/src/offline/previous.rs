@@ -192,10 +192,12 @@ pub(crate) fn parse_previous(text: &str) -> Previous {
             ("todo:", Slot::Next),
             ("blocked:", Slot::Blocked),
             ("done:", Slot::Done),
+            ("note:", Slot::Critical),
         ]
         .into_iter()
         .find(|(prefix, _)| item.to_lowercase().starts_with(prefix));
         let (item_slot, item) = match stated {
+            Some(("note:", stated_slot)) => (stated_slot, item),
             Some((prefix, stated_slot)) => (stated_slot, item[prefix.len()..].trim().to_owned()),
             None if slot.1 && !label.is_empty() => (slot.0, format!("{label}: {item}")),
             None => (slot.0, item),
