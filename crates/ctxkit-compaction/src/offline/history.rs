@@ -4,7 +4,9 @@
 
 use crate::extract::{Conversation, Part, identifiers, sentences};
 use crate::offline::facts::Facts;
-use crate::offline::items::{decisions, fact_items, progress_items, without_trailing_note};
+use crate::offline::items::{
+    context_file_rules, decisions, fact_items, last_report, progress_items, without_trailing_note,
+};
 use crate::offline::previous::{Previous, Slot, parse_previous};
 use crate::offline::render::{Section, Style};
 use crate::offline::text::{
@@ -375,44 +377,6 @@ pub(crate) fn sections(
         next,
         critical,
     ]
-}
-
-/// Rules from context files the agent read (`AGENTS.md`, `CLAUDE.md`, …).
-fn context_file_rules(parts: &[Part], constraints: &mut Section) {
-    let mut reading_rules = false;
-    for part in parts {
-        match part {
-            Part::ToolCalls(calls) => {
-                reading_rules = calls.len() == 1
-                    && calls.iter().any(|call| {
-                        call.starts_with("read(")
-                            && ["AGENTS.md", "CLAUDE.md", "CONTRIBUTING.md", ".cursorrules"]
-                                .iter()
-                                .any(|name| call.contains(name))
-                    });
-            }
-            Part::ToolResult(text) if reading_rules => {
-                for rule in constraints_in(text).into_iter().take(6) {
-                    constraints.push(rule, 75);
-                }
-                reading_rules = false;
-            }
-            Part::ToolResult(_) | Part::User(_) | Part::Assistant(_) | Part::Thinking(_) => {}
-        }
-    }
-}
-
-/// The assistant's last reply when it reports something concrete (a name, a number, a path) rather
-/// than a question or a pleasantry.
-fn last_report(parts: &[Part]) -> Option<String> {
-    let text = parts.iter().rev().find_map(|part| match part {
-        Part::Assistant(text) => Some(text),
-        Part::User(_) | Part::Thinking(_) | Part::ToolCalls(_) | Part::ToolResult(_) => None,
-    })?;
-    let concrete = text.contains('`')
-        || text.chars().any(|character| character.is_ascii_digit())
-        || !identifiers(text).is_empty();
-    (concrete && !text.trim_end().ends_with(['?', '？'])).then(|| clip(text, 280))
 }
 
 /// In Progress and Next Steps from the end of the span: a pending tool call, a failing command, an

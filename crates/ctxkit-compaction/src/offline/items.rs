@@ -1,11 +1,12 @@
 //! Lines of the summary built from the span's parts: statements of choice (Key Decisions), tool
-//! work (Progress) and the exact strings of Critical Context.
+//! work (Progress), the last report, rules from context files and the exact strings of Critical
+//! Context.
 
-use crate::extract::{Part, sentences};
+use crate::extract::{Part, identifiers, sentences};
 use crate::offline::facts::Facts;
-use crate::offline::render::Item;
+use crate::offline::render::{Item, Section};
 use crate::offline::say;
-use crate::offline::text::{Language, clip, dedup_key};
+use crate::offline::text::{Language, clip, constraints_in, dedup_key};
 use crate::offline::work::{FileChange, Outcome, Work, is_file_operation};
 
 /// Phrases of choice in the assistant's words.
@@ -293,4 +294,42 @@ pub(crate) fn fact_items(facts: &Facts, work: &Work, language: Language) -> Vec<
         }
     }
     items
+}
+
+/// Rules from context files the agent read (`AGENTS.md`, `CLAUDE.md`, …).
+pub(crate) fn context_file_rules(parts: &[Part], constraints: &mut Section) {
+    let mut reading_rules = false;
+    for part in parts {
+        match part {
+            Part::ToolCalls(calls) => {
+                reading_rules = calls.len() == 1
+                    && calls.iter().any(|call| {
+                        call.starts_with("read(")
+                            && ["AGENTS.md", "CLAUDE.md", "CONTRIBUTING.md", ".cursorrules"]
+                                .iter()
+                                .any(|name| call.contains(name))
+                    });
+            }
+            Part::ToolResult(text) if reading_rules => {
+                for rule in constraints_in(text).into_iter().take(6) {
+                    constraints.push(rule, 75);
+                }
+                reading_rules = false;
+            }
+            Part::ToolResult(_) | Part::User(_) | Part::Assistant(_) | Part::Thinking(_) => {}
+        }
+    }
+}
+
+/// The assistant's last reply when it reports something concrete (a name, a number, a path) rather
+/// than a question or a pleasantry.
+pub(crate) fn last_report(parts: &[Part]) -> Option<String> {
+    let text = parts.iter().rev().find_map(|part| match part {
+        Part::Assistant(text) => Some(text),
+        Part::User(_) | Part::Thinking(_) | Part::ToolCalls(_) | Part::ToolResult(_) => None,
+    })?;
+    let concrete = text.contains('`')
+        || text.chars().any(|character| character.is_ascii_digit())
+        || !identifiers(text).is_empty();
+    (concrete && !text.trim_end().ends_with(['?', '？'])).then(|| clip(text, 280))
 }
