@@ -144,3 +144,26 @@ fn a_pending_call_is_the_next_step() {
     );
     assert!(section(&summary, "### In Progress").contains("Run the benchmarks"));
 }
+
+proptest::proptest! {
+    /// Any text in any part (wrappers, backticks, CJK, odd case) gives a summary within budget and
+    /// never a panic.
+    #[test]
+    fn any_conversation_gives_a_bounded_summary(
+        parts in proptest::collection::vec(
+            (0usize..5, "(\\PC|\n|`|ǰ|K|Ⅰ|<system-reminder>|Ran `|error: |Command exited with code 1){0,80}"),
+            0..12,
+        ),
+        previous in proptest::option::of("(\\PC|\n|## |1\\. [A-Z]a:|- |Pending: ){0,120}"),
+        budget in 1u64..400,
+    ) {
+        let tags = ["[User]: ", "[Assistant]: ", "[Assistant thinking]: ", "[Assistant tool calls]: ", "[Tool result]: "];
+        let conversation = parts
+            .iter()
+            .map(|(tag, body)| format!("{}{body}", tags[*tag]))
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        let summary = summarize_offline(&request(&conversation, previous.as_deref(), budget));
+        proptest::prop_assert!(budget_tokens(&summary) <= budget, "{summary}");
+    }
+}

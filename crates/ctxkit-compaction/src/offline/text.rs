@@ -292,17 +292,23 @@ pub(crate) fn constraints_in(text: &str) -> Vec<String> {
 /// A sentence without a leading "ok,", "hm,", "so," or "well,".
 fn without_lead_in(sentence: &str) -> String {
     let mut rest = sentence.trim();
-    loop {
-        let lower = rest.to_lowercase();
-        let Some(word) = [
-            "ok,", "okay,", "hm,", "hmm,", "so,", "well,", "alright,", "yes,", "no,",
-        ]
-        .iter()
-        .find(|word| lower.starts_with(*word)) else {
-            return rest.to_owned();
-        };
-        rest = rest[word.len()..].trim_start();
+    while let Some(after) = [
+        "ok,", "okay,", "hm,", "hmm,", "so,", "well,", "alright,", "yes,", "no,",
+    ]
+    .iter()
+    .find_map(|word| strip_prefix_ignoring_case(rest, word))
+    {
+        rest = after.trim_start();
     }
+    rest.to_owned()
+}
+
+/// `text` after an ASCII `prefix` matched without regard to case.
+pub(crate) fn strip_prefix_ignoring_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
+    let head = text.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| text.get(prefix.len()..))
+        .flatten()
 }
 
 /// A key for deduplication: lowercase letters and digits only.
