@@ -319,18 +319,6 @@ pub(crate) fn dedup_key(text: &str) -> String {
         .collect()
 }
 
-/// Whether `items` already hold `item` or a near copy (one's key contains the other's).
-pub(crate) fn has_near_copy(items: &[String], item: &str) -> bool {
-    let key = dedup_key(item);
-    !key.is_empty()
-        && items.iter().any(|existing| {
-            let other = dedup_key(existing);
-            other == key
-                || (key.len() > 12 && other.contains(&key))
-                || (other.len() > 12 && key.contains(&other))
-        })
-}
-
 /// At most `limit` UTF-16 units of `text` on one line, with `…` when cut.
 pub(crate) fn clip(text: &str, limit: usize) -> String {
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
