@@ -3,7 +3,7 @@
 //! many of its items it left out.
 
 use crate::offline::text::{Language, dedup_key};
-use crate::tokens::{estimate_text_tokens, utf16_len};
+use crate::tokens::{Encoding, count_text_tokens, estimate_text_tokens, utf16_len};
 
 /// How a section's items are marked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,12 +74,13 @@ impl Section {
     }
 }
 
-/// The tokens `text` may take: the larger of the chars/4 estimate and ctxkit's estimator, so CJK
-/// text is not undercounted.
+/// The tokens `text` may take: the largest of the chars/4 estimate, ctxkit's estimator and an exact
+/// cl100k count, so neither CJK text nor code is undercounted.
 pub(crate) fn budget_tokens(text: &str) -> u64 {
     (utf16_len(text) as u64)
         .div_ceil(4)
         .max(estimate_text_tokens(text))
+        .max(count_text_tokens(text, Encoding::Cl100kBase))
 }
 
 /// `keep[section][item]`: which items a rendering includes.
