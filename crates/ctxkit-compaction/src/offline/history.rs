@@ -129,7 +129,19 @@ pub(crate) fn sections(
         })
         .collect();
     let mut earlier_rules = Vec::new();
+    let mut earlier_latest = None;
     for item in previous.of(Slot::Goal) {
+        // The earlier summary's latest request is the latest no more, unless nothing newer came.
+        let item = match ["**Latest:**", "**最新：**"]
+            .iter()
+            .find_map(|mark| item.strip_prefix(mark))
+        {
+            Some(rest) => {
+                earlier_latest = Some(rest.trim().to_owned());
+                rest.trim()
+            }
+            None => item,
+        };
         // A quoted user message that states a rule ("never block health checks") is a constraint.
         let unquoted = item.trim_matches('"');
         if unquoted.len() < 120 && !constraints_in(unquoted).is_empty() {
@@ -137,6 +149,13 @@ pub(crate) fn sections(
         } else {
             goal.push(item, 60);
         }
+    }
+    if requests.is_empty()
+        && let Some(latest) = earlier_latest
+        && let Some(item) = goal.items.iter_mut().find(|item| item.text == latest)
+    {
+        item.text = format!("{} {latest}", say(language, "**Latest:**", "**最新：**"));
+        item.priority = 100;
     }
     let latest = requests.last().map(|(index, _)| *index);
     for (order, (index, request)) in requests.iter().enumerate() {

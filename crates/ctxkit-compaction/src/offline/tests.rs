@@ -167,3 +167,40 @@ proptest::proptest! {
         proptest::prop_assert!(budget_tokens(&summary) <= budget, "{summary}");
     }
 }
+
+#[test]
+fn repeated_compactions_keep_the_goal() {
+    let first = summarize_offline(&request(
+        "[User]: please read src/file0.rs and fix the bug in parse_0\n\n\
+         [Assistant tool calls]: read(path=\"src/file0.rs\")\n\n[Tool result]: fn parse_0() {}",
+        None,
+        2_000,
+    ));
+    let mut summary = first;
+    for round in 0..3 {
+        let span = format!(
+            "[Assistant tool calls]: edit(path=\"src/file{round}.rs\", edits=[])\n\n\
+             [Tool result]: Successfully replaced text in src/file{round}.rs."
+        );
+        summary = summarize_offline(&request(&span, Some(&summary), 2_000));
+    }
+    assert!(
+        section(&summary, "## Goal")
+            .contains("**Latest:** please read src/file0.rs and fix the bug in parse_0"),
+        "{summary}"
+    );
+    let later = summarize_offline(&request(
+        "[User]: now add a test for parse_1",
+        Some(&summary),
+        2_000,
+    ));
+    assert_eq!(later.matches("**Latest:**").count(), 1, "{later}");
+    assert!(
+        later.contains("**Latest:** now add a test for parse_1"),
+        "{later}"
+    );
+    assert!(
+        section(&summary, "### Done").contains("src/file2.rs"),
+        "{summary}"
+    );
+}
