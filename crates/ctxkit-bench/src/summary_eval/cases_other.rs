@@ -3,11 +3,7 @@
 
 use ctxkit_compaction::SummaryPurpose;
 
-use super::{Case, Fact, SessionBuilder};
-
-const fn fact(what: &'static str, any_of: &'static [&'static str]) -> Fact {
-    Fact { what, any_of }
-}
+use super::{Case, SessionBuilder, fact};
 
 pub(super) fn cases() -> Vec<Case> {
     vec![

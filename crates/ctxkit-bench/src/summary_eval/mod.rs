@@ -25,6 +25,10 @@ pub struct Fact {
     pub any_of: &'static [&'static str],
 }
 
+pub(crate) const fn fact(what: &'static str, any_of: &'static [&'static str]) -> Fact {
+    Fact { what, any_of }
+}
+
 /// One session of the corpus.
 #[derive(Debug, Clone)]
 pub struct Case {
@@ -105,7 +109,9 @@ fn is_content(line: &str) -> bool {
         || bare.starts_with("(none")
         || bare.starts_with("（无")
         || bare.contains("left out to fit the summary budget")
-        || bare.contains("因篇幅省略"))
+        || bare.contains("因篇幅省略")
+        || bare.contains("not repeated)")
+        || bare.contains("未列出）"))
 }
 
 fn has_han(text: &str) -> bool {

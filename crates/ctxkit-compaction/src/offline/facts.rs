@@ -3,6 +3,10 @@
 //! numbers, the commands that build and test, the last error verbatim — and the few identifiers that
 //! recur or were the subject of errors, ranked and bounded.
 
+use std::collections::HashMap;
+
+use foldhash::fast::RandomState;
+
 use crate::extract::{Part, identifier_token};
 use crate::offline::text::{is_han, strip_injected};
 use crate::offline::work::{Work, command_core, is_file_operation};
@@ -198,15 +202,14 @@ fn is_project_command(command: &str) -> bool {
 impl Facts {
     pub(crate) fn collect(parts: &[Part], work: &Work, modified: &[String]) -> Self {
         let mut facts = Self::default();
-        let mut scores: Vec<(String, f64)> = Vec::new();
-        let mut add = |token: &str, weight: f64| match scores
-            .iter_mut()
-            .find(|(existing, _)| existing == token)
-        {
-            Some((_, score)) => *score += weight,
-            None => scores.push((token.to_owned(), weight)),
+        // Token → (order of first appearance, score).
+        let mut scores: HashMap<String, (usize, f64), RandomState> = HashMap::default();
+        let mut add = |token: &str, weight: f64| {
+            let order = scores.len();
+            scores.entry(token.to_owned()).or_insert((order, 0.0)).1 += weight;
         };
-        let mut result_weight: Vec<(String, f64)> = Vec::new();
+        // Tool output counts at most 1 per token, whatever the number of occurrences.
+        let mut result_weight: HashMap<String, (usize, f64), RandomState> = HashMap::default();
         for part in parts {
             let (text, weight, prose) = match part {
                 Part::User(text) if text.starts_with("Ran `") => (text.clone(), 0.25, false),
@@ -236,17 +239,17 @@ impl Facts {
                 if prose {
                     add(token, weight);
                 } else {
-                    match result_weight
-                        .iter_mut()
-                        .find(|(existing, _)| existing == token)
-                    {
-                        Some((_, score)) => *score = (*score + weight).min(1.0),
-                        None => result_weight.push((token.to_owned(), weight)),
-                    }
+                    let order = result_weight.len();
+                    let entry = result_weight
+                        .entry(token.to_owned())
+                        .or_insert((order, 0.0));
+                    entry.1 = (entry.1 + weight).min(1.0);
                 }
             }
         }
-        for (token, weight) in result_weight {
+        let mut from_results: Vec<(String, (usize, f64))> = result_weight.into_iter().collect();
+        from_results.sort_by_key(|(_, (order, _))| *order);
+        for (token, (_, weight)) in from_results {
             add(&token, weight);
         }
         for (_, source, line) in &work.errors {
@@ -270,15 +273,14 @@ impl Facts {
                 push_unique(&mut facts.commands, &run.command);
             }
         }
-        let mut ranked: Vec<(usize, (String, f64))> = scores
+        let mut ranked: Vec<(String, (usize, f64))> = scores
             .into_iter()
-            .enumerate()
-            .filter(|(_, (token, score))| *score >= 2.5 && !modified.contains(token))
+            .filter(|(token, (_, score))| *score >= 2.5 && !modified.contains(token))
             .collect();
-        ranked.sort_by(|(first_index, (_, first)), (second_index, (_, second))| {
+        ranked.sort_by(|(_, (first_index, first)), (_, (second_index, second))| {
             second.total_cmp(first).then(first_index.cmp(second_index))
         });
-        for (_, (token, _)) in ranked.into_iter().take(MAX_IDENTIFIERS) {
+        for (token, _) in ranked.into_iter().take(MAX_IDENTIFIERS) {
             if token.contains('/') || token.contains('.') {
                 facts.paths.push(token);
             } else {

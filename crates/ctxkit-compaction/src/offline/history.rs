@@ -4,7 +4,9 @@
 
 use crate::extract::{Conversation, Part, identifiers, sentences};
 use crate::offline::facts::Facts;
-use crate::offline::items::{decisions, fact_items, progress_items, without_trailing_note};
+use crate::offline::items::{
+    context_file_rules, decisions, fact_items, last_report, progress_items, without_trailing_note,
+};
 use crate::offline::previous::{Previous, Slot, parse_previous};
 use crate::offline::render::{Section, Style};
 use crate::offline::text::{
@@ -45,9 +47,20 @@ fn finished(item: &str, done_tokens: &[String], commit_messages: &[String]) -> b
         .chain(technical)
         .collect();
     named.iter().any(|name| {
-        done_tokens
-            .iter()
-            .any(|done| done == name || done.ends_with(&format!("/{name}")))
+        // A path's last two segments (`interactive/components`) name it well enough in a command
+        // or a commit message written from another directory.
+        let segments: Vec<&str> = name.split('/').filter(|part| !part.is_empty()).collect();
+        let tail = segments[segments.len().saturating_sub(2)..].join("/");
+        let tail_done = segments.len() >= 2
+            && tail.len() >= 8
+            && done_tokens
+                .iter()
+                .chain(commit_messages)
+                .any(|done| done.contains(&tail));
+        tail_done
+            || done_tokens
+                .iter()
+                .any(|done| done == name || done.ends_with(&format!("/{name}")))
             || (name.len() >= 4
                 && commit_messages
                     .iter()
@@ -116,7 +129,19 @@ pub(crate) fn sections(
         })
         .collect();
     let mut earlier_rules = Vec::new();
+    let mut earlier_latest = None;
     for item in previous.of(Slot::Goal) {
+        // The earlier summary's latest request is the latest no more, unless nothing newer came.
+        let item = match ["**Latest:**", "**最新：**"]
+            .iter()
+            .find_map(|mark| item.strip_prefix(mark))
+        {
+            Some(rest) => {
+                earlier_latest = Some(rest.trim().to_owned());
+                rest.trim()
+            }
+            None => item,
+        };
         // A quoted user message that states a rule ("never block health checks") is a constraint.
         let unquoted = item.trim_matches('"');
         if unquoted.len() < 120 && !constraints_in(unquoted).is_empty() {
@@ -124,6 +149,13 @@ pub(crate) fn sections(
         } else {
             goal.push(item, 60);
         }
+    }
+    if requests.is_empty()
+        && let Some(latest) = earlier_latest
+        && let Some(item) = goal.items.iter_mut().find(|item| item.text == latest)
+    {
+        item.text = format!("{} {latest}", say(language, "**Latest:**", "**最新：**"));
+        item.priority = 100;
     }
     let latest = requests.last().map(|(index, _)| *index);
     for (order, (index, request)) in requests.iter().enumerate() {
@@ -144,6 +176,31 @@ pub(crate) fn sections(
             40 + (order * 30 / requests.len().max(1)) as u32
         };
         goal.push(text, priority);
+    }
+    // Requests past the Goal's limit were handled (only the latest can be open): the 24 most recent
+    // that name something go to Done, several to a line, so their specifics stay within reach.
+    let mut handled: Vec<String> = Vec::new();
+    let mut not_repeated = 0;
+    if goal.items.len() > goal.max_items {
+        let mut ranked: Vec<usize> = (0..goal.items.len()).collect();
+        ranked.sort_by(|first, second| {
+            goal.items[*second]
+                .priority
+                .cmp(&goal.items[*first].priority)
+                .then(second.cmp(first))
+        });
+        let mut overflow: Vec<usize> = ranked.split_off(goal.max_items);
+        overflow.sort_unstable();
+        for index in overflow.iter().rev() {
+            let text = goal.items.remove(*index).text;
+            // Only requests that name something (a path, a symbol, a code) are worth the room.
+            let names_something = text.contains('`') || !identifiers(&text).is_empty();
+            if names_something && handled.len() < 24 && !text.contains("'/") {
+                handled.insert(0, clip(&text, 120));
+            } else {
+                not_repeated += 1;
+            }
+        }
     }
     if let Some(focus) = &conversation.focus {
         goal.push(
@@ -192,6 +249,27 @@ pub(crate) fn sections(
     let mut next = Section::new("## Next Steps", Style::Numbered);
     for item in previous.of(Slot::Done) {
         done.push(item, 55);
+    }
+    for chunk in handled.chunks(3) {
+        done.push(
+            format!(
+                "{} {}",
+                say(language, "Earlier requests:", "更早的请求："),
+                chunk.join(" | ")
+            ),
+            35,
+        );
+    }
+    if not_repeated > 0 {
+        done.push(
+            match language {
+                Language::English => {
+                    format!("({not_repeated} more earlier requests, follow-ups without a name in them, not repeated)")
+                }
+                Language::Chinese => format!("（另有 {not_repeated} 条更早的后续请求未列出）"),
+            },
+            34,
+        );
     }
     // Open items of the earlier summary stay open unless the new work finished them; when the
     // session has moved on to several new requests since, they are marked as not confirmed.
@@ -318,44 +396,6 @@ pub(crate) fn sections(
         next,
         critical,
     ]
-}
-
-/// Rules from context files the agent read (`AGENTS.md`, `CLAUDE.md`, …).
-fn context_file_rules(parts: &[Part], constraints: &mut Section) {
-    let mut reading_rules = false;
-    for part in parts {
-        match part {
-            Part::ToolCalls(calls) => {
-                reading_rules = calls.len() == 1
-                    && calls.iter().any(|call| {
-                        call.starts_with("read(")
-                            && ["AGENTS.md", "CLAUDE.md", "CONTRIBUTING.md", ".cursorrules"]
-                                .iter()
-                                .any(|name| call.contains(name))
-                    });
-            }
-            Part::ToolResult(text) if reading_rules => {
-                for rule in constraints_in(text).into_iter().take(6) {
-                    constraints.push(rule, 75);
-                }
-                reading_rules = false;
-            }
-            Part::ToolResult(_) | Part::User(_) | Part::Assistant(_) | Part::Thinking(_) => {}
-        }
-    }
-}
-
-/// The assistant's last reply when it reports something concrete (a name, a number, a path) rather
-/// than a question or a pleasantry.
-fn last_report(parts: &[Part]) -> Option<String> {
-    let text = parts.iter().rev().find_map(|part| match part {
-        Part::Assistant(text) => Some(text),
-        Part::User(_) | Part::Thinking(_) | Part::ToolCalls(_) | Part::ToolResult(_) => None,
-    })?;
-    let concrete = text.contains('`')
-        || text.chars().any(|character| character.is_ascii_digit())
-        || !identifiers(text).is_empty();
-    (concrete && !text.trim_end().ends_with(['?', '？'])).then(|| clip(text, 280))
 }
 
 /// In Progress and Next Steps from the end of the span: a pending tool call, a failing command, an

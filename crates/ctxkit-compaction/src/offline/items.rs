@@ -1,11 +1,12 @@
 //! Lines of the summary built from the span's parts: statements of choice (Key Decisions), tool
-//! work (Progress) and the exact strings of Critical Context.
+//! work (Progress), the last report, rules from context files and the exact strings of Critical
+//! Context.
 
-use crate::extract::{Part, sentences};
+use crate::extract::{Part, identifiers, sentences};
 use crate::offline::facts::Facts;
-use crate::offline::render::Item;
+use crate::offline::render::{Item, Section};
 use crate::offline::say;
-use crate::offline::text::{Language, clip, dedup_key};
+use crate::offline::text::{Language, clip, constraints_in, dedup_key};
 use crate::offline::work::{FileChange, Outcome, Work, is_file_operation};
 
 /// Phrases of choice in the assistant's words.
@@ -254,6 +255,33 @@ pub(crate) fn fact_items(facts: &Facts, work: &Work, language: Language) -> Vec<
             priority: 90,
         });
     }
+    // Other distinct error lines, most recent last: what went wrong on the way is context too.
+    let shown: Vec<&str> = work
+        .commands
+        .iter()
+        .filter_map(|run| match &run.last {
+            Outcome::Failed(line) => Some(line.as_str()),
+            Outcome::Passed | Outcome::Pending | Outcome::Cancelled => run.first_error.as_deref(),
+        })
+        .chain(work.last_error().map(|(_, _, line)| line.as_str()))
+        .collect();
+    let mut earlier: Vec<String> = Vec::new();
+    for (_, source, line) in work.errors.iter().rev() {
+        if !shown.contains(&line.as_str())
+            && !earlier.iter().any(|seen| seen.contains(line.as_str()))
+        {
+            earlier.insert(0, format!("{source}: {}", code(&clip(line, 140))));
+        }
+        if earlier.len() == 8 {
+            break;
+        }
+    }
+    for item in earlier {
+        items.push(Item {
+            text: format!("{} {item}", say(language, "Earlier error", "更早的错误")),
+            priority: 48,
+        });
+    }
     for (label, list, priority) in [
         (say(language, "Files", "文件"), &facts.paths, 62),
         (say(language, "Symbols", "符号"), &facts.symbols, 58),
@@ -266,4 +294,42 @@ pub(crate) fn fact_items(facts: &Facts, work: &Work, language: Language) -> Vec<
         }
     }
     items
+}
+
+/// Rules from context files the agent read (`AGENTS.md`, `CLAUDE.md`, …).
+pub(crate) fn context_file_rules(parts: &[Part], constraints: &mut Section) {
+    let mut reading_rules = false;
+    for part in parts {
+        match part {
+            Part::ToolCalls(calls) => {
+                reading_rules = calls.len() == 1
+                    && calls.iter().any(|call| {
+                        call.starts_with("read(")
+                            && ["AGENTS.md", "CLAUDE.md", "CONTRIBUTING.md", ".cursorrules"]
+                                .iter()
+                                .any(|name| call.contains(name))
+                    });
+            }
+            Part::ToolResult(text) if reading_rules => {
+                for rule in constraints_in(text).into_iter().take(6) {
+                    constraints.push(rule, 75);
+                }
+                reading_rules = false;
+            }
+            Part::ToolResult(_) | Part::User(_) | Part::Assistant(_) | Part::Thinking(_) => {}
+        }
+    }
+}
+
+/// The assistant's last reply when it reports something concrete (a name, a number, a path) rather
+/// than a question or a pleasantry.
+pub(crate) fn last_report(parts: &[Part]) -> Option<String> {
+    let text = parts.iter().rev().find_map(|part| match part {
+        Part::Assistant(text) => Some(text),
+        Part::User(_) | Part::Thinking(_) | Part::ToolCalls(_) | Part::ToolResult(_) => None,
+    })?;
+    let concrete = text.contains('`')
+        || text.chars().any(|character| character.is_ascii_digit())
+        || !identifiers(text).is_empty();
+    (concrete && !text.trim_end().ends_with(['?', '？'])).then(|| clip(text, 280))
 }

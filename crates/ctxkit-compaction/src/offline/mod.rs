@@ -76,8 +76,8 @@ pub(crate) fn say(language: Language, english: &str, chinese: &str) -> String {
     }
 }
 
-/// Builds the summary text for a request; it never exceeds `request.max_tokens` (as estimated by
-/// the larger of chars/4 and ctxkit's estimator).
+/// Builds the summary text for a request; it never exceeds `request.max_tokens` (counted as the
+/// largest of chars/4, ctxkit's estimator and an exact cl100k count).
 pub fn summarize_offline(request: &SummaryRequest) -> String {
     let conversation = Conversation::from_request(&request.user_text);
     let language = Language::detect(

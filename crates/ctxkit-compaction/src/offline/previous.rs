@@ -3,7 +3,7 @@
 //! Code's numbered sections (`1. Primary Request and Intent:`). Every item lands in some section;
 //! headings it does not know go to Critical Context with the heading as a label.
 
-use crate::offline::text::clip;
+use crate::offline::text::{clip, strip_prefix_ignoring_case};
 
 /// Where an earlier summary's items go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -192,13 +192,17 @@ pub(crate) fn parse_previous(text: &str) -> Previous {
             ("todo:", Slot::Next),
             ("blocked:", Slot::Blocked),
             ("done:", Slot::Done),
+            ("note:", Slot::Critical),
         ]
         .into_iter()
-        .find(|(prefix, _)| item.to_lowercase().starts_with(prefix));
+        .find_map(|(prefix, stated_slot)| {
+            strip_prefix_ignoring_case(&item, prefix).map(|rest| (prefix, stated_slot, rest.trim()))
+        });
         let (item_slot, item) = match stated {
-            Some((prefix, stated_slot)) => (stated_slot, item[prefix.len()..].trim().to_owned()),
+            Some(("note:", stated_slot, _)) => (stated_slot, item.clone()),
+            Some((_, stated_slot, rest)) => (stated_slot, rest.to_owned()),
             None if slot.1 && !label.is_empty() => (slot.0, format!("{label}: {item}")),
-            None => (slot.0, item),
+            None => (slot.0, item.clone()),
         };
         previous.items.push((item_slot, item));
     }

@@ -2,8 +2,8 @@
 //! priority, and when the whole does not fit the least important go first, each section saying how
 //! many of its items it left out.
 
-use crate::offline::text::Language;
-use crate::tokens::{estimate_text_tokens, utf16_len};
+use crate::offline::text::{Language, dedup_key};
+use crate::tokens::{Encoding, count_text_tokens, estimate_text_tokens, utf16_len};
 
 /// How a section's items are marked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,33 +46,41 @@ impl Section {
         }
     }
 
-    /// Adds an item unless it is empty or a near copy of one already there (then the higher
-    /// priority is kept).
+    /// Adds an item unless it is empty or already said: an item whose letters and digits another
+    /// holds is not added again (the higher priority is kept), and one that holds another's replaces
+    /// it, so the fuller wording stays.
     pub(crate) fn push(&mut self, text: impl Into<String>, priority: u32) {
         let text = text.into().trim().to_owned();
-        if text.is_empty() {
+        let key = dedup_key(&text);
+        if key.is_empty() {
             return;
         }
-        let existing: Vec<String> = self.items.iter().map(|item| item.text.clone()).collect();
-        if crate::offline::text::has_near_copy(&existing, &text) {
-            let key = crate::offline::text::dedup_key(&text);
-            for item in &mut self.items {
-                if crate::offline::text::dedup_key(&item.text) == key {
-                    item.priority = item.priority.max(priority);
-                }
+        let contains = |longer: &str, shorter: &str| {
+            longer == shorter || (shorter.len() > 12 && longer.contains(shorter))
+        };
+        for item in &mut self.items {
+            let other = dedup_key(&item.text);
+            if contains(&other, &key) {
+                item.priority = item.priority.max(priority);
+                return;
             }
-            return;
+            if contains(&key, &other) {
+                item.text = text;
+                item.priority = item.priority.max(priority);
+                return;
+            }
         }
         self.items.push(Item { text, priority });
     }
 }
 
-/// The tokens `text` may take: the larger of the chars/4 estimate and ctxkit's estimator, so CJK
-/// text is not undercounted.
+/// The tokens `text` may take: the largest of the chars/4 estimate, ctxkit's estimator and an exact
+/// cl100k count, so neither CJK text nor code is undercounted.
 pub(crate) fn budget_tokens(text: &str) -> u64 {
     (utf16_len(text) as u64)
         .div_ceil(4)
         .max(estimate_text_tokens(text))
+        .max(count_text_tokens(text, Encoding::Cl100kBase))
 }
 
 /// `keep[section][item]`: which items a rendering includes.
@@ -221,9 +229,15 @@ mod tests {
     #[test]
     fn near_copies_are_merged() {
         let mut section = Section::new("## Goal", Style::Bullet);
-        section.push("Run the tests.", 1);
-        section.push("run the tests", 9);
+        section.push("Run the unit tests.", 1);
+        section.push("run the unit tests", 9);
         assert_eq!(section.items.len(), 1);
         assert_eq!(section.items[0].priority, 9);
+        section.push("Run the unit tests, then fix what fails.", 2);
+        assert_eq!(section.items.len(), 1);
+        assert_eq!(
+            section.items[0].text,
+            "Run the unit tests, then fix what fails."
+        );
     }
 }

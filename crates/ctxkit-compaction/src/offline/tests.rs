@@ -144,3 +144,63 @@ fn a_pending_call_is_the_next_step() {
     );
     assert!(section(&summary, "### In Progress").contains("Run the benchmarks"));
 }
+
+proptest::proptest! {
+    /// Any text in any part (wrappers, backticks, CJK, odd case) gives a summary within budget and
+    /// never a panic.
+    #[test]
+    fn any_conversation_gives_a_bounded_summary(
+        parts in proptest::collection::vec(
+            (0usize..5, "(\\PC|\n|`|ǰ|K|Ⅰ|<system-reminder>|Ran `|error: |Command exited with code 1){0,80}"),
+            0..12,
+        ),
+        previous in proptest::option::of("(\\PC|\n|## |1\\. [A-Z]a:|- |Pending: ){0,120}"),
+        budget in 1u64..400,
+    ) {
+        let tags = ["[User]: ", "[Assistant]: ", "[Assistant thinking]: ", "[Assistant tool calls]: ", "[Tool result]: "];
+        let conversation = parts
+            .iter()
+            .map(|(tag, body)| format!("{}{body}", tags[*tag]))
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        let summary = summarize_offline(&request(&conversation, previous.as_deref(), budget));
+        proptest::prop_assert!(budget_tokens(&summary) <= budget, "{summary}");
+    }
+}
+
+#[test]
+fn repeated_compactions_keep_the_goal() {
+    let first = summarize_offline(&request(
+        "[User]: please read src/file0.rs and fix the bug in parse_0\n\n\
+         [Assistant tool calls]: read(path=\"src/file0.rs\")\n\n[Tool result]: fn parse_0() {}",
+        None,
+        2_000,
+    ));
+    let mut summary = first;
+    for round in 0..3 {
+        let span = format!(
+            "[Assistant tool calls]: edit(path=\"src/file{round}.rs\", edits=[])\n\n\
+             [Tool result]: Successfully replaced text in src/file{round}.rs."
+        );
+        summary = summarize_offline(&request(&span, Some(&summary), 2_000));
+    }
+    assert!(
+        section(&summary, "## Goal")
+            .contains("**Latest:** please read src/file0.rs and fix the bug in parse_0"),
+        "{summary}"
+    );
+    let later = summarize_offline(&request(
+        "[User]: now add a test for parse_1",
+        Some(&summary),
+        2_000,
+    ));
+    assert_eq!(later.matches("**Latest:**").count(), 1, "{later}");
+    assert!(
+        later.contains("**Latest:** now add a test for parse_1"),
+        "{later}"
+    );
+    assert!(
+        section(&summary, "### Done").contains("src/file2.rs"),
+        "{summary}"
+    );
+}

@@ -219,10 +219,7 @@ pub(crate) fn clean_request(text: &str, limit: usize) -> Option<String> {
     let joined = without_lead_in(kept.join(" ").trim_start_matches(['-', '*', ' ']));
     let joined = joined.as_str();
     let words = joined.split_whitespace().count();
-    let han = joined
-        .chars()
-        .filter(|character| is_han(*character))
-        .count();
+    let han = han_count(joined);
     let names_something = !crate::extract::identifiers(joined).is_empty();
     (words >= 4 || han >= 4 || (words >= 2 && names_something)).then(|| clip(joined, limit))
 }
@@ -270,10 +267,7 @@ pub(crate) fn constraints_in(text: &str) -> Vec<String> {
             let sentence = without_lead_in(&sentence);
             let lower = sentence.to_lowercase();
             let words = sentence.split_whitespace().count();
-            let han = sentence
-                .chars()
-                .filter(|character| is_han(*character))
-                .count();
+            let han = han_count(&sentence);
             if (words < 3 && han < 4)
                 || sentence.ends_with(['?', '？', ':', '：'])
                 || lower.starts_with("let me")
@@ -298,17 +292,23 @@ pub(crate) fn constraints_in(text: &str) -> Vec<String> {
 /// A sentence without a leading "ok,", "hm,", "so," or "well,".
 fn without_lead_in(sentence: &str) -> String {
     let mut rest = sentence.trim();
-    loop {
-        let lower = rest.to_lowercase();
-        let Some(word) = [
-            "ok,", "okay,", "hm,", "hmm,", "so,", "well,", "alright,", "yes,", "no,",
-        ]
-        .iter()
-        .find(|word| lower.starts_with(*word)) else {
-            return rest.to_owned();
-        };
-        rest = rest[word.len()..].trim_start();
+    while let Some(after) = [
+        "ok,", "okay,", "hm,", "hmm,", "so,", "well,", "alright,", "yes,", "no,",
+    ]
+    .iter()
+    .find_map(|word| strip_prefix_ignoring_case(rest, word))
+    {
+        rest = after.trim_start();
     }
+    rest.to_owned()
+}
+
+/// `text` after an ASCII `prefix` matched without regard to case.
+pub(crate) fn strip_prefix_ignoring_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
+    let head = text.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| text.get(prefix.len()..))
+        .flatten()
 }
 
 /// A key for deduplication: lowercase letters and digits only.
@@ -317,18 +317,6 @@ pub(crate) fn dedup_key(text: &str) -> String {
         .filter(|character| character.is_alphanumeric())
         .flat_map(char::to_lowercase)
         .collect()
-}
-
-/// Whether `items` already hold `item` or a near copy (one's key contains the other's).
-pub(crate) fn has_near_copy(items: &[String], item: &str) -> bool {
-    let key = dedup_key(item);
-    !key.is_empty()
-        && items.iter().any(|existing| {
-            let other = dedup_key(existing);
-            other == key
-                || (key.len() > 12 && other.contains(&key))
-                || (other.len() > 12 && key.contains(&other))
-        })
 }
 
 /// At most `limit` UTF-16 units of `text` on one line, with `…` when cut.
@@ -348,6 +336,11 @@ pub(crate) fn clip(text: &str, limit: usize) -> String {
     out
 }
 
+/// How many Han characters `text` holds.
+fn han_count(text: &str) -> usize {
+    text.chars().filter(|character| is_han(*character)).count()
+}
+
 pub(crate) fn is_han(character: char) -> bool {
     matches!(character, '\u{4E00}'..='\u{9FFF}' | '\u{3400}'..='\u{4DBF}')
 }
@@ -364,7 +357,7 @@ impl Language {
     pub(crate) fn detect<'a>(texts: impl Iterator<Item = &'a str>) -> Self {
         let (mut han, mut words) = (0usize, 0usize);
         for text in texts {
-            han += text.chars().filter(|character| is_han(*character)).count();
+            han += han_count(text);
             words += text
                 .split(|character: char| !character.is_ascii_alphabetic())
                 .filter(|word| word.len() > 1)
