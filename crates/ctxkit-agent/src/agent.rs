@@ -343,6 +343,7 @@ impl Agent {
             output_dir: self.output_dir().await,
             bash_timeout: self.options.bash_timeout,
             cancel: cancel.clone(),
+            engine: Some(self.engine.clone()),
         };
         let (arguments, id) = (call.arguments.clone(), call.id.clone());
         tokio::task::spawn_blocking(move || tool.run(&arguments, &id, &context))

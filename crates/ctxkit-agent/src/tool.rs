@@ -21,6 +21,8 @@ pub struct ToolContext {
     pub bash_timeout: Duration,
     /// Fires when the user interrupts the turn.
     pub cancel: CancellationToken,
+    /// The session's engine, for tools that read the session (`recall`).
+    pub engine: Option<ctxkit_engine::Engine>,
 }
 
 /// A tool's result, as the model will see it.
@@ -152,7 +154,8 @@ impl ToolRegistry {
         Self::default()
     }
 
-    /// The coding tools: `read`, `write`, `edit`, `bash`, `ls`, `grep`.
+    /// The coding tools: `read`, `write`, `edit`, `bash`, `ls`, `grep`, and `recall` for pruned
+    /// tool results.
     pub fn coding() -> Self {
         let mut registry = Self::new();
         crate::tools::register_coding_tools(&mut registry);

@@ -5,6 +5,7 @@
 mod bash;
 mod files;
 pub mod limit;
+mod recall;
 mod search;
 
 use std::path::{Path, PathBuf};
@@ -17,6 +18,7 @@ use serde_json::{Value, json};
 use crate::tool::{ToolContext, ToolOutcome, ToolRegistry, TypedTool};
 pub use bash::run_bash;
 use files::{EditArguments, LsArguments, ReadArguments, WriteArguments};
+use recall::RecallArguments;
 use search::GrepArguments;
 
 /// Adds the six coding tools to `registry`.
@@ -27,6 +29,7 @@ pub(crate) fn register_coding_tools(registry: &mut ToolRegistry) {
     registry.register(Arc::new(Bash));
     registry.register(Arc::new(Ls));
     registry.register(Arc::new(Grep));
+    registry.register(Arc::new(Recall));
 }
 
 /// `read`.
@@ -244,6 +247,38 @@ impl TypedTool for Grep {
     }
 }
 
+/// `recall`: the full text behind a pruned tool result's marker.
+#[derive(Debug, Clone, Copy)]
+pub struct Recall;
+
+impl TypedTool for Recall {
+    type Arguments = RecallArguments;
+
+    fn name(&self) -> &'static str {
+        "recall"
+    }
+
+    fn description(&self) -> &'static str {
+        "Fetch the full text of an earlier tool result that the context shows shortened (its marker \
+         ends with `full output: ctxkit://tool-result/<id>`). Output is limited like the other tools."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {
+            "reference": {"type": "string", "description": "The marker's ctxkit://tool-result/<id>, or the id"}
+        }, "required": ["reference"]})
+    }
+
+    fn run(
+        &self,
+        arguments: RecallArguments,
+        call_id: &str,
+        context: &ToolContext,
+    ) -> Result<ToolOutcome, String> {
+        recall::recall(arguments, context, call_id)
+    }
+}
+
 /// Lenient readers for arguments models write loosely: integers as strings, `null` for absent.
 mod lax {
     use serde::{Deserialize, Deserializer, de::Error};
@@ -341,6 +376,7 @@ pub(crate) mod test_support {
             output_dir: dir.join(".outputs"),
             bash_timeout: Duration::from_secs(10),
             cancel: CancellationToken::new(),
+            engine: None,
         }
     }
 }
@@ -353,7 +389,10 @@ mod tests {
     fn every_definition_is_an_object_schema_with_its_required_keys_declared() {
         let definitions = ToolRegistry::coding().definitions();
         let names: Vec<&str> = definitions.iter().map(|tool| tool.name.as_str()).collect();
-        assert_eq!(names, ["read", "write", "edit", "bash", "ls", "grep"]);
+        assert_eq!(
+            names,
+            ["read", "write", "edit", "bash", "ls", "grep", "recall"]
+        );
         for tool in &definitions {
             assert_eq!(tool.parameters["type"], "object", "{}", tool.name);
             for key in tool.parameters["required"].as_array().into_iter().flatten() {

@@ -291,3 +291,61 @@ async fn risky_calls_are_asked_about_and_always_means_always() {
     }
     assert_eq!(answers.1, 1, "asked once, then always allowed");
 }
+
+/// Reads eight files one call at a time, then recalls the first result the view shows pruned.
+fn recaller() -> Arc<Behaviour> {
+    Arc::new(|model: &ScriptedModel, request: &ChatRequest, input: u64| {
+        let done = results_this_turn(request);
+        if done < 8 {
+            let id = format!("read_{done}");
+            let path = format!("f{done}.txt");
+            return model.calls(&[(id.as_str(), "read", json!({"path": path}))], input);
+        }
+        if let AgentMessage::ToolResult(result) = last(request)
+            && result.tool_name == "recall"
+        {
+            let text = text_of(&result.content);
+            return model.text(&format!("recalled {} characters", text.len()), input);
+        }
+        let marker = request.messages.iter().find_map(|message| match message {
+            AgentMessage::ToolResult(result) => {
+                let text = text_of(&result.content);
+                let start = text.find("ctxkit://tool-result/")?;
+                let reference: String = text[start..]
+                    .chars()
+                    .take_while(|character| *character != ']')
+                    .collect();
+                Some(reference)
+            }
+            _ => None,
+        });
+        match marker {
+            Some(reference) => {
+                model.calls(&[("r1", "recall", json!({"reference": reference}))], input)
+            }
+            None => model.text("nothing was pruned", input),
+        }
+    })
+}
+
+#[tokio::test]
+async fn a_pruned_tool_result_can_be_recalled_whole() {
+    let mut world = World::new(provider(1.0, recaller())).await;
+    for index in 0..8 {
+        std::fs::write(
+            world.work().join(format!("f{index}.txt")),
+            filler(&format!("file {index}"), 1_500),
+        )
+        .unwrap();
+    }
+    assert_eq!(world.prompt("read them all").await, PromptOutcome::Answered);
+    let answer = answered_with(&world);
+    assert!(answer.starts_with("recalled "), "{answer}");
+    let recalled: usize = answer["recalled ".len()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(recalled >= 1_500, "the whole result came back: {answer}");
+}

@@ -379,7 +379,7 @@ fn chat_runs_tools_persists_and_continues() {
     );
     let requests = world.chat_requests();
     assert_eq!(requests.len(), 2);
-    assert_eq!(requests[0]["tools"].as_array().unwrap().len(), 6);
+    assert_eq!(requests[0]["tools"].as_array().unwrap().len(), 7);
     assert_eq!(requests[0]["messages"][1]["content"], "make a file");
     assert_eq!(
         requests[1]["messages"][3],
