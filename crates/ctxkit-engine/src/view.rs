@@ -67,7 +67,7 @@ pub fn build_view<M: Borrow<AgentMessage>>(
     let transforms = last_resort_window(settings, context_window);
     let transformed = transform_context(&kept, &transforms, context_window);
     // The provider form, moving the roles that pass through unchanged instead of copying them.
-    let messages = transformed
+    let mut messages: Vec<AgentMessage> = transformed
         .messages
         .into_iter()
         .filter_map(|message| match message {
@@ -81,11 +81,72 @@ pub fn build_view<M: Borrow<AgentMessage>>(
             | AgentMessage::Unknown(_) => to_llm_message(&message),
         })
         .collect();
+    if let Some(note) = budget_note(
+        settings,
+        context_window,
+        transformed.report.estimated_tokens_after,
+    ) {
+        add_note(&mut messages, note);
+    }
     ModelView {
         system,
         messages,
         report: transformed.report,
     }
+}
+
+/// The note telling the model how full its context is, when `transforms.budgetNote` is on and the
+/// view is over `budgetNotePercent` of the window.
+fn budget_note(
+    settings: &crate::settings::EngineSettings,
+    context_window: u64,
+    tokens: u64,
+) -> Option<String> {
+    let transforms = &settings.transforms;
+    if !transforms.budget_note || context_window == 0 {
+        return None;
+    }
+    let percent = tokens.saturating_mul(100) / context_window;
+    if percent < transforms.budget_note_percent {
+        return None;
+    }
+    let mut note =
+        format!("[Context budget: about {tokens} of {context_window} tokens used ({percent}%).");
+    if settings.compaction.enabled {
+        let reserve = settings.compaction.planning(context_window).reserve_tokens;
+        let threshold = context_window.saturating_sub(reserve).saturating_mul(100) / context_window;
+        note.push_str(&format!(
+            " Near {threshold}% older messages are replaced by a summary; write down anything you \
+             must not lose (decisions, open work) before then."
+        ));
+    }
+    note.push(']');
+    Some(note)
+}
+
+/// Adds `note` as a text block to the last user message or tool result of the view.
+fn add_note(messages: &mut [AgentMessage], note: String) {
+    let content = match messages.last_mut() {
+        Some(AgentMessage::User(user)) => &mut user.content,
+        Some(AgentMessage::ToolResult(result)) => &mut result.content,
+        Some(
+            AgentMessage::Assistant(_)
+            | AgentMessage::BashExecution(_)
+            | AgentMessage::Custom(_)
+            | AgentMessage::BranchSummary(_)
+            | AgentMessage::CompactionSummary(_)
+            | AgentMessage::Unknown(_),
+        )
+        | None => return,
+    };
+    let mut blocks = match std::mem::take(content) {
+        ctxkit_protocol::MessageContent::Text(text) => {
+            vec![ctxkit_protocol::ContentBlock::text(text)]
+        }
+        ctxkit_protocol::MessageContent::Blocks(blocks) => blocks,
+    };
+    blocks.push(ctxkit_protocol::ContentBlock::text(note));
+    *content = ctxkit_protocol::MessageContent::Blocks(blocks);
 }
 
 /// The transform settings for this call. With compaction enabled the sliding window is the last

@@ -36,6 +36,11 @@ pub struct TransformSettings {
     pub cache_aware: bool,
     /// Tool results per block in cache-aware mode; 0 reads as 1.
     pub cache_block_size: usize,
+    /// Tell the model how full its context is (a note at the end of the view, so request prefixes
+    /// stay cacheable) once the view is over `budget_note_percent` of the window.
+    pub budget_note: bool,
+    /// The share of the window from which the budget note is added.
+    pub budget_note_percent: u64,
 }
 
 impl Default for TransformSettings {
@@ -55,6 +60,8 @@ impl Default for TransformSettings {
             keep_last_messages: 20,
             cache_aware: false,
             cache_block_size: 8,
+            budget_note: false,
+            budget_note_percent: 50,
         }
     }
 }

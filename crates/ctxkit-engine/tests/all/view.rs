@@ -140,3 +140,47 @@ fn with_compaction_enabled_the_sliding_window_waits_above_the_compaction_thresho
         view.report
     );
 }
+
+#[test]
+fn the_budget_note_tells_the_model_how_full_its_context_is_at_the_end_of_the_view() {
+    let mut settings = settings(20_000);
+    settings.transforms.prune_enabled = false;
+    let last_text = |view: &ctxkit_engine::ModelView| {
+        let last = view.messages.last().unwrap();
+        serde_json::to_value(last).unwrap()["content"].to_string()
+    };
+    let transcript = long_transcript(24); // ≈ 60,000 tokens of 100,000
+    let view = ctxkit_engine::build_view(&transcript, &settings, 100_000);
+    assert!(
+        !last_text(&view).contains("Context budget"),
+        "off by default"
+    );
+
+    settings.transforms.budget_note = true;
+    let view = ctxkit_engine::build_view(&transcript, &settings, 100_000);
+    let text = last_text(&view);
+    assert!(text.contains("[Context budget: about "), "{text}");
+    assert!(text.contains("of 100000 tokens used (60%)"), "{text}");
+    assert!(
+        text.contains("Near 80% older messages are replaced"),
+        "{text}"
+    );
+    // The earlier messages, and so the cached prefix, are untouched.
+    let plain = ctxkit_engine::build_view(
+        &transcript,
+        &{
+            let mut off = settings.clone();
+            off.transforms.budget_note = false;
+            off
+        },
+        100_000,
+    );
+    assert_eq!(
+        view.messages[..view.messages.len() - 1],
+        plain.messages[..plain.messages.len() - 1]
+    );
+
+    // Below the configured share nothing is added.
+    let view = ctxkit_engine::build_view(&long_transcript(8), &settings, 100_000);
+    assert!(!last_text(&view).contains("Context budget"));
+}

@@ -136,6 +136,13 @@ const TRANSFORMS: &[Field] = &[
         },
         DefaultValue::Integer(8),
     ),
+    // ctxkit: tell the model how full its context is, from a share of the window on.
+    field("budgetNote", ValueKind::Bool, DefaultValue::Bool(false)),
+    field(
+        "budgetNotePercent",
+        ValueKind::Integer { min: 1, max: 100 },
+        DefaultValue::Integer(50),
+    ),
 ];
 /// ctxkit: pinned context.
 /// ctxkit: how session files are written.
