@@ -105,6 +105,8 @@ fn settings(random: &mut Random) -> TransformSettings {
         keep_last_messages: [0, 1, 5, 20, usize::MAX][random.below(5)],
         cache_aware,
         cache_block_size: [0, 1, 3, 8, usize::MAX][random.below(5)],
+        // The note is added by the engine's view, after the transforms.
+        ..TransformSettings::default()
     }
 }
 
