@@ -3,6 +3,61 @@
 //! calls are approved ([`Approver`]) and run ([`ToolRegistry`]), everything is appended through the
 //! engine, and the engine's checks compact on threshold and recover overflows, wherever in a turn
 //! they happen, by compacting and running the turn again.
+//!
+//! Everything an embedder needs is re-exported here, so one dependency on `ctxkit-agent` is enough:
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use ctxkit_agent::testing::ScriptedModel;
+//! use ctxkit_agent::{
+//!     Agent, AgentOptions, DenyAll, Engine, EngineOptions, EngineSettings, HookSet, IgnoreEvents,
+//!     ModelInfo, OfflineSummarizer, PromptOutcome, Prompts, Session, ToolRegistry,
+//! };
+//!
+//! # tokio::runtime::Runtime::new()?.block_on(async {
+//! let sessions = tempfile::tempdir()?;
+//! // A new session file for a project (written once the first reply arrives).
+//! let session = Session::create("/home/me/project", sessions.path());
+//! // The engine: settings as a user without settings files gets them (`EngineSettings::from_document`
+//! // reads the merged settings document), summaries written offline.
+//! let engine = Engine::new(
+//!     session,
+//!     EngineOptions {
+//!         settings: EngineSettings::from_document(&serde_json::json!({}))?,
+//!         model: None,
+//!         summarizer: Arc::new(OfflineSummarizer),
+//!         prompts: Prompts::default(),
+//!         hooks: HookSet::new(),
+//!         thinking_level: None,
+//!     },
+//! );
+//! // Any `ChatModel`: `ctxkit_llm::ModelClient` for a real provider, a scripted one here.
+//! let model = ScriptedModel::answering(
+//!     ModelInfo { provider: "mock".into(), id: "coder".into(), context_window: 128_000 },
+//!     &["The parser is fixed."],
+//! );
+//! let mut agent = Agent::new(
+//!     engine,
+//!     Arc::new(model),
+//!     ToolRegistry::coding(),
+//!     AgentOptions {
+//!         system_prompt: "You are a coding agent.".into(),
+//!         max_tokens: Some(4_096),
+//!         cwd: "/home/me/project".into(),
+//!         bash_timeout: std::time::Duration::from_secs(120),
+//!     },
+//! )
+//! .await;
+//! // `DenyAll` declines risky calls (`bash`); a UI implements `Approver` and `AgentObserver`.
+//! let outcome = agent.prompt("fix the parser".into(), &mut DenyAll, &IgnoreEvents).await?;
+//! assert_eq!(outcome, PromptOutcome::Answered);
+//! let messages = agent.engine().transcript().await?;
+//! assert_eq!(messages.len(), 2);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -18,3 +73,12 @@ pub use agent::{Agent, AgentEvent, AgentObserver, AgentOptions, IgnoreEvents, Pr
 pub use approve::{Approval, ApproveAll, Approver, DenyAll};
 pub use model::ChatModel;
 pub use tool::{Tool, ToolContext, ToolOutcome, ToolRegistry, TypedTool};
+
+// What an embedder builds an agent from, so that one dependency is enough.
+pub use ctxkit_compaction::{OfflineSummarizer, Prompts, Summarizer};
+pub use ctxkit_engine::{
+    CompactionEnd, Engine, EngineError, EngineEvent, EngineOptions, EngineSettings, HookSet, Hooks,
+    ModelInfo,
+};
+pub use ctxkit_llm::{ChatRequest, ModelClient, ToolDefinition};
+pub use ctxkit_session::Session;

@@ -43,6 +43,21 @@ impl ScriptedModel {
         }
     }
 
+    /// A model that answers the requests with `answers` in order, a text each (the last one again
+    /// when they run out), reporting the request's size as usage.
+    pub fn answering(info: ModelInfo, answers: &[&str]) -> Self {
+        // Only builds replies; never asked.
+        let builder = Self::new(info.clone(), |_, _| placeholder());
+        let answers: Vec<String> = answers.iter().map(|answer| (*answer).to_owned()).collect();
+        Self::new(info, move |request, index| {
+            let text = answers
+                .get(index)
+                .or_else(|| answers.last())
+                .map_or("", String::as_str);
+            builder.text(text, (request_chars(request) / 4) as u64)
+        })
+    }
+
     /// Every request sent so far.
     pub fn requests(&self) -> Vec<ChatRequest> {
         self.requests
@@ -135,6 +150,21 @@ impl ChatModel for ScriptedModel {
             }
             (self.responder)(request, index)
         })
+    }
+}
+
+/// A reply with nothing in it.
+fn placeholder() -> AssistantMessage {
+    AssistantMessage {
+        content: Vec::new(),
+        api: None,
+        provider: None,
+        model: None,
+        usage: None,
+        stop_reason: Some("stop".to_owned()),
+        error_message: None,
+        timestamp: None,
+        extra: JsonObject::new(),
     }
 }
 

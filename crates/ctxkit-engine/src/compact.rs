@@ -477,7 +477,10 @@ fn overflow_plan(state: &State, attempt: u32) -> Result<Preparation> {
         })
     };
     let turn_tokens = current_turn_tokens(&state.session)?;
-    if let Some(plan) = plan_keeping(keep.max(turn_tokens))? {
+    // Keeping a turn that alone fills the window cannot make room: split it at once.
+    let window = state.context_window();
+    let turn_fits = window == 0 || turn_tokens < window;
+    if turn_fits && let Some(plan) = plan_keeping(keep.max(turn_tokens))? {
         return Ok(plan);
     }
     let mut budget = keep.min(turn_tokens).max(1);

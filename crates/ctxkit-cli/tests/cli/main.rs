@@ -164,6 +164,7 @@ fn label_name_fork_and_sessions() {
     snapshot!(run.ctxkit(&["sessions", "--all"]));
 }
 
+mod architecture;
 mod chat;
 mod hostile;
 mod import;

@@ -1,0 +1,70 @@
+//! ARCHITECTURE.md's table of dependency edges is what `cargo metadata` says.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Crate → its direct ctxkit dependencies (short names), from the table in ARCHITECTURE.md.
+fn documented() -> BTreeMap<String, Vec<String>> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ARCHITECTURE.md");
+    let text = std::fs::read_to_string(path).unwrap();
+    let table = text
+        .split("## Dependency edges")
+        .nth(1)
+        .expect("a `## Dependency edges` section");
+    table
+        .lines()
+        .filter(|line| line.starts_with("| `ctxkit-"))
+        .map(|line| {
+            let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+            let name = cells[0].trim_matches('`').to_owned();
+            let deps = match cells[1] {
+                "—" => Vec::new(),
+                list => list
+                    .split(", ")
+                    .map(|dep| format!("ctxkit-{dep}"))
+                    .collect(),
+            };
+            (name, deps)
+        })
+        .collect()
+}
+
+fn actual() -> BTreeMap<String, Vec<String>> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = std::process::Command::new(cargo)
+        .args([
+            "metadata",
+            "--no-deps",
+            "--format-version",
+            "1",
+            "--offline",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    metadata["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|package| {
+            let mut deps: Vec<String> = package["dependencies"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|dep| dep["kind"].is_null())
+                .filter_map(|dep| dep["name"].as_str())
+                .filter(|name| name.starts_with("ctxkit-"))
+                .map(str::to_owned)
+                .collect();
+            deps.sort();
+            (package["name"].as_str().unwrap().to_owned(), deps)
+        })
+        .collect()
+}
+
+#[test]
+fn the_documented_dependency_edges_are_the_real_ones() {
+    assert_eq!(documented(), actual());
+}
