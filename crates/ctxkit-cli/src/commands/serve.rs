@@ -1,12 +1,10 @@
 //! `ctxkit serve --stdio`: the engine over JSON-RPC on stdin/stdout (see `docs/protocol.md`).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 use ctxkit_agent::ChatModel;
 use ctxkit_server::{AgentConfig, ModelSource, ServerConfig, serve};
-use serde_json::Value;
 
 use super::Locations;
 use super::config::{load_settings, resource_environment};
@@ -24,14 +22,7 @@ pub fn serve_stdio(
     // engine, as in chat.
     let setup = summary_setup::resolve(global, SummaryFlags::default())?;
     let settings = load_settings(&resource_environment(global)?)?;
-    let chat = Value::Object(settings.effective().clone())
-        .get("chat")
-        .cloned()
-        .unwrap_or(Value::Null);
-    let bash_timeout = chat
-        .get("bashTimeoutSeconds")
-        .and_then(Value::as_u64)
-        .map_or(Duration::from_secs(120), Duration::from_secs);
+    let bash_timeout = settings.chat_bash_timeout();
     let (loaded, cwd) = resources::load(global)?;
     let agent = AgentConfig {
         models: Arc::new(ConfiguredModels(summary_setup::llm_options(&settings)?)),

@@ -141,6 +141,16 @@ impl SettingsManager {
 
     /// `compaction.fileContext` (a ctxkit setting, default `false`): include the current contents of
     /// the most important touched files in summary requests.
+    /// `chat.confirmBash`: ask before each `bash` command (schema default: yes).
+    pub fn chat_confirm_bash(&self) -> bool {
+        self.bool_setting("chat.confirmBash")
+    }
+
+    /// `chat.bashTimeoutSeconds`: the `bash` tool's default time limit.
+    pub fn chat_bash_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.u64_setting("chat.bashTimeoutSeconds").unwrap_or(120))
+    }
+
     pub fn compaction_file_context(&self) -> bool {
         self.bool_setting("compaction.fileContext")
     }

@@ -3,12 +3,10 @@
 //! from `--continue`, `--session` or `--no-session`.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Result;
 use ctxkit_agent::{Agent, AgentOptions, ChatModel, ToolRegistry};
 use ctxkit_session::{Session, default_session_dir};
-use serde_json::Value;
 
 use super::interrupts::Interrupts;
 use super::ui::Ui;
@@ -18,9 +16,6 @@ use crate::commands::Locations;
 use crate::commands::config::{load_settings, resource_environment};
 use crate::commands::resources;
 use crate::commands::summary_setup::{self, SummaryFlags};
-
-/// The default `bash` time limit (setting `chat.bashTimeoutSeconds`).
-const BASH_TIMEOUT: Duration = Duration::from_secs(120);
 
 pub async fn build(global: &GlobalArgs, locations: &Locations, args: &ChatArgs) -> Result<Chat> {
     let environment = resource_environment(global)?;
@@ -39,13 +34,8 @@ pub async fn build(global: &GlobalArgs, locations: &Locations, args: &ChatArgs) 
             ..SummaryFlags::default()
         },
     )?;
-    let document = Value::Object(settings.effective().clone());
-    let chat_settings = document.get("chat");
-    let setting = |key: &str| chat_settings.and_then(|chat| chat.get(key));
-    let confirm_bash = !args.yes && setting("confirmBash").and_then(Value::as_bool) != Some(false);
-    let bash_timeout = setting("bashTimeoutSeconds")
-        .and_then(Value::as_u64)
-        .map_or(BASH_TIMEOUT, Duration::from_secs);
+    let confirm_bash = !args.yes && settings.chat_confirm_bash();
+    let bash_timeout = settings.chat_bash_timeout();
 
     let (loaded, cwd) = resources::load(global)?;
     let system_prompt = resources::system_prompt(&loaded, &cwd);
