@@ -140,7 +140,8 @@ impl Engine {
     }
 
     /// Compacts now, with optional focus text. A running turn is cancelled first and waited for; a
-    /// compaction in flight is waited for. On cancel or failure nothing is written.
+    /// compaction in flight is waited for. On cancel or failure nothing is written. With nothing to
+    /// summarize it answers `NothingToCompact` (or `AlreadyCompacted`) without starting (no events).
     ///
     /// Must not be awaited by the task that holds the running turn's [`TurnGuard`](crate::TurnGuard):
     /// it waits for that guard to be dropped.
@@ -161,6 +162,15 @@ impl Engine {
             return Err(EngineError::Cancelled);
         }
         let focus = focus.filter(|text| !text.trim().is_empty());
+        // Nothing to summarize: said by the result alone, no compaction starts (no events).
+        let planning = state.planning();
+        match prepare_compaction(&state.session, None, planning)? {
+            Ok(plan) if !is_empty_span(&plan) => {}
+            Ok(_) | Err(NoPlanReason::NothingToCompact | NoPlanReason::NothingToSummarize) => {
+                return Err(EngineError::NothingToCompact);
+            }
+            Err(NoPlanReason::AlreadyCompacted) => return Err(EngineError::AlreadyCompacted),
+        }
         self.run_locked(&mut state, CompactionReason::Manual, focus, false)
             .await
             .map_err(|(_, error)| error)

@@ -188,17 +188,17 @@ pub fn compact_command(
     }
     // Refuse before a (possibly paid) summary when another process holds the file.
     session.hold_lock()?;
-    writeln!(
-        std::io::stderr().lock(),
-        "Summarizing with {}",
-        setup.summarizer.name()
-    )?;
+    let summarizer = setup.summarizer.name();
     let engine = engine_for(session, setup, context_window);
     let cancel = engine.clone();
     let focus = args.focus.map(str::to_owned);
-    let outcome = run_cancellable("Compacting…", engine.compact(focus), move || {
-        cancel.cancel_compaction();
-    })?;
+    let outcome = run_cancellable(
+        &engine,
+        summarizer,
+        "Compacting…",
+        engine.compact(focus),
+        move || cancel.cancel_compaction(),
+    )?;
     let end = match outcome {
         Ok(end) => end,
         Err(EngineError::NothingToCompact | EngineError::AlreadyCompacted) => {

@@ -4,11 +4,11 @@
 //! it (nothing is written).
 
 use std::future::Future;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 
 use anyhow::Result;
-use ctxkit_engine::{Engine, EngineOptions, HookSet, ModelInfo};
+use ctxkit_engine::{Engine, EngineEvent, EngineOptions, HookSet, ModelInfo};
 use ctxkit_session::Session;
 
 use super::summary_setup::SummarySetup;
@@ -34,9 +34,13 @@ pub fn engine_for(session: Session, setup: SummarySetup, context_window: u64) ->
     )
 }
 
-/// Runs `operation` to its end on a new runtime with a spinner showing `message` on a terminal;
-/// Ctrl-C calls `cancel` (the operation then ends as cancelled).
+/// Runs `operation` on `engine` to its end on a new runtime with a spinner showing `message` on a
+/// terminal; says which summarizer writes once a compaction or branch summary really starts (not
+/// when there turns out to be nothing to summarize); Ctrl-C calls `cancel` (the operation then ends
+/// as cancelled).
 pub fn run_cancellable<T>(
+    engine: &Engine,
+    summarizer: String,
     message: &'static str,
     operation: impl Future<Output = T>,
     cancel: impl Fn() + Send + 'static,
@@ -50,14 +54,37 @@ pub fn run_cancellable<T>(
         spinner.enable_steady_tick(std::time::Duration::from_millis(100));
         spinner
     });
+    let mut events = engine.subscribe();
+    let announcer = spinner.clone();
     let outcome = runtime.block_on(async {
         let ctrl_c = tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
                 cancel();
             }
         });
+        let announce = tokio::spawn(async move {
+            while let Some(event) = events.recv().await {
+                let starts = matches!(
+                    event,
+                    EngineEvent::CompactionStart { .. } | EngineEvent::BranchSummaryStart { .. }
+                );
+                if starts {
+                    let line = format!("Summarizing with {summarizer}");
+                    match &announcer {
+                        Some(spinner) => spinner.println(line),
+                        None => {
+                            let _ = writeln!(std::io::stderr().lock(), "{line}");
+                        }
+                    }
+                    break;
+                }
+            }
+        });
         let outcome = operation.await;
         ctrl_c.abort();
+        // Let an announcement already queued be printed before the result.
+        tokio::task::yield_now().await;
+        announce.abort();
         outcome
     });
     if let Some(spinner) = spinner {

@@ -47,11 +47,7 @@ pub fn branch(args: BranchArgs<'_>, setup: SummarySetup, out: &mut dyn Write) ->
         return Ok(Outcome::Success);
     }
     session.hold_lock()?;
-    writeln!(
-        std::io::stderr().lock(),
-        "Summarizing with {}",
-        setup.summarizer.name()
-    )?;
+    let summarizer = setup.summarizer.name();
     let left_behind = collect_branch_entries(&session, old_leaf.as_deref(), Some(args.to))
         .entries
         .len();
@@ -65,6 +61,8 @@ pub fn branch(args: BranchArgs<'_>, setup: SummarySetup, out: &mut dyn Write) ->
         keep_target: true,
     };
     let outcome = run_cancellable(
+        &engine,
+        summarizer,
         "Summarizing the branch…",
         engine.navigate(args.to, options),
         move || cancel.cancel_branch_summary(),

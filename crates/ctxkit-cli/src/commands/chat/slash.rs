@@ -5,7 +5,7 @@ use anyhow::{Context as _, Result, bail};
 use ctxkit_compaction::{
     NoPlanReason, estimate_tokens, list_compactions, prepare_compaction, undo_last_compaction,
 };
-use ctxkit_engine::{ForkPosition, NavigateOptions};
+use ctxkit_engine::{EngineError, ForkPosition, NavigateOptions};
 use ctxkit_protocol::AgentMessage;
 use ctxkit_resources::{expand_prompt_template, parse_frontmatter};
 use ctxkit_session::{Session, list_sessions};
@@ -149,8 +149,17 @@ impl Chat {
             "quit" | "exit" | "q" => return Ok(Action::Quit),
             "compact" => {
                 let focus = (!rest.is_empty()).then(|| rest.to_owned());
-                // The outcome, errors included, is shown from the engine's events.
-                let _ = self.engine.compact(focus).await;
+                // A compaction that ran shows itself through the engine's events; one that had
+                // nothing to summarize did not start and is said here.
+                match self.engine.compact(focus).await {
+                    Err(EngineError::NothingToCompact) => self.ui.line(
+                        "Nothing to compact yet: everything since the last compaction fits in the keep budget (/context shows it)",
+                    ),
+                    Err(EngineError::AlreadyCompacted) => {
+                        self.ui.line("Just compacted: nothing more to compact");
+                    }
+                    Ok(_) | Err(_) => {}
+                }
                 self.events.flush().await;
             }
             "context" => self.context().await?,
