@@ -307,8 +307,20 @@ impl Engine {
                 return Err(EngineError::Cancelled);
             }
         }
-        let compaction = match hooked {
-            Some(supplied) => {
+        // A threshold compaction takes the summary written in the background when it still fits.
+        let background = match (&hooked, reason) {
+            (None, CompactionReason::Threshold) => self.take_background(state).await,
+            (Some(_), _) | (None, CompactionReason::Overflow | CompactionReason::Manual) => None,
+        };
+        let compaction = match (hooked, background) {
+            (None, Some(result)) => NewCompaction {
+                summary: result.summary,
+                first_kept_entry_id: result.first_kept_entry_id,
+                tokens_before: plan.tokens_before,
+                details: Some(result.details),
+                source: SummarySource::Ctxkit,
+            },
+            (Some(supplied), _) => {
                 from_hook = true;
                 NewCompaction {
                     summary: supplied.summary,
@@ -318,7 +330,7 @@ impl Engine {
                     source: SummarySource::Hook,
                 }
             }
-            None => {
+            (None, None) => {
                 let options = CompactOptions {
                     focus,
                     thinking_level: state.thinking_level.clone(),

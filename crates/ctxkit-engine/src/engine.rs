@@ -76,6 +76,8 @@ pub(crate) struct Inner {
     pub(crate) branch_summary_cancel: Mutex<Option<CancellationToken>>,
     /// The running turn's cancellation, `None` when idle.
     pub(crate) turn: watch::Sender<Option<CancellationToken>>,
+    /// A compaction summary written in the background (`compaction.background`).
+    pub(crate) background: Mutex<Option<crate::background::Background>>,
 }
 
 /// The context engine; clones share one engine.
@@ -172,6 +174,7 @@ impl Engine {
                 cancel_requests: AtomicU64::new(0),
                 compaction_cancel: Mutex::new(None),
                 branch_summary_cancel: Mutex::new(None),
+                background: Mutex::new(None),
                 turn,
             }),
         }
@@ -286,6 +289,9 @@ impl Engine {
         }
         // The entry is written; the usage event is best effort and never fails the append.
         if is_reply && let Ok(Some(usage)) = context_usage(&mut state) {
+            if let Some(tokens) = usage.tokens {
+                self.maybe_start_background(&mut state, tokens);
+            }
             self.inner.bus.emit(EngineEvent::ContextUsage(usage));
         }
         Ok(id)

@@ -41,6 +41,11 @@ pub struct CompactionConfig {
     pub truncate_keep_percent: u64,
     /// Give the summarizer the current contents of the files the span touched.
     pub file_context: bool,
+    /// Write the summary in the background from `background_percent` of the window on, so the
+    /// compaction at the threshold only appends it (when the branch has not moved past it).
+    pub background: bool,
+    /// The share of the window from which the background summary starts.
+    pub background_percent: u64,
     /// Which of `reserve_tokens` and `keep_recent_tokens` follow the model's window instead of
     /// their value: those nobody set (`from_document` marks the keys absent from the settings).
     #[serde(skip)]
@@ -66,6 +71,8 @@ impl Default for CompactionConfig {
             overflow_fallback: FallbackPolicy::Truncate,
             truncate_keep_percent: 30,
             file_context: false,
+            background: false,
+            background_percent: 75,
             adaptive: AdaptiveBudgets::default(),
         }
     }

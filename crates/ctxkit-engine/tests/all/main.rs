@@ -4,6 +4,7 @@
 
 mod support;
 
+mod background;
 mod checks;
 mod hooks;
 mod manual;

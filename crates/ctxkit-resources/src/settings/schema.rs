@@ -92,6 +92,13 @@ const COMPACTION: &[Field] = &[
     ),
     // ctxkit: include the current contents of the most important touched files in summary requests.
     field("fileContext", ValueKind::Bool, DefaultValue::Bool(false)),
+    // ctxkit: write the summary in the background from `backgroundPercent` of the window on.
+    field("background", ValueKind::Bool, DefaultValue::Bool(false)),
+    field(
+        "backgroundPercent",
+        ValueKind::Integer { min: 1, max: 100 },
+        DefaultValue::Integer(75),
+    ),
     // ctxkit: a separate (usually cheaper) model for summaries, `provider/id`.
     field("model", ValueKind::String, DefaultValue::Unset),
     // ctxkit: what to do when summarization fails (threshold and manual compaction).

@@ -1,0 +1,122 @@
+//! Background compaction: from `compaction.backgroundPercent` of the window the summary of the
+//! current plan is written while the agent goes on, so the compaction at the threshold only has to
+//! append it. It is used only if the branch has not moved past what it summarized (same latest
+//! compaction, its first kept entry still on the branch); otherwise it is dropped and the threshold
+//! compaction summarizes as usual.
+
+use std::sync::Arc;
+
+use ctxkit_compaction::{CompactOptions, CompactionResult, NoPlanReason, prepare_compaction};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::{Engine, State};
+
+/// A summary being written (or written) in the background.
+pub(crate) struct Background {
+    /// The latest compaction on the branch when the plan was made.
+    boundary: Option<String>,
+    first_kept_entry_id: String,
+    cancel: CancellationToken,
+    task: JoinHandle<Option<CompactionResult>>,
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+    }
+}
+
+/// The id of the latest compaction on the current branch.
+fn latest_compaction_id(state: &State) -> Option<String> {
+    state
+        .session
+        .branch_path(None)
+        .iter()
+        .rev()
+        .find(|entry| entry.type_name() == "compaction")
+        .map(|entry| entry.id().to_owned())
+}
+
+impl Engine {
+    /// After a reply: starts a background summary when the context is past
+    /// `backgroundPercent` of the window but under the compaction threshold, and none is running
+    /// for this part of the branch. Hooks may supply summaries themselves, so with hooks nothing
+    /// is precomputed.
+    pub(crate) fn maybe_start_background(&self, state: &mut State, tokens: u64) {
+        let config = &state.settings.compaction;
+        let window = state.context_window();
+        if !config.enabled || !config.background || window == 0 || !self.inner.hooks.is_empty() {
+            return;
+        }
+        let planning = state.planning();
+        let threshold = window.saturating_sub(planning.reserve_tokens);
+        let start = window.saturating_mul(config.background_percent) / 100;
+        if tokens < start || tokens > threshold {
+            return;
+        }
+        let boundary = latest_compaction_id(state);
+        let Ok(mut slot) = self.inner.background.lock() else {
+            return;
+        };
+        if slot
+            .as_ref()
+            .is_some_and(|running| running.boundary == boundary)
+        {
+            return;
+        }
+        let plan = match prepare_compaction(&state.session, None, planning) {
+            Ok(Ok(plan))
+                if !(plan.messages_to_summarize.is_empty()
+                    && plan.turn_prefix_messages.is_empty()) =>
+            {
+                plan
+            }
+            Ok(Ok(_))
+            | Ok(Err(
+                NoPlanReason::AlreadyCompacted
+                | NoPlanReason::NothingToCompact
+                | NoPlanReason::NothingToSummarize,
+            ))
+            | Err(_) => return,
+        };
+        let cancel = CancellationToken::new();
+        let summarizer = Arc::clone(&self.inner.summarizer);
+        let prompts = self.inner.prompts.clone();
+        let options = CompactOptions {
+            focus: None,
+            thinking_level: state.thinking_level.clone(),
+            file_context: String::new(),
+        };
+        let first_kept_entry_id = plan.first_kept_entry_id.clone();
+        let task_cancel = cancel.clone();
+        let task = tokio::spawn(async move {
+            ctxkit_compaction::compact(&plan, summarizer.as_ref(), &prompts, &options, &task_cancel)
+                .await
+                .ok()
+        });
+        *slot = Some(Background {
+            boundary,
+            first_kept_entry_id,
+            cancel,
+            task,
+        });
+    }
+
+    /// At a threshold compaction: the background summary, waited for if still being written, when
+    /// it still fits the branch; `None` (and the background work dropped) otherwise.
+    pub(crate) async fn take_background(&self, state: &State) -> Option<CompactionResult> {
+        let background = self.inner.background.lock().ok()?.take()?;
+        let still_fits = background.boundary == latest_compaction_id(state)
+            && state
+                .session
+                .branch_path(None)
+                .iter()
+                .any(|entry| entry.id() == background.first_kept_entry_id);
+        if !still_fits {
+            return None;
+        }
+        let mut background = background;
+        (&mut background.task).await.ok().flatten()
+    }
+}

@@ -1,0 +1,112 @@
+//! Background compaction: the summary is written from `backgroundPercent` of the window on, and the
+//! compaction at the threshold appends it without asking the summarizer again, unless the branch
+//! moved past it.
+
+use ctxkit_engine::Decision;
+
+use crate::support::*;
+
+fn background_settings() -> ctxkit_engine::EngineSettings {
+    let mut settings = settings(20_000); // window 100,000: threshold 80,000
+    settings.compaction.background = true;
+    settings.compaction.background_percent = 75;
+    settings
+}
+
+async fn wait_for_requests(harness: &Harness, count: usize) {
+    for _ in 0..200 {
+        if harness.summarizer.request_count() >= count {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    panic!(
+        "the summarizer got {} requests",
+        harness.summarizer.request_count()
+    );
+}
+
+#[tokio::test]
+async fn the_threshold_compaction_appends_the_summary_written_in_the_background() {
+    let harness = Harness::with(
+        background_settings(),
+        Some(model(100_000)),
+        Default::default(),
+        [Answer::Text("WRITTEN IN THE BACKGROUND")],
+    );
+    harness.turn("first", 1_000).await;
+    assert_eq!(harness.summarizer.request_count(), 0, "under 75%: nothing");
+    harness.turn("second", 76_000).await;
+    wait_for_requests(&harness, 1).await;
+    let report = harness.engine.after_run().await.unwrap();
+    assert!(matches!(report.decision, ctxkit_engine::Decision::Skip(_)));
+    assert_eq!(harness.compactions().await, 0);
+
+    // Its requests (history, and the turn prefix of a split turn) are done by now.
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let asked = harness.summarizer.request_count();
+    harness.turn("third", 85_000).await;
+    let report = harness.engine.after_run().await.unwrap();
+    assert!(matches!(report.decision, Decision::Threshold { .. }));
+    assert_eq!(harness.compactions().await, 1);
+    assert_eq!(
+        harness.summarizer.request_count(),
+        asked,
+        "the threshold compaction asked for no new summary"
+    );
+    let summary = harness
+        .engine
+        .with_session(|session| {
+            session
+                .entries()
+                .iter()
+                .rev()
+                .find(|entry| entry.type_name() == "compaction")
+                .unwrap()
+                .raw()
+                .to_owned()
+        })
+        .await;
+    assert!(summary.contains("WRITTEN IN THE BACKGROUND"), "{summary}");
+}
+
+#[tokio::test]
+async fn a_background_summary_the_branch_moved_past_is_dropped() {
+    let harness = Harness::with(
+        background_settings(),
+        Some(model(100_000)),
+        Default::default(),
+        [
+            Answer::Text("STALE BACKGROUND"),
+            Answer::Text("MANUAL"),
+            Answer::Text("FRESH"),
+        ],
+    );
+    harness.turn("first", 1_000).await;
+    harness.turn("second", 76_000).await;
+    wait_for_requests(&harness, 1).await;
+    // A manual compaction in between: the background summary no longer fits the branch.
+    harness.engine.compact(None).await.unwrap();
+    harness.turn("third", 2_000).await;
+    harness.turn("fourth", 85_000).await;
+    let report = harness.engine.after_run().await.unwrap();
+    assert!(matches!(report.decision, Decision::Threshold { .. }));
+    let raw = harness
+        .engine
+        .with_session(|session| {
+            session
+                .entries()
+                .iter()
+                .rev()
+                .find(|entry| entry.type_name() == "compaction")
+                .unwrap()
+                .raw()
+                .to_owned()
+        })
+        .await;
+    assert!(!raw.contains("STALE BACKGROUND"), "{raw}");
+    assert!(
+        harness.summarizer.request_count() >= 3,
+        "a fresh summary was written"
+    );
+}
