@@ -47,7 +47,7 @@ impl ScriptedModel {
     /// when they run out), reporting the request's size as usage.
     pub fn answering(info: ModelInfo, answers: &[&str]) -> Self {
         // Only builds replies; never asked.
-        let builder = Self::new(info.clone(), |_, _| placeholder());
+        let builder = Self::new(info.clone(), |_, _| empty_reply());
         let answers: Vec<String> = answers.iter().map(|answer| (*answer).to_owned()).collect();
         Self::new(info, move |request, index| {
             let text = answers
@@ -153,8 +153,8 @@ impl ChatModel for ScriptedModel {
     }
 }
 
-/// A reply with nothing in it.
-fn placeholder() -> AssistantMessage {
+/// A reply with nothing in it (for responders that are never asked).
+pub fn empty_reply() -> AssistantMessage {
     AssistantMessage {
         content: Vec::new(),
         api: None,

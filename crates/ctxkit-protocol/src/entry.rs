@@ -45,6 +45,33 @@ pub enum EntryKind {
 }
 
 impl EntryKind {
+    /// The message of a `message` entry.
+    pub fn as_message(&self) -> Option<&AgentMessage> {
+        if let Self::Message(message) = self {
+            Some(message)
+        } else {
+            None
+        }
+    }
+
+    /// The compaction of a `compaction` entry.
+    pub fn as_compaction(&self) -> Option<&CompactionEntry> {
+        if let Self::Compaction(compaction) = self {
+            Some(compaction)
+        } else {
+            None
+        }
+    }
+
+    /// The branch summary of a `branch_summary` entry.
+    pub fn as_branch_summary(&self) -> Option<&BranchSummaryEntry> {
+        if let Self::BranchSummary(summary) = self {
+            Some(summary)
+        } else {
+            None
+        }
+    }
+
     /// The `type` tag as written in files.
     pub fn type_name(&self) -> &str {
         match self {

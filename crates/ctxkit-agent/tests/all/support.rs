@@ -61,7 +61,7 @@ pub fn provider(factor: f64, behaviour: Arc<Behaviour>) -> ScriptedModel {
         id: "coder".to_owned(),
         context_window: WINDOW,
     };
-    let scripted = ScriptedModel::new(info.clone(), |_, _| unreachable_reply());
+    let scripted = ScriptedModel::new(info.clone(), |_, _| ctxkit_agent::testing::empty_reply());
     let model = scripted.clone();
     ScriptedModel::new(info, move |request, _| {
         let counted = request_chars(request) as f64 * factor / 4.0;
@@ -70,20 +70,6 @@ pub fn provider(factor: f64, behaviour: Arc<Behaviour>) -> ScriptedModel {
         }
         behaviour(&model, request, counted as u64)
     })
-}
-
-fn unreachable_reply() -> AssistantMessage {
-    AssistantMessage {
-        content: Vec::new(),
-        api: None,
-        provider: None,
-        model: None,
-        usage: None,
-        stop_reason: Some("stop".to_owned()),
-        error_message: None,
-        timestamp: None,
-        extra: Default::default(),
-    }
 }
 
 impl World {

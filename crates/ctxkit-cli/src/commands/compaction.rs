@@ -11,7 +11,6 @@ use ctxkit_compaction::{
     serialize_messages, undo_last_compaction,
 };
 use ctxkit_engine::{Engine, EngineError};
-use ctxkit_protocol::EntryKind;
 use ctxkit_session::{LeafSelector, Session};
 use serde_json::{Value, json};
 
@@ -379,12 +378,12 @@ fn written_summary(engine: &Engine, id: &str) -> Result<(String, Value)> {
         Some(entry) => entry?,
         None => bail!("the compaction entry `{id}` is missing"),
     };
-    let EntryKind::Compaction(compaction) = entry.kind else {
+    let Some(compaction) = entry.kind.as_compaction() else {
         bail!("entry `{id}` is not a compaction");
     };
     Ok((
-        compaction.summary,
-        compaction.details.unwrap_or(Value::Null),
+        compaction.summary.clone(),
+        compaction.details.clone().unwrap_or(Value::Null),
     ))
 }
 

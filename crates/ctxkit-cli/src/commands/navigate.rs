@@ -8,7 +8,6 @@ use std::path::Path;
 use anyhow::{Result, bail};
 use ctxkit_compaction::collect_branch_entries;
 use ctxkit_engine::NavigateOptions;
-use ctxkit_protocol::EntryKind;
 use ctxkit_session::{Session, SessionError};
 use serde_json::json;
 
@@ -92,19 +91,11 @@ pub fn branch(args: BranchArgs<'_>, setup: SummarySetup, out: &mut dyn Write) ->
         session
             .entry(&summary_id)
             .and_then(|entry| entry.parse().ok())
-            .and_then(|entry| match entry.kind {
-                EntryKind::BranchSummary(summary) => Some(summary.summary),
-                EntryKind::Message(_)
-                | EntryKind::ThinkingLevelChange(_)
-                | EntryKind::ModelChange(_)
-                | EntryKind::Compaction(_)
-                | EntryKind::Custom(_)
-                | EntryKind::CustomMessage(_)
-                | EntryKind::Label(_)
-                | EntryKind::SessionInfo(_)
-                | EntryKind::ContextEdit(_)
-                | EntryKind::Usage(_)
-                | EntryKind::Unknown { .. } => None,
+            .and_then(|entry| {
+                entry
+                    .kind
+                    .as_branch_summary()
+                    .map(|summary| summary.summary.clone())
             })
     }));
     writeln!(
