@@ -255,7 +255,14 @@ impl Agent {
                 reasoning: None,
             };
             observer.event(AgentEvent::ModelCall).await;
+            let started = std::time::Instant::now();
             let reply = self.model.chat(&request, cancel).await;
+            tracing::debug!(
+                messages = request.messages.len(),
+                stop_reason = reply.stop_reason.as_deref().unwrap_or(""),
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                "model call"
+            );
             let window = self.model.info().context_window;
             let overflow = is_context_overflow(&reply, Some(window));
             let calls = tool_calls(&reply);
@@ -346,9 +353,18 @@ impl Agent {
             engine: Some(self.engine.clone()),
         };
         let (arguments, id) = (call.arguments.clone(), call.id.clone());
-        tokio::task::spawn_blocking(move || tool.run(&arguments, &id, &context))
+        let started = std::time::Instant::now();
+        let outcome = tokio::task::spawn_blocking(move || tool.run(&arguments, &id, &context))
             .await
-            .unwrap_or_else(|error| ToolOutcome::error(format!("The tool failed: {error}")))
+            .unwrap_or_else(|error| ToolOutcome::error(format!("The tool failed: {error}")));
+        tracing::debug!(
+            tool = %call.name,
+            is_error = outcome.is_error,
+            chars = outcome.text.len(),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "tool call"
+        );
+        outcome
     }
 
     /// Where full outputs of cut tool results go: next to the session file, or in the temp

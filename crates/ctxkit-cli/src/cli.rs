@@ -42,6 +42,13 @@ pub struct GlobalArgs {
         value_parser = clap::builder::FalseyValueParser::new()
     )]
     pub offline: bool,
+    /// Log what the engine and the agent loop do, at this level or with a filter such as
+    /// `ctxkit_engine=debug` (`CTXKIT_LOG`); to stderr, or to `--log-file`.
+    #[arg(long, global = true, env = "CTXKIT_LOG", value_name = "FILTER")]
+    pub log: Option<String>,
+    /// Append the log to this file instead of stderr (`CTXKIT_LOG_FILE`; use it with `chat`).
+    #[arg(long, global = true, env = "CTXKIT_LOG_FILE", value_name = "FILE")]
+    pub log_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -23,12 +23,46 @@ pub enum Outcome {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Err(error) = init_logging(&cli.global) {
+        return report(&error);
+    }
     let mut stdout = std::io::stdout().lock();
     match commands::run(cli, &mut stdout) {
         Ok(Outcome::Success) => ExitCode::SUCCESS,
         Ok(Outcome::ProblemsFound) => ExitCode::from(1),
         Err(error) => report(&error),
     }
+}
+
+/// Starts logging when `--log`/`CTXKIT_LOG` asks for it: to stderr, or appended to `--log-file`.
+fn init_logging(global: &cli::GlobalArgs) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let Some(filter) = global.log.as_deref().filter(|filter| !filter.is_empty()) else {
+        return Ok(());
+    };
+    let filter = tracing_subscriber::EnvFilter::try_new(filter).with_context(|| {
+        format!("`--log {filter}` is not a log filter (try `debug` or `ctxkit_engine=debug`)")
+    })?;
+    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    match &global.log_file {
+        Some(path) => {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .with_context(|| format!("cannot open the log file `{}`", path.display()))?;
+            builder
+                .with_ansi(false)
+                .with_writer(std::sync::Mutex::new(file))
+                .init();
+        }
+        None => {
+            use std::io::IsTerminal as _;
+            let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+            builder.with_ansi(color).with_writer(std::io::stderr).init();
+        }
+    }
+    Ok(())
 }
 
 /// Prints `error` as one line and a hint on stderr; returns its exit code.

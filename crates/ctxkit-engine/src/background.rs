@@ -89,6 +89,7 @@ impl Engine {
             file_context: String::new(),
         };
         let first_kept_entry_id = plan.first_kept_entry_id.clone();
+        tracing::info!(tokens, first_kept = %first_kept_entry_id, "background summary started");
         let task_cancel = cancel.clone();
         let task = tokio::spawn(async move {
             ctxkit_compaction::compact(&plan, summarizer.as_ref(), &prompts, &options, &task_cancel)
@@ -114,6 +115,7 @@ impl Engine {
                 .iter()
                 .any(|entry| entry.id() == background.first_kept_entry_id);
         if !still_fits {
+            tracing::info!("background summary dropped: the branch moved past it");
             return None;
         }
         let mut background = background;

@@ -77,6 +77,12 @@ impl Engine {
             fresh_from: Some(fresh_from(&state.session)),
             overflow_recovery_attempted: state.overflow_attempts >= MAX_OVERFLOW_ATTEMPTS,
         });
+        tracing::debug!(
+            ?trigger,
+            ?decision,
+            attempts = state.overflow_attempts,
+            "compaction check"
+        );
         let skip = |decision| {
             Ok(CheckReport {
                 decision,
@@ -198,6 +204,17 @@ impl Engine {
         self.inner.bus.emit(EngineEvent::CompactionStart { reason });
         let outcome = self.write_compaction(state, reason, focus, &cancel).await;
         drop(running);
+        match &outcome {
+            Ok(written) => tracing::info!(
+                ?reason,
+                tokens_before = written.tokens_before,
+                tokens_after = written.tokens_after,
+                first_kept = %written.first_kept_entry_id,
+                fallback = written.fallback_error.is_some(),
+                "compaction written"
+            ),
+            Err(error) => tracing::info!(?reason, %error, "compaction not written"),
+        }
         let (end, error) = match outcome {
             Ok(written) => {
                 let will_retry =
@@ -478,6 +495,11 @@ fn is_empty_span(plan: &Preparation) -> bool {
 /// compacting.
 fn overflow_plan(state: &State, attempt: u32) -> Result<Preparation> {
     let planning = state.planning();
+    tracing::debug!(
+        attempt,
+        keep = planning.keep_recent_tokens,
+        "overflow compaction"
+    );
     let keep = planning
         .keep_recent_tokens
         .checked_shr(attempt.saturating_sub(1))
