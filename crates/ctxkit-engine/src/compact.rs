@@ -5,12 +5,10 @@
 use std::sync::atomic::Ordering;
 
 use ctxkit_compaction::{
-    CompactOptions, CompactionSettings, NoPlanReason, Preparation, check_after_compaction,
-    prepare_compaction,
+    CompactOptions, NoPlanReason, Preparation, check_after_compaction, prepare_compaction,
 };
-use ctxkit_protocol::AgentMessage;
 use ctxkit_session::{NewCompaction, SummarySource};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::check::{CheckInput, Decision, SkipReason, Trigger, decide};
@@ -36,6 +34,24 @@ pub struct CheckReport {
     pub compaction: Option<CompactionEnd>,
     /// The loop must now run the model again without a new user message (overflow recovery).
     pub retry: bool,
+}
+
+/// A compaction entry about to be written, and where it came from.
+struct Summarized {
+    compaction: NewCompaction,
+    from_hook: bool,
+    /// Summarization failed and the `truncate` fallback wrote this compaction.
+    fallback_error: Option<String>,
+}
+
+impl Summarized {
+    fn ctxkit(compaction: NewCompaction) -> Self {
+        Self {
+            compaction,
+            from_hook: false,
+            fallback_error: None,
+        }
+    }
 }
 
 /// A compaction entry that was written.
@@ -74,7 +90,7 @@ impl Engine {
             model: state.model.as_ref(),
             transcript: &transcript,
             latest_compaction_ms: latest_compaction_ms(&state.session),
-            fresh_from: Some(fresh_from(&state.session)),
+            fresh_from: Some(crate::planning::fresh_from(&state.session)),
             overflow_recovery_attempted: state.overflow_attempts >= MAX_OVERFLOW_ATTEMPTS,
         });
         tracing::debug!(
@@ -125,7 +141,7 @@ impl Engine {
                 // Over the threshold with nothing to summarize (everything fits in the keep
                 // budget): no compaction starts, so a UI shows nothing.
                 let plan = prepare_compaction(&state.session, None, planning)?;
-                if !plan.is_ok_and(|plan| !is_empty_span(&plan)) {
+                if !plan.is_ok_and(|plan| !crate::planning::is_empty_span(&plan)) {
                     return skip(Decision::Skip(SkipReason::NothingToCompact));
                 }
                 CompactionReason::Threshold
@@ -171,7 +187,7 @@ impl Engine {
         // Nothing to summarize: said by the result alone, no compaction starts (no events).
         let planning = state.planning();
         match prepare_compaction(&state.session, None, planning)? {
-            Ok(plan) if !is_empty_span(&plan) => {}
+            Ok(plan) if !crate::planning::is_empty_span(&plan) => {}
             Ok(_) | Err(NoPlanReason::NothingToCompact | NoPlanReason::NothingToSummarize) => {
                 return Err(EngineError::NothingToCompact);
             }
@@ -217,8 +233,9 @@ impl Engine {
         }
         let (end, error) = match outcome {
             Ok(written) => {
-                let will_retry =
-                    reason == CompactionReason::Overflow && retry_allowed && can_continue(state);
+                let will_retry = reason == CompactionReason::Overflow
+                    && retry_allowed
+                    && crate::planning::can_continue(state);
                 let end = CompactionEnd {
                     will_retry,
                     tokens_before: Some(written.tokens_before),
@@ -271,6 +288,7 @@ impl Engine {
         }
     }
 
+    /// Plans, summarizes (or takes a hook's or the background summary) and appends one compaction.
     async fn write_compaction(
         &self,
         state: &mut State,
@@ -278,130 +296,148 @@ impl Engine {
         focus: Option<String>,
         cancel: &CancellationToken,
     ) -> Result<Written> {
-        let planning = state.planning();
-        let plan = match reason {
-            CompactionReason::Overflow => overflow_plan(state, state.overflow_attempts)?,
-            CompactionReason::Threshold | CompactionReason::Manual => {
-                let plan = match prepare_compaction(&state.session, None, planning)? {
-                    Ok(plan) => plan,
-                    Err(NoPlanReason::AlreadyCompacted) => {
-                        return Err(EngineError::AlreadyCompacted);
-                    }
-                    Err(NoPlanReason::NothingToCompact | NoPlanReason::NothingToSummarize) => {
-                        return Err(EngineError::NothingToCompact);
-                    }
-                };
-                // The whole context fits in keepRecentTokens: the reference still asks the model
-                // for a summary of nothing and writes it, which only makes the context longer.
-                if is_empty_span(&plan) {
-                    return Err(EngineError::NothingToCompact);
-                }
-                plan
-            }
-        };
-        let mut from_hook = false;
-        let mut fallback_error = None;
-        let mut hooked = None;
-        if !self.inner.hooks.is_empty() {
-            let event = BeforeCompact {
-                reason,
-                preparation: (&plan).into(),
-                branch_entries: branch_entries(state),
-                custom_instructions: focus.clone(),
-            };
-            match self
-                .inner
-                .hooks
-                .before_compact(&self.inner.bus, &event, cancel)
-                .await
-            {
-                Some(answer) if answer.cancel => return Err(EngineError::Cancelled),
-                Some(answer) => hooked = answer.compaction,
-                None => {}
-            }
-            // A cancel that arrived while the hooks ran wins over what they answered.
-            if cancel.is_cancelled() {
-                return Err(EngineError::Cancelled);
-            }
-        }
-        // A threshold compaction takes the summary written in the background when it still fits.
-        let background = match (&hooked, reason) {
-            (None, CompactionReason::Threshold) => self.take_background(state).await,
-            (Some(_), _) | (None, CompactionReason::Overflow | CompactionReason::Manual) => None,
-        };
-        let compaction = match (hooked, background) {
-            (None, Some(result)) => NewCompaction {
-                summary: result.summary,
-                first_kept_entry_id: result.first_kept_entry_id,
-                tokens_before: plan.tokens_before,
-                details: Some(result.details),
-                source: SummarySource::Ctxkit,
-            },
-            (Some(supplied), _) => {
-                from_hook = true;
-                NewCompaction {
+        let plan = crate::planning::plan_for(state, reason)?;
+        let summarized = self.summarize(state, &plan, reason, focus, cancel).await?;
+        self.append_compaction(state, reason, summarized).await
+    }
+
+    /// The new compaction entry: a hook's, the background one (threshold only), or the
+    /// summarizer's, with the fallback policy applied when summarization fails.
+    async fn summarize(
+        &self,
+        state: &mut State,
+        plan: &Preparation,
+        reason: CompactionReason,
+        focus: Option<String>,
+        cancel: &CancellationToken,
+    ) -> Result<Summarized> {
+        if let Some(supplied) = self
+            .hook_compaction(state, plan, reason, &focus, cancel)
+            .await?
+        {
+            return Ok(Summarized {
+                compaction: NewCompaction {
                     summary: supplied.summary,
                     first_kept_entry_id: supplied.first_kept_entry_id,
                     tokens_before: supplied.tokens_before,
                     details: supplied.details,
                     source: SummarySource::Hook,
-                }
-            }
-            (None, None) => {
-                let options = CompactOptions {
-                    focus,
-                    thinking_level: state.thinking_level.clone(),
-                    file_context: if state.settings.compaction.file_context {
-                        ctxkit_compaction::read_file_context(
-                            &plan,
-                            std::path::Path::new(state.session.cwd()),
-                        )
-                    } else {
-                        String::new()
-                    },
-                };
-                let summarized = ctxkit_compaction::compact(
-                    &plan,
-                    self.inner.summarizer.as_ref(),
-                    &self.inner.prompts,
-                    &options,
-                    cancel,
-                )
-                .await;
-                if cancel.is_cancelled() {
-                    return Err(EngineError::Cancelled);
-                }
-                match summarized.map_err(EngineError::from) {
-                    Ok(result) => NewCompaction {
-                        summary: result.summary,
-                        first_kept_entry_id: result.first_kept_entry_id,
-                        tokens_before: result.tokens_before,
-                        details: Some(result.details),
-                        source: SummarySource::Ctxkit,
-                    },
-                    Err(error @ EngineError::Summarization(_)) => {
-                        let policy = match reason {
-                            CompactionReason::Overflow => {
-                                state.settings.compaction.overflow_fallback
-                            }
-                            CompactionReason::Threshold | CompactionReason::Manual => {
-                                state.settings.compaction.fallback
-                            }
-                        };
-                        match policy {
-                            FallbackPolicy::Error => return Err(error),
-                            FallbackPolicy::Truncate => {
-                                let message = error.to_string();
-                                let truncated = truncate_fallback(state, &plan, &message)?;
-                                fallback_error = Some(message);
-                                truncated
-                            }
-                        }
-                    }
-                    Err(error) => return Err(error),
-                }
-            }
+                },
+                from_hook: true,
+                fallback_error: None,
+            });
+        }
+        // A threshold compaction takes the summary written in the background when it still fits.
+        let background = match reason {
+            CompactionReason::Threshold => self.take_background(state).await,
+            CompactionReason::Overflow | CompactionReason::Manual => None,
         };
+        if let Some(result) = background {
+            return Ok(Summarized::ctxkit(NewCompaction {
+                summary: result.summary,
+                first_kept_entry_id: result.first_kept_entry_id,
+                tokens_before: plan.tokens_before,
+                details: Some(result.details),
+                source: SummarySource::Ctxkit,
+            }));
+        }
+        let options = CompactOptions {
+            focus,
+            thinking_level: state.thinking_level.clone(),
+            file_context: if state.settings.compaction.file_context {
+                ctxkit_compaction::read_file_context(
+                    plan,
+                    std::path::Path::new(state.session.cwd()),
+                )
+            } else {
+                String::new()
+            },
+        };
+        let summarized = ctxkit_compaction::compact(
+            plan,
+            self.inner.summarizer.as_ref(),
+            &self.inner.prompts,
+            &options,
+            cancel,
+        )
+        .await;
+        if cancel.is_cancelled() {
+            return Err(EngineError::Cancelled);
+        }
+        match summarized.map_err(EngineError::from) {
+            Ok(result) => Ok(Summarized::ctxkit(NewCompaction {
+                summary: result.summary,
+                first_kept_entry_id: result.first_kept_entry_id,
+                tokens_before: result.tokens_before,
+                details: Some(result.details),
+                source: SummarySource::Ctxkit,
+            })),
+            Err(error @ EngineError::Summarization(_)) => {
+                let policy = match reason {
+                    CompactionReason::Overflow => state.settings.compaction.overflow_fallback,
+                    CompactionReason::Threshold | CompactionReason::Manual => {
+                        state.settings.compaction.fallback
+                    }
+                };
+                match policy {
+                    FallbackPolicy::Error => Err(error),
+                    FallbackPolicy::Truncate => {
+                        let message = error.to_string();
+                        Ok(Summarized {
+                            compaction: crate::fallback::truncate_fallback(state, plan, &message)?,
+                            from_hook: false,
+                            fallback_error: Some(message),
+                        })
+                    }
+                }
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    /// The compaction a `before_compact` hook supplies, if any; a hook's cancel (or the user's,
+    /// while the hooks ran) is `Cancelled`.
+    async fn hook_compaction(
+        &self,
+        state: &State,
+        plan: &Preparation,
+        reason: CompactionReason,
+        focus: &Option<String>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<crate::hooks::HookCompaction>> {
+        if self.inner.hooks.is_empty() {
+            return Ok(None);
+        }
+        let event = BeforeCompact {
+            reason,
+            preparation: plan.into(),
+            branch_entries: branch_entries(state),
+            custom_instructions: focus.clone(),
+        };
+        let answer = self
+            .inner
+            .hooks
+            .before_compact(&self.inner.bus, &event, cancel)
+            .await;
+        // A cancel that arrived while the hooks ran wins over what they answered.
+        if cancel.is_cancelled() || answer.as_ref().is_some_and(|answer| answer.cancel) {
+            return Err(EngineError::Cancelled);
+        }
+        Ok(answer.and_then(|answer| answer.compaction))
+    }
+
+    /// Appends the compaction; what follows (pins, measuring, hooks) can only be reported.
+    async fn append_compaction(
+        &self,
+        state: &mut State,
+        reason: CompactionReason,
+        summarized: Summarized,
+    ) -> Result<Written> {
+        let Summarized {
+            compaction,
+            from_hook,
+            fallback_error,
+        } = summarized;
         let first_kept_entry_id = compaction.first_kept_entry_id.clone();
         let tokens_before = compaction.tokens_before;
         // Reported before → after with one estimator on both sides (the entry keeps the
@@ -420,14 +456,18 @@ impl Engine {
                 "Pinned context could not be added back after the compaction: {error}"
             ));
         }
-        let window = state.model.as_ref().map_or(0, |model| model.context_window);
-        let guard = check_after_compaction(&state.session, &entry_id, window, &planning)
-            .unwrap_or_else(|error| {
-                notes.push(format!(
-                    "The context after the compaction could not be measured: {error}"
-                ));
-                ctxkit_compaction::LoopGuard::Unknown { tokens_after: 0 }
-            });
+        let guard = check_after_compaction(
+            &state.session,
+            &entry_id,
+            state.context_window(),
+            &state.planning(),
+        )
+        .unwrap_or_else(|error| {
+            notes.push(format!(
+                "The context after the compaction could not be measured: {error}"
+            ));
+            ctxkit_compaction::LoopGuard::Unknown { tokens_after: 0 }
+        });
         let tokens_after = match &guard {
             ctxkit_compaction::LoopGuard::Clear { tokens_after, .. }
             | ctxkit_compaction::LoopGuard::StillOver { tokens_after, .. }
@@ -461,100 +501,6 @@ impl Engine {
     }
 }
 
-/// The index of the first context message whose entry was written after the latest compaction on
-/// the branch (entries are appended, so file order is write order); 0 without a compaction.
-fn fresh_from(session: &ctxkit_session::Session) -> usize {
-    let path = session.branch_path(None);
-    let Some(compaction) = path
-        .iter()
-        .rev()
-        .find(|entry| entry.type_name() == "compaction")
-    else {
-        return 0;
-    };
-    let Some(compaction_at) = session.index().position(compaction.id()) else {
-        return 0;
-    };
-    let context = session.build_context();
-    context
-        .messages
-        .iter()
-        .position(|message| message.entry > compaction_at)
-        .unwrap_or(context.messages.len())
-}
-
-fn is_empty_span(plan: &Preparation) -> bool {
-    plan.messages_to_summarize.is_empty() && plan.turn_prefix_messages.is_empty()
-}
-
-/// The plan of the `attempt`th overflow compaction in a row (1-based). The first keeps
-/// `keepRecentTokens`, each further one half as much as the one before. The current turn (from the
-/// last user message) is kept whole while anything before it is left to summarize; after that the
-/// turn itself is split and its beginning summarized (a huge tool result in the turn goes into the
-/// summary). When not even that leaves anything to summarize, the overflow cannot be recovered by
-/// compacting.
-fn overflow_plan(state: &State, attempt: u32) -> Result<Preparation> {
-    let planning = state.planning();
-    tracing::debug!(
-        attempt,
-        keep = planning.keep_recent_tokens,
-        "overflow compaction"
-    );
-    let keep = planning
-        .keep_recent_tokens
-        .checked_shr(attempt.saturating_sub(1))
-        .unwrap_or(0)
-        .max(1);
-    let plan_keeping = |budget: u64| -> Result<Option<Preparation>> {
-        let settings = CompactionSettings {
-            keep_recent_tokens: budget,
-            ..planning
-        };
-        Ok(match prepare_compaction(&state.session, None, settings)? {
-            Ok(plan) if !is_empty_span(&plan) => Some(plan),
-            Ok(_)
-            | Err(
-                NoPlanReason::AlreadyCompacted
-                | NoPlanReason::NothingToCompact
-                | NoPlanReason::NothingToSummarize,
-            ) => None,
-        })
-    };
-    let turn_tokens = current_turn_tokens(&state.session)?;
-    // Keeping a turn that alone fills the window cannot make room: split it at once.
-    let window = state.context_window();
-    let turn_fits = window == 0 || turn_tokens < window;
-    if turn_fits && let Some(plan) = plan_keeping(keep.max(turn_tokens))? {
-        return Ok(plan);
-    }
-    let mut budget = keep.min(turn_tokens).max(1);
-    loop {
-        if let Some(plan) = plan_keeping(budget)? {
-            return Ok(plan);
-        }
-        if budget == 1 {
-            return Err(EngineError::OverflowUnrecoverable {
-                turn_tokens,
-                context_window: state.context_window(),
-            });
-        }
-        budget /= 2;
-    }
-}
-
-/// Estimated tokens of the messages from the last user message on the branch to the leaf.
-fn current_turn_tokens(session: &ctxkit_session::Session) -> Result<u64> {
-    let messages = transcript(session)?;
-    let start = messages
-        .iter()
-        .rposition(|message| matches!(message, AgentMessage::User(_)))
-        .unwrap_or(0);
-    Ok(messages[start..]
-        .iter()
-        .map(ctxkit_compaction::estimate_tokens)
-        .sum())
-}
-
 fn empty_end(reason: CompactionReason) -> CompactionEnd {
     CompactionEnd {
         reason,
@@ -581,84 +527,4 @@ pub(crate) fn branch_entries(state: &State) -> Vec<Value> {
             serde_json::from_str(entry.raw()).unwrap_or_else(|_| Value::String(entry.raw().into()))
         })
         .collect()
-}
-
-/// Whether a retry can run: the model's view ends in something other than a reply (error and
-/// aborted replies are not sent to the model). A silent or length-stop overflow leaves the
-/// offending reply last, so no retry runs and none is announced.
-fn can_continue(state: &State) -> bool {
-    let Ok(messages) = transcript(&state.session) else {
-        return false;
-    };
-    let last = messages.iter().rev().find(|message| match message {
-        AgentMessage::Assistant(reply) => !reply.is_aborted_or_error(),
-        // Pinned context re-added after the compaction is not something the model answers.
-        AgentMessage::Custom(custom) => custom.custom_type != crate::pins::PINNED_MESSAGE_TYPE,
-        AgentMessage::User(_)
-        | AgentMessage::ToolResult(_)
-        | AgentMessage::BashExecution(_)
-        | AgentMessage::BranchSummary(_)
-        | AgentMessage::CompactionSummary(_)
-        | AgentMessage::Unknown(_) => true,
-    });
-    // A summary reaches the model as a user message: after a compaction that split the turn, the
-    // model continues from the summary of the turn's beginning.
-    matches!(
-        last,
-        Some(
-            AgentMessage::User(_)
-                | AgentMessage::ToolResult(_)
-                | AgentMessage::Custom(_)
-                | AgentMessage::CompactionSummary(_)
-                | AgentMessage::BranchSummary(_)
-        )
-    )
-}
-
-/// The `truncate` fallback: keep about `truncateKeepPercent` of the context (never starting at a
-/// tool result) and record a compaction that says summarization failed and why. An earlier
-/// summary is carried over verbatim.
-fn truncate_fallback(state: &State, plan: &Preparation, error: &str) -> Result<NewCompaction> {
-    let percent = state.settings.compaction.truncate_keep_percent.min(100);
-    let keep = (plan.tokens_before.saturating_mul(percent) / 100).max(1);
-    let settings = CompactionSettings {
-        keep_recent_tokens: keep,
-        ..state.planning()
-    };
-    let truncated = match prepare_compaction(&state.session, None, settings)? {
-        Ok(truncated) => truncated,
-        Err(
-            NoPlanReason::AlreadyCompacted
-            | NoPlanReason::NothingToCompact
-            | NoPlanReason::NothingToSummarize,
-        ) => {
-            return Err(EngineError::Summarization(error.to_owned()));
-        }
-    };
-    let dropped = truncated.messages_to_summarize.len() + truncated.turn_prefix_messages.len();
-    let mut summary = format!(
-        "Compaction failed ({error}), so no summary was written: the {dropped} oldest messages \
-         were dropped and the newest part of the conversation (about {percent}% of \
-         {tokens} tokens) is kept verbatim. Ask the user about anything from before this point \
-         that is not in the kept messages.",
-        tokens = plan.tokens_before,
-    );
-    if let Some(previous) = &truncated.previous_summary {
-        summary.push_str("\n\nThe summary of an earlier compaction, kept as it was:\n\n");
-        summary.push_str(previous);
-    }
-    let lists = truncated.file_operations.lists();
-    summary.push_str(&lists.blocks());
-    let mut details = lists.details();
-    if let Some(object) = details.as_object_mut() {
-        object.insert("fallback".to_owned(), json!("truncate"));
-        object.insert("error".to_owned(), json!(error));
-    }
-    Ok(NewCompaction {
-        summary,
-        first_kept_entry_id: truncated.first_kept_entry_id,
-        tokens_before: truncated.tokens_before,
-        details: Some(details),
-        source: SummarySource::Ctxkit,
-    })
 }
