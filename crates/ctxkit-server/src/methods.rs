@@ -15,13 +15,8 @@ use ctxkit_engine::{
     NavigateOptions, SkipReason,
 };
 
-/// Every method, as `initialize` lists them.
-pub(crate) const METHODS: &[&str] = &[
-    "initialize",
-    "session.create",
-    "session.open",
-    "session.info",
-    "model.set",
+/// The methods handled by [`context_method`].
+const CONTEXT_METHODS: &[&str] = &[
     "message.append",
     "view.get",
     "transcript.get",
@@ -30,16 +25,26 @@ pub(crate) const METHODS: &[&str] = &[
     "check.after_run",
     "compact",
     "compact.cancel",
+    "pruned.fetch",
+];
+/// The methods handled by [`tree_method`].
+const TREE_METHODS: &[&str] = &[
     "tree.get",
     "tree.navigate",
     "branch_summary.cancel",
     "fork",
     "clone",
-    "pin.add",
-    "pin.remove",
-    "pin.list",
     "forget",
-    "pruned.fetch",
+];
+/// The methods handled by [`pin_method`].
+const PIN_METHODS: &[&str] = &["pin.add", "pin.remove", "pin.list"];
+/// The other methods, handled by [`dispatch`] itself.
+const OTHER_METHODS: &[&str] = &[
+    "initialize",
+    "session.create",
+    "session.open",
+    "session.info",
+    "model.set",
     "session.name",
     "label.set",
     "compaction.list",
@@ -49,6 +54,17 @@ pub(crate) const METHODS: &[&str] = &[
     "agent.cancel",
     "shutdown",
 ];
+
+/// Every method, as `initialize` lists them.
+pub(crate) fn methods() -> Vec<&'static str> {
+    OTHER_METHODS
+        .iter()
+        .chain(CONTEXT_METHODS)
+        .chain(TREE_METHODS)
+        .chain(PIN_METHODS)
+        .copied()
+        .collect()
+}
 
 pub(crate) fn params<T: DeserializeOwned>(value: Value) -> Result<T, MethodError> {
     let value = if value.is_null() { json!({}) } else { value };
@@ -239,6 +255,15 @@ pub(crate) async fn dispatch(
     method: &str,
     raw: Value,
 ) -> Result<Value, MethodError> {
+    if CONTEXT_METHODS.contains(&method) {
+        return context_method(shared, method, raw).await;
+    }
+    if TREE_METHODS.contains(&method) {
+        return tree_method(shared, method, raw).await;
+    }
+    if PIN_METHODS.contains(&method) {
+        return pin_method(shared, method, raw).await;
+    }
     match method {
         "session.name" => crate::session_methods::name(shared, raw).await,
         "label.set" => crate::session_methods::label(shared, raw).await,
@@ -251,7 +276,7 @@ pub(crate) async fn dispatch(
             "protocol_version": PROTOCOL_VERSION,
             "server": "ctxkit",
             "version": env!("CARGO_PKG_VERSION"),
-            "methods": METHODS,
+            "methods": methods(),
         })),
         "session.create" => {
             let params: CreateParams = params(raw)?;
@@ -277,6 +302,20 @@ pub(crate) async fn dispatch(
             engine(shared).await?.set_model(params.model).await;
             Ok(json!({}))
         }
+        other => Err(MethodError::new(
+            codes::METHOD_NOT_FOUND,
+            format!("unknown method `{other}` (see `initialize` for the list)"),
+        )),
+    }
+}
+
+/// The model's context: appends, the view, usage, the compaction checks, manual compaction.
+async fn context_method(
+    shared: &Arc<Shared>,
+    method: &str,
+    raw: Value,
+) -> Result<Value, MethodError> {
+    match method {
         "message.append" => {
             let params: AppendParams = params(raw)?;
             let id = engine(shared)
@@ -349,10 +388,32 @@ pub(crate) async fn dispatch(
             engine(shared).await?.cancel_compaction();
             Ok(json!({}))
         }
-        "branch_summary.cancel" => {
-            engine(shared).await?.cancel_branch_summary();
-            Ok(json!({}))
+        "pruned.fetch" => {
+            let params: FetchParams = params(raw)?;
+            let text = engine(shared)
+                .await?
+                .fetch_pruned(&params.tool_call_id)
+                .await
+                .map_err(engine_error)?;
+            match text {
+                Some(text) => Ok(json!({ "text": text })),
+                None => Err(MethodError {
+                    code: codes::ENGINE_ERROR,
+                    message: format!("no tool result with call id `{}`", params.tool_call_id),
+                    kind: Some("entry_not_found"),
+                }),
+            }
         }
+        other => Err(MethodError::new(
+            codes::METHOD_NOT_FOUND,
+            format!("unknown method `{other}` (see `initialize` for the list)"),
+        )),
+    }
+}
+
+/// The session tree: navigation with branch summaries, forks, clones, forgetting a span.
+async fn tree_method(shared: &Arc<Shared>, method: &str, raw: Value) -> Result<Value, MethodError> {
+    match method {
         "tree.get" => {
             let engine = engine(shared).await?;
             let record = engine.with_session(|session| session.tree_record()).await;
@@ -367,6 +428,10 @@ pub(crate) async fn dispatch(
                     .await
                     .map_err(engine_error)?,
             )
+        }
+        "branch_summary.cancel" => {
+            engine(shared).await?.cancel_branch_summary();
+            Ok(json!({}))
         }
         "fork" => {
             let params: ForkParams = params(raw)?;
@@ -385,6 +450,26 @@ pub(crate) async fn dispatch(
                 .await
                 .map_err(engine_error)?,
         ),
+        "forget" => {
+            let params: ForgetParams = params(raw)?;
+            to_json(
+                engine(shared)
+                    .await?
+                    .forget(&params.from_id, params.to_id.as_deref(), params.summary)
+                    .await
+                    .map_err(engine_error)?,
+            )
+        }
+        other => Err(MethodError::new(
+            codes::METHOD_NOT_FOUND,
+            format!("unknown method `{other}` (see `initialize` for the list)"),
+        )),
+    }
+}
+
+/// Pinned context.
+async fn pin_method(shared: &Arc<Shared>, method: &str, raw: Value) -> Result<Value, MethodError> {
+    match method {
         "pin.add" => {
             let params: PinParams = params(raw)?;
             let engine = engine(shared).await?;
@@ -410,32 +495,6 @@ pub(crate) async fn dispatch(
             Ok(json!({}))
         }
         "pin.list" => Ok(json!({ "pins": to_json(engine(shared).await?.pins().await)? })),
-        "forget" => {
-            let params: ForgetParams = params(raw)?;
-            to_json(
-                engine(shared)
-                    .await?
-                    .forget(&params.from_id, params.to_id.as_deref(), params.summary)
-                    .await
-                    .map_err(engine_error)?,
-            )
-        }
-        "pruned.fetch" => {
-            let params: FetchParams = params(raw)?;
-            let text = engine(shared)
-                .await?
-                .fetch_pruned(&params.tool_call_id)
-                .await
-                .map_err(engine_error)?;
-            match text {
-                Some(text) => Ok(json!({ "text": text })),
-                None => Err(MethodError {
-                    code: codes::ENGINE_ERROR,
-                    message: format!("no tool result with call id `{}`", params.tool_call_id),
-                    kind: Some("entry_not_found"),
-                }),
-            }
-        }
         other => Err(MethodError::new(
             codes::METHOD_NOT_FOUND,
             format!("unknown method `{other}` (see `initialize` for the list)"),

@@ -258,3 +258,23 @@ async fn names_labels_compactions_and_sessions_over_the_protocol() {
     let all = client.call("sessions.list", json!({"all": true})).await;
     assert_eq!(all["result"]["sessions"].as_array().unwrap().len(), 1);
 }
+
+#[tokio::test]
+async fn every_listed_method_is_handled() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = start(dir.path());
+    let init = client.call("initialize", Value::Null).await;
+    let methods: Vec<String> = init["result"]["methods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|method| method.as_str().unwrap().to_owned())
+        .collect();
+    assert!(methods.len() >= 30, "{methods:?}");
+    for method in methods.iter().filter(|method| *method != "shutdown") {
+        let answer = client.call(method, Value::Null).await;
+        assert_ne!(answer["error"]["code"], -32601, "{method}: {answer}");
+    }
+    let unknown = client.call("nope", Value::Null).await;
+    assert_eq!(unknown["error"]["code"], -32601);
+}
