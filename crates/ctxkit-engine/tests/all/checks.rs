@@ -1,6 +1,6 @@
-//! Appendix B scenarios for the automatic checks: threshold, overflow + retry once, the second
-//! overflow, stale-usage guards, model switches, the error estimate, aborted replies, window 0,
-//! failures and the fallback.
+//! The automatic checks, scenario by scenario: threshold, overflow and retry, overflows in a row,
+//! stale-usage guards, model switches, the error estimate, aborted replies, window 0, failures and
+//! the fallback.
 
 use ctxkit_engine::{
     CompactionEnd, CompactionReason, Decision, EngineEvent, FallbackPolicy, MAX_OVERFLOW_ATTEMPTS,
@@ -37,7 +37,7 @@ fn starts(events: &[EngineEvent]) -> Vec<CompactionReason> {
 
 #[tokio::test]
 async fn threshold_compacts_after_a_run_without_retry() {
-    // B1: usage over window − reserve.
+    // usage over window − reserve.
     let mut harness = Harness::new(10_000, 2_000, []);
     harness.turn("first", 100).await;
     harness.turn("second", 8_001).await;
@@ -54,7 +54,7 @@ async fn threshold_compacts_after_a_run_without_retry() {
 
 #[tokio::test]
 async fn threshold_is_strict() {
-    // B2: usage exactly window − reserve does nothing.
+    // usage exactly window − reserve does nothing.
     let mut harness = Harness::new(10_000, 2_000, []);
     harness.turn("first", 8_000).await;
     let report = harness.engine.after_run().await.unwrap();
@@ -64,7 +64,6 @@ async fn threshold_is_strict() {
 
 #[tokio::test]
 async fn disabled_auto_compaction_still_allows_manual() {
-    // B3.
     let mut settings = settings(2_000);
     settings.compaction.enabled = false;
     let mut harness = Harness::with(settings, Some(model(10_000)), Default::default(), []);
@@ -85,7 +84,6 @@ async fn disabled_auto_compaction_still_allows_manual() {
 
 #[tokio::test]
 async fn overflow_compacts_and_retries_once_keeping_the_error_in_the_file() {
-    // B4, B5.
     let mut harness = Harness::new(200_000, 16_384, []);
     harness.turn("first", 1_000).await;
     harness.engine.append(user("second")).await.unwrap();
@@ -117,7 +115,7 @@ async fn overflow_compacts_and_retries_once_keeping_the_error_in_the_file() {
 
 #[tokio::test]
 async fn an_overflow_that_compaction_cannot_fix_is_reported_once_and_the_next_prompt_recovers() {
-    // B6, B7, with ctxkit's escalation instead of the reference's one attempt.
+    // ctxkit escalates instead of the reference's single attempt.
     let mut harness = Harness::new(200_000, 16_384, []);
     harness.turn("first", 1_000).await;
     harness.engine.append(user("second")).await.unwrap();
@@ -211,7 +209,7 @@ async fn overflows_in_a_row_end_with_one_clear_message() {
 
 #[tokio::test]
 async fn overflow_with_a_failing_summarizer_and_the_error_policy_writes_nothing() {
-    // B8 with the reference's policy.
+    // A failing summarizer with the reference's policy.
     let mut settings = settings(16_384);
     settings.compaction.overflow_fallback = FallbackPolicy::Error;
     let mut harness = Harness::with(
@@ -242,7 +240,7 @@ async fn overflow_with_a_failing_summarizer_and_the_error_policy_writes_nothing(
 
 #[tokio::test]
 async fn overflow_with_a_failing_summarizer_falls_back_to_truncation_by_default() {
-    // B8 with ctxkit's default: keep the newest part, say why, and retry.
+    // A failing summarizer with ctxkit's default: keep the newest part, say why, and retry.
     let mut harness = Harness::new(200_000, 16_384, [Answer::Fail("quota exceeded")]);
     for index in 0..6 {
         harness
@@ -283,7 +281,6 @@ async fn overflow_with_a_failing_summarizer_falls_back_to_truncation_by_default(
 
 #[tokio::test]
 async fn threshold_failure_is_reported_with_its_prefix() {
-    // B9.
     let mut harness = Harness::new(10_000, 2_000, [Answer::Fail("boom")]);
     harness.turn("first", 100).await;
     harness.turn("second", 9_000).await;
@@ -298,7 +295,6 @@ async fn threshold_failure_is_reported_with_its_prefix() {
 
 #[tokio::test]
 async fn an_overflow_from_another_model_is_ignored_after_a_switch() {
-    // B10.
     let mut harness = Harness::new(200_000, 16_384, []);
     harness.turn("first", 1_000).await;
     harness.engine.append(user("second")).await.unwrap();
@@ -317,7 +313,7 @@ async fn an_overflow_from_another_model_is_ignored_after_a_switch() {
 
 #[tokio::test]
 async fn switching_to_a_smaller_window_compacts_before_the_next_prompt() {
-    // B11: nothing at the switch; threshold compaction before the prompt.
+    // nothing at the switch; threshold compaction before the prompt.
     let mut harness = Harness::new(200_000, 2_000, []);
     harness.turn("first", 100).await;
     harness.turn("second", 2_577).await;
@@ -334,7 +330,7 @@ async fn switching_to_a_smaller_window_compacts_before_the_next_prompt() {
 
 #[tokio::test]
 async fn usage_from_before_a_compaction_is_stale() {
-    // B12: a kept pre-compaction reply with huge usage does not compact again.
+    // a kept pre-compaction reply with huge usage does not compact again.
     let harness = Harness::new(10_000, 2_000, []);
     harness.turn("first", 100).await;
     harness.turn("second", 9_500).await;
@@ -346,7 +342,7 @@ async fn usage_from_before_a_compaction_is_stale() {
 
 #[tokio::test]
 async fn an_error_reply_is_measured_from_the_last_successful_usage() {
-    // B13: 190k + trailing estimates.
+    // 190k + trailing estimates.
     let harness = Harness::new(200_000, 16_384, []);
     harness.turn("first", 190_000).await;
     harness.engine.append(user("again")).await.unwrap();
@@ -364,7 +360,6 @@ async fn an_error_reply_is_measured_from_the_last_successful_usage() {
 
 #[tokio::test]
 async fn an_error_reply_without_any_usage_does_nothing() {
-    // B14.
     let harness = Harness::new(200_000, 16_384, []);
     harness.engine.append(user("hello")).await.unwrap();
     harness
@@ -378,7 +373,7 @@ async fn an_error_reply_without_any_usage_does_nothing() {
 
 #[tokio::test]
 async fn an_error_after_a_compaction_with_only_kept_usage_does_nothing() {
-    // B15: the error-after-compaction guard.
+    // the error-after-compaction guard.
     let harness = Harness::new(10_000, 2_000, []);
     harness.turn("first", 100).await;
     harness.turn("second", 9_500).await;
@@ -396,7 +391,6 @@ async fn an_error_after_a_compaction_with_only_kept_usage_does_nothing() {
 
 #[tokio::test]
 async fn an_aborted_reply_is_skipped_after_the_run_but_counted_before_the_prompt() {
-    // B16.
     let harness = Harness::new(10_000, 2_000, []);
     harness.turn("first", 100).await;
     harness.engine.append(user("second")).await.unwrap();
@@ -417,7 +411,7 @@ async fn an_aborted_reply_is_skipped_after_the_run_but_counted_before_the_prompt
 
 #[tokio::test]
 async fn a_silent_overflow_compacts_without_announcing_a_retry() {
-    // B19, with the reference's quirk fixed: will_retry is true only when a retry really runs.
+    // The reference's quirk fixed: will_retry is true only when a retry really runs.
     let mut harness = Harness::new(100_000, 16_384, []);
     harness.turn("first", 1_000).await;
     harness.engine.append(user("second")).await.unwrap();
@@ -449,7 +443,6 @@ async fn an_unknown_window_never_compacts_automatically() {
 
 #[tokio::test]
 async fn cancelling_an_automatic_compaction_writes_nothing() {
-    // B31.
     let mut harness = Harness::new(10_000, 2_000, [Answer::Hang]);
     harness.turn("first", 100).await;
     harness.turn("second", 9_000).await;
@@ -468,7 +461,7 @@ async fn cancelling_an_automatic_compaction_writes_nothing() {
 
 #[tokio::test]
 async fn a_prompt_during_a_compaction_waits_for_it_instead_of_starting_another() {
-    // B32: single flight.
+    // single flight.
     let mut harness = Harness::new(10_000, 2_000, [Answer::Hang]);
     harness.turn("first", 100).await;
     harness.turn("second", 9_000).await;
@@ -498,7 +491,6 @@ async fn a_prompt_during_a_compaction_waits_for_it_instead_of_starting_another()
 
 #[tokio::test]
 async fn context_usage_follows_the_reference() {
-    // B33, B34.
     let harness = Harness::new(100_000, 2_000, []);
     harness.engine.append(user("hello")).await.unwrap();
     harness.engine.append(reply("ok", 12_500)).await.unwrap();

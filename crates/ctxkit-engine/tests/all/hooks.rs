@@ -67,7 +67,6 @@ fn recorder(
 
 #[tokio::test]
 async fn a_cancelling_hook_stops_an_automatic_compaction() {
-    // B23.
     let log = Arc::new(Mutex::new(Vec::new()));
     let mut hooks = HookSet::new();
     let cancel = BeforeCompactResult {
@@ -88,7 +87,7 @@ async fn a_cancelling_hook_stops_an_automatic_compaction() {
 
 #[tokio::test]
 async fn a_hook_can_supply_the_compaction() {
-    // B25: stored as given, fromHook true, no model call.
+    // stored as given, fromHook true, no model call.
     let log = Arc::new(Mutex::new(Vec::new()));
     let supplied = BeforeCompactResult {
         cancel: false,
@@ -131,7 +130,6 @@ async fn a_hook_can_supply_the_compaction() {
 
 #[tokio::test]
 async fn a_failing_hook_is_reported_and_the_default_runs_in_order() {
-    // B26, B27.
     let log = Arc::new(Mutex::new(Vec::new()));
     let mut hooks = HookSet::new();
     hooks.push(recorder("ext1", &log, None, true));

@@ -13,7 +13,7 @@ use crate::support::*;
 
 #[tokio::test]
 async fn a_running_turn_is_aborted_first_and_the_focus_reaches_the_summarizer() {
-    // B28: the view afterwards starts with the summary, and file and view agree.
+    // the view afterwards starts with the summary, and file and view agree.
     let harness = Harness::new(100_000, 2_000, []);
     harness.turn("first", 100).await;
     harness.turn("second", 200).await;
@@ -58,7 +58,6 @@ async fn a_running_turn_is_aborted_first_and_the_focus_reaches_the_summarizer() 
 
 #[tokio::test]
 async fn compacting_twice_says_already_compacted() {
-    // B30.
     let mut harness = Harness::new(100_000, 2_000, []);
     harness.turn("first", 100).await;
     harness.engine.compact(None).await.unwrap();
@@ -114,7 +113,7 @@ async fn cancelling_a_manual_compaction_writes_nothing() {
 
 #[tokio::test]
 async fn tokens_before_is_the_last_usage_plus_trailing_estimates() {
-    // B36: independent of the previous compaction's tokensBefore.
+    // independent of the previous compaction's tokensBefore.
     let harness = Harness::new(100_000, 2_000, []);
     harness.turn("first", 100).await;
     harness.engine.compact(None).await.unwrap();
@@ -160,7 +159,7 @@ impl Hooks for Cancelling {
 
 #[tokio::test]
 async fn a_cancelling_hook_rejects_a_manual_compaction() {
-    // B24, B29: rejected, aborted, and the view still matches the file.
+    // rejected, aborted, and the view still matches the file.
     let mut hooks = HookSet::new();
     hooks.push(Arc::new(Cancelling));
     let mut harness = Harness::with(settings(2_000), Some(model(100_000)), hooks, []);

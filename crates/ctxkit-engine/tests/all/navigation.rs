@@ -1,4 +1,4 @@
-//! Tree navigation (B37–B45) and forks (B46–B48).
+//! Tree navigation with and without branch summaries, and forks.
 
 use std::sync::Arc;
 
@@ -30,7 +30,6 @@ async fn leaf(harness: &Harness) -> Option<String> {
 
 #[tokio::test]
 async fn navigating_to_a_user_message_puts_its_text_back() {
-    // B37.
     let harness = Harness::new(100_000, 2_000, []);
     let ids = six(&harness).await;
     let count = harness.entry_types().await.len();
@@ -55,7 +54,6 @@ async fn navigating_to_a_user_message_puts_its_text_back() {
 
 #[tokio::test]
 async fn a_branch_summary_attaches_at_the_new_leaf() {
-    // B38.
     let mut harness = Harness::new(100_000, 2_000, [Answer::Text("BRANCH")]);
     let ids = six(&harness).await;
     let outcome = harness
@@ -102,7 +100,6 @@ async fn a_branch_summary_attaches_at_the_new_leaf() {
 
 #[tokio::test]
 async fn a_label_marks_the_summary_and_becomes_the_leaf() {
-    // B39.
     let harness = Harness::new(100_000, 2_000, []);
     let ids = six(&harness).await;
     let outcome = harness
@@ -130,7 +127,6 @@ async fn a_label_marks_the_summary_and_becomes_the_leaf() {
 
 #[tokio::test]
 async fn moving_forward_has_nothing_to_summarize() {
-    // B40.
     let harness = Harness::new(100_000, 2_000, []);
     let ids = six(&harness).await;
     harness
@@ -192,7 +188,6 @@ fn tree_hook(answer: BeforeTreeResult) -> Harness {
 
 #[tokio::test]
 async fn a_hook_summary_is_used_only_when_a_summary_was_asked_for() {
-    // B41.
     let answer = BeforeTreeResult {
         summary: Some(HookSummary {
             summary: "EXT".to_owned(),
@@ -235,7 +230,6 @@ async fn a_hook_summary_is_used_only_when_a_summary_was_asked_for() {
 
 #[tokio::test]
 async fn hook_instructions_replace_the_prompt() {
-    // B42.
     let harness = tree_hook(BeforeTreeResult {
         custom_instructions: Some("ONLY THIS".to_owned()),
         replace_instructions: Some(true),
@@ -264,7 +258,6 @@ async fn hook_instructions_replace_the_prompt() {
 
 #[tokio::test]
 async fn a_cancelling_tree_hook_changes_nothing() {
-    // B43.
     let harness = tree_hook(BeforeTreeResult {
         cancel: true,
         ..BeforeTreeResult::default()
@@ -283,7 +276,6 @@ async fn a_cancelling_tree_hook_changes_nothing() {
 
 #[tokio::test]
 async fn aborting_or_failing_a_branch_summary_changes_nothing() {
-    // B44.
     let harness = Harness::new(100_000, 2_000, [Answer::Hang, Answer::Fail("E")]);
     let ids = six(&harness).await;
     let before = (leaf(&harness).await, harness.entry_types().await);
@@ -312,7 +304,6 @@ async fn aborting_or_failing_a_branch_summary_changes_nothing() {
 
 #[tokio::test]
 async fn navigating_to_the_leaf_is_a_no_op_and_unknown_ids_are_errors() {
-    // B45.
     let harness = Harness::new(100_000, 2_000, []);
     let ids = six(&harness).await;
     let outcome = harness
@@ -331,7 +322,6 @@ async fn navigating_to_the_leaf_is_a_no_op_and_unknown_ids_are_errors() {
 
 #[tokio::test]
 async fn forking_before_a_user_message_keeps_the_path_and_the_parent_link() {
-    // B46.
     let harness = Harness::new(100_000, 2_000, []);
     let ids = six(&harness).await;
     let old = harness
@@ -358,7 +348,6 @@ async fn forking_before_a_user_message_keeps_the_path_and_the_parent_link() {
 
 #[tokio::test]
 async fn forking_before_an_assistant_entry_is_invalid_but_cloning_at_it_works() {
-    // B47.
     let harness = Harness::new(100_000, 2_000, []);
     let ids = six(&harness).await;
     let error = harness
@@ -378,7 +367,6 @@ async fn forking_before_an_assistant_entry_is_invalid_but_cloning_at_it_works() 
 
 #[tokio::test]
 async fn a_cancelling_fork_hook_changes_nothing() {
-    // B48.
     let harness = tree_hook(BeforeTreeResult {
         cancel: true,
         ..BeforeTreeResult::default()
@@ -395,7 +383,6 @@ async fn a_cancelling_fork_hook_changes_nothing() {
 
 #[tokio::test]
 async fn cloning_an_empty_session_is_an_error() {
-    // B55.
     let harness = Harness::new(100_000, 2_000, []);
     let error = harness.engine.clone_session().await.unwrap_err();
     assert_eq!(
