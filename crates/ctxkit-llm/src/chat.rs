@@ -37,12 +37,11 @@ pub struct ChatRequest {
 }
 
 impl ModelClient {
-    /// Whether [`ModelClient::chat`] speaks this model's wire format (OpenAI Chat Completions and
-    /// every compatible server).
+    /// Whether [`ModelClient::chat`] speaks this model's wire format: every format does
+    /// (Anthropic Messages, OpenAI Chat Completions and Responses, Gemini).
     pub fn supports_chat(&self) -> bool {
         match self.config().api {
-            Api::OpenAiChat => true,
-            Api::AnthropicMessages | Api::OpenAiResponses | Api::Gemini => false,
+            Api::OpenAiChat | Api::AnthropicMessages | Api::OpenAiResponses | Api::Gemini => true,
         }
     }
 
@@ -56,12 +55,9 @@ impl ModelClient {
         let config = self.config();
         let wire = match config.api {
             Api::OpenAiChat => wire::openai_chat_tools::build(config, request),
-            Api::AnthropicMessages | Api::OpenAiResponses | Api::Gemini => {
-                return Err(LlmError::UnsupportedApi {
-                    provider: config.provider.clone(),
-                    api: config.api.as_str(),
-                });
-            }
+            Api::AnthropicMessages => wire::anthropic_tools::build(config, request),
+            Api::OpenAiResponses => wire::openai_responses_tools::build(config, request),
+            Api::Gemini => wire::gemini_tools::build(config, request),
         };
         let headers = self.headers(&wire.headers)?;
         let text = self
@@ -73,7 +69,13 @@ impl ModelClient {
             body: text.clone(),
         };
         let value: Value = serde_json::from_str(&text).map_err(|_| invalid("not JSON"))?;
-        let mut reply = wire::openai_chat_tools::parse(&value).map_err(invalid)?;
+        let parsed = match config.api {
+            Api::OpenAiChat => wire::openai_chat_tools::parse(&value),
+            Api::AnthropicMessages => wire::anthropic_tools::parse(&value),
+            Api::OpenAiResponses => wire::openai_responses_tools::parse(&value),
+            Api::Gemini => wire::gemini_tools::parse(&value),
+        };
+        let mut reply = parsed.map_err(invalid)?;
         self.stamp(&mut reply);
         Ok(reply)
     }

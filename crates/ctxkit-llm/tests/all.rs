@@ -4,6 +4,8 @@
 
 #[path = "all/chat.rs"]
 mod chat;
+#[path = "all/chat_formats.rs"]
+mod chat_formats;
 #[path = "all/common.rs"]
 mod common;
 #[path = "all/live.rs"]
