@@ -3,12 +3,12 @@
 
 mod anthropic;
 pub(crate) mod anthropic_tools;
-mod conversation;
-mod gemini;
+pub(crate) mod conversation;
+pub(crate) mod gemini;
 pub(crate) mod gemini_tools;
-mod openai_chat;
+pub(crate) mod openai_chat;
 pub(crate) mod openai_chat_tools;
-mod openai_responses;
+pub(crate) mod openai_responses;
 pub(crate) mod openai_responses_tools;
 
 use ctxkit_protocol::Usage;

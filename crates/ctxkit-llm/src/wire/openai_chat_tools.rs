@@ -14,6 +14,9 @@ use crate::chat::ChatRequest;
 use crate::config::ProviderConfig;
 use crate::overflow::StopReason;
 
+/// The error of a reply stopped by the provider's content filter.
+pub(crate) const CONTENT_FILTER: &str = "The provider's content filter stopped the reply";
+
 pub(crate) fn build(config: &ProviderConfig, request: &ChatRequest) -> WireRequest {
     let mut body = json!({
         "model": config.model,
@@ -185,10 +188,7 @@ pub(crate) fn parse(value: &Value) -> Result<AssistantMessage, &'static str> {
     let (stop_reason, error_message) = match choice.get("finish_reason").and_then(Value::as_str) {
         Some("length") => (StopReason::Length, None),
         Some("tool_calls" | "function_call") => (StopReason::ToolUse, None),
-        Some("content_filter") => (
-            StopReason::Error,
-            Some("The provider's content filter stopped the reply".to_owned()),
-        ),
+        Some("content_filter") => (StopReason::Error, Some(CONTENT_FILTER.to_owned())),
         Some(_) | None if has_calls => (StopReason::ToolUse, None),
         Some(_) | None => (StopReason::Stop, None),
     };
