@@ -74,6 +74,8 @@ impl AgentObserver for Notifier {
             // The engine's own events (compactions) are forwarded as `event` notifications.
             AgentEvent::Checked(_) => None,
             AgentEvent::ModelCall => Some(json!({"type": "model_call"})),
+            // The protocol sends replies whole (`reply`); streamed pieces are not forwarded.
+            AgentEvent::Delta(_) => None,
             AgentEvent::Reply { reply, overflow } => {
                 Some(json!({"type": "reply", "message": reply, "overflow": overflow}))
             }

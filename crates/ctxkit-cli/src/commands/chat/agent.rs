@@ -35,9 +35,14 @@ impl AgentObserver for Terminal<'_> {
         Box::pin(async move {
             match event {
                 AgentEvent::Checked(_) | AgentEvent::Retry => self.events.flush().await,
-                AgentEvent::ModelCall => self.ui.spin("Thinking…  Esc or Ctrl-C to interrupt"),
+                AgentEvent::ModelCall => {
+                    self.ui.start_reply();
+                    self.ui.spin("Thinking…  Esc or Ctrl-C to interrupt");
+                }
+                AgentEvent::Delta(delta) => self.ui.delta(&delta),
                 AgentEvent::Reply { reply, overflow } => {
                     self.ui.stop();
+                    self.ui.finish_stream();
                     // Compaction events emitted by the append (context usage) come first.
                     self.events.flush().await;
                     self.ui.reply(&reply, overflow);

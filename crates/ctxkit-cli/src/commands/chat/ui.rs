@@ -15,6 +15,7 @@ use super::escape::EscWatch;
 use super::interrupts::Interrupts;
 use crate::render::one_line;
 use ctxkit_agent::ToolOutcome;
+use ctxkit_llm::ChatDelta;
 
 /// Lines of a tool result shown in the terminal (the model gets the bounded whole).
 const RESULT_PREVIEW_LINES: usize = 6;
@@ -32,6 +33,19 @@ pub struct Ui {
     escape: Arc<Mutex<Escape>>,
     /// Keys typed while the spinner ran, for the next input line.
     typed: Arc<Mutex<String>>,
+    /// The reply streaming in.
+    stream: Arc<Mutex<Stream>>,
+}
+
+/// What has been shown of the reply streaming in.
+#[derive(Debug, Default)]
+struct Stream {
+    /// Something was shown for this model call (the reply's text is then not printed again).
+    shown: bool,
+    /// The kind of the block being shown (`true` for thinking), `None` between blocks.
+    thinking: Option<bool>,
+    /// The cursor is at the start of a line.
+    mid_line: bool,
 }
 
 /// Esc while the spinner runs: what it interrupts, and the watch while one runs.
@@ -50,6 +64,7 @@ impl Ui {
             deferred: None,
             escape: Arc::default(),
             typed: Arc::default(),
+            stream: Arc::default(),
         }
     }
 
@@ -171,10 +186,89 @@ impl Ui {
         }
     }
 
-    /// A reply: reasoning dimmed, text as is, each tool call on its own line.
+    /// A model call starts: nothing of its reply is shown yet.
+    pub fn start_reply(&self) {
+        if let Ok(mut stream) = self.stream.lock() {
+            *stream = Stream::default();
+        }
+    }
+
+    /// Shows part of the reply as it streams in: the spinner line goes at the first piece (Esc
+    /// still interrupts), reasoning is dimmed, blocks are separated by a line break.
+    pub fn delta(&self, delta: &ChatDelta) {
+        let Ok(mut stream) = self.stream.lock() else {
+            return;
+        };
+        let (thinking, text) = match delta {
+            ChatDelta::Text(text) => (false, text.as_str()),
+            ChatDelta::Thinking(text) => (true, text.as_str()),
+            ChatDelta::BlockEnd => {
+                self.end_block(&mut stream);
+                return;
+            }
+            ChatDelta::ToolCall { .. } => return,
+        };
+        if !stream.shown {
+            self.clear_spinner();
+            stream.shown = true;
+        }
+        if stream.thinking.is_some_and(|kind| kind != thinking) {
+            self.end_block(&mut stream);
+        }
+        let text = if stream.thinking.is_none() {
+            text.trim_start_matches('\n')
+        } else {
+            text
+        };
+        if text.is_empty() {
+            return;
+        }
+        stream.thinking = Some(thinking);
+        let shown = if thinking && self.color {
+            text.lines()
+                .map(|line| self.paint("2", line))
+                .collect::<Vec<_>>()
+                .join("\n")
+                + if text.ends_with('\n') { "\n" } else { "" }
+        } else {
+            text.to_owned()
+        };
+        let mut stdout = std::io::stdout().lock();
+        let _ = write!(stdout, "{shown}");
+        let _ = stdout.flush();
+        stream.mid_line = !text.ends_with('\n');
+    }
+
+    /// Ends the line the stream left open.
+    pub fn finish_stream(&self) {
+        if let Ok(mut stream) = self.stream.lock() {
+            self.end_block(&mut stream);
+        }
+    }
+
+    fn end_block(&self, stream: &mut Stream) {
+        if stream.mid_line {
+            let mut stdout = std::io::stdout().lock();
+            let _ = writeln!(stdout);
+            let _ = stdout.flush();
+            stream.mid_line = false;
+        }
+        stream.thinking = None;
+    }
+
+    /// A reply: reasoning dimmed, text as is, each tool call on its own line. What streamed in
+    /// is not printed again.
     pub fn reply(&self, reply: &AssistantMessage, overflow: bool) {
+        let streamed = match self.stream.lock() {
+            Ok(mut stream) => {
+                self.end_block(&mut stream);
+                std::mem::take(&mut stream.shown)
+            }
+            Err(_) => false,
+        };
         for block in &reply.content {
             match block {
+                ContentBlock::Thinking(_) | ContentBlock::Text(_) if streamed => {}
                 ContentBlock::Thinking(thinking) if !thinking.thinking.trim().is_empty() => {
                     self.info(thinking.thinking.trim());
                 }
