@@ -217,19 +217,19 @@ impl World {
 static SOCKETS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// One tmux server (its own socket) running one window.
-struct Tmux {
+pub(crate) struct Tmux {
     socket: String,
 }
 
 impl Tmux {
-    fn available() -> bool {
+    pub(crate) fn available() -> bool {
         Command::new("tmux")
             .arg("-V")
             .output()
             .is_ok_and(|output| output.status.success())
     }
 
-    fn start(command: &str) -> Self {
+    pub(crate) fn start(command: &str) -> Self {
         let socket = format!(
             "ctxkit-chat-test-{}-{}",
             std::process::id(),
@@ -258,12 +258,12 @@ impl Tmux {
     }
 
     /// Types `text` literally, then Enter.
-    fn line(&self, text: &str) {
+    pub(crate) fn line(&self, text: &str) {
         self.keys(&["-l", text]);
         self.keys(&["Enter"]);
     }
 
-    fn keys(&self, keys: &[&str]) {
+    pub(crate) fn keys(&self, keys: &[&str]) {
         let status = self
             .command()
             .args(["send-keys", "-t", "chat"])
@@ -274,7 +274,7 @@ impl Tmux {
     }
 
     /// The screen and its scrollback.
-    fn screen(&self) -> String {
+    pub(crate) fn screen(&self) -> String {
         let output = self
             .command()
             .args(["capture-pane", "-p", "-J", "-S", "-2000", "-t", "chat"])
@@ -300,7 +300,7 @@ impl Tmux {
     }
 
     /// Waits until `needle` is on the screen `count` times; panics with the screen on timeout.
-    fn wait_for_count(&self, needle: &str, count: usize) -> String {
+    pub(crate) fn wait_for_count(&self, needle: &str, count: usize) -> String {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             let screen = self.screen();
@@ -316,12 +316,12 @@ impl Tmux {
         }
     }
 
-    fn wait_for(&self, needle: &str) -> String {
+    pub(crate) fn wait_for(&self, needle: &str) -> String {
         self.wait_for_count(needle, 1)
     }
 
     /// Waits for the input prompt after the given number of prompts have been shown.
-    fn wait_idle(&self, prompts: usize) -> String {
+    pub(crate) fn wait_idle(&self, prompts: usize) -> String {
         self.wait_for_count("\n> ", prompts)
     }
 }

@@ -165,6 +165,7 @@ fn label_name_fork_and_sessions() {
 }
 
 mod chat;
+mod chat_stream;
 mod hostile;
 mod import;
 mod providers;
