@@ -368,8 +368,13 @@ fn chat_runs_tools_persists_and_continues() {
     tmux.wait_idle(1);
     tmux.line("make a file");
     tmux.wait_for("Run `echo hello-from-tool > out.txt && cat out.txt`? [y]es / [n]o / [a]lways:");
-    tmux.line("y");
+    // One key answers, without Enter.
+    tmux.keys(&["y"]);
     let screen = tmux.wait_for("Done: the file says hello.");
+    assert!(
+        screen.contains("[a]lways: yes"),
+        "the answer is echoed: {screen}"
+    );
     assert!(screen.contains("→ bash echo hello-from-tool"), "{screen}");
     assert!(screen.contains("  hello-from-tool"), "{screen}");
     tmux.wait_for("[context ");
@@ -709,7 +714,7 @@ fn chat_slash_commands_reach_resources_the_tree_and_sessions() {
     // A declined command is reported to the model as an error result.
     tmux.line("clean up");
     tmux.wait_for("Run `rm -rf build`? [y]es / [n]o / [a]lways:");
-    tmux.line("n");
+    tmux.keys(&["n"]);
     tmux.wait_for("Fine, not running it.");
     let requests = world.chat_requests();
     assert_eq!(

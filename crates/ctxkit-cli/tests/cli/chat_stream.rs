@@ -581,3 +581,36 @@ fn an_overflow_inside_a_stream_is_compacted_and_retried() {
         1
     );
 }
+
+#[test]
+fn replies_render_as_markdown_and_typing_shows_while_the_model_works() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(Format::Chat, 100_000, json!({}));
+    let mut steps = vec![Step::Pause(Duration::from_millis(2500))];
+    steps.extend(Format::Chat.text(
+        "## Plan\n\n- **first** step\n- second step\n\n",
+        "| file | lines |\n|---|---|\n| main.rs | 12 |\n",
+        Duration::ZERO,
+        300,
+    ));
+    world.server.answer(steps);
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("plan it");
+    tmux.wait_for("Thinking…");
+    tmux.keys(&["-l", "next question"]);
+    tmux.wait_for("› next question");
+    let screen = tmux.wait_for("main.rs");
+    let screen = if screen.contains('│') {
+        screen
+    } else {
+        tmux.wait_for("│")
+    };
+    assert!(!screen.contains("**first**"), "{screen}");
+    assert!(!screen.contains("## Plan"), "{screen}");
+    assert!(screen.contains("first step"), "{screen}");
+    // The keys typed meanwhile start the next input line.
+    tmux.wait_for("> next question");
+}

@@ -8,6 +8,7 @@
 mod agent;
 mod escape;
 mod interrupts;
+mod markdown;
 mod repl;
 mod setup;
 mod slash;

@@ -13,6 +13,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::escape::EscWatch;
 use super::interrupts::Interrupts;
+use super::markdown::{Markdown, rows, terminal_height, terminal_width};
 use crate::render::one_line;
 use ctxkit_agent::ToolOutcome;
 use ctxkit_llm::ChatDelta;
@@ -35,6 +36,9 @@ pub struct Ui {
     typed: Arc<Mutex<String>>,
     /// The reply streaming in.
     stream: Arc<Mutex<Stream>>,
+    markdown: Markdown,
+    /// The running spinner's message, without the keys typed meanwhile.
+    spin_message: Arc<Mutex<String>>,
 }
 
 /// What has been shown of the reply streaming in.
@@ -44,8 +48,10 @@ struct Stream {
     shown: bool,
     /// The kind of the block being shown (`true` for thinking), `None` between blocks.
     thinking: Option<bool>,
-    /// The cursor is at the start of a line.
+    /// The cursor is not at the start of a line.
     mid_line: bool,
+    /// The text block shown so far, rendered as markdown when it ends.
+    raw: String,
 }
 
 /// Esc while the spinner runs: what it interrupts, and the watch while one runs.
@@ -65,6 +71,8 @@ impl Ui {
             escape: Arc::default(),
             typed: Arc::default(),
             stream: Arc::default(),
+            markdown: Markdown::for_stdout(),
+            spin_message: Arc::default(),
         }
     }
 
@@ -154,14 +162,36 @@ impl Ui {
             && escape.watch.is_none()
             && let Some(interrupts) = escape.interrupts.clone()
         {
-            escape.watch = EscWatch::start(interrupts, Arc::clone(&self.typed));
+            let spinner = Arc::clone(&self.spinner);
+            let message = Arc::clone(&self.spin_message);
+            // Keys typed meanwhile show on the spinner line, as they will start the next input.
+            let on_typed = Box::new(move |typed: &str| {
+                let bar = spinner.lock().ok().and_then(|slot| slot.clone());
+                let base = message.lock().map(|text| text.clone()).unwrap_or_default();
+                if let Some(bar) = bar {
+                    bar.set_message(format!("{base}  › {typed}"));
+                }
+            });
+            escape.watch = EscWatch::start(interrupts, Arc::clone(&self.typed), on_typed);
         }
         let bar = ProgressBar::new_spinner();
         bar.set_style(
             ProgressStyle::with_template("{spinner} {msg}")
                 .unwrap_or_else(|_| ProgressStyle::default_spinner()),
         );
-        bar.set_message(message.to_owned());
+        if let Ok(mut base) = self.spin_message.lock() {
+            message.clone_into(&mut base);
+        }
+        let typed = self
+            .typed
+            .lock()
+            .map(|typed| typed.clone())
+            .unwrap_or_default();
+        if typed.is_empty() {
+            bar.set_message(message.to_owned());
+        } else {
+            bar.set_message(format!("{message}  › {typed}"));
+        }
         bar.enable_steady_tick(Duration::from_millis(100));
         if let Ok(mut slot) = self.spinner.lock() {
             *slot = Some(bar);
@@ -237,6 +267,9 @@ impl Ui {
         let _ = write!(stdout, "{shown}");
         let _ = stdout.flush();
         stream.mid_line = !text.ends_with('\n');
+        if !thinking {
+            stream.raw.push_str(text);
+        }
     }
 
     /// Ends the line the stream left open.
@@ -247,6 +280,24 @@ impl Ui {
     }
 
     fn end_block(&self, stream: &mut Stream) {
+        let raw = std::mem::take(&mut stream.raw);
+        if stream.thinking == Some(false) && self.markdown.renders() && !raw.trim().is_empty() {
+            // The text as it streamed is replaced by its rendering: back to the block's first
+            // row, clear below, print. A block taller than the screen stays as it streamed.
+            let width = terminal_width();
+            let used = rows(&raw, width);
+            if used < terminal_height() {
+                let mut stdout = std::io::stdout().lock();
+                if used > 1 {
+                    let _ = write!(stdout, "\x1b[{}A", used - 1);
+                }
+                let _ = writeln!(stdout, "\r\x1b[J{}", self.markdown.render(&raw, width));
+                let _ = stdout.flush();
+                stream.mid_line = false;
+                stream.thinking = None;
+                return;
+            }
+        }
         if stream.mid_line {
             let mut stdout = std::io::stdout().lock();
             let _ = writeln!(stdout);
@@ -273,7 +324,7 @@ impl Ui {
                     self.info(thinking.thinking.trim());
                 }
                 ContentBlock::Text(text) if !text.text.trim().is_empty() => {
-                    self.line(text.text.trim_end());
+                    self.line(&self.markdown.render(&text.text, terminal_width()));
                 }
                 ContentBlock::ToolCall(call) => self.tool_call(call),
                 ContentBlock::Thinking(_)
