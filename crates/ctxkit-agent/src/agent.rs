@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ctxkit_engine::{CheckReport, Engine, EngineError};
-use ctxkit_llm::{ChatDelta, ChatRequest, is_context_overflow};
+use ctxkit_llm::{ChatDelta, ChatRequest, ReasoningLevel, is_context_overflow};
 use ctxkit_protocol::{
     AgentMessage, AssistantMessage, ContentBlock, JsonObject, MessageContent, ToolCall,
     ToolResultMessage, UserMessage,
@@ -28,6 +28,8 @@ pub struct AgentOptions {
     pub system_prompt: String,
     /// Output tokens for each reply; `None` leaves the provider's default.
     pub max_tokens: Option<u64>,
+    /// The reasoning ("thinking") level requested; `None` asks for none.
+    pub reasoning: Option<ReasoningLevel>,
     /// Where tools run.
     pub cwd: PathBuf,
     /// The default `bash` time limit.
@@ -254,7 +256,7 @@ impl Agent {
                 messages: view.messages,
                 tools: self.tools.definitions(),
                 max_tokens: self.options.max_tokens,
-                reasoning: None,
+                reasoning: self.options.reasoning,
             };
             observer.event(AgentEvent::ModelCall).await;
             let reply = self.call_model(&request, cancel, observer).await;

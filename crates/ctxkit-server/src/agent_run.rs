@@ -128,6 +128,7 @@ pub(crate) async fn run(shared: &Arc<Shared>, raw: Value) -> Result<Value, Metho
                 .system_prompt
                 .unwrap_or_else(|| config.system_prompt.clone()),
             max_tokens: params.max_tokens,
+            reasoning: None,
             cwd,
             bash_timeout: config.bash_timeout,
         },

@@ -126,15 +126,25 @@ impl Format {
             Self::Anthropic => vec![
                 event(&anthropic_start(200)),
                 event(
-                    &json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": id, "name": "bash", "input": {}}}),
+                    &json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
                 ),
                 event(
-                    &json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": head}}),
+                    &json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "I will run it."}}),
                 ),
                 event(
-                    &json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": tail}}),
+                    &json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "EqQBCgIYAhIM"}}),
                 ),
                 event(&json!({"type": "content_block_stop", "index": 0})),
+                event(
+                    &json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": id, "name": "bash", "input": {}}}),
+                ),
+                event(
+                    &json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": head}}),
+                ),
+                event(
+                    &json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": tail}}),
+                ),
+                event(&json!({"type": "content_block_stop", "index": 1})),
                 event(
                     &json!({"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": null}, "usage": {"output_tokens": 30}}),
                 ),
@@ -142,19 +152,28 @@ impl Format {
             ],
             Self::Responses => vec![
                 event(
-                    &json!({"type": "response.output_item.added", "sequence_number": 1, "output_index": 0, "item": {"type": "function_call", "id": "fc_1", "call_id": id, "name": "bash", "arguments": "", "status": "in_progress"}}),
+                    &json!({"type": "response.output_item.added", "sequence_number": 1, "output_index": 0, "item": {"type": "reasoning", "id": "rs_1", "summary": []}}),
                 ),
                 event(
-                    &json!({"type": "response.function_call_arguments.delta", "sequence_number": 2, "item_id": "fc_1", "output_index": 0, "delta": head}),
+                    &json!({"type": "response.reasoning_summary_text.delta", "sequence_number": 2, "item_id": "rs_1", "output_index": 0, "summary_index": 0, "delta": "I will run it."}),
                 ),
                 event(
-                    &json!({"type": "response.function_call_arguments.delta", "sequence_number": 3, "item_id": "fc_1", "output_index": 0, "delta": tail}),
+                    &json!({"type": "response.output_item.done", "sequence_number": 3, "output_index": 0, "item": {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "I will run it."}], "encrypted_content": "gAAAAB-enc"}}),
                 ),
                 event(
-                    &json!({"type": "response.output_item.done", "sequence_number": 4, "output_index": 0, "item": {"type": "function_call", "id": "fc_1", "call_id": id, "name": "bash", "arguments": arguments, "status": "completed"}}),
+                    &json!({"type": "response.output_item.added", "sequence_number": 4, "output_index": 1, "item": {"type": "function_call", "id": "fc_1", "call_id": id, "name": "bash", "arguments": "", "status": "in_progress"}}),
                 ),
                 event(
-                    &json!({"type": "response.completed", "sequence_number": 5, "response": {"id": "resp_0", "status": "completed", "usage": {"input_tokens": 200, "output_tokens": 30, "total_tokens": 230}}}),
+                    &json!({"type": "response.function_call_arguments.delta", "sequence_number": 5, "item_id": "fc_1", "output_index": 1, "delta": head}),
+                ),
+                event(
+                    &json!({"type": "response.function_call_arguments.delta", "sequence_number": 6, "item_id": "fc_1", "output_index": 1, "delta": tail}),
+                ),
+                event(
+                    &json!({"type": "response.output_item.done", "sequence_number": 7, "output_index": 1, "item": {"type": "function_call", "id": "fc_1", "call_id": id, "name": "bash", "arguments": arguments, "status": "completed"}}),
+                ),
+                event(
+                    &json!({"type": "response.completed", "sequence_number": 8, "response": {"id": "resp_0", "status": "completed", "usage": {"input_tokens": 200, "output_tokens": 30, "total_tokens": 230}}}),
                 ),
             ],
             Self::Gemini => vec![event(
@@ -324,12 +343,13 @@ impl World {
         let settings = json!({
             "defaultProvider": "mock",
             "defaultModel": format!("mock/{MODEL_ID}"),
+            "defaultThinkingLevel": "low",
             "llm": {
                 "api": format.api(),
                 "baseUrl": base_url,
                 "apiKey": "mock-key",
                 "models": [{"provider": "mock", "id": MODEL_ID, "contextWindow": context_window,
-                            "maxOutput": 2048}]
+                            "maxOutput": 2048, "reasoning": true}]
             },
             "retry": {"enabled": false},
             "compaction": compaction,
@@ -445,13 +465,41 @@ fn streams_a_tool_call_and_text(format: Format) {
         sent.contains("streamed-tool-output\\n") || sent.contains("streamed-tool-output\""),
         "the tool result goes back: {sent}"
     );
+    // The reasoning level asked for, and the provider's reasoning state passed back.
+    match format {
+        Format::Chat => assert_eq!(first["reasoning_effort"], "low"),
+        Format::Anthropic => {
+            assert_eq!(first["thinking"]["type"], "enabled");
+            assert!(sent.contains("\"signature\":\"EqQBCgIYAhIM\""), "{sent}");
+        }
+        Format::Responses => {
+            assert_eq!(first["reasoning"]["effort"], "low");
+            assert!(
+                sent.contains("\"encrypted_content\":\"gAAAAB-enc\""),
+                "{sent}"
+            );
+        }
+        Format::Gemini => {
+            assert!(
+                first["generationConfig"]["thinkingConfig"].is_object(),
+                "{first}"
+            );
+            assert!(sent.contains("\"thoughtSignature\":\"c2lnLTE=\""), "{sent}");
+        }
+    }
     let entries = world.entries();
     let call = entries
         .iter()
         .find(|entry| entry["message"]["stopReason"] == "toolUse")
         .unwrap();
+    let block = call["message"]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|block| block["type"] == "toolCall")
+        .unwrap();
     assert_eq!(
-        call["message"]["content"][0]["arguments"],
+        block["arguments"],
         json!({"command": "echo streamed-tool-output"})
     );
 }

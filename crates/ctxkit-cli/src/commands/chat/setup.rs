@@ -47,6 +47,18 @@ pub async fn build(global: &GlobalArgs, locations: &Locations, args: &ChatArgs) 
         .and_then(Value::as_u64)
         .map_or(BASH_TIMEOUT, Duration::from_secs);
 
+    // Pi's `defaultThinkingLevel`, for models that reason.
+    let reasoning = document
+        .get("defaultThinkingLevel")
+        .and_then(Value::as_str)
+        .and_then(ctxkit_llm::ReasoningLevel::parse)
+        .filter(|_| {
+            client
+                .config()
+                .model_info
+                .as_ref()
+                .is_some_and(|model| model.reasoning)
+        });
     let (loaded, cwd) = resources::load(global)?;
     let system_prompt = resources::system_prompt(&loaded, &cwd);
     let cwd_text = cwd.display().to_string();
@@ -83,6 +95,7 @@ pub async fn build(global: &GlobalArgs, locations: &Locations, args: &ChatArgs) 
                 .as_ref()
                 .map(|model| model.max_output)
                 .filter(|tokens| *tokens > 0),
+            reasoning,
             cwd: cwd.clone(),
             bash_timeout,
         },
