@@ -13,10 +13,14 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::escape::EscWatch;
 use super::interrupts::Interrupts;
-use super::markdown::{Markdown, rows, terminal_height, terminal_width};
+use super::markdown::{Markdown, terminal_width};
 use crate::render::one_line;
 use ctxkit_agent::ToolOutcome;
-use ctxkit_llm::ChatDelta;
+
+#[path = "ui_stream.rs"]
+mod stream;
+
+use stream::Stream;
 
 /// Lines of a tool result shown in the terminal (the model gets the bounded whole).
 const RESULT_PREVIEW_LINES: usize = 6;
@@ -39,19 +43,6 @@ pub struct Ui {
     markdown: Markdown,
     /// The running spinner's message, without the keys typed meanwhile.
     spin_message: Arc<Mutex<String>>,
-}
-
-/// What has been shown of the reply streaming in.
-#[derive(Debug, Default)]
-struct Stream {
-    /// Something was shown for this model call (the reply's text is then not printed again).
-    shown: bool,
-    /// The kind of the block being shown (`true` for thinking), `None` between blocks.
-    thinking: Option<bool>,
-    /// The cursor is not at the start of a line.
-    mid_line: bool,
-    /// The text block shown so far, rendered as markdown when it ends.
-    raw: String,
 }
 
 /// Esc while the spinner runs: what it interrupts, and the watch while one runs.
@@ -214,97 +205,6 @@ impl Ui {
         if let Some(bar) = bar {
             bar.finish_and_clear();
         }
-    }
-
-    /// A model call starts: nothing of its reply is shown yet.
-    pub fn start_reply(&self) {
-        if let Ok(mut stream) = self.stream.lock() {
-            *stream = Stream::default();
-        }
-    }
-
-    /// Shows part of the reply as it streams in: the spinner line goes at the first piece (Esc
-    /// still interrupts), reasoning is dimmed, blocks are separated by a line break.
-    pub fn delta(&self, delta: &ChatDelta) {
-        let Ok(mut stream) = self.stream.lock() else {
-            return;
-        };
-        let (thinking, text) = match delta {
-            ChatDelta::Text(text) => (false, text.as_str()),
-            ChatDelta::Thinking(text) => (true, text.as_str()),
-            ChatDelta::BlockEnd => {
-                self.end_block(&mut stream);
-                return;
-            }
-            ChatDelta::ToolCall { .. } => return,
-        };
-        if !stream.shown {
-            self.clear_spinner();
-            stream.shown = true;
-        }
-        if stream.thinking.is_some_and(|kind| kind != thinking) {
-            self.end_block(&mut stream);
-        }
-        let text = if stream.thinking.is_none() {
-            text.trim_start_matches('\n')
-        } else {
-            text
-        };
-        if text.is_empty() {
-            return;
-        }
-        stream.thinking = Some(thinking);
-        let shown = if thinking && self.color {
-            text.lines()
-                .map(|line| self.paint("2", line))
-                .collect::<Vec<_>>()
-                .join("\n")
-                + if text.ends_with('\n') { "\n" } else { "" }
-        } else {
-            text.to_owned()
-        };
-        let mut stdout = std::io::stdout().lock();
-        let _ = write!(stdout, "{shown}");
-        let _ = stdout.flush();
-        stream.mid_line = !text.ends_with('\n');
-        if !thinking {
-            stream.raw.push_str(text);
-        }
-    }
-
-    /// Ends the line the stream left open.
-    pub fn finish_stream(&self) {
-        if let Ok(mut stream) = self.stream.lock() {
-            self.end_block(&mut stream);
-        }
-    }
-
-    fn end_block(&self, stream: &mut Stream) {
-        let raw = std::mem::take(&mut stream.raw);
-        if stream.thinking == Some(false) && self.markdown.renders() && !raw.trim().is_empty() {
-            // The text as it streamed is replaced by its rendering: back to the block's first
-            // row, clear below, print. A block taller than the screen stays as it streamed.
-            let width = terminal_width();
-            let used = rows(&raw, width);
-            if used < terminal_height() {
-                let mut stdout = std::io::stdout().lock();
-                if used > 1 {
-                    let _ = write!(stdout, "\x1b[{}A", used - 1);
-                }
-                let _ = writeln!(stdout, "\r\x1b[J{}", self.markdown.render(&raw, width));
-                let _ = stdout.flush();
-                stream.mid_line = false;
-                stream.thinking = None;
-                return;
-            }
-        }
-        if stream.mid_line {
-            let mut stdout = std::io::stdout().lock();
-            let _ = writeln!(stdout);
-            let _ = stdout.flush();
-            stream.mid_line = false;
-        }
-        stream.thinking = None;
     }
 
     /// A reply: reasoning dimmed, text as is, each tool call on its own line. What streamed in
