@@ -95,7 +95,16 @@ impl ModelClient {
                 Err(StreamError(message)) => break Err((StopReason::Error, message)),
             }
         };
+        let nothing = assembly.content.is_empty() && assembly.stop.is_none();
         let mut reply = match outcome {
+            // A stream in another format (or none) would read as an empty answer: say so.
+            Ok(()) if nothing => assembly.cut(
+                StopReason::Error,
+                format!(
+                    "The server's stream held no {} events; if it speaks another format, set it with `ctxkit config set llm.api …` (openai-completions, openai-responses, anthropic-messages, google-generative-ai)",
+                    config.api.as_str()
+                ),
+            ),
             Ok(()) => assembly.finish(),
             Err((stop, message)) => assembly.cut(stop, message),
         };

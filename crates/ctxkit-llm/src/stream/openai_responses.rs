@@ -91,9 +91,13 @@ impl State {
             Some("response.completed" | "response.incomplete") => {
                 let response = data.get("response").unwrap_or(&Value::Null);
                 assembly.usage = response_usage(response);
-                if response.get("status").and_then(Value::as_str) == Some("incomplete") {
-                    assembly.stop = Some(StopReason::Length);
-                }
+                assembly.stop = Some(
+                    if response.get("status").and_then(Value::as_str) == Some("incomplete") {
+                        StopReason::Length
+                    } else {
+                        StopReason::Stop
+                    },
+                );
                 return Ok(true);
             }
             Some("response.failed") => {

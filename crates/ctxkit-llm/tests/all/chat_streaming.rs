@@ -201,6 +201,28 @@ async fn a_server_that_answers_whole_is_read_and_shown() {
     assert_eq!(reply.stop_reason.as_deref(), Some("stop"));
 }
 
+#[tokio::test]
+async fn a_stream_in_another_format_names_the_setting() {
+    let server = MockServer::start().await;
+    let chunk = json!({"id": "c", "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}]});
+    Mock::given(method("POST"))
+        .and(path("/responses"))
+        .respond_with(stream_response(format!(
+            "{}data: [DONE]\n\n",
+            sse(&[chunk])
+        )))
+        .mount(&server)
+        .await;
+    let (reply, _) = stream("openai/gpt-5-mini", &server).await;
+    assert_eq!(reply.stop_reason.as_deref(), Some("error"));
+    let error = reply.error_message.unwrap();
+    assert!(
+        error.contains("no openai-responses events") && error.contains("llm.api"),
+        "{error}"
+    );
+}
+
 /// A server that sends the start of a Chat Completions stream, then stalls until dropped.
 fn stalling_server() -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
