@@ -14,6 +14,7 @@ use crate::error::LlmError;
 use crate::models::Api;
 use crate::overflow::StopReason;
 use crate::stream::{Assembly, ChatDelta, DeltaSink, Reader, StreamError, sse};
+use crate::wire::{self, Completion, CompletionRequest, WireRequest};
 
 /// What an aborted reply says, as Pi writes it.
 const ABORTED: &str = "Request was aborted";
@@ -30,39 +31,115 @@ impl ModelClient {
     ) -> Result<AssistantMessage, LlmError> {
         let config = self.config();
         let mut wire = self.chat_wire(request);
-        match config.api {
-            Api::OpenAiChat => {
-                wire.body["stream"] = json!(true);
-                wire.body["stream_options"] = json!({"include_usage": true});
-            }
-            Api::AnthropicMessages | Api::OpenAiResponses => wire.body["stream"] = json!(true),
-            Api::Gemini => {
-                wire.url = wire
-                    .url
-                    .replace(":generateContent", ":streamGenerateContent?alt=sse");
-            }
-        }
+        streaming(config.api, &mut wire);
         let headers = self.headers(&wire.headers)?;
-        let mut response = self
+        let response = self
             .open_stream(&wire.url, &headers, &wire.body.to_string(), cancel)
             .await?;
+        let response = match self.whole(response, cancel).await? {
+            Whole::Text(text) => {
+                // A server that ignores `stream` answers whole: read it as `chat` would.
+                let mut reply = self.parse_chat(&text)?;
+                show_whole(&reply, sink);
+                self.stamp(&mut reply);
+                return Ok(reply);
+            }
+            Whole::Stream(response) => response,
+        };
+        let mut reply = self.read_stream(response, cancel, sink).await;
+        self.stamp(&mut reply);
+        Ok(reply)
+    }
+
+    /// A summary (single-turn) request, streamed: only the wait for the response is under the
+    /// request timeout, so a long summary is not cut. A cancelled or failed stream is an error
+    /// (a partial summary is of no use).
+    pub(crate) async fn complete_streaming(
+        &self,
+        request: &CompletionRequest,
+        cancel: &CancellationToken,
+    ) -> Result<Completion, LlmError> {
+        let config = self.config();
+        let mut wire = wire::build(config, request);
+        streaming(config.api, &mut wire);
+        let headers = self.headers(&wire.headers)?;
+        let response = self
+            .open_stream(&wire.url, &headers, &wire.body.to_string(), cancel)
+            .await?;
+        let response = match self.whole(response, cancel).await? {
+            Whole::Text(text) => return wire::parse(config, &text),
+            Whole::Stream(response) => response,
+        };
+        let reply = self.read_stream(response, cancel, &mut |_| {}).await;
+        let stop = reply
+            .stop_reason
+            .as_deref()
+            .and_then(StopReason::parse)
+            .unwrap_or(StopReason::Stop);
+        match stop {
+            StopReason::Aborted => {
+                return Err(LlmError::Cancelled {
+                    provider: config.provider.clone(),
+                });
+            }
+            StopReason::Error => {
+                let message = reply.error_message.unwrap_or_default();
+                return Err(LlmError::InvalidResponse {
+                    provider: config.provider.clone(),
+                    message: format!("the stream failed: {message}"),
+                    body: message,
+                });
+            }
+            StopReason::Stop | StopReason::Length | StopReason::ToolUse => {}
+        }
+        let text = reply
+            .content
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Text(text) => Some(text.text.as_str()),
+                ContentBlock::Thinking(_)
+                | ContentBlock::ToolCall(_)
+                | ContentBlock::Image(_)
+                | ContentBlock::Unknown(_) => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        Ok(Completion {
+            text,
+            usage: reply.usage.unwrap_or_default(),
+            stop_reason: stop,
+        })
+    }
+
+    /// A JSON answer (a server that ignores `stream`) read whole, or the stream to read.
+    async fn whole(
+        &self,
+        response: reqwest::Response,
+        cancel: &CancellationToken,
+    ) -> Result<Whole, LlmError> {
         let is_json = response
             .headers()
             .get(reqwest::header::CONTENT_TYPE)
             .and_then(|value| value.to_str().ok())
             .is_some_and(|value| value.contains("application/json"));
-        if is_json {
-            // A server that ignores `stream` answers whole: read it as `chat` would.
-            let text = tokio::select! {
-                biased;
-                () = cancel.cancelled() => return Err(LlmError::Cancelled { provider: config.provider.clone() }),
-                text = response.text() => text.map_err(|error| self.transport_error(&error))?,
-            };
-            let mut reply = self.parse_chat(&text)?;
-            show_whole(&reply, sink);
-            self.stamp(&mut reply);
-            return Ok(reply);
+        if !is_json {
+            return Ok(Whole::Stream(response));
         }
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => Err(LlmError::Cancelled { provider: self.config().provider.clone() }),
+            text = response.text() => text.map(Whole::Text).map_err(|error| self.transport_error(&error)),
+        }
+    }
+
+    /// Reads a stream to its end (or until cancelled, stalled, broken or failed), showing deltas.
+    async fn read_stream(
+        &self,
+        mut response: reqwest::Response,
+        cancel: &CancellationToken,
+        sink: &mut DeltaSink<'_>,
+    ) -> AssistantMessage {
+        let config = self.config();
         let mut assembly = Assembly::default();
         let mut reader = Reader::new(config.api);
         let mut parser = sse::Parser::default();
@@ -96,7 +173,7 @@ impl ModelClient {
             }
         };
         let nothing = assembly.content.is_empty() && assembly.stop.is_none();
-        let mut reply = match outcome {
+        match outcome {
             // A stream in another format (or none) would read as an empty answer: say so.
             Ok(()) if nothing => assembly.cut(
                 StopReason::Error,
@@ -107,9 +184,31 @@ impl ModelClient {
             ),
             Ok(()) => assembly.finish(),
             Err((stop, message)) => assembly.cut(stop, message),
-        };
-        self.stamp(&mut reply);
-        Ok(reply)
+        }
+    }
+}
+
+/// A response that came whole, or a stream.
+#[derive(Debug)]
+enum Whole {
+    Text(String),
+    Stream(reqwest::Response),
+}
+
+/// Turns a request into its streaming form: `stream` on (with usage in the last Chat Completions
+/// chunk), or Gemini's server-sent-events endpoint.
+fn streaming(api: Api, wire: &mut WireRequest) {
+    match api {
+        Api::OpenAiChat => {
+            wire.body["stream"] = json!(true);
+            wire.body["stream_options"] = json!({"include_usage": true});
+        }
+        Api::AnthropicMessages | Api::OpenAiResponses => wire.body["stream"] = json!(true),
+        Api::Gemini => {
+            wire.url = wire
+                .url
+                .replace(":generateContent", ":streamGenerateContent?alt=sse");
+        }
     }
 }
 

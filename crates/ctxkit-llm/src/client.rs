@@ -233,7 +233,7 @@ impl ModelClient {
             max_tokens,
             reasoning,
         };
-        let completion = self.complete(&request, &cancel).await?;
+        let completion = self.complete_streaming(&request, &cancel).await?;
         let window = self.context_window();
         if is_reply_overflow(
             completion.stop_reason,

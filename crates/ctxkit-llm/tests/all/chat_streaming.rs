@@ -223,6 +223,50 @@ async fn a_stream_in_another_format_names_the_setting() {
     );
 }
 
+#[tokio::test]
+async fn summaries_stream_and_a_failed_summary_stream_is_an_error() {
+    use ctxkit_compaction::Summarizer;
+    let server = MockServer::start().await;
+    let events = |tail: Vec<Value>| {
+        let mut all = vec![
+            json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "model": "claude-sonnet-4-5", "usage": {"input_tokens": 900, "output_tokens": 1}}}),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "## Goal\nShip it."}}),
+        ];
+        all.extend(tail);
+        sse(&all)
+    };
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .respond_with(stream_response(events(vec![
+            json!({"type": "content_block_stop", "index": 0}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null}, "usage": {"output_tokens": 12}}),
+            json!({"type": "message_stop"}),
+        ])))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .respond_with(stream_response(events(vec![json!({"type": "error",
+            "error": {"type": "overloaded_error", "message": "Overloaded"}})])))
+        .mount(&server)
+        .await;
+    let client = client("anthropic/claude-sonnet-4-5", &server);
+    let summary = client
+        .summarize(crate::common::request(None), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(summary.text, "## Goal\nShip it.");
+    assert_eq!(summary.usage.unwrap().output, 12);
+    assert_eq!(sent_bodies(&server).await[0]["stream"], true);
+    let error = client
+        .summarize(crate::common::request(None), CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(error.message.contains("Overloaded"), "{}", error.message);
+}
+
 /// A server that sends the start of a Chat Completions stream, then stalls until dropped.
 fn stalling_server() -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
