@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ctxkit_engine::{CheckReport, Engine, EngineError};
-use ctxkit_llm::{ChatRequest, is_context_overflow};
+use ctxkit_llm::{ChatDelta, ChatRequest, ReasoningLevel, is_context_overflow};
 use ctxkit_protocol::{
     AgentMessage, AssistantMessage, ContentBlock, JsonObject, MessageContent, ToolCall,
     ToolResultMessage, UserMessage,
@@ -28,6 +28,8 @@ pub struct AgentOptions {
     pub system_prompt: String,
     /// Output tokens for each reply; `None` leaves the provider's default.
     pub max_tokens: Option<u64>,
+    /// The reasoning ("thinking") level requested; `None` asks for none.
+    pub reasoning: Option<ReasoningLevel>,
     /// Where tools run.
     pub cwd: PathBuf,
     /// The default `bash` time limit.
@@ -42,6 +44,8 @@ pub enum AgentEvent {
     Checked(CheckReport),
     /// A model request is about to be sent.
     ModelCall,
+    /// Part of the reply as it streams in (the whole reply follows as [`AgentEvent::Reply`]).
+    Delta(ChatDelta),
     /// The model's reply, as stored; `overflow` when it is a context-overflow error.
     Reply {
         reply: AssistantMessage,
@@ -252,11 +256,11 @@ impl Agent {
                 messages: view.messages,
                 tools: self.tools.definitions(),
                 max_tokens: self.options.max_tokens,
-                reasoning: None,
+                reasoning: self.options.reasoning,
             };
             observer.event(AgentEvent::ModelCall).await;
             let started = std::time::Instant::now();
-            let reply = self.model.chat(&request, cancel).await;
+            let reply = self.call_model(&request, cancel, observer).await;
             tracing::debug!(
                 messages = request.messages.len(),
                 stop_reason = reply.stop_reason.as_deref().unwrap_or(""),
@@ -323,6 +327,33 @@ impl Agent {
     }
 
     /// Approves (when the tool asks for it) and runs one call on the blocking pool.
+    /// One streamed model call; its deltas go to the observer as they arrive, in order.
+    async fn call_model(
+        &self,
+        request: &ChatRequest,
+        cancel: &CancellationToken,
+        observer: &dyn AgentObserver,
+    ) -> AssistantMessage {
+        let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
+        let mut sink = move |delta: ChatDelta| {
+            // The receiver lives until every delta is forwarded below.
+            let _ = sender.send(delta);
+        };
+        let call = self.model.chat_streaming(request, cancel, &mut sink);
+        tokio::pin!(call);
+        let reply = loop {
+            tokio::select! {
+                biased;
+                Some(delta) = receiver.recv() => observer.event(AgentEvent::Delta(delta)).await,
+                reply = &mut call => break reply,
+            }
+        };
+        while let Ok(delta) = receiver.try_recv() {
+            observer.event(AgentEvent::Delta(delta)).await;
+        }
+        reply
+    }
+
     async fn run_call(
         &mut self,
         call: &ToolCall,

@@ -44,6 +44,7 @@
 //!     AgentOptions {
 //!         system_prompt: "You are a coding agent.".into(),
 //!         max_tokens: Some(4_096),
+//!         reasoning: None,
 //!         cwd: "/home/me/project".into(),
 //!         bash_timeout: std::time::Duration::from_secs(120),
 //!     },

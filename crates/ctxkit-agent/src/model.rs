@@ -2,7 +2,7 @@
 //! can script one ([`crate::testing::ScriptedModel`]).
 
 use ctxkit_engine::ModelInfo;
-use ctxkit_llm::{ChatRequest, ModelClient};
+use ctxkit_llm::{ChatRequest, DeltaSink, ModelClient};
 use ctxkit_protocol::AssistantMessage;
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
@@ -19,6 +19,18 @@ pub trait ChatModel: Send + Sync {
         request: &'a ChatRequest,
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, AssistantMessage>;
+
+    /// Like [`ChatModel::chat`], showing text and thinking through `sink` as they arrive; a
+    /// cancelled call keeps what arrived (`aborted`). By default the reply is fetched whole.
+    fn chat_streaming<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        cancel: &'a CancellationToken,
+        sink: &'a mut DeltaSink<'_>,
+    ) -> BoxFuture<'a, AssistantMessage> {
+        let _ = sink;
+        self.chat(request, cancel)
+    }
 }
 
 impl ChatModel for ModelClient {
@@ -38,6 +50,20 @@ impl ChatModel for ModelClient {
     ) -> BoxFuture<'a, AssistantMessage> {
         Box::pin(async move {
             match ModelClient::chat(self, request, cancel).await {
+                Ok(reply) => reply,
+                Err(error) => self.failed_reply(&error),
+            }
+        })
+    }
+
+    fn chat_streaming<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        cancel: &'a CancellationToken,
+        sink: &'a mut DeltaSink<'_>,
+    ) -> BoxFuture<'a, AssistantMessage> {
+        Box::pin(async move {
+            match ModelClient::chat_streaming(self, request, cancel, sink).await {
                 Ok(reply) => reply,
                 Err(error) => self.failed_reply(&error),
             }

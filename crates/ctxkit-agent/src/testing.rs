@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use ctxkit_engine::ModelInfo;
-use ctxkit_llm::ChatRequest;
+use ctxkit_llm::{ChatDelta, ChatRequest, DeltaSink};
 use ctxkit_protocol::{AssistantMessage, ContentBlock, JsonObject, ToolCall, Usage};
 use futures::future::BoxFuture;
 use serde_json::Value;
@@ -149,6 +149,40 @@ impl ChatModel for ScriptedModel {
                 return reply;
             }
             (self.responder)(request, index)
+        })
+    }
+
+    /// Streams the scripted reply: its thinking and text arrive as deltas, a word at a time.
+    fn chat_streaming<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        cancel: &'a CancellationToken,
+        sink: &'a mut DeltaSink<'_>,
+    ) -> BoxFuture<'a, AssistantMessage> {
+        Box::pin(async move {
+            let reply = self.chat(request, cancel).await;
+            for block in &reply.content {
+                let (text, thinking) = match block {
+                    ContentBlock::Text(text) => (&text.text, false),
+                    ContentBlock::Thinking(thinking) => (&thinking.thinking, true),
+                    ContentBlock::ToolCall(call) => {
+                        sink(ChatDelta::ToolCall {
+                            name: call.name.clone(),
+                        });
+                        continue;
+                    }
+                    ContentBlock::Image(_) | ContentBlock::Unknown(_) => continue,
+                };
+                for word in text.split_inclusive(' ') {
+                    sink(if thinking {
+                        ChatDelta::Thinking(word.to_owned())
+                    } else {
+                        ChatDelta::Text(word.to_owned())
+                    });
+                }
+                sink(ChatDelta::BlockEnd);
+            }
+            reply
         })
     }
 }

@@ -37,12 +37,11 @@ pub struct ChatRequest {
 }
 
 impl ModelClient {
-    /// Whether [`ModelClient::chat`] speaks this model's wire format (OpenAI Chat Completions and
-    /// every compatible server).
+    /// Whether [`ModelClient::chat`] speaks this model's wire format: every format does
+    /// (Anthropic Messages, OpenAI Chat Completions and Responses, Gemini).
     pub fn supports_chat(&self) -> bool {
         match self.config().api {
-            Api::OpenAiChat => true,
-            Api::AnthropicMessages | Api::OpenAiResponses | Api::Gemini => false,
+            Api::OpenAiChat | Api::AnthropicMessages | Api::OpenAiResponses | Api::Gemini => true,
         }
     }
 
@@ -53,29 +52,42 @@ impl ModelClient {
         request: &ChatRequest,
         cancel: &CancellationToken,
     ) -> Result<AssistantMessage, LlmError> {
-        let config = self.config();
-        let wire = match config.api {
-            Api::OpenAiChat => wire::openai_chat_tools::build(config, request),
-            Api::AnthropicMessages | Api::OpenAiResponses | Api::Gemini => {
-                return Err(LlmError::UnsupportedApi {
-                    provider: config.provider.clone(),
-                    api: config.api.as_str(),
-                });
-            }
-        };
+        let wire = self.chat_wire(request);
         let headers = self.headers(&wire.headers)?;
         let text = self
             .post(&wire.url, &headers, &wire.body.to_string(), cancel)
             .await?;
+        let mut reply = self.parse_chat(&text)?;
+        self.stamp(&mut reply);
+        Ok(reply)
+    }
+
+    pub(crate) fn chat_wire(&self, request: &ChatRequest) -> wire::WireRequest {
+        let config = self.config();
+        match config.api {
+            Api::OpenAiChat => wire::openai_chat_tools::build(config, request),
+            Api::AnthropicMessages => wire::anthropic_tools::build(config, request),
+            Api::OpenAiResponses => wire::openai_responses_tools::build(config, request),
+            Api::Gemini => wire::gemini_tools::build(config, request),
+        }
+    }
+
+    /// A whole (not streamed) conversation response, without provider, model or timestamp.
+    pub(crate) fn parse_chat(&self, text: &str) -> Result<AssistantMessage, LlmError> {
+        let config = self.config();
         let invalid = |message: &str| LlmError::InvalidResponse {
             provider: config.provider.clone(),
             message: message.to_owned(),
-            body: text.clone(),
+            body: text.to_owned(),
         };
-        let value: Value = serde_json::from_str(&text).map_err(|_| invalid("not JSON"))?;
-        let mut reply = wire::openai_chat_tools::parse(&value).map_err(invalid)?;
-        self.stamp(&mut reply);
-        Ok(reply)
+        let value: Value = serde_json::from_str(text).map_err(|_| invalid("not JSON"))?;
+        let parsed = match config.api {
+            Api::OpenAiChat => wire::openai_chat_tools::parse(&value),
+            Api::AnthropicMessages => wire::anthropic_tools::parse(&value),
+            Api::OpenAiResponses => wire::openai_responses_tools::parse(&value),
+            Api::Gemini => wire::gemini_tools::parse(&value),
+        };
+        parsed.map_err(invalid)
     }
 
     /// The reply an agent loop stores for a failed call: `stopReason` `aborted` when cancelled,
@@ -116,7 +128,7 @@ impl ModelClient {
         reply
     }
 
-    fn stamp(&self, reply: &mut AssistantMessage) {
+    pub(crate) fn stamp(&self, reply: &mut AssistantMessage) {
         let config = self.config();
         reply.api = Some(config.api.as_str().to_owned());
         reply.provider = Some(config.provider.clone());

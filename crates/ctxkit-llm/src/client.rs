@@ -118,19 +118,78 @@ impl ModelClient {
             .await
             .map_err(|error| self.transport_error(&error))?;
         if !status.is_success() {
-            let secrets = self.config.api_key.iter().map(ApiKey::expose_secret);
-            let header_values = self.config.headers.values().map(String::as_str);
-            return Err(LlmError::Http {
-                provider: self.config.provider.clone(),
-                status: status.as_u16(),
-                body: redact(&text, secrets.chain(header_values)),
-                retry_after,
-            });
+            return Err(self.http_error(status.as_u16(), &text, retry_after));
         }
         Ok(text)
     }
 
-    fn transport_error(&self, error: &reqwest::Error) -> LlmError {
+    /// Sends a streaming request (with retries until the response starts, stopping when `cancel`
+    /// fires): the response whose body is still to be read. Only the wait for the response
+    /// headers is bounded by the timeout; the body is read under an idle timeout by the caller.
+    pub(crate) async fn open_stream(
+        &self,
+        url: &str,
+        headers: &HeaderMap,
+        body: &str,
+        cancel: &CancellationToken,
+    ) -> Result<reqwest::Response, LlmError> {
+        let attempts = with_retries(
+            &self.config.retry,
+            &self.config.provider,
+            cancel,
+            || async {
+                let send = self
+                    .http
+                    .post(url)
+                    .headers(headers.clone())
+                    .body(body.to_owned())
+                    .send();
+                let response = tokio::time::timeout(self.config.timeout, send)
+                    .await
+                    .map_err(|_| LlmError::Timeout {
+                        provider: self.config.provider.clone(),
+                        timeout: self.config.timeout,
+                    })?
+                    .map_err(|error| self.transport_error(&error))?;
+                let status = response.status();
+                if status.is_success() {
+                    return Ok(response);
+                }
+                let retry_after = retry_after(response.headers());
+                let text = response.text().await.unwrap_or_default();
+                Err(self.http_error(status.as_u16(), &text, retry_after))
+            },
+        );
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => Err(LlmError::Cancelled { provider: self.config.provider.clone() }),
+            result = attempts => result,
+        }
+    }
+
+    /// An HTTP error with the key and header values redacted from the body.
+    fn http_error(
+        &self,
+        status: u16,
+        text: &str,
+        retry_after: Option<std::time::Duration>,
+    ) -> LlmError {
+        LlmError::Http {
+            provider: self.config.provider.clone(),
+            status,
+            body: self.redacted(text),
+            retry_after,
+        }
+    }
+
+    /// A transport error's text with the key and header values redacted.
+    pub(crate) fn redacted(&self, text: &str) -> String {
+        let secrets = self.config.api_key.iter().map(ApiKey::expose_secret);
+        let header_values = self.config.headers.values().map(String::as_str);
+        redact(text, secrets.chain(header_values))
+    }
+
+    pub(crate) fn transport_error(&self, error: &reqwest::Error) -> LlmError {
         let provider = self.config.provider.clone();
         if error.is_timeout() {
             LlmError::Timeout {
@@ -174,7 +233,7 @@ impl ModelClient {
             max_tokens,
             reasoning,
         };
-        let completion = self.complete(&request, &cancel).await?;
+        let completion = self.complete_streaming(&request, &cancel).await?;
         let window = self.context_window();
         if is_reply_overflow(
             completion.stop_reason,

@@ -6,6 +6,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod chat;
+mod chat_stream;
 mod client;
 mod config;
 mod error;
@@ -13,6 +14,7 @@ mod models;
 mod overflow;
 mod retry;
 mod secret;
+mod stream;
 mod wire;
 
 pub use chat::{ChatRequest, ToolDefinition};
@@ -32,4 +34,5 @@ pub use overflow::{
 };
 pub use retry::RetryPolicy;
 pub use secret::ApiKey;
+pub use stream::{ChatDelta, DeltaSink};
 pub use wire::{Completion, CompletionRequest, ReasoningLevel};

@@ -4,6 +4,10 @@
 
 #[path = "all/chat.rs"]
 mod chat;
+#[path = "all/chat_formats.rs"]
+mod chat_formats;
+#[path = "all/chat_streaming.rs"]
+mod chat_streaming;
 #[path = "all/common.rs"]
 mod common;
 #[path = "all/live.rs"]

@@ -74,6 +74,8 @@ impl AgentObserver for Notifier {
             // The engine's own events (compactions) are forwarded as `event` notifications.
             AgentEvent::Checked(_) => None,
             AgentEvent::ModelCall => Some(json!({"type": "model_call"})),
+            // The protocol sends replies whole (`reply`); streamed pieces are not forwarded.
+            AgentEvent::Delta(_) => None,
             AgentEvent::Reply { reply, overflow } => {
                 Some(json!({"type": "reply", "message": reply, "overflow": overflow}))
             }
@@ -126,6 +128,7 @@ pub(crate) async fn run(shared: &Arc<Shared>, raw: Value) -> Result<Value, Metho
                 .system_prompt
                 .unwrap_or_else(|| config.system_prompt.clone()),
             max_tokens: params.max_tokens,
+            reasoning: None,
             cwd,
             bash_timeout: config.bash_timeout,
         },

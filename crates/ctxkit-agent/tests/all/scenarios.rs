@@ -2,7 +2,7 @@ use std::sync::Arc;
 
 use ctxkit_agent::testing::ScriptedModel;
 use ctxkit_agent::{AgentEvent, Approval, Approver, DenyAll, PromptOutcome};
-use ctxkit_llm::ChatRequest;
+use ctxkit_llm::{ChatDelta, ChatRequest};
 use ctxkit_protocol::{AgentMessage, AssistantMessage};
 use futures::future::BoxFuture;
 use serde_json::json;
@@ -348,4 +348,38 @@ async fn a_pruned_tool_result_can_be_recalled_whole() {
         .parse()
         .unwrap();
     assert!(recalled >= 1_500, "the whole result came back: {answer}");
+}
+
+#[tokio::test]
+async fn a_reply_streams_to_the_observer_before_it_is_stored() {
+    let mut world = World::new(provider(1.0, coder())).await;
+    std::fs::write(world.work().join("a.txt"), "alpha").unwrap();
+    assert_eq!(world.prompt("READ a.txt").await, PromptOutcome::Answered);
+    let events = world.observed.0.lock().unwrap().clone();
+    let streamed: String = events
+        .iter()
+        .filter_map(|event| match event {
+            AgentEvent::Delta(ChatDelta::Text(text)) => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(streamed, "I have read it. Done.");
+    let call_started = events
+        .iter()
+        .position(|event| matches!(event, AgentEvent::Delta(ChatDelta::ToolCall { name }) if name == "read"))
+        .unwrap();
+    let first_reply = events
+        .iter()
+        .position(|event| matches!(event, AgentEvent::Reply { .. }))
+        .unwrap();
+    assert!(call_started < first_reply);
+    let last_delta = events
+        .iter()
+        .rposition(|event| matches!(event, AgentEvent::Delta(_)))
+        .unwrap();
+    let last_reply = events
+        .iter()
+        .rposition(|event| matches!(event, AgentEvent::Reply { .. }))
+        .unwrap();
+    assert!(last_delta < last_reply);
 }

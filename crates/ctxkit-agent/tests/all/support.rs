@@ -108,6 +108,7 @@ impl World {
             AgentOptions {
                 system_prompt: "You are a coding agent.".to_owned(),
                 max_tokens: Some(1024),
+                reasoning: None,
                 cwd: work,
                 bash_timeout: Duration::from_secs(10),
             },

@@ -217,19 +217,19 @@ impl World {
 static SOCKETS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// One tmux server (its own socket) running one window.
-struct Tmux {
+pub(crate) struct Tmux {
     socket: String,
 }
 
 impl Tmux {
-    fn available() -> bool {
+    pub(crate) fn available() -> bool {
         Command::new("tmux")
             .arg("-V")
             .output()
             .is_ok_and(|output| output.status.success())
     }
 
-    fn start(command: &str) -> Self {
+    pub(crate) fn start(command: &str) -> Self {
         let socket = format!(
             "ctxkit-chat-test-{}-{}",
             std::process::id(),
@@ -258,12 +258,12 @@ impl Tmux {
     }
 
     /// Types `text` literally, then Enter.
-    fn line(&self, text: &str) {
+    pub(crate) fn line(&self, text: &str) {
         self.keys(&["-l", text]);
         self.keys(&["Enter"]);
     }
 
-    fn keys(&self, keys: &[&str]) {
+    pub(crate) fn keys(&self, keys: &[&str]) {
         let status = self
             .command()
             .args(["send-keys", "-t", "chat"])
@@ -274,7 +274,7 @@ impl Tmux {
     }
 
     /// The screen and its scrollback.
-    fn screen(&self) -> String {
+    pub(crate) fn screen(&self) -> String {
         let output = self
             .command()
             .args(["capture-pane", "-p", "-J", "-S", "-2000", "-t", "chat"])
@@ -300,7 +300,7 @@ impl Tmux {
     }
 
     /// Waits until `needle` is on the screen `count` times; panics with the screen on timeout.
-    fn wait_for_count(&self, needle: &str, count: usize) -> String {
+    pub(crate) fn wait_for_count(&self, needle: &str, count: usize) -> String {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             let screen = self.screen();
@@ -316,12 +316,12 @@ impl Tmux {
         }
     }
 
-    fn wait_for(&self, needle: &str) -> String {
+    pub(crate) fn wait_for(&self, needle: &str) -> String {
         self.wait_for_count(needle, 1)
     }
 
     /// Waits for the input prompt after the given number of prompts have been shown.
-    fn wait_idle(&self, prompts: usize) -> String {
+    pub(crate) fn wait_idle(&self, prompts: usize) -> String {
         self.wait_for_count("\n> ", prompts)
     }
 }
@@ -368,8 +368,13 @@ fn chat_runs_tools_persists_and_continues() {
     tmux.wait_idle(1);
     tmux.line("make a file");
     tmux.wait_for("Run `echo hello-from-tool > out.txt && cat out.txt`? [y]es / [n]o / [a]lways:");
-    tmux.line("y");
+    // One key answers, without Enter.
+    tmux.keys(&["y"]);
     let screen = tmux.wait_for("Done: the file says hello.");
+    assert!(
+        screen.contains("[a]lways: yes"),
+        "the answer is echoed: {screen}"
+    );
     assert!(screen.contains("→ bash echo hello-from-tool"), "{screen}");
     assert!(screen.contains("  hello-from-tool"), "{screen}");
     tmux.wait_for("[context ");
@@ -709,7 +714,7 @@ fn chat_slash_commands_reach_resources_the_tree_and_sessions() {
     // A declined command is reported to the model as an error result.
     tmux.line("clean up");
     tmux.wait_for("Run `rm -rf build`? [y]es / [n]o / [a]lways:");
-    tmux.line("n");
+    tmux.keys(&["n"]);
     tmux.wait_for("Fine, not running it.");
     let requests = world.chat_requests();
     assert_eq!(

@@ -22,7 +22,7 @@ fn budget(level: ReasoningLevel) -> u64 {
 }
 
 pub(super) fn build(config: &ProviderConfig, request: &CompletionRequest) -> WireRequest {
-    let mut body = json!({
+    let body = json!({
         "model": config.model,
         "max_tokens": request.max_tokens,
         "system": request.system_prompt,
@@ -31,8 +31,19 @@ pub(super) fn build(config: &ProviderConfig, request: &CompletionRequest) -> Wir
             "content": [{ "type": "text", "text": request.user_text }],
         }],
     });
-    if let Some(level) = request.reasoning {
-        let (max_tokens, budget) = with_budget(config, request.max_tokens, budget(level));
+    finish(config, body, request.max_tokens, request.reasoning)
+}
+
+/// A request from its `body`: the thinking budget (raising `max_tokens` to make room), the
+/// version and key headers, the endpoint.
+pub(crate) fn finish(
+    config: &ProviderConfig,
+    mut body: Value,
+    max_tokens: u64,
+    reasoning: Option<ReasoningLevel>,
+) -> WireRequest {
+    if let Some(level) = reasoning {
+        let (max_tokens, budget) = with_budget(config, max_tokens, budget(level));
         body["max_tokens"] = json!(max_tokens);
         if budget >= 1024 {
             body["thinking"] = json!({ "type": "enabled", "budget_tokens": budget });

@@ -19,19 +19,38 @@ fn budget(level: ReasoningLevel) -> u64 {
 }
 
 pub(super) fn build(config: &ProviderConfig, request: &CompletionRequest) -> WireRequest {
-    let mut generation = json!({ "maxOutputTokens": request.max_tokens });
-    if let Some(level) = request.reasoning {
-        // Gemini counts thinking tokens in `maxOutputTokens`.
-        let (max_tokens, budget) = with_budget(config, request.max_tokens, budget(level));
-        generation["maxOutputTokens"] = json!(max_tokens);
-        generation["thinkingConfig"] =
-            json!({ "thinkingBudget": budget, "includeThoughts": false });
-    }
     let body = json!({
         "systemInstruction": { "parts": [{ "text": request.system_prompt }] },
         "contents": [{ "role": "user", "parts": [{ "text": request.user_text }] }],
-        "generationConfig": generation,
+        "generationConfig": generation(config, Some(request.max_tokens), request.reasoning, false),
     });
+    finish(config, body, "generateContent")
+}
+
+/// `generationConfig`: the output limit (thinking counts in it) and the thinking budget.
+pub(crate) fn generation(
+    config: &ProviderConfig,
+    max_tokens: Option<u64>,
+    reasoning: Option<ReasoningLevel>,
+    include_thoughts: bool,
+) -> Value {
+    let mut generation = json!({});
+    if let Some(max_tokens) = max_tokens {
+        generation["maxOutputTokens"] = json!(max_tokens);
+    }
+    if let Some(level) = reasoning {
+        let (total, budget) = with_budget(config, max_tokens.unwrap_or(0), budget(level));
+        if max_tokens.is_some() {
+            generation["maxOutputTokens"] = json!(total);
+        }
+        generation["thinkingConfig"] =
+            json!({ "thinkingBudget": budget, "includeThoughts": include_thoughts });
+    }
+    generation
+}
+
+/// A request to `method` (`generateContent`, `streamGenerateContent?alt=sse`) with the key header.
+pub(crate) fn finish(config: &ProviderConfig, body: Value, method: &str) -> WireRequest {
     let headers = config
         .api_key
         .as_ref()
@@ -39,10 +58,7 @@ pub(super) fn build(config: &ProviderConfig, request: &CompletionRequest) -> Wir
         .into_iter()
         .collect();
     WireRequest {
-        url: format!(
-            "{}/models/{}:generateContent",
-            config.base_url, config.model
-        ),
+        url: format!("{}/models/{}:{method}", config.base_url, config.model),
         headers,
         body,
     }
@@ -64,17 +80,22 @@ pub(super) fn parse(value: &Value) -> Result<Completion, &'static str> {
         Some("STOP") | None => StopReason::Stop,
         Some(_) => StopReason::Error,
     };
-    let cached = u64_at(value, "/usageMetadata/cachedContentTokenCount");
-    let usage = usage(
-        u64_at(value, "/usageMetadata/promptTokenCount").saturating_sub(cached),
-        u64_at(value, "/usageMetadata/candidatesTokenCount")
-            + u64_at(value, "/usageMetadata/thoughtsTokenCount"),
-        cached,
-        0,
-    );
+    let usage = gemini_usage(value);
     Ok(Completion {
         text,
         usage,
         stop_reason,
     })
+}
+
+/// The usage of a response (or stream chunk); thinking tokens count as output.
+pub(crate) fn gemini_usage(value: &Value) -> ctxkit_protocol::Usage {
+    let cached = u64_at(value, "/usageMetadata/cachedContentTokenCount");
+    usage(
+        u64_at(value, "/usageMetadata/promptTokenCount").saturating_sub(cached),
+        u64_at(value, "/usageMetadata/candidatesTokenCount")
+            + u64_at(value, "/usageMetadata/thoughtsTokenCount"),
+        cached,
+        0,
+    )
 }

@@ -2,10 +2,14 @@
 //! a response body in, text, usage and stop reason out. No I/O here.
 
 mod anthropic;
-mod gemini;
-mod openai_chat;
+pub(crate) mod anthropic_tools;
+pub(crate) mod conversation;
+pub(crate) mod gemini;
+pub(crate) mod gemini_tools;
+pub(crate) mod openai_chat;
 pub(crate) mod openai_chat_tools;
-mod openai_responses;
+pub(crate) mod openai_responses;
+pub(crate) mod openai_responses_tools;
 
 use ctxkit_protocol::Usage;
 use serde_json::Value;

@@ -3,20 +3,19 @@
 //! message with text, reasoning and tool calls out. Pure: no I/O.
 
 use ctxkit_protocol::{
-    AgentMessage, AssistantMessage, ContentBlock, JsonObject, MessageContent, TextContent,
-    ThinkingContent, ToolCall,
+    AssistantMessage, ContentBlock, JsonObject, TextContent, ThinkingContent, ToolCall,
 };
 use serde_json::{Value, json};
 
 use super::WireRequest;
+use super::conversation::{self, Part, Turn};
 use super::openai_chat::{chat_completions_request, chat_usage};
 use crate::chat::ChatRequest;
 use crate::config::ProviderConfig;
 use crate::overflow::StopReason;
 
-/// The text sent for a tool call that has no result in the conversation (an interrupted turn):
-/// the API refuses a `tool_calls` message that is not answered.
-pub(crate) const NO_RESULT: &str = "No result provided";
+/// The error of a reply stopped by the provider's content filter.
+pub(crate) const CONTENT_FILTER: &str = "The provider's content filter stopped the reply";
 
 pub(crate) fn build(config: &ProviderConfig, request: &ChatRequest) -> WireRequest {
     let mut body = json!({
@@ -43,81 +42,31 @@ pub(crate) fn build(config: &ProviderConfig, request: &ChatRequest) -> WireReque
     chat_completions_request(config, body, request.max_tokens, request.reasoning)
 }
 
-/// The `messages` array: the system prompt, then every message in order. Failed replies are never
-/// sent; a tool result whose call is not the latest reply's is dropped; a call without a result is
-/// answered with [`NO_RESULT`].
+/// The `messages` array: the system prompt, then the conversation (see [`conversation::turns`]).
 fn messages(request: &ChatRequest) -> Vec<Value> {
     let mut out = vec![json!({"role": "system", "content": request.system_prompt})];
-    let mut pending: Vec<String> = Vec::new();
-    for message in &request.messages {
-        match message {
-            AgentMessage::User(user) => {
-                close_pending(&mut out, &mut pending);
-                out.push(json!({"role": "user", "content": user_content(&user.content)}));
-            }
-            AgentMessage::Assistant(reply) => {
-                if reply.is_aborted_or_error() {
-                    continue;
-                }
-                close_pending(&mut out, &mut pending);
-                if let Some(value) = assistant(reply, &mut pending) {
-                    out.push(value);
-                }
-            }
-            AgentMessage::ToolResult(result) => {
-                let Some(position) = pending.iter().position(|id| *id == result.tool_call_id)
-                else {
-                    continue;
-                };
-                pending.remove(position);
-                out.push(json!({
-                    "role": "tool",
-                    "tool_call_id": result.tool_call_id,
-                    "content": tool_text(&result.content),
-                }));
-            }
-            AgentMessage::Custom(custom) => {
-                close_pending(&mut out, &mut pending);
-                out.push(json!({"role": "user", "content": user_content(&custom.content)}));
-            }
-            AgentMessage::BranchSummary(summary) => {
-                close_pending(&mut out, &mut pending);
-                out.push(json!({"role": "user", "content": summary.summary}));
-            }
-            AgentMessage::CompactionSummary(summary) => {
-                close_pending(&mut out, &mut pending);
-                out.push(json!({"role": "user", "content": summary.summary}));
-            }
-            AgentMessage::BashExecution(bash) => {
-                if bash.exclude_from_context == Some(true) {
-                    continue;
-                }
-                close_pending(&mut out, &mut pending);
-                let text = format!("Ran `{}`\n{}", bash.command, bash.output);
-                out.push(json!({"role": "user", "content": text}));
-            }
-            AgentMessage::Unknown(_) => {}
+    for turn in conversation::turns(&request.messages) {
+        match turn {
+            Turn::User(parts) => out.push(json!({"role": "user", "content": user_content(&parts)})),
+            Turn::Assistant(reply) => out.extend(assistant(reply)),
+            Turn::ToolResult { id, parts, .. } => out.push(json!({
+                "role": "tool",
+                "tool_call_id": id,
+                "content": conversation::joined_text(&parts),
+            })),
         }
     }
-    close_pending(&mut out, &mut pending);
     out
 }
 
-fn close_pending(out: &mut Vec<Value>, pending: &mut Vec<String>) {
-    for id in pending.drain(..) {
-        out.push(json!({"role": "tool", "tool_call_id": id, "content": NO_RESULT}));
-    }
-}
-
 /// A reply's text and tool calls (reasoning is not sent back); `None` when it holds neither.
-fn assistant(reply: &AssistantMessage, pending: &mut Vec<String>) -> Option<Value> {
+fn assistant(reply: &AssistantMessage) -> Option<Value> {
     let mut texts = Vec::new();
     let mut calls = Vec::new();
     for block in &reply.content {
         match block {
             ContentBlock::Text(text) if !text.text.is_empty() => texts.push(text.text.as_str()),
             ContentBlock::ToolCall(call) => {
-                pending.push(call.id.clone());
                 calls.push(json!({
                     "id": call.id,
                     "type": "function",
@@ -157,53 +106,21 @@ fn arguments_text(arguments: &Value) -> String {
 }
 
 /// A string when the content is only text, else an array of text and image parts.
-fn user_content(content: &MessageContent) -> Value {
-    let blocks = match content {
-        MessageContent::Text(text) => return Value::String(text.clone()),
-        MessageContent::Blocks(blocks) => blocks,
-    };
-    let only_text = blocks
-        .iter()
-        .all(|block| matches!(block, ContentBlock::Text(_)));
-    if only_text {
-        return Value::String(block_texts(blocks));
+fn user_content(parts: &[Part<'_>]) -> Value {
+    if parts.iter().all(|part| matches!(part, Part::Text(_))) {
+        return Value::String(conversation::joined_text(parts));
     }
-    let parts: Vec<Value> = blocks
+    let parts: Vec<Value> = parts
         .iter()
-        .filter_map(|block| match block {
-            ContentBlock::Text(text) => Some(json!({"type": "text", "text": text.text})),
-            ContentBlock::Image(image) => Some(json!({
+        .map(|part| match part {
+            Part::Text(text) => json!({"type": "text", "text": text}),
+            Part::Image { mime_type, data } => json!({
                 "type": "image_url",
-                "image_url": {"url": format!("data:{};base64,{}", image.mime_type, image.data)},
-            })),
-            ContentBlock::Thinking(_) | ContentBlock::ToolCall(_) | ContentBlock::Unknown(_) => {
-                None
-            }
+                "image_url": {"url": format!("data:{mime_type};base64,{data}")},
+            }),
         })
         .collect();
     Value::Array(parts)
-}
-
-fn block_texts(blocks: &[ContentBlock]) -> String {
-    blocks
-        .iter()
-        .filter_map(|block| match block {
-            ContentBlock::Text(text) => Some(text.text.clone()),
-            ContentBlock::Image(image) => Some(format!("[image: {}]", image.mime_type)),
-            ContentBlock::Thinking(_) | ContentBlock::ToolCall(_) | ContentBlock::Unknown(_) => {
-                None
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// Tool messages carry text only; images are named.
-fn tool_text(content: &MessageContent) -> String {
-    match content {
-        MessageContent::Text(text) => text.clone(),
-        MessageContent::Blocks(blocks) => block_texts(blocks),
-    }
 }
 
 /// The reply of a success response, without provider, model or timestamp.
@@ -271,10 +188,7 @@ pub(crate) fn parse(value: &Value) -> Result<AssistantMessage, &'static str> {
     let (stop_reason, error_message) = match choice.get("finish_reason").and_then(Value::as_str) {
         Some("length") => (StopReason::Length, None),
         Some("tool_calls" | "function_call") => (StopReason::ToolUse, None),
-        Some("content_filter") => (
-            StopReason::Error,
-            Some("The provider's content filter stopped the reply".to_owned()),
-        ),
+        Some("content_filter") => (StopReason::Error, Some(CONTENT_FILTER.to_owned())),
         Some(_) | None if has_calls => (StopReason::ToolUse, None),
         Some(_) | None => (StopReason::Stop, None),
     };

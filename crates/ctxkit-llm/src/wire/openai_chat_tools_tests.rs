@@ -6,6 +6,7 @@ use serde_json::json;
 use super::*;
 use crate::chat::{ChatRequest, ToolDefinition};
 use crate::config::{EnvSettings, LlmOptions, ModelRole, resolve_model};
+use crate::wire::conversation::NO_RESULT;
 
 fn config() -> ProviderConfig {
     let options = LlmOptions {

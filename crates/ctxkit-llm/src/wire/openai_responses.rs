@@ -2,12 +2,12 @@
 
 use serde_json::{Value, json};
 
-use super::{Completion, CompletionRequest, WireRequest, bearer, u64_at, usage};
+use super::{Completion, CompletionRequest, ReasoningLevel, WireRequest, bearer, u64_at, usage};
 use crate::config::ProviderConfig;
 use crate::overflow::StopReason;
 
 pub(super) fn build(config: &ProviderConfig, request: &CompletionRequest) -> WireRequest {
-    let mut body = json!({
+    let body = json!({
         "model": config.model,
         "instructions": request.system_prompt,
         "input": [{
@@ -17,7 +17,16 @@ pub(super) fn build(config: &ProviderConfig, request: &CompletionRequest) -> Wir
         "max_output_tokens": request.max_tokens,
         "store": false,
     });
-    if let Some(level) = request.reasoning {
+    finish(config, body, request.reasoning)
+}
+
+/// A request from its `body`: the reasoning effort, the endpoint, the bearer header.
+pub(crate) fn finish(
+    config: &ProviderConfig,
+    mut body: Value,
+    reasoning: Option<ReasoningLevel>,
+) -> WireRequest {
+    if let Some(level) = reasoning {
         body["reasoning"] = json!({ "effort": level.openai_effort() });
     }
     WireRequest {
@@ -28,11 +37,7 @@ pub(super) fn build(config: &ProviderConfig, request: &CompletionRequest) -> Wir
 }
 
 pub(super) fn parse(value: &Value) -> Result<Completion, &'static str> {
-    if value.get("output").is_none() && value.get("choices").is_some() {
-        return Err(
-            "the server answered in the Chat Completions shape (`choices`), not the Responses API's; set `ctxkit config set llm.api openai-completions`",
-        );
-    }
+    check_shape(value)?;
     let output = value
         .get("output")
         .and_then(Value::as_array)
@@ -51,18 +56,33 @@ pub(super) fn parse(value: &Value) -> Result<Completion, &'static str> {
         Some("failed" | "cancelled") => StopReason::Error,
         _ => StopReason::Stop,
     };
-    let cached = u64_at(value, "/usage/input_tokens_details/cached_tokens");
-    let usage = usage(
-        u64_at(value, "/usage/input_tokens").saturating_sub(cached),
-        u64_at(value, "/usage/output_tokens"),
-        cached,
-        0,
-    );
+    let usage = response_usage(value);
     Ok(Completion {
         text,
         usage,
         stop_reason,
     })
+}
+
+/// A Chat Completions answer to a Responses request names the setting to change.
+pub(crate) fn check_shape(value: &Value) -> Result<(), &'static str> {
+    if value.get("output").is_none() && value.get("choices").is_some() {
+        return Err(
+            "the server answered in the Chat Completions shape (`choices`), not the Responses API's; set `ctxkit config set llm.api openai-completions`",
+        );
+    }
+    Ok(())
+}
+
+/// The usage of a response; cached input tokens count as cache reads, not input.
+pub(crate) fn response_usage(value: &Value) -> ctxkit_protocol::Usage {
+    let cached = u64_at(value, "/usage/input_tokens_details/cached_tokens");
+    usage(
+        u64_at(value, "/usage/input_tokens").saturating_sub(cached),
+        u64_at(value, "/usage/output_tokens"),
+        cached,
+        0,
+    )
 }
 
 #[cfg(test)]

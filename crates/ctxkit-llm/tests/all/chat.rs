@@ -14,7 +14,7 @@ use crate::common::{KEY, client, sent_bodies};
 
 const MODEL: &str = "vllm/qwen3-coder";
 
-fn request(messages: Vec<AgentMessage>) -> ChatRequest {
+pub fn request(messages: Vec<AgentMessage>) -> ChatRequest {
     ChatRequest {
         system_prompt: "You are a coding agent.".into(),
         messages,
@@ -29,7 +29,7 @@ fn request(messages: Vec<AgentMessage>) -> ChatRequest {
     }
 }
 
-fn user(text: &str) -> AgentMessage {
+pub fn user(text: &str) -> AgentMessage {
     serde_json::from_value(json!({"role": "user", "content": text, "timestamp": 1})).unwrap()
 }
 
@@ -195,26 +195,4 @@ async fn cancelling_gives_an_aborted_reply() {
     assert!(matches!(error, LlmError::Cancelled { .. }), "{error}");
     let reply = client.failed_reply(&error);
     assert_eq!(reply.stop_reason.as_deref(), Some("aborted"));
-}
-
-#[tokio::test]
-async fn other_wire_formats_are_refused() {
-    let server = MockServer::start().await;
-    let client = client("anthropic/claude-sonnet-4-5", &server);
-    assert!(!client.supports_chat());
-    let error = client
-        .chat(&request(vec![user("hi")]), &CancellationToken::new())
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(
-            error,
-            LlmError::UnsupportedApi {
-                api: "anthropic-messages",
-                ..
-            }
-        ),
-        "{error}"
-    );
-    assert!(sent_bodies(&server).await.is_empty());
 }

@@ -217,20 +217,27 @@ async fn openai_responses_context_error() {
 
 #[tokio::test]
 async fn gemini_generate_content() {
+    // Summaries stream: Gemini's server-sent-events endpoint, text continued across chunks.
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path("/models/gemini-2.5-flash:generateContent"))
-        .and(header("x-goog-api-key", KEY))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
-            "candidates": [{"content": {"role": "model", "parts": [
-                {"text": "thinking...", "thought": true},
-                {"text": "Line one"}, {"text": "Line two"}]},
+    let chunks = [
+        json!({"candidates": [{"content": {"role": "model", "parts": [
+            {"text": "thinking...", "thought": true}, {"text": "Line one\n"}]}, "index": 0}],
+            "modelVersion": "gemini-2.5-flash"}),
+        json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "Line two"}]},
                 "finishReason": "STOP", "index": 0}],
             "usageMetadata": {"promptTokenCount": 300, "candidatesTokenCount": 40,
                               "thoughtsTokenCount": 10, "cachedContentTokenCount": 50,
                               "totalTokenCount": 350},
-            "modelVersion": "gemini-2.5-flash"
-        })))
+            "modelVersion": "gemini-2.5-flash"}),
+    ];
+    let body: String = chunks
+        .iter()
+        .map(|chunk| format!("data: {chunk}\r\n\r\n"))
+        .collect();
+    Mock::given(method("POST"))
+        .and(path("/models/gemini-2.5-flash:streamGenerateContent"))
+        .and(header("x-goog-api-key", KEY))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(body, "text/event-stream"))
         .expect(1)
         .mount(&server)
         .await;
@@ -254,6 +261,7 @@ async fn gemini_generate_content() {
     );
     let url = server.received_requests().await.unwrap()[0].url.to_string();
     assert!(!url.contains(KEY));
+    assert!(url.ends_with("?alt=sse"), "{url}");
 }
 
 #[tokio::test]

@@ -141,6 +141,11 @@ impl SettingsManager {
 
     /// `compaction.fileContext` (a ctxkit setting, default `false`): include the current contents of
     /// the most important touched files in summary requests.
+    /// `defaultThinkingLevel` (Pi's setting): the reasoning level for models that reason.
+    pub fn default_thinking_level(&self) -> Option<String> {
+        self.string_setting("defaultThinkingLevel")
+    }
+
     /// `chat.confirmBash`: ask before each `bash` command (schema default: yes).
     pub fn chat_confirm_bash(&self) -> bool {
         self.bool_setting("chat.confirmBash")

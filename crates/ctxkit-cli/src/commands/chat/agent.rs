@@ -11,6 +11,18 @@ use super::ui::{EventView, Ui};
 /// Asks the user a question at the terminal; `None` when they pressed Ctrl-C or Ctrl-D.
 pub trait Ask: Send {
     fn ask(&mut self, prompt: &str) -> Option<String>;
+
+    /// Asks for one key among `keys` (lower case), answered without Enter where the terminal
+    /// allows; `None` for Ctrl-C or Ctrl-D. By default, the first letter of a typed line.
+    fn ask_key(&mut self, prompt: &str, keys: &str) -> Option<char> {
+        loop {
+            let answer = self.ask(prompt)?.trim().to_lowercase();
+            match answer.chars().next() {
+                Some(key) if keys.contains(key) => return Some(key),
+                Some(_) | None => {}
+            }
+        }
+    }
 }
 
 /// How a prompt ended, for the input loop.
@@ -35,9 +47,14 @@ impl AgentObserver for Terminal<'_> {
         Box::pin(async move {
             match event {
                 AgentEvent::Checked(_) | AgentEvent::Retry => self.events.flush().await,
-                AgentEvent::ModelCall => self.ui.spin("Thinking…  Esc or Ctrl-C to interrupt"),
+                AgentEvent::ModelCall => {
+                    self.ui.start_reply();
+                    self.ui.spin("Thinking…  Esc or Ctrl-C to interrupt");
+                }
+                AgentEvent::Delta(delta) => self.ui.delta(&delta),
                 AgentEvent::Reply { reply, overflow } => {
                     self.ui.stop();
+                    self.ui.finish_stream();
                     // Compaction events emitted by the append (context usage) come first.
                     self.events.flush().await;
                     self.ui.reply(&reply, overflow);
@@ -49,7 +66,7 @@ impl AgentObserver for Terminal<'_> {
     }
 }
 
-/// Asks at the input line: `[y]es / [n]o / [a]lways`; Ctrl-C or Ctrl-D stops the turn.
+/// Asks at the input line: `[y]es / [n]o / [a]lways`, one key; Ctrl-C or Ctrl-D stops the turn.
 struct AskApprover<'a> {
     ask: &'a mut dyn Ask,
 }
@@ -57,14 +74,11 @@ struct AskApprover<'a> {
 impl Approver for AskApprover<'_> {
     fn approve<'a>(&'a mut self, _tool: &'a str, question: &'a str) -> BoxFuture<'a, Approval> {
         let question = format!("{question} [y]es / [n]o / [a]lways: ");
-        let answer = self
-            .ask
-            .ask(&question)
-            .map(|answer| answer.trim().to_lowercase());
+        let answer = self.ask.ask_key(&question, "yna");
         Box::pin(async move {
-            match answer.as_deref() {
-                Some("y" | "yes") => Approval::Once,
-                Some("a" | "always") => Approval::Always,
+            match answer {
+                Some('y') => Approval::Once,
+                Some('a') => Approval::Always,
                 Some(_) => Approval::Deny,
                 None => Approval::Stop,
             }

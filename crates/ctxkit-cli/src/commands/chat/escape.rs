@@ -30,7 +30,12 @@ pub struct EscWatch {
 
 impl EscWatch {
     /// Starts watching when stdin is a terminal; `None` otherwise (pipes, tests without a tty).
-    pub fn start(interrupts: Interrupts, typed: Arc<Mutex<String>>) -> Option<Self> {
+    /// `on_typed` gets the text kept so far after each key, to show it.
+    pub fn start(
+        interrupts: Interrupts,
+        typed: Arc<Mutex<String>>,
+        on_typed: Box<dyn Fn(&str) + Send>,
+    ) -> Option<Self> {
         let stdin = std::io::stdin();
         if !stdin.is_terminal() {
             return None;
@@ -48,7 +53,7 @@ impl EscWatch {
             .name("ctxkit-esc".to_owned())
             .spawn({
                 let stop = Arc::clone(&stop);
-                move || watch(&stop, &interrupts, &typed)
+                move || watch(&stop, &interrupts, &typed, on_typed.as_ref())
             })
             .ok();
         Some(Self {
@@ -75,6 +80,58 @@ impl Drop for EscWatch {
     }
 }
 
+/// Shows `prompt` and reads one key among `keys` without Enter (the terminal without line mode,
+/// echo or signals for the read): the key's letter, `None` for Ctrl-C, Ctrl-D or Esc. `Err` when
+/// stdin is not a terminal.
+pub fn read_key(prompt: &str, keys: &str) -> Result<Option<char>, ()> {
+    use std::io::Write;
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        return Err(());
+    }
+    let saved = tcgetattr(stdin.as_fd()).map_err(|_| ())?;
+    let mut raw = saved.clone();
+    raw.local_flags
+        .remove(LocalFlags::ICANON | LocalFlags::ECHO | LocalFlags::ISIG);
+    raw.control_chars[SpecialCharacterIndices::VMIN as usize] = 1;
+    raw.control_chars[SpecialCharacterIndices::VTIME as usize] = 0;
+    tcsetattr(stdin.as_fd(), SetArg::TCSANOW, &raw).map_err(|_| ())?;
+    let mut stdout = std::io::stdout();
+    let _ = write!(stdout, "{prompt}");
+    let _ = stdout.flush();
+    let mut buffer = [0_u8; 16];
+    let answer = loop {
+        let read = match nix::unistd::read(stdin.as_fd(), &mut buffer) {
+            Ok(0) => break None,
+            Ok(read) => read,
+            Err(Errno::EINTR) => continue,
+            Err(_) => break None,
+        };
+        match buffer[..read] {
+            // Ctrl-C, Ctrl-D, a lone Esc.
+            [0x03 | 0x04 | ESC] => break None,
+            [byte] => {
+                let key = char::from(byte).to_ascii_lowercase();
+                if keys.contains(key) {
+                    break Some(key);
+                }
+            }
+            _ => {}
+        }
+    };
+    let _ = tcsetattr(stdin.as_fd(), SetArg::TCSANOW, &saved);
+    let shown = match answer {
+        Some('y') => "yes",
+        Some('n') => "no",
+        Some('a') => "always",
+        Some(_) => "",
+        None => "(stopped)",
+    };
+    let _ = writeln!(stdout, "{shown}");
+    let _ = stdout.flush();
+    Ok(answer)
+}
+
 fn same_mode(left: &Termios, right: &Termios) -> bool {
     left.local_flags == right.local_flags
         && left.input_flags == right.input_flags
@@ -82,7 +139,12 @@ fn same_mode(left: &Termios, right: &Termios) -> bool {
 }
 
 /// Reads stdin until stopped, checking the flag every 50 ms.
-fn watch(stop: &AtomicBool, interrupts: &Interrupts, typed: &Mutex<String>) {
+fn watch(
+    stop: &AtomicBool,
+    interrupts: &Interrupts,
+    typed: &Mutex<String>,
+    on_typed: &(dyn Fn(&str) + Send),
+) {
     let stdin = std::io::stdin();
     let mut buffer = [0_u8; 256];
     while !stop.load(Ordering::SeqCst) {
@@ -104,6 +166,7 @@ fn watch(stop: &AtomicBool, interrupts: &Interrupts, typed: &Mutex<String>) {
         }
         if let Ok(mut typed) = typed.lock() {
             keep_typed(&mut typed, &buffer[..read]);
+            on_typed(&typed);
         }
     }
 }

@@ -1,6 +1,5 @@
-//! `ctxkit chat`: an interactive coding agent over the context engine. The configured model (an
-//! OpenAI-compatible Chat Completions server) gets the engine's view of the session and the coding
-//! tools; the engine compacts automatically and recovers overflows; slash commands reach the
+//! `ctxkit chat`: an interactive coding agent over the context engine. The configured model (any of
+//! the four wire formats, streamed) gets the engine's view of the session and the coding tools; the engine compacts automatically and recovers overflows; slash commands reach the
 //! session tree, compaction history and pins.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
@@ -8,6 +7,7 @@
 mod agent;
 mod escape;
 mod interrupts;
+mod markdown;
 mod repl;
 mod setup;
 mod slash;

@@ -22,6 +22,19 @@ impl Ask for Terminal {
     fn ask(&mut self, prompt: &str) -> Option<String> {
         self.editor.readline(prompt).ok()
     }
+
+    fn ask_key(&mut self, prompt: &str, keys: &str) -> Option<char> {
+        match super::escape::read_key(prompt, keys) {
+            Ok(answer) => answer,
+            // Not a terminal (or it cannot be switched): a typed line.
+            Err(()) => loop {
+                let answer = self.ask(prompt)?.trim().to_lowercase();
+                if let Some(key) = answer.chars().next().filter(|key| keys.contains(*key)) {
+                    return Some(key);
+                }
+            },
+        }
+    }
 }
 
 pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {

@@ -37,6 +37,18 @@ pub async fn build(global: &GlobalArgs, locations: &Locations, args: &ChatArgs) 
     let confirm_bash = !args.yes && settings.chat_confirm_bash();
     let bash_timeout = settings.chat_bash_timeout();
 
+    // Pi's `defaultThinkingLevel`, for models that reason.
+    let reasoning = settings
+        .default_thinking_level()
+        .as_deref()
+        .and_then(ctxkit_llm::ReasoningLevel::parse)
+        .filter(|_| {
+            client
+                .config()
+                .model_info
+                .as_ref()
+                .is_some_and(|model| model.reasoning)
+        });
     let (loaded, cwd) = resources::load(global)?;
     let system_prompt = resources::system_prompt(&loaded, &cwd);
     let cwd_text = cwd.display().to_string();
@@ -73,6 +85,7 @@ pub async fn build(global: &GlobalArgs, locations: &Locations, args: &ChatArgs) 
                 .as_ref()
                 .map(|model| model.max_output)
                 .filter(|tokens| *tokens > 0),
+            reasoning,
             cwd: cwd.clone(),
             bash_timeout,
         },

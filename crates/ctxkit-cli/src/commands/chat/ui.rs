@@ -13,8 +13,14 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::escape::EscWatch;
 use super::interrupts::Interrupts;
+use super::markdown::{Markdown, terminal_width};
 use crate::render::one_line;
 use ctxkit_agent::ToolOutcome;
+
+#[path = "ui_stream.rs"]
+mod stream;
+
+use stream::Stream;
 
 /// Lines of a tool result shown in the terminal (the model gets the bounded whole).
 const RESULT_PREVIEW_LINES: usize = 6;
@@ -32,6 +38,11 @@ pub struct Ui {
     escape: Arc<Mutex<Escape>>,
     /// Keys typed while the spinner ran, for the next input line.
     typed: Arc<Mutex<String>>,
+    /// The reply streaming in.
+    stream: Arc<Mutex<Stream>>,
+    markdown: Markdown,
+    /// The running spinner's message, without the keys typed meanwhile.
+    spin_message: Arc<Mutex<String>>,
 }
 
 /// Esc while the spinner runs: what it interrupts, and the watch while one runs.
@@ -50,6 +61,9 @@ impl Ui {
             deferred: None,
             escape: Arc::default(),
             typed: Arc::default(),
+            stream: Arc::default(),
+            markdown: Markdown::for_stdout(),
+            spin_message: Arc::default(),
         }
     }
 
@@ -139,14 +153,36 @@ impl Ui {
             && escape.watch.is_none()
             && let Some(interrupts) = escape.interrupts.clone()
         {
-            escape.watch = EscWatch::start(interrupts, Arc::clone(&self.typed));
+            let spinner = Arc::clone(&self.spinner);
+            let message = Arc::clone(&self.spin_message);
+            // Keys typed meanwhile show on the spinner line, as they will start the next input.
+            let on_typed = Box::new(move |typed: &str| {
+                let bar = spinner.lock().ok().and_then(|slot| slot.clone());
+                let base = message.lock().map(|text| text.clone()).unwrap_or_default();
+                if let Some(bar) = bar {
+                    bar.set_message(format!("{base}  › {typed}"));
+                }
+            });
+            escape.watch = EscWatch::start(interrupts, Arc::clone(&self.typed), on_typed);
         }
         let bar = ProgressBar::new_spinner();
         bar.set_style(
             ProgressStyle::with_template("{spinner} {msg}")
                 .unwrap_or_else(|_| ProgressStyle::default_spinner()),
         );
-        bar.set_message(message.to_owned());
+        if let Ok(mut base) = self.spin_message.lock() {
+            message.clone_into(&mut base);
+        }
+        let typed = self
+            .typed
+            .lock()
+            .map(|typed| typed.clone())
+            .unwrap_or_default();
+        if typed.is_empty() {
+            bar.set_message(message.to_owned());
+        } else {
+            bar.set_message(format!("{message}  › {typed}"));
+        }
         bar.enable_steady_tick(Duration::from_millis(100));
         if let Ok(mut slot) = self.spinner.lock() {
             *slot = Some(bar);
@@ -171,15 +207,24 @@ impl Ui {
         }
     }
 
-    /// A reply: reasoning dimmed, text as is, each tool call on its own line.
+    /// A reply: reasoning dimmed, text as is, each tool call on its own line. What streamed in
+    /// is not printed again.
     pub fn reply(&self, reply: &AssistantMessage, overflow: bool) {
+        let streamed = match self.stream.lock() {
+            Ok(mut stream) => {
+                self.end_block(&mut stream);
+                std::mem::take(&mut stream.shown)
+            }
+            Err(_) => false,
+        };
         for block in &reply.content {
             match block {
+                ContentBlock::Thinking(_) | ContentBlock::Text(_) if streamed => {}
                 ContentBlock::Thinking(thinking) if !thinking.thinking.trim().is_empty() => {
                     self.info(thinking.thinking.trim());
                 }
                 ContentBlock::Text(text) if !text.text.trim().is_empty() => {
-                    self.line(text.text.trim_end());
+                    self.line(&self.markdown.render(&text.text, terminal_width()));
                 }
                 ContentBlock::ToolCall(call) => self.tool_call(call),
                 ContentBlock::Thinking(_)

@@ -1,0 +1,107 @@
+//! Markdown for the terminal (termimad): headings, lists, code blocks, tables and emphasis, wrapped
+//! at the terminal's width between words. Styled on a colour terminal, laid out without styles when
+//! `NO_COLOR` is set, and left as written (the model's own text) when stdout is not a terminal.
+
+use std::io::IsTerminal;
+
+use termimad::{FmtText, MadSkin};
+
+/// How replies are shown.
+#[derive(Debug, Clone)]
+pub struct Markdown {
+    /// `None` when stdout is not a terminal: text is printed as written.
+    skin: Option<MadSkin>,
+}
+
+impl Markdown {
+    /// For this process's stdout and environment.
+    pub fn for_stdout() -> Self {
+        if !std::io::stdout().is_terminal() {
+            return Self { skin: None };
+        }
+        Self::styled(std::env::var_os("NO_COLOR").is_none())
+    }
+
+    /// Rendering on a terminal, with colours or without.
+    pub fn styled(color: bool) -> Self {
+        let skin = if color {
+            MadSkin::default()
+        } else {
+            MadSkin::no_style()
+        };
+        Self { skin: Some(skin) }
+    }
+
+    /// Whether text is rendered (on a terminal) rather than printed as written.
+    pub fn renders(&self) -> bool {
+        self.skin.is_some()
+    }
+
+    /// `text` rendered for `width` columns, without a trailing line break.
+    pub fn render(&self, text: &str, width: usize) -> String {
+        match &self.skin {
+            Some(skin) => FmtText::from(skin, text, Some(width.max(20)))
+                .to_string()
+                .trim_end_matches('\n')
+                .to_owned(),
+            None => text.trim_end().to_owned(),
+        }
+    }
+}
+
+/// The terminal's width in columns (80 when it cannot be read).
+pub fn terminal_width() -> usize {
+    let (columns, _) = termimad::terminal_size();
+    if columns == 0 {
+        80
+    } else {
+        usize::from(columns)
+    }
+}
+
+/// The terminal's height in rows (24 when it cannot be read).
+pub fn terminal_height() -> usize {
+    let (_, rows) = termimad::terminal_size();
+    if rows == 0 { 24 } else { usize::from(rows) }
+}
+
+/// The rows `text` takes on a terminal `width` columns wide (a line longer than the width wraps).
+pub fn rows(text: &str, width: usize) -> usize {
+    let width = width.max(1);
+    text.split('\n')
+        .map(|line| line.chars().count().div_ceil(width).max(1))
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_wrap_at_the_width_and_markup_is_laid_out() {
+        let markdown = Markdown::styled(false);
+        let text = "# Plan\n\nalpha beta gamma delta epsilon zeta eta theta iota kappa\n\n- **first** item\n- `code` item\n\n| name | size |\n|---|---|\n| a.rs | 10 |\n";
+        let shown = markdown.render(text, 24);
+        for line in shown.lines() {
+            assert!(line.chars().count() <= 24, "{line:?} in\n{shown}");
+        }
+        let words: Vec<&str> = shown.split_whitespace().collect();
+        for word in ["alpha", "epsilon", "kappa"] {
+            assert!(words.contains(&word), "{word} split in\n{shown}");
+        }
+        assert!(!shown.contains("**"), "{shown}");
+        assert!(!shown.contains("# Plan"), "{shown}");
+        assert!(shown.contains("Plan"), "{shown}");
+        assert!(shown.contains('│'), "a table: {shown}");
+        assert!(
+            !shown.contains('\u{1b}'),
+            "no styles without colour: {shown:?}"
+        );
+    }
+
+    #[test]
+    fn rows_count_wrapped_lines() {
+        assert_eq!(rows("abc\n\nabcdefgh", 4), 4);
+        assert_eq!(rows("", 10), 1);
+    }
+}

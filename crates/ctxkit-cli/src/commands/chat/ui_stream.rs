@@ -1,0 +1,115 @@
+//! The reply as it streams in: text and reasoning printed as they arrive, each text block replaced
+//! by its markdown rendering when it ends.
+
+use std::io::Write;
+
+use ctxkit_llm::ChatDelta;
+
+use super::Ui;
+use crate::commands::chat::markdown::{rows, terminal_height, terminal_width};
+
+/// What has been shown of the reply streaming in.
+#[derive(Debug, Default)]
+pub(super) struct Stream {
+    /// Something was shown for this model call (the reply's text is then not printed again).
+    pub(super) shown: bool,
+    /// The kind of the block being shown (`true` for thinking), `None` between blocks.
+    thinking: Option<bool>,
+    /// The cursor is not at the start of a line.
+    mid_line: bool,
+    /// The text block shown so far, rendered as markdown when it ends.
+    raw: String,
+}
+
+impl Ui {
+    /// A model call starts: nothing of its reply is shown yet.
+    pub fn start_reply(&self) {
+        if let Ok(mut stream) = self.stream.lock() {
+            *stream = Stream::default();
+        }
+    }
+
+    /// Shows part of the reply as it streams in: the spinner line goes at the first piece (Esc
+    /// still interrupts), reasoning is dimmed, blocks are separated by a line break.
+    pub fn delta(&self, delta: &ChatDelta) {
+        let Ok(mut stream) = self.stream.lock() else {
+            return;
+        };
+        let (thinking, text) = match delta {
+            ChatDelta::Text(text) => (false, text.as_str()),
+            ChatDelta::Thinking(text) => (true, text.as_str()),
+            ChatDelta::BlockEnd => {
+                self.end_block(&mut stream);
+                return;
+            }
+            ChatDelta::ToolCall { .. } => return,
+        };
+        if !stream.shown {
+            self.clear_spinner();
+            stream.shown = true;
+        }
+        if stream.thinking.is_some_and(|kind| kind != thinking) {
+            self.end_block(&mut stream);
+        }
+        let text = if stream.thinking.is_none() {
+            text.trim_start_matches('\n')
+        } else {
+            text
+        };
+        if text.is_empty() {
+            return;
+        }
+        stream.thinking = Some(thinking);
+        let shown = if thinking && self.color {
+            text.lines()
+                .map(|line| self.paint("2", line))
+                .collect::<Vec<_>>()
+                .join("\n")
+                + if text.ends_with('\n') { "\n" } else { "" }
+        } else {
+            text.to_owned()
+        };
+        let mut stdout = std::io::stdout().lock();
+        let _ = write!(stdout, "{shown}");
+        let _ = stdout.flush();
+        stream.mid_line = !text.ends_with('\n');
+        if !thinking {
+            stream.raw.push_str(text);
+        }
+    }
+
+    /// Ends the line the stream left open.
+    pub fn finish_stream(&self) {
+        if let Ok(mut stream) = self.stream.lock() {
+            self.end_block(&mut stream);
+        }
+    }
+
+    pub(super) fn end_block(&self, stream: &mut Stream) {
+        let raw = std::mem::take(&mut stream.raw);
+        if stream.thinking == Some(false) && self.markdown.renders() && !raw.trim().is_empty() {
+            // The text as it streamed is replaced by its rendering: back to the block's first
+            // row, clear below, print. A block taller than the screen stays as it streamed.
+            let width = terminal_width();
+            let used = rows(&raw, width);
+            if used < terminal_height() {
+                let mut stdout = std::io::stdout().lock();
+                if used > 1 {
+                    let _ = write!(stdout, "\x1b[{}A", used - 1);
+                }
+                let _ = writeln!(stdout, "\r\x1b[J{}", self.markdown.render(&raw, width));
+                let _ = stdout.flush();
+                stream.mid_line = false;
+                stream.thinking = None;
+                return;
+            }
+        }
+        if stream.mid_line {
+            let mut stdout = std::io::stdout().lock();
+            let _ = writeln!(stdout);
+            let _ = stdout.flush();
+            stream.mid_line = false;
+        }
+        stream.thinking = None;
+    }
+}

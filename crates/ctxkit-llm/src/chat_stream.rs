@@ -1,0 +1,247 @@
+//! Streamed conversations: [`ModelClient::chat_streaming`] sends the same request as
+//! [`ModelClient::chat`] with streaming on, shows text and thinking through a callback as they
+//! arrive, and assembles the reply. A cancelled stream keeps what arrived as an `aborted` reply; a
+//! provider error inside the stream (an overflow among them) or a broken connection ends it as an
+//! `error` reply with the provider's wording and what arrived.
+
+use ctxkit_protocol::{AssistantMessage, ContentBlock};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::chat::ChatRequest;
+use crate::client::ModelClient;
+use crate::error::LlmError;
+use crate::models::Api;
+use crate::overflow::StopReason;
+use crate::stream::{Assembly, ChatDelta, DeltaSink, Reader, StreamError, sse};
+use crate::wire::{self, Completion, CompletionRequest, WireRequest};
+
+/// What an aborted reply says, as Pi writes it.
+const ABORTED: &str = "Request was aborted";
+
+impl ModelClient {
+    /// Sends one conversation request with streaming on. Errors before the reply starts (HTTP
+    /// statuses, retries exhausted, cancellation while waiting) are `Err`, as with `chat`; once it
+    /// has started, the reply always comes back, cut short if need be.
+    pub async fn chat_streaming(
+        &self,
+        request: &ChatRequest,
+        cancel: &CancellationToken,
+        sink: &mut DeltaSink<'_>,
+    ) -> Result<AssistantMessage, LlmError> {
+        let config = self.config();
+        let mut wire = self.chat_wire(request);
+        streaming(config.api, &mut wire);
+        let headers = self.headers(&wire.headers)?;
+        let response = self
+            .open_stream(&wire.url, &headers, &wire.body.to_string(), cancel)
+            .await?;
+        let response = match self.whole(response, cancel).await? {
+            Whole::Text(text) => {
+                // A server that ignores `stream` answers whole: read it as `chat` would.
+                let mut reply = self.parse_chat(&text)?;
+                show_whole(&reply, sink);
+                self.stamp(&mut reply);
+                return Ok(reply);
+            }
+            Whole::Stream(response) => response,
+        };
+        let mut reply = self.read_stream(response, cancel, sink).await;
+        self.stamp(&mut reply);
+        Ok(reply)
+    }
+
+    /// A summary (single-turn) request, streamed: only the wait for the response is under the
+    /// request timeout, so a long summary is not cut. A cancelled or failed stream is an error
+    /// (a partial summary is of no use).
+    pub(crate) async fn complete_streaming(
+        &self,
+        request: &CompletionRequest,
+        cancel: &CancellationToken,
+    ) -> Result<Completion, LlmError> {
+        let config = self.config();
+        let mut wire = wire::build(config, request);
+        streaming(config.api, &mut wire);
+        let headers = self.headers(&wire.headers)?;
+        let response = self
+            .open_stream(&wire.url, &headers, &wire.body.to_string(), cancel)
+            .await?;
+        let response = match self.whole(response, cancel).await? {
+            Whole::Text(text) => return wire::parse(config, &text),
+            Whole::Stream(response) => response,
+        };
+        let reply = self.read_stream(response, cancel, &mut |_| {}).await;
+        let stop = reply
+            .stop_reason
+            .as_deref()
+            .and_then(StopReason::parse)
+            .unwrap_or(StopReason::Stop);
+        match stop {
+            StopReason::Aborted => {
+                return Err(LlmError::Cancelled {
+                    provider: config.provider.clone(),
+                });
+            }
+            StopReason::Error => {
+                let message = reply.error_message.unwrap_or_default();
+                return Err(LlmError::InvalidResponse {
+                    provider: config.provider.clone(),
+                    message: format!("the stream failed: {message}"),
+                    body: message,
+                });
+            }
+            StopReason::Stop | StopReason::Length | StopReason::ToolUse => {}
+        }
+        let text = reply
+            .content
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Text(text) => Some(text.text.as_str()),
+                ContentBlock::Thinking(_)
+                | ContentBlock::ToolCall(_)
+                | ContentBlock::Image(_)
+                | ContentBlock::Unknown(_) => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        Ok(Completion {
+            text,
+            usage: reply.usage.unwrap_or_default(),
+            stop_reason: stop,
+        })
+    }
+
+    /// A JSON answer (a server that ignores `stream`) read whole, or the stream to read.
+    async fn whole(
+        &self,
+        response: reqwest::Response,
+        cancel: &CancellationToken,
+    ) -> Result<Whole, LlmError> {
+        let is_json = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|value| value.contains("application/json"));
+        if !is_json {
+            return Ok(Whole::Stream(response));
+        }
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => Err(LlmError::Cancelled { provider: self.config().provider.clone() }),
+            text = response.text() => text.map(Whole::Text).map_err(|error| self.transport_error(&error)),
+        }
+    }
+
+    /// Reads a stream to its end (or until cancelled, stalled, broken or failed), showing deltas.
+    async fn read_stream(
+        &self,
+        mut response: reqwest::Response,
+        cancel: &CancellationToken,
+        sink: &mut DeltaSink<'_>,
+    ) -> AssistantMessage {
+        let config = self.config();
+        let mut assembly = Assembly::default();
+        let mut reader = Reader::new(config.api);
+        let mut parser = sse::Parser::default();
+        let outcome = loop {
+            let chunk = tokio::select! {
+                biased;
+                () = cancel.cancelled() => break Err((StopReason::Aborted, ABORTED.to_owned())),
+                chunk = tokio::time::timeout(config.timeout, response.chunk()) => chunk,
+            };
+            let ended = matches!(chunk, Ok(Ok(None)));
+            let events = match chunk {
+                Err(_) => {
+                    let seconds = config.timeout.as_secs();
+                    break Err((
+                        StopReason::Error,
+                        format!("The stream stalled: nothing arrived for {seconds} s"),
+                    ));
+                }
+                Ok(Err(error)) => {
+                    let message = self.transport_error(&error).to_string();
+                    break Err((StopReason::Error, self.redacted(&message)));
+                }
+                Ok(Ok(None)) => parser.finish().into_iter().collect(),
+                Ok(Ok(Some(bytes))) => parser.feed(&bytes),
+            };
+            match read_events(&mut reader, &mut assembly, &events, sink) {
+                Ok(true) => break Ok(()),
+                Ok(false) if ended => break Ok(()),
+                Ok(false) => {}
+                Err(StreamError(message)) => break Err((StopReason::Error, message)),
+            }
+        };
+        let nothing = assembly.content.is_empty() && assembly.stop.is_none();
+        match outcome {
+            // A stream in another format (or none) would read as an empty answer: say so.
+            Ok(()) if nothing => assembly.cut(
+                StopReason::Error,
+                format!(
+                    "The server's stream held no {} events; if it speaks another format, set it with `ctxkit config set llm.api …` (openai-completions, openai-responses, anthropic-messages, google-generative-ai)",
+                    config.api.as_str()
+                ),
+            ),
+            Ok(()) => assembly.finish(),
+            Err((stop, message)) => assembly.cut(stop, message),
+        }
+    }
+}
+
+/// A response that came whole, or a stream.
+#[derive(Debug)]
+enum Whole {
+    Text(String),
+    Stream(reqwest::Response),
+}
+
+/// Turns a request into its streaming form: `stream` on (with usage in the last Chat Completions
+/// chunk), or Gemini's server-sent-events endpoint.
+fn streaming(api: Api, wire: &mut WireRequest) {
+    match api {
+        Api::OpenAiChat => {
+            wire.body["stream"] = json!(true);
+            wire.body["stream_options"] = json!({"include_usage": true});
+        }
+        Api::AnthropicMessages | Api::OpenAiResponses => wire.body["stream"] = json!(true),
+        Api::Gemini => {
+            wire.url = wire
+                .url
+                .replace(":generateContent", ":streamGenerateContent?alt=sse");
+        }
+    }
+}
+
+fn read_events(
+    reader: &mut Reader,
+    assembly: &mut Assembly,
+    events: &[sse::Event],
+    sink: &mut DeltaSink<'_>,
+) -> Result<bool, StreamError> {
+    for event in events {
+        if reader.event(assembly, event, sink)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Shows a reply that arrived whole as if it had streamed.
+fn show_whole(reply: &AssistantMessage, sink: &mut DeltaSink<'_>) {
+    for block in &reply.content {
+        match block {
+            ContentBlock::Text(text) => {
+                sink(ChatDelta::Text(text.text.clone()));
+                sink(ChatDelta::BlockEnd);
+            }
+            ContentBlock::Thinking(thinking) => {
+                sink(ChatDelta::Thinking(thinking.thinking.clone()));
+                sink(ChatDelta::BlockEnd);
+            }
+            ContentBlock::ToolCall(call) => sink(ChatDelta::ToolCall {
+                name: call.name.clone(),
+            }),
+            ContentBlock::Image(_) | ContentBlock::Unknown(_) => {}
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! Anthropic Messages events: `message_start` (input usage), `content_block_start`/`_delta`/
+//! `_stop` (text, thinking with its `signature_delta`, `tool_use` with `input_json_delta`),
+//! `message_delta` (stop reason, output usage), `message_stop`, `error`.
+
+use ctxkit_protocol::{ContentBlock, JsonObject};
+use serde_json::Value;
+
+use super::{Assembly, ChatDelta, DeltaSink, StreamError, error_text};
+use crate::wire::anthropic_tools;
+
+/// Provider block index → position in the reply.
+#[derive(Debug, Default)]
+pub(crate) struct State {
+    blocks: Vec<(u64, usize)>,
+}
+
+impl State {
+    fn position(&self, data: &Value) -> Option<usize> {
+        let index = data.get("index").and_then(Value::as_u64)?;
+        self.blocks
+            .iter()
+            .find(|(at, _)| *at == index)
+            .map(|(_, position)| *position)
+    }
+
+    pub(crate) fn event(
+        &mut self,
+        assembly: &mut Assembly,
+        data: &Value,
+        sink: &mut DeltaSink<'_>,
+    ) -> Result<bool, StreamError> {
+        let text_at = |value: &Value, key: &str| {
+            value
+                .get(key)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned()
+        };
+        match data.get("type").and_then(Value::as_str) {
+            Some("message_start") => {
+                if let Some(usage) = data.pointer("/message/usage") {
+                    assembly.usage = anthropic_tools::message_usage(usage);
+                }
+            }
+            Some("content_block_start") => {
+                let index = data.get("index").and_then(Value::as_u64).unwrap_or(0);
+                let block = data.get("content_block").unwrap_or(&Value::Null);
+                let position = match block.get("type").and_then(Value::as_str) {
+                    Some("text") => {
+                        let position = assembly.start_text(JsonObject::new());
+                        assembly.append(position, &text_at(block, "text"), sink);
+                        position
+                    }
+                    Some("thinking") => {
+                        let position = assembly.start_thinking(None, JsonObject::new());
+                        assembly.append(position, &text_at(block, "thinking"), sink);
+                        position
+                    }
+                    Some("redacted_thinking") => {
+                        assembly
+                            .content
+                            .push(anthropic_tools::redacted(text_at(block, "data")));
+                        assembly.content.len() - 1
+                    }
+                    Some("tool_use") => assembly.start_call(
+                        text_at(block, "id"),
+                        text_at(block, "name"),
+                        JsonObject::new(),
+                        sink,
+                    ),
+                    Some(_) | None => return Ok(false),
+                };
+                self.blocks.push((index, position));
+            }
+            Some("content_block_delta") => {
+                let Some(position) = self.position(data) else {
+                    return Ok(false);
+                };
+                let delta = data.get("delta").unwrap_or(&Value::Null);
+                match delta.get("type").and_then(Value::as_str) {
+                    Some("text_delta") => assembly.append(position, &text_at(delta, "text"), sink),
+                    Some("thinking_delta") => {
+                        assembly.append(position, &text_at(delta, "thinking"), sink);
+                    }
+                    Some("signature_delta") => {
+                        if let Some(ContentBlock::Thinking(block)) =
+                            assembly.content.get_mut(position)
+                        {
+                            let signature = block.thinking_signature.get_or_insert_default();
+                            signature.push_str(&text_at(delta, "signature"));
+                        }
+                    }
+                    Some("input_json_delta") => {
+                        assembly.append_arguments(position, &text_at(delta, "partial_json"));
+                    }
+                    Some(_) | None => {}
+                }
+            }
+            Some("content_block_stop") => {
+                if let Some(position) = self.position(data)
+                    && matches!(
+                        assembly.content.get(position),
+                        Some(ContentBlock::Text(_) | ContentBlock::Thinking(_))
+                    )
+                {
+                    sink(ChatDelta::BlockEnd);
+                }
+            }
+            Some("message_delta") => {
+                if let Some(reason) = data.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    let (stop, error) = anthropic_tools::stop_reason(Some(reason));
+                    assembly.stop = Some(stop);
+                    assembly.error = error;
+                }
+                if let Some(usage) = data.get("usage") {
+                    let update = anthropic_tools::message_usage(usage);
+                    assembly.usage.output = update.output;
+                    // Some servers report input only at the end.
+                    if update.input > 0 {
+                        assembly.usage.input = update.input;
+                    }
+                    if update.cache_read > 0 {
+                        assembly.usage.cache_read = update.cache_read;
+                    }
+                    if update.cache_write > 0 {
+                        assembly.usage.cache_write = update.cache_write;
+                    }
+                }
+            }
+            Some("message_stop") => return Ok(true),
+            Some("error") => {
+                return Err(StreamError(error_text(
+                    data.get("error").unwrap_or(&Value::Null),
+                )));
+            }
+            Some(_) | None => {}
+        }
+        Ok(false)
+    }
+}

@@ -1,0 +1,61 @@
+//! Gemini `streamGenerateContent?alt=sse`: each event is a partial response whose parts continue
+//! the reply (text, thoughts, whole function calls with their thought signatures); the last one
+//! has `finishReason` and the usage; an `error` object when the server fails mid-stream.
+
+use serde_json::Value;
+
+use super::{Assembly, ChatDelta, DeltaSink, StreamError, error_text};
+use crate::wire::gemini::gemini_usage;
+use crate::wire::gemini_tools::{Blocks, stop_reason};
+
+#[derive(Debug, Default)]
+pub(crate) struct State {
+    blocks: Blocks,
+}
+
+impl State {
+    pub(crate) fn event(
+        &mut self,
+        assembly: &mut Assembly,
+        data: &Value,
+        sink: &mut DeltaSink<'_>,
+    ) -> Result<bool, StreamError> {
+        if let Some(error) = data.get("error") {
+            return Err(StreamError(error_text(error)));
+        }
+        if data.get("usageMetadata").is_some() {
+            assembly.usage = gemini_usage(data);
+        }
+        let Some(candidate) = data.pointer("/candidates/0") else {
+            return Ok(false);
+        };
+        let calls_before = self.blocks.content.len();
+        let added = self
+            .blocks
+            .add_parts(candidate)
+            .map_err(|message| StreamError(message.to_owned()))?;
+        for (thought, text) in added {
+            sink(if thought {
+                ChatDelta::Thinking(text)
+            } else {
+                ChatDelta::Text(text)
+            });
+        }
+        for block in self.blocks.content.iter().skip(calls_before) {
+            if let ctxkit_protocol::ContentBlock::ToolCall(call) = block {
+                sink(ChatDelta::ToolCall {
+                    name: call.name.clone(),
+                });
+            }
+        }
+        assembly.content.clone_from(&self.blocks.content);
+        let finish = candidate.get("finishReason").and_then(Value::as_str);
+        if finish.is_some() {
+            let (stop, error) = stop_reason(finish, self.blocks.has_calls());
+            assembly.stop = Some(stop);
+            assembly.error = error;
+            sink(ChatDelta::BlockEnd);
+        }
+        Ok(false)
+    }
+}

@@ -1,0 +1,205 @@
+//! Streaming replies: server-sent events read as they arrive, text and thinking shown through a
+//! callback ([`ChatDelta`]), the reply assembled block by block ([`Assembly`]) so that a cancelled
+//! or broken stream still keeps what arrived. One reader per wire format.
+
+pub(crate) mod anthropic;
+pub(crate) mod gemini;
+pub(crate) mod openai_chat;
+pub(crate) mod openai_responses;
+pub(crate) mod sse;
+
+use ctxkit_protocol::{AssistantMessage, ContentBlock, JsonObject, Usage};
+use serde_json::Value;
+
+use crate::models::Api;
+use crate::overflow::StopReason;
+use crate::wire::conversation;
+
+/// What a stream shows as it arrives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChatDelta {
+    /// Reply text.
+    Text(String),
+    /// Reasoning text.
+    Thinking(String),
+    /// A tool call started (its arguments follow in pieces).
+    ToolCall { name: String },
+    /// A text or thinking block is complete (a UI can render it now).
+    BlockEnd,
+}
+
+/// The callback a streaming call reports deltas to.
+pub type DeltaSink<'a> = dyn FnMut(ChatDelta) + Send + 'a;
+
+/// A provider error inside the stream: its own wording, for overflow detection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StreamError(pub String);
+
+/// The reply under construction.
+#[derive(Debug, Default)]
+pub(crate) struct Assembly {
+    pub content: Vec<ContentBlock>,
+    /// Raw argument text per tool-call position, parsed when the reply is finished.
+    arguments: Vec<(usize, String)>,
+    pub usage: Usage,
+    pub stop: Option<StopReason>,
+    pub error: Option<String>,
+}
+
+impl Assembly {
+    /// Starts a text block; returns its position.
+    pub(crate) fn start_text(&mut self, extra: JsonObject) -> usize {
+        self.content
+            .push(conversation::text_block(String::new(), extra));
+        self.content.len() - 1
+    }
+
+    pub(crate) fn start_thinking(&mut self, signature: Option<String>, extra: JsonObject) -> usize {
+        self.content.push(conversation::thinking_block(
+            String::new(),
+            signature,
+            extra,
+        ));
+        self.content.len() - 1
+    }
+
+    pub(crate) fn start_call(
+        &mut self,
+        id: String,
+        name: String,
+        extra: JsonObject,
+        sink: &mut DeltaSink<'_>,
+    ) -> usize {
+        sink(ChatDelta::ToolCall { name: name.clone() });
+        self.content.push(conversation::tool_call_block(
+            id,
+            name,
+            Value::Object(JsonObject::new()),
+            extra,
+        ));
+        self.content.len() - 1
+    }
+
+    /// Appends text to the text or thinking block at `position`, and shows it.
+    pub(crate) fn append(&mut self, position: usize, delta: &str, sink: &mut DeltaSink<'_>) {
+        if delta.is_empty() {
+            return;
+        }
+        match self.content.get_mut(position) {
+            Some(ContentBlock::Text(block)) => {
+                block.text.push_str(delta);
+                sink(ChatDelta::Text(delta.to_owned()));
+            }
+            Some(ContentBlock::Thinking(block)) => {
+                block.thinking.push_str(delta);
+                sink(ChatDelta::Thinking(delta.to_owned()));
+            }
+            Some(ContentBlock::ToolCall(_) | ContentBlock::Image(_) | ContentBlock::Unknown(_))
+            | None => {}
+        }
+    }
+
+    pub(crate) fn append_arguments(&mut self, position: usize, delta: &str) {
+        match self.arguments.iter_mut().find(|(at, _)| *at == position) {
+            Some((_, text)) => text.push_str(delta),
+            None => self.arguments.push((position, delta.to_owned())),
+        }
+    }
+
+    /// Replaces a block (a finished item that arrived whole).
+    pub(crate) fn set(&mut self, position: usize, block: ContentBlock) {
+        if let Some(slot) = self.content.get_mut(position) {
+            *slot = block;
+            self.arguments.retain(|(at, _)| *at != position);
+        }
+    }
+
+    /// The finished reply (without provider, model, timestamp): arguments parsed, empty text
+    /// blocks dropped, `toolUse` when calls arrived without another stop reason.
+    pub(crate) fn finish(mut self) -> AssistantMessage {
+        for (position, text) in std::mem::take(&mut self.arguments) {
+            if let Some(ContentBlock::ToolCall(call)) = self.content.get_mut(position) {
+                call.arguments = conversation::parse_arguments(&text);
+            }
+        }
+        let has_calls = self
+            .content
+            .iter()
+            .any(|block| matches!(block, ContentBlock::ToolCall(_)));
+        self.content.retain(|block| match block {
+            ContentBlock::Text(text) => !text.text.is_empty() || !text.extra.is_empty(),
+            ContentBlock::Thinking(_)
+            | ContentBlock::ToolCall(_)
+            | ContentBlock::Image(_)
+            | ContentBlock::Unknown(_) => true,
+        });
+        let stop = match self.stop {
+            Some(StopReason::Stop) | None if has_calls => StopReason::ToolUse,
+            Some(stop) => stop,
+            None => StopReason::Stop,
+        };
+        self.usage.total_tokens =
+            self.usage.input + self.usage.output + self.usage.cache_read + self.usage.cache_write;
+        conversation::reply(self.content, self.usage, stop, self.error)
+    }
+
+    /// What arrived before the stream was cut: `aborted` (cancelled) or `error` with `message`.
+    pub(crate) fn cut(mut self, stop: StopReason, message: String) -> AssistantMessage {
+        self.stop = Some(stop);
+        self.error = Some(message);
+        self.finish()
+    }
+}
+
+/// One format's reader: events in, the reply assembled.
+#[derive(Debug)]
+pub(crate) enum Reader {
+    Anthropic(anthropic::State),
+    OpenAiChat(openai_chat::State),
+    OpenAiResponses(openai_responses::State),
+    Gemini(gemini::State),
+}
+
+impl Reader {
+    pub(crate) fn new(api: Api) -> Self {
+        match api {
+            Api::AnthropicMessages => Self::Anthropic(anthropic::State::default()),
+            Api::OpenAiChat => Self::OpenAiChat(openai_chat::State::default()),
+            Api::OpenAiResponses => Self::OpenAiResponses(openai_responses::State::default()),
+            Api::Gemini => Self::Gemini(gemini::State::default()),
+        }
+    }
+
+    /// Reads one event. `Ok(true)` when the stream says it is complete.
+    pub(crate) fn event(
+        &mut self,
+        assembly: &mut Assembly,
+        event: &sse::Event,
+        sink: &mut DeltaSink<'_>,
+    ) -> Result<bool, StreamError> {
+        if event.data.trim() == "[DONE]" {
+            return Ok(true);
+        }
+        let Ok(data) = serde_json::from_str::<Value>(&event.data) else {
+            return Ok(false);
+        };
+        match self {
+            Self::Anthropic(state) => state.event(assembly, &data, sink),
+            Self::OpenAiChat(state) => state.event(assembly, &data, sink),
+            Self::OpenAiResponses(state) => state.event(assembly, &data, sink),
+            Self::Gemini(state) => state.event(assembly, &data, sink),
+        }
+    }
+}
+
+/// The error text of an `{"error": {"message": …}}` object (or the object itself as text).
+pub(crate) fn error_text(error: &Value) -> String {
+    error
+        .get("message")
+        .and_then(Value::as_str)
+        .map_or_else(|| error.to_string(), str::to_owned)
+}
+
+#[cfg(test)]
+#[path = "tests.rs"]
+mod tests;

@@ -1,0 +1,114 @@
+//! OpenAI Responses events: `response.output_item.added`/`.done` per item (message, reasoning,
+//! function call; the finished item replaces what the deltas built, so reasoning keeps its
+//! encrypted content), `response.output_text.delta`, `response.reasoning_summary_text.delta`,
+//! `response.function_call_arguments.delta`, then `response.completed` (usage),
+//! `response.incomplete`, `response.failed` or `error`.
+
+use ctxkit_protocol::{ContentBlock, JsonObject};
+use serde_json::Value;
+
+use super::{Assembly, ChatDelta, DeltaSink, StreamError, error_text};
+use crate::overflow::StopReason;
+use crate::wire::openai_responses::response_usage;
+use crate::wire::openai_responses_tools::output_item;
+
+/// Provider output index → position in the reply.
+#[derive(Debug, Default)]
+pub(crate) struct State {
+    items: Vec<(u64, usize)>,
+}
+
+impl State {
+    fn position(&self, data: &Value) -> Option<usize> {
+        let index = data.get("output_index").and_then(Value::as_u64)?;
+        self.items
+            .iter()
+            .find(|(at, _)| *at == index)
+            .map(|(_, position)| *position)
+    }
+
+    pub(crate) fn event(
+        &mut self,
+        assembly: &mut Assembly,
+        data: &Value,
+        sink: &mut DeltaSink<'_>,
+    ) -> Result<bool, StreamError> {
+        let delta = data.get("delta").and_then(Value::as_str).unwrap_or("");
+        match data.get("type").and_then(Value::as_str) {
+            Some("response.output_item.added") => {
+                let index = data
+                    .get("output_index")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0);
+                let item = data.get("item").unwrap_or(&Value::Null);
+                let text_of = |key: &str| item.get(key).and_then(Value::as_str).unwrap_or("");
+                let position = match item.get("type").and_then(Value::as_str) {
+                    Some("message") => assembly.start_text(JsonObject::new()),
+                    Some("reasoning") => assembly.start_thinking(None, JsonObject::new()),
+                    Some("function_call") => assembly.start_call(
+                        format!("{}|{}", text_of("call_id"), text_of("id")),
+                        text_of("name").to_owned(),
+                        JsonObject::new(),
+                        sink,
+                    ),
+                    Some(_) | None => return Ok(false),
+                };
+                self.items.push((index, position));
+            }
+            Some(
+                "response.output_text.delta"
+                | "response.refusal.delta"
+                | "response.reasoning_summary_text.delta"
+                | "response.reasoning_text.delta",
+            ) => {
+                if let Some(position) = self.position(data) {
+                    assembly.append(position, delta, sink);
+                }
+            }
+            Some("response.reasoning_summary_part.done") => {
+                if let Some(position) = self.position(data) {
+                    assembly.append(position, "\n\n", sink);
+                }
+            }
+            Some("response.function_call_arguments.delta") => {
+                if let Some(position) = self.position(data) {
+                    assembly.append_arguments(position, delta);
+                }
+            }
+            Some("response.output_item.done") => {
+                let Some(position) = self.position(data) else {
+                    return Ok(false);
+                };
+                let item = data.get("item").unwrap_or(&Value::Null);
+                if let Ok(Some(block)) = output_item(item) {
+                    let shown = matches!(block, ContentBlock::Text(_) | ContentBlock::Thinking(_));
+                    assembly.set(position, block);
+                    if shown {
+                        sink(ChatDelta::BlockEnd);
+                    }
+                }
+            }
+            Some("response.completed" | "response.incomplete") => {
+                let response = data.get("response").unwrap_or(&Value::Null);
+                assembly.usage = response_usage(response);
+                assembly.stop = Some(
+                    if response.get("status").and_then(Value::as_str) == Some("incomplete") {
+                        StopReason::Length
+                    } else {
+                        StopReason::Stop
+                    },
+                );
+                return Ok(true);
+            }
+            Some("response.failed") => {
+                let response = data.get("response").unwrap_or(&Value::Null);
+                assembly.usage = response_usage(response);
+                let error = response.get("error").unwrap_or(&Value::Null);
+                return Err(StreamError(error_text(error)));
+            }
+            Some("error") => return Err(StreamError(error_text(data))),
+            Some(_) | None => {}
+        }
+        Ok(false)
+    }
+}

@@ -1,0 +1,323 @@
+//! Each reader over a recorded-shape event sequence: deltas shown in order, the reply assembled.
+
+use ctxkit_protocol::ContentBlock;
+use serde_json::{Value, json};
+
+use super::*;
+
+/// Runs `events` (SSE text) through a reader; the reply and the deltas shown.
+fn read(api: Api, events: &str) -> (Result<AssistantMessage, String>, Vec<ChatDelta>) {
+    let mut parser = sse::Parser::default();
+    let mut reader = Reader::new(api);
+    let mut assembly = Assembly::default();
+    let mut shown = Vec::new();
+    let mut sink = |delta: ChatDelta| shown.push(delta);
+    let mut parsed = parser.feed(events.as_bytes());
+    parsed.extend(parser.finish());
+    for event in &parsed {
+        match reader.event(&mut assembly, event, &mut sink) {
+            Ok(true) => break,
+            Ok(false) => {}
+            Err(StreamError(message)) => return (Err(message), shown),
+        }
+    }
+    (Ok(assembly.finish()), shown)
+}
+
+fn sse(events: &[(Option<&str>, Value)]) -> String {
+    events
+        .iter()
+        .map(|(name, data)| match name {
+            Some(name) => format!("event: {name}\ndata: {data}\n\n"),
+            None => format!("data: {data}\n\n"),
+        })
+        .collect()
+}
+
+#[test]
+fn chat_completions_text_reasoning_and_a_call_in_pieces() {
+    let chunk = |delta: Value, finish: Value| {
+        (
+            None,
+            json!({"id": "c1", "object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}),
+        )
+    };
+    let mut events = vec![
+        chunk(
+            json!({"role": "assistant", "reasoning_content": "hm"}),
+            Value::Null,
+        ),
+        chunk(json!({"content": "Let"}), Value::Null),
+        chunk(json!({"content": " me"}), Value::Null),
+        chunk(
+            json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+            "function": {"name": "bash", "arguments": ""}}]}),
+            Value::Null,
+        ),
+        chunk(
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"comm"}}]}),
+            Value::Null,
+        ),
+        chunk(
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": "and\":\"ls\"}"}}]}),
+            Value::Null,
+        ),
+        chunk(json!({}), json!("tool_calls")),
+    ];
+    events.push((None, json!({"id": "c1", "choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})));
+    let text = format!("{}data: [DONE]\n\n", sse(&events));
+    let (reply, shown) = read(Api::OpenAiChat, &text);
+    let reply = reply.unwrap();
+    assert_eq!(reply.stop_reason.as_deref(), Some("toolUse"));
+    assert_eq!(reply.usage.as_ref().unwrap().total_tokens, 15);
+    assert!(matches!(&reply.content[1], ContentBlock::Text(t) if t.text == "Let me"));
+    let ContentBlock::ToolCall(call) = &reply.content[2] else {
+        panic!("{:?}", reply.content)
+    };
+    assert_eq!(call.arguments, json!({"command": "ls"}));
+    assert_eq!(shown[0], ChatDelta::Thinking("hm".into()));
+    assert_eq!(shown[1], ChatDelta::BlockEnd);
+    assert_eq!(shown[2], ChatDelta::Text("Let".into()));
+}
+
+#[test]
+fn chat_completions_error_inside_the_stream_keeps_its_wording() {
+    let text = sse(&[
+        (
+            None,
+            json!({"choices": [{"index": 0, "delta": {"content": "Hi"}}]}),
+        ),
+        (
+            None,
+            json!({"error": {"message": "This model's maximum context length is 8192 tokens", "type": "invalid_request_error"}}),
+        ),
+    ]);
+    let (reply, _) = read(Api::OpenAiChat, &text);
+    assert_eq!(
+        reply.unwrap_err(),
+        "This model's maximum context length is 8192 tokens"
+    );
+}
+
+#[test]
+fn anthropic_thinking_signature_text_and_tool_input_assemble() {
+    let text = sse(&[
+        (
+            Some("message_start"),
+            json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "model": "claude-sonnet-4-5", "stop_reason": null, "usage": {"input_tokens": 472, "output_tokens": 2, "cache_read_input_tokens": 10}}}),
+        ),
+        (
+            Some("content_block_start"),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
+        ),
+        (
+            Some("content_block_delta"),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "List them."}}),
+        ),
+        (
+            Some("content_block_delta"),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "EqQBCgIYAhIM"}}),
+        ),
+        (
+            Some("content_block_stop"),
+            json!({"type": "content_block_stop", "index": 0}),
+        ),
+        (Some("ping"), json!({"type": "ping"})),
+        (
+            Some("content_block_start"),
+            json!({"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": ""}}),
+        ),
+        (
+            Some("content_block_delta"),
+            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "text_delta", "text": "Looking."}}),
+        ),
+        (
+            Some("content_block_stop"),
+            json!({"type": "content_block_stop", "index": 1}),
+        ),
+        (
+            Some("content_block_start"),
+            json!({"type": "content_block_start", "index": 2, "content_block": {"type": "tool_use", "id": "toolu_01", "name": "bash", "input": {}}}),
+        ),
+        (
+            Some("content_block_delta"),
+            json!({"type": "content_block_delta", "index": 2, "delta": {"type": "input_json_delta", "partial_json": ""}}),
+        ),
+        (
+            Some("content_block_delta"),
+            json!({"type": "content_block_delta", "index": 2, "delta": {"type": "input_json_delta", "partial_json": "{\"command\": \"ls\"}"}}),
+        ),
+        (
+            Some("content_block_stop"),
+            json!({"type": "content_block_stop", "index": 2}),
+        ),
+        (
+            Some("message_delta"),
+            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": null}, "usage": {"output_tokens": 89}}),
+        ),
+        (Some("message_stop"), json!({"type": "message_stop"})),
+    ]);
+    let (reply, shown) = read(Api::AnthropicMessages, &text);
+    let reply = reply.unwrap();
+    assert_eq!(reply.stop_reason.as_deref(), Some("toolUse"));
+    let usage = reply.usage.as_ref().unwrap();
+    assert_eq!((usage.input, usage.output, usage.cache_read), (472, 89, 10));
+    let ContentBlock::Thinking(thinking) = &reply.content[0] else {
+        panic!("{:?}", reply.content)
+    };
+    assert_eq!(thinking.thinking_signature.as_deref(), Some("EqQBCgIYAhIM"));
+    let ContentBlock::ToolCall(call) = &reply.content[2] else {
+        panic!("{:?}", reply.content)
+    };
+    assert_eq!(call.arguments, json!({"command": "ls"}));
+    assert_eq!(
+        shown,
+        vec![
+            ChatDelta::Thinking("List them.".into()),
+            ChatDelta::BlockEnd,
+            ChatDelta::Text("Looking.".into()),
+            ChatDelta::BlockEnd,
+            ChatDelta::ToolCall {
+                name: "bash".into()
+            },
+        ]
+    );
+}
+
+#[test]
+fn anthropic_error_event_is_a_stream_error() {
+    let text = sse(&[(
+        Some("error"),
+        json!({"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 213000 tokens > 200000 maximum"}}),
+    )]);
+    let (reply, _) = read(Api::AnthropicMessages, &text);
+    assert_eq!(
+        reply.unwrap_err(),
+        "prompt is too long: 213000 tokens > 200000 maximum"
+    );
+}
+
+#[test]
+fn responses_items_deltas_and_the_completed_usage() {
+    let reasoning = json!({"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Plan"}], "encrypted_content": "gAAA"});
+    let text = sse(&[
+        (
+            Some("response.created"),
+            json!({"type": "response.created", "sequence_number": 0, "response": {"id": "resp_1", "status": "in_progress", "output": []}}),
+        ),
+        (
+            Some("response.output_item.added"),
+            json!({"type": "response.output_item.added", "sequence_number": 1, "output_index": 0, "item": {"type": "reasoning", "id": "rs_1", "summary": []}}),
+        ),
+        (
+            Some("response.reasoning_summary_text.delta"),
+            json!({"type": "response.reasoning_summary_text.delta", "sequence_number": 2, "item_id": "rs_1", "output_index": 0, "summary_index": 0, "delta": "Plan"}),
+        ),
+        (
+            Some("response.output_item.done"),
+            json!({"type": "response.output_item.done", "sequence_number": 3, "output_index": 0, "item": reasoning}),
+        ),
+        (
+            Some("response.output_item.added"),
+            json!({"type": "response.output_item.added", "sequence_number": 4, "output_index": 1, "item": {"type": "message", "id": "msg_1", "status": "in_progress", "role": "assistant", "content": []}}),
+        ),
+        (
+            Some("response.output_text.delta"),
+            json!({"type": "response.output_text.delta", "sequence_number": 5, "item_id": "msg_1", "output_index": 1, "content_index": 0, "delta": "Hel"}),
+        ),
+        (
+            Some("response.output_text.delta"),
+            json!({"type": "response.output_text.delta", "sequence_number": 6, "item_id": "msg_1", "output_index": 1, "content_index": 0, "delta": "lo"}),
+        ),
+        (
+            Some("response.output_item.added"),
+            json!({"type": "response.output_item.added", "sequence_number": 7, "output_index": 2, "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "bash", "arguments": "", "status": "in_progress"}}),
+        ),
+        (
+            Some("response.function_call_arguments.delta"),
+            json!({"type": "response.function_call_arguments.delta", "sequence_number": 8, "item_id": "fc_1", "output_index": 2, "delta": "{\"command\":\"ls\"}"}),
+        ),
+        (
+            Some("response.completed"),
+            json!({"type": "response.completed", "sequence_number": 9, "response": {"id": "resp_1", "status": "completed", "usage": {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 40}, "output_tokens": 20, "total_tokens": 120}}}),
+        ),
+    ]);
+    let (reply, shown) = read(Api::OpenAiResponses, &text);
+    let reply = reply.unwrap();
+    assert_eq!(reply.stop_reason.as_deref(), Some("toolUse"));
+    let usage = reply.usage.as_ref().unwrap();
+    assert_eq!((usage.input, usage.cache_read, usage.output), (60, 40, 20));
+    let ContentBlock::Thinking(thinking) = &reply.content[0] else {
+        panic!("{:?}", reply.content)
+    };
+    let item: Value =
+        serde_json::from_str(thinking.thinking_signature.as_deref().unwrap()).unwrap();
+    assert_eq!(item["encrypted_content"], "gAAA");
+    assert!(matches!(&reply.content[1], ContentBlock::Text(t) if t.text == "Hello"));
+    let ContentBlock::ToolCall(call) = &reply.content[2] else {
+        panic!("{:?}", reply.content)
+    };
+    assert_eq!(call.id, "call_1|fc_1");
+    assert_eq!(call.arguments, json!({"command": "ls"}));
+    assert_eq!(shown[0], ChatDelta::Thinking("Plan".into()));
+    assert!(shown.contains(&ChatDelta::Text("lo".into())));
+}
+
+#[test]
+fn responses_failed_and_error_events_carry_the_message() {
+    let failed = sse(&[(
+        Some("response.failed"),
+        json!({"type": "response.failed", "response": {"id": "r", "status": "failed", "error": {"code": "context_length_exceeded", "message": "Your input exceeds the context window of this model."}}}),
+    )]);
+    let (reply, _) = read(Api::OpenAiResponses, &failed);
+    assert_eq!(
+        reply.unwrap_err(),
+        "Your input exceeds the context window of this model."
+    );
+    let error = sse(&[(
+        Some("error"),
+        json!({"type": "error", "code": "server_error", "message": "boom", "param": null}),
+    )]);
+    assert_eq!(read(Api::OpenAiResponses, &error).0.unwrap_err(), "boom");
+}
+
+#[test]
+fn gemini_chunks_continue_the_reply_and_the_last_has_usage() {
+    let text = sse(&[
+        (
+            None,
+            json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "Think", "thought": true}]}, "index": 0}]}),
+        ),
+        (
+            None,
+            json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "Two "}]}, "index": 0}]}),
+        ),
+        (
+            None,
+            json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "files.", "thoughtSignature": "sig"}]}, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": 50, "candidatesTokenCount": 4, "thoughtsTokenCount": 6, "totalTokenCount": 60}}),
+        ),
+    ]);
+    let (reply, shown) = read(Api::Gemini, &text);
+    let reply = reply.unwrap();
+    assert_eq!(reply.stop_reason.as_deref(), Some("stop"));
+    assert_eq!(reply.usage.as_ref().unwrap().output, 10);
+    let ContentBlock::Text(answer) = &reply.content[1] else {
+        panic!("{:?}", reply.content)
+    };
+    assert_eq!(answer.text, "Two files.");
+    assert_eq!(answer.extra["textSignature"], "sig");
+    assert_eq!(shown[1], ChatDelta::Text("Two ".into()));
+}
+
+#[test]
+fn a_cut_stream_keeps_what_arrived() {
+    let mut assembly = Assembly::default();
+    let mut sink = |_: ChatDelta| {};
+    let position = assembly.start_text(JsonObject::new());
+    assembly.append(position, "Partial", &mut sink);
+    let reply = assembly.cut(StopReason::Aborted, "Request was aborted".into());
+    assert_eq!(reply.stop_reason.as_deref(), Some("aborted"));
+    assert!(matches!(&reply.content[0], ContentBlock::Text(t) if t.text == "Partial"));
+}

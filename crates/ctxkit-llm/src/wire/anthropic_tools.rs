@@ -1,0 +1,226 @@
+//! Anthropic Messages with tools, for conversations: `tool_use` blocks out, `tool_result` blocks
+//! back in one user message, thinking blocks sent back with their signatures (redacted thinking
+//! as `redacted_thinking`). Pure: no I/O.
+
+use ctxkit_protocol::{AssistantMessage, ContentBlock, JsonObject};
+use serde_json::{Value, json};
+
+use super::conversation::{self, Part, Turn};
+use super::{WireRequest, anthropic, u64_at, usage};
+use crate::chat::ChatRequest;
+use crate::config::ProviderConfig;
+use crate::overflow::StopReason;
+
+/// The output limit when neither the request nor the model table gives one (the API requires it).
+const DEFAULT_MAX_TOKENS: u64 = 8192;
+
+pub(crate) fn build(config: &ProviderConfig, request: &ChatRequest) -> WireRequest {
+    let max_tokens = request
+        .max_tokens
+        .or_else(|| config.model_info.as_ref().map(|model| model.max_output))
+        .unwrap_or(DEFAULT_MAX_TOKENS);
+    let mut body = json!({
+        "model": config.model,
+        "max_tokens": max_tokens,
+        "system": request.system_prompt,
+        "messages": messages(config, request),
+        "stream": false,
+    });
+    if !request.tools.is_empty() {
+        body["tools"] = request
+            .tools
+            .iter()
+            .map(|tool| {
+                json!({
+                    "name": tool.name,
+                    "description": tool.description,
+                    "input_schema": tool.parameters,
+                })
+            })
+            .collect();
+    }
+    anthropic::finish(config, body, max_tokens, request.reasoning)
+}
+
+fn messages(config: &ProviderConfig, request: &ChatRequest) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    for turn in conversation::turns(&request.messages) {
+        match turn {
+            Turn::User(parts) => {
+                let blocks = content_blocks(&parts);
+                if !blocks.is_empty() {
+                    out.push(json!({"role": "user", "content": blocks}));
+                }
+            }
+            Turn::Assistant(reply) => {
+                let blocks = assistant_blocks(config, reply);
+                if !blocks.is_empty() {
+                    out.push(json!({"role": "assistant", "content": blocks}));
+                }
+            }
+            Turn::ToolResult {
+                id,
+                parts,
+                is_error,
+                ..
+            } => {
+                let mut block = json!({
+                    "type": "tool_result",
+                    "tool_use_id": conversation::portable_id(id),
+                    "content": content_blocks(&parts),
+                });
+                if is_error {
+                    block["is_error"] = json!(true);
+                }
+                // Results of one turn go together in one user message, right after the calls.
+                let previous = out.last_mut().filter(|message| {
+                    message["role"] == "user"
+                        && message["content"]
+                            .as_array()
+                            .and_then(|blocks| blocks.first())
+                            .is_some_and(|first| first["type"] == "tool_result")
+                });
+                match previous.and_then(|message| message["content"].as_array_mut()) {
+                    Some(blocks) => blocks.push(block),
+                    None => out.push(json!({"role": "user", "content": [block]})),
+                }
+            }
+        }
+    }
+    out
+}
+
+fn content_blocks(parts: &[Part<'_>]) -> Vec<Value> {
+    parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::Text(text) if text.trim().is_empty() => None,
+            Part::Text(text) => Some(json!({"type": "text", "text": text})),
+            Part::Image { mime_type, data } => Some(json!({
+                "type": "image",
+                "source": {"type": "base64", "media_type": mime_type, "data": data},
+            })),
+        })
+        .collect()
+}
+
+/// A reply's blocks: thinking goes back signed only to the provider that signed it (unsigned or
+/// foreign thinking becomes text), redacted thinking as its opaque data.
+fn assistant_blocks(config: &ProviderConfig, reply: &AssistantMessage) -> Vec<Value> {
+    let same = conversation::same_source(reply, &config.provider, config.api.as_str());
+    let mut blocks = Vec::new();
+    for block in &reply.content {
+        match block {
+            ContentBlock::Text(text) if text.text.trim().is_empty() => {}
+            ContentBlock::Text(text) => blocks.push(json!({"type": "text", "text": text.text})),
+            ContentBlock::Thinking(thinking) => {
+                let signature = thinking
+                    .thinking_signature
+                    .as_deref()
+                    .filter(|signature| same && !signature.trim().is_empty());
+                let redacted = thinking.extra.get("redacted") == Some(&Value::Bool(true));
+                match signature {
+                    Some(data) if redacted => {
+                        blocks.push(json!({"type": "redacted_thinking", "data": data}));
+                    }
+                    Some(signature) => blocks.push(json!({
+                        "type": "thinking",
+                        "thinking": thinking.thinking,
+                        "signature": signature,
+                    })),
+                    None if redacted || thinking.thinking.trim().is_empty() => {}
+                    None => blocks.push(json!({"type": "text", "text": thinking.thinking})),
+                }
+            }
+            ContentBlock::ToolCall(call) => blocks.push(json!({
+                "type": "tool_use",
+                "id": conversation::portable_id(&call.id),
+                "name": call.name,
+                "input": conversation::arguments_object(&call.arguments),
+            })),
+            ContentBlock::Image(_) | ContentBlock::Unknown(_) => {}
+        }
+    }
+    blocks
+}
+
+/// The reply of a success response.
+pub(crate) fn parse(value: &Value) -> Result<AssistantMessage, &'static str> {
+    let blocks = value
+        .get("content")
+        .and_then(Value::as_array)
+        .ok_or("no `content` array")?;
+    let mut content = Vec::new();
+    for block in blocks {
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => {
+                let text = block.get("text").and_then(Value::as_str).unwrap_or("");
+                content.push(conversation::text_block(text.to_owned(), JsonObject::new()));
+            }
+            Some("thinking") => content.push(conversation::thinking_block(
+                str_at(block, "thinking"),
+                block
+                    .get("signature")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+                JsonObject::new(),
+            )),
+            Some("redacted_thinking") => content.push(redacted(str_at(block, "data"))),
+            Some("tool_use") => content.push(conversation::tool_call_block(
+                str_at(block, "id"),
+                block
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .ok_or("a `tool_use` block without `name`")?
+                    .to_owned(),
+                block.get("input").cloned().unwrap_or_else(|| json!({})),
+                JsonObject::new(),
+            )),
+            Some(_) | None => {}
+        }
+    }
+    let (stop_reason, error) = stop_reason(value.get("stop_reason").and_then(Value::as_str));
+    Ok(conversation::reply(
+        content,
+        message_usage(value.get("usage").unwrap_or(&Value::Null)),
+        stop_reason,
+        error,
+    ))
+}
+
+/// A redacted thinking block as Pi stores it: the opaque data as the signature.
+pub(crate) fn redacted(data: String) -> ContentBlock {
+    let mut extra = JsonObject::new();
+    extra.insert("redacted".to_owned(), Value::Bool(true));
+    conversation::thinking_block("[Reasoning redacted]".to_owned(), Some(data), extra)
+}
+
+pub(crate) fn stop_reason(reason: Option<&str>) -> (StopReason, Option<String>) {
+    match reason {
+        Some("max_tokens" | "model_context_window_exceeded") => (StopReason::Length, None),
+        Some("tool_use") => (StopReason::ToolUse, None),
+        Some("refusal") => (
+            StopReason::Error,
+            Some("The model refused to answer".to_owned()),
+        ),
+        Some(_) | None => (StopReason::Stop, None),
+    }
+}
+
+/// Usage of a `usage` object (a response's, or a stream's `message_start`/`message_delta`).
+pub(crate) fn message_usage(usage_value: &Value) -> ctxkit_protocol::Usage {
+    usage(
+        u64_at(usage_value, "/input_tokens"),
+        u64_at(usage_value, "/output_tokens"),
+        u64_at(usage_value, "/cache_read_input_tokens"),
+        u64_at(usage_value, "/cache_creation_input_tokens"),
+    )
+}
+
+fn str_at(value: &Value, key: &str) -> String {
+    value
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned()
+}

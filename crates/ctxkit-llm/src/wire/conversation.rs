@@ -1,0 +1,255 @@
+//! The model's view flattened for the wire: user turns, replies and tool results in the order a
+//! provider accepts them. Failed replies are left out; a tool result whose call is not in the
+//! latest reply is dropped; a call left without a result (an interrupted turn) is answered with
+//! [`NO_RESULT`], since every provider refuses an unanswered call. Pure: no I/O.
+
+use std::borrow::Cow;
+
+use ctxkit_protocol::{AgentMessage, AssistantMessage, ContentBlock, MessageContent};
+
+/// The text sent for a tool call that has no result in the conversation.
+pub(crate) const NO_RESULT: &str = "No result provided";
+
+/// A part of a user turn or tool result.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Part<'a> {
+    Text(Cow<'a, str>),
+    Image { mime_type: &'a str, data: &'a str },
+}
+
+/// One step of the conversation as sent.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Turn<'a> {
+    User(Vec<Part<'a>>),
+    Assistant(&'a AssistantMessage),
+    ToolResult {
+        id: &'a str,
+        name: &'a str,
+        parts: Vec<Part<'a>>,
+        is_error: bool,
+    },
+}
+
+/// A pending call: its id and tool name.
+type Pending<'a> = (&'a str, &'a str);
+
+pub(crate) fn turns(messages: &[AgentMessage]) -> Vec<Turn<'_>> {
+    let mut out = Vec::new();
+    let mut pending: Vec<Pending<'_>> = Vec::new();
+    for message in messages {
+        match message {
+            AgentMessage::User(user) => {
+                close_pending(&mut out, &mut pending);
+                out.push(Turn::User(parts(&user.content)));
+            }
+            AgentMessage::Assistant(reply) => {
+                if reply.is_aborted_or_error() {
+                    continue;
+                }
+                close_pending(&mut out, &mut pending);
+                let mut useful = false;
+                for block in &reply.content {
+                    match block {
+                        ContentBlock::ToolCall(call) => {
+                            pending.push((call.id.as_str(), call.name.as_str()));
+                            useful = true;
+                        }
+                        ContentBlock::Text(text) => useful |= !text.text.is_empty(),
+                        ContentBlock::Thinking(thinking) => {
+                            useful |= !thinking.thinking.is_empty()
+                                || thinking.thinking_signature.is_some();
+                        }
+                        ContentBlock::Image(_) | ContentBlock::Unknown(_) => {}
+                    }
+                }
+                if useful {
+                    out.push(Turn::Assistant(reply));
+                }
+            }
+            AgentMessage::ToolResult(result) => {
+                let Some(position) = pending
+                    .iter()
+                    .position(|(id, _)| *id == result.tool_call_id)
+                else {
+                    continue;
+                };
+                pending.remove(position);
+                out.push(Turn::ToolResult {
+                    id: &result.tool_call_id,
+                    name: &result.tool_name,
+                    parts: parts(&result.content),
+                    is_error: result.is_error,
+                });
+            }
+            AgentMessage::Custom(custom) => {
+                close_pending(&mut out, &mut pending);
+                out.push(Turn::User(parts(&custom.content)));
+            }
+            AgentMessage::BranchSummary(summary) => {
+                close_pending(&mut out, &mut pending);
+                out.push(Turn::User(vec![Part::Text(Cow::Borrowed(
+                    &summary.summary,
+                ))]));
+            }
+            AgentMessage::CompactionSummary(summary) => {
+                close_pending(&mut out, &mut pending);
+                out.push(Turn::User(vec![Part::Text(Cow::Borrowed(
+                    &summary.summary,
+                ))]));
+            }
+            AgentMessage::BashExecution(bash) => {
+                if bash.exclude_from_context == Some(true) {
+                    continue;
+                }
+                close_pending(&mut out, &mut pending);
+                let text = format!("Ran `{}`\n{}", bash.command, bash.output);
+                out.push(Turn::User(vec![Part::Text(Cow::Owned(text))]));
+            }
+            AgentMessage::Unknown(_) => {}
+        }
+    }
+    close_pending(&mut out, &mut pending);
+    out
+}
+
+fn close_pending<'a>(out: &mut Vec<Turn<'a>>, pending: &mut Vec<Pending<'a>>) {
+    for (id, name) in pending.drain(..) {
+        out.push(Turn::ToolResult {
+            id,
+            name,
+            parts: vec![Part::Text(Cow::Borrowed(NO_RESULT))],
+            is_error: true,
+        });
+    }
+}
+
+fn parts(content: &MessageContent) -> Vec<Part<'_>> {
+    match content {
+        MessageContent::Text(text) => vec![Part::Text(Cow::Borrowed(text))],
+        MessageContent::Blocks(blocks) => blocks
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Text(text) => Some(Part::Text(Cow::Borrowed(&text.text))),
+                ContentBlock::Image(image) => Some(Part::Image {
+                    mime_type: &image.mime_type,
+                    data: &image.data,
+                }),
+                ContentBlock::Thinking(_)
+                | ContentBlock::ToolCall(_)
+                | ContentBlock::Unknown(_) => None,
+            })
+            .collect(),
+    }
+}
+
+/// The parts' text joined by `\n`; images are named.
+pub(crate) fn joined_text(parts: &[Part<'_>]) -> String {
+    parts
+        .iter()
+        .map(|part| match part {
+            Part::Text(text) => text.to_string(),
+            Part::Image { mime_type, .. } => format!("[image: {mime_type}]"),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Whether a reply came from the same provider and API as the request goes to, so that its
+/// signatures (thinking, reasoning items, thought signatures) are valid there.
+pub(crate) fn same_source(reply: &AssistantMessage, provider: &str, api: &str) -> bool {
+    reply.provider.as_deref() == Some(provider) && reply.api.as_deref() == Some(api)
+}
+
+/// Tool-call arguments as a JSON object value (text that was not JSON is wrapped unchanged).
+pub(crate) fn arguments_object(arguments: &serde_json::Value) -> serde_json::Value {
+    match arguments {
+        serde_json::Value::Object(_) => arguments.clone(),
+        serde_json::Value::Null => serde_json::json!({}),
+        serde_json::Value::String(text) => serde_json::from_str::<serde_json::Value>(text)
+            .ok()
+            .filter(serde_json::Value::is_object)
+            .unwrap_or_else(|| serde_json::json!({ "input": text })),
+        serde_json::Value::Bool(_) | serde_json::Value::Number(_) | serde_json::Value::Array(_) => {
+            serde_json::json!({ "input": arguments })
+        }
+    }
+}
+
+/// A tool-call id as Anthropic and Gemini accept it: letters, digits, `_` and `-`, at most 64.
+pub(crate) fn portable_id(id: &str) -> String {
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect()
+}
+
+/// A parsed reply, without provider, model or timestamp (the client stamps them).
+pub(crate) fn reply(
+    content: Vec<ContentBlock>,
+    usage: ctxkit_protocol::Usage,
+    stop_reason: crate::overflow::StopReason,
+    error_message: Option<String>,
+) -> AssistantMessage {
+    AssistantMessage {
+        content,
+        api: None,
+        provider: None,
+        model: None,
+        usage: Some(usage),
+        stop_reason: Some(stop_reason.as_str().to_owned()),
+        error_message,
+        timestamp: None,
+        extra: ctxkit_protocol::JsonObject::new(),
+    }
+}
+
+/// A text block, with optional extra fields (signatures).
+pub(crate) fn text_block(text: String, extra: ctxkit_protocol::JsonObject) -> ContentBlock {
+    ContentBlock::Text(ctxkit_protocol::TextContent { text, extra })
+}
+
+/// A thinking block.
+pub(crate) fn thinking_block(
+    thinking: String,
+    signature: Option<String>,
+    extra: ctxkit_protocol::JsonObject,
+) -> ContentBlock {
+    ContentBlock::Thinking(ctxkit_protocol::ThinkingContent {
+        thinking,
+        thinking_signature: signature,
+        extra,
+    })
+}
+
+/// A tool-call block.
+pub(crate) fn tool_call_block(
+    id: String,
+    name: String,
+    arguments: serde_json::Value,
+    extra: ctxkit_protocol::JsonObject,
+) -> ContentBlock {
+    ContentBlock::ToolCall(ctxkit_protocol::ToolCall {
+        id,
+        name,
+        arguments,
+        extra,
+    })
+}
+
+/// Arguments text from the wire (`""` is `{}`; text that is not JSON is kept as a string).
+pub(crate) fn parse_arguments(text: &str) -> serde_json::Value {
+    if text.trim().is_empty() {
+        return serde_json::json!({});
+    }
+    serde_json::from_str(text).unwrap_or_else(|_| serde_json::Value::String(text.to_owned()))
+}
+
+#[cfg(test)]
+#[path = "conversation_tests.rs"]
+mod tests;

@@ -1,0 +1,154 @@
+//! Conversation mapping shared by the formats, and what each format does with replies from
+//! elsewhere: foreign thinking, unanswered calls, ids other providers refuse.
+
+use ctxkit_protocol::AgentMessage;
+use serde_json::{Value, json};
+
+use super::*;
+use crate::chat::ChatRequest;
+use crate::config::{EnvSettings, LlmOptions, ModelRole, ProviderConfig, resolve_model};
+use crate::wire::{anthropic_tools, gemini_tools, openai_responses_tools};
+
+fn config(model: &str) -> ProviderConfig {
+    let options = LlmOptions {
+        model: Some(model.to_owned()),
+        api_key: Some(crate::ApiKey::new("k")),
+        ..LlmOptions::default()
+    };
+    resolve_model(&options, &EnvSettings::default(), ModelRole::Agent)
+        .unwrap()
+        .unwrap()
+}
+
+fn message(value: Value) -> AgentMessage {
+    serde_json::from_value(value).unwrap()
+}
+
+/// A reply from another provider with thinking, text and two calls; only the first is answered.
+fn foreign_conversation() -> ChatRequest {
+    ChatRequest {
+        system_prompt: "system".into(),
+        messages: vec![
+            message(json!({"role": "user", "content": "go", "timestamp": 1})),
+            message(
+                json!({"role": "assistant", "provider": "vllm", "api": "openai-completions",
+                "model": "qwen", "content": [
+                {"type": "thinking", "thinking": "plan", "thinkingSignature": "foreign-sig"},
+                {"type": "text", "text": "ok"},
+                {"type": "toolCall", "id": "call_1|fc_1", "name": "read", "arguments": {"path": "a"}},
+                {"type": "toolCall", "id": "call_2", "name": "read", "arguments": "{\"path\":\"b\"}"}
+            ], "stopReason": "toolUse", "timestamp": 2}),
+            ),
+            message(
+                json!({"role": "toolResult", "toolCallId": "call_1|fc_1", "toolName": "read",
+                "content": [{"type": "text", "text": "A"}], "isError": false, "timestamp": 3}),
+            ),
+            message(json!({"role": "user", "content": "next", "timestamp": 4})),
+        ],
+        tools: Vec::new(),
+        max_tokens: Some(100),
+        reasoning: None,
+    }
+}
+
+#[test]
+fn an_unanswered_call_gets_an_error_result_before_the_next_user_turn() {
+    let request = foreign_conversation();
+    let turns = turns(&request.messages);
+    assert_eq!(turns.len(), 5);
+    assert!(matches!(
+        &turns[3],
+        Turn::ToolResult { id: "call_2", is_error: true, parts, .. }
+            if joined_text(parts) == NO_RESULT
+    ));
+    assert!(matches!(&turns[4], Turn::User(_)));
+}
+
+#[test]
+fn anthropic_gets_foreign_thinking_as_text_and_portable_ids_grouped_results() {
+    let wire = anthropic_tools::build(
+        &config("anthropic/claude-sonnet-4-5"),
+        &foreign_conversation(),
+    );
+    let messages = wire.body["messages"].as_array().unwrap();
+    assert_eq!(
+        messages[1]["content"],
+        json!([
+            {"type": "text", "text": "plan"},
+            {"type": "text", "text": "ok"},
+            {"type": "tool_use", "id": "call_1_fc_1", "name": "read", "input": {"path": "a"}},
+            {"type": "tool_use", "id": "call_2", "name": "read", "input": {"path": "b"}}
+        ])
+    );
+    assert_eq!(
+        messages[2]["content"],
+        json!([
+            {"type": "tool_result", "tool_use_id": "call_1_fc_1", "content": [{"type": "text", "text": "A"}]},
+            {"type": "tool_result", "tool_use_id": "call_2", "is_error": true,
+             "content": [{"type": "text", "text": NO_RESULT}]}
+        ])
+    );
+    assert_eq!(messages[3]["role"], "user");
+    assert_eq!(wire.body["max_tokens"], 100);
+}
+
+#[test]
+fn responses_leaves_out_foreign_reasoning_and_item_ids() {
+    let wire = openai_responses_tools::build(&config("openai/gpt-5-mini"), &foreign_conversation());
+    let input = wire.body["input"].as_array().unwrap();
+    assert_eq!(input[1]["type"], "message");
+    assert_eq!(
+        input[2],
+        json!({"type": "function_call", "call_id": "call_1", "name": "read", "arguments": "{\"path\":\"a\"}"})
+    );
+    assert_eq!(input[4]["type"], "function_call_output");
+    assert_eq!(input[4]["call_id"], "call_1");
+    assert_eq!(input[5]["output"], NO_RESULT);
+    assert_eq!(wire.body["max_output_tokens"], 100);
+}
+
+#[test]
+fn gemini_gets_foreign_thinking_as_text_and_errors_as_error_responses() {
+    let wire = gemini_tools::build(&config("google/gemini-2.5-flash"), &foreign_conversation());
+    let contents = wire.body["contents"].as_array().unwrap();
+    assert_eq!(contents[1]["parts"][0], json!({"text": "plan"}));
+    assert_eq!(
+        contents[2]["parts"][1],
+        json!({"functionResponse": {"name": "read", "response": {"error": NO_RESULT}}})
+    );
+    assert_eq!(wire.body["generationConfig"]["maxOutputTokens"], 100);
+}
+
+#[test]
+fn responses_parse_reads_incomplete_and_refuses_the_chat_completions_shape() {
+    let incomplete = json!({"status": "incomplete", "output": [{"type": "message", "id": "msg_1",
+        "content": [{"type": "output_text", "text": "Par"}]}]});
+    let reply = openai_responses_tools::parse(&incomplete).unwrap();
+    assert_eq!(reply.stop_reason.as_deref(), Some("length"));
+    let chat = json!({"choices": [{"message": {"content": "hi"}}]});
+    let error = openai_responses_tools::parse(&chat).unwrap_err();
+    assert!(error.contains("llm.api openai-completions"), "{error}");
+}
+
+#[test]
+fn gemini_parse_joins_text_parts_and_keeps_the_signature() {
+    let response = json!({"candidates": [{"content": {"role": "model", "parts": [
+        {"text": "Hel"}, {"text": "lo", "thoughtSignature": "sig"}]}, "finishReason": "STOP"}]});
+    let reply = gemini_tools::parse(&response).unwrap();
+    assert_eq!(reply.content.len(), 1);
+    let ctxkit_protocol::ContentBlock::Text(text) = &reply.content[0] else {
+        panic!("{:?}", reply.content)
+    };
+    assert_eq!(text.text, "Hello");
+    assert_eq!(text.extra["textSignature"], "sig");
+    let blocked = json!({"candidates": [{"finishReason": "SAFETY"}]});
+    let reply = gemini_tools::parse(&blocked).unwrap();
+    assert_eq!(reply.stop_reason.as_deref(), Some("error"));
+}
+
+#[test]
+fn anthropic_refusal_is_an_error_and_portable_ids_are_bounded() {
+    let reply = anthropic_tools::parse(&json!({"content": [], "stop_reason": "refusal"})).unwrap();
+    assert_eq!(reply.stop_reason.as_deref(), Some("error"));
+    assert_eq!(portable_id(&"x.".repeat(50)).len(), 64);
+}

@@ -1,0 +1,234 @@
+//! OpenAI Responses with tools, for conversations: `function_call` and `function_call_output`
+//! items, reasoning items sent back whole (with their encrypted content, as nothing is stored on
+//! the server). A call's id is `call_id|item id`, as Pi stores it. Pure: no I/O.
+
+use ctxkit_protocol::{AssistantMessage, ContentBlock, JsonObject};
+use serde_json::{Value, json};
+
+use super::WireRequest;
+use super::conversation::{self, Part, Turn};
+use super::openai_responses::{check_shape, finish, response_usage};
+use crate::chat::ChatRequest;
+use crate::config::ProviderConfig;
+use crate::overflow::StopReason;
+
+pub(crate) fn build(config: &ProviderConfig, request: &ChatRequest) -> WireRequest {
+    let mut body = json!({
+        "model": config.model,
+        "instructions": request.system_prompt,
+        "input": input(config, request),
+        "store": false,
+        "stream": false,
+    });
+    if let Some(max_tokens) = request.max_tokens {
+        body["max_output_tokens"] = json!(max_tokens);
+    }
+    if !request.tools.is_empty() {
+        body["tools"] = request
+            .tools
+            .iter()
+            .map(|tool| {
+                json!({
+                    "type": "function",
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": tool.parameters,
+                    "strict": false,
+                })
+            })
+            .collect();
+    }
+    let mut wire = finish(config, body, request.reasoning);
+    if request.reasoning.is_some() {
+        // Without server storage, reasoning can only be passed back in its encrypted form.
+        wire.body["reasoning"]["summary"] = json!("auto");
+        wire.body["include"] = json!(["reasoning.encrypted_content"]);
+    }
+    wire
+}
+
+fn input(config: &ProviderConfig, request: &ChatRequest) -> Vec<Value> {
+    let mut out = Vec::new();
+    for turn in conversation::turns(&request.messages) {
+        match turn {
+            Turn::User(parts) => {
+                if !parts.is_empty() {
+                    out.push(json!({"role": "user", "content": input_parts(&parts)}));
+                }
+            }
+            Turn::Assistant(reply) => assistant_items(config, reply, &mut out),
+            Turn::ToolResult { id, parts, .. } => out.push(json!({
+                "type": "function_call_output",
+                "call_id": call_id(id),
+                "output": conversation::joined_text(&parts),
+            })),
+        }
+    }
+    out
+}
+
+fn input_parts(parts: &[Part<'_>]) -> Vec<Value> {
+    parts
+        .iter()
+        .map(|part| match part {
+            Part::Text(text) => json!({"type": "input_text", "text": text}),
+            Part::Image { mime_type, data } => json!({
+                "type": "input_image",
+                "detail": "auto",
+                "image_url": format!("data:{mime_type};base64,{data}"),
+            }),
+        })
+        .collect()
+}
+
+fn call_id(id: &str) -> &str {
+    id.split('|').next().unwrap_or(id)
+}
+
+/// A reply's items: its reasoning items (only to the provider that made them), messages and
+/// function calls. A call's item id goes back only when it came from here (`fc_…`).
+fn assistant_items(config: &ProviderConfig, reply: &AssistantMessage, out: &mut Vec<Value>) {
+    let same = conversation::same_source(reply, &config.provider, config.api.as_str());
+    for block in &reply.content {
+        match block {
+            ContentBlock::Thinking(thinking) => {
+                let item = thinking
+                    .thinking_signature
+                    .as_deref()
+                    .filter(|_| same)
+                    .and_then(|signature| serde_json::from_str::<Value>(signature).ok())
+                    .filter(|item| item["type"] == "reasoning");
+                if let Some(item) = item {
+                    out.push(item);
+                }
+            }
+            ContentBlock::Text(text) if text.text.is_empty() => {}
+            ContentBlock::Text(text) => {
+                let mut item = json!({
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": text.text, "annotations": []}],
+                    "status": "completed",
+                });
+                if let Some(id) = text
+                    .extra
+                    .get("textSignature")
+                    .and_then(Value::as_str)
+                    .filter(|id| same && id.starts_with("msg_"))
+                {
+                    item["id"] = json!(id);
+                }
+                out.push(item);
+            }
+            ContentBlock::ToolCall(call) => {
+                let mut item = json!({
+                    "type": "function_call",
+                    "call_id": call_id(&call.id),
+                    "name": call.name,
+                    "arguments": conversation::arguments_object(&call.arguments).to_string(),
+                });
+                if let Some((_, item_id)) = call.id.split_once('|')
+                    && same
+                    && item_id.starts_with("fc_")
+                {
+                    item["id"] = json!(item_id);
+                }
+                out.push(item);
+            }
+            ContentBlock::Image(_) | ContentBlock::Unknown(_) => {}
+        }
+    }
+}
+
+/// The reply of a success response.
+pub(crate) fn parse(value: &Value) -> Result<AssistantMessage, &'static str> {
+    check_shape(value)?;
+    let output = value
+        .get("output")
+        .and_then(Value::as_array)
+        .ok_or("no `output` array")?;
+    let mut content = Vec::new();
+    for item in output {
+        if let Some(block) = output_item(item)? {
+            content.push(block);
+        }
+    }
+    let has_calls = content
+        .iter()
+        .any(|block| matches!(block, ContentBlock::ToolCall(_)));
+    let (stop_reason, error) = match value.get("status").and_then(Value::as_str) {
+        Some("incomplete") => (StopReason::Length, None),
+        Some("failed" | "cancelled") => (
+            StopReason::Error,
+            Some(
+                value
+                    .pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("The response failed")
+                    .to_owned(),
+            ),
+        ),
+        Some(_) | None if has_calls => (StopReason::ToolUse, None),
+        Some(_) | None => (StopReason::Stop, None),
+    };
+    Ok(conversation::reply(
+        content,
+        response_usage(value),
+        stop_reason,
+        error,
+    ))
+}
+
+/// One finished output item as a block: a reasoning item becomes thinking (its summary as text,
+/// the whole item as the signature), a message text, a function call a tool call.
+pub(crate) fn output_item(item: &Value) -> Result<Option<ContentBlock>, &'static str> {
+    let text_of = |key: &str| item.get(key).and_then(Value::as_str).unwrap_or("");
+    match item.get("type").and_then(Value::as_str) {
+        Some("reasoning") => {
+            let summary = item
+                .get("summary")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|part| part.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n\n");
+            Ok(Some(conversation::thinking_block(
+                summary,
+                Some(item.to_string()),
+                JsonObject::new(),
+            )))
+        }
+        Some("message") => {
+            let text = item
+                .get("content")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|part| match part.get("type").and_then(Value::as_str) {
+                    Some("output_text") => part.get("text").and_then(Value::as_str),
+                    Some("refusal") => part.get("refusal").and_then(Value::as_str),
+                    Some(_) | None => None,
+                })
+                .collect::<String>();
+            let mut extra = JsonObject::new();
+            if let Some(id) = item.get("id").and_then(Value::as_str) {
+                extra.insert("textSignature".to_owned(), json!(id));
+            }
+            Ok(Some(conversation::text_block(text, extra)))
+        }
+        Some("function_call") => {
+            let name = item
+                .get("name")
+                .and_then(Value::as_str)
+                .ok_or("a `function_call` without `name`")?;
+            Ok(Some(conversation::tool_call_block(
+                format!("{}|{}", text_of("call_id"), text_of("id")),
+                name.to_owned(),
+                conversation::parse_arguments(text_of("arguments")),
+                JsonObject::new(),
+            )))
+        }
+        Some(_) | None => Ok(None),
+    }
+}
