@@ -126,6 +126,16 @@ fn classify_session(session_error: &SessionError) -> (u8, Option<String>) {
         SessionError::ChangedOnDisk { path } => {
             (5, Some(format!("another process wrote `{}` meanwhile; run the command again", path.display())))
         }
+        SessionError::TailUnrepaired { path, .. } => {
+            (4, Some(format!("free space, then run `ctxkit check {}` and open the session again", path.display())))
+        }
+        SessionError::NotARegularFile { .. } | SessionError::TooLarge { .. } => {
+            (3, Some("name a session file (`ctxkit sessions` lists them)".to_owned()))
+        }
+        SessionError::CannotMigrate { path, .. } => {
+            (3, Some(format!("run `ctxkit check {}` to find the damaged lines; the file was left untouched", path.display())))
+        }
+        SessionError::NewerVersion { .. } => (3, Some("use a newer ctxkit to write this session".to_owned())),
         SessionError::Io { .. } => (4, None),
         SessionError::Serialize(_) => (4, Some("this is a bug in ctxkit; please report it".to_owned())),
     }

@@ -25,6 +25,7 @@ mod lock_holder;
 mod migrate;
 mod paths;
 mod records;
+mod regular;
 mod session;
 mod storage;
 mod system;
@@ -49,6 +50,7 @@ pub use llm::{
 };
 pub use paths::{default_session_dir, encode_cwd, session_file_name};
 pub use records::ContextForm;
+pub use regular::MAX_SESSION_BYTES;
 pub use session::{LeafSelector, NewCompaction, Session, SummarySource};
 pub use storage::Durability;
 pub use system::current_system_message;

@@ -29,12 +29,19 @@ pub(crate) struct LoadedFile {
 
 /// Loads the session file at `path`.
 pub(crate) fn load_file(path: &Path) -> Result<LoadedFile> {
-    let file = std::fs::File::open(path).map_err(SessionError::io("open", path))?;
+    let file = crate::regular::open_session_file(path)?;
     let opened = current_snapshot(&file, path)?;
     let size_hint = file.metadata().map_or(0, |metadata| metadata.len());
     let mut diagnostics = Vec::new();
     let read = read_file_lines(&file, size_hint, &mut diagnostics)
         .map_err(SessionError::io("read", path))?;
+    if read.bytes > crate::MAX_SESSION_BYTES {
+        return Err(SessionError::TooLarge {
+            path: path.to_owned(),
+            bytes: read.bytes,
+            limit: crate::MAX_SESSION_BYTES,
+        });
+    }
     let mut loaded = parse_lines(path, read.lines, read.ends_with_newline, diagnostics)?;
     // What was parsed, even while another process appends.
     loaded.snapshot = LoadedSnapshot {
@@ -57,8 +64,13 @@ fn read_file_lines(
     {
         return Ok(read);
     }
-    // Chunks are read at offsets, so the file position is still at the start.
-    read_lines(file, size_hint, diagnostics)
+    // Chunks are read at offsets, so the file position is still at the start. A file that grows
+    // while it is read stops at the size limit (and is refused by the caller).
+    read_lines(
+        std::io::Read::take(file, crate::MAX_SESSION_BYTES + 1),
+        size_hint,
+        diagnostics,
+    )
 }
 
 /// Parses the lines of a session file.

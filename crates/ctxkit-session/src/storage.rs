@@ -48,6 +48,11 @@ pub(crate) struct FileStore {
     durability: Durability,
     /// Appends since the last `fsync` (for [`Durability::SyncEvery`]).
     unsynced: u32,
+    /// Where the last acknowledged record ends, once the writer is open.
+    end: Option<u64>,
+    /// A write failed: set until the file is back at `end`, ending in a newline. While set, the next
+    /// append repairs the tail first and is refused when it cannot.
+    failed_write: bool,
 }
 
 impl FileStore {
@@ -61,6 +66,8 @@ impl FileStore {
             snapshot: None,
             durability: Durability::default(),
             unsynced: 0,
+            end: None,
+            failed_write: false,
         }
     }
 
@@ -79,6 +86,8 @@ impl FileStore {
             snapshot: Some(snapshot),
             durability: Durability::default(),
             unsynced: 0,
+            end: None,
+            failed_write: false,
         }
     }
 
@@ -111,6 +120,7 @@ impl FileStore {
                 });
             }
             terminate_torn_line(&mut file, path)?;
+            self.end = Some(file_length(&file, path)?);
             self.snapshot = None;
             self.writer = Some(file);
         }
@@ -133,12 +143,21 @@ impl FileStore {
         Ok(())
     }
 
+    /// Whether a write failed and the file has not been brought back to its last acknowledged
+    /// record since; the deferred first write stops deferring then.
+    pub(crate) fn has_failed_write(&self) -> bool {
+        self.failed_write
+    }
+
     /// Appends `lines`, each followed by a newline, in one write. The first records of a new file
     /// (its header and the entries held back until then) are written atomically instead, so a crash
-    /// never leaves a file without a whole header.
+    /// never leaves a file without a whole header. A write that fails is rolled back to the last
+    /// acknowledged record; when that fails too, the next append repairs the tail first and is
+    /// refused ([`SessionError::TailUnrepaired`]) when it cannot, so no entry is ever written after
+    /// a fragment.
     pub(crate) fn append(&mut self, lines: &[&str]) -> Result<()> {
         if self.written == 0 && self.writer.is_none() && self.snapshot.is_none() {
-            return self.create(lines);
+            return self.create(lines).inspect_err(|_| self.failed_write = true);
         }
         let capacity = lines.iter().map(|line| line.len() + 1).sum();
         let mut buffer = String::with_capacity(capacity);
@@ -146,24 +165,79 @@ impl FileStore {
             buffer.push_str(line);
             buffer.push('\n');
         }
-        let path = self.path.clone();
         let durability = self.durability;
         let sync = match durability {
             Durability::Flush => false,
             Durability::SyncEach => true,
             Durability::SyncEvery(every) => self.unsynced + 1 >= every.get(),
         };
-        let file = self.writer()?;
-        file.write_all(buffer.as_bytes())
-            .map_err(SessionError::io("append to", &path))?;
-        file.flush().map_err(SessionError::io("flush", &path))?;
+        self.writer()?;
+        if self.failed_write {
+            self.repair_tail()?;
+        }
+        if let Err(error) = self.write_buffer(buffer.as_bytes(), sync) {
+            self.failed_write = true;
+            // Best effort at once; the next append checks again and refuses when it still fails.
+            let _ = self.repair_tail();
+            return Err(error);
+        }
+        if let Some(end) = self.end.as_mut() {
+            *end += buffer.len() as u64;
+        }
         if sync {
-            file.sync_data().map_err(SessionError::io("sync", &path))?;
             self.unsynced = 0;
         } else if durability != Durability::Flush {
             self.unsynced += 1;
         }
         self.written += lines.len();
+        Ok(())
+    }
+
+    fn write_buffer(&mut self, bytes: &[u8], sync: bool) -> Result<()> {
+        let path = self.path.clone();
+        let file = self.writer()?;
+        write_through(file, bytes).map_err(SessionError::io("append to", &path))?;
+        file.flush().map_err(SessionError::io("flush", &path))?;
+        if sync {
+            file.sync_data().map_err(SessionError::io("sync", &path))?;
+        }
+        Ok(())
+    }
+
+    /// Cuts what a failed write left after the last acknowledged record (bytes nobody was told
+    /// about) and checks that the file ends there, on a newline.
+    fn repair_tail(&mut self) -> Result<()> {
+        let path = self.path.clone();
+        let unrepaired = |reason: String| SessionError::TailUnrepaired {
+            path: path.clone(),
+            reason,
+        };
+        let Some(end) = self.end else {
+            return Err(unrepaired("the writer was never opened".to_owned()));
+        };
+        let Some(file) = self.writer.as_mut() else {
+            return Err(unrepaired("the writer is closed".to_owned()));
+        };
+        let length = file_length(file, &path)?;
+        if length < end {
+            return Err(unrepaired(format!(
+                "the file is shorter ({length} bytes) than its acknowledged records ({end} bytes)"
+            )));
+        }
+        if length > end {
+            cut_to(file, end)
+                .map_err(|error| unrepaired(format!("cannot cut the fragment: {error}")))?;
+        }
+        if end > 0 {
+            let mut last = [0u8; 1];
+            file.seek(SeekFrom::Start(end - 1))
+                .and_then(|_| file.read_exact(&mut last))
+                .map_err(|error| unrepaired(format!("cannot verify the tail: {error}")))?;
+            if last[0] != b'\n' {
+                return Err(unrepaired("the last record does not end a line".to_owned()));
+            }
+        }
+        self.failed_write = false;
         Ok(())
     }
 
@@ -175,6 +249,7 @@ impl FileStore {
         }
         self.writer()?;
         self.written = lines.len();
+        self.failed_write = false;
         Ok(())
     }
 
@@ -204,6 +279,7 @@ impl FileStore {
         self.writer()?;
         self.written = lines.len();
         self.needs_rewrite = false;
+        self.failed_write = false;
         Ok(())
     }
 }
@@ -318,6 +394,36 @@ fn sync_directory(path: &Path) -> Result<()> {
     Ok(())
 }
 
+fn file_length(file: &File, path: &Path) -> Result<u64> {
+    Ok(file
+        .metadata()
+        .map_err(SessionError::io("read metadata of", path))?
+        .len())
+}
+
+/// `write_all`, through a fault injector in tests.
+fn write_through(file: &mut File, bytes: &[u8]) -> std::io::Result<()> {
+    #[cfg(test)]
+    if let Some(allowed) = fault::take_budget() {
+        let cut = allowed.min(bytes.len());
+        file.write_all(&bytes[..cut])?;
+        if cut < bytes.len() {
+            return Err(std::io::Error::from_raw_os_error(28));
+        }
+        return Ok(());
+    }
+    file.write_all(bytes)
+}
+
+/// `set_len`, through a fault injector in tests.
+fn cut_to(file: &File, length: u64) -> std::io::Result<()> {
+    #[cfg(test)]
+    if fault::take_failing_cut() {
+        return Err(std::io::Error::from_raw_os_error(5));
+    }
+    file.set_len(length)
+}
+
 /// If the file does not end with a newline (an append was cut off), ends the fragment so the next
 /// entry starts on its own line; the fragment stays, and `ctxkit check` reports it.
 fn terminate_torn_line(file: &mut File, path: &Path) -> Result<()> {
@@ -388,4 +494,36 @@ fn write_temporary(path: &Path, lines: &[&str]) -> Result<tempfile::NamedTempFil
         .sync_all()
         .map_err(SessionError::io("sync", temporary.path()))?;
     Ok(temporary)
+}
+
+/// A fault injector for tests: the next write on this thread stops after N bytes with `ENOSPC`;
+/// the next N cuts of a fragment fail with `EIO`.
+#[cfg(test)]
+pub(crate) mod fault {
+    use std::cell::Cell;
+
+    thread_local! {
+        static BUDGET: Cell<Option<usize>> = const { Cell::new(None) };
+        static FAILING_CUTS: Cell<usize> = const { Cell::new(0) };
+    }
+
+    pub(crate) fn fail_cuts(count: usize) {
+        FAILING_CUTS.with(|cuts| cuts.set(count));
+    }
+
+    pub(crate) fn take_failing_cut() -> bool {
+        FAILING_CUTS.with(|cuts| {
+            let left = cuts.get();
+            cuts.set(left.saturating_sub(1));
+            left > 0
+        })
+    }
+
+    pub(crate) fn fail_next_write_after(bytes: usize) {
+        BUDGET.with(|budget| budget.set(Some(bytes)));
+    }
+
+    pub(crate) fn take_budget() -> Option<usize> {
+        BUDGET.with(Cell::take)
+    }
 }

@@ -37,8 +37,13 @@ impl Session {
     }
 
     fn persist(&mut self, new_entry: &StoredEntry) -> Result<()> {
-        // Like Pi, nothing is written until the session holds an assistant message.
-        if !(self.index.has_assistant() || new_entry.is_assistant_message()) {
+        // Like Pi, nothing is written until the session holds an assistant message; but once a
+        // write has failed, nothing more is acknowledged without being written.
+        let failed_before = match &self.storage {
+            Storage::File(store) => store.has_failed_write(),
+            Storage::Memory => false,
+        };
+        if !(self.index.has_assistant() || new_entry.is_assistant_message() || failed_before) {
             return Ok(());
         }
         self.write_pending(Some(new_entry))

@@ -2,6 +2,8 @@
 //! kept in memory). The API follows Pi's `SessionManager`; writes are append-only.
 
 mod appends;
+#[cfg(test)]
+mod failed_writes;
 
 use std::path::{Path, PathBuf};
 
