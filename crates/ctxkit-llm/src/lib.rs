@@ -30,5 +30,5 @@ pub use overflow::{
     classify_error_text, is_context_overflow, is_overflow_error_text, is_reply_overflow,
 };
 pub use retry::RetryPolicy;
-pub use secret::ApiKey;
+pub use secret::{ApiKey, is_secret_variable, secret_variables_for_child};
 pub use wire::{Completion, CompletionRequest, ReasoningLevel};

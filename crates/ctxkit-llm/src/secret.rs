@@ -39,9 +39,82 @@ pub(crate) fn redact<'a>(text: &str, secrets: impl IntoIterator<Item = &'a str>)
     redacted
 }
 
+/// Whether an environment variable holds a credential a child process (a hook, the agent's
+/// `bash` tool) must not see unless passed on purpose: provider keys and well-known tokens.
+pub fn is_secret_variable(name: &str) -> bool {
+    const EXACT: &[&str] = &[
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AZURE_CLIENT_SECRET",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "DATABASE_URL",
+        "PGPASSWORD",
+        "MYSQL_PWD",
+        "NPM_CONFIG__AUTH",
+    ];
+    const SUFFIXES: &[&str] = &[
+        "_API_KEY",
+        "_APIKEY",
+        "_TOKEN",
+        "_SECRET",
+        "_SECRET_KEY",
+        "_ACCESS_KEY",
+        "_PASSWORD",
+        "_PASSWD",
+        "_CREDENTIALS",
+        "_AUTH_TOKEN",
+        "_AUTHTOKEN",
+    ];
+    let upper = name.to_ascii_uppercase();
+    EXACT.contains(&upper.as_str())
+        || upper.contains("API_KEY")
+        || SUFFIXES.iter().any(|suffix| upper.ends_with(suffix))
+}
+
+/// Of the variable `names` (a process's environment), those to remove from a child's environment:
+/// the secret ones, except those `pass` names (a setting that passes them on purpose).
+pub fn secret_variables_for_child(
+    names: impl IntoIterator<Item = String>,
+    pass: &[String],
+) -> Vec<String> {
+    names
+        .into_iter()
+        .filter(|name| is_secret_variable(name) && !pass.iter().any(|passed| passed == name))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn provider_keys_and_tokens_are_secret_variables() {
+        for name in [
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "GEMINI_API_KEY",
+            "GITHUB_TOKEN",
+            "AWS_SECRET_ACCESS_KEY",
+            "npm_token",
+        ] {
+            assert!(is_secret_variable(name), "{name}");
+        }
+        for name in [
+            "PATH",
+            "HOME",
+            "LANG",
+            "TERM",
+            "SSH_AUTH_SOCK",
+            "CTXKIT_HOME",
+        ] {
+            assert!(!is_secret_variable(name), "{name}");
+        }
+        let names = ["PATH", "OPENAI_API_KEY", "GITHUB_TOKEN"].map(str::to_owned);
+        assert_eq!(
+            secret_variables_for_child(names, &["GITHUB_TOKEN".to_owned()]),
+            ["OPENAI_API_KEY"]
+        );
+    }
 
     #[test]
     fn echoed_secrets_are_redacted() {

@@ -7,8 +7,19 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 
+use crate::atomic::{sync_directory, write_atomic, write_new};
 use crate::error::{Result, SessionError};
+use crate::load::KeptLine;
 use crate::lock_holder::lock_holder;
+
+/// Why a loaded file is never written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WriteBlocker {
+    /// The header names this newer format version.
+    NewerVersion(u64),
+    /// An older file holding invalid UTF-8: migrating it would replace those bytes.
+    InvalidUtf8,
+}
 
 /// How far an append goes towards the disk before it returns. Every mode writes each append as one
 /// `write` of whole lines; they differ in when the kernel is asked to put the data on the device.
@@ -50,6 +61,11 @@ pub(crate) struct FileStore {
     unsynced: u32,
     /// Where the last acknowledged record ends, once the writer is open.
     end: Option<u64>,
+    /// Lines of an older file that are not entries, kept in place by its migration.
+    pub(crate) kept_lines: Vec<KeptLine>,
+    /// Why the file must not be written at all (a newer format) or migrated (bytes that would be
+    /// lost), if so.
+    pub(crate) write_blocker: Option<WriteBlocker>,
     /// A write failed: set until the file is back at `end`, ending in a newline. While set, the next
     /// append repairs the tail first and is refused when it cannot.
     failed_write: bool,
@@ -68,6 +84,8 @@ impl FileStore {
             unsynced: 0,
             end: None,
             failed_write: false,
+            kept_lines: Vec::new(),
+            write_blocker: None,
         }
     }
 
@@ -88,6 +106,8 @@ impl FileStore {
             unsynced: 0,
             end: None,
             failed_write: false,
+            kept_lines: Vec::new(),
+            write_blocker: None,
         }
     }
 
@@ -137,10 +157,30 @@ impl FileStore {
     /// Takes the writer lock of an existing file now instead of at the first append, so other
     /// writers are refused from now on. A new file is locked when it is created.
     pub(crate) fn hold(&mut self) -> Result<()> {
+        self.check_writable()?;
         if self.snapshot.is_some() && self.writer.is_none() {
             self.writer()?;
         }
         Ok(())
+    }
+
+    /// Refuses when the file must never be written (newer format) or migrated (lossy).
+    pub(crate) fn check_writable(&self) -> Result<()> {
+        match self.write_blocker {
+            None => Ok(()),
+            Some(WriteBlocker::NewerVersion(version)) => Err(SessionError::NewerVersion {
+                path: self.path.clone(),
+                version,
+                supported: ctxkit_protocol::CURRENT_SESSION_VERSION,
+            }),
+            Some(WriteBlocker::InvalidUtf8) if self.needs_rewrite => {
+                Err(SessionError::CannotMigrate {
+                    path: self.path.clone(),
+                    reason: "it holds bytes that are not UTF-8".to_owned(),
+                })
+            }
+            Some(WriteBlocker::InvalidUtf8) => Ok(()),
+        }
     }
 
     /// Whether a write failed and the file has not been brought back to its last acknowledged
@@ -156,6 +196,7 @@ impl FileStore {
     /// refused ([`SessionError::TailUnrepaired`]) when it cannot, so no entry is ever written after
     /// a fragment.
     pub(crate) fn append(&mut self, lines: &[&str]) -> Result<()> {
+        self.check_writable()?;
         if self.written == 0 && self.writer.is_none() && self.snapshot.is_none() {
             return self.create(lines).inspect_err(|_| self.failed_write = true);
         }
@@ -256,6 +297,7 @@ impl FileStore {
     /// Replaces the whole file with `lines`, atomically, and keeps it locked for appends. Refused
     /// when another process changed the file since it was loaded: its entries would be lost.
     pub(crate) fn rewrite(&mut self, lines: &[&str]) -> Result<()> {
+        self.check_writable()?;
         // Hold the lock of the current file while the new one is prepared.
         let _held = if self.writer.is_none() && self.path.exists() {
             let file = open_locked(&self.path)?;
@@ -381,19 +423,6 @@ fn lock(file: &File, path: &Path) -> Result<()> {
     }
 }
 
-/// Makes a rename or creation in `path`'s directory durable.
-fn sync_directory(path: &Path) -> Result<()> {
-    let directory = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
-        Some(_) | None => PathBuf::from("."),
-    };
-    #[cfg(unix)]
-    File::open(&directory)
-        .and_then(|handle| handle.sync_all())
-        .map_err(SessionError::io("sync directory", &directory))?;
-    Ok(())
-}
-
 fn file_length(file: &File, path: &Path) -> Result<u64> {
     Ok(file
         .metadata()
@@ -444,56 +473,6 @@ fn terminate_torn_line(file: &mut File, path: &Path) -> Result<()> {
             .map_err(SessionError::io("append to", path))?;
     }
     Ok(())
-}
-
-/// Writes `lines` to `path` through a temporary file in the same directory and a rename, so readers
-/// see the old file or the new one, never a part.
-pub(crate) fn write_atomic(path: &Path, lines: &[&str]) -> Result<()> {
-    let temporary = write_temporary(path, lines)?;
-    temporary.persist(path).map_err(|error| SessionError::Io {
-        action: "replace",
-        path: path.to_owned(),
-        source: error.error,
-    })?;
-    Ok(())
-}
-
-/// Like [`write_atomic`], for a file that must not exist yet.
-fn write_new(path: &Path, lines: &[&str]) -> Result<()> {
-    let temporary = write_temporary(path, lines)?;
-    temporary
-        .persist_noclobber(path)
-        .map_err(|error| SessionError::Io {
-            action: "create",
-            path: path.to_owned(),
-            source: error.error,
-        })?;
-    Ok(())
-}
-
-/// `lines` in a synced temporary file beside `path`.
-fn write_temporary(path: &Path, lines: &[&str]) -> Result<tempfile::NamedTempFile> {
-    let directory = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
-        Some(_) | None => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&directory)
-        .map_err(SessionError::io("create directory", &directory))?;
-    let mut temporary = tempfile::NamedTempFile::new_in(&directory)
-        .map_err(SessionError::io("create a temporary file in", &directory))?;
-    let mut buffer = String::with_capacity(lines.iter().map(|line| line.len() + 1).sum());
-    for line in lines {
-        buffer.push_str(line);
-        buffer.push('\n');
-    }
-    temporary
-        .write_all(buffer.as_bytes())
-        .map_err(SessionError::io("write", temporary.path()))?;
-    temporary
-        .as_file()
-        .sync_all()
-        .map_err(SessionError::io("sync", temporary.path()))?;
-    Ok(temporary)
 }
 
 /// A fault injector for tests: the next write on this thread stops after N bytes with `ENOSPC`;

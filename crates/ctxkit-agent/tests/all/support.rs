@@ -124,6 +124,7 @@ impl World {
                 max_tokens: Some(1024),
                 cwd: work,
                 bash_timeout: Duration::from_secs(10),
+                pass_env: Vec::new(),
             },
         )
         .await;

@@ -59,7 +59,7 @@ fn a_new_file_is_created_whole_with_its_held_back_entries() {
     assert_eq!(names.len(), 1, "{names:?}");
 }
 
-const V1: &str = "{\"type\":\"session\",\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n\
+pub(crate) const V1: &str = "{\"type\":\"session\",\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n\
     {\"type\":\"message\",\"timestamp\":\"2025-01-01T00:00:01.000Z\",\"message\":{\"role\":\"user\",\"content\":\"a\"}}\n\
     {\"type\":\"message\",\"timestamp\":\"2025-01-01T00:00:02.000Z\",\"message\":{\"role\":\"assistant\",\"content\":[]}}\n";
 
@@ -123,7 +123,9 @@ fn a_torn_legacy_file_still_migrates() {
     let mut session = Session::open(&path).unwrap();
     assert!(session.migrate_file().unwrap());
     let text = std::fs::read_to_string(&path).unwrap();
-    assert_eq!(text.lines().count(), 3, "{text}");
+    // The torn tail is kept (terminated): a migration drops no byte.
+    assert_eq!(text.lines().count(), 4, "{text}");
+    assert_eq!(text.lines().last(), Some("{\"type\":\"mess"));
 }
 
 #[test]

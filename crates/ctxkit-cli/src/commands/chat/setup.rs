@@ -67,6 +67,12 @@ pub async fn build(global: &GlobalArgs, locations: &Locations, args: &ChatArgs) 
     let chat_settings = document.get("chat");
     let setting = |key: &str| chat_settings.and_then(|chat| chat.get(key));
     let confirm_bash = !args.yes && setting("confirmBash").and_then(Value::as_bool) != Some(false);
+    let pass_env: Vec<String> = setting("passEnv")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|name| name.as_str().map(str::to_owned))
+        .collect();
     let bash_timeout = setting("bashTimeoutSeconds")
         .and_then(Value::as_u64)
         .map_or(BASH_TIMEOUT, Duration::from_secs);
@@ -109,6 +115,7 @@ pub async fn build(global: &GlobalArgs, locations: &Locations, args: &ChatArgs) 
                 .filter(|tokens| *tokens > 0),
             cwd: cwd.clone(),
             bash_timeout,
+            pass_env,
         },
     )
     .await;
