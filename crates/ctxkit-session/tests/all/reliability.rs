@@ -213,3 +213,30 @@ fn full_disk_round(directory: &std::path::Path) {
     let messages = reopened.build_context().messages.len();
     assert_eq!(messages, reopened.entries().len(), "every message in view");
 }
+
+/// Issue 17, defect 5: a copy of an early entry appended at the end must not become the leaf (the
+/// context would shrink to the copy's ancestors).
+#[test]
+fn a_duplicated_entry_at_the_end_does_not_take_the_leaf() {
+    let home = tempfile::tempdir().unwrap();
+    let mut session = Session::create("/p", home.path());
+    for turn in 0..10 {
+        session.append_message(user(&format!("q{turn}"))).unwrap();
+        session
+            .append_message(assistant(&format!("a{turn}")))
+            .unwrap();
+    }
+    let path = session.path().unwrap().to_owned();
+    let last = session.leaf_id().unwrap().to_owned();
+    drop(session);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let early = text.lines().nth(3).unwrap().to_owned();
+    std::fs::write(&path, format!("{text}{early}\n")).unwrap();
+    let reopened = Session::open(&path).unwrap();
+    assert_eq!(reopened.leaf_id(), Some(last.as_str()));
+    assert_eq!(reopened.build_context().messages.len(), 20);
+    assert!(reopened.diagnostics().iter().any(|problem| matches!(
+        problem.kind,
+        ctxkit_session::DiagnosticKind::DuplicateId { .. }
+    )));
+}
