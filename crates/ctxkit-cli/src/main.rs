@@ -2,6 +2,7 @@
 
 mod cli;
 mod commands;
+mod redact;
 mod render;
 
 use std::io::Write;
@@ -23,8 +24,20 @@ pub enum Outcome {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let mut stdout = std::io::stdout().lock();
-    match commands::run(cli, &mut stdout) {
+    // The chat is interactive (partial lines); everything else prints through the redacting layer.
+    let interactive = matches!(cli.command, cli::Command::Chat(_));
+    let stdout = std::io::stdout().lock();
+    let mut output: Box<dyn Write> = if interactive {
+        Box::new(stdout)
+    } else {
+        Box::new(redact::RedactingWriter::new(stdout))
+    };
+    let result = commands::run(cli, &mut output).and_then(|outcome| {
+        output.flush()?;
+        Ok(outcome)
+    });
+    drop(output);
+    match result {
         Ok(Outcome::Success) => ExitCode::SUCCESS,
         Ok(Outcome::ProblemsFound) => ExitCode::from(1),
         Err(error) => report(&error),
@@ -56,7 +69,7 @@ fn report(error: &anyhow::Error) -> ExitCode {
             message.push_str(&format!(": {cause}"));
         }
     }
-    let _ = writeln!(stderr, "{message}");
+    let _ = writeln!(stderr, "{}", ctxkit_resources::redact_credentials(&message));
     if let Some(hint) = hint {
         let _ = writeln!(stderr, "hint: {hint}");
     }
@@ -182,7 +195,8 @@ fn classify_package(error: &PackageError) -> (u8, Option<String>) {
             SourceError::Empty
             | SourceError::ControlCharacter { .. }
             | SourceError::LeadingDash { .. }
-            | SourceError::ParentComponent { .. } => (
+            | SourceError::ParentComponent { .. }
+            | SourceError::InvalidNpmSpec { .. } => (
                 3,
                 Some(
                     "sources look like `npm:name@1.2.3`, `git:github.com/user/repo@v1` or `./path`"

@@ -117,17 +117,40 @@ impl ModelClient {
             .text()
             .await
             .map_err(|error| self.transport_error(&error))?;
+        // Every answer, whatever its status, passes here before anything reads it: a reply (or an
+        // unreadable 200 body) echoing the key never reaches an error, a log or a session.
+        let text = redact(&text, self.secrets());
         if !status.is_success() {
-            let secrets = self.config.api_key.iter().map(ApiKey::expose_secret);
-            let header_values = self.config.headers.values().map(String::as_str);
             return Err(LlmError::Http {
                 provider: self.config.provider.clone(),
                 status: status.as_u16(),
-                body: redact(&text, secrets.chain(header_values)),
+                body: text,
                 retry_after,
             });
         }
         Ok(text)
+    }
+
+    /// What must never be shown: the key, configured header values, and the user name and
+    /// password of a base URL such as `https://user:pass@host`.
+    fn secrets(&self) -> Vec<&str> {
+        let mut secrets: Vec<&str> = self
+            .config
+            .api_key
+            .iter()
+            .map(ApiKey::expose_secret)
+            .chain(self.config.headers.values().map(String::as_str))
+            .collect();
+        if let Some((_, after_scheme)) = self.config.base_url.split_once("://")
+            && let Some((userinfo, _)) = after_scheme
+                .split_once('/')
+                .map_or(after_scheme, |(authority, _)| authority)
+                .rsplit_once('@')
+        {
+            secrets.extend(userinfo.split(':').filter(|part| !part.is_empty()));
+            secrets.push(userinfo);
+        }
+        secrets
     }
 
     fn transport_error(&self, error: &reqwest::Error) -> LlmError {
@@ -140,7 +163,7 @@ impl ModelClient {
         } else {
             LlmError::Network {
                 provider,
-                message: error_chain(error),
+                message: redact(&error_chain(error), self.secrets()),
             }
         }
     }

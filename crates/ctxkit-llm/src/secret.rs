@@ -25,18 +25,73 @@ impl fmt::Debug for ApiKey {
     }
 }
 
-/// `text` with every occurrence of the given secrets replaced by `<redacted>`: provider error
-/// bodies may echo the key they were sent ("Incorrect API key provided: sk-…"). Secrets shorter
-/// than 8 characters are left alone (they would match ordinary words).
+/// `text` with every occurrence of the given secrets replaced by `<redacted>`: provider bodies may
+/// echo the key they were sent ("Incorrect API key provided: sk-…"), also JSON-escaped
+/// (`sk\u002d…`, `\/`) or percent-encoded (`sk%2D…`); each character of a secret is matched in any
+/// of those forms. Secrets shorter than 8 characters are left alone (they would match ordinary
+/// words).
 pub(crate) fn redact<'a>(text: &str, secrets: impl IntoIterator<Item = &'a str>) -> String {
     let mut redacted = text.to_owned();
     for secret in secrets {
         let secret = secret.trim();
-        if secret.len() >= 8 && redacted.contains(secret) {
-            redacted = redacted.replace(secret, "<redacted>");
+        if secret.len() >= 8 {
+            redacted = replace_encoded(&redacted, secret);
         }
     }
     redacted
+}
+
+/// `text` with `secret`, in any mix of literal, JSON-escaped and percent-encoded characters,
+/// replaced by `<redacted>`.
+fn replace_encoded(text: &str, secret: &str) -> String {
+    let mut result = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(first) = rest.chars().next() {
+        match encoded_match_length(rest, secret) {
+            Some(length) => {
+                result.push_str("<redacted>");
+                rest = &rest[length..];
+            }
+            None => {
+                result.push(first);
+                rest = &rest[first.len_utf8()..];
+            }
+        }
+    }
+    result
+}
+
+/// How many bytes at the start of `text` spell `secret`, if they do.
+fn encoded_match_length(text: &str, secret: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut position = 0;
+    for character in secret.chars() {
+        let rest = text.get(position..)?;
+        if rest.starts_with(character) {
+            position += character.len_utf8();
+            continue;
+        }
+        let code = u32::from(character);
+        let escaped = rest
+            .strip_prefix("\\u")
+            .and_then(|hex| hex.get(..4))
+            .and_then(|hex| u32::from_str_radix(hex, 16).ok());
+        if escaped == Some(code) {
+            position += 6;
+        } else if character == '/' && rest.starts_with("\\/") {
+            position += 2;
+        } else if bytes.get(position) == Some(&b'%')
+            && rest
+                .get(1..3)
+                .and_then(|hex| u32::from_str_radix(hex, 16).ok())
+                == Some(code)
+        {
+            position += 3;
+        } else {
+            return None;
+        }
+    }
+    Some(position)
 }
 
 /// Whether an environment variable holds a credential a child process (a hook, the agent's
@@ -124,6 +179,14 @@ mod tests {
             "Incorrect API key provided: <redacted>. Header: <redacted>"
         );
         assert_eq!(redact("a short word", ["short"]), "a short word");
+        // Escaped echoes (issue 17): JSON `\u002d`, `\/` and percent-encoding, mixed.
+        let escaped =
+            r#"{"error":"bad key sk\u002dsecret\u002D123 and sk%2Dsecret-123, a\/b-cdefgh"}"#;
+        assert_eq!(
+            redact(escaped, ["sk-secret-123", "a/b-cdefgh"]),
+            r#"{"error":"bad key <redacted> and <redacted>, <redacted>"}"#
+        );
+        assert_eq!(redact("naïve text ✓", ["sk-secret-123"]), "naïve text ✓");
     }
 
     #[test]

@@ -64,7 +64,10 @@ pub use settings::{
 pub use skills::{
     Skill, SkillSet, expand_skill_command, format_skills_for_prompt, load_skill_file, load_skills,
 };
-pub use source::{GitSource, NpmSource, PackageSource, looks_local, parse_git_url};
+pub use source::{
+    GitSource, NpmSource, PackageSource, has_credentials, looks_local, parse_git_url,
+    redact_credentials,
+};
 pub use themes::{
     REQUIRED_COLOR_TOKENS, Theme, ThemeSet, load_theme_file, load_themes, validate_theme,
 };

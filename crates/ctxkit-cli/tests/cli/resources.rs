@@ -303,3 +303,42 @@ fn project_hooks_run_only_once_trusted_and_never_see_secrets() {
             .contains("project, not trusted")
     );
 }
+
+/// Issue 17, defect 8: credentials in package sources and `llm.baseUrl` were printed, stored in
+/// project settings and named a directory.
+#[test]
+fn credentials_in_urls_are_never_shown_nor_written_to_project_settings() {
+    let world = World::new();
+    let refused = world.ctxkit(&[
+        "install",
+        "--local",
+        "git:user:hunter2secret@git.example/team/repo",
+    ]);
+    assert!(refused.starts_with("exit: 3"), "{refused}");
+    assert!(!refused.contains("hunter2secret"), "{refused}");
+    assert!(!world.project().join(".ctxkit/settings.json").exists());
+    let refused = world.ctxkit(&[
+        "config",
+        "set",
+        "--project",
+        "llm.baseUrl",
+        "https://user:hunter2secret@proxy.example/v1",
+    ]);
+    assert!(refused.contains("credentials"), "{refused}");
+    assert!(!refused.contains("hunter2secret"), "{refused}");
+    let set = world.ctxkit(&[
+        "config",
+        "set",
+        "llm.baseUrl",
+        "https://user:hunter2secret@proxy.example/v1",
+    ]);
+    assert!(set.starts_with("exit: 0"), "{set}");
+    for listing in [
+        world.ctxkit(&["config", "list"]),
+        world.ctxkit(&["config", "list", "--json"]),
+        world.ctxkit(&["config", "get", "llm.baseUrl"]),
+    ] {
+        assert!(!listing.contains("hunter2secret"), "{listing}");
+        assert!(listing.contains("<redacted>@proxy.example"), "{listing}");
+    }
+}
