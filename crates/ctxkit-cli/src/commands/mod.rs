@@ -32,6 +32,13 @@ pub struct Locations {
 impl Locations {
     fn resolve(global: &GlobalArgs) -> Result<Self> {
         if let Some(dir) = &global.sessions_dir {
+            // A file there would list as "No sessions." and new sessions would fail later.
+            if dir.exists() && !dir.is_dir() {
+                anyhow::bail!(
+                    "`--sessions-dir {}` is not a directory; name the directory sessions are kept in",
+                    dir.display()
+                );
+            }
             return Ok(Self {
                 sessions_root: dir.clone(),
             });

@@ -333,6 +333,13 @@ fn cases() -> Vec<Case> {
             expect: "is not a regular file (a directory)",
         },
         Case {
+            name: "--sessions-dir names a file (issue 17: listed as \"No sessions.\")",
+            setup: |h| std::fs::write(h.join("plain.txt"), "x").unwrap(),
+            args: &["--sessions-dir", "plain.txt", "sessions"],
+            code: 3,
+            expect: "is not a directory",
+        },
+        Case {
             name: "session path is a FIFO (issue 17: hung every command)",
             setup: |h| {
                 let status = std::process::Command::new("mkfifo")
