@@ -353,6 +353,13 @@ fn cases() -> Vec<Case> {
             expect: "is not a regular file (a FIFO)",
         },
         Case {
+            name: "import of /dev/zero (issue 17: hung)",
+            setup: |_| {},
+            args: &["import", "/dev/zero"],
+            code: 4,
+            expect: "not a regular file",
+        },
+        Case {
             name: "session path is /dev/zero (issue 17: filled memory)",
             setup: |_| {},
             args: &["info", "/dev/zero"],
