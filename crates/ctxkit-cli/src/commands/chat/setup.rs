@@ -67,7 +67,12 @@ pub async fn build(global: &GlobalArgs, locations: &Locations, args: &ChatArgs) 
     let chat_settings = document.get("chat");
     let setting = |key: &str| chat_settings.and_then(|chat| chat.get(key));
     let confirm_bash = !args.yes && setting("confirmBash").and_then(Value::as_bool) != Some(false);
-    let pass_env: Vec<String> = setting("passEnv")
+    // Only the user's own settings may hand secrets to commands a model runs: a cloned project
+    // could otherwise pass the keys back in.
+    let pass_env: Vec<String> = settings
+        .document(ctxkit_resources::SettingsScope::Global)
+        .get("chat")
+        .and_then(|chat| chat.get("passEnv"))
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
