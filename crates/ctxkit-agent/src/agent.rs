@@ -34,6 +34,9 @@ pub struct AgentOptions {
     pub cwd: PathBuf,
     /// The default `bash` time limit.
     pub bash_timeout: Duration,
+    /// Secret environment variables (provider keys, tokens) `bash` commands may see
+    /// (`chat.passEnv`); every other one is removed from their environment.
+    pub pass_env: Vec<String>,
 }
 
 /// What the loop is doing, for a UI or a protocol client.
@@ -380,6 +383,7 @@ impl Agent {
             cwd: self.options.cwd.clone(),
             output_dir: self.output_dir().await,
             bash_timeout: self.options.bash_timeout,
+            pass_env: self.options.pass_env.clone(),
             cancel: cancel.clone(),
             engine: Some(self.engine.clone()),
         };

@@ -45,6 +45,7 @@
 //!         system_prompt: "You are a coding agent.".into(),
 //!         max_tokens: Some(4_096),
 //!         reasoning: None,
+//!         pass_env: Vec::new(),
 //!         cwd: "/home/me/project".into(),
 //!         bash_timeout: std::time::Duration::from_secs(120),
 //!     },

@@ -19,6 +19,8 @@ pub struct ToolContext {
     pub output_dir: PathBuf,
     /// The default `bash` time limit.
     pub bash_timeout: Duration,
+    /// Secret environment variables `bash` commands may see; the others are removed.
+    pub pass_env: Vec<String>,
     /// Fires when the user interrupts the turn.
     pub cancel: CancellationToken,
     /// The session's engine, for tools that read the session (`recall`).

@@ -254,6 +254,13 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Trust the hooks of this project's `.ctxkit/settings.json` (they run only once trusted; a
+    /// change to them needs trusting again). Prints them first.
+    Trust {
+        /// Forget the trust instead.
+        #[arg(long)]
+        revoke: bool,
+    },
     /// Print the assembled system prompt (base, appended parts, context files, skills list).
     Prompt,
     /// Install a package (`npm:name[@version]`, a git URL or `git:host/path[@ref]`, or a local

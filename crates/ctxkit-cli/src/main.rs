@@ -2,6 +2,7 @@
 
 mod cli;
 mod commands;
+mod redact;
 mod render;
 
 use std::io::Write;
@@ -26,8 +27,20 @@ fn main() -> ExitCode {
     if let Err(error) = init_logging(&cli.global) {
         return report(&error);
     }
-    let mut stdout = std::io::stdout().lock();
-    match commands::run(cli, &mut stdout) {
+    // The chat is interactive (partial lines); everything else prints through the redacting layer.
+    let interactive = matches!(cli.command, cli::Command::Chat(_));
+    let stdout = std::io::stdout().lock();
+    let mut output: Box<dyn Write> = if interactive {
+        Box::new(stdout)
+    } else {
+        Box::new(redact::RedactingWriter::new(stdout))
+    };
+    let result = commands::run(cli, &mut output).and_then(|outcome| {
+        output.flush()?;
+        Ok(outcome)
+    });
+    drop(output);
+    match result {
         Ok(Outcome::Success) => ExitCode::SUCCESS,
         Ok(Outcome::ProblemsFound) => ExitCode::from(1),
         Err(error) => report(&error),
@@ -90,7 +103,7 @@ fn report(error: &anyhow::Error) -> ExitCode {
             message.push_str(&format!(": {cause}"));
         }
     }
-    let _ = writeln!(stderr, "{message}");
+    let _ = writeln!(stderr, "{}", ctxkit_resources::redact_credentials(&message));
     if let Some(hint) = hint {
         let _ = writeln!(stderr, "hint: {hint}");
     }
@@ -160,6 +173,16 @@ fn classify_session(session_error: &SessionError) -> (u8, Option<String>) {
         SessionError::ChangedOnDisk { path } => {
             (5, Some(format!("another process wrote `{}` meanwhile; run the command again", path.display())))
         }
+        SessionError::TailUnrepaired { path, .. } => {
+            (4, Some(format!("free space, then run `ctxkit check {}` and open the session again", path.display())))
+        }
+        SessionError::NotARegularFile { .. } | SessionError::TooLarge { .. } => {
+            (3, Some("name a session file (`ctxkit sessions` lists them)".to_owned()))
+        }
+        SessionError::CannotMigrate { path, .. } => {
+            (3, Some(format!("run `ctxkit check {}` to find the damaged lines; the file was left untouched", path.display())))
+        }
+        SessionError::NewerVersion { .. } => (3, Some("use a newer ctxkit to write this session".to_owned())),
         SessionError::Io { .. } => (4, None),
         SessionError::Serialize(_) => (4, Some("this is a bug in ctxkit; please report it".to_owned())),
     }
@@ -207,7 +230,8 @@ fn classify_package(error: &PackageError) -> (u8, Option<String>) {
             SourceError::Empty
             | SourceError::ControlCharacter { .. }
             | SourceError::LeadingDash { .. }
-            | SourceError::ParentComponent { .. } => (
+            | SourceError::ParentComponent { .. }
+            | SourceError::InvalidNpmSpec { .. } => (
                 3,
                 Some(
                     "sources look like `npm:name@1.2.3`, `git:github.com/user/repo@v1` or `./path`"

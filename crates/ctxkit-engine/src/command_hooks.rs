@@ -47,7 +47,13 @@ impl CommandHook {
         };
         let input = serde_json::to_vec(&json!({ "event": event, "payload": payload }))
             .map_err(|error| HookError::new(format!("cannot encode the event: {error}")))?;
-        let mut child = tokio::process::Command::new(program)
+        let mut command = tokio::process::Command::new(program);
+        // Provider keys and other credentials stay with ctxkit unless the hook is given them.
+        let names = std::env::vars_os().filter_map(|(name, _)| name.into_string().ok());
+        for name in ctxkit_llm::secret_variables_for_child(names, &self.config.pass_env) {
+            command.env_remove(name);
+        }
+        let mut child = command
             .args(arguments)
             .current_dir(&self.cwd)
             .stdin(Stdio::piped())

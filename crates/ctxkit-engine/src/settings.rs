@@ -143,6 +143,10 @@ pub struct CommandHookConfig {
     /// How long it may run before it is killed and reported.
     #[serde(default = "default_hook_timeout_ms")]
     pub timeout_ms: u64,
+    /// Secret environment variables (provider keys, tokens) the hook may see; every other one is
+    /// removed from its environment.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pass_env: Vec<String>,
 }
 
 fn default_hook_timeout_ms() -> u64 {

@@ -160,6 +160,7 @@ pub fn import_file(
     path: &Path,
     format: Option<SourceFormat>,
 ) -> Result<ImportedSession, ImportError> {
+    refuse_special_file(path)?;
     if format == Some(SourceFormat::OpenCode) || format.is_none() && is_opencode_path(path) {
         return first_opencode_session(path);
     }
@@ -169,4 +170,21 @@ pub fn import_file(
         None => detect_format(&source)?,
     };
     convert(&source, format)
+}
+
+/// Refuses FIFOs, devices and sockets before anything opens them: opening a FIFO waits for a
+/// writer, and `/dev/zero` never ends. Only `stat` is used, which never blocks.
+pub(crate) fn refuse_special_file(path: &Path) -> Result<(), ImportError> {
+    let Ok(metadata) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    let file_type = metadata.file_type();
+    if file_type.is_file() || file_type.is_dir() {
+        return Ok(());
+    }
+    Err(ImportError::Io {
+        operation: "read",
+        path: path.to_owned(),
+        source: std::io::Error::other("not a regular file (a FIFO, a device or a socket)"),
+    })
 }

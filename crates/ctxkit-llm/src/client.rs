@@ -117,6 +117,9 @@ impl ModelClient {
             .text()
             .await
             .map_err(|error| self.transport_error(&error))?;
+        // Every answer, whatever its status, passes here before anything reads it: a reply (or an
+        // unreadable 200 body) echoing the key never reaches an error, a log or a session.
+        let text = redact(&text, self.secrets());
         if !status.is_success() {
             return Err(self.http_error(status.as_u16(), &text, retry_after));
         }
@@ -182,11 +185,31 @@ impl ModelClient {
         }
     }
 
-    /// A transport error's text with the key and header values redacted.
+    /// `text` with every secret of [`Self::secrets`] redacted.
     pub(crate) fn redacted(&self, text: &str) -> String {
-        let secrets = self.config.api_key.iter().map(ApiKey::expose_secret);
-        let header_values = self.config.headers.values().map(String::as_str);
-        redact(text, secrets.chain(header_values))
+        redact(text, self.secrets())
+    }
+
+    /// What must never be shown: the key, configured header values, and the user name and
+    /// password of a base URL such as `https://user:pass@host`.
+    fn secrets(&self) -> Vec<&str> {
+        let mut secrets: Vec<&str> = self
+            .config
+            .api_key
+            .iter()
+            .map(ApiKey::expose_secret)
+            .chain(self.config.headers.values().map(String::as_str))
+            .collect();
+        if let Some((_, after_scheme)) = self.config.base_url.split_once("://")
+            && let Some((userinfo, _)) = after_scheme
+                .split_once('/')
+                .map_or(after_scheme, |(authority, _)| authority)
+                .rsplit_once('@')
+        {
+            secrets.extend(userinfo.split(':').filter(|part| !part.is_empty()));
+            secrets.push(userinfo);
+        }
+        secrets
     }
 
     pub(crate) fn transport_error(&self, error: &reqwest::Error) -> LlmError {
@@ -199,7 +222,7 @@ impl ModelClient {
         } else {
             LlmError::Network {
                 provider,
-                message: error_chain(error),
+                message: redact(&error_chain(error), self.secrets()),
             }
         }
     }

@@ -33,6 +33,6 @@ pub use overflow::{
     is_context_overflow, is_overflow_error_text, is_overflow_error_text_from, is_reply_overflow,
 };
 pub use retry::RetryPolicy;
-pub use secret::ApiKey;
+pub use secret::{ApiKey, is_secret_variable, secret_variables_for_child};
 pub use stream::{ChatDelta, DeltaSink};
 pub use wire::{Completion, CompletionRequest, ReasoningLevel};

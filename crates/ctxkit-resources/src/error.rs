@@ -133,6 +133,16 @@ pub enum SourceError {
         /// The source as given.
         source_text: String,
     },
+    /// An `npm:` source whose name or version is not a registry package name and version (a path,
+    /// a URL or `file:` spec would make npm install from elsewhere); local packages are given as
+    /// paths.
+    #[error("Package source `{source_text}` is not a registry package: {reason}")]
+    InvalidNpmSpec {
+        /// The source as given.
+        source_text: String,
+        /// What is wrong.
+        reason: &'static str,
+    },
 }
 
 /// Error parsing YAML frontmatter.

@@ -24,6 +24,7 @@ mod settings;
 mod skills;
 mod source;
 mod themes;
+mod trust;
 
 pub use context::{
     ContextFile, SystemPromptParts, assemble_system_prompt, discover_context_files,
@@ -63,7 +64,13 @@ pub use settings::{
 pub use skills::{
     Skill, SkillSet, expand_skill_command, format_skills_for_prompt, load_skill_file, load_skills,
 };
-pub use source::{GitSource, NpmSource, PackageSource, looks_local, parse_git_url};
+pub use source::{
+    GitSource, NpmSource, PackageSource, has_credentials, looks_local, parse_git_url,
+    redact_credentials,
+};
 pub use themes::{
     REQUIRED_COLOR_TOKENS, Theme, ThemeSet, load_theme_file, load_themes, validate_theme,
+};
+pub use trust::{
+    ProjectTrust, TRUST_FILE_NAME, project_trust, runnable_settings, set_project_trust,
 };

@@ -188,6 +188,9 @@ fn clone_failure_shows_git_stderr() {
         progress.lines().last().unwrap(),
         "error install git:github.com/nobody/missing"
     );
+    // Issue 17: the failed clone leaves no empty `github.com/nobody` directories behind.
+    let git_root = world.agent().join("git");
+    assert!(!git_root.join("github.com").exists());
 }
 
 fn installed_user_checkout(world: &World) -> (PackageManager, Recorder, std::path::PathBuf) {

@@ -31,6 +31,8 @@ pub struct AgentConfig {
     pub system_prompt: String,
     /// The default time limit of the `bash` tool.
     pub bash_timeout: Duration,
+    /// Secret variables the tools' commands may see (`chat.passEnv` of the user's settings).
+    pub pass_env: Vec<String>,
 }
 
 impl std::fmt::Debug for AgentConfig {
@@ -131,6 +133,7 @@ pub(crate) async fn run(shared: &Arc<Shared>, raw: Value) -> Result<Value, Metho
             reasoning: None,
             cwd,
             bash_timeout: config.bash_timeout,
+            pass_env: config.pass_env.clone(),
         },
     )
     .await;

@@ -12,6 +12,7 @@ mod methods;
 mod session_methods;
 
 pub use agent_run::{AgentConfig, ModelSource};
+mod validate;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -192,8 +193,28 @@ where
     }
     drop(queue);
     let _ = worker.await;
-    if let Some(Some(id)) = shutdown_id {
-        send_result(&shared, id, json!({}));
+    // Entries held back by the deferred first write (no assistant message yet) were acknowledged
+    // with ids: write them now, on `shutdown` and at the end of input alike, and say when that fails.
+    let engine = shared.engine.read().await.clone();
+    let flushed = match engine {
+        Some(engine) => {
+            engine
+                .with_session_mut(ctxkit_session::Session::flush_pending)
+                .await
+        }
+        None => Ok(()),
+    };
+    match (shutdown_id, flushed) {
+        (Some(Some(id)), Ok(())) => send_result(&shared, id, json!({})),
+        (Some(Some(id)), Err(error)) => send_error(
+            &shared,
+            id,
+            MethodError::new(
+                codes::ENGINE_ERROR,
+                format!("entries appended before the first reply were not written: {error}"),
+            ),
+        ),
+        (Some(None) | None, Ok(()) | Err(_)) => {}
     }
     // Ends the event forwarders, whose engines are dropped here, and with them the writer.
     *shared.engine.write().await = None;

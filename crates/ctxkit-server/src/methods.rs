@@ -3,7 +3,6 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use ctxkit_protocol::AgentMessage;
 use ctxkit_session::Session;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -161,7 +160,7 @@ struct ModelParams {
 
 #[derive(Deserialize)]
 struct AppendParams {
-    message: AgentMessage,
+    message: Value,
 }
 
 #[derive(Deserialize)]
@@ -318,9 +317,12 @@ async fn context_method(
     match method {
         "message.append" => {
             let params: AppendParams = params(raw)?;
+            let message = super::validate::validate_message(params.message).map_err(|reason| {
+                MethodError::new(codes::INVALID_PARAMS, format!("invalid params: {reason}"))
+            })?;
             let id = engine(shared)
                 .await?
-                .append(params.message)
+                .append(message)
                 .await
                 .map_err(engine_error)?;
             Ok(json!({ "entry_id": id }))

@@ -29,6 +29,9 @@ pub enum DiagnosticKind {
     InvalidUtf8,
     /// A second `session` header; ignored.
     ExtraHeader,
+    /// The header names a format version newer than ctxkit writes; the file is read as v3 and
+    /// never written.
+    NewerVersion { version: u64 },
     /// Two entries share an id; lookups find the later one.
     DuplicateId { id: String },
     /// The parent id names no entry; the entry is treated as a root.
@@ -67,6 +70,10 @@ impl fmt::Display for DiagnosticKind {
             Self::NoId => write!(formatter, "entry has no string `id`; line skipped"),
             Self::InvalidUtf8 => write!(formatter, "invalid UTF-8 replaced by U+FFFD"),
             Self::ExtraHeader => write!(formatter, "a second session header; ignored"),
+            Self::NewerVersion { version } => write!(
+                formatter,
+                "session format version {version} is newer than this ctxkit writes; read as v3, never written"
+            ),
             Self::DuplicateId { id } => {
                 write!(formatter, "duplicate entry id `{id}`; the later entry wins")
             }

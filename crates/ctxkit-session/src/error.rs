@@ -38,6 +38,47 @@ pub enum SessionError {
     #[error("`{path}` was changed by another process since it was read; nothing was written")]
     ChangedOnDisk { path: PathBuf },
 
+    /// An earlier write to this file failed and what it left could not be cut back to the last
+    /// acknowledged record, so this append was refused (appending would glue the entry onto a torn
+    /// fragment). Nothing was written; free space or fix the file (`ctxkit check`), then open the
+    /// session again.
+    #[error(
+        "`{path}`: an earlier write failed and the file could not be repaired ({reason}); nothing was written"
+    )]
+    TailUnrepaired { path: PathBuf, reason: String },
+
+    /// The path is not a regular file (a FIFO, a device, a directory, a socket). Returned by every
+    /// open before anything is read, so a FIFO or `/dev/zero` never hangs or fills memory. Name a
+    /// session file instead.
+    #[error("`{path}` is not a regular file ({kind}); sessions are regular files")]
+    NotARegularFile { path: PathBuf, kind: &'static str },
+
+    /// The file is larger than a session file may be ([`crate::MAX_SESSION_BYTES`]). Returned by
+    /// every open before anything is read. Split the session (`ctxkit fork`) or check the path.
+    #[error("`{path}` is {bytes} bytes, more than the {limit} a session file may hold")]
+    TooLarge {
+        path: PathBuf,
+        bytes: u64,
+        limit: u64,
+    },
+
+    /// The file is in an older format and cannot be migrated without losing bytes (it holds
+    /// invalid UTF-8). Returned by the first write of such a file (and `ctxkit migrate`); nothing
+    /// was written. Repair the file (`ctxkit check` names the lines) and retry.
+    #[error("`{path}` cannot be migrated without losing data: {reason}; nothing was written")]
+    CannotMigrate { path: PathBuf, reason: String },
+
+    /// The header names a format version newer than this ctxkit writes. Returned by the first write:
+    /// appending v3 entries to it could corrupt it. Reading works, with a diagnostic.
+    #[error(
+        "`{path}` is session format version {version}, newer than {supported}; nothing was written"
+    )]
+    NewerVersion {
+        path: PathBuf,
+        version: u64,
+        supported: u64,
+    },
+
     /// No entry has this id. Returned by navigation, labels and branching.
     #[error("entry `{id}` not found")]
     EntryNotFound { id: String },

@@ -432,3 +432,39 @@ impl SessionIndex {
 pub(crate) fn js_trim(text: &str) -> &str {
     text.trim_matches(|character: char| character.is_whitespace() || character == '\u{feff}')
 }
+
+/// The leaf of an opened file: its last entry, unless that repeats the id of an earlier entry (a
+/// copied line, a bad merge): such a copy would otherwise take the leaf and cut the conversation
+/// back to wherever the copy's parent is. Then the last entry whose id is its own.
+pub(crate) fn default_leaf(index: &SessionIndex, diagnostics: &[Diagnostic]) -> Option<EntryIndex> {
+    let entries = index.entries();
+    let duplicated: std::collections::HashSet<&str> = diagnostics
+        .iter()
+        .filter_map(|diagnostic| {
+            if let DiagnosticKind::DuplicateId { id } = &diagnostic.kind {
+                Some(id.as_str())
+            } else {
+                None
+            }
+        })
+        .collect();
+    let last = entries.len().checked_sub(1);
+    if duplicated.is_empty() {
+        return last;
+    }
+    let mut first_seen: std::collections::HashMap<&str, EntryIndex> =
+        std::collections::HashMap::new();
+    for (position, entry) in entries.iter().enumerate() {
+        if duplicated.contains(entry.id()) {
+            first_seen.entry(entry.id()).or_insert(position);
+        }
+    }
+    (0..entries.len())
+        .rev()
+        .find(|&position| {
+            first_seen
+                .get(entries[position].id())
+                .is_none_or(|&first| first == position)
+        })
+        .or(last)
+}

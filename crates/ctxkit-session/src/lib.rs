@@ -8,6 +8,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod atomic;
 #[cfg(unix)]
 mod chunked;
 mod context;
@@ -25,6 +26,7 @@ mod lock_holder;
 mod migrate;
 mod paths;
 mod records;
+mod regular;
 mod session;
 mod storage;
 mod system;
@@ -49,6 +51,7 @@ pub use llm::{
 };
 pub use paths::{default_session_dir, encode_cwd, session_file_name};
 pub use records::ContextForm;
+pub use regular::MAX_SESSION_BYTES;
 pub use session::{LeafSelector, NewCompaction, Session, SummarySource};
 pub use storage::Durability;
 pub use system::current_system_message;

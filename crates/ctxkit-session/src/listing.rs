@@ -24,14 +24,18 @@ pub struct SkippedFile {
 
 /// The listing record of one session file.
 pub fn read_session_info(path: &Path) -> Result<SessionInfoRecord> {
-    let file = std::fs::File::open(path).map_err(SessionError::io("open", path))?;
+    let file = crate::regular::open_session_file(path)?;
     let mtime = file
         .metadata()
         .and_then(|metadata| metadata.modified())
         .ok();
     let size_hint = file.metadata().map_or(0, |metadata| metadata.len());
-    let read =
-        read_lines(&file, size_hint, &mut Vec::new()).map_err(SessionError::io("read", path))?;
+    let read = read_lines(
+        std::io::Read::take(&file, crate::MAX_SESSION_BYTES),
+        size_hint,
+        &mut Vec::new(),
+    )
+    .map_err(SessionError::io("read", path))?;
     let mut lines = read.lines;
     crate::line::strip_byte_order_mark(&mut lines);
     let mut lines = lines.into_iter();
@@ -240,7 +244,7 @@ pub fn find_most_recent_session(dir: &Path) -> Option<PathBuf> {
 
 fn has_session_header(path: &Path) -> bool {
     use std::io::BufRead;
-    let Ok(file) = std::fs::File::open(path) else {
+    let Ok(file) = crate::regular::open_session_file(path) else {
         return false;
     };
     let mut first = String::new();

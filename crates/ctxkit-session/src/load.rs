@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::diagnostics::{Diagnostic, DiagnosticKind};
 use crate::entry::{HeadError, StoredEntry};
 use crate::error::{Result, SessionError};
-use crate::line::{RawLine, ReadLines, read_lines, strip_byte_order_mark};
+use crate::line::{LineText, RawLine, ReadLines, read_lines, strip_byte_order_mark};
 use crate::migrate;
 use crate::storage::{LoadedSnapshot, current_snapshot};
 
@@ -25,16 +25,36 @@ pub(crate) struct LoadedFile {
     pub(crate) migrated_from: Option<u64>,
     /// The size and identity of the file as read.
     pub(crate) snapshot: LoadedSnapshot,
+    /// For a file older than v3: the lines that are not entries (unreadable, torn, extra headers),
+    /// each with how many records (header and entries) come before it, so a migration keeps them.
+    pub(crate) kept_lines: Vec<KeptLine>,
+    /// The header's version when it is newer than v3: the file is never written.
+    pub(crate) newer_version: Option<u64>,
+}
+
+/// A line of an older file that a migration must keep as it is.
+#[derive(Debug)]
+pub(crate) struct KeptLine {
+    /// How many records (the header counting as one) precede it in the file.
+    pub(crate) records_before: usize,
+    pub(crate) text: LineText,
 }
 
 /// Loads the session file at `path`.
 pub(crate) fn load_file(path: &Path) -> Result<LoadedFile> {
-    let file = std::fs::File::open(path).map_err(SessionError::io("open", path))?;
+    let file = crate::regular::open_session_file(path)?;
     let opened = current_snapshot(&file, path)?;
     let size_hint = file.metadata().map_or(0, |metadata| metadata.len());
     let mut diagnostics = Vec::new();
     let read = read_file_lines(&file, size_hint, &mut diagnostics)
         .map_err(SessionError::io("read", path))?;
+    if read.bytes > crate::MAX_SESSION_BYTES {
+        return Err(SessionError::TooLarge {
+            path: path.to_owned(),
+            bytes: read.bytes,
+            limit: crate::MAX_SESSION_BYTES,
+        });
+    }
     let mut loaded = parse_lines(path, read.lines, read.ends_with_newline, diagnostics)?;
     // What was parsed, even while another process appends.
     loaded.snapshot = LoadedSnapshot {
@@ -57,8 +77,13 @@ fn read_file_lines(
     {
         return Ok(read);
     }
-    // Chunks are read at offsets, so the file position is still at the start.
-    read_lines(file, size_hint, diagnostics)
+    // Chunks are read at offsets, so the file position is still at the start. A file that grows
+    // while it is read stops at the size limit (and is refused by the caller).
+    read_lines(
+        std::io::Read::take(file, crate::MAX_SESSION_BYTES + 1),
+        size_hint,
+        diagnostics,
+    )
 }
 
 /// Parses the lines of a session file.
@@ -77,16 +102,20 @@ pub(crate) fn parse_lines(
     let last_number = lines.last().map(|line| line.number);
     let mut header: Option<(usize, Value)> = None;
     let mut bodies = Vec::with_capacity(lines.len());
+    let mut before_header = Vec::new();
     for line in lines {
         if header.is_none() {
             // The first line that parses is the header, as in Pi.
             match from_str_repaired::<Value>(line.text.as_str()) {
                 Ok(value) => header = Some((line.number, value)),
-                Err(error) => diagnostics.push(Diagnostic {
-                    line: Some(line.number),
-                    kind: DiagnosticKind::InvalidJson {
-                        message: error.to_string(),
-                    },
+                Err(error) => diagnostics.push({
+                    before_header.push(line.text.clone());
+                    Diagnostic {
+                        line: Some(line.number),
+                        kind: DiagnosticKind::InvalidJson {
+                            message: error.to_string(),
+                        },
+                    }
                 }),
             }
             continue;
@@ -116,19 +145,51 @@ pub(crate) fn parse_lines(
         .map_err(|error| not_a_session(Some(header_line), &error.to_string()))?;
 
     let migrated_from = (version < CURRENT_SESSION_VERSION as f64).then_some(version as u64);
+    let newer_version = header
+        .version
+        .filter(|&version| version > CURRENT_SESSION_VERSION);
+    if let Some(version) = newer_version {
+        diagnostics.push(Diagnostic {
+            line: Some(header_line),
+            kind: DiagnosticKind::NewerVersion { version },
+        });
+    }
+    let mut kept_lines = Vec::new();
     if migrated_from.is_some() {
         migrate::migrate_lines(&mut bodies, version);
         header.version = Some(CURRENT_SESSION_VERSION);
+        kept_lines.extend(before_header.into_iter().map(|text| KeptLine {
+            records_before: 0,
+            text,
+        }));
     }
+    let keep_texts = migrated_from.is_some();
 
     // Reading heads is independent per line: spread it over the cores, keep file order.
-    let parsed: Vec<(usize, Result<StoredEntry, HeadError>)> = bodies
+    let parsed: Vec<(usize, Option<LineText>, Result<StoredEntry, HeadError>)> = bodies
         .into_par_iter()
         .with_min_len(256)
-        .map(|line| (line.number, StoredEntry::from_line(line.text, line.number)))
+        .map(|line| {
+            let kept = keep_texts.then(|| line.text.clone());
+            (
+                line.number,
+                kept,
+                StoredEntry::from_line(line.text, line.number),
+            )
+        })
         .collect();
     let mut entries = Vec::with_capacity(parsed.len());
-    for (number, parsed) in parsed {
+    for (number, text, parsed) in parsed {
+        if parsed
+            .as_ref()
+            .map_or(true, |entry| entry.type_name() == "session")
+            && let Some(text) = text
+        {
+            kept_lines.push(KeptLine {
+                records_before: 1 + entries.len(),
+                text,
+            });
+        }
         match parsed {
             Ok(entry) if entry.type_name() == "session" => {
                 diagnostics.push(Diagnostic {
@@ -165,6 +226,8 @@ pub(crate) fn parse_lines(
             bytes: 0,
             inode: None,
         },
+        kept_lines,
+        newer_version,
     })
 }
 

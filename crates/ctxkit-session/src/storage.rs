@@ -7,8 +7,19 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 
+use crate::atomic::{sync_directory, write_atomic, write_new};
 use crate::error::{Result, SessionError};
+use crate::load::KeptLine;
 use crate::lock_holder::lock_holder;
+
+/// Why a loaded file is never written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WriteBlocker {
+    /// The header names this newer format version.
+    NewerVersion(u64),
+    /// An older file holding invalid UTF-8: migrating it would replace those bytes.
+    InvalidUtf8,
+}
 
 /// How far an append goes towards the disk before it returns. Every mode writes each append as one
 /// `write` of whole lines; they differ in when the kernel is asked to put the data on the device.
@@ -48,6 +59,16 @@ pub(crate) struct FileStore {
     durability: Durability,
     /// Appends since the last `fsync` (for [`Durability::SyncEvery`]).
     unsynced: u32,
+    /// Where the last acknowledged record ends, once the writer is open.
+    end: Option<u64>,
+    /// Lines of an older file that are not entries, kept in place by its migration.
+    pub(crate) kept_lines: Vec<KeptLine>,
+    /// Why the file must not be written at all (a newer format) or migrated (bytes that would be
+    /// lost), if so.
+    pub(crate) write_blocker: Option<WriteBlocker>,
+    /// A write failed: set until the file is back at `end`, ending in a newline. While set, the next
+    /// append repairs the tail first and is refused when it cannot.
+    failed_write: bool,
 }
 
 impl FileStore {
@@ -61,6 +82,10 @@ impl FileStore {
             snapshot: None,
             durability: Durability::default(),
             unsynced: 0,
+            end: None,
+            failed_write: false,
+            kept_lines: Vec::new(),
+            write_blocker: None,
         }
     }
 
@@ -79,6 +104,10 @@ impl FileStore {
             snapshot: Some(snapshot),
             durability: Durability::default(),
             unsynced: 0,
+            end: None,
+            failed_write: false,
+            kept_lines: Vec::new(),
+            write_blocker: None,
         }
     }
 
@@ -111,6 +140,7 @@ impl FileStore {
                 });
             }
             terminate_torn_line(&mut file, path)?;
+            self.end = Some(file_length(&file, path)?);
             self.snapshot = None;
             self.writer = Some(file);
         }
@@ -127,18 +157,48 @@ impl FileStore {
     /// Takes the writer lock of an existing file now instead of at the first append, so other
     /// writers are refused from now on. A new file is locked when it is created.
     pub(crate) fn hold(&mut self) -> Result<()> {
+        self.check_writable()?;
         if self.snapshot.is_some() && self.writer.is_none() {
             self.writer()?;
         }
         Ok(())
     }
 
+    /// Refuses when the file must never be written (newer format) or migrated (lossy).
+    pub(crate) fn check_writable(&self) -> Result<()> {
+        match self.write_blocker {
+            None => Ok(()),
+            Some(WriteBlocker::NewerVersion(version)) => Err(SessionError::NewerVersion {
+                path: self.path.clone(),
+                version,
+                supported: ctxkit_protocol::CURRENT_SESSION_VERSION,
+            }),
+            Some(WriteBlocker::InvalidUtf8) if self.needs_rewrite => {
+                Err(SessionError::CannotMigrate {
+                    path: self.path.clone(),
+                    reason: "it holds bytes that are not UTF-8".to_owned(),
+                })
+            }
+            Some(WriteBlocker::InvalidUtf8) => Ok(()),
+        }
+    }
+
+    /// Whether a write failed and the file has not been brought back to its last acknowledged
+    /// record since; the deferred first write stops deferring then.
+    pub(crate) fn has_failed_write(&self) -> bool {
+        self.failed_write
+    }
+
     /// Appends `lines`, each followed by a newline, in one write. The first records of a new file
     /// (its header and the entries held back until then) are written atomically instead, so a crash
-    /// never leaves a file without a whole header.
+    /// never leaves a file without a whole header. A write that fails is rolled back to the last
+    /// acknowledged record; when that fails too, the next append repairs the tail first and is
+    /// refused ([`SessionError::TailUnrepaired`]) when it cannot, so no entry is ever written after
+    /// a fragment.
     pub(crate) fn append(&mut self, lines: &[&str]) -> Result<()> {
+        self.check_writable()?;
         if self.written == 0 && self.writer.is_none() && self.snapshot.is_none() {
-            return self.create(lines);
+            return self.create(lines).inspect_err(|_| self.failed_write = true);
         }
         let capacity = lines.iter().map(|line| line.len() + 1).sum();
         let mut buffer = String::with_capacity(capacity);
@@ -146,24 +206,79 @@ impl FileStore {
             buffer.push_str(line);
             buffer.push('\n');
         }
-        let path = self.path.clone();
         let durability = self.durability;
         let sync = match durability {
             Durability::Flush => false,
             Durability::SyncEach => true,
             Durability::SyncEvery(every) => self.unsynced + 1 >= every.get(),
         };
-        let file = self.writer()?;
-        file.write_all(buffer.as_bytes())
-            .map_err(SessionError::io("append to", &path))?;
-        file.flush().map_err(SessionError::io("flush", &path))?;
+        self.writer()?;
+        if self.failed_write {
+            self.repair_tail()?;
+        }
+        if let Err(error) = self.write_buffer(buffer.as_bytes(), sync) {
+            self.failed_write = true;
+            // Best effort at once; the next append checks again and refuses when it still fails.
+            let _ = self.repair_tail();
+            return Err(error);
+        }
+        if let Some(end) = self.end.as_mut() {
+            *end += buffer.len() as u64;
+        }
         if sync {
-            file.sync_data().map_err(SessionError::io("sync", &path))?;
             self.unsynced = 0;
         } else if durability != Durability::Flush {
             self.unsynced += 1;
         }
         self.written += lines.len();
+        Ok(())
+    }
+
+    fn write_buffer(&mut self, bytes: &[u8], sync: bool) -> Result<()> {
+        let path = self.path.clone();
+        let file = self.writer()?;
+        write_through(file, bytes).map_err(SessionError::io("append to", &path))?;
+        file.flush().map_err(SessionError::io("flush", &path))?;
+        if sync {
+            file.sync_data().map_err(SessionError::io("sync", &path))?;
+        }
+        Ok(())
+    }
+
+    /// Cuts what a failed write left after the last acknowledged record (bytes nobody was told
+    /// about) and checks that the file ends there, on a newline.
+    fn repair_tail(&mut self) -> Result<()> {
+        let path = self.path.clone();
+        let unrepaired = |reason: String| SessionError::TailUnrepaired {
+            path: path.clone(),
+            reason,
+        };
+        let Some(end) = self.end else {
+            return Err(unrepaired("the writer was never opened".to_owned()));
+        };
+        let Some(file) = self.writer.as_mut() else {
+            return Err(unrepaired("the writer is closed".to_owned()));
+        };
+        let length = file_length(file, &path)?;
+        if length < end {
+            return Err(unrepaired(format!(
+                "the file is shorter ({length} bytes) than its acknowledged records ({end} bytes)"
+            )));
+        }
+        if length > end {
+            cut_to(file, end)
+                .map_err(|error| unrepaired(format!("cannot cut the fragment: {error}")))?;
+        }
+        if end > 0 {
+            let mut last = [0u8; 1];
+            file.seek(SeekFrom::Start(end - 1))
+                .and_then(|_| file.read_exact(&mut last))
+                .map_err(|error| unrepaired(format!("cannot verify the tail: {error}")))?;
+            if last[0] != b'\n' {
+                return Err(unrepaired("the last record does not end a line".to_owned()));
+            }
+        }
+        self.failed_write = false;
         Ok(())
     }
 
@@ -175,12 +290,14 @@ impl FileStore {
         }
         self.writer()?;
         self.written = lines.len();
+        self.failed_write = false;
         Ok(())
     }
 
     /// Replaces the whole file with `lines`, atomically, and keeps it locked for appends. Refused
     /// when another process changed the file since it was loaded: its entries would be lost.
     pub(crate) fn rewrite(&mut self, lines: &[&str]) -> Result<()> {
+        self.check_writable()?;
         // Hold the lock of the current file while the new one is prepared.
         let _held = if self.writer.is_none() && self.path.exists() {
             let file = open_locked(&self.path)?;
@@ -204,6 +321,7 @@ impl FileStore {
         self.writer()?;
         self.written = lines.len();
         self.needs_rewrite = false;
+        self.failed_write = false;
         Ok(())
     }
 }
@@ -305,17 +423,34 @@ fn lock(file: &File, path: &Path) -> Result<()> {
     }
 }
 
-/// Makes a rename or creation in `path`'s directory durable.
-fn sync_directory(path: &Path) -> Result<()> {
-    let directory = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
-        Some(_) | None => PathBuf::from("."),
-    };
-    #[cfg(unix)]
-    File::open(&directory)
-        .and_then(|handle| handle.sync_all())
-        .map_err(SessionError::io("sync directory", &directory))?;
-    Ok(())
+fn file_length(file: &File, path: &Path) -> Result<u64> {
+    Ok(file
+        .metadata()
+        .map_err(SessionError::io("read metadata of", path))?
+        .len())
+}
+
+/// `write_all`, through a fault injector in tests.
+fn write_through(file: &mut File, bytes: &[u8]) -> std::io::Result<()> {
+    #[cfg(test)]
+    if let Some(allowed) = fault::take_budget() {
+        let cut = allowed.min(bytes.len());
+        file.write_all(&bytes[..cut])?;
+        if cut < bytes.len() {
+            return Err(std::io::Error::from_raw_os_error(28));
+        }
+        return Ok(());
+    }
+    file.write_all(bytes)
+}
+
+/// `set_len`, through a fault injector in tests.
+fn cut_to(file: &File, length: u64) -> std::io::Result<()> {
+    #[cfg(test)]
+    if fault::take_failing_cut() {
+        return Err(std::io::Error::from_raw_os_error(5));
+    }
+    file.set_len(length)
 }
 
 /// If the file does not end with a newline (an append was cut off), ends the fragment so the next
@@ -340,52 +475,34 @@ fn terminate_torn_line(file: &mut File, path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Writes `lines` to `path` through a temporary file in the same directory and a rename, so readers
-/// see the old file or the new one, never a part.
-pub(crate) fn write_atomic(path: &Path, lines: &[&str]) -> Result<()> {
-    let temporary = write_temporary(path, lines)?;
-    temporary.persist(path).map_err(|error| SessionError::Io {
-        action: "replace",
-        path: path.to_owned(),
-        source: error.error,
-    })?;
-    Ok(())
-}
+/// A fault injector for tests: the next write on this thread stops after N bytes with `ENOSPC`;
+/// the next N cuts of a fragment fail with `EIO`.
+#[cfg(test)]
+pub(crate) mod fault {
+    use std::cell::Cell;
 
-/// Like [`write_atomic`], for a file that must not exist yet.
-fn write_new(path: &Path, lines: &[&str]) -> Result<()> {
-    let temporary = write_temporary(path, lines)?;
-    temporary
-        .persist_noclobber(path)
-        .map_err(|error| SessionError::Io {
-            action: "create",
-            path: path.to_owned(),
-            source: error.error,
-        })?;
-    Ok(())
-}
-
-/// `lines` in a synced temporary file beside `path`.
-fn write_temporary(path: &Path, lines: &[&str]) -> Result<tempfile::NamedTempFile> {
-    let directory = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
-        Some(_) | None => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&directory)
-        .map_err(SessionError::io("create directory", &directory))?;
-    let mut temporary = tempfile::NamedTempFile::new_in(&directory)
-        .map_err(SessionError::io("create a temporary file in", &directory))?;
-    let mut buffer = String::with_capacity(lines.iter().map(|line| line.len() + 1).sum());
-    for line in lines {
-        buffer.push_str(line);
-        buffer.push('\n');
+    thread_local! {
+        static BUDGET: Cell<Option<usize>> = const { Cell::new(None) };
+        static FAILING_CUTS: Cell<usize> = const { Cell::new(0) };
     }
-    temporary
-        .write_all(buffer.as_bytes())
-        .map_err(SessionError::io("write", temporary.path()))?;
-    temporary
-        .as_file()
-        .sync_all()
-        .map_err(SessionError::io("sync", temporary.path()))?;
-    Ok(temporary)
+
+    pub(crate) fn fail_cuts(count: usize) {
+        FAILING_CUTS.with(|cuts| cuts.set(count));
+    }
+
+    pub(crate) fn take_failing_cut() -> bool {
+        FAILING_CUTS.with(|cuts| {
+            let left = cuts.get();
+            cuts.set(left.saturating_sub(1));
+            left > 0
+        })
+    }
+
+    pub(crate) fn fail_next_write_after(bytes: usize) {
+        BUDGET.with(|budget| budget.set(Some(bytes)));
+    }
+
+    pub(crate) fn take_budget() -> Option<usize> {
+        BUDGET.with(Cell::take)
+    }
 }

@@ -32,7 +32,14 @@ pub fn run_bash(
     context: &ToolContext,
 ) -> ToolOutcome {
     let timeout = timeout.unwrap_or(context.bash_timeout);
-    let spawned = Command::new("sh")
+    let mut shell = Command::new("sh");
+    // Provider keys and other credentials stay with ctxkit: a model asked to print the
+    // environment must not find them (unless `chat.passEnv` names them).
+    let names = std::env::vars_os().filter_map(|(name, _)| name.into_string().ok());
+    for name in ctxkit_llm::secret_variables_for_child(names, &context.pass_env) {
+        shell.env_remove(name);
+    }
+    let spawned = shell
         .arg("-c")
         // One pipe for both streams, so the output keeps its order.
         .arg(format!("exec 2>&1\n{command}"))
@@ -162,6 +169,44 @@ mod tests {
         assert_eq!(outcome.text, "failing\n\nCommand exited with code 3");
         let outcome = run_bash("true", None, "c", &context);
         assert_eq!(outcome.text, "(no output)");
+    }
+
+    /// Run in a child process (see the next test) with provider keys in its environment.
+    #[test]
+    fn secret_probe() {
+        if std::env::var_os("CTXKIT_SECRET_PROBE").is_none() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let mut context = context(dir.path());
+        let outcome = run_bash("env", None, "c", &context);
+        assert!(
+            !outcome.text.contains("sk-probe-SECRET"),
+            "{}",
+            outcome.text
+        );
+        assert!(
+            !outcome.text.contains("ghp_probeSECRET"),
+            "{}",
+            outcome.text
+        );
+        assert!(outcome.text.contains("CTXKIT_SECRET_PROBE=1"));
+        context.pass_env = vec!["GITHUB_TOKEN".to_owned()];
+        let outcome = run_bash("env", None, "c", &context);
+        assert!(outcome.text.contains("GITHUB_TOKEN=ghp_probeSECRET"));
+        assert!(!outcome.text.contains("sk-probe-SECRET"));
+    }
+
+    #[test]
+    fn commands_never_see_provider_keys_unless_passed() {
+        let status = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "tools::bash::tests::secret_probe", "--nocapture"])
+            .env("CTXKIT_SECRET_PROBE", "1")
+            .env("OPENAI_API_KEY", "sk-probe-SECRET-0123456789")
+            .env("GITHUB_TOKEN", "ghp_probeSECRET")
+            .status()
+            .unwrap();
+        assert!(status.success());
     }
 
     #[test]

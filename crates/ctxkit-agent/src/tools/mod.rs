@@ -375,6 +375,7 @@ pub(crate) mod test_support {
             cwd: dir.to_owned(),
             output_dir: dir.join(".outputs"),
             bash_timeout: Duration::from_secs(10),
+            pass_env: Vec::new(),
             cancel: CancellationToken::new(),
             engine: None,
         }

@@ -111,6 +111,7 @@ impl World {
                 reasoning: None,
                 cwd: work,
                 bash_timeout: Duration::from_secs(10),
+                pass_env: Vec::new(),
             },
         )
         .await;

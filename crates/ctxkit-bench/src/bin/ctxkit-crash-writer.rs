@@ -59,6 +59,11 @@ fn main() -> ExitCode {
             let code = match &error {
                 SessionError::Locked { .. } | SessionError::ChangedOnDisk { .. } => 5,
                 SessionError::Io { .. }
+                | SessionError::TailUnrepaired { .. }
+                | SessionError::NotARegularFile { .. }
+                | SessionError::TooLarge { .. }
+                | SessionError::CannotMigrate { .. }
+                | SessionError::NewerVersion { .. }
                 | SessionError::NotASession { .. }
                 | SessionError::EntryNotFound { .. }
                 | SessionError::NotEditable { .. }

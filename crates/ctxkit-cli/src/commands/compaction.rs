@@ -29,7 +29,7 @@ pub fn tokens(
     json: bool,
     out: &mut dyn Write,
 ) -> Result<Outcome> {
-    let session = Session::open(file)?;
+    let session = super::open_for_reading(file)?;
     let selector = match leaf {
         Some(id) if session.entry(id).is_none() => {
             bail!(ctxkit_session::SessionError::EntryNotFound { id: id.to_owned() })
@@ -157,7 +157,8 @@ pub fn compact_command(
         (_, Some(copy)) => copy.path(),
         (out_file, None) => match out_file {
             Some(out_file) => {
-                if out_file.exists() {
+                // A dangling symlink counts as existing: copying would write through it.
+                if std::fs::symlink_metadata(out_file).is_ok() {
                     bail!(
                         "`{}` already exists; choose a new file for --out",
                         out_file.display()
@@ -217,6 +218,11 @@ pub fn compact_command(
     else {
         bail!("the compaction wrote no entry");
     };
+    // A session without an assistant message holds its entries back (Pi's deferred first write):
+    // a compaction asked for by name is written now, or the command fails.
+    tokio::runtime::Builder::new_current_thread()
+        .build()?
+        .block_on(engine.with_session_mut(Session::flush_pending))?;
     let (summary, details) = written_summary(&engine, entry_id)?;
     let first_kept = end.first_kept_entry_id.clone().unwrap_or_default();
     let saved = if before == 0 {
@@ -389,7 +395,7 @@ fn written_summary(engine: &Engine, id: &str) -> Result<(String, Value)> {
 
 /// `ctxkit compactions`.
 pub fn compactions(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
-    let session = Session::open(file)?;
+    let session = super::open_for_reading(file)?;
     let records = list_compactions(&session, None)?;
     if json {
         let values: Vec<Value> = records

@@ -88,6 +88,16 @@ pub fn config(global: &GlobalArgs, action: ConfigAction, out: &mut dyn Write) ->
             project,
         } => {
             let scope = scope(project);
+            // Project settings are usually committed: keys and URL credentials stay in the user's.
+            let secret_key = ["llm.apiKey", "llm.headers"]
+                .iter()
+                .any(|secret| key == *secret || key.starts_with(&format!("{secret}.")));
+            if project && (secret_key || ctxkit_resources::has_credentials(&value)) {
+                anyhow::bail!(
+                    "`{key}` would put credentials into the project settings, which are usually \
+                     committed; set it without `--project`"
+                );
+            }
             let warnings = settings.set_from_text(scope, &key, &value)?;
             warn(&warnings)?;
             settings.flush()?;

@@ -14,6 +14,10 @@ use crate::render::{entry_summary, message_text, one_line, role_label};
 
 pub fn info(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
     let info = read_session_info(file)?;
+    // The listing record reads little; damage is found by loading the whole file.
+    if let Ok(session) = Session::open(file) {
+        super::report_damage(&session, file)?;
+    }
     if json {
         print_json(out, &info)?;
         return Ok(Outcome::Success);
@@ -46,7 +50,7 @@ pub(super) fn old_format_note(version: u64) -> String {
 }
 
 pub fn tree(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
-    let session = Session::open(file)?;
+    let session = super::open_for_reading(file)?;
     if json {
         print_json(out, &session.tree_record())?;
         return Ok(Outcome::Success);
@@ -115,7 +119,7 @@ pub fn context(
     json: bool,
     out: &mut dyn Write,
 ) -> Result<Outcome> {
-    let session = Session::open(file)?;
+    let session = super::open_for_reading(file)?;
     let selector = match leaf {
         Some(id) if session.entry(id).is_none() => {
             return Err(SessionError::EntryNotFound { id: id.to_owned() }.into());

@@ -32,6 +32,13 @@ pub struct Locations {
 impl Locations {
     fn resolve(global: &GlobalArgs) -> Result<Self> {
         if let Some(dir) = &global.sessions_dir {
+            // A file there would list as "No sessions." and new sessions would fail later.
+            if dir.exists() && !dir.is_dir() {
+                anyhow::bail!(
+                    "`--sessions-dir {}` is not a directory; name the directory sessions are kept in",
+                    dir.display()
+                );
+            }
             return Ok(Self {
                 sessions_root: dir.clone(),
             });
@@ -174,6 +181,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
         Command::Config(action) => config::config(&cli.global, action, out),
         Command::Resources { json } => resources::resources(&cli.global, json, out),
         Command::Prompt => resources::prompt(&cli.global, out),
+        Command::Trust { revoke } => resources::trust(&cli.global, revoke, out),
         Command::Install { source, local } => packages::install(&cli.global, &source, local, out),
         Command::Remove { source, local } => packages::remove(&cli.global, &source, local, out),
         Command::Update { source } => packages::update(&cli.global, source.as_deref(), out),
@@ -181,7 +189,48 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
     }
 }
 
-/// Writes `value` as pretty JSON and a newline.
+/// Opens a session for a read-only command and, when loading found problems, says so on stderr in
+/// one line naming `ctxkit check`, before the command shows what could be read.
+pub(crate) fn open_for_reading(file: &std::path::Path) -> Result<ctxkit_session::Session> {
+    let session = ctxkit_session::Session::open(file)?;
+    report_damage(&session, file)?;
+    Ok(session)
+}
+
+/// The one-line damage report of [`open_for_reading`].
+pub(crate) fn report_damage(
+    session: &ctxkit_session::Session,
+    file: &std::path::Path,
+) -> Result<()> {
+    // A label naming a missing entry loses nothing (Pi ignores it); everything else is damage.
+    let problems: Vec<&ctxkit_session::Diagnostic> = session
+        .diagnostics()
+        .iter()
+        .filter(|problem| {
+            !matches!(
+                problem.kind,
+                ctxkit_session::DiagnosticKind::DanglingLabelTarget { .. }
+            )
+        })
+        .collect();
+    let Some(first) = problems.first() else {
+        return Ok(());
+    };
+    let more = match problems.len() {
+        1 => String::new(),
+        count => format!(" and {} more", count - 1),
+    };
+    writeln!(
+        std::io::stderr().lock(),
+        "warning: `{}` is damaged ({}{more}); showing what could be read, run `ctxkit check {}` for \
+         every problem",
+        file.display(),
+        crate::render::one_line(&first.to_string(), 100),
+        file.display()
+    )?;
+    Ok(())
+}
+
 /// Says on stderr, before a command writes to a file in an older format, that the write rewrites it
 /// as v3 (Pi does the same on open; ctxkit only when it writes).
 pub(crate) fn note_rewrite(
@@ -202,6 +251,7 @@ pub(crate) fn note_rewrite(
     Ok(())
 }
 
+/// Writes `value` as pretty JSON and a newline.
 pub fn print_json(out: &mut dyn Write, value: &impl serde::Serialize) -> Result<()> {
     serde_json::to_writer_pretty(&mut *out, value)?;
     writeln!(out)?;

@@ -28,6 +28,7 @@ impl ProgressReporter for TerminalProgress {
         }
         match &event.stage {
             ProgressStage::Start { message } => {
+                let message = ctxkit_resources::redact_credentials(message);
                 let _ = writeln!(std::io::stderr().lock(), "{message}");
             }
             ProgressStage::Complete | ProgressStage::Error { .. } => {}
@@ -59,6 +60,14 @@ pub fn install(
     local: bool,
     out: &mut dyn Write,
 ) -> Result<Outcome> {
+    // Project settings are usually committed: a token in a source would be published with them.
+    if local && ctxkit_resources::has_credentials(source) {
+        bail!(
+            "`{}` holds credentials; they are never written to project settings (install it for \
+             the user without `--local`, or use a git credential helper)",
+            ctxkit_resources::redact_credentials(source)
+        );
+    }
     let (manager, _) = manager(global)?;
     let added = manager.install_and_persist(source, scope(local))?;
     writeln!(out, "Installed {source}")?;

@@ -87,11 +87,94 @@ fn path_text(path: &Path) -> String {
     path.display().to_string()
 }
 
+/// The configured command hooks, user ones first, each with whether it runs.
+fn hook_records(global: &GlobalArgs) -> Result<Vec<Value>> {
+    let environment = resource_environment(global)?;
+    let settings = ctxkit_resources::SettingsManager::load(&environment);
+    let trust = ctxkit_resources::project_trust(&environment, &settings)?;
+    let global_hooks = settings
+        .document(ctxkit_resources::SettingsScope::Global)
+        .get("hooks")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let project_hooks = trust
+        .hooks
+        .as_ref()
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let record = |hook: Value, scope: &str, runs: bool| {
+        json!({
+            "scope": scope,
+            "command": hook.get("command").cloned().unwrap_or(Value::Null),
+            "events": hook.get("events").cloned().unwrap_or(Value::Null),
+            "trusted": runs,
+        })
+    };
+    // Project hooks replace the user's when they run (settings merge), else the user's run.
+    let user_runs = !trust.trusted || project_hooks.is_empty();
+    Ok(global_hooks
+        .into_iter()
+        .map(|hook| record(hook, "user", user_runs))
+        .chain(
+            project_hooks
+                .into_iter()
+                .map(|hook| record(hook, "project", trust.trusted)),
+        )
+        .collect())
+}
+
+fn write_hooks(hooks: &[Value], out: &mut dyn Write) -> Result<()> {
+    writeln!(out, "Hooks ({})", hooks.len())?;
+    for hook in hooks {
+        let command = crate::render::one_line(&hook["command"].to_string(), 100);
+        let events = match hook["events"].as_array() {
+            Some(events) if !events.is_empty() => hook["events"].to_string(),
+            Some(_) | None => "all events".to_owned(),
+        };
+        let state = match (hook["scope"].as_str(), hook["trusted"].as_bool()) {
+            (Some("project"), Some(false)) => {
+                "project, not trusted: not run (`ctxkit trust` runs it)"
+            }
+            (Some("project"), _) => "project, trusted",
+            (_, Some(false)) => "user, replaced by the project's",
+            (_, _) => "user",
+        };
+        writeln!(out, "  {command}  {events}  [{state}]")?;
+    }
+    Ok(())
+}
+
+/// `ctxkit trust [--revoke]`.
+pub fn trust(global: &GlobalArgs, revoke: bool, out: &mut dyn Write) -> Result<Outcome> {
+    let environment = resource_environment(global)?;
+    let settings = load_settings(&environment)?;
+    let trust = ctxkit_resources::set_project_trust(&environment, &settings, revoke)?;
+    let project = trust.project.display();
+    match (&trust.hooks, revoke) {
+        (None, _) => writeln!(out, "`{project}` has no project hooks; nothing to trust")?,
+        (Some(_), true) => writeln!(out, "Revoked: the hooks of `{project}` no longer run")?,
+        (Some(hooks), false) => {
+            writeln!(
+                out,
+                "Trusted the hooks of `{project}`; they run from now on:"
+            )?;
+            for hook in hooks.as_array().into_iter().flatten() {
+                writeln!(out, "  {}", hook.get("command").unwrap_or(hook))?;
+            }
+        }
+    }
+    Ok(Outcome::Success)
+}
+
 pub fn resources(global: &GlobalArgs, json: bool, out: &mut dyn Write) -> Result<Outcome> {
     let (loaded, _) = load(global)?;
     let problems = diagnostics(&loaded);
+    let hooks = hook_records(global)?;
     if json {
         let record = json!({
+            "hooks": hooks,
             "extensions": loaded.extensions.iter().map(|extension| json!({
                 "path": path_text(&extension.path),
                 "origin": origin_json(Some(&extension.metadata)),
@@ -169,6 +252,7 @@ pub fn resources(global: &GlobalArgs, json: bool, out: &mut dyn Write) -> Result
             origin_text(theme.metadata.as_ref())
         )?;
     }
+    write_hooks(&hooks, out)?;
     writeln!(out, "Context files ({})", loaded.context_files.len())?;
     for file in &loaded.context_files {
         writeln!(out, "  {}", file.path.display())?;

@@ -28,6 +28,7 @@ pub fn serve_stdio(
         models: Arc::new(ConfiguredModels(summary_setup::llm_options(&settings)?)),
         system_prompt: resources::system_prompt(&loaded, &cwd),
         bash_timeout,
+        pass_env: settings.chat_pass_env(),
     };
     let config = ServerConfig {
         settings: setup.engine_settings,

@@ -329,8 +329,42 @@ fn cases() -> Vec<Case> {
             name: "session path is a directory",
             setup: |h| std::fs::create_dir_all(h.join("dir.jsonl")).unwrap(),
             args: &["tree", "dir.jsonl"],
+            code: 3,
+            expect: "is not a regular file (a directory)",
+        },
+        Case {
+            name: "--sessions-dir names a file (issue 17: listed as \"No sessions.\")",
+            setup: |h| std::fs::write(h.join("plain.txt"), "x").unwrap(),
+            args: &["--sessions-dir", "plain.txt", "sessions"],
+            code: 3,
+            expect: "is not a directory",
+        },
+        Case {
+            name: "session path is a FIFO (issue 17: hung every command)",
+            setup: |h| {
+                let status = std::process::Command::new("mkfifo")
+                    .arg(h.join("fifo.jsonl"))
+                    .status()
+                    .unwrap();
+                assert!(status.success());
+            },
+            args: &["context", "fifo.jsonl"],
+            code: 3,
+            expect: "is not a regular file (a FIFO)",
+        },
+        Case {
+            name: "import of /dev/zero (issue 17: hung)",
+            setup: |_| {},
+            args: &["import", "/dev/zero"],
             code: 4,
-            expect: "Is a directory",
+            expect: "not a regular file",
+        },
+        Case {
+            name: "session path is /dev/zero (issue 17: filled memory)",
+            setup: |_| {},
+            args: &["info", "/dev/zero"],
+            code: 3,
+            expect: "is not a regular file (a character device)",
         },
         Case {
             name: "missing session file",
@@ -658,6 +692,9 @@ fn snapshot(root: &Path) -> BTreeMap<PathBuf, u64> {
                 continue;
             } else if kind.is_symlink() {
                 std::fs::read_link(&path).ok().hash(&mut hasher);
+            } else if !kind.is_file() {
+                // FIFOs and devices: reading would block or never end.
+                format!("{kind:?}").hash(&mut hasher);
             } else {
                 std::fs::read(&path).ok().hash(&mut hasher);
             }

@@ -444,3 +444,67 @@ fn edit_context_replaces_or_omits_a_message_in_later_contexts_only() {
     assert!(refused.starts_with("exit: 3"), "{refused}");
     assert!(refused.contains("is not a user, assistant"), "{refused}");
 }
+
+/// Issue 17, defect 5: read commands say the file is damaged (one stderr line naming `ctxkit
+/// check`) and still show what could be read.
+#[test]
+fn damaged_files_are_read_with_one_warning_line() {
+    let run = Run::new();
+    run.copy("bad-malformed-middle-line.jsonl");
+    for command in ["context", "info", "tree"] {
+        let text = run.ctxkit(&[command, "bad-malformed-middle-line.jsonl"]);
+        assert!(text.starts_with("exit: 0\n"), "{text}");
+        let (_, stderr) = text.split_once("--- stderr\n").expect("a warning");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains("is damaged"), "{stderr}");
+        assert!(
+            stderr.contains("run `ctxkit check bad-malformed-middle-line.jsonl`"),
+            "{stderr}"
+        );
+    }
+}
+
+/// Issue 17, defect 4: `compact` on a session without an assistant message printed "Compacted"
+/// and wrote nothing (the deferred first write held the entry back).
+#[test]
+fn compact_without_an_assistant_message_writes_its_entry() {
+    let run = Run::new();
+    let path = run.home.path().join("users.jsonl");
+    let mut text = String::from(
+        "{\"type\":\"session\",\"version\":3,\"id\":\"u\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n",
+    );
+    let mut parent = "null".to_owned();
+    for turn in 0..8 {
+        let id = format!("u000000{turn}");
+        let words = format!("please look at part {turn} of the parser ").repeat(40);
+        text.push_str(&format!(
+            "{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"2025-01-01T00:00:0{turn}.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"{words}\",\"timestamp\":1}}}}\n"
+        ));
+        parent = format!("\"{id}\"");
+    }
+    std::fs::write(&path, &text).unwrap();
+    let output = run.ctxkit(&["compact", "users.jsonl", "--keep-recent-tokens", "300"]);
+    let written = std::fs::read_to_string(&path).unwrap();
+    assert!(output.starts_with("exit: 0"), "{output}");
+    assert!(output.contains("Compacted"), "{output}");
+    assert!(written.contains("\"type\":\"compaction\""), "{output}");
+    assert!(written.starts_with(&text), "appended after the old lines");
+}
+
+/// Also in issue 17: `--out` wrote through a dangling symlink.
+#[cfg(unix)]
+#[test]
+fn compact_out_refuses_a_dangling_symlink() {
+    let run = Run::new();
+    run.copy("good-large-realistic.jsonl");
+    let target = run.home.path().join("elsewhere.jsonl");
+    std::os::unix::fs::symlink(&target, run.home.path().join("out.jsonl")).unwrap();
+    let output = run.ctxkit(&[
+        "compact",
+        "good-large-realistic.jsonl",
+        "--out",
+        "out.jsonl",
+    ]);
+    assert!(output.contains("already exists"), "{output}");
+    assert!(!target.exists());
+}

@@ -240,3 +240,105 @@ fn concurrent_config_set_from_two_processes_loses_no_key() {
     let race = value["race"].as_object().unwrap();
     assert_eq!(race.len(), 2 * keys_per_process, "{text}");
 }
+
+/// Issue 17, defect 7: a cloned project's hooks ran without asking and saw the provider keys.
+#[test]
+fn project_hooks_run_only_once_trusted_and_never_see_secrets() {
+    let world = World::new();
+    let dump = world.root.join("tmp/hook-env");
+    let hooks = serde_json::json!({"hooks": [{
+        "command": ["sh", "-c", format!("cat > /dev/null; env > {}", dump.display())],
+        "events": ["before_compact"],
+    }]});
+    world.write("proj/.ctxkit/settings.json", &hooks.to_string());
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../conformance/corpus/good-large-realistic.jsonl");
+    // Hooks run in the session's directory: point the header at the project.
+    let text = std::fs::read_to_string(&corpus).unwrap().replacen(
+        "/home/dev/src/inventory-service",
+        &world.project().display().to_string(),
+        1,
+    );
+    for name in ["one.jsonl", "two.jsonl"] {
+        std::fs::write(world.project().join(name), &text).unwrap();
+    }
+    let compact = |file: &str| {
+        let output = world
+            .command(&["compact", file, "--keep-recent-tokens", "200"])
+            .env("ACME_API_KEY", "acme-SECRET-0123456789")
+            .env("GITHUB_TOKEN", "ghp_SECRET0123456789")
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+
+    let listing = world.ctxkit(&["resources"]);
+    assert!(
+        listing.contains("project, not trusted: not run"),
+        "{listing}"
+    );
+    let stderr = compact("one.jsonl");
+    assert!(stderr.contains("this project is not trusted"), "{stderr}");
+    assert!(!dump.exists(), "an untrusted hook ran");
+
+    let trusted = world.ctxkit(&["trust"]);
+    assert!(trusted.contains("Trusted the hooks of"), "{trusted}");
+    assert!(world.ctxkit(&["resources"]).contains("[project, trusted]"));
+    compact("two.jsonl");
+    let environment = std::fs::read_to_string(&dump).expect("the trusted hook ran");
+    assert!(environment.contains("PATH="));
+    assert!(!environment.contains("SECRET"), "{environment}");
+
+    // Changed hooks need trusting again.
+    world.write(
+        "proj/.ctxkit/settings.json",
+        &hooks
+            .to_string()
+            .replace("cat > /dev/null", "cat>/dev/null"),
+    );
+    assert!(
+        world
+            .ctxkit(&["resources"])
+            .contains("project, not trusted")
+    );
+}
+
+/// Issue 17, defect 8: credentials in package sources and `llm.baseUrl` were printed, stored in
+/// project settings and named a directory.
+#[test]
+fn credentials_in_urls_are_never_shown_nor_written_to_project_settings() {
+    let world = World::new();
+    let refused = world.ctxkit(&[
+        "install",
+        "--local",
+        "git:user:hunter2secret@git.example/team/repo",
+    ]);
+    assert!(refused.starts_with("exit: 3"), "{refused}");
+    assert!(!refused.contains("hunter2secret"), "{refused}");
+    assert!(!world.project().join(".ctxkit/settings.json").exists());
+    let refused = world.ctxkit(&[
+        "config",
+        "set",
+        "--project",
+        "llm.baseUrl",
+        "https://user:hunter2secret@proxy.example/v1",
+    ]);
+    assert!(refused.contains("credentials"), "{refused}");
+    assert!(!refused.contains("hunter2secret"), "{refused}");
+    let set = world.ctxkit(&[
+        "config",
+        "set",
+        "llm.baseUrl",
+        "https://user:hunter2secret@proxy.example/v1",
+    ]);
+    assert!(set.starts_with("exit: 0"), "{set}");
+    for listing in [
+        world.ctxkit(&["config", "list"]),
+        world.ctxkit(&["config", "list", "--json"]),
+        world.ctxkit(&["config", "get", "llm.baseUrl"]),
+    ] {
+        assert!(!listing.contains("hunter2secret"), "{listing}");
+        assert!(listing.contains("<redacted>@proxy.example"), "{listing}");
+    }
+}

@@ -163,6 +163,7 @@ fn shell_hook(script: &str, timeout_ms: u64) -> CommandHookConfig {
         command: vec!["sh".to_owned(), "-c".to_owned(), script.to_owned()],
         events: vec!["before_compact".to_owned()],
         timeout_ms,
+        pass_env: Vec::new(),
     }
 }
 
@@ -241,6 +242,7 @@ async fn failing_slow_and_garbled_command_hooks_are_reported_and_ignored() {
             command: vec!["/nonexistent/hook".to_owned()],
             events: Vec::new(),
             timeout_ms: 1_000,
+            pass_env: Vec::new(),
         },
     ]);
     harness.turn("first", 100).await;

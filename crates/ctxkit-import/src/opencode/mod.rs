@@ -98,6 +98,9 @@ fn split_session(path: &Path) -> (PathBuf, Option<String>) {
 
 /// Whether a file starts with SQLite's header.
 fn is_database(path: &Path) -> bool {
+    if crate::refuse_special_file(path).is_err() {
+        return false;
+    }
     let mut magic = [0_u8; 16];
     std::fs::File::open(path)
         .and_then(|mut file| file.read_exact(&mut magic))

@@ -196,3 +196,30 @@ async fn cancelling_gives_an_aborted_reply() {
     let reply = client.failed_reply(&error);
     assert_eq!(reply.stop_reason.as_deref(), Some("aborted"));
 }
+
+/// Issue 17, defect 8: an unreadable 200 answer echoing the key (plainly and JSON-escaped) was
+/// printed verbatim; every answer is redacted before anything reads it.
+#[tokio::test]
+async fn an_unreadable_success_echoing_the_key_is_redacted() {
+    let server = MockServer::start().await;
+    let escaped: String = KEY
+        .chars()
+        .map(|character| format!("\\u{:04x}", u32::from(character)))
+        .collect();
+    let body = format!("<html>proxy says: {KEY} / {escaped}</html>");
+    Mock::given(method("POST"))
+        .and(path("/chat/completions"))
+        .respond_with(ResponseTemplate::new(200).set_body_string(body))
+        .mount(&server)
+        .await;
+    let client = client(MODEL, &server);
+    let error = client
+        .chat(&request(vec![user("hi")]), &CancellationToken::new())
+        .await
+        .unwrap_err();
+    let shown = format!("{error} {error:?}");
+    assert!(matches!(error, LlmError::InvalidResponse { .. }), "{shown}");
+    assert!(!shown.contains(KEY), "{shown}");
+    assert!(!shown.contains(&escaped), "{shown}");
+    assert!(shown.contains("<redacted>"), "{shown}");
+}

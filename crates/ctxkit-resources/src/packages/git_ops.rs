@@ -2,7 +2,7 @@
 //! temporary refresh (PM-21), removal with empty-parent pruning (PM-16) and the remote-head
 //! check behind available-update notices (PM-20).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::PackageManager;
 use super::locations::ensure_gitignore;
@@ -51,19 +51,40 @@ impl PackageManager {
         if let Some(root) = self.git_install_root(scope) {
             ensure_gitignore(&root)?;
         }
+        // The directories made for this clone, deepest first: removed again when it fails, so a
+        // failed install leaves no empty directories (nor a half checkout that the next install
+        // would take as installed).
+        let created: Vec<PathBuf> = target
+            .ancestors()
+            .skip(1)
+            .take_while(|directory| !directory.exists())
+            .map(Path::to_path_buf)
+            .collect();
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent).map_err(|error| PackageError::Io {
                 path: parent.to_path_buf(),
                 source: error,
             })?;
         }
+        let result = self.clone_and_prepare(source, &target);
+        if result.is_err() {
+            let _ = std::fs::remove_dir_all(&target);
+            for directory in &created {
+                // Only empty directories go: anything else there is someone's.
+                let _ = std::fs::remove_dir(directory);
+            }
+        }
+        result
+    }
+
+    fn clone_and_prepare(&self, source: &GitSource, target: &Path) -> Result<(), PackageError> {
         let target_text = target.to_string_lossy().into_owned();
         self.runner
             .run(&git(&["clone", &source.repo, &target_text]))?;
         if let Some(reference) = &source.git_ref {
-            self.git_run(&target, &["checkout", reference])?;
+            self.git_run(target, &["checkout", reference])?;
         }
-        self.install_git_dependencies(&target)
+        self.install_git_dependencies(target)
     }
 
     /// PM-21 step 2: follow `origin/<branch>` when the checkout tracks it, else the remote's

@@ -244,6 +244,8 @@ const CHAT: &[Field] = &[
         NON_NEGATIVE,
         DefaultValue::Integer(120),
     ),
+    // Secret environment variables `bash` commands may see (read from the user's settings only).
+    field("passEnv", ValueKind::StringList, DefaultValue::Unset),
 ];
 const WARNINGS: &[Field] = &[field(
     "anthropicExtraUsage",

@@ -146,6 +146,20 @@ impl SettingsManager {
         self.string_setting("defaultThinkingLevel")
     }
 
+    /// `chat.passEnv` from the user's own settings only: the secret variables commands a model
+    /// runs may see. A project's settings cannot set it (a cloned project could pass the keys back
+    /// in).
+    pub fn chat_pass_env(&self) -> Vec<String> {
+        self.document(crate::SettingsScope::Global)
+            .get("chat")
+            .and_then(|chat| chat.get("passEnv"))
+            .and_then(serde_json::Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|name| name.as_str().map(str::to_owned))
+            .collect()
+    }
+
     /// `chat.confirmBash`: ask before each `bash` command (schema default: yes).
     pub fn chat_confirm_bash(&self) -> bool {
         self.bool_setting("chat.confirmBash")

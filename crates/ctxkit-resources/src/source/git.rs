@@ -109,12 +109,17 @@ fn split(body: &str) -> Option<Split> {
             git_ref: at_ref.or(fragment),
         });
     }
-    let (host, path) = body.split_once('/')?;
+    let (authority, path) = body.split_once('/')?;
     let (path, git_ref) = split_path_ref(path);
     let path = path.trim_end_matches('/').to_owned();
+    // `user:pass@host`: the credentials go to `git clone`, never into the host (which names the
+    // install directory and the identity).
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
     Some(Split {
         form: Form::Shorthand,
-        repo: format!("{host}/{path}"),
+        repo: format!("{authority}/{path}"),
         host: host.to_owned(),
         path,
         git_ref,

@@ -1,12 +1,14 @@
 //! Package source strings (`npm:…`, git URLs, local paths): classification, validation against
 //! option injection and path escapes, and the identity used to de-duplicate packages.
 
+mod credentials;
 mod git;
 #[cfg(test)]
 mod tests;
 
 use std::path::{Path, PathBuf};
 
+pub use credentials::{has_credentials, redact_credentials};
 pub use git::{GitSource, parse_git_url};
 
 use crate::env::{expand_tilde_loose, resolve_against};
@@ -51,6 +53,51 @@ pub fn looks_local(text: &str) -> bool {
     !["npm:", "git:", "github:", "http:", "https:", "ssh:"]
         .iter()
         .any(|prefix| trimmed.starts_with(prefix))
+}
+
+/// A registry package name (`name` or `@scope/name`) and, if any, a version, range or tag.
+fn check_npm_spec(npm: &NpmSource) -> Result<(), &'static str> {
+    let name_part = |part: &str| {
+        !part.is_empty()
+            && !part.starts_with(['.', '_'])
+            && part
+                .chars()
+                .all(|character| character.is_ascii_alphanumeric() || "-._~".contains(character))
+    };
+    let valid_name = match npm.name.strip_prefix('@') {
+        Some(scoped) => scoped
+            .split_once('/')
+            .is_some_and(|(scope, name)| name_part(scope) && name_part(name)),
+        None => name_part(&npm.name),
+    };
+    if !valid_name {
+        return Err("not an npm package name");
+    }
+    if let Some(version) = &npm.version {
+        // A packed tarball is extracted like a registry download (npm links a directory spec
+        // instead, which is how `foo@../../x` escaped): the one file spec kept.
+        if let Some(tarball) = version.strip_prefix("file:") {
+            let packed = tarball.ends_with(".tgz") || tarball.ends_with(".tar.gz");
+            let climbs = tarball.split(['/', '\\']).any(|part| part == "..");
+            return if packed && !climbs {
+                Ok(())
+            } else {
+                Err(
+                    "a `file:` version must name a packed `.tgz` tarball (directories are local sources)",
+                )
+            };
+        }
+        let valid_version = !version.starts_with('.')
+            && version.chars().all(|character| {
+                character.is_ascii_alphanumeric() || " .^~<>=|*+-_".contains(character)
+            });
+        if !valid_version {
+            return Err(
+                "the version must be a version, a range or a tag (no paths, URLs or `file:`)",
+            );
+        }
+    }
+    Ok(())
 }
 
 fn parse_npm_spec(spec: &str) -> NpmSource {
@@ -109,6 +156,14 @@ impl PackageSource {
                 }
                 if npm.name.split('/').any(|part| part == ".." || part == ".") {
                     return Err(escape());
+                }
+                // The whole spec, not just the name: `foo@../../x` or `foo@file:/etc` would make
+                // npm install from a path (local packages go through the local source kind).
+                if let Err(reason) = check_npm_spec(npm) {
+                    return Err(SourceError::InvalidNpmSpec {
+                        source_text: text.to_owned(),
+                        reason,
+                    });
                 }
             }
             Self::Git(git) => {

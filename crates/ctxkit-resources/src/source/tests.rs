@@ -181,7 +181,6 @@ fn at_01_npm_specs() {
         ("npm:pkg", "pkg", "pkg", false),
         ("npm:pkg@latest", "pkg", "pkg@latest", true),
         ("npm: pkg@1", "pkg", "pkg@1", true),
-        ("npm:pkg@", "pkg@", "pkg@", false),
         ("npm:@scope/pkg", "@scope/pkg", "@scope/pkg", false),
     ];
     for (input, name, spec, pinned) in cases {
@@ -352,4 +351,48 @@ fn git_file_urls_need_the_prefix() {
     ));
     assert!(parse_git_url("git:file:///one").is_none());
     assert!(PackageSource::parse("git:file:///srv/../etc/x").is_err());
+}
+
+/// Issue 17, defects 8 and 9: npm version specs that are paths, `file:` or URLs, and credentials in
+/// git shorthands that ended up in directory names.
+#[test]
+fn npm_specs_are_validated_whole_and_git_credentials_stay_out_of_the_host() {
+    for bad in [
+        "npm:foo@../../../../tmp/x",
+        "npm:foo@file:/etc",
+        "npm:foo@https://evil.example/x.tgz",
+        "npm:foo@git+ssh://host/x",
+        "npm:foo@/abs/path",
+        "npm:pkg@",
+        "npm:foo bar",
+        "npm:@scope/",
+    ] {
+        assert!(
+            matches!(
+                PackageSource::parse(bad),
+                Err(SourceError::InvalidNpmSpec { .. })
+            ),
+            "{bad}: {:?}",
+            PackageSource::parse(bad)
+        );
+    }
+    for good in [
+        "npm:foo@^1.2.3",
+        "npm:foo@>=1 <2",
+        "npm:@scope/pkg@next",
+        "npm:Foo.Bar_x",
+    ] {
+        assert!(PackageSource::parse(good).is_ok(), "{good}");
+    }
+    let PackageSource::Git(git) =
+        PackageSource::parse("git:user:secret@host.example/team/repo").unwrap()
+    else {
+        panic!("not git");
+    };
+    assert_eq!(git.host, "host.example");
+    assert!(!git.path.contains("secret"));
+    assert!(git.repo.contains("user:secret@"), "cloning still uses them");
+    // The one file spec kept: a packed tarball, extracted like a download.
+    assert!(PackageSource::parse("npm:foo@file:/tmp/packed/foo-1.0.0.tgz").is_ok());
+    assert!(PackageSource::parse("npm:foo@file:/tmp/../etc/x.tgz").is_err());
 }

@@ -62,6 +62,7 @@ async fn agent_run_answers_and_recovers_an_overflow() {
         models: Arc::new(Fixed(model.clone())),
         system_prompt: "You are a coding agent.".to_owned(),
         bash_timeout: Duration::from_secs(5),
+        pass_env: Vec::new(),
     };
     let mut client = start_with(dir.path(), Some(agent));
     let created = client
@@ -113,6 +114,7 @@ async fn agent_run_without_a_model_or_session_is_refused() {
         models: Arc::new(Fixed(provider())),
         system_prompt: String::new(),
         bash_timeout: Duration::from_secs(5),
+        pass_env: Vec::new(),
     };
     let mut client = start_with(dir.path(), Some(agent));
     let run = client.call("agent.run", json!({"text": "hi"})).await;

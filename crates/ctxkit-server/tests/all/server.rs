@@ -278,3 +278,38 @@ async fn every_listed_method_is_handled() {
     let unknown = client.call("nope", Value::Null).await;
     assert_eq!(unknown["error"]["code"], -32601);
 }
+
+/// Issue 17, defects 4 and 5: entries acknowledged before the first reply are written at
+/// `shutdown`, and messages that are not protocol types are refused.
+#[tokio::test]
+async fn held_back_entries_are_written_at_shutdown_and_bad_messages_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = start(dir.path());
+    let created = client
+        .call("session.create", json!({"cwd": dir.path()}))
+        .await;
+    let file = created["result"]["session_file"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for bad in [
+        json!({"role": "bogus"}),
+        json!({"role": 5}),
+        json!({"role": "user"}),
+        json!({"role": "user", "content": "no timestamp"}),
+    ] {
+        let refused = client.call("message.append", json!({"message": bad})).await;
+        assert_eq!(refused["error"]["code"], json!(-32602), "{refused}");
+    }
+    let appended = client
+        .call("message.append", json!({"message": user("held back")}))
+        .await;
+    let id = appended["result"]["entry_id"].as_str().unwrap().to_owned();
+    assert!(!std::path::Path::new(&file).exists(), "deferred, as in Pi");
+    let done = client.call("shutdown", Value::Null).await;
+    assert_eq!(done["result"], json!({}), "{done}");
+    let text = std::fs::read_to_string(&file).expect("written at shutdown");
+    assert!(text.contains(&id));
+    assert!(!text.contains("bogus"));
+    assert_eq!(text.lines().count(), 2, "{text}");
+}

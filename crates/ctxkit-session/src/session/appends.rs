@@ -46,8 +46,17 @@ impl Session {
     }
 
     fn persist(&mut self, new_entry: &StoredEntry) -> Result<()> {
-        // Like Pi, nothing is written until the session holds an assistant message.
-        if !(self.index.has_assistant() || new_entry.is_assistant_message()) {
+        // Like Pi, nothing is written until the session holds an assistant message; but once a
+        // write has failed, nothing more is acknowledged without being written.
+        let failed_before = match &self.storage {
+            Storage::File(store) => {
+                // A file that can never be written refuses now, not at a later first write.
+                store.check_writable()?;
+                store.has_failed_write()
+            }
+            Storage::Memory => false,
+        };
+        if !(self.index.has_assistant() || new_entry.is_assistant_message() || failed_before) {
             return Ok(());
         }
         self.write_pending(Some(new_entry))
@@ -64,8 +73,8 @@ impl Session {
             .chain(self.index.entries().iter().map(StoredEntry::raw))
             .chain(new_entry.map(StoredEntry::raw));
         if store.needs_rewrite {
-            let lines: Vec<&str> = records.collect();
-            return store.rewrite(&lines);
+            let records: Vec<&str> = records.collect();
+            return rewrite_keeping_lines(store, &records);
         }
         let pending: Vec<&str> = records.skip(store.written).collect();
         if pending.is_empty() {
@@ -80,10 +89,10 @@ impl Session {
             return Ok(());
         };
         let header_line = serde_json::to_string(&self.header).map_err(SessionError::Serialize)?;
-        let lines: Vec<&str> = std::iter::once(header_line.as_str())
+        let records: Vec<&str> = std::iter::once(header_line.as_str())
             .chain(self.index.entries().iter().map(StoredEntry::raw))
             .collect();
-        store.rewrite(&lines)
+        rewrite_keeping_lines(store, &records)
     }
 
     /// Appends a message as a child of the leaf and moves the leaf to it. Returns the entry id.
@@ -302,4 +311,26 @@ impl Session {
         self.rewrite_all()?;
         Ok(true)
     }
+}
+
+/// Rewrites the file with `records` (header first), keeping the lines of the old file that are not
+/// entries where they were: a migration never drops a byte it could not read. The store counts
+/// records only, as for a file that was loaded.
+fn rewrite_keeping_lines(store: &mut crate::storage::FileStore, records: &[&str]) -> Result<()> {
+    let kept = std::mem::take(&mut store.kept_lines);
+    let mut lines = Vec::with_capacity(records.len() + kept.len());
+    let mut kept_iter = kept.iter().peekable();
+    for (position, record) in records.iter().enumerate() {
+        while let Some(line) = kept_iter.next_if(|line| line.records_before <= position) {
+            lines.push(line.text.as_str());
+        }
+        lines.push(record);
+    }
+    lines.extend(kept_iter.map(|line| line.text.as_str()));
+    let result = store.rewrite(&lines);
+    match result {
+        Ok(()) => store.written = records.len(),
+        Err(_) => store.kept_lines = kept,
+    }
+    result
 }

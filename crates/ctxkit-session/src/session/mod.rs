@@ -5,6 +5,8 @@ mod appends;
 mod branched;
 
 use branched::rechain_without_labels;
+#[cfg(test)]
+mod failed_writes;
 
 use std::path::{Path, PathBuf};
 
@@ -14,8 +16,9 @@ use ctxkit_protocol::{
 use serde_json::Value;
 
 use crate::JsonObject;
+use crate::atomic::write_atomic;
 use crate::context::{self, ContextMessage, SessionContext};
-use crate::diagnostics::Diagnostic;
+use crate::diagnostics::{Diagnostic, DiagnosticKind};
 use crate::entry::StoredEntry;
 use crate::error::{Result, SessionError};
 use crate::ids::{new_entry_id, new_session_id, now_iso};
@@ -23,7 +26,7 @@ use crate::index::{EntryIndex, SessionIndex, TreeNode};
 use crate::listing::find_most_recent_session;
 use crate::load::load_file;
 use crate::paths::session_file_name;
-use crate::storage::{Durability, FileStore, write_atomic};
+use crate::storage::{Durability, FileStore, WriteBlocker};
 
 /// Who wrote a summary: ctxkit (or Pi) itself, or an extension/hook (`fromHook: true`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,19 +121,28 @@ impl Session {
         let mut diagnostics = loaded.diagnostics;
         let index = SessionIndex::build(loaded.entries, &mut diagnostics);
         diagnostics.sort_by_key(|diagnostic| diagnostic.line);
-        let leaf = index.entries().len().checked_sub(1);
+        let leaf = crate::index::default_leaf(&index, &diagnostics);
         let written = 1 + index.entries().len();
+        let mut store = FileStore::existing(
+            path.to_owned(),
+            written,
+            loaded.migrated_from.is_some(),
+            loaded.snapshot,
+        );
+        store.kept_lines = loaded.kept_lines;
+        store.write_blocker = match loaded.newer_version {
+            Some(version) => Some(WriteBlocker::NewerVersion(version)),
+            None => diagnostics
+                .iter()
+                .any(|diagnostic| diagnostic.kind == DiagnosticKind::InvalidUtf8)
+                .then_some(WriteBlocker::InvalidUtf8),
+        };
         Ok(Self {
             header: loaded.header,
             index,
             leaf,
             session_dir: path.parent().map(Path::to_owned),
-            storage: Storage::File(FileStore::existing(
-                path.to_owned(),
-                written,
-                loaded.migrated_from.is_some(),
-                loaded.snapshot,
-            )),
+            storage: Storage::File(store),
             migrated_from: loaded.migrated_from,
             diagnostics,
         })

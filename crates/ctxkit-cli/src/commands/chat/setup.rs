@@ -36,6 +36,7 @@ pub async fn build(global: &GlobalArgs, locations: &Locations, args: &ChatArgs) 
     )?;
     let confirm_bash = !args.yes && settings.chat_confirm_bash();
     let bash_timeout = settings.chat_bash_timeout();
+    let pass_env = settings.chat_pass_env();
 
     // Pi's `defaultThinkingLevel`, for models that reason.
     let reasoning = settings
@@ -88,6 +89,7 @@ pub async fn build(global: &GlobalArgs, locations: &Locations, args: &ChatArgs) 
             reasoning,
             cwd: cwd.clone(),
             bash_timeout,
+            pass_env,
         },
     )
     .await;

@@ -1,0 +1,79 @@
+//! The output layer that hides credentials inside URLs (`https://user:token@host`): every command
+//! but the interactive chat writes its stdout through [`RedactingWriter`], and error lines pass
+//! [`ctxkit_resources::redact_credentials`] too, so a package source, a setting such as
+//! `llm.baseUrl` or a directory name never prints them.
+
+use std::io::Write;
+
+/// Writes whole lines to `inner` with credentials redacted; a last line without a newline is
+/// written on `flush` and when dropped.
+pub struct RedactingWriter<W: Write> {
+    inner: W,
+    pending: Vec<u8>,
+}
+
+impl<W: Write> RedactingWriter<W> {
+    pub fn new(inner: W) -> Self {
+        Self {
+            inner,
+            pending: Vec::new(),
+        }
+    }
+
+    fn write_redacted(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => self
+                .inner
+                .write_all(ctxkit_resources::redact_credentials(text).as_bytes()),
+            Err(_) => self.inner.write_all(bytes),
+        }
+    }
+}
+
+impl<W: Write> Write for RedactingWriter<W> {
+    fn write(&mut self, buffer: &[u8]) -> std::io::Result<usize> {
+        self.pending.extend_from_slice(buffer);
+        if let Some(last_newline) = self.pending.iter().rposition(|&byte| byte == b'\n') {
+            let rest = self.pending.split_off(last_newline + 1);
+            let lines = std::mem::replace(&mut self.pending, rest);
+            self.write_redacted(&lines)?;
+        }
+        Ok(buffer.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let pending = std::mem::take(&mut self.pending);
+        if !pending.is_empty() {
+            self.write_redacted(&pending)?;
+        }
+        self.inner.flush()
+    }
+}
+
+impl<W: Write> Drop for RedactingWriter<W> {
+    fn drop(&mut self) {
+        // Best effort: errors here have nobody to go to (a closed pipe).
+        let _ = self.flush();
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_split_across_writes_are_redacted() {
+        let mut output = Vec::new();
+        {
+            let mut writer = RedactingWriter::new(&mut output);
+            write!(writer, "Installed https://user:pa").unwrap();
+            writeln!(writer, "ss@host/repo").unwrap();
+            write!(writer, "git:me:secret@h/p").unwrap();
+        }
+        assert_eq!(
+            String::from_utf8(output).unwrap(),
+            "Installed https://<redacted>@host/repo\ngit:<redacted>@h/p"
+        );
+    }
+}

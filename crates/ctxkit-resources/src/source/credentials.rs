@@ -1,0 +1,82 @@
+//! Credentials inside URLs (`https://user:token@host/repo`, `git:user:pass@host/path`): shown
+//! nowhere, never named in a directory, never written to a project's settings (which are usually
+//! committed).
+
+/// `text` with the user information of every URL in it (`scheme://userinfo@`, `git:userinfo@`)
+/// replaced by `<redacted>`. A bare `git@` (the usual SSH user) is kept.
+pub fn redact_credentials(text: &str) -> String {
+    let mut result = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some((start, prefix_length)) = next_authority(rest) {
+        let authority_start = start + prefix_length;
+        result.push_str(&rest[..authority_start]);
+        let authority = &rest[authority_start..];
+        let end = authority
+            .find(|character: char| {
+                character == '/' || character.is_whitespace() || "\"'<>`".contains(character)
+            })
+            .unwrap_or(authority.len());
+        match authority[..end].rfind('@') {
+            Some(at) if &authority[..at] != "git" && at > 0 => {
+                result.push_str("<redacted>");
+                rest = &authority[at..];
+            }
+            Some(_) | None => rest = authority,
+        }
+    }
+    result.push_str(rest);
+    result
+}
+
+/// Whether `text` holds credentials [`redact_credentials`] would hide.
+pub fn has_credentials(text: &str) -> bool {
+    redact_credentials(text) != text
+}
+
+/// The next `://` or `git:` (not followed by `//`): where it starts and its length.
+fn next_authority(text: &str) -> Option<(usize, usize)> {
+    let scheme = text.find("://").map(|index| (index, 3));
+    let shorthand = text
+        .match_indices("git:")
+        .find(|(index, _)| !text[index + 4..].starts_with("//"))
+        .map(|(index, _)| (index, 4));
+    match (scheme, shorthand) {
+        (Some(scheme), Some(shorthand)) => Some(if scheme.0 <= shorthand.0 {
+            scheme
+        } else {
+            shorthand
+        }),
+        (found @ Some(_), None) | (None, found @ Some(_)) => found,
+        (None, None) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_information_is_redacted_everywhere() {
+        assert_eq!(
+            redact_credentials(
+                "Installed https://user:pass@host.example/repo and git:me:pw@h/p@v1"
+            ),
+            "Installed https://<redacted>@host.example/repo and git:<redacted>@h/p@v1"
+        );
+        assert_eq!(
+            redact_credentials("\"baseUrl\": \"http://ghp_TOKEN@proxy:8080/v1\""),
+            "\"baseUrl\": \"http://<redacted>@proxy:8080/v1\""
+        );
+        for kept in [
+            "git@github.com:user/repo",
+            "git:github.com/user/repo@v1",
+            "https://github.com/user/repo",
+            "ssh://git@host/repo",
+            "npm:@scope/name@1.2.3",
+        ] {
+            assert_eq!(redact_credentials(kept), kept);
+            assert!(!has_credentials(kept));
+        }
+        assert!(has_credentials("git:user:secret@host/path"));
+    }
+}

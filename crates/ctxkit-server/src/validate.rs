@@ -1,0 +1,112 @@
+//! Checking a message a client appends against the protocol types before it is stored: a known
+//! role, and the fields readers of that role depend on (Pi reads them unguarded). The store keeps
+//! unknown roles and loose shapes it finds in files, but a server never writes them.
+
+use ctxkit_protocol::AgentMessage;
+use serde_json::Value;
+
+/// The message as the protocol type, or why it is not one.
+pub(crate) fn validate_message(value: Value) -> Result<AgentMessage, String> {
+    let Some(object) = value.as_object() else {
+        return Err("`message` must be an object".to_owned());
+    };
+    let Some(role) = object
+        .get("role")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+    else {
+        return Err("`message.role` must be a string".to_owned());
+    };
+    let required: &[(&str, Shape)] = match role.as_str() {
+        "user" => &[("content", Shape::Content), ("timestamp", Shape::Number)],
+        "assistant" => &[("content", Shape::Array), ("timestamp", Shape::Number)],
+        "toolResult" => &[
+            ("toolCallId", Shape::String),
+            ("content", Shape::Array),
+            ("timestamp", Shape::Number),
+        ],
+        "bashExecution" => &[("command", Shape::String), ("output", Shape::String)],
+        "custom" => &[("customType", Shape::String), ("content", Shape::Content)],
+        "branchSummary" => &[("summary", Shape::String), ("fromId", Shape::String)],
+        "compactionSummary" => &[("summary", Shape::String), ("tokensBefore", Shape::Number)],
+        other => {
+            return Err(format!(
+                "unknown role `{other}`; expected user, assistant, toolResult, bashExecution, \
+                 custom, branchSummary or compactionSummary"
+            ));
+        }
+    };
+    for (field, shape) in required {
+        let present = object.get(*field);
+        if !present.is_some_and(|field_value| shape.matches(field_value)) {
+            return Err(format!(
+                "a `{role}` message needs `{field}` ({})",
+                shape.describe()
+            ));
+        }
+    }
+    let message: AgentMessage = serde_json::from_value(value)
+        .map_err(|error| format!("`message` is not a valid `{role}` message: {error}"))?;
+    match message {
+        AgentMessage::Unknown(_) => Err(format!("`message` is not a valid `{role}` message")),
+        AgentMessage::User(_)
+        | AgentMessage::Assistant(_)
+        | AgentMessage::ToolResult(_)
+        | AgentMessage::BashExecution(_)
+        | AgentMessage::Custom(_)
+        | AgentMessage::BranchSummary(_)
+        | AgentMessage::CompactionSummary(_) => Ok(message),
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Shape {
+    String,
+    Number,
+    Array,
+    /// A string or an array of content blocks.
+    Content,
+}
+
+impl Shape {
+    fn matches(self, value: &Value) -> bool {
+        match self {
+            Self::String => value.is_string(),
+            Self::Number => value.is_number(),
+            Self::Array => value.is_array(),
+            Self::Content => value.is_string() || value.is_array(),
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            Self::String => "a string",
+            Self::Number => "a number",
+            Self::Array => "an array of content blocks",
+            Self::Content => "a string or an array of content blocks",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn refuses_what_the_attack_stored() {
+        for bad in [
+            json!({"role": "bogus"}),
+            json!({"role": 5}),
+            json!({"role": "user"}),
+            json!({"role": "user", "content": "x"}),
+            json!({"role": "user", "content": 5, "timestamp": 1}),
+            json!({"role": "assistant", "content": "x", "timestamp": 1}),
+            json!("user"),
+        ] {
+            assert!(validate_message(bad.clone()).is_err(), "{bad}");
+        }
+        let good = json!({"role": "user", "content": "hi", "timestamp": 1});
+        assert!(matches!(validate_message(good), Ok(AgentMessage::User(_))));
+    }
+}
