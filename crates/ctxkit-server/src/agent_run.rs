@@ -9,6 +9,7 @@ use ctxkit_agent::{
     Agent, AgentEvent, AgentObserver, AgentOptions, ApproveAll, ChatModel, DenyAll, PromptOutcome,
     ToolRegistry,
 };
+use ctxkit_llm::ChatDelta;
 use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -77,7 +78,16 @@ impl AgentObserver for Notifier {
             AgentEvent::Checked(_) => None,
             AgentEvent::ModelCall => Some(json!({"type": "model_call"})),
             // The protocol sends replies whole (`reply`); streamed pieces are not forwarded.
-            AgentEvent::Delta(_) => None,
+            AgentEvent::Delta(delta) => Some(match delta {
+                ChatDelta::Text(text) => json!({"type": "delta", "kind": "text", "text": text}),
+                ChatDelta::Thinking(text) => {
+                    json!({"type": "delta", "kind": "thinking", "text": text})
+                }
+                ChatDelta::ToolCall { name } => {
+                    json!({"type": "delta", "kind": "tool_call", "name": name})
+                }
+                ChatDelta::BlockEnd => json!({"type": "delta", "kind": "block_end"}),
+            }),
             AgentEvent::Reply { reply, overflow } => {
                 Some(json!({"type": "reply", "message": reply, "overflow": overflow}))
             }

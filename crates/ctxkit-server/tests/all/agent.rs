@@ -86,6 +86,13 @@ async fn agent_run_answers_and_recovers_an_overflow() {
     assert_eq!(run["result"]["outcome"], "answered", "{run}");
     let events = agent_events(&client.notifications);
     assert!(events.iter().any(|kind| kind == "retry"), "{events:?}");
+    // Replies stream to the client as they arrive, before the whole reply.
+    let first_delta = events.iter().position(|kind| kind == "delta");
+    let first_reply = events.iter().position(|kind| kind == "reply");
+    assert!(
+        first_delta.is_some() && first_delta < first_reply,
+        "{events:?}"
+    );
     let compacted = client.notifications.iter().any(|message| {
         message["method"] == "event" && message["params"]["type"] == "compaction_end"
     });
