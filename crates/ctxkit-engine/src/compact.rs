@@ -4,9 +4,7 @@
 
 use std::sync::atomic::Ordering;
 
-use ctxkit_compaction::{
-    CompactOptions, NoPlanReason, Preparation, check_after_compaction, prepare_compaction,
-};
+use ctxkit_compaction::{CompactOptions, Preparation, check_after_compaction};
 use ctxkit_session::{NewCompaction, SummarySource};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -106,6 +104,8 @@ impl Engine {
                 retry: false,
             })
         };
+        // The plan a threshold check already made, handed on instead of made twice.
+        let mut planned = None;
         let reason = match decision {
             Decision::Skip(_) => return skip(decision),
             Decision::RecoveryExhausted => {
@@ -140,16 +140,19 @@ impl Engine {
             Decision::Threshold { .. } => {
                 // Over the threshold with nothing to summarize (everything fits in the keep
                 // budget): no compaction starts, so a UI shows nothing.
-                let plan = prepare_compaction(&state.session, None, planning)?;
-                if !plan.is_ok_and(|plan| !crate::planning::is_empty_span(&plan)) {
-                    return skip(Decision::Skip(SkipReason::NothingToCompact));
+                match crate::planning::plan_for(&state, CompactionReason::Threshold) {
+                    Ok(plan) => planned = Some(plan),
+                    Err(EngineError::NothingToCompact | EngineError::AlreadyCompacted) => {
+                        return skip(Decision::Skip(SkipReason::NothingToCompact));
+                    }
+                    Err(error) => return Err(error),
                 }
                 CompactionReason::Threshold
             }
         };
         let retry_allowed = trigger == Trigger::AfterRun;
         let end = match self
-            .run_locked(&mut state, reason, None, retry_allowed)
+            .run_locked(&mut state, reason, planned, None, retry_allowed)
             .await
         {
             Ok(end) | Err((end, _)) => end,
@@ -185,17 +188,16 @@ impl Engine {
         }
         let focus = focus.filter(|text| !text.trim().is_empty());
         // Nothing to summarize: said by the result alone, no compaction starts (no events).
-        let planning = state.planning();
-        match prepare_compaction(&state.session, None, planning)? {
-            Ok(plan) if !crate::planning::is_empty_span(&plan) => {}
-            Ok(_) | Err(NoPlanReason::NothingToCompact | NoPlanReason::NothingToSummarize) => {
-                return Err(EngineError::NothingToCompact);
-            }
-            Err(NoPlanReason::AlreadyCompacted) => return Err(EngineError::AlreadyCompacted),
-        }
-        self.run_locked(&mut state, CompactionReason::Manual, focus, false)
-            .await
-            .map_err(|(_, error)| error)
+        let plan = crate::planning::plan_for(&state, CompactionReason::Manual)?;
+        self.run_locked(
+            &mut state,
+            CompactionReason::Manual,
+            Some(plan),
+            focus,
+            false,
+        )
+        .await
+        .map_err(|(_, error)| error)
     }
 
     /// Cancels the running compaction, if any; nothing is written.
@@ -212,13 +214,16 @@ impl Engine {
         &self,
         state: &mut State,
         reason: CompactionReason,
+        plan: Option<Preparation>,
         focus: Option<String>,
         retry_allowed: bool,
     ) -> std::result::Result<CompactionEnd, (CompactionEnd, EngineError)> {
         let cancel = CancellationToken::new();
         let running = Running::start(&self.inner, &self.inner.compaction_cancel, &cancel);
         self.inner.bus.emit(EngineEvent::CompactionStart { reason });
-        let outcome = self.write_compaction(state, reason, focus, &cancel).await;
+        let outcome = self
+            .write_compaction(state, reason, plan, focus, &cancel)
+            .await;
         drop(running);
         match &outcome {
             Ok(written) => tracing::info!(
@@ -288,15 +293,20 @@ impl Engine {
         }
     }
 
-    /// Plans, summarizes (or takes a hook's or the background summary) and appends one compaction.
+    /// Summarizes `plan` (planned here when the caller has none) or takes a hook's or the
+    /// background summary, and appends one compaction.
     async fn write_compaction(
         &self,
         state: &mut State,
         reason: CompactionReason,
+        plan: Option<Preparation>,
         focus: Option<String>,
         cancel: &CancellationToken,
     ) -> Result<Written> {
-        let plan = crate::planning::plan_for(state, reason)?;
+        let plan = match plan {
+            Some(plan) => plan,
+            None => crate::planning::plan_for(state, reason)?,
+        };
         let summarized = self.summarize(state, &plan, reason, focus, cancel).await?;
         self.append_compaction(state, reason, summarized).await
     }
