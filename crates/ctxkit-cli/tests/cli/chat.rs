@@ -198,20 +198,26 @@ impl World {
 
     /// Starts `ctxkit chat ARGS` in a fresh tmux server.
     fn start(&self, args: &str) -> Tmux {
-        let mut command = format!("cd '{}' && exec env", self.project.display());
-        for name in crate::PROVIDER_VARIABLES
-            .into_iter()
-            .chain(["CTXKIT_SESSIONS_DIR", "CTXKIT_OFFLINE"])
-        {
-            command.push_str(&format!(" -u {name}"));
-        }
-        command.push_str(&format!(
-            " HOME='{home}' CTXKIT_HOME='{home}' '{bin}' chat {args}",
-            home = self.home.path().display(),
-            bin = env!("CARGO_BIN_EXE_ctxkit"),
-        ));
-        Tmux::start(&command)
+        start_chat(&self.project, self.home.path(), args)
     }
+}
+
+/// Starts `ctxkit chat ARGS` in `project` with `home` as its home, in a fresh tmux server, without
+/// the provider variables of the environment the tests run in.
+pub(crate) fn start_chat(project: &Path, home: &Path, args: &str) -> Tmux {
+    let mut command = format!("cd '{}' && exec env", project.display());
+    for name in crate::PROVIDER_VARIABLES
+        .into_iter()
+        .chain(["CTXKIT_SESSIONS_DIR", "CTXKIT_OFFLINE"])
+    {
+        command.push_str(&format!(" -u {name}"));
+    }
+    command.push_str(&format!(
+        " HOME='{home}' CTXKIT_HOME='{home}' '{bin}' chat {args}",
+        home = home.display(),
+        bin = env!("CARGO_BIN_EXE_ctxkit"),
+    ));
+    Tmux::start(&command)
 }
 
 static SOCKETS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);

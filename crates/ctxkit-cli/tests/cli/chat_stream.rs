@@ -367,19 +367,7 @@ impl World {
     }
 
     fn start(&self, args: &str) -> Tmux {
-        let mut command = format!("cd '{}' && exec env", self.project.display());
-        for name in crate::PROVIDER_VARIABLES
-            .into_iter()
-            .chain(["CTXKIT_SESSIONS_DIR", "CTXKIT_OFFLINE"])
-        {
-            command.push_str(&format!(" -u {name}"));
-        }
-        command.push_str(&format!(
-            " HOME='{home}' CTXKIT_HOME='{home}' '{bin}' chat {args}",
-            home = self.home.path().display(),
-            bin = env!("CARGO_BIN_EXE_ctxkit"),
-        ));
-        Tmux::start(&command)
+        crate::chat::start_chat(&self.project, self.home.path(), args)
     }
 
     /// The entries of the one session file.

@@ -11,16 +11,12 @@ use crate::wire::anthropic_tools;
 /// Provider block index → position in the reply.
 #[derive(Debug, Default)]
 pub(crate) struct State {
-    blocks: Vec<(u64, usize)>,
+    blocks: super::Positions,
 }
 
 impl State {
     fn position(&self, data: &Value) -> Option<usize> {
-        let index = data.get("index").and_then(Value::as_u64)?;
-        self.blocks
-            .iter()
-            .find(|(at, _)| *at == index)
-            .map(|(_, position)| *position)
+        self.blocks.of(data, "index")
     }
 
     pub(crate) fn event(
@@ -70,7 +66,7 @@ impl State {
                     ),
                     Some(_) | None => return Ok(false),
                 };
-                self.blocks.push((index, position));
+                self.blocks.insert(index, position);
             }
             Some("content_block_delta") => {
                 let Some(position) = self.position(data) else {

@@ -28,6 +28,26 @@ pub enum ChatDelta {
     BlockEnd,
 }
 
+/// Provider indexes (Anthropic's content blocks, Responses' output items) → positions in the reply
+/// being assembled.
+#[derive(Debug, Default)]
+pub(crate) struct Positions(Vec<(u64, usize)>);
+
+impl Positions {
+    pub(crate) fn insert(&mut self, index: u64, position: usize) {
+        self.0.push((index, position));
+    }
+
+    /// The position of the index an event names under `key`.
+    pub(crate) fn of(&self, data: &serde_json::Value, key: &str) -> Option<usize> {
+        let index = data.get(key).and_then(serde_json::Value::as_u64)?;
+        self.0
+            .iter()
+            .find(|(at, _)| *at == index)
+            .map(|(_, position)| *position)
+    }
+}
+
 /// The callback a streaming call reports deltas to.
 pub type DeltaSink<'a> = dyn FnMut(ChatDelta) + Send + 'a;
 

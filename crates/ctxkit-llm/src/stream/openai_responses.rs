@@ -15,16 +15,12 @@ use crate::wire::openai_responses_tools::output_item;
 /// Provider output index → position in the reply.
 #[derive(Debug, Default)]
 pub(crate) struct State {
-    items: Vec<(u64, usize)>,
+    items: super::Positions,
 }
 
 impl State {
     fn position(&self, data: &Value) -> Option<usize> {
-        let index = data.get("output_index").and_then(Value::as_u64)?;
-        self.items
-            .iter()
-            .find(|(at, _)| *at == index)
-            .map(|(_, position)| *position)
+        self.items.of(data, "output_index")
     }
 
     pub(crate) fn event(
@@ -53,7 +49,7 @@ impl State {
                     ),
                     Some(_) | None => return Ok(false),
                 };
-                self.items.push((index, position));
+                self.items.insert(index, position);
             }
             Some(
                 "response.output_text.delta"
