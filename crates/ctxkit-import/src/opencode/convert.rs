@@ -2,48 +2,90 @@
 //! turns its messages into model messages: a user message's text and file parts; an assistant
 //! message split at its `step-start` parts into one reply per step (text, reasoning, tool calls)
 //! followed by one `toolResult` per tool part; a compaction (a user message with a `compaction` part,
-//! then an assistant message with `summary: true`) becomes a `compaction` entry.
+//! then an assistant message with `summary: true`) becomes a `compaction` entry. `session_message`
+//! rows are converted by `next`; messages a revert undid go on a side branch (`timeline`).
 
 use std::collections::HashMap;
 
 use ctxkit_protocol::{
     AgentMessage, AssistantMessage, CompactionEntry, ContentBlock, CustomEntry, EntryKind,
-    ImageContent, JsonObject, MessageContent, SessionEntry, SessionInfoEntry, ThinkingContent,
-    ToolCall, ToolResultMessage, Usage, UserMessage, value_as_u64,
+    JsonObject, MessageContent, SessionEntry, SessionInfoEntry, ThinkingContent, ToolCall,
+    UserMessage, value_as_u64,
 };
 use ctxkit_session::iso_from_ms;
 use serde_json::Value;
 
+use super::blocks::{file_block, tool_result, usage_of};
 use super::storage::{RawMessage, RawSession, str_of};
+use super::timeline::{Item, timeline};
 use crate::builder::{Builder, Planned, header, set_parent_session_id};
 use crate::report::IssueKind;
 use crate::{ImportedSession, SourceFormat, custom_type};
 
 const FORMAT: SourceFormat = SourceFormat::OpenCode;
 
-/// What OpenCode sends for a tool result whose output it cleared after a compaction.
-const CLEARED_OUTPUT: &str = "[Old tool result content cleared]";
-/// What OpenCode sends for a tool call that never finished.
-const INTERRUPTED_TOOL: &str = "[Tool execution was interrupted]";
-
-struct Chain {
-    builder: Builder,
+pub(super) struct Chain {
+    pub(super) builder: Builder,
     planned: Vec<Planned>,
     /// OpenCode message id → the id of its first entry (for a compaction's kept tail).
     first_entry_of: HashMap<String, String>,
     /// Context tokens of the last assistant reply.
-    last_tokens: Option<u64>,
+    pub(super) last_tokens: Option<u64>,
     /// `tail_start_id` of a compaction request waiting for its summary.
     pending_tail: Option<Option<String>>,
 }
 
 impl Chain {
-    fn push(&mut self, ordinal: usize, key: &str, time: &str, kind: EntryKind) -> String {
-        let id = self.builder.ids.derive(key);
+    /// Appends an entry under the last one.
+    pub(super) fn push(
+        &mut self,
+        ordinal: usize,
+        key: &str,
+        time: &str,
+        kind: EntryKind,
+    ) -> String {
         let parent_id = self
             .planned
             .last()
             .map(|previous| previous.entry.id.clone());
+        self.push_under(parent_id, ordinal, key, time, kind)
+    }
+
+    /// Appends a compaction whose kept part starts at entry `kept` (none: the compaction itself).
+    pub(super) fn push_compaction(
+        &mut self,
+        ordinal: usize,
+        key: &str,
+        time: &str,
+        mut compaction: CompactionEntry,
+        kept: Option<String>,
+    ) {
+        let id = self.builder.ids.derive(key);
+        compaction.first_kept_entry_id = kept.unwrap_or_else(|| id.clone());
+        let parent_id = self
+            .planned
+            .last()
+            .map(|previous| previous.entry.id.clone());
+        self.planned.push(Planned {
+            line: ordinal,
+            entry: SessionEntry {
+                id,
+                parent_id,
+                timestamp: time.to_owned(),
+                kind: EntryKind::Compaction(compaction),
+            },
+        });
+    }
+
+    fn push_under(
+        &mut self,
+        parent_id: Option<String>,
+        ordinal: usize,
+        key: &str,
+        time: &str,
+        kind: EntryKind,
+    ) -> String {
+        let id = self.builder.ids.derive(key);
         self.planned.push(Planned {
             line: ordinal,
             entry: SessionEntry {
@@ -87,46 +129,96 @@ pub(super) fn convert_session(raw: &RawSession) -> ImportedSession {
         });
         chain.push(0, &format!("{session_id}:session"), &start, kind);
     }
+    let timeline = timeline(raw);
     let mut last_time = start.clone();
-    for (index, message) in raw.messages.iter().enumerate() {
-        let time = time_of(&message.info, "created")
-            .map(iso_from_ms)
-            .unwrap_or_else(|| last_time.clone());
-        last_time.clone_from(&time);
-        let before = chain.planned.len();
-        match str_of(&message.info, "role") {
-            Some("user") => user(&mut chain, index + 1, message, &time),
-            Some("assistant") => assistant(&mut chain, index + 1, message, &time),
-            other => {
-                chain.builder.issue(
-                    index + 1,
-                    IssueKind::UnknownRecord {
-                        record_type: format!("message/{}", other.unwrap_or("(none)")),
-                    },
-                );
-                let kind = custom(
-                    "message",
-                    Value::Object(message.info.clone()),
-                    &message.parts,
-                );
-                chain.push(index + 1, message_id(message), &time, kind);
-            }
+    let mut ordinal = 0;
+    for item in &timeline.kept {
+        ordinal += 1;
+        convert_item(&mut chain, ordinal, item, &mut last_time);
+    }
+    if let Some(revert) = timeline.revert {
+        // What the revert undid stays on a side branch; a marker under the last kept entry, written
+        // last, makes the kept conversation the leaf, as OpenCode shows it.
+        let kept_leaf = chain.planned.last().map(|last| last.entry.id.clone());
+        for item in &timeline.undone {
+            ordinal += 1;
+            convert_item(&mut chain, ordinal, item, &mut last_time);
         }
-        if let Some(first) = chain.planned.get(before) {
-            chain
-                .first_entry_of
-                .insert(message_id(message).to_owned(), first.entry.id.clone());
+        let mut data = JsonObject::new();
+        data.insert("revert".to_owned(), revert);
+        data.insert(
+            "undoneMessages".to_owned(),
+            Value::from(timeline.undone.len()),
+        );
+        let kind = EntryKind::Custom(CustomEntry {
+            custom_type: custom_type(FORMAT, "revert"),
+            data: Some(Value::Object(data)),
+            extra: JsonObject::new(),
+        });
+        chain.push_under(
+            kept_leaf,
+            ordinal,
+            &format!("{session_id}:revert"),
+            &last_time,
+            kind,
+        );
+    }
+    chain
+        .builder
+        .finish(FORMAT, header, chain.planned, ordinal + 1)
+}
+
+/// Converts one message of either model, remembering its first entry.
+fn convert_item(chain: &mut Chain, ordinal: usize, item: &Item, last_time: &mut String) {
+    let before = chain.planned.len();
+    match item {
+        Item::Legacy(message) => {
+            let time = time_of(&message.info, "created")
+                .map(iso_from_ms)
+                .unwrap_or_else(|| last_time.clone());
+            last_time.clone_from(&time);
+            legacy_message(chain, ordinal, message, &time);
+        }
+        Item::Next(message) => {
+            let time = time_of(&message.data, "created").unwrap_or(message.time_created);
+            let time = iso_from_ms(time);
+            last_time.clone_from(&time);
+            super::next::convert(chain, ordinal, message, &time);
         }
     }
-    let records = raw.messages.len() + 1;
-    chain.builder.finish(FORMAT, header, chain.planned, records)
+    if let Some(first) = chain.planned.get(before) {
+        chain
+            .first_entry_of
+            .insert(item.id().to_owned(), first.entry.id.clone());
+    }
+}
+
+fn legacy_message(chain: &mut Chain, ordinal: usize, message: &RawMessage, time: &str) {
+    match str_of(&message.info, "role") {
+        Some("user") => user(chain, ordinal, message, time),
+        Some("assistant") => assistant(chain, ordinal, message, time),
+        other => {
+            chain.builder.issue(
+                ordinal,
+                IssueKind::UnknownRecord {
+                    record_type: format!("message/{}", other.unwrap_or("(none)")),
+                },
+            );
+            let kind = custom(
+                "message",
+                Value::Object(message.info.clone()),
+                &message.parts,
+            );
+            chain.push(ordinal, message_id(message), time, kind);
+        }
+    }
 }
 
 fn message_id(message: &RawMessage) -> &str {
     str_of(&message.info, "id").unwrap_or_default()
 }
 
-fn time_of(object: &JsonObject, key: &str) -> Option<i64> {
+pub(super) fn time_of(object: &JsonObject, key: &str) -> Option<i64> {
     object
         .get("time")?
         .get(key)
@@ -210,34 +302,6 @@ fn user(chain: &mut Chain, ordinal: usize, message: &RawMessage, time: &str) {
     );
 }
 
-/// A file part: an inline image, or a text naming the file (OpenCode reads text files into
-/// synthetic text parts of its own).
-fn file_block(part: &JsonObject, builder: &mut Builder, ordinal: usize) -> ContentBlock {
-    let mime = str_of(part, "mime").unwrap_or_default();
-    let url = str_of(part, "url").unwrap_or_default();
-    let inline = url
-        .strip_prefix("data:")
-        .and_then(|rest| rest.split_once(";base64,"));
-    match inline {
-        Some((data_mime, data))
-            if mime.starts_with("image/") || data_mime.starts_with("image/") =>
-        {
-            ContentBlock::Image(ImageContent {
-                data: data.to_owned(),
-                mime_type: if mime.is_empty() { data_mime } else { mime }.to_owned(),
-                extra: JsonObject::new(),
-            })
-        }
-        Some(_) | None => {
-            if mime.starts_with("image/") {
-                builder.issue(ordinal, IssueKind::ImageNotInline);
-            }
-            let name = str_of(part, "filename").unwrap_or(url);
-            ContentBlock::text(format!("[file: {name} ({mime})]"))
-        }
-    }
-}
-
 fn assistant(chain: &mut Chain, ordinal: usize, message: &RawMessage, time: &str) {
     let info = &message.info;
     let text: Vec<&str> = message
@@ -257,20 +321,15 @@ fn assistant(chain: &mut Chain, ordinal: usize, message: &RawMessage, time: &str
                 .issue(ordinal, IssueKind::CompactionWithoutTokenCount);
         }
         let kept = tail.and_then(|tail| chain.first_entry_of.get(&tail).cloned());
-        let kind = EntryKind::Compaction(CompactionEntry {
+        let compaction = CompactionEntry {
             summary: text.join("\n\n"),
             first_kept_entry_id: String::new(),
             tokens_before: tokens.unwrap_or(0),
             details: None,
             from_hook: None,
             extra,
-        });
-        let id = chain.push(ordinal, message_id(message), time, kind);
-        if let Some(last) = chain.planned.last_mut()
-            && let EntryKind::Compaction(compaction) = &mut last.entry.kind
-        {
-            compaction.first_kept_entry_id = kept.unwrap_or(id);
-        }
+        };
+        chain.push_compaction(ordinal, message_id(message), time, compaction, kept);
         return;
     }
     // One reply per step: parts up to the next `step-start`.
@@ -405,74 +464,4 @@ fn step_reply(info: &JsonObject, step: &[&JsonObject], last: bool) -> AssistantM
         timestamp: time_of(info, "created"),
         extra,
     }
-}
-
-/// `{input, output, reasoning, cache: {read, write}}` as usage.
-fn usage_of(tokens: &JsonObject) -> Usage {
-    let number = |value: Option<&Value>| value.and_then(value_as_u64).unwrap_or(0);
-    let cache = tokens.get("cache");
-    let input = number(tokens.get("input"));
-    let output = number(tokens.get("output")) + number(tokens.get("reasoning"));
-    let cache_read = number(cache.and_then(|cache| cache.get("read")));
-    let cache_write = number(cache.and_then(|cache| cache.get("write")));
-    Usage {
-        input,
-        output,
-        cache_read,
-        cache_write,
-        total_tokens: input + output + cache_read + cache_write,
-        cost: None,
-        extra: JsonObject::new(),
-    }
-}
-
-/// A tool part's result, as OpenCode sends it: the output (cleared after a compaction), the
-/// error, or an interruption note for a call that never finished.
-fn tool_result(part: &JsonObject, timestamp: Option<i64>) -> AgentMessage {
-    let state = part.get("state").and_then(Value::as_object);
-    let status = state.and_then(|state| str_of(state, "status"));
-    let (text, is_error) = match (status, state) {
-        (Some("completed"), Some(state)) => {
-            let cleared = state
-                .get("time")
-                .and_then(|time| time.get("compacted"))
-                .is_some_and(|compacted| !compacted.is_null());
-            if cleared {
-                (CLEARED_OUTPUT.to_owned(), false)
-            } else {
-                (
-                    str_of(state, "output").unwrap_or_default().to_owned(),
-                    false,
-                )
-            }
-        }
-        (Some("error"), Some(state)) => {
-            (str_of(state, "error").unwrap_or_default().to_owned(), true)
-        }
-        _ => (INTERRUPTED_TOOL.to_owned(), true),
-    };
-    let mut blocks = vec![ContentBlock::text(text)];
-    let attachments = state
-        .and_then(|state| state.get("attachments"))
-        .and_then(Value::as_array);
-    let mut ignored = Builder::default();
-    for attachment in attachments
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_object)
-    {
-        blocks.push(file_block(attachment, &mut ignored, 0));
-    }
-    AgentMessage::ToolResult(ToolResultMessage {
-        tool_call_id: str_of(part, "callID").unwrap_or_default().to_owned(),
-        tool_name: str_of(part, "tool").unwrap_or_default().to_owned(),
-        content: MessageContent::Blocks(blocks),
-        details: state
-            .and_then(|state| state.get("metadata"))
-            .filter(|metadata| !metadata.is_null())
-            .cloned(),
-        is_error,
-        timestamp,
-        extra: JsonObject::new(),
-    })
 }

@@ -3,8 +3,11 @@
 //! (`storage`), converted message by message (`convert`). A session comes with its subagent
 //! sessions (OpenCode's child sessions, `parentID`). Facts and assumptions: `docs/import-formats.md`.
 
+mod blocks;
 mod convert;
+mod next;
 mod storage;
+mod timeline;
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};

@@ -4,7 +4,9 @@
 //!   `storage/part/<message>/<part>.json` (ids sort in creation order);
 //! - 2.x SQLite (`opencode.db`): tables `session` (columns), `message` and `part` (`data` JSON without
 //!   the ids, which are columns), opened read-only (`mode=ro`, and `immutable=1` when no `-wal` file
-//!   holds unsaved pages, so nothing is created beside the database).
+//!   holds unsaved pages, so nothing is created beside the database); newer databases also hold
+//!   `session_message` rows (the newer message model: one row per message, `type` and `seq` columns,
+//!   `data` the message without `id`/`type`), read when the table exists.
 
 use std::path::{Path, PathBuf};
 
@@ -20,6 +22,19 @@ pub(crate) struct RawSession {
     /// `Session.Info`: `id`, `parentID`, `directory`, `title`, `time.created`, …
     pub(crate) info: JsonObject,
     pub(crate) messages: Vec<RawMessage>,
+    /// `session_message` rows in `seq` order (empty for 1.x stores and older databases).
+    pub(crate) next_messages: Vec<NextMessage>,
+}
+
+/// A `session_message` row: a message of OpenCode's newer model (`user`, `synthetic`, `shell`,
+/// `assistant`, `compaction`, `agent-switched`, `model-switched`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct NextMessage {
+    pub(crate) id: String,
+    pub(crate) kind: String,
+    pub(crate) time_created: i64,
+    /// The message without `id` and `type` (those are columns).
+    pub(crate) data: JsonObject,
 }
 
 /// A message (`MessageV2.Info`) and its parts.
@@ -70,7 +85,11 @@ pub(crate) fn read_file_store(session_file: &Path) -> Result<Vec<RawSession>, Im
                     parts,
                 });
             }
-            Ok(RawSession { info, messages })
+            Ok(RawSession {
+                info,
+                messages,
+                next_messages: Vec::new(),
+            })
         })
         .collect()
 }
@@ -152,7 +171,7 @@ pub(crate) fn read_database(path: &Path, id: &str) -> Result<Vec<RawSession>, Im
     let mut queue = vec![id.to_owned()];
     let mut session_query = connection
         .prepare(
-            "SELECT id, parent_id, directory, title, version, time_created, time_updated \
+            "SELECT id, parent_id, directory, title, version, time_created, time_updated, revert \
              FROM session WHERE id = ?1",
         )
         .map_err(database)?;
@@ -181,6 +200,12 @@ pub(crate) fn read_database(path: &Path, id: &str) -> Result<Vec<RawSession>, Im
                 time.insert("created".to_owned(), Value::from(row.get::<_, i64>(5)?));
                 time.insert("updated".to_owned(), Value::from(row.get::<_, i64>(6)?));
                 info.insert("time".to_owned(), Value::Object(time));
+                let revert = row.get::<_, Option<String>>(7)?;
+                if let Some(Ok(revert @ Value::Object(_))) =
+                    revert.as_deref().map(serde_json::from_str::<Value>)
+                {
+                    info.insert("revert".to_owned(), revert);
+                }
                 Ok(info)
             })
             .optional()
@@ -211,7 +236,12 @@ pub(crate) fn read_database(path: &Path, id: &str) -> Result<Vec<RawSession>, Im
                 .collect();
             messages.push(RawMessage { info, parts });
         }
-        sessions.push(RawSession { info, messages });
+        let next_messages = read_next_messages(&connection, &current).map_err(database)?;
+        sessions.push(RawSession {
+            info,
+            messages,
+            next_messages,
+        });
         let children = children_query
             .query_map([&current], |row| row.get::<_, String>(0))
             .map_err(database)?
@@ -222,10 +252,61 @@ pub(crate) fn read_database(path: &Path, id: &str) -> Result<Vec<RawSession>, Im
     Ok(sessions)
 }
 
+/// The `session_message` rows of a session in `seq` order; none when the table does not exist.
+fn read_next_messages(
+    connection: &Connection,
+    session_id: &str,
+) -> Result<Vec<NextMessage>, rusqlite::Error> {
+    let exists: bool = connection.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'session_message')",
+        [],
+        |row| row.get(0),
+    )?;
+    if !exists {
+        return Ok(Vec::new());
+    }
+    // Older versions of the table have no `seq` column; their rows are in creation order.
+    let has_seq: bool = connection.query_row(
+        "SELECT EXISTS (SELECT 1 FROM pragma_table_info('session_message') WHERE name = 'seq')",
+        [],
+        |row| row.get(0),
+    )?;
+    let query = if has_seq {
+        "SELECT id, type, time_created, data FROM session_message WHERE session_id = ?1 \
+         ORDER BY seq, id"
+    } else {
+        "SELECT id, type, time_created, data FROM session_message WHERE session_id = ?1 \
+         ORDER BY time_created, id"
+    };
+    let mut statement = connection.prepare(query)?;
+    let rows = statement.query_map([session_id], |row| {
+        let id: String = row.get(0)?;
+        let data: String = row.get(3)?;
+        Ok(NextMessage {
+            id,
+            kind: row.get(1)?,
+            time_created: row.get(2)?,
+            data: parse_object(&data),
+        })
+    })?;
+    rows.collect()
+}
+
 /// A `data` column (the object without its ids) with the ids put back, as the 1.x files hold them.
 /// Data that is not a JSON object is kept under `data`.
 fn with_ids(data: &str, id: &str, session_id: &str, message_id: Option<&str>) -> JsonObject {
-    let mut object = match serde_json::from_str::<Value>(data) {
+    let mut object = parse_object(data);
+    object.insert("id".to_owned(), Value::String(id.to_owned()));
+    object.insert("sessionID".to_owned(), Value::String(session_id.to_owned()));
+    if let Some(message_id) = message_id {
+        object.insert("messageID".to_owned(), Value::String(message_id.to_owned()));
+    }
+    object
+}
+
+/// A `data` column as an object; data that is not a JSON object is kept under `data`.
+fn parse_object(data: &str) -> JsonObject {
+    match serde_json::from_str::<Value>(data) {
         Ok(Value::Object(object)) => object,
         Ok(
             other @ (Value::Null
@@ -243,13 +324,7 @@ fn with_ids(data: &str, id: &str, session_id: &str, message_id: Option<&str>) ->
             object.insert("data".to_owned(), Value::String(data.to_owned()));
             object
         }
-    };
-    object.insert("id".to_owned(), Value::String(id.to_owned()));
-    object.insert("sessionID".to_owned(), Value::String(session_id.to_owned()));
-    if let Some(message_id) = message_id {
-        object.insert("messageID".to_owned(), Value::String(message_id.to_owned()));
     }
-    object
 }
 
 pub(crate) fn json_files(dir: &Path) -> Vec<PathBuf> {

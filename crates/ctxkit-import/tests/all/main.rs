@@ -7,6 +7,7 @@
 
 mod generator;
 mod opencode;
+mod opencode_next;
 mod shapes;
 mod subagents;
 mod trees;

@@ -10,7 +10,7 @@ use ctxkit_protocol::EntryKind;
 use crate::shapes::{describe, imported_context, shape};
 
 /// Every entry that carries conversation, in file order: messages and compactions.
-fn conversation(session: &ImportedSession) -> Vec<String> {
+pub fn conversation(session: &ImportedSession) -> Vec<String> {
     session
         .entries
         .iter()
@@ -110,15 +110,20 @@ fn opencode_subagent_sessions_come_along() {
 
 /// Builds the 2.x fixture database from its SQL in `dir`.
 fn database(dir: &Path) -> PathBuf {
+    database_from(dir, "opencode-2x.sql")
+}
+
+/// Builds `opencode.db` in `dir` from the fixture SQL `sql_file`.
+pub fn database_from(dir: &Path, sql_file: &str) -> PathBuf {
     let path = dir.join("opencode.db");
-    let sql = std::fs::read_to_string(shape("opencode-2x.sql")).unwrap();
+    let sql = std::fs::read_to_string(shape(sql_file)).unwrap();
     let connection = rusqlite::Connection::open(&path).unwrap();
     connection.execute_batch(&sql).unwrap();
     drop(connection);
     path
 }
 
-fn listing(dir: &Path) -> Vec<String> {
+pub fn listing(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())

@@ -70,7 +70,14 @@ pub fn describe(message: &AgentMessage) -> String {
 /// Imports `path`, writes the session into a temp dir (checking a second write changes nothing and
 /// the source stays as it was), opens it and returns the context at the leaf.
 pub fn imported_context(path: &Path) -> (ImportedSession, Vec<String>) {
-    let before = std::fs::read(path).unwrap();
+    // `opencode.db#<session id>` names a session inside the file.
+    let source = if path.exists() {
+        path.to_owned()
+    } else {
+        let text = path.to_string_lossy();
+        PathBuf::from(text.rsplit_once('#').unwrap().0)
+    };
+    let before = std::fs::read(&source).unwrap();
     let session = import_file(path, None).unwrap();
     let temp = tempfile::tempdir().unwrap();
     let out = temp.path().join(session.file_name());
@@ -79,7 +86,11 @@ pub fn imported_context(path: &Path) -> (ImportedSession, Vec<String>) {
         import_file(path, None).unwrap().write_to(&out).unwrap(),
         WriteOutcome::UpToDate
     );
-    assert_eq!(std::fs::read(path).unwrap(), before, "the source changed");
+    assert_eq!(
+        std::fs::read(&source).unwrap(),
+        before,
+        "the source changed"
+    );
     let opened = Session::open(&out).unwrap();
     assert!(
         opened.diagnostics().is_empty(),

@@ -1,0 +1,131 @@
+//! Content shared by OpenCode's two message models: files, usage, and tool results as OpenCode
+//! sends them to its model.
+
+use ctxkit_protocol::{
+    AgentMessage, ContentBlock, ImageContent, JsonObject, MessageContent, ToolResultMessage, Usage,
+    value_as_u64,
+};
+use serde_json::Value;
+
+use super::storage::str_of;
+use crate::builder::Builder;
+use crate::report::IssueKind;
+
+/// What OpenCode sends for a tool result whose output it cleared after a compaction.
+pub(super) const CLEARED_OUTPUT: &str = "[Old tool result content cleared]";
+/// What OpenCode sends for a tool call that never finished.
+pub(super) const INTERRUPTED_TOOL: &str = "[Tool execution was interrupted]";
+
+/// A file part: an inline image, or a text naming the file (OpenCode reads text files into
+/// synthetic text parts of its own).
+pub(super) fn file_block(part: &JsonObject, builder: &mut Builder, ordinal: usize) -> ContentBlock {
+    let url = str_of(part, "url").unwrap_or_default();
+    let file = File {
+        mime: str_of(part, "mime").unwrap_or_default(),
+        url,
+        name: str_of(part, "filename").unwrap_or(url),
+    };
+    file_content(&file, builder, ordinal)
+}
+
+/// A file: its type, where it is (often a data URL) and its name.
+pub(super) struct File<'a> {
+    pub(super) mime: &'a str,
+    pub(super) url: &'a str,
+    pub(super) name: &'a str,
+}
+
+/// An inline image, or a text naming the file.
+pub(super) fn file_content(file: &File<'_>, builder: &mut Builder, ordinal: usize) -> ContentBlock {
+    let File { mime, url, name } = *file;
+    let inline = url
+        .strip_prefix("data:")
+        .and_then(|rest| rest.split_once(";base64,"));
+    match inline {
+        Some((data_mime, data))
+            if mime.starts_with("image/") || data_mime.starts_with("image/") =>
+        {
+            ContentBlock::Image(ImageContent {
+                data: data.to_owned(),
+                mime_type: if mime.is_empty() { data_mime } else { mime }.to_owned(),
+                extra: JsonObject::new(),
+            })
+        }
+        Some(_) | None => {
+            if mime.starts_with("image/") {
+                builder.issue(ordinal, IssueKind::ImageNotInline);
+            }
+            ContentBlock::text(format!("[file: {name} ({mime})]"))
+        }
+    }
+}
+
+/// `{input, output, reasoning, cache: {read, write}}` as usage.
+pub(super) fn usage_of(tokens: &JsonObject) -> Usage {
+    let number = |value: Option<&Value>| value.and_then(value_as_u64).unwrap_or(0);
+    let cache = tokens.get("cache");
+    let input = number(tokens.get("input"));
+    let output = number(tokens.get("output")) + number(tokens.get("reasoning"));
+    let cache_read = number(cache.and_then(|cache| cache.get("read")));
+    let cache_write = number(cache.and_then(|cache| cache.get("write")));
+    Usage {
+        input,
+        output,
+        cache_read,
+        cache_write,
+        total_tokens: input + output + cache_read + cache_write,
+        cost: None,
+        extra: JsonObject::new(),
+    }
+}
+
+/// A tool part's result, as OpenCode sends it: the output (cleared after a compaction), the
+/// error, or an interruption note for a call that never finished.
+pub(super) fn tool_result(part: &JsonObject, timestamp: Option<i64>) -> AgentMessage {
+    let state = part.get("state").and_then(Value::as_object);
+    let status = state.and_then(|state| str_of(state, "status"));
+    let (text, is_error) = match (status, state) {
+        (Some("completed"), Some(state)) => {
+            let cleared = state
+                .get("time")
+                .and_then(|time| time.get("compacted"))
+                .is_some_and(|compacted| !compacted.is_null());
+            if cleared {
+                (CLEARED_OUTPUT.to_owned(), false)
+            } else {
+                (
+                    str_of(state, "output").unwrap_or_default().to_owned(),
+                    false,
+                )
+            }
+        }
+        (Some("error"), Some(state)) => {
+            (str_of(state, "error").unwrap_or_default().to_owned(), true)
+        }
+        _ => (INTERRUPTED_TOOL.to_owned(), true),
+    };
+    let mut blocks = vec![ContentBlock::text(text)];
+    let attachments = state
+        .and_then(|state| state.get("attachments"))
+        .and_then(Value::as_array);
+    let mut ignored = Builder::default();
+    for attachment in attachments
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object)
+    {
+        blocks.push(file_block(attachment, &mut ignored, 0));
+    }
+    AgentMessage::ToolResult(ToolResultMessage {
+        tool_call_id: str_of(part, "callID").unwrap_or_default().to_owned(),
+        tool_name: str_of(part, "tool").unwrap_or_default().to_owned(),
+        content: MessageContent::Blocks(blocks),
+        details: state
+            .and_then(|state| state.get("metadata"))
+            .filter(|metadata| !metadata.is_null())
+            .cloned(),
+        is_error,
+        timestamp,
+        extra: JsonObject::new(),
+    })
+}

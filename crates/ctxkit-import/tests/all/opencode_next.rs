@@ -1,0 +1,174 @@
+//! OpenCode's newer message model (`session_message` rows) and its `revert`, from a database the
+//! test builds with rusqlite (`opencode-next.sql`).
+
+use std::path::{Path, PathBuf};
+
+use ctxkit_import::{ImportedSession, import_file};
+use ctxkit_protocol::{EntryKind, SessionEntry};
+
+use crate::opencode::{conversation, database_from, listing};
+use crate::shapes::imported_context;
+
+fn chosen(database: &Path, session: &str) -> PathBuf {
+    PathBuf::from(format!("{}#{session}", database.display()))
+}
+
+fn custom_types(session: &ImportedSession) -> Vec<&str> {
+    session
+        .entries
+        .iter()
+        .filter_map(|entry| match &entry.kind {
+            EntryKind::Custom(custom) => Some(custom.custom_type.as_str()),
+            EntryKind::Message(_)
+            | EntryKind::Compaction(_)
+            | EntryKind::ThinkingLevelChange(_)
+            | EntryKind::ModelChange(_)
+            | EntryKind::BranchSummary(_)
+            | EntryKind::CustomMessage(_)
+            | EntryKind::Label(_)
+            | EntryKind::SessionInfo(_)
+            | EntryKind::ContextEdit(_)
+            | EntryKind::Usage(_)
+            | EntryKind::Unknown { .. } => None,
+        })
+        .collect()
+}
+
+#[test]
+fn session_message_rows_import_message_by_message() {
+    let temp = tempfile::tempdir().unwrap();
+    let path = database_from(temp.path(), "opencode-next.sql");
+    let before = std::fs::read(&path).unwrap();
+    // The default session is the most recent top-level one: it has only `session_message` rows.
+    let (session, context) = imported_context(&path);
+    assert_eq!(session.header.id, "ses_7f0000000001Checkout");
+    assert_eq!(session.header.cwd, "/home/dev/shop");
+    assert_eq!(
+        conversation(&session),
+        [
+            "user: The checkout total ignores the discount. See the screenshot and notes. | <image image/png 12B>",
+            "user: Called the Read tool with {\"filePath\":\"NOTES.txt\"}: discount applies before tax",
+            "assistant: <thinking Find where the total is computed.> | Looking for the total. | <call toolu_n1 grep> | <call toolu_n2 read>",
+            "toolResult toolu_n1 grep: src/cart.ts:40: total = sum\nsrc/tax.ts:8: total * rate",
+            "toolResult toolu_n2 read: [Old tool result content cleared]",
+            "assistant: <call toolu_n3 edit> | <call toolu_n4 bash>",
+            "toolResult toolu_n3 edit: oldString not found in src/cart.ts",
+            "toolResult toolu_n4 bash: [Tool execution was interrupted]",
+            "user: The following shell command was executed by the user:\n\nnpm test\n\nOutput:\n1 failing: checkout total",
+            "compaction: Summary: the total is computed in src/cart.ts:40 without the discount; npm test fails on it.",
+            "user: Apply the discount before tax.",
+            "assistant: Done: the discount now applies before tax.",
+        ]
+    );
+    // The context starts at the compaction's summary, as OpenCode's history does.
+    assert_eq!(
+        context,
+        [
+            "compactionSummary: Summary: the total is computed in src/cart.ts:40 without the discount; npm test fails on it.",
+            "user: Apply the discount before tax.",
+            "assistant: Done: the discount now applies before tax.",
+        ]
+    );
+    // The agent switch and the compaction that never got a summary are kept as data.
+    assert_eq!(
+        custom_types(&session),
+        [
+            "import.opencode.agent_switched",
+            "import.opencode.compaction"
+        ]
+    );
+    let model = session.entries.iter().find_map(|entry| {
+        if let EntryKind::ModelChange(change) = &entry.kind {
+            Some((change.provider.as_str(), change.model_id.as_str()))
+        } else {
+            None
+        }
+    });
+    assert_eq!(model, Some(("anthropic", "claude-sonnet-4-5")));
+    let tokens_before = session.entries.iter().find_map(|entry| {
+        if let EntryKind::Compaction(compaction) = &entry.kind {
+            Some(compaction.tokens_before)
+        } else {
+            None
+        }
+    });
+    assert_eq!(tokens_before, Some(6200));
+    let text = session.to_jsonl().unwrap();
+    assert!(text.contains("\"stopReason\":\"toolUse\""), "{text}");
+    assert!(text.contains("\"provider\":\"anthropic\""), "{text}");
+    assert!(text.contains("\"isError\":true"), "{text}");
+    assert!(
+        session.report.issues.is_empty(),
+        "{:?}",
+        session.report.issues
+    );
+    // Nothing was written to or beside the database.
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    assert_eq!(listing(temp.path()), ["opencode.db"]);
+}
+
+/// The ids of the entries on the path from the root to `leaf`.
+fn path_to(entries: &[SessionEntry], leaf: &str) -> Vec<String> {
+    let mut path = Vec::new();
+    let mut current = Some(leaf.to_owned());
+    while let Some(id) = current {
+        let entry = entries.iter().find(|entry| entry.id == id).unwrap();
+        path.push(entry.id.clone());
+        current = entry.parent_id.clone();
+    }
+    path.reverse();
+    path
+}
+
+#[test]
+fn a_revert_drops_the_undone_messages_from_the_context_and_keeps_them_on_a_branch() {
+    let temp = tempfile::tempdir().unwrap();
+    let path = database_from(temp.path(), "opencode-next.sql");
+    // `session_message` rows, reverted to the second prompt: it and its reply are undone.
+    let (session, context) = imported_context(&chosen(&path, "ses_7f0000000002Undo"));
+    assert_eq!(
+        conversation(&session),
+        [
+            "user: Rename cart.ts to basket.ts.",
+            "assistant: Renamed.",
+            "user: Now delete the tests.",
+            "assistant: Deleted the tests.",
+        ]
+    );
+    assert_eq!(
+        context,
+        ["user: Rename cart.ts to basket.ts.", "assistant: Renamed."]
+    );
+    let marker = session.entries.last().unwrap();
+    assert_eq!(custom_types(&session), ["import.opencode.revert"]);
+    // The marker hangs under the last kept message; the undone ones stay on their own branch.
+    let kept = path_to(&session.entries, &marker.id);
+    assert_eq!(kept.len(), 4, "session info, two messages, the marker");
+    let undone = session
+        .entries
+        .iter()
+        .filter(|entry| !kept.contains(&entry.id));
+    assert_eq!(undone.count(), 2);
+
+    // `message`/`part` rows reverted inside a reply (`partID`): the reply's first step stays.
+    let (session, context) = imported_context(&chosen(&path, "ses_7f0000000003UndoParts"));
+    assert_eq!(
+        conversation(&session),
+        [
+            "user: Bump the version to 2.0.",
+            "assistant: Bumping package.json.",
+            "assistant: Also published it to npm.",
+            "user: Do not publish!",
+        ]
+    );
+    assert_eq!(
+        context,
+        [
+            "user: Bump the version to 2.0.",
+            "assistant: Bumping package.json."
+        ]
+    );
+    // The same import twice is byte-identical.
+    let again = import_file(&chosen(&path, "ses_7f0000000003UndoParts"), None).unwrap();
+    assert_eq!(again.to_jsonl().unwrap(), session.to_jsonl().unwrap());
+}
