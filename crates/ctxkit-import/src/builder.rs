@@ -9,7 +9,7 @@ use crate::ImportedSession;
 use crate::ids::IdAllocator;
 use crate::report::{ImportIssue, ImportReport, IssueKind};
 use crate::source::SourceFile;
-use crate::tools::repair_tools;
+use crate::tools::{CODEX_MISSING_RESULT_TEXT, MISSING_RESULT_TEXT, repair_tools};
 use crate::{SourceFormat, custom_type};
 
 /// An entry being built, with the source line it came from.
@@ -46,7 +46,12 @@ impl Builder {
         planned: Vec<Planned>,
         records: usize,
     ) -> ImportedSession {
-        let planned = repair_tools(planned, &mut self.ids, &mut self.issues);
+        // A call without a result gets the text its agent would have sent.
+        let missing_text = match format {
+            SourceFormat::Codex => CODEX_MISSING_RESULT_TEXT,
+            SourceFormat::ClaudeCode | SourceFormat::OpenCode => MISSING_RESULT_TEXT,
+        };
+        let planned = repair_tools(planned, &mut self.ids, &mut self.issues, missing_text);
         let has_messages = planned.iter().any(|item| match &item.entry.kind {
             EntryKind::Message(_) | EntryKind::CustomMessage(_) | EntryKind::Compaction(_) => true,
             EntryKind::ThinkingLevelChange(_)

@@ -16,6 +16,8 @@ use crate::report::{ImportIssue, IssueKind};
 
 /// The text of an added result.
 pub(crate) const MISSING_RESULT_TEXT: &str = "No result was recorded for this tool call.";
+/// The text Codex itself sends for a call without a result (`context_manager/normalize.rs`).
+pub(crate) const CODEX_MISSING_RESULT_TEXT: &str = "aborted";
 
 struct Call {
     name: String,
@@ -27,6 +29,7 @@ pub(crate) fn repair_tools(
     planned: Vec<Planned>,
     ids: &mut IdAllocator,
     issues: &mut Vec<ImportIssue>,
+    missing_text: &str,
 ) -> Vec<Planned> {
     let mut calls: HashMap<String, Call> = HashMap::new();
     let mut call_order: Vec<String> = Vec::new();
@@ -140,7 +143,7 @@ pub(crate) fn repair_tools(
             let result = AgentMessage::ToolResult(ToolResultMessage {
                 tool_call_id: call_id,
                 tool_name: name,
-                content: MessageContent::Blocks(vec![ContentBlock::text(MISSING_RESULT_TEXT)]),
+                content: MessageContent::Blocks(vec![ContentBlock::text(missing_text)]),
                 details: None,
                 is_error: true,
                 timestamp: millis(&timestamp),

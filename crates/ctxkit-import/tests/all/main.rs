@@ -8,6 +8,7 @@
 mod generator;
 mod opencode;
 mod opencode_next;
+mod record_kinds;
 mod shapes;
 mod subagents;
 mod trees;

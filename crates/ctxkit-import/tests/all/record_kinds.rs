@@ -1,0 +1,99 @@
+//! The records Claude Code and Codex write beside the conversation: each kind maps to what the
+//! agent showed its model (a title, a queued prompt, an aborted turn, a web search, a patch) or is
+//! kept quietly as data (`custom` entries, not reported).
+
+use ctxkit_import::{ImportedSession, IssueKind};
+use ctxkit_protocol::EntryKind;
+
+use crate::shapes::{imported_context, shape};
+
+/// `customType`s of the `custom` entries, in file order, and the session names.
+fn kept(session: &ImportedSession) -> (Vec<&str>, Vec<&str>) {
+    let mut custom = Vec::new();
+    let mut names = Vec::new();
+    for entry in &session.entries {
+        if let EntryKind::Custom(entry) = &entry.kind {
+            custom.push(entry.custom_type.as_str());
+        }
+        if let EntryKind::SessionInfo(info) = &entry.kind {
+            names.extend(info.name.as_deref());
+        }
+    }
+    (custom, names)
+}
+
+fn unknown_records(session: &ImportedSession) -> Vec<String> {
+    session
+        .report
+        .issues
+        .iter()
+        .filter(|issue| matches!(issue.kind, IssueKind::UnknownRecord { .. }))
+        .map(|issue| issue.kind.to_string())
+        .collect()
+}
+
+#[test]
+fn claude_code_bookkeeping_records_are_kept_and_titles_name_the_session() {
+    let (session, context) = imported_context(&shape("claude-record-kinds.jsonl"));
+    assert_eq!(
+        context,
+        [
+            "user: Add a health endpoint.",
+            "assistant: Writing the route. | <call toolu_k1 Write>",
+            "toolResult toolu_k1 Write: File created successfully at: /home/dev/api/src/health.ts",
+            "assistant: Added GET /health.",
+            "user: Thanks",
+            "assistant: You're welcome.",
+        ]
+    );
+    let (custom, names) = kept(&session);
+    assert_eq!(
+        custom,
+        [
+            "import.claude-code.permission-mode",
+            "import.claude-code.file-history-snapshot",
+            "import.claude-code.attachment",
+            "import.claude-code.system",
+            "import.claude-code.ai-title",
+            "import.claude-code.last-prompt",
+            "import.claude-code.queue-operation",
+            "import.claude-code.queue-operation",
+        ]
+    );
+    // The name the user gave wins over the generated one.
+    assert_eq!(names, ["health-check work"]);
+    assert_eq!(unknown_records(&session), Vec::<String>::new());
+    // The recap Claude Code showed the user is kept whole.
+    let text = session.to_jsonl().unwrap();
+    assert!(text.contains("Added a GET /health route in src/health.ts."));
+}
+
+#[test]
+fn codex_tool_searches_snapshots_aborted_turns_and_web_searches_import_as_codex_showed_them() {
+    let (session, context) = imported_context(&shape("codex-record-kinds.jsonl"));
+    assert_eq!(
+        context,
+        [
+            "user: Find a tool to profile the slow query and run it.",
+            "assistant: <call call_k1 pg_explain>",
+            "toolResult call_k1 pg_explain: aborted",
+            "user: <turn_aborted>\nThe user interrupted the previous turn.\n</turn_aborted>",
+            "user: Look it up on the web instead.",
+            "assistant: [web search: opened https://www.postgresql.org/docs/current/using-explain.html]",
+            "assistant: Use EXPLAIN (ANALYZE, BUFFERS) on the query.",
+        ]
+    );
+    let (custom, _) = kept(&session);
+    assert_eq!(
+        custom,
+        [
+            "import.codex.session_meta",
+            "import.codex.turn_context",
+            "import.codex.tool_search_call",
+            "import.codex.tool_search_output",
+            "import.codex.ghost_snapshot",
+            "import.codex.event_msg",
+        ]
+    );
+    assert_eq!(unknown_records(&session), Vec::<String>::new());
+}
