@@ -129,3 +129,89 @@ fn listings_show_subagents_under_their_parent() {
             .ends_with("rollout-2026-03-09T11-00-04-019ccc02-worker.jsonl")
     );
 }
+
+#[test]
+fn a_codex_spawned_thread_imports_as_a_child_of_its_parent() {
+    let root = shape("codex-sessions");
+    let day = root.join("2026/03/09");
+    let parent = day.join("rollout-2026-03-09T11-00-00-019ccc01-parent.jsonl");
+    let found = find_subagents(SourceFormat::Codex, &parent, "019ccc01-parent");
+    assert_eq!(found.len(), 1);
+    let child = import_subagent(
+        SourceFormat::Codex,
+        &found[0],
+        Path::new("/out/parent.jsonl"),
+    )
+    .unwrap();
+    assert_eq!(child.header.id, "019ccc02-worker");
+    assert_eq!(
+        child.header.parent_session.as_deref(),
+        Some("/out/parent.jsonl")
+    );
+    assert_eq!(
+        child.header.extra["importedFrom"]["parentSessionId"],
+        serde_json::json!("019ccc01-parent")
+    );
+    let (_, context) = imported_context(&found[0].path);
+    assert_eq!(
+        context,
+        [
+            "user: check migrations",
+            "assistant: 2 migrations pending: 0007_users, 0008_tokens.",
+        ]
+    );
+}
+
+/// Every file under `dir` with its bytes and modification time.
+fn snapshot(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>, std::time::SystemTime)> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_owned()];
+    while let Some(current) = pending.pop() {
+        for entry in std::fs::read_dir(&current).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
+                files.push((path.clone(), std::fs::read(&path).unwrap(), modified));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn importing_sessions_with_their_subagents_writes_nothing_into_the_source_trees() {
+    let temp = tempfile::tempdir().unwrap();
+    let out = temp.path().join("out");
+    for (format, tree, parent, id) in [
+        (
+            SourceFormat::ClaudeCode,
+            "claude-projects",
+            "c--Users-dev-app/5e6f7a8b-parent.jsonl",
+            "5e6f7a8b-parent",
+        ),
+        (
+            SourceFormat::Codex,
+            "codex-sessions",
+            "2026/03/09/rollout-2026-03-09T11-00-00-019ccc01-parent.jsonl",
+            "019ccc01-parent",
+        ),
+    ] {
+        let root = shape(tree);
+        let before = snapshot(&root);
+        let parent = root.join(parent);
+        for _ in 0..2 {
+            let session = import_file(&parent, Some(format)).unwrap();
+            let target = out.join(session.file_name());
+            session.write_to(&target).unwrap();
+            for subagent in find_subagents(format, &parent, id) {
+                let child = import_subagent(format, &subagent, &target).unwrap();
+                child.write_to(&out.join(child.file_name())).unwrap();
+            }
+            list_foreign_sessions(format, &root).unwrap();
+        }
+        assert_eq!(snapshot(&root), before, "{tree} changed");
+    }
+}
