@@ -273,3 +273,43 @@ fn opencode_file_store_and_database_import_with_subagents() {
     assert!(!data.join("opencode.db-wal").exists());
     assert!(!data.join("opencode.db-shm").exists());
 }
+
+#[test]
+fn opencode_session_message_rows_and_a_revert_import_end_to_end() {
+    let home = Home::new();
+    let data = home.root.join(".local/share/opencode");
+    std::fs::create_dir_all(&data).unwrap();
+    let sql = std::fs::read_to_string(shapes("opencode-next.sql")).unwrap();
+    let connection = rusqlite::Connection::open(data.join("opencode.db")).unwrap();
+    connection.execute_batch(&sql).unwrap();
+    drop(connection);
+    let database = data.join("opencode.db");
+    let before = std::fs::read(&database).unwrap();
+    let mut transcript = String::new();
+    transcript.push_str(&home.ctxkit(&["sessions", "--from", "opencode"]));
+    let newest = database.display().to_string();
+    transcript.push_str(&home.ctxkit(&[
+        "import",
+        &newest,
+        "--out",
+        &home.path("out/checkout.jsonl"),
+    ]));
+    transcript.push_str(&home.ctxkit(&["context", &home.path("out/checkout.jsonl"), "--llm"]));
+    let reverted = format!("{}#ses_7f0000000002Undo", database.display());
+    transcript.push_str(&home.ctxkit(&[
+        "import",
+        &reverted,
+        "--out",
+        &home.path("out/undo.jsonl"),
+    ]));
+    transcript.push_str(&home.ctxkit(&["context", &home.path("out/undo.jsonl")]));
+    transcript.push_str(&home.ctxkit(&["tree", &home.path("out/undo.jsonl")]));
+    insta::assert_snapshot!(transcript);
+    assert_eq!(
+        std::fs::read(&database).unwrap(),
+        before,
+        "the database changed"
+    );
+    assert!(!data.join("opencode.db-wal").exists());
+    assert!(!data.join("opencode.db-shm").exists());
+}
