@@ -5,6 +5,7 @@
 
 mod blocks;
 mod convert;
+mod database;
 mod next;
 mod storage;
 mod timeline;
@@ -30,12 +31,12 @@ pub fn import_opencode(path: &Path) -> Result<Vec<ImportedSession>, ImportError>
     let raw = if is_database(&file) {
         let id = match session {
             Some(id) => id,
-            None => storage::database_session_ids(&file, true)?
+            None => database::database_session_ids(&file, true)?
                 .into_iter()
                 .next()
                 .ok_or_else(|| ImportError::Empty { path: file.clone() })?,
         };
-        storage::read_database(&file, &id)?
+        database::read_database(&file, &id)?
     } else if storage::storage_root(&file).is_some() {
         storage::read_file_store(&file)?
     } else {
@@ -50,11 +51,11 @@ pub(crate) fn list_sessions(root: &Path) -> Vec<(PathBuf, Result<ImportedSession
     let mut found = Vec::new();
     let database = root.join("opencode.db");
     if is_database(&database) {
-        match storage::database_session_ids(&database, false) {
+        match database::database_session_ids(&database, false) {
             Ok(ids) => {
                 for id in ids {
                     let path = PathBuf::from(format!("{}#{id}", database.display()));
-                    let session = storage::read_database(&database, &id).and_then(|raw| {
+                    let session = database::read_database(&database, &id).and_then(|raw| {
                         raw.first()
                             .map(convert::convert_session)
                             .ok_or_else(|| ImportError::Empty { path: path.clone() })

@@ -1,8 +1,10 @@
 //! A session's messages in the order OpenCode shows them, split at its `revert`.
 //!
 //! A session holds `message`/`part` messages (1.x files and 2.x tables), `session_message` rows
-//! (the newer model), or, after an upgrade, both: they are merged by creation time, a
-//! `session_message` row whose id is also a `message` id counted once. A session whose `revert` is
+//! (the newer model), or, after an upgrade, both. Newer versions move a session's history into
+//! `session_message` rows, so those are its history; `message` rows count only when they came after
+//! the last of them (an older version continued the session) and are not the same message, merged by
+//! creation time. A session whose `revert` is
 //! set (`{messageID, partID?}`: the user undid from that message on, and OpenCode deletes the undone
 //! messages at the next prompt) shows the messages before `messageID`; with a `partID`, the message
 //! itself up to that part. Those are the kept items; the rest are the undone ones.
@@ -49,16 +51,21 @@ pub(super) struct Timeline {
 }
 
 pub(super) fn timeline(raw: &RawSession) -> Timeline {
-    let mut items: Vec<Item> = raw.messages.iter().cloned().map(Item::Legacy).collect();
+    let latest_next = raw.next_messages.iter().map(|next| next.time_created).max();
+    let mut items: Vec<Item> = raw
+        .messages
+        .iter()
+        .cloned()
+        .map(Item::Legacy)
+        .filter(|item| {
+            latest_next.is_none_or(|latest| {
+                item.created() > latest
+                    && !raw.next_messages.iter().any(|next| next.id == item.id())
+            })
+        })
+        .collect();
     let legacy_count = items.len();
-    for next in &raw.next_messages {
-        if !items[..legacy_count]
-            .iter()
-            .any(|item| item.id() == next.id)
-        {
-            items.push(Item::Next(next.clone()));
-        }
-    }
+    items.extend(raw.next_messages.iter().cloned().map(Item::Next));
     if legacy_count > 0 && items.len() > legacy_count {
         // Both models: creation order (a stable sort keeps each model's own order on ties).
         items.sort_by_key(Item::created);

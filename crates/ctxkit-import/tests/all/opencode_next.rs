@@ -3,7 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use ctxkit_import::{ImportedSession, import_file};
+use ctxkit_import::{
+    ImportedSession, SourceFormat, import_file, import_opencode, list_foreign_sessions,
+};
 use ctxkit_protocol::{EntryKind, SessionEntry};
 
 use crate::opencode::{conversation, database_from, listing};
@@ -102,9 +104,70 @@ fn session_message_rows_import_message_by_message() {
         "{:?}",
         session.report.issues
     );
+    // Its subagent session (`session_v2.parent_id`) comes along.
+    let sessions = import_opencode(&path).unwrap();
+    assert_eq!(sessions.len(), 2);
+    assert_eq!(sessions[1].header.id, "ses_7f0000000005Explore");
+    assert_eq!(
+        sessions[1].header.extra["importedFrom"]["parentSessionId"],
+        serde_json::json!("ses_7f0000000001Checkout")
+    );
+    assert_eq!(
+        conversation(&sessions[1]),
+        [
+            "user: Where is the cart total computed?",
+            "assistant: In src/cart.ts:40."
+        ]
+    );
     // Nothing was written to or beside the database.
     assert_eq!(std::fs::read(&path).unwrap(), before);
     assert_eq!(listing(temp.path()), ["opencode.db"]);
+}
+
+#[test]
+fn a_migrated_session_reads_its_session_message_rows_once_and_what_an_older_version_added() {
+    let temp = tempfile::tempdir().unwrap();
+    let path = database_from(temp.path(), "opencode-next.sql");
+    let (session, context) = imported_context(&chosen(&path, "ses_7f0000000004Migrated"));
+    // The `message` rows the upgrade moved are not read twice; the one added afterwards is.
+    assert_eq!(
+        conversation(&session),
+        [
+            "user: Add a coupon field to checkout.",
+            "assistant: Added the coupon input.",
+            "user: Validate the code on submit.",
+            "assistant: Validated on submit.",
+            "user: Make it optional.",
+        ]
+    );
+    assert_eq!(context, conversation(&session));
+    // The session's newer row (`session_v2`) names it.
+    assert!(
+        session
+            .to_jsonl()
+            .unwrap()
+            .contains("\"name\":\"Add a coupon field\""),
+    );
+    // Listing: both session tables, newest first, the subagent under its parent.
+    let (records, skipped) = list_foreign_sessions(SourceFormat::OpenCode, temp.path()).unwrap();
+    assert!(skipped.is_empty(), "{skipped:?}");
+    let rows: Vec<(&str, bool)> = records
+        .iter()
+        .map(|record| {
+            let id = record.path.rsplit_once('#').unwrap().1;
+            (id, record.parent_session_path.is_some())
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("ses_7f0000000001Checkout", false),
+            ("ses_7f0000000005Explore", true),
+            ("ses_7f0000000002Undo", false),
+            ("ses_7f0000000003UndoParts", false),
+            ("ses_7f0000000004Migrated", false),
+        ]
+    );
 }
 
 /// The ids of the entries on the path from the root to `leaf`.

@@ -1,0 +1,304 @@
+//! OpenCode's SQLite database (`opencode.db`), opened read-only (`mode=ro`, and `immutable=1` when no
+//! `-wal` file holds unsaved pages, so nothing is created beside the database).
+//!
+//! Sessions live in `session` (2.x, from about 1.2) and, in newer versions, in `session_v2`; a database
+//! may hold both (older sessions stay in `session`). Messages are `message` rows with their `part`
+//! rows (`data` JSON without the ids, which are columns) and, in newer versions, `session_message`
+//! rows (the newer message model: one row per message, `type` and `seq` columns, `data` the message
+//! without `id`/`type`). Every table is read when it exists.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use ctxkit_protocol::JsonObject;
+use rusqlite::{Connection, OpenFlags, OptionalExtension as _};
+use serde_json::Value;
+
+use super::storage::{NextMessage, RawMessage, RawSession};
+use crate::error::ImportError;
+
+/// The session tables, the newer first (a session in both is read from the newer one).
+const SESSION_TABLES: [&str; 2] = ["session_v2", "session"];
+
+fn database_error(path: &Path) -> impl Fn(rusqlite::Error) -> ImportError + '_ {
+    move |source| ImportError::Database {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// Opens an OpenCode database without writing to it or beside it.
+fn open_read_only(path: &Path) -> Result<Connection, ImportError> {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let immutable = !Path::new(&wal).exists();
+    let uri = format!(
+        "file:{}?mode=ro{}",
+        path.display()
+            .to_string()
+            .replace('?', "%3f")
+            .replace('#', "%23"),
+        if immutable { "&immutable=1" } else { "" }
+    );
+    Connection::open_with_flags(
+        uri,
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(database_error(path))
+}
+
+fn table_exists(connection: &Connection, name: &str) -> rusqlite::Result<bool> {
+    connection.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1)",
+        [name],
+        |row| row.get(0),
+    )
+}
+
+fn column_exists(connection: &Connection, table: &str, column: &str) -> rusqlite::Result<bool> {
+    connection.query_row(
+        "SELECT EXISTS (SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2)",
+        [table, column],
+        |row| row.get(0),
+    )
+}
+
+/// The session tables this database has, the newer first.
+fn session_tables(connection: &Connection) -> rusqlite::Result<Vec<&'static str>> {
+    let mut tables = Vec::new();
+    for table in SESSION_TABLES {
+        if table_exists(connection, table)? {
+            tables.push(table);
+        }
+    }
+    Ok(tables)
+}
+
+/// The ids of the sessions in a database, newest first: every session, or only the top-level ones
+/// (not subagents).
+pub(crate) fn database_session_ids(
+    path: &Path,
+    top_level_only: bool,
+) -> Result<Vec<String>, ImportError> {
+    let connection = open_read_only(path)?;
+    let database = database_error(path);
+    let mut sessions: Vec<(i64, String)> = Vec::new();
+    for table in session_tables(&connection).map_err(&database)? {
+        let filter = if top_level_only {
+            " WHERE parent_id IS NULL"
+        } else {
+            ""
+        };
+        let query = format!("SELECT time_created, id FROM {table}{filter}");
+        let mut statement = connection.prepare(&query).map_err(&database)?;
+        let rows = statement
+            .query_map([], |row| {
+                Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
+            })
+            .map_err(&database)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(&database)?;
+        for row in rows {
+            if !sessions.iter().any(|(_, id)| *id == row.1) {
+                sessions.push(row);
+            }
+        }
+    }
+    sessions.sort_by(|left, right| right.0.cmp(&left.0).then_with(|| left.1.cmp(&right.1)));
+    Ok(sessions.into_iter().map(|(_, id)| id).collect())
+}
+
+/// Session `id` of a database and its subagent sessions (by `parent_id`), parents first.
+pub(crate) fn read_database(path: &Path, id: &str) -> Result<Vec<RawSession>, ImportError> {
+    let connection = open_read_only(path)?;
+    let database = database_error(path);
+    let tables = session_tables(&connection).map_err(&database)?;
+    let mut sessions = Vec::new();
+    let mut seen = HashSet::new();
+    let mut queue = vec![id.to_owned()];
+    while !queue.is_empty() {
+        let current = queue.remove(0);
+        if !seen.insert(current.clone()) {
+            continue;
+        }
+        let info = session_info(&connection, &tables, &current)
+            .map_err(&database)?
+            .ok_or_else(|| ImportError::SessionNotFound {
+                path: path.to_owned(),
+                id: current.clone(),
+            })?;
+        let messages = read_messages(&connection, &current).map_err(&database)?;
+        let next_messages = read_next_messages(&connection, &current).map_err(&database)?;
+        sessions.push(RawSession {
+            info,
+            messages,
+            next_messages,
+        });
+        queue.extend(children(&connection, &tables, &current).map_err(&database)?);
+    }
+    Ok(sessions)
+}
+
+/// A session's row as `Session.Info` (`id`, `parentID`, `directory`, `title`, `version`, `time`,
+/// `revert`), from the first table that has it.
+fn session_info(
+    connection: &Connection,
+    tables: &[&str],
+    id: &str,
+) -> rusqlite::Result<Option<JsonObject>> {
+    for table in tables {
+        let query = format!(
+            "SELECT id, parent_id, directory, title, version, time_created, time_updated, revert \
+             FROM {table} WHERE id = ?1"
+        );
+        let info = connection
+            .query_row(&query, [id], |row| {
+                let mut info = JsonObject::new();
+                info.insert("id".to_owned(), Value::String(row.get(0)?));
+                let text_columns = [
+                    (1, "parentID"),
+                    (2, "directory"),
+                    (3, "title"),
+                    (4, "version"),
+                ];
+                for (column, key) in text_columns {
+                    if let Some(text) = row.get::<_, Option<String>>(column)? {
+                        info.insert(key.to_owned(), Value::String(text));
+                    }
+                }
+                let mut time = JsonObject::new();
+                time.insert("created".to_owned(), Value::from(row.get::<_, i64>(5)?));
+                time.insert("updated".to_owned(), Value::from(row.get::<_, i64>(6)?));
+                info.insert("time".to_owned(), Value::Object(time));
+                let revert = row.get::<_, Option<String>>(7)?;
+                if let Some(Ok(revert @ Value::Object(_))) =
+                    revert.as_deref().map(serde_json::from_str::<Value>)
+                {
+                    info.insert("revert".to_owned(), revert);
+                }
+                Ok(info)
+            })
+            .optional()?;
+        if info.is_some() {
+            return Ok(info);
+        }
+    }
+    Ok(None)
+}
+
+/// The child sessions of `id` in creation order, from every session table.
+fn children(connection: &Connection, tables: &[&str], id: &str) -> rusqlite::Result<Vec<String>> {
+    let mut found: Vec<(i64, String)> = Vec::new();
+    for table in tables {
+        let query = format!("SELECT time_created, id FROM {table} WHERE parent_id = ?1");
+        let mut statement = connection.prepare(&query)?;
+        let rows = statement
+            .query_map([id], |row| {
+                Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        for row in rows {
+            if !found.iter().any(|(_, child)| *child == row.1) {
+                found.push(row);
+            }
+        }
+    }
+    found.sort();
+    Ok(found.into_iter().map(|(_, child)| child).collect())
+}
+
+/// The `message` rows of a session with their `part` rows, in creation order.
+fn read_messages(connection: &Connection, session_id: &str) -> rusqlite::Result<Vec<RawMessage>> {
+    if !table_exists(connection, "message")? {
+        return Ok(Vec::new());
+    }
+    let mut messages_query = connection
+        .prepare("SELECT id, data FROM message WHERE session_id = ?1 ORDER BY time_created, id")?;
+    let mut parts_query =
+        connection.prepare("SELECT id, data FROM part WHERE message_id = ?1 ORDER BY id")?;
+    let rows = messages_query
+        .query_map([session_id], |row| {
+            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut messages = Vec::new();
+    for (message_id, data) in rows {
+        let info = with_ids(&data, &message_id, session_id, None);
+        let parts = parts_query
+            .query_map([&message_id], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+            })?
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter()
+            .map(|(part_id, data)| with_ids(&data, &part_id, session_id, Some(&message_id)))
+            .collect();
+        messages.push(RawMessage { info, parts });
+    }
+    Ok(messages)
+}
+
+/// The `session_message` rows of a session in `seq` order; none when the table does not exist.
+fn read_next_messages(
+    connection: &Connection,
+    session_id: &str,
+) -> rusqlite::Result<Vec<NextMessage>> {
+    if !table_exists(connection, "session_message")? {
+        return Ok(Vec::new());
+    }
+    // Older versions of the table have no `seq` column; their rows are in creation order.
+    let query = if column_exists(connection, "session_message", "seq")? {
+        "SELECT id, type, time_created, data FROM session_message WHERE session_id = ?1 \
+         ORDER BY seq, id"
+    } else {
+        "SELECT id, type, time_created, data FROM session_message WHERE session_id = ?1 \
+         ORDER BY time_created, id"
+    };
+    let mut statement = connection.prepare(query)?;
+    let rows = statement.query_map([session_id], |row| {
+        let data: String = row.get(3)?;
+        Ok(NextMessage {
+            id: row.get(0)?,
+            kind: row.get(1)?,
+            time_created: row.get(2)?,
+            data: parse_object(&data),
+        })
+    })?;
+    rows.collect()
+}
+
+/// A `data` column (the object without its ids) with the ids put back, as the 1.x files hold them.
+/// Data that is not a JSON object is kept under `data`.
+fn with_ids(data: &str, id: &str, session_id: &str, message_id: Option<&str>) -> JsonObject {
+    let mut object = parse_object(data);
+    object.insert("id".to_owned(), Value::String(id.to_owned()));
+    object.insert("sessionID".to_owned(), Value::String(session_id.to_owned()));
+    if let Some(message_id) = message_id {
+        object.insert("messageID".to_owned(), Value::String(message_id.to_owned()));
+    }
+    object
+}
+
+/// A `data` column as an object; data that is not a JSON object is kept under `data`.
+fn parse_object(data: &str) -> JsonObject {
+    match serde_json::from_str::<Value>(data) {
+        Ok(Value::Object(object)) => object,
+        Ok(
+            other @ (Value::Null
+            | Value::Bool(_)
+            | Value::Number(_)
+            | Value::String(_)
+            | Value::Array(_)),
+        ) => {
+            let mut object = JsonObject::new();
+            object.insert("data".to_owned(), other);
+            object
+        }
+        Err(_) => {
+            let mut object = JsonObject::new();
+            object.insert("data".to_owned(), Value::String(data.to_owned()));
+            object
+        }
+    }
+}
