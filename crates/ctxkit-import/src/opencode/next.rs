@@ -77,7 +77,12 @@ pub(super) fn convert(chain: &mut Chain, ordinal: usize, message: &NextMessage, 
             );
         }
         "assistant" => assistant(chain, ordinal, message, time, created),
-        "compaction" if str_of(data, "summary").is_some_and(|summary| !summary.is_empty()) => {
+        // Newer rows say whether the compaction finished (`status`); only a finished one with a
+        // summary starts the history OpenCode reads.
+        "compaction"
+            if str_of(data, "summary").is_some_and(|summary| !summary.is_empty())
+                && str_of(data, "status").is_none_or(|status| status == "completed") =>
+        {
             let tokens = chain.last_tokens;
             if tokens.is_none() {
                 chain
@@ -110,7 +115,7 @@ pub(super) fn convert(chain: &mut Chain, ordinal: usize, message: &NextMessage, 
             });
             chain.push(ordinal, &message.id, time, kind);
         }
-        // A compaction that never got its summary, an agent switch: data, not conversation.
+        // A compaction that never finished or has no summary, an agent switch: data, not conversation.
         "compaction" | "agent-switched" => {
             let kind_name = message.kind.replace('-', "_");
             chain.push(ordinal, &message.id, time, custom(&kind_name, message));
