@@ -19,7 +19,10 @@ mod recall;
 mod runner;
 mod serialize;
 mod settings;
-mod summarizer;
+/// The summarizer interface, from `ctxkit-summarizer` (kept here so `crate::summarizer` paths hold).
+mod summarizer {
+    pub use ctxkit_summarizer::*;
+}
 mod tokens;
 
 pub use branch::{

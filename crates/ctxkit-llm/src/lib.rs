@@ -11,9 +11,15 @@ mod client;
 mod config;
 mod error;
 mod models;
-mod overflow;
+/// The overflow rules, from `ctxkit-overflow` (kept here so `crate::overflow` paths hold).
+mod overflow {
+    pub use ctxkit_overflow::*;
+}
 mod retry;
-mod secret;
+/// Credentials, from `ctxkit-secrets` (kept here so `crate::secret` paths hold).
+mod secret {
+    pub use ctxkit_secrets::*;
+}
 mod stream;
 mod wire;
 

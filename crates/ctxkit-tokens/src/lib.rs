@@ -1,6 +1,9 @@
-//! The reference's estimator (Pi 0.87), exactly: ceil(UTF-16 code units / 4) per message, images as
+//! Token estimates for ctxkit: the reference's estimator (Pi 0.87), exactly: ceil(UTF-16 code units / 4) per message, images as
 //! 4800 characters (user content included), system messages by their content, sections and added
 //! tools, and context tokens from the last valid assistant usage plus estimates after it.
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 use std::borrow::Borrow;
 
@@ -122,7 +125,7 @@ pub struct ContextTokens {
 
 /// The last assistant reply that is neither aborted nor error and reports non-zero usage: its position
 /// and its context tokens.
-pub(crate) fn last_valid_usage<M: Borrow<AgentMessage>>(messages: &[M]) -> Option<(usize, u64)> {
+pub fn last_valid_usage<M: Borrow<AgentMessage>>(messages: &[M]) -> Option<(usize, u64)> {
     messages
         .iter()
         .enumerate()

@@ -2,6 +2,9 @@
 //! request did not fit the model's context window? A declarative table of every provider's wording,
 //! the exclusions that look alike (rate limits, throttling) and the silent-overflow rules.
 
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 use std::sync::LazyLock;
 
 use ctxkit_protocol::{AssistantMessage, Usage};
@@ -305,5 +308,4 @@ pub fn is_context_overflow(message: &AssistantMessage, context_window: Option<u6
 }
 
 #[cfg(test)]
-#[path = "overflow_tests.rs"]
 mod tests;

@@ -1,4 +1,9 @@
-//! API keys wrapped so they cannot leak through `Debug`, `Display` or error messages.
+//! Credentials for ctxkit: API keys wrapped so they cannot leak through `Debug`, `Display` or error
+//! messages, redaction of keys a provider echoes back, and which environment variables hold
+//! credentials a child process must not inherit.
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 use std::fmt;
 
@@ -30,7 +35,7 @@ impl fmt::Debug for ApiKey {
 /// (`sk\u002d…`, `\/`) or percent-encoded (`sk%2D…`); each character of a secret is matched in any
 /// of those forms. Secrets shorter than 8 characters are left alone (they would match ordinary
 /// words).
-pub(crate) fn redact<'a>(text: &str, secrets: impl IntoIterator<Item = &'a str>) -> String {
+pub fn redact<'a>(text: &str, secrets: impl IntoIterator<Item = &'a str>) -> String {
     let mut redacted = text.to_owned();
     for secret in secrets {
         let secret = secret.trim();

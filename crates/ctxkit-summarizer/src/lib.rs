@@ -1,6 +1,9 @@
-//! The model-agnostic summarizer interface: one request (system prompt, one user message, a token
+//! The summarizer interface for ctxkit, model-agnostic: one request (system prompt, one user message, a token
 //! limit, an optional reasoning level) in, text and usage out. Providers, the offline summarizer and
 //! test fakes implement it.
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 use ctxkit_protocol::Usage;
 use futures::future::BoxFuture;
