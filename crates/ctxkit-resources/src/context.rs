@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::diagnostics::ResourceDiagnostic;
-use crate::env::resolve_against;
+use ctxkit_packages::ResourceDiagnostic;
+use ctxkit_settings::resolve_against;
 
 const CONTEXT_FILE_NAMES: [&str; 4] = ["AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"];
 

@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::diagnostics::{CollisionKind, ResourceDiagnostic};
-use crate::env::{expand_tilde_loose, resolve_against};
 use crate::frontmatter::parse_frontmatter;
-use crate::resolve::PathMetadata;
-use crate::resolve::walk::{EntryType, entry_type, sorted_entries};
+use ctxkit_packages::PathMetadata;
+use ctxkit_packages::{CollisionKind, ResourceDiagnostic};
+use ctxkit_packages::{EntryType, entry_type, sorted_entries};
+use ctxkit_settings::{expand_tilde_loose, resolve_against};
 
 /// A loaded prompt template.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::diagnostics::{CollisionKind, ResourceDiagnostic};
-use crate::env::{canonical_or_raw, expand_tilde_loose, resolve_against};
 use crate::frontmatter::{parse_frontmatter, strip_frontmatter};
-use crate::resolve::PathMetadata;
-use crate::resolve::walk::{EntryType, SkillScanMode, collect_skill_entries, entry_type};
+use ctxkit_packages::PathMetadata;
+use ctxkit_packages::{CollisionKind, ResourceDiagnostic};
+use ctxkit_packages::{EntryType, SkillScanMode, collect_skill_entries, entry_type};
+use ctxkit_settings::{canonical_or_raw, expand_tilde_loose, resolve_against};
 
 const MAX_NAME_LENGTH: usize = 64;
 const MAX_DESCRIPTION_LENGTH: usize = 1024;

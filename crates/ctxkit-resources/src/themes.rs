@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::diagnostics::{CollisionKind, ResourceDiagnostic};
-use crate::env::resolve_against;
-use crate::resolve::PathMetadata;
-use crate::resolve::walk::{EntryType, entry_type, sorted_entries};
+use ctxkit_packages::PathMetadata;
+use ctxkit_packages::{CollisionKind, ResourceDiagnostic};
+use ctxkit_packages::{EntryType, entry_type, sorted_entries};
+use ctxkit_settings::resolve_against;
 
 /// Colour tokens every theme must define.
 pub const REQUIRED_COLOR_TOKENS: &[&str] = &[

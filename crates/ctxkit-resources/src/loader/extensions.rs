@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
-use crate::diagnostics::ResourceDiagnostic;
+use ctxkit_packages::ResourceDiagnostic;
 
 /// What one loaded extension registered, in load order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

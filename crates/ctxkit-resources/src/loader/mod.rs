@@ -10,18 +10,18 @@ use std::path::{Path, PathBuf};
 pub use extensions::{ExtensionConflicts, ExtensionRegistration, resolve_extension_conflicts};
 
 use crate::context::{ContextFile, discover_context_files, find_prompt_file, resolve_prompt_value};
-use crate::diagnostics::ResourceDiagnostic;
-use crate::env::{Environment, canonical_or_raw, expand_tilde_loose, resolve_against};
-use crate::kind::ResourceKind;
 use crate::prompts::{PromptSet, load_prompt_templates};
-use crate::resolve::{
+use crate::skills::{SkillSet, load_skills};
+use crate::themes::{ThemeSet, load_themes};
+use ctxkit_packages::ResourceDiagnostic;
+use ctxkit_packages::looks_local;
+use ctxkit_packages::{
     PackageProvider, PathMetadata, ResolvedResources, SourceOrigin, SourceScope,
     resolve_configured, resolve_package_sources,
 };
-use crate::settings::{SettingsDiagnostic, SettingsManager};
-use crate::skills::{SkillSet, load_skills};
-use crate::source::looks_local;
-use crate::themes::{ThemeSet, load_themes};
+use ctxkit_settings::ResourceKind;
+use ctxkit_settings::{Environment, canonical_or_raw, expand_tilde_loose, resolve_against};
+use ctxkit_settings::{SettingsDiagnostic, SettingsManager};
 
 /// Command-line switches that turn resource types off (explicit paths still load).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 
 pub(crate) mod document;
 pub(crate) mod schema;
-pub(crate) mod store;
+pub mod store;
 mod typed;
 
 use std::path::{Path, PathBuf};

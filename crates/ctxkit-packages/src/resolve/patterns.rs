@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use globset::{GlobBuilder, GlobMatcher};
 
-use crate::env::{relative_path, to_slash};
+use ctxkit_settings::{relative_path, to_slash};
 
 /// Whether an entry is a pattern rather than a path: starts with `!`, `+`, `-` or contains a
 /// glob character.

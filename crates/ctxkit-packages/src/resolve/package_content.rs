@@ -10,8 +10,8 @@ use super::walk::{
     EntryType, collect_from_paths, collect_resource_files, entry_type, manifest_entries,
     read_manifest, sorted_entries,
 };
-use crate::env::{resolve_against, to_slash};
-use crate::kind::ResourceKind;
+use ctxkit_settings::ResourceKind;
+use ctxkit_settings::{resolve_against, to_slash};
 
 /// Files of one kind of one package, each with its enabled flag.
 pub(crate) type KindFiles = Vec<(PathBuf, bool)>;

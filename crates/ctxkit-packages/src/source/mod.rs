@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 pub use credentials::{has_credentials, redact_credentials};
 pub use git::{GitSource, parse_git_url};
 
-use crate::env::{expand_tilde_loose, resolve_against};
 use crate::error::SourceError;
+use ctxkit_settings::{expand_tilde_loose, resolve_against};
 
 /// An npm package source `npm:name[@version]`.
 #[derive(Debug, Clone, PartialEq, Eq)]

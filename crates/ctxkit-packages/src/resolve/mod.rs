@@ -11,11 +11,12 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::diagnostics::ResourceDiagnostic;
-use crate::env::{Environment, canonical_or_raw, expand_tilde_loose, resolve_against};
-use crate::error::{PackageError, SettingsScope};
-use crate::kind::ResourceKind;
-use crate::settings::SettingsManager;
+use crate::error::PackageError;
 use crate::source::PackageSource;
+use ctxkit_settings::ResourceKind;
+use ctxkit_settings::SettingsManager;
+use ctxkit_settings::SettingsScope;
+use ctxkit_settings::{Environment, canonical_or_raw, expand_tilde_loose, resolve_against};
 use patterns::{apply_patterns, is_enabled_by_overrides, is_pattern};
 use walk::{
     EntryType, SkillScanMode, collect_direct_files, collect_extension_entries, collect_from_paths,

@@ -7,10 +7,11 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use super::{PackageManager, source_scope};
-use crate::env::relative_path;
-use crate::error::{PackageError, SettingsError, SettingsScope};
-use crate::settings::store;
+use crate::error::PackageError;
 use crate::source::PackageSource;
+use ctxkit_settings::relative_path;
+use ctxkit_settings::store;
+use ctxkit_settings::{SettingsError, SettingsScope};
 
 /// The source string of a `packages` entry (string or `{source, …}` object).
 pub(crate) fn entry_source(entry: &Value) -> Option<&str> {

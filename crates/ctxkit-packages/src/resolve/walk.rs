@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use serde_json::Value;
 
-use crate::env::{relative_path, resolve_against, to_slash};
-use crate::kind::ResourceKind;
+use ctxkit_settings::ResourceKind;
+use ctxkit_settings::{relative_path, resolve_against, to_slash};
 
 const IGNORE_FILE_NAMES: [&str; 3] = [".gitignore", ".ignore", ".fdignore"];
 
@@ -94,13 +94,13 @@ fn prefix_pattern(line: &str, prefix: &str) -> Option<String> {
 
 /// What a directory entry is, symlinks followed (`None`: broken link or unreadable).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum EntryType {
+pub enum EntryType {
     File,
     Directory,
     Other,
 }
 
-pub(crate) fn entry_type(path: &Path) -> Option<EntryType> {
+pub fn entry_type(path: &Path) -> Option<EntryType> {
     let metadata = fs::metadata(path).ok()?;
     Some(if metadata.is_file() {
         EntryType::File
@@ -113,7 +113,7 @@ pub(crate) fn entry_type(path: &Path) -> Option<EntryType> {
 
 /// Directory entries sorted by the raw bytes of their names (names that are not UTF-8 are
 /// skipped).
-pub(crate) fn sorted_entries(directory: &Path) -> Vec<(String, PathBuf)> {
+pub fn sorted_entries(directory: &Path) -> Vec<(String, PathBuf)> {
     let Ok(read) = fs::read_dir(directory) else {
         return Vec::new();
     };
@@ -142,7 +142,7 @@ fn skipped_name(name: &str) -> bool {
 
 /// How root-level `.md` files of a skills directory are treated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum SkillScanMode {
+pub enum SkillScanMode {
     /// `skills/` directories: root-level `.md` files are skills too.
     Pi,
     /// `.agents/skills`: only `SKILL.md` files.
@@ -151,7 +151,7 @@ pub(crate) enum SkillScanMode {
 
 /// Skill entries under `root` (PM-37): a directory holding a `SKILL.md` file is that one skill
 /// and is not descended; in [`SkillScanMode::Pi`] root-level `.md` files are skills.
-pub(crate) fn collect_skill_entries(root: &Path, mode: SkillScanMode) -> Vec<PathBuf> {
+pub fn collect_skill_entries(root: &Path, mode: SkillScanMode) -> Vec<PathBuf> {
     let mut rules = IgnoreRules::new(root);
     let mut out = Vec::new();
     let mut visited = HashSet::new();
@@ -276,7 +276,7 @@ pub(crate) fn manifest_entries(
     manifest: &serde_json::Map<String, Value>,
     kind: ResourceKind,
 ) -> Option<Vec<String>> {
-    crate::json::string_items(manifest.get(kind.key()))
+    ctxkit_settings::string_items(manifest.get(kind.key()))
 }
 
 /// The extension-directory rule (PM-36a): manifest `extensions` entries that exist, else

@@ -124,7 +124,7 @@ pub(crate) fn expand_tilde_strict(value: &str, home: &Path) -> PathBuf {
 }
 
 /// Expands `~`, `~/…` and also `~xyz` → `<home>/xyz` (package manager and loader paths).
-pub(crate) fn expand_tilde_loose(value: &str, home: &Path) -> PathBuf {
+pub fn expand_tilde_loose(value: &str, home: &Path) -> PathBuf {
     if value == "~" {
         home.to_path_buf()
     } else if let Some(rest) = value.strip_prefix("~/") {
@@ -138,7 +138,7 @@ pub(crate) fn expand_tilde_loose(value: &str, home: &Path) -> PathBuf {
 
 /// Resolves `path` against `base` and normalises `.` and `..` lexically (like Node's
 /// `path.resolve`), without touching the filesystem. Trailing separators disappear.
-pub(crate) fn resolve_against(base: &Path, path: &Path) -> PathBuf {
+pub fn resolve_against(base: &Path, path: &Path) -> PathBuf {
     let joined = if path.is_absolute() {
         path.to_path_buf()
     } else {
@@ -170,12 +170,12 @@ pub(crate) fn normalize_lexically(path: &Path) -> PathBuf {
 }
 
 /// Canonical path (symlinks resolved), or the path itself when resolution fails.
-pub(crate) fn canonical_or_raw(path: &Path) -> PathBuf {
+pub fn canonical_or_raw(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// A path relative to `base` (like Node's `path.relative`), `.` when equal; both absolute.
-pub(crate) fn relative_path(base: &Path, target: &Path) -> PathBuf {
+pub fn relative_path(base: &Path, target: &Path) -> PathBuf {
     let base_parts: Vec<Component<'_>> = base.components().collect();
     let target_parts: Vec<Component<'_>> = target.components().collect();
     let common = base_parts
@@ -197,7 +197,7 @@ pub(crate) fn relative_path(base: &Path, target: &Path) -> PathBuf {
 }
 
 /// Forward-slash form of a path for pattern matching and display.
-pub(crate) fn to_slash(path: &Path) -> String {
+pub fn to_slash(path: &Path) -> String {
     path.to_string_lossy().replace('\\', "/")
 }
 

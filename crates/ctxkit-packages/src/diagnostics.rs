@@ -56,14 +56,16 @@ pub enum ResourceDiagnostic {
 }
 
 impl ResourceDiagnostic {
-    pub(crate) fn warning(message: impl Into<String>, path: impl AsRef<Path>) -> Self {
+    /// A warning about `path`: the resource was skipped or loaded with a caveat.
+    pub fn warning(message: impl Into<String>, path: impl AsRef<Path>) -> Self {
         Self::Warning {
             message: message.into(),
             path: path.as_ref().to_path_buf(),
         }
     }
 
-    pub(crate) fn error(message: impl Into<String>, path: impl AsRef<Path>) -> Self {
+    /// An error about `path`: the resource could not be used.
+    pub fn error(message: impl Into<String>, path: impl AsRef<Path>) -> Self {
         Self::Error {
             message: message.into(),
             path: path.as_ref().to_path_buf(),

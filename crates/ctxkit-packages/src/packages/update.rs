@@ -7,10 +7,11 @@ use std::path::PathBuf;
 
 use super::settings_edit::entry_source;
 use super::{PackageManager, ProgressAction, source_scope};
-use crate::error::{PackageError, SettingsScope};
+use crate::error::PackageError;
 use crate::resolve::SourceScope;
-use crate::settings::SettingsManager;
 use crate::source::{GitSource, NpmSource, PackageSource};
+use ctxkit_settings::SettingsManager;
+use ctxkit_settings::SettingsScope;
 
 /// How an update ended.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -17,11 +17,12 @@ pub use progress::{NoProgress, ProgressAction, ProgressEvent, ProgressReporter, 
 pub use runner::{CommandLine, CommandOutput, CommandRunner, ProcessRunner};
 pub use update::{AvailableUpdate, ConfiguredPackage, UpdateOutcome};
 
-use crate::env::{Environment, expand_tilde_loose, resolve_against};
-use crate::error::{PackageError, SettingsScope};
+use crate::error::PackageError;
 use crate::resolve::{PackageProvider, SourceScope};
-use crate::settings::SettingsManager;
 use crate::source::PackageSource;
+use ctxkit_settings::SettingsManager;
+use ctxkit_settings::SettingsScope;
+use ctxkit_settings::{Environment, expand_tilde_loose, resolve_against};
 
 /// Name of the directory under the OS temp dir holding temporary (`-e`) installs, and of the
 /// private npm project created for project and temporary npm installs.

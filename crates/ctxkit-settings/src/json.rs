@@ -4,7 +4,7 @@ use serde_json::Value;
 
 /// The string items of a JSON array (other items skipped); `None` when `value` is absent or not an
 /// array.
-pub(crate) fn string_items(value: Option<&Value>) -> Option<Vec<String>> {
+pub fn string_items(value: Option<&Value>) -> Option<Vec<String>> {
     value.and_then(Value::as_array).map(|items| {
         items
             .iter()
