@@ -190,7 +190,7 @@ pub fn load_theme_file(path: &Path) -> Result<Theme, String> {
     })
 }
 
-/// Loads themes from explicit paths (TH-2) and de-duplicates them by name (first wins).
+/// Loads themes from explicit paths and de-duplicates them by name (first wins).
 pub fn load_themes(paths: &[PathBuf], cwd: &Path) -> ThemeSet {
     let mut set = ThemeSet::default();
     for raw in paths {

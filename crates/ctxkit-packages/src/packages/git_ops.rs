@@ -1,6 +1,6 @@
-//! git operations: clone and check out (PM-14), the update procedure shared by `update` and the
-//! temporary refresh (PM-21), removal with empty-parent pruning (PM-16) and the remote-head
-//! check behind available-update notices (PM-20).
+//! git operations: clone and check out, the update procedure shared by `update` and the
+//! temporary refresh, removal with empty-parent pruning and the remote-head
+//! check behind available-update notices.
 
 use std::path::{Path, PathBuf};
 
@@ -87,7 +87,7 @@ impl PackageManager {
         self.install_git_dependencies(target)
     }
 
-    /// PM-21 step 2: follow `origin/<branch>` when the checkout tracks it, else the remote's
+    /// Follow `origin/<branch>` when the checkout tracks it, else the remote's
     /// default branch (`origin/HEAD`).
     fn update_target(&self, checkout: &Path) -> Result<UpdateTarget, PackageError> {
         let upstream = self.git_capture(checkout, &["rev-parse", "--abbrev-ref", "@{upstream}"]);
@@ -123,7 +123,7 @@ impl PackageManager {
         })
     }
 
-    /// PM-21: fetch only the target ref; when HEAD differs, hard-reset to it, clean untracked
+    /// Fetch only the target ref; when HEAD differs, hard-reset to it, clean untracked
     /// files and reinstall npm dependencies. A missing checkout is installed instead. Returns
     /// whether the checkout changed.
     pub(crate) fn update_git(
@@ -191,7 +191,7 @@ impl PackageManager {
         Ok(())
     }
 
-    /// PM-20: whether the remote has a commit the checkout lacks (errors: no).
+    /// Whether the remote has a commit the checkout lacks (errors: no).
     pub(crate) fn git_has_update(&self, checkout: &Path) -> bool {
         let Ok(local) = self.git_capture(checkout, &["rev-parse", "HEAD"]) else {
             return false;

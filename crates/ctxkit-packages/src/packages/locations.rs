@@ -1,4 +1,4 @@
-//! Where packages live (PM-8…PM-11): npm install roots and package directories, git checkouts,
+//! Where packages live: npm install roots and package directories, git checkouts,
 //! the hashed temporary locations, the cached global npm root, and the files created in
 //! private install roots.
 
@@ -39,7 +39,7 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> PackageError + '_ {
     }
 }
 
-/// Creates `directory` and, if absent, its ignore-everything `.gitignore` (PM-11).
+/// Creates `directory` and, if absent, its ignore-everything `.gitignore`.
 pub(crate) fn ensure_gitignore(directory: &Path) -> Result<(), PackageError> {
     std::fs::create_dir_all(directory).map_err(io_error(directory))?;
     let ignore = directory.join(".gitignore");
@@ -49,7 +49,7 @@ pub(crate) fn ensure_gitignore(directory: &Path) -> Result<(), PackageError> {
     Ok(())
 }
 
-/// Creates a private npm project in `root` (PM-10): directory, `.gitignore`, and a
+/// Creates a private npm project in `root`: directory, `.gitignore`, and a
 /// `package.json` naming a private package (2-space JSON, no trailing newline).
 pub(crate) fn ensure_npm_project(root: &Path) -> Result<(), PackageError> {
     ensure_gitignore(root)?;
@@ -79,7 +79,7 @@ impl PackageManager {
         }
     }
 
-    /// The npm program and the arguments prepended to every npm call (PM-12).
+    /// The npm program and the arguments prepended to every npm call.
     pub(crate) fn npm_argv(&self) -> Result<(String, Vec<String>), PackageError> {
         match self.npm_command.as_deref() {
             None | Some([]) => Ok(("npm".to_owned(), Vec::new())),
@@ -100,7 +100,7 @@ impl PackageManager {
         Ok(CommandLine::new(program, all))
     }
 
-    /// PM-9: the global `node_modules` directory (`npm root -g`, or for bun
+    /// The global `node_modules` directory (`npm root -g`, or for bun
     /// `dirname(bun pm bin -g)/install/global/node_modules`), cached per npm argv.
     pub(crate) fn global_npm_root(&self) -> Result<PathBuf, PackageError> {
         let (program, prefix) = self.npm_argv()?;
@@ -188,7 +188,7 @@ mod tests {
 
     #[test]
     fn hashes_match_the_reference_layout() {
-        // sha256("npm-") starts with these digits (PM-8).
+        // sha256("npm-") starts with these digits.
         assert_eq!(short_hash("npm-").len(), 8);
         assert_eq!(short_hash("abc"), "ba7816bf");
     }

@@ -1,4 +1,4 @@
-//! The package manager (spec §3.3–§3.10): installs, removes, updates and lists npm, git and
+//! The package manager: installs, removes, updates and lists npm, git and
 //! local packages in the user, project and temporary scopes, records them in settings, and
 //! finds installed packages for the resolver through [`PackageProvider`].
 
@@ -148,7 +148,7 @@ impl PackageManager {
         result
     }
 
-    /// PM-14: installs `source` in `scope` (npm install, git clone, or checks a local path
+    /// Installs `source` in `scope` (npm install, git clone, or checks a local path
     /// exists, resolved against cwd). An existing git checkout is left as it is.
     pub fn install(&self, source: &str, scope: SourceScope) -> Result<(), PackageError> {
         let parsed = PackageSource::parse(source)?;
@@ -176,7 +176,7 @@ impl PackageManager {
         }
     }
 
-    /// PM-15: installs, then records the source in the scope's settings unless an entry with
+    /// Installs, then records the source in the scope's settings unless an entry with
     /// the same identity is already there. Returns whether the settings changed.
     pub fn install_and_persist(
         &self,
@@ -187,7 +187,7 @@ impl PackageManager {
         self.add_source_to_settings(source, scope)
     }
 
-    /// PM-16: uninstalls `source` from `scope` (npm uninstall, or deletes the git checkout and
+    /// Uninstalls `source` from `scope` (npm uninstall, or deletes the git checkout and
     /// its now-empty parents below the git root); local sources are left on disk.
     pub fn remove(&self, source: &str, scope: SourceScope) -> Result<(), PackageError> {
         let parsed = PackageSource::parse(source)?;
@@ -198,7 +198,7 @@ impl PackageManager {
         })
     }
 
-    /// PM-16: removes, then deletes every entry of the scope's `packages` with the same
+    /// Removes, then deletes every entry of the scope's `packages` with the same
     /// identity. Returns whether an entry was removed (the CLI reports "No matching package"
     /// otherwise).
     pub fn remove_and_persist(
@@ -210,7 +210,7 @@ impl PackageManager {
         self.remove_source_from_settings(source, scope)
     }
 
-    /// PM-40: where `source` is installed in `scope`, if it is.
+    /// Where `source` is installed in `scope`, if it is.
     pub fn installed_path(&self, source: &str, scope: SourceScope) -> Option<PathBuf> {
         let parsed = PackageSource::parse(source).ok()?;
         let path = match &parsed {
@@ -242,7 +242,7 @@ impl PackageManager {
 }
 
 impl PackageProvider for PackageManager {
-    /// PM-30: the package root, installing a missing package (or a pinned npm package whose
+    /// The package root, installing a missing package (or a pinned npm package whose
     /// installed version differs) unless offline, and refreshing an unpinned temporary git
     /// checkout (failures there keep the cached checkout).
     fn package_root(
@@ -292,7 +292,7 @@ impl PackageProvider for PackageManager {
                         })?;
                     }
                     (true, MissingPackages::Install) if refresh => {
-                        // PM-22: a failed refresh keeps the cached checkout.
+                        // A failed refresh keeps the cached checkout.
                         let _ = self.with_progress(ProgressAction::Pull, source_text, || {
                             self.update_git(git, scope)
                         });

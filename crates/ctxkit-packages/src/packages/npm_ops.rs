@@ -1,4 +1,4 @@
-//! npm operations (PM-13): install, uninstall, batched `@latest` updates and the latest-version
+//! npm operations: install, uninstall, batched `@latest` updates and the latest-version
 //! query, each one `npm` (or `npmCommand`) process.
 
 use std::time::Duration;

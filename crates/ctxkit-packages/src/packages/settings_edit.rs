@@ -1,4 +1,4 @@
-//! Recording packages in settings (PM-7, PM-15, PM-16): entries are matched by identity (local
+//! Recording packages in settings: entries are matched by identity (local
 //! paths resolved against the settings file's scope base on one side and cwd on the other), and
 //! every edit is a locked read-modify-write of the file so concurrent edits survive.
 

@@ -1,4 +1,4 @@
-//! Updating and listing configured packages (PM-17…PM-20): selection by identity with a
+//! Updating and listing configured packages: selection by identity with a
 //! "did you mean" suggestion, the npm version check and batched `@latest` installs, git updates,
 //! the listing used by `ctxkit list`, and the available-updates check.
 
@@ -41,7 +41,7 @@ pub struct ConfiguredPackage {
     pub installed_path: Option<PathBuf>,
 }
 
-/// A package with a newer version or commit available (PM-20).
+/// A package with a newer version or commit available.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AvailableUpdate {
     /// The source as written in settings.
@@ -57,7 +57,7 @@ struct Selected {
     scope: SettingsScope,
 }
 
-/// PM-17: a configured entry that looks like what `input` meant.
+/// A configured entry that looks like what `input` meant.
 fn suggestion(input: &str, configured: &[Selected]) -> Option<String> {
     let trimmed = input.trim();
     configured.iter().find_map(|entry| {
@@ -93,7 +93,7 @@ impl PackageManager {
         out
     }
 
-    /// PM-17/PM-18: updates every configured package, or only those with the identity of
+    /// Updates every configured package, or only those with the identity of
     /// `source` (error `No matching package found …` when none has it). Local and pinned
     /// packages are skipped; npm packages are updated when not installed or behind the
     /// registry, in one `@latest` install per scope; git checkouts follow their remote.
@@ -215,7 +215,7 @@ impl PackageManager {
         out
     }
 
-    /// PM-20: installed, unpinned npm and git packages (project entries winning over user ones
+    /// Installed, unpinned npm and git packages (project entries winning over user ones
     /// with the same identity) that have a newer version or commit. Offline: none. Errors
     /// count as "no update".
     pub fn check_for_available_updates(&self, settings: &SettingsManager) -> Vec<AvailableUpdate> {

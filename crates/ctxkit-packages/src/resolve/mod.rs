@@ -1,4 +1,4 @@
-//! Computing the configured resource set (PM-23…PM-29): packages from both settings scopes,
+//! Computing the configured resource set: packages from both settings scopes,
 //! top-level settings arrays and auto-discovered directories, ranked and de-duplicated.
 
 pub(crate) mod package_content;
@@ -175,7 +175,7 @@ impl Accumulator {
         }
     }
 
-    /// PM-24 step 4: stable sort by rank, then drop canonical duplicates.
+    /// Stable sort by rank, then drop canonical duplicates.
     fn finish(mut self) -> ResolvedResources {
         for kind in ResourceKind::ALL {
             let list = self.resources.of_mut(kind);
@@ -276,7 +276,7 @@ fn resolve_package(
     }
 }
 
-/// PM-25: a settings array of paths and patterns.
+/// A settings array of paths and patterns.
 fn resolve_local_entries(
     environment: &Environment,
     entries: &[String],
@@ -333,7 +333,7 @@ fn ancestor_agent_skill_dirs(environment: &Environment) -> Vec<PathBuf> {
     out
 }
 
-/// PM-26: auto-discovered resources of one scope.
+/// Auto-discovered resources of one scope.
 fn add_auto_discovered(
     environment: &Environment,
     settings: &SettingsManager,
@@ -378,7 +378,7 @@ fn add_auto_discovered(
     }
 }
 
-/// Resolves everything configured in both settings scopes (PM-24). Never fails: broken
+/// Resolves everything configured in both settings scopes. Never fails: broken
 /// packages become diagnostics and the rest still resolves.
 pub fn resolve_configured(
     environment: &Environment,
@@ -430,8 +430,7 @@ pub fn resolve_configured(
     accumulator.finish()
 }
 
-/// Resolves explicit package sources (CLI `-e`) in one scope, without identity de-duplication
-/// (PM-39).
+/// Resolves explicit package sources (CLI `-e`) in one scope, without identity de-duplication.
 pub fn resolve_package_sources(
     environment: &Environment,
     sources: &[String],

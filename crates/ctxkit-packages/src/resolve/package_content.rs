@@ -1,4 +1,4 @@
-//! Which files of one package root are resources (PM-30…PM-34): the manifest (`ctxkit` or `pi`
+//! Which files of one package root are resources: the manifest (`ctxkit` or `pi`
 //! key of package.json) or the convention directories, narrowed by settings filter objects.
 
 use std::path::{Path, PathBuf};
@@ -69,7 +69,7 @@ fn expand_glob(root: &Path, pattern: &str) -> Vec<PathBuf> {
     out
 }
 
-/// Manifest files of a kind after the manifest's own override patterns (PM-32): only enabled
+/// Manifest files of a kind after the manifest's own override patterns: only enabled
 /// files are kept.
 fn manifest_files(entries: &[String], root: &Path, kind: ResourceKind) -> Vec<PathBuf> {
     let all = files_from_manifest_entries(entries, root, kind);

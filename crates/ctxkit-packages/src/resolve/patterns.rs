@@ -1,5 +1,5 @@
 //! Filter patterns of settings arrays, package filters and manifests: plain include globs,
-//! `!` exclude globs, `+` force-include and `-` force-exclude exact paths (PM-27, PM-28).
+//! `!` exclude globs, `+` force-include and `-` force-exclude exact paths.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -148,7 +148,7 @@ fn split(patterns: &[String]) -> SplitPatterns {
     split
 }
 
-/// PM-27: the enabled subset of `candidates` under `patterns` (relative forms against `base`).
+/// The enabled subset of `candidates` under `patterns` (relative forms against `base`).
 pub(crate) fn apply_patterns(
     candidates: &[PathBuf],
     patterns: &[String],
@@ -169,7 +169,7 @@ pub(crate) fn apply_patterns(
     enabled
 }
 
-/// PM-28: whether an auto-discovered file stays enabled under the override entries (`!`, `+`,
+/// Whether an auto-discovered file stays enabled under the override entries (`!`, `+`,
 /// `-`) of the same scope's settings array; plain entries are ignored here.
 pub(crate) fn is_enabled_by_overrides(path: &Path, entries: &[String], base: &Path) -> bool {
     let overrides: Vec<String> = entries

@@ -149,7 +149,7 @@ pub enum SkillScanMode {
     Agents,
 }
 
-/// Skill entries under `root` (PM-37): a directory holding a `SKILL.md` file is that one skill
+/// Skill entries under `root`: a directory holding a `SKILL.md` file is that one skill
 /// and is not descended; in [`SkillScanMode::Pi`] root-level `.md` files are skills.
 pub fn collect_skill_entries(root: &Path, mode: SkillScanMode) -> Vec<PathBuf> {
     let mut rules = IgnoreRules::new(root);
@@ -279,7 +279,7 @@ pub(crate) fn manifest_entries(
     ctxkit_settings::string_items(manifest.get(kind.key()))
 }
 
-/// The extension-directory rule (PM-36a): manifest `extensions` entries that exist, else
+/// The extension-directory rule: manifest `extensions` entries that exist, else
 /// `index.ts`, else `index.js`; `None` when none apply.
 pub(crate) fn extension_entries_of_directory(directory: &Path) -> Option<Vec<PathBuf>> {
     if let Some(entries) = read_manifest(directory)
@@ -303,7 +303,7 @@ pub(crate) fn extension_entries_of_directory(directory: &Path) -> Option<Vec<Pat
         .map(|path| vec![path])
 }
 
-/// Extensions of a directory (PM-36a): its own entries if it has any, else its direct `.ts` /
+/// Extensions of a directory: its own entries if it has any, else its direct `.ts` /
 /// `.js` files and, one level down, each subdirectory's own entries.
 pub(crate) fn collect_extension_entries(directory: &Path) -> Vec<PathBuf> {
     if entry_type(directory) != Some(EntryType::Directory) {
@@ -338,7 +338,7 @@ pub(crate) fn collect_extension_entries(directory: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// The type collector applied to a directory (PM-36).
+/// The type collector applied to a directory.
 pub(crate) fn collect_resource_files(directory: &Path, kind: ResourceKind) -> Vec<PathBuf> {
     match kind {
         ResourceKind::Extensions => collect_extension_entries(directory),

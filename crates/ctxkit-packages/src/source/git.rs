@@ -174,7 +174,7 @@ fn known_host_path(host: &str, path: &str) -> Option<(String, Option<String>)> {
 
 /// `git:file:///abs/path/repo[@ref]` (a ctxkit extension, for local mirrors and tests): host
 /// `file`, path = the absolute path without its leading `/` and `.git`. Only with the `git:`
-/// prefix (a bare `file://…` string is a local path, CFG-8).
+/// prefix (a bare `file://…` string is a local path).
 fn file_source(prefixed: bool, split: Split) -> Option<GitSource> {
     if !prefixed || !(split.host.is_empty() || split.host == "localhost") {
         return None;

@@ -1,4 +1,5 @@
-//! Data-driven checks of source parsing and identity (AT-01…AT-06, PM-3 table, safety rules).
+//! Data-driven checks of source parsing and identity: every source form, the git table, and the
+//! safety rules.
 
 use std::path::Path;
 
@@ -157,8 +158,10 @@ const GIT_CASES: &[GitCase] = &[
     },
 ];
 
+/// Every git source form (URLs, `git:` shorthands, scp-like, with or without a ref) parses into the
+/// repository, host, path and ref in the table; a ref makes it pinned.
 #[test]
-fn at_02_git_table() {
+fn git_sources_parse_into_repo_host_path_and_ref() {
     for case in GIT_CASES {
         let parsed = parse_git_url(case.input).unwrap_or_else(|| panic!("{case:?} not git"));
         assert_eq!(parsed.repo, case.repo, "{case:?}");
@@ -169,8 +172,10 @@ fn at_02_git_table() {
     }
 }
 
+/// `npm:` sources parse into the package name and the spec npm is given, pinned when they carry a
+/// version.
 #[test]
-fn at_01_npm_specs() {
+fn npm_sources_parse_into_name_and_spec() {
     let cases: &[(&str, &str, &str, bool)] = &[
         (
             "npm:@scope/pkg@1.2.3",
@@ -201,8 +206,11 @@ fn at_01_npm_specs() {
     );
 }
 
+/// A source without `npm:`, `git:` or a URL scheme is a local path, however much it looks like a
+/// repository (`github.com/user/repo`, `user/repo`, ` npm:pkg` after a space), and so is a `git:`
+/// source whose host has no dot or an incomplete URL.
 #[test]
-fn at_03_at_04_local_classification() {
+fn sources_without_a_scheme_or_git_prefix_are_local_paths() {
     for input in [
         "./packages/agent-timers",
         "../packages/agent-timers",
@@ -230,8 +238,10 @@ fn at_03_at_04_local_classification() {
     }
 }
 
+/// The forms of one repository (protocols, `.git`, scp-like, a ref) share one identity; different
+/// repositories do not.
 #[test]
-fn at_05_git_identities() {
+fn git_identity_ignores_protocol_suffix_and_ref() {
     let base = Path::new("/c");
     let home = Path::new("/h");
     for input in [
@@ -260,8 +270,10 @@ fn at_05_git_identities() {
     );
 }
 
+/// A local source's identity is its path resolved against the scope's directory, so `./x` differs
+/// between the user and the project.
 #[test]
-fn at_06_local_identity_depends_on_scope_base() {
+fn local_identity_is_the_path_resolved_against_the_scope() {
     let source = PackageSource::parse("./x").unwrap();
     let home = Path::new("/h");
     assert_eq!(

@@ -1,4 +1,4 @@
-//! Extension registration conflicts (RL-7, RL-8): the engine loads extension code and reports
+//! Extension registration conflicts: the engine loads extension code and reports
 //! what each registered; this decides tool/flag owners and the exposed command names.
 
 use std::collections::{HashMap, HashSet};

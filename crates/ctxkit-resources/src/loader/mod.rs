@@ -145,7 +145,7 @@ pub struct ExtensionContribution {
     pub theme_paths: Vec<String>,
 }
 
-/// RL-4: concatenation, each tilde-expanded and resolved against cwd, canonical duplicates dropped.
+/// Concatenation, each tilde-expanded and resolved against cwd, canonical duplicates dropped.
 fn merge_paths(lists: &[Vec<PathBuf>], environment: &Environment) -> Vec<PathBuf> {
     let mut seen = HashSet::new();
     let mut out = Vec::new();
@@ -172,7 +172,7 @@ fn enabled_paths(resolved: &ResolvedResources, kind: ResourceKind) -> Vec<PathBu
         .collect()
 }
 
-/// RL-2: local-looking CLI values become absolute against cwd (no `~` expansion).
+/// Local-looking CLI values become absolute against cwd (no `~` expansion).
 fn cli_paths(values: &[String], environment: &Environment) -> Vec<PathBuf> {
     values
         .iter()
@@ -238,7 +238,7 @@ fn missing_local(values: &[String], environment: &Environment) -> Vec<PathBuf> {
         .collect()
 }
 
-/// RL-3: loads everything. Never fails; every problem is a diagnostic in the result.
+/// Loads everything. Never fails; every problem is a diagnostic in the result.
 pub fn load_resources(
     environment: &Environment,
     settings: &SettingsManager,
@@ -474,7 +474,7 @@ impl LoadedResources {
         }
     }
 
-    /// RL-13: adds paths contributed by an extension at run time, after everything else (lowest
+    /// Adds paths contributed by an extension at run time, after everything else (lowest
     /// precedence), with provenance `extension:<file stem>`, and reloads the affected types.
     pub fn add_contributed_paths(
         &mut self,

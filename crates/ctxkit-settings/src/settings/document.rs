@@ -90,7 +90,7 @@ pub fn remove_path(document: &mut Document, path: &KeyPath) -> bool {
     current.shift_remove(last).is_some()
 }
 
-/// The reference merge (SM-4): a shallow copy of `base`; for each key of `overrides`, two
+/// The reference merge: a shallow copy of `base`; for each key of `overrides`, two
 /// objects merge one level deep, anything else replaces (arrays are never concatenated).
 pub fn merge_documents(base: &Document, overrides: &Document) -> Document {
     let mut result = base.clone();
@@ -110,7 +110,7 @@ pub fn merge_documents(base: &Document, overrides: &Document) -> Document {
 }
 
 /// Legacy migrations applied on every load and to the file content re-read during a save
-/// (SM-5): `queueMode` → `steeringMode`, `websockets` → `transport`, object-form `skills`,
+/// `queueMode` → `steeringMode`, `websockets` → `transport`, object-form `skills`,
 /// `retry.maxDelayMs` → `retry.provider.maxRetryDelayMs`.
 pub fn migrate(document: &mut Document) {
     if document.contains_key("queueMode")
