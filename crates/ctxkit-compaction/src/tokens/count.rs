@@ -79,6 +79,7 @@ impl fmt::Display for TokenSource {
 
 /// A number of tokens and how it was obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct TokenCount {
     pub tokens: u64,
     pub source: TokenSource,
@@ -280,6 +281,7 @@ pub fn count_messages_tokens(messages: &[AgentMessage], estimator: Estimator) ->
 /// nor an error, plus the messages after it counted by the estimator; without such usage, the
 /// whole list counted by the estimator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ContextTokenCount {
     /// `usage_tokens + trailing.tokens`.
     pub tokens: u64,

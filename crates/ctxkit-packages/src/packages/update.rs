@@ -43,6 +43,7 @@ pub struct ConfiguredPackage {
 
 /// A package with a newer version or commit available.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct AvailableUpdate {
     /// The source as written in settings.
     pub source: String,

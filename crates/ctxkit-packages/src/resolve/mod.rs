@@ -95,6 +95,7 @@ pub struct ResolvedResource {
 
 /// The resolved resource paths per kind, plus diagnostics (broken packages, bad sources).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ResolvedResources {
     /// Extension paths.
     pub extensions: Vec<ResolvedResource>,

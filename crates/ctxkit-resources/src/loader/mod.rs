@@ -97,6 +97,7 @@ pub struct ExtensionEntry {
 
 /// Everything a load produced.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct LoadedResources {
     /// Extensions to load, in order (CLI first).
     pub extensions: Vec<ExtensionEntry>,

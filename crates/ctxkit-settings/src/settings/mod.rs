@@ -12,7 +12,8 @@ use serde_json::Value;
 
 pub use document::{Document, KeyPath};
 pub use typed::{
-    BranchSummarySettings, CompactionSettings, LlmSettings, ProviderRetrySettings, RetrySettings,
+    BranchSummarySettings, LlmSettings, ProviderRetrySettings, RetrySettings,
+    StoredCompactionSettings,
 };
 
 use crate::env::Environment;

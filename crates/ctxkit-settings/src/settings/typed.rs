@@ -12,9 +12,10 @@ use crate::env::expand_tilde_strict;
 use crate::error::SettingsScope;
 use crate::kind::ResourceKind;
 
-/// Compaction settings (`compaction.*`).
+/// The `compaction.*` keys as the settings files hold them (the engine's planning budgets are
+/// `ctxkit_compaction::CompactionSettings`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CompactionSettings {
+pub struct StoredCompactionSettings {
     /// Auto-compaction on (default `true`).
     pub enabled: bool,
     /// Tokens kept free for the reply; compaction triggers above window − reserve (16384).
@@ -127,8 +128,8 @@ impl SettingsManager {
     }
 
     /// `compaction.*` with defaults `{true, 16384, 20000}`.
-    pub fn compaction(&self) -> CompactionSettings {
-        CompactionSettings {
+    pub fn compaction(&self) -> StoredCompactionSettings {
+        StoredCompactionSettings {
             enabled: self.bool_setting("compaction.enabled"),
             reserve_tokens: self
                 .u64_setting("compaction.reserveTokens")
