@@ -30,7 +30,7 @@ pub use config::{
 };
 pub use error::LlmError;
 pub use models::{
-    Api, MaxTokensField, ModelInfo, ModelPrices, ModelTable, PROVIDERS, ProviderInfo,
+    Api, MaxTokensField, ModelInfo, ModelLimits, ModelPrices, ModelTable, PROVIDERS, ProviderInfo,
     find_provider, model_prices, usage_cost,
 };
 pub use overflow::{
