@@ -195,11 +195,11 @@ pub fn prompt_template(data: &[u8]) {
 /// Classifies provider error text; rate limits are never overflows.
 pub fn overflow_text(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
-    let class = ctxkit_llm::classify_error_text(&text);
-    let overflow = ctxkit_llm::is_overflow_error_text(&text);
+    let class = ctxkit_overflow::classify_error_text(&text);
+    let overflow = ctxkit_overflow::is_overflow_error_text(&text);
     assert_eq!(
         overflow,
-        matches!(class, ctxkit_llm::ErrorTextClass::Overflow(_)),
+        matches!(class, ctxkit_overflow::ErrorTextClass::Overflow(_)),
         "the two answers agree"
     );
 }

@@ -3,6 +3,20 @@
 use ctxkit_protocol::{AgentMessage, ContentBlock, EntryKind, MessageContent};
 use ctxkit_session::StoredEntry;
 
+/// The one spinner every command shows on stderr while it waits (a compaction, a summary, a model
+/// call): `message` after the spinner, ticking every 100 ms. Callers show it only when stderr is
+/// a terminal.
+pub fn spinner(message: impl Into<std::borrow::Cow<'static, str>>) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new_spinner();
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+    );
+    bar.set_message(message);
+    bar.enable_steady_tick(std::time::Duration::from_millis(100));
+    bar
+}
+
 /// At most `limit` characters of `text` on one line, with `…` when cut.
 pub fn one_line(text: &str, limit: usize) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");

@@ -26,9 +26,9 @@ impl Default for FileContextLimits {
     }
 }
 
-/// One file's text as read by the caller.
+/// One file's current text as read by the caller (not a context file such as `AGENTS.md`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ContextFile {
+pub struct CurrentFile {
     pub path: String,
     pub text: String,
 }
@@ -68,7 +68,7 @@ pub fn rank_context_files(preparation: &Preparation, limits: &FileContextLimits)
 
 /// The `<file-context>` block for the request: each file cut to its first lines, files dropped once the
 /// token cap is reached. Empty when no file fits.
-pub fn file_context_block(files: &[ContextFile], limits: &FileContextLimits) -> String {
+pub fn file_context_block(files: &[CurrentFile], limits: &FileContextLimits) -> String {
     let budget_units = usize::try_from(limits.max_tokens)
         .unwrap_or(usize::MAX)
         .saturating_mul(4);
@@ -110,12 +110,12 @@ pub fn file_context_block(files: &[ContextFile], limits: &FileContextLimits) -> 
 /// `cwd`), those that cannot be read left out.
 pub fn read_file_context(preparation: &Preparation, cwd: &std::path::Path) -> String {
     let limits = FileContextLimits::default();
-    let files: Vec<ContextFile> = rank_context_files(preparation, &limits)
+    let files: Vec<CurrentFile> = rank_context_files(preparation, &limits)
         .into_iter()
         .filter_map(|path| {
             let full = cwd.join(&path);
             let text = std::fs::read_to_string(full).ok()?;
-            Some(ContextFile { path, text })
+            Some(CurrentFile { path, text })
         })
         .collect();
     file_context_block(&files, &limits)
@@ -133,15 +133,15 @@ mod tests {
             max_tokens: 40,
         };
         let files = vec![
-            ContextFile {
+            CurrentFile {
                 path: "a.rs".into(),
                 text: "one\ntwo\nthree".into(),
             },
-            ContextFile {
+            CurrentFile {
                 path: "big.rs".into(),
                 text: "x".repeat(400),
             },
-            ContextFile {
+            CurrentFile {
                 path: "c.rs".into(),
                 text: "never".into(),
             },

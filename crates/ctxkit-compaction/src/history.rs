@@ -15,6 +15,7 @@ pub const UNDO_COMPACTION_TYPE: &str = "ctxkit.undo-compaction";
 
 /// One compaction on a path.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct CompactionRecord {
     pub id: String,
     pub timestamp: String,

@@ -19,7 +19,10 @@ mod recall;
 mod runner;
 mod serialize;
 mod settings;
-mod summarizer;
+/// The summarizer interface, from `ctxkit-summarizer` (kept here so `crate::summarizer` paths hold).
+mod summarizer {
+    pub use ctxkit_summarizer::*;
+}
 mod tokens;
 
 pub use branch::{
@@ -30,7 +33,7 @@ pub use branch::{
 pub use cut::{CutEntry, CutPoint, find_cut_point, find_turn_start, is_valid_cut_point};
 pub use error::CompactionError;
 pub use file_context::{
-    ContextFile, FileContextLimits, file_context_block, rank_context_files, read_file_context,
+    CurrentFile, FileContextLimits, file_context_block, rank_context_files, read_file_context,
 };
 pub use file_ops::{FileLists, FileOperations};
 pub use history::{

@@ -33,6 +33,7 @@ pub struct CompactOptions {
 
 /// What a compaction produced, ready to append.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct CompactionResult {
     pub summary: String,
     pub first_kept_entry_id: String,

@@ -141,7 +141,7 @@ pub fn decide<M: Borrow<AgentMessage>>(input: &CheckInput<'_, M>) -> Decision {
         return Decision::Skip(SkipReason::Stale);
     }
     let same_model = input.model.is_some_and(|model| model.wrote(message));
-    if same_model && ctxkit_llm::is_context_overflow(message, Some(window)) {
+    if same_model && ctxkit_overflow::is_context_overflow(message, Some(window)) {
         return if input.overflow_recovery_attempted {
             Decision::RecoveryExhausted
         } else {

@@ -50,7 +50,7 @@ impl CommandHook {
         let mut command = tokio::process::Command::new(program);
         // Provider keys and other credentials stay with ctxkit unless the hook is given them.
         let names = std::env::vars_os().filter_map(|(name, _)| name.into_string().ok());
-        for name in ctxkit_llm::secret_variables_for_child(names, &self.config.pass_env) {
+        for name in ctxkit_secrets::secret_variables_for_child(names, &self.config.pass_env) {
             command.env_remove(name);
         }
         let mut child = command

@@ -41,7 +41,8 @@ pub use pins::{PIN_ENTRY_TYPE, PINNED_MESSAGE_TYPE, Pin};
 pub use scope::{FORGOTTEN_PREAMBLE, SCOPE_RESULT_TYPE, Scope};
 pub use settings::{
     AdaptiveBudgets, BranchSummaryConfig, CommandHookConfig, CompactionConfig, DurabilityMode,
-    EngineSettings, FallbackPolicy, PinnedConfig, SessionConfig, SettingsError, SummaryRole,
+    EngineSettings, EngineSettingsError, FallbackPolicy, PinnedConfig, SessionConfig,
+    SettingsError, SummaryRole,
 };
 pub use tree::{ForgetOutcome, ForkOutcome, NavigateOptions, NavigateOutcome};
 pub use view::{ModelView, build_view};

@@ -227,12 +227,17 @@ impl Default for EngineSettings {
 /// A settings value of the wrong type.
 #[derive(Debug, thiserror::Error)]
 #[error("invalid engine settings: {0}")]
-pub struct SettingsError(#[from] serde_json::Error);
+pub struct EngineSettingsError(#[from] serde_json::Error);
+
+/// The old name of [`EngineSettingsError`], kept so code written against it compiles; hidden so
+/// an embedder meets one `SettingsError` (the settings files' own, in `ctxkit-settings`).
+#[doc(hidden)]
+pub type SettingsError = EngineSettingsError;
 
 impl EngineSettings {
     /// Reads the engine's keys from a merged settings document; other keys are ignored, absent ones
     /// take their defaults.
-    pub fn from_document(document: &Value) -> Result<Self, SettingsError> {
+    pub fn from_document(document: &Value) -> Result<Self, EngineSettingsError> {
         let mut picked = serde_json::Map::new();
         for key in [
             "session",

@@ -1,7 +1,7 @@
 //! The HTTP side: one [`ModelClient`] per resolved model sends requests with retries and
 //! cancellation, and implements the compaction crate's [`Summarizer`].
 
-use ctxkit_compaction::{Summarizer, SummarizerError, SummaryRequest, SummaryResponse};
+use ctxkit_summarizer::{Summarizer, SummarizerError, SummaryRequest, SummaryResponse};
 use futures::future::BoxFuture;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use tokio_util::sync::CancellationToken;

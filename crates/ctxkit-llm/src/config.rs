@@ -7,7 +7,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::error::LlmError;
-use crate::models::{Api, MaxTokensField, ModelInfo, ModelTable, find_provider};
+use crate::models::{Api, MaxTokensField, ModelLimits, ModelTable, find_provider};
 use crate::retry::RetryPolicy;
 use crate::secret::ApiKey;
 
@@ -70,7 +70,7 @@ pub struct LlmOptions {
     /// One attempt's time limit; `None` for [`DEFAULT_TIMEOUT`].
     pub timeout: Option<Duration>,
     /// User models, added to the built-in table.
-    pub models: Vec<ModelInfo>,
+    pub models: Vec<ModelLimits>,
 }
 
 impl fmt::Debug for LlmOptions {
@@ -147,7 +147,7 @@ pub struct ProviderConfig {
     pub api_key: Option<ApiKey>,
     pub headers: BTreeMap<String, String>,
     /// From the model table, when the model is known.
-    pub model_info: Option<ModelInfo>,
+    pub model_info: Option<ModelLimits>,
     pub max_tokens_field: MaxTokensField,
     pub retry: RetryPolicy,
     pub timeout: Duration,

@@ -142,7 +142,7 @@ fn custom_providers_need_an_api_and_a_base_url() {
     ));
     custom.api = Some(Api::OpenAiChat);
     custom.base_url = Some("https://llm.corp.local/v1".into());
-    custom.models.push(ModelInfo {
+    custom.models.push(ModelLimits {
         provider: "corp".into(),
         id: "llama-70b".into(),
         context_window: 65_536,

@@ -11,9 +11,15 @@ mod client;
 mod config;
 mod error;
 mod models;
-mod overflow;
+/// The overflow rules, from `ctxkit-overflow` (kept here so `crate::overflow` paths hold).
+mod overflow {
+    pub use ctxkit_overflow::*;
+}
 mod retry;
-mod secret;
+/// Credentials, from `ctxkit-secrets` (kept here so `crate::secret` paths hold).
+mod secret {
+    pub use ctxkit_secrets::*;
+}
 mod stream;
 mod wire;
 
@@ -24,7 +30,7 @@ pub use config::{
 };
 pub use error::LlmError;
 pub use models::{
-    Api, MaxTokensField, ModelInfo, ModelPrices, ModelTable, PROVIDERS, ProviderInfo,
+    Api, MaxTokensField, ModelInfo, ModelLimits, ModelPrices, ModelTable, PROVIDERS, ProviderInfo,
     find_provider, model_prices, usage_cost,
 };
 pub use overflow::{

@@ -141,9 +141,10 @@ pub fn find_provider(name: &str) -> Option<&'static ProviderInfo> {
     PROVIDERS.iter().find(|provider| provider.name == name)
 }
 
-/// One model's limits.
+/// One model's limits: a row of the [`ModelTable`]. (The engine's `ModelInfo` is the model it is
+/// working with now.)
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ModelInfo {
+pub struct ModelLimits {
     pub provider: String,
     pub id: String,
     /// Tokens of input plus output the model accepts.
@@ -153,6 +154,11 @@ pub struct ModelInfo {
     /// Whether requests may carry a reasoning level.
     pub reasoning: bool,
 }
+
+/// The old name of [`ModelLimits`], kept so code written against it compiles; hidden so an
+/// embedder meets one `ModelInfo` (the engine's).
+#[doc(hidden)]
+pub type ModelInfo = ModelLimits;
 
 /// (provider, id, context window, max output, reasoning). Values from each provider's model
 /// documentation; users add or override entries through [`ModelTable::insert`].
@@ -294,7 +300,7 @@ pub fn usage_cost(
 /// Known models, built-in first, then the user's (which replace built-ins of the same name).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelTable {
-    models: Vec<ModelInfo>,
+    models: Vec<ModelLimits>,
 }
 
 impl ModelTable {
@@ -303,7 +309,7 @@ impl ModelTable {
         let models = BUILTIN_MODELS
             .iter()
             .map(
-                |(provider, id, context_window, max_output, reasoning)| ModelInfo {
+                |(provider, id, context_window, max_output, reasoning)| ModelLimits {
                     provider: (*provider).to_owned(),
                     id: (*id).to_owned(),
                     context_window: *context_window,
@@ -316,7 +322,7 @@ impl ModelTable {
     }
 
     /// Adds a model, replacing one with the same provider and id.
-    pub fn insert(&mut self, model: ModelInfo) {
+    pub fn insert(&mut self, model: ModelLimits) {
         match self
             .models
             .iter_mut()
@@ -328,7 +334,7 @@ impl ModelTable {
     }
 
     /// The model `id` of `provider`.
-    pub fn find(&self, provider: &str, id: &str) -> Option<&ModelInfo> {
+    pub fn find(&self, provider: &str, id: &str) -> Option<&ModelLimits> {
         let provider = if provider == "gemini" {
             "google"
         } else {
@@ -340,12 +346,12 @@ impl ModelTable {
     }
 
     /// The first model called `id`, whatever its provider.
-    pub fn find_by_id(&self, id: &str) -> Option<&ModelInfo> {
+    pub fn find_by_id(&self, id: &str) -> Option<&ModelLimits> {
         self.models.iter().find(|model| model.id == id)
     }
 
     /// Every model, in table order.
-    pub fn iter(&self) -> impl Iterator<Item = &ModelInfo> {
+    pub fn iter(&self) -> impl Iterator<Item = &ModelLimits> {
         self.models.iter()
     }
 }
@@ -399,14 +405,14 @@ mod tests {
     #[test]
     fn user_models_extend_and_replace() {
         let mut table = ModelTable::builtin();
-        table.insert(ModelInfo {
+        table.insert(ModelLimits {
             provider: "ollama".into(),
             id: "qwen3:8b".into(),
             context_window: 40_960,
             max_output: 8_192,
             reasoning: false,
         });
-        table.insert(ModelInfo {
+        table.insert(ModelLimits {
             provider: "openai".into(),
             id: "gpt-4o".into(),
             context_window: 1,

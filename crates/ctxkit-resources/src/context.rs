@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::diagnostics::ResourceDiagnostic;
-use crate::env::resolve_against;
+use ctxkit_packages::ResourceDiagnostic;
+use ctxkit_settings::resolve_against;
 
 const CONTEXT_FILE_NAMES: [&str; 4] = ["AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"];
 
@@ -39,7 +39,7 @@ fn context_file_in(
     None
 }
 
-/// CF-1: the global context file of the ctxkit home, then one per directory from the filesystem
+/// The global context file of the ctxkit home, then one per directory from the filesystem
 /// root down to `cwd` (no git-root stop; directories below cwd are never read).
 pub fn discover_context_files(
     agent_dir: &Path,
@@ -61,7 +61,7 @@ pub fn discover_context_files(
     (files, diagnostics)
 }
 
-/// A prompt value that is either a path to a file or literal text (CF-3): an existing file
+/// A prompt value that is either a path to a file or literal text: an existing file
 /// (relative values resolved against `cwd`) yields its content, anything else the text itself.
 pub fn resolve_prompt_value(value: &str, cwd: &Path) -> (String, Option<ResourceDiagnostic>) {
     let path = resolve_against(cwd, Path::new(value));
@@ -106,7 +106,7 @@ pub struct SystemPromptParts<'a> {
     pub cwd: &'a Path,
 }
 
-/// CF-2: base prompt, appended prompts, project context, skills, date and cwd.
+/// Base prompt, appended prompts, project context, skills, date and cwd.
 pub fn assemble_system_prompt(parts: &SystemPromptParts<'_>) -> String {
     let mut prompt = parts
         .custom_prompt
@@ -136,7 +136,7 @@ pub fn assemble_system_prompt(parts: &SystemPromptParts<'_>) -> String {
     prompt
 }
 
-/// CFG-5 startup migration, for the ctxkit home and the project dir: a `commands/` directory
+/// The startup migration, for the ctxkit home and the project dir: a `commands/` directory
 /// is renamed to `prompts/` when `prompts/` does not exist. Failures are returned as warnings.
 pub fn migrate_legacy_directories(agent_dir: &Path, project_dir: &Path) -> Vec<ResourceDiagnostic> {
     let mut diagnostics = Vec::new();

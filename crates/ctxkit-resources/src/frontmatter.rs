@@ -25,7 +25,7 @@ impl ParsedMarkdown {
     }
 }
 
-/// Splits `text` into frontmatter and body (FM-1) and parses the YAML (FM-2).
+/// Splits `text` into frontmatter and body and parses the YAML.
 ///
 /// Line endings are normalised; frontmatter must start at offset 0 with `---`; it ends at the
 /// first `\n---` (which only needs to start a line). YAML errors carry 1-based line/column.
@@ -212,8 +212,11 @@ mod tests {
         assert!(parsed.field("items").is_some_and(Value::is_array));
     }
 
+    /// Frontmatter is read only from `---` fences at the very start of the text (CRLF normalized, a
+    /// byte-order mark prevents it); an unterminated fence leaves the text as body, comments make an
+    /// empty map, and invalid YAML (reported with its position) and repeated keys are errors.
     #[test]
-    fn at_71_extraction_rules() {
+    fn frontmatter_is_read_only_between_closed_fences_at_the_start() {
         let parsed = parse_frontmatter("---\r\nname: test\r\n---\r\nLine one\r\nLine two").unwrap();
         assert_eq!(parsed.field("name"), Some(&json!("test")));
         assert_eq!(parsed.body, "Line one\nLine two");
@@ -242,8 +245,9 @@ mod tests {
         assert!(!parsed.has_frontmatter);
     }
 
+    /// Frontmatter reads block scalars, and scalars by the YAML 1.2 core schema (`yes` stays a string).
     #[test]
-    fn at_72_block_scalars_and_core_schema() {
+    fn frontmatter_reads_block_scalars_with_the_yaml_core_schema() {
         let parsed =
             parse_frontmatter("---\ndescription: |\n  Line one\n  Line two\n---\n\nBody").unwrap();
         assert_eq!(

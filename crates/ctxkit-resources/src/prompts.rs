@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::diagnostics::{CollisionKind, ResourceDiagnostic};
-use crate::env::{expand_tilde_loose, resolve_against};
 use crate::frontmatter::parse_frontmatter;
-use crate::resolve::PathMetadata;
-use crate::resolve::walk::{EntryType, entry_type, sorted_entries};
+use ctxkit_packages::PathMetadata;
+use ctxkit_packages::{CollisionKind, ResourceDiagnostic};
+use ctxkit_packages::{EntryType, entry_type, sorted_entries};
+use ctxkit_settings::{expand_tilde_loose, resolve_against};
 
 /// A loaded prompt template.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,9 +79,9 @@ pub fn load_prompt_file(path: &Path) -> Option<PromptTemplate> {
     })
 }
 
-/// Loads templates from explicit paths (PT-1): missing paths and non-`.md` files are skipped
+/// Loads templates from explicit paths: missing paths and non-`.md` files are skipped
 /// silently; a directory contributes its direct `.md` files. Name collisions: first wins, later
-/// ones are reported (RL-10).
+/// ones are reported.
 pub fn load_prompt_templates(paths: &[PathBuf], cwd: &Path, home: &Path) -> PromptSet {
     let mut set = PromptSet::default();
     for raw in paths {
@@ -119,7 +119,7 @@ pub fn load_prompt_templates(paths: &[PathBuf], cwd: &Path, home: &Path) -> Prom
     set
 }
 
-/// Splits template arguments (PT-3): spaces and tabs separate outside quotes; `"` or `'` quote
+/// Splits template arguments: spaces and tabs separate outside quotes; `"` or `'` quote
 /// (quotes removed, may abut other text); no escapes; empty tokens dropped.
 pub fn parse_command_args(text: &str) -> Vec<String> {
     let mut args = Vec::new();
@@ -178,7 +178,7 @@ fn parse_slice(text: &str) -> Option<(usize, Option<usize>, usize)> {
     ))
 }
 
-/// Substitutes placeholders in one pass (PT-4): `$<n>` (1-based, out of range → empty),
+/// Substitutes placeholders in one pass: `$<n>` (1-based, out of range → empty),
 /// `${@:N}` / `${@:N:L}`, `$ARGUMENTS` and `$@` (all arguments joined by spaces). Inserted text
 /// is never re-scanned and is taken literally.
 pub fn substitute_args(content: &str, args: &[String]) -> String {
@@ -222,7 +222,7 @@ pub fn substitute_args(content: &str, args: &[String]) -> String {
     out
 }
 
-/// Expands `/name args` when a template has exactly that name (PT-5); `None` otherwise.
+/// Expands `/name args` when a template has exactly that name; `None` otherwise.
 pub fn expand_prompt_template(input: &str, templates: &[PromptTemplate]) -> Option<String> {
     let rest = input.strip_prefix('/')?;
     let (name, args) = rest.split_once(' ').unwrap_or((rest, ""));

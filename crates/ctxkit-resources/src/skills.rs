@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::diagnostics::{CollisionKind, ResourceDiagnostic};
-use crate::env::{canonical_or_raw, expand_tilde_loose, resolve_against};
 use crate::frontmatter::{parse_frontmatter, strip_frontmatter};
-use crate::resolve::PathMetadata;
-use crate::resolve::walk::{EntryType, SkillScanMode, collect_skill_entries, entry_type};
+use ctxkit_packages::PathMetadata;
+use ctxkit_packages::{CollisionKind, ResourceDiagnostic};
+use ctxkit_packages::{EntryType, SkillScanMode, collect_skill_entries, entry_type};
+use ctxkit_settings::{canonical_or_raw, expand_tilde_loose, resolve_against};
 
 const MAX_NAME_LENGTH: usize = 64;
 const MAX_DESCRIPTION_LENGTH: usize = 1024;
@@ -170,9 +170,9 @@ pub fn load_skill_file(path: &Path) -> (Option<Skill>, Vec<ResourceDiagnostic>) 
     (Some(skill), diagnostics)
 }
 
-/// Loads skills from explicit paths (SK-9): each path tilde-expanded and resolved against `cwd`;
-/// a directory is scanned (SK-2), a `.md` file loaded, anything else or a missing path is a
-/// warning. Collisions (SK-10): the first skill of a name wins; the same file reached twice
+/// Loads skills from explicit paths: each path tilde-expanded and resolved against `cwd`;
+/// a directory is scanned, a `.md` file loaded, anything else or a missing path is a
+/// warning. Collisions: the first skill of a name wins; the same file reached twice
 /// (e.g. through a symlink) is skipped silently.
 pub fn load_skills(paths: &[PathBuf], cwd: &Path, home: &Path) -> SkillSet {
     let mut set = SkillSet::default();
@@ -238,7 +238,7 @@ fn escape_xml(text: &str) -> String {
         .replace('\'', "&apos;")
 }
 
-/// The system-prompt block listing the skills the model may use (SK-11); empty when every skill
+/// The system-prompt block listing the skills the model may use; empty when every skill
 /// is hidden.
 pub fn format_skills_for_prompt(skills: &[Skill]) -> String {
     let visible: Vec<&Skill> = skills
@@ -272,7 +272,7 @@ pub fn format_skills_for_prompt(skills: &[Skill]) -> String {
     lines.join("\n")
 }
 
-/// Expands `/skill:<name> [args]` (SK-12). `Ok(None)` when the input is not a skill command or
+/// Expands `/skill:<name> [args]`. `Ok(None)` when the input is not a skill command or
 /// names no loaded skill; an error when the skill file cannot be read.
 pub fn expand_skill_command(input: &str, skills: &[Skill]) -> std::io::Result<Option<String>> {
     let Some(rest) = input.strip_prefix("/skill:") else {

@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::diagnostics::{CollisionKind, ResourceDiagnostic};
-use crate::env::resolve_against;
-use crate::resolve::PathMetadata;
-use crate::resolve::walk::{EntryType, entry_type, sorted_entries};
+use ctxkit_packages::PathMetadata;
+use ctxkit_packages::{CollisionKind, ResourceDiagnostic};
+use ctxkit_packages::{EntryType, entry_type, sorted_entries};
+use ctxkit_settings::resolve_against;
 
 /// Colour tokens every theme must define.
 pub const REQUIRED_COLOR_TOKENS: &[&str] = &[
@@ -190,7 +190,7 @@ pub fn load_theme_file(path: &Path) -> Result<Theme, String> {
     })
 }
 
-/// Loads themes from explicit paths (TH-2) and de-duplicates them by name (first wins).
+/// Loads themes from explicit paths and de-duplicates them by name (first wins).
 pub fn load_themes(paths: &[PathBuf], cwd: &Path) -> ThemeSet {
     let mut set = ThemeSet::default();
     for raw in paths {

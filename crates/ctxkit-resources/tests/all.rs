@@ -1,5 +1,5 @@
-//! Integration tests of ctxkit-resources, one module per subsystem; acceptance cases of
-//! `resources.md` §8 are named `at_NN_…`.
+//! Integration tests of ctxkit-resources and the settings and package crates it re-exports, one
+//! module per subsystem, each test named after the behaviour it requires.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

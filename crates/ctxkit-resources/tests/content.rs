@@ -1,4 +1,4 @@
-//! Skills, frontmatter-driven prompt templates and substitution cases AT-65…AT-79.
+//! Skills, frontmatter-driven prompt templates and argument substitution.
 
 use std::path::{Path, PathBuf};
 
@@ -23,8 +23,10 @@ fn messages(diagnostics: &[ResourceDiagnostic]) -> Vec<String> {
         .collect()
 }
 
+/// Skill files with valid, missing, too long or mismatched names and descriptions load or are
+/// skipped, each with the warning that says why.
 #[test]
-fn at_65_skill_validation_fixtures() {
+fn skill_files_load_or_are_skipped_with_the_expected_warning() {
     let world = World::new();
     let dir = world.root.join("skills");
     let long_name = "a".repeat(65);
@@ -119,8 +121,9 @@ fn skill_path_with(dir: &Path, name: &str) -> PathBuf {
     dir.join(name).join("SKILL.md")
 }
 
+/// A skill whose frontmatter is not valid YAML is not loaded and yields exactly one warning.
 #[test]
-fn at_66_invalid_yaml_is_one_warning() {
+fn invalid_yaml_frontmatter_skips_the_skill_with_one_warning() {
     let world = World::new();
     let path = world.root.join("invalid-yaml/SKILL.md");
     write(
@@ -136,8 +139,9 @@ fn at_66_invalid_yaml_is_one_warning() {
     );
 }
 
+/// `disable-model-invocation: true` marks the skill and keeps it out of the system prompt's list.
 #[test]
-fn at_67_disable_model_invocation() {
+fn skills_with_model_invocation_disabled_are_left_out_of_the_prompt() {
     let world = World::new();
     let hidden = skill(
         &world.root,
@@ -161,8 +165,10 @@ fn at_67_disable_model_invocation() {
     );
 }
 
+/// The skills block of the system prompt escapes `&`, `<`, `>` and quotes in names, descriptions
+/// and paths.
 #[test]
-fn at_68_prompt_block_escapes_xml() {
+fn the_skills_prompt_block_escapes_xml() {
     let skill = Skill {
         name: "a&b".into(),
         description: "it's <x>".into(),
@@ -176,8 +182,10 @@ fn at_68_prompt_block_escapes_xml() {
     assert_eq!(block, expected);
 }
 
+/// Root-level skill files without a `name` are named after their directory (so they collide and the
+/// first wins), and symlinked skill files are skipped.
 #[test]
-fn at_69_nameless_root_files_collide_and_symlinks_are_skipped() {
+fn nameless_root_skill_files_collide_and_symlinks_are_skipped() {
     let world = World::new();
     let dir = world.root.join("skills");
     write(dir.join("a.md"), "---\ndescription: a\n---\n");
@@ -215,8 +223,10 @@ fn at_69_nameless_root_files_collide_and_symlinks_are_skipped() {
     }
 }
 
+/// `/skill:name args` expands to the skill's body wrapped with its location, followed by the
+/// arguments.
 #[test]
-fn at_70_skill_command_expansion() {
+fn skill_commands_expand_to_the_skill_body_with_its_directory() {
     let world = World::new();
     let path = skill(&world.root, "foo", "name: foo\ndescription: d");
     write(&path, "---\nname: foo\ndescription: d\n---\nDo X");
@@ -234,8 +244,10 @@ fn at_70_skill_command_expansion() {
     );
 }
 
+/// A prompt template's record takes its description and argument hint from the frontmatter, or the
+/// first non-empty line (cut to a limit) when there is none.
 #[test]
-fn at_73_prompt_template_records() {
+fn prompt_templates_take_their_description_from_frontmatter_or_first_line() {
     let world = World::new();
     let dir = world.root.join("prompts");
     write(
@@ -262,8 +274,10 @@ fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|item| (*item).to_owned()).collect()
 }
 
+/// `$1`…, `$@`, `$ARGUMENTS` and `${@:start:length}` are replaced by the arguments, missing ones by
+/// nothing, and inserted text is never substituted again.
 #[test]
-fn at_74_at_75_at_76_substitution() {
+fn template_arguments_substitute_positions_all_and_slices_once() {
     let values: Vec<String> = (0..15).map(|index| format!("val{index}")).collect();
     let cases: Vec<(&str, Vec<String>, &str)> = vec![
         (
@@ -283,7 +297,7 @@ fn at_74_at_75_at_76_substitution() {
             strings(&["a", "b"]),
             "$arguments $Arguments a b",
         ),
-        // AT-75: inserted values are never expanded again.
+        // Inserted values are never expanded again.
         (
             "$ARGUMENTS",
             strings(&["$1", "$ARGUMENTS"]),
@@ -292,7 +306,7 @@ fn at_74_at_75_at_76_substitution() {
         ("$@", strings(&["$100", "$1"]), "$100 $1"),
         ("$ARGUMENTS", strings(&["x", "$@"]), "x $@"),
         ("$@", strings(&["$$", "$&"]), "$$ $&"),
-        // AT-76 slices.
+        // Slices.
         ("${@:2}", strings(&["a", "b", "c", "d"]), "b c d"),
         ("${@:2:2}", strings(&["a", "b", "c", "d"]), "b c"),
         ("${@:0}", strings(&["a", "b", "c"]), "a b c"),
@@ -311,8 +325,10 @@ fn at_74_at_75_at_76_substitution() {
     }
 }
 
+/// Command arguments split on runs of whitespace; single and double quotes group words and are
+/// removed.
 #[test]
-fn at_77_argument_parsing() {
+fn command_arguments_split_on_whitespace_outside_quotes() {
     let cases: Vec<(&str, Vec<String>)> = vec![
         ("\"first arg\" second", strings(&["first arg", "second"])),
         ("'first arg' second", strings(&["first arg", "second"])),
@@ -332,8 +348,10 @@ fn at_77_argument_parsing() {
     }
 }
 
+/// `/name args` expands the prompt template of that name with the parsed arguments; other text is
+/// left as it is.
 #[test]
-fn at_78_at_79_template_expansion() {
+fn slash_commands_expand_prompt_templates_with_their_arguments() {
     let world = World::new();
     let dir = world.root.join("prompts");
     write(dir.join("review.md"), "Review $1 then $@");

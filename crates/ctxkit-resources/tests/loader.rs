@@ -1,4 +1,5 @@
-//! Resource loader cases AT-56…AT-64 and AT-80.
+//! The resource loader: extensions, command-line paths, collisions, context files, system prompt
+//! files and the legacy `commands/` directory.
 
 use std::path::PathBuf;
 
@@ -40,8 +41,10 @@ fn valid_theme(name: &str) -> String {
     )
 }
 
+/// Extensions load in order command line, project, user; two registering the same tool, command or
+/// flag are reported as conflicts.
 #[test]
-fn at_56_extension_order_and_conflicts() {
+fn extensions_load_cli_then_project_then_user_and_report_conflicts() {
     let world = World::new();
     let cli = world.root.join("tmp/cli.js");
     write(&cli, "");
@@ -94,8 +97,10 @@ fn at_56_extension_order_and_conflicts() {
     assert_eq!(names, vec!["deploy:1", "deploy:2", "deploy:3"]);
 }
 
+/// An extension path given on the command line that does not exist is an error diagnostic; the
+/// others still load.
 #[test]
-fn at_57_missing_cli_extension() {
+fn a_missing_command_line_extension_is_an_error_and_the_rest_loads() {
     let world = World::new();
     write(world.agent().join("extensions/user.js"), "");
     let missing = world.root.join("tmp/missing.js");
@@ -111,8 +116,9 @@ fn at_57_missing_cli_extension() {
     );
 }
 
+/// Skill, prompt template and theme paths given on the command line that do not exist are warnings.
 #[test]
-fn at_58_missing_cli_paths() {
+fn missing_command_line_resource_paths_are_warnings() {
     let world = World::new();
     let options = LoaderOptions {
         skill_paths: vec![world.root.join("tmp/nope").display().to_string()],
@@ -135,8 +141,10 @@ fn at_58_missing_cli_paths() {
     );
 }
 
+/// When two prompts, skills or themes share a name the first in precedence order wins and the other
+/// is reported as a collision; a theme file missing required colours is a warning.
 #[test]
-fn at_59_at_64_collisions_first_wins() {
+fn name_collisions_keep_the_first_resource_and_invalid_themes_warn() {
     let world = World::new();
     let package = world.root.join("pkg");
     write(world.project().join("prompts/commit.md"), "project");
@@ -224,8 +232,9 @@ fn at_59_at_64_collisions_first_wins() {
     );
 }
 
+/// Turning discovered skills off still loads the skills named on the command line.
 #[test]
-fn at_60_no_skills_still_loads_explicit_paths() {
+fn no_skills_still_loads_skills_given_on_the_command_line() {
     let world = World::new();
     write(
         world.agent().join("skills/test-skill.md"),
@@ -254,8 +263,10 @@ fn at_60_no_skills_still_loads_explicit_paths() {
     assert_eq!(names, vec!["custom"]);
 }
 
+/// Context files come from the agent directory, then every ancestor of the working directory from
+/// the top down, one per directory, `AGENTS.md` before `CLAUDE.md`.
 #[test]
-fn at_61_context_files() {
+fn context_files_are_global_then_ancestors_with_agents_md_preferred() {
     let world = World::new();
     let temp = world.root.join("t");
     write(world.agent().join("AGENTS.md"), "global");
@@ -315,8 +326,10 @@ fn at_61_context_files() {
     );
 }
 
+/// `SYSTEM.md` in the project replaces the user's; `APPEND_SYSTEM.md` files are appended, and an
+/// explicit prompt or file given by the caller wins over both.
 #[test]
-fn at_62_at_63_system_prompt_sources() {
+fn system_prompt_files_project_first_and_append_files_listed() {
     let world = World::new();
     write(world.agent().join("SYSTEM.md"), "global system");
     write(world.project().join("SYSTEM.md"), "project system");
@@ -435,8 +448,10 @@ fn contributed_paths_load_last_with_extension_provenance() {
     );
 }
 
+/// A legacy `commands/` directory is renamed to `prompts/` when no `prompts/` exists, and left
+/// alone when both do.
 #[test]
-fn at_80_commands_directory_migrates_to_prompts() {
+fn a_legacy_commands_directory_migrates_to_prompts() {
     let world = World::new();
     write(world.agent().join("commands/old.md"), "Old");
     assert!(migrate_legacy_directories(&world.agent(), &world.project()).is_empty());

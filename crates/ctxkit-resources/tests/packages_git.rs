@@ -1,4 +1,4 @@
-//! Git packages with real `git` against repositories made in the test (AT-22…AT-24, AT-29…AT-34):
+//! Git packages with real `git` against repositories made in the test:
 //! `https://github.com/…` is rewritten to `file://<root>/repos/…` by git's own `insteadOf`, so
 //! sources keep their real shape and nothing touches the network.
 
@@ -26,8 +26,10 @@ fn extension_repo(world: &World) -> std::path::PathBuf {
     )
 }
 
+/// Installing a git source in the project clones it, checks out the ref and installs its npm
+/// dependencies; installing it again runs nothing.
 #[test]
-fn at_22_project_install_clones_checks_out_and_installs_dependencies() {
+fn project_git_install_clones_checks_out_and_installs_dependencies() {
     let world = World::new();
     let repo = extension_repo(&world);
     tool(&world, &repo, "git", &["tag", "v1"]);
@@ -64,7 +66,7 @@ fn at_22_project_install_clones_checks_out_and_installs_dependencies() {
         ]
     );
 
-    // AT-23: an existing checkout runs no command.
+    // An existing checkout runs no command.
     recorder.clear();
     manager
         .install("git:github.com/test/extension@v2", SourceScope::Project)
@@ -72,8 +74,10 @@ fn at_22_project_install_clones_checks_out_and_installs_dependencies() {
     assert!(recorder.lines(&world).is_empty());
 }
 
+/// With `npmCommand` set, a git package's dependencies are installed through it, without
+/// `--omit=dev`.
 #[test]
-fn at_22_configured_npm_command_installs_without_omit_dev() {
+fn a_configured_npm_command_installs_git_dependencies_without_omit_dev() {
     let world = World::new();
     extension_repo(&world);
     write(
@@ -94,8 +98,10 @@ fn at_22_configured_npm_command_installs_without_omit_dev() {
     );
 }
 
+/// Removing a git package deletes its checkout and the parent directories it leaves empty, up to
+/// but not including the git install root.
 #[test]
-fn at_24_remove_prunes_empty_parents_but_keeps_the_git_root() {
+fn git_remove_prunes_empty_parents_but_keeps_the_git_root() {
     let world = World::new();
     make_repo(&world, "x/y", &[("README.md", "hi")]);
     let (manager, recorder, _) = real_manager(&world);
@@ -206,8 +212,9 @@ fn installed_user_checkout(world: &World) -> (PackageManager, Recorder, std::pat
     )
 }
 
+/// Updating a git package fetches the branch it tracks and resets the checkout to the new commit.
 #[test]
-fn at_29_update_fetches_the_tracked_branch_and_resets() {
+fn git_update_fetches_the_tracked_branch_and_resets_to_it() {
     let world = World::new();
     let repo = extension_repo(&world);
     let (manager, recorder, checkout) = installed_user_checkout(&world);
@@ -261,8 +268,10 @@ fn at_29_update_fetches_the_tracked_branch_and_resets() {
     );
 }
 
+/// After the remote history is rewritten, or with a detached HEAD, an update still lands on the
+/// remote's commit.
 #[test]
-fn at_30_rewritten_history_and_detached_head() {
+fn git_update_follows_rewritten_history_and_detached_heads() {
     let world = World::new();
     let repo = extension_repo(&world);
     commit(&world, &repo, &[("b.txt", "b")], "second");
@@ -288,8 +297,9 @@ fn at_30_rewritten_history_and_detached_head() {
     assert_eq!(head(&world, &checkout), latest);
 }
 
+/// A git package pinned to a commit stays at that commit on update.
 #[test]
-fn at_31_pinned_commit_is_never_updated() {
+fn a_git_package_pinned_to_a_commit_is_never_updated() {
     let world = World::new();
     let repo = extension_repo(&world);
     let pinned = head(&world, &repo);
@@ -309,8 +319,10 @@ fn at_31_pinned_commit_is_never_updated() {
     );
 }
 
+/// `update <source>` updates the configured package with the same identity, and names a close
+/// match when nothing matches.
 #[test]
-fn at_32_update_selection_and_suggestions() {
+fn update_selects_by_identity_and_suggests_a_close_match() {
     let world = World::new();
     extension_repo(&world);
     let (manager, _, _) = installed_user_checkout(&world);
@@ -330,8 +342,9 @@ fn at_32_update_selection_and_suggestions() {
     assert!(!world.project().join("git").exists());
 }
 
+/// Offline, resolving and updating run no command: missing packages are reported, not installed.
 #[test]
-fn at_33_offline_resolve_and_update_run_nothing() {
+fn offline_resolve_and_update_run_no_command() {
     let world = World::new();
     write(
         world.project().join("settings.json"),
@@ -362,8 +375,10 @@ fn at_33_offline_resolve_and_update_run_nothing() {
     assert!(recorder.lines(&world).is_empty());
 }
 
+/// A temporary git package is cloned into a cache directory named by a hash of its source; later runs
+/// use the cached checkout, pulling only when it is unpinned and online.
 #[test]
-fn at_34_temporary_git_checkouts_are_cached_and_refreshed() {
+fn temporary_git_checkouts_are_cached_and_refreshed() {
     let world = World::new();
     let repo = extension_repo(&world);
     let (manager, recorder, progress) = real_manager(&world);

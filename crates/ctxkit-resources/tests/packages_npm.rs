@@ -1,4 +1,4 @@
-//! npm packages and settings bookkeeping (AT-18…AT-21, AT-25, AT-26, AT-28, AT-35): exact argv
+//! npm packages and settings bookkeeping: exact argv
 //! through a scripted runner, and real `npm` installing tarballs packed in the test (offline,
 //! cache and global prefix in the temp world).
 
@@ -53,8 +53,10 @@ fn installed(directory: &Path, version: &str) {
     );
 }
 
+/// Installing an `npm:` source in the user scope runs `npm install -g` with the exact spec and
+/// records the source in the user's settings.
 #[test]
-fn at_18_install_and_persist_global_npm() {
+fn installing_an_npm_package_globally_runs_npm_and_records_it() {
     let world = World::new();
     let recorder = scripted(&world, &[]);
     let progress = Progress::default();
@@ -78,8 +80,9 @@ fn at_18_install_and_persist_global_npm() {
     );
 }
 
+/// The `npmCommand` setting's argument vector is put before every npm call.
 #[test]
-fn at_19_npm_command_argv_prefixes_every_call() {
+fn the_npm_command_setting_prefixes_every_npm_call() {
     let world = World::new();
     write(
         world.agent().join("settings.json"),
@@ -106,8 +109,10 @@ fn at_19_npm_command_argv_prefixes_every_call() {
     );
 }
 
+/// Installing an npm package in the project first creates a private npm project for it under the
+/// project's ctxkit directory.
 #[test]
-fn at_20_project_install_creates_the_private_npm_project() {
+fn a_project_npm_install_creates_a_private_npm_project() {
     let world = World::new();
     let recorder = scripted(&world, &[]);
     let manager = scripted_manager(&world, &recorder);
@@ -130,8 +135,9 @@ fn at_20_project_install_creates_the_private_npm_project() {
     );
 }
 
+/// `npm root -g` runs once and is cached; a different `npmCommand` looks it up again.
 #[test]
-fn at_21_global_root_is_cached_per_npm_command() {
+fn the_global_npm_root_is_looked_up_once_per_npm_command() {
     let world = World::new();
     let recorder = scripted(&world, &[]);
     let mut manager = scripted_manager(&world, &recorder);
@@ -158,8 +164,10 @@ fn at_21_global_root_is_cached_per_npm_command() {
     );
 }
 
+/// A local package source is stored in settings as a path relative to the settings file's
+/// directory.
 #[test]
-fn at_25_local_sources_are_stored_relative_to_the_settings_file() {
+fn local_sources_are_stored_relative_to_the_settings_file() {
     let world = World::new();
     std::fs::create_dir_all(world.cwd().join("packages/local-package")).unwrap();
     let recorder = scripted(&world, &[]);
@@ -200,8 +208,10 @@ fn at_25_local_sources_are_stored_relative_to_the_settings_file() {
     );
 }
 
+/// Adding a source whose identity is already configured (another version of the same package)
+/// changes nothing.
 #[test]
-fn at_26_same_identity_is_not_added_twice() {
+fn a_source_with_a_configured_identity_is_not_added_twice() {
     let world = World::new();
     let text = "{\n    \"packages\": [\"npm:foo@1\"]\n}\n";
     write(world.agent().join("settings.json"), text);
@@ -222,8 +232,11 @@ fn at_26_same_identity_is_not_added_twice() {
     assert!(!world.project().exists());
 }
 
+/// Updating asks npm for the latest version of each installed, unpinned npm package and installs
+/// the outdated and missing ones, one npm call per scope; pinned, git and local packages are left
+/// alone.
 #[test]
-fn at_28_update_checks_versions_and_batches_per_scope() {
+fn npm_update_installs_only_outdated_packages_batched_per_scope() {
     let world = World::new();
     installed(&world.root.join("global/node_modules/a"), "1.0.0");
     installed(&world.root.join("global/node_modules/b"), "2.0.0");
@@ -256,8 +269,10 @@ fn at_28_update_checks_versions_and_batches_per_scope() {
     assert_eq!(updated, vec!["npm:a", "npm:d"]);
 }
 
+/// Resolving reinstalls a package whose configured version is not exactly the installed one
+/// (another version, or a range); an exact match or an unpinned source uses what is installed.
 #[test]
-fn at_35_pinned_npm_versions_reinstall_on_mismatch() {
+fn an_npm_package_is_reinstalled_unless_its_pin_is_the_installed_version() {
     let cases = [
         ("npm:x@1.0.0", None),
         ("npm:x", None),

@@ -1,4 +1,4 @@
-//! Resolution, discovery and pattern cases AT-36…AT-55 (local packages; npm/git packages are
+//! Resolution, discovery and patterns (local packages; npm/git packages are
 //! covered in `packages.rs`).
 
 use std::path::{Path, PathBuf};
@@ -35,8 +35,10 @@ fn settings(path: PathBuf, json: &str) {
     write(path, json);
 }
 
+/// With no settings and empty directories no extension, prompt or theme resolves, and any skill
+/// found is an auto-discovered top-level one.
 #[test]
-fn at_36_empty_configuration() {
+fn an_empty_configuration_resolves_no_resources() {
     let world = World::new();
     let resolved = resolve(&world);
     assert!(resolved.extensions.is_empty());
@@ -48,8 +50,10 @@ fn at_36_empty_configuration() {
     }
 }
 
+/// Paths in a settings file resolve against that scope's directory (the agent directory for the
+/// user, the project's ctxkit directory for the project).
 #[test]
-fn at_37_settings_paths_resolve_against_scope_base() {
+fn settings_paths_resolve_against_their_scope_directory() {
     let world = World::new();
     write(world.agent().join("extensions/my-extension.ts"), "");
     write(world.project().join("extensions/project-ext.ts"), "");
@@ -74,8 +78,10 @@ fn at_37_settings_paths_resolve_against_scope_base() {
     assert_eq!(resolved.extensions[0].metadata.scope, SourceScope::Project);
 }
 
+/// Resolving takes a resource array from each scope, though the merged settings view shows only
+/// the project's.
 #[test]
-fn at_08_resolve_lists_both_scopes_arrays() {
+fn resolving_lists_the_arrays_of_both_scopes() {
     let world = World::new();
     write(world.agent().join("a.ts"), "");
     write(world.project().join("b.ts"), "");
@@ -91,8 +97,10 @@ fn at_08_resolve_lists_both_scopes_arrays() {
     assert_eq!(listed, vec!["work/proj/.ctxkit/b.ts", "home/.ctxkit/a.ts"]);
 }
 
+/// The same local package configured in both scopes contributes its resources once, as the
+/// project's.
 #[test]
-fn at_38_same_local_package_in_both_scopes_listed_once_as_project() {
+fn a_local_package_in_both_scopes_is_listed_once_as_project() {
     let world = World::new();
     let package = world.root.join("pkgs/shared");
     write(package.join("extensions/x.ts"), "");
@@ -118,8 +126,10 @@ fn at_38_same_local_package_in_both_scopes_listed_once_as_project() {
     assert_eq!(resolved.extensions[1].metadata.scope, SourceScope::User);
 }
 
+/// Resolved resources are ordered project settings, project directory, user settings, user
+/// directory, then packages.
 #[test]
-fn at_39_precedence_order() {
+fn resources_are_ranked_project_then_user_then_packages() {
     let world = World::new();
     let cwd = world.cwd();
     write(cwd.join("extra/p.md"), "");
@@ -164,8 +174,10 @@ fn at_39_precedence_order() {
     assert_eq!(resolved.prompts[5].metadata.scope, SourceScope::Project);
 }
 
+/// An extensions directory yields its `.ts`/`.js` files and, for each subdirectory, its index
+/// file only.
 #[test]
-fn at_40_extension_directory_discovery() {
+fn extension_directories_yield_files_and_index_files() {
     let world = World::new();
     let dir = world.agent().join("extensions");
     for file in [
@@ -182,8 +194,10 @@ fn at_40_extension_directory_discovery() {
     assert_eq!(listed, vec!["d1/index.ts", "d2/index.js", "e1.ts"]);
 }
 
+/// An extension subdirectory uses `index.ts` before `index.js`, or the extensions its own manifest
+/// names.
 #[test]
-fn at_41_extension_subdirectory_rules() {
+fn extension_subdirectories_prefer_index_ts_then_the_manifest() {
     let world = World::new();
     let dir = world.agent().join("extensions");
     write(dir.join("both/index.ts"), "");
@@ -248,8 +262,9 @@ fn all_kinds(world: &World, package: &Path) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// A package without a manifest contributes what its conventional directories hold, nothing else.
 #[test]
-fn at_42_convention_directories() {
+fn packages_without_a_manifest_use_the_convention_directories() {
     let (world, package) = package_world(r#""PKG""#);
     assert_eq!(
         all_kinds(&world, &package),
@@ -262,8 +277,10 @@ fn at_42_convention_directories() {
     );
 }
 
+/// A package manifest's entries are the package's sources; a settings filter object narrows them
+/// but adds nothing outside them.
 #[test]
-fn at_43_manifest_versus_filter_object() {
+fn a_manifest_names_the_sources_and_a_filter_object_narrows_them() {
     let (world, package) = package_world(r#""PKG""#);
     write(
         package.join("package.json"),
@@ -306,8 +323,9 @@ fn at_43_manifest_versus_filter_object() {
     );
 }
 
+/// Manifest entries may point into the package's dependencies, and `!` entries exclude files.
 #[test]
-fn at_44_manifest_sources_and_excludes() {
+fn manifest_sources_may_reach_into_dependencies_and_exclude_files() {
     let world = World::new();
     let package = world.root.join("pkg");
     write(package.join("extensions/local.ts"), "");
@@ -337,8 +355,9 @@ fn at_44_manifest_sources_and_excludes() {
     );
 }
 
+/// Globs in a manifest select files, with `!` globs taking some out.
 #[test]
-fn at_45_manifest_globs_are_sources() {
+fn manifest_globs_select_source_files() {
     let world = World::new();
     let package = world.root.join("pkg");
     for file in ["lib/x.md", "lib/y.md", "lib/.z.md"] {
@@ -379,8 +398,9 @@ fn filtered(
     (world, package, resolved)
 }
 
+/// A settings filter applies after the manifest's own selection, never widening it.
 #[test]
-fn at_46_filters_narrow_the_manifest() {
+fn settings_filters_narrow_what_the_manifest_selects() {
     let (_world, package, resolved) = filtered(
         &[
             "extensions/foo.ts",
@@ -396,8 +416,10 @@ fn at_46_filters_narrow_the_manifest() {
     );
 }
 
+/// In a filter, globs and exact paths enable files and `!` entries disable them, the last match
+/// winning.
 #[test]
-fn at_47_filter_globs_and_direct_paths() {
+fn filter_globs_and_exact_paths_enable_and_disable_files() {
     let files = [
         "extensions/alpha.ts",
         "extensions/beta.ts",
@@ -436,8 +458,9 @@ fn at_47_filter_globs_and_direct_paths() {
     );
 }
 
+/// `+path` entries bring back skills that a `!**/*` entry excluded.
 #[test]
-fn at_48_force_include_skills() {
+fn force_include_entries_bring_back_skills_after_a_global_exclude() {
     let files = [
         "skills/skill-a/SKILL.md",
         "skills/skill-b/SKILL.md",
@@ -481,8 +504,10 @@ fn top_level(files: &[&str], entries: &str) -> Vec<String> {
     listed(&resolved.extensions, &world.root.join("lib"))
 }
 
+/// In a top-level settings array, `+path` re-enables and `-path` disables one exact file after the
+/// globs.
 #[test]
-fn at_49_top_level_force_patterns() {
+fn top_level_force_include_and_exclude_patterns() {
     let files = [
         "extensions/keep.ts",
         "extensions/excluded.ts",
@@ -517,8 +542,9 @@ fn at_49_top_level_force_patterns() {
     );
 }
 
+/// `!`, `+` and `-` entries in settings also apply to resources found in the scope's directories.
 #[test]
-fn at_50_overrides_on_auto_discovered() {
+fn settings_overrides_apply_to_auto_discovered_resources() {
     let cases: &[(&str, &str, bool)] = &[
         (r#"{"prompts":["!prompts/auto.md"]}"#, "prompts", false),
         (r#"{"skills":["-skills/my-skill"]}"#, "skills", false),
@@ -542,8 +568,10 @@ fn at_50_overrides_on_auto_discovered() {
     }
 }
 
+/// `.agents/skills` directories are searched from the working directory up to the repository root
+/// and no further.
 #[test]
-fn at_51_agents_skills_stop_at_git_root() {
+fn agents_skill_directories_are_searched_up_to_the_git_root() {
     let world = World::new();
     let repo = world.root.join("R");
     std::fs::create_dir_all(repo.join(".git")).unwrap();
@@ -579,8 +607,10 @@ fn at_51_agents_skills_stop_at_git_root() {
     );
 }
 
+/// Skills in `~/.agents/skills` are user resources, listed once even when the search from the
+/// working directory passes the home directory.
 #[test]
-fn at_52_home_agents_skills_are_user_scope_once() {
+fn home_agents_skills_are_user_scope_and_listed_once() {
     let world = World::new();
     let home = world.env.home.clone();
     write(home.join(".agents/skills/home-skill/SKILL.md"), "");
@@ -593,8 +623,10 @@ fn at_52_home_agents_skills_are_user_scope_once() {
     assert_eq!(resolved.skills[0].metadata.source, "auto");
 }
 
+/// A markdown file directly in the agent's `skills` directory is a skill; in `.agents/skills` only
+/// directories with a `SKILL.md` are.
 #[test]
-fn at_53_skill_entry_rules() {
+fn root_markdown_files_are_skills_only_in_the_agent_skills_directory() {
     let world = World::new();
     write(world.agent().join("skills/root.md"), "");
     write(world.cwd().join(".agents/skills/root2.md"), "");
@@ -623,8 +655,9 @@ fn at_53_skill_entry_rules() {
     );
 }
 
+/// `.gitignore` rules in a skills directory hide the skills they match.
 #[test]
-fn at_54_gitignore_in_skill_dirs() {
+fn gitignore_files_in_skill_directories_hide_skills() {
     let world = World::new();
     write(
         world.agent().join("skills/.gitignore"),
@@ -645,8 +678,9 @@ fn at_54_gitignore_in_skill_dirs() {
 }
 
 #[cfg(unix)]
+/// A skills directory that is a symlink to another scanned directory yields each skill once.
 #[test]
-fn at_55_symlinked_skills_dir_resolves_once() {
+fn a_symlinked_skills_directory_resolves_each_skill_once() {
     let world = World::new();
     let home = world.env.home.clone();
     write(home.join(".agents/skills/x/SKILL.md"), "");

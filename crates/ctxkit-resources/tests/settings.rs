@@ -1,4 +1,5 @@
-//! Settings acceptance cases AT-07…AT-17 plus locking with real processes.
+//! Settings: merging, defaults, migrations, concurrent edits, broken files, and locking with real
+//! processes.
 
 use ctxkit_resources::{
     ResourceKind, SettingOrigin, SettingsDiagnostic, SettingsError, SettingsManager, SettingsScope,
@@ -7,8 +8,9 @@ use serde_json::json;
 
 use crate::common::{World, json_file, read, write};
 
+/// Project settings override global ones key by key inside objects, one level deep.
 #[test]
-fn at_07_nested_objects_merge_one_level() {
+fn nested_setting_objects_merge_one_level_deep() {
     let world = World::new();
     write(
         world.agent().join("settings.json"),
@@ -33,8 +35,9 @@ fn at_07_nested_objects_merge_one_level() {
     );
 }
 
+/// A project array replaces the global one in the merged view; each scope still reads its own.
 #[test]
-fn at_08_arrays_replace_in_merged_view_but_scopes_stay_separate() {
+fn arrays_replace_in_the_merged_view_but_scopes_stay_separate() {
     let world = World::new();
     write(
         world.agent().join("settings.json"),
@@ -59,8 +62,9 @@ fn at_08_arrays_replace_in_merged_view_but_scopes_stay_separate() {
     );
 }
 
+/// Empty settings give the defaults of the schema (compaction, branch summaries, retries).
 #[test]
-fn at_09_defaults() {
+fn empty_settings_give_the_documented_defaults() {
     let world = World::new();
     let mut manager = SettingsManager::load(&world.env);
     let compaction = manager.compaction();
@@ -92,8 +96,10 @@ fn at_09_defaults() {
     assert!(manager.drain_errors().is_empty());
 }
 
+/// Legacy keys (`queueMode`, `websockets`, object-form `skills`) are migrated in memory and reach
+/// the file on the next save.
 #[test]
-fn at_10_legacy_migrations_reach_disk_on_next_save() {
+fn legacy_keys_are_migrated_and_written_on_the_next_save() {
     let world = World::new();
     let path = world.agent().join("settings.json");
     write(
@@ -124,8 +130,9 @@ fn at_10_legacy_migrations_reach_disk_on_next_save() {
     }
 }
 
+/// A key another process wrote after loading survives a save of a different key.
 #[test]
-fn at_11_external_edits_to_other_keys_survive() {
+fn external_edits_to_other_keys_survive_a_save() {
     let world = World::new();
     let path = world.agent().join("settings.json");
     write(
@@ -141,8 +148,10 @@ fn at_11_external_edits_to_other_keys_survive() {
     assert_eq!(json_file(&path), json!({"theme": "light", "packages": []}));
 }
 
+/// For the key this process changed its value wins over an external edit; the project file's
+/// external edits survive.
 #[test]
-fn at_12_in_memory_change_wins_for_same_key_and_project_edits_survive() {
+fn an_in_memory_change_wins_for_its_key_and_other_edits_survive() {
     let world = World::new();
     let path = world.agent().join("settings.json");
     write(&path, r#"{"defaultThinkingLevel":"medium"}"#);
@@ -168,8 +177,9 @@ fn at_12_in_memory_change_wins_for_same_key_and_project_edits_survive() {
     );
 }
 
+/// Changing one key inside an object keeps a sibling key another process added.
 #[test]
-fn at_13_nested_key_edit_keeps_external_sibling() {
+fn a_nested_key_edit_keeps_an_external_sibling() {
     let world = World::new();
     let path = world.agent().join("settings.json");
     write(
@@ -191,8 +201,9 @@ fn at_13_nested_key_edit_keeps_external_sibling() {
     );
 }
 
+/// A settings file that does not parse is reported once and is never overwritten.
 #[test]
-fn at_14_broken_file_reports_once_and_is_never_written() {
+fn a_broken_settings_file_is_reported_once_and_never_written() {
     let world = World::new();
     let path = world.agent().join("settings.json");
     write(&path, "{ invalid");
@@ -229,8 +240,9 @@ fn at_14_broken_file_reports_once_and_is_never_written() {
     );
 }
 
+/// Loading settings creates no directory; a project write creates only the project's file.
 #[test]
-fn at_15_reading_never_creates_the_project_dir() {
+fn reading_settings_never_creates_the_project_directory() {
     let world = World::new();
     let mut manager = SettingsManager::load(&world.env);
     assert!(!world.project().exists());
@@ -250,8 +262,9 @@ fn at_15_reading_never_creates_the_project_dir() {
     assert!(!world.agent().exists());
 }
 
+/// A saved settings file is JSON indented by two spaces, without a trailing newline.
 #[test]
-fn at_16_serialisation_is_two_space_without_trailing_newline() {
+fn settings_are_written_with_two_space_indentation_and_no_final_newline() {
     let world = World::new();
     let mut manager = SettingsManager::load(&world.env);
     manager
@@ -264,8 +277,9 @@ fn at_16_serialisation_is_two_space_without_trailing_newline() {
     );
 }
 
+/// Reloading after the file became invalid keeps the values read before.
 #[test]
-fn at_17_reload_keeps_previous_values_when_file_breaks() {
+fn a_reload_keeps_the_previous_values_when_the_file_breaks() {
     let world = World::new();
     let path = world.agent().join("settings.json");
     write(&path, r#"{"theme":"dark"}"#);

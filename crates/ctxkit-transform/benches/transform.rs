@@ -9,8 +9,8 @@
 
 use std::sync::LazyLock;
 
-use ctxkit_compaction::estimate_tokens;
 use ctxkit_protocol::AgentMessage;
+use ctxkit_tokens::estimate_tokens;
 use ctxkit_transform::{TransformSettings, repair_orphans, transform_context};
 use divan::Bencher;
 use serde_json::{Value, json};

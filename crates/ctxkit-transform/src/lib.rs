@@ -36,7 +36,7 @@
 //! (never from the latest thinking assistant), so the prefix changes once per `cacheBlockSize` tool
 //! results. The sliding window, once it acts, still moves every call.
 //!
-//! Token numbers are the reference's chars/4 estimate (`ctxkit_compaction::estimate_tokens`).
+//! Token numbers are the reference's chars/4 estimate (`ctxkit_tokens::estimate_tokens`).
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -149,7 +149,7 @@ pub fn transform_context<M: std::borrow::Borrow<AgentMessage>>(
 mod tests {
     use super::*;
     use crate::test_support::*;
-    use ctxkit_compaction::estimate_tokens;
+    use ctxkit_tokens::estimate_tokens;
 
     /// One call of a growing conversation: an assistant that thinks and calls a tool, and its result.
     fn append_turn(messages: &mut Vec<AgentMessage>, turn: usize) {

@@ -1,8 +1,8 @@
 //! Generated views and settings, including degenerate ones: the transform never panics, never
 //! changes its input, never leaves an orphan and never makes the view bigger.
 
-use ctxkit_compaction::estimate_tokens;
 use ctxkit_protocol::AgentMessage;
+use ctxkit_tokens::estimate_tokens;
 use serde_json::{Value, json};
 
 use crate::{TransformSettings, repair_orphans, transform_context};

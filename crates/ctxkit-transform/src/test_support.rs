@@ -86,10 +86,7 @@ pub fn unslot(slots: Vec<crate::view::Slot<'_>>) -> Vec<AgentMessage> {
     slots
         .into_iter()
         .map(|slot| {
-            assert_eq!(
-                slot.tokens,
-                ctxkit_compaction::estimate_tokens(&slot.message)
-            );
+            assert_eq!(slot.tokens, ctxkit_tokens::estimate_tokens(&slot.message));
             slot.message.into_owned()
         })
         .collect()

@@ -4,8 +4,8 @@
 use std::borrow::Cow;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use ctxkit_compaction::{estimate_tokens, utf16_len};
 use ctxkit_protocol::{AgentMessage, AssistantMessage, ContentBlock};
+use ctxkit_tokens::{estimate_tokens, utf16_len};
 
 use crate::js_length::stringified_len;
 

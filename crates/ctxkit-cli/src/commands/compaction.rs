@@ -448,7 +448,7 @@ pub fn undo_compact(file: &Path, out: &mut dyn Write) -> Result<Outcome> {
 
 /// `ctxkit models`.
 pub fn models(
-    user_models: Vec<ctxkit_llm::ModelInfo>,
+    user_models: Vec<ctxkit_llm::ModelLimits>,
     json: bool,
     out: &mut dyn Write,
 ) -> Result<Outcome> {
@@ -456,7 +456,7 @@ pub fn models(
     for model in user_models {
         table.insert(model);
     }
-    let mut models: Vec<&ctxkit_llm::ModelInfo> = table.iter().collect();
+    let mut models: Vec<&ctxkit_llm::ModelLimits> = table.iter().collect();
     models.sort_by(|a, b| (&a.provider, &a.id).cmp(&(&b.provider, &b.id)));
     if json {
         let values: Vec<Value> = models

@@ -48,12 +48,9 @@ pub fn run_cancellable<T>(
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let spinner = std::io::stderr().is_terminal().then(|| {
-        let spinner = indicatif::ProgressBar::new_spinner();
-        spinner.set_message(message);
-        spinner.enable_steady_tick(std::time::Duration::from_millis(100));
-        spinner
-    });
+    let spinner = std::io::stderr()
+        .is_terminal()
+        .then(|| crate::render::spinner(message));
     let mut events = engine.subscribe();
     let announcer = spinner.clone();
     let outcome = runtime.block_on(async {

@@ -172,11 +172,11 @@ pub fn resolve(global: &GlobalArgs, flags: SummaryFlags<'_>) -> Result<SummarySe
 }
 
 /// The models the user added in `llm.models`.
-pub fn user_models(llm: &ctxkit_resources::LlmSettings) -> Vec<ctxkit_llm::ModelInfo> {
+pub fn user_models(llm: &ctxkit_resources::LlmSettings) -> Vec<ctxkit_llm::ModelLimits> {
     llm.models
         .iter()
         .filter_map(|model| {
-            Some(ctxkit_llm::ModelInfo {
+            Some(ctxkit_llm::ModelLimits {
                 provider: model.get("provider")?.as_str()?.to_owned(),
                 id: model.get("id")?.as_str()?.to_owned(),
                 context_window: model.get("contextWindow")?.as_u64()?,
@@ -191,7 +191,7 @@ pub fn user_models(llm: &ctxkit_resources::LlmSettings) -> Vec<ctxkit_llm::Model
 }
 
 /// The user's models from the settings files, for `ctxkit models`.
-pub fn configured_models(global: &GlobalArgs) -> Result<Vec<ctxkit_llm::ModelInfo>> {
+pub fn configured_models(global: &GlobalArgs) -> Result<Vec<ctxkit_llm::ModelLimits>> {
     let settings = load_settings(&resource_environment(global)?)?;
     Ok(user_models(&settings.llm()))
 }

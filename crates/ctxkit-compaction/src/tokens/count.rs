@@ -9,8 +9,8 @@ use std::str::FromStr;
 use ctxkit_protocol::{AgentMessage, ContentBlock, MessageContent};
 
 use super::encoding::Encoding;
-use super::estimate::{estimate_tokens, utf16_len};
 use super::heuristic::estimate_text_tokens;
+use super::{estimate_tokens, last_valid_usage, utf16_len};
 
 /// Tokens framing each message in OpenAI's chat format (`<|start|>{role}<|message|>…<|end|>`
 /// without the role), from OpenAI's cookbook "How to count tokens with tiktoken"
@@ -79,6 +79,7 @@ impl fmt::Display for TokenSource {
 
 /// A number of tokens and how it was obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct TokenCount {
     pub tokens: u64,
     pub source: TokenSource,
@@ -280,6 +281,7 @@ pub fn count_messages_tokens(messages: &[AgentMessage], estimator: Estimator) ->
 /// nor an error, plus the messages after it counted by the estimator; without such usage, the
 /// whole list counted by the estimator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ContextTokenCount {
     /// `usage_tokens + trailing.tokens`.
     pub tokens: u64,
@@ -305,7 +307,7 @@ impl ContextTokenCount {
 /// Estimator-aware context tokens. With [`Estimator::Pi`] the numbers equal the reference's
 /// `estimateContextTokens`.
 pub fn context_token_count(messages: &[AgentMessage], estimator: Estimator) -> ContextTokenCount {
-    let last_usage = super::estimate::last_valid_usage(messages);
+    let last_usage = last_valid_usage(messages);
     match last_usage {
         None => {
             let trailing = count_messages_tokens(messages, estimator);
@@ -338,7 +340,7 @@ pub fn context_token_count(messages: &[AgentMessage], estimator: Estimator) -> C
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tokens::estimate::estimate_context_tokens;
+    use crate::tokens::estimate_context_tokens;
     use serde_json::json;
 
     fn message(value: serde_json::Value) -> AgentMessage {

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::config::{LlmOptions, ModelRole, ProviderConfig, resolve_model};
-use crate::models::ModelInfo;
+use crate::models::ModelLimits;
 use crate::secret::ApiKey;
 
 fn config(model: &str) -> ProviderConfig {
@@ -53,7 +53,7 @@ fn anthropic_thinking_adds_its_budget_to_max_tokens() {
 #[test]
 fn budgets_shrink_under_the_model_cap() {
     let mut config = config("anthropic/claude-3-5-haiku-latest");
-    config.model_info = Some(ModelInfo {
+    config.model_info = Some(ModelLimits {
         provider: "anthropic".into(),
         id: "x".into(),
         context_window: 200_000,

@@ -225,7 +225,7 @@ async fn a_stream_in_another_format_names_the_setting() {
 
 #[tokio::test]
 async fn summaries_stream_and_a_failed_summary_stream_is_an_error() {
-    use ctxkit_compaction::Summarizer;
+    use ctxkit_summarizer::Summarizer;
     let server = MockServer::start().await;
     let events = |tail: Vec<Value>| {
         let mut all = vec![

@@ -2,10 +2,10 @@
 
 use std::time::Duration;
 
-use ctxkit_compaction::{SummaryPurpose, SummaryRequest};
 use ctxkit_llm::{
     ApiKey, EnvSettings, LlmOptions, ModelClient, ModelRole, RetryPolicy, resolve_model,
 };
+use ctxkit_summarizer::{SummaryPurpose, SummaryRequest};
 use wiremock::MockServer;
 
 pub const KEY: &str = "sk-test-SECRET-0123";

@@ -1,8 +1,8 @@
 //! One normal answer and one documented error body per provider, asserting what was sent.
 
-use ctxkit_compaction::Summarizer;
 use ctxkit_llm::LlmError;
 use ctxkit_protocol::Usage;
+use ctxkit_summarizer::Summarizer;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use wiremock::matchers::{header, method, path};

@@ -2,8 +2,8 @@
 
 use std::time::{Duration, Instant};
 
-use ctxkit_compaction::Summarizer;
 use ctxkit_llm::{LlmError, RetryPolicy};
+use ctxkit_summarizer::Summarizer;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use wiremock::matchers::method;

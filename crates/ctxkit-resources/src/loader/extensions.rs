@@ -1,10 +1,10 @@
-//! Extension registration conflicts (RL-7, RL-8): the engine loads extension code and reports
+//! Extension registration conflicts: the engine loads extension code and reports
 //! what each registered; this decides tool/flag owners and the exposed command names.
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
-use crate::diagnostics::ResourceDiagnostic;
+use ctxkit_packages::ResourceDiagnostic;
 
 /// What one loaded extension registered, in load order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

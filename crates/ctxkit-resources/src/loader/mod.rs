@@ -10,18 +10,18 @@ use std::path::{Path, PathBuf};
 pub use extensions::{ExtensionConflicts, ExtensionRegistration, resolve_extension_conflicts};
 
 use crate::context::{ContextFile, discover_context_files, find_prompt_file, resolve_prompt_value};
-use crate::diagnostics::ResourceDiagnostic;
-use crate::env::{Environment, canonical_or_raw, expand_tilde_loose, resolve_against};
-use crate::kind::ResourceKind;
 use crate::prompts::{PromptSet, load_prompt_templates};
-use crate::resolve::{
+use crate::skills::{SkillSet, load_skills};
+use crate::themes::{ThemeSet, load_themes};
+use ctxkit_packages::ResourceDiagnostic;
+use ctxkit_packages::looks_local;
+use ctxkit_packages::{
     PackageProvider, PathMetadata, ResolvedResources, SourceOrigin, SourceScope,
     resolve_configured, resolve_package_sources,
 };
-use crate::settings::{SettingsDiagnostic, SettingsManager};
-use crate::skills::{SkillSet, load_skills};
-use crate::source::looks_local;
-use crate::themes::{ThemeSet, load_themes};
+use ctxkit_settings::ResourceKind;
+use ctxkit_settings::{Environment, canonical_or_raw, expand_tilde_loose, resolve_against};
+use ctxkit_settings::{SettingsDiagnostic, SettingsManager};
 
 /// Command-line switches that turn resource types off (explicit paths still load).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -97,6 +97,7 @@ pub struct ExtensionEntry {
 
 /// Everything a load produced.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct LoadedResources {
     /// Extensions to load, in order (CLI first).
     pub extensions: Vec<ExtensionEntry>,
@@ -145,7 +146,7 @@ pub struct ExtensionContribution {
     pub theme_paths: Vec<String>,
 }
 
-/// RL-4: concatenation, each tilde-expanded and resolved against cwd, canonical duplicates dropped.
+/// Concatenation, each tilde-expanded and resolved against cwd, canonical duplicates dropped.
 fn merge_paths(lists: &[Vec<PathBuf>], environment: &Environment) -> Vec<PathBuf> {
     let mut seen = HashSet::new();
     let mut out = Vec::new();
@@ -172,7 +173,7 @@ fn enabled_paths(resolved: &ResolvedResources, kind: ResourceKind) -> Vec<PathBu
         .collect()
 }
 
-/// RL-2: local-looking CLI values become absolute against cwd (no `~` expansion).
+/// Local-looking CLI values become absolute against cwd (no `~` expansion).
 fn cli_paths(values: &[String], environment: &Environment) -> Vec<PathBuf> {
     values
         .iter()
@@ -238,7 +239,7 @@ fn missing_local(values: &[String], environment: &Environment) -> Vec<PathBuf> {
         .collect()
 }
 
-/// RL-3: loads everything. Never fails; every problem is a diagnostic in the result.
+/// Loads everything. Never fails; every problem is a diagnostic in the result.
 pub fn load_resources(
     environment: &Environment,
     settings: &SettingsManager,
@@ -474,7 +475,7 @@ impl LoadedResources {
         }
     }
 
-    /// RL-13: adds paths contributed by an extension at run time, after everything else (lowest
+    /// Adds paths contributed by an extension at run time, after everything else (lowest
     /// precedence), with provenance `extension:<file stem>`, and reloads the affected types.
     pub fn add_contributed_paths(
         &mut self,

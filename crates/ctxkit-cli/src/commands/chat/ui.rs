@@ -4,11 +4,10 @@
 
 use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use ctxkit_engine::{CompactionEnd, CompactionReason, Engine, EngineEvent};
 use ctxkit_protocol::{AssistantMessage, ContentBlock, ToolCall};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use tokio::sync::{mpsc, oneshot};
 
 use super::escape::EscWatch;
@@ -165,11 +164,6 @@ impl Ui {
             });
             escape.watch = EscWatch::start(interrupts, Arc::clone(&self.typed), on_typed);
         }
-        let bar = ProgressBar::new_spinner();
-        bar.set_style(
-            ProgressStyle::with_template("{spinner} {msg}")
-                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-        );
         if let Ok(mut base) = self.spin_message.lock() {
             message.clone_into(&mut base);
         }
@@ -178,12 +172,11 @@ impl Ui {
             .lock()
             .map(|typed| typed.clone())
             .unwrap_or_default();
-        if typed.is_empty() {
-            bar.set_message(message.to_owned());
+        let bar = if typed.is_empty() {
+            crate::render::spinner(message.to_owned())
         } else {
-            bar.set_message(format!("{message}  › {typed}"));
-        }
-        bar.enable_steady_tick(Duration::from_millis(100));
+            crate::render::spinner(format!("{message}  › {typed}"))
+        };
         if let Ok(mut slot) = self.spinner.lock() {
             *slot = Some(bar);
         }

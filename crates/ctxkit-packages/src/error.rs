@@ -1,0 +1,123 @@
+//! Error types of the crate: each variant says who returns it and how a caller should react.
+
+use std::path::PathBuf;
+
+use ctxkit_settings::SettingsError;
+
+/// Errors parsing a package source string.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SourceError {
+    /// The source is empty or whitespace.
+    #[error("Package source is empty")]
+    Empty,
+    /// The source contains a control character (newline, escape, NUL, …).
+    #[error("Package source `{source_text}` contains a control character")]
+    ControlCharacter {
+        /// The source as given, with control characters escaped.
+        source_text: String,
+    },
+    /// The source (or its npm name, git URL, ref or path segment) starts with `-` and could be
+    /// taken as an option by `npm` or `git`.
+    #[error(
+        "Package source `{source_text}` must not start with `-` (it would be read as an option)"
+    )]
+    LeadingDash {
+        /// The source as given.
+        source_text: String,
+    },
+    /// A git host/path or npm name contains a `..` (or `.`) component and would escape the
+    /// install root.
+    #[error("Package source `{source_text}` must not contain `..` path components")]
+    ParentComponent {
+        /// The source as given.
+        source_text: String,
+    },
+    /// An `npm:` source whose name or version is not a registry package name and version (a path,
+    /// a URL or `file:` spec would make npm install from elsewhere); local packages are given as
+    /// paths.
+    #[error("Package source `{source_text}` is not a registry package: {reason}")]
+    InvalidNpmSpec {
+        /// The source as given.
+        source_text: String,
+        /// What is wrong.
+        reason: &'static str,
+    },
+}
+
+/// Errors of the package manager (install, remove, update, list).
+#[derive(Debug, thiserror::Error)]
+pub enum PackageError {
+    /// The source string was rejected.
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    /// Reading or writing settings failed while persisting a package.
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    /// A local source does not exist.
+    #[error("Path does not exist: `{path}`")]
+    PathDoesNotExist {
+        /// The resolved path.
+        path: PathBuf,
+    },
+    /// A child process could not be started (program missing?).
+    #[error("Failed to run `{program}`: {source}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// A child process exited unsuccessfully; `stderr` holds what it printed (captured runs).
+    #[error("`{command}` failed with code {code}{}", if stderr.is_empty() { String::new() } else { format!(": {stderr}") })]
+    CommandFailed {
+        /// Program and arguments, space-joined, for display.
+        command: String,
+        /// Exit code (-1 when killed by a signal).
+        code: i32,
+        /// Trimmed stderr (or stdout) of the process.
+        stderr: String,
+    },
+    /// A command with a time limit (network checks) did not finish in time; it was killed.
+    #[error("`{command}` timed out after {milliseconds}ms")]
+    TimedOut {
+        /// Program and arguments, space-joined, for display.
+        command: String,
+        /// The limit.
+        milliseconds: u64,
+    },
+    /// A command succeeded but printed something we cannot use (e.g. `npm view` not printing
+    /// a JSON string).
+    #[error("Unexpected output from `{command}`: {output}")]
+    UnexpectedOutput {
+        /// Program and arguments, space-joined, for display.
+        command: String,
+        /// What it printed (trimmed).
+        output: String,
+    },
+    /// A configured npm or git package is not installed and the resolver was told not to
+    /// install it ([`crate::MissingPackages::Report`]); `ctxkit install` fixes it.
+    #[error("Package `{source_text}` is not installed")]
+    NotInstalled {
+        /// The source as written in settings.
+        source_text: String,
+    },
+    /// `npmCommand` is set but its first element is empty.
+    #[error("Invalid npmCommand: first array entry must be a non-empty command")]
+    InvalidNpmCommand,
+    /// `update <source>` named nothing configured.
+    #[error("No matching package found for {source_text}{}", suggestion.as_ref().map(|s| format!(". Did you mean {s}?")).unwrap_or_default())]
+    NoMatchingPackage {
+        /// The source as typed.
+        source_text: String,
+        /// A configured source that looks like what was meant.
+        suggestion: Option<String>,
+    },
+    /// Filesystem work around an install (creating dirs, removing checkouts) failed.
+    #[error("Failed to access `{path}`: {source}")]
+    Io {
+        /// The path involved.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+}

@@ -1,0 +1,110 @@
+//! npm operations: install, uninstall, batched `@latest` updates and the latest-version
+//! query, each one `npm` (or `npmCommand`) process.
+
+use std::time::Duration;
+
+use super::PackageManager;
+use super::locations::ensure_npm_project;
+use crate::error::PackageError;
+use crate::resolve::SourceScope;
+use crate::source::NpmSource;
+
+/// Time limit of network checks (`npm view`, `git ls-remote`).
+pub(crate) const NETWORK_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl PackageManager {
+    /// `npm install -g <spec>` (user) or `npm install <spec> --prefix <root>` (project,
+    /// temporary; the private npm project is created first).
+    pub(crate) fn install_npm(
+        &self,
+        npm: &NpmSource,
+        scope: SourceScope,
+    ) -> Result<(), PackageError> {
+        self.install_npm_specs(&[npm.spec.as_str()], scope)
+    }
+
+    /// One npm install of several specs into `scope`.
+    pub(crate) fn install_npm_specs(
+        &self,
+        specs: &[&str],
+        scope: SourceScope,
+    ) -> Result<(), PackageError> {
+        let command = match scope {
+            SourceScope::User => {
+                let mut args = vec!["install", "-g"];
+                args.extend_from_slice(specs);
+                self.npm_command_line(&args)?
+            }
+            SourceScope::Project | SourceScope::Temporary => {
+                let root = self.npm_install_root(scope)?;
+                ensure_npm_project(&root)?;
+                let root_text = root.to_string_lossy().into_owned();
+                let mut args = vec!["install"];
+                args.extend_from_slice(specs);
+                args.extend(["--prefix", root_text.as_str()]);
+                self.npm_command_line(&args)?
+            }
+        };
+        self.runner.run(&command)?;
+        Ok(())
+    }
+
+    /// `npm uninstall -g <name>` or `npm uninstall <name> --prefix <root>` (skipped when the
+    /// project or temporary root does not exist).
+    pub(crate) fn uninstall_npm(
+        &self,
+        npm: &NpmSource,
+        scope: SourceScope,
+    ) -> Result<(), PackageError> {
+        let command = match scope {
+            SourceScope::User => self.npm_command_line(&["uninstall", "-g", &npm.name])?,
+            SourceScope::Project | SourceScope::Temporary => {
+                let root = self.npm_install_root(scope)?;
+                if !root.exists() {
+                    return Ok(());
+                }
+                let root_text = root.to_string_lossy().into_owned();
+                self.npm_command_line(&["uninstall", &npm.name, "--prefix", &root_text])?
+            }
+        };
+        self.runner.run(&command)?;
+        Ok(())
+    }
+
+    /// `npm view <name> version --json` (10 s limit), run in cwd; the JSON string it prints.
+    pub(crate) fn latest_npm_version(&self, name: &str) -> Result<String, PackageError> {
+        let command = self
+            .npm_command_line(&["view", name, "version", "--json"])?
+            .in_dir(&self.environment.cwd)
+            .with_timeout(NETWORK_TIMEOUT);
+        let output = self.runner.run(&command)?;
+        let raw = output.stdout.trim();
+        let unexpected = || PackageError::UnexpectedOutput {
+            command: command.display(),
+            output: raw.to_owned(),
+        };
+        match serde_json::from_str::<serde_json::Value>(raw) {
+            Ok(serde_json::Value::String(version)) => Ok(version),
+            Ok(_) | Err(_) => Err(unexpected()),
+        }
+    }
+
+    /// The dependency install run in a git checkout with a `package.json`:
+    /// `npm install --omit=dev`, or plain `install` through a configured `npmCommand`.
+    pub(crate) fn install_git_dependencies(
+        &self,
+        checkout: &std::path::Path,
+    ) -> Result<(), PackageError> {
+        if !checkout.join("package.json").exists() {
+            return Ok(());
+        }
+        let args: &[&str] = if self.npm_command.is_some() {
+            &["install"]
+        } else {
+            &["install", "--omit=dev"]
+        };
+        self.runner
+            .run(&self.npm_command_line(args)?.in_dir(checkout))?;
+        Ok(())
+    }
+}

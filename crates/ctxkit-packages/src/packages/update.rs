@@ -1,0 +1,270 @@
+//! Updating and listing configured packages: selection by identity with a
+//! "did you mean" suggestion, the npm version check and batched `@latest` installs, git updates,
+//! the listing used by `ctxkit list`, and the available-updates check.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+use super::settings_edit::entry_source;
+use super::{PackageManager, ProgressAction, source_scope};
+use crate::error::PackageError;
+use crate::resolve::SourceScope;
+use crate::source::{GitSource, NpmSource, PackageSource};
+use ctxkit_settings::SettingsManager;
+use ctxkit_settings::SettingsScope;
+
+/// How an update ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UpdateOutcome {
+    /// Offline mode: nothing was checked or run.
+    SkippedOffline,
+    /// The selected packages were checked.
+    Checked {
+        /// Sources an update ran for (npm behind the registry or not installed; git checkouts
+        /// that moved).
+        updated: Vec<String>,
+        /// Sources left alone: pinned, local, or already current.
+        unchanged: Vec<String>,
+    },
+}
+
+/// One `packages` entry, for listings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfiguredPackage {
+    /// The source as written in settings.
+    pub source: String,
+    /// Which settings file lists it.
+    pub scope: SettingsScope,
+    /// Written in object form (with resource filters).
+    pub filtered: bool,
+    /// Where it is installed, when it is.
+    pub installed_path: Option<PathBuf>,
+}
+
+/// A package with a newer version or commit available.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AvailableUpdate {
+    /// The source as written in settings.
+    pub source: String,
+    /// npm name or `host/path`.
+    pub display_name: String,
+    /// The scope whose entry won de-duplication.
+    pub scope: SettingsScope,
+}
+
+struct Selected {
+    source: String,
+    scope: SettingsScope,
+}
+
+/// A configured entry that looks like what `input` meant.
+fn suggestion(input: &str, configured: &[Selected]) -> Option<String> {
+    let trimmed = input.trim();
+    configured.iter().find_map(|entry| {
+        let matches = match PackageSource::classify(&entry.source) {
+            PackageSource::Npm(npm) => trimmed == npm.name || trimmed == npm.spec,
+            PackageSource::Git(git) => {
+                let shorthand = format!("{}/{}", git.host, git.path);
+                trimmed == shorthand
+                    || git
+                        .git_ref
+                        .as_ref()
+                        .is_some_and(|reference| trimmed == format!("{shorthand}@{reference}"))
+            }
+            PackageSource::Local { .. } => false,
+        };
+        matches.then(|| entry.source.clone())
+    })
+}
+
+impl PackageManager {
+    fn configured(&self, settings: &SettingsManager) -> Vec<Selected> {
+        let mut out = Vec::new();
+        for scope in [SettingsScope::Global, SettingsScope::Project] {
+            for entry in settings.packages_in(scope) {
+                if let Some(source) = entry_source(&entry) {
+                    out.push(Selected {
+                        source: source.to_owned(),
+                        scope,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// Updates every configured package, or only those with the identity of
+    /// `source` (error `No matching package found …` when none has it). Local and pinned
+    /// packages are skipped; npm packages are updated when not installed or behind the
+    /// registry, in one `@latest` install per scope; git checkouts follow their remote.
+    /// Offline mode returns at once. Every selected package is attempted; the first failure is
+    /// returned after the others ran.
+    pub fn update(
+        &self,
+        settings: &SettingsManager,
+        source: Option<&str>,
+    ) -> Result<UpdateOutcome, PackageError> {
+        let configured = self.configured(settings);
+        let selected: Vec<&Selected> = match source {
+            None => configured.iter().collect(),
+            Some(input) => {
+                let identity = self.input_identity(input);
+                let matching: Vec<&Selected> = configured
+                    .iter()
+                    .filter(|entry| self.entry_identity(&entry.source, entry.scope) == identity)
+                    .collect();
+                if matching.is_empty() {
+                    return Err(PackageError::NoMatchingPackage {
+                        source_text: input.to_owned(),
+                        suggestion: suggestion(input, &configured),
+                    });
+                }
+                matching
+            }
+        };
+        if self.environment.is_offline() {
+            return Ok(UpdateOutcome::SkippedOffline);
+        }
+        let mut unchanged = Vec::new();
+        let mut npm_updates: Vec<(&Selected, NpmSource)> = Vec::new();
+        let mut git_updates: Vec<(&Selected, GitSource)> = Vec::new();
+        for entry in selected {
+            match PackageSource::parse(&entry.source) {
+                Ok(PackageSource::Npm(npm)) if !npm.is_pinned() => {
+                    if self.npm_needs_update(&npm, source_scope(entry.scope)) {
+                        npm_updates.push((entry, npm));
+                    } else {
+                        unchanged.push(entry.source.clone());
+                    }
+                }
+                Ok(PackageSource::Git(git)) if !git.is_pinned() => git_updates.push((entry, git)),
+                Ok(PackageSource::Npm(_) | PackageSource::Git(_) | PackageSource::Local { .. })
+                | Err(_) => unchanged.push(entry.source.clone()),
+            }
+        }
+        let mut updated = Vec::new();
+        let mut errors = Vec::new();
+        for scope in [SettingsScope::Global, SettingsScope::Project] {
+            let batch: Vec<&(&Selected, NpmSource)> = npm_updates
+                .iter()
+                .filter(|(entry, _)| entry.scope == scope)
+                .collect();
+            if batch.is_empty() {
+                continue;
+            }
+            let label = match batch.as_slice() {
+                [(entry, _)] => entry.source.clone(),
+                _ => format!("{} npm packages", source_scope(scope).as_str()),
+            };
+            let specs: Vec<String> = batch
+                .iter()
+                .map(|(_, npm)| format!("{}@latest", npm.name))
+                .collect();
+            let spec_refs: Vec<&str> = specs.iter().map(String::as_str).collect();
+            match self.with_progress(ProgressAction::Update, &label, || {
+                self.install_npm_specs(&spec_refs, source_scope(scope))
+            }) {
+                Ok(()) => updated.extend(batch.iter().map(|(entry, _)| entry.source.clone())),
+                Err(error) => errors.push(error),
+            }
+        }
+        for (entry, git) in git_updates {
+            match self.with_progress(ProgressAction::Update, &entry.source, || {
+                self.update_git(&git, source_scope(entry.scope))
+            }) {
+                Ok(true) => updated.push(entry.source.clone()),
+                Ok(false) => unchanged.push(entry.source.clone()),
+                Err(error) => errors.push(error),
+            }
+        }
+        match errors.into_iter().next() {
+            Some(error) => Err(error),
+            None => Ok(UpdateOutcome::Checked { updated, unchanged }),
+        }
+    }
+
+    /// Not installed (or no readable version) → yes; else compare with `npm view`; a failed
+    /// query → yes.
+    fn npm_needs_update(&self, npm: &NpmSource, scope: SourceScope) -> bool {
+        let Ok(path) = self.npm_install_path(npm, scope) else {
+            return true;
+        };
+        let Some(installed) = super::locations::installed_npm_version(&path) else {
+            return true;
+        };
+        self.latest_npm_version(&npm.name)
+            .map_or(true, |latest| latest != installed)
+    }
+
+    /// Every configured package, global entries first, with its install location.
+    pub fn list_configured(&self, settings: &SettingsManager) -> Vec<ConfiguredPackage> {
+        let mut out = Vec::new();
+        for scope in [SettingsScope::Global, SettingsScope::Project] {
+            for entry in settings.packages_in(scope) {
+                let Some(source) = entry_source(&entry) else {
+                    continue;
+                };
+                out.push(ConfiguredPackage {
+                    source: source.to_owned(),
+                    scope,
+                    filtered: entry.is_object(),
+                    installed_path: self.installed_path(source, source_scope(scope)),
+                });
+            }
+        }
+        out
+    }
+
+    /// Installed, unpinned npm and git packages (project entries winning over user ones
+    /// with the same identity) that have a newer version or commit. Offline: none. Errors
+    /// count as "no update".
+    pub fn check_for_available_updates(&self, settings: &SettingsManager) -> Vec<AvailableUpdate> {
+        if self.environment.is_offline() {
+            return Vec::new();
+        }
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        for scope in [SettingsScope::Project, SettingsScope::Global] {
+            for entry in settings.packages_in(scope) {
+                let Some(source) = entry_source(&entry) else {
+                    continue;
+                };
+                if !seen.insert(self.entry_identity(source, scope)) {
+                    continue;
+                }
+                let installed_scope = source_scope(scope);
+                let (display_name, has_update) = match PackageSource::parse(source) {
+                    Ok(PackageSource::Npm(npm)) if !npm.is_pinned() => {
+                        let installed = self
+                            .npm_install_path(&npm, installed_scope)
+                            .ok()
+                            .and_then(|path| super::locations::installed_npm_version(&path));
+                        let has_update = installed.is_some_and(|installed| {
+                            self.latest_npm_version(&npm.name)
+                                .is_ok_and(|latest| latest != installed)
+                        });
+                        (npm.name, has_update)
+                    }
+                    Ok(PackageSource::Git(git)) if !git.is_pinned() => {
+                        let path = self.git_install_path(&git, installed_scope);
+                        let has_update = path.exists() && self.git_has_update(&path);
+                        (format!("{}/{}", git.host, git.path), has_update)
+                    }
+                    Ok(
+                        PackageSource::Npm(_) | PackageSource::Git(_) | PackageSource::Local { .. },
+                    )
+                    | Err(_) => continue,
+                };
+                if has_update {
+                    out.push(AvailableUpdate {
+                        source: source.to_owned(),
+                        display_name,
+                        scope,
+                    });
+                }
+            }
+        }
+        out
+    }
+}

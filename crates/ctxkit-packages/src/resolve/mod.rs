@@ -1,0 +1,452 @@
+//! Computing the configured resource set: packages from both settings scopes,
+//! top-level settings arrays and auto-discovered directories, ranked and de-duplicated.
+
+pub(crate) mod package_content;
+pub(crate) mod patterns;
+pub(crate) mod walk;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::diagnostics::ResourceDiagnostic;
+use crate::error::PackageError;
+use crate::source::PackageSource;
+use ctxkit_settings::ResourceKind;
+use ctxkit_settings::SettingsManager;
+use ctxkit_settings::SettingsScope;
+use ctxkit_settings::{Environment, canonical_or_raw, expand_tilde_loose, resolve_against};
+use patterns::{apply_patterns, is_enabled_by_overrides, is_pattern};
+use walk::{
+    EntryType, SkillScanMode, collect_direct_files, collect_extension_entries, collect_from_paths,
+    collect_skill_entries, entry_type,
+};
+
+/// Which configuration a resource came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SourceScope {
+    /// The ctxkit home (global settings, `~/.ctxkit/…`, `~/.agents/skills`).
+    User,
+    /// The project (`.ctxkit/…`, `.agents/skills` of ancestors).
+    Project,
+    /// Command line or SDK (`-e`, `--skill`, …).
+    Temporary,
+}
+
+impl SourceScope {
+    /// `user`, `project` or `temporary`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::User => "user",
+            Self::Project => "project",
+            Self::Temporary => "temporary",
+        }
+    }
+}
+
+/// Whether a resource came from a package or from top-level configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SourceOrigin {
+    /// From a package (npm, git or local package directory).
+    Package,
+    /// From a settings array, an auto-discovered directory or the command line.
+    TopLevel,
+}
+
+/// Provenance of a resolved path (the reference's `sourceInfo` / path metadata).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathMetadata {
+    /// The package source as written, `local` (settings arrays), `auto` (discovered), `cli`.
+    pub source: String,
+    /// The scope.
+    pub scope: SourceScope,
+    /// Package or top-level.
+    pub origin: SourceOrigin,
+    /// The package root or scope base dir, for display.
+    pub base_dir: Option<PathBuf>,
+}
+
+impl PathMetadata {
+    fn rank(&self) -> u8 {
+        match self.origin {
+            SourceOrigin::Package => 4,
+            SourceOrigin::TopLevel => {
+                let scope_base = match self.scope {
+                    SourceScope::Project => 0,
+                    SourceScope::User | SourceScope::Temporary => 2,
+                };
+                scope_base + u8::from(self.source != "local")
+            }
+        }
+    }
+}
+
+/// One resolved resource path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedResource {
+    /// Absolute path of the file (or extension directory).
+    pub path: PathBuf,
+    /// Disabled entries are listed (for `ctxkit config`) but not loaded.
+    pub enabled: bool,
+    /// Where it came from.
+    pub metadata: PathMetadata,
+}
+
+/// The resolved resource paths per kind, plus diagnostics (broken packages, bad sources).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ResolvedResources {
+    /// Extension paths.
+    pub extensions: Vec<ResolvedResource>,
+    /// Skill files.
+    pub skills: Vec<ResolvedResource>,
+    /// Prompt template files.
+    pub prompts: Vec<ResolvedResource>,
+    /// Theme files.
+    pub themes: Vec<ResolvedResource>,
+    /// Problems met while resolving.
+    pub diagnostics: Vec<ResourceDiagnostic>,
+}
+
+impl ResolvedResources {
+    /// The list for one kind.
+    pub fn of(&self, kind: ResourceKind) -> &[ResolvedResource] {
+        match kind {
+            ResourceKind::Extensions => &self.extensions,
+            ResourceKind::Skills => &self.skills,
+            ResourceKind::Prompts => &self.prompts,
+            ResourceKind::Themes => &self.themes,
+        }
+    }
+
+    fn of_mut(&mut self, kind: ResourceKind) -> &mut Vec<ResolvedResource> {
+        match kind {
+            ResourceKind::Extensions => &mut self.extensions,
+            ResourceKind::Skills => &mut self.skills,
+            ResourceKind::Prompts => &mut self.prompts,
+            ResourceKind::Themes => &mut self.themes,
+        }
+    }
+}
+
+/// Finds (and when needed installs) the root directory of npm and git packages.
+pub trait PackageProvider {
+    /// The package root of an npm or git `source` in `scope`, installing it if that is the
+    /// provider's policy; `Ok(None)` skips the package silently (offline, not installed).
+    fn package_root(
+        &self,
+        source: &PackageSource,
+        source_text: &str,
+        scope: SourceScope,
+    ) -> Result<Option<PathBuf>, PackageError>;
+}
+
+/// A provider that never installs and knows no install locations: npm and git packages are
+/// skipped. Useful for tests and for listing local configuration only.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LocalPackagesOnly;
+
+impl PackageProvider for LocalPackagesOnly {
+    fn package_root(
+        &self,
+        _: &PackageSource,
+        _: &str,
+        _: SourceScope,
+    ) -> Result<Option<PathBuf>, PackageError> {
+        Ok(None)
+    }
+}
+
+/// Accumulates resources with "first insertion of a path wins".
+#[derive(Debug, Default)]
+struct Accumulator {
+    resources: ResolvedResources,
+    seen: HashSet<(ResourceKind, PathBuf)>,
+}
+
+impl Accumulator {
+    fn add(&mut self, kind: ResourceKind, path: PathBuf, enabled: bool, metadata: &PathMetadata) {
+        if self.seen.insert((kind, path.clone())) {
+            self.resources.of_mut(kind).push(ResolvedResource {
+                path,
+                enabled,
+                metadata: metadata.clone(),
+            });
+        }
+    }
+
+    /// Stable sort by rank, then drop canonical duplicates.
+    fn finish(mut self) -> ResolvedResources {
+        for kind in ResourceKind::ALL {
+            let list = self.resources.of_mut(kind);
+            list.sort_by_key(|resource| resource.metadata.rank());
+            let mut canonical_seen = HashSet::new();
+            list.retain(|resource| canonical_seen.insert(canonical_or_raw(&resource.path)));
+        }
+        self.resources
+    }
+}
+
+fn scope_base(environment: &Environment, scope: SourceScope) -> PathBuf {
+    match scope {
+        SourceScope::User => environment.agent_dir(),
+        SourceScope::Project => environment.project_dir(),
+        SourceScope::Temporary => environment.cwd.clone(),
+    }
+}
+
+/// Resolves a package entry (string or filter object) into the accumulator.
+fn resolve_package(
+    environment: &Environment,
+    provider: &dyn PackageProvider,
+    entry: &Value,
+    scope: SourceScope,
+    accumulator: &mut Accumulator,
+) {
+    let (text, filter) = match entry {
+        Value::String(text) => (text.as_str(), None),
+        Value::Object(object) => match object.get("source").and_then(Value::as_str) {
+            Some(text) => (text, Some(object)),
+            None => return,
+        },
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::Array(_) => return,
+    };
+    let base = scope_base(environment, scope);
+    let source = match PackageSource::parse(text) {
+        Ok(source) => source,
+        Err(error) => {
+            accumulator
+                .resources
+                .diagnostics
+                .push(ResourceDiagnostic::error(error.to_string(), &base));
+            return;
+        }
+    };
+    let mut metadata = PathMetadata {
+        source: text.to_owned(),
+        scope,
+        origin: SourceOrigin::Package,
+        base_dir: None,
+    };
+    let root = match &source {
+        PackageSource::Local { .. } => {
+            let Some(path) = source.local_path(&base, &environment.home) else {
+                return;
+            };
+            match entry_type(&path) {
+                Some(EntryType::File) => {
+                    metadata.base_dir = path.parent().map(Path::to_path_buf);
+                    accumulator.add(ResourceKind::Extensions, path, true, &metadata);
+                    return;
+                }
+                Some(EntryType::Directory) => path,
+                Some(EntryType::Other) | None => return,
+            }
+        }
+        PackageSource::Npm(_) | PackageSource::Git(_) => {
+            match provider.package_root(&source, text, scope) {
+                Ok(Some(root)) => root,
+                Ok(None) => return,
+                Err(error) => {
+                    let message = if let PackageError::NotInstalled { .. } = &error {
+                        error.to_string()
+                    } else {
+                        format!("Package `{text}` could not be loaded: {error}")
+                    };
+                    accumulator
+                        .resources
+                        .diagnostics
+                        .push(ResourceDiagnostic::error(message, &base));
+                    return;
+                }
+            }
+        }
+    };
+    metadata.base_dir = Some(root.clone());
+    let files = package_content::package_files(&root, filter);
+    let is_local = matches!(source, PackageSource::Local { .. });
+    if is_local && !files.found_any {
+        accumulator.add(ResourceKind::Extensions, root, true, &metadata);
+        return;
+    }
+    for (kind, list) in files.by_kind {
+        for (path, enabled) in list {
+            accumulator.add(kind, path, enabled, &metadata);
+        }
+    }
+}
+
+/// A settings array of paths and patterns.
+fn resolve_local_entries(
+    environment: &Environment,
+    entries: &[String],
+    kind: ResourceKind,
+    scope: SourceScope,
+    accumulator: &mut Accumulator,
+) {
+    if entries.is_empty() {
+        return;
+    }
+    let base = scope_base(environment, scope);
+    let (patterns, plain): (Vec<String>, Vec<String>) =
+        entries.iter().cloned().partition(|entry| is_pattern(entry));
+    let paths: Vec<PathBuf> = plain
+        .iter()
+        .map(|entry| resolve_against(&base, &expand_tilde_loose(entry, &environment.home)))
+        .collect();
+    let files = collect_from_paths(&paths, kind);
+    let enabled = apply_patterns(&files, &patterns, &base);
+    let metadata = PathMetadata {
+        source: "local".to_owned(),
+        scope,
+        origin: SourceOrigin::TopLevel,
+        base_dir: Some(base.clone()),
+    };
+    for file in files {
+        let on = enabled.contains(&file);
+        accumulator.add(kind, file, on, &metadata);
+    }
+}
+
+/// Nearest ancestor of `start` (inclusive) holding a `.git` entry.
+fn git_root(start: &Path) -> Option<PathBuf> {
+    start
+        .ancestors()
+        .find(|directory| directory.join(".git").exists())
+        .map(Path::to_path_buf)
+}
+
+/// `<d>/.agents/skills` for d = cwd up to the git root (or filesystem root), nearest first.
+fn ancestor_agent_skill_dirs(environment: &Environment) -> Vec<PathBuf> {
+    let stop = git_root(&environment.cwd);
+    let home_skills = environment.home.join(".agents/skills");
+    let mut out = Vec::new();
+    for directory in environment.cwd.ancestors() {
+        let candidate = directory.join(".agents/skills");
+        if candidate != home_skills && candidate.is_dir() {
+            out.push(candidate);
+        }
+        if stop.as_deref() == Some(directory) {
+            break;
+        }
+    }
+    out
+}
+
+/// Auto-discovered resources of one scope.
+fn add_auto_discovered(
+    environment: &Environment,
+    settings: &SettingsManager,
+    scope: SourceScope,
+    accumulator: &mut Accumulator,
+) {
+    let base = scope_base(environment, scope);
+    let settings_scope = match scope {
+        SourceScope::Project => SettingsScope::Project,
+        SourceScope::User | SourceScope::Temporary => SettingsScope::Global,
+    };
+    let metadata = PathMetadata {
+        source: "auto".to_owned(),
+        scope,
+        origin: SourceOrigin::TopLevel,
+        base_dir: Some(base.clone()),
+    };
+    for kind in ResourceKind::ALL {
+        let directory = base.join(kind.key());
+        let mut files = match kind {
+            ResourceKind::Extensions => collect_extension_entries(&directory),
+            ResourceKind::Skills => collect_skill_entries(&directory, SkillScanMode::Pi),
+            ResourceKind::Prompts => collect_direct_files(&directory, ".md"),
+            ResourceKind::Themes => collect_direct_files(&directory, ".json"),
+        };
+        if kind == ResourceKind::Skills {
+            let agent_dirs = match scope {
+                SourceScope::Project => ancestor_agent_skill_dirs(environment),
+                SourceScope::User | SourceScope::Temporary => {
+                    vec![environment.home.join(".agents/skills")]
+                }
+            };
+            for agent_dir in agent_dirs {
+                files.extend(collect_skill_entries(&agent_dir, SkillScanMode::Agents));
+            }
+        }
+        let overrides = settings.resource_entries_in(settings_scope, kind);
+        for file in files {
+            let enabled = is_enabled_by_overrides(&file, &overrides, &base);
+            accumulator.add(kind, file, enabled, &metadata);
+        }
+    }
+}
+
+/// Resolves everything configured in both settings scopes. Never fails: broken
+/// packages become diagnostics and the rest still resolves.
+pub fn resolve_configured(
+    environment: &Environment,
+    settings: &SettingsManager,
+    provider: &dyn PackageProvider,
+) -> ResolvedResources {
+    let mut accumulator = Accumulator::default();
+    // 1. Packages: project first, then user; first entry per identity wins.
+    let mut seen_identities = HashSet::new();
+    for (settings_scope, scope) in [
+        (SettingsScope::Project, SourceScope::Project),
+        (SettingsScope::Global, SourceScope::User),
+    ] {
+        let base = scope_base(environment, scope);
+        for entry in settings.packages_in(settings_scope) {
+            let text = match &entry {
+                Value::String(text) => text.clone(),
+                Value::Object(object) => object
+                    .get("source")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+                Value::Null | Value::Bool(_) | Value::Number(_) | Value::Array(_) => continue,
+            };
+            let identity = PackageSource::classify(&text).identity(&base, &environment.home);
+            if seen_identities.insert(identity) {
+                resolve_package(environment, provider, &entry, scope, &mut accumulator);
+            }
+        }
+    }
+    // 2. Top-level settings arrays: project, then user.
+    for kind in ResourceKind::ALL {
+        for (settings_scope, scope) in [
+            (SettingsScope::Project, SourceScope::Project),
+            (SettingsScope::Global, SourceScope::User),
+        ] {
+            let entries = settings.resource_entries_in(settings_scope, kind);
+            resolve_local_entries(environment, &entries, kind, scope, &mut accumulator);
+        }
+    }
+    // 3. Auto-discovery: project, then user.
+    add_auto_discovered(
+        environment,
+        settings,
+        SourceScope::Project,
+        &mut accumulator,
+    );
+    add_auto_discovered(environment, settings, SourceScope::User, &mut accumulator);
+    accumulator.finish()
+}
+
+/// Resolves explicit package sources (CLI `-e`) in one scope, without identity de-duplication.
+pub fn resolve_package_sources(
+    environment: &Environment,
+    sources: &[String],
+    scope: SourceScope,
+    provider: &dyn PackageProvider,
+) -> ResolvedResources {
+    let mut accumulator = Accumulator::default();
+    for source in sources {
+        resolve_package(
+            environment,
+            provider,
+            &Value::from(source.as_str()),
+            scope,
+            &mut accumulator,
+        );
+    }
+    accumulator.finish()
+}

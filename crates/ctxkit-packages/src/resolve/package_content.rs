@@ -1,0 +1,162 @@
+//! Which files of one package root are resources: the manifest (`ctxkit` or `pi`
+//! key of package.json) or the convention directories, narrowed by settings filter objects.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::patterns::{apply_patterns, has_glob, is_override_pattern};
+use super::walk::{
+    EntryType, collect_from_paths, collect_resource_files, entry_type, manifest_entries,
+    read_manifest, sorted_entries,
+};
+use ctxkit_settings::ResourceKind;
+use ctxkit_settings::{resolve_against, to_slash};
+
+/// Files of one kind of one package, each with its enabled flag.
+pub(crate) type KindFiles = Vec<(PathBuf, bool)>;
+
+/// The per-kind files of a package root; `found_any` is false when the package has neither a
+/// manifest nor a convention directory (and no filter object).
+#[derive(Debug, Default)]
+pub(crate) struct PackageFiles {
+    pub(crate) by_kind: Vec<(ResourceKind, KindFiles)>,
+    pub(crate) found_any: bool,
+}
+
+/// Expands manifest source entries (paths or globs relative to `root`) into files.
+fn files_from_manifest_entries(
+    entries: &[String],
+    root: &Path,
+    kind: ResourceKind,
+) -> Vec<PathBuf> {
+    let mut paths = Vec::new();
+    for entry in entries.iter().filter(|entry| !is_override_pattern(entry)) {
+        if has_glob(entry) {
+            paths.extend(expand_glob(root, entry));
+        } else {
+            paths.push(resolve_against(root, Path::new(entry)));
+        }
+    }
+    collect_from_paths(&paths, kind)
+}
+
+/// Files and directories below `root` whose relative path matches `pattern` (dot entries are
+/// never matched; `node_modules` is only entered when the pattern names it).
+fn expand_glob(root: &Path, pattern: &str) -> Vec<PathBuf> {
+    let pattern = pattern.strip_prefix("./").unwrap_or(pattern);
+    let glob = super::patterns::Glob::new(pattern);
+    let enter_node_modules = pattern.contains("node_modules");
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(directory) = stack.pop() {
+        let mut children = Vec::new();
+        for (name, path) in sorted_entries(&directory) {
+            if name.starts_with('.') || (name == "node_modules" && !enter_node_modules) {
+                continue;
+            }
+            let relative = to_slash(path.strip_prefix(root).unwrap_or(&path));
+            if glob.is_match(&relative) {
+                out.push(path.clone());
+            }
+            if entry_type(&path) == Some(EntryType::Directory) {
+                children.push(path);
+            }
+        }
+        stack.extend(children.into_iter().rev());
+    }
+    out.sort();
+    out
+}
+
+/// Manifest files of a kind after the manifest's own override patterns: only enabled
+/// files are kept.
+fn manifest_files(entries: &[String], root: &Path, kind: ResourceKind) -> Vec<PathBuf> {
+    let all = files_from_manifest_entries(entries, root, kind);
+    let overrides: Vec<String> = entries
+        .iter()
+        .filter(|entry| is_override_pattern(entry))
+        .cloned()
+        .collect();
+    let enabled = apply_patterns(&all, &overrides, root);
+    all.into_iter()
+        .filter(|path| enabled.contains(path))
+        .collect()
+}
+
+fn convention_files(root: &Path, kind: ResourceKind) -> Option<Vec<PathBuf>> {
+    let directory = root.join(kind.key());
+    directory
+        .exists()
+        .then(|| collect_resource_files(&directory, kind))
+}
+
+fn all_enabled(files: Vec<PathBuf>) -> KindFiles {
+    files.into_iter().map(|path| (path, true)).collect()
+}
+
+/// Resolves the resources of a package root, with an optional filter object (the object form
+/// of a `packages` entry).
+pub(crate) fn package_files(root: &Path, filter: Option<&Map<String, Value>>) -> PackageFiles {
+    let manifest = read_manifest(root);
+    let mut result = PackageFiles::default();
+    match filter {
+        Some(filter) => {
+            result.found_any = true;
+            for kind in ResourceKind::ALL {
+                let manifest_kind = manifest
+                    .as_ref()
+                    .and_then(|manifest| manifest_entries(manifest, kind));
+                let files = match filter.get(kind.key()).and_then(Value::as_array) {
+                    None => match manifest_kind {
+                        Some(entries) => all_enabled(manifest_files(&entries, root, kind)),
+                        None => all_enabled(convention_files(root, kind).unwrap_or_default()),
+                    },
+                    Some(patterns) => {
+                        let patterns: Vec<String> = patterns
+                            .iter()
+                            .filter_map(|pattern| pattern.as_str().map(str::to_owned))
+                            .collect();
+                        let candidates = match manifest_kind.filter(|entries| !entries.is_empty()) {
+                            Some(entries) => manifest_files(&entries, root, kind),
+                            None => convention_files(root, kind).unwrap_or_default(),
+                        };
+                        if patterns.is_empty() {
+                            candidates.into_iter().map(|path| (path, false)).collect()
+                        } else {
+                            let enabled = apply_patterns(&candidates, &patterns, root);
+                            candidates
+                                .into_iter()
+                                .map(|path| {
+                                    let on = enabled.contains(&path);
+                                    (path, on)
+                                })
+                                .collect()
+                        }
+                    }
+                };
+                result.by_kind.push((kind, files));
+            }
+        }
+        None => match manifest {
+            Some(manifest) => {
+                result.found_any = true;
+                for kind in ResourceKind::ALL {
+                    let files = manifest_entries(&manifest, kind)
+                        .map(|entries| manifest_files(&entries, root, kind))
+                        .unwrap_or_default();
+                    result.by_kind.push((kind, all_enabled(files)));
+                }
+            }
+            None => {
+                for kind in ResourceKind::ALL {
+                    if let Some(files) = convention_files(root, kind) {
+                        result.found_any = true;
+                        result.by_kind.push((kind, all_enabled(files)));
+                    }
+                }
+            }
+        },
+    }
+    result
+}

@@ -1,0 +1,253 @@
+//! Package source strings (`npm:…`, git URLs, local paths): classification, validation against
+//! option injection and path escapes, and the identity used to de-duplicate packages.
+
+mod credentials;
+mod git;
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+
+pub use credentials::{has_credentials, redact_credentials};
+pub use git::{GitSource, parse_git_url};
+
+use crate::error::SourceError;
+use ctxkit_settings::{expand_tilde_loose, resolve_against};
+
+/// An npm package source `npm:name[@version]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NpmSource {
+    /// What is handed to `npm install` (`name[@version]`).
+    pub spec: String,
+    /// The package name (`@scope/name` or `name`).
+    pub name: String,
+    /// The version text after `@`, if any (any text pins: `1.2.3`, `^1`, `latest`).
+    pub version: Option<String>,
+}
+
+impl NpmSource {
+    /// A version part pins the package: it is never updated.
+    pub fn is_pinned(&self) -> bool {
+        self.version.is_some()
+    }
+}
+
+/// A parsed package source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PackageSource {
+    /// From the npm registry.
+    Npm(NpmSource),
+    /// From a git repository.
+    Git(GitSource),
+    /// A local file or directory, used in place (relative to the settings file's directory).
+    Local {
+        /// The path exactly as written.
+        path: String,
+    },
+}
+
+/// Whether `text` names a local path: everything not starting (after trimming) with `npm:`,
+/// `git:`, `github:`, `http:`, `https:` or `ssh:` (case-sensitive).
+pub fn looks_local(text: &str) -> bool {
+    let trimmed = text.trim();
+    !["npm:", "git:", "github:", "http:", "https:", "ssh:"]
+        .iter()
+        .any(|prefix| trimmed.starts_with(prefix))
+}
+
+/// A registry package name (`name` or `@scope/name`) and, if any, a version, range or tag.
+fn check_npm_spec(npm: &NpmSource) -> Result<(), &'static str> {
+    let name_part = |part: &str| {
+        !part.is_empty()
+            && !part.starts_with(['.', '_'])
+            && part
+                .chars()
+                .all(|character| character.is_ascii_alphanumeric() || "-._~".contains(character))
+    };
+    let valid_name = match npm.name.strip_prefix('@') {
+        Some(scoped) => scoped
+            .split_once('/')
+            .is_some_and(|(scope, name)| name_part(scope) && name_part(name)),
+        None => name_part(&npm.name),
+    };
+    if !valid_name {
+        return Err("not an npm package name");
+    }
+    if let Some(version) = &npm.version {
+        // A packed tarball is extracted like a registry download (npm links a directory spec
+        // instead, which is how `foo@../../x` escaped): the one file spec kept.
+        if let Some(tarball) = version.strip_prefix("file:") {
+            let packed = tarball.ends_with(".tgz") || tarball.ends_with(".tar.gz");
+            let climbs = tarball.split(['/', '\\']).any(|part| part == "..");
+            return if packed && !climbs {
+                Ok(())
+            } else {
+                Err(
+                    "a `file:` version must name a packed `.tgz` tarball (directories are local sources)",
+                )
+            };
+        }
+        let valid_version = !version.starts_with('.')
+            && version.chars().all(|character| {
+                character.is_ascii_alphanumeric() || " .^~<>=|*+-_".contains(character)
+            });
+        if !valid_version {
+            return Err(
+                "the version must be a version, a range or a tag (no paths, URLs or `file:`)",
+            );
+        }
+    }
+    Ok(())
+}
+
+fn parse_npm_spec(spec: &str) -> NpmSource {
+    // name = optional `@`, non-`@` run, optional `/` + non-`@` run; version = rest after `@`.
+    let (scope_at, rest) = match spec.strip_prefix('@') {
+        Some(rest) => ("@", rest),
+        None => ("", spec),
+    };
+    match rest.split_once('@') {
+        Some((name, version)) if !name.is_empty() && !version.is_empty() => NpmSource {
+            spec: spec.to_owned(),
+            name: format!("{scope_at}{name}"),
+            version: Some(version.to_owned()),
+        },
+        Some(_) | None => NpmSource {
+            spec: spec.to_owned(),
+            name: spec.to_owned(),
+            version: None,
+        },
+    }
+}
+
+impl PackageSource {
+    /// Classifies a source string as the reference does (npm prefix, then "looks local", then
+    /// git URL, else local), after rejecting control characters and a leading `-`; npm names and
+    /// git host/path/ref are also checked for `..` components and leading dashes.
+    pub fn parse(text: &str) -> Result<Self, SourceError> {
+        let trimmed = text.trim();
+        if trimmed.is_empty() {
+            return Err(SourceError::Empty);
+        }
+        if text.chars().any(char::is_control) {
+            return Err(SourceError::ControlCharacter {
+                source_text: text.escape_debug().to_string(),
+            });
+        }
+        let dash = || SourceError::LeadingDash {
+            source_text: text.to_owned(),
+        };
+        let escape = || SourceError::ParentComponent {
+            source_text: text.to_owned(),
+        };
+        if trimmed.starts_with('-') {
+            return Err(dash());
+        }
+        let source = Self::classify(text);
+        match &source {
+            Self::Npm(npm) => {
+                if npm.spec.is_empty() {
+                    return Err(SourceError::Empty);
+                }
+                if npm.spec.starts_with('-')
+                    || npm.name.split('/').any(|part| part.starts_with('-'))
+                {
+                    return Err(dash());
+                }
+                if npm.name.split('/').any(|part| part == ".." || part == ".") {
+                    return Err(escape());
+                }
+                // The whole spec, not just the name: `foo@../../x` or `foo@file:/etc` would make
+                // npm install from a path (local packages go through the local source kind).
+                if let Err(reason) = check_npm_spec(npm) {
+                    return Err(SourceError::InvalidNpmSpec {
+                        source_text: text.to_owned(),
+                        reason,
+                    });
+                }
+            }
+            Self::Git(git) => {
+                if git
+                    .git_ref
+                    .as_deref()
+                    .is_some_and(|git_ref| git_ref.starts_with('-'))
+                    || git.repo.starts_with('-')
+                {
+                    return Err(dash());
+                }
+                let parts = std::iter::once(git.host.as_str()).chain(git.path.split('/'));
+                for part in parts {
+                    if part == ".." || part == "." {
+                        return Err(escape());
+                    }
+                    if part.starts_with('-') {
+                        return Err(dash());
+                    }
+                }
+            }
+            Self::Local { .. } => {}
+        }
+        Ok(source)
+    }
+
+    /// Classification without validation (used for identities of stored settings entries).
+    pub fn classify(text: &str) -> Self {
+        if let Some(spec) = text.strip_prefix("npm:") {
+            return Self::Npm(parse_npm_spec(spec.trim()));
+        }
+        if looks_local(text) {
+            return Self::Local {
+                path: text.to_owned(),
+            };
+        }
+        match parse_git_url(text) {
+            Some(git) => Self::Git(git),
+            None => Self::Local {
+                path: text.to_owned(),
+            },
+        }
+    }
+
+    /// Pinned sources (npm with a version, git with a ref) are never updated.
+    pub fn is_pinned(&self) -> bool {
+        match self {
+            Self::Npm(npm) => npm.is_pinned(),
+            Self::Git(git) => git.is_pinned(),
+            Self::Local { .. } => false,
+        }
+    }
+
+    /// The absolute path of a local source: tilde-expanded (`~`, `~/x`, `~x`) then resolved
+    /// against `base` (the scope base dir, or cwd for typed input). `None` for npm and git.
+    pub fn local_path(&self, base: &Path, home: &Path) -> Option<PathBuf> {
+        match self {
+            Self::Local { path } => Some(resolve_against(
+                base,
+                &expand_tilde_loose(path.trim(), home),
+            )),
+            Self::Npm(_) | Self::Git(_) => None,
+        }
+    }
+
+    /// The identity that ignores version/ref and URL flavour: `npm:<name>`, `git:<host>/<path>`,
+    /// `local:<absolute path>` (resolved against `base`).
+    pub fn identity(&self, base: &Path, home: &Path) -> String {
+        match self {
+            Self::Npm(npm) => format!("npm:{}", npm.name),
+            Self::Git(git) => format!("git:{}/{}", git.host, git.path),
+            Self::Local { .. } => {
+                let path = self.local_path(base, home).unwrap_or_default();
+                format!("local:{}", path.display())
+            }
+        }
+    }
+
+    /// Short name for listings: npm name, `host/path`, or the path.
+    pub fn display_name(&self) -> String {
+        match self {
+            Self::Npm(npm) => npm.name.clone(),
+            Self::Git(git) => format!("{}/{}", git.host, git.path),
+            Self::Local { path } => path.clone(),
+        }
+    }
+}

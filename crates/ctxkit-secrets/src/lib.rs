@@ -1,0 +1,207 @@
+//! Credentials for ctxkit: API keys wrapped so they cannot leak through `Debug`, `Display` or error
+//! messages, redaction of keys a provider echoes back, and which environment variables hold
+//! credentials a child process must not inherit.
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+use std::fmt;
+
+/// An API key. `Debug` prints `ApiKey(<redacted>)`; the only way to read it is
+/// [`ApiKey::expose_secret`], which providers call when building request headers.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// Wraps a key.
+    pub fn new(key: impl Into<String>) -> Self {
+        Self(key.into())
+    }
+
+    /// The key itself, for an `Authorization`-like header. Never log or format it.
+    pub fn expose_secret(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("ApiKey(<redacted>)")
+    }
+}
+
+/// `text` with every occurrence of the given secrets replaced by `<redacted>`: provider bodies may
+/// echo the key they were sent ("Incorrect API key provided: sk-…"), also JSON-escaped
+/// (`sk\u002d…`, `\/`) or percent-encoded (`sk%2D…`); each character of a secret is matched in any
+/// of those forms. Secrets shorter than 8 characters are left alone (they would match ordinary
+/// words).
+pub fn redact<'a>(text: &str, secrets: impl IntoIterator<Item = &'a str>) -> String {
+    let mut redacted = text.to_owned();
+    for secret in secrets {
+        let secret = secret.trim();
+        if secret.len() >= 8 {
+            redacted = replace_encoded(&redacted, secret);
+        }
+    }
+    redacted
+}
+
+/// `text` with `secret`, in any mix of literal, JSON-escaped and percent-encoded characters,
+/// replaced by `<redacted>`.
+fn replace_encoded(text: &str, secret: &str) -> String {
+    let mut result = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(first) = rest.chars().next() {
+        match encoded_match_length(rest, secret) {
+            Some(length) => {
+                result.push_str("<redacted>");
+                rest = &rest[length..];
+            }
+            None => {
+                result.push(first);
+                rest = &rest[first.len_utf8()..];
+            }
+        }
+    }
+    result
+}
+
+/// How many bytes at the start of `text` spell `secret`, if they do.
+fn encoded_match_length(text: &str, secret: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut position = 0;
+    for character in secret.chars() {
+        let rest = text.get(position..)?;
+        if rest.starts_with(character) {
+            position += character.len_utf8();
+            continue;
+        }
+        let code = u32::from(character);
+        let escaped = rest
+            .strip_prefix("\\u")
+            .and_then(|hex| hex.get(..4))
+            .and_then(|hex| u32::from_str_radix(hex, 16).ok());
+        if escaped == Some(code) {
+            position += 6;
+        } else if character == '/' && rest.starts_with("\\/") {
+            position += 2;
+        } else if bytes.get(position) == Some(&b'%')
+            && rest
+                .get(1..3)
+                .and_then(|hex| u32::from_str_radix(hex, 16).ok())
+                == Some(code)
+        {
+            position += 3;
+        } else {
+            return None;
+        }
+    }
+    Some(position)
+}
+
+/// Whether an environment variable holds a credential a child process (a hook, the agent's
+/// `bash` tool) must not see unless passed on purpose: provider keys and well-known tokens.
+pub fn is_secret_variable(name: &str) -> bool {
+    const EXACT: &[&str] = &[
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AZURE_CLIENT_SECRET",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "DATABASE_URL",
+        "PGPASSWORD",
+        "MYSQL_PWD",
+        "NPM_CONFIG__AUTH",
+    ];
+    const SUFFIXES: &[&str] = &[
+        "_API_KEY",
+        "_APIKEY",
+        "_TOKEN",
+        "_SECRET",
+        "_SECRET_KEY",
+        "_ACCESS_KEY",
+        "_PASSWORD",
+        "_PASSWD",
+        "_CREDENTIALS",
+        "_AUTH_TOKEN",
+        "_AUTHTOKEN",
+    ];
+    let upper = name.to_ascii_uppercase();
+    EXACT.contains(&upper.as_str())
+        || upper.contains("API_KEY")
+        || SUFFIXES.iter().any(|suffix| upper.ends_with(suffix))
+}
+
+/// Of the variable `names` (a process's environment), those to remove from a child's environment:
+/// the secret ones, except those `pass` names (a setting that passes them on purpose).
+pub fn secret_variables_for_child(
+    names: impl IntoIterator<Item = String>,
+    pass: &[String],
+) -> Vec<String> {
+    names
+        .into_iter()
+        .filter(|name| is_secret_variable(name) && !pass.iter().any(|passed| passed == name))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn provider_keys_and_tokens_are_secret_variables() {
+        for name in [
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "GEMINI_API_KEY",
+            "GITHUB_TOKEN",
+            "AWS_SECRET_ACCESS_KEY",
+            "npm_token",
+        ] {
+            assert!(is_secret_variable(name), "{name}");
+        }
+        for name in [
+            "PATH",
+            "HOME",
+            "LANG",
+            "TERM",
+            "SSH_AUTH_SOCK",
+            "CTXKIT_HOME",
+        ] {
+            assert!(!is_secret_variable(name), "{name}");
+        }
+        let names = ["PATH", "OPENAI_API_KEY", "GITHUB_TOKEN"].map(str::to_owned);
+        assert_eq!(
+            secret_variables_for_child(names, &["GITHUB_TOKEN".to_owned()]),
+            ["OPENAI_API_KEY"]
+        );
+    }
+
+    #[test]
+    fn echoed_secrets_are_redacted() {
+        let text = "Incorrect API key provided: sk-secret-123. Header: token-abcdefgh";
+        assert_eq!(
+            redact(text, ["sk-secret-123", "token-abcdefgh", "short"]),
+            "Incorrect API key provided: <redacted>. Header: <redacted>"
+        );
+        assert_eq!(redact("a short word", ["short"]), "a short word");
+        // Escaped echoes (issue 17): JSON `\u002d`, `\/` and percent-encoding, mixed.
+        let escaped =
+            r#"{"error":"bad key sk\u002dsecret\u002D123 and sk%2Dsecret-123, a\/b-cdefgh"}"#;
+        assert_eq!(
+            redact(escaped, ["sk-secret-123", "a/b-cdefgh"]),
+            r#"{"error":"bad key <redacted> and <redacted>, <redacted>"}"#
+        );
+        assert_eq!(redact("naïve text ✓", ["sk-secret-123"]), "naïve text ✓");
+    }
+
+    #[test]
+    fn debug_never_shows_the_key() {
+        let key = ApiKey::new("sk-secret-123");
+        assert_eq!(format!("{key:?}"), "ApiKey(<redacted>)");
+        assert_eq!(
+            format!("{:?}", Some(key.clone())),
+            "Some(ApiKey(<redacted>))"
+        );
+        assert_eq!(key.expose_secret(), "sk-secret-123");
+    }
+}

@@ -1,0 +1,106 @@
+//! Error types of the crate: one enum per subsystem, each variant says who returns it and how
+//! a caller should react.
+
+use std::path::PathBuf;
+
+/// Which settings document an error or value belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SettingsScope {
+    /// `~/.ctxkit/settings.json`.
+    Global,
+    /// `<cwd>/.ctxkit/settings.json`.
+    Project,
+}
+
+impl SettingsScope {
+    /// `global` or `project`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Global => "global",
+            Self::Project => "project",
+        }
+    }
+}
+
+impl std::fmt::Display for SettingsScope {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(self.as_str())
+    }
+}
+
+/// Errors of the settings subsystem.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    /// The settings file exists but could not be read. Returned by loading; the scope then
+    /// behaves as empty and is never written (so a file we cannot read is never clobbered).
+    #[error("Failed to read settings file `{path}`: {source}")]
+    Read {
+        /// The settings file.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// The settings file is not valid JSON. Returned by loading and by writes (which re-read
+    /// the file); fix the file by hand, ctxkit never overwrites it.
+    #[error("Invalid JSON in settings file `{path}` at line {line}, column {column}: {message}")]
+    Parse {
+        /// The settings file.
+        path: PathBuf,
+        /// 1-based line of the syntax error.
+        line: usize,
+        /// 1-based column of the syntax error.
+        column: usize,
+        /// The parser's message.
+        message: String,
+    },
+    /// The settings file parses but its top level is not a JSON object.
+    #[error("Settings file `{path}` must contain a JSON object")]
+    NotAnObject {
+        /// The settings file.
+        path: PathBuf,
+    },
+    /// A value has the wrong type or is out of range. Returned by `set`; the value is not
+    /// stored. Also reported (as a diagnostic) for values found in files.
+    #[error("Invalid value for `{key}` in `{path}`: expected {expected}, found {found}")]
+    InvalidValue {
+        /// The settings file the value was meant for (or came from).
+        path: PathBuf,
+        /// The dotted key, e.g. `compaction.reserveTokens`.
+        key: String,
+        /// What the schema accepts.
+        expected: String,
+        /// The offending value, as JSON.
+        found: String,
+    },
+    /// A dotted key is malformed (empty segment) or crosses a value that cannot hold keys.
+    #[error("Invalid settings key `{key}`: {reason}")]
+    InvalidKey {
+        /// The key as given.
+        key: String,
+        /// Why it was rejected.
+        reason: String,
+    },
+    /// The settings lock could not be obtained in time (another process holds it).
+    #[error("Timed out waiting for the settings lock `{path}`")]
+    LockTimeout {
+        /// The lock file.
+        path: PathBuf,
+    },
+    /// Writing the settings file (or its lock, temp file or directory) failed.
+    #[error("Failed to write settings file `{path}`: {source}")]
+    Write {
+        /// The file being written.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// A save was requested for a scope whose file failed to load; it is left untouched so a
+    /// hand-edited broken file is never overwritten. Fix the file, then retry.
+    #[error("Settings file `{path}` could not be loaded, so it was not modified")]
+    ScopeNotWritable {
+        /// The settings file.
+        path: PathBuf,
+        /// The scope.
+        scope: SettingsScope,
+    },
+}

@@ -1,0 +1,36 @@
+//! ctxkit's settings: the global (`~/.ctxkit/settings.json`) and project (`.ctxkit/settings.json`)
+//! documents with key order kept, a merged view, the schema of every setting with its default,
+//! locked atomic writes that keep foreign keys, and project trust for hooks. Also the
+//! [`Environment`] (home, working directory, variables) every ctxkit resource crate takes instead
+//! of reading the process's, and the path helpers they share.
+//!
+//! The library never prints: problems that do not stop work are [`SettingsDiagnostic`]s and errors
+//! are [`SettingsError`]s.
+
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+mod env;
+mod error;
+mod json;
+mod kind;
+mod settings;
+mod trust;
+
+pub use env::{
+    CTXKIT_HOME_VAR, CTXKIT_OFFLINE_VAR, Environment, HOME_DIR_NAME, PROJECT_DIR_NAME,
+    SETTINGS_FILE_NAME, canonical_or_raw, expand_tilde_loose, relative_path, resolve_against,
+    to_slash,
+};
+pub use error::{SettingsError, SettingsScope};
+pub use json::string_items;
+pub use kind::ResourceKind;
+pub use settings::store;
+pub use settings::{
+    BranchSummarySettings, Document, KeyPath, LlmSettings, ProviderRetrySettings, RetrySettings,
+    SettingEntry, SettingLookup, SettingOrigin, SettingsDiagnostic, SettingsManager,
+    StoredCompactionSettings,
+};
+pub use trust::{
+    ProjectTrust, TRUST_FILE_NAME, project_trust, runnable_settings, set_project_trust,
+};

@@ -1,0 +1,207 @@
+//! Pure operations on settings documents: legacy migrations, the global ⊕ project merge and
+//! dotted-key access. No I/O here.
+
+use serde_json::{Map, Value};
+
+use crate::error::SettingsError;
+
+/// A settings document: the top-level JSON object of a settings file, key order preserved.
+pub type Document = Map<String, Value>;
+
+/// A parsed dotted key such as `retry.provider.maxRetryDelayMs`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct KeyPath {
+    segments: Vec<String>,
+}
+
+impl KeyPath {
+    /// Parses a dotted key; every segment must be non-empty.
+    pub fn parse(key: &str) -> Result<Self, SettingsError> {
+        let segments: Vec<String> = key.split('.').map(str::to_owned).collect();
+        if key.trim().is_empty() || segments.iter().any(String::is_empty) {
+            return Err(SettingsError::InvalidKey {
+                key: key.to_owned(),
+                reason: "keys are dot-separated names, none of them empty".to_owned(),
+            });
+        }
+        Ok(Self { segments })
+    }
+
+    /// The segments, outermost first.
+    pub fn segments(&self) -> &[String] {
+        &self.segments
+    }
+
+    /// The dotted form.
+    pub fn dotted(&self) -> String {
+        self.segments.join(".")
+    }
+}
+
+impl std::fmt::Display for KeyPath {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(&self.dotted())
+    }
+}
+
+/// Value at a key path, if every step is an object holding the next key.
+pub fn get_path<'a>(document: &'a Document, path: &KeyPath) -> Option<&'a Value> {
+    let (first, rest) = path.segments.split_first()?;
+    let mut current = document.get(first)?;
+    for segment in rest {
+        current = current.as_object()?.get(segment)?;
+    }
+    Some(current)
+}
+
+/// Sets the value at a key path, creating (or replacing non-object) intermediate objects.
+pub fn set_path(document: &mut Document, path: &KeyPath, value: Value) {
+    let Some((last, parents)) = path.segments.split_last() else {
+        return;
+    };
+    let mut current = document;
+    for segment in parents {
+        let slot = current
+            .entry(segment.clone())
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !slot.is_object() {
+            *slot = Value::Object(Map::new());
+        }
+        let Value::Object(next) = slot else {
+            return;
+        };
+        current = next;
+    }
+    current.insert(last.clone(), value);
+}
+
+/// Removes the value at a key path; returns whether something was removed.
+pub fn remove_path(document: &mut Document, path: &KeyPath) -> bool {
+    let Some((last, parents)) = path.segments.split_last() else {
+        return false;
+    };
+    let mut current = document;
+    for segment in parents {
+        match current.get_mut(segment) {
+            Some(Value::Object(next)) => current = next,
+            Some(_) | None => return false,
+        }
+    }
+    current.shift_remove(last).is_some()
+}
+
+/// The reference merge: a shallow copy of `base`; for each key of `overrides`, two
+/// objects merge one level deep, anything else replaces (arrays are never concatenated).
+pub fn merge_documents(base: &Document, overrides: &Document) -> Document {
+    let mut result = base.clone();
+    for (key, override_value) in overrides {
+        match (result.get_mut(key), override_value) {
+            (Some(Value::Object(base_object)), Value::Object(override_object)) => {
+                for (nested_key, nested_value) in override_object {
+                    base_object.insert(nested_key.clone(), nested_value.clone());
+                }
+            }
+            (Some(_) | None, _) => {
+                result.insert(key.clone(), override_value.clone());
+            }
+        }
+    }
+    result
+}
+
+/// Legacy migrations applied on every load and to the file content re-read during a save
+/// `queueMode` → `steeringMode`, `websockets` → `transport`, object-form `skills`,
+/// `retry.maxDelayMs` → `retry.provider.maxRetryDelayMs`.
+pub fn migrate(document: &mut Document) {
+    if document.contains_key("queueMode")
+        && !document.contains_key("steeringMode")
+        && let Some(value) = document.shift_remove("queueMode")
+    {
+        document.insert("steeringMode".to_owned(), value);
+    }
+    if !document.contains_key("transport")
+        && let Some(Value::Bool(websockets)) = document.get("websockets").cloned()
+    {
+        let transport = if websockets { "websocket" } else { "sse" };
+        document.insert("transport".to_owned(), Value::from(transport));
+        document.shift_remove("websockets");
+    }
+    if let Some(Value::Object(legacy)) = document.get("skills").cloned() {
+        if let Some(enable) = legacy.get("enableSkillCommands")
+            && document.get("enableSkillCommands").is_none()
+        {
+            document.insert("enableSkillCommands".to_owned(), enable.clone());
+        }
+        match legacy.get("customDirectories") {
+            Some(Value::Array(directories)) if !directories.is_empty() => {
+                document.insert("skills".to_owned(), Value::Array(directories.clone()));
+            }
+            Some(_) | None => {
+                document.shift_remove("skills");
+            }
+        }
+    }
+    if let Some(Value::Object(retry)) = document.get_mut("retry") {
+        let max_delay = retry
+            .get("maxDelayMs")
+            .filter(|value| value.is_number())
+            .cloned();
+        if let Some(max_delay) = max_delay {
+            let provider_has_value = retry
+                .get("provider")
+                .and_then(Value::as_object)
+                .and_then(|provider| provider.get("maxRetryDelayMs"))
+                .is_some_and(|value| !value.is_null());
+            if !provider_has_value {
+                let mut provider = retry
+                    .get("provider")
+                    .and_then(Value::as_object)
+                    .cloned()
+                    .unwrap_or_default();
+                provider.insert("maxRetryDelayMs".to_owned(), max_delay);
+                retry.insert("provider".to_owned(), Value::Object(provider));
+            }
+        }
+        retry.shift_remove("maxDelayMs");
+    }
+}
+
+/// Serialises like `JSON.stringify(value, null, 2)`: two-space indent, no trailing newline.
+pub fn serialize(document: &Document) -> String {
+    serde_json::to_string_pretty(document).unwrap_or_else(|_| "{}".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn doc(value: Value) -> Document {
+        value.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn merge_is_one_level_deep() {
+        let global = doc(
+            json!({"retry": {"enabled": true, "provider": {"timeoutMs": 1, "maxRetries": 2}}, "extensions": ["a.ts"]}),
+        );
+        let project = doc(json!({"retry": {"provider": {"timeoutMs": 5}}, "extensions": ["b.ts"]}));
+        let merged = merge_documents(&global, &project);
+        assert_eq!(
+            Value::Object(merged),
+            json!({"retry": {"enabled": true, "provider": {"timeoutMs": 5}}, "extensions": ["b.ts"]})
+        );
+    }
+
+    #[test]
+    fn dotted_paths() {
+        let mut document = Document::new();
+        let key = KeyPath::parse("retry.provider.maxRetryDelayMs").unwrap();
+        set_path(&mut document, &key, json!(5));
+        assert_eq!(get_path(&document, &key), Some(&json!(5)));
+        assert!(remove_path(&mut document, &key));
+        assert_eq!(Value::Object(document), json!({"retry": {"provider": {}}}));
+        assert!(KeyPath::parse("a..b").is_err());
+        assert!(KeyPath::parse("").is_err());
+    }
+}

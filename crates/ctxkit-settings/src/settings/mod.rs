@@ -1,0 +1,569 @@
+//! The settings manager: global and project documents, their merged view with defaults, and
+//! edits that are written back without losing keys other processes wrote meanwhile.
+
+pub(crate) mod document;
+pub(crate) mod schema;
+pub mod store;
+mod typed;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+pub use document::{Document, KeyPath};
+pub use typed::{
+    BranchSummarySettings, LlmSettings, ProviderRetrySettings, RetrySettings,
+    StoredCompactionSettings,
+};
+
+use crate::env::Environment;
+use crate::error::{SettingsError, SettingsScope};
+
+/// Where an effective value came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SettingOrigin {
+    /// The project settings file.
+    Project,
+    /// The global settings file.
+    Global,
+    /// An in-memory override (`apply_overrides`).
+    Override,
+    /// The built-in default.
+    Default,
+}
+
+/// A value looked up by dotted key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SettingLookup {
+    /// The dotted key.
+    pub key: String,
+    /// The effective value (`None`: unset and no default).
+    pub value: Option<Value>,
+    /// Where it came from (`None` when unset).
+    pub origin: Option<SettingOrigin>,
+    /// Whether the schema knows the key.
+    pub known: bool,
+}
+
+/// A problem found in a settings file that does not stop loading.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SettingsDiagnostic {
+    /// A key the schema does not know. Kept on disk and in memory; maybe a typo.
+    UnknownKey {
+        /// Which file.
+        scope: SettingsScope,
+        /// The file path (empty for in-memory settings).
+        path: PathBuf,
+        /// The dotted key.
+        key: String,
+    },
+    /// A value of the wrong type or range; typed getters use the default instead.
+    InvalidValue {
+        /// Which file.
+        scope: SettingsScope,
+        /// The file path (empty for in-memory settings).
+        path: PathBuf,
+        /// The dotted key.
+        key: String,
+        /// What the schema accepts.
+        expected: String,
+        /// The value found, as JSON.
+        found: String,
+    },
+}
+
+impl SettingsDiagnostic {
+    /// One-line message in the house style.
+    pub fn message(&self) -> String {
+        match self {
+            Self::UnknownKey { path, key, .. } => {
+                format!(
+                    "Unknown setting `{key}` in `{}` (kept as is)",
+                    path.display()
+                )
+            }
+            Self::InvalidValue {
+                path,
+                key,
+                expected,
+                found,
+                ..
+            } => format!(
+                "Invalid value for `{key}` in `{}`: expected {expected}, found {found} (default used)",
+                path.display()
+            ),
+        }
+    }
+
+    /// `true` for invalid values, `false` for unknown keys.
+    pub fn is_error(&self) -> bool {
+        match self {
+            Self::UnknownKey { .. } => false,
+            Self::InvalidValue { .. } => true,
+        }
+    }
+}
+
+/// One row of [`SettingsManager::list`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct SettingEntry {
+    /// Dotted key.
+    pub key: String,
+    /// Effective value, `None` when unset without default.
+    pub value: Option<Value>,
+    /// Where the value came from.
+    pub origin: Option<SettingOrigin>,
+    /// Whether the schema knows the key.
+    pub known: bool,
+}
+
+#[derive(Debug, Clone)]
+struct ScopeState {
+    scope: SettingsScope,
+    path: Option<PathBuf>,
+    document: Document,
+    load_failed: bool,
+    modified: Vec<KeyPath>,
+}
+
+impl ScopeState {
+    fn load(scope: SettingsScope, path: PathBuf, errors: &mut Vec<SettingsError>) -> Self {
+        let (document, load_failed) = match store::read(&path) {
+            Ok(document) => (document, false),
+            Err(error) => {
+                errors.push(error);
+                (Document::new(), true)
+            }
+        };
+        Self {
+            scope,
+            path: Some(path),
+            document,
+            load_failed,
+            modified: Vec::new(),
+        }
+    }
+
+    fn display_path(&self) -> PathBuf {
+        self.path.clone().unwrap_or_default()
+    }
+}
+
+/// Global and project settings with the reference's merge, defaults and write rules.
+///
+/// Invariants: reading never creates files or directories; a scope whose file failed to load is
+/// never written; a save re-reads the file under the lock and only replaces the keys this manager
+/// changed, so keys written by other processes (or unknown to ctxkit) survive.
+#[derive(Debug)]
+pub struct SettingsManager {
+    global: ScopeState,
+    project: ScopeState,
+    overrides: Document,
+    effective: Document,
+    errors: Vec<SettingsError>,
+}
+
+impl SettingsManager {
+    /// Loads `~/.ctxkit/settings.json` and `<cwd>/.ctxkit/settings.json`. Never fails: load
+    /// errors are collected for [`SettingsManager::drain_errors`] and that scope reads as empty.
+    pub fn load(environment: &Environment) -> Self {
+        Self::from_paths(
+            environment.global_settings_path(),
+            environment.project_settings_path(),
+        )
+    }
+
+    /// Loads from explicit file paths.
+    pub fn from_paths(global_path: PathBuf, project_path: PathBuf) -> Self {
+        let mut errors = Vec::new();
+        let global = ScopeState::load(SettingsScope::Global, global_path, &mut errors);
+        let project = ScopeState::load(SettingsScope::Project, project_path, &mut errors);
+        let mut manager = Self {
+            global,
+            project,
+            overrides: Document::new(),
+            effective: Document::new(),
+            errors,
+        };
+        manager.recompute();
+        manager
+    }
+
+    /// Settings held in memory only (SDK and tests): `initial` (migrated) is the global
+    /// document, the project document is empty; `flush` writes nothing.
+    pub fn in_memory(mut initial: Document) -> Self {
+        document::migrate(&mut initial);
+        let scope_state = |scope, document| ScopeState {
+            scope,
+            path: None,
+            document,
+            load_failed: false,
+            modified: Vec::new(),
+        };
+        let mut manager = Self {
+            global: scope_state(SettingsScope::Global, initial),
+            project: scope_state(SettingsScope::Project, Document::new()),
+            overrides: Document::new(),
+            effective: Document::new(),
+            errors: Vec::new(),
+        };
+        manager.recompute();
+        manager
+    }
+
+    /// Re-reads both files. A scope that now fails keeps its previous document (and becomes
+    /// read-only); pending modifications are forgotten.
+    pub fn reload(&mut self) {
+        for state in [&mut self.global, &mut self.project] {
+            state.modified.clear();
+            let Some(path) = state.path.clone() else {
+                continue;
+            };
+            match store::read(&path) {
+                Ok(document) => {
+                    state.document = document;
+                    state.load_failed = false;
+                }
+                Err(error) => {
+                    self.errors.push(error);
+                    state.load_failed = true;
+                }
+            }
+        }
+        self.recompute();
+    }
+
+    /// Returns and clears the load and write errors recorded so far.
+    pub fn drain_errors(&mut self) -> Vec<SettingsError> {
+        std::mem::take(&mut self.errors)
+    }
+
+    /// Unknown keys and invalid values of both documents (global first), in document order.
+    pub fn diagnostics(&self) -> Vec<SettingsDiagnostic> {
+        let mut out = Vec::new();
+        for state in [&self.global, &self.project] {
+            let report = schema::check_document(&state.document);
+            for key in report.unknown_keys {
+                out.push(SettingsDiagnostic::UnknownKey {
+                    scope: state.scope,
+                    path: state.display_path(),
+                    key,
+                });
+            }
+            for violation in report.violations {
+                out.push(SettingsDiagnostic::InvalidValue {
+                    scope: state.scope,
+                    path: state.display_path(),
+                    key: violation.key,
+                    expected: violation.expected,
+                    found: violation.found,
+                });
+            }
+        }
+        out
+    }
+
+    /// The document of one scope, as loaded plus in-memory edits.
+    pub fn document(&self, scope: SettingsScope) -> &Document {
+        &self.state(scope).document
+    }
+
+    /// The merged view (global ⊕ project ⊕ overrides), without defaults.
+    pub fn effective(&self) -> &Document {
+        &self.effective
+    }
+
+    /// The file backing a scope (`None` for in-memory settings).
+    pub fn path(&self, scope: SettingsScope) -> Option<&Path> {
+        self.state(scope).path.as_deref()
+    }
+
+    /// Whether the scope's file failed to load (and will therefore not be written).
+    pub fn load_failed(&self, scope: SettingsScope) -> bool {
+        self.state(scope).load_failed
+    }
+
+    /// Merges `overrides` into the effective view only (never persisted).
+    pub fn apply_overrides(&mut self, overrides: &Document) {
+        self.overrides = document::merge_documents(&self.overrides, overrides);
+        self.recompute();
+    }
+
+    /// The effective value of a dotted key, falling back to the schema default.
+    pub fn get(&self, key: &str) -> Result<SettingLookup, SettingsError> {
+        let path = KeyPath::parse(key)?;
+        let field = schema::lookup(path.segments());
+        let found = document::get_path(&self.effective, &path).filter(|value| !value.is_null());
+        let (value, origin) = match found {
+            Some(value) => (Some(value.clone()), Some(self.origin_of(&path))),
+            None => match field.and_then(|field| field.default.to_json()) {
+                Some(default) => (Some(default), Some(SettingOrigin::Default)),
+                None => (None, None),
+            },
+        };
+        Ok(SettingLookup {
+            key: path.dotted(),
+            value,
+            origin,
+            known: field.is_some(),
+        })
+    }
+
+    /// The value of a dotted key in one scope's document only (no defaults).
+    pub fn get_in(&self, scope: SettingsScope, key: &str) -> Result<Option<&Value>, SettingsError> {
+        let path = KeyPath::parse(key)?;
+        Ok(document::get_path(&self.state(scope).document, &path))
+    }
+
+    /// Sets a dotted key in one scope (in memory; call [`SettingsManager::flush`] to write).
+    /// Known keys are validated (error names the file and key, nothing changes); an unknown key
+    /// is stored and reported back as a warning.
+    pub fn set(
+        &mut self,
+        scope: SettingsScope,
+        key: &str,
+        value: Value,
+    ) -> Result<Vec<SettingsDiagnostic>, SettingsError> {
+        let path = KeyPath::parse(key)?;
+        let state = self.state(scope);
+        let mut warnings = Vec::new();
+        match schema::lookup(path.segments()) {
+            Some(field) => {
+                let mut report = schema::CheckReport::default();
+                schema::check_value(&path.dotted(), field.kind, &value, &mut report);
+                if let Some(violation) = report.violations.into_iter().next() {
+                    return Err(SettingsError::InvalidValue {
+                        path: state.display_path(),
+                        key: violation.key,
+                        expected: violation.expected,
+                        found: violation.found,
+                    });
+                }
+                for unknown in report.unknown_keys {
+                    warnings.push(SettingsDiagnostic::UnknownKey {
+                        scope,
+                        path: state.display_path(),
+                        key: unknown,
+                    });
+                }
+            }
+            None => {
+                self.check_parent_is_open(&path)?;
+                warnings.push(SettingsDiagnostic::UnknownKey {
+                    scope,
+                    path: state.display_path(),
+                    key: path.dotted(),
+                });
+            }
+        }
+        let state = self.state_mut(scope);
+        document::set_path(&mut state.document, &path, value);
+        Self::mark(state, path);
+        self.recompute();
+        Ok(warnings)
+    }
+
+    /// [`SettingsManager::set`] from command-line text: strings and enums verbatim, other known
+    /// types (and unknown keys, when the text is valid JSON) parsed as JSON.
+    pub fn set_from_text(
+        &mut self,
+        scope: SettingsScope,
+        key: &str,
+        text: &str,
+    ) -> Result<Vec<SettingsDiagnostic>, SettingsError> {
+        let path = KeyPath::parse(key)?;
+        let kind = schema::lookup(path.segments()).map(|field| field.kind);
+        let value = schema::parse_raw_value(kind, text);
+        self.set(scope, key, value)
+    }
+
+    /// Removes a dotted key from one scope; returns whether it was present.
+    pub fn unset(&mut self, scope: SettingsScope, key: &str) -> Result<bool, SettingsError> {
+        let path = KeyPath::parse(key)?;
+        let state = self.state_mut(scope);
+        let removed = document::remove_path(&mut state.document, &path);
+        Self::mark(state, path);
+        self.recompute();
+        Ok(removed)
+    }
+
+    /// Whether a scope has edits not yet written.
+    pub fn has_pending_changes(&self, scope: SettingsScope) -> bool {
+        !self.state(scope).modified.is_empty()
+    }
+
+    /// Writes pending edits of both scopes. Each write locks the file, re-reads it, replaces only
+    /// the changed keys and renames a temp file over it. A scope whose file failed to load is not
+    /// written ([`SettingsError::ScopeNotWritable`]). Errors are also recorded for
+    /// [`SettingsManager::drain_errors`]; the first one is returned after both scopes were tried.
+    pub fn flush(&mut self) -> Result<(), SettingsError> {
+        let mut first_error = None;
+        for scope in [SettingsScope::Global, SettingsScope::Project] {
+            if let Err(error) = self.flush_scope(scope) {
+                self.errors.push(clone_error(&error));
+                first_error.get_or_insert(error);
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    fn flush_scope(&mut self, scope: SettingsScope) -> Result<(), SettingsError> {
+        let state = self.state_mut(scope);
+        if state.modified.is_empty() {
+            return Ok(());
+        }
+        let Some(path) = state.path.clone() else {
+            state.modified.clear();
+            return Ok(());
+        };
+        if state.load_failed {
+            return Err(SettingsError::ScopeNotWritable { path, scope });
+        }
+        let modified = state.modified.clone();
+        let snapshot = state.document.clone();
+        store::update(&path, |current| {
+            for key in &modified {
+                match document::get_path(&snapshot, key) {
+                    Some(value) => document::set_path(current, key, value.clone()),
+                    None => {
+                        document::remove_path(current, key);
+                    }
+                }
+            }
+        })?;
+        self.state_mut(scope).modified.clear();
+        Ok(())
+    }
+
+    /// Every known leaf key with its effective value, then every unknown key present in a file.
+    pub fn list(&self) -> Vec<SettingEntry> {
+        let mut out = Vec::new();
+        for (key, _) in schema::leaves() {
+            if let Ok(lookup) = self.get(&key) {
+                out.push(SettingEntry {
+                    key: lookup.key,
+                    value: lookup.value,
+                    origin: lookup.origin,
+                    known: true,
+                });
+            }
+        }
+        let mut unknown: Vec<String> = Vec::new();
+        for state in [&self.global, &self.project] {
+            for key in schema::check_document(&state.document).unknown_keys {
+                if !unknown.contains(&key) {
+                    unknown.push(key);
+                }
+            }
+        }
+        for key in unknown {
+            if let Ok(lookup) = self.get(&key) {
+                out.push(SettingEntry {
+                    key: lookup.key,
+                    value: lookup.value,
+                    origin: lookup.origin,
+                    known: false,
+                });
+            }
+        }
+        out
+    }
+
+    fn check_parent_is_open(&self, path: &KeyPath) -> Result<(), SettingsError> {
+        // An unknown key below a known scalar (e.g. `theme.x`) can never be valid.
+        let segments = path.segments();
+        for length in 1..segments.len() {
+            if let Some(field) = schema::lookup(&segments[..length])
+                && !matches!(field.kind, schema::ValueKind::Object(_))
+            {
+                return Err(SettingsError::InvalidKey {
+                    key: path.dotted(),
+                    reason: format!("`{}` is not an object", segments[..length].join(".")),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn mark(state: &mut ScopeState, path: KeyPath) {
+        if !state.modified.contains(&path) {
+            state.modified.push(path);
+        }
+    }
+
+    fn origin_of(&self, path: &KeyPath) -> SettingOrigin {
+        if document::get_path(&self.overrides, path).is_some() {
+            SettingOrigin::Override
+        } else if document::get_path(&self.project.document, path).is_some() {
+            SettingOrigin::Project
+        } else {
+            SettingOrigin::Global
+        }
+    }
+
+    fn state(&self, scope: SettingsScope) -> &ScopeState {
+        match scope {
+            SettingsScope::Global => &self.global,
+            SettingsScope::Project => &self.project,
+        }
+    }
+
+    fn state_mut(&mut self, scope: SettingsScope) -> &mut ScopeState {
+        match scope {
+            SettingsScope::Global => &mut self.global,
+            SettingsScope::Project => &mut self.project,
+        }
+    }
+
+    fn recompute(&mut self) {
+        let merged = document::merge_documents(&self.global.document, &self.project.document);
+        self.effective = document::merge_documents(&merged, &self.overrides);
+    }
+}
+
+/// `SettingsError` holds `io::Error`, which is not `Clone`; keep kind and message.
+fn clone_error(error: &SettingsError) -> SettingsError {
+    let io = |source: &std::io::Error| std::io::Error::new(source.kind(), source.to_string());
+    match error {
+        SettingsError::Read { path, source } => SettingsError::Read {
+            path: path.clone(),
+            source: io(source),
+        },
+        SettingsError::Parse {
+            path,
+            line,
+            column,
+            message,
+        } => SettingsError::Parse {
+            path: path.clone(),
+            line: *line,
+            column: *column,
+            message: message.clone(),
+        },
+        SettingsError::NotAnObject { path } => SettingsError::NotAnObject { path: path.clone() },
+        SettingsError::InvalidValue {
+            path,
+            key,
+            expected,
+            found,
+        } => SettingsError::InvalidValue {
+            path: path.clone(),
+            key: key.clone(),
+            expected: expected.clone(),
+            found: found.clone(),
+        },
+        SettingsError::InvalidKey { key, reason } => SettingsError::InvalidKey {
+            key: key.clone(),
+            reason: reason.clone(),
+        },
+        SettingsError::LockTimeout { path } => SettingsError::LockTimeout { path: path.clone() },
+        SettingsError::Write { path, source } => SettingsError::Write {
+            path: path.clone(),
+            source: io(source),
+        },
+        SettingsError::ScopeNotWritable { path, scope } => SettingsError::ScopeNotWritable {
+            path: path.clone(),
+            scope: *scope,
+        },
+    }
+}

@@ -1,0 +1,345 @@
+//! Typed getters over the effective settings: each returns the value when it has the right
+//! type and the reference default otherwise (invalid values are reported by `diagnostics`).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::SettingsManager;
+use super::document::{self, KeyPath};
+use super::schema;
+use crate::env::expand_tilde_strict;
+use crate::error::SettingsScope;
+use crate::kind::ResourceKind;
+
+/// The `compaction.*` keys as the settings files hold them (the engine's planning budgets are
+/// `ctxkit_compaction::CompactionSettings`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoredCompactionSettings {
+    /// Auto-compaction on (default `true`).
+    pub enabled: bool,
+    /// Tokens kept free for the reply; compaction triggers above window − reserve (16384).
+    pub reserve_tokens: u64,
+    /// Recent tokens never summarised (20000).
+    pub keep_recent_tokens: u64,
+}
+
+/// Branch summary settings (`branchSummary.*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BranchSummarySettings {
+    /// Reserve for the summary call (16384).
+    pub reserve_tokens: u64,
+    /// Skip the "summarise?" prompt (false).
+    pub skip_prompt: bool,
+}
+
+/// Provider-level retry settings (`retry.provider.*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProviderRetrySettings {
+    /// Request timeout; `None` leaves the provider SDK default.
+    pub timeout_ms: Option<u64>,
+    /// SDK retries; `None` leaves the provider SDK default.
+    pub max_retries: Option<u64>,
+    /// Cap on a server-requested retry delay (60000; 0 disables the cap).
+    pub max_retry_delay_ms: u64,
+}
+
+/// The summarizing provider's settings (`llm.*`, a ctxkit extension).
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct LlmSettings {
+    pub base_url: Option<String>,
+    /// Prefer the provider's environment variable; a key here is never printed.
+    pub api_key: Option<String>,
+    /// The wire format for providers that are not built in.
+    pub api: Option<String>,
+    pub headers: std::collections::BTreeMap<String, String>,
+    /// `{provider, id, contextWindow, maxOutput, reasoning?}` objects.
+    pub models: Vec<Value>,
+}
+
+impl std::fmt::Debug for LlmSettings {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("LlmSettings")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("api", &self.api)
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .field("models", &self.models.len())
+            .finish()
+    }
+}
+
+/// Agent-level retry settings (`retry.*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetrySettings {
+    /// Retries on (true).
+    pub enabled: bool,
+    /// Attempts after the first (3).
+    pub max_retries: u64,
+    /// Delay before attempt n is `base_delay_ms × 2^(n−1)` (2000).
+    pub base_delay_ms: u64,
+    /// Provider-level settings.
+    pub provider: ProviderRetrySettings,
+}
+
+impl SettingsManager {
+    fn effective_value(&self, key: &str) -> Option<&Value> {
+        let path = KeyPath::parse(key).ok()?;
+        document::get_path(self.effective(), &path).filter(|value| !value.is_null())
+    }
+
+    fn default_of(key: &str) -> Option<Value> {
+        let path = KeyPath::parse(key).ok()?;
+        schema::lookup(path.segments()).and_then(|field| field.default.to_json())
+    }
+
+    /// Effective value when valid for the schema, else the default.
+    fn valid_or_default(&self, key: &str) -> Option<Value> {
+        let path = KeyPath::parse(key).ok()?;
+        let field = schema::lookup(path.segments())?;
+        match self.effective_value(key) {
+            Some(value) => {
+                let mut report = schema::CheckReport::default();
+                schema::check_value(key, field.kind, value, &mut report);
+                if report.violations.is_empty() {
+                    Some(value.clone())
+                } else {
+                    field.default.to_json()
+                }
+            }
+            None => field.default.to_json(),
+        }
+    }
+
+    fn bool_setting(&self, key: &str) -> bool {
+        self.valid_or_default(key)
+            .and_then(|value| value.as_bool())
+            .unwrap_or(false)
+    }
+
+    fn u64_setting(&self, key: &str) -> Option<u64> {
+        self.valid_or_default(key).and_then(|value| value.as_u64())
+    }
+
+    fn string_setting(&self, key: &str) -> Option<String> {
+        self.valid_or_default(key)
+            .and_then(|value| value.as_str().map(str::to_owned))
+    }
+
+    /// `compaction.*` with defaults `{true, 16384, 20000}`.
+    pub fn compaction(&self) -> StoredCompactionSettings {
+        StoredCompactionSettings {
+            enabled: self.bool_setting("compaction.enabled"),
+            reserve_tokens: self
+                .u64_setting("compaction.reserveTokens")
+                .unwrap_or(16384),
+            keep_recent_tokens: self
+                .u64_setting("compaction.keepRecentTokens")
+                .unwrap_or(20000),
+        }
+    }
+
+    /// `compaction.fileContext` (a ctxkit setting, default `false`): include the current contents of
+    /// the most important touched files in summary requests.
+    /// `defaultThinkingLevel` (Pi's setting): the reasoning level for models that reason.
+    pub fn default_thinking_level(&self) -> Option<String> {
+        self.string_setting("defaultThinkingLevel")
+    }
+
+    /// `chat.passEnv` from the user's own settings only: the secret variables commands a model
+    /// runs may see. A project's settings cannot set it (a cloned project could pass the keys back
+    /// in).
+    pub fn chat_pass_env(&self) -> Vec<String> {
+        self.document(crate::SettingsScope::Global)
+            .get("chat")
+            .and_then(|chat| chat.get("passEnv"))
+            .and_then(serde_json::Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|name| name.as_str().map(str::to_owned))
+            .collect()
+    }
+
+    /// `chat.confirmBash`: ask before each `bash` command (schema default: yes).
+    pub fn chat_confirm_bash(&self) -> bool {
+        self.bool_setting("chat.confirmBash")
+    }
+
+    /// `chat.bashTimeoutSeconds`: the `bash` tool's default time limit.
+    pub fn chat_bash_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.u64_setting("chat.bashTimeoutSeconds").unwrap_or(120))
+    }
+
+    pub fn compaction_file_context(&self) -> bool {
+        self.bool_setting("compaction.fileContext")
+    }
+
+    /// `compaction.model` (a ctxkit setting): the model for summaries, `provider/id`.
+    pub fn compaction_model(&self) -> Option<String> {
+        self.string_setting("compaction.model")
+    }
+
+    /// `llm.*` (ctxkit settings): base URL, API key, wire format, extra headers and user models of the
+    /// provider used for summaries. Invalid values read as unset (and are reported by diagnostics).
+    pub fn llm(&self) -> LlmSettings {
+        let headers = self
+            .valid_or_default("llm.headers")
+            .and_then(|value| value.as_object().cloned())
+            .map(|object| {
+                object
+                    .into_iter()
+                    .filter_map(|(name, value)| {
+                        value.as_str().map(|value| (name, value.to_owned()))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let models = self
+            .valid_or_default("llm.models")
+            .and_then(|value| value.as_array().cloned())
+            .unwrap_or_default();
+        LlmSettings {
+            base_url: self.string_setting("llm.baseUrl"),
+            api_key: self.string_setting("llm.apiKey"),
+            api: self.string_setting("llm.api"),
+            headers,
+            models,
+        }
+    }
+
+    /// `defaultProvider` and `defaultModel`: the agent's model.
+    pub fn default_model(&self) -> (Option<String>, Option<String>) {
+        (
+            self.string_setting("defaultProvider"),
+            self.string_setting("defaultModel"),
+        )
+    }
+
+    /// `branchSummary.*` with defaults `{16384, false}`.
+    pub fn branch_summary(&self) -> BranchSummarySettings {
+        BranchSummarySettings {
+            reserve_tokens: self
+                .u64_setting("branchSummary.reserveTokens")
+                .unwrap_or(16384),
+            skip_prompt: self.bool_setting("branchSummary.skipPrompt"),
+        }
+    }
+
+    /// `retry.*` with defaults `{true, 3, 2000, provider {unset, unset, 60000}}`.
+    pub fn retry(&self) -> RetrySettings {
+        RetrySettings {
+            enabled: self.bool_setting("retry.enabled"),
+            max_retries: self.u64_setting("retry.maxRetries").unwrap_or(3),
+            base_delay_ms: self.u64_setting("retry.baseDelayMs").unwrap_or(2000),
+            provider: ProviderRetrySettings {
+                timeout_ms: self.u64_setting("retry.provider.timeoutMs"),
+                max_retries: self.u64_setting("retry.provider.maxRetries"),
+                max_retry_delay_ms: self
+                    .u64_setting("retry.provider.maxRetryDelayMs")
+                    .unwrap_or(60000),
+            },
+        }
+    }
+
+    /// `transport` (default `auto`).
+    pub fn transport(&self) -> String {
+        self.string_setting("transport")
+            .unwrap_or_else(|| "auto".to_owned())
+    }
+
+    /// `steeringMode` (default `one-at-a-time`).
+    pub fn steering_mode(&self) -> String {
+        self.string_setting("steeringMode")
+            .unwrap_or_else(|| "one-at-a-time".to_owned())
+    }
+
+    /// `followUpMode` (default `one-at-a-time`).
+    pub fn follow_up_mode(&self) -> String {
+        self.string_setting("followUpMode")
+            .unwrap_or_else(|| "one-at-a-time".to_owned())
+    }
+
+    /// `theme`, unset by default.
+    pub fn theme(&self) -> Option<String> {
+        self.string_setting("theme")
+    }
+
+    /// `enableSkillCommands` (default true).
+    pub fn enable_skill_commands(&self) -> bool {
+        self.bool_setting("enableSkillCommands")
+    }
+
+    /// `terminal.imageWidthCells`: non-numbers → 60, else `max(1, floor(x))`.
+    pub fn image_width_cells(&self) -> u64 {
+        match self
+            .effective_value("terminal.imageWidthCells")
+            .and_then(Value::as_f64)
+        {
+            Some(width) if width.is_finite() => width.floor().max(1.0) as u64,
+            Some(_) | None => 60,
+        }
+    }
+
+    /// `treeFilterMode`; anything outside the allowed set → `default`.
+    pub fn tree_filter_mode(&self) -> String {
+        self.string_setting("treeFilterMode")
+            .unwrap_or_else(|| "default".to_owned())
+    }
+
+    /// `npmCommand` argv when set and non-empty.
+    pub fn npm_command(&self) -> Option<Vec<String>> {
+        let value = self.valid_or_default("npmCommand")?;
+        let argv: Vec<String> = value
+            .as_array()?
+            .iter()
+            .filter_map(|item| item.as_str().map(str::to_owned))
+            .collect();
+        (!argv.is_empty()).then_some(argv)
+    }
+
+    /// `sessionDir` with `~` and `~/` expanded against `home`.
+    pub fn session_dir(&self, home: &Path) -> Option<PathBuf> {
+        self.string_setting("sessionDir")
+            .map(|value| expand_tilde_strict(&value, home))
+    }
+
+    /// The raw `packages` entries of one scope's document (not the merged view: both scopes
+    /// contribute packages). Invalid entries are skipped (reported by `diagnostics`).
+    pub fn packages_in(&self, scope: SettingsScope) -> Vec<Value> {
+        self.document(scope)
+            .get("packages")
+            .and_then(Value::as_array)
+            .map(|items| {
+                items
+                    .iter()
+                    .filter(|item| match item {
+                        Value::String(_) => true,
+                        Value::Object(object) => object.get("source").is_some_and(Value::is_string),
+                        Value::Null | Value::Bool(_) | Value::Number(_) | Value::Array(_) => false,
+                    })
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The `extensions` / `skills` / `prompts` / `themes` array of one scope's document.
+    pub fn resource_entries_in(&self, scope: SettingsScope, kind: ResourceKind) -> Vec<String> {
+        string_array(self.document(scope).get(kind.key()))
+    }
+
+    /// The merged (project replaces global) array for a resource kind.
+    pub fn resource_entries(&self, kind: ResourceKind) -> Vec<String> {
+        string_array(self.effective().get(kind.key()))
+    }
+
+    /// The default of a dotted key from the schema (for display).
+    pub fn default_value(key: &str) -> Option<Value> {
+        Self::default_of(key)
+    }
+}
+
+fn string_array(value: Option<&Value>) -> Vec<String> {
+    crate::json::string_items(value).unwrap_or_default()
+}
