@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use ctxkit_protocol::{AgentMessage, EntryKind, MessageContent, SessionInfoRecord};
 
 use crate::error::ImportError;
-use crate::{ImportedSession, SourceFormat, convert, read_source};
+use crate::{ImportedSession, SourceFormat, convert_read_file, read_source};
 
 /// A file a listing could not read or convert, and why.
 #[derive(Debug)]
@@ -53,7 +53,8 @@ pub fn list_foreign_sessions(
         SourceFormat::ClaudeCode | SourceFormat::Codex => files
             .into_iter()
             .map(|path| {
-                let session = read_source(&path).and_then(|source| convert(&source, format));
+                let session =
+                    read_source(&path).and_then(|source| convert_read_file(&source, format));
                 (path, session)
             })
             .collect(),
