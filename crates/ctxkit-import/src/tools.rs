@@ -14,8 +14,13 @@ use crate::builder::{Planned, millis};
 use crate::ids::IdAllocator;
 use crate::report::{ImportIssue, IssueKind};
 
-/// The text of an added result.
+/// The text of an added result, for agents whose own text for it is not known (OpenCode).
 pub(crate) const MISSING_RESULT_TEXT: &str = "No result was recorded for this tool call.";
+/// The text Claude Code itself sends, as an error result, for a `tool_use` the next message holds no
+/// `tool_result` for (its message normalization before each request, read in the published 2.1.197
+/// build).
+pub(crate) const CLAUDE_CODE_MISSING_RESULT_TEXT: &str =
+    "[Tool result missing due to internal error]";
 /// The text Codex itself sends for a call without a result (`context_manager/normalize.rs`).
 pub(crate) const CODEX_MISSING_RESULT_TEXT: &str = "aborted";
 
