@@ -206,36 +206,7 @@ fn assistant(
     timestamp: Option<i64>,
 ) {
     let data = &message.data;
-    let mut content = Vec::new();
-    let mut tools = Vec::new();
-    for item in list(data, "content") {
-        match str_of(item, "type") {
-            Some("text") => {
-                content.push(ContentBlock::text(str_of(item, "text").unwrap_or_default()))
-            }
-            Some("reasoning") => content.push(ContentBlock::Thinking(ThinkingContent {
-                thinking: str_of(item, "text").unwrap_or_default().to_owned(),
-                thinking_signature: None,
-                extra: JsonObject::new(),
-            })),
-            Some("tool") => {
-                let input = item
-                    .get("state")
-                    .and_then(|state| state.get("input"))
-                    .filter(|input| input.is_object())
-                    .cloned()
-                    .unwrap_or_else(|| Value::Object(JsonObject::new()));
-                content.push(ContentBlock::ToolCall(ToolCall {
-                    id: str_of(item, "id").unwrap_or_default().to_owned(),
-                    name: str_of(item, "name").unwrap_or_default().to_owned(),
-                    arguments: input,
-                    extra: JsonObject::new(),
-                }));
-                tools.push(item);
-            }
-            Some(_) | None => {}
-        }
-    }
+    let (content, tools) = reply_content(data);
     let model = data.get("model");
     let model_field = |key: &str| {
         model
@@ -243,25 +214,7 @@ fn assistant(
             .and_then(Value::as_str)
             .map(str::to_owned)
     };
-    let error = data.get("error").filter(|error| !error.is_null());
-    let (stop, error_message) = match error {
-        Some(error) => (
-            "error",
-            Some(
-                error
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("error")
-                    .to_owned(),
-            ),
-        ),
-        None => match str_of(data, "finish") {
-            Some("length") => ("length", None),
-            Some("tool-calls") => ("toolUse", None),
-            _ if !tools.is_empty() => ("toolUse", None),
-            Some(_) | None => ("stop", None),
-        },
-    };
+    let (stop, error_message) = stop_of(data, !tools.is_empty());
     let usage = data.get("tokens").and_then(Value::as_object).map(usage_of);
     if let Some(usage) = &usage {
         chain.last_tokens = Some(usage.input + usage.cache_read + usage.cache_write);
@@ -292,6 +245,64 @@ fn assistant(
             time,
             EntryKind::Message(Box::new(result)),
         );
+    }
+}
+
+/// A step's content blocks (text, reasoning, tool calls with their input) and its tool items.
+fn reply_content(data: &JsonObject) -> (Vec<ContentBlock>, Vec<&JsonObject>) {
+    let mut content = Vec::new();
+    let mut tools = Vec::new();
+    for item in list(data, "content") {
+        match str_of(item, "type") {
+            Some("text") => {
+                content.push(ContentBlock::text(str_of(item, "text").unwrap_or_default()))
+            }
+            Some("reasoning") => content.push(ContentBlock::Thinking(ThinkingContent {
+                thinking: str_of(item, "text").unwrap_or_default().to_owned(),
+                thinking_signature: None,
+                extra: JsonObject::new(),
+            })),
+            Some("tool") => {
+                let input = item
+                    .get("state")
+                    .and_then(|state| state.get("input"))
+                    .filter(|input| input.is_object())
+                    .cloned()
+                    .unwrap_or_else(|| Value::Object(JsonObject::new()));
+                content.push(ContentBlock::ToolCall(ToolCall {
+                    id: str_of(item, "id").unwrap_or_default().to_owned(),
+                    name: str_of(item, "name").unwrap_or_default().to_owned(),
+                    arguments: input,
+                    extra: JsonObject::new(),
+                }));
+                tools.push(item);
+            }
+            Some(_) | None => {}
+        }
+    }
+    (content, tools)
+}
+
+/// A step's stop reason and error message: from its `error`, else its `finish`.
+fn stop_of(data: &JsonObject, has_tools: bool) -> (&'static str, Option<String>) {
+    let error = data.get("error").filter(|error| !error.is_null());
+    match error {
+        Some(error) => (
+            "error",
+            Some(
+                error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("error")
+                    .to_owned(),
+            ),
+        ),
+        None => match str_of(data, "finish") {
+            Some("length") => ("length", None),
+            Some("tool-calls") => ("toolUse", None),
+            _ if has_tools => ("toolUse", None),
+            Some(_) | None => ("stop", None),
+        },
     }
 }
 
