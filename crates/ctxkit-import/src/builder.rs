@@ -9,7 +9,9 @@ use crate::ImportedSession;
 use crate::ids::IdAllocator;
 use crate::report::{ImportIssue, ImportReport, IssueKind};
 use crate::source::SourceFile;
-use crate::tools::{CODEX_MISSING_RESULT_TEXT, MISSING_RESULT_TEXT, repair_tools};
+use crate::tools::{
+    CLAUDE_CODE_MISSING_RESULT_TEXT, CODEX_MISSING_RESULT_TEXT, MISSING_RESULT_TEXT, repair_tools,
+};
 use crate::{SourceFormat, custom_type};
 
 /// An entry being built, with the source line it came from.
@@ -49,7 +51,8 @@ impl Builder {
         // A call without a result gets the text its agent would have sent.
         let missing_text = match format {
             SourceFormat::Codex => CODEX_MISSING_RESULT_TEXT,
-            SourceFormat::ClaudeCode | SourceFormat::OpenCode => MISSING_RESULT_TEXT,
+            SourceFormat::ClaudeCode => CLAUDE_CODE_MISSING_RESULT_TEXT,
+            SourceFormat::OpenCode => MISSING_RESULT_TEXT,
         };
         let planned = repair_tools(planned, &mut self.ids, &mut self.issues, missing_text);
         let has_messages = planned.iter().any(|item| match &item.entry.kind {

@@ -21,6 +21,7 @@ mod output;
 mod report;
 mod source;
 mod subagents;
+mod surroundings;
 mod tools;
 
 use std::path::Path;
@@ -169,7 +170,18 @@ pub fn import_file(
         Some(format) => format,
         None => detect_format(&source)?,
     };
-    convert(&source, format)
+    convert_read_file(&source, format)
+}
+
+/// [`convert`] for a source read from its file: a start time or working directory the records do
+/// not give is taken from the file's surroundings (`surroundings`).
+pub(crate) fn convert_read_file(
+    source: &SourceFile,
+    format: SourceFormat,
+) -> Result<ImportedSession, ImportError> {
+    let mut session = convert(source, format)?;
+    surroundings::fill_missing_header(&mut session, &source.path);
+    Ok(session)
 }
 
 /// Refuses FIFOs, devices and sockets before anything opens them: opening a FIFO waits for a

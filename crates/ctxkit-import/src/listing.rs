@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use ctxkit_protocol::{AgentMessage, EntryKind, MessageContent, SessionInfoRecord};
 
 use crate::error::ImportError;
-use crate::{ImportedSession, SourceFormat, convert, read_source};
+use crate::{ImportedSession, SourceFormat, convert_read_file, read_source};
 
 /// A file a listing could not read or convert, and why.
 #[derive(Debug)]
@@ -53,7 +53,8 @@ pub fn list_foreign_sessions(
         SourceFormat::ClaudeCode | SourceFormat::Codex => files
             .into_iter()
             .map(|path| {
-                let session = read_source(&path).and_then(|source| convert(&source, format));
+                let session =
+                    read_source(&path).and_then(|source| convert_read_file(&source, format));
                 (path, session)
             })
             .collect(),
@@ -167,14 +168,20 @@ fn collect(
     Ok(())
 }
 
-/// The listing record of an imported session.
+/// The listing record of an imported session. Its message count and first message are those of
+/// the branch the session continues from (root to leaf, the leaf being the last entry): messages a
+/// side branch holds (a sidechain, an undone OpenCode revert) are not counted, compacted ones are.
 pub(crate) fn info_record(path: &Path, session: &ImportedSession) -> SessionInfoRecord {
+    let branch = leaf_branch(session);
     let mut name = None;
     let mut message_count = 0;
     let mut first_message = None;
     for entry in &session.entries {
         match &entry.kind {
             EntryKind::Message(message) => {
+                if !branch.contains(entry.id.as_str()) {
+                    continue;
+                }
                 message_count += 1;
                 if first_message.is_none()
                     && let AgentMessage::User(user) = message.as_ref()
@@ -214,6 +221,24 @@ pub(crate) fn info_record(path: &Path, session: &ImportedSession) -> SessionInfo
         first_message: first_message.unwrap_or_else(|| "(no messages)".to_owned()),
         format_version: None,
     }
+}
+
+/// The ids of the entries from the last entry (the leaf when the file is opened) up to its root.
+fn leaf_branch(session: &ImportedSession) -> HashSet<&str> {
+    let parents: HashMap<&str, Option<&str>> = session
+        .entries
+        .iter()
+        .map(|entry| (entry.id.as_str(), entry.parent_id.as_deref()))
+        .collect();
+    let mut branch = HashSet::new();
+    let mut next = session.entries.last().map(|entry| entry.id.as_str());
+    // `insert` refusing an id already walked ends a parent cycle.
+    while let Some(id) = next
+        && branch.insert(id)
+    {
+        next = parents.get(id).copied().flatten();
+    }
+    branch
 }
 
 fn text_of(content: &MessageContent) -> String {

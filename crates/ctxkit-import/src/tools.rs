@@ -14,8 +14,13 @@ use crate::builder::{Planned, millis};
 use crate::ids::IdAllocator;
 use crate::report::{ImportIssue, IssueKind};
 
-/// The text of an added result.
+/// The text of an added result, for agents whose own text for it is not known (OpenCode).
 pub(crate) const MISSING_RESULT_TEXT: &str = "No result was recorded for this tool call.";
+/// The text Claude Code itself sends, as an error result, for a `tool_use` the next message holds no
+/// `tool_result` for (its message normalization before each request, read in the published 2.1.197
+/// build).
+pub(crate) const CLAUDE_CODE_MISSING_RESULT_TEXT: &str =
+    "[Tool result missing due to internal error]";
 /// The text Codex itself sends for a call without a result (`context_manager/normalize.rs`).
 pub(crate) const CODEX_MISSING_RESULT_TEXT: &str = "aborted";
 
@@ -25,24 +30,43 @@ struct Call {
     assistant: String,
 }
 
+/// The tool calls of a session by id, and their ids in file order (the first of a repeated id).
+#[derive(Default)]
+struct Calls {
+    by_id: HashMap<String, Call>,
+    order: Vec<String>,
+}
+
+/// Pairs calls and results: results get their call's tool name, orphan results become user
+/// messages, and calls the conversation went past get an error result with `missing_text`
+/// (inserted after the call, the call's children moved under it). Every repair is an issue.
 pub(crate) fn repair_tools(
-    planned: Vec<Planned>,
+    mut planned: Vec<Planned>,
     ids: &mut IdAllocator,
     issues: &mut Vec<ImportIssue>,
     missing_text: &str,
 ) -> Vec<Planned> {
-    let mut calls: HashMap<String, Call> = HashMap::new();
-    let mut call_order: Vec<String> = Vec::new();
-    for item in &planned {
+    let calls = collect_calls(&planned);
+    let answered = pair_results(&mut planned, &calls, issues);
+    let missing = unanswered_calls(&planned, &calls, &answered, issues);
+    if missing.is_empty() {
+        return planned;
+    }
+    insert_missing_results(planned, missing, &calls, ids, missing_text)
+}
+
+fn collect_calls(planned: &[Planned]) -> Calls {
+    let mut calls = Calls::default();
+    for item in planned {
         if let EntryKind::Message(message) = &item.entry.kind
             && let AgentMessage::Assistant(assistant) = message.as_ref()
         {
             for block in &assistant.content {
                 if let ContentBlock::ToolCall(call) = block
-                    && !calls.contains_key(&call.id)
+                    && !calls.by_id.contains_key(&call.id)
                 {
-                    call_order.push(call.id.clone());
-                    calls.insert(
+                    calls.order.push(call.id.clone());
+                    calls.by_id.insert(
                         call.id.clone(),
                         Call {
                             name: call.name.clone(),
@@ -54,16 +78,25 @@ pub(crate) fn repair_tools(
             }
         }
     }
+    calls
+}
+
+/// Names each result after its call; a result without a call becomes a user message. The ids of
+/// the calls answered.
+fn pair_results(
+    planned: &mut [Planned],
+    calls: &Calls,
+    issues: &mut Vec<ImportIssue>,
+) -> HashSet<String> {
     let mut answered: HashSet<String> = HashSet::new();
-    let mut planned = planned;
-    for item in &mut planned {
+    for item in planned {
         let EntryKind::Message(message) = &mut item.entry.kind else {
             continue;
         };
         let AgentMessage::ToolResult(result) = message.as_mut() else {
             continue;
         };
-        match calls.get(&result.tool_call_id) {
+        match calls.by_id.get(&result.tool_call_id) {
             Some(call) => {
                 answered.insert(result.tool_call_id.clone());
                 if result.tool_name.is_empty() {
@@ -81,37 +114,60 @@ pub(crate) fn repair_tools(
             }
         }
     }
+    answered
+}
 
-    // Calls without results, grouped by their assistant entry, in file order.
-    let has_children: HashSet<String> = planned
+/// Calls without results that the conversation went past, grouped by their assistant entry, in
+/// file order; a call at the end of a branch is reported and left alone.
+fn unanswered_calls(
+    planned: &[Planned],
+    calls: &Calls,
+    answered: &HashSet<String>,
+    issues: &mut Vec<ImportIssue>,
+) -> HashMap<String, Vec<String>> {
+    let has_children: HashSet<&str> = planned
         .iter()
-        .filter_map(|item| item.entry.parent_id.clone())
+        .filter_map(|item| item.entry.parent_id.as_deref())
         .collect();
     let mut missing: HashMap<String, Vec<String>> = HashMap::new();
-    for id in call_order {
-        if answered.contains(&id) {
+    for id in &calls.order {
+        if answered.contains(id) {
             continue;
         }
-        let Some(call) = calls.get(&id) else { continue };
-        if has_children.contains(&call.assistant) {
+        let Some(call) = calls.by_id.get(id) else {
+            continue;
+        };
+        if has_children.contains(call.assistant.as_str()) {
             issues.push(ImportIssue::at(
                 call.line,
                 IssueKind::MissingToolResultAdded {
                     tool_call_id: id.clone(),
                 },
             ));
-            missing.entry(call.assistant.clone()).or_default().push(id);
+            missing
+                .entry(call.assistant.clone())
+                .or_default()
+                .push(id.clone());
         } else {
             issues.push(ImportIssue::at(
                 call.line,
-                IssueKind::ToolCallWithoutResult { tool_call_id: id },
+                IssueKind::ToolCallWithoutResult {
+                    tool_call_id: id.clone(),
+                },
             ));
         }
     }
-    if missing.is_empty() {
-        return planned;
-    }
-    // Insert the added results right after their call and hang the call's children under them.
+    missing
+}
+
+/// Inserts the added results right after their call and hangs the call's children under them.
+fn insert_missing_results(
+    planned: Vec<Planned>,
+    mut missing: HashMap<String, Vec<String>>,
+    calls: &Calls,
+    ids: &mut IdAllocator,
+    missing_text: &str,
+) -> Vec<Planned> {
     let mut reparent: HashMap<String, String> = HashMap::new();
     let mut output = Vec::with_capacity(planned.len());
     for mut item in planned {
@@ -135,27 +191,17 @@ pub(crate) fn repair_tools(
         for call_id in call_ids {
             let id = ids.derive(&format!("missing-result:{call_id}"));
             let name = calls
+                .by_id
                 .get(&call_id)
                 .map(|call| call.name.clone())
                 .unwrap_or_default();
-            let mut extra = JsonObject::new();
-            extra.insert("importRepair".to_owned(), Value::Bool(true));
-            let result = AgentMessage::ToolResult(ToolResultMessage {
-                tool_call_id: call_id,
-                tool_name: name,
-                content: MessageContent::Blocks(vec![ContentBlock::text(missing_text)]),
-                details: None,
-                is_error: true,
-                timestamp: millis(&timestamp),
-                extra,
-            });
             output.push(Planned {
                 line,
                 entry: SessionEntry {
                     id: id.clone(),
                     parent_id: Some(parent),
                     timestamp: timestamp.clone(),
-                    kind: EntryKind::Message(Box::new(result)),
+                    kind: missing_result(call_id, name, &timestamp, missing_text),
                 },
             });
             parent = id;
@@ -163,6 +209,22 @@ pub(crate) fn repair_tools(
         reparent.insert(assistant_id, parent);
     }
     output
+}
+
+/// The error result added for a call without one (`importRepair: true`).
+fn missing_result(call_id: String, name: String, timestamp: &str, text: &str) -> EntryKind {
+    let mut extra = JsonObject::new();
+    extra.insert("importRepair".to_owned(), Value::Bool(true));
+    let result = AgentMessage::ToolResult(ToolResultMessage {
+        tool_call_id: call_id,
+        tool_name: name,
+        content: MessageContent::Blocks(vec![ContentBlock::text(text)]),
+        details: None,
+        is_error: true,
+        timestamp: millis(timestamp),
+        extra,
+    });
+    EntryKind::Message(Box::new(result))
 }
 
 /// A result without its call, as a user message that says what it was.

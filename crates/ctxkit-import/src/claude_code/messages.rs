@@ -58,37 +58,11 @@ pub(super) fn user_entries(
             };
             results += 1;
             let id = builder.ids.derive(&key);
-            let content = match block.get("content") {
-                Some(Value::String(text)) => {
-                    MessageContent::Blocks(vec![ContentBlock::text(text.clone())])
-                }
-                Some(Value::Array(items)) => MessageContent::Blocks(
-                    items
-                        .iter()
-                        .filter_map(Value::as_object)
-                        .map(|item| content_block(item, builder, line.line))
-                        .collect(),
-                ),
-                Some(_) | None => MessageContent::Blocks(Vec::new()),
-            };
-            let message = AgentMessage::ToolResult(ToolResultMessage {
-                tool_call_id: str_field(&block, "tool_use_id")
-                    .unwrap_or_default()
-                    .to_owned(),
-                tool_name: String::new(),
-                content,
-                details: if results == 1 {
-                    record.get("toolUseResult").cloned()
-                } else {
-                    None
-                },
-                is_error: block
-                    .get("is_error")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false),
-                timestamp: ms,
-                extra: JsonObject::new(),
-            });
+            // The record's `toolUseResult` is the first result's.
+            let details = (results == 1)
+                .then(|| record.get("toolUseResult").cloned())
+                .flatten();
+            let message = tool_result(&block, details, ms, builder, line.line);
             entries.push(planned(
                 line,
                 id,
@@ -118,6 +92,41 @@ pub(super) fn user_entries(
             EntryKind::Message(Box::new(message)),
         ));
     }
+}
+
+/// A `tool_result` block as a `toolResult` message (its tool name is filled in from its call later).
+fn tool_result(
+    block: &JsonObject,
+    details: Option<Value>,
+    ms: Option<i64>,
+    builder: &mut Builder,
+    line: usize,
+) -> AgentMessage {
+    let content = match block.get("content") {
+        Some(Value::String(text)) => MessageContent::Blocks(vec![ContentBlock::text(text.clone())]),
+        Some(Value::Array(items)) => MessageContent::Blocks(
+            items
+                .iter()
+                .filter_map(Value::as_object)
+                .map(|item| content_block(item, builder, line))
+                .collect(),
+        ),
+        Some(_) | None => MessageContent::Blocks(Vec::new()),
+    };
+    AgentMessage::ToolResult(ToolResultMessage {
+        tool_call_id: str_field(block, "tool_use_id")
+            .unwrap_or_default()
+            .to_owned(),
+        tool_name: String::new(),
+        content,
+        details,
+        is_error: block
+            .get("is_error")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        timestamp: ms,
+        extra: JsonObject::new(),
+    })
 }
 
 /// A prompt the user typed while Claude Code was working: an `attachment` record of type

@@ -7,21 +7,19 @@
 
 mod linear;
 mod messages;
+mod reader;
 
 use std::collections::HashMap;
 
-use ctxkit_protocol::{
-    CompactionEntry, EntryKind, JsonObject, ModelChangeEntry, SessionEntry, SessionInfoEntry,
-    value_as_u64,
-};
+use ctxkit_protocol::{CompactionEntry, EntryKind, JsonObject, SessionEntry, value_as_u64};
 use serde_json::Value;
 
-use crate::builder::{Builder, Planned, custom_kind, header, normalize_timestamp};
+use crate::builder::{Builder, Planned, header};
 use crate::error::ImportError;
 use crate::report::IssueKind;
 use crate::source::{SourceFile, SourceLine, str_field};
 use crate::{ImportedSession, SourceFormat};
-use messages::{assistant_kind, queued_prompt, user_entries};
+use reader::{ReadRecords, RecordReader};
 
 const FORMAT: SourceFormat = SourceFormat::ClaudeCode;
 
@@ -69,266 +67,73 @@ pub fn convert_claude_code(source: &SourceFile) -> Result<ImportedSession, Impor
             path: source.path.clone(),
         });
     }
-    let recorded_id = source
-        .lines
-        .iter()
-        .find_map(|line| str_field(&line.record, "sessionId"))
-        .map(str::to_owned);
-    let stem = source
-        .path
-        .file_stem()
-        .map(|stem| stem.to_string_lossy().into_owned());
-    // A subagent transcript (`agent-<id>.jsonl`) carries its parent's `sessionId`: the session is
-    // named after the file, and the parent is remembered.
-    let subagent_stem = stem.clone().filter(|stem| stem.starts_with("agent-"));
-    let parent_session_id = subagent_stem.as_ref().and(recorded_id.clone());
-    let session_id = subagent_stem.or(recorded_id).or(stem).unwrap_or_default();
-    let cwd = source
-        .lines
-        .iter()
-        .find_map(|line| str_field(&line.record, "cwd"))
-        .unwrap_or_default();
-    let start = source
-        .lines
-        .iter()
-        .find_map(|line| str_field(&line.record, "timestamp"))
-        .unwrap_or_default();
-
-    let mut builder = Builder::new(source);
-    let mut records: Vec<Record> = Vec::new();
-    // uuid → (record index, id of the record's last entry), for parents and aliases.
-    let mut tails: HashMap<String, String> = HashMap::new();
-    let mut boundaries: HashMap<String, usize> = HashMap::new();
-    let mut open_boundary: Option<usize> = None;
-    let mut last_timestamp = normalize_timestamp(start).unwrap_or_default();
-    let mut main_tail_uuid: Option<String> = None;
-    let mut model: Option<String> = None;
-    let user_titled = source
-        .lines
-        .iter()
-        .any(|line| str_field(&line.record, "type") == Some("custom-title"));
-    // A subagent's own file is all sidechain: its model changes are its main line's.
-    let all_sidechain = source
-        .lines
-        .iter()
-        .filter(|line| line.record.contains_key("uuid"))
-        .all(|line| line.record.get("isSidechain").and_then(Value::as_bool) == Some(true));
-
+    let identity = Identity::of(source);
+    let mut reader = RecordReader::new(source, identity.start);
     for line in &source.lines {
-        let record = &line.record;
-        let timestamp = str_field(record, "timestamp")
-            .and_then(normalize_timestamp)
-            .unwrap_or_else(|| last_timestamp.clone());
-        last_timestamp.clone_from(&timestamp);
-        let uuid = str_field(record, "uuid").map(str::to_owned);
-        let sidechain = record.get("isSidechain").and_then(Value::as_bool) == Some(true);
-        let record_type = str_field(record, "type").unwrap_or_default();
-        let source_key = match &uuid {
-            Some(uuid) => {
-                if tails.contains_key(uuid) {
-                    builder.issue(
-                        line.line,
-                        IssueKind::DuplicateId {
-                            source_id: uuid.clone(),
-                        },
-                    );
-                }
-                uuid.clone()
-            }
-            None => format!(
-                "line:{}:{}",
-                line.line,
-                serde_json::Value::Object(record.clone())
-            ),
-        };
-        let mut parent_uuid = match record.get("parentUuid") {
-            Some(Value::String(parent)) => Some(parent.clone()),
-            Some(_) | None => None,
-        };
-        if uuid.is_none() {
-            parent_uuid.clone_from(&main_tail_uuid);
-        }
-
-        let is_boundary =
-            record_type == "system" && str_field(record, "subtype") == Some("compact_boundary");
-        let is_summary = record_type == "user"
-            && record.get("isCompactSummary").and_then(Value::as_bool) == Some(true);
-        let mut entries = Vec::new();
-        if is_boundary {
-            if parent_uuid.is_none() {
-                parent_uuid = str_field(record, "logicalParentUuid").map(str::to_owned);
-            }
-            let id = builder.ids.derive(&source_key);
-            let kind = compaction_from_boundary(record, &id, &mut builder, line.line);
-            entries.push(planned(line, id, &timestamp, kind));
-            open_boundary = Some(records.len());
-            if let Some(uuid) = &uuid {
-                boundaries.insert(uuid.clone(), records.len());
-            }
-        } else if is_summary {
-            let text = message_text(record);
-            let boundary = parent_uuid
-                .as_deref()
-                .and_then(|parent| boundaries.get(parent).copied())
-                .or(open_boundary.take());
-            let filled = boundary
-                .and_then(|index| records.get_mut(index))
-                .and_then(|boundary| {
-                    let entry = boundary.entries.first_mut()?;
-                    match &mut entry.entry.kind {
-                        EntryKind::Compaction(compaction) if compaction.summary.is_empty() => {
-                            compaction.summary.clone_from(&text);
-                            Some(entry.entry.id.clone())
-                        }
-                        EntryKind::Message(_)
-                        | EntryKind::ThinkingLevelChange(_)
-                        | EntryKind::ModelChange(_)
-                        | EntryKind::Compaction(_)
-                        | EntryKind::BranchSummary(_)
-                        | EntryKind::Custom(_)
-                        | EntryKind::CustomMessage(_)
-                        | EntryKind::Label(_)
-                        | EntryKind::SessionInfo(_)
-                        | EntryKind::ContextEdit(_)
-                        | EntryKind::Usage(_)
-                        | EntryKind::Unknown { .. } => None,
-                    }
-                });
-            match filled {
-                Some(compaction_id) => {
-                    // The summary record is the compaction: its children hang under that entry.
-                    if let Some(uuid) = &uuid {
-                        tails.insert(uuid.clone(), compaction_id);
-                        if !sidechain {
-                            main_tail_uuid = Some(uuid.clone());
-                        }
-                    }
-                    continue;
-                }
-                None => {
-                    builder.issue(line.line, IssueKind::CompactionWithoutTokenCount);
-                    let id = builder.ids.derive(&source_key);
-                    let kind = EntryKind::Compaction(CompactionEntry {
-                        summary: text,
-                        first_kept_entry_id: id.clone(),
-                        tokens_before: 0,
-                        details: None,
-                        from_hook: None,
-                        extra: JsonObject::new(),
-                    });
-                    entries.push(planned(line, id, &timestamp, kind));
-                }
-            }
-        } else {
-            match record_type {
-                "user" => user_entries(line, &source_key, &timestamp, &mut builder, &mut entries),
-                "assistant" => {
-                    let this_model = message_of(record)
-                        .and_then(|message| str_field(message, "model"))
-                        .filter(|name| !name.starts_with('<'));
-                    if (!sidechain || all_sidechain)
-                        && let Some(this_model) = this_model
-                        && model.as_deref() != Some(this_model)
-                    {
-                        model = Some(this_model.to_owned());
-                        let id = builder.ids.derive(&format!("{source_key}#model"));
-                        let kind = EntryKind::ModelChange(ModelChangeEntry {
-                            provider: "anthropic".to_owned(),
-                            model_id: this_model.to_owned(),
-                            extra: JsonObject::new(),
-                        });
-                        entries.push(planned(line, id, &timestamp, kind));
-                    }
-                    let id = builder.ids.derive(&source_key);
-                    let kind = assistant_kind(record, &timestamp, &mut builder, line.line);
-                    entries.push(planned(line, id, &timestamp, kind));
-                }
-                // A title the user set wins over the ones Claude Code generates.
-                "summary" | "ai-title" | "custom-title"
-                    if title(record).is_some() && !(record_type == "ai-title" && user_titled) =>
-                {
-                    let id = builder.ids.derive(&source_key);
-                    let mut extra = JsonObject::new();
-                    if let Some(leaf) = record.get("leafUuid") {
-                        extra.insert("leafUuid".to_owned(), leaf.clone());
-                    }
-                    let kind = EntryKind::SessionInfo(SessionInfoEntry {
-                        name: title(record).map(str::to_owned),
-                        extra,
-                    });
-                    entries.push(planned(line, id, &timestamp, kind));
-                }
-                quiet if QUIET_RECORDS.contains(&quiet) => {
-                    let id = builder.ids.derive(&source_key);
-                    let kind = queued_prompt(record, &timestamp)
-                        .unwrap_or_else(|| custom_kind(FORMAT, quiet, record));
-                    entries.push(planned(line, id, &timestamp, kind));
-                }
-                "system" => {
-                    let id = builder.ids.derive(&source_key);
-                    entries.push(planned(
-                        line,
-                        id,
-                        &timestamp,
-                        custom_kind(FORMAT, "system", record),
-                    ));
-                }
-                other => {
-                    builder.issue(
-                        line.line,
-                        IssueKind::UnknownRecord {
-                            record_type: other.to_owned(),
-                        },
-                    );
-                    let id = builder.ids.derive(&source_key);
-                    entries.push(planned(
-                        line,
-                        id,
-                        &timestamp,
-                        custom_kind(FORMAT, "unknown", record),
-                    ));
-                }
-            }
-        }
-        // Chain the entries of one record.
-        for index in 1..entries.len() {
-            let previous = entries[index - 1].entry.id.clone();
-            entries[index].entry.parent_id = Some(previous);
-        }
-        if let (Some(uuid), Some(last)) = (&uuid, entries.last()) {
-            tails.insert(uuid.clone(), last.entry.id.clone());
-        }
-        if !sidechain && uuid.is_some() {
-            main_tail_uuid.clone_from(&uuid);
-        }
-        let message_id = (record_type == "assistant")
-            .then(|| message_of(record).and_then(|message| str_field(message, "id")))
-            .flatten()
-            .map(str::to_owned);
-        records.push(Record {
-            line: line.line,
-            uuid,
-            parent_uuid,
-            sidechain,
-            message_id,
-            tool_results: record_type == "user" && has_tool_results(record),
-            conversational: entries
-                .iter()
-                .any(|planned| matches!(planned.entry.kind, EntryKind::Message(_))),
-            removed: false,
-            alias_of: None,
-            entries,
-        });
+        reader.read(line);
     }
+    let ReadRecords {
+        mut builder,
+        mut records,
+        tails,
+        open_boundary,
+    } = reader.finish();
     linear::relink_parallel_calls(&mut records);
     if let Some(index) = open_boundary
         && let Some(record) = records.get(index)
     {
         builder.issue(record.line, IssueKind::CompactionWithoutSummary);
     }
+    let entries = link_records(records, &tails, &mut builder);
+    let mut header = header(FORMAT, &identity.session_id, identity.start, identity.cwd);
+    if let Some(parent) = identity.parent_session_id {
+        crate::builder::set_parent_session_id(&mut header, &parent);
+    }
+    Ok(builder.finish(FORMAT, header, entries, source.lines.len()))
+}
 
-    // Resolve parents, then order: sidechains (subagent runs) first, so the main conversation's
-    // last entry is the file's last entry and becomes the leaf.
+/// Which session a transcript is, and where and when it started.
+struct Identity<'source> {
+    session_id: String,
+    /// A subagent's transcript: the session it ran in.
+    parent_session_id: Option<String>,
+    cwd: &'source str,
+    start: &'source str,
+}
+
+impl<'source> Identity<'source> {
+    fn of(source: &'source SourceFile) -> Self {
+        let first_field = |key: &str| {
+            source
+                .lines
+                .iter()
+                .find_map(|line| str_field(&line.record, key))
+        };
+        let recorded_id = first_field("sessionId").map(str::to_owned);
+        let stem = source
+            .path
+            .file_stem()
+            .map(|stem| stem.to_string_lossy().into_owned());
+        // A subagent transcript (`agent-<id>.jsonl`) carries its parent's `sessionId`: the session
+        // is named after the file, and the parent is remembered.
+        let subagent_stem = stem.clone().filter(|stem| stem.starts_with("agent-"));
+        let parent_session_id = subagent_stem.as_ref().and(recorded_id.clone());
+        Self {
+            session_id: subagent_stem.or(recorded_id).or(stem).unwrap_or_default(),
+            parent_session_id,
+            cwd: first_field("cwd").unwrap_or_default(),
+            start: first_field("timestamp").unwrap_or_default(),
+        }
+    }
+}
+
+/// Resolves each record's parent entry, then orders the entries: sidechains (subagent runs)
+/// first, so the main conversation's last entry is the file's last entry and becomes the leaf.
+fn link_records(
+    records: Vec<Record>,
+    tails: &HashMap<String, String>,
+    builder: &mut Builder,
+) -> Vec<Planned> {
     let mut side: HashMap<String, bool> = HashMap::new();
     let mut side_entries = Vec::new();
     let mut main_entries = Vec::new();
@@ -366,11 +171,7 @@ pub fn convert_claude_code(source: &SourceFile) -> Result<ImportedSession, Impor
         }
     }
     side_entries.extend(main_entries);
-    let mut header = header(FORMAT, &session_id, start, cwd);
-    if let Some(parent) = parent_session_id {
-        crate::builder::set_parent_session_id(&mut header, &parent);
-    }
-    Ok(builder.finish(FORMAT, header, side_entries, source.lines.len()))
+    side_entries
 }
 
 pub(super) fn planned(line: &SourceLine, id: String, timestamp: &str, kind: EntryKind) -> Planned {

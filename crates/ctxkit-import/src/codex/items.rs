@@ -46,6 +46,8 @@ fn message(message: AgentMessage) -> Vec<EntryKind> {
     vec![EntryKind::Message(Box::new(message))]
 }
 
+/// The entries a `ResponseItem` becomes: a message for conversation items, quiet `custom` data
+/// for bookkeeping items, and a reported `custom` entry for unknown ones.
 pub(super) fn response_item(
     payload: &JsonObject,
     record: &JsonObject,
@@ -55,24 +57,7 @@ pub(super) fn response_item(
     line: usize,
 ) -> Vec<EntryKind> {
     let ms = millis(timestamp);
-    let assistant = |content: Vec<ContentBlock>, stop: &str| {
-        AgentMessage::Assistant(AssistantMessage {
-            content,
-            api: Some("openai-responses".to_owned()),
-            provider: Some(
-                state
-                    .provider
-                    .clone()
-                    .unwrap_or_else(|| "openai".to_owned()),
-            ),
-            model: state.model.clone(),
-            usage: None,
-            stop_reason: Some(stop.to_owned()),
-            error_message: None,
-            timestamp: ms,
-            extra: JsonObject::new(),
-        })
-    };
+    let reply = Reply { state, ms };
     match str_field(payload, "type") {
         Some("message") => {
             let blocks = content_items(payload.get("content"), builder, line);
@@ -82,7 +67,7 @@ pub(super) fn response_item(
                     timestamp: ms,
                     extra: JsonObject::new(),
                 })),
-                Some("assistant") => message(assistant(blocks, "stop")),
+                Some("assistant") => message(reply.with(blocks, "stop")),
                 role => vec![EntryKind::CustomMessage(CustomMessageEntry {
                     custom_type: custom_type(FORMAT, role.unwrap_or("message")),
                     content: MessageContent::Blocks(blocks),
@@ -92,76 +77,12 @@ pub(super) fn response_item(
                 })],
             }
         }
-        Some("reasoning") => {
-            let mut text: Vec<&str> = Vec::new();
-            for key in ["summary", "content"] {
-                if let Some(Value::Array(items)) = payload.get(key) {
-                    text.extend(items.iter().filter_map(|item| item.get("text")?.as_str()));
-                }
-            }
-            let mut extra = JsonObject::new();
-            if let Some(encrypted) = payload
-                .get("encrypted_content")
-                .filter(|value| !value.is_null())
-            {
-                extra.insert("encryptedContent".to_owned(), encrypted.clone());
-            }
-            message(assistant(
-                vec![ContentBlock::Thinking(ThinkingContent {
-                    thinking: text.join("\n\n"),
-                    thinking_signature: None,
-                    extra,
-                })],
-                "stop",
-            ))
-        }
+        Some("reasoning") => message(reply.with(vec![reasoning(payload)], "stop")),
         Some("function_call") => {
-            let id = str_field(payload, "call_id").unwrap_or_default().to_owned();
-            let arguments = match payload.get("arguments") {
-                Some(Value::String(text)) => arguments_from_text(text).unwrap_or_else(|| {
-                    builder.issue(
-                        line,
-                        IssueKind::UnparsedToolArguments {
-                            tool_call_id: id.clone(),
-                        },
-                    );
-                    wrapped_input(Value::String(text.clone()))
-                }),
-                Some(value @ Value::Object(_)) => value.clone(),
-                Some(other) => wrapped_input(other.clone()),
-                None => Value::Object(JsonObject::new()),
-            };
-            let name = str_field(payload, "name").unwrap_or_default().to_owned();
-            message(assistant(vec![tool_call(id, name, arguments)], "toolUse"))
+            message(reply.with(vec![function_call(payload, builder, line)], "toolUse"))
         }
-        Some("custom_tool_call") => {
-            let id = str_field(payload, "call_id").unwrap_or_default().to_owned();
-            let name = str_field(payload, "name").unwrap_or_default().to_owned();
-            let input = payload.get("input").cloned().unwrap_or(Value::Null);
-            message(assistant(
-                vec![tool_call(id, name, wrapped_input(input))],
-                "toolUse",
-            ))
-        }
-        Some("local_shell_call") => {
-            let id = str_field(payload, "call_id")
-                .or_else(|| str_field(payload, "id"))
-                .unwrap_or_default()
-                .to_owned();
-            let action = payload.get("action").cloned().unwrap_or(Value::Null);
-            let arguments = match action {
-                value @ Value::Object(_) => value,
-                other @ (Value::Null
-                | Value::Bool(_)
-                | Value::Number(_)
-                | Value::String(_)
-                | Value::Array(_)) => wrapped_input(other),
-            };
-            message(assistant(
-                vec![tool_call(id, "local_shell".to_owned(), arguments)],
-                "toolUse",
-            ))
-        }
+        Some("custom_tool_call") => message(reply.with(vec![custom_tool_call(payload)], "toolUse")),
+        Some("local_shell_call") => message(reply.with(vec![local_shell_call(payload)], "toolUse")),
         Some("function_call_output" | "custom_tool_call_output") => {
             let (content, is_error) = tool_output(payload.get("output"), builder, line);
             message(AgentMessage::ToolResult(ToolResultMessage {
@@ -177,11 +98,12 @@ pub(super) fn response_item(
         Some("web_search_call") => {
             let mut extra = JsonObject::new();
             extra.insert("codexItem".to_owned(), Value::Object(payload.clone()));
-            let mut reply = assistant(vec![ContentBlock::text(web_search_text(payload))], "stop");
-            if let AgentMessage::Assistant(assistant) = &mut reply {
+            let mut web_search =
+                reply.with(vec![ContentBlock::text(web_search_text(payload))], "stop");
+            if let AgentMessage::Assistant(assistant) = &mut web_search {
                 assistant.extra = extra;
             }
-            message(reply)
+            message(web_search)
         }
         Some(kind) if QUIET_ITEMS.contains(&kind) => {
             vec![custom_kind(FORMAT, kind, record)]
@@ -196,6 +118,103 @@ pub(super) fn response_item(
             vec![custom_kind(FORMAT, "response_item", record)]
         }
     }
+}
+
+/// Assistant messages of the model the rollout is at.
+struct Reply<'state> {
+    state: &'state State,
+    ms: Option<i64>,
+}
+
+impl Reply<'_> {
+    fn with(&self, content: Vec<ContentBlock>, stop: &str) -> AgentMessage {
+        AgentMessage::Assistant(AssistantMessage {
+            content,
+            api: Some("openai-responses".to_owned()),
+            provider: Some(
+                self.state
+                    .provider
+                    .clone()
+                    .unwrap_or_else(|| "openai".to_owned()),
+            ),
+            model: self.state.model.clone(),
+            usage: None,
+            stop_reason: Some(stop.to_owned()),
+            error_message: None,
+            timestamp: self.ms,
+            extra: JsonObject::new(),
+        })
+    }
+}
+
+/// A `reasoning` item: its summary and content texts as one thinking block, the encrypted
+/// content kept.
+fn reasoning(payload: &JsonObject) -> ContentBlock {
+    let mut text: Vec<&str> = Vec::new();
+    for key in ["summary", "content"] {
+        if let Some(Value::Array(items)) = payload.get(key) {
+            text.extend(items.iter().filter_map(|item| item.get("text")?.as_str()));
+        }
+    }
+    let mut extra = JsonObject::new();
+    if let Some(encrypted) = payload
+        .get("encrypted_content")
+        .filter(|value| !value.is_null())
+    {
+        extra.insert("encryptedContent".to_owned(), encrypted.clone());
+    }
+    ContentBlock::Thinking(ThinkingContent {
+        thinking: text.join("\n\n"),
+        thinking_signature: None,
+        extra,
+    })
+}
+
+/// A `function_call`: its `arguments` JSON text parsed (reported and wrapped when it does not).
+fn function_call(payload: &JsonObject, builder: &mut Builder, line: usize) -> ContentBlock {
+    let id = str_field(payload, "call_id").unwrap_or_default().to_owned();
+    let arguments = match payload.get("arguments") {
+        Some(Value::String(text)) => arguments_from_text(text).unwrap_or_else(|| {
+            builder.issue(
+                line,
+                IssueKind::UnparsedToolArguments {
+                    tool_call_id: id.clone(),
+                },
+            );
+            wrapped_input(Value::String(text.clone()))
+        }),
+        Some(value @ Value::Object(_)) => value.clone(),
+        Some(other) => wrapped_input(other.clone()),
+        None => Value::Object(JsonObject::new()),
+    };
+    let name = str_field(payload, "name").unwrap_or_default().to_owned();
+    tool_call(id, name, arguments)
+}
+
+/// A `custom_tool_call` (free-form input, such as a patch): the input wrapped.
+fn custom_tool_call(payload: &JsonObject) -> ContentBlock {
+    let id = str_field(payload, "call_id").unwrap_or_default().to_owned();
+    let name = str_field(payload, "name").unwrap_or_default().to_owned();
+    let input = payload.get("input").cloned().unwrap_or(Value::Null);
+    tool_call(id, name, wrapped_input(input))
+}
+
+/// A `local_shell_call`: a `local_shell` call with the action as its arguments.
+fn local_shell_call(payload: &JsonObject) -> ContentBlock {
+    let id = str_field(payload, "call_id")
+        .or_else(|| str_field(payload, "id"))
+        .unwrap_or_default()
+        .to_owned();
+    let action = payload.get("action").cloned().unwrap_or(Value::Null);
+    let arguments = match action {
+        value @ Value::Object(_) => value,
+        other @ (Value::Null
+        | Value::Bool(_)
+        | Value::Number(_)
+        | Value::String(_)
+        | Value::Array(_)) => wrapped_input(other),
+    };
+    tool_call(id, "local_shell".to_owned(), arguments)
 }
 
 fn tool_call(id: String, name: String, arguments: Value) -> ContentBlock {

@@ -66,30 +66,11 @@ pub fn convert_codex(source: &SourceFile) -> Result<ImportedSession, ImportError
         | Line::State
         | Line::Unknown(_) => None,
     });
-    let session_id = meta
-        .and_then(|meta| str_field(meta, "id"))
-        .map(str::to_owned)
-        .or_else(|| {
-            source
-                .path
-                .file_stem()
-                .map(|stem| stem.to_string_lossy().into_owned())
-        })
-        .unwrap_or_default();
-    let cwd = meta
-        .and_then(|meta| str_field(meta, "cwd"))
-        .map(str::to_owned)
-        .or_else(|| legacy::cwd_from_environment_context(&lines))
-        .unwrap_or_default();
-    let start = meta
-        .and_then(|meta| str_field(meta, "timestamp"))
-        .or_else(|| {
-            lines
-                .iter()
-                .find_map(|line| str_field(&line.record, "timestamp"))
-        })
-        .unwrap_or_default()
-        .to_owned();
+    let Identity {
+        session_id,
+        cwd,
+        start,
+    } = Identity::of(source, &lines, meta);
     let mut state = State {
         provider: meta
             .and_then(|meta| str_field(meta, "model_provider"))
@@ -101,56 +82,11 @@ pub fn convert_codex(source: &SourceFile) -> Result<ImportedSession, ImportError
     let mut planned: Vec<Planned> = Vec::new();
     let mut last_timestamp = normalize_timestamp(&start).unwrap_or_default();
     for line in &lines {
-        let record = &line.record;
-        let timestamp = str_field(record, "timestamp")
+        let timestamp = str_field(&line.record, "timestamp")
             .and_then(normalize_timestamp)
             .unwrap_or_else(|| last_timestamp.clone());
         last_timestamp.clone_from(&timestamp);
-        let emitted = match classify(record) {
-            Line::Meta(_) => vec![Emitted::chained(custom_kind(
-                FORMAT,
-                "session_meta",
-                record,
-            ))],
-            Line::Item(payload) => {
-                response_item(payload, record, &timestamp, &state, &mut builder, line.line)
-                    .into_iter()
-                    .map(Emitted::chained)
-                    .collect()
-            }
-            Line::Compacted(payload) => {
-                compacted(payload, record, &timestamp, &state, &mut builder, line.line)
-            }
-            Line::TurnContext(payload) => {
-                let mut kinds = Vec::new();
-                let model = str_field(payload, "model").map(str::to_owned);
-                if let Some(name) = &model
-                    && model != state.model
-                {
-                    kinds.push(Emitted::chained(model_change(&state, name)));
-                    state.model = model;
-                }
-                kinds.push(Emitted::chained(custom_kind(
-                    FORMAT,
-                    "turn_context",
-                    record,
-                )));
-                kinds
-            }
-            Line::Event(payload) => {
-                if str_field(payload, "type") == Some("token_count")
-                    && let Some(tokens) = token_count(payload)
-                {
-                    state.last_tokens = Some(tokens);
-                }
-                vec![Emitted::chained(custom_kind(FORMAT, "event_msg", record))]
-            }
-            Line::State => vec![Emitted::chained(custom_kind(FORMAT, "state", record))],
-            Line::Unknown(kind) => {
-                builder.issue(line.line, IssueKind::UnknownRecord { record_type: kind });
-                vec![Emitted::chained(custom_kind(FORMAT, "unknown", record))]
-            }
-        };
+        let emitted = line_entries(line, &timestamp, &mut state, &mut builder);
         for (index, emitted) in emitted.into_iter().enumerate() {
             let key = if index == 0 {
                 format!("{session_id}:{}", line.key)
@@ -158,25 +94,6 @@ pub fn convert_codex(source: &SourceFile) -> Result<ImportedSession, ImportError
                 format!("{session_id}:{}#{index}", line.key)
             };
             let id = builder.ids.derive(&key);
-            let kind = match emitted.kind {
-                // Codex keeps nothing verbatim across a compaction (the replacement history is
-                // rebuilt from user messages): an id not on the path before it keeps nothing.
-                EntryKind::Compaction(mut compaction) => {
-                    compaction.first_kept_entry_id.clone_from(&id);
-                    EntryKind::Compaction(compaction)
-                }
-                other @ (EntryKind::Message(_)
-                | EntryKind::ThinkingLevelChange(_)
-                | EntryKind::ModelChange(_)
-                | EntryKind::BranchSummary(_)
-                | EntryKind::Custom(_)
-                | EntryKind::CustomMessage(_)
-                | EntryKind::Label(_)
-                | EntryKind::SessionInfo(_)
-                | EntryKind::ContextEdit(_)
-                | EntryKind::Usage(_)
-                | EntryKind::Unknown { .. }) => other,
-            };
             let parent_id = if emitted.root {
                 None
             } else {
@@ -185,10 +102,10 @@ pub fn convert_codex(source: &SourceFile) -> Result<ImportedSession, ImportError
             planned.push(Planned {
                 line: line.line,
                 entry: SessionEntry {
+                    kind: keeping_nothing_before(emitted.kind, &id),
                     id,
                     parent_id,
                     timestamp: timestamp.clone(),
-                    kind,
                 },
             });
         }
@@ -198,6 +115,128 @@ pub fn convert_codex(source: &SourceFile) -> Result<ImportedSession, ImportError
         crate::builder::set_parent_session_id(&mut header, parent);
     }
     Ok(builder.finish(FORMAT, header, planned, source.lines.len()))
+}
+
+/// Which session a rollout is, and where and when it started.
+struct Identity {
+    session_id: String,
+    cwd: String,
+    start: String,
+}
+
+impl Identity {
+    /// From the session's metadata line `meta`, else the file name, the environment context and
+    /// the first timestamp.
+    fn of(
+        source: &SourceFile,
+        lines: &[legacy::RolloutLine<'_>],
+        meta: Option<&JsonObject>,
+    ) -> Self {
+        let session_id = meta
+            .and_then(|meta| str_field(meta, "id"))
+            .map(str::to_owned)
+            .or_else(|| {
+                source
+                    .path
+                    .file_stem()
+                    .map(|stem| stem.to_string_lossy().into_owned())
+            })
+            .unwrap_or_default();
+        let cwd = meta
+            .and_then(|meta| str_field(meta, "cwd"))
+            .map(str::to_owned)
+            .or_else(|| legacy::cwd_from_environment_context(lines))
+            .unwrap_or_default();
+        let start = meta
+            .and_then(|meta| str_field(meta, "timestamp"))
+            .or_else(|| {
+                lines
+                    .iter()
+                    .find_map(|line| str_field(&line.record, "timestamp"))
+            })
+            .unwrap_or_default()
+            .to_owned();
+        Self {
+            session_id,
+            cwd,
+            start,
+        }
+    }
+}
+
+/// The entries one rollout line becomes.
+fn line_entries(
+    line: &legacy::RolloutLine<'_>,
+    timestamp: &str,
+    state: &mut State,
+    builder: &mut Builder,
+) -> Vec<Emitted> {
+    let record = &line.record;
+    match classify(record) {
+        Line::Meta(_) => vec![Emitted::chained(custom_kind(
+            FORMAT,
+            "session_meta",
+            record,
+        ))],
+        Line::Item(payload) => response_item(payload, record, timestamp, state, builder, line.line)
+            .into_iter()
+            .map(Emitted::chained)
+            .collect(),
+        Line::Compacted(payload) => {
+            compacted(payload, record, timestamp, state, builder, line.line)
+        }
+        Line::TurnContext(payload) => {
+            let mut kinds = Vec::new();
+            let model = str_field(payload, "model").map(str::to_owned);
+            if let Some(name) = &model
+                && model != state.model
+            {
+                kinds.push(Emitted::chained(model_change(state, name)));
+                state.model = model;
+            }
+            kinds.push(Emitted::chained(custom_kind(
+                FORMAT,
+                "turn_context",
+                record,
+            )));
+            kinds
+        }
+        Line::Event(payload) => {
+            if str_field(payload, "type") == Some("token_count")
+                && let Some(tokens) = token_count(payload)
+            {
+                state.last_tokens = Some(tokens);
+            }
+            vec![Emitted::chained(custom_kind(FORMAT, "event_msg", record))]
+        }
+        Line::State => vec![Emitted::chained(custom_kind(FORMAT, "state", record))],
+        Line::Unknown(kind) => {
+            builder.issue(line.line, IssueKind::UnknownRecord { record_type: kind });
+            vec![Emitted::chained(custom_kind(FORMAT, "unknown", record))]
+        }
+    }
+}
+
+/// A compaction keeps nothing verbatim: Codex rebuilds the replacement history from user
+/// messages, so its first kept entry is its own id `id` (not on the path before it).
+fn keeping_nothing_before(kind: EntryKind, id: &str) -> EntryKind {
+    match kind {
+        EntryKind::Compaction(mut compaction) => {
+            compaction.first_kept_entry_id = id.to_owned();
+            EntryKind::Compaction(compaction)
+        }
+        other @ (EntryKind::Message(_)
+        | EntryKind::ThinkingLevelChange(_)
+        | EntryKind::ModelChange(_)
+        | EntryKind::BranchSummary(_)
+        | EntryKind::Custom(_)
+        | EntryKind::CustomMessage(_)
+        | EntryKind::Label(_)
+        | EntryKind::SessionInfo(_)
+        | EntryKind::ContextEdit(_)
+        | EntryKind::Usage(_)
+        | EntryKind::Unknown { .. }) => other,
+    }
 }
 
 /// A `compacted` line. With a summary (local compaction): one `compaction` entry. Without one and

@@ -414,38 +414,7 @@ fn step_reply(info: &JsonObject, step: &[&JsonObject], last: bool) -> AssistantM
     let calls_tools = content
         .iter()
         .any(|block| matches!(block, ContentBlock::ToolCall(_)));
-    let error = info
-        .get("error")
-        .and_then(Value::as_object)
-        .filter(|_| last);
-    let (stop, error_message) = match error {
-        Some(error) => {
-            let message = error
-                .get("data")
-                .and_then(|data| data.get("message"))
-                .and_then(Value::as_str)
-                .or_else(|| str_of(error, "name"))
-                .map(str::to_owned);
-            let stop = if str_of(error, "name") == Some("MessageAbortedError") {
-                "aborted"
-            } else {
-                "error"
-            };
-            (stop, message)
-        }
-        None => {
-            let stop = match finish
-                .as_deref()
-                .or(if last { str_of(info, "finish") } else { None })
-            {
-                Some("length") => "length",
-                Some("tool-calls") => "toolUse",
-                _ if calls_tools => "toolUse",
-                Some(_) | None => "stop",
-            };
-            (stop, None)
-        }
-    };
+    let (stop, error_message) = step_stop(info, finish.as_deref(), last, calls_tools);
     if usage.is_none() && last {
         usage = info.get("tokens").and_then(Value::as_object).map(usage_of);
     }
@@ -463,5 +432,44 @@ fn step_reply(info: &JsonObject, step: &[&JsonObject], last: bool) -> AssistantM
         error_message,
         timestamp: time_of(info, "created"),
         extra,
+    }
+}
+
+/// A step's stop reason and error message: the message's error (on its last step), else the
+/// step's finish reason (the message's on its last step), else whether it calls tools.
+fn step_stop(
+    info: &JsonObject,
+    finish: Option<&str>,
+    last: bool,
+    calls_tools: bool,
+) -> (&'static str, Option<String>) {
+    let error = info
+        .get("error")
+        .and_then(Value::as_object)
+        .filter(|_| last);
+    match error {
+        Some(error) => {
+            let message = error
+                .get("data")
+                .and_then(|data| data.get("message"))
+                .and_then(Value::as_str)
+                .or_else(|| str_of(error, "name"))
+                .map(str::to_owned);
+            let stop = if str_of(error, "name") == Some("MessageAbortedError") {
+                "aborted"
+            } else {
+                "error"
+            };
+            (stop, message)
+        }
+        None => {
+            let stop = match finish.or(if last { str_of(info, "finish") } else { None }) {
+                Some("length") => "length",
+                Some("tool-calls") => "toolUse",
+                _ if calls_tools => "toolUse",
+                Some(_) | None => "stop",
+            };
+            (stop, None)
+        }
     }
 }

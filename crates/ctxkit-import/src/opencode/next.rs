@@ -23,97 +23,28 @@ const FORMAT: SourceFormat = SourceFormat::OpenCode;
 /// Files OpenCode leaves out of the model message (their text is sent another way).
 const UNSENT_FILE_TYPES: [&str; 2] = ["text/plain", "application/x-directory"];
 
+/// Adds the entries of one `session_message` row (the `ordinal`-th message) to the chain.
 pub(super) fn convert(chain: &mut Chain, ordinal: usize, message: &NextMessage, time: &str) {
     let data = &message.data;
     let created = time_of(data, "created").or(Some(message.time_created));
     match message.kind.as_str() {
         "user" => {
-            let mut blocks = Vec::new();
-            if let Some(text) = str_of(data, "text").filter(|text| !text.is_empty()) {
-                blocks.push(ContentBlock::text(text));
-            }
-            for file in list(data, "files") {
-                let mime = str_of(file, "mime").unwrap_or_default();
-                if UNSENT_FILE_TYPES.contains(&mime) {
-                    continue;
-                }
-                let url = str_of(file, "uri").unwrap_or_default();
-                let file = File {
-                    mime,
-                    url,
-                    name: str_of(file, "name").unwrap_or(url),
-                };
-                blocks.push(file_content(&file, &mut chain.builder, ordinal));
-            }
+            let blocks = user_blocks(chain, ordinal, data);
             push_user(chain, ordinal, message, time, blocks, created);
         }
         "synthetic" => {
             let text = str_of(data, "text").unwrap_or_default();
-            push_user(
-                chain,
-                ordinal,
-                message,
-                time,
-                vec![ContentBlock::text(text)],
-                created,
-            );
+            let blocks = vec![ContentBlock::text(text)];
+            push_user(chain, ordinal, message, time, blocks, created);
         }
         "shell" => {
-            let mut text = format!(
-                "The following shell command was executed by the user:\n\n{}",
-                str_of(data, "command").unwrap_or_default()
-            );
-            if let Some(output) = str_of(data, "output").filter(|output| !output.is_empty()) {
-                text.push_str("\n\nOutput:\n");
-                text.push_str(output);
-            }
-            push_user(
-                chain,
-                ordinal,
-                message,
-                time,
-                vec![ContentBlock::text(text)],
-                created,
-            );
+            let blocks = vec![ContentBlock::text(shell_text(data))];
+            push_user(chain, ordinal, message, time, blocks, created);
         }
         "assistant" => assistant(chain, ordinal, message, time, created),
-        // Newer rows say whether the compaction finished (`status`); only a finished one with a
-        // summary starts the history OpenCode reads.
-        "compaction"
-            if str_of(data, "summary").is_some_and(|summary| !summary.is_empty())
-                && str_of(data, "status").is_none_or(|status| status == "completed") =>
-        {
-            let tokens = chain.last_tokens;
-            if tokens.is_none() {
-                chain
-                    .builder
-                    .issue(ordinal, IssueKind::CompactionWithoutTokenCount);
-            }
-            let compaction = CompactionEntry {
-                summary: str_of(data, "summary").unwrap_or_default().to_owned(),
-                first_kept_entry_id: String::new(),
-                tokens_before: tokens.unwrap_or(0),
-                details: None,
-                from_hook: None,
-                extra: kept_as(message),
-            };
-            chain.push_compaction(ordinal, &message.id, time, compaction, None);
-        }
+        "compaction" if is_finished_compaction(data) => compaction(chain, ordinal, message, time),
         "model-switched" => {
-            let model = data.get("model");
-            let field = |key: &str| {
-                model
-                    .and_then(|model| model.get(key))
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned()
-            };
-            let kind = EntryKind::ModelChange(ModelChangeEntry {
-                provider: field("providerID"),
-                model_id: field("id"),
-                extra: kept_as(message),
-            });
-            chain.push(ordinal, &message.id, time, kind);
+            chain.push(ordinal, &message.id, time, model_change(message));
         }
         // A compaction that never finished or has no summary, an agent switch: data, not conversation.
         "compaction" | "agent-switched" => {
@@ -135,6 +66,86 @@ pub(super) fn convert(chain: &mut Chain, ordinal: usize, message: &NextMessage, 
             );
         }
     }
+}
+
+/// A `user` row's text and the files OpenCode sends with it.
+fn user_blocks(chain: &mut Chain, ordinal: usize, data: &JsonObject) -> Vec<ContentBlock> {
+    let mut blocks = Vec::new();
+    if let Some(text) = str_of(data, "text").filter(|text| !text.is_empty()) {
+        blocks.push(ContentBlock::text(text));
+    }
+    for file in list(data, "files") {
+        let mime = str_of(file, "mime").unwrap_or_default();
+        if UNSENT_FILE_TYPES.contains(&mime) {
+            continue;
+        }
+        let url = str_of(file, "uri").unwrap_or_default();
+        let file = File {
+            mime,
+            url,
+            name: str_of(file, "name").unwrap_or(url),
+        };
+        blocks.push(file_content(&file, &mut chain.builder, ordinal));
+    }
+    blocks
+}
+
+/// What the model is told of a command the user ran (a `shell` row).
+fn shell_text(data: &JsonObject) -> String {
+    let mut text = format!(
+        "The following shell command was executed by the user:\n\n{}",
+        str_of(data, "command").unwrap_or_default()
+    );
+    if let Some(output) = str_of(data, "output").filter(|output| !output.is_empty()) {
+        text.push_str("\n\nOutput:\n");
+        text.push_str(output);
+    }
+    text
+}
+
+/// Newer rows say whether the compaction finished (`status`); only a finished one with a summary
+/// starts the history OpenCode reads.
+fn is_finished_compaction(data: &JsonObject) -> bool {
+    str_of(data, "summary").is_some_and(|summary| !summary.is_empty())
+        && str_of(data, "status").is_none_or(|status| status == "completed")
+}
+
+/// A finished `compaction` row: a `compaction` entry, its tokens those of the last reply.
+fn compaction(chain: &mut Chain, ordinal: usize, message: &NextMessage, time: &str) {
+    let tokens = chain.last_tokens;
+    if tokens.is_none() {
+        chain
+            .builder
+            .issue(ordinal, IssueKind::CompactionWithoutTokenCount);
+    }
+    let compaction = CompactionEntry {
+        summary: str_of(&message.data, "summary")
+            .unwrap_or_default()
+            .to_owned(),
+        first_kept_entry_id: String::new(),
+        tokens_before: tokens.unwrap_or(0),
+        details: None,
+        from_hook: None,
+        extra: kept_as(message),
+    };
+    chain.push_compaction(ordinal, &message.id, time, compaction, None);
+}
+
+/// A `model-switched` row's `model_change`.
+fn model_change(message: &NextMessage) -> EntryKind {
+    let model = message.data.get("model");
+    let field = |key: &str| {
+        model
+            .and_then(|model| model.get(key))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    EntryKind::ModelChange(ModelChangeEntry {
+        provider: field("providerID"),
+        model_id: field("id"),
+        extra: kept_as(message),
+    })
 }
 
 fn list<'a>(object: &'a JsonObject, key: &str) -> impl Iterator<Item = &'a JsonObject> {
@@ -195,36 +206,7 @@ fn assistant(
     timestamp: Option<i64>,
 ) {
     let data = &message.data;
-    let mut content = Vec::new();
-    let mut tools = Vec::new();
-    for item in list(data, "content") {
-        match str_of(item, "type") {
-            Some("text") => {
-                content.push(ContentBlock::text(str_of(item, "text").unwrap_or_default()))
-            }
-            Some("reasoning") => content.push(ContentBlock::Thinking(ThinkingContent {
-                thinking: str_of(item, "text").unwrap_or_default().to_owned(),
-                thinking_signature: None,
-                extra: JsonObject::new(),
-            })),
-            Some("tool") => {
-                let input = item
-                    .get("state")
-                    .and_then(|state| state.get("input"))
-                    .filter(|input| input.is_object())
-                    .cloned()
-                    .unwrap_or_else(|| Value::Object(JsonObject::new()));
-                content.push(ContentBlock::ToolCall(ToolCall {
-                    id: str_of(item, "id").unwrap_or_default().to_owned(),
-                    name: str_of(item, "name").unwrap_or_default().to_owned(),
-                    arguments: input,
-                    extra: JsonObject::new(),
-                }));
-                tools.push(item);
-            }
-            Some(_) | None => {}
-        }
-    }
+    let (content, tools) = reply_content(data);
     let model = data.get("model");
     let model_field = |key: &str| {
         model
@@ -232,25 +214,7 @@ fn assistant(
             .and_then(Value::as_str)
             .map(str::to_owned)
     };
-    let error = data.get("error").filter(|error| !error.is_null());
-    let (stop, error_message) = match error {
-        Some(error) => (
-            "error",
-            Some(
-                error
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("error")
-                    .to_owned(),
-            ),
-        ),
-        None => match str_of(data, "finish") {
-            Some("length") => ("length", None),
-            Some("tool-calls") => ("toolUse", None),
-            _ if !tools.is_empty() => ("toolUse", None),
-            Some(_) | None => ("stop", None),
-        },
-    };
+    let (stop, error_message) = stop_of(data, !tools.is_empty());
     let usage = data.get("tokens").and_then(Value::as_object).map(usage_of);
     if let Some(usage) = &usage {
         chain.last_tokens = Some(usage.input + usage.cache_read + usage.cache_write);
@@ -281,6 +245,64 @@ fn assistant(
             time,
             EntryKind::Message(Box::new(result)),
         );
+    }
+}
+
+/// A step's content blocks (text, reasoning, tool calls with their input) and its tool items.
+fn reply_content(data: &JsonObject) -> (Vec<ContentBlock>, Vec<&JsonObject>) {
+    let mut content = Vec::new();
+    let mut tools = Vec::new();
+    for item in list(data, "content") {
+        match str_of(item, "type") {
+            Some("text") => {
+                content.push(ContentBlock::text(str_of(item, "text").unwrap_or_default()))
+            }
+            Some("reasoning") => content.push(ContentBlock::Thinking(ThinkingContent {
+                thinking: str_of(item, "text").unwrap_or_default().to_owned(),
+                thinking_signature: None,
+                extra: JsonObject::new(),
+            })),
+            Some("tool") => {
+                let input = item
+                    .get("state")
+                    .and_then(|state| state.get("input"))
+                    .filter(|input| input.is_object())
+                    .cloned()
+                    .unwrap_or_else(|| Value::Object(JsonObject::new()));
+                content.push(ContentBlock::ToolCall(ToolCall {
+                    id: str_of(item, "id").unwrap_or_default().to_owned(),
+                    name: str_of(item, "name").unwrap_or_default().to_owned(),
+                    arguments: input,
+                    extra: JsonObject::new(),
+                }));
+                tools.push(item);
+            }
+            Some(_) | None => {}
+        }
+    }
+    (content, tools)
+}
+
+/// A step's stop reason and error message: from its `error`, else its `finish`.
+fn stop_of(data: &JsonObject, has_tools: bool) -> (&'static str, Option<String>) {
+    let error = data.get("error").filter(|error| !error.is_null());
+    match error {
+        Some(error) => (
+            "error",
+            Some(
+                error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("error")
+                    .to_owned(),
+            ),
+        ),
+        None => match str_of(data, "finish") {
+            Some("length") => ("length", None),
+            Some("tool-calls") => ("toolUse", None),
+            _ if has_tools => ("toolUse", None),
+            Some(_) | None => ("stop", None),
+        },
     }
 }
 

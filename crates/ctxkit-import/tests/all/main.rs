@@ -11,6 +11,7 @@ mod opencode_next;
 mod record_kinds;
 mod shapes;
 mod subagents;
+mod surroundings;
 mod trees;
 mod writes;
 

@@ -148,24 +148,30 @@ fn a_migrated_session_reads_its_session_message_rows_once_and_what_an_older_vers
             .unwrap()
             .contains("\"name\":\"Add a coupon field\""),
     );
-    // Listing: both session tables, newest first, the subagent under its parent.
+    // Listing: both session tables, newest first, the subagent under its parent; a session counts
+    // the messages of the branch it continues from (a reverted one: the kept messages only; a
+    // compacted one: the compacted messages too).
     let (records, skipped) = list_foreign_sessions(SourceFormat::OpenCode, temp.path()).unwrap();
     assert!(skipped.is_empty(), "{skipped:?}");
-    let rows: Vec<(&str, bool)> = records
+    let rows: Vec<(&str, bool, u64)> = records
         .iter()
         .map(|record| {
             let id = record.path.rsplit_once('#').unwrap().1;
-            (id, record.parent_session_path.is_some())
+            (
+                id,
+                record.parent_session_path.is_some(),
+                record.message_count,
+            )
         })
         .collect();
     assert_eq!(
         rows,
         [
-            ("ses_7f0000000001Checkout", false),
-            ("ses_7f0000000005Explore", true),
-            ("ses_7f0000000002Undo", false),
-            ("ses_7f0000000003UndoParts", false),
-            ("ses_7f0000000004Migrated", false),
+            ("ses_7f0000000001Checkout", false, 11),
+            ("ses_7f0000000005Explore", true, 2),
+            ("ses_7f0000000002Undo", false, 2),
+            ("ses_7f0000000003UndoParts", false, 2),
+            ("ses_7f0000000004Migrated", false, 5),
         ]
     );
 }

@@ -97,3 +97,33 @@ fn codex_tool_searches_snapshots_aborted_turns_and_web_searches_import_as_codex_
     );
     assert_eq!(unknown_records(&session), Vec::<String>::new());
 }
+
+#[test]
+fn a_claude_code_call_without_a_result_gets_the_error_result_claude_code_sends() {
+    let temp = tempfile::tempdir().unwrap();
+    let path = temp.path().join("3c4d5e6f-unanswered.jsonl");
+    let records = [
+        r#"{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s1","cwd":"/home/dev/api","timestamp":"2026-05-10T12:00:00.000Z","message":{"role":"user","content":"Run the tests."}}"#,
+        r#"{"type":"assistant","uuid":"a1","parentUuid":"u1","sessionId":"s1","cwd":"/home/dev/api","timestamp":"2026-05-10T12:00:01.000Z","message":{"id":"msg_1","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"toolu_u1","name":"Bash","input":{"command":"npm test"}}]}}"#,
+        r#"{"type":"user","uuid":"u2","parentUuid":"a1","sessionId":"s1","cwd":"/home/dev/api","timestamp":"2026-05-10T12:05:00.000Z","message":{"role":"user","content":"Did they pass?"}}"#,
+    ];
+    std::fs::write(&path, records.join("\n")).unwrap();
+    let (session, context) = imported_context(&path);
+    assert_eq!(
+        context,
+        [
+            "user: Run the tests.",
+            "assistant: <call toolu_u1 Bash>",
+            "toolResult toolu_u1 Bash: [Tool result missing due to internal error]",
+            "user: Did they pass?",
+        ]
+    );
+    assert!(
+        session
+            .report
+            .issues
+            .iter()
+            .any(|issue| matches!(issue.kind, IssueKind::MissingToolResultAdded { .. }))
+    );
+    assert!(session.to_jsonl().unwrap().contains("\"isError\":true"));
+}
