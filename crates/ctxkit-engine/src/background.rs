@@ -39,6 +39,22 @@ fn latest_compaction_id(state: &State) -> Option<String> {
 }
 
 impl Engine {
+    /// Whether a background summary is being written or waits to be taken.
+    pub fn background_summary_pending(&self) -> bool {
+        self.inner
+            .background
+            .lock()
+            .is_ok_and(|slot| slot.is_some())
+    }
+
+    /// Background summaries started since the engine was made, replaced ones included (for
+    /// measurements such as the simulator's, which bills each summarizer call).
+    pub fn background_summaries_started(&self) -> u64 {
+        self.inner
+            .background_started
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     /// After a reply: starts a background summary when the context is past
     /// `backgroundPercent` of the window but under the compaction threshold, and none is running
     /// for this part of the branch. Hooks may supply summaries themselves, so with hooks nothing
@@ -96,6 +112,9 @@ impl Engine {
                 .await
                 .ok()
         });
+        self.inner
+            .background_started
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         *slot = Some(Background {
             boundary,
             first_kept_entry_id,

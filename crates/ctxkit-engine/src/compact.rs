@@ -38,6 +38,8 @@ pub struct CheckReport {
 struct Summarized {
     compaction: NewCompaction,
     from_hook: bool,
+    /// The background summary was taken.
+    from_background: bool,
     /// Summarization failed and the `truncate` fallback wrote this compaction.
     fallback_error: Option<String>,
 }
@@ -47,6 +49,7 @@ impl Summarized {
         Self {
             compaction,
             from_hook: false,
+            from_background: false,
             fallback_error: None,
         }
     }
@@ -60,6 +63,7 @@ struct Written {
     tokens_before: u64,
     tokens_after: u64,
     from_hook: bool,
+    from_background: bool,
     fallback_error: Option<String>,
     advice: Option<String>,
 }
@@ -248,6 +252,7 @@ impl Engine {
                     first_kept_entry_id: Some(written.first_kept_entry_id),
                     entry_id: Some(written.entry_id),
                     from_hook: written.from_hook,
+                    from_background: written.from_background,
                     fallback: written.fallback_error.is_some(),
                     error: written.fallback_error,
                     advice: written.advice,
@@ -334,6 +339,7 @@ impl Engine {
                     source: SummarySource::Hook,
                 },
                 from_hook: true,
+                from_background: false,
                 fallback_error: None,
             });
         }
@@ -343,13 +349,16 @@ impl Engine {
             CompactionReason::Overflow | CompactionReason::Manual => None,
         };
         if let Some(result) = background {
-            return Ok(Summarized::ctxkit(NewCompaction {
-                summary: result.summary,
-                first_kept_entry_id: result.first_kept_entry_id,
-                tokens_before: plan.tokens_before,
-                details: Some(result.details),
-                source: SummarySource::Ctxkit,
-            }));
+            return Ok(Summarized {
+                from_background: true,
+                ..Summarized::ctxkit(NewCompaction {
+                    summary: result.summary,
+                    first_kept_entry_id: result.first_kept_entry_id,
+                    tokens_before: plan.tokens_before,
+                    details: Some(result.details),
+                    source: SummarySource::Ctxkit,
+                })
+            });
         }
         let options = CompactOptions {
             focus,
@@ -396,6 +405,7 @@ impl Engine {
                         Ok(Summarized {
                             compaction: crate::fallback::truncate_fallback(state, plan, &message)?,
                             from_hook: false,
+                            from_background: false,
                             fallback_error: Some(message),
                         })
                     }
@@ -446,6 +456,7 @@ impl Engine {
         let Summarized {
             compaction,
             from_hook,
+            from_background,
             fallback_error,
         } = summarized;
         let first_kept_entry_id = compaction.first_kept_entry_id.clone();
@@ -501,6 +512,7 @@ impl Engine {
             tokens_before: estimated_before,
             tokens_after,
             from_hook,
+            from_background,
             fallback_error,
             advice: guard
                 .advice()
@@ -521,6 +533,7 @@ fn empty_end(reason: CompactionReason) -> CompactionEnd {
         first_kept_entry_id: None,
         entry_id: None,
         from_hook: false,
+        from_background: false,
         fallback: false,
         error: None,
         advice: None,

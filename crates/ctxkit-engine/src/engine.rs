@@ -78,6 +78,8 @@ pub(crate) struct Inner {
     pub(crate) turn: watch::Sender<Option<CancellationToken>>,
     /// A compaction summary written in the background (`compaction.background`).
     pub(crate) background: Mutex<Option<crate::background::Background>>,
+    /// Background summaries started so far.
+    pub(crate) background_started: AtomicU64,
 }
 
 /// The context engine; clones share one engine.
@@ -175,6 +177,7 @@ impl Engine {
                 compaction_cancel: Mutex::new(None),
                 branch_summary_cancel: Mutex::new(None),
                 background: Mutex::new(None),
+                background_started: AtomicU64::new(0),
                 turn,
             }),
         }

@@ -46,6 +46,10 @@ pub struct CompactionEnd {
     pub entry_id: Option<String>,
     /// The summary was written by a hook.
     pub from_hook: bool,
+    /// The summary was the one written in the background (`compaction.background`), so the
+    /// compaction did not wait for a summarizer call of its own.
+    #[serde(default)]
+    pub from_background: bool,
     /// Summarization failed and the `truncate` fallback wrote a compaction without a summary.
     pub fallback: bool,
     /// What went wrong (with the fallback: why it was needed).

@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::Context as _;
 use clap::Parser;
 use ctxkit_bench::simulate::{
-    CheckPoint, SONNET_4_5, SimulateOptions, Strategy, render_markdown, simulate,
+    CheckPoint, Provider, SimulateOptions, Strategy, render_markdown, simulate,
 };
 
 /// Replay a generated agent session under several context strategies and compare them.
@@ -28,9 +28,16 @@ struct Args {
     #[arg(long, value_enum, default_value_t = CheckPoint::RunEnd)]
     check: CheckPoint,
     /// A strategy to replay; repeat for several (default: no-management, reference-compaction,
-    /// transforms, recommended).
+    /// transforms, provider-compaction, recommended).
     #[arg(long = "strategy", value_enum)]
     strategies: Vec<Strategy>,
+    /// Whose prices and prompt cache the requests are billed with.
+    #[arg(long, value_enum, default_value_t = Provider::Anthropic5m)]
+    provider: Provider,
+    /// A settings document (JSON) applied over the recommended strategy's settings, for
+    /// experiments, e.g. '{"compaction":{"keepRecentTokens":10000}}'.
+    #[arg(long)]
+    recommended_settings: Option<String>,
     /// Replay the strategies one after another instead of on parallel threads (cleaner timings).
     #[arg(long)]
     sequential: bool,
@@ -42,6 +49,12 @@ struct Args {
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let started = Instant::now();
+    let recommended_override = args
+        .recommended_settings
+        .as_deref()
+        .map(serde_json::from_str)
+        .transpose()
+        .context("--recommended-settings is not JSON")?;
     let options = SimulateOptions {
         calls: args.calls,
         seed: args.seed,
@@ -53,7 +66,8 @@ fn main() -> anyhow::Result<()> {
             args.strategies
         },
         parallel: !args.sequential,
-        prices: SONNET_4_5,
+        provider: args.provider,
+        recommended_override,
     };
     let report = simulate(&options)?;
     let text = if args.json {

@@ -1,59 +1,159 @@
-//! Prices and the cost of a request, with and without a prompt cache.
+//! Prices per provider and the cost of a request, with and without a prompt cache.
 
 use serde::Serialize;
 
-/// A model's list prices in US dollars per million tokens.
+/// A model's list prices in US dollars per million tokens, and how its provider's prompt cache
+/// bills.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct PriceTable {
     pub model: &'static str,
     /// Where the prices come from and when they were read.
     pub source: &'static str,
     pub input_per_mtok: f64,
-    /// Writing a prefix into the cache (5-minute cache).
+    /// Writing a prefix into the cache (Anthropic: 1.25× input for 5 minutes, 2× for an hour;
+    /// OpenAI: free, so the input price).
     pub cache_write_per_mtok: f64,
-    /// Reading a cached prefix ("cache hits and refreshes").
+    /// Reading a cached prefix ("cache hits and refreshes", OpenAI's "cached input").
     pub cache_read_per_mtok: f64,
     pub output_per_mtok: f64,
+    /// The shortest prefix the cache serves (OpenAI: 1,024 tokens); a shorter shared prefix is
+    /// billed as uncached input.
+    pub min_cached_prefix: u64,
+    /// Requests with more input tokens than this are billed at the long-context rates (every token
+    /// of the request, as Anthropic does above 200K); `None` when the price is flat.
+    pub long_context_above: Option<u64>,
+    /// Long-context multiplier of every input rate (base, cache write, cache read).
+    pub long_context_input_factor: f64,
+    /// Long-context multiplier of the output rate.
+    pub long_context_output_factor: f64,
 }
 
-/// Claude Sonnet 4.5 list prices for prompts of at most 200K input tokens, from Anthropic's pricing
-/// page <https://docs.anthropic.com/en/docs/about-claude/pricing> (now served at
-/// <https://platform.claude.com/docs/en/about-claude/pricing>): base input $3/MTok, 5-minute cache
-/// writes $3.75/MTok, cache hits $0.30/MTok, output $15/MTok. Read in the 2025 version of the page
-/// (the same row as Claude Sonnet 4); unchanged in the 2026 copy of the Sonnet 4.5 model page
-/// ($3 input, $15 output). Prompts above 200K tokens are billed higher on that page; the simulator
-/// prices every request at the ≤ 200K rates.
+const ANTHROPIC_SOURCE: &str = "Anthropic pricing page (platform.claude.com/docs/en/about-claude/pricing), list prices read 2025 and unchanged in the 2026 copy: Sonnet 4.5 $3 input, $3.75 5-minute cache write, $6 1-hour cache write, $0.30 cache read, $15 output; prompts above 200K input tokens (1M-context beta) at $6 input and $22.50 output, cache rates scaled alike";
+
+/// Claude Sonnet 4.5 with the 5-minute cache (`cache_control: {type: "ephemeral"}`).
 pub const SONNET_4_5: PriceTable = PriceTable {
-    model: "claude-sonnet-4-5",
-    source: "Anthropic pricing page (docs.anthropic.com/en/docs/about-claude/pricing), 2025 list prices, <= 200K-token prompts, 5-minute cache",
+    model: "claude-sonnet-4-5, 5-minute cache",
+    source: ANTHROPIC_SOURCE,
     input_per_mtok: 3.0,
     cache_write_per_mtok: 3.75,
     cache_read_per_mtok: 0.30,
     output_per_mtok: 15.0,
+    min_cached_prefix: 0,
+    long_context_above: Some(200_000),
+    long_context_input_factor: 2.0,
+    long_context_output_factor: 1.5,
 };
+
+/// Claude Sonnet 4.5 with the 1-hour cache (`ttl: "1h"`): dearer writes, same reads.
+pub const SONNET_4_5_1H: PriceTable = PriceTable {
+    model: "claude-sonnet-4-5, 1-hour cache",
+    cache_write_per_mtok: 6.0,
+    ..SONNET_4_5
+};
+
+/// GPT-5 on the OpenAI API: automatic prompt caching, cached input at a tenth of the input price,
+/// no write fee, prefixes from 1,024 tokens; one flat price for its whole window.
+pub const GPT_5: PriceTable = PriceTable {
+    model: "gpt-5, automatic caching",
+    source: "OpenAI API pricing page (developers.openai.com/api/docs/pricing) and prompt-caching guide, read 2025-2026: GPT-5 $1.25 input, $0.125 cached input, $10 output; caching automatic from 1,024-token prefixes, no write fee",
+    input_per_mtok: 1.25,
+    cache_write_per_mtok: 1.25,
+    cache_read_per_mtok: 0.125,
+    output_per_mtok: 10.0,
+    min_cached_prefix: 1_024,
+    long_context_above: None,
+    long_context_input_factor: 1.0,
+    long_context_output_factor: 1.0,
+};
+
+/// Which provider's prices and cache the requests are billed with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Provider {
+    /// Anthropic, 5-minute cache.
+    #[value(name = "anthropic-5m")]
+    Anthropic5m,
+    /// Anthropic, 1-hour cache.
+    #[value(name = "anthropic-1h")]
+    Anthropic1h,
+    /// OpenAI automatic caching.
+    Openai,
+}
+
+impl Provider {
+    pub fn prices(self) -> PriceTable {
+        match self {
+            Self::Anthropic5m => SONNET_4_5,
+            Self::Anthropic1h => SONNET_4_5_1H,
+            Self::Openai => GPT_5,
+        }
+    }
+}
 
 const MILLION: f64 = 1_000_000.0;
 
+/// What one request's tokens are billed as.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Billed {
+    /// Read from the cache.
+    pub cache_read: u64,
+    /// Written to the cache (or plain input without a cache).
+    pub uncached: u64,
+    pub output: u64,
+}
+
 impl PriceTable {
+    fn factors(&self, input_tokens: u64) -> (f64, f64) {
+        match self.long_context_above {
+            Some(limit) if input_tokens > limit => (
+                self.long_context_input_factor,
+                self.long_context_output_factor,
+            ),
+            Some(_) | None => (1.0, 1.0),
+        }
+    }
+
     /// Dollars for a request with no prompt cache: every input token at the base price.
     pub fn uncached_cost(&self, input_tokens: u64, output_tokens: u64) -> f64 {
-        (input_tokens as f64 * self.input_per_mtok + output_tokens as f64 * self.output_per_mtok)
+        let (input_factor, output_factor) = self.factors(input_tokens);
+        (input_tokens as f64 * self.input_per_mtok * input_factor
+            + output_tokens as f64 * self.output_per_mtok * output_factor)
             / MILLION
     }
 
-    /// Dollars for a request with a prompt cache: the prefix shared with the previous request is a
-    /// cache read, the rest of the input is a cache write (so the next request can read it).
+    /// How a request is billed with a prompt cache: the prefix shared with the previous request is
+    /// a cache read (when the cache serves a prefix that short), the rest is a cache write.
+    pub fn split(
+        &self,
+        input_tokens: u64,
+        shared_prefix_tokens: u64,
+        output_tokens: u64,
+    ) -> Billed {
+        let shared = shared_prefix_tokens.min(input_tokens);
+        let read = if shared >= self.min_cached_prefix.max(1) {
+            shared
+        } else {
+            0
+        };
+        Billed {
+            cache_read: read,
+            uncached: input_tokens - read,
+            output: output_tokens,
+        }
+    }
+
+    /// Dollars for a request with a prompt cache (see [`PriceTable::split`]).
     pub fn cached_cost(
         &self,
         input_tokens: u64,
         shared_prefix_tokens: u64,
         output_tokens: u64,
     ) -> f64 {
-        let read = shared_prefix_tokens.min(input_tokens);
-        let write = input_tokens - read;
-        (read as f64 * self.cache_read_per_mtok
-            + write as f64 * self.cache_write_per_mtok
-            + output_tokens as f64 * self.output_per_mtok)
+        let billed = self.split(input_tokens, shared_prefix_tokens, output_tokens);
+        let (input_factor, output_factor) = self.factors(input_tokens);
+        (billed.cache_read as f64 * self.cache_read_per_mtok * input_factor
+            + billed.uncached as f64 * self.cache_write_per_mtok * input_factor
+            + billed.output as f64 * self.output_per_mtok * output_factor)
             / MILLION
     }
 }
@@ -68,8 +168,8 @@ mod tests {
 
     #[test]
     fn uncached_cost_is_base_input_plus_output() {
-        // 1M input at $3 + 0.1M output at $15.
-        assert!(close(SONNET_4_5.uncached_cost(1_000_000, 100_000), 4.5));
+        // 100k input at $3 + 0.1M output at $15.
+        assert!(close(SONNET_4_5.uncached_cost(100_000, 100_000), 1.8));
         assert!(close(SONNET_4_5.uncached_cost(0, 0), 0.0));
     }
 
@@ -87,5 +187,40 @@ mod tests {
             SONNET_4_5.cached_cost(10, 50, 0),
             10.0 * 0.30 / MILLION
         ));
+    }
+
+    #[test]
+    fn the_one_hour_cache_writes_at_twice_the_input_price() {
+        let cost = SONNET_4_5_1H.cached_cost(100_000, 90_000, 0);
+        assert!(close(cost, 0.027 + 0.06), "{cost}");
+    }
+
+    #[test]
+    fn long_prompts_are_billed_at_the_long_context_rates() {
+        // 300k input, all of it a cache read: 300k × 0.60; 1k output at 22.50.
+        let cost = SONNET_4_5.cached_cost(300_000, 300_000, 1_000);
+        assert!(close(cost, 0.18 + 0.0225), "{cost}");
+        assert!(close(SONNET_4_5.uncached_cost(200_000, 0), 0.6));
+        assert!(close(
+            SONNET_4_5.uncached_cost(200_001, 0),
+            200_001.0 * 6.0 / MILLION
+        ));
+    }
+
+    #[test]
+    fn openai_caches_from_1024_tokens_without_a_write_fee() {
+        // A 1,000-token shared prefix is too short: all 5k input at $1.25.
+        assert!(close(
+            GPT_5.cached_cost(5_000, 1_000, 0),
+            5_000.0 * 1.25 / MILLION
+        ));
+        // 4k shared: 4k × 0.125 + 1k × 1.25; no long-context premium.
+        let cost = GPT_5.cached_cost(5_000, 4_000, 100);
+        assert!(close(cost, (500.0 + 1_250.0 + 1_000.0) / MILLION), "{cost}");
+        assert!(close(
+            GPT_5.uncached_cost(300_000, 0),
+            GPT_5.uncached_cost(100_000, 0) * 3.0
+        ));
+        assert_eq!(GPT_5.split(5_000, 1_000, 7).cache_read, 0);
     }
 }

@@ -23,6 +23,12 @@ pub enum SimulateError {
     /// The async runtime of a strategy could not start.
     #[error("The runtime could not start: {0}")]
     Runtime(#[source] std::io::Error),
+    /// The settings override is not a valid engine settings document.
+    #[error("The recommended settings override is invalid: {source}")]
+    Settings {
+        #[source]
+        source: serde_json::Error,
+    },
     /// A strategy's thread panicked.
     #[error("The thread simulating `{strategy}` panicked")]
     Panicked {

@@ -8,10 +8,12 @@
 
 mod cost;
 mod error;
+mod ledger;
 mod meter;
 mod recall;
 mod replay;
 mod report;
+mod summary;
 mod trace;
 
 use std::time::Instant;
@@ -20,14 +22,24 @@ use ctxkit_engine::EngineSettings;
 use ctxkit_transform::TransformSettings;
 use serde::Serialize;
 
-pub use cost::{PriceTable, SONNET_4_5};
+pub use cost::{GPT_5, PriceTable, Provider, SONNET_4_5, SONNET_4_5_1H};
 pub use error::SimulateError;
 pub use recall::{KindRecall, RecallBreakdown, RecallSample};
 pub use report::{
     Compactions, SimulationReport, StrategyReport, Timing, TokenStats, TraceSummary,
     render_markdown,
 };
+pub use summary::{SummaryCosts, SummaryRequest};
 pub use trace::IdentifierKind;
+
+/// The trigger of provider-side compaction, input tokens: the default of Anthropic's
+/// `compact_20260112` edit (150,000) and the value the simulator gives OpenAI's
+/// `compact_threshold`.
+pub const PROVIDER_COMPACTION_TRIGGER: u64 = 150_000;
+
+/// The recommended strategy's context target: it compacts above this many tokens (or the
+/// reference threshold, window − 16,384, when that is lower).
+pub const RECOMMENDED_TARGET_TOKENS: u64 = 40_000;
 
 /// How the model's context is managed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
@@ -36,23 +48,33 @@ pub enum Strategy {
     /// The view is the whole transcript; overflowing requests are counted and still sent.
     NoManagement,
     /// The reference's compaction only: compact above window − reserveTokens, keep
-    /// keepRecentTokens, offline summaries; no transforms.
+    /// keepRecentTokens, offline summaries sent as fresh prompts; no transforms.
     ReferenceCompaction,
     /// The three-layer transform with default settings; no compaction.
     Transforms,
-    /// Compaction plus the transforms in cache-aware mode; the engine keeps the sliding window
-    /// behind compaction as the last resort.
+    /// Provider-side compaction (Anthropic `compact_20260112`, OpenAI `compact_threshold`): once a
+    /// request passes the trigger the provider summarizes the whole context on top of its cache and
+    /// the summary replaces it; checked on every request; no transforms.
+    ProviderCompaction,
+    /// ctxkit's recommended settings (see [`Strategy::settings`]).
     Recommended,
+    /// The previous recommendation: compaction at the reference threshold plus cache-aware
+    /// transforms, summaries as fresh prompts, no background (not in the default set).
+    RecommendedBefore,
     /// `recommended` with the sliding window switched off (not in the default set).
     RecommendedNoWindow,
+    /// `recommended` with its summaries sent as fresh prompts (what the engine's summarizer sends
+    /// today; not in the default set).
+    RecommendedFreshSummaries,
 }
 
 impl Strategy {
     /// The strategies replayed by default, in report order.
-    pub const DEFAULT: [Self; 4] = [
+    pub const DEFAULT: [Self; 5] = [
         Self::NoManagement,
         Self::ReferenceCompaction,
         Self::Transforms,
+        Self::ProviderCompaction,
         Self::Recommended,
     ];
 
@@ -62,13 +84,47 @@ impl Strategy {
             Self::NoManagement => "no management",
             Self::ReferenceCompaction => "reference compaction",
             Self::Transforms => "three-layer transform",
+            Self::ProviderCompaction => "provider-side compaction",
             Self::Recommended => "ctxkit recommended",
+            Self::RecommendedBefore => "recommended before",
             Self::RecommendedNoWindow => "recommended, window off",
+            Self::RecommendedFreshSummaries => "recommended, fresh-prompt summaries",
         }
     }
 
-    /// The engine settings of this strategy.
-    pub fn settings(self) -> EngineSettings {
+    /// Whether the strategy is one of the peers the recommendation is measured against.
+    pub fn is_peer(self) -> bool {
+        match self {
+            Self::ReferenceCompaction | Self::Transforms | Self::ProviderCompaction => true,
+            Self::NoManagement
+            | Self::Recommended
+            | Self::RecommendedBefore
+            | Self::RecommendedNoWindow
+            | Self::RecommendedFreshSummaries => false,
+        }
+    }
+
+    /// How its summary requests are sent.
+    pub fn summary_request(self) -> SummaryRequest {
+        match self {
+            Self::NoManagement
+            | Self::ReferenceCompaction
+            | Self::Transforms
+            | Self::RecommendedBefore
+            | Self::RecommendedFreshSummaries => SummaryRequest::FreshPrompt,
+            Self::ProviderCompaction => SummaryRequest::ProviderSide,
+            Self::Recommended | Self::RecommendedNoWindow => SummaryRequest::CachePrefix,
+        }
+    }
+
+    /// Whether the compaction check runs after every call whatever `--check` says (the provider
+    /// looks at every request).
+    pub fn checks_every_call(self) -> bool {
+        self == Self::ProviderCompaction
+    }
+
+    /// The engine settings of this strategy for a model with `context_window` tokens.
+    pub fn settings(self, context_window: u64) -> EngineSettings {
         let mut settings = EngineSettings::default();
         match self {
             Self::NoManagement => {
@@ -77,14 +133,68 @@ impl Strategy {
             }
             Self::ReferenceCompaction => settings.transforms = TransformSettings::disabled(),
             Self::Transforms => settings.compaction.enabled = false,
-            Self::Recommended => settings.transforms.cache_aware = true,
-            Self::RecommendedNoWindow => {
-                settings.transforms.cache_aware = true;
-                settings.transforms.window_enabled = false;
+            Self::ProviderCompaction => {
+                settings.transforms = TransformSettings::disabled();
+                // A window smaller than 200,000 gets a trigger at three quarters of it.
+                let trigger = PROVIDER_COMPACTION_TRIGGER.min(context_window / 4 * 3);
+                settings.compaction.reserve_tokens = context_window - trigger;
+                settings.compaction.keep_recent_tokens = 0;
+            }
+            Self::RecommendedBefore => settings.transforms.cache_aware = true,
+            Self::Recommended | Self::RecommendedNoWindow | Self::RecommendedFreshSummaries => {
+                recommended(&mut settings, context_window);
+                if self == Self::RecommendedNoWindow {
+                    settings.transforms.window_enabled = false;
+                }
             }
         }
         settings
     }
+}
+
+/// The recommended settings for a window: the transforms pruning every tool result but the latest
+/// one (one call after it arrived; the cut moves by one result per call, so only that result and
+/// what follows it are new to the cache); compaction above [`RECOMMENDED_TARGET_TOKENS`] (or the
+/// reference threshold when lower), keeping 10,000 tokens; summaries written in the background from
+/// 80% of that threshold and sent as cache-prefix requests.
+fn recommended(settings: &mut EngineSettings, context_window: u64) {
+    settings.transforms.keep_recent_tool_results = 1;
+    settings.compaction.keep_recent_tokens = 10_000;
+    let reference = settings.compaction.reserve_tokens;
+    let reserve = context_window
+        .saturating_sub(RECOMMENDED_TARGET_TOKENS)
+        .max(reference);
+    settings.compaction.reserve_tokens = reserve;
+    settings.compaction.background = true;
+    let threshold = context_window.saturating_sub(reserve);
+    settings.compaction.background_percent = (threshold * 80)
+        .checked_div(context_window)
+        .map_or(75, |percent| percent.max(1));
+}
+
+/// Applies a settings document over `settings` (objects merged key by key).
+pub fn override_settings(
+    settings: &EngineSettings,
+    document: &serde_json::Value,
+) -> Result<EngineSettings, serde_json::Error> {
+    fn merge(base: &mut serde_json::Value, over: &serde_json::Value) {
+        match (base, over) {
+            (serde_json::Value::Object(base), serde_json::Value::Object(over)) => {
+                for (key, value) in over {
+                    merge(
+                        base.entry(key.clone()).or_insert(serde_json::Value::Null),
+                        value,
+                    );
+                }
+            }
+            (base, over) => *base = over.clone(),
+        }
+    }
+    let mut value = serde_json::to_value(settings)?;
+    merge(&mut value, document);
+    let mut merged: EngineSettings = serde_json::from_value(value)?;
+    merged.compaction.adaptive = settings.compaction.adaptive;
+    Ok(merged)
 }
 
 /// When the compaction check runs.
@@ -110,7 +220,9 @@ pub struct SimulateOptions {
     pub strategies: Vec<Strategy>,
     /// Replay the strategies on parallel threads (timings then include contention).
     pub parallel: bool,
-    pub prices: PriceTable,
+    pub provider: Provider,
+    /// A settings document applied over the recommended strategy's settings (experiments).
+    pub recommended_override: Option<serde_json::Value>,
 }
 
 impl Default for SimulateOptions {
@@ -122,7 +234,21 @@ impl Default for SimulateOptions {
             check: CheckPoint::RunEnd,
             strategies: Strategy::DEFAULT.to_vec(),
             parallel: true,
-            prices: SONNET_4_5,
+            provider: Provider::Anthropic5m,
+            recommended_override: None,
+        }
+    }
+}
+
+impl SimulateOptions {
+    /// The engine settings `strategy` runs with: its own, with the override for the recommended
+    /// strategy applied.
+    pub fn settings_of(&self, strategy: Strategy) -> Result<EngineSettings, SimulateError> {
+        let settings = strategy.settings(self.context_window);
+        match (&self.recommended_override, strategy) {
+            (Some(document), Strategy::Recommended) => override_settings(&settings, document)
+                .map_err(|source| SimulateError::Settings { source }),
+            (Some(_) | None, _) => Ok(settings),
         }
     }
 }
@@ -171,7 +297,8 @@ pub fn simulate(options: &SimulateOptions) -> Result<SimulationReport, SimulateE
         context_window: options.context_window,
         check: options.check,
         parallel: options.parallel,
-        prices: options.prices,
+        prices: options.provider.prices(),
+        recommended_override: options.recommended_override.clone(),
         trace: TraceSummary::of(&trace),
         strategies,
         generate_ms: generated.as_secs_f64() * 1000.0,

@@ -7,10 +7,11 @@
 //! at risk. Every other message is scanned (one Aho-Corasick pass over its JSON) for the at-risk
 //! ones; a verbatim source cannot hold another source's identifier, since each is planted once.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use ctxkit_protocol::{AgentMessage, MessageContent};
+use ctxkit_session::COMPACTION_SUMMARY_PREFIX;
 use serde::Serialize;
 
 use super::trace::{IdentifierKind, Source, Trace};
@@ -117,13 +118,15 @@ impl<'a> RecallTracker<'a> {
     }
 
     /// The recall of one request: `messages` as sent, `serialized` their JSON, `request` the 0-based
-    /// index of the call (identifiers planted for later calls do not count yet).
+    /// index of the call (identifiers planted for later calls do not count yet). Returned twice:
+    /// as measured (the summaries as written, by the offline summarizer), and with the
+    /// model-summary stand-in ([`stand_in_keeps`]) applied.
     pub(crate) fn observe(
         &mut self,
         messages: &[AgentMessage],
         serialized: &[String],
         request: usize,
-    ) -> RecallBreakdown {
+    ) -> (RecallBreakdown, RecallBreakdown) {
         let planted = self
             .trace
             .planted
@@ -131,7 +134,25 @@ impl<'a> RecallTracker<'a> {
         self.verbatim.fill(false);
         self.found.fill(false);
         let mut scan = Vec::new();
+        let mut present: HashSet<&str> = HashSet::new();
+        let mut summarized = false;
         for (message, text) in messages.iter().zip(serialized) {
+            match message {
+                AgentMessage::ToolResult(result) => {
+                    present.insert(result.tool_call_id.as_str());
+                }
+                // The view is in provider form: a summary is a user message with the prefix.
+                AgentMessage::User(user) => {
+                    summarized |= text_of_user(&user.content)
+                        .is_some_and(|text| text.starts_with(COMPACTION_SUMMARY_PREFIX));
+                }
+                AgentMessage::CompactionSummary(_) => summarized = true,
+                AgentMessage::Assistant(_)
+                | AgentMessage::BashExecution(_)
+                | AgentMessage::Custom(_)
+                | AgentMessage::BranchSummary(_)
+                | AgentMessage::Unknown(_) => {}
+            }
             let source = match message {
                 AgentMessage::ToolResult(result) => self
                     .results
@@ -166,7 +187,56 @@ impl<'a> RecallTracker<'a> {
                 }
             }
         }
-        let mut breakdown = RecallBreakdown {
+        let mut breakdown = RecallBreakdown::empty();
+        let mut stand_in = RecallBreakdown::empty();
+        for (index, planted_identifier) in self.trace.planted.iter().take(planted).enumerate() {
+            let at_risk = !self.verbatim[index];
+            let sample = RecallSample {
+                planted: 1,
+                at_risk: usize::from(at_risk),
+                recalled: usize::from(at_risk && self.found[index]),
+            };
+            breakdown.add(planted_identifier.kind, sample);
+            let absent = match &planted_identifier.source {
+                Source::ToolResult { tool_call_id } => !present.contains(tool_call_id.as_str()),
+                Source::Task { .. } => true,
+            };
+            let kept = at_risk && summarized && absent && stand_in_keeps(planted_identifier);
+            stand_in.add(
+                planted_identifier.kind,
+                RecallSample {
+                    recalled: usize::from(at_risk && (self.found[index] || kept)),
+                    ..sample
+                },
+            );
+        }
+        (breakdown, stand_in)
+    }
+}
+
+/// The text of a user message: its text, or its first text block.
+fn text_of_user(content: &MessageContent) -> Option<&str> {
+    match content {
+        MessageContent::Text(text) => Some(text),
+        MessageContent::Blocks(blocks) => blocks.iter().find_map(|block| block.as_text()),
+    }
+}
+
+/// The model-summary stand-in: what a good checkpoint summary keeps of a summarized span. It keeps
+/// everything the user asked for (every identifier of a task prompt: the goal, the files, functions,
+/// error codes and request ids named in it) and the files the work touched (every file path seen
+/// in a tool result); the other identifiers buried in tool output (function names, error codes,
+/// request ids on one line of a long result) it keeps only if the measured summary does.
+pub(crate) fn stand_in_keeps(planted: &super::trace::Planted) -> bool {
+    match planted.source {
+        Source::Task { .. } => true,
+        Source::ToolResult { .. } => planted.kind == IdentifierKind::FilePath,
+    }
+}
+
+impl RecallBreakdown {
+    fn empty() -> Self {
+        Self {
             all: RecallSample::default(),
             by_kind: IdentifierKind::ALL
                 .iter()
@@ -175,24 +245,14 @@ impl<'a> RecallTracker<'a> {
                     sample: RecallSample::default(),
                 })
                 .collect(),
-        };
-        for (index, planted_identifier) in self.trace.planted.iter().take(planted).enumerate() {
-            let at_risk = !self.verbatim[index];
-            let sample = RecallSample {
-                planted: 1,
-                at_risk: usize::from(at_risk),
-                recalled: usize::from(at_risk && self.found[index]),
-            };
-            breakdown.all.add(sample);
-            if let Some(kind) = breakdown
-                .by_kind
-                .iter_mut()
-                .find(|kind| kind.kind == planted_identifier.kind)
-            {
-                kind.sample.add(sample);
-            }
         }
-        breakdown
+    }
+
+    fn add(&mut self, kind: IdentifierKind, sample: RecallSample) {
+        self.all.add(sample);
+        if let Some(entry) = self.by_kind.iter_mut().find(|entry| entry.kind == kind) {
+            entry.sample.add(sample);
+        }
     }
 }
 
@@ -216,7 +276,7 @@ mod tests {
         call: usize,
     ) -> RecallSample {
         let request = Request::measure(view).unwrap();
-        tracker.observe(view, &request.messages, call).all
+        tracker.observe(view, &request.messages, call).0.all
     }
 
     fn text_of(message: &AgentMessage) -> String {
@@ -308,6 +368,37 @@ mod tests {
         result.content = ctxkit_protocol::MessageContent::Blocks(vec![ContentBlock::text("[cut]")]);
         let sample = observe(&mut tracker, &view, trace.calls());
         assert_eq!((sample.at_risk, sample.recalled), (1, 0));
+    }
+
+    #[test]
+    fn the_stand_in_keeps_task_identifiers_of_a_summarized_span_only() {
+        let trace = trace();
+        let mut tracker = RecallTracker::new(&trace).unwrap();
+        let all: Vec<AgentMessage> = trace.messages().collect();
+        let user = |text: String| {
+            AgentMessage::User(UserMessage {
+                content: ctxkit_protocol::MessageContent::Text(text),
+                timestamp: None,
+                extra: JsonObject::new(),
+            })
+        };
+        // The first task prompt is gone and no summary is shown: nothing is kept.
+        let mut view = all[1..].to_vec();
+        let request = Request::measure(&view).unwrap();
+        let (written, stand_in) = tracker.observe(&view, &request.messages, trace.calls());
+        assert_eq!((written.all.at_risk, written.all.recalled), (4, 0));
+        assert_eq!(stand_in.all.recalled, 0);
+        // A summary that names none of them: the stand-in keeps all four task identifiers.
+        view.insert(
+            0,
+            user(format!(
+                "{COMPACTION_SUMMARY_PREFIX}Work went on.\n</summary>"
+            )),
+        );
+        let request = Request::measure(&view).unwrap();
+        let (written, stand_in) = tracker.observe(&view, &request.messages, trace.calls());
+        assert_eq!(written.all.recalled, 0);
+        assert_eq!((stand_in.all.at_risk, stand_in.all.recalled), (4, 4));
     }
 
     #[test]

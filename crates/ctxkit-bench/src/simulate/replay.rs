@@ -12,11 +12,13 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use ctxkit_compaction::{OfflineSummarizer, Prompts, estimate_tokens};
 use ctxkit_engine::{
-    CheckReport, CompactionReason, Engine, EngineError, EngineOptions, HookSet, ModelInfo,
+    CheckReport, CompactionEnd, CompactionReason, Engine, EngineError, EngineOptions,
+    EngineSettings, HookSet, ModelInfo,
 };
 use ctxkit_protocol::{AgentMessage, AssistantMessage, JsonObject, Usage};
 use ctxkit_session::Session;
 
+use super::ledger::{Ledger, compaction_tokens};
 use super::meter::{Request, shared_prefix};
 use super::recall::{RecallBreakdown, RecallTracker};
 use super::report::{Compactions, StrategyReport, Timing, TokenStats};
@@ -41,6 +43,8 @@ fn now_ms() -> i64 {
 struct Meter<'a> {
     strategy: Strategy,
     options: &'a SimulateOptions,
+    settings: EngineSettings,
+    ledger: Ledger,
     inputs: Vec<u64>,
     shared_tokens: u64,
     hit_ratio_sum: f64,
@@ -55,8 +59,10 @@ struct Meter<'a> {
     previous: Option<(Vec<AgentMessage>, Request)>,
     recall: RecallTracker<'a>,
     recall_sum: f64,
+    stand_in_sum: f64,
     recall_samples: usize,
     last_recall: RecallBreakdown,
+    last_stand_in: RecallBreakdown,
     windowed_requests: usize,
     timing: Timing,
 }
@@ -71,21 +77,18 @@ impl<'a> Meter<'a> {
         move |source| SimulateError::Engine { strategy, source }
     }
 
-    /// Counts a check's compaction; true when one was written.
-    fn count_check(&mut self, report: &CheckReport) -> bool {
-        let Some(end) = report
+    /// Counts a check's compaction; the compaction when one was written.
+    fn count_check(&mut self, report: &CheckReport) -> Option<CompactionEnd> {
+        let end = report
             .compaction
             .as_ref()
-            .filter(|end| end.entry_id.is_some())
-        else {
-            return false;
-        };
+            .filter(|end| end.entry_id.is_some())?;
         match end.reason {
             CompactionReason::Threshold => self.compactions.threshold += 1,
             CompactionReason::Overflow => self.compactions.overflow += 1,
             CompactionReason::Manual => self.compactions.manual += 1,
         }
-        true
+        Some(end.clone())
     }
 
     /// Bills a request the model accepted and measures its prefix and recall.
@@ -107,17 +110,22 @@ impl<'a> Meter<'a> {
             self.hit_ratio_sum += shared as f64 / input as f64;
         }
         self.output_tokens += output_tokens;
-        let prices = &self.options.prices;
+        let prices = self.options.provider.prices();
         self.cost_without_cache += prices.uncached_cost(input, output_tokens);
         self.cost_with_cache += prices.cached_cost(input, shared, output_tokens);
+        let billed = prices.split(input, shared, output_tokens);
+        self.ledger
+            .answered(input, billed.cache_read, output_tokens);
         add(&mut self.timing.measure_ms, started);
         let started = Instant::now();
-        let recall = self.recall.observe(&messages, &request.messages, call);
+        let (recall, stand_in) = self.recall.observe(&messages, &request.messages, call);
         if let Some(ratio) = recall.all.recall() {
             self.recall_sum += ratio;
+            self.stand_in_sum += stand_in.all.recall().unwrap_or(0.0);
             self.recall_samples += 1;
         }
         self.last_recall = recall;
+        self.last_stand_in = stand_in;
         self.previous = Some((messages, request));
         add(&mut self.timing.recall_ms, started);
     }
@@ -125,9 +133,13 @@ impl<'a> Meter<'a> {
     fn finish(self, stored_entries: usize, elapsed: Duration) -> StrategyReport {
         let input_tokens = TokenStats::of(&self.inputs);
         let requests = self.inputs.len();
+        let summaries = self.ledger.finish();
         StrategyReport {
             strategy: self.strategy,
             name: self.strategy.name(),
+            summary_request: self.strategy.summary_request(),
+            total_cost_with_cache: self.cost_with_cache + summaries.cost,
+            summaries,
             requests,
             input_tokens,
             output_tokens: self.output_tokens,
@@ -144,6 +156,9 @@ impl<'a> Meter<'a> {
             recall_final: self.last_recall,
             recall_mean: (self.recall_samples > 0)
                 .then(|| self.recall_sum / self.recall_samples as f64),
+            stand_in_final: self.last_stand_in,
+            stand_in_mean: (self.recall_samples > 0)
+                .then(|| self.stand_in_sum / self.recall_samples as f64),
             recall_samples: self.recall_samples,
             stored_entries,
             timing: Timing {
@@ -184,7 +199,11 @@ impl Driver<'_> {
     async fn append(&mut self, message: AgentMessage) -> Result<(), SimulateError> {
         let started = Instant::now();
         let error = self.meter.engine_error();
+        self.meter.ledger.appended(estimate_tokens(&message));
         self.engine.append(message).await.map_err(error)?;
+        self.meter
+            .ledger
+            .background_started(self.engine.background_summaries_started());
         add(&mut self.meter.timing.append_ms, started);
         Ok(())
     }
@@ -198,7 +217,13 @@ impl Driver<'_> {
         let started = Instant::now();
         let error = self.meter.engine_error();
         let report = report.await.map_err(error)?;
-        if self.meter.count_check(&report) {
+        if let Some(end) = self.meter.count_check(&report) {
+            let entry_id = end.entry_id.clone().unwrap_or_default();
+            let (span, output) = self
+                .engine
+                .with_session(|session| compaction_tokens(session, &entry_id))
+                .await;
+            self.meter.ledger.compacted(&end, span, output);
             tokio::time::sleep(Duration::from_millis(2)).await;
         }
         add(&mut self.meter.timing.check_ms, started);
@@ -208,7 +233,7 @@ impl Driver<'_> {
     /// The next request, after any overflow recovery.
     async fn request(&mut self) -> Result<(Vec<AgentMessage>, Request), SimulateError> {
         let window = self.meter.options.context_window;
-        let compacts = self.meter.strategy.settings().compaction.enabled;
+        let compacts = self.meter.settings.compaction.enabled;
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -258,10 +283,18 @@ pub(crate) async fn replay(
     options: &SimulateOptions,
 ) -> Result<StrategyReport, SimulateError> {
     let started = Instant::now();
+    let settings = options.settings_of(strategy)?;
+    let every_call = options.check == CheckPoint::EveryCall || strategy.checks_every_call();
+    let prices = options.provider.prices();
+    let ledger = Ledger::new(
+        strategy.summary_request(),
+        prices,
+        settings.compaction.keep_recent_tokens,
+    );
     let engine = Engine::new(
         Session::in_memory(CWD),
         EngineOptions {
-            settings: strategy.settings(),
+            settings: settings.clone(),
             model: Some(ModelInfo {
                 provider: PROVIDER.to_owned(),
                 id: MODEL.to_owned(),
@@ -276,6 +309,8 @@ pub(crate) async fn replay(
     let meter = Meter {
         strategy,
         options,
+        settings,
+        ledger,
         inputs: Vec::with_capacity(trace.calls()),
         shared_tokens: 0,
         hit_ratio_sum: 0.0,
@@ -289,8 +324,10 @@ pub(crate) async fn replay(
         previous: None,
         recall: RecallTracker::new(trace)?,
         recall_sum: 0.0,
+        stand_in_sum: 0.0,
         recall_samples: 0,
         last_recall: RecallBreakdown::default(),
+        last_stand_in: RecallBreakdown::default(),
         windowed_requests: 0,
         timing: Timing::default(),
     };
@@ -322,7 +359,7 @@ pub(crate) async fn replay(
                 driver.append(AgentMessage::ToolResult(result)).await?;
             }
             call += 1;
-            if options.check == CheckPoint::EveryCall && step + 1 < task.calls.len() {
+            if every_call && step + 1 < task.calls.len() {
                 let engine = driver.engine.clone();
                 driver.check(engine.after_run()).await?;
             }

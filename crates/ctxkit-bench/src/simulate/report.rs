@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::cost::PriceTable;
 use super::recall::{RecallBreakdown, RecallSample};
+use super::summary::{SummaryCosts, SummaryRequest};
 use super::trace::{IdentifierKind, Trace};
 use super::{CheckPoint, Strategy};
 
@@ -73,6 +74,12 @@ pub struct Timing {
 pub struct StrategyReport {
     pub strategy: Strategy,
     pub name: &'static str,
+    /// How its summary requests are sent.
+    pub summary_request: SummaryRequest,
+    /// Its summary calls and the waits at compactions.
+    pub summaries: SummaryCosts,
+    /// `cost_with_cache` plus the summary calls.
+    pub total_cost_with_cache: f64,
     /// Requests the model answered (one per call; rejected overflow requests are not counted).
     pub requests: usize,
     pub input_tokens: TokenStats,
@@ -100,6 +107,10 @@ pub struct StrategyReport {
     pub recall_final: RecallBreakdown,
     /// Recall averaged over the requests with identifiers at risk.
     pub recall_mean: Option<f64>,
+    /// Recall of the last request with the model-summary stand-in.
+    pub stand_in_final: RecallBreakdown,
+    /// The stand-in's recall averaged like `recall_mean`.
+    pub stand_in_mean: Option<f64>,
     /// Requests with identifiers at risk.
     pub recall_samples: usize,
     /// Session entries at the end (compaction never deletes any).
@@ -150,6 +161,8 @@ pub struct SimulationReport {
     pub check: CheckPoint,
     pub parallel: bool,
     pub prices: PriceTable,
+    /// The settings document applied over the recommended strategy, if any.
+    pub recommended_override: Option<serde_json::Value>,
     pub trace: TraceSummary,
     pub strategies: Vec<StrategyReport>,
     /// Generating the session.
@@ -186,6 +199,52 @@ fn recall_cell(sample: &RecallSample) -> String {
     )
 }
 
+/// The recommended strategy against the best peer (reference compaction, the three-layer
+/// transform, provider-side compaction) by total cost with a cache.
+fn verdict(report: &SimulationReport) -> String {
+    let best_peer = report
+        .strategies
+        .iter()
+        .filter(|strategy| strategy.strategy.is_peer())
+        .min_by(|a, b| a.total_cost_with_cache.total_cmp(&b.total_cost_with_cache));
+    let recommended = report
+        .strategies
+        .iter()
+        .find(|strategy| strategy.strategy == Strategy::Recommended);
+    let reference = report
+        .strategies
+        .iter()
+        .find(|strategy| strategy.strategy == Strategy::ReferenceCompaction);
+    let (Some(best), Some(recommended)) = (best_peer, recommended) else {
+        return String::new();
+    };
+    let saving = 1.0 - recommended.total_cost_with_cache / best.total_cost_with_cache;
+    let mut out = format!(
+        "\nctxkit recommended costs ${:.2} against ${:.2} for the best peer ({}): {:.1}% less.",
+        recommended.total_cost_with_cache,
+        best.total_cost_with_cache,
+        best.name,
+        saving * 100.0
+    );
+    if let Some(reference) = reference {
+        let _ = write!(
+            out,
+            " Recall against reference compaction: final view {} vs {}, run mean {} vs {}; \
+             with the stand-in: final view {} vs {}, run mean {} vs {}.",
+            percent(recommended.recall_final.all.recall()),
+            percent(reference.recall_final.all.recall()),
+            percent(recommended.recall_mean),
+            percent(reference.recall_mean),
+            percent(recommended.stand_in_final.all.recall()),
+            percent(reference.stand_in_final.all.recall()),
+            percent(recommended.stand_in_mean),
+            percent(reference.stand_in_mean),
+        );
+    }
+    out.push('\n');
+    out
+}
+
 /// The report as markdown tables with the assumptions under them.
 pub fn render_markdown(report: &SimulationReport) -> String {
     let mut out = String::new();
@@ -211,14 +270,14 @@ pub fn render_markdown(report: &SimulationReport) -> String {
         },
     );
     out.push_str(
-        "| Strategy | Input tok/call mean | p50 | max | Input total | Cache hit | Cost, no cache | Cost, cache |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| Strategy | Input tok/call mean | p50 | max | Input total | Cache hit | Cost, no cache | Requests, cache | Summaries (calls) | Total, cache |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for strategy in &report.strategies {
         let tokens = &strategy.input_tokens;
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {:.1}% | ${:.2} | ${:.2} |",
+            "| {} | {} | {} | {} | {} | {:.1}% | ${:.2} | ${:.2} | ${:.2} ({}) | ${:.2} |",
             strategy.name,
             thousands(tokens.mean.round() as u64),
             thousands(tokens.p50),
@@ -227,18 +286,22 @@ pub fn render_markdown(report: &SimulationReport) -> String {
             strategy.cache_hit_ratio * 100.0,
             strategy.cost_without_cache,
             strategy.cost_with_cache,
+            strategy.summaries.cost,
+            strategy.summaries.calls,
+            strategy.total_cost_with_cache,
         );
     }
     out.push_str(
         "\n| Strategy | Overflows (rejected, unrecovered) | Compactions (threshold/overflow) | \
-         Window drops | Recall, final view | Recall, run mean | Visible, final view |\n\
-         |---|---:|---:|---:|---:|---:|---:|\n",
+         Window drops | Recall, final view | Recall, run mean | Visible, final view | \
+         Stand-in recall, final | Stand-in, run mean | Summary requests | Wait at compaction, median (max) |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n",
     );
     for strategy in &report.strategies {
         let final_view = &strategy.recall_final.all;
         let _ = writeln!(
             out,
-            "| {} | {} ({}, {}) | {} ({}/{}) | {} | {} | {} | {}/{} |",
+            "| {} | {} ({}, {}) | {} ({}/{}) | {} | {} | {} | {}/{} | {} | {} | {}{} | {} |",
             strategy.name,
             strategy.overflows,
             strategy.rejected_requests,
@@ -251,8 +314,27 @@ pub fn render_markdown(report: &SimulationReport) -> String {
             percent(strategy.recall_mean),
             final_view.visible(),
             final_view.planted,
+            recall_cell(&strategy.stand_in_final.all),
+            percent(strategy.stand_in_mean),
+            strategy.summary_request.name(),
+            if strategy.summaries.background_used + strategy.summaries.background_dropped > 0 {
+                format!(
+                    ", background {} used / {} dropped",
+                    strategy.summaries.background_used, strategy.summaries.background_dropped
+                )
+            } else {
+                String::new()
+            },
+            match (
+                strategy.summaries.median_wait(),
+                strategy.summaries.max_wait()
+            ) {
+                (Some(median), Some(max)) => format!("{median:.1} s ({max:.1} s)"),
+                (Some(_) | None, _) => "n/a".to_owned(),
+            },
         );
     }
+    out.push_str(&verdict(report));
     out.push_str(
         "\nRecall of the final view by identifier kind (recalled/at risk):\n\n| Strategy |",
     );
@@ -295,14 +377,19 @@ pub fn render_markdown(report: &SimulationReport) -> String {
         "\nWall time: {:.1} s ({} strategies {}; generating the session {:.0} ms).\n\n\
          Notes: tokens are the reference's chars/4 estimate (`estimate_tokens`), not a tokenizer. \
          Prices: {} ({}): input ${}/MTok, cache write ${}/MTok, cache read ${}/MTok, output ${}/MTok. \
-         \"Cost, cache\" bills the prefix a request shares with the previous one (whole messages, \
+         \"Requests, cache\" bills the prefix a request shares with the previous one (whole messages, \
          byte-identical JSON) as cache reads and the rest of its input as cache writes; \"Cost, no \
-         cache\" bills all input at the base price. Output tokens are the replies' estimates, equal \
+         cache\" bills all input at the base price. \"Summaries\" are the compaction summary calls \
+         (background ones included): a fresh prompt pays its span as uncached input, a cache-prefix \
+         or provider-side request reads the last request from the cache; output is the summary's \
+         estimate. Latency model: {} s to the first token, {} uncached and {} cached input tokens/s, \
+         {} output tokens/s, {} s of tools per call. Output tokens are the replies' estimates, equal \
          for every strategy. A request above the window is an overflow: without compaction it is \
          still billed and flagged; with compaction the provider is taken to reject it (not billed), \
          the engine compacts and the call is retried. Recall counts planted identifiers whose \
          source message is not in the request verbatim (pruned, dropped or summarized) and that \
-         still appear in it byte for byte.",
+         still appear in it byte for byte; the stand-in also counts those a good checkpoint keeps \
+         (task-prompt identifiers and file paths) when their source is gone and a summary is shown.",
         report.wall_ms / 1000.0,
         report.strategies.len(),
         if report.parallel {
@@ -317,6 +404,11 @@ pub fn render_markdown(report: &SimulationReport) -> String {
         prices.cache_write_per_mtok,
         prices.cache_read_per_mtok,
         prices.output_per_mtok,
+        super::summary::FIRST_TOKEN_SECONDS,
+        super::summary::PREFILL_TOKENS_PER_SECOND,
+        super::summary::CACHED_TOKENS_PER_SECOND,
+        super::summary::OUTPUT_TOKENS_PER_SECOND,
+        super::summary::TOOL_SECONDS,
     );
     out
 }

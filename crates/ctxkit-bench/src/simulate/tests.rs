@@ -31,10 +31,28 @@ fn equal_seeds_give_equal_reports() {
 }
 
 #[test]
+fn the_override_applies_to_the_recommended_strategy_only() {
+    let options = SimulateOptions {
+        recommended_override: Some(serde_json::json!({"compaction": {"keepRecentTokens": 1234}})),
+        ..small(vec![Strategy::Recommended])
+    };
+    let recommended = options.settings_of(Strategy::Recommended).unwrap();
+    assert_eq!(recommended.compaction.keep_recent_tokens, 1234);
+    assert!(recommended.compaction.background, "the rest is kept");
+    let reference = options.settings_of(Strategy::ReferenceCompaction).unwrap();
+    assert_eq!(reference.compaction.keep_recent_tokens, 20_000);
+    let invalid = SimulateOptions {
+        recommended_override: Some(serde_json::json!({"compaction": {"enabled": "yes"}})),
+        ..small(vec![Strategy::Recommended])
+    };
+    assert!(invalid.settings_of(Strategy::Recommended).is_err());
+}
+
+#[test]
 fn strategies_differ_as_designed_on_a_small_window() {
     let report = simulate(&small(Strategy::DEFAULT.to_vec())).unwrap();
-    let [none, reference, transforms, recommended] = &report.strategies[..] else {
-        panic!("four strategies expected");
+    let [none, reference, transforms, provider, recommended] = &report.strategies[..] else {
+        panic!("five strategies expected");
     };
     // Every strategy answers every call once.
     for strategy in &report.strategies {
@@ -67,6 +85,42 @@ fn strategies_differ_as_designed_on_a_small_window() {
     // (the window alone would hold every request under the threshold) and recovers every overflow.
     assert!(recommended.compactions.total() > 0);
     assert_eq!(recommended.recovery_failures, 0);
+    // Summary calls are billed: a fresh prompt pays its input uncached, a cache-prefix or
+    // provider-side request reads most of it from the cache; every compaction has a wait.
+    for strategy in [reference, provider, recommended] {
+        assert!(
+            strategy.summaries.calls >= strategy.compactions.total(),
+            "{}",
+            strategy.name
+        );
+        assert!(strategy.summaries.cost > 0.0, "{}", strategy.name);
+        assert!(
+            (strategy.total_cost_with_cache - strategy.cost_with_cache - strategy.summaries.cost)
+                .abs()
+                < 1e-9
+        );
+    }
+    assert_eq!(reference.summaries.cached_tokens, 0);
+    assert_eq!(
+        reference.summaries.waits_seconds.len(),
+        reference.compactions.total()
+    );
+    assert!(reference.summaries.median_wait().unwrap() > 1.0);
+    assert!(provider.summaries.cached_tokens * 2 > provider.summaries.input_tokens);
+    assert_eq!(none.summaries.calls, 0);
+    // Provider-side compaction checks every request and never lets one pass the window.
+    assert!(provider.compactions.threshold > 0);
+    assert_eq!(provider.overflows, 0);
+    // The recommended strategy writes its summaries in the background.
+    assert!(recommended.summaries.background_used > 0);
+    // The stand-in never recalls less than the summaries as written.
+    for strategy in &report.strategies {
+        assert!(strategy.stand_in_final.all.recalled >= strategy.recall_final.all.recalled);
+    }
     let markdown = render_markdown(&report);
+    assert!(
+        markdown.contains("| provider-side compaction |"),
+        "{markdown}"
+    );
     assert!(markdown.contains("| ctxkit recommended |"), "{markdown}");
 }

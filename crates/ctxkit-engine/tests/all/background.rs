@@ -36,7 +36,10 @@ async fn the_threshold_compaction_appends_the_summary_written_in_the_background(
     );
     harness.turn("first", 1_000).await;
     assert_eq!(harness.summarizer.request_count(), 0, "under 75%: nothing");
+    assert!(!harness.engine.background_summary_pending());
     harness.turn("second", 76_000).await;
+    assert!(harness.engine.background_summary_pending());
+    assert_eq!(harness.engine.background_summaries_started(), 1);
     wait_for_requests(&harness, 1).await;
     let report = harness.engine.after_run().await.unwrap();
     assert!(matches!(report.decision, ctxkit_engine::Decision::Skip(_)));
@@ -48,6 +51,8 @@ async fn the_threshold_compaction_appends_the_summary_written_in_the_background(
     harness.turn("third", 85_000).await;
     let report = harness.engine.after_run().await.unwrap();
     assert!(matches!(report.decision, Decision::Threshold { .. }));
+    assert!(report.compaction.as_ref().unwrap().from_background);
+    assert!(!harness.engine.background_summary_pending(), "taken");
     assert_eq!(harness.compactions().await, 1);
     assert_eq!(
         harness.summarizer.request_count(),
@@ -91,6 +96,7 @@ async fn a_background_summary_the_branch_moved_past_is_dropped() {
     harness.turn("fourth", 85_000).await;
     let report = harness.engine.after_run().await.unwrap();
     assert!(matches!(report.decision, Decision::Threshold { .. }));
+    assert!(!report.compaction.as_ref().unwrap().from_background);
     let raw = harness
         .engine
         .with_session(|session| {
