@@ -17,6 +17,8 @@ use serde_json::json;
 pub enum Operation {
     /// `Session::open` (read, parse, migrate, index).
     Open,
+    /// `Session::open`, then `build_context` and every message as JSON, timed as one span.
+    OpenContext,
     /// `build_context` on an open session.
     Context,
     /// `build_context` and materializing every message as JSON (what a provider call needs).
@@ -103,6 +105,18 @@ pub fn run_operation(operation: Operation, input: &Path) -> anyhow::Result<Measu
             let (seconds, session) = timed(|| Ok(Session::open(input)?))?;
             (seconds, format!("{} entries", session.entries().len()))
         }
+        Operation::OpenContext => {
+            let (seconds, count) = timed(|| {
+                let session = Session::open(input)?;
+                let context = session.build_context();
+                let mut count = 0usize;
+                for message in &context.messages {
+                    count += usize::from(session.message_value(message)?.is_object());
+                }
+                Ok(count)
+            })?;
+            (seconds, format!("{count} messages"))
+        }
         Operation::List => {
             let (seconds, (records, skipped)) = timed(|| Ok(list_sessions(input)?))?;
             (
@@ -184,7 +198,7 @@ fn run_on_open_session(operation: Operation, input: &Path) -> anyhow::Result<Mea
             })?;
             (seconds, format!("{} entries", session.entries().len()))
         }
-        Operation::Open | Operation::List | Operation::Tokens => {
+        Operation::Open | Operation::OpenContext | Operation::List | Operation::Tokens => {
             anyhow::bail!("Operation `{operation:?}` does not start from an open session")
         }
     };

@@ -69,18 +69,34 @@ impl Session {
             return Ok(());
         };
         let header_line = serde_json::to_string(&self.header).map_err(SessionError::Serialize)?;
-        let records = std::iter::once(header_line.as_str())
-            .chain(self.index.entries().iter().map(StoredEntry::raw))
-            .chain(new_entry.map(StoredEntry::raw));
+        let entries = self.index.entries();
+        // The header is record 0; only the records not written yet are read (lines of a loaded file
+        // may be on disk).
+        let skip = if store.needs_rewrite {
+            0
+        } else {
+            store.written.saturating_sub(1)
+        };
+        let texts = entries
+            .get(skip.min(entries.len())..)
+            .unwrap_or_default()
+            .iter()
+            .chain(new_entry)
+            .skip(skip.saturating_sub(entries.len()))
+            .map(StoredEntry::raw)
+            .collect::<Result<Vec<_>>>()?;
+        let header = (store.needs_rewrite || store.written == 0).then_some(header_line.as_str());
+        let records: Vec<&str> = header
+            .into_iter()
+            .chain(texts.iter().map(|text| &**text))
+            .collect();
         if store.needs_rewrite {
-            let records: Vec<&str> = records.collect();
             return rewrite_keeping_lines(store, &records);
         }
-        let pending: Vec<&str> = records.skip(store.written).collect();
-        if pending.is_empty() {
+        if records.is_empty() {
             return Ok(());
         }
-        store.append(&pending)
+        store.append(&records)
     }
 
     /// Replaces the file with the header and every entry, atomically.
@@ -89,8 +105,14 @@ impl Session {
             return Ok(());
         };
         let header_line = serde_json::to_string(&self.header).map_err(SessionError::Serialize)?;
+        let texts = self
+            .index
+            .entries()
+            .iter()
+            .map(StoredEntry::raw)
+            .collect::<Result<Vec<_>>>()?;
         let records: Vec<&str> = std::iter::once(header_line.as_str())
-            .chain(self.index.entries().iter().map(StoredEntry::raw))
+            .chain(texts.iter().map(|text| &**text))
             .collect();
         rewrite_keeping_lines(store, &records)
     }
