@@ -150,8 +150,9 @@ async function run(operation, input) {
       const [seconds, file] = timed(() => sm.createBranchedSession(sm.getLeafId()));
       return [seconds, `written: ${file !== undefined}`];
     }
-    case "append": {
-      const messages = messagesToAppend(1000);
+    case "append":
+    case "append10k": {
+      const messages = messagesToAppend(operation === "append" ? 1000 : 10000);
       const [seconds] = timed(() => {
         for (const message of messages) sm.appendMessage(message);
       });

@@ -5,6 +5,8 @@
 //! opening the session) is outside the timed span unless the operation *is* the setup.
 
 use std::path::Path;
+
+use anyhow::Context as _;
 use std::time::Instant;
 
 use ctxkit_compaction::{CompactionSettings, Encoding, count_text_tokens, prepare_compaction};
@@ -31,6 +33,15 @@ pub enum Operation {
     Branch,
     /// 1000 `append_message` calls (user and assistant alternating) to the input file.
     Append,
+    /// 10,000 `append_message` calls, each written and flushed (`Durability::Flush`, the default).
+    #[value(name = "append10k")]
+    Append10k,
+    /// 10,000 `append_message` calls, each synced to the disk (`Durability::SyncEach`).
+    #[value(name = "append10k-sync-each")]
+    Append10kSyncEach,
+    /// 10,000 `append_message` calls, synced every 64 appends (`Durability::SyncEvery(64)`).
+    #[value(name = "append10k-sync-every-64")]
+    Append10kSyncEvery64,
     /// `list_sessions` of the input directory.
     List,
     /// Exact `cl100k_base` token count of the input text file.
@@ -135,7 +146,10 @@ pub fn run_operation(operation: Operation, input: &Path) -> anyhow::Result<Measu
         | Operation::Prepare
         | Operation::Tree
         | Operation::Branch
-        | Operation::Append => return run_on_open_session(operation, input),
+        | Operation::Append
+        | Operation::Append10k
+        | Operation::Append10kSyncEach
+        | Operation::Append10kSyncEvery64 => return run_on_open_session(operation, input),
     };
     Ok(Measurement {
         seconds,
@@ -190,6 +204,26 @@ fn run_on_open_session(operation: Operation, input: &Path) -> anyhow::Result<Mea
         }
         Operation::Append => {
             let messages = messages_to_append(1000)?;
+            let (seconds, ()) = timed(|| {
+                for message in messages {
+                    session.append_message(message)?;
+                }
+                Ok(())
+            })?;
+            (seconds, format!("{} entries", session.entries().len()))
+        }
+        Operation::Append10k | Operation::Append10kSyncEach | Operation::Append10kSyncEvery64 => {
+            let durability = if operation == Operation::Append10kSyncEach {
+                ctxkit_session::Durability::SyncEach
+            } else if operation == Operation::Append10kSyncEvery64 {
+                ctxkit_session::Durability::SyncEvery(
+                    std::num::NonZeroU32::new(64).context("64 is not zero")?,
+                )
+            } else {
+                ctxkit_session::Durability::Flush
+            };
+            session.set_durability(durability);
+            let messages = messages_to_append(10_000)?;
             let (seconds, ()) = timed(|| {
                 for message in messages {
                     session.append_message(message)?;
