@@ -42,6 +42,9 @@ pub enum Operation {
     /// 10,000 `append_message` calls, synced every 64 appends (`Durability::SyncEvery(64)`).
     #[value(name = "append10k-sync-every-64")]
     Append10kSyncEvery64,
+    /// 10,000 messages by `append_messages` in batches of 64, each batch synced (group commit).
+    #[value(name = "append10k-group-64-sync-each")]
+    Append10kGroup64SyncEach,
     /// `list_sessions` of the input directory.
     List,
     /// Exact `cl100k_base` token count of the input text file.
@@ -149,7 +152,8 @@ pub fn run_operation(operation: Operation, input: &Path) -> anyhow::Result<Measu
         | Operation::Append
         | Operation::Append10k
         | Operation::Append10kSyncEach
-        | Operation::Append10kSyncEvery64 => return run_on_open_session(operation, input),
+        | Operation::Append10kSyncEvery64
+        | Operation::Append10kGroup64SyncEach => return run_on_open_session(operation, input),
     };
     Ok(Measurement {
         seconds,
@@ -227,6 +231,17 @@ fn run_on_open_session(operation: Operation, input: &Path) -> anyhow::Result<Mea
             let (seconds, ()) = timed(|| {
                 for message in messages {
                     session.append_message(message)?;
+                }
+                Ok(())
+            })?;
+            (seconds, format!("{} entries", session.entries().len()))
+        }
+        Operation::Append10kGroup64SyncEach => {
+            session.set_durability(ctxkit_session::Durability::SyncEach);
+            let messages = messages_to_append(10_000)?;
+            let (seconds, ()) = timed(|| {
+                for batch in messages.chunks(64) {
+                    session.append_messages(batch.to_vec())?;
                 }
                 Ok(())
             })?;

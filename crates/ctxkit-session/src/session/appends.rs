@@ -45,7 +45,44 @@ impl Session {
         Ok(id)
     }
 
+    /// Appends `messages` as a chain below the leaf, written with one write (and, under
+    /// [`crate::Durability::SyncEach`] or `SyncEvery`, at most one sync): a group commit for agents that
+    /// write many entries at once. Either all are acknowledged or none (an error leaves the session as
+    /// it was). Returns their ids in order.
+    pub fn append_messages(&mut self, messages: Vec<AgentMessage>) -> Result<Vec<String>> {
+        let mut parent_id = self
+            .leaf
+            .and_then(|leaf| self.index.get(leaf))
+            .map(|entry| entry.id().to_owned());
+        let mut batch: Vec<StoredEntry> = Vec::with_capacity(messages.len());
+        let mut ids = Vec::with_capacity(messages.len());
+        for message in messages {
+            let index = &self.index;
+            let id = new_entry_id(|candidate| {
+                index.contains(candidate) || ids.iter().any(|taken: &String| taken == candidate)
+            });
+            let entry = SessionEntry {
+                id: id.clone(),
+                parent_id: parent_id.replace(id.clone()),
+                timestamp: now_iso(),
+                kind: EntryKind::Message(Box::new(message)),
+            };
+            batch.push(StoredEntry::from_entry(&entry).map_err(SessionError::Serialize)?);
+            ids.push(id);
+        }
+        self.persist_batch(&batch)?;
+        for stored in batch {
+            let position = self.index.push(stored);
+            self.leaf = Some(position);
+        }
+        Ok(ids)
+    }
+
     fn persist(&mut self, new_entry: &StoredEntry) -> Result<()> {
+        self.persist_batch(std::slice::from_ref(new_entry))
+    }
+
+    fn persist_batch(&mut self, new_entries: &[StoredEntry]) -> Result<()> {
         // Like Pi, nothing is written until the session holds an assistant message; but once a
         // write has failed, nothing more is acknowledged without being written.
         let failed_before = match &self.storage {
@@ -56,15 +93,18 @@ impl Session {
             }
             Storage::Memory => false,
         };
-        if !(self.index.has_assistant() || new_entry.is_assistant_message() || failed_before) {
+        if !(self.index.has_assistant()
+            || new_entries.iter().any(StoredEntry::is_assistant_message)
+            || failed_before)
+        {
             return Ok(());
         }
-        self.write_pending(Some(new_entry))
+        self.write_pending(new_entries)
     }
 
-    /// Brings the file up to date with the session (plus `new_entry`): rewrites it whole when it is in an
-    /// older format, else appends the records not yet on disk.
-    fn write_pending(&mut self, new_entry: Option<&StoredEntry>) -> Result<()> {
+    /// Brings the file up to date with the session (plus `new_entries`): rewrites it whole when it is
+    /// in an older format, else appends the records not yet on disk, in one write.
+    fn write_pending(&mut self, new_entries: &[StoredEntry]) -> Result<()> {
         let Storage::File(store) = &mut self.storage else {
             return Ok(());
         };
@@ -81,7 +121,7 @@ impl Session {
             .get(skip.min(entries.len())..)
             .unwrap_or_default()
             .iter()
-            .chain(new_entry)
+            .chain(new_entries)
             .skip(skip.saturating_sub(entries.len()))
             .map(StoredEntry::raw)
             .collect::<Result<Vec<_>>>()?;
@@ -321,7 +361,7 @@ impl Session {
     /// Writes entries still held back by the deferred-write rule (no assistant message yet). Used by
     /// one-shot edits such as `ctxkit label`, which must not be lost.
     pub fn flush_pending(&mut self) -> Result<()> {
-        self.write_pending(None)
+        self.write_pending(&[])
     }
 
     /// Rewrites a file loaded from an older format in the current one (atomically). Returns whether

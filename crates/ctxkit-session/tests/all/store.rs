@@ -499,3 +499,44 @@ fn lines_left_on_disk_read_back_identical_and_a_file_changed_in_place_is_an_erro
     );
     assert_eq!(entries[6].raw().unwrap(), lines[6]);
 }
+
+#[test]
+fn a_group_commit_writes_a_chain_once_and_reads_back_as_single_appends_would() {
+    let home = tempfile::tempdir().unwrap();
+    let mut session = Session::create("/project", home.path());
+    session.set_durability(ctxkit_session::Durability::SyncEach);
+    let path = session.path().unwrap().to_owned();
+    let first = session.append_message(user("start")).unwrap();
+    // Nothing is written before an assistant message, batch or not.
+    session.append_messages(vec![user("a"), user("b")]).unwrap();
+    assert!(!path.exists());
+    let ids = session
+        .append_messages(vec![assistant("c"), user("d"), assistant("e")])
+        .unwrap();
+    assert_eq!(ids.len(), 3);
+    assert_eq!(session.leaf_id(), Some(ids[2].as_str()));
+    let written = lines(&path);
+    assert_eq!(written.len(), 7);
+    assert_eq!(written[1]["id"], first.as_str());
+    for pair in written[1..].windows(2) {
+        assert_eq!(pair[1]["parentId"], pair[0]["id"]);
+    }
+    let reopened = Session::open(&path).unwrap();
+    let texts = |session: &Session| -> Vec<String> {
+        session
+            .entries()
+            .iter()
+            .map(|entry| entry.raw().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(texts(&reopened), texts(&session));
+    assert_eq!(reopened.build_context().messages.len(), 6);
+    // An empty batch writes nothing; an in-memory session takes batches too.
+    assert!(session.append_messages(Vec::new()).unwrap().is_empty());
+    assert_eq!(lines(&path).len(), 7);
+    let mut memory = Session::in_memory("/project");
+    memory
+        .append_messages(vec![user("x"), assistant("y")])
+        .unwrap();
+    assert_eq!(memory.build_context().messages.len(), 2);
+}
