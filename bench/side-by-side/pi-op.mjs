@@ -95,7 +95,11 @@ async function run(operation, input) {
       return [seconds, `${sm.getEntries().length} entries`];
     }
     case "list": {
-      const [seconds, list] = await timedAsync(() => SessionManager.list(process.cwd(), input));
+      // 0.87 filters `list(cwd, dir)` by the sessions' cwd; `listAll(dir)` lists the directory as is.
+      const listing = SessionManager.listAll
+        ? () => SessionManager.listAll(input)
+        : () => SessionManager.list(process.cwd(), input);
+      const [seconds, list] = await timedAsync(listing);
       return [seconds, `${list.length} sessions, 0 skipped`];
     }
     case "tokens": {
