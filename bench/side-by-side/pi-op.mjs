@@ -4,9 +4,11 @@
 // {"seconds", "peakRssBytes", "check"} on stdout. Mirrors crates/ctxkit-bench/src/measure.rs.
 //
 // Usage: node pi-op.mjs <operation> <input>
-//   operations: open context context-values prepare tree branch append list tokens tokens-tiktoken
-// The reference is imported from $PI_DIR (a directory holding node_modules/@mariozechner/pi-coding-agent);
-// when PI_DIR is unset it is installed with npm into $TMPDIR/ctxkit-bench-pi-<version> (reused later).
+//   operations: open open-context context context-values prepare tree branch append list tokens tokens-tiktoken
+// The reference is imported from $PI_DIR (a directory holding node_modules/<package>); when PI_DIR is
+// unset it is installed with npm into $TMPDIR/ctxkit-bench-pi-<version> (reused later). PI_VERSION picks
+// the release (default 0.73.1, `@mariozechner/pi-coding-agent`; 0.87.1 and later are published as
+// `@earendil-works/pi-coding-agent` and need Node >= 22).
 // `tokens` times the reference's own token count (estimateTokens: the only one it ships);
 // `tokens-tiktoken` times js-tiktoken's exact cl100k_base count (not part of the reference; installed
 // with npm into $TMPDIR/ctxkit-bench-js-tiktoken-<version>).
@@ -17,7 +19,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
-const PI_VERSION = "0.73.1";
+const PI_VERSION = process.env.PI_VERSION ?? "0.73.1";
+const PI_PACKAGE =
+  Number(PI_VERSION.split(".")[1]) >= 87 ? "@earendil-works/pi-coding-agent" : "@mariozechner/pi-coding-agent";
 const TIKTOKEN_VERSION = "1.0.21";
 
 function installed(dir, spec, probe) {
@@ -35,13 +39,13 @@ function piDir() {
   if (process.env.PI_DIR) return process.env.PI_DIR;
   return installed(
     join(tmpdir(), `ctxkit-bench-pi-${PI_VERSION}`),
-    `@mariozechner/pi-coding-agent@${PI_VERSION}`,
-    "@mariozechner/pi-coding-agent/package.json",
+    `${PI_PACKAGE}@${PI_VERSION}`,
+    `${PI_PACKAGE}/package.json`,
   );
 }
 
 async function core(file) {
-  const url = pathToFileURL(join(piDir(), "node_modules/@mariozechner/pi-coding-agent/dist/core", file));
+  const url = pathToFileURL(join(piDir(), "node_modules", PI_PACKAGE, "dist/core", file));
   return import(url.href);
 }
 
@@ -82,12 +86,20 @@ function messagesToAppend(count) {
 async function run(operation, input) {
   const { SessionManager } = await core("session-manager.js");
   switch (operation) {
+    case "open-context": {
+      const [seconds, context] = timed(() => SessionManager.open(input).buildSessionContext());
+      return [seconds, `${context.messages.length} messages`];
+    }
     case "open": {
       const [seconds, sm] = timed(() => SessionManager.open(input));
       return [seconds, `${sm.getEntries().length} entries`];
     }
     case "list": {
-      const [seconds, list] = await timedAsync(() => SessionManager.list(process.cwd(), input));
+      // 0.87 filters `list(cwd, dir)` by the sessions' cwd; `listAll(dir)` lists the directory as is.
+      const listing = SessionManager.listAll
+        ? () => SessionManager.listAll(input)
+        : () => SessionManager.list(process.cwd(), input);
+      const [seconds, list] = await timedAsync(listing);
       return [seconds, `${list.length} sessions, 0 skipped`];
     }
     case "tokens": {
@@ -142,8 +154,9 @@ async function run(operation, input) {
       const [seconds, file] = timed(() => sm.createBranchedSession(sm.getLeafId()));
       return [seconds, `written: ${file !== undefined}`];
     }
-    case "append": {
-      const messages = messagesToAppend(1000);
+    case "append":
+    case "append10k": {
+      const messages = messagesToAppend(operation === "append" ? 1000 : 10000);
       const [seconds] = timed(() => {
         for (const message of messages) sm.appendMessage(message);
       });

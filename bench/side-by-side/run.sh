@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Side-by-side benchmark: ctxkit against the reference (@mariozechner/pi-coding-agent@0.73.1) on the
-# same generated inputs, in one run, each measurement in a fresh process. Prints a markdown table.
+# Side-by-side benchmark: ctxkit against the reference (Pi's coding agent, 0.73.1 unless PI_VERSION says
+# otherwise) on the same generated inputs, in one run, each measurement in a fresh process. Prints a
+# markdown table.
 #
 # Usage: bench/side-by-side/run.sh [--sizes "10000 100000"] [--sessions 1000] [--repeat 3]
 #                                  [--reference-max-entries 100000] [--text-bytes 1000000] [--work DIR]
-# Environment: PI_DIR (an installed reference; otherwise pi-op.mjs installs it with npm into $TMPDIR),
+#                                  [--operations "open open-context ..."] [--tokens yes|no]
+# Environment: PI_VERSION (0.73.1; 0.87.1 needs Node >= 22: set NODE), NODE (the node binary, `node`),
+#              PI_DIR (an installed reference; otherwise pi-op.mjs installs it with npm into $TMPDIR),
 #              CARGO_TARGET_DIR (default /tmp/target-bench), OP_TIMEOUT (seconds per measurement, 600).
 set -euo pipefail
 
@@ -16,6 +19,11 @@ repeat=3
 reference_max=100000
 text_bytes=1000000
 work=""
+operations="open open-context context context-values prepare tree branch append"
+tokens=yes
+node_bin="${NODE:-node}"
+pi_version="${PI_VERSION:-0.73.1}"
+export PI_VERSION="$pi_version"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --sizes) sizes="$2"; shift 2 ;;
@@ -24,6 +32,8 @@ while [[ $# -gt 0 ]]; do
     --reference-max-entries) reference_max="$2"; shift 2 ;;
     --text-bytes) text_bytes="$2"; shift 2 ;;
     --work) work="$2"; shift 2 ;;
+    --operations) operations="$2"; shift 2 ;;
+    --tokens) tokens="$2"; shift 2 ;;
     *) echo "Unknown argument \`$1\`" >&2; exit 2 ;;
   esac
 done
@@ -50,7 +60,7 @@ for kind in mixed latin; do
   [[ -f "$work/text-$kind.txt" ]] || "$gen" text --kind "$kind" --bytes "$text_bytes" --seed 1 --out "$work/text-$kind.txt"
 done
 
-results="$work/results.jsonl"
+results="$work/results-pi-$pi_version.jsonl"
 : > "$results"
 
 # measure <side> <operation> <label> <input> <bytes> <entries>
@@ -58,7 +68,7 @@ measure() {
   local side="$1" operation="$2" label="$3" input="$4" bytes="$5" entries="$6" run target out status
   for run in $(seq 1 "$repeat"); do
     target="$input"
-    if [[ "$operation" == append ]]; then
+    if [[ "$operation" == append* ]]; then
       rm -rf "$work/scratch" && mkdir -p "$work/scratch"
       cp "$input" "$work/scratch/session.jsonl"
       target="$work/scratch/session.jsonl"
@@ -71,7 +81,7 @@ measure() {
     if [[ "$side" == ctxkit ]]; then
       out="$(timeout "$op_timeout" "$op" "$operation" "$target" 2>"$work/last-stderr")" || status=failed
     else
-      out="$(timeout "$op_timeout" node --max-old-space-size=16384 "$here/pi-op.mjs" "$operation" "$target" 2>"$work/last-stderr")" || status=failed
+      out="$(timeout "$op_timeout" "$node_bin" --max-old-space-size=16384 "$here/pi-op.mjs" "$operation" "$target" 2>"$work/last-stderr")" || status=failed
     fi
     if [[ "$status" != ok || -z "$out" ]]; then
       echo "  $side $operation $label: failed ($(tail -c 300 "$work/last-stderr" | tr '\n' ' '))" >&2
@@ -103,7 +113,7 @@ for n in $sizes; do
   reference_ok=yes
   [[ "$n" -le "$reference_max" ]] || reference_ok=no
   echo "Session of $n entries ($bytes bytes)" >&2
-  for operation in open context context-values prepare tree branch append; do
+  for operation in $operations; do
     both "$operation" "$n entries" "$file" "$bytes" "$n" "$reference_ok"
   done
 done
@@ -114,6 +124,7 @@ if [[ "$sessions" -gt 0 ]]; then
   both list "$sessions sessions" "$dir" "$bytes" "$sessions" yes
 fi
 for kind in mixed latin; do
+  [[ "$tokens" == yes ]] || break
   text="$work/text-$kind.txt"
   text_size="$(stat -c %s "$text")"
   echo "Tokenization of $text_size bytes of $kind text" >&2
@@ -125,8 +136,7 @@ done
 echo "Results: $results" >&2
 echo "Machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), \
 $(free -g | awk '/Mem:/ {print $2}') GiB RAM, load average before the table $(cut -d' ' -f1-3 /proc/loadavg); \
-$(rustc --version); node $(node --version); reference @mariozechner/pi-coding-agent \
-$(node -p "require('${PI_DIR:-${TMPDIR:-/tmp}/ctxkit-bench-pi-0.73.1}/node_modules/@mariozechner/pi-coding-agent/package.json').version" 2>/dev/null || echo '?'). \
+$(rustc --version); node $("$node_bin" --version); reference Pi $pi_version. \
 Median of $repeat fresh processes per cell."
 echo
-node "$here/table.mjs" "$results"
+"$node_bin" "$here/table.mjs" "$results"

@@ -5,6 +5,8 @@
 //! opening the session) is outside the timed span unless the operation *is* the setup.
 
 use std::path::Path;
+
+use anyhow::Context as _;
 use std::time::Instant;
 
 use ctxkit_compaction::{CompactionSettings, Encoding, count_text_tokens, prepare_compaction};
@@ -17,6 +19,8 @@ use serde_json::json;
 pub enum Operation {
     /// `Session::open` (read, parse, migrate, index).
     Open,
+    /// `Session::open`, then `build_context` and every message as JSON, timed as one span.
+    OpenContext,
     /// `build_context` on an open session.
     Context,
     /// `build_context` and materializing every message as JSON (what a provider call needs).
@@ -29,6 +33,18 @@ pub enum Operation {
     Branch,
     /// 1000 `append_message` calls (user and assistant alternating) to the input file.
     Append,
+    /// 10,000 `append_message` calls, each written and flushed (`Durability::Flush`, the default).
+    #[value(name = "append10k")]
+    Append10k,
+    /// 10,000 `append_message` calls, each synced to the disk (`Durability::SyncEach`).
+    #[value(name = "append10k-sync-each")]
+    Append10kSyncEach,
+    /// 10,000 `append_message` calls, synced every 64 appends (`Durability::SyncEvery(64)`).
+    #[value(name = "append10k-sync-every-64")]
+    Append10kSyncEvery64,
+    /// 10,000 messages by `append_messages` in batches of 64, each batch synced (group commit).
+    #[value(name = "append10k-group-64-sync-each")]
+    Append10kGroup64SyncEach,
     /// `list_sessions` of the input directory.
     List,
     /// Exact `cl100k_base` token count of the input text file.
@@ -103,6 +119,18 @@ pub fn run_operation(operation: Operation, input: &Path) -> anyhow::Result<Measu
             let (seconds, session) = timed(|| Ok(Session::open(input)?))?;
             (seconds, format!("{} entries", session.entries().len()))
         }
+        Operation::OpenContext => {
+            let (seconds, count) = timed(|| {
+                let session = Session::open(input)?;
+                let context = session.build_context();
+                let mut count = 0usize;
+                for message in &context.messages {
+                    count += usize::from(session.message_value(message)?.is_object());
+                }
+                Ok(count)
+            })?;
+            (seconds, format!("{count} messages"))
+        }
         Operation::List => {
             let (seconds, (records, skipped)) = timed(|| Ok(list_sessions(input)?))?;
             (
@@ -121,7 +149,11 @@ pub fn run_operation(operation: Operation, input: &Path) -> anyhow::Result<Measu
         | Operation::Prepare
         | Operation::Tree
         | Operation::Branch
-        | Operation::Append => return run_on_open_session(operation, input),
+        | Operation::Append
+        | Operation::Append10k
+        | Operation::Append10kSyncEach
+        | Operation::Append10kSyncEvery64
+        | Operation::Append10kGroup64SyncEach => return run_on_open_session(operation, input),
     };
     Ok(Measurement {
         seconds,
@@ -184,7 +216,38 @@ fn run_on_open_session(operation: Operation, input: &Path) -> anyhow::Result<Mea
             })?;
             (seconds, format!("{} entries", session.entries().len()))
         }
-        Operation::Open | Operation::List | Operation::Tokens => {
+        Operation::Append10k | Operation::Append10kSyncEach | Operation::Append10kSyncEvery64 => {
+            let durability = if operation == Operation::Append10kSyncEach {
+                ctxkit_session::Durability::SyncEach
+            } else if operation == Operation::Append10kSyncEvery64 {
+                ctxkit_session::Durability::SyncEvery(
+                    std::num::NonZeroU32::new(64).context("64 is not zero")?,
+                )
+            } else {
+                ctxkit_session::Durability::Flush
+            };
+            session.set_durability(durability);
+            let messages = messages_to_append(10_000)?;
+            let (seconds, ()) = timed(|| {
+                for message in messages {
+                    session.append_message(message)?;
+                }
+                Ok(())
+            })?;
+            (seconds, format!("{} entries", session.entries().len()))
+        }
+        Operation::Append10kGroup64SyncEach => {
+            session.set_durability(ctxkit_session::Durability::SyncEach);
+            let messages = messages_to_append(10_000)?;
+            let (seconds, ()) = timed(|| {
+                for batch in messages.chunks(64) {
+                    session.append_messages(batch.to_vec())?;
+                }
+                Ok(())
+            })?;
+            (seconds, format!("{} entries", session.entries().len()))
+        }
+        Operation::Open | Operation::OpenContext | Operation::List | Operation::Tokens => {
             anyhow::bail!("Operation `{operation:?}` does not start from an open session")
         }
     };

@@ -173,6 +173,9 @@ fn classify_session(session_error: &SessionError) -> (u8, Option<String>) {
         SessionError::ChangedOnDisk { path } => {
             (5, Some(format!("another process wrote `{}` meanwhile; run the command again", path.display())))
         }
+        SessionError::LineChanged { path, .. } => {
+            (5, Some(format!("another program rewrote `{}` in place; run the command again", path.display())))
+        }
         SessionError::TailUnrepaired { path, .. } => {
             (4, Some(format!("free space, then run `ctxkit check {}` and open the session again", path.display())))
         }

@@ -116,7 +116,7 @@ pub fn prepare_branch_entries(
         }
         if let EntryKind::BranchSummary(summary) = entry
             .parse()
-            .map_err(|source| CompactionError::entry(session, entry, source))?
+            .map_err(|error| CompactionError::reading(session, entry, error))?
             .kind
             && summary.from_hook != Some(true)
             && let Some(details) = &summary.details

@@ -42,4 +42,12 @@ impl CompactionError {
             source,
         }
     }
+
+    /// A failure to read or parse `entry` (typed accessors of the session).
+    pub(crate) fn reading(session: &Session, entry: &StoredEntry, error: SessionError) -> Self {
+        if let SessionError::InvalidEntry { source, .. } = error {
+            return Self::entry(session, entry, source);
+        }
+        Self::Session(error)
+    }
 }

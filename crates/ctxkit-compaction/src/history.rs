@@ -55,7 +55,7 @@ pub fn list_compactions(
     for (position, entry) in path.iter().enumerate() {
         let EntryKind::Compaction(compaction) = entry
             .parse()
-            .map_err(|source| CompactionError::entry(session, entry, source))?
+            .map_err(|error| CompactionError::reading(session, entry, error))?
             .kind
         else {
             continue;

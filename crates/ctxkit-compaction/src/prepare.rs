@@ -94,7 +94,11 @@ fn role_of<'a>(entry: &'a StoredEntry, message: &ContextMessage) -> &'a str {
 
 /// Whether a `context_edit` entry carries a replacement (not `null`, not missing).
 fn has_replacement(entry: &StoredEntry) -> bool {
-    ctxkit_protocol::from_str_repaired::<serde_json::Value>(entry.raw())
+    // `context_edit` lines are always held in memory, so reading one does not fail.
+    let Ok(raw) = entry.raw() else {
+        return false;
+    };
+    ctxkit_protocol::from_str_repaired::<serde_json::Value>(&raw)
         .ok()
         .and_then(|fields| fields.get("replacement").map(|value| !value.is_null()))
         .unwrap_or(false)
@@ -283,7 +287,7 @@ pub fn prepare_compaction(
         && let Some(entry) = session.index().get(projected[position].entry)
     {
         // Read loosely: a retain-none compaction may carry `firstKeptEntryId: null`.
-        let fields: serde_json::Value = ctxkit_protocol::from_str_repaired(entry.raw())
+        let fields: serde_json::Value = ctxkit_protocol::from_str_repaired(&entry.raw()?)
             .map_err(|source| CompactionError::entry(session, entry, source))?;
         if fields.get("fromHook") != Some(&serde_json::Value::Bool(true)) {
             previous_details = fields.get("details").cloned();

@@ -431,7 +431,7 @@ impl Engine {
         let event = BeforeCompact {
             reason,
             preparation: plan.into(),
-            branch_entries: branch_entries(state),
+            branch_entries: branch_entries(state)?,
             custom_instructions: focus.clone(),
         };
         let answer = self
@@ -540,14 +540,16 @@ fn empty_end(reason: CompactionReason) -> CompactionEnd {
     }
 }
 
-/// Every entry on the current branch as stored (unreadable lines as strings).
-pub(crate) fn branch_entries(state: &State) -> Vec<Value> {
+/// Every entry on the current branch as stored (unparsable lines as strings); an error when a line
+/// can no longer be read from the file.
+pub(crate) fn branch_entries(state: &State) -> Result<Vec<Value>, ctxkit_session::SessionError> {
     state
         .session
         .branch_path(None)
         .iter()
         .map(|entry| {
-            serde_json::from_str(entry.raw()).unwrap_or_else(|_| Value::String(entry.raw().into()))
+            let raw = entry.raw()?;
+            Ok(serde_json::from_str(&raw).unwrap_or_else(|_| Value::String(raw.to_string())))
         })
         .collect()
 }

@@ -443,16 +443,17 @@ pub(crate) fn context_usage(state: &mut State) -> Result<Option<ContextUsage>> {
         .iter()
         .rposition(|entry| entry.type_name() == "compaction")
     {
-        let fresh =
-            path[compaction + 1..]
-                .iter()
-                .rev()
-                .find_map(|entry| match entry.parse_message() {
-                    Some(Ok(AgentMessage::Assistant(reply))) if !reply.is_aborted_or_error() => {
-                        Some(reply.usage.map_or(0, |usage| usage.context_tokens()))
-                    }
-                    Some(_) | None => None,
-                });
+        let fresh = path[compaction + 1..]
+            .iter()
+            .rev()
+            // Only replies are parsed (a tool output may have to be read back from the file).
+            .filter(|entry| entry.role() == Some("assistant"))
+            .find_map(|entry| match entry.parse_message() {
+                Some(Ok(AgentMessage::Assistant(reply))) if !reply.is_aborted_or_error() => {
+                    Some(reply.usage.map_or(0, |usage| usage.context_tokens()))
+                }
+                Some(_) | None => None,
+            });
         if fresh.is_none_or(|tokens| tokens == 0) {
             return Ok(Some(ContextUsage {
                 tokens: None,

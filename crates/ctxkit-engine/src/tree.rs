@@ -107,12 +107,16 @@ fn editable_text(state: &State, id: &str) -> Option<String> {
     }
 }
 
-fn raw_values(state: &State, positions: &[usize]) -> Vec<Value> {
+fn raw_values(
+    state: &State,
+    positions: &[usize],
+) -> Result<Vec<Value>, ctxkit_session::SessionError> {
     positions
         .iter()
         .filter_map(|&position| state.session.index().get(position))
         .map(|entry| {
-            serde_json::from_str(entry.raw()).unwrap_or_else(|_| Value::String(entry.raw().into()))
+            let raw = entry.raw()?;
+            Ok(serde_json::from_str(&raw).unwrap_or_else(|_| Value::String(raw.to_string())))
         })
         .collect()
 }
@@ -170,7 +174,7 @@ impl Engine {
                 target_id: target_id.to_owned(),
                 old_leaf_id: old_leaf.clone(),
                 common_ancestor_id: branch.common_ancestor_id.clone(),
-                entries_to_summarize: raw_values(state, &branch.entries),
+                entries_to_summarize: raw_values(state, &branch.entries)?,
                 user_wants_summary: options.summarize,
                 custom_instructions: options.custom_instructions.clone(),
                 replace_instructions: options.replace_instructions,

@@ -6,11 +6,14 @@
 use std::fs::File;
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
+use std::path::Path;
 use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::line::{LineText, RawLine, ReadLines};
+use crate::body::{BodyFile, DISK_LINE_BYTES, DiskLine, digest};
+use crate::entry::{EntryMeta, LineHead};
+use crate::line::{LineText, LoadedBody, LoadedLine};
 
 /// Files below this size are read whole, on one thread.
 pub(crate) const MIN_CHUNKED_BYTES: u64 = 2 * CHUNK_BYTES as u64;
@@ -21,39 +24,117 @@ const CHUNK_BYTES: usize = 4 << 20;
 /// Page size the kernel copies fastest to (destination aligned as the source).
 const PAGE: usize = 4096;
 
-/// One chunk, read and split.
-struct Chunk {
-    text: Arc<String>,
-    /// Where the file's bytes start in `text` (the bytes before are alignment padding).
-    start: usize,
-    /// Where the first and the last newline are, if the chunk has any.
-    newlines: Option<(usize, usize)>,
-    /// The lines that start and end inside the chunk (after its first newline, up to its last).
-    lines: Vec<Range<usize>>,
+/// The lines of a file read in chunks.
+#[derive(Debug)]
+pub(crate) struct LoadedLines {
+    pub(crate) lines: Vec<LoadedLine>,
+    pub(crate) ends_with_newline: bool,
+    pub(crate) bytes: u64,
 }
 
-/// Reads the first `length` bytes of `file` in chunks on all cores. `None` when the file is not valid
-/// UTF-8 or changed size while being read: the caller then reads it whole.
-pub(crate) fn read_lines_chunked(file: &File, length: u64) -> std::io::Result<Option<ReadLines>> {
+/// One chunk, read and split; the lines inside it are already converted.
+struct Chunk {
+    /// Whether the chunk holds a newline; when not, `first` is all of it.
+    has_newline: bool,
+    /// The text before the first newline (the end of a line begun in earlier chunks).
+    first: String,
+    /// The lines between the first and the last newline: index among them, and body (blank skipped).
+    inner: Vec<(usize, LoadedBody)>,
+    /// How many lines lie between the first and the last newline, blank ones included.
+    inner_count: usize,
+    /// The text after the last newline, and its offset in the file.
+    tail: String,
+    tail_offset: u64,
+    ends_with_newline: bool,
+}
+
+/// Reads the first `length` bytes of `file` (at `path`) in chunks on all cores, a few chunks at a
+/// time, so memory holds the lines kept, never the whole file: large `message` lines are left on
+/// disk (read back through `source`), the others are copied. `None` when the file is not valid
+/// UTF-8 or is shorter than `length`: the caller then reads it whole.
+pub(crate) fn read_lines_chunked(
+    file: &File,
+    path: &Path,
+    length: u64,
+    cache_bytes: usize,
+) -> std::io::Result<Option<LoadedLines>> {
     let Ok(length) = usize::try_from(length) else {
         return Ok(None);
     };
+    let source = Arc::new(BodyFile::new(file.try_clone()?, path, cache_bytes));
     let bounds = chunk_bounds(file, length)?;
-    let chunks: Vec<Option<Chunk>> = bounds
-        .par_windows(2)
-        .map(|window| read_chunk(file, window[0]..window[1]))
-        .collect::<std::io::Result<_>>()?;
-    let Some(chunks) = chunks.into_iter().collect::<Option<Vec<Chunk>>>() else {
-        return Ok(None);
-    };
-    Ok(Some(ReadLines {
-        lines: join_chunks(&chunks),
-        // Padding is at the front, so the last chunk ends where the file does.
-        ends_with_newline: chunks
-            .last()
-            .is_none_or(|chunk| chunk.text.as_bytes().last() == Some(&b'\n')),
+    let ranges: Vec<Range<usize>> = bounds.windows(2).map(|pair| pair[0]..pair[1]).collect();
+    let wave = 2 * rayon::current_num_threads().max(1);
+    let mut lines = Vec::new();
+    let mut number = 0;
+    // The line in progress: its pieces from earlier chunks, and where it starts in the file.
+    let mut pending = String::new();
+    let mut pending_offset = 0_u64;
+    let mut ends_with_newline = true;
+    for group in ranges.chunks(wave) {
+        let chunks: Vec<Option<Chunk>> = group
+            .par_iter()
+            .map(|range| read_chunk(file, range.clone(), &source))
+            .collect::<std::io::Result<_>>()?;
+        for chunk in chunks {
+            let Some(chunk) = chunk else {
+                return Ok(None);
+            };
+            pending.push_str(&chunk.first);
+            ends_with_newline = chunk.ends_with_newline;
+            if !chunk.has_newline {
+                continue;
+            }
+            number += 1;
+            if let Some(body) = line_body(&pending, pending_offset, &source) {
+                lines.push(LoadedLine { number, body });
+            }
+            for (inner, body) in chunk.inner {
+                lines.push(LoadedLine {
+                    number: number + 1 + inner,
+                    body,
+                });
+            }
+            number += chunk.inner_count;
+            pending = chunk.tail;
+            pending_offset = chunk.tail_offset;
+        }
+    }
+    if !pending.is_empty() {
+        number += 1;
+        if let Some(body) = line_body(&pending, pending_offset, &source) {
+            lines.push(LoadedLine { number, body });
+        }
+    }
+    Ok(Some(LoadedLines {
+        lines,
+        ends_with_newline,
         bytes: length as u64,
     }))
+}
+
+/// What is kept of a line that starts at `offset`: nothing when it is blank, its head and place for a
+/// large `message` line with an id, else a copy.
+fn line_body(text: &str, offset: u64, source: &Arc<BodyFile>) -> Option<LoadedBody> {
+    if text.trim().is_empty() {
+        return None;
+    }
+    if text.len() > DISK_LINE_BYTES
+        && let Ok(head) = LineHead::read(text)
+        && matches!(head.meta, EntryMeta::Message { .. })
+        && head.id.is_some()
+    {
+        return Some(LoadedBody::Disk {
+            head,
+            line: DiskLine {
+                source: Arc::clone(source),
+                offset,
+                length: text.len(),
+                digest: digest(text.as_bytes()),
+            },
+        });
+    }
+    Some(LoadedBody::Text(LineText::from(text)))
 }
 
 /// Chunk edges: every `CHUNK_BYTES`, moved forward past UTF-8 continuation bytes so that no chunk
@@ -78,7 +159,11 @@ fn chunk_bounds(file: &File, length: usize) -> std::io::Result<Vec<usize>> {
     Ok(bounds)
 }
 
-fn read_chunk(file: &File, range: Range<usize>) -> std::io::Result<Option<Chunk>> {
+fn read_chunk(
+    file: &File,
+    range: Range<usize>,
+    source: &Arc<BodyFile>,
+) -> std::io::Result<Option<Chunk>> {
     let size = range.end - range.start;
     let mut bytes: Vec<u8> = Vec::with_capacity(size + PAGE);
     // Pad so the chunk lands at the same offset within a page as in the file.
@@ -89,72 +174,52 @@ fn read_chunk(file: &File, range: Range<usize>) -> std::io::Result<Option<Chunk>
         Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
         Err(error) => return Err(error),
     }
-    let Ok(text) = String::from_utf8(bytes) else {
+    let Ok(text) = std::str::from_utf8(&bytes[start..]) else {
         return Ok(None);
     };
-    let content = text.as_bytes().get(start..).unwrap_or_default();
-    let first = memchr::memchr(b'\n', content).map(|offset| start + offset);
-    let last = memchr::memrchr(b'\n', content).map(|offset| start + offset);
-    let mut lines = Vec::new();
-    if let (Some(first), Some(last)) = (first, last) {
-        let inner = text.as_bytes().get(first + 1..=last).unwrap_or_default();
-        let mut line_start = first + 1;
-        for newline in memchr::memchr_iter(b'\n', inner) {
-            let end = first + 1 + newline;
-            lines.push(line_start..end);
-            line_start = end + 1;
+    let file_offset = |position: usize| (range.start + position) as u64;
+    let ends_with_newline = text.as_bytes().last().is_none_or(|&last| last == b'\n');
+    let (Some(first), Some(last)) = (
+        memchr::memchr(b'\n', text.as_bytes()),
+        memchr::memrchr(b'\n', text.as_bytes()),
+    ) else {
+        return Ok(Some(Chunk {
+            has_newline: false,
+            first: text.to_owned(),
+            inner: Vec::new(),
+            inner_count: 0,
+            tail: String::new(),
+            tail_offset: 0,
+            ends_with_newline,
+        }));
+    };
+    let mut inner = Vec::new();
+    let mut inner_count = 0;
+    let mut line_start = first + 1;
+    for newline in memchr::memchr_iter(
+        b'\n',
+        text.as_bytes().get(first + 1..=last).unwrap_or_default(),
+    ) {
+        let end = first + 1 + newline;
+        if let Some(body) = line_body(
+            text.get(line_start..end).unwrap_or_default(),
+            file_offset(line_start),
+            source,
+        ) {
+            inner.push((inner_count, body));
         }
+        inner_count += 1;
+        line_start = end + 1;
     }
     Ok(Some(Chunk {
-        newlines: first.zip(last),
-        text: Arc::new(text),
-        start,
-        lines,
+        has_newline: true,
+        first: text.get(..first).unwrap_or_default().to_owned(),
+        inner,
+        inner_count,
+        tail: text.get(last + 1..).unwrap_or_default().to_owned(),
+        tail_offset: file_offset(last + 1),
+        ends_with_newline,
     }))
-}
-
-/// The non-blank lines of the chunks in order, numbered, with lines across chunk edges joined.
-fn join_chunks(chunks: &[Chunk]) -> Vec<RawLine> {
-    let mut lines = Vec::with_capacity(chunks.iter().map(|chunk| chunk.lines.len() + 1).sum());
-    let mut number = 0;
-    // The start of the line in progress: its pieces from earlier chunks.
-    let mut pending = String::new();
-    let mut push = |lines: &mut Vec<RawLine>, text: LineText| {
-        number += 1;
-        if !text.as_str().trim().is_empty() {
-            lines.push(RawLine { number, text });
-        }
-    };
-    for chunk in chunks {
-        let content_end = chunk.text.len();
-        let Some((first, last)) = chunk.newlines else {
-            pending.push_str(chunk.text.get(chunk.start..).unwrap_or_default());
-            continue;
-        };
-        let head = chunk.start..first;
-        let text = if pending.is_empty() {
-            shared(chunk, head)
-        } else {
-            pending.push_str(chunk.text.get(head).unwrap_or_default());
-            LineText::from(std::mem::take(&mut pending))
-        };
-        push(&mut lines, text);
-        for range in &chunk.lines {
-            push(&mut lines, shared(chunk, range.clone()));
-        }
-        pending.push_str(chunk.text.get(last + 1..content_end).unwrap_or_default());
-    }
-    if !pending.is_empty() {
-        push(&mut lines, LineText::from(pending));
-    }
-    lines
-}
-
-fn shared(chunk: &Chunk, range: Range<usize>) -> LineText {
-    LineText::Shared {
-        file: Arc::clone(&chunk.text),
-        range,
-    }
 }
 
 #[cfg(test)]
@@ -165,23 +230,61 @@ mod tests {
     use crate::line::split_lines;
 
     fn both_ways(bytes: &[u8]) -> (Vec<(usize, String)>, bool) {
-        let mut file = tempfile::tempfile().unwrap();
+        let mut file = tempfile::NamedTempFile::new().unwrap();
         file.write_all(bytes).unwrap();
-        let chunked = read_lines_chunked(&file, bytes.len() as u64)
+        let chunked = read_lines_chunked(file.as_file(), file.path(), bytes.len() as u64, 1 << 20)
             .unwrap()
             .unwrap();
         let (whole, whole_ends) = split_lines(bytes.to_vec(), &mut Vec::new());
-        let listed = |lines: Vec<RawLine>| -> Vec<(usize, String)> {
-            lines
-                .into_iter()
-                .map(|line| (line.number, line.text.as_str().to_owned()))
-                .collect()
-        };
-        let chunked_lines = listed(chunked.lines);
-        assert_eq!(chunked_lines, listed(whole));
+        let whole: Vec<(usize, String)> = whole
+            .into_iter()
+            .map(|line| (line.number, line.text.as_str().to_owned()))
+            .collect();
+        let chunked_lines: Vec<(usize, String)> = chunked
+            .lines
+            .into_iter()
+            .map(|line| {
+                let text = match line.body {
+                    LoadedBody::Text(text) => text.as_str().to_owned(),
+                    LoadedBody::Disk { line: disk, .. } => {
+                        disk.source.read(&disk, line.number).unwrap().to_string()
+                    }
+                };
+                (line.number, text)
+            })
+            .collect();
+        assert_eq!(chunked_lines, whole);
         assert_eq!(chunked.ends_with_newline, whole_ends);
         assert_eq!(chunked.bytes, bytes.len() as u64);
         (chunked_lines, chunked.ends_with_newline)
+    }
+
+    #[test]
+    fn large_message_lines_stay_on_disk_and_read_back_byte_identical() {
+        let mut text = String::new();
+        for index in 0..30 {
+            let body = "日本é\\\"x".repeat(index * 7919 % 60_000 + 200);
+            text.push_str(&format!(
+                "{{\"type\":\"message\",\"id\":\"m{index}\",\"message\":{{\"role\":\"user\",\"content\":\"{body}\"}}}}\n"
+            ));
+            text.push_str(&format!(
+                "{{\"type\":\"custom\",\"id\":\"c{index}\",\"data\":\"{body}\"}}\n"
+            ));
+        }
+        assert!(text.len() as u64 > MIN_CHUNKED_BYTES);
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        file.write_all(text.as_bytes()).unwrap();
+        let chunked = read_lines_chunked(file.as_file(), file.path(), text.len() as u64, 1 << 20)
+            .unwrap()
+            .unwrap();
+        let on_disk = chunked
+            .lines
+            .iter()
+            .filter(|line| matches!(line.body, LoadedBody::Disk { .. }))
+            .count();
+        // Every large message line is on disk; `custom` lines are always kept in memory.
+        assert_eq!(on_disk, 30);
+        both_ways(text.as_bytes());
     }
 
     #[test]
@@ -209,18 +312,11 @@ mod tests {
     fn invalid_utf8_is_left_to_the_whole_file_reader() {
         let mut bytes = vec![b'a'; 3 * CHUNK_BYTES];
         bytes[CHUNK_BYTES + 5] = 0xFF;
-        let mut file = tempfile::tempfile().unwrap();
+        let mut file = tempfile::NamedTempFile::new().unwrap();
         file.write_all(&bytes).unwrap();
-        assert!(
-            read_lines_chunked(&file, bytes.len() as u64)
-                .unwrap()
-                .is_none()
-        );
+        let read = |length| read_lines_chunked(file.as_file(), file.path(), length, 0).unwrap();
+        assert!(read(bytes.len() as u64).is_none());
         // A file shorter than it was said to be is read again whole, too.
-        assert!(
-            read_lines_chunked(&file, bytes.len() as u64 + 10)
-                .unwrap()
-                .is_none()
-        );
+        assert!(read(bytes.len() as u64 + 10).is_none());
     }
 }

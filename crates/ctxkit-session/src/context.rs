@@ -197,7 +197,11 @@ fn edits_among(index: &SessionIndex, entries: &[EntryIndex]) -> HashMap<Box<str>
         else {
             continue;
         };
-        let Ok(fields) = from_str_repaired::<Value>(entry.raw()) else {
+        // Only `message` lines are ever left on disk.
+        let Some(raw) = entry.memory_raw() else {
+            continue;
+        };
+        let Ok(fields) = from_str_repaired::<Value>(raw) else {
             continue;
         };
         let effect = match fields.get("replacement") {
@@ -283,10 +287,14 @@ pub fn entry_messages(entry_index: EntryIndex, entry: &StoredEntry) -> Vec<Conte
 
 /// Whether a compaction carries a `systemMessage` JavaScript reads as true.
 fn compaction_has_system_message(entry: &StoredEntry) -> bool {
-    if !entry.raw().contains("\"systemMessage\"") {
+    // Only `message` lines are ever left on disk.
+    let Some(raw) = entry.memory_raw() else {
+        return false;
+    };
+    if !raw.contains("\"systemMessage\"") {
         return false;
     }
-    from_str_repaired::<Value>(entry.raw())
+    from_str_repaired::<Value>(raw)
         .ok()
         .and_then(|fields| fields.get("systemMessage").map(js_truthy))
         .unwrap_or(false)
@@ -337,22 +345,27 @@ pub fn context_message_value(
     entry: &StoredEntry,
     kind: ContextMessageKind,
     edit: Option<&StoredEntry>,
-) -> Result<Value, serde_json::Error> {
+) -> crate::Result<Value> {
     let mut message = match kind {
-        ContextMessageKind::Stored => match entry.message_json() {
-            Some(json) => normalize_content(from_str_repaired(json)?),
+        ContextMessageKind::Stored => match entry.message_json()? {
+            Some(json) => {
+                normalize_content(from_str_repaired(&json).map_err(|e| entry.invalid(e))?)
+            }
             None => Value::Null,
         },
         ContextMessageKind::CompactionSystem => {
-            let fields: Value = from_str_repaired(entry.raw())?;
+            let fields: Value =
+                from_str_repaired(&entry.raw()?).map_err(|error| entry.invalid(error))?;
             fields.get("systemMessage").cloned().unwrap_or(Value::Null)
         }
         ContextMessageKind::Custom
         | ContextMessageKind::BranchSummary
-        | ContextMessageKind::CompactionSummary => synthesized_message(entry, kind)?,
+        | ContextMessageKind::CompactionSummary => {
+            synthesized_message(entry, kind).map_err(|error| entry.invalid(error))?
+        }
     };
     if let Some(edit) = edit {
-        apply_edit(&mut message, edit)?;
+        apply_edit(&mut message, edit).map_err(|error| edit.invalid(error))?;
     }
     Ok(message)
 }
@@ -362,7 +375,8 @@ fn synthesized_message(
     entry: &StoredEntry,
     kind: ContextMessageKind,
 ) -> Result<Value, serde_json::Error> {
-    let fields: Value = from_str_repaired(entry.raw())?;
+    // Only `message` lines are ever left on disk; this is never one.
+    let fields: Value = from_str_repaired(entry.memory_raw().unwrap_or_default())?;
     let (role, keys): (&str, &[&str]) = match kind {
         ContextMessageKind::Custom => ("custom", &["customType", "content", "display", "details"]),
         ContextMessageKind::BranchSummary => ("branchSummary", &["summary", "fromId"]),
@@ -417,7 +431,8 @@ fn apply_edit(message: &mut Value, edit: &StoredEntry) -> Result<(), serde_json:
         "user" | "custom" => false,
         _ => return Ok(()),
     };
-    let fields: Value = from_str_repaired(edit.raw())?;
+    // Only `message` lines are ever left on disk; an edit is never one.
+    let fields: Value = from_str_repaired(edit.memory_raw().unwrap_or_default())?;
     match fields
         .get("replacement")
         .and_then(|replacement| replacement.get("content"))
@@ -441,14 +456,14 @@ pub fn context_message(
     entry: &StoredEntry,
     kind: ContextMessageKind,
     edit: Option<&StoredEntry>,
-) -> Result<AgentMessage, serde_json::Error> {
+) -> crate::Result<AgentMessage> {
     if kind == ContextMessageKind::Stored
         && edit.is_none()
-        && let Some(json) = entry.message_json()
+        && let Some(json) = entry.message_json()?
     {
-        let parsed = parse_agent_message(json);
+        let parsed = parse_agent_message(&json).map_err(|error| entry.invalid(error));
         let content_missing = || {
-            from_str_repaired::<Value>(json).is_ok_and(|message| {
+            from_str_repaired::<Value>(&json).is_ok_and(|message| {
                 message
                     .as_object()
                     .is_some_and(|object| object.get("content").is_none_or(Value::is_null))
@@ -460,6 +475,7 @@ pub fn context_message(
     }
     // Edited, synthesized, or with a null or missing content that Pi 0.87 normalizes.
     serde_json::from_value(context_message_value(entry, kind, edit)?)
+        .map_err(|error| entry.invalid(error))
 }
 
 #[cfg(test)]

@@ -1,17 +1,26 @@
-//! A loaded entry: its original line, kept for lossless rewriting, and the few fields the index needs.
-//! Message content is parsed only when asked for.
+//! A loaded entry: its original line, kept for lossless rewriting (in memory, or in the file for large
+//! lines), and the few fields the index needs. Message content is parsed only when asked for.
 
 use std::sync::OnceLock;
 
 use ctxkit_protocol::{AgentMessage, SessionEntry, from_str_repaired, parse_agent_message};
 
+use crate::body::{DiskLine, EntryText};
+use crate::error::{Result as SessionResult, SessionError};
 use crate::head::{EntryHead, message_span};
 use crate::line::LineText;
+
+/// Where an entry's line is.
+#[derive(Debug, Clone)]
+pub(crate) enum Body {
+    Memory(LineText),
+    Disk(DiskLine),
+}
 
 /// One entry of a session, as stored.
 #[derive(Debug, Clone)]
 pub struct StoredEntry {
-    raw: LineText,
+    raw: Body,
     line: usize,
     id: Box<str>,
     parent_id: Option<Box<str>>,
@@ -73,6 +82,11 @@ impl StoredEntry {
     /// Indexes one line; refused when it is not a JSON object with a string `type` and `id`.
     pub(crate) fn from_line(raw: LineText, line: usize) -> Result<Self, HeadError> {
         let head = LineHead::read(raw.as_str())?;
+        Self::from_head(head, Body::Memory(raw), line)
+    }
+
+    /// An entry whose head was read already (a line left on disk).
+    pub(crate) fn from_head(head: LineHead, raw: Body, line: usize) -> Result<Self, HeadError> {
         let id = head.id.ok_or(HeadError::NoId)?;
         Ok(Self {
             id: id.into_boxed_str(),
@@ -106,9 +120,29 @@ impl StoredEntry {
         &self.timestamp
     }
 
-    /// The original JSON line, without its newline.
-    pub fn raw(&self) -> &str {
-        self.raw.as_str()
+    /// The original JSON line, without its newline. A large line of a loaded file is read back from
+    /// the file here; [`SessionError::LineChanged`] when the file no longer holds it as indexed.
+    pub fn raw(&self) -> SessionResult<EntryText<'_>> {
+        match &self.raw {
+            Body::Memory(text) => Ok(EntryText::borrowed(text.as_str())),
+            Body::Disk(disk) => disk.source.read(disk, self.line).map(EntryText::shared),
+        }
+    }
+
+    /// The line when it is held in memory (always, for entries other than `message`).
+    pub(crate) fn memory_raw(&self) -> Option<&str> {
+        match &self.raw {
+            Body::Memory(text) => Some(text.as_str()),
+            Body::Disk(_) => None,
+        }
+    }
+
+    /// Whether the line is held in memory (not read back from the file on use).
+    pub fn is_in_memory(&self) -> bool {
+        match &self.raw {
+            Body::Memory(_) => true,
+            Body::Disk(_) => false,
+        }
     }
 
     /// The 1-based line number in the file it was loaded from; 0 for entries appended since.
@@ -171,24 +205,42 @@ impl StoredEntry {
         }
     }
 
-    /// The raw JSON of the `message` of a `message` entry.
-    pub fn message_json(&self) -> Option<&str> {
+    /// The raw JSON of the `message` of a `message` entry (`Ok(None)` for other entries and messages
+    /// without one); an error when the line cannot be read back (see [`Self::raw`]).
+    pub fn message_json(&self) -> SessionResult<Option<EntryText<'_>>> {
         if self.type_name() != "message" {
-            return None;
+            return Ok(None);
         }
-        let raw = self.raw();
-        let (start, end) = (*self.message_span.get_or_init(|| message_span(raw)))?;
-        raw.get(start..end)
+        let raw = self.raw()?;
+        let Some((start, end)) = *self.message_span.get_or_init(|| message_span(&raw)) else {
+            return Ok(None);
+        };
+        Ok(raw.slice(start..end))
     }
 
     /// The typed entry, parsed from the raw line.
-    pub fn parse(&self) -> Result<SessionEntry, serde_json::Error> {
-        from_str_repaired(self.raw())
+    pub fn parse(&self) -> SessionResult<SessionEntry> {
+        from_str_repaired(&self.raw()?).map_err(|source| self.invalid(source))
     }
 
     /// The typed message of a `message` entry, parsed from the raw line.
-    pub fn parse_message(&self) -> Option<Result<AgentMessage, serde_json::Error>> {
-        self.message_json().map(parse_agent_message)
+    pub fn parse_message(&self) -> Option<SessionResult<AgentMessage>> {
+        match self.message_json() {
+            Ok(json) => json.map(|json| parse_agent_message(&json).map_err(|e| self.invalid(e))),
+            Err(error) => Some(Err(error)),
+        }
+    }
+
+    /// The error for a line that does not parse as the entry its head announced.
+    pub(crate) fn invalid(&self, source: serde_json::Error) -> SessionError {
+        SessionError::InvalidEntry {
+            path: match &self.raw {
+                Body::Memory(_) => std::path::PathBuf::new(),
+                Body::Disk(disk) => disk.source.path().to_owned(),
+            },
+            line: self.line,
+            source,
+        }
     }
 
     /// The same entry, no longer tied to a line of the file it came from.
@@ -304,8 +356,8 @@ mod tests {
         let line = r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":"é"}}"#;
         let entry = StoredEntry::from_line(line.into(), 1).unwrap();
         assert_eq!(
-            entry.message_json(),
-            Some(r#"{"role":"user","content":"é"}"#)
+            entry.message_json().unwrap().unwrap(),
+            r#"{"role":"user","content":"é"}"#
         );
         assert_eq!(entry.role(), Some("user"));
         assert!(matches!(

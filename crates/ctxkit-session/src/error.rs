@@ -101,6 +101,17 @@ pub enum SessionError {
         source: serde_json::Error,
     },
 
+    /// A line left on disk when the session was opened no longer reads back as it was indexed (the
+    /// file was truncated or rewritten in place by another program). Returned by every accessor that
+    /// reads an entry's line ([`crate::StoredEntry::raw`] and those built on it); no other data is
+    /// ever returned in its place. Open the session again.
+    #[error("`{path}` line {line} changed on disk since the session was opened: {reason}")]
+    LineChanged {
+        path: PathBuf,
+        line: usize,
+        reason: String,
+    },
+
     /// An entry ctxkit built could not be serialized. A bug; report it.
     #[error("cannot serialize entry: {0}")]
     Serialize(#[source] serde_json::Error),

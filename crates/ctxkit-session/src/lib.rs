@@ -9,6 +9,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod atomic;
+mod body;
 #[cfg(unix)]
 mod chunked;
 mod context;
@@ -31,6 +32,7 @@ mod session;
 mod storage;
 mod system;
 
+pub use body::EntryText;
 pub use context::{
     ContextMessage, ContextMessageKind, ProjectedEntry, SessionContext, build_context,
     build_context_on_path, context_entries, context_message, context_message_value, entry_messages,

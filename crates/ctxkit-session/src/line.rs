@@ -6,7 +6,9 @@ use std::io::Read;
 use std::ops::Range;
 use std::sync::Arc;
 
+use crate::body::DiskLine;
 use crate::diagnostics::{Diagnostic, DiagnosticKind};
+use crate::entry::LineHead;
 
 /// The text of one line, without its newline.
 #[derive(Clone)]
@@ -54,6 +56,22 @@ pub(crate) struct RawLine {
     /// 1-based.
     pub(crate) number: usize,
     pub(crate) text: LineText,
+}
+
+/// One non-blank line of a loaded file: its text, or (a large `message` line) its head and
+/// where it is in the file.
+#[derive(Debug)]
+pub(crate) enum LoadedBody {
+    Text(LineText),
+    Disk { head: LineHead, line: DiskLine },
+}
+
+/// A numbered line of a loaded file.
+#[derive(Debug)]
+pub(crate) struct LoadedLine {
+    /// 1-based.
+    pub(crate) number: usize,
+    pub(crate) body: LoadedBody,
 }
 
 /// The lines of a file.

@@ -31,7 +31,7 @@ pub fn read_session_info(path: &Path) -> Result<SessionInfoRecord> {
         .ok();
     let size_hint = file.metadata().map_or(0, |metadata| metadata.len());
     let read = read_lines(
-        std::io::Read::take(&file, crate::MAX_SESSION_BYTES),
+        std::io::Read::take(&file, crate::regular::MAX_IN_MEMORY_BYTES),
         size_hint,
         &mut Vec::new(),
     )

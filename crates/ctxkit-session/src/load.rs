@@ -9,9 +9,9 @@ use ctxkit_protocol::{CURRENT_SESSION_VERSION, SessionHeader, from_str_repaired}
 use serde_json::Value;
 
 use crate::diagnostics::{Diagnostic, DiagnosticKind};
-use crate::entry::{HeadError, StoredEntry};
+use crate::entry::{Body, HeadError, StoredEntry};
 use crate::error::{Result, SessionError};
-use crate::line::{LineText, RawLine, ReadLines, read_lines, strip_byte_order_mark};
+use crate::line::{LineText, LoadedBody, LoadedLine, RawLine, read_lines, strip_byte_order_mark};
 use crate::migrate;
 use crate::storage::{LoadedSnapshot, current_snapshot};
 
@@ -46,13 +46,18 @@ pub(crate) fn load_file(path: &Path) -> Result<LoadedFile> {
     let opened = current_snapshot(&file, path)?;
     let size_hint = file.metadata().map_or(0, |metadata| metadata.len());
     let mut diagnostics = Vec::new();
-    let read = read_file_lines(&file, size_hint, &mut diagnostics)
+    let read = read_file_lines(&file, path, size_hint, &mut diagnostics)
         .map_err(SessionError::io("read", path))?;
-    if read.bytes > crate::MAX_SESSION_BYTES {
+    let limit = if read.in_memory {
+        crate::regular::MAX_IN_MEMORY_BYTES
+    } else {
+        crate::MAX_SESSION_BYTES
+    };
+    if read.bytes > limit {
         return Err(SessionError::TooLarge {
             path: path.to_owned(),
             bytes: read.bytes,
-            limit: crate::MAX_SESSION_BYTES,
+            limit,
         });
     }
     let mut loaded = parse_lines(path, read.lines, read.ends_with_newline, diagnostics)?;
@@ -64,36 +69,88 @@ pub(crate) fn load_file(path: &Path) -> Result<LoadedFile> {
     Ok(loaded)
 }
 
-/// The lines of `file`: a large file in chunks on all cores, unless it is not valid UTF-8 or changes
-/// size meanwhile; then, and for smaller files, whole on one thread.
+/// The lines of a file, with whether they were all read into memory.
+struct FileLines {
+    lines: Vec<LoadedLine>,
+    ends_with_newline: bool,
+    bytes: u64,
+    in_memory: bool,
+}
+
+/// The lines of `file`: a large file in chunks on all cores (its large message lines left on disk),
+/// unless it is not valid UTF-8 or changes size meanwhile; then, and for smaller files, whole on one
+/// thread.
 fn read_file_lines(
     file: &std::fs::File,
+    path: &Path,
     size_hint: u64,
     diagnostics: &mut Vec<Diagnostic>,
-) -> std::io::Result<ReadLines> {
+) -> std::io::Result<FileLines> {
     #[cfg(unix)]
     if size_hint >= crate::chunked::MIN_CHUNKED_BYTES
-        && let Some(read) = crate::chunked::read_lines_chunked(file, size_hint)?
+        && let Some(read) = crate::chunked::read_lines_chunked(
+            file,
+            path,
+            size_hint,
+            crate::body::DEFAULT_CACHE_BYTES,
+        )?
     {
-        return Ok(read);
+        return Ok(FileLines {
+            lines: read.lines,
+            ends_with_newline: read.ends_with_newline,
+            bytes: read.bytes,
+            in_memory: false,
+        });
     }
+    #[cfg(not(unix))]
+    let _ = path;
     // Chunks are read at offsets, so the file position is still at the start. A file that grows
-    // while it is read stops at the size limit (and is refused by the caller).
-    read_lines(
-        std::io::Read::take(file, crate::MAX_SESSION_BYTES + 1),
+    // while it is read stops past the in-memory limit (and is refused by the caller).
+    let read = read_lines(
+        std::io::Read::take(file, crate::regular::MAX_IN_MEMORY_BYTES + 1),
         size_hint,
         diagnostics,
-    )
+    )?;
+    Ok(FileLines {
+        lines: in_memory(read.lines),
+        ends_with_newline: read.ends_with_newline,
+        bytes: read.bytes,
+        in_memory: true,
+    })
+}
+
+/// Lines read into memory, as loaded lines.
+pub(crate) fn in_memory(lines: Vec<RawLine>) -> Vec<LoadedLine> {
+    lines
+        .into_iter()
+        .map(|line| LoadedLine {
+            number: line.number,
+            body: LoadedBody::Text(line.text),
+        })
+        .collect()
+}
+
+/// The text of a loaded line, read back from the file when it was left there.
+fn line_text(line: LoadedLine) -> Result<RawLine> {
+    let text = match line.body {
+        LoadedBody::Text(text) => text,
+        LoadedBody::Disk { line: disk, .. } => {
+            LineText::from(&*disk.source.read(&disk, line.number)?)
+        }
+    };
+    Ok(RawLine {
+        number: line.number,
+        text,
+    })
 }
 
 /// Parses the lines of a session file.
 pub(crate) fn parse_lines(
     path: &Path,
-    mut lines: Vec<RawLine>,
+    lines: Vec<LoadedLine>,
     ends_with_newline: bool,
     mut diagnostics: Vec<Diagnostic>,
 ) -> Result<LoadedFile> {
-    strip_byte_order_mark(&mut lines);
     let not_a_session = |line: Option<usize>, reason: &str| SessionError::NotASession {
         path: path.to_owned(),
         line,
@@ -106,6 +163,10 @@ pub(crate) fn parse_lines(
     for line in lines {
         if header.is_none() {
             // The first line that parses is the header, as in Pi.
+            let mut line = line_text(line)?;
+            if line.number == 1 {
+                strip_byte_order_mark(std::slice::from_mut(&mut line));
+            }
             match from_str_repaired::<Value>(line.text.as_str()) {
                 Ok(value) => header = Some((line.number, value)),
                 Err(error) => diagnostics.push({
@@ -156,7 +217,13 @@ pub(crate) fn parse_lines(
     }
     let mut kept_lines = Vec::new();
     if migrated_from.is_some() {
-        migrate::migrate_lines(&mut bodies, version);
+        // Older files are rewritten on first write: their lines are all read into memory.
+        let mut texts = bodies
+            .into_iter()
+            .map(line_text)
+            .collect::<Result<Vec<RawLine>>>()?;
+        migrate::migrate_lines(&mut texts, version);
+        bodies = in_memory(texts);
         header.version = Some(CURRENT_SESSION_VERSION);
         kept_lines.extend(before_header.into_iter().map(|text| KeptLine {
             records_before: 0,
@@ -169,13 +236,16 @@ pub(crate) fn parse_lines(
     let parsed: Vec<(usize, Option<LineText>, Result<StoredEntry, HeadError>)> = bodies
         .into_par_iter()
         .with_min_len(256)
-        .map(|line| {
-            let kept = keep_texts.then(|| line.text.clone());
-            (
+        .map(|line| match line.body {
+            LoadedBody::Text(text) => {
+                let kept = keep_texts.then(|| text.clone());
+                (line.number, kept, StoredEntry::from_line(text, line.number))
+            }
+            LoadedBody::Disk { head, line: disk } => (
                 line.number,
-                kept,
-                StoredEntry::from_line(line.text, line.number),
-            )
+                None,
+                StoredEntry::from_head(head, Body::Disk(disk), line.number),
+            ),
         })
         .collect();
     let mut entries = Vec::with_capacity(parsed.len());
@@ -261,7 +331,7 @@ mod tests {
         let read = read_lines(text.as_bytes(), 0, &mut diagnostics).unwrap();
         parse_lines(
             Path::new("s.jsonl"),
-            read.lines,
+            in_memory(read.lines),
             read.ends_with_newline,
             diagnostics,
         )

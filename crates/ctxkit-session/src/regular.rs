@@ -7,9 +7,13 @@ use std::path::Path;
 
 use crate::error::{Result, SessionError};
 
-/// The largest session file ctxkit reads (4 GiB): far above any real session, small enough that a
-/// file that keeps growing cannot take all memory.
-pub const MAX_SESSION_BYTES: u64 = 4 << 30;
+/// The largest session file ctxkit reads (64 GiB): far above any real session. Large message lines
+/// stay on disk when a file is loaded, so memory follows the number of entries, not this size.
+pub const MAX_SESSION_BYTES: u64 = 64 << 30;
+
+/// The largest file read whole into memory (4 GiB): a session file that is not valid UTF-8 (read
+/// whole, with replacements) or that is listed. A file that keeps growing cannot take all memory.
+pub(crate) const MAX_IN_MEMORY_BYTES: u64 = 4 << 30;
 
 /// Opens `path` for reading when it is a regular file (symlinks followed) of at most
 /// [`MAX_SESSION_BYTES`].

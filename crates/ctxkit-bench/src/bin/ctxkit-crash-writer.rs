@@ -57,7 +57,9 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             let code = match &error {
-                SessionError::Locked { .. } | SessionError::ChangedOnDisk { .. } => 5,
+                SessionError::Locked { .. }
+                | SessionError::ChangedOnDisk { .. }
+                | SessionError::LineChanged { .. } => 5,
                 SessionError::Io { .. }
                 | SessionError::TailUnrepaired { .. }
                 | SessionError::NotARegularFile { .. }

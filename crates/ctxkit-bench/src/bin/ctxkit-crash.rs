@@ -399,7 +399,7 @@ fn one_kill(
         let entry = session
             .entry(&ack.id)
             .with_context(|| format!("acknowledged entry `{}` not loaded", ack.id))?;
-        check_entry(entry.raw(), ack).map_err(anyhow::Error::msg)?;
+        check_entry(&entry.raw()?, ack).map_err(anyhow::Error::msg)?;
     }
     let problem_lines: BTreeSet<usize> = session
         .diagnostics()
@@ -484,7 +484,7 @@ fn close_file(state: &FileState, totals: &mut Totals) -> Result<()> {
         let ok = seen.get(ack.id.as_str()) == Some(&1)
             && session
                 .entry(&ack.id)
-                .is_some_and(|entry| check_entry(entry.raw(), ack).is_ok());
+                .is_some_and(|entry| entry.raw().is_ok_and(|raw| check_entry(&raw, ack).is_ok()));
         if !ok {
             totals.lost += 1;
         }
@@ -588,7 +588,7 @@ fn check_exact(path: &Path, initial: usize, acks: &[Ack]) -> Result<()> {
         let entry = session
             .entry(&ack.id)
             .with_context(|| format!("acknowledged entry `{}` lost", ack.id))?;
-        check_entry(entry.raw(), ack).map_err(anyhow::Error::msg)?;
+        check_entry(&entry.raw()?, ack).map_err(anyhow::Error::msg)?;
     }
     Ok(())
 }

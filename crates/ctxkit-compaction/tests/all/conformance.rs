@@ -257,9 +257,9 @@ fn check(
     }
     // Pi 0.87.1 counts images in user content (1200 tokens each), which changes the budgeted
     // branch preparations of files holding them: 0.73.1's are checked on the other files only.
-    let user_images = path
-        .iter()
-        .any(|entry| entry.role() == Some("user") && entry.raw().contains("\"type\":\"image\""));
+    let user_images = path.iter().any(|entry| {
+        entry.role() == Some("user") && entry.raw().unwrap().contains("\"type\":\"image\"")
+    });
     if checker.version == Version::Pi087 || !user_images {
         for pair in vector["branchSummaries"].as_array().unwrap() {
             check_branch_pair(checker, session, pair, &ids, runtime);
@@ -526,7 +526,8 @@ fn check_case(
 fn stored_content_missing(entry: &ctxkit_session::StoredEntry) -> bool {
     entry
         .message_json()
-        .and_then(|json| serde_json::from_str::<Value>(json).ok())
+        .unwrap()
+        .and_then(|json| serde_json::from_str::<Value>(&json).ok())
         .is_some_and(|message| {
             matches!(
                 message.get("role").and_then(Value::as_str),

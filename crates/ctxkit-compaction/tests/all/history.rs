@@ -41,7 +41,12 @@ async fn compactions_are_listed_with_what_they_cover_and_can_be_undone() {
     let mut session = split_turn_session();
     // Persist the in-memory fixture by copying its lines into a file.
     let lines: Vec<String> = std::iter::once(serde_json::to_string(session.header()).unwrap())
-        .chain(session.entries().iter().map(|entry| entry.raw().to_owned()))
+        .chain(
+            session
+                .entries()
+                .iter()
+                .map(|entry| entry.raw().unwrap().to_string()),
+        )
         .collect();
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
     session = Session::open(&path).unwrap();
@@ -105,6 +110,7 @@ async fn compactions_are_listed_with_what_they_cover_and_can_be_undone() {
             .leaf_entry()
             .unwrap()
             .raw()
+            .unwrap()
             .contains(UNDO_COMPACTION_TYPE)
     );
     assert!(list_compactions(&reopened, None).unwrap().is_empty());

@@ -69,7 +69,8 @@ async fn the_threshold_compaction_appends_the_summary_written_in_the_background(
                 .find(|entry| entry.type_name() == "compaction")
                 .unwrap()
                 .raw()
-                .to_owned()
+                .unwrap()
+                .to_string()
         })
         .await;
     assert!(summary.contains("WRITTEN IN THE BACKGROUND"), "{summary}");
@@ -107,7 +108,8 @@ async fn a_background_summary_the_branch_moved_past_is_dropped() {
                 .find(|entry| entry.type_name() == "compaction")
                 .unwrap()
                 .raw()
-                .to_owned()
+                .unwrap()
+                .to_string()
         })
         .await;
     assert!(!raw.contains("STALE BACKGROUND"), "{raw}");

@@ -265,7 +265,7 @@ async fn overflow_with_a_failing_summarizer_falls_back_to_truncation_by_default(
         .engine
         .with_session(|session| {
             let entry = session.entry(end.entry_id.as_deref().unwrap()).unwrap();
-            entry.raw().to_owned()
+            entry.raw().unwrap().to_string()
         })
         .await;
     assert!(

@@ -116,7 +116,8 @@ async fn a_hook_can_supply_the_compaction() {
                 .entry(end.entry_id.as_deref().unwrap())
                 .unwrap()
                 .raw()
-                .to_owned()
+                .unwrap()
+                .to_string()
         })
         .await;
     assert!(
@@ -225,7 +226,8 @@ async fn a_command_hook_can_supply_the_summary() {
                 .entry(end.entry_id.as_deref().unwrap())
                 .unwrap()
                 .raw()
-                .to_owned()
+                .unwrap()
+                .to_string()
         })
         .await;
     assert!(entry.contains(r#""tokensBefore":7"#), "{entry}");

@@ -130,7 +130,8 @@ async fn tokens_before_is_the_last_usage_plus_trailing_estimates() {
                 .entry(end.entry_id.as_deref().unwrap())
                 .unwrap()
                 .raw()
-                .to_owned()
+                .unwrap()
+                .to_string()
         })
         .await;
     assert!(raw.contains(r#""tokensBefore":5011"#), "{raw}");

@@ -219,7 +219,7 @@ async fn a_hook_summary_is_used_only_when_a_summary_was_asked_for() {
     let id = outcome.summary_entry_id.unwrap();
     let raw = harness
         .engine
-        .with_session(|session| session.entry(&id).unwrap().raw().to_owned())
+        .with_session(|session| session.entry(&id).unwrap().raw().unwrap().to_string())
         .await;
     assert!(
         raw.contains("\"summary\":\"EXT\"") && raw.contains("\"fromHook\":true"),

@@ -92,7 +92,7 @@ async fn a_scope_injects_only_its_result() {
     assert!(!text.contains("grep output"));
     let raw = harness
         .engine
-        .with_session(|session| session.entry(&id).unwrap().raw().to_owned())
+        .with_session(|session| session.entry(&id).unwrap().raw().unwrap().to_string())
         .await;
     assert!(raw.contains("\"messages\":20"), "{raw}");
 }
@@ -128,7 +128,7 @@ async fn forgetting_a_span_replaces_it_by_a_summary_and_keeps_what_came_after() 
             session
                 .entries()
                 .iter()
-                .map(|entry| entry.raw().to_owned())
+                .map(|entry| entry.raw().unwrap().to_string())
                 .collect::<Vec<_>>()
                 .join("\n")
         })

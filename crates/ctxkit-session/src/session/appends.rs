@@ -45,7 +45,44 @@ impl Session {
         Ok(id)
     }
 
+    /// Appends `messages` as a chain below the leaf, written with one write (and, under
+    /// [`crate::Durability::SyncEach`] or `SyncEvery`, at most one sync): a group commit for agents that
+    /// write many entries at once. Either all are acknowledged or none (an error leaves the session as
+    /// it was). Returns their ids in order.
+    pub fn append_messages(&mut self, messages: Vec<AgentMessage>) -> Result<Vec<String>> {
+        let mut parent_id = self
+            .leaf
+            .and_then(|leaf| self.index.get(leaf))
+            .map(|entry| entry.id().to_owned());
+        let mut batch: Vec<StoredEntry> = Vec::with_capacity(messages.len());
+        let mut ids = Vec::with_capacity(messages.len());
+        for message in messages {
+            let index = &self.index;
+            let id = new_entry_id(|candidate| {
+                index.contains(candidate) || ids.iter().any(|taken: &String| taken == candidate)
+            });
+            let entry = SessionEntry {
+                id: id.clone(),
+                parent_id: parent_id.replace(id.clone()),
+                timestamp: now_iso(),
+                kind: EntryKind::Message(Box::new(message)),
+            };
+            batch.push(StoredEntry::from_entry(&entry).map_err(SessionError::Serialize)?);
+            ids.push(id);
+        }
+        self.persist_batch(&batch)?;
+        for stored in batch {
+            let position = self.index.push(stored);
+            self.leaf = Some(position);
+        }
+        Ok(ids)
+    }
+
     fn persist(&mut self, new_entry: &StoredEntry) -> Result<()> {
+        self.persist_batch(std::slice::from_ref(new_entry))
+    }
+
+    fn persist_batch(&mut self, new_entries: &[StoredEntry]) -> Result<()> {
         // Like Pi, nothing is written until the session holds an assistant message; but once a
         // write has failed, nothing more is acknowledged without being written.
         let failed_before = match &self.storage {
@@ -56,31 +93,50 @@ impl Session {
             }
             Storage::Memory => false,
         };
-        if !(self.index.has_assistant() || new_entry.is_assistant_message() || failed_before) {
+        if !(self.index.has_assistant()
+            || new_entries.iter().any(StoredEntry::is_assistant_message)
+            || failed_before)
+        {
             return Ok(());
         }
-        self.write_pending(Some(new_entry))
+        self.write_pending(new_entries)
     }
 
-    /// Brings the file up to date with the session (plus `new_entry`): rewrites it whole when it is in an
-    /// older format, else appends the records not yet on disk.
-    fn write_pending(&mut self, new_entry: Option<&StoredEntry>) -> Result<()> {
+    /// Brings the file up to date with the session (plus `new_entries`): rewrites it whole when it is
+    /// in an older format, else appends the records not yet on disk, in one write.
+    fn write_pending(&mut self, new_entries: &[StoredEntry]) -> Result<()> {
         let Storage::File(store) = &mut self.storage else {
             return Ok(());
         };
         let header_line = serde_json::to_string(&self.header).map_err(SessionError::Serialize)?;
-        let records = std::iter::once(header_line.as_str())
-            .chain(self.index.entries().iter().map(StoredEntry::raw))
-            .chain(new_entry.map(StoredEntry::raw));
+        let entries = self.index.entries();
+        // The header is record 0; only the records not written yet are read (lines of a loaded file
+        // may be on disk).
+        let skip = if store.needs_rewrite {
+            0
+        } else {
+            store.written.saturating_sub(1)
+        };
+        let texts = entries
+            .get(skip.min(entries.len())..)
+            .unwrap_or_default()
+            .iter()
+            .chain(new_entries)
+            .skip(skip.saturating_sub(entries.len()))
+            .map(StoredEntry::raw)
+            .collect::<Result<Vec<_>>>()?;
+        let header = (store.needs_rewrite || store.written == 0).then_some(header_line.as_str());
+        let records: Vec<&str> = header
+            .into_iter()
+            .chain(texts.iter().map(|text| &**text))
+            .collect();
         if store.needs_rewrite {
-            let records: Vec<&str> = records.collect();
             return rewrite_keeping_lines(store, &records);
         }
-        let pending: Vec<&str> = records.skip(store.written).collect();
-        if pending.is_empty() {
+        if records.is_empty() {
             return Ok(());
         }
-        store.append(&pending)
+        store.append(&records)
     }
 
     /// Replaces the file with the header and every entry, atomically.
@@ -89,8 +145,14 @@ impl Session {
             return Ok(());
         };
         let header_line = serde_json::to_string(&self.header).map_err(SessionError::Serialize)?;
+        let texts = self
+            .index
+            .entries()
+            .iter()
+            .map(StoredEntry::raw)
+            .collect::<Result<Vec<_>>>()?;
         let records: Vec<&str> = std::iter::once(header_line.as_str())
-            .chain(self.index.entries().iter().map(StoredEntry::raw))
+            .chain(texts.iter().map(|text| &**text))
             .collect();
         rewrite_keeping_lines(store, &records)
     }
@@ -299,7 +361,7 @@ impl Session {
     /// Writes entries still held back by the deferred-write rule (no assistant message yet). Used by
     /// one-shot edits such as `ctxkit label`, which must not be lost.
     pub fn flush_pending(&mut self) -> Result<()> {
-        self.write_pending(None)
+        self.write_pending(&[])
     }
 
     /// Rewrites a file loaded from an older format in the current one (atomically). Returns whether

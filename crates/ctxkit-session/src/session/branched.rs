@@ -28,15 +28,15 @@ pub(super) fn rechain_without_labels<'a>(
         let parent = kept.last().map(|previous| previous.id().to_owned());
         let mut fields: Option<Value> = None;
         if entry.parent_id().map(str::to_owned) != parent {
-            let mut value: Value =
-                ctxkit_protocol::from_str_repaired(entry.raw()).map_err(SessionError::Serialize)?;
+            let mut value: Value = ctxkit_protocol::from_str_repaired(&entry.raw()?)
+                .map_err(SessionError::Serialize)?;
             value["parentId"] = parent.map_or(Value::Null, Value::String);
             fields = Some(value);
         }
         if entry.type_name() == "compaction" {
             let mut value = match fields.take() {
                 Some(value) => value,
-                None => ctxkit_protocol::from_str_repaired(entry.raw())
+                None => ctxkit_protocol::from_str_repaired(&entry.raw()?)
                     .map_err(SessionError::Serialize)?,
             };
             let remapped = value

@@ -168,8 +168,13 @@ impl Session {
         );
         let path = session_dir.join(session_file_name(&header.timestamp, &header.id));
         let header_line = serde_json::to_string(&header).map_err(SessionError::Serialize)?;
+        let texts = loaded
+            .entries
+            .iter()
+            .map(StoredEntry::raw)
+            .collect::<Result<Vec<_>>>()?;
         let mut lines = vec![header_line.as_str()];
-        lines.extend(loaded.entries.iter().map(StoredEntry::raw));
+        lines.extend(texts.iter().map(|text| &**text));
         write_atomic(&path, &lines)?;
         Self::open(&path)
     }
@@ -481,15 +486,14 @@ impl Session {
         let entry = self.stored(message.entry)?;
         let edit = message.edit.map(|edit| self.stored(edit)).transpose()?;
         context::context_message_value(entry, message.kind, edit)
-            .map_err(|source| self.invalid(edit.unwrap_or(entry), source))
+            .map_err(|error| self.with_path(error))
     }
 
     /// The typed form of a context message.
     pub fn message(&self, message: &ContextMessage) -> Result<AgentMessage> {
         let entry = self.stored(message.entry)?;
         let edit = message.edit.map(|edit| self.stored(edit)).transpose()?;
-        context::context_message(entry, message.kind, edit)
-            .map_err(|source| self.invalid(edit.unwrap_or(entry), source))
+        context::context_message(entry, message.kind, edit).map_err(|error| self.with_path(error))
     }
 
     fn stored(&self, position: EntryIndex) -> Result<&StoredEntry> {
@@ -500,11 +504,16 @@ impl Session {
             })
     }
 
-    fn invalid(&self, entry: &StoredEntry, source: serde_json::Error) -> SessionError {
-        SessionError::InvalidEntry {
-            path: self.path().map(Path::to_owned).unwrap_or_default(),
-            line: entry.line(),
-            source,
+    /// `error`, naming this session's file when it names none (entries held in memory do not know it).
+    fn with_path(&self, error: SessionError) -> SessionError {
+        if let SessionError::InvalidEntry { path, line, source } = error {
+            let path = if path.as_os_str().is_empty() {
+                self.path().map(Path::to_owned).unwrap_or_default()
+            } else {
+                path
+            };
+            return SessionError::InvalidEntry { path, line, source };
         }
+        error
     }
 }

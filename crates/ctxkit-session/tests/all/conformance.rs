@@ -283,7 +283,7 @@ fn check_file(checker: &mut Checker, source: &Path, vector: &Value, kind: &str) 
     let ours: Vec<Value> = session
         .entries()
         .iter()
-        .map(|entry| ctxkit_protocol::from_str_repaired(entry.raw()).unwrap())
+        .map(|entry| ctxkit_protocol::from_str_repaired(&entry.raw().unwrap()).unwrap())
         .collect();
     checker.same(
         "entries",

@@ -263,7 +263,7 @@ proptest! {
             let mut previous: Option<String> = None;
             let mut ids = HashSet::new();
             for (entry, original) in session.entries().iter().zip(&originals) {
-                let stored: Value = serde_json::from_str(entry.raw()).unwrap();
+                let stored: Value = serde_json::from_str(&entry.raw().unwrap()).unwrap();
                 let mut expected = original.clone();
                 if expected["role"] == "hookMessage" {
                     expected["role"] = json!("custom");

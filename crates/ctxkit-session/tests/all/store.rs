@@ -164,12 +164,13 @@ fn branches_labels_and_branched_sessions() {
     let reopened = Session::open(&new_path).unwrap();
     assert_eq!(reopened.label(&reply), Some("checkpoint"));
     assert_eq!(
-        reopened.entry(&first).unwrap().raw(),
+        reopened.entry(&first).unwrap().raw().unwrap(),
         Session::open(&old_path)
             .unwrap()
             .entry(&first)
             .unwrap()
             .raw()
+            .unwrap()
     );
 
     session.append_label_change(&reply, None).unwrap();
@@ -208,7 +209,7 @@ fn branch_with_summary_and_compaction_shape_the_context() {
         .unwrap();
     let leaf = session.leaf_entry().unwrap();
     assert_eq!(leaf.parse().unwrap().kind.type_name(), "branch_summary");
-    assert!(leaf.raw().contains("\"fromHook\":true"));
+    assert!(leaf.raw().unwrap().contains("\"fromHook\":true"));
     let roles: Vec<String> = session
         .build_context()
         .messages
@@ -352,7 +353,7 @@ fn context_edits_usage_and_compactions_write_what_pi_087_reads() {
         })
         .unwrap();
     let stored = session.entry(&compaction).unwrap();
-    let fields: Value = serde_json::from_str(stored.raw()).unwrap();
+    let fields: Value = serde_json::from_str(&stored.raw().unwrap()).unwrap();
     let stamped = ctxkit_session::parse_timestamp_ms(stored.timestamp()).unwrap();
     assert_eq!(
         fields["systemMessage"],
@@ -380,7 +381,8 @@ fn context_edits_usage_and_compactions_write_what_pi_087_reads() {
     let summary = session
         .branch_with_summary(Some(&question), "B", None, SummarySource::Ctxkit)
         .unwrap();
-    let fields: Value = serde_json::from_str(session.entry(&summary).unwrap().raw()).unwrap();
+    let fields: Value =
+        serde_json::from_str(&session.entry(&summary).unwrap().raw().unwrap()).unwrap();
     assert_eq!(fields["fromId"], json!(left));
 }
 
@@ -415,7 +417,8 @@ fn branched_sessions_re_chain_around_labels() {
     assert_eq!(parents[1], (reply.clone(), Some(first.clone())));
     assert_eq!(parents[2], (after.clone(), Some(reply)));
     assert_eq!(parents[3], (compaction.clone(), Some(after.clone())));
-    let fields: Value = serde_json::from_str(session.entry(&compaction).unwrap().raw()).unwrap();
+    let fields: Value =
+        serde_json::from_str(&session.entry(&compaction).unwrap().raw().unwrap()).unwrap();
     assert_eq!(
         fields["firstKeptEntryId"],
         json!(after),
@@ -428,4 +431,112 @@ fn branched_sessions_re_chain_around_labels() {
         ctxkit_session::ContextForm::Session,
     );
     assert_eq!(after_branch.unwrap().messages, before.unwrap().messages);
+}
+
+/// A session large enough to be read in chunks, whose tool outputs are left on disk.
+fn large_session(dir: &std::path::Path) -> (std::path::PathBuf, Vec<String>) {
+    let path = dir.join("large.jsonl");
+    let mut text = String::from(
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2024-01-01T00:00:00.000Z","cwd":"/p"}"#,
+    );
+    text.push('\n');
+    let mut outputs = Vec::new();
+    let mut parent = "null".to_owned();
+    for index in 0..40 {
+        let output = format!("{index}: é日\\\"{}", "line of output\\n".repeat(20_000));
+        text.push_str(&format!(
+            r#"{{"type":"message","id":"m{index}","parentId":{parent},"timestamp":"2024-01-01T00:00:00.000Z","message":{{"role":"toolResult","toolCallId":"c{index}","toolName":"bash","content":[{{"type":"text","text":"{output}"}}],"isError":false,"timestamp":1}}}}"#
+        ));
+        text.push('\n');
+        parent = format!("\"m{index}\"");
+        outputs.push(serde_json::from_str::<String>(&format!("\"{output}\"")).unwrap());
+    }
+    std::fs::write(&path, text).unwrap();
+    (path, outputs)
+}
+
+#[test]
+fn lines_left_on_disk_read_back_identical_and_a_file_changed_in_place_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, outputs) = large_session(dir.path());
+    let original = std::fs::read_to_string(&path).unwrap();
+    let session = Session::open(&path).unwrap();
+    let entries = session.entries();
+    assert!(entries.iter().all(|entry| !entry.is_in_memory()));
+    let lines: Vec<&str> = original.lines().skip(1).collect();
+    // The first half: byte-identical lines, and messages as written.
+    for (entry, line) in entries.iter().zip(&lines).take(20) {
+        assert_eq!(entry.raw().unwrap(), *line);
+    }
+    let context = session.build_context();
+    assert_eq!(context.messages.len(), 40);
+    for (message, output) in context.messages.iter().zip(&outputs).take(20) {
+        let value = session.message_value(message).unwrap();
+        assert_eq!(value["content"][0]["text"], *output);
+    }
+    // Another program rewrites the file in place (same inode, same length): lines not read yet are
+    // an error, not the new bytes; lines read before come from the cache as they were indexed.
+    let rewritten = original.replace("line of output", "LINE OF OUTPUT");
+    assert_eq!(rewritten.len(), original.len());
+    std::fs::write(&path, &rewritten).unwrap();
+    let error = entries[30].raw().unwrap_err();
+    assert!(
+        matches!(error, SessionError::LineChanged { line: 32, .. }),
+        "{error}"
+    );
+    let error = session.message_value(&context.messages[31]).unwrap_err();
+    assert!(
+        matches!(error, SessionError::LineChanged { line: 33, .. }),
+        "{error}"
+    );
+    assert_eq!(entries[5].raw().unwrap(), lines[5]);
+    // Truncated: the same.
+    std::fs::write(&path, "").unwrap();
+    let error = entries[35].raw().unwrap_err();
+    assert!(
+        matches!(error, SessionError::LineChanged { line: 37, .. }),
+        "{error}"
+    );
+    assert_eq!(entries[6].raw().unwrap(), lines[6]);
+}
+
+#[test]
+fn a_group_commit_writes_a_chain_once_and_reads_back_as_single_appends_would() {
+    let home = tempfile::tempdir().unwrap();
+    let mut session = Session::create("/project", home.path());
+    session.set_durability(ctxkit_session::Durability::SyncEach);
+    let path = session.path().unwrap().to_owned();
+    let first = session.append_message(user("start")).unwrap();
+    // Nothing is written before an assistant message, batch or not.
+    session.append_messages(vec![user("a"), user("b")]).unwrap();
+    assert!(!path.exists());
+    let ids = session
+        .append_messages(vec![assistant("c"), user("d"), assistant("e")])
+        .unwrap();
+    assert_eq!(ids.len(), 3);
+    assert_eq!(session.leaf_id(), Some(ids[2].as_str()));
+    let written = lines(&path);
+    assert_eq!(written.len(), 7);
+    assert_eq!(written[1]["id"], first.as_str());
+    for pair in written[1..].windows(2) {
+        assert_eq!(pair[1]["parentId"], pair[0]["id"]);
+    }
+    let reopened = Session::open(&path).unwrap();
+    let texts = |session: &Session| -> Vec<String> {
+        session
+            .entries()
+            .iter()
+            .map(|entry| entry.raw().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(texts(&reopened), texts(&session));
+    assert_eq!(reopened.build_context().messages.len(), 6);
+    // An empty batch writes nothing; an in-memory session takes batches too.
+    assert!(session.append_messages(Vec::new()).unwrap().is_empty());
+    assert_eq!(lines(&path).len(), 7);
+    let mut memory = Session::in_memory("/project");
+    memory
+        .append_messages(vec![user("x"), assistant("y")])
+        .unwrap();
+    assert_eq!(memory.build_context().messages.len(), 2);
 }
