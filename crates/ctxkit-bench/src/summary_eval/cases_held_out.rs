@@ -214,7 +214,10 @@ fn python_branch() -> Case {
             fact("the fix: explicit date format", &["%d/%m/%Y"]),
             fact("measured ingest time", &["212"]),
             fact("baseline", &["655"]),
-            fact("blocker: enrich expects pandas", &["etl/enrich.py", "enrich"]),
+            fact(
+                "blocker: enrich expects pandas",
+                &["etl/enrich.py", "enrich"],
+            ),
             fact("conversion cost", &["to_pandas"]),
             fact("user abandoned it", &["abandon", "not worth it"]),
         ],
@@ -255,7 +258,10 @@ fn chinese_cache() -> Case {
             fact("the fix: miniredis", &["miniredis"]),
             fact("commit", &["3f9a0b6d"]),
             fact("branch", &["feat/user-cache"]),
-            fact("latest request: hit-rate metric", &["user_cache_hits_total"]),
+            fact(
+                "latest request: hit-rate metric",
+                &["user_cache_hits_total"],
+            ),
         ],
     }
 }

@@ -63,6 +63,8 @@ async fn offline_summary(name: &str) -> String {
         "`Math.max`",
         "`lines.push`",
         "`s/new`",
+        "`toolu_",
+        "npx tsx -e",
     ] {
         assert!(!history.contains(fragment), "{fragment} in\n{history}");
     }
