@@ -96,6 +96,15 @@ fn is_inline_script(command: &str) -> bool {
         .any(|word| matches!(*word, "-e" | "-c" | "--eval"))
 }
 
+/// A command that only prints its usage or version (`npx tsx src/cli.ts --help`, `node --version`).
+fn is_help_probe(command: &str) -> bool {
+    !command.contains(['|', '&', ';'])
+        && command
+            .split_whitespace()
+            .last()
+            .is_some_and(|word| matches!(word, "--help" | "-h" | "--version" | "-V"))
+}
+
 /// Progress items from tool work: commits, files changed, commands that passed.
 pub(crate) fn progress_items(work: &Work, language: Language) -> Vec<Item> {
     let mut items = Vec::new();
@@ -169,8 +178,11 @@ pub(crate) fn progress_items(work: &Work, language: Language) -> Vec<Item> {
         if run.command.contains("git commit") && !work.commits.is_empty() {
             continue;
         }
-        // An inline script that ran cleanly (`node -e "…"`, `python -c "…"`) was a probe, not work.
-        if is_inline_script(&run.command) && run.last == Outcome::Passed && run.failures == 0 {
+        // An inline script or a `--help` that ran cleanly was a probe, not work.
+        if (is_inline_script(&run.command) || is_help_probe(&run.command))
+            && run.last == Outcome::Passed
+            && run.failures == 0
+        {
             continue;
         }
         let text = match (&run.last, run.failures, &run.first_error) {

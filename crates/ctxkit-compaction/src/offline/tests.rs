@@ -353,3 +353,16 @@ fn identifiers_named_elsewhere_or_tool_ids_are_not_listed() {
     assert!(!critical.contains("`src/parser.rs`"), "{summary}");
     assert!(!summary.contains("toolu_"), "{summary}");
 }
+
+/// Probes that ran cleanly (an inline script, a `--help`) are not progress; the test run is.
+#[test]
+fn probes_are_not_progress() {
+    let conversation = "[User]: make the CLI print its version\n\n\
+        [Assistant tool calls]: bash(command=\"node -e \\\"console.log(require('./package.json').version)\\\"\")\n\n[Tool result]: 1.4.0\n\n\
+        [Assistant tool calls]: bash(command=\"npx tsx src/cli.ts --help\")\n\n[Tool result]: Usage: cli [options]\n\n\
+        [Assistant tool calls]: bash(command=\"npm test\")\n\n[Tool result]: Tests: 12 passed, 12 total";
+    let summary = summarize_offline(&request(conversation, None, 2_000));
+    let done = section(&summary, "### Done");
+    assert!(done.contains("`npm test`: passed"), "{summary}");
+    assert!(!done.contains("node -e") && !done.contains("--help"), "{summary}");
+}

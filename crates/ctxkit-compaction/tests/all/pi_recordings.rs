@@ -65,6 +65,7 @@ async fn offline_summary(name: &str) -> String {
         "`s/new`",
         "`toolu_",
         "npx tsx -e",
+        "--help`: passed",
     ] {
         assert!(!history.contains(fragment), "{fragment} in\n{history}");
     }
