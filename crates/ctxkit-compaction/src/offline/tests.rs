@@ -364,5 +364,25 @@ fn probes_are_not_progress() {
     let summary = summarize_offline(&request(conversation, None, 2_000));
     let done = section(&summary, "### Done");
     assert!(done.contains("`npm test`: passed"), "{summary}");
-    assert!(!done.contains("node -e") && !done.contains("--help"), "{summary}");
+    assert!(
+        !done.contains("node -e") && !done.contains("--help"),
+        "{summary}"
+    );
+}
+
+#[test]
+fn zero_counts_are_not_failures_and_pipes_into_programs_stay() {
+    assert!(!work::is_error_line("1 chart(s) linted, 0 chart(s) failed"));
+    assert!(!work::is_error_line("test result: ok. 3 passed; 0 failed"));
+    assert!(!work::is_error_line("Found 0 errors in 12 files"));
+    assert!(work::is_error_line("1 chart(s) linted, 1 chart(s) failed"));
+    assert!(work::is_error_line("Tests: 1 failed, 18 passed"));
+    assert_eq!(
+        work::command_core("cargo test 2>&1 | tail -20"),
+        "cargo test"
+    );
+    assert_eq!(
+        work::command_core("helm template charts/api | kubeconform -strict"),
+        "helm template charts/api | kubeconform -strict"
+    );
 }
