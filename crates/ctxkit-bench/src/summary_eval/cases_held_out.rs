@@ -1,5 +1,7 @@
 //! Held-out sessions: written with their facts after the summarizer's rules were settled on the
-//! other cases, and not used to change them since. Their numbers are reported apart.
+//! other cases, and not used to change them since. Their numbers are reported apart. The first two
+//! were written on 2026-11-25; the last three on 2026-11-26, before that day's changes to the
+//! summarizer and before their summaries were looked at.
 
 use ctxkit_compaction::SummaryPurpose;
 use serde_json::json;
@@ -7,7 +9,13 @@ use serde_json::json;
 use super::{Case, SessionBuilder, fact};
 
 pub(super) fn cases() -> Vec<Case> {
-    vec![node_api(), infra_update()]
+    vec![
+        node_api(),
+        infra_update(),
+        java_payments(),
+        python_branch(),
+        chinese_cache(),
+    ]
 }
 
 /// A Node API over four requests: a migration, a rebase conflict, a flaky test, and a deploy
@@ -119,6 +127,140 @@ fn infra_update() -> Case {
             fact(
                 "earlier pending item now done (workflow switch)",
                 &["switch the workflow"],
+            ),
+        ],
+    }
+}
+
+/// A Java service over two requests: a build broken by a dependency bump (fixed and committed), then
+/// a validation bug whose test still fails, the assistant ending on a question.
+fn java_payments() -> Case {
+    let messages = SessionBuilder::new()
+        .user("The payments-service build fails on CI since the Jackson bump. Fix it, but do not upgrade Spring Boot beyond 3.2.x, we're pinned by the platform team. Run tests with ./gradlew :payments:test")
+        .bash("./gradlew :payments:test", "PaymentJsonTest > serializesCreatedAt() FAILED\n    com.fasterxml.jackson.databind.exc.InvalidDefinitionException: Java 8 date/time type `java.time.Instant` not supported by default\n\nBUILD FAILED in 38s\n\nCommand exited with code 1")
+        .read("payments/src/main/java/com/acme/payments/config/JacksonConfig.java", "@Bean\nObjectMapper objectMapper() {\n    return new ObjectMapper().disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS);\n}")
+        .assistant("Our own `ObjectMapper` bean bypasses Spring's auto-registration, and the new Jackson no longer finds the time module by itself. I'll register `JavaTimeModule` explicitly in `JacksonConfig` instead of pinning Jackson back.")
+        .edit("payments/src/main/java/com/acme/payments/config/JacksonConfig.java", "return new ObjectMapper()", "return new ObjectMapper().registerModule(new JavaTimeModule())")
+        .bash("./gradlew :payments:test", "BUILD SUCCESSFUL in 41s\n212 tests completed")
+        .bash("git checkout -b fix/jackson-time && git commit -am \"Register JavaTimeModule explicitly\"", "Switched to a new branch 'fix/jackson-time'\n[fix/jackson-time 9c4d1e07] Register JavaTimeModule explicitly\n 1 file changed, 1 insertion(+), 1 deletion(-)")
+        .assistant("Fixed: the build passes again; committed as 9c4d1e07 on `fix/jackson-time`.")
+        .user("also the refund endpoint returns 500 for amounts with more than 2 decimals (ticket PAY-3141), it should be a 400")
+        .bash("grep -rn \"class RefundController\" payments/src", "payments/src/main/java/com/acme/payments/web/RefundController.java:18:public class RefundController {")
+        .read("payments/src/main/java/com/acme/payments/web/RefundController.java", "@PostMapping(\"/refunds\")\npublic Refund create(@RequestBody RefundRequest request) {\n    return service.refund(request.amount().setScale(2));\n}")
+        .edit("payments/src/main/java/com/acme/payments/web/RefundController.java", "public Refund create(@RequestBody RefundRequest request)", "public Refund create(@Valid @RequestBody RefundRequest request)")
+        .edit("payments/src/main/java/com/acme/payments/web/RefundRequest.java", "BigDecimal amount", "@Digits(integer = 12, fraction = 2) BigDecimal amount")
+        .bash("./gradlew :payments:test", "RefundControllerTest > rejectsThreeDecimals() FAILED\n    org.opentest4j.AssertionFailedError: expected: <400> but was: <422>\n\n213 tests completed, 1 failed\n\nCommand exited with code 1")
+        .assistant("The validation now rejects the amount, but our global `ValidationExceptionHandler` maps every validation error to 422. Should I change the global handler to return 400, or special-case only the refund endpoint?")
+        .build();
+    Case {
+        name: "java payments (held out, 2nd set)",
+        messages,
+        previous: None,
+        purpose: SummaryPurpose::History,
+        chinese: false,
+        held_out: true,
+        facts: vec![
+            fact("constraint: Spring Boot stays 3.2.x", &["3.2.x"]),
+            fact("test command", &["./gradlew :payments:test"]),
+            fact("first fix: JavaTimeModule", &["JavaTimeModule"]),
+            fact("config file", &["JacksonConfig"]),
+            fact("commit", &["9c4d1e07"]),
+            fact("branch", &["fix/jackson-time"]),
+            fact("ticket", &["PAY-3141"]),
+            fact(
+                "latest request: 400 for more than 2 decimals",
+                &["2 decimals", "more than 2"],
+            ),
+            fact("controller", &["RefundController"]),
+            fact("failing test", &["rejectsThreeDecimals"]),
+            fact("last error: 422 instead of 400", &["<422>", "422"]),
+            fact(
+                "open question: global handler or refund only",
+                &["ValidationExceptionHandler"],
+            ),
+        ],
+    }
+}
+
+/// An abandoned branch on a Python ETL job: polars instead of pandas, faster, but not worth it.
+fn python_branch() -> Case {
+    let messages = SessionBuilder::new()
+        .user("try switching the CSV ingest in etl/ingest.py from pandas to polars and see if the nightly job gets under 10 minutes")
+        .read("etl/ingest.py", "def load(path):\n    frame = pd.read_csv(path, parse_dates=['booked_on'], dayfirst=True)\n    return frame")
+        .assistant("I'll use `pl.scan_csv` with lazy evaluation instead of `pd.read_csv`, keeping the output parquet schema the same.")
+        .edit("etl/ingest.py", "frame = pd.read_csv(path, parse_dates=['booked_on'], dayfirst=True)", "frame = pl.scan_csv(path, try_parse_dates=True).collect()")
+        .bash("pytest tests/test_ingest.py -q", "FAILED tests/test_ingest.py::test_dates_parsed - polars.exceptions.ComputeError: could not parse `31/12/2023` as dtype `date`\n1 failed, 5 passed in 1.92s\n\nCommand exited with code 1")
+        .edit("etl/ingest.py", "pl.scan_csv(path, try_parse_dates=True).collect()", "pl.scan_csv(path).with_columns(pl.col('booked_on').str.to_date('%d/%m/%Y')).collect()")
+        .bash("pytest tests/test_ingest.py -q", "6 passed in 1.84s")
+        .bash("python -m etl.bench --rows 5000000", "ingest: 212.4s (pandas baseline 655.0s)\nenrich: 301.7s")
+        .assistant("Polars cuts ingest from 655s to 212s, but `etl/enrich.py` still expects a pandas DataFrame, and converting with `.to_pandas()` costs about 140s of that back, so the job stays above 10 minutes unless enrich is ported too.")
+        .user("hmm, not worth it right now, abandon this branch")
+        .build();
+    Case {
+        name: "branch summary (Python, abandoned; held out, 2nd set)",
+        messages,
+        previous: None,
+        purpose: SummaryPurpose::Branch,
+        chinese: false,
+        held_out: true,
+        facts: vec![
+            fact("what was tried: polars", &["polars"]),
+            fact("file", &["etl/ingest.py"]),
+            fact("test command", &["pytest tests/test_ingest.py"]),
+            fact(
+                "the date parsing failure",
+                &["31/12/2023", "test_dates_parsed"],
+            ),
+            fact("the fix: explicit date format", &["%d/%m/%Y"]),
+            fact("measured ingest time", &["212"]),
+            fact("baseline", &["655"]),
+            fact(
+                "blocker: enrich expects pandas",
+                &["etl/enrich.py", "enrich"],
+            ),
+            fact("conversion cost", &["to_pandas"]),
+            fact("user abandoned it", &["abandon", "not worth it"]),
+        ],
+    }
+}
+
+/// A session held in Chinese: a Redis cache for one handler, a failing test fixed, a commit, and a
+/// last request not yet answered.
+fn chinese_cache() -> Case {
+    let messages = SessionBuilder::new()
+        .user("给 api/handlers/user.go 的 GetUser 加上缓存，用 Redis，过期时间 5 分钟。不要改动数据库的 schema。")
+        .read("api/handlers/user.go", "func (h *Handler) GetUser(w http.ResponseWriter, r *http.Request) {\n\tuser, err := h.repo.Find(r.Context(), id)\n}")
+        .assistant("我会在 GetUser 里先查 Redis（键 `user:{id}`），未命中再查数据库，而不是在 repository 层加缓存，因为只有这个接口需要。")
+        .edit("api/handlers/user.go", "user, err := h.repo.Find(r.Context(), id)", "user, err := h.cachedFind(r.Context(), id, 5*time.Minute)")
+        .bash("go test ./api/...", "--- FAIL: TestGetUser_Cached (0.01s)\n    user_test.go:44: redis: nil\nFAIL\n\nCommand exited with code 1")
+        .assistant("测试里没有启动 miniredis，所以 Redis 客户端返回 nil。")
+        .edit("api/handlers/user_test.go", "func TestGetUser_Cached(t *testing.T) {", "func TestGetUser_Cached(t *testing.T) {\n\tserver := miniredis.RunT(t)")
+        .bash("go test ./api/...", "ok  \tgithub.com/acme/app/api/handlers\t0.31s")
+        .bash("git checkout -b feat/user-cache && git commit -am \"用户接口加 Redis 缓存\"", "Switched to a new branch 'feat/user-cache'\n[feat/user-cache 3f9a0b6d] 用户接口加 Redis 缓存\n 2 files changed, 31 insertions(+), 2 deletions(-)")
+        .assistant("已完成并提交 3f9a0b6d（分支 `feat/user-cache`），测试通过。")
+        .user("好的。再把缓存命中率打到 Prometheus 指标里，指标名 user_cache_hits_total")
+        .build();
+    Case {
+        name: "Chinese session (held out, 2nd set)",
+        messages,
+        previous: None,
+        purpose: SummaryPurpose::History,
+        chinese: true,
+        held_out: true,
+        facts: vec![
+            fact("the handler", &["GetUser"]),
+            fact("file", &["api/handlers/user.go"]),
+            fact("TTL 5 minutes", &["5 分钟", "5 minutes", "5*time.Minute"]),
+            fact("constraint: schema unchanged", &["schema"]),
+            fact("cache key", &["user:{id}"]),
+            fact("test command", &["go test ./api/..."]),
+            fact("the failure", &["redis: nil"]),
+            fact("the fix: miniredis", &["miniredis"]),
+            fact("commit", &["3f9a0b6d"]),
+            fact("branch", &["feat/user-cache"]),
+            fact(
+                "latest request: hit-rate metric",
+                &["user_cache_hits_total"],
             ),
         ],
     }

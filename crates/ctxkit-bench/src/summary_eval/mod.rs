@@ -6,6 +6,7 @@
 mod builder;
 mod cases_english;
 mod cases_held_out;
+mod cases_held_out_third;
 mod cases_other;
 
 use ctxkit_compaction::{
@@ -50,6 +51,7 @@ pub fn corpus() -> Vec<Case> {
     let mut cases = cases_english::cases();
     cases.extend(cases_other::cases());
     cases.extend(cases_held_out::cases());
+    cases.extend(cases_held_out_third::cases());
     cases
 }
 

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use foldhash::fast::RandomState;
 
 use crate::extract::{Part, identifier_token};
-use crate::offline::text::{is_han, strip_injected};
+use crate::offline::text::{clean_request, is_han, strip_injected};
 use crate::offline::work::{Work, command_core, is_file_operation};
 
 /// At most this many identifiers (paths and symbols) in Critical Context.
@@ -199,6 +199,20 @@ fn is_project_command(command: &str) -> bool {
         && command.chars().count() <= 100
 }
 
+/// A provider's id of a tool call or message (`toolu_019tYDrbzifrra2KYzmYqWvk`, `call_Ab3…`):
+/// machinery of the transcript, not something the work is about.
+fn is_tool_call_id(token: &str) -> bool {
+    ["toolu_", "tooluse_", "call_", "fc_", "msg_"]
+        .iter()
+        .find_map(|prefix| token.strip_prefix(prefix))
+        .is_some_and(|rest| {
+            rest.len() >= 16
+                && rest.chars().all(|c| c.is_ascii_alphanumeric())
+                && rest.chars().any(|c| c.is_ascii_digit())
+                && rest.chars().any(|c| c.is_ascii_uppercase())
+        })
+}
+
 impl Facts {
     pub(crate) fn collect(parts: &[Part], work: &Work, modified: &[String]) -> Self {
         let mut facts = Self::default();
@@ -213,7 +227,19 @@ impl Facts {
         for part in parts {
             let (text, weight, prose) = match part {
                 Part::User(text) if text.starts_with("Ran `") => (text.clone(), 0.25, false),
-                Part::User(text) => (strip_injected(text), 3.0, true),
+                Part::User(text) => {
+                    // What the user pasted (logs, stack traces, API errors) counts as output; only
+                    // their own words weigh as the user's.
+                    let own = strip_injected(text);
+                    for token in words(&own).filter_map(identifier_token) {
+                        let order = result_weight.len();
+                        let entry = result_weight
+                            .entry(token.to_owned())
+                            .or_insert((order, 0.0));
+                        entry.1 = (entry.1 + 0.25).min(1.0);
+                    }
+                    (clean_request(&own, 4_000).unwrap_or_default(), 3.0, true)
+                }
                 Part::Assistant(text) => (text.clone(), 1.0, true),
                 Part::Thinking(text) => (text.clone(), 0.5, true),
                 Part::ToolResult(text) => (text.clone(), 0.25, false),
@@ -275,7 +301,9 @@ impl Facts {
         }
         let mut ranked: Vec<(String, (usize, f64))> = scores
             .into_iter()
-            .filter(|(token, (_, score))| *score >= 2.5 && !modified.contains(token))
+            .filter(|(token, (_, score))| {
+                *score >= 2.5 && !modified.contains(token) && !is_tool_call_id(token)
+            })
             .collect();
         ranked.sort_by(|(_, (first_index, first)), (_, (second_index, second))| {
             second.total_cmp(first).then(first_index.cmp(second_index))

@@ -8,7 +8,7 @@ use crate::offline::items::{
     context_file_rules, decisions, fact_items, last_report, progress_items, without_trailing_note,
 };
 use crate::offline::previous::{Previous, Slot, parse_previous};
-use crate::offline::render::{Section, Style};
+use crate::offline::render::{Item, Section, Style};
 use crate::offline::text::{
     Language, clean_request, clip, constraints_in, dedup_key, strip_injected,
 };
@@ -382,7 +382,21 @@ pub(crate) fn sections(
             60,
         );
     }
-    for item in fact_items(&facts, &work, language) {
+    // Identifiers that the other lines already name are not listed again.
+    let said: Vec<Item> = [
+        &goal,
+        &constraints,
+        &done,
+        &in_progress,
+        &blocked,
+        &decisions_section,
+        &next,
+        &critical,
+    ]
+    .iter()
+    .flat_map(|section| section.items.iter().cloned())
+    .collect();
+    for item in fact_items(&facts, &work, language, &said) {
         critical.push(item.text, item.priority);
     }
     vec![

@@ -79,6 +79,32 @@ pub(crate) fn without_trailing_note(text: &str) -> &str {
     }
 }
 
+/// A command that runs a script given inline (`node -e "…"`, `npx tsx -e "…"`, `python3 -c "…"`).
+fn is_inline_script(command: &str) -> bool {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let interpreter = match words.as_slice() {
+        ["npx", runner, ..] => *runner,
+        [first, ..] => first,
+        [] => "",
+    };
+    matches!(
+        interpreter,
+        "node" | "tsx" | "deno" | "bun" | "python" | "python3" | "ruby" | "perl" | "php"
+    ) && words
+        .iter()
+        .take(4)
+        .any(|word| matches!(*word, "-e" | "-c" | "--eval"))
+}
+
+/// A command that only prints its usage or version (`npx tsx src/cli.ts --help`, `node --version`).
+fn is_help_probe(command: &str) -> bool {
+    !command.contains(['|', '&', ';'])
+        && command
+            .split_whitespace()
+            .last()
+            .is_some_and(|word| matches!(word, "--help" | "-h" | "--version" | "-V"))
+}
+
 /// Progress items from tool work: commits, files changed, commands that passed.
 pub(crate) fn progress_items(work: &Work, language: Language) -> Vec<Item> {
     let mut items = Vec::new();
@@ -152,6 +178,13 @@ pub(crate) fn progress_items(work: &Work, language: Language) -> Vec<Item> {
         if run.command.contains("git commit") && !work.commits.is_empty() {
             continue;
         }
+        // An inline script or a `--help` that ran cleanly was a probe, not work.
+        if (is_inline_script(&run.command) || is_help_probe(&run.command))
+            && run.last == Outcome::Passed
+            && run.failures == 0
+        {
+            continue;
+        }
         let text = match (&run.last, run.failures, &run.first_error) {
             (Outcome::Passed, 0, _) if run.runs > 1 => format!(
                 "`{}`: {} ({}×)",
@@ -195,8 +228,21 @@ pub(crate) fn progress_items(work: &Work, language: Language) -> Vec<Item> {
     items
 }
 
-/// Critical Context lines from the facts: exact strings first, then ranked identifiers.
-pub(crate) fn fact_items(facts: &Facts, work: &Work, language: Language) -> Vec<Item> {
+/// Whether `name` is already in one of the `said` lines that outlive a line of `priority` (equal or
+/// higher priority), so listing it again would tell the reader nothing.
+fn already_said(name: &str, said: &[Item], priority: u32) -> bool {
+    said.iter()
+        .any(|item| item.priority >= priority && item.text.contains(name))
+}
+
+/// Critical Context lines from the facts: exact strings first, then ranked identifiers, leaving
+/// out identifiers that `said` (the summary's other lines) already names.
+pub(crate) fn fact_items(
+    facts: &Facts,
+    work: &Work,
+    language: Language,
+    said: &[Item],
+) -> Vec<Item> {
     let mut items = Vec::new();
     let quoted = |list: &[String], limit: usize| {
         let start = list.len().saturating_sub(limit);
@@ -214,7 +260,14 @@ pub(crate) fn fact_items(facts: &Facts, work: &Work, language: Language) -> Vec<
             });
         }
     };
-    line(&say(language, "Branch", "分支"), &facts.branches, 4, 88);
+    // A branch a commit line of Progress names is not repeated.
+    let branches: Vec<String> = facts
+        .branches
+        .iter()
+        .filter(|branch| !work.commits.iter().any(|(_, known, _)| known == *branch))
+        .cloned()
+        .collect();
+    line(&say(language, "Branch", "分支"), &branches, 4, 88);
     let committed: Vec<String> = facts
         .commits
         .iter()
@@ -286,7 +339,12 @@ pub(crate) fn fact_items(facts: &Facts, work: &Work, language: Language) -> Vec<
         (say(language, "Files", "文件"), &facts.paths, 62),
         (say(language, "Symbols", "符号"), &facts.symbols, 58),
     ] {
-        for chunk in list.chunks(10) {
+        let unsaid: Vec<String> = list
+            .iter()
+            .filter(|name| !already_said(name, said, priority))
+            .cloned()
+            .collect();
+        for chunk in unsaid.chunks(10) {
             items.push(Item {
                 text: format!("{label}: {}", quoted(chunk, 10)),
                 priority,

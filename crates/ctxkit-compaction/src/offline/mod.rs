@@ -123,7 +123,14 @@ fn turn_prefix_sections(conversation: &Conversation, language: Language) -> Vec<
         }
     }
     let facts = Facts::collect(&conversation.parts, &work, &modified);
-    for item in items::fact_items(&facts, &work, language) {
+    let said: Vec<render::Item> = request
+        .items
+        .iter()
+        .chain(&early.items)
+        .chain(&context.items)
+        .cloned()
+        .collect();
+    for item in items::fact_items(&facts, &work, language, &said) {
         context.push(item.text, item.priority);
     }
     if let Some(pending) = work.pending.first() {

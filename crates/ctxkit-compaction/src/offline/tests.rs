@@ -204,3 +204,185 @@ fn repeated_compactions_keep_the_goal() {
         "{summary}"
     );
 }
+
+/// Lines of a section's items, without their markers.
+fn item_lines(section_text: &str) -> Vec<&str> {
+    section_text
+        .lines()
+        .map(|line| {
+            line.trim_start_matches("- [x] ")
+                .trim_start_matches("- [ ] ")
+                .trim_start_matches("- ")
+        })
+        .filter(|line| !line.trim().is_empty() && !line.starts_with("(none"))
+        .collect()
+}
+
+/// The faults the issue found in the old summaries, each on a small span: greps listed as work,
+/// fragments taken for accomplishments, pasted errors taken for constraints, tool-argument names,
+/// the last sentence taken for what is in progress, the summary's own notice and turn context
+/// carried back as bullets, one line under both Done and In Progress.
+#[test]
+fn the_faults_of_the_old_summaries_stay_fixed() {
+    let previous = "_Extractive summary written offline by ctxkit (no model was used)._\n\n\
+        ## Goal\n- **Latest:** Remove the console logs from src/theme.ts\n\n\
+        ## Progress\n### Done\n- [x] Edited `src/theme.ts`\n\n### In Progress\n- [ ] Remove the console logs from src/theme.ts\n\n\
+        ---\n\n**Turn Context (split turn):**\n\n_Extractive summary written offline by ctxkit (no model was used)._\n\n\
+        ## Original Request\n- yeah, do it all";
+    let conversation = "[User]: Error: 400 {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"prompt is too long\"}}\n\n\
+        [User]: check the other theme files too\n\n\
+        [Assistant tool calls]: bash(command=\"grep -rn console.log src\")\n\n[Tool result]: src/theme.ts:12: console.log(x)\n\n\
+        [Assistant tool calls]: bash(command=\"grep -rn console.error src\")\n\n[Tool result]: Command exited with code 1\n\n\
+        [Assistant tool calls]: read(path=\"src/types.ts\")\n\n[Tool result]: Seen: isError: boolean;\n\n\
+        [Assistant tool calls]: edit(path=\"src/theme.ts\", edits=[{\"oldText\":\"console.log(x)\",\"newText\":\"\"}])\n\n\
+        [Tool result]: Successfully replaced text in src/theme.ts.\n\n\
+        [Assistant]: Hmm, looks like the console logs were already removed.\n\n\
+        [Assistant]: Perfect! Everything should be working smoothly now";
+    let summary = summarize_offline(&request(conversation, Some(previous), 2_000));
+    for absent in [
+        "Ran `grep",
+        "grep -rn",
+        "oldText",
+        "newText",
+        "invalid_request_error",
+        "isError",
+        "Hmm, looks like",
+        "working smoothly",
+        "- _Extractive",
+        "Turn Context",
+    ] {
+        assert!(!summary.contains(absent), "{absent} in\n{summary}");
+    }
+    assert_eq!(summary.matches(OFFLINE_NOTICE).count(), 1, "{summary}");
+    assert!(
+        section(&summary, "## Goal").contains("**Latest:** check the other theme files too"),
+        "{summary}"
+    );
+    assert!(
+        section(&summary, "## Goal").contains("Remove the console logs from src/theme.ts"),
+        "{summary}"
+    );
+    assert!(
+        section(&summary, "## Constraints").contains("(none)"),
+        "{summary}"
+    );
+    assert!(
+        section(&summary, "### Blocked").contains("(none)"),
+        "{summary}"
+    );
+    // The earlier open item is finished by the edit of its file: Done, not both.
+    let done = item_lines(section(&summary, "### Done"));
+    let in_progress = item_lines(section(&summary, "### In Progress"));
+    assert!(
+        in_progress.iter().all(|line| !done.contains(line)),
+        "{summary}"
+    );
+    assert!(
+        done.contains(&"Remove the console logs from src/theme.ts"),
+        "{summary}"
+    );
+}
+
+/// A branch summary meets the same bar: wrappers and greps left out, the failure kept, nothing
+/// left "to answer" on a branch the user left, identifiers bounded.
+#[test]
+fn a_branch_summary_meets_the_same_bar() {
+    let mut conversation = String::from(
+        "[User]: <system-reminder>Be concise.</system-reminder>try a trie for the router in src/router.rs\n\n\
+         [Assistant]: I'll use a radix trie instead of the linear scan in `match_route`.\n\n\
+         [Assistant tool calls]: bash(command=\"grep -rn match_route src\")\n\n[Tool result]: src/router.rs:40:fn match_route\n\n\
+         [Assistant tool calls]: edit(path=\"src/router.rs\", edits=[{\"oldText\":\"a\",\"newText\":\"b\"}])\n\n\
+         [Tool result]: Successfully replaced text in src/router.rs.\n\n",
+    );
+    for index in 0..60 {
+        conversation.push_str(&format!(
+            "[Assistant]: `helper_{index}` and `Route{index}::build` look related.\n\n"
+        ));
+    }
+    conversation.push_str(
+        "[Assistant tool calls]: bash(command=\"cargo test -p router\")\n\n\
+         [Tool result]: thread 'wildcards' panicked at src/router.rs:88:9\n\nCommand exited with code 101\n\n\
+         [User]: never mind, go back",
+    );
+    let mut branch = request(&conversation, None, 2_000);
+    branch.purpose = SummaryPurpose::Branch;
+    let summary = summarize_offline(&branch);
+    assert!(
+        !summary.contains("Be concise") && !summary.contains("grep"),
+        "{summary}"
+    );
+    assert!(!summary.contains("oldText"), "{summary}");
+    assert!(
+        section(&summary, "## Goal").contains("try a trie for the router in src/router.rs"),
+        "{summary}"
+    );
+    assert!(
+        section(&summary, "### Blocked").contains("thread 'wildcards' panicked"),
+        "{summary}"
+    );
+    assert!(
+        section(&summary, "## Key Decisions").contains("radix trie"),
+        "{summary}"
+    );
+    assert!(
+        section(&summary, "## Next Steps").contains("the user left this branch"),
+        "{summary}"
+    );
+    assert!(!summary.contains("Answer the latest request"), "{summary}");
+    let identifiers: usize = section(&summary, "## Critical Context")
+        .lines()
+        .filter(|line| line.starts_with("- Files:") || line.starts_with("- Symbols:"))
+        .map(|line| line.matches("`, `").count() + 1)
+        .sum();
+    assert!(identifiers <= facts::MAX_IDENTIFIERS, "{summary}");
+}
+
+/// Critical Context lists identifiers the rest of the summary does not already name, and never a
+/// provider's tool-call id.
+#[test]
+fn identifiers_named_elsewhere_or_tool_ids_are_not_listed() {
+    let conversation = "[User]: fix `parse_header` in src/parser.rs; `Ledger` must stay as is\n\n\
+        [Assistant]: `parse_header` reads the first line; `Ledger` and `header_error` are involved. \
+        The call toolu_019tYDrbzifrra2KYzmYqWvk failed, toolu_019tYDrbzifrra2KYzmYqWvk again.\n\n\
+        [Assistant]: `header_error` needs a variant, so `header_error` changes; toolu_019tYDrbzifrra2KYzmYqWvk.\n\n\
+        [Assistant]: Next I will read the tests.";
+    let summary = summarize_offline(&request(conversation, None, 2_000));
+    let critical = section(&summary, "## Critical Context");
+    assert!(critical.contains("`header_error`"), "{summary}");
+    assert!(!critical.contains("`parse_header`"), "{summary}");
+    assert!(!critical.contains("`src/parser.rs`"), "{summary}");
+    assert!(!summary.contains("toolu_"), "{summary}");
+}
+
+/// Probes that ran cleanly (an inline script, a `--help`) are not progress; the test run is.
+#[test]
+fn probes_are_not_progress() {
+    let conversation = "[User]: make the CLI print its version\n\n\
+        [Assistant tool calls]: bash(command=\"node -e \\\"console.log(require('./package.json').version)\\\"\")\n\n[Tool result]: 1.4.0\n\n\
+        [Assistant tool calls]: bash(command=\"npx tsx src/cli.ts --help\")\n\n[Tool result]: Usage: cli [options]\n\n\
+        [Assistant tool calls]: bash(command=\"npm test\")\n\n[Tool result]: Tests: 12 passed, 12 total";
+    let summary = summarize_offline(&request(conversation, None, 2_000));
+    let done = section(&summary, "### Done");
+    assert!(done.contains("`npm test`: passed"), "{summary}");
+    assert!(
+        !done.contains("node -e") && !done.contains("--help"),
+        "{summary}"
+    );
+}
+
+#[test]
+fn zero_counts_are_not_failures_and_pipes_into_programs_stay() {
+    assert!(!work::is_error_line("1 chart(s) linted, 0 chart(s) failed"));
+    assert!(!work::is_error_line("test result: ok. 3 passed; 0 failed"));
+    assert!(!work::is_error_line("Found 0 errors in 12 files"));
+    assert!(work::is_error_line("1 chart(s) linted, 1 chart(s) failed"));
+    assert!(work::is_error_line("Tests: 1 failed, 18 passed"));
+    assert_eq!(
+        work::command_core("cargo test 2>&1 | tail -20"),
+        "cargo test"
+    );
+    assert_eq!(
+        work::command_core("helm template charts/api | kubeconform -strict"),
+        "helm template charts/api | kubeconform -strict"
+    );
+}

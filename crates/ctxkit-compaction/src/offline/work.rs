@@ -72,13 +72,31 @@ pub(crate) fn command_core(command: &str) -> String {
             None => break,
         }
     }
-    let rest = rest.split(" | ").next().unwrap_or(rest);
+    // A pipe into an output filter (`| tail -20`, `| grep FAIL`) is the same command; a pipe into
+    // another program (`helm template x | kubeconform`) is part of it.
+    let rest = match rest.split_once(" | ") {
+        Some((head, tail))
+            if tail
+                .split_whitespace()
+                .next()
+                .is_some_and(|program| OUTPUT_FILTERS.contains(&program)) =>
+        {
+            head
+        }
+        Some(_) | None => rest,
+    };
     let rest = rest.split("; echo").next().unwrap_or(rest);
     rest.replace(" 2>&1", "")
         .replace(" 2>/dev/null", "")
         .trim()
         .to_owned()
 }
+
+/// Programs that only trim or search what a command prints.
+const OUTPUT_FILTERS: &[&str] = &[
+    "tail", "head", "grep", "rg", "less", "more", "cat", "tee", "sort", "uniq", "wc", "cut", "awk",
+    "sed", "tr", "column", "jq",
+];
 
 /// First words of commands that move files around: counted, not listed.
 const FILE_OPERATIONS: &[&str] = &[
@@ -131,7 +149,7 @@ const ERROR_MARKS: &[&str] = &[
 /// summary line that reports none (`test result: ok. 3 passed; 0 failed`).
 pub(crate) fn is_error_line(line: &str) -> bool {
     let trimmed = line.trim();
-    let cleared = trimmed.replace(" 0 failed", "").replace("0 errors", "");
+    let cleared = crate::offline::text::without_zero_counts(trimmed);
     !trimmed.is_empty()
         && utf16_short(trimmed)
         && (!trimmed.starts_with(['?', '|', '}', '{', '(', ')', '*', '#', '/', '-', '+', '@'])

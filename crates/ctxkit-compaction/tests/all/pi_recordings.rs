@@ -63,6 +63,9 @@ async fn offline_summary(name: &str) -> String {
         "`Math.max`",
         "`lines.push`",
         "`s/new`",
+        "`toolu_",
+        "npx tsx -e",
+        "--help`: passed",
     ] {
         assert!(!history.contains(fragment), "{fragment} in\n{history}");
     }
