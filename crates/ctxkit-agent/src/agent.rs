@@ -426,12 +426,7 @@ fn tool_calls(reply: &AssistantMessage) -> Vec<ToolCall> {
     reply
         .content
         .iter()
-        .filter_map(|block| match block {
-            ContentBlock::ToolCall(call) => Some(call.clone()),
-            ContentBlock::Text(_)
-            | ContentBlock::Image(_)
-            | ContentBlock::Thinking(_)
-            | ContentBlock::Unknown(_) => None,
-        })
+        .filter_map(ContentBlock::as_tool_call)
+        .cloned()
         .collect()
 }

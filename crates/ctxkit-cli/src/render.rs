@@ -83,18 +83,12 @@ pub fn message_text(message: &AgentMessage) -> String {
 
 /// A label for a message's role, with the tool name for tool results.
 pub fn role_label(message: &AgentMessage) -> String {
-    match message {
-        AgentMessage::ToolResult(result) => {
+    match message.as_tool_result() {
+        Some(result) => {
             let error = if result.is_error { " error" } else { "" };
             format!("toolResult {}{error}", result.tool_name)
         }
-        AgentMessage::User(_)
-        | AgentMessage::Assistant(_)
-        | AgentMessage::BashExecution(_)
-        | AgentMessage::Custom(_)
-        | AgentMessage::BranchSummary(_)
-        | AgentMessage::CompactionSummary(_)
-        | AgentMessage::Unknown(_) => message.role().to_owned(),
+        None => message.role().to_owned(),
     }
 }
 

@@ -28,10 +28,11 @@ impl FileOperations {
         let AgentMessage::Assistant(assistant) = message else {
             return;
         };
-        for block in &assistant.content {
-            let ContentBlock::ToolCall(call) = block else {
-                continue;
-            };
+        for call in assistant
+            .content
+            .iter()
+            .filter_map(ContentBlock::as_tool_call)
+        {
             let Some(path) = call
                 .arguments
                 .get("path")

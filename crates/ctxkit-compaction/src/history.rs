@@ -188,21 +188,9 @@ pub fn check_after_compaction(
     let summary_tokens = session
         .entry(compaction_id)
         .and_then(|entry| entry.parse().ok())
-        .and_then(|entry| match entry.kind {
-            EntryKind::Compaction(compaction) => {
-                Some(crate::tokens::utf16_len(&compaction.summary).div_ceil(4) as u64)
-            }
-            EntryKind::Message(_)
-            | EntryKind::ThinkingLevelChange(_)
-            | EntryKind::ModelChange(_)
-            | EntryKind::BranchSummary(_)
-            | EntryKind::Custom(_)
-            | EntryKind::CustomMessage(_)
-            | EntryKind::Label(_)
-            | EntryKind::SessionInfo(_)
-            | EntryKind::ContextEdit(_)
-            | EntryKind::Usage(_)
-            | EntryKind::Unknown { .. } => None,
+        .and_then(|entry| {
+            let compaction = entry.kind.as_compaction()?;
+            Some(crate::tokens::utf16_len(&compaction.summary).div_ceil(4) as u64)
         })
         .unwrap_or(0);
     Ok(LoopGuard::StillOver {

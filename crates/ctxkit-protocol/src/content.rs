@@ -156,6 +156,33 @@ impl ContentBlock {
             Self::Image(_) | Self::Thinking(_) | Self::ToolCall(_) | Self::Unknown(_) => None,
         }
     }
+
+    /// The image of an image block.
+    pub fn as_image(&self) -> Option<&ImageContent> {
+        if let Self::Image(image) = self {
+            Some(image)
+        } else {
+            None
+        }
+    }
+
+    /// The thinking of a thinking block (its text and signature).
+    pub fn as_thinking(&self) -> Option<&ThinkingContent> {
+        if let Self::Thinking(thinking) = self {
+            Some(thinking)
+        } else {
+            None
+        }
+    }
+
+    /// The tool call of a tool-call block.
+    pub fn as_tool_call(&self) -> Option<&ToolCall> {
+        if let Self::ToolCall(call) = self {
+            Some(call)
+        } else {
+            None
+        }
+    }
 }
 
 impl MessageContent {
@@ -231,5 +258,35 @@ mod tests {
     fn string_content_reads_as_text() {
         let content: MessageContent = serde_json::from_value(json!("hello")).unwrap();
         assert_eq!(content.blocks(), vec![ContentBlock::text("hello")]);
+    }
+
+    /// Each accessor answers for its own block type and for no other.
+    #[test]
+    fn accessors_answer_only_for_their_block_type() {
+        let blocks: Vec<ContentBlock> = serde_json::from_value(json!([
+            {"type": "text", "text": "hi"},
+            {"type": "image", "data": "AAA", "mimeType": "image/png"},
+            {"type": "thinking", "thinking": "hmm"},
+            {"type": "toolCall", "id": "c1", "name": "read", "arguments": {}},
+            {"type": "audio", "data": "x"}
+        ]))
+        .unwrap();
+        let answers = |block: &ContentBlock| {
+            [
+                block.as_text().is_some(),
+                block.as_image().is_some(),
+                block.as_thinking().is_some(),
+                block.as_tool_call().is_some(),
+            ]
+        };
+        assert_eq!(answers(&blocks[0]), [true, false, false, false]);
+        assert_eq!(answers(&blocks[1]), [false, true, false, false]);
+        assert_eq!(answers(&blocks[2]), [false, false, true, false]);
+        assert_eq!(answers(&blocks[3]), [false, false, false, true]);
+        assert_eq!(answers(&blocks[4]), [false; 4]);
+        assert_eq!(blocks[0].as_text(), Some("hi"));
+        assert_eq!(blocks[1].as_image().unwrap().mime_type, "image/png");
+        assert_eq!(blocks[2].as_thinking().unwrap().thinking, "hmm");
+        assert_eq!(blocks[3].as_tool_call().unwrap().name, "read");
     }
 }

@@ -268,6 +268,42 @@ pub enum AgentMessage {
 }
 
 impl AgentMessage {
+    /// The user message, when this is one.
+    pub fn as_user(&self) -> Option<&UserMessage> {
+        if let Self::User(message) = self {
+            Some(message)
+        } else {
+            None
+        }
+    }
+
+    /// The assistant message, when this is one.
+    pub fn as_assistant(&self) -> Option<&AssistantMessage> {
+        if let Self::Assistant(message) = self {
+            Some(message)
+        } else {
+            None
+        }
+    }
+
+    /// The tool result, when this is one.
+    pub fn as_tool_result(&self) -> Option<&ToolResultMessage> {
+        if let Self::ToolResult(message) = self {
+            Some(message)
+        } else {
+            None
+        }
+    }
+
+    /// The custom (extension) message, when this is one.
+    pub fn as_custom(&self) -> Option<&CustomMessage> {
+        if let Self::Custom(message) = self {
+            Some(message)
+        } else {
+            None
+        }
+    }
+
     /// The `role` tag as written in files.
     pub fn role(&self) -> &str {
         match self {
@@ -471,5 +507,43 @@ mod tests {
             serde_json::from_value(json!({"role": "user", "content": "x", "timestamp": 1.7e12}))
                 .unwrap();
         assert_eq!(message.timestamp(), Some(1_700_000_000_000));
+    }
+
+    /// Each accessor answers for its own role and for no other.
+    #[test]
+    fn accessors_answer_only_for_their_role() {
+        let messages: Vec<AgentMessage> = [
+            json!({"role": "user", "content": "question"}),
+            json!({"role": "assistant", "content": [], "model": "m1"}),
+            json!({"role": "toolResult", "toolCallId": "c7", "content": []}),
+            json!({"role": "custom", "customType": "note", "content": "c"}),
+            json!({"role": "bashExecution", "command": "ls"}),
+            json!({"role": "futureRole"}),
+        ]
+        .into_iter()
+        .map(|value| serde_json::from_value(value).unwrap())
+        .collect();
+        let answers = |message: &AgentMessage| {
+            [
+                message.as_user().is_some(),
+                message.as_assistant().is_some(),
+                message.as_tool_result().is_some(),
+                message.as_custom().is_some(),
+            ]
+        };
+        assert_eq!(answers(&messages[0]), [true, false, false, false]);
+        assert_eq!(answers(&messages[1]), [false, true, false, false]);
+        assert_eq!(answers(&messages[2]), [false, false, true, false]);
+        assert_eq!(answers(&messages[3]), [false, false, false, true]);
+        assert_eq!(answers(&messages[4]), [false; 4]);
+        assert_eq!(answers(&messages[5]), [false; 4]);
+        let user = messages[0].as_user().unwrap();
+        assert_eq!(user.content.joined_text(""), "question");
+        assert_eq!(
+            messages[1].as_assistant().unwrap().model.as_deref(),
+            Some("m1")
+        );
+        assert_eq!(messages[2].as_tool_result().unwrap().tool_call_id, "c7");
+        assert_eq!(messages[3].as_custom().unwrap().custom_type, "note");
     }
 }

@@ -47,16 +47,10 @@ pub(crate) fn validate_message(value: Value) -> Result<AgentMessage, String> {
     }
     let message: AgentMessage = serde_json::from_value(value)
         .map_err(|error| format!("`message` is not a valid `{role}` message: {error}"))?;
-    match message {
-        AgentMessage::Unknown(_) => Err(format!("`message` is not a valid `{role}` message")),
-        AgentMessage::User(_)
-        | AgentMessage::Assistant(_)
-        | AgentMessage::ToolResult(_)
-        | AgentMessage::BashExecution(_)
-        | AgentMessage::Custom(_)
-        | AgentMessage::BranchSummary(_)
-        | AgentMessage::CompactionSummary(_) => Ok(message),
+    if matches!(message, AgentMessage::Unknown(_)) {
+        return Err(format!("`message` is not a valid `{role}` message"));
     }
+    Ok(message)
 }
 
 #[derive(Clone, Copy)]

@@ -51,13 +51,12 @@ fn is_well_formed<T>(items: &[T], message: impl Fn(&T) -> &AgentMessage) -> bool
                 if !open.is_empty() {
                     return false;
                 }
-                open.extend(assistant.content.iter().filter_map(|block| match block {
-                    ContentBlock::ToolCall(call) => Some(call.id.as_str()),
-                    ContentBlock::Text(_)
-                    | ContentBlock::Image(_)
-                    | ContentBlock::Thinking(_)
-                    | ContentBlock::Unknown(_) => None,
-                }));
+                open.extend(
+                    assistant
+                        .content
+                        .iter()
+                        .filter_map(|block| Some(block.as_tool_call()?.id.as_str())),
+                );
             }
             AgentMessage::ToolResult(result) => {
                 let Some(index) = open.iter().position(|id| *id == result.tool_call_id) else {
@@ -90,10 +89,12 @@ fn plan<T>(items: &[T], message: impl Fn(&T) -> &AgentMessage) -> RepairPlan {
     for (position, item) in items.iter().enumerate() {
         match message(item) {
             AgentMessage::Assistant(assistant) => {
-                for block in &assistant.content {
-                    if let ContentBlock::ToolCall(call) = block {
-                        calls_seen.insert(call.id.as_str());
-                    }
+                for call in assistant
+                    .content
+                    .iter()
+                    .filter_map(ContentBlock::as_tool_call)
+                {
+                    calls_seen.insert(call.id.as_str());
                 }
             }
             AgentMessage::ToolResult(result) => {
@@ -129,13 +130,9 @@ fn plan<T>(items: &[T], message: impl Fn(&T) -> &AgentMessage) -> RepairPlan {
             .content
             .iter()
             .enumerate()
-            .filter_map(|(index, block)| match block {
-                ContentBlock::ToolCall(call) if !answered.contains(call.id.as_str()) => Some(index),
-                ContentBlock::ToolCall(_)
-                | ContentBlock::Text(_)
-                | ContentBlock::Image(_)
-                | ContentBlock::Thinking(_)
-                | ContentBlock::Unknown(_) => None,
+            .filter_map(|(index, block)| {
+                let call = block.as_tool_call()?;
+                (!answered.contains(call.id.as_str())).then_some(index)
             })
             .collect();
         if !orphan_blocks.is_empty() {

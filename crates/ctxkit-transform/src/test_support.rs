@@ -1,6 +1,6 @@
 //! Message builders shared by the unit tests.
 
-use ctxkit_protocol::{AgentMessage, ContentBlock};
+use ctxkit_protocol::AgentMessage;
 use serde_json::{Value, json};
 
 fn message(value: Value) -> AgentMessage {
@@ -60,13 +60,7 @@ pub fn output_text(message: &AgentMessage) -> String {
         .content
         .blocks()
         .iter()
-        .filter_map(|block| {
-            if let ContentBlock::Text(text) = block {
-                Some(text.text.clone())
-            } else {
-                None
-            }
-        })
+        .filter_map(|block| block.as_text().map(str::to_owned))
         .collect::<Vec<_>>()
         .join("\n")
 }

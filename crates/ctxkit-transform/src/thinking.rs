@@ -18,30 +18,17 @@ pub(crate) struct ThinkingOutcome {
 }
 
 fn is_thinking(block: &ContentBlock) -> bool {
-    match block {
-        ContentBlock::Thinking(_) => true,
-        ContentBlock::Text(_)
-        | ContentBlock::Image(_)
-        | ContentBlock::ToolCall(_)
-        | ContentBlock::Unknown(_) => false,
-    }
+    block.as_thinking().is_some()
 }
 
 fn thinking_blocks(message: &AgentMessage) -> usize {
-    match message {
-        AgentMessage::Assistant(assistant) => assistant
+    message.as_assistant().map_or(0, |assistant| {
+        assistant
             .content
             .iter()
             .filter(|block| is_thinking(block))
-            .count(),
-        AgentMessage::User(_)
-        | AgentMessage::ToolResult(_)
-        | AgentMessage::BashExecution(_)
-        | AgentMessage::Custom(_)
-        | AgentMessage::BranchSummary(_)
-        | AgentMessage::CompactionSummary(_)
-        | AgentMessage::Unknown(_) => 0,
-    }
+            .count()
+    })
 }
 
 /// Removes thinking from the assistants at positions before `limit`, sparing the latest assistant

@@ -22,16 +22,7 @@ pub(crate) struct Slot<'a> {
 impl<'a> Slot<'a> {
     /// An unchanged input message.
     pub fn borrowed(message: &'a AgentMessage) -> Self {
-        let assistant_chars = match message {
-            AgentMessage::Assistant(assistant) => Some(assistant_chars(assistant)),
-            AgentMessage::User(_)
-            | AgentMessage::ToolResult(_)
-            | AgentMessage::BashExecution(_)
-            | AgentMessage::Custom(_)
-            | AgentMessage::BranchSummary(_)
-            | AgentMessage::CompactionSummary(_)
-            | AgentMessage::Unknown(_) => None,
-        };
+        let assistant_chars = message.as_assistant().map(assistant_chars);
         Self {
             message: Cow::Borrowed(message),
             tokens: assistant_chars.map_or_else(|| estimate_tokens(message), quarter),

@@ -9,7 +9,7 @@
 //! - Stops as soon as the estimate is at or below the threshold, or when nothing more may be dropped.
 //! - A context window of 0 (unknown) never triggers the window.
 
-use ctxkit_protocol::{AgentMessage, ContentBlock};
+use ctxkit_protocol::AgentMessage;
 
 use crate::TransformSettings;
 use crate::view::{IdSet, Slot, total_tokens};
@@ -65,13 +65,7 @@ pub(crate) fn slide_window(
             let calls: IdSet<'_> = assistant
                 .content
                 .iter()
-                .filter_map(|block| match block {
-                    ContentBlock::ToolCall(call) => Some(call.id.as_str()),
-                    ContentBlock::Text(_)
-                    | ContentBlock::Image(_)
-                    | ContentBlock::Thinking(_)
-                    | ContentBlock::Unknown(_) => None,
-                })
+                .filter_map(|block| Some(block.as_tool_call()?.id.as_str()))
                 .collect();
             let mut next = position + 1;
             while let Some(AgentMessage::ToolResult(result)) =

@@ -17,10 +17,7 @@ fn coder() -> Arc<Behaviour> {
             .messages
             .iter()
             .rev()
-            .find_map(|message| match message {
-                AgentMessage::User(user) => Some(text_of(&user.content)),
-                _ => None,
-            })
+            .find_map(|message| Some(text_of(&message.as_user()?.content)))
             .unwrap_or_default();
         let files: Vec<&str> = user_text.split_whitespace().skip(1).collect();
         let done = results_this_turn(request);
@@ -71,10 +68,7 @@ fn reply_text(reply: &AssistantMessage) -> String {
     reply
         .content
         .iter()
-        .filter_map(|block| match block {
-            ctxkit_protocol::ContentBlock::Text(text) => Some(text.text.clone()),
-            _ => None,
-        })
+        .filter_map(ctxkit_protocol::ContentBlock::as_text)
         .collect()
 }
 
@@ -307,17 +301,14 @@ fn recaller() -> Arc<Behaviour> {
             let text = text_of(&result.content);
             return model.text(&format!("recalled {} characters", text.len()), input);
         }
-        let marker = request.messages.iter().find_map(|message| match message {
-            AgentMessage::ToolResult(result) => {
-                let text = text_of(&result.content);
-                let start = text.find("ctxkit://tool-result/")?;
-                let reference: String = text[start..]
-                    .chars()
-                    .take_while(|character| *character != ']')
-                    .collect();
-                Some(reference)
-            }
-            _ => None,
+        let marker = request.messages.iter().find_map(|message| {
+            let text = text_of(&message.as_tool_result()?.content);
+            let start = text.find("ctxkit://tool-result/")?;
+            let reference: String = text[start..]
+                .chars()
+                .take_while(|character| *character != ']')
+                .collect();
+            Some(reference)
         });
         match marker {
             Some(reference) => {

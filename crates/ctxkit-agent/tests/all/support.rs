@@ -167,9 +167,9 @@ impl World {
         session
             .entries()
             .iter()
-            .filter_map(|entry| match entry.parse_message() {
-                Some(Ok(AgentMessage::User(user))) => Some(text_of(&user.content)),
-                Some(_) | None => None,
+            .filter_map(|entry| {
+                let message = entry.parse_message()?.ok()?;
+                Some(text_of(&message.as_user()?.content))
             })
             .collect()
     }

@@ -84,8 +84,21 @@ async fn compactions_are_listed_with_what_they_cover_and_can_be_undone() {
         &settings,
     )
     .unwrap();
-    assert!(matches!(tight, LoopGuard::StillOver { .. }), "{tight:?}");
     assert!(tight.advice().unwrap().contains("keepRecentTokens"));
+    let LoopGuard::StillOver {
+        tokens_after,
+        kept_tokens,
+        ..
+    } = tight
+    else {
+        panic!("{tight:?}");
+    };
+    // What was kept is the context after compaction without its summary.
+    let parsed = session.entry(&compaction_id).unwrap().parse().unwrap();
+    let summary = &parsed.kind.as_compaction().unwrap().summary;
+    let summary_tokens = summary.encode_utf16().count().div_ceil(4) as u64;
+    assert!(summary_tokens > 0);
+    assert_eq!(kept_tokens, tokens_after - summary_tokens);
 
     let undo = undo_last_compaction(&mut session).unwrap().unwrap();
     assert_eq!(undo.compaction_id, compaction_id);
