@@ -114,20 +114,29 @@ fn write_session(session: &ImportedSession, target: &Path, out: &mut dyn Write) 
     let done = match outcome {
         WriteOutcome::Created => "Imported".to_owned(),
         WriteOutcome::UpToDate => "Already imported, nothing written:".to_owned(),
-        WriteOutcome::Appended(count) => format!("Appended {count} new entries:"),
+        WriteOutcome::Appended(count) => format!("Appended {}:", counted(count, "new entry")),
     };
     writeln!(
         stderr,
-        "{done} {} records from {} into {} entries, {} issues",
-        report.records,
+        "{done} {} from {} into {}, {}",
+        counted(report.records, "record"),
         session.format.name(),
-        report.entries,
-        report.issues.len()
+        counted(report.entries, "entry"),
+        counted(report.issues.len(), "issue"),
     )?;
     for issue in &report.issues {
         writeln!(stderr, "warning: {issue}")?;
     }
     Ok(())
+}
+
+/// `1 record`, `2 records`, `1 entry`, `3 entries`.
+fn counted(count: usize, noun: &str) -> String {
+    match (count, noun.strip_suffix('y')) {
+        (1, _) => format!("1 {noun}"),
+        (_, Some(stem)) => format!("{count} {stem}ies"),
+        (_, None) => format!("{count} {noun}s"),
+    }
 }
 
 /// Lists another agent's sessions (default root under the home directory, or `dir`).
@@ -188,4 +197,18 @@ fn print_with_subagents(sessions: &[SessionInfoRecord], out: &mut dyn Write) -> 
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::counted;
+
+    #[test]
+    fn counts_read_in_the_singular_for_one() {
+        assert_eq!(counted(1, "record"), "1 record");
+        assert_eq!(counted(0, "issue"), "0 issues");
+        assert_eq!(counted(1, "entry"), "1 entry");
+        assert_eq!(counted(16, "entry"), "16 entries");
+        assert_eq!(counted(2, "new entry"), "2 new entries");
+    }
 }
