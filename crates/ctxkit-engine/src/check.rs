@@ -98,16 +98,7 @@ fn last_assistant<M: Borrow<AgentMessage>>(transcript: &[M]) -> Option<(usize, &
         .iter()
         .enumerate()
         .rev()
-        .find_map(|(index, message)| match message.borrow() {
-            AgentMessage::Assistant(assistant) => Some((index, assistant)),
-            AgentMessage::User(_)
-            | AgentMessage::ToolResult(_)
-            | AgentMessage::BashExecution(_)
-            | AgentMessage::Custom(_)
-            | AgentMessage::BranchSummary(_)
-            | AgentMessage::CompactionSummary(_)
-            | AgentMessage::Unknown(_) => None,
-        })
+        .find_map(|(index, message)| Some((index, message.borrow().as_assistant()?)))
 }
 
 fn is_stale(timestamp: Option<i64>, latest_compaction_ms: Option<i64>) -> bool {

@@ -275,17 +275,10 @@ impl Engine {
     /// emits a context-usage event.
     pub async fn append(&self, message: AgentMessage) -> Result<String> {
         let mut state = self.lock().await;
-        let clears_recovery = match &message {
-            AgentMessage::Assistant(assistant) => !assistant.is_aborted_or_error(),
-            AgentMessage::User(_)
-            | AgentMessage::ToolResult(_)
-            | AgentMessage::BashExecution(_)
-            | AgentMessage::Custom(_)
-            | AgentMessage::BranchSummary(_)
-            | AgentMessage::CompactionSummary(_)
-            | AgentMessage::Unknown(_) => false,
-        };
-        let is_reply = matches!(message, AgentMessage::Assistant(_));
+        let clears_recovery = message
+            .as_assistant()
+            .is_some_and(|assistant| !assistant.is_aborted_or_error());
+        let is_reply = message.as_assistant().is_some();
         let id = state.session.append_message(message)?;
         if clears_recovery {
             state.overflow_attempts = 0;

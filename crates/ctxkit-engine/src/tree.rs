@@ -6,7 +6,7 @@ use crate::engine::Running;
 use ctxkit_compaction::{
     BranchSummaryOptions, InstructionsMode, collect_branch_entries, summarize_branch,
 };
-use ctxkit_protocol::{AgentMessage, EntryKind};
+use ctxkit_protocol::EntryKind;
 use ctxkit_session::SummarySource;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -83,16 +83,7 @@ pub struct ForgetOutcome {
 fn editable_text(state: &State, id: &str) -> Option<String> {
     let entry = state.session.entry(id)?;
     match entry.parse().ok()?.kind {
-        EntryKind::Message(message) => match *message {
-            AgentMessage::User(user) => Some(content_text(&user.content)),
-            AgentMessage::Assistant(_)
-            | AgentMessage::ToolResult(_)
-            | AgentMessage::BashExecution(_)
-            | AgentMessage::Custom(_)
-            | AgentMessage::BranchSummary(_)
-            | AgentMessage::CompactionSummary(_)
-            | AgentMessage::Unknown(_) => None,
-        },
+        EntryKind::Message(message) => message.as_user().map(|user| content_text(&user.content)),
         EntryKind::CustomMessage(custom) => Some(content_text(&custom.content)),
         EntryKind::ThinkingLevelChange(_)
         | EntryKind::ModelChange(_)

@@ -130,20 +130,13 @@ pub fn last_valid_usage<M: Borrow<AgentMessage>>(messages: &[M]) -> Option<(usiz
         .iter()
         .enumerate()
         .rev()
-        .find_map(|(index, message)| match message.borrow() {
-            AgentMessage::Assistant(assistant) if !assistant.is_aborted_or_error() => assistant
-                .usage
-                .as_ref()
-                .map(|usage| (index, usage.context_tokens()))
-                .filter(|&(_, tokens)| tokens > 0),
-            AgentMessage::Assistant(_)
-            | AgentMessage::User(_)
-            | AgentMessage::ToolResult(_)
-            | AgentMessage::BashExecution(_)
-            | AgentMessage::Custom(_)
-            | AgentMessage::BranchSummary(_)
-            | AgentMessage::CompactionSummary(_)
-            | AgentMessage::Unknown(_) => None,
+        .find_map(|(index, message)| {
+            let assistant = message.borrow().as_assistant()?;
+            if assistant.is_aborted_or_error() {
+                return None;
+            }
+            let tokens = assistant.usage.as_ref()?.context_tokens();
+            (tokens > 0).then_some((index, tokens))
         })
 }
 

@@ -315,13 +315,9 @@ pub(super) fn assistant_kind(
             }
         });
     let error_message = if is_error {
-        content.iter().find_map(|block| match block {
-            ContentBlock::Text(text) => Some(text.text.clone()),
-            ContentBlock::Image(_)
-            | ContentBlock::Thinking(_)
-            | ContentBlock::ToolCall(_)
-            | ContentBlock::Unknown(_) => None,
-        })
+        content
+            .iter()
+            .find_map(|block| block.as_text().map(str::to_owned))
     } else {
         None
     };
