@@ -270,6 +270,15 @@ impl Agent {
                 elapsed_ms = started.elapsed().as_millis() as u64,
                 "model call"
             );
+            for edit in reply.provider_context_edits() {
+                tracing::info!(
+                    edit = edit.kind.as_str(),
+                    cleared_tool_uses = edit.cleared_tool_uses,
+                    cleared_thinking_turns = edit.cleared_thinking_turns,
+                    cleared_input_tokens = edit.cleared_input_tokens,
+                    "the provider cleared context from the request"
+                );
+            }
             let window = self.model.info().context_window;
             let overflow = is_context_overflow(&reply, Some(window));
             let calls = tool_calls(&reply);

@@ -10,6 +10,7 @@ use crate::error::LlmError;
 use crate::models::{Api, MaxTokensField, ModelLimits, ModelTable, find_provider};
 use crate::retry::RetryPolicy;
 use crate::secret::ApiKey;
+use crate::wire::anthropic_context::AnthropicContextEditing;
 
 /// A model reference `provider/id` (the id may itself contain `/`, as OpenRouter's do).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,6 +72,8 @@ pub struct LlmOptions {
     pub timeout: Option<Duration>,
     /// User models, added to the built-in table.
     pub models: Vec<ModelLimits>,
+    /// Anthropic's context editing for the agent model's conversation requests (off: `None`).
+    pub anthropic_context_editing: Option<AnthropicContextEditing>,
 }
 
 impl fmt::Debug for LlmOptions {
@@ -87,6 +90,7 @@ impl fmt::Debug for LlmOptions {
             .field("retry", &self.retry)
             .field("timeout", &self.timeout)
             .field("models", &self.models)
+            .field("anthropic_context_editing", &self.anthropic_context_editing)
             .finish()
     }
 }
@@ -151,6 +155,9 @@ pub struct ProviderConfig {
     pub max_tokens_field: MaxTokensField,
     pub retry: RetryPolicy,
     pub timeout: Duration,
+    /// Anthropic's context editing, sent with conversation requests: set only for the agent model
+    /// on the Anthropic Messages format.
+    pub context_editing: Option<AnthropicContextEditing>,
 }
 
 impl fmt::Debug for ProviderConfig {
@@ -167,6 +174,7 @@ impl fmt::Debug for ProviderConfig {
             .field("max_tokens_field", &self.max_tokens_field)
             .field("retry", &self.retry)
             .field("timeout", &self.timeout)
+            .field("context_editing", &self.context_editing)
             .finish()
     }
 }
@@ -274,7 +282,12 @@ pub fn resolve_model(
     } else {
         BTreeMap::new()
     };
+    let context_editing = options
+        .anthropic_context_editing
+        .clone()
+        .filter(|_| role == ModelRole::Agent && api == Api::AnthropicMessages);
     Ok(Some(ProviderConfig {
+        context_editing,
         model_info: table.find(&provider, &spec.id).cloned(),
         max_tokens_field: builtin.map_or(MaxTokensField::MaxTokens, |info| info.max_tokens_field),
         provider,

@@ -10,6 +10,8 @@ mod chat_formats;
 mod chat_streaming;
 #[path = "all/common.rs"]
 mod common;
+#[path = "all/context_editing.rs"]
+mod context_editing;
 #[path = "all/live.rs"]
 mod live;
 #[path = "all/providers.rs"]

@@ -13,6 +13,7 @@ mod js;
 mod json;
 mod lenient;
 mod message;
+mod provider_edits;
 mod records;
 mod tagged;
 
@@ -33,6 +34,7 @@ pub use message::{
     CompactionSummaryMessage, CustomMessage, ToolResultMessage, Usage, UsageCost, UserMessage,
     parse_agent_message,
 };
+pub use provider_edits::{PROVIDER_EDITS_FIELD, ProviderContextEdit};
 pub use records::{ContextRecord, ModelRef, SessionInfoRecord, TreeNodeRecord, TreeRecord};
 
 /// A JSON object with its keys in file order.

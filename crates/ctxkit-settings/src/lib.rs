@@ -27,9 +27,9 @@ pub use json::string_items;
 pub use kind::ResourceKind;
 pub use settings::store;
 pub use settings::{
-    BranchSummarySettings, Document, KeyPath, LlmSettings, ProviderRetrySettings, RetrySettings,
-    SettingEntry, SettingLookup, SettingOrigin, SettingsDiagnostic, SettingsManager,
-    StoredCompactionSettings,
+    AnthropicContextManagementSettings, BranchSummarySettings, Document, KeyPath, LlmSettings,
+    ProviderRetrySettings, RetrySettings, SettingEntry, SettingLookup, SettingOrigin,
+    SettingsDiagnostic, SettingsManager, StoredCompactionSettings,
 };
 pub use trust::{
     ProjectTrust, TRUST_FILE_NAME, project_trust, runnable_settings, set_project_trust,

@@ -46,7 +46,7 @@ pub struct SummaryFlags<'a> {
 }
 
 /// Model options from the settings: `defaultProvider`/`defaultModel` as the agent model,
-/// `compaction.model`, `llm.*` and `retry.*`.
+/// `compaction.model`, `llm.*` (with `llm.anthropic.contextManagement`) and `retry.*`.
 pub fn llm_options(settings: &ctxkit_resources::SettingsManager) -> Result<ctxkit_llm::LlmOptions> {
     let (provider, default_model) = settings.default_model();
     let llm = settings.llm();
@@ -83,6 +83,17 @@ pub fn llm_options(settings: &ctxkit_resources::SettingsManager) -> Result<ctxki
             .timeout_ms
             .map(std::time::Duration::from_millis),
         models,
+        anthropic_context_editing: llm.anthropic_context_management.map(|settings| {
+            ctxkit_llm::AnthropicContextEditing {
+                trigger_input_tokens: settings.trigger_input_tokens,
+                keep_tool_uses: settings.keep_tool_uses,
+                clear_at_least_input_tokens: settings.clear_at_least_input_tokens,
+                exclude_tools: settings.exclude_tools,
+                clear_tool_inputs: settings.clear_tool_inputs,
+                clear_thinking: settings.clear_thinking,
+                keep_thinking_turns: settings.keep_thinking_turns,
+            }
+        }),
     })
 }
 

@@ -6,7 +6,7 @@ use ctxkit_protocol::{ContentBlock, JsonObject};
 use serde_json::Value;
 
 use super::{Assembly, ChatDelta, DeltaSink, StreamError, error_text};
-use crate::wire::anthropic_tools;
+use crate::wire::{anthropic_context, anthropic_tools};
 
 /// Provider block index → position in the reply.
 #[derive(Debug, Default)]
@@ -36,6 +36,9 @@ impl State {
             Some("message_start") => {
                 if let Some(usage) = data.pointer("/message/usage") {
                     assembly.usage = anthropic_tools::message_usage(usage);
+                }
+                if let Some(context_management) = data.pointer("/message/context_management") {
+                    assembly.provider_edits = anthropic_context::applied_edits(context_management);
                 }
             }
             Some("content_block_start") => {
@@ -103,6 +106,13 @@ impl State {
                 }
             }
             Some("message_delta") => {
+                // The edits applied to this request come with the final delta.
+                if let Some(context_management) = data.get("context_management") {
+                    let edits = anthropic_context::applied_edits(context_management);
+                    if !edits.is_empty() {
+                        assembly.provider_edits = edits;
+                    }
+                }
                 if let Some(reason) = data.pointer("/delta/stop_reason").and_then(Value::as_str) {
                     let (stop, error) = anthropic_tools::stop_reason(Some(reason));
                     assembly.stop = Some(stop);

@@ -64,6 +64,8 @@ pub(crate) struct Assembly {
     pub usage: Usage,
     pub stop: Option<StopReason>,
     pub error: Option<String>,
+    /// What the provider cleared from the request on its side (Anthropic's context editing).
+    pub provider_edits: Vec<ctxkit_protocol::ProviderContextEdit>,
 }
 
 impl Assembly {
@@ -160,7 +162,9 @@ impl Assembly {
         };
         self.usage.total_tokens =
             self.usage.input + self.usage.output + self.usage.cache_read + self.usage.cache_write;
-        conversation::reply(self.content, self.usage, stop, self.error)
+        let mut reply = conversation::reply(self.content, self.usage, stop, self.error);
+        reply.set_provider_context_edits(&self.provider_edits);
+        reply
     }
 
     /// What arrived before the stream was cut: `aborted` (cancelled) or `error` with `message`.

@@ -6,7 +6,7 @@ use ctxkit_protocol::{AssistantMessage, ContentBlock, JsonObject};
 use serde_json::{Value, json};
 
 use super::conversation::{self, Part, Turn};
-use super::{WireRequest, anthropic, u64_at, usage};
+use super::{WireRequest, anthropic, anthropic_context, u64_at, usage};
 use crate::chat::ChatRequest;
 use crate::config::ProviderConfig;
 use crate::overflow::StopReason;
@@ -39,7 +39,20 @@ pub(crate) fn build(config: &ProviderConfig, request: &ChatRequest) -> WireReque
             })
             .collect();
     }
-    anthropic::finish(config, body, max_tokens, request.reasoning)
+    let mut wire = anthropic::finish(config, body, max_tokens, request.reasoning);
+    if let Some(editing) = &config.context_editing {
+        wire.body["context_management"] = editing.request_field();
+        let configured = config
+            .headers
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case("anthropic-beta"))
+            .map(|(_, value)| value.as_str());
+        wire.headers.push((
+            "anthropic-beta".to_owned(),
+            anthropic_context::beta_header(configured),
+        ));
+    }
+    wire
 }
 
 fn messages(config: &ProviderConfig, request: &ChatRequest) -> Vec<Value> {
@@ -180,12 +193,16 @@ pub(crate) fn parse(value: &Value) -> Result<AssistantMessage, &'static str> {
         }
     }
     let (stop_reason, error) = stop_reason(value.get("stop_reason").and_then(Value::as_str));
-    Ok(conversation::reply(
+    let mut reply = conversation::reply(
         content,
         message_usage(value.get("usage").unwrap_or(&Value::Null)),
         stop_reason,
         error,
-    ))
+    );
+    if let Some(context_management) = value.get("context_management") {
+        reply.set_provider_context_edits(&anthropic_context::applied_edits(context_management));
+    }
+    Ok(reply)
 }
 
 /// A redacted thinking block as Pi stores it: the opaque data as the signature.

@@ -235,6 +235,33 @@ const LLM: &[Field] = &[
     field("api", ValueKind::String, DefaultValue::Unset),
     field("headers", ValueKind::StringMap, DefaultValue::Unset),
     field("models", ValueKind::ModelList, DefaultValue::Unset),
+    field(
+        "anthropic",
+        ValueKind::Object(LLM_ANTHROPIC),
+        DefaultValue::Unset,
+    ),
+];
+/// ctxkit: provider-side options of Anthropic Messages requests.
+const LLM_ANTHROPIC: &[Field] = &[field(
+    "contextManagement",
+    ValueKind::Object(ANTHROPIC_CONTEXT_MANAGEMENT),
+    DefaultValue::Unset,
+)];
+/// ctxkit: Anthropic's context editing of the agent's requests (off by default); unset numbers
+/// leave the API's defaults.
+const ANTHROPIC_CONTEXT_MANAGEMENT: &[Field] = &[
+    field("enabled", ValueKind::Bool, DefaultValue::Bool(false)),
+    field("triggerInputTokens", NON_NEGATIVE, DefaultValue::Unset),
+    field("keepToolUses", NON_NEGATIVE, DefaultValue::Unset),
+    field("clearAtLeastInputTokens", NON_NEGATIVE, DefaultValue::Unset),
+    field("excludeTools", ValueKind::StringList, DefaultValue::Unset),
+    field(
+        "clearToolInputs",
+        ValueKind::Bool,
+        DefaultValue::Bool(false),
+    ),
+    field("clearThinking", ValueKind::Bool, DefaultValue::Bool(false)),
+    field("keepThinkingTurns", NON_NEGATIVE, DefaultValue::Unset),
 ];
 /// ctxkit: `ctxkit chat`.
 const CHAT: &[Field] = &[
@@ -662,6 +689,37 @@ mod tests {
             .map(|violation| violation.key.as_str())
             .collect();
         assert_eq!(keys, vec!["theme", "compaction.enabled", "packages[2]"]);
+    }
+
+    #[test]
+    fn anthropic_context_management_is_known_and_checked() {
+        let key = |dotted: &str| dotted.split('.').map(str::to_owned).collect::<Vec<_>>();
+        assert_eq!(
+            lookup(&key("llm.anthropic.contextManagement.enabled")).map(|field| field.default),
+            Some(DefaultValue::Bool(false))
+        );
+        assert!(lookup(&key("llm.anthropic.contextManagement.keepToolUses")).is_some());
+        assert!(lookup(&key("llm.anthropic.contextManagement.keep")).is_none());
+        let document = json!({"llm": {"anthropic": {"contextManagement": {
+            "enabled": true, "triggerInputTokens": -1, "excludeTools": ["memory", 3],
+            "clearThinking": true, "keepThinkingTurns": 2, "trigger": 5}}}});
+        let report = check_document(document.as_object().unwrap());
+        assert_eq!(
+            report.unknown_keys,
+            vec!["llm.anthropic.contextManagement.trigger"]
+        );
+        let keys: Vec<&str> = report
+            .violations
+            .iter()
+            .map(|violation| violation.key.as_str())
+            .collect();
+        assert_eq!(
+            keys,
+            vec![
+                "llm.anthropic.contextManagement.triggerInputTokens",
+                "llm.anthropic.contextManagement.excludeTools"
+            ]
+        );
     }
 
     #[test]

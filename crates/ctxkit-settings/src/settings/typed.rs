@@ -55,6 +55,21 @@ pub struct LlmSettings {
     pub headers: std::collections::BTreeMap<String, String>,
     /// `{provider, id, contextWindow, maxOutput, reasoning?}` objects.
     pub models: Vec<Value>,
+    /// `llm.anthropic.contextManagement`, when `enabled`.
+    pub anthropic_context_management: Option<AnthropicContextManagementSettings>,
+}
+
+/// `llm.anthropic.contextManagement.*`: Anthropic's context editing of the agent's requests.
+/// `None` numbers leave the API's defaults.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AnthropicContextManagementSettings {
+    pub trigger_input_tokens: Option<u64>,
+    pub keep_tool_uses: Option<u64>,
+    pub clear_at_least_input_tokens: Option<u64>,
+    pub exclude_tools: Vec<String>,
+    pub clear_tool_inputs: bool,
+    pub clear_thinking: bool,
+    pub keep_thinking_turns: Option<u64>,
 }
 
 impl std::fmt::Debug for LlmSettings {
@@ -66,6 +81,10 @@ impl std::fmt::Debug for LlmSettings {
             .field("api", &self.api)
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .field("models", &self.models.len())
+            .field(
+                "anthropic_context_management",
+                &self.anthropic_context_management,
+            )
             .finish()
     }
 }
@@ -205,7 +224,32 @@ impl SettingsManager {
             api: self.string_setting("llm.api"),
             headers,
             models,
+            anthropic_context_management: self.anthropic_context_management(),
         }
+    }
+
+    fn anthropic_context_management(&self) -> Option<AnthropicContextManagementSettings> {
+        const PREFIX: &str = "llm.anthropic.contextManagement";
+        let key = |name: &str| format!("{PREFIX}.{name}");
+        if !self.bool_setting(&key("enabled")) {
+            return None;
+        }
+        let exclude_tools = self
+            .valid_or_default(&key("excludeTools"))
+            .and_then(|value| value.as_array().cloned())
+            .into_iter()
+            .flatten()
+            .filter_map(|name| name.as_str().map(str::to_owned))
+            .collect();
+        Some(AnthropicContextManagementSettings {
+            trigger_input_tokens: self.u64_setting(&key("triggerInputTokens")),
+            keep_tool_uses: self.u64_setting(&key("keepToolUses")),
+            clear_at_least_input_tokens: self.u64_setting(&key("clearAtLeastInputTokens")),
+            exclude_tools,
+            clear_tool_inputs: self.bool_setting(&key("clearToolInputs")),
+            clear_thinking: self.bool_setting(&key("clearThinking")),
+            keep_thinking_turns: self.u64_setting(&key("keepThinkingTurns")),
+        })
     }
 
     /// `defaultProvider` and `defaultModel`: the agent's model.

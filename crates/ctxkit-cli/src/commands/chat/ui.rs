@@ -6,7 +6,7 @@ use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 
 use ctxkit_engine::{CompactionEnd, CompactionReason, Engine, EngineEvent};
-use ctxkit_protocol::{AssistantMessage, ContentBlock, ToolCall};
+use ctxkit_protocol::{AssistantMessage, ContentBlock, ProviderContextEdit, ToolCall};
 use indicatif::ProgressBar;
 use tokio::sync::{mpsc, oneshot};
 
@@ -226,6 +226,9 @@ impl Ui {
                 | ContentBlock::Unknown(_) => {}
             }
         }
+        for edit in reply.provider_context_edits() {
+            self.info(&provider_edit_note(&edit));
+        }
         let error = reply.error_message.as_deref().unwrap_or("");
         match reply.stop_reason.as_deref() {
             Some("aborted") => self.notice("Interrupted"),
@@ -404,5 +407,39 @@ impl EventView {
 impl Drop for EventView {
     fn drop(&mut self) {
         self.task.abort();
+    }
+}
+
+/// One line on what the provider cleared from the request the reply answered.
+fn provider_edit_note(edit: &ProviderContextEdit) -> String {
+    let what = match (edit.cleared_tool_uses, edit.cleared_thinking_turns) {
+        (Some(uses), _) => format!("{uses} tool result(s)"),
+        (None, Some(turns)) => format!("the thinking of {turns} turn(s)"),
+        (None, None) => format!("context (`{}`)", edit.kind),
+    };
+    format!(
+        "(the provider cleared {what}, {} input tokens, from this request; the session keeps them)",
+        edit.cleared_input_tokens
+    )
+}
+
+#[cfg(test)]
+mod provider_edit_tests {
+    use super::*;
+
+    #[test]
+    fn notes_say_what_was_cleared() {
+        let edit = |uses, turns| ProviderContextEdit {
+            kind: "clear_tool_uses_20250919".into(),
+            cleared_tool_uses: uses,
+            cleared_thinking_turns: turns,
+            cleared_input_tokens: 48_000,
+        };
+        assert_eq!(
+            provider_edit_note(&edit(Some(6), None)),
+            "(the provider cleared 6 tool result(s), 48000 input tokens, from this request; the session keeps them)"
+        );
+        assert!(provider_edit_note(&edit(None, Some(2))).contains("the thinking of 2 turn(s)"));
+        assert!(provider_edit_note(&edit(None, None)).contains("`clear_tool_uses_20250919`"));
     }
 }
