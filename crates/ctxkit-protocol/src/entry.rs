@@ -63,6 +63,15 @@ impl EntryKind {
         }
     }
 
+    /// The compaction of a `compaction` entry, to change while an entry is being built.
+    pub fn as_compaction_mut(&mut self) -> Option<&mut CompactionEntry> {
+        if let Self::Compaction(compaction) = self {
+            Some(compaction)
+        } else {
+            None
+        }
+    }
+
     /// The branch summary of a `branch_summary` entry.
     pub fn as_branch_summary(&self) -> Option<&BranchSummaryEntry> {
         if let Self::BranchSummary(summary) = self {
@@ -408,6 +417,18 @@ mod tests {
             let entry: SessionEntry = serde_json::from_str(line).unwrap();
             assert_eq!(serde_json::to_string(&entry).unwrap(), line);
         }
+    }
+
+    #[test]
+    fn the_compaction_accessors_answer_for_compactions_only() {
+        let compaction = r#"{"type":"compaction","id":"f6a7b8c9","parentId":null,"timestamp":"t","summary":"S","firstKeptEntryId":"a1b2c3d4","tokensBefore":5}"#;
+        let label = r#"{"type":"label","id":"d0e1f2a3","parentId":null,"timestamp":"t","targetId":"a1b2c3d4","label":"here"}"#;
+        let mut entry: SessionEntry = serde_json::from_str(compaction).unwrap();
+        entry.kind.as_compaction_mut().unwrap().summary = "T".to_owned();
+        assert_eq!(entry.kind.as_compaction().unwrap().summary, "T");
+        let mut other: SessionEntry = serde_json::from_str(label).unwrap();
+        assert!(other.kind.as_compaction_mut().is_none());
+        assert!(other.kind.as_compaction().is_none());
     }
 
     #[test]

@@ -326,24 +326,12 @@ impl RecordReader {
 /// Puts a summary's text into a boundary record's compaction still without one; its entry id.
 fn fill_summary(boundary: &mut Record, text: &str) -> Option<String> {
     let entry = boundary.entries.first_mut()?;
-    match &mut entry.entry.kind {
-        EntryKind::Compaction(compaction) if compaction.summary.is_empty() => {
-            compaction.summary = text.to_owned();
-            Some(entry.entry.id.clone())
-        }
-        EntryKind::Message(_)
-        | EntryKind::ThinkingLevelChange(_)
-        | EntryKind::ModelChange(_)
-        | EntryKind::Compaction(_)
-        | EntryKind::BranchSummary(_)
-        | EntryKind::Custom(_)
-        | EntryKind::CustomMessage(_)
-        | EntryKind::Label(_)
-        | EntryKind::SessionInfo(_)
-        | EntryKind::ContextEdit(_)
-        | EntryKind::Usage(_)
-        | EntryKind::Unknown { .. } => None,
+    let compaction = entry.entry.kind.as_compaction_mut()?;
+    if !compaction.summary.is_empty() {
+        return None;
     }
+    compaction.summary = text.to_owned();
+    Some(entry.entry.id.clone())
 }
 
 /// The `session_info` a title record becomes, keeping its `leafUuid`.

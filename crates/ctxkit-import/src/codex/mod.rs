@@ -219,24 +219,11 @@ fn line_entries(
 
 /// A compaction keeps nothing verbatim: Codex rebuilds the replacement history from user
 /// messages, so its first kept entry is its own id `id` (not on the path before it).
-fn keeping_nothing_before(kind: EntryKind, id: &str) -> EntryKind {
-    match kind {
-        EntryKind::Compaction(mut compaction) => {
-            compaction.first_kept_entry_id = id.to_owned();
-            EntryKind::Compaction(compaction)
-        }
-        other @ (EntryKind::Message(_)
-        | EntryKind::ThinkingLevelChange(_)
-        | EntryKind::ModelChange(_)
-        | EntryKind::BranchSummary(_)
-        | EntryKind::Custom(_)
-        | EntryKind::CustomMessage(_)
-        | EntryKind::Label(_)
-        | EntryKind::SessionInfo(_)
-        | EntryKind::ContextEdit(_)
-        | EntryKind::Usage(_)
-        | EntryKind::Unknown { .. }) => other,
+fn keeping_nothing_before(mut kind: EntryKind, id: &str) -> EntryKind {
+    if let Some(compaction) = kind.as_compaction_mut() {
+        compaction.first_kept_entry_id = id.to_owned();
     }
+    kind
 }
 
 /// A `compacted` line. With a summary (local compaction): one `compaction` entry. Without one and
