@@ -10,7 +10,9 @@ use std::sync::{Arc, Mutex};
 
 use ctxkit_compaction::{Prompts, Summarizer};
 use ctxkit_protocol::{AgentMessage, MessageContent};
-use ctxkit_session::{ContextMessage, ContextMessageKind, Session, parse_timestamp_ms};
+use ctxkit_session::{
+    ContextMessage, ContextMessageKind, Session, SessionError, parse_timestamp_ms,
+};
 use tokio::sync::{MutexGuard, mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -310,7 +312,14 @@ impl Engine {
             if entry.role() != Some("toolResult") {
                 continue;
             }
-            if let Some(Ok(AgentMessage::ToolResult(result))) = entry.parse_message()
+            let message = match entry.parse_message() {
+                Some(Ok(message)) => message,
+                // A damaged line of some other result does not hide the one asked for; a line that
+                // can no longer be read (the file changed under us) is an error, not "not found".
+                Some(Err(SessionError::InvalidEntry { .. })) | None => continue,
+                Some(Err(error)) => return Err(error.into()),
+            };
+            if let Some(result) = message.as_tool_result()
                 && result.tool_call_id == tool_call_id
             {
                 return Ok(Some(content_text(&result.content)));

@@ -144,6 +144,30 @@ impl Harness {
     ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let session = Session::create(&dir.path().display().to_string(), dir.path());
+        Self::over(session, dir, settings, model, hooks, answers)
+    }
+
+    /// An engine over a session the test opened itself (default settings, a 100k window).
+    pub fn with_session(session: Session) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        Self::over(
+            session,
+            dir,
+            settings(2_000),
+            Some(model(100_000)),
+            HookSet::new(),
+            [],
+        )
+    }
+
+    fn over(
+        session: Session,
+        dir: tempfile::TempDir,
+        settings: EngineSettings,
+        model: Option<ModelInfo>,
+        hooks: HookSet,
+        answers: impl IntoIterator<Item = Answer>,
+    ) -> Self {
         let summarizer = Scripted::new(answers);
         let engine = Engine::new(
             session,

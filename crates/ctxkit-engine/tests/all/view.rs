@@ -57,6 +57,42 @@ async fn old_tool_results_are_pruned_in_the_view_only_and_can_be_fetched_back() 
     assert_eq!(full, big);
 }
 
+/// A file of large tool results (big enough that they stay on disk and are read on demand).
+fn large_session_file(dir: &std::path::Path) -> std::path::PathBuf {
+    let path = dir.join("large.jsonl");
+    let mut text = String::from(
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2024-01-01T00:00:00.000Z","cwd":"/p"}"#,
+    );
+    text.push('\n');
+    let mut parent = "null".to_owned();
+    for index in 0..40 {
+        let output = "line of output\\n".repeat(20_000);
+        text.push_str(&format!(
+            r#"{{"type":"message","id":"m{index}","parentId":{parent},"timestamp":"2024-01-01T00:00:00.000Z","message":{{"role":"toolResult","toolCallId":"c{index}","toolName":"bash","content":[{{"type":"text","text":"{output}"}}],"isError":false,"timestamp":1}}}}"#
+        ));
+        text.push('\n');
+        parent = format!("\"m{index}\"");
+    }
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[tokio::test]
+async fn fetching_a_result_from_a_file_changed_under_the_engine_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = large_session_file(dir.path());
+    let session = ctxkit_session::Session::open(&path).unwrap();
+    let harness = Harness::with_session(session);
+    let output = harness.engine.fetch_pruned("c3").await.unwrap().unwrap();
+    assert!(output.starts_with("line of output\n"));
+    // Another program rewrites the file in place: the result asked for can no longer be read as
+    // indexed, which is an error, not "no such result".
+    let original = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, original.replace("line of output", "LINE OF OUTPUT")).unwrap();
+    let error = harness.engine.fetch_pruned("c1").await.unwrap_err();
+    assert!(error.to_string().contains("changed"), "{error}");
+}
+
 #[tokio::test]
 async fn a_result_without_its_call_is_left_out_of_the_view() {
     let harness = Harness::new(100_000, 2_000, []);
