@@ -120,15 +120,7 @@ pub fn run_operation(operation: Operation, input: &Path) -> anyhow::Result<Measu
             (seconds, format!("{} entries", session.entries().len()))
         }
         Operation::OpenContext => {
-            let (seconds, count) = timed(|| {
-                let session = Session::open(input)?;
-                let context = session.build_context();
-                let mut count = 0usize;
-                for message in &context.messages {
-                    count += usize::from(session.message_value(message)?.is_object());
-                }
-                Ok(count)
-            })?;
+            let (seconds, count) = timed(|| materialize_context(&Session::open(input)?))?;
             (seconds, format!("{count} messages"))
         }
         Operation::List => {
@@ -162,6 +154,16 @@ pub fn run_operation(operation: Operation, input: &Path) -> anyhow::Result<Measu
     })
 }
 
+/// Builds the leaf's context and parses every message in it; the number of messages parsed.
+fn materialize_context(session: &Session) -> anyhow::Result<usize> {
+    let context = session.build_context();
+    let mut count = 0usize;
+    for message in &context.messages {
+        count += usize::from(session.message_value(message)?.is_object());
+    }
+    Ok(count)
+}
+
 fn run_on_open_session(operation: Operation, input: &Path) -> anyhow::Result<Measurement> {
     let mut session = Session::open(input)?;
     let (seconds, check) = match operation {
@@ -170,14 +172,7 @@ fn run_on_open_session(operation: Operation, input: &Path) -> anyhow::Result<Mea
             (seconds, format!("{} messages", context.messages.len()))
         }
         Operation::ContextValues => {
-            let (seconds, count) = timed(|| {
-                let context = session.build_context();
-                let mut bytes = 0usize;
-                for message in &context.messages {
-                    bytes += usize::from(session.message_value(message)?.is_object());
-                }
-                Ok(bytes)
-            })?;
+            let (seconds, count) = timed(|| materialize_context(&session))?;
             (seconds, format!("{count} messages"))
         }
         Operation::Prepare => {
