@@ -11,6 +11,7 @@ pub(crate) mod openai_chat;
 pub(crate) mod openai_chat_tools;
 pub(crate) mod openai_responses;
 pub(crate) mod openai_responses_tools;
+pub(crate) mod provider_compaction;
 
 use ctxkit_protocol::Usage;
 use serde_json::Value;
