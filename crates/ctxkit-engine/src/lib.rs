@@ -21,6 +21,7 @@ mod fallback;
 mod hooks;
 mod pins;
 mod planning;
+mod provider_compaction;
 mod scope;
 mod settings;
 mod tree;

@@ -10,4 +10,5 @@ mod hooks;
 mod manual;
 mod navigation;
 mod pins_scopes;
+mod provider_compaction;
 mod view;

@@ -240,13 +240,48 @@ const LLM: &[Field] = &[
         ValueKind::Object(LLM_ANTHROPIC),
         DefaultValue::Unset,
     ),
+    field(
+        "openaiResponses",
+        ValueKind::Object(LLM_OPENAI_RESPONSES),
+        DefaultValue::Unset,
+    ),
 ];
 /// ctxkit: provider-side options of Anthropic Messages requests.
-const LLM_ANTHROPIC: &[Field] = &[field(
-    "contextManagement",
-    ValueKind::Object(ANTHROPIC_CONTEXT_MANAGEMENT),
+const LLM_ANTHROPIC: &[Field] = &[
+    field(
+        "contextManagement",
+        ValueKind::Object(ANTHROPIC_CONTEXT_MANAGEMENT),
+        DefaultValue::Unset,
+    ),
+    field(
+        "compaction",
+        ValueKind::Object(ANTHROPIC_COMPACTION),
+        DefaultValue::Unset,
+    ),
+];
+/// ctxkit: Anthropic's server-side compaction (`compact_20260112`) of the agent's requests (off by
+/// default); unset values leave the API's defaults.
+const ANTHROPIC_COMPACTION: &[Field] = &[
+    field("enabled", ValueKind::Bool, DefaultValue::Bool(false)),
+    field("triggerInputTokens", NON_NEGATIVE, DefaultValue::Unset),
+    field(
+        "pauseAfterCompaction",
+        ValueKind::Bool,
+        DefaultValue::Bool(false),
+    ),
+    field("instructions", ValueKind::String, DefaultValue::Unset),
+];
+/// ctxkit: provider-side options of OpenAI Responses requests.
+const LLM_OPENAI_RESPONSES: &[Field] = &[field(
+    "compaction",
+    ValueKind::Object(OPENAI_RESPONSES_COMPACTION),
     DefaultValue::Unset,
 )];
+/// ctxkit: OpenAI Responses' server-side compaction of the agent's requests (off by default).
+const OPENAI_RESPONSES_COMPACTION: &[Field] = &[
+    field("enabled", ValueKind::Bool, DefaultValue::Bool(false)),
+    field("compactThreshold", NON_NEGATIVE, DefaultValue::Unset),
+];
 /// ctxkit: Anthropic's context editing of the agent's requests (off by default); unset numbers
 /// leave the API's defaults.
 const ANTHROPIC_CONTEXT_MANAGEMENT: &[Field] = &[
@@ -700,6 +735,16 @@ mod tests {
         );
         assert!(lookup(&key("llm.anthropic.contextManagement.keepToolUses")).is_some());
         assert!(lookup(&key("llm.anthropic.contextManagement.keep")).is_none());
+        assert_eq!(
+            lookup(&key("llm.anthropic.compaction.enabled")).map(|field| field.default),
+            Some(DefaultValue::Bool(false))
+        );
+        assert!(lookup(&key("llm.anthropic.compaction.pauseAfterCompaction")).is_some());
+        assert_eq!(
+            lookup(&key("llm.openaiResponses.compaction.enabled")).map(|field| field.default),
+            Some(DefaultValue::Bool(false))
+        );
+        assert!(lookup(&key("llm.openaiResponses.compaction.compactThreshold")).is_some());
         let document = json!({"llm": {"anthropic": {"contextManagement": {
             "enabled": true, "triggerInputTokens": -1, "excludeTools": ["memory", 3],
             "clearThinking": true, "keepThinkingTurns": 2, "trigger": 5}}}});
