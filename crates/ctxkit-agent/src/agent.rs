@@ -279,6 +279,12 @@ impl Agent {
                     "the provider cleared context from the request"
                 );
             }
+            if reply.provider_compaction().is_some() {
+                tracing::info!(
+                    readable = reply.provider_compaction_summary().is_some(),
+                    "the provider compacted the conversation"
+                );
+            }
             let window = self.model.info().context_window;
             let overflow = is_context_overflow(&reply, Some(window));
             let calls = tool_calls(&reply);

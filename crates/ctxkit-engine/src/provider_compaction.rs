@@ -27,16 +27,28 @@ pub(crate) fn record(
     ) else {
         return Ok(None);
     };
-    let tokens_before = match compaction_input_tokens(reply) {
+    let iteration = compaction_iteration(reply);
+    let tokens_before = match iteration
+        .and_then(|usage| usage.get("input_tokens"))
+        .and_then(Value::as_u64)
+    {
         Some(tokens) => tokens,
         None => transcript(&state.session)?
             .iter()
             .map(ctxkit_compaction::estimate_tokens)
             .sum(),
     };
+    // `summarizer` and `usage` are what `/compactions` and `compaction.list` show.
+    let summarizer = format!(
+        "{}/{} (provider-side)",
+        reply.provider.as_deref().unwrap_or("provider"),
+        reply.model.as_deref().unwrap_or("model")
+    );
     let details = json!({
         "readFiles": [],
         "modifiedFiles": [],
+        "summarizer": summarizer,
+        "usage": iteration.cloned().unwrap_or(Value::Null),
         PROVIDER_COMPACTION_DETAILS: {
             "provider": reply.provider,
             "api": reply.api,
@@ -54,8 +66,8 @@ pub(crate) fn record(
     Ok(Some(state.session.append_compaction(compaction)?))
 }
 
-/// The input of the compaction's own call, from Anthropic's `usage.iterations`.
-fn compaction_input_tokens(reply: &AssistantMessage) -> Option<u64> {
+/// The usage of the compaction's own call, from Anthropic's `usage.iterations`.
+fn compaction_iteration(reply: &AssistantMessage) -> Option<&Value> {
     reply
         .usage
         .as_ref()?
@@ -63,7 +75,5 @@ fn compaction_input_tokens(reply: &AssistantMessage) -> Option<u64> {
         .get("iterations")?
         .as_array()?
         .iter()
-        .find(|iteration| iteration.get("type").and_then(Value::as_str) == Some("compaction"))?
-        .get("input_tokens")?
-        .as_u64()
+        .find(|iteration| iteration.get("type").and_then(Value::as_str) == Some("compaction"))
 }

@@ -59,6 +59,8 @@ async fn a_readable_provider_compaction_becomes_a_compaction_entry_after_its_rep
     let details = compaction.details.unwrap();
     assert_eq!(details["providerCompaction"]["block"], block);
     assert_eq!(details["readFiles"], json!([]));
+    assert_eq!(details["summarizer"], "faux/faux-1 (provider-side)");
+    assert_eq!(details["usage"]["output_tokens"], 1800);
 
     // The context is what the provider now reads: its summary, the reply, what came after.
     let transcript = engine.transcript().await.unwrap();
