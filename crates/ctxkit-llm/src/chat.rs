@@ -188,10 +188,8 @@ pub(crate) fn after_pause(
     mut next: AssistantMessage,
 ) -> AssistantMessage {
     if next.is_aborted_or_error() {
-        // The compaction is not lost: the failed continuation carries it, and a retry sends it.
-        if let Some(block) = paused.provider_compaction() {
-            next.set_provider_compaction(block.clone());
-        }
+        // The failed continuation is what the loop must see (overflow recovery, retries); its
+        // retry sends the same conversation, and the provider compacts it again.
         return next;
     }
     if let Some(block) = paused.provider_compaction() {
