@@ -133,11 +133,11 @@ fn assistant_blocks(config: &ProviderConfig, reply: &AssistantMessage) -> Vec<Va
     let same = conversation::same_source(reply, &config.provider, config.api.as_str());
     let mut blocks = Vec::new();
     // The provider's compaction goes back first, as it came: the API then reads the conversation
-    // from it on. Another provider gets the session's summary text instead.
-    if let Some(compaction) = reply
-        .provider_compaction()
-        .filter(|block| same && provider_compaction::is_compaction(block))
-    {
+    // from it on. Another provider, or this one with compaction (and so its beta) turned off, gets
+    // the session's summary text instead.
+    if let Some(compaction) = reply.provider_compaction().filter(|block| {
+        same && config.anthropic_compaction.is_some() && provider_compaction::is_compaction(block)
+    }) {
         blocks.push(compaction.clone());
     }
     for block in &reply.content {

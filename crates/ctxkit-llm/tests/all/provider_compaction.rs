@@ -75,6 +75,16 @@ async fn anthropic_compaction_is_requested_kept_on_the_reply_and_sent_back_first
         ))
         .mount(&server)
         .await;
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .respond_with(message(
+            json!([{"type": "text", "text": "Tests pass."}]),
+            "end_turn",
+            json!({"input_tokens": 950, "output_tokens": 3}),
+        ))
+        .with_priority(10)
+        .mount(&server)
+        .await;
     let mut settings = options(CLAUDE, &server);
     settings.anthropic_compaction = Some(AnthropicCompaction {
         trigger_input_tokens: Some(60_000),
@@ -110,12 +120,27 @@ async fn anthropic_compaction_is_requested_kept_on_the_reply_and_sent_back_first
         AgentMessage::Assistant(reply),
         tool_result("toolu_1", "ok"),
     ];
-    client.chat(&request(conversation), &cancel).await.unwrap();
+    client
+        .chat(&request(conversation.clone()), &cancel)
+        .await
+        .unwrap();
     let second = &sent_bodies(&server).await[1];
     assert_eq!(
         second["messages"][1],
         json!({"role": "assistant", "content": [summary_block(),
             {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {"command": "cargo test"}}]})
+    );
+
+    // Turned off, the block (which needs the beta) is no longer sent.
+    settings.anthropic_compaction = None;
+    client_with(&settings)
+        .chat(&request(conversation), &cancel)
+        .await
+        .unwrap();
+    let third = &sent_bodies(&server).await[2];
+    assert_eq!(
+        third["messages"][1]["content"],
+        json!([{"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {"command": "cargo test"}}])
     );
 }
 
