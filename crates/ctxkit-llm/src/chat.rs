@@ -182,7 +182,8 @@ pub(crate) fn continuation(request: &ChatRequest, paused: &AssistantMessage) -> 
 }
 
 /// One reply for both calls: the continuation's content, usage (its input is the context now) and
-/// stop reason, the paused call's compaction block, output tokens and cost added.
+/// stop reason, the paused call's compaction block, output tokens and cost added, and the paused
+/// call's tokens as the compaction's `usage.iterations` entry when the API reported none.
 pub(crate) fn after_pause(
     paused: AssistantMessage,
     mut next: AssistantMessage,
@@ -196,6 +197,14 @@ pub(crate) fn after_pause(
         next.set_provider_compaction(block.clone());
     }
     if let (Some(usage), Some(first)) = (next.usage.as_mut(), paused.usage.as_ref()) {
+        // The paused call was the compaction's: recorded as its iteration when the API gave none.
+        if !usage.extra.contains_key("iterations") {
+            usage.extra.insert(
+                "iterations".to_owned(),
+                serde_json::json!([{"type": "compaction", "input_tokens": first.input,
+                    "output_tokens": first.output}]),
+            );
+        }
         usage.output += first.output;
         usage.total_tokens += first.output;
         if let (Some(cost), Some(first_cost)) = (usage.cost.as_mut(), first.cost.as_ref()) {

@@ -215,6 +215,10 @@ async fn a_pause_after_compaction_is_continued_into_one_reply() {
     let usage = reply.usage.as_ref().unwrap();
     // The context is the continuation's; both calls' output is counted.
     assert_eq!((usage.input, usage.output), (800, 2004));
+    assert_eq!(
+        usage.extra["iterations"],
+        json!([{"type": "compaction", "input_tokens": 150000, "output_tokens": 2000}])
+    );
     let bodies = sent_bodies(&server).await;
     assert_eq!(bodies.len(), 2);
     assert_eq!(
