@@ -7,6 +7,7 @@ use futures::future::{Either, select};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use crate::continuation::{CachePrefix, RequestMode, request_mode};
 use crate::error::CompactionError;
 use crate::prepare::{Preparation, SourcedMessage};
 use crate::prompts::Prompts;
@@ -20,7 +21,7 @@ pub const NO_PRIOR_HISTORY: &str = "No prior history.";
 pub const TURN_CONTEXT_SEPARATOR: &str = "\n\n---\n\n**Turn Context (split turn):**\n\n";
 
 /// Options of one run.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct CompactOptions {
     /// Extra instructions (`/compact <focus>`).
     pub focus: Option<String>,
@@ -29,6 +30,9 @@ pub struct CompactOptions {
     /// A `<file-context>` block (see `file_context_block`) placed before the instructions of the
     /// history request; empty for none (the default).
     pub file_context: String,
+    /// Whether requests continue the conversation's last model request (`compaction.cachePrefix`);
+    /// off by default.
+    pub cache_prefix: CachePrefix,
 }
 
 /// What a compaction produced, ready to append.
@@ -92,6 +96,7 @@ pub fn history_request(
         user_text: text,
         max_tokens: preparation.settings.max_summary_tokens(),
         reasoning: reasoning(summarizer, options),
+        prefix: None,
     }
 }
 
@@ -113,7 +118,36 @@ pub fn turn_prefix_request(
         ),
         max_tokens: preparation.settings.max_turn_prefix_tokens(),
         reasoning: reasoning(summarizer, options),
+        prefix: None,
     }
+}
+
+/// The requests of one run: fresh prompts, or instructions continuing the conversation.
+fn requests_for(
+    mode: &RequestMode<'_>,
+    preparation: &Preparation,
+    prompts: &Prompts,
+    summarizer: &dyn Summarizer,
+    options: &CompactOptions,
+) -> (SummaryRequest, SummaryRequest) {
+    let mut history = history_request(preparation, prompts, summarizer, options);
+    let mut turn_prefix = turn_prefix_request(preparation, prompts, summarizer, options);
+    match mode {
+        RequestMode::Fresh | RequestMode::FreshBecause(_) => {}
+        RequestMode::Continue(prefix) => {
+            history.user_text = crate::continuation::history_instruction(
+                preparation,
+                prompts,
+                &options.file_context,
+                options.focus.as_deref(),
+            );
+            history.prefix = Some((*prefix).clone());
+            turn_prefix.user_text =
+                crate::continuation::turn_prefix_instruction(preparation, prompts);
+            turn_prefix.prefix = Some((*prefix).clone());
+        }
+    }
+    (history, turn_prefix)
 }
 
 /// Runs one request, giving up as soon as `cancel` fires.
@@ -156,7 +190,8 @@ pub async fn compact(
     options: &CompactOptions,
     cancel: &CancellationToken,
 ) -> Result<CompactionResult, CompactionError> {
-    let history = history_request(preparation, prompts, summarizer, options);
+    let mode = request_mode(&options.cache_prefix, summarizer, preparation);
+    let (history, prefix_request) = requests_for(&mode, preparation, prompts, summarizer, options);
     let mut requests = Vec::new();
     let mut usages = Vec::new();
     let mut summary = if preparation.is_split_turn && !preparation.turn_prefix_messages.is_empty() {
@@ -173,9 +208,8 @@ pub async fn compact(
             usages.push(usage_value(response.usage.as_ref()));
             response.text
         };
-        let prefix = turn_prefix_request(preparation, prompts, summarizer, options);
-        requests.push(prefix.clone());
-        let prefix = run_request(summarizer, prefix, cancel).await?;
+        requests.push(prefix_request.clone());
+        let prefix = run_request(summarizer, prefix_request, cancel).await?;
         usages.push(usage_value(prefix.usage.as_ref()));
         format!("{history_text}{TURN_CONTEXT_SEPARATOR}{}", prefix.text)
     } else {
@@ -190,6 +224,9 @@ pub async fn compact(
     if let Some(object) = details.as_object_mut() {
         object.insert("summarizer".to_owned(), json!(summarizer.name()));
         object.insert("usage".to_owned(), Value::Array(usages));
+        if let Some(cache_prefix) = mode.details() {
+            object.insert("cachePrefix".to_owned(), cache_prefix);
+        }
     }
     Ok(CompactionResult {
         summary,

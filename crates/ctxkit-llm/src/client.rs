@@ -1,7 +1,9 @@
 //! The HTTP side: one [`ModelClient`] per resolved model sends requests with retries and
 //! cancellation, and implements the compaction crate's [`Summarizer`].
 
-use ctxkit_summarizer::{Summarizer, SummarizerError, SummaryRequest, SummaryResponse};
+use ctxkit_summarizer::{
+    ConversationPrefix, Summarizer, SummarizerError, SummaryRequest, SummaryResponse,
+};
 use futures::future::BoxFuture;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use tokio_util::sync::CancellationToken;
@@ -250,13 +252,26 @@ impl ModelClient {
             Some(model) if model.max_output > 0 => request.max_tokens.min(model.max_output),
             Some(_) | None => request.max_tokens,
         };
-        let request = CompletionRequest {
-            system_prompt: request.system_prompt,
-            user_text: request.user_text,
-            max_tokens,
-            reasoning,
+        let completion = match request
+            .prefix
+            .as_ref()
+            .filter(|prefix| self.continues(prefix))
+        {
+            // A cache-prefix request: the conversation as it was sent, then the instruction.
+            Some(prefix) => {
+                self.complete_continuing(prefix, &request.user_text, max_tokens, &cancel)
+                    .await?
+            }
+            None => {
+                let request = CompletionRequest {
+                    system_prompt: request.system_prompt,
+                    user_text: request.user_text,
+                    max_tokens,
+                    reasoning,
+                };
+                self.complete_streaming(&request, &cancel).await?
+            }
         };
-        let completion = self.complete_streaming(&request, &cancel).await?;
         let window = self.context_window();
         if is_reply_overflow(
             completion.stop_reason,
@@ -308,6 +323,10 @@ impl Summarizer for ModelClient {
             .model_info
             .as_ref()
             .is_some_and(|model| model.reasoning)
+    }
+
+    fn can_continue(&self, prefix: &ConversationPrefix) -> bool {
+        self.continues(prefix) && self.supports_chat()
     }
 
     fn summarize(
