@@ -30,6 +30,8 @@ pub struct Scripted {
     pub requests: Mutex<Vec<SummaryRequest>>,
     pub started: tokio::sync::Notify,
     pub release: tokio::sync::Notify,
+    /// Continues conversations of the test model (cache-prefix requests).
+    pub continues: std::sync::atomic::AtomicBool,
 }
 
 impl Scripted {
@@ -39,6 +41,7 @@ impl Scripted {
             requests: Mutex::new(Vec::new()),
             started: tokio::sync::Notify::new(),
             release: tokio::sync::Notify::new(),
+            continues: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -58,6 +61,12 @@ impl Summarizer for Scripted {
 
     fn supports_reasoning(&self) -> bool {
         false
+    }
+
+    fn can_continue(&self, prefix: &ctxkit_compaction::ConversationPrefix) -> bool {
+        self.continues.load(std::sync::atomic::Ordering::SeqCst)
+            && prefix.provider == PROVIDER
+            && prefix.model == MODEL
     }
 
     fn summarize(
