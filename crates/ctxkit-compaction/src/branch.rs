@@ -201,7 +201,6 @@ pub fn branch_request(
         ),
         max_tokens: BRANCH_SUMMARY_MAX_TOKENS,
         reasoning: None,
-        prefix: None,
     }
 }
 

@@ -87,9 +87,12 @@ pub(crate) fn request_mode<'a>(
                     prefix.model
                 ));
             }
+            // Each request is the conversation, a short instruction and its answer.
             let needed = estimate_prefix_tokens(prefix)
-                + preparation.settings.max_summary_tokens()
-                + preparation.settings.max_turn_prefix_tokens();
+                + preparation
+                    .settings
+                    .max_summary_tokens()
+                    .max(preparation.settings.max_turn_prefix_tokens());
             if *context_window > 0 && needed > *context_window {
                 return RequestMode::FreshBecause(format!(
                     "the conversation and the summary (about {needed} tokens) would not fit the window of {context_window} tokens"

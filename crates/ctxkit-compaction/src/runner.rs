@@ -96,7 +96,6 @@ pub fn history_request(
         user_text: text,
         max_tokens: preparation.settings.max_summary_tokens(),
         reasoning: reasoning(summarizer, options),
-        prefix: None,
     }
 }
 
@@ -118,7 +117,6 @@ pub fn turn_prefix_request(
         ),
         max_tokens: preparation.settings.max_turn_prefix_tokens(),
         reasoning: reasoning(summarizer, options),
-        prefix: None,
     }
 }
 
@@ -134,17 +132,15 @@ fn requests_for(
     let mut turn_prefix = turn_prefix_request(preparation, prompts, summarizer, options);
     match mode {
         RequestMode::Fresh | RequestMode::FreshBecause(_) => {}
-        RequestMode::Continue(prefix) => {
+        RequestMode::Continue(_) => {
             history.user_text = crate::continuation::history_instruction(
                 preparation,
                 prompts,
                 &options.file_context,
                 options.focus.as_deref(),
             );
-            history.prefix = Some((*prefix).clone());
             turn_prefix.user_text =
                 crate::continuation::turn_prefix_instruction(preparation, prompts);
-            turn_prefix.prefix = Some((*prefix).clone());
         }
     }
     (history, turn_prefix)
@@ -156,10 +152,27 @@ pub async fn run_request(
     request: SummaryRequest,
     cancel: &CancellationToken,
 ) -> Result<SummaryResponse, CompactionError> {
+    run_in_mode(summarizer, request, &RequestMode::Fresh, cancel).await
+}
+
+/// Runs one request fresh or continuing the conversation, giving up as soon as `cancel` fires.
+async fn run_in_mode(
+    summarizer: &dyn Summarizer,
+    request: SummaryRequest,
+    mode: &RequestMode<'_>,
+    cancel: &CancellationToken,
+) -> Result<SummaryResponse, CompactionError> {
     if cancel.is_cancelled() {
         return Err(CompactionError::Cancelled);
     }
-    let work = summarizer.summarize(request, cancel.clone());
+    let work = match mode {
+        RequestMode::Fresh | RequestMode::FreshBecause(_) => {
+            summarizer.summarize(request, cancel.clone())
+        }
+        RequestMode::Continue(prefix) => {
+            summarizer.summarize_continuing(request, (*prefix).clone(), cancel.clone())
+        }
+    };
     let cancelled = Box::pin(cancel.cancelled());
     match select(work, cancelled).await {
         // An empty reply would replace the history with nothing: a failure, so nothing is written.
@@ -204,17 +217,17 @@ pub async fn compact(
                 .unwrap_or_else(|| NO_PRIOR_HISTORY.to_owned())
         } else {
             requests.push(history.clone());
-            let response = run_request(summarizer, history, cancel).await?;
+            let response = run_in_mode(summarizer, history, &mode, cancel).await?;
             usages.push(usage_value(response.usage.as_ref()));
             response.text
         };
         requests.push(prefix_request.clone());
-        let prefix = run_request(summarizer, prefix_request, cancel).await?;
+        let prefix = run_in_mode(summarizer, prefix_request, &mode, cancel).await?;
         usages.push(usage_value(prefix.usage.as_ref()));
         format!("{history_text}{TURN_CONTEXT_SEPARATOR}{}", prefix.text)
     } else {
         requests.push(history.clone());
-        let response = run_request(summarizer, history, cancel).await?;
+        let response = run_in_mode(summarizer, history, &mode, cancel).await?;
         usages.push(usage_value(response.usage.as_ref()));
         response.text
     };

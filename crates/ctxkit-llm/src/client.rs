@@ -240,6 +240,7 @@ impl ModelClient {
     async fn summarize_inner(
         &self,
         request: SummaryRequest,
+        prefix: Option<ConversationPrefix>,
         cancel: CancellationToken,
     ) -> Result<SummaryResponse, LlmError> {
         let reasoning = request
@@ -252,11 +253,7 @@ impl ModelClient {
             Some(model) if model.max_output > 0 => request.max_tokens.min(model.max_output),
             Some(_) | None => request.max_tokens,
         };
-        let completion = match request
-            .prefix
-            .as_ref()
-            .filter(|prefix| self.continues(prefix))
-        {
+        let completion = match prefix.as_ref().filter(|prefix| self.continues(prefix)) {
             // A cache-prefix request: the conversation as it was sent, then the instruction.
             Some(prefix) => {
                 self.complete_continuing(prefix, &request.user_text, max_tokens, &cancel)
@@ -335,7 +332,22 @@ impl Summarizer for ModelClient {
         cancel: CancellationToken,
     ) -> BoxFuture<'_, Result<SummaryResponse, SummarizerError>> {
         Box::pin(async move {
-            self.summarize_inner(request, cancel)
+            self.summarize_inner(request, None, cancel)
+                .await
+                .map_err(|error| SummarizerError {
+                    message: error.to_string(),
+                })
+        })
+    }
+
+    fn summarize_continuing(
+        &self,
+        request: SummaryRequest,
+        prefix: ConversationPrefix,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<SummaryResponse, SummarizerError>> {
+        Box::pin(async move {
+            self.summarize_inner(request, Some(prefix), cancel)
                 .await
                 .map_err(|error| SummarizerError {
                     message: error.to_string(),

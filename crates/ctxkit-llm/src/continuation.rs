@@ -3,9 +3,10 @@
 //! since and then the summary instruction appended as one more user message, so the provider reads
 //! the request from its prompt cache. The tools stay declared, since removing them would change
 //! the cached prefix; the instruction tells the model not to call them, and OpenAI's and Gemini's
-//! requests also switch tool calls off (`tool_choice`, `toolConfig`: request options outside the
-//! cached text). Anthropic's request does not: a changed `tool_choice` invalidates its cached
-//! messages, so a reply that calls a tool anyway fails as an unusable summary.
+//! requests also switch tool calls off (`tool_choice`, `toolConfig`; neither provider documents
+//! them as part of the cached prefix). Anthropic's request does not: its caching documentation
+//! lists a changed `tool_choice` as invalidating cached messages, so there a reply that calls a tool
+//! anyway fails as an unusable summary.
 
 use ctxkit_protocol::{AgentMessage, ContentBlock, JsonObject, MessageContent, UserMessage};
 use ctxkit_summarizer::ConversationPrefix;
@@ -28,7 +29,7 @@ impl ModelClient {
 
     /// The conversation request of a cache-prefix summary: `prefix` unchanged, then
     /// `instruction` as a user message.
-    pub fn continuation_request(
+    pub(crate) fn continuation_request(
         prefix: &ConversationPrefix,
         instruction: &str,
         max_tokens: u64,

@@ -1,6 +1,7 @@
 //! The summarizer interface for ctxkit, model-agnostic: one request (system prompt, one user message, a token
-//! limit, an optional reasoning level, and optionally the conversation it continues) in, text and usage
-//! out. Providers, the offline summarizer and test fakes implement it.
+//! limit, an optional reasoning level) in, text and usage out; or, for a model that can, the same
+//! request continuing a conversation (a cache-prefix request). Providers, the offline summarizer and
+//! test fakes implement it.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -51,20 +52,18 @@ pub struct ConversationPrefix {
 }
 
 /// One summary request.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SummaryRequest {
     pub purpose: SummaryPurpose,
-    /// The system prompt of a fresh request; a request continuing `prefix` sends the prefix's.
+    /// The system prompt of a fresh request (a request continuing a conversation sends the
+    /// conversation's).
     pub system_prompt: String,
-    /// The single user message: the serialized span and the instructions, or with `prefix` the
-    /// instructions alone.
+    /// The single user message: the serialized span and the instructions, or, continuing a
+    /// conversation, the instructions alone.
     pub user_text: String,
     pub max_tokens: u64,
     /// The reasoning level, when the summarizer supports one and it is not `off`.
     pub reasoning: Option<String>,
-    /// The conversation this request continues, when it is a cache-prefix request; only given to a
-    /// summarizer whose [`Summarizer::can_continue`] accepts it.
-    pub prefix: Option<ConversationPrefix>,
 }
 
 /// A summarizer's answer.
@@ -106,4 +105,18 @@ pub trait Summarizer: Send + Sync {
         request: SummaryRequest,
         cancel: CancellationToken,
     ) -> BoxFuture<'_, Result<SummaryResponse, SummarizerError>>;
+
+    /// Answers one request by continuing `prefix`: the conversation sent again unchanged, then
+    /// `request.user_text` as one more user message (`request.system_prompt` is not sent). Called
+    /// only with a prefix [`Summarizer::can_continue`] accepted; the default, for summarizers that
+    /// accept none, answers the request alone.
+    fn summarize_continuing(
+        &self,
+        request: SummaryRequest,
+        prefix: ConversationPrefix,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<SummaryResponse, SummarizerError>> {
+        let _ = prefix;
+        self.summarize(request, cancel)
+    }
 }

@@ -17,7 +17,6 @@ fn request(conversation: &str, previous: Option<&str>, max_tokens: u64) -> Summa
         user_text: text,
         max_tokens,
         reasoning: None,
-        prefix: None,
     }
 }
 

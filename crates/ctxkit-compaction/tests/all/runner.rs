@@ -22,6 +22,8 @@ struct Recording {
     hang: bool,
     /// Continues conversations of this provider and model.
     continues: Option<(String, String)>,
+    /// The conversation each request continued, `None` for a fresh one.
+    continued: Mutex<Vec<Option<ConversationPrefix>>>,
 }
 
 impl Recording {
@@ -31,6 +33,7 @@ impl Recording {
             barrier: Arc::new(tokio::sync::Barrier::new(expected_concurrent)),
             hang: false,
             continues: None,
+            continued: Mutex::new(Vec::new()),
         }
     }
 }
@@ -73,6 +76,15 @@ impl Summarizer for Recording {
                 usage: None,
             })
         })
+    }
+    fn summarize_continuing(
+        &self,
+        request: SummaryRequest,
+        prefix: ConversationPrefix,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<SummaryResponse, SummarizerError>> {
+        self.continued.lock().unwrap().push(Some(prefix));
+        self.summarize(request, cancel)
     }
 }
 
@@ -384,8 +396,9 @@ async fn cache_prefix_requests_carry_the_conversation_and_name_the_span() {
     );
     let requests = summarizer.requests.lock().unwrap().clone();
     assert_eq!(requests.len(), 2);
+    let continued = summarizer.continued.lock().unwrap().clone();
+    assert_eq!(continued, vec![Some(prefix.clone()), Some(prefix.clone())]);
     for request in &requests {
-        assert_eq!(request.prefix.as_ref(), Some(&prefix));
         // The instruction alone: the span is in the conversation, not serialized again.
         assert!(!request.user_text.contains("<conversation>"));
         assert!(
@@ -423,7 +436,7 @@ async fn cache_prefix_falls_back_to_fresh_prompts_and_says_why() {
         "{reason}"
     );
     let requests = summarizer.requests.lock().unwrap().clone();
-    assert!(requests.iter().all(|request| request.prefix.is_none()));
+    assert!(summarizer.continued.lock().unwrap().is_empty());
     assert!(requests[0].user_text.starts_with("<conversation>"));
 
     // The conversation would not fit the window with the summary.
@@ -442,7 +455,12 @@ async fn cache_prefix_falls_back_to_fresh_prompts_and_says_why() {
         reason.contains("would not fit the window of 1000 tokens"),
         "{reason}"
     );
-    assert!(summarizer.requests.lock().unwrap()[0].prefix.is_none());
+    assert!(summarizer.continued.lock().unwrap().is_empty());
+    assert!(
+        summarizer.requests.lock().unwrap()[0]
+            .user_text
+            .starts_with("<conversation>")
+    );
 
     // No request to continue; and with the setting off nothing is recorded.
     let summarizer = Recording::new(1);

@@ -67,8 +67,7 @@ async fn the_recorded_request_is_continued_with_what_came_after_it() {
         .await
         .unwrap();
     harness.engine.compact(None).await.unwrap();
-    let request = harness.summarizer.requests.lock().unwrap()[0].clone();
-    let prefix = request.prefix.expect("a cache-prefix request");
+    let prefix = harness.summarizer.continued.lock().unwrap()[0].clone();
     assert_eq!(prefix.request_messages, sent.len());
     assert_eq!(prefix.messages[..sent.len()], sent[..]);
     assert_eq!(prefix.messages.len(), sent.len() + 1);
@@ -91,7 +90,7 @@ async fn a_request_the_branch_left_is_not_continued() {
     harness.turn("another way", 150).await;
     harness.turn("and on", 160).await;
     harness.engine.compact(None).await.unwrap();
-    assert!(harness.summarizer.last_request().prefix.is_none());
+    assert!(harness.summarizer.continued.lock().unwrap().is_empty());
     let reason = details(&harness).await["cachePrefix"]["reason"].clone();
     assert!(
         reason.as_str().unwrap().contains("another branch"),
@@ -106,6 +105,6 @@ async fn with_the_setting_off_nothing_is_recorded_or_said() {
     harness.turn("second", 200).await;
     record(&harness).await;
     harness.engine.compact(None).await.unwrap();
-    assert!(harness.summarizer.last_request().prefix.is_none());
+    assert!(harness.summarizer.continued.lock().unwrap().is_empty());
     assert!(details(&harness).await.get("cachePrefix").is_none());
 }

@@ -32,6 +32,8 @@ pub struct Scripted {
     pub release: tokio::sync::Notify,
     /// Continues conversations of the test model (cache-prefix requests).
     pub continues: std::sync::atomic::AtomicBool,
+    /// The conversations continued, one per continuing request.
+    pub continued: Mutex<Vec<ctxkit_compaction::ConversationPrefix>>,
 }
 
 impl Scripted {
@@ -42,6 +44,7 @@ impl Scripted {
             started: tokio::sync::Notify::new(),
             release: tokio::sync::Notify::new(),
             continues: std::sync::atomic::AtomicBool::new(false),
+            continued: Mutex::new(Vec::new()),
         })
     }
 
@@ -102,6 +105,15 @@ impl Summarizer for Scripted {
                 usage: None,
             })
         })
+    }
+    fn summarize_continuing(
+        &self,
+        request: SummaryRequest,
+        prefix: ctxkit_compaction::ConversationPrefix,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<SummaryResponse, SummarizerError>> {
+        self.continued.lock().unwrap().push(prefix);
+        self.summarize(request, cancel)
     }
 }
 

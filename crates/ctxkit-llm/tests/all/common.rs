@@ -43,7 +43,6 @@ pub fn request(reasoning: Option<&str>) -> SummaryRequest {
         user_text: "<conversation>hello</conversation>".into(),
         max_tokens: 1000,
         reasoning: reasoning.map(str::to_owned),
-        prefix: None,
     }
 }
 
