@@ -62,6 +62,8 @@ pub(crate) struct State {
     /// call allocates nothing for the messages it has seen. Cleared when the session is replaced
     /// (fork).
     pub(crate) messages: HashMap<Box<str>, [Option<Arc<AgentMessage>>; 5]>,
+    /// The agent's last model request, continued by cache-prefix summaries.
+    pub(crate) last_request: Option<crate::cache_prefix::RecordedRequest>,
 }
 
 pub(crate) struct Inner {
@@ -169,6 +171,7 @@ impl Engine {
                     thinking_level: options.thinking_level,
                     overflow_attempts: 0,
                     messages: HashMap::new(),
+                    last_request: None,
                 }),
                 bus: EventBus::default(),
                 summarizer: options.summarizer,

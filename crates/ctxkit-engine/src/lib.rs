@@ -11,6 +11,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod background;
+mod cache_prefix;
 mod check;
 mod command_hooks;
 mod compact;

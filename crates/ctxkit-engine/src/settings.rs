@@ -46,6 +46,11 @@ pub struct CompactionConfig {
     pub background: bool,
     /// The share of the window from which the background summary starts.
     pub background_percent: u64,
+    /// Send summary requests as a continuation of the conversation's last model request (same
+    /// system prompt, tools and messages, then the instruction), so the provider reads them from
+    /// its prompt cache; fresh serialized prompts otherwise, and whenever that request cannot be
+    /// continued.
+    pub cache_prefix: bool,
     /// Which of `reserve_tokens` and `keep_recent_tokens` follow the model's window instead of
     /// their value: those nobody set (`from_document` marks the keys absent from the settings).
     #[serde(skip)]
@@ -73,6 +78,7 @@ impl Default for CompactionConfig {
             file_context: false,
             background: false,
             background_percent: 75,
+            cache_prefix: false,
             adaptive: AdaptiveBudgets::default(),
         }
     }

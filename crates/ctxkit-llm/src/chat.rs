@@ -13,15 +13,9 @@ use crate::models::Api;
 use crate::overflow::StopReason;
 use crate::wire::{self, ReasoningLevel};
 
-/// A tool the model may call.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolDefinition {
-    pub name: String,
-    /// What it does, for the model.
-    pub description: String,
-    /// A JSON Schema of its arguments (an object schema).
-    pub parameters: Value,
-}
+/// A tool the model may call (defined with the summarizer interface, whose cache-prefix requests
+/// carry the conversation's tools).
+pub use ctxkit_summarizer::ToolDefinition;
 
 /// One model call of a conversation.
 #[derive(Debug, Clone, PartialEq)]

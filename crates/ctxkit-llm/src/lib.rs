@@ -9,6 +9,7 @@ mod chat;
 mod chat_stream;
 mod client;
 mod config;
+mod continuation;
 mod error;
 mod models;
 /// The overflow rules, from `ctxkit-overflow` (kept here so `crate::overflow` paths hold).

@@ -5,6 +5,7 @@
 mod support;
 
 mod background;
+mod cache_prefix;
 mod checks;
 mod hooks;
 mod manual;

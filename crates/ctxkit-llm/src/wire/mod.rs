@@ -44,6 +44,17 @@ impl ReasoningLevel {
         }
     }
 
+    /// The name [`ReasoningLevel::parse`] reads.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Minimal => "minimal",
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+            Self::XHigh => "xhigh",
+        }
+    }
+
     /// The effort name of OpenAI's APIs (`xhigh` is sent as `high`, which every model accepts).
     pub(crate) fn openai_effort(self) -> &'static str {
         match self {

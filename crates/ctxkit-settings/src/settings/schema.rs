@@ -99,6 +99,8 @@ const COMPACTION: &[Field] = &[
         ValueKind::Integer { min: 1, max: 100 },
         DefaultValue::Integer(75),
     ),
+    // ctxkit: send summary requests as a continuation of the last model request (prompt cache).
+    field("cachePrefix", ValueKind::Bool, DefaultValue::Bool(false)),
     // ctxkit: a separate (usually cheaper) model for summaries, `provider/id`.
     field("model", ValueKind::String, DefaultValue::Unset),
     // ctxkit: what to do when summarization fails (threshold and manual compaction).
@@ -765,6 +767,20 @@ mod tests {
                 "llm.anthropic.contextManagement.excludeTools"
             ]
         );
+    }
+
+    #[test]
+    fn cache_prefix_is_a_known_boolean_off_by_default() {
+        let key = ["compaction".to_owned(), "cachePrefix".to_owned()];
+        assert_eq!(
+            lookup(&key).map(|field| (field.kind, field.default)),
+            Some((ValueKind::Bool, DefaultValue::Bool(false)))
+        );
+        let document = json!({"compaction": {"cachePrefix": "yes"}});
+        let report = check_document(document.as_object().unwrap());
+        assert!(report.unknown_keys.is_empty());
+        assert_eq!(report.violations.len(), 1);
+        assert_eq!(report.violations[0].key, "compaction.cachePrefix");
     }
 
     #[test]
