@@ -15,8 +15,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::error::{Result, SessionError};
 
-/// Lines longer than this are left on disk when a file is loaded in chunks; shorter ones are copied.
-pub(crate) const DISK_LINE_BYTES: usize = 1024;
+/// `message` lines longer than this are left on disk when a file is loaded in chunks; shorter ones
+/// are copied. Zero: every message line stays on disk, since the index holds its head anyway and a
+/// copy of even a short line costs more than its place in the file (issue 22: memory per entry).
+pub(crate) const DISK_LINE_BYTES: usize = 0;
 
 /// How many bytes of lines read back a session keeps by default.
 pub(crate) const DEFAULT_CACHE_BYTES: usize = 64 << 20;

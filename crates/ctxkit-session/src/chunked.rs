@@ -3,6 +3,7 @@
 //! a chunk's edge are joined afterwards. Most of the cost of reading a large file is the kernel filling
 //! fresh memory; spread over the cores it no longer bounds the time to open.
 
+use std::cell::RefCell;
 use std::fs::File;
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
@@ -12,7 +13,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use crate::body::{BodyFile, DISK_LINE_BYTES, DiskLine, digest};
-use crate::entry::{EntryMeta, LineHead};
+use crate::entry::{Body, EntryMeta, LineHead, StoredEntry};
 use crate::line::{LineText, LoadedBody, LoadedLine};
 
 /// Files below this size are read whole, on one thread.
@@ -27,7 +28,9 @@ const PAGE: usize = 4096;
 /// The lines of a file read in chunks.
 #[derive(Debug)]
 pub(crate) struct LoadedLines {
-    pub(crate) lines: Vec<LoadedLine>,
+    /// The lines, in file order, one group per chunk (so the caller can index a group and free it
+    /// before the next: memory never holds two copies of every line's index).
+    pub(crate) lines: Vec<Vec<LoadedLine>>,
     pub(crate) ends_with_newline: bool,
     pub(crate) bytes: u64,
 }
@@ -86,15 +89,14 @@ pub(crate) fn read_lines_chunked(
                 continue;
             }
             number += 1;
+            let mut group = Vec::with_capacity(chunk.inner.len() + 1);
             if let Some(body) = line_body(&pending, pending_offset, &source) {
-                lines.push(LoadedLine { number, body });
+                group.push(LoadedLine::new(number, body));
             }
             for (inner, body) in chunk.inner {
-                lines.push(LoadedLine {
-                    number: number + 1 + inner,
-                    body,
-                });
+                group.push(LoadedLine::new(number + 1 + inner, body));
             }
+            lines.push(group);
             number += chunk.inner_count;
             pending = chunk.tail;
             pending_offset = chunk.tail_offset;
@@ -103,7 +105,7 @@ pub(crate) fn read_lines_chunked(
     if !pending.is_empty() {
         number += 1;
         if let Some(body) = line_body(&pending, pending_offset, &source) {
-            lines.push(LoadedLine { number, body });
+            lines.push(vec![LoadedLine::new(number, body)]);
         }
     }
     Ok(Some(LoadedLines {
@@ -113,8 +115,8 @@ pub(crate) fn read_lines_chunked(
     }))
 }
 
-/// What is kept of a line that starts at `offset`: nothing when it is blank, its head and place for a
-/// large `message` line with an id, else a copy.
+/// What is kept of a line that starts at `offset`: nothing when it is blank, the indexed entry of a
+/// `message` line with an id (its text stays in the file), else a copy.
 fn line_body(text: &str, offset: u64, source: &Arc<BodyFile>) -> Option<LoadedBody> {
     if text.trim().is_empty() {
         return None;
@@ -124,15 +126,16 @@ fn line_body(text: &str, offset: u64, source: &Arc<BodyFile>) -> Option<LoadedBo
         && matches!(head.meta, EntryMeta::Message { .. })
         && head.id.is_some()
     {
-        return Some(LoadedBody::Disk {
-            head,
-            line: DiskLine {
-                source: Arc::clone(source),
-                offset,
-                length: text.len(),
-                digest: digest(text.as_bytes()),
-            },
-        });
+        let disk = DiskLine {
+            source: Arc::clone(source),
+            offset,
+            length: text.len(),
+            digest: digest(text.as_bytes()),
+        };
+        // The line number is set when the chunk's place in the file is known.
+        if let Ok(entry) = StoredEntry::from_head(head, Body::Disk(disk), 0) {
+            return Some(LoadedBody::Entry(entry));
+        }
     }
     Some(LoadedBody::Text(LineText::from(text)))
 }
@@ -159,23 +162,41 @@ fn chunk_bounds(file: &File, length: usize) -> std::io::Result<Vec<usize>> {
     Ok(bounds)
 }
 
+thread_local! {
+    /// Each thread's chunk buffer, reused from chunk to chunk: a fresh one per chunk would cost a
+    /// page fault and the kernel zeroing a page for every 4 KiB read.
+    static CHUNK_BUFFER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
 fn read_chunk(
     file: &File,
     range: Range<usize>,
     source: &Arc<BodyFile>,
 ) -> std::io::Result<Option<Chunk>> {
-    let size = range.end - range.start;
-    let mut bytes: Vec<u8> = Vec::with_capacity(size + PAGE);
-    // Pad so the chunk lands at the same offset within a page as in the file.
-    let start = (range.start % PAGE + PAGE - bytes.as_ptr() as usize % PAGE) % PAGE;
-    bytes.resize(start + size, b'\n');
-    match file.read_exact_at(&mut bytes[start..], range.start as u64) {
-        Ok(()) => {}
-        Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
-        Err(error) => return Err(error),
-    }
-    let Ok(text) = std::str::from_utf8(&bytes[start..]) else {
-        return Ok(None);
+    CHUNK_BUFFER.with(|buffer| {
+        let mut bytes = buffer.borrow_mut();
+        let size = range.end - range.start;
+        if bytes.len() < size + PAGE {
+            bytes.resize(size + PAGE, b'\n');
+        }
+        // Read to the same offset within a page as in the file (the kernel copies fastest so).
+        let start = (range.start % PAGE + PAGE - bytes.as_ptr() as usize % PAGE) % PAGE;
+        let window = bytes.get_mut(start..start + size).unwrap_or_default();
+        match file.read_exact_at(window, range.start as u64) {
+            Ok(()) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+            Err(error) => return Err(error),
+        }
+        Ok(split_chunk(window, range.start, source))
+    })
+}
+
+/// Splits one chunk's bytes (starting at `chunk_start` in the file) into its lines; `None` when they
+/// are not valid UTF-8.
+fn split_chunk(bytes: &[u8], chunk_start: usize, source: &Arc<BodyFile>) -> Option<Chunk> {
+    let range = chunk_start..chunk_start + bytes.len();
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return None;
     };
     let file_offset = |position: usize| (range.start + position) as u64;
     let ends_with_newline = text.as_bytes().last().is_none_or(|&last| last == b'\n');
@@ -183,7 +204,7 @@ fn read_chunk(
         memchr::memchr(b'\n', text.as_bytes()),
         memchr::memrchr(b'\n', text.as_bytes()),
     ) else {
-        return Ok(Some(Chunk {
+        return Some(Chunk {
             has_newline: false,
             first: text.to_owned(),
             inner: Vec::new(),
@@ -191,7 +212,7 @@ fn read_chunk(
             tail: String::new(),
             tail_offset: 0,
             ends_with_newline,
-        }));
+        });
     };
     let mut inner = Vec::new();
     let mut inner_count = 0;
@@ -211,7 +232,7 @@ fn read_chunk(
         inner_count += 1;
         line_start = end + 1;
     }
-    Ok(Some(Chunk {
+    Some(Chunk {
         has_newline: true,
         first: text.get(..first).unwrap_or_default().to_owned(),
         inner,
@@ -219,7 +240,7 @@ fn read_chunk(
         tail: text.get(last + 1..).unwrap_or_default().to_owned(),
         tail_offset: file_offset(last + 1),
         ends_with_newline,
-    }))
+    })
 }
 
 #[cfg(test)]
@@ -243,11 +264,13 @@ mod tests {
         let chunked_lines: Vec<(usize, String)> = chunked
             .lines
             .into_iter()
+            .flatten()
             .map(|line| {
                 let text = match line.body {
                     LoadedBody::Text(text) => text.as_str().to_owned(),
-                    LoadedBody::Disk { line: disk, .. } => {
-                        disk.source.read(&disk, line.number).unwrap().to_string()
+                    LoadedBody::Entry(entry) => {
+                        assert_eq!(entry.line(), line.number);
+                        entry.raw().unwrap().to_string()
                     }
                 };
                 (line.number, text)
@@ -280,7 +303,8 @@ mod tests {
         let on_disk = chunked
             .lines
             .iter()
-            .filter(|line| matches!(line.body, LoadedBody::Disk { .. }))
+            .flatten()
+            .filter(|line| matches!(line.body, LoadedBody::Entry(_)))
             .count();
         // Every large message line is on disk; `custom` lines are always kept in memory.
         assert_eq!(on_disk, 30);

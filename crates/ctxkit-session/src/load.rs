@@ -9,7 +9,7 @@ use ctxkit_protocol::{CURRENT_SESSION_VERSION, SessionHeader, from_str_repaired}
 use serde_json::Value;
 
 use crate::diagnostics::{Diagnostic, DiagnosticKind};
-use crate::entry::{Body, HeadError, StoredEntry};
+use crate::entry::{HeadError, StoredEntry};
 use crate::error::{Result, SessionError};
 use crate::line::{LineText, LoadedBody, LoadedLine, RawLine, read_lines, strip_byte_order_mark};
 use crate::migrate;
@@ -71,7 +71,8 @@ pub(crate) fn load_file(path: &Path) -> Result<LoadedFile> {
 
 /// The lines of a file, with whether they were all read into memory.
 struct FileLines {
-    lines: Vec<LoadedLine>,
+    /// In file order, in groups (see [`crate::chunked::LoadedLines`]).
+    lines: Vec<Vec<LoadedLine>>,
     ends_with_newline: bool,
     bytes: u64,
     in_memory: bool,
@@ -112,7 +113,7 @@ fn read_file_lines(
         diagnostics,
     )?;
     Ok(FileLines {
-        lines: in_memory(read.lines),
+        lines: vec![in_memory(read.lines)],
         ends_with_newline: read.ends_with_newline,
         bytes: read.bytes,
         in_memory: true,
@@ -134,9 +135,10 @@ pub(crate) fn in_memory(lines: Vec<RawLine>) -> Vec<LoadedLine> {
 fn line_text(line: LoadedLine) -> Result<RawLine> {
     let text = match line.body {
         LoadedBody::Text(text) => text,
-        LoadedBody::Disk { line: disk, .. } => {
-            LineText::from(&*disk.source.read(&disk, line.number)?)
-        }
+        LoadedBody::Entry(entry) => match entry.memory_raw() {
+            Some(text) => LineText::from(text),
+            None => LineText::from(&*entry.raw()?),
+        },
     };
     Ok(RawLine {
         number: line.number,
@@ -144,10 +146,11 @@ fn line_text(line: LoadedLine) -> Result<RawLine> {
     })
 }
 
-/// Parses the lines of a session file.
+/// Parses the lines of a session file (in file order, in groups: each group is indexed and freed
+/// before the next).
 pub(crate) fn parse_lines(
     path: &Path,
-    lines: Vec<LoadedLine>,
+    groups: Vec<Vec<LoadedLine>>,
     ends_with_newline: bool,
     mut diagnostics: Vec<Diagnostic>,
 ) -> Result<LoadedFile> {
@@ -156,19 +159,29 @@ pub(crate) fn parse_lines(
         line,
         reason: reason.to_owned(),
     };
-    let last_number = lines.last().map(|line| line.number);
+    let last_number = groups
+        .iter()
+        .rev()
+        .find_map(|group| group.last())
+        .map(|line| line.number);
     let mut header: Option<(usize, Value)> = None;
-    let mut bodies = Vec::with_capacity(lines.len());
     let mut before_header = Vec::new();
-    for line in lines {
-        if header.is_none() {
+    let mut groups = groups.into_iter();
+    let mut bodies: Vec<Vec<LoadedLine>> = Vec::new();
+    'header: for group in groups.by_ref() {
+        let mut lines = group.into_iter();
+        while let Some(line) = lines.next() {
             // The first line that parses is the header, as in Pi.
             let mut line = line_text(line)?;
             if line.number == 1 {
                 strip_byte_order_mark(std::slice::from_mut(&mut line));
             }
             match from_str_repaired::<Value>(line.text.as_str()) {
-                Ok(value) => header = Some((line.number, value)),
+                Ok(value) => {
+                    header = Some((line.number, value));
+                    bodies.push(lines.collect());
+                    break 'header;
+                }
                 Err(error) => diagnostics.push({
                     before_header.push(line.text.clone());
                     Diagnostic {
@@ -179,10 +192,9 @@ pub(crate) fn parse_lines(
                     }
                 }),
             }
-            continue;
         }
-        bodies.push(line);
     }
+    bodies.extend(groups);
     let Some((header_line, header_value)) = header else {
         return Err(not_a_session(None, "the file holds no JSON lines"));
     };
@@ -220,10 +232,11 @@ pub(crate) fn parse_lines(
         // Older files are rewritten on first write: their lines are all read into memory.
         let mut texts = bodies
             .into_iter()
+            .flatten()
             .map(line_text)
             .collect::<Result<Vec<RawLine>>>()?;
         migrate::migrate_lines(&mut texts, version);
-        bodies = in_memory(texts);
+        bodies = vec![in_memory(texts)];
         header.version = Some(CURRENT_SESSION_VERSION);
         kept_lines.extend(before_header.into_iter().map(|text| KeptLine {
             records_before: 0,
@@ -232,58 +245,44 @@ pub(crate) fn parse_lines(
     }
     let keep_texts = migrated_from.is_some();
 
-    // Reading heads is independent per line: spread it over the cores, keep file order.
-    let parsed: Vec<(usize, Option<LineText>, Result<StoredEntry, HeadError>)> = bodies
-        .into_par_iter()
-        .with_min_len(256)
-        .map(|line| match line.body {
-            LoadedBody::Text(text) => {
-                let kept = keep_texts.then(|| text.clone());
-                (line.number, kept, StoredEntry::from_line(text, line.number))
-            }
-            LoadedBody::Disk { head, line: disk } => (
-                line.number,
-                None,
-                StoredEntry::from_head(head, Body::Disk(disk), line.number),
-            ),
-        })
-        .collect();
-    let mut entries = Vec::with_capacity(parsed.len());
-    for (number, text, parsed) in parsed {
-        if parsed
-            .as_ref()
-            .map_or(true, |entry| entry.type_name() == "session")
-            && let Some(text) = text
-        {
-            kept_lines.push(KeptLine {
-                records_before: 1 + entries.len(),
-                text,
-            });
-        }
-        match parsed {
-            Ok(entry) if entry.type_name() == "session" => {
-                diagnostics.push(Diagnostic {
-                    line: Some(number),
-                    kind: DiagnosticKind::ExtraHeader,
+    let count = bodies.iter().map(Vec::len).sum();
+    let mut entries = Vec::with_capacity(count);
+    for group in bodies {
+        // Reading heads is independent per line: spread it over the cores, keep file order.
+        let parsed: Vec<(usize, Option<LineText>, Result<StoredEntry, HeadError>)> = group
+            .into_par_iter()
+            .with_min_len(256)
+            .map(|line| match line.body {
+                LoadedBody::Text(text) => {
+                    let kept = keep_texts.then(|| text.clone());
+                    (line.number, kept, StoredEntry::from_line(text, line.number))
+                }
+                LoadedBody::Entry(entry) => (line.number, None, Ok(entry)),
+            })
+            .collect();
+        for (number, text, parsed) in parsed {
+            if parsed
+                .as_ref()
+                .map_or(true, |entry| entry.type_name() == "session")
+                && let Some(text) = text
+            {
+                kept_lines.push(KeptLine {
+                    records_before: 1 + entries.len(),
+                    text,
                 });
             }
-            Ok(entry) => entries.push(entry),
-            Err(error) => {
-                let kind = match error {
-                    HeadError::Json(message)
-                        if Some(number) == last_number && !ends_with_newline =>
-                    {
-                        DiagnosticKind::TornLastLine { message }
-                    }
-                    HeadError::Json(message) => DiagnosticKind::InvalidJson { message },
-                    HeadError::NotAnObject => DiagnosticKind::NotAnObject,
-                    HeadError::NoType => DiagnosticKind::NoType,
-                    HeadError::NoId => DiagnosticKind::NoId,
-                };
-                diagnostics.push(Diagnostic {
+            match parsed {
+                Ok(entry) if entry.type_name() == "session" => {
+                    diagnostics.push(Diagnostic {
+                        line: Some(number),
+                        kind: DiagnosticKind::ExtraHeader,
+                    });
+                }
+                Ok(entry) => entries.push(entry),
+                Err(error) => diagnostics.push(Diagnostic {
                     line: Some(number),
-                    kind,
-                });
+                    kind: head_error_kind(error, Some(number) == last_number && !ends_with_newline),
+                }),
             }
         }
     }
@@ -299,6 +298,18 @@ pub(crate) fn parse_lines(
         kept_lines,
         newer_version,
     })
+}
+
+/// The diagnostic for a line whose head could not be read; `torn` when it is the last line and the
+/// file does not end with a newline.
+fn head_error_kind(error: HeadError, torn: bool) -> DiagnosticKind {
+    match error {
+        HeadError::Json(message) if torn => DiagnosticKind::TornLastLine { message },
+        HeadError::Json(message) => DiagnosticKind::InvalidJson { message },
+        HeadError::NotAnObject => DiagnosticKind::NotAnObject,
+        HeadError::NoType => DiagnosticKind::NoType,
+        HeadError::NoId => DiagnosticKind::NoId,
+    }
 }
 
 /// Drops header fields of the wrong type so the typed header loads (they are optional in practice).
@@ -331,7 +342,7 @@ mod tests {
         let read = read_lines(text.as_bytes(), 0, &mut diagnostics).unwrap();
         parse_lines(
             Path::new("s.jsonl"),
-            in_memory(read.lines),
+            vec![in_memory(read.lines)],
             read.ends_with_newline,
             diagnostics,
         )
