@@ -122,7 +122,7 @@ fn line_body(text: &str, offset: u64, source: &Arc<BodyFile>) -> Option<LoadedBo
         return None;
     }
     if text.len() > DISK_LINE_BYTES
-        && let Ok(head) = LineHead::read(text)
+        && let Ok((head, complete)) = LineHead::read_prefix(text)
         && matches!(head.meta, EntryMeta::Message { .. })
         && head.id.is_some()
     {
@@ -132,8 +132,13 @@ fn line_body(text: &str, offset: u64, source: &Arc<BodyFile>) -> Option<LoadedBo
             length: text.len(),
             digest: digest(text.as_bytes()),
         };
+        let body = if complete {
+            Body::Disk(disk)
+        } else {
+            Body::DiskPrefix(disk)
+        };
         // The line number is set when the chunk's place in the file is known.
-        if let Ok(entry) = StoredEntry::from_head(head, Body::Disk(disk), 0) {
+        if let Ok(entry) = StoredEntry::from_head(head, body, 0) {
             return Some(LoadedBody::Entry(entry));
         }
     }
@@ -248,6 +253,7 @@ mod tests {
     use std::io::Write;
 
     use super::*;
+    use crate::error::SessionError;
     use crate::line::split_lines;
 
     fn both_ways(bytes: &[u8]) -> (Vec<(usize, String)>, bool) {
@@ -309,6 +315,49 @@ mod tests {
         // Every large message line is on disk; `custom` lines are always kept in memory.
         assert_eq!(on_disk, 30);
         both_ways(text.as_bytes());
+    }
+
+    #[test]
+    fn a_line_indexed_from_its_first_fields_is_checked_whole_when_read_back() {
+        let lines = [
+            r#"{"type":"message","id":"good","parentId":null,"timestamp":"t","message":{"role":"user","content":"ok"}}"#,
+            r#"{"type":"message","id":"broken","parentId":"good","timestamp":"t","message":{"role":"toolResult","content":"x" oops}}"#,
+            r#"{"type":"message","id":"twice","parentId":"good","timestamp":"t","message":{"role":"user","content":"x"},"id":"other"}"#,
+            r#"{"type":"message","id":"whole","parentId":"good","timestamp":"t","message":{"role":"assistant","content":[],"model":"m"}}"#,
+        ];
+        let text = lines.join("\n");
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        file.write_all(text.as_bytes()).unwrap();
+        let chunked = read_lines_chunked(file.as_file(), file.path(), text.len() as u64, 1 << 20)
+            .unwrap()
+            .unwrap();
+        let entries: Vec<StoredEntry> = chunked
+            .lines
+            .into_iter()
+            .flatten()
+            .map(|line| match line.body {
+                LoadedBody::Entry(entry) => entry,
+                LoadedBody::Text(text) => panic!("kept in memory: {text:?}"),
+            })
+            .collect();
+        assert_eq!(entries.len(), 4);
+        assert!(entries.iter().all(|entry| !entry.is_in_memory()));
+        assert_eq!(entries[0].raw().unwrap(), lines[0]);
+        assert_eq!(entries[0].role(), Some("user"));
+        // Indexed from its head; the rest of the line is not JSON.
+        assert_eq!(entries[1].id(), "broken");
+        assert!(matches!(
+            entries[1].raw(),
+            Err(SessionError::InvalidEntry { line: 2, .. })
+        ));
+        // A later `id` (which `JSON.parse` would take) makes it another entry than indexed.
+        assert_eq!(entries[2].id(), "twice");
+        assert!(matches!(
+            entries[2].raw(),
+            Err(SessionError::InvalidEntry { line: 3, .. })
+        ));
+        assert!(matches!(entries[1].parse_message(), Some(Err(_))));
+        assert_eq!(entries[3].raw().unwrap(), lines[3]);
     }
 
     #[test]

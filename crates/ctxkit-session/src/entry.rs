@@ -9,7 +9,7 @@ use ctxkit_protocol::{AgentMessage, SessionEntry, from_str_repaired, parse_agent
 
 use crate::body::{DiskLine, EntryText};
 use crate::error::{Result as SessionResult, SessionError};
-use crate::head::{EntryHead, message_span};
+use crate::head::{EntryHead, message_span, read_head_prefix};
 use crate::line::LineText;
 
 /// Where an entry's line is.
@@ -17,6 +17,9 @@ use crate::line::LineText;
 pub(crate) enum Body {
     Memory(LineText),
     Disk(DiskLine),
+    /// On disk, indexed from the first fields of the line only (see `head::read_head_prefix`): the
+    /// whole line is checked to be the entry they announced when it is read back.
+    DiskPrefix(DiskLine),
 }
 
 /// One entry of a session, as stored. Kept small: a large session holds millions of them.
@@ -188,7 +191,38 @@ impl StoredEntry {
     pub fn raw(&self) -> SessionResult<EntryText<'_>> {
         match &self.raw {
             Body::Memory(text) => Ok(EntryText::borrowed(text.as_str())),
-            Body::Disk(disk) => disk.source.read(disk, self.line).map(EntryText::shared),
+            Body::Disk(disk) => disk
+                .source
+                .read(disk, self.line, None)
+                .map(EntryText::shared),
+            Body::DiskPrefix(disk) => disk
+                .source
+                .read(disk, self.line, Some(&|text| self.check_whole_line(text)))
+                .map(EntryText::shared),
+        }
+    }
+
+    /// Checks a line indexed from its first fields: the whole line must be JSON and announce the
+    /// same entry (a later repeated field, which `JSON.parse` would take, must not change it).
+    fn check_whole_line(&self, text: &str) -> SessionResult<()> {
+        let invalid = |message: String| self.invalid(serde::de::Error::custom(message));
+        let head = match LineHead::read(text) {
+            Ok(head) => head,
+            Err(HeadError::Json(message)) => return Err(invalid(message)),
+            Err(error @ (HeadError::NotAnObject | HeadError::NoType | HeadError::NoId)) => {
+                return Err(invalid(error.message()));
+            }
+        };
+        let same = head.id.as_deref() == Some(self.id())
+            && head.parent_id.as_deref() == self.parent_id()
+            && head.timestamp.as_deref().unwrap_or_default() == self.timestamp()
+            && head.meta == self.meta;
+        if same {
+            Ok(())
+        } else {
+            Err(invalid(
+                "the whole line announces another entry than its first fields".to_owned(),
+            ))
         }
     }
 
@@ -196,7 +230,7 @@ impl StoredEntry {
     pub(crate) fn memory_raw(&self) -> Option<&str> {
         match &self.raw {
             Body::Memory(text) => Some(text.as_str()),
-            Body::Disk(_) => None,
+            Body::Disk(_) | Body::DiskPrefix(_) => None,
         }
     }
 
@@ -209,7 +243,7 @@ impl StoredEntry {
     pub fn is_in_memory(&self) -> bool {
         match &self.raw {
             Body::Memory(_) => true,
-            Body::Disk(_) => false,
+            Body::Disk(_) | Body::DiskPrefix(_) => false,
         }
     }
 
@@ -323,7 +357,7 @@ impl StoredEntry {
         SessionError::InvalidEntry {
             path: match &self.raw {
                 Body::Memory(_) => std::path::PathBuf::new(),
-                Body::Disk(disk) => disk.source.path().to_owned(),
+                Body::Disk(disk) | Body::DiskPrefix(disk) => disk.source.path().to_owned(),
             },
             line: self.line,
             source,
@@ -358,22 +392,42 @@ pub(crate) struct LineHead {
 impl LineHead {
     /// Reads the head of `raw`; refused when it is not a JSON object with a string `type`.
     pub(crate) fn read(raw: &str) -> Result<Self, HeadError> {
-        if !raw.trim_start().starts_with('{') {
-            return Err(match serde_json::from_str::<serde::de::IgnoredAny>(raw) {
-                Ok(_) => HeadError::NotAnObject,
-                Err(error) => HeadError::Json(error.to_string()),
-            });
-        }
+        Self::not_an_object(raw)?;
         let head: EntryHead =
             serde_json::from_str(raw).map_err(|error| HeadError::Json(error.to_string()))?;
+        Self::from_fields(head)
+    }
+
+    /// Reads the head of `raw` from its first fields when they say all the index needs (see
+    /// `head::read_head_prefix`); also returns whether the whole line was read.
+    pub(crate) fn read_prefix(raw: &str) -> Result<(Self, bool), HeadError> {
+        Self::not_an_object(raw)?;
+        let (head, complete) =
+            read_head_prefix(raw).map_err(|error| HeadError::Json(error.to_string()))?;
+        Ok((Self::from_fields(head)?, complete))
+    }
+
+    fn not_an_object(raw: &str) -> Result<(), HeadError> {
+        if raw.trim_start().starts_with('{') {
+            return Ok(());
+        }
+        Err(match serde_json::from_str::<serde::de::IgnoredAny>(raw) {
+            Ok(_) => HeadError::NotAnObject,
+            Err(error) => HeadError::Json(error.to_string()),
+        })
+    }
+
+    fn from_fields(head: EntryHead) -> Result<Self, HeadError> {
         let type_name = head.kind.0.ok_or(HeadError::NoType)?;
         let meta = match type_name.as_str() {
             "message" => {
                 let message = head.message.unwrap_or_default();
+                // Only an assistant message sets the model (see `context::model_set_by`).
+                let sets_model = message.role.0.as_deref() == Some("assistant");
                 EntryMeta::Message {
                     role: intern(message.role.0),
-                    provider: intern(message.provider.0),
-                    model: intern(message.model.0),
+                    provider: intern(message.provider.0.filter(|_| sets_model)),
+                    model: intern(message.model.0.filter(|_| sets_model)),
                 }
             }
             "thinking_level_change" => EntryMeta::ThinkingLevelChange {
