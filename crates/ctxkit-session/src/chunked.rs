@@ -14,6 +14,7 @@ use rayon::prelude::*;
 
 use crate::body::{BodyFile, DISK_LINE_BYTES, DiskLine, digest};
 use crate::entry::{Body, EntryMeta, LineHead, StoredEntry};
+use crate::error::{Result, SessionError};
 use crate::line::{LineText, LoadedBody, LoadedLine};
 
 /// Files below this size are read whole, on one thread.
@@ -25,12 +26,9 @@ const CHUNK_BYTES: usize = 4 << 20;
 /// Page size the kernel copies fastest to (destination aligned as the source).
 const PAGE: usize = 4096;
 
-/// The lines of a file read in chunks.
+/// What reading a file in chunks found besides its lines.
 #[derive(Debug)]
-pub(crate) struct LoadedLines {
-    /// The lines, in file order, one group per chunk (so the caller can index a group and free it
-    /// before the next: memory never holds two copies of every line's index).
-    pub(crate) lines: Vec<Vec<LoadedLine>>,
+pub(crate) struct ChunkedRead {
     pub(crate) ends_with_newline: bool,
     pub(crate) bytes: u64,
 }
@@ -52,23 +50,29 @@ struct Chunk {
 }
 
 /// Reads the first `length` bytes of `file` (at `path`) in chunks on all cores, a few chunks at a
-/// time, so memory holds the lines kept, never the whole file: large `message` lines are left on
-/// disk (read back through `source`), the others are copied. `None` when the file is not valid
-/// UTF-8 or is shorter than `length`: the caller then reads it whole.
+/// time, and hands the lines to `sink` one chunk's group at a time, in file order, so memory holds the
+/// lines kept, never the whole file: `message` lines are left on disk (read back through their
+/// entry), the others are copied. `None` when the file is not valid UTF-8 or is shorter than
+/// `length` (the caller then reads it whole; `sink` may have had some groups already).
 pub(crate) fn read_lines_chunked(
     file: &File,
     path: &Path,
     length: u64,
     cache_bytes: usize,
-) -> std::io::Result<Option<LoadedLines>> {
+    sink: &mut dyn FnMut(Vec<LoadedLine>) -> Result<()>,
+) -> Result<Option<ChunkedRead>> {
     let Ok(length) = usize::try_from(length) else {
         return Ok(None);
     };
-    let source = Arc::new(BodyFile::new(file.try_clone()?, path, cache_bytes));
-    let bounds = chunk_bounds(file, length)?;
+    let io_error = |error| SessionError::io("read", path)(error);
+    let source = Arc::new(BodyFile::new(
+        file.try_clone().map_err(&io_error)?,
+        path,
+        cache_bytes,
+    ));
+    let bounds = chunk_bounds(file, length).map_err(&io_error)?;
     let ranges: Vec<Range<usize>> = bounds.windows(2).map(|pair| pair[0]..pair[1]).collect();
     let wave = 2 * rayon::current_num_threads().max(1);
-    let mut lines = Vec::new();
     let mut number = 0;
     // The line in progress: its pieces from earlier chunks, and where it starts in the file.
     let mut pending = String::new();
@@ -78,7 +82,8 @@ pub(crate) fn read_lines_chunked(
         let chunks: Vec<Option<Chunk>> = group
             .par_iter()
             .map(|range| read_chunk(file, range.clone(), &source))
-            .collect::<std::io::Result<_>>()?;
+            .collect::<std::io::Result<_>>()
+            .map_err(&io_error)?;
         for chunk in chunks {
             let Some(chunk) = chunk else {
                 return Ok(None);
@@ -89,14 +94,14 @@ pub(crate) fn read_lines_chunked(
                 continue;
             }
             number += 1;
-            let mut group = Vec::with_capacity(chunk.inner.len() + 1);
+            let mut lines = Vec::with_capacity(chunk.inner.len() + 1);
             if let Some(body) = line_body(&pending, pending_offset, &source) {
-                group.push(LoadedLine::new(number, body));
+                lines.push(LoadedLine::new(number, body));
             }
             for (inner, body) in chunk.inner {
-                group.push(LoadedLine::new(number + 1 + inner, body));
+                lines.push(LoadedLine::new(number + 1 + inner, body));
             }
-            lines.push(group);
+            sink(lines)?;
             number += chunk.inner_count;
             pending = chunk.tail;
             pending_offset = chunk.tail_offset;
@@ -105,11 +110,10 @@ pub(crate) fn read_lines_chunked(
     if !pending.is_empty() {
         number += 1;
         if let Some(body) = line_body(&pending, pending_offset, &source) {
-            lines.push(vec![LoadedLine::new(number, body)]);
+            sink(vec![LoadedLine::new(number, body)])?;
         }
     }
-    Ok(Some(LoadedLines {
-        lines,
+    Ok(Some(ChunkedRead {
         ends_with_newline,
         bytes: length as u64,
     }))
@@ -253,15 +257,33 @@ mod tests {
     use std::io::Write;
 
     use super::*;
-    use crate::error::SessionError;
     use crate::line::split_lines;
+
+    /// The lines of a file read in chunks, in one list.
+    struct LoadedLines {
+        lines: Vec<Vec<LoadedLine>>,
+        ends_with_newline: bool,
+        bytes: u64,
+    }
+
+    fn read_all(file: &File, path: &Path, length: u64, cache_bytes: usize) -> Option<LoadedLines> {
+        let mut lines = Vec::new();
+        let read = read_lines_chunked(file, path, length, cache_bytes, &mut |group| {
+            lines.push(group);
+            Ok(())
+        })
+        .unwrap()?;
+        Some(LoadedLines {
+            lines,
+            ends_with_newline: read.ends_with_newline,
+            bytes: read.bytes,
+        })
+    }
 
     fn both_ways(bytes: &[u8]) -> (Vec<(usize, String)>, bool) {
         let mut file = tempfile::NamedTempFile::new().unwrap();
         file.write_all(bytes).unwrap();
-        let chunked = read_lines_chunked(file.as_file(), file.path(), bytes.len() as u64, 1 << 20)
-            .unwrap()
-            .unwrap();
+        let chunked = read_all(file.as_file(), file.path(), bytes.len() as u64, 1 << 20).unwrap();
         let (whole, whole_ends) = split_lines(bytes.to_vec(), &mut Vec::new());
         let whole: Vec<(usize, String)> = whole
             .into_iter()
@@ -303,9 +325,7 @@ mod tests {
         assert!(text.len() as u64 > MIN_CHUNKED_BYTES);
         let mut file = tempfile::NamedTempFile::new().unwrap();
         file.write_all(text.as_bytes()).unwrap();
-        let chunked = read_lines_chunked(file.as_file(), file.path(), text.len() as u64, 1 << 20)
-            .unwrap()
-            .unwrap();
+        let chunked = read_all(file.as_file(), file.path(), text.len() as u64, 1 << 20).unwrap();
         let on_disk = chunked
             .lines
             .iter()
@@ -328,9 +348,7 @@ mod tests {
         let text = lines.join("\n");
         let mut file = tempfile::NamedTempFile::new().unwrap();
         file.write_all(text.as_bytes()).unwrap();
-        let chunked = read_lines_chunked(file.as_file(), file.path(), text.len() as u64, 1 << 20)
-            .unwrap()
-            .unwrap();
+        let chunked = read_all(file.as_file(), file.path(), text.len() as u64, 1 << 20).unwrap();
         let entries: Vec<StoredEntry> = chunked
             .lines
             .into_iter()
@@ -387,7 +405,7 @@ mod tests {
         bytes[CHUNK_BYTES + 5] = 0xFF;
         let mut file = tempfile::NamedTempFile::new().unwrap();
         file.write_all(&bytes).unwrap();
-        let read = |length| read_lines_chunked(file.as_file(), file.path(), length, 0).unwrap();
+        let read = |length| read_all(file.as_file(), file.path(), length, 0);
         assert!(read(bytes.len() as u64).is_none());
         // A file shorter than it was said to be is read again whole, too.
         assert!(read(bytes.len() as u64 + 10).is_none());
