@@ -4,6 +4,7 @@
 //! summary's size (exact cl100k tokens) and its noise rate (content lines carrying none of the facts).
 
 mod builder;
+mod cases_developed_more;
 mod cases_english;
 mod cases_held_out;
 mod cases_held_out_third;
@@ -50,6 +51,7 @@ pub struct Case {
 pub fn corpus() -> Vec<Case> {
     let mut cases = cases_english::cases();
     cases.extend(cases_other::cases());
+    cases.extend(cases_developed_more::cases());
     cases.extend(cases_held_out::cases());
     cases.extend(cases_held_out_third::cases());
     cases
