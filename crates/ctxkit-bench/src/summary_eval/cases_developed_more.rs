@@ -60,10 +60,7 @@ fn django_orders() -> Case {
             fact("constraint: legacy reports app frozen", &["reports/"]),
             fact("the fix: select_related", &["select_related"]),
             fact("view file", &["orders/views.py"]),
-            fact(
-                "index in the model",
-                &["orders/models.py", "models.Index"],
-            ),
+            fact("index in the model", &["orders/models.py", "models.Index"]),
             fact("migration made", &["0012_order_created_at_idx"]),
             fact("test command", &["python manage.py test orders"]),
             fact("failing test on the way", &["test_list_filters_by_month"]),
@@ -75,7 +72,10 @@ fn django_orders() -> Case {
             fact("rebased on", &["upstream/dev"]),
             fact("docs file", &["docs/api/orders.md"]),
             fact("month format", &["YYYY/MM"]),
-            fact("open question about archived months", &["2024/01", "archived"]),
+            fact(
+                "open question about archived months",
+                &["2024/01", "archived"],
+            ),
         ],
     }
 }
@@ -97,7 +97,7 @@ fn terraform_kubernetes() -> Case {
         .bash("cd infra/logs && terraform validate", "╷\n│ Error: Missing required argument\n│\n│   on main.tf line 5, in resource \"aws_s3_bucket_acl\" \"logs\":\n│    5: resource \"aws_s3_bucket_acl\" \"logs\" {\n│\n│ The argument \"bucket\" is required, but no definition was found.\n╵\n\nCommand exited with code 1")
         .edit("infra/logs/main.tf", "  acl = \"log-delivery-write\"", "  bucket = aws_s3_bucket.logs.id\n  acl    = \"log-delivery-write\"")
         .bash("cd infra/logs && terraform validate", "Success! The configuration is valid.")
-        .bash("cd infra/logs && terraform fmt -check", "")
+        .bash("cd infra/logs && terraform fmt -check", "(no output)")
         .bash("cd infra/logs && terraform plan -out=tfplan", "aws_s3_bucket.logs: Refreshing state... [id=acme-logs-prod]\n\nTerraform will perform the following actions:\n\n  # aws_s3_bucket.logs will be updated in-place\n  # aws_s3_bucket_acl.logs will be created\n\nPlan: 1 to add, 1 to change, 0 to destroy.\n\nSaved the plan to: tfplan")
         .bash("git checkout -b infra/worker-pdb-logs-acl && git add -A && git commit -m \"worker PDB; logs bucket ACL as its own resource\"", "Switched to a new branch 'infra/worker-pdb-logs-acl'\n[infra/worker-pdb-logs-acl 9d41be07] worker PDB; logs bucket ACL as its own resource\n 2 files changed, 18 insertions(+), 1 deletion(-)")
         .bash("date -u +%Y/%m/%d", "2026/11/26")
@@ -216,7 +216,7 @@ fn go_ledger() -> Case {
         .user("the client/server read timeout in cmd/ledgerd/main.go is still 5s; raise it to 15s w/o touching the write timeout")
         .read("cmd/ledgerd/main.go", "srv := &http.Server{\n\tAddr:         addr,\n\tReadTimeout:  5 * time.Second,\n\tWriteTimeout: 10 * time.Second,\n}")
         .edit("cmd/ledgerd/main.go", "ReadTimeout:  5 * time.Second,", "ReadTimeout:  15 * time.Second,")
-        .bash("go build ./... && go vet ./...", "")
+        .bash("go build ./... && go vet ./...", "(no output)")
         .assistant("`ReadTimeout` is 15s now and `WriteTimeout` stays 10s; build and vet pass. Not committed yet.")
         .build();
     Case {
@@ -227,7 +227,10 @@ fn go_ledger() -> Case {
         chinese: false,
         held_out: false,
         facts: vec![
-            fact("constraint: API and JSON shape", &["JSON shape", "public API"]),
+            fact(
+                "constraint: API and JSON shape",
+                &["JSON shape", "public API"],
+            ),
             fact("balances file", &["internal/ledger/balances.go"]),
             fact("new query", &["AccountsByIDs"]),
             fact("repo file", &["internal/ledger/repo.go"]),
@@ -243,7 +246,10 @@ fn go_ledger() -> Case {
             fact("constraint: no force-push to main", &["force-push"]),
             fact("server file", &["cmd/ledgerd/main.go"]),
             fact("read timeout 15s", &["ReadTimeout"]),
-            fact("timeout change not committed", &["not committed", "uncommitted"]),
+            fact(
+                "timeout change not committed",
+                &["not committed", "uncommitted"],
+            ),
         ],
     }
 }

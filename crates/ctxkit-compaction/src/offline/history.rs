@@ -7,6 +7,7 @@ use crate::offline::facts::Facts;
 use crate::offline::items::{
     context_file_rules, decisions, fact_items, last_report, progress_items, without_trailing_note,
 };
+use crate::offline::merge;
 use crate::offline::previous::{Previous, Slot, parse_previous};
 use crate::offline::render::{Item, Section, Style};
 use crate::offline::text::{
@@ -247,8 +248,13 @@ pub(crate) fn sections(
     let mut in_progress = Section::new("### In Progress", Style::Todo);
     let mut blocked = Section::new("### Blocked", Style::Bullet);
     let mut next = Section::new("## Next Steps", Style::Numbered);
+    // The earlier "Edited …"/"Wrote …" lines join the span's into one account of the files.
+    let mut earlier_files: Vec<crate::offline::work::FileChange> = Vec::new();
     for item in previous.of(Slot::Done) {
-        done.push(item, 55);
+        match merge::earlier_files(item) {
+            Some(files) => earlier_files.extend(files),
+            None => done.push(item, 55),
+        }
     }
     for chunk in handled.chunks(3) {
         done.push(
@@ -281,7 +287,10 @@ pub(crate) fn sections(
     ] {
         for item in previous.of(slot) {
             if finished(item, &done_tokens, &commit_messages) {
-                done.push(item, 68);
+                // A reported failure of a command that passes now is superseded by its new line.
+                if !merge::is_failure_report(item) {
+                    done.push(item, 68);
+                }
             } else if moved_on {
                 section.push(
                     format!(
@@ -299,7 +308,7 @@ pub(crate) fn sections(
             }
         }
     }
-    for item in progress_items(&work, language) {
+    for item in progress_items(&work, &earlier_files, language) {
         done.push(item.text, item.priority);
     }
     let latest_position = requests.last().map_or(0, |(index, _)| *index);
@@ -370,9 +379,6 @@ pub(crate) fn sections(
     }
 
     let mut critical = Section::new("## Critical Context", Style::Bullet);
-    for item in previous.of(Slot::Critical) {
-        critical.push(item, 70);
-    }
     for item in branches {
         critical.push(
             format!(
@@ -395,8 +401,25 @@ pub(crate) fn sections(
     ]
     .iter()
     .flat_map(|section| section.items.iter().cloned())
+    .chain(previous.of(Slot::Critical).map(|text| Item {
+        text: text.to_owned(),
+        priority: 70,
+    }))
     .collect();
-    for item in fact_items(&facts, &work, language, &said) {
+    let earlier_critical: Vec<&str> = previous.of(Slot::Critical).collect();
+    let passed: Vec<&str> = work
+        .commands
+        .iter()
+        .filter(|run| run.last == Outcome::Passed)
+        .map(|run| run.command.as_str())
+        .collect();
+    let settled = |item: &str| {
+        item.split('`')
+            .nth(1)
+            .is_some_and(|command| passed.contains(&command))
+    };
+    let fresh = fact_items(&facts, &work, language, &said);
+    for item in merge::merge_critical(&earlier_critical, fresh, settled) {
         critical.push(item.text, item.priority);
     }
     vec![

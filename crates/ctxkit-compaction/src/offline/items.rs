@@ -3,6 +3,7 @@
 //! Context.
 
 use crate::extract::{Part, identifiers, sentences};
+use crate::offline::commands::is_step;
 use crate::offline::facts::Facts;
 use crate::offline::render::{Item, Section};
 use crate::offline::say;
@@ -106,7 +107,7 @@ fn is_help_probe(command: &str) -> bool {
 }
 
 /// Progress items from tool work: commits, files changed, commands that passed.
-pub(crate) fn progress_items(work: &Work, language: Language) -> Vec<Item> {
+pub(crate) fn progress_items(work: &Work, earlier: &[FileChange], language: Language) -> Vec<Item> {
     let mut items = Vec::new();
     for (hash, branch, message) in &work.commits {
         items.push(Item {
@@ -131,14 +132,23 @@ pub(crate) fn progress_items(work: &Work, language: Language) -> Vec<Item> {
         }
         text
     };
-    let created: Vec<String> = work
-        .files
+    // The earlier summary's files first, the span's added to them.
+    let mut files: Vec<FileChange> = earlier.to_vec();
+    for file in &work.files {
+        match files.iter_mut().find(|known| known.path == file.path) {
+            Some(known) => {
+                known.edits += file.edits + usize::from(file.created && !known.created);
+                known.failed_edits += file.failed_edits;
+            }
+            None => files.push(file.clone()),
+        }
+    }
+    let created: Vec<String> = files
         .iter()
         .filter(|file| file.created)
         .map(describe)
         .collect();
-    let edited: Vec<String> = work
-        .files
+    let edited: Vec<String> = files
         .iter()
         .filter(|file| !file.created && (file.edits > 0 || file.failed_edits > 0))
         .map(describe)
@@ -183,6 +193,28 @@ pub(crate) fn progress_items(work: &Work, language: Language) -> Vec<Item> {
             && run.last == Outcome::Passed
             && run.failures == 0
         {
+            continue;
+        }
+        // A command that is not a build, test, check or shipping step is progress only for what
+        // its output told: a measurement or the files it created.
+        if !is_step(&run.command) && run.last == Outcome::Passed && run.failures == 0 {
+            let told = match (&run.measured, run.created.is_empty()) {
+                (Some(measured), _) => clip(measured, 160),
+                (None, false) => format!(
+                    "{} {}",
+                    say(language, "created", "创建了"),
+                    run.created
+                        .iter()
+                        .map(|file| format!("`{file}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                (None, true) => continue,
+            };
+            items.push(Item {
+                text: format!("`{}`: {told}", run.command),
+                priority: 64,
+            });
             continue;
         }
         let text = match (&run.last, run.failures, &run.first_error) {

@@ -3,6 +3,7 @@
 //! calls still waiting for a result. Exploration (reads, greps, listings) is not progress.
 
 use crate::extract::{Part, string_argument};
+use crate::offline::commands::{created_files, measurement, naming_score};
 use crate::offline::text::clip;
 
 /// How a command's last run ended.
@@ -28,6 +29,10 @@ pub(crate) struct CommandRun {
     pub(crate) last: Outcome,
     /// Index of the part of its last run.
     pub(crate) position: usize,
+    /// What the last passing run's output measured (`p95 84ms`), if anything.
+    pub(crate) measured: Option<String>,
+    /// Files the command's output says it created.
+    pub(crate) created: Vec<String>,
 }
 
 /// Changes to one file.
@@ -143,6 +148,8 @@ const ERROR_MARKS: &[&str] = &[
     "cannot find",
     "Cannot find",
     "--- FAIL",
+    "FAIL:",
+    " is invalid",
 ];
 
 /// Whether a result line reads as an error message rather than code that mentions errors or a
@@ -195,6 +202,7 @@ const ERROR_TIERS: &[&[&str]] = &[
     &[
         "--- FAIL",
         "FAIL ",
+        "FAIL:",
         "FAILED",
         "No such file",
         "Cannot find",
@@ -203,17 +211,56 @@ const ERROR_TIERS: &[&[&str]] = &[
     ],
 ];
 
-/// The most telling error line of an output: the first of the best tier.
+/// The most telling error line of an output: a message naming the problem first, then a failing
+/// test or a missing file, and within those the line that names the most (a test, a field, a
+/// `file:line`, a code); a message naming nothing (`AssertionError: 3 != 2`) comes after the
+/// failing test's line; the first of equals. A generic `npm error command failed`
+/// comes last, a count-only summary line (`Summary: … Invalid: 1`) names nothing.
 fn error_line(result: &str) -> Option<&str> {
     let generic = |line: &str| line.contains("npm error") || line.contains("npm ERR!");
-    ERROR_TIERS
-        .iter()
-        .find_map(|tier| {
-            result.lines().find(|line| {
-                is_error_line(line) && !generic(line) && tier.iter().any(|mark| line.contains(mark))
-            })
-        })
-        .or_else(|| result.lines().find(|line| is_error_line(line)))
+    let score = |line: &str| {
+        let tier = ERROR_TIERS
+            .iter()
+            .position(|tier| tier.iter().any(|mark| line.contains(mark)))
+            .map_or(0, |index| 6 - 3 * index as i32);
+        // A message whose text names nothing (`AssertionError: 3 != 2`) tells less than the line
+        // naming the failing test.
+        let mute = line
+            .split_once(": ")
+            .is_some_and(|(_, message)| !message.chars().any(char::is_alphabetic));
+        let tier = if mute { tier - 3 } else { tier };
+        let penalty = if generic(line) { 20 } else { 0 };
+        tier + naming_score(line) - penalty
+    };
+    let mut best: Option<(&str, i32)> = None;
+    for line in result.lines().filter(|line| is_error_line(line)) {
+        let value = score(line);
+        if best.is_none_or(|(_, top)| value > top) {
+            best = Some((line, value));
+        }
+    }
+    best.map(|(line, _)| line)
+}
+
+/// For a failed run with no error line: the line naming the most, the last of equals.
+fn telling_line(result: &str) -> Option<&str> {
+    let mut best: Option<(&str, i32)> = None;
+    for line in result
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with("Command exited"))
+    {
+        let value = naming_score(line);
+        if best.is_none_or(|(_, top)| value >= top) {
+            best = Some((line, value));
+        }
+    }
+    best.map(|(line, _)| line)
+}
+
+/// An error line without the box-drawing frame some tools print around it (`│ Error: …`).
+fn unframed(line: &str) -> String {
+    clip(line.trim().trim_start_matches(['│', '╷', '╵']).trim(), 240)
 }
 
 /// The outcome of a command from its output.
@@ -232,14 +279,9 @@ fn command_outcome(result: &str) -> Outcome {
         return Outcome::Cancelled;
     }
     match (exit_code(result), error_line(result)) {
-        (Some(_), Some(line)) | (None, Some(line)) => Outcome::Failed(clip(line.trim(), 240)),
+        (Some(_), Some(line)) | (None, Some(line)) => Outcome::Failed(unframed(line)),
         (Some(code), None) => Outcome::Failed(
-            result
-                .lines()
-                .rev()
-                .map(str::trim)
-                .find(|line| !line.is_empty() && !line.starts_with("Command exited"))
-                .map_or_else(|| format!("exit code {code}"), |line| clip(line, 240)),
+            telling_line(result).map_or_else(|| format!("exit code {code}"), unframed),
         ),
         (None, None) => Outcome::Passed,
     }
@@ -263,6 +305,25 @@ fn commits_in(result: &str) -> Vec<(String, String, String)> {
                 )
             })
         })
+        .collect()
+}
+
+/// The commands that finish what a stopped git command left (`git rebase --continue` for `git
+/// pull --rebase`); none for other commands.
+fn resumed_by(command: &str) -> Vec<String> {
+    let last = command.split("&&").last().unwrap_or(command);
+    let words: Vec<&str> = last.split_whitespace().collect();
+    let verb = match words.as_slice() {
+        ["git", "pull", rest @ ..] if rest.iter().any(|word| word.starts_with("--rebase")) => {
+            "rebase"
+        }
+        ["git", "pull", ..] => "merge",
+        ["git", verb, ..] => verb,
+        _ => return Vec::new(),
+    };
+    ["--continue", "--skip"]
+        .iter()
+        .map(|option| format!("{verb} {option}"))
         .collect()
 }
 
@@ -377,6 +438,10 @@ impl Work {
         }
         let outcome = command_outcome(output);
         let core = clip(&command_core(command), 160);
+        let (measured, created) = match outcome {
+            Outcome::Passed => (measurement(output), created_files(output)),
+            Outcome::Failed(_) | Outcome::Pending | Outcome::Cancelled => (None, Vec::new()),
+        };
         if let Outcome::Failed(line) = &outcome {
             self.errors
                 .push((position, format!("`{core}`"), line.clone()));
@@ -390,6 +455,14 @@ impl Work {
                     run.first_error.get_or_insert_with(|| line.clone());
                 }
                 run.last = outcome;
+                if measured.is_some() {
+                    run.measured = measured;
+                }
+                for file in created {
+                    if !run.created.contains(&file) {
+                        run.created.push(file);
+                    }
+                }
             }
             None => self.commands.push(CommandRun {
                 command: core,
@@ -401,6 +474,8 @@ impl Work {
                 },
                 last: outcome,
                 position,
+                measured,
+                created,
             }),
         }
     }
@@ -420,6 +495,8 @@ impl Work {
                 first_error: None,
                 last: Outcome::Pending,
                 position,
+                measured: None,
+                created: Vec::new(),
             }),
         }
     }
@@ -431,22 +508,17 @@ impl Work {
             .iter()
             .filter(|run| matches!(run.last, Outcome::Failed(_)))
             .filter(|run| {
-                // `git rebase --continue` finishes a rebase that stopped on a conflict.
-                let resumed = run
-                    .command
-                    .split("&&")
-                    .last()
-                    .map(|last| {
-                        let words: Vec<&str> = last.split_whitespace().take(2).collect();
-                        format!("{} --continue", words.join(" "))
-                    })
-                    .unwrap_or_default();
+                // `git rebase --continue` finishes a rebase (or `git pull --rebase`) that stopped
+                // on a conflict; likewise a merge, a cherry-pick, a revert.
+                let resumed = resumed_by(&run.command);
                 !self.commands.iter().any(|other| {
                     other.last == Outcome::Passed
                         && other.position > run.position
                         && (other.command.contains(&run.command)
                             || run.command.contains(&other.command)
-                            || other.command.contains(&resumed))
+                            || resumed
+                                .iter()
+                                .any(|resuming| other.command.contains(resuming.as_str())))
                 })
             })
             .collect()

@@ -1,0 +1,344 @@
+//! What kind of work a shell command is, and what of its output is worth keeping: a build, test,
+//! check, dependency, deploy or git step is progress when it passes; any other command (a migration
+//! applied, a benchmark, a health check, a script, `git rebase --continue`) is progress only for
+//! what its output tells: a measurement (`p95 84ms`, `482113 ns/op`) or the files it created.
+
+use crate::extract::identifiers;
+
+/// Words that make a command a step of the project's work, as a program or its subcommand
+/// (`cargo test`, `npm run lint`, `bundle exec rspec`, `terraform validate`).
+const STEP_WORDS: &[&str] = &[
+    // Build and test.
+    "build",
+    "compile",
+    "test",
+    "tests",
+    "pytest",
+    "jest",
+    "vitest",
+    "mocha",
+    "rspec",
+    "phpunit",
+    "ctest",
+    "tox",
+    "nox",
+    "nextest",
+    "tsc",
+    "tsgo",
+    "esbuild",
+    "webpack",
+    "vite",
+    "rollup",
+    "check",
+    "verify",
+    "e2e",
+    "cypress",
+    "playwright",
+    // Lint and format.
+    "lint",
+    "clippy",
+    "vet",
+    "fmt",
+    "format",
+    "typecheck",
+    "mypy",
+    "pyright",
+    "ruff",
+    "eslint",
+    "prettier",
+    "black",
+    "flake8",
+    "pylint",
+    "rubocop",
+    "golangci-lint",
+    "shellcheck",
+    "stylelint",
+    "biome",
+    "validate",
+    "kubeconform",
+    "kubeval",
+    "hadolint",
+    "tflint",
+    "audit",
+    // Dependencies.
+    "install",
+    "add",
+    "ci",
+    "tidy",
+    "upgrade",
+    "update",
+    "uninstall",
+    "remove",
+    // Shipping.
+    "deploy",
+    "apply",
+    "publish",
+    "release",
+    "push",
+    "merge",
+    "rollout",
+    "tag",
+    "cherry-pick",
+    "revert",
+    "pr",
+    "version",
+];
+
+/// Git subcommands that only move within a rebase, merge or cherry-pick already counted.
+const RESUMING: &[&str] = &["--continue", "--abort", "--skip", "--quit"];
+
+/// The words a segment of a command is known by: its program and first few subcommands, without
+/// options, paths' directories, `npm run` script suffixes (`test:unit` is `test`) or arguments.
+fn segment_words(segment: &str) -> Vec<String> {
+    segment
+        .split_whitespace()
+        .skip_while(|word| word.contains('=') && !word.starts_with('-'))
+        .filter(|word| !word.starts_with('-'))
+        .take(4)
+        .map(|word| {
+            let name = word.rsplit('/').next().unwrap_or(word);
+            let name = name.split(':').next().unwrap_or(name);
+            name.trim_matches(['"', '\'']).to_lowercase()
+        })
+        .collect()
+}
+
+/// Whether a command builds, tests, checks, changes dependencies, ships, or moves git history
+/// (`git push`, `git merge`, `git rebase main`; not `git rebase --continue`).
+pub(crate) fn is_step(command: &str) -> bool {
+    command
+        .split(['&', ';', '|'])
+        .map(str::trim)
+        .filter(|segment| !segment.is_empty())
+        .any(|segment| {
+            let words = segment_words(segment);
+            let resuming = segment
+                .split_whitespace()
+                .any(|word| RESUMING.contains(&word));
+            let first = words.first().map(String::as_str).unwrap_or_default();
+            if first == "git" {
+                // Only what moves history others see; `git add`, `git checkout`, `git stash` and
+                // `git rebase --continue` are bookkeeping.
+                return !resuming
+                    && words.get(1).is_some_and(|verb| {
+                        matches!(
+                            verb.as_str(),
+                            "push"
+                                | "merge"
+                                | "rebase"
+                                | "pull"
+                                | "tag"
+                                | "cherry-pick"
+                                | "revert"
+                                | "am"
+                        )
+                    });
+            }
+            // `make`, `just`, `./gradlew` with no target build the project.
+            let bare_build =
+                matches!(first, "make" | "just" | "gradlew" | "mvn" | "ninja") && words.len() == 1;
+            !resuming
+                && (bare_build
+                    || words.iter().any(|word| {
+                        STEP_WORDS.contains(&word.as_str()) || word.starts_with("test")
+                    }))
+        })
+}
+
+/// Units a measured value is given in.
+const UNITS: &[&str] = &[
+    "ms", "s", "µs", "us", "ns", "ns/op", "b/op", "%", "kb", "mb", "gb", "req/s", "rps", "ops/s",
+    "qps", "x",
+];
+
+/// Whether a word is a number with a unit (`84ms`, `1.2s`, `99.9%`) or a unit follows it; not the
+/// time the command itself took (`in 4s`, `took 3.1s`).
+fn is_measure(previous: Option<&str>, word: &str, next: Option<&str>) -> bool {
+    if previous.is_some_and(|previous| matches!(previous, "in" | "took" | "after" | "elapsed")) {
+        return false;
+    }
+    let trimmed = word.trim_matches(|c: char| "()[],;:".contains(c));
+    let digits = trimmed
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == ','))
+        .unwrap_or(trimmed.len());
+    if digits == 0 || !trimmed.starts_with(|c: char| c.is_ascii_digit()) {
+        return false;
+    }
+    let unit = trimmed[digits..].to_lowercase();
+    let unit = unit.trim_end_matches(['.', ',', ')']);
+    if unit.is_empty() {
+        next.is_some_and(|next| {
+            UNITS.contains(&next.trim_matches([',', ')', ']']).to_lowercase().as_str())
+        })
+    } else {
+        UNITS.contains(&unit)
+    }
+}
+
+/// The last line of an output that reports a measurement (`orders_list: p50 38ms p95 84ms`,
+/// `BenchmarkX-2  2481  482113 ns/op`), not a log line's timestamp.
+pub(crate) fn measurement(output: &str) -> Option<String> {
+    output
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|line| {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            // A log line's timestamp (`2026/11/26 13:20:01 OK …`) is not a result.
+            let logged = words.first().is_some_and(|first| {
+                first.starts_with(|c: char| c.is_ascii_digit()) && first.contains(['/', '-'])
+            });
+            !logged
+                && line.len() <= 200
+                && words.iter().enumerate().any(|(index, word)| {
+                    let previous = index.checked_sub(1).and_then(|before| words.get(before));
+                    is_measure(previous.copied(), word, words.get(index + 1).copied())
+                })
+                && words
+                    .iter()
+                    .any(|word| word.chars().any(char::is_alphabetic))
+        })
+        .map(|line| line.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+/// Files a command's output says it created (`Migrations for 'orders':` then the new file,
+/// `Created src/x.ts`, `create mode 100644 a.sql`).
+pub(crate) fn created_files(output: &str) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    let mut announced = false;
+    for line in output.lines() {
+        let lower = line.to_lowercase();
+        let creates = ["creat", "generat", "wrote", "new file", "migrations for"]
+            .iter()
+            .any(|mark| lower.contains(mark));
+        let names: Vec<String> = identifiers(line)
+            .into_iter()
+            .filter(|name| name.contains('.') && !name.contains("://"))
+            .filter(|name| {
+                name.rsplit_once('.')
+                    .is_some_and(|(_, extension)| extension.len() <= 5)
+            })
+            .collect();
+        if creates || announced {
+            for name in names {
+                if !found.contains(&name) {
+                    found.push(name);
+                }
+            }
+        }
+        // A heading line (`Migrations for 'orders':`) announces the indented lines below it.
+        announced = creates && line.trim_end().ends_with(':')
+            || announced && line.starts_with(char::is_whitespace);
+    }
+    found
+}
+
+/// How much an error line names: identifiers (a test, a field, a path), a `file:line`, a quoted
+/// field path (`'/spec/minAvailable'`), an error code; count-only summary lines name nothing.
+pub(crate) fn naming_score(line: &str) -> i32 {
+    let trimmed = line.trim();
+    let lower = trimmed.to_lowercase();
+    let summary = ["summary:", "totals:", "ran ", "tests:", "test suites:"]
+        .iter()
+        .any(|start| lower.starts_with(start))
+        || trimmed.matches(": ").count() >= 3
+            && trimmed
+                .split(": ")
+                .skip(1)
+                .all(|part| part.trim_start().starts_with(|c: char| c.is_ascii_digit()));
+    if summary {
+        return -3;
+    }
+    let named = identifiers(trimmed).len().min(3) as i32;
+    let file_line = trimmed.split_whitespace().any(|word| {
+        let mut pieces = word.trim_matches(['(', ')', ',']).split(':');
+        pieces.next().is_some_and(|file| file.contains('.'))
+            && pieces.next().is_some_and(|number| {
+                !number.is_empty() && number.chars().all(|c| c.is_ascii_digit())
+            })
+    });
+    let field = trimmed.contains("'/") || trimmed.contains("\"/");
+    let code = trimmed
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|word| {
+            let letters = word.chars().take_while(char::is_ascii_uppercase).count();
+            (1..=4).contains(&letters)
+                && word.len() > letters + 2
+                && word[letters..].chars().all(|c| c.is_ascii_digit())
+        });
+    2 * named + 2 * i32::from(file_line) + 2 * i32::from(field) + i32::from(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_are_builds_tests_checks_and_shipping() {
+        for step in [
+            "cargo test -p core",
+            "python manage.py test orders",
+            "bundle exec rspec spec/a_spec.rb",
+            "npm run test:unit",
+            "terraform validate",
+            "helm template charts/api | kubeconform -strict",
+            "git push -u origin x",
+            "git fetch upstream && git rebase upstream/dev",
+            "make",
+            "npm install zod",
+        ] {
+            assert!(is_step(step), "{step}");
+        }
+        for side in [
+            "python manage.py migrate",
+            "npm run migrate --workspace services/orders",
+            "git add -A && git rebase --continue",
+            "cargo generate-lockfile && git add Cargo.lock && git rebase --continue",
+            "git checkout -b fix/x",
+            "make bench",
+            "curl -s localhost:8080/healthz",
+            "bin/rails runner 'puts Client.timeout'",
+            "terraform plan -out=tfplan",
+        ] {
+            assert!(!is_step(side), "{side}");
+        }
+    }
+
+    #[test]
+    fn finds_measurements_and_created_files() {
+        assert_eq!(
+            measurement("python bench.py\norders_list: p50 38ms p95 84ms (500 requests)")
+                .as_deref(),
+            Some("orders_list: p50 38ms p95 84ms (500 requests)")
+        );
+        assert_eq!(
+            measurement("BenchmarkB-2   \t 2481\t 482113 ns/op\nPASS").as_deref(),
+            Some("BenchmarkB-2 2481 482113 ns/op")
+        );
+        assert_eq!(measurement("Applying orders.0012_x... OK\n60"), None);
+        assert_eq!(
+            measurement("2026/11/26 13:20:01 OK 2026_a.sql (12.4ms)"),
+            None
+        );
+        assert_eq!(measurement("added 28 packages in 4s"), None);
+        assert_eq!(
+            created_files(
+                "Migrations for 'orders':\n  orders/migrations/0012_idx.py\n    - Create index x"
+            ),
+            ["orders/migrations/0012_idx.py"]
+        );
+        assert!(created_files("Applying orders.0012_x.py... OK").is_empty());
+    }
+
+    #[test]
+    fn summary_lines_name_less_than_the_line_naming_the_field() {
+        let field =
+            "a.yaml - Deployment x is invalid: jsonschema: '/spec/replicas' does not validate";
+        let summary = "Summary: 4 resources found parsing stdin - Valid: 3, Invalid: 1";
+        assert!(naming_score(field) > naming_score(summary));
+        assert!(
+            naming_score("FAIL: test_filters_by_month (orders.tests.T)")
+                > naming_score("AssertionError: 3 != 2")
+        );
+    }
+}

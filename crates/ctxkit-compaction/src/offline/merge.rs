@@ -1,0 +1,226 @@
+//! Merging an earlier summary's own lines with the new span's: one list per label (`Files:`,
+//! `Build/test/run commands:`), one "Edited"/"Wrote" account of the files, one last error; what the
+//! new span superseded (an older last error, a reported failure of a command that passes now) is
+//! dropped rather than carried beside its successor.
+
+use crate::extract::identifier_token;
+use crate::offline::facts::path_shaped;
+use crate::offline::render::Item;
+use crate::offline::work::FileChange;
+
+/// Labels of Critical Context's list lines, in both languages.
+const LIST_LABELS: &[&str] = &[
+    "Branch",
+    "Commits",
+    "References",
+    "Versions",
+    "Build/test/run commands",
+    "Files",
+    "Symbols",
+    "分支",
+    "提交",
+    "引用",
+    "版本",
+    "构建/测试/运行命令",
+    "文件",
+    "符号",
+];
+
+/// Labels of the last-error line.
+const LAST_ERROR_LABELS: &[&str] = &["Last error (", "最近的错误 ("];
+
+/// The backticked entries of a text (`` `a`, `b` `` → `a`, `b`).
+fn quoted(text: &str) -> Vec<String> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|entry| !entry.trim().is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A list line's label and entries (`Files: `a`, `b`` → (`Files`, [a, b])).
+fn list_line(text: &str) -> Option<(&'static str, Vec<String>)> {
+    LIST_LABELS.iter().find_map(|label| {
+        let rest = text.strip_prefix(label)?.strip_prefix(": ")?;
+        // Only a plain list: backticked entries and the commas between them.
+        let plain = rest
+            .split('`')
+            .step_by(2)
+            .all(|between| between.is_empty() || between == ", ");
+        (rest.starts_with('`') && plain).then(|| (*label, quoted(rest)))
+    })
+}
+
+/// Whether an entry of an earlier list still reads as what its label says: an earlier summary
+/// may have listed a word for a path (`origin/main`).
+fn still_valid(label: &str, entry: &str) -> bool {
+    match label {
+        "Files" | "文件" => identifier_token(entry) == Some(entry) && path_shaped(entry, &[]),
+        "Symbols" | "符号" => identifier_token(entry) == Some(entry),
+        _ => true,
+    }
+}
+
+fn list_text(label: &str, entries: &[String]) -> String {
+    let joined: Vec<String> = entries.iter().map(|entry| format!("`{entry}`")).collect();
+    format!("{label}: {}", joined.join(", "))
+}
+
+/// The earlier summary's Critical Context merged with the new span's: an earlier list line joins
+/// the new line of its label (earlier entries first, no repeats); an earlier last error is dropped
+/// when the span has its own or `settled` says its command passed since.
+pub(crate) fn merge_critical(
+    earlier: &[&str],
+    mut fresh: Vec<Item>,
+    settled: impl Fn(&str) -> bool,
+) -> Vec<Item> {
+    let has_error = fresh.iter().any(|item| {
+        LAST_ERROR_LABELS
+            .iter()
+            .any(|label| item.text.starts_with(label))
+    });
+    let mut merged = Vec::new();
+    for item in earlier {
+        if let Some((label, entries)) = list_line(item) {
+            let entries: Vec<String> = entries
+                .into_iter()
+                .filter(|entry| still_valid(label, entry))
+                .collect();
+            let newer = fresh.iter_mut().find_map(|new| {
+                list_line(&new.text)
+                    .filter(|(new_label, _)| *new_label == label)
+                    .map(|(_, list)| (new, list))
+            });
+            match newer {
+                Some((new, list)) => {
+                    let mut all: Vec<String> = entries
+                        .into_iter()
+                        .filter(|entry| !list.contains(entry))
+                        .collect();
+                    all.extend(list);
+                    new.text = list_text(label, &all);
+                }
+                None if !entries.is_empty() => merged.push(Item {
+                    text: list_text(label, &entries),
+                    priority: 70,
+                }),
+                None => {}
+            }
+            continue;
+        }
+        let last_error = LAST_ERROR_LABELS
+            .iter()
+            .any(|label| item.starts_with(label));
+        if last_error && (has_error || settled(item)) {
+            continue;
+        }
+        merged.push(Item {
+            text: (*item).to_owned(),
+            priority: 70,
+        });
+    }
+    merged.extend(fresh);
+    merged
+}
+
+/// Whether an earlier open item reports a command's failure (`` `x` fails: … ``, `Make it pass:
+/// …`): once the command passes, the new line for it says so and the report is superseded.
+pub(crate) fn is_failure_report(item: &str) -> bool {
+    item.contains("` fails")
+        || item.starts_with("Make it pass:")
+        || item.starts_with("修复使其通过")
+        || item.contains("` 失败")
+}
+
+/// The files of an earlier summary's "Edited …"/"Wrote …" lines (with their counts), to be merged
+/// with the new span's; `None` for any other line.
+pub(crate) fn earlier_files(item: &str) -> Option<Vec<FileChange>> {
+    let (created, rest) = [
+        ("Wrote ", true),
+        ("写入 ", true),
+        ("Edited ", false),
+        ("修改 ", false),
+    ]
+    .iter()
+    .find_map(|(verb, created)| item.strip_prefix(verb).map(|rest| (*created, rest)))?;
+    if !rest.starts_with('`') {
+        return None;
+    }
+    let pieces: Vec<&str> = rest.split('`').collect();
+    let mut files = Vec::new();
+    for pair in pieces[1..].chunks(2) {
+        let path = pair[0];
+        let note = pair.get(1).copied().unwrap_or_default();
+        if path.trim().is_empty() {
+            continue;
+        }
+        let count = note
+            .split_once('(')
+            .and_then(|(_, inner)| inner.split_once('×'))
+            .and_then(|(number, _)| number.trim().parse::<usize>().ok())
+            .unwrap_or(1);
+        files.push(FileChange {
+            path: path.to_owned(),
+            created,
+            edits: if created {
+                count.saturating_sub(1)
+            } else {
+                count
+            },
+            failed_edits: 0,
+        });
+    }
+    Some(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merges_lists_and_drops_a_superseded_last_error() {
+        let earlier = [
+            "Build/test/run commands: `cargo test`, `cargo clippy`",
+            "Last error (`cargo clippy`): `error: x`",
+            "Files: `config/a.toml`, `origin/main`",
+            "Note: keep the cache",
+        ];
+        let fresh = vec![
+            Item {
+                text: "Build/test/run commands: `cargo clippy`, `cargo bench`".into(),
+                priority: 82,
+            },
+            Item {
+                text: "Last error (`git pull`): `error: y`".into(),
+                priority: 90,
+            },
+        ];
+        let merged: Vec<String> = merge_critical(&earlier, fresh, |_| false)
+            .into_iter()
+            .map(|item| item.text)
+            .collect();
+        assert_eq!(
+            merged,
+            [
+                "Files: `config/a.toml`",
+                "Note: keep the cache",
+                "Build/test/run commands: `cargo test`, `cargo clippy`, `cargo bench`",
+                "Last error (`git pull`): `error: y`",
+            ]
+        );
+    }
+
+    #[test]
+    fn reads_earlier_file_lines() {
+        let files = earlier_files("Edited `src/a.rs` (3×), `b.md`").unwrap_or_default();
+        let summary: Vec<(&str, usize)> = files
+            .iter()
+            .map(|file| (file.path.as_str(), file.edits))
+            .collect();
+        assert_eq!(summary, [("src/a.rs", 3), ("b.md", 1)]);
+        assert!(earlier_files("Edited the parser").is_none());
+        assert!(list_line("Branch: `chore/x` (PR #58)").is_none());
+        assert!(is_failure_report("`cargo clippy` fails: error: x"));
+    }
+}
