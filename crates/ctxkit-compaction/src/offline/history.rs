@@ -33,42 +33,6 @@ pub(crate) fn carried(text: &str) -> Option<(&str, bool)> {
     None
 }
 
-/// Whether an earlier open item is finished by the new span's work: it names a file changed or a
-/// command that passed, or a technical word of it (`/healthz`, `Retry-After`) is in a commit
-/// message of the span.
-fn finished(item: &str, done_tokens: &[String], commit_messages: &[String]) -> bool {
-    let technical = item
-        .split(|character: char| character.is_whitespace() || "`,;()".contains(character))
-        .map(|word| word.trim_matches(['.', ':', '"', '\'']))
-        .filter(|word| word.len() >= 4 && word.contains(['/', '-', '_']))
-        .map(str::to_owned);
-    let named: Vec<String> = identifiers(item)
-        .into_iter()
-        .chain(item.split('`').skip(1).step_by(2).map(str::to_owned))
-        .chain(technical)
-        .collect();
-    named.iter().any(|name| {
-        // A path's last two segments (`interactive/components`) name it well enough in a command
-        // or a commit message written from another directory.
-        let segments: Vec<&str> = name.split('/').filter(|part| !part.is_empty()).collect();
-        let tail = segments[segments.len().saturating_sub(2)..].join("/");
-        let tail_done = segments.len() >= 2
-            && tail.len() >= 8
-            && done_tokens
-                .iter()
-                .chain(commit_messages)
-                .any(|done| done.contains(&tail));
-        tail_done
-            || done_tokens
-                .iter()
-                .any(|done| done == name || done.ends_with(&format!("/{name}")))
-            || (name.len() >= 4
-                && commit_messages
-                    .iter()
-                    .any(|message| message.to_lowercase().contains(&name.to_lowercase())))
-    })
-}
-
 /// The earlier summaries: the `<previous-summary>` and compaction summaries inside the span; branch
 /// summaries come back separately.
 fn earlier(conversation: &Conversation) -> (Previous, Vec<String>) {
@@ -286,7 +250,7 @@ pub(crate) fn sections(
         (Slot::Blocked, &mut blocked),
     ] {
         for item in previous.of(slot) {
-            if finished(item, &done_tokens, &commit_messages) {
+            if merge::finished(item, &done_tokens, &commit_messages) {
                 // A reported failure of a command that passes now is superseded by its new line.
                 if !merge::is_failure_report(item) {
                     done.push(item, 68);

@@ -3,7 +3,7 @@
 //! new span superseded (an older last error, a reported failure of a command that passes now) is
 //! dropped rather than carried beside its successor.
 
-use crate::extract::identifier_token;
+use crate::extract::{identifier_token, identifiers};
 use crate::offline::facts::path_shaped;
 use crate::offline::render::Item;
 use crate::offline::work::FileChange;
@@ -172,6 +172,42 @@ pub(crate) fn earlier_files(item: &str) -> Option<Vec<FileChange>> {
         });
     }
     Some(files)
+}
+
+/// Whether an earlier open item is finished by the new span's work: it names a file changed or a
+/// command that passed, or a technical word of it (`/healthz`, `Retry-After`) is in a commit
+/// message of the span.
+pub(crate) fn finished(item: &str, done_tokens: &[String], commit_messages: &[String]) -> bool {
+    let technical = item
+        .split(|character: char| character.is_whitespace() || "`,;()".contains(character))
+        .map(|word| word.trim_matches(['.', ':', '"', '\'']))
+        .filter(|word| word.len() >= 4 && word.contains(['/', '-', '_']))
+        .map(str::to_owned);
+    let named: Vec<String> = identifiers(item)
+        .into_iter()
+        .chain(item.split('`').skip(1).step_by(2).map(str::to_owned))
+        .chain(technical)
+        .collect();
+    named.iter().any(|name| {
+        // A path's last two segments (`interactive/components`) name it well enough in a command
+        // or a commit message written from another directory.
+        let segments: Vec<&str> = name.split('/').filter(|part| !part.is_empty()).collect();
+        let tail = segments[segments.len().saturating_sub(2)..].join("/");
+        let tail_done = segments.len() >= 2
+            && tail.len() >= 8
+            && done_tokens
+                .iter()
+                .chain(commit_messages)
+                .any(|done| done.contains(&tail));
+        tail_done
+            || done_tokens
+                .iter()
+                .any(|done| done == name || done.ends_with(&format!("/{name}")))
+            || (name.len() >= 4
+                && commit_messages
+                    .iter()
+                    .any(|message| message.to_lowercase().contains(&name.to_lowercase())))
+    })
 }
 
 #[cfg(test)]

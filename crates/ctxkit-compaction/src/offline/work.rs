@@ -3,7 +3,7 @@
 //! calls still waiting for a result. Exploration (reads, greps, listings) is not progress.
 
 use crate::extract::{Part, string_argument};
-use crate::offline::commands::{created_files, measurement, naming_score};
+use crate::offline::commands::{created_files, error_line, measurement, telling_line, unframed};
 use crate::offline::text::clip;
 
 /// How a command's last run ended.
@@ -185,82 +185,6 @@ fn exit_code(result: &str) -> Option<i64> {
         .parse()
         .ok()
         .filter(|code| *code != 0)
-}
-
-/// Error marks by how much they tell: a message naming the problem first, then a failing test or a
-/// missing file, then anything else (a generic `npm error command failed`).
-const ERROR_TIERS: &[&[&str]] = &[
-    &[
-        "error[",
-        "error TS",
-        "Error:",
-        "error:",
-        "panicked",
-        "fatal:",
-        "Exception:",
-    ],
-    &[
-        "--- FAIL",
-        "FAIL ",
-        "FAIL:",
-        "FAILED",
-        "No such file",
-        "Cannot find",
-        "cannot find",
-        "not found",
-    ],
-];
-
-/// The most telling error line of an output: a message naming the problem first, then a failing
-/// test or a missing file, and within those the line that names the most (a test, a field, a
-/// `file:line`, a code); a message naming nothing (`AssertionError: 3 != 2`) comes after the
-/// failing test's line; the first of equals. A generic `npm error command failed`
-/// comes last, a count-only summary line (`Summary: … Invalid: 1`) names nothing.
-fn error_line(result: &str) -> Option<&str> {
-    let generic = |line: &str| line.contains("npm error") || line.contains("npm ERR!");
-    let score = |line: &str| {
-        let tier = ERROR_TIERS
-            .iter()
-            .position(|tier| tier.iter().any(|mark| line.contains(mark)))
-            .map_or(0, |index| 6 - 3 * index as i32);
-        // A message whose text names nothing (`AssertionError: 3 != 2`) tells less than the line
-        // naming the failing test.
-        let mute = line
-            .split_once(": ")
-            .is_some_and(|(_, message)| !message.chars().any(char::is_alphabetic));
-        let tier = if mute { tier - 3 } else { tier };
-        let penalty = if generic(line) { 20 } else { 0 };
-        tier + naming_score(line) - penalty
-    };
-    let mut best: Option<(&str, i32)> = None;
-    for line in result.lines().filter(|line| is_error_line(line)) {
-        let value = score(line);
-        if best.is_none_or(|(_, top)| value > top) {
-            best = Some((line, value));
-        }
-    }
-    best.map(|(line, _)| line)
-}
-
-/// For a failed run with no error line: the line naming the most, the last of equals.
-fn telling_line(result: &str) -> Option<&str> {
-    let mut best: Option<(&str, i32)> = None;
-    for line in result
-        .lines()
-        .map(str::trim)
-        .filter(|line| !line.is_empty() && !line.starts_with("Command exited"))
-    {
-        let value = naming_score(line);
-        if best.is_none_or(|(_, top)| value >= top) {
-            best = Some((line, value));
-        }
-    }
-    best.map(|(line, _)| line)
-}
-
-/// An error line without the box-drawing frame some tools print around it (`│ Error: …`).
-fn unframed(line: &str) -> String {
-    clip(line.trim().trim_start_matches(['│', '╷', '╵']).trim(), 240)
 }
 
 /// The outcome of a command from its output.
