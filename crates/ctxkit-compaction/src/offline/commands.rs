@@ -100,6 +100,11 @@ fn segment_words(segment: &str) -> Vec<String> {
         .map(|word| {
             let name = word.rsplit('/').next().unwrap_or(word);
             let name = name.split(':').next().unwrap_or(name);
+            // A script is known by its name (`./scripts/test.sh` is `test`).
+            let name = name
+                .strip_suffix(".sh")
+                .or_else(|| name.strip_suffix(".py"))
+                .unwrap_or(name);
             name.trim_matches(['"', '\'']).to_lowercase()
         })
         .collect()
@@ -326,6 +331,48 @@ pub(crate) fn error_line(result: &str) -> Option<&str> {
     best.map(|(line, _)| line)
 }
 
+/// The failure of a run: its most telling error line, joined with its partner when a test runner
+/// prints the failing test and the message apart (`FAIL src/a.test.ts > renders` and
+/// `AssertionError: expected …`): the test first, then the message.
+pub(crate) fn failure_line(result: &str) -> Option<String> {
+    let best = error_line(result)?;
+    let is_test = |line: &str| {
+        ["--- FAIL", "FAIL ", "FAIL:", "FAILED"]
+            .iter()
+            .any(|mark| line.contains(mark))
+    };
+    let is_message = |line: &str| ERROR_TIERS[0].iter().any(|mark| line.contains(mark));
+    let candidates = || {
+        result
+            .lines()
+            .filter(|line| is_error_line(line) && *line != best)
+    };
+    let (test, message) = match (is_test(best), is_message(best)) {
+        (true, false) => (
+            best,
+            candidates().find(|line| is_message(line) && !is_test(line)),
+        ),
+        (false, true) => {
+            let test = candidates()
+                .filter(|line| is_test(line) && !is_message(line) && naming_score(line) > 0)
+                .max_by_key(|line| naming_score(line));
+            match test {
+                Some(test) => (test, Some(best)),
+                None => return Some(unframed(best)),
+            }
+        }
+        (true, true) | (false, false) => return Some(unframed(best)),
+    };
+    Some(match message {
+        Some(message) => format!(
+            "{} — {}",
+            clip(&unframed(test), 120),
+            clip(&unframed(message), 200)
+        ),
+        None => unframed(test),
+    })
+}
+
 /// For a failed run with no error line: the line naming the most, the last of equals.
 pub(crate) fn telling_line(result: &str) -> Option<&str> {
     let mut best: Option<(&str, i32)> = None;
@@ -364,6 +411,7 @@ mod tests {
             "git fetch upstream && git rebase upstream/dev",
             "make",
             "npm install zod",
+            "./scripts/test.sh --fast",
         ] {
             assert!(is_step(step), "{step}");
         }
@@ -406,6 +454,20 @@ mod tests {
             ["orders/migrations/0012_idx.py"]
         );
         assert!(created_files("Applying orders.0012_x.py... OK").is_empty());
+    }
+
+    #[test]
+    fn a_failing_test_and_its_message_are_joined() {
+        let output =
+            "FAIL src/a.test.ts > loads\nAssertionError: expected 'a' to be 'b'\nTests: 1 failed";
+        assert_eq!(
+            failure_line(output).as_deref(),
+            Some("FAIL src/a.test.ts > loads — AssertionError: expected 'a' to be 'b'")
+        );
+        assert_eq!(
+            failure_line("error[E0308]: mismatched types\n --> src/a.rs:3:5").as_deref(),
+            Some("error[E0308]: mismatched types")
+        );
     }
 
     #[test]

@@ -272,7 +272,14 @@ const REMOTES: &[&str] = &["origin", "upstream", "refs", "remotes", "HEAD", "for
 pub(crate) fn path_shaped(token: &str, seen: &[String]) -> bool {
     let bare = token.trim_start_matches('!');
     if !bare.contains('/') {
-        return true;
+        // A bare dot-name is a dotfile (`.env.local`, `.eslintrc`, `.gitignore`), not a method
+        // (`.repeat`).
+        return !bare.starts_with('.')
+            || bare.ends_with("rc")
+            || bare.ends_with("ignore")
+            || bare.starts_with(".env")
+            || bare.matches('.').count() >= 2
+            || seen.iter().any(|path| path.ends_with(bare));
     }
     let segments: Vec<&str> = bare.split('/').filter(|part| !part.is_empty()).collect();
     let first = segments.first().copied().unwrap_or_default();
@@ -474,6 +481,8 @@ mod tests {
             "crates/fetch",
             ".github/workflows",
             "services/orders",
+            ".eslintrc",
+            ".env.local",
         ] {
             assert!(path_shaped(path, &seen), "{path}");
         }

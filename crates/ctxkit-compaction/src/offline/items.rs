@@ -371,9 +371,11 @@ pub(crate) fn fact_items(
         (say(language, "Files", "文件"), &facts.paths, 62),
         (say(language, "Symbols", "符号"), &facts.symbols, 58),
     ] {
+        // The error lines just listed name their identifiers already.
+        let in_errors = |name: &str| items.iter().any(|item| item.text.contains(name));
         let unsaid: Vec<String> = list
             .iter()
-            .filter(|name| !already_said(name, said, priority))
+            .filter(|name| !already_said(name, said, priority) && !in_errors(name))
             .cloned()
             .collect();
         for chunk in unsaid.chunks(10) {

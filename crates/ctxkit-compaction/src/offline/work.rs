@@ -3,7 +3,7 @@
 //! calls still waiting for a result. Exploration (reads, greps, listings) is not progress.
 
 use crate::extract::{Part, string_argument};
-use crate::offline::commands::{created_files, error_line, measurement, telling_line, unframed};
+use crate::offline::commands::{created_files, failure_line, measurement, telling_line, unframed};
 use crate::offline::text::clip;
 
 /// How a command's last run ended.
@@ -202,8 +202,8 @@ fn command_outcome(result: &str) -> Outcome {
     {
         return Outcome::Cancelled;
     }
-    match (exit_code(result), error_line(result)) {
-        (Some(_), Some(line)) | (None, Some(line)) => Outcome::Failed(unframed(line)),
+    match (exit_code(result), failure_line(result)) {
+        (Some(_), Some(line)) | (None, Some(line)) => Outcome::Failed(line),
         (Some(code), None) => Outcome::Failed(
             telling_line(result).map_or_else(|| format!("exit code {code}"), unframed),
         ),
