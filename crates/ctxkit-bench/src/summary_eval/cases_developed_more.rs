@@ -253,3 +253,161 @@ fn go_ledger() -> Case {
         ],
     }
 }
+
+/// A second batch, written after the rules above were settled and run once before any change
+/// (their first run is reported apart in `docs/summaries.md`): a pnpm monorepo with Prisma, a .NET
+/// service, and an update of a free-form earlier summary.
+pub(super) fn second_batch() -> Vec<Case> {
+    vec![prisma_monorepo(), dotnet_inventory(), free_form_update()]
+}
+
+/// A pnpm monorepo: a Prisma migration made (its file named in the output), a client generated, a
+/// lint fix, a test failing with the test and its message on separate lines, a health check with
+/// curl, a stash; the span ends while the last test run is pending.
+fn prisma_monorepo() -> Case {
+    let messages = SessionBuilder::new()
+        .user("Add a soft-delete to Project in packages/db (a deletedAt column) and hide deleted projects from listProjects in apps/api. Use pnpm, not npm. Read/write paths must both respect it.")
+        .read("packages/db/prisma/schema.prisma", "model Project {\n  id        String   @id @default(cuid())\n  name      String\n  createdAt DateTime @default(now())\n}")
+        .edit("packages/db/prisma/schema.prisma", "  createdAt DateTime @default(now())", "  createdAt DateTime @default(now())\n  deletedAt DateTime?")
+        .bash("cd packages/db && pnpm prisma migrate dev --name project_soft_delete", "Environment variables loaded from .env\nApplying migration `20261126140500_project_soft_delete`\n\nThe following migration(s) have been created and applied from new schema changes:\n\nmigrations/\n  └─ 20261126140500_project_soft_delete/\n    └─ migration.sql\n\nYour database is now in sync with your schema.")
+        .bash("cd packages/db && pnpm prisma generate", "✔ Generated Prisma Client (v5.22.0) to ./node_modules/@prisma/client in 212ms")
+        .read("apps/api/src/projects/list.ts", "export async function listProjects(db: Db, ownerId: string) {\n  return db.project.findMany({ where: { ownerId } });\n}")
+        .assistant("I'll filter with `deletedAt: null` in `listProjects` rather than a Prisma middleware, so the rule stays visible where it applies.")
+        .edit("apps/api/src/projects/list.ts", "where: { ownerId }", "where: { ownerId, deletedAt: null }")
+        .bash("pnpm --filter api lint", "apps/api/src/projects/list.ts\n  3:3  error  Unexpected any. Specify a different type  @typescript-eslint/no-explicit-any\n\n✖ 1 problem (1 error, 0 warnings)\n\nCommand exited with code 1")
+        .edit("apps/api/src/projects/list.ts", "db: any", "db: PrismaClient")
+        .bash("pnpm --filter api lint", "(no output)")
+        .bash("pnpm --filter api test", " FAIL  src/projects/list.test.ts > listProjects > hides deleted projects\nAssertionError: expected [ { id: 'p1' }, { id: 'p2' } ] to have a length of 1 but got 2\n\n Test Files  1 failed | 6 passed (7)\n      Tests  1 failed | 41 passed (42)\n\nCommand exited with code 1")
+        .assistant("The test fixture builds its own in-memory db that ignores `deletedAt`; I'll make the fake honour the filter.")
+        .edit("apps/api/src/test/fake-db.ts", "return rows.filter((row) => row.ownerId === where.ownerId);", "return rows.filter((row) => row.ownerId === where.ownerId && (where.deletedAt !== null || row.deletedAt == null));")
+        .bash("pnpm --filter api test", " Test Files  7 passed (7)\n      Tests  42 passed (42)")
+        .bash("curl -s -o /dev/null -w '%{http_code}' localhost:4000/health", "200")
+        .assistant("Lint and tests pass; deleted projects are hidden from `listProjects`.")
+        .user("also make deleteProject set deletedAt instead of deleting the row, then run the api tests again")
+        .bash("git stash && git stash pop", "Saved working directory and index state WIP on feat/soft-delete: 1c2d3e4 wip\nOn branch feat/soft-delete\nChanges not staged for commit:\n\tmodified:   apps/api/src/projects/list.ts")
+        .edit("apps/api/src/projects/delete.ts", "return db.project.delete({ where: { id } });", "return db.project.update({ where: { id }, data: { deletedAt: new Date() } });")
+        .tool("bash", json!({"command": "pnpm --filter api test"}), None)
+        .build();
+    Case {
+        name: "prisma monorepo (developed, second batch)",
+        messages,
+        previous: None,
+        purpose: SummaryPurpose::History,
+        chinese: false,
+        held_out: false,
+        facts: vec![
+            fact("constraint: pnpm", &["pnpm, not npm", "not npm"]),
+            fact("schema file", &["packages/db/prisma/schema.prisma"]),
+            fact("deletedAt column", &["deletedAt"]),
+            fact(
+                "migration made",
+                &["20261126140500_project_soft_delete", "project_soft_delete"],
+            ),
+            fact("list file", &["apps/api/src/projects/list.ts"]),
+            fact("lint command", &["pnpm --filter api lint"]),
+            fact(
+                "lint error on the way",
+                &["no-explicit-any", "Unexpected any"],
+            ),
+            fact("test command", &["pnpm --filter api test"]),
+            fact("failing test on the way", &["hides deleted projects"]),
+            fact("fake db fix", &["apps/api/src/test/fake-db.ts"]),
+            fact("delete file", &["apps/api/src/projects/delete.ts"]),
+            fact("branch", &["feat/soft-delete"]),
+            fact("pending test run", &["pending", "Check the result"]),
+        ],
+    }
+}
+
+/// A .NET service: an EF Core migration added and applied, a test failing with xUnit's split
+/// output, a benchmark with BenchmarkDotNet, a commit; the last request answered.
+fn dotnet_inventory() -> Case {
+    let messages = SessionBuilder::new()
+        .user("StockLevel lookups by SKU are slow. Add a unique index on Sku in src/Inventory.Data and make GetBySkuAsync use it. Never edit the generated *.Designer.cs files by hand.")
+        .read("src/Inventory.Data/InventoryContext.cs", "protected override void OnModelCreating(ModelBuilder modelBuilder)\n{\n    modelBuilder.Entity<StockLevel>().HasKey(s => s.Id);\n}")
+        .edit("src/Inventory.Data/InventoryContext.cs", "modelBuilder.Entity<StockLevel>().HasKey(s => s.Id);", "modelBuilder.Entity<StockLevel>().HasKey(s => s.Id);\n    modelBuilder.Entity<StockLevel>().HasIndex(s => s.Sku).IsUnique();")
+        .bash("dotnet ef migrations add StockLevelSkuIndex --project src/Inventory.Data", "Build started...\nBuild succeeded.\nDone. To undo this action, use 'ef migrations remove'")
+        .bash("dotnet ef database update --project src/Inventory.Data", "Build started...\nBuild succeeded.\nApplying migration '20261126141200_StockLevelSkuIndex'.\nDone.")
+        .bash("dotnet test tests/Inventory.Tests", "  Failed Inventory.Tests.StockLevelRepositoryTests.GetBySku_IsCaseInsensitive [18 ms]\n  Error Message:\n   Assert.NotNull() Failure: Value is null\n  Stack Trace:\n     at Inventory.Tests.StockLevelRepositoryTests.GetBySku_IsCaseInsensitive() in /src/tests/Inventory.Tests/StockLevelRepositoryTests.cs:line 41\n\nFailed!  - Failed:     1, Passed:    27, Skipped:     0, Total:    28\n\nCommand exited with code 1")
+        .assistant("SKUs are stored upper-case, and the test looks up `abc-123`. I'll normalise with `ToUpperInvariant()` in `GetBySkuAsync` instead of a case-insensitive collation.")
+        .edit("src/Inventory.Data/StockLevelRepository.cs", "s.Sku == sku", "s.Sku == sku.ToUpperInvariant()")
+        .bash("dotnet test tests/Inventory.Tests", "Passed!  - Failed:     0, Passed:    28, Skipped:     0, Total:    28, Duration: 2 s")
+        .bash("dotnet run -c Release --project bench/Inventory.Bench", "| Method      | Mean     | Error    |\n|------------ |---------:|---------:|\n| GetBySku    | 41.27 us | 0.812 us |")
+        .assistant("Tests pass; `GetBySku` now takes about 41 µs in the benchmark.")
+        .bash("git commit -am \"Inventory: unique index on StockLevel.Sku, case-insensitive lookup\"", "[perf/sku-index 0b7c4d21] Inventory: unique index on StockLevel.Sku, case-insensitive lookup\n 5 files changed, 112 insertions(+), 2 deletions(-)")
+        .user("what was the p50 before?")
+        .assistant("I didn't measure before the change, so I can't give a before figure; `git stash` and a rerun of `bench/Inventory.Bench` on the parent commit `0b7c4d21~1` would give it.")
+        .build();
+    Case {
+        name: ".NET inventory (developed, second batch)",
+        messages,
+        previous: None,
+        purpose: SummaryPurpose::History,
+        chinese: false,
+        held_out: false,
+        facts: vec![
+            fact("constraint: generated designer files", &["Designer.cs"]),
+            fact("context file", &["src/Inventory.Data/InventoryContext.cs"]),
+            fact("unique index on Sku", &["HasIndex", "unique index"]),
+            fact("migration", &["StockLevelSkuIndex"]),
+            fact("test command", &["dotnet test tests/Inventory.Tests"]),
+            fact("failing test on the way", &["GetBySku_IsCaseInsensitive"]),
+            fact("fix: upper-case", &["ToUpperInvariant"]),
+            fact(
+                "repository file",
+                &["src/Inventory.Data/StockLevelRepository.cs"],
+            ),
+            fact("benchmark result", &["41.27", "41 µs"]),
+            fact("commit", &["0b7c4d21"]),
+            fact("branch", &["perf/sku-index"]),
+            fact("no before figure", &["didn't measure", "before figure"]),
+        ],
+    }
+}
+
+/// An update of a free-form earlier summary (a model's headings) whose next step and last error
+/// the span settles, with a new request on top.
+fn free_form_update() -> Case {
+    let previous = "## Objective\nMigrate the CI from Travis to GitHub Actions for the `tally` gem.\n\n## Status\n- Done: `.github/workflows/ci.yml` with a Ruby 3.2/3.3 matrix\n- Pending: the `rubocop` job fails on `Style/FrozenStringLiteralComment` in lib/tally/counter.rb\n\n## Key Files\n- `.github/workflows/ci.yml`\n- `.travis.yml` (to delete once Actions is green)\n\n## Last error\n- `bundle exec rubocop`: lib/tally/counter.rb:1:1: C: Style/FrozenStringLiteralComment: Missing frozen string literal comment.\n\n## Next Steps\n1. Add the magic comment and rerun `bundle exec rubocop`\n2. Delete `.travis.yml`";
+    let messages = SessionBuilder::new()
+        .user("go on")
+        .edit("lib/tally/counter.rb", "module Tally", "# frozen_string_literal: true\n\nmodule Tally")
+        .bash("bundle exec rubocop", "Inspecting 14 files\n..............\n\n14 files inspected, no offenses detected")
+        .bash("git rm .travis.yml && git commit -m \"CI: GitHub Actions only\"", "rm '.travis.yml'\n[ci/actions 5e6f7a8b] CI: GitHub Actions only\n 2 files changed, 1 insertion(+), 31 deletions(-)")
+        .bash("gh run watch --exit-status", "✓ ci/actions CI · 11843920117\nTriggered via push about 1 minute ago\n\nJOBS\n✓ test (3.2) in 48s\n✓ test (3.3) in 51s\n✓ rubocop in 22s")
+        .assistant("Rubocop is clean and the Actions run passed on both Rubies; `.travis.yml` is gone (commit `5e6f7a8b`).")
+        .user("add a badge for the workflow to the README, and cache the bundle in the workflow")
+        .read(".github/workflows/ci.yml", "      - uses: ruby/setup-ruby@v1\n        with:\n          ruby-version: ${{ matrix.ruby }}")
+        .edit(".github/workflows/ci.yml", "          ruby-version: ${{ matrix.ruby }}", "          ruby-version: ${{ matrix.ruby }}\n          bundler-cache: true")
+        .edit("README.md", "# tally", "# tally\n\n[![CI](https://github.com/acme/tally/actions/workflows/ci.yml/badge.svg)](https://github.com/acme/tally/actions/workflows/ci.yml)")
+        .assistant("Added `bundler-cache: true` to the setup step and the CI badge to `README.md`; not pushed yet.")
+        .build();
+    Case {
+        name: "free-form update, CI migration (developed, second batch)",
+        messages,
+        previous: Some(previous.to_owned()),
+        purpose: SummaryPurpose::History,
+        chinese: false,
+        held_out: false,
+        facts: vec![
+            fact(
+                "objective: Travis to Actions",
+                &["GitHub Actions", "Travis"],
+            ),
+            fact("workflow file", &[".github/workflows/ci.yml"]),
+            fact("ruby matrix", &["3.2/3.3", "3.3"]),
+            fact("rubocop fixed file", &["lib/tally/counter.rb"]),
+            fact("rubocop command", &["bundle exec rubocop"]),
+            fact(
+                "the cop",
+                &["FrozenStringLiteralComment", "frozen_string_literal"],
+            ),
+            fact("travis removed", &[".travis.yml"]),
+            fact("commit", &["5e6f7a8b"]),
+            fact("branch", &["ci/actions"]),
+            fact("bundler cache", &["bundler-cache"]),
+            fact("readme badge", &["README.md", "badge"]),
+            fact("not pushed", &["not pushed"]),
+        ],
+    }
+}

@@ -52,6 +52,7 @@ pub fn corpus() -> Vec<Case> {
     let mut cases = cases_english::cases();
     cases.extend(cases_other::cases());
     cases.extend(cases_developed_more::cases());
+    cases.extend(cases_developed_more::second_batch());
     cases.extend(cases_held_out::cases());
     cases.extend(cases_held_out_third::cases());
     cases

@@ -92,22 +92,36 @@ const RESUMING: &[&str] = &["--continue", "--abort", "--skip", "--quit"];
 /// The words a segment of a command is known by: its program and first few subcommands, without
 /// options, paths' directories, `npm run` script suffixes (`test:unit` is `test`) or arguments.
 fn segment_words(segment: &str) -> Vec<String> {
-    segment
+    let mut words = Vec::new();
+    let mut skip_value = false;
+    for word in segment
         .split_whitespace()
         .skip_while(|word| word.contains('=') && !word.starts_with('-'))
-        .filter(|word| !word.starts_with('-'))
-        .take(4)
-        .map(|word| {
-            let name = word.rsplit('/').next().unwrap_or(word);
-            let name = name.split(':').next().unwrap_or(name);
-            // A script is known by its name (`./scripts/test.sh` is `test`).
-            let name = name
+    {
+        if word.starts_with('-') {
+            // The value of a one-letter option (`-c Release`, `-p core`) is not a subcommand;
+            // `python -m pytest` names its module.
+            skip_value = word.len() == 2 && word != "-m";
+            continue;
+        }
+        if std::mem::take(&mut skip_value) {
+            continue;
+        }
+        let name = word.rsplit('/').next().unwrap_or(word);
+        // A script is known by its name (`./scripts/test.sh` is `test`); an npm script or a Gradle
+        // task by any part (`test:unit`, `:payments:test`).
+        for part in name.split(':').filter(|part| !part.is_empty()) {
+            let part = part
                 .strip_suffix(".sh")
-                .or_else(|| name.strip_suffix(".py"))
-                .unwrap_or(name);
-            name.trim_matches(['"', '\'']).to_lowercase()
-        })
-        .collect()
+                .or_else(|| part.strip_suffix(".py"))
+                .unwrap_or(part);
+            words.push(part.trim_matches(['"', '\'']).to_lowercase());
+        }
+        if words.len() >= 4 {
+            break;
+        }
+    }
+    words
 }
 
 /// Whether a command builds, tests, checks, changes dependencies, ships, or moves git history
@@ -146,8 +160,12 @@ pub(crate) fn is_step(command: &str) -> bool {
                 matches!(first, "make" | "just" | "gradlew" | "mvn" | "ninja") && words.len() == 1;
             !resuming
                 && (bare_build
-                    || words.iter().any(|word| {
-                        STEP_WORDS.contains(&word.as_str()) || word.starts_with("test")
+                    || words.iter().enumerate().any(|(index, word)| {
+                        // `update`/`upgrade` are a package manager's subcommand (`cargo update`,
+                        // `helm upgrade`), not `dotnet ef database update`, a migration applied.
+                        let positional = matches!(word.as_str(), "update" | "upgrade");
+                        (STEP_WORDS.contains(&word.as_str()) && (!positional || index == 1))
+                            || word.starts_with("test")
                     }))
         })
 }
@@ -256,7 +274,14 @@ pub(crate) fn naming_score(line: &str) -> i32 {
     if summary {
         return -3;
     }
-    let named = identifiers(trimmed).len().min(3) as i32;
+    // A qualified name (`Inventory.Tests.RepoTests.GetBySku_IsCaseInsensitive`) names its last part.
+    let qualified = trimmed
+        .split(|c: char| c.is_whitespace() || "()[]".contains(c))
+        .filter(|word| word.contains('.') && !word.contains('/'))
+        .filter_map(|word| word.rsplit('.').next())
+        .filter(|last| !identifiers(last).is_empty())
+        .count();
+    let named = (identifiers(trimmed).len() + qualified).min(3) as i32;
     let file_line = trimmed.split_whitespace().any(|word| {
         let mut pieces = word.trim_matches(['(', ')', ',']).split(':');
         pieces.next().is_some_and(|file| file.contains('.'))
@@ -287,12 +312,14 @@ const ERROR_TIERS: &[&[&str]] = &[
         "panicked",
         "fatal:",
         "Exception:",
+        "Failure:",
     ],
     &[
         "--- FAIL",
         "FAIL ",
         "FAIL:",
         "FAILED",
+        "Failed ",
         "No such file",
         "Cannot find",
         "cannot find",
@@ -337,7 +364,7 @@ pub(crate) fn error_line(result: &str) -> Option<&str> {
 pub(crate) fn failure_line(result: &str) -> Option<String> {
     let best = error_line(result)?;
     let is_test = |line: &str| {
-        ["--- FAIL", "FAIL ", "FAIL:", "FAILED"]
+        ["--- FAIL", "FAIL ", "FAIL:", "FAILED", "Failed "]
             .iter()
             .any(|mark| line.contains(mark))
     };
@@ -376,11 +403,9 @@ pub(crate) fn failure_line(result: &str) -> Option<String> {
 /// For a failed run with no error line: the line naming the most, the last of equals.
 pub(crate) fn telling_line(result: &str) -> Option<&str> {
     let mut best: Option<(&str, i32)> = None;
-    for line in result
-        .lines()
-        .map(str::trim)
-        .filter(|line| !line.is_empty() && !line.starts_with("Command exited"))
-    {
+    for line in result.lines().map(str::trim).filter(|line| {
+        !line.is_empty() && !line.starts_with("Command exited") && !line.starts_with("at ")
+    }) {
         let value = naming_score(line);
         if best.is_none_or(|(_, top)| value >= top) {
             best = Some((line, value));
@@ -412,6 +437,9 @@ mod tests {
             "make",
             "npm install zod",
             "./scripts/test.sh --fast",
+            "pnpm --filter api test",
+            "./gradlew :payments:test",
+            "python -m pytest -q",
         ] {
             assert!(is_step(step), "{step}");
         }
@@ -425,6 +453,8 @@ mod tests {
             "curl -s localhost:8080/healthz",
             "bin/rails runner 'puts Client.timeout'",
             "terraform plan -out=tfplan",
+            "dotnet run -c Release --project bench/Inventory.Bench",
+            "dotnet ef database update --project src/Inventory.Data",
         ] {
             assert!(!is_step(side), "{side}");
         }

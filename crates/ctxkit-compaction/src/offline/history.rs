@@ -202,6 +202,19 @@ pub(crate) fn sections(
             .map(|run| run.command.clone()),
     );
     done_tokens.extend(work.commits.iter().map(|(hash, _, _)| hash.clone()));
+    // The files a passing command named (`git rm .travis.yml`).
+    for run in work
+        .commands
+        .iter()
+        .filter(|run| run.last == Outcome::Passed)
+    {
+        for word in run.command.split_whitespace() {
+            let word = word.trim_matches(['"', '\'']);
+            if word.contains(['.', '/']) && !word.starts_with('-') && word.len() > 3 {
+                done_tokens.push(word.to_owned());
+            }
+        }
+    }
     let commit_messages: Vec<String> = work
         .commits
         .iter()

@@ -27,7 +27,7 @@ const LIST_LABELS: &[&str] = &[
 ];
 
 /// Labels of the last-error line.
-const LAST_ERROR_LABELS: &[&str] = &["Last error (", "最近的错误 ("];
+const LAST_ERROR_LABELS: &[&str] = &["Last error (", "Last error:", "最近的错误 ("];
 
 /// The backticked entries of a text (`` `a`, `b` `` → `a`, `b`).
 fn quoted(text: &str) -> Vec<String> {
@@ -127,10 +127,15 @@ pub(crate) fn merge_critical(
 /// Whether an earlier open item reports a command's failure (`` `x` fails: … ``, `Make it pass:
 /// …`): once the command passes, the new line for it says so and the report is superseded.
 pub(crate) fn is_failure_report(item: &str) -> bool {
-    item.contains("` fails")
-        || item.starts_with("Make it pass:")
-        || item.starts_with("修复使其通过")
-        || item.contains("` 失败")
+    [
+        " fails",
+        " failing",
+        "Make it pass:",
+        "修复使其通过",
+        "失败",
+    ]
+    .iter()
+    .any(|mark| item.contains(mark))
 }
 
 /// The files of an earlier summary's "Edited …"/"Wrote …" lines (with their counts), to be merged

@@ -150,6 +150,8 @@ const ERROR_MARKS: &[&str] = &[
     "--- FAIL",
     "FAIL:",
     " is invalid",
+    "Failure:",
+    "Failed ",
 ];
 
 /// Whether a result line reads as an error message rather than code that mentions errors or a
