@@ -7,6 +7,7 @@ mod builder;
 mod cases_developed_more;
 mod cases_english;
 mod cases_held_out;
+mod cases_held_out_fourth;
 mod cases_held_out_third;
 mod cases_other;
 
@@ -55,6 +56,7 @@ pub fn corpus() -> Vec<Case> {
     cases.extend(cases_developed_more::second_batch());
     cases.extend(cases_held_out::cases());
     cases.extend(cases_held_out_third::cases());
+    cases.extend(cases_held_out_fourth::cases());
     cases
 }
 
