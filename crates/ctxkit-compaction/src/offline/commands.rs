@@ -5,7 +5,7 @@
 
 use crate::extract::identifiers;
 use crate::offline::text::clip;
-use crate::offline::work::is_error_line;
+use crate::offline::work::{has_coded_error, is_error_line};
 
 /// Words that make a command a step of the project's work, as a program or its subcommand
 /// (`cargo test`, `npm run lint`, `bundle exec rspec`, `terraform validate`).
@@ -213,7 +213,16 @@ pub(crate) fn measurement(output: &str) -> Option<String> {
             let logged = words.first().is_some_and(|first| {
                 first.starts_with(|c: char| c.is_ascii_digit()) && first.contains(['/', '-'])
             });
+            // A spread of repeated runs (`BM_Push_stddev 6.1 ns`, `cv`, `variance`) is not the
+            // measurement; its mean or median line is.
+            let spread = words.first().is_some_and(|name| {
+                let lower = name.to_lowercase();
+                ["stddev", "std_dev", "variance", "_cv", "stdev"]
+                    .iter()
+                    .any(|mark| lower.contains(mark))
+            });
             !logged
+                && !spread
                 && line.len() <= 200
                 && words.iter().enumerate().any(|(index, word)| {
                     let previous = index.checked_sub(1).and_then(|before| words.get(before));
@@ -333,19 +342,22 @@ const ERROR_TIERS: &[&[&str]] = &[
 /// failing test's line; the first of equals. A generic `npm error command failed`
 /// comes last, a count-only summary line (`Summary: … Invalid: 1`) names nothing.
 pub(crate) fn error_line(result: &str) -> Option<&str> {
-    let generic = |line: &str| line.contains("npm error") || line.contains("npm ERR!");
     let score = |line: &str| {
-        let tier = ERROR_TIERS
-            .iter()
-            .position(|tier| tier.iter().any(|mark| line.contains(mark)))
-            .map_or(0, |index| 6 - 3 * index as i32);
+        let tier = if has_coded_error(line) {
+            Some(0)
+        } else {
+            ERROR_TIERS
+                .iter()
+                .position(|tier| tier.iter().any(|mark| line.contains(mark)))
+        };
+        let tier = tier.map_or(0, |index| 6 - 3 * index as i32);
         // A message whose text names nothing (`AssertionError: 3 != 2`) tells less than the line
         // naming the failing test.
         let mute = line
             .split_once(": ")
             .is_some_and(|(_, message)| !message.chars().any(char::is_alphabetic));
         let tier = if mute { tier - 3 } else { tier };
-        let penalty = if generic(line) { 20 } else { 0 };
+        let penalty = if is_generic_banner(line) { 20 } else { 0 };
         tier + naming_score(line) - penalty
     };
     let mut best: Option<(&str, i32)> = None;
@@ -356,6 +368,38 @@ pub(crate) fn error_line(result: &str) -> Option<&str> {
         }
     }
     best.map(|(line, _)| line)
+}
+
+/// Whether an error line is a build driver's generic banner rather than the error itself: a line
+/// of `make`, `ninja` or npm (`make: *** [all] Error 1`, `npm ERR! code 1`), or one whose words
+/// are only failure marks, numbers and the target that failed (`Build FAILED.`, `FAILED:
+/// src/CMakeFiles/x.dir/a.cpp.o`).
+pub(crate) fn is_generic_banner(line: &str) -> bool {
+    let trimmed = line.trim();
+    let driver = [
+        "make:",
+        "make[",
+        "gmake:",
+        "ninja:",
+        "npm error",
+        "npm ERR!",
+    ]
+    .iter()
+    .any(|prefix| trimmed.starts_with(prefix));
+    let artifact = |word: &str| {
+        word.rsplit_once('.').is_some_and(|(_, extension)| {
+            ["o", "obj", "a", "so", "lib", "dll", "exe", "dylib"].contains(&extension)
+        })
+    };
+    let mute = trimmed.split_whitespace().all(|word| {
+        let bare = word.trim_matches(|c: char| !c.is_alphanumeric());
+        bare.is_empty()
+            || bare.chars().all(|c| c.is_ascii_digit())
+            || ["build", "failed", "error", "errors", "fail"]
+                .contains(&bare.to_lowercase().as_str())
+            || artifact(bare)
+    });
+    driver || mute
 }
 
 /// The failure of a run: its most telling error line, joined with its partner when a test runner

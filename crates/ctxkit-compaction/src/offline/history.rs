@@ -264,8 +264,12 @@ pub(crate) fn sections(
     ] {
         for item in previous.of(slot) {
             if merge::finished(item, &done_tokens, &commit_messages) {
-                // A reported failure of a command that passes now is superseded by its new line.
-                if !merge::is_failure_report(item) {
+                // A reported failure of a command that passes now is superseded by its new line; a
+                // planned step that a commit or an opened pull request of the span tells is told
+                // by that line.
+                let told = slot == Slot::Next
+                    && merge::told_by_own_line(item, &done_tokens, &commit_messages);
+                if !merge::is_failure_report(item) && !told {
                     done.push(item, 68);
                 }
             } else if moved_on {

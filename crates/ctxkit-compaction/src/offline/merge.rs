@@ -183,6 +183,90 @@ pub(crate) fn earlier_files(item: &str) -> Option<Vec<FileChange>> {
 /// command that passed, or a technical word of it (`/healthz`, `Retry-After`) is in a commit
 /// message of the span.
 pub(crate) fn finished(item: &str, done_tokens: &[String], commit_messages: &[String]) -> bool {
+    told_by_own_line(item, done_tokens, commit_messages)
+        || names_finished_work(item, done_tokens, commit_messages)
+}
+
+/// Whether an item is finished by work that has its own Done line in the span: a commit whose
+/// message tells it, or a pull request it asked for that a command opened. An earlier planned step
+/// finished so would only repeat that line.
+pub(crate) fn told_by_own_line(
+    item: &str,
+    done_tokens: &[String],
+    commit_messages: &[String],
+) -> bool {
+    opened_request(item, done_tokens)
+        || commit_messages
+            .iter()
+            .any(|message| told_by_commit(item, message))
+}
+
+/// Whether an item asks to open a pull or merge request and a command of the span opened one.
+fn opened_request(item: &str, done_tokens: &[String]) -> bool {
+    let lower = item.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .collect();
+    let asks = ["open", "create", "raise", "submit", "file"]
+        .iter()
+        .any(|verb| words.contains(verb))
+        && (words.contains(&"pr")
+            || words.contains(&"mr")
+            || lower.contains("pull request")
+            || lower.contains("merge request"));
+    asks && done_tokens.iter().any(|done| {
+        [
+            "gh pr create",
+            "glab mr create",
+            "hub pull-request",
+            "az repos pr create",
+        ]
+        .iter()
+        .any(|command| done.contains(command))
+    })
+}
+
+/// Words too common to tie an item to a commit.
+const COMMON_WORDS: &[&str] = &[
+    "with", "from", "into", "then", "that", "this", "them", "when", "also", "after", "before",
+    "make", "need", "needs", "should", "must", "will", "the", "and", "for",
+];
+
+/// Whether a commit message of the span tells that an item was done: it shares at least two of the
+/// item's words (three when the item names no version) and every version the item names
+/// (`Release notes for 2.3.4` and a commit `2.3.4 release notes and version`).
+fn told_by_commit(item: &str, message: &str) -> bool {
+    let words = |text: &str| -> Vec<String> {
+        text.split(|c: char| c.is_whitespace() || ",;:()`'\"!?".contains(c))
+            .map(|word| word.trim_matches(['.', '-', '/']).to_lowercase())
+            .filter(|word| word.len() >= 4 && !COMMON_WORDS.contains(&word.as_str()))
+            .collect()
+    };
+    let is_version = |word: &str| {
+        word.split('.').count() >= 2
+            && word
+                .trim_start_matches('v')
+                .split('.')
+                .all(|part| !part.is_empty() && part.chars().all(|c| c.is_ascii_digit()))
+    };
+    let item_words = words(item);
+    let message_words = words(message);
+    let shared = item_words
+        .iter()
+        .filter(|word| message_words.contains(word))
+        .count();
+    let versions: Vec<&String> = item_words.iter().filter(|word| is_version(word)).collect();
+    let needed = if versions.is_empty() { 3 } else { 2 };
+    shared >= needed
+        && versions
+            .iter()
+            .all(|version| message_words.contains(version))
+}
+
+/// Whether an item names a file changed or a command that passed, or a technical word of it is in
+/// a commit message of the span.
+fn names_finished_work(item: &str, done_tokens: &[String], commit_messages: &[String]) -> bool {
     let technical = item
         .split(|character: char| character.is_whitespace() || "`,;()".contains(character))
         .map(|word| word.trim_matches(['.', ':', '"', '\'']))

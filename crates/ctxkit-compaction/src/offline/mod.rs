@@ -16,6 +16,8 @@ mod work;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_outcomes;
 
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;

@@ -3,7 +3,11 @@
 use super::*;
 use render::budget_tokens;
 
-fn request(conversation: &str, previous: Option<&str>, max_tokens: u64) -> SummaryRequest {
+pub(super) fn request(
+    conversation: &str,
+    previous: Option<&str>,
+    max_tokens: u64,
+) -> SummaryRequest {
     let mut text = format!("<conversation>\n{conversation}\n</conversation>\n\n");
     if let Some(previous) = previous {
         text.push_str(&format!(
@@ -20,7 +24,7 @@ fn request(conversation: &str, previous: Option<&str>, max_tokens: u64) -> Summa
     }
 }
 
-fn section<'a>(summary: &'a str, heading: &str) -> &'a str {
+pub(super) fn section<'a>(summary: &'a str, heading: &str) -> &'a str {
     let start = summary
         .find(heading)
         .map_or(0, |start| start + heading.len());

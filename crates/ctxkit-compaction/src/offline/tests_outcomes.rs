@@ -1,0 +1,135 @@
+//! How a run's outcome, its error line and its measurement are read, and how an earlier summary's
+//! placeholders and finished steps are carried: unit rules and small end-to-end requests.
+
+use super::tests::{request, section};
+use super::*;
+
+#[test]
+fn zero_counts_in_any_spelling_are_not_failures() {
+    for line in [
+        "Done. PASS=3 WARN=0 ERROR=0 SKIP=0 TOTAL=3",
+        "Passed!  - Failed:     0, Passed:   412, Skipped:     0, Total:   412",
+        "Tests run: 48, Failures: 0, Errors: 0, Skipped: 2",
+        "lint finished, errors: 0, warnings: 3",
+        "12 passed, 0 failed",
+    ] {
+        assert!(!work::is_error_line(line), "{line}");
+    }
+    for line in [
+        "Done. PASS=2 WARN=0 ERROR=1 SKIP=0 TOTAL=3",
+        "error: 0 is not a valid port",
+    ] {
+        assert!(work::is_error_line(line), "{line}");
+    }
+}
+
+#[test]
+fn a_run_reporting_no_errors_passes() {
+    let conversation = "[User]: build the orders model\n\n\
+        [Assistant tool calls]: bash(command=\"dbt build --select orders\")\n\n\
+        [Tool result]: 1 of 2 OK created sql table model dev.orders ... [CREATE TABLE in 3.1s]\n\n\
+        Done. PASS=2 WARN=0 ERROR=0 SKIP=0 TOTAL=2";
+    let summary = summarize_offline(&request(conversation, None, 2_000));
+    assert!(
+        section(&summary, "### Done").contains("`dbt build --select orders`: passed"),
+        "{summary}"
+    );
+    assert!(
+        section(&summary, "### Blocked").contains("(none)"),
+        "{summary}"
+    );
+    assert!(!summary.contains("Last error"), "{summary}");
+}
+
+#[test]
+fn the_error_itself_wins_over_a_build_banner() {
+    let msbuild = "src/Shop/Cart.cs(12,9): error CS0246: The type or namespace name 'Money' could not be found [src/Shop/Shop.csproj]\n\nBuild FAILED.\n    0 Warning(s)\n    1 Error(s)";
+    assert!(commands::error_line(msbuild).is_some_and(|line| line.contains("CS0246")));
+    let ninja = "FAILED: lib/CMakeFiles/codec.dir/frame.cpp.o\n/home/dev/codec/lib/frame.cpp:31:5: error: 'optional' is not a member of 'std'\nninja: build stopped: subcommand failed.";
+    assert!(commands::error_line(ninja).is_some_and(|line| line.contains("frame.cpp:31:5")));
+    let make = "gcc -c util.c\nutil.c:7:3: error: implicit declaration of function 'strlcpy'\nmake: *** [Makefile:12: util.o] Error 1";
+    assert!(commands::error_line(make).is_some_and(|line| line.contains("strlcpy")));
+    let npm = "npm ERR! code 1\nnpm ERR! path /w/app\nsrc/app.ts(4,7): error TS2322: Type 'string' is not assignable to type 'number'.";
+    assert!(commands::error_line(npm).is_some_and(|line| line.contains("TS2322")));
+    // A banner alone is still the failure.
+    assert_eq!(commands::error_line("Build FAILED."), Some("Build FAILED."));
+    for banner in [
+        "Build FAILED.",
+        "FAILED: lib/CMakeFiles/codec.dir/frame.cpp.o",
+        "make: *** [Makefile:12: util.o] Error 1",
+        "npm ERR! code 1",
+    ] {
+        assert!(commands::is_generic_banner(banner), "{banner}");
+    }
+    for named in [
+        "FAILED tests/test_cart.py::test_total - AssertionError: 3 != 2",
+        "--- FAIL: TestTotal (0.00s)",
+        "FAIL src/a.test.ts > cart > totals",
+    ] {
+        assert!(!commands::is_generic_banner(named), "{named}");
+    }
+}
+
+#[test]
+fn a_benchmark_is_measured_by_its_mean_not_its_spread() {
+    let output = "Benchmark            Time      CPU   Iterations\n\
+        BM_Encode/64_mean     912 ns   910 ns   5\n\
+        BM_Encode/64_median   905 ns   903 ns   5\n\
+        BM_Encode/64_stddev  12.4 ns  12.1 ns   5\n\
+        BM_Encode/64_cv       1.36 %   1.33 %   5";
+    let measured = commands::measurement(output).unwrap_or_default();
+    assert!(
+        measured.starts_with("BM_Encode/64_median 905 ns"),
+        "{measured}"
+    );
+}
+
+#[test]
+fn placeholders_of_an_earlier_summary_are_not_items_and_finished_steps_leave_next_steps() {
+    let previous = "## Goal\nShip 1.8.2 of the exporter.\n\n## Progress\n### Done\n- [x] Fixed the retry loop\n\n### Blocked\n- n/a\n- TBD\n\n## Next Steps\n1. Changelog entry for 1.8.2\n2. Open the release PR\n3. Then the S3 multipart upload\n\n## Critical Context\n- None.";
+    let conversation = "[User]: continue\n\n\
+        [Assistant tool calls]: edit(path=\"CHANGELOG.md\", edits=[{\"oldText\":\"a\",\"newText\":\"b\"}])\n\n\
+        [Tool result]: Successfully replaced text in CHANGELOG.md.\n\n\
+        [Assistant tool calls]: bash(command=\"git commit -am \\\"changelog for 1.8.2\\\"\")\n\n\
+        [Tool result]: [release/1.8 5d1e0a7c] changelog for 1.8.2\n 1 file changed\n\n\
+        [Assistant tool calls]: bash(command=\"gh pr create --base release/1.8 --fill\")\n\n\
+        [Tool result]: https://example.com/acme/exporter/pull/77";
+    let summary = summarize_offline(&request(conversation, Some(previous), 2_000));
+    let next = section(&summary, "## Next Steps");
+    assert!(!next.contains("Changelog entry"), "{summary}");
+    assert!(!next.contains("release PR"), "{summary}");
+    assert!(next.contains("S3 multipart upload"), "{summary}");
+    let blocked = section(&summary, "### Blocked");
+    assert!(
+        !blocked.contains("n/a") && !blocked.contains("TBD"),
+        "{summary}"
+    );
+    assert!(
+        !section(&summary, "## Critical Context").contains("None."),
+        "{summary}"
+    );
+}
+
+#[test]
+fn a_commit_tells_an_item_only_with_its_version() {
+    assert!(merge::finished(
+        "Release notes for 2.3.4",
+        &[],
+        &["2.3.4 release notes and version".to_owned()]
+    ));
+    assert!(!merge::finished(
+        "Release notes for 2.4.0",
+        &[],
+        &["2.3.4 release notes and version".to_owned()]
+    ));
+    assert!(!merge::finished(
+        "Open the release PR",
+        &["gh pr list".to_owned()],
+        &[]
+    ));
+    assert!(merge::finished(
+        "Open the release PR",
+        &["gh pr create --fill".to_owned()],
+        &[]
+    ));
+}
