@@ -4,8 +4,8 @@
 //! what its output tells: a measurement (`p95 84ms`, `482113 ns/op`) or the files it created.
 
 use crate::extract::identifiers;
+use crate::offline::errors::{has_coded_error, is_error_line, is_generic_banner};
 use crate::offline::text::clip;
-use crate::offline::work::{has_coded_error, is_error_line};
 
 /// Words that make a command a step of the project's work, as a program or its subcommand
 /// (`cargo test`, `npm run lint`, `bundle exec rspec`, `terraform validate`).
@@ -370,38 +370,6 @@ pub(crate) fn error_line(result: &str) -> Option<&str> {
     best.map(|(line, _)| line)
 }
 
-/// Whether an error line is a build driver's generic banner rather than the error itself: a line
-/// of `make`, `ninja` or npm (`make: *** [all] Error 1`, `npm ERR! code 1`), or one whose words
-/// are only failure marks, numbers and the target that failed (`Build FAILED.`, `FAILED:
-/// src/CMakeFiles/x.dir/a.cpp.o`).
-pub(crate) fn is_generic_banner(line: &str) -> bool {
-    let trimmed = line.trim();
-    let driver = [
-        "make:",
-        "make[",
-        "gmake:",
-        "ninja:",
-        "npm error",
-        "npm ERR!",
-    ]
-    .iter()
-    .any(|prefix| trimmed.starts_with(prefix));
-    let artifact = |word: &str| {
-        word.rsplit_once('.').is_some_and(|(_, extension)| {
-            ["o", "obj", "a", "so", "lib", "dll", "exe", "dylib"].contains(&extension)
-        })
-    };
-    let mute = trimmed.split_whitespace().all(|word| {
-        let bare = word.trim_matches(|c: char| !c.is_alphanumeric());
-        bare.is_empty()
-            || bare.chars().all(|c| c.is_ascii_digit())
-            || ["build", "failed", "error", "errors", "fail"]
-                .contains(&bare.to_lowercase().as_str())
-            || artifact(bare)
-    });
-    driver || mute
-}
-
 /// The failure of a run: its most telling error line, joined with its partner when a test runner
 /// prints the failing test and the message apart (`FAIL src/a.test.ts > renders` and
 /// `AssertionError: expected …`): the test first, then the message.
@@ -461,98 +429,4 @@ pub(crate) fn telling_line(result: &str) -> Option<&str> {
 /// An error line without the box-drawing frame some tools print around it (`│ Error: …`).
 pub(crate) fn unframed(line: &str) -> String {
     clip(line.trim().trim_start_matches(['│', '╷', '╵']).trim(), 240)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn steps_are_builds_tests_checks_and_shipping() {
-        for step in [
-            "cargo test -p core",
-            "python manage.py test orders",
-            "bundle exec rspec spec/a_spec.rb",
-            "npm run test:unit",
-            "terraform validate",
-            "helm template charts/api | kubeconform -strict",
-            "git push -u origin x",
-            "git fetch upstream && git rebase upstream/dev",
-            "make",
-            "npm install zod",
-            "./scripts/test.sh --fast",
-            "pnpm --filter api test",
-            "./gradlew :payments:test",
-            "python -m pytest -q",
-        ] {
-            assert!(is_step(step), "{step}");
-        }
-        for side in [
-            "python manage.py migrate",
-            "npm run migrate --workspace services/orders",
-            "git add -A && git rebase --continue",
-            "cargo generate-lockfile && git add Cargo.lock && git rebase --continue",
-            "git checkout -b fix/x",
-            "make bench",
-            "curl -s localhost:8080/healthz",
-            "bin/rails runner 'puts Client.timeout'",
-            "terraform plan -out=tfplan",
-            "dotnet run -c Release --project bench/Inventory.Bench",
-            "dotnet ef database update --project src/Inventory.Data",
-        ] {
-            assert!(!is_step(side), "{side}");
-        }
-    }
-
-    #[test]
-    fn finds_measurements_and_created_files() {
-        assert_eq!(
-            measurement("python bench.py\norders_list: p50 38ms p95 84ms (500 requests)")
-                .as_deref(),
-            Some("orders_list: p50 38ms p95 84ms (500 requests)")
-        );
-        assert_eq!(
-            measurement("BenchmarkB-2   \t 2481\t 482113 ns/op\nPASS").as_deref(),
-            Some("BenchmarkB-2 2481 482113 ns/op")
-        );
-        assert_eq!(measurement("Applying orders.0012_x... OK\n60"), None);
-        assert_eq!(
-            measurement("2026/11/26 13:20:01 OK 2026_a.sql (12.4ms)"),
-            None
-        );
-        assert_eq!(measurement("added 28 packages in 4s"), None);
-        assert_eq!(
-            created_files(
-                "Migrations for 'orders':\n  orders/migrations/0012_idx.py\n    - Create index x"
-            ),
-            ["orders/migrations/0012_idx.py"]
-        );
-        assert!(created_files("Applying orders.0012_x.py... OK").is_empty());
-    }
-
-    #[test]
-    fn a_failing_test_and_its_message_are_joined() {
-        let output =
-            "FAIL src/a.test.ts > loads\nAssertionError: expected 'a' to be 'b'\nTests: 1 failed";
-        assert_eq!(
-            failure_line(output).as_deref(),
-            Some("FAIL src/a.test.ts > loads — AssertionError: expected 'a' to be 'b'")
-        );
-        assert_eq!(
-            failure_line("error[E0308]: mismatched types\n --> src/a.rs:3:5").as_deref(),
-            Some("error[E0308]: mismatched types")
-        );
-    }
-
-    #[test]
-    fn summary_lines_name_less_than_the_line_naming_the_field() {
-        let field =
-            "a.yaml - Deployment x is invalid: jsonschema: '/spec/replicas' does not validate";
-        let summary = "Summary: 4 resources found parsing stdin - Valid: 3, Invalid: 1";
-        assert!(naming_score(field) > naming_score(summary));
-        assert!(
-            naming_score("FAIL: test_filters_by_month (orders.tests.T)")
-                > naming_score("AssertionError: 3 != 2")
-        );
-    }
 }

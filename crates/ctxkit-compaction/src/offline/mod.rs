@@ -5,6 +5,7 @@
 //! merged with the previous summary when updating, in the user's language, within the budget.
 
 mod commands;
+mod errors;
 mod facts;
 mod history;
 mod items;

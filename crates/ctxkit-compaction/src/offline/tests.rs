@@ -376,11 +376,17 @@ fn probes_are_not_progress() {
 
 #[test]
 fn zero_counts_are_not_failures_and_pipes_into_programs_stay() {
-    assert!(!work::is_error_line("1 chart(s) linted, 0 chart(s) failed"));
-    assert!(!work::is_error_line("test result: ok. 3 passed; 0 failed"));
-    assert!(!work::is_error_line("Found 0 errors in 12 files"));
-    assert!(work::is_error_line("1 chart(s) linted, 1 chart(s) failed"));
-    assert!(work::is_error_line("Tests: 1 failed, 18 passed"));
+    assert!(!errors::is_error_line(
+        "1 chart(s) linted, 0 chart(s) failed"
+    ));
+    assert!(!errors::is_error_line(
+        "test result: ok. 3 passed; 0 failed"
+    ));
+    assert!(!errors::is_error_line("Found 0 errors in 12 files"));
+    assert!(errors::is_error_line(
+        "1 chart(s) linted, 1 chart(s) failed"
+    ));
+    assert!(errors::is_error_line("Tests: 1 failed, 18 passed"));
     assert_eq!(
         work::command_core("cargo test 2>&1 | tail -20"),
         "cargo test"

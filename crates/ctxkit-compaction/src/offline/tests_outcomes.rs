@@ -1,6 +1,7 @@
-//! How a run's outcome, its error line and its measurement are read, and how an earlier summary's
-//! placeholders and finished steps are carried: unit rules and small end-to-end requests.
+//! How a run's outcome, its error line, its kind of step and its measurement are read, and how an
+//! earlier summary's placeholders and finished steps are carried: unit rules and small requests.
 
+use super::commands::{created_files, failure_line, is_step, measurement, naming_score};
 use super::tests::{request, section};
 use super::*;
 
@@ -13,13 +14,13 @@ fn zero_counts_in_any_spelling_are_not_failures() {
         "lint finished, errors: 0, warnings: 3",
         "12 passed, 0 failed",
     ] {
-        assert!(!work::is_error_line(line), "{line}");
+        assert!(!errors::is_error_line(line), "{line}");
     }
     for line in [
         "Done. PASS=2 WARN=0 ERROR=1 SKIP=0 TOTAL=3",
         "error: 0 is not a valid port",
     ] {
-        assert!(work::is_error_line(line), "{line}");
+        assert!(errors::is_error_line(line), "{line}");
     }
 }
 
@@ -59,14 +60,14 @@ fn the_error_itself_wins_over_a_build_banner() {
         "make: *** [Makefile:12: util.o] Error 1",
         "npm ERR! code 1",
     ] {
-        assert!(commands::is_generic_banner(banner), "{banner}");
+        assert!(errors::is_generic_banner(banner), "{banner}");
     }
     for named in [
         "FAILED tests/test_cart.py::test_total - AssertionError: 3 != 2",
         "--- FAIL: TestTotal (0.00s)",
         "FAIL src/a.test.ts > cart > totals",
     ] {
-        assert!(!commands::is_generic_banner(named), "{named}");
+        assert!(!errors::is_generic_banner(named), "{named}");
     }
 }
 
@@ -132,4 +133,91 @@ fn a_commit_tells_an_item_only_with_its_version() {
         &["gh pr create --fill".to_owned()],
         &[]
     ));
+}
+
+#[test]
+fn steps_are_builds_tests_checks_and_shipping() {
+    for step in [
+        "cargo test -p core",
+        "python manage.py test orders",
+        "bundle exec rspec spec/a_spec.rb",
+        "npm run test:unit",
+        "terraform validate",
+        "helm template charts/api | kubeconform -strict",
+        "git push -u origin x",
+        "git fetch upstream && git rebase upstream/dev",
+        "make",
+        "npm install zod",
+        "./scripts/test.sh --fast",
+        "pnpm --filter api test",
+        "./gradlew :payments:test",
+        "python -m pytest -q",
+    ] {
+        assert!(is_step(step), "{step}");
+    }
+    for side in [
+        "python manage.py migrate",
+        "npm run migrate --workspace services/orders",
+        "git add -A && git rebase --continue",
+        "cargo generate-lockfile && git add Cargo.lock && git rebase --continue",
+        "git checkout -b fix/x",
+        "make bench",
+        "curl -s localhost:8080/healthz",
+        "bin/rails runner 'puts Client.timeout'",
+        "terraform plan -out=tfplan",
+        "dotnet run -c Release --project bench/Inventory.Bench",
+        "dotnet ef database update --project src/Inventory.Data",
+    ] {
+        assert!(!is_step(side), "{side}");
+    }
+}
+
+#[test]
+fn finds_measurements_and_created_files() {
+    assert_eq!(
+        measurement("python bench.py\norders_list: p50 38ms p95 84ms (500 requests)").as_deref(),
+        Some("orders_list: p50 38ms p95 84ms (500 requests)")
+    );
+    assert_eq!(
+        measurement("BenchmarkB-2   \t 2481\t 482113 ns/op\nPASS").as_deref(),
+        Some("BenchmarkB-2 2481 482113 ns/op")
+    );
+    assert_eq!(measurement("Applying orders.0012_x... OK\n60"), None);
+    assert_eq!(
+        measurement("2026/11/26 13:20:01 OK 2026_a.sql (12.4ms)"),
+        None
+    );
+    assert_eq!(measurement("added 28 packages in 4s"), None);
+    assert_eq!(
+        created_files(
+            "Migrations for 'orders':\n  orders/migrations/0012_idx.py\n    - Create index x"
+        ),
+        ["orders/migrations/0012_idx.py"]
+    );
+    assert!(created_files("Applying orders.0012_x.py... OK").is_empty());
+}
+
+#[test]
+fn a_failing_test_and_its_message_are_joined() {
+    let output =
+        "FAIL src/a.test.ts > loads\nAssertionError: expected 'a' to be 'b'\nTests: 1 failed";
+    assert_eq!(
+        failure_line(output).as_deref(),
+        Some("FAIL src/a.test.ts > loads — AssertionError: expected 'a' to be 'b'")
+    );
+    assert_eq!(
+        failure_line("error[E0308]: mismatched types\n --> src/a.rs:3:5").as_deref(),
+        Some("error[E0308]: mismatched types")
+    );
+}
+
+#[test]
+fn summary_lines_name_less_than_the_line_naming_the_field() {
+    let field = "a.yaml - Deployment x is invalid: jsonschema: '/spec/replicas' does not validate";
+    let summary = "Summary: 4 resources found parsing stdin - Valid: 3, Invalid: 1";
+    assert!(naming_score(field) > naming_score(summary));
+    assert!(
+        naming_score("FAIL: test_filters_by_month (orders.tests.T)")
+            > naming_score("AssertionError: 3 != 2")
+    );
 }

@@ -4,6 +4,7 @@
 
 use crate::extract::{Part, string_argument};
 use crate::offline::commands::{created_files, failure_line, measurement, telling_line, unframed};
+use crate::offline::errors::is_error_line;
 use crate::offline::text::clip;
 
 /// How a command's last run ended.
@@ -126,80 +127,6 @@ pub(crate) fn is_exploration(command: &str) -> bool {
     EXPLORE.contains(&first)
         || (first == "sed" && core.contains(" -n"))
         || (first == "git" && GIT_LOOK.contains(&second) && !core.contains("&&"))
-}
-
-/// Marks of an error line (case-sensitive, so `isError: boolean` in code does not count).
-const ERROR_MARKS: &[&str] = &[
-    "error[",
-    "error:",
-    "Error:",
-    "ERROR",
-    "FAILED",
-    "FAIL ",
-    "failed",
-    "panicked",
-    "Traceback",
-    "npm ERR!",
-    "fatal:",
-    "Exception",
-    "No such file",
-    "not found",
-    "Could not find",
-    "cannot find",
-    "Cannot find",
-    "--- FAIL",
-    "FAIL:",
-    " is invalid",
-    "Failure:",
-    "Failed ",
-];
-
-/// Whether a result line reads as an error message rather than code that mentions errors or a
-/// summary line that reports none (`test result: ok. 3 passed; 0 failed`).
-pub(crate) fn is_error_line(line: &str) -> bool {
-    let trimmed = line.trim();
-    let cleared = crate::offline::text::without_zero_counts(trimmed);
-    !trimmed.is_empty()
-        && utf16_short(trimmed)
-        && (!trimmed.starts_with(['?', '|', '}', '{', '(', ')', '*', '#', '/', '-', '+', '@'])
-            || trimmed.starts_with("--- FAIL")
-            || starts_with_location(trimmed))
-        && !trimmed.starts_with("//")
-        && !trimmed.contains("=>")
-        && !trimmed.starts_with("Command exited with code")
-        && !trimmed.ends_with([';', '{', ','])
-        && !trimmed.to_lowercase().contains("test result: ok")
-        && (ERROR_MARKS.iter().any(|mark| cleared.contains(mark)) || has_coded_error(trimmed))
-}
-
-/// Whether a line starts with a `file:line` location (`/src/a.cpp:48:8: error: …`), which an
-/// absolute path also does.
-fn starts_with_location(line: &str) -> bool {
-    let first = line.split_whitespace().next().unwrap_or_default();
-    let mut pieces = first.split(':');
-    pieces.next().is_some_and(|file| file.contains('.'))
-        && pieces
-            .next()
-            .is_some_and(|number| !number.is_empty() && number.chars().all(|c| c.is_ascii_digit()))
-}
-
-/// Whether a line reports a compiler's or analyzer's coded error (`error CS0246:`, `error
-/// TS2322:`, `fatal error C1083:`): the word `error` followed by a code of capitals and digits.
-pub(crate) fn has_coded_error(line: &str) -> bool {
-    let words: Vec<&str> = line.split_whitespace().collect();
-    words.windows(2).any(|pair| {
-        let code = pair[1].trim_end_matches(':');
-        let letters = code.chars().take_while(char::is_ascii_uppercase).count();
-        pair[0].eq_ignore_ascii_case("error")
-            && pair[1].ends_with(':')
-            && (1..=4).contains(&letters)
-            && code.len() > letters + 1
-            && code[letters..].chars().all(|c| c.is_ascii_digit())
-    })
-}
-
-fn utf16_short(line: &str) -> bool {
-    line.len() < 400
 }
 
 /// The non-zero exit code a Pi bash result ends with.
