@@ -5,6 +5,7 @@
 
 mod builder;
 mod cases_developed_more;
+mod cases_developed_third;
 mod cases_english;
 mod cases_held_out;
 mod cases_held_out_fourth;
@@ -54,6 +55,7 @@ pub fn corpus() -> Vec<Case> {
     cases.extend(cases_other::cases());
     cases.extend(cases_developed_more::cases());
     cases.extend(cases_developed_more::second_batch());
+    cases.extend(cases_developed_third::cases());
     cases.extend(cases_held_out::cases());
     cases.extend(cases_held_out_third::cases());
     cases.extend(cases_held_out_fourth::cases());
