@@ -233,9 +233,9 @@ const COMMON_WORDS: &[&str] = &[
     "make", "need", "needs", "should", "must", "will", "the", "and", "for",
 ];
 
-/// Whether a commit message of the span tells that an item was done: it shares at least two of the
-/// item's words (three when the item names no version) and every version the item names
-/// (`Release notes for 2.3.4` and a commit `2.3.4 release notes and version`).
+/// Whether a commit message of the span tells that an item was done: it shares two of the item's
+/// words and every version the item names (`Release notes for 2.3.4` and a commit `2.3.4 release
+/// notes and version`), or, when the item names no version, three words and half of them.
 fn told_by_commit(item: &str, message: &str) -> bool {
     let words = |text: &str| -> Vec<String> {
         text.split(|c: char| c.is_whitespace() || ",;:()`'\"!?".contains(c))
@@ -257,11 +257,14 @@ fn told_by_commit(item: &str, message: &str) -> bool {
         .filter(|word| message_words.contains(word))
         .count();
     let versions: Vec<&String> = item_words.iter().filter(|word| is_version(word)).collect();
-    let needed = if versions.is_empty() { 3 } else { 2 };
-    shared >= needed
-        && versions
-            .iter()
-            .all(|version| message_words.contains(version))
+    if versions.is_empty() {
+        shared >= 3 && 2 * shared >= item_words.len()
+    } else {
+        shared >= 2
+            && versions
+                .iter()
+                .all(|version| message_words.contains(version))
+    }
 }
 
 /// Whether an item names a file changed or a command that passed, or a technical word of it is in

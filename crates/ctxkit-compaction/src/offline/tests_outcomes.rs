@@ -123,6 +123,18 @@ fn a_commit_tells_an_item_only_with_its_version() {
         &[],
         &["2.3.4 release notes and version".to_owned()]
     ));
+    // Without a version, half of the item's words: a commit removing files does not tell that
+    // their imports were updated.
+    assert!(!merge::told_by_own_line(
+        "Update all imports in both the old (`app.ts`, `view-renderer.ts`) and new (`app-next.ts`, `shell-mode.ts`) files",
+        &[],
+        &["Remove old files (app.ts, view-renderer.ts), rename new files".to_owned()]
+    ));
+    assert!(merge::told_by_own_line(
+        "Read per-tenant limits from `config/tenants.toml`",
+        &[],
+        &["Read per-tenant limits from config/tenants.toml".to_owned()]
+    ));
     assert!(!merge::finished(
         "Open the release PR",
         &["gh pr list".to_owned()],
