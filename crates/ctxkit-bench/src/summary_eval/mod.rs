@@ -6,6 +6,7 @@
 mod builder;
 mod cases_english;
 mod cases_held_out;
+mod cases_held_out_fifth;
 mod cases_held_out_third;
 mod cases_other;
 
@@ -52,6 +53,7 @@ pub fn corpus() -> Vec<Case> {
     cases.extend(cases_other::cases());
     cases.extend(cases_held_out::cases());
     cases.extend(cases_held_out_third::cases());
+    cases.extend(cases_held_out_fifth::cases());
     cases
 }
 
