@@ -9,6 +9,7 @@ mod cases_developed_third;
 mod cases_english;
 mod cases_held_out;
 mod cases_held_out_fourth;
+mod cases_held_out_fifth;
 mod cases_held_out_third;
 mod cases_other;
 
@@ -59,6 +60,7 @@ pub fn corpus() -> Vec<Case> {
     cases.extend(cases_held_out::cases());
     cases.extend(cases_held_out_third::cases());
     cases.extend(cases_held_out_fourth::cases());
+    cases.extend(cases_held_out_fifth::cases());
     cases
 }
 
