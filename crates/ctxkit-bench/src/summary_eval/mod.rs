@@ -8,8 +8,8 @@ mod cases_developed_more;
 mod cases_developed_third;
 mod cases_english;
 mod cases_held_out;
-mod cases_held_out_fourth;
 mod cases_held_out_fifth;
+mod cases_held_out_fourth;
 mod cases_held_out_third;
 mod cases_other;
 

@@ -4,7 +4,9 @@
 //! what its output tells: a measurement (`p95 84ms`, `482113 ns/op`) or the files it created.
 
 use crate::extract::identifiers;
-use crate::offline::errors::{has_coded_error, is_error_line, is_generic_banner};
+use crate::offline::errors::{
+    has_coded_error, is_error_line, is_generic_banner, traceback_exception,
+};
 use crate::offline::text::clip;
 
 /// Words that make a command a step of the project's work, as a program or its subcommand
@@ -124,13 +126,37 @@ fn segment_words(segment: &str) -> Vec<String> {
     words
 }
 
+/// Subcommands that only list or show what exists (`docker image ls`, `gh run list`, `nix
+/// path-info`, `kubectl describe`): a query, not a step, whatever its other words say.
+const QUERY_WORDS: &[&str] = &[
+    "ls",
+    "list",
+    "show",
+    "view",
+    "inspect",
+    "info",
+    "path-info",
+    "describe",
+    "status",
+];
+
+/// Whether a segment of a command is a query: a listing or showing subcommand among its first
+/// words (not a path such as `tests/view`).
+fn is_query(segment: &str) -> bool {
+    segment
+        .split_whitespace()
+        .filter(|word| !word.starts_with('-') && !word.contains('='))
+        .take(3)
+        .any(|word| !word.contains('/') && QUERY_WORDS.contains(&word))
+}
+
 /// Whether a command builds, tests, checks, changes dependencies, ships, or moves git history
 /// (`git push`, `git merge`, `git rebase main`; not `git rebase --continue`).
 pub(crate) fn is_step(command: &str) -> bool {
     command
         .split(['&', ';', '|'])
         .map(str::trim)
-        .filter(|segment| !segment.is_empty())
+        .filter(|segment| !segment.is_empty() && !is_query(segment))
         .any(|segment| {
             let words = segment_words(segment);
             let resuming = segment
@@ -200,9 +226,49 @@ fn is_measure(previous: Option<&str>, word: &str, next: Option<&str>) -> bool {
     }
 }
 
-/// The last line of an output that reports a measurement (`orders_list: p50 38ms p95 84ms`,
-/// `BenchmarkX-2  2481  482113 ns/op`), not a log line's timestamp.
+/// A short markdown table of numbers in an output (a benchmark's `| stage | before (s) | after
+/// (s) |`), on one line: its header, then each row's cells, rows apart by `; `.
+fn measured_table(output: &str) -> Option<String> {
+    let rows: Vec<Vec<&str>> = output
+        .lines()
+        .map(str::trim)
+        .skip_while(|line| !line.starts_with('|'))
+        .take_while(|line| line.starts_with('|'))
+        .map(|line| {
+            line.trim_matches('|')
+                .split('|')
+                .map(str::trim)
+                .collect::<Vec<_>>()
+        })
+        // The rule under the header (`|---|--:|`) is not a row.
+        .filter(|cells| {
+            !cells
+                .iter()
+                .all(|cell| cell.chars().all(|c| matches!(c, '-' | ':' | ' ')))
+        })
+        .collect();
+    let numeric = |cell: &&str| {
+        cell.starts_with(|c: char| c.is_ascii_digit())
+            && cell
+                .chars()
+                .all(|c| c.is_ascii_digit() || ".,%x ".contains(c) || c.is_alphabetic())
+    };
+    let measured = rows.len() >= 2 && rows.iter().skip(1).all(|cells| cells.iter().any(numeric));
+    let text = rows
+        .iter()
+        .map(|cells| cells.join(" "))
+        .collect::<Vec<_>>()
+        .join("; ");
+    (measured && text.chars().count() <= 160).then_some(text)
+}
+
+/// The measurement an output reports: a short markdown table of numbers, or else its last line
+/// with a measured value (`orders_list: p50 38ms p95 84ms`, `BenchmarkX-2  2481  482113 ns/op`),
+/// not a log line's timestamp.
 pub(crate) fn measurement(output: &str) -> Option<String> {
+    if let Some(table) = measured_table(output) {
+        return Some(table);
+    }
     output
         .lines()
         .rev()
@@ -342,8 +408,10 @@ const ERROR_TIERS: &[&[&str]] = &[
 /// failing test's line; the first of equals. A generic `npm error command failed`
 /// comes last, a count-only summary line (`Summary: … Invalid: 1`) names nothing.
 pub(crate) fn error_line(result: &str) -> Option<&str> {
+    // A Python traceback's exception line is the error; its `Traceback …` heading is a banner.
+    let exception = traceback_exception(result);
     let score = |line: &str| {
-        let tier = if has_coded_error(line) {
+        let tier = if has_coded_error(line) || Some(line) == exception {
             Some(0)
         } else {
             ERROR_TIERS
@@ -361,7 +429,10 @@ pub(crate) fn error_line(result: &str) -> Option<&str> {
         tier + naming_score(line) - penalty
     };
     let mut best: Option<(&str, i32)> = None;
-    for line in result.lines().filter(|line| is_error_line(line)) {
+    for line in result
+        .lines()
+        .filter(|line| is_error_line(line) || Some(*line) == exception)
+    {
         let value = score(line);
         if best.is_none_or(|(_, top)| value > top) {
             best = Some((line, value));
@@ -380,7 +451,10 @@ pub(crate) fn failure_line(result: &str) -> Option<String> {
             .iter()
             .any(|mark| line.contains(mark))
     };
-    let is_message = |line: &str| ERROR_TIERS[0].iter().any(|mark| line.contains(mark));
+    let exception = traceback_exception(result);
+    let is_message = |line: &str| {
+        ERROR_TIERS[0].iter().any(|mark| line.contains(mark)) || Some(line) == exception
+    };
     let candidates = || {
         result
             .lines()

@@ -42,18 +42,59 @@ pub(crate) fn is_error_line(line: &str) -> bool {
         && !trimmed.starts_with("Command exited with code")
         && !trimmed.ends_with([';', '{', ','])
         && !trimmed.to_lowercase().contains("test result: ok")
+        && !is_located_warning(trimmed)
         && (ERROR_MARKS.iter().any(|mark| cleared.contains(mark)) || has_coded_error(trimmed))
 }
 
-/// Whether a line starts with a `file:line` location (`/src/a.cpp:48:8: error: …`), which an
+/// Whether a line starts with a `file:line` location (`/src/a.cpp:48:8: error: …`) or a
+/// compiler's `file(line,col):` one (`/src/Api/Export.cs(48,31): error CS1061: …`), which an
 /// absolute path also does.
 fn starts_with_location(line: &str) -> bool {
     let first = line.split_whitespace().next().unwrap_or_default();
+    let numbers =
+        |text: &str| !text.is_empty() && text.chars().all(|c| c.is_ascii_digit() || c == ',');
+    let parenthesized = first
+        .strip_suffix("):")
+        .and_then(|head| head.rsplit_once('('))
+        .is_some_and(|(file, place)| file.contains('.') && numbers(place));
     let mut pieces = first.split(':');
-    pieces.next().is_some_and(|file| file.contains('.'))
-        && pieces
-            .next()
-            .is_some_and(|number| !number.is_empty() && number.chars().all(|c| c.is_ascii_digit()))
+    parenthesized
+        || pieces.next().is_some_and(|file| file.contains('.'))
+            && pieces.next().is_some_and(|number| {
+                !number.is_empty() && number.chars().all(|c| c.is_ascii_digit())
+            })
+}
+
+/// Whether a line is a compiler's warning at a location (`src/a.cs(3,5): warning CS0168: …`),
+/// which is not an error whatever its message says.
+fn is_located_warning(line: &str) -> bool {
+    let mut words = line.split_whitespace();
+    starts_with_location(line)
+        && words
+            .nth(1)
+            .is_some_and(|word| word.trim_end_matches(':').eq_ignore_ascii_case("warning"))
+}
+
+/// The exception line of the last Python traceback in an output: the first line after the
+/// `Traceback (most recent call last):` block's indented frames that names an exception
+/// (`pyarrow.lib.ArrowInvalid: Schema at index 3 was different:`, `KeyError: 'id'`).
+pub(crate) fn traceback_exception(output: &str) -> Option<&str> {
+    let lines: Vec<&str> = output.lines().collect();
+    let start = lines.iter().rposition(|line| {
+        line.trim_start()
+            .starts_with("Traceback (most recent call last)")
+    })?;
+    let indent = lines[start].len() - lines[start].trim_start().len();
+    let line = lines[start + 1..].iter().find(|line| {
+        let depth = line.len() - line.trim_start().len();
+        !line.trim().is_empty() && depth <= indent
+    })?;
+    let name = line.trim().split(':').next().unwrap_or_default();
+    let is_name = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+    is_name.then_some(*line)
 }
 
 /// Whether a line reports a compiler's or analyzer's coded error (`error CS0246:`, `error
@@ -81,6 +122,7 @@ fn utf16_short(line: &str) -> bool {
 /// src/CMakeFiles/x.dir/a.cpp.o`).
 pub(crate) fn is_generic_banner(line: &str) -> bool {
     let trimmed = line.trim();
+    let traceback = trimmed.starts_with("Traceback (most recent call last)");
     let driver = [
         "make:",
         "make[",
@@ -104,5 +146,5 @@ pub(crate) fn is_generic_banner(line: &str) -> bool {
                 .contains(&bare.to_lowercase().as_str())
             || artifact(bare)
     });
-    driver || mute
+    traceback || driver || mute
 }

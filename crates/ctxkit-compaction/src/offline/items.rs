@@ -32,8 +32,21 @@ const DECISION_MARKS: &[&str] = &[
 ];
 /// Comparisons that are a choice only when someone acts on them (`now uses X instead of Y`).
 const COMPARISON_MARKS: &[&str] = &["instead of", "rather than", "而不是"];
-const ACTING_MARKS: &[&str] = &["i'll", "i will", "we'll", "let's", " now ", "use ", "uses "];
+/// Words of acting, matched as whole words (`refuses it` does not say `uses`).
+const ACTING_MARKS: &[&str] = &["i'll", "i will", "we'll", "let's", "now", "use", "uses"];
 const SPECULATION: &[&str] = &["if ", "i bet", "maybe", "perhaps", "it might", "this might"];
+/// What a plan's next sentence says when it gives the reason for the choice (`I'll do it in
+/// Arrow: … That avoids pulling in pandas.`).
+const REASON_MARKS: &[&str] = &["avoids", "avoid ", "instead of", "rather than"];
+
+/// Whether `text` holds `mark` as whole words, not inside a longer word.
+fn has_words(text: &str, mark: &str) -> bool {
+    text.match_indices(mark).any(|(start, _)| {
+        let before = text[..start].chars().next_back();
+        let after = text[start + mark.len()..].chars().next();
+        !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+    })
+}
 
 /// Statements of choice from the assistant's replies, most recent last.
 pub(crate) fn decisions(parts: &[Part]) -> Vec<String> {
@@ -42,16 +55,26 @@ pub(crate) fn decisions(parts: &[Part]) -> Vec<String> {
         let Part::Assistant(text) = part else {
             continue;
         };
-        for sentence in sentences(text) {
+        let all = sentences(text);
+        for (index, sentence) in all.iter().enumerate() {
             let lower = sentence.to_lowercase();
             let length = sentence.chars().count();
+            // A plan in the first person whose next sentence gives its reason is a choice.
+            let reasoned = ["i'll ", "i will ", "we'll "]
+                .iter()
+                .any(|start| lower.starts_with(start))
+                && all.get(index + 1).is_some_and(|next| {
+                    let next = next.to_lowercase();
+                    REASON_MARKS.iter().any(|mark| next.contains(mark))
+                });
             if (20..=320).contains(&length)
                 && !sentence.ends_with(['?', '？', ':'])
                 && !sentence.starts_with(['`', '|', '#', '-', '{', '/'])
                 && !SPECULATION.iter().any(|mark| lower.starts_with(mark))
-                && (DECISION_MARKS.iter().any(|mark| lower.contains(mark))
+                && (reasoned
+                    || DECISION_MARKS.iter().any(|mark| lower.contains(mark))
                     || (COMPARISON_MARKS.iter().any(|mark| lower.contains(mark))
-                        && ACTING_MARKS.iter().any(|mark| lower.contains(mark))))
+                        && ACTING_MARKS.iter().any(|mark| has_words(&lower, mark))))
             {
                 let item = clip(&sentence.replace("**", ""), 260);
                 found.retain(|existing| dedup_key(existing) != dedup_key(&item));

@@ -396,3 +396,19 @@ fn zero_counts_are_not_failures_and_pipes_into_programs_stay() {
         "helm template charts/api | kubeconform -strict"
     );
 }
+
+#[test]
+fn a_reasoned_plan_is_a_decision_and_a_report_is_not() {
+    let conversation = "[User]: make the merge step fast\n\n\
+        [Assistant]: I'll do it with a hash join on `order_id`, then drop the nested loop. That avoids loading both tables into memory twice.\n\n\
+        [Assistant tool calls]: bash(command=\"pytest -q\")\n\n\
+        [Tool result]: 4 passed in 0.2s\n\n\
+        [Assistant]: The import stopped at batch 7: its file has `amount` as text instead of a number, so the loader refuses it.";
+    let summary = summarize_offline(&request(conversation, None, 2_000));
+    let decisions = section(&summary, "## Key Decisions");
+    assert!(
+        decisions.contains("I'll do it with a hash join"),
+        "{summary}"
+    );
+    assert!(!decisions.contains("The import stopped"), "{summary}");
+}

@@ -233,3 +233,81 @@ fn summary_lines_name_less_than_the_line_naming_the_field() {
             > naming_score("AssertionError: 3 != 2")
     );
 }
+
+#[test]
+fn a_python_traceback_fails_with_its_exception_line() {
+    let output = "loaded 3 files\nTraceback (most recent call last):\n  File \"/srv/app/load.py\", line 12, in <module>\n    main()\n  File \"/srv/app/load.py\", line 9, in main\n    frame = merge(parts)\nmyproject.errors.SchemaMismatch: column 'zip' changed type:\nzip: int32\nvs\nzip: string\n\nCommand exited with code 1";
+    assert_eq!(
+        commands::error_line(output),
+        Some("myproject.errors.SchemaMismatch: column 'zip' changed type:")
+    );
+    assert_eq!(
+        failure_line(output).as_deref(),
+        Some("myproject.errors.SchemaMismatch: column 'zip' changed type:")
+    );
+    // Of chained tracebacks, the last exception; a bare exception name counts too.
+    let chained = "Traceback (most recent call last):\n  File \"a.py\", line 3, in <module>\n    x = d['k']\nKeyError: 'k'\n\nDuring handling of the above exception, another exception occurred:\n\nTraceback (most recent call last):\n  File \"a.py\", line 5, in <module>\n    raise Stop\nStopIteration";
+    assert_eq!(errors::traceback_exception(chained), Some("StopIteration"));
+    // A cut-off traceback still fails with its heading.
+    let cut = "Traceback (most recent call last):\n  File \"a.py\", line 3, in <module>";
+    assert_eq!(errors::traceback_exception(cut), None);
+    assert_eq!(
+        commands::error_line(cut),
+        Some("Traceback (most recent call last):")
+    );
+}
+
+#[test]
+fn a_compiler_error_at_an_absolute_path_in_parentheses_beats_the_banner() {
+    let output = "  Restored /w/Shop.csproj\n/w/src/Shop/Cart.cs(21,14): warning CS0168: The variable 'ex' is declared but never used [/w/Shop.csproj]\n/w/src/Shop/Cart.cs(40,9): error CS0103: The name 'total' does not exist in the current context [/w/Shop.csproj]\n\nBuild FAILED.\n    1 Warning(s)\n    1 Error(s)";
+    assert!(commands::error_line(output).is_some_and(|line| line.contains("CS0103")));
+    assert!(errors::is_error_line(
+        "/w/src/Shop/Cart.cs(40,9): error CS0103: The name 'total' does not exist"
+    ));
+    for warning in [
+        "/w/src/Shop/Cart.cs(21,14): warning CS0168: The variable 'ex' is declared but never used",
+        "src/Shop/Cart.cs(3,1): warning CS8019: Unnecessary using directive, type not found",
+    ] {
+        assert!(!errors::is_error_line(warning), "{warning}");
+    }
+}
+
+#[test]
+fn a_query_command_is_not_a_step_and_keeps_its_value() {
+    for query in [
+        "docker image ls app:ci --format '{{.Size}}'",
+        "gh run list --branch x",
+        "nix path-info -Sh ./result",
+    ] {
+        assert!(!is_step(query), "{query}");
+    }
+    for step in [
+        "pytest tests/view",
+        "nix build .#app && nix path-info -Sh ./result",
+    ] {
+        assert!(is_step(step), "{step}");
+    }
+    let conversation = "[User]: how big is the image?\n\n\
+        [Assistant tool calls]: bash(command=\"docker image ls api:ci --format '{{.Size}}'\")\n\n\
+        [Tool result]: 512MB";
+    let summary = summarize_offline(&request(conversation, None, 2_000));
+    assert!(
+        section(&summary, "### Done")
+            .contains("`docker image ls api:ci --format '{{.Size}}'`: 512MB"),
+        "{summary}"
+    );
+}
+
+#[test]
+fn a_benchmark_table_is_kept_on_one_line() {
+    let output = "rows: 1,204\n\n| step | old (ms) | new (ms) |\n|------|---------:|---------:|\n| parse | 310 | 120 |\n| total | 505 | 298 |\n\ndone";
+    assert_eq!(
+        measurement(output).as_deref(),
+        Some("step old (ms) new (ms); parse 310 120; total 505 298")
+    );
+    // A table of words is not a measurement.
+    assert_eq!(
+        measurement("| name | owner |\n|---|---|\n| api | team-a |"),
+        None
+    );
+}
