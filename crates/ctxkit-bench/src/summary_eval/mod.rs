@@ -4,8 +4,12 @@
 //! summary's size (exact cl100k tokens) and its noise rate (content lines carrying none of the facts).
 
 mod builder;
+mod cases_developed_more;
+mod cases_developed_third;
 mod cases_english;
 mod cases_held_out;
+mod cases_held_out_fifth;
+mod cases_held_out_fourth;
 mod cases_held_out_third;
 mod cases_other;
 
@@ -50,8 +54,13 @@ pub struct Case {
 pub fn corpus() -> Vec<Case> {
     let mut cases = cases_english::cases();
     cases.extend(cases_other::cases());
+    cases.extend(cases_developed_more::cases());
+    cases.extend(cases_developed_more::second_batch());
+    cases.extend(cases_developed_third::cases());
     cases.extend(cases_held_out::cases());
     cases.extend(cases_held_out_third::cases());
+    cases.extend(cases_held_out_fourth::cases());
+    cases.extend(cases_held_out_fifth::cases());
     cases
 }
 

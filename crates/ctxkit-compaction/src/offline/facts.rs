@@ -194,6 +194,7 @@ fn is_project_command(command: &str) -> bool {
     let first = command.split_whitespace().next().unwrap_or_default();
     !is_file_operation(command)
         && !matches!(first, "git" | "kill" | "pkill")
+        && !command.contains("git rebase --continue")
         && !command.contains(" -e ")
         && !command.contains(" -c ")
         && command.chars().count() <= 100
@@ -213,9 +214,119 @@ fn is_tool_call_id(token: &str) -> bool {
         })
 }
 
+/// First segments of paths that name a project's directories.
+const KNOWN_DIRECTORIES: &[&str] = &[
+    "src",
+    "lib",
+    "crates",
+    "packages",
+    "apps",
+    "app",
+    "internal",
+    "cmd",
+    "pkg",
+    "test",
+    "tests",
+    "spec",
+    "docs",
+    "doc",
+    "config",
+    "scripts",
+    "bin",
+    "charts",
+    "k8s",
+    "deploy",
+    "infra",
+    "services",
+    "modules",
+    "components",
+    "public",
+    "static",
+    "assets",
+    "migrations",
+    "db",
+    "api",
+    "tools",
+    "examples",
+    "benches",
+    "fixtures",
+    "node_modules",
+    "dist",
+    "build",
+    "target",
+    "vendor",
+    "include",
+    "terraform",
+    "helm",
+    "manifests",
+    "templates",
+    "e2e",
+];
+
+/// Names of git remotes and refs: `origin/main` is a branch, not a file.
+const REMOTES: &[&str] = &["origin", "upstream", "refs", "remotes", "HEAD", "fork"];
+
+/// Whether a token with a slash is shaped like a path: a file extension, a leading `./`, `/`, `~`
+/// or `.`, a trailing `/`, a known first directory, or a path the tools were given. Words like
+/// `and/or`, `date/time`, `client/server` and refs like `origin/main` are not.
+pub(crate) fn path_shaped(token: &str, seen: &[String]) -> bool {
+    let bare = token.trim_start_matches('!');
+    if !bare.contains('/') {
+        // A bare dot-name is a dotfile (`.env.local`, `.eslintrc`, `.gitignore`), not a method
+        // (`.repeat`).
+        return !bare.starts_with('.')
+            || bare.ends_with("rc")
+            || bare.ends_with("ignore")
+            || bare.starts_with(".env")
+            || bare.matches('.').count() >= 2
+            || seen.iter().any(|path| path.ends_with(bare));
+    }
+    let segments: Vec<&str> = bare.split('/').filter(|part| !part.is_empty()).collect();
+    let first = segments.first().copied().unwrap_or_default();
+    if REMOTES.contains(&first) {
+        return false;
+    }
+    let last = segments.last().copied().unwrap_or_default();
+    let extension = last
+        .rsplit_once('.')
+        .is_some_and(|(stem, extension)| !stem.is_empty() && (1..=10).contains(&extension.len()));
+    extension
+        || bare.starts_with(['.', '/', '~'])
+        || bare.ends_with('/')
+        || KNOWN_DIRECTORIES.contains(&first)
+        || seen.iter().any(|path| {
+            path == bare
+                || path.starts_with(&format!("{bare}/"))
+                || path.ends_with(&format!("/{bare}"))
+        })
+}
+
+/// Paths the tools were given (a `path` argument, a word of a command), for `path_shaped`.
+fn tool_paths(parts: &[Part]) -> Vec<String> {
+    let mut seen = Vec::new();
+    for part in parts {
+        if let Part::ToolCalls(calls) = part {
+            for call in calls {
+                for key in ["path", "file_path"] {
+                    if let Some(path) = crate::extract::string_argument(call, key) {
+                        push_unique(&mut seen, path.trim_end_matches('/'));
+                    }
+                }
+                if let Some(command) = crate::extract::string_argument(call, "command") {
+                    for word in command.split_whitespace().filter(|word| word.contains('/')) {
+                        push_unique(&mut seen, word.trim_matches(['"', '\'', '/']));
+                    }
+                }
+            }
+        }
+    }
+    seen
+}
+
 impl Facts {
     pub(crate) fn collect(parts: &[Part], work: &Work, modified: &[String]) -> Self {
         let mut facts = Self::default();
+        let seen = tool_paths(parts);
         // Token → (order of first appearance, score).
         let mut scores: HashMap<String, (usize, f64), RandomState> = HashMap::default();
         let mut add = |token: &str, weight: f64| {
@@ -302,7 +413,10 @@ impl Facts {
         let mut ranked: Vec<(String, (usize, f64))> = scores
             .into_iter()
             .filter(|(token, (_, score))| {
-                *score >= 2.5 && !modified.contains(token) && !is_tool_call_id(token)
+                *score >= 2.5
+                    && !modified.contains(token)
+                    && !is_tool_call_id(token)
+                    && path_shaped(token, &seen)
             })
             .collect();
         ranked.sort_by(|(_, (first_index, first)), (_, (second_index, second))| {
@@ -355,5 +469,31 @@ mod tests {
             &mut branches,
         );
         assert_eq!(branches, ["fix/parser", "main"]);
+    }
+
+    #[test]
+    fn words_with_a_slash_are_paths_only_when_shaped_like_one() {
+        let seen = vec!["services/orders".to_owned()];
+        for path in [
+            "src/a.rs",
+            "./run",
+            "reports/",
+            "crates/fetch",
+            ".github/workflows",
+            "services/orders",
+            ".eslintrc",
+            ".env.local",
+        ] {
+            assert!(path_shaped(path, &seen), "{path}");
+        }
+        for word in [
+            "origin/main",
+            "and/or",
+            "date/time",
+            "client/server",
+            "upstream/dev",
+        ] {
+            assert!(!path_shaped(word, &seen), "{word}");
+        }
     }
 }

@@ -7,6 +7,7 @@ use crate::offline::facts::Facts;
 use crate::offline::items::{
     context_file_rules, decisions, fact_items, last_report, progress_items, without_trailing_note,
 };
+use crate::offline::merge;
 use crate::offline::previous::{Previous, Slot, parse_previous};
 use crate::offline::render::{Item, Section, Style};
 use crate::offline::text::{
@@ -30,42 +31,6 @@ pub(crate) fn carried(text: &str) -> Option<(&str, bool)> {
         }
     }
     None
-}
-
-/// Whether an earlier open item is finished by the new span's work: it names a file changed or a
-/// command that passed, or a technical word of it (`/healthz`, `Retry-After`) is in a commit
-/// message of the span.
-fn finished(item: &str, done_tokens: &[String], commit_messages: &[String]) -> bool {
-    let technical = item
-        .split(|character: char| character.is_whitespace() || "`,;()".contains(character))
-        .map(|word| word.trim_matches(['.', ':', '"', '\'']))
-        .filter(|word| word.len() >= 4 && word.contains(['/', '-', '_']))
-        .map(str::to_owned);
-    let named: Vec<String> = identifiers(item)
-        .into_iter()
-        .chain(item.split('`').skip(1).step_by(2).map(str::to_owned))
-        .chain(technical)
-        .collect();
-    named.iter().any(|name| {
-        // A path's last two segments (`interactive/components`) name it well enough in a command
-        // or a commit message written from another directory.
-        let segments: Vec<&str> = name.split('/').filter(|part| !part.is_empty()).collect();
-        let tail = segments[segments.len().saturating_sub(2)..].join("/");
-        let tail_done = segments.len() >= 2
-            && tail.len() >= 8
-            && done_tokens
-                .iter()
-                .chain(commit_messages)
-                .any(|done| done.contains(&tail));
-        tail_done
-            || done_tokens
-                .iter()
-                .any(|done| done == name || done.ends_with(&format!("/{name}")))
-            || (name.len() >= 4
-                && commit_messages
-                    .iter()
-                    .any(|message| message.to_lowercase().contains(&name.to_lowercase())))
-    })
 }
 
 /// The earlier summaries: the `<previous-summary>` and compaction summaries inside the span; branch
@@ -237,6 +202,19 @@ pub(crate) fn sections(
             .map(|run| run.command.clone()),
     );
     done_tokens.extend(work.commits.iter().map(|(hash, _, _)| hash.clone()));
+    // The files a passing command named (`git rm .travis.yml`).
+    for run in work
+        .commands
+        .iter()
+        .filter(|run| run.last == Outcome::Passed)
+    {
+        for word in run.command.split_whitespace() {
+            let word = word.trim_matches(['"', '\'']);
+            if word.contains(['.', '/']) && !word.starts_with('-') && word.len() > 3 {
+                done_tokens.push(word.to_owned());
+            }
+        }
+    }
     let commit_messages: Vec<String> = work
         .commits
         .iter()
@@ -247,8 +225,13 @@ pub(crate) fn sections(
     let mut in_progress = Section::new("### In Progress", Style::Todo);
     let mut blocked = Section::new("### Blocked", Style::Bullet);
     let mut next = Section::new("## Next Steps", Style::Numbered);
+    // The earlier "Edited …"/"Wrote …" lines join the span's into one account of the files.
+    let mut earlier_files: Vec<crate::offline::work::FileChange> = Vec::new();
     for item in previous.of(Slot::Done) {
-        done.push(item, 55);
+        match merge::earlier_files(item) {
+            Some(files) => earlier_files.extend(files),
+            None => done.push(item, 55),
+        }
     }
     for chunk in handled.chunks(3) {
         done.push(
@@ -280,8 +263,15 @@ pub(crate) fn sections(
         (Slot::Blocked, &mut blocked),
     ] {
         for item in previous.of(slot) {
-            if finished(item, &done_tokens, &commit_messages) {
-                done.push(item, 68);
+            if merge::finished(item, &done_tokens, &commit_messages) {
+                // A reported failure of a command that passes now is superseded by its new line; a
+                // planned step that a commit or an opened pull request of the span tells is told
+                // by that line.
+                let told = slot == Slot::Next
+                    && merge::told_by_own_line(item, &done_tokens, &commit_messages);
+                if !merge::is_failure_report(item) && !told {
+                    done.push(item, 68);
+                }
             } else if moved_on {
                 section.push(
                     format!(
@@ -299,7 +289,7 @@ pub(crate) fn sections(
             }
         }
     }
-    for item in progress_items(&work, language) {
+    for item in progress_items(&work, &earlier_files, language) {
         done.push(item.text, item.priority);
     }
     let latest_position = requests.last().map_or(0, |(index, _)| *index);
@@ -370,9 +360,6 @@ pub(crate) fn sections(
     }
 
     let mut critical = Section::new("## Critical Context", Style::Bullet);
-    for item in previous.of(Slot::Critical) {
-        critical.push(item, 70);
-    }
     for item in branches {
         critical.push(
             format!(
@@ -395,8 +382,25 @@ pub(crate) fn sections(
     ]
     .iter()
     .flat_map(|section| section.items.iter().cloned())
+    .chain(previous.of(Slot::Critical).map(|text| Item {
+        text: text.to_owned(),
+        priority: 70,
+    }))
     .collect();
-    for item in fact_items(&facts, &work, language, &said) {
+    let earlier_critical: Vec<&str> = previous.of(Slot::Critical).collect();
+    let passed: Vec<&str> = work
+        .commands
+        .iter()
+        .filter(|run| run.last == Outcome::Passed)
+        .map(|run| run.command.as_str())
+        .collect();
+    let settled = |item: &str| {
+        item.split('`')
+            .nth(1)
+            .is_some_and(|command| passed.contains(&command))
+    };
+    let fresh = fact_items(&facts, &work, language, &said);
+    for item in merge::merge_critical(&earlier_critical, fresh, settled) {
         critical.push(item.text, item.priority);
     }
     vec![

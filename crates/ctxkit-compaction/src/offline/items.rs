@@ -3,6 +3,7 @@
 //! Context.
 
 use crate::extract::{Part, identifiers, sentences};
+use crate::offline::commands::is_step;
 use crate::offline::facts::Facts;
 use crate::offline::render::{Item, Section};
 use crate::offline::say;
@@ -31,8 +32,21 @@ const DECISION_MARKS: &[&str] = &[
 ];
 /// Comparisons that are a choice only when someone acts on them (`now uses X instead of Y`).
 const COMPARISON_MARKS: &[&str] = &["instead of", "rather than", "而不是"];
-const ACTING_MARKS: &[&str] = &["i'll", "i will", "we'll", "let's", " now ", "use ", "uses "];
+/// Words of acting, matched as whole words (`refuses it` does not say `uses`).
+const ACTING_MARKS: &[&str] = &["i'll", "i will", "we'll", "let's", "now", "use", "uses"];
 const SPECULATION: &[&str] = &["if ", "i bet", "maybe", "perhaps", "it might", "this might"];
+/// What a plan's next sentence says when it gives the reason for the choice (`I'll do it in
+/// Arrow: … That avoids pulling in pandas.`).
+const REASON_MARKS: &[&str] = &["avoids", "avoid ", "instead of", "rather than"];
+
+/// Whether `text` holds `mark` as whole words, not inside a longer word.
+fn has_words(text: &str, mark: &str) -> bool {
+    text.match_indices(mark).any(|(start, _)| {
+        let before = text[..start].chars().next_back();
+        let after = text[start + mark.len()..].chars().next();
+        !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+    })
+}
 
 /// Statements of choice from the assistant's replies, most recent last.
 pub(crate) fn decisions(parts: &[Part]) -> Vec<String> {
@@ -41,16 +55,26 @@ pub(crate) fn decisions(parts: &[Part]) -> Vec<String> {
         let Part::Assistant(text) = part else {
             continue;
         };
-        for sentence in sentences(text) {
+        let all = sentences(text);
+        for (index, sentence) in all.iter().enumerate() {
             let lower = sentence.to_lowercase();
             let length = sentence.chars().count();
+            // A plan in the first person whose next sentence gives its reason is a choice.
+            let reasoned = ["i'll ", "i will ", "we'll "]
+                .iter()
+                .any(|start| lower.starts_with(start))
+                && all.get(index + 1).is_some_and(|next| {
+                    let next = next.to_lowercase();
+                    REASON_MARKS.iter().any(|mark| next.contains(mark))
+                });
             if (20..=320).contains(&length)
                 && !sentence.ends_with(['?', '？', ':'])
                 && !sentence.starts_with(['`', '|', '#', '-', '{', '/'])
                 && !SPECULATION.iter().any(|mark| lower.starts_with(mark))
-                && (DECISION_MARKS.iter().any(|mark| lower.contains(mark))
+                && (reasoned
+                    || DECISION_MARKS.iter().any(|mark| lower.contains(mark))
                     || (COMPARISON_MARKS.iter().any(|mark| lower.contains(mark))
-                        && ACTING_MARKS.iter().any(|mark| lower.contains(mark))))
+                        && ACTING_MARKS.iter().any(|mark| has_words(&lower, mark))))
             {
                 let item = clip(&sentence.replace("**", ""), 260);
                 found.retain(|existing| dedup_key(existing) != dedup_key(&item));
@@ -106,7 +130,7 @@ fn is_help_probe(command: &str) -> bool {
 }
 
 /// Progress items from tool work: commits, files changed, commands that passed.
-pub(crate) fn progress_items(work: &Work, language: Language) -> Vec<Item> {
+pub(crate) fn progress_items(work: &Work, earlier: &[FileChange], language: Language) -> Vec<Item> {
     let mut items = Vec::new();
     for (hash, branch, message) in &work.commits {
         items.push(Item {
@@ -131,14 +155,23 @@ pub(crate) fn progress_items(work: &Work, language: Language) -> Vec<Item> {
         }
         text
     };
-    let created: Vec<String> = work
-        .files
+    // The earlier summary's files first, the span's added to them.
+    let mut files: Vec<FileChange> = earlier.to_vec();
+    for file in &work.files {
+        match files.iter_mut().find(|known| known.path == file.path) {
+            Some(known) => {
+                known.edits += file.edits + usize::from(file.created && !known.created);
+                known.failed_edits += file.failed_edits;
+            }
+            None => files.push(file.clone()),
+        }
+    }
+    let created: Vec<String> = files
         .iter()
         .filter(|file| file.created)
         .map(describe)
         .collect();
-    let edited: Vec<String> = work
-        .files
+    let edited: Vec<String> = files
         .iter()
         .filter(|file| !file.created && (file.edits > 0 || file.failed_edits > 0))
         .map(describe)
@@ -183,6 +216,28 @@ pub(crate) fn progress_items(work: &Work, language: Language) -> Vec<Item> {
             && run.last == Outcome::Passed
             && run.failures == 0
         {
+            continue;
+        }
+        // A command that is not a build, test, check or shipping step is progress only for what
+        // its output told: a measurement or the files it created.
+        if !is_step(&run.command) && run.last == Outcome::Passed && run.failures == 0 {
+            let told = match (&run.measured, run.created.is_empty()) {
+                (Some(measured), _) => clip(measured, 160),
+                (None, false) => format!(
+                    "{} {}",
+                    say(language, "created", "创建了"),
+                    run.created
+                        .iter()
+                        .map(|file| format!("`{file}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                (None, true) => continue,
+            };
+            items.push(Item {
+                text: format!("`{}`: {told}", run.command),
+                priority: 64,
+            });
             continue;
         }
         let text = match (&run.last, run.failures, &run.first_error) {
@@ -339,9 +394,11 @@ pub(crate) fn fact_items(
         (say(language, "Files", "文件"), &facts.paths, 62),
         (say(language, "Symbols", "符号"), &facts.symbols, 58),
     ] {
+        // The error lines just listed name their identifiers already.
+        let in_errors = |name: &str| items.iter().any(|item| item.text.contains(name));
         let unsaid: Vec<String> = list
             .iter()
-            .filter(|name| !already_said(name, said, priority))
+            .filter(|name| !already_said(name, said, priority) && !in_errors(name))
             .cloned()
             .collect();
         for chunk in unsaid.chunks(10) {

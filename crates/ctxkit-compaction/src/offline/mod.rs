@@ -4,9 +4,12 @@
 //! outcome, what is still open judged from the tail, decisions, and the exact strings worth keeping;
 //! merged with the previous summary when updating, in the user's language, within the budget.
 
+mod commands;
+mod errors;
 mod facts;
 mod history;
 mod items;
+mod merge;
 mod previous;
 mod render;
 mod text;
@@ -14,6 +17,8 @@ mod work;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_outcomes;
 
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
@@ -103,7 +108,7 @@ fn turn_prefix_sections(conversation: &Conversation, language: Language) -> Vec<
     let work = Work::from_parts(&conversation.parts);
     let modified: Vec<String> = work.files.iter().map(|file| file.path.clone()).collect();
     let mut early = Section::new("## Early Progress", Style::Bullet);
-    for item in items::progress_items(&work, language) {
+    for item in items::progress_items(&work, &[], language) {
         early.push(item.text, item.priority);
     }
     for decision in items::decisions(&conversation.parts) {

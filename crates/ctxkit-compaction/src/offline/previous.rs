@@ -100,6 +100,29 @@ fn heading_of(line: &str) -> Option<&str> {
         .then(|| bold.trim_matches('*').trim_end_matches(':'))
 }
 
+/// Whether an item only says a section is empty (`n/a`, `None.`, `-`, `—`, `TBD`, `...`).
+fn is_placeholder(item: &str) -> bool {
+    let bare = item
+        .trim_matches(|c: char| c.is_whitespace() || "()[]*_.:".contains(c))
+        .to_lowercase();
+    matches!(
+        bare.as_str(),
+        "" | "n/a"
+            | "na"
+            | "none"
+            | "none yet"
+            | "none so far"
+            | "nothing"
+            | "nothing yet"
+            | "tbd"
+            | "-"
+            | "—"
+            | "–"
+            | "无"
+            | "暂无"
+    )
+}
+
 /// Reads an earlier summary (without ctxkit's file blocks or notices).
 pub(crate) fn parse_previous(text: &str) -> Previous {
     // Claude Code writes its scratch analysis before a `Summary:` line; only what follows counts.
@@ -180,7 +203,7 @@ pub(crate) fn parse_previous(text: &str) -> Previous {
             .trim_start_matches("[ ]")
             .trim();
         let lower = item.to_lowercase();
-        if item.is_empty() || lower.starts_with("(none") || item == "..." {
+        if item.is_empty() || lower.starts_with("(none") || is_placeholder(item) {
             continue;
         }
         let item = clip(item, 300);

@@ -3,7 +3,11 @@
 use super::*;
 use render::budget_tokens;
 
-fn request(conversation: &str, previous: Option<&str>, max_tokens: u64) -> SummaryRequest {
+pub(super) fn request(
+    conversation: &str,
+    previous: Option<&str>,
+    max_tokens: u64,
+) -> SummaryRequest {
     let mut text = format!("<conversation>\n{conversation}\n</conversation>\n\n");
     if let Some(previous) = previous {
         text.push_str(&format!(
@@ -20,7 +24,7 @@ fn request(conversation: &str, previous: Option<&str>, max_tokens: u64) -> Summa
     }
 }
 
-fn section<'a>(summary: &'a str, heading: &str) -> &'a str {
+pub(super) fn section<'a>(summary: &'a str, heading: &str) -> &'a str {
     let start = summary
         .find(heading)
         .map_or(0, |start| start + heading.len());
@@ -372,11 +376,17 @@ fn probes_are_not_progress() {
 
 #[test]
 fn zero_counts_are_not_failures_and_pipes_into_programs_stay() {
-    assert!(!work::is_error_line("1 chart(s) linted, 0 chart(s) failed"));
-    assert!(!work::is_error_line("test result: ok. 3 passed; 0 failed"));
-    assert!(!work::is_error_line("Found 0 errors in 12 files"));
-    assert!(work::is_error_line("1 chart(s) linted, 1 chart(s) failed"));
-    assert!(work::is_error_line("Tests: 1 failed, 18 passed"));
+    assert!(!errors::is_error_line(
+        "1 chart(s) linted, 0 chart(s) failed"
+    ));
+    assert!(!errors::is_error_line(
+        "test result: ok. 3 passed; 0 failed"
+    ));
+    assert!(!errors::is_error_line("Found 0 errors in 12 files"));
+    assert!(errors::is_error_line(
+        "1 chart(s) linted, 1 chart(s) failed"
+    ));
+    assert!(errors::is_error_line("Tests: 1 failed, 18 passed"));
     assert_eq!(
         work::command_core("cargo test 2>&1 | tail -20"),
         "cargo test"
@@ -385,4 +395,20 @@ fn zero_counts_are_not_failures_and_pipes_into_programs_stay() {
         work::command_core("helm template charts/api | kubeconform -strict"),
         "helm template charts/api | kubeconform -strict"
     );
+}
+
+#[test]
+fn a_reasoned_plan_is_a_decision_and_a_report_is_not() {
+    let conversation = "[User]: make the merge step fast\n\n\
+        [Assistant]: I'll do it with a hash join on `order_id`, then drop the nested loop. That avoids loading both tables into memory twice.\n\n\
+        [Assistant tool calls]: bash(command=\"pytest -q\")\n\n\
+        [Tool result]: 4 passed in 0.2s\n\n\
+        [Assistant]: The import stopped at batch 7: its file has `amount` as text instead of a number, so the loader refuses it.";
+    let summary = summarize_offline(&request(conversation, None, 2_000));
+    let decisions = section(&summary, "## Key Decisions");
+    assert!(
+        decisions.contains("I'll do it with a hash join"),
+        "{summary}"
+    );
+    assert!(!decisions.contains("The import stopped"), "{summary}");
 }

@@ -371,20 +371,49 @@ impl Language {
     }
 }
 
-/// A line with every count of failures zeroed out (`0 failed`, `0 chart(s) failed`, `0 errors`),
-/// so a summary that reports none does not read as a failure.
+/// A line without its zero counts of failures (`0 failed`, `0 errors`, `ERROR=0`, `errors: 0`,
+/// `Failed:     0,`), so that a summary line reporting none does not read as an error.
 pub(crate) fn without_zero_counts(line: &str) -> String {
-    let words: Vec<&str> = line.split(' ').collect();
-    let mut kept: Vec<&str> = Vec::with_capacity(words.len());
+    let counted = |word: &str| {
+        matches!(
+            word.to_lowercase().as_str(),
+            "failed" | "failures" | "failure" | "errors" | "error" | "failing"
+        )
+    };
+    let zero =
+        |word: &str| word.trim_matches(|character: char| !character.is_alphanumeric()) == "0";
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let mut dropped = vec![false; words.len()];
     for (index, word) in words.iter().enumerate() {
         let bare = word.trim_matches(|character: char| !character.is_alphanumeric());
-        let counted = matches!(bare, "failed" | "failures" | "failure" | "errors" | "error")
+        // `ERROR=0`, `errors:0`
+        let assigned = word
+            .split_once(['=', ':'])
+            .is_some_and(|(name, value)| counted(name) && !value.is_empty() && zero(value));
+        // `0 failed`, `0 test failures`
+        let after_zero = counted(bare)
             && (index >= 1 && words[index - 1] == "0" || index >= 2 && words[index - 2] == "0");
-        if !counted {
-            kept.push(word);
+        // `Failures: 0`, `Failed:     0,` (a plural or past-tense label: `error: 0 …` is a message)
+        let labelled = counted(bare)
+            && !bare.eq_ignore_ascii_case("error")
+            && !bare.eq_ignore_ascii_case("failure")
+            && word.ends_with([':', '='])
+            && words.get(index + 1).is_some_and(|next| zero(next));
+        if assigned || after_zero {
+            dropped[index] = true;
+        }
+        if labelled {
+            dropped[index] = true;
+            dropped[index + 1] = true;
         }
     }
-    kept.join(" ")
+    words
+        .iter()
+        .zip(dropped)
+        .filter(|(_, dropped)| !dropped)
+        .map(|(word, _)| *word)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 #[cfg(test)]

@@ -3,6 +3,8 @@
 //! calls still waiting for a result. Exploration (reads, greps, listings) is not progress.
 
 use crate::extract::{Part, string_argument};
+use crate::offline::commands::{created_files, failure_line, measurement, telling_line, unframed};
+use crate::offline::errors::is_error_line;
 use crate::offline::text::clip;
 
 /// How a command's last run ended.
@@ -28,6 +30,10 @@ pub(crate) struct CommandRun {
     pub(crate) last: Outcome,
     /// Index of the part of its last run.
     pub(crate) position: usize,
+    /// What the last passing run's output measured (`p95 84ms`), if anything.
+    pub(crate) measured: Option<String>,
+    /// Files the command's output says it created.
+    pub(crate) created: Vec<String>,
 }
 
 /// Changes to one file.
@@ -123,49 +129,6 @@ pub(crate) fn is_exploration(command: &str) -> bool {
         || (first == "git" && GIT_LOOK.contains(&second) && !core.contains("&&"))
 }
 
-/// Marks of an error line (case-sensitive, so `isError: boolean` in code does not count).
-const ERROR_MARKS: &[&str] = &[
-    "error[",
-    "error:",
-    "Error:",
-    "ERROR",
-    "FAILED",
-    "FAIL ",
-    "failed",
-    "panicked",
-    "Traceback",
-    "npm ERR!",
-    "fatal:",
-    "Exception",
-    "No such file",
-    "not found",
-    "Could not find",
-    "cannot find",
-    "Cannot find",
-    "--- FAIL",
-];
-
-/// Whether a result line reads as an error message rather than code that mentions errors or a
-/// summary line that reports none (`test result: ok. 3 passed; 0 failed`).
-pub(crate) fn is_error_line(line: &str) -> bool {
-    let trimmed = line.trim();
-    let cleared = crate::offline::text::without_zero_counts(trimmed);
-    !trimmed.is_empty()
-        && utf16_short(trimmed)
-        && (!trimmed.starts_with(['?', '|', '}', '{', '(', ')', '*', '#', '/', '-', '+', '@'])
-            || trimmed.starts_with("--- FAIL"))
-        && !trimmed.starts_with("//")
-        && !trimmed.contains("=>")
-        && !trimmed.starts_with("Command exited with code")
-        && !trimmed.ends_with([';', '{', ','])
-        && !trimmed.to_lowercase().contains("test result: ok")
-        && ERROR_MARKS.iter().any(|mark| cleared.contains(mark))
-}
-
-fn utf16_short(line: &str) -> bool {
-    line.len() < 400
-}
-
 /// The non-zero exit code a Pi bash result ends with.
 fn exit_code(result: &str) -> Option<i64> {
     let line = result
@@ -178,42 +141,6 @@ fn exit_code(result: &str) -> Option<i64> {
         .parse()
         .ok()
         .filter(|code| *code != 0)
-}
-
-/// Error marks by how much they tell: a message naming the problem first, then a failing test or a
-/// missing file, then anything else (a generic `npm error command failed`).
-const ERROR_TIERS: &[&[&str]] = &[
-    &[
-        "error[",
-        "error TS",
-        "Error:",
-        "error:",
-        "panicked",
-        "fatal:",
-        "Exception:",
-    ],
-    &[
-        "--- FAIL",
-        "FAIL ",
-        "FAILED",
-        "No such file",
-        "Cannot find",
-        "cannot find",
-        "not found",
-    ],
-];
-
-/// The most telling error line of an output: the first of the best tier.
-fn error_line(result: &str) -> Option<&str> {
-    let generic = |line: &str| line.contains("npm error") || line.contains("npm ERR!");
-    ERROR_TIERS
-        .iter()
-        .find_map(|tier| {
-            result.lines().find(|line| {
-                is_error_line(line) && !generic(line) && tier.iter().any(|mark| line.contains(mark))
-            })
-        })
-        .or_else(|| result.lines().find(|line| is_error_line(line)))
 }
 
 /// The outcome of a command from its output.
@@ -231,15 +158,10 @@ fn command_outcome(result: &str) -> Outcome {
     {
         return Outcome::Cancelled;
     }
-    match (exit_code(result), error_line(result)) {
-        (Some(_), Some(line)) | (None, Some(line)) => Outcome::Failed(clip(line.trim(), 240)),
+    match (exit_code(result), failure_line(result)) {
+        (Some(_), Some(line)) | (None, Some(line)) => Outcome::Failed(line),
         (Some(code), None) => Outcome::Failed(
-            result
-                .lines()
-                .rev()
-                .map(str::trim)
-                .find(|line| !line.is_empty() && !line.starts_with("Command exited"))
-                .map_or_else(|| format!("exit code {code}"), |line| clip(line, 240)),
+            telling_line(result).map_or_else(|| format!("exit code {code}"), unframed),
         ),
         (None, None) => Outcome::Passed,
     }
@@ -263,6 +185,25 @@ fn commits_in(result: &str) -> Vec<(String, String, String)> {
                 )
             })
         })
+        .collect()
+}
+
+/// The commands that finish what a stopped git command left (`git rebase --continue` for `git
+/// pull --rebase`); none for other commands.
+fn resumed_by(command: &str) -> Vec<String> {
+    let last = command.split("&&").last().unwrap_or(command);
+    let words: Vec<&str> = last.split_whitespace().collect();
+    let verb = match words.as_slice() {
+        ["git", "pull", rest @ ..] if rest.iter().any(|word| word.starts_with("--rebase")) => {
+            "rebase"
+        }
+        ["git", "pull", ..] => "merge",
+        ["git", verb, ..] => verb,
+        _ => return Vec::new(),
+    };
+    ["--continue", "--skip"]
+        .iter()
+        .map(|option| format!("{verb} {option}"))
         .collect()
 }
 
@@ -377,6 +318,10 @@ impl Work {
         }
         let outcome = command_outcome(output);
         let core = clip(&command_core(command), 160);
+        let (measured, created) = match outcome {
+            Outcome::Passed => (measurement(output), created_files(output)),
+            Outcome::Failed(_) | Outcome::Pending | Outcome::Cancelled => (None, Vec::new()),
+        };
         if let Outcome::Failed(line) = &outcome {
             self.errors
                 .push((position, format!("`{core}`"), line.clone()));
@@ -390,6 +335,14 @@ impl Work {
                     run.first_error.get_or_insert_with(|| line.clone());
                 }
                 run.last = outcome;
+                if measured.is_some() {
+                    run.measured = measured;
+                }
+                for file in created {
+                    if !run.created.contains(&file) {
+                        run.created.push(file);
+                    }
+                }
             }
             None => self.commands.push(CommandRun {
                 command: core,
@@ -401,6 +354,8 @@ impl Work {
                 },
                 last: outcome,
                 position,
+                measured,
+                created,
             }),
         }
     }
@@ -420,6 +375,8 @@ impl Work {
                 first_error: None,
                 last: Outcome::Pending,
                 position,
+                measured: None,
+                created: Vec::new(),
             }),
         }
     }
@@ -431,22 +388,17 @@ impl Work {
             .iter()
             .filter(|run| matches!(run.last, Outcome::Failed(_)))
             .filter(|run| {
-                // `git rebase --continue` finishes a rebase that stopped on a conflict.
-                let resumed = run
-                    .command
-                    .split("&&")
-                    .last()
-                    .map(|last| {
-                        let words: Vec<&str> = last.split_whitespace().take(2).collect();
-                        format!("{} --continue", words.join(" "))
-                    })
-                    .unwrap_or_default();
+                // `git rebase --continue` finishes a rebase (or `git pull --rebase`) that stopped
+                // on a conflict; likewise a merge, a cherry-pick, a revert.
+                let resumed = resumed_by(&run.command);
                 !self.commands.iter().any(|other| {
                     other.last == Outcome::Passed
                         && other.position > run.position
                         && (other.command.contains(&run.command)
                             || run.command.contains(&other.command)
-                            || other.command.contains(&resumed))
+                            || resumed
+                                .iter()
+                                .any(|resuming| other.command.contains(resuming.as_str())))
                 })
             })
             .collect()

@@ -1,0 +1,150 @@
+//! What an output line is when a run fails: an error line (a message, a failing test, a coded
+//! compiler error), and whether it is the error itself or a build driver's generic banner.
+
+/// Marks of an error line (case-sensitive, so `isError: boolean` in code does not count).
+const ERROR_MARKS: &[&str] = &[
+    "error[",
+    "error:",
+    "Error:",
+    "ERROR",
+    "FAILED",
+    "FAIL ",
+    "failed",
+    "panicked",
+    "Traceback",
+    "npm ERR!",
+    "fatal:",
+    "Exception",
+    "No such file",
+    "not found",
+    "Could not find",
+    "cannot find",
+    "Cannot find",
+    "--- FAIL",
+    "FAIL:",
+    " is invalid",
+    "Failure:",
+    "Failed ",
+];
+
+/// Whether a result line reads as an error message rather than code that mentions errors or a
+/// summary line that reports none (`test result: ok. 3 passed; 0 failed`).
+pub(crate) fn is_error_line(line: &str) -> bool {
+    let trimmed = line.trim();
+    let cleared = crate::offline::text::without_zero_counts(trimmed);
+    !trimmed.is_empty()
+        && utf16_short(trimmed)
+        && (!trimmed.starts_with(['?', '|', '}', '{', '(', ')', '*', '#', '/', '-', '+', '@'])
+            || trimmed.starts_with("--- FAIL")
+            || starts_with_location(trimmed))
+        && !trimmed.starts_with("//")
+        && !trimmed.contains("=>")
+        && !trimmed.starts_with("Command exited with code")
+        && !trimmed.ends_with([';', '{', ','])
+        && !trimmed.to_lowercase().contains("test result: ok")
+        && !is_located_warning(trimmed)
+        && (ERROR_MARKS.iter().any(|mark| cleared.contains(mark)) || has_coded_error(trimmed))
+}
+
+/// Whether a line starts with a `file:line` location (`/src/a.cpp:48:8: error: …`) or a
+/// compiler's `file(line,col):` one (`/src/Api/Export.cs(48,31): error CS1061: …`), which an
+/// absolute path also does.
+fn starts_with_location(line: &str) -> bool {
+    let first = line.split_whitespace().next().unwrap_or_default();
+    let numbers =
+        |text: &str| !text.is_empty() && text.chars().all(|c| c.is_ascii_digit() || c == ',');
+    let parenthesized = first
+        .strip_suffix("):")
+        .and_then(|head| head.rsplit_once('('))
+        .is_some_and(|(file, place)| file.contains('.') && numbers(place));
+    let mut pieces = first.split(':');
+    parenthesized
+        || pieces.next().is_some_and(|file| file.contains('.'))
+            && pieces.next().is_some_and(|number| {
+                !number.is_empty() && number.chars().all(|c| c.is_ascii_digit())
+            })
+}
+
+/// Whether a line is a compiler's warning at a location (`src/a.cs(3,5): warning CS0168: …`),
+/// which is not an error whatever its message says.
+fn is_located_warning(line: &str) -> bool {
+    let mut words = line.split_whitespace();
+    starts_with_location(line)
+        && words
+            .nth(1)
+            .is_some_and(|word| word.trim_end_matches(':').eq_ignore_ascii_case("warning"))
+}
+
+/// The exception line of the last Python traceback in an output: the first line after the
+/// `Traceback (most recent call last):` block's indented frames that names an exception
+/// (`pyarrow.lib.ArrowInvalid: Schema at index 3 was different:`, `KeyError: 'id'`).
+pub(crate) fn traceback_exception(output: &str) -> Option<&str> {
+    let lines: Vec<&str> = output.lines().collect();
+    let start = lines.iter().rposition(|line| {
+        line.trim_start()
+            .starts_with("Traceback (most recent call last)")
+    })?;
+    let indent = lines[start].len() - lines[start].trim_start().len();
+    let line = lines[start + 1..].iter().find(|line| {
+        let depth = line.len() - line.trim_start().len();
+        !line.trim().is_empty() && depth <= indent
+    })?;
+    let name = line.trim().split(':').next().unwrap_or_default();
+    let is_name = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+    is_name.then_some(*line)
+}
+
+/// Whether a line reports a compiler's or analyzer's coded error (`error CS0246:`, `error
+/// TS2322:`, `fatal error C1083:`): the word `error` followed by a code of capitals and digits.
+pub(crate) fn has_coded_error(line: &str) -> bool {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    words.windows(2).any(|pair| {
+        let code = pair[1].trim_end_matches(':');
+        let letters = code.chars().take_while(char::is_ascii_uppercase).count();
+        pair[0].eq_ignore_ascii_case("error")
+            && pair[1].ends_with(':')
+            && (1..=4).contains(&letters)
+            && code.len() > letters + 1
+            && code[letters..].chars().all(|c| c.is_ascii_digit())
+    })
+}
+
+fn utf16_short(line: &str) -> bool {
+    line.len() < 400
+}
+
+/// Whether an error line is a build driver's generic banner rather than the error itself: a line
+/// of `make`, `ninja` or npm (`make: *** [all] Error 1`, `npm ERR! code 1`), or one whose words
+/// are only failure marks, numbers and the target that failed (`Build FAILED.`, `FAILED:
+/// src/CMakeFiles/x.dir/a.cpp.o`).
+pub(crate) fn is_generic_banner(line: &str) -> bool {
+    let trimmed = line.trim();
+    let traceback = trimmed.starts_with("Traceback (most recent call last)");
+    let driver = [
+        "make:",
+        "make[",
+        "gmake:",
+        "ninja:",
+        "npm error",
+        "npm ERR!",
+    ]
+    .iter()
+    .any(|prefix| trimmed.starts_with(prefix));
+    let artifact = |word: &str| {
+        word.rsplit_once('.').is_some_and(|(_, extension)| {
+            ["o", "obj", "a", "so", "lib", "dll", "exe", "dylib"].contains(&extension)
+        })
+    };
+    let mute = trimmed.split_whitespace().all(|word| {
+        let bare = word.trim_matches(|c: char| !c.is_alphanumeric());
+        bare.is_empty()
+            || bare.chars().all(|c| c.is_ascii_digit())
+            || ["build", "failed", "error", "errors", "fail"]
+                .contains(&bare.to_lowercase().as_str())
+            || artifact(bare)
+    });
+    traceback || driver || mute
+}
