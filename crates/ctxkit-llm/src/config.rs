@@ -10,6 +10,7 @@ use crate::error::LlmError;
 use crate::models::{Api, MaxTokensField, ModelLimits, ModelTable, find_provider};
 use crate::retry::RetryPolicy;
 use crate::secret::ApiKey;
+use crate::wire::anthropic_cache::CacheRetention;
 use crate::wire::anthropic_context::AnthropicContextEditing;
 use crate::wire::provider_compaction::{AnthropicCompaction, OpenAiCompaction};
 
@@ -79,6 +80,8 @@ pub struct LlmOptions {
     pub anthropic_compaction: Option<AnthropicCompaction>,
     /// OpenAI Responses' server-side compaction of the agent model's conversation (off: `None`).
     pub openai_compaction: Option<OpenAiCompaction>,
+    /// Anthropic prompt caching of every Anthropic Messages request (`short` unless set).
+    pub anthropic_cache_retention: CacheRetention,
 }
 
 impl fmt::Debug for LlmOptions {
@@ -98,6 +101,7 @@ impl fmt::Debug for LlmOptions {
             .field("anthropic_context_editing", &self.anthropic_context_editing)
             .field("anthropic_compaction", &self.anthropic_compaction)
             .field("openai_compaction", &self.openai_compaction)
+            .field("anthropic_cache_retention", &self.anthropic_cache_retention)
             .finish()
     }
 }
@@ -169,6 +173,8 @@ pub struct ProviderConfig {
     pub anthropic_compaction: Option<AnthropicCompaction>,
     /// OpenAI Responses' server-side compaction: set only for the agent model on that format.
     pub openai_compaction: Option<OpenAiCompaction>,
+    /// Anthropic prompt caching, for every request of the Anthropic Messages format.
+    pub cache_retention: CacheRetention,
 }
 
 impl fmt::Debug for ProviderConfig {
@@ -188,6 +194,7 @@ impl fmt::Debug for ProviderConfig {
             .field("context_editing", &self.context_editing)
             .field("anthropic_compaction", &self.anthropic_compaction)
             .field("openai_compaction", &self.openai_compaction)
+            .field("cache_retention", &self.cache_retention)
             .finish()
     }
 }
@@ -311,6 +318,7 @@ pub fn resolve_model(
         context_editing,
         anthropic_compaction,
         openai_compaction,
+        cache_retention: options.anthropic_cache_retention,
         model_info: table.find(&provider, &spec.id).cloned(),
         max_tokens_field: builtin.map_or(MaxTokensField::MaxTokens, |info| info.max_tokens_field),
         provider,

@@ -58,7 +58,15 @@ impl ModelClient {
         cancel: &CancellationToken,
     ) -> Result<Completion, LlmError> {
         let request = Self::continuation_request(prefix, instruction, max_tokens);
-        let mut wire = self.chat_wire(&request);
+        let mut wire = match self.config().api {
+            // The continued request's last cache breakpoint stays where it was.
+            Api::AnthropicMessages => crate::wire::anthropic_tools::build_continuing(
+                self.config(),
+                &request,
+                prefix.request_messages,
+            ),
+            Api::OpenAiChat | Api::OpenAiResponses | Api::Gemini => self.chat_wire(&request),
+        };
         if !request.tools.is_empty() {
             forbid_tool_calls(self.config().api, &mut wire.body);
         }

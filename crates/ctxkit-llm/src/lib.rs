@@ -42,6 +42,7 @@ pub use overflow::{
 pub use retry::RetryPolicy;
 pub use secret::{ApiKey, is_secret_variable, secret_variables_for_child};
 pub use stream::{ChatDelta, DeltaSink};
+pub use wire::anthropic_cache::CacheRetention;
 pub use wire::anthropic_context::AnthropicContextEditing;
 pub use wire::provider_compaction::{AnthropicCompaction, OpenAiCompaction};
 pub use wire::{Completion, CompletionRequest, ReasoningLevel};

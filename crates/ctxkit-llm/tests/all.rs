@@ -14,6 +14,8 @@ mod common;
 mod context_editing;
 #[path = "all/live.rs"]
 mod live;
+#[path = "all/prompt_caching.rs"]
+mod prompt_caching;
 #[path = "all/provider_compaction.rs"]
 mod provider_compaction;
 #[path = "all/providers.rs"]

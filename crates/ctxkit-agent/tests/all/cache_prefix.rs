@@ -284,6 +284,28 @@ async fn anthropic_summary_requests_continue_the_cached_conversation() {
     let bodies = continues_the_last_request(Wire::Anthropic).await;
     // A changed `tool_choice` would invalidate Anthropic's cached messages: the instruction alone.
     assert!(bodies[2].get("tool_choice").is_none());
+    // Prompt caching (on by default): the conversation's breakpoints, the last on its last user
+    // block, stay where they were, so the summary request reads the conversation from the cache; its
+    // own part (the reply, the instruction) gets none.
+    let ephemeral = json!({"type": "ephemeral"});
+    let conversation = bodies[1]["messages"].as_array().unwrap();
+    let last_block = |message: &Value| message["content"].as_array().unwrap().last().cloned();
+    let conversation_last = last_block(conversation.last().unwrap()).unwrap();
+    assert_eq!(conversation_last["cache_control"], ephemeral);
+    let summary = bodies[2]["messages"].as_array().unwrap();
+    assert_eq!(
+        last_block(&summary[conversation.len() - 1]).unwrap(),
+        conversation_last
+    );
+    let instruction = last_block(summary.last().unwrap()).unwrap();
+    assert!(instruction.get("cache_control").is_none());
+    assert_eq!(bodies[2]["system"][0]["cache_control"], ephemeral);
+    let tools = bodies[2]["tools"].as_array().unwrap();
+    assert_eq!(tools.last().unwrap()["cache_control"], ephemeral);
+    assert_eq!(
+        bodies[2].to_string().matches("\"cache_control\"").count(),
+        3
+    );
 }
 
 #[tokio::test]
@@ -297,6 +319,7 @@ async fn openai_compatible_summary_requests_continue_the_cached_conversation() {
 fn assert_fresh(wire: Wire, body: &Value) {
     let (system, tools, messages) = wire.parts(body);
     let system = match wire {
+        // Fresh summaries are sent without prompt caching, as Pi sends them.
         Wire::Anthropic => system,
         Wire::OpenAiChat => system["content"].clone(),
     };

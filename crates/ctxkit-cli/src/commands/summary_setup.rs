@@ -84,6 +84,10 @@ pub fn llm_options(settings: &ctxkit_resources::SettingsManager) -> Result<ctxki
             .timeout_ms
             .map(std::time::Duration::from_millis),
         models,
+        anthropic_cache_retention: ctxkit_llm::CacheRetention::parse(
+            &llm.anthropic_cache_retention,
+        )
+        .unwrap_or_default(),
         anthropic_context_editing: llm.anthropic_context_management.map(|settings| {
             ctxkit_llm::AnthropicContextEditing {
                 trigger_input_tokens: settings.trigger_input_tokens,
@@ -318,5 +322,23 @@ mod tests {
                 compact_threshold: Some(120_000),
             })
         );
+    }
+
+    #[test]
+    fn anthropic_cache_retention_is_short_by_default_and_read_when_set() {
+        let default = super::llm_options(&SettingsManager::in_memory(Default::default())).unwrap();
+        assert_eq!(
+            default.anthropic_cache_retention,
+            ctxkit_llm::CacheRetention::Short
+        );
+        for (name, retention) in [
+            ("none", ctxkit_llm::CacheRetention::None),
+            ("long", ctxkit_llm::CacheRetention::Long),
+        ] {
+            let document = serde_json::json!({"llm": {"anthropic": {"cacheRetention": name}}});
+            let settings = SettingsManager::in_memory(document.as_object().unwrap().clone());
+            let options = super::llm_options(&settings).unwrap();
+            assert_eq!(options.anthropic_cache_retention, retention);
+        }
     }
 }

@@ -6,7 +6,9 @@ use ctxkit_protocol::{AssistantMessage, ContentBlock, JsonObject};
 use serde_json::{Value, json};
 
 use super::conversation::{self, Part, Turn};
-use super::{WireRequest, anthropic, anthropic_context, provider_compaction, u64_at, usage};
+use super::{
+    WireRequest, anthropic, anthropic_cache, anthropic_context, provider_compaction, u64_at, usage,
+};
 use crate::chat::ChatRequest;
 use crate::config::ProviderConfig;
 use crate::overflow::StopReason;
@@ -15,6 +17,44 @@ use crate::overflow::StopReason;
 const DEFAULT_MAX_TOKENS: u64 = 8192;
 
 pub(crate) fn build(config: &ProviderConfig, request: &ChatRequest) -> WireRequest {
+    let messages = messages(config, request);
+    let last = messages.len().checked_sub(1);
+    build_marked(config, request, messages, last)
+}
+
+/// A cache-prefix summary request whose first `continued` messages are the conversation request
+/// it continues: the breakpoints are that request's, so it goes out again byte for byte and is read
+/// from the cache; nothing after it is marked, since a one-off summary's own part is not worth a
+/// cache write (Pi sends its summaries with no caching at all).
+pub(crate) fn build_continuing(
+    config: &ProviderConfig,
+    request: &ChatRequest,
+    continued: usize,
+) -> WireRequest {
+    let continued = request
+        .messages
+        .get(..continued)
+        .unwrap_or(&request.messages);
+    let conversation = ChatRequest {
+        messages: continued.to_vec(),
+        ..request.clone()
+    };
+    let last = messages(config, &conversation).len().checked_sub(1);
+    build_marked(config, request, messages(config, request), last)
+}
+
+/// The request of `messages`, with breakpoints on the system prompt, the last tool and the user
+/// message at `marked`.
+fn build_marked(
+    config: &ProviderConfig,
+    request: &ChatRequest,
+    mut messages: Vec<Value>,
+    marked: Option<usize>,
+) -> WireRequest {
+    let retention = config.cache_retention;
+    if let Some(index) = marked {
+        anthropic_cache::mark_user_message(&mut messages, index, retention);
+    }
     let max_tokens = request
         .max_tokens
         .or_else(|| config.model_info.as_ref().map(|model| model.max_output))
@@ -22,12 +62,12 @@ pub(crate) fn build(config: &ProviderConfig, request: &ChatRequest) -> WireReque
     let mut body = json!({
         "model": config.model,
         "max_tokens": max_tokens,
-        "system": request.system_prompt,
-        "messages": messages(config, request),
+        "system": anthropic_cache::system(&request.system_prompt, retention),
+        "messages": messages,
         "stream": false,
     });
     if !request.tools.is_empty() {
-        body["tools"] = request
+        let mut tools: Vec<Value> = request
             .tools
             .iter()
             .map(|tool| {
@@ -38,6 +78,8 @@ pub(crate) fn build(config: &ProviderConfig, request: &ChatRequest) -> WireReque
                 })
             })
             .collect();
+        anthropic_cache::mark_tools(&mut tools, retention);
+        body["tools"] = Value::Array(tools);
     }
     let mut wire = anthropic::finish(config, body, max_tokens, request.reasoning);
     let mut edits = Vec::new();

@@ -2,6 +2,7 @@
 //! a response body in, text, usage and stop reason out. No I/O here.
 
 mod anthropic;
+pub(crate) mod anthropic_cache;
 pub(crate) mod anthropic_context;
 pub(crate) mod anthropic_tools;
 pub(crate) mod conversation;

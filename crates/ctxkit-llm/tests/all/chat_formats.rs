@@ -116,7 +116,12 @@ async fn anthropic_tool_use_and_signed_thinking_go_back() {
         json!(["command"])
     );
     assert_eq!(bodies[0]["thinking"]["type"], "enabled");
-    assert_eq!(bodies[0]["system"], "You are a coding agent.");
+    // Prompt caching is on by default: the system prompt is a block with a breakpoint.
+    assert_eq!(
+        bodies[0]["system"],
+        json!([{"type": "text", "text": "You are a coding agent.",
+                "cache_control": {"type": "ephemeral"}}])
+    );
     let body = second_body(&bodies);
     assert_eq!(
         body["messages"][1],
@@ -131,7 +136,8 @@ async fn anthropic_tool_use_and_signed_thinking_go_back() {
         body["messages"][2],
         json!({"role": "user", "content": [{"type": "tool_result",
             "tool_use_id": "toolu_01A09q90qw90lq917835lq9",
-            "content": [{"type": "text", "text": "a.rs\nb.rs"}]}]})
+            "content": [{"type": "text", "text": "a.rs\nb.rs"}],
+            "cache_control": {"type": "ephemeral"}}]})
     );
     // Without a request limit, the model table's output limit is sent (the API requires one).
     assert!(body["max_tokens"].as_u64().unwrap() > 0);

@@ -52,7 +52,9 @@ async fn anthropic_messages() {
     assert_eq!(response.text, "## Goal\nShip it");
     assert_eq!(response.usage, Some(usage(120, 30, 7, 3)));
     let body = &sent_bodies(&server).await[0];
+    // A one-off summary is sent without prompt caching, as Pi sends it.
     assert_eq!(body["system"], "You summarize.");
+    assert!(!body.to_string().contains("cache_control"));
     assert_eq!(body["messages"][0]["role"], "user");
     assert_eq!(
         body["messages"][0]["content"][0]["text"],

@@ -251,6 +251,11 @@ const LLM: &[Field] = &[
 /// ctxkit: provider-side options of Anthropic Messages requests.
 const LLM_ANTHROPIC: &[Field] = &[
     field(
+        "cacheRetention",
+        ValueKind::Enum(&["none", "short", "long"]),
+        DefaultValue::Str("short"),
+    ),
+    field(
         "contextManagement",
         ValueKind::Object(ANTHROPIC_CONTEXT_MANAGEMENT),
         DefaultValue::Unset,
@@ -736,6 +741,10 @@ mod tests {
             Some(DefaultValue::Bool(false))
         );
         assert!(lookup(&key("llm.anthropic.contextManagement.keepToolUses")).is_some());
+        assert_eq!(
+            lookup(&key("llm.anthropic.cacheRetention")).map(|field| field.default),
+            Some(DefaultValue::Str("short"))
+        );
         assert!(lookup(&key("llm.anthropic.contextManagement.keep")).is_none());
         assert_eq!(
             lookup(&key("llm.anthropic.compaction.enabled")).map(|field| field.default),
@@ -749,7 +758,8 @@ mod tests {
         assert!(lookup(&key("llm.openaiResponses.compaction.compactThreshold")).is_some());
         let document = json!({"llm": {"anthropic": {"contextManagement": {
             "enabled": true, "triggerInputTokens": -1, "excludeTools": ["memory", 3],
-            "clearThinking": true, "keepThinkingTurns": 2, "trigger": 5}}}});
+            "clearThinking": true, "keepThinkingTurns": 2, "trigger": 5},
+            "cacheRetention": "1h"}}});
         let report = check_document(document.as_object().unwrap());
         assert_eq!(
             report.unknown_keys,
@@ -764,7 +774,8 @@ mod tests {
             keys,
             vec![
                 "llm.anthropic.contextManagement.triggerInputTokens",
-                "llm.anthropic.contextManagement.excludeTools"
+                "llm.anthropic.contextManagement.excludeTools",
+                "llm.anthropic.cacheRetention"
             ]
         );
     }

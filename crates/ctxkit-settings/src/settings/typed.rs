@@ -55,6 +55,8 @@ pub struct LlmSettings {
     pub headers: std::collections::BTreeMap<String, String>,
     /// `{provider, id, contextWindow, maxOutput, reasoning?}` objects.
     pub models: Vec<Value>,
+    /// `llm.anthropic.cacheRetention`: `none`, `short` (the default) or `long`.
+    pub anthropic_cache_retention: String,
     /// `llm.anthropic.contextManagement`, when `enabled`.
     pub anthropic_context_management: Option<AnthropicContextManagementSettings>,
     /// `llm.anthropic.compaction`, when `enabled`.
@@ -97,6 +99,7 @@ impl std::fmt::Debug for LlmSettings {
             .field("api", &self.api)
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .field("models", &self.models.len())
+            .field("anthropic_cache_retention", &self.anthropic_cache_retention)
             .field(
                 "anthropic_context_management",
                 &self.anthropic_context_management,
@@ -245,6 +248,9 @@ impl SettingsManager {
             api: self.string_setting("llm.api"),
             headers,
             models,
+            anthropic_cache_retention: self
+                .string_setting("llm.anthropic.cacheRetention")
+                .unwrap_or_else(|| "short".to_owned()),
             anthropic_context_management: self.anthropic_context_management(),
             anthropic_compaction: self.bool_setting("llm.anthropic.compaction.enabled").then(
                 || ProviderCompactionSettings {

@@ -1,0 +1,139 @@
+//! Anthropic prompt caching (`llm.anthropic.cacheRetention`) of conversation requests, placed as Pi
+//! places it: a `cache_control` breakpoint on the system prompt, on the last tool definition and on
+//! the last block of the request's last message when that message is the user's (text, image or
+//! tool result): three, under the API's limit of four; never on thinking or empty blocks. A
+//! cache-prefix summary request carries the breakpoints of the conversation request it continues
+//! (the last one on that request's last user block), none of its own; fresh summaries none at all,
+//! as Pi sends them. Pure.
+
+use serde_json::{Value, json};
+
+/// How long Anthropic keeps what a request writes to its prompt cache. Pi's names and default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CacheRetention {
+    /// No breakpoints: nothing is cached.
+    None,
+    /// The API's default lifetime, five minutes (`{"type": "ephemeral"}`).
+    #[default]
+    Short,
+    /// One hour (`"ttl": "1h"`; writes cost more than short ones).
+    Long,
+}
+
+impl CacheRetention {
+    /// `none`, `short` or `long`.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "none" => Some(Self::None),
+            "short" => Some(Self::Short),
+            "long" => Some(Self::Long),
+            _ => None,
+        }
+    }
+
+    /// The `cache_control` value of a breakpoint, `None` when nothing is cached.
+    fn cache_control(self) -> Option<Value> {
+        match self {
+            Self::None => None,
+            Self::Short => Some(json!({"type": "ephemeral"})),
+            Self::Long => Some(json!({"type": "ephemeral", "ttl": "1h"})),
+        }
+    }
+}
+
+/// The `system` field: the prompt as one text block with a breakpoint, or the plain string when
+/// nothing is cached or the prompt is empty (an empty block cannot carry a breakpoint).
+pub(crate) fn system(prompt: &str, retention: CacheRetention) -> Value {
+    match retention.cache_control() {
+        Some(control) if !prompt.is_empty() => {
+            json!([{"type": "text", "text": prompt, "cache_control": control}])
+        }
+        Some(_) | None => json!(prompt),
+    }
+}
+
+/// Marks the last of the `tools` definitions.
+pub(crate) fn mark_tools(tools: &mut [Value], retention: CacheRetention) {
+    if let (Some(control), Some(last)) = (retention.cache_control(), tools.last_mut()) {
+        last["cache_control"] = control;
+    }
+}
+
+/// Marks the last block of `messages[index]` when it is a user message whose last block can
+/// carry a breakpoint; whether it was marked.
+pub(crate) fn mark_user_message(
+    messages: &mut [Value],
+    index: usize,
+    retention: CacheRetention,
+) -> bool {
+    let Some(control) = retention.cache_control() else {
+        return false;
+    };
+    let Some(message) = messages
+        .get_mut(index)
+        .filter(|message| message["role"] == "user")
+    else {
+        return false;
+    };
+    let Some(block) = message["content"]
+        .as_array_mut()
+        .and_then(|blocks| blocks.last_mut())
+    else {
+        return false;
+    };
+    let cacheable = match block["type"].as_str() {
+        Some("text") => block["text"].as_str().is_some_and(|text| !text.is_empty()),
+        Some("image" | "tool_result") => true,
+        Some(_) | None => false,
+    };
+    if cacheable {
+        block["cache_control"] = control;
+    }
+    cacheable
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_breakpoints_follow_pi() {
+        assert_eq!(CacheRetention::default(), CacheRetention::Short);
+        assert_eq!(CacheRetention::parse("long"), Some(CacheRetention::Long));
+        assert_eq!(CacheRetention::parse("1h"), None);
+        assert_eq!(
+            system("Be brief.", CacheRetention::Long),
+            json!([{"type": "text", "text": "Be brief.",
+                    "cache_control": {"type": "ephemeral", "ttl": "1h"}}])
+        );
+        assert_eq!(
+            system("Be brief.", CacheRetention::None),
+            json!("Be brief.")
+        );
+        assert_eq!(system("", CacheRetention::Short), json!(""));
+    }
+
+    #[test]
+    fn only_a_user_message_with_a_cacheable_last_block_is_marked() {
+        let mut messages = vec![
+            json!({"role": "user", "content": [{"type": "text", "text": "hi"}]}),
+            json!({"role": "assistant", "content": [{"type": "text", "text": "hello"}]}),
+            json!({"role": "user", "content": [{"type": "thinking", "thinking": "x"}]}),
+        ];
+        assert!(!mark_user_message(&mut messages, 2, CacheRetention::Short));
+        assert!(messages[2]["content"][0].get("cache_control").is_none());
+        assert!(!mark_user_message(&mut messages, 1, CacheRetention::Short));
+        assert!(mark_user_message(&mut messages, 0, CacheRetention::Short));
+        assert_eq!(
+            messages[0]["content"][0]["cache_control"],
+            json!({"type": "ephemeral"})
+        );
+        assert!(!mark_user_message(&mut messages, 9, CacheRetention::Short));
+        let mut tools = vec![json!({"name": "a"}), json!({"name": "b"})];
+        mark_tools(&mut tools, CacheRetention::None);
+        assert!(tools[1].get("cache_control").is_none());
+        mark_tools(&mut tools, CacheRetention::Short);
+        assert!(tools[0].get("cache_control").is_none());
+        assert!(tools[1].get("cache_control").is_some());
+    }
+}
