@@ -121,7 +121,7 @@ impl<'de> Deserialize<'de> for EntryHead {
         let mut head = EntryHead::default();
         deserializer.deserialize_map(EntryHeadVisitor {
             head: &mut head,
-            may_stop: false,
+            stop: StopAt::Never,
         })?;
         Ok(head)
     }
@@ -136,13 +136,41 @@ const STOP: &str = "\u{1}ctxkit: the head is complete";
 /// the whole line was read (and so checked to be JSON). A line read only in part must be checked
 /// when it is first read back (see `StoredEntry::raw`).
 pub(crate) fn read_head_prefix(line: &str) -> Result<(EntryHead, bool), serde_json::Error> {
-    let mut head = EntryHead::default();
     let mut deserializer = serde_json::Deserializer::from_str(line);
+    read_until(&mut deserializer, StopAt::IndexHead)
+}
+
+/// Reads the head of an entry line for a listing, stopping inside the message of a `message` entry
+/// (its `type` read before it) once its role is read when that role is neither `user` nor
+/// `assistant`: a listing only counts those messages. Reads bytes, so that only the strings it
+/// parses are checked to be UTF-8 (an invalid one is an error, as is a line that is not JSON up to
+/// where the read stops). Returns the head and whether the whole line was read.
+pub(crate) fn read_listing_head(line: &[u8]) -> Result<(EntryHead, bool), serde_json::Error> {
+    let mut deserializer = serde_json::Deserializer::from_slice(line);
+    read_until(&mut deserializer, StopAt::ListingHead)
+}
+
+/// Where a prefix read may stop.
+#[derive(Debug, Clone, Copy)]
+enum StopAt {
+    /// Never: the whole line is read.
+    Never,
+    /// See [`read_head_prefix`].
+    IndexHead,
+    /// See [`read_listing_head`].
+    ListingHead,
+}
+
+fn read_until<'de, R: serde_json::de::Read<'de>>(
+    deserializer: &mut serde_json::Deserializer<R>,
+    stop: StopAt,
+) -> Result<(EntryHead, bool), serde_json::Error> {
+    let mut head = EntryHead::default();
     let visitor = EntryHeadVisitor {
         head: &mut head,
-        may_stop: true,
+        stop,
     };
-    match serde::Deserializer::deserialize_map(&mut deserializer, visitor)
+    match serde::Deserializer::deserialize_map(&mut *deserializer, visitor)
         .and_then(|()| deserializer.end())
     {
         Ok(()) => Ok((head, true)),
@@ -154,7 +182,7 @@ pub(crate) fn read_head_prefix(line: &str) -> Result<(EntryHead, bool), serde_js
 /// Fills `head` field by field (so a prefix read keeps what it read before it stopped).
 struct EntryHeadVisitor<'h> {
     head: &'h mut EntryHead,
-    may_stop: bool,
+    stop: StopAt,
 }
 
 impl<'de> Visitor<'de> for EntryHeadVisitor<'_> {
@@ -179,13 +207,20 @@ impl<'de> Visitor<'de> for EntryHeadVisitor<'_> {
                     has_timestamp = true;
                 }
                 EntryField::Message => {
-                    let may_stop = self.may_stop
-                        && has_parent
-                        && has_timestamp
-                        && head.id.0.is_some()
-                        && head.kind.0.as_deref() == Some("message");
+                    let is_message = head.kind.0.as_deref() == Some("message");
+                    let kept_roles: Option<&'static [&'static str]> = match self.stop {
+                        StopAt::Never => None,
+                        StopAt::IndexHead => {
+                            (is_message && has_parent && has_timestamp && head.id.0.is_some())
+                                .then_some(&["assistant"])
+                        }
+                        StopAt::ListingHead => is_message.then_some(&["user", "assistant"]),
+                    };
                     let message = head.message.insert(MessageHead::default());
-                    map.next_value_seed(MessageHeadSeed { message, may_stop })?;
+                    map.next_value_seed(MessageHeadSeed {
+                        message,
+                        kept_roles,
+                    })?;
                 }
                 EntryField::ThinkingLevel => head.thinking_level = map.next_value()?,
                 EntryField::Provider => head.provider = map.next_value()?,
@@ -231,11 +266,11 @@ enum MessageField {
 }
 
 /// A message's head read in place, inside the line's single pass; anything that is not an object
-/// reads as an empty head. With `may_stop`, a role other than `assistant` ends the read (see
-/// [`read_head_prefix`]).
+/// reads as an empty head. With `kept_roles`, a role not among them ends the read (see
+/// [`read_head_prefix`] and [`read_listing_head`]).
 struct MessageHeadSeed<'h> {
     message: &'h mut MessageHead,
-    may_stop: bool,
+    kept_roles: Option<&'static [&'static str]>,
 }
 
 impl<'de> de::DeserializeSeed<'de> for MessageHeadSeed<'_> {
@@ -258,7 +293,13 @@ impl<'de> Visitor<'de> for MessageHeadSeed<'_> {
             match field {
                 MessageField::Role => {
                     head.role = map.next_value()?;
-                    if self.may_stop && head.role.0.as_deref().is_some_and(|r| r != "assistant") {
+                    let stops = self.kept_roles.is_some_and(|kept| {
+                        head.role
+                            .0
+                            .as_deref()
+                            .is_some_and(|role| !kept.contains(&role))
+                    });
+                    if stops {
                         return Err(de::Error::custom(STOP));
                     }
                 }

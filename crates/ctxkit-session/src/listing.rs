@@ -13,7 +13,7 @@ use ctxkit_protocol::{AgentMessage, MessageContent, SessionInfoRecord, from_str_
 use serde_json::Value;
 
 use crate::error::{Result, SessionError};
-use crate::head::{EntryHead, message_span};
+use crate::head::{EntryHead, message_span, read_listing_head};
 use crate::ids::{iso_from_ms, parse_timestamp_ms};
 use crate::index::js_trim;
 
@@ -56,29 +56,48 @@ pub fn read_session_info(path: &Path) -> Result<SessionInfoRecord> {
     })
 }
 
-/// The non-blank lines of `bytes`, invalid UTF-8 replaced (per line, as reading the whole file
-/// replaces it), a byte-order mark dropped from the first line.
-fn text_lines(bytes: &[u8]) -> impl Iterator<Item = Cow<'_, str>> {
+/// The lines of `bytes`, a byte-order mark dropped from the first line (as reading the whole file
+/// drops it).
+fn byte_lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
     let mut start = 0;
     let last = (!bytes.is_empty() && !bytes.ends_with(b"\n")).then_some(bytes.len());
     memchr::memchr_iter(b'\n', bytes)
         .chain(last)
-        .filter_map(move |end| {
+        .map(move |end| {
             let first = start == 0;
             let line = bytes.get(start..end).unwrap_or_default();
             start = end + 1;
-            let line = if first {
+            if first {
                 line.strip_prefix("\u{FEFF}".as_bytes()).unwrap_or(line)
             } else {
                 line
-            };
-            // The fast check first: `from_utf8_lossy` walks valid text several times slower.
-            let text = match std::str::from_utf8(line) {
-                Ok(text) => Cow::Borrowed(text),
-                Err(_) => String::from_utf8_lossy(line),
-            };
-            (!text.trim().is_empty()).then_some(text)
+            }
         })
+}
+
+/// A line as text, invalid UTF-8 replaced (per line, as reading the whole file replaces it).
+fn line_text(line: &[u8]) -> Cow<'_, str> {
+    // The fast check first: `from_utf8_lossy` walks valid text several times slower.
+    match std::str::from_utf8(line) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(line),
+    }
+}
+
+/// The head of a line for a listing (see [`read_listing_head`]), `None` for a line that is not
+/// JSON. Only the strings the head reads are checked to be UTF-8; when one is not, the line is read
+/// again with invalid bytes replaced, as the whole-file reader replaces them.
+fn listing_head(line: &[u8]) -> Option<EntryHead> {
+    match read_listing_head(line) {
+        Ok((head, _)) => Some(head),
+        Err(_) => match line_text(line) {
+            // Valid UTF-8: the line is not JSON.
+            Cow::Borrowed(_) => None,
+            Cow::Owned(text) => read_listing_head(text.as_bytes())
+                .ok()
+                .map(|(head, _)| head),
+        },
+    }
 }
 
 /// The listing record of the session file at `path`, holding `bytes`.
@@ -87,17 +106,18 @@ fn session_info_of(
     bytes: &[u8],
     mtime: Option<SystemTime>,
 ) -> Result<SessionInfoRecord> {
-    let mut lines = text_lines(bytes);
+    let mut lines = byte_lines(bytes);
     let not_a_session = |reason: &str| SessionError::NotASession {
         path: path.to_owned(),
         line: None,
         reason: reason.to_owned(),
     };
     // The first line that parses is the header (as when loading); the others are read once, by
-    // their heads, and a line that is not JSON is skipped there.
+    // their heads (up to the role of a message the listing only counts), and a line that is not
+    // JSON there is skipped.
     let header: Value = lines
         .by_ref()
-        .find_map(|line| from_str_repaired(&line).ok())
+        .find_map(|line| from_str_repaired(&line_text(line)).ok())
         .ok_or_else(|| not_a_session("the file holds no JSON lines"))?;
     if header.get("type").and_then(Value::as_str) != Some("session") {
         return Err(not_a_session("the first line is not a `session` header"));
@@ -107,7 +127,7 @@ fn session_info_of(
     let mut name = None;
     let mut last_activity: Option<f64> = None;
     for line in lines {
-        let Ok(entry) = serde_json::from_str::<EntryHead>(&line) else {
+        let Some(entry) = listing_head(line) else {
             continue;
         };
         match entry.kind.0.as_deref() {
@@ -134,7 +154,7 @@ fn session_info_of(
                 }
                 if first_message.is_none() && role == Some("user") {
                     // Only this line is read a second time, for the message's text.
-                    let text = &*line;
+                    let text = &*line_text(line);
                     first_message = message_span(text)
                         .and_then(|(start, end)| text.get(start..end))
                         .and_then(message_text)
@@ -313,7 +333,13 @@ mod tests {
     #[test]
     fn lines_are_read_as_the_whole_file_reader_reads_them() {
         let bytes = b"\xEF\xBB\xBF{\"a\":1}\n\n  \nbad \xff\xfe\n\xe4\xb8\n\xEF\xBB\xBFkept\nlast";
-        let lines: Vec<String> = text_lines(bytes).map(Cow::into_owned).collect();
+        let text_lines = |bytes| {
+            byte_lines(bytes)
+                .map(line_text)
+                .filter(|text| !text.trim().is_empty())
+                .map(Cow::into_owned)
+        };
+        let lines: Vec<String> = text_lines(bytes).collect();
         assert_eq!(
             lines,
             vec![
@@ -335,5 +361,29 @@ mod tests {
         assert_eq!(lines, whole);
         assert_eq!(text_lines(b"").count(), 0);
         assert_eq!(text_lines(b"x\n").count(), 1);
+    }
+
+    #[test]
+    fn a_listing_reads_only_what_it_needs_and_replaces_invalid_utf8_where_it_reads() {
+        let mut bytes = Vec::new();
+        bytes.extend_from_slice(b"{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/w\"}\n");
+        bytes.extend_from_slice(
+            b"{\"type\":\"session_info\",\"id\":\"i\",\"name\":\" na\xffme \"}\n",
+        );
+        bytes.extend_from_slice(b"not json\n");
+        bytes.extend_from_slice(b"{\"type\":\"message\",\"id\":\"t\",\"message\":{\"role\":\"toolResult\",\"content\":\"\xfe\",\"timestamp\":1735693200000}}\n");
+        bytes.extend_from_slice(b"{\"type\":\"message\",\"id\":\"b\",\"message\":{\"role\":\"toolResult\",\"content\":[} broken\n");
+        bytes.extend_from_slice(b"{\"type\":\"message\",\"id\":\"u\",\"message\":{\"role\":\"user\",\"content\":\"hi \xff\",\"timestamp\":1735696800000}}\n");
+        bytes.extend_from_slice(b"{\"type\":\"message\",\"id\":\"x\",\"message\":{\"role\":\"user\",\"content\":[} broken\n");
+        bytes.extend_from_slice(b"{\"type\":\"message\",\"id\":\"a\",\"message\":{\"role\":\"assistant\",\"content\":[],\"timestamp\":1735700400000}} x\n");
+        let info = session_info_of(Path::new("/s.jsonl"), &bytes, None).unwrap();
+        assert_eq!(info.name.as_deref(), Some("na\u{fffd}me"));
+        assert_eq!(info.first_message, "hi \u{fffd}");
+        // Counted: both tool results (the second is read only up to its role, as the loader reads
+        // it) and the user message; not the lines whose heads are not JSON.
+        assert_eq!(info.message_count, 3);
+        // The tool result's time does not count as activity, and the broken assistant line is skipped.
+        assert_eq!(info.modified, "2025-01-01T02:00:00.000Z");
+        assert_eq!(info.created, "2025-01-01T00:00:00.000Z");
     }
 }
