@@ -9,6 +9,8 @@
 # Environment: PI_VERSION (0.73.1; 0.87.1 needs Node >= 22: set NODE), NODE (the node binary, `node`),
 #              PI_DIR (an installed reference; otherwise pi-op.mjs installs it with npm into $TMPDIR),
 #              CARGO_TARGET_DIR (default /tmp/target-bench), OP_TIMEOUT (seconds per measurement, 600).
+# Every run also records the load average before it and the whole process's CPU (user + system) and
+# wall time from /usr/bin/time.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -78,19 +80,23 @@ measure() {
       target="$work/scratch/session.jsonl"
     fi
     status=ok
+    load="$(cut -d' ' -f1 /proc/loadavg)"
+    # The whole process's CPU time (user + system) and wall time, as the kernel counts them.
     if [[ "$side" == ctxkit ]]; then
-      out="$(timeout "$op_timeout" "$op" "$operation" "$target" 2>"$work/last-stderr")" || status=failed
+      out="$(timeout "$op_timeout" /usr/bin/time -f '%U %S %e' -o "$work/last-time" "$op" "$operation" "$target" 2>"$work/last-stderr")" || status=failed
     else
-      out="$(timeout "$op_timeout" "$node_bin" --max-old-space-size=16384 "$here/pi-op.mjs" "$operation" "$target" 2>"$work/last-stderr")" || status=failed
+      out="$(timeout "$op_timeout" /usr/bin/time -f '%U %S %e' -o "$work/last-time" "$node_bin" --max-old-space-size=16384 "$here/pi-op.mjs" "$operation" "$target" 2>"$work/last-stderr")" || status=failed
     fi
+    cpu="$(awk 'END {printf "%.3f", $1 + $2}' "$work/last-time" 2>/dev/null || echo null)"
+    process_wall="$(awk 'END {printf "%.3f", $3}' "$work/last-time" 2>/dev/null || echo null)"
     if [[ "$status" != ok || -z "$out" ]]; then
       echo "  $side $operation $label: failed ($(tail -c 300 "$work/last-stderr" | tr '\n' ' '))" >&2
       out='{"failed":true}'
     else
-      echo "  $side $operation $label run $run: $out" >&2
+      echo "  $side $operation $label run $run: $out (process: ${cpu} s CPU, ${process_wall} s wall, load $load)" >&2
     fi
-    printf '{"side":"%s","operation":"%s","input":"%s","bytes":%s,"entries":%s,"result":%s}\n' \
-      "$side" "$operation" "$label" "$bytes" "$entries" "$out" >> "$results"
+    printf '{"side":"%s","operation":"%s","input":"%s","bytes":%s,"entries":%s,"load":%s,"processCpuSeconds":%s,"processWallSeconds":%s,"result":%s}\n' \
+      "$side" "$operation" "$label" "$bytes" "$entries" "$load" "${cpu:-null}" "${process_wall:-null}" "$out" >> "$results"
     [[ "$status" == ok ]] || break
   done
   rm -rf "$work/scratch"

@@ -10,7 +10,7 @@ for (const row of rows) {
   const side = row.operation === "tokens" && row.side === "reference" ? "estimate" : row.side;
   const key = `${operation}\u0000${row.input}`;
   if (!groups.has(key)) groups.set(key, { operation, input: row.input, bytes: row.bytes, sides: {} });
-  (groups.get(key).sides[side] ??= []).push(row.result);
+  (groups.get(key).sides[side] ??= []).push({ ...row.result, processCpuSeconds: row.processCpuSeconds, load: row.load });
 }
 
 function median(results) {
@@ -34,8 +34,18 @@ const names = {
   tokens: "exact cl100k tokenization (reference side: js-tiktoken)",
 };
 
-console.log("| operation | input | ctxkit time | reference time | time ratio (ref / ctxkit) | ctxkit peak RSS | reference peak RSS | memory (ctxkit / ref) | results agree |");
-console.log("|---|---|---:|---:|---:|---:|---:|---:|---|");
+// The median of the whole processes' CPU time (user + system) and the range of load averages.
+function cpu(results) {
+  const seconds = results.map((r) => r.processCpuSeconds).filter((s) => typeof s === "number").sort((a, b) => a - b);
+  return seconds.length ? seconds[Math.floor((seconds.length - 1) / 2)] : null;
+}
+function loads(results) {
+  const values = results.map((r) => r.load).filter((l) => typeof l === "number");
+  return values.length ? `${Math.min(...values).toFixed(1)}–${Math.max(...values).toFixed(1)}` : "";
+}
+
+console.log("| operation | input | ctxkit time | reference time | time ratio (ref / ctxkit) | process CPU ctxkit / reference (ratio) | ctxkit peak RSS | reference peak RSS | memory (ctxkit / ref) | results agree | load |");
+console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|");
 for (const group of groups.values()) {
   const ours = median(group.sides.ctxkit ?? [{ failed: true }]);
   const theirs = median(group.sides.reference ?? [{ failed: true }]);
@@ -47,7 +57,10 @@ for (const group of groups.values()) {
   const share = status(ours) || status(theirs) ? 0 : (100 * ours.peakRssBytes) / theirs.peakRssBytes;
   const memory = status(ours) || status(theirs) ? "–" : `${share.toFixed(share < 10 ? 1 : 0)}%`;
   const agree = status(ours) || status(theirs) ? "–" : ours.check === theirs.check ? "yes" : `no: ${ours.check} / ${theirs.check}`;
-  console.log(`| ${names[group.operation] ?? group.operation} | ${input} | ${show(ours)} | ${show(theirs)} | ${ratio} | ${rss(ours)} | ${rss(theirs)} | ${memory} | ${agree} |`);
+  const [ourCpu, theirCpu] = [cpu(group.sides.ctxkit ?? []), cpu(group.sides.reference ?? [])];
+  const cpus = ourCpu !== null && theirCpu !== null ? `${ourCpu.toFixed(2)} s / ${theirCpu.toFixed(2)} s (${(theirCpu / ourCpu).toFixed(1)}×)` : "–";
+  const load = loads([...(group.sides.ctxkit ?? []), ...(group.sides.reference ?? [])]);
+  console.log(`| ${names[group.operation] ?? group.operation} | ${input} | ${show(ours)} | ${show(theirs)} | ${ratio} | ${cpus} | ${rss(ours)} | ${rss(theirs)} | ${memory} | ${agree} | ${load} |`);
   if (group.sides.estimate) {
     const estimate = median(group.sides.estimate);
     console.log(`| reference's own token estimate (chars / 4, not exact) | ${input} | | ${show(estimate)} | | | ${rss(estimate)} | | ${estimate.check ?? ""} |`);

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use ctxkit_compaction::ConversationPrefix;
 use ctxkit_engine::{CheckReport, Engine, EngineError};
 use ctxkit_llm::{ChatDelta, ChatRequest, ReasoningLevel, is_context_overflow};
 use ctxkit_protocol::{
@@ -279,7 +280,26 @@ impl Agent {
                     "the provider cleared context from the request"
                 );
             }
-            let window = self.model.info().context_window;
+            if reply.provider_compaction().is_some() {
+                tracing::info!(
+                    readable = reply.provider_compaction_summary().is_some(),
+                    "the provider compacted the conversation"
+                );
+            }
+            let info = self.model.info();
+            // Before the reply is appended: the engine notes where the session stood.
+            self.engine
+                .record_model_request(ConversationPrefix {
+                    provider: info.provider,
+                    model: info.id,
+                    system_prompt: request.system_prompt,
+                    request_messages: request.messages.len(),
+                    messages: request.messages,
+                    tools: request.tools,
+                    reasoning: request.reasoning.map(|level| level.as_str().to_owned()),
+                })
+                .await;
+            let window = info.context_window;
             let overflow = is_context_overflow(&reply, Some(window));
             let calls = tool_calls(&reply);
             let stop_reason = reply.stop_reason.clone();

@@ -6,6 +6,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod branch;
+mod continuation;
 mod cut;
 mod error;
 mod extract;
@@ -30,6 +31,7 @@ pub use branch::{
     InstructionsMode, NO_CONTENT_TO_SUMMARIZE, PreparedBranch, branch_request,
     collect_branch_entries, prepare_branch_entries, summarize_branch,
 };
+pub use continuation::{CachePrefix, estimate_prefix_tokens};
 pub use cut::{CutEntry, CutPoint, find_cut_point, find_turn_start, is_valid_cut_point};
 pub use error::CompactionError;
 pub use file_context::{
@@ -54,7 +56,8 @@ pub use runner::{
 pub use serialize::{TOOL_RESULT_MAX_UNITS, serialize_conversation, truncate_for_summary};
 pub use settings::CompactionSettings;
 pub use summarizer::{
-    Summarizer, SummarizerError, SummaryPurpose, SummaryRequest, SummaryResponse,
+    ConversationPrefix, Summarizer, SummarizerError, SummaryPurpose, SummaryRequest,
+    SummaryResponse, ToolDefinition,
 };
 pub use tokens::{
     ContextTokenCount, ContextTokens, Encoding, Estimator, Heuristic, IMAGE_TOKENS,

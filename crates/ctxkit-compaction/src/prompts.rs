@@ -18,6 +18,9 @@ pub struct Prompts {
     pub branch: String,
     /// Text placed before a branch summary.
     pub branch_preamble: String,
+    /// The opening of a summary instruction that continues the conversation (a cache-prefix
+    /// request, `compaction.cachePrefix`), which has no system prompt of its own.
+    pub continuation: String,
 }
 
 impl Default for Prompts {
@@ -31,6 +34,7 @@ impl Default for Prompts {
             branch_preamble: include_str!("../templates/branch-preamble.md")
                 .trim_start()
                 .to_owned(),
+            continuation: trimmed(include_str!("../templates/continuation.md")),
         }
     }
 }
@@ -50,16 +54,17 @@ pub struct PromptFileError {
 
 impl Prompts {
     /// The built-in prompts with each one replaced by `<dir>/<name>.md` where that file exists
-    /// (`system`, `initial`, `update`, `turn-prefix`, `branch`, `branch-preamble`).
+    /// (`system`, `initial`, `update`, `turn-prefix`, `branch`, `branch-preamble`, `continuation`).
     pub fn with_overrides(dir: &Path) -> Result<Self, PromptFileError> {
         let mut prompts = Self::default();
-        let slots: [(&str, &mut String); 6] = [
+        let slots: [(&str, &mut String); 7] = [
             ("system", &mut prompts.system),
             ("initial", &mut prompts.initial),
             ("update", &mut prompts.update),
             ("turn-prefix", &mut prompts.turn_prefix),
             ("branch", &mut prompts.branch),
             ("branch-preamble", &mut prompts.branch_preamble),
+            ("continuation", &mut prompts.continuation),
         ];
         for (name, slot) in slots {
             let path = dir.join(format!("{name}.md"));

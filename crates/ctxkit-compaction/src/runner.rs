@@ -7,6 +7,7 @@ use futures::future::{Either, select};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use crate::continuation::{CachePrefix, RequestMode, request_mode};
 use crate::error::CompactionError;
 use crate::prepare::{Preparation, SourcedMessage};
 use crate::prompts::Prompts;
@@ -20,7 +21,7 @@ pub const NO_PRIOR_HISTORY: &str = "No prior history.";
 pub const TURN_CONTEXT_SEPARATOR: &str = "\n\n---\n\n**Turn Context (split turn):**\n\n";
 
 /// Options of one run.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct CompactOptions {
     /// Extra instructions (`/compact <focus>`).
     pub focus: Option<String>,
@@ -29,6 +30,9 @@ pub struct CompactOptions {
     /// A `<file-context>` block (see `file_context_block`) placed before the instructions of the
     /// history request; empty for none (the default).
     pub file_context: String,
+    /// Whether requests continue the conversation's last model request (`compaction.cachePrefix`);
+    /// off by default.
+    pub cache_prefix: CachePrefix,
 }
 
 /// What a compaction produced, ready to append.
@@ -116,16 +120,59 @@ pub fn turn_prefix_request(
     }
 }
 
+/// The requests of one run: fresh prompts, or instructions continuing the conversation.
+fn requests_for(
+    mode: &RequestMode<'_>,
+    preparation: &Preparation,
+    prompts: &Prompts,
+    summarizer: &dyn Summarizer,
+    options: &CompactOptions,
+) -> (SummaryRequest, SummaryRequest) {
+    let mut history = history_request(preparation, prompts, summarizer, options);
+    let mut turn_prefix = turn_prefix_request(preparation, prompts, summarizer, options);
+    match mode {
+        RequestMode::Fresh | RequestMode::FreshBecause(_) => {}
+        RequestMode::Continue(_) => {
+            history.user_text = crate::continuation::history_instruction(
+                preparation,
+                prompts,
+                &options.file_context,
+                options.focus.as_deref(),
+            );
+            turn_prefix.user_text =
+                crate::continuation::turn_prefix_instruction(preparation, prompts);
+        }
+    }
+    (history, turn_prefix)
+}
+
 /// Runs one request, giving up as soon as `cancel` fires.
 pub async fn run_request(
     summarizer: &dyn Summarizer,
     request: SummaryRequest,
     cancel: &CancellationToken,
 ) -> Result<SummaryResponse, CompactionError> {
+    run_in_mode(summarizer, request, &RequestMode::Fresh, cancel).await
+}
+
+/// Runs one request fresh or continuing the conversation, giving up as soon as `cancel` fires.
+async fn run_in_mode(
+    summarizer: &dyn Summarizer,
+    request: SummaryRequest,
+    mode: &RequestMode<'_>,
+    cancel: &CancellationToken,
+) -> Result<SummaryResponse, CompactionError> {
     if cancel.is_cancelled() {
         return Err(CompactionError::Cancelled);
     }
-    let work = summarizer.summarize(request, cancel.clone());
+    let work = match mode {
+        RequestMode::Fresh | RequestMode::FreshBecause(_) => {
+            summarizer.summarize(request, cancel.clone())
+        }
+        RequestMode::Continue(prefix) => {
+            summarizer.summarize_continuing(request, (*prefix).clone(), cancel.clone())
+        }
+    };
     let cancelled = Box::pin(cancel.cancelled());
     match select(work, cancelled).await {
         // An empty reply would replace the history with nothing: a failure, so nothing is written.
@@ -156,7 +203,8 @@ pub async fn compact(
     options: &CompactOptions,
     cancel: &CancellationToken,
 ) -> Result<CompactionResult, CompactionError> {
-    let history = history_request(preparation, prompts, summarizer, options);
+    let mode = request_mode(&options.cache_prefix, summarizer, preparation);
+    let (history, prefix_request) = requests_for(&mode, preparation, prompts, summarizer, options);
     let mut requests = Vec::new();
     let mut usages = Vec::new();
     let mut summary = if preparation.is_split_turn && !preparation.turn_prefix_messages.is_empty() {
@@ -169,18 +217,17 @@ pub async fn compact(
                 .unwrap_or_else(|| NO_PRIOR_HISTORY.to_owned())
         } else {
             requests.push(history.clone());
-            let response = run_request(summarizer, history, cancel).await?;
+            let response = run_in_mode(summarizer, history, &mode, cancel).await?;
             usages.push(usage_value(response.usage.as_ref()));
             response.text
         };
-        let prefix = turn_prefix_request(preparation, prompts, summarizer, options);
-        requests.push(prefix.clone());
-        let prefix = run_request(summarizer, prefix, cancel).await?;
+        requests.push(prefix_request.clone());
+        let prefix = run_in_mode(summarizer, prefix_request, &mode, cancel).await?;
         usages.push(usage_value(prefix.usage.as_ref()));
         format!("{history_text}{TURN_CONTEXT_SEPARATOR}{}", prefix.text)
     } else {
         requests.push(history.clone());
-        let response = run_request(summarizer, history, cancel).await?;
+        let response = run_in_mode(summarizer, history, &mode, cancel).await?;
         usages.push(usage_value(response.usage.as_ref()));
         response.text
     };
@@ -190,6 +237,9 @@ pub async fn compact(
     if let Some(object) = details.as_object_mut() {
         object.insert("summarizer".to_owned(), json!(summarizer.name()));
         object.insert("usage".to_owned(), Value::Array(usages));
+        if let Some(cache_prefix) = mode.details() {
+            object.insert("cachePrefix".to_owned(), cache_prefix);
+        }
     }
     Ok(CompactionResult {
         summary,

@@ -103,6 +103,7 @@ impl Engine {
             focus: None,
             thinking_level: state.thinking_level.clone(),
             file_context: String::new(),
+            cache_prefix: crate::cache_prefix::cache_prefix(state),
         };
         let first_kept_entry_id = plan.first_kept_entry_id.clone();
         tracing::info!(tokens, first_kept = %first_kept_entry_id, "background summary started");

@@ -371,6 +371,7 @@ impl Engine {
             } else {
                 String::new()
             },
+            cache_prefix: crate::cache_prefix::cache_prefix(state),
         };
         let summarized = ctxkit_compaction::compact(
             plan,
@@ -382,6 +383,9 @@ impl Engine {
         .await;
         if cancel.is_cancelled() {
             return Err(EngineError::Cancelled);
+        }
+        if let Ok(result) = &summarized {
+            log_cache_prefix(&result.details);
         }
         match summarized.map_err(EngineError::from) {
             Ok(result) => Ok(Summarized::ctxkit(NewCompaction {
@@ -520,6 +524,17 @@ impl Engine {
                 .chain(notes)
                 .reduce(|advice, note| format!("{advice}\n{note}")),
         })
+    }
+}
+
+/// Says how the summary requests were sent, when cache-prefix requests are on.
+fn log_cache_prefix(details: &Value) {
+    let Some(cache_prefix) = details.get("cachePrefix") else {
+        return;
+    };
+    match cache_prefix.get("reason").and_then(Value::as_str) {
+        Some(reason) => tracing::info!(reason, "summary sent as a fresh prompt"),
+        None => tracing::info!("summary sent as a continuation of the cached conversation"),
     }
 }
 

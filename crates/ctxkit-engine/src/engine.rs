@@ -62,6 +62,8 @@ pub(crate) struct State {
     /// call allocates nothing for the messages it has seen. Cleared when the session is replaced
     /// (fork).
     pub(crate) messages: HashMap<Box<str>, [Option<Arc<AgentMessage>>; 5]>,
+    /// The agent's last model request, continued by cache-prefix summaries.
+    pub(crate) last_request: Option<crate::cache_prefix::RecordedRequest>,
 }
 
 pub(crate) struct Inner {
@@ -169,6 +171,7 @@ impl Engine {
                     thinking_level: options.thinking_level,
                     overflow_attempts: 0,
                     messages: HashMap::new(),
+                    last_request: None,
                 }),
                 bus: EventBus::default(),
                 summarizer: options.summarizer,
@@ -274,16 +277,24 @@ impl Engine {
     }
 
     /// Persists a message at the leaf. A reply that is not an error ends overflow recovery; a reply
-    /// emits a context-usage event.
+    /// emits a context-usage event. A reply that carries the provider's compaction is followed by a
+    /// compaction entry recording it (see `provider_compaction`).
     pub async fn append(&self, message: AgentMessage) -> Result<String> {
         let mut state = self.lock().await;
         let clears_recovery = message
             .as_assistant()
             .is_some_and(|assistant| !assistant.is_aborted_or_error());
         let is_reply = message.as_assistant().is_some();
+        let compacted = message
+            .as_assistant()
+            .filter(|reply| clears_recovery && reply.provider_compaction().is_some())
+            .cloned();
         let id = state.session.append_message(message)?;
         if clears_recovery {
             state.overflow_attempts = 0;
+        }
+        if let Some(reply) = compacted {
+            crate::provider_compaction::record(&mut state, &id, &reply)?;
         }
         // The entry is written; the usage event is best effort and never fails the append.
         if is_reply && let Ok(Some(usage)) = context_usage(&mut state) {

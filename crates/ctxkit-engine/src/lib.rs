@@ -11,6 +11,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod background;
+mod cache_prefix;
 mod check;
 mod command_hooks;
 mod compact;
@@ -21,6 +22,7 @@ mod fallback;
 mod hooks;
 mod pins;
 mod planning;
+mod provider_compaction;
 mod scope;
 mod settings;
 mod tree;

@@ -51,6 +51,11 @@ pub struct CompactionConfig {
     /// threshold is window − `reserve_tokens`). The window's own threshold still applies when it
     /// is lower.
     pub threshold_tokens: u64,
+    /// Send summary requests as a continuation of the conversation's last model request (same
+    /// system prompt, tools and messages, then the instruction), so the provider reads them from
+    /// its prompt cache; fresh serialized prompts otherwise, and whenever that request cannot be
+    /// continued.
+    pub cache_prefix: bool,
     /// Which of `reserve_tokens` and `keep_recent_tokens` follow the model's window instead of
     /// their value: those nobody set (`from_document` marks the keys absent from the settings).
     #[serde(skip)]
@@ -79,6 +84,7 @@ impl Default for CompactionConfig {
             background: false,
             background_percent: 75,
             threshold_tokens: 0,
+            cache_prefix: false,
             adaptive: AdaptiveBudgets::default(),
         }
     }
@@ -346,8 +352,8 @@ impl EngineSettings {
     /// to 8 of what it omitted (`transforms.keepRecentToolResults` 1, `pruneDigestNames` 12);
     /// compaction once the context passes 40,000 tokens whatever the window
     /// (`compaction.thresholdTokens`; the window's own threshold when lower), keeping 10,000; the
-    /// summary written in the background from 80% of that threshold. Everything else is the
-    /// default.
+    /// summary written in the background from 80% of that threshold and sent as a continuation of
+    /// the cached conversation (`compaction.cachePrefix`). Everything else is the default.
     pub fn recommended() -> Self {
         let mut settings = Self {
             context_strategy: ContextStrategy::Recommended,
@@ -359,6 +365,7 @@ impl EngineSettings {
         settings.compaction.keep_recent_tokens = 10_000;
         settings.compaction.background = true;
         settings.compaction.background_percent = 80;
+        settings.compaction.cache_prefix = true;
         settings
     }
 }
@@ -431,7 +438,7 @@ mod tests {
         assert_eq!(settings.context_strategy, ContextStrategy::Recommended);
         assert_eq!(settings.transforms.keep_recent_tool_results, 1);
         assert_eq!(settings.transforms.prune_digest_names, 8);
-        assert!(settings.compaction.background);
+        assert!(settings.compaction.background && settings.compaction.cache_prefix);
         // 40,000 tokens whatever the window: reserve = window − 40,000.
         for (window, reserve) in [(200_000, 160_000), (1_000_000, 960_000)] {
             let planning = settings.compaction.planning(window);

@@ -372,6 +372,7 @@ impl Engine {
         }
         state.overflow_attempts = 0;
         state.messages.clear();
+        state.last_request = None;
         Ok(ForkOutcome {
             cancelled: false,
             selected_text,

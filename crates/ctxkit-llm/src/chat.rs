@@ -13,15 +13,9 @@ use crate::models::Api;
 use crate::overflow::StopReason;
 use crate::wire::{self, ReasoningLevel};
 
-/// A tool the model may call.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolDefinition {
-    pub name: String,
-    /// What it does, for the model.
-    pub description: String,
-    /// A JSON Schema of its arguments (an object schema).
-    pub parameters: Value,
-}
+/// A tool the model may call (defined with the summarizer interface, whose cache-prefix requests
+/// carry the conversation's tools).
+pub use ctxkit_summarizer::ToolDefinition;
 
 /// One model call of a conversation.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,6 +46,21 @@ impl ModelClient {
         request: &ChatRequest,
         cancel: &CancellationToken,
     ) -> Result<AssistantMessage, LlmError> {
+        let reply = self.chat_once(request, cancel).await?;
+        if !self.paused_after_compaction(&reply) {
+            return Ok(reply);
+        }
+        let next = self
+            .chat_once(&continuation(request, &reply), cancel)
+            .await?;
+        Ok(after_pause(reply, next))
+    }
+
+    async fn chat_once(
+        &self,
+        request: &ChatRequest,
+        cancel: &CancellationToken,
+    ) -> Result<AssistantMessage, LlmError> {
         let wire = self.chat_wire(request);
         let headers = self.headers(&wire.headers)?;
         let text = self
@@ -60,6 +69,18 @@ impl ModelClient {
         let mut reply = self.parse_chat(&text)?;
         self.stamp(&mut reply);
         Ok(reply)
+    }
+
+    /// Whether `reply` is Anthropic's pause after a compaction (`pause_after_compaction`): the
+    /// compaction block and nothing else. The client then asks for the answer itself.
+    pub(crate) fn paused_after_compaction(&self, reply: &AssistantMessage) -> bool {
+        self.config()
+            .anthropic_compaction
+            .as_ref()
+            .is_some_and(|compaction| compaction.pause_after_compaction)
+            && reply.provider_compaction().is_some()
+            && reply.content.is_empty()
+            && !reply.is_aborted_or_error()
     }
 
     pub(crate) fn chat_wire(&self, request: &ChatRequest) -> wire::WireRequest {
@@ -144,4 +165,49 @@ impl ModelClient {
             ));
         }
     }
+}
+
+/// The request that continues after a pause: the same conversation with the paused reply (the
+/// compaction block alone) as its last message, which the API continues from.
+pub(crate) fn continuation(request: &ChatRequest, paused: &AssistantMessage) -> ChatRequest {
+    let mut next = request.clone();
+    next.messages.push(AgentMessage::Assistant(paused.clone()));
+    next
+}
+
+/// One reply for both calls: the continuation's content, usage (its input is the context now) and
+/// stop reason, the paused call's compaction block, output tokens and cost added, and the paused
+/// call's tokens as the compaction's `usage.iterations` entry when the API reported none.
+pub(crate) fn after_pause(
+    paused: AssistantMessage,
+    mut next: AssistantMessage,
+) -> AssistantMessage {
+    if next.is_aborted_or_error() {
+        // The failed continuation is what the loop must see (overflow recovery, retries); its
+        // retry sends the same conversation, and the provider compacts it again.
+        return next;
+    }
+    if let Some(block) = paused.provider_compaction() {
+        next.set_provider_compaction(block.clone());
+    }
+    if let (Some(usage), Some(first)) = (next.usage.as_mut(), paused.usage.as_ref()) {
+        // The paused call was the compaction's: recorded as its iteration when the API gave none.
+        if !usage.extra.contains_key("iterations") {
+            usage.extra.insert(
+                "iterations".to_owned(),
+                serde_json::json!([{"type": "compaction", "input_tokens": first.input,
+                    "output_tokens": first.output}]),
+            );
+        }
+        usage.output += first.output;
+        usage.total_tokens += first.output;
+        if let (Some(cost), Some(first_cost)) = (usage.cost.as_mut(), first.cost.as_ref()) {
+            cost.input += first_cost.input;
+            cost.output += first_cost.output;
+            cost.cache_read += first_cost.cache_read;
+            cost.cache_write += first_cost.cache_write;
+            cost.total += first_cost.total;
+        }
+    }
+    next
 }

@@ -29,6 +29,22 @@ impl ModelClient {
         cancel: &CancellationToken,
         sink: &mut DeltaSink<'_>,
     ) -> Result<AssistantMessage, LlmError> {
+        let reply = self.chat_streaming_once(request, cancel, sink).await?;
+        if !self.paused_after_compaction(&reply) {
+            return Ok(reply);
+        }
+        let next = self
+            .chat_streaming_once(&crate::chat::continuation(request, &reply), cancel, sink)
+            .await?;
+        Ok(crate::chat::after_pause(reply, next))
+    }
+
+    async fn chat_streaming_once(
+        &self,
+        request: &ChatRequest,
+        cancel: &CancellationToken,
+        sink: &mut DeltaSink<'_>,
+    ) -> Result<AssistantMessage, LlmError> {
         let config = self.config();
         let mut wire = self.chat_wire(request);
         streaming(config.api, &mut wire);

@@ -1,7 +1,9 @@
 //! The HTTP side: one [`ModelClient`] per resolved model sends requests with retries and
 //! cancellation, and implements the compaction crate's [`Summarizer`].
 
-use ctxkit_summarizer::{Summarizer, SummarizerError, SummaryRequest, SummaryResponse};
+use ctxkit_summarizer::{
+    ConversationPrefix, Summarizer, SummarizerError, SummaryRequest, SummaryResponse,
+};
 use futures::future::BoxFuture;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use tokio_util::sync::CancellationToken;
@@ -238,6 +240,7 @@ impl ModelClient {
     async fn summarize_inner(
         &self,
         request: SummaryRequest,
+        prefix: Option<ConversationPrefix>,
         cancel: CancellationToken,
     ) -> Result<SummaryResponse, LlmError> {
         let reasoning = request
@@ -250,13 +253,22 @@ impl ModelClient {
             Some(model) if model.max_output > 0 => request.max_tokens.min(model.max_output),
             Some(_) | None => request.max_tokens,
         };
-        let request = CompletionRequest {
-            system_prompt: request.system_prompt,
-            user_text: request.user_text,
-            max_tokens,
-            reasoning,
+        let completion = match prefix.as_ref().filter(|prefix| self.continues(prefix)) {
+            // A cache-prefix request: the conversation as it was sent, then the instruction.
+            Some(prefix) => {
+                self.complete_continuing(prefix, &request.user_text, max_tokens, &cancel)
+                    .await?
+            }
+            None => {
+                let request = CompletionRequest {
+                    system_prompt: request.system_prompt,
+                    user_text: request.user_text,
+                    max_tokens,
+                    reasoning,
+                };
+                self.complete_streaming(&request, &cancel).await?
+            }
         };
-        let completion = self.complete_streaming(&request, &cancel).await?;
         let window = self.context_window();
         if is_reply_overflow(
             completion.stop_reason,
@@ -310,13 +322,32 @@ impl Summarizer for ModelClient {
             .is_some_and(|model| model.reasoning)
     }
 
+    fn can_continue(&self, prefix: &ConversationPrefix) -> bool {
+        self.continues(prefix) && self.supports_chat()
+    }
+
     fn summarize(
         &self,
         request: SummaryRequest,
         cancel: CancellationToken,
     ) -> BoxFuture<'_, Result<SummaryResponse, SummarizerError>> {
         Box::pin(async move {
-            self.summarize_inner(request, cancel)
+            self.summarize_inner(request, None, cancel)
+                .await
+                .map_err(|error| SummarizerError {
+                    message: error.to_string(),
+                })
+        })
+    }
+
+    fn summarize_continuing(
+        &self,
+        request: SummaryRequest,
+        prefix: ConversationPrefix,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<SummaryResponse, SummarizerError>> {
+        Box::pin(async move {
+            self.summarize_inner(request, Some(prefix), cancel)
                 .await
                 .map_err(|error| SummarizerError {
                     message: error.to_string(),

@@ -11,6 +11,7 @@ use crate::models::{Api, MaxTokensField, ModelLimits, ModelTable, find_provider}
 use crate::retry::RetryPolicy;
 use crate::secret::ApiKey;
 use crate::wire::anthropic_context::AnthropicContextEditing;
+use crate::wire::provider_compaction::{AnthropicCompaction, OpenAiCompaction};
 
 /// A model reference `provider/id` (the id may itself contain `/`, as OpenRouter's do).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,6 +75,10 @@ pub struct LlmOptions {
     pub models: Vec<ModelLimits>,
     /// Anthropic's context editing for the agent model's conversation requests (off: `None`).
     pub anthropic_context_editing: Option<AnthropicContextEditing>,
+    /// Anthropic's server-side compaction of the agent model's conversation (off: `None`).
+    pub anthropic_compaction: Option<AnthropicCompaction>,
+    /// OpenAI Responses' server-side compaction of the agent model's conversation (off: `None`).
+    pub openai_compaction: Option<OpenAiCompaction>,
 }
 
 impl fmt::Debug for LlmOptions {
@@ -91,6 +96,8 @@ impl fmt::Debug for LlmOptions {
             .field("timeout", &self.timeout)
             .field("models", &self.models)
             .field("anthropic_context_editing", &self.anthropic_context_editing)
+            .field("anthropic_compaction", &self.anthropic_compaction)
+            .field("openai_compaction", &self.openai_compaction)
             .finish()
     }
 }
@@ -158,6 +165,10 @@ pub struct ProviderConfig {
     /// Anthropic's context editing, sent with conversation requests: set only for the agent model
     /// on the Anthropic Messages format.
     pub context_editing: Option<AnthropicContextEditing>,
+    /// Anthropic's server-side compaction: set only for the agent model on Anthropic Messages.
+    pub anthropic_compaction: Option<AnthropicCompaction>,
+    /// OpenAI Responses' server-side compaction: set only for the agent model on that format.
+    pub openai_compaction: Option<OpenAiCompaction>,
 }
 
 impl fmt::Debug for ProviderConfig {
@@ -175,6 +186,8 @@ impl fmt::Debug for ProviderConfig {
             .field("retry", &self.retry)
             .field("timeout", &self.timeout)
             .field("context_editing", &self.context_editing)
+            .field("anthropic_compaction", &self.anthropic_compaction)
+            .field("openai_compaction", &self.openai_compaction)
             .finish()
     }
 }
@@ -286,8 +299,18 @@ pub fn resolve_model(
         .anthropic_context_editing
         .clone()
         .filter(|_| role == ModelRole::Agent && api == Api::AnthropicMessages);
+    let anthropic_compaction = options
+        .anthropic_compaction
+        .clone()
+        .filter(|_| role == ModelRole::Agent && api == Api::AnthropicMessages);
+    let openai_compaction = options
+        .openai_compaction
+        .clone()
+        .filter(|_| role == ModelRole::Agent && api == Api::OpenAiResponses);
     Ok(Some(ProviderConfig {
         context_editing,
+        anthropic_compaction,
+        openai_compaction,
         model_info: table.find(&provider, &spec.id).cloned(),
         max_tokens_field: builtin.map_or(MaxTokensField::MaxTokens, |info| info.max_tokens_field),
         provider,

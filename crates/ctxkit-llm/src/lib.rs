@@ -9,6 +9,7 @@ mod chat;
 mod chat_stream;
 mod client;
 mod config;
+mod continuation;
 mod error;
 mod models;
 /// The overflow rules, from `ctxkit-overflow` (kept here so `crate::overflow` paths hold).
@@ -42,4 +43,5 @@ pub use retry::RetryPolicy;
 pub use secret::{ApiKey, is_secret_variable, secret_variables_for_child};
 pub use stream::{ChatDelta, DeltaSink};
 pub use wire::anthropic_context::AnthropicContextEditing;
+pub use wire::provider_compaction::{AnthropicCompaction, OpenAiCompaction};
 pub use wire::{Completion, CompletionRequest, ReasoningLevel};

@@ -14,6 +14,8 @@ mod common;
 mod context_editing;
 #[path = "all/live.rs"]
 mod live;
+#[path = "all/provider_compaction.rs"]
+mod provider_compaction;
 #[path = "all/providers.rs"]
 mod providers;
 #[path = "all/transport.rs"]

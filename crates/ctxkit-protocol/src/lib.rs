@@ -13,6 +13,7 @@ mod js;
 mod json;
 mod lenient;
 mod message;
+mod provider_compaction;
 mod provider_edits;
 mod records;
 mod tagged;
@@ -34,6 +35,7 @@ pub use message::{
     CompactionSummaryMessage, CustomMessage, ToolResultMessage, Usage, UsageCost, UserMessage,
     parse_agent_message,
 };
+pub use provider_compaction::{PROVIDER_COMPACTION_DETAILS, PROVIDER_COMPACTION_FIELD};
 pub use provider_edits::{PROVIDER_EDITS_FIELD, ProviderContextEdit};
 pub use records::{ContextRecord, ModelRef, SessionInfoRecord, TreeNodeRecord, TreeRecord};
 

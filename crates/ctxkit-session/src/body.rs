@@ -15,8 +15,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::error::{Result, SessionError};
 
-/// Lines longer than this are left on disk when a file is loaded in chunks; shorter ones are copied.
-pub(crate) const DISK_LINE_BYTES: usize = 1024;
+/// `message` lines longer than this are left on disk when a file is loaded in chunks; shorter ones
+/// are copied. Zero: every message line stays on disk, since the index holds its head anyway and a
+/// copy of even a short line costs more than its place in the file (issue 22: memory per entry).
+pub(crate) const DISK_LINE_BYTES: usize = 0;
 
 /// How many bytes of lines read back a session keeps by default.
 pub(crate) const DEFAULT_CACHE_BYTES: usize = 64 << 20;
@@ -28,6 +30,9 @@ const DIGEST_SEED: u64 = 0x6374_786b_6974_0022;
 pub(crate) fn digest(bytes: &[u8]) -> u64 {
     foldhash::quality::FixedState::with_seed(DIGEST_SEED).hash_one(bytes)
 }
+
+/// A check of a line's text when it is read back from the file (see [`BodyFile::read`]).
+pub(crate) type LineCheck<'a> = dyn Fn(&str) -> Result<()> + 'a;
 
 /// An open session file whose lines are read on demand.
 pub(crate) struct BodyFile {
@@ -82,9 +87,15 @@ impl BodyFile {
             .bytes
     }
 
-    /// Reads `line` back (from the cache when it is there), checked against what was indexed.
+    /// Reads `line` back (from the cache when it is there), checked against what was indexed, and
+    /// by `check` when it is not in the cache (a line read back is cached only once it passed).
     /// `number` is the 1-based line number, for the error.
-    pub(crate) fn read(&self, line: &DiskLine, number: usize) -> Result<Arc<str>> {
+    pub(crate) fn read(
+        &self,
+        line: &DiskLine,
+        number: usize,
+        check: Option<&LineCheck<'_>>,
+    ) -> Result<Arc<str>> {
         if let Some(text) = self
             .cache
             .lock()
@@ -112,6 +123,9 @@ impl BodyFile {
         let text: Arc<str> = String::from_utf8(bytes)
             .map_err(|_| changed("the line is no longer valid UTF-8"))?
             .into();
+        if let Some(check) = check {
+            check(&text)?;
+        }
         self.cache
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -306,14 +320,14 @@ mod tests {
             offset += line.len() as u64 + 1;
         }
         for (line, stored) in lines.iter().zip(&disk) {
-            assert_eq!(&*source.read(stored, 1).unwrap(), line.as_str());
+            assert_eq!(&*source.read(stored, 1, None).unwrap(), line.as_str());
             assert!(source.cached_bytes() <= 1200);
         }
         // 600 + 500 fit; the third (1200 bytes) pushed the oldest out until the bound held.
         assert_eq!(source.cached_bytes(), 1200);
         // Read again: identical, from the file or the cache.
         for (line, stored) in lines.iter().zip(&disk) {
-            assert_eq!(&*source.read(stored, 1).unwrap(), line.as_str());
+            assert_eq!(&*source.read(stored, 1, None).unwrap(), line.as_str());
             assert!(source.cached_bytes() <= 1200);
         }
     }
@@ -324,17 +338,17 @@ mod tests {
         let (file, reader) = file_with(&format!("{{}}\n{line}\n"));
         let source = Arc::new(BodyFile::new(reader, file.path(), 0));
         let stored = line_of(&source, &line, 3);
-        assert_eq!(&*source.read(&stored, 2).unwrap(), line.as_str());
+        assert_eq!(&*source.read(&stored, 2, None).unwrap(), line.as_str());
         // Rewritten in place with the same length: the digest tells.
         std::fs::write(file.path(), format!("{{}}\n{}\n", "b".repeat(2000))).unwrap();
-        let error = source.read(&stored, 2).unwrap_err();
+        let error = source.read(&stored, 2, None).unwrap_err();
         assert!(
             matches!(error, SessionError::LineChanged { line: 2, .. }),
             "{error}"
         );
         // Truncated: shorter than indexed.
         std::fs::write(file.path(), "{}\n").unwrap();
-        let error = source.read(&stored, 2).unwrap_err();
+        let error = source.read(&stored, 2, None).unwrap_err();
         assert!(
             matches!(error, SessionError::LineChanged { line: 2, .. }),
             "{error}"

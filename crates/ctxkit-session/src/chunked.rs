@@ -3,6 +3,7 @@
 //! a chunk's edge are joined afterwards. Most of the cost of reading a large file is the kernel filling
 //! fresh memory; spread over the cores it no longer bounds the time to open.
 
+use std::cell::RefCell;
 use std::fs::File;
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
@@ -12,7 +13,8 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use crate::body::{BodyFile, DISK_LINE_BYTES, DiskLine, digest};
-use crate::entry::{EntryMeta, LineHead};
+use crate::entry::{Body, EntryMeta, LineHead, StoredEntry};
+use crate::error::{Result, SessionError};
 use crate::line::{LineText, LoadedBody, LoadedLine};
 
 /// Files below this size are read whole, on one thread.
@@ -24,10 +26,9 @@ const CHUNK_BYTES: usize = 4 << 20;
 /// Page size the kernel copies fastest to (destination aligned as the source).
 const PAGE: usize = 4096;
 
-/// The lines of a file read in chunks.
+/// What reading a file in chunks found besides its lines.
 #[derive(Debug)]
-pub(crate) struct LoadedLines {
-    pub(crate) lines: Vec<LoadedLine>,
+pub(crate) struct ChunkedRead {
     pub(crate) ends_with_newline: bool,
     pub(crate) bytes: u64,
 }
@@ -49,23 +50,29 @@ struct Chunk {
 }
 
 /// Reads the first `length` bytes of `file` (at `path`) in chunks on all cores, a few chunks at a
-/// time, so memory holds the lines kept, never the whole file: large `message` lines are left on
-/// disk (read back through `source`), the others are copied. `None` when the file is not valid
-/// UTF-8 or is shorter than `length`: the caller then reads it whole.
+/// time, and hands the lines to `sink` one chunk's group at a time, in file order, so memory holds the
+/// lines kept, never the whole file: `message` lines are left on disk (read back through their
+/// entry), the others are copied. `None` when the file is not valid UTF-8 or is shorter than
+/// `length` (the caller then reads it whole; `sink` may have had some groups already).
 pub(crate) fn read_lines_chunked(
     file: &File,
     path: &Path,
     length: u64,
     cache_bytes: usize,
-) -> std::io::Result<Option<LoadedLines>> {
+    sink: &mut dyn FnMut(Vec<LoadedLine>) -> Result<()>,
+) -> Result<Option<ChunkedRead>> {
     let Ok(length) = usize::try_from(length) else {
         return Ok(None);
     };
-    let source = Arc::new(BodyFile::new(file.try_clone()?, path, cache_bytes));
-    let bounds = chunk_bounds(file, length)?;
+    let io_error = |error| SessionError::io("read", path)(error);
+    let source = Arc::new(BodyFile::new(
+        file.try_clone().map_err(&io_error)?,
+        path,
+        cache_bytes,
+    ));
+    let bounds = chunk_bounds(file, length).map_err(&io_error)?;
     let ranges: Vec<Range<usize>> = bounds.windows(2).map(|pair| pair[0]..pair[1]).collect();
     let wave = 2 * rayon::current_num_threads().max(1);
-    let mut lines = Vec::new();
     let mut number = 0;
     // The line in progress: its pieces from earlier chunks, and where it starts in the file.
     let mut pending = String::new();
@@ -75,7 +82,8 @@ pub(crate) fn read_lines_chunked(
         let chunks: Vec<Option<Chunk>> = group
             .par_iter()
             .map(|range| read_chunk(file, range.clone(), &source))
-            .collect::<std::io::Result<_>>()?;
+            .collect::<std::io::Result<_>>()
+            .map_err(&io_error)?;
         for chunk in chunks {
             let Some(chunk) = chunk else {
                 return Ok(None);
@@ -86,15 +94,14 @@ pub(crate) fn read_lines_chunked(
                 continue;
             }
             number += 1;
+            let mut lines = Vec::with_capacity(chunk.inner.len() + 1);
             if let Some(body) = line_body(&pending, pending_offset, &source) {
-                lines.push(LoadedLine { number, body });
+                lines.push(LoadedLine::new(number, body));
             }
             for (inner, body) in chunk.inner {
-                lines.push(LoadedLine {
-                    number: number + 1 + inner,
-                    body,
-                });
+                lines.push(LoadedLine::new(number + 1 + inner, body));
             }
+            sink(lines)?;
             number += chunk.inner_count;
             pending = chunk.tail;
             pending_offset = chunk.tail_offset;
@@ -103,36 +110,41 @@ pub(crate) fn read_lines_chunked(
     if !pending.is_empty() {
         number += 1;
         if let Some(body) = line_body(&pending, pending_offset, &source) {
-            lines.push(LoadedLine { number, body });
+            sink(vec![LoadedLine::new(number, body)])?;
         }
     }
-    Ok(Some(LoadedLines {
-        lines,
+    Ok(Some(ChunkedRead {
         ends_with_newline,
         bytes: length as u64,
     }))
 }
 
-/// What is kept of a line that starts at `offset`: nothing when it is blank, its head and place for a
-/// large `message` line with an id, else a copy.
+/// What is kept of a line that starts at `offset`: nothing when it is blank, the indexed entry of a
+/// `message` line with an id (its text stays in the file), else a copy.
 fn line_body(text: &str, offset: u64, source: &Arc<BodyFile>) -> Option<LoadedBody> {
     if text.trim().is_empty() {
         return None;
     }
     if text.len() > DISK_LINE_BYTES
-        && let Ok(head) = LineHead::read(text)
+        && let Ok((head, complete)) = LineHead::read_prefix(text)
         && matches!(head.meta, EntryMeta::Message { .. })
         && head.id.is_some()
     {
-        return Some(LoadedBody::Disk {
-            head,
-            line: DiskLine {
-                source: Arc::clone(source),
-                offset,
-                length: text.len(),
-                digest: digest(text.as_bytes()),
-            },
-        });
+        let disk = DiskLine {
+            source: Arc::clone(source),
+            offset,
+            length: text.len(),
+            digest: digest(text.as_bytes()),
+        };
+        let body = if complete {
+            Body::Disk(disk)
+        } else {
+            Body::DiskPrefix(disk)
+        };
+        // The line number is set when the chunk's place in the file is known.
+        if let Ok(entry) = StoredEntry::from_head(head, body, 0) {
+            return Some(LoadedBody::Entry(entry));
+        }
     }
     Some(LoadedBody::Text(LineText::from(text)))
 }
@@ -159,23 +171,41 @@ fn chunk_bounds(file: &File, length: usize) -> std::io::Result<Vec<usize>> {
     Ok(bounds)
 }
 
+thread_local! {
+    /// Each thread's chunk buffer, reused from chunk to chunk: a fresh one per chunk would cost a
+    /// page fault and the kernel zeroing a page for every 4 KiB read.
+    static CHUNK_BUFFER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
 fn read_chunk(
     file: &File,
     range: Range<usize>,
     source: &Arc<BodyFile>,
 ) -> std::io::Result<Option<Chunk>> {
-    let size = range.end - range.start;
-    let mut bytes: Vec<u8> = Vec::with_capacity(size + PAGE);
-    // Pad so the chunk lands at the same offset within a page as in the file.
-    let start = (range.start % PAGE + PAGE - bytes.as_ptr() as usize % PAGE) % PAGE;
-    bytes.resize(start + size, b'\n');
-    match file.read_exact_at(&mut bytes[start..], range.start as u64) {
-        Ok(()) => {}
-        Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
-        Err(error) => return Err(error),
-    }
-    let Ok(text) = std::str::from_utf8(&bytes[start..]) else {
-        return Ok(None);
+    CHUNK_BUFFER.with(|buffer| {
+        let mut bytes = buffer.borrow_mut();
+        let size = range.end - range.start;
+        if bytes.len() < size + PAGE {
+            bytes.resize(size + PAGE, b'\n');
+        }
+        // Read to the same offset within a page as in the file (the kernel copies fastest so).
+        let start = (range.start % PAGE + PAGE - bytes.as_ptr() as usize % PAGE) % PAGE;
+        let window = bytes.get_mut(start..start + size).unwrap_or_default();
+        match file.read_exact_at(window, range.start as u64) {
+            Ok(()) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+            Err(error) => return Err(error),
+        }
+        Ok(split_chunk(window, range.start, source))
+    })
+}
+
+/// Splits one chunk's bytes (starting at `chunk_start` in the file) into its lines; `None` when they
+/// are not valid UTF-8.
+fn split_chunk(bytes: &[u8], chunk_start: usize, source: &Arc<BodyFile>) -> Option<Chunk> {
+    let range = chunk_start..chunk_start + bytes.len();
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return None;
     };
     let file_offset = |position: usize| (range.start + position) as u64;
     let ends_with_newline = text.as_bytes().last().is_none_or(|&last| last == b'\n');
@@ -183,7 +213,7 @@ fn read_chunk(
         memchr::memchr(b'\n', text.as_bytes()),
         memchr::memrchr(b'\n', text.as_bytes()),
     ) else {
-        return Ok(Some(Chunk {
+        return Some(Chunk {
             has_newline: false,
             first: text.to_owned(),
             inner: Vec::new(),
@@ -191,7 +221,7 @@ fn read_chunk(
             tail: String::new(),
             tail_offset: 0,
             ends_with_newline,
-        }));
+        });
     };
     let mut inner = Vec::new();
     let mut inner_count = 0;
@@ -211,7 +241,7 @@ fn read_chunk(
         inner_count += 1;
         line_start = end + 1;
     }
-    Ok(Some(Chunk {
+    Some(Chunk {
         has_newline: true,
         first: text.get(..first).unwrap_or_default().to_owned(),
         inner,
@@ -219,7 +249,7 @@ fn read_chunk(
         tail: text.get(last + 1..).unwrap_or_default().to_owned(),
         tail_offset: file_offset(last + 1),
         ends_with_newline,
-    }))
+    })
 }
 
 #[cfg(test)]
@@ -229,12 +259,31 @@ mod tests {
     use super::*;
     use crate::line::split_lines;
 
+    /// The lines of a file read in chunks, in one list.
+    struct LoadedLines {
+        lines: Vec<Vec<LoadedLine>>,
+        ends_with_newline: bool,
+        bytes: u64,
+    }
+
+    fn read_all(file: &File, path: &Path, length: u64, cache_bytes: usize) -> Option<LoadedLines> {
+        let mut lines = Vec::new();
+        let read = read_lines_chunked(file, path, length, cache_bytes, &mut |group| {
+            lines.push(group);
+            Ok(())
+        })
+        .unwrap()?;
+        Some(LoadedLines {
+            lines,
+            ends_with_newline: read.ends_with_newline,
+            bytes: read.bytes,
+        })
+    }
+
     fn both_ways(bytes: &[u8]) -> (Vec<(usize, String)>, bool) {
         let mut file = tempfile::NamedTempFile::new().unwrap();
         file.write_all(bytes).unwrap();
-        let chunked = read_lines_chunked(file.as_file(), file.path(), bytes.len() as u64, 1 << 20)
-            .unwrap()
-            .unwrap();
+        let chunked = read_all(file.as_file(), file.path(), bytes.len() as u64, 1 << 20).unwrap();
         let (whole, whole_ends) = split_lines(bytes.to_vec(), &mut Vec::new());
         let whole: Vec<(usize, String)> = whole
             .into_iter()
@@ -243,11 +292,13 @@ mod tests {
         let chunked_lines: Vec<(usize, String)> = chunked
             .lines
             .into_iter()
+            .flatten()
             .map(|line| {
                 let text = match line.body {
                     LoadedBody::Text(text) => text.as_str().to_owned(),
-                    LoadedBody::Disk { line: disk, .. } => {
-                        disk.source.read(&disk, line.number).unwrap().to_string()
+                    LoadedBody::Entry(entry) => {
+                        assert_eq!(entry.line(), line.number);
+                        entry.raw().unwrap().to_string()
                     }
                 };
                 (line.number, text)
@@ -274,17 +325,57 @@ mod tests {
         assert!(text.len() as u64 > MIN_CHUNKED_BYTES);
         let mut file = tempfile::NamedTempFile::new().unwrap();
         file.write_all(text.as_bytes()).unwrap();
-        let chunked = read_lines_chunked(file.as_file(), file.path(), text.len() as u64, 1 << 20)
-            .unwrap()
-            .unwrap();
+        let chunked = read_all(file.as_file(), file.path(), text.len() as u64, 1 << 20).unwrap();
         let on_disk = chunked
             .lines
             .iter()
-            .filter(|line| matches!(line.body, LoadedBody::Disk { .. }))
+            .flatten()
+            .filter(|line| matches!(line.body, LoadedBody::Entry(_)))
             .count();
         // Every large message line is on disk; `custom` lines are always kept in memory.
         assert_eq!(on_disk, 30);
         both_ways(text.as_bytes());
+    }
+
+    #[test]
+    fn a_line_indexed_from_its_first_fields_is_checked_whole_when_read_back() {
+        let lines = [
+            r#"{"type":"message","id":"good","parentId":null,"timestamp":"t","message":{"role":"user","content":"ok"}}"#,
+            r#"{"type":"message","id":"broken","parentId":"good","timestamp":"t","message":{"role":"toolResult","content":"x" oops}}"#,
+            r#"{"type":"message","id":"twice","parentId":"good","timestamp":"t","message":{"role":"user","content":"x"},"id":"other"}"#,
+            r#"{"type":"message","id":"whole","parentId":"good","timestamp":"t","message":{"role":"assistant","content":[],"model":"m"}}"#,
+        ];
+        let text = lines.join("\n");
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        file.write_all(text.as_bytes()).unwrap();
+        let chunked = read_all(file.as_file(), file.path(), text.len() as u64, 1 << 20).unwrap();
+        let entries: Vec<StoredEntry> = chunked
+            .lines
+            .into_iter()
+            .flatten()
+            .map(|line| match line.body {
+                LoadedBody::Entry(entry) => entry,
+                LoadedBody::Text(text) => panic!("kept in memory: {text:?}"),
+            })
+            .collect();
+        assert_eq!(entries.len(), 4);
+        assert!(entries.iter().all(|entry| !entry.is_in_memory()));
+        assert_eq!(entries[0].raw().unwrap(), lines[0]);
+        assert_eq!(entries[0].role(), Some("user"));
+        // Indexed from its head; the rest of the line is not JSON.
+        assert_eq!(entries[1].id(), "broken");
+        assert!(matches!(
+            entries[1].raw(),
+            Err(SessionError::InvalidEntry { line: 2, .. })
+        ));
+        // A later `id` (which `JSON.parse` would take) makes it another entry than indexed.
+        assert_eq!(entries[2].id(), "twice");
+        assert!(matches!(
+            entries[2].raw(),
+            Err(SessionError::InvalidEntry { line: 3, .. })
+        ));
+        assert!(matches!(entries[1].parse_message(), Some(Err(_))));
+        assert_eq!(entries[3].raw().unwrap(), lines[3]);
     }
 
     #[test]
@@ -314,7 +405,7 @@ mod tests {
         bytes[CHUNK_BYTES + 5] = 0xFF;
         let mut file = tempfile::NamedTempFile::new().unwrap();
         file.write_all(&bytes).unwrap();
-        let read = |length| read_lines_chunked(file.as_file(), file.path(), length, 0).unwrap();
+        let read = |length| read_all(file.as_file(), file.path(), length, 0);
         assert!(read(bytes.len() as u64).is_none());
         // A file shorter than it was said to be is read again whole, too.
         assert!(read(bytes.len() as u64 + 10).is_none());

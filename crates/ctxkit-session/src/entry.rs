@@ -1,13 +1,15 @@
 //! A loaded entry: its original line, kept for lossless rewriting (in memory, or in the file for large
 //! lines), and the few fields the index needs. Message content is parsed only when asked for.
 
-use std::sync::OnceLock;
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::sync::{Arc, OnceLock};
 
 use ctxkit_protocol::{AgentMessage, SessionEntry, from_str_repaired, parse_agent_message};
 
 use crate::body::{DiskLine, EntryText};
 use crate::error::{Result as SessionResult, SessionError};
-use crate::head::{EntryHead, message_span};
+use crate::head::{EntryHead, message_span, read_head_prefix};
 use crate::line::LineText;
 
 /// Where an entry's line is.
@@ -15,31 +17,39 @@ use crate::line::LineText;
 pub(crate) enum Body {
     Memory(LineText),
     Disk(DiskLine),
+    /// On disk, indexed from the first fields of the line only (see `head::read_head_prefix`): the
+    /// whole line is checked to be the entry they announced when it is read back.
+    DiskPrefix(DiskLine),
 }
 
-/// One entry of a session, as stored.
+/// One entry of a session, as stored. Kept small: a large session holds millions of them.
 #[derive(Debug, Clone)]
 pub struct StoredEntry {
     raw: Body,
     line: usize,
-    id: Box<str>,
-    parent_id: Option<Box<str>>,
-    timestamp: Box<str>,
+    /// The id, the parent's id (when there is one) and the timestamp, one after the other, in one
+    /// allocation.
+    names: Box<str>,
+    /// Where the id ends in `names`.
+    id_end: u32,
+    /// Where the parent's id ends in `names`; `u32::MAX` when there is no parent.
+    parent_end: u32,
     pub(crate) meta: EntryMeta,
-    /// Where the `message` is inside the line: found on first use, so loading scans each line once.
-    message_span: OnceLock<Option<(usize, usize)>>,
+    /// Where the `message` is inside the line: found on first use, so loading scans each line once
+    /// (kept when it fits in 32 bits, as it does for any line JavaScript can parse).
+    message_span: OnceLock<Option<(u32, u32)>>,
 }
+
+/// A role, provider or model name: shared by every entry that names it (see [`intern`]).
+pub(crate) type Name = Arc<str>;
 
 /// What the index knows of an entry, by type.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum EntryMeta {
     Message {
-        role: Option<Box<str>>,
-        provider: Option<Box<str>>,
-        model: Option<Box<str>>,
-        /// Epoch milliseconds from `message.timestamp`.
-        timestamp: Option<f64>,
-        has_content: bool,
+        role: Option<Name>,
+        provider: Option<Name>,
+        model: Option<Name>,
     },
     ThinkingLevelChange {
         level: Option<Box<str>>,
@@ -78,6 +88,32 @@ fn boxed(value: Option<String>) -> Option<Box<str>> {
     value.map(String::into_boxed_str)
 }
 
+/// How many distinct names one thread shares before it stops adding new ones (a file naming millions
+/// of models then costs one allocation per entry, as before, never an unbounded table).
+const MAX_INTERNED_NAMES: usize = 4096;
+
+thread_local! {
+    static NAMES: RefCell<HashSet<Arc<str>, foldhash::fast::RandomState>> =
+        RefCell::new(HashSet::default());
+}
+
+/// `value` as a shared name: the few roles, providers and models of a session are allocated once per
+/// thread instead of once per entry.
+pub(crate) fn intern(value: Option<String>) -> Option<Name> {
+    let value = value?;
+    Some(NAMES.with(|names| {
+        let mut names = names.borrow_mut();
+        if let Some(shared) = names.get(value.as_str()) {
+            return Arc::clone(shared);
+        }
+        let shared: Arc<str> = Arc::from(value);
+        if names.len() < MAX_INTERNED_NAMES {
+            names.insert(Arc::clone(&shared));
+        }
+        shared
+    }))
+}
+
 impl StoredEntry {
     /// Indexes one line; refused when it is not a JSON object with a string `type` and `id`.
     pub(crate) fn from_line(raw: LineText, line: usize) -> Result<Self, HeadError> {
@@ -88,10 +124,30 @@ impl StoredEntry {
     /// An entry whose head was read already (a line left on disk).
     pub(crate) fn from_head(head: LineHead, raw: Body, line: usize) -> Result<Self, HeadError> {
         let id = head.id.ok_or(HeadError::NoId)?;
+        let timestamp = head.timestamp.unwrap_or_default();
+        let parent = head.parent_id.as_deref();
+        let total = id.len() + parent.map_or(0, str::len) + timestamp.len();
+        // One less than `u32::MAX` at most, which marks a missing parent.
+        let (Ok(id_end), Ok(_)) = (u32::try_from(id.len()), u32::try_from(total + 1)) else {
+            return Err(HeadError::Json(
+                "the id, parent id and timestamp are longer than 4 GiB".to_owned(),
+            ));
+        };
+        let mut names = String::with_capacity(total);
+        names.push_str(&id);
+        let parent_end = match parent {
+            Some(parent) => {
+                names.push_str(parent);
+                // Fits: `total` does.
+                u32::try_from(names.len()).unwrap_or(u32::MAX - 1)
+            }
+            None => NO_PARENT,
+        };
+        names.push_str(&timestamp);
         Ok(Self {
-            id: id.into_boxed_str(),
-            parent_id: boxed(head.parent_id),
-            timestamp: head.timestamp.unwrap_or_default().into_boxed_str(),
+            names: names.into_boxed_str(),
+            id_end,
+            parent_end,
             meta: head.meta,
             raw,
             line,
@@ -107,17 +163,27 @@ impl StoredEntry {
 
     /// The entry's id.
     pub fn id(&self) -> &str {
-        &self.id
+        self.names.get(..self.id_end as usize).unwrap_or_default()
     }
 
     /// The parent's id; `None` for a root.
     pub fn parent_id(&self) -> Option<&str> {
-        self.parent_id.as_deref()
+        (self.parent_end != NO_PARENT)
+            .then(|| {
+                self.names
+                    .get(self.id_end as usize..self.parent_end as usize)
+            })
+            .flatten()
     }
 
     /// The ISO timestamp as written.
     pub fn timestamp(&self) -> &str {
-        &self.timestamp
+        let start = if self.parent_end == NO_PARENT {
+            self.id_end
+        } else {
+            self.parent_end
+        };
+        self.names.get(start as usize..).unwrap_or_default()
     }
 
     /// The original JSON line, without its newline. A large line of a loaded file is read back from
@@ -125,7 +191,38 @@ impl StoredEntry {
     pub fn raw(&self) -> SessionResult<EntryText<'_>> {
         match &self.raw {
             Body::Memory(text) => Ok(EntryText::borrowed(text.as_str())),
-            Body::Disk(disk) => disk.source.read(disk, self.line).map(EntryText::shared),
+            Body::Disk(disk) => disk
+                .source
+                .read(disk, self.line, None)
+                .map(EntryText::shared),
+            Body::DiskPrefix(disk) => disk
+                .source
+                .read(disk, self.line, Some(&|text| self.check_whole_line(text)))
+                .map(EntryText::shared),
+        }
+    }
+
+    /// Checks a line indexed from its first fields: the whole line must be JSON and announce the
+    /// same entry (a later repeated field, which `JSON.parse` would take, must not change it).
+    fn check_whole_line(&self, text: &str) -> SessionResult<()> {
+        let invalid = |message: String| self.invalid(serde::de::Error::custom(message));
+        let head = match LineHead::read(text) {
+            Ok(head) => head,
+            Err(HeadError::Json(message)) => return Err(invalid(message)),
+            Err(error @ (HeadError::NotAnObject | HeadError::NoType | HeadError::NoId)) => {
+                return Err(invalid(error.message()));
+            }
+        };
+        let same = head.id.as_deref() == Some(self.id())
+            && head.parent_id.as_deref() == self.parent_id()
+            && head.timestamp.as_deref().unwrap_or_default() == self.timestamp()
+            && head.meta == self.meta;
+        if same {
+            Ok(())
+        } else {
+            Err(invalid(
+                "the whole line announces another entry than its first fields".to_owned(),
+            ))
         }
     }
 
@@ -133,15 +230,20 @@ impl StoredEntry {
     pub(crate) fn memory_raw(&self) -> Option<&str> {
         match &self.raw {
             Body::Memory(text) => Some(text.as_str()),
-            Body::Disk(_) => None,
+            Body::Disk(_) | Body::DiskPrefix(_) => None,
         }
+    }
+
+    /// Sets the 1-based line number (known only once the chunk the line was read in is placed).
+    pub(crate) fn set_line(&mut self, line: usize) {
+        self.line = line;
     }
 
     /// Whether the line is held in memory (not read back from the file on use).
     pub fn is_in_memory(&self) -> bool {
         match &self.raw {
             Body::Memory(_) => true,
-            Body::Disk(_) => false,
+            Body::Disk(_) | Body::DiskPrefix(_) => false,
         }
     }
 
@@ -212,7 +314,26 @@ impl StoredEntry {
             return Ok(None);
         }
         let raw = self.raw()?;
-        let Some((start, end)) = *self.message_span.get_or_init(|| message_span(&raw)) else {
+        let span = match self.message_span.get() {
+            Some(span) => span.map(|(start, end)| (start as usize, end as usize)),
+            None => {
+                let span = message_span(&raw);
+                let compact =
+                    span.map(|(start, end)| u32::try_from(start).ok().zip(u32::try_from(end).ok()));
+                match compact {
+                    None => {
+                        let _ = self.message_span.set(None);
+                    }
+                    Some(Some(compact)) => {
+                        let _ = self.message_span.set(Some(compact));
+                    }
+                    // Too far into the line to keep: found again on each use.
+                    Some(None) => {}
+                }
+                span
+            }
+        };
+        let Some((start, end)) = span else {
             return Ok(None);
         };
         Ok(raw.slice(start..end))
@@ -236,7 +357,7 @@ impl StoredEntry {
         SessionError::InvalidEntry {
             path: match &self.raw {
                 Body::Memory(_) => std::path::PathBuf::new(),
-                Body::Disk(disk) => disk.source.path().to_owned(),
+                Body::Disk(disk) | Body::DiskPrefix(disk) => disk.source.path().to_owned(),
             },
             line: self.line,
             source,
@@ -256,6 +377,9 @@ impl StoredEntry {
     }
 }
 
+/// `parent_end` of an entry without a parent.
+const NO_PARENT: u32 = u32::MAX;
+
 /// What one line says, before it is required to have an id.
 #[derive(Debug)]
 pub(crate) struct LineHead {
@@ -268,24 +392,42 @@ pub(crate) struct LineHead {
 impl LineHead {
     /// Reads the head of `raw`; refused when it is not a JSON object with a string `type`.
     pub(crate) fn read(raw: &str) -> Result<Self, HeadError> {
-        if !raw.trim_start().starts_with('{') {
-            return Err(match serde_json::from_str::<serde::de::IgnoredAny>(raw) {
-                Ok(_) => HeadError::NotAnObject,
-                Err(error) => HeadError::Json(error.to_string()),
-            });
-        }
+        Self::not_an_object(raw)?;
         let head: EntryHead =
             serde_json::from_str(raw).map_err(|error| HeadError::Json(error.to_string()))?;
+        Self::from_fields(head)
+    }
+
+    /// Reads the head of `raw` from its first fields when they say all the index needs (see
+    /// `head::read_head_prefix`); also returns whether the whole line was read.
+    pub(crate) fn read_prefix(raw: &str) -> Result<(Self, bool), HeadError> {
+        Self::not_an_object(raw)?;
+        let (head, complete) =
+            read_head_prefix(raw).map_err(|error| HeadError::Json(error.to_string()))?;
+        Ok((Self::from_fields(head)?, complete))
+    }
+
+    fn not_an_object(raw: &str) -> Result<(), HeadError> {
+        if raw.trim_start().starts_with('{') {
+            return Ok(());
+        }
+        Err(match serde_json::from_str::<serde::de::IgnoredAny>(raw) {
+            Ok(_) => HeadError::NotAnObject,
+            Err(error) => HeadError::Json(error.to_string()),
+        })
+    }
+
+    fn from_fields(head: EntryHead) -> Result<Self, HeadError> {
         let type_name = head.kind.0.ok_or(HeadError::NoType)?;
         let meta = match type_name.as_str() {
             "message" => {
                 let message = head.message.unwrap_or_default();
+                // Only an assistant message sets the model (see `context::model_set_by`).
+                let sets_model = message.role.0.as_deref() == Some("assistant");
                 EntryMeta::Message {
-                    role: boxed(message.role.0),
-                    provider: boxed(message.provider.0),
-                    model: boxed(message.model.0),
-                    timestamp: message.timestamp.0,
-                    has_content: message.has_content,
+                    role: intern(message.role.0),
+                    provider: intern(message.provider.0.filter(|_| sets_model)),
+                    model: intern(message.model.0.filter(|_| sets_model)),
                 }
             }
             "thinking_level_change" => EntryMeta::ThinkingLevelChange {
@@ -364,6 +506,67 @@ mod tests {
             entry.parse_message(),
             Some(Ok(AgentMessage::User(_)))
         ));
+    }
+
+    #[test]
+    fn ids_parents_and_timestamps_read_back_from_one_allocation() {
+        for (parent, parent_json) in [(None, "null"), (Some(""), r#""""#), (Some("p7"), r#""p7""#)]
+        {
+            for timestamp in ["", "2026-11-26T13:00:00.000Z"] {
+                let line = format!(
+                    r#"{{"type":"label","id":"é1","parentId":{parent_json},"timestamp":"{timestamp}"}}"#
+                );
+                let entry = StoredEntry::from_line(line.as_str().into(), 1).unwrap();
+                assert_eq!(entry.id(), "é1");
+                assert_eq!(entry.parent_id(), parent);
+                assert_eq!(entry.timestamp(), timestamp);
+            }
+        }
+        let line = r#"{"type":"label","id":"","timestamp":3}"#;
+        let entry = StoredEntry::from_line(line.into(), 1).unwrap();
+        assert_eq!(
+            (entry.id(), entry.parent_id(), entry.timestamp()),
+            ("", None, "")
+        );
+    }
+
+    #[test]
+    fn an_entry_stays_small() {
+        // A 10 GB session holds about 3.5 million entries: every byte here is 3.5 MB there.
+        assert!(
+            std::mem::size_of::<StoredEntry>() <= 144,
+            "{}",
+            std::mem::size_of::<StoredEntry>()
+        );
+    }
+
+    #[test]
+    fn names_are_shared_between_entries() {
+        let line = |id: &str| {
+            format!(
+                r#"{{"type":"message","id":"{id}","message":{{"role":"assistant","provider":"p","model":"m"}}}}"#
+            )
+        };
+        let first = StoredEntry::from_line(line("a").as_str().into(), 1).unwrap();
+        let second = StoredEntry::from_line(line("b").as_str().into(), 2).unwrap();
+        let (
+            EntryMeta::Message {
+                role: Some(one),
+                model: Some(model_one),
+                ..
+            },
+            EntryMeta::Message {
+                role: Some(two),
+                model: Some(model_two),
+                ..
+            },
+        ) = (&first.meta, &second.meta)
+        else {
+            panic!("not messages");
+        };
+        assert!(Arc::ptr_eq(one, two));
+        assert!(Arc::ptr_eq(model_one, model_two));
+        assert_eq!(&**one, "assistant");
     }
 
     #[test]

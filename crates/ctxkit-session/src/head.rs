@@ -118,28 +118,74 @@ enum EntryField {
 
 impl<'de> Deserialize<'de> for EntryHead {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_map(EntryHeadVisitor)
+        let mut head = EntryHead::default();
+        deserializer.deserialize_map(EntryHeadVisitor {
+            head: &mut head,
+            may_stop: false,
+        })?;
+        Ok(head)
     }
 }
 
-struct EntryHeadVisitor;
+/// The message of the error that stops a prefix read (see [`read_head_prefix`]).
+const STOP: &str = "\u{1}ctxkit: the head is complete";
 
-impl<'de> Visitor<'de> for EntryHeadVisitor {
-    type Value = EntryHead;
+/// Reads the head of an entry line, stopping inside a `message` once its role is read when that role
+/// is not `assistant` and the entry's `type`, `id`, `parentId` and `timestamp` came before it: the rest
+/// of the line (the message's content) holds nothing the index keeps. Returns the head and whether
+/// the whole line was read (and so checked to be JSON). A line read only in part must be checked
+/// when it is first read back (see `StoredEntry::raw`).
+pub(crate) fn read_head_prefix(line: &str) -> Result<(EntryHead, bool), serde_json::Error> {
+    let mut head = EntryHead::default();
+    let mut deserializer = serde_json::Deserializer::from_str(line);
+    let visitor = EntryHeadVisitor {
+        head: &mut head,
+        may_stop: true,
+    };
+    match serde::Deserializer::deserialize_map(&mut deserializer, visitor)
+        .and_then(|()| deserializer.end())
+    {
+        Ok(()) => Ok((head, true)),
+        Err(error) if error.is_data() && error.to_string().starts_with(STOP) => Ok((head, false)),
+        Err(error) => Err(error),
+    }
+}
+
+/// Fills `head` field by field (so a prefix read keeps what it read before it stopped).
+struct EntryHeadVisitor<'h> {
+    head: &'h mut EntryHead,
+    may_stop: bool,
+}
+
+impl<'de> Visitor<'de> for EntryHeadVisitor<'_> {
+    type Value = ();
 
     fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
         formatter.write_str("a JSON object")
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EntryHead, A::Error> {
-        let mut head = EntryHead::default();
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let head = self.head;
+        let (mut has_parent, mut has_timestamp) = (false, false);
         while let Some(field) = map.next_key::<EntryField>()? {
             match field {
                 EntryField::Type => head.kind = map.next_value()?,
                 EntryField::Id => head.id = map.next_value()?,
-                EntryField::ParentId => head.parent_id = map.next_value()?,
-                EntryField::Timestamp => head.timestamp = map.next_value()?,
+                EntryField::ParentId => {
+                    head.parent_id = map.next_value()?;
+                    has_parent = true;
+                }
+                EntryField::Timestamp => {
+                    head.timestamp = map.next_value()?;
+                    has_timestamp = true;
+                }
                 EntryField::Message => {
-                    head.message = Some(map.next_value::<LaxMessageHead>()?.0);
+                    let may_stop = self.may_stop
+                        && has_parent
+                        && has_timestamp
+                        && head.id.0.is_some()
+                        && head.kind.0.as_deref() == Some("message");
+                    let message = head.message.insert(MessageHead::default());
+                    map.next_value_seed(MessageHeadSeed { message, may_stop })?;
                 }
                 EntryField::ThinkingLevel => head.thinking_level = map.next_value()?,
                 EntryField::Provider => head.provider = map.next_value()?,
@@ -157,7 +203,7 @@ impl<'de> Visitor<'de> for EntryHeadVisitor {
                 }
             }
         }
-        Ok(head)
+        Ok(())
     }
 }
 
@@ -185,29 +231,37 @@ enum MessageField {
 }
 
 /// A message's head read in place, inside the line's single pass; anything that is not an object
-/// reads as an empty head.
-#[derive(Debug, Default)]
-struct LaxMessageHead(MessageHead);
+/// reads as an empty head. With `may_stop`, a role other than `assistant` ends the read (see
+/// [`read_head_prefix`]).
+struct MessageHeadSeed<'h> {
+    message: &'h mut MessageHead,
+    may_stop: bool,
+}
 
-impl<'de> Deserialize<'de> for LaxMessageHead {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(LaxMessageVisitor)
+impl<'de> de::DeserializeSeed<'de> for MessageHeadSeed<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
     }
 }
 
-struct LaxMessageVisitor;
-
-impl<'de> Visitor<'de> for LaxMessageVisitor {
-    type Value = LaxMessageHead;
+impl<'de> Visitor<'de> for MessageHeadSeed<'_> {
+    type Value = ();
 
     fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
         formatter.write_str("any JSON value")
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LaxMessageHead, A::Error> {
-        let mut head = MessageHead::default();
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let head = self.message;
         while let Some(field) = map.next_key::<MessageField>()? {
             match field {
-                MessageField::Role => head.role = map.next_value()?,
+                MessageField::Role => {
+                    head.role = map.next_value()?;
+                    if self.may_stop && head.role.0.as_deref().is_some_and(|r| r != "assistant") {
+                        return Err(de::Error::custom(STOP));
+                    }
+                }
                 MessageField::Provider => head.provider = map.next_value()?,
                 MessageField::Model => head.model = map.next_value()?,
                 MessageField::Timestamp => head.timestamp = map.next_value()?,
@@ -220,29 +274,29 @@ impl<'de> Visitor<'de> for LaxMessageVisitor {
                 }
             }
         }
-        Ok(LaxMessageHead(head))
+        Ok(())
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<LaxMessageHead, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(LaxMessageHead::default())
+        Ok(())
     }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<LaxMessageHead, E> {
-        Ok(LaxMessageHead::default())
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        Ok(())
     }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<LaxMessageHead, E> {
-        Ok(LaxMessageHead::default())
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        Ok(())
     }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<LaxMessageHead, E> {
-        Ok(LaxMessageHead::default())
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        Ok(())
     }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<LaxMessageHead, E> {
-        Ok(LaxMessageHead::default())
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        Ok(())
     }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<LaxMessageHead, E> {
-        Ok(LaxMessageHead::default())
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        Ok(())
     }
-    fn visit_unit<E: de::Error>(self) -> Result<LaxMessageHead, E> {
-        Ok(LaxMessageHead::default())
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
     }
 }
 
@@ -315,6 +369,34 @@ mod tests {
             let head: EntryHead = serde_json::from_str(&line).unwrap();
             assert_eq!(head.message.unwrap_or_default().role.0, None, "{odd}");
         }
+    }
+
+    #[test]
+    fn a_prefix_read_stops_at_a_role_other_than_assistant_once_the_entry_fields_are_read() {
+        let user = r#"{"type":"message","id":"u","parentId":null,"timestamp":"t","message":{"role":"user","content":"x"}} not json"#;
+        let (head, complete) = read_head_prefix(user).unwrap();
+        assert!(!complete);
+        assert_eq!(head.id.0.as_deref(), Some("u"));
+        assert_eq!(head.timestamp.0.as_deref(), Some("t"));
+        assert_eq!(head.message.unwrap().role.0.as_deref(), Some("user"));
+        // An assistant message is read whole (its provider and model come after its content), and
+        // so is a message before the entry's own fields.
+        for line in [
+            r#"{"type":"message","id":"a","parentId":"u","timestamp":"t","message":{"role":"assistant","content":[],"provider":"p"}}"#,
+            r#"{"message":{"role":"user","content":"x"},"type":"message","id":"u","parentId":null,"timestamp":"t"}"#,
+            r#"{"type":"message","id":"u","timestamp":"t","message":{"role":"user","content":"x"}}"#,
+        ] {
+            let (head, complete) = read_head_prefix(line).unwrap();
+            assert!(complete, "{line}");
+            let full: EntryHead = serde_json::from_str(line).unwrap();
+            assert_eq!(
+                head.message.unwrap().provider,
+                full.message.unwrap().provider
+            );
+        }
+        let broken = r#"{"type":"message","id":"a","parentId":"u","timestamp":"t","message":{"role":"assistant","content":[}}"#;
+        assert!(read_head_prefix(broken).is_err());
+        assert!(read_head_prefix(r#"{"type":"label"} x"#).is_err());
     }
 
     #[test]

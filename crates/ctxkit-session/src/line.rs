@@ -6,9 +6,8 @@ use std::io::Read;
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::body::DiskLine;
 use crate::diagnostics::{Diagnostic, DiagnosticKind};
-use crate::entry::LineHead;
+use crate::entry::StoredEntry;
 
 /// The text of one line, without its newline.
 #[derive(Clone)]
@@ -58,12 +57,15 @@ pub(crate) struct RawLine {
     pub(crate) text: LineText,
 }
 
-/// One non-blank line of a loaded file: its text, or (a large `message` line) its head and
-/// where it is in the file.
+/// One non-blank line of a loaded file: its text, or (a `message` line of a large file) its entry,
+/// indexed already, whose text stays in the file.
 #[derive(Debug)]
+// Not boxed: lines live in one chunk's group at a time, and a box per entry costs more than the
+// space of the text lines (a few per chunk).
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum LoadedBody {
     Text(LineText),
-    Disk { head: LineHead, line: DiskLine },
+    Entry(StoredEntry),
 }
 
 /// A numbered line of a loaded file.
@@ -72,6 +74,16 @@ pub(crate) struct LoadedLine {
     /// 1-based.
     pub(crate) number: usize,
     pub(crate) body: LoadedBody,
+}
+
+impl LoadedLine {
+    /// Line `number` (an entry learns its number here).
+    pub(crate) fn new(number: usize, mut body: LoadedBody) -> Self {
+        if let LoadedBody::Entry(entry) = &mut body {
+            entry.set_line(number);
+        }
+        Self { number, body }
+    }
 }
 
 /// The lines of a file.

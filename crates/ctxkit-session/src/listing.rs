@@ -1,6 +1,9 @@
 //! Listing sessions: what a picker shows for each file (id, cwd, name, times, counts, first message),
 //! newest first, and the most recent session of a directory. Reads only heads, never migrates or writes.
 
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -13,13 +16,21 @@ use crate::error::{Result, SessionError};
 use crate::head::{EntryHead, message_span};
 use crate::ids::{iso_from_ms, parse_timestamp_ms};
 use crate::index::js_trim;
-use crate::line::read_lines;
 
 /// A file a listing skipped, and why.
 #[derive(Debug)]
 pub struct SkippedFile {
     pub path: PathBuf,
     pub error: SessionError,
+}
+
+/// Largest file buffer a listing thread keeps for the next file (larger ones are freed after use).
+const KEPT_BUFFER_BYTES: usize = 64 << 20;
+
+thread_local! {
+    /// Each listing thread's file buffer, reused from file to file: a fresh one per file would cost
+    /// a page fault and the kernel zeroing a page for every 4 KiB read.
+    static FILE_BUFFER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
 /// The listing record of one session file.
@@ -30,15 +41,53 @@ pub fn read_session_info(path: &Path) -> Result<SessionInfoRecord> {
         .and_then(|metadata| metadata.modified())
         .ok();
     let size_hint = file.metadata().map_or(0, |metadata| metadata.len());
-    let read = read_lines(
-        std::io::Read::take(&file, crate::regular::MAX_IN_MEMORY_BYTES),
-        size_hint,
-        &mut Vec::new(),
-    )
-    .map_err(SessionError::io("read", path))?;
-    let mut lines = read.lines;
-    crate::line::strip_byte_order_mark(&mut lines);
-    let mut lines = lines.into_iter();
+    FILE_BUFFER.with(|buffer| {
+        let mut bytes = buffer.borrow_mut();
+        bytes.clear();
+        bytes.reserve(usize::try_from(size_hint).unwrap_or(0).saturating_add(1));
+        let read = std::io::Read::take(&file, crate::regular::MAX_IN_MEMORY_BYTES)
+            .read_to_end(&mut bytes)
+            .map_err(SessionError::io("read", path));
+        let info = read.and_then(|_| session_info_of(path, &bytes, mtime));
+        if bytes.capacity() > KEPT_BUFFER_BYTES {
+            *bytes = Vec::new();
+        }
+        info
+    })
+}
+
+/// The non-blank lines of `bytes`, invalid UTF-8 replaced (per line, as reading the whole file
+/// replaces it), a byte-order mark dropped from the first line.
+fn text_lines(bytes: &[u8]) -> impl Iterator<Item = Cow<'_, str>> {
+    let mut start = 0;
+    let last = (!bytes.is_empty() && !bytes.ends_with(b"\n")).then_some(bytes.len());
+    memchr::memchr_iter(b'\n', bytes)
+        .chain(last)
+        .filter_map(move |end| {
+            let first = start == 0;
+            let line = bytes.get(start..end).unwrap_or_default();
+            start = end + 1;
+            let line = if first {
+                line.strip_prefix("\u{FEFF}".as_bytes()).unwrap_or(line)
+            } else {
+                line
+            };
+            // The fast check first: `from_utf8_lossy` walks valid text several times slower.
+            let text = match std::str::from_utf8(line) {
+                Ok(text) => Cow::Borrowed(text),
+                Err(_) => String::from_utf8_lossy(line),
+            };
+            (!text.trim().is_empty()).then_some(text)
+        })
+}
+
+/// The listing record of the session file at `path`, holding `bytes`.
+fn session_info_of(
+    path: &Path,
+    bytes: &[u8],
+    mtime: Option<SystemTime>,
+) -> Result<SessionInfoRecord> {
+    let mut lines = text_lines(bytes);
     let not_a_session = |reason: &str| SessionError::NotASession {
         path: path.to_owned(),
         line: None,
@@ -48,7 +97,7 @@ pub fn read_session_info(path: &Path) -> Result<SessionInfoRecord> {
     // their heads, and a line that is not JSON is skipped there.
     let header: Value = lines
         .by_ref()
-        .find_map(|line| from_str_repaired(line.text.as_str()).ok())
+        .find_map(|line| from_str_repaired(&line).ok())
         .ok_or_else(|| not_a_session("the file holds no JSON lines"))?;
     if header.get("type").and_then(Value::as_str) != Some("session") {
         return Err(not_a_session("the first line is not a `session` header"));
@@ -58,7 +107,7 @@ pub fn read_session_info(path: &Path) -> Result<SessionInfoRecord> {
     let mut name = None;
     let mut last_activity: Option<f64> = None;
     for line in lines {
-        let Ok(entry) = serde_json::from_str::<EntryHead>(line.text.as_str()) else {
+        let Ok(entry) = serde_json::from_str::<EntryHead>(&line) else {
             continue;
         };
         match entry.kind.0.as_deref() {
@@ -85,7 +134,7 @@ pub fn read_session_info(path: &Path) -> Result<SessionInfoRecord> {
                 }
                 if first_message.is_none() && role == Some("user") {
                     // Only this line is read a second time, for the message's text.
-                    let text = line.text.as_str();
+                    let text = &*line;
                     first_message = message_span(text)
                         .and_then(|(start, end)| text.get(start..end))
                         .and_then(message_text)
@@ -255,4 +304,36 @@ fn has_session_header(path: &Path) -> bool {
         header.get("type").and_then(Value::as_str) == Some("session")
             && header.get("id").is_some_and(Value::is_string)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_read_as_the_whole_file_reader_reads_them() {
+        let bytes = b"\xEF\xBB\xBF{\"a\":1}\n\n  \nbad \xff\xfe\n\xe4\xb8\n\xEF\xBB\xBFkept\nlast";
+        let lines: Vec<String> = text_lines(bytes).map(Cow::into_owned).collect();
+        assert_eq!(
+            lines,
+            vec![
+                "{\"a\":1}".to_owned(),
+                "bad \u{fffd}\u{fffd}".to_owned(),
+                "\u{fffd}".to_owned(),
+                "\u{FEFF}kept".to_owned(),
+                "last".to_owned(),
+            ]
+        );
+        let mut whole = crate::line::read_lines(&bytes[..], 0, &mut Vec::new())
+            .unwrap()
+            .lines;
+        crate::line::strip_byte_order_mark(&mut whole);
+        let whole: Vec<String> = whole
+            .iter()
+            .map(|line| line.text.as_str().to_owned())
+            .collect();
+        assert_eq!(lines, whole);
+        assert_eq!(text_lines(b"").count(), 0);
+        assert_eq!(text_lines(b"x\n").count(), 1);
+    }
 }

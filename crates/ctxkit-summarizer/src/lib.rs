@@ -1,11 +1,12 @@
 //! The summarizer interface for ctxkit, model-agnostic: one request (system prompt, one user message, a token
-//! limit, an optional reasoning level) in, text and usage out. Providers, the offline summarizer and
+//! limit, an optional reasoning level) in, text and usage out; or, for a model that can, the same
+//! request continuing a conversation (a cache-prefix request). Providers, the offline summarizer and
 //! test fakes implement it.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
-use ctxkit_protocol::Usage;
+use ctxkit_protocol::{AgentMessage, Usage};
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
@@ -20,12 +21,45 @@ pub enum SummaryPurpose {
     Branch,
 }
 
+/// A tool the model may call, as a conversation request declares it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolDefinition {
+    pub name: String,
+    /// What it does, for the model.
+    pub description: String,
+    /// A JSON Schema of its arguments (an object schema).
+    pub parameters: serde_json::Value,
+}
+
+/// The conversation a cache-prefix summary request continues (`compaction.cachePrefix`): the agent's
+/// last model request as it was sent, followed by what the session gained since (the reply, tool
+/// results). A summarizer for the same model sends it unchanged, so the provider reads it from its
+/// prompt cache, and appends the summary instruction as one more user message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConversationPrefix {
+    /// The provider of the model that answered the request.
+    pub provider: String,
+    /// That model's id.
+    pub model: String,
+    pub system_prompt: String,
+    /// The request's messages, then the messages appended to the session after it.
+    pub messages: Vec<AgentMessage>,
+    /// How many of `messages` the request itself sent.
+    pub request_messages: usize,
+    pub tools: Vec<ToolDefinition>,
+    /// The request's reasoning level (`minimal` … `xhigh`), `None` for none.
+    pub reasoning: Option<String>,
+}
+
 /// One summary request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SummaryRequest {
     pub purpose: SummaryPurpose,
+    /// The system prompt of a fresh request (a request continuing a conversation sends the
+    /// conversation's).
     pub system_prompt: String,
-    /// The single user message.
+    /// The single user message: the serialized span and the instructions, or, continuing a
+    /// conversation, the instructions alone.
     pub user_text: String,
     pub max_tokens: u64,
     /// The reasoning level, when the summarizer supports one and it is not `off`.
@@ -56,6 +90,14 @@ pub trait Summarizer: Send + Sync {
     /// Whether requests may carry a reasoning level.
     fn supports_reasoning(&self) -> bool;
 
+    /// Whether this summarizer can continue `prefix` (send it unchanged with the instruction
+    /// appended): only a model summarizer for the prefix's own provider and model can. By default
+    /// none can, and requests are fresh prompts.
+    fn can_continue(&self, prefix: &ConversationPrefix) -> bool {
+        let _ = prefix;
+        false
+    }
+
     /// Answers one request. Implementations should stop promptly once `cancel` fires; the runner
     /// drops the future then in any case.
     fn summarize(
@@ -63,4 +105,18 @@ pub trait Summarizer: Send + Sync {
         request: SummaryRequest,
         cancel: CancellationToken,
     ) -> BoxFuture<'_, Result<SummaryResponse, SummarizerError>>;
+
+    /// Answers one request by continuing `prefix`: the conversation sent again unchanged, then
+    /// `request.user_text` as one more user message (`request.system_prompt` is not sent). Called
+    /// only with a prefix [`Summarizer::can_continue`] accepted; the default, for summarizers that
+    /// accept none, answers the request alone.
+    fn summarize_continuing(
+        &self,
+        request: SummaryRequest,
+        prefix: ConversationPrefix,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<SummaryResponse, SummarizerError>> {
+        let _ = prefix;
+        self.summarize(request, cancel)
+    }
 }

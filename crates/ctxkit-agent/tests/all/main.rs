@@ -8,5 +8,6 @@
     reason = "scripted models answer the messages they care about"
 )]
 
+mod cache_prefix;
 mod scenarios;
 mod support;

@@ -46,7 +46,8 @@ pub struct SummaryFlags<'a> {
 }
 
 /// Model options from the settings: `defaultProvider`/`defaultModel` as the agent model,
-/// `compaction.model`, `llm.*` (with `llm.anthropic.contextManagement`) and `retry.*`.
+/// `compaction.model`, `llm.*` (with `llm.anthropic.contextManagement`, `llm.anthropic.compaction`
+/// and `llm.openaiResponses.compaction`) and `retry.*`.
 pub fn llm_options(settings: &ctxkit_resources::SettingsManager) -> Result<ctxkit_llm::LlmOptions> {
     let (provider, default_model) = settings.default_model();
     let llm = settings.llm();
@@ -92,6 +93,18 @@ pub fn llm_options(settings: &ctxkit_resources::SettingsManager) -> Result<ctxki
                 clear_tool_inputs: settings.clear_tool_inputs,
                 clear_thinking: settings.clear_thinking,
                 keep_thinking_turns: settings.keep_thinking_turns,
+            }
+        }),
+        anthropic_compaction: llm.anthropic_compaction.map(|settings| {
+            ctxkit_llm::AnthropicCompaction {
+                trigger_input_tokens: settings.trigger_input_tokens,
+                pause_after_compaction: settings.pause_after_compaction,
+                instructions: settings.instructions,
+            }
+        }),
+        openai_compaction: llm.openai_responses_compaction.map(|settings| {
+            ctxkit_llm::OpenAiCompaction {
+                compact_threshold: settings.trigger_input_tokens,
             }
         }),
     })
@@ -278,5 +291,32 @@ mod tests {
             checked += 1;
         }
         assert!(checked >= 20, "only {checked} keys were compared");
+    }
+
+    #[test]
+    fn provider_compaction_is_off_by_default_and_read_when_enabled() {
+        let off = super::llm_options(&SettingsManager::in_memory(Default::default())).unwrap();
+        assert!(off.anthropic_compaction.is_none());
+        assert!(off.openai_compaction.is_none());
+        let document = serde_json::json!({"llm": {
+            "anthropic": {"compaction": {"enabled": true, "triggerInputTokens": 80000,
+                "pauseAfterCompaction": true, "instructions": "Keep paths."}},
+            "openaiResponses": {"compaction": {"enabled": true, "compactThreshold": 120000}}}});
+        let settings = SettingsManager::in_memory(document.as_object().unwrap().clone());
+        let on = super::llm_options(&settings).unwrap();
+        assert_eq!(
+            on.anthropic_compaction,
+            Some(ctxkit_llm::AnthropicCompaction {
+                trigger_input_tokens: Some(80_000),
+                pause_after_compaction: true,
+                instructions: Some("Keep paths.".into()),
+            })
+        );
+        assert_eq!(
+            on.openai_compaction,
+            Some(ctxkit_llm::OpenAiCompaction {
+                compact_threshold: Some(120_000),
+            })
+        );
     }
 }

@@ -508,3 +508,35 @@ fn compact_out_refuses_a_dangling_symlink() {
     assert!(output.contains("already exists"), "{output}");
     assert!(!target.exists());
 }
+
+/// A session in which the provider compacted the conversation (Anthropic's block on a reply, the
+/// compaction entry ctxkit writes after it) opens in `context` and passes `check`.
+#[test]
+fn a_provider_compaction_opens_in_context_and_check() {
+    let run = Run::new();
+    let block = r#"{"type":"compaction","content":"PROVIDER-SUMMARY: hello.txt was written."}"#;
+    let lines = [
+        r#"{"type":"session","version":3,"id":"0192a7c4-1b2c-7d3e-8f40-123456789abc","timestamp":"2026-11-26T10:00:00.000Z","cwd":"/work/demo"}"#.to_owned(),
+        r#"{"type":"message","id":"a1000001","parentId":null,"timestamp":"2026-11-26T10:00:01.000Z","message":{"role":"user","content":"EARLY-REQUEST write hello.txt","timestamp":1795687201000}}"#.to_owned(),
+        format!(
+            r#"{{"type":"message","id":"a1000002","parentId":"a1000001","timestamp":"2026-11-26T10:00:02.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"Done: hello.txt is written."}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{{"input":300,"output":12,"cacheRead":0,"cacheWrite":0,"totalTokens":312,"iterations":[{{"type":"compaction","input_tokens":1300,"output_tokens":60}}]}},"stopReason":"stop","timestamp":1795687202000,"providerCompaction":{block}}}}}"#
+        ),
+        format!(
+            r#"{{"type":"compaction","id":"a1000003","parentId":"a1000002","timestamp":"2026-11-26T10:00:02.500Z","summary":"PROVIDER-SUMMARY: hello.txt was written.","firstKeptEntryId":"a1000002","tokensBefore":1300,"details":{{"readFiles":[],"modifiedFiles":[],"providerCompaction":{{"provider":"anthropic","api":"anthropic-messages","model":"claude-sonnet-4-5","block":{block}}}}}}}"#
+        ),
+        r#"{"type":"message","id":"a1000004","parentId":"a1000003","timestamp":"2026-11-26T10:00:03.000Z","message":{"role":"user","content":"what did you do?","timestamp":1795687203000}}"#.to_owned(),
+    ];
+    let file = run.home.path().join("provider-compaction.jsonl");
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let path = file.to_str().unwrap();
+    let context = run.ctxkit(&["context", path]);
+    assert!(context.starts_with("exit: 0\n"), "{context}");
+    assert!(context.contains("PROVIDER-SUMMARY"), "{context}");
+    assert!(context.contains("Done: hello.txt is written."), "{context}");
+    assert!(!context.contains("EARLY-REQUEST"), "{context}");
+    let json = run.ctxkit(&["context", path, "--json"]);
+    assert!(json.starts_with("exit: 0\n"), "{json}");
+    assert!(json.contains("providerCompaction"), "{json}");
+    let check = run.ctxkit(&["check", path]);
+    assert!(check.starts_with("exit: 0\n"), "{check}");
+}

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use ctxkit_compaction::{
-    BranchSummaryOptions, CompactOptions, CompactionSettings, InstructionsMode, Prompts,
-    Summarizer, SummarizerError, SummaryPurpose, SummaryRequest, SummaryResponse,
+    BranchSummaryOptions, CachePrefix, CompactOptions, CompactionSettings, InstructionsMode,
+    Prompts, Summarizer, SummarizerError, SummaryPurpose, SummaryRequest, SummaryResponse,
     collect_branch_entries, compact, estimate_context_tokens, estimate_tokens,
     path_token_estimates, prepare_branch_entries, prepare_compaction, summarize_branch,
 };
@@ -467,6 +467,7 @@ fn check_case(
                     .and_then(Value::as_str)
                     .map(str::to_owned),
                 file_context: String::new(),
+                cache_prefix: CachePrefix::Off,
             };
             let outcome = runtime.block_on(compact(
                 &preparation,

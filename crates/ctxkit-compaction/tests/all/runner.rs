@@ -5,9 +5,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ctxkit_compaction::{
-    CompactOptions, CompactionError, CompactionSettings, NoPlanReason, Prompts, Summarizer,
-    SummarizerError, SummaryPurpose, SummaryRequest, SummaryResponse, TURN_CONTEXT_SEPARATOR,
-    compact, prepare_compaction,
+    CachePrefix, CompactOptions, CompactionError, CompactionSettings, ConversationPrefix,
+    NoPlanReason, Prompts, Summarizer, SummarizerError, SummaryPurpose, SummaryRequest,
+    SummaryResponse, TURN_CONTEXT_SEPARATOR, compact, prepare_compaction,
 };
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
@@ -20,6 +20,10 @@ struct Recording {
     requests: Mutex<Vec<SummaryRequest>>,
     barrier: Arc<tokio::sync::Barrier>,
     hang: bool,
+    /// Continues conversations of this provider and model.
+    continues: Option<(String, String)>,
+    /// The conversation each request continued, `None` for a fresh one.
+    continued: Mutex<Vec<Option<ConversationPrefix>>>,
 }
 
 impl Recording {
@@ -28,6 +32,8 @@ impl Recording {
             requests: Mutex::new(Vec::new()),
             barrier: Arc::new(tokio::sync::Barrier::new(expected_concurrent)),
             hang: false,
+            continues: None,
+            continued: Mutex::new(Vec::new()),
         }
     }
 }
@@ -39,6 +45,12 @@ impl Summarizer for Recording {
 
     fn supports_reasoning(&self) -> bool {
         true
+    }
+
+    fn can_continue(&self, prefix: &ConversationPrefix) -> bool {
+        self.continues
+            .as_ref()
+            .is_some_and(|(provider, model)| *provider == prefix.provider && *model == prefix.model)
     }
 
     fn summarize(
@@ -65,6 +77,15 @@ impl Summarizer for Recording {
             })
         })
     }
+    fn summarize_continuing(
+        &self,
+        request: SummaryRequest,
+        prefix: ConversationPrefix,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<SummaryResponse, SummarizerError>> {
+        self.continued.lock().unwrap().push(Some(prefix));
+        self.summarize(request, cancel)
+    }
 }
 
 fn small_keep() -> CompactionSettings {
@@ -89,6 +110,7 @@ async fn split_turn_summaries_run_history_first_then_the_prefix_and_merge() {
         focus: Some("the tests".into()),
         thinking_level: Some("high".into()),
         file_context: String::new(),
+        cache_prefix: CachePrefix::Off,
     };
     let result = tokio::time::timeout(
         Duration::from_secs(5),
@@ -306,4 +328,147 @@ async fn a_split_turn_without_history_reuses_the_previous_summary_as_it_is() {
     .await
     .unwrap();
     assert!(result.summary.starts_with("No prior history."));
+}
+
+fn conversation() -> ConversationPrefix {
+    let session = split_turn_session();
+    let messages: Vec<_> = session
+        .build_context()
+        .messages
+        .iter()
+        .map(|message| session.message(message).unwrap())
+        .collect();
+    ConversationPrefix {
+        provider: "anthropic".into(),
+        model: "claude-x".into(),
+        system_prompt: "You are a coding agent.".into(),
+        request_messages: messages.len(),
+        messages,
+        tools: vec![ctxkit_compaction::ToolDefinition {
+            name: "read".into(),
+            description: "Reads a file".into(),
+            parameters: serde_json::json!({"type": "object"}),
+        }],
+        reasoning: Some("high".into()),
+    }
+}
+
+async fn run_with(
+    summarizer: &Recording,
+    cache_prefix: CachePrefix,
+) -> ctxkit_compaction::CompactionResult {
+    let session = split_turn_session();
+    let preparation = prepare_compaction(&session, None, small_keep())
+        .unwrap()
+        .unwrap();
+    let options = CompactOptions {
+        focus: Some("the tests".into()),
+        cache_prefix,
+        ..CompactOptions::default()
+    };
+    compact(
+        &preparation,
+        summarizer,
+        &Prompts::default(),
+        &options,
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn cache_prefix_requests_carry_the_conversation_and_name_the_span() {
+    let mut summarizer = Recording::new(1);
+    summarizer.continues = Some(("anthropic".into(), "claude-x".into()));
+    let prefix = conversation();
+    let result = run_with(
+        &summarizer,
+        CachePrefix::Conversation {
+            prefix: prefix.clone(),
+            context_window: 200_000,
+        },
+    )
+    .await;
+    assert_eq!(
+        result.details["cachePrefix"],
+        serde_json::json!({"used": true})
+    );
+    let requests = summarizer.requests.lock().unwrap().clone();
+    assert_eq!(requests.len(), 2);
+    let continued = summarizer.continued.lock().unwrap().clone();
+    assert_eq!(continued, vec![Some(prefix.clone()), Some(prefix.clone())]);
+    for request in &requests {
+        // The instruction alone: the span is in the conversation, not serialized again.
+        assert!(!request.user_text.contains("<conversation>"));
+        assert!(
+            request
+                .user_text
+                .starts_with(&Prompts::default().continuation)
+        );
+    }
+    let history = &requests[0];
+    assert!(history.user_text.contains("<span-end>"));
+    assert!(history.user_text.contains("## Goal"));
+    assert!(history.user_text.ends_with("Additional focus: the tests"));
+    let turn_prefix = &requests[1];
+    assert_eq!(turn_prefix.purpose, SummaryPurpose::TurnPrefix);
+    assert!(turn_prefix.user_text.contains("<span-start>"));
+    assert!(turn_prefix.user_text.contains("## Original Request"));
+}
+
+#[tokio::test]
+async fn cache_prefix_falls_back_to_fresh_prompts_and_says_why() {
+    // Another model writes summaries.
+    let summarizer = Recording::new(1);
+    let result = run_with(
+        &summarizer,
+        CachePrefix::Conversation {
+            prefix: conversation(),
+            context_window: 200_000,
+        },
+    )
+    .await;
+    assert_eq!(result.details["cachePrefix"]["used"], false);
+    let reason = result.details["cachePrefix"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("recording") && reason.contains("anthropic/claude-x"),
+        "{reason}"
+    );
+    let requests = summarizer.requests.lock().unwrap().clone();
+    assert!(summarizer.continued.lock().unwrap().is_empty());
+    assert!(requests[0].user_text.starts_with("<conversation>"));
+
+    // The conversation would not fit the window with the summary.
+    let mut summarizer = Recording::new(1);
+    summarizer.continues = Some(("anthropic".into(), "claude-x".into()));
+    let result = run_with(
+        &summarizer,
+        CachePrefix::Conversation {
+            prefix: conversation(),
+            context_window: 1_000,
+        },
+    )
+    .await;
+    let reason = result.details["cachePrefix"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("would not fit the window of 1000 tokens"),
+        "{reason}"
+    );
+    assert!(summarizer.continued.lock().unwrap().is_empty());
+    assert!(
+        summarizer.requests.lock().unwrap()[0]
+            .user_text
+            .starts_with("<conversation>")
+    );
+
+    // No request to continue; and with the setting off nothing is recorded.
+    let summarizer = Recording::new(1);
+    let result = run_with(&summarizer, CachePrefix::Unavailable("no request".into())).await;
+    assert_eq!(
+        result.details["cachePrefix"],
+        serde_json::json!({"used": false, "reason": "no request"})
+    );
+    let result = run_with(&Recording::new(1), CachePrefix::Off).await;
+    assert!(result.details.get("cachePrefix").is_none());
 }

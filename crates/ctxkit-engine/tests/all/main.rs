@@ -5,9 +5,11 @@
 mod support;
 
 mod background;
+mod cache_prefix;
 mod checks;
 mod hooks;
 mod manual;
 mod navigation;
 mod pins_scopes;
+mod provider_compaction;
 mod view;

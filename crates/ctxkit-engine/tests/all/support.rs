@@ -30,6 +30,10 @@ pub struct Scripted {
     pub requests: Mutex<Vec<SummaryRequest>>,
     pub started: tokio::sync::Notify,
     pub release: tokio::sync::Notify,
+    /// Continues conversations of the test model (cache-prefix requests).
+    pub continues: std::sync::atomic::AtomicBool,
+    /// The conversations continued, one per continuing request.
+    pub continued: Mutex<Vec<ctxkit_compaction::ConversationPrefix>>,
 }
 
 impl Scripted {
@@ -39,6 +43,8 @@ impl Scripted {
             requests: Mutex::new(Vec::new()),
             started: tokio::sync::Notify::new(),
             release: tokio::sync::Notify::new(),
+            continues: std::sync::atomic::AtomicBool::new(false),
+            continued: Mutex::new(Vec::new()),
         })
     }
 
@@ -58,6 +64,12 @@ impl Summarizer for Scripted {
 
     fn supports_reasoning(&self) -> bool {
         false
+    }
+
+    fn can_continue(&self, prefix: &ctxkit_compaction::ConversationPrefix) -> bool {
+        self.continues.load(std::sync::atomic::Ordering::SeqCst)
+            && prefix.provider == PROVIDER
+            && prefix.model == MODEL
     }
 
     fn summarize(
@@ -93,6 +105,15 @@ impl Summarizer for Scripted {
                 usage: None,
             })
         })
+    }
+    fn summarize_continuing(
+        &self,
+        request: SummaryRequest,
+        prefix: ctxkit_compaction::ConversationPrefix,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<SummaryResponse, SummarizerError>> {
+        self.continued.lock().unwrap().push(prefix);
+        self.summarize(request, cancel)
     }
 }
 

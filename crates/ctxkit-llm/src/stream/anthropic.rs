@@ -6,12 +6,14 @@ use ctxkit_protocol::{ContentBlock, JsonObject};
 use serde_json::Value;
 
 use super::{Assembly, ChatDelta, DeltaSink, StreamError, error_text};
-use crate::wire::{anthropic_context, anthropic_tools};
+use crate::wire::{anthropic_context, anthropic_tools, provider_compaction};
 
 /// Provider block index → position in the reply.
 #[derive(Debug, Default)]
 pub(crate) struct State {
     blocks: super::Positions,
+    /// The provider block index of the compaction block, which is not part of the content.
+    compaction_index: Option<u64>,
 }
 
 impl State {
@@ -44,6 +46,12 @@ impl State {
             Some("content_block_start") => {
                 let index = data.get("index").and_then(Value::as_u64).unwrap_or(0);
                 let block = data.get("content_block").unwrap_or(&Value::Null);
+                if provider_compaction::is_compaction(block) {
+                    // Kept whole, its summary filled in by `compaction_delta`s.
+                    self.compaction_index = Some(index);
+                    assembly.provider_compaction = Some(block.clone());
+                    return Ok(false);
+                }
                 let position = match block.get("type").and_then(Value::as_str) {
                     Some("text") => {
                         let position = assembly.start_text(JsonObject::new());
@@ -72,10 +80,19 @@ impl State {
                 self.blocks.insert(index, position);
             }
             Some("content_block_delta") => {
+                let delta = data.get("delta").unwrap_or(&Value::Null);
+                if delta.get("type").and_then(Value::as_str) == Some("compaction_delta") {
+                    if self.compaction_index.is_some()
+                        && self.compaction_index == data.get("index").and_then(Value::as_u64)
+                        && let Some(block) = assembly.provider_compaction.as_mut()
+                    {
+                        add_compaction_delta(block, delta);
+                    }
+                    return Ok(false);
+                }
                 let Some(position) = self.position(data) else {
                     return Ok(false);
                 };
-                let delta = data.get("delta").unwrap_or(&Value::Null);
                 match delta.get("type").and_then(Value::as_str) {
                     Some("text_delta") => assembly.append(position, &text_at(delta, "text"), sink),
                     Some("thinking_delta") => {
@@ -131,6 +148,7 @@ impl State {
                     if update.cache_write > 0 {
                         assembly.usage.cache_write = update.cache_write;
                     }
+                    assembly.usage.extra.extend(update.extra);
                 }
             }
             Some("message_stop") => return Ok(true),
@@ -142,5 +160,23 @@ impl State {
             Some(_) | None => {}
         }
         Ok(false)
+    }
+}
+
+/// A `compaction_delta`: its `content` is appended to the summary, its `encrypted_content` (when
+/// present) replaces the block's.
+fn add_compaction_delta(block: &mut Value, delta: &Value) {
+    if let Some(text) = delta.get("content").and_then(Value::as_str) {
+        let summary = match block.get("content").and_then(Value::as_str) {
+            Some(before) => format!("{before}{text}"),
+            None => text.to_owned(),
+        };
+        block["content"] = Value::String(summary);
+    }
+    if let Some(encrypted) = delta
+        .get("encrypted_content")
+        .filter(|value| !value.is_null())
+    {
+        block["encrypted_content"] = encrypted.clone();
     }
 }

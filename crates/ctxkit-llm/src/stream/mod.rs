@@ -66,6 +66,8 @@ pub(crate) struct Assembly {
     pub error: Option<String>,
     /// What the provider cleared from the request on its side (Anthropic's context editing).
     pub provider_edits: Vec<ctxkit_protocol::ProviderContextEdit>,
+    /// The provider's compaction block or item, raw, once it is complete.
+    pub provider_compaction: Option<serde_json::Value>,
 }
 
 impl Assembly {
@@ -164,6 +166,9 @@ impl Assembly {
             self.usage.input + self.usage.output + self.usage.cache_read + self.usage.cache_write;
         let mut reply = conversation::reply(self.content, self.usage, stop, self.error);
         reply.set_provider_context_edits(&self.provider_edits);
+        if let Some(block) = self.provider_compaction {
+            reply.set_provider_compaction(block);
+        }
         reply
     }
 

@@ -11,6 +11,7 @@ use super::{Assembly, ChatDelta, DeltaSink, StreamError, error_text};
 use crate::overflow::StopReason;
 use crate::wire::openai_responses::response_usage;
 use crate::wire::openai_responses_tools::output_item;
+use crate::wire::provider_compaction;
 
 /// Provider output index → position in the reply.
 #[derive(Debug, Default)]
@@ -72,10 +73,14 @@ impl State {
                 }
             }
             Some("response.output_item.done") => {
+                let item = data.get("item").unwrap_or(&Value::Null);
+                if provider_compaction::is_compaction(item) {
+                    assembly.provider_compaction = Some(item.clone());
+                    return Ok(false);
+                }
                 let Some(position) = self.position(data) else {
                     return Ok(false);
                 };
-                let item = data.get("item").unwrap_or(&Value::Null);
                 if let Ok(Some(block)) = output_item(item) {
                     let shown = matches!(block, ContentBlock::Text(_) | ContentBlock::Thinking(_));
                     assembly.set(position, block);

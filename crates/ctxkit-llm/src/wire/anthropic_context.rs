@@ -33,7 +33,13 @@ pub struct AnthropicContextEditing {
 impl AnthropicContextEditing {
     /// The `context_management` request field. The thinking edit goes first, as the API requires
     /// when both are sent.
+    #[cfg(test)]
     pub(crate) fn request_field(&self) -> Value {
+        json!({ "edits": self.edits() })
+    }
+
+    /// The edits, for `context_management.edits`, the thinking edit first.
+    pub(crate) fn edits(&self) -> Vec<Value> {
         let mut edits = Vec::new();
         if self.clear_thinking {
             let mut edit = json!({"type": "clear_thinking_20251015"});
@@ -59,7 +65,7 @@ impl AnthropicContextEditing {
             edit["clear_tool_inputs"] = json!(true);
         }
         edits.push(edit);
-        json!({ "edits": edits })
+        edits
     }
 }
 
@@ -84,15 +90,6 @@ pub(crate) fn applied_edits(context_management: &Value) -> Vec<ProviderContextEd
                 .collect()
         })
         .unwrap_or_default()
-}
-
-/// The `anthropic-beta` header value: ours after any the user configured.
-pub(crate) fn beta_header(configured: Option<&str>) -> String {
-    match configured.map(str::trim).filter(|value| !value.is_empty()) {
-        Some(value) if value.split(',').any(|beta| beta.trim() == BETA) => value.to_owned(),
-        Some(value) => format!("{value},{BETA}"),
-        None => BETA.to_owned(),
-    }
 }
 
 #[cfg(test)]
@@ -143,15 +140,5 @@ mod tests {
         assert_eq!(edits[0].cleared_tool_uses, Some(8));
         assert_eq!(edits[0].cleared_input_tokens, 50_000);
         assert!(applied_edits(&json!({})).is_empty());
-    }
-
-    #[test]
-    fn the_beta_joins_configured_ones_once() {
-        assert_eq!(beta_header(None), BETA);
-        assert_eq!(
-            beta_header(Some("files-api-2025-04-14")),
-            format!("files-api-2025-04-14,{BETA}")
-        );
-        assert_eq!(beta_header(Some(BETA)), BETA);
     }
 }

@@ -6,7 +6,7 @@ use ctxkit_protocol::{AssistantMessage, ContentBlock, JsonObject};
 use serde_json::{Value, json};
 
 use super::conversation::{self, Part, Turn};
-use super::{WireRequest, anthropic, anthropic_context, u64_at, usage};
+use super::{WireRequest, anthropic, anthropic_context, provider_compaction, u64_at, usage};
 use crate::chat::ChatRequest;
 use crate::config::ProviderConfig;
 use crate::overflow::StopReason;
@@ -40,8 +40,18 @@ pub(crate) fn build(config: &ProviderConfig, request: &ChatRequest) -> WireReque
             .collect();
     }
     let mut wire = anthropic::finish(config, body, max_tokens, request.reasoning);
+    let mut edits = Vec::new();
+    let mut betas = Vec::new();
     if let Some(editing) = &config.context_editing {
-        wire.body["context_management"] = editing.request_field();
+        edits.extend(editing.edits());
+        betas.push(anthropic_context::BETA);
+    }
+    if let Some(compaction) = &config.anthropic_compaction {
+        edits.push(compaction.edit());
+        betas.push(provider_compaction::ANTHROPIC_BETA);
+    }
+    if !edits.is_empty() {
+        wire.body["context_management"] = json!({ "edits": edits });
         let configured = config
             .headers
             .iter()
@@ -49,7 +59,7 @@ pub(crate) fn build(config: &ProviderConfig, request: &ChatRequest) -> WireReque
             .map(|(_, value)| value.as_str());
         wire.headers.push((
             "anthropic-beta".to_owned(),
-            anthropic_context::beta_header(configured),
+            provider_compaction::beta_header(configured, &betas),
         ));
     }
     wire
@@ -122,6 +132,14 @@ fn content_blocks(parts: &[Part<'_>]) -> Vec<Value> {
 fn assistant_blocks(config: &ProviderConfig, reply: &AssistantMessage) -> Vec<Value> {
     let same = conversation::same_source(reply, &config.provider, config.api.as_str());
     let mut blocks = Vec::new();
+    // The provider's compaction goes back first, as it came: the API then reads the conversation
+    // from it on. Another provider, or this one with compaction (and so its beta) turned off, gets
+    // the session's summary text instead.
+    if let Some(compaction) = reply.provider_compaction().filter(|block| {
+        same && config.anthropic_compaction.is_some() && provider_compaction::is_compaction(block)
+    }) {
+        blocks.push(compaction.clone());
+    }
     for block in &reply.content {
         match block {
             ContentBlock::Text(text) if text.text.trim().is_empty() => {}
@@ -164,6 +182,7 @@ pub(crate) fn parse(value: &Value) -> Result<AssistantMessage, &'static str> {
         .and_then(Value::as_array)
         .ok_or("no `content` array")?;
     let mut content = Vec::new();
+    let mut compaction = None;
     for block in blocks {
         match block.get("type").and_then(Value::as_str) {
             Some("text") => {
@@ -179,6 +198,7 @@ pub(crate) fn parse(value: &Value) -> Result<AssistantMessage, &'static str> {
                 JsonObject::new(),
             )),
             Some("redacted_thinking") => content.push(redacted(str_at(block, "data"))),
+            Some("compaction") => compaction = Some(block.clone()),
             Some("tool_use") => content.push(conversation::tool_call_block(
                 str_at(block, "id"),
                 block
@@ -201,6 +221,9 @@ pub(crate) fn parse(value: &Value) -> Result<AssistantMessage, &'static str> {
     );
     if let Some(context_management) = value.get("context_management") {
         reply.set_provider_context_edits(&anthropic_context::applied_edits(context_management));
+    }
+    if let Some(block) = compaction {
+        reply.set_provider_compaction(block);
     }
     Ok(reply)
 }
@@ -225,13 +248,24 @@ pub(crate) fn stop_reason(reason: Option<&str>) -> (StopReason, Option<String>) 
 }
 
 /// Usage of a `usage` object (a response's, or a stream's `message_start`/`message_delta`).
+/// A compaction's own call is reported apart, in `iterations` (the top-level numbers are the
+/// answer's): kept raw on the usage, so the file says what the compaction cost.
 pub(crate) fn message_usage(usage_value: &Value) -> ctxkit_protocol::Usage {
-    usage(
+    let mut usage = usage(
         u64_at(usage_value, "/input_tokens"),
         u64_at(usage_value, "/output_tokens"),
         u64_at(usage_value, "/cache_read_input_tokens"),
         u64_at(usage_value, "/cache_creation_input_tokens"),
-    )
+    );
+    if let Some(iterations) = usage_value
+        .get("iterations")
+        .filter(|value| value.is_array())
+    {
+        usage
+            .extra
+            .insert("iterations".to_owned(), iterations.clone());
+    }
+    usage
 }
 
 fn str_at(value: &Value, key: &str) -> String {

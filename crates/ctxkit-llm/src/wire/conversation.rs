@@ -47,7 +47,8 @@ pub(crate) fn turns(messages: &[AgentMessage]) -> Vec<Turn<'_>> {
                     continue;
                 }
                 close_pending(&mut out, &mut pending);
-                let mut useful = false;
+                // A reply that is only the provider's compaction (paused after it) still goes back.
+                let mut useful = reply.provider_compaction().is_some();
                 for block in &reply.content {
                     match block {
                         ContentBlock::ToolCall(call) => {

@@ -11,6 +11,7 @@ pub(crate) mod openai_chat;
 pub(crate) mod openai_chat_tools;
 pub(crate) mod openai_responses;
 pub(crate) mod openai_responses_tools;
+pub(crate) mod provider_compaction;
 
 use ctxkit_protocol::Usage;
 use serde_json::Value;
@@ -40,6 +41,17 @@ impl ReasoningLevel {
             "high" => Some(Self::High),
             "xhigh" => Some(Self::XHigh),
             _ => None,
+        }
+    }
+
+    /// The name [`ReasoningLevel::parse`] reads.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Minimal => "minimal",
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+            Self::XHigh => "xhigh",
         }
     }
 

@@ -5,9 +5,9 @@
 use ctxkit_protocol::{AssistantMessage, ContentBlock, JsonObject};
 use serde_json::{Value, json};
 
-use super::WireRequest;
 use super::conversation::{self, Part, Turn};
 use super::openai_responses::{check_shape, finish, response_usage};
+use super::{WireRequest, provider_compaction};
 use crate::chat::ChatRequest;
 use crate::config::ProviderConfig;
 use crate::overflow::StopReason;
@@ -38,6 +38,9 @@ pub(crate) fn build(config: &ProviderConfig, request: &ChatRequest) -> WireReque
             })
             .collect();
     }
+    if let Some(compaction) = &config.openai_compaction {
+        body["context_management"] = compaction.request_field();
+    }
     let mut wire = finish(config, body, request.reasoning);
     if request.reasoning.is_some() {
         // Without server storage, reasoning can only be passed back in its encrypted form.
@@ -56,7 +59,18 @@ fn input(config: &ProviderConfig, request: &ChatRequest) -> Vec<Value> {
                     out.push(json!({"role": "user", "content": input_parts(&parts)}));
                 }
             }
-            Turn::Assistant(reply) => assistant_items(config, reply, &mut out),
+            Turn::Assistant(reply) => {
+                // The latest compaction item of this provider stands in for everything before
+                // it, as the API asks; the session keeps that history for every other use.
+                if let Some(item) = reply.provider_compaction().filter(|item| {
+                    provider_compaction::is_compaction(item)
+                        && conversation::same_source(reply, &config.provider, config.api.as_str())
+                }) {
+                    out.clear();
+                    out.push(item.clone());
+                }
+                assistant_items(config, reply, &mut out);
+            }
             Turn::ToolResult { id, parts, .. } => out.push(json!({
                 "type": "function_call_output",
                 "call_id": call_id(id),
@@ -148,8 +162,11 @@ pub(crate) fn parse(value: &Value) -> Result<AssistantMessage, &'static str> {
         .and_then(Value::as_array)
         .ok_or("no `output` array")?;
     let mut content = Vec::new();
+    let mut compaction = None;
     for item in output {
-        if let Some(block) = output_item(item)? {
+        if provider_compaction::is_compaction(item) {
+            compaction = Some(item.clone());
+        } else if let Some(block) = output_item(item)? {
             content.push(block);
         }
     }
@@ -171,12 +188,11 @@ pub(crate) fn parse(value: &Value) -> Result<AssistantMessage, &'static str> {
         Some(_) | None if has_calls => (StopReason::ToolUse, None),
         Some(_) | None => (StopReason::Stop, None),
     };
-    Ok(conversation::reply(
-        content,
-        response_usage(value),
-        stop_reason,
-        error,
-    ))
+    let mut reply = conversation::reply(content, response_usage(value), stop_reason, error);
+    if let Some(item) = compaction {
+        reply.set_provider_compaction(item);
+    }
+    Ok(reply)
 }
 
 /// One finished output item as a block: a reasoning item becomes thinking (its summary as text,

@@ -12,8 +12,8 @@ use serde_json::Value;
 
 pub use document::{Document, KeyPath};
 pub use typed::{
-    AnthropicContextManagementSettings, BranchSummarySettings, LlmSettings, ProviderRetrySettings,
-    RetrySettings, StoredCompactionSettings,
+    AnthropicContextManagementSettings, BranchSummarySettings, LlmSettings,
+    ProviderCompactionSettings, ProviderRetrySettings, RetrySettings, StoredCompactionSettings,
 };
 
 use crate::env::Environment;

@@ -101,6 +101,8 @@ const COMPACTION: &[Field] = &[
     ),
     // ctxkit: compact once the context passes this many tokens, whatever the window (0: off).
     field("thresholdTokens", NON_NEGATIVE, DefaultValue::Integer(0)),
+    // ctxkit: send summary requests as a continuation of the last model request (prompt cache).
+    field("cachePrefix", ValueKind::Bool, DefaultValue::Bool(false)),
     // ctxkit: a separate (usually cheaper) model for summaries, `provider/id`.
     field("model", ValueKind::String, DefaultValue::Unset),
     // ctxkit: what to do when summarization fails (threshold and manual compaction).
@@ -245,13 +247,48 @@ const LLM: &[Field] = &[
         ValueKind::Object(LLM_ANTHROPIC),
         DefaultValue::Unset,
     ),
+    field(
+        "openaiResponses",
+        ValueKind::Object(LLM_OPENAI_RESPONSES),
+        DefaultValue::Unset,
+    ),
 ];
 /// ctxkit: provider-side options of Anthropic Messages requests.
-const LLM_ANTHROPIC: &[Field] = &[field(
-    "contextManagement",
-    ValueKind::Object(ANTHROPIC_CONTEXT_MANAGEMENT),
+const LLM_ANTHROPIC: &[Field] = &[
+    field(
+        "contextManagement",
+        ValueKind::Object(ANTHROPIC_CONTEXT_MANAGEMENT),
+        DefaultValue::Unset,
+    ),
+    field(
+        "compaction",
+        ValueKind::Object(ANTHROPIC_COMPACTION),
+        DefaultValue::Unset,
+    ),
+];
+/// ctxkit: Anthropic's server-side compaction (`compact_20260112`) of the agent's requests (off by
+/// default); unset values leave the API's defaults.
+const ANTHROPIC_COMPACTION: &[Field] = &[
+    field("enabled", ValueKind::Bool, DefaultValue::Bool(false)),
+    field("triggerInputTokens", NON_NEGATIVE, DefaultValue::Unset),
+    field(
+        "pauseAfterCompaction",
+        ValueKind::Bool,
+        DefaultValue::Bool(false),
+    ),
+    field("instructions", ValueKind::String, DefaultValue::Unset),
+];
+/// ctxkit: provider-side options of OpenAI Responses requests.
+const LLM_OPENAI_RESPONSES: &[Field] = &[field(
+    "compaction",
+    ValueKind::Object(OPENAI_RESPONSES_COMPACTION),
     DefaultValue::Unset,
 )];
+/// ctxkit: OpenAI Responses' server-side compaction of the agent's requests (off by default).
+const OPENAI_RESPONSES_COMPACTION: &[Field] = &[
+    field("enabled", ValueKind::Bool, DefaultValue::Bool(false)),
+    field("compactThreshold", NON_NEGATIVE, DefaultValue::Unset),
+];
 /// ctxkit: Anthropic's context editing of the agent's requests (off by default); unset numbers
 /// leave the API's defaults.
 const ANTHROPIC_CONTEXT_MANAGEMENT: &[Field] = &[
@@ -712,6 +749,16 @@ mod tests {
         );
         assert!(lookup(&key("llm.anthropic.contextManagement.keepToolUses")).is_some());
         assert!(lookup(&key("llm.anthropic.contextManagement.keep")).is_none());
+        assert_eq!(
+            lookup(&key("llm.anthropic.compaction.enabled")).map(|field| field.default),
+            Some(DefaultValue::Bool(false))
+        );
+        assert!(lookup(&key("llm.anthropic.compaction.pauseAfterCompaction")).is_some());
+        assert_eq!(
+            lookup(&key("llm.openaiResponses.compaction.enabled")).map(|field| field.default),
+            Some(DefaultValue::Bool(false))
+        );
+        assert!(lookup(&key("llm.openaiResponses.compaction.compactThreshold")).is_some());
         let document = json!({"llm": {"anthropic": {"contextManagement": {
             "enabled": true, "triggerInputTokens": -1, "excludeTools": ["memory", 3],
             "clearThinking": true, "keepThinkingTurns": 2, "trigger": 5}}}});
@@ -772,6 +819,20 @@ mod tests {
                 "transforms.pruneDigestNames"
             ]
         );
+    }
+
+    #[test]
+    fn cache_prefix_is_a_known_boolean_off_by_default() {
+        let key = ["compaction".to_owned(), "cachePrefix".to_owned()];
+        assert_eq!(
+            lookup(&key).map(|field| (field.kind, field.default)),
+            Some((ValueKind::Bool, DefaultValue::Bool(false)))
+        );
+        let document = json!({"compaction": {"cachePrefix": "yes"}});
+        let report = check_document(document.as_object().unwrap());
+        assert!(report.unknown_keys.is_empty());
+        assert_eq!(report.violations.len(), 1);
+        assert_eq!(report.violations[0].key, "compaction.cachePrefix");
     }
 
     #[test]

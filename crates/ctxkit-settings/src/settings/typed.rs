@@ -57,6 +57,22 @@ pub struct LlmSettings {
     pub models: Vec<Value>,
     /// `llm.anthropic.contextManagement`, when `enabled`.
     pub anthropic_context_management: Option<AnthropicContextManagementSettings>,
+    /// `llm.anthropic.compaction`, when `enabled`.
+    pub anthropic_compaction: Option<ProviderCompactionSettings>,
+    /// `llm.openaiResponses.compaction`, when `enabled` (its `compactThreshold` as the trigger).
+    pub openai_responses_compaction: Option<ProviderCompactionSettings>,
+}
+
+/// Compaction on the provider's side (`llm.anthropic.compaction.*`,
+/// `llm.openaiResponses.compaction.*`). `None` leaves the API's default.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProviderCompactionSettings {
+    /// Anthropic's `triggerInputTokens`, OpenAI's `compactThreshold`.
+    pub trigger_input_tokens: Option<u64>,
+    /// Anthropic only.
+    pub pause_after_compaction: bool,
+    /// Anthropic only: a summary prompt replacing the API's.
+    pub instructions: Option<String>,
 }
 
 /// `llm.anthropic.contextManagement.*`: Anthropic's context editing of the agent's requests.
@@ -84,6 +100,11 @@ impl std::fmt::Debug for LlmSettings {
             .field(
                 "anthropic_context_management",
                 &self.anthropic_context_management,
+            )
+            .field("anthropic_compaction", &self.anthropic_compaction)
+            .field(
+                "openai_responses_compaction",
+                &self.openai_responses_compaction,
             )
             .finish()
     }
@@ -225,6 +246,22 @@ impl SettingsManager {
             headers,
             models,
             anthropic_context_management: self.anthropic_context_management(),
+            anthropic_compaction: self.bool_setting("llm.anthropic.compaction.enabled").then(
+                || ProviderCompactionSettings {
+                    trigger_input_tokens: self
+                        .u64_setting("llm.anthropic.compaction.triggerInputTokens"),
+                    pause_after_compaction: self
+                        .bool_setting("llm.anthropic.compaction.pauseAfterCompaction"),
+                    instructions: self.string_setting("llm.anthropic.compaction.instructions"),
+                },
+            ),
+            openai_responses_compaction: self
+                .bool_setting("llm.openaiResponses.compaction.enabled")
+                .then(|| ProviderCompactionSettings {
+                    trigger_input_tokens: self
+                        .u64_setting("llm.openaiResponses.compaction.compactThreshold"),
+                    ..ProviderCompactionSettings::default()
+                }),
         }
     }
 

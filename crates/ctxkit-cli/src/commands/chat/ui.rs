@@ -229,6 +229,13 @@ impl Ui {
         for edit in reply.provider_context_edits() {
             self.info(&provider_edit_note(&edit));
         }
+        if reply.provider_compaction().is_some() {
+            self.info(if reply.provider_compaction_summary().is_some() {
+                "(the provider compacted the conversation before this reply; the session records its summary as a compaction)"
+            } else {
+                "(the provider compacted the conversation before this reply; its item is sent back in place of the history, which the session keeps)"
+            });
+        }
         let error = reply.error_message.as_deref().unwrap_or("");
         match reply.stop_reason.as_deref() {
             Some("aborted") => self.notice("Interrupted"),

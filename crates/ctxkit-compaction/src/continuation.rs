@@ -1,0 +1,171 @@
+//! Cache-prefix summary requests (`compaction.cachePrefix`): instead of serializing the span into a
+//! fresh prompt, a summary request continues the conversation's last model request, so the
+//! provider reads everything but the instruction from its prompt cache (Codex's way; Pi sends fresh
+//! prompts). The span is named in the instruction by quoting its last message. When no request can
+//! be continued the fresh prompt is sent and the reason is recorded with the compaction.
+
+use ctxkit_protocol::AgentMessage;
+
+use crate::prepare::{Preparation, SourcedMessage};
+use crate::serialize::truncate_for_summary;
+use crate::summarizer::{ConversationPrefix, Summarizer};
+use crate::tokens::{estimate_text_tokens, estimate_tokens};
+
+/// The most UTF-16 units of a message quoted to name where a span ends.
+const QUOTE_MAX_UNITS: usize = 300;
+
+/// Whether summary requests continue the conversation (`compaction.cachePrefix`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum CachePrefix {
+    /// Off: fresh serialized prompts, as the reference sends.
+    #[default]
+    Off,
+    /// On, but there is no conversation request to continue; why (recorded with the compaction).
+    Unavailable(String),
+    /// On: continue this conversation, in a context window of `context_window` tokens (0: unknown).
+    Conversation {
+        prefix: ConversationPrefix,
+        context_window: u64,
+    },
+}
+
+/// How one compaction's requests are sent.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum RequestMode<'a> {
+    Fresh,
+    /// Fresh, although cache-prefix requests are on: why.
+    FreshBecause(String),
+    Continue(&'a ConversationPrefix),
+}
+
+impl RequestMode<'_> {
+    /// What the compaction's details record under `cachePrefix` (nothing when the setting is off).
+    pub(crate) fn details(&self) -> Option<serde_json::Value> {
+        match self {
+            Self::Fresh => None,
+            Self::FreshBecause(reason) => {
+                Some(serde_json::json!({"used": false, "reason": reason}))
+            }
+            Self::Continue(_) => Some(serde_json::json!({"used": true})),
+        }
+    }
+}
+
+/// The estimated tokens of sending `prefix` again (messages, system prompt, tool schemas).
+pub fn estimate_prefix_tokens(prefix: &ConversationPrefix) -> u64 {
+    let messages: u64 = prefix.messages.iter().map(estimate_tokens).sum();
+    let tools: u64 = prefix
+        .tools
+        .iter()
+        .map(|tool| {
+            estimate_text_tokens(&tool.name)
+                + estimate_text_tokens(&tool.description)
+                + estimate_text_tokens(&tool.parameters.to_string())
+        })
+        .sum();
+    messages + estimate_text_tokens(&prefix.system_prompt) + tools
+}
+
+/// Chooses how to send the requests of `preparation`.
+pub(crate) fn request_mode<'a>(
+    cache_prefix: &'a CachePrefix,
+    summarizer: &dyn Summarizer,
+    preparation: &Preparation,
+) -> RequestMode<'a> {
+    match cache_prefix {
+        CachePrefix::Off => RequestMode::Fresh,
+        CachePrefix::Unavailable(reason) => RequestMode::FreshBecause(reason.clone()),
+        CachePrefix::Conversation {
+            prefix,
+            context_window,
+        } => {
+            if !summarizer.can_continue(prefix) {
+                return RequestMode::FreshBecause(format!(
+                    "summaries are written by {}, not by the conversation's model {}/{}",
+                    summarizer.name(),
+                    prefix.provider,
+                    prefix.model
+                ));
+            }
+            // Each request is the conversation, a short instruction and its answer.
+            let needed = estimate_prefix_tokens(prefix)
+                + preparation
+                    .settings
+                    .max_summary_tokens()
+                    .max(preparation.settings.max_turn_prefix_tokens());
+            if *context_window > 0 && needed > *context_window {
+                return RequestMode::FreshBecause(format!(
+                    "the conversation and the summary (about {needed} tokens) would not fit the window of {context_window} tokens"
+                ));
+            }
+            RequestMode::Continue(prefix)
+        }
+    }
+}
+
+/// One message as the summarizer serialization shows it, cut to a quotable length.
+fn quote(message: &AgentMessage) -> String {
+    let serialized = crate::serialize::serialize_conversation(&ctxkit_session::convert_to_llm(
+        std::slice::from_ref(message),
+    ));
+    truncate_for_summary(serialized.trim(), QUOTE_MAX_UNITS)
+}
+
+fn last_message(messages: &[SourcedMessage]) -> Option<&AgentMessage> {
+    messages.last().map(|message| &message.message)
+}
+
+/// The instruction of a history request continuing the conversation: where the span ends, the
+/// previous summary when updating, the file context, the format, the focus.
+pub(crate) fn history_instruction(
+    preparation: &Preparation,
+    prompts: &crate::prompts::Prompts,
+    file_context: &str,
+    focus: Option<&str>,
+) -> String {
+    let mut text = format!("{}\n\n", prompts.continuation);
+    // The history ends before the split turn's beginning, or where the kept messages start.
+    match last_message(&preparation.messages_to_summarize) {
+        Some(last) => text.push_str(&format!(
+            "Summarize the conversation above from its start up to and including this message:\n<span-end>\n{}\n</span-end>\nEverything after that message stays in the context word for word: leave it out of the summary.\n\n",
+            quote(last)
+        )),
+        None => text.push_str("Summarize the conversation above.\n\n"),
+    }
+    let instructions = match &preparation.previous_summary {
+        Some(previous) => {
+            text.push_str(&format!(
+                "<previous-summary>\n{previous}\n</previous-summary>\n\n"
+            ));
+            &prompts.update
+        }
+        None => &prompts.initial,
+    };
+    text.push_str(file_context);
+    text.push_str(instructions);
+    if let Some(focus) = focus.filter(|focus| !focus.is_empty()) {
+        text.push_str(&format!("\n\nAdditional focus: {focus}"));
+    }
+    text
+}
+
+/// The instruction of a turn-prefix request continuing the conversation: the turn's beginning is
+/// named by its first and last messages.
+pub(crate) fn turn_prefix_instruction(
+    preparation: &Preparation,
+    prompts: &crate::prompts::Prompts,
+) -> String {
+    let mut text = format!("{}\n\n", prompts.continuation);
+    if let (Some(first), Some(last)) = (
+        preparation.turn_prefix_messages.first(),
+        last_message(&preparation.turn_prefix_messages),
+    ) {
+        text.push_str(&format!(
+            "Summarize only the part of the conversation above from this message:\n<span-start>\n{}\n</span-start>\nup to and including this one:\n<span-end>\n{}\n</span-end>\n\n",
+            quote(&first.message),
+            quote(last)
+        ));
+    }
+    text.push_str(&prompts.turn_prefix);
+    text
+}

@@ -1,0 +1,93 @@
+//! Cache-prefix summaries (`compaction.cachePrefix`): the agent hands the engine each model request
+//! it sends ([`Engine::record_model_request`]), since the engine owns neither the system prompt nor
+//! the tools; a compaction then continues that request, with what the session gained since it (the
+//! reply, tool results) appended. A request the branch has moved away from, or that a compaction
+//! has replaced, is not continued: the summary is a fresh prompt and the compaction says why.
+
+use ctxkit_compaction::{CachePrefix, ConversationPrefix};
+
+use crate::engine::{Engine, State};
+use crate::error::Result;
+
+/// The last model request of this engine's session, and where the session stood when it was sent.
+#[derive(Debug, Clone)]
+pub(crate) struct RecordedRequest {
+    prefix: ConversationPrefix,
+    /// The leaf when the request was sent.
+    leaf: Option<String>,
+    /// The context messages on the branch then.
+    context_messages: usize,
+}
+
+impl Engine {
+    /// Records the model request about to be sent (its messages as sent, system prompt, tools,
+    /// reasoning), so that a compaction can continue it when `compaction.cachePrefix` is on (with
+    /// the setting off it is dropped). Call it before anything more is appended to the session,
+    /// e.g. when the reply has arrived and before it is appended.
+    pub async fn record_model_request(&self, prefix: ConversationPrefix) {
+        let mut state = self.lock().await;
+        if !state.settings.compaction.cache_prefix {
+            state.last_request = None;
+            return;
+        }
+        let leaf = state.session.leaf_id().map(str::to_owned);
+        let context_messages = state.session.build_context().messages.len();
+        state.last_request = Some(RecordedRequest {
+            prefix: ConversationPrefix {
+                request_messages: prefix.messages.len(),
+                ..prefix
+            },
+            leaf,
+            context_messages,
+        });
+    }
+}
+
+/// How the next compaction's summary requests are sent.
+pub(crate) fn cache_prefix(state: &State) -> CachePrefix {
+    conversation(state).unwrap_or_else(|error| {
+        CachePrefix::Unavailable(format!(
+            "the messages after the last model request could not be read: {error}"
+        ))
+    })
+}
+
+fn conversation(state: &State) -> Result<CachePrefix> {
+    if !state.settings.compaction.cache_prefix {
+        return Ok(CachePrefix::Off);
+    }
+    let Some(recorded) = &state.last_request else {
+        return Ok(CachePrefix::Unavailable(
+            "no model request of this session was sent by this process".to_owned(),
+        ));
+    };
+    let path = state.session.branch_path(None);
+    let after = match &recorded.leaf {
+        Some(leaf) => match path.iter().position(|entry| entry.id() == leaf) {
+            Some(position) => &path[position + 1..],
+            None => {
+                return Ok(CachePrefix::Unavailable(
+                    "the session is on another branch than the last model request".to_owned(),
+                ));
+            }
+        },
+        None => &path[..],
+    };
+    if after
+        .iter()
+        .any(|entry| matches!(entry.type_name(), "compaction" | "branch_summary"))
+    {
+        return Ok(CachePrefix::Unavailable(
+            "the context was compacted or summarized after the last model request".to_owned(),
+        ));
+    }
+    let context = state.session.build_context();
+    let mut prefix = recorded.prefix.clone();
+    for message in context.messages.iter().skip(recorded.context_messages) {
+        prefix.messages.push(state.session.message(message)?);
+    }
+    Ok(CachePrefix::Conversation {
+        prefix,
+        context_window: state.context_window(),
+    })
+}

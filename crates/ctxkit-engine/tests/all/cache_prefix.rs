@@ -1,0 +1,110 @@
+//! Cache-prefix summaries: the engine continues the request the agent recorded, with the messages
+//! appended since; a request the branch has left, or none, gives the fresh prompt and a reason.
+
+use std::sync::atomic::Ordering;
+
+use ctxkit_compaction::ConversationPrefix;
+use ctxkit_engine::{EngineSettings, HookSet, NavigateOptions};
+use serde_json::Value;
+
+use crate::support::*;
+
+fn cache_prefix_settings(on: bool) -> EngineSettings {
+    let mut settings = settings(2_000);
+    settings.compaction.cache_prefix = on;
+    settings
+}
+
+fn harness(on: bool) -> Harness {
+    let harness = Harness::with(
+        cache_prefix_settings(on),
+        Some(model(100_000)),
+        HookSet::new(),
+        [],
+    );
+    harness.summarizer.continues.store(true, Ordering::SeqCst);
+    harness
+}
+
+/// Records the request the agent would send now.
+async fn record(harness: &Harness) -> Vec<ctxkit_protocol::AgentMessage> {
+    let view = harness.engine.model_view().await.unwrap();
+    harness
+        .engine
+        .record_model_request(ConversationPrefix {
+            provider: PROVIDER.into(),
+            model: MODEL.into(),
+            system_prompt: "You are a coding agent.".into(),
+            request_messages: 0,
+            messages: view.messages.clone(),
+            tools: Vec::new(),
+            reasoning: None,
+        })
+        .await;
+    view.messages
+}
+
+async fn details(harness: &Harness) -> Value {
+    harness
+        .engine
+        .with_session(|session| {
+            let raw = session.leaf_entry().unwrap().raw().unwrap();
+            serde_json::from_str::<Value>(&raw).unwrap()["details"].clone()
+        })
+        .await
+}
+
+#[tokio::test]
+async fn the_recorded_request_is_continued_with_what_came_after_it() {
+    let harness = harness(true);
+    harness.turn("first", 100).await;
+    harness.turn("second", 200).await;
+    harness.engine.append(user("third")).await.unwrap();
+    let sent = record(&harness).await;
+    harness
+        .engine
+        .append(reply("answer three", 300))
+        .await
+        .unwrap();
+    harness.engine.compact(None).await.unwrap();
+    let prefix = harness.summarizer.continued.lock().unwrap()[0].clone();
+    assert_eq!(prefix.request_messages, sent.len());
+    assert_eq!(prefix.messages[..sent.len()], sent[..]);
+    assert_eq!(prefix.messages.len(), sent.len() + 1);
+    let tail = serde_json::to_string(&prefix.messages[sent.len()]).unwrap();
+    assert!(tail.contains("answer three"), "{tail}");
+    assert_eq!(details(&harness).await["cachePrefix"]["used"], true);
+}
+
+#[tokio::test]
+async fn a_request_the_branch_left_is_not_continued() {
+    let harness = harness(true);
+    let (first_user, _) = harness.turn("first", 100).await;
+    harness.turn("second", 200).await;
+    record(&harness).await;
+    harness
+        .engine
+        .navigate(&first_user, NavigateOptions::default())
+        .await
+        .unwrap();
+    harness.turn("another way", 150).await;
+    harness.turn("and on", 160).await;
+    harness.engine.compact(None).await.unwrap();
+    assert!(harness.summarizer.continued.lock().unwrap().is_empty());
+    let reason = details(&harness).await["cachePrefix"]["reason"].clone();
+    assert!(
+        reason.as_str().unwrap().contains("another branch"),
+        "{reason}"
+    );
+}
+
+#[tokio::test]
+async fn with_the_setting_off_nothing_is_recorded_or_said() {
+    let harness = harness(false);
+    harness.turn("first", 100).await;
+    harness.turn("second", 200).await;
+    record(&harness).await;
+    harness.engine.compact(None).await.unwrap();
+    assert!(harness.summarizer.continued.lock().unwrap().is_empty());
+    assert!(details(&harness).await.get("cachePrefix").is_none());
+}
