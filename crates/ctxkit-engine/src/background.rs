@@ -56,7 +56,7 @@ impl Engine {
     }
 
     /// After a reply: starts a background summary when the context is past
-    /// `backgroundPercent` of the window but under the compaction threshold, and none is running
+    /// `backgroundPercent` of the window (of the threshold with `thresholdTokens`) but under the compaction threshold, and none is running
     /// for this part of the branch. Hooks may supply summaries themselves, so with hooks nothing
     /// is precomputed.
     pub(crate) fn maybe_start_background(&self, state: &mut State, tokens: u64) {
@@ -67,7 +67,7 @@ impl Engine {
         }
         let planning = state.planning();
         let threshold = window.saturating_sub(planning.reserve_tokens);
-        let start = window.saturating_mul(config.background_percent) / 100;
+        let start = config.background_start(window);
         if tokens < start || tokens > threshold {
             return;
         }

@@ -44,8 +44,13 @@ pub struct CompactionConfig {
     /// Write the summary in the background from `background_percent` of the window on, so the
     /// compaction at the threshold only appends it (when the branch has not moved past it).
     pub background: bool,
-    /// The share of the window from which the background summary starts.
+    /// The share of the window from which the background summary starts; of the threshold when
+    /// `threshold_tokens` is set.
     pub background_percent: u64,
+    /// Compact once the context passes this many tokens, whatever the model's window (0: off, the
+    /// threshold is window − `reserve_tokens`). The window's own threshold still applies when it
+    /// is lower.
+    pub threshold_tokens: u64,
     /// Send summary requests as a continuation of the conversation's last model request (same
     /// system prompt, tools and messages, then the instruction), so the provider reads them from
     /// its prompt cache; fresh serialized prompts otherwise, and whenever that request cannot be
@@ -78,6 +83,7 @@ impl Default for CompactionConfig {
             file_context: false,
             background: false,
             background_percent: 75,
+            threshold_tokens: 0,
             cache_prefix: false,
             adaptive: AdaptiveBudgets::default(),
         }
@@ -89,13 +95,21 @@ impl CompactionConfig {
     /// budgets follow the window, the others are taken as set.
     pub fn planning(&self, context_window: u64) -> CompactionSettings {
         let adapted = CompactionSettings::for_context_window(context_window);
+        let reserve_tokens = if self.adaptive.reserve_tokens {
+            adapted.reserve_tokens
+        } else {
+            self.reserve_tokens
+        };
+        let reserve_tokens = if self.threshold_tokens > 0 && context_window > 0 {
+            context_window
+                .saturating_sub(self.threshold_tokens)
+                .max(reserve_tokens)
+        } else {
+            reserve_tokens
+        };
         CompactionSettings {
             enabled: self.enabled,
-            reserve_tokens: if self.adaptive.reserve_tokens {
-                adapted.reserve_tokens
-            } else {
-                self.reserve_tokens
-            },
+            reserve_tokens,
             keep_recent_tokens: if self.adaptive.keep_recent_tokens {
                 adapted.keep_recent_tokens
             } else {
@@ -103,6 +117,30 @@ impl CompactionConfig {
             },
         }
     }
+
+    /// The context size (tokens) from which a background summary is written: `background_percent`
+    /// of the window, or of the threshold when `threshold_tokens` is set.
+    pub fn background_start(&self, context_window: u64) -> u64 {
+        let base = if self.threshold_tokens > 0 {
+            context_window.saturating_sub(self.planning(context_window).reserve_tokens)
+        } else {
+            context_window
+        };
+        base.saturating_mul(self.background_percent) / 100
+    }
+}
+
+/// `contextStrategy`: a named set of context settings the engine starts from before the keys a
+/// settings document sets itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ContextStrategy {
+    /// Every key at its own default (the reference's compaction, the transforms' defaults).
+    #[default]
+    Default,
+    /// The strategy `docs/simulator.md` measures as "ctxkit recommended": see
+    /// [`EngineSettings::recommended`].
+    Recommended,
 }
 
 /// `branchSummary.*`.
@@ -211,6 +249,8 @@ pub struct EngineSettings {
     pub compaction: CompactionConfig,
     pub branch_summary: BranchSummaryConfig,
     pub transforms: ctxkit_transform::TransformSettings,
+    /// The named strategy the other keys were resolved from (`contextStrategy`).
+    pub context_strategy: ContextStrategy,
     pub pinned: PinnedConfig,
     pub summary_role: SummaryRole,
     pub hooks: Vec<CommandHookConfig>,
@@ -223,10 +263,33 @@ impl Default for EngineSettings {
             compaction: CompactionConfig::default(),
             branch_summary: BranchSummaryConfig::default(),
             transforms: ctxkit_transform::TransformSettings::default(),
+            context_strategy: ContextStrategy::Default,
             pinned: PinnedConfig::default(),
             summary_role: SummaryRole::User,
             hooks: Vec::new(),
         }
+    }
+}
+
+/// The compaction threshold of the recommended strategy, tokens (window-independent).
+pub const RECOMMENDED_THRESHOLD_TOKENS: u64 = 40_000;
+
+/// The most names the recommended strategy's prune markers list.
+pub const RECOMMENDED_DIGEST_NAMES: usize = 8;
+
+/// Sets `key` of the object `base` to `value`, objects merged key by key.
+fn merge_into(base: &mut Value, key: &str, value: &Value) {
+    let Value::Object(object) = base else {
+        return;
+    };
+    let slot = object.entry(key.to_owned()).or_insert(Value::Null);
+    match (slot, value) {
+        (slot @ Value::Object(_), Value::Object(over)) => {
+            for (inner, inner_value) in over {
+                merge_into(slot, inner, inner_value);
+            }
+        }
+        (slot, value) => *slot = value.clone(),
     }
 }
 
@@ -243,8 +306,19 @@ pub type SettingsError = EngineSettingsError;
 impl EngineSettings {
     /// Reads the engine's keys from a merged settings document; other keys are ignored, absent ones
     /// take their defaults.
+    ///
+    /// With `"contextStrategy": "recommended"` the keys start from [`EngineSettings::recommended`]
+    /// instead of the defaults; keys the document sets still win.
     pub fn from_document(document: &Value) -> Result<Self, EngineSettingsError> {
-        let mut picked = serde_json::Map::new();
+        let strategy: ContextStrategy = match document.get("contextStrategy") {
+            Some(value) => serde_json::from_value(value.clone())?,
+            None => ContextStrategy::Default,
+        };
+        let base = match strategy {
+            ContextStrategy::Default => Self::default(),
+            ContextStrategy::Recommended => Self::recommended(),
+        };
+        let mut merged = serde_json::to_value(&base)?;
         for key in [
             "session",
             "compaction",
@@ -255,10 +329,11 @@ impl EngineSettings {
             "hooks",
         ] {
             if let Some(value) = document.get(key) {
-                picked.insert(key.to_owned(), value.clone());
+                merge_into(&mut merged, key, value);
             }
         }
-        let mut settings: Self = serde_json::from_value(Value::Object(picked))?;
+        let mut settings: Self = serde_json::from_value(merged)?;
+        settings.context_strategy = strategy;
         let set = |key: &str| {
             document
                 .get("compaction")
@@ -267,9 +342,31 @@ impl EngineSettings {
         };
         settings.compaction.adaptive = AdaptiveBudgets {
             reserve_tokens: !set("reserveTokens"),
-            keep_recent_tokens: !set("keepRecentTokens"),
+            keep_recent_tokens: !set("keepRecentTokens") && strategy == ContextStrategy::Default,
         };
         Ok(settings)
+    }
+
+    /// `"contextStrategy": "recommended"`, the settings `docs/simulator.md` measures as "ctxkit
+    /// recommended": every tool result but the latest cut to a head, a tail and a marker naming up
+    /// to 8 of what it omitted (`transforms.keepRecentToolResults` 1, `pruneDigestNames` 12);
+    /// compaction once the context passes 40,000 tokens whatever the window
+    /// (`compaction.thresholdTokens`; the window's own threshold when lower), keeping 10,000; the
+    /// summary written in the background from 80% of that threshold and sent as a continuation of
+    /// the cached conversation (`compaction.cachePrefix`). Everything else is the default.
+    pub fn recommended() -> Self {
+        let mut settings = Self {
+            context_strategy: ContextStrategy::Recommended,
+            ..Self::default()
+        };
+        settings.transforms.keep_recent_tool_results = 1;
+        settings.transforms.prune_digest_names = RECOMMENDED_DIGEST_NAMES;
+        settings.compaction.threshold_tokens = RECOMMENDED_THRESHOLD_TOKENS;
+        settings.compaction.keep_recent_tokens = 10_000;
+        settings.compaction.background = true;
+        settings.compaction.background_percent = 80;
+        settings.compaction.cache_prefix = true;
+        settings
     }
 }
 
@@ -332,6 +429,51 @@ mod tests {
             durability(json!({"durability": "batch", "syncEvery": 0})),
             every(1)
         );
+    }
+
+    #[test]
+    fn the_recommended_strategy_resolves_against_the_window() {
+        let settings =
+            EngineSettings::from_document(&json!({"contextStrategy": "recommended"})).unwrap();
+        assert_eq!(settings.context_strategy, ContextStrategy::Recommended);
+        assert_eq!(settings.transforms.keep_recent_tool_results, 1);
+        assert_eq!(settings.transforms.prune_digest_names, 8);
+        assert!(settings.compaction.background && settings.compaction.cache_prefix);
+        // 40,000 tokens whatever the window: reserve = window − 40,000.
+        for (window, reserve) in [(200_000, 160_000), (1_000_000, 960_000)] {
+            let planning = settings.compaction.planning(window);
+            assert_eq!(planning.reserve_tokens, reserve);
+            assert_eq!(planning.keep_recent_tokens, 10_000);
+            assert_eq!(settings.compaction.background_start(window), 32_000);
+        }
+        assert_eq!(settings.compaction.planning(50_000).reserve_tokens, 10_000);
+        // A window whose own threshold is lower keeps it: 40,000 − 5,000 (the adapted reserve).
+        let small = settings.compaction.planning(40_000);
+        assert_eq!(small.reserve_tokens, 5_000);
+        assert_eq!(small.keep_recent_tokens, 10_000);
+        assert_eq!(settings.compaction.background_start(40_000), 28_000);
+        // Keys the document sets win over the strategy's.
+        let settings = EngineSettings::from_document(&json!({
+            "contextStrategy": "recommended",
+            "transforms": {"keepRecentToolResults": 3},
+            "compaction": {"thresholdTokens": 60_000},
+        }))
+        .unwrap();
+        assert_eq!(settings.transforms.keep_recent_tool_results, 3);
+        assert_eq!(settings.transforms.prune_digest_names, 8);
+        assert_eq!(
+            settings.compaction.planning(200_000).reserve_tokens,
+            140_000
+        );
+        // The default strategy is the defaults, and its background start is a share of the window.
+        let settings =
+            EngineSettings::from_document(&json!({"contextStrategy": "default"})).unwrap();
+        assert_eq!(
+            settings.transforms,
+            ctxkit_transform::TransformSettings::default()
+        );
+        assert_eq!(settings.compaction.background_start(200_000), 150_000);
+        assert!(EngineSettings::from_document(&json!({"contextStrategy": "cheap"})).is_err());
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! character boundary: line cuts split only after `\n`, character cuts count whole characters.
 
 use crate::TransformSettings;
+use crate::digest::digest_names;
 use crate::marker::{chars_marker, lines_marker};
 
 /// The text that replaces a cut text, with both lengths in characters (Unicode scalar values).
@@ -83,7 +84,8 @@ pub(crate) fn cut_text(text: &str, id: &str, settings: &TransformSettings) -> Op
             }
             if kept_chars <= min_chars {
                 let lines = middle_newlines + usize::from(!middle.ends_with('\n'));
-                let marker = lines_marker(lines, middle_chars, id);
+                let names = digest(middle, settings);
+                let marker = lines_marker(lines, middle_chars, &names, id);
                 let mut cut = String::with_capacity(head.len() + marker.len() + tail.len() + 1);
                 cut.push_str(head);
                 cut.push_str(&marker);
@@ -129,7 +131,8 @@ fn cut_by_chars(
             .map_or(0, |(position, _)| position),
     };
     let (head, tail) = (&text[..head_end], &text[tail_start..]);
-    let marker = chars_marker(total_chars - head_chars - tail_chars, id);
+    let names = digest(text.get(head_end..tail_start).unwrap_or(""), settings);
+    let marker = chars_marker(total_chars - head_chars - tail_chars, &names, id);
     let mut cut = String::with_capacity(head.len() + marker.len() + tail.len() + 2);
     cut.push_str(head);
     if !head.is_empty() && !head.ends_with('\n') {
@@ -141,6 +144,15 @@ fn cut_by_chars(
         cut.push_str(tail);
     }
     finish(cut, total_chars)
+}
+
+/// The digest of the omitted text under the `pruneDigest*` caps (empty when they are 0).
+fn digest<'a>(omitted: &'a str, settings: &TransformSettings) -> Vec<&'a str> {
+    digest_names(
+        omitted,
+        settings.prune_digest_names,
+        settings.prune_digest_chars,
+    )
 }
 
 /// Keeps a cut only when it is shorter than the original.
@@ -300,6 +312,45 @@ mod tests {
             ..TransformSettings::default()
         };
         assert_eq!(cut_text(&"q".repeat(40), "c", &settings), None);
+    }
+
+    #[test]
+    fn the_digest_names_what_the_omitted_lines_held() {
+        let mut text = numbered_lines(100, 9);
+        text.insert_str(
+            100,
+            "12:00:00.000 ERROR BILLING-E0042 in src/billing/ledger.rs\n",
+        );
+        let settings = TransformSettings {
+            prune_digest_names: 12,
+            ..TransformSettings::default()
+        };
+        let cut = cut_text(&text, "c", &settings).unwrap();
+        assert!(
+            cut.text.contains(
+                "omitted; mentions: BILLING-E0042, src/billing/ledger.rs; full output: \
+                 ctxkit://tool-result/c]"
+            ),
+            "{}",
+            cut.text
+        );
+        assert_eq!(pruned_reference(&cut.text), Some("c"));
+        assert_eq!(cut_text(&text, "c", &settings), Some(cut.clone()));
+        // Names in the kept head are not repeated in the digest; off by default.
+        let plain = cut_text(&text, "c", &TransformSettings::default()).unwrap();
+        assert!(!plain.text.contains("mentions"), "{}", plain.text);
+        let head_named = format!("see a_b_c\n{text}");
+        let cut = cut_text(&head_named, "c", &settings).unwrap();
+        assert!(!cut.text.contains("mentions: a_b_c"), "{}", cut.text);
+        // A cut by characters gets the digest of its omitted characters.
+        let long = format!("{}req-7f3a-0042 {}", "y ".repeat(300), "y ".repeat(300));
+        let cut = cut_text(&long, "c", &settings).unwrap();
+        assert!(
+            cut.text
+                .contains("chars omitted; mentions: req-7f3a-0042; full output"),
+            "{}",
+            cut.text
+        );
     }
 
     #[test]

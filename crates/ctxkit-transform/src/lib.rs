@@ -10,7 +10,10 @@
 //!    Texts with too few lines (or whose kept lines alone exceed `pruneMinChars`) are cut by
 //!    characters instead, on character boundaries: `headChars` characters, `[... 40213 chars
 //!    omitted; full output: ...]`, `tailChars` characters. Image blocks of older results become
-//!    `[image omitted (image/png); full output: ...]`. Markers are ASCII. The engine resolves the
+//!    `[image omitted (image/png); full output: ...]`. With `pruneDigestNames` above 0 a cut's
+//!    marker also lists, after `mentions:`, up to that many names the omitted text held (file
+//!    paths, symbols, error codes, ids, URLs; ranked, at most `pruneDigestChars` characters, the
+//!    same bytes for the same text). Markers are ASCII. The engine resolves the
 //!    id, read back by [`pruned_reference`], against the stored session. A cut happens only when it
 //!    makes the text shorter and the id can be read back (not empty, no whitespace or `]`). Tool
 //!    calls and their arguments are never touched.
@@ -42,6 +45,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod cut;
+mod digest;
 mod js_length;
 mod marker;
 mod orphans;

@@ -39,6 +39,22 @@ fn push_count(out: &mut String, count: usize, word: &str) {
     }
 }
 
+fn names_len(names: &[&str]) -> usize {
+    names.iter().map(|name| name.len() + 2).sum::<usize>() + 12
+}
+
+/// Appends the digest part `; mentions: a, b, c` when there are names.
+fn push_digest(out: &mut String, names: &[&str]) {
+    if let Some((first, rest)) = names.split_first() {
+        out.push_str("; mentions: ");
+        out.push_str(first);
+        for name in rest {
+            out.push_str(", ");
+            out.push_str(name);
+        }
+    }
+}
+
 /// Appends the reference part `; full output: ctxkit://tool-result/<id>]`.
 fn push_reference(out: &mut String, id: &str) {
     out.push_str("; ");
@@ -49,25 +65,28 @@ fn push_reference(out: &mut String, id: &str) {
 }
 
 /// The marker of a cut by lines: `[... 812 lines (40213 chars) omitted; full output:
-/// ctxkit://tool-result/<id>]`.
-pub(crate) fn lines_marker(lines: usize, chars: usize, id: &str) -> String {
-    let mut marker = String::with_capacity(80 + id.len());
+/// ctxkit://tool-result/<id>]`, with `; mentions: a, b` before `; full output` when `names` (the
+/// digest of the omitted text) is not empty.
+pub(crate) fn lines_marker(lines: usize, chars: usize, names: &[&str], id: &str) -> String {
+    let mut marker = String::with_capacity(80 + id.len() + names_len(names));
     marker.push_str("[... ");
     push_count(&mut marker, lines, "line");
     marker.push_str(" (");
     push_count(&mut marker, chars, "char");
     marker.push_str(") omitted");
+    push_digest(&mut marker, names);
     push_reference(&mut marker, id);
     marker
 }
 
 /// The marker of a cut by characters: `[... 40213 chars omitted; full output:
-/// ctxkit://tool-result/<id>]`.
-pub(crate) fn chars_marker(chars: usize, id: &str) -> String {
-    let mut marker = String::with_capacity(72 + id.len());
+/// ctxkit://tool-result/<id>]`, with the digest as in [`lines_marker`].
+pub(crate) fn chars_marker(chars: usize, names: &[&str], id: &str) -> String {
+    let mut marker = String::with_capacity(72 + id.len() + names_len(names));
     marker.push_str("[... ");
     push_count(&mut marker, chars, "char");
     marker.push_str(" omitted");
+    push_digest(&mut marker, names);
     push_reference(&mut marker, id);
     marker
 }
@@ -117,23 +136,34 @@ mod tests {
     fn markers_read_back_their_id() {
         let id = "toolu_01ABC|fc_9";
         for marker in [
-            lines_marker(812, 40_213, id),
-            chars_marker(5, id),
+            lines_marker(812, 40_213, &[], id),
+            lines_marker(812, 40_213, &["src/a.rs", "E0308"], id),
+            chars_marker(5, &[], id),
+            chars_marker(5, &["x_y"], id),
             image_marker("image/png", id),
         ] {
             assert_eq!(pruned_reference(&marker), Some(id), "{marker}");
             assert_eq!(pruned_reference(&format!("head\n{marker}\ntail")), Some(id));
         }
         assert_eq!(
-            lines_marker(812, 40_213, "c1"),
+            lines_marker(812, 40_213, &[], "c1"),
             "[... 812 lines (40213 chars) omitted; full output: ctxkit://tool-result/c1]"
         );
         assert_eq!(
-            lines_marker(1, 1, "c1"),
+            lines_marker(812, 40_213, &["src/a.rs", "E0308"], "c1"),
+            "[... 812 lines (40213 chars) omitted; mentions: src/a.rs, E0308; \
+             full output: ctxkit://tool-result/c1]"
+        );
+        assert_eq!(
+            chars_marker(7, &["x_y"], "c1"),
+            "[... 7 chars omitted; mentions: x_y; full output: ctxkit://tool-result/c1]"
+        );
+        assert_eq!(
+            lines_marker(1, 1, &[], "c1"),
             "[... 1 line (1 char) omitted; full output: ctxkit://tool-result/c1]"
         );
         assert_eq!(
-            chars_marker(7, "c1"),
+            chars_marker(7, &[], "c1"),
             "[... 7 chars omitted; full output: ctxkit://tool-result/c1]"
         );
         assert_eq!(
@@ -154,8 +184,8 @@ mod tests {
 
     #[test]
     fn markers_are_ascii() {
-        assert!(lines_marker(3, 4, "c").is_ascii());
-        assert!(chars_marker(3, "c").is_ascii());
+        assert!(lines_marker(3, 4, &["a_b"], "c").is_ascii());
+        assert!(chars_marker(3, &["a_b"], "c").is_ascii());
         assert!(image_marker("image/png", "c").is_ascii());
     }
 
@@ -173,10 +203,10 @@ mod tests {
         );
         assert_eq!(pruned_reference("full output: elsewhere"), None);
         // A broken first mention does not hide a later marker.
-        let text = format!("full output: nothing\n{}", chars_marker(3, "c2"));
+        let text = format!("full output: nothing\n{}", chars_marker(3, &[], "c2"));
         assert_eq!(pruned_reference(&text), Some("c2"));
         // Multibyte text around a marker.
-        let text = format!("ß€😀{}ß", chars_marker(3, "c3"));
+        let text = format!("ß€😀{}ß", chars_marker(3, &[], "c3"));
         assert_eq!(pruned_reference(&text), Some("c3"));
     }
 

@@ -22,6 +22,11 @@ pub struct TransformSettings {
     pub head_chars: usize,
     /// Characters kept from the end when a result is cut by characters.
     pub tail_chars: usize,
+    /// Names (file paths, symbols, error codes, ids, URLs) of the omitted text a cut result's marker
+    /// lists after `mentions:`, ranked (see `digest.rs`); 0 (the default) writes no digest.
+    pub prune_digest_names: usize,
+    /// The most characters the digest's names take together.
+    pub prune_digest_chars: usize,
     /// Layer (b): remove thinking blocks from all assistant replies but the latest one with thinking.
     pub drop_old_thinking: bool,
     /// Layer (c): drop the oldest messages while the view is above the threshold.
@@ -54,6 +59,8 @@ impl Default for TransformSettings {
             tail_lines: 2,
             head_chars: 200,
             tail_chars: 100,
+            prune_digest_names: 0,
+            prune_digest_chars: 160,
             drop_old_thinking: true,
             window_enabled: true,
             window_threshold_percent: 75,

@@ -39,7 +39,7 @@ pub const PROVIDER_COMPACTION_TRIGGER: u64 = 150_000;
 
 /// The recommended strategy's context target: it compacts above this many tokens (or the
 /// reference threshold, window − 16,384, when that is lower).
-pub const RECOMMENDED_TARGET_TOKENS: u64 = 40_000;
+pub const RECOMMENDED_TARGET_TOKENS: u64 = ctxkit_engine::RECOMMENDED_THRESHOLD_TOKENS;
 
 /// How the model's context is managed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
@@ -142,7 +142,7 @@ impl Strategy {
             }
             Self::RecommendedBefore => settings.transforms.cache_aware = true,
             Self::Recommended | Self::RecommendedNoWindow | Self::RecommendedFreshSummaries => {
-                recommended(&mut settings, context_window);
+                recommended(&mut settings);
                 if self == Self::RecommendedNoWindow {
                     settings.transforms.window_enabled = false;
                 }
@@ -152,24 +152,15 @@ impl Strategy {
     }
 }
 
-/// The recommended settings for a window: the transforms pruning every tool result but the latest
-/// one (one call after it arrived; the cut moves by one result per call, so only that result and
-/// what follows it are new to the cache); compaction above [`RECOMMENDED_TARGET_TOKENS`] (or the
-/// reference threshold when lower), keeping 10,000 tokens; summaries written in the background from
-/// 80% of that threshold and sent as cache-prefix requests.
-fn recommended(settings: &mut EngineSettings, context_window: u64) {
-    settings.transforms.keep_recent_tool_results = 1;
-    settings.compaction.keep_recent_tokens = 10_000;
-    let reference = settings.compaction.reserve_tokens;
-    let reserve = context_window
-        .saturating_sub(RECOMMENDED_TARGET_TOKENS)
-        .max(reference);
-    settings.compaction.reserve_tokens = reserve;
-    settings.compaction.background = true;
-    let threshold = context_window.saturating_sub(reserve);
-    settings.compaction.background_percent = (threshold * 80)
-        .checked_div(context_window)
-        .map_or(75, |percent| percent.max(1));
+/// The recommended settings, as a user gets them from `"contextStrategy": "recommended"`
+/// ([`EngineSettings::recommended`], resolved against the model's window by the engine), with the
+/// budgets nobody set following the window as `EngineSettings::from_document` leaves them.
+fn recommended(settings: &mut EngineSettings) {
+    *settings = EngineSettings::recommended();
+    settings.compaction.adaptive = ctxkit_engine::AdaptiveBudgets {
+        reserve_tokens: true,
+        keep_recent_tokens: false,
+    };
 }
 
 /// Applies a settings document over `settings` (objects merged key by key).

@@ -31,6 +31,24 @@ fn equal_seeds_give_equal_reports() {
 }
 
 #[test]
+fn the_recommended_strategy_is_what_the_setting_resolves_to() {
+    let document = serde_json::json!({"contextStrategy": "recommended"});
+    let user = ctxkit_engine::EngineSettings::from_document(&document).unwrap();
+    for window in [200_000, 1_000_000] {
+        let simulated = Strategy::Recommended.settings(window);
+        assert_eq!(simulated, user);
+        assert_eq!(
+            simulated.compaction.adaptive, user.compaction.adaptive,
+            "the derive skips `adaptive`"
+        );
+        assert_eq!(
+            simulated.compaction.planning(window).reserve_tokens,
+            window - RECOMMENDED_TARGET_TOKENS
+        );
+    }
+}
+
+#[test]
 fn the_override_applies_to_the_recommended_strategy_only() {
     let options = SimulateOptions {
         recommended_override: Some(serde_json::json!({"compaction": {"keepRecentTokens": 1234}})),
@@ -50,7 +68,13 @@ fn the_override_applies_to_the_recommended_strategy_only() {
 
 #[test]
 fn strategies_differ_as_designed_on_a_small_window() {
-    let report = simulate(&small(Strategy::DEFAULT.to_vec())).unwrap();
+    // 150 calls never reach the 32K window's own threshold (28,000) with every result but the latest
+    // pruned: a 12,000-token target stands in for 40,000 at 200K.
+    let options = SimulateOptions {
+        recommended_override: Some(serde_json::json!({"compaction": {"thresholdTokens": 12_000}})),
+        ..small(Strategy::DEFAULT.to_vec())
+    };
+    let report = simulate(&options).unwrap();
     let [none, reference, transforms, provider, recommended] = &report.strategies[..] else {
         panic!("five strategies expected");
     };

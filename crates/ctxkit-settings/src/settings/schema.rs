@@ -99,6 +99,8 @@ const COMPACTION: &[Field] = &[
         ValueKind::Integer { min: 1, max: 100 },
         DefaultValue::Integer(75),
     ),
+    // ctxkit: compact once the context passes this many tokens, whatever the window (0: off).
+    field("thresholdTokens", NON_NEGATIVE, DefaultValue::Integer(0)),
     // ctxkit: send summary requests as a continuation of the last model request (prompt cache).
     field("cachePrefix", ValueKind::Bool, DefaultValue::Bool(false)),
     // ctxkit: a separate (usually cheaper) model for summaries, `provider/id`.
@@ -128,6 +130,9 @@ const TRANSFORMS: &[Field] = &[
     field("tailLines", NON_NEGATIVE, DefaultValue::Integer(2)),
     field("headChars", NON_NEGATIVE, DefaultValue::Integer(200)),
     field("tailChars", NON_NEGATIVE, DefaultValue::Integer(100)),
+    // ctxkit: names of the omitted text listed in a cut result's marker (0: none).
+    field("pruneDigestNames", NON_NEGATIVE, DefaultValue::Integer(0)),
+    field("pruneDigestChars", NON_NEGATIVE, DefaultValue::Integer(160)),
     field("dropOldThinking", ValueKind::Bool, DefaultValue::Bool(true)),
     field("windowEnabled", ValueKind::Bool, DefaultValue::Bool(true)),
     field(
@@ -430,6 +435,13 @@ pub const TOP_LEVEL: &[Field] = &[
     field("sessionDir", ValueKind::String, DefaultValue::Unset),
     field("llm", ValueKind::Object(LLM), DefaultValue::Unset),
     field("chat", ValueKind::Object(CHAT), DefaultValue::Unset),
+    // ctxkit: a named set of context settings the engine starts from (`recommended`: see
+    // docs/simulator.md); keys set explicitly still win.
+    field(
+        "contextStrategy",
+        ValueKind::Enum(&["default", "recommended"]),
+        DefaultValue::Str("default"),
+    ),
     field(
         "transforms",
         ValueKind::Object(TRANSFORMS),
@@ -776,6 +788,46 @@ mod tests {
                 "llm.anthropic.contextManagement.triggerInputTokens",
                 "llm.anthropic.contextManagement.excludeTools",
                 "llm.anthropic.cacheRetention"
+            ]
+        );
+    }
+
+    #[test]
+    fn context_strategy_and_its_keys_are_known_and_checked() {
+        let key = |dotted: &str| dotted.split('.').map(str::to_owned).collect::<Vec<_>>();
+        assert_eq!(
+            lookup(&key("contextStrategy")).map(|field| field.default),
+            Some(DefaultValue::Str("default"))
+        );
+        assert_eq!(
+            lookup(&key("compaction.thresholdTokens")).map(|field| field.default),
+            Some(DefaultValue::Integer(0))
+        );
+        assert_eq!(
+            lookup(&key("transforms.pruneDigestNames")).map(|field| field.default),
+            Some(DefaultValue::Integer(0))
+        );
+        let good = json!({"contextStrategy": "recommended",
+            "compaction": {"thresholdTokens": 40000},
+            "transforms": {"pruneDigestNames": 8, "pruneDigestChars": 160}});
+        let report = check_document(good.as_object().unwrap());
+        assert!(report.violations.is_empty() && report.unknown_keys.is_empty());
+        let bad = json!({"contextStrategy": "cheapest",
+            "compaction": {"thresholdTokens": -1},
+            "transforms": {"pruneDigestNames": "many"}});
+        let report = check_document(bad.as_object().unwrap());
+        let mut keys: Vec<&str> = report
+            .violations
+            .iter()
+            .map(|violation| violation.key.as_str())
+            .collect();
+        keys.sort_unstable();
+        assert_eq!(
+            keys,
+            vec![
+                "compaction.thresholdTokens",
+                "contextStrategy",
+                "transforms.pruneDigestNames"
             ]
         );
     }

@@ -1,0 +1,314 @@
+//! The digest of a cut: a short, bounded list of the names the omitted text mentioned (file paths,
+//! symbols, error codes, ids and versions, URLs), so the model knows what a pruned result held and
+//! can decide to fetch it back. Deterministic: the same omitted text gives the same bytes, so a
+//! marker with a digest is as cache-stable as one without.
+//!
+//! A *name* is a run of ASCII letters, digits and `_ . / : - # @` (with `.`, `:`, `-`, `/` trimmed
+//! from both ends and a trailing `:<line>` number dropped) that has at least one letter and is
+//! one of:
+//! - a URL (`http://`, `https://`);
+//! - a path: contains `/` with a letter after it, or ends in a common source or config file
+//!   extension (`main.rs`, `Cargo.toml`);
+//! - a symbol: contains `_` or `::`, or has a lower-case letter followed by an upper-case one
+//!   (`parse_header`, `io::Error`, `readHeader`);
+//! - an id, code or version: letters and digits together (`E0308`, `req-3f9a`, `v1.2.3`, a hash).
+//!
+//! Plain words (`error`, `Result`, `WARN`) are not names. Names are ranked, highest first, by:
+//! on a line that reports a failure (`error`, `fail`, `panic`, `exception`, `fatal`, `warn`,
+//! `denied`, any case): +3; letters and digits together: +2; a path or URL: +1; named exactly once
+//! in the omitted text: +1. Ties go to the earlier name. The best are taken while they fit both
+//! caps (`pruneDigestNames` names, `pruneDigestChars` characters) and written in the order they
+//! first appear.
+
+use std::collections::HashMap;
+
+/// Extensions that make a dotted name a file name without a `/`.
+const FILE_EXTENSIONS: &[&str] = &[
+    "c", "cc", "cpp", "cs", "css", "go", "h", "hpp", "html", "java", "js", "json", "jsx", "kt",
+    "lock", "md", "mjs", "py", "rb", "rs", "sh", "sql", "swift", "toml", "ts", "tsx", "txt",
+    "yaml", "yml",
+];
+
+/// Words that mark a line as reporting a failure (matched case-insensitively inside the line).
+const FAILURE_WORDS: &[&str] = &[
+    "error",
+    "fail",
+    "panic",
+    "exception",
+    "fatal",
+    "warn",
+    "denied",
+];
+
+/// The first letters of [`FAILURE_WORDS`].
+const FAILURE_INITIALS: &[u8] = b"efpwd";
+
+/// Names shorter than this are not listed.
+const MIN_NAME_CHARS: usize = 3;
+/// Names longer than this (blobs, base64, minified code) are not listed.
+const MAX_NAME_CHARS: usize = 120;
+
+fn is_name_byte(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || b"_./:-#@".contains(&byte)
+}
+
+/// Drops `.`, `:`, `-`, `/` from both ends and then a trailing `:<digits>` (a line number, as in
+/// `src/a.rs:12:` or `a.rs:12:3`).
+fn trim_name(mut token: &str) -> &str {
+    loop {
+        let trimmed = token.trim_matches(|character| ".:-/".contains(character));
+        let trimmed = match trimmed.rfind(':') {
+            Some(colon)
+                if colon + 1 < trimmed.len()
+                    && trimmed[colon + 1..]
+                        .bytes()
+                        .all(|byte| byte.is_ascii_digit()) =>
+            {
+                &trimmed[..colon]
+            }
+            Some(_) | None => trimmed,
+        };
+        if trimmed.len() == token.len() {
+            return trimmed;
+        }
+        token = trimmed;
+    }
+}
+
+/// What makes a token a name, or `None` for a plain word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Shape {
+    has_digit: bool,
+    path_or_url: bool,
+}
+
+fn shape(name: &str) -> Option<Shape> {
+    let bytes = name.as_bytes();
+    if bytes.len() < MIN_NAME_CHARS || bytes.len() > MAX_NAME_CHARS {
+        return None;
+    }
+    // One pass over the bytes; most tokens are plain words and leave here.
+    let (mut has_letter, mut has_digit, mut marked, mut camel) = (false, false, false, false);
+    let mut previous_lower = false;
+    for &byte in bytes {
+        has_letter |= byte.is_ascii_alphabetic();
+        has_digit |= byte.is_ascii_digit();
+        marked |= matches!(byte, b'_' | b'/' | b':' | b'.');
+        camel |= previous_lower && byte.is_ascii_uppercase();
+        previous_lower = byte.is_ascii_lowercase();
+    }
+    if !has_letter || !(has_digit || marked || camel) {
+        return None;
+    }
+    let url = name.starts_with("http://") || name.starts_with("https://");
+    let slash_path = name
+        .split_once('/')
+        .is_some_and(|(_, after)| after.bytes().any(|byte| byte.is_ascii_alphabetic()));
+    let file_name = name
+        .rsplit_once('.')
+        .is_some_and(|(stem, extension)| !stem.is_empty() && FILE_EXTENSIONS.contains(&extension));
+    let path_or_url = url || slash_path || file_name;
+    let symbol = camel || name.contains('_') || name.contains("::");
+    (path_or_url || symbol || has_digit).then_some(Shape {
+        has_digit,
+        path_or_url,
+    })
+}
+
+/// Whether `line` holds one of [`FAILURE_WORDS`], any case, without allocating: each word is
+/// compared only where the line has its first letter.
+fn reports_failure(line: &str) -> bool {
+    let bytes = line.as_bytes();
+    (0..bytes.len()).any(|at| {
+        let first = bytes[at].to_ascii_lowercase();
+        FAILURE_INITIALS.contains(&first)
+            && FAILURE_WORDS.iter().any(|word| {
+                let word = word.as_bytes();
+                word.first() == Some(&first)
+                    && bytes
+                        .get(at..at + word.len())
+                        .is_some_and(|window| window.eq_ignore_ascii_case(word))
+            })
+    })
+}
+
+/// The tokens of `line`: maximal runs of name bytes. Bytes of multibyte characters are never name
+/// bytes, so the runs are whole ASCII substrings.
+fn tokens(line: &str) -> impl Iterator<Item = &str> {
+    line.split(|character: char| !character.is_ascii() || !is_name_byte(character as u8))
+        .filter(|token| token.len() >= MIN_NAME_CHARS)
+}
+
+struct Candidate<'a> {
+    name: &'a str,
+    first: usize,
+    count: usize,
+    score: u32,
+}
+
+/// The names of `text` ranked and capped as the module describes, in order of first appearance;
+/// empty when either cap is 0 or nothing fits.
+pub(crate) fn digest_names(text: &str, max_names: usize, max_chars: usize) -> Vec<&str> {
+    if max_names == 0 || max_chars == 0 {
+        return Vec::new();
+    }
+    let mut candidates: Vec<Candidate<'_>> = Vec::new();
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    for line in text.split('\n') {
+        let mut failure: Option<bool> = None;
+        for token in tokens(line) {
+            let name = trim_name(token);
+            let Some(shape) = shape(name) else {
+                continue;
+            };
+            let failure = *failure.get_or_insert_with(|| reports_failure(line));
+            let score = 3 * u32::from(failure)
+                + 2 * u32::from(shape.has_digit)
+                + u32::from(shape.path_or_url);
+            match index.get(name) {
+                Some(&at) => {
+                    if let Some(candidate) = candidates.get_mut(at) {
+                        candidate.count += 1;
+                        candidate.score = candidate.score.max(score);
+                    }
+                }
+                None => {
+                    index.insert(name, candidates.len());
+                    candidates.push(Candidate {
+                        name,
+                        first: candidates.len(),
+                        count: 1,
+                        score,
+                    });
+                }
+            }
+        }
+    }
+    let mut ranked: Vec<&Candidate<'_>> = candidates.iter().collect();
+    ranked.sort_by_key(|candidate| {
+        let score = candidate.score + u32::from(candidate.count == 1);
+        (std::cmp::Reverse(score), candidate.first)
+    });
+    let mut chosen: Vec<&Candidate<'_>> = Vec::new();
+    let mut chars = 0;
+    for candidate in ranked {
+        if chosen.len() == max_names {
+            break;
+        }
+        // Names are ASCII: bytes are characters. ", " separates them.
+        let cost = candidate.name.len() + if chosen.is_empty() { 0 } else { 2 };
+        if chars + cost > max_chars {
+            continue;
+        }
+        chars += cost;
+        chosen.push(candidate);
+    }
+    chosen.sort_by_key(|candidate| candidate.first);
+    chosen.into_iter().map(|candidate| candidate.name).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_paths_symbols_codes_and_urls_not_words() {
+        let text = "error[E0308]: mismatched types in src/parser/header.rs:41:9\n\
+                    the Result of parse_header and readHeader from io::Error is plain\n\
+                    see https://example.com/docs/a_b for v1.2.3 and Cargo.toml\n\
+                    WARN nothing to do; 12:00:00.000 ok";
+        let names = digest_names(text, 20, 1000);
+        assert_eq!(
+            names,
+            vec![
+                "E0308",
+                "src/parser/header.rs",
+                "parse_header",
+                "readHeader",
+                "io::Error",
+                "https://example.com/docs/a_b",
+                "v1.2.3",
+                "Cargo.toml",
+            ]
+        );
+    }
+
+    #[test]
+    fn failure_lines_and_unique_ids_rank_first() {
+        let mut text = String::new();
+        for line in 0..40 {
+            text.push_str(&format!(
+                "src/common/util.rs:{line}: let value_of = read_all();\n"
+            ));
+        }
+        text.push_str("12:00:00.000 ERROR upstream rejected request_id 7f3a9c2e\n");
+        text.push_str("build/out/deep_path.rs:3: fine\n");
+        let names = digest_names(&text, 2, 1000);
+        // The failure line's hash (3 + 2 + 1) and symbol (3 + 1) outrank the path named once
+        // (1 + 1), which outranks the path named 40 times (1) and the repeated symbols (0).
+        assert_eq!(names, vec!["request_id", "7f3a9c2e"]);
+        let names = digest_names(&text, 3, 1000);
+        assert_eq!(
+            names,
+            vec!["request_id", "7f3a9c2e", "build/out/deep_path.rs"]
+        );
+    }
+
+    #[test]
+    fn caps_bound_the_names_and_the_characters() {
+        let text = (0..50)
+            .map(|index| format!("item_{index:03}\n"))
+            .collect::<String>();
+        assert_eq!(
+            digest_names(&text, 3, 1000),
+            vec!["item_000", "item_001", "item_002"]
+        );
+        // 8 + 2 + 8 = 18 characters fit in 20; a third name does not.
+        assert_eq!(digest_names(&text, 10, 20), vec!["item_000", "item_001"]);
+        assert!(digest_names(&text, 0, 1000).is_empty());
+        assert!(digest_names(&text, 5, 0).is_empty());
+        assert!(digest_names(&text, 5, 7).is_empty());
+    }
+
+    #[test]
+    fn same_text_same_digest_and_no_separators_inside_names() {
+        let text = "fn a_b(x: [u8; 4]) -> C::D, e.rs; ü_ß f_g]h,i";
+        let first = digest_names(text, 12, 200);
+        assert_eq!(first, digest_names(text, 12, 200));
+        for name in &first {
+            assert!(
+                !name.contains([',', ';', ']', ' ', '\n']) && name.is_ascii(),
+                "{name}"
+            );
+        }
+        assert_eq!(first, vec!["a_b", "C::D", "e.rs", "f_g"]);
+    }
+
+    #[test]
+    fn failure_initials_cover_every_failure_word() {
+        for word in FAILURE_WORDS {
+            assert!(FAILURE_INITIALS.contains(&word.as_bytes()[0]), "{word}");
+        }
+    }
+
+    #[test]
+    fn failure_lines_are_found_in_any_case() {
+        assert!(reports_failure("test result: FAILED. 3 passed"));
+        assert!(reports_failure("thread 'main' Panicked at"));
+        assert!(reports_failure("warning: unused"));
+        assert!(!reports_failure("all 12 tests passed"));
+        assert!(!reports_failure(""));
+    }
+
+    #[test]
+    fn line_numbers_and_edge_punctuation_are_trimmed() {
+        assert_eq!(trim_name("src/a.rs:12:"), "src/a.rs");
+        assert_eq!(trim_name("a.rs:12:3"), "a.rs");
+        assert_eq!(trim_name("...end."), "end");
+        assert_eq!(trim_name("http://x.y/"), "http://x.y");
+        assert_eq!(trim_name("12:00:00"), "12");
+        assert_eq!(shape("12.5"), None);
+        assert_eq!(shape("ab"), None);
+        assert_eq!(shape(&"a_".repeat(100)), None);
+    }
+}
