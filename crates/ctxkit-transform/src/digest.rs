@@ -13,7 +13,9 @@
 //!   (`parse_header`, `io::Error`, `readHeader`);
 //! - an id, code or version: letters and digits together (`E0308`, `req-3f9a`, `v1.2.3`, a hash).
 //!
-//! Plain words (`error`, `Result`, `WARN`) are not names. Names are ranked, highest first, by:
+//! Plain words (`error`, `Result`, `WARN`) are not names, nor are dates and times
+//! (`2026-11-26T10:30:00Z`, which every log line carries) and measurements (`38ms`, `1.5GiB`).
+//! Names are ranked, highest first, by:
 //! on a line that reports a failure (`error`, `fail`, `panic`, `exception`, `fatal`, `warn`,
 //! `denied`, any case): +3; letters and digits together: +2; a path or URL: +1; named exactly once
 //! in the omitted text: +1. Ties go to the earlier name. The best are taken while they fit both
@@ -97,7 +99,7 @@ fn shape(name: &str) -> Option<Shape> {
         camel |= previous_lower && byte.is_ascii_uppercase();
         previous_lower = byte.is_ascii_lowercase();
     }
-    if !has_letter || !(has_digit || marked || camel) {
+    if !has_letter || !(has_digit || marked || camel) || is_time_or_measure(name) {
         return None;
     }
     let url = name.starts_with("http://") || name.starts_with("https://");
@@ -113,6 +115,29 @@ fn shape(name: &str) -> Option<Shape> {
         has_digit,
         path_or_url,
     })
+}
+
+/// Units a number may carry and still be a measurement, not a name (lower case).
+const UNITS: &[&str] = &[
+    "ns", "us", "ms", "s", "m", "h", "b", "kb", "mb", "gb", "tb", "kib", "mib", "gib", "tib", "px",
+    "k", "x",
+];
+
+/// Whether `name` is a date or time (digits and `-:.+` with only `T` and `Z` for letters) or a
+/// number with a unit (`38ms`, `1.5GiB`, `3x`).
+fn is_time_or_measure(name: &str) -> bool {
+    let time = name
+        .bytes()
+        .all(|byte| byte.is_ascii_digit() || b"-:.+TZ".contains(&byte))
+        && name.bytes().filter(u8::is_ascii_digit).count() >= 4;
+    let digits_end = name
+        .bytes()
+        .position(|byte| !(byte.is_ascii_digit() || byte == b'.'))
+        .unwrap_or(name.len());
+    let measure = digits_end > 0
+        && name[..digits_end].bytes().any(|byte| byte.is_ascii_digit())
+        && UNITS.contains(&name[digits_end..].to_ascii_lowercase().as_str());
+    time || measure
 }
 
 /// Whether `line` holds one of [`FAILURE_WORDS`], any case, without allocating: each word is
@@ -298,6 +323,19 @@ mod tests {
         assert!(reports_failure("warning: unused"));
         assert!(!reports_failure("all 12 tests passed"));
         assert!(!reports_failure(""));
+    }
+
+    #[test]
+    fn dates_times_and_measurements_are_not_names() {
+        let text = "2026-11-26T10:30:00Z ERROR req-1f3a91c1 failed: ERR-4471 in src/q.rs:101 after 38ms\n\
+                    2026-11-26T10:31:00Z INFO took 1.5GiB and 12.5s, 3x slower, build v1.2.3";
+        let names = digest_names(text, 10, 400);
+        assert_eq!(names, ["req-1f3a91c1", "ERR-4471", "src/q.rs", "v1.2.3"]);
+        assert!(is_time_or_measure("2026-11-26"));
+        assert!(is_time_or_measure("10:30:00.123Z"));
+        assert!(!is_time_or_measure("E0308"));
+        assert!(!is_time_or_measure("7b3e0d2"));
+        assert!(!is_time_or_measure("3f9a"));
     }
 
     #[test]
