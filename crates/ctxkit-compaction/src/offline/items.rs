@@ -264,6 +264,12 @@ pub(crate) fn progress_items(work: &Work, earlier: &[FileChange], language: Lang
             },
             (Outcome::Failed(_) | Outcome::Pending | Outcome::Cancelled, _, _) => continue,
         };
+        // A step that measured (`time npx vite build && du -sh dist`) keeps what it measured.
+        // A side command that failed first (`mix credo`) keeps its plain line.
+        let text = match &run.measured {
+            Some(measured) if is_step(&run.command) => format!("{text} — {}", clip(measured, 160)),
+            Some(_) | None => text,
+        };
         items.push(Item { text, priority: 70 });
     }
     if !operations.is_empty() {

@@ -9,6 +9,7 @@ mod errors;
 mod facts;
 mod history;
 mod items;
+mod measures;
 mod merge;
 mod previous;
 mod render;

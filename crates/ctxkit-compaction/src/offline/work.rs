@@ -3,8 +3,11 @@
 //! calls still waiting for a result. Exploration (reads, greps, listings) is not progress.
 
 use crate::extract::{Part, string_argument};
-use crate::offline::commands::{created_files, failure_line, measurement, telling_line, unframed};
+use crate::offline::commands::{
+    created_files, failure_line, is_step, measurement, telling_line, unframed,
+};
 use crate::offline::errors::is_error_line;
+use crate::offline::measures::{measured_values, measures};
 use crate::offline::text::clip;
 
 /// How a command's last run ended.
@@ -319,6 +322,15 @@ impl Work {
         let outcome = command_outcome(output);
         let core = clip(&command_core(command), 160);
         let (measured, created) = match outcome {
+            // A command that measures (`time`, `du`, `wc -l`, a dev server's start) keeps what it
+            // measured; any other keeps a benchmark's or a report's measurement.
+            // A count piped from the output (`npm run check | wc -l`) measures the output, not the work.
+            Outcome::Passed if measures(&core, output) => (
+                measured_values(&core, output).or_else(|| measurement(output)),
+                created_files(output),
+            ),
+            // A step's other numbers (a test run's `in 0.4s`) are not what it did.
+            Outcome::Passed if is_step(&core) => (None, created_files(output)),
             Outcome::Passed => (measurement(output), created_files(output)),
             Outcome::Failed(_) | Outcome::Pending | Outcome::Cancelled => (None, Vec::new()),
         };
