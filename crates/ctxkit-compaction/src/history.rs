@@ -162,7 +162,9 @@ impl LoopGuard {
     }
 }
 
-/// Margin below the threshold a compaction must reach: 10% of the window.
+/// Margin below the threshold a compaction must reach: 10% of the threshold (not of the window: a
+/// threshold set far below the window, as `compaction.thresholdTokens` does, would otherwise never be
+/// cleared).
 const GUARD_MARGIN_DIVISOR: u64 = 10;
 
 /// Checks the context after the compaction `compaction_id` (its leaf) against the trigger threshold
@@ -178,7 +180,7 @@ pub fn check_after_compaction(
         return Ok(LoopGuard::Unknown { tokens_after });
     }
     let threshold = context_window.saturating_sub(settings.reserve_tokens);
-    let margin = context_window / GUARD_MARGIN_DIVISOR;
+    let margin = threshold / GUARD_MARGIN_DIVISOR;
     if tokens_after + margin <= threshold {
         return Ok(LoopGuard::Clear {
             tokens_after,

@@ -77,6 +77,14 @@ async fn compactions_are_listed_with_what_they_cover_and_can_be_undone() {
 
     let guard = check_after_compaction(&session, &compaction_id, 200_000, &settings).unwrap();
     assert!(matches!(guard, LoopGuard::Clear { .. }));
+    // A threshold far below the window (`compaction.thresholdTokens`) is cleared by a context well
+    // under it: the margin is a share of the threshold, not of the window.
+    let low_threshold = CompactionSettings {
+        reserve_tokens: 200_000 - 2 * record.tokens_after,
+        ..settings
+    };
+    let low = check_after_compaction(&session, &compaction_id, 200_000, &low_threshold).unwrap();
+    assert!(matches!(low, LoopGuard::Clear { .. }), "{low:?}");
     let tight = check_after_compaction(
         &session,
         &compaction_id,
