@@ -137,7 +137,68 @@ const STOP: &str = "\u{1}ctxkit: the head is complete";
 /// when it is first read back (see `StoredEntry::raw`).
 pub(crate) fn read_head_prefix(line: &str) -> Result<(EntryHead, bool), serde_json::Error> {
     let mut deserializer = serde_json::Deserializer::from_str(line);
-    read_until(&mut deserializer, StopAt::IndexHead)
+    let (head, complete) = read_until(&mut deserializer, StopAt::IndexHead)?;
+    if !complete && !closes_as_one_object(line.as_bytes()) {
+        return Err(<serde_json::Error as de::Error>::custom(
+            "the line ends before its object closes (a write cut short?)",
+        ));
+    }
+    Ok((head, complete))
+}
+
+/// Whether `line` is one object as far as brackets and strings go: it opens with `{`, and the
+/// bracket that closes it is the line's last byte before trailing blanks. A line cut short, as a
+/// write torn by a crash leaves it, never passes, so a prefix read still finds torn lines when the
+/// file opens; the full JSON check of the rest waits for the first read. Strings are skipped with
+/// `memchr`, so the cost is far below parsing them.
+fn closes_as_one_object(line: &[u8]) -> bool {
+    let end = line
+        .iter()
+        .rposition(|byte| !matches!(byte, b' ' | b'\t' | b'\r' | b'\n'))
+        .map_or(0, |last| last + 1);
+    let start = line
+        .iter()
+        .position(|byte| !matches!(byte, b' ' | b'\t' | b'\r' | b'\n'))
+        .unwrap_or(end);
+    if line.get(start) != Some(&b'{') {
+        return false;
+    }
+    let mut depth: usize = 0;
+    let mut at = start;
+    while at < end {
+        match line.get(at) {
+            Some(b'"') => {
+                let mut from = at + 1;
+                loop {
+                    let Some(rest) = line.get(from..end) else {
+                        return false;
+                    };
+                    match memchr::memchr2(b'"', b'\\', rest) {
+                        None => return false,
+                        Some(offset) if rest.get(offset) == Some(&b'\\') => from += offset + 2,
+                        Some(offset) => {
+                            at = from + offset;
+                            break;
+                        }
+                    }
+                }
+            }
+            Some(b'{' | b'[') => depth += 1,
+            Some(b'}' | b']') => {
+                let Some(outer) = depth.checked_sub(1) else {
+                    return false;
+                };
+                depth = outer;
+                if depth == 0 {
+                    return at + 1 == end;
+                }
+            }
+            Some(_) => {}
+            None => return false,
+        }
+        at += 1;
+    }
+    false
 }
 
 /// Reads the head of an entry line for a listing, stopping inside the message of a `message` entry
@@ -413,8 +474,29 @@ mod tests {
     }
 
     #[test]
+    fn a_line_cut_after_its_role_is_not_read_as_a_head() {
+        let whole = r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"toolResult","content":[{"type":"text","text":"x \" } ] { y"}],"toolCallId":"c"}}"#;
+        assert!(closes_as_one_object(whole.as_bytes()));
+        assert!(matches!(read_head_prefix(whole), Ok((_, false))));
+        assert!(matches!(read_head_prefix(&format!("{whole} \r")), Ok((_, false))));
+        let role_end = whole.find("toolResult").unwrap() + "toolResult\"".len();
+        for cut in role_end..whole.len() {
+            assert!(read_head_prefix(&whole[..cut]).is_err(), "cut at {cut}");
+        }
+        // A torn line followed by a whole one on the same physical line.
+        let joined = format!("{}{whole}", &whole[..whole.len() - 20]);
+        assert!(read_head_prefix(&joined).is_err());
+        assert!(!closes_as_one_object(br#"{"a":1}}"#));
+        assert!(!closes_as_one_object(br#"{"a":1} {"b":2}"#));
+        assert!(!closes_as_one_object(b"[1]"));
+        assert!(!closes_as_one_object(br#"{"a":"\"#));
+    }
+
+    #[test]
     fn a_prefix_read_stops_at_a_role_other_than_assistant_once_the_entry_fields_are_read() {
-        let user = r#"{"type":"message","id":"u","parentId":null,"timestamp":"t","message":{"role":"user","content":"x"}} not json"#;
+        let user = r#"{"type":"message","id":"u","parentId":null,"timestamp":"t","message":{"role":"user","content":"x"}}"#;
+        // Text after the object's last bracket is found when the file opens, not at the first read.
+        assert!(read_head_prefix(&format!("{user} not json")).is_err());
         let (head, complete) = read_head_prefix(user).unwrap();
         assert!(!complete);
         assert_eq!(head.id.0.as_deref(), Some("u"));
