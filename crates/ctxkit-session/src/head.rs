@@ -478,7 +478,10 @@ mod tests {
         let whole = r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"toolResult","content":[{"type":"text","text":"x \" } ] { y"}],"toolCallId":"c"}}"#;
         assert!(closes_as_one_object(whole.as_bytes()));
         assert!(matches!(read_head_prefix(whole), Ok((_, false))));
-        assert!(matches!(read_head_prefix(&format!("{whole} \r")), Ok((_, false))));
+        assert!(matches!(
+            read_head_prefix(&format!("{whole} \r")),
+            Ok((_, false))
+        ));
         let role_end = whole.find("toolResult").unwrap() + "toolResult\"".len();
         for cut in role_end..whole.len() {
             assert!(read_head_prefix(&whole[..cut]).is_err(), "cut at {cut}");
