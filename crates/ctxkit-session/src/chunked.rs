@@ -18,10 +18,10 @@ use crate::error::{Result, SessionError};
 use crate::line::{LineText, LoadedBody, LoadedLine};
 
 /// Files below this size are read whole, on one thread.
-pub(crate) const MIN_CHUNKED_BYTES: u64 = 2 * CHUNK_BYTES as u64;
+pub(crate) const MIN_CHUNKED_BYTES: u64 = 8 << 20;
 
 /// The size of one chunk.
-const CHUNK_BYTES: usize = 4 << 20;
+const CHUNK_BYTES: usize = 1 << 20;
 
 /// Page size the kernel copies fastest to (destination aligned as the source).
 const PAGE: usize = 4096;
@@ -59,7 +59,7 @@ pub(crate) fn read_lines_chunked(
     path: &Path,
     length: u64,
     cache_bytes: usize,
-    sink: &mut dyn FnMut(Vec<LoadedLine>) -> Result<()>,
+    sink: &mut (dyn FnMut(Vec<LoadedLine>) -> Result<()> + Send),
 ) -> Result<Option<ChunkedRead>> {
     let Ok(length) = usize::try_from(length) else {
         return Ok(None);
@@ -73,40 +73,46 @@ pub(crate) fn read_lines_chunked(
     let bounds = chunk_bounds(file, length).map_err(&io_error)?;
     let ranges: Vec<Range<usize>> = bounds.windows(2).map(|pair| pair[0]..pair[1]).collect();
     let wave = 2 * rayon::current_num_threads().max(1);
-    let mut number = 0;
-    // The line in progress: its pieces from earlier chunks, and where it starts in the file.
-    let mut pending = String::new();
-    let mut pending_offset = 0_u64;
-    let mut ends_with_newline = true;
-    for group in ranges.chunks(wave) {
-        let chunks: Vec<Option<Chunk>> = group
+    let mut state = Joiner {
+        number: 0,
+        pending: String::new(),
+        pending_offset: 0,
+        ends_with_newline: true,
+    };
+    let read_wave = |group: &[Range<usize>]| -> Result<Vec<Option<Chunk>>> {
+        group
             .par_iter()
             .map(|range| read_chunk(file, range.clone(), &source))
             .collect::<std::io::Result<_>>()
-            .map_err(&io_error)?;
-        for chunk in chunks {
-            let Some(chunk) = chunk else {
-                return Ok(None);
-            };
-            pending.push_str(&chunk.first);
-            ends_with_newline = chunk.ends_with_newline;
-            if !chunk.has_newline {
-                continue;
-            }
-            number += 1;
-            let mut lines = Vec::with_capacity(chunk.inner.len() + 1);
-            if let Some(body) = line_body(&pending, pending_offset, &source) {
-                lines.push(LoadedLine::new(number, body));
-            }
-            for (inner, body) in chunk.inner {
-                lines.push(LoadedLine::new(number + 1 + inner, body));
-            }
-            sink(lines)?;
-            number += chunk.inner_count;
-            pending = chunk.tail;
-            pending_offset = chunk.tail_offset;
+            .map_err(&io_error)
+    };
+    // While one wave of chunks is joined and handed to `sink` (building the index is serial), the
+    // next wave is read and split on the other cores.
+    let mut waves = ranges.chunks(wave);
+    let mut read = match waves.next() {
+        Some(group) => read_wave(group)?,
+        None => Vec::new(),
+    };
+    loop {
+        let next = waves.next();
+        let (next_read, joined) = rayon::join(
+            || next.map(read_wave).transpose(),
+            || state.join(std::mem::take(&mut read), &source, &mut *sink),
+        );
+        if !joined? {
+            return Ok(None);
+        }
+        match next_read? {
+            Some(chunks) => read = chunks,
+            None => break,
         }
     }
+    let Joiner {
+        mut number,
+        pending,
+        pending_offset,
+        ends_with_newline,
+    } = state;
     if !pending.is_empty() {
         number += 1;
         if let Some(body) = line_body(&pending, pending_offset, &source) {
@@ -117,6 +123,51 @@ pub(crate) fn read_lines_chunked(
         ends_with_newline,
         bytes: length as u64,
     }))
+}
+
+/// The joining of chunks into lines, in file order.
+struct Joiner {
+    /// Lines handed out so far (blank ones counted).
+    number: usize,
+    /// The line in progress: its pieces from earlier chunks, and where it starts in the file.
+    pending: String,
+    pending_offset: u64,
+    ends_with_newline: bool,
+}
+
+impl Joiner {
+    /// Joins one wave of chunks onto the lines before it and hands their lines to `sink`; `false`
+    /// when a chunk could not be read as text (see [`read_lines_chunked`]).
+    fn join(
+        &mut self,
+        chunks: Vec<Option<Chunk>>,
+        source: &Arc<BodyFile>,
+        sink: &mut (dyn FnMut(Vec<LoadedLine>) -> Result<()> + Send),
+    ) -> Result<bool> {
+        for chunk in chunks {
+            let Some(chunk) = chunk else {
+                return Ok(false);
+            };
+            self.pending.push_str(&chunk.first);
+            self.ends_with_newline = chunk.ends_with_newline;
+            if !chunk.has_newline {
+                continue;
+            }
+            self.number += 1;
+            let mut lines = Vec::with_capacity(chunk.inner.len() + 1);
+            if let Some(body) = line_body(&self.pending, self.pending_offset, source) {
+                lines.push(LoadedLine::new(self.number, body));
+            }
+            for (inner, body) in chunk.inner {
+                lines.push(LoadedLine::new(self.number + 1 + inner, body));
+            }
+            sink(lines)?;
+            self.number += chunk.inner_count;
+            self.pending = chunk.tail;
+            self.pending_offset = chunk.tail_offset;
+        }
+        Ok(true)
+    }
 }
 
 /// What is kept of a line that starts at `offset`: nothing when it is blank, the indexed entry of a
@@ -204,7 +255,7 @@ fn read_chunk(
 /// are not valid UTF-8.
 fn split_chunk(bytes: &[u8], chunk_start: usize, source: &Arc<BodyFile>) -> Option<Chunk> {
     let range = chunk_start..chunk_start + bytes.len();
-    let Ok(text) = std::str::from_utf8(bytes) else {
+    let Ok(text) = simdutf8::basic::from_utf8(bytes) else {
         return None;
     };
     let file_offset = |position: usize| (range.start + position) as u64;

@@ -138,67 +138,12 @@ const STOP: &str = "\u{1}ctxkit: the head is complete";
 pub(crate) fn read_head_prefix(line: &str) -> Result<(EntryHead, bool), serde_json::Error> {
     let mut deserializer = serde_json::Deserializer::from_str(line);
     let (head, complete) = read_until(&mut deserializer, StopAt::IndexHead)?;
-    if !complete && !closes_as_one_object(line.as_bytes()) {
+    if !complete && !crate::scan::closes_as_one_object(line.as_bytes()) {
         return Err(<serde_json::Error as de::Error>::custom(
             "the line ends before its object closes (a write cut short?)",
         ));
     }
     Ok((head, complete))
-}
-
-/// Whether `line` is one object as far as brackets and strings go: it opens with `{`, and the
-/// bracket that closes it is the line's last byte before trailing blanks. A line cut short, as a
-/// write torn by a crash leaves it, never passes, so a prefix read still finds torn lines when the
-/// file opens; the full JSON check of the rest waits for the first read. Strings are skipped with
-/// `memchr`, so the cost is far below parsing them.
-fn closes_as_one_object(line: &[u8]) -> bool {
-    let end = line
-        .iter()
-        .rposition(|byte| !matches!(byte, b' ' | b'\t' | b'\r' | b'\n'))
-        .map_or(0, |last| last + 1);
-    let start = line
-        .iter()
-        .position(|byte| !matches!(byte, b' ' | b'\t' | b'\r' | b'\n'))
-        .unwrap_or(end);
-    if line.get(start) != Some(&b'{') {
-        return false;
-    }
-    let mut depth: usize = 0;
-    let mut at = start;
-    while at < end {
-        match line.get(at) {
-            Some(b'"') => {
-                let mut from = at + 1;
-                loop {
-                    let Some(rest) = line.get(from..end) else {
-                        return false;
-                    };
-                    match memchr::memchr2(b'"', b'\\', rest) {
-                        None => return false,
-                        Some(offset) if rest.get(offset) == Some(&b'\\') => from += offset + 2,
-                        Some(offset) => {
-                            at = from + offset;
-                            break;
-                        }
-                    }
-                }
-            }
-            Some(b'{' | b'[') => depth += 1,
-            Some(b'}' | b']') => {
-                let Some(outer) = depth.checked_sub(1) else {
-                    return false;
-                };
-                depth = outer;
-                if depth == 0 {
-                    return at + 1 == end;
-                }
-            }
-            Some(_) => {}
-            None => return false,
-        }
-        at += 1;
-    }
-    false
 }
 
 /// Reads the head of an entry line for a listing, stopping inside the message of a `message` entry
@@ -235,7 +180,13 @@ fn read_until<'de, R: serde_json::de::Read<'de>>(
         .and_then(|()| deserializer.end())
     {
         Ok(()) => Ok((head, true)),
-        Err(error) if error.is_data() && error.to_string().starts_with(STOP) => Ok((head, false)),
+        // The stop is told by the flag, not by the error's text: formatting an error for every
+        // user and tool-result line cost more than reading its head.
+        Err(error)
+            if error.is_data() && head.message.as_ref().is_some_and(|message| message.stopped) =>
+        {
+            Ok((head, false))
+        }
         Err(error) => Err(error),
     }
 }
@@ -312,6 +263,8 @@ pub(crate) struct MessageHead {
     pub(crate) timestamp: LaxNumber,
     /// Whether the message has a `content` field (of any type).
     pub(crate) has_content: bool,
+    /// Whether a prefix read stopped inside this message (after its role).
+    pub(crate) stopped: bool,
 }
 
 #[derive(Deserialize)]
@@ -361,6 +314,7 @@ impl<'de> Visitor<'de> for MessageHeadSeed<'_> {
                             .is_some_and(|role| !kept.contains(&role))
                     });
                     if stops {
+                        head.stopped = true;
                         return Err(de::Error::custom(STOP));
                     }
                 }
@@ -476,7 +430,6 @@ mod tests {
     #[test]
     fn a_line_cut_after_its_role_is_not_read_as_a_head() {
         let whole = r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"toolResult","content":[{"type":"text","text":"x \" } ] { y"}],"toolCallId":"c"}}"#;
-        assert!(closes_as_one_object(whole.as_bytes()));
         assert!(matches!(read_head_prefix(whole), Ok((_, false))));
         assert!(matches!(
             read_head_prefix(&format!("{whole} \r")),
@@ -489,10 +442,6 @@ mod tests {
         // A torn line followed by a whole one on the same physical line.
         let joined = format!("{}{whole}", &whole[..whole.len() - 20]);
         assert!(read_head_prefix(&joined).is_err());
-        assert!(!closes_as_one_object(br#"{"a":1}}"#));
-        assert!(!closes_as_one_object(br#"{"a":1} {"b":2}"#));
-        assert!(!closes_as_one_object(b"[1]"));
-        assert!(!closes_as_one_object(br#"{"a":"\"#));
     }
 
     #[test]

@@ -28,6 +28,7 @@ mod migrate;
 mod paths;
 mod records;
 mod regular;
+mod scan;
 mod session;
 mod storage;
 mod system;
