@@ -1,6 +1,7 @@
 //! A loaded entry: its original line, kept for lossless rewriting (in memory, or in the file for large
 //! lines), and the few fields the index needs. Message content is parsed only when asked for.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashSet;
 use std::sync::{Arc, OnceLock};
@@ -84,8 +85,8 @@ pub(crate) enum EntryMeta {
     },
 }
 
-fn boxed(value: Option<String>) -> Option<Box<str>> {
-    value.map(String::into_boxed_str)
+fn boxed(value: Option<Cow<'_, str>>) -> Option<Box<str>> {
+    value.map(Box::from)
 }
 
 /// How many distinct names one thread shares before it stops adding new ones (a file naming millions
@@ -99,14 +100,14 @@ thread_local! {
 
 /// `value` as a shared name: the few roles, providers and models of a session are allocated once per
 /// thread instead of once per entry.
-pub(crate) fn intern(value: Option<String>) -> Option<Name> {
+pub(crate) fn intern(value: Option<Cow<'_, str>>) -> Option<Name> {
     let value = value?;
     Some(NAMES.with(|names| {
         let mut names = names.borrow_mut();
-        if let Some(shared) = names.get(value.as_str()) {
+        if let Some(shared) = names.get(&*value) {
             return Arc::clone(shared);
         }
-        let shared: Arc<str> = Arc::from(value);
+        let shared: Arc<str> = Arc::from(&*value);
         if names.len() < MAX_INTERNED_NAMES {
             names.insert(Arc::clone(&shared));
         }
@@ -117,12 +118,35 @@ pub(crate) fn intern(value: Option<String>) -> Option<Name> {
 impl StoredEntry {
     /// Indexes one line; refused when it is not a JSON object with a string `type` and `id`.
     pub(crate) fn from_line(raw: LineText, line: usize) -> Result<Self, HeadError> {
-        let head = LineHead::read(raw.as_str())?;
-        Self::from_head(head, Body::Memory(raw), line)
+        let (names, id_end, parent_end, meta) = Self::pack(LineHead::read(raw.as_str())?)?;
+        Ok(Self {
+            names,
+            id_end,
+            parent_end,
+            meta,
+            raw: Body::Memory(raw),
+            line,
+            message_span: OnceLock::new(),
+        })
     }
 
     /// An entry whose head was read already (a line left on disk).
-    pub(crate) fn from_head(head: LineHead, raw: Body, line: usize) -> Result<Self, HeadError> {
+    pub(crate) fn from_head(head: LineHead<'_>, raw: Body, line: usize) -> Result<Self, HeadError> {
+        let (names, id_end, parent_end, meta) = Self::pack(head)?;
+        Ok(Self {
+            names,
+            id_end,
+            parent_end,
+            meta,
+            raw,
+            line,
+            message_span: OnceLock::new(),
+        })
+    }
+
+    /// A head's id, parent id and timestamp packed into one allocation, with where the id and the
+    /// parent id end, and its meta.
+    fn pack(head: LineHead<'_>) -> Result<(Box<str>, u32, u32, EntryMeta), HeadError> {
         let id = head.id.ok_or(HeadError::NoId)?;
         let timestamp = head.timestamp.unwrap_or_default();
         let parent = head.parent_id.as_deref();
@@ -144,15 +168,7 @@ impl StoredEntry {
             None => NO_PARENT,
         };
         names.push_str(&timestamp);
-        Ok(Self {
-            names: names.into_boxed_str(),
-            id_end,
-            parent_end,
-            meta: head.meta,
-            raw,
-            line,
-            message_span: OnceLock::new(),
-        })
+        Ok((names.into_boxed_str(), id_end, parent_end, head.meta))
     }
 
     /// Builds the stored form of an entry ctxkit creates.
@@ -382,16 +398,16 @@ const NO_PARENT: u32 = u32::MAX;
 
 /// What one line says, before it is required to have an id.
 #[derive(Debug)]
-pub(crate) struct LineHead {
-    pub(crate) id: Option<String>,
-    pub(crate) parent_id: Option<String>,
-    pub(crate) timestamp: Option<String>,
+pub(crate) struct LineHead<'a> {
+    pub(crate) id: Option<Cow<'a, str>>,
+    pub(crate) parent_id: Option<Cow<'a, str>>,
+    pub(crate) timestamp: Option<Cow<'a, str>>,
     pub(crate) meta: EntryMeta,
 }
 
-impl LineHead {
+impl<'a> LineHead<'a> {
     /// Reads the head of `raw`; refused when it is not a JSON object with a string `type`.
-    pub(crate) fn read(raw: &str) -> Result<Self, HeadError> {
+    pub(crate) fn read(raw: &'a str) -> Result<Self, HeadError> {
         Self::not_an_object(raw)?;
         let head: EntryHead =
             serde_json::from_str(raw).map_err(|error| HeadError::Json(error.to_string()))?;
@@ -400,7 +416,7 @@ impl LineHead {
 
     /// Reads the head of `raw` from its first fields when they say all the index needs (see
     /// `head::read_head_prefix`); also returns whether the whole line was read.
-    pub(crate) fn read_prefix(raw: &str) -> Result<(Self, bool), HeadError> {
+    pub(crate) fn read_prefix(raw: &'a str) -> Result<(Self, bool), HeadError> {
         Self::not_an_object(raw)?;
         let (head, complete) =
             read_head_prefix(raw).map_err(|error| HeadError::Json(error.to_string()))?;
@@ -417,9 +433,9 @@ impl LineHead {
         })
     }
 
-    fn from_fields(head: EntryHead) -> Result<Self, HeadError> {
+    fn from_fields(head: EntryHead<'a>) -> Result<Self, HeadError> {
         let type_name = head.kind.0.ok_or(HeadError::NoType)?;
-        let meta = match type_name.as_str() {
+        let meta = match &*type_name {
             "message" => {
                 let message = head.message.unwrap_or_default();
                 // Only an assistant message sets the model (see `context::model_set_by`).
@@ -457,7 +473,7 @@ impl LineHead {
             },
             "usage" => EntryMeta::Usage,
             _ => EntryMeta::Unknown {
-                type_name: type_name.into_boxed_str(),
+                type_name: Box::from(type_name),
             },
         };
         Ok(Self {

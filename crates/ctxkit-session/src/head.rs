@@ -2,17 +2,25 @@
 //! message content. Every field is read laxly (a wrong type reads as absent) because files come from
 //! many writers and JavaScript does not check types.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-/// A string field, or `None` when absent or of another type.
+/// A string field, or `None` when absent or of another type; borrowed from the line when it has no
+/// escapes (most ids, names and timestamps), so reading a head allocates nothing for them.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(crate) struct Lax(pub(crate) Option<String>);
+pub(crate) struct Lax<'a>(pub(crate) Option<Cow<'a, str>>);
 
-impl<'de> Deserialize<'de> for Lax {
+impl Lax<'_> {
+    fn into_owned(self) -> Lax<'static> {
+        Lax(self.0.map(|text| Cow::Owned(text.into_owned())))
+    }
+}
+
+impl<'de> Deserialize<'de> for Lax<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_any(LaxVisitor)
     }
@@ -21,43 +29,46 @@ impl<'de> Deserialize<'de> for Lax {
 struct LaxVisitor;
 
 impl<'de> Visitor<'de> for LaxVisitor {
-    type Value = Lax;
+    type Value = Lax<'de>;
 
     fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
         formatter.write_str("any JSON value")
     }
-    fn visit_str<E: de::Error>(self, value: &str) -> Result<Lax, E> {
-        Ok(Lax(Some(value.to_owned())))
+    fn visit_borrowed_str<E: de::Error>(self, value: &'de str) -> Result<Lax<'de>, E> {
+        Ok(Lax(Some(Cow::Borrowed(value))))
     }
-    fn visit_string<E: de::Error>(self, value: String) -> Result<Lax, E> {
-        Ok(Lax(Some(value)))
+    fn visit_str<E: de::Error>(self, value: &str) -> Result<Lax<'de>, E> {
+        Ok(Lax(Some(Cow::Owned(value.to_owned()))))
     }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Lax, E> {
+    fn visit_string<E: de::Error>(self, value: String) -> Result<Lax<'de>, E> {
+        Ok(Lax(Some(Cow::Owned(value))))
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Lax<'de>, E> {
         Ok(Lax(None))
     }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Lax, E> {
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Lax<'de>, E> {
         Ok(Lax(None))
     }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Lax, E> {
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Lax<'de>, E> {
         Ok(Lax(None))
     }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Lax, E> {
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Lax<'de>, E> {
         Ok(Lax(None))
     }
-    fn visit_unit<E: de::Error>(self) -> Result<Lax, E> {
+    fn visit_unit<E: de::Error>(self) -> Result<Lax<'de>, E> {
         Ok(Lax(None))
     }
-    fn visit_none<E: de::Error>(self) -> Result<Lax, E> {
+    fn visit_none<E: de::Error>(self) -> Result<Lax<'de>, E> {
         Ok(Lax(None))
     }
-    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Lax, D::Error> {
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Lax<'de>, D::Error> {
         deserializer.deserialize_any(LaxVisitor)
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Lax, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Lax<'de>, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(Lax(None))
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Lax, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Lax<'de>, A::Error> {
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
         Ok(Lax(None))
     }
@@ -79,21 +90,49 @@ impl<'de> Deserialize<'de> for LaxNumber {
 /// The fields of an entry (or header) line that the index reads, in one pass over the line (the
 /// message's head included). A repeated field takes its last value, as with `JSON.parse`.
 #[derive(Debug, Default)]
-pub(crate) struct EntryHead {
-    pub(crate) kind: Lax,
-    pub(crate) id: Lax,
-    pub(crate) parent_id: Lax,
-    pub(crate) timestamp: Lax,
-    pub(crate) message: Option<MessageHead>,
-    pub(crate) thinking_level: Lax,
-    pub(crate) provider: Lax,
-    pub(crate) model_id: Lax,
-    pub(crate) first_kept_entry_id: Lax,
-    pub(crate) target_id: Lax,
-    pub(crate) label: Lax,
-    pub(crate) name: Lax,
+pub(crate) struct EntryHead<'a> {
+    pub(crate) kind: Lax<'a>,
+    pub(crate) id: Lax<'a>,
+    pub(crate) parent_id: Lax<'a>,
+    pub(crate) timestamp: Lax<'a>,
+    pub(crate) message: Option<MessageHead<'a>>,
+    pub(crate) thinking_level: Lax<'a>,
+    pub(crate) provider: Lax<'a>,
+    pub(crate) model_id: Lax<'a>,
+    pub(crate) first_kept_entry_id: Lax<'a>,
+    pub(crate) target_id: Lax<'a>,
+    pub(crate) label: Lax<'a>,
+    pub(crate) name: Lax<'a>,
     /// Whether `summary` is a non-empty string.
     pub(crate) has_summary: bool,
+}
+
+impl EntryHead<'_> {
+    /// The same head, holding its own strings.
+    pub(crate) fn into_owned(self) -> EntryHead<'static> {
+        EntryHead {
+            kind: self.kind.into_owned(),
+            id: self.id.into_owned(),
+            parent_id: self.parent_id.into_owned(),
+            timestamp: self.timestamp.into_owned(),
+            message: self.message.map(|message| MessageHead {
+                role: message.role.into_owned(),
+                provider: message.provider.into_owned(),
+                model: message.model.into_owned(),
+                timestamp: message.timestamp,
+                has_content: message.has_content,
+                stopped: message.stopped,
+            }),
+            thinking_level: self.thinking_level.into_owned(),
+            provider: self.provider.into_owned(),
+            model_id: self.model_id.into_owned(),
+            first_kept_entry_id: self.first_kept_entry_id.into_owned(),
+            target_id: self.target_id.into_owned(),
+            label: self.label.into_owned(),
+            name: self.name.into_owned(),
+            has_summary: self.has_summary,
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -116,7 +155,7 @@ enum EntryField {
     Other,
 }
 
-impl<'de> Deserialize<'de> for EntryHead {
+impl<'de> Deserialize<'de> for EntryHead<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let mut head = EntryHead::default();
         deserializer.deserialize_map(EntryHeadVisitor {
@@ -135,7 +174,7 @@ const STOP: &str = "\u{1}ctxkit: the head is complete";
 /// of the line (the message's content) holds nothing the index keeps. Returns the head and whether
 /// the whole line was read (and so checked to be JSON). A line read only in part must be checked
 /// when it is first read back (see `StoredEntry::raw`).
-pub(crate) fn read_head_prefix(line: &str) -> Result<(EntryHead, bool), serde_json::Error> {
+pub(crate) fn read_head_prefix(line: &str) -> Result<(EntryHead<'_>, bool), serde_json::Error> {
     let mut deserializer = serde_json::Deserializer::from_str(line);
     let (head, complete) = read_until(&mut deserializer, StopAt::IndexHead)?;
     if !complete && !crate::scan::closes_as_one_object(line.as_bytes()) {
@@ -151,7 +190,7 @@ pub(crate) fn read_head_prefix(line: &str) -> Result<(EntryHead, bool), serde_js
 /// `assistant`: a listing only counts those messages. Reads bytes, so that only the strings it
 /// parses are checked to be UTF-8 (an invalid one is an error, as is a line that is not JSON up to
 /// where the read stops). Returns the head and whether the whole line was read.
-pub(crate) fn read_listing_head(line: &[u8]) -> Result<(EntryHead, bool), serde_json::Error> {
+pub(crate) fn read_listing_head(line: &[u8]) -> Result<(EntryHead<'_>, bool), serde_json::Error> {
     let mut deserializer = serde_json::Deserializer::from_slice(line);
     read_until(&mut deserializer, StopAt::ListingHead)
 }
@@ -170,7 +209,7 @@ enum StopAt {
 fn read_until<'de, R: serde_json::de::Read<'de>>(
     deserializer: &mut serde_json::Deserializer<R>,
     stop: StopAt,
-) -> Result<(EntryHead, bool), serde_json::Error> {
+) -> Result<(EntryHead<'de>, bool), serde_json::Error> {
     let mut head = EntryHead::default();
     let visitor = EntryHeadVisitor {
         head: &mut head,
@@ -192,12 +231,12 @@ fn read_until<'de, R: serde_json::de::Read<'de>>(
 }
 
 /// Fills `head` field by field (so a prefix read keeps what it read before it stopped).
-struct EntryHeadVisitor<'h> {
-    head: &'h mut EntryHead,
+struct EntryHeadVisitor<'h, 'de> {
+    head: &'h mut EntryHead<'de>,
     stop: StopAt,
 }
 
-impl<'de> Visitor<'de> for EntryHeadVisitor<'_> {
+impl<'de> Visitor<'de> for EntryHeadVisitor<'_, 'de> {
     type Value = ();
 
     fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
@@ -242,7 +281,7 @@ impl<'de> Visitor<'de> for EntryHeadVisitor<'_> {
                 EntryField::Label => head.label = map.next_value()?,
                 EntryField::Name => head.name = map.next_value()?,
                 EntryField::Summary => {
-                    let summary: Lax = map.next_value()?;
+                    let summary: Lax<'de> = map.next_value()?;
                     head.has_summary = summary.0.is_some_and(|summary| !summary.is_empty());
                 }
                 EntryField::Other => {
@@ -256,10 +295,10 @@ impl<'de> Visitor<'de> for EntryHeadVisitor<'_> {
 
 /// The fields of a message the index reads.
 #[derive(Debug, Default)]
-pub(crate) struct MessageHead {
-    pub(crate) role: Lax,
-    pub(crate) provider: Lax,
-    pub(crate) model: Lax,
+pub(crate) struct MessageHead<'a> {
+    pub(crate) role: Lax<'a>,
+    pub(crate) provider: Lax<'a>,
+    pub(crate) model: Lax<'a>,
     pub(crate) timestamp: LaxNumber,
     /// Whether the message has a `content` field (of any type).
     pub(crate) has_content: bool,
@@ -282,12 +321,12 @@ enum MessageField {
 /// A message's head read in place, inside the line's single pass; anything that is not an object
 /// reads as an empty head. With `kept_roles`, a role not among them ends the read (see
 /// [`read_head_prefix`] and [`read_listing_head`]).
-struct MessageHeadSeed<'h> {
-    message: &'h mut MessageHead,
+struct MessageHeadSeed<'h, 'de> {
+    message: &'h mut MessageHead<'de>,
     kept_roles: Option<&'static [&'static str]>,
 }
 
-impl<'de> de::DeserializeSeed<'de> for MessageHeadSeed<'_> {
+impl<'de> de::DeserializeSeed<'de> for MessageHeadSeed<'_, 'de> {
     type Value = ();
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
@@ -295,7 +334,7 @@ impl<'de> de::DeserializeSeed<'de> for MessageHeadSeed<'_> {
     }
 }
 
-impl<'de> Visitor<'de> for MessageHeadSeed<'_> {
+impl<'de> Visitor<'de> for MessageHeadSeed<'_, 'de> {
     type Value = ();
 
     fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {

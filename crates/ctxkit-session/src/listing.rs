@@ -87,7 +87,7 @@ fn line_text(line: &[u8]) -> Cow<'_, str> {
 /// The head of a line for a listing (see [`read_listing_head`]), `None` for a line that is not
 /// JSON. Only the strings the head reads are checked to be UTF-8; when one is not, the line is read
 /// again with invalid bytes replaced, as the whole-file reader replaces them.
-fn listing_head(line: &[u8]) -> Option<EntryHead> {
+fn listing_head(line: &[u8]) -> Option<EntryHead<'_>> {
     match read_listing_head(line) {
         Ok((head, _)) => Some(head),
         Err(_) => match line_text(line) {
@@ -95,7 +95,7 @@ fn listing_head(line: &[u8]) -> Option<EntryHead> {
             Cow::Borrowed(_) => None,
             Cow::Owned(text) => read_listing_head(text.as_bytes())
                 .ok()
-                .map(|(head, _)| head),
+                .map(|(head, _)| head.into_owned()),
         },
     }
 }
