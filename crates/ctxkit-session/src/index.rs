@@ -99,31 +99,63 @@ pub struct TreeNode {
 impl SessionIndex {
     /// Indexes `entries` (file order), recording duplicate ids, missing parents and parent cycles.
     pub(crate) fn build(entries: Vec<StoredEntry>, diagnostics: &mut Vec<Diagnostic>) -> Self {
-        let mut index = Self {
-            by_id: IdTable::with_capacity(entries.len()),
-            parents: vec![NO_PARENT; entries.len()],
-            entries,
+        let mut index = Self::with_capacity(entries.len());
+        for entry in entries {
+            index.add_loaded(entry, diagnostics);
+        }
+        index.complete(diagnostics);
+        index
+    }
+
+    /// An empty index with room for `capacity` entries, filled by [`Self::add_loaded`] while a file
+    /// is read and finished by [`Self::complete`].
+    pub(crate) fn with_capacity(capacity: usize) -> Self {
+        Self {
+            entries: Vec::with_capacity(capacity),
+            by_id: IdTable::with_capacity(capacity),
+            parents: Vec::with_capacity(capacity),
             ..Self::default()
-        };
-        for position in 0..index.entries.len() {
-            if index.register(position)
-                && let Some(entry) = index.entries.get(position)
-            {
-                diagnostics.push(Diagnostic {
-                    line: Some(entry.line()),
-                    kind: DiagnosticKind::DuplicateId {
-                        id: entry.id().to_owned(),
-                    },
-                });
+        }
+    }
+
+    /// Adds a loaded entry at the end: its id is registered (a duplicate reported) and its parent
+    /// resolved when already indexed; the others are resolved by [`Self::complete`].
+    pub(crate) fn add_loaded(&mut self, entry: StoredEntry, diagnostics: &mut Vec<Diagnostic>) {
+        let position = self.entries.len();
+        self.entries.push(entry);
+        self.parents.push(NO_PARENT);
+        if self.register(position)
+            && let Some(entry) = self.entries.get(position)
+        {
+            diagnostics.push(Diagnostic {
+                line: Some(entry.line()),
+                kind: DiagnosticKind::DuplicateId {
+                    id: entry.id().to_owned(),
+                },
+            });
+        }
+        let parent = self.resolve_parent(position);
+        if let Some(slot) = self.parents.get_mut(position) {
+            *slot = parent;
+        }
+    }
+
+    /// Resolves the parents named before they appeared (all of them again when an id was
+    /// repeated: the id then means its last entry), breaks cycles and reports missing parents.
+    pub(crate) fn complete(&mut self, diagnostics: &mut Vec<Diagnostic>) {
+        for position in 0..self.entries.len() {
+            let unresolved = self.parents.get(position) == Some(&NO_PARENT);
+            if self.has_duplicate_ids || unresolved {
+                let parent = self.resolve_parent(position);
+                if let Some(slot) = self.parents.get_mut(position) {
+                    *slot = parent;
+                }
             }
         }
-        // Parents may be named before they appear (or appear twice); resolve once all ids are known.
-        for position in 0..index.entries.len() {
-            index.parents[position] = index.resolve_parent(position);
-        }
-        index.break_cycles(diagnostics);
-        index.report_dangling(diagnostics);
-        index
+        self.entries.shrink_to_fit();
+        self.parents.shrink_to_fit();
+        self.break_cycles(diagnostics);
+        self.report_dangling(diagnostics);
     }
 
     fn resolve_parent(&self, position: usize) -> u32 {

@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::diagnostics::{Diagnostic, DiagnosticKind};
 use crate::entry::{HeadError, StoredEntry};
 use crate::error::{Result, SessionError};
+use crate::index::SessionIndex;
 use crate::line::{LineText, LoadedBody, LoadedLine, RawLine, read_lines, strip_byte_order_mark};
 use crate::migrate;
 use crate::storage::{LoadedSnapshot, current_snapshot};
@@ -19,7 +20,8 @@ use crate::storage::{LoadedSnapshot, current_snapshot};
 #[derive(Debug)]
 pub(crate) struct LoadedFile {
     pub(crate) header: SessionHeader,
-    pub(crate) entries: Vec<StoredEntry>,
+    /// The entries, indexed as they were read.
+    pub(crate) index: SessionIndex,
     pub(crate) diagnostics: Vec<Diagnostic>,
     /// The version the file had when it was older than v3 (the file needs rewriting before appends).
     pub(crate) migrated_from: Option<u64>,
@@ -158,7 +160,7 @@ pub(crate) struct LineParser<'p> {
     before_header: Vec<LineText>,
     /// The lines of an older file, migrated together once all are read.
     to_migrate: Vec<Vec<LoadedLine>>,
-    entries: Vec<StoredEntry>,
+    index: SessionIndex,
     kept_lines: Vec<KeptLine>,
     last_number: Option<usize>,
 }
@@ -171,7 +173,7 @@ impl<'p> LineParser<'p> {
             header: None,
             before_header: Vec::new(),
             to_migrate: Vec::new(),
-            entries: Vec::new(),
+            index: SessionIndex::default(),
             kept_lines: Vec::new(),
             last_number: None,
         }
@@ -285,7 +287,7 @@ impl<'p> LineParser<'p> {
                 && let Some(text) = text
             {
                 self.kept_lines.push(KeptLine {
-                    records_before: 1 + self.entries.len(),
+                    records_before: 1 + self.index.entries().len(),
                     text,
                 });
             }
@@ -296,7 +298,7 @@ impl<'p> LineParser<'p> {
                         kind: DiagnosticKind::ExtraHeader,
                     });
                 }
-                Ok(entry) => self.entries.push(entry),
+                Ok(entry) => self.index.add_loaded(entry, &mut self.diagnostics),
                 Err(error) => self.diagnostics.push(Diagnostic {
                     line: Some(number),
                     kind: head_error_kind(error),
@@ -344,10 +346,10 @@ impl<'p> LineParser<'p> {
                 message: message.clone(),
             };
         }
-        self.entries.shrink_to_fit();
+        self.index.complete(&mut self.diagnostics);
         Ok(LoadedFile {
             header,
-            entries: self.entries,
+            index: self.index,
             diagnostics: self.diagnostics,
             migrated_from,
             snapshot: LoadedSnapshot {
@@ -443,7 +445,8 @@ mod tests {
         let grouped = parse_lines(Path::new("s.jsonl"), groups, false, diagnostics).unwrap();
         let ids = |loaded: &LoadedFile| -> Vec<String> {
             loaded
-                .entries
+                .index
+                .entries()
                 .iter()
                 .map(|entry| entry.id().to_owned())
                 .collect()
@@ -475,7 +478,7 @@ mod tests {
             r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":"x"}}"#
         );
         let loaded = parse(&text).unwrap();
-        assert_eq!(loaded.entries.len(), 1);
+        assert_eq!(loaded.index.entries().len(), 1);
         let kinds: Vec<_> = loaded
             .diagnostics
             .iter()

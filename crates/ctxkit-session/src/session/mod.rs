@@ -119,7 +119,7 @@ impl Session {
     pub fn open(path: &Path) -> Result<Self> {
         let loaded = load_file(path)?;
         let mut diagnostics = loaded.diagnostics;
-        let index = SessionIndex::build(loaded.entries, &mut diagnostics);
+        let index = loaded.index;
         diagnostics.sort_by_key(|diagnostic| diagnostic.line);
         let leaf = crate::index::default_leaf(&index, &diagnostics);
         let written = 1 + index.entries().len();
@@ -169,7 +169,8 @@ impl Session {
         let path = session_dir.join(session_file_name(&header.timestamp, &header.id));
         let header_line = serde_json::to_string(&header).map_err(SessionError::Serialize)?;
         let texts = loaded
-            .entries
+            .index
+            .entries()
             .iter()
             .map(StoredEntry::raw)
             .collect::<Result<Vec<_>>>()?;
