@@ -36,6 +36,14 @@ impl IdTable {
             .copied()
     }
 
+    /// Makes room for `additional` more ids.
+    fn reserve(&mut self, entries: &[StoredEntry], additional: usize) {
+        let hasher = &self.hasher;
+        self.table.reserve(additional, |&slot| {
+            hasher.hash_one(id_at(entries, slot).unwrap_or_default())
+        });
+    }
+
     /// Points `id` at `slot` (an entry of `entries`); true when it pointed at another entry before.
     fn insert(&mut self, entries: &[StoredEntry], id: &str, slot: u32) -> bool {
         let hasher = &self.hasher;
@@ -116,6 +124,13 @@ impl SessionIndex {
             parents: Vec::with_capacity(capacity),
             ..Self::default()
         }
+    }
+
+    /// Makes room for `additional` more loaded entries.
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        self.entries.reserve(additional);
+        self.parents.reserve(additional);
+        self.by_id.reserve(&self.entries, additional);
     }
 
     /// Adds a loaded entry at the end: its id is registered (a duplicate reported) and its parent

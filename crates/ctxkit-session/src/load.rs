@@ -60,6 +60,10 @@ pub(crate) fn load_file(path: &Path) -> Result<LoadedFile> {
             return Err(too_large(size_hint, crate::MAX_SESSION_BYTES));
         }
         let mut parser = LineParser::new(path, Vec::new());
+        // Room for the entries of a file of such lines, so the id table is not grown step by step.
+        parser
+            .index
+            .reserve(usize::try_from(size_hint / ASSUMED_LINE_BYTES).unwrap_or(0));
         if let Some(read) = crate::chunked::read_lines_chunked(
             &file,
             path,
@@ -268,42 +272,58 @@ impl<'p> LineParser<'p> {
     /// Indexes the entry lines of one group; `keep_texts` keeps the lines that are not entries (a
     /// migration writes them back).
     fn index_group(&mut self, group: Vec<LoadedLine>, keep_texts: bool) {
+        // Lines read in chunks arrive indexed already, but for the few that are not messages.
+        let texts = group
+            .iter()
+            .filter(|line| matches!(line.body, LoadedBody::Text(_)))
+            .count();
+        if texts < PARALLEL_TEXTS {
+            for line in group {
+                let (number, text, parsed) = index_line(line, keep_texts);
+                self.take(number, text, parsed);
+            }
+            return;
+        }
         // Reading heads is independent per line: spread it over the cores, keep file order.
         let parsed: Vec<(usize, Option<LineText>, Result<StoredEntry, HeadError>)> = group
             .into_par_iter()
             .with_min_len(256)
-            .map(|line| match line.body {
-                LoadedBody::Text(text) => {
-                    let kept = keep_texts.then(|| text.clone());
-                    (line.number, kept, StoredEntry::from_line(text, line.number))
-                }
-                LoadedBody::Entry(entry) => (line.number, None, Ok(entry)),
-            })
+            .map(|line| index_line(line, keep_texts))
             .collect();
         for (number, text, parsed) in parsed {
-            if parsed
-                .as_ref()
-                .map_or(true, |entry| entry.type_name() == "session")
-                && let Some(text) = text
-            {
-                self.kept_lines.push(KeptLine {
-                    records_before: 1 + self.index.entries().len(),
-                    text,
+            self.take(number, text, parsed);
+        }
+    }
+
+    /// Takes one line's entry (or the reason it is none) in file order.
+    fn take(
+        &mut self,
+        number: usize,
+        text: Option<LineText>,
+        parsed: Result<StoredEntry, HeadError>,
+    ) {
+        if parsed
+            .as_ref()
+            .map_or(true, |entry| entry.type_name() == "session")
+            && let Some(text) = text
+        {
+            self.kept_lines.push(KeptLine {
+                records_before: 1 + self.index.entries().len(),
+                text,
+            });
+        }
+        match parsed {
+            Ok(entry) if entry.type_name() == "session" => {
+                self.diagnostics.push(Diagnostic {
+                    line: Some(number),
+                    kind: DiagnosticKind::ExtraHeader,
                 });
             }
-            match parsed {
-                Ok(entry) if entry.type_name() == "session" => {
-                    self.diagnostics.push(Diagnostic {
-                        line: Some(number),
-                        kind: DiagnosticKind::ExtraHeader,
-                    });
-                }
-                Ok(entry) => self.index.add_loaded(entry, &mut self.diagnostics),
-                Err(error) => self.diagnostics.push(Diagnostic {
-                    line: Some(number),
-                    kind: head_error_kind(error),
-                }),
-            }
+            Ok(entry) => self.index.add_loaded(entry, &mut self.diagnostics),
+            Err(error) => self.diagnostics.push(Diagnostic {
+                line: Some(number),
+                kind: head_error_kind(error),
+            }),
         }
     }
 
@@ -359,6 +379,28 @@ impl<'p> LineParser<'p> {
             kept_lines: self.kept_lines,
             newer_version,
         })
+    }
+}
+
+/// The line length assumed to size the index of a large file before it is read (Pi's lines with tool
+/// output are a few KiB; a file of shorter lines grows the index as it goes).
+const ASSUMED_LINE_BYTES: u64 = 2048;
+
+/// Below this many lines to parse in a group, they are parsed on the calling thread.
+const PARALLEL_TEXTS: usize = 64;
+
+/// One line's entry: indexed already when it was left on disk, else parsed from its text (kept
+/// too with `keep_texts`, for a migration to write back).
+fn index_line(
+    line: LoadedLine,
+    keep_texts: bool,
+) -> (usize, Option<LineText>, Result<StoredEntry, HeadError>) {
+    match line.body {
+        LoadedBody::Text(text) => {
+            let kept = keep_texts.then(|| text.clone());
+            (line.number, kept, StoredEntry::from_line(text, line.number))
+        }
+        LoadedBody::Entry(entry) => (line.number, None, Ok(entry)),
     }
 }
 
