@@ -427,6 +427,10 @@ mod tests {
         ));
         assert!(matches!(entries[1].parse_message(), Some(Err(_))));
         assert_eq!(entries[3].raw().unwrap(), lines[3]);
+        // Its model, after its content, is read from the line when asked for.
+        let (provider, model) = entries[3].assistant_model().unwrap().unwrap();
+        assert_eq!((provider, model.as_deref()), (None, Some("m")));
+        assert_eq!(entries[0].assistant_model().unwrap(), None);
     }
 
     #[test]

@@ -120,10 +120,7 @@ fn context_settings(index: &SessionIndex, path: &[EntryIndex]) -> (String, Optio
         Some(EntryMeta::ThinkingLevelChange { level: Some(level) }) => level.to_string(),
         _ => "off".to_owned(),
     };
-    (
-        thinking_level,
-        model_source.and_then(|entry| model_set_by(&entry.meta)),
-    )
+    (thinking_level, model_source.and_then(model_set_by))
 }
 
 /// The entries a context is made of: the path, or, after a compaction, the compaction itself, its
@@ -311,19 +308,21 @@ fn js_truthy(value: &Value) -> bool {
     }
 }
 
-/// The model a `model_change` entry or an assistant message sets.
-fn model_set_by(meta: &EntryMeta) -> Option<ModelRef> {
-    match meta {
+/// The model a `model_change` entry or an assistant message sets (read from the line when it was
+/// not indexed; an assistant line that cannot be read back sets none).
+fn model_set_by(entry: &StoredEntry) -> Option<ModelRef> {
+    match &entry.meta {
         EntryMeta::ModelChange { provider, model_id } => Some(ModelRef {
             provider: provider.as_deref().map(str::to_owned),
             model_id: model_id.as_deref().map(str::to_owned),
         }),
-        EntryMeta::Message {
-            provider, model, ..
-        } => Some(ModelRef {
-            provider: provider.as_deref().map(str::to_owned),
-            model_id: model.as_deref().map(str::to_owned),
-        }),
+        EntryMeta::Message { .. } => {
+            let (provider, model) = entry.assistant_model().ok().flatten()?;
+            Some(ModelRef {
+                provider: provider.as_deref().map(str::to_owned),
+                model_id: model.as_deref().map(str::to_owned),
+            })
+        }
         EntryMeta::ThinkingLevelChange { .. }
         | EntryMeta::Compaction { .. }
         | EntryMeta::BranchSummary { .. }

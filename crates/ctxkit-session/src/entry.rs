@@ -51,6 +51,9 @@ pub(crate) enum EntryMeta {
         role: Option<Name>,
         provider: Option<Name>,
         model: Option<Name>,
+        /// An assistant message indexed from its first fields: its provider and model (after its
+        /// content) are read from the line when asked for (`StoredEntry::assistant_model`).
+        model_unread: bool,
     },
     ThinkingLevelChange {
         level: Option<Box<str>>,
@@ -218,6 +221,48 @@ impl StoredEntry {
         }
     }
 
+    /// The provider and model an assistant message names (`None` for other entries), read from the
+    /// line when they were not indexed; an error when the line cannot be read back.
+    pub(crate) fn assistant_model(&self) -> SessionResult<Option<(Option<Name>, Option<Name>)>> {
+        match &self.meta {
+            EntryMeta::Message {
+                role: Some(role),
+                model_unread: true,
+                ..
+            } if &**role == "assistant" => {
+                let raw = self.raw()?;
+                match LineHead::read(&raw) {
+                    Ok(LineHead {
+                        meta:
+                            EntryMeta::Message {
+                                provider, model, ..
+                            },
+                        ..
+                    }) => Ok(Some((provider, model))),
+                    Ok(_) | Err(_) => Ok(Some((None, None))),
+                }
+            }
+            EntryMeta::Message {
+                role: Some(role),
+                provider,
+                model,
+                ..
+            } if &**role == "assistant" => Ok(Some((provider.clone(), model.clone()))),
+            EntryMeta::Message { .. }
+            | EntryMeta::ThinkingLevelChange { .. }
+            | EntryMeta::ModelChange { .. }
+            | EntryMeta::Compaction { .. }
+            | EntryMeta::BranchSummary { .. }
+            | EntryMeta::Custom
+            | EntryMeta::CustomMessage
+            | EntryMeta::Label { .. }
+            | EntryMeta::SessionInfo { .. }
+            | EntryMeta::ContextEdit { .. }
+            | EntryMeta::Usage
+            | EntryMeta::Unknown { .. } => Ok(None),
+        }
+    }
+
     /// Checks a line indexed from its first fields: the whole line must be JSON and announce the
     /// same entry (a later repeated field, which `JSON.parse` would take, must not change it).
     fn check_whole_line(&self, text: &str) -> SessionResult<()> {
@@ -229,10 +274,22 @@ impl StoredEntry {
                 return Err(invalid(error.message()));
             }
         };
+        let same_meta = match (&head.meta, &self.meta) {
+            // The provider and model were not indexed: the role is all there is to compare.
+            (
+                EntryMeta::Message { role, .. },
+                EntryMeta::Message {
+                    role: indexed_role,
+                    model_unread: true,
+                    ..
+                },
+            ) => role == indexed_role,
+            (whole, indexed) => whole == indexed,
+        };
         let same = head.id.as_deref() == Some(self.id())
             && head.parent_id.as_deref() == self.parent_id()
             && head.timestamp.as_deref().unwrap_or_default() == self.timestamp()
-            && head.meta == self.meta;
+            && same_meta;
         if same {
             Ok(())
         } else {
@@ -444,6 +501,7 @@ impl<'a> LineHead<'a> {
                     role: intern(message.role.0),
                     provider: intern(message.provider.0.filter(|_| sets_model)),
                     model: intern(message.model.0.filter(|_| sets_model)),
+                    model_unread: sets_model && message.stopped,
                 }
             }
             "thinking_level_change" => EntryMeta::ThinkingLevelChange {

@@ -169,11 +169,12 @@ impl<'de> Deserialize<'de> for EntryHead<'de> {
 /// The message of the error that stops a prefix read (see [`read_head_prefix`]).
 const STOP: &str = "\u{1}ctxkit: the head is complete";
 
-/// Reads the head of an entry line, stopping inside a `message` once its role is read when that role
-/// is not `assistant` and the entry's `type`, `id`, `parentId` and `timestamp` came before it: the rest
-/// of the line (the message's content) holds nothing the index keeps. Returns the head and whether
-/// the whole line was read (and so checked to be JSON). A line read only in part must be checked
-/// when it is first read back (see `StoredEntry::raw`).
+/// Reads the head of an entry line, stopping inside a `message` once its role is read when the
+/// entry's `type`, `id`, `parentId` and `timestamp` came before it: the rest of the line (the
+/// message's content) holds nothing the index keeps, but for an assistant's provider and model,
+/// which are read from the line when asked for (`StoredEntry::assistant_model`). Returns the head
+/// and whether the whole line was read (and so checked to be JSON). A line read only in part must be
+/// checked when it is first read back (see `StoredEntry::raw`).
 pub(crate) fn read_head_prefix(line: &str) -> Result<(EntryHead<'_>, bool), serde_json::Error> {
     let mut deserializer = serde_json::Deserializer::from_str(line);
     let (head, complete) = read_until(&mut deserializer, StopAt::IndexHead)?;
@@ -263,7 +264,7 @@ impl<'de> Visitor<'de> for EntryHeadVisitor<'_, 'de> {
                         StopAt::Never => None,
                         StopAt::IndexHead => {
                             (is_message && has_parent && has_timestamp && head.id.0.is_some())
-                                .then_some(&["assistant"])
+                                .then_some(&[])
                         }
                         StopAt::ListingHead => is_message.then_some(&["user", "assistant"]),
                     };
@@ -484,7 +485,7 @@ mod tests {
     }
 
     #[test]
-    fn a_prefix_read_stops_at_a_role_other_than_assistant_once_the_entry_fields_are_read() {
+    fn a_prefix_read_stops_at_the_role_once_the_entry_fields_are_read() {
         let user = r#"{"type":"message","id":"u","parentId":null,"timestamp":"t","message":{"role":"user","content":"x"}}"#;
         // Text after the object's last bracket is found when the file opens, not at the first read.
         assert!(read_head_prefix(&format!("{user} not json")).is_err());
@@ -493,10 +494,15 @@ mod tests {
         assert_eq!(head.id.0.as_deref(), Some("u"));
         assert_eq!(head.timestamp.0.as_deref(), Some("t"));
         assert_eq!(head.message.unwrap().role.0.as_deref(), Some("user"));
-        // An assistant message is read whole (its provider and model come after its content), and
-        // so is a message before the entry's own fields.
+        // An assistant message stops there too (its provider and model are read when asked for).
+        let assistant = r#"{"type":"message","id":"a","parentId":"u","timestamp":"t","message":{"role":"assistant","content":[],"provider":"p"}}"#;
+        let (head, complete) = read_head_prefix(assistant).unwrap();
+        assert!(!complete);
+        let message = head.message.unwrap();
+        assert!(message.stopped);
+        assert_eq!(message.provider.0, None);
+        // A message before the entry's own fields is read whole.
         for line in [
-            r#"{"type":"message","id":"a","parentId":"u","timestamp":"t","message":{"role":"assistant","content":[],"provider":"p"}}"#,
             r#"{"message":{"role":"user","content":"x"},"type":"message","id":"u","parentId":null,"timestamp":"t"}"#,
             r#"{"type":"message","id":"u","timestamp":"t","message":{"role":"user","content":"x"}}"#,
         ] {
