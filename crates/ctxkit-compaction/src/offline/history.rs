@@ -426,7 +426,7 @@ fn tail(
     in_progress: &mut Section,
     next: &mut Section,
 ) {
-    let Some((request_index, request)) = requests.last() else {
+    let Some((request_index, _)) = requests.last() else {
         return;
     };
     let answer = parts
@@ -444,8 +444,13 @@ fn tail(
         .filter(|run| run.position > *request_index)
         .collect();
     let open = !work.pending.is_empty() || !failing.is_empty() || answer.is_none();
+    // The latest request is said once, in Goal: In Progress and Next Steps point at it.
     if open {
-        in_progress.push(request.clone(), 98);
+        in_progress.empty = Some(say(
+            language,
+            "(none besides the latest request under Goal, still open)",
+            "（无：目标中的最新请求仍未完成）",
+        ));
     }
     if let Some(pending) = work.pending.first() {
         next.push(
@@ -474,13 +479,13 @@ fn tail(
         }
     }
     match answer {
-        None => next.push(
-            format!(
-                "{} {request}",
-                say(language, "Answer the latest request:", "处理最新请求：")
-            ),
-            95,
-        ),
+        None => {
+            next.empty = Some(say(
+                language,
+                "(none besides answering the latest request under Goal)",
+                "（无：需处理目标中的最新请求）",
+            ));
+        }
         Some((_, text)) if work.pending.is_empty() => {
             let question = sentences(text)
                 .into_iter()
