@@ -4,6 +4,7 @@
 
 use crate::extract::{Conversation, Part, identifiers, sentences};
 use crate::offline::facts::Facts;
+use crate::offline::followups::is_workflow_follow_up;
 use crate::offline::items::{
     context_file_rules, decisions, fact_items, last_report, progress_items, without_trailing_note,
 };
@@ -123,7 +124,17 @@ pub(crate) fn sections(
         item.priority = 100;
     }
     let latest = requests.last().map(|(index, _)| *index);
+    // A workflow follow-up ("rebase on main and push") that later work answered is told by that
+    // work's line in Progress; the Goal keeps the tasks.
+    let mut follow_ups = 0;
     for (order, (index, request)) in requests.iter().enumerate() {
+        if Some(*index) != latest
+            && is_workflow_follow_up(request)
+            && work.commands.iter().any(|run| run.position > *index)
+        {
+            follow_ups += 1;
+            continue;
+        }
         // Repeats of one request (`… (iteration 3)`) keep the latest wording.
         let key = dedup_key(without_trailing_note(request));
         goal.items
@@ -145,7 +156,7 @@ pub(crate) fn sections(
     // Requests past the Goal's limit were handled (only the latest can be open): the 24 most recent
     // that name something go to Done, several to a line, so their specifics stay within reach.
     let mut handled: Vec<String> = Vec::new();
-    let mut not_repeated = 0;
+    let mut not_repeated = follow_ups;
     if goal.items.len() > goal.max_items {
         let mut ranked: Vec<usize> = (0..goal.items.len()).collect();
         ranked.sort_by(|first, second| {

@@ -456,3 +456,33 @@ fn a_reasoned_plan_is_a_decision_and_a_report_is_not() {
     );
     assert!(!decisions.contains("The import stopped"), "{summary}");
 }
+
+/// A finished workflow follow-up ("rebase on main and push") leaves the Goal: its command is in
+/// Progress. A follow-up that names a target stays.
+#[test]
+fn finished_workflow_follow_ups_leave_the_goal() {
+    let conversation = "[User]: Add retries to the upload client in src/upload.rs\n\n\
+        [Assistant tool calls]: edit(path=\"src/upload.rs\", edits=[])\n\n\
+        [Tool result]: Successfully replaced text in src/upload.rs.\n\n\
+        [Assistant]: Added retries.\n\n\
+        [User]: ok. rebase on main and push\n\n\
+        [Assistant tool calls]: bash(command=\"git rebase main && git push\")\n\n\
+        [Tool result]: Successfully rebased and updated refs/heads/retries.\n\n\
+        [Assistant]: Rebased and pushed.\n\n\
+        [User]: now document the retry policy in docs/upload.md";
+    let summary = summarize_offline(&request(conversation, None, 2_000));
+    let goal = section(&summary, "## Goal");
+    assert!(!goal.contains("rebase on main"), "{summary}");
+    assert!(
+        goal.contains("Add retries to the upload client"),
+        "{summary}"
+    );
+    assert!(
+        goal.contains("**Latest:** now document the retry policy"),
+        "{summary}"
+    );
+    assert!(
+        section(&summary, "### Done").contains("git rebase main && git push"),
+        "{summary}"
+    );
+}
