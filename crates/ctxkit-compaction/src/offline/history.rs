@@ -6,7 +6,8 @@ use crate::extract::{Conversation, Part, identifiers, sentences};
 use crate::offline::facts::Facts;
 use crate::offline::followups::is_workflow_follow_up;
 use crate::offline::items::{
-    context_file_rules, decisions, fact_items, last_report, progress_items, without_trailing_note,
+    FILES_PRIORITY, context_file_rules, decisions, fact_items, last_report, progress_items,
+    without_trailing_note,
 };
 use crate::offline::merge;
 use crate::offline::previous::{Previous, Slot, parse_previous};
@@ -380,9 +381,13 @@ pub(crate) fn sections(
             60,
         );
     }
-    // Identifiers that the other lines already name are not listed again.
+    // Identifiers that the other lines already name are not listed again; a path or symbol the
+    // user's own request names is told by that request, whatever its rank.
+    let goal_said = goal.items.iter().map(|item| Item {
+        text: item.text.clone(),
+        priority: item.priority.max(FILES_PRIORITY),
+    });
     let said: Vec<Item> = [
-        &goal,
         &constraints,
         &done,
         &in_progress,
@@ -393,6 +398,7 @@ pub(crate) fn sections(
     ]
     .iter()
     .flat_map(|section| section.items.iter().cloned())
+    .chain(goal_said)
     .chain(previous.of(Slot::Critical).map(|text| Item {
         text: text.to_owned(),
         priority: 70,

@@ -307,6 +307,9 @@ pub(crate) fn progress_items(work: &Work, earlier: &[FileChange], language: Lang
     items
 }
 
+/// The priority of Critical Context's `Files:` lines (`Symbols:` lines rank below).
+pub(crate) const FILES_PRIORITY: u32 = 62;
+
 /// Whether `name` is already in one of the `said` lines that outlive a line of `priority` (equal or
 /// higher priority), so listing it again would tell the reader nothing.
 fn already_said(name: &str, said: &[Item], priority: u32) -> bool {
@@ -415,7 +418,7 @@ pub(crate) fn fact_items(
         });
     }
     for (label, list, priority) in [
-        (say(language, "Files", "文件"), &facts.paths, 62),
+        (say(language, "Files", "文件"), &facts.paths, FILES_PRIORITY),
         (say(language, "Symbols", "符号"), &facts.symbols, 58),
     ] {
         // The error lines just listed name their identifiers already.

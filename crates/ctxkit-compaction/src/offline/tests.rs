@@ -486,3 +486,24 @@ fn finished_workflow_follow_ups_leave_the_goal() {
         "{summary}"
     );
 }
+
+/// A path that a request in Goal names is not listed again under Files, whatever the request's rank.
+#[test]
+fn a_path_a_request_names_is_not_listed_again() {
+    let conversation = "[User]: Add an LRU cache to the resolver service\n\n\
+        [Assistant]: Added the cache.\n\n\
+        [User]: compare the hit rate with the numbers in bench/hit-rate-1.9.json\n\n\
+        [Assistant tool calls]: read(path=\"bench/hit-rate-1.9.json\")\n\n\
+        [Tool result]: {\"hit_rate\": 0.88}\n\n\
+        [Assistant]: The hit rate is 0.91 against 0.88 before.\n\n\
+        [User]: now document the eviction policy";
+    let summary = summarize_offline(&request(conversation, None, 2_000));
+    assert!(
+        section(&summary, "## Goal").contains("bench/hit-rate-1.9.json"),
+        "{summary}"
+    );
+    assert!(
+        !section(&summary, "## Critical Context").contains("bench/hit-rate-1.9.json"),
+        "{summary}"
+    );
+}
