@@ -17,9 +17,41 @@ const WORKFLOW_VERBS: &[&str] = &[
     "squash", "amend",
 ];
 
+/// Verbs of a task: a request holding one asks for work, whatever it opens with ("run clippy and
+/// fix the warnings").
+const TASK_VERBS: &[&str] = &[
+    "fix",
+    "add",
+    "implement",
+    "write",
+    "refactor",
+    "remove",
+    "delete",
+    "change",
+    "update",
+    "make",
+    "create",
+    "rename",
+    "move",
+    "replace",
+    "document",
+    "support",
+    "handle",
+    "migrate",
+    "convert",
+    "extract",
+    "split",
+    "rewrite",
+    "investigate",
+    "debug",
+    "port",
+    "drop",
+    "revert",
+];
+
 /// Whether `request` only asks for a step of the workflow: it opens (after filler) with a workflow
 /// verb — or with "try" and a number, a retry with another value ("try a 14 day lookback") — names
-/// no path, symbol or version, states no rule, asks nothing, and is short.
+/// no path, symbol or version, asks for no task, states no rule, asks nothing, and is short.
 pub(crate) fn is_workflow_follow_up(request: &str) -> bool {
     let lower = request.to_lowercase();
     let words: Vec<&str> = lower
@@ -35,6 +67,7 @@ pub(crate) fn is_workflow_follow_up(request: &str) -> bool {
         *verb == "try" && request.chars().any(|character| character.is_ascii_digit());
     (WORKFLOW_VERBS.contains(verb) || retry_with_value)
         && words.len() <= 16
+        && !words.iter().any(|word| TASK_VERBS.contains(word))
         && !request.contains(['`', '?', '？', '/'])
         && identifiers(request).is_empty()
         && constraints_in(request).is_empty()
@@ -78,6 +111,8 @@ mod tests {
             "commit it, but never push to main directly",
             "run the tests on the API 24 emulator, why do they fail?",
             "fix the flaky retry in the upload client and then run the whole suite again",
+            "Run clippy and fix the warnings.",
+            "run the formatter, then update the changelog",
         ] {
             assert!(!is_workflow_follow_up(request), "{request}");
         }
