@@ -443,7 +443,7 @@ fn tail(
     in_progress: &mut Section,
     next: &mut Section,
 ) {
-    let Some((request_index, _)) = requests.last() else {
+    let Some((request_index, request)) = requests.last() else {
         return;
     };
     let answer = parts
@@ -461,13 +461,8 @@ fn tail(
         .filter(|run| run.position > *request_index)
         .collect();
     let open = !work.pending.is_empty() || !failing.is_empty() || answer.is_none();
-    // The latest request is said once, in Goal: In Progress and Next Steps point at it.
     if open {
-        in_progress.empty = Some(say(
-            language,
-            "(none besides the latest request under Goal, still open)",
-            "（无：目标中的最新请求仍未完成）",
-        ));
+        in_progress.push(request.clone(), 98);
     }
     if let Some(pending) = work.pending.first() {
         next.push(
@@ -496,13 +491,13 @@ fn tail(
         }
     }
     match answer {
-        None => {
-            next.empty = Some(say(
-                language,
-                "(none besides answering the latest request under Goal)",
-                "（无：需处理目标中的最新请求）",
-            ));
-        }
+        None => next.push(
+            format!(
+                "{} {request}",
+                say(language, "Answer the latest request:", "处理最新请求：")
+            ),
+            95,
+        ),
         Some((_, text)) if work.pending.is_empty() => {
             let question = sentences(text)
                 .into_iter()
