@@ -4,8 +4,10 @@
 
 use crate::extract::{Conversation, Part, identifiers, sentences};
 use crate::offline::facts::Facts;
+use crate::offline::followups::is_workflow_follow_up;
 use crate::offline::items::{
-    context_file_rules, decisions, fact_items, last_report, progress_items, without_trailing_note,
+    FILES_PRIORITY, context_file_rules, decisions, fact_items, last_report, progress_items,
+    without_trailing_note,
 };
 use crate::offline::merge;
 use crate::offline::previous::{Previous, Slot, parse_previous};
@@ -123,7 +125,17 @@ pub(crate) fn sections(
         item.priority = 100;
     }
     let latest = requests.last().map(|(index, _)| *index);
+    // A workflow follow-up ("rebase on main and push") that later work answered is told by that
+    // work's line in Progress; the Goal keeps the tasks.
+    let mut follow_ups = 0;
     for (order, (index, request)) in requests.iter().enumerate() {
+        if Some(*index) != latest
+            && is_workflow_follow_up(request)
+            && work.commands.iter().any(|run| run.position > *index)
+        {
+            follow_ups += 1;
+            continue;
+        }
         // Repeats of one request (`… (iteration 3)`) keep the latest wording.
         let key = dedup_key(without_trailing_note(request));
         goal.items
@@ -145,7 +157,7 @@ pub(crate) fn sections(
     // Requests past the Goal's limit were handled (only the latest can be open): the 24 most recent
     // that name something go to Done, several to a line, so their specifics stay within reach.
     let mut handled: Vec<String> = Vec::new();
-    let mut not_repeated = 0;
+    let mut not_repeated = follow_ups;
     if goal.items.len() > goal.max_items {
         let mut ranked: Vec<usize> = (0..goal.items.len()).collect();
         ranked.sort_by(|first, second| {
@@ -369,9 +381,13 @@ pub(crate) fn sections(
             60,
         );
     }
-    // Identifiers that the other lines already name are not listed again.
+    // Identifiers that the other lines already name are not listed again; a path or symbol the
+    // user's own request names is told by that request, whatever its rank.
+    let goal_said = goal.items.iter().map(|item| Item {
+        text: item.text.clone(),
+        priority: item.priority.max(FILES_PRIORITY),
+    });
     let said: Vec<Item> = [
-        &goal,
         &constraints,
         &done,
         &in_progress,
@@ -382,6 +398,7 @@ pub(crate) fn sections(
     ]
     .iter()
     .flat_map(|section| section.items.iter().cloned())
+    .chain(goal_said)
     .chain(previous.of(Slot::Critical).map(|text| Item {
         text: text.to_owned(),
         priority: 70,

@@ -188,6 +188,8 @@ pub(crate) fn progress_items(work: &Work, earlier: &[FileChange], language: Lang
         }
     }
     let mut operations: Vec<(String, usize)> = Vec::new();
+    // Where the first step that simply passed stood, and every such step.
+    let mut passed: Option<(usize, Vec<String>)> = None;
     for run in &work.commands {
         if is_file_operation(&run.command) {
             let verb = match run.command.strip_prefix("git ") {
@@ -240,6 +242,15 @@ pub(crate) fn progress_items(work: &Work, earlier: &[FileChange], language: Lang
             });
             continue;
         }
+        // Steps that simply passed, with nothing measured, are told together on one line.
+        if run.last == Outcome::Passed && run.failures == 0 && run.measured.is_none() {
+            let mut text = code(&run.command);
+            if run.runs > 1 {
+                text.push_str(&format!(" ({}×)", run.runs));
+            }
+            passed.get_or_insert((items.len(), Vec::new())).1.push(text);
+            continue;
+        }
         let text = match (&run.last, run.failures, &run.first_error) {
             (Outcome::Passed, 0, _) if run.runs > 1 => format!(
                 "`{}`: {} ({}×)",
@@ -272,6 +283,13 @@ pub(crate) fn progress_items(work: &Work, earlier: &[FileChange], language: Lang
         };
         items.push(Item { text, priority: 70 });
     }
+    if let Some((position, list)) = passed {
+        let text = match list.as_slice() {
+            [one] => format!("{one}: {}", say(language, "passed", "通过")),
+            [..] => format!("{} {}", say(language, "Passed:", "通过："), list.join(", ")),
+        };
+        items.insert(position, Item { text, priority: 70 });
+    }
     if !operations.is_empty() {
         let list: Vec<String> = operations
             .iter()
@@ -288,6 +306,9 @@ pub(crate) fn progress_items(work: &Work, earlier: &[FileChange], language: Lang
     }
     items
 }
+
+/// The priority of Critical Context's `Files:` lines (`Symbols:` lines rank below).
+pub(crate) const FILES_PRIORITY: u32 = 62;
 
 /// Whether `name` is already in one of the `said` lines that outlive a line of `priority` (equal or
 /// higher priority), so listing it again would tell the reader nothing.
@@ -397,7 +418,7 @@ pub(crate) fn fact_items(
         });
     }
     for (label, list, priority) in [
-        (say(language, "Files", "文件"), &facts.paths, 62),
+        (say(language, "Files", "文件"), &facts.paths, FILES_PRIORITY),
         (say(language, "Symbols", "符号"), &facts.symbols, 58),
     ] {
         // The error lines just listed name their identifiers already.

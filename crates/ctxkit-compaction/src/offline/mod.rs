@@ -7,6 +7,7 @@
 mod commands;
 mod errors;
 mod facts;
+mod followups;
 mod history;
 mod items;
 mod measures;

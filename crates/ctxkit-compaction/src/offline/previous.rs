@@ -123,6 +123,9 @@ fn is_placeholder(item: &str) -> bool {
     )
 }
 
+/// The longest line that the items of one labelled section of context are folded into.
+const FOLDED_LINE_CHARS: usize = 480;
+
 /// Reads an earlier summary (without ctxkit's file blocks or notices).
 pub(crate) fn parse_previous(text: &str) -> Previous {
     // Claude Code writes its scratch analysis before a `Summary:` line; only what follows counts.
@@ -136,6 +139,8 @@ pub(crate) fn parse_previous(text: &str) -> Previous {
     let mut label = String::new();
     let mut fence: Option<usize> = None;
     let mut in_file_block = false;
+    // Whether the last item was a labelled item of the current heading.
+    let mut labelled_run = false;
     for line in text.lines() {
         let trimmed = line.trim();
         if trimmed.starts_with("<read-files>") || trimmed.starts_with("<modified-files>") {
@@ -179,6 +184,7 @@ pub(crate) fn parse_previous(text: &str) -> Previous {
                 slot = (new_slot, labelled);
             }
             label = heading.trim_matches(['*', ':', ' ']).to_owned();
+            labelled_run = false;
             continue;
         }
         let indent = line.len() - line.trim_start().len();
@@ -189,7 +195,13 @@ pub(crate) fn parse_previous(text: &str) -> Previous {
             && let Some((_, above)) = previous.items.last_mut()
         {
             let sub = trimmed.trim_start_matches(['-', '*', '•']).trim();
-            *above = clip(&format!("{above} — {sub}"), 400);
+            // A folded line of context has room for its items' sub-bullets.
+            let limit = if labelled_run {
+                FOLDED_LINE_CHARS + 160
+            } else {
+                400
+            };
+            *above = clip(&format!("{above} — {sub}"), limit);
             continue;
         }
         last_indent = is_bullet.then_some(indent);
@@ -224,7 +236,22 @@ pub(crate) fn parse_previous(text: &str) -> Previous {
         let (item_slot, item) = match stated {
             Some(("note:", stated_slot, _)) => (stated_slot, item.clone()),
             Some((_, stated_slot, rest)) => (stated_slot, rest.to_owned()),
-            None if slot.1 && !label.is_empty() => (slot.0, format!("{label}: {item}")),
+            None if slot.1 && !label.is_empty() => {
+                // The items of a section of context share one line of its label, bounded.
+                let head = format!("{label}: ");
+                if let Some((last_slot, line)) = previous.items.last_mut()
+                    && labelled_run
+                    && *last_slot == slot.0
+                    && line.starts_with(&head)
+                    && line.chars().count() + item.chars().count() <= FOLDED_LINE_CHARS
+                {
+                    line.push_str("; ");
+                    line.push_str(&item);
+                    continue;
+                }
+                labelled_run = true;
+                (slot.0, format!("{head}{item}"))
+            }
             None => (slot.0, item.clone()),
         };
         previous.items.push((item_slot, item));
@@ -275,7 +302,7 @@ mod tests {
             ["**E2E tests only** - no unit tests"]
         );
 
-        let claude = "1. Primary Request and Intent:\n   The user wants X fixed.\n\n2. Key Technical Concepts:\n   - Tokio\n\n7. Pending Tasks:\n   - Write docs\n\n9. Optional Next Step:\n   Run `cargo test`.";
+        let claude = "1. Primary Request and Intent:\n   The user wants X fixed.\n\n2. Key Technical Concepts:\n   - Tokio\n   - `axum` 0.7 router\n\n3. Files and Code Sections:\n   - src/a.rs — new `Limiter`\n      - keyed by tenant\n   - src/b.rs — wired in\n\n7. Pending Tasks:\n   - Write docs\n\n9. Optional Next Step:\n   Run `cargo test`.";
         let previous = parse_previous(claude);
         assert_eq!(
             previous.of(Slot::Goal).collect::<Vec<_>>(),
@@ -283,7 +310,11 @@ mod tests {
         );
         assert_eq!(
             previous.of(Slot::Critical).collect::<Vec<_>>(),
-            ["Key Technical Concepts: Tokio"]
+            // One line per section of context, its items folded.
+            [
+                "Key Technical Concepts: Tokio; `axum` 0.7 router",
+                "Files and Code Sections: src/a.rs — new `Limiter` — keyed by tenant; src/b.rs — wired in"
+            ]
         );
         assert_eq!(
             previous.of(Slot::InProgress).collect::<Vec<_>>(),

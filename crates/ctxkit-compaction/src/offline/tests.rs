@@ -412,3 +412,54 @@ fn a_reasoned_plan_is_a_decision_and_a_report_is_not() {
     );
     assert!(!decisions.contains("The import stopped"), "{summary}");
 }
+
+/// A finished workflow follow-up ("rebase on main and push") leaves the Goal: its command is in
+/// Progress. A follow-up that names a target stays.
+#[test]
+fn finished_workflow_follow_ups_leave_the_goal() {
+    let conversation = "[User]: Add retries to the upload client in src/upload.rs\n\n\
+        [Assistant tool calls]: edit(path=\"src/upload.rs\", edits=[])\n\n\
+        [Tool result]: Successfully replaced text in src/upload.rs.\n\n\
+        [Assistant]: Added retries.\n\n\
+        [User]: ok. rebase on main and push\n\n\
+        [Assistant tool calls]: bash(command=\"git rebase main && git push\")\n\n\
+        [Tool result]: Successfully rebased and updated refs/heads/retries.\n\n\
+        [Assistant]: Rebased and pushed.\n\n\
+        [User]: now document the retry policy in docs/upload.md";
+    let summary = summarize_offline(&request(conversation, None, 2_000));
+    let goal = section(&summary, "## Goal");
+    assert!(!goal.contains("rebase on main"), "{summary}");
+    assert!(
+        goal.contains("Add retries to the upload client"),
+        "{summary}"
+    );
+    assert!(
+        goal.contains("**Latest:** now document the retry policy"),
+        "{summary}"
+    );
+    assert!(
+        section(&summary, "### Done").contains("git rebase main && git push"),
+        "{summary}"
+    );
+}
+
+/// A path that a request in Goal names is not listed again under Files, whatever the request's rank.
+#[test]
+fn a_path_a_request_names_is_not_listed_again() {
+    let conversation = "[User]: Add an LRU cache to the resolver service\n\n\
+        [Assistant]: Added the cache.\n\n\
+        [User]: compare the hit rate with the numbers in bench/hit-rate-1.9.json\n\n\
+        [Assistant tool calls]: read(path=\"bench/hit-rate-1.9.json\")\n\n\
+        [Tool result]: {\"hit_rate\": 0.88}\n\n\
+        [Assistant]: The hit rate is 0.91 against 0.88 before.\n\n\
+        [User]: now document the eviction policy";
+    let summary = summarize_offline(&request(conversation, None, 2_000));
+    assert!(
+        section(&summary, "## Goal").contains("bench/hit-rate-1.9.json"),
+        "{summary}"
+    );
+    assert!(
+        !section(&summary, "## Critical Context").contains("bench/hit-rate-1.9.json"),
+        "{summary}"
+    );
+}

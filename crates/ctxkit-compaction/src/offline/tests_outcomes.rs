@@ -311,3 +311,28 @@ fn a_benchmark_table_is_kept_on_one_line() {
         None
     );
 }
+
+/// Steps that simply passed are told on one line; a failure on the way and a measured value keep
+/// their own lines.
+#[test]
+fn steps_that_simply_passed_share_one_line() {
+    let conversation = "[User]: tidy the ledger service and open a PR\n\n\
+        [Assistant tool calls]: bash(command=\"go build ./...\")\n\n[Tool result]: \n\n\
+        [Assistant tool calls]: bash(command=\"go vet ./...\")\n\n[Tool result]: \n\n\
+        [Assistant tool calls]: bash(command=\"go test ./...\")\n\n[Tool result]: --- FAIL: TestPost (0.00s)\n    ledger_test.go:31: want 2 got 3\nFAIL\n\nCommand exited with code 1\n\n\
+        [Assistant tool calls]: bash(command=\"go test ./...\")\n\n[Tool result]: ok  \tledger\t0.41s\n\n\
+        [Assistant tool calls]: bash(command=\"go vet ./...\")\n\n[Tool result]: \n\n\
+        [Assistant tool calls]: bash(command=\"gh pr create --fill\")\n\n[Tool result]: https://github.com/acme/ledger/pull/12\n\n\
+        [Assistant]: Opened PR #12.";
+    let summary = summarize_offline(&request(conversation, None, 2_000));
+    let done = section(&summary, "### Done");
+    assert!(
+        done.contains("- [x] Passed: `go build ./...`, `go vet ./...` (2×), `gh pr create --fill`"),
+        "{summary}"
+    );
+    assert!(
+        done.contains("`go test ./...`: passed after 1 failed run(s)"),
+        "{summary}"
+    );
+    assert_eq!(done.matches("go vet").count(), 1, "{summary}");
+}
