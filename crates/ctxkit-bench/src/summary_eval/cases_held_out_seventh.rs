@@ -1,7 +1,8 @@
 //! The seventh held-out set, written on 2026-11-26 before any summary of it was read, by someone who
-//! had not read the summarizer's code (only `docs/summaries.md`, to learn how the evaluation scores).
-//! The fact lists say what an engineer taking over each session must know, not what a summarizer is
-//! expected to find; they were not changed after a summary was read. Reported apart as the 7th set.
+//! had not read the summarizer's code and had not run `summary-eval`; `docs/summaries.md` (which
+//! describes the rules in prose) was read to learn how the evaluation scores. The fact lists say
+//! what an engineer taking over each session must know, not what a summarizer is expected to find.
+//! Reported apart as the 7th set.
 
 use ctxkit_compaction::SummaryPurpose;
 use ctxkit_protocol::AgentMessage;
