@@ -8,6 +8,7 @@ mod cases_developed_more;
 mod cases_developed_third;
 mod cases_english;
 mod cases_held_out;
+mod cases_held_out_eighth;
 mod cases_held_out_fifth;
 mod cases_held_out_fourth;
 mod cases_held_out_seventh;
@@ -65,6 +66,7 @@ pub fn corpus() -> Vec<Case> {
     cases.extend(cases_held_out_fifth::cases());
     cases.extend(cases_held_out_sixth::cases());
     cases.extend(cases_held_out_seventh::cases());
+    cases.extend(cases_held_out_eighth::cases());
     cases
 }
 
