@@ -5,7 +5,7 @@
 
 use crate::extract::identifiers;
 use crate::offline::errors::{
-    has_coded_error, is_error_line, is_generic_banner, traceback_exception,
+    has_coded_error, is_error_line, is_generic_banner, is_located_diagnostic, traceback_exception,
 };
 use crate::offline::text::clip;
 
@@ -411,13 +411,14 @@ pub(crate) fn error_line(result: &str) -> Option<&str> {
     // A Python traceback's exception line is the error; its `Traceback …` heading is a banner.
     let exception = traceback_exception(result);
     let score = |line: &str| {
-        let tier = if has_coded_error(line) || Some(line) == exception {
-            Some(0)
-        } else {
-            ERROR_TIERS
-                .iter()
-                .position(|tier| tier.iter().any(|mark| line.contains(mark)))
-        };
+        let tier =
+            if has_coded_error(line) || is_located_diagnostic(line) || Some(line) == exception {
+                Some(0)
+            } else {
+                ERROR_TIERS
+                    .iter()
+                    .position(|tier| tier.iter().any(|mark| line.contains(mark)))
+            };
         let tier = tier.map_or(0, |index| 6 - 3 * index as i32);
         // A message whose text names nothing (`AssertionError: 3 != 2`) tells less than the line
         // naming the failing test.

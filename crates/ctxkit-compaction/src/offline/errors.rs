@@ -43,7 +43,21 @@ pub(crate) fn is_error_line(line: &str) -> bool {
         && !trimmed.ends_with([';', '{', ','])
         && !trimmed.to_lowercase().contains("test result: ok")
         && !is_located_warning(trimmed)
-        && (ERROR_MARKS.iter().any(|mark| cleared.contains(mark)) || has_coded_error(trimmed))
+        && (ERROR_MARKS.iter().any(|mark| cleared.contains(mark))
+            || has_coded_error(trimmed)
+            || is_located_diagnostic(trimmed))
+}
+
+/// Whether a line is a compiler's error at a location in the short form of Kotlin's compiler
+/// (`e: file:///src/Config.kt:12:9 Unresolved reference 'X'.`, `e: /src/A.kt: (3, 2): …`): the
+/// error itself, which outranks the build tool's banners around it.
+pub(crate) fn is_located_diagnostic(line: &str) -> bool {
+    line.trim().strip_prefix("e: ").is_some_and(|rest| {
+        rest.starts_with("file://") || starts_with_location(rest) || {
+            let first = rest.split_whitespace().next().unwrap_or_default();
+            first.ends_with(':') && first.contains('.') && first.contains('/')
+        }
+    })
 }
 
 /// Whether a line starts with a `file:line` location (`/src/a.cpp:48:8: error: …`) or a
@@ -123,6 +137,12 @@ fn utf16_short(line: &str) -> bool {
 pub(crate) fn is_generic_banner(line: &str) -> bool {
     let trimmed = line.trim();
     let traceback = trimmed.starts_with("Traceback (most recent call last)");
+    // Gradle's banners: `> Task :api:compileKotlin FAILED`, `BUILD FAILED in 14s`, `FAILURE: Build
+    // failed with an exception.`, `Execution failed for task ':api:test'.`
+    let gradle = trimmed.starts_with("> Task ") && trimmed.ends_with("FAILED")
+        || trimmed.starts_with("BUILD FAILED")
+        || trimmed.starts_with("FAILURE: Build failed")
+        || trimmed.starts_with("Execution failed for task ");
     let driver = [
         "make:",
         "make[",
@@ -146,5 +166,5 @@ pub(crate) fn is_generic_banner(line: &str) -> bool {
                 .contains(&bare.to_lowercase().as_str())
             || artifact(bare)
     });
-    traceback || driver || mute
+    traceback || gradle || driver || mute
 }

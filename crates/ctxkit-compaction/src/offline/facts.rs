@@ -8,8 +8,9 @@ use std::collections::HashMap;
 use foldhash::fast::RandomState;
 
 use crate::extract::{Part, identifier_token};
+use crate::offline::git::{Branches, lists_commits};
 use crate::offline::text::{clean_request, is_han, strip_injected};
-use crate::offline::work::{Work, command_core, is_file_operation};
+use crate::offline::work::{Work, is_file_operation};
 
 /// At most this many identifiers (paths and symbols) in Critical Context.
 pub(crate) const MAX_IDENTIFIERS: usize = 30;
@@ -26,16 +27,6 @@ pub(crate) struct Facts {
     pub(crate) paths: Vec<String>,
     /// Ranked code identifiers.
     pub(crate) symbols: Vec<String>,
-}
-
-fn push_branch(list: &mut Vec<String>, name: &str) {
-    // `git push origin v0.8.0` pushes a tag.
-    let version = name
-        .trim_start_matches('v')
-        .starts_with(|character: char| character.is_ascii_digit());
-    if !version && !name.starts_with(['-', '$', '.']) && name != "HEAD" {
-        push_unique(list, name);
-    }
 }
 
 fn push_unique(list: &mut Vec<String>, item: &str) {
@@ -141,48 +132,6 @@ fn hashes_in(text: &str, from_output: bool, out: &mut Vec<String>) {
             let candidate = candidate.trim_end_matches(['.', ':', ',']);
             if is_hash(candidate) {
                 push_unique(out, candidate);
-            }
-        }
-    }
-}
-
-/// Branch names from git commands and their output.
-fn branches_in(command: &str, output: &str, out: &mut Vec<String>) {
-    let core = command_core(command);
-    let mut tokens = core.split_whitespace().peekable();
-    while let Some(token) = tokens.next() {
-        if token != "git" {
-            continue;
-        }
-        let Some(verb) = tokens.next() else { break };
-        let rest: Vec<&str> = tokens
-            .clone()
-            .take_while(|word| !matches!(*word, "&&" | ";" | "|"))
-            .filter(|word| !word.starts_with('-'))
-            .collect();
-        match verb {
-            "checkout" | "switch" if !core.contains(" -- ") => {
-                if let Some(name) = rest.first() {
-                    push_branch(out, name);
-                }
-            }
-            "push" => {
-                if let Some(name) = rest.get(1) {
-                    push_branch(out, name.trim_start_matches("HEAD:"));
-                }
-            }
-            _ => {}
-        }
-    }
-    for line in output.lines() {
-        let line = line.trim();
-        for prefix in [
-            "On branch ",
-            "Switched to a new branch ",
-            "Switched to branch ",
-        ] {
-            if let Some(name) = line.strip_prefix(prefix) {
-                push_branch(out, name.trim_matches(['\'', '"']));
             }
         }
     }
@@ -326,6 +275,10 @@ fn tool_paths(parts: &[Part]) -> Vec<String> {
 impl Facts {
     pub(crate) fn collect(parts: &[Part], work: &Work, modified: &[String]) -> Self {
         let mut facts = Self::default();
+        let mut branches = Branches::default();
+        // Whether the latest tool calls list earlier commits (`git log`): their hashes are not
+        // commits of this session.
+        let mut listing = false;
         let seen = tool_paths(parts);
         // Token → (order of first appearance, score).
         let mut scores: HashMap<String, (usize, f64), RandomState> = HashMap::default();
@@ -355,9 +308,11 @@ impl Facts {
                 Part::Thinking(text) => (text.clone(), 0.5, true),
                 Part::ToolResult(text) => (text.clone(), 0.25, false),
                 Part::ToolCalls(calls) => {
+                    listing = false;
                     for call in calls {
                         if let Some(command) = crate::extract::string_argument(call, "command") {
-                            branches_in(&command, "", &mut facts.branches);
+                            listing |= lists_commits(&command);
+                            branches.read_command(&command);
                             versions_in(&command, &mut facts.versions);
                         }
                     }
@@ -369,8 +324,16 @@ impl Facts {
                 versions_in(&text, &mut facts.versions);
                 hashes_in(&text, false, &mut facts.commits);
             } else {
-                hashes_in(&text, true, &mut facts.commits);
-                branches_in("", &text, &mut facts.branches);
+                // A command the user ran (`Ran \`git log\``) says itself what it listed.
+                let listed = match part {
+                    Part::User(text) => lists_commits(text.lines().next().unwrap_or_default()),
+                    Part::Assistant(_) | Part::Thinking(_) | Part::ToolResult(_) => listing,
+                    Part::ToolCalls(_) => false,
+                };
+                if !listed {
+                    hashes_in(&text, true, &mut facts.commits);
+                }
+                branches.read_output(&text);
             }
             for token in words(&text).filter_map(identifier_token) {
                 if prose {
@@ -403,8 +366,9 @@ impl Facts {
         }
         for (hash, branch, _) in &work.commits {
             push_unique(&mut facts.commits, hash);
-            push_branch(&mut facts.branches, branch);
+            branches.committed_on(branch);
         }
+        facts.branches = branches.into_list();
         for run in &work.commands {
             if is_project_command(&run.command) {
                 push_unique(&mut facts.commands, &run.command);
@@ -462,13 +426,6 @@ mod tests {
         let mut hashes = Vec::new();
         hashes_in("pushed commit 1a2b3c4d, cafe, 1234567", false, &mut hashes);
         assert_eq!(hashes, ["1a2b3c4d"]);
-        let mut branches = Vec::new();
-        branches_in(
-            "cd x && git checkout -b fix/parser && git push -u origin fix/parser",
-            "On branch main",
-            &mut branches,
-        );
-        assert_eq!(branches, ["fix/parser", "main"]);
     }
 
     #[test]

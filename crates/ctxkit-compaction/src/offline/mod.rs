@@ -8,6 +8,7 @@ mod commands;
 mod errors;
 mod facts;
 mod followups;
+mod git;
 mod history;
 mod items;
 mod measures;

@@ -59,6 +59,10 @@ fn the_error_itself_wins_over_a_build_banner() {
         "FAILED: lib/CMakeFiles/codec.dir/frame.cpp.o",
         "make: *** [Makefile:12: util.o] Error 1",
         "npm ERR! code 1",
+        "> Task :api:compileKotlin FAILED",
+        "BUILD FAILED in 14s",
+        "FAILURE: Build failed with an exception.",
+        "Execution failed for task ':api:compileKotlin'.",
     ] {
         assert!(errors::is_generic_banner(banner), "{banner}");
     }
@@ -335,4 +339,36 @@ fn steps_that_simply_passed_share_one_line() {
         "{summary}"
     );
     assert_eq!(done.matches("go vet").count(), 1, "{summary}");
+}
+
+#[test]
+fn a_kotlin_compiler_error_beats_the_gradle_banners_around_it() {
+    let output = "> Task :core:compileKotlin FAILED\n\
+        e: file:///w/core/src/main/kotlin/org/x/Wiring.kt:7:5 Unresolved reference 'RetryPolicy'.\n\
+        \n\
+        FAILURE: Build failed with an exception.\n\
+        \n\
+        * What went wrong:\n\
+        Execution failed for task ':core:compileKotlin'.\n\
+        \n\
+        BUILD FAILED in 9s";
+    assert_eq!(
+        commands::error_line(output),
+        Some(
+            "e: file:///w/core/src/main/kotlin/org/x/Wiring.kt:7:5 Unresolved reference 'RetryPolicy'."
+        )
+    );
+    assert!(errors::is_error_line(
+        "e: /w/src/A.kt: (3, 2): Unresolved reference: Foo"
+    ));
+    // A warning (`w:`) and a sentence starting with "e:" are not errors.
+    assert!(!errors::is_error_line(
+        "w: file:///w/src/A.kt:3:2 Parameter 'x' is never used"
+    ));
+    assert!(!errors::is_error_line("e: the value of the constant"));
+    // The Gradle banner alone is still the failure.
+    assert_eq!(
+        commands::error_line("> Task :core:test FAILED\nBUILD FAILED in 3s"),
+        Some("> Task :core:test FAILED")
+    );
 }
