@@ -116,3 +116,37 @@ impl SessionBuilder {
             .collect()
     }
 }
+
+/// One assistant turn that calls several tools at once (its text first, when there is any), then
+/// their results in call order, as an agent records parallel calls; `id` names each call by its
+/// place, so the ids stay apart from the builder's.
+pub fn parallel_turn(
+    id: impl Fn(usize) -> String,
+    text: &str,
+    calls: &[(&str, Value, &str)],
+) -> Vec<AgentMessage> {
+    let mut content = Vec::new();
+    if !text.is_empty() {
+        content.push(json!({"type": "text", "text": text}));
+    }
+    let mut results = Vec::new();
+    for (index, (name, arguments, result)) in calls.iter().enumerate() {
+        content.push(
+            json!({"type": "toolCall", "id": id(index), "name": name, "arguments": arguments}),
+        );
+        results.push(json!({
+            "role": "toolResult",
+            "toolCallId": id(index),
+            "toolName": name,
+            "content": [{"type": "text", "text": result}],
+            "isError": result.contains("Command exited with code")
+        }));
+    }
+    let mut values =
+        vec![json!({"role": "assistant", "content": content, "stopReason": "toolUse"})];
+    values.extend(results);
+    values
+        .into_iter()
+        .filter_map(|value| serde_json::from_value(value).ok())
+        .collect()
+}

@@ -8,7 +8,7 @@ use ctxkit_compaction::SummaryPurpose;
 use ctxkit_protocol::AgentMessage;
 use serde_json::{Value, json};
 
-use super::{Case, SessionBuilder, fact};
+use super::{Case, SessionBuilder, fact, parallel_turn};
 
 pub(super) fn cases() -> Vec<Case> {
     vec![
@@ -22,29 +22,7 @@ pub(super) fn cases() -> Vec<Case> {
 /// One assistant turn calling several tools at once (optional text first), with their results in
 /// call order, shaped as `SessionBuilder` shapes a single call.
 fn parallel(turn: &str, text: &str, calls: &[(&str, Value, &str)]) -> Vec<AgentMessage> {
-    let mut content = Vec::new();
-    if !text.is_empty() {
-        content.push(json!({"type": "text", "text": text}));
-    }
-    let mut results = Vec::new();
-    for (index, (name, arguments, result)) in calls.iter().enumerate() {
-        let id = format!("toolu_{turn}{index}");
-        content.push(json!({"type": "toolCall", "id": id, "name": name, "arguments": arguments}));
-        results.push(json!({
-            "role": "toolResult",
-            "toolCallId": id,
-            "toolName": name,
-            "content": [{"type": "text", "text": result}],
-            "isError": result.contains("Command exited with code")
-        }));
-    }
-    let mut values =
-        vec![json!({"role": "assistant", "content": content, "stopReason": "toolUse"})];
-    values.extend(results);
-    values
-        .into_iter()
-        .filter_map(|value| serde_json::from_value(value).ok())
-        .collect()
+    parallel_turn(|index| format!("toolu_{turn}{index}"), text, calls)
 }
 
 /// Joins separately built parts into one session; each part's tool-call ids get the part's number,

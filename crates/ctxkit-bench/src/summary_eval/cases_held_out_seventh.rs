@@ -8,7 +8,7 @@ use ctxkit_compaction::SummaryPurpose;
 use ctxkit_protocol::AgentMessage;
 use serde_json::{Value, json};
 
-use super::{Case, SessionBuilder, fact};
+use super::{Case, SessionBuilder, fact, parallel_turn};
 
 pub(super) fn cases() -> Vec<Case> {
     vec![
@@ -22,28 +22,7 @@ pub(super) fn cases() -> Vec<Case> {
 /// One assistant turn that calls several tools at once, then their results in call order, as an
 /// agent records parallel calls. `prefix` keeps the ids apart from the builder's.
 fn parallel(prefix: &str, calls: &[(&str, Value, &str)]) -> Vec<AgentMessage> {
-    let content: Vec<Value> = calls
-        .iter()
-        .enumerate()
-        .map(|(index, (name, arguments, _))| {
-            json!({"type": "toolCall", "id": format!("{prefix}_{index}"), "name": name, "arguments": arguments})
-        })
-        .collect();
-    let mut values =
-        vec![json!({"role": "assistant", "content": content, "stopReason": "toolUse"})];
-    for (index, (name, _, result)) in calls.iter().enumerate() {
-        values.push(json!({
-            "role": "toolResult",
-            "toolCallId": format!("{prefix}_{index}"),
-            "toolName": name,
-            "content": [{"type": "text", "text": result}],
-            "isError": result.contains("Command exited with code")
-        }));
-    }
-    values
-        .into_iter()
-        .filter_map(|value| serde_json::from_value(value).ok())
-        .collect()
+    parallel_turn(|index| format!("{prefix}_{index}"), "", calls)
 }
 
 const GRADLE_BUILD: &str = "plugins {\n    id(\"org.springframework.boot\") version \"3.3.5\"\n    id(\"io.spring.dependency-management\") version \"1.1.6\"\n    id(\"org.jlleitschuh.gradle.ktlint\") version \"12.1.1\"\n    kotlin(\"jvm\") version \"1.9.25\"\n    kotlin(\"plugin.spring\") version \"1.9.25\"\n    kotlin(\"plugin.jpa\") version \"1.9.25\"\n}\n\njava { toolchain { languageVersion = JavaLanguageVersion.of(21) } }\n\ndependencies {\n    implementation(\"org.springframework.boot:spring-boot-starter-web\")\n    implementation(\"org.springframework.boot:spring-boot-starter-data-jpa\")\n    implementation(\"org.springframework.boot:spring-boot-starter-validation\")\n    implementation(\"com.fasterxml.jackson.module:jackson-module-kotlin\")\n    implementation(\"org.flywaydb:flyway-core\")\n    implementation(\"org.flywaydb:flyway-database-postgresql\")\n    runtimeOnly(\"org.postgresql:postgresql\")\n    testImplementation(\"org.springframework.boot:spring-boot-starter-test\")\n    testImplementation(\"org.testcontainers:postgresql:1.20.3\")\n    testImplementation(\"com.ninja-squad:springmockk:4.0.2\")\n}\n\ntasks.withType<Test> { useJUnitPlatform() }";

@@ -23,7 +23,7 @@ use ctxkit_compaction::{
 use ctxkit_protocol::AgentMessage;
 use serde::Serialize;
 
-pub use builder::SessionBuilder;
+pub use builder::{SessionBuilder, parallel_turn};
 
 /// One fact a continuing model must know, found when any of its spellings is in the summary.
 #[derive(Debug, Clone, Copy)]
