@@ -98,7 +98,7 @@ const UNITS: &[&str] = &[
 ];
 
 /// How many measured values (a number with its unit, joined or apart) a sentence states.
-fn stated_values(sentence: &str) -> usize {
+pub(crate) fn stated_values(sentence: &str) -> usize {
     let words: Vec<&str> = sentence
         .split(|c: char| c.is_whitespace() || "(),;:`~≈".contains(c))
         .filter(|word| !word.is_empty())

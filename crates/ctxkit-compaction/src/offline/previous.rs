@@ -4,6 +4,7 @@
 //! headings it does not know go to Critical Context with the heading as a label.
 
 use crate::extract::{identifiers, sentences};
+use crate::offline::measures::stated_values;
 use crate::offline::text::{clip, strip_prefix_ignoring_case};
 
 /// Where an earlier summary's items go.
@@ -130,11 +131,10 @@ const FOLDED_LINE_CHARS: usize = 480;
 /// The most sentences of an earlier free-prose summary carried as context.
 const PROSE_SENTENCES: usize = 10;
 
-/// Whether a sentence of prose holds something exact: code, an identifier or a number.
+/// Whether a sentence of prose holds something exact: code, an identifier or a number with its
+/// unit (`512 MB`; a bare count is not enough).
 fn holds_specifics(sentence: &str) -> bool {
-    sentence.contains('`')
-        || sentence.chars().any(|c| c.is_ascii_digit())
-        || !identifiers(sentence).is_empty()
+    sentence.contains('`') || stated_values(sentence) > 0 || !identifiers(sentence).is_empty()
 }
 
 /// Reads an earlier summary (without ctxkit's file blocks or notices).
@@ -336,7 +336,7 @@ mod tests {
             ["**E2E tests only** - no unit tests"]
         );
 
-        let prose = "The user moves the `resize` job to a function in `infra/fn/`. State is kept in `tf-state`. We talked it over at length.\n\nThe provider stays at `aws ~> 5.31`; memory is 512 MB. What remains is the queue.";
+        let prose = "The user moves the `resize` job to a function in `infra/fn/`. State is kept in `tf-state`. We talked it over at length.\n\nThe provider stays at `aws ~> 5.31`. Memory is 512 MB. What remains is 1 queue.";
         let previous = parse_previous(prose);
         assert_eq!(
             previous.of(Slot::Goal).collect::<Vec<_>>(),
@@ -346,7 +346,8 @@ mod tests {
             previous.of(Slot::Critical).collect::<Vec<_>>(),
             [
                 "State is kept in `tf-state`.",
-                "The provider stays at `aws ~> 5.31`; memory is 512 MB."
+                "The provider stays at `aws ~> 5.31`.",
+                "Memory is 512 MB."
             ]
         );
 

@@ -408,6 +408,9 @@ fn a_failure_a_longer_command_fixed_keeps_its_error_but_not_its_banner() {
         [Assistant tool calls]: bash(command=\"make lint\")\n\n\
         [Tool result]: error: unused import\n\nCommand exited with code 2";
     let summary = summarize_offline(&request(conversation, None, 2_000));
-    assert!(summary.contains("Earlier error `psql -f a.sql`"), "{summary}");
+    assert!(
+        summary.contains("Earlier error `psql -f a.sql`"),
+        "{summary}"
+    );
     assert!(!summary.contains("Build failed in"), "{summary}");
 }
