@@ -126,8 +126,37 @@ pub(crate) fn has_coded_error(line: &str) -> bool {
     })
 }
 
+/// Whether an edit tool's failure only says the text to replace was not found or not unique
+/// (`Could not find the exact text in a.rs. The old text must match exactly…`, `String to replace
+/// not found in file.`, `Found 2 matches of the string to replace`): the agent reads and retries,
+/// and the work has no error to hand over.
+pub(crate) fn is_edit_mismatch(result: &str) -> bool {
+    let lower = result.to_lowercase();
+    [
+        "could not find the exact text",
+        "old text must match",
+        "string to replace not found",
+        "old_string not found",
+        "matches of the string to replace",
+        "old_string is not unique",
+        "must be unique",
+        "found multiple occurrences",
+    ]
+    .iter()
+    .any(|mark| lower.contains(mark))
+}
+
 fn utf16_short(line: &str) -> bool {
     line.len() < 400
+}
+
+/// Whether a word is a duration (`3.12s`, `850ms`): a bundler's banner says how long it failed in.
+fn is_duration(word: &str) -> bool {
+    let number = word.trim_end_matches(['m', 's']);
+    number.len() < word.len()
+        && word.ends_with('s')
+        && number.starts_with(|c: char| c.is_ascii_digit())
+        && number.chars().all(|c| c.is_ascii_digit() || c == '.')
 }
 
 /// Whether an error line is a build driver's generic banner rather than the error itself: a line
@@ -162,8 +191,9 @@ pub(crate) fn is_generic_banner(line: &str) -> bool {
         let bare = word.trim_matches(|c: char| !c.is_alphanumeric());
         bare.is_empty()
             || bare.chars().all(|c| c.is_ascii_digit())
-            || ["build", "failed", "error", "errors", "fail"]
+            || ["build", "failed", "error", "errors", "fail", "in", "x"]
                 .contains(&bare.to_lowercase().as_str())
+            || is_duration(bare)
             || artifact(bare)
     });
     traceback || gradle || driver || mute

@@ -9,6 +9,7 @@ use crate::offline::items::{
     FILES_PRIORITY, context_file_rules, decisions, fact_items, last_report, progress_items,
     without_trailing_note,
 };
+use crate::offline::measures::stated_measurements;
 use crate::offline::merge;
 use crate::offline::previous::{Previous, Slot, parse_previous};
 use crate::offline::render::{Item, Section, Style};
@@ -353,7 +354,25 @@ pub(crate) fn sections(
             ));
         }
     }
-    if let Some(report) = last_report(parts) {
+    let report = last_report(parts);
+    let mut assistant_texts: Vec<&str> = parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::Assistant(text) => Some(text.as_str()),
+            Part::User(_) | Part::Thinking(_) | Part::ToolCalls(_) | Part::ToolResult(_) => None,
+        })
+        .collect();
+    // The last report has its own line.
+    if report.is_some() {
+        assistant_texts.pop();
+    }
+    for measured in stated_measurements(&assistant_texts) {
+        done.push(
+            format!("{} {measured}", say(language, "Measured:", "测量结果：")),
+            68,
+        );
+    }
+    if let Some(report) = report {
         done.push(
             format!("{} {report}", say(language, "Last report:", "最后的汇报：")),
             66,

@@ -4,6 +4,7 @@
 
 use crate::extract::{Part, identifiers, sentences};
 use crate::offline::commands::is_step;
+use crate::offline::errors::is_generic_banner;
 use crate::offline::facts::Facts;
 use crate::offline::render::{Item, Section};
 use crate::offline::say;
@@ -390,12 +391,18 @@ pub(crate) fn fact_items(
             priority: 90,
         });
     }
-    // Other distinct error lines, most recent last: what went wrong on the way is context too.
+    // Other distinct error lines, most recent last: what went wrong on the way is context too. A
+    // failure that a later, longer command fixed has no line of its own, so its error is one of them.
+    let failing: Vec<usize> = work.failing().iter().map(|run| run.position).collect();
     let shown: Vec<&str> = work
         .commands
         .iter()
         .filter_map(|run| match &run.last {
-            Outcome::Failed(line) => Some(line.as_str()),
+            // A fixed failure's banner (`Build failed in 3.12s`) tells nothing on its own.
+            Outcome::Failed(line) if failing.contains(&run.position) || is_generic_banner(line) => {
+                Some(line.as_str())
+            }
+            Outcome::Failed(_) => None,
             Outcome::Passed | Outcome::Pending | Outcome::Cancelled => run.first_error.as_deref(),
         })
         .chain(work.last_error().map(|(_, _, line)| line.as_str()))

@@ -91,6 +91,68 @@ pub(crate) fn measured_values(command: &str, output: &str) -> Option<String> {
     (!values.is_empty()).then(|| values.join(", "))
 }
 
+/// Units a stated measurement ends with (`840 ms`, `12.4s`, `412 GB`, `1.31 billion`, `95%`).
+const UNITS: &[&str] = &[
+    "ms", "s", "sec", "secs", "seconds", "min", "mins", "minutes", "h", "hours", "b", "kb", "mb",
+    "gb", "tb", "kib", "mib", "gib", "%", "rows", "million", "billion", "req/s", "rps", "qps",
+];
+
+/// How many measured values (a number with its unit, joined or apart) a sentence states.
+pub(crate) fn stated_values(sentence: &str) -> usize {
+    let words: Vec<&str> = sentence
+        .split(|c: char| c.is_whitespace() || "(),;:`~≈".contains(c))
+        .filter(|word| !word.is_empty())
+        .collect();
+    let unit = |text: &str| {
+        let bare = text.trim_end_matches(['.', '!', '?']).to_lowercase();
+        UNITS.contains(&bare.as_str())
+    };
+    words
+        .iter()
+        .enumerate()
+        .filter(|(index, word)| {
+            let digits = word
+                .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == ','))
+                .unwrap_or(word.len());
+            digits > 0
+                && word.starts_with(|c: char| c.is_ascii_digit())
+                && if digits < word.len() {
+                    // `12.4s`, `48.2M`, `840ms`.
+                    unit(&word[digits..]) || ["m", "k"].contains(&&word[digits..])
+                } else {
+                    words.get(index + 1).is_some_and(|next| unit(next))
+                }
+        })
+        .count()
+}
+
+/// The assistant's own statements of what was measured (`the report drops from 12.4 s to 1.9 s`,
+/// `events is 412 GB, about 1.31 billion rows`): in a message stating three measured values or
+/// more, its sentences that state one, joined to a line; the four most recent such messages.
+pub(crate) fn stated_measurements(assistant_texts: &[&str]) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    for text in assistant_texts {
+        let measuring: Vec<String> = crate::extract::sentences(text)
+            .into_iter()
+            .filter(|sentence| {
+                !sentence.starts_with(['|', '`', '#', '-']) && stated_values(sentence) > 0
+            })
+            .collect();
+        let values: usize = measuring
+            .iter()
+            .map(|sentence| stated_values(sentence))
+            .sum();
+        if values >= 3 {
+            found.push(crate::offline::text::clip(
+                &measuring.join(" ").replace("**", ""),
+                420,
+            ));
+        }
+    }
+    let skip = found.len().saturating_sub(4);
+    found.split_off(skip)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,6 +186,21 @@ mod tests {
         assert_eq!(
             measured_values("npx devsrv --port 4000", output).as_deref(),
             Some("ready in 640 ms")
+        );
+    }
+
+    #[test]
+    fn the_assistants_stated_measurements_are_kept() {
+        let texts = [
+            "Done: the cache is on. Tests pass.",
+            "Before: the index is 3.2 GB, 90 million rows. After the rewrite p95 goes from 640 ms to 210ms. The reason is the planner.",
+            "It took 2 s.",
+        ];
+        assert_eq!(
+            stated_measurements(&texts),
+            [
+                "Before: the index is 3.2 GB, 90 million rows. After the rewrite p95 goes from 640 ms to 210ms."
+            ]
         );
     }
 

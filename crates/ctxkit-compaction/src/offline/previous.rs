@@ -3,6 +3,8 @@
 //! Code's numbered sections (`1. Primary Request and Intent:`). Every item lands in some section;
 //! headings it does not know go to Critical Context with the heading as a label.
 
+use crate::extract::{identifiers, sentences};
+use crate::offline::measures::stated_values;
 use crate::offline::text::{clip, strip_prefix_ignoring_case};
 
 /// Where an earlier summary's items go.
@@ -126,6 +128,15 @@ fn is_placeholder(item: &str) -> bool {
 /// The longest line that the items of one labelled section of context are folded into.
 const FOLDED_LINE_CHARS: usize = 480;
 
+/// The most sentences of an earlier free-prose summary carried as context.
+const PROSE_SENTENCES: usize = 10;
+
+/// Whether a sentence of prose holds something exact: code, an identifier or a number with its
+/// unit (`512 MB`; a bare count is not enough).
+fn holds_specifics(sentence: &str) -> bool {
+    sentence.contains('`') || stated_values(sentence) > 0 || !identifiers(sentence).is_empty()
+}
+
 /// Reads an earlier summary (without ctxkit's file blocks or notices).
 pub(crate) fn parse_previous(text: &str) -> Previous {
     // Claude Code writes its scratch analysis before a `Summary:` line; only what follows counts.
@@ -141,6 +152,8 @@ pub(crate) fn parse_previous(text: &str) -> Previous {
     let mut in_file_block = false;
     // Whether the last item was a labelled item of the current heading.
     let mut labelled_run = false;
+    let mut seen_heading = false;
+    let mut carried_prose = 0;
     for line in text.lines() {
         let trimmed = line.trim();
         if trimmed.starts_with("<read-files>") || trimmed.starts_with("<modified-files>") {
@@ -177,6 +190,7 @@ pub(crate) fn parse_previous(text: &str) -> Previous {
             continue;
         }
         if let Some(heading) = heading_of(line) {
+            seen_heading = true;
             last_indent = None;
             let (new_slot, labelled) = slot_of(heading);
             // A subheading inside a known section keeps that section (`### Agreed Structure`).
@@ -217,6 +231,26 @@ pub(crate) fn parse_previous(text: &str) -> Previous {
         let lower = item.to_lowercase();
         if item.is_empty() || lower.starts_with("(none") || is_placeholder(item) {
             continue;
+        }
+        // Free prose before any heading: its first sentence is the goal, and the sentences that
+        // hold identifiers or numbers are carried whole, not cut off with the paragraph.
+        if !seen_heading && !is_bullet && slot.0 == Slot::Goal {
+            let all = sentences(item);
+            if all.len() > 1 {
+                let mut rest = all.into_iter();
+                if !previous.items.iter().any(|(slot, _)| *slot == Slot::Goal)
+                    && let Some(first) = rest.next()
+                {
+                    previous.items.push((Slot::Goal, clip(&first, 300)));
+                }
+                for sentence in rest {
+                    if carried_prose < PROSE_SENTENCES && holds_specifics(&sentence) {
+                        carried_prose += 1;
+                        previous.items.push((Slot::Critical, clip(&sentence, 300)));
+                    }
+                }
+                continue;
+            }
         }
         let item = clip(item, 300);
         // An item that says what it is (`Pending: …`) goes where it says.
@@ -300,6 +334,21 @@ mod tests {
         assert_eq!(
             previous.of(Slot::Constraints).collect::<Vec<_>>(),
             ["**E2E tests only** - no unit tests"]
+        );
+
+        let prose = "The user moves the `resize` job to a function in `infra/fn/`. State is kept in `tf-state`. We talked it over at length.\n\nThe provider stays at `aws ~> 5.31`. Memory is 512 MB. What remains is 1 queue.";
+        let previous = parse_previous(prose);
+        assert_eq!(
+            previous.of(Slot::Goal).collect::<Vec<_>>(),
+            ["The user moves the `resize` job to a function in `infra/fn/`."]
+        );
+        assert_eq!(
+            previous.of(Slot::Critical).collect::<Vec<_>>(),
+            [
+                "State is kept in `tf-state`.",
+                "The provider stays at `aws ~> 5.31`.",
+                "Memory is 512 MB."
+            ]
         );
 
         let claude = "1. Primary Request and Intent:\n   The user wants X fixed.\n\n2. Key Technical Concepts:\n   - Tokio\n   - `axum` 0.7 router\n\n3. Files and Code Sections:\n   - src/a.rs — new `Limiter`\n      - keyed by tenant\n   - src/b.rs — wired in\n\n7. Pending Tasks:\n   - Write docs\n\n9. Optional Next Step:\n   Run `cargo test`.";

@@ -63,6 +63,7 @@ fn the_error_itself_wins_over_a_build_banner() {
         "BUILD FAILED in 14s",
         "FAILURE: Build failed with an exception.",
         "Execution failed for task ':api:compileKotlin'.",
+        "x Build failed in 3.12s",
     ] {
         assert!(errors::is_generic_banner(banner), "{banner}");
     }
@@ -371,4 +372,45 @@ fn a_kotlin_compiler_error_beats_the_gradle_banners_around_it() {
         commands::error_line("> Task :core:test FAILED\nBUILD FAILED in 3s"),
         Some("> Task :core:test FAILED")
     );
+}
+
+#[test]
+fn an_edit_whose_old_text_did_not_match_is_not_an_error() {
+    let conversation = "[User]: rename the limit\n\n\
+        [Assistant tool calls]: edit(path=\"src/limits.rs\", edits=[{\"oldText\":\"LIMIT\",\"newText\":\"MAX\"}])\n\n\
+        [Tool result]: Could not find the exact text in src/limits.rs. The old text must match exactly including all whitespace and newlines.\n\n\
+        [Assistant tool calls]: edit(path=\"src/limits.rs\", edits=[{\"oldText\":\"LIMIT: u32\",\"newText\":\"MAX: u32\"}])\n\n\
+        [Tool result]: Successfully replaced 1 block(s) in src/limits.rs.\n\n\
+        [Assistant tool calls]: edit(path=\"src/missing.rs\", edits=[{\"oldText\":\"a\",\"newText\":\"b\"}])\n\n\
+        [Tool result]: Error: EACCES: permission denied, open 'src/missing.rs'";
+    let summary = summarize_offline(&request(conversation, None, 2_000));
+    assert!(!summary.contains("must match"), "{summary}");
+    assert!(!summary.contains("Could not find"), "{summary}");
+    // An edit that failed for another reason is still an error.
+    assert!(summary.contains("EACCES"), "{summary}");
+    assert!(errors::is_edit_mismatch(
+        "String to replace not found in file.\nString: fn old()"
+    ));
+    assert!(!errors::is_edit_mismatch(
+        "Error: EACCES: permission denied"
+    ));
+}
+
+#[test]
+fn a_failure_a_longer_command_fixed_keeps_its_error_but_not_its_banner() {
+    let conversation = "[User]: create the table\n\n\
+        [Assistant tool calls]: bash(command=\"psql -f a.sql\")\n\n\
+        [Tool result]: psql:a.sql:3: ERROR:  column \"day\" must be part of the key\n\nCommand exited with code 3\n\n\
+        [Assistant tool calls]: bash(command=\"npx bundle\")\n\n\
+        [Tool result]: x Build failed in 1.20s\n\nCommand exited with code 1\n\n\
+        [Assistant tool calls]: bash(command=\"psql -f a.sql -f b.sql && npx bundle --fix\")\n\n\
+        [Tool result]: CREATE TABLE\nbundled\n\n\
+        [Assistant tool calls]: bash(command=\"make lint\")\n\n\
+        [Tool result]: error: unused import\n\nCommand exited with code 2";
+    let summary = summarize_offline(&request(conversation, None, 2_000));
+    assert!(
+        summary.contains("Earlier error `psql -f a.sql`"),
+        "{summary}"
+    );
+    assert!(!summary.contains("Build failed in"), "{summary}");
 }

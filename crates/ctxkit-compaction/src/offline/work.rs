@@ -6,7 +6,7 @@ use crate::extract::{Part, string_argument};
 use crate::offline::commands::{
     created_files, failure_line, is_step, measurement, telling_line, unframed,
 };
-use crate::offline::errors::is_error_line;
+use crate::offline::errors::{is_edit_mismatch, is_error_line};
 use crate::offline::measures::{measured_values, measures};
 use crate::offline::text::clip;
 
@@ -291,6 +291,8 @@ impl Work {
             ("edit" | "multi_edit" | "str_replace", Some(path), _) => {
                 let path = path.clone();
                 match failed {
+                    // A mismatch of the text to replace is retried, not an error of the work.
+                    Some(_) if is_edit_mismatch(result) => self.file(&path).failed_edits += 1,
                     Some(line) => {
                         self.file(&path).failed_edits += 1;
                         self.errors.push((
