@@ -11,6 +11,7 @@ mod cases_held_out;
 mod cases_held_out_eighth;
 mod cases_held_out_fifth;
 mod cases_held_out_fourth;
+mod cases_held_out_ninth;
 mod cases_held_out_seventh;
 mod cases_held_out_sixth;
 mod cases_held_out_third;
@@ -67,6 +68,7 @@ pub fn corpus() -> Vec<Case> {
     cases.extend(cases_held_out_sixth::cases());
     cases.extend(cases_held_out_seventh::cases());
     cases.extend(cases_held_out_eighth::cases());
+    cases.extend(cases_held_out_ninth::cases());
     cases
 }
 
