@@ -10,8 +10,9 @@ use ctxkit_protocol::{AgentMessage, SessionEntry, from_str_repaired, parse_agent
 
 use crate::body::{DiskLine, EntryText};
 use crate::error::{Result as SessionResult, SessionError};
-use crate::head::{EntryHead, message_span, read_head_prefix};
+use crate::head::message_span;
 use crate::line::LineText;
+pub(crate) use crate::line_head::{HeadError, LineHead};
 
 /// Where an entry's line is.
 #[derive(Debug, Clone)]
@@ -88,10 +89,6 @@ pub(crate) enum EntryMeta {
     },
 }
 
-fn boxed(value: Option<Cow<'_, str>>) -> Option<Box<str>> {
-    value.map(Box::from)
-}
-
 /// How many distinct names one thread shares before it stops adding new ones (a file naming millions
 /// of models then costs one allocation per entry, as before, never an unbounded table).
 const MAX_INTERNED_NAMES: usize = 4096;
@@ -118,25 +115,36 @@ pub(crate) fn intern(value: Option<Cow<'_, str>>) -> Option<Name> {
     }))
 }
 
+/// A head's id, parent id and timestamp in one allocation, where the id and the parent id end, and
+/// its meta: what an entry keeps of its line's head.
+struct Packed {
+    names: Box<str>,
+    id_end: u32,
+    parent_end: u32,
+    meta: EntryMeta,
+}
+
 impl StoredEntry {
     /// Indexes one line; refused when it is not a JSON object with a string `type` and `id`.
     pub(crate) fn from_line(raw: LineText, line: usize) -> Result<Self, HeadError> {
-        let (names, id_end, parent_end, meta) = Self::pack(LineHead::read(raw.as_str())?)?;
-        Ok(Self {
-            names,
-            id_end,
-            parent_end,
-            meta,
-            raw: Body::Memory(raw),
-            line,
-            message_span: OnceLock::new(),
-        })
+        // The head borrows from the line, so it is packed before the line moves into the entry.
+        let packed = Self::pack(LineHead::read(raw.as_str())?)?;
+        Ok(Self::assemble(packed, Body::Memory(raw), line))
     }
 
     /// An entry whose head was read already (a line left on disk).
     pub(crate) fn from_head(head: LineHead<'_>, raw: Body, line: usize) -> Result<Self, HeadError> {
-        let (names, id_end, parent_end, meta) = Self::pack(head)?;
-        Ok(Self {
+        Ok(Self::assemble(Self::pack(head)?, raw, line))
+    }
+
+    fn assemble(packed: Packed, raw: Body, line: usize) -> Self {
+        let Packed {
+            names,
+            id_end,
+            parent_end,
+            meta,
+        } = packed;
+        Self {
             names,
             id_end,
             parent_end,
@@ -144,12 +152,10 @@ impl StoredEntry {
             raw,
             line,
             message_span: OnceLock::new(),
-        })
+        }
     }
 
-    /// A head's id, parent id and timestamp packed into one allocation, with where the id and the
-    /// parent id end, and its meta.
-    fn pack(head: LineHead<'_>) -> Result<(Box<str>, u32, u32, EntryMeta), HeadError> {
+    fn pack(head: LineHead<'_>) -> Result<Packed, HeadError> {
         let id = head.id.ok_or(HeadError::NoId)?;
         let timestamp = head.timestamp.unwrap_or_default();
         let parent = head.parent_id.as_deref();
@@ -171,7 +177,12 @@ impl StoredEntry {
             None => NO_PARENT,
         };
         names.push_str(&timestamp);
-        Ok((names.into_boxed_str(), id_end, parent_end, head.meta))
+        Ok(Packed {
+            names: names.into_boxed_str(),
+            id_end,
+            parent_end,
+            meta: head.meta,
+        })
     }
 
     /// Builds the stored form of an entry ctxkit creates.
@@ -452,116 +463,6 @@ impl StoredEntry {
 
 /// `parent_end` of an entry without a parent.
 const NO_PARENT: u32 = u32::MAX;
-
-/// What one line says, before it is required to have an id.
-#[derive(Debug)]
-pub(crate) struct LineHead<'a> {
-    pub(crate) id: Option<Cow<'a, str>>,
-    pub(crate) parent_id: Option<Cow<'a, str>>,
-    pub(crate) timestamp: Option<Cow<'a, str>>,
-    pub(crate) meta: EntryMeta,
-}
-
-impl<'a> LineHead<'a> {
-    /// Reads the head of `raw`; refused when it is not a JSON object with a string `type`.
-    pub(crate) fn read(raw: &'a str) -> Result<Self, HeadError> {
-        Self::not_an_object(raw)?;
-        let head: EntryHead =
-            serde_json::from_str(raw).map_err(|error| HeadError::Json(error.to_string()))?;
-        Self::from_fields(head)
-    }
-
-    /// Reads the head of `raw` from its first fields when they say all the index needs (see
-    /// `head::read_head_prefix`); also returns whether the whole line was read.
-    pub(crate) fn read_prefix(raw: &'a str) -> Result<(Self, bool), HeadError> {
-        Self::not_an_object(raw)?;
-        let (head, complete) =
-            read_head_prefix(raw).map_err(|error| HeadError::Json(error.to_string()))?;
-        Ok((Self::from_fields(head)?, complete))
-    }
-
-    fn not_an_object(raw: &str) -> Result<(), HeadError> {
-        if raw.trim_start().starts_with('{') {
-            return Ok(());
-        }
-        Err(match serde_json::from_str::<serde::de::IgnoredAny>(raw) {
-            Ok(_) => HeadError::NotAnObject,
-            Err(error) => HeadError::Json(error.to_string()),
-        })
-    }
-
-    fn from_fields(head: EntryHead<'a>) -> Result<Self, HeadError> {
-        let type_name = head.kind.0.ok_or(HeadError::NoType)?;
-        let meta = match &*type_name {
-            "message" => {
-                let message = head.message.unwrap_or_default();
-                // Only an assistant message sets the model (see `context::model_set_by`).
-                let sets_model = message.role.0.as_deref() == Some("assistant");
-                EntryMeta::Message {
-                    role: intern(message.role.0),
-                    provider: intern(message.provider.0.filter(|_| sets_model)),
-                    model: intern(message.model.0.filter(|_| sets_model)),
-                    model_unread: sets_model && message.stopped,
-                }
-            }
-            "thinking_level_change" => EntryMeta::ThinkingLevelChange {
-                level: boxed(head.thinking_level.0),
-            },
-            "model_change" => EntryMeta::ModelChange {
-                provider: boxed(head.provider.0),
-                model_id: boxed(head.model_id.0),
-            },
-            "compaction" => EntryMeta::Compaction {
-                first_kept_entry_id: boxed(head.first_kept_entry_id.0),
-            },
-            "branch_summary" => EntryMeta::BranchSummary {
-                has_summary: head.has_summary,
-            },
-            "custom" => EntryMeta::Custom,
-            "custom_message" => EntryMeta::CustomMessage,
-            "label" => EntryMeta::Label {
-                target_id: boxed(head.target_id.0),
-                label: boxed(head.label.0),
-            },
-            "session_info" => EntryMeta::SessionInfo {
-                name: boxed(head.name.0),
-            },
-            "context_edit" => EntryMeta::ContextEdit {
-                target_id: boxed(head.target_id.0),
-            },
-            "usage" => EntryMeta::Usage,
-            _ => EntryMeta::Unknown {
-                type_name: Box::from(type_name),
-            },
-        };
-        Ok(Self {
-            id: head.id.0,
-            parent_id: head.parent_id.0,
-            timestamp: head.timestamp.0,
-            meta,
-        })
-    }
-}
-
-/// Why a line could not be indexed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum HeadError {
-    Json(String),
-    NotAnObject,
-    NoType,
-    NoId,
-}
-
-impl HeadError {
-    pub(crate) fn message(&self) -> String {
-        match self {
-            Self::Json(message) => format!("not valid JSON: {message}"),
-            Self::NotAnObject => "not a JSON object".to_owned(),
-            Self::NoType => "entry has no string `type`".to_owned(),
-            Self::NoId => "entry has no string `id`".to_owned(),
-        }
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -20,6 +20,7 @@ mod head;
 mod ids;
 mod index;
 mod line;
+mod line_head;
 mod listing;
 mod llm;
 mod load;

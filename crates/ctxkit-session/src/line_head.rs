@@ -1,0 +1,121 @@
+//! The head of one line as the index keeps it: what it says before it is required to have an id
+//! (`LineHead`), read whole or from its first fields, and why a line could not be indexed.
+
+use std::borrow::Cow;
+
+use crate::entry::{EntryMeta, intern};
+use crate::head::{EntryHead, read_head_prefix};
+
+fn boxed(value: Option<Cow<'_, str>>) -> Option<Box<str>> {
+    value.map(Box::from)
+}
+
+/// What one line says, before it is required to have an id.
+#[derive(Debug)]
+pub(crate) struct LineHead<'a> {
+    pub(crate) id: Option<Cow<'a, str>>,
+    pub(crate) parent_id: Option<Cow<'a, str>>,
+    pub(crate) timestamp: Option<Cow<'a, str>>,
+    pub(crate) meta: EntryMeta,
+}
+
+impl<'a> LineHead<'a> {
+    /// Reads the head of `raw`; refused when it is not a JSON object with a string `type`.
+    pub(crate) fn read(raw: &'a str) -> Result<Self, HeadError> {
+        Self::not_an_object(raw)?;
+        let head: EntryHead =
+            serde_json::from_str(raw).map_err(|error| HeadError::Json(error.to_string()))?;
+        Self::from_fields(head)
+    }
+
+    /// Reads the head of `raw` from its first fields when they say all the index needs (see
+    /// `head::read_head_prefix`); also returns whether the whole line was read.
+    pub(crate) fn read_prefix(raw: &'a str) -> Result<(Self, bool), HeadError> {
+        Self::not_an_object(raw)?;
+        let (head, complete) =
+            read_head_prefix(raw).map_err(|error| HeadError::Json(error.to_string()))?;
+        Ok((Self::from_fields(head)?, complete))
+    }
+
+    fn not_an_object(raw: &str) -> Result<(), HeadError> {
+        if raw.trim_start().starts_with('{') {
+            return Ok(());
+        }
+        Err(match serde_json::from_str::<serde::de::IgnoredAny>(raw) {
+            Ok(_) => HeadError::NotAnObject,
+            Err(error) => HeadError::Json(error.to_string()),
+        })
+    }
+
+    fn from_fields(head: EntryHead<'a>) -> Result<Self, HeadError> {
+        let type_name = head.kind.0.ok_or(HeadError::NoType)?;
+        let meta = match &*type_name {
+            "message" => {
+                let message = head.message.unwrap_or_default();
+                // Only an assistant message sets the model (see `context::model_set_by`).
+                let sets_model = message.role.0.as_deref() == Some("assistant");
+                EntryMeta::Message {
+                    role: intern(message.role.0),
+                    provider: intern(message.provider.0.filter(|_| sets_model)),
+                    model: intern(message.model.0.filter(|_| sets_model)),
+                    model_unread: sets_model && message.stopped,
+                }
+            }
+            "thinking_level_change" => EntryMeta::ThinkingLevelChange {
+                level: boxed(head.thinking_level.0),
+            },
+            "model_change" => EntryMeta::ModelChange {
+                provider: boxed(head.provider.0),
+                model_id: boxed(head.model_id.0),
+            },
+            "compaction" => EntryMeta::Compaction {
+                first_kept_entry_id: boxed(head.first_kept_entry_id.0),
+            },
+            "branch_summary" => EntryMeta::BranchSummary {
+                has_summary: head.has_summary,
+            },
+            "custom" => EntryMeta::Custom,
+            "custom_message" => EntryMeta::CustomMessage,
+            "label" => EntryMeta::Label {
+                target_id: boxed(head.target_id.0),
+                label: boxed(head.label.0),
+            },
+            "session_info" => EntryMeta::SessionInfo {
+                name: boxed(head.name.0),
+            },
+            "context_edit" => EntryMeta::ContextEdit {
+                target_id: boxed(head.target_id.0),
+            },
+            "usage" => EntryMeta::Usage,
+            _ => EntryMeta::Unknown {
+                type_name: Box::from(type_name),
+            },
+        };
+        Ok(Self {
+            id: head.id.0,
+            parent_id: head.parent_id.0,
+            timestamp: head.timestamp.0,
+            meta,
+        })
+    }
+}
+
+/// Why a line could not be indexed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum HeadError {
+    Json(String),
+    NotAnObject,
+    NoType,
+    NoId,
+}
+
+impl HeadError {
+    pub(crate) fn message(&self) -> String {
+        match self {
+            Self::Json(message) => format!("not valid JSON: {message}"),
+            Self::NotAnObject => "not a JSON object".to_owned(),
+            Self::NoType => "entry has no string `type`".to_owned(),
+            Self::NoId => "entry has no string `id`".to_owned(),
+        }
+    }
+}
