@@ -207,27 +207,7 @@ pub(crate) fn sections(
     context_file_rules(parts, &mut constraints);
 
     // Tokens of the work finished in this span, for moving earlier open items to Done.
-    let mut done_tokens: Vec<String> = modified.clone();
-    done_tokens.extend(
-        work.commands
-            .iter()
-            .filter(|run| run.last == Outcome::Passed)
-            .map(|run| run.command.clone()),
-    );
-    done_tokens.extend(work.commits.iter().map(|(hash, _, _)| hash.clone()));
-    // The files a passing command named (`git rm .travis.yml`).
-    for run in work
-        .commands
-        .iter()
-        .filter(|run| run.last == Outcome::Passed)
-    {
-        for word in run.command.split_whitespace() {
-            let word = word.trim_matches(['"', '\'']);
-            if word.contains(['.', '/']) && !word.starts_with('-') && word.len() > 3 {
-                done_tokens.push(word.to_owned());
-            }
-        }
-    }
+    let done_tokens = merge::done_tokens(&work, &modified);
     let commit_messages: Vec<String> = work
         .commits
         .iter()
@@ -240,10 +220,12 @@ pub(crate) fn sections(
     let mut next = Section::new("## Next Steps", Style::Numbered);
     // The earlier "Edited …"/"Wrote …" lines join the span's into one account of the files.
     let mut earlier_files: Vec<crate::offline::work::FileChange> = Vec::new();
+    // The earlier summary's other Done items are folded into a few lines once the span's are in.
+    let mut earlier_done: Vec<&str> = Vec::new();
     for item in previous.of(Slot::Done) {
         match merge::earlier_files(item) {
             Some(files) => earlier_files.extend(files),
-            None => done.push(item, 55),
+            None => earlier_done.push(item),
         }
     }
     for chunk in handled.chunks(3) {
@@ -270,6 +252,7 @@ pub(crate) fn sections(
     // Open items of the earlier summary stay open unless the new work finished them; when the
     // session has moved on to several new requests since, they are marked as not confirmed.
     let moved_on = requests.len() >= 3;
+    let mut finished_earlier: Vec<&str> = Vec::new();
     for (slot, section) in [
         (Slot::InProgress, &mut in_progress),
         (Slot::Next, &mut next),
@@ -283,7 +266,7 @@ pub(crate) fn sections(
                 let told = slot == Slot::Next
                     && merge::told_by_own_line(item, &done_tokens, &commit_messages);
                 if !merge::is_failure_report(item) && !told {
-                    done.push(item, 68);
+                    finished_earlier.push(item);
                 }
             } else if moved_on {
                 section.push(
@@ -377,6 +360,21 @@ pub(crate) fn sections(
             format!("{} {report}", say(language, "Last report:", "最后的汇报：")),
             66,
         );
+    }
+    // What the earlier summary said was done, and its open items this span finished, each told
+    // once and folded, not repeated beside the span's own lines.
+    let folded = merge::fold_earlier_done(&earlier_done, &done.items, language);
+    let finished_line = merge::finished_line(&finished_earlier, language);
+    let new_items = std::mem::take(&mut done.items);
+    for (text, priority) in folded
+        .into_iter()
+        .map(|text| (text, 55))
+        .chain(finished_line.map(|text| (text, 68)))
+    {
+        done.push(text, priority);
+    }
+    for item in new_items {
+        done.push(item.text, item.priority);
     }
 
     let mut decisions_section = Section::new("## Key Decisions", Style::Bullet);
