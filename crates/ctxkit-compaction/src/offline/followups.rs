@@ -5,10 +5,13 @@
 use crate::extract::identifiers;
 use crate::offline::text::constraints_in;
 
-/// Words before the verb that carry nothing ("ok.", "good,", "then").
+/// Words before the verb that carry nothing ("ok.", "good,", "then"), also in the other languages
+/// sessions are held in ("Top.", "Parfait,", "Super, danke.", "Vale,").
 const LEAD_WORDS: &[&str] = &[
     "ok", "okay", "good", "great", "nice", "cool", "thanks", "yes", "yeah", "yep", "alright",
-    "perfect", "then", "now", "so", "and", "please", "pls", "also",
+    "perfect", "then", "now", "so", "and", "please", "pls", "also", "top", "super", "parfait",
+    "merci", "bien", "alors", "danke", "gut", "prima", "bitte", "vale", "perfecto", "genial",
+    "gracias", "bueno",
 ];
 
 /// Verbs of the workflow around a task, not of a task.
@@ -98,6 +101,8 @@ mod tests {
             "good, commit on a branch and bump the version, this is a minor release",
             "try a 30 minute window then",
             "Rerun the migration",
+            "Parfait. Commit sur la branche puis pousse.",
+            "Vale, commit y push.",
         ] {
             assert!(is_workflow_follow_up(request), "{request}");
         }
