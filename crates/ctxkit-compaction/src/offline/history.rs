@@ -4,7 +4,7 @@
 
 use crate::extract::{Conversation, Part, identifiers, sentences};
 use crate::offline::facts::Facts;
-use crate::offline::followups::is_workflow_follow_up;
+use crate::offline::followups::{is_correction, is_workflow_follow_up};
 use crate::offline::items::{
     FILES_PRIORITY, context_file_rules, decisions, fact_items, last_report, progress_items,
     without_trailing_note,
@@ -129,6 +129,7 @@ pub(crate) fn sections(
     // A workflow follow-up ("rebase on main and push") that later work answered is told by that
     // work's line in Progress; the Goal keeps the tasks.
     let mut follow_ups = 0;
+    let mut previous_request: Option<String> = None;
     for (order, (index, request)) in requests.iter().enumerate() {
         if Some(*index) != latest
             && is_workflow_follow_up(request)
@@ -141,18 +142,32 @@ pub(crate) fn sections(
         let key = dedup_key(without_trailing_note(request));
         goal.items
             .retain(|item| dedup_key(without_trailing_note(&item.text)) != key);
+        // A request that takes back or corrects the one just before it shares that one's line.
+        let corrected = previous_request.take().filter(|before| {
+            is_correction(request) && goal.items.last().is_some_and(|item| item.text == *before)
+        });
+        let request = match &corrected {
+            Some(before) => format!("{before} → {request}"),
+            None => request.clone(),
+        };
         let text = if Some(*index) == latest {
             format!("{} {request}", say(language, "**Latest:**", "**最新：**"))
         } else {
-            request.clone()
+            previous_request = Some(request.clone());
+            request
         };
-        let priority = if Some(*index) == latest {
+        let mut priority = if Some(*index) == latest {
             100
         } else if order == 0 {
             72
         } else {
             40 + (order * 30 / requests.len().max(1)) as u32
         };
+        if corrected.is_some()
+            && let Some(before) = goal.items.pop()
+        {
+            priority = priority.max(before.priority);
+        }
         goal.push(text, priority);
     }
     // Requests past the Goal's limit were handled (only the latest can be open): the 24 most recent
