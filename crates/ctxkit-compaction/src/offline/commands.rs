@@ -142,7 +142,7 @@ const QUERY_WORDS: &[&str] = &[
 
 /// Whether a segment of a command is a query: a listing or showing subcommand among its first
 /// words (not a path such as `tests/view`).
-fn is_query(segment: &str) -> bool {
+pub(crate) fn is_query(segment: &str) -> bool {
     segment
         .split_whitespace()
         .filter(|word| !word.starts_with('-') && !word.contains('='))

@@ -10,7 +10,7 @@ use foldhash::fast::RandomState;
 use crate::extract::{Part, identifier_token};
 use crate::offline::git::{Branches, lists_commits};
 use crate::offline::text::{clean_request, is_han, strip_injected};
-use crate::offline::work::{Work, is_file_operation};
+use crate::offline::work::{Work, is_file_operation, is_side_command};
 
 /// At most this many identifiers (paths and symbols) in Critical Context.
 pub(crate) const MAX_IDENTIFIERS: usize = 30;
@@ -142,6 +142,7 @@ fn hashes_in(text: &str, from_output: bool, out: &mut Vec<String>) {
 fn is_project_command(command: &str) -> bool {
     let first = command.split_whitespace().next().unwrap_or_default();
     !is_file_operation(command)
+        && !is_side_command(command)
         && !matches!(first, "git" | "kill" | "pkill")
         && !command.contains("git rebase --continue")
         && !command.contains(" -e ")

@@ -5,10 +5,13 @@
 use crate::extract::identifiers;
 use crate::offline::text::constraints_in;
 
-/// Words before the verb that carry nothing ("ok.", "good,", "then").
+/// Words before the verb that carry nothing ("ok.", "good,", "then"), also in the other languages
+/// sessions are held in ("Top.", "Parfait,", "Super, danke.", "Vale,").
 const LEAD_WORDS: &[&str] = &[
     "ok", "okay", "good", "great", "nice", "cool", "thanks", "yes", "yeah", "yep", "alright",
-    "perfect", "then", "now", "so", "and", "please", "pls", "also",
+    "perfect", "then", "now", "so", "and", "please", "pls", "also", "top", "super", "parfait",
+    "merci", "bien", "alors", "danke", "gut", "prima", "bitte", "vale", "perfecto", "genial",
+    "gracias", "bueno",
 ];
 
 /// Verbs of the workflow around a task, not of a task.
@@ -74,6 +77,48 @@ pub(crate) fn is_workflow_follow_up(request: &str) -> bool {
         && !has_version(request)
 }
 
+/// How a request that takes back or corrects the one before it opens ("actually scrap the
+/// toggle", "no, return a 422 instead", "Finalement non, …").
+const CORRECTION_OPENINGS: &[&str] = &[
+    "actually",
+    "scrap",
+    "forget",
+    "never mind",
+    "nevermind",
+    "on second thought",
+    "instead",
+    "no,",
+    "no.",
+    "finalement",
+    "en fait",
+    "eigentlich",
+    "doch",
+    "en realidad",
+    "mejor",
+];
+
+/// Whether `request` takes back or corrects the request before it: after filler ("hmm,", "ok"),
+/// it opens with "actually", "scrap", "never mind", "no," or the like.
+pub(crate) fn is_correction(request: &str) -> bool {
+    let lower = request.to_lowercase();
+    let mut rest = lower.trim();
+    loop {
+        let word = rest
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .trim_matches(|c: char| !c.is_alphanumeric());
+        if word.is_empty() || !(LEAD_WORDS.contains(&word) || matches!(word, "hmm" | "hm" | "wait"))
+        {
+            break;
+        }
+        rest = rest[rest.find(char::is_whitespace).unwrap_or(rest.len())..].trim_start();
+    }
+    CORRECTION_OPENINGS
+        .iter()
+        .any(|opening| rest.starts_with(opening))
+}
+
 /// Whether `text` names a dotted version (`2.4.0`, `v1.2`).
 fn has_version(text: &str) -> bool {
     text.split(|c: char| c.is_whitespace() || c == ',')
@@ -98,6 +143,8 @@ mod tests {
             "good, commit on a branch and bump the version, this is a minor release",
             "try a 30 minute window then",
             "Rerun the migration",
+            "Parfait. Commit sur la branche puis pousse.",
+            "Vale, commit y push.",
         ] {
             assert!(is_workflow_follow_up(request), "{request}");
         }
@@ -115,6 +162,25 @@ mod tests {
             "run the formatter, then update the changelog",
         ] {
             assert!(!is_workflow_follow_up(request), "{request}");
+        }
+    }
+
+    #[test]
+    fn corrections_of_the_request_before_are_told() {
+        for request in [
+            "hmm, actually scrap the toggle. follow the locale",
+            "No, return a 422 instead",
+            "ok never mind the cache, profile it first",
+            "Finalement non, renvoie plutôt une 422.",
+        ] {
+            assert!(is_correction(request), "{request}");
+        }
+        for request in [
+            "add a toggle in Settings",
+            "nothing actually changed, look again",
+            "now bump the version",
+        ] {
+            assert!(!is_correction(request), "{request}");
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use crate::extract::{Conversation, Part, identifiers, sentences};
 use crate::offline::facts::Facts;
-use crate::offline::followups::is_workflow_follow_up;
+use crate::offline::followups::{is_correction, is_workflow_follow_up};
 use crate::offline::items::{
     FILES_PRIORITY, context_file_rules, decisions, fact_items, last_report, progress_items,
     without_trailing_note,
@@ -129,6 +129,7 @@ pub(crate) fn sections(
     // A workflow follow-up ("rebase on main and push") that later work answered is told by that
     // work's line in Progress; the Goal keeps the tasks.
     let mut follow_ups = 0;
+    let mut previous_request: Option<String> = None;
     for (order, (index, request)) in requests.iter().enumerate() {
         if Some(*index) != latest
             && is_workflow_follow_up(request)
@@ -141,18 +142,32 @@ pub(crate) fn sections(
         let key = dedup_key(without_trailing_note(request));
         goal.items
             .retain(|item| dedup_key(without_trailing_note(&item.text)) != key);
+        // A request that takes back or corrects the one just before it shares that one's line.
+        let corrected = previous_request.take().filter(|before| {
+            is_correction(request) && goal.items.last().is_some_and(|item| item.text == *before)
+        });
+        let request = match &corrected {
+            Some(before) => format!("{before} → {request}"),
+            None => request.clone(),
+        };
         let text = if Some(*index) == latest {
             format!("{} {request}", say(language, "**Latest:**", "**最新：**"))
         } else {
-            request.clone()
+            previous_request = Some(request.clone());
+            request
         };
-        let priority = if Some(*index) == latest {
+        let mut priority = if Some(*index) == latest {
             100
         } else if order == 0 {
             72
         } else {
             40 + (order * 30 / requests.len().max(1)) as u32
         };
+        if corrected.is_some()
+            && let Some(before) = goal.items.pop()
+        {
+            priority = priority.max(before.priority);
+        }
         goal.push(text, priority);
     }
     // Requests past the Goal's limit were handled (only the latest can be open): the 24 most recent
@@ -207,27 +222,7 @@ pub(crate) fn sections(
     context_file_rules(parts, &mut constraints);
 
     // Tokens of the work finished in this span, for moving earlier open items to Done.
-    let mut done_tokens: Vec<String> = modified.clone();
-    done_tokens.extend(
-        work.commands
-            .iter()
-            .filter(|run| run.last == Outcome::Passed)
-            .map(|run| run.command.clone()),
-    );
-    done_tokens.extend(work.commits.iter().map(|(hash, _, _)| hash.clone()));
-    // The files a passing command named (`git rm .travis.yml`).
-    for run in work
-        .commands
-        .iter()
-        .filter(|run| run.last == Outcome::Passed)
-    {
-        for word in run.command.split_whitespace() {
-            let word = word.trim_matches(['"', '\'']);
-            if word.contains(['.', '/']) && !word.starts_with('-') && word.len() > 3 {
-                done_tokens.push(word.to_owned());
-            }
-        }
-    }
+    let done_tokens = merge::done_tokens(&work, &modified);
     let commit_messages: Vec<String> = work
         .commits
         .iter()
@@ -240,10 +235,12 @@ pub(crate) fn sections(
     let mut next = Section::new("## Next Steps", Style::Numbered);
     // The earlier "Edited …"/"Wrote …" lines join the span's into one account of the files.
     let mut earlier_files: Vec<crate::offline::work::FileChange> = Vec::new();
+    // The earlier summary's other Done items are folded into a few lines once the span's are in.
+    let mut earlier_done: Vec<&str> = Vec::new();
     for item in previous.of(Slot::Done) {
         match merge::earlier_files(item) {
             Some(files) => earlier_files.extend(files),
-            None => done.push(item, 55),
+            None => earlier_done.push(item),
         }
     }
     for chunk in handled.chunks(3) {
@@ -270,6 +267,7 @@ pub(crate) fn sections(
     // Open items of the earlier summary stay open unless the new work finished them; when the
     // session has moved on to several new requests since, they are marked as not confirmed.
     let moved_on = requests.len() >= 3;
+    let mut finished_earlier: Vec<&str> = Vec::new();
     for (slot, section) in [
         (Slot::InProgress, &mut in_progress),
         (Slot::Next, &mut next),
@@ -283,7 +281,7 @@ pub(crate) fn sections(
                 let told = slot == Slot::Next
                     && merge::told_by_own_line(item, &done_tokens, &commit_messages);
                 if !merge::is_failure_report(item) && !told {
-                    done.push(item, 68);
+                    finished_earlier.push(item);
                 }
             } else if moved_on {
                 section.push(
@@ -377,6 +375,21 @@ pub(crate) fn sections(
             format!("{} {report}", say(language, "Last report:", "最后的汇报：")),
             66,
         );
+    }
+    // What the earlier summary said was done, and its open items this span finished, each told
+    // once and folded, not repeated beside the span's own lines.
+    let folded = merge::fold_earlier_done(&earlier_done, &done.items, language);
+    let finished_line = merge::finished_line(&finished_earlier, language);
+    let new_items = std::mem::take(&mut done.items);
+    for (text, priority) in folded
+        .into_iter()
+        .map(|text| (text, 55))
+        .chain(finished_line.map(|text| (text, 68)))
+    {
+        done.push(text, priority);
+    }
+    for item in new_items {
+        done.push(item.text, item.priority);
     }
 
     let mut decisions_section = Section::new("## Key Decisions", Style::Bullet);

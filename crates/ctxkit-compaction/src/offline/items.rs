@@ -9,7 +9,7 @@ use crate::offline::facts::Facts;
 use crate::offline::render::{Item, Section};
 use crate::offline::say;
 use crate::offline::text::{Language, clip, constraints_in, dedup_key};
-use crate::offline::work::{FileChange, Outcome, Work, is_file_operation};
+use crate::offline::work::{FileChange, Outcome, Work, is_file_operation, is_side_command};
 
 /// Phrases of choice in the assistant's words.
 const DECISION_MARKS: &[&str] = &[
@@ -243,8 +243,12 @@ pub(crate) fn progress_items(work: &Work, earlier: &[FileChange], language: Lang
             });
             continue;
         }
-        // Steps that simply passed, with nothing measured, are told together on one line.
+        // Steps that simply passed, with nothing measured, are told together on one line; a
+        // listing or a clean-up that passed tells a successor nothing.
         if run.last == Outcome::Passed && run.failures == 0 && run.measured.is_none() {
+            if is_side_command(&run.command) {
+                continue;
+            }
             let mut text = code(&run.command);
             if run.runs > 1 {
                 text.push_str(&format!(" ({}×)", run.runs));
@@ -351,10 +355,16 @@ pub(crate) fn fact_items(
         .cloned()
         .collect();
     line(&say(language, "Branch", "分支"), &branches, 4, 88);
+    // The session's own commits (`git commit` output) have their Done lines. When there are
+    // such, a hash another line already names (the last report's release commit) is not listed
+    // again beside them, where it would read as the session's commit.
     let committed: Vec<String> = facts
         .commits
         .iter()
         .filter(|hash| !work.commits.iter().any(|(known, _, _)| known == *hash))
+        .filter(|hash| {
+            work.commits.is_empty() || !said.iter().any(|item| item.text.contains(hash.as_str()))
+        })
         .cloned()
         .collect();
     line(&say(language, "Commits", "提交"), &committed, 6, 84);

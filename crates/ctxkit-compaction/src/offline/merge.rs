@@ -6,7 +6,9 @@
 use crate::extract::{identifier_token, identifiers};
 use crate::offline::facts::path_shaped;
 use crate::offline::render::Item;
-use crate::offline::work::FileChange;
+use crate::offline::say;
+use crate::offline::text::{Language, dedup_key};
+use crate::offline::work::{FileChange, Outcome, Work};
 
 /// Labels of Critical Context's list lines, in both languages.
 const LIST_LABELS: &[&str] = &[
@@ -299,6 +301,149 @@ fn names_finished_work(item: &str, done_tokens: &[String], commit_messages: &[St
                 && commit_messages
                     .iter()
                     .any(|message| message.to_lowercase().contains(&name.to_lowercase())))
+    })
+}
+
+/// Tokens of the work a span finished, for telling which earlier open items it finished: the
+/// files changed, the commands that passed and each part of a chain of them (`cargo sqlx prepare
+/// && cargo test` ran `cargo test`), the commits made, and the files a passing command named
+/// (`git rm .travis.yml`).
+pub(crate) fn done_tokens(work: &Work, modified: &[String]) -> Vec<String> {
+    let mut tokens: Vec<String> = modified.to_vec();
+    let passed = work
+        .commands
+        .iter()
+        .filter(|run| run.last == Outcome::Passed);
+    for run in passed.clone() {
+        tokens.push(run.command.clone());
+        if run.command.contains("&&") {
+            tokens.extend(
+                run.command
+                    .split("&&")
+                    .map(str::trim)
+                    .filter(|part| !part.is_empty())
+                    .map(str::to_owned),
+            );
+        }
+    }
+    tokens.extend(work.commits.iter().map(|(hash, _, _)| hash.clone()));
+    for run in passed {
+        for word in run.command.split_whitespace() {
+            let word = word.trim_matches(['"', '\'']);
+            if word.contains(['.', '/']) && !word.starts_with('-') && word.len() > 3 {
+                tokens.push(word.to_owned());
+            }
+        }
+    }
+    tokens
+}
+
+/// The longest line that an earlier summary's Done items are folded into before a second begins.
+const FOLDED_DONE_CHARS: usize = 600;
+
+/// The label of an item (`Passed`, `Measured`), if it starts with a short one and a colon.
+fn item_label(item: &str) -> Option<&str> {
+    let (label, _) = item.split_once(": ").or_else(|| item.split_once('：'))?;
+    (!label.is_empty() && !label.contains('`') && label.split_whitespace().count() <= 3)
+        .then_some(label)
+}
+
+/// Joins items into lines of at most `FOLDED_DONE_CHARS` characters after `head` (each item whole).
+fn fold_into(head: &str, items: &[&str], lines: &mut Vec<String>) {
+    let mut line = String::new();
+    for item in items {
+        let item = item.trim_end_matches(['.', ':', '：']);
+        if !line.is_empty() && line.chars().count() + item.chars().count() > FOLDED_DONE_CHARS {
+            lines.push(std::mem::take(&mut line));
+        }
+        if line.is_empty() {
+            line = format!("{head} {item}");
+        } else {
+            line.push_str("; ");
+            line.push_str(item);
+        }
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+}
+
+/// An earlier summary's Done items folded: one line per kind (the items of one label, `Passed:`,
+/// `Measured:`, together; the unlabelled ones on a line of their own), each item whole so its
+/// identifiers, numbers and hashes stay. An item one of the span's lines (`fresh`) already holds is
+/// left out; the earlier last report is no longer the last, so it joins the unlabelled items.
+pub(crate) fn fold_earlier_done(
+    earlier: &[&str],
+    fresh: &[Item],
+    language: Language,
+) -> Vec<String> {
+    let report_labels = ["Last report", "最后的汇报"];
+    let kept: Vec<&str> = earlier
+        .iter()
+        .copied()
+        .filter(|item| {
+            let key = dedup_key(item);
+            !fresh.iter().any(|new| {
+                let other = dedup_key(&new.text);
+                other == key || (key.len() > 12 && other.contains(&key))
+            })
+        })
+        .map(|item| match item_label(item) {
+            Some(label) if report_labels.contains(&label) => {
+                item[label.len()..].trim_start_matches([':', '：']).trim()
+            }
+            Some(_) | None => item,
+        })
+        .collect();
+    let mut kinds: Vec<Option<&str>> = Vec::new();
+    for item in &kept {
+        let label = item_label(item);
+        if !kinds.contains(&label) {
+            kinds.push(label);
+        }
+    }
+    let mut lines = Vec::new();
+    for kind in kinds {
+        let items: Vec<&str> = kept
+            .iter()
+            .copied()
+            .filter(|item| item_label(item) == kind)
+            .collect();
+        match (kind, items.as_slice()) {
+            (Some(_), [one]) => lines.push((*one).to_owned()),
+            (Some(label), _) => {
+                let rests: Vec<&str> = items
+                    .iter()
+                    .map(|item| item[label.len()..].trim_start_matches([':', '：']).trim())
+                    .collect();
+                fold_into(&format!("{label}:"), &rests, &mut lines);
+            }
+            (None, _) => fold_into(
+                &say(language, "Done before this span:", "此前已完成："),
+                &items,
+                &mut lines,
+            ),
+        }
+    }
+    lines
+}
+
+/// One line for an earlier summary's open items that the span finished.
+pub(crate) fn finished_line(items: &[&str], language: Language) -> Option<String> {
+    (!items.is_empty()).then(|| {
+        format!(
+            "{} {}",
+            say(
+                language,
+                "Finished since the earlier summary:",
+                "先前摘要中的待办已完成："
+            ),
+            items
+                .iter()
+                .map(|item| item.trim_end_matches(['.', ':', '：']))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )
     })
 }
 

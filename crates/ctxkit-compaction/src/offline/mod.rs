@@ -21,6 +21,8 @@ mod work;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_merge;
+#[cfg(test)]
 mod tests_outcomes;
 
 use futures::future::BoxFuture;

@@ -281,12 +281,47 @@ pub(crate) fn constraints_in(text: &str) -> Vec<String> {
             {
                 continue;
             }
+            if describes_behaviour(&lower) {
+                continue;
+            }
             if let Some(clean) = without_abuse(&sentence) {
                 found.push(clip(clean.trim_start_matches(['-', '*', ' ']), 220));
             }
         }
     }
     found
+}
+
+/// Whether a sentence only reports how things behave now (`distances are always km`, `expired
+/// keys are never deleted though`): its only constraint word is "always" or "never" right after a
+/// form of "to be" or "to get", with no imperative, modal or preference beside it. That is the
+/// fault a request asks to change, not a rule to follow.
+fn describes_behaviour(lower: &str) -> bool {
+    let words: Vec<&str> = lower
+        .split(|character: char| !(character.is_alphanumeric() || character == '\''))
+        .filter(|word| !word.is_empty())
+        .collect();
+    let other_mark = CONSTRAINT_MARKS
+        .iter()
+        .filter(|mark| !matches!(**mark, "always" | "never"))
+        .any(|mark| lower.contains(mark))
+        || CONSTRAINT_OPENINGS
+            .iter()
+            .any(|opening| lower.starts_with(opening));
+    let mut adverbs = words
+        .iter()
+        .enumerate()
+        .filter(|(_, word)| matches!(**word, "always" | "never"))
+        .peekable();
+    adverbs.peek().is_some()
+        && !other_mark
+        && adverbs.all(|(index, _)| {
+            index > 0
+                && matches!(
+                    words[index - 1],
+                    "is" | "are" | "was" | "were" | "isn't" | "aren't" | "get" | "gets" | "got"
+                )
+        })
 }
 
 /// A sentence without a leading "ok,", "hm,", "so," or "well,".
@@ -464,6 +499,17 @@ mod tests {
         assert_eq!(
             constraints_in("不要修改公共接口。先读代码"),
             ["不要修改公共接口。"]
+        );
+        // A report of how things behave now is the fault to fix, not a rule.
+        assert_eq!(
+            constraints_in(
+                "good. old sessions are never purged though. add a purge job. Tokens must always be hashed."
+            ),
+            ["Tokens must always be hashed."]
+        );
+        assert_eq!(
+            constraints_in("next: totals are always rounded. Always run the linter first."),
+            ["Always run the linter first."]
         );
     }
 

@@ -132,6 +132,36 @@ pub(crate) fn is_exploration(command: &str) -> bool {
         || (first == "git" && GIT_LOOK.contains(&second) && !core.contains("&&"))
 }
 
+/// Options that make a program only list what exists (`xcodebuild -list`, `node --version`); a
+/// `--help` of the project's own program shows how it is run, so it is not one of them.
+const LISTING_OPTIONS: &[&str] = &["list", "version", "showsdks", "showbuildsettings"];
+
+/// Whether a command only looks around or tidies up: every part of it (`rm x && git status`) is a
+/// file operation, a look (`ls`, `git status`, `sed -n`), a listing subcommand (`kubectl describe`)
+/// or a listing option (`xcodebuild -list`). Such a command builds, tests, runs or ships nothing.
+pub(crate) fn is_side_command(command: &str) -> bool {
+    let core = command_core(command);
+    let segments: Vec<&str> = core
+        .split("&&")
+        .flat_map(|part| part.split(';'))
+        .flat_map(|part| part.split("||"))
+        .map(str::trim)
+        .filter(|segment| !segment.is_empty())
+        .collect();
+    !segments.is_empty()
+        && segments.iter().all(|segment| {
+            let listing_option = segment.split_whitespace().any(|word| {
+                word.starts_with('-')
+                    && LISTING_OPTIONS
+                        .contains(&word.trim_start_matches('-').to_lowercase().as_str())
+            });
+            is_file_operation(segment)
+                || is_exploration(segment)
+                || listing_option
+                || crate::offline::commands::is_query(segment)
+        })
+}
+
 /// The non-zero exit code a Pi bash result ends with.
 fn exit_code(result: &str) -> Option<i64> {
     let line = result
@@ -466,5 +496,17 @@ mod tests {
         assert!(!is_exploration("cargo test"));
         assert!(!is_exploration("git commit -m x"));
         assert!(!is_exploration("sed -i s/a/b/ x"));
+    }
+
+    #[test]
+    fn side_commands_build_nothing() {
+        assert!(is_side_command("xcodebuild -list -project App.xcodeproj"));
+        assert!(is_side_command("rm src/old.swift && git status --short"));
+        assert!(is_side_command("kubectl -n staging describe pod api-1"));
+        assert!(is_side_command("node --version; ls dist"));
+        assert!(!is_side_command("xcodebuild test -scheme App"));
+        assert!(!is_side_command("rm -rf build && cargo build"));
+        assert!(!is_side_command("npm version patch"));
+        assert!(!is_side_command("k6 run load/quote.js"));
     }
 }
