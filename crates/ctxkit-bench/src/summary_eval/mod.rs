@@ -14,6 +14,7 @@ mod cases_held_out_fourth;
 mod cases_held_out_ninth;
 mod cases_held_out_seventh;
 mod cases_held_out_sixth;
+mod cases_held_out_tenth;
 mod cases_held_out_third;
 mod cases_other;
 
@@ -69,6 +70,7 @@ pub fn corpus() -> Vec<Case> {
     cases.extend(cases_held_out_seventh::cases());
     cases.extend(cases_held_out_eighth::cases());
     cases.extend(cases_held_out_ninth::cases());
+    cases.extend(cases_held_out_tenth::cases());
     cases
 }
 
