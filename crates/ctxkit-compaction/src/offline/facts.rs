@@ -19,6 +19,8 @@ pub(crate) const MAX_IDENTIFIERS: usize = 30;
 #[derive(Debug, Default)]
 pub(crate) struct Facts {
     pub(crate) branches: Vec<String>,
+    /// The base branch the session went back to at its end without working on it.
+    pub(crate) returned_to: Option<String>,
     pub(crate) commits: Vec<String>,
     pub(crate) references: Vec<String>,
     pub(crate) versions: Vec<String>,
@@ -369,6 +371,7 @@ impl Facts {
             push_unique(&mut facts.commits, hash);
             branches.committed_on(branch);
         }
+        facts.returned_to = branches.returned_to();
         facts.branches = branches.into_list();
         for run in &work.commands {
             if is_project_command(&run.command) {

@@ -89,6 +89,12 @@ const CORRECTION_OPENINGS: &[&str] = &[
     "instead",
     "no,",
     "no.",
+    "no wait",
+    "no —",
+    "no -",
+    "no!",
+    "nein,",
+    "non,",
     "finalement",
     "en fait",
     "eigentlich",
@@ -108,8 +114,12 @@ pub(crate) fn is_correction(request: &str) -> bool {
             .next()
             .unwrap_or_default()
             .trim_matches(|c: char| !c.is_alphanumeric());
-        if word.is_empty() || !(LEAD_WORDS.contains(&word) || matches!(word, "hmm" | "hm" | "wait"))
-        {
+        // "Wait", "espera", "attends", "warte" hold the request before it back.
+        let holding = matches!(
+            word,
+            "hmm" | "hm" | "wait" | "espera" | "attends" | "attendez" | "warte" | "moment"
+        );
+        if word.is_empty() || !(LEAD_WORDS.contains(&word) || holding) {
             break;
         }
         rest = rest[rest.find(char::is_whitespace).unwrap_or(rest.len())..].trim_start();
@@ -172,6 +182,9 @@ mod tests {
             "No, return a 422 instead",
             "ok never mind the cache, profile it first",
             "Finalement non, renvoie plutôt une 422.",
+            "no wait — that crate is unmaintained. Don't use it.",
+            "Espera, mejor no. Deja el mensaje en español.",
+            "wait, no, keep the old endpoint",
         ] {
             assert!(is_correction(request), "{request}");
         }
@@ -179,6 +192,7 @@ mod tests {
             "add a toggle in Settings",
             "nothing actually changed, look again",
             "now bump the version",
+            "no tests may hit the network",
         ] {
             assert!(!is_correction(request), "{request}");
         }

@@ -28,7 +28,24 @@ pub(crate) fn lists_commits(command: &str) -> bool {
 pub(crate) struct Branches {
     seen: Vec<String>,
     worked_on: Vec<String>,
+    /// The branch the last checkout or switch went to, unless work was done on it since.
+    last_switch: Option<String>,
 }
+
+/// Whether a word after `git checkout` names a file rather than a branch: a name with a file
+/// extension (`Cargo.toml`, `src/main.rs`); a version-like branch (`release/2.1`) is not one.
+fn looks_like_path(name: &str) -> bool {
+    let last = name.rsplit('/').next().unwrap_or(name);
+    last.rsplit_once('.').is_some_and(|(stem, extension)| {
+        !stem.is_empty()
+            && !extension.is_empty()
+            && extension.len() <= 5
+            && extension.chars().all(|c| c.is_ascii_alphabetic())
+    })
+}
+
+/// Branches a session goes back to when it leaves its work (the project's base branches).
+const BASE_BRANCHES: &[&str] = &["main", "master", "develop", "development", "trunk"];
 
 fn accept(name: &str) -> bool {
     // `git push origin v0.8.0` pushes a tag.
@@ -49,7 +66,16 @@ impl Branches {
         push(&mut self.seen, name);
         if worked_on {
             push(&mut self.worked_on, name);
+            if self.last_switch.as_deref() == Some(name) {
+                self.last_switch = None;
+            }
         }
+    }
+
+    /// A checkout of or switch to an existing branch.
+    fn switch(&mut self, name: &str) {
+        self.add(name, false);
+        self.last_switch = Some(name.to_owned());
     }
 
     /// The branch a commit of the session was made on.
@@ -77,10 +103,19 @@ impl Branches {
                 .filter(|word| !word.starts_with('-'))
                 .collect();
             match verb {
-                "checkout" | "switch" if !core.contains(" -- ") => {
+                // `git checkout main -- Cargo.toml` and `git checkout Cargo.toml` restore files:
+                // no branch is switched to.
+                "checkout" | "switch"
+                    if !arguments.contains(&"--")
+                        && rest.len() == 1
+                        && !rest.iter().any(|name| looks_like_path(name)) =>
+                {
                     if let Some(name) = rest.first() {
-                        let created = flagged(&["-b", "-B", "-c", "-C", "--create"]);
-                        self.add(name, created);
+                        if flagged(&["-b", "-B", "-c", "-C", "--create"]) {
+                            self.add(name, true);
+                        } else {
+                            self.switch(name);
+                        }
                     }
                 }
                 "push" => {
@@ -104,7 +139,12 @@ impl Branches {
                 ("Switched to branch ", false),
             ] {
                 if let Some(name) = line.strip_prefix(prefix) {
-                    self.add(name.trim_matches(['\'', '"']), created);
+                    let name = name.trim_matches(['\'', '"']);
+                    if prefix == "Switched to branch " {
+                        self.switch(name);
+                    } else {
+                        self.add(name, created);
+                    }
                 }
             }
         }
@@ -119,6 +159,15 @@ impl Branches {
         } else {
             self.worked_on
         }
+    }
+
+    /// The base branch (`main`) the session switched back to at its end, when no work was done on
+    /// it: in the summary of a branch being left, that is where the user returns, not the branch
+    /// of the work.
+    pub(crate) fn returned_to(&self) -> Option<String> {
+        self.last_switch
+            .clone()
+            .filter(|name| BASE_BRANCHES.contains(&name.as_str()) && !self.worked_on.contains(name))
     }
 }
 
@@ -169,5 +218,35 @@ mod tests {
         branches.read_command("git checkout release/2.1 && git push origin v2.1.0 HEAD");
         branches.read_output("On branch main");
         assert_eq!(branches.into_list(), ["release/2.1", "main"]);
+    }
+
+    #[test]
+    fn restoring_files_names_no_branch() {
+        let mut branches = Branches::default();
+        branches.read_command("git checkout main -- Cargo.toml");
+        branches.read_command("git checkout -- src/lib.rs && git status");
+        branches.read_command("git checkout package.json && git checkout release/2.1");
+        branches.read_command("git checkout HEAD~1 src/a.rs src/b.rs");
+        assert_eq!(branches.into_list(), ["release/2.1"]);
+    }
+
+    #[test]
+    fn the_base_branch_gone_back_to_at_the_end_is_told_apart() {
+        let mut branches = Branches::default();
+        branches.read_command("git checkout perf/size");
+        branches.read_command("git checkout Cargo.toml && git checkout main");
+        branches.read_output("Switched to branch 'main'");
+        assert_eq!(branches.returned_to().as_deref(), Some("main"));
+
+        // Work done on the base branch after the switch keeps it.
+        let mut branches = Branches::default();
+        branches.read_command("git switch main");
+        branches.committed_on("main");
+        assert_eq!(branches.returned_to(), None);
+
+        // A feature branch switched to is where the work is.
+        let mut branches = Branches::default();
+        branches.read_command("git switch feat/export");
+        assert_eq!(branches.returned_to(), None);
     }
 }

@@ -13,11 +13,11 @@ use crate::offline::measures::stated_measurements;
 use crate::offline::merge;
 use crate::offline::previous::{Previous, Slot, parse_previous};
 use crate::offline::render::{Item, Section, Style};
+use crate::offline::say;
 use crate::offline::text::{
     Language, clean_request, clip, constraints_in, dedup_key, strip_injected,
 };
 use crate::offline::work::{Outcome, Work, is_file_operation};
-use crate::offline::{say, user_texts};
 
 /// The inner text of a branch or compaction summary that reached the model as a user message, and
 /// whether it was a branch summary.
@@ -78,7 +78,13 @@ pub(crate) fn sections(
     let (previous, branches) = earlier(conversation);
     let work = Work::from_parts(parts);
     let modified: Vec<String> = work.files.iter().map(|file| file.path.clone()).collect();
-    let facts = Facts::collect(parts, &work, &modified);
+    let mut facts = Facts::collect(parts, &work, &modified);
+    // On a branch being left, the base branch gone back to is not the branch of the work.
+    if span == Span::Branch
+        && let Some(base) = &facts.returned_to
+    {
+        facts.branches.retain(|branch| branch != base);
+    }
 
     let mut goal = Section::new("## Goal", Style::Bullet);
     goal.max_items = 16;
@@ -142,13 +148,15 @@ pub(crate) fn sections(
         let key = dedup_key(without_trailing_note(request));
         goal.items
             .retain(|item| dedup_key(without_trailing_note(&item.text)) != key);
-        // A request that takes back or corrects the one just before it shares that one's line.
+        // A request that takes back or corrects the one just before it replaces that one's line:
+        // what was taken back is no longer asked for. The span's first request states the task,
+        // which a correction amends rather than withdraws: the two share one line.
         let corrected = previous_request.take().filter(|before| {
             is_correction(request) && goal.items.last().is_some_and(|item| item.text == *before)
         });
         let request = match &corrected {
-            Some(before) => format!("{before} → {request}"),
-            None => request.clone(),
+            Some(before) if order == 1 => format!("{before} → {request}"),
+            Some(_) | None => request.clone(),
         };
         let text = if Some(*index) == latest {
             format!("{} {request}", say(language, "**Latest:**", "**最新：**"))
@@ -214,9 +222,23 @@ pub(crate) fn sections(
     for item in earlier_rules {
         constraints.push(item, 86);
     }
-    for text in user_texts(parts) {
-        for constraint in constraints_in(&strip_injected(text)) {
-            constraints.push(constraint, 85);
+    // A request the next one takes back ("forget that", "no wait —") states no rule; the span's
+    // first request, the task, keeps its rules.
+    let retracted: Vec<usize> = requests
+        .windows(2)
+        .skip(1)
+        .filter(|pair| is_correction(&pair[1].1))
+        .map(|pair| pair[0].0)
+        .collect();
+    for (index, part) in parts.iter().enumerate() {
+        if let Part::User(text) = part
+            && !text.starts_with("Ran `")
+            && carried(text).is_none()
+            && !retracted.contains(&index)
+        {
+            for constraint in constraints_in(&strip_injected(text)) {
+                constraints.push(constraint, 85);
+            }
         }
     }
     context_file_rules(parts, &mut constraints);

@@ -214,8 +214,14 @@ pub(crate) fn progress_items(work: &Work, earlier: &[FileChange], language: Lang
         if run.command.contains("git commit") && !work.commits.is_empty() {
             continue;
         }
-        // An inline script or a `--help` that ran cleanly was a probe, not work.
-        if (is_inline_script(&run.command) || is_help_probe(&run.command))
+        // An inline script, a `--help` or an inspection (`twiggy top`, `curl -sI`, a `select`)
+        // that ran cleanly was a probe, not work: what it showed counts when the assistant
+        // reports it.
+        let unreported = is_side_command(&run.command)
+            && !run.measured.as_deref().is_some_and(|measured| {
+                crate::offline::inspect::reported(measured, run.position, &work.reports)
+            });
+        if (is_inline_script(&run.command) || is_help_probe(&run.command) || unreported)
             && run.last == Outcome::Passed
             && run.failures == 0
         {

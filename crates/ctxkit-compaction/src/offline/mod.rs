@@ -10,6 +10,7 @@ mod facts;
 mod followups;
 mod git;
 mod history;
+mod inspect;
 mod items;
 mod measures;
 mod merge;

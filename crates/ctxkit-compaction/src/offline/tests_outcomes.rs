@@ -292,13 +292,21 @@ fn a_query_command_is_not_a_step_and_keeps_its_value() {
     ] {
         assert!(is_step(step), "{step}");
     }
+    // What a query showed is kept when the assistant reports it, not otherwise.
     let conversation = "[User]: how big is the image?\n\n\
         [Assistant tool calls]: bash(command=\"docker image ls api:ci --format '{{.Size}}'\")\n\n\
         [Tool result]: 512MB";
-    let summary = summarize_offline(&request(conversation, None, 2_000));
+    let reported = format!("{conversation}\n\n[Assistant]: The image is 512 MB.");
+    let summary = summarize_offline(&request(&reported, None, 2_000));
     assert!(
         section(&summary, "### Done")
             .contains("`docker image ls api:ci --format '{{.Size}}'`: 512MB"),
+        "{summary}"
+    );
+    let unreported = format!("{conversation}\n\n[Assistant]: Checked the image.");
+    let summary = summarize_offline(&request(&unreported, None, 2_000));
+    assert!(
+        !section(&summary, "### Done").contains("512MB"),
         "{summary}"
     );
 }

@@ -263,8 +263,22 @@ pub(crate) fn constraints_in(text: &str) -> Vec<String> {
     let own = strip_injected(text);
     let mut found = Vec::new();
     for line in prose_lines(&own) {
+        // The sentence before, and whether it was taken as a constraint.
+        let mut before: Option<(String, bool)> = None;
         for sentence in sentences(line) {
-            let sentence = without_lead_in(&sentence);
+            let mut sentence = without_hold(&without_lead_in(&sentence));
+            // A short sentence that refers back ("Don't use it.") is one rule with the sentence
+            // it points at: kept whole, not as a fragment.
+            if refers_back(&sentence)
+                && has_constraint_word(&sentence.to_lowercase())
+                && let Some((earlier, taken)) = before.take()
+            {
+                if taken {
+                    found.pop();
+                }
+                sentence = format!("{earlier} {sentence}");
+            }
+            before = Some((sentence.clone(), false));
             let lower = sentence.to_lowercase();
             let words = sentence.split_whitespace().count();
             let han = han_count(&sentence);
@@ -274,10 +288,7 @@ pub(crate) fn constraints_in(text: &str) -> Vec<String> {
                 || lower.starts_with("i think")
                 || lower.contains("i don't")
                 || lower.contains("i do not")
-                || !(CONSTRAINT_MARKS.iter().any(|mark| lower.contains(mark))
-                    || CONSTRAINT_OPENINGS
-                        .iter()
-                        .any(|opening| lower.starts_with(opening)))
+                || !has_constraint_word(&lower)
             {
                 continue;
             }
@@ -286,10 +297,38 @@ pub(crate) fn constraints_in(text: &str) -> Vec<String> {
             }
             if let Some(clean) = without_abuse(&sentence) {
                 found.push(clip(clean.trim_start_matches(['-', '*', ' ']), 220));
+                before = Some((sentence, true));
             }
         }
     }
     found
+}
+
+/// Whether a lowercased sentence holds a constraint word or opens like a rule.
+fn has_constraint_word(lower: &str) -> bool {
+    CONSTRAINT_MARKS.iter().any(|mark| lower.contains(mark))
+        || CONSTRAINT_OPENINGS
+            .iter()
+            .any(|opening| lower.starts_with(opening))
+}
+
+/// Whether a sentence is too short to stand alone (four words at most) and points back at the one
+/// before it with a pronoun ("Don't use it.", "Never do that again.", "Avoid those.").
+fn refers_back(sentence: &str) -> bool {
+    let words: Vec<String> = sentence
+        .split_whitespace()
+        .map(|word| {
+            word.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        })
+        .collect();
+    words.len() <= 4
+        && words.iter().any(|word| {
+            matches!(
+                word.as_str(),
+                "it" | "that" | "this" | "them" | "those" | "these"
+            )
+        })
 }
 
 /// Whether a sentence only reports how things behave now (`distances are always km`, `expired
@@ -336,6 +375,26 @@ fn without_lead_in(sentence: &str) -> String {
         rest = after.trim_start();
     }
     rest.to_owned()
+}
+
+/// A sentence without the "no wait —" or "wait," that holds back the request before it: a
+/// correction's lead-in is not a rule ("no …" would read as one).
+fn without_hold(sentence: &str) -> String {
+    let rest = sentence.trim();
+    [
+        "no wait —",
+        "no wait -",
+        "no wait,",
+        "no wait.",
+        "wait,",
+        "wait —",
+        "wait -",
+    ]
+    .iter()
+    .find_map(|hold| strip_prefix_ignoring_case(rest, hold))
+    .unwrap_or(rest)
+    .trim_start()
+    .to_owned()
 }
 
 /// `text` after an ASCII `prefix` matched without regard to case.
@@ -511,6 +570,25 @@ mod tests {
             constraints_in("next: totals are always rounded. Always run the linter first."),
             ["Always run the linter first."]
         );
+    }
+
+    #[test]
+    fn a_rule_that_refers_back_is_kept_with_its_sentence() {
+        assert_eq!(
+            constraints_in(
+                "no wait — left-pad is unmaintained and leaks memory, ops flagged it. Don't use it."
+            ),
+            ["left-pad is unmaintained and leaks memory, ops flagged it. Don't use it."]
+        );
+        assert_eq!(
+            constraints_in("Never force-push to main. Keep commits small and signed."),
+            [
+                "Never force-push to main.",
+                "Keep commits small and signed."
+            ]
+        );
+        // A correction's lead-in is not a rule of its own.
+        assert!(constraints_in("no wait — the parser is slow on long lines.").is_empty());
     }
 
     #[test]

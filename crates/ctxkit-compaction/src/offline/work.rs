@@ -61,6 +61,8 @@ pub(crate) struct Work {
     pub(crate) pending: Vec<String>,
     /// Paths read (for ranking), with how often.
     pub(crate) reads: Vec<String>,
+    /// The assistant's messages, with their part index.
+    pub(crate) reports: Vec<(usize, String)>,
 }
 
 /// First words of commands that only look around.
@@ -157,6 +159,7 @@ pub(crate) fn is_side_command(command: &str) -> bool {
             });
             is_file_operation(segment)
                 || is_exploration(segment)
+                || crate::offline::inspect::is_inspection(segment)
                 || listing_option
                 || crate::offline::commands::is_query(segment)
         })
@@ -279,7 +282,8 @@ impl Work {
                         work.record_command(position, command, output);
                     }
                 }
-                Part::Assistant(_) | Part::Thinking(_) => {}
+                Part::Assistant(text) => work.reports.push((position, text.clone())),
+                Part::Thinking(_) => {}
             }
         }
         for call in &queue {
