@@ -545,13 +545,15 @@ fn tail(
         }
     }
     match answer {
-        None => next.push(
-            format!(
-                "{} {request}",
-                say(language, "Answer the latest request:", "处理最新请求：")
-            ),
-            95,
-        ),
+        None => {
+            if next.items.is_empty() {
+                next.empty = Some(say(
+                    language,
+                    "(none besides answering the latest request, in Goal and In Progress)",
+                    "（无：处理最新请求，见目标与进行中）",
+                ));
+            }
+        }
         Some((_, text)) if work.pending.is_empty() => {
             let question = sentences(text)
                 .into_iter()

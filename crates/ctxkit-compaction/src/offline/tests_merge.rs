@@ -1,5 +1,6 @@
 //! How an update carries an earlier summary (merged, not repeated) and which lines a successor does
-//! not need: side commands, a hash already told, an earlier item the span finished.
+//! not need: side commands, a hash already told, an earlier item the span finished, a repeat of
+//! the latest request.
 
 use super::tests::{request, section};
 use super::*;
@@ -76,4 +77,24 @@ fn an_update_folds_the_earlier_done_items_and_tells_finished_open_items_once() {
         "{summary}"
     );
     assert!(summary.contains("`feat/limits`"), "{summary}");
+}
+
+/// An unanswered latest request is said in Goal and In Progress; Next Steps points at it.
+#[test]
+fn an_unanswered_latest_request_is_not_repeated_in_next_steps() {
+    let conversation = "[User]: fix the overflow in src/sum.rs\n\n\
+        [Assistant]: Fixed: `sum` now saturates.\n\n\
+        [User]: now add a `--strict` flag to the CLI that fails on overflow";
+    let summary = summarize_offline(&request(conversation, None, 2_000));
+    assert_eq!(
+        summary.matches("add a `--strict` flag").count(),
+        2,
+        "{summary}"
+    );
+    assert!(section(&summary, "### In Progress").contains("`--strict`"));
+    let next = section(&summary, "## Next Steps");
+    assert!(
+        next.contains("(none besides answering the latest request") && !next.contains("--strict"),
+        "{summary}"
+    );
 }
