@@ -1,4 +1,4 @@
-//! The eleventh held-out set, four sessions written blind on 2026-11-26 (about 19:15–19:35 UTC),
+//! The eleventh held-out set, four sessions written blind on 2026-11-26 (around 19:20 UTC),
 //! before any summary of them was read and without running `summary-eval` or the tests, by someone
 //! who had not read the offline summarizer's code (`crates/ctxkit-compaction/src/offline/`). What
 //! was read before writing: issue 18, the `summary-eval` section of `docs/summaries.md` (and, shown
