@@ -9,6 +9,7 @@ mod cases_developed_third;
 mod cases_english;
 mod cases_held_out;
 mod cases_held_out_eighth;
+mod cases_held_out_eleventh;
 mod cases_held_out_fifth;
 mod cases_held_out_fourth;
 mod cases_held_out_ninth;
@@ -71,6 +72,7 @@ pub fn corpus() -> Vec<Case> {
     cases.extend(cases_held_out_eighth::cases());
     cases.extend(cases_held_out_ninth::cases());
     cases.extend(cases_held_out_tenth::cases());
+    cases.extend(cases_held_out_eleventh::cases());
     cases
 }
 
