@@ -27,6 +27,26 @@ const ERROR_MARKS: &[&str] = &[
     "Failed ",
 ];
 
+/// Whether a line is a frame of a pasted stack trace: it opens like one (`at …`, `(app 0.1.0) …`,
+/// `File "…"`, `from …`) and names a `file:line` location. Its versions and names are the trace's,
+/// not the user's words.
+pub(crate) fn is_stack_frame(line: &str) -> bool {
+    let trimmed = line.trim_start();
+    let opens_like_frame = ["at ", "(", "File \"", "from "]
+        .iter()
+        .any(|opening| trimmed.starts_with(opening));
+    let located = trimmed.split_whitespace().any(|word| {
+        word.split(':')
+            .nth(1)
+            .is_some_and(|number| !number.is_empty() && number.chars().all(|c| c.is_ascii_digit()))
+            && word
+                .split(':')
+                .next()
+                .is_some_and(|file| file.contains('.'))
+    });
+    opens_like_frame && (located || (trimmed.starts_with("File \"") && trimmed.contains(", line ")))
+}
+
 /// Whether a result line reads as an error message rather than code that mentions errors or a
 /// summary line that reports none (`test result: ok. 3 passed; 0 failed`).
 pub(crate) fn is_error_line(line: &str) -> bool {
@@ -197,4 +217,27 @@ pub(crate) fn is_generic_banner(line: &str) -> bool {
             || artifact(bare)
     });
     traceback || gradle || driver || mute
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stack_frames_are_told_from_the_user_words() {
+        for line in [
+            "    (app 0.1.0) lib/app_web/live/index.ex:91: AppWeb.Index.low?/1",
+            "    at Object.<anonymous> (src/load.ts:12:5)",
+            "  File \"app/main.py\", line 12, in handler",
+        ] {
+            assert!(is_stack_frame(line), "{line}");
+        }
+        for line in [
+            "bump the version to 0.4.2 in Cargo.toml",
+            "(see src/load.ts for the loader)",
+            "at least keep the 2.1.0 API",
+        ] {
+            assert!(!is_stack_frame(line), "{line}");
+        }
+    }
 }

@@ -305,7 +305,17 @@ impl Facts {
                             .or_insert((order, 0.0));
                         entry.1 = (entry.1 + 0.25).min(1.0);
                     }
-                    (clean_request(&own, 4_000).unwrap_or_default(), 3.0, true)
+                    // A pasted stack trace's frames are output too.
+                    let words_of_user: Vec<&str> = own
+                        .lines()
+                        .filter(|line| !crate::offline::errors::is_stack_frame(line))
+                        .collect();
+                    let words_of_user = words_of_user.join("\n");
+                    (
+                        clean_request(&words_of_user, 4_000).unwrap_or_default(),
+                        3.0,
+                        true,
+                    )
                 }
                 Part::Assistant(text) => (text.clone(), 1.0, true),
                 Part::Thinking(text) => (text.clone(), 0.5, true),

@@ -2,8 +2,9 @@
 //! already there ("rebase on main and push", "ok, run the whole suite too") adds no task. Once later
 //! work answered it, its command is in Progress, and the Goal keeps the tasks.
 
-use crate::extract::identifiers;
+use crate::extract::{Part, identifiers};
 use crate::offline::text::constraints_in;
+use crate::offline::work::Work;
 
 /// Words before the verb that carry nothing ("ok.", "good,", "then"), also in the other languages
 /// sessions are held in ("Top.", "Parfait,", "Super, danke.", "Vale,").
@@ -11,14 +12,24 @@ const LEAD_WORDS: &[&str] = &[
     "ok", "okay", "good", "great", "nice", "cool", "thanks", "yes", "yeah", "yep", "alright",
     "perfect", "then", "now", "so", "and", "please", "pls", "also", "top", "super", "parfait",
     "merci", "bien", "alors", "danke", "gut", "prima", "bitte", "vale", "perfecto", "genial",
-    "gracias", "bueno",
+    "gracias", "bueno", "perfeito", "ótimo", "otimo", "beleza", "valeu", "obrigado", "então",
+    "agora", "certo", "pronto",
 ];
 
 /// Verbs of the workflow around a task, not of a task.
 const WORKFLOW_VERBS: &[&str] = &[
     "run", "rerun", "re-run", "retry", "redo", "commit", "push", "rebase", "merge", "tag", "bump",
-    "squash", "amend",
+    "squash", "amend", "commita", "commite", "pousse", "pushea",
 ];
+
+/// Verbs that open a branch or a pull request ("create a branch and commit", "cria uma branch e
+/// commita", "open a draft PR"): workflow when a branch or PR word follows within two words.
+const OPENING_VERBS: &[&str] = &[
+    "create", "open", "cria", "crie", "abre", "abra", "crea", "crée", "cree", "ouvre", "erstelle",
+];
+
+/// What such a verb opens.
+const BRANCH_WORDS: &[&str] = &["branch", "branche", "rama", "pr", "mr", "draft"];
 
 /// Verbs of a task: a request holding one asks for work, whatever it opens with ("run clippy and
 /// fix the warnings").
@@ -62,19 +73,119 @@ pub(crate) fn is_workflow_follow_up(request: &str) -> bool {
         .map(|word| word.trim_matches(|c: char| !c.is_alphanumeric() && c != '-'))
         .filter(|word| !word.is_empty())
         .collect();
-    let mut rest = words.iter().skip_while(|word| LEAD_WORDS.contains(word));
-    let Some(verb) = rest.next() else {
+    let lead = words
+        .iter()
+        .take_while(|word| LEAD_WORDS.contains(word))
+        .count();
+    let Some(verb) = words.get(lead) else {
         return false;
     };
     let retry_with_value =
         *verb == "try" && request.chars().any(|character| character.is_ascii_digit());
-    (WORKFLOW_VERBS.contains(verb) || retry_with_value)
+    let opens_branch = OPENING_VERBS.contains(verb)
+        && words
+            .iter()
+            .skip(lead + 1)
+            .take(2)
+            .any(|word| BRANCH_WORDS.contains(word));
+    (WORKFLOW_VERBS.contains(verb) || retry_with_value || opens_branch)
         && words.len() <= 16
-        && !words.iter().any(|word| TASK_VERBS.contains(word))
+        && !words.iter().enumerate().any(|(position, word)| {
+            TASK_VERBS.contains(word) && !(opens_branch && position == lead)
+        })
         && !request.contains(['`', '?', '？', '/'])
         && identifiers(request).is_empty()
         && constraints_in(request).is_empty()
         && !has_version(request)
+}
+
+/// Whether the work after the request at `index` finished it: nothing pending, no command after it
+/// failing at the end, and the assistant spoke after it.
+pub(crate) fn finished_at_end(parts: &[Part], work: &Work, index: usize) -> bool {
+    work.pending.is_empty()
+        && !work.failing().iter().any(|run| run.position > index)
+        && parts
+            .iter()
+            .skip(index + 1)
+            .any(|part| matches!(part, Part::Assistant(_)))
+}
+
+/// Words a question opens with, in the languages sessions are held in.
+const QUESTION_WORDS: &[&str] = &[
+    "what", "which", "who", "where", "when", "why", "how", "does", "do", "is", "are", "can",
+    "could", "did", "was", "qual", "quais", "como", "onde", "quando", "qué", "que", "cuál", "cómo",
+    "dónde", "quel", "quelle", "comment", "où", "pourquoi", "welche", "welcher", "wie", "wo",
+    "warum",
+];
+
+/// Whether `request` only asks a question ("what python does prod run? I think the base image is
+/// old too"): after filler it opens with a question word, holds a question mark, and asks for no
+/// task or workflow step and states no rule. Once answered it is not a goal.
+pub(crate) fn is_question(request: &str) -> bool {
+    let lower = request.to_lowercase();
+    let words: Vec<&str> = lower
+        .split_whitespace()
+        .map(|word| word.trim_matches(|c: char| !c.is_alphanumeric() && c != '-'))
+        .filter(|word| !word.is_empty())
+        .collect();
+    words
+        .iter()
+        .find(|word| !LEAD_WORDS.contains(word))
+        .is_some_and(|word| QUESTION_WORDS.contains(word))
+        && request.contains(['?', '？'])
+        && !words
+            .windows(2)
+            .any(|pair| pair[1] == "about" && matches!(pair[0], "what" | "how"))
+        && words.len() <= 30
+        && !words.iter().any(|word| TASK_VERBS.contains(word))
+        && !asks_a_step_after_the_question(&lower)
+        && constraints_in(request).is_empty()
+}
+
+/// Whether what follows the first question mark asks for a workflow step ("are we all committed?
+/// if not, commit first").
+fn asks_a_step_after_the_question(lower: &str) -> bool {
+    lower.split_once(['?', '？']).is_some_and(|(_, rest)| {
+        rest.split(|c: char| !c.is_alphanumeric() && c != '-')
+            .any(|word| WORKFLOW_VERBS.contains(&word))
+    })
+}
+
+/// Marks of a request changing an earlier rule or plan ("change of plan", "no more .bak files",
+/// "instead").
+const CHANGE_MARKS: &[&str] = &[
+    "change of plan",
+    "instead",
+    "no more",
+    "no longer",
+    "anymore",
+    "any more",
+    "from now on",
+];
+
+/// The code-like words of a text (`.bak`, `saves/legacy/`, `v2`, `snake_case`): with a dot, a
+/// slash, an underscore or a digit.
+fn code_words(text: &str) -> Vec<String> {
+    text.split(|c: char| c.is_whitespace() || ",;:()`'\"".contains(c))
+        .map(|word| word.trim_end_matches(['.', '!', '?']).to_lowercase())
+        .filter(|word| {
+            word.chars().any(char::is_alphabetic)
+                && word
+                    .chars()
+                    .any(|c| matches!(c, '.' | '/' | '_') || c.is_ascii_digit())
+        })
+        .collect()
+}
+
+/// Whether `request` changes the earlier `rule`: it says it changes something ("change of plan",
+/// "no more", "instead") and names a code-like word of the rule (`.bak`).
+pub(crate) fn changes_rule(request: &str, rule: &str) -> bool {
+    let lower = request.to_lowercase();
+    let rule_words = code_words(rule);
+    CHANGE_MARKS.iter().any(|mark| lower.contains(mark))
+        && code_words(request)
+            .iter()
+            .any(|word| rule_words.contains(word))
 }
 
 /// How a request that takes back or corrects the one before it opens ("actually scrap the
@@ -155,6 +266,9 @@ mod tests {
             "Rerun the migration",
             "Parfait. Commit sur la branche puis pousse.",
             "Vale, commit y push.",
+            "perfeito, cria uma branch e commita",
+            "create a branch and commit",
+            "push and open a draft PR",
         ] {
             assert!(is_workflow_follow_up(request), "{request}");
         }
@@ -170,9 +284,42 @@ mod tests {
             "fix the flaky retry in the upload client and then run the whole suite again",
             "Run clippy and fix the warnings.",
             "run the formatter, then update the changelog",
+            "create a settings page and commit it",
+            "open the export dialog from the toolbar",
         ] {
             assert!(!is_workflow_follow_up(request), "{request}");
         }
+    }
+
+    #[test]
+    fn questions_are_told_from_requests() {
+        for request in [
+            "what python does prod run? I think the base image is old too",
+            "ok, which queue does the worker read from?",
+            "Qual versão do Postgres roda em produção?",
+        ] {
+            assert!(is_question(request), "{request}");
+        }
+        for request in [
+            "how do I fix the failing build?",
+            "what about adding a cache to the resolver?",
+            "is it safe? never push to main directly",
+            "are we all committed? if not, commit first",
+            "run the tests again",
+        ] {
+            assert!(!is_question(request), "{request}");
+        }
+    }
+
+    #[test]
+    fn a_changed_rule_is_told() {
+        let rule = "Keep a `.bak` copy next to every migrated v1 save";
+        assert!(changes_rule(
+            "change of plan: no more .bak files, move the originals into old/ instead",
+            rule
+        ));
+        assert!(!changes_rule("also write a .bak for the config", rule));
+        assert!(!changes_rule("no more logging in the hot loop", rule));
     }
 
     #[test]

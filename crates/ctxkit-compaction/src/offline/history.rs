@@ -4,7 +4,9 @@
 
 use crate::extract::{Conversation, Part, identifiers, sentences};
 use crate::offline::facts::Facts;
-use crate::offline::followups::{is_correction, is_workflow_follow_up};
+use crate::offline::followups::{
+    changes_rule, finished_at_end, is_correction, is_question, is_workflow_follow_up,
+};
 use crate::offline::items::{
     FILES_PRIORITY, context_file_rules, decisions, fact_items, last_report, progress_items,
     without_trailing_note,
@@ -133,15 +135,26 @@ pub(crate) fn sections(
     }
     let latest = requests.last().map(|(index, _)| *index);
     // A workflow follow-up ("rebase on main and push") that later work answered is told by that
-    // work's line in Progress; the Goal keeps the tasks.
+    // work's line in Progress; the Goal keeps the tasks. The latest one too, once the span
+    // finished it: a command ran after it, none failed or is pending, and the assistant answered.
     let mut follow_ups = 0;
     let mut previous_request: Option<String> = None;
     for (order, (index, request)) in requests.iter().enumerate() {
-        if Some(*index) != latest
+        if (Some(*index) != latest || (order > 0 && finished_at_end(parts, &work, *index)))
             && is_workflow_follow_up(request)
             && work.commands.iter().any(|run| run.position > *index)
         {
             follow_ups += 1;
+            continue;
+        }
+        // A question the assistant answered is not a goal; the answer is in Progress.
+        if Some(*index) != latest
+            && is_question(request)
+            && parts
+                .iter()
+                .skip(index + 1)
+                .any(|part| matches!(part, Part::Assistant(_)))
+        {
             continue;
         }
         // Repeats of one request (`… (iteration 3)`) keep the latest wording.
@@ -216,11 +229,21 @@ pub(crate) fn sections(
 
     let mut constraints = Section::new("## Constraints & Preferences", Style::Bullet);
     constraints.max_items = 14;
+    // An earlier rule a request of the span changed ("no more .bak files") is replaced by it.
+    let changed = |rule: &str| {
+        requests
+            .iter()
+            .any(|(_, request)| changes_rule(request, rule))
+    };
     for item in previous.of(Slot::Constraints) {
-        constraints.push(item, 86);
+        if !changed(item) {
+            constraints.push(item, 86);
+        }
     }
     for item in earlier_rules {
-        constraints.push(item, 86);
+        if !changed(&item) {
+            constraints.push(item, 86);
+        }
     }
     // A request the next one takes back ("forget that", "no wait —") states no rule; the span's
     // first request, the task, keeps its rules.

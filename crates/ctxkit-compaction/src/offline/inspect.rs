@@ -59,6 +59,23 @@ pub(crate) fn is_inspection(segment: &str) -> bool {
     INSPECTORS.contains(&program) || headers_only || reads_only
 }
 
+/// Whether a segment installs dependencies with its output silenced (`pip install -r
+/// requirements.txt -q`, `npm ci --silent`): done before a look, it only prepares that look.
+pub(crate) fn is_quiet_install(segment: &str) -> bool {
+    let words: Vec<&str> = segment.split_whitespace().collect();
+    words
+        .iter()
+        .take(3)
+        .any(|word| matches!(*word, "install" | "ci" | "sync" | "add"))
+        && words.iter().any(|word| {
+            matches!(*word, "--quiet" | "--silent" | "-qq")
+                || (word.starts_with('-')
+                    && !word.starts_with("--")
+                    && word.contains('q')
+                    && word.chars().skip(1).all(|c| c.is_ascii_alphabetic()))
+        })
+}
+
 /// Whether a later message of the assistant reports a number of `measured` (`740MB` told as
 /// "740 MB"): numbers of two digits or more, matched whole.
 pub(crate) fn reported(measured: &str, after: usize, reports: &[(usize, String)]) -> bool {
@@ -98,6 +115,14 @@ mod tests {
         ));
         assert!(!is_side_command("psql -c \"UPDATE t SET a = 1\""));
         assert!(!is_side_command("mysql -e 'select 1' && npm test"));
+        assert!(is_side_command(
+            "pip install -r requirements.txt --no-deps -q && python --version"
+        ));
+        assert!(!is_side_command("pip install -r requirements.txt -q"));
+        assert!(!is_side_command(
+            "pip install -r requirements.txt && python --version"
+        ));
+        assert!(!is_side_command("npm ci --silent && npm test"));
     }
 
     #[test]

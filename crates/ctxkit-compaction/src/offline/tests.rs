@@ -450,6 +450,32 @@ fn finished_workflow_follow_ups_leave_the_goal() {
     );
 }
 
+/// The latest request, a workflow follow-up the span finished ("push and open a draft PR"), leaves
+/// the Goal; one still failing stays.
+#[test]
+fn a_finished_latest_follow_up_leaves_the_goal() {
+    let start = "[User]: Add retries to the upload client in src/upload.rs\n\n\
+        [Assistant]: Added retries.\n\n\
+        [User]: push and open a draft PR\n\n\
+        [Assistant tool calls]: bash(command=\"git push -u origin retries && gh pr create --draft\")\n\n";
+    let finished =
+        format!("{start}[Tool result]: https://example.com/pr/9\n\n[Assistant]: Opened PR 9.");
+    let summary = summarize_offline(&request(&finished, None, 2_000));
+    assert!(
+        !section(&summary, "## Goal").contains("draft PR"),
+        "{summary}"
+    );
+    let failed = format!(
+        "{start}[Tool result]: error: failed to push some refs\nCommand exited with code 1\n\n\
+         [Assistant]: The push was rejected."
+    );
+    let summary = summarize_offline(&request(&failed, None, 2_000));
+    assert!(
+        section(&summary, "## Goal").contains("**Latest:** push and open a draft PR"),
+        "{summary}"
+    );
+}
+
 /// A path that a request in Goal names is not listed again under Files, whatever the request's rank.
 #[test]
 fn a_path_a_request_names_is_not_listed_again() {

@@ -150,18 +150,23 @@ pub(crate) fn is_side_command(command: &str) -> bool {
         .map(str::trim)
         .filter(|segment| !segment.is_empty())
         .collect();
+    let side = |segment: &&str| {
+        let listing_option = segment.split_whitespace().any(|word| {
+            word.starts_with('-')
+                && LISTING_OPTIONS.contains(&word.trim_start_matches('-').to_lowercase().as_str())
+        });
+        is_file_operation(segment)
+            || is_exploration(segment)
+            || crate::offline::inspect::is_inspection(segment)
+            || listing_option
+            || crate::offline::commands::is_query(segment)
+    };
+    // A quiet install that only prepares a look (`pip install -q … && python --version`) is part
+    // of the look.
+    let looks_at_end = segments.last().is_some_and(side);
     !segments.is_empty()
         && segments.iter().all(|segment| {
-            let listing_option = segment.split_whitespace().any(|word| {
-                word.starts_with('-')
-                    && LISTING_OPTIONS
-                        .contains(&word.trim_start_matches('-').to_lowercase().as_str())
-            });
-            is_file_operation(segment)
-                || is_exploration(segment)
-                || crate::offline::inspect::is_inspection(segment)
-                || listing_option
-                || crate::offline::commands::is_query(segment)
+            side(segment) || (looks_at_end && crate::offline::inspect::is_quiet_install(segment))
         })
 }
 
