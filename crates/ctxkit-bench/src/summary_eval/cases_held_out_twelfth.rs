@@ -4,8 +4,8 @@
 //! `docs/summaries.md` (scoring only), this module's `mod.rs` and `builder.rs`, and
 //! `cases_held_out_third.rs` as a format example (besides, a grep for how `parallel_turn` is called
 //! showed a few lines of the seventh and eleventh sets, and their case names; none of their facts).
-//! The fact lists were written as an engineer taking
-//! over each session would list what they must know, and `summary-eval` was not run before commit.
+//! The fact lists were written as an engineer taking over each session would list what they must
+//! know, and `summary-eval` was not run before commit.
 //! Reported apart from the other held-out sessions ("12th set").
 
 use ctxkit_compaction::SummaryPurpose;
