@@ -17,6 +17,7 @@ mod cases_held_out_seventh;
 mod cases_held_out_sixth;
 mod cases_held_out_tenth;
 mod cases_held_out_third;
+mod cases_held_out_twelfth;
 mod cases_other;
 
 use ctxkit_compaction::{
@@ -73,6 +74,7 @@ pub fn corpus() -> Vec<Case> {
     cases.extend(cases_held_out_ninth::cases());
     cases.extend(cases_held_out_tenth::cases());
     cases.extend(cases_held_out_eleventh::cases());
+    cases.extend(cases_held_out_twelfth::cases());
     cases
 }
 
