@@ -2,7 +2,7 @@
 //! the earlier summary, whatever format that one had — earlier items first, finished ones moved from
 //! In Progress to Done, nothing dropped except by the budget, which says so.
 
-use crate::extract::{Conversation, Part, identifiers, sentences};
+use crate::extract::{Conversation, Part, identifiers};
 use crate::offline::facts::Facts;
 use crate::offline::followups::{
     changes_rule, finished_at_end, is_correction, is_question, is_workflow_follow_up,
@@ -13,54 +13,14 @@ use crate::offline::items::{
 };
 use crate::offline::measures::stated_measurements;
 use crate::offline::merge;
-use crate::offline::previous::{Previous, Slot, parse_previous};
+use crate::offline::previous::{Slot, carried, earlier};
 use crate::offline::render::{Item, Section, Style};
 use crate::offline::say;
+use crate::offline::tail::tail;
 use crate::offline::text::{
     Language, clean_request, clip, constraints_in, dedup_key, strip_injected,
 };
 use crate::offline::work::{Outcome, Work, is_file_operation};
-
-/// The inner text of a branch or compaction summary that reached the model as a user message, and
-/// whether it was a branch summary.
-pub(crate) fn carried(text: &str) -> Option<(&str, bool)> {
-    for (prefix, branch) in [
-        (ctxkit_session::BRANCH_SUMMARY_PREFIX, true),
-        (ctxkit_session::COMPACTION_SUMMARY_PREFIX, false),
-    ] {
-        if let Some(inner) = text.strip_prefix(prefix) {
-            return Some((
-                inner.trim_end().trim_end_matches("</summary>").trim(),
-                branch,
-            ));
-        }
-    }
-    None
-}
-
-/// The earlier summaries: the `<previous-summary>` and compaction summaries inside the span; branch
-/// summaries come back separately.
-fn earlier(conversation: &Conversation) -> (Previous, Vec<String>) {
-    let mut previous = conversation
-        .previous_summary
-        .as_deref()
-        .map(parse_previous)
-        .unwrap_or_default();
-    let mut branches = Vec::new();
-    for part in &conversation.parts {
-        if let Part::User(text) = part
-            && let Some((inner, branch)) = carried(text)
-        {
-            let parsed = parse_previous(inner);
-            if branch {
-                branches.extend(parsed.items.into_iter().map(|(_, item)| item).take(4));
-            } else {
-                previous.items.extend(parsed.items);
-            }
-        }
-    }
-    (previous, branches)
-}
 
 /// What the summarized span is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -508,98 +468,4 @@ pub(crate) fn sections(
         next,
         critical,
     ]
-}
-
-/// In Progress and Next Steps from the end of the span: a pending tool call, a failing command, an
-/// unanswered request, or a question to the user.
-fn tail(
-    parts: &[Part],
-    requests: &[(usize, String)],
-    work: &Work,
-    language: Language,
-    in_progress: &mut Section,
-    next: &mut Section,
-) {
-    let Some((request_index, request)) = requests.last() else {
-        return;
-    };
-    let answer = parts
-        .iter()
-        .enumerate()
-        .skip(request_index + 1)
-        .filter_map(|(index, part)| match part {
-            Part::Assistant(text) => Some((index, text.as_str())),
-            Part::User(_) | Part::Thinking(_) | Part::ToolCalls(_) | Part::ToolResult(_) => None,
-        })
-        .next_back();
-    let failing: Vec<_> = work
-        .failing()
-        .into_iter()
-        .filter(|run| run.position > *request_index)
-        .collect();
-    let open = !work.pending.is_empty() || !failing.is_empty() || answer.is_none();
-    if open {
-        in_progress.push(request.clone(), 98);
-    }
-    if let Some(pending) = work.pending.first() {
-        next.push(
-            format!(
-                "{} `{}`",
-                say(
-                    language,
-                    "Check the result of the pending call",
-                    "查看尚未返回的调用结果："
-                ),
-                clip(pending, 160)
-            ),
-            97,
-        );
-    }
-    for run in failing {
-        if let Outcome::Failed(error) = &run.last {
-            next.push(
-                format!(
-                    "{} `{}` ({error})",
-                    say(language, "Make it pass:", "修复使其通过："),
-                    run.command
-                ),
-                96,
-            );
-        }
-    }
-    match answer {
-        None => {
-            if next.items.is_empty() {
-                next.empty = Some(say(
-                    language,
-                    "(none besides answering the latest request, in Goal and In Progress)",
-                    "（无：处理最新请求，见目标与进行中）",
-                ));
-            }
-        }
-        Some((_, text)) if work.pending.is_empty() => {
-            let question = sentences(text)
-                .into_iter()
-                .rev()
-                .find(|sentence| sentence.ends_with(['?', '？']));
-            if let Some(question) = question {
-                next.push(
-                    format!(
-                        "{} {}",
-                        say(language, "Wait for the user's answer to:", "等待用户回答："),
-                        clip(&question, 220)
-                    ),
-                    94,
-                );
-            }
-        }
-        Some(_) => {}
-    }
-    if !open && next.items.is_empty() {
-        next.empty = Some(say(
-            language,
-            "(none recorded: the latest request looked finished)",
-            "（无：最新请求看来已完成）",
-        ));
-    }
 }

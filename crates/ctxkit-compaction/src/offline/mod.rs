@@ -16,6 +16,7 @@ mod measures;
 mod merge;
 mod previous;
 mod render;
+mod tail;
 mod text;
 mod work;
 
@@ -68,7 +69,7 @@ impl Summarizer for OfflineSummarizer {
 /// The user's own messages of a conversation (not shell runs, not carried summaries).
 fn user_texts(parts: &[Part]) -> impl Iterator<Item = &str> {
     parts.iter().filter_map(|part| match part {
-        Part::User(text) if !text.starts_with("Ran `") && history::carried(text).is_none() => {
+        Part::User(text) if !text.starts_with("Ran `") && previous::carried(text).is_none() => {
             Some(text.as_str())
         }
         Part::User(_)

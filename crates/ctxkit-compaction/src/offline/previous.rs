@@ -3,7 +3,7 @@
 //! Code's numbered sections (`1. Primary Request and Intent:`). Every item lands in some section;
 //! headings it does not know go to Critical Context with the heading as a label.
 
-use crate::extract::{identifiers, sentences};
+use crate::extract::{Conversation, Part, identifiers, sentences};
 use crate::offline::measures::stated_values;
 use crate::offline::text::{clip, strip_prefix_ignoring_case};
 
@@ -291,6 +291,47 @@ pub(crate) fn parse_previous(text: &str) -> Previous {
         previous.items.push((item_slot, item));
     }
     previous
+}
+
+/// The inner text of a branch or compaction summary that reached the model as a user message, and
+/// whether it was a branch summary.
+pub(crate) fn carried(text: &str) -> Option<(&str, bool)> {
+    for (prefix, branch) in [
+        (ctxkit_session::BRANCH_SUMMARY_PREFIX, true),
+        (ctxkit_session::COMPACTION_SUMMARY_PREFIX, false),
+    ] {
+        if let Some(inner) = text.strip_prefix(prefix) {
+            return Some((
+                inner.trim_end().trim_end_matches("</summary>").trim(),
+                branch,
+            ));
+        }
+    }
+    None
+}
+
+/// The earlier summaries: the `<previous-summary>` and compaction summaries inside the span; branch
+/// summaries come back separately.
+pub(crate) fn earlier(conversation: &Conversation) -> (Previous, Vec<String>) {
+    let mut previous = conversation
+        .previous_summary
+        .as_deref()
+        .map(parse_previous)
+        .unwrap_or_default();
+    let mut branches = Vec::new();
+    for part in &conversation.parts {
+        if let Part::User(text) = part
+            && let Some((inner, branch)) = carried(text)
+        {
+            let parsed = parse_previous(inner);
+            if branch {
+                branches.extend(parsed.items.into_iter().map(|(_, item)| item).take(4));
+            } else {
+                previous.items.extend(parsed.items);
+            }
+        }
+    }
+    (previous, branches)
 }
 
 #[cfg(test)]
