@@ -242,6 +242,12 @@ pub(crate) fn path_shaped(token: &str, seen: &[String]) -> bool {
     let extension = last
         .rsplit_once('.')
         .is_some_and(|(stem, extension)| !stem.is_empty() && (1..=10).contains(&extension.len()));
+    let tools_saw = seen.iter().any(|path| {
+        path == bare || path.starts_with(&format!("{bare}/")) || path.ends_with(&format!("/{bare}"))
+    });
+    if is_url_route(bare, extension) && !tools_saw {
+        return false;
+    }
     extension
         || bare.starts_with(['.', '/', '~'])
         || bare.ends_with('/')
@@ -251,6 +257,23 @@ pub(crate) fn path_shaped(token: &str, seen: &[String]) -> bool {
                 || path.starts_with(&format!("{bare}/"))
                 || path.ends_with(&format!("/{bare}"))
         })
+}
+
+/// Whether a token is an HTTP route (`/api/cart`, `/v1/transfers`), not a file: a leading slash,
+/// no extension, and a first segment that names an API (`api`, `graphql`) or its version (`v1`).
+fn is_url_route(bare: &str, extension: bool) -> bool {
+    let Some(route) = bare.strip_prefix('/') else {
+        return false;
+    };
+    let first = route
+        .split('/')
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let version = first.len() >= 2
+        && first.starts_with('v')
+        && first[1..].chars().all(|c| c.is_ascii_digit());
+    !extension && !bare.ends_with('/') && (matches!(first.as_str(), "api" | "graphql") || version)
 }
 
 /// Paths the tools were given (a `path` argument, a word of a command), for `path_shaped`.
@@ -463,8 +486,13 @@ mod tests {
             "date/time",
             "client/server",
             "upstream/dev",
+            "/api/cart",
+            "/v1/transfers",
         ] {
             assert!(!path_shaped(word, &seen), "{word}");
         }
+        let seen = vec!["/api/cart".to_owned()];
+        assert!(path_shaped("/api/cart", &seen));
+        assert!(path_shaped("/api/openapi.yaml", &[]));
     }
 }

@@ -128,9 +128,27 @@ pub(crate) fn is_question(request: &str) -> bool {
         .map(|word| word.trim_matches(|c: char| !c.is_alphanumeric() && c != '-'))
         .filter(|word| !word.is_empty())
         .collect();
-    words
+    let lead = words
         .iter()
-        .find(|word| !LEAD_WORDS.contains(word))
+        .take_while(|word| LEAD_WORDS.contains(word))
+        .count();
+    // A label before the question ("unrelated question:", "quick q:") is filler too.
+    let label = lower
+        .split_once(':')
+        .map(|(before, _)| before.split_whitespace().collect::<Vec<_>>())
+        .filter(|before| {
+            before.len() > lead
+                && before.len() <= lead + 3
+                && before.last().is_some_and(|word| {
+                    matches!(
+                        word.trim_matches(|c: char| !c.is_alphanumeric()),
+                        "question" | "q" | "pergunta" | "pregunta" | "domanda" | "frage"
+                    )
+                })
+        })
+        .map_or(0, |before| before.len() - lead);
+    words
+        .get(lead + label)
         .is_some_and(|word| QUESTION_WORDS.contains(word))
         && request.contains(['?', '？'])
         && !words
@@ -297,6 +315,8 @@ mod tests {
             "what python does prod run? I think the base image is old too",
             "ok, which queue does the worker read from?",
             "Qual versão do Postgres roda em produção?",
+            "thanks. unrelated question: why is the build so slow on CI? it takes 6 minutes",
+            "quick question: which queue does the worker read from?",
         ] {
             assert!(is_question(request), "{request}");
         }
@@ -306,6 +326,8 @@ mod tests {
             "is it safe? never push to main directly",
             "are we all committed? if not, commit first",
             "run the tests again",
+            "quick question: can you fix the failing build?",
+            "the question: keep it or not?",
         ] {
             assert!(!is_question(request), "{request}");
         }

@@ -59,14 +59,25 @@ pub(crate) fn is_inspection(segment: &str) -> bool {
     INSPECTORS.contains(&program) || headers_only || reads_only
 }
 
-/// Whether a segment installs dependencies with its output silenced (`pip install -r
-/// requirements.txt -q`, `npm ci --silent`): done before a look, it only prepares that look.
+/// Whether a segment installs dependencies or builds with its tests skipped, its output silenced
+/// (`pip install -r requirements.txt -q`, `npm ci --silent`, `mvn -q package -DskipTests`): done
+/// before a look, it only prepares that look. A segment that runs tests (`cargo test -q`,
+/// `pytest -q`) is never one.
 pub(crate) fn is_quiet_install(segment: &str) -> bool {
     let words: Vec<&str> = segment.split_whitespace().collect();
-    words
+    let skips_tests = words.iter().any(|word| {
+        let option = word.to_ascii_lowercase();
+        option.starts_with('-') && option.contains("skip") && option.contains("test")
+    });
+    let runs_tests = words
+        .iter()
+        .any(|word| !word.starts_with('-') && word.to_ascii_lowercase().contains("test"));
+    (words
         .iter()
         .take(3)
         .any(|word| matches!(*word, "install" | "ci" | "sync" | "add"))
+        || skips_tests)
+        && !runs_tests
         && words.iter().any(|word| {
             matches!(*word, "--quiet" | "--silent" | "-qq")
                 || (word.starts_with('-')
@@ -123,6 +134,14 @@ mod tests {
             "pip install -r requirements.txt && python --version"
         ));
         assert!(!is_side_command("npm ci --silent && npm test"));
+        assert!(is_side_command(
+            "mvn -q package -DskipTests && ls -l target/*.jar"
+        ));
+        assert!(!is_side_command(
+            "mvn package -DskipTests && ls -l target/*.jar"
+        ));
+        assert!(!is_side_command("mvn -q package && ls -l target/*.jar"));
+        assert!(!is_side_command("cargo test -q && ls -l target"));
     }
 
     #[test]
