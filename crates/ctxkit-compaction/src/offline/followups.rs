@@ -246,7 +246,16 @@ pub(crate) fn is_correction(request: &str) -> bool {
         // "Wait", "espera", "attends", "warte" hold the request before it back.
         let holding = matches!(
             word,
-            "hmm" | "hm" | "wait" | "espera" | "attends" | "attendez" | "warte" | "moment"
+            "hmm"
+                | "hm"
+                | "ah"
+                | "oh"
+                | "wait"
+                | "espera"
+                | "attends"
+                | "attendez"
+                | "warte"
+                | "moment"
         );
         if word.is_empty() || !(LEAD_WORDS.contains(&word) || holding) {
             break;
@@ -268,6 +277,42 @@ fn has_version(text: &str) -> bool {
                     .split('.')
                     .all(|part| !part.is_empty() && part.chars().all(|c| c.is_ascii_digit()))
         })
+}
+
+/// Words a sentence that only takes the request before it back ends with: it points back ("don't
+/// skip it") and names nothing of its own.
+const BACK_REFERENCES: &[&str] = &["it", "that", "this", "them"];
+
+/// A correction without its opening sentence when that sentence only takes the request before it
+/// back ("ok no, you're right, don't skip it. find the actual cause" → "find the actual cause"):
+/// the sentence is short, ends with a word pointing back, and a task of three words or more
+/// follows. Otherwise the whole request.
+pub(crate) fn correction_task(request: &str) -> &str {
+    if !is_correction(request) {
+        return request;
+    }
+    let Some(end) = request.find(['.', '!', ';']) else {
+        return request;
+    };
+    let (cancel, rest) = (&request[..end], request[end + 1..].trim_start());
+    let cancel_words: Vec<String> = cancel
+        .split_whitespace()
+        .map(|word| {
+            word.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        })
+        .filter(|word| !word.is_empty())
+        .collect();
+    let only_takes_back = cancel_words.len() <= 8
+        && cancel_words
+            .last()
+            .is_some_and(|word| BACK_REFERENCES.contains(&word.as_str()))
+        && identifiers(cancel).is_empty();
+    if only_takes_back && rest.split_whitespace().count() >= 3 {
+        rest
+    } else {
+        request
+    }
 }
 
 #[cfg(test)]
@@ -345,6 +390,23 @@ mod tests {
     }
 
     #[test]
+    fn a_correction_keeps_its_task_not_its_taking_back() {
+        assert_eq!(
+            correction_task("ok no, you're right, don't skip it. find the actual cause, no hiding"),
+            "find the actual cause, no hiding"
+        );
+        for request in [
+            "forget Redis. we're not adding go-redis, Postgres is fast enough",
+            "no wait — that crate is unmaintained. Don't use it.",
+            "No, return a 422 instead",
+            "no, drop that. ok",
+            "add a toggle. then skip it. and more words here",
+        ] {
+            assert_eq!(correction_task(request), request);
+        }
+    }
+
+    #[test]
     fn corrections_of_the_request_before_are_told() {
         for request in [
             "hmm, actually scrap the toggle. follow the locale",
@@ -354,6 +416,7 @@ mod tests {
             "no wait — that crate is unmaintained. Don't use it.",
             "Espera, mejor no. Deja el mensaje en español.",
             "wait, no, keep the old endpoint",
+            "Ah no, allora lasciamo perdere: restiamo sulla versione attuale.",
         ] {
             assert!(is_correction(request), "{request}");
         }

@@ -5,7 +5,8 @@
 use crate::extract::{Conversation, Part, identifiers};
 use crate::offline::facts::Facts;
 use crate::offline::followups::{
-    changes_rule, finished_at_end, is_correction, is_question, is_workflow_follow_up,
+    changes_rule, correction_task, finished_at_end, is_correction, is_question,
+    is_workflow_follow_up,
 };
 use crate::offline::items::{
     FILES_PRIORITY, context_file_rules, decisions, fact_items, last_report, progress_items,
@@ -129,7 +130,8 @@ pub(crate) fn sections(
         });
         let request = match &corrected {
             Some(before) if order == 1 => format!("{before} → {request}"),
-            Some(_) | None => request.clone(),
+            Some(_) => correction_task(request).to_owned(),
+            None => request.clone(),
         };
         let text = if Some(*index) == latest {
             format!("{} {request}", say(language, "**Latest:**", "**最新：**"))
@@ -219,7 +221,8 @@ pub(crate) fn sections(
             && carried(text).is_none()
             && !retracted.contains(&index)
         {
-            for constraint in constraints_in(&strip_injected(text)) {
+            // A sentence that only takes the request before back states no rule.
+            for constraint in constraints_in(correction_task(&strip_injected(text))) {
                 constraints.push(constraint, 85);
             }
         }
