@@ -360,7 +360,13 @@ pub(crate) fn sections(
             ));
         }
     }
-    let report = last_report(parts);
+    // On a branch being left the last report tells what the branch found out (the measurements,
+    // what blocked it), and nothing later will: it keeps more of it.
+    let report_limit = match span {
+        Span::History => 280,
+        Span::Branch => 600,
+    };
+    let report = last_report(parts, report_limit);
     let mut assistant_texts: Vec<&str> = parts
         .iter()
         .filter_map(|part| match part {

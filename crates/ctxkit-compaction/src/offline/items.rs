@@ -487,8 +487,8 @@ pub(crate) fn context_file_rules(parts: &[Part], constraints: &mut Section) {
 }
 
 /// The assistant's last reply when it reports something concrete (a name, a number, a path) rather
-/// than a question or a pleasantry.
-pub(crate) fn last_report(parts: &[Part]) -> Option<String> {
+/// than a question or a pleasantry, clipped to `limit` characters.
+pub(crate) fn last_report(parts: &[Part], limit: usize) -> Option<String> {
     let text = parts.iter().rev().find_map(|part| match part {
         Part::Assistant(text) => Some(text),
         Part::User(_) | Part::Thinking(_) | Part::ToolCalls(_) | Part::ToolResult(_) => None,
@@ -496,5 +496,5 @@ pub(crate) fn last_report(parts: &[Part]) -> Option<String> {
     let concrete = text.contains('`')
         || text.chars().any(|character| character.is_ascii_digit())
         || !identifiers(text).is_empty();
-    (concrete && !text.trim_end().ends_with(['?', '？'])).then(|| clip(text, 280))
+    (concrete && !text.trim_end().ends_with(['?', '？'])).then(|| clip(text, limit))
 }

@@ -98,3 +98,24 @@ fn an_unanswered_latest_request_is_not_repeated_in_next_steps() {
         "{summary}"
     );
 }
+
+#[test]
+fn a_left_branch_keeps_more_of_its_last_report() {
+    let report = format!(
+        "Dropped. Branch `spike/trie` is kept, not merged. Learned: {}the trie is 3.1x slower \
+         (1.20 → 3.72 us/op) and adds 0.8 MB.",
+        "the wildcard routes need a special case per shape, ".repeat(6)
+    );
+    let conversation = format!(
+        "[User]: try a trie for the router in src/router.rs\n\n\
+         [Assistant tool calls]: edit(path=\"src/router.rs\", edits=[{{\"oldText\":\"a\",\"newText\":\"b\"}}])\n\n\
+         [Tool result]: Successfully replaced text in src/router.rs.\n\n\
+         [User]: drop it, write down what we learned\n\n[Assistant]: {report}"
+    );
+    let mut branch = request(&conversation, None, 2_000);
+    branch.purpose = SummaryPurpose::Branch;
+    let summary = summarize_offline(&branch);
+    assert!(summary.contains("3.72 us/op"), "{summary}");
+    let history = summarize_offline(&request(&conversation, None, 2_000));
+    assert!(!history.contains("3.72 us/op"), "{history}");
+}
