@@ -17,6 +17,7 @@ mod cases_held_out_seventh;
 mod cases_held_out_sixth;
 mod cases_held_out_tenth;
 mod cases_held_out_third;
+mod cases_held_out_thirteenth;
 mod cases_held_out_twelfth;
 mod cases_other;
 
@@ -75,6 +76,7 @@ pub fn corpus() -> Vec<Case> {
     cases.extend(cases_held_out_tenth::cases());
     cases.extend(cases_held_out_eleventh::cases());
     cases.extend(cases_held_out_twelfth::cases());
+    cases.extend(cases_held_out_thirteenth::cases());
     cases
 }
 
