@@ -315,9 +315,70 @@ pub(crate) fn correction_task(request: &str) -> &str {
     }
 }
 
+/// Words that report something working ("everything works now"): a message made of such a report
+/// tells the assistant how it went, it asks for nothing.
+const WORKING_WORDS: &[&str] = &[
+    "works",
+    "working",
+    "worked",
+    "funciona",
+    "fonctionne",
+    "funktioniert",
+];
+
+/// Whether `request` asks for nothing once answered: a short message that names nothing (no
+/// identifier, number or path), holds no task or workflow verb and no rule, and is either a check-in
+/// or question ("you still there?", "any other such issues possibly?") or a report that something
+/// works ("jesus, everything works, you are a monster"). Not a goal.
+pub(crate) fn asks_nothing(request: &str) -> bool {
+    if request
+        .chars()
+        .any(|c| c.is_ascii_digit() || c == '`' || crate::offline::text::is_han(c))
+        || !identifiers(request).is_empty()
+        || !constraints_in(request).is_empty()
+    {
+        return false;
+    }
+    let lower = request.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '-')
+        .filter(|word| !word.is_empty())
+        .collect();
+    let asks_work = words
+        .iter()
+        .any(|word| TASK_VERBS.contains(word) || WORKFLOW_VERBS.contains(word));
+    let checks_in = request.trim_end().ends_with(['?', '？']);
+    let reports_working = words.iter().any(|word| WORKING_WORDS.contains(word));
+    words.len() <= 12 && !asks_work && (checks_in || reports_working)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_check_in_or_a_report_that_it_works_asks_nothing() {
+        for request in [
+            "i'm now in the new implementation, you still there?",
+            "any other such pathing issues possibly?",
+            "jesus, everything works, you are a monster",
+            "nice, it works now!",
+        ] {
+            assert!(asks_nothing(request), "{request}");
+        }
+        for request in [
+            "yes need to be fully clean",
+            "now the same for the admin page",
+            "it works locally but fails on CI, can you fix it?",
+            "does `cargo test` pass?",
+            "works on 1.74 too?",
+            "Añade la validación en el formulario",
+            "为什么这样做？",
+            "never push to main, ok?",
+        ] {
+            assert!(!asks_nothing(request), "{request}");
+        }
+    }
 
     #[test]
     fn workflow_steps_are_follow_ups_and_tasks_are_not() {

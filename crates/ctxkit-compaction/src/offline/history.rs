@@ -5,7 +5,7 @@
 use crate::extract::{Conversation, Part, identifiers};
 use crate::offline::facts::Facts;
 use crate::offline::followups::{
-    changes_rule, correction_task, finished_at_end, is_correction, is_question,
+    asks_nothing, changes_rule, correction_task, finished_at_end, is_correction, is_question,
     is_workflow_follow_up,
 };
 use crate::offline::items::{
@@ -108,9 +108,10 @@ pub(crate) fn sections(
             follow_ups += 1;
             continue;
         }
-        // A question the assistant answered is not a goal; the answer is in Progress.
+        // A question the assistant answered is not a goal (the answer is in Progress), nor is a
+        // check-in or a report that something works.
         if Some(*index) != latest
-            && is_question(request)
+            && (is_question(request) || asks_nothing(request))
             && parts
                 .iter()
                 .skip(index + 1)
