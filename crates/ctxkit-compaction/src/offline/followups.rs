@@ -63,20 +63,30 @@ const TASK_VERBS: &[&str] = &[
     "revert",
 ];
 
+/// The words of a lowercased text, without their punctuation (hyphens kept).
+fn words_of(lower: &str) -> Vec<&str> {
+    lower
+        .split_whitespace()
+        .map(|word| word.trim_matches(|c: char| !c.is_alphanumeric() && c != '-'))
+        .filter(|word| !word.is_empty())
+        .collect()
+}
+
+/// How many filler words ("ok", "thanks", "perfeito") open `words`.
+fn filler_words(words: &[&str]) -> usize {
+    words
+        .iter()
+        .take_while(|word| LEAD_WORDS.contains(word))
+        .count()
+}
+
 /// Whether `request` only asks for a step of the workflow: it opens (after filler) with a workflow
 /// verb — or with "try" and a number, a retry with another value ("try a 14 day lookback") — names
 /// no path, symbol or version, asks for no task, states no rule, asks nothing, and is short.
 pub(crate) fn is_workflow_follow_up(request: &str) -> bool {
     let lower = request.to_lowercase();
-    let words: Vec<&str> = lower
-        .split_whitespace()
-        .map(|word| word.trim_matches(|c: char| !c.is_alphanumeric() && c != '-'))
-        .filter(|word| !word.is_empty())
-        .collect();
-    let lead = words
-        .iter()
-        .take_while(|word| LEAD_WORDS.contains(word))
-        .count();
+    let words = words_of(&lower);
+    let lead = filler_words(&words);
     let Some(verb) = words.get(lead) else {
         return false;
     };
@@ -123,15 +133,8 @@ const QUESTION_WORDS: &[&str] = &[
 /// task or workflow step and states no rule. Once answered it is not a goal.
 pub(crate) fn is_question(request: &str) -> bool {
     let lower = request.to_lowercase();
-    let words: Vec<&str> = lower
-        .split_whitespace()
-        .map(|word| word.trim_matches(|c: char| !c.is_alphanumeric() && c != '-'))
-        .filter(|word| !word.is_empty())
-        .collect();
-    let lead = words
-        .iter()
-        .take_while(|word| LEAD_WORDS.contains(word))
-        .count();
+    let words = words_of(&lower);
+    let lead = filler_words(&words);
     // A label before the question ("unrelated question:", "quick q:") is filler too.
     let label = lower
         .split_once(':')
