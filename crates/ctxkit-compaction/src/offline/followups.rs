@@ -298,18 +298,12 @@ pub(crate) fn correction_task(request: &str) -> &str {
         return request;
     };
     let (cancel, rest) = (&request[..end], request[end + 1..].trim_start());
-    let cancel_words: Vec<String> = cancel
-        .split_whitespace()
-        .map(|word| {
-            word.trim_matches(|c: char| !c.is_alphanumeric())
-                .to_lowercase()
-        })
-        .filter(|word| !word.is_empty())
-        .collect();
+    let cancel_lower = cancel.to_lowercase();
+    let cancel_words = words_of(&cancel_lower);
     let only_takes_back = cancel_words.len() <= 8
         && cancel_words
             .last()
-            .is_some_and(|word| BACK_REFERENCES.contains(&word.as_str()))
+            .is_some_and(|word| BACK_REFERENCES.contains(word))
         && identifiers(cancel).is_empty();
     if only_takes_back && rest.split_whitespace().count() >= 3 {
         rest
@@ -343,10 +337,7 @@ pub(crate) fn asks_nothing(request: &str) -> bool {
         return false;
     }
     let lower = request.to_lowercase();
-    let words: Vec<&str> = lower
-        .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '-')
-        .filter(|word| !word.is_empty())
-        .collect();
+    let words = words_of(&lower);
     let asks_work = words
         .iter()
         .any(|word| TASK_VERBS.contains(word) || WORKFLOW_VERBS.contains(word));

@@ -35,13 +35,9 @@ pub(crate) fn is_inspection(segment: &str) -> bool {
     let first = words.first().copied().unwrap_or_default();
     let program = first.rsplit('/').next().unwrap_or(first);
     let headers_only = matches!(program, "curl" | "wget" | "http")
-        && words.iter().any(|word| {
-            matches!(*word, "--head" | "--spider")
-                || (word.starts_with('-')
-                    && !word.starts_with("--")
-                    && word.contains('I')
-                    && word.chars().skip(1).all(|c| c.is_ascii_alphabetic()))
-        });
+        && words
+            .iter()
+            .any(|word| matches!(*word, "--head" | "--spider") || is_short_flag_with(word, 'I'));
     let lower = segment.to_lowercase();
     let reads_only = ['"', '\'']
         .iter()
@@ -79,12 +75,16 @@ pub(crate) fn is_quiet_install(segment: &str) -> bool {
         || skips_tests)
         && !runs_tests
         && words.iter().any(|word| {
-            matches!(*word, "--quiet" | "--silent" | "-qq")
-                || (word.starts_with('-')
-                    && !word.starts_with("--")
-                    && word.contains('q')
-                    && word.chars().skip(1).all(|c| c.is_ascii_alphabetic()))
+            matches!(*word, "--quiet" | "--silent" | "-qq") || is_short_flag_with(word, 'q')
         })
+}
+
+/// Whether `word` is a group of short flags holding `letter` (`-sI`, `-qq`).
+fn is_short_flag_with(word: &str, letter: char) -> bool {
+    word.starts_with('-')
+        && !word.starts_with("--")
+        && word.contains(letter)
+        && word.chars().skip(1).all(|c| c.is_ascii_alphabetic())
 }
 
 /// Whether a later message of the assistant reports a number of `measured` (`740MB` told as
