@@ -177,6 +177,13 @@ impl SessionIndex {
         let entry = &self.entries[position];
         match entry.parent_id() {
             Some(parent) if parent != entry.id() => {
+                // Most entries follow their parent: the entry just before holds the latest use of
+                // its id, so it is what the table would give, found without hashing.
+                if let Some(previous) = position.checked_sub(1)
+                    && self.entries.get(previous).map(StoredEntry::id) == Some(parent)
+                {
+                    return u32::try_from(previous).unwrap_or(NO_PARENT - 1);
+                }
                 self.by_id.get(&self.entries, parent).unwrap_or(NO_PARENT)
             }
             Some(_) | None => NO_PARENT,
@@ -275,7 +282,7 @@ impl SessionIndex {
     }
 
     fn report_dangling(&self, diagnostics: &mut Vec<Diagnostic>) {
-        for entry in &self.entries {
+        for (entry, &resolved) in self.entries.iter().zip(&self.parents) {
             let line = Some(entry.line());
             if entry.parent_id() == Some(entry.id()) {
                 diagnostics.push(Diagnostic {
@@ -285,6 +292,8 @@ impl SessionIndex {
                     },
                 });
             } else if let Some(parent) = entry.parent_id()
+                // A resolved parent is indexed; only an unresolved one may be missing.
+                && resolved == NO_PARENT
                 && self.by_id.get(&self.entries, parent).is_none()
             {
                 diagnostics.push(Diagnostic {

@@ -16,6 +16,7 @@ mod context;
 mod diagnostics;
 mod entry;
 mod error;
+mod fast_head;
 mod head;
 mod ids;
 mod index;
