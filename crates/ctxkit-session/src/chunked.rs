@@ -3,7 +3,7 @@
 //! a chunk's edge are joined afterwards. Most of the cost of reading a large file is the kernel filling
 //! fresh memory; spread over the cores it no longer bounds the time to open.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fs::File;
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
@@ -33,18 +33,18 @@ pub(crate) struct ChunkedRead {
     pub(crate) bytes: u64,
 }
 
-/// One chunk, read and split; the lines inside it are already converted.
+/// One chunk, read and split; the lines inside it are already converted. The text before its first
+/// newline and after its last one belongs to lines that cross a chunk's edge: those are read again
+/// whole when the chunks are joined (copying their pieces cost more, as they are often long ones).
 struct Chunk {
-    /// Whether the chunk holds a newline; when not, `first` is all of it.
-    has_newline: bool,
-    /// The text before the first newline (the end of a line begun in earlier chunks).
-    first: String,
-    /// The lines between the first and the last newline: index among them, and body (blank skipped).
-    inner: Vec<(usize, LoadedBody)>,
+    /// Where the chunk's first newline is in the file; `None` when it holds none.
+    first_newline: Option<u64>,
+    /// The lines between the first and the last newline (blank ones skipped), numbered from 0 among
+    /// them.
+    inner: Vec<LoadedLine>,
     /// How many lines lie between the first and the last newline, blank ones included.
     inner_count: usize,
-    /// The text after the last newline, and its offset in the file.
-    tail: String,
+    /// Where the text after the last newline starts in the file.
     tail_offset: u64,
     ends_with_newline: bool,
 }
@@ -74,8 +74,9 @@ pub(crate) fn read_lines_chunked(
     let ranges: Vec<Range<usize>> = bounds.windows(2).map(|pair| pair[0]..pair[1]).collect();
     let wave = 2 * rayon::current_num_threads().max(1);
     let mut state = Joiner {
+        file,
         number: 0,
-        pending: String::new(),
+        buffer: Vec::new(),
         pending_offset: 0,
         ends_with_newline: true,
     };
@@ -107,35 +108,28 @@ pub(crate) fn read_lines_chunked(
             None => break,
         }
     }
-    let Joiner {
-        mut number,
-        pending,
-        pending_offset,
-        ends_with_newline,
-    } = state;
-    if !pending.is_empty() {
-        number += 1;
-        if let Some(body) = line_body(&pending, pending_offset, &source) {
-            sink(vec![LoadedLine::new(number, body)])?;
-        }
+    if state.pending_offset < length as u64 && !state.finish_line(length as u64, &source, sink)? {
+        return Ok(None);
     }
     Ok(Some(ChunkedRead {
-        ends_with_newline,
+        ends_with_newline: state.ends_with_newline,
         bytes: length as u64,
     }))
 }
 
 /// The joining of chunks into lines, in file order.
-struct Joiner {
+struct Joiner<'f> {
+    file: &'f File,
     /// Lines handed out so far (blank ones counted).
     number: usize,
-    /// The line in progress: its pieces from earlier chunks, and where it starts in the file.
-    pending: String,
+    /// Where the line in progress starts in the file.
     pending_offset: u64,
+    /// Holds each line that crosses a chunk's edge, read again whole; kept from line to line.
+    buffer: Vec<u8>,
     ends_with_newline: bool,
 }
 
-impl Joiner {
+impl Joiner<'_> {
     /// Joins one wave of chunks onto the lines before it and hands their lines to `sink`; `false`
     /// when a chunk could not be read as text (see [`read_lines_chunked`]).
     fn join(
@@ -148,23 +142,54 @@ impl Joiner {
             let Some(chunk) = chunk else {
                 return Ok(false);
             };
-            self.pending.push_str(&chunk.first);
             self.ends_with_newline = chunk.ends_with_newline;
-            if !chunk.has_newline {
+            let Some(first_newline) = chunk.first_newline else {
                 continue;
+            };
+            if !self.finish_line(first_newline, source, sink)? {
+                return Ok(false);
             }
-            self.number += 1;
-            let mut lines = Vec::with_capacity(chunk.inner.len() + 1);
-            if let Some(body) = line_body(&self.pending, self.pending_offset, source) {
-                lines.push(LoadedLine::new(self.number, body));
+            // The chunk's own lines go on as they are, numbered in place (moving them to another
+            // list cost a copy and fresh pages for every line).
+            let mut inner = chunk.inner;
+            for line in &mut inner {
+                line.renumber(self.number + 1);
             }
-            for (inner, body) in chunk.inner {
-                lines.push(LoadedLine::new(self.number + 1 + inner, body));
-            }
-            sink(lines)?;
+            sink(inner)?;
             self.number += chunk.inner_count;
-            self.pending = chunk.tail;
             self.pending_offset = chunk.tail_offset;
+        }
+        Ok(true)
+    }
+
+    /// Hands out the line in progress, which ends at `end`, read again whole; `false` when it is
+    /// no longer there or not text (the file changed since its chunks were read).
+    fn finish_line(
+        &mut self,
+        end: u64,
+        source: &Arc<BodyFile>,
+        sink: &mut (dyn FnMut(Vec<LoadedLine>) -> Result<()> + Send),
+    ) -> Result<bool> {
+        self.number += 1;
+        let Ok(length) = usize::try_from(end.saturating_sub(self.pending_offset)) else {
+            return Ok(false);
+        };
+        if self.buffer.len() < length {
+            self.buffer.resize(length, 0);
+        }
+        let Some(bytes) = self.buffer.get_mut(..length) else {
+            return Ok(false);
+        };
+        match self.file.read_exact_at(bytes, self.pending_offset) {
+            Ok(()) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(false),
+            Err(error) => return Err(SessionError::io("read", source.path())(error)),
+        }
+        let Ok(text) = simdutf8::basic::from_utf8(bytes) else {
+            return Ok(false);
+        };
+        if let Some(body) = line_body(text, self.pending_offset, source) {
+            sink(vec![LoadedLine::new(self.number, body)])?;
         }
         Ok(true)
     }
@@ -223,6 +248,8 @@ fn chunk_bounds(file: &File, length: usize) -> std::io::Result<Vec<usize>> {
 }
 
 thread_local! {
+    /// How many lines this thread's next chunk is expected to hold (its last one's count, and some).
+    static LINES_PER_CHUNK: Cell<usize> = const { Cell::new(0) };
     /// Each thread's chunk buffer, reused from chunk to chunk: a fresh one per chunk would cost a
     /// page fault and the kernel zeroing a page for every 4 KiB read.
     static CHUNK_BUFFER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
@@ -265,16 +292,14 @@ fn split_chunk(bytes: &[u8], chunk_start: usize, source: &Arc<BodyFile>) -> Opti
         memchr::memrchr(b'\n', text.as_bytes()),
     ) else {
         return Some(Chunk {
-            has_newline: false,
-            first: text.to_owned(),
+            first_newline: None,
             inner: Vec::new(),
             inner_count: 0,
-            tail: String::new(),
             tail_offset: 0,
             ends_with_newline,
         });
     };
-    let mut inner = Vec::new();
+    let mut inner = Vec::with_capacity(LINES_PER_CHUNK.get());
     let mut inner_count = 0;
     let mut line_start = first + 1;
     for newline in memchr::memchr_iter(
@@ -287,17 +312,17 @@ fn split_chunk(bytes: &[u8], chunk_start: usize, source: &Arc<BodyFile>) -> Opti
             file_offset(line_start),
             source,
         ) {
-            inner.push((inner_count, body));
+            inner.push(LoadedLine::new(inner_count, body));
         }
         inner_count += 1;
         line_start = end + 1;
     }
+    // Room for as many lines next time, and a little more.
+    LINES_PER_CHUNK.set(inner.len() + inner.len() / 4 + 16);
     Some(Chunk {
-        has_newline: true,
-        first: text.get(..first).unwrap_or_default().to_owned(),
+        first_newline: Some(file_offset(first)),
         inner,
         inner_count,
-        tail: text.get(last + 1..).unwrap_or_default().to_owned(),
         tail_offset: file_offset(last + 1),
         ends_with_newline,
     })

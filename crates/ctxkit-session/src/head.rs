@@ -176,19 +176,6 @@ const STOP: &str = "\u{1}ctxkit: the head is complete";
 /// and whether the whole line was read (and so checked to be JSON). A line read only in part must be
 /// checked when it is first read back (see `StoredEntry::raw`).
 pub(crate) fn read_head_prefix(line: &str) -> Result<(EntryHead<'_>, bool), serde_json::Error> {
-    if let Some(fast) = crate::fast_head::read(line) {
-        if !crate::scan::closes_after_message_head(line.as_bytes(), fast.rest) {
-            return Err(cut_short());
-        }
-        return Ok((fast.head, false));
-    }
-    read_head_prefix_with_parser(line)
-}
-
-/// [`read_head_prefix`] by the JSON parser alone, for a line of any shape.
-pub(crate) fn read_head_prefix_with_parser(
-    line: &str,
-) -> Result<(EntryHead<'_>, bool), serde_json::Error> {
     let mut deserializer = serde_json::Deserializer::from_str(line);
     let (head, complete) = read_until(&mut deserializer, StopAt::IndexHead)?;
     if !complete && !crate::scan::closes_as_one_object(line.as_bytes()) {
@@ -197,10 +184,11 @@ pub(crate) fn read_head_prefix_with_parser(
     Ok((head, complete))
 }
 
+/// Why a line read in part is refused when its object does not close.
+pub(crate) const CUT_SHORT: &str = "the line ends before its object closes (a write cut short?)";
+
 fn cut_short() -> serde_json::Error {
-    <serde_json::Error as de::Error>::custom(
-        "the line ends before its object closes (a write cut short?)",
-    )
+    <serde_json::Error as de::Error>::custom(CUT_SHORT)
 }
 
 /// Reads the head of an entry line for a listing, stopping inside the message of a `message` entry

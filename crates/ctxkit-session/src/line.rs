@@ -84,6 +84,14 @@ impl LoadedLine {
         }
         Self { number, body }
     }
+
+    /// Moves the line `by` lines further down the file (its entry too).
+    pub(crate) fn renumber(&mut self, by: usize) {
+        self.number += by;
+        if let LoadedBody::Entry(entry) = &mut self.body {
+            entry.set_line(self.number);
+        }
+    }
 }
 
 /// The lines of a file.

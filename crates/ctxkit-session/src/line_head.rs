@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 
 use crate::entry::{EntryMeta, intern};
-use crate::head::{EntryHead, read_head_prefix};
+use crate::head::{CUT_SHORT, EntryHead, Lax, MessageHead, read_head_prefix};
 
 fn boxed(value: Option<Cow<'_, str>>) -> Option<Box<str>> {
     value.map(Box::from)
@@ -31,6 +31,27 @@ impl<'a> LineHead<'a> {
     /// Reads the head of `raw` from its first fields when they say all the index needs (see
     /// `head::read_head_prefix`); also returns whether the whole line was read.
     pub(crate) fn read_prefix(raw: &'a str) -> Result<(Self, bool), HeadError> {
+        if let Some(fast) = crate::fast_head::read(raw) {
+            if !crate::scan::closes_after_message_head(raw.as_bytes(), fast.rest) {
+                return Err(HeadError::Json(CUT_SHORT.to_owned()));
+            }
+            let head = Self {
+                id: Some(Cow::Borrowed(fast.id)),
+                parent_id: fast.parent_id.map(Cow::Borrowed),
+                timestamp: Some(Cow::Borrowed(fast.timestamp)),
+                meta: message_meta(MessageHead {
+                    role: Lax(Some(Cow::Borrowed(fast.role))),
+                    stopped: true,
+                    ..MessageHead::default()
+                }),
+            };
+            return Ok((head, false));
+        }
+        Self::read_prefix_with_parser(raw)
+    }
+
+    /// [`Self::read_prefix`] by the JSON parser alone, for a line of any shape.
+    pub(crate) fn read_prefix_with_parser(raw: &'a str) -> Result<(Self, bool), HeadError> {
         Self::not_an_object(raw)?;
         let (head, complete) =
             read_head_prefix(raw).map_err(|error| HeadError::Json(error.to_string()))?;
@@ -50,17 +71,7 @@ impl<'a> LineHead<'a> {
     fn from_fields(head: EntryHead<'a>) -> Result<Self, HeadError> {
         let type_name = head.kind.0.ok_or(HeadError::NoType)?;
         let meta = match &*type_name {
-            "message" => {
-                let message = head.message.unwrap_or_default();
-                // Only an assistant message sets the model (see `context::model_set_by`).
-                let sets_model = message.role.0.as_deref() == Some("assistant");
-                EntryMeta::Message {
-                    role: intern(message.role.0),
-                    provider: intern(message.provider.0.filter(|_| sets_model)),
-                    model: intern(message.model.0.filter(|_| sets_model)),
-                    model_unread: sets_model && message.stopped,
-                }
-            }
+            "message" => message_meta(head.message.unwrap_or_default()),
             "thinking_level_change" => EntryMeta::ThinkingLevelChange {
                 level: boxed(head.thinking_level.0),
             },
@@ -97,6 +108,18 @@ impl<'a> LineHead<'a> {
             timestamp: head.timestamp.0,
             meta,
         })
+    }
+}
+
+/// What the index keeps of a message's head.
+fn message_meta(message: MessageHead<'_>) -> EntryMeta {
+    // Only an assistant message sets the model (see `context::model_set_by`).
+    let sets_model = message.role.0.as_deref() == Some("assistant");
+    EntryMeta::Message {
+        role: intern(message.role.0),
+        provider: intern(message.provider.0.filter(|_| sets_model)),
+        model: intern(message.model.0.filter(|_| sets_model)),
+        model_unread: sets_model && message.stopped,
     }
 }
 
