@@ -163,11 +163,8 @@ pub fn run_operation(operation: Operation, input: &Path) -> anyhow::Result<Measu
 /// Builds the leaf's context and parses every message in it; the number of messages parsed.
 fn materialize_context(session: &Session) -> anyhow::Result<usize> {
     let context = session.build_context();
-    let mut count = 0usize;
-    for message in &context.messages {
-        count += usize::from(session.message_value(message)?.is_object());
-    }
-    Ok(count)
+    let values = session.message_values(&context.messages)?;
+    Ok(values.iter().filter(|value| value.is_object()).count())
 }
 
 fn run_on_open_session(operation: Operation, input: &Path) -> anyhow::Result<Measurement> {

@@ -423,11 +423,7 @@ fn context_tokens(state: &mut State) -> Result<u64> {
 /// The context messages of the current branch.
 pub(crate) fn transcript(session: &Session) -> Result<Vec<AgentMessage>> {
     let context = session.build_context();
-    let mut messages = Vec::with_capacity(context.messages.len());
-    for message in &context.messages {
-        messages.push(session.message(message)?);
-    }
-    Ok(messages)
+    Ok(session.messages(&context.messages)?)
 }
 
 /// Epoch ms of the latest compaction on the current branch.

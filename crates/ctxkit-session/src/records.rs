@@ -2,7 +2,6 @@
 //! the conformance tests share one definition.
 
 use ctxkit_protocol::{ContextRecord, TreeNodeRecord, TreeRecord};
-use serde_json::Value;
 
 use crate::error::Result;
 use crate::llm::convert_values_to_llm;
@@ -50,11 +49,7 @@ impl Session {
         form: ContextForm,
     ) -> Result<ContextRecord> {
         let context = self.context_at(leaf);
-        let messages = context
-            .messages
-            .iter()
-            .map(|message| self.message_value(message))
-            .collect::<Result<Vec<Value>>>()?;
+        let messages = self.message_values(&context.messages)?;
         let messages = match form {
             ContextForm::Session => messages,
             ContextForm::Llm => convert_values_to_llm(&messages),

@@ -3,6 +3,7 @@
 
 mod appends;
 mod branched;
+mod messages;
 
 use branched::rechain_without_labels;
 #[cfg(test)]

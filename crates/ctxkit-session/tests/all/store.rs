@@ -484,6 +484,12 @@ fn lines_left_on_disk_read_back_identical_and_a_file_changed_in_place_is_an_erro
         matches!(error, SessionError::LineChanged { line: 32, .. }),
         "{error}"
     );
+    // Read all at once (on several threads), the first changed line in context order is reported.
+    let error = session.message_values(&context.messages).unwrap_err();
+    assert!(
+        matches!(error, SessionError::LineChanged { line: 22, .. }),
+        "{error}"
+    );
     let error = session.message_value(&context.messages[31]).unwrap_err();
     assert!(
         matches!(error, SessionError::LineChanged { line: 33, .. }),
