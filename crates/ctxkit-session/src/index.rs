@@ -284,16 +284,18 @@ impl SessionIndex {
     fn report_dangling(&self, diagnostics: &mut Vec<Diagnostic>) {
         for (entry, &resolved) in self.entries.iter().zip(&self.parents) {
             let line = Some(entry.line());
-            if entry.parent_id() == Some(entry.id()) {
+            // A resolved parent is indexed and is not the entry itself: only the other entries'
+            // names are read (reading every entry's cost a cache miss each).
+            let unresolved = resolved == NO_PARENT;
+            if unresolved && entry.parent_id() == Some(entry.id()) {
                 diagnostics.push(Diagnostic {
                     line,
                     kind: DiagnosticKind::ParentCycle {
                         id: entry.id().to_owned(),
                     },
                 });
-            } else if let Some(parent) = entry.parent_id()
-                // A resolved parent is indexed; only an unresolved one may be missing.
-                && resolved == NO_PARENT
+            } else if unresolved
+                && let Some(parent) = entry.parent_id()
                 && self.by_id.get(&self.entries, parent).is_none()
             {
                 diagnostics.push(Diagnostic {
