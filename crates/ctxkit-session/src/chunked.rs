@@ -72,7 +72,6 @@ pub(crate) fn read_lines_chunked(
     ));
     let bounds = chunk_bounds(file, length).map_err(&io_error)?;
     let ranges: Vec<Range<usize>> = bounds.windows(2).map(|pair| pair[0]..pair[1]).collect();
-    let wave = 2 * rayon::current_num_threads().max(1);
     let mut state = Joiner {
         file,
         number: 0,
@@ -88,8 +87,15 @@ pub(crate) fn read_lines_chunked(
             .map_err(&io_error)
     };
     // While one wave of chunks is joined and handed to `sink` (building the index is serial), the
-    // next wave is read and split on the other cores.
-    let mut waves = ranges.chunks(wave);
+    // next wave is read and split on the other cores (see `wave_sizes`).
+    let mut rest: &[Range<usize>] = &ranges;
+    let mut waves = wave_sizes(ranges.len(), rayon::current_num_threads().max(1))
+        .into_iter()
+        .map(move |size| {
+            let (wave, after) = rest.split_at(size.min(rest.len()));
+            rest = after;
+            wave
+        });
     let mut read = match waves.next() {
         Some(group) => read_wave(group)?,
         None => Vec::new(),
@@ -115,6 +121,29 @@ pub(crate) fn read_lines_chunked(
         ends_with_newline: state.ends_with_newline,
         bytes: length as u64,
     }))
+}
+
+/// How many chunks each wave reads, in order: large waves (few stops where one side waits for the
+/// other), the last ones smaller and smaller (the last wave's join has nothing to overlap).
+fn wave_sizes(chunks: usize, threads: usize) -> Vec<usize> {
+    let small = 2 * threads;
+    let large = 16 * threads;
+    let mut tail = Vec::new();
+    let mut left = chunks;
+    let mut size = small;
+    while size < large && left > 0 {
+        let take = size.min(left);
+        tail.push(take);
+        left -= take;
+        size *= 2;
+    }
+    let mut sizes = Vec::new();
+    if !left.is_multiple_of(large) {
+        sizes.push(left % large);
+    }
+    sizes.extend(std::iter::repeat_n(large, left / large));
+    sizes.extend(tail.into_iter().rev());
+    sizes
 }
 
 /// The joining of chunks into lines, in file order.
@@ -477,6 +506,26 @@ mod tests {
         assert!(!ends);
         text.push('\n');
         assert!(both_ways(text.as_bytes()).1);
+    }
+
+    #[test]
+    fn waves_cover_every_chunk_once_and_shrink_toward_the_end() {
+        for chunks in [0, 1, 3, 4, 27, 28, 29, 100, 284, 2731] {
+            let sizes = wave_sizes(chunks, 2);
+            assert_eq!(sizes.iter().sum::<usize>(), chunks, "{chunks}: {sizes:?}");
+            assert!(
+                sizes.iter().all(|&size| size > 0 && size <= 32),
+                "{sizes:?}"
+            );
+            if chunks >= 28 {
+                assert_eq!(sizes[sizes.len() - 3..], [16, 8, 4], "{chunks}");
+            }
+        }
+        assert_eq!(
+            wave_sizes(284, 2),
+            [32, 32, 32, 32, 32, 32, 32, 32, 16, 8, 4]
+        );
+        assert_eq!(wave_sizes(27, 2), [15, 8, 4]);
     }
 
     #[test]
