@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Side-by-side benchmark: ctxkit against the reference (Pi's coding agent, 0.73.1 unless PI_VERSION says
-# otherwise) on the same generated inputs, in one run, each measurement in a fresh process. Prints a
-# markdown table.
+# otherwise) on the same generated inputs, in one run, each measurement in a fresh process, the two
+# sides taking turns run by run. Prints a markdown table.
 #
 # Usage: bench/side-by-side/run.sh [--sizes "10000 100000"] [--sessions 1000] [--repeat 3]
 #                                  [--reference-max-entries 100000] [--text-bytes 1000000] [--work DIR]
@@ -65,49 +65,65 @@ done
 results="$work/results-pi-$pi_version.jsonl"
 : > "$results"
 
-# measure <side> <operation> <label> <input> <bytes> <entries>
-measure() {
-  local side="$1" operation="$2" label="$3" input="$4" bytes="$5" entries="$6" run target out status
-  for run in $(seq 1 "$repeat"); do
-    target="$input"
-    if [[ "$operation" == append* ]]; then
-      rm -rf "$work/scratch" && mkdir -p "$work/scratch"
-      cp "$input" "$work/scratch/session.jsonl"
-      target="$work/scratch/session.jsonl"
-    elif [[ "$operation" == branch ]]; then
-      rm -rf "$work/scratch" && mkdir -p "$work/scratch"
-      ln -s "$input" "$work/scratch/session.jsonl" 2>/dev/null || cp "$input" "$work/scratch/session.jsonl"
-      target="$work/scratch/session.jsonl"
-    fi
-    status=ok
-    load="$(cut -d' ' -f1 /proc/loadavg)"
-    # The whole process's CPU time (user + system) and wall time, as the kernel counts them.
-    if [[ "$side" == ctxkit ]]; then
-      out="$(timeout "$op_timeout" /usr/bin/time -f '%U %S %e' -o "$work/last-time" "$op" "$operation" "$target" 2>"$work/last-stderr")" || status=failed
-    else
-      out="$(timeout "$op_timeout" /usr/bin/time -f '%U %S %e' -o "$work/last-time" "$node_bin" --max-old-space-size=16384 "$here/pi-op.mjs" "$operation" "$target" 2>"$work/last-stderr")" || status=failed
-    fi
-    cpu="$(awk 'END {printf "%.3f", $1 + $2}' "$work/last-time" 2>/dev/null || echo null)"
-    process_wall="$(awk 'END {printf "%.3f", $3}' "$work/last-time" 2>/dev/null || echo null)"
-    if [[ "$status" != ok || -z "$out" ]]; then
-      echo "  $side $operation $label: failed ($(tail -c 300 "$work/last-stderr" | tr '\n' ' '))" >&2
-      out='{"failed":true}'
-    else
-      echo "  $side $operation $label run $run: $out (process: ${cpu} s CPU, ${process_wall} s wall, load $load)" >&2
-    fi
-    printf '{"side":"%s","operation":"%s","input":"%s","bytes":%s,"entries":%s,"load":%s,"processCpuSeconds":%s,"processWallSeconds":%s,"result":%s}\n' \
-      "$side" "$operation" "$label" "$bytes" "$entries" "$load" "${cpu:-null}" "${process_wall:-null}" "$out" >> "$results"
-    [[ "$status" == ok ]] || break
-  done
+# measure_once <side> <operation> <label> <input> <bytes> <entries> <run>: one fresh process; returns
+# non-zero when it failed.
+measure_once() {
+  local side="$1" operation="$2" label="$3" input="$4" bytes="$5" entries="$6" run="$7" target out status
+  target="$input"
+  if [[ "$operation" == append* ]]; then
+    rm -rf "$work/scratch" && mkdir -p "$work/scratch"
+    cp "$input" "$work/scratch/session.jsonl"
+    target="$work/scratch/session.jsonl"
+  elif [[ "$operation" == branch ]]; then
+    rm -rf "$work/scratch" && mkdir -p "$work/scratch"
+    ln -s "$input" "$work/scratch/session.jsonl" 2>/dev/null || cp "$input" "$work/scratch/session.jsonl"
+    target="$work/scratch/session.jsonl"
+  fi
+  status=ok
+  load="$(cut -d' ' -f1 /proc/loadavg)"
+  # The whole process's CPU time (user + system) and wall time, as the kernel counts them.
+  if [[ "$side" == ctxkit ]]; then
+    out="$(timeout "$op_timeout" /usr/bin/time -f '%U %S %e' -o "$work/last-time" "$op" "$operation" "$target" 2>"$work/last-stderr")" || status=failed
+  else
+    out="$(timeout "$op_timeout" /usr/bin/time -f '%U %S %e' -o "$work/last-time" "$node_bin" --max-old-space-size=16384 "$here/pi-op.mjs" "$operation" "$target" 2>"$work/last-stderr")" || status=failed
+  fi
+  cpu="$(awk 'END {printf "%.3f", $1 + $2}' "$work/last-time" 2>/dev/null || echo null)"
+  process_wall="$(awk 'END {printf "%.3f", $3}' "$work/last-time" 2>/dev/null || echo null)"
+  if [[ "$status" != ok || -z "$out" ]]; then
+    echo "  $side $operation $label: failed ($(tail -c 300 "$work/last-stderr" | tr '\n' ' '))" >&2
+    out='{"failed":true}'
+  else
+    echo "  $side $operation $label run $run: $out (process: ${cpu} s CPU, ${process_wall} s wall, load $load)" >&2
+  fi
+  printf '{"side":"%s","operation":"%s","input":"%s","bytes":%s,"entries":%s,"load":%s,"processCpuSeconds":%s,"processWallSeconds":%s,"result":%s}\n' \
+    "$side" "$operation" "$label" "$bytes" "$entries" "$load" "${cpu:-null}" "${process_wall:-null}" "$out" >> "$results"
   rm -rf "$work/scratch"
+  [[ "$status" == ok ]]
 }
 
+# measure <side> <operation> <label> <input> <bytes> <entries>: `repeat` runs, stopping at a failure.
+measure() {
+  local run
+  for run in $(seq 1 "$repeat"); do
+    measure_once "$@" "$run" || break
+  done
+}
+
+# both <operation> <label> <input> <bytes> <entries> <reference_ok>: the two sides' runs taken in
+# turns (ctxkit, then the reference, then ctxkit again...), so that a slower spell of the machine
+# weighs on both sides alike.
 both() {
-  local operation="$1" label="$2" input="$3" bytes="$4" entries="$5" reference_ok="$6"
-  measure ctxkit "$operation" "$label" "$input" "$bytes" "$entries"
-  if [[ "$reference_ok" == yes ]]; then
-    measure reference "$operation" "$label" "$input" "$bytes" "$entries"
-  else
+  local operation="$1" label="$2" input="$3" bytes="$4" entries="$5" reference_ok="$6" run
+  local ctxkit_ok=yes
+  for run in $(seq 1 "$repeat"); do
+    if [[ "$ctxkit_ok" == yes ]]; then
+      measure_once ctxkit "$operation" "$label" "$input" "$bytes" "$entries" "$run" || ctxkit_ok=no
+    fi
+    if [[ "$reference_ok" == yes ]]; then
+      measure_once reference "$operation" "$label" "$input" "$bytes" "$entries" "$run" || reference_ok=failed
+    fi
+  done
+  if [[ "$reference_ok" == no ]]; then
     printf '{"side":"reference","operation":"%s","input":"%s","bytes":%s,"entries":%s,"result":{"skipped":true}}\n' \
       "$operation" "$label" "$bytes" "$entries" >> "$results"
   fi
