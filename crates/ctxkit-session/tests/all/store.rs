@@ -546,3 +546,38 @@ fn a_group_commit_writes_a_chain_once_and_reads_back_as_single_appends_would() {
         .unwrap();
     assert_eq!(memory.build_context().messages.len(), 2);
 }
+
+#[test]
+fn entries_naming_missing_or_themselves_are_reported_in_file_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("names.jsonl");
+    let lines = [
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2024-01-01T00:00:00.000Z","cwd":"/p"}"#,
+        r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":"x"}}"#,
+        r#"{"type":"message","id":"b","parentId":"gone","timestamp":"t","message":{"role":"user","content":"x"}}"#,
+        r#"{"type":"label","id":"c","parentId":"a","timestamp":"t","targetId":"a","label":"kept"}"#,
+        r#"{"type":"label","id":"d","parentId":"self-less","timestamp":"t","targetId":"nowhere","label":"x"}"#,
+        r#"{"type":"message","id":"e","parentId":"e","timestamp":"t","message":{"role":"user","content":"x"}}"#,
+        r#"{"type":"compaction","id":"f","parentId":"a","timestamp":"t","summary":"s","firstKeptEntryId":"lost","tokensBefore":1}"#,
+        r#"{"type":"compaction","id":"g","parentId":"f","timestamp":"t","summary":"s","firstKeptEntryId":"a","tokensBefore":1}"#,
+    ];
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let session = Session::open(&path).unwrap();
+    let reported: Vec<(Option<usize>, String)> = session
+        .diagnostics()
+        .iter()
+        .map(|diagnostic| (diagnostic.line, format!("{:?}", diagnostic.kind)))
+        .collect();
+    let expected = [
+        (3, r#"MissingParent { id: "b", parent_id: "gone" }"#),
+        (5, r#"MissingParent { id: "d", parent_id: "self-less" }"#),
+        (5, r#"DanglingLabelTarget { id: "d", target: "nowhere" }"#),
+        (6, r#"ParentCycle { id: "e" }"#),
+        (7, r#"DanglingFirstKept { id: "f", target: "lost" }"#),
+    ];
+    let expected: Vec<(Option<usize>, String)> = expected
+        .iter()
+        .map(|(line, kind)| (Some(*line), (*kind).to_owned()))
+        .collect();
+    assert_eq!(reported, expected);
+}

@@ -1,6 +1,8 @@
 //! The tree index over loaded entries: id lookup, resolved parents (cycles broken), labels, the session
 //! name, children, root→leaf paths in O(depth), and the tree in Pi's order.
 
+mod problems;
+
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 
@@ -88,6 +90,9 @@ pub struct SessionIndex {
     has_assistant: bool,
     /// Whether two entries share an id (then `by_id` holds the last of them).
     has_duplicate_ids: bool,
+    /// The entries that name another one besides their parent (a compaction's first kept entry, a
+    /// label's target), in file order: what the dangling report checks besides unresolved parents.
+    naming_others: Vec<u32>,
 }
 
 #[derive(Debug, Clone)]
@@ -213,6 +218,7 @@ impl SessionIndex {
             labels,
             has_assistant,
             has_duplicate_ids,
+            naming_others,
             ..
         } = self;
         let Some(entry) = entries.get(position) else {
@@ -221,6 +227,17 @@ impl SessionIndex {
         let slot = u32::try_from(position).unwrap_or(NO_PARENT - 1);
         let duplicate = by_id.insert(entries, entry.id(), slot);
         *has_duplicate_ids |= duplicate;
+        if matches!(
+            entry.meta,
+            EntryMeta::Compaction {
+                first_kept_entry_id: Some(_)
+            } | EntryMeta::Label {
+                target_id: Some(_),
+                ..
+            }
+        ) {
+            naming_others.push(slot);
+        }
         if let EntryMeta::Label {
             target_id: Some(target),
             label,
@@ -243,107 +260,6 @@ impl SessionIndex {
         }
         *has_assistant |= entry.is_assistant_message();
         duplicate
-    }
-
-    /// Detaches the first entry (in file order) of every parent cycle, which makes it a root.
-    fn break_cycles(&mut self, diagnostics: &mut Vec<Diagnostic>) {
-        const UNSEEN: u8 = 0;
-        const ON_WALK: u8 = 1;
-        const DONE: u8 = 2;
-        let mut state = vec![UNSEEN; self.entries.len()];
-        let mut walk = Vec::new();
-        for start in 0..self.entries.len() {
-            let mut current = start as u32;
-            walk.clear();
-            while current != NO_PARENT && state[current as usize] == UNSEEN {
-                state[current as usize] = ON_WALK;
-                walk.push(current);
-                current = self.parents[current as usize];
-            }
-            if current != NO_PARENT && state[current as usize] == ON_WALK {
-                let cycle_start = walk
-                    .iter()
-                    .position(|&member| member == current)
-                    .unwrap_or(0);
-                let first = walk[cycle_start..].iter().copied().min().unwrap_or(current);
-                self.parents[first as usize] = NO_PARENT;
-                let entry = &self.entries[first as usize];
-                diagnostics.push(Diagnostic {
-                    line: Some(entry.line()),
-                    kind: DiagnosticKind::ParentCycle {
-                        id: entry.id().to_owned(),
-                    },
-                });
-            }
-            for &member in &walk {
-                state[member as usize] = DONE;
-            }
-        }
-    }
-
-    fn report_dangling(&self, diagnostics: &mut Vec<Diagnostic>) {
-        for (entry, &resolved) in self.entries.iter().zip(&self.parents) {
-            let line = Some(entry.line());
-            // A resolved parent is indexed and is not the entry itself: only the other entries'
-            // names are read (reading every entry's cost a cache miss each).
-            let unresolved = resolved == NO_PARENT;
-            if unresolved && entry.parent_id() == Some(entry.id()) {
-                diagnostics.push(Diagnostic {
-                    line,
-                    kind: DiagnosticKind::ParentCycle {
-                        id: entry.id().to_owned(),
-                    },
-                });
-            } else if unresolved
-                && let Some(parent) = entry.parent_id()
-                && self.by_id.get(&self.entries, parent).is_none()
-            {
-                diagnostics.push(Diagnostic {
-                    line,
-                    kind: DiagnosticKind::MissingParent {
-                        id: entry.id().to_owned(),
-                        parent_id: parent.to_owned(),
-                    },
-                });
-            }
-            match &entry.meta {
-                EntryMeta::Compaction {
-                    first_kept_entry_id: Some(target),
-                } if self.by_id.get(&self.entries, target).is_none() => {
-                    diagnostics.push(Diagnostic {
-                        line,
-                        kind: DiagnosticKind::DanglingFirstKept {
-                            id: entry.id().to_owned(),
-                            target: target.to_string(),
-                        },
-                    });
-                }
-                EntryMeta::Label {
-                    target_id: Some(target),
-                    ..
-                } if self.by_id.get(&self.entries, target).is_none() => {
-                    diagnostics.push(Diagnostic {
-                        line,
-                        kind: DiagnosticKind::DanglingLabelTarget {
-                            id: entry.id().to_owned(),
-                            target: target.to_string(),
-                        },
-                    });
-                }
-                EntryMeta::Compaction { .. }
-                | EntryMeta::Label { .. }
-                | EntryMeta::Message { .. }
-                | EntryMeta::ThinkingLevelChange { .. }
-                | EntryMeta::ModelChange { .. }
-                | EntryMeta::BranchSummary { .. }
-                | EntryMeta::Custom
-                | EntryMeta::CustomMessage
-                | EntryMeta::SessionInfo { .. }
-                | EntryMeta::ContextEdit { .. }
-                | EntryMeta::Usage
-                | EntryMeta::Unknown { .. } => {}
-            }
-        }
     }
 
     /// All entries in file order.
