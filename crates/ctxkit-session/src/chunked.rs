@@ -1,11 +1,11 @@
-//! Reading a large session file on all cores: the file is cut into chunks at character boundaries,
-//! each chunk is read, checked as UTF-8 and split into lines by its own task, and the lines that cross
-//! a chunk's edge are joined afterwards. Most of the cost of reading a large file is the kernel filling
-//! fresh memory; spread over the cores it no longer bounds the time to open.
+//! Reading a large session file on all cores: the file is cut into chunks of 1 MiB, and each chunk is
+//! read, checked as UTF-8 and split into lines by its own task. A chunk owns the lines that start in
+//! it: it skips the end of a line begun before it, and reads on past its edge to finish its own last
+//! line, so no line is ever put together from pieces. Most of the cost of reading a large file is
+//! copying it out of the kernel's cache; spread over the cores it no longer bounds the time to open.
 
 use std::cell::{Cell, RefCell};
 use std::fs::File;
-use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Arc;
@@ -33,19 +33,13 @@ pub(crate) struct ChunkedRead {
     pub(crate) bytes: u64,
 }
 
-/// One chunk, read and split; the lines inside it are already converted. The text before its first
-/// newline and after its last one belongs to lines that cross a chunk's edge: those are read again
-/// whole when the chunks are joined (copying their pieces cost more, as they are often long ones).
+/// One chunk, read and split into the lines that start in it, already converted.
 struct Chunk {
-    /// Where the chunk's first newline is in the file; `None` when it holds none.
-    first_newline: Option<u64>,
-    /// The lines between the first and the last newline (blank ones skipped), numbered from 0 among
-    /// them.
-    inner: Vec<LoadedLine>,
-    /// How many lines lie between the first and the last newline, blank ones included.
-    inner_count: usize,
-    /// Where the text after the last newline starts in the file.
-    tail_offset: u64,
+    /// Those lines (blank ones skipped), numbered from 0 among them.
+    lines: Vec<LoadedLine>,
+    /// How many lines start in the chunk, blank ones included.
+    count: usize,
+    /// Whether the chunk's last byte is a newline (for the last chunk: whether the file ends with one).
     ends_with_newline: bool,
 }
 
@@ -70,41 +64,56 @@ pub(crate) fn read_lines_chunked(
         path,
         cache_bytes,
     ));
-    let bounds = chunk_bounds(file, length).map_err(&io_error)?;
-    let ranges: Vec<Range<usize>> = bounds.windows(2).map(|pair| pair[0]..pair[1]).collect();
-    let mut state = Joiner {
-        file,
-        number: 0,
-        buffer: Vec::new(),
-        pending_offset: 0,
-        ends_with_newline: true,
-    };
-    let read_wave = |group: &[Range<usize>]| -> Result<Vec<Option<Chunk>>> {
-        group
-            .par_iter()
-            .map(|range| read_chunk(file, range.clone(), &source))
+    let chunks = length.div_ceil(CHUNK_BYTES);
+    let mut number = 0;
+    let mut ends_with_newline = true;
+    let read_wave = |wave: Range| -> Result<Vec<Option<Chunk>>> {
+        (wave.start..wave.end)
+            .into_par_iter()
+            .map(|index| read_chunk(file, index, length, &source))
             .collect::<std::io::Result<_>>()
             .map_err(&io_error)
     };
+    // Hands one wave's lines to `sink` in file order; `false` when a chunk was not text.
+    let mut join = |wave: Vec<Option<Chunk>>| -> Result<bool> {
+        for chunk in wave {
+            let Some(chunk) = chunk else {
+                return Ok(false);
+            };
+            let mut lines = chunk.lines;
+            for line in &mut lines {
+                line.renumber(number + 1);
+            }
+            if !lines.is_empty() {
+                sink(lines)?;
+            }
+            number += chunk.count;
+            ends_with_newline = chunk.ends_with_newline;
+        }
+        Ok(true)
+    };
     // While one wave of chunks is joined and handed to `sink` (building the index is serial), the
     // next wave is read and split on the other cores (see `wave_sizes`).
-    let mut rest: &[Range<usize>] = &ranges;
-    let mut waves = wave_sizes(ranges.len(), rayon::current_num_threads().max(1))
+    let mut first = 0;
+    let mut waves = wave_sizes(chunks, rayon::current_num_threads().max(1))
         .into_iter()
         .map(move |size| {
-            let (wave, after) = rest.split_at(size.min(rest.len()));
-            rest = after;
+            let wave = Range {
+                start: first,
+                end: (first + size).min(chunks),
+            };
+            first = wave.end;
             wave
         });
     let mut read = match waves.next() {
-        Some(group) => read_wave(group)?,
+        Some(wave) => read_wave(wave)?,
         None => Vec::new(),
     };
     loop {
         let next = waves.next();
         let (next_read, joined) = rayon::join(
             || next.map(read_wave).transpose(),
-            || state.join(std::mem::take(&mut read), &source, &mut *sink),
+            || join(std::mem::take(&mut read)),
         );
         if !joined? {
             return Ok(None);
@@ -114,13 +123,17 @@ pub(crate) fn read_lines_chunked(
             None => break,
         }
     }
-    if state.pending_offset < length as u64 && !state.finish_line(length as u64, &source, sink)? {
-        return Ok(None);
-    }
     Ok(Some(ChunkedRead {
-        ends_with_newline: state.ends_with_newline,
+        ends_with_newline,
         bytes: length as u64,
     }))
+}
+
+/// A range of chunk numbers.
+#[derive(Debug, Clone, Copy)]
+struct Range {
+    start: usize,
+    end: usize,
 }
 
 /// How many chunks each wave reads, in order: large waves (few stops where one side waits for the
@@ -144,84 +157,6 @@ fn wave_sizes(chunks: usize, threads: usize) -> Vec<usize> {
     sizes.extend(std::iter::repeat_n(large, left / large));
     sizes.extend(tail.into_iter().rev());
     sizes
-}
-
-/// The joining of chunks into lines, in file order.
-struct Joiner<'f> {
-    file: &'f File,
-    /// Lines handed out so far (blank ones counted).
-    number: usize,
-    /// Where the line in progress starts in the file.
-    pending_offset: u64,
-    /// Holds each line that crosses a chunk's edge, read again whole; kept from line to line.
-    buffer: Vec<u8>,
-    ends_with_newline: bool,
-}
-
-impl Joiner<'_> {
-    /// Joins one wave of chunks onto the lines before it and hands their lines to `sink`; `false`
-    /// when a chunk could not be read as text (see [`read_lines_chunked`]).
-    fn join(
-        &mut self,
-        chunks: Vec<Option<Chunk>>,
-        source: &Arc<BodyFile>,
-        sink: &mut (dyn FnMut(Vec<LoadedLine>) -> Result<()> + Send),
-    ) -> Result<bool> {
-        for chunk in chunks {
-            let Some(chunk) = chunk else {
-                return Ok(false);
-            };
-            self.ends_with_newline = chunk.ends_with_newline;
-            let Some(first_newline) = chunk.first_newline else {
-                continue;
-            };
-            if !self.finish_line(first_newline, source, sink)? {
-                return Ok(false);
-            }
-            // The chunk's own lines go on as they are, numbered in place (moving them to another
-            // list cost a copy and fresh pages for every line).
-            let mut inner = chunk.inner;
-            for line in &mut inner {
-                line.renumber(self.number + 1);
-            }
-            sink(inner)?;
-            self.number += chunk.inner_count;
-            self.pending_offset = chunk.tail_offset;
-        }
-        Ok(true)
-    }
-
-    /// Hands out the line in progress, which ends at `end`, read again whole; `false` when it is
-    /// no longer there or not text (the file changed since its chunks were read).
-    fn finish_line(
-        &mut self,
-        end: u64,
-        source: &Arc<BodyFile>,
-        sink: &mut (dyn FnMut(Vec<LoadedLine>) -> Result<()> + Send),
-    ) -> Result<bool> {
-        self.number += 1;
-        let Ok(length) = usize::try_from(end.saturating_sub(self.pending_offset)) else {
-            return Ok(false);
-        };
-        if self.buffer.len() < length {
-            self.buffer.resize(length, 0);
-        }
-        let Some(bytes) = self.buffer.get_mut(..length) else {
-            return Ok(false);
-        };
-        match self.file.read_exact_at(bytes, self.pending_offset) {
-            Ok(()) => {}
-            Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(false),
-            Err(error) => return Err(SessionError::io("read", source.path())(error)),
-        }
-        let Ok(text) = simdutf8::basic::from_utf8(bytes) else {
-            return Ok(false);
-        };
-        if let Some(body) = line_body(text, self.pending_offset, source) {
-            sink(vec![LoadedLine::new(self.number, body)])?;
-        }
-        Ok(true)
-    }
 }
 
 /// What is kept of a line that starts at `offset`: nothing when it is blank, the indexed entry of a
@@ -254,28 +189,6 @@ fn line_body(text: &str, offset: u64, source: &Arc<BodyFile>) -> Option<LoadedBo
     Some(LoadedBody::Text(LineText::from(text)))
 }
 
-/// Chunk edges: every `CHUNK_BYTES`, moved forward past UTF-8 continuation bytes so that no chunk
-/// starts inside a character.
-fn chunk_bounds(file: &File, length: usize) -> std::io::Result<Vec<usize>> {
-    let mut bounds = vec![0];
-    let mut next = CHUNK_BYTES;
-    while next < length {
-        let mut probe = [0_u8; 4];
-        let read = file.read_at(&mut probe, next as u64)?;
-        let skip = probe[..read]
-            .iter()
-            .take_while(|&&byte| (0x80..0xC0).contains(&byte))
-            .count();
-        let bound = next + skip;
-        if bound < length {
-            bounds.push(bound);
-        }
-        next += CHUNK_BYTES;
-    }
-    bounds.push(length);
-    Ok(bounds)
-}
-
 thread_local! {
     /// How many lines this thread's next chunk is expected to hold (its last one's count, and some).
     static LINES_PER_CHUNK: Cell<usize> = const { Cell::new(0) };
@@ -284,77 +197,145 @@ thread_local! {
     static CHUNK_BUFFER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
+/// Reads chunk `index` of a file of `length` bytes and splits it into the lines that start in it:
+/// from the byte after the first newline at or after the byte before its start (the start of the
+/// file for the first chunk) to the first newline at or after its last byte, read on past its edge
+/// when its last line goes on (the last chunk ends with the file). `None` when those lines are not
+/// valid UTF-8 or the file is shorter than `length` (it changed meanwhile).
 fn read_chunk(
     file: &File,
-    range: Range<usize>,
+    index: usize,
+    length: usize,
     source: &Arc<BodyFile>,
 ) -> std::io::Result<Option<Chunk>> {
     CHUNK_BUFFER.with(|buffer| {
         let mut bytes = buffer.borrow_mut();
-        let size = range.end - range.start;
+        let chunk_start = index * CHUNK_BYTES;
+        let chunk_end = (chunk_start + CHUNK_BYTES).min(length);
+        // One byte before the chunk too: whether a line starts right at its edge.
+        let read_start = chunk_start.saturating_sub(1);
+        let size = chunk_end.saturating_sub(read_start);
         if bytes.len() < size + PAGE {
             bytes.resize(size + PAGE, b'\n');
         }
         // Read to the same offset within a page as in the file (the kernel copies fastest so).
-        let start = (range.start % PAGE + PAGE - bytes.as_ptr() as usize % PAGE) % PAGE;
-        let window = bytes.get_mut(start..start + size).unwrap_or_default();
-        match file.read_exact_at(window, range.start as u64) {
+        let offset = (read_start % PAGE + PAGE - bytes.as_ptr() as usize % PAGE) % PAGE;
+        let Some(window) = bytes.get_mut(offset..offset + size) else {
+            return Ok(None);
+        };
+        match file.read_exact_at(window, read_start as u64) {
             Ok(()) => {}
             Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
             Err(error) => return Err(error),
         }
-        Ok(split_chunk(window, range.start, source))
+        let ends_with_newline = window.last().is_none_or(|&last| last == b'\n');
+        // What comes before the first newline ends a line begun earlier: another chunk reads it.
+        let owned_start = match (index, memchr::memchr(b'\n', window)) {
+            (0, _) => 0,
+            (_, Some(newline)) => newline + 1,
+            (_, None) => {
+                return Ok(Some(Chunk {
+                    lines: Vec::new(),
+                    count: 0,
+                    ends_with_newline,
+                }));
+            }
+        };
+        let mut owned_end = chunk_end;
+        if chunk_end < length && !ends_with_newline {
+            match read_past_edge(file, &mut bytes, offset + size, chunk_end, length)? {
+                Some(end) => owned_end = end,
+                None => return Ok(None),
+            }
+        }
+        let Some(owned) = bytes.get(offset + owned_start..offset + owned_end - read_start) else {
+            return Ok(None);
+        };
+        Ok(
+            split_lines(owned, read_start + owned_start, source).map(|(lines, count)| Chunk {
+                lines,
+                count,
+                ends_with_newline,
+            }),
+        )
     })
 }
 
-/// Splits one chunk's bytes (starting at `chunk_start` in the file) into its lines; `None` when they
-/// are not valid UTF-8.
-fn split_chunk(bytes: &[u8], chunk_start: usize, source: &Arc<BodyFile>) -> Option<Chunk> {
-    let range = chunk_start..chunk_start + bytes.len();
+/// Reads on from the file's byte `from`, placed at `at` in `bytes`, until a newline or the end of
+/// the file at `length`; the file offset just past that newline (or `length`). `None` when the file
+/// is shorter than `length`.
+fn read_past_edge(
+    file: &File,
+    bytes: &mut Vec<u8>,
+    at: usize,
+    from: usize,
+    length: usize,
+) -> std::io::Result<Option<usize>> {
+    let mut block = 64 << 10;
+    let (mut position, mut place) = (from, at);
+    while position < length {
+        let size = block.min(length - position);
+        if bytes.len() < place + size {
+            bytes.resize(place + size, 0);
+        }
+        let Some(window) = bytes.get_mut(place..place + size) else {
+            return Ok(None);
+        };
+        match file.read_exact_at(window, position as u64) {
+            Ok(()) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+            Err(error) => return Err(error),
+        }
+        if let Some(newline) = memchr::memchr(b'\n', window) {
+            return Ok(Some(position + newline + 1));
+        }
+        position += size;
+        place += size;
+        block = (block * 2).min(CHUNK_BYTES);
+    }
+    Ok(Some(length))
+}
+
+/// Splits `bytes` (starting at `start` in the file, at the start of a line) into its lines: every
+/// newline ends one, and text after the last newline is one more. The lines kept (blank ones
+/// skipped) numbered from 0, and how many there are, blank ones included; `None` when the bytes are
+/// not valid UTF-8.
+fn split_lines(
+    bytes: &[u8],
+    start: usize,
+    source: &Arc<BodyFile>,
+) -> Option<(Vec<LoadedLine>, usize)> {
     let Ok(text) = simdutf8::basic::from_utf8(bytes) else {
         return None;
     };
-    let file_offset = |position: usize| (range.start + position) as u64;
-    let ends_with_newline = text.as_bytes().last().is_none_or(|&last| last == b'\n');
-    let (Some(first), Some(last)) = (
-        memchr::memchr(b'\n', text.as_bytes()),
-        memchr::memrchr(b'\n', text.as_bytes()),
-    ) else {
-        return Some(Chunk {
-            first_newline: None,
-            inner: Vec::new(),
-            inner_count: 0,
-            tail_offset: 0,
-            ends_with_newline,
-        });
-    };
-    let mut inner = Vec::with_capacity(LINES_PER_CHUNK.get());
-    let mut inner_count = 0;
-    let mut line_start = first + 1;
-    for newline in memchr::memchr_iter(
-        b'\n',
-        text.as_bytes().get(first + 1..=last).unwrap_or_default(),
-    ) {
-        let end = first + 1 + newline;
-        if let Some(body) = line_body(
-            text.get(line_start..end).unwrap_or_default(),
-            file_offset(line_start),
-            source,
-        ) {
-            inner.push(LoadedLine::new(inner_count, body));
+    let mut lines = Vec::with_capacity(LINES_PER_CHUNK.get());
+    let mut count = 0;
+    let mut line_start = 0;
+    let mut keep = |line: &str, line_start: usize, count: usize| {
+        if let Some(body) = line_body(line, (start + line_start) as u64, source) {
+            lines.push(LoadedLine::new(count, body));
         }
-        inner_count += 1;
-        line_start = end + 1;
+    };
+    for newline in memchr::memchr_iter(b'\n', bytes) {
+        keep(
+            text.get(line_start..newline).unwrap_or_default(),
+            line_start,
+            count,
+        );
+        count += 1;
+        line_start = newline + 1;
+    }
+    if line_start < text.len() {
+        keep(
+            text.get(line_start..).unwrap_or_default(),
+            line_start,
+            count,
+        );
+        count += 1;
     }
     // Room for as many lines next time, and a little more.
-    LINES_PER_CHUNK.set(inner.len() + inner.len() / 4 + 16);
-    Some(Chunk {
-        first_newline: Some(file_offset(first)),
-        inner,
-        inner_count,
-        tail_offset: file_offset(last + 1),
-        ends_with_newline,
-    })
+    LINES_PER_CHUNK.set(lines.len() + lines.len() / 4 + 16);
+    Some((lines, count))
 }
 
 #[cfg(test)]
@@ -506,6 +487,35 @@ mod tests {
         assert!(!ends);
         text.push('\n');
         assert!(both_ways(text.as_bytes()).1);
+    }
+
+    #[test]
+    fn lines_ending_or_starting_at_a_chunk_edge_are_read_once() {
+        // Newlines just before, at and just after each chunk's last byte; a line filling whole
+        // chunks; no newline at all; a blank tail.
+        for newline_at in [
+            CHUNK_BYTES - 2,
+            CHUNK_BYTES - 1,
+            CHUNK_BYTES,
+            CHUNK_BYTES + 1,
+        ] {
+            let mut bytes = vec![b'x'; 9 * CHUNK_BYTES + 5];
+            for chunk in 0..9 {
+                bytes[chunk * CHUNK_BYTES + newline_at % CHUNK_BYTES] = b'\n';
+            }
+            bytes[0] = b'{';
+            let (lines, _) = both_ways(&bytes);
+            assert!(lines.len() >= 9, "{newline_at}: {}", lines.len());
+            bytes.extend_from_slice(b"\n \t");
+            both_ways(&bytes);
+        }
+        let mut one_line = vec![b'y'; 9 * CHUNK_BYTES + 3];
+        assert_eq!(both_ways(&one_line).0.len(), 1);
+        one_line.push(b'\n');
+        assert_eq!(both_ways(&one_line).0.len(), 1);
+        // Only the last chunk holds a newline.
+        one_line.extend_from_slice(b"z\n");
+        assert_eq!(both_ways(&one_line).0.len(), 2);
     }
 
     #[test]
