@@ -34,8 +34,13 @@ pub(crate) fn digest(bytes: &[u8]) -> u64 {
 /// A check of a line's text when it is read back from the file (see [`BodyFile::read`]).
 pub(crate) type LineCheck<'a> = dyn Fn(&str) -> Result<()> + 'a;
 
-/// An open session file whose lines are read on demand.
+/// An open session file whose lines are read on demand: a handle on the file and its cache (see
+/// [`BodyFile::handle`]).
 pub(crate) struct BodyFile {
+    shared: Arc<SharedFile>,
+}
+
+struct SharedFile {
     file: File,
     path: PathBuf,
     cache: Mutex<BodyCache>,
@@ -45,7 +50,7 @@ impl fmt::Debug for BodyFile {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         formatter
             .debug_struct("BodyFile")
-            .field("path", &self.path)
+            .field("path", &self.shared.path)
             .finish_non_exhaustive()
     }
 }
@@ -68,20 +73,31 @@ impl fmt::Debug for DiskLine {
 impl BodyFile {
     pub(crate) fn new(file: File, path: &Path, cache_bytes: usize) -> Self {
         Self {
-            file,
-            path: path.to_owned(),
-            cache: Mutex::new(BodyCache::new(cache_bytes)),
+            shared: Arc::new(SharedFile {
+                file,
+                path: path.to_owned(),
+                cache: Mutex::new(BodyCache::new(cache_bytes)),
+            }),
         }
     }
 
+    /// Another handle on the same file and cache, counted on its own: the entries of one chunk
+    /// share one, so the threads reading chunks do not take turns on a single reference count.
+    pub(crate) fn handle(&self) -> Arc<Self> {
+        Arc::new(Self {
+            shared: Arc::clone(&self.shared),
+        })
+    }
+
     pub(crate) fn path(&self) -> &Path {
-        &self.path
+        &self.shared.path
     }
 
     /// How many bytes of lines the cache holds now.
     #[cfg(test)]
     pub(crate) fn cached_bytes(&self) -> usize {
-        self.cache
+        self.shared
+            .cache
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .bytes
@@ -97,6 +113,7 @@ impl BodyFile {
         check: Option<&LineCheck<'_>>,
     ) -> Result<Arc<str>> {
         if let Some(text) = self
+            .shared
             .cache
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -105,17 +122,17 @@ impl BodyFile {
             return Ok(text);
         }
         let changed = |reason: &str| SessionError::LineChanged {
-            path: self.path.clone(),
+            path: self.shared.path.clone(),
             line: number,
             reason: reason.to_owned(),
         };
         let mut bytes = vec![0_u8; line.length];
-        match read_exact_at(&self.file, &mut bytes, line.offset) {
+        match read_exact_at(&self.shared.file, &mut bytes, line.offset) {
             Ok(()) => {}
             Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => {
                 return Err(changed("the file is shorter than when it was read"));
             }
-            Err(error) => return Err(SessionError::io("read", &self.path)(error)),
+            Err(error) => return Err(SessionError::io("read", &self.shared.path)(error)),
         }
         if digest(&bytes) != line.digest {
             return Err(changed("the line's bytes differ from when it was read"));
@@ -126,7 +143,8 @@ impl BodyFile {
         if let Some(check) = check {
             check(&text)?;
         }
-        self.cache
+        self.shared
+            .cache
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(line.offset, Arc::clone(&text));

@@ -252,10 +252,12 @@ fn read_chunk(
             return Ok(None);
         };
         Ok(
-            split_lines(owned, read_start + owned_start, source).map(|(lines, count)| Chunk {
-                lines,
-                count,
-                ends_with_newline,
+            split_lines(owned, read_start + owned_start, &source.handle()).map(|(lines, count)| {
+                Chunk {
+                    lines,
+                    count,
+                    ends_with_newline,
+                }
             }),
         )
     })
