@@ -6,6 +6,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::fs::File;
+use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Arc;
@@ -67,9 +68,8 @@ pub(crate) fn read_lines_chunked(
     let chunks = length.div_ceil(CHUNK_BYTES);
     let mut number = 0;
     let mut ends_with_newline = true;
-    let read_wave = |wave: Range| -> Result<Vec<Option<Chunk>>> {
-        (wave.start..wave.end)
-            .into_par_iter()
+    let read_wave = |wave: Range<usize>| -> Result<Vec<Option<Chunk>>> {
+        wave.into_par_iter()
             .map(|index| read_chunk(file, index, length, &source))
             .collect::<std::io::Result<_>>()
             .map_err(&io_error)
@@ -98,10 +98,7 @@ pub(crate) fn read_lines_chunked(
     let mut waves = wave_sizes(chunks, rayon::current_num_threads().max(1))
         .into_iter()
         .map(move |size| {
-            let wave = Range {
-                start: first,
-                end: (first + size).min(chunks),
-            };
+            let wave = first..(first + size).min(chunks);
             first = wave.end;
             wave
         });
@@ -127,13 +124,6 @@ pub(crate) fn read_lines_chunked(
         ends_with_newline,
         bytes: length as u64,
     }))
-}
-
-/// A range of chunk numbers.
-#[derive(Debug, Clone, Copy)]
-struct Range {
-    start: usize,
-    end: usize,
 }
 
 /// How many chunks each wave reads, in order: large waves (few stops where one side waits for the
@@ -248,18 +238,20 @@ fn read_chunk(
                 None => return Ok(None),
             }
         }
-        let Some(owned) = bytes.get(offset + owned_start..offset + owned_end - read_start) else {
-            return Ok(None);
-        };
-        Ok(
-            split_lines(owned, read_start + owned_start, &source.handle()).map(|(lines, count)| {
-                Chunk {
-                    lines,
-                    count,
-                    ends_with_newline,
-                }
-            }),
-        )
+        let split = bytes
+            .get(offset + owned_start..offset + owned_end - read_start)
+            .and_then(|owned| split_lines(owned, read_start + owned_start, &source.handle()));
+        // A long line made the buffer grow: give the memory back rather than keep it for as long as
+        // the thread lives.
+        if bytes.capacity() > 4 * (CHUNK_BYTES + PAGE) {
+            bytes.truncate(CHUNK_BYTES + PAGE);
+            bytes.shrink_to_fit();
+        }
+        Ok(split.map(|(lines, count)| Chunk {
+            lines,
+            count,
+            ends_with_newline,
+        }))
     })
 }
 

@@ -183,8 +183,10 @@ impl SessionIndex {
         match entry.parent_id() {
             Some(parent) if parent != entry.id() => {
                 // Most entries follow their parent: the entry just before holds the latest use of
-                // its id, so it is what the table would give, found without hashing.
-                if let Some(previous) = position.checked_sub(1)
+                // its id, so it is what the table would give, found without hashing. Not once an id
+                // was repeated: then a parent means the last entry with its id in the whole file.
+                if !self.has_duplicate_ids
+                    && let Some(previous) = position.checked_sub(1)
                     && self.entries.get(previous).map(StoredEntry::id) == Some(parent)
                 {
                     return u32::try_from(previous).unwrap_or(NO_PARENT - 1);

@@ -581,3 +581,25 @@ fn entries_naming_missing_or_themselves_are_reported_in_file_order() {
         .collect();
     assert_eq!(reported, expected);
 }
+
+#[test]
+fn a_repeated_id_names_its_last_entry_as_a_parent() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("twice.jsonl");
+    let lines = [
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2024-01-01T00:00:00.000Z","cwd":"/p"}"#,
+        r#"{"type":"message","id":"x","parentId":null,"timestamp":"t","message":{"role":"user","content":"first x"}}"#,
+        r#"{"type":"message","id":"b","parentId":"x","timestamp":"t","message":{"role":"user","content":"b"}}"#,
+        r#"{"type":"message","id":"x","parentId":null,"timestamp":"t","message":{"role":"user","content":"second x"}}"#,
+    ];
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let session = Session::open(&path).unwrap();
+    // As `JSON.parse` into a map by id: the last entry with the id is the one a parent names.
+    assert_eq!(session.index().parent(1), Some(2));
+    assert!(
+        session
+            .diagnostics()
+            .iter()
+            .any(|diagnostic| format!("{:?}", diagnostic.kind).starts_with("DuplicateId"))
+    );
+}
