@@ -110,6 +110,7 @@ mod tests {
             r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":"]}"},"x":[]}"#,
             r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user"},"x":1}{"y":2}"#,
             r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user"}]"#,
+            r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user"]}"#,
         ];
         for line in lines {
             for cut in 0..=line.len() {

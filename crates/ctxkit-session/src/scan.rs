@@ -70,14 +70,13 @@ pub(crate) fn closes_as_one_object(line: &[u8]) -> bool {
 }
 
 /// [`closes_as_one_object`] for a line known to be inside two objects and outside any string at
-/// `at` (past the role of a message head, see `fast_head`): the inner one must close, then the
-/// outer one as the line's last byte before trailing blanks.
+/// `at` (past the role of a message head, see `fast_head`): the inner one must close (by any
+/// bracket, as that walk allows inside), then the outer one by `}` as the line's last byte before
+/// trailing blanks.
 pub(crate) fn closes_after_message_head(line: &[u8], at: usize) -> bool {
-    let Some(inner) = container_close(line, at) else {
-        return false;
-    };
-    line.get(inner) == Some(&b'}')
-        && container_close(line, inner + 1).is_some_and(|close| {
+    container_close(line, at)
+        .and_then(|inner| container_close(line, inner + 1))
+        .is_some_and(|close| {
             line.get(close) == Some(&b'}') && skip_blanks(line, close + 1) == line.len()
         })
 }
