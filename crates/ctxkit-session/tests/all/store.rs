@@ -549,8 +549,6 @@ fn a_group_commit_writes_a_chain_once_and_reads_back_as_single_appends_would() {
 
 #[test]
 fn entries_naming_missing_or_themselves_are_reported_in_file_order() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("names.jsonl");
     let lines = [
         r#"{"type":"session","version":3,"id":"s","timestamp":"2024-01-01T00:00:00.000Z","cwd":"/p"}"#,
         r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":"x"}}"#,
@@ -561,8 +559,7 @@ fn entries_naming_missing_or_themselves_are_reported_in_file_order() {
         r#"{"type":"compaction","id":"f","parentId":"a","timestamp":"t","summary":"s","firstKeptEntryId":"lost","tokensBefore":1}"#,
         r#"{"type":"compaction","id":"g","parentId":"f","timestamp":"t","summary":"s","firstKeptEntryId":"a","tokensBefore":1}"#,
     ];
-    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-    let session = Session::open(&path).unwrap();
+    let (_dir, session) = open_lines(&lines);
     let reported: Vec<(Option<usize>, String)> = session
         .diagnostics()
         .iter()
@@ -584,16 +581,13 @@ fn entries_naming_missing_or_themselves_are_reported_in_file_order() {
 
 #[test]
 fn a_repeated_id_names_its_last_entry_as_a_parent() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("twice.jsonl");
     let lines = [
         r#"{"type":"session","version":3,"id":"s","timestamp":"2024-01-01T00:00:00.000Z","cwd":"/p"}"#,
         r#"{"type":"message","id":"x","parentId":null,"timestamp":"t","message":{"role":"user","content":"first x"}}"#,
         r#"{"type":"message","id":"b","parentId":"x","timestamp":"t","message":{"role":"user","content":"b"}}"#,
         r#"{"type":"message","id":"x","parentId":null,"timestamp":"t","message":{"role":"user","content":"second x"}}"#,
     ];
-    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-    let session = Session::open(&path).unwrap();
+    let (_dir, session) = open_lines(&lines);
     // As `JSON.parse` into a map by id: the last entry with the id is the one a parent names.
     assert_eq!(session.index().parent(1), Some(2));
     assert!(
@@ -602,4 +596,13 @@ fn a_repeated_id_names_its_last_entry_as_a_parent() {
             .iter()
             .any(|diagnostic| format!("{:?}", diagnostic.kind).starts_with("DuplicateId"))
     );
+}
+
+/// A session file of `lines` (one per line) in a fresh directory, opened.
+fn open_lines(lines: &[&str]) -> (tempfile::TempDir, Session) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("session.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let session = Session::open(&path).unwrap();
+    (dir, session)
 }
