@@ -1,10 +1,12 @@
-//! Files the summarized history read and modified, tracked from `read`/`write`/`edit` tool calls and
+//! Files the summarized history read and modified, tracked from file tool calls (`tool_paths`) and
 //! carried over from the previous compaction, and the blocks that append them to a summary.
 
 use std::collections::HashSet;
 
 use ctxkit_protocol::{AgentMessage, ContentBlock};
 use serde_json::Value;
+
+use crate::tool_paths::{FileAccess, file_accesses};
 
 /// Paths seen in file tool calls.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -23,7 +25,8 @@ pub struct FileLists {
 }
 
 impl FileOperations {
-    /// Adds the paths of `read`, `write` and `edit` tool calls in an assistant message.
+    /// Adds the paths of the file tool calls in an assistant message (`tool_paths`: Pi's
+    /// `read`/`write`/`edit` and the file tools of imported agents).
     pub fn add_from_message(&mut self, message: &AgentMessage) {
         let AgentMessage::Assistant(assistant) = message else {
             return;
@@ -33,21 +36,14 @@ impl FileOperations {
             .iter()
             .filter_map(ContentBlock::as_tool_call)
         {
-            let Some(path) = call
-                .arguments
-                .get("path")
-                .and_then(Value::as_str)
-                .filter(|path| !path.is_empty())
-            else {
-                continue;
-            };
-            let set = match call.name.as_str() {
-                "read" => &mut self.read,
-                "write" => &mut self.written,
-                "edit" => &mut self.edited,
-                _ => continue,
-            };
-            set.insert(path.to_owned());
+            for (access, path) in file_accesses(&call.name, &call.arguments) {
+                let set = match access {
+                    FileAccess::Read => &mut self.read,
+                    FileAccess::Written => &mut self.written,
+                    FileAccess::Edited => &mut self.edited,
+                };
+                set.insert(path);
+            }
         }
     }
 

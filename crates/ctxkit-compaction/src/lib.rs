@@ -25,6 +25,7 @@ mod summarizer {
     pub use ctxkit_summarizer::*;
 }
 mod tokens;
+mod tool_paths;
 
 pub use branch::{
     BRANCH_SUMMARY_MAX_TOKENS, BranchEntries, BranchSummary, BranchSummaryOptions,

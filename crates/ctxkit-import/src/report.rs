@@ -37,6 +37,9 @@ pub enum IssueKind {
     UnknownRecord { record_type: String },
     /// The record's parent is not in the file; the entry became a root.
     MissingParent { parent: String },
+    /// A compaction boundary's logical parent is not in the file; the compaction continues from
+    /// the record written before it, so the history before it stays on the path.
+    BoundaryParentMissing { parent: String },
     /// Two records share one id; the later one got a derived id.
     DuplicateId { source_id: String },
     /// A tool result whose call is in no imported message; kept as a user message (providers refuse
@@ -77,6 +80,10 @@ impl fmt::Display for IssueKind {
                     "parent `{parent}` is not in the file; imported as a root"
                 )
             }
+            Self::BoundaryParentMissing { parent } => write!(
+                formatter,
+                "compaction's parent `{parent}` is not in the file; continued from the record before it"
+            ),
             Self::DuplicateId { source_id } => {
                 write!(
                     formatter,

@@ -180,11 +180,29 @@ fn write_format_note(out: &mut dyn Write, file: &Path, version: Option<u64>) -> 
     Ok(())
 }
 
+/// More than one root is no problem (Pi starts one when the user edits the first message, imports
+/// keep subagent runs as their own chains), but a history cut off before an import looks the same:
+/// say so. (With problems, each missing parent or cycle already names the root it made.)
+fn write_roots_note(out: &mut dyn Write, file: &Path, roots: usize) -> Result<()> {
+    if roots > 1 {
+        writeln!(
+            out,
+            "{}: {roots} roots: the file holds {roots} chains that share no entry (subagent runs, \
+             a new start from the first message, or history that was cut off); only the leaf's \
+             chain is in the context",
+            file.display()
+        )?;
+    }
+    Ok(())
+}
+
 pub fn check(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
     // An old format is no problem (the file reads fine), but worth saying.
     let mut format_version = None;
+    let mut roots = 0;
     let problems: Vec<(Option<usize>, String)> = match Session::open(file) {
         Ok(session) => {
+            roots = session.tree().iter().filter(|node| node.depth == 0).count();
             let mut problems: Vec<(Option<usize>, String)> = session
                 .diagnostics()
                 .iter()
@@ -220,10 +238,11 @@ pub fn check(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
         print_json(
             out,
             &json!({"path": file.display().to_string(), "problems": records,
-                    "formatVersion": format_version}),
+                    "formatVersion": format_version, "roots": roots}),
         )?;
     } else if problems.is_empty() {
         write_format_note(out, file, format_version)?;
+        write_roots_note(out, file, roots)?;
         writeln!(out, "{}: no problems found", file.display())?;
     } else {
         write_format_note(out, file, format_version)?;

@@ -313,3 +313,21 @@ fn opencode_session_message_rows_and_a_revert_import_end_to_end() {
     assert!(!data.join("opencode.db-wal").exists());
     assert!(!data.join("opencode.db-shm").exists());
 }
+
+#[test]
+fn imports_keep_history_before_a_compaction_and_their_files_are_tracked() {
+    let home = Home::new();
+    let mut transcript = String::new();
+    for (name, out) in [
+        ("claude-boundary-missing-parent.jsonl", "claude.jsonl"),
+        ("codex-remote-compaction-mid-thread.jsonl", "codex.jsonl"),
+    ] {
+        let source = home.root.join(name);
+        std::fs::copy(shapes(name), &source).unwrap();
+        let out = home.path(out);
+        transcript.push_str(&home.ctxkit(&["import", source.to_str().unwrap(), "--out", &out]));
+        transcript.push_str(&home.ctxkit(&["check", &out]));
+        transcript.push_str(&home.ctxkit(&["compactions", &out]));
+    }
+    insta::assert_snapshot!(transcript);
+}

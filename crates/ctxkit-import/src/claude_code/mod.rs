@@ -29,6 +29,7 @@ const QUIET_RECORDS: &[&str] = &[
     "progress",
     "ai-title",
     "file-history-snapshot",
+    "file-history-delta",
     "queue-operation",
     "permission-mode",
     "last-prompt",
@@ -37,7 +38,32 @@ const QUIET_RECORDS: &[&str] = &[
     "away_summary",
     "attachment",
     "mode",
+    "memory-mode",
     "bridge-session",
+    "agent-name",
+    "agent-color",
+    "agent-setting",
+    "tag",
+    "pr-link",
+    "frame-link",
+    "relocated",
+    "continued-in",
+    "ended-by-model",
+    "worktree-state",
+    "cost-state",
+    "isolation-latch",
+    "atis-latch",
+    "dev-mods",
+    "history-suppression",
+    "attribution-snapshot",
+    "content-replacement",
+    "fork-context-ref",
+    "observer-ref",
+    "api-request",
+    "api-request-shape",
+    "api-request-blob",
+    "artifact-comment-monitor",
+    "artifact-autoreact-ledger",
 ];
 
 /// The entries one source record became, before parents are resolved.
@@ -57,6 +83,12 @@ struct Record {
     removed: bool,
     /// The uuid of the record this one was merged into.
     alias_of: Option<String>,
+    /// A compaction boundary's parent when its logical parent is not in the file: the main-line
+    /// record written before it, so the history before the compaction stays on the path.
+    fallback_parent_uuid: Option<String>,
+    /// A compaction boundary's `preservedSegment.headUuid`: the first record Claude Code kept
+    /// verbatim after its summary.
+    kept_head_uuid: Option<String>,
     entries: Vec<Planned>,
 }
 
@@ -127,6 +159,52 @@ impl<'source> Identity<'source> {
     }
 }
 
+/// The entry a record hangs under. A parent that is not in the file makes a root, except for a
+/// compaction boundary, which continues from the record written before it.
+fn record_parent(
+    record: &Record,
+    tails: &HashMap<String, String>,
+    builder: &mut Builder,
+) -> Option<String> {
+    let parent_uuid = record.parent_uuid.as_deref()?;
+    if let Some(parent) = tails.get(parent_uuid) {
+        return Some(parent.clone());
+    }
+    let fallback = record
+        .fallback_parent_uuid
+        .as_deref()
+        .and_then(|fallback| tails.get(fallback));
+    let kind = match fallback {
+        Some(_) => IssueKind::BoundaryParentMissing {
+            parent: parent_uuid.to_owned(),
+        },
+        None => IssueKind::MissingParent {
+            parent: parent_uuid.to_owned(),
+        },
+    };
+    builder.issue(record.line, kind);
+    fallback.cloned()
+}
+
+/// A boundary that names the segment Claude Code kept verbatim keeps it: the compaction's first kept
+/// entry is the segment's first record (on the path before the compaction, as Pi reads it).
+fn keep_preserved_segment(record: &mut Record, first_entries: &HashMap<String, String>) {
+    let Some(head) = record
+        .kept_head_uuid
+        .as_deref()
+        .and_then(|head| first_entries.get(head))
+    else {
+        return;
+    };
+    if let Some(compaction) = record
+        .entries
+        .first_mut()
+        .and_then(|planned| planned.entry.kind.as_compaction_mut())
+    {
+        compaction.first_kept_entry_id.clone_from(head);
+    }
+}
+
 /// Resolves each record's parent entry, then orders the entries: sidechains (subagent runs)
 /// first, so the main conversation's last entry is the file's last entry and becomes the leaf.
 fn link_records(
@@ -134,6 +212,15 @@ fn link_records(
     tails: &HashMap<String, String>,
     builder: &mut Builder,
 ) -> Vec<Planned> {
+    let first_entries: HashMap<String, String> = records
+        .iter()
+        .filter_map(|record| {
+            Some((
+                record.uuid.clone()?,
+                record.entries.first()?.entry.id.clone(),
+            ))
+        })
+        .collect();
     let mut side: HashMap<String, bool> = HashMap::new();
     let mut side_entries = Vec::new();
     let mut main_entries = Vec::new();
@@ -141,18 +228,8 @@ fn link_records(
         if record.removed {
             continue;
         }
-        let parent = record
-            .parent_uuid
-            .as_deref()
-            .and_then(|parent| tails.get(parent).cloned());
-        if let (Some(parent_uuid), None) = (&record.parent_uuid, &parent) {
-            builder.issue(
-                record.line,
-                IssueKind::MissingParent {
-                    parent: parent_uuid.clone(),
-                },
-            );
-        }
+        let parent = record_parent(&record, tails, builder);
+        keep_preserved_segment(&mut record, &first_entries);
         let parent_side = record
             .parent_uuid
             .as_deref()

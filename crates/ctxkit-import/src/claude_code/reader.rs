@@ -114,10 +114,13 @@ impl RecordReader {
             && str_field(record, "subtype") == Some("compact_boundary");
         let is_summary = head.record_type == "user"
             && record.get("isCompactSummary").and_then(Value::as_bool) == Some(true);
+        let mut boundary_links = (None, None);
         let entries = if is_boundary {
             if parent_uuid.is_none() {
                 parent_uuid = str_field(record, "logicalParentUuid").map(str::to_owned);
+                boundary_links.0.clone_from(&self.main_tail_uuid);
             }
+            boundary_links.1 = preserved_head(record);
             self.boundary_entries(&head)
         } else if is_summary {
             match self.compact_summary(&head, parent_uuid.as_deref()) {
@@ -129,6 +132,10 @@ impl RecordReader {
             self.record_entries(&head)
         };
         self.push(head, parent_uuid, entries);
+        if let (Some(record), (fallback, kept_head)) = (self.records.last_mut(), boundary_links) {
+            record.fallback_parent_uuid = fallback;
+            record.kept_head_uuid = kept_head;
+        }
     }
 
     /// The record's type, uuid, key, timestamp and side; a repeated uuid is reported.
@@ -318,9 +325,26 @@ impl RecordReader {
                 .any(|planned| matches!(planned.entry.kind, EntryKind::Message(_))),
             removed: false,
             alias_of: None,
+            fallback_parent_uuid: None,
+            kept_head_uuid: None,
             entries,
         });
     }
+}
+
+/// `compactMetadata.preservedSegment.headUuid` of a boundary record.
+fn preserved_head(record: &JsonObject) -> Option<String> {
+    let metadata = record
+        .get("compactMetadata")
+        .or_else(|| record.get("compact_metadata"))?;
+    let segment = metadata
+        .get("preservedSegment")
+        .or_else(|| metadata.get("preserved_segment"))?;
+    segment
+        .get("headUuid")
+        .or_else(|| segment.get("head_uuid"))
+        .and_then(Value::as_str)
+        .map(str::to_owned)
 }
 
 /// Puts a summary's text into a boundary record's compaction still without one; its entry id.

@@ -4,8 +4,8 @@
 //! `ResponseItem`s and `{"record_type": "state"}` lines, and the oldest are one JSON document
 //! `{session, items}` (`legacy`). A rollout is linear, so entries form one chain; ids derive from the
 //! session id and the line number. `response_item`s become messages (`items`), `compacted` with a
-//! summary becomes a `compaction` entry (tokens from the last `token_count` event), a remote compaction
-//! (no summary, a `replacement_history`) starts a new root holding that history, `turn_context` a
+//! becomes a `compaction` entry on the same thread (tokens from the last `token_count` event; a remote
+//! compaction, whose summary is encrypted, is followed by the history Codex kept), `turn_context` a
 //! `model_change` when the model changes, and every other record a `custom` entry. Facts and sources:
 //! `docs/import-formats.md`.
 
@@ -13,8 +13,7 @@ mod items;
 mod legacy;
 
 use ctxkit_protocol::{
-    CompactionEntry, CustomEntry, EntryKind, JsonObject, ModelChangeEntry, SessionEntry,
-    value_as_u64,
+    CompactionEntry, EntryKind, JsonObject, ModelChangeEntry, SessionEntry, value_as_u64,
 };
 use serde_json::Value;
 
@@ -37,17 +36,10 @@ struct State {
     last_tokens: Option<u64>,
 }
 
-/// One entry a line becomes; `root` starts a new chain (the history was replaced).
-struct Emitted {
-    kind: EntryKind,
-    root: bool,
-}
-
-impl Emitted {
-    fn chained(kind: EntryKind) -> Self {
-        Self { kind, root: false }
-    }
-}
+/// The summary of a remote compaction: Codex keeps it encrypted, so none is readable.
+pub const REMOTE_COMPACTION_SUMMARY: &str = "Codex compacted this conversation on the server; its \
+summary is encrypted and cannot be read here. The conversation continues from the messages Codex \
+kept, which follow.";
 
 /// Converts a Codex rollout.
 pub fn convert_codex(source: &SourceFile) -> Result<ImportedSession, ImportError> {
@@ -94,15 +86,11 @@ pub fn convert_codex(source: &SourceFile) -> Result<ImportedSession, ImportError
                 format!("{session_id}:{}#{index}", line.key)
             };
             let id = builder.ids.derive(&key);
-            let parent_id = if emitted.root {
-                None
-            } else {
-                planned.last().map(|previous| previous.entry.id.clone())
-            };
+            let parent_id = planned.last().map(|previous| previous.entry.id.clone());
             planned.push(Planned {
                 line: line.line,
                 entry: SessionEntry {
-                    kind: keeping_nothing_before(emitted.kind, &id),
+                    kind: keeping_nothing_before(emitted, &id),
                     id,
                     parent_id,
                     timestamp: timestamp.clone(),
@@ -170,18 +158,11 @@ fn line_entries(
     timestamp: &str,
     state: &mut State,
     builder: &mut Builder,
-) -> Vec<Emitted> {
+) -> Vec<EntryKind> {
     let record = &line.record;
     match classify(record) {
-        Line::Meta(_) => vec![Emitted::chained(custom_kind(
-            FORMAT,
-            "session_meta",
-            record,
-        ))],
-        Line::Item(payload) => response_item(payload, record, timestamp, state, builder, line.line)
-            .into_iter()
-            .map(Emitted::chained)
-            .collect(),
+        Line::Meta(_) => vec![custom_kind(FORMAT, "session_meta", record)],
+        Line::Item(payload) => response_item(payload, record, timestamp, state, builder, line.line),
         Line::Compacted(payload) => {
             compacted(payload, record, timestamp, state, builder, line.line)
         }
@@ -191,14 +172,10 @@ fn line_entries(
             if let Some(name) = &model
                 && model != state.model
             {
-                kinds.push(Emitted::chained(model_change(state, name)));
+                kinds.push(model_change(state, name));
                 state.model = model;
             }
-            kinds.push(Emitted::chained(custom_kind(
-                FORMAT,
-                "turn_context",
-                record,
-            )));
+            kinds.push(custom_kind(FORMAT, "turn_context", record));
             kinds
         }
         Line::Event(payload) => {
@@ -207,12 +184,12 @@ fn line_entries(
             {
                 state.last_tokens = Some(tokens);
             }
-            vec![Emitted::chained(custom_kind(FORMAT, "event_msg", record))]
+            vec![custom_kind(FORMAT, "event_msg", record)]
         }
-        Line::State => vec![Emitted::chained(custom_kind(FORMAT, "state", record))],
+        Line::State => vec![custom_kind(FORMAT, "state", record)],
         Line::Unknown(kind) => {
             builder.issue(line.line, IssueKind::UnknownRecord { record_type: kind });
-            vec![Emitted::chained(custom_kind(FORMAT, "unknown", record))]
+            vec![custom_kind(FORMAT, "unknown", record)]
         }
     }
 }
@@ -226,11 +203,11 @@ fn keeping_nothing_before(mut kind: EntryKind, id: &str) -> EntryKind {
     kind
 }
 
-/// A `compacted` line. With a summary (local compaction): one `compaction` entry. Without one and
-/// with a `replacement_history` (remote compaction): the history Codex continued from becomes the
-/// context: a `custom` entry keeping the whole record starts a new root, the current model is stated
-/// again, and the history's items follow as messages (encrypted compaction items stay `custom` data,
-/// never sent to a model).
+/// A `compacted` line: one `compaction` entry that keeps nothing before it, on the thread it
+/// compacts (the history before it stays on the path). With a summary (local compaction) the summary
+/// is its text. Without one and with a `replacement_history` (remote compaction) the summary is
+/// encrypted: the entry says so, and the history Codex continued from follows it as messages
+/// (encrypted compaction items stay `custom` data, never sent to a model).
 fn compacted(
     payload: &JsonObject,
     record: &JsonObject,
@@ -238,56 +215,44 @@ fn compacted(
     state: &State,
     builder: &mut Builder,
     line: usize,
-) -> Vec<Emitted> {
+) -> Vec<EntryKind> {
     let summary = str_field(payload, "message").unwrap_or_default();
     let history = payload
         .get("replacement_history")
         .and_then(Value::as_array)
         .filter(|history| !history.is_empty());
-    if let (true, Some(history)) = (summary.is_empty(), history) {
-        let mut extra = JsonObject::new();
-        if let Some(tokens) = state.last_tokens {
-            extra.insert("tokensBefore".to_owned(), Value::from(tokens));
-        }
-        let mut emitted = vec![Emitted {
-            kind: EntryKind::Custom(CustomEntry {
-                custom_type: crate::custom_type(FORMAT, "compacted"),
-                data: Some(Value::Object(record.clone())),
-                extra,
-            }),
-            root: true,
-        }];
-        // The new root's path holds no earlier `model_change`: state the model again.
-        if let Some(model) = &state.model {
-            emitted.push(Emitted::chained(model_change(state, model)));
-        }
-        for item in history.iter().filter_map(Value::as_object) {
-            emitted.extend(
-                response_item(item, item, timestamp, state, builder, line)
-                    .into_iter()
-                    .map(Emitted::chained),
-            );
-        }
-        return emitted;
-    }
+    let remote = summary.is_empty() && history.is_some();
     if state.last_tokens.is_none() {
         builder.issue(line, IssueKind::CompactionWithoutTokenCount);
     }
-    if summary.is_empty() {
+    if summary.is_empty() && !remote {
         builder.issue(line, IssueKind::CompactionWithoutSummary);
     }
     let mut extra = JsonObject::new();
     if let Some(history) = payload.get("replacement_history") {
         extra.insert("replacementHistory".to_owned(), history.clone());
     }
-    vec![Emitted::chained(EntryKind::Compaction(CompactionEntry {
-        summary: summary.to_owned(),
+    if remote {
+        extra.insert("codexCompacted".to_owned(), Value::Object(record.clone()));
+    }
+    let mut kinds = vec![EntryKind::Compaction(CompactionEntry {
+        summary: if remote {
+            REMOTE_COMPACTION_SUMMARY.to_owned()
+        } else {
+            summary.to_owned()
+        },
         first_kept_entry_id: String::new(),
         tokens_before: state.last_tokens.unwrap_or(0),
         details: None,
         from_hook: None,
         extra,
-    }))]
+    })];
+    if let (true, Some(history)) = (remote, history) {
+        for item in history.iter().filter_map(Value::as_object) {
+            kinds.extend(response_item(item, item, timestamp, state, builder, line));
+        }
+    }
+    kinds
 }
 
 /// A `model_change` to `model` of the session's provider (`openai` when the rollout names none).

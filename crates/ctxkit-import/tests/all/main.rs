@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod generator;
+mod leaf_path;
 mod opencode;
 mod opencode_next;
 mod record_kinds;

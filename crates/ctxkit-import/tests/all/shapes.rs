@@ -107,15 +107,6 @@ pub fn imported_context(path: &Path) -> (ImportedSession, Vec<String>) {
     (session, messages)
 }
 
-/// The `customType` of a `custom` entry, or "".
-fn text_type(entry: &ctxkit_protocol::SessionEntry) -> &str {
-    if let ctxkit_protocol::EntryKind::Custom(custom) = &entry.kind {
-        &custom.custom_type
-    } else {
-        ""
-    }
-}
-
 fn has_issue(session: &ImportedSession, wanted: fn(&IssueKind) -> bool) -> bool {
     session
         .report
@@ -131,6 +122,10 @@ fn codex_remote_compaction_continues_from_the_replacement_history() {
     assert_eq!(
         context,
         [
+            &format!(
+                "compactionSummary: {}",
+                ctxkit_import::REMOTE_COMPACTION_SUMMARY
+            ),
             "user: The checkout total is off by one cent for discounts; fix it and add a test.",
             "assistant: Plan: 1. round the discount after subtracting it in src/cart.rs. 2. add a test for 19.99 with 15% off.",
             "user: Go ahead.",
@@ -148,19 +143,22 @@ fn codex_remote_compaction_continues_from_the_replacement_history() {
     let text = session.to_jsonl().unwrap();
     assert!(text.contains("gAAAAB-opaque-compaction-checkpoint"));
     assert!(text.contains("\"customType\":\"import.codex.compaction\""));
-    // The earlier conversation is still in the file, on its own root.
+    // The earlier conversation stays on the thread, before the compaction.
     assert!(text.contains("The discount is rounded before it is subtracted."));
-    // The new root states the model again, so the path to the leaf names it.
-    let root = session
+    assert_eq!(
+        session
+            .entries
+            .iter()
+            .filter(|entry| entry.parent_id.is_none())
+            .count(),
+        1
+    );
+    let compaction = session
         .entries
         .iter()
-        .position(|entry| entry.parent_id.is_none() && text_type(entry) == "import.codex.compacted")
+        .find_map(|entry| entry.kind.as_compaction())
         .unwrap();
-    let next = &session.entries[root + 1];
-    assert!(
-        matches!(&next.kind, ctxkit_protocol::EntryKind::ModelChange(change) if change.model_id == "gpt-5.3-codex"),
-        "{next:?}"
-    );
+    assert!(compaction.extra.contains_key("codexCompacted"));
 }
 
 #[test]

@@ -1,0 +1,148 @@
+//! History before a compaction stays on the leaf path: a Claude Code boundary whose logical parent
+//! is not in the file continues from the record before it (and keeps the segment Claude Code kept),
+//! a Codex remote compaction continues its thread. Counted as real-world imports are judged: the
+//! share of the file's tool results on the path from the root to the leaf.
+//!
+//! The fixtures (`tests/fixtures/shapes/claude-boundary-missing-parent.jsonl`,
+//! `codex-remote-compaction-mid-thread.jsonl`) were written in the shapes these agents write:
+//! streamed replies one block per record, parallel tool calls, an inline sidechain, bookkeeping
+//! records between turns, Windows paths, a remote compaction between tool loops.
+
+use std::collections::HashMap;
+
+use ctxkit_import::{ImportedSession, IssueKind, import_file};
+use ctxkit_protocol::{AgentMessage, EntryKind, SessionEntry};
+
+use crate::shapes::{imported_context, shape};
+
+/// The entries from the root to the leaf (the last entry).
+fn leaf_path(session: &ImportedSession) -> Vec<&SessionEntry> {
+    let by_id: HashMap<&str, &SessionEntry> = session
+        .entries
+        .iter()
+        .map(|entry| (entry.id.as_str(), entry))
+        .collect();
+    let mut path = Vec::new();
+    let mut current = session.entries.last();
+    while let Some(entry) = current {
+        path.push(entry);
+        current = entry
+            .parent_id
+            .as_deref()
+            .and_then(|parent| by_id.get(parent).copied());
+    }
+    path.reverse();
+    path
+}
+
+fn is_tool_result(entry: &SessionEntry) -> bool {
+    matches!(&entry.kind, EntryKind::Message(message)
+        if matches!(message.as_ref(), AgentMessage::ToolResult(_)))
+}
+
+/// Tool results on the leaf path, and in the whole file (subagent sidechains excluded: they are
+/// their own chain).
+fn tool_results_on_path(session: &ImportedSession) -> (usize, usize) {
+    let on_path = leaf_path(session)
+        .into_iter()
+        .filter(|entry| is_tool_result(entry))
+        .count();
+    let total = session
+        .entries
+        .iter()
+        .filter(|entry| is_tool_result(entry))
+        .count();
+    (on_path, total)
+}
+
+fn roots(session: &ImportedSession) -> usize {
+    session
+        .entries
+        .iter()
+        .filter(|entry| entry.parent_id.is_none())
+        .count()
+}
+
+#[test]
+fn a_claude_code_boundary_whose_parent_is_missing_continues_from_the_record_before_it() {
+    let path = shape("claude-boundary-missing-parent.jsonl");
+    let session = import_file(&path, None).unwrap();
+    let (on_path, total) = tool_results_on_path(&session);
+    assert_eq!(total, 28, "24 before the compaction, 4 after");
+    assert!(
+        on_path * 100 >= total * 95,
+        "{on_path} of {total} tool results on the leaf path"
+    );
+    assert_eq!(on_path, total);
+    // The sidechain is its own root; the main conversation is one chain.
+    assert_eq!(roots(&session), 2);
+    assert!(session.report.issues.iter().any(|issue| matches!(
+        &issue.kind,
+        IssueKind::BoundaryParentMissing { parent } if parent.starts_with("0f0f0f0f")
+    )));
+    assert!(
+        !session
+            .report
+            .issues
+            .iter()
+            .any(|issue| matches!(issue.kind, IssueKind::MissingParent { .. })),
+        "{:?}",
+        session.report.issues
+    );
+    // Bookkeeping records seen in the wild are not reported as unknown.
+    assert!(
+        !session
+            .report
+            .issues
+            .iter()
+            .any(|issue| matches!(issue.kind, IssueKind::UnknownRecord { .. })),
+        "{:?}",
+        session.report.issues
+    );
+}
+
+#[test]
+fn the_segment_claude_code_kept_follows_the_summary_in_the_context() {
+    let (_, context) = imported_context(&shape("claude-boundary-missing-parent.jsonl"));
+    assert!(context[0].starts_with("compactionSummary: This session is being continued"));
+    assert_eq!(
+        &context[1..3],
+        [
+            "user: Also keep the reservation under 5 ms p95.",
+            "assistant: Noted: reservations stay under 5 ms p95.",
+        ]
+    );
+    assert_eq!(
+        context.last().unwrap(),
+        "assistant: Reservations are atomic; all 14 tests pass."
+    );
+    assert_eq!(context.len(), 3 + 8 + 1);
+}
+
+#[test]
+fn a_codex_remote_compaction_continues_its_thread() {
+    let path = shape("codex-remote-compaction-mid-thread.jsonl");
+    let session = import_file(&path, None).unwrap();
+    let (on_path, total) = tool_results_on_path(&session);
+    assert_eq!((on_path, total), (14, 14));
+    assert_eq!(roots(&session), 1);
+    let compactions: Vec<_> = session
+        .entries
+        .iter()
+        .filter_map(|entry| entry.kind.as_compaction())
+        .collect();
+    assert_eq!(compactions.len(), 1);
+    assert_eq!(compactions[0].tokens_before, 200_500);
+    assert!(compactions[0].extra.contains_key("codexCompacted"));
+
+    let (_, context) = imported_context(&path);
+    assert!(context[0].starts_with("compactionSummary: Codex compacted this conversation"));
+    assert_eq!(
+        context[1],
+        "user: Invoices in EUR round half-even; make the PDF totals match the ledger."
+    );
+    assert_eq!(
+        context.last().unwrap(),
+        "assistant: Added tests/test_rounding.py; 0.125 rounds to 0.12."
+    );
+}
