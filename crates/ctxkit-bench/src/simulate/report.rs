@@ -233,6 +233,16 @@ pub(crate) fn headline(strategy: &StrategyReport) -> (RecallSample, RecallSample
     }
 }
 
+/// `cost` against `other` in words: `35.4% less`, or `156.0% more` (a real session can cost more).
+fn difference(cost: f64, other: f64) -> String {
+    let saving = 1.0 - cost / other;
+    if saving >= 0.0 {
+        format!("{:.1}% less", saving * 100.0)
+    } else {
+        format!("{:.1}% more", -saving * 100.0)
+    }
+}
+
 /// The recommended strategy against the best peer (reference compaction, the three-layer
 /// transform, provider-side compaction) by total cost with a cache.
 fn verdict(report: &SimulationReport) -> String {
@@ -252,13 +262,15 @@ fn verdict(report: &SimulationReport) -> String {
     let (Some(best), Some(recommended)) = (best_peer, recommended) else {
         return String::new();
     };
-    let saving = 1.0 - recommended.total_cost_with_cache / best.total_cost_with_cache;
     let mut out = format!(
-        "\nctxkit recommended costs ${:.2} against ${:.2} for the best peer ({}): {:.1}% less.",
+        "\nctxkit recommended costs ${:.2} against ${:.2} for the best peer ({}): {}.",
         recommended.total_cost_with_cache,
         best.total_cost_with_cache,
         best.name,
-        saving * 100.0
+        difference(
+            recommended.total_cost_with_cache,
+            best.total_cost_with_cache
+        ),
     );
     if let Some(reference) = reference {
         let label = if report.session.is_some() {
@@ -500,6 +512,13 @@ mod tests {
         assert!((stats.mean - 3.0).abs() < 1e-12);
         assert_eq!(TokenStats::of(&[7]).p50, 7);
         assert_eq!(TokenStats::of(&[]), TokenStats::default());
+    }
+
+    #[test]
+    fn a_dearer_strategy_costs_more_not_negatively_less() {
+        assert_eq!(difference(40.48, 62.61), "35.3% less");
+        assert_eq!(difference(0.39, 0.15), "160.0% more");
+        assert_eq!(difference(1.0, 1.0), "0.0% less");
     }
 
     #[test]

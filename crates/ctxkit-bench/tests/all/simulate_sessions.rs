@@ -329,6 +329,17 @@ fn claude_code_codex_and_pi_sessions_replay_under_every_strategy() {
     let session = simulate_session(&pi(dir.path()), &options()).unwrap();
     check_report(&session, "pi", CALLS);
     assert_eq!(session.session.as_ref().unwrap().skipped_summaries, 1);
+    // OpenCode (1.x storage), through the importer as well.
+    let opencode = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "../ctxkit-import/tests/fixtures/shapes/opencode-1x/storage/session/4f1e2d3c5b6a7980/\
+         ses_5d0a1b2c3ffeRssFeedParent.json",
+    );
+    let report = simulate_session(&opencode, &options()).unwrap();
+    assert_eq!(report.session.as_ref().unwrap().format, "opencode");
+    assert!(report.calls > 0);
+    for each in &report.strategies {
+        assert_eq!(each.requests, report.calls, "{}", each.name);
+    }
     // The overall rows add the sessions up.
     let reports = [claude, rollout, session];
     let rows = overall(&reports);
