@@ -408,7 +408,17 @@ fn bad_input_is_one_line_naming_the_file_and_a_hint() {
     let missing = dir.path().join("missing.jsonl");
     let directory = dir.path().join("not-a-store");
     std::fs::create_dir(&directory).unwrap();
-    for bad in [&empty, &garbage, &header_only, &fifo, &missing, &directory] {
+    let looping = dir.path().join("loop.jsonl");
+    std::os::unix::fs::symlink(&looping, &looping).unwrap();
+    for bad in [
+        &empty,
+        &garbage,
+        &header_only,
+        &fifo,
+        &missing,
+        &directory,
+        &looping,
+    ] {
         let (success, stdout, stderr) = run_simulate(&["--session".as_ref(), bad.as_os_str()]);
         assert!(!success, "{}", bad.display());
         assert!(stdout.is_empty(), "{stdout}");
