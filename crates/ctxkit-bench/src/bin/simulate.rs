@@ -1,17 +1,22 @@
-//! `simulate`: the context economics simulator. Replays a generated agent session call by call
-//! under each context strategy and prints what the requests cost and what the model still sees:
-//! a markdown report on stdout, or the report as JSON with `--json`.
+//! `simulate`: the context economics simulator. Replays a generated agent session (or, with
+//! `--session`, real ones) call by call under each context strategy and prints what the requests
+//! cost and what the model still sees: a markdown report on stdout, or the report as JSON with
+//! `--json`.
 
 use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Context as _;
 use clap::Parser;
 use ctxkit_bench::simulate::{
-    CheckPoint, Provider, SimulateOptions, Strategy, render_markdown, simulate,
+    CheckPoint, Provider, SimulateError, SimulateOptions, SimulationReport, Strategy, overall,
+    render_markdown, render_overall, simulate, simulate_session,
 };
 
-/// Replay a generated agent session under several context strategies and compare them.
+/// Replay a generated agent session (or real ones) under several context strategies and compare
+/// them.
 #[derive(Debug, Parser)]
 #[command(version)]
 struct Args {
@@ -41,12 +46,69 @@ struct Args {
     /// Replay the strategies one after another instead of on parallel threads (cleaner timings).
     #[arg(long)]
     sequential: bool,
-    /// Print the report as JSON.
+    /// Replay these real sessions instead of a generated one: Pi or ctxkit session files, or any
+    /// file `ctxkit import` reads (Claude Code, Codex, OpenCode). One report per file, then an
+    /// overall table when there are several.
+    #[arg(long = "session", num_args = 1.., value_name = "FILE")]
+    sessions: Vec<PathBuf>,
+    /// Print the report as JSON (several sessions: `{"reports": [...], "overall": [...]}`).
     #[arg(long)]
     json: bool,
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            #[expect(clippy::print_stderr, reason = "the error for the user")]
+            match error.downcast_ref::<SimulateError>() {
+                Some(SimulateError::Session { .. }) => eprintln!(
+                    "error: {error}\nhint: `--session` reads Pi and ctxkit session files and what \
+                     `ctxkit import` reads (Claude Code, Codex, OpenCode); try `ctxkit import FILE \
+                     --out /tmp/check.jsonl` or `ctxkit check FILE`"
+                ),
+                Some(_) | None => eprintln!("error: {error:#}"),
+            }
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Replays every `--session` file; the reports and what to print.
+fn replay_sessions(
+    sessions: &[PathBuf],
+    options: &SimulateOptions,
+    json: bool,
+) -> anyhow::Result<String> {
+    let reports = sessions
+        .iter()
+        .map(|path| simulate_session(path, options))
+        .collect::<Result<Vec<SimulationReport>, _>>()?;
+    if json {
+        let value = match &reports[..] {
+            [one] => serde_json::to_value(one)?,
+            several => serde_json::json!({ "reports": several, "overall": overall(several) }),
+        };
+        let mut text = serde_json::to_string_pretty(&value)?;
+        text.push('\n');
+        return Ok(text);
+    }
+    if let [one] = &reports[..] {
+        return Ok(render_markdown(one));
+    }
+    let mut text = String::new();
+    for report in &reports {
+        let path = report
+            .session
+            .as_ref()
+            .map_or("", |source| source.path.as_str());
+        text.push_str(&format!("## `{path}`\n\n{}\n", render_markdown(report)));
+    }
+    text.push_str(&render_overall(&reports));
+    Ok(text)
+}
+
+fn run() -> anyhow::Result<()> {
     let args = Args::parse();
     let started = Instant::now();
     let recommended_override = args
@@ -69,13 +131,17 @@ fn main() -> anyhow::Result<()> {
         provider: args.provider,
         recommended_override,
     };
-    let report = simulate(&options)?;
-    let text = if args.json {
-        let mut text = serde_json::to_string_pretty(&report)?;
-        text.push('\n');
-        text
+    let text = if !args.sessions.is_empty() {
+        replay_sessions(&args.sessions, &options, args.json)?
     } else {
-        render_markdown(&report)
+        let report = simulate(&options)?;
+        if args.json {
+            let mut text = serde_json::to_string_pretty(&report)?;
+            text.push('\n');
+            text
+        } else {
+            render_markdown(&report)
+        }
     };
     let mut stdout = std::io::stdout().lock();
     match stdout
@@ -92,8 +158,12 @@ fn main() -> anyhow::Result<()> {
     )]
     {
         eprintln!(
-            "simulated {} calls under {} strategies in {:.1} s",
-            options.calls,
+            "simulated {} under {} strategies in {:.1} s",
+            if args.sessions.is_empty() {
+                format!("{} calls", options.calls)
+            } else {
+                format!("{} sessions", args.sessions.len())
+            },
             options.strategies.len(),
             started.elapsed().as_secs_f64()
         );

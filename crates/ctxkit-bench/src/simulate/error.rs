@@ -2,8 +2,10 @@
 
 /// A simulation failed.
 ///
-/// Returned by `simulate`. Every variant is a bug in the simulator or in the engine it drives,
-/// not a property of the simulated session: report it with the command line that produced it.
+/// Returned by `simulate` and `simulate_session`. [`SimulateError::Session`] is bad input (a file
+/// that cannot be replayed); every other variant is a bug in the simulator or in the engine it
+/// drives, not a property of the simulated session: report it with the command line that produced
+/// it.
 #[derive(Debug, thiserror::Error)]
 pub enum SimulateError {
     /// The engine refused an operation (an append, a view, a check).
@@ -28,6 +30,15 @@ pub enum SimulateError {
     Settings {
         #[source]
         source: serde_json::Error,
+    },
+    /// A real session could not be read or holds nothing to replay (`simulate_session`): the file is
+    /// missing, not a session `Session::open` or the importer reads, or has no assistant message.
+    /// Check the file (`ctxkit import FILE --out OUT`, `ctxkit check FILE`).
+    #[error("Cannot replay `{}`: {reason}", path.display())]
+    Session {
+        path: std::path::PathBuf,
+        /// What was wrong, on one line.
+        reason: String,
     },
     /// A strategy's thread panicked.
     #[error("The thread simulating `{strategy}` panicked")]

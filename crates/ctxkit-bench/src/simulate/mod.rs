@@ -8,14 +8,19 @@
 
 mod cost;
 mod error;
+mod identifiers;
 mod ledger;
 mod meter;
+mod named_recall;
 mod recall;
 mod replay;
 mod report;
+mod report_session;
+mod session;
 mod summary;
 mod trace;
 
+use std::path::Path;
 use std::time::Instant;
 
 use ctxkit_engine::EngineSettings;
@@ -26,9 +31,10 @@ pub use cost::{GPT_5, PriceTable, Provider, SONNET_4_5, SONNET_4_5_1H};
 pub use error::SimulateError;
 pub use recall::{KindRecall, RecallBreakdown, RecallSample};
 pub use report::{
-    Compactions, SimulationReport, StrategyReport, Timing, TokenStats, TraceSummary,
+    Compactions, SessionSource, SimulationReport, StrategyReport, Timing, TokenStats, TraceSummary,
     render_markdown,
 };
+pub use report_session::{OverallRow, overall, render_overall};
 pub use summary::{SummaryCosts, SummaryRequest};
 pub use trace::IdentifierKind;
 
@@ -251,13 +257,40 @@ pub fn simulate(options: &SimulateOptions) -> Result<SimulationReport, SimulateE
         calls: options.calls,
         seed: options.seed,
     });
+    replay_all(&trace, options, started, None)
+}
+
+/// Reads the real session at `path` (a Pi or ctxkit session file, or any file `ctxkit import`
+/// reads) and replays its messages under every strategy of `options` (`calls` and `seed` are not
+/// used). Its identifiers are found by the rule of `identifiers` and at risk as `session` defines.
+pub fn simulate_session(
+    path: &Path,
+    options: &SimulateOptions,
+) -> Result<SimulationReport, SimulateError> {
+    let started = Instant::now();
+    let loaded = session::load_session(path)?;
+    let source = SessionSource {
+        path: path.display().to_string(),
+        format: loaded.format,
+        skipped_summaries: loaded.skipped_summaries,
+    };
+    let trace = session::session_trace(loaded.messages);
+    replay_all(&trace, options, started, Some(source))
+}
+
+fn replay_all(
+    trace: &trace::Trace,
+    options: &SimulateOptions,
+    started: Instant,
+    session: Option<SessionSource>,
+) -> Result<SimulationReport, SimulateError> {
     let generated = started.elapsed();
     let run = |strategy: Strategy| -> Result<StrategyReport, SimulateError> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .build()
             .map_err(SimulateError::Runtime)?;
-        runtime.block_on(replay::replay(&trace, strategy, options))
+        runtime.block_on(replay::replay(trace, strategy, options))
     };
     let strategies = if options.parallel {
         std::thread::scope(|scope| {
@@ -283,19 +316,22 @@ pub fn simulate(options: &SimulateOptions) -> Result<SimulationReport, SimulateE
             .collect::<Result<Vec<_>, _>>()?
     };
     Ok(SimulationReport {
-        calls: options.calls,
+        calls: trace.calls(),
         seed: options.seed,
         context_window: options.context_window,
         check: options.check,
         parallel: options.parallel,
         prices: options.provider.prices(),
         recommended_override: options.recommended_override.clone(),
-        trace: TraceSummary::of(&trace),
+        trace: TraceSummary::of(trace),
+        session,
         strategies,
         generate_ms: generated.as_secs_f64() * 1000.0,
         wall_ms: started.elapsed().as_secs_f64() * 1000.0,
     })
 }
 
+#[cfg(test)]
+mod session_tests;
 #[cfg(test)]
 mod tests;

@@ -38,7 +38,7 @@ impl RecallSample {
         (self.at_risk > 0).then(|| self.recalled as f64 / self.at_risk as f64)
     }
 
-    fn add(&mut self, other: Self) {
+    pub(crate) fn add(&mut self, other: Self) {
         self.planted += other.planted;
         self.at_risk += other.at_risk;
         self.recalled += other.recalled;
@@ -82,6 +82,7 @@ impl<'a> RecallTracker<'a> {
             .iter()
             .flat_map(|task| &task.calls)
             .flat_map(|call| &call.results)
+            .filter_map(AgentMessage::as_tool_result)
             .map(|result| (result.tool_call_id.as_str(), &result.content))
             .collect();
         let mut results: HashMap<&str, (&MessageContent, Vec<usize>)> = HashMap::new();
@@ -98,9 +99,11 @@ impl<'a> RecallTracker<'a> {
                     }
                 }
                 Source::Task { task } => {
-                    if let Some(MessageContent::Text(text)) =
-                        trace.tasks.get(*task).map(|task| &task.prompt.content)
-                    {
+                    let prompt = trace
+                        .tasks
+                        .get(*task)
+                        .and_then(|task| task.prompt.iter().find_map(AgentMessage::as_user));
+                    if let Some(MessageContent::Text(text)) = prompt.map(|user| &user.content) {
                         prompts.entry(text.as_str()).or_default().push(index);
                     }
                 }
@@ -187,8 +190,8 @@ impl<'a> RecallTracker<'a> {
                 }
             }
         }
-        let mut breakdown = RecallBreakdown::empty();
-        let mut stand_in = RecallBreakdown::empty();
+        let mut breakdown = RecallBreakdown::empty(&IdentifierKind::ALL);
+        let mut stand_in = RecallBreakdown::empty(&IdentifierKind::ALL);
         for (index, planted_identifier) in self.trace.planted.iter().take(planted).enumerate() {
             let at_risk = !self.verbatim[index];
             let sample = RecallSample {
@@ -215,7 +218,7 @@ impl<'a> RecallTracker<'a> {
 }
 
 /// The text of a user message: its text, or its first text block.
-fn text_of_user(content: &MessageContent) -> Option<&str> {
+pub(crate) fn text_of_user(content: &MessageContent) -> Option<&str> {
     match content {
         MessageContent::Text(text) => Some(text),
         MessageContent::Blocks(blocks) => blocks.iter().find_map(|block| block.as_text()),
@@ -235,10 +238,11 @@ pub(crate) fn stand_in_keeps(planted: &super::trace::Planted) -> bool {
 }
 
 impl RecallBreakdown {
-    fn empty() -> Self {
+    /// Zero of everything, with a row for each of `kinds`.
+    pub(crate) fn empty(kinds: &[IdentifierKind]) -> Self {
         Self {
             all: RecallSample::default(),
-            by_kind: IdentifierKind::ALL
+            by_kind: kinds
                 .iter()
                 .map(|kind| KindRecall {
                     kind: *kind,
@@ -248,7 +252,7 @@ impl RecallBreakdown {
         }
     }
 
-    fn add(&mut self, kind: IdentifierKind, sample: RecallSample) {
+    pub(crate) fn add(&mut self, kind: IdentifierKind, sample: RecallSample) {
         self.all.add(sample);
         if let Some(entry) = self.by_kind.iter_mut().find(|entry| entry.kind == kind) {
             entry.sample.add(sample);

@@ -20,9 +20,10 @@ use ctxkit_session::Session;
 
 use super::ledger::{Ledger, compaction_tokens};
 use super::meter::{Request, shared_prefix};
+use super::named_recall::NamedTracker;
 use super::recall::{RecallBreakdown, RecallTracker};
 use super::report::{Compactions, StrategyReport, Timing, TokenStats};
-use super::trace::{MODEL, PROVIDER, Trace};
+use super::trace::{IdentifierKind, MODEL, PROVIDER, Trace};
 use super::{CheckPoint, SimulateError, SimulateOptions, Strategy};
 
 const CWD: &str = "/home/dev/projects/simulated";
@@ -37,6 +38,25 @@ fn now_ms() -> i64 {
         .map_or(0, |elapsed| {
             i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX)
         })
+}
+
+/// `message` stamped with the wall clock (see [`now_ms`]).
+fn stamped(message: &AgentMessage) -> AgentMessage {
+    let mut message = message.clone();
+    let now = Some(now_ms());
+    match &mut message {
+        AgentMessage::User(message) => message.timestamp = now,
+        AgentMessage::Assistant(message) => message.timestamp = now,
+        AgentMessage::ToolResult(message) => message.timestamp = now,
+        AgentMessage::BashExecution(message) => message.timestamp = now,
+        AgentMessage::Custom(message) => message.timestamp = now,
+        AgentMessage::BranchSummary(message) => message.timestamp = now,
+        AgentMessage::CompactionSummary(message) => message.timestamp = now,
+        AgentMessage::Unknown(fields) => {
+            fields.insert("timestamp".to_owned(), serde_json::json!(now_ms()));
+        }
+    }
+    message
 }
 
 /// Everything measured for one strategy.
@@ -57,14 +77,56 @@ struct Meter<'a> {
     compactions: Compactions,
     /// The last request the model accepted, as sent and as measured.
     previous: Option<(Vec<AgentMessage>, Request)>,
-    recall: RecallTracker<'a>,
+    recall: Tracker<'a>,
     recall_sum: f64,
     stand_in_sum: f64,
     recall_samples: usize,
     last_recall: RecallBreakdown,
     last_stand_in: RecallBreakdown,
+    /// A real session: the at-risk identifiers of every call, summed (as written, stand-in).
+    calls_total: Option<(RecallBreakdown, RecallBreakdown)>,
     windowed_requests: usize,
     timing: Timing,
+}
+
+/// How recall is measured: planted identifiers (a generated trace) or identifiers the assistant
+/// named again (a real session).
+enum Tracker<'a> {
+    Planted(RecallTracker<'a>),
+    Named(NamedTracker<'a>),
+}
+
+/// What one request showed: the breakdown its final-view numbers come from and the one the run
+/// mean averages (equal for planted identifiers), each as written and with the stand-in.
+struct Observed {
+    view: (RecallBreakdown, RecallBreakdown),
+    sample: (RecallBreakdown, RecallBreakdown),
+}
+
+impl Tracker<'_> {
+    fn observe(
+        &mut self,
+        messages: &[AgentMessage],
+        serialized: &[String],
+        call: usize,
+    ) -> Observed {
+        match self {
+            Self::Planted(tracker) => {
+                let view = tracker.observe(messages, serialized, call);
+                Observed {
+                    sample: view.clone(),
+                    view,
+                }
+            }
+            Self::Named(tracker) => {
+                let observation = tracker.observe(messages, serialized, call);
+                Observed {
+                    view: (observation.view, observation.view_stand_in),
+                    sample: (observation.sample, observation.sample_stand_in),
+                }
+            }
+        }
+    }
 }
 
 fn add(total: &mut f64, since: Instant) {
@@ -118,14 +180,18 @@ impl<'a> Meter<'a> {
             .answered(input, billed.cache_read, output_tokens);
         add(&mut self.timing.measure_ms, started);
         let started = Instant::now();
-        let (recall, stand_in) = self.recall.observe(&messages, &request.messages, call);
-        if let Some(ratio) = recall.all.recall() {
+        let observed = self.recall.observe(&messages, &request.messages, call);
+        let (sample, sample_stand_in) = &observed.sample;
+        if let Some(ratio) = sample.all.recall() {
             self.recall_sum += ratio;
-            self.stand_in_sum += stand_in.all.recall().unwrap_or(0.0);
+            self.stand_in_sum += sample_stand_in.all.recall().unwrap_or(0.0);
             self.recall_samples += 1;
         }
-        self.last_recall = recall;
-        self.last_stand_in = stand_in;
+        if let Some((total, stand_in_total)) = &mut self.calls_total {
+            total.merge(sample);
+            stand_in_total.merge(sample_stand_in);
+        }
+        (self.last_recall, self.last_stand_in) = observed.view;
         self.previous = Some((messages, request));
         add(&mut self.timing.recall_ms, started);
     }
@@ -159,6 +225,8 @@ impl<'a> Meter<'a> {
             stand_in_final: self.last_stand_in,
             stand_in_mean: (self.recall_samples > 0)
                 .then(|| self.stand_in_sum / self.recall_samples as f64),
+            recall_calls: self.calls_total.as_ref().map(|(total, _)| total.clone()),
+            stand_in_calls: self.calls_total.map(|(_, stand_in)| stand_in),
             recall_samples: self.recall_samples,
             stored_entries,
             timing: Timing {
@@ -322,12 +390,20 @@ pub(crate) async fn replay(
         recovery_failures: 0,
         compactions: Compactions::default(),
         previous: None,
-        recall: RecallTracker::new(trace)?,
+        recall: if trace.real {
+            Tracker::Named(NamedTracker::new(trace)?)
+        } else {
+            Tracker::Planted(RecallTracker::new(trace)?)
+        },
         recall_sum: 0.0,
         stand_in_sum: 0.0,
         recall_samples: 0,
         last_recall: RecallBreakdown::default(),
         last_stand_in: RecallBreakdown::default(),
+        calls_total: trace.real.then(|| {
+            let empty = RecallBreakdown::empty(&IdentifierKind::NAMED);
+            (empty.clone(), empty)
+        }),
         windowed_requests: 0,
         timing: Timing::default(),
     };
@@ -336,9 +412,9 @@ pub(crate) async fn replay(
     for task in &trace.tasks {
         let engine = driver.engine.clone();
         driver.check(engine.before_prompt()).await?;
-        let mut prompt = task.prompt.clone();
-        prompt.timestamp = Some(now_ms());
-        driver.append(AgentMessage::User(prompt)).await?;
+        for message in &task.prompt {
+            driver.append(stamped(message)).await?;
+        }
         for (step, planned) in task.calls.iter().enumerate() {
             let (messages, request) = driver.request().await?;
             let mut reply = planned.reply.clone();
@@ -354,9 +430,7 @@ pub(crate) async fn replay(
             reply.timestamp = Some(now_ms());
             driver.append(AgentMessage::Assistant(reply)).await?;
             for result in &planned.results {
-                let mut result = result.clone();
-                result.timestamp = Some(now_ms());
-                driver.append(AgentMessage::ToolResult(result)).await?;
+                driver.append(stamped(result)).await?;
             }
             call += 1;
             if every_call && step + 1 < task.calls.len() {

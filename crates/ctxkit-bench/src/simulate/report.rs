@@ -113,6 +113,12 @@ pub struct StrategyReport {
     pub stand_in_mean: Option<f64>,
     /// Requests with identifiers at risk.
     pub recall_samples: usize,
+    /// A real session: every identifier at risk at a call, summed over the calls (an identifier
+    /// named again at three calls counts three times), and how many of them that call's request
+    /// held. `None` for a generated session.
+    pub recall_calls: Option<RecallBreakdown>,
+    /// The same with the model-summary stand-in.
+    pub stand_in_calls: Option<RecallBreakdown>,
     /// Session entries at the end (compaction never deletes any).
     pub stored_entries: usize,
     pub timing: Timing,
@@ -129,6 +135,10 @@ pub struct TraceSummary {
     pub transcript_tokens: u64,
     pub largest_tool_result_tokens: u64,
     pub planted_identifiers: usize,
+    /// A real session: identifiers a tool result showed first and the assistant named again.
+    pub named_identifiers: usize,
+    /// A real session: the times they were named again (one per identifier and call).
+    pub named_at_calls: usize,
 }
 
 impl TraceSummary {
@@ -137,6 +147,8 @@ impl TraceSummary {
             tasks: trace.tasks.len(),
             calls: trace.calls(),
             planted_identifiers: trace.planted.len(),
+            named_identifiers: trace.named.len(),
+            named_at_calls: trace.named.iter().map(|named| named.calls.len()).sum(),
             ..Self::default()
         };
         for message in trace.messages() {
@@ -152,6 +164,17 @@ impl TraceSummary {
     }
 }
 
+/// The real session a report replays.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SessionSource {
+    /// As given on the command line.
+    pub path: String,
+    /// `pi` (a Pi or ctxkit session file), `claude-code`, `codex` or `opencode`.
+    pub format: &'static str,
+    /// Compaction and branch-summary entries on its path, not replayed.
+    pub skipped_summaries: usize,
+}
+
 /// The whole simulation.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SimulationReport {
@@ -164,6 +187,8 @@ pub struct SimulationReport {
     /// The settings document applied over the recommended strategy, if any.
     pub recommended_override: Option<serde_json::Value>,
     pub trace: TraceSummary,
+    /// The real session replayed (`simulate --session`); `None` for a generated one.
+    pub session: Option<SessionSource>,
     pub strategies: Vec<StrategyReport>,
     /// Generating the session.
     pub generate_ms: f64,
@@ -171,7 +196,7 @@ pub struct SimulationReport {
     pub wall_ms: f64,
 }
 
-fn thousands(value: u64) -> String {
+pub(super) fn thousands(value: u64) -> String {
     let digits = value.to_string();
     let mut out = String::new();
     for (index, digit) in digits.chars().enumerate() {
@@ -183,20 +208,39 @@ fn thousands(value: u64) -> String {
     out
 }
 
-fn percent(value: Option<f64>) -> String {
+pub(super) fn percent(value: Option<f64>) -> String {
     value.map_or_else(
         || "n/a".to_owned(),
         |value| format!("{:.1}%", value * 100.0),
     )
 }
 
-fn recall_cell(sample: &RecallSample) -> String {
+pub(super) fn recall_cell(sample: &RecallSample) -> String {
     format!(
         "{}/{} ({})",
         sample.recalled,
         sample.at_risk,
         percent(sample.recall())
     )
+}
+
+/// The recall a strategy's report leads with, as written and with the stand-in: a real session's
+/// sum over the naming calls, else the final view.
+pub(crate) fn headline(strategy: &StrategyReport) -> (RecallSample, RecallSample) {
+    match (&strategy.recall_calls, &strategy.stand_in_calls) {
+        (Some(calls), Some(stand_in)) => (calls.all, stand_in.all),
+        (Some(_) | None, _) => (strategy.recall_final.all, strategy.stand_in_final.all),
+    }
+}
+
+/// `cost` against `other` in words: `35.4% less`, or `156.0% more` (a real session can cost more).
+fn difference(cost: f64, other: f64) -> String {
+    let saving = 1.0 - cost / other;
+    if saving >= 0.0 {
+        format!("{:.1}% less", saving * 100.0)
+    } else {
+        format!("{:.1}% more", -saving * 100.0)
+    }
 }
 
 /// The recommended strategy against the best peer (reference compaction, the three-layer
@@ -218,25 +262,32 @@ fn verdict(report: &SimulationReport) -> String {
     let (Some(best), Some(recommended)) = (best_peer, recommended) else {
         return String::new();
     };
-    let saving = 1.0 - recommended.total_cost_with_cache / best.total_cost_with_cache;
     let mut out = format!(
-        "\nctxkit recommended costs ${:.2} against ${:.2} for the best peer ({}): {:.1}% less.",
+        "\nctxkit recommended costs ${:.2} against ${:.2} for the best peer ({}): {}.",
         recommended.total_cost_with_cache,
         best.total_cost_with_cache,
         best.name,
-        saving * 100.0
+        difference(
+            recommended.total_cost_with_cache,
+            best.total_cost_with_cache
+        ),
     );
     if let Some(reference) = reference {
+        let label = if report.session.is_some() {
+            "at the naming calls"
+        } else {
+            "final view"
+        };
         let _ = write!(
             out,
-            " Recall against reference compaction: final view {} vs {}, run mean {} vs {}; \
-             with the stand-in: final view {} vs {}, run mean {} vs {}.",
-            percent(recommended.recall_final.all.recall()),
-            percent(reference.recall_final.all.recall()),
+            " Recall against reference compaction: {label} {} vs {}, run mean {} vs {}; \
+             with the stand-in: {label} {} vs {}, run mean {} vs {}.",
+            percent(headline(recommended).0.recall()),
+            percent(headline(reference).0.recall()),
             percent(recommended.recall_mean),
             percent(reference.recall_mean),
-            percent(recommended.stand_in_final.all.recall()),
-            percent(reference.stand_in_final.all.recall()),
+            percent(headline(recommended).1.recall()),
+            percent(headline(reference).1.recall()),
             percent(recommended.stand_in_mean),
             percent(reference.stand_in_mean),
         );
@@ -245,9 +296,7 @@ fn verdict(report: &SimulationReport) -> String {
     out
 }
 
-/// The report as markdown tables with the assumptions under them.
-pub fn render_markdown(report: &SimulationReport) -> String {
-    let mut out = String::new();
+fn generated_header(out: &mut String, report: &SimulationReport) {
     let trace = &report.trace;
     let _ = writeln!(
         out,
@@ -263,12 +312,25 @@ pub fn render_markdown(report: &SimulationReport) -> String {
         thousands(trace.transcript_tokens),
         trace.planted_identifiers,
         thousands(report.context_window),
-        match report.check {
-            CheckPoint::RunEnd =>
-                "the end of each agent run and before each prompt (the reference)",
-            CheckPoint::EveryCall => "the end of every call",
-        },
+        check_name(report.check),
     );
+}
+
+/// When compaction is checked, in words.
+pub(super) fn check_name(check: CheckPoint) -> &'static str {
+    match check {
+        CheckPoint::RunEnd => "the end of each agent run and before each prompt (the reference)",
+        CheckPoint::EveryCall => "the end of every call",
+    }
+}
+
+/// The report as markdown tables with the assumptions under them.
+pub fn render_markdown(report: &SimulationReport) -> String {
+    let mut out = String::new();
+    match &report.session {
+        Some(source) => out.push_str(&super::report_session::session_header(report, source)),
+        None => generated_header(&mut out, report),
+    }
     out.push_str(
         "| Strategy | Input tok/call mean | p50 | max | Input total | Cache hit | Cost, no cache | Requests, cache | Summaries (calls) | Total, cache |\n\
          |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
@@ -291,17 +353,28 @@ pub fn render_markdown(report: &SimulationReport) -> String {
             strategy.total_cost_with_cache,
         );
     }
-    out.push_str(
+    let session = report.session.is_some();
+    out.push_str(if session {
+        "\n| Strategy | Overflows (rejected, unrecovered) | Compactions (threshold/overflow) | \
+         Window drops | Recall at naming calls | Recall, run mean | Final view (held/at risk) | \
+         Stand-in at naming calls | Stand-in, run mean | Summary requests | Wait at compaction, median (max) |\n"
+    } else {
         "\n| Strategy | Overflows (rejected, unrecovered) | Compactions (threshold/overflow) | \
          Window drops | Recall, final view | Recall, run mean | Visible, final view | \
-         Stand-in recall, final | Stand-in, run mean | Summary requests | Wait at compaction, median (max) |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n",
-    );
+         Stand-in recall, final | Stand-in, run mean | Summary requests | Wait at compaction, median (max) |\n"
+    });
+    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n");
     for strategy in &report.strategies {
         let final_view = &strategy.recall_final.all;
+        let (lead, lead_stand_in) = headline(strategy);
+        let view_cell = if session {
+            recall_cell(final_view)
+        } else {
+            format!("{}/{}", final_view.visible(), final_view.planted)
+        };
         let _ = writeln!(
             out,
-            "| {} | {} ({}, {}) | {} ({}/{}) | {} | {} | {} | {}/{} | {} | {} | {}{} | {} |",
+            "| {} | {} ({}, {}) | {} ({}/{}) | {} | {} | {} | {} | {} | {} | {}{} | {} |",
             strategy.name,
             strategy.overflows,
             strategy.rejected_requests,
@@ -310,11 +383,10 @@ pub fn render_markdown(report: &SimulationReport) -> String {
             strategy.compactions.threshold,
             strategy.compactions.overflow,
             strategy.windowed_requests,
-            recall_cell(final_view),
+            recall_cell(&lead),
             percent(strategy.recall_mean),
-            final_view.visible(),
-            final_view.planted,
-            recall_cell(&strategy.stand_in_final.all),
+            view_cell,
+            recall_cell(&lead_stand_in),
             percent(strategy.stand_in_mean),
             strategy.summary_request.name(),
             if strategy.summaries.background_used + strategy.summaries.background_dropped > 0 {
@@ -335,20 +407,33 @@ pub fn render_markdown(report: &SimulationReport) -> String {
         );
     }
     out.push_str(&verdict(report));
-    out.push_str(
-        "\nRecall of the final view by identifier kind (recalled/at risk):\n\n| Strategy |",
-    );
-    for kind in IdentifierKind::ALL {
+    let kinds: &[IdentifierKind] = if session {
+        &IdentifierKind::NAMED
+    } else {
+        &IdentifierKind::ALL
+    };
+    out.push_str(if session {
+        "\nRecall at the naming calls by identifier kind (recalled/at risk):\n\n| Strategy |"
+    } else {
+        "\nRecall of the final view by identifier kind (recalled/at risk):\n\n| Strategy |"
+    });
+    for kind in kinds {
         let _ = write!(out, " {} |", kind.name());
     }
     out.push_str("\n|---|");
-    for _ in IdentifierKind::ALL {
+    for _ in kinds {
         out.push_str("---:|");
     }
     out.push('\n');
     for strategy in &report.strategies {
         let _ = write!(out, "| {} |", strategy.name);
-        for kind in &strategy.recall_final.by_kind {
+        let by_kind = strategy
+            .recall_calls
+            .as_ref()
+            .unwrap_or(&strategy.recall_final)
+            .by_kind
+            .iter();
+        for kind in by_kind {
             let _ = write!(out, " {} |", recall_cell(&kind.sample));
         }
         out.push('\n');
@@ -410,6 +495,9 @@ pub fn render_markdown(report: &SimulationReport) -> String {
         super::summary::OUTPUT_TOKENS_PER_SECOND,
         super::summary::TOOL_SECONDS,
     );
+    if report.session.is_some() {
+        out.push_str(super::report_session::SESSION_NOTE);
+    }
     out
 }
 
@@ -424,6 +512,13 @@ mod tests {
         assert!((stats.mean - 3.0).abs() < 1e-12);
         assert_eq!(TokenStats::of(&[7]).p50, 7);
         assert_eq!(TokenStats::of(&[]), TokenStats::default());
+    }
+
+    #[test]
+    fn a_dearer_strategy_costs_more_not_negatively_less() {
+        assert_eq!(difference(40.48, 62.61), "35.3% less");
+        assert_eq!(difference(0.39, 0.15), "160.0% more");
+        assert_eq!(difference(1.0, 1.0), "0.0% less");
     }
 
     #[test]

@@ -19,7 +19,7 @@ use crate::text;
 /// The model every reply comes from (and the engine's model, so overflow errors are "same model").
 pub(crate) const PROVIDER: &str = "anthropic";
 pub(crate) const MODEL: &str = "claude-sonnet-4-5";
-const API: &str = "anthropic-messages";
+pub(crate) const API: &str = "anthropic-messages";
 
 const AREAS: &[&str] = &[
     "billing",
@@ -58,14 +58,27 @@ pub enum IdentifierKind {
     ErrorCode,
     /// `req-3f9a2c71-0042`
     RequestId,
+    /// A name in code found in a real session: `parse_header`, `readHeader`, `SessionEntry`.
+    Symbol,
+    /// A hexadecimal hash or id found in a real session: `9f2e358`, a UUID.
+    HashOrId,
 }
 
 impl IdentifierKind {
+    /// The kinds the generator plants.
     pub(crate) const ALL: [Self; 4] = [
         Self::FilePath,
         Self::FunctionName,
         Self::ErrorCode,
         Self::RequestId,
+    ];
+
+    /// The kinds found in a real session (`identifiers`).
+    pub(crate) const NAMED: [Self; 4] = [
+        Self::FilePath,
+        Self::Symbol,
+        Self::ErrorCode,
+        Self::HashOrId,
     ];
 
     /// The name in reports.
@@ -75,6 +88,8 @@ impl IdentifierKind {
             Self::FunctionName => "function names",
             Self::ErrorCode => "error codes",
             Self::RequestId => "request ids",
+            Self::Symbol => "symbols",
+            Self::HashOrId => "hashes and ids",
         }
     }
 }
@@ -98,19 +113,21 @@ pub(crate) struct Planted {
     pub first_request: usize,
 }
 
-/// One model call: the reply it gets and the tool results that follow it. Messages carry no
-/// timestamps; the replay stamps them when it appends them.
+/// One model call: the reply it gets and the messages that follow it before the next call (tool
+/// results; in a real session also shell runs and extension messages). Messages carry no
+/// timestamps that matter; the replay stamps them when it appends them.
 #[derive(Debug, Clone)]
 pub(crate) struct Call {
-    /// Without usage; the replay fills in usage from the request it measured.
+    /// Its usage is replaced by the replay with the estimate of the request it measured.
     pub reply: AssistantMessage,
-    pub results: Vec<ToolResultMessage>,
+    pub results: Vec<AgentMessage>,
 }
 
-/// A user task and the agent run that works on it (the last call answers without a tool).
+/// A user task and the agent run that works on it. The prompt is the messages before the first
+/// call: the user's message (generated: exactly one; a real session: any, even none at its start).
 #[derive(Debug, Clone)]
 pub(crate) struct Task {
-    pub prompt: UserMessage,
+    pub prompt: Vec<AgentMessage>,
     pub calls: Vec<Call>,
 }
 
@@ -118,8 +135,13 @@ pub(crate) struct Task {
 #[derive(Debug, Clone)]
 pub(crate) struct Trace {
     pub tasks: Vec<Task>,
-    /// In order of `first_request`.
+    /// Generated: the planted identifiers, in order of `first_request`. Empty for a real session.
     pub planted: Vec<Planted>,
+    /// A real session: the identifiers a tool result showed first and the assistant named again
+    /// (`session::named_identifiers`). Empty for a generated trace.
+    pub named: Vec<super::session::Named>,
+    /// Whether it is a real session (its recall follows `named`) or generated (`planted`).
+    pub real: bool,
 }
 
 impl Trace {
@@ -130,15 +152,13 @@ impl Trace {
     /// Every message in the order an agent appends them.
     pub(crate) fn messages(&self) -> impl Iterator<Item = AgentMessage> + '_ {
         self.tasks.iter().flat_map(|task| {
-            std::iter::once(AgentMessage::User(task.prompt.clone())).chain(
-                task.calls.iter().flat_map(|call| {
-                    std::iter::once(AgentMessage::Assistant(call.reply.clone())).chain(
-                        call.results
-                            .iter()
-                            .map(|result| AgentMessage::ToolResult(result.clone())),
-                    )
-                }),
-            )
+            task.prompt
+                .iter()
+                .cloned()
+                .chain(task.calls.iter().flat_map(|call| {
+                    std::iter::once(AgentMessage::Assistant(call.reply.clone()))
+                        .chain(call.results.iter().cloned())
+                }))
         })
     }
 }
@@ -175,6 +195,8 @@ pub(crate) fn generate_trace(options: TraceOptions) -> Trace {
     Trace {
         tasks,
         planted: builder.planted,
+        named: Vec::new(),
+        real: false,
     }
 }
 
@@ -195,12 +217,13 @@ impl Builder {
         let noun = pick(&mut self.rng, NOUNS);
         let identifier = match kind {
             IdentifierKind::FilePath => format!("src/{area}/{noun}_{serial:04}.rs"),
-            IdentifierKind::FunctionName => {
+            // The generator plants only `ALL`; the kinds of real sessions read as their nearest.
+            IdentifierKind::FunctionName | IdentifierKind::Symbol => {
                 let verb = pick(&mut self.rng, VERBS);
                 format!("{verb}_{noun}_{serial:04}")
             }
             IdentifierKind::ErrorCode => format!("{}-E{serial:04}", area.to_uppercase()),
-            IdentifierKind::RequestId => {
+            IdentifierKind::RequestId | IdentifierKind::HashOrId => {
                 format!("req-{:08x}-{serial:04}", self.rng.next_u64() as u32)
             }
         };
@@ -226,11 +249,11 @@ impl Builder {
         );
         let size = self.log_uniform(100, 1_200);
         text::prose(&mut self.rng, &mut text, size);
-        let prompt = UserMessage {
+        let prompt = vec![AgentMessage::User(UserMessage {
             content: MessageContent::Text(text),
             timestamp: None,
             extra: JsonObject::new(),
-        };
+        })];
         let calls = (0..length)
             .map(|step| self.call(step + 1 == length))
             .collect();
@@ -267,7 +290,7 @@ impl Builder {
                 self.rng.next_u64() as u32
             );
             let (name, arguments) = self.tool_arguments();
-            results.push(self.tool_result(&id, name));
+            results.push(AgentMessage::ToolResult(self.tool_result(&id, name)));
             content.push(ContentBlock::ToolCall(ToolCall {
                 id,
                 name: name.to_owned(),
@@ -365,13 +388,13 @@ impl Builder {
                 IdentifierKind::FilePath => {
                     format!("{identifier}:{}: let budget = 0;", self.rng.range(1, 900))
                 }
-                IdentifierKind::FunctionName => {
+                IdentifierKind::FunctionName | IdentifierKind::Symbol => {
                     format!("pub fn {identifier}(&self, batch: &Batch) -> Result<Summary> {{")
                 }
                 IdentifierKind::ErrorCode => format!(
                     "12:00:00.000 ERROR {identifier}: upstream rejected the write (code 409)"
                 ),
-                IdentifierKind::RequestId => {
+                IdentifierKind::RequestId | IdentifierKind::HashOrId => {
                     format!("12:00:00.000 WARN  request {identifier} failed after 3 retries")
                 }
             };

@@ -1,0 +1,134 @@
+//! Recall on a real session: of the identifiers at risk at a call (a tool result showed them first
+//! and the call's reply names them again, `session`), how many the request of that call still holds,
+//! as a whole word anywhere in its messages' JSON (one Aho-Corasick pass per request).
+//!
+//! Two breakdowns per request: the *sample*, the identifiers at risk at this call (averaged over
+//! the run as "run mean" and summed as `recall_calls`); and the *view*, every identifier at risk at
+//! this call or an earlier one, which for the last request is the "final view".
+
+use std::collections::HashSet;
+
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use ctxkit_protocol::AgentMessage;
+use ctxkit_session::COMPACTION_SUMMARY_PREFIX;
+
+use super::identifiers::stands_alone;
+use super::recall::{RecallBreakdown, RecallSample, text_of_user};
+use super::trace::{IdentifierKind, Trace};
+
+/// What one request shows of a real session's at-risk identifiers.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct NamedObservation {
+    /// Identifiers at risk at this call.
+    pub sample: RecallBreakdown,
+    /// The same with the model-summary stand-in.
+    pub sample_stand_in: RecallBreakdown,
+    /// Identifiers at risk at this call or before.
+    pub view: RecallBreakdown,
+    /// The same with the model-summary stand-in.
+    pub view_stand_in: RecallBreakdown,
+}
+
+/// Checks requests against a real session's at-risk identifiers.
+pub(crate) struct NamedTracker<'a> {
+    trace: &'a Trace,
+    matcher: AhoCorasick,
+    found: Vec<bool>,
+}
+
+impl<'a> NamedTracker<'a> {
+    pub(crate) fn new(trace: &'a Trace) -> Result<Self, aho_corasick::BuildError> {
+        let matcher = AhoCorasick::builder()
+            .kind(Some(AhoCorasickKind::DFA))
+            .match_kind(MatchKind::Standard)
+            .build(trace.named.iter().map(|named| &named.identifier))?;
+        Ok(Self {
+            trace,
+            matcher,
+            found: vec![false; trace.named.len()],
+        })
+    }
+
+    /// The recall of request `call` (0-based): `messages` as sent, `serialized` their JSON.
+    pub(crate) fn observe(
+        &mut self,
+        messages: &[AgentMessage],
+        serialized: &[String],
+        call: usize,
+    ) -> NamedObservation {
+        let kinds = &IdentifierKind::NAMED;
+        let mut observation = NamedObservation {
+            sample: RecallBreakdown::empty(kinds),
+            sample_stand_in: RecallBreakdown::empty(kinds),
+            view: RecallBreakdown::empty(kinds),
+            view_stand_in: RecallBreakdown::empty(kinds),
+        };
+        let due =
+            |named: &super::session::Named| named.calls.first().is_some_and(|first| *first <= call);
+        if !self.trace.named.iter().any(due) {
+            return observation;
+        }
+        self.found.fill(false);
+        let mut present: HashSet<&str> = HashSet::new();
+        let mut summarized = false;
+        for (message, text) in messages.iter().zip(serialized) {
+            match message {
+                AgentMessage::ToolResult(result) => {
+                    present.insert(result.tool_call_id.as_str());
+                }
+                AgentMessage::User(user) => {
+                    summarized |= text_of_user(&user.content)
+                        .is_some_and(|text| text.starts_with(COMPACTION_SUMMARY_PREFIX));
+                }
+                AgentMessage::CompactionSummary(_) => summarized = true,
+                AgentMessage::Assistant(_)
+                | AgentMessage::BashExecution(_)
+                | AgentMessage::Custom(_)
+                | AgentMessage::BranchSummary(_)
+                | AgentMessage::Unknown(_) => {}
+            }
+            let bytes = text.as_bytes();
+            for hit in self.matcher.find_overlapping_iter(text.as_str()) {
+                if stands_alone(bytes, hit.start(), hit.end()) {
+                    self.found[hit.pattern().as_usize()] = true;
+                }
+            }
+        }
+        for (index, named) in self.trace.named.iter().enumerate() {
+            if !due(named) {
+                continue;
+            }
+            let found = self.found[index];
+            // The stand-in keeps the file paths of a summarized span: the source result is gone
+            // and a summary is shown.
+            let kept = summarized
+                && !present.contains(named.tool_call_id.as_str())
+                && named.kind == IdentifierKind::FilePath;
+            let sample = RecallSample {
+                planted: 1,
+                at_risk: 1,
+                recalled: usize::from(found),
+            };
+            let stand_in = RecallSample {
+                recalled: usize::from(found || kept),
+                ..sample
+            };
+            observation.view.add(named.kind, sample);
+            observation.view_stand_in.add(named.kind, stand_in);
+            if named.calls.binary_search(&call).is_ok() {
+                observation.sample.add(named.kind, sample);
+                observation.sample_stand_in.add(named.kind, stand_in);
+            }
+        }
+        observation
+    }
+}
+
+impl RecallBreakdown {
+    /// Adds `other` to this one, kind by kind.
+    pub(crate) fn merge(&mut self, other: &Self) {
+        for kind in &other.by_kind {
+            self.add(kind.kind, kind.sample);
+        }
+    }
+}

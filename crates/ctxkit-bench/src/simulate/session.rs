@@ -1,0 +1,334 @@
+//! Real sessions as traces: a Pi or ctxkit session file (any version `Session::open` reads), or any
+//! file `ctxkit import` reads (Claude Code, Codex, OpenCode), becomes the trace the simulator
+//! replays, and the identifiers whose recall it measures.
+//!
+//! The trace is the raw history on the path from the root to the leaf: every message entry (and
+//! extension message) in order. Compaction and branch-summary entries of the source are skipped,
+//! since each strategy compacts on its own. Messages are grouped into tasks at user messages
+//! (consecutive user messages share a task; messages before the first one make a task without a
+//! prompt); each assistant message is a call, and what follows it up to the next assistant or user
+//! message (tool results, shell runs, extension messages) is that call's results. Replies are
+//! replayed as the simulated model's (provider, model and API rewritten), since every strategy is
+//! billed and checked as one model.
+//!
+//! An identifier (`identifiers`) is **at risk** at a call when a tool result showed it first (no
+//! earlier user, assistant or other message held it) and the reply of that call names it again, in
+//! its text or in a tool call's arguments (thinking is not read). The recall tracker counts it
+//! recalled when the request of that call still holds it.
+
+use std::collections::HashMap;
+use std::io::{BufRead as _, BufReader};
+use std::path::Path;
+
+use ctxkit_protocol::{
+    AgentMessage, ContentBlock, CustomMessage, EntryKind, MessageContent, SessionEntry,
+};
+use ctxkit_session::Session;
+
+use super::SimulateError;
+use super::identifiers::for_each_identifier;
+use super::trace::{API, Call, IdentifierKind, MODEL, PROVIDER, Task, Trace};
+
+/// An identifier of a real session that is at risk at one or more calls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Named {
+    pub identifier: String,
+    pub kind: IdentifierKind,
+    /// The tool call whose result showed it first.
+    pub tool_call_id: String,
+    /// The calls (0-based, ascending, no repeats) whose replies name it again.
+    pub calls: Vec<usize>,
+}
+
+/// A real session read for replay.
+#[derive(Debug, Clone)]
+pub(crate) struct LoadedSession {
+    /// `pi` for a session file, else the import format (`claude-code`, `codex`, `opencode`).
+    pub format: &'static str,
+    /// The messages on the path from the root to the leaf.
+    pub messages: Vec<AgentMessage>,
+    /// Compaction and branch-summary entries on that path, not replayed.
+    pub skipped_summaries: usize,
+}
+
+fn bad_input(path: &Path, reason: impl std::fmt::Display) -> SimulateError {
+    SimulateError::Session {
+        path: path.to_owned(),
+        reason: reason.to_string().replace('\n', " "),
+    }
+}
+
+/// Whether the first non-empty line of the file is a session header (`"type":"session"`).
+fn is_session_file(path: &Path) -> Result<bool, SimulateError> {
+    let metadata = std::fs::metadata(path).map_err(|error| bad_input(path, error))?;
+    if !metadata.is_file() {
+        // Directories are OpenCode stores (the importer decides); devices and FIFOs are refused
+        // by the importer without opening them.
+        return Ok(false);
+    }
+    let file = std::fs::File::open(path).map_err(|error| bad_input(path, error))?;
+    let mut reader = BufReader::new(file);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match reader.read_line(&mut line) {
+            Ok(0) => return Ok(false),
+            Ok(_) if line.trim().is_empty() => {}
+            Ok(_) => break,
+            // Not UTF-8: not a session; the importer says what it is not.
+            Err(_) => return Ok(false),
+        }
+    }
+    let header: Option<serde_json::Value> = serde_json::from_str(line.trim()).ok();
+    Ok(header
+        .as_ref()
+        .and_then(|value| value.get("type"))
+        .and_then(serde_json::Value::as_str)
+        == Some("session"))
+}
+
+/// Reads `path`: a session file through `Session::open`, anything else through the importer (the
+/// imported entries written to a temporary file and opened the same way, so the leaf and the path
+/// are what `ctxkit` itself would show).
+pub(crate) fn load_session(path: &Path) -> Result<LoadedSession, SimulateError> {
+    let (format, session) = if is_session_file(path)? {
+        (
+            "pi",
+            Session::open(path).map_err(|error| bad_input(path, error))?,
+        )
+    } else {
+        let imported =
+            ctxkit_import::import_file(path, None).map_err(|error| bad_input(path, error))?;
+        let text = imported
+            .to_jsonl()
+            .map_err(|error| bad_input(path, error))?;
+        let file = tempfile::NamedTempFile::new().map_err(|error| bad_input(path, error))?;
+        std::fs::write(file.path(), text).map_err(|error| bad_input(path, error))?;
+        let session = Session::open(file.path()).map_err(|error| bad_input(path, error))?;
+        (imported.format.name(), session)
+    };
+    let mut loaded = LoadedSession {
+        format,
+        messages: Vec::new(),
+        skipped_summaries: 0,
+    };
+    for stored in session.branch_path(None) {
+        let entry: SessionEntry = stored.parse().map_err(|error| bad_input(path, error))?;
+        push_entry(&mut loaded, entry.kind);
+    }
+    if !loaded
+        .messages
+        .iter()
+        .any(|message| matches!(message, AgentMessage::Assistant(_)))
+    {
+        return Err(bad_input(
+            path,
+            "it holds no assistant message on the path to its leaf, so there is no call to replay",
+        ));
+    }
+    Ok(loaded)
+}
+
+fn push_entry(loaded: &mut LoadedSession, kind: EntryKind) {
+    match kind {
+        EntryKind::Message(message) => match *message {
+            AgentMessage::CompactionSummary(_) | AgentMessage::BranchSummary(_) => {
+                loaded.skipped_summaries += 1;
+            }
+            message @ (AgentMessage::User(_)
+            | AgentMessage::Assistant(_)
+            | AgentMessage::ToolResult(_)
+            | AgentMessage::BashExecution(_)
+            | AgentMessage::Custom(_)
+            | AgentMessage::Unknown(_)) => loaded.messages.push(message),
+        },
+        EntryKind::CustomMessage(custom) => {
+            loaded.messages.push(AgentMessage::Custom(CustomMessage {
+                custom_type: custom.custom_type,
+                content: custom.content,
+                display: custom.display,
+                details: custom.details,
+                timestamp: None,
+                extra: custom.extra,
+            }));
+        }
+        EntryKind::Compaction(_) | EntryKind::BranchSummary(_) => loaded.skipped_summaries += 1,
+        EntryKind::ThinkingLevelChange(_)
+        | EntryKind::ModelChange(_)
+        | EntryKind::Custom(_)
+        | EntryKind::Label(_)
+        | EntryKind::SessionInfo(_)
+        | EntryKind::ContextEdit(_)
+        | EntryKind::Usage(_)
+        | EntryKind::Unknown { .. } => {}
+    }
+}
+
+/// Groups `messages` into tasks and calls and finds the identifiers at risk.
+pub(crate) fn session_trace(messages: Vec<AgentMessage>) -> Trace {
+    let mut tasks: Vec<Task> = Vec::new();
+    for message in messages {
+        let open_task = tasks.last_mut().filter(|task| match &message {
+            AgentMessage::User(_) => task.calls.is_empty(),
+            AgentMessage::Assistant(_)
+            | AgentMessage::ToolResult(_)
+            | AgentMessage::BashExecution(_)
+            | AgentMessage::Custom(_)
+            | AgentMessage::BranchSummary(_)
+            | AgentMessage::CompactionSummary(_)
+            | AgentMessage::Unknown(_) => true,
+        });
+        let task = match open_task {
+            Some(task) => task,
+            None => {
+                tasks.push(Task {
+                    prompt: Vec::new(),
+                    calls: Vec::new(),
+                });
+                let Some(task) = tasks.last_mut() else {
+                    continue;
+                };
+                task
+            }
+        };
+        match (message, task.calls.last_mut()) {
+            (AgentMessage::Assistant(mut reply), _) => {
+                // Replayed as the simulated model's replies, whoever wrote them.
+                reply.api = Some(API.to_owned());
+                reply.provider = Some(PROVIDER.to_owned());
+                reply.model = Some(MODEL.to_owned());
+                task.calls.push(Call {
+                    reply,
+                    results: Vec::new(),
+                });
+            }
+            (other, Some(call)) => call.results.push(other),
+            (other, None) => task.prompt.push(other),
+        }
+    }
+    let mut trace = Trace {
+        tasks,
+        planted: Vec::new(),
+        named: Vec::new(),
+        real: true,
+    };
+    trace.named = named_identifiers(&trace);
+    trace
+}
+
+/// Calls `text` with every text of `message` that names identifiers: user and extension text,
+/// assistant text and tool-call arguments (not thinking), tool results, shell commands and output.
+fn texts_of(message: &AgentMessage, text: &mut impl FnMut(&str)) {
+    let content = |content: &MessageContent, text: &mut dyn FnMut(&str)| match content {
+        MessageContent::Text(value) => text(value),
+        MessageContent::Blocks(blocks) => blocks
+            .iter()
+            .filter_map(ContentBlock::as_text)
+            .for_each(text),
+    };
+    match message {
+        AgentMessage::User(user) => content(&user.content, text),
+        AgentMessage::ToolResult(result) => content(&result.content, text),
+        AgentMessage::Custom(custom) => content(&custom.content, text),
+        AgentMessage::Assistant(reply) => {
+            for block in &reply.content {
+                match block {
+                    ContentBlock::Text(block) => text(&block.text),
+                    ContentBlock::ToolCall(call) => strings_of(&call.arguments, text),
+                    ContentBlock::Image(_)
+                    | ContentBlock::Thinking(_)
+                    | ContentBlock::Unknown(_) => {}
+                }
+            }
+        }
+        AgentMessage::BashExecution(run) => {
+            text(&run.command);
+            text(&run.output);
+        }
+        AgentMessage::BranchSummary(_)
+        | AgentMessage::CompactionSummary(_)
+        | AgentMessage::Unknown(_) => {}
+    }
+}
+
+/// Every string inside a JSON value (tool-call arguments), keys excepted.
+fn strings_of(value: &serde_json::Value, text: &mut impl FnMut(&str)) {
+    match value {
+        serde_json::Value::String(value) => text(value),
+        serde_json::Value::Array(items) => items.iter().for_each(|item| strings_of(item, text)),
+        serde_json::Value::Object(fields) => {
+            fields.values().for_each(|item| strings_of(item, text))
+        }
+        serde_json::Value::Null | serde_json::Value::Bool(_) | serde_json::Value::Number(_) => {}
+    }
+}
+
+/// Where an identifier was first seen.
+enum FirstSeen {
+    /// In the result of this tool call: at risk when named again.
+    ToolResult(String),
+    /// Anywhere else: the user or the model brought it in.
+    Elsewhere,
+}
+
+/// The identifiers of `trace` at risk at some call, in order of first appearance.
+fn named_identifiers(trace: &Trace) -> Vec<Named> {
+    let mut first_seen: HashMap<String, (FirstSeen, IdentifierKind)> = HashMap::new();
+    let mut named: Vec<Named> = Vec::new();
+    let mut position: HashMap<String, usize> = HashMap::new();
+    let see = |message: &AgentMessage, first_seen: &mut HashMap<_, _>| {
+        let source = || match message {
+            AgentMessage::ToolResult(result) => FirstSeen::ToolResult(result.tool_call_id.clone()),
+            AgentMessage::User(_)
+            | AgentMessage::Assistant(_)
+            | AgentMessage::BashExecution(_)
+            | AgentMessage::Custom(_)
+            | AgentMessage::BranchSummary(_)
+            | AgentMessage::CompactionSummary(_)
+            | AgentMessage::Unknown(_) => FirstSeen::Elsewhere,
+        };
+        texts_of(message, &mut |text| {
+            for_each_identifier(text, |identifier, kind| {
+                if !first_seen.contains_key(identifier) {
+                    first_seen.insert(identifier.to_owned(), (source(), kind));
+                }
+            });
+        });
+    };
+    let mut call = 0;
+    for task in &trace.tasks {
+        for message in &task.prompt {
+            see(message, &mut first_seen);
+        }
+        for planned in &task.calls {
+            let reply = AgentMessage::Assistant(planned.reply.clone());
+            texts_of(&reply, &mut |text| {
+                for_each_identifier(text, |identifier, _| {
+                    let Some((FirstSeen::ToolResult(tool_call_id), kind)) =
+                        first_seen.get(identifier)
+                    else {
+                        return;
+                    };
+                    let index = *position.entry(identifier.to_owned()).or_insert_with(|| {
+                        named.push(Named {
+                            identifier: identifier.to_owned(),
+                            kind: *kind,
+                            tool_call_id: tool_call_id.clone(),
+                            calls: Vec::new(),
+                        });
+                        named.len() - 1
+                    });
+                    if named[index].calls.last() != Some(&call) {
+                        named[index].calls.push(call);
+                    }
+                });
+            });
+            see(&reply, &mut first_seen);
+            for result in &planned.results {
+                see(result, &mut first_seen);
+            }
+            call += 1;
+        }
+    }
+    named
+}

@@ -1,0 +1,187 @@
+//! The at-risk and recalled definitions of a real session, on a small hand-built one.
+
+use ctxkit_protocol::{
+    AgentMessage, AssistantMessage, ContentBlock, JsonObject, MessageContent, ToolCall,
+    ToolResultMessage, UserMessage,
+};
+use ctxkit_session::COMPACTION_SUMMARY_PREFIX;
+use serde_json::json;
+
+use super::meter::Request;
+use super::named_recall::{NamedObservation, NamedTracker};
+use super::session::session_trace;
+use super::trace::{IdentifierKind, Trace};
+
+fn user(text: &str) -> AgentMessage {
+    AgentMessage::User(UserMessage {
+        content: MessageContent::Text(text.to_owned()),
+        timestamp: None,
+        extra: JsonObject::new(),
+    })
+}
+
+fn reply(text: &str, call: Option<(&str, serde_json::Value)>) -> AgentMessage {
+    let mut content = vec![
+        ContentBlock::Thinking(ctxkit_protocol::ThinkingContent {
+            thinking: "maybe hidden_helper_fn matters".to_owned(),
+            thinking_signature: None,
+            extra: JsonObject::new(),
+        }),
+        ContentBlock::text(text),
+    ];
+    if let Some((id, arguments)) = call {
+        content.push(ContentBlock::ToolCall(ToolCall {
+            id: id.to_owned(),
+            name: "bash".to_owned(),
+            arguments,
+            extra: JsonObject::new(),
+        }));
+    }
+    AgentMessage::Assistant(AssistantMessage {
+        content,
+        api: Some("openai-responses".to_owned()),
+        provider: Some("openai".to_owned()),
+        model: Some("gpt-5".to_owned()),
+        usage: None,
+        stop_reason: Some("toolUse".to_owned()),
+        error_message: None,
+        timestamp: None,
+        extra: JsonObject::new(),
+    })
+}
+
+fn result(id: &str, text: &str) -> AgentMessage {
+    AgentMessage::ToolResult(ToolResultMessage {
+        tool_call_id: id.to_owned(),
+        tool_name: "bash".to_owned(),
+        content: MessageContent::Blocks(vec![ContentBlock::text(text)]),
+        details: None,
+        is_error: false,
+        timestamp: None,
+        extra: JsonObject::new(),
+    })
+}
+
+/// Two tasks, three calls.
+fn session() -> Vec<AgentMessage> {
+    vec![
+        user("Fix the failing test in the billing crate"),
+        reply(
+            "I will run run_all_checks first.",
+            Some(("t0", json!({"command": "cargo test -p billing"}))),
+        ),
+        result(
+            "t0",
+            "error[E0308]: mismatched types\n --> src/billing/ledger.rs:42:7\n in reconcile_ledger; \
+             run_all_checks failed; hidden_helper_fn",
+        ),
+        reply(
+            "E0308 comes from src/billing/ledger.rs.",
+            Some(("t1", json!({"command": "cat src/billing/ledger.rs"}))),
+        ),
+        result("t1", "fn reconcile_ledger() { parse_header(x) }"),
+        user("Also look at parse_header please"),
+        reply(
+            "reconcile_ledger calls parse_header; run_all_checks aside.",
+            None,
+        ),
+    ]
+}
+
+fn named(trace: &Trace) -> Vec<(&str, IdentifierKind, &str, Vec<usize>)> {
+    trace
+        .named
+        .iter()
+        .map(|named| {
+            (
+                named.identifier.as_str(),
+                named.kind,
+                named.tool_call_id.as_str(),
+                named.calls.clone(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn tasks_start_at_user_messages_and_calls_keep_their_results() {
+    let trace = session_trace(session());
+    assert_eq!(trace.tasks.len(), 2);
+    assert_eq!(trace.calls(), 3);
+    assert_eq!(trace.tasks[0].prompt.len(), 1);
+    assert_eq!(trace.tasks[0].calls[0].results.len(), 1);
+    assert_eq!(trace.messages().count(), session().len());
+    let reply = &trace.tasks[1].calls[0].reply;
+    assert_eq!(
+        reply.model.as_deref(),
+        Some(super::trace::MODEL),
+        "replayed as the simulated model"
+    );
+}
+
+#[test]
+fn an_identifier_is_at_risk_when_a_tool_result_showed_it_first_and_a_reply_names_it_again() {
+    let trace = session_trace(session());
+    assert_eq!(
+        named(&trace),
+        vec![
+            ("E0308", IdentifierKind::ErrorCode, "t0", vec![1]),
+            (
+                "src/billing/ledger.rs",
+                IdentifierKind::FilePath,
+                "t0",
+                vec![1]
+            ),
+            ("reconcile_ledger", IdentifierKind::Symbol, "t0", vec![2]),
+            ("parse_header", IdentifierKind::Symbol, "t1", vec![2]),
+        ],
+        "run_all_checks came from the assistant; hidden_helper_fn is named only in thinking, \
+         which is not read"
+    );
+}
+
+fn observe(tracker: &mut NamedTracker<'_>, view: &[AgentMessage], call: usize) -> NamedObservation {
+    let request = Request::measure(view).unwrap();
+    tracker.observe(view, &request.messages, call)
+}
+
+#[test]
+fn recalled_when_the_request_of_the_naming_call_still_holds_it() {
+    let messages = session();
+    let trace = session_trace(messages.clone());
+    let mut tracker = NamedTracker::new(&trace).unwrap();
+    // Call 0: nothing is at risk yet.
+    let first = observe(&mut tracker, &messages[..1], 0);
+    assert_eq!(first.sample.all.at_risk, 0);
+    assert_eq!(first.view.all.at_risk, 0);
+    // Call 1, the whole history: both identifiers it names are there.
+    let whole = observe(&mut tracker, &messages[..3], 1);
+    assert_eq!(
+        (whole.sample.all.at_risk, whole.sample.all.recalled),
+        (2, 2)
+    );
+    // Call 1 with the tool result pruned: at risk and lost.
+    let mut pruned = messages[..3].to_vec();
+    pruned[2] = result("t0", "[output omitted]");
+    let lost = observe(&mut tracker, &pruned, 1);
+    assert_eq!((lost.sample.all.at_risk, lost.sample.all.recalled), (2, 0));
+    // Call 2 after a compaction: a summary naming reconcile_ledger as part of a longer word does
+    // not count; the user's message still holds parse_header.
+    let summary = user(&format!(
+        "{COMPACTION_SUMMARY_PREFIX}Worked on reconcile_ledger_v2 and E0308.\n</summary>"
+    ));
+    let view = vec![summary, messages[5].clone()];
+    let after = observe(&mut tracker, &view, 2);
+    assert_eq!(
+        (after.sample.all.at_risk, after.sample.all.recalled),
+        (2, 1)
+    );
+    // The view counts everything at risk so far: E0308 (in the summary) and parse_header.
+    assert_eq!((after.view.all.at_risk, after.view.all.recalled), (4, 2));
+    // The stand-in keeps the file path whose result is gone while a summary is shown.
+    assert_eq!(after.view_stand_in.all.recalled, 3);
+    assert_eq!(
+        after.sample_stand_in.all.recalled, 1,
+        "no path is named at call 2"
+    );
+}

@@ -1,0 +1,5 @@
+//! Integration tests of ctxkit-bench.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod simulate_sessions;

@@ -1,0 +1,502 @@
+//! `simulate --session`: real sessions in the shapes Claude Code, Codex and Pi write, replayed under
+//! every default strategy with a small window; bad input refused in one line naming the file.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use ctxkit_bench::simulate::{
+    SimulateOptions, SimulationReport, Strategy, overall, simulate_session,
+};
+use serde_json::{Value, json};
+
+/// Model calls in each written session.
+const CALLS: usize = 40;
+/// A user message every this many calls.
+const TASK_CALLS: usize = 10;
+/// Small enough that 40 results of ~2,700 characters overflow it.
+const WINDOW: u64 = 16_000;
+
+/// A tool output of about 2,700 characters that shows a path and a function of its own.
+fn output(call: usize) -> String {
+    let mut text = format!(
+        "src/area_{call}/module_{call}.rs:12: pub fn handle_request_{call}(input: &str) -> Result<()> {{\n"
+    );
+    for line in 0..40 {
+        text.push_str(&format!(
+            "{line:>3} | processing a batch of records for the nightly job\n"
+        ));
+    }
+    text
+}
+
+/// The assistant's text before call `call`: it names what the previous result and the one eight
+/// calls back showed.
+fn reasoning(call: usize) -> String {
+    let mut text = String::from("Next step.");
+    for back in [1, 8] {
+        if let Some(earlier) = call.checked_sub(back) {
+            text.push_str(&format!(
+                " handle_request_{earlier} in src/area_{earlier}/module_{earlier}.rs matters."
+            ));
+        }
+    }
+    text
+}
+
+fn prompt(task: usize) -> String {
+    format!("Task {task}: find why the nightly job is slow and fix it.")
+}
+
+fn iso(second: usize) -> String {
+    format!(
+        "2026-03-09T11:{:02}:{:02}.000Z",
+        second / 60 % 60,
+        second % 60
+    )
+}
+
+fn write_lines(dir: &Path, name: &str, lines: &[Value]) -> PathBuf {
+    let path = dir.join(name);
+    let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// A Claude Code transcript: user/assistant records chained by `parentUuid`, tool results as user
+/// records holding `tool_result` blocks.
+fn claude_code(dir: &Path) -> PathBuf {
+    let session = "5e6f7a8b-0000-4000-8000-000000000001";
+    let mut lines = Vec::new();
+    let mut parent: Option<String> = None;
+    let mut push = |kind: &str, message: Value, lines: &mut Vec<Value>| {
+        let uuid = format!("00000000-0000-4000-8000-{:012}", lines.len());
+        lines.push(json!({
+            "parentUuid": parent, "isSidechain": false, "userType": "external",
+            "cwd": "/home/dev/app", "sessionId": session, "version": "2.0.14", "gitBranch": "main",
+            "type": kind, "uuid": uuid, "timestamp": iso(lines.len()), "message": message,
+        }));
+        parent = Some(uuid);
+    };
+    for call in 0..CALLS {
+        if call % TASK_CALLS == 0 {
+            push(
+                "user",
+                json!({"role": "user", "content": prompt(call / TASK_CALLS)}),
+                &mut lines,
+            );
+        }
+        let id = format!("toolu_{call:04}");
+        push(
+            "assistant",
+            json!({
+                "id": format!("msg_{call}"), "type": "message", "role": "assistant",
+                "model": "claude-sonnet-4-5-20250929",
+                "content": [
+                    {"type": "text", "text": reasoning(call)},
+                    {"type": "tool_use", "id": id, "name": "Bash", "input": {"command": "cargo test"}},
+                ],
+                "stop_reason": "tool_use",
+                "usage": {"input_tokens": 10, "output_tokens": 50},
+            }),
+            &mut lines,
+        );
+        push(
+            "user",
+            json!({"role": "user", "content": [
+                {"tool_use_id": id, "type": "tool_result", "content": output(call)}
+            ]}),
+            &mut lines,
+        );
+    }
+    write_lines(dir, "5e6f7a8b-0000-4000-8000-000000000001.jsonl", &lines)
+}
+
+/// A Codex rollout: `session_meta`, then `response_item`s (messages, `function_call`,
+/// `function_call_output`).
+fn codex(dir: &Path) -> PathBuf {
+    let mut lines = vec![json!({
+        "timestamp": iso(0), "type": "session_meta",
+        "payload": {"id": "019ccc01-0000-7000-8000-000000000001", "timestamp": iso(0),
+                    "cwd": "/home/dev/app", "originator": "codex_cli_rs", "cli_version": "0.46.0"},
+    })];
+    let item = |payload: Value, lines: &mut Vec<Value>| {
+        lines.push(
+            json!({"timestamp": iso(lines.len()), "type": "response_item", "payload": payload}),
+        );
+    };
+    for call in 0..CALLS {
+        if call % TASK_CALLS == 0 {
+            item(
+                json!({"type": "message", "role": "user",
+                       "content": [{"type": "input_text", "text": prompt(call / TASK_CALLS)}]}),
+                &mut lines,
+            );
+        }
+        item(
+            json!({"type": "message", "role": "assistant",
+                   "content": [{"type": "output_text", "text": reasoning(call)}]}),
+            &mut lines,
+        );
+        let id = format!("call_{call}");
+        item(
+            json!({"type": "function_call", "name": "shell", "call_id": id,
+                   "arguments": json!({"command": ["bash", "-lc", "cargo test"]}).to_string()}),
+            &mut lines,
+        );
+        item(
+            json!({"type": "function_call_output", "call_id": id, "output": output(call)}),
+            &mut lines,
+        );
+    }
+    write_lines(dir, "rollout-2026-03-09T11-00-00-019ccc01.jsonl", &lines)
+}
+
+/// A Pi v3 session, with a compaction entry half way (skipped: the strategies compact on their own).
+fn pi(dir: &Path) -> PathBuf {
+    let mut lines = vec![json!({
+        "type": "session", "version": 3, "id": "pi-session-1", "timestamp": iso(0),
+        "cwd": "/home/dev/app",
+    })];
+    let mut parent: Option<String> = None;
+    let mut entry = |fields: Value, lines: &mut Vec<Value>| {
+        let id = format!("{:08x}", lines.len());
+        let mut fields = fields;
+        fields["id"] = json!(id);
+        fields["parentId"] = json!(parent);
+        fields["timestamp"] = json!(iso(lines.len()));
+        lines.push(fields);
+        parent = Some(id);
+    };
+    for call in 0..CALLS {
+        if call % TASK_CALLS == 0 {
+            entry(
+                json!({"type": "message", "message": {"role": "user", "content": prompt(call / TASK_CALLS)}}),
+                &mut lines,
+            );
+        }
+        if call == CALLS / 2 {
+            entry(
+                json!({"type": "compaction", "summary": "Earlier work.", "firstKeptEntryId": "00000001",
+                       "tokensBefore": 20000}),
+                &mut lines,
+            );
+        }
+        let id = format!("call_{call}");
+        entry(
+            json!({"type": "message", "message": {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": reasoning(call)},
+                    {"type": "toolCall", "id": id, "name": "bash", "arguments": {"command": "cargo test"}},
+                ],
+                "api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-5",
+                "stopReason": "toolUse",
+            }}),
+            &mut lines,
+        );
+        entry(
+            json!({"type": "message", "message": {
+                "role": "toolResult", "toolCallId": id, "toolName": "bash",
+                "content": [{"type": "text", "text": output(call)}], "isError": false,
+            }}),
+            &mut lines,
+        );
+    }
+    write_lines(dir, "2026-03-09T11-00-00-000Z_pi-session-1.jsonl", &lines)
+}
+
+fn options() -> SimulateOptions {
+    SimulateOptions {
+        context_window: WINDOW,
+        parallel: false,
+        ..SimulateOptions::default()
+    }
+}
+
+fn strategy(
+    report: &SimulationReport,
+    wanted: Strategy,
+) -> &ctxkit_bench::simulate::StrategyReport {
+    report
+        .strategies
+        .iter()
+        .find(|strategy| strategy.strategy == wanted)
+        .unwrap()
+}
+
+/// What every replay of these sessions must show, whatever the agent that wrote it.
+fn check_report(report: &SimulationReport, format: &str, calls: usize) {
+    let source = report.session.as_ref().unwrap();
+    assert_eq!(source.format, format);
+    assert_eq!(
+        report.calls, calls,
+        "{format}: every assistant message is a call"
+    );
+    assert_eq!(report.trace.tasks, CALLS / TASK_CALLS);
+    let names: Vec<&str> = report
+        .strategies
+        .iter()
+        .map(|strategy| strategy.name)
+        .collect();
+    let expected: Vec<&str> = Strategy::DEFAULT
+        .iter()
+        .map(|strategy| strategy.name())
+        .collect();
+    assert_eq!(names, expected);
+    // Every call names the path and function of the previous result, and from call 8 on also
+    // those of the result eight calls back (already named once: counted again at that call).
+    assert_eq!(report.trace.named_identifiers, 2 * (CALLS - 1));
+    assert_eq!(
+        report.trace.named_at_calls,
+        2 * (CALLS - 1) + 2 * (CALLS - 8)
+    );
+    let none = strategy(report, Strategy::NoManagement);
+    for each in &report.strategies {
+        assert_eq!(each.requests, calls, "{format} {}", each.name);
+        let calls = each.recall_calls.as_ref().unwrap();
+        assert_eq!(
+            calls.all.at_risk, report.trace.named_at_calls,
+            "{format} {}",
+            each.name
+        );
+        assert!(calls.all.recalled <= none.recall_calls.as_ref().unwrap().all.recalled);
+    }
+    // No management sends every message: it sees every identifier it names, and overflows.
+    let unmanaged = none.recall_calls.as_ref().unwrap().all;
+    assert_eq!(unmanaged.recalled, unmanaged.at_risk, "{format}");
+    assert!(none.overflows > 0, "{format}: the window is small");
+    assert_eq!(none.compactions.total(), 0);
+    // The strategies that compact do, unless pruning kept every request under their threshold
+    // (the recommended strategy keeps one result whole and the names of the others), and send less
+    // than the unmanaged transcript.
+    for compacting in [
+        Strategy::ReferenceCompaction,
+        Strategy::ProviderCompaction,
+        Strategy::Recommended,
+    ] {
+        let each = strategy(report, compacting);
+        let threshold = WINDOW.saturating_sub(
+            compacting
+                .settings(WINDOW)
+                .compaction
+                .planning(WINDOW)
+                .reserve_tokens,
+        );
+        assert!(
+            each.compactions.total() >= 1 || each.input_tokens.max < threshold,
+            "{format} {}",
+            each.name
+        );
+        if compacting != Strategy::Recommended {
+            assert!(each.compactions.total() >= 1, "{format} {}", each.name);
+        }
+        assert!(
+            each.input_tokens.total < none.input_tokens.total,
+            "{format} {}",
+            each.name
+        );
+        assert!(each.input_tokens.max <= WINDOW, "{format} {}", each.name);
+    }
+    // The final view counts every identifier at risk by the last call.
+    for each in &report.strategies {
+        assert_eq!(
+            each.recall_final.all.at_risk,
+            report.trace.named_identifiers
+        );
+    }
+    // The stand-in never recalls less than the summaries as written.
+    for each in &report.strategies {
+        let (calls, stand_in) = (
+            each.recall_calls.as_ref().unwrap(),
+            each.stand_in_calls.as_ref().unwrap(),
+        );
+        assert!(
+            stand_in.all.recalled >= calls.all.recalled,
+            "{format} {}",
+            each.name
+        );
+    }
+}
+
+#[test]
+fn claude_code_codex_and_pi_sessions_replay_under_every_strategy() {
+    let dir = tempfile::tempdir().unwrap();
+    let claude = simulate_session(&claude_code(dir.path()), &options()).unwrap();
+    check_report(&claude, "claude-code", CALLS);
+    let rollout = simulate_session(&codex(dir.path()), &options()).unwrap();
+    // Codex writes a response's text and its function call as two records: two calls.
+    check_report(&rollout, "codex", 2 * CALLS);
+    let session = simulate_session(&pi(dir.path()), &options()).unwrap();
+    check_report(&session, "pi", CALLS);
+    assert_eq!(session.session.as_ref().unwrap().skipped_summaries, 1);
+    // OpenCode (1.x storage), through the importer as well.
+    let opencode = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "../ctxkit-import/tests/fixtures/shapes/opencode-1x/storage/session/4f1e2d3c5b6a7980/\
+         ses_5d0a1b2c3ffeRssFeedParent.json",
+    );
+    let report = simulate_session(&opencode, &options()).unwrap();
+    assert_eq!(report.session.as_ref().unwrap().format, "opencode");
+    assert!(report.calls > 0);
+    for each in &report.strategies {
+        assert_eq!(each.requests, report.calls, "{}", each.name);
+    }
+    // The overall rows add the sessions up.
+    let reports = [claude, rollout, session];
+    let rows = overall(&reports);
+    assert_eq!(rows.len(), Strategy::DEFAULT.len());
+    let requests: usize = reports
+        .iter()
+        .map(|report| report.strategies[0].requests)
+        .sum();
+    assert_eq!((rows[0].sessions, rows[0].requests), (3, requests));
+    // The JSON keeps every field of a generated report (same names) and adds the session's.
+    let generated = ctxkit_bench::simulate::simulate(&SimulateOptions {
+        calls: 5,
+        ..options()
+    })
+    .unwrap();
+    let (generated, real) = (
+        serde_json::to_value(&generated).unwrap(),
+        serde_json::to_value(&reports[0]).unwrap(),
+    );
+    let keys =
+        |value: &Value| -> Vec<String> { value.as_object().unwrap().keys().cloned().collect() };
+    for (generated, real) in [
+        (&generated, &real),
+        (&generated["trace"], &real["trace"]),
+        (&generated["strategies"][0], &real["strategies"][0]),
+    ] {
+        let real_keys = keys(real);
+        for key in keys(generated) {
+            assert!(real_keys.contains(&key), "{key}");
+        }
+    }
+    assert!(real["session"].is_object());
+    assert!(real["strategies"][0]["recall_calls"].is_object());
+    assert!(generated["strategies"][0]["recall_calls"].is_null());
+}
+
+fn run_simulate(arguments: &[&std::ffi::OsStr]) -> (bool, String, String) {
+    let window = if arguments.contains(&"--window".as_ref()) {
+        &[][..]
+    } else {
+        &["--window", "16000"][..]
+    };
+    let output = Command::new(env!("CARGO_BIN_EXE_simulate"))
+        .args(window)
+        .args(["--strategy", "recommended"])
+        .args(arguments)
+        .output()
+        .unwrap();
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn bad_input_is_one_line_naming_the_file_and_a_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    let garbage = dir.path().join("garbage.jsonl");
+    std::fs::write(&garbage, b"\x00\xff not json at all\n{\"half\": ").unwrap();
+    let header_only = dir.path().join("header-only.jsonl");
+    std::fs::write(
+        &header_only,
+        "{\"type\":\"session\",\"version\":3,\"id\":\"x\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"cwd\":\"/\"}\n",
+    )
+    .unwrap();
+    let fifo = dir.path().join("fifo.jsonl");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let missing = dir.path().join("missing.jsonl");
+    let directory = dir.path().join("not-a-store");
+    std::fs::create_dir(&directory).unwrap();
+    let looping = dir.path().join("loop.jsonl");
+    std::os::unix::fs::symlink(&looping, &looping).unwrap();
+    for bad in [
+        &empty,
+        &garbage,
+        &header_only,
+        &fifo,
+        &missing,
+        &directory,
+        &looping,
+    ] {
+        let (success, stdout, stderr) = run_simulate(&["--session".as_ref(), bad.as_os_str()]);
+        assert!(!success, "{}", bad.display());
+        assert!(stdout.is_empty(), "{stdout}");
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(lines.len(), 2, "{stderr}");
+        assert!(
+            lines[0].starts_with(&format!("error: Cannot replay `{}`: ", bad.display())),
+            "{stderr}"
+        );
+        assert!(lines[1].starts_with("hint: "), "{stderr}");
+    }
+    // One bad file among good ones stops the run with the same line.
+    let good = claude_code(dir.path());
+    let (success, _, stderr) =
+        run_simulate(&["--session".as_ref(), good.as_os_str(), missing.as_os_str()]);
+    assert!(!success);
+    assert!(
+        stderr.contains(&format!("`{}`", missing.display())),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn several_sessions_give_one_report_each_and_an_overall_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let (claude, rollout) = (claude_code(dir.path()), codex(dir.path()));
+    let (success, stdout, stderr) = run_simulate(&[
+        "--session".as_ref(),
+        claude.as_os_str(),
+        rollout.as_os_str(),
+    ]);
+    assert!(success, "{stderr}");
+    assert_eq!(
+        stdout.matches("\n## `").count() + usize::from(stdout.starts_with("## `")),
+        2
+    );
+    assert!(stdout.contains("## Overall (2 sessions)"), "{stdout}");
+    assert!(
+        stdout.contains("| ctxkit recommended | 2 | 120 |"),
+        "{stdout}"
+    );
+    // Small enough to make the recommended strategy compact too.
+    let (success, stdout, stderr) = run_simulate(&[
+        "--json".as_ref(),
+        "--window".as_ref(),
+        "6000".as_ref(),
+        "--session".as_ref(),
+        claude.as_os_str(),
+    ]);
+    assert!(success, "{stderr}");
+    let value: Value = serde_json::from_str(&stdout).unwrap();
+    let recommended = &value["strategies"][0];
+    assert_eq!(recommended["strategy"], "recommended");
+    assert!(
+        recommended["compactions"]["threshold"].as_u64().unwrap()
+            + recommended["compactions"]["overflow"].as_u64().unwrap()
+            >= 1,
+        "{recommended}"
+    );
+    let (success, stdout, _) = run_simulate(&[
+        "--json".as_ref(),
+        "--session".as_ref(),
+        claude.as_os_str(),
+        rollout.as_os_str(),
+    ]);
+    assert!(success);
+    let value: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(value["reports"].as_array().unwrap().len(), 2);
+    assert_eq!(value["overall"][0]["sessions"], 2);
+}
