@@ -74,10 +74,14 @@ pub struct HttpClient {
 }
 
 impl HttpClient {
-    /// Builds the client with `connect` as the limit for opening a connection.
+    /// Builds the client with `connect` as the limit for opening a connection. At most one idle
+    /// connection is kept per host: the pool races a new connection against the return of the
+    /// one a request just finished with, and a second idle connection to a server that serves one
+    /// connection at a time would be one it never reads from.
     pub fn new(connect: Duration) -> Result<Self, LlmError> {
         let inner = reqwest::Client::builder()
             .connect_timeout(connect)
+            .pool_max_idle_per_host(1)
             .build()
             .map_err(|error| LlmError::Client {
                 message: error_chain(&error),
