@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use ctxkit_compaction::ConversationPrefix;
 use ctxkit_engine::{CheckReport, Engine, EngineError};
-use ctxkit_llm::{ChatDelta, ChatRequest, ReasoningLevel, is_context_overflow};
+use ctxkit_llm::{ChatDelta, ChatRequest, ReasoningLevel, RetryNotice, is_context_overflow};
 use ctxkit_protocol::{
     AgentMessage, AssistantMessage, ContentBlock, JsonObject, MessageContent, ToolCall,
     ToolResultMessage, UserMessage,
@@ -64,6 +64,9 @@ pub enum AgentEvent {
     },
     /// The engine compacted after an overflow; the turn runs again without a new user message.
     Retry,
+    /// The model request failed before its reply started (a 429, a 5xx, a network error, a
+    /// timeout) and is sent again after `notice.delay`.
+    ProviderRetry(RetryNotice),
 }
 
 /// Receives the loop's events in order; the loop waits for each.
@@ -376,12 +379,12 @@ impl Agent {
         let reply = loop {
             tokio::select! {
                 biased;
-                Some(delta) = receiver.recv() => observer.event(AgentEvent::Delta(delta)).await,
+                Some(delta) = receiver.recv() => observer.event(delta_event(delta)).await,
                 reply = &mut call => break reply,
             }
         };
         while let Ok(delta) = receiver.try_recv() {
-            observer.event(AgentEvent::Delta(delta)).await;
+            observer.event(delta_event(delta)).await;
         }
         reply
     }
@@ -447,6 +450,17 @@ impl Agent {
             Some(dir) => dir.join("tool-output").join(id),
             None => std::env::temp_dir().join("ctxkit-tool-output").join(id),
         }
+    }
+}
+
+/// The event of a streamed piece: a retry notice is an event of its own.
+fn delta_event(delta: ChatDelta) -> AgentEvent {
+    match delta {
+        ChatDelta::Retrying(notice) => AgentEvent::ProviderRetry(notice),
+        ChatDelta::Text(_)
+        | ChatDelta::Thinking(_)
+        | ChatDelta::ToolCall { .. }
+        | ChatDelta::BlockEnd => AgentEvent::Delta(delta),
     }
 }
 

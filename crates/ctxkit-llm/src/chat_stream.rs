@@ -1,8 +1,9 @@
 //! Streamed conversations: [`ModelClient::chat_streaming`] sends the same request as
 //! [`ModelClient::chat`] with streaming on, shows text and thinking through a callback as they
 //! arrive, and assembles the reply. A cancelled stream keeps what arrived as an `aborted` reply; a
-//! provider error inside the stream (an overflow among them) or a broken connection ends it as an
-//! `error` reply with the provider's wording and what arrived.
+//! provider error inside the stream (an overflow among them), a broken connection or a stream
+//! quiet for longer than the idle limit ends it as an `error` reply with the provider's wording (or
+//! the limit's) and what arrived. Retries before the stream starts show as [`ChatDelta::Retrying`].
 
 use ctxkit_protocol::{AssistantMessage, ContentBlock};
 use serde_json::json;
@@ -11,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use crate::chat::ChatRequest;
 use crate::client::ModelClient;
 use crate::error::LlmError;
+use crate::http::TimeoutPhase;
 use crate::models::Api;
 use crate::overflow::StopReason;
 use crate::stream::{Assembly, ChatDelta, DeltaSink, Reader, StreamError, sse};
@@ -49,8 +51,15 @@ impl ModelClient {
         let mut wire = self.chat_wire(request);
         streaming(config.api, &mut wire);
         let headers = self.headers(&wire.headers)?;
+        let mut announce = |notice| sink(ChatDelta::Retrying(notice));
         let response = self
-            .open_stream(&wire.url, &headers, &wire.body.to_string(), cancel)
+            .open_stream(
+                &wire.url,
+                &headers,
+                &wire.body.to_string(),
+                cancel,
+                &mut announce,
+            )
             .await?;
         let response = match self.whole(response, cancel).await? {
             Whole::Text(text) => {
@@ -67,8 +76,8 @@ impl ModelClient {
         Ok(reply)
     }
 
-    /// A summary (single-turn) request, streamed: only the wait for the response is under the
-    /// request timeout, so a long summary is not cut. A cancelled or failed stream is an error
+    /// A summary (single-turn) request, streamed: the wait for the response is under the
+    /// first-byte limit and the stream under the idle limit, so a long summary is not cut. A cancelled or failed stream is an error
     /// (a partial summary is of no use).
     pub(crate) async fn complete_streaming(
         &self,
@@ -79,8 +88,16 @@ impl ModelClient {
         let mut wire = wire::build(config, request);
         streaming(config.api, &mut wire);
         let headers = self.headers(&wire.headers)?;
+        // Nobody watches a summary's retries but the log.
+        let mut unobserved = |_| {};
         let response = self
-            .open_stream(&wire.url, &headers, &wire.body.to_string(), cancel)
+            .open_stream(
+                &wire.url,
+                &headers,
+                &wire.body.to_string(),
+                cancel,
+                &mut unobserved,
+            )
             .await?;
         let response = match self.whole(response, cancel).await? {
             Whole::Text(text) => return wire::parse(config, &text),
@@ -163,16 +180,19 @@ impl ModelClient {
             let chunk = tokio::select! {
                 biased;
                 () = cancel.cancelled() => break Err((StopReason::Aborted, ABORTED.to_owned())),
-                chunk = tokio::time::timeout(config.timeout, response.chunk()) => chunk,
+                chunk = tokio::time::timeout(config.timeouts.idle, response.chunk()) => chunk,
             };
             let ended = matches!(chunk, Ok(Ok(None)));
             let events = match chunk {
                 Err(_) => {
-                    let seconds = config.timeout.as_secs();
-                    break Err((
-                        StopReason::Error,
-                        format!("The stream stalled: nothing arrived for {seconds} s"),
-                    ));
+                    let error = self.timeout(TimeoutPhase::Idle);
+                    tracing::warn!(
+                        provider = %config.provider,
+                        idle_ms = u64::try_from(config.timeouts.idle.as_millis()).unwrap_or(u64::MAX),
+                        blocks = assembly.content.len(),
+                        "the stream went quiet; the reply is kept as far as it came"
+                    );
+                    break Err((StopReason::Error, error.to_string()));
                 }
                 Ok(Err(error)) => {
                     let message = self.transport_error(&error).to_string();

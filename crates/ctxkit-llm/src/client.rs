@@ -1,5 +1,6 @@
-//! The HTTP side: one [`ModelClient`] per resolved model sends requests with retries and
-//! cancellation, and implements the compaction crate's [`Summarizer`].
+//! The HTTP side: one [`ModelClient`] per resolved model sends requests with retries, time limits
+//! and cancellation through the process's [`HttpClient`], and implements the compaction crate's
+//! [`Summarizer`].
 
 use ctxkit_summarizer::{
     ConversationPrefix, Summarizer, SummarizerError, SummaryRequest, SummaryResponse,
@@ -10,33 +11,38 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::ProviderConfig;
 use crate::error::LlmError;
+use crate::http::{HttpClient, TimeoutPhase, error_chain};
 use crate::overflow::{StopReason, is_reply_overflow};
-use crate::retry::{retry_after, with_retries};
+use crate::retry::{RetryObserver, retry_after, with_retries};
 use crate::secret::{ApiKey, redact};
 use crate::wire::{self, Completion, CompletionRequest, ReasoningLevel};
 
-/// Calls one model. Cheap to share behind an `Arc`; the HTTP connection pool is inside.
+/// Calls one model. Cheap to share behind an `Arc`; it sends through an [`HttpClient`], whose
+/// connection pool its clones (and other clients given the same one) share.
 #[derive(Debug, Clone)]
 pub struct ModelClient {
     config: ProviderConfig,
     /// The configured extra headers, checked once, marked sensitive.
     custom_headers: HeaderMap,
-    http: reqwest::Client,
+    http: HttpClient,
 }
 
 impl ModelClient {
-    /// Checks the configured headers and builds the HTTP client (rustls).
+    /// Checks the configured headers and builds an HTTP client of its own (rustls) with the
+    /// configured connect limit. A process with several clients (the conversation's, the
+    /// summaries') gives them one with [`ModelClient::with_http`] instead.
     pub fn new(config: ProviderConfig) -> Result<Self, LlmError> {
+        let http = HttpClient::new(config.timeouts.connect)?;
+        Self::with_http(config, http)
+    }
+
+    /// Checks the configured headers; requests go through `http` (shared, with its pool).
+    pub fn with_http(config: ProviderConfig, http: HttpClient) -> Result<Self, LlmError> {
         let mut custom_headers = HeaderMap::new();
         for (name, value) in &config.headers {
             let (name, value) = header(name, value)?;
             custom_headers.insert(name, value);
         }
-        let http = reqwest::Client::builder()
-            .build()
-            .map_err(|error| LlmError::Client {
-                message: error_chain(&error),
-            })?;
         Ok(Self {
             config,
             custom_headers,
@@ -47,6 +53,11 @@ impl ModelClient {
     /// The resolved configuration.
     pub fn config(&self) -> &ProviderConfig {
         &self.config
+    }
+
+    /// The HTTP client it sends through.
+    pub fn http(&self) -> &HttpClient {
+        &self.http
     }
 
     /// Sends one request, retrying transient failures; stops as soon as `cancel` fires (the
@@ -88,9 +99,15 @@ impl ModelClient {
         body: &str,
         cancel: &CancellationToken,
     ) -> Result<String, LlmError> {
-        let attempts = with_retries(&self.config.retry, &self.config.provider, cancel, || {
-            self.send_once(url, headers, body)
-        });
+        // Whole requests are summaries' (cache-prefix) and embedders': only the log hears of retries.
+        let mut unobserved = |_| {};
+        let attempts = with_retries(
+            &self.config.retry,
+            &self.config.provider,
+            cancel,
+            &mut unobserved,
+            || self.send_once(url, headers, body),
+        );
         tokio::select! {
             biased;
             () = cancel.cancelled() => Err(LlmError::Cancelled { provider: self.config.provider.clone() }),
@@ -106,6 +123,7 @@ impl ModelClient {
     ) -> Result<String, LlmError> {
         let response = self
             .http
+            .inner()
             .post(url)
             .headers(headers.clone())
             .timeout(self.config.timeout)
@@ -128,33 +146,35 @@ impl ModelClient {
         Ok(text)
     }
 
-    /// Sends a streaming request (with retries until the response starts, stopping when `cancel`
-    /// fires): the response whose body is still to be read. Only the wait for the response
-    /// headers is bounded by the timeout; the body is read under an idle timeout by the caller.
+    /// Sends a streaming request (with retries until the response starts, each announced to
+    /// `observer`, stopping when `cancel` fires): the response whose body is still to be read.
+    /// The wait for the response headers is bounded by the first-byte limit; the body is read
+    /// under the idle limit by the caller.
     pub(crate) async fn open_stream(
         &self,
         url: &str,
         headers: &HeaderMap,
         body: &str,
         cancel: &CancellationToken,
+        observer: &mut RetryObserver<'_>,
     ) -> Result<reqwest::Response, LlmError> {
+        let first_byte = self.config.timeouts.first_byte;
         let attempts = with_retries(
             &self.config.retry,
             &self.config.provider,
             cancel,
+            observer,
             || async {
                 let send = self
                     .http
+                    .inner()
                     .post(url)
                     .headers(headers.clone())
                     .body(body.to_owned())
                     .send();
-                let response = tokio::time::timeout(self.config.timeout, send)
+                let response = tokio::time::timeout(first_byte, send)
                     .await
-                    .map_err(|_| LlmError::Timeout {
-                        provider: self.config.provider.clone(),
-                        timeout: self.config.timeout,
-                    })?
+                    .map_err(|_| self.timeout(TimeoutPhase::FirstByte))?
                     .map_err(|error| self.transport_error(&error))?;
                 let status = response.status();
                 if status.is_success() {
@@ -214,18 +234,36 @@ impl ModelClient {
         secrets
     }
 
+    /// A failure of the HTTP stack: a timeout (connecting, or a whole answer over
+    /// `retry.provider.timeoutMs`) or a network error, with secrets redacted.
     pub(crate) fn transport_error(&self, error: &reqwest::Error) -> LlmError {
-        let provider = self.config.provider.clone();
-        if error.is_timeout() {
-            LlmError::Timeout {
-                provider,
-                timeout: self.config.timeout,
-            }
+        if error.is_timeout() && error.is_connect() {
+            self.timeout(TimeoutPhase::Connect)
+        } else if error.is_timeout() {
+            self.timeout(TimeoutPhase::Request)
         } else {
             LlmError::Network {
-                provider,
+                provider: self.config.provider.clone(),
                 message: redact(&error_chain(error), self.secrets()),
+                retries: 0,
             }
+        }
+    }
+
+    /// The error of a limit that ran out.
+    pub(crate) fn timeout(&self, phase: TimeoutPhase) -> LlmError {
+        let timeouts = &self.config.timeouts;
+        let timeout = match phase {
+            TimeoutPhase::Connect => self.http.connect_timeout(),
+            TimeoutPhase::FirstByte => timeouts.first_byte,
+            TimeoutPhase::Idle => timeouts.idle,
+            TimeoutPhase::Request => self.config.timeout,
+        };
+        LlmError::Timeout {
+            provider: self.config.provider.clone(),
+            phase,
+            timeout,
+            retries: 0,
         }
     }
 
@@ -365,16 +403,4 @@ fn header(name: &str, value: &str) -> Result<(HeaderName, HeaderValue), LlmError
     let mut header_value = HeaderValue::from_str(value).map_err(|_| invalid())?;
     header_value.set_sensitive(true);
     Ok((header_name, header_value))
-}
-
-/// An error and its sources on one line.
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut message = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        message.push_str(": ");
-        message.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    message
 }

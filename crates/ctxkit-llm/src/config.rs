@@ -7,6 +7,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::error::LlmError;
+use crate::http::Timeouts;
 use crate::models::{Api, MaxTokensField, ModelLimits, ModelTable, find_provider};
 use crate::retry::RetryPolicy;
 use crate::secret::ApiKey;
@@ -70,8 +71,10 @@ pub struct LlmOptions {
     /// Extra request headers (values may be secrets and are never shown).
     pub headers: BTreeMap<String, String>,
     pub retry: RetryPolicy,
-    /// One attempt's time limit; `None` for [`DEFAULT_TIMEOUT`].
+    /// A whole (not streamed) answer's time limit; `None` for [`DEFAULT_TIMEOUT`].
     pub timeout: Option<Duration>,
+    /// Connect, first-byte and idle limits (`llm.timeouts.*`).
+    pub timeouts: Timeouts,
     /// User models, added to the built-in table.
     pub models: Vec<ModelLimits>,
     /// Anthropic's context editing for the agent model's conversation requests (off: `None`).
@@ -97,6 +100,7 @@ impl fmt::Debug for LlmOptions {
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .field("retry", &self.retry)
             .field("timeout", &self.timeout)
+            .field("timeouts", &self.timeouts)
             .field("models", &self.models)
             .field("anthropic_context_editing", &self.anthropic_context_editing)
             .field("anthropic_compaction", &self.anthropic_compaction)
@@ -106,7 +110,8 @@ impl fmt::Debug for LlmOptions {
     }
 }
 
-/// One attempt's default time limit: summaries of long sessions can take minutes.
+/// The default time limit of a whole (not streamed) answer: summaries of long sessions can take
+/// minutes.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// What the standard environment variables say, read from a map the caller passes in.
@@ -165,7 +170,10 @@ pub struct ProviderConfig {
     pub model_info: Option<ModelLimits>,
     pub max_tokens_field: MaxTokensField,
     pub retry: RetryPolicy,
+    /// A whole (not streamed) answer's time limit (`retry.provider.timeoutMs`).
     pub timeout: Duration,
+    /// Connect, first-byte and idle limits (`llm.timeouts.*`).
+    pub timeouts: Timeouts,
     /// Anthropic's context editing, sent with conversation requests: set only for the agent model
     /// on the Anthropic Messages format.
     pub context_editing: Option<AnthropicContextEditing>,
@@ -191,6 +199,7 @@ impl fmt::Debug for ProviderConfig {
             .field("max_tokens_field", &self.max_tokens_field)
             .field("retry", &self.retry)
             .field("timeout", &self.timeout)
+            .field("timeouts", &self.timeouts)
             .field("context_editing", &self.context_editing)
             .field("anthropic_compaction", &self.anthropic_compaction)
             .field("openai_compaction", &self.openai_compaction)
@@ -329,6 +338,7 @@ pub fn resolve_model(
         headers,
         retry: options.retry,
         timeout: options.timeout.unwrap_or(DEFAULT_TIMEOUT),
+        timeouts: options.timeouts,
     }))
 }
 

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use crate::http::TimeoutPhase;
 use crate::overflow;
 
 /// A failed model request or an unusable configuration.
@@ -20,12 +21,24 @@ pub enum LlmError {
         retry_after: Option<Duration>,
     },
     /// The request could not be sent or its answer not read (connection refused, reset, DNS).
-    /// Retried; returned when retries are exhausted. Check the base URL and the network.
-    #[error("Request to provider `{provider}` failed: {message}")]
-    Network { provider: String, message: String },
-    /// No answer within the configured request timeout. Retried like a network error.
-    #[error("Request to provider `{provider}` timed out after {}s", timeout.as_secs_f64())]
-    Timeout { provider: String, timeout: Duration },
+    /// Retried; returned when retries are exhausted (`retries` says how many were made). Check
+    /// the base URL and the network.
+    #[error("Request to provider `{provider}` failed: {message}{}", retried(*retries))]
+    Network {
+        provider: String,
+        message: String,
+        retries: u32,
+    },
+    /// A time limit ran out (`phase` says which, and names its setting). Connect, first-byte and
+    /// whole-request timeouts are retried like a 5xx and returned when retries are exhausted
+    /// (`retries`); a streamed answer that goes quiet ends as an error reply keeping what arrived.
+    #[error("{}", timeout_message(provider, *phase, *timeout, *retries))]
+    Timeout {
+        provider: String,
+        phase: TimeoutPhase,
+        timeout: Duration,
+        retries: u32,
+    },
     /// The provider asked to wait longer than the configured maximum retry delay.
     #[error(
         "Provider `{provider}` asked to retry after {}s, more than the allowed {}s: {}",
@@ -152,6 +165,160 @@ impl LlmError {
             | Self::Client { .. }
             | Self::UnsupportedApi { .. } => false,
         }
+    }
+}
+
+impl LlmError {
+    /// The HTTP status, for an HTTP error.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            Self::Http { status, .. } => Some(*status),
+            Self::Network { .. }
+            | Self::Timeout { .. }
+            | Self::RetryDelayTooLong { .. }
+            | Self::Cancelled { .. }
+            | Self::InvalidResponse { .. }
+            | Self::UnusableSummary { .. }
+            | Self::SilentOverflow { .. }
+            | Self::MissingApiKey { .. }
+            | Self::UnknownProvider { .. }
+            | Self::InvalidModel { .. }
+            | Self::InvalidHeader { .. }
+            | Self::Client { .. }
+            | Self::UnsupportedApi { .. } => None,
+        }
+    }
+
+    /// A few words on what went wrong, for a retry line: `429 Rate limit reached`, `connection
+    /// refused`, `no response for 300 s`. The provider's own message when its body has one.
+    pub fn brief(&self) -> String {
+        match self {
+            Self::Http { status, body, .. } => match provider_message(body) {
+                Some(message) => format!("{status} {message}"),
+                None => {
+                    let reason = reqwest::StatusCode::from_u16(*status)
+                        .ok()
+                        .and_then(|code| code.canonical_reason())
+                        .unwrap_or("error");
+                    format!("{status} {}", reason.to_lowercase())
+                }
+            },
+            Self::Network { message, .. } => {
+                let last = message.rsplit(": ").next().unwrap_or(message);
+                shorten(&last.to_lowercase(), 80)
+            }
+            Self::Timeout { phase, timeout, .. } => {
+                let seconds = seconds(*timeout);
+                match phase {
+                    TimeoutPhase::Connect => format!("no connection within {seconds} s"),
+                    TimeoutPhase::FirstByte => format!("no response for {seconds} s"),
+                    TimeoutPhase::Idle => format!("nothing sent for {seconds} s"),
+                    TimeoutPhase::Request => format!("no whole answer within {seconds} s"),
+                }
+            }
+            Self::RetryDelayTooLong { .. }
+            | Self::Cancelled { .. }
+            | Self::InvalidResponse { .. }
+            | Self::UnusableSummary { .. }
+            | Self::SilentOverflow { .. }
+            | Self::MissingApiKey { .. }
+            | Self::UnknownProvider { .. }
+            | Self::InvalidModel { .. }
+            | Self::InvalidHeader { .. }
+            | Self::Client { .. }
+            | Self::UnsupportedApi { .. } => shorten(&self.to_string(), 80),
+        }
+    }
+
+    /// This error, saying that `count` retries were made before it (network errors and
+    /// timeouts; other errors are returned as they are).
+    pub(crate) fn after_retries(mut self, count: u32) -> Self {
+        match &mut self {
+            Self::Network { retries, .. } | Self::Timeout { retries, .. } => *retries = count,
+            Self::Http { .. }
+            | Self::RetryDelayTooLong { .. }
+            | Self::Cancelled { .. }
+            | Self::InvalidResponse { .. }
+            | Self::UnusableSummary { .. }
+            | Self::SilentOverflow { .. }
+            | Self::MissingApiKey { .. }
+            | Self::UnknownProvider { .. }
+            | Self::InvalidModel { .. }
+            | Self::InvalidHeader { .. }
+            | Self::Client { .. }
+            | Self::UnsupportedApi { .. } => {}
+        }
+        self
+    }
+}
+
+/// `60` for whole seconds, `0.25` otherwise.
+pub(crate) fn seconds(duration: Duration) -> String {
+    if duration.subsec_nanos() == 0 {
+        duration.as_secs().to_string()
+    } else {
+        format!("{}", duration.as_secs_f64())
+    }
+}
+
+fn timeout_message(provider: &str, phase: TimeoutPhase, timeout: Duration, retries: u32) -> String {
+    let seconds = seconds(timeout);
+    let setting = phase.setting();
+    let retried = retried(retries);
+    match phase {
+        TimeoutPhase::Connect => format!(
+            "Could not connect to provider `{provider}` within {seconds} s (`{setting}`){retried}"
+        ),
+        TimeoutPhase::FirstByte => {
+            format!("Provider `{provider}` sent no response for {seconds} s (`{setting}`){retried}")
+        }
+        TimeoutPhase::Idle => {
+            format!("Provider `{provider}` sent nothing for {seconds} s (`{setting}`){retried}")
+        }
+        TimeoutPhase::Request => format!(
+            "Request to provider `{provider}` timed out after {seconds} s (`{setting}`){retried}"
+        ),
+    }
+}
+
+/// `; retried 3 times` after an error that was retried, nothing otherwise.
+fn retried(retries: u32) -> String {
+    match retries {
+        0 => String::new(),
+        1 => "; retried once".to_owned(),
+        count => format!("; retried {count} times"),
+    }
+}
+
+/// The provider's own message: the `message` of a JSON error body (`{"error": {"message": …}}`
+/// and the like) or a plain-text body, on one line and shortened. `None` for an empty body or
+/// JSON without a message.
+fn provider_message(body: &str) -> Option<String> {
+    const POINTERS: [&str; 5] = [
+        "/error/message",
+        "/message",
+        "/error",
+        "/0/error/message",
+        "/detail",
+    ];
+    let message = match serde_json::from_str::<serde_json::Value>(body) {
+        Ok(value) => POINTERS
+            .iter()
+            .find_map(|pointer| value.pointer(pointer).and_then(serde_json::Value::as_str))?
+            .to_owned(),
+        Err(_) => body.to_owned(),
+    };
+    if message.trim().is_empty() {
+        return None;
+    }
+    Some(shorten(&one_line(&message), 80))
+}
+
+/// `text` cut to `limit` characters, with `…` when cut.
+fn shorten(text: &str, limit: usize) -> String {
+    match text.char_indices().nth(limit) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
     }
 }
 

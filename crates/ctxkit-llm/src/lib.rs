@@ -1,5 +1,5 @@
 //! Model providers for ctxkit: Anthropic Messages, OpenAI Chat Completions (and every compatible
-//! server), OpenAI Responses and Google Gemini over one HTTP client, with retries, cancellation,
+//! server), OpenAI Responses and Google Gemini over one HTTP client, with retries, time limits, cancellation,
 //! context-overflow detection, and configuration from options and a caller-supplied environment.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
@@ -11,6 +11,7 @@ mod client;
 mod config;
 mod continuation;
 mod error;
+mod http;
 mod models;
 /// The overflow rules, from `ctxkit-overflow` (kept here so `crate::overflow` paths hold).
 mod overflow {
@@ -30,6 +31,10 @@ pub use config::{
     DEFAULT_TIMEOUT, EnvSettings, LlmOptions, ModelRole, ModelSpec, ProviderConfig, resolve_model,
 };
 pub use error::LlmError;
+pub use http::{
+    DEFAULT_CONNECT_SECONDS, DEFAULT_FIRST_BYTE_SECONDS, DEFAULT_IDLE_SECONDS, HttpClient,
+    TimeoutPhase, Timeouts,
+};
 pub use models::{
     Api, MaxTokensField, ModelInfo, ModelLimits, ModelPrices, ModelTable, PROVIDERS, ProviderInfo,
     find_provider, model_prices, usage_cost,
@@ -39,7 +44,7 @@ pub use overflow::{
     PROVIDER_OVERFLOW_PATTERNS, StopReason, classify_error_text, classify_error_text_from,
     is_context_overflow, is_overflow_error_text, is_overflow_error_text_from, is_reply_overflow,
 };
-pub use retry::RetryPolicy;
+pub use retry::{RetryNotice, RetryPolicy};
 pub use secret::{ApiKey, is_secret_variable, secret_variables_for_child};
 pub use stream::{ChatDelta, DeltaSink};
 pub use wire::anthropic_cache::CacheRetention;

@@ -1,5 +1,6 @@
 //! Retries with exponential backoff: 429, 5xx, network errors and timeouts are tried again after
 //! `base × 2^(attempt−1)` or the provider's `Retry-After`; other errors and overflows are not.
+//! Every retry is logged (`tracing`) and announced to the caller ([`RetryNotice`]) before the wait.
 
 use std::future::Future;
 use std::time::Duration;
@@ -49,6 +50,46 @@ impl RetryPolicy {
     }
 }
 
+/// A request failed and will be sent again after `delay`: what a UI shows while it waits
+/// (`Retrying in 6 s (1 of 3): 429 Rate limit reached`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetryNotice {
+    /// The provider the request went to.
+    pub provider: String,
+    /// Which retry this is, from 1.
+    pub attempt: u32,
+    /// How many retries are allowed in all.
+    pub max_retries: u32,
+    /// The wait before the retry (the provider's `Retry-After`, or the backoff).
+    pub delay: Duration,
+    /// The HTTP status of the failure, when it was one.
+    pub status: Option<u16>,
+    /// What went wrong, in a few words ([`LlmError::brief`]).
+    pub reason: String,
+}
+
+impl RetryNotice {
+    /// One line for a spinner or a log: `Retrying in 6 s (1 of 3): 429 Rate limit reached`.
+    pub fn describe(&self) -> String {
+        format!(
+            "Retrying in {} s ({} of {}): {}",
+            crate::error::seconds(round_to_tenths(self.delay)),
+            self.attempt,
+            self.max_retries,
+            self.reason
+        )
+    }
+}
+
+/// `delay` rounded to a tenth of a second (a `Retry-After` date gives odd milliseconds).
+fn round_to_tenths(delay: Duration) -> Duration {
+    let tenths = (delay.as_millis() + 50) / 100;
+    Duration::from_millis(u64::try_from(tenths * 100).unwrap_or(u64::MAX))
+}
+
+/// Where retry notices go; `&mut |_| {}` when nobody is told.
+pub(crate) type RetryObserver<'a> = dyn FnMut(RetryNotice) + Send + 'a;
+
 /// The delay a response asks for: `retry-after-ms` (OpenAI), else `Retry-After` in seconds or as
 /// an HTTP date.
 pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
@@ -75,11 +116,13 @@ fn duration_from_secs(seconds: f64) -> Option<Duration> {
 }
 
 /// Runs `attempt` until it succeeds, fails with an error that is not retryable, or retries are
-/// exhausted. Waits are cut short by `cancel`.
+/// exhausted (the error then says how many were made). Each retry is logged and announced to
+/// `observer` before its wait; waits are cut short by `cancel`.
 pub(crate) async fn with_retries<T, F, Fut>(
     policy: &RetryPolicy,
     provider: &str,
     cancel: &CancellationToken,
+    observer: &mut RetryObserver<'_>,
     mut attempt: F,
 ) -> Result<T, LlmError>
 where
@@ -92,8 +135,20 @@ where
             Ok(value) => return Ok(value),
             Err(error) => error,
         };
-        if !error.is_retryable() || retries >= policy.max_retries {
+        if !error.is_retryable() {
             return Err(error);
+        }
+        if retries >= policy.max_retries {
+            if retries > 0 {
+                tracing::warn!(
+                    provider,
+                    retries,
+                    status = error.status(),
+                    error = %error.brief(),
+                    "the model request failed after its retries"
+                );
+            }
+            return Err(error.after_retries(retries));
         }
         retries += 1;
         let delay = if let LlmError::Http {
@@ -116,6 +171,24 @@ where
         } else {
             policy.backoff(retries)
         };
+        let notice = RetryNotice {
+            provider: provider.to_owned(),
+            attempt: retries,
+            max_retries: policy.max_retries,
+            delay,
+            status: error.status(),
+            reason: error.brief(),
+        };
+        tracing::warn!(
+            provider,
+            attempt = retries,
+            max_retries = policy.max_retries,
+            delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+            status = notice.status,
+            error = %notice.reason,
+            "retrying the model request"
+        );
+        observer(notice);
         tokio::select! {
             () = cancel.cancelled() => {
                 return Err(LlmError::Cancelled { provider: provider.to_owned() });
@@ -192,7 +265,8 @@ mod tests {
         assert!(
             LlmError::Network {
                 provider: "p".into(),
-                message: "reset".into()
+                message: "reset".into(),
+                retries: 0,
             }
             .is_retryable()
         );
@@ -206,22 +280,122 @@ mod tests {
             max_delay: None,
         };
         let mut calls = 0;
-        let result: Result<(), _> = with_retries(&policy, "p", &CancellationToken::new(), || {
-            calls += 1;
-            async { Err(http(503, "busy")) }
-        })
-        .await;
+        let result: Result<(), _> =
+            with_retries(&policy, "p", &CancellationToken::new(), &mut |_| {}, || {
+                calls += 1;
+                async { Err(http(503, "busy")) }
+            })
+            .await;
         assert!(matches!(result, Err(LlmError::Http { status: 503, .. })));
         assert_eq!(calls, 3);
 
         let mut calls = 0;
-        let result: Result<(), _> = with_retries(&policy, "p", &CancellationToken::new(), || {
-            calls += 1;
-            async { Err(http(400, "bad")) }
-        })
-        .await;
+        let result: Result<(), _> =
+            with_retries(&policy, "p", &CancellationToken::new(), &mut |_| {}, || {
+                calls += 1;
+                async { Err(http(400, "bad")) }
+            })
+            .await;
         assert!(result.is_err());
         assert_eq!(calls, 1);
+    }
+
+    #[tokio::test]
+    async fn each_retry_is_announced_with_its_delay_and_the_last_error_counts_them() {
+        let policy = RetryPolicy {
+            max_retries: 2,
+            base_delay: Duration::from_millis(1),
+            max_delay: None,
+        };
+        let mut notices = Vec::new();
+        let mut observer = |notice: RetryNotice| notices.push(notice);
+        let mut calls = 0;
+        let result: Result<(), _> = with_retries(
+            &policy,
+            "p",
+            &CancellationToken::new(),
+            &mut observer,
+            || {
+                calls += 1;
+                let asked = (calls == 1).then_some(Duration::from_millis(6));
+                async move {
+                    if let Some(asked) = asked {
+                        return Err(LlmError::Http {
+                            provider: "p".into(),
+                            status: 429,
+                            body: r#"{"error":{"message":"Rate limit reached"}}"#.into(),
+                            retry_after: Some(asked),
+                        });
+                    }
+                    Err(LlmError::Network {
+                        provider: "p".into(),
+                        message: "error sending request: tcp connect error: Connection refused"
+                            .into(),
+                        retries: 0,
+                    })
+                }
+            },
+        )
+        .await;
+        assert_eq!(notices.len(), 2);
+        assert_eq!(notices[0].attempt, 1);
+        assert_eq!(notices[0].max_retries, 2);
+        assert_eq!(notices[0].delay, Duration::from_millis(6));
+        assert_eq!(notices[0].status, Some(429));
+        assert_eq!(notices[0].reason, "429 Rate limit reached");
+        assert_eq!(notices[1].attempt, 2);
+        assert_eq!(notices[1].delay, Duration::from_millis(2));
+        assert_eq!(notices[1].reason, "connection refused");
+        let error = result.unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .ends_with("Connection refused; retried 2 times"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_notice_reads_as_one_line() {
+        let notice = RetryNotice {
+            provider: "p".into(),
+            attempt: 1,
+            max_retries: 3,
+            delay: Duration::from_millis(5_960),
+            status: Some(429),
+            reason: "429 rate limited".into(),
+        };
+        assert_eq!(
+            notice.describe(),
+            "Retrying in 6 s (1 of 3): 429 rate limited"
+        );
+        let short = RetryNotice {
+            delay: Duration::from_millis(250),
+            ..notice
+        };
+        assert_eq!(
+            short.describe(),
+            "Retrying in 0.3 s (1 of 3): 429 rate limited"
+        );
+    }
+
+    #[test]
+    fn brief_reasons_name_the_status_and_the_provider_message() {
+        assert_eq!(http(503, "").brief(), "503 service unavailable");
+        assert_eq!(http(429, "rate limited").brief(), "429 rate limited");
+        assert_eq!(
+            http(
+                529,
+                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+            )
+            .brief(),
+            "529 Overloaded"
+        );
+        assert_eq!(
+            http(500, r#"{"unrelated": 1}"#).brief(),
+            "500 internal server error"
+        );
+        assert!(http(500, &"x".repeat(500)).brief().chars().count() < 90);
     }
 
     #[tokio::test]
@@ -230,16 +404,21 @@ mod tests {
             max_delay: Some(Duration::from_secs(1)),
             ..RetryPolicy::default()
         };
-        let result: Result<(), _> =
-            with_retries(&policy, "p", &CancellationToken::new(), || async {
+        let result: Result<(), _> = with_retries(
+            &policy,
+            "p",
+            &CancellationToken::new(),
+            &mut |_| {},
+            || async {
                 Err(LlmError::Http {
                     provider: "p".into(),
                     status: 429,
                     body: "later".into(),
                     retry_after: Some(Duration::from_secs(120)),
                 })
-            })
-            .await;
+            },
+        )
+        .await;
         assert!(matches!(result, Err(LlmError::RetryDelayTooLong { .. })));
     }
 
@@ -251,8 +430,10 @@ mod tests {
         };
         let cancel = CancellationToken::new();
         cancel.cancel();
-        let result: Result<(), _> =
-            with_retries(&policy, "p", &cancel, || async { Err(http(500, "x")) }).await;
+        let result: Result<(), _> = with_retries(&policy, "p", &cancel, &mut |_| {}, || async {
+            Err(http(500, "x"))
+        })
+        .await;
         assert!(matches!(result, Err(LlmError::Cancelled { .. })));
     }
 }

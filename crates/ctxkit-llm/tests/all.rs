@@ -20,5 +20,7 @@ mod prompt_caching;
 mod provider_compaction;
 #[path = "all/providers.rs"]
 mod providers;
+#[path = "all/timeouts.rs"]
+mod timeouts;
 #[path = "all/transport.rs"]
 mod transport;

@@ -40,8 +40,9 @@ pub use ctxkit_packages::{PackageError, SourceError};
 pub use ctxkit_settings::ResourceKind;
 pub use ctxkit_settings::{
     AnthropicContextManagementSettings, BranchSummarySettings, Document, KeyPath, LlmSettings,
-    ProviderCompactionSettings, ProviderRetrySettings, RetrySettings, SettingEntry, SettingLookup,
-    SettingOrigin, SettingsDiagnostic, SettingsManager, StoredCompactionSettings,
+    LlmTimeoutSettings, ProviderCompactionSettings, ProviderRetrySettings, RetrySettings,
+    SettingEntry, SettingLookup, SettingOrigin, SettingsDiagnostic, SettingsManager,
+    StoredCompactionSettings,
 };
 pub use ctxkit_settings::{
     CTXKIT_HOME_VAR, CTXKIT_OFFLINE_VAR, Environment, HOME_DIR_NAME, PROJECT_DIR_NAME,

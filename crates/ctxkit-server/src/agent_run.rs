@@ -9,7 +9,7 @@ use ctxkit_agent::{
     Agent, AgentEvent, AgentObserver, AgentOptions, ApproveAll, ChatModel, DenyAll, PromptOutcome,
     ToolRegistry,
 };
-use ctxkit_llm::ChatDelta;
+use ctxkit_llm::{ChatDelta, RetryNotice};
 use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -87,6 +87,7 @@ impl AgentObserver for Notifier {
                     json!({"type": "delta", "kind": "tool_call", "name": name})
                 }
                 ChatDelta::BlockEnd => json!({"type": "delta", "kind": "block_end"}),
+                ChatDelta::Retrying(notice) => provider_retry(&notice),
             }),
             AgentEvent::Reply { reply, overflow } => {
                 Some(json!({"type": "reply", "message": reply, "overflow": overflow}))
@@ -100,6 +101,7 @@ impl AgentObserver for Notifier {
                 "is_error": outcome.is_error,
             })),
             AgentEvent::Retry => Some(json!({"type": "retry"})),
+            AgentEvent::ProviderRetry(notice) => Some(provider_retry(&notice)),
         };
         if let Some(params) = params {
             let _ = self
@@ -108,6 +110,19 @@ impl AgentObserver for Notifier {
         }
         Box::pin(async {})
     }
+}
+
+/// A `provider_retry` event: the model request failed and is sent again after `delay_ms`.
+fn provider_retry(notice: &RetryNotice) -> Value {
+    json!({
+        "type": "provider_retry",
+        "attempt": notice.attempt,
+        "max_retries": notice.max_retries,
+        "delay_ms": u64::try_from(notice.delay.as_millis()).unwrap_or(u64::MAX),
+        "status": notice.status,
+        "error": notice.reason,
+        "message": notice.describe(),
+    })
 }
 
 pub(crate) async fn run(shared: &Arc<Shared>, raw: Value) -> Result<Value, MethodError> {

@@ -28,8 +28,9 @@ pub use kind::ResourceKind;
 pub use settings::store;
 pub use settings::{
     AnthropicContextManagementSettings, BranchSummarySettings, Document, KeyPath, LlmSettings,
-    ProviderCompactionSettings, ProviderRetrySettings, RetrySettings, SettingEntry, SettingLookup,
-    SettingOrigin, SettingsDiagnostic, SettingsManager, StoredCompactionSettings,
+    LlmTimeoutSettings, ProviderCompactionSettings, ProviderRetrySettings, RetrySettings,
+    SettingEntry, SettingLookup, SettingOrigin, SettingsDiagnostic, SettingsManager,
+    StoredCompactionSettings,
 };
 pub use trust::{
     ProjectTrust, TRUST_FILE_NAME, project_trust, runnable_settings, set_project_trust,

@@ -10,4 +10,5 @@
 
 mod cache_prefix;
 mod scenarios;
+mod stalled_provider;
 mod support;

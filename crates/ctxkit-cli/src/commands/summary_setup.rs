@@ -46,8 +46,8 @@ pub struct SummaryFlags<'a> {
 }
 
 /// Model options from the settings: `defaultProvider`/`defaultModel` as the agent model,
-/// `compaction.model`, `llm.*` (with `llm.anthropic.contextManagement`, `llm.anthropic.compaction`
-/// and `llm.openaiResponses.compaction`) and `retry.*`.
+/// `compaction.model`, `llm.*` (with `llm.anthropic.contextManagement`, `llm.anthropic.compaction`,
+/// `llm.openaiResponses.compaction` and `llm.timeouts`) and `retry.*`.
 pub fn llm_options(settings: &ctxkit_resources::SettingsManager) -> Result<ctxkit_llm::LlmOptions> {
     let (provider, default_model) = settings.default_model();
     let llm = settings.llm();
@@ -58,6 +58,7 @@ pub fn llm_options(settings: &ctxkit_resources::SettingsManager) -> Result<ctxki
         0
     };
     let models = user_models(&llm);
+    let timeouts = settings.llm_timeouts();
     let api = match llm.api.as_deref() {
         Some(name) => Some(
             ctxkit_llm::Api::parse(name)
@@ -83,6 +84,11 @@ pub fn llm_options(settings: &ctxkit_resources::SettingsManager) -> Result<ctxki
             .provider
             .timeout_ms
             .map(std::time::Duration::from_millis),
+        timeouts: ctxkit_llm::Timeouts {
+            connect: std::time::Duration::from_secs(timeouts.connect_seconds),
+            first_byte: std::time::Duration::from_secs(timeouts.first_byte_seconds),
+            idle: std::time::Duration::from_secs(timeouts.idle_seconds),
+        },
         models,
         anthropic_cache_retention: ctxkit_llm::CacheRetention::parse(
             &llm.anthropic_cache_retention,
@@ -128,6 +134,19 @@ pub fn llm_environment() -> ctxkit_llm::EnvSettings {
     ctxkit_llm::EnvSettings::from_map(&variables)
 }
 
+/// The process's one HTTP client: every model client of this process (the conversation's,
+/// summaries', branch summaries') sends through it, so they share one connection pool and a
+/// summary reuses the conversation's keep-alive connection (`docs/decisions.md`, "One HTTP client
+/// per process"). Built at first use, with that use's connect limit.
+fn shared_http(timeouts: &ctxkit_llm::Timeouts) -> Result<ctxkit_llm::HttpClient> {
+    static SHARED: std::sync::OnceLock<ctxkit_llm::HttpClient> = std::sync::OnceLock::new();
+    if let Some(http) = SHARED.get() {
+        return Ok(http.clone());
+    }
+    let http = ctxkit_llm::HttpClient::new(timeouts.connect)?;
+    Ok(SHARED.get_or_init(|| http).clone())
+}
+
 /// The summarizer: `--model`, else `compaction.model`, else the agent's `defaultProvider`/`defaultModel`;
 /// the offline summarizer only when no model is configured. A configured model that cannot be used
 /// (no API key, unknown provider) is an error, not a silent fallback.
@@ -142,7 +161,8 @@ fn choose_summarizer(
     let environment = llm_environment();
     match ctxkit_llm::resolve_model(&options, &environment, ctxkit_llm::ModelRole::Compaction)? {
         Some(config) => {
-            let client = ctxkit_llm::ModelClient::new(config)?;
+            let client =
+                ctxkit_llm::ModelClient::with_http(config, shared_http(&options.timeouts)?)?;
             let window = client.context_window();
             Ok((Box::new(client), window))
         }
@@ -241,7 +261,7 @@ pub fn model_client(
             "No model configured; pass `--model provider/id` or run `ctxkit config set defaultModel provider/id`"
         );
     };
-    let client = ctxkit_llm::ModelClient::new(config)?;
+    let client = ctxkit_llm::ModelClient::with_http(config, shared_http(&options.timeouts)?)?;
     if !client.supports_chat() {
         return Err(ctxkit_llm::LlmError::UnsupportedApi {
             provider: client.config().provider.clone(),
@@ -322,6 +342,42 @@ mod tests {
                 compact_threshold: Some(120_000),
             })
         );
+    }
+
+    #[test]
+    fn request_timeouts_default_to_the_clients_and_are_read_when_set() {
+        use std::time::Duration;
+        let default = super::llm_options(&SettingsManager::in_memory(Default::default())).unwrap();
+        assert_eq!(default.timeouts, ctxkit_llm::Timeouts::default());
+        let document = serde_json::json!({"llm": {"timeouts":
+            {"connectSeconds": 3, "firstByteSeconds": 40, "idleSeconds": 0}}});
+        let settings = SettingsManager::in_memory(document.as_object().unwrap().clone());
+        let options = super::llm_options(&settings).unwrap();
+        assert_eq!(
+            options.timeouts,
+            ctxkit_llm::Timeouts {
+                connect: Duration::from_secs(3),
+                first_byte: Duration::from_secs(40),
+                // Out of range (at least 1 s): the default, and `config` reports it.
+                idle: Duration::from_secs(ctxkit_llm::DEFAULT_IDLE_SECONDS),
+            }
+        );
+    }
+
+    /// Every model client of the process sends through one connection pool: the chat's, `/model`'s
+    /// and the summarizer's (all built by `model_client` or with `shared_http`).
+    #[test]
+    fn every_model_client_of_the_process_shares_one_pool() {
+        let document = serde_json::json!({"defaultModel": "ollama/qwen3:8b"});
+        let settings = SettingsManager::in_memory(document.as_object().unwrap().clone());
+        let options = super::llm_options(&settings).unwrap();
+        let chat = super::model_client(&options, None).unwrap();
+        let other = super::model_client(&options, Some("vllm/qwen3-coder")).unwrap();
+        let summaries = super::shared_http(&options.timeouts).unwrap();
+        assert!(chat.http().shares_pool_with(other.http()));
+        assert!(chat.http().shares_pool_with(&summaries));
+        let own = ctxkit_llm::HttpClient::new(std::time::Duration::from_secs(1)).unwrap();
+        assert!(!chat.http().shares_pool_with(&own));
     }
 
     #[test]

@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use crate::models::Api;
 use crate::overflow::StopReason;
+use crate::retry::RetryNotice;
 use crate::wire::conversation;
 
 /// What a stream shows as it arrives.
@@ -26,6 +27,9 @@ pub enum ChatDelta {
     ToolCall { name: String },
     /// A text or thinking block is complete (a UI can render it now).
     BlockEnd,
+    /// The request failed before the reply started and is sent again after a wait (a 429, a 5xx,
+    /// a network error or a timeout): a UI says so while it waits.
+    Retrying(RetryNotice),
 }
 
 /// Provider indexes (Anthropic's content blocks, Responses' output items) → positions in the reply

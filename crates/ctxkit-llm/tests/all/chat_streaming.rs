@@ -53,7 +53,10 @@ fn texts(shown: &[ChatDelta]) -> Vec<&str> {
         .iter()
         .filter_map(|delta| match delta {
             ChatDelta::Text(text) => Some(text.as_str()),
-            ChatDelta::Thinking(_) | ChatDelta::ToolCall { .. } | ChatDelta::BlockEnd => None,
+            ChatDelta::Thinking(_)
+            | ChatDelta::ToolCall { .. }
+            | ChatDelta::BlockEnd
+            | ChatDelta::Retrying(_) => None,
         })
         .collect()
 }

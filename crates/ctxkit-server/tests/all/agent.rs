@@ -127,3 +127,79 @@ async fn agent_run_without_a_model_or_session_is_refused() {
     let run = client.call("agent.run", json!({"text": "hi"})).await;
     assert_eq!(run["error"]["code"], -32001, "{run}");
 }
+
+/// A model whose request is retried once before it answers: the client announces the retry on the
+/// streaming path, as `ModelClient` does after a 429.
+struct RetriedOnce(ScriptedModel);
+
+impl ChatModel for RetriedOnce {
+    fn info(&self) -> ModelInfo {
+        self.0.info()
+    }
+
+    fn chat<'a>(
+        &'a self,
+        request: &'a ctxkit_llm::ChatRequest,
+        cancel: &'a tokio_util::sync::CancellationToken,
+    ) -> futures::future::BoxFuture<'a, ctxkit_protocol::AssistantMessage> {
+        self.0.chat(request, cancel)
+    }
+
+    fn chat_streaming<'a>(
+        &'a self,
+        request: &'a ctxkit_llm::ChatRequest,
+        cancel: &'a tokio_util::sync::CancellationToken,
+        sink: &'a mut ctxkit_llm::DeltaSink<'_>,
+    ) -> futures::future::BoxFuture<'a, ctxkit_protocol::AssistantMessage> {
+        sink(ctxkit_llm::ChatDelta::Retrying(ctxkit_llm::RetryNotice {
+            provider: "mock".to_owned(),
+            attempt: 1,
+            max_retries: 3,
+            delay: Duration::from_secs(6),
+            status: Some(429),
+            reason: "429 rate limited".to_owned(),
+        }));
+        self.0.chat_streaming(request, cancel, sink)
+    }
+}
+
+struct Retried(ScriptedModel);
+
+impl ModelSource for Retried {
+    fn chat_model(&self, _spec: Option<&str>) -> Result<Arc<dyn ChatModel>, String> {
+        Ok(Arc::new(RetriedOnce(self.0.clone())))
+    }
+}
+
+#[tokio::test]
+async fn a_retried_model_request_is_sent_as_a_provider_retry_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = AgentConfig {
+        models: Arc::new(Retried(provider())),
+        system_prompt: String::new(),
+        bash_timeout: Duration::from_secs(5),
+        pass_env: Vec::new(),
+    };
+    let mut client = start_with(dir.path(), Some(agent));
+    client
+        .call(
+            "session.create",
+            json!({"cwd": dir.path().display().to_string()}),
+        )
+        .await;
+    let run = client.call("agent.run", json!({"text": "hi"})).await;
+    assert_eq!(run["result"]["outcome"], "answered", "{run}");
+    let events = agent_events(&client.notifications);
+    assert_eq!(&events[..2], ["model_call", "provider_retry"], "{events:?}");
+    let retry = client
+        .notifications
+        .iter()
+        .find(|message| message["params"]["type"] == "provider_retry")
+        .unwrap();
+    assert_eq!(
+        retry["params"],
+        json!({"type": "provider_retry", "attempt": 1, "max_retries": 3, "delay_ms": 6000,
+            "status": 429, "error": "429 rate limited",
+            "message": "Retrying in 6 s (1 of 3): 429 rate limited"})
+    );
+}

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 pub use document::{Document, KeyPath};
 pub use typed::{
-    AnthropicContextManagementSettings, BranchSummarySettings, LlmSettings,
+    AnthropicContextManagementSettings, BranchSummarySettings, LlmSettings, LlmTimeoutSettings,
     ProviderCompactionSettings, ProviderRetrySettings, RetrySettings, StoredCompactionSettings,
 };
 

@@ -252,7 +252,28 @@ const LLM: &[Field] = &[
         ValueKind::Object(LLM_OPENAI_RESPONSES),
         DefaultValue::Unset,
     ),
+    field(
+        "timeouts",
+        ValueKind::Object(LLM_TIMEOUTS),
+        DefaultValue::Unset,
+    ),
 ];
+/// ctxkit: time limits of model requests, in seconds: opening a connection, waiting for the
+/// response headers, silence between two pieces of a streamed answer.
+const LLM_TIMEOUTS: &[Field] = &[
+    field("connectSeconds", TIMEOUT_SECONDS, DefaultValue::Integer(10)),
+    field(
+        "firstByteSeconds",
+        TIMEOUT_SECONDS,
+        DefaultValue::Integer(300),
+    ),
+    field("idleSeconds", TIMEOUT_SECONDS, DefaultValue::Integer(300)),
+];
+/// A time limit in seconds: at least one, at most a day.
+const TIMEOUT_SECONDS: ValueKind = ValueKind::Integer {
+    min: 1,
+    max: 86_400,
+};
 /// ctxkit: provider-side options of Anthropic Messages requests.
 const LLM_ANTHROPIC: &[Field] = &[
     field(

@@ -44,6 +44,17 @@ pub struct ProviderRetrySettings {
     pub max_retry_delay_ms: u64,
 }
 
+/// Time limits of model requests, in seconds (`llm.timeouts.*`, a ctxkit extension).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LlmTimeoutSettings {
+    /// Opening a connection (10).
+    pub connect_seconds: u64,
+    /// From a streamed request to its response headers (300).
+    pub first_byte_seconds: u64,
+    /// Silence between two pieces of a streamed answer (300).
+    pub idle_seconds: u64,
+}
+
 /// The summarizing provider's settings (`llm.*`, a ctxkit extension).
 #[derive(Clone, PartialEq, Eq, Default)]
 pub struct LlmSettings {
@@ -293,6 +304,20 @@ impl SettingsManager {
             clear_thinking: self.bool_setting(&key("clearThinking")),
             keep_thinking_turns: self.u64_setting(&key("keepThinkingTurns")),
         })
+    }
+
+    /// `llm.timeouts.*` with defaults `{10, 300, 300}`; values out of range read as the default
+    /// (and are reported by diagnostics).
+    pub fn llm_timeouts(&self) -> LlmTimeoutSettings {
+        LlmTimeoutSettings {
+            connect_seconds: self
+                .u64_setting("llm.timeouts.connectSeconds")
+                .unwrap_or(10),
+            first_byte_seconds: self
+                .u64_setting("llm.timeouts.firstByteSeconds")
+                .unwrap_or(300),
+            idle_seconds: self.u64_setting("llm.timeouts.idleSeconds").unwrap_or(300),
+        }
     }
 
     /// `defaultProvider` and `defaultModel`: the agent's model.

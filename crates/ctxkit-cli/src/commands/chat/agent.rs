@@ -52,6 +52,12 @@ impl AgentObserver for Terminal<'_> {
                     self.ui.spin("Thinking…  Esc or Ctrl-C to interrupt");
                 }
                 AgentEvent::Delta(delta) => self.ui.delta(&delta),
+                AgentEvent::ProviderRetry(notice) => {
+                    self.ui.spin(&format!(
+                        "{}  Esc or Ctrl-C to interrupt",
+                        notice.describe()
+                    ));
+                }
                 AgentEvent::Reply { reply, overflow } => {
                     self.ui.stop();
                     self.ui.finish_stream();

@@ -42,7 +42,8 @@ impl Ui {
                 self.end_block(&mut stream);
                 return;
             }
-            ChatDelta::ToolCall { .. } => return,
+            // A retry arrives as its own event (`AgentEvent::ProviderRetry`), on the spinner line.
+            ChatDelta::ToolCall { .. } | ChatDelta::Retrying(_) => return,
         };
         if !stream.shown {
             self.clear_spinner();
