@@ -9,5 +9,6 @@
 )]
 
 mod cache_prefix;
+mod in_run;
 mod scenarios;
 mod support;
