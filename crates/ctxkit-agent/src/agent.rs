@@ -1,7 +1,8 @@
 //! The agent loop over the engine: `before_prompt` → append the user message → turns of { model
-//! view → model → append the reply → approve and run its tool calls → append their results } →
-//! `after_run`, and again without a new user message while the engine says `retry` (it compacted
-//! after an overflow, wherever in the turn the overflow happened).
+//! view → model → append the reply → approve and run its tool calls → append their results →
+//! `after_tool_batch` (a threshold compaction before the next model call) } → `after_run`, and
+//! again without a new user message while the engine says `retry` (it compacted after an overflow,
+//! wherever in the turn the overflow happened).
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -43,8 +44,8 @@ pub struct AgentOptions {
 /// What the loop is doing, for a UI or a protocol client.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentEvent {
-    /// An engine check ran (before the prompt, after a run): its compaction events have been
-    /// emitted on the engine's bus.
+    /// An engine check ran (before the prompt, after a tool batch, after a run): its compaction
+    /// events have been emitted on the engine's bus.
     Checked(CheckReport),
     /// A model request is about to be sent.
     ModelCall,
@@ -106,6 +107,9 @@ enum TurnEnd {
     Interrupted,
     /// The last reply was an error (maybe an overflow, which `after_run` recovers).
     Error(String),
+    /// The user cancelled the compaction between two model calls: the run stops without another
+    /// check.
+    CompactionCancelled,
 }
 
 /// An agent: an engine (the session), a model, tools and options.
@@ -219,6 +223,9 @@ impl Agent {
             let end = self.turn(&cancel, approver, observer).await;
             drop(guard);
             let end = end?;
+            if matches!(end, TurnEnd::CompactionCancelled) {
+                return Ok(PromptOutcome::Interrupted);
+            }
             let report = self.engine.after_run().await?;
             let retry = report.retry;
             let cancelled = report.compaction.as_ref().is_some_and(|end| end.aborted);
@@ -240,6 +247,7 @@ impl Agent {
                 TurnEnd::Stopped => PromptOutcome::Answered,
                 TurnEnd::Interrupted => PromptOutcome::Interrupted,
                 TurnEnd::Error(error) => PromptOutcome::Failed(failure.unwrap_or(error)),
+                TurnEnd::CompactionCancelled => PromptOutcome::Interrupted,
             });
         }
     }
@@ -355,8 +363,17 @@ impl Agent {
                 };
                 self.engine.append(AgentMessage::ToolResult(result)).await?;
             }
+            // An interrupted batch ends the run: no check before a model call that will not come.
             if cancel.is_cancelled() {
                 return Ok(TurnEnd::Interrupted);
+            }
+            // The next model call carries the results: compact first when they push the context
+            // over the threshold (a failed compaction is reported and the run goes on).
+            let report = self.engine.after_tool_batch().await?;
+            let cancelled = report.compaction.as_ref().is_some_and(|end| end.aborted);
+            observer.event(AgentEvent::Checked(report)).await;
+            if cancelled {
+                return Ok(TurnEnd::CompactionCancelled);
             }
         }
     }

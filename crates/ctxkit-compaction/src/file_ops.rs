@@ -88,6 +88,13 @@ fn sort_utf16(paths: &mut [String]) {
     paths.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
 }
 
+/// `text` before a `<tag>` block that ends it, if it does.
+fn strip_block<'a>(text: &'a str, tag: &str) -> Option<&'a str> {
+    let body = text.strip_suffix(format!("</{tag}>").as_str())?;
+    let open = body.rfind(format!("<{tag}>\n").as_str())?;
+    Some(&body[..open])
+}
+
 impl FileLists {
     /// `\n\n<read-files>…</read-files>\n\n<modified-files>…</modified-files>`, omitting empty blocks;
     /// empty when both lists are.
@@ -110,6 +117,22 @@ impl FileLists {
         } else {
             format!("\n\n{}", sections.join("\n\n"))
         }
+    }
+
+    /// `summary` without the file blocks [`FileLists::blocks`] appended at its end; `summary`
+    /// itself when it ends in none. A previous summary reused as the history of a split turn gets
+    /// the current lists (which include the earlier files) appended again, so its own go.
+    pub fn strip_blocks(summary: &str) -> &str {
+        let mut rest = summary;
+        let mut stripped = false;
+        while let Some(before) = ["read-files", "modified-files"]
+            .iter()
+            .find_map(|tag| strip_block(rest.trim_end(), tag))
+        {
+            rest = before;
+            stripped = true;
+        }
+        if stripped { rest.trim_end() } else { summary }
     }
 
     /// `{"readFiles": […], "modifiedFiles": […]}`, the `details` of a compaction entry.

@@ -211,10 +211,11 @@ pub async fn compact(
         // History first, then the prefix; a failed history request ends the run. Without history
         // messages the previous summary stands for the history as it is (no request).
         let history_text = if preparation.messages_to_summarize.is_empty() {
-            preparation
-                .previous_summary
-                .clone()
-                .unwrap_or_else(|| NO_PRIOR_HISTORY.to_owned())
+            // Its file blocks are not copied: the lists appended below hold those files too.
+            preparation.previous_summary.as_deref().map_or_else(
+                || NO_PRIOR_HISTORY.to_owned(),
+                |previous| crate::file_ops::FileLists::strip_blocks(previous).to_owned(),
+            )
         } else {
             requests.push(history.clone());
             let response = run_in_mode(summarizer, history, &mode, cancel).await?;

@@ -22,10 +22,16 @@ pub(crate) struct RecordedRequest {
 impl Engine {
     /// Records the model request about to be sent (its messages as sent, system prompt, tools,
     /// reasoning), so that a compaction can continue it when `compaction.cachePrefix` is on (with
-    /// the setting off it is dropped). Call it before anything more is appended to the session,
+    /// the setting off it is dropped), and so that overflow recovery learns how much more than
+    /// ctxkit's estimate the provider counts (always). Call it before anything more is appended to the session,
     /// e.g. when the reply has arrived and before it is appended.
     pub async fn record_model_request(&self, prefix: ConversationPrefix) {
         let mut state = self.lock().await;
+        // Overflow recovery compares what the provider counts with this estimate, whatever the
+        // cache-prefix setting.
+        let estimate = crate::recovery::RequestEstimate::of(&prefix);
+        state.last_request_estimate = Some(estimate);
+        state.request_overhead = estimate.overhead;
         if !state.settings.compaction.cache_prefix {
             state.last_request = None;
             return;

@@ -1,5 +1,6 @@
-//! The compaction check of the reference (run after an agent run and before a prompt), as a pure
-//! decision over the model's transcript. The engine acts on the decision.
+//! The compaction checks of the reference (after an agent run, before a prompt, and after each tool
+//! batch of a run, before the next model call), as a pure decision over the model's transcript. The
+//! engine acts on the decision.
 
 use std::borrow::Borrow;
 
@@ -29,6 +30,10 @@ pub enum Trigger {
     AfterRun,
     /// Before a prompt: the last reply counts even when aborted.
     BeforePrompt,
+    /// Inside a run, after a tool batch's results are appended and before the next model call
+    /// (Pi 1.6's check in `prepareNextTurn`): the projected context (the last fresh usage plus
+    /// estimates of what came after) against the threshold; never an overflow.
+    AfterToolBatch,
 }
 
 /// What the check decided.
@@ -120,6 +125,9 @@ pub fn decide<M: Borrow<AgentMessage>>(input: &CheckInput<'_, M>) -> Decision {
     if !input.enabled {
         return Decision::Skip(SkipReason::Disabled);
     }
+    if input.trigger == Trigger::AfterToolBatch {
+        return decide_projected(input);
+    }
     let Some((index, message)) = last_assistant(input.transcript) else {
         return Decision::Skip(SkipReason::NoReply);
     };
@@ -165,5 +173,47 @@ pub fn decide<M: Borrow<AgentMessage>>(input: &CheckInput<'_, M>) -> Decision {
         Decision::Threshold { tokens }
     } else {
         Decision::Skip(SkipReason::UnderThreshold)
+    }
+}
+
+/// The check between two model calls of one run: the reply before the tool batch was a success
+/// (the loop only runs tools after one), so only the threshold applies, measured on the projected
+/// context as Pi 1.6's `estimateProjectedContextTokens` does: the last valid usage plus estimates of
+/// every message after it, or the estimate of the whole transcript when that usage predates the
+/// latest compaction.
+fn decide_projected<M: Borrow<AgentMessage>>(input: &CheckInput<'_, M>) -> Decision {
+    if last_assistant(input.transcript).is_none() {
+        return Decision::Skip(SkipReason::NoReply);
+    }
+    let window = input.model.map_or(0, |model| model.context_window);
+    if window == 0 {
+        return Decision::Skip(SkipReason::UnknownWindow);
+    }
+    let tokens = projected_tokens(input);
+    if should_compact(tokens, window, input.reserve_tokens, true) {
+        Decision::Threshold { tokens }
+    } else {
+        Decision::Skip(SkipReason::UnderThreshold)
+    }
+}
+
+/// The projected context of the transcript (see [`decide_projected`]).
+fn projected_tokens<M: Borrow<AgentMessage>>(input: &CheckInput<'_, M>) -> u64 {
+    let estimate = estimate_context_tokens(input.transcript);
+    let fresh_anchor = estimate.last_usage_index.is_some_and(|anchor| {
+        let timestamp = input
+            .transcript
+            .get(anchor)
+            .and_then(|message| message.borrow().timestamp());
+        !input.stale(anchor, timestamp)
+    });
+    if fresh_anchor {
+        estimate.tokens
+    } else {
+        input
+            .transcript
+            .iter()
+            .map(|message| ctxkit_compaction::estimate_tokens(message.borrow()))
+            .sum()
     }
 }

@@ -1,5 +1,5 @@
-//! Compaction in the agent loop: the checks after a run and before a prompt, overflow recovery
-//! (compact, then retry exactly once), manual compaction, cancellation, and the fallback when
+//! Compaction in the agent loop: the checks after a run, before a prompt and after a tool batch,
+//! overflow recovery (compact, then retry), manual compaction, cancellation, and the fallback when
 //! summarization fails.
 
 use std::sync::atomic::Ordering;
@@ -17,8 +17,8 @@ use crate::hooks::{AfterCompact, BeforeCompact};
 use crate::settings::FallbackPolicy;
 
 /// Overflow compactions in a row (without a successful reply between them) before recovery gives
-/// up. Each keeps half of what the one before kept, so a provider that counts more tokens than
-/// ctxkit's estimate is still caught up with.
+/// up. Each plans to fit with the provider's over-count seen so far and keeps less than the one
+/// before, so a provider that counts more tokens than ctxkit's estimate is still caught up with.
 pub const MAX_OVERFLOW_ATTEMPTS: u32 = 6;
 
 /// Reported when replies keep overflowing after [`MAX_OVERFLOW_ATTEMPTS`] compactions in a row.
@@ -81,6 +81,14 @@ impl Engine {
         self.check(Trigger::BeforePrompt).await
     }
 
+    /// The check inside a run, after a tool batch's results are appended and before the next model
+    /// call (skip it when the batch ends the run): a threshold compaction of the projected context,
+    /// splitting the running turn when the cut falls inside it. The run then goes on with the next
+    /// model call; the report never says `retry`.
+    pub async fn after_tool_batch(&self) -> Result<CheckReport> {
+        self.check(Trigger::AfterToolBatch).await
+    }
+
     async fn check(&self, trigger: Trigger) -> Result<CheckReport> {
         let mut state = self.lock().await;
         let transcript = shared_transcript(&mut state)?;
@@ -138,7 +146,15 @@ impl Engine {
                 if trigger == Trigger::BeforePrompt && state.overflow_attempts > 0 {
                     return skip(Decision::Skip(SkipReason::OverflowHandled));
                 }
+                crate::recovery::learn_from_overflow(&mut state)?;
                 state.overflow_attempts += 1;
+                // A plan that fits, planned here to note where it cuts (the next attempt of the
+                // streak cuts later); without one, the compaction reports why and asks for no
+                // summary.
+                if let Ok((plan, cut)) = crate::recovery::overflow_plan(&state) {
+                    state.overflow_cut = Some(cut);
+                    planned = Some(plan);
+                }
                 CompactionReason::Overflow
             }
             Decision::Threshold { .. } => {

@@ -57,6 +57,22 @@ pub(crate) struct State {
     /// Overflow compactions since the last successful reply (a user message does not reset it, so
     /// an overflow after the next prompt keeps less instead of repeating the same compaction).
     pub(crate) overflow_attempts: u32,
+    /// Where the previous overflow compaction of the streak cut (its first kept entry): the next
+    /// one cuts later. Reset with `overflow_attempts`.
+    pub(crate) overflow_cut: Option<ctxkit_session::EntryIndex>,
+    /// The provider's over-count: the largest ratio seen between what the provider counted (a
+    /// reply's usage) and ctxkit's estimate of the request; 1 until seen. Overflow recovery plans
+    /// with it as a margin. This and the next two are reset when the model changes.
+    pub(crate) over_count: f64,
+    /// The largest context the provider accepted (a successful reply's usage).
+    pub(crate) accepted_max: u64,
+    /// The provider refused a request it would have counted under the window.
+    pub(crate) limit_below_window: bool,
+    /// ctxkit's estimate of the last model request recorded and not yet answered.
+    pub(crate) last_request_estimate: Option<crate::recovery::RequestEstimate>,
+    /// The system prompt and tools of the last recorded request (estimated tokens): what every
+    /// request carries besides the messages.
+    pub(crate) request_overhead: u64,
     /// Context messages already read, by entry id, one slot per context-message kind: entries never
     /// change, so a message is parsed once however many model calls see it. Looked up by `&str`, so a
     /// call allocates nothing for the messages it has seen. Cleared when the session is replaced
@@ -170,6 +186,12 @@ impl Engine {
                     model: options.model,
                     thinking_level: options.thinking_level,
                     overflow_attempts: 0,
+                    overflow_cut: None,
+                    over_count: 1.0,
+                    accepted_max: 0,
+                    limit_below_window: false,
+                    last_request_estimate: None,
+                    request_overhead: 0,
                     messages: HashMap::new(),
                     last_request: None,
                 }),
@@ -223,7 +245,15 @@ impl Engine {
 
     /// Switches the conversation's model. Nothing runs now; the next check uses the new window.
     pub async fn set_model(&self, model: Option<ModelInfo>) {
-        self.lock().await.model = model;
+        let mut state = self.lock().await;
+        if state.model != model {
+            // What one model's provider counts says nothing about another's.
+            state.over_count = 1.0;
+            state.accepted_max = 0;
+            state.limit_below_window = false;
+            state.last_request_estimate = None;
+        }
+        state.model = model;
     }
 
     /// The conversation's model.
@@ -289,9 +319,13 @@ impl Engine {
             .as_assistant()
             .filter(|reply| clears_recovery && reply.provider_compaction().is_some())
             .cloned();
+        if let Some(reply) = message.as_assistant().filter(|_| clears_recovery) {
+            crate::recovery::learn_from_reply(&mut state, reply);
+        }
         let id = state.session.append_message(message)?;
         if clears_recovery {
             state.overflow_attempts = 0;
+            state.overflow_cut = None;
         }
         if let Some(reply) = compacted {
             crate::provider_compaction::record(&mut state, &id, &reply)?;

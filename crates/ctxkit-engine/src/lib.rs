@@ -1,9 +1,10 @@
 //! The context engine an agent loop embeds. It owns a session, its settings and a summarizer, and tells
 //! the loop what the model should see (`model_view`) and when to compact (`after_run`,
-//! `before_prompt`: the reference's checks), emitting events for UIs and calling hooks on the way.
+//! `before_prompt`, `after_tool_batch`: the reference's checks), emitting events for UIs and
+//! calling hooks on the way.
 //!
 //! A loop using it: `before_prompt` → `append(user)` → loop { `model_view` → call the model →
-//! `append(reply)` → run tools → `append(results)` } → `after_run`, and when the report says
+//! `append(reply)` → run tools → `append(results)` → `after_tool_batch` } → `after_run`, and when the report says
 //! `retry`, run the model again. `compact`, `navigate`, `fork`, pins, scopes and `forget` are the
 //! user's commands. The loop itself is `ctxkit-agent`; the stdio protocol is `ctxkit-server`.
 
@@ -23,6 +24,7 @@ mod hooks;
 mod pins;
 mod planning;
 mod provider_compaction;
+mod recovery;
 mod scope;
 mod settings;
 mod tree;

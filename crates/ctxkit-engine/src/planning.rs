@@ -1,8 +1,8 @@
 //! What a compaction summarizes: the plan for a threshold or manual compaction (nothing when the
-//! span is empty), and for overflow recovery the escalating plans that keep less each time; and what
-//! the checks read off the branch (which replies are fresh, whether a retry can run).
+//! span is empty; overflow recovery's plans are in `recovery`); and what the checks read off the
+//! branch (which replies are fresh, whether a retry can run).
 
-use ctxkit_compaction::{CompactionSettings, NoPlanReason, Preparation, prepare_compaction};
+use ctxkit_compaction::{NoPlanReason, Preparation, prepare_compaction};
 use ctxkit_protocol::AgentMessage;
 
 use crate::engine::{State, transcript};
@@ -13,7 +13,7 @@ use crate::events::CompactionReason;
 /// nothing to summarize.
 pub(crate) fn plan_for(state: &State, reason: CompactionReason) -> Result<Preparation> {
     match reason {
-        CompactionReason::Overflow => overflow_plan(state, state.overflow_attempts),
+        CompactionReason::Overflow => crate::recovery::overflow_plan(state).map(|(plan, _)| plan),
         CompactionReason::Threshold | CompactionReason::Manual => {
             let plan = match prepare_compaction(&state.session, None, state.planning())? {
                 Ok(plan) => plan,
@@ -34,74 +34,6 @@ pub(crate) fn plan_for(state: &State, reason: CompactionReason) -> Result<Prepar
 
 pub(crate) fn is_empty_span(plan: &Preparation) -> bool {
     plan.messages_to_summarize.is_empty() && plan.turn_prefix_messages.is_empty()
-}
-
-/// The plan of the `attempt`th overflow compaction in a row (1-based). The first keeps
-/// `keepRecentTokens`, each further one half as much as the one before. The current turn (from the
-/// last user message) is kept whole while anything before it is left to summarize; after that the
-/// turn itself is split and its beginning summarized (a huge tool result in the turn goes into the
-/// summary). When not even that leaves anything to summarize, the overflow cannot be recovered by
-/// compacting.
-fn overflow_plan(state: &State, attempt: u32) -> Result<Preparation> {
-    let planning = state.planning();
-    tracing::debug!(
-        attempt,
-        keep = planning.keep_recent_tokens,
-        "overflow compaction"
-    );
-    let keep = planning
-        .keep_recent_tokens
-        .checked_shr(attempt.saturating_sub(1))
-        .unwrap_or(0)
-        .max(1);
-    let plan_keeping = |budget: u64| -> Result<Option<Preparation>> {
-        let settings = CompactionSettings {
-            keep_recent_tokens: budget,
-            ..planning
-        };
-        Ok(match prepare_compaction(&state.session, None, settings)? {
-            Ok(plan) if !is_empty_span(&plan) => Some(plan),
-            Ok(_)
-            | Err(
-                NoPlanReason::AlreadyCompacted
-                | NoPlanReason::NothingToCompact
-                | NoPlanReason::NothingToSummarize,
-            ) => None,
-        })
-    };
-    let turn_tokens = current_turn_tokens(&state.session)?;
-    // Keeping a turn that alone fills the window cannot make room: split it at once.
-    let window = state.context_window();
-    let turn_fits = window == 0 || turn_tokens < window;
-    if turn_fits && let Some(plan) = plan_keeping(keep.max(turn_tokens))? {
-        return Ok(plan);
-    }
-    let mut budget = keep.min(turn_tokens).max(1);
-    loop {
-        if let Some(plan) = plan_keeping(budget)? {
-            return Ok(plan);
-        }
-        if budget == 1 {
-            return Err(EngineError::OverflowUnrecoverable {
-                turn_tokens,
-                context_window: state.context_window(),
-            });
-        }
-        budget /= 2;
-    }
-}
-
-/// Estimated tokens of the messages from the last user message on the branch to the leaf.
-fn current_turn_tokens(session: &ctxkit_session::Session) -> Result<u64> {
-    let messages = transcript(session)?;
-    let start = messages
-        .iter()
-        .rposition(|message| matches!(message, AgentMessage::User(_)))
-        .unwrap_or(0);
-    Ok(messages[start..]
-        .iter()
-        .map(ctxkit_compaction::estimate_tokens)
-        .sum())
 }
 
 /// The index of the first context message whose entry was written after the latest compaction on

@@ -371,6 +371,7 @@ impl Engine {
             )?;
         }
         state.overflow_attempts = 0;
+        state.overflow_cut = None;
         state.messages.clear();
         state.last_request = None;
         Ok(ForkOutcome {

@@ -9,6 +9,7 @@
 )]
 
 mod cache_prefix;
+mod in_run;
 mod scenarios;
 mod stalled_provider;
 mod support;

@@ -93,8 +93,9 @@ async fn history(world: &mut World, turns: usize) -> Vec<String> {
 #[tokio::test]
 async fn an_overflow_after_a_user_message_is_compacted_and_retried() {
     let mut world = World::new(provider(1.0, coder())).await;
-    let mut prompts = history(&mut world, 4).await;
-    let long = format!("please look at this log\n{}", filler("log", 24_000));
+    // The log fits once the history is summarized, with room left for the reply.
+    let mut prompts = history(&mut world, 6).await;
+    let long = format!("please look at this log\n{}", filler("log", 15_000));
     assert_eq!(world.prompt(&long).await, PromptOutcome::Answered);
     prompts.push(long);
     assert!(world.observed.retries() >= 1);
@@ -219,7 +220,7 @@ async fn cancelling_the_overflow_compaction_interrupts_the_turn_and_writes_no_co
     let settings = ctxkit_engine::EngineSettings::from_document(&json!({})).unwrap();
     let mut world =
         World::with_summarizer(provider(1.0, coder()), settings, Arc::new(Hanging)).await;
-    let prompts = history(&mut world, 4).await;
+    let prompts = history(&mut world, 6).await;
     let hanging = world.engine.clone();
     let canceller = tokio::spawn(async move {
         while !hanging.is_compacting() {
@@ -227,7 +228,7 @@ async fn cancelling_the_overflow_compaction_interrupts_the_turn_and_writes_no_co
         }
         hanging.cancel_compaction();
     });
-    let long = format!("look\n{}", filler("log", 24_000));
+    let long = format!("look\n{}", filler("log", 15_000));
     assert_eq!(world.prompt(&long).await, PromptOutcome::Interrupted);
     canceller.await.unwrap();
     assert_eq!(world.compactions().await, 0);

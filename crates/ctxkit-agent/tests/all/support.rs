@@ -56,6 +56,11 @@ impl Recorder {
 /// A provider that rejects requests whose characters, counted `factor` times as heavily as
 /// ctxkit's estimate (4 characters a token), exceed the window.
 pub fn provider(factor: f64, behaviour: Arc<Behaviour>) -> ScriptedModel {
+    provider_with_limit(factor, WINDOW, behaviour)
+}
+
+/// A provider as [`provider`] whose real limit is `limit` tokens, whatever the window it reports.
+pub fn provider_with_limit(factor: f64, limit: u64, behaviour: Arc<Behaviour>) -> ScriptedModel {
     let info = ModelInfo {
         provider: "mock".to_owned(),
         id: "coder".to_owned(),
@@ -65,7 +70,7 @@ pub fn provider(factor: f64, behaviour: Arc<Behaviour>) -> ScriptedModel {
     let model = scripted.clone();
     ScriptedModel::new(info, move |request, _| {
         let counted = request_chars(request) as f64 * factor / 4.0;
-        if counted > WINDOW as f64 {
+        if counted > limit as f64 {
             return model.overflow();
         }
         behaviour(&model, request, counted as u64)

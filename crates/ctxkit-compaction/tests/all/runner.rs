@@ -472,3 +472,48 @@ async fn cache_prefix_falls_back_to_fresh_prompts_and_says_why() {
     let result = run_with(&Recording::new(1), CachePrefix::Off).await;
     assert!(result.details.get("cachePrefix").is_none());
 }
+
+#[tokio::test]
+async fn a_reused_previous_summary_does_not_repeat_its_file_lists() {
+    let session = split_turn_session();
+    let mut preparation = prepare_compaction(&session, None, small_keep())
+        .unwrap()
+        .unwrap();
+    preparation.messages_to_summarize.clear();
+    preparation.file_operations.read.insert("src/old.rs".into());
+    preparation
+        .file_operations
+        .edited
+        .insert("src/lib.rs".into());
+    preparation.previous_summary = Some(
+        "PREVIOUS\n\n<read-files>\nsrc/old.rs\n</read-files>\n\n<modified-files>\nsrc/lib.rs\n</modified-files>"
+            .into(),
+    );
+    let result = compact(
+        &preparation,
+        &Recording::new(1),
+        &Prompts::default(),
+        &CompactOptions::default(),
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+    let summary = &result.summary;
+    assert!(
+        summary.starts_with(&format!("PREVIOUS{TURN_CONTEXT_SEPARATOR}PREFIX")),
+        "{summary}"
+    );
+    for block in [
+        "<read-files>",
+        "<modified-files>",
+        "src/old.rs",
+        "src/lib.rs",
+    ] {
+        assert_eq!(summary.matches(block).count(), 1, "{block} in {summary}");
+    }
+    assert!(summary.ends_with("</modified-files>"), "{summary}");
+    // A summary that only mentions a tag, or ends in an unclosed one, is kept as it is.
+    for kept in ["see <read-files> below", "x\n<read-files>\na.rs", "plain"] {
+        assert_eq!(ctxkit_compaction::FileLists::strip_blocks(kept), kept);
+    }
+}

@@ -507,3 +507,47 @@ async fn context_usage_follows_the_reference() {
     let usage = harness.engine.context_usage().await.unwrap().unwrap();
     assert_eq!(usage.tokens, Some(700));
 }
+
+fn tool_call_reply(total: u64) -> ctxkit_protocol::AgentMessage {
+    serde_json::from_value(serde_json::json!({
+        "role": "assistant",
+        "content": [{"type": "toolCall", "id": "call_1", "name": "read", "arguments": {"path": "a.txt"}}],
+        "provider": PROVIDER, "model": MODEL, "api": "faux",
+        "usage": {"input": total, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": total},
+        "stopReason": "toolUse",
+        "timestamp": now_ms(),
+    }))
+    .unwrap()
+}
+
+fn tool_result(chars: usize) -> ctxkit_protocol::AgentMessage {
+    serde_json::from_value(serde_json::json!({
+        "role": "toolResult", "toolCallId": "call_1", "toolName": "read",
+        "content": [{"type": "text", "text": "x".repeat(chars)}], "isError": false,
+        "timestamp": now_ms(),
+    }))
+    .unwrap()
+}
+
+#[tokio::test]
+async fn the_check_after_a_tool_batch_counts_the_results_after_the_last_usage() {
+    let mut harness = Harness::new(10_000, 2_000, []);
+    harness.turn("first", 1_000).await;
+    harness.engine.append(user("read a.txt")).await.unwrap();
+    harness.engine.append(tool_call_reply(7_000)).await.unwrap();
+    // The reply's usage alone is under window − reserve: the checks after a run see nothing.
+    let quiet = harness.engine.after_run().await.unwrap();
+    assert_eq!(quiet.decision, Decision::Skip(SkipReason::UnderThreshold));
+    // Its result (about 2000 tokens) pushes the next request over: compacted before it is sent.
+    harness.engine.append(tool_result(8_000)).await.unwrap();
+    let report = harness.engine.after_tool_batch().await.unwrap();
+    assert_eq!(report.decision, Decision::Threshold { tokens: 9_000 });
+    assert!(!report.retry);
+    let events = harness.drain();
+    assert_eq!(starts(&events), [CompactionReason::Threshold]);
+    assert!(end(&events).entry_id.is_some());
+    // After the compaction the usage predates it: the whole context is estimated, under the
+    // threshold now.
+    let again = harness.engine.after_tool_batch().await.unwrap();
+    assert_eq!(again.decision, Decision::Skip(SkipReason::UnderThreshold));
+}

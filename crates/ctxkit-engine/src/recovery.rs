@@ -1,0 +1,299 @@
+//! Overflow recovery's plans. After a provider refused a request as too long, the compaction keeps
+//! the most of the recent conversation it can while the context after it fits: its estimate (the
+//! kept messages, room for the summary, the system prompt and tools), multiplied by the provider's
+//! over-count seen so far, must stay below the window minus the reply's room. No summary is asked
+//! for when no plan fits. Each compaction of a streak cuts later in the session than the one
+//! before, so recovery cannot loop.
+
+use ctxkit_compaction::{
+    CompactionSettings, ConversationPrefix, NoPlanReason, Preparation, estimate_prefix_tokens,
+    estimate_tokens, prepare_compaction,
+};
+use ctxkit_protocol::{AgentMessage, AssistantMessage};
+use ctxkit_session::{ContextMessageKind, EntryIndex};
+
+use crate::engine::State;
+use crate::error::{EngineError, Result};
+use crate::planning::is_empty_span;
+
+/// The largest over-count believed: a provider reporting more is taken at this.
+const MAX_OVER_COUNT: f64 = 4.0;
+
+/// ctxkit's estimate of a model request the agent recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RequestEstimate {
+    /// The whole request: messages, system prompt, tool schemas.
+    pub(crate) total: u64,
+    /// The part that is not messages (system prompt and tools): sent again after a compaction.
+    pub(crate) overhead: u64,
+}
+
+impl RequestEstimate {
+    pub(crate) fn of(prefix: &ConversationPrefix) -> Self {
+        let total = estimate_prefix_tokens(prefix);
+        let messages: u64 = prefix.messages.iter().map(estimate_tokens).sum();
+        Self {
+            total,
+            overhead: total.saturating_sub(messages),
+        }
+    }
+}
+
+/// A successful reply to the recorded request: its usage is what the provider counted, and a
+/// request of that size is one the provider accepts. Requests under an eighth of the window teach
+/// no ratio: in them the provider's framing of each message weighs more than it does in the large
+/// requests recovery plans for.
+pub(crate) fn learn_from_reply(state: &mut State, reply: &AssistantMessage) {
+    let counted = reply
+        .usage
+        .as_ref()
+        .map_or(0, ctxkit_protocol::Usage::context_tokens);
+    state.accepted_max = state.accepted_max.max(counted);
+    let Some(request) = state.last_request_estimate.take() else {
+        return;
+    };
+    if counted == 0 || request.total == 0 || request.total < state.context_window() / 8 {
+        return;
+    }
+    let ratio = (counted as f64 / request.total as f64).min(MAX_OVER_COUNT);
+    if ratio > state.over_count {
+        tracing::debug!(
+            over_count = ratio,
+            counted,
+            estimated = request.total,
+            "the provider counts more than ctxkit's estimate"
+        );
+        state.over_count = ratio;
+    }
+}
+
+/// A refused request: when what the provider would have counted for it (ctxkit's estimate of the
+/// recorded request, or of the transcript, times the over-count) is under the window, the
+/// provider's real limit is below the window, and recovery plans for the largest request it
+/// accepted.
+pub(crate) fn learn_from_overflow(state: &mut State) -> Result<()> {
+    let window = state.context_window();
+    if window == 0 {
+        return Ok(());
+    }
+    let estimated = match state.last_request_estimate.take() {
+        Some(request) => request.total,
+        None => Measure::of(state)?.sent_tokens(0),
+    };
+    let counted = (estimated as f64 * state.over_count) as u64;
+    if counted < window && !state.limit_below_window {
+        tracing::debug!(
+            counted,
+            window,
+            accepted_max = state.accepted_max,
+            "the provider refused a request under the window"
+        );
+        state.limit_below_window = true;
+    }
+    Ok(())
+}
+
+/// The estimate of each context message, where its entry is, and whether it is sent to the model
+/// (error and aborted replies are not).
+struct Measured {
+    entry: EntryIndex,
+    tokens: u64,
+    sent: bool,
+    /// Replaced by the new summary: the previous compaction's summary and system message.
+    replaced: bool,
+    user: bool,
+    calls_tools: bool,
+}
+
+struct Measure(Vec<Measured>);
+
+impl Measure {
+    fn of(state: &State) -> Result<Self> {
+        let session = &state.session;
+        let context = session.build_context();
+        let messages = session.messages(&context.messages)?;
+        let measured = context
+            .messages
+            .iter()
+            .zip(&messages)
+            .map(|(place, message)| {
+                let reply = message.as_assistant();
+                Measured {
+                    entry: place.entry,
+                    tokens: estimate_tokens(message),
+                    sent: !reply.is_some_and(AssistantMessage::is_aborted_or_error),
+                    replaced: match place.kind {
+                        ContextMessageKind::CompactionSummary
+                        | ContextMessageKind::CompactionSystem => true,
+                        ContextMessageKind::Stored
+                        | ContextMessageKind::Custom
+                        | ContextMessageKind::BranchSummary => false,
+                    },
+                    user: matches!(message, AgentMessage::User(_)),
+                    calls_tools: reply.is_some_and(|reply| {
+                        !reply.is_aborted_or_error()
+                            && reply
+                                .content
+                                .iter()
+                                .any(|block| block.as_tool_call().is_some())
+                    }),
+                }
+            })
+            .collect();
+        Ok(Self(measured))
+    }
+
+    /// Estimated tokens of the messages sent from the message at `from` on.
+    fn sent_tokens(&self, from: usize) -> u64 {
+        self.0[from.min(self.0.len())..]
+            .iter()
+            .filter(|message| message.sent && !message.replaced)
+            .map(|message| message.tokens)
+            .sum()
+    }
+
+    /// Estimated tokens of every message from `from` on, as the cut-point walk counts them.
+    fn all_tokens(&self, from: usize) -> u64 {
+        self.0[from.min(self.0.len())..]
+            .iter()
+            .map(|message| message.tokens)
+            .sum()
+    }
+
+    /// The current turn: from the last user message on.
+    fn turn_start(&self) -> usize {
+        self.0.iter().rposition(|message| message.user).unwrap_or(0)
+    }
+
+    /// The last tool batch: from the last reply that called tools on.
+    fn last_batch_start(&self) -> Option<usize> {
+        self.0.iter().rposition(|message| message.calls_tools)
+    }
+
+    /// What a plan keeping from `first_kept` leaves of today's messages.
+    fn kept_tokens(&self, first_kept: EntryIndex) -> u64 {
+        self.0
+            .iter()
+            .filter(|message| message.entry >= first_kept && message.sent && !message.replaced)
+            .map(|message| message.tokens)
+            .sum()
+    }
+}
+
+/// The keep budgets tried, largest first: the whole current turn, `keepRecentTokens`, the turn's
+/// last tool batch (its call and results), then halvings of `keepRecentTokens` down to one token.
+fn budgets(keep: u64, measure: &Measure) -> Vec<u64> {
+    let turn = measure.all_tokens(measure.turn_start());
+    let mut budgets = vec![turn.max(keep), keep];
+    if let Some(start) = measure.last_batch_start() {
+        budgets.push(measure.all_tokens(start));
+    }
+    let mut halved = keep / 2;
+    while halved > 0 {
+        budgets.push(halved);
+        halved /= 2;
+    }
+    budgets.push(1);
+    budgets.retain(|budget| *budget > 0);
+    budgets.sort_unstable_by(|left, right| right.cmp(left));
+    budgets.dedup();
+    budgets
+}
+
+/// The plan of a compaction keeping `budget` recent tokens, if it summarizes anything.
+fn plan_keeping(
+    state: &State,
+    planning: CompactionSettings,
+    budget: u64,
+) -> Result<Option<Preparation>> {
+    let settings = CompactionSettings {
+        keep_recent_tokens: budget,
+        ..planning
+    };
+    Ok(match prepare_compaction(&state.session, None, settings)? {
+        Ok(plan) if !is_empty_span(&plan) => Some(plan),
+        Ok(_)
+        | Err(
+            NoPlanReason::AlreadyCompacted
+            | NoPlanReason::NothingToCompact
+            | NoPlanReason::NothingToSummarize,
+        ) => None,
+    })
+}
+
+/// Room for the summary a plan will write (history, and the turn prefix of a split turn), in the
+/// summary requests' own output limits.
+fn summary_allowance(plan: &Preparation) -> u64 {
+    let reserve = plan.settings.reserve_tokens;
+    let history = reserve * 4 / 5;
+    if plan.is_split_turn {
+        history + reserve / 2
+    } else {
+        history
+    }
+}
+
+/// What the context after a compaction may hold, in provider tokens: the window minus the reply's
+/// room (the reserve, at most a quarter of the window); once the provider refused a request under
+/// the window, no more than the largest request it accepted (but at least half of that). `None`
+/// when the window is unknown.
+fn fit_target(state: &State) -> Option<u64> {
+    let window = state.context_window();
+    if window == 0 {
+        return None;
+    }
+    let room = state.planning().reserve_tokens.min(window / 4);
+    let target = window - room;
+    Some(if state.limit_below_window {
+        target.min(state.accepted_max.max(target / 2))
+    } else {
+        target
+    })
+}
+
+/// The plan of the next overflow compaction of a streak, and where it cuts: the largest keep whose
+/// context after the compaction fits (see the module comment) and that cuts later than the
+/// streak's previous one. `OverflowUnrecoverable` when none fits: no summary is worth asking for.
+pub(crate) fn overflow_plan(state: &State) -> Result<(Preparation, EntryIndex)> {
+    let planning = state.planning();
+    let measure = Measure::of(state)?;
+    let target = fit_target(state);
+    let overhead = state.request_overhead;
+    let mut smallest = None;
+    for budget in budgets(planning.keep_recent_tokens, &measure) {
+        let Some(plan) = plan_keeping(state, planning, budget)? else {
+            continue;
+        };
+        let Some(first_kept) = state.session.index().position(&plan.first_kept_entry_id) else {
+            continue;
+        };
+        if state
+            .overflow_cut
+            .is_some_and(|previous| first_kept <= previous)
+        {
+            continue;
+        }
+        let kept = measure.kept_tokens(first_kept);
+        let after = kept + summary_allowance(&plan) + overhead;
+        let counted = (after as f64 * state.over_count).ceil() as u64;
+        tracing::debug!(
+            budget,
+            kept,
+            after,
+            counted,
+            target,
+            over_count = state.over_count,
+            "overflow plan"
+        );
+        match target {
+            Some(target) if counted > target => {
+                smallest = Some(smallest.map_or(counted, |smallest: u64| smallest.min(counted)));
+            }
+            Some(_) | None => return Ok((plan, first_kept)),
+        }
+    }
+    Err(EngineError::OverflowUnrecoverable {
+        turn_tokens: smallest.unwrap_or_else(|| measure.sent_tokens(measure.turn_start())),
+        context_window: state.context_window(),
+    })
+}
