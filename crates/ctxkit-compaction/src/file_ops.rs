@@ -23,32 +23,59 @@ pub struct FileLists {
 }
 
 impl FileOperations {
-    /// Adds the paths of `read`, `write` and `edit` tool calls in an assistant message.
+    /// Adds the paths of `read`, `write` and `edit` tool calls in an assistant message, and of the
+    /// calls a tool made while it ran, recorded on its result under `nestedCalls.calls` (Pi 1.6's
+    /// code-execution tool). A nested call counts like the assistant's own, whatever its status.
     pub fn add_from_message(&mut self, message: &AgentMessage) {
-        let AgentMessage::Assistant(assistant) = message else {
+        match message {
+            AgentMessage::Assistant(assistant) => {
+                for call in assistant
+                    .content
+                    .iter()
+                    .filter_map(ContentBlock::as_tool_call)
+                {
+                    self.add_call(&call.name, &call.arguments);
+                }
+            }
+            AgentMessage::ToolResult(result) => {
+                let nested = result
+                    .extra
+                    .get("nestedCalls")
+                    .and_then(|nested| nested.get("calls"))
+                    .and_then(Value::as_array);
+                for call in nested.into_iter().flatten() {
+                    if let Some(name) = call.get("name").and_then(Value::as_str)
+                        && let Some(arguments) = call.get("arguments")
+                    {
+                        self.add_call(name, arguments);
+                    }
+                }
+            }
+            AgentMessage::User(_)
+            | AgentMessage::BashExecution(_)
+            | AgentMessage::Custom(_)
+            | AgentMessage::BranchSummary(_)
+            | AgentMessage::CompactionSummary(_)
+            | AgentMessage::Unknown(_) => {}
+        }
+    }
+
+    /// One call of tool `name`: only `read`, `write` and `edit` with a non-empty string `path` count.
+    fn add_call(&mut self, name: &str, arguments: &Value) {
+        let Some(path) = arguments
+            .get("path")
+            .and_then(Value::as_str)
+            .filter(|path| !path.is_empty())
+        else {
             return;
         };
-        for call in assistant
-            .content
-            .iter()
-            .filter_map(ContentBlock::as_tool_call)
-        {
-            let Some(path) = call
-                .arguments
-                .get("path")
-                .and_then(Value::as_str)
-                .filter(|path| !path.is_empty())
-            else {
-                continue;
-            };
-            let set = match call.name.as_str() {
-                "read" => &mut self.read,
-                "write" => &mut self.written,
-                "edit" => &mut self.edited,
-                _ => continue,
-            };
-            set.insert(path.to_owned());
-        }
+        let set = match name {
+            "read" => &mut self.read,
+            "write" => &mut self.written,
+            "edit" => &mut self.edited,
+            _ => return,
+        };
+        set.insert(path.to_owned());
     }
 
     /// Adds the lists recorded in a previous compaction's or branch summary's `details`.
@@ -126,6 +153,37 @@ impl FileLists {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn nested_calls_on_tool_results_count_like_the_assistants_own() {
+        let result: AgentMessage = serde_json::from_value(json!({
+            "role": "toolResult", "toolCallId": "c", "toolName": "code", "isError": false,
+            "content": [{"type": "text", "text": "ran"}],
+            "nestedCalls": {"complete": false, "calls": [
+                {"id": "n1", "name": "read", "arguments": {"path": "a.rs"}, "status": "ok"},
+                {"id": "n2", "name": "edit", "arguments": {"path": "b.rs"}, "status": "error", "error": "no match"},
+                {"id": "n3", "name": "write", "arguments": {"path": "c.rs"}, "status": "unfinished"},
+                {"id": "n4", "name": "write", "argumentsBytes": 90000, "status": "ok"},
+                {"id": "n5", "name": "read", "arguments": {"path": 7}, "status": "ok"},
+                {"id": "n6", "name": "read", "arguments": {"path": ""}, "status": "ok"},
+                {"id": "n7", "name": "bash", "arguments": {"path": "d.rs"}, "status": "ok"},
+                "not a call", {"name": 5, "arguments": {"path": "e.rs"}}
+            ]}
+        }))
+        .unwrap();
+        // The same field anywhere but on a tool result is ignored.
+        let user: AgentMessage = serde_json::from_value(json!({
+            "role": "user", "content": "x",
+            "nestedCalls": {"calls": [{"id": "u", "name": "read", "arguments": {"path": "u.rs"}}]}
+        }))
+        .unwrap();
+        let mut operations = FileOperations::default();
+        operations.add_from_message(&result);
+        operations.add_from_message(&user);
+        let lists = operations.lists();
+        assert_eq!(lists.read_files, ["a.rs"]);
+        assert_eq!(lists.modified_files, ["b.rs", "c.rs"]);
+    }
 
     #[test]
     fn tracks_file_tools_and_sorts_like_javascript() {
