@@ -194,7 +194,7 @@ fn build_087_entries(dir: &Path) -> Result<PathBuf> {
 fn continue_pi_16_session(path: &Path) -> Result<()> {
     let mut session = Session::open(path)?;
     let tool_result = session
-        .entries()
+        .branch_path(None)
         .iter()
         .rev()
         .find(|entry| entry.role() == Some("toolResult"))
