@@ -1,6 +1,6 @@
 // Shared helpers for record.mjs and reverse.mjs.
 //
-// Everything here runs on Node 20 (Node 22 for 0.87.1) with no dependencies
+// Everything here runs on Node 20 (Node 22 for 0.87.1 and 1.6.0) with no dependencies
 // besides the reference package, which is loaded dynamically (see PI_VERSION).
 
 import { execFileSync } from "node:child_process";
@@ -11,20 +11,23 @@ import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
-// Two references: 0.73.1 (the default, for the vectors of 0.73-era files) and
-// 0.87.1 (today's Pi, published under a new scope; needs Node >= 22.19).
-// PI_VERSION picks one.
+// Three references: 0.73.1 (the default, for the vectors of 0.73-era files),
+// 0.87.1 (published under a new scope; needs Node >= 22.19) and 1.6.0 (today's
+// Pi, same scope, Node >= 22.19). PI_VERSION picks one.
 const REFERENCES = {
   "0.73.1": "@mariozechner/pi-coding-agent",
   "0.87.1": "@earendil-works/pi-coding-agent",
+  "1.6.0": "@earendil-works/pi-coding-agent",
 };
 export const REFERENCE_VERSION = process.env.PI_VERSION ?? "0.73.1";
 if (!(REFERENCE_VERSION in REFERENCES)) {
   throw new Error(`PI_VERSION must be one of ${Object.keys(REFERENCES).join(", ")}, not ${REFERENCE_VERSION}`);
 }
 export const REFERENCE_PACKAGE = REFERENCES[REFERENCE_VERSION];
-/** The 0.87 line: new entry kinds, new planning rules. */
-export const IS_087 = REFERENCE_VERSION === "0.87.1";
+/** The 0.87 line and later (1.6.0): new entry kinds, new planning rules. */
+export const IS_087 = REFERENCE_VERSION !== "0.73.1";
+/** Pi 1.6.0: nested tool calls, summaries without an output limit, focus on the turn prefix. */
+export const IS_16 = REFERENCE_VERSION === "1.6.0";
 
 // ---------------------------------------------------------------------------
 // Deterministic randomness

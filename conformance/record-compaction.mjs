@@ -17,15 +17,17 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { fnv1a, formatJson, installDeterminism, IS_087, loadReference, plain, REFERENCE_PACKAGE, resolvePiDir } from "./lib.mjs";
+import { fnv1a, formatJson, installDeterminism, IS_087, IS_16, loadReference, plain, REFERENCE_PACKAGE, resolvePiDir } from "./lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const OUT = path.resolve(process.argv[2] ?? path.join(HERE, "vectors-compaction"));
 const CORPUS_DIRS = [
   { dir: path.join(HERE, "corpus-compaction"), select: () => true },
   { dir: path.join(HERE, "corpus"), select: (m) => (m.kind === "good" || m.kind === "legacy") && !m.referenceHangs },
-  // 0.87.1 only: files using its new entries (the BOM file is refused by it).
+  // 0.87.1 and later: files using its new entries (the BOM file is refused by it).
   ...(IS_087 ? [{ dir: path.join(HERE, "corpus-087"), select: (m) => m.kind === "good" }] : []),
+  // 1.6.0 only: files for what it changed (nested calls, edits inside branches, reasoning…).
+  ...(IS_16 ? [{ dir: path.join(HERE, "corpus-16"), select: (m) => m.kind === "good" }] : []),
 ];
 
 // Determinism must be in place before the reference module graph is loaded.
@@ -200,7 +202,11 @@ const ANSWERS = {
   turnPrefix: { content: [{ type: "text", text: "SUMMARY-PREFIX" }] },
   branch: { content: [{ type: "text", text: "SUMMARY-BRANCH" }, { type: "text", text: "branch line 2" }] },
 };
-const requestKind = (req, phase) => (phase === "branch" ? "branch" : req.userText.endsWith(CONSTANTS.turnPrefixPrompt) ? "turnPrefix" : "history");
+// A turn-prefix request ends with its prompt (0.73.1, 0.87.1) or, under 1.6.0, with the prompt and
+// an "Additional focus" line; its layout starts with "# Conversation" from 0.87.1 on.
+const isTurnPrefix = (text) =>
+  text.endsWith(CONSTANTS.turnPrefixPrompt) || (IS_087 && text.startsWith("# Conversation\n") && text.includes(`# Instructions\n${CONSTANTS.turnPrefixPrompt}`));
+const requestKind = (req, phase) => (phase === "branch" ? "branch" : isTurnPrefix(req.userText) ? "turnPrefix" : "history");
 function answerWith(mode, phase) {
   return (req) => {
     const kind = requestKind(req, phase);
@@ -331,6 +337,9 @@ const BRANCH_RUNS = [
   { run: "replaceWithoutCustom", model: "plain", replaceInstructions: true },
   { run: "error", model: "plain", mode: "error" },
   { run: "aborted", model: "plain", mode: "aborted" },
+  // 1.6.0 passes the thinking level to branch summaries (recorded only for it, so the
+  // older vectors stay as they were).
+  ...(IS_16 ? [{ run: "reasoningHigh", model: "reasoning", thinkingLevel: "high", every: true }, { run: "reasoningOff", model: "reasoning", thinkingLevel: "off" }] : []),
 ];
 const branchBudgetOf = (model, reserve = 16384) => (model.contextWindow || 128000) - reserve;
 
@@ -478,12 +487,14 @@ async function branchPair(sm, oldLeafId, targetId, first) {
     const ownSerialized = [[`serialized.${run.tokenBudget}`, rec.serialized[run.tokenBudget]]];
     if ("customInstructions" in r) run.customInstructions = r.customInstructions;
     if ("replaceInstructions" in r) run.replaceInstructions = r.replaceInstructions;
+    if ("thinkingLevel" in r) run.thinkingLevel = r.thinkingLevel;
     try {
       const res = await cmp.generateBranchSummary(entries, {
         model: MODELS[r.model],
         apiKey: "fake-key",
         customInstructions: r.customInstructions,
         replaceInstructions: r.replaceInstructions,
+        thinkingLevel: r.thinkingLevel,
         streamFn: STREAM_FN,
       });
       run.requests = recordRequests(captured, ownSerialized);

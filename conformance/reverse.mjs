@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // Reverse conformance: check that session files WRITTEN BY CTXKIT are read by the
-// reference (@mariozechner/pi-coding-agent@0.73.1, or with PI_VERSION=0.87.1 and
-// Node >= 22 @earendil-works/pi-coding-agent@0.87.1) exactly as ctxkit reads them.
+// reference (@mariozechner/pi-coding-agent@0.73.1, or with PI_VERSION=0.87.1 / 1.6.0
+// and Node >= 22.19 @earendil-works/pi-coding-agent at that version) exactly as ctxkit
+// reads them.
 //
-// Usage: [PI_VERSION=0.87.1] [PI_DIR=/dir/with/node_modules] node conformance/reverse.mjs <dir>
+// Usage: [PI_VERSION=0.87.1|1.6.0] [PI_DIR=/dir/with/node_modules] node conformance/reverse.mjs <dir>
 //
 // <dir> holds pairs X.jsonl + X.expected.json, where X.expected.json is
 //   {
@@ -192,8 +193,9 @@ async function checkOne(jsonlPath, expectedPath) {
 }
 
 // Files using what Pi 0.87 added (context edits, system messages…) are named
-// written-087-*; 0.73.1 cannot read them as ctxkit does, so only 0.87.1 checks them.
-const needs087 = (f) => f.startsWith("written-087-");
+// written-087-*, and sessions Pi 1.6.0 wrote that ctxkit continued written-16-*;
+// 0.73.1 cannot read them as ctxkit does, so only 0.87.1 and 1.6.0 check them.
+const needs087 = (f) => f.startsWith("written-087-") || f.startsWith("written-16-");
 const files = fs
   .readdirSync(dir)
   .filter((f) => f.endsWith(".jsonl") && (IS_087 || !needs087(f)))
@@ -232,5 +234,5 @@ for (const f of fs.readdirSync(dir).filter((x) => x.endsWith(".expected.json")))
     process.stdout.write(`${base}.jsonl $: ctxkit="${base}.jsonl" reference="(missing)"\n`);
   }
 }
-process.stdout.write(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} left to 0.87.1` : ""} (reference ${ref.version})\n`);
+process.stdout.write(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} left to 0.87.1 and 1.6.0` : ""} (reference ${ref.version})\n`);
 process.exit(failed > 0 ? 1 : 0);

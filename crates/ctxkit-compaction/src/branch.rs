@@ -3,7 +3,9 @@
 //! preparation are pure; generation goes through a [`Summarizer`].
 
 use ctxkit_protocol::EntryKind;
-use ctxkit_session::{ContextMessage, ContextMessageKind, EntryIndex, Session};
+use std::collections::HashMap;
+
+use ctxkit_session::{ContextMessage, ContextMessageKind, EditEffect, EntryIndex, Session};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::CompactionError;
@@ -13,10 +15,6 @@ use crate::prompts::Prompts;
 use crate::runner::{run_request, serialize_messages};
 use crate::summarizer::{Summarizer, SummaryPurpose, SummaryRequest};
 use crate::tokens::estimate_tokens;
-
-/// The summary's token limit, as Pi 0.87 asks of the model (a provider clamps it to the model's own
-/// output limit).
-pub const BRANCH_SUMMARY_MAX_TOKENS: u64 = 4096;
 
 /// What stands in for a summary when the branch holds no message.
 pub const NO_CONTENT_TO_SUMMARIZE: &str = "No content to summarize";
@@ -76,22 +74,31 @@ pub struct PreparedBranch {
     pub total_tokens: u64,
 }
 
+/// The message `position` contributes to a branch summary, with the context edit in force for it
+/// among the branch's entries (Pi 1.6): a hidden message contributes none, a replaced one its new
+/// content. Only messages and extension messages can be edited; summaries never are.
 fn branch_message(
     session: &Session,
     position: EntryIndex,
+    edits: &HashMap<Box<str>, EditEffect>,
 ) -> Result<Option<SourcedMessage>, CompactionError> {
     let Some(entry) = session.index().get(position) else {
         return Ok(None);
     };
-    let kind = match entry.type_name() {
+    let (kind, editable) = match entry.type_name() {
         "message" if entry.role() == Some("toolResult") => return Ok(None),
-        "message" => ContextMessageKind::Stored,
-        "custom_message" => ContextMessageKind::Custom,
-        "branch_summary" => ContextMessageKind::BranchSummary,
-        "compaction" => ContextMessageKind::CompactionSummary,
+        "message" => (ContextMessageKind::Stored, true),
+        "custom_message" => (ContextMessageKind::Custom, true),
+        "branch_summary" => (ContextMessageKind::BranchSummary, false),
+        "compaction" => (ContextMessageKind::CompactionSummary, false),
         _ => return Ok(None),
     };
-    let source = ContextMessage::new(position, kind);
+    let mut source = ContextMessage::new(position, kind);
+    match edits.get(entry.id()).filter(|_| editable) {
+        None => {}
+        Some(EditEffect::Omit) => return Ok(None),
+        Some(&EditEffect::Replace(edit)) => source.edit = Some(edit),
+    }
     Ok(Some(SourcedMessage {
         message: session.message(&source)?,
         source,
@@ -100,7 +107,8 @@ fn branch_message(
 
 /// Walks the branch from newest to oldest adding messages until `token_budget` (0: unlimited) would be
 /// exceeded; a compaction or branch summary may still go in while under 90% of the budget. File
-/// operations come from earlier non-hook branch summaries and from every message walked.
+/// operations come from earlier non-hook branch summaries and from every message walked, as edited:
+/// context edits among `entries` apply to their targets among them (the last edit per target wins).
 pub fn prepare_branch_entries(
     session: &Session,
     entries: &[EntryIndex],
@@ -124,10 +132,11 @@ pub fn prepare_branch_entries(
             file_operations.add_from_details(details);
         }
     }
+    let edits = ctxkit_session::edits_among(session.index(), entries);
     let mut messages = Vec::new();
     let mut total_tokens = 0;
     for &position in entries.iter().rev() {
-        let Some(message) = branch_message(session, position)? else {
+        let Some(message) = branch_message(session, position, &edits)? else {
             continue;
         };
         file_operations.add_from_message(&message.message);
@@ -171,6 +180,9 @@ pub struct BranchSummaryOptions {
     pub mode: InstructionsMode,
     /// Context window − reserve tokens of the summarizing model; 0 for no limit.
     pub token_budget: u64,
+    /// The session's thinking level, sent as the reasoning level when the summarizer supports one
+    /// and it is not `off` (Pi 1.6).
+    pub thinking_level: Option<String>,
 }
 
 /// The request for a prepared branch.
@@ -178,6 +190,7 @@ pub fn branch_request(
     prepared: &PreparedBranch,
     prompts: &Prompts,
     options: &BranchSummaryOptions,
+    supports_reasoning: bool,
 ) -> SummaryRequest {
     let instructions = match (
         options
@@ -199,8 +212,13 @@ pub fn branch_request(
             "<conversation>\n{}\n</conversation>\n\n{instructions}",
             serialize_messages(&prepared.messages)
         ),
-        max_tokens: BRANCH_SUMMARY_MAX_TOKENS,
-        reasoning: None,
+        // Pi 1.6: no limit of its own; the provider fits the model's output limit.
+        max_tokens: None,
+        reasoning: options
+            .thinking_level
+            .as_deref()
+            .filter(|level| supports_reasoning && *level != "off")
+            .map(str::to_owned),
     }
 }
 
@@ -231,7 +249,7 @@ pub async fn summarize_branch(
             request: None,
         });
     }
-    let request = branch_request(&prepared, prompts, options);
+    let request = branch_request(&prepared, prompts, options, summarizer.supports_reasoning());
     let response = run_request(summarizer, request.clone(), cancel).await?;
     let files = prepared.file_operations.lists();
     let summary = format!(

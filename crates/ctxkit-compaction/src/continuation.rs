@@ -143,17 +143,16 @@ pub(crate) fn history_instruction(
     };
     text.push_str(file_context);
     text.push_str(instructions);
-    if let Some(focus) = focus.filter(|focus| !focus.is_empty()) {
-        text.push_str(&format!("\n\nAdditional focus: {focus}"));
-    }
+    crate::runner::push_focus(&mut text, focus);
     text
 }
 
 /// The instruction of a turn-prefix request continuing the conversation: the turn's beginning is
-/// named by its first and last messages.
+/// named by its first and last messages; the focus closes it, as in a fresh request.
 pub(crate) fn turn_prefix_instruction(
     preparation: &Preparation,
     prompts: &crate::prompts::Prompts,
+    focus: Option<&str>,
 ) -> String {
     let mut text = format!("{}\n\n", prompts.continuation);
     if let (Some(first), Some(last)) = (
@@ -167,5 +166,6 @@ pub(crate) fn turn_prefix_instruction(
         ));
     }
     text.push_str(&prompts.turn_prefix);
+    crate::runner::push_focus(&mut text, focus);
     text
 }

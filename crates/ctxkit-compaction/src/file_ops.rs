@@ -26,44 +26,53 @@ pub struct FileLists {
 
 impl FileOperations {
     /// Adds the paths of the file tool calls in an assistant message (`tool_paths`: Pi's
-    /// `read`/`write`/`edit` and the file tools of imported agents).
+    /// `read`/`write`/`edit` and the file tools of imported agents), and of the calls a tool made
+    /// while it ran, recorded on its result under `nestedCalls.calls` (Pi 1.6's code-execution
+    /// tool). A nested call counts like the assistant's own, whatever its status.
     pub fn add_from_message(&mut self, message: &AgentMessage) {
-        let AgentMessage::Assistant(assistant) = message else {
-            return;
-        };
-        for call in assistant
-            .content
-            .iter()
-            .filter_map(ContentBlock::as_tool_call)
-        {
-            for (access, path) in file_accesses(&call.name, &call.arguments) {
-                let set = match access {
-                    FileAccess::Read => &mut self.read,
-                    FileAccess::Written => &mut self.written,
-                    FileAccess::Edited => &mut self.edited,
-                };
-                set.insert(path);
+        match message {
+            AgentMessage::Assistant(assistant) => {
+                for call in assistant
+                    .content
+                    .iter()
+                    .filter_map(ContentBlock::as_tool_call)
+                {
+                    self.add_call(&call.name, &call.arguments);
+                }
             }
+            AgentMessage::ToolResult(result) => {
+                let nested = result
+                    .extra
+                    .get("nestedCalls")
+                    .and_then(|nested| nested.get("calls"))
+                    .and_then(Value::as_array);
+                for call in nested.into_iter().flatten() {
+                    if let Some(name) = call.get("name").and_then(Value::as_str)
+                        && let Some(arguments) = call.get("arguments")
+                    {
+                        self.add_call(name, arguments);
+                    }
+                }
+            }
+            AgentMessage::User(_)
+            | AgentMessage::BashExecution(_)
+            | AgentMessage::Custom(_)
+            | AgentMessage::BranchSummary(_)
+            | AgentMessage::CompactionSummary(_)
+            | AgentMessage::Unknown(_) => {}
         }
     }
 
-    /// Adds the lists recorded in a previous compaction's or branch summary's `details`.
-    pub fn add_from_details(&mut self, details: &Value) {
-        let strings = |key: &str| -> Vec<String> {
-            details
-                .get(key)
-                .and_then(Value::as_array)
-                .map(|items| {
-                    items
-                        .iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_owned)
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        self.read.extend(strings("readFiles"));
-        self.edited.extend(strings("modifiedFiles"));
+    /// One call of tool `name`: the paths `tool_paths` finds in its arguments.
+    fn add_call(&mut self, name: &str, arguments: &Value) {
+        for (access, path) in file_accesses(name, arguments) {
+            let set = match access {
+                FileAccess::Read => &mut self.read,
+                FileAccess::Written => &mut self.written,
+                FileAccess::Edited => &mut self.edited,
+            };
+            set.insert(path);
+        }
     }
 
     /// The read-only and modified lists.
@@ -145,6 +154,37 @@ impl FileLists {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn nested_calls_on_tool_results_count_like_the_assistants_own() {
+        let result: AgentMessage = serde_json::from_value(json!({
+            "role": "toolResult", "toolCallId": "c", "toolName": "code", "isError": false,
+            "content": [{"type": "text", "text": "ran"}],
+            "nestedCalls": {"complete": false, "calls": [
+                {"id": "n1", "name": "read", "arguments": {"path": "a.rs"}, "status": "ok"},
+                {"id": "n2", "name": "edit", "arguments": {"path": "b.rs"}, "status": "error", "error": "no match"},
+                {"id": "n3", "name": "write", "arguments": {"path": "c.rs"}, "status": "unfinished"},
+                {"id": "n4", "name": "write", "argumentsBytes": 90000, "status": "ok"},
+                {"id": "n5", "name": "read", "arguments": {"path": 7}, "status": "ok"},
+                {"id": "n6", "name": "read", "arguments": {"path": ""}, "status": "ok"},
+                {"id": "n7", "name": "bash", "arguments": {"path": "d.rs"}, "status": "ok"},
+                "not a call", {"name": 5, "arguments": {"path": "e.rs"}}
+            ]}
+        }))
+        .unwrap();
+        // The same field anywhere but on a tool result is ignored.
+        let user: AgentMessage = serde_json::from_value(json!({
+            "role": "user", "content": "x",
+            "nestedCalls": {"calls": [{"id": "u", "name": "read", "arguments": {"path": "u.rs"}}]}
+        }))
+        .unwrap();
+        let mut operations = FileOperations::default();
+        operations.add_from_message(&result);
+        operations.add_from_message(&user);
+        let lists = operations.lists();
+        assert_eq!(lists.read_files, ["a.rs"]);
+        assert_eq!(lists.modified_files, ["b.rs", "c.rs"]);
+    }
 
     #[test]
     fn tracks_file_tools_and_sorts_like_javascript() {

@@ -28,9 +28,9 @@ mod tokens;
 mod tool_paths;
 
 pub use branch::{
-    BRANCH_SUMMARY_MAX_TOKENS, BranchEntries, BranchSummary, BranchSummaryOptions,
-    InstructionsMode, NO_CONTENT_TO_SUMMARIZE, PreparedBranch, branch_request,
-    collect_branch_entries, prepare_branch_entries, summarize_branch,
+    BranchEntries, BranchSummary, BranchSummaryOptions, InstructionsMode, NO_CONTENT_TO_SUMMARIZE,
+    PreparedBranch, branch_request, collect_branch_entries, prepare_branch_entries,
+    summarize_branch,
 };
 pub use continuation::{CachePrefix, estimate_prefix_tokens};
 pub use cut::{CutEntry, CutPoint, find_cut_point, find_turn_start, is_valid_cut_point};
@@ -43,7 +43,7 @@ pub use history::{
     CompactionRecord, LoopGuard, UNDO_COMPACTION_TYPE, UndoOutcome, check_after_compaction,
     list_compactions, undo_last_compaction,
 };
-pub use offline::{OFFLINE_NOTICE, OfflineSummarizer, summarize_offline};
+pub use offline::{OFFLINE_NOTICE, OfflineSummarizer, offline_default_limit, summarize_offline};
 pub use prepare::{
     NoPlanReason, PlanOutcome, Preparation, SourcedMessage, estimate_projected_context_tokens,
     path_token_estimates, prepare_compaction,

@@ -1,5 +1,5 @@
 //! Running a planned compaction: assemble the requests in the reference's order and tags, run the
-//! history summary and then (for a split turn) the turn-prefix summary, as Pi 0.87 does, merge, append
+//! history summary and then (for a split turn) the turn-prefix summary, as Pi 1.6 does, merge, append
 //! the file blocks. Cancellable; returns a result for the caller to append (nothing is written here).
 
 use ctxkit_protocol::{AgentMessage, Usage};
@@ -87,14 +87,13 @@ pub fn history_request(
     };
     text.push_str(&options.file_context);
     text.push_str(instructions);
-    if let Some(focus) = options.focus.as_deref().filter(|focus| !focus.is_empty()) {
-        text.push_str(&format!("\n\nAdditional focus: {focus}"));
-    }
+    push_focus(&mut text, options.focus.as_deref());
     SummaryRequest {
         purpose: SummaryPurpose::History,
         system_prompt: prompts.system.clone(),
         user_text: text,
-        max_tokens: preparation.settings.max_summary_tokens(),
+        // Pi 1.6: no limit of its own; the provider fits the model's output limit.
+        max_tokens: None,
         reasoning: reasoning(summarizer, options),
     }
 }
@@ -106,17 +105,27 @@ pub fn turn_prefix_request(
     summarizer: &dyn Summarizer,
     options: &CompactOptions,
 ) -> SummaryRequest {
+    // Pi 0.87's layout: the conversation, then the instructions, under two headings; Pi 1.6 appends
+    // the focus here too.
+    let mut user_text = format!(
+        "# Conversation\n{}\n\n# Instructions\n{}",
+        serialize_messages(&preparation.turn_prefix_messages),
+        prompts.turn_prefix
+    );
+    push_focus(&mut user_text, options.focus.as_deref());
     SummaryRequest {
         purpose: SummaryPurpose::TurnPrefix,
         system_prompt: prompts.system.clone(),
-        // Pi 0.87's layout: the conversation, then the instructions, under two headings.
-        user_text: format!(
-            "# Conversation\n{}\n\n# Instructions\n{}",
-            serialize_messages(&preparation.turn_prefix_messages),
-            prompts.turn_prefix
-        ),
-        max_tokens: preparation.settings.max_turn_prefix_tokens(),
+        user_text,
+        max_tokens: None,
         reasoning: reasoning(summarizer, options),
+    }
+}
+
+/// Appends `Additional focus: <focus>` after a blank line, for a non-empty focus.
+pub(crate) fn push_focus(text: &mut String, focus: Option<&str>) {
+    if let Some(focus) = focus.filter(|focus| !focus.is_empty()) {
+        text.push_str(&format!("\n\nAdditional focus: {focus}"));
     }
 }
 
@@ -139,8 +148,11 @@ fn requests_for(
                 &options.file_context,
                 options.focus.as_deref(),
             );
-            turn_prefix.user_text =
-                crate::continuation::turn_prefix_instruction(preparation, prompts);
+            turn_prefix.user_text = crate::continuation::turn_prefix_instruction(
+                preparation,
+                prompts,
+                options.focus.as_deref(),
+            );
         }
     }
     (history, turn_prefix)

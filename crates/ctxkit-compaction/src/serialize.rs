@@ -1,6 +1,7 @@
 //! The conversation as plain text for a summarizer (so the model reads it rather than continuing it):
-//! `[User]:`, `[Assistant thinking]:`, `[Assistant]:`, `[Assistant tool calls]:`, `[Tool result]:` parts
-//! separated by blank lines, tool results cut to 2000 UTF-16 units.
+//! `[User]:`, `[Assistant]:`, `[Assistant tool calls]:`, `[Tool result]:` parts separated by blank
+//! lines, tool results cut to 2000 UTF-16 units. Reasoning is left out (Pi 1.6): replayed thinking is
+//! not what the model saw live, and it can make the request larger than the context it summarizes.
 
 use ctxkit_protocol::{
     AgentMessage, ContentBlock, MessageContent, js_object_entries, js_stringify,
@@ -25,22 +26,19 @@ pub fn serialize_conversation(messages: &[AgentMessage]) -> String {
             }
             AgentMessage::Assistant(assistant) => {
                 let mut texts = Vec::new();
-                let mut thinking = Vec::new();
                 let mut calls = Vec::new();
                 for block in &assistant.content {
                     match block {
                         ContentBlock::Text(text) => texts.push(text.text.as_str()),
-                        ContentBlock::Thinking(block) => thinking.push(block.thinking.as_str()),
                         ContentBlock::ToolCall(call) => calls.push(format!(
                             "{}({})",
                             call.name,
                             arguments_text(&call.arguments)
                         )),
-                        ContentBlock::Image(_) | ContentBlock::Unknown(_) => {}
+                        ContentBlock::Thinking(_)
+                        | ContentBlock::Image(_)
+                        | ContentBlock::Unknown(_) => {}
                     }
-                }
-                if !thinking.is_empty() {
-                    parts.push(format!("[Assistant thinking]: {}", thinking.join("\n")));
                 }
                 if !texts.is_empty() {
                     parts.push(format!("[Assistant]: {}", texts.join("\n")));
@@ -87,8 +85,9 @@ fn arguments_text(arguments: &Value) -> String {
     }
 }
 
-/// `text` cut to `max_units` UTF-16 units with a marker counting the rest. Never splits a surrogate
-/// pair: a cut that would fall inside one keeps the pair out.
+/// `text` cut to `max_units` UTF-16 units with a marker counting the rest (the full length minus
+/// `max_units`, as Pi 1.6 counts it). Never splits a surrogate pair: a cut that would fall inside one
+/// keeps the whole character out, and the count is not adjusted for it.
 pub fn truncate_for_summary(text: &str, max_units: usize) -> String {
     let total = utf16_len(text);
     if total <= max_units {
@@ -107,7 +106,7 @@ pub fn truncate_for_summary(text: &str, max_units: usize) -> String {
     format!(
         "{}\n\n[... {} more characters truncated]",
         &text[..end],
-        total - units
+        total - max_units
     )
 }
 
@@ -138,9 +137,22 @@ mod tests {
         ]));
         assert_eq!(
             text,
-            "[User]: ab\n\n[Assistant thinking]: hmm\n\n[Assistant]: ok\n\n\
+            "[User]: ab\n\n[Assistant]: ok\n\n\
              [Assistant tool calls]: read(path=\"x.rs\", limit=5); bash(command=\"ls \\\"a\\\"\")\n\n[Tool result]: fn x"
         );
+    }
+
+    #[test]
+    fn reasoning_is_left_out_and_a_reasoning_only_reply_adds_nothing() {
+        let text = serialize_conversation(&messages(vec![
+            json!({"role": "user", "content": "go"}),
+            json!({"role": "assistant", "content": [{"type": "thinking", "thinking": "secret plan"}]}),
+            json!({"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "more"},
+                {"type": "text", "text": "done"}
+            ]}),
+        ]));
+        assert_eq!(text, "[User]: go\n\n[Assistant]: done");
     }
 
     #[test]
@@ -151,7 +163,7 @@ mod tests {
         );
         assert_eq!(
             truncate_for_summary("ab😀cd", 3),
-            "ab\n\n[... 4 more characters truncated]"
+            "ab\n\n[... 3 more characters truncated]"
         );
         assert_eq!(
             truncate_for_summary("ab😀cd", 4),

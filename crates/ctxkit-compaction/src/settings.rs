@@ -22,12 +22,13 @@ impl Default for CompactionSettings {
 }
 
 impl CompactionSettings {
-    /// The maximum summary length: 0.8 × reserve, as the reference asks of the model.
+    /// The expected longest summary, 0.8 × reserve (what Pi 0.87 asked of the model). Since Pi 1.6
+    /// requests carry no limit of their own; this only sizes fit checks and the offline summarizer.
     pub fn max_summary_tokens(&self) -> u64 {
         self.reserve_tokens * 4 / 5
     }
 
-    /// The maximum turn-prefix summary length: 0.5 × reserve.
+    /// The expected longest turn-prefix summary, 0.5 × reserve (Pi 0.87's limit; sizes fit checks).
     pub fn max_turn_prefix_tokens(&self) -> u64 {
         self.reserve_tokens / 2
     }

@@ -139,6 +139,7 @@ impl Engine {
                 };
                 let options = BranchSummaryOptions {
                     token_budget: branch_summary_budget(&state).max(1),
+                    thinking_level: state.thinking_level.clone(),
                     ..BranchSummaryOptions::default()
                 };
                 // Cancellable with `cancel_branch_summary`, and shown as running.

@@ -224,6 +224,7 @@ impl Engine {
                     InstructionsMode::Focus
                 },
                 token_budget: budget.max(1),
+                thinking_level: state.thinking_level.clone(),
             };
             let result = summarize_branch(
                 &state.session,

@@ -85,12 +85,38 @@ impl ModelClient {
 
     pub(crate) fn chat_wire(&self, request: &ChatRequest) -> wire::WireRequest {
         let config = self.config();
+        let fitted = self.fitted(request);
+        let request = fitted.as_ref().unwrap_or(request);
         match config.api {
             Api::OpenAiChat => wire::openai_chat_tools::build(config, request),
             Api::AnthropicMessages => wire::anthropic_tools::build(config, request),
             Api::OpenAiResponses => wire::openai_responses_tools::build(config, request),
             Api::Gemini => wire::gemini_tools::build(config, request),
         }
+    }
+
+    /// `request` with its output limit fitted into the model's window (Pi 1.6): the request's own
+    /// limit, else the model's, at most what the window leaves after the estimated input and a
+    /// margin. `None` when the model table does not know the model (nothing to fit).
+    fn fitted(&self, request: &ChatRequest) -> Option<ChatRequest> {
+        let model = self.config().model_info.as_ref()?;
+        let requested = match (request.max_tokens, model.max_output) {
+            (Some(tokens), 0) => tokens,
+            (Some(tokens), own) => tokens.min(own),
+            (None, 0) => return None,
+            (None, own) => own,
+        };
+        let input = crate::output_limit::estimate_request_tokens(
+            &request.system_prompt,
+            &request.tools,
+            &request.messages,
+        );
+        let max_tokens =
+            crate::output_limit::fit_output_limit(requested, model.context_window, input);
+        Some(ChatRequest {
+            max_tokens: Some(max_tokens),
+            ..request.clone()
+        })
     }
 
     /// A whole (not streamed) conversation response, without provider, model or timestamp.

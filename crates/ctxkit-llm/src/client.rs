@@ -17,6 +17,10 @@ use crate::retry::{RetryObserver, retry_after, with_retries};
 use crate::secret::{ApiKey, redact};
 use crate::wire::{self, Completion, CompletionRequest, ReasoningLevel};
 
+/// The output limit of a summary for a model the model table does not know (its own limit is
+/// unknown, so nothing can be fitted): a size every current model can produce.
+pub const UNKNOWN_MODEL_SUMMARY_TOKENS: u64 = 8_192;
+
 /// Calls one model. Cheap to share behind an `Arc`; it sends through an [`HttpClient`], whose
 /// connection pool its clones (and other clients given the same one) share.
 #[derive(Debug, Clone)]
@@ -275,6 +279,49 @@ impl ModelClient {
             .map(|model| model.context_window)
     }
 
+    /// The output limit of a summary request (Pi 1.6): the request's own, else the model's output
+    /// limit, fitted into the window after the estimated input (the conversation when continuing
+    /// one). Without a known model, [`UNKNOWN_MODEL_SUMMARY_TOKENS`].
+    fn summary_output_limit(
+        &self,
+        request: &SummaryRequest,
+        prefix: Option<&ConversationPrefix>,
+    ) -> u64 {
+        let Some(model) = self.config.model_info.as_ref() else {
+            return request.max_tokens.unwrap_or(UNKNOWN_MODEL_SUMMARY_TOKENS);
+        };
+        let own_limit = if model.max_output > 0 {
+            model.max_output
+        } else {
+            UNKNOWN_MODEL_SUMMARY_TOKENS
+        };
+        let requested = request
+            .max_tokens
+            .map_or(own_limit, |tokens| tokens.min(own_limit));
+        let user = ctxkit_protocol::AgentMessage::User(ctxkit_protocol::UserMessage {
+            content: ctxkit_protocol::MessageContent::Text(request.user_text.clone()),
+            timestamp: None,
+            extra: ctxkit_protocol::JsonObject::new(),
+        });
+        let input = match prefix.filter(|prefix| self.continues(prefix)) {
+            Some(prefix) => {
+                let mut messages = prefix.messages.clone();
+                messages.push(user);
+                crate::output_limit::estimate_request_tokens(
+                    &prefix.system_prompt,
+                    &prefix.tools,
+                    &messages,
+                )
+            }
+            None => crate::output_limit::estimate_request_tokens(
+                &request.system_prompt,
+                &[],
+                std::slice::from_ref(&user),
+            ),
+        };
+        crate::output_limit::fit_output_limit(requested, model.context_window, input)
+    }
+
     async fn summarize_inner(
         &self,
         request: SummaryRequest,
@@ -286,11 +333,7 @@ impl ModelClient {
             .as_deref()
             .and_then(ReasoningLevel::parse)
             .filter(|_| self.supports_reasoning());
-        // Pi 0.87: summary limits are clamped to what the model can produce.
-        let max_tokens = match &self.config.model_info {
-            Some(model) if model.max_output > 0 => request.max_tokens.min(model.max_output),
-            Some(_) | None => request.max_tokens,
-        };
+        let max_tokens = self.summary_output_limit(&request, prefix.as_ref());
         let completion = match prefix.as_ref().filter(|prefix| self.continues(prefix)) {
             // A cache-prefix request: the conversation as it was sent, then the instruction.
             Some(prefix) => {

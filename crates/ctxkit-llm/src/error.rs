@@ -110,7 +110,8 @@ pub enum LlmError {
 impl LlmError {
     /// `true` when this error says the prompt did not fit the model's context window.
     ///
-    /// An empty 400/413 body counts from Cerebras only, as the reference's `400 status code (no body)`.
+    /// An empty 400 body counts from Cerebras only, as the reference's `400 status code (no body)`;
+    /// any 413 counts (Pi 1.6).
     pub fn is_context_overflow(&self) -> bool {
         match self {
             Self::Http {
@@ -126,7 +127,9 @@ impl LlmError {
                         provider,
                     )
                 } else {
-                    overflow::is_overflow_error_text_from(body, provider)
+                    // The status leads the text, as in Pi's error texts: a 413 counts from any
+                    // provider (Pi 1.6), a 413 inside the body does not.
+                    overflow::is_overflow_error_text_from(&format!("{status} {body}"), provider)
                 }
             }
             Self::SilentOverflow { .. } => true,

@@ -13,6 +13,7 @@ mod continuation;
 mod error;
 mod http;
 mod models;
+mod output_limit;
 /// The overflow rules, from `ctxkit-overflow` (kept here so `crate::overflow` paths hold).
 mod overflow {
     pub use ctxkit_overflow::*;
@@ -39,6 +40,7 @@ pub use models::{
     Api, MaxTokensField, ModelInfo, ModelLimits, ModelPrices, ModelTable, PROVIDERS, ProviderInfo,
     find_provider, model_prices, usage_cost,
 };
+pub use output_limit::{CHARS_PER_TOKEN, estimate_request_tokens, fit_output_limit};
 pub use overflow::{
     ErrorTextClass, OVERFLOW_EXCLUSIONS, OVERFLOW_PATTERNS, OverflowPattern,
     PROVIDER_OVERFLOW_PATTERNS, StopReason, classify_error_text, classify_error_text_from,

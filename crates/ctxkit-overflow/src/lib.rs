@@ -31,6 +31,10 @@ pub const OVERFLOW_PATTERNS: &[OverflowPattern] = &[
         pattern: r"prompt (?:is )?too long",
     },
     OverflowPattern {
+        provider: "zai",
+        pattern: r"prompt exceeds max length",
+    },
+    OverflowPattern {
         provider: "anthropic",
         pattern: r"request_too_large",
     },
@@ -61,6 +65,10 @@ pub const OVERFLOW_PATTERNS: &[OverflowPattern] = &[
     OverflowPattern {
         provider: "litellm",
         pattern: r"exceeds (?:the )?(?:model'?s )?maximum context length(?: of [\d,]+ tokens?|\s*\([\d,]+\))",
+    },
+    OverflowPattern {
+        provider: "litellm",
+        pattern: r"context window exceeded",
     },
     OverflowPattern {
         provider: "poolside",
@@ -118,10 +126,18 @@ pub const OVERFLOW_PATTERNS: &[OverflowPattern] = &[
         provider: "generic",
         pattern: r"token limit exceeded",
     },
+    // Pi 1.6: HTTP 413 is a request-size overflow from any provider. Only a text that starts with
+    // the status counts (`<provider> API error (413):`, or `413` then a space, a colon or the end),
+    // not a 413 mentioned inside a body.
+    OverflowPattern {
+        provider: "http",
+        pattern: r"^(?:[A-Za-z0-9_ -]+ API error \(413\):|413(?:\s|:|$))",
+    },
 ];
 
 /// Wordings that mean an overflow only from the provider named (Pi 0.87: Cerebras answers an
-/// oversized prompt with an empty 400/413; from anyone else that is just a bad request).
+/// oversized prompt with an empty 400; from anyone else that is just a bad request. An empty 413
+/// counts from anyone since Pi 1.6).
 pub const PROVIDER_OVERFLOW_PATTERNS: &[OverflowPattern] = &[OverflowPattern {
     provider: "cerebras",
     pattern: r"^4(?:00|13)\s*(?:status code)?\s*\(no body\)",

@@ -121,9 +121,35 @@ const ERROR_TEXTS: &[(&str, bool, Option<&str>)] = &[
         true,
         Some("dashscope"),
     ),
-    // Pi 0.87: a body-less 400/413 is an overflow only from Cerebras (see below).
+    // Pi 0.87: a body-less 400 is an overflow only from Cerebras (see below).
     ("400 status code (no body)", false, None),
-    ("413 (no body)", false, None),
+    // Pi 1.6: any HTTP 413, from any provider, when the text starts with the status.
+    ("413 (no body)", true, Some("http")),
+    ("413", true, Some("http")),
+    ("413: Payload Too Large", true, Some("http")),
+    (
+        r#"github-copilot API error (413): {"message":"failed to parse request","code":""}"#,
+        true,
+        Some("http"),
+    ),
+    // …but not a 413 inside a body, nor a number that merely starts with 413.
+    (
+        r#"400 {"detail":"upstream said 413: too big"}"#,
+        false,
+        None,
+    ),
+    ("4130 items rejected", false, None),
+    ("Error: 413 Payload Too Large", false, None),
+    (
+        r#"{"code":"1261","message":"Prompt exceeds max length"}"#,
+        true,
+        Some("zai"),
+    ),
+    (
+        "litellm.ContextWindowExceededError: Context Window Exceeded for model gpt-4",
+        true,
+        Some("litellm"),
+    ),
     // Not overflows.
     ("429 status code (no body)", false, None),
     ("Error: 400 status code (no body)", false, None),
@@ -180,12 +206,8 @@ fn every_pattern_has_a_table_row() {
 }
 
 #[test]
-fn body_less_errors_are_overflows_from_cerebras_only() {
-    for text in [
-        "400 status code (no body)",
-        "413 (no body)",
-        "413 status code (no body)",
-    ] {
+fn body_less_400s_are_overflows_from_cerebras_only() {
+    for text in ["400 status code (no body)", "400 (no body)"] {
         assert!(
             is_overflow_error_text_from(text, Some("cerebras")),
             "{text}"
@@ -200,6 +222,13 @@ fn body_less_errors_are_overflows_from_cerebras_only() {
         "429 status code (no body)",
         Some("cerebras")
     ));
+    // An empty 413 is an overflow from anyone (Pi 1.6).
+    for provider in [None, Some("openrouter"), Some("cerebras")] {
+        assert!(is_overflow_error_text_from(
+            "413 status code (no body)",
+            provider
+        ));
+    }
     let provider_pattern = &PROVIDER_OVERFLOW_PATTERNS[0];
     assert_eq!(
         classify_error_text_from("400 status code (no body)", Some("cerebras")),

@@ -190,6 +190,62 @@ fn build_087_entries(dir: &Path) -> Result<PathBuf> {
     Ok(session.path().ok_or("not persisted")?.to_owned())
 }
 
+/// Continues a session Pi 1.6.0 wrote with each of ctxkit's writing commands.
+fn continue_pi_16_session(path: &Path) -> Result<()> {
+    let mut session = Session::open(path)?;
+    let tool_result = session
+        .branch_path(None)
+        .iter()
+        .rev()
+        .find(|entry| entry.role() == Some("toolResult"))
+        .map(|entry| entry.id().to_owned())
+        .ok_or("no tool result")?;
+    let first = session
+        .entries()
+        .first()
+        .map(|entry| entry.id().to_owned())
+        .ok_or("empty")?;
+    session.append_label_change(&first, Some("pi 1.6 start"))?;
+    session.append_session_info("Continued by ctxkit")?;
+    session.append_context_edit(&tool_result, Some(MessageContent::Text("[elided]".into())))?;
+    let kept = session.append_message(user("Continue the refactor"))?;
+    let mut reply: AssistantMessage = serde_json::from_value(json!({
+        "role": "assistant", "content": [{"type": "text", "text": "Running the script."},
+            {"type": "toolCall", "id": "ck_1", "name": "code", "arguments": {"script": "edit()"}}],
+        "api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-5",
+        "usage": {"input": 900, "output": 40, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 940,
+            "cost": {"input": 0.0027, "output": 0.0006, "cacheRead": 0, "cacheWrite": 0, "total": 0.0033, "totalFromProvider": true}},
+        "stopReason": "toolUse", "thinkingLevel": "medium", "durationMs": 2210, "timestamp": 1_795_300_000_000_i64
+    }))?;
+    reply.extra.insert("responseId".into(), json!("resp_1"));
+    session.append_message(AgentMessage::Assistant(reply))?;
+    session.append_message(serde_json::from_value(json!({
+        "role": "toolResult", "toolCallId": "ck_1", "toolName": "code",
+        "content": [{"type": "text", "text": "edited 1 file"}], "isError": false, "durationMs": 830,
+        "usage": {"input": 10, "output": 2, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 12,
+            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+        "nestedCalls": {"complete": true, "calls": [
+            {"id": "n1", "name": "edit", "arguments": {"path": "src/lib.rs"}, "status": "ok", "durationMs": 4}]},
+        "timestamp": 1_795_300_001_000_i64
+    }))?)?;
+    session.append_compaction(NewCompaction {
+        summary: "## Goal\nContinue the refactor".into(),
+        first_kept_entry_id: kept.clone(),
+        tokens_before: 12_000,
+        details: Some(json!({"readFiles": [], "modifiedFiles": ["src/lib.rs"]})),
+        source: SummarySource::Ctxkit,
+    })?;
+    session.append_message(user("One more thing"))?;
+    session.branch_with_summary(
+        Some(&kept),
+        "Tried one more thing.",
+        Some(json!({"readFiles": [], "modifiedFiles": []})),
+        SummarySource::Ctxkit,
+    )?;
+    session.append_message(assistant(vec![ContentBlock::text("Back here.")], "stop"))?;
+    Ok(())
+}
+
 fn expected(session: &Session) -> Result<Value> {
     let mut leaves: Vec<Option<String>> = vec![None, Some("__default__".into())];
     leaves.extend(
@@ -294,6 +350,21 @@ fn main() -> Result<()> {
         session.append_message(user("appended after the last line"))?;
         session.append_message(assistant(vec![ContentBlock::text("still here")], "stop"))?;
         // The reference skips the terminated fragment like any malformed line.
+        emit(&dir, name, &copy)?;
+    }
+
+    // Sessions Pi 1.6.0 wrote (new message fields: nested calls, durations, thinking levels, tool
+    // usage, provider-billed cost; context edits, branch summaries, labels), continued by ctxkit's
+    // writing commands: a label, a name, a context edit, a compaction, a branch summary, and
+    // messages carrying the same new fields.
+    let corpus_16 = corpus.join("../corpus-16");
+    for (name, source) in [
+        ("written-16-nested-calls", "16-nested-calls.jsonl"),
+        ("written-16-branch-edits", "16-branch-edits.jsonl"),
+    ] {
+        let copy = scratch.join(source);
+        std::fs::copy(corpus_16.join(source), &copy)?;
+        continue_pi_16_session(&copy)?;
         emit(&dir, name, &copy)?;
     }
 

@@ -173,7 +173,7 @@ pub fn context_entries(index: &SessionIndex, path: &[EntryIndex]) -> Vec<EntryIn
 
 /// What a `context_edit` does to its target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum EditEffect {
+pub enum EditEffect {
     /// `replacement: null`: the target's messages leave the context.
     Omit,
     /// `replacement: {content}`: the target's content is replaced.
@@ -182,7 +182,7 @@ enum EditEffect {
 
 /// The edit in force for each target among `entries`: the last one wins. An edit without a
 /// `replacement` field (Pi throws on it) is ignored.
-fn edits_among(index: &SessionIndex, entries: &[EntryIndex]) -> HashMap<Box<str>, EditEffect> {
+pub fn edits_among(index: &SessionIndex, entries: &[EntryIndex]) -> HashMap<Box<str>, EditEffect> {
     let mut edits = HashMap::new();
     for &entry_index in entries {
         let Some(entry) = index.get(entry_index) else {

@@ -459,6 +459,11 @@ impl StoredEntry {
     pub(crate) fn is_assistant_message(&self) -> bool {
         self.role() == Some("assistant")
     }
+
+    /// A user or assistant message: what makes a new session worth a file.
+    pub(crate) fn is_conversation_message(&self) -> bool {
+        matches!(self.role(), Some("assistant" | "user"))
+    }
 }
 
 /// `parent_end` of an entry without a parent.

@@ -37,9 +37,9 @@ mod system;
 
 pub use body::EntryText;
 pub use context::{
-    ContextMessage, ContextMessageKind, ProjectedEntry, SessionContext, build_context,
-    build_context_on_path, context_entries, context_message, context_message_value, entry_messages,
-    project_path,
+    ContextMessage, ContextMessageKind, EditEffect, ProjectedEntry, SessionContext, build_context,
+    build_context_on_path, context_entries, context_message, context_message_value, edits_among,
+    entry_messages, project_path,
 };
 pub use diagnostics::{Diagnostic, DiagnosticKind};
 pub use entry::StoredEntry;

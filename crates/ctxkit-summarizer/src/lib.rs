@@ -61,7 +61,9 @@ pub struct SummaryRequest {
     /// The single user message: the serialized span and the instructions, or, continuing a
     /// conversation, the instructions alone.
     pub user_text: String,
-    pub max_tokens: u64,
+    /// The output limit; `None` (every compaction and branch summary since Pi 1.6) lets the provider
+    /// layer fit the model's own output limit into its context window.
+    pub max_tokens: Option<u64>,
     /// The reasoning level, when the summarizer supports one and it is not `off`.
     pub reasoning: Option<String>,
 }

@@ -111,7 +111,7 @@ fn run(args: &Args) -> Result<(), SessionError> {
         match append(&mut session, kind, &key, length, &mut rng) {
             Ok((id, key)) => {
                 held_back.push(Ack { id, kind, key });
-                if session.index().has_assistant() {
+                if session.index().has_conversation() {
                     for ack in held_back.drain(..) {
                         let _ = writeln!(stdout, "{}", ack.line());
                     }

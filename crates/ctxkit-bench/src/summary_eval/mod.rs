@@ -100,7 +100,7 @@ pub fn request(case: &Case, max_tokens: u64) -> SummaryRequest {
         purpose: case.purpose,
         system_prompt: prompts.system,
         user_text: text,
-        max_tokens,
+        max_tokens: Some(max_tokens),
         reasoning: None,
     }
 }

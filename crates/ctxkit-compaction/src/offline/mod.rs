@@ -88,8 +88,20 @@ pub(crate) fn say(language: Language, english: &str, chinese: &str) -> String {
     }
 }
 
-/// Builds the summary text for a request; it never exceeds `request.max_tokens` (counted as the
-/// largest of chars/4, ctxkit's estimator and an exact cl100k count).
+/// The offline summarizer's length limit for a request without one (every compaction and branch
+/// request since Pi 1.6): the limits Pi 0.87 asked of a model with the default reserve of 16384
+/// (80% and 50% of it, and 4096 for a branch), so offline summaries keep their size.
+pub fn offline_default_limit(purpose: SummaryPurpose) -> u64 {
+    match purpose {
+        SummaryPurpose::History => 13_107,
+        SummaryPurpose::TurnPrefix => 8_192,
+        SummaryPurpose::Branch => 4_096,
+    }
+}
+
+/// Builds the summary text for a request; it never exceeds `request.max_tokens`, or
+/// [`offline_default_limit`] without one (counted as the largest of chars/4, ctxkit's estimator and
+/// an exact cl100k count).
 pub fn summarize_offline(request: &SummaryRequest) -> String {
     let conversation = Conversation::from_request(&request.user_text);
     let language = Language::detect(
@@ -102,7 +114,10 @@ pub fn summarize_offline(request: &SummaryRequest) -> String {
         }
         SummaryPurpose::Branch => history::sections(&conversation, language, history::Span::Branch),
     };
-    render_within(&sections, request.max_tokens, OFFLINE_NOTICE, language)
+    let limit = request
+        .max_tokens
+        .unwrap_or_else(|| offline_default_limit(request.purpose));
+    render_within(&sections, limit, OFFLINE_NOTICE, language)
 }
 
 fn turn_prefix_sections(conversation: &Conversation, language: Language) -> Vec<Section> {

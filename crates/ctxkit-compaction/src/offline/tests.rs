@@ -19,7 +19,7 @@ pub(super) fn request(
         purpose: SummaryPurpose::History,
         system_prompt: String::new(),
         user_text: text,
-        max_tokens,
+        max_tokens: Some(max_tokens),
         reasoning: None,
     }
 }

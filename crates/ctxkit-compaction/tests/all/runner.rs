@@ -150,7 +150,8 @@ async fn split_turn_summaries_run_history_first_then_the_prefix_and_merge() {
         prompts.initial
     )));
     assert!(!history.user_text.contains("<previous-summary>"));
-    assert_eq!(history.max_tokens, 800);
+    // Pi 1.6: no output limit of its own; the provider fits the model's.
+    assert_eq!(history.max_tokens, None);
     assert_eq!(history.reasoning.as_deref(), Some("high"));
     assert_eq!(history.system_prompt, prompts.system);
     assert!(
@@ -158,12 +159,12 @@ async fn split_turn_summaries_run_history_first_then_the_prefix_and_merge() {
             .user_text
             .starts_with("# Conversation\n[User]: Now make the tests pass")
     );
-    assert!(
-        prefix
-            .user_text
-            .ends_with(&format!("\n\n# Instructions\n{}", prompts.turn_prefix))
-    );
-    assert_eq!(prefix.max_tokens, 500);
+    // Pi 1.6: the focus ends the turn-prefix request too.
+    assert!(prefix.user_text.ends_with(&format!(
+        "\n\n# Instructions\n{}\n\nAdditional focus: the tests",
+        prompts.turn_prefix
+    )));
+    assert_eq!(prefix.max_tokens, None);
 
     assert!(
         result

@@ -41,7 +41,7 @@ pub fn request(reasoning: Option<&str>) -> SummaryRequest {
         purpose: SummaryPurpose::History,
         system_prompt: "You summarize.".into(),
         user_text: "<conversation>hello</conversation>".into(),
-        max_tokens: 1000,
+        max_tokens: Some(1000),
         reasoning: reasoning.map(str::to_owned),
     }
 }

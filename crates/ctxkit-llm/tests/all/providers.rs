@@ -351,11 +351,85 @@ async fn summary_limits_are_clamped_to_the_model_and_tool_calls_fail() {
     // llama-3.3-70b-versatile answers at most 32768 tokens (the model table).
     let client = client("groq/llama-3.3-70b-versatile", &server);
     let mut asked = request(None);
-    asked.max_tokens = 1_000_000;
+    asked.max_tokens = Some(1_000_000);
     let error = client
         .summarize(asked, CancellationToken::new())
         .await
         .unwrap_err();
     assert!(error.message.contains("call a tool"), "{}", error.message);
     assert_eq!(sent_bodies(&server).await[0]["max_tokens"], 32_768);
+}
+
+/// Pi 1.6: a summary request without a limit of its own gets the model's output limit fitted into
+/// the window: input at 3.5 characters per token, a margin of max(4096, 15% of the input), and
+/// below 32768 tokens of room only the 4096 margin.
+#[tokio::test]
+async fn summaries_without_a_limit_fit_the_models_output_limit_into_its_window() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"content": "summary"}}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5}
+        })))
+        .mount(&server)
+        .await;
+    // llama-3.3-70b-versatile: a window of 131072 tokens, at most 32768 out (the model table).
+    let client = client("groq/llama-3.3-70b-versatile", &server);
+    let mut small = request(None);
+    small.max_tokens = None;
+    client
+        .summarize(small, CancellationToken::new())
+        .await
+        .unwrap();
+    // A small request: the model's own limit.
+    assert_eq!(sent_bodies(&server).await[0]["max_tokens"], 32_768);
+    let mut large = request(None);
+    large.max_tokens = None;
+    // "You summarize." is 4 tokens, the text 399994 / 3.5 = 114284: input 114288. The 15% margin
+    // (17144) leaves no room, so only 4096 is kept: 131072 − 114288 − 4096 = 12688.
+    large.user_text = "x".repeat(399_994);
+    client
+        .summarize(large, CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(sent_bodies(&server).await[1]["max_tokens"], 12_688);
+}
+
+/// Pi 1.6: any HTTP 413 is a request-size overflow, from any provider and whatever its body says;
+/// a 413 mentioned inside another status's body is not.
+#[test]
+fn any_413_is_an_overflow_but_not_a_413_inside_a_body() {
+    let http = |provider: &str, status: u16, body: &str| LlmError::Http {
+        provider: provider.into(),
+        status,
+        body: body.into(),
+        retry_after: None,
+    };
+    for provider in ["github-copilot", "openai", "my-proxy"] {
+        assert!(
+            http(provider, 413, r#"{"message":"failed to parse request"}"#).is_context_overflow()
+        );
+        assert!(http(provider, 413, "").is_context_overflow());
+    }
+    assert!(
+        !http("openai", 400, r#"{"error":"upstream said 413: too big"}"#).is_context_overflow()
+    );
+    assert!(!http("openai", 400, "").is_context_overflow());
+    assert!(http("cerebras", 400, "").is_context_overflow());
+    assert!(
+        http(
+            "litellm",
+            400,
+            "ContextWindowExceededError: context window exceeded"
+        )
+        .is_context_overflow()
+    );
+    assert!(
+        http(
+            "zai",
+            400,
+            r#"{"code":"1261","message":"Prompt exceeds max length"}"#
+        )
+        .is_context_overflow()
+    );
 }

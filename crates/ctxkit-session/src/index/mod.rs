@@ -88,6 +88,8 @@ pub struct SessionIndex {
     parents: Vec<u32>,
     labels: HashMap<Box<str>, LabelState>,
     has_assistant: bool,
+    /// Whether any entry is a user or assistant message (Pi 1.6 writes a new session from then on).
+    has_conversation: bool,
     /// Whether two entries share an id (then `by_id` holds the last of them).
     has_duplicate_ids: bool,
     /// The entries that name another one besides their parent (a compaction's first kept entry, a
@@ -219,6 +221,7 @@ impl SessionIndex {
             by_id,
             labels,
             has_assistant,
+            has_conversation,
             has_duplicate_ids,
             naming_others,
             ..
@@ -261,6 +264,7 @@ impl SessionIndex {
             }
         }
         *has_assistant |= entry.is_assistant_message();
+        *has_conversation |= entry.is_conversation_message();
         duplicate
     }
 
@@ -318,9 +322,15 @@ impl SessionIndex {
             .map(|(target, state)| (&**target, &*state.label, &*state.timestamp))
     }
 
-    /// Whether any entry is an assistant message (the point from which sessions are written).
+    /// Whether any entry is an assistant message.
     pub fn has_assistant(&self) -> bool {
         self.has_assistant
+    }
+
+    /// Whether any entry is a user or an assistant message: the point from which a new session's
+    /// file is written (Pi 1.6; Pi 0.87 waited for the first assistant message).
+    pub fn has_conversation(&self) -> bool {
+        self.has_conversation
     }
 
     /// The session's display name: the latest `session_info` name, trimmed; empty clears.

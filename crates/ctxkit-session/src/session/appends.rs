@@ -1,4 +1,5 @@
-//! Appending entries and keeping the file in step with the session: deferred first write, pending
+//! Appending entries and keeping the file in step with the session: deferred first write (until the
+//! first user or assistant message), pending
 //! records, atomic whole-file rewrites.
 
 use ctxkit_protocol::{
@@ -83,19 +84,21 @@ impl Session {
     }
 
     fn persist_batch(&mut self, new_entries: &[StoredEntry]) -> Result<()> {
-        // Like Pi, nothing is written until the session holds an assistant message; but once a
+        // Like Pi 1.6, a new session is written from its first user or assistant message (setup
+        // entries alone stay in memory); a file already on disk is simply appended to; and once a
         // write has failed, nothing more is acknowledged without being written.
-        let failed_before = match &self.storage {
+        let (failed_before, on_disk) = match &self.storage {
             Storage::File(store) => {
                 // A file that can never be written refuses now, not at a later first write.
                 store.check_writable()?;
-                store.has_failed_write()
+                (store.has_failed_write(), store.written > 0)
             }
-            Storage::Memory => false,
+            Storage::Memory => (false, false),
         };
-        if !(self.index.has_assistant()
-            || new_entries.iter().any(StoredEntry::is_assistant_message)
-            || failed_before)
+        if !(self.index.has_conversation()
+            || new_entries.iter().any(StoredEntry::is_conversation_message)
+            || failed_before
+            || on_disk)
         {
             return Ok(());
         }
@@ -358,7 +361,7 @@ impl Session {
         self.append(self.leaf, EntryKind::Label(entry))
     }
 
-    /// Writes entries still held back by the deferred-write rule (no assistant message yet). Used by
+    /// Writes entries still held back by the deferred-write rule (no user or assistant message yet). Used by
     /// one-shot edits such as `ctxkit label`, which must not be lost.
     pub fn flush_pending(&mut self) -> Result<()> {
         self.write_pending(&[])

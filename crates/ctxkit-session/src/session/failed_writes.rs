@@ -95,21 +95,28 @@ fn a_fragment_that_cannot_be_cut_refuses_appends_until_it_is() {
 fn a_failing_first_write_acknowledges_no_later_append() {
     let home = tempfile::tempdir().unwrap();
     let mut session = Session::create("/p", home.path());
-    session.append_message(user("q")).unwrap();
+    // Setup entries stay in memory until the first user message (Pi 1.6).
+    let setup = session.append_model_change("p", "m").unwrap();
     let path = session.path().unwrap().to_owned();
     // The directory cannot be created: the first write fails.
     std::fs::remove_dir(home.path()).unwrap();
     std::fs::write(home.path(), b"not a directory").unwrap();
-    assert!(session.append_message(assistant("a")).is_err());
+    assert!(session.append_message(user("q")).is_err());
+    // The failed entry is not in memory and the leaf did not move (Pi 1.6 rolls back).
+    assert_eq!(session.entries().len(), 1);
+    assert_eq!(session.leaf_id(), Some(setup.as_str()));
     assert!(
-        session.append_message(user("again")).is_err(),
+        session.append_model_change("p", "n").is_err(),
         "not acknowledged: it cannot be written either"
     );
+    assert_eq!(session.entries().len(), 1);
     std::fs::remove_file(home.path()).unwrap();
     let id = session.append_message(user("later")).unwrap();
     drop(session);
     let reopened = Session::open(&path).unwrap();
     let ids: Vec<&str> = reopened.entries().iter().map(|entry| entry.id()).collect();
-    assert_eq!(ids.len(), 2, "the first user message and the later one");
+    assert_eq!(ids.len(), 2, "the setup entry and the later message");
     assert_eq!(ids[1], id);
+    // The later entry's parent is on disk.
+    assert_eq!(reopened.entries()[1].parent_id(), Some(setup.as_str()));
 }

@@ -86,7 +86,8 @@ pub struct Session {
 }
 
 impl Session {
-    /// A new session for `cwd` in `session_dir`; its file is written once it holds an assistant message.
+    /// A new session for `cwd` in `session_dir`; its file is written once it holds a user or
+    /// assistant message.
     pub fn create(cwd: &str, session_dir: &Path) -> Self {
         let header = SessionHeader::new(new_session_id(), now_iso(), cwd.to_owned(), None);
         let path = session_dir.join(session_file_name(&header.timestamp, &header.id));
@@ -306,8 +307,9 @@ impl Session {
         self.index = SessionIndex::build(entries, &mut self.diagnostics);
         self.leaf = self.index.entries().len().checked_sub(1);
         let new_path = self.reset_storage();
-        // Like a new session, the new file is written once it holds an assistant message.
-        if self.index.has_assistant() {
+        // Like a new session, the new file is written once it holds a user or assistant message
+        // (Pi 1.6: a path of user messages only is written at once).
+        if self.index.has_conversation() {
             self.rewrite_all()?;
         }
         Ok(new_path)

@@ -1,7 +1,11 @@
 //! Differential conformance: ctxkit against what Pi returned for the committed corpora, regenerated
 //! by `conformance/regenerate.sh`: Pi 0.73.1 on `corpus/` (`vectors/`), Pi 0.87.1 on `corpus/`
-//! (`vectors-087/`) and on `corpus-087/` (`vectors-corpus-087/`). Every deliberate divergence is
-//! asserted here as ctxkit's own behaviour and listed in `docs/pi-compatibility.md`.
+//! (`vectors-087/`) and on `corpus-087/` (`vectors-corpus-087/`), Pi 1.6.0 (today's reference) on
+//! `corpus-16/` (`vectors-corpus-16/`). Pi 1.6.0's answers on `corpus/` and `corpus-087/` are
+//! byte-for-byte 0.87.1's (its session layer did not change; `regenerate.sh` records them again
+//! and fails if they differ), so `vectors-087/` and `vectors-corpus-087/` are 1.6.0's too. Every
+//! deliberate divergence is asserted here as ctxkit's own behaviour and listed in
+//! `docs/pi-compatibility.md`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -174,6 +178,11 @@ fn ctxkit_matches_pi_087_on_the_corpus() {
 #[test]
 fn ctxkit_matches_pi_087_on_its_new_entries() {
     assert_corpus("corpus-087", "vectors-corpus-087", 10);
+}
+
+#[test]
+fn ctxkit_matches_pi_16_on_the_files_for_its_changes() {
+    assert_corpus("corpus-16", "vectors-corpus-16", 6);
 }
 
 fn check_file(checker: &mut Checker, source: &Path, vector: &Value, kind: &str) {

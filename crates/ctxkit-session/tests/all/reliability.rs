@@ -41,13 +41,13 @@ fn every_durability_mode_writes_every_entry_and_is_kept_by_new_sessions() {
 fn a_new_file_is_created_whole_with_its_held_back_entries() {
     let home = tempfile::tempdir().unwrap();
     let mut session = Session::create("/p", home.path());
-    session.append_message(user("q")).unwrap();
+    session.append_model_change("p", "m").unwrap();
     let path = session.path().unwrap().to_owned();
     assert!(
         !path.exists(),
-        "held back until the first assistant message"
+        "held back until the first user or assistant message"
     );
-    session.append_message(assistant("a")).unwrap();
+    session.append_message(user("q")).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     assert_eq!(text.lines().count(), 3);
     assert!(text.ends_with('\n'));

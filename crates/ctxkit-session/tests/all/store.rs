@@ -36,17 +36,21 @@ fn lines(path: &std::path::Path) -> Vec<Value> {
 }
 
 #[test]
-fn nothing_is_written_before_the_first_assistant_message_then_everything_once() {
+fn setup_entries_stay_in_memory_until_the_first_user_message_then_everything_is_written_once() {
     let home = tempfile::tempdir().unwrap();
     let mut session = Session::create("/project", home.path());
     let path = session.path().unwrap().to_owned();
     session.append_model_change("anthropic", "claude").unwrap();
-    session.append_message(user("hi")).unwrap();
+    session.append_thinking_level_change("high").unwrap();
+    // Setup alone leaves no file (Pi 1.6: starting and quitting without typing writes nothing).
     assert!(!path.exists());
+    // The first user message writes the header, the setup and itself (Pi 0.87 waited for a reply).
+    session.append_message(user("hi")).unwrap();
+    assert_eq!(lines(&path).len(), 4);
     session.append_message(assistant("hello")).unwrap();
     session.append_message(user("more")).unwrap();
     let written = lines(&path);
-    assert_eq!(written.len(), 5);
+    assert_eq!(written.len(), 6);
     assert_eq!(written[0]["type"], "session");
     assert_eq!(
         written
@@ -55,23 +59,24 @@ fn nothing_is_written_before_the_first_assistant_message_then_everything_once() 
             .count(),
         1
     );
-    assert_eq!(written[4]["parentId"], written[3]["id"]);
+    assert_eq!(written[5]["parentId"], written[4]["id"]);
 }
 
 #[test]
-fn a_loaded_file_without_replies_never_gets_a_second_header() {
+fn a_loaded_file_is_appended_to_whatever_its_entries_are() {
     let home = tempfile::tempdir().unwrap();
     let path = home.path().join("s.jsonl");
+    // Only a header and a setup entry on disk: Pi 1.6 appends to a file that exists.
     std::fs::write(
         &path,
         "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n\
-         {\"type\":\"message\",\"id\":\"aaaaaaaa\",\"parentId\":null,\"timestamp\":\"2025-01-01T00:00:01.000Z\",\"message\":{\"role\":\"user\",\"content\":\"x\"}}\n",
+         {\"type\":\"model_change\",\"id\":\"aaaaaaaa\",\"parentId\":null,\"timestamp\":\"2025-01-01T00:00:01.000Z\",\"provider\":\"p\",\"modelId\":\"m\"}\n",
     )
     .unwrap();
     let mut session = Session::open(&path).unwrap();
+    session.append_thinking_level_change("low").unwrap();
+    assert_eq!(lines(&path).len(), 3, "appended at once");
     session.append_message(user("again")).unwrap();
-    assert_eq!(lines(&path).len(), 2, "deferred until a reply");
-    session.append_message(assistant("ok")).unwrap();
     let written = lines(&path);
     assert_eq!(written.len(), 4);
     assert_eq!(
@@ -512,18 +517,22 @@ fn a_group_commit_writes_a_chain_once_and_reads_back_as_single_appends_would() {
     let mut session = Session::create("/project", home.path());
     session.set_durability(ctxkit_session::Durability::SyncEach);
     let path = session.path().unwrap().to_owned();
-    let first = session.append_message(user("start")).unwrap();
-    // Nothing is written before an assistant message, batch or not.
-    session.append_messages(vec![user("a"), user("b")]).unwrap();
+    session.append_model_change("anthropic", "claude").unwrap();
+    // Nothing is written before a user or assistant message, batch or not…
+    session.append_messages(Vec::new()).unwrap();
     assert!(!path.exists());
+    // …and a batch that brings one writes everything held back with it.
+    let first = session.append_messages(vec![user("start")]).unwrap()[0].clone();
+    session.append_messages(vec![user("a"), user("b")]).unwrap();
+    assert_eq!(lines(&path).len(), 5);
     let ids = session
         .append_messages(vec![assistant("c"), user("d"), assistant("e")])
         .unwrap();
     assert_eq!(ids.len(), 3);
     assert_eq!(session.leaf_id(), Some(ids[2].as_str()));
     let written = lines(&path);
-    assert_eq!(written.len(), 7);
-    assert_eq!(written[1]["id"], first.as_str());
+    assert_eq!(written.len(), 8);
+    assert_eq!(written[2]["id"], first.as_str());
     for pair in written[1..].windows(2) {
         assert_eq!(pair[1]["parentId"], pair[0]["id"]);
     }
@@ -539,7 +548,7 @@ fn a_group_commit_writes_a_chain_once_and_reads_back_as_single_appends_would() {
     assert_eq!(reopened.build_context().messages.len(), 6);
     // An empty batch writes nothing; an in-memory session takes batches too.
     assert!(session.append_messages(Vec::new()).unwrap().is_empty());
-    assert_eq!(lines(&path).len(), 7);
+    assert_eq!(lines(&path).len(), 8);
     let mut memory = Session::in_memory("/project");
     memory
         .append_messages(vec![user("x"), assistant("y")])
@@ -605,4 +614,28 @@ fn open_lines(lines: &[&str]) -> (tempfile::TempDir, Session) {
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
     let session = Session::open(&path).unwrap();
     (dir, session)
+}
+
+#[test]
+fn a_branched_session_of_user_messages_only_is_written_at_once() {
+    let home = tempfile::tempdir().unwrap();
+    let mut session = Session::create("/project", home.path());
+    session.append_model_change("anthropic", "claude").unwrap();
+    let asked = session.append_message(user("first question")).unwrap();
+    let branched = session
+        .create_branched_session(&asked)
+        .unwrap()
+        .expect("a file session");
+    // Pi 1.6: a path holding a user message is written at once, without a reply.
+    let written = lines(&branched);
+    assert_eq!(written.len(), 3, "{written:?}");
+    assert_eq!(written[2]["id"], asked.as_str());
+    // A path of setup entries alone is not.
+    let mut setup_only = Session::create("/project", home.path());
+    let model = setup_only.append_model_change("p", "m").unwrap();
+    let path = setup_only
+        .create_branched_session(&model)
+        .unwrap()
+        .expect("a file session");
+    assert!(!path.exists());
 }
