@@ -75,6 +75,25 @@ impl FileOperations {
         }
     }
 
+    /// Adds the lists recorded in a previous compaction's or branch summary's `details`.
+    pub fn add_from_details(&mut self, details: &Value) {
+        let strings = |key: &str| -> Vec<String> {
+            details
+                .get(key)
+                .and_then(Value::as_array)
+                .map(|items| {
+                    items
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        self.read.extend(strings("readFiles"));
+        self.edited.extend(strings("modifiedFiles"));
+    }
+
     /// The read-only and modified lists.
     pub fn lists(&self) -> FileLists {
         let mut modified_files: Vec<String> = self.edited.union(&self.written).cloned().collect();
