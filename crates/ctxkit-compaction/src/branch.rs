@@ -201,6 +201,7 @@ pub fn branch_request(
         ),
         max_tokens: BRANCH_SUMMARY_MAX_TOKENS,
         reasoning: None,
+        source: crate::runner::source(&prepared.messages, None, &prepared.file_operations),
     }
 }
 

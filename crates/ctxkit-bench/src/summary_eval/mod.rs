@@ -11,9 +11,11 @@ mod corpus;
 mod report;
 
 use ctxkit_compaction::{
-    Encoding, Prompts, SummaryPurpose, SummaryRequest, count_text_tokens, serialize_conversation,
-    summarize_offline,
+    Encoding, FileOperations, Prompts, SummaryPurpose, SummaryRequest, count_text_tokens,
+    serialize_conversation,
 };
+use ctxkit_summarizer::SummarySpan;
+use ctxkit_summarizer_offline::summarize_offline;
 use serde::Serialize;
 
 pub use corpus::{Case, Fact, corpus, corpus_dir, load_corpus};
@@ -34,12 +36,23 @@ pub fn request(case: &Case, max_tokens: u64) -> SummaryRequest {
         (None, SummaryPurpose::History | SummaryPurpose::TurnPrefix) => &prompts.initial,
     };
     text.push_str(instructions);
+    let mut files = FileOperations::default();
+    for message in &case.messages {
+        files.add_from_message(message);
+    }
+    let lists = files.lists();
     SummaryRequest {
         purpose: case.purpose,
         system_prompt: prompts.system,
         user_text: text,
         max_tokens,
         reasoning: None,
+        source: SummarySpan {
+            messages: case.messages.clone(),
+            previous_summary: case.previous.clone(),
+            read_files: lists.read_files,
+            modified_files: lists.modified_files,
+        },
     }
 }
 
