@@ -201,7 +201,15 @@ pub fn branch_request(
         ),
         max_tokens: BRANCH_SUMMARY_MAX_TOKENS,
         reasoning: None,
-        source: crate::runner::source(&prepared.messages, None, &prepared.file_operations),
+        source: ctxkit_summarizer::SummarySpan {
+            focus: match options.mode {
+                InstructionsMode::Focus => {
+                    options.instructions.clone().filter(|text| !text.is_empty())
+                }
+                InstructionsMode::Replace => None,
+            },
+            ..crate::runner::source(&prepared.messages, None, &prepared.file_operations)
+        },
     }
 }
 

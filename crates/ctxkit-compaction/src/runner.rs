@@ -96,11 +96,14 @@ pub fn history_request(
         user_text: text,
         max_tokens: preparation.settings.max_summary_tokens(),
         reasoning: reasoning(summarizer, options),
-        source: source(
-            &preparation.messages_to_summarize,
-            preparation.previous_summary.clone(),
-            &preparation.file_operations,
-        ),
+        source: SummarySpan {
+            focus: options.focus.clone().filter(|focus| !focus.is_empty()),
+            ..source(
+                &preparation.messages_to_summarize,
+                preparation.previous_summary.clone(),
+                &preparation.file_operations,
+            )
+        },
     }
 }
 
@@ -119,6 +122,7 @@ pub(crate) fn source(
         previous_summary,
         read_files: lists.read_files,
         modified_files: lists.modified_files,
+        focus: None,
     }
 }
 

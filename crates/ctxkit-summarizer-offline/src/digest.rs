@@ -42,6 +42,8 @@ pub struct Digest {
     pub earlier: Vec<EarlierItem>,
     /// Identifiers, best first.
     pub ranked: Vec<String>,
+    /// What the user asked the summary to focus on.
+    pub focus: Option<String>,
 }
 
 impl Digest {
@@ -86,6 +88,7 @@ impl Digest {
             .retain(|path| !digest.changed.iter().any(|(known, _)| known == path));
         digest.ranked = rank_identifiers(&steps, &digest.earlier);
         digest.steps = steps;
+        digest.focus.clone_from(&source.focus);
         digest
     }
 

@@ -96,7 +96,12 @@ pub fn is_trivial(text: &str) -> bool {
 }
 
 pub fn goal(digest: &Digest) -> Vec<Item> {
-    let mut items = earlier(digest, Slot::Goal, 70);
+    let mut items: Vec<Item> = digest
+        .focus
+        .iter()
+        .map(|focus| item(format!("Focus for this summary: {}", one_line(focus)), 99))
+        .collect();
+    items.extend(earlier(digest, Slot::Goal, 70));
     let requests: Vec<&String> = digest
         .requests
         .iter()

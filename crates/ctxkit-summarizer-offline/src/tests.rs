@@ -20,6 +20,7 @@ fn request(messages: Vec<AgentMessage>, previous: Option<&str>, max_tokens: u64)
             previous_summary: previous.map(str::to_owned),
             read_files: Vec::new(),
             modified_files: Vec::new(),
+            focus: None,
         },
     }
 }
@@ -204,4 +205,19 @@ fn a_turn_prefix_has_the_turn_prefix_sections() {
         assert!(summary.contains(heading), "{summary}");
     }
     assert!(!summary.contains("## Key Decisions"));
+}
+
+#[test]
+fn a_focus_heads_the_goal() {
+    let mut focused = request(session(0), None, 13_107);
+    focused.source.focus = Some("the retry loop".to_owned());
+    let summary = summarize_offline(&focused);
+    let goal = &summary[summary.find("## Goal").unwrap()..summary.find("## Constraints").unwrap()];
+    assert!(
+        goal.contains("- Focus for this summary: the retry loop"),
+        "{summary}"
+    );
+    assert!(
+        !summarize_offline(&request(session(0), None, 13_107)).contains("Focus for this summary")
+    );
 }

@@ -64,6 +64,8 @@ pub struct SummarySpan {
     pub read_files: Vec<String>,
     /// Files the span (and the earlier summary's lists) changed.
     pub modified_files: Vec<String>,
+    /// What the user asked the summary to focus on (`/compact <focus>`, `--focus`), if anything.
+    pub focus: Option<String>,
 }
 
 /// One summary request.

@@ -52,6 +52,7 @@ pub fn request(case: &Case, max_tokens: u64) -> SummaryRequest {
             previous_summary: case.previous.clone(),
             read_files: lists.read_files,
             modified_files: lists.modified_files,
+            focus: None,
         },
     }
 }
