@@ -26,7 +26,7 @@
 //!     EngineOptions {
 //!         settings: EngineSettings::from_document(&serde_json::json!({}))?,
 //!         model: None,
-//!         summarizer: Arc::new(OfflineSummarizer),
+//!         summarizer: Arc::new(OfflineSummarizer::default()),
 //!         prompts: Prompts::default(),
 //!         hooks: HookSet::new(),
 //!         thinking_level: None,
@@ -77,10 +77,11 @@ pub use model::ChatModel;
 pub use tool::{Tool, ToolContext, ToolOutcome, ToolRegistry, TypedTool};
 
 // What an embedder builds an agent from, so that one dependency is enough.
-pub use ctxkit_compaction::{OfflineSummarizer, Prompts, Summarizer};
+pub use ctxkit_compaction::{Prompts, Summarizer};
 pub use ctxkit_engine::{
     CompactionEnd, Engine, EngineError, EngineEvent, EngineOptions, EngineSettings, HookSet, Hooks,
     ModelInfo,
 };
 pub use ctxkit_llm::{ChatRequest, ModelClient, ToolDefinition};
 pub use ctxkit_session::Session;
+pub use ctxkit_summarizer_offline::OfflineSummarizer;

@@ -219,6 +219,15 @@ pub fn branch_request(
             .as_deref()
             .filter(|level| supports_reasoning && *level != "off")
             .map(str::to_owned),
+        source: ctxkit_summarizer::SummarySpan {
+            focus: match options.mode {
+                InstructionsMode::Focus => {
+                    options.instructions.clone().filter(|text| !text.is_empty())
+                }
+                InstructionsMode::Replace => None,
+            },
+            ..crate::runner::source(&prepared.messages, None, &prepared.file_operations)
+        },
     }
 }
 

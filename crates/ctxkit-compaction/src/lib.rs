@@ -1,5 +1,6 @@
 //! Compaction for ctxkit: token accounting, cut points, preparation, conversation serialization,
-//! summaries (through a model-agnostic `Summarizer`), branch summaries. Planning is pure; only the
+//! summaries (through a model-agnostic `Summarizer`; the offline one is `ctxkit-summarizer-offline`),
+//! branch summaries. Planning is pure; only the
 //! runner talks to a model.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
@@ -9,14 +10,11 @@ mod branch;
 mod continuation;
 mod cut;
 mod error;
-mod extract;
 mod file_context;
 mod file_ops;
 mod history;
-mod offline;
 mod prepare;
 mod prompts;
-mod recall;
 mod runner;
 mod serialize;
 mod settings;
@@ -43,13 +41,11 @@ pub use history::{
     CompactionRecord, LoopGuard, UNDO_COMPACTION_TYPE, UndoOutcome, check_after_compaction,
     list_compactions, undo_last_compaction,
 };
-pub use offline::{OFFLINE_NOTICE, OfflineSummarizer, offline_default_limit, summarize_offline};
 pub use prepare::{
     NoPlanReason, PlanOutcome, Preparation, SourcedMessage, estimate_projected_context_tokens,
     path_token_estimates, prepare_compaction,
 };
 pub use prompts::{PromptFileError, Prompts};
-pub use recall::{RecallReport, identifier_recall};
 pub use runner::{
     CompactOptions, CompactionResult, NO_PRIOR_HISTORY, TURN_CONTEXT_SEPARATOR, compact,
     history_request, run_request, serialize_messages, turn_prefix_request,

@@ -12,7 +12,7 @@ use crate::error::CompactionError;
 use crate::prepare::{Preparation, SourcedMessage};
 use crate::prompts::Prompts;
 use crate::serialize::serialize_conversation;
-use crate::summarizer::{Summarizer, SummaryPurpose, SummaryRequest, SummaryResponse};
+use crate::summarizer::{Summarizer, SummaryPurpose, SummaryRequest, SummaryResponse, SummarySpan};
 
 /// Stand-in history summary when a split turn has nothing before it and no previous summary.
 pub const NO_PRIOR_HISTORY: &str = "No prior history.";
@@ -95,6 +95,33 @@ pub fn history_request(
         // Pi 1.6: no limit of its own; the provider fits the model's output limit.
         max_tokens: None,
         reasoning: reasoning(summarizer, options),
+        source: SummarySpan {
+            focus: options.focus.clone().filter(|focus| !focus.is_empty()),
+            ..source(
+                &preparation.messages_to_summarize,
+                preparation.previous_summary.clone(),
+                &preparation.file_operations,
+            )
+        },
+    }
+}
+
+/// The structured side of a request: the messages, the earlier summary, the file lists.
+pub(crate) fn source(
+    messages: &[SourcedMessage],
+    previous_summary: Option<String>,
+    files: &crate::file_ops::FileOperations,
+) -> SummarySpan {
+    let lists = files.lists();
+    SummarySpan {
+        messages: messages
+            .iter()
+            .map(|message| message.message.clone())
+            .collect(),
+        previous_summary,
+        read_files: lists.read_files,
+        modified_files: lists.modified_files,
+        focus: None,
     }
 }
 
@@ -119,6 +146,11 @@ pub fn turn_prefix_request(
         user_text,
         max_tokens: None,
         reasoning: reasoning(summarizer, options),
+        source: source(
+            &preparation.turn_prefix_messages,
+            None,
+            &crate::file_ops::FileOperations::default(),
+        ),
     }
 }
 

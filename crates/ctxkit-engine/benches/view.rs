@@ -3,10 +3,11 @@
 
 use std::sync::Arc;
 
-use ctxkit_compaction::{OfflineSummarizer, Prompts};
+use ctxkit_compaction::Prompts;
 use ctxkit_engine::{Engine, EngineOptions, EngineSettings, HookSet, ModelInfo};
 use ctxkit_protocol::AgentMessage;
 use ctxkit_session::Session;
+use ctxkit_summarizer_offline::OfflineSummarizer;
 use serde_json::json;
 
 fn main() {
@@ -32,7 +33,7 @@ fn engine(count: usize) -> (tokio::runtime::Runtime, Engine) {
                 id: "bench".into(),
                 context_window: 1_000_000,
             }),
-            summarizer: Arc::new(OfflineSummarizer),
+            summarizer: Arc::new(OfflineSummarizer::default()),
             prompts: Prompts::default(),
             hooks: HookSet::new(),
             thinking_level: None,

@@ -51,8 +51,25 @@ pub struct ConversationPrefix {
     pub reasoning: Option<String>,
 }
 
+/// What a summary request covers, as structure: the span's messages, the earlier summary and the
+/// files the span read and changed. A summarizer that reads structure rather than text (the offline
+/// one) uses it; a model summarizer sends `user_text`, which holds the same span serialized.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SummarySpan {
+    /// The messages to summarize, as the session holds them.
+    pub messages: Vec<AgentMessage>,
+    /// The earlier summary an update starts from.
+    pub previous_summary: Option<String>,
+    /// Files the span (and the earlier summary's lists) read and did not change.
+    pub read_files: Vec<String>,
+    /// Files the span (and the earlier summary's lists) changed.
+    pub modified_files: Vec<String>,
+    /// What the user asked the summary to focus on (`/compact <focus>`, `--focus`), if anything.
+    pub focus: Option<String>,
+}
+
 /// One summary request.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SummaryRequest {
     pub purpose: SummaryPurpose,
     /// The system prompt of a fresh request (a request continuing a conversation sends the
@@ -66,6 +83,8 @@ pub struct SummaryRequest {
     pub max_tokens: Option<u64>,
     /// The reasoning level, when the summarizer supports one and it is not `off`.
     pub reasoning: Option<String>,
+    /// The span as structure (empty when the caller has only text).
+    pub source: SummarySpan,
 }
 
 /// A summarizer's answer.

@@ -7,10 +7,11 @@ use std::sync::{Arc, Mutex};
 
 use ctxkit_agent::testing::ScriptedModel;
 use ctxkit_agent::{AgentEvent, Approval, Approver, PromptOutcome};
-use ctxkit_compaction::{OfflineSummarizer, Summarizer};
+use ctxkit_compaction::Summarizer;
 use ctxkit_engine::{CompactionReason, Decision, EngineEvent, EngineSettings};
 use ctxkit_llm::ChatRequest;
 use ctxkit_protocol::AgentMessage;
+use ctxkit_summarizer_offline::OfflineSummarizer;
 use futures::future::BoxFuture;
 use serde_json::json;
 
@@ -228,7 +229,11 @@ impl Summarizer for Counting {
     ) -> BoxFuture<'_, Result<ctxkit_compaction::SummaryResponse, ctxkit_compaction::SummarizerError>>
     {
         self.0.fetch_add(1, Ordering::SeqCst);
-        OfflineSummarizer.summarize(request, cancel)
+        Box::pin(async move {
+            OfflineSummarizer::default()
+                .summarize(request, cancel)
+                .await
+        })
     }
 }
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ctxkit_agent::{AgentEvent, PromptOutcome};
-use ctxkit_compaction::{OfflineSummarizer, Prompts};
+use ctxkit_compaction::Prompts;
 use ctxkit_engine::{Engine, EngineOptions, EngineSettings, HookSet};
 use ctxkit_llm::{
     ApiKey, ChatDelta, EnvSettings, LlmOptions, ModelClient, ModelRole, RetryPolicy, Timeouts,
@@ -16,6 +16,7 @@ use ctxkit_llm::{
 };
 use ctxkit_protocol::{AgentMessage, ContentBlock};
 use ctxkit_session::Session;
+use ctxkit_summarizer_offline::OfflineSummarizer;
 use serde_json::json;
 
 use crate::support::Recorder;
@@ -90,7 +91,7 @@ async fn agent_over(base_url: String, dir: &tempfile::TempDir) -> (ctxkit_agent:
         EngineOptions {
             settings: EngineSettings::from_document(&json!({})).unwrap(),
             model: None,
-            summarizer: Arc::new(OfflineSummarizer),
+            summarizer: Arc::new(OfflineSummarizer::default()),
             prompts: Prompts::default(),
             hooks: HookSet::new(),
             thinking_level: None,

@@ -10,11 +10,12 @@ use ctxkit_agent::testing::{ScriptedModel, request_chars};
 use ctxkit_agent::{
     Agent, AgentEvent, AgentObserver, AgentOptions, ApproveAll, PromptOutcome, ToolRegistry,
 };
-use ctxkit_compaction::{OfflineSummarizer, Prompts};
+use ctxkit_compaction::Prompts;
 use ctxkit_engine::{Engine, EngineOptions, EngineSettings, HookSet, ModelInfo};
 use ctxkit_llm::ChatRequest;
 use ctxkit_protocol::{AgentMessage, AssistantMessage, MessageContent};
 use ctxkit_session::Session;
+use ctxkit_summarizer_offline::OfflineSummarizer;
 use futures::future::BoxFuture;
 use serde_json::json;
 
@@ -83,7 +84,7 @@ impl World {
     }
 
     pub async fn with_settings(model: ScriptedModel, settings: EngineSettings) -> Self {
-        Self::with_summarizer(model, settings, Arc::new(OfflineSummarizer)).await
+        Self::with_summarizer(model, settings, Arc::new(OfflineSummarizer::default())).await
     }
 
     pub async fn with_summarizer(

@@ -1,17 +1,26 @@
-//! `summary-eval`: recall, size and noise of the offline summarizer on the hand-built corpus (see
-//! `docs/summaries.md`). Prints a markdown table per budget; `--verbose` adds every summary with its
-//! missed facts and noise lines; `--json` prints the results as JSON.
+//! `summary-eval`: recall, size and noise of the offline summarizer on the corpus of
+//! `crates/ctxkit-bench/eval/summaries/`, beside the verbatim tail of each span at the summary's
+//! size (see `docs/summaries.md`). Prints a markdown table per budget; `--verbose` adds every
+//! summary with its missed facts and noise lines; `--json` prints the results as JSON.
+
+use std::path::PathBuf;
 
 use clap::Parser;
-use ctxkit_bench::summary_eval::{corpus, evaluate, render_markdown};
+use ctxkit_bench::summary_eval::{corpus_dir, evaluate, load_corpus, render_markdown};
 
-/// Measure the offline summarizer against hand-written facts.
+/// Measure the offline summarizer against hand-written facts and the verbatim tail.
 #[derive(Debug, Parser)]
 #[command(version)]
 struct Args {
-    /// Summary budgets in tokens (default: 2000 and the default compaction budget, 13107).
+    /// Summary budgets in tokens (default: the default compaction budget, 13107).
     #[arg(long = "budget")]
     budgets: Vec<u64>,
+    /// The corpus folder (default: the source tree's `crates/ctxkit-bench/eval/summaries`).
+    #[arg(long)]
+    corpus: Option<PathBuf>,
+    /// Only the cases whose folder starts with this (`developed`, `held-out/sets-1-13`, …).
+    #[arg(long)]
+    group: Option<String>,
     /// Print each summary, its missed facts and its noise lines.
     #[arg(long)]
     verbose: bool,
@@ -23,11 +32,14 @@ struct Args {
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let budgets = if args.budgets.is_empty() {
-        vec![2_000, 13_107]
+        vec![13_107]
     } else {
         args.budgets
     };
-    let cases = corpus();
+    let mut cases = load_corpus(&args.corpus.unwrap_or_else(corpus_dir))?;
+    if let Some(group) = &args.group {
+        cases.retain(|case| case.group.starts_with(group.as_str()));
+    }
     let mut out = String::new();
     let mut all = Vec::new();
     for budget in budgets {
@@ -37,16 +49,19 @@ fn main() -> anyhow::Result<()> {
         if args.verbose {
             for result in &results {
                 out.push_str(&format!(
-                    "### {} ({budget})\n\nMissed: {:?}\n\nNoise lines:\n{}\n\n```\n{}\n```\n\n",
+                    "### {}/{} ({budget})\n\nMissed: {:?}\nTail missed: {:?}\n\nNoise lines:\n{}\n\n```\n{}\n```\n\n",
+                    result.group,
                     result.name,
-                    result.missed,
+                    result.summary.missed,
+                    result.tail.missed,
                     result
+                        .summary
                         .noise
                         .iter()
                         .map(|line| format!("    {line}"))
                         .collect::<Vec<_>>()
                         .join("\n"),
-                    result.summary
+                    result.summary_text
                 ));
             }
         }

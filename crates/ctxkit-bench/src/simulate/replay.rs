@@ -10,13 +10,14 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use ctxkit_compaction::{OfflineSummarizer, Prompts, estimate_tokens};
+use ctxkit_compaction::{Prompts, estimate_tokens};
 use ctxkit_engine::{
     CheckReport, CompactionEnd, CompactionReason, Engine, EngineError, EngineOptions,
     EngineSettings, HookSet, ModelInfo,
 };
 use ctxkit_protocol::{AgentMessage, AssistantMessage, JsonObject, Usage};
 use ctxkit_session::Session;
+use ctxkit_summarizer_offline::OfflineSummarizer;
 
 use super::ledger::{Ledger, compaction_tokens};
 use super::meter::{Request, shared_prefix};
@@ -368,7 +369,7 @@ pub(crate) async fn replay(
                 id: MODEL.to_owned(),
                 context_window: options.context_window,
             }),
-            summarizer: Arc::new(OfflineSummarizer),
+            summarizer: Arc::new(OfflineSummarizer::default()),
             prompts: Prompts::default(),
             hooks: HookSet::new(),
             thinking_level: None,

@@ -1,90 +1,30 @@
-//! `summary-eval`: how much of what a continuing model must know an offline summary keeps. A corpus
-//! of hand-built sessions (`corpus`), each with a hand-written list of facts, is summarized the way
-//! a compaction would summarize it; the report gives per session the recall of those facts, the
-//! summary's size (exact cl100k tokens) and its noise rate (content lines carrying none of the facts).
+//! `summary-eval`: how much of what a continuing model must know an offline summary keeps, beside
+//! the verbatim tail of the span at the same size. The corpus is data: one JSON file per session
+//! under `crates/ctxkit-bench/eval/summaries/` (`developed/…`, `held-out/…`), each with the span's
+//! messages, the earlier summary of an update and a hand-written list of facts. Each session is
+//! summarized the way a compaction would summarize it; the report gives the recall of those facts,
+//! the summary's size (exact cl100k tokens) and its noise rate (content lines carrying none of the
+//! facts), and the same recall and noise for the last part of the serialized span cut to the
+//! summary's size.
 
-mod builder;
-mod cases_developed_more;
-mod cases_developed_third;
-mod cases_english;
-mod cases_held_out;
-mod cases_held_out_eighth;
-mod cases_held_out_eleventh;
-mod cases_held_out_fifth;
-mod cases_held_out_fourth;
-mod cases_held_out_ninth;
-mod cases_held_out_seventh;
-mod cases_held_out_sixth;
-mod cases_held_out_tenth;
-mod cases_held_out_third;
-mod cases_held_out_thirteenth;
-mod cases_held_out_twelfth;
-mod cases_other;
+mod corpus;
+mod report;
 
 use ctxkit_compaction::{
-    Encoding, Prompts, SummaryPurpose, SummaryRequest, count_text_tokens, serialize_conversation,
-    summarize_offline,
+    Encoding, FileOperations, Prompts, SummaryPurpose, SummaryRequest, count_text_tokens,
+    serialize_conversation,
 };
-use ctxkit_protocol::AgentMessage;
+use ctxkit_summarizer::SummarySpan;
+use ctxkit_summarizer_offline::summarize_offline;
 use serde::Serialize;
 
-pub use builder::{SessionBuilder, parallel_turn};
-
-/// One fact a continuing model must know, found when any of its spellings is in the summary.
-#[derive(Debug, Clone, Copy)]
-pub struct Fact {
-    pub what: &'static str,
-    /// Case-insensitive substrings; any one counts.
-    pub any_of: &'static [&'static str],
-}
-
-pub(crate) const fn fact(what: &'static str, any_of: &'static [&'static str]) -> Fact {
-    Fact { what, any_of }
-}
-
-/// One session of the corpus.
-#[derive(Debug, Clone)]
-pub struct Case {
-    pub name: &'static str,
-    /// The span being summarized.
-    pub messages: Vec<AgentMessage>,
-    /// The earlier summary, for an update.
-    pub previous: Option<String>,
-    pub purpose: SummaryPurpose,
-    /// Whether the session is held in Chinese (the summary's contents should be too).
-    pub chinese: bool,
-    /// Written after the summarizer's rules were settled, and not used to change them.
-    pub held_out: bool,
-    pub facts: Vec<Fact>,
-}
-
-/// The corpus: every case, in a fixed order.
-pub fn corpus() -> Vec<Case> {
-    let mut cases = cases_english::cases();
-    cases.extend(cases_other::cases());
-    cases.extend(cases_developed_more::cases());
-    cases.extend(cases_developed_more::second_batch());
-    cases.extend(cases_developed_third::cases());
-    cases.extend(cases_held_out::cases());
-    cases.extend(cases_held_out_third::cases());
-    cases.extend(cases_held_out_fourth::cases());
-    cases.extend(cases_held_out_fifth::cases());
-    cases.extend(cases_held_out_sixth::cases());
-    cases.extend(cases_held_out_seventh::cases());
-    cases.extend(cases_held_out_eighth::cases());
-    cases.extend(cases_held_out_ninth::cases());
-    cases.extend(cases_held_out_tenth::cases());
-    cases.extend(cases_held_out_eleventh::cases());
-    cases.extend(cases_held_out_twelfth::cases());
-    cases.extend(cases_held_out_thirteenth::cases());
-    cases
-}
+pub use corpus::{Case, Fact, corpus, corpus_dir, load_corpus};
+pub use report::{Totals, render_markdown, totals};
 
 /// The request a compaction (or branch summary) would send for a case.
 pub fn request(case: &Case, max_tokens: u64) -> SummaryRequest {
     let prompts = Prompts::default();
-    let conversation = serialize_conversation(&ctxkit_session::convert_to_llm(&case.messages));
-    let mut text = format!("<conversation>\n{conversation}\n</conversation>\n\n");
+    let mut text = format!("<conversation>\n{}\n</conversation>\n\n", span_text(case));
     let instructions = match (&case.previous, case.purpose) {
         (_, SummaryPurpose::Branch) => &prompts.branch,
         (Some(previous), SummaryPurpose::History | SummaryPurpose::TurnPrefix) => {
@@ -96,31 +36,88 @@ pub fn request(case: &Case, max_tokens: u64) -> SummaryRequest {
         (None, SummaryPurpose::History | SummaryPurpose::TurnPrefix) => &prompts.initial,
     };
     text.push_str(instructions);
+    let mut files = FileOperations::default();
+    for message in &case.messages {
+        files.add_from_message(message);
+    }
+    let lists = files.lists();
     SummaryRequest {
         purpose: case.purpose,
         system_prompt: prompts.system,
         user_text: text,
         max_tokens: Some(max_tokens),
         reasoning: None,
+        source: SummarySpan {
+            messages: case.messages.clone(),
+            previous_summary: case.previous.clone(),
+            read_files: lists.read_files,
+            modified_files: lists.modified_files,
+            focus: None,
+        },
     }
 }
 
-/// The measured summary of one case.
+/// The span as a compaction serializes it for a model.
+pub fn span_text(case: &Case) -> String {
+    serialize_conversation(&ctxkit_session::convert_to_llm(&case.messages))
+}
+
+/// The last part of `text` holding at most `tokens` cl100k tokens, starting at a line when one
+/// fits: the verbatim-tail baseline.
+pub fn verbatim_tail(text: &str, tokens: u64) -> &str {
+    let fits = |start: usize| count_text_tokens(&text[start..], Encoding::Cl100kBase) <= tokens;
+    // The smallest char boundary whose suffix fits (suffixes shrink as the start moves right).
+    let boundaries: Vec<usize> = text.char_indices().map(|(index, _)| index).collect();
+    let (mut low, mut high) = (0, boundaries.len());
+    while low < high {
+        let middle = (low + high) / 2;
+        if fits(boundaries[middle]) {
+            high = middle;
+        } else {
+            low = middle + 1;
+        }
+    }
+    let start = boundaries.get(low).copied().unwrap_or(text.len());
+    // Start at the next line when the cut falls inside one and a line follows.
+    let line_start = match text[start..].find('\n') {
+        Some(offset) if start > 0 && !text[..start].ends_with('\n') => start + offset + 1,
+        Some(_) | None => start,
+    };
+    &text[line_start..]
+}
+
+/// One text measured against a case's facts.
 #[derive(Debug, Clone, Serialize)]
-pub struct CaseResult {
-    pub name: &'static str,
-    pub held_out: bool,
-    pub facts: usize,
+pub struct Measure {
     pub recalled: usize,
-    /// Exact cl100k tokens of the summary.
+    /// Exact cl100k tokens.
     pub tokens: u64,
     pub content_lines: usize,
     pub noise_lines: usize,
-    /// For a Chinese session: the share of content lines holding Chinese text.
-    pub chinese_lines: Option<f64>,
-    pub missed: Vec<&'static str>,
+    pub missed: Vec<String>,
     pub noise: Vec<String>,
-    pub summary: String,
+}
+
+impl Measure {
+    pub fn noise_rate(&self) -> f64 {
+        self.noise_lines as f64 / self.content_lines.max(1) as f64
+    }
+}
+
+/// The measured summary of one case and its verbatim-tail baseline at the same size.
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseResult {
+    pub name: String,
+    /// The case's folder under the corpus (`developed`, `held-out`, …).
+    pub group: String,
+    pub facts: usize,
+    /// Tokens of the serialized span.
+    pub span_tokens: u64,
+    pub summary: Measure,
+    pub tail: Measure,
+    /// For a Chinese session: the share of the summary's content lines holding Chinese text.
+    pub chinese_lines: Option<f64>,
+    pub summary_text: String,
 }
 
 /// Lines that are structure rather than content: headings, the notice, placeholders, notes of what
@@ -145,48 +142,52 @@ fn has_han(text: &str) -> bool {
     text.chars().any(|c| ('\u{4E00}'..='\u{9FFF}').contains(&c))
 }
 
-/// Scores a summary against a case's facts.
-pub fn score(case: &Case, summary: &str) -> CaseResult {
-    let lower = summary.to_lowercase();
-    let found = |fact: &Fact| {
-        fact.any_of
-            .iter()
-            .any(|needle| lower.contains(&needle.to_lowercase()))
-    };
-    let missed: Vec<&'static str> = case
+/// Measures a text against a case's facts.
+pub fn measure(case: &Case, text: &str) -> Measure {
+    let lower = text.to_lowercase();
+    let missed: Vec<String> = case
         .facts
         .iter()
-        .filter(|fact| !found(fact))
-        .map(|fact| fact.what)
+        .filter(|fact| !fact.found_in(&lower))
+        .map(|fact| fact.what.clone())
         .collect();
-    let content: Vec<&str> = summary.lines().filter(|line| is_content(line)).collect();
+    let content: Vec<&str> = text.lines().filter(|line| is_content(line)).collect();
     let noise: Vec<String> = content
         .iter()
         .filter(|line| {
             let line = line.to_lowercase();
-            !case.facts.iter().any(|fact| {
-                fact.any_of
-                    .iter()
-                    .any(|needle| line.contains(&needle.to_lowercase()))
-            })
+            !case.facts.iter().any(|fact| fact.found_in(&line))
         })
         .map(|line| (*line).to_owned())
         .collect();
+    Measure {
+        recalled: case.facts.len() - missed.len(),
+        tokens: count_text_tokens(text, Encoding::Cl100kBase),
+        content_lines: content.len(),
+        noise_lines: noise.len(),
+        missed,
+        noise,
+    }
+}
+
+/// Scores a summary and the verbatim tail of the same size against a case's facts.
+pub fn score(case: &Case, summary: &str) -> CaseResult {
+    let span = span_text(case);
+    let summary_measure = measure(case, summary);
+    let tail = measure(case, verbatim_tail(&span, summary_measure.tokens));
     let chinese_lines = case.chinese.then(|| {
+        let content: Vec<&str> = summary.lines().filter(|line| is_content(line)).collect();
         content.iter().filter(|line| has_han(line)).count() as f64 / content.len().max(1) as f64
     });
     CaseResult {
-        name: case.name,
-        held_out: case.held_out,
+        name: case.name.clone(),
+        group: case.group.clone(),
         facts: case.facts.len(),
-        recalled: case.facts.len() - missed.len(),
-        tokens: count_text_tokens(summary, Encoding::Cl100kBase),
-        content_lines: content.len(),
-        noise_lines: noise.len(),
+        span_tokens: count_text_tokens(&span, Encoding::Cl100kBase),
+        summary: summary_measure,
+        tail,
         chinese_lines,
-        missed,
-        noise,
-        summary: summary.to_owned(),
+        summary_text: summary.to_owned(),
     }
 }
 
@@ -198,133 +199,5 @@ pub fn evaluate(cases: &[Case], max_tokens: u64) -> Vec<CaseResult> {
         .collect()
 }
 
-/// Totals over a run: recall and noise pooled over all facts and lines.
-#[derive(Debug, Clone, Copy, Serialize)]
-pub struct Totals {
-    pub recall: f64,
-    pub noise: f64,
-    pub mean_tokens: f64,
-    pub max_tokens: u64,
-}
-
-pub fn totals(results: &[CaseResult]) -> Totals {
-    let facts: usize = results.iter().map(|result| result.facts).sum();
-    let recalled: usize = results.iter().map(|result| result.recalled).sum();
-    let lines: usize = results.iter().map(|result| result.content_lines).sum();
-    let noise: usize = results.iter().map(|result| result.noise_lines).sum();
-    Totals {
-        recall: recalled as f64 / facts.max(1) as f64,
-        noise: noise as f64 / lines.max(1) as f64,
-        mean_tokens: results
-            .iter()
-            .map(|result| result.tokens as f64)
-            .sum::<f64>()
-            / results.len().max(1) as f64,
-        max_tokens: results
-            .iter()
-            .map(|result| result.tokens)
-            .max()
-            .unwrap_or(0),
-    }
-}
-
-/// The report as a markdown table.
-pub fn render_markdown(budget: u64, results: &[CaseResult]) -> String {
-    let mut text = format!(
-        "Budget {budget} tokens.\n\n| Session | Facts recalled | Recall | Tokens (cl100k) | Content lines | Noise lines | Noise |\n|---|---:|---:|---:|---:|---:|---:|\n"
-    );
-    for result in results {
-        let language = result
-            .chinese_lines
-            .map(|share| format!(" (Chinese lines {:.0}%)", share * 100.0))
-            .unwrap_or_default();
-        text.push_str(&format!(
-            "| {}{language} | {}/{} | {:.0}% | {} | {} | {} | {:.0}% |\n",
-            result.name,
-            result.recalled,
-            result.facts,
-            result.recalled as f64 * 100.0 / result.facts.max(1) as f64,
-            result.tokens,
-            result.content_lines,
-            result.noise_lines,
-            result.noise_lines as f64 * 100.0 / result.content_lines.max(1) as f64
-        ));
-    }
-    let (held_out, developed): (Vec<CaseResult>, Vec<CaseResult>) =
-        results.iter().cloned().partition(|result| result.held_out);
-    for (label, group) in [
-        ("all", results.to_vec()),
-        ("developed on", developed),
-        ("held out", held_out),
-    ] {
-        let totals = totals(&group);
-        text.push_str(&format!(
-            "| **{label}** | | **{:.1}%** | mean {:.0}, max {} | | | **{:.1}%** |\n",
-            totals.recall * 100.0,
-            totals.mean_tokens,
-            totals.max_tokens,
-            totals.noise * 100.0
-        ));
-    }
-    text
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn scoring_counts_facts_and_noise_lines() {
-        let case = Case {
-            name: "t",
-            messages: Vec::new(),
-            previous: None,
-            purpose: SummaryPurpose::History,
-            chinese: false,
-            held_out: false,
-            facts: vec![
-                Fact {
-                    what: "the file",
-                    any_of: &["src/a.rs"],
-                },
-                Fact {
-                    what: "the hash",
-                    any_of: &["1a2b3c4"],
-                },
-            ],
-        };
-        let result = score(
-            &case,
-            "_notice_\n\n## Goal\n- Fix SRC/A.RS\n- something else\n\n## Blocked\n- (none)",
-        );
-        assert_eq!((result.recalled, result.facts), (1, 2));
-        assert_eq!((result.noise_lines, result.content_lines), (1, 2));
-        assert_eq!(result.missed, ["the hash"]);
-    }
-
-    #[test]
-    fn the_offline_summarizer_meets_the_targets_on_the_corpus() {
-        let results = evaluate(&corpus(), 2_000);
-        let totals = totals(&results);
-        assert!(totals.recall >= 0.8, "{}", render_markdown(2_000, &results));
-        assert!(totals.noise <= 0.10, "{}", render_markdown(2_000, &results));
-        assert!(totals.max_tokens <= 2_000);
-        for result in &results {
-            if let Some(share) = result.chinese_lines {
-                assert!(share >= 0.8, "{}", result.summary);
-            }
-        }
-    }
-
-    #[test]
-    fn every_case_has_facts_and_messages() {
-        let cases = corpus();
-        assert!(cases.len() >= 6);
-        assert!(cases.iter().any(|case| case.chinese));
-        assert!(cases.iter().any(|case| case.previous.is_some()));
-        for case in &cases {
-            assert!(case.facts.len() >= 8, "{}", case.name);
-            assert!(case.messages.len() >= 10, "{}", case.name);
-        }
-    }
-}
+mod tests;

@@ -5,7 +5,8 @@
 use std::io::Write;
 
 use anyhow::{Context as _, Result};
-use ctxkit_compaction::{CompactionSettings, OfflineSummarizer, Prompts, Summarizer};
+use ctxkit_compaction::{CompactionSettings, Prompts, Summarizer};
+use ctxkit_summarizer_offline::OfflineSummarizer;
 
 use super::config::{load_settings, resource_environment};
 use crate::cli::GlobalArgs;
@@ -166,7 +167,7 @@ fn choose_summarizer(
             let window = client.context_window();
             Ok((Box::new(client), window))
         }
-        None => Ok((Box::new(OfflineSummarizer), None)),
+        None => Ok((Box::new(OfflineSummarizer::default()), None)),
     }
 }
 

@@ -244,7 +244,7 @@ fn compact_plan_run_list_and_undo() {
         "--preview",
     ]);
     assert!(
-        preview.contains("Preview (nothing written): 3598 → 2344 tokens, estimated (35% saved)"),
+        preview.contains("Preview (nothing written): 3598 → 2547 tokens, estimated (29% saved)"),
         "{preview}"
     );
     assert_eq!(

@@ -1,11 +1,11 @@
 //! Listing, undoing and guarding compactions.
 
 use ctxkit_compaction::{
-    CompactOptions, CompactionSettings, LoopGuard, OfflineSummarizer, Prompts,
-    UNDO_COMPACTION_TYPE, check_after_compaction, compact, list_compactions, prepare_compaction,
-    undo_last_compaction,
+    CompactOptions, CompactionSettings, LoopGuard, Prompts, UNDO_COMPACTION_TYPE,
+    check_after_compaction, compact, list_compactions, prepare_compaction, undo_last_compaction,
 };
 use ctxkit_session::{NewCompaction, Session, SummarySource};
+use ctxkit_summarizer_offline::OfflineSummarizer;
 use tokio_util::sync::CancellationToken;
 
 use crate::fixtures::{split_turn_session, user};
@@ -16,7 +16,7 @@ async fn compact_once(session: &mut Session, settings: CompactionSettings) -> St
         .unwrap();
     let result = compact(
         &preparation,
-        &OfflineSummarizer,
+        &OfflineSummarizer::default(),
         &Prompts::default(),
         &CompactOptions::default(),
         &CancellationToken::new(),

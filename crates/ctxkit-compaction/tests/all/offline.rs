@@ -1,13 +1,13 @@
-//! The offline summarizer on the shipped demo session: format, budget, and identifier recall against
-//! plain truncation.
+//! The offline summarizer on the shipped demo session: format, budget, and the span's paths kept
+//! against the verbatim tail of the same length.
 
 use std::path::Path;
 
 use ctxkit_compaction::{
-    CompactOptions, CompactionSettings, OFFLINE_NOTICE, OfflineSummarizer, Prompts, compact,
-    identifier_recall, prepare_compaction, serialize_messages,
+    CompactOptions, CompactionSettings, Prompts, compact, prepare_compaction, serialize_messages,
 };
 use ctxkit_session::Session;
+use ctxkit_summarizer_offline::{OFFLINE_NOTICE, OfflineSummarizer};
 use tokio_util::sync::CancellationToken;
 
 fn demo() -> Session {
@@ -15,8 +15,34 @@ fn demo() -> Session {
         .unwrap()
 }
 
+/// The distinct path-like words of `text` (a `/` and a `.` after it).
+fn paths(text: &str) -> Vec<&str> {
+    let mut found: Vec<&str> = text
+        .split(|c: char| c.is_whitespace() || "`'\",;()[]{}<>".contains(c))
+        .map(|word| word.trim_end_matches(['.', ':']))
+        .filter(|word| {
+            word.contains('/')
+                && word
+                    .rsplit('/')
+                    .next()
+                    .is_some_and(|name| name.contains('.'))
+        })
+        .collect();
+    found.sort_unstable();
+    found.dedup();
+    found
+}
+
+/// The last part of `text` of at most `chars` characters.
+fn tail(text: &str, chars: usize) -> &str {
+    let skip = text.chars().count().saturating_sub(chars);
+    text.char_indices()
+        .nth(skip)
+        .map_or("", |(offset, _)| &text[offset..])
+}
+
 #[tokio::test]
-async fn offline_summary_is_structured_bounded_and_keeps_more_identifiers_than_truncation() {
+async fn offline_summary_is_structured_bounded_and_keeps_more_paths_than_the_verbatim_tail() {
     let session = demo();
     for keep in [500, 2_000] {
         let settings = CompactionSettings {
@@ -29,7 +55,7 @@ async fn offline_summary_is_structured_bounded_and_keeps_more_identifiers_than_t
             .unwrap();
         let result = compact(
             &preparation,
-            &OfflineSummarizer,
+            &OfflineSummarizer::default(),
             &Prompts::default(),
             &CompactOptions::default(),
             &CancellationToken::new(),
@@ -55,11 +81,16 @@ async fn offline_summary_is_structured_bounded_and_keeps_more_identifiers_than_t
             ctxkit_compaction::utf16_len(history) <= 4 * settings.max_summary_tokens() as usize
         );
         let span = serialize_messages(&preparation.messages_to_summarize);
-        let report = identifier_recall(&span, history);
-        assert!(report.identifiers > 10, "{report:?}");
+        let wanted = paths(&span);
+        let baseline = tail(&span, history.chars().count());
+        let kept = |text: &str| wanted.iter().filter(|path| text.contains(*path)).count();
+        assert!(wanted.len() > 5, "{wanted:?}");
         assert!(
-            report.summary > report.head_truncation && report.summary > report.tail_truncation,
-            "keep {keep}: {report:?}"
+            kept(history) > kept(baseline),
+            "keep {keep}: {} of {} paths against the tail's {}\n{history}",
+            kept(history),
+            wanted.len(),
+            kept(baseline)
         );
     }
 }
@@ -82,7 +113,7 @@ async fn offline_summaries_are_deterministic() {
     );
     let first = compact(
         &preparation,
-        &OfflineSummarizer,
+        &OfflineSummarizer::default(),
         &prompts,
         &options,
         &cancel,
@@ -91,7 +122,7 @@ async fn offline_summaries_are_deterministic() {
     .unwrap();
     let second = compact(
         &preparation,
-        &OfflineSummarizer,
+        &OfflineSummarizer::default(),
         &prompts,
         &options,
         &cancel,

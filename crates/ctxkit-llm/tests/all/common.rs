@@ -43,6 +43,7 @@ pub fn request(reasoning: Option<&str>) -> SummaryRequest {
         user_text: "<conversation>hello</conversation>".into(),
         max_tokens: Some(1000),
         reasoning: reasoning.map(str::to_owned),
+        source: ctxkit_summarizer::SummarySpan::default(),
     }
 }
 

@@ -1,0 +1,318 @@
+//! What the span provably holds, gathered once from its steps: requests, replies, commands with
+//! their outcomes, files read and changed, commits, errors, the earlier summaries' items, and the
+//! identifiers ranked by who named them.
+
+use std::collections::HashMap;
+
+use ctxkit_summarizer::SummarySpan;
+
+use crate::previous::{EarlierItem, earlier_items};
+use crate::span::{Call, CallKind, Step, steps};
+use crate::text::{best_error_line, clip, identifiers, one_line};
+
+/// One distinct command and how its runs went.
+#[derive(Debug, Clone)]
+pub struct CommandRecord {
+    pub command: String,
+    /// The step of the last run.
+    pub last_step: usize,
+    pub runs: usize,
+    pub failures: usize,
+    pub first_error: Option<String>,
+    pub last_failed: bool,
+    pub last_error: Option<String>,
+}
+
+/// The span, gathered.
+#[derive(Debug, Default)]
+pub struct Digest {
+    pub steps: Vec<Step>,
+    pub requests: Vec<String>,
+    pub replies: Vec<String>,
+    pub commands: Vec<CommandRecord>,
+    /// Changed files with how many changes each.
+    pub changed: Vec<(String, usize)>,
+    pub read: Vec<String>,
+    /// Calls still waiting for their result.
+    pub pending: Vec<(usize, String)>,
+    /// `hash` on `branch`: message, as `git commit` printed them.
+    pub commits: Vec<String>,
+    /// Distinct error lines of failed calls, oldest first.
+    pub errors: Vec<String>,
+    pub earlier: Vec<EarlierItem>,
+    /// Identifiers, best first.
+    pub ranked: Vec<String>,
+    /// What the user asked the summary to focus on.
+    pub focus: Option<String>,
+}
+
+impl Digest {
+    pub fn new(source: &SummarySpan) -> Self {
+        let steps = steps(&source.messages);
+        let mut digest = Self::default();
+        if let Some(previous) = &source.previous_summary {
+            digest.earlier.extend(earlier_items(previous));
+        }
+        let mut last_words = None;
+        for (index, step) in steps.iter().enumerate() {
+            match step {
+                Step::Request(text) => {
+                    digest.requests.push(text.clone());
+                    last_words = Some(index);
+                }
+                Step::Reply(text) => {
+                    digest.replies.push(text.clone());
+                    last_words = Some(index);
+                }
+                Step::Summary(text) => digest.earlier.extend(earlier_items(text)),
+                Step::Call(call) => digest.add_call(index, call),
+            }
+        }
+        // A call without a result before later words was abandoned, not pending.
+        digest
+            .pending
+            .retain(|(index, _)| last_words.is_none_or(|words| *index > words));
+        for path in &source.modified_files {
+            if !digest.changed.iter().any(|(known, _)| known == path) {
+                digest.changed.push((path.clone(), 1));
+            }
+        }
+        for path in &source.read_files {
+            if !digest.read.contains(path) && !digest.changed.iter().any(|(known, _)| known == path)
+            {
+                digest.read.push(path.clone());
+            }
+        }
+        digest
+            .read
+            .retain(|path| !digest.changed.iter().any(|(known, _)| known == path));
+        digest.ranked = rank_identifiers(&steps, &digest.earlier);
+        digest.steps = steps;
+        digest.focus.clone_from(&source.focus);
+        digest
+    }
+
+    fn add_call(&mut self, index: usize, call: &Call) {
+        let Some(output) = &call.output else {
+            self.pending.push((index, call.target.clone()));
+            return;
+        };
+        // A search that found nothing exits non-zero without anything going wrong.
+        let looking = call.kind == CallKind::Command && only_looks(&call.target);
+        let error = (call.failed && !looking)
+            .then(|| best_error_line(output))
+            .flatten();
+        if let Some(line) = &error
+            && !self.errors.contains(line)
+        {
+            self.errors.push(line.clone());
+        }
+        match call.kind {
+            CallKind::Change => match self
+                .changed
+                .iter_mut()
+                .find(|(path, _)| *path == call.target)
+            {
+                Some((_, count)) => *count += 1,
+                None => self.changed.push((call.target.clone(), 1)),
+            },
+            CallKind::Read => {
+                if !self.read.contains(&call.target) {
+                    self.read.push(call.target.clone());
+                }
+            }
+            CallKind::Command if !looking => {
+                self.commits.extend(output.lines().filter_map(commit_line));
+                self.add_command(index, call, error);
+            }
+            CallKind::Command => {}
+            CallKind::Other => {}
+        }
+    }
+
+    fn add_command(&mut self, step: usize, call: &Call, error: Option<String>) {
+        let command = clip(&core_command(&call.target), 160);
+        let index = match self
+            .commands
+            .iter()
+            .position(|known| known.command == command)
+        {
+            Some(index) => index,
+            None => {
+                self.commands.push(CommandRecord {
+                    command,
+                    last_step: step,
+                    runs: 0,
+                    failures: 0,
+                    first_error: None,
+                    last_failed: false,
+                    last_error: None,
+                });
+                self.commands.len() - 1
+            }
+        };
+        let record = &mut self.commands[index];
+        record.runs += 1;
+        record.last_step = step;
+        record.last_failed = call.failed;
+        if call.failed {
+            record.failures += 1;
+            if record.first_error.is_none() {
+                record.first_error.clone_from(&error);
+            }
+            record.last_error = error;
+        }
+    }
+
+    /// Whether the span ends with the assistant's words (not a request or a tool call).
+    pub fn ends_with_reply(&self) -> bool {
+        matches!(self.steps.last(), Some(Step::Reply(_)))
+    }
+}
+
+/// Programs whose runs only look (listings, reads, searches, status): not progress.
+const LOOKING: &[&str] = &[
+    "ls",
+    "cat",
+    "head",
+    "tail",
+    "grep",
+    "rg",
+    "find",
+    "sed -n",
+    "awk",
+    "pwd",
+    "echo",
+    "wc",
+    "which",
+    "tree",
+    "file",
+    "stat",
+    "less",
+    "Get-ChildItem",
+    "Get-Content",
+    "Select-String",
+    "type",
+    "dir",
+];
+
+/// Whether a command only looks at things.
+pub fn only_looks(command: &str) -> bool {
+    let core = core_command(command);
+    let mut words = core.split_whitespace();
+    let program = words.next().unwrap_or("");
+    let sub = words.find(|word| !word.starts_with('-')).unwrap_or("");
+    LOOKING
+        .iter()
+        .any(|looking| core == *looking || core.starts_with(&format!("{looking} ")))
+        || (program == "git" && ["status", "log", "diff", "show", "branch", "blame"].contains(&sub))
+}
+
+/// A command as a step of work: its first line, without a leading `cd DIR &&`, output filters
+/// (`| tail -20`) and redirections of stderr (`2>&1`).
+pub fn core_command(command: &str) -> String {
+    let first = command
+        .lines()
+        .find(|line| !line.trim().is_empty())
+        .unwrap_or("");
+    let mut core = first.trim();
+    while let Some((head, rest)) = core.split_once("&&") {
+        if head.trim_start().starts_with("cd ") {
+            core = rest.trim();
+        } else {
+            break;
+        }
+    }
+    let core = core.split(" | ").next().unwrap_or(core);
+    one_line(&core.replace("2>&1", ""))
+}
+
+/// `[branch abc1234] message` as `git commit` prints it.
+fn commit_line(line: &str) -> Option<String> {
+    let inside = line.trim().strip_prefix('[')?;
+    let (head, message) = inside.split_once("] ")?;
+    let mut words = head.split_whitespace();
+    let branch = words.next()?;
+    let hash = words.last()?;
+    let is_hash = (7..=12).contains(&hash.len()) && hash.chars().all(|c| c.is_ascii_hexdigit());
+    is_hash.then(|| format!("Committed `{hash}` on `{branch}`: {}", clip(message, 160)))
+}
+
+/// Names in one message above which it counts as pasted.
+const PASTE_NAMES: f64 = 25.0;
+
+/// Identifiers weighted by who named them: the user most, then the assistant and the arguments
+/// of its calls and the errors, the earlier summaries, and tool output least (capped per name).
+fn rank_identifiers(steps: &[Step], earlier: &[EarlierItem]) -> Vec<String> {
+    let mut scores: HashMap<String, (f64, usize)> = HashMap::new();
+    let mut order = 0;
+    let mut add = |name: String, weight: f64, cap: f64| {
+        order += 1;
+        let entry = scores.entry(name).or_insert((0.0, order));
+        entry.0 = (entry.0 + weight).min(cap.max(entry.0));
+        entry.1 = order;
+    };
+    for item in earlier {
+        for name in identifiers(&item.text) {
+            add(name, 1.5, 100.0);
+        }
+    }
+    // A message naming many things is mostly pasted: its names weigh less each.
+    let spread = |names: Vec<String>, weight: f64| {
+        let scale = (PASTE_NAMES / names.len().max(1) as f64).min(1.0);
+        names.into_iter().map(move |name| (name, weight * scale))
+    };
+    for step in steps {
+        match step {
+            Step::Request(text) => {
+                for (name, weight) in spread(identifiers(text), 3.0) {
+                    add(name, weight, 100.0);
+                }
+            }
+            Step::Reply(text) => {
+                for (name, weight) in spread(identifiers(text), 2.0) {
+                    add(name, weight, 100.0);
+                }
+            }
+            Step::Summary(_) => {}
+            Step::Call(call) => {
+                for name in identifiers(&call.target) {
+                    add(name, 1.0, 100.0);
+                }
+                if let Some(output) = &call.output {
+                    if let Some(error) = call.failed.then(|| best_error_line(output)).flatten() {
+                        identifiers(&error)
+                            .into_iter()
+                            .for_each(|name| add(name, 2.0, 100.0));
+                    }
+                    for name in identifiers(output) {
+                        add(name, 0.1, 0.5);
+                    }
+                }
+            }
+        }
+    }
+    let total = order.max(1) as f64;
+    let mut ranked: Vec<(String, f64)> = scores
+        .into_iter()
+        .map(|(name, (score, last))| (name, score * (1.0 + last as f64 / total)))
+        .filter(|(_, score)| *score >= 1.0)
+        .collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    ranked.into_iter().map(|(name, _)| name).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_commit_line_is_read_and_a_log_line_is_not() {
+        assert_eq!(
+            commit_line("[feat/x 8c3d2f1] Rate-limit exports").unwrap(),
+            "Committed `8c3d2f1` on `feat/x`: Rate-limit exports"
+        );
+        assert_eq!(commit_line("4f1a9e2 (HEAD -> feat/x) wip"), None);
+        assert_eq!(commit_line("[chromium] › a.spec.ts"), None);
+    }
+}

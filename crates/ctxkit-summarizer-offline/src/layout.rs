@@ -1,0 +1,228 @@
+//! The summary's layout per purpose, the budget (items kept by priority, then identifiers, then the
+//! most recent steps), and rendering.
+
+use ctxkit_summarizer::{SummaryPurpose, SummaryRequest};
+
+use crate::digest::Digest;
+use crate::recent::{recent_lines, step_line};
+use crate::sections::{self, Item};
+use crate::span::Step;
+use crate::text::clip;
+use crate::{OFFLINE_NOTICE, SummarySize, count_tokens};
+
+/// Share of the budget the sections may take before the recent steps.
+const SECTIONS_SHARE: f64 = 0.8;
+/// Identifiers listed per line.
+const NAMES_PER_LINE: usize = 8;
+
+/// One heading with its items.
+struct Section {
+    heading: &'static str,
+    items: Vec<Item>,
+    /// Print `- (none)` when empty (a heading with sub-headings prints nothing).
+    placeholder: bool,
+}
+
+fn section(heading: &'static str, items: Vec<Item>) -> Section {
+    Section {
+        heading,
+        items,
+        placeholder: true,
+    }
+}
+
+fn layout(purpose: SummaryPurpose, digest: &Digest) -> Vec<Section> {
+    let mut context = sections::critical_context(digest);
+    context.extend(sections::last_report(digest));
+    match purpose {
+        SummaryPurpose::History | SummaryPurpose::Branch => vec![
+            section("## Goal", sections::goal(digest)),
+            section(
+                "## Constraints & Preferences",
+                sections::constraints(digest),
+            ),
+            Section {
+                placeholder: false,
+                ..section("## Progress", Vec::new())
+            },
+            section("### Done", sections::done(digest)),
+            section("### In Progress", sections::in_progress(digest)),
+            section("### Blocked", sections::blocked(digest)),
+            section("## Key Decisions", sections::decisions(digest)),
+            section("## Next Steps", sections::next_steps(digest)),
+            section("## Critical Context", context),
+        ],
+        SummaryPurpose::TurnPrefix => {
+            let mut progress = sections::done(digest);
+            progress.extend(sections::decisions(digest));
+            let mut needed = sections::blocked(digest);
+            needed.extend(context);
+            vec![
+                section("## Original Request", sections::goal(digest)),
+                section("## Progress So Far", progress),
+                section("## Context Needed to Continue", needed),
+            ]
+        }
+    }
+}
+
+fn render(sections: &[Section], recent: &[String]) -> String {
+    let mut text = format!("{OFFLINE_NOTICE}\n");
+    let last = sections.len().saturating_sub(1);
+    for (index, section) in sections.iter().enumerate() {
+        text.push('\n');
+        text.push_str(section.heading);
+        text.push('\n');
+        for item in &section.items {
+            text.push_str(&format!("- {}\n", item.text));
+        }
+        if section.items.is_empty() && section.placeholder {
+            text.push_str("- (none)\n");
+        }
+        if index == last && !recent.is_empty() {
+            text.push_str("\n### Most Recent Steps\n");
+            for line in recent {
+                text.push_str(&format!("- {line}\n"));
+            }
+        }
+    }
+    text
+}
+
+/// Keeps the items of highest priority that fit in `budget` tokens (earlier items first among
+/// equals).
+fn select(sections: &mut [Section], budget: u64) {
+    let skeleton: u64 = sections
+        .iter()
+        .map(|section| count_tokens(section.heading) + 4)
+        .sum::<u64>()
+        + count_tokens(OFFLINE_NOTICE);
+    let mut order: Vec<(u8, usize, usize, u64)> = Vec::new();
+    for (section_index, section) in sections.iter().enumerate() {
+        for (item_index, item) in section.items.iter().enumerate() {
+            order.push((
+                item.priority,
+                section_index,
+                item_index,
+                count_tokens(&item.text) + 2,
+            ));
+        }
+    }
+    order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    let mut used = skeleton;
+    let mut keep = std::collections::HashSet::new();
+    for (_, section_index, item_index, cost) in order {
+        if used + cost <= budget {
+            used += cost;
+            keep.insert((section_index, item_index));
+        }
+    }
+    for (section_index, section) in sections.iter_mut().enumerate() {
+        let mut index = 0;
+        section.items.retain(|_| {
+            index += 1;
+            keep.contains(&(section_index, index - 1))
+        });
+    }
+}
+
+fn kept_text(sections: &[Section]) -> String {
+    sections
+        .iter()
+        .flat_map(|section| section.items.iter().map(|item| item.text.as_str()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Identifiers the kept text does not name yet, best first, as lines for Critical Context.
+fn name_lines(digest: &Digest, sections: &[Section], budget: u64) -> Vec<Item> {
+    let kept = kept_text(sections);
+    let mut lines = Vec::new();
+    let mut used = 0;
+    let fresh: Vec<&String> = digest
+        .ranked
+        .iter()
+        .filter(|name| !kept.contains(name.as_str()))
+        .collect();
+    for chunk in fresh.chunks(NAMES_PER_LINE) {
+        let names: Vec<String> = chunk.iter().map(|name| format!("`{name}`")).collect();
+        let line = format!("Names: {}", names.join(", "));
+        let cost = count_tokens(&line) + 2;
+        if used + cost > budget {
+            break;
+        }
+        used += cost;
+        lines.push(Item {
+            text: line,
+            priority: 40,
+        });
+    }
+    lines
+}
+
+/// The tokens of the span as the summary reads it.
+fn span_tokens(steps: &[Step]) -> u64 {
+    steps
+        .iter()
+        .map(|step| match step {
+            Step::Call(call) => {
+                count_tokens(&call.target) + call.output.as_deref().map_or(0, count_tokens)
+            }
+            Step::Request(_) | Step::Reply(_) | Step::Summary(_) => count_tokens(&step_line(step)),
+        })
+        .sum()
+}
+
+/// The summary of a request at a size: never more than `request.max_tokens`, nor, for a request
+/// without one (every compaction and branch request since Pi 1.6), twice the size's maximum (an
+/// update carries the earlier summary, but may not grow without end).
+pub fn summarize_sized(request: &SummaryRequest, size: SummarySize) -> String {
+    let request_max = request
+        .max_tokens
+        .unwrap_or(size.max_tokens.saturating_mul(2));
+    let digest = Digest::new(&request.source);
+    let previous_tokens = request
+        .source
+        .previous_summary
+        .as_deref()
+        .map_or(0, count_tokens);
+    // An update keeps room for the earlier summary it carries, as a model's update does.
+    let target = size
+        .target(span_tokens(&digest.steps), request_max)
+        .saturating_add(previous_tokens)
+        .min(request_max);
+    let mut sections = layout(request.purpose, &digest);
+    select(&mut sections, (target as f64 * SECTIONS_SHARE) as u64);
+    let mut text = render(&sections, &[]);
+    let names_budget = (target as f64 * (SECTIONS_SHARE + 0.1)) as u64;
+    let names = name_lines(
+        &digest,
+        &sections,
+        names_budget.saturating_sub(count_tokens(&text)),
+    );
+    if let Some(context) = sections.last_mut() {
+        context.items.extend(names);
+    }
+    text = render(&sections, &[]);
+    let left = target.saturating_sub(count_tokens(&text) + 12);
+    let kept = kept_text(&sections);
+    let mut recent = recent_lines(&digest.steps, left, count_tokens, |line| {
+        kept.contains(line)
+    });
+    text = render(&sections, &recent);
+    while count_tokens(&text) > target && !recent.is_empty() {
+        recent.remove(0);
+        text = render(&sections, &recent);
+    }
+    // A budget below the skeleton: cut the text itself.
+    let full = text.clone();
+    let mut chars = full.chars().count();
+    while count_tokens(&text) > request_max {
+        chars = chars * 3 / 4;
+        if chars == 0 {
+            return String::new();
+        }
+        text = clip(&full, chars);
+    }
+    text
+}

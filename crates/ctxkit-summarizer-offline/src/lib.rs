@@ -1,0 +1,108 @@
+//! The offline summarizer of ctxkit: a summary in Pi's section format built, without a model, from
+//! what the span provably holds — the user's requests and standing instructions, the files read
+//! and changed, each command with its outcome, the errors, the assistant's stated choices and
+//! findings, the identifiers ranked by who named them, and the earlier summary's items — then the
+//! budget left spent on the most recent steps, condensed but verbatim where it matters. Its input
+//! is structure (`SummarySpan`: the messages, the earlier summary, the file lists), never
+//! serialized text read back. Its size follows the span: a share of the span's tokens, bounded
+//! (`SummarySize`), and never more than the request's `max_tokens`.
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod digest;
+mod layout;
+mod previous;
+mod recent;
+mod sections;
+mod span;
+mod text;
+
+use ctxkit_summarizer::{Summarizer, SummarizerError, SummaryRequest, SummaryResponse};
+use futures::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
+
+pub use layout::summarize_sized;
+
+/// The first line of every offline summary, so a reader knows no model wrote it.
+pub const OFFLINE_NOTICE: &str =
+    "_Extractive summary written offline by ctxkit (no model was used)._";
+
+/// How long an offline summary is: `ratio` of the span's tokens, at least `min_tokens` and at most
+/// `max_tokens` (and never more than the request allows). Settings
+/// `compaction.offlineSummaryRatio`, `compaction.offlineSummaryMinTokens`,
+/// `compaction.offlineSummaryMaxTokens`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SummarySize {
+    pub ratio: f64,
+    pub min_tokens: u64,
+    pub max_tokens: u64,
+}
+
+impl Default for SummarySize {
+    /// 5% of the span, between 500 and 6,000 tokens: real model summaries of 80–130k-token spans
+    /// are 3,300–4,400 tokens.
+    fn default() -> Self {
+        Self {
+            ratio: 0.05,
+            min_tokens: 500,
+            max_tokens: 6_000,
+        }
+    }
+}
+
+impl SummarySize {
+    /// The summary's token budget for a span of `span_tokens`, under a request's `request_max`.
+    pub fn target(&self, span_tokens: u64, request_max: u64) -> u64 {
+        let share = (span_tokens as f64 * self.ratio.max(0.0)).round() as u64;
+        let bounded = share.clamp(self.min_tokens.min(self.max_tokens), self.max_tokens);
+        bounded.min(request_max)
+    }
+}
+
+/// The offline summarizer.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OfflineSummarizer {
+    pub size: SummarySize,
+}
+
+impl OfflineSummarizer {
+    pub fn new(size: SummarySize) -> Self {
+        Self { size }
+    }
+}
+
+impl Summarizer for OfflineSummarizer {
+    fn name(&self) -> String {
+        "offline".to_owned()
+    }
+
+    fn supports_reasoning(&self) -> bool {
+        false
+    }
+
+    fn summarize(
+        &self,
+        request: SummaryRequest,
+        _cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<SummaryResponse, SummarizerError>> {
+        let text = summarize_sized(&request, self.size);
+        Box::pin(async move { Ok(SummaryResponse { text, usage: None }) })
+    }
+}
+
+/// The summary of a request at the default size.
+pub fn summarize_offline(request: &SummaryRequest) -> String {
+    summarize_sized(request, SummarySize::default())
+}
+
+/// Tokens of `text` for the budget: the larger of the exact cl100k count and a quarter of its
+/// UTF-16 length, so neither code nor CJK text is undercounted.
+pub(crate) fn count_tokens(text: &str) -> u64 {
+    let exact = bpe_openai::cl100k_base().count(text) as u64;
+    let quarter = text.encode_utf16().count().div_ceil(4) as u64;
+    exact.max(quarter)
+}
+
+#[cfg(test)]
+mod tests;

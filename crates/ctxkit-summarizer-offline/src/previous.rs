@@ -1,0 +1,163 @@
+//! Earlier summaries (the request's and those the span carries) read back by heading, so their
+//! items are carried into the new summary's sections. Any format: ctxkit's and Pi's headings,
+//! a model's free headings, Claude Code's numbered sections.
+
+use crate::text::one_line;
+
+/// Where an earlier item goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slot {
+    Goal,
+    Constraints,
+    Done,
+    InProgress,
+    Blocked,
+    Decisions,
+    NextSteps,
+    Context,
+}
+
+/// One item of an earlier summary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EarlierItem {
+    pub slot: Slot,
+    pub text: String,
+}
+
+fn slot_of(heading: &str) -> Slot {
+    let lower = heading.to_lowercase();
+    let has = |words: &[&str]| words.iter().any(|word| lower.contains(word));
+    if has(&["goal", "request", "intent", "task"]) && !has(&["pending"]) {
+        Slot::Goal
+    } else if has(&["constraint", "preference", "rule"]) {
+        Slot::Constraints
+    } else if has(&["blocked", "blocker"]) {
+        Slot::Blocked
+    } else if has(&["in progress", "current work", "pending", "status"]) {
+        Slot::InProgress
+    } else if has(&["done", "completed", "progress", "errors and fixes"]) {
+        Slot::Done
+    } else if has(&["decision", "problem solving"]) {
+        Slot::Decisions
+    } else if has(&["next"]) {
+        Slot::NextSteps
+    } else {
+        Slot::Context
+    }
+}
+
+/// A heading line: markdown (`## x`, `### x`) or a numbered section (`3. Files and Code Sections:`).
+fn heading(line: &str) -> Option<&str> {
+    let trimmed = line.trim();
+    if let Some(text) = trimmed.strip_prefix('#') {
+        return Some(text.trim_start_matches('#').trim());
+    }
+    let (number, rest) = trimmed.split_once(". ")?;
+    let numbered = !number.is_empty() && number.chars().all(|c| c.is_ascii_digit());
+    let titled = rest.ends_with(':') && rest.chars().next().is_some_and(char::is_uppercase);
+    (numbered && titled && rest.len() <= 60).then(|| rest.trim_end_matches(':'))
+}
+
+/// Lines that carry nothing: placeholders, notices, the scratch of Claude Code's summaries.
+fn is_filler(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    text.starts_with('_')
+        || text.starts_with('<')
+        || ["(none", "none", "n/a", "-", "—", "tbd"].contains(&lower.as_str())
+        || lower.starts_with("(none")
+        || lower.starts_with("this session is being continued")
+        || lower.starts_with("summary:")
+        || lower == "analysis:"
+}
+
+/// The items of an earlier summary, each with the slot its heading names; text before any
+/// heading is context.
+pub fn earlier_items(summary: &str) -> Vec<EarlierItem> {
+    let mut slot = Slot::Context;
+    let mut label: Option<String> = None;
+    let mut items = Vec::new();
+    let mut in_fence = false;
+    let mut scratch = false;
+    for line in summary.lines() {
+        match line.trim() {
+            "Analysis:" => scratch = true,
+            "Summary:" => scratch = false,
+            _ => {}
+        }
+        if scratch {
+            continue;
+        }
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+            continue;
+        }
+        if in_fence {
+            continue;
+        }
+        if let Some(title) = heading(line) {
+            slot = slot_of(title);
+            let named_context = title.to_lowercase().contains("critical context");
+            label = (slot == Slot::Context && !title.is_empty() && !named_context)
+                .then(|| title.to_owned());
+            continue;
+        }
+        let text = one_line(
+            line.trim()
+                .trim_start_matches(['-', '*', '•'])
+                .trim_start()
+                .trim_start_matches("[x]")
+                .trim_start_matches("[ ]")
+                .trim(),
+        );
+        if text.is_empty() || is_filler(&text) {
+            continue;
+        }
+        let text = match &label {
+            Some(label) => format!("{label}: {text}"),
+            None => text,
+        };
+        items.push(EarlierItem { slot, text });
+    }
+    items
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn items_go_to_the_slot_their_heading_names_in_any_format() {
+        let pi = "## Goal\nShip it\n\n## Constraints & Preferences\n- No new deps\n\n## Progress\n### Done\n- [x] Built\n\n### In Progress\n- [ ] Test\n\n### Blocked\n- (none)\n\n## Next Steps\n1. Push\n\n## Critical Context\n- Branch `x`";
+        let items = earlier_items(pi);
+        let slots: Vec<(Slot, &str)> = items
+            .iter()
+            .map(|item| (item.slot, item.text.as_str()))
+            .collect();
+        assert_eq!(
+            slots,
+            [
+                (Slot::Goal, "Ship it"),
+                (Slot::Constraints, "No new deps"),
+                (Slot::Done, "Built"),
+                (Slot::InProgress, "Test"),
+                (Slot::NextSteps, "1. Push"),
+                (Slot::Context, "Branch `x`"),
+            ]
+        );
+        let claude = "Analysis:\nscratch\n\nSummary:\n1. Primary Request and Intent:\n   Show viewers\n\n2. Key Technical Concepts:\n   - Presence\n\n7. Pending Tasks:\n   - Render avatars\n```\ncode\n```";
+        let items = earlier_items(claude);
+        assert!(items.contains(&EarlierItem {
+            slot: Slot::Goal,
+            text: "Show viewers".into()
+        }));
+        assert!(items.contains(&EarlierItem {
+            slot: Slot::Context,
+            text: "Key Technical Concepts: Presence".into()
+        }));
+        assert!(items.contains(&EarlierItem {
+            slot: Slot::InProgress,
+            text: "Render avatars".into()
+        }));
+        assert!(!items.iter().any(|item| item.text.contains("code")));
+    }
+}

@@ -1,0 +1,365 @@
+//! The sections, one function each, from the digest. Every item carries a priority; the budget
+//! keeps the highest first (see `fit`).
+
+use crate::digest::Digest;
+use crate::previous::Slot;
+use crate::text::{best_error_line, clip, identifiers, one_line, sentences, split_fences};
+
+/// One line of a section.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Item {
+    pub text: String,
+    /// 0–100; higher is kept first.
+    pub priority: u8,
+}
+
+/// Characters of one item at most.
+const ITEM_MAX_CHARS: usize = 600;
+
+fn item(text: impl Into<String>, priority: u8) -> Item {
+    Item {
+        text: clip(&text.into(), ITEM_MAX_CHARS),
+        priority,
+    }
+}
+
+/// Passing commands listed, the most recent ones.
+const PASSED_MAX: usize = 10;
+
+/// The earlier summaries' items of one slot, earlier ones first.
+fn earlier(digest: &Digest, slot: Slot, priority: u8) -> Vec<Item> {
+    digest
+        .earlier
+        .iter()
+        .filter(|earlier| earlier.slot == slot)
+        .map(|earlier| item(clip(&earlier.text, 400), priority))
+        .collect()
+}
+
+/// A request as a line: its prose (pasted blocks replaced by their telling error line), clipped.
+const PASTE_LINE_CHARS: usize = 600;
+
+/// A request's own words: no fenced blocks, no pasted lines.
+fn request_prose(text: &str) -> String {
+    let (prose, _) = split_fences(text);
+    prose
+        .lines()
+        .filter(|line| line.chars().count() <= PASTE_LINE_CHARS)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+pub fn request_line(text: &str, max_chars: usize) -> String {
+    let (prose, blocks) = split_fences(text);
+    // A line of more than `PASTE_LINE_CHARS` is pasted output (a JSON record, a log), not prose.
+    let (lines, long): (Vec<&str>, Vec<&str>) = prose
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .partition(|line| line.chars().count() <= PASTE_LINE_CHARS);
+    let long = long.join("\n");
+    // A long unfenced paste: its first lines stand for the prose, its error line for the rest.
+    let (kept, pasted) = if lines.len() > 12 {
+        (lines[..3].join("\n"), Some(lines[3..].join("\n")))
+    } else {
+        (lines.join("\n"), None)
+    };
+    // Standing instructions are under Constraints & Preferences; the request keeps the rest.
+    let task: Vec<String> = sentences(&kept)
+        .into_iter()
+        .filter(|sentence| !is_instruction(sentence))
+        .collect();
+    let task = if task.is_empty() {
+        kept
+    } else {
+        task.join(" ")
+    };
+    let mut line = clip(&one_line(&task), max_chars);
+    for paste in blocks
+        .iter()
+        .map(String::as_str)
+        .chain(pasted.as_deref())
+        .chain(Some(long.as_str()))
+    {
+        if let Some(error) = best_error_line(paste) {
+            line.push_str(&format!(" (pasted: `{error}`)"));
+        }
+    }
+    line
+}
+
+/// Whether a request carries nothing to do (`ok`, `continue`).
+pub fn is_trivial(text: &str) -> bool {
+    let line = one_line(text);
+    let words = line.split_whitespace().count();
+    let cjk = line.chars().filter(|c| !c.is_ascii()).count();
+    words < 3 && cjk < 6 && identifiers(&line).is_empty()
+}
+
+pub fn goal(digest: &Digest) -> Vec<Item> {
+    let mut items: Vec<Item> = digest
+        .focus
+        .iter()
+        .map(|focus| item(format!("Focus for this summary: {}", one_line(focus)), 99))
+        .collect();
+    items.extend(earlier(digest, Slot::Goal, 70));
+    let requests: Vec<&String> = digest
+        .requests
+        .iter()
+        .filter(|text| !is_trivial(text))
+        .collect();
+    let count = requests.len();
+    for (index, request) in requests.into_iter().enumerate() {
+        let latest = index + 1 == count;
+        let line = request_line(request, if latest { 600 } else { 400 });
+        if latest {
+            items.push(item(format!("**Latest:** {line}"), 100));
+        } else {
+            // The first request sets the task; later ones are weighed by recency.
+            let priority = if index == 0 {
+                90
+            } else {
+                60 + (20 * index / count.max(1)) as u8
+            };
+            items.push(item(line, priority));
+        }
+    }
+    items
+}
+
+/// Words that make a sentence a standing instruction, in the languages sessions are held in.
+const INSTRUCTION_MARKERS: &[&str] = &[
+    "don't",
+    "do not",
+    "never",
+    "always",
+    "must",
+    "should",
+    "keep ",
+    "only ",
+    "without",
+    "no new",
+    "avoid",
+    "make sure",
+    "has to",
+    "have to",
+    "not allowed",
+    "instead",
+    "please no",
+    "不要",
+    "必须",
+    "别",
+    "禁止",
+    "ないで",
+    "こと",
+    "ください",
+    "nicht",
+    "kein",
+    "immer",
+    "niemals",
+    "ne pas",
+    "jamais",
+    "toujours",
+    "nunca",
+    "siempre",
+    "não",
+    "sempre",
+    "mai ",
+    "non ",
+    "nie ",
+    "zawsze",
+];
+
+fn is_instruction(sentence: &str) -> bool {
+    let lower = sentence.to_lowercase();
+    INSTRUCTION_MARKERS
+        .iter()
+        .any(|marker| lower.contains(marker))
+        && !sentence.ends_with('?')
+        && sentence.chars().count() <= 400
+}
+
+pub fn constraints(digest: &Digest) -> Vec<Item> {
+    let mut items = earlier(digest, Slot::Constraints, 85);
+    for request in &digest.requests {
+        for sentence in sentences(&request_prose(request)) {
+            if is_instruction(&sentence) && !items.iter().any(|known| known.text == sentence) {
+                items.push(item(sentence, 88));
+            }
+        }
+    }
+    items
+}
+
+fn code_list(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|name| format!("`{name}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+pub fn done(digest: &Digest) -> Vec<Item> {
+    let mut items = earlier(digest, Slot::Done, 55);
+    items.extend(digest.commits.iter().map(|commit| item(commit.clone(), 92)));
+    if !digest.changed.is_empty() {
+        let files: Vec<String> = digest
+            .changed
+            .iter()
+            .map(|(path, count)| match count {
+                1 => format!("`{path}`"),
+                _ => format!("`{path}` ({count}×)"),
+            })
+            .collect();
+        items.push(item(format!("Changed: {}", files.join(", ")), 90));
+    }
+    let mut passed = Vec::new();
+    // A commit has its own line; staging is part of it.
+    let routine =
+        |command: &str| command.starts_with("git add") || command.starts_with("git commit");
+    for record in digest
+        .commands
+        .iter()
+        .filter(|record| !record.last_failed && !routine(&record.command))
+    {
+        match (&record.first_error, record.failures) {
+            (Some(error), failures) if failures > 0 => items.push(item(
+                format!(
+                    "`{}`: passed after {failures} failed run(s) (first error: `{error}`)",
+                    record.command
+                ),
+                84,
+            )),
+            (Some(_) | None, _) => passed.push(record.command.clone()),
+        }
+    }
+    let skip = passed.len().saturating_sub(PASSED_MAX);
+    passed.drain(..skip);
+    if !passed.is_empty() {
+        items.push(item(format!("Passed: {}", code_list(&passed)), 80));
+    }
+    if !digest.read.is_empty() {
+        items.push(item(format!("Read: {}", code_list(&digest.read)), 45));
+    }
+    items
+}
+
+pub fn in_progress(digest: &Digest) -> Vec<Item> {
+    let mut items = earlier(digest, Slot::InProgress, 50);
+    for (_, call) in &digest.pending {
+        items.push(item(
+            format!("`{}` (started; no result yet)", clip(&one_line(call), 160)),
+            96,
+        ));
+    }
+    items
+}
+
+pub fn blocked(digest: &Digest) -> Vec<Item> {
+    let mut items = earlier(digest, Slot::Blocked, 50);
+    // A failure in the last fifth of the span blocks; an older one is only an error seen.
+    let recent = digest.steps.len() * 4 / 5;
+    for record in digest
+        .commands
+        .iter()
+        .filter(|record| record.last_failed && record.last_step >= recent)
+    {
+        let error = record.last_error.as_deref().unwrap_or("failed");
+        items.push(item(format!("`{}` fails: `{error}`", record.command), 97));
+    }
+    items
+}
+
+/// Words of a sentence that states a choice or a finding.
+const DECISION_MARKERS: &[&str] = &[
+    "i'll ",
+    "i will ",
+    "i'm going to",
+    "instead of",
+    "instead",
+    "rather than",
+    "decided",
+    "going with",
+    "chose",
+    "switch to",
+    "the fix",
+    "the right fix",
+    "plan:",
+    "fix:",
+    "cause",
+    "because",
+    "found it",
+    "there it is",
+    "the problem",
+    "the issue",
+    "so the ",
+    "we should",
+    "にします",
+    "ことにし",
+    "原因",
+    "改用",
+    "决定",
+    "因为",
+    "原因是",
+];
+
+pub fn decisions(digest: &Digest) -> Vec<Item> {
+    let mut items = earlier(digest, Slot::Decisions, 60);
+    let count = digest.replies.len();
+    for (index, reply) in digest.replies.iter().enumerate() {
+        let (prose, _) = split_fences(reply);
+        for sentence in sentences(&prose) {
+            let lower = sentence.to_lowercase();
+            let names = identifiers(&sentence).len();
+            let narration = ["let me", "now let me", "now let's", "let's", "now i'll"]
+                .iter()
+                .any(|opening| lower.starts_with(opening));
+            let decision =
+                !narration && DECISION_MARKERS.iter().any(|marker| lower.contains(marker));
+            if decision
+                && !sentence.ends_with('?')
+                && !items.iter().any(|known| known.text == sentence)
+            {
+                let recency = (15 * (index + 1) / count.max(1)) as u8;
+                items.push(item(
+                    clip(&sentence, 400),
+                    58 + recency + (names.min(4) as u8) * 3,
+                ));
+            }
+        }
+    }
+    items
+}
+
+pub fn next_steps(digest: &Digest) -> Vec<Item> {
+    let mut items = earlier(digest, Slot::NextSteps, 52);
+    if let Some(last) = digest.replies.last().filter(|_| digest.ends_with_reply()) {
+        let (prose, _) = split_fences(last);
+        for sentence in sentences(&prose)
+            .into_iter()
+            .filter(|sentence| sentence.ends_with('?') || sentence.ends_with('？'))
+        {
+            items.push(item(format!("Answer: {}", clip(&sentence, 300)), 95));
+        }
+    }
+    items
+}
+
+pub fn critical_context(digest: &Digest) -> Vec<Item> {
+    let mut items = earlier(digest, Slot::Context, 55);
+    let count = digest.errors.len();
+    for (index, error) in digest.errors.iter().enumerate() {
+        items.push(item(
+            format!("Error: `{error}`"),
+            60 + (25 * (index + 1) / count.max(1)) as u8,
+        ));
+    }
+    items
+}
+
+/// The assistant's last words, when they report something concrete: a name, a number, a path.
+pub fn last_report(digest: &Digest) -> Option<Item> {
+    let last = digest.replies.last()?;
+    let (prose, _) = split_fences(last);
+    let line = clip(&one_line(&prose), 500);
+    (!identifiers(&line).is_empty()).then(|| item(format!("Last report: {line}"), 86))
+}

@@ -1,0 +1,223 @@
+use ctxkit_protocol::AgentMessage;
+use ctxkit_summarizer::{SummaryPurpose, SummaryRequest, SummarySpan};
+use serde_json::{Value, json};
+
+use super::*;
+
+fn messages(values: Value) -> Vec<AgentMessage> {
+    serde_json::from_value(values).unwrap()
+}
+
+fn request(messages: Vec<AgentMessage>, previous: Option<&str>, max_tokens: u64) -> SummaryRequest {
+    SummaryRequest {
+        purpose: SummaryPurpose::History,
+        system_prompt: String::new(),
+        user_text: String::new(),
+        max_tokens: Some(max_tokens),
+        reasoning: None,
+        source: SummarySpan {
+            messages,
+            previous_summary: previous.map(str::to_owned),
+            read_files: Vec::new(),
+            modified_files: Vec::new(),
+            focus: None,
+        },
+    }
+}
+
+fn bash(id: &str, command: &str, output: &str, is_error: bool) -> [Value; 2] {
+    [
+        json!({"role": "assistant", "stopReason": "toolUse", "content": [{"type": "toolCall", "id": id, "name": "bash", "arguments": {"command": command}}]}),
+        json!({"role": "toolResult", "toolCallId": id, "toolName": "bash", "content": [{"type": "text", "text": output}], "isError": is_error}),
+    ]
+}
+
+/// A session: a request with a constraint, an edit, a failing then passing test, a commit, and
+/// `filler` long tool outputs.
+fn session(filler: usize) -> Vec<AgentMessage> {
+    let mut values = vec![
+        json!({"role": "user", "content": "Add retries to `fetch_manifest` in crates/fetch/src/manifest.rs. Don't add new dependencies."}),
+        json!({"role": "assistant", "stopReason": "toolUse", "content": [
+            {"type": "text", "text": "I'll use a loop with `backoff_ms` instead of a crate."},
+            {"type": "toolCall", "id": "e1", "name": "edit", "arguments": {"path": "crates/fetch/src/manifest.rs", "edits": [{"oldText": "a", "newText": "b"}]}}
+        ]}),
+        json!({"role": "toolResult", "toolCallId": "e1", "toolName": "edit", "content": [{"type": "text", "text": "Successfully replaced text"}], "isError": false}),
+    ];
+    for index in 0..filler {
+        values.extend(bash(
+            &format!("f{index}"),
+            &format!("cat src/module_{index}.rs"),
+            &"fn filler_function_name() { let value = 42; }\n".repeat(200),
+            false,
+        ));
+    }
+    values.extend(bash("t1", "cargo test -p fetch", "error[E0308]: mismatched types\n --> crates/fetch/src/manifest.rs:12:5\nCommand exited with code 101", true));
+    values.extend(bash(
+        "t2",
+        "cargo test -p fetch",
+        "test result: ok. 12 passed",
+        false,
+    ));
+    values.extend(bash(
+        "c1",
+        "git commit -am 'Retry manifest fetches'",
+        "[feat/retry 1a2b3c4] Retry manifest fetches",
+        false,
+    ));
+    values.push(json!({"role": "assistant", "stopReason": "stop", "content": [{"type": "text", "text": "Done: `cargo test -p fetch` passes (12 tests). Should I push `feat/retry`?"}]}));
+    messages(Value::Array(values))
+}
+
+#[test]
+fn the_summary_keeps_what_the_span_provably_holds_in_pis_sections() {
+    let summary = summarize_offline(&request(session(0), None, 13_107));
+    for heading in [
+        "## Goal",
+        "## Constraints & Preferences",
+        "## Progress",
+        "### Done",
+        "### In Progress",
+        "### Blocked",
+        "## Key Decisions",
+        "## Next Steps",
+        "## Critical Context",
+    ] {
+        assert!(summary.contains(heading), "{heading}\n{summary}");
+    }
+    for fact in [
+        "Don't add new dependencies",
+        "crates/fetch/src/manifest.rs",
+        "`fetch_manifest`",
+        "passed after 1 failed run(s)",
+        "error[E0308]: mismatched types",
+        "Committed `1a2b3c4` on `feat/retry`",
+        "instead of a crate",
+        "Answer: Should I push `feat/retry`?",
+    ] {
+        assert!(summary.contains(fact), "{fact}\n{summary}");
+    }
+    assert!(summary.starts_with(OFFLINE_NOTICE));
+}
+
+#[test]
+fn the_size_follows_the_span_and_never_exceeds_the_request() {
+    let small = summarize_offline(&request(session(0), None, 13_107));
+    let large_span = session(60);
+    let large = summarize_offline(&request(large_span.clone(), None, 13_107));
+    let (small_tokens, large_tokens) = (count_tokens(&small), count_tokens(&large));
+    assert!(
+        small_tokens <= SummarySize::default().min_tokens,
+        "{small_tokens}"
+    );
+    assert!(
+        large_tokens > 2 * small_tokens,
+        "{small_tokens} {large_tokens}"
+    );
+    assert!(large_tokens <= SummarySize::default().max_tokens);
+    for budget in [0, 1, 5, 40, 150, 700, 2_000] {
+        let text = summarize_offline(&request(large_span.clone(), None, budget));
+        assert!(count_tokens(&text) <= budget, "{budget}: {text}");
+    }
+}
+
+#[test]
+fn the_target_is_a_bounded_share_of_the_span() {
+    let size = SummarySize {
+        ratio: 0.04,
+        min_tokens: 300,
+        max_tokens: 5_000,
+    };
+    assert_eq!(size.target(1_000, 13_107), 300);
+    assert_eq!(size.target(100_000, 13_107), 4_000);
+    assert_eq!(size.target(1_000_000, 13_107), 5_000);
+    assert_eq!(size.target(1_000_000, 2_000), 2_000);
+}
+
+#[test]
+fn an_earlier_summary_is_carried_into_its_sections() {
+    let previous = "## Goal\nMigrate CI to GitHub Actions (ticket OPS-77)\n\n## Constraints & Preferences\n- Keep the Travis badge until March\n\n## Critical Context\n- Runner label `ubuntu-24.04`";
+    let summary = summarize_offline(&request(session(0), Some(previous), 13_107));
+    let goal = &summary[summary.find("## Goal").unwrap()..summary.find("## Constraints").unwrap()];
+    assert!(goal.contains("OPS-77"), "{summary}");
+    let constraints =
+        &summary[summary.find("## Constraints").unwrap()..summary.find("## Progress").unwrap()];
+    assert!(constraints.contains("Travis badge"), "{summary}");
+    assert!(summary.contains("`ubuntu-24.04`"), "{summary}");
+}
+
+#[test]
+fn the_most_recent_steps_fill_the_budget_left() {
+    let summary = summarize_offline(&request(session(30), None, 13_107));
+    let recent = &summary[summary.find("### Most Recent Steps").unwrap()..];
+    assert!(
+        recent.contains("User:") || recent.contains("`cargo test -p fetch` → ok"),
+        "{summary}"
+    );
+    assert!(
+        recent.contains("`git commit -am 'Retry manifest fetches'` → ok: [feat/retry 1a2b3c4]"),
+        "{summary}"
+    );
+}
+
+#[test]
+fn hostile_spans_give_a_summary_within_budget() {
+    let cases = [
+        Vec::new(),
+        messages(
+            json!([{"role": "toolResult", "toolCallId": "x", "toolName": "bash", "content": [], "isError": true}]),
+        ),
+        messages(json!([{"role": "user", "content": "日本語".repeat(5_000)}])),
+        messages(
+            json!([{"role": "user", "content": format!("```\n{}", "Error: x\n".repeat(3_000))}]),
+        ),
+        messages(
+            json!([{"role": "assistant", "stopReason": "toolUse", "content": [{"type": "toolCall", "id": "p", "name": "bash", "arguments": {"command": "sleep 100"}}]}]),
+        ),
+    ];
+    for span in cases {
+        let text = summarize_offline(&request(span, None, 500));
+        assert!(count_tokens(&text) <= 500, "{text}");
+        assert!(text.starts_with(OFFLINE_NOTICE));
+    }
+    let pending = summarize_offline(&request(
+        messages(
+            json!([{"role": "assistant", "stopReason": "toolUse", "content": [{"type": "toolCall", "id": "p", "name": "bash", "arguments": {"command": "terraform apply"}}]}]),
+        ),
+        None,
+        13_107,
+    ));
+    assert!(
+        pending.contains("`terraform apply` (started; no result yet)"),
+        "{pending}"
+    );
+}
+
+#[test]
+fn a_turn_prefix_has_the_turn_prefix_sections() {
+    let mut turn = request(session(0), None, 13_107);
+    turn.purpose = SummaryPurpose::TurnPrefix;
+    let summary = summarize_offline(&turn);
+    for heading in [
+        "## Original Request",
+        "## Progress So Far",
+        "## Context Needed to Continue",
+    ] {
+        assert!(summary.contains(heading), "{summary}");
+    }
+    assert!(!summary.contains("## Key Decisions"));
+}
+
+#[test]
+fn a_focus_heads_the_goal() {
+    let mut focused = request(session(0), None, 13_107);
+    focused.source.focus = Some("the retry loop".to_owned());
+    let summary = summarize_offline(&focused);
+    let goal = &summary[summary.find("## Goal").unwrap()..summary.find("## Constraints").unwrap()];
+    assert!(
+        goal.contains("- Focus for this summary: the retry loop"),
+        "{summary}"
+    );
+    assert!(
+        !summarize_offline(&request(session(0), None, 13_107)).contains("Focus for this summary")
+    );
+}

@@ -1,0 +1,315 @@
+//! Text helpers: injected markup removed, sentences, clipping, identifiers, error lines.
+
+/// `text` without blocks of markup that agents inject into user messages
+/// (`<system-reminder>…</system-reminder>`, `<command-name>…</command-name>`): a lowercase tag
+/// with a hyphen, closed by its own end tag.
+pub fn strip_injected(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('<') {
+        let after = &rest[open + 1..];
+        let name_len = after
+            .find(|c: char| !(c.is_ascii_lowercase() || c == '-'))
+            .unwrap_or(after.len());
+        let name = &after[..name_len];
+        let closing = format!("</{name}>");
+        let injected = name.contains('-') && after[name_len..].starts_with('>');
+        match rest.find(closing.as_str()).filter(|_| injected) {
+            Some(close) if close > open => {
+                out.push_str(&rest[..open]);
+                rest = &rest[close + closing.len()..];
+            }
+            Some(_) | None => {
+                out.push_str(&rest[..=open]);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `text` on one line, whitespace collapsed.
+pub fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// At most `max_chars` characters of `text`, an ellipsis marking a cut.
+pub fn clip(text: &str, max_chars: usize) -> String {
+    if text.chars().count() <= max_chars {
+        return text.to_owned();
+    }
+    let cut: String = text.chars().take(max_chars.saturating_sub(1)).collect();
+    format!("{}…", cut.trim_end())
+}
+
+/// The sentences of prose: split at line ends and after `.`, `?`, `!` (and their CJK forms)
+/// followed by a space; empty ones dropped.
+pub fn sentences(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let mut current = String::new();
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            current.push(c);
+            let ends = matches!(c, '。' | '？' | '！')
+                || (matches!(c, '.' | '?' | '!') && chars.peek().is_some_and(|next| *next == ' '));
+            if ends {
+                push_sentence(&mut out, &current);
+                current.clear();
+            }
+        }
+        push_sentence(&mut out, &current);
+    }
+    out
+}
+
+fn push_sentence(out: &mut Vec<String>, sentence: &str) {
+    let trimmed = sentence.trim().trim_start_matches(['-', '*', ' ']).trim();
+    if !trimmed.is_empty() {
+        out.push(trimmed.to_owned());
+    }
+}
+
+/// Prose without fenced code blocks; the blocks are returned apart.
+pub fn split_fences(text: &str) -> (String, Vec<String>) {
+    let mut prose = String::new();
+    let mut blocks = Vec::new();
+    let mut block: Option<String> = None;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            match block.take() {
+                Some(done) => blocks.push(done),
+                None => block = Some(String::new()),
+            }
+            continue;
+        }
+        match block.as_mut() {
+            Some(open) => {
+                open.push_str(line);
+                open.push('\n');
+            }
+            None => {
+                prose.push_str(line);
+                prose.push('\n');
+            }
+        }
+    }
+    blocks.extend(block);
+    (prose, blocks)
+}
+
+const EXTENSIONS_MAX: usize = 6;
+
+/// Whether a word (punctuation trimmed) names something a continuing engineer would look up
+/// verbatim: a path, a file name, a camelCase/snake_case/SCREAMING_CASE symbol, a code such as
+/// `TS2550` or `LED-482`, a version, a commit hash.
+pub fn is_identifier(word: &str) -> bool {
+    let chars = word.chars().count();
+    if !(3..=120).contains(&chars) || !word.chars().any(|c| c.is_alphanumeric()) {
+        return false;
+    }
+    if word.contains("://") {
+        return true;
+    }
+    let has_letter = word.chars().any(|c| c.is_ascii_alphabetic());
+    let has_digit = word.chars().any(|c| c.is_ascii_digit());
+    let separators = word.contains('/') || word.contains('\\');
+    if separators && has_letter && !word.contains(' ') {
+        // `a/b` of two short words (and/or, I/O) is prose.
+        let parts: Vec<&str> = word
+            .split(['/', '\\'])
+            .filter(|part| !part.is_empty())
+            .collect();
+        return parts.len() >= 3 || word.contains('.') || parts.iter().any(|part| part.len() > 6);
+    }
+    if let Some((stem, extension)) = word.rsplit_once('.') {
+        let file_like = !stem.is_empty()
+            && (1..=EXTENSIONS_MAX).contains(&extension.len())
+            && extension.chars().all(|c| c.is_ascii_alphanumeric())
+            && extension.chars().any(|c| c.is_ascii_lowercase());
+        if file_like || (stem.contains('.') && has_letter) {
+            return true;
+        }
+    }
+    let inner_upper = word.chars().skip(1).any(|c| c.is_ascii_uppercase())
+        && word.chars().any(|c| c.is_ascii_lowercase());
+    let snake = word.contains('_') && has_letter;
+    let letters = word.chars().filter(char::is_ascii_alphabetic).count();
+    let code = letters >= 2
+        && has_digit
+        && (word.chars().any(|c| c.is_ascii_uppercase()) || word.contains('-'))
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.');
+    let hash = chars >= 7 && word.chars().all(|c| c.is_ascii_hexdigit()) && has_digit && has_letter;
+    inner_upper || snake || code || hash || word.contains("::") || word.ends_with("()")
+}
+
+/// The identifiers of `text`: backticked spans (short ones) and identifier-like words, in order.
+pub fn identifiers(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut parts = text.split('`');
+    // Even parts are outside backticks, odd parts inside.
+    let mut inside = false;
+    for part in parts.by_ref() {
+        if inside {
+            if (2..=80).contains(&part.chars().count()) && !part.contains('\n') {
+                out.push(part.to_owned());
+            }
+        } else {
+            for word in part.split(|c: char| {
+                c.is_whitespace()
+                    || matches!(
+                        c,
+                        ',' | ';'
+                            | '('
+                            | ')'
+                            | '['
+                            | ']'
+                            | '{'
+                            | '}'
+                            | '"'
+                            | '\''
+                            | '<'
+                            | '>'
+                            | '='
+                            | '|'
+                    )
+            }) {
+                let word = word
+                    .trim_start_matches(['*', '…'])
+                    .trim_end_matches(['.', ':', '!', '?', '*', ',', '…']);
+                // Escapes of JSON or a log quoted as text (`a\n\nb`) are not names.
+                let escaped = word.contains("\\n") || word.contains("\\t");
+                if !escaped && is_identifier(word) {
+                    out.push(word.to_owned());
+                }
+            }
+        }
+        inside = !inside;
+    }
+    out
+}
+
+/// How much a line of output says about a failure: 0 for none. Lines naming an error with a
+/// message (`Error: …`, `error[E0308]: …`, `E   ImportError: …`) score highest, then lines with
+/// failure words; stack frames and decoration score lowest.
+pub fn error_score(line: &str) -> u32 {
+    let trimmed = line.trim();
+    let lower = trimmed.to_lowercase();
+    if trimmed.len() < 8 || trimmed.starts_with("at ") || trimmed.starts_with('❯') {
+        return 0;
+    }
+    let mut score = 0;
+    for (word, weight) in [
+        ("error", 4),
+        ("exception", 4),
+        ("panic", 4),
+        ("fatal", 3),
+        ("fail", 2),
+        ("cannot", 2),
+        ("not found", 2),
+        ("denied", 2),
+        ("undefined", 1),
+        ("race", 1),
+        ("violat", 2),
+        ("expected", 1),
+    ] {
+        if lower.contains(word) {
+            score += weight;
+        }
+    }
+    if score == 0 {
+        return 0;
+    }
+    if trimmed.contains(": ") {
+        score += 2;
+    }
+    // A count of zero (`0 Error(s)`, `failures: 0`) reports no failure.
+    let zero = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|word| word == "0")
+        && !lower.contains("error:")
+        && !lower.contains("error ");
+    if zero {
+        return 0;
+    }
+    score + identifiers(trimmed).len().min(3) as u32
+}
+
+/// The line of `output` that says most about a failure, if any does.
+pub fn best_error_line(output: &str) -> Option<String> {
+    let mut best: Option<(u32, &str)> = None;
+    for line in output.lines() {
+        let score = error_score(line);
+        if score > 0 && best.is_none_or(|(top, _)| score > top) {
+            best = Some((score, line));
+        }
+    }
+    best.map(|(_, line)| clip(&one_line(line), 240))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn injected_markup_goes_and_other_angle_brackets_stay() {
+        assert_eq!(
+            strip_injected("a <system-reminder>x\ny</system-reminder>b <T> c<d"),
+            "a b <T> c<d"
+        );
+        assert_eq!(strip_injected("<command-name>/model</command-name>"), "");
+    }
+
+    #[test]
+    fn identifiers_are_paths_symbols_codes_and_hashes_not_prose() {
+        let found = identifiers(
+            "Fix src/app.ts and `consumeToken` in C:\\src\\a.cs; TS2550 at 3e9f0a4, and/or I/O, RATE_LIMIT_MS, v2.8.0 (see LED-482). Done.",
+        );
+        assert_eq!(
+            found,
+            [
+                "src/app.ts",
+                "consumeToken",
+                "C:\\src\\a.cs",
+                "TS2550",
+                "3e9f0a4",
+                "RATE_LIMIT_MS",
+                "v2.8.0",
+                "LED-482"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_error_line_names_the_error_not_the_banner_or_a_zero_count() {
+        let output = "Build FAILED.\n    0 Error(s)\nsrc/a.cs(57,28): error CS0618: 'SHA1Managed' is obsolete\n   at Foo.Bar()";
+        assert_eq!(
+            best_error_line(output).unwrap(),
+            "src/a.cs(57,28): error CS0618: 'SHA1Managed' is obsolete"
+        );
+        assert_eq!(best_error_line("all good\n3 passed"), None);
+    }
+
+    #[test]
+    fn sentences_split_at_ends_and_lines() {
+        assert_eq!(
+            sentences("Do it. Don't add deps!\n- keep it\n直してください。はい"),
+            [
+                "Do it.",
+                "Don't add deps!",
+                "keep it",
+                "直してください。",
+                "はい"
+            ]
+        );
+    }
+
+    #[test]
+    fn clip_marks_the_cut_on_a_char_boundary() {
+        assert_eq!(clip("日本語のテキスト", 4), "日本語…");
+        assert_eq!(clip("short", 10), "short");
+    }
+}
