@@ -342,3 +342,33 @@ fn credentials_in_urls_are_never_shown_nor_written_to_project_settings() {
         assert!(listing.contains("<redacted>@proxy.example"), "{listing}");
     }
 }
+
+/// Issue 33, item 14: `config set` replaced a symlinked `settings.json` with a regular file and
+/// rewrote `123456789012345678901234567890` as `1.2345678901234568e+29`.
+#[cfg(unix)]
+#[test]
+fn config_set_writes_through_a_symlink_and_keeps_numbers_as_written() {
+    let world = World::new();
+    world.write(
+        "dotfiles/ctxkit.json",
+        r#"{"deviceId": 123456789012345678901234567890, "theme": "light"}"#,
+    );
+    std::os::unix::fs::symlink(
+        world.root.join("dotfiles/ctxkit.json"),
+        world.home().join("settings.json"),
+    )
+    .unwrap();
+    let set = world.ctxkit(&["config", "set", "theme", "dark"]);
+    assert!(set.starts_with("exit: 0"), "{set}");
+    let link = std::fs::symlink_metadata(world.home().join("settings.json")).unwrap();
+    assert!(link.file_type().is_symlink(), "the link was replaced");
+    let written = std::fs::read_to_string(world.root.join("dotfiles/ctxkit.json")).unwrap();
+    assert!(
+        written.contains("\"deviceId\": 123456789012345678901234567890"),
+        "{written}"
+    );
+    assert!(written.contains("\"theme\": \"dark\""), "{written}");
+    let get = world.ctxkit(&["config", "get", "deviceId"]);
+    // Read as the nearest number a JSON value carries (the file keeps every digit).
+    assert!(get.contains("1.2345678901234568e+29"), "{get}");
+}

@@ -3,6 +3,7 @@
 
 pub(crate) mod allowlist;
 pub(crate) mod document;
+pub(crate) mod numbers;
 pub(crate) mod schema;
 pub mod store;
 mod typed;
@@ -353,7 +354,7 @@ impl SettingsManager {
         let field = schema::lookup(path.segments());
         let found = document::get_path(&self.effective, &path).filter(|value| !value.is_null());
         let (value, origin) = match found {
-            Some(value) => (Some(value.clone()), Some(self.origin_of(&path))),
+            Some(value) => (Some(numbers::as_number(value)), Some(self.origin_of(&path))),
             None => match field.and_then(|field| field.default.to_json()) {
                 Some(default) => (Some(default), Some(SettingOrigin::Default)),
                 None => (None, None),
