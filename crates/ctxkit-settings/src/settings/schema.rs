@@ -455,6 +455,20 @@ pub const TOP_LEVEL: &[Field] = &[
         DefaultValue::Str("user"),
     ),
     field("hooks", ValueKind::HookList, DefaultValue::EmptyList),
+    field("server", ValueKind::Object(SERVER), DefaultValue::Unset),
+];
+
+/// ctxkit: `ctxkit serve --stdio`.
+const SERVER: &[Field] = &[
+    // The longest request line accepted (64 MiB); a longer one is discarded and answered with an error.
+    field(
+        "maxRequestBytes",
+        ValueKind::Integer {
+            min: 1024,
+            max: i64::MAX,
+        },
+        DefaultValue::Integer(64 * 1024 * 1024),
+    ),
 ];
 
 /// What a project's `.ctxkit/settings.json` may change before the user trusts the project
