@@ -241,6 +241,13 @@ fn classify_package(error: &PackageError) -> (u8, Option<String>) {
                         .to_owned(),
                 ),
             ),
+            SourceError::NotAGitUrl { .. } => (
+                3,
+                Some(
+                    "git sources look like `https://host/owner/repo@v1` or `git:git@host:owner/repo`"
+                        .to_owned(),
+                ),
+            ),
         },
         PackageError::Settings(settings) => classify_settings(settings),
         PackageError::PathDoesNotExist { .. } => (

@@ -97,22 +97,32 @@ pub struct UndoOutcome {
     pub restored_leaf_id: Option<String>,
     /// The marker entry appended there, which keeps the move when the file is reopened.
     pub marker_id: String,
+    /// Messages that came after the compaction, appended again after the marker (the later work
+    /// stays in the context; the originals stay on the compaction's branch).
+    pub reappended: usize,
 }
 
 /// Undoes the last compaction on the current path: the leaf moves to the compaction's parent and a
 /// `custom` marker entry is appended there (it takes no part in the context), so the restored view
-/// survives reopening. Nothing is deleted; the compaction stays in the tree on its own branch.
+/// survives reopening; the messages that came after the compaction are appended again after the
+/// marker, so later work stays in the context. Nothing is deleted; the compaction and what followed
+/// it stay in the tree on their own branch.
 pub fn undo_last_compaction(session: &mut Session) -> Result<Option<UndoOutcome>, CompactionError> {
-    let Some(compaction) = session
-        .branch_path(None)
-        .into_iter()
-        .rev()
-        .find(|entry| entry.type_name() == "compaction")
+    let path = session.branch_path(None);
+    let Some(position) = path
+        .iter()
+        .rposition(|entry| entry.type_name() == "compaction")
     else {
         return Ok(None);
     };
+    let compaction = path[position];
     let compaction_id = compaction.id().to_owned();
     let parent = compaction.parent_id().map(str::to_owned);
+    let later: Vec<_> = path[position + 1..]
+        .iter()
+        .filter(|entry| entry.type_name() == "message")
+        .filter_map(|entry| entry.parse_message())
+        .collect::<Result<_, _>>()?;
     match &parent {
         Some(parent) => session.branch(parent)?,
         None => session.reset_leaf(),
@@ -121,10 +131,15 @@ pub fn undo_last_compaction(session: &mut Session) -> Result<Option<UndoOutcome>
         UNDO_COMPACTION_TYPE,
         Some(json!({"compactionId": compaction_id})),
     )?;
+    let reappended = later.len();
+    if !later.is_empty() {
+        session.append_messages(later)?;
+    }
     Ok(Some(UndoOutcome {
         compaction_id,
         restored_leaf_id: parent,
         marker_id,
+        reappended,
     }))
 }
 

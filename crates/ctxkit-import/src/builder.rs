@@ -44,10 +44,22 @@ impl Builder {
     pub(crate) fn finish(
         mut self,
         format: SourceFormat,
-        header: SessionHeader,
+        mut header: SessionHeader,
         planned: Vec<Planned>,
         records: usize,
     ) -> ImportedSession {
+        // The id names the session's file: one clean path component, or a hash of it.
+        if let Some(replacement) = crate::ids::file_safe_session_id(&header.id) {
+            let original: String = header.id.escape_debug().take(80).collect();
+            self.issues.push(ImportIssue {
+                line: None,
+                kind: IssueKind::SessionIdReplaced {
+                    original,
+                    replacement: replacement.clone(),
+                },
+            });
+            header.id = replacement;
+        }
         // A call without a result gets the text its agent would have sent.
         let missing_text = match format {
             SourceFormat::Codex => CODEX_MISSING_RESULT_TEXT,

@@ -34,8 +34,23 @@ impl ImportedSession {
     }
 
     /// The file name Pi and ctxkit would give this session: `<timestamp>_<session id>.jsonl`.
+    /// The id is one clean path component (the builder hashes any other); a start time that is
+    /// not an ISO timestamp keeps only letters, digits, `-`, `+` and `_` (and at most 40 of them).
     pub fn file_name(&self) -> String {
-        session_file_name(&self.header.timestamp, &self.header.id)
+        let stamp: String = self
+            .header
+            .timestamp
+            .chars()
+            .take(40)
+            .map(|character| {
+                if character.is_ascii_alphanumeric() || "-+_:.".contains(character) {
+                    character
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        session_file_name(&stamp, &self.header.id)
     }
 
     /// Writes the session to `path`. A missing file is created atomically (temporary file + rename).

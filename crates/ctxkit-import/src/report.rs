@@ -60,6 +60,15 @@ pub enum IssueKind {
     ImageNotInline,
     /// The file holds no conversation (only metadata records); the session has no messages.
     NoConversation,
+    /// The source's session id cannot name a file (a path separator, a dots-only name, a control
+    /// character, too long): the session is stored under a hash of it; `importedFrom.sessionId`
+    /// keeps the original.
+    SessionIdReplaced {
+        /// The source's id, escaped and cut to 80 characters.
+        original: String,
+        /// The id the session is stored under.
+        replacement: String,
+    },
 }
 
 impl fmt::Display for IssueKind {
@@ -117,6 +126,13 @@ impl fmt::Display for IssueKind {
                     "compaction has no token count; `tokensBefore` is 0"
                 )
             }
+            Self::SessionIdReplaced {
+                original,
+                replacement,
+            } => write!(
+                formatter,
+                "session id `{original}` cannot name a file; stored as `{replacement}` (the original is kept in `importedFrom.sessionId`)"
+            ),
             Self::NoConversation => {
                 write!(
                     formatter,

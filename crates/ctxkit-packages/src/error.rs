@@ -32,6 +32,16 @@ pub enum SourceError {
         /// The source as given.
         source_text: String,
     },
+    /// A URL (`https://`, `http://`, `ssh://`, `git://`) or an scp-style `user@host:path` that is
+    /// not a git repository ctxkit can clone: it is never taken as a local path. Credentials in
+    /// it are redacted.
+    #[error("Package source `{source_text}` is not a git repository URL: {reason}")]
+    NotAGitUrl {
+        /// The source as given, credentials redacted.
+        source_text: String,
+        /// What is wrong, and how to write it.
+        reason: &'static str,
+    },
     /// An `npm:` source whose name or version is not a registry package name and version (a path,
     /// a URL or `file:` spec would make npm install from elsewhere); local packages are given as
     /// paths.
@@ -54,7 +64,7 @@ pub enum PackageError {
     #[error(transparent)]
     Settings(#[from] SettingsError),
     /// A local source does not exist.
-    #[error("Path does not exist: `{path}`")]
+    #[error("Path does not exist: `{}`", crate::redact_credentials(&path.display().to_string()))]
     PathDoesNotExist {
         /// The resolved path.
         path: PathBuf,

@@ -80,8 +80,9 @@ fn project_git_install_clones_checks_out_and_installs_dependencies() {
 fn a_configured_npm_command_installs_git_dependencies_without_omit_dev() {
     let world = World::new();
     extension_repo(&world);
+    // The user's setting: a project's `npmCommand` applies only in a trusted project (issue 33).
     write(
-        world.project().join("settings.json"),
+        world.agent().join("settings.json"),
         r#"{"npmCommand":["npm"]}"#,
     );
     let (manager, recorder, _) = real_manager(&world);

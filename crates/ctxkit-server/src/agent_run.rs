@@ -34,6 +34,8 @@ pub struct AgentConfig {
     pub bash_timeout: Duration,
     /// Secret variables the tools' commands may see (`chat.passEnv` of the user's settings).
     pub pass_env: Vec<String>,
+    /// The tools of a run (`ToolRegistry::coding` in ctxkit; tests add their own).
+    pub tools: fn() -> ToolRegistry,
 }
 
 impl std::fmt::Debug for AgentConfig {
@@ -149,7 +151,7 @@ pub(crate) async fn run(shared: &Arc<Shared>, raw: Value) -> Result<Value, Metho
     let mut agent = Agent::new(
         engine,
         model,
-        ToolRegistry::coding(),
+        (config.tools)(),
         AgentOptions {
             system_prompt: params
                 .system_prompt

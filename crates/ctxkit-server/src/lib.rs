@@ -8,10 +8,14 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod agent_run;
+mod input;
 mod methods;
 mod session_methods;
+mod stop;
 
 pub use agent_run::{AgentConfig, ModelSource};
+pub use input::DEFAULT_MAX_REQUEST_BYTES;
+pub use stop::ABANDON_AFTER;
 mod validate;
 
 use std::path::PathBuf;
@@ -19,7 +23,7 @@ use std::sync::Arc;
 
 use ctxkit_compaction::{Prompts, Summarizer};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{RwLock, mpsc};
 
 use ctxkit_engine::{Engine, EngineSettings, ModelInfo};
@@ -38,6 +42,9 @@ pub struct ServerConfig {
     pub sessions_root: PathBuf,
     /// What `agent.run` needs; `None` refuses it.
     pub agent: Option<AgentConfig>,
+    /// The longest request line accepted (`server.maxRequestBytes`); a longer one is discarded
+    /// as it arrives and answered with an error.
+    pub max_request_bytes: usize,
 }
 
 impl std::fmt::Debug for ServerConfig {
@@ -88,10 +95,12 @@ pub(crate) struct Shared {
     pub(crate) config: ServerConfig,
     pub(crate) engine: RwLock<Option<Engine>>,
     pub(crate) out: mpsc::UnboundedSender<Value>,
+    /// Tells the running request to stop (`agent.cancel`, `shutdown`).
+    pub(crate) stop: tokio::sync::watch::Sender<stop::Stop>,
 }
 
 /// Serves requests from `input` until it ends or `shutdown` is called; writes to `output`.
-pub async fn serve<R, W>(config: ServerConfig, input: R, mut output: W) -> std::io::Result<()>
+pub async fn serve<R, W>(config: ServerConfig, mut input: R, mut output: W) -> std::io::Result<()>
 where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -99,6 +108,10 @@ where
     let (out, mut outgoing) = mpsc::unbounded_channel::<Value>();
     let writer = tokio::spawn(async move {
         while let Some(message) = outgoing.recv().await {
+            // `null` is the end (a tool abandoned in a thread may still hold an event sender).
+            if message.is_null() {
+                break;
+            }
             let mut line = message.to_string();
             line.push('\n');
             output.write_all(line.as_bytes()).await?;
@@ -110,6 +123,7 @@ where
         config,
         engine: RwLock::new(None),
         out,
+        stop: tokio::sync::watch::Sender::new(stop::Stop::Nothing),
     });
     // Requests run one after another, in order, so a client may pipeline them; cancellation and
     // `initialize` are answered at once, so a running `compact` can be cancelled.
@@ -118,24 +132,30 @@ where
     let worker = tokio::spawn(async move {
         while let Some((id, method, params)) = queued.recv().await {
             // Each request on its own task: a panic fails that request, not every later one.
-            let request_shared = Arc::clone(&worker_shared);
-            let outcome =
-                tokio::spawn(
-                    async move { methods::dispatch(&request_shared, &method, params).await },
-                )
-                .await
-                .unwrap_or_else(|failure| {
-                    Err(MethodError::new(
-                        codes::INTERNAL_ERROR,
-                        format!("the request failed inside the engine: {failure}"),
-                    ))
-                });
+            let outcome = stop::run_request(&worker_shared, method, params).await;
             respond(&worker_shared, id, outcome);
         }
     });
-    let mut lines = input.split(b'\n');
     let mut shutdown_id = None;
-    while let Some(bytes) = lines.next_segment().await? {
+    let limit = shared.config.max_request_bytes;
+    while let Some(line) = input::next_line(&mut input, limit).await? {
+        let bytes = match line {
+            input::Line::Text(bytes) => bytes,
+            input::Line::TooLong(length) => {
+                send_error(
+                    &shared,
+                    Value::Null,
+                    MethodError::new(
+                        codes::INVALID_REQUEST,
+                        format!(
+                            "the request line of {length} bytes is longer than the limit of \
+                             {limit} bytes (`server.maxRequestBytes`); it was discarded"
+                        ),
+                    ),
+                );
+                continue;
+            }
+        };
         // A line that is not UTF-8 is answered like any unreadable request, not the end of input.
         let Ok(line) = String::from_utf8(bytes) else {
             send_error(
@@ -178,12 +198,17 @@ where
                 if let Some(engine) = shared.engine.read().await.as_ref() {
                     engine.cancel_compaction();
                     engine.cancel_branch_summary();
+                    engine.interrupt_turn();
                 }
+                shared.stop.send_replace(stop::Stop::Everything);
                 shutdown_id = Some(id);
                 break;
             }
             "compact.cancel" | "branch_summary.cancel" | "agent.cancel" | "initialize" => {
                 let outcome = methods::dispatch(&shared, &method, params).await;
+                if method == "agent.cancel" && outcome.is_ok() {
+                    shared.stop.send_replace(stop::Stop::Agent);
+                }
                 respond(&shared, id, outcome);
             }
             _ => {
@@ -216,8 +241,9 @@ where
         ),
         (Some(None) | None, Ok(()) | Err(_)) => {}
     }
-    // Ends the event forwarders, whose engines are dropped here, and with them the writer.
+    // Ends the event forwarders, whose engines are dropped here, and the writer.
     *shared.engine.write().await = None;
+    let _ = shared.out.send(Value::Null);
     drop(shared);
     match writer.await {
         Ok(result) => result,

@@ -115,6 +115,7 @@ pub(crate) async fn undo(shared: &Arc<Shared>) -> Result<Value, MethodError> {
             "compaction_id": undone.compaction_id,
             "restored_leaf_id": undone.restored_leaf_id,
             "marker_id": undone.marker_id,
+            "reappended": undone.reappended,
         })),
         None => Err(MethodError {
             code: codes::ENGINE_ERROR,

@@ -436,14 +436,24 @@ pub fn undo_compact(file: &Path, out: &mut dyn Write) -> Result<Outcome> {
             session.flush_pending()?;
             writeln!(
                 out,
-                "Undid compaction {}: the leaf is back at {} (the summary stays in the tree)",
+                "Undid compaction {}: the leaf is back at {} (the summary stays in the tree){}",
                 undo.compaction_id,
-                undo.restored_leaf_id.as_deref().unwrap_or("the start")
+                undo.restored_leaf_id.as_deref().unwrap_or("the start"),
+                reappended_note(undo.reappended)
             )?;
         }
         None => writeln!(out, "No compaction on the current path.")?,
     }
     Ok(Outcome::Success)
+}
+
+/// What an undo said about the messages after the compaction (appended again after the marker).
+pub fn reappended_note(count: usize) -> String {
+    match count {
+        0 => String::new(),
+        1 => "; the 1 message after it was appended again".to_owned(),
+        _ => format!("; the {count} messages after it were appended again"),
+    }
 }
 
 /// `ctxkit models`.

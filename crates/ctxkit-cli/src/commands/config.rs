@@ -31,13 +31,41 @@ pub fn resource_environment(global: &GlobalArgs) -> Result<Environment> {
 }
 
 /// Loads settings; load errors become warnings on stderr (that scope then reads as empty).
+/// An untrusted project's settings that do not apply are named in one warning.
 pub fn load_settings(environment: &Environment) -> Result<SettingsManager> {
     let mut settings = SettingsManager::load(environment);
     let mut stderr = std::io::stderr().lock();
     for error in settings.drain_errors() {
         writeln!(stderr, "warning: {error}")?;
     }
+    // Commands load the settings more than once; the warning is said once per process.
+    static HELD_WARNING_SHOWN: std::sync::atomic::AtomicBool =
+        std::sync::atomic::AtomicBool::new(false);
+    if let Some(warning) = held_settings_warning(environment, &settings)
+        && !HELD_WARNING_SHOWN.swap(true, std::sync::atomic::Ordering::Relaxed)
+    {
+        writeln!(stderr, "{warning}")?;
+    }
     Ok(settings)
+}
+
+/// The warning (with its hint line) naming the project settings an untrusted project may not
+/// change, `None` when there are none.
+pub fn held_settings_warning(
+    environment: &Environment,
+    settings: &SettingsManager,
+) -> Option<String> {
+    let held = settings.held_project_keys();
+    if held.is_empty() {
+        return None;
+    }
+    let keys: Vec<String> = held.iter().map(|key| format!("`{key}`")).collect();
+    Some(format!(
+        "warning: ignored {} in `{}`: this project is not trusted\n\
+         hint: read the project's settings, then run `ctxkit trust` to apply them",
+        keys.join(", "),
+        environment.project_settings_path().display()
+    ))
 }
 
 fn scope(project: bool) -> SettingsScope {

@@ -75,8 +75,19 @@ fn import_opencode_sessions(
     let target = target_of(locations, &session, out_file);
     write_session(&session, &target, out)?;
     let target_dir = target.parent().unwrap_or(Path::new(".")).to_owned();
+    // Keyed by the source's ids (a file name may use a hash of one).
+    let source_id = |session: &ImportedSession| {
+        session
+            .header
+            .extra
+            .get("importedFrom")
+            .and_then(|origin| origin.get("sessionId"))
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or(&session.header.id)
+            .to_owned()
+    };
     let mut written: HashMap<String, PathBuf> = HashMap::new();
-    written.insert(session.header.id.clone(), target.clone());
+    written.insert(source_id(&session), target.clone());
     for mut child in sessions {
         let parent = child
             .header
@@ -89,7 +100,7 @@ fn import_opencode_sessions(
         child.header.parent_session = Some(parent.display().to_string());
         let path = target_dir.join(child.file_name());
         write_session(&child, &path, out)?;
-        written.insert(child.header.id.clone(), path);
+        written.insert(source_id(&child), path);
     }
     Ok(Outcome::Success)
 }

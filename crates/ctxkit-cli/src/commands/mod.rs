@@ -2,7 +2,7 @@
 //! [`Outcome`]; errors go back to `main`, which reports them.
 
 mod chat;
-mod compaction;
+pub(crate) mod compaction;
 mod config;
 mod edit;
 mod engine_run;

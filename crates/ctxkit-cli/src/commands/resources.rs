@@ -87,8 +87,14 @@ fn path_text(path: &Path) -> String {
     path.display().to_string()
 }
 
-/// The configured command hooks, user ones first, each with whether it runs.
-fn hook_records(global: &GlobalArgs) -> Result<Vec<Value>> {
+/// What the project settings may and may not do here: the configured command hooks (user ones
+/// first, each with whether it runs) and the project keys that do not apply until `ctxkit trust`.
+struct TrustRecords {
+    hooks: Vec<Value>,
+    ignored: Vec<String>,
+}
+
+fn trust_records(global: &GlobalArgs) -> Result<TrustRecords> {
     let environment = resource_environment(global)?;
     let settings = ctxkit_resources::SettingsManager::load(&environment);
     let trust = ctxkit_resources::project_trust(&environment, &settings)?;
@@ -114,7 +120,7 @@ fn hook_records(global: &GlobalArgs) -> Result<Vec<Value>> {
     };
     // Project hooks replace the user's when they run (settings merge), else the user's run.
     let user_runs = !trust.trusted || project_hooks.is_empty();
-    Ok(global_hooks
+    let hooks = global_hooks
         .into_iter()
         .map(|hook| record(hook, "user", user_runs))
         .chain(
@@ -122,7 +128,20 @@ fn hook_records(global: &GlobalArgs) -> Result<Vec<Value>> {
                 .into_iter()
                 .map(|hook| record(hook, "project", trust.trusted)),
         )
-        .collect())
+        .collect();
+    let ignored = settings.held_project_keys();
+    Ok(TrustRecords { hooks, ignored })
+}
+
+fn write_ignored(ignored: &[String], out: &mut dyn Write) -> Result<()> {
+    writeln!(out, "Ignored project settings ({})", ignored.len())?;
+    for key in ignored {
+        writeln!(
+            out,
+            "  {key}  [project, not trusted: `ctxkit trust` applies it]"
+        )?;
+    }
+    Ok(())
 }
 
 fn write_hooks(hooks: &[Value], out: &mut dyn Write) -> Result<()> {
@@ -152,16 +171,31 @@ pub fn trust(global: &GlobalArgs, revoke: bool, out: &mut dyn Write) -> Result<O
     let settings = load_settings(&environment)?;
     let trust = ctxkit_resources::set_project_trust(&environment, &settings, revoke)?;
     let project = trust.project.display();
-    match (&trust.hooks, revoke) {
-        (None, _) => writeln!(out, "`{project}` has no project hooks; nothing to trust")?,
-        (Some(_), true) => writeln!(out, "Revoked: the hooks of `{project}` no longer run")?,
-        (Some(hooks), false) => {
+    match (&trust.held, revoke) {
+        (None, _) => writeln!(
+            out,
+            "The settings of `{project}` change nothing that needs trust; nothing to trust"
+        )?,
+        (Some(_), true) => writeln!(
+            out,
+            "Revoked: the settings of `{project}` that need trust no longer apply"
+        )?,
+        (Some(_), false) => {
             writeln!(
                 out,
-                "Trusted the hooks of `{project}`; they run from now on:"
+                "Trusted the settings of `{project}`; these apply from now on:"
             )?;
-            for hook in hooks.as_array().into_iter().flatten() {
-                writeln!(out, "  {}", hook.get("command").unwrap_or(hook))?;
+            for key in &trust.held_keys {
+                writeln!(out, "  {key}")?;
+            }
+            for hook in trust
+                .hooks
+                .as_ref()
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                writeln!(out, "  hook: {}", hook.get("command").unwrap_or(hook))?;
             }
         }
     }
@@ -171,10 +205,11 @@ pub fn trust(global: &GlobalArgs, revoke: bool, out: &mut dyn Write) -> Result<O
 pub fn resources(global: &GlobalArgs, json: bool, out: &mut dyn Write) -> Result<Outcome> {
     let (loaded, _) = load(global)?;
     let problems = diagnostics(&loaded);
-    let hooks = hook_records(global)?;
+    let TrustRecords { hooks, ignored } = trust_records(global)?;
     if json {
         let record = json!({
             "hooks": hooks,
+            "ignoredProjectSettings": ignored,
             "extensions": loaded.extensions.iter().map(|extension| json!({
                 "path": path_text(&extension.path),
                 "origin": origin_json(Some(&extension.metadata)),
@@ -253,6 +288,7 @@ pub fn resources(global: &GlobalArgs, json: bool, out: &mut dyn Write) -> Result
         )?;
     }
     write_hooks(&hooks, out)?;
+    write_ignored(&ignored, out)?;
     writeln!(out, "Context files ({})", loaded.context_files.len())?;
     for file in &loaded.context_files {
         writeln!(out, "  {}", file.path.display())?;

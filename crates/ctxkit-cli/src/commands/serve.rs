@@ -29,6 +29,7 @@ pub fn serve_stdio(
         system_prompt: resources::system_prompt(&loaded, &cwd),
         bash_timeout,
         pass_env: settings.chat_pass_env(),
+        tools: ctxkit_agent::ToolRegistry::coding,
     };
     let config = ServerConfig {
         settings: setup.engine_settings,
@@ -37,6 +38,8 @@ pub fn serve_stdio(
         model: None,
         sessions_root: locations.sessions_root.clone(),
         agent: Some(agent),
+        max_request_bytes: usize::try_from(settings.server_max_request_bytes())
+            .unwrap_or(usize::MAX),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

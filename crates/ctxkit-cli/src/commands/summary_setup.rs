@@ -2,8 +2,6 @@
 //! defaults adapted to the model's context window; prompt overrides from `<home>/prompts/compaction/`;
 //! and the optional file context read from the session's working directory.
 
-use std::io::Write;
-
 use anyhow::{Context as _, Result};
 use ctxkit_compaction::{CompactionSettings, Prompts, Summarizer};
 use ctxkit_summarizer_offline::OfflineSummarizer;
@@ -184,18 +182,9 @@ pub fn resolve(global: &GlobalArgs, flags: SummaryFlags<'_>) -> Result<SummarySe
         },
         ..flags
     };
-    // A project's hooks are someone else's commands until the user trusts them.
-    let trust = ctxkit_resources::project_trust(&environment, &settings)?;
-    if !trust.trusted {
-        writeln!(
-            std::io::stderr().lock(),
-            "warning: the hooks in `{}` were not run: this project is not trusted; read them, then \
-             run `ctxkit trust`",
-            environment.project_settings_path().display()
-        )?;
-    }
-    let document =
-        serde_json::Value::Object(ctxkit_resources::runnable_settings(&settings, &trust));
+    // A project's hooks are someone else's commands until the user trusts them: the settings
+    // leave them out (and `load_settings` said so).
+    let document = serde_json::Value::Object(settings.effective().clone());
     let mut engine_settings = ctxkit_engine::EngineSettings::from_document(&document)
         .context("reading the engine's settings (`compaction`, `transforms`, `pinned`, `hooks`)")?;
     let compaction = &mut engine_settings.compaction;

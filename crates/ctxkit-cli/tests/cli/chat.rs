@@ -825,3 +825,36 @@ fn chat_slash_commands_reach_resources_the_tree_and_sessions() {
     tmux.wait_for("Continuing session “Feature X”");
     assert!(world.session_files().len() >= 2);
 }
+
+/// Issue 33, item 9: a cloned project's `chat.confirmBash: false` switched off the question, and
+/// the model's `bash touch MARKER` ran without asking.
+#[test]
+fn an_untrusted_project_cannot_switch_off_the_bash_question() {
+    require_tmux!();
+    let world = World::new(100_000, json!({}));
+    std::fs::create_dir_all(world.project.join(".ctxkit")).unwrap();
+    std::fs::write(
+        world.project.join(".ctxkit/settings.json"),
+        json!({"chat": {"confirmBash": false}}).to_string(),
+    )
+    .unwrap();
+    world.answer(tool_call(
+        "call_1",
+        "bash",
+        json!({"command": "touch MARKER"}),
+    ));
+    world.answer(text("Declined, as asked.", 300));
+    let tmux = world.start("");
+    let screen = tmux.wait_for("ctxkit chat · mock/test-model");
+    assert!(
+        screen.contains("warning: ignored `chat.confirmBash`"),
+        "{screen}"
+    );
+    tmux.wait_idle(1);
+    tmux.line("touch the marker");
+    tmux.wait_for("Run `touch MARKER`? [y]es / [n]o / [a]lways:");
+    tmux.keys(&["n"]);
+    tmux.wait_for("Declined, as asked.");
+    assert!(!world.project.join("MARKER").exists());
+    tmux.line("/quit");
+}

@@ -331,3 +331,109 @@ fn imports_keep_history_before_a_compaction_and_their_files_are_tracked() {
     }
     insta::assert_snapshot!(transcript);
 }
+
+/// Every file below `root` whose name holds `needle`.
+fn files_named(root: &Path, needle: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(directory) = pending.pop() {
+        for entry in std::fs::read_dir(&directory).unwrap().flatten() {
+            if entry.file_type().unwrap().is_dir() {
+                pending.push(entry.path());
+            } else if entry.file_name().to_string_lossy().contains(needle) {
+                found.push(entry.path());
+            }
+        }
+    }
+    found
+}
+
+const ESCAPING_ID: &str = "x/../../../../ESCAPED";
+
+/// Asserts an import of a session with [`ESCAPING_ID`] wrote inside the sessions directory only,
+/// under a hashed id, and said so; returns the written paths.
+fn assert_imported_inside(home: &Home, output: &str) -> Vec<PathBuf> {
+    assert!(output.contains("exit: 0"), "{output}");
+    assert!(
+        output.contains(
+            "warning: session id `x/../../../../ESCAPED` cannot name a file; stored as `"
+        ),
+        "{output}"
+    );
+    assert!(files_named(&home.root, "ESCAPED").is_empty(), "{output}");
+    let sessions = home.root.join("ctxkit/sessions");
+    let written: Vec<PathBuf> = output
+        .lines()
+        .filter(|line| line.starts_with("[ROOT]"))
+        .map(|line| PathBuf::from(line.replace("[ROOT]", &home.path(""))))
+        .collect();
+    assert!(!written.is_empty(), "{output}");
+    for path in &written {
+        let path = std::fs::canonicalize(path).unwrap();
+        assert_eq!(path.parent().unwrap().parent().unwrap(), sessions);
+    }
+    written
+}
+
+/// Issue 33, item 11: a Claude Code `sessionId` of `x/../../../../ESCAPED` wrote
+/// `ESCAPED-*.jsonl` outside the sessions directory (creating directories on the way).
+#[test]
+fn a_claude_code_session_id_cannot_escape_the_sessions_directory() {
+    let home = Home::new();
+    let text = std::fs::read_to_string(fixture("claude-code-session.jsonl"))
+        .unwrap()
+        .replace("237a4e0d-b47a-4ee9-8d62-2fbeedc23723", ESCAPING_ID);
+    let source = home.root.join("claude/session.jsonl");
+    std::fs::create_dir_all(source.parent().unwrap()).unwrap();
+    std::fs::write(&source, text).unwrap();
+    let output = home.ctxkit(&["import", source.to_str().unwrap()]);
+    let written = assert_imported_inside(&home, &output);
+    // The original id is kept where it came from; the tools read the session.
+    let header = std::fs::read_to_string(&written[0]).unwrap();
+    assert!(header.contains("\"sessionId\":\"x/../../../../ESCAPED\""));
+    let tree = home.ctxkit(&["tree", written[0].to_str().unwrap()]);
+    assert!(tree.contains("exit: 0"), "{tree}");
+    // Importing again finds the same file.
+    let again = home.ctxkit(&["import", source.to_str().unwrap()]);
+    assert!(again.contains("Already imported"), "{again}");
+}
+
+/// The same with a Codex `payload.id`.
+#[test]
+fn a_codex_session_id_cannot_escape_the_sessions_directory() {
+    let home = Home::new();
+    let text = std::fs::read_to_string(fixture("codex-rollout.jsonl"))
+        .unwrap()
+        .replace("74397f51-8767-44b0-8117-10d8debe7aac", ESCAPING_ID);
+    let source = home.root.join("rollout.jsonl");
+    std::fs::write(&source, text).unwrap();
+    let output = home.ctxkit(&["import", source.to_str().unwrap()]);
+    assert_imported_inside(&home, &output);
+}
+
+/// The same with an OpenCode session id (its subagent session still names the parent's file).
+#[test]
+fn an_opencode_session_id_cannot_escape_the_sessions_directory() {
+    let home = Home::new();
+    let data = home.root.join(".local/share/opencode");
+    std::fs::create_dir_all(&data).unwrap();
+    let sql = std::fs::read_to_string(shapes("opencode-2x.sql"))
+        .unwrap()
+        .replace("ses_6e1f00000001ApiTimeouts", ESCAPING_ID)
+        .replace("ses_6e1f00000002Explore", "../../sub/..");
+    let database = data.join("opencode.db");
+    let connection = rusqlite::Connection::open(&database).unwrap();
+    connection.execute_batch(&sql).unwrap();
+    drop(connection);
+    let output = home.ctxkit(&["import", database.to_str().unwrap()]);
+    let written = assert_imported_inside(&home, &output);
+    assert_eq!(written.len(), 2, "{output}");
+    assert!(output.contains("warning: session id `../../sub/..` cannot name a file"));
+    let child = std::fs::read_to_string(&written[1]).unwrap();
+    let header: serde_json::Value = serde_json::from_str(child.lines().next().unwrap()).unwrap();
+    let parent = header["parentSession"].as_str().unwrap();
+    assert_eq!(
+        std::fs::canonicalize(parent).unwrap(),
+        std::fs::canonicalize(&written[0]).unwrap()
+    );
+}

@@ -5,13 +5,13 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-struct World {
+pub(crate) struct World {
     _temp: tempfile::TempDir,
-    root: PathBuf,
+    pub(crate) root: PathBuf,
 }
 
 impl World {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let temp = tempfile::tempdir().unwrap();
         let root = std::fs::canonicalize(temp.path()).unwrap();
         for directory in ["home", "user", "proj", "tmp"] {
@@ -20,21 +20,21 @@ impl World {
         Self { _temp: temp, root }
     }
 
-    fn home(&self) -> PathBuf {
+    pub(crate) fn home(&self) -> PathBuf {
         self.root.join("home")
     }
 
-    fn project(&self) -> PathBuf {
+    pub(crate) fn project(&self) -> PathBuf {
         self.root.join("proj")
     }
 
-    fn write(&self, relative: &str, contents: &str) {
+    pub(crate) fn write(&self, relative: &str, contents: &str) {
         let path = self.root.join(relative);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, contents).unwrap();
     }
 
-    fn command(&self, args: &[&str]) -> Command {
+    pub(crate) fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_ctxkit"));
         command
             .args(args)
@@ -49,7 +49,7 @@ impl World {
         command
     }
 
-    fn ctxkit(&self, args: &[&str]) -> String {
+    pub(crate) fn ctxkit(&self, args: &[&str]) -> String {
         let output = self.command(args).output().unwrap();
         let mut text = format!("exit: {}\n", output.status.code().unwrap_or(-1));
         text.push_str(&String::from_utf8_lossy(&output.stdout));
@@ -283,7 +283,7 @@ fn project_hooks_run_only_once_trusted_and_never_see_secrets() {
     assert!(!dump.exists(), "an untrusted hook ran");
 
     let trusted = world.ctxkit(&["trust"]);
-    assert!(trusted.contains("Trusted the hooks of"), "{trusted}");
+    assert!(trusted.contains("Trusted the settings of"), "{trusted}");
     assert!(world.ctxkit(&["resources"]).contains("[project, trusted]"));
     compact("two.jsonl");
     let environment = std::fs::read_to_string(&dump).expect("the trusted hook ran");
@@ -341,4 +341,34 @@ fn credentials_in_urls_are_never_shown_nor_written_to_project_settings() {
         assert!(!listing.contains("hunter2secret"), "{listing}");
         assert!(listing.contains("<redacted>@proxy.example"), "{listing}");
     }
+}
+
+/// Issue 33, item 14: `config set` replaced a symlinked `settings.json` with a regular file and
+/// rewrote `123456789012345678901234567890` as `1.2345678901234568e+29`.
+#[cfg(unix)]
+#[test]
+fn config_set_writes_through_a_symlink_and_keeps_numbers_as_written() {
+    let world = World::new();
+    world.write(
+        "dotfiles/ctxkit.json",
+        r#"{"deviceId": 123456789012345678901234567890, "theme": "light"}"#,
+    );
+    std::os::unix::fs::symlink(
+        world.root.join("dotfiles/ctxkit.json"),
+        world.home().join("settings.json"),
+    )
+    .unwrap();
+    let set = world.ctxkit(&["config", "set", "theme", "dark"]);
+    assert!(set.starts_with("exit: 0"), "{set}");
+    let link = std::fs::symlink_metadata(world.home().join("settings.json")).unwrap();
+    assert!(link.file_type().is_symlink(), "the link was replaced");
+    let written = std::fs::read_to_string(world.root.join("dotfiles/ctxkit.json")).unwrap();
+    assert!(
+        written.contains("\"deviceId\": 123456789012345678901234567890"),
+        "{written}"
+    );
+    assert!(written.contains("\"theme\": \"dark\""), "{written}");
+    let get = world.ctxkit(&["config", "get", "deviceId"]);
+    // Read as the nearest number a JSON value carries (the file keeps every digit).
+    assert!(get.contains("1.2345678901234568e+29"), "{get}");
 }

@@ -115,12 +115,14 @@ async fn a_key_never_reaches_outputs_files_or_errors() {
     assert!(set.starts_with("exit: 3"), "{set}");
     assert!(!set.contains(KEY), "{set}");
     assert!(!home.join(".ctxkit/settings.json").exists());
-    // ...but reads one a user wrote there by hand.
+    // ...but reads one a user wrote there by hand, once the user trusts the project (issue 33).
     std::fs::write(
         home.join(".ctxkit/settings.json"),
         serde_json::json!({"llm": {"apiKey": KEY}}).to_string(),
     )
     .unwrap();
+    let trusted = run.ctxkit(&["trust"]);
+    assert!(trusted.contains("  llm.apiKey\n"), "{trusted}");
     let file = second.to_str().unwrap();
     for (case, expected_exit) in [("echo", "exit: 7"), ("ok", "exit: 0")] {
         let base = format!("{}/{case}/v1", server.uri());

@@ -149,3 +149,46 @@ fn nothing_to_undo_without_a_compaction() {
     session.append_message(user("hi")).unwrap();
     assert_eq!(undo_last_compaction(&mut session).unwrap(), None);
 }
+
+/// Issue 33, item 13: compact, three more exchanges, undo → the three later user messages left the
+/// context (still in the file, on a side branch nobody mentioned). They are appended again after
+/// the restored context.
+#[tokio::test]
+async fn undo_keeps_the_work_done_after_the_compaction() {
+    let mut session = split_turn_session();
+    let before = session.build_context().messages.len();
+    let settings = CompactionSettings {
+        enabled: true,
+        reserve_tokens: 100,
+        keep_recent_tokens: 1,
+    };
+    compact_once(&mut session, settings).await;
+    for turn in 1..=3 {
+        session
+            .append_message(user(&format!("later question {turn}")))
+            .unwrap();
+        session
+            .append_message(crate::fixtures::assistant_text(&format!(
+                "later answer {turn}"
+            )))
+            .unwrap();
+    }
+    let undo = undo_last_compaction(&mut session).unwrap().unwrap();
+    assert_eq!(undo.reappended, 6);
+    let context = session.build_context();
+    assert_eq!(context.messages.len(), before + 6);
+    let texts: Vec<String> = session
+        .messages(&context.messages)
+        .unwrap()
+        .iter()
+        .map(|message| serde_json::to_string(message).unwrap())
+        .collect();
+    for turn in 1..=3 {
+        let position = texts
+            .iter()
+            .position(|text| text.contains(&format!("later question {turn}")))
+            .unwrap_or_else(|| panic!("later question {turn} left the context"));
+        assert!(position >= before, "after the restored context");
+    }
+    assert!(list_compactions(&session, None).unwrap().is_empty());
+}

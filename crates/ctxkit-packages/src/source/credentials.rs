@@ -35,7 +35,21 @@ pub fn has_credentials(text: &str) -> bool {
 
 /// The next `://` or `git:` (not followed by `//`): where it starts and its length.
 fn next_authority(text: &str) -> Option<(usize, usize)> {
-    let scheme = text.find("://").map(|index| (index, 3));
+    // A URL joined onto a path has lost one slash (`/cwd/https:/user:pass@host/…`).
+    let collapsed = ["https:/", "http:/", "ssh:/"]
+        .iter()
+        .filter_map(|prefix| {
+            text.match_indices(prefix)
+                .find(|(index, _)| !text[index + prefix.len()..].starts_with('/'))
+                .map(|(index, _)| (index, prefix.len()))
+        })
+        .min();
+    let scheme = text
+        .find("://")
+        .map(|index| (index, 3))
+        .into_iter()
+        .chain(collapsed)
+        .min();
     let shorthand = text
         .match_indices("git:")
         .find(|(index, _)| !text[index + 4..].starts_with("//"))
@@ -78,5 +92,12 @@ mod tests {
             assert!(!has_credentials(kept));
         }
         assert!(has_credentials("git:user:secret@host/path"));
+        // Issue 33, item 15: a URL joined onto a path (one slash lost).
+        assert_eq!(
+            redact_credentials(
+                "Path does not exist: `/w/https:/user:hunter2pass@example.com/r.git`"
+            ),
+            "Path does not exist: `/w/https:/<redacted>@example.com/r.git`"
+        );
     }
 }

@@ -55,6 +55,48 @@ pub fn looks_local(text: &str) -> bool {
         .any(|prefix| trimmed.starts_with(prefix))
 }
 
+/// Why a source that did not parse as git must not be taken as a local path either: a URL with a
+/// scheme (its `//` would collapse into a path, credentials and all), or an scp-style
+/// `[user@]host:path` (git's own short form, which needs the `git:` prefix here).
+fn url_not_local(text: &str) -> Option<&'static str> {
+    let lower = text.to_ascii_lowercase();
+    let url = ["http:", "https:", "ssh:", "git:", "git+ssh:"]
+        .iter()
+        .any(|scheme| lower.starts_with(scheme) && lower[scheme.len()..].starts_with("//"));
+    if url {
+        return Some("it needs a host and an `owner/repo` path (`https://host/owner/repo[@ref]`)");
+    }
+    scp_user_end(text).map(|_| {
+        "an scp-style address is cloned only with the `git:` prefix (`git:git@host:owner/repo`)"
+    })
+}
+
+/// Where the user part of an scp-style `user@host:path` ends (the `@`), if `text` is one.
+fn scp_user_end(text: &str) -> Option<usize> {
+    text.match_indices('@').map(|(index, _)| index).find(|&at| {
+        let user = &text[..at];
+        let Some((host, path)) = text[at + 1..].split_once(':') else {
+            return false;
+        };
+        !user.is_empty()
+            && !user.contains('/')
+            && (host.contains('.') || host == "localhost")
+            && !host.contains('/')
+            && !path.is_empty()
+    })
+}
+
+/// [`redact_credentials`], and a password in an scp-style `user:password@host:path` too.
+fn redact_source(text: &str) -> String {
+    let redacted = redact_credentials(text);
+    match scp_user_end(&redacted) {
+        Some(at) if redacted[..at].contains(':') => {
+            format!("<redacted>{}", &redacted[at..])
+        }
+        Some(_) | None => redacted,
+    }
+}
+
 /// A registry package name (`name` or `@scope/name`) and, if any, a version, range or tag.
 fn check_npm_spec(npm: &NpmSource) -> Result<(), &'static str> {
     let name_part = |part: &str| {
@@ -185,7 +227,14 @@ impl PackageSource {
                     }
                 }
             }
-            Self::Local { .. } => {}
+            Self::Local { .. } => {
+                if let Some(reason) = url_not_local(trimmed) {
+                    return Err(SourceError::NotAGitUrl {
+                        source_text: redact_source(text),
+                        reason,
+                    });
+                }
+            }
         }
         Ok(source)
     }

@@ -215,12 +215,10 @@ fn sources_without_a_scheme_or_git_prefix_are_local_paths() {
         "./packages/agent-timers",
         "../packages/agent-timers",
         "github.com/user/repo",
-        "git@github.com:user/repo",
         "user/repo",
         "some-name",
         "github:user/repo",
         "git:myhost/a/b",
-        "https://github.com/user",
         "  npm:pkg",
         "git:myhost.io/team",
     ] {
@@ -407,4 +405,82 @@ fn npm_specs_are_validated_whole_and_git_credentials_stay_out_of_the_host() {
     // The one file spec kept: a packed tarball, extracted like a download.
     assert!(PackageSource::parse("npm:foo@file:/tmp/packed/foo-1.0.0.tgz").is_ok());
     assert!(PackageSource::parse("npm:foo@file:/tmp/../etc/x.tgz").is_err());
+}
+
+/// Issue 33, item 15: `https://user:hunter2pass@example.com/repo.git` was taken as a local path
+/// (`//` collapsed to `/`) and the error line showed the password. Every URL form is a git source
+/// or an error naming the source with its credentials redacted, never a local path.
+#[test]
+fn urls_are_git_sources_or_errors_never_local_paths() {
+    let secret = "hunter2pass";
+    for input in [
+        "https://user:hunter2pass@example.com/repo.git",
+        "https://user:hunter2pass@example.com/repo",
+        "https://user:hunter2pass@example.com/repo.git@v1",
+        "https://example.com/repo.git",
+        "http://user:hunter2pass@example.com/repo.git",
+        "http://example.com/repo@main",
+        "ssh://user:hunter2pass@example.com/repo.git",
+        "ssh://git@example.com/repo",
+        "git://example.com/repo.git",
+        "https://github.com/user",
+        "https://user:hunter2pass@example.com",
+        "git@github.com:user/repo",
+        "git@example.com:team/repo.git@v2",
+        "user:hunter2pass@example.com:team/repo.git",
+    ] {
+        match PackageSource::parse(input) {
+            Ok(PackageSource::Local { .. }) => panic!("{input} was taken as a local path"),
+            Ok(PackageSource::Npm(_)) => panic!("{input} was taken as npm"),
+            Ok(PackageSource::Git(_)) => panic!("{input} has no owner/repo path"),
+            Err(error) => {
+                let message = error.to_string();
+                assert!(!message.contains(secret), "{message}");
+                assert!(
+                    message.contains("is not a git repository URL"),
+                    "{input}: {message}"
+                );
+            }
+        }
+    }
+    for (input, repo, git_ref) in [
+        (
+            "https://user:hunter2pass@example.com/team/repo.git",
+            "https://user:hunter2pass@example.com/team/repo.git",
+            None,
+        ),
+        (
+            "https://example.com/team/repo@v1",
+            "https://example.com/team/repo",
+            Some("v1"),
+        ),
+        (
+            "http://example.com/team/repo.git",
+            "http://example.com/team/repo.git",
+            None,
+        ),
+        (
+            "ssh://git@example.com/team/repo.git@main",
+            "ssh://git@example.com/team/repo.git",
+            Some("main"),
+        ),
+        (
+            "git:git@example.com:team/repo.git",
+            "git@example.com:team/repo.git",
+            None,
+        ),
+        (
+            "git:git@example.com:team/repo@v2",
+            "git@example.com:team/repo",
+            Some("v2"),
+        ),
+    ] {
+        match PackageSource::parse(input) {
+            Ok(PackageSource::Git(git)) => {
+                assert_eq!(git.repo, repo, "{input}");
+                assert_eq!(git.git_ref.as_deref(), git_ref, "{input}");
+            }
+            other => panic!("{input}: {other:?}"),
+        }
+    }
 }

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ctxkit_agent::ChatModel;
 use ctxkit_agent::testing::{ScriptedModel, request_chars};
+use ctxkit_agent::{ChatModel, ToolRegistry};
 use ctxkit_engine::ModelInfo;
 use ctxkit_protocol::AgentMessage;
 use ctxkit_server::{AgentConfig, ModelSource};
@@ -63,6 +63,7 @@ async fn agent_run_answers_and_recovers_an_overflow() {
         system_prompt: "You are a coding agent.".to_owned(),
         bash_timeout: Duration::from_secs(5),
         pass_env: Vec::new(),
+        tools: ToolRegistry::coding,
     };
     let mut client = start_with(dir.path(), Some(agent));
     let created = client
@@ -120,6 +121,7 @@ async fn agent_run_without_a_model_or_session_is_refused() {
         system_prompt: String::new(),
         bash_timeout: Duration::from_secs(5),
         pass_env: Vec::new(),
+        tools: ToolRegistry::coding,
     };
     let mut client = start_with(dir.path(), Some(agent));
     let run = client.call("agent.run", json!({"text": "hi"})).await;
@@ -177,6 +179,7 @@ async fn a_retried_model_request_is_sent_as_a_provider_retry_event() {
         system_prompt: String::new(),
         bash_timeout: Duration::from_secs(5),
         pass_env: Vec::new(),
+        tools: ToolRegistry::coding,
     };
     let mut client = start_with(dir.path(), Some(agent));
     client
@@ -200,4 +203,111 @@ async fn a_retried_model_request_is_sent_as_a_provider_retry_event() {
             "status": 429, "error": "429 rate limited",
             "message": "Retrying in 6 s (1 of 3): 429 rate limited"})
     );
+}
+
+/// Released when the test is done with the stuck tool (a blocked thread would keep the test's
+/// runtime from shutting down).
+static RELEASED: (std::sync::Mutex<bool>, std::sync::Condvar) =
+    (std::sync::Mutex::new(false), std::sync::Condvar::new());
+
+/// A tool that ignores cancellation: it blocks until the test releases it (what a read of a FIFO
+/// did).
+struct Stuck;
+
+impl ctxkit_agent::Tool for Stuck {
+    fn definition(&self) -> ctxkit_llm::ToolDefinition {
+        ctxkit_llm::ToolDefinition {
+            name: "stuck".to_owned(),
+            description: "Blocks.".to_owned(),
+            parameters: json!({"type": "object", "properties": {}}),
+        }
+    }
+
+    fn run(
+        &self,
+        _arguments: &Value,
+        _call_id: &str,
+        _context: &ctxkit_agent::ToolContext,
+    ) -> ctxkit_agent::ToolOutcome {
+        let (lock, condition) = &RELEASED;
+        let mut released = lock.lock().unwrap();
+        while !*released {
+            released = condition.wait(released).unwrap();
+        }
+        ctxkit_agent::ToolOutcome::error("released")
+    }
+}
+
+fn stuck_tools() -> ToolRegistry {
+    let mut tools = ToolRegistry::new();
+    tools.register(Arc::new(Stuck));
+    tools
+}
+
+/// Issue 33, item 6: a tool blocked in a call that cannot be interrupted wedged the server:
+/// `agent.cancel` answered `{}` but the run did not end, and `shutdown` got no answer. Both now
+/// answer within a second past the grace, the run is reported abandoned, and the server goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stuck_tool_cannot_block_cancel_or_shutdown() {
+    let dir = tempfile::tempdir().unwrap();
+    let info = ModelInfo {
+        provider: "mock".to_owned(),
+        id: "coder".to_owned(),
+        context_window: 100_000,
+    };
+    let model = ScriptedModel::new(info.clone(), |_, _| unreachable!());
+    let replies = model.clone();
+    let model = ScriptedModel::new(info, move |_, _| {
+        replies.calls(&[("call_1", "stuck", json!({}))], 100)
+    });
+    let agent = AgentConfig {
+        models: Arc::new(Fixed(model)),
+        system_prompt: String::new(),
+        bash_timeout: Duration::from_secs(5),
+        pass_env: Vec::new(),
+        tools: stuck_tools,
+    };
+    let mut client = start_with(dir.path(), Some(agent));
+    client
+        .call(
+            "session.create",
+            json!({"cwd": dir.path().display().to_string()}),
+        )
+        .await;
+    let limit = ctxkit_server::ABANDON_AFTER + Duration::from_millis(900);
+
+    // `agent.cancel`: the run ends, reported abandoned.
+    let run = client.send("agent.run", json!({"text": "go"})).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let started = std::time::Instant::now();
+    let cancel = client.call("agent.cancel", Value::Null).await;
+    assert_eq!(cancel["result"], json!({}), "{cancel}");
+    let ended = client.answer(run).await;
+    assert!(started.elapsed() < limit, "{:?}", started.elapsed());
+    assert_eq!(ended["error"]["data"]["kind"], "abandoned", "{ended}");
+    assert!(
+        ended["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("did not stop within 1000 ms of being cancelled"),
+        "{ended}"
+    );
+    // The server goes on.
+    let init = client.call("initialize", Value::Null).await;
+    assert_eq!(init["result"]["server"], "ctxkit");
+
+    // `shutdown` during a stuck run: both answered.
+    let run = client.send("agent.run", json!({"text": "again"})).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let started = std::time::Instant::now();
+    let shutdown = client.send("shutdown", Value::Null).await;
+    let ended = client.answer(run).await;
+    assert_eq!(ended["error"]["data"]["kind"], "abandoned", "{ended}");
+    let shutdown = client.answer(shutdown).await;
+    assert_eq!(shutdown["result"], json!({}), "{shutdown}");
+    assert!(started.elapsed() < limit, "{:?}", started.elapsed());
+
+    let (lock, condition) = &RELEASED;
+    *lock.lock().unwrap() = true;
+    condition.notify_all();
 }

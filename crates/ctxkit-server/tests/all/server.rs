@@ -19,13 +19,26 @@ pub struct Client {
 
 impl Client {
     pub async fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.send(method, params).await;
+        self.answer(id).await
+    }
+
+    /// Sends a request without waiting for its answer; returns its id.
+    pub async fn send(&mut self, method: &str, params: Value) -> u64 {
         self.next_id += 1;
         let id = self.next_id;
         let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        self.to_server
-            .write_all(format!("{request}\n").as_bytes())
-            .await
-            .unwrap();
+        self.send_raw(format!("{request}\n").as_bytes()).await;
+        id
+    }
+
+    /// Writes bytes to the server as they are.
+    pub async fn send_raw(&mut self, bytes: &[u8]) {
+        self.to_server.write_all(bytes).await.unwrap();
+    }
+
+    /// Waits for the answer to `id` (JSON `null` for an answer without id), keeping notifications.
+    pub async fn answer_to(&mut self, id: Value) -> Value {
         loop {
             let line = tokio::time::timeout(
                 std::time::Duration::from_secs(10),
@@ -36,11 +49,15 @@ impl Client {
             .unwrap()
             .expect("the server is still running");
             let message: Value = serde_json::from_str(&line).unwrap();
-            if message["id"] == json!(id) {
+            if message.get("id") == Some(&id) {
                 return message;
             }
             self.notifications.push(message);
         }
+    }
+
+    pub async fn answer(&mut self, id: u64) -> Value {
+        self.answer_to(json!(id)).await
     }
 }
 
@@ -58,6 +75,7 @@ pub fn start_with(dir: &std::path::Path, agent: Option<ctxkit_server::AgentConfi
         model: None,
         sessions_root: dir.to_path_buf(),
         agent,
+        max_request_bytes: 64 * 1024,
     };
     tokio::spawn(serve(config, BufReader::new(server_read), server_write));
     let (client_read, client_write) = tokio::io::split(client_side);
@@ -318,4 +336,27 @@ async fn held_back_entries_are_written_at_shutdown_and_bad_messages_refused() {
     assert!(text.contains(&id));
     assert!(!text.contains("bogus"));
     assert_eq!(text.lines().count(), 2, "{text}");
+}
+
+/// Issue 33, item 12: a request line without a newline was buffered without limit (1 GiB after
+/// 1 GiB sent). Past `max_request_bytes` it is discarded as it arrives and answered with an error;
+/// the server goes on.
+#[tokio::test]
+async fn a_request_line_past_the_limit_is_refused_and_the_server_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = start(dir.path());
+    let long = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"initialize\",\"params\":\"{}\"}}\n",
+        "x".repeat(200 * 1024)
+    );
+    client.send_raw(long.as_bytes()).await;
+    let refused = client.answer_to(Value::Null).await;
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("longer than the limit of 65536 bytes (`server.maxRequestBytes`)"),
+        "{message}"
+    );
+    let init = client.call("initialize", Value::Null).await;
+    assert_eq!(init["result"]["server"], "ctxkit");
 }

@@ -167,8 +167,10 @@ pub fn migrate(document: &mut Document) {
 }
 
 /// Serialises like `JSON.stringify(value, null, 2)`: two-space indent, no trailing newline.
+/// Numbers read as kept literals (`numbers`) are printed as written.
 pub fn serialize(document: &Document) -> String {
-    serde_json::to_string_pretty(document).unwrap_or_else(|_| "{}".to_owned())
+    let text = serde_json::to_string_pretty(document).unwrap_or_else(|_| "{}".to_owned());
+    super::numbers::restore(text)
 }
 
 #[cfg(test)]

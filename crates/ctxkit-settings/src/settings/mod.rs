@@ -1,7 +1,9 @@
 //! The settings manager: global and project documents, their merged view with defaults, and
 //! edits that are written back without losing keys other processes wrote meanwhile.
 
+pub(crate) mod allowlist;
 pub(crate) mod document;
+pub(crate) mod numbers;
 pub(crate) mod schema;
 pub mod store;
 mod typed;
@@ -160,20 +162,33 @@ pub struct SettingsManager {
     project: ScopeState,
     overrides: Document,
     effective: Document,
+    /// Whether the project's whole document applies (`ctxkit trust`), or only what
+    /// `schema::PROJECT_SAFE_KEYS` lets an untrusted project change.
+    project_trusted: bool,
+    /// The project document as it applies: whole when trusted, else its safe part.
+    project_applied: Document,
     errors: Vec<SettingsError>,
 }
 
 impl SettingsManager {
-    /// Loads `~/.ctxkit/settings.json` and `<cwd>/.ctxkit/settings.json`. Never fails: load
-    /// errors are collected for [`SettingsManager::drain_errors`] and that scope reads as empty.
+    /// Loads `~/.ctxkit/settings.json` and `<cwd>/.ctxkit/settings.json`, and whether the user
+    /// trusts the project's settings (`ctxkit trust`). Never fails: load errors are collected for
+    /// [`SettingsManager::drain_errors`] and that scope reads as empty; a trust file that cannot be
+    /// read counts as no trust.
     pub fn load(environment: &Environment) -> Self {
-        Self::from_paths(
+        let mut manager = Self::from_paths(
             environment.global_settings_path(),
             environment.project_settings_path(),
-        )
+        );
+        match crate::trust::project_trust(environment, &manager) {
+            Ok(trust) => manager.set_project_trusted(trust.trusted),
+            Err(error) => manager.errors.push(error),
+        }
+        manager
     }
 
-    /// Loads from explicit file paths.
+    /// Loads from explicit file paths. The project is not trusted: only the keys of
+    /// `schema::PROJECT_SAFE_KEYS` apply from its document ([`SettingsManager::set_project_trusted`]).
     pub fn from_paths(global_path: PathBuf, project_path: PathBuf) -> Self {
         let mut errors = Vec::new();
         let global = ScopeState::load(SettingsScope::Global, global_path, &mut errors);
@@ -183,6 +198,8 @@ impl SettingsManager {
             project,
             overrides: Document::new(),
             effective: Document::new(),
+            project_trusted: false,
+            project_applied: Document::new(),
             errors,
         };
         manager.recompute();
@@ -205,6 +222,8 @@ impl SettingsManager {
             project: scope_state(SettingsScope::Project, Document::new()),
             overrides: Document::new(),
             effective: Document::new(),
+            project_trusted: false,
+            project_applied: Document::new(),
             errors: Vec::new(),
         };
         manager.recompute();
@@ -268,9 +287,49 @@ impl SettingsManager {
         &self.state(scope).document
     }
 
-    /// The merged view (global ⊕ project ⊕ overrides), without defaults.
+    /// The merged view (global ⊕ project ⊕ overrides), without defaults. Of an untrusted project's
+    /// document only what it may change is in it ([`SettingsManager::held_project_keys`]).
     pub fn effective(&self) -> &Document {
         &self.effective
+    }
+
+    /// Lets the project's whole document apply (the user trusts it) or only its safe part.
+    pub fn set_project_trusted(&mut self, trusted: bool) {
+        self.project_trusted = trusted;
+        self.recompute();
+    }
+
+    /// Whether the project's whole document applies.
+    pub fn project_trusted(&self) -> bool {
+        self.project_trusted
+    }
+
+    /// The dotted keys of the project document that do not apply because the project is not
+    /// trusted (empty when it is), in document order. Keys the schema does not know are held
+    /// back too but not listed here: nothing reads them, and `diagnostics` reports them.
+    pub fn held_project_keys(&self) -> Vec<String> {
+        if self.project_trusted {
+            return Vec::new();
+        }
+        allowlist::split_project(&self.project.document)
+            .held_keys
+            .into_iter()
+            .filter(|key| {
+                let segments: Vec<String> = key.split('.').map(str::to_owned).collect();
+                schema::lookup(&segments).is_some()
+            })
+            .collect()
+    }
+
+    /// The merged view as it would be with the project trusted or not (for callers holding a
+    /// [`crate::ProjectTrust`] of their own).
+    pub fn effective_for(&self, project_trusted: bool) -> Document {
+        if project_trusted == self.project_trusted {
+            return self.effective.clone();
+        }
+        let project = Self::applied_project(&self.project.document, project_trusted);
+        let merged = document::merge_documents(&self.global.document, &project);
+        document::merge_documents(&merged, &self.overrides)
     }
 
     /// The file backing a scope (`None` for in-memory settings).
@@ -295,7 +354,7 @@ impl SettingsManager {
         let field = schema::lookup(path.segments());
         let found = document::get_path(&self.effective, &path).filter(|value| !value.is_null());
         let (value, origin) = match found {
-            Some(value) => (Some(value.clone()), Some(self.origin_of(&path))),
+            Some(value) => (Some(numbers::as_number(value)), Some(self.origin_of(&path))),
             None => match field.and_then(|field| field.default.to_json()) {
                 Some(default) => (Some(default), Some(SettingOrigin::Default)),
                 None => (None, None),
@@ -494,7 +553,7 @@ impl SettingsManager {
     fn origin_of(&self, path: &KeyPath) -> SettingOrigin {
         if document::get_path(&self.overrides, path).is_some() {
             SettingOrigin::Override
-        } else if document::get_path(&self.project.document, path).is_some() {
+        } else if document::get_path(&self.project_applied, path).is_some() {
             SettingOrigin::Project
         } else {
             SettingOrigin::Global
@@ -515,8 +574,17 @@ impl SettingsManager {
         }
     }
 
+    fn applied_project(project: &Document, trusted: bool) -> Document {
+        if trusted {
+            project.clone()
+        } else {
+            allowlist::split_project(project).safe
+        }
+    }
+
     fn recompute(&mut self) {
-        let merged = document::merge_documents(&self.global.document, &self.project.document);
+        self.project_applied = Self::applied_project(&self.project.document, self.project_trusted);
+        let merged = document::merge_documents(&self.global.document, &self.project_applied);
         self.effective = document::merge_documents(&merged, &self.overrides);
     }
 }

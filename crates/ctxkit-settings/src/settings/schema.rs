@@ -476,7 +476,95 @@ pub const TOP_LEVEL: &[Field] = &[
         DefaultValue::Str("user"),
     ),
     field("hooks", ValueKind::HookList, DefaultValue::EmptyList),
+    field("server", ValueKind::Object(SERVER), DefaultValue::Unset),
 ];
+
+/// ctxkit: `ctxkit serve --stdio`.
+const SERVER: &[Field] = &[
+    // The longest request line accepted (64 MiB); a longer one is discarded and answered with an error.
+    field(
+        "maxRequestBytes",
+        ValueKind::Integer {
+            min: 1024,
+            max: i64::MAX,
+        },
+        DefaultValue::Integer(64 * 1024 * 1024),
+    ),
+];
+
+/// What a project's `.ctxkit/settings.json` may change before the user trusts the project
+/// (`ctxkit trust`): settings that can neither run code nor send a key or the conversation
+/// somewhere the user did not choose. An entry covers its key and every key below it. This is an
+/// allowlist: a key not listed here is held back until the project is trusted, whether the schema
+/// knows it or not (`llm.baseUrl`, `llm.apiKey`, `llm.api`, `llm.headers`, `chat.confirmBash`,
+/// `chat.passEnv`, `npmCommand`, `hooks`, `shellPath`, `shellCommandPrefix`, `sessionDir`,
+/// `enableInstallTelemetry`, a setting added later, a misspelt one). `docs/security.md` has the
+/// reasons.
+pub const PROJECT_SAFE_KEYS: &[&str] = &[
+    // Model choice: which model answers, and what the user's own provider settings say about it.
+    "defaultProvider",
+    "defaultModel",
+    "defaultThinkingLevel",
+    "enabledModels",
+    "thinkingBudgets",
+    "compaction",
+    "llm.models",
+    "llm.anthropic",
+    "llm.openaiResponses",
+    // The context: budgets, transforms, pins, how summaries are placed.
+    "branchSummary",
+    "contextStrategy",
+    "transforms",
+    "pinned",
+    "summaryRole",
+    "session",
+    "retry",
+    "transport",
+    "chat.bashTimeoutSeconds",
+    // The project's own resources (read, never run) and how things look.
+    "packages",
+    "extensions",
+    "skills",
+    "prompts",
+    "themes",
+    "enableSkillCommands",
+    "theme",
+    "terminal",
+    "images",
+    "markdown",
+    "warnings",
+    "hideThinkingBlock",
+    "quietStartup",
+    "collapseChangelog",
+    "lastChangelogVersion",
+    "steeringMode",
+    "followUpMode",
+    "doubleEscapeAction",
+    "treeFilterMode",
+    "editorPaddingX",
+    "autocompleteMaxVisible",
+    "showHardwareCursor",
+];
+
+/// Whether an untrusted project may set the key at `segments` ([`PROJECT_SAFE_KEYS`]).
+pub fn project_may_set(segments: &[&str]) -> bool {
+    PROJECT_SAFE_KEYS.iter().any(|entry| {
+        let mut parts = entry.split('.');
+        segments.len() >= entry.split('.').count()
+            && segments.iter().all(|segment| match parts.next() {
+                Some(part) => part == *segment,
+                None => true,
+            })
+    })
+}
+
+/// Whether some key below `segments` is on [`PROJECT_SAFE_KEYS`] (an object to look into).
+pub fn project_may_set_below(segments: &[&str]) -> bool {
+    let prefix = segments.join(".") + ".";
+    PROJECT_SAFE_KEYS
+        .iter()
+        .any(|entry| entry.starts_with(&prefix))
+}
 
 /// Looks a dotted key up in the schema; `None` when any segment is unknown.
 pub fn lookup(segments: &[String]) -> Option<&'static Field> {

@@ -39,8 +39,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Document, SettingsError> {
     if text.trim().is_empty() {
         return Ok(Document::new());
     }
+    // Numbers a JSON value cannot carry exactly stay as written (`numbers`).
+    let text = super::numbers::protect(text);
     let value: serde_json::Value =
-        serde_json::from_str(text).map_err(|error| SettingsError::Parse {
+        serde_json::from_str(&text).map_err(|error| SettingsError::Parse {
             path: path.to_path_buf(),
             line: error.line(),
             column: error.column(),
@@ -123,7 +125,7 @@ pub fn update(path: &Path, change: impl FnOnce(&mut Document)) -> Result<Documen
     let mut current = read(path)?;
     change(&mut current);
     let text = document::serialize(&current);
-    write_atomic(path, text.as_bytes())?;
+    write_atomic(&write_target(path), text.as_bytes())?;
     Ok(current)
 }
 
@@ -151,8 +153,31 @@ pub fn update_if_changed(
         return Ok(false);
     }
     let text = document::serialize(&current);
-    write_atomic(path, text.as_bytes())?;
+    write_atomic(&write_target(path), text.as_bytes())?;
     Ok(true)
+}
+
+/// The file a write of `path` replaces: the file a symlink points to (through every link, a
+/// missing target included), so a settings file kept elsewhere (a dotfiles repository) is
+/// updated and the link stays; `path` itself otherwise.
+fn write_target(path: &Path) -> std::path::PathBuf {
+    let mut target = path.to_path_buf();
+    // As many links as the kernel follows.
+    for _ in 0..40 {
+        let is_link = std::fs::symlink_metadata(&target)
+            .is_ok_and(|metadata| metadata.file_type().is_symlink());
+        if !is_link {
+            return target;
+        }
+        let Ok(next) = std::fs::read_link(&target) else {
+            return target;
+        };
+        target = match target.parent() {
+            Some(parent) => parent.join(next),
+            None => next,
+        };
+    }
+    target
 }
 
 /// Writes `contents` to `path` through a temp file in the same directory and a rename.
@@ -191,6 +216,66 @@ mod tests {
                 "Invalid JSON in settings file `/x/settings.json` at line 1, column 3"
             ),
             "{message}"
+        );
+    }
+
+    /// Issue 33, item 14: `config set` on a symlinked `settings.json` replaced the link with a
+    /// regular file (the dotfiles target was left unchanged), and rewrote a big number as a float.
+    #[cfg(unix)]
+    #[test]
+    fn updates_write_through_symlinks_and_keep_numbers_as_written() {
+        let temp = tempfile::tempdir().unwrap();
+        let dotfiles = temp.path().join("dotfiles");
+        std::fs::create_dir_all(&dotfiles).unwrap();
+        let target = dotfiles.join("ctxkit.json");
+        std::fs::write(
+            &target,
+            r#"{"big": 123456789012345678901234567890, "ratio": 0.1000000000000000055511151231257827}"#,
+        )
+        .unwrap();
+        let home = temp.path().join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        let link = home.join("settings.json");
+        // A relative link through a second link.
+        std::os::unix::fs::symlink("../dotfiles/ctxkit.json", home.join("middle.json")).unwrap();
+        std::os::unix::fs::symlink("middle.json", &link).unwrap();
+        update(&link, |document| {
+            document.insert("theme".to_owned(), serde_json::Value::from("dark"));
+        })
+        .unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        let written = std::fs::read_to_string(&target).unwrap();
+        assert!(
+            written.contains("\"big\": 123456789012345678901234567890,"),
+            "{written}"
+        );
+        assert!(
+            written.contains("\"ratio\": 0.1000000000000000055511151231257827"),
+            "{written}"
+        );
+        assert!(written.contains("\"theme\": \"dark\""), "{written}");
+        // A dangling link: the file is created where it points.
+        let dangling = home.join("dangling.json");
+        std::os::unix::fs::symlink("../dotfiles/new.json", &dangling).unwrap();
+        update(&dangling, |document| {
+            document.insert("theme".to_owned(), serde_json::Value::from("light"));
+        })
+        .unwrap();
+        assert!(
+            std::fs::symlink_metadata(&dangling)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert!(
+            std::fs::read_to_string(dotfiles.join("new.json"))
+                .unwrap()
+                .contains("light")
         );
     }
 

@@ -399,6 +399,12 @@ impl SettingsManager {
             .unwrap_or_else(|| "default".to_owned())
     }
 
+    /// `server.maxRequestBytes`: the longest request line `ctxkit serve` accepts (64 MiB).
+    pub fn server_max_request_bytes(&self) -> u64 {
+        self.u64_setting("server.maxRequestBytes")
+            .unwrap_or(64 * 1024 * 1024)
+    }
+
     /// `npmCommand` argv when set and non-empty.
     pub fn npm_command(&self) -> Option<Vec<String>> {
         let value = self.valid_or_default("npmCommand")?;

@@ -341,9 +341,10 @@ impl Chat {
             .await?;
         match undone {
             Some(undo) => self.ui.line(&format!(
-                "Undid compaction {}: back at {} (the summary stays in the tree)",
+                "Undid compaction {}: back at {} (the summary stays in the tree){}",
                 undo.compaction_id,
-                undo.restored_leaf_id.as_deref().unwrap_or("the start")
+                undo.restored_leaf_id.as_deref().unwrap_or("the start"),
+                crate::commands::compaction::reappended_note(undo.reappended)
             )),
             None => self.ui.line("No compaction on this branch."),
         }

@@ -1,0 +1,90 @@
+//! Requests that do not stop when told to. `agent.cancel` and `shutdown` interrupt the running
+//! request; a request that has not ended [`ABANDON_AFTER`] later (a tool blocked in a call that
+//! cannot be interrupted, such as a read of a FIFO) is abandoned: its task is aborted, the client
+//! gets an error saying so, and later requests run. A tool's own thread cannot be killed: it is
+//! left to end by itself.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::{MethodError, Shared, codes, methods};
+
+/// How long a told-to-stop request may take before it is abandoned.
+pub const ABANDON_AFTER: Duration = Duration::from_secs(1);
+
+/// What the running request was told to stop for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// Nothing yet.
+    Nothing,
+    /// `agent.cancel`: an `agent.*` request stops.
+    Agent,
+    /// `shutdown`: every request stops.
+    Everything,
+}
+
+impl Stop {
+    fn applies_to(self, method: &str) -> bool {
+        match self {
+            Self::Nothing => false,
+            Self::Agent => method.starts_with("agent."),
+            Self::Everything => true,
+        }
+    }
+}
+
+/// Runs one request on its own task (a panic fails that request only), abandoning it when it
+/// does not end within [`ABANDON_AFTER`] of being told to stop.
+pub(crate) async fn run_request(
+    shared: &Arc<Shared>,
+    method: String,
+    params: Value,
+) -> Result<Value, MethodError> {
+    let mut stops = shared.stop.subscribe();
+    let already_stopping = stops.borrow_and_update().applies_to(&method);
+    let request_shared = Arc::clone(shared);
+    let request_method = method.clone();
+    let mut task =
+        tokio::spawn(
+            async move { methods::dispatch(&request_shared, &request_method, params).await },
+        );
+    let joined = if already_stopping {
+        tokio::time::timeout(ABANDON_AFTER, &mut task).await
+    } else {
+        loop {
+            tokio::select! {
+                joined = &mut task => break Ok(joined),
+                changed = stops.changed() => {
+                    let stop = *stops.borrow_and_update();
+                    if changed.is_ok() && stop.applies_to(&method) {
+                        break tokio::time::timeout(ABANDON_AFTER, &mut task).await;
+                    }
+                    if changed.is_err() {
+                        break Ok((&mut task).await);
+                    }
+                }
+            }
+        }
+    };
+    match joined {
+        Ok(Ok(outcome)) => outcome,
+        Ok(Err(failure)) => Err(MethodError::new(
+            codes::INTERNAL_ERROR,
+            format!("the request failed inside the engine: {failure}"),
+        )),
+        Err(_) => {
+            task.abort();
+            Err(MethodError {
+                code: codes::ENGINE_ERROR,
+                message: format!(
+                    "`{method}` did not stop within {} ms of being cancelled and was abandoned: \
+                     a tool call that cannot be interrupted may still be running",
+                    ABANDON_AFTER.as_millis()
+                ),
+                kind: Some("abandoned"),
+            })
+        }
+    }
+}
