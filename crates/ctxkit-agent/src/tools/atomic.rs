@@ -19,20 +19,17 @@ pub fn write_file(path: &Path, content: &[u8]) -> std::io::Result<()> {
     let previous = std::fs::metadata(path).ok();
     let temporary = temporary_path(path);
     let written = (|| {
+        // A new file gets the usual mode (the umask applies); a replaced one its own, below.
         let mut file = OpenOptions::new()
             .write(true)
             .create_new(true)
-            .mode(0o600)
+            .mode(if previous.is_some() { 0o600 } else { 0o666 })
             .open(&temporary)?;
         file.write_all(content)?;
-        match &previous {
-            Some(metadata) => {
-                file.set_permissions(std::fs::Permissions::from_mode(metadata.mode() & 0o7777))?;
-                // Keeping the owner needs privileges; a file the user could write stays theirs.
-                let _ =
-                    std::os::unix::fs::fchown(&file, Some(metadata.uid()), Some(metadata.gid()));
-            }
-            None => file.set_permissions(std::fs::Permissions::from_mode(0o644))?,
+        if let Some(metadata) = &previous {
+            file.set_permissions(std::fs::Permissions::from_mode(metadata.mode() & 0o7777))?;
+            // Keeping the owner needs privileges; a file the user could write stays theirs.
+            let _ = std::os::unix::fs::fchown(&file, Some(metadata.uid()), Some(metadata.gid()));
         }
         file.sync_all()?;
         std::fs::rename(&temporary, path)
