@@ -296,3 +296,48 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     files
 }
+
+#[tokio::test]
+async fn agent_run_answers_when_the_model_reads_a_fifo_or_a_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = std::fs::canonicalize(dir.path()).unwrap().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(project.join("pipe"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let model = attacker(vec![
+        ("read", json!({"path": "pipe"})),
+        ("read", json!({"path": "/dev/zero"})),
+    ]);
+    let agent = AgentConfig {
+        models: Arc::new(Fixed(model)),
+        system_prompt: String::new(),
+        bash_timeout: Duration::from_secs(5),
+        pass_env: Vec::new(),
+        home: Some(dir.path().join("home")),
+        readable_paths: Vec::new(),
+        secrets: Vec::new(),
+    };
+    let mut client = start_with(&dir.path().join("sessions"), Some(agent));
+    client
+        .call(
+            "session.create",
+            json!({"cwd": project.display().to_string()}),
+        )
+        .await;
+    // The client waits 10 s at most for the answer: a wedged read would fail here.
+    let run = client
+        .call(
+            "agent.run",
+            json!({"text": "go", "allow_outside_project": true}),
+        )
+        .await;
+    assert_eq!(run["result"]["outcome"], "answered", "{run}");
+    let ends = tool_ends(&client.notifications);
+    assert_eq!(ends.len(), 2, "{ends:?}");
+    for (text, is_error) in ends {
+        assert!(is_error && text.contains("not a regular file"), "{text}");
+    }
+}
