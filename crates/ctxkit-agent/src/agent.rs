@@ -21,7 +21,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::approve::{Approval, Approver};
 use crate::model::ChatModel;
-use crate::tool::{ToolContext, ToolOutcome, ToolRegistry};
+use crate::tool::{Tool, ToolContext, ToolOutcome, ToolRegistry};
+use crate::workspace::{Access, Place, Workspace};
 
 /// How an agent runs, apart from its engine, model and tools.
 #[derive(Debug, Clone)]
@@ -120,6 +121,10 @@ pub struct Agent {
     options: AgentOptions,
     /// Tools the user approved for the rest of the agent's life.
     always_allowed: HashSet<String>,
+    /// Where the tools may go, and the secrets their results must not show.
+    workspace: Arc<Workspace>,
+    /// Accesses outside the project approved for the rest of the agent's life.
+    outside_allowed: HashSet<Access>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -146,13 +151,32 @@ impl Agent {
         options: AgentOptions,
     ) -> Self {
         engine.set_model(Some(model.info())).await;
+        let workspace = Arc::new(Workspace::new(&options.cwd));
         Self {
             engine,
             model,
             tools,
             options,
             always_allowed: HashSet::new(),
+            workspace,
+            outside_allowed: HashSet::new(),
         }
+    }
+
+    /// Judges the tools' paths against `workspace` from now on (by default: the project at the
+    /// options' `cwd`, ctxkit's home of this process protected).
+    pub fn set_workspace(&mut self, workspace: Workspace) {
+        self.workspace = Arc::new(workspace);
+    }
+
+    pub fn workspace(&self) -> &Workspace {
+        &self.workspace
+    }
+
+    /// Lets tools `access` paths outside the project without asking (a caller without a person
+    /// to ask that allows it up front, or the user's "always" answer).
+    pub fn allow_outside(&mut self, access: Access) {
+        self.outside_allowed.insert(access);
     }
 
     pub fn engine(&self) -> &Engine {
@@ -415,6 +439,17 @@ impl Agent {
         let Some(tool) = self.tools.get(&call.name) else {
             return ToolOutcome::error(self.tools.unknown(&call.name));
         };
+        let output_dir = self.output_dir().await;
+        let mut workspace = (*self.workspace).clone();
+        workspace.allow_reading_outputs(&output_dir);
+        let workspace = Arc::new(workspace);
+        let outside_approved = match self
+            .approve_paths(&workspace, tool.as_ref(), call, cancel, approver)
+            .await
+        {
+            Ok(approved) => approved,
+            Err(refusal) => return ToolOutcome::error(workspace.redact(&refusal)),
+        };
         if !self.always_allowed.contains(&call.name)
             && let Some(question) = tool.approval(&call.arguments)
         {
@@ -430,17 +465,21 @@ impl Agent {
         }
         let context = ToolContext {
             cwd: self.options.cwd.clone(),
-            output_dir: self.output_dir().await,
+            output_dir,
             bash_timeout: self.options.bash_timeout,
             pass_env: self.options.pass_env.clone(),
             cancel: cancel.clone(),
             engine: Some(self.engine.clone()),
+            workspace: Arc::clone(&workspace),
+            outside_approved,
         };
         let (arguments, id) = (call.arguments.clone(), call.id.clone());
         let started = std::time::Instant::now();
-        let outcome = tokio::task::spawn_blocking(move || tool.run(&arguments, &id, &context))
+        let mut outcome = tokio::task::spawn_blocking(move || tool.run(&arguments, &id, &context))
             .await
             .unwrap_or_else(|error| ToolOutcome::error(format!("The tool failed: {error}")));
+        // No secret this process knows reaches the session or the model.
+        outcome.text = workspace.redact(&outcome.text);
         tracing::debug!(
             tool = %call.name,
             is_error = outcome.is_error,
@@ -451,8 +490,55 @@ impl Agent {
         outcome
     }
 
-    /// Where full outputs of cut tool results go: next to the session file, or in the temp
-    /// directory for sessions in memory.
+    /// Judges the paths `call` would touch: ctxkit's own files are refused; each access outside
+    /// the project not yet allowed is put to the approver. The accesses approved for this call, or
+    /// why it does not run.
+    async fn approve_paths(
+        &mut self,
+        workspace: &Workspace,
+        tool: &dyn Tool,
+        call: &ToolCall,
+        cancel: &CancellationToken,
+        approver: &mut dyn Approver,
+    ) -> Result<Vec<Access>, String> {
+        let mut approved: Vec<Access> = self.outside_allowed.iter().copied().collect();
+        for (argument, access) in tool.paths(&call.arguments) {
+            let path = match workspace.locate(&self.options.cwd, &argument, access)? {
+                Place::Allowed(_) => continue,
+                Place::Outside(path) => path,
+            };
+            if approved.contains(&access) {
+                continue;
+            }
+            let question = format!(
+                "{} `{}`, outside the project?",
+                capitalized(access.verb()),
+                path.display()
+            );
+            match approver.approve_outside(&call.name, &question).await {
+                Approval::Once => approved.push(access),
+                Approval::Always => {
+                    self.allow_outside(access);
+                    approved.push(access);
+                }
+                Approval::Deny => {
+                    return Err(crate::tool::outside_refusal(
+                        access, &argument, &path, workspace,
+                    ));
+                }
+                Approval::Stop => {
+                    cancel.cancel();
+                    return Err(crate::tool::outside_refusal(
+                        access, &argument, &path, workspace,
+                    ));
+                }
+            }
+        }
+        Ok(approved)
+    }
+
+    /// Where full outputs of cut tool results go: next to the session file, or under ctxkit's
+    /// home for sessions in memory (never a folder others share).
     async fn output_dir(&self) -> PathBuf {
         let (dir, id) = self
             .engine
@@ -463,9 +549,13 @@ impl Agent {
                 )
             })
             .await;
-        match dir {
-            Some(dir) => dir.join("tool-output").join(id),
-            None => std::env::temp_dir().join("ctxkit-tool-output").join(id),
+        match (dir, self.workspace.home()) {
+            (Some(dir), _) => dir.join("tool-output").join(id),
+            (None, Some(home)) => home.join("tool-output").join(id),
+            // No home at all: a folder of this user's own (made `0700` when first used).
+            (None, None) => std::env::temp_dir()
+                .join(format!("ctxkit-tool-output-{}", user_id()))
+                .join(id),
         }
     }
 }
@@ -479,6 +569,21 @@ fn delta_event(delta: ChatDelta) -> AgentEvent {
         | ChatDelta::ToolCall { .. }
         | ChatDelta::BlockEnd => AgentEvent::Delta(delta),
     }
+}
+
+/// `word` with a capital first letter.
+fn capitalized(word: &str) -> String {
+    let mut characters = word.chars();
+    characters
+        .next()
+        .map(|first| first.to_uppercase().chain(characters).collect())
+        .unwrap_or_default()
+}
+
+/// The user id of this process (who owns the files it makes).
+fn user_id() -> u32 {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata("/proc/self").map_or(0, |metadata| metadata.uid())
 }
 
 /// The tool calls of a reply, in order.

@@ -19,9 +19,22 @@ pub enum Approval {
 pub trait Approver: Send {
     /// `question` names what would run, e.g. "Run `cargo test`?".
     fn approve<'a>(&'a mut self, tool: &'a str, question: &'a str) -> BoxFuture<'a, Approval>;
+
+    /// Asks whether `tool` may reach outside the project, e.g. "Write `/etc/hosts`, outside the
+    /// project?". An approver without a person to ask declines (the default): a run leaves the
+    /// project only when its caller said so up front ([`crate::Agent::allow_outside`]).
+    fn approve_outside<'a>(
+        &'a mut self,
+        tool: &'a str,
+        question: &'a str,
+    ) -> BoxFuture<'a, Approval> {
+        let _ = (tool, question);
+        Box::pin(async { Approval::Deny })
+    }
 }
 
-/// Approves every call (`--yes`, `chat.confirmBash false`, headless runs).
+/// Approves every call that asks (`--yes`, `chat.confirmBash false`, headless runs); access
+/// outside the project is still declined.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ApproveAll;
 

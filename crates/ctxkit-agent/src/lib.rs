@@ -70,11 +70,13 @@ mod model;
 pub mod testing;
 mod tool;
 pub mod tools;
+mod workspace;
 
 pub use agent::{Agent, AgentEvent, AgentObserver, AgentOptions, IgnoreEvents, PromptOutcome};
 pub use approve::{Approval, ApproveAll, Approver, DenyAll};
 pub use model::ChatModel;
 pub use tool::{Tool, ToolContext, ToolOutcome, ToolRegistry, TypedTool};
+pub use workspace::{Access, Place, Workspace, resolve as resolve_path};
 
 // What an embedder builds an agent from, so that one dependency is enough.
 pub use ctxkit_compaction::{Prompts, Summarizer};

@@ -10,6 +10,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::workspace::{Access, Place, Workspace};
+
 /// Where and how a tool call runs.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
@@ -25,6 +27,37 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// The session's engine, for tools that read the session (`recall`).
     pub engine: Option<ctxkit_engine::Engine>,
+    /// The project boundary paths are judged against, and the secrets results must not show.
+    pub workspace: Arc<Workspace>,
+    /// Accesses outside the project the user approved for this call (or for the session).
+    pub outside_approved: Vec<Access>,
+}
+
+impl ToolContext {
+    /// The resolved path a tool may use for `argument`, or why it may not: ctxkit's own files
+    /// never, a path outside the project only when [`Self::outside_approved`] has `access`.
+    pub fn path(&self, argument: &str, access: Access) -> Result<PathBuf, String> {
+        match self.workspace.locate(&self.cwd, argument, access)? {
+            Place::Allowed(path) => Ok(path),
+            Place::Outside(path) if self.outside_approved.contains(&access) => Ok(path),
+            Place::Outside(path) => Err(outside_refusal(access, argument, &path, &self.workspace)),
+        }
+    }
+}
+
+/// Why a path outside the project was not touched.
+pub(crate) fn outside_refusal(
+    access: Access,
+    argument: &str,
+    path: &std::path::Path,
+    workspace: &Workspace,
+) -> String {
+    format!(
+        "`{} {argument}` refused: `{}` is outside the project `{}` and was not approved",
+        access.verb(),
+        path.display(),
+        workspace.root().display()
+    )
 }
 
 /// A tool's result, as the model will see it.
@@ -67,6 +100,13 @@ pub trait Tool: Send + Sync {
         None
     }
 
+    /// The paths this call would touch and how, as the model wrote them; the agent judges them
+    /// against the project boundary (and asks about those outside) before the call runs.
+    fn paths(&self, arguments: &Value) -> Vec<(String, Access)> {
+        let _ = arguments;
+        Vec::new()
+    }
+
     fn run(&self, arguments: &Value, call_id: &str, context: &ToolContext) -> ToolOutcome;
 }
 
@@ -83,6 +123,12 @@ pub trait TypedTool: Send + Sync {
     fn approval(&self, arguments: &Self::Arguments) -> Option<String> {
         let _ = arguments;
         None
+    }
+
+    /// See [`Tool::paths`].
+    fn paths(&self, arguments: &Self::Arguments) -> Vec<(String, Access)> {
+        let _ = arguments;
+        Vec::new()
     }
 
     /// Runs the call; an `Err` is shown to the model as an error result.
@@ -126,6 +172,12 @@ impl<T: TypedTool> Tool for T {
         typed_arguments::<T::Arguments>(self.name(), arguments)
             .ok()
             .and_then(|arguments| TypedTool::approval(self, &arguments))
+    }
+
+    fn paths(&self, arguments: &Value) -> Vec<(String, Access)> {
+        typed_arguments::<T::Arguments>(self.name(), arguments)
+            .map(|arguments| TypedTool::paths(self, &arguments))
+            .unwrap_or_default()
     }
 
     fn run(&self, arguments: &Value, call_id: &str, context: &ToolContext) -> ToolOutcome {

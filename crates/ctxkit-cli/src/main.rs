@@ -23,6 +23,11 @@ pub enum Outcome {
 }
 
 fn main() -> ExitCode {
+    // Before any thread starts (no runtime, no logging yet): provider keys leave the process
+    // environment, so no child can read them from `/proc/<ctxkit pid>/environ`.
+    if let Err(error) = ctxkit_secrets::take_secret_environment() {
+        return report(&anyhow::Error::new(error));
+    }
     let cli = Cli::parse();
     if let Err(error) = init_logging(&cli.global) {
         return report(&error);

@@ -53,6 +53,10 @@ impl CommandHook {
         for name in ctxkit_secrets::secret_variables_for_child(names, &self.config.pass_env) {
             command.env_remove(name);
         }
+        // Those passed on purpose, from where ctxkit keeps them once out of its own environment.
+        command.envs(ctxkit_secrets::passed_secret_variables(
+            &self.config.pass_env,
+        ));
         let mut child = command
             .args(arguments)
             .current_dir(&self.cwd)

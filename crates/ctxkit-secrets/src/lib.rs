@@ -7,6 +7,13 @@
 
 use std::fmt;
 
+mod environment;
+
+pub use environment::{
+    ThreadsRunning, environment_variable, passed_secret_variables, secret_environment_values,
+    take_secret_environment,
+};
+
 /// An API key. `Debug` prints `ApiKey(<redacted>)`; the only way to read it is
 /// [`ApiKey::expose_secret`], which providers call when building request headers.
 #[derive(Clone, PartialEq, Eq)]

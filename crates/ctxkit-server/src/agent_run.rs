@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ctxkit_agent::{
-    Agent, AgentEvent, AgentObserver, AgentOptions, ApproveAll, ChatModel, DenyAll, PromptOutcome,
-    ToolRegistry,
+    Access, Agent, AgentEvent, AgentObserver, AgentOptions, ApproveAll, ChatModel, DenyAll,
+    PromptOutcome, ToolRegistry, Workspace,
 };
 use ctxkit_llm::{ChatDelta, RetryNotice};
 use futures::future::BoxFuture;
@@ -36,6 +36,14 @@ pub struct AgentConfig {
     pub pass_env: Vec<String>,
     /// The tools of a run (`ToolRegistry::coding` in ctxkit; tests add their own).
     pub tools: fn() -> ToolRegistry,
+    /// ctxkit's home, which no tool may read or write (`None`: `CTXKIT_HOME`, else `~/.ctxkit`);
+    /// the server's sessions directory is protected too.
+    pub home: Option<PathBuf>,
+    /// Paths outside the project tools may read (`chat.readablePaths` of the user's settings).
+    pub readable_paths: Vec<PathBuf>,
+    /// Secret values (settings' keys and headers) redacted from tool results, besides the secret
+    /// environment variables.
+    pub secrets: Vec<String>,
 }
 
 impl std::fmt::Debug for AgentConfig {
@@ -68,6 +76,9 @@ struct RunParams {
     approve: ApprovePolicy,
     #[serde(default)]
     max_tokens: Option<u64>,
+    /// Tools may read and write outside the project (no person is there to ask).
+    #[serde(default, alias = "allowOutsideProject")]
+    allow_outside_project: bool,
 }
 
 /// Sends the loop's events as `agent_event` notifications.
@@ -158,12 +169,17 @@ pub(crate) async fn run(shared: &Arc<Shared>, raw: Value) -> Result<Value, Metho
                 .unwrap_or_else(|| config.system_prompt.clone()),
             max_tokens: params.max_tokens,
             reasoning: None,
-            cwd,
+            cwd: cwd.clone(),
             bash_timeout: config.bash_timeout,
             pass_env: config.pass_env.clone(),
         },
     )
     .await;
+    agent.set_workspace(workspace(config, &shared.config.sessions_root, &cwd));
+    if params.allow_outside_project {
+        agent.allow_outside(Access::Read);
+        agent.allow_outside(Access::Write);
+    }
     let notifier = Notifier(shared.out.clone());
     let outcome = match params.approve {
         ApprovePolicy::None => agent.prompt(params.text, &mut DenyAll, &notifier).await,
@@ -176,6 +192,26 @@ pub(crate) async fn run(shared: &Arc<Shared>, raw: Value) -> Result<Value, Metho
         PromptOutcome::NotSent(text) => json!({"outcome": "not_sent", "text": text}),
         PromptOutcome::Failed(message) => json!({"outcome": "failed", "message": message}),
     })
+}
+
+/// The tools' boundary for a run in the project at `cwd`.
+fn workspace(
+    config: &AgentConfig,
+    sessions_root: &std::path::Path,
+    cwd: &std::path::Path,
+) -> Workspace {
+    let mut workspace = Workspace::new(cwd);
+    if let Some(home) = &config.home {
+        workspace.set_home(home);
+    }
+    workspace.protect(sessions_root);
+    for path in &config.readable_paths {
+        workspace.allow_reading(path);
+    }
+    for secret in &config.secrets {
+        workspace.add_secret(secret);
+    }
+    workspace
 }
 
 /// `agent.cancel`: interrupts the running model call or tool.

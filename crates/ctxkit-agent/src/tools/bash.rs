@@ -39,6 +39,8 @@ pub fn run_bash(
     for name in ctxkit_llm::secret_variables_for_child(names, &context.pass_env) {
         shell.env_remove(name);
     }
+    // Those passed on purpose, from where ctxkit keeps them once out of its own environment.
+    shell.envs(ctxkit_secrets::passed_secret_variables(&context.pass_env));
     let spawned = shell
         .arg("-c")
         // One pipe for both streams, so the output keeps its order.
@@ -192,8 +194,15 @@ mod tests {
         );
         assert!(outcome.text.contains("CTXKIT_SECRET_PROBE=1"));
         context.pass_env = vec!["GITHUB_TOKEN".to_owned()];
-        let outcome = run_bash("env", None, "c", &context);
-        assert!(outcome.text.contains("GITHUB_TOKEN=ghp_probeSECRET"));
+        let outcome = run_bash(
+            "test \"$GITHUB_TOKEN\" = ghp_probeSECRET && echo passed; env",
+            None,
+            "c",
+            &context,
+        );
+        assert!(outcome.text.starts_with("passed"), "{}", outcome.text);
+        // The command has it; the conversation does not.
+        assert!(outcome.text.contains("GITHUB_TOKEN=<redacted>"));
         assert!(!outcome.text.contains("sk-probe-SECRET"));
     }
 

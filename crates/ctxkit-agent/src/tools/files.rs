@@ -1,9 +1,14 @@
 //! `read`, `write`, `edit` and `ls`.
 
+use std::io::Read as _;
+use std::os::unix::fs::OpenOptionsExt as _;
+use std::path::Path;
+
 use serde::Deserialize;
 
 use super::limit::Keep;
-use super::{ToolContext, ToolOutcome, bounded_outcome, lax, resolve};
+use super::{ToolContext, ToolOutcome, atomic, bounded_outcome, lax};
+use crate::workspace::Access;
 
 /// The default number of entries `ls` shows.
 const LS_LIMIT: u64 = 500;
@@ -11,12 +16,15 @@ const LS_LIMIT: u64 = 500;
 /// The arguments of `read`.
 #[derive(Debug, Deserialize)]
 pub struct ReadArguments {
-    path: String,
+    pub(super) path: String,
     #[serde(default, deserialize_with = "lax::optional_u64")]
     offset: Option<u64>,
     #[serde(default, deserialize_with = "lax::optional_u64")]
     limit: Option<u64>,
 }
+
+/// The most bytes `read` takes from one file; the rest is left unread (and the model is told).
+pub const MAX_READ_BYTES: u64 = 16 * 1024 * 1024;
 
 /// `read {path, offset?, limit?}`: the file's lines from `offset` (1-based), bounded from the head.
 pub fn read(
@@ -27,12 +35,12 @@ pub fn read(
     let shown = arguments.path.as_str();
     let offset = arguments.offset.unwrap_or(1).max(1);
     let limit = arguments.limit;
-    let path = resolve(context, shown);
-    let bytes = std::fs::read(&path).map_err(|error| format!("Cannot read `{shown}`: {error}"))?;
+    let path = context.path(shown, Access::Read)?;
+    let (bytes, size) = read_bounded(&path, MAX_READ_BYTES)
+        .map_err(|error| format!("Cannot read `{shown}`: {error}"))?;
     if bytes.iter().take(8192).any(|&byte| byte == 0) {
         return Err(format!(
-            "`{shown}` is a binary file ({} bytes); only text files can be read",
-            bytes.len()
+            "`{shown}` is a binary file ({size} bytes); only text files can be read"
         ));
     }
     let text = String::from_utf8_lossy(&bytes);
@@ -60,13 +68,51 @@ pub fn read(
     if text.is_empty() {
         outcome.text = "(empty file)".to_owned();
     }
+    if u64::try_from(bytes.len()).unwrap_or(u64::MAX) < size {
+        outcome.text.push_str(&format!(
+            "\n\n[Only the first {} MiB of `{shown}` ({size} bytes) can be read; use `bash` \
+             (e.g. `tail`, `sed -n`) for the rest.]",
+            MAX_READ_BYTES / (1024 * 1024)
+        ));
+    }
     Ok(outcome)
+}
+
+/// At most `max` bytes of the regular file at `path`, and its size. Anything else (a FIFO, a
+/// device, a socket, a directory) is refused before it is read, and opening never waits for a
+/// writer.
+pub(super) fn read_bounded(path: &Path, max: u64) -> std::io::Result<(Vec<u8>, u64)> {
+    let not_regular = || {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file (only regular files are read)",
+        )
+    };
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(not_regular());
+    }
+    // Non-blocking: a file swapped for a FIFO after the check cannot wedge the open.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let metadata = file.metadata()?;
+    if !metadata.is_file() {
+        return Err(not_regular());
+    }
+    let mut bytes = Vec::new();
+    file.take(max).read_to_end(&mut bytes)?;
+    // Files such as `/proc/*/status` say 0 bytes; what was read is then the size known.
+    let size = metadata
+        .len()
+        .max(u64::try_from(bytes.len()).unwrap_or(u64::MAX));
+    Ok((bytes, size))
 }
 
 /// The arguments of `write`.
 #[derive(Debug, Deserialize)]
 pub struct WriteArguments {
-    path: String,
+    pub(super) path: String,
     content: String,
 }
 
@@ -74,12 +120,15 @@ pub struct WriteArguments {
 pub fn write(arguments: WriteArguments, context: &ToolContext) -> Result<ToolOutcome, String> {
     let shown = arguments.path.as_str();
     let content = arguments.content.as_str();
-    let path = resolve(context, shown);
+    let path = context.path(shown, Access::Write)?;
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)
             .map_err(|error| format!("Cannot create the directory of `{shown}`: {error}"))?;
     }
-    std::fs::write(&path, content).map_err(|error| format!("Cannot write `{shown}`: {error}"))?;
+    if path.is_dir() {
+        return Err(format!("Cannot write `{shown}`: it is a directory"));
+    }
+    atomic::write_file(&path, content.as_bytes()).map_err(|error| unwritten(shown, &error))?;
     Ok(ToolOutcome::ok(format!(
         "Wrote {} bytes to {shown}",
         content.len()
@@ -90,7 +139,7 @@ pub fn write(arguments: WriteArguments, context: &ToolContext) -> Result<ToolOut
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EditArguments {
-    path: String,
+    pub(super) path: String,
     old_text: String,
     new_text: String,
 }
@@ -103,9 +152,17 @@ pub fn edit(arguments: EditArguments, context: &ToolContext) -> Result<ToolOutco
     if old.is_empty() {
         return Err("`oldText` must not be empty".to_owned());
     }
-    let path = resolve(context, shown);
-    let text = std::fs::read_to_string(&path)
+    let path = context.path(shown, Access::Write)?;
+    let (bytes, size) = read_bounded(&path, MAX_READ_BYTES)
         .map_err(|error| format!("Cannot read `{shown}`: {error}"))?;
+    if u64::try_from(bytes.len()).unwrap_or(u64::MAX) < size {
+        return Err(format!(
+            "`{shown}` is larger than {} MiB; `edit` works on smaller files",
+            MAX_READ_BYTES / (1024 * 1024)
+        ));
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| format!("Cannot edit `{shown}`: it is not UTF-8 text"))?;
     let count = text.matches(old).count();
     match count {
         0 => {
@@ -123,7 +180,7 @@ pub fn edit(arguments: EditArguments, context: &ToolContext) -> Result<ToolOutco
         }
     }
     let updated = text.replacen(old, new, 1);
-    std::fs::write(&path, &updated).map_err(|error| format!("Cannot write `{shown}`: {error}"))?;
+    atomic::write_file(&path, updated.as_bytes()).map_err(|error| unwritten(shown, &error))?;
     let line = text
         .find(old)
         .map_or(1, |at| text[..at].matches('\n').count() + 1);
@@ -134,11 +191,16 @@ pub fn edit(arguments: EditArguments, context: &ToolContext) -> Result<ToolOutco
     )))
 }
 
+/// The error of a write that failed: the file is as it was.
+fn unwritten(shown: &str, error: &std::io::Error) -> String {
+    format!("Cannot write `{shown}`: {error}; the file was left unchanged")
+}
+
 /// The arguments of `ls`.
 #[derive(Debug, Deserialize)]
 pub struct LsArguments {
     #[serde(default)]
-    path: Option<String>,
+    pub(super) path: Option<String>,
     #[serde(default, deserialize_with = "lax::optional_u64")]
     limit: Option<u64>,
 }
@@ -152,7 +214,7 @@ pub fn ls(
     let shown = arguments.path.as_deref().unwrap_or(".");
     let limit = arguments.limit.unwrap_or(LS_LIMIT);
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-    let path = resolve(context, shown);
+    let path = context.path(shown, Access::Read)?;
     let reader =
         std::fs::read_dir(&path).map_err(|error| format!("Cannot list `{shown}`: {error}"))?;
     let mut names: Vec<String> = reader
@@ -309,5 +371,286 @@ mod tests {
         );
         let outcome = run_tool("ls", &json!({"path": "src"}), "c", &context);
         assert_eq!(outcome.text, "(empty directory)");
+    }
+}
+
+/// The attacks of issue 33 on the file tools: escapes from the project, ctxkit's own files,
+/// special files, and writes that fail half-way.
+#[cfg(test)]
+mod boundary_tests {
+    use std::os::unix::fs::symlink;
+    use std::path::{Path, PathBuf};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use serde_json::json;
+
+    use super::super::run_tool;
+    use super::super::test_support::context;
+    use crate::tool::ToolContext;
+    use crate::workspace::{Access, Workspace};
+
+    /// A project and, beside it, an outside folder and a ctxkit home holding a key.
+    struct Scene {
+        _dir: tempfile::TempDir,
+        base: PathBuf,
+        project: PathBuf,
+        home: PathBuf,
+    }
+
+    const KEY: &str = "sk-test-home-key-0123456789";
+
+    fn scene() -> Scene {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        let project = base.join("project");
+        let home = base.join("home/.ctxkit");
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::create_dir_all(base.join("outside")).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(
+            home.join("settings.json"),
+            format!(r#"{{"llm": {{"apiKey": "{KEY}"}}}}"#),
+        )
+        .unwrap();
+        Scene {
+            _dir: dir,
+            base,
+            project,
+            home,
+        }
+    }
+
+    fn tools(scene: &Scene, approved: &[Access]) -> ToolContext {
+        let mut context = context(&scene.project);
+        let mut workspace = Workspace::new(&scene.project);
+        workspace.set_home(&scene.home);
+        context.workspace = Arc::new(workspace);
+        context.outside_approved = approved.to_vec();
+        context
+    }
+
+    fn write(context: &ToolContext, path: &str) -> crate::ToolOutcome {
+        run_tool(
+            "write",
+            &json!({"path": path, "content": "pwned"}),
+            "c",
+            context,
+        )
+    }
+
+    #[test]
+    fn writes_outside_the_project_are_refused_unless_approved() {
+        let scene = scene();
+        symlink(scene.base.join("outside"), scene.project.join("linked")).unwrap();
+        let absolute = scene.base.join("outside/abs.txt").display().to_string();
+        let context = tools(&scene, &[]);
+        for path in [absolute.as_str(), "../outside/up.txt", "linked/through.txt"] {
+            let outcome = write(&context, path);
+            assert!(
+                outcome.is_error && outcome.text.contains("outside the project"),
+                "{path}: {}",
+                outcome.text
+            );
+        }
+        let made: Vec<_> = std::fs::read_dir(scene.base.join("outside"))
+            .unwrap()
+            .collect();
+        assert!(made.is_empty(), "nothing was written outside");
+        let approved = tools(&scene, &[Access::Write]);
+        let outcome = write(&approved, "../outside/up.txt");
+        assert!(!outcome.is_error, "{}", outcome.text);
+        assert!(scene.base.join("outside/up.txt").exists());
+    }
+
+    #[test]
+    fn ctxkit_home_is_never_read_or_written_even_when_approved() {
+        let scene = scene();
+        let settings = scene.home.join("settings.json");
+        symlink(&settings, scene.project.join("setup.md")).unwrap();
+        let context = tools(&scene, &[Access::Read, Access::Write]);
+        let direct = settings.display().to_string();
+        for path in [direct.as_str(), "setup.md"] {
+            let outcome = run_tool("read", &json!({"path": path}), "c", &context);
+            assert!(
+                outcome.is_error && outcome.text.contains("never readable"),
+                "{path}: {}",
+                outcome.text
+            );
+            assert!(!outcome.text.contains(KEY));
+            let outcome = write(&context, path);
+            assert!(
+                outcome.is_error && outcome.text.contains("never writable"),
+                "{path}: {}",
+                outcome.text
+            );
+        }
+        let outcome = run_tool(
+            "grep",
+            &json!({"pattern": "apiKey", "path": scene.home.display().to_string()}),
+            "c",
+            &context,
+        );
+        assert!(outcome.is_error && !outcome.text.contains(KEY));
+        let outcome = run_tool(
+            "ls",
+            &json!({"path": scene.home.display().to_string()}),
+            "c",
+            &context,
+        );
+        assert!(outcome.is_error && !outcome.text.contains("settings.json"));
+        // A project-wide search does not follow the committed link into the home.
+        let outcome = run_tool("grep", &json!({"pattern": "apiKey"}), "c", &context);
+        assert_eq!(outcome.text, "No matches found");
+        assert!(
+            std::fs::read_to_string(&settings).unwrap().contains(KEY),
+            "the settings are untouched"
+        );
+    }
+
+    #[test]
+    fn writing_through_a_symlink_keeps_the_link() {
+        let scene = scene();
+        std::fs::write(scene.project.join("real.rs"), "old").unwrap();
+        symlink("real.rs", scene.project.join("alias.rs")).unwrap();
+        let context = tools(&scene, &[]);
+        let outcome = write(&context, "alias.rs");
+        assert!(!outcome.is_error, "{}", outcome.text);
+        let link = scene.project.join("alias.rs");
+        assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read_link(&link).unwrap(), Path::new("real.rs"));
+        assert_eq!(
+            std::fs::read_to_string(scene.project.join("real.rs")).unwrap(),
+            "pwned"
+        );
+    }
+
+    #[test]
+    fn special_files_are_refused_at_once() {
+        let scene = scene();
+        let fifo = scene.project.join("pipe");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let context = tools(&scene, &[Access::Read]);
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let fifo_context = context.clone();
+        std::thread::spawn(move || {
+            let outcome = run_tool("read", &json!({"path": "pipe"}), "c", &fifo_context);
+            let _ = sender.send(outcome);
+        });
+        let outcome = receiver
+            .recv_timeout(Duration::from_secs(5))
+            .expect("reading a FIFO must not wait for a writer");
+        assert!(
+            outcome.is_error && outcome.text.contains("not a regular file"),
+            "{}",
+            outcome.text
+        );
+        for path in ["/dev/zero", "/dev/urandom"] {
+            let started = Instant::now();
+            let outcome = run_tool("read", &json!({"path": path}), "c", &context);
+            assert!(
+                outcome.is_error && outcome.text.contains("not a regular file"),
+                "{path}: {}",
+                outcome.text
+            );
+            assert!(started.elapsed() < Duration::from_secs(2));
+        }
+        // Without approval, `/dev/zero` is not even looked at: it is outside the project.
+        let outcome = run_tool(
+            "read",
+            &json!({"path": "/dev/zero"}),
+            "c",
+            &tools(&scene, &[]),
+        );
+        assert!(outcome.is_error && outcome.text.contains("outside the project"));
+    }
+
+    #[test]
+    fn reads_are_bounded_by_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.log");
+        std::fs::write(&path, "line\n".repeat(100)).unwrap();
+        let (bytes, size) = super::read_bounded(&path, 12).unwrap();
+        assert_eq!((bytes.len(), size), (12, 500));
+        // A 1 GiB sparse file: only the bounded head is read, and at once.
+        let sparse = dir.path().join("sparse.txt");
+        let file = std::fs::File::create(&sparse).unwrap();
+        file.set_len(1 << 30).unwrap();
+        let started = Instant::now();
+        let (bytes, size) = super::read_bounded(&sparse, super::MAX_READ_BYTES).unwrap();
+        assert_eq!(bytes.len() as u64, super::MAX_READ_BYTES);
+        assert_eq!(size, 1 << 30);
+        assert!(started.elapsed() < Duration::from_secs(5));
+        // A long text file is read up to the bound, and the model is told.
+        let long = dir.path().join("long.txt");
+        let line = format!("{}\n", "x".repeat(1023));
+        std::fs::write(&long, line.repeat(17 * 1024)).unwrap();
+        let outcome = run_tool(
+            "read",
+            &json!({"path": "long.txt", "offset": 16380}),
+            "c",
+            &context(dir.path()),
+        );
+        assert!(
+            outcome.text.contains("Only the first 16 MiB"),
+            "{}",
+            &outcome.text[outcome.text.len().saturating_sub(300)..]
+        );
+    }
+
+    /// Set by the parent test when it runs this binary again under a file-size limit.
+    const FSIZE_CHILD: &str = "CTXKIT_TEST_FSIZE_CHILD";
+
+    #[test]
+    fn a_failed_edit_leaves_the_file_whole() {
+        if let Ok(dir) = std::env::var(FSIZE_CHILD) {
+            // The child: edit under the limit and report.
+            let outcome = run_tool(
+                "edit",
+                &json!({"path": "main.rs", "oldText": "fn main() {", "newText": "fn main() { // edited"}),
+                "c",
+                &context(Path::new(&dir)),
+            );
+            let report = format!("{} {}", outcome.is_error, outcome.text);
+            std::fs::write(Path::new(&dir).with_extension("report"), report).unwrap();
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let mut original = String::from("fn main() {\n");
+        while original.len() < 82_000 {
+            original.push_str("    let value = compute(1, 2, 3); // a line of the program\n");
+        }
+        original.push_str("}\n");
+        let path = dir.path().join("main.rs");
+        std::fs::write(&path, &original).unwrap();
+        // What a full disk looks like to a writer: a 16 KiB (dash) or 32 KiB (bash) file-size
+        // limit, with SIGXFSZ ignored so the write fails instead of killing the process.
+        let output = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("trap '' XFSZ; ulimit -f 32; exec \"$0\" \"$@\"")
+            .arg(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "tools::files::boundary_tests::a_failed_edit_leaves_the_file_whole",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(FSIZE_CHILD, dir.path())
+            .output()
+            .unwrap();
+        let report = std::fs::read_to_string(dir.path().with_extension("report"))
+            .unwrap_or_else(|_| panic!("no report from the child: {output:?}"));
+        let _ = std::fs::remove_file(dir.path().with_extension("report"));
+        assert!(report.starts_with("true "), "{report}");
+        assert!(report.contains("left unchanged"), "{report}");
+        let after = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(after.len(), original.len(), "the file keeps its size");
+        assert!(after == original, "the file keeps its content");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1, "no temporary file is left");
     }
 }

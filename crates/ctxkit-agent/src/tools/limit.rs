@@ -1,6 +1,8 @@
 //! Bounded tool output: at most [`MAX_LINES`] lines and [`MAX_BYTES`] bytes reach the model. When
 //! a result is cut, the full text is saved to a file and the model is told where it is.
 
+use std::io::Write as _;
+use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 
 /// The most lines of one tool result the model sees.
@@ -120,9 +122,15 @@ pub fn cut_notice(cut: &Cut, full_output: &Path) -> String {
 }
 
 /// Saves a full output as `<dir>/<call id>.txt` (the id reduced to safe characters) and returns its
-/// path.
+/// path. The file is readable by its owner only (`0600`), and so are the folders made for it
+/// (`0700`), as the session file it belongs to.
 pub fn save_full_output(dir: &Path, call_id: &str, text: &str) -> std::io::Result<PathBuf> {
-    std::fs::create_dir_all(dir)?;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    // A folder made before (by an older ctxkit) is closed too.
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
     let mut name: String = call_id
         .chars()
         .map(|c| {
@@ -138,7 +146,14 @@ pub fn save_full_output(dir: &Path, call_id: &str, text: &str) -> std::io::Resul
         name.push_str("output");
     }
     let path = dir.join(format!("{name}.txt"));
-    std::fs::write(&path, text)?;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&path)?;
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    file.write_all(text.as_bytes())?;
     Ok(path)
 }
 
@@ -193,6 +208,14 @@ mod tests {
         let path = save_full_output(dir.path(), "call/../x y", "everything").unwrap();
         assert_eq!(path, dir.path().join("call____x_y.txt"));
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "everything");
+        let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&path), 0o600);
+        assert_eq!(mode(dir.path()), 0o700);
+        let nested = dir.path().join("tool-output/session");
+        let path = save_full_output(&nested, "c", "x").unwrap();
+        assert_eq!(mode(&path), 0o600);
+        assert_eq!(mode(&nested), 0o700);
+        assert_eq!(mode(&dir.path().join("tool-output")), 0o700);
         let cut = Cut {
             total_lines: 3000,
             total_bytes: 6000,

@@ -2,13 +2,13 @@
 //! directory. Every result is bounded ([`limit`]); a cut result's full text is saved under the
 //! output directory and the model is told the path.
 
+mod atomic;
 mod bash;
 mod files;
 pub mod limit;
 mod recall;
 mod search;
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,6 +16,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::tool::{ToolContext, ToolOutcome, ToolRegistry, TypedTool};
+use crate::workspace::Access;
 pub use bash::run_bash;
 use files::{EditArguments, LsArguments, ReadArguments, WriteArguments};
 use recall::RecallArguments;
@@ -56,6 +57,10 @@ impl TypedTool for Read {
         }, "required": ["path"]})
     }
 
+    fn paths(&self, arguments: &ReadArguments) -> Vec<(String, Access)> {
+        vec![(arguments.path.clone(), Access::Read)]
+    }
+
     fn run(
         &self,
         arguments: ReadArguments,
@@ -86,6 +91,10 @@ impl TypedTool for Write {
             "path": {"type": "string", "description": "File path"},
             "content": {"type": "string", "description": "The whole new content"}
         }, "required": ["path", "content"]})
+    }
+
+    fn paths(&self, arguments: &WriteArguments) -> Vec<(String, Access)> {
+        vec![(arguments.path.clone(), Access::Write)]
     }
 
     fn run(
@@ -120,6 +129,10 @@ impl TypedTool for Edit {
             "oldText": {"type": "string", "description": "Exact text to replace"},
             "newText": {"type": "string", "description": "Replacement text"}
         }, "required": ["path", "oldText", "newText"]})
+    }
+
+    fn paths(&self, arguments: &EditArguments) -> Vec<(String, Access)> {
+        vec![(arguments.path.clone(), Access::Write)]
     }
 
     fn run(
@@ -200,6 +213,13 @@ impl TypedTool for Ls {
         }})
     }
 
+    fn paths(&self, arguments: &LsArguments) -> Vec<(String, Access)> {
+        vec![(
+            arguments.path.clone().unwrap_or_else(|| ".".to_owned()),
+            Access::Read,
+        )]
+    }
+
     fn run(
         &self,
         arguments: LsArguments,
@@ -235,6 +255,13 @@ impl TypedTool for Grep {
             "literal": {"type": "boolean"},
             "limit": {"type": "integer", "description": "Most matches (default 100)"}
         }, "required": ["pattern"]})
+    }
+
+    fn paths(&self, arguments: &GrepArguments) -> Vec<(String, Access)> {
+        vec![(
+            arguments.path.clone().unwrap_or_else(|| ".".to_owned()),
+            Access::Read,
+        )]
     }
 
     fn run(
@@ -309,18 +336,6 @@ mod lax {
     }
 }
 
-/// A path argument resolved against the working directory (a leading `@`, as models sometimes
-/// write, is dropped).
-fn resolve(context: &ToolContext, path: &str) -> PathBuf {
-    let path = path.strip_prefix('@').unwrap_or(path);
-    let path = Path::new(path);
-    if path.is_absolute() {
-        path.to_owned()
-    } else {
-        context.cwd.join(path)
-    }
-}
-
 /// A bounded output, with the full text saved and its path named when it was cut.
 fn bounded_outcome(
     text: &str,
@@ -329,6 +344,8 @@ fn bounded_outcome(
     context: &ToolContext,
     is_error: bool,
 ) -> ToolOutcome {
+    // Secrets never reach the model, nor the saved full output.
+    let text = &context.workspace.redact(text);
     let bounded = limit::bound(text, keep);
     let Some(cut) = bounded.cut else {
         return ToolOutcome {
@@ -367,6 +384,8 @@ pub(crate) fn run_tool(
 
 #[cfg(test)]
 pub(crate) mod test_support {
+    use std::path::Path;
+
     use super::*;
     use tokio_util::sync::CancellationToken;
 
@@ -378,6 +397,8 @@ pub(crate) mod test_support {
             pass_env: Vec::new(),
             cancel: CancellationToken::new(),
             engine: None,
+            workspace: Arc::new(crate::workspace::Workspace::new(dir)),
+            outside_approved: Vec::new(),
         }
     }
 }

@@ -9,8 +9,10 @@ use regex::RegexBuilder;
 
 use serde::Deserialize;
 
+use super::files::MAX_READ_BYTES;
 use super::limit::Keep;
-use super::{ToolContext, ToolOutcome, bounded_outcome, lax, resolve};
+use super::{ToolContext, ToolOutcome, bounded_outcome, lax};
+use crate::workspace::Access;
 
 /// The default number of matches.
 const MATCH_LIMIT: u64 = 100;
@@ -23,7 +25,7 @@ const LINE_CHARS: usize = 500;
 pub struct GrepArguments {
     pattern: String,
     #[serde(default)]
-    path: Option<String>,
+    pub(super) path: Option<String>,
     #[serde(default)]
     glob: Option<String>,
     #[serde(default, deserialize_with = "lax::optional_bool")]
@@ -56,7 +58,7 @@ pub fn grep(
         .case_insensitive(ignore_case)
         .build()
         .map_err(|error| format!("Invalid pattern: {error}"))?;
-    let root = resolve(context, shown);
+    let root = context.path(shown, Access::Read)?;
     if !root.exists() {
         return Err(format!("`{shown}` does not exist"));
     }
@@ -73,6 +75,8 @@ pub fn grep(
             .map_err(|error| format!("Invalid glob `{glob}`: {error}"))?;
         walker.overrides(overrides);
     }
+    // Paths are shown relative to the working directory as the system names it.
+    let base = crate::workspace::resolve(&context.cwd);
     let mut lines = Vec::new();
     let mut limited = false;
     'files: for entry in walker.build().filter_map(Result::ok) {
@@ -82,14 +86,14 @@ pub fn grep(
         if !entry.file_type().is_some_and(|kind| kind.is_file()) {
             continue;
         }
-        let Ok(bytes) = std::fs::read(entry.path()) else {
+        let Ok((bytes, _)) = super::files::read_bounded(entry.path(), MAX_READ_BYTES) else {
             continue;
         };
         if bytes.iter().take(8192).any(|&byte| byte == 0) {
             continue;
         }
         let text = String::from_utf8_lossy(&bytes);
-        let name = display_path(entry.path(), &context.cwd);
+        let name = display_path(entry.path(), &base);
         for (number, line) in text.lines().enumerate() {
             if !regex.is_match(line) {
                 continue;

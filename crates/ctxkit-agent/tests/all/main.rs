@@ -8,6 +8,7 @@
     reason = "scripted models answer the messages they care about"
 )]
 
+mod boundary;
 mod cache_prefix;
 mod in_run;
 mod scenarios;

@@ -14,6 +14,7 @@ mod resources;
 mod serve;
 mod sessions;
 mod summary_setup;
+mod tool_boundary;
 
 use std::io::Write;
 use std::path::PathBuf;

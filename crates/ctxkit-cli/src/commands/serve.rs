@@ -10,6 +10,7 @@ use super::Locations;
 use super::config::{load_settings, resource_environment};
 use super::resources;
 use super::summary_setup::{self, SummaryFlags};
+use super::tool_boundary::ToolBoundary;
 use crate::Outcome;
 use crate::cli::GlobalArgs;
 
@@ -21,7 +22,9 @@ pub fn serve_stdio(
     // Budgets nobody set follow the window of the model the client sets (`model.set`), in the
     // engine, as in chat.
     let setup = summary_setup::resolve(global, SummaryFlags::default())?;
-    let settings = load_settings(&resource_environment(global)?)?;
+    let environment = resource_environment(global)?;
+    let settings = load_settings(&environment)?;
+    let boundary = ToolBoundary::new(&environment, &settings, &locations.sessions_root);
     let bash_timeout = settings.chat_bash_timeout();
     let (loaded, cwd) = resources::load(global)?;
     let agent = AgentConfig {
@@ -30,6 +33,9 @@ pub fn serve_stdio(
         bash_timeout,
         pass_env: settings.chat_pass_env(),
         tools: ctxkit_agent::ToolRegistry::coding,
+        home: Some(boundary.home),
+        readable_paths: boundary.readable_paths,
+        secrets: boundary.secrets,
     };
     let config = ServerConfig {
         settings: setup.engine_settings,

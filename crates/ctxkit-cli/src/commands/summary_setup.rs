@@ -125,9 +125,8 @@ pub fn llm_environment() -> ctxkit_llm::EnvSettings {
         ctxkit_llm::EnvSettings::variable_names()
             .into_iter()
             .filter_map(|name| {
-                std::env::var(name)
-                    .ok()
-                    .map(|value| (name.to_owned(), value))
+                // Keys were taken out of the process environment at start-up (`main`).
+                ctxkit_secrets::environment_variable(name).map(|value| (name.to_owned(), value))
             })
             .collect();
     ctxkit_llm::EnvSettings::from_map(&variables)

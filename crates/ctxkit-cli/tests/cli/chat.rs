@@ -858,3 +858,85 @@ fn an_untrusted_project_cannot_switch_off_the_bash_question() {
     assert!(!world.project.join("MARKER").exists());
     tmux.line("/quit");
 }
+
+/// Issue 33, as a new user meets it: a cloned project links to the user's ctxkit settings, and a
+/// model reads the link, looks for keys in ctxkit's own environment, and writes outside the project.
+/// Nothing leaves, nothing is written unasked, and the screen says why.
+#[test]
+fn chat_keeps_the_agent_in_the_project_and_keys_out_of_the_conversation() {
+    require_tmux!();
+    let world = World::new(100_000, json!({}));
+    let settings_key = "sk-settings-chat-0123456789";
+    let env_key = "sk-environment-chat-0123456789";
+    let settings_path = world.home.path().join("settings.json");
+    let mut settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings_path).unwrap()).unwrap();
+    settings["llm"]["apiKey"] = json!(settings_key);
+    std::fs::write(&settings_path, settings.to_string()).unwrap();
+    std::fs::create_dir_all(world.project.join("docs")).unwrap();
+    std::os::unix::fs::symlink(&settings_path, world.project.join("docs/setup.md")).unwrap();
+    world.answer(tool_call(
+        "call_1",
+        "read",
+        json!({"path": "docs/setup.md"}),
+    ));
+    world.answer(tool_call(
+        "call_2",
+        "bash",
+        json!({"command": "tr '\\0' '\\n' < /proc/$PPID/environ | grep API_KEY; echo scanned"}),
+    ));
+    // Outside the project and outside ctxkit's home (the test's project lies in the home).
+    let elsewhere = tempfile::tempdir().unwrap();
+    let outside = elsewhere.path().join("outside.txt");
+    world.answer(tool_call(
+        "call_3",
+        "write",
+        json!({"path": outside.display().to_string(), "content": "pwned"}),
+    ));
+    world.answer(text("Nothing to see.", 400));
+    let mut command = format!("cd '{}' && exec env", world.project.display());
+    for name in crate::PROVIDER_VARIABLES {
+        command.push_str(&format!(" -u {name}"));
+    }
+    command.push_str(&format!(
+        " HOME='{home}' CTXKIT_HOME='{home}' MOCK_API_KEY='{env_key}' '{bin}' chat",
+        home = world.home.path().display(),
+        bin = env!("CARGO_BIN_EXE_ctxkit"),
+    ));
+    let tmux = Tmux::start(&command);
+    tmux.wait_idle(1);
+    tmux.line("set up the project");
+    tmux.wait_for("? [y]es / [n]o / [a]lways:");
+    tmux.keys(&["y"]);
+    let screen = tmux.wait_for("outside the project? [y]es / [n]o / [a]lways:");
+    assert!(
+        screen.contains("`write`: Write `") && screen.contains("outside.txt`"),
+        "{screen}"
+    );
+    tmux.keys(&["n"]);
+    let screen = tmux.wait_for("Nothing to see.");
+    assert!(
+        screen.contains(
+            "`read docs/setup.md` refused: ctxkit's own settings, credentials, trust list and \
+             sessions are never readable by tools"
+        ),
+        "{screen}"
+    );
+    assert!(screen.contains("was not approved"), "{screen}");
+    tmux.line("/quit");
+    drop(tmux);
+    assert!(!outside.exists());
+    let requests = world.chat_requests();
+    assert_eq!(requests.len(), 4);
+    let environ = &requests[2]["messages"];
+    let result = environ.as_array().unwrap().last().unwrap();
+    assert_eq!(result["content"], "scanned", "{result}");
+    let files = world.session_files();
+    let stored = std::fs::read_to_string(&files[0]).unwrap();
+    for secret in [settings_key, env_key] {
+        assert!(!stored.contains(secret), "{secret} in the session file");
+        for request in &requests {
+            assert!(!request.to_string().contains(secret), "{secret} sent");
+        }
+    }
+}

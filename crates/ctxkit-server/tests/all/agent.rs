@@ -64,6 +64,9 @@ async fn agent_run_answers_and_recovers_an_overflow() {
         bash_timeout: Duration::from_secs(5),
         pass_env: Vec::new(),
         tools: ToolRegistry::coding,
+        home: None,
+        readable_paths: Vec::new(),
+        secrets: Vec::new(),
     };
     let mut client = start_with(dir.path(), Some(agent));
     let created = client
@@ -122,6 +125,9 @@ async fn agent_run_without_a_model_or_session_is_refused() {
         bash_timeout: Duration::from_secs(5),
         pass_env: Vec::new(),
         tools: ToolRegistry::coding,
+        home: None,
+        readable_paths: Vec::new(),
+        secrets: Vec::new(),
     };
     let mut client = start_with(dir.path(), Some(agent));
     let run = client.call("agent.run", json!({"text": "hi"})).await;
@@ -180,6 +186,9 @@ async fn a_retried_model_request_is_sent_as_a_provider_retry_event() {
         bash_timeout: Duration::from_secs(5),
         pass_env: Vec::new(),
         tools: ToolRegistry::coding,
+        home: None,
+        readable_paths: Vec::new(),
+        secrets: Vec::new(),
     };
     let mut client = start_with(dir.path(), Some(agent));
     client
@@ -266,6 +275,9 @@ async fn a_stuck_tool_cannot_block_cancel_or_shutdown() {
         bash_timeout: Duration::from_secs(5),
         pass_env: Vec::new(),
         tools: stuck_tools,
+        home: None,
+        readable_paths: Vec::new(),
+        secrets: Vec::new(),
     };
     let mut client = start_with(dir.path(), Some(agent));
     client
@@ -310,4 +322,214 @@ async fn a_stuck_tool_cannot_block_cancel_or_shutdown() {
     let (lock, condition) = &RELEASED;
     *lock.lock().unwrap() = true;
     condition.notify_all();
+}
+
+/// The scripted attack of issue 33 through `agent.run`: a model that writes outside the project
+/// (absolute, `../`, through a symlinked folder), writes and reads ctxkit's settings (directly
+/// and through a link committed in the project), each in its own run.
+fn attacker(calls: Vec<(&'static str, Value)>) -> ScriptedModel {
+    let info = ModelInfo {
+        provider: "mock".to_owned(),
+        id: "coder".to_owned(),
+        context_window: 100_000,
+    };
+    let builder = ScriptedModel::new(info.clone(), |_, _| unreachable!());
+    ScriptedModel::new(info, move |request, _| match request.messages.last() {
+        Some(AgentMessage::ToolResult(_)) => builder.text("done", 10),
+        _ => {
+            let calls: Vec<(&str, &str, Value)> = calls
+                .iter()
+                .enumerate()
+                .map(|(index, (name, arguments))| {
+                    (
+                        ["c0", "c1", "c2", "c3", "c4", "c5"][index],
+                        *name,
+                        arguments.clone(),
+                    )
+                })
+                .collect();
+            builder.calls(&calls, 10)
+        }
+    })
+}
+
+fn tool_ends(notifications: &[Value]) -> Vec<(String, bool)> {
+    notifications
+        .iter()
+        .filter(|message| message["params"]["type"] == "tool_end")
+        .map(|message| {
+            (
+                message["params"]["text"].as_str().unwrap_or("").to_owned(),
+                message["params"]["is_error"] == true,
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn agent_run_keeps_tools_in_the_project_and_away_from_ctxkit_home() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(dir.path()).unwrap();
+    let (project, outside, home, sessions) = (
+        base.join("project"),
+        base.join("outside"),
+        base.join("home"),
+        base.join("sessions"),
+    );
+    for folder in [&project, &outside, &home, &sessions] {
+        std::fs::create_dir_all(folder).unwrap();
+    }
+    let key = "sk-ant-test-home-0123456789";
+    let settings = home.join("settings.json");
+    std::fs::write(&settings, format!(r#"{{"llm": {{"apiKey": "{key}"}}}}"#)).unwrap();
+    std::os::unix::fs::symlink(&settings, project.join("setup.md")).unwrap();
+    std::os::unix::fs::symlink(&outside, project.join("linked")).unwrap();
+    let absolute = outside.join("abs.txt").display().to_string();
+    let model = attacker(vec![
+        ("write", json!({"path": absolute, "content": "x"})),
+        (
+            "write",
+            json!({"path": "../outside/up.txt", "content": "x"}),
+        ),
+        (
+            "write",
+            json!({"path": "linked/through.txt", "content": "x"}),
+        ),
+        (
+            "write",
+            json!({"path": settings.display().to_string(), "content": "{}"}),
+        ),
+        ("read", json!({"path": settings.display().to_string()})),
+        ("read", json!({"path": "setup.md"})),
+    ]);
+    let agent = AgentConfig {
+        models: Arc::new(Fixed(model.clone())),
+        system_prompt: String::new(),
+        bash_timeout: Duration::from_secs(5),
+        pass_env: Vec::new(),
+        tools: ToolRegistry::coding,
+        home: Some(home.clone()),
+        readable_paths: Vec::new(),
+        secrets: vec![key.to_owned()],
+    };
+    let mut client = start_with(&sessions, Some(agent));
+    let created = client
+        .call(
+            "session.create",
+            json!({"cwd": project.display().to_string()}),
+        )
+        .await;
+    let session_file = created["result"]["path"].as_str().map(str::to_owned);
+    let run = client.call("agent.run", json!({"text": "go"})).await;
+    assert_eq!(run["result"]["outcome"], "answered", "{run}");
+    let ends = tool_ends(&client.notifications);
+    assert_eq!(ends.len(), 6, "{ends:?}");
+    for (text, is_error) in &ends[..3] {
+        assert!(*is_error && text.contains("outside the project"), "{text}");
+    }
+    assert!(
+        ends[3].1 && ends[3].0.contains("never writable"),
+        "{:?}",
+        ends[3]
+    );
+    for (text, is_error) in &ends[4..] {
+        assert!(*is_error && text.contains("never readable"), "{text}");
+    }
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    assert!(std::fs::read_to_string(&settings).unwrap().contains(key));
+    // The key is in no request and in no session file.
+    for request in model.requests() {
+        assert!(
+            !serde_json::to_string(&request.messages)
+                .unwrap()
+                .contains(key)
+        );
+    }
+    let mut stored = String::new();
+    for entry in walk(&sessions) {
+        stored.push_str(&std::fs::read_to_string(entry).unwrap_or_default());
+    }
+    assert!(
+        stored.contains("never readable"),
+        "the refusals are stored: {session_file:?}"
+    );
+    assert!(!stored.contains(key));
+
+    // The caller may let a run leave the project; ctxkit's home stays closed.
+    client.notifications.clear();
+    let run = client
+        .call(
+            "agent.run",
+            json!({"text": "again", "allow_outside_project": true}),
+        )
+        .await;
+    assert_eq!(run["result"]["outcome"], "answered", "{run}");
+    let ends = tool_ends(&client.notifications);
+    for (text, is_error) in &ends[..3] {
+        assert!(!*is_error, "{text}");
+    }
+    for (text, is_error) in &ends[3..] {
+        assert!(*is_error && text.contains("never"), "{text}");
+    }
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 3);
+}
+
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+#[tokio::test]
+async fn agent_run_answers_when_the_model_reads_a_fifo_or_a_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = std::fs::canonicalize(dir.path()).unwrap().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(project.join("pipe"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let model = attacker(vec![
+        ("read", json!({"path": "pipe"})),
+        ("read", json!({"path": "/dev/zero"})),
+    ]);
+    let agent = AgentConfig {
+        models: Arc::new(Fixed(model)),
+        system_prompt: String::new(),
+        bash_timeout: Duration::from_secs(5),
+        pass_env: Vec::new(),
+        tools: ToolRegistry::coding,
+        home: Some(dir.path().join("home")),
+        readable_paths: Vec::new(),
+        secrets: Vec::new(),
+    };
+    let mut client = start_with(&dir.path().join("sessions"), Some(agent));
+    client
+        .call(
+            "session.create",
+            json!({"cwd": project.display().to_string()}),
+        )
+        .await;
+    // The client waits 10 s at most for the answer: a wedged read would fail here.
+    let run = client
+        .call(
+            "agent.run",
+            json!({"text": "go", "allow_outside_project": true}),
+        )
+        .await;
+    assert_eq!(run["result"]["outcome"], "answered", "{run}");
+    let ends = tool_ends(&client.notifications);
+    assert_eq!(ends.len(), 2, "{ends:?}");
+    for (text, is_error) in ends {
+        assert!(is_error && text.contains("not a regular file"), "{text}");
+    }
 }

@@ -341,6 +341,8 @@ const CHAT: &[Field] = &[
     ),
     // Secret environment variables `bash` commands may see (read from the user's settings only).
     field("passEnv", ValueKind::StringList, DefaultValue::Unset),
+    // Paths outside the project the agent's tools may read without asking (user's settings only).
+    field("readablePaths", ValueKind::StringList, DefaultValue::Unset),
 ];
 const WARNINGS: &[Field] = &[field(
     "anthropicExtraUsage",

@@ -215,6 +215,20 @@ impl SettingsManager {
             .collect()
     }
 
+    /// `chat.readablePaths` from the user's own settings only: paths outside the project the
+    /// agent's tools may read without asking, as written (`~` not yet expanded). A project's
+    /// settings cannot set it (a cloned project could open the user's home to the model).
+    pub fn chat_readable_paths(&self) -> Vec<String> {
+        self.document(crate::SettingsScope::Global)
+            .get("chat")
+            .and_then(|chat| chat.get("readablePaths"))
+            .and_then(serde_json::Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|path| path.as_str().map(str::to_owned))
+            .collect()
+    }
+
     /// `chat.confirmBash`: ask before each `bash` command (schema default: yes).
     pub fn chat_confirm_bash(&self) -> bool {
         self.bool_setting("chat.confirmBash")

@@ -77,18 +77,34 @@ struct AskApprover<'a> {
     ask: &'a mut dyn Ask,
 }
 
+impl AskApprover<'_> {
+    /// `question` with the keys to answer it; `a` is remembered for the rest of the chat.
+    fn ask_once_or_always(&mut self, question: &str) -> Approval {
+        let question = format!("{question} [y]es / [n]o / [a]lways: ");
+        match self.ask.ask_key(&question, "yna") {
+            Some('y') => Approval::Once,
+            Some('a') => Approval::Always,
+            Some(_) => Approval::Deny,
+            None => Approval::Stop,
+        }
+    }
+}
+
 impl Approver for AskApprover<'_> {
     fn approve<'a>(&'a mut self, _tool: &'a str, question: &'a str) -> BoxFuture<'a, Approval> {
-        let question = format!("{question} [y]es / [n]o / [a]lways: ");
-        let answer = self.ask.ask_key(&question, "yna");
-        Box::pin(async move {
-            match answer {
-                Some('y') => Approval::Once,
-                Some('a') => Approval::Always,
-                Some(_) => Approval::Deny,
-                None => Approval::Stop,
-            }
-        })
+        let answer = self.ask_once_or_always(question);
+        Box::pin(async move { answer })
+    }
+
+    /// The same one-key question for a path outside the project (`a`: every later access of the
+    /// kind, reading or writing, in this chat).
+    fn approve_outside<'a>(
+        &'a mut self,
+        tool: &'a str,
+        question: &'a str,
+    ) -> BoxFuture<'a, Approval> {
+        let answer = self.ask_once_or_always(&format!("`{tool}`: {question}"));
+        Box::pin(async move { answer })
     }
 }
 

@@ -16,6 +16,7 @@ use crate::commands::Locations;
 use crate::commands::config::{load_settings, resource_environment};
 use crate::commands::resources;
 use crate::commands::summary_setup::{self, SummaryFlags};
+use crate::commands::tool_boundary::ToolBoundary;
 
 pub async fn build(global: &GlobalArgs, locations: &Locations, args: &ChatArgs) -> Result<Chat> {
     let environment = resource_environment(global)?;
@@ -96,6 +97,8 @@ pub async fn build(global: &GlobalArgs, locations: &Locations, args: &ChatArgs) 
     if !confirm_bash {
         agent.allow_always("bash");
     }
+    let boundary = ToolBoundary::new(&environment, &settings, &locations.sessions_root);
+    agent.set_workspace(boundary.workspace(&cwd));
     Ok(Chat {
         agent,
         engine,

@@ -1,0 +1,413 @@
+//! The boundary around the agent's file tools: which paths a tool may read or write without a
+//! question (the project, and for reading the paths the user listed), which need the user's
+//! approval (everything else), and which no tool may touch at all (ctxkit's own home: settings,
+//! credentials, the trust list, sessions). Paths are judged after resolving them as the system
+//! will (symlinks, `..`), and tools then work on the resolved path, so what was judged is what is
+//! touched. Tool results also pass through [`Workspace::redact`], which hides every known secret.
+
+use std::path::{Component, Path, PathBuf};
+
+/// Symlinks followed while resolving one path, as the system's own limit.
+const MAX_LINK_HOPS: usize = 40;
+
+/// What a tool does with a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// `read`, `ls`, `grep`.
+    Read,
+    /// `write`, `edit`.
+    Write,
+}
+
+impl Access {
+    /// The verb of a question or refusal.
+    pub fn verb(self) -> &'static str {
+        match self {
+            Access::Read => "read",
+            Access::Write => "write",
+        }
+    }
+}
+
+/// Where a resolved path lies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Place {
+    /// In the project, or (for reading) under a path the user made readable: no question.
+    Allowed(PathBuf),
+    /// Outside the project: the user approves first.
+    Outside(PathBuf),
+}
+
+impl Place {
+    /// The resolved path.
+    pub fn path(&self) -> &Path {
+        match self {
+            Place::Allowed(path) | Place::Outside(path) => path,
+        }
+    }
+}
+
+/// The project a tool works in, the paths no tool may touch, and the secrets no result may show.
+#[derive(Debug, Clone, Default)]
+pub struct Workspace {
+    /// The project root, resolved.
+    root: PathBuf,
+    /// ctxkit's home (settings, credentials, trust list, sessions), resolved.
+    home: Option<PathBuf>,
+    /// ctxkit's own places besides its home (a sessions directory elsewhere, the session file),
+    /// resolved and as given.
+    protected: Vec<PathBuf>,
+    /// Folders of saved tool outputs tools may read although they lie in a protected place (what
+    /// is saved there was redacted first).
+    outputs: Vec<PathBuf>,
+    /// Paths outside the project the user lets tools read without a question, resolved.
+    readable: Vec<PathBuf>,
+    /// Values redacted from every tool result.
+    secrets: Vec<String>,
+}
+
+impl Workspace {
+    /// The workspace of a project at `root`, with ctxkit's home of this process protected
+    /// (`CTXKIT_HOME`, else `~/.ctxkit`) and the secrets of its environment redacted.
+    pub fn new(root: &Path) -> Self {
+        let mut workspace = Self {
+            root: resolve(root),
+            home: None,
+            protected: Vec::new(),
+            outputs: Vec::new(),
+            readable: Vec::new(),
+            secrets: ctxkit_secrets::secret_environment_values(),
+        };
+        if let Some(home) = default_ctxkit_home() {
+            workspace.set_home(&home);
+        }
+        workspace
+    }
+
+    /// The project root, resolved.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// ctxkit's home, resolved (where sessions kept in memory save full tool outputs).
+    pub fn home(&self) -> Option<&Path> {
+        self.home.as_deref()
+    }
+
+    /// ctxkit's home is `home` (`--home`), protected like [`Self::protect`].
+    pub fn set_home(&mut self, home: &Path) {
+        self.home = Some(resolve(home));
+        self.protect(home);
+    }
+
+    /// Tools may read the saved outputs under `dir` although ctxkit's home holds it.
+    pub fn allow_reading_outputs(&mut self, dir: &Path) {
+        self.outputs.push(resolve(dir));
+    }
+
+    /// No tool may read or write `path` or anything under it, even with approval.
+    pub fn protect(&mut self, path: &Path) {
+        let resolved = resolve(path);
+        if !self.protected.contains(&resolved) {
+            self.protected.push(resolved);
+        }
+        // The path as given too, when a symlink makes it differ (a link itself is never opened
+        // through, so this only matters for messages and lexical checks).
+        let lexical = normalize(path);
+        if !self.protected.contains(&lexical) {
+            self.protected.push(lexical);
+        }
+    }
+
+    /// Tools may read `path` and everything under it without a question (`chat.readablePaths`).
+    pub fn allow_reading(&mut self, path: &Path) {
+        self.readable.push(resolve(path));
+    }
+
+    /// Hides `secret` in every tool result (values shorter than 8 characters are ignored).
+    pub fn add_secret(&mut self, secret: &str) {
+        let secret = secret.trim();
+        if secret.len() >= 8 && !self.secrets.iter().any(|known| known == secret) {
+            self.secrets.push(secret.to_owned());
+        }
+    }
+
+    /// `text` with every known secret replaced by `<redacted>`.
+    pub fn redact(&self, text: &str) -> String {
+        if self.secrets.is_empty() {
+            return text.to_owned();
+        }
+        ctxkit_secrets::redact(text, self.secrets.iter().map(String::as_str))
+    }
+
+    /// Where a tool's path argument (relative to `cwd`, absolute, or `~/…`; a leading `@` is
+    /// dropped) lies for `access`; an error (the reason) when no tool may touch it.
+    pub fn locate(&self, cwd: &Path, argument: &str, access: Access) -> Result<Place, String> {
+        let given = expand(cwd, argument);
+        let resolved = resolve(&given);
+        let lexical = normalize(&given);
+        if access == Access::Read && self.outputs.iter().any(|dir| resolved.starts_with(dir)) {
+            return Ok(Place::Allowed(resolved));
+        }
+        if self.protected.iter().any(|protected| {
+            (resolved.starts_with(protected) || lexical.starts_with(protected))
+                && !self.project_within(protected, &resolved)
+        }) {
+            return Err(format!(
+                "`{} {argument}` refused: ctxkit's own settings, credentials, trust list and sessions \
+                 are never {} by tools",
+                access.verb(),
+                match access {
+                    Access::Read => "readable",
+                    Access::Write => "writable",
+                }
+            ));
+        }
+        if resolved.starts_with(&self.root) {
+            return Ok(Place::Allowed(resolved));
+        }
+        if access == Access::Read && self.readable.iter().any(|path| resolved.starts_with(path)) {
+            return Ok(Place::Allowed(resolved));
+        }
+        Ok(Place::Outside(resolved))
+    }
+}
+
+impl Workspace {
+    /// Whether `path` is in a project that itself lies strictly inside the protected `place` (a
+    /// project kept under `CTXKIT_HOME`): the project's own files are the project's, while
+    /// ctxkit's files beside it stay protected.
+    fn project_within(&self, place: &Path, path: &Path) -> bool {
+        self.root != place && self.root.starts_with(place) && path.starts_with(&self.root)
+    }
+}
+
+/// `$CTXKIT_HOME` when set and not empty, else `~/.ctxkit`.
+fn default_ctxkit_home() -> Option<PathBuf> {
+    match std::env::var_os("CTXKIT_HOME").filter(|home| !home.is_empty()) {
+        Some(home) => Some(PathBuf::from(home)),
+        None => std::env::home_dir().map(|home| home.join(".ctxkit")),
+    }
+}
+
+/// A path argument as a path: `~/` is the user's home, a relative path is under `cwd`.
+fn expand(cwd: &Path, argument: &str) -> PathBuf {
+    let argument = argument.strip_prefix('@').unwrap_or(argument);
+    if (argument == "~" || argument.starts_with("~/"))
+        && let Some(home) = std::env::home_dir()
+    {
+        return home.join(argument.trim_start_matches('~').trim_start_matches('/'));
+    }
+    let path = Path::new(argument);
+    if path.is_absolute() {
+        path.to_owned()
+    } else {
+        cwd.join(path)
+    }
+}
+
+/// `path` with `.` and `..` taken away by their names alone (no symlinks followed).
+fn normalize(path: &Path) -> PathBuf {
+    let mut normal = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                normal.pop();
+            }
+            Component::CurDir => {}
+            Component::Normal(_) | Component::RootDir | Component::Prefix(_) => {
+                normal.push(component);
+            }
+        }
+    }
+    normal
+}
+
+/// `path` as the system would open it: every symlink followed (a dangling one too, to where it
+/// points), `..` applied to what it follows; a part that does not exist yet is resolved through
+/// its nearest existing ancestor.
+pub fn resolve(path: &Path) -> PathBuf {
+    let mut hops = 0;
+    resolve_counting(path, &mut hops)
+}
+
+fn resolve_counting(path: &Path, hops: &mut usize) -> PathBuf {
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return real;
+    }
+    if let Ok(metadata) = path.symlink_metadata()
+        && metadata.file_type().is_symlink()
+        && *hops < MAX_LINK_HOPS
+        && let Ok(target) = std::fs::read_link(path)
+    {
+        *hops += 1;
+        let base = path.parent().unwrap_or(Path::new("/"));
+        return resolve_counting(&base.join(target), hops);
+    }
+    let mut components = path.components();
+    let last = components.next_back();
+    let parent = components.as_path();
+    match last {
+        Some(Component::Normal(name)) => resolve_counting(parent, hops).join(name),
+        Some(Component::ParentDir) => {
+            let mut resolved = resolve_counting(parent, hops);
+            resolved.pop();
+            resolved
+        }
+        Some(Component::CurDir) => resolve_counting(parent, hops),
+        Some(Component::RootDir | Component::Prefix(_)) | None => path.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::symlink;
+
+    use super::*;
+
+    struct Fixture {
+        _dir: tempfile::TempDir,
+        base: PathBuf,
+        project: PathBuf,
+        home: PathBuf,
+        workspace: Workspace,
+    }
+
+    fn fixture() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        let project = base.join("project");
+        let home = base.join("ctxkit-home");
+        std::fs::create_dir_all(project.join("src")).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(home.join("settings.json"), "{}").unwrap();
+        std::fs::create_dir_all(base.join("outside")).unwrap();
+        let mut workspace = Workspace::new(&project);
+        workspace.protect(&home);
+        Fixture {
+            _dir: dir,
+            base,
+            project,
+            home,
+            workspace,
+        }
+    }
+
+    fn locate(fixture: &Fixture, argument: &str, access: Access) -> Result<Place, String> {
+        fixture.workspace.locate(&fixture.project, argument, access)
+    }
+
+    #[test]
+    fn project_paths_are_allowed_and_resolved() {
+        let fixture = fixture();
+        let place = locate(&fixture, "src/../src/new/file.rs", Access::Write).unwrap();
+        assert_eq!(
+            place,
+            Place::Allowed(fixture.project.join("src/new/file.rs"))
+        );
+        let place = locate(&fixture, "@src", Access::Read).unwrap();
+        assert_eq!(place, Place::Allowed(fixture.project.join("src")));
+    }
+
+    #[test]
+    fn absolute_parent_and_symlinked_escapes_are_outside() {
+        let fixture = fixture();
+        let outside = fixture.base.join("outside");
+        symlink(&outside, fixture.project.join("linked")).unwrap();
+        for argument in [
+            outside.join("x.txt").display().to_string(),
+            "../outside/x.txt".to_owned(),
+            "linked/x.txt".to_owned(),
+            "linked/deeper/still/x.txt".to_owned(),
+        ] {
+            let place = locate(&fixture, &argument, Access::Write).unwrap();
+            assert!(
+                matches!(&place, Place::Outside(path) if path.starts_with(&outside)),
+                "{argument}: {place:?}"
+            );
+        }
+        // A dangling link is judged by where it points.
+        symlink(outside.join("not-yet"), fixture.project.join("dangling")).unwrap();
+        let place = locate(&fixture, "dangling", Access::Write).unwrap();
+        assert_eq!(place, Place::Outside(outside.join("not-yet")));
+    }
+
+    #[test]
+    fn ctxkit_home_is_refused_directly_through_symlinks_and_with_dots() {
+        let fixture = fixture();
+        symlink(
+            fixture.home.join("settings.json"),
+            fixture.project.join("setup.md"),
+        )
+        .unwrap();
+        symlink(&fixture.home, fixture.project.join("home-link")).unwrap();
+        let direct = fixture.home.join("settings.json").display().to_string();
+        let dotted = format!("{}/../ctxkit-home/x.json", fixture.home.display());
+        for argument in [
+            direct.as_str(),
+            "setup.md",
+            "home-link/settings.json",
+            "home-link/new-file",
+            dotted.as_str(),
+        ] {
+            for access in [Access::Read, Access::Write] {
+                let refusal = locate(&fixture, argument, access).unwrap_err();
+                assert!(
+                    refusal.contains("never") && refusal.contains(argument),
+                    "{argument}: {refusal}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_project_inside_the_home_is_the_projects_and_the_home_stays_closed() {
+        let fixture = fixture();
+        let project = fixture.home.join("work");
+        std::fs::create_dir_all(&project).unwrap();
+        let mut workspace = Workspace::new(&project);
+        workspace.set_home(&fixture.home);
+        assert!(matches!(
+            workspace.locate(&project, "src/main.rs", Access::Write),
+            Ok(Place::Allowed(_))
+        ));
+        for argument in ["../settings.json", "../sessions/x.jsonl"] {
+            assert!(workspace.locate(&project, argument, Access::Read).is_err());
+        }
+        // The home itself as the project: nothing in it is the project's.
+        let mut workspace = Workspace::new(&fixture.home);
+        workspace.set_home(&fixture.home);
+        assert!(
+            workspace
+                .locate(&fixture.home, "settings.json", Access::Read)
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn readable_paths_allow_reading_only() {
+        let mut fixture = fixture();
+        let docs = fixture.base.join("outside");
+        fixture.workspace.allow_reading(&docs);
+        let argument = docs.join("notes.md").display().to_string();
+        assert!(matches!(
+            locate(&fixture, &argument, Access::Read),
+            Ok(Place::Allowed(_))
+        ));
+        assert!(matches!(
+            locate(&fixture, &argument, Access::Write),
+            Ok(Place::Outside(_))
+        ));
+    }
+
+    #[test]
+    fn secrets_are_redacted() {
+        let mut workspace = Workspace::default();
+        workspace.add_secret("sk-test-0123456789");
+        workspace.add_secret("short");
+        assert_eq!(
+            workspace.redact("key sk-test-0123456789, short"),
+            "key <redacted>, short"
+        );
+    }
+}

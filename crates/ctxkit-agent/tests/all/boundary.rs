@@ -1,0 +1,242 @@
+//! The trust boundary around the tools (issue 33), through the whole loop: questions before a
+//! tool leaves the project, ctxkit's home closed even when approved, secrets kept out of the
+//! session and the requests, full outputs saved privately.
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ctxkit_agent::testing::ScriptedModel;
+use ctxkit_agent::{Approval, ApproveAll, Approver, PromptOutcome, Workspace};
+use ctxkit_llm::ChatRequest;
+use ctxkit_protocol::AgentMessage;
+use futures::future::BoxFuture;
+use serde_json::{Value, json};
+
+use crate::support::{Behaviour, World, last, provider, text_of};
+
+const KEY: &str = "sk-ant-api03-boundary-test-0123456789";
+
+/// Calls `calls` on every user message, and repeats the tool results' texts back.
+fn caller(calls: Vec<(&'static str, Value)>) -> Arc<Behaviour> {
+    Arc::new(
+        move |model: &ScriptedModel, request: &ChatRequest, input: u64| match last(request) {
+            AgentMessage::ToolResult(_) => {
+                let results: Vec<String> = request
+                    .messages
+                    .iter()
+                    .filter_map(|message| match message {
+                        AgentMessage::ToolResult(result) => Some(text_of(&result.content)),
+                        _ => None,
+                    })
+                    .collect();
+                model.text(&results.join("\n---\n"), input)
+            }
+            _ => {
+                let ids = ["c0", "c1", "c2", "c3"];
+                let calls: Vec<(&str, &str, Value)> = calls
+                    .iter()
+                    .zip(ids)
+                    .map(|((name, arguments), id)| (id, *name, arguments.clone()))
+                    .collect();
+                model.calls(&calls, input)
+            }
+        },
+    )
+}
+
+/// Answers outside-project questions from a list, keeping the questions.
+#[derive(Default)]
+struct Outside {
+    answers: Vec<Approval>,
+    questions: Vec<String>,
+}
+
+impl Approver for Outside {
+    fn approve<'a>(&'a mut self, tool: &'a str, _question: &'a str) -> BoxFuture<'a, Approval> {
+        panic!("`{tool}` needs no ordinary approval here");
+    }
+
+    fn approve_outside<'a>(
+        &'a mut self,
+        tool: &'a str,
+        question: &'a str,
+    ) -> BoxFuture<'a, Approval> {
+        self.questions.push(format!("{tool}: {question}"));
+        let answer = self
+            .answers
+            .get(self.questions.len() - 1)
+            .copied()
+            .unwrap_or(Approval::Deny);
+        Box::pin(async move { answer })
+    }
+}
+
+/// The world's workspace with its own ctxkit home (holding a key) beside the project.
+fn workspace(world: &World) -> (Workspace, PathBuf) {
+    let home = world.dir.path().join("home/.ctxkit");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join("settings.json"),
+        format!(r#"{{"llm": {{"apiKey": "{KEY}"}}}}"#),
+    )
+    .unwrap();
+    let mut workspace = Workspace::new(&world.work());
+    workspace.set_home(&home);
+    workspace.add_secret(KEY);
+    (workspace, home)
+}
+
+async fn session_text(world: &World) -> String {
+    let path = world
+        .engine
+        .with_session(|session| session.path().map(Path::to_owned))
+        .await
+        .unwrap();
+    std::fs::read_to_string(path).unwrap()
+}
+
+#[tokio::test]
+async fn writes_outside_the_project_are_asked_and_always_is_remembered() {
+    let calls = vec![
+        ("write", json!({"path": "../outside/a.txt", "content": "a"})),
+        ("write", json!({"path": "../outside/b.txt", "content": "b"})),
+    ];
+    let mut world = World::new(provider(1.0, caller(calls))).await;
+    let (workspace, _) = workspace(&world);
+    world.agent.set_workspace(workspace);
+    let observer = Arc::clone(&world.observed);
+    // Declined: nothing is written, the model is told why.
+    let mut declining = Outside::default();
+    let outcome = world
+        .agent
+        .prompt("go".to_owned(), &mut declining, observer.as_ref())
+        .await
+        .unwrap();
+    assert_eq!(outcome, PromptOutcome::Answered);
+    assert_eq!(declining.questions.len(), 2, "{:?}", declining.questions);
+    assert!(
+        declining.questions[0].starts_with("write: Write `")
+            && declining.questions[0].ends_with("outside/a.txt`, outside the project?"),
+        "{:?}",
+        declining.questions
+    );
+    assert!(!world.dir.path().join("outside").exists());
+    assert!(session_text(&world).await.contains("was not approved"));
+    // `a` (always): asked once, for the rest of the agent's life.
+    let mut always = Outside {
+        answers: vec![Approval::Always],
+        ..Outside::default()
+    };
+    for _ in 0..2 {
+        world
+            .agent
+            .prompt("go".to_owned(), &mut always, observer.as_ref())
+            .await
+            .unwrap();
+    }
+    assert_eq!(always.questions.len(), 1, "{:?}", always.questions);
+    assert!(world.dir.path().join("outside/b.txt").exists());
+    // Approving every ordinary question does not approve leaving the project.
+    let calls = vec![(
+        "write",
+        json!({"path": "../elsewhere/c.txt", "content": "c"}),
+    )];
+    let mut world = World::new(provider(1.0, caller(calls))).await;
+    world.prompt("go").await;
+    assert!(!world.dir.path().join("elsewhere").exists());
+}
+
+#[tokio::test]
+async fn ctxkit_settings_and_secrets_never_enter_the_conversation() {
+    let calls = vec![
+        ("read", json!({"path": "~/.ctxkit/settings.json"})),
+        ("read", json!({"path": "docs/setup.md"})),
+        ("read", json!({"path": "config.env"})),
+        ("grep", json!({"pattern": "sk-ant"})),
+    ];
+    let mut world = World::new(provider(1.0, caller(calls))).await;
+    let (workspace, home) = workspace(&world);
+    world.agent.set_workspace(workspace);
+    // A cloned project: a link to the user's settings, and a file that happens to hold the key.
+    std::fs::create_dir_all(world.work().join("docs")).unwrap();
+    std::os::unix::fs::symlink(
+        home.join("settings.json"),
+        world.work().join("docs/setup.md"),
+    )
+    .unwrap();
+    std::fs::write(world.work().join("config.env"), format!("KEY={KEY}\n")).unwrap();
+    let observer = Arc::clone(&world.observed);
+    // Every question approved: ctxkit's home stays closed all the same.
+    let mut approve = Outside {
+        answers: vec![Approval::Always; 4],
+        ..Outside::default()
+    };
+    world
+        .agent
+        .prompt("read the setup".to_owned(), &mut approve, observer.as_ref())
+        .await
+        .unwrap();
+    let stored = session_text(&world).await;
+    assert!(stored.contains("docs/setup.md` refused"), "{stored}");
+    assert!(stored.contains("KEY=<redacted>"), "{stored}");
+    assert!(!stored.contains(KEY));
+    let requests = world.model.requests();
+    assert_eq!(requests.len(), 2);
+    for request in requests {
+        assert!(
+            !serde_json::to_string(&request.messages)
+                .unwrap()
+                .contains(KEY)
+        );
+    }
+}
+
+#[tokio::test]
+async fn full_outputs_of_sessions_in_memory_are_private_and_under_the_home() {
+    let calls = vec![("read", json!({"path": "long.txt"}))];
+    let mut world = World::new(provider(1.0, caller(calls))).await;
+    let in_memory = ctxkit_agent::Session::in_memory(&world.work().display().to_string());
+    let engine = ctxkit_agent::Engine::new(
+        in_memory,
+        ctxkit_agent::EngineOptions {
+            settings: ctxkit_agent::EngineSettings::from_document(&json!({})).unwrap(),
+            model: None,
+            summarizer: Arc::new(ctxkit_agent::OfflineSummarizer::default()),
+            prompts: ctxkit_agent::Prompts::default(),
+            hooks: ctxkit_agent::HookSet::new(),
+            thinking_level: None,
+        },
+    );
+    world.agent.set_engine(engine.clone()).await;
+    let (workspace, home) = workspace(&world);
+    world.agent.set_workspace(workspace);
+    let text: String = (1..=3000).map(|n| format!("line {n}\n")).collect();
+    std::fs::write(world.work().join("long.txt"), &text).unwrap();
+    world.agent.set_engine(engine).await;
+    let observer = Arc::clone(&world.observed);
+    world
+        .agent
+        .prompt("read it".to_owned(), &mut ApproveAll, observer.as_ref())
+        .await
+        .unwrap();
+    let outputs = home.join("tool-output");
+    let session_dir = std::fs::read_dir(&outputs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let saved = session_dir.join("c0.txt");
+    assert_eq!(std::fs::read_to_string(&saved).unwrap(), text.trim_end());
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&saved), 0o600);
+    assert_eq!(mode(&session_dir), 0o700);
+    assert_eq!(mode(&outputs), 0o700);
+    assert!(
+        !std::env::temp_dir()
+            .join("ctxkit-tool-output")
+            .join(session_dir.file_name().unwrap())
+            .exists()
+    );
+}
