@@ -167,6 +167,8 @@ fn label_name_fork_and_sessions() {
 mod architecture;
 mod chat;
 mod chat_stream;
+mod chat_watch;
+mod edges;
 mod hostile;
 mod import;
 mod providers;
