@@ -55,8 +55,10 @@ pub struct GlobalArgs {
 pub enum Command {
     /// List sessions, newest first.
     Sessions {
-        /// List this directory instead of the current project's.
-        #[arg(long, conflicts_with = "all")]
+        /// List the session files in this sessions folder (one project's folder under the sessions
+        /// root, e.g. `~/.ctxkit/sessions/--home-me-app--`), not a project folder; default: the
+        /// current project's sessions folder. With `--from`: the other agent's folder.
+        #[arg(long, value_name = "SESSIONS_DIR", conflicts_with = "all")]
         dir: Option<PathBuf>,
         /// List every project's sessions.
         #[arg(long)]

@@ -178,6 +178,9 @@ fn classify_session(session_error: &SessionError) -> (u8, Option<String>) {
         SessionError::ChangedOnDisk { path } => {
             (5, Some(format!("another process wrote `{}` meanwhile; run the command again", path.display())))
         }
+        SessionError::FileChanged { path, .. } => {
+            (5, Some(format!("nothing was appended to `{}`; open it again, or write the session afresh (`/save` in `ctxkit chat`)", path.display())))
+        }
         SessionError::LineChanged { path, .. } => {
             (5, Some(format!("another program rewrote `{}` in place; run the command again", path.display())))
         }

@@ -86,7 +86,7 @@ fn a_missing_key_names_the_variable_and_local_servers_need_none() {
     .unwrap_err();
     assert_eq!(
         error.to_string(),
-        "No API key for provider `anthropic`; set `ANTHROPIC_API_KEY` or the `apiKey` setting"
+        "No API key for provider `anthropic`; set `ANTHROPIC_API_KEY` or the `llm.apiKey` setting"
     );
     let ollama = resolve_model(&options("ollama/qwen3:8b"), &env(&[]), ModelRole::Agent)
         .unwrap()

@@ -82,7 +82,7 @@ pub enum LlmError {
         window: u64,
     },
     /// No API key was configured for a provider that needs one.
-    #[error("No API key for provider `{provider}`; set `{env_var}` or the `apiKey` setting")]
+    #[error("No API key for provider `{provider}`; set `{env_var}` or the `llm.apiKey` setting")]
     MissingApiKey { provider: String, env_var: String },
     /// The provider name is neither built in nor declared (a model of it in `llm.models`, or the
     /// `defaultProvider`), or a declared one has no API kind or base URL.

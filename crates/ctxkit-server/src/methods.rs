@@ -82,6 +82,9 @@ pub(crate) fn engine_error(error: EngineError) -> MethodError {
         EngineError::Session(ctxkit_session::SessionError::EntryNotFound { .. }) => {
             "entry_not_found"
         }
+        EngineError::Session(ctxkit_session::SessionError::FileChanged { .. }) => {
+            "session_file_changed"
+        }
         EngineError::Session(_) => "session",
         EngineError::Compaction(_) => "invalid_entry",
         EngineError::AlreadyCompacted => "already_compacted",

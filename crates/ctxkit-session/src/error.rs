@@ -38,6 +38,18 @@ pub enum SessionError {
     #[error("`{path}` was changed by another process since it was read; nothing was written")]
     ChangedOnDisk { path: PathBuf },
 
+    /// The session file is no longer the one this session writes to: deleted, moved, replaced, or
+    /// cut short or extended by another program since the session's last write. Returned by every
+    /// append (and by [`crate::Session::check_file`]) from then on; nothing was written, and the
+    /// entries already in memory are kept. Never appended to: the new entry would be lost (a
+    /// deleted file) or hang on a parent the file no longer holds. Write the session afresh to a
+    /// new file ([`crate::Session::write_afresh`]), or open the file again.
+    #[error("`{path}` {change} since the session last wrote it; nothing was written")]
+    FileChanged {
+        path: PathBuf,
+        change: crate::FileChange,
+    },
+
     /// An earlier write to this file failed and what it left could not be cut back to the last
     /// acknowledged record, so this append was refused (appending would glue the entry onto a torn
     /// fragment). Nothing was written; free space or fix the file (`ctxkit check`), then open the

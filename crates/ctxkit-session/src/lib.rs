@@ -20,6 +20,7 @@ mod fast_head;
 mod head;
 mod ids;
 mod index;
+mod last_used;
 mod line;
 mod line_head;
 mod listing;
@@ -34,6 +35,7 @@ mod scan;
 mod session;
 mod storage;
 mod system;
+mod watch;
 
 pub use body::EntryText;
 pub use context::{
@@ -46,6 +48,7 @@ pub use entry::StoredEntry;
 pub use error::{Result, SessionError};
 pub use ids::{iso_from_ms, new_entry_id, new_session_id, now_iso, parse_timestamp_ms};
 pub use index::{EntryIndex, SessionIndex, TreeNode};
+pub use last_used::{LAST_USED_RECORD, find_last_used_session, record_last_used_session};
 pub use listing::{
     SkippedFile, find_most_recent_session, list_all_sessions, list_sessions, read_session_info,
 };
@@ -60,5 +63,6 @@ pub use regular::MAX_SESSION_BYTES;
 pub use session::{LeafSelector, NewCompaction, Session, SummarySource};
 pub use storage::Durability;
 pub use system::current_system_message;
+pub use watch::FileChange;
 
 pub(crate) use ctxkit_protocol::JsonObject;

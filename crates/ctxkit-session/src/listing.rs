@@ -311,7 +311,7 @@ pub fn find_most_recent_session(dir: &Path) -> Option<PathBuf> {
         .map(|(_, path)| path)
 }
 
-fn has_session_header(path: &Path) -> bool {
+pub(crate) fn has_session_header(path: &Path) -> bool {
     use std::io::BufRead;
     let Ok(file) = crate::regular::open_session_file(path) else {
         return false;

@@ -11,6 +11,7 @@ use crate::atomic::{sync_directory, write_atomic, write_new};
 use crate::error::{Result, SessionError};
 use crate::load::KeptLine;
 use crate::lock_holder::lock_holder;
+use crate::watch::{ExpectedEnd, check_file};
 
 /// Why a loaded file is never written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -213,6 +214,7 @@ impl FileStore {
             Durability::SyncEvery(every) => self.unsynced + 1 >= every.get(),
         };
         self.writer()?;
+        self.check_unchanged()?;
         if self.failed_write {
             self.repair_tail()?;
         }
@@ -243,6 +245,29 @@ impl FileStore {
             file.sync_data().map_err(SessionError::io("sync", &path))?;
         }
         Ok(())
+    }
+
+    /// Refuses when the file at the path is no longer the one the writer holds, or does not end
+    /// where the last acknowledged record ends ([`crate::watch`]). Nothing to check before the
+    /// writer is open (the loaded snapshot is checked when it opens).
+    pub(crate) fn check_unchanged(&self) -> Result<()> {
+        let (Some(file), Some(end)) = (&self.writer, self.end) else {
+            return Ok(());
+        };
+        let expected = if self.failed_write {
+            ExpectedEnd::AtLeast(end)
+        } else {
+            ExpectedEnd::Exactly(end)
+        };
+        match check_file(file, &self.path, expected)
+            .map_err(SessionError::io("check", &self.path))?
+        {
+            None => Ok(()),
+            Some(change) => Err(SessionError::FileChanged {
+                path: self.path.clone(),
+                change,
+            }),
+        }
     }
 
     /// Cuts what a failed write left after the last acknowledged record (bytes nobody was told
@@ -298,6 +323,7 @@ impl FileStore {
     /// when another process changed the file since it was loaded: its entries would be lost.
     pub(crate) fn rewrite(&mut self, lines: &[&str]) -> Result<()> {
         self.check_writable()?;
+        self.check_unchanged()?;
         // Hold the lock of the current file while the new one is prepared.
         let _held = if self.writer.is_none() && self.path.exists() {
             let file = open_locked(&self.path)?;

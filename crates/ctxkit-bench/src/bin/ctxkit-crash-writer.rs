@@ -59,6 +59,7 @@ fn main() -> ExitCode {
             let code = match &error {
                 SessionError::Locked { .. }
                 | SessionError::ChangedOnDisk { .. }
+                | SessionError::FileChanged { .. }
                 | SessionError::LineChanged { .. } => 5,
                 SessionError::Io { .. }
                 | SessionError::TailUnrepaired { .. }

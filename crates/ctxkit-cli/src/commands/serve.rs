@@ -102,6 +102,9 @@ impl tokio::io::AsyncWrite for ChannelWriter {
     }
 }
 
+/// What `agent.run` answers (`-32002`) when no model is named: the protocol's ways to name one.
+const NO_MODEL_FOR_RUN: &str = "No model configured for `agent.run`; pass `model` (\"provider/id\") in its params, or set `defaultModel` in the settings (`ctxkit config set defaultModel provider/id`)";
+
 /// `agent.run`'s models: `defaultModel` or the run's `model`, resolved like `ctxkit chat --model`.
 struct ConfiguredModels(ctxkit_llm::LlmOptions);
 
@@ -109,6 +112,12 @@ impl ModelSource for ConfiguredModels {
     fn chat_model(&self, spec: Option<&str>) -> Result<Arc<dyn ChatModel>, String> {
         summary_setup::model_client(&self.0, spec)
             .map(|client| Arc::new(client) as Arc<dyn ChatModel>)
-            .map_err(|error| format!("{error:#}"))
+            .map_err(|error| {
+                if error.is::<summary_setup::NoModelConfigured>() {
+                    NO_MODEL_FOR_RUN.to_owned()
+                } else {
+                    format!("{error:#}")
+                }
+            })
     }
 }

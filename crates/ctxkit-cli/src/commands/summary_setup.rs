@@ -208,16 +208,28 @@ pub fn resolve(global: &GlobalArgs, flags: SummaryFlags<'_>) -> Result<SummarySe
     })
 }
 
-/// The models the user added in `llm.models`.
+/// A model's output limit when its `llm.models` entry gives no `maxOutput`: Pi's 16,384 tokens, but
+/// never more than a quarter of the window (so a small window keeps room for the prompt).
+pub fn default_max_output(context_window: u64) -> u64 {
+    const PI_DEFAULT_MAX_OUTPUT: u64 = 16_384;
+    PI_DEFAULT_MAX_OUTPUT.min(context_window / 4)
+}
+
+/// The models the user added in `llm.models` (`maxOutput` may be left out:
+/// [`default_max_output`]).
 pub fn user_models(llm: &ctxkit_resources::LlmSettings) -> Vec<ctxkit_llm::ModelLimits> {
     llm.models
         .iter()
         .filter_map(|model| {
+            let context_window = model.get("contextWindow")?.as_u64()?;
             Some(ctxkit_llm::ModelLimits {
                 provider: model.get("provider")?.as_str()?.to_owned(),
                 id: model.get("id")?.as_str()?.to_owned(),
-                context_window: model.get("contextWindow")?.as_u64()?,
-                max_output: model.get("maxOutput")?.as_u64()?,
+                context_window,
+                max_output: match model.get("maxOutput") {
+                    Some(tokens) => tokens.as_u64()?,
+                    None => default_max_output(context_window),
+                },
                 reasoning: model
                     .get("reasoning")
                     .and_then(serde_json::Value::as_bool)
@@ -234,6 +246,20 @@ pub fn configured_models(global: &GlobalArgs) -> Result<Vec<ctxkit_llm::ModelLim
 }
 
 /// The model client for `spec` (`provider/id`), or the configured default model.
+/// No model named and no `defaultModel` set; each surface says how to name one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NoModelConfigured;
+
+impl std::fmt::Display for NoModelConfigured {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(
+            "No model configured; pass `--model provider/id` or run `ctxkit config set defaultModel provider/id`",
+        )
+    }
+}
+
+impl std::error::Error for NoModelConfigured {}
+
 pub fn model_client(
     options: &ctxkit_llm::LlmOptions,
     spec: Option<&str>,
@@ -246,9 +272,7 @@ pub fn model_client(
     let Some(config) =
         ctxkit_llm::resolve_model(&options, &environment, ctxkit_llm::ModelRole::Agent)?
     else {
-        anyhow::bail!(
-            "No model configured; pass `--model provider/id` or run `ctxkit config set defaultModel provider/id`"
-        );
+        return Err(NoModelConfigured.into());
     };
     let client = ctxkit_llm::ModelClient::with_http(config, shared_http(&options.timeouts)?)?;
     if !client.supports_chat() {

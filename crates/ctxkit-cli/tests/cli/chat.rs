@@ -53,7 +53,7 @@ fn completion(message: Value, finish: &str, prompt_tokens: u64) -> ResponseTempl
     }))
 }
 
-fn text(content: &str, prompt_tokens: u64) -> ResponseTemplate {
+pub(crate) fn text(content: &str, prompt_tokens: u64) -> ResponseTemplate {
     completion(
         json!({"role": "assistant", "content": content}),
         "stop",
@@ -61,7 +61,7 @@ fn text(content: &str, prompt_tokens: u64) -> ResponseTemplate {
     )
 }
 
-fn tool_call(id: &str, name: &str, arguments: Value) -> ResponseTemplate {
+pub(crate) fn tool_call(id: &str, name: &str, arguments: Value) -> ResponseTemplate {
     completion(
         json!({"role": "assistant", "content": null, "tool_calls": [{
             "id": id, "type": "function",
@@ -78,16 +78,16 @@ fn overflow() -> ResponseTemplate {
 }
 
 /// A mock provider, a temp home and project, and the settings pointing `ctxkit` at the mock.
-struct World {
+pub(crate) struct World {
     runtime: tokio::runtime::Runtime,
     server: MockServer,
     script: Script,
-    home: tempfile::TempDir,
-    project: PathBuf,
+    pub(crate) home: tempfile::TempDir,
+    pub(crate) project: PathBuf,
 }
 
 impl World {
-    fn new(context_window: u64, compaction: Value) -> Self {
+    pub(crate) fn new(context_window: u64, compaction: Value) -> Self {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -133,7 +133,7 @@ impl World {
         }
     }
 
-    fn answer(&self, template: ResponseTemplate) {
+    pub(crate) fn answer(&self, template: ResponseTemplate) {
         self.script.answers.lock().unwrap().push_back(template);
     }
 
@@ -151,7 +151,7 @@ impl World {
             .collect()
     }
 
-    fn chat_requests(&self) -> Vec<Value> {
+    pub(crate) fn chat_requests(&self) -> Vec<Value> {
         self.requests()
             .into_iter()
             .filter(|body| body.get("tools").is_some())
@@ -166,7 +166,7 @@ impl World {
     }
 
     /// The session files of the project, newest first.
-    fn session_files(&self) -> Vec<PathBuf> {
+    pub(crate) fn session_files(&self) -> Vec<PathBuf> {
         let root = self.home.path().join("sessions");
         let mut files: Vec<PathBuf> = std::fs::read_dir(&root)
             .into_iter()
@@ -187,7 +187,7 @@ impl World {
         files
     }
 
-    fn entries(&self, file: &Path) -> Vec<Value> {
+    pub(crate) fn entries(&self, file: &Path) -> Vec<Value> {
         std::fs::read_to_string(file)
             .unwrap()
             .lines()
@@ -197,7 +197,7 @@ impl World {
     }
 
     /// Starts `ctxkit chat ARGS` in a fresh tmux server.
-    fn start(&self, args: &str) -> Tmux {
+    pub(crate) fn start(&self, args: &str) -> Tmux {
         start_chat(&self.project, self.home.path(), args)
     }
 }

@@ -168,6 +168,8 @@ mod architecture;
 mod chat;
 mod chat_retry;
 mod chat_stream;
+mod chat_watch;
+mod edges;
 mod hostile;
 mod import;
 mod providers;

@@ -5,7 +5,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use serde_json::{Value, json};
 
-struct Server {
+pub(crate) struct Server {
     child: Child,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
@@ -14,7 +14,7 @@ struct Server {
 }
 
 impl Server {
-    fn start(home: &std::path::Path) -> Self {
+    pub(crate) fn start(home: &std::path::Path) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_ctxkit"))
             .args(["serve", "--stdio"])
             .env("CTXKIT_HOME", home)
@@ -37,7 +37,7 @@ impl Server {
         }
     }
 
-    fn call(&mut self, method: &str, params: Value) -> Value {
+    pub(crate) fn call(&mut self, method: &str, params: Value) -> Value {
         self.next_id += 1;
         let id = self.next_id;
         let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
@@ -74,11 +74,11 @@ fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
 
-fn user(text: &str) -> Value {
+pub(crate) fn user(text: &str) -> Value {
     json!({"role": "user", "content": text, "timestamp": now_ms()})
 }
 
-fn reply(text: &str, total: u64) -> Value {
+pub(crate) fn reply(text: &str, total: u64) -> Value {
     json!({
         "role": "assistant", "content": [{"type": "text", "text": text}],
         "provider": "faux", "model": "faux-1", "api": "faux", "stopReason": "stop",

@@ -3,5 +3,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod agent;
+mod protocol_doc;
 mod server;
 mod support;

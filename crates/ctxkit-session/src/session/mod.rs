@@ -1,6 +1,7 @@
 //! A session: a header, an indexed tree of entries and a movable leaf, persisted to a JSONL file (or
 //! kept in memory). The API follows Pi's `SessionManager`; writes are append-only.
 
+mod afresh;
 mod appends;
 mod branched;
 mod messages;
@@ -24,7 +25,7 @@ use crate::entry::StoredEntry;
 use crate::error::{Result, SessionError};
 use crate::ids::{new_entry_id, new_session_id, now_iso};
 use crate::index::{EntryIndex, SessionIndex, TreeNode};
-use crate::listing::find_most_recent_session;
+use crate::last_used::find_last_used_session;
 use crate::load::load_file;
 use crate::paths::session_file_name;
 use crate::storage::{Durability, FileStore, WriteBlocker};
@@ -150,9 +151,11 @@ impl Session {
         })
     }
 
-    /// Opens the most recently modified session in `session_dir`, or creates a new one.
+    /// Opens the session of `session_dir` used last ([`crate::find_last_used_session`]: the one
+    /// recorded by [`crate::record_last_used_session`] unless a session file was written since,
+    /// else the most recently modified), or creates a new one.
     pub fn continue_recent(cwd: &str, session_dir: &Path) -> Result<Self> {
-        match find_most_recent_session(session_dir) {
+        match find_last_used_session(session_dir) {
             Some(path) => Self::open(&path),
             None => Ok(Self::create(cwd, session_dir)),
         }

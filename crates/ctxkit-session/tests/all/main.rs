@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 mod conformance;
+mod file_watch;
 mod migration;
 mod properties;
 mod reliability;

@@ -75,19 +75,27 @@ pub fn set_path(document: &mut Document, path: &KeyPath, value: Value) {
     current.insert(last.clone(), value);
 }
 
-/// Removes the value at a key path; returns whether something was removed.
+/// Removes the value at a key path; returns whether something was removed. Objects the removal
+/// leaves empty are removed too (unsetting `a.b` leaves no `"a": {}` behind).
 pub fn remove_path(document: &mut Document, path: &KeyPath) -> bool {
-    let Some((last, parents)) = path.segments.split_last() else {
+    remove_segments(document, &path.segments)
+}
+
+fn remove_segments(object: &mut Document, segments: &[String]) -> bool {
+    let Some((first, rest)) = segments.split_first() else {
         return false;
     };
-    let mut current = document;
-    for segment in parents {
-        match current.get_mut(segment) {
-            Some(Value::Object(next)) => current = next,
-            Some(_) | None => return false,
-        }
+    if rest.is_empty() {
+        return object.shift_remove(first).is_some();
     }
-    current.shift_remove(last).is_some()
+    let Some(Value::Object(child)) = object.get_mut(first) else {
+        return false;
+    };
+    let removed = remove_segments(child, rest);
+    if removed && child.is_empty() {
+        object.shift_remove(first);
+    }
+    removed
 }
 
 /// The reference merge: a shallow copy of `base`; for each key of `overrides`, two
@@ -202,8 +210,38 @@ mod tests {
         set_path(&mut document, &key, json!(5));
         assert_eq!(get_path(&document, &key), Some(&json!(5)));
         assert!(remove_path(&mut document, &key));
-        assert_eq!(Value::Object(document), json!({"retry": {"provider": {}}}));
+        assert_eq!(
+            Value::Object(document),
+            json!({}),
+            "the parents the removal emptied go too"
+        );
         assert!(KeyPath::parse("a..b").is_err());
         assert!(KeyPath::parse("").is_err());
+    }
+
+    #[test]
+    fn removing_keeps_parents_that_hold_other_keys_and_empty_objects_it_did_not_empty() {
+        let mut document = doc(json!({"nonsense": {"key": 1, "other": 2}, "empty": {}}));
+        assert!(remove_path(
+            &mut document,
+            &KeyPath::parse("nonsense.key").unwrap()
+        ));
+        assert_eq!(
+            Value::Object(document.clone()),
+            json!({"nonsense": {"other": 2}, "empty": {}})
+        );
+        assert!(!remove_path(
+            &mut document,
+            &KeyPath::parse("empty.missing").unwrap()
+        ));
+        assert!(!remove_path(
+            &mut document,
+            &KeyPath::parse("nonsense.other.deeper").unwrap()
+        ));
+        assert_eq!(
+            Value::Object(document),
+            json!({"nonsense": {"other": 2}, "empty": {}}),
+            "a removal that removed nothing changes nothing"
+        );
     }
 }

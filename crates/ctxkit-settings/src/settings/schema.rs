@@ -25,7 +25,7 @@ pub enum ValueKind {
     PackageList,
     /// An object whose values are all strings (`llm.headers`).
     StringMap,
-    /// An array of `{provider, id, contextWindow, maxOutput, reasoning?}` (`llm.models`).
+    /// An array of `{provider, id, contextWindow, maxOutput?, reasoning?}` (`llm.models`).
     ModelList,
     /// An array of `{command: [program, args…], events?: [names], timeoutMs?}` (`hooks`).
     HookList,
@@ -692,7 +692,9 @@ pub fn check_value(key: &str, kind: ValueKind, value: &Value, report: &mut Check
                 model.get("provider").is_some_and(Value::is_string)
                     && model.get("id").is_some_and(Value::is_string)
                     && model.get("contextWindow").and_then(Value::as_u64).is_some()
-                    && model.get("maxOutput").and_then(Value::as_u64).is_some()
+                    && model
+                        .get("maxOutput")
+                        .is_none_or(|tokens| tokens.as_u64().is_some())
                     && model.get("reasoning").is_none_or(Value::is_boolean)
             };
             if !value
@@ -700,7 +702,7 @@ pub fn check_value(key: &str, kind: ValueKind, value: &Value, report: &mut Check
                 .is_some_and(|models| models.iter().all(model_valid))
             {
                 violation(
-                    "an array of {provider, id, contextWindow, maxOutput, reasoning?}".to_owned(),
+                    "an array of {provider, id, contextWindow, maxOutput?, reasoning?}".to_owned(),
                 );
             }
         }

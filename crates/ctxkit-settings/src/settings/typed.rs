@@ -64,7 +64,7 @@ pub struct LlmSettings {
     /// The wire format for providers that are not built in.
     pub api: Option<String>,
     pub headers: std::collections::BTreeMap<String, String>,
-    /// `{provider, id, contextWindow, maxOutput, reasoning?}` objects.
+    /// `{provider, id, contextWindow, maxOutput?, reasoning?}` objects.
     pub models: Vec<Value>,
     /// `llm.anthropic.cacheRetention`: `none`, `short` (the default) or `long`.
     pub anthropic_cache_retention: String,

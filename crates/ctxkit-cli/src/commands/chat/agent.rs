@@ -6,6 +6,7 @@ use ctxkit_agent::{AgentEvent, AgentObserver, Approval, Approver, PromptOutcome}
 use futures::future::BoxFuture;
 
 use super::Chat;
+use super::session_file::FileCheck;
 use super::ui::{EventView, Ui};
 
 /// Asks the user a question at the terminal; `None` when they pressed Ctrl-C or Ctrl-D.
@@ -65,34 +66,54 @@ impl AgentObserver for Terminal<'_> {
                     self.events.flush().await;
                     self.ui.reply(&reply, overflow);
                 }
-                AgentEvent::ToolStart { .. } => {}
-                AgentEvent::ToolEnd { outcome, .. } => self.ui.tool_result(&outcome),
+                // While a tool runs, Esc interrupts it and keys typed meanwhile are kept for the
+                // next input line (the approval question, if any, takes the keyboard for itself).
+                AgentEvent::ToolStart { call } => self.ui.spin(&tool_spinner(&call.name)),
+                AgentEvent::ToolEnd { outcome, .. } => {
+                    self.ui.stop();
+                    self.ui.tool_result(&outcome);
+                }
             }
         })
     }
 }
 
+/// The spinner line while a tool runs.
+fn tool_spinner(tool: &str) -> String {
+    format!("Running {tool}…  Esc or Ctrl-C to interrupt")
+}
+
 /// Asks at the input line: `[y]es / [n]o / [a]lways`, one key; Ctrl-C or Ctrl-D stops the turn.
+/// The spinner (and its watch of the keyboard) stops while the question waits for its key.
 struct AskApprover<'a> {
     ask: &'a mut dyn Ask,
+    ui: &'a Ui,
 }
 
 impl AskApprover<'_> {
     /// `question` with the keys to answer it; `a` is remembered for the rest of the chat.
-    fn ask_once_or_always(&mut self, question: &str) -> Approval {
+    /// Asks with one key, the spinner and its key watch stopped meanwhile; an approved call runs
+    /// under `tool`'s spinner again.
+    fn ask_once_or_always(&mut self, tool: &str, question: &str) -> Approval {
         let question = format!("{question} [y]es / [n]o / [a]lways: ");
-        match self.ask.ask_key(&question, "yna") {
+        self.ui.stop();
+        let approval = match self.ask.ask_key(&question, "yna") {
             Some('y') => Approval::Once,
             Some('a') => Approval::Always,
             Some(_) => Approval::Deny,
             None => Approval::Stop,
+        };
+        match approval {
+            Approval::Once | Approval::Always => self.ui.spin(&tool_spinner(tool)),
+            Approval::Deny | Approval::Stop => {}
         }
+        approval
     }
 }
 
 impl Approver for AskApprover<'_> {
-    fn approve<'a>(&'a mut self, _tool: &'a str, question: &'a str) -> BoxFuture<'a, Approval> {
-        let answer = self.ask_once_or_always(question);
+    fn approve<'a>(&'a mut self, tool: &'a str, question: &'a str) -> BoxFuture<'a, Approval> {
+        let answer = self.ask_once_or_always(tool, question);
         Box::pin(async move { answer })
     }
 
@@ -103,7 +124,7 @@ impl Approver for AskApprover<'_> {
         tool: &'a str,
         question: &'a str,
     ) -> BoxFuture<'a, Approval> {
-        let answer = self.ask_once_or_always(&format!("`{tool}`: {question}"));
+        let answer = self.ask_once_or_always(tool, &format!("`{tool}`: {question}"));
         Box::pin(async move { answer })
     }
 }
@@ -111,11 +132,16 @@ impl Approver for AskApprover<'_> {
 impl Chat {
     /// Sends one user prompt and runs the agent until the model stops.
     pub async fn prompt(&mut self, text: String, ask: &mut dyn Ask) -> Result<PromptEnd> {
+        // Never append onto a session file another program deleted or rewrote.
+        match self.check_session_file(ask).await? {
+            FileCheck::Usable => {}
+            FileCheck::Changed => return Ok(PromptEnd::NotSent(text)),
+        }
         let terminal = Terminal {
             ui: &self.ui,
             events: &self.events,
         };
-        let mut approver = AskApprover { ask };
+        let mut approver = AskApprover { ask, ui: &self.ui };
         let outcome = self.agent.prompt(text, &mut approver, &terminal).await;
         self.ui.stop();
         match outcome? {

@@ -9,6 +9,7 @@ mod escape;
 mod interrupts;
 mod markdown;
 mod repl;
+mod session_file;
 mod setup;
 mod slash;
 mod ui;
@@ -70,6 +71,8 @@ struct Chat {
     in_memory: bool,
     ui: Ui,
     interrupts: Interrupts,
+    /// The session file last recorded as this directory's session used last.
+    remembered: Option<PathBuf>,
 }
 
 impl Chat {

@@ -8,6 +8,7 @@ use tokio::runtime::Runtime;
 
 use super::Chat;
 use super::agent::{Ask, PromptEnd};
+use super::session_file::Remember;
 use super::slash::Action;
 use crate::Outcome;
 
@@ -53,6 +54,8 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
     runtime.block_on(chat.banner());
     let mut initial = String::new();
     loop {
+        // After every command and prompt: the session open now is the one `--continue` opens.
+        runtime.block_on(chat.remember_session(Remember::WhenSwitched));
         // Keys typed while the agent worked come back as the start of the next line.
         let typed = chat.ui.take_typed();
         if !typed.trim().is_empty() {
@@ -88,7 +91,7 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
         let action = match action {
             Ok(action) => action,
             Err(error) => {
-                chat.ui.error(&format!("error: {error:#}"));
+                show_error(chat, &error);
                 continue;
             }
         };
@@ -99,9 +102,18 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
             Action::Prompt(text) => match runtime.block_on(chat.prompt(text, &mut terminal)) {
                 Ok(PromptEnd::Done) => runtime.block_on(chat.usage_line()),
                 Ok(PromptEnd::NotSent(text)) => initial = text,
-                Err(error) => chat.ui.error(&format!("error: {error:#}")),
+                Err(error) => show_error(chat, &error),
             },
         }
     }
+    runtime.block_on(chat.remember_session(Remember::Always));
     Ok(Outcome::Success)
+}
+
+/// An error in one line; a changed session file adds how to save the session.
+fn show_error(chat: &Chat, error: &anyhow::Error) {
+    chat.ui.error(&format!("error: {error:#}"));
+    if super::session_file::is_file_changed(error) {
+        chat.ui.info(super::session_file::SAVE_HINT);
+    }
 }

@@ -112,5 +112,6 @@ pub async fn build(global: &GlobalArgs, locations: &Locations, args: &ChatArgs) 
         in_memory: args.no_session,
         ui,
         interrupts,
+        remembered: None,
     })
 }

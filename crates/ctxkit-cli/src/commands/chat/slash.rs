@@ -40,6 +40,7 @@ Commands:
   /fork <id>                a new session from an entry (before a user message: edit it again)
   /new                      a new session
   /resume [n]               list this directory's sessions and open one
+  /save                     write the session afresh to a new file and go on there
   /name [text]              show or set the session's name
   /label <id> [text]        label an entry (no text: remove the label)
   /model [provider/id]      show or switch the model
@@ -187,6 +188,7 @@ impl Chat {
                 self.ui.line("New session");
             }
             "resume" => self.resume(rest, ask).await?,
+            "save" => self.save_afresh().await?,
             "name" => self.name(rest).await?,
             "label" => self.label(rest).await?,
             "model" => self.model(rest).await?,

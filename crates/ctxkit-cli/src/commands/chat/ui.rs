@@ -237,6 +237,10 @@ impl Ui {
             });
         }
         let error = reply.error_message.as_deref().unwrap_or("");
+        let failed = matches!(reply.stop_reason.as_deref(), Some("aborted" | "error"));
+        if !failed && is_empty_reply(reply) {
+            self.info(EMPTY_REPLY_NOTE);
+        }
         match reply.stop_reason.as_deref() {
             Some("aborted") => self.notice("Interrupted"),
             Some("error") if overflow => self.notice(&format!(
@@ -354,6 +358,18 @@ impl Ui {
             self.notice(advice);
         }
     }
+}
+
+/// Shown for a reply with no text, reasoning or tool call (only blanks, or nothing at all).
+const EMPTY_REPLY_NOTE: &str = "(the model replied with nothing)";
+
+/// Whether a reply has nothing to show: no tool call and no text or reasoning but blanks.
+fn is_empty_reply(reply: &AssistantMessage) -> bool {
+    reply.content.iter().all(|block| match block {
+        ContentBlock::Text(text) => text.text.trim().is_empty(),
+        ContentBlock::Thinking(thinking) => thinking.thinking.trim().is_empty(),
+        ContentBlock::ToolCall(_) | ContentBlock::Image(_) | ContentBlock::Unknown(_) => false,
+    })
 }
 
 /// Renders an engine's events in a task; [`EventView::flush`] waits until every event emitted so

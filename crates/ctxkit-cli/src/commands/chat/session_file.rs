@@ -1,0 +1,123 @@
+//! The session file under the chat: before each prompt the chat checks that the file is still the
+//! one it writes to (another program may have deleted, moved or rewritten it); when it is not, it
+//! says so in one line and offers to write the session afresh to a new file (`/save` does it any
+//! time), so nothing held in memory is lost and nothing is appended onto a file another program
+//! rewrote. Also remembers the session used last, for `--continue`.
+
+use anyhow::Result;
+use ctxkit_session::{Session, SessionError, record_last_used_session};
+
+use super::Chat;
+use super::agent::Ask;
+
+/// The hint shown under an error caused by a changed session file.
+pub const SAVE_HINT: &str =
+    "hint: /save writes the session afresh to a new file (nothing held in memory is lost)";
+
+/// Whether an error (or one of its causes) is a changed session file.
+pub fn is_file_changed(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        matches!(
+            cause.downcast_ref::<SessionError>(),
+            Some(SessionError::FileChanged { .. })
+        ) || matches!(
+            cause.downcast_ref::<ctxkit_engine::EngineError>(),
+            Some(ctxkit_engine::EngineError::Session(
+                SessionError::FileChanged { .. }
+            ))
+        )
+    })
+}
+
+/// When [`Chat::remember_session`] writes the record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Remember {
+    /// Only when the open session is not the one recorded last.
+    WhenSwitched,
+    /// In any case.
+    Always,
+}
+
+/// Whether the prompt may go on after the check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileCheck {
+    /// The file is as the session left it (or was just written afresh).
+    Usable,
+    /// The file changed and the user kept it that way: nothing may be sent.
+    Changed,
+}
+
+impl Chat {
+    /// Before a prompt: when the session file changed under the chat, says so in one line and asks
+    /// whether to write the session afresh to a new file.
+    pub async fn check_session_file(&mut self, ask: &mut dyn Ask) -> Result<FileCheck> {
+        let checked = self.engine.with_session(Session::check_file).await;
+        let error = match checked {
+            Ok(()) => return Ok(FileCheck::Usable),
+            Err(error @ SessionError::FileChanged { .. }) => error,
+            Err(other) => return Err(other.into()),
+        };
+        self.ui.error(&error.to_string());
+        let answer = ask.ask_key(
+            "Write the session afresh to a new file and go on? [y]es / [n]o: ",
+            "yn",
+        );
+        match answer {
+            Some('y') => {
+                self.save_afresh().await?;
+                Ok(FileCheck::Usable)
+            }
+            Some(_) | None => {
+                self.ui.info(SAVE_HINT);
+                Ok(FileCheck::Changed)
+            }
+        }
+    }
+
+    /// `/save`: writes the whole session to a new file in this directory's sessions folder and
+    /// continues there.
+    pub async fn save_afresh(&mut self) -> Result<()> {
+        if self.in_memory {
+            self.ui
+                .line("The session is in memory (--no-session); there is no file to write");
+            return Ok(());
+        }
+        let written = self.engine.with_session_mut(Session::write_afresh).await?;
+        match written {
+            Some(path) => self.ui.line(&format!(
+                "Wrote the session afresh to {}; the chat goes on there",
+                path.display()
+            )),
+            None => self
+                .ui
+                .line("The session is in memory; there is no file to write"),
+        }
+        self.remember_session(Remember::Always).await;
+        Ok(())
+    }
+
+    /// Records the open session as this directory's session used last (`--continue` opens it)
+    /// when it is not the one recorded last, or `always` (at exit, so the record is newer than
+    /// every write of this chat). Between prompts nothing is written while the session stays the
+    /// same: keys typed ahead of the next input line must not wait for a file write. A failure is
+    /// only logged: it costs `--continue` its precision, nothing else.
+    pub async fn remember_session(&mut self, when: Remember) {
+        if self.in_memory {
+            return;
+        }
+        let path = self
+            .engine
+            .with_session(|session| session.path().map(std::path::Path::to_owned))
+            .await;
+        let Some(path) = path else { return };
+        match when {
+            Remember::Always => {}
+            Remember::WhenSwitched if self.remembered.as_ref() == Some(&path) => return,
+            Remember::WhenSwitched => {}
+        }
+        match record_last_used_session(&self.session_dir, &path) {
+            Ok(()) => self.remembered = Some(path),
+            Err(error) => tracing::debug!(%error, "cannot record the session used last"),
+        }
+    }
+}

@@ -1,0 +1,315 @@
+//! `ctxkit chat` in tmux, for what happens around the turn: keys typed and Esc while a tool runs,
+//! the session file deleted or cut short by another program (noticed before the next prompt, the
+//! session written afresh), `--continue` after `/fork` and `/resume`, and an empty reply.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::chat::{Tmux, World, text, tool_call};
+
+fn tmux_missing() -> bool {
+    if Tmux::available() {
+        return false;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "tmux is missing in CI; `.ci/run` installs it"
+    );
+    #[allow(clippy::print_stderr, reason = "the skip must be visible")]
+    {
+        eprintln!("SKIPPED: tmux is not installed");
+    }
+    true
+}
+
+/// The last input line on the screen.
+fn last_input_line(screen: &str) -> String {
+    screen
+        .lines()
+        .rfind(|line| line.starts_with("> "))
+        .unwrap_or("")
+        .to_owned()
+}
+
+/// Every `parentId` of `entries` names an entry before it.
+fn assert_parents_present(entries: &[Value]) {
+    let mut seen = std::collections::HashSet::new();
+    for entry in entries {
+        if let Some(parent) = entry["parentId"].as_str() {
+            assert!(
+                seen.contains(parent),
+                "a missing parent `{parent}`: {entry}"
+            );
+        }
+        seen.insert(entry["id"].as_str().unwrap().to_owned());
+    }
+}
+
+#[test]
+fn keys_typed_while_a_tool_runs_come_back_and_esc_interrupts_it() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    // An interrupted tool ends the turn: no model call follows it.
+    world.answer(tool_call("call_1", "bash", json!({"command": "sleep 300"})));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("wait a while");
+    // The approval question reads its one key while the keyboard watch is off.
+    tmux.wait_for("Run `sleep 300`? [y]es / [n]o / [a]lways:");
+    tmux.keys(&["y"]);
+    tmux.wait_for("Running bash…");
+    tmux.keys(&["-l", "qq"]);
+    tmux.wait_for("› qq");
+    let started = std::time::Instant::now();
+    tmux.keys(&["Escape"]);
+    let screen = tmux.wait_for("Command cancelled by the user");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(15),
+        "Esc stopped the command"
+    );
+    let screen = if last_input_line(&screen) == "> qq" {
+        screen
+    } else {
+        tmux.wait_for("\n> qq")
+    };
+    assert!(!screen.contains("^["), "no raw escape echoed:\n{screen}");
+    assert_eq!(last_input_line(&screen), "> qq", "{screen}");
+
+    // The kept keys are the next prompt; Ctrl-C during its tool keeps keys the same way.
+    world.answer(tool_call("call_2", "bash", json!({"command": "sleep 300"})));
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_count("[a]lways:", 2);
+    tmux.keys(&["y"]);
+    tmux.wait_for_count("Running bash…", 1);
+    tmux.keys(&["-l", "zz"]);
+    tmux.wait_for("› zz");
+    tmux.keys(&["C-c"]);
+    let screen = tmux.wait_for_count("Command cancelled by the user", 2);
+    let screen = if last_input_line(&screen) == "> zz" {
+        screen
+    } else {
+        tmux.wait_for("\n> zz")
+    };
+    assert_eq!(last_input_line(&screen), "> zz", "{screen}");
+    assert!(!screen.contains("^["), "{screen}");
+    let requests = world.chat_requests();
+    let user_texts: Vec<String> = requests
+        .iter()
+        .flat_map(|request| request["messages"].as_array().cloned().unwrap_or_default())
+        .filter(|message| message["role"] == "user")
+        .map(|message| message["content"].to_string())
+        .collect();
+    assert!(
+        user_texts.iter().any(|text| text.contains("\"qq\"")),
+        "the kept keys were sent as the next prompt: {user_texts:?}"
+    );
+}
+
+#[test]
+fn a_deleted_session_file_is_noticed_and_the_session_written_afresh() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(text("First answer.", 300));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("one");
+    tmux.wait_for("First answer.");
+    tmux.wait_idle(2);
+    let file = world.session_files().remove(0);
+    std::fs::remove_file(&file).unwrap();
+
+    // Declined: nothing is sent, the prompt comes back, `/save` is named.
+    tmux.line("two");
+    let screen = tmux.wait_for("Write the session afresh to a new file and go on? [y]es / [n]o:");
+    assert!(
+        screen.contains("was deleted since the session last wrote it; nothing was written"),
+        "{screen}"
+    );
+    tmux.keys(&["n"]);
+    let screen = tmux.wait_for("hint: /save writes the session afresh");
+    assert_eq!(world.chat_requests().len(), 1, "nothing sent");
+    let screen = if last_input_line(&screen) == "> two" {
+        screen
+    } else {
+        tmux.wait_for("\n> two")
+    };
+    assert_eq!(last_input_line(&screen), "> two");
+    // Sent again: asked again; this time written afresh, then sent.
+    world.answer(text("Second answer.", 400));
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_count("[y]es / [n]o:", 2);
+    tmux.keys(&["y"]);
+    tmux.wait_for("Wrote the session afresh to ");
+    tmux.wait_for("Second answer.");
+    tmux.wait_idle(4);
+    assert!(!file.exists(), "the deleted file is not recreated");
+    let files = world.session_files();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let entries = world.entries(&files[0]);
+    let texts: Vec<String> = entries
+        .iter()
+        .filter(|entry| entry["type"] == "message")
+        .map(|entry| entry["message"]["content"].to_string())
+        .collect();
+    assert_eq!(texts.len(), 4, "{texts:?}");
+    assert!(texts[0].contains("\"one\""), "{texts:?}");
+    assert!(texts[1].contains("First answer."));
+    assert!(texts[2].contains("\"two\""), "{texts:?}");
+    assert!(texts[3].contains("Second answer."));
+    assert_parents_present(&entries);
+}
+
+#[test]
+fn a_session_file_cut_short_by_another_program_is_never_appended_to() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(text("First answer.", 300));
+    world.answer(text("Second answer.", 400));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("one");
+    tmux.wait_idle(2);
+    tmux.line("two");
+    tmux.wait_for("Second answer.");
+    tmux.wait_idle(3);
+    let file = world.session_files().remove(0);
+    let text_before = std::fs::read_to_string(&file).unwrap();
+    let kept: String = text_before
+        .lines()
+        .take(3)
+        .map(|line| format!("{line}\n"))
+        .collect();
+    // In place, as `truncate` or an editor writing through the same file would.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_len(kept.len() as u64)
+        .unwrap();
+
+    world.answer(text("Third answer.", 500));
+    tmux.line("three");
+    let screen = tmux.wait_for("[y]es / [n]o:");
+    assert!(
+        screen.contains("was cut short by another program"),
+        "{screen}"
+    );
+    tmux.keys(&["y"]);
+    tmux.wait_for("Third answer.");
+    tmux.wait_idle(4);
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        kept,
+        "nothing hung onto the cut file"
+    );
+    let fresh: Vec<PathBuf> = world
+        .session_files()
+        .into_iter()
+        .filter(|path| *path != file)
+        .collect();
+    assert_eq!(fresh.len(), 1);
+    let entries = world.entries(&fresh[0]);
+    assert_eq!(
+        entries
+            .iter()
+            .filter(|entry| entry["type"] == "message")
+            .count(),
+        6,
+        "every message held in memory, and the new ones"
+    );
+    assert_parents_present(&entries);
+}
+
+/// The session file the banner of a chat names.
+fn banner_file(tmux: &Tmux) -> PathBuf {
+    let screen = tmux.wait_for(".jsonl");
+    let line = screen
+        .lines()
+        .find(|line| line.contains(".jsonl"))
+        .unwrap()
+        .trim();
+    let start = line.find('/').unwrap();
+    let end = line.find(".jsonl").unwrap() + ".jsonl".len();
+    PathBuf::from(&line[start..end])
+}
+
+fn assistant_id(world: &World, file: &Path) -> String {
+    world
+        .entries(file)
+        .into_iter()
+        .find(|entry| entry["message"]["role"] == "assistant")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn continue_opens_the_session_used_last_after_fork_and_resume() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(text("First answer.", 300));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("one");
+    tmux.wait_idle(2);
+    let original = world.session_files().remove(0);
+    tmux.line(&format!("/fork {}", assistant_id(&world, &original)));
+    tmux.wait_for("Forked into a new session: ");
+    tmux.wait_idle(3);
+    let fork = world
+        .session_files()
+        .into_iter()
+        .find(|path| *path != original)
+        .unwrap();
+    // Left on the fork: `--continue` opens the fork.
+    tmux.keys(&["C-d"]);
+    drop(tmux);
+    let tmux = world.start("--continue");
+    assert_eq!(banner_file(&tmux), fork, "after /fork");
+    tmux.wait_idle(1);
+
+    // Back to the original with `/resume` (the fork is listed first, as the newest), then left:
+    // `--continue` opens the original, though the fork is the newer file.
+    tmux.line("/resume");
+    let screen = tmux.wait_for("Resume which (number, empty to stay)?");
+    assert!(screen.contains("  2. "), "{screen}");
+    tmux.line("2");
+    tmux.wait_for_count(".jsonl", 2);
+    tmux.wait_idle(2);
+    tmux.keys(&["C-d"]);
+    drop(tmux);
+    assert!(
+        std::fs::metadata(&fork).unwrap().modified().unwrap()
+            >= std::fs::metadata(&original).unwrap().modified().unwrap(),
+        "the fork is the newest file"
+    );
+    let tmux = world.start("--continue");
+    assert_eq!(banner_file(&tmux), original, "after /resume");
+}
+
+#[test]
+fn an_empty_reply_shows_a_note() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(text("", 300));
+    world.answer(text("   ", 300));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("say nothing");
+    tmux.wait_for("(the model replied with nothing)");
+    tmux.wait_idle(2);
+    tmux.line("say blanks");
+    tmux.wait_for_count("(the model replied with nothing)", 2);
+}

@@ -1,0 +1,132 @@
+//! Small things a new user runs into, each pinned: `config unset` leaves no empty parent behind,
+//! an `llm.models` entry without `maxOutput`, the help of `sessions --dir`, and what `serve` answers
+//! when the session file changed under it or `agent.run` has no model.
+
+use serde_json::{Value, json};
+
+use crate::Run;
+use crate::serve::{Server, reply, user};
+
+#[test]
+fn config_unset_of_a_made_up_key_leaves_nothing_behind() {
+    let run = Run::new();
+    let set = run.ctxkit(&["config", "set", "nonsense.key", "1"]);
+    assert!(set.starts_with("exit: 0"), "{set}");
+    let unset = run.ctxkit(&["config", "unset", "nonsense.key"]);
+    assert!(unset.contains("Removed `nonsense.key`"), "{unset}");
+    let file = std::fs::read_to_string(run.home.path().join("settings.json")).unwrap();
+    assert!(!file.contains("nonsense"), "{file}");
+    let later = run.ctxkit(&["config", "get", "theme"]);
+    assert!(!later.contains("Unknown setting"), "{later}");
+    // Unsetting what was never set changes no file and warns about nothing later either.
+    let again = run.ctxkit(&["config", "unset", "other.made.up"]);
+    assert!(again.contains("was not set"), "{again}");
+    let file = std::fs::read_to_string(run.home.path().join("settings.json")).unwrap();
+    assert!(!file.contains("other"), "{file}");
+    assert!(!run.ctxkit(&["config", "list"]).contains("Unknown setting"));
+}
+
+#[test]
+fn config_unset_keeps_siblings_of_the_removed_key() {
+    let run = Run::new();
+    run.ctxkit(&["config", "set", "compaction.reserveTokens", "8192"]);
+    run.ctxkit(&["config", "set", "compaction.keepRecentTokens", "4000"]);
+    run.ctxkit(&["config", "unset", "compaction.reserveTokens"]);
+    let file: Value = serde_json::from_str(
+        &std::fs::read_to_string(run.home.path().join("settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(file["compaction"], json!({"keepRecentTokens": 4000}));
+    run.ctxkit(&["config", "unset", "compaction.keepRecentTokens"]);
+    let file: Value = serde_json::from_str(
+        &std::fs::read_to_string(run.home.path().join("settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(file, json!({}), "the emptied `compaction` goes too");
+}
+
+#[test]
+fn a_model_entry_without_max_output_is_accepted_with_a_default() {
+    let run = Run::new();
+    let set = run.ctxkit(&[
+        "config",
+        "set",
+        "llm.models",
+        r#"[{"provider": "myco", "id": "big", "contextWindow": 131072}, {"provider": "myco", "id": "small", "contextWindow": 8000}]"#,
+    ]);
+    assert!(set.starts_with("exit: 0"), "{set}");
+    assert!(!set.contains("warning"), "{set}");
+    let listed = run.ctxkit(&["models", "--json"]);
+    let body = listed.split_once('\n').unwrap().1;
+    let models: Vec<Value> = serde_json::from_str(body).unwrap();
+    let find = |id: &str| {
+        models
+            .iter()
+            .find(|model| model["provider"] == "myco" && model["id"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("{id} missing: {listed}"))
+    };
+    assert_eq!(find("big")["maxOutput"], 16_384, "Pi's default");
+    assert_eq!(
+        find("small")["maxOutput"],
+        2_000,
+        "a quarter of a small window"
+    );
+    // A maxOutput that is there must still be a number.
+    let invalid = run.ctxkit(&[
+        "config",
+        "set",
+        "llm.models",
+        r#"[{"provider": "myco", "id": "x", "contextWindow": 8000, "maxOutput": "lots"}]"#,
+    ]);
+    assert!(!invalid.starts_with("exit: 0"), "{invalid}");
+}
+
+#[test]
+fn sessions_help_says_dir_is_a_sessions_folder() {
+    let run = Run::new();
+    let help = run.ctxkit(&["sessions", "--help"]);
+    let words = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains("--dir <SESSIONS_DIR>"), "{help}");
+    assert!(words.contains("not a project folder"), "{help}");
+}
+
+#[test]
+fn serve_names_a_deleted_session_file_and_writes_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let mut server = Server::start(home.path());
+    let created = server.call("session.create", json!({"cwd": home.path()}));
+    let file = created["result"]["session_file"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    server.call("message.append", json!({"message": user("one")}));
+    server.call("message.append", json!({"message": reply("ok", 100)}));
+    assert!(std::path::Path::new(&file).exists());
+    std::fs::remove_file(&file).unwrap();
+    let answer = server.call("message.append", json!({"message": user("two")}));
+    assert_eq!(answer["error"]["code"], -32000, "{answer}");
+    assert_eq!(
+        answer["error"]["data"]["kind"], "session_file_changed",
+        "{answer}"
+    );
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(&file) && message.contains("was deleted"),
+        "{message}"
+    );
+    assert!(!std::path::Path::new(&file).exists(), "never recreated");
+}
+
+#[test]
+fn serve_agent_run_without_a_model_names_the_protocol_way() {
+    let home = tempfile::tempdir().unwrap();
+    let mut server = Server::start(home.path());
+    server.call("session.create", json!({"cwd": home.path()}));
+    let answer = server.call("agent.run", json!({"text": "hi"}));
+    assert_eq!(answer["error"]["code"], -32002, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(!message.contains("--model"), "{message}");
+    assert!(message.contains("pass `model`"), "{message}");
+    assert!(message.contains("defaultModel"), "{message}");
+}
