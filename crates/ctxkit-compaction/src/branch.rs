@@ -226,6 +226,8 @@ pub fn branch_request(
                 }
                 InstructionsMode::Replace => None,
             },
+            // What Pi 0.87 asked of a model for a branch summary.
+            room_tokens: Some(4_096),
             ..crate::runner::source(&prepared.messages, None, &prepared.file_operations)
         },
     }

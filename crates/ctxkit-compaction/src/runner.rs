@@ -97,6 +97,7 @@ pub fn history_request(
         reasoning: reasoning(summarizer, options),
         source: SummarySpan {
             focus: options.focus.clone().filter(|focus| !focus.is_empty()),
+            room_tokens: Some(preparation.settings.reserve_tokens * 4 / 5),
             ..source(
                 &preparation.messages_to_summarize,
                 preparation.previous_summary.clone(),
@@ -122,6 +123,7 @@ pub(crate) fn source(
         read_files: lists.read_files,
         modified_files: lists.modified_files,
         focus: None,
+        room_tokens: None,
     }
 }
 
@@ -146,11 +148,14 @@ pub fn turn_prefix_request(
         user_text,
         max_tokens: None,
         reasoning: reasoning(summarizer, options),
-        source: source(
-            &preparation.turn_prefix_messages,
-            None,
-            &crate::file_ops::FileOperations::default(),
-        ),
+        source: SummarySpan {
+            room_tokens: Some(preparation.settings.reserve_tokens / 2),
+            ..source(
+                &preparation.turn_prefix_messages,
+                None,
+                &crate::file_ops::FileOperations::default(),
+            )
+        },
     }
 }
 

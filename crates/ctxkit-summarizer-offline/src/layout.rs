@@ -173,13 +173,18 @@ fn span_tokens(steps: &[Step]) -> u64 {
         .sum()
 }
 
-/// The summary of a request at a size: never more than `request.max_tokens`, nor, for a request
-/// without one (every compaction and branch request since Pi 1.6), twice the size's maximum (an
-/// update carries the earlier summary, but may not grow without end).
+/// The summary of a request at a size: never more than `request.max_tokens`; for a request without
+/// one (every compaction and branch request since Pi 1.6), never more than the room the compaction
+/// leaves for its summary, nor twice the size's maximum (an update carries the earlier summary, but
+/// may not grow without end).
 pub fn summarize_sized(request: &SummaryRequest, size: SummarySize) -> String {
-    let request_max = request
-        .max_tokens
-        .unwrap_or(size.max_tokens.saturating_mul(2));
+    let request_max = request.max_tokens.unwrap_or_else(|| {
+        let most = size.max_tokens.saturating_mul(2);
+        request
+            .source
+            .room_tokens
+            .map_or(most, |room| room.min(most))
+    });
     let digest = Digest::new(&request.source);
     let previous_tokens = request
         .source

@@ -21,6 +21,7 @@ fn request(messages: Vec<AgentMessage>, previous: Option<&str>, max_tokens: u64)
             read_files: Vec::new(),
             modified_files: Vec::new(),
             focus: None,
+            room_tokens: None,
         },
     }
 }

@@ -66,6 +66,10 @@ pub struct SummarySpan {
     pub modified_files: Vec<String>,
     /// What the user asked the summary to focus on (`/compact <focus>`, `--focus`), if anything.
     pub focus: Option<String>,
+    /// The room the compaction leaves for its summary (0.8 × `reserveTokens` for the history, 0.5 ×
+    /// for a turn prefix: the limits Pi 0.87 sent), for summarizers that size their text themselves
+    /// (the offline one) when the request carries no `max_tokens`. Never sent to a model.
+    pub room_tokens: Option<u64>,
 }
 
 /// One summary request.

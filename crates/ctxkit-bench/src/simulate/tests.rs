@@ -132,9 +132,12 @@ fn strategies_differ_as_designed_on_a_small_window() {
     assert!(reference.summaries.median_wait().unwrap() > 1.0);
     assert!(provider.summaries.cached_tokens * 2 > provider.summaries.input_tokens);
     assert_eq!(none.summaries.calls, 0);
-    // Provider-side compaction checks every request and never lets one pass the window.
+    // Provider-side compaction checks every request; a request that a single large tool result
+    // still takes past the window (the summary stays in the context, a few percent of the span) is
+    // refused and recovered by an overflow compaction, never lost.
     assert!(provider.compactions.threshold > 0);
-    assert_eq!(provider.overflows, 0);
+    assert!(provider.overflows <= provider.compactions.overflow);
+    assert_eq!(provider.recovery_failures, 0);
     // The recommended strategy writes its summaries in the background.
     assert!(recommended.summaries.background_used > 0);
     // The stand-in never recalls less than the summaries as written.

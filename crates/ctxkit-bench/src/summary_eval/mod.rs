@@ -53,6 +53,7 @@ pub fn request(case: &Case, max_tokens: u64) -> SummaryRequest {
             read_files: lists.read_files,
             modified_files: lists.modified_files,
             focus: None,
+            room_tokens: None,
         },
     }
 }
