@@ -174,6 +174,7 @@ mod providers;
 mod resources;
 mod secrets;
 mod serve;
+mod serve_in_run;
 
 #[test]
 fn tokens_with_each_estimator() {
