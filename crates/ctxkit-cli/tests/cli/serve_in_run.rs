@@ -1,9 +1,9 @@
 //! Issue 32's held-out scenario: `ctxkit serve --stdio` runs 8 tool-heavy prompts (`agent.run`)
 //! against a mock provider per wire format whose real limit is the configured window (16,000
-//! tokens, counted as request bytes / 4) and which refuses a longer request with that provider's
-//! overflow error. Every prompt makes the model read two ~15 KB files, then run two commands that
-//! print ~9 KB, then answer. The context must stay inside the window mostly by threshold
-//! compactions between tool calls, not by crashing into the provider's limit.
+//! tokens, counted from the request's bytes: / 4, / 3.5 and / 2.7) and which refuses a longer
+//! request with that provider's overflow error. Every prompt makes the model read two 16.7 KB
+//! files, then run two commands that print 10 KB, then answer. The context must stay inside the
+//! window by threshold compactions between tool calls, not by crashing into the provider's limit.
 
 mod mock;
 
@@ -281,9 +281,9 @@ fn mid_run_compactions(file: &str) -> usize {
         .count()
 }
 
-/// Runs the scenario with a provider counting like ctxkit's estimate, then one counting 14% more.
+/// Runs the scenario with a provider counting like ctxkit's estimate, then 14% and 48% more.
 fn assert_acceptance(format: Format) {
-    for bytes_per_token in [40, 35] {
+    for bytes_per_token in [40, 35, 27] {
         let numbers = run_scenario(Provider {
             format,
             bytes_per_token,
