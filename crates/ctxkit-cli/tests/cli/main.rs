@@ -176,6 +176,7 @@ mod providers;
 mod resources;
 mod secrets;
 mod serve;
+mod serve_in_run;
 mod trust;
 
 #[test]
