@@ -223,13 +223,20 @@ fn plan_keeping(
 
 /// Room for the summary a plan will write (history, and the turn prefix of a split turn), in the
 /// summary requests' own output limits.
-fn summary_allowance(plan: &Preparation) -> u64 {
+fn summary_allowance(plan: &Preparation, window: u64) -> u64 {
     let reserve = plan.settings.reserve_tokens;
     let history = reserve * 4 / 5;
-    if plan.is_split_turn {
+    let allowance = if plan.is_split_turn {
         history + reserve / 2
     } else {
         history
+    };
+    // A reserve near the window (the default 16,384 in a small window) would leave no plan that
+    // fits; a summary is never expected to take more than a quarter of the window.
+    if window == 0 {
+        allowance
+    } else {
+        allowance.min(window / 4)
     }
 }
 
@@ -274,7 +281,7 @@ pub(crate) fn overflow_plan(state: &State) -> Result<(Preparation, EntryIndex)> 
             continue;
         }
         let kept = measure.kept_tokens(first_kept);
-        let after = kept + summary_allowance(&plan) + overhead;
+        let after = kept + summary_allowance(&plan, state.context_window()) + overhead;
         let counted = (after as f64 * state.over_count).ceil() as u64;
         tracing::debug!(
             budget,

@@ -292,8 +292,12 @@ fn check_report(report: &SimulationReport, format: &str, calls: usize) {
         }
         assert!(
             each.input_tokens.total < none.input_tokens.total,
-            "{format} {}",
-            each.name
+            "{format} {}: {} sent against {} unmanaged ({} compactions, largest request {})",
+            each.name,
+            each.input_tokens.total,
+            none.input_tokens.total,
+            each.compactions.total(),
+            each.input_tokens.max
         );
         assert!(each.input_tokens.max <= WINDOW, "{format} {}", each.name);
     }
