@@ -53,11 +53,10 @@ impl Default for SummarySize {
 
 impl SummarySize {
     /// The summary's token budget for a span of `span_tokens`, under a request's `request_max`.
-    /// A summary never takes more than half the span it replaces, so a compaction always saves.
     pub fn target(&self, span_tokens: u64, request_max: u64) -> u64 {
         let share = (span_tokens as f64 * self.ratio.max(0.0)).round() as u64;
         let bounded = share.clamp(self.min_tokens.min(self.max_tokens), self.max_tokens);
-        bounded.min(span_tokens / 2).min(request_max)
+        bounded.min(request_max)
     }
 }
 
