@@ -46,6 +46,21 @@ fn provider() -> ScriptedModel {
     })
 }
 
+/// An agent over `models` with the coding tools, no system prompt, a 5 s `bash` limit and the
+/// default boundary; tests change the fields they are about.
+fn agent_config(models: Arc<dyn ModelSource>) -> AgentConfig {
+    AgentConfig {
+        models,
+        system_prompt: String::new(),
+        bash_timeout: Duration::from_secs(5),
+        pass_env: Vec::new(),
+        tools: ToolRegistry::coding,
+        home: None,
+        readable_paths: Vec::new(),
+        secrets: Vec::new(),
+    }
+}
+
 fn agent_events(notifications: &[Value]) -> Vec<String> {
     notifications
         .iter()
@@ -59,14 +74,8 @@ async fn agent_run_answers_and_recovers_an_overflow() {
     let dir = tempfile::tempdir().unwrap();
     let model = provider();
     let agent = AgentConfig {
-        models: Arc::new(Fixed(model.clone())),
         system_prompt: "You are a coding agent.".to_owned(),
-        bash_timeout: Duration::from_secs(5),
-        pass_env: Vec::new(),
-        tools: ToolRegistry::coding,
-        home: None,
-        readable_paths: Vec::new(),
-        secrets: Vec::new(),
+        ..agent_config(Arc::new(Fixed(model.clone())))
     };
     let mut client = start_with(dir.path(), Some(agent));
     let created = client
@@ -119,16 +128,7 @@ async fn agent_run_without_a_model_or_session_is_refused() {
     let mut client = start_with(dir.path(), None);
     let run = client.call("agent.run", json!({"text": "hi"})).await;
     assert_eq!(run["error"]["code"], -32002, "{run}");
-    let agent = AgentConfig {
-        models: Arc::new(Fixed(provider())),
-        system_prompt: String::new(),
-        bash_timeout: Duration::from_secs(5),
-        pass_env: Vec::new(),
-        tools: ToolRegistry::coding,
-        home: None,
-        readable_paths: Vec::new(),
-        secrets: Vec::new(),
-    };
+    let agent = agent_config(Arc::new(Fixed(provider())));
     let mut client = start_with(dir.path(), Some(agent));
     let run = client.call("agent.run", json!({"text": "hi"})).await;
     assert_eq!(run["error"]["code"], -32001, "{run}");
@@ -180,16 +180,7 @@ impl ModelSource for Retried {
 #[tokio::test]
 async fn a_retried_model_request_is_sent_as_a_provider_retry_event() {
     let dir = tempfile::tempdir().unwrap();
-    let agent = AgentConfig {
-        models: Arc::new(Retried(provider())),
-        system_prompt: String::new(),
-        bash_timeout: Duration::from_secs(5),
-        pass_env: Vec::new(),
-        tools: ToolRegistry::coding,
-        home: None,
-        readable_paths: Vec::new(),
-        secrets: Vec::new(),
-    };
+    let agent = agent_config(Arc::new(Retried(provider())));
     let mut client = start_with(dir.path(), Some(agent));
     client
         .call(
@@ -270,14 +261,8 @@ async fn a_stuck_tool_cannot_block_cancel_or_shutdown() {
         replies.calls(&[("call_1", "stuck", json!({}))], 100)
     });
     let agent = AgentConfig {
-        models: Arc::new(Fixed(model)),
-        system_prompt: String::new(),
-        bash_timeout: Duration::from_secs(5),
-        pass_env: Vec::new(),
         tools: stuck_tools,
-        home: None,
-        readable_paths: Vec::new(),
-        secrets: Vec::new(),
+        ..agent_config(Arc::new(Fixed(model)))
     };
     let mut client = start_with(dir.path(), Some(agent));
     client
@@ -403,14 +388,9 @@ async fn agent_run_keeps_tools_in_the_project_and_away_from_ctxkit_home() {
         ("read", json!({"path": "setup.md"})),
     ]);
     let agent = AgentConfig {
-        models: Arc::new(Fixed(model.clone())),
-        system_prompt: String::new(),
-        bash_timeout: Duration::from_secs(5),
-        pass_env: Vec::new(),
-        tools: ToolRegistry::coding,
         home: Some(home.clone()),
-        readable_paths: Vec::new(),
         secrets: vec![key.to_owned()],
+        ..agent_config(Arc::new(Fixed(model.clone())))
     };
     let mut client = start_with(&sessions, Some(agent));
     let created = client
@@ -503,14 +483,8 @@ async fn agent_run_answers_when_the_model_reads_a_fifo_or_a_device() {
         ("read", json!({"path": "/dev/zero"})),
     ]);
     let agent = AgentConfig {
-        models: Arc::new(Fixed(model)),
-        system_prompt: String::new(),
-        bash_timeout: Duration::from_secs(5),
-        pass_env: Vec::new(),
-        tools: ToolRegistry::coding,
         home: Some(dir.path().join("home")),
-        readable_paths: Vec::new(),
-        secrets: Vec::new(),
+        ..agent_config(Arc::new(Fixed(model)))
     };
     let mut client = start_with(&dir.path().join("sessions"), Some(agent));
     client
