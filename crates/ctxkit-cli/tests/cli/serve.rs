@@ -1,27 +1,38 @@
 //! `ctxkit serve --stdio` end to end: spawn the binary and speak JSON-RPC to it.
 
 use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use serde_json::{Value, json};
 
+/// `ctxkit serve --stdio` with a JSON-RPC client that records every notification.
 pub(crate) struct Server {
-    child: Child,
+    pub(crate) child: Child,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
     next_id: u64,
-    events: Vec<Value>,
+    /// Every notification received so far, in order.
+    pub(crate) notifications: Vec<Value>,
 }
 
 impl Server {
-    pub(crate) fn start(home: &std::path::Path) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+    /// A server whose home and project directory are both `home`.
+    pub(crate) fn start(home: &Path) -> Self {
+        Self::start_in(home, home)
+    }
+
+    /// A server with its home at `home`, run in `project`, without provider keys.
+    pub(crate) fn start_in(home: &Path, project: &Path) -> Self {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_ctxkit"));
+        for name in crate::PROVIDER_VARIABLES {
+            command.env_remove(name);
+        }
+        let mut child = command
             .args(["serve", "--stdio"])
             .env("CTXKIT_HOME", home)
             .env_remove("CTXKIT_SESSIONS_DIR")
-            .env_remove("ANTHROPIC_API_KEY")
-            .env_remove("OPENAI_API_KEY")
-            .current_dir(home)
+            .current_dir(project)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -33,7 +44,7 @@ impl Server {
             stdin,
             stdout,
             next_id: 0,
-            events: Vec::new(),
+            notifications: Vec::new(),
         }
     }
 
@@ -55,14 +66,27 @@ impl Server {
             if message["id"] == json!(id) {
                 return message;
             }
-            assert_eq!(message["method"], "event", "{line}");
-            self.events.push(message["params"].clone());
+            self.notifications.push(message);
         }
     }
 
-    fn event_types(&self) -> Vec<String> {
-        self.events
+    /// The engine's events (`event` notifications), their parameters.
+    pub(crate) fn events(&self) -> impl Iterator<Item = &Value> {
+        self.notifications
             .iter()
+            .filter(|message| message["method"] == "event")
+            .map(|message| &message["params"])
+    }
+
+    /// The engine's events of one type.
+    pub(crate) fn events_of(&self, kind: &str) -> Vec<&Value> {
+        self.events()
+            .filter(|event| event["type"] == kind)
+            .collect()
+    }
+
+    fn event_types(&self) -> Vec<String> {
+        self.events()
             .filter_map(|event| event["type"].as_str().map(str::to_owned))
             .filter(|kind| kind != "context_usage")
             .collect()

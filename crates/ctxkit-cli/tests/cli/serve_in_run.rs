@@ -7,14 +7,15 @@
 
 mod mock;
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
 use mock::{Counts, Format, Provider, start_provider};
+
+use crate::serve::Server;
 
 const MODEL_ID: &str = "test-model";
 /// Markers on every line of the project's files and of the commands' output, so the mock knows
@@ -46,72 +47,6 @@ fn write_project(project: &Path) {
     }
 }
 
-/// `ctxkit serve --stdio` with a JSON-RPC client that records every notification.
-struct Serve {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    next_id: u64,
-    notifications: Vec<Value>,
-}
-
-impl Serve {
-    fn start(home: &Path, project: &Path) -> Self {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_ctxkit"));
-        for name in crate::PROVIDER_VARIABLES {
-            command.env_remove(name);
-        }
-        let mut child = command
-            .args(["serve", "--stdio"])
-            .env("CTXKIT_HOME", home)
-            .env_remove("CTXKIT_SESSIONS_DIR")
-            .current_dir(project)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        Self {
-            child,
-            stdin,
-            stdout,
-            next_id: 0,
-            notifications: Vec::new(),
-        }
-    }
-
-    fn call(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        writeln!(self.stdin, "{request}").unwrap();
-        self.stdin.flush().unwrap();
-        loop {
-            let mut line = String::new();
-            assert_ne!(
-                self.stdout.read_line(&mut line).unwrap(),
-                0,
-                "the server exited"
-            );
-            let message: Value = serde_json::from_str(&line).unwrap();
-            if message["id"] == json!(id) {
-                return message;
-            }
-            self.notifications.push(message);
-        }
-    }
-
-    /// The engine's events (`event` notifications) of one type.
-    fn events(&self, kind: &str) -> Vec<&Value> {
-        self.notifications
-            .iter()
-            .filter(|message| message["method"] == "event" && message["params"]["type"] == kind)
-            .map(|message| &message["params"])
-            .collect()
-    }
-}
-
 /// The numbers of one format's run.
 #[derive(Debug)]
 struct Numbers {
@@ -131,7 +66,7 @@ fn run_scenario(provider: Provider) -> Numbers {
     let counts = Arc::new(Mutex::new(Counts::default()));
     let url = start_provider(provider, Arc::clone(&prompt), Arc::clone(&counts));
     write_settings(home.path(), format, &url);
-    let mut serve = Serve::start(home.path(), &project);
+    let mut serve = Server::start_in(home.path(), &project);
     serve.call("initialize", Value::Null);
     let created = serve.call("session.create", json!({"cwd": project}));
     let file = created["result"]["session_file"]
@@ -186,7 +121,7 @@ fn write_settings(home: &Path, format: Format, url: &str) {
 }
 
 /// Sends the prompts with tools approved; returns how many got the model's final answer.
-fn run_prompts(serve: &mut Serve, format: Format, prompt: &Mutex<usize>) -> usize {
+fn run_prompts(serve: &mut Server, format: Format, prompt: &Mutex<usize>) -> usize {
     let mut answered = 0;
     for number in 0..PROMPTS {
         *prompt.lock().unwrap() = number;
@@ -212,9 +147,9 @@ fn run_prompts(serve: &mut Serve, format: Format, prompt: &Mutex<usize>) -> usiz
 
 /// Every `compaction_start` has its `compaction_end` with the same reason, which wrote an entry;
 /// returns the threshold and overflow compactions.
-fn compactions(serve: &Serve, format: Format, file: &str) -> (usize, usize) {
-    let starts = serve.events("compaction_start");
-    let ends = serve.events("compaction_end");
+fn compactions(serve: &Server, format: Format, file: &str) -> (usize, usize) {
+    let starts = serve.events_of("compaction_start");
+    let ends = serve.events_of("compaction_end");
     assert_eq!(
         starts.len(),
         ends.len(),
