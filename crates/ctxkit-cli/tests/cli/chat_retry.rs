@@ -3,12 +3,13 @@
 //! why, and the answer that follows is shown), one that goes quiet in the middle of a reply (the
 //! turn ends in one line within `llm.timeouts.idleSeconds`, the text that arrived is kept).
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 
 use serde_json::json;
 
 use crate::chat::{Tmux, start_chat};
+use crate::chat_stream::read_http_request;
 
 /// A Chat Completions server: the first request gets a 429 asking for a 3 s wait, the next ones a
 /// streamed answer.
@@ -41,23 +42,9 @@ fn rate_limited_once() -> String {
     url
 }
 
-/// Reads one request (head and `content-length` body) from `socket`; the socket to answer on.
+/// Reads one request from `socket`; the socket to answer on.
 fn read_request(socket: TcpStream) -> TcpStream {
-    let mut reader = BufReader::new(socket.try_clone().unwrap());
-    let mut length = 0;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 || line.trim().is_empty() {
-            break;
-        }
-        if let Some((name, value)) = line.split_once(':')
-            && name.eq_ignore_ascii_case("content-length")
-        {
-            length = value.trim().parse().unwrap_or(0);
-        }
-    }
-    let mut body = vec![0; length];
-    let _ = reader.read_exact(&mut body);
+    read_http_request(&socket);
     socket
 }
 

@@ -260,13 +260,13 @@ impl Server {
     }
 }
 
-fn serve(
-    socket: std::net::TcpStream,
-    format: Format,
-    streams: &Mutex<VecDeque<Vec<Step>>>,
-    requests: &Mutex<Vec<(String, Value)>>,
-) {
-    let mut reader = BufReader::new(socket.try_clone().unwrap());
+/// Reads one HTTP request from `socket`: the request target and the `content-length` body (empty
+/// when the request cannot be read). The mock servers of the CLI tests share it.
+pub(crate) fn read_http_request(socket: &std::net::TcpStream) -> (String, Vec<u8>) {
+    let Ok(clone) = socket.try_clone() else {
+        return (String::new(), Vec::new());
+    };
+    let mut reader = BufReader::new(clone);
     let mut request_line = String::new();
     let _ = reader.read_line(&mut request_line);
     let target = request_line
@@ -287,7 +287,19 @@ fn serve(
         }
     }
     let mut body = vec![0; length];
-    let _ = reader.read_exact(&mut body);
+    if reader.read_exact(&mut body).is_err() {
+        body.clear();
+    }
+    (target, body)
+}
+
+fn serve(
+    socket: std::net::TcpStream,
+    format: Format,
+    streams: &Mutex<VecDeque<Vec<Step>>>,
+    requests: &Mutex<Vec<(String, Value)>>,
+) {
+    let (target, body) = read_http_request(&socket);
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let is_chat = body.get("tools").is_some();
     requests.lock().unwrap().push((target, body));

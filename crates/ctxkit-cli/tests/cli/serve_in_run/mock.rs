@@ -1,7 +1,7 @@
 //! The mock provider of the scenario: each wire format's event streams, its overflow error, a
 //! scripted model and a one-request-per-connection HTTP server.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 
@@ -302,22 +302,6 @@ pub fn start_provider(
 }
 
 fn read_body(socket: &std::net::TcpStream) -> Option<Value> {
-    let mut reader = BufReader::new(socket.try_clone().ok()?);
-    let mut request_line = String::new();
-    reader.read_line(&mut request_line).ok()?;
-    let mut length = 0;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 || line.trim().is_empty() {
-            break;
-        }
-        if let Some((name, value)) = line.split_once(':')
-            && name.eq_ignore_ascii_case("content-length")
-        {
-            length = value.trim().parse().unwrap_or(0);
-        }
-    }
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).ok()?;
+    let (_, body) = crate::chat_stream::read_http_request(socket);
     serde_json::from_slice(&body).ok()
 }
