@@ -10,10 +10,9 @@ use std::collections::HashSet;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use ctxkit_protocol::AgentMessage;
-use ctxkit_session::COMPACTION_SUMMARY_PREFIX;
 
 use super::identifiers::stands_alone;
-use super::recall::{RecallBreakdown, RecallSample, text_of_user};
+use super::recall::{RecallBreakdown, RecallSample, note_view_message};
 use super::trace::{IdentifierKind, Trace};
 
 /// What one request shows of a real session's at-risk identifiers.
@@ -72,21 +71,7 @@ impl<'a> NamedTracker<'a> {
         let mut present: HashSet<&str> = HashSet::new();
         let mut summarized = false;
         for (message, text) in messages.iter().zip(serialized) {
-            match message {
-                AgentMessage::ToolResult(result) => {
-                    present.insert(result.tool_call_id.as_str());
-                }
-                AgentMessage::User(user) => {
-                    summarized |= text_of_user(&user.content)
-                        .is_some_and(|text| text.starts_with(COMPACTION_SUMMARY_PREFIX));
-                }
-                AgentMessage::CompactionSummary(_) => summarized = true,
-                AgentMessage::Assistant(_)
-                | AgentMessage::BashExecution(_)
-                | AgentMessage::Custom(_)
-                | AgentMessage::BranchSummary(_)
-                | AgentMessage::Unknown(_) => {}
-            }
+            note_view_message(message, &mut present, &mut summarized);
             let bytes = text.as_bytes();
             for hit in self.matcher.find_overlapping_iter(text.as_str()) {
                 if stands_alone(bytes, hit.start(), hit.end()) {

@@ -140,22 +140,7 @@ impl<'a> RecallTracker<'a> {
         let mut present: HashSet<&str> = HashSet::new();
         let mut summarized = false;
         for (message, text) in messages.iter().zip(serialized) {
-            match message {
-                AgentMessage::ToolResult(result) => {
-                    present.insert(result.tool_call_id.as_str());
-                }
-                // The view is in provider form: a summary is a user message with the prefix.
-                AgentMessage::User(user) => {
-                    summarized |= text_of_user(&user.content)
-                        .is_some_and(|text| text.starts_with(COMPACTION_SUMMARY_PREFIX));
-                }
-                AgentMessage::CompactionSummary(_) => summarized = true,
-                AgentMessage::Assistant(_)
-                | AgentMessage::BashExecution(_)
-                | AgentMessage::Custom(_)
-                | AgentMessage::BranchSummary(_)
-                | AgentMessage::Unknown(_) => {}
-            }
+            note_view_message(message, &mut present, &mut summarized);
             let source = match message {
                 AgentMessage::ToolResult(result) => self
                     .results
@@ -257,6 +242,31 @@ impl RecallBreakdown {
         if let Some(entry) = self.by_kind.iter_mut().find(|entry| entry.kind == kind) {
             entry.sample.add(sample);
         }
+    }
+}
+
+/// Notes what one message of a view shows: the tool results present (by call id), and whether a
+/// compaction summary is in the view (the view is in provider form: a summary is a user message
+/// with the prefix, or a `compactionSummary` before conversion).
+pub(super) fn note_view_message<'a>(
+    message: &'a AgentMessage,
+    present: &mut HashSet<&'a str>,
+    summarized: &mut bool,
+) {
+    match message {
+        AgentMessage::ToolResult(result) => {
+            present.insert(result.tool_call_id.as_str());
+        }
+        AgentMessage::User(user) => {
+            *summarized |= text_of_user(&user.content)
+                .is_some_and(|text| text.starts_with(COMPACTION_SUMMARY_PREFIX));
+        }
+        AgentMessage::CompactionSummary(_) => *summarized = true,
+        AgentMessage::Assistant(_)
+        | AgentMessage::BashExecution(_)
+        | AgentMessage::Custom(_)
+        | AgentMessage::BranchSummary(_)
+        | AgentMessage::Unknown(_) => {}
     }
 }
 
