@@ -9,13 +9,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ctxkit_compaction::ConversationPrefix;
 use ctxkit_engine::{CheckReport, Engine, EngineError};
-use ctxkit_llm::{ChatDelta, ChatRequest, ReasoningLevel, RetryNotice, is_context_overflow};
+use ctxkit_llm::{ChatDelta, ChatRequest, ReasoningLevel, RetryNotice};
+use ctxkit_overflow::is_context_overflow;
 use ctxkit_protocol::{
     AgentMessage, AssistantMessage, ContentBlock, JsonObject, MessageContent, ToolCall,
     ToolResultMessage, UserMessage,
 };
+use ctxkit_summarizer::ConversationPrefix;
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 

@@ -18,10 +18,6 @@ mod prompts;
 mod runner;
 mod serialize;
 mod settings;
-/// The summarizer interface, from `ctxkit-summarizer` (kept here so `crate::summarizer` paths hold).
-mod summarizer {
-    pub use ctxkit_summarizer::*;
-}
 mod tokens;
 mod tool_paths;
 
@@ -52,14 +48,9 @@ pub use runner::{
 };
 pub use serialize::{TOOL_RESULT_MAX_UNITS, serialize_conversation, truncate_for_summary};
 pub use settings::CompactionSettings;
-pub use summarizer::{
-    ConversationPrefix, Summarizer, SummarizerError, SummaryPurpose, SummaryRequest,
-    SummaryResponse, ToolDefinition,
-};
 pub use tokens::{
-    ContextTokenCount, ContextTokens, Encoding, Estimator, Heuristic, IMAGE_TOKENS,
-    MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS, TOOL_CALL_OVERHEAD_TOKENS, TokenCount,
-    TokenSource, UnknownEstimator, context_token_count, count_message_tokens,
-    count_messages_tokens, count_text_tokens, estimate_context_tokens, estimate_text_tokens,
-    estimate_tokens, should_compact, utf16_len,
+    ContextTokenCount, Encoding, Estimator, Heuristic, IMAGE_TOKENS, MESSAGE_OVERHEAD_TOKENS,
+    REPLY_PRIMING_TOKENS, TOOL_CALL_OVERHEAD_TOKENS, TokenCount, TokenSource, UnknownEstimator,
+    context_token_count, count_message_tokens, count_messages_tokens, count_text_tokens,
+    estimate_text_tokens,
 };

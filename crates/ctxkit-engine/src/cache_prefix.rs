@@ -4,7 +4,8 @@
 //! reply, tool results) appended. A request the branch has moved away from, or that a compaction
 //! has replaced, is not continued: the summary is a fresh prompt and the compaction says why.
 
-use ctxkit_compaction::{CachePrefix, ConversationPrefix};
+use ctxkit_compaction::CachePrefix;
+use ctxkit_summarizer::ConversationPrefix;
 
 use crate::engine::{Engine, State};
 use crate::error::Result;

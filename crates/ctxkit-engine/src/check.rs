@@ -4,8 +4,8 @@
 
 use std::borrow::Borrow;
 
-use ctxkit_compaction::{estimate_context_tokens, should_compact};
 use ctxkit_protocol::{AgentMessage, AssistantMessage};
+use ctxkit_tokens::{estimate_context_tokens, should_compact};
 
 /// The model the conversation runs on.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -213,7 +213,7 @@ fn projected_tokens<M: Borrow<AgentMessage>>(input: &CheckInput<'_, M>) -> u64 {
         input
             .transcript
             .iter()
-            .map(|message| ctxkit_compaction::estimate_tokens(message.borrow()))
+            .map(|message| ctxkit_tokens::estimate_tokens(message.borrow()))
             .sum()
     }
 }

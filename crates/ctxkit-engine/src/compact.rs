@@ -485,7 +485,7 @@ impl Engine {
         // reference's `tokensBefore`, which may come from provider usage).
         let estimated_before = transcript(&state.session)?
             .iter()
-            .map(ctxkit_compaction::estimate_tokens)
+            .map(ctxkit_tokens::estimate_tokens)
             .sum();
         let summary = compaction.summary.clone();
         let entry_id = state.session.append_compaction(compaction)?;

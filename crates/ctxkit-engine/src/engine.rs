@@ -8,11 +8,12 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use ctxkit_compaction::{Prompts, Summarizer};
+use ctxkit_compaction::Prompts;
 use ctxkit_protocol::{AgentMessage, MessageContent};
 use ctxkit_session::{
     ContextMessage, ContextMessageKind, Session, SessionError, parse_timestamp_ms,
 };
+use ctxkit_summarizer::Summarizer;
 use tokio::sync::{MutexGuard, mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -451,7 +452,7 @@ fn context_tokens(state: &mut State) -> Result<u64> {
         }
     }
     suffix.reverse();
-    Ok(ctxkit_compaction::estimate_context_tokens(&suffix).tokens)
+    Ok(ctxkit_tokens::estimate_context_tokens(&suffix).tokens)
 }
 
 /// The context messages of the current branch.

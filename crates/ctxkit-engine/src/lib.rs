@@ -46,8 +46,7 @@ pub use scope::{FORGOTTEN_PREAMBLE, SCOPE_RESULT_TYPE, Scope};
 pub use settings::{
     AdaptiveBudgets, BranchSummaryConfig, CommandHookConfig, CompactionConfig, ContextStrategy,
     DurabilityMode, EngineSettings, EngineSettingsError, FallbackPolicy, PinnedConfig,
-    RECOMMENDED_DIGEST_NAMES, RECOMMENDED_THRESHOLD_TOKENS, SessionConfig, SettingsError,
-    SummaryRole,
+    RECOMMENDED_DIGEST_NAMES, RECOMMENDED_THRESHOLD_TOKENS, SessionConfig, SummaryRole,
 };
 pub use tree::{ForgetOutcome, ForkOutcome, NavigateOptions, NavigateOutcome};
 pub use view::{ModelView, build_view};

@@ -298,11 +298,6 @@ fn merge_into(base: &mut Value, key: &str, value: &Value) {
 #[error("invalid engine settings: {0}")]
 pub struct EngineSettingsError(#[from] serde_json::Error);
 
-/// The old name of [`EngineSettingsError`], kept so code written against it compiles; hidden so
-/// an embedder meets one `SettingsError` (the settings files' own, in `ctxkit-settings`).
-#[doc(hidden)]
-pub type SettingsError = EngineSettingsError;
-
 impl EngineSettings {
     /// Reads the engine's keys from a merged settings document; other keys are ignored, absent ones
     /// take their defaults.

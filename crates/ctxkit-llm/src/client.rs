@@ -12,10 +12,10 @@ use tokio_util::sync::CancellationToken;
 use crate::config::ProviderConfig;
 use crate::error::LlmError;
 use crate::http::{HttpClient, TimeoutPhase, error_chain};
-use crate::overflow::{StopReason, is_reply_overflow};
 use crate::retry::{RetryObserver, retry_after, with_retries};
-use crate::secret::{ApiKey, redact};
 use crate::wire::{self, Completion, CompletionRequest, ReasoningLevel};
+use ctxkit_overflow::{StopReason, is_reply_overflow};
+use ctxkit_secrets::{ApiKey, redact};
 
 /// The output limit of a summary for a model the model table does not know (its own limit is
 /// unknown, so nothing can be fitted): a size every current model can produce.

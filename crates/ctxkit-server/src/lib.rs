@@ -21,7 +21,8 @@ mod validate;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use ctxkit_compaction::{Prompts, Summarizer};
+use ctxkit_compaction::Prompts;
+use ctxkit_summarizer::Summarizer;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{RwLock, mpsc};

@@ -191,7 +191,7 @@ async fn threshold_compaction_runs_after_a_turn_and_the_next_prompt_goes_on() {
 /// Blocks every summary until cancelled.
 struct Hanging;
 
-impl ctxkit_compaction::Summarizer for Hanging {
+impl ctxkit_summarizer::Summarizer for Hanging {
     fn name(&self) -> String {
         "hanging".to_owned()
     }
@@ -202,13 +202,13 @@ impl ctxkit_compaction::Summarizer for Hanging {
 
     fn summarize(
         &self,
-        _request: ctxkit_compaction::SummaryRequest,
+        _request: ctxkit_summarizer::SummaryRequest,
         cancel: tokio_util::sync::CancellationToken,
-    ) -> BoxFuture<'_, Result<ctxkit_compaction::SummaryResponse, ctxkit_compaction::SummarizerError>>
+    ) -> BoxFuture<'_, Result<ctxkit_summarizer::SummaryResponse, ctxkit_summarizer::SummarizerError>>
     {
         Box::pin(async move {
             cancel.cancelled().await;
-            Err(ctxkit_compaction::SummarizerError {
+            Err(ctxkit_summarizer::SummarizerError {
                 message: "cancelled".to_owned(),
             })
         })

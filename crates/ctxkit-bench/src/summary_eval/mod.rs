@@ -11,10 +11,10 @@ mod corpus;
 mod report;
 
 use ctxkit_compaction::{
-    Encoding, FileOperations, Prompts, SummaryPurpose, SummaryRequest, count_text_tokens,
-    serialize_conversation,
+    Encoding, FileOperations, Prompts, count_text_tokens, serialize_conversation,
 };
 use ctxkit_summarizer::SummarySpan;
+use ctxkit_summarizer::{SummaryPurpose, SummaryRequest};
 use ctxkit_summarizer_offline::summarize_offline;
 use serde::Serialize;
 

@@ -354,7 +354,7 @@ fn estimated_context(session: &Session) -> Result<u64> {
     let context = session.build_context();
     let mut tokens = 0;
     for message in &context.messages {
-        tokens += ctxkit_compaction::estimate_tokens(&session.message(message)?);
+        tokens += ctxkit_tokens::estimate_tokens(&session.message(message)?);
     }
     Ok(tokens)
 }

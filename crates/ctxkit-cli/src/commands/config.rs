@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use anyhow::{Context as _, Result};
-use ctxkit_resources::{
+use ctxkit_settings::{
     CTXKIT_HOME_VAR, CTXKIT_OFFLINE_VAR, Environment, SettingOrigin, SettingsDiagnostic,
     SettingsManager, SettingsScope,
 };
@@ -120,7 +120,7 @@ pub fn config(global: &GlobalArgs, action: ConfigAction, out: &mut dyn Write) ->
             let secret_key = ["llm.apiKey", "llm.headers"]
                 .iter()
                 .any(|secret| key == *secret || key.starts_with(&format!("{secret}.")));
-            if project && (secret_key || ctxkit_resources::has_credentials(&value)) {
+            if project && (secret_key || ctxkit_packages::has_credentials(&value)) {
                 anyhow::bail!(
                     "`{key}` would put credentials into the project settings, which are usually \
                      committed; set it without `--project`"

@@ -4,10 +4,10 @@
 use std::io::{IsTerminal as _, Write};
 
 use anyhow::{Result, bail};
-use ctxkit_resources::{
-    PackageError, PackageManager, ProgressEvent, ProgressReporter, ProgressStage, SettingsScope,
-    UpdateOutcome,
+use ctxkit_packages::{
+    PackageError, PackageManager, ProgressEvent, ProgressReporter, ProgressStage, UpdateOutcome,
 };
+use ctxkit_settings::SettingsScope;
 use serde_json::json;
 
 use super::config::{load_settings, resource_environment};
@@ -28,7 +28,7 @@ impl ProgressReporter for TerminalProgress {
         }
         match &event.stage {
             ProgressStage::Start { message } => {
-                let message = ctxkit_resources::redact_credentials(message);
+                let message = ctxkit_packages::redact_credentials(message);
                 let _ = writeln!(std::io::stderr().lock(), "{message}");
             }
             ProgressStage::Complete | ProgressStage::Error { .. } => {}
@@ -36,7 +36,7 @@ impl ProgressReporter for TerminalProgress {
     }
 }
 
-fn manager(global: &GlobalArgs) -> Result<(PackageManager, ctxkit_resources::SettingsManager)> {
+fn manager(global: &GlobalArgs) -> Result<(PackageManager, ctxkit_settings::SettingsManager)> {
     let environment = resource_environment(global)?;
     let settings = load_settings(&environment)?;
     let reporter = TerminalProgress {
@@ -61,11 +61,11 @@ pub fn install(
     out: &mut dyn Write,
 ) -> Result<Outcome> {
     // Project settings are usually committed: a token in a source would be published with them.
-    if local && ctxkit_resources::has_credentials(source) {
+    if local && ctxkit_packages::has_credentials(source) {
         bail!(
             "`{}` holds credentials; they are never written to project settings (install it for \
              the user without `--local`, or use a git credential helper)",
-            ctxkit_resources::redact_credentials(source)
+            ctxkit_packages::redact_credentials(source)
         );
     }
     let (manager, _) = manager(global)?;

@@ -6,9 +6,11 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::Result;
+use ctxkit_packages::{
+    MissingPackages, PackageManager, PathMetadata, ResourceDiagnostic, SourceOrigin, SourceScope,
+};
 use ctxkit_resources::{
-    LoadedResources, LoaderOptions, LoaderOverrides, MissingPackages, PackageManager, PathMetadata,
-    ResourceDiagnostic, SourceOrigin, SourceScope, SystemPromptParts, assemble_system_prompt,
+    LoadedResources, LoaderOptions, LoaderOverrides, SystemPromptParts, assemble_system_prompt,
     format_skills_for_prompt, load_resources,
 };
 use serde_json::{Value, json};
@@ -96,10 +98,10 @@ struct TrustRecords {
 
 fn trust_records(global: &GlobalArgs) -> Result<TrustRecords> {
     let environment = resource_environment(global)?;
-    let settings = ctxkit_resources::SettingsManager::load(&environment);
-    let trust = ctxkit_resources::project_trust(&environment, &settings)?;
+    let settings = ctxkit_settings::SettingsManager::load(&environment);
+    let trust = ctxkit_settings::project_trust(&environment, &settings)?;
     let global_hooks = settings
-        .document(ctxkit_resources::SettingsScope::Global)
+        .document(ctxkit_settings::SettingsScope::Global)
         .get("hooks")
         .and_then(Value::as_array)
         .cloned()
@@ -169,7 +171,7 @@ fn write_hooks(hooks: &[Value], out: &mut dyn Write) -> Result<()> {
 pub fn trust(global: &GlobalArgs, revoke: bool, out: &mut dyn Write) -> Result<Outcome> {
     let environment = resource_environment(global)?;
     let settings = load_settings(&environment)?;
-    let trust = ctxkit_resources::set_project_trust(&environment, &settings, revoke)?;
+    let trust = ctxkit_settings::set_project_trust(&environment, &settings, revoke)?;
     let project = trust.project.display();
     match (&trust.held, revoke) {
         (None, _) => writeln!(

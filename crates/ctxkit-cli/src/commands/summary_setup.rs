@@ -3,7 +3,8 @@
 //! and the optional file context read from the session's working directory.
 
 use anyhow::{Context as _, Result};
-use ctxkit_compaction::{CompactionSettings, Prompts, Summarizer};
+use ctxkit_compaction::{CompactionSettings, Prompts};
+use ctxkit_summarizer::Summarizer;
 use ctxkit_summarizer_offline::OfflineSummarizer;
 
 use super::config::{load_settings, resource_environment};
@@ -47,7 +48,7 @@ pub struct SummaryFlags<'a> {
 /// Model options from the settings: `defaultProvider`/`defaultModel` as the agent model,
 /// `compaction.model`, `llm.*` (with `llm.anthropic.contextManagement`, `llm.anthropic.compaction`,
 /// `llm.openaiResponses.compaction` and `llm.timeouts`) and `retry.*`.
-pub fn llm_options(settings: &ctxkit_resources::SettingsManager) -> Result<ctxkit_llm::LlmOptions> {
+pub fn llm_options(settings: &ctxkit_settings::SettingsManager) -> Result<ctxkit_llm::LlmOptions> {
     let (provider, default_model) = settings.default_model();
     let llm = settings.llm();
     let retry = settings.retry();
@@ -71,7 +72,7 @@ pub fn llm_options(settings: &ctxkit_resources::SettingsManager) -> Result<ctxki
         compaction_model: settings.compaction_model(),
         base_url: llm.base_url,
         api,
-        api_key: llm.api_key.map(ctxkit_llm::ApiKey::new),
+        api_key: llm.api_key.map(ctxkit_secrets::ApiKey::new),
         headers: llm.headers,
         retry: ctxkit_llm::RetryPolicy {
             max_retries,
@@ -149,7 +150,7 @@ fn shared_http(timeouts: &ctxkit_llm::Timeouts) -> Result<ctxkit_llm::HttpClient
 /// the offline summarizer only when no model is configured. A configured model that cannot be used
 /// (no API key, unknown provider) is an error, not a silent fallback.
 fn choose_summarizer(
-    settings: &ctxkit_resources::SettingsManager,
+    settings: &ctxkit_settings::SettingsManager,
     model_flag: Option<&str>,
 ) -> Result<(Box<dyn Summarizer>, Option<u64>)> {
     let mut options = llm_options(settings)?;
@@ -217,7 +218,7 @@ pub fn default_max_output(context_window: u64) -> u64 {
 
 /// The models the user added in `llm.models` (`maxOutput` may be left out:
 /// [`default_max_output`]).
-pub fn user_models(llm: &ctxkit_resources::LlmSettings) -> Vec<ctxkit_llm::ModelLimits> {
+pub fn user_models(llm: &ctxkit_settings::LlmSettings) -> Vec<ctxkit_llm::ModelLimits> {
     llm.models
         .iter()
         .filter_map(|model| {
@@ -288,7 +289,7 @@ pub fn model_client(
 #[cfg(test)]
 #[allow(clippy::unwrap_used, reason = "tests")]
 mod tests {
-    use ctxkit_resources::SettingsManager;
+    use ctxkit_settings::SettingsManager;
     use serde_json::Value;
 
     /// Every leaf of `value` as a dotted key and its value.

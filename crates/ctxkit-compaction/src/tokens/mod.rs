@@ -11,9 +11,5 @@ pub use count::{
     REPLY_PRIMING_TOKENS, TOOL_CALL_OVERHEAD_TOKENS, TokenCount, TokenSource, UnknownEstimator,
     context_token_count, count_message_tokens, count_messages_tokens,
 };
-pub use ctxkit_tokens::{
-    ContextTokens, estimate_context_tokens, estimate_tokens, last_valid_usage, should_compact,
-    utf16_len,
-};
 pub use encoding::{Encoding, count_text_tokens};
 pub use heuristic::estimate_text_tokens;

@@ -4,12 +4,13 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ctxkit_compaction::{Prompts, Summarizer, SummarizerError, SummaryRequest, SummaryResponse};
+use ctxkit_compaction::Prompts;
 use ctxkit_engine::{
     CompactionConfig, Engine, EngineEvent, EngineOptions, EngineSettings, HookSet, ModelInfo,
 };
 use ctxkit_protocol::AgentMessage;
 use ctxkit_session::Session;
+use ctxkit_summarizer::{Summarizer, SummarizerError, SummaryRequest, SummaryResponse};
 use futures::future::BoxFuture;
 use serde_json::json;
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -33,7 +34,7 @@ pub struct Scripted {
     /// Continues conversations of the test model (cache-prefix requests).
     pub continues: std::sync::atomic::AtomicBool,
     /// The conversations continued, one per continuing request.
-    pub continued: Mutex<Vec<ctxkit_compaction::ConversationPrefix>>,
+    pub continued: Mutex<Vec<ctxkit_summarizer::ConversationPrefix>>,
 }
 
 impl Scripted {
@@ -66,7 +67,7 @@ impl Summarizer for Scripted {
         false
     }
 
-    fn can_continue(&self, prefix: &ctxkit_compaction::ConversationPrefix) -> bool {
+    fn can_continue(&self, prefix: &ctxkit_summarizer::ConversationPrefix) -> bool {
         self.continues.load(std::sync::atomic::Ordering::SeqCst)
             && prefix.provider == PROVIDER
             && prefix.model == MODEL
@@ -109,7 +110,7 @@ impl Summarizer for Scripted {
     fn summarize_continuing(
         &self,
         request: SummaryRequest,
-        prefix: ctxkit_compaction::ConversationPrefix,
+        prefix: ctxkit_summarizer::ConversationPrefix,
         cancel: CancellationToken,
     ) -> BoxFuture<'_, Result<SummaryResponse, SummarizerError>> {
         self.continued.lock().unwrap().push(prefix);

@@ -11,7 +11,7 @@ use super::{
 };
 use crate::chat::ChatRequest;
 use crate::config::ProviderConfig;
-use crate::overflow::StopReason;
+use ctxkit_overflow::StopReason;
 
 /// The output limit when neither the request nor the model table gives one (the API requires it).
 const DEFAULT_MAX_TOKENS: u64 = 8192;

@@ -20,7 +20,7 @@ use serde_json::Value;
 use crate::config::ProviderConfig;
 use crate::error::LlmError;
 use crate::models::Api;
-use crate::overflow::StopReason;
+use ctxkit_overflow::StopReason;
 
 /// A reasoning ("thinking") level, as in the reference's settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -20,11 +20,12 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 use ctxkit_agent::{Agent, ChatModel};
-use ctxkit_compaction::{Prompts, Summarizer};
+use ctxkit_compaction::Prompts;
 use ctxkit_engine::{Engine, EngineOptions, EngineSettings, HookSet, ModelInfo};
 use ctxkit_llm::{LlmOptions, ModelClient};
 use ctxkit_resources::LoadedResources;
 use ctxkit_session::Session;
+use ctxkit_summarizer::Summarizer;
 
 use super::Locations;
 use crate::Outcome;

@@ -2,13 +2,12 @@
 //! the model, and skills and prompt templates from the resource loader.
 
 use anyhow::{Context as _, Result, bail};
-use ctxkit_compaction::{
-    NoPlanReason, estimate_tokens, list_compactions, prepare_compaction, undo_last_compaction,
-};
+use ctxkit_compaction::{NoPlanReason, list_compactions, prepare_compaction, undo_last_compaction};
 use ctxkit_engine::{EngineError, ForkPosition, NavigateOptions};
 use ctxkit_protocol::AgentMessage;
 use ctxkit_resources::{expand_prompt_template, parse_frontmatter};
 use ctxkit_session::{Session, list_sessions};
+use ctxkit_tokens::estimate_tokens;
 
 use super::Chat;
 use super::agent::Ask;
