@@ -1,7 +1,6 @@
-//! Compaction for ctxkit: token accounting, cut points, preparation, conversation serialization,
-//! summaries (through a model-agnostic `Summarizer`; the offline one is `ctxkit-summarizer-offline`),
-//! branch summaries. Planning is pure; only the
-//! runner talks to a model.
+//! Compaction for ctxkit: cut points, preparation, conversation serialization, summaries (through a
+//! model-agnostic `Summarizer`; the offline one is `ctxkit-summarizer-offline`), branch summaries.
+//! Token accounting is `ctxkit-tokens`'. Planning is pure; only the runner talks to a model.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -18,7 +17,6 @@ mod prompts;
 mod runner;
 mod serialize;
 mod settings;
-mod tokens;
 mod tool_paths;
 
 pub use branch::{
@@ -48,9 +46,3 @@ pub use runner::{
 };
 pub use serialize::{TOOL_RESULT_MAX_UNITS, serialize_conversation, truncate_for_summary};
 pub use settings::CompactionSettings;
-pub use tokens::{
-    ContextTokenCount, Encoding, Estimator, Heuristic, IMAGE_TOKENS, MESSAGE_OVERHEAD_TOKENS,
-    REPLY_PRIMING_TOKENS, TOOL_CALL_OVERHEAD_TOKENS, TokenCount, TokenSource, UnknownEstimator,
-    context_token_count, count_message_tokens, count_messages_tokens, count_text_tokens,
-    estimate_text_tokens,
-};

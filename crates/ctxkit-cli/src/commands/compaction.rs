@@ -6,12 +6,12 @@ use std::path::Path;
 
 use anyhow::{Context as _, Result, bail};
 use ctxkit_compaction::{
-    CompactionRecord, CompactionSettings, Estimator, NoPlanReason, Preparation,
-    context_token_count, count_message_tokens, list_compactions, prepare_compaction,
-    serialize_messages, undo_last_compaction,
+    CompactionRecord, CompactionSettings, NoPlanReason, Preparation, list_compactions,
+    prepare_compaction, serialize_messages, undo_last_compaction,
 };
 use ctxkit_engine::{Engine, EngineError};
 use ctxkit_session::{LeafSelector, Session};
+use ctxkit_tokens::{Estimator, context_token_count, count_message_tokens};
 use serde_json::{Value, json};
 
 use super::engine_run::{engine_for, run_cancellable};

@@ -110,7 +110,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
             estimator,
             json,
         } => {
-            let estimator = estimator.parse::<ctxkit_compaction::Estimator>()?;
+            let estimator = estimator.parse::<ctxkit_tokens::Estimator>()?;
             compaction::tokens(&file, leaf.as_deref(), estimator, json, out)
         }
         Command::Compact {
