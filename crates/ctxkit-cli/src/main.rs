@@ -220,8 +220,7 @@ fn classify_import(error: &ctxkit_import::ImportError) -> (u8, Option<String>) {
 fn classify_llm(error: &ctxkit_llm::LlmError) -> (u8, Option<String>) {
     use ctxkit_llm::LlmError;
     match error {
-        LlmError::MissingApiKey { .. } | LlmError::UnknownProvider { .. } | LlmError::InvalidModel { .. } | LlmError::InvalidHeader { .. }
-        | LlmError::UnsupportedApi { .. } => {
+        LlmError::MissingApiKey { .. } | LlmError::UnknownProvider { .. } | LlmError::InvalidModel { .. } | LlmError::InvalidHeader { .. } => {
             (3, Some("set the key, or pick another model with `--model provider/id` (`ctxkit models` lists them)".to_owned()))
         }
         LlmError::Http { .. }

@@ -6,6 +6,8 @@ use ctxkit_protocol::EntryKind;
 use std::collections::HashMap;
 
 use ctxkit_session::{ContextMessage, ContextMessageKind, EditEffect, EntryIndex, Session};
+use ctxkit_summarizer::{Summarizer, SummaryPurpose, SummaryRequest};
+use ctxkit_tokens::estimate_tokens;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::CompactionError;
@@ -13,8 +15,6 @@ use crate::file_ops::{FileLists, FileOperations};
 use crate::prepare::SourcedMessage;
 use crate::prompts::Prompts;
 use crate::runner::{run_request, serialize_messages};
-use ctxkit_summarizer::{Summarizer, SummaryPurpose, SummaryRequest};
-use ctxkit_tokens::estimate_tokens;
 
 /// What stands in for a summary when the branch holds no message.
 pub const NO_CONTENT_TO_SUMMARIZE: &str = "No content to summarize";

@@ -5,11 +5,11 @@
 //! be continued the fresh prompt is sent and the reason is recorded with the compaction.
 
 use ctxkit_protocol::AgentMessage;
+use ctxkit_summarizer::{ConversationPrefix, Summarizer};
+use ctxkit_tokens::{estimate_text_tokens, estimate_tokens};
 
 use crate::prepare::{Preparation, SourcedMessage};
 use crate::serialize::truncate_for_summary;
-use ctxkit_summarizer::{ConversationPrefix, Summarizer};
-use ctxkit_tokens::{estimate_text_tokens, estimate_tokens};
 
 /// The most UTF-16 units of a message quoted to name where a span ends.
 const QUOTE_MAX_UNITS: usize = 300;

@@ -3,9 +3,10 @@
 //! five files of at most 1000 lines each, within a token cap. Choosing is pure; the caller reads the
 //! files and passes their text in.
 
+use ctxkit_tokens::utf16_len;
+
 use crate::prepare::Preparation;
 use crate::runner::serialize_messages;
-use ctxkit_tokens::utf16_len;
 
 /// Limits of the file context.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,11 +4,11 @@
 
 use ctxkit_protocol::EntryKind;
 use ctxkit_session::{LeafSelector, Session};
+use ctxkit_tokens::estimate_tokens;
 use serde_json::{Value, json};
 
 use crate::error::CompactionError;
 use crate::settings::CompactionSettings;
-use ctxkit_tokens::estimate_tokens;
 
 /// The custom entry type ctxkit appends to record an undone compaction.
 pub const UNDO_COMPACTION_TYPE: &str = "ctxkit.undo-compaction";

@@ -37,7 +37,7 @@ pub use history::{
 };
 pub use prepare::{
     NoPlanReason, PlanOutcome, Preparation, SourcedMessage, estimate_projected_context_tokens,
-    path_token_estimates, prepare_compaction,
+    prepare_compaction,
 };
 pub use prompts::{PromptFileError, Prompts};
 pub use runner::{

@@ -9,12 +9,12 @@ use ctxkit_session::{
     ContextMessage, ContextMessageKind, EntryIndex, ProjectedEntry, Session, StoredEntry,
     current_system_message, entry_messages, project_path,
 };
+use ctxkit_tokens::{estimate_context_tokens, estimate_tokens};
 
 use crate::cut::{CutEntry, find_cut_point};
 use crate::error::CompactionError;
 use crate::file_ops::FileOperations;
 use crate::settings::CompactionSettings;
-use ctxkit_tokens::{estimate_context_tokens, estimate_tokens};
 
 /// A message taken from the path, with the entry it came from.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,26 +60,6 @@ impl NoPlanReason {
 
 /// A plan, or why there is none.
 pub type PlanOutcome = Result<Preparation, NoPlanReason>;
-
-/// The reference estimate of each path entry (messages only; a missing content reads as empty).
-pub fn path_token_estimates(
-    session: &Session,
-    path: &[EntryIndex],
-) -> Result<Vec<u64>, CompactionError> {
-    path.iter()
-        .map(|&position| {
-            let is_message = session
-                .index()
-                .get(position)
-                .is_some_and(|entry| entry.type_name() == "message");
-            if !is_message {
-                return Ok(0);
-            }
-            let source = ContextMessage::new(position, ContextMessageKind::Stored);
-            Ok(estimate_tokens(&session.message(&source)?))
-        })
-        .collect()
-}
 
 /// The role a context message has, without parsing it.
 fn role_of<'a>(entry: &'a StoredEntry, message: &ContextMessage) -> &'a str {

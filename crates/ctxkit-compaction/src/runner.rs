@@ -3,6 +3,7 @@
 //! the file blocks. Cancellable; returns a result for the caller to append (nothing is written here).
 
 use ctxkit_protocol::{AgentMessage, Usage};
+use ctxkit_summarizer::{Summarizer, SummaryPurpose, SummaryRequest, SummaryResponse, SummarySpan};
 use futures::future::{Either, select};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -12,7 +13,6 @@ use crate::error::CompactionError;
 use crate::prepare::{Preparation, SourcedMessage};
 use crate::prompts::Prompts;
 use crate::serialize::serialize_conversation;
-use ctxkit_summarizer::{Summarizer, SummaryPurpose, SummaryRequest, SummaryResponse, SummarySpan};
 
 /// Stand-in history summary when a split turn has nothing before it and no previous summary.
 pub const NO_PRIOR_HISTORY: &str = "No prior history.";

@@ -3,6 +3,7 @@
 //! failures become replies too ([`ModelClient::failed_reply`]), so an agent loop can store them and
 //! the engine can recognise an overflow from the provider's own error text.
 
+use ctxkit_overflow::StopReason;
 use ctxkit_protocol::{AgentMessage, AssistantMessage, JsonObject, Usage};
 use ctxkit_summarizer::ToolDefinition;
 use serde_json::Value;
@@ -12,7 +13,6 @@ use crate::client::ModelClient;
 use crate::error::LlmError;
 use crate::models::Api;
 use crate::wire::{self, ReasoningLevel};
-use ctxkit_overflow::StopReason;
 
 /// One model call of a conversation.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,14 +28,6 @@ pub struct ChatRequest {
 }
 
 impl ModelClient {
-    /// Whether [`ModelClient::chat`] speaks this model's wire format: every format does
-    /// (Anthropic Messages, OpenAI Chat Completions and Responses, Gemini).
-    pub fn supports_chat(&self) -> bool {
-        match self.config().api {
-            Api::OpenAiChat | Api::AnthropicMessages | Api::OpenAiResponses | Api::Gemini => true,
-        }
-    }
-
     /// Sends one conversation request (with retries, stopping when `cancel` fires) and returns the
     /// reply with `provider`, `model`, `api`, `usage`, `stopReason` and the time it arrived.
     pub async fn chat(
@@ -154,8 +146,7 @@ impl ModelClient {
             | LlmError::UnknownProvider { .. }
             | LlmError::InvalidModel { .. }
             | LlmError::InvalidHeader { .. }
-            | LlmError::Client { .. }
-            | LlmError::UnsupportedApi { .. } => (StopReason::Error, error.to_string()),
+            | LlmError::Client { .. } => (StopReason::Error, error.to_string()),
         };
         let mut reply = AssistantMessage {
             content: Vec::new(),

@@ -5,6 +5,7 @@
 //! quiet for longer than the idle limit ends it as an `error` reply with the provider's wording (or
 //! the limit's) and what arrived. Retries before the stream starts show as [`ChatDelta::Retrying`].
 
+use ctxkit_overflow::StopReason;
 use ctxkit_protocol::{AssistantMessage, ContentBlock};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -16,7 +17,6 @@ use crate::http::TimeoutPhase;
 use crate::models::Api;
 use crate::stream::{Assembly, ChatDelta, DeltaSink, Reader, StreamError, sse};
 use crate::wire::{self, Completion, CompletionRequest, WireRequest};
-use ctxkit_overflow::StopReason;
 
 /// What an aborted reply says, as Pi writes it.
 const ABORTED: &str = "Request was aborted";
@@ -104,12 +104,8 @@ impl ModelClient {
             Whole::Stream(response) => response,
         };
         let reply = self.read_stream(response, cancel, &mut |_| {}).await;
-        let stop = reply
-            .stop_reason
-            .as_deref()
-            .and_then(StopReason::parse)
-            .unwrap_or(StopReason::Stop);
-        match stop {
+        let completion = Completion::from_reply(&reply);
+        match completion.stop_reason {
             StopReason::Aborted => {
                 return Err(LlmError::Cancelled {
                     provider: config.provider.clone(),
@@ -125,23 +121,7 @@ impl ModelClient {
             }
             StopReason::Stop | StopReason::Length | StopReason::ToolUse => {}
         }
-        let text = reply
-            .content
-            .iter()
-            .filter_map(|block| match block {
-                ContentBlock::Text(text) => Some(text.text.as_str()),
-                ContentBlock::Thinking(_)
-                | ContentBlock::ToolCall(_)
-                | ContentBlock::Image(_)
-                | ContentBlock::Unknown(_) => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n");
-        Ok(Completion {
-            text,
-            usage: reply.usage.unwrap_or_default(),
-            stop_reason: stop,
-        })
+        Ok(completion)
     }
 
     /// A JSON answer (a server that ignores `stream`) read whole, or the stream to read.

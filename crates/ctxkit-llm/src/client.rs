@@ -2,6 +2,8 @@
 //! and cancellation through the process's [`HttpClient`], and implements the compaction crate's
 //! [`Summarizer`].
 
+use ctxkit_overflow::{StopReason, is_reply_overflow};
+use ctxkit_secrets::{ApiKey, redact};
 use ctxkit_summarizer::{
     ConversationPrefix, Summarizer, SummarizerError, SummaryRequest, SummaryResponse,
 };
@@ -14,8 +16,6 @@ use crate::error::LlmError;
 use crate::http::{HttpClient, TimeoutPhase, error_chain};
 use crate::retry::{RetryObserver, retry_after, with_retries};
 use crate::wire::{self, Completion, CompletionRequest, ReasoningLevel};
-use ctxkit_overflow::{StopReason, is_reply_overflow};
-use ctxkit_secrets::{ApiKey, redact};
 
 /// The output limit of a summary for a model the model table does not know (its own limit is
 /// unknown, so nothing can be fitted): a size every current model can produce.
@@ -404,7 +404,7 @@ impl Summarizer for ModelClient {
     }
 
     fn can_continue(&self, prefix: &ConversationPrefix) -> bool {
-        self.continues(prefix) && self.supports_chat()
+        self.continues(prefix)
     }
 
     fn summarize(

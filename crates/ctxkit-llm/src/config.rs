@@ -2,6 +2,7 @@
 //! read from a map the caller passes in (never the process environment), resolved into one
 //! [`ProviderConfig`] for the agent model or the compaction model.
 
+use ctxkit_secrets::ApiKey;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
@@ -13,7 +14,6 @@ use crate::retry::RetryPolicy;
 use crate::wire::anthropic_cache::CacheRetention;
 use crate::wire::anthropic_context::AnthropicContextEditing;
 use crate::wire::provider_compaction::{AnthropicCompaction, OpenAiCompaction};
-use ctxkit_secrets::ApiKey;
 
 /// A model reference `provider/id` (the id may itself contain `/`, as OpenRouter's do).
 #[derive(Debug, Clone, PartialEq, Eq)]

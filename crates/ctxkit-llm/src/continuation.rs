@@ -18,7 +18,6 @@ use crate::client::ModelClient;
 use crate::error::LlmError;
 use crate::models::Api;
 use crate::wire::{Completion, ReasoningLevel};
-use ctxkit_overflow::StopReason;
 
 impl ModelClient {
     /// Whether `prefix` was answered by this client's provider and model.
@@ -74,29 +73,7 @@ impl ModelClient {
         let text = self
             .post(&wire.url, &headers, &wire.body.to_string(), cancel)
             .await?;
-        let reply = self.parse_chat(&text)?;
-        let stop_reason = reply
-            .stop_reason
-            .as_deref()
-            .and_then(StopReason::parse)
-            .unwrap_or(StopReason::Stop);
-        let text = reply
-            .content
-            .iter()
-            .filter_map(|block| match block {
-                ContentBlock::Text(text) => Some(text.text.as_str()),
-                ContentBlock::Thinking(_)
-                | ContentBlock::ToolCall(_)
-                | ContentBlock::Image(_)
-                | ContentBlock::Unknown(_) => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n");
-        Ok(Completion {
-            text,
-            usage: reply.usage.unwrap_or_default(),
-            stop_reason,
-        })
+        Ok(Completion::from_reply(&self.parse_chat(&text)?))
     }
 }
 

@@ -98,12 +98,6 @@ pub enum LlmError {
     /// The HTTP client could not be built (TLS initialisation).
     #[error("Could not create the HTTP client: {message}")]
     Client { message: String },
-    /// Conversations with tools (`ModelClient::chat`) are not implemented over this wire format;
-    /// configure a provider that speaks OpenAI Chat Completions (`llm.api: openai-completions`).
-    #[error(
-        "Provider `{provider}` speaks `{api}`, which `ctxkit chat` does not support yet; use an OpenAI-compatible Chat Completions provider"
-    )]
-    UnsupportedApi { provider: String, api: &'static str },
 }
 
 impl LlmError {
@@ -145,8 +139,7 @@ impl LlmError {
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
             | Self::InvalidHeader { .. }
-            | Self::Client { .. }
-            | Self::UnsupportedApi { .. } => false,
+            | Self::Client { .. } => false,
         }
     }
 
@@ -167,8 +160,7 @@ impl LlmError {
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
             | Self::InvalidHeader { .. }
-            | Self::Client { .. }
-            | Self::UnsupportedApi { .. } => false,
+            | Self::Client { .. } => false,
         }
     }
 }
@@ -189,8 +181,7 @@ impl LlmError {
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
             | Self::InvalidHeader { .. }
-            | Self::Client { .. }
-            | Self::UnsupportedApi { .. } => None,
+            | Self::Client { .. } => None,
         }
     }
 
@@ -230,8 +221,7 @@ impl LlmError {
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
             | Self::InvalidHeader { .. }
-            | Self::Client { .. }
-            | Self::UnsupportedApi { .. } => shorten(&self.to_string(), 80),
+            | Self::Client { .. } => shorten(&self.to_string(), 80),
         }
     }
 
@@ -250,8 +240,7 @@ impl LlmError {
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
             | Self::InvalidHeader { .. }
-            | Self::Client { .. }
-            | Self::UnsupportedApi { .. } => {}
+            | Self::Client { .. } => {}
         }
         self
     }

@@ -30,8 +30,5 @@ pub use settings::{
     AnthropicContextManagementSettings, BranchSummarySettings, Document, KeyPath, LlmSettings,
     LlmTimeoutSettings, ProviderCompactionSettings, ProviderRetrySettings, RetrySettings,
     SettingEntry, SettingLookup, SettingOrigin, SettingsDiagnostic, SettingsManager,
-    StoredCompactionSettings,
 };
-pub use trust::{
-    ProjectTrust, TRUST_FILE_NAME, project_trust, runnable_settings, set_project_trust,
-};
+pub use trust::{ProjectTrust, TRUST_FILE_NAME, project_trust, set_project_trust};

@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 use crate::env::Environment;
 use crate::error::{SettingsError, SettingsScope};
 use crate::settings::allowlist::split_project;
-use crate::settings::{Document, SettingsManager, store};
+use crate::settings::{SettingsManager, store};
 
 /// The trust file's name in the agent directory.
 pub const TRUST_FILE_NAME: &str = "trusted-projects.json";
@@ -133,12 +133,6 @@ pub fn set_project_trust(
     Ok(trust)
 }
 
-/// The effective settings to run with: of an untrusted project's settings only what it may
-/// change (`schema::PROJECT_SAFE_KEYS`); the user's own settings stand for the rest.
-pub fn runnable_settings(settings: &SettingsManager, trust: &ProjectTrust) -> Document {
-    settings.effective_for(trust.trusted)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,13 +153,18 @@ mod tests {
         let trust = project_trust(&environment, &settings).unwrap();
         assert!(!trust.trusted);
         assert_eq!(trust.held_keys, vec!["hooks"]);
-        assert!(!runnable_settings(&settings, &trust).contains_key("hooks"));
+        let runs_hooks = || {
+            SettingsManager::load(&environment)
+                .effective()
+                .contains_key("hooks")
+        };
+        assert!(!runs_hooks());
 
         let trust = set_project_trust(&environment, &settings, false).unwrap();
         assert!(trust.trusted);
         let trust = project_trust(&environment, &settings).unwrap();
         assert!(trust.trusted);
-        assert!(runnable_settings(&settings, &trust).contains_key("hooks"));
+        assert!(runs_hooks());
 
         // Changed hooks are not trusted any more.
         std::fs::write(&settings_path, hooks.replace("/tmp/x", "/tmp/y")).unwrap();

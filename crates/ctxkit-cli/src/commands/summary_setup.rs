@@ -275,15 +275,10 @@ pub fn model_client(
     else {
         return Err(NoModelConfigured.into());
     };
-    let client = ctxkit_llm::ModelClient::with_http(config, shared_http(&options.timeouts)?)?;
-    if !client.supports_chat() {
-        return Err(ctxkit_llm::LlmError::UnsupportedApi {
-            provider: client.config().provider.clone(),
-            api: client.config().api.as_str(),
-        }
-        .into());
-    }
-    Ok(client)
+    Ok(ctxkit_llm::ModelClient::with_http(
+        config,
+        shared_http(&options.timeouts)?,
+    )?)
 }
 
 #[cfg(test)]

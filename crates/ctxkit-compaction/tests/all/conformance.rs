@@ -22,11 +22,11 @@ use std::sync::Mutex;
 
 use ctxkit_compaction::{
     BranchSummaryOptions, CachePrefix, CompactOptions, CompactionSettings, InstructionsMode,
-    Prompts, collect_branch_entries, compact, path_token_estimates, prepare_branch_entries,
-    prepare_compaction, summarize_branch,
+    Prompts, collect_branch_entries, compact, prepare_branch_entries, prepare_compaction,
+    summarize_branch,
 };
 use ctxkit_protocol::repair_lone_surrogates;
-use ctxkit_session::{LeafSelector, Session};
+use ctxkit_session::{ContextMessage, ContextMessageKind, LeafSelector, Session};
 use ctxkit_summarizer::{
     Summarizer, SummarizerError, SummaryPurpose, SummaryRequest, SummaryResponse,
 };
@@ -445,7 +445,7 @@ fn check_tokens(
         .iter()
         .map(|entry| session.index().position(entry.id()).unwrap())
         .collect();
-    let estimates = path_token_estimates(session, &positions).unwrap();
+    let estimates = path_token_estimates(session, &positions);
     for (reference_id, tokens) in vector["perEntry"].as_object().unwrap() {
         let id = ids
             .get(reference_id)
@@ -896,4 +896,21 @@ fn check_branch_pair(
             )),
         }
     }
+}
+
+/// The reference estimate of each path entry (messages only; a missing content reads as empty).
+fn path_token_estimates(session: &Session, path: &[usize]) -> Vec<u64> {
+    path.iter()
+        .map(|&position| {
+            let is_message = session
+                .index()
+                .get(position)
+                .is_some_and(|entry| entry.type_name() == "message");
+            if !is_message {
+                return 0;
+            }
+            let source = ContextMessage::new(position, ContextMessageKind::Stored);
+            ctxkit_tokens::estimate_tokens(&session.message(&source).unwrap())
+        })
+        .collect()
 }

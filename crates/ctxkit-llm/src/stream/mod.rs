@@ -8,13 +8,13 @@ pub(crate) mod openai_chat;
 pub(crate) mod openai_responses;
 pub(crate) mod sse;
 
+use ctxkit_overflow::StopReason;
 use ctxkit_protocol::{AssistantMessage, ContentBlock, JsonObject, Usage};
 use serde_json::Value;
 
 use crate::models::Api;
 use crate::retry::RetryNotice;
 use crate::wire::conversation;
-use ctxkit_overflow::StopReason;
 
 /// What a stream shows as it arrives.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,12 +3,12 @@
 //! in a final chunk with no choices (`stream_options.include_usage`); `[DONE]`; an `error` object
 //! when the server fails mid-stream.
 
+use ctxkit_overflow::StopReason;
 use ctxkit_protocol::JsonObject;
 use serde_json::Value;
 
 use super::{Assembly, ChatDelta, DeltaSink, StreamError, error_text};
 use crate::wire::openai_chat_tools;
-use ctxkit_overflow::StopReason;
 
 #[derive(Debug, Default)]
 pub(crate) struct State {

@@ -4,6 +4,7 @@
 //! `response.function_call_arguments.delta`, then `response.completed` (usage),
 //! `response.incomplete`, `response.failed` or `error`.
 
+use ctxkit_overflow::StopReason;
 use ctxkit_protocol::{ContentBlock, JsonObject};
 use serde_json::Value;
 
@@ -11,7 +12,6 @@ use super::{Assembly, ChatDelta, DeltaSink, StreamError, error_text};
 use crate::wire::openai_responses::response_usage;
 use crate::wire::openai_responses_tools::output_item;
 use crate::wire::provider_compaction;
-use ctxkit_overflow::StopReason;
 
 /// Provider output index → position in the reply.
 #[derive(Debug, Default)]

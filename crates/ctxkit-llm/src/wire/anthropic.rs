@@ -1,13 +1,13 @@
 //! Anthropic Messages: `system` at the top level, `thinking.budget_tokens` for reasoning, usage
 //! with cache reads and writes.
 
+use ctxkit_overflow::StopReason;
 use serde_json::{Value, json};
 
 use super::{
     Completion, CompletionRequest, ReasoningLevel, WireRequest, u64_at, usage, with_budget,
 };
 use crate::config::ProviderConfig;
-use ctxkit_overflow::StopReason;
 
 const VERSION: &str = "2023-06-01";
 

@@ -2,6 +2,7 @@
 //! back in one user message, thinking blocks sent back with their signatures (redacted thinking
 //! as `redacted_thinking`). Pure: no I/O.
 
+use ctxkit_overflow::StopReason;
 use ctxkit_protocol::{AssistantMessage, ContentBlock, JsonObject};
 use serde_json::{Value, json};
 
@@ -11,7 +12,6 @@ use super::{
 };
 use crate::chat::ChatRequest;
 use crate::config::ProviderConfig;
-use ctxkit_overflow::StopReason;
 
 /// The output limit when neither the request nor the model table gives one (the API requires it).
 const DEFAULT_MAX_TOKENS: u64 = 8192;

@@ -1,13 +1,13 @@
 //! Google Gemini `generateContent`: `systemInstruction`, `thinkingConfig.thinkingBudget`, the key
 //! in the `x-goog-api-key` header (never in the URL, where error messages could show it).
 
+use ctxkit_overflow::StopReason;
 use serde_json::{Value, json};
 
 use super::{
     Completion, CompletionRequest, ReasoningLevel, WireRequest, u64_at, usage, with_budget,
 };
 use crate::config::ProviderConfig;
-use ctxkit_overflow::StopReason;
 
 fn budget(level: ReasoningLevel) -> u64 {
     match level {

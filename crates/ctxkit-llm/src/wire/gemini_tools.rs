@@ -3,6 +3,7 @@
 //! carried them (Pi keeps them as `thoughtSignature` on tool calls, `textSignature` on text,
 //! `thinkingSignature` on thinking). Pure: no I/O.
 
+use ctxkit_overflow::StopReason;
 use ctxkit_protocol::{AssistantMessage, ContentBlock, JsonObject};
 use serde_json::{Value, json};
 
@@ -11,7 +12,6 @@ use super::conversation::{self, Part, Turn};
 use super::gemini::{finish, gemini_usage, generation};
 use crate::chat::ChatRequest;
 use crate::config::ProviderConfig;
-use ctxkit_overflow::StopReason;
 
 pub(crate) fn build(config: &ProviderConfig, request: &ChatRequest) -> WireRequest {
     let mut body = json!({

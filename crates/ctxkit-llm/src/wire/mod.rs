@@ -14,13 +14,13 @@ pub(crate) mod openai_responses;
 pub(crate) mod openai_responses_tools;
 pub(crate) mod provider_compaction;
 
-use ctxkit_protocol::Usage;
+use ctxkit_overflow::StopReason;
+use ctxkit_protocol::{AssistantMessage, ContentBlock, Usage};
 use serde_json::Value;
 
 use crate::config::ProviderConfig;
 use crate::error::LlmError;
 use crate::models::Api;
-use ctxkit_overflow::StopReason;
 
 /// A reasoning ("thinking") level, as in the reference's settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,6 +84,34 @@ pub struct Completion {
     pub text: String,
     pub usage: Usage,
     pub stop_reason: StopReason,
+}
+
+impl Completion {
+    /// A conversation reply read as an answer: its text blocks joined by `\n` (thinking, tool calls
+    /// and images left out), its usage, and its stop reason (`stop` when it has none).
+    pub(crate) fn from_reply(reply: &AssistantMessage) -> Self {
+        let text = reply
+            .content
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Text(text) => Some(text.text.as_str()),
+                ContentBlock::Thinking(_)
+                | ContentBlock::ToolCall(_)
+                | ContentBlock::Image(_)
+                | ContentBlock::Unknown(_) => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        Self {
+            text,
+            usage: reply.usage.clone().unwrap_or_default(),
+            stop_reason: reply
+                .stop_reason
+                .as_deref()
+                .and_then(StopReason::parse)
+                .unwrap_or(StopReason::Stop),
+        }
+    }
 }
 
 /// What to send.

@@ -1,12 +1,12 @@
 //! OpenAI Chat Completions, also spoken by OpenRouter, Groq, xAI, Mistral, Ollama, vLLM, the
 //! llama.cpp server and LM Studio: a system message, `reasoning_effort`, cached prompt tokens.
 
+use ctxkit_overflow::StopReason;
 use serde_json::{Value, json};
 
 use super::{Completion, CompletionRequest, ReasoningLevel, WireRequest, bearer, u64_at, usage};
 use crate::config::ProviderConfig;
 use crate::models::MaxTokensField;
-use ctxkit_overflow::StopReason;
 
 pub(super) fn build(config: &ProviderConfig, request: &CompletionRequest) -> WireRequest {
     let body = json!({

@@ -2,6 +2,7 @@
 //! assistant and tool-result messages in Pi's format) and tool definitions in; one assistant
 //! message with text, reasoning and tool calls out. Pure: no I/O.
 
+use ctxkit_overflow::StopReason;
 use ctxkit_protocol::{
     AssistantMessage, ContentBlock, JsonObject, TextContent, ThinkingContent, ToolCall,
 };
@@ -12,7 +13,6 @@ use super::conversation::{self, Part, Turn};
 use super::openai_chat::{chat_completions_request, chat_usage};
 use crate::chat::ChatRequest;
 use crate::config::ProviderConfig;
-use ctxkit_overflow::StopReason;
 
 /// The error of a reply stopped by the provider's content filter.
 pub(crate) const CONTENT_FILTER: &str = "The provider's content filter stopped the reply";

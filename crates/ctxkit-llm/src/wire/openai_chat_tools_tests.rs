@@ -1,10 +1,10 @@
 //! The conversation request shape and reply parsing of Chat Completions with tools.
 
 use ctxkit_protocol::{AgentMessage, ContentBlock};
+use ctxkit_summarizer::ToolDefinition;
 use serde_json::json;
 
 use super::*;
-use ctxkit_summarizer::ToolDefinition;
 
 use crate::chat::ChatRequest;
 use crate::config::{EnvSettings, LlmOptions, ModelRole, resolve_model};

@@ -1,10 +1,10 @@
 //! OpenAI Responses: `instructions` for the system prompt, `reasoning.effort`, nothing stored.
 
+use ctxkit_overflow::StopReason;
 use serde_json::{Value, json};
 
 use super::{Completion, CompletionRequest, ReasoningLevel, WireRequest, bearer, u64_at, usage};
 use crate::config::ProviderConfig;
-use ctxkit_overflow::StopReason;
 
 pub(super) fn build(config: &ProviderConfig, request: &CompletionRequest) -> WireRequest {
     let body = json!({

@@ -2,6 +2,7 @@
 //! items, reasoning items sent back whole (with their encrypted content, as nothing is stored on
 //! the server). A call's id is `call_id|item id`, as Pi stores it. Pure: no I/O.
 
+use ctxkit_overflow::StopReason;
 use ctxkit_protocol::{AssistantMessage, ContentBlock, JsonObject};
 use serde_json::{Value, json};
 
@@ -10,7 +11,6 @@ use super::openai_responses::{check_shape, finish, response_usage};
 use super::{WireRequest, provider_compaction};
 use crate::chat::ChatRequest;
 use crate::config::ProviderConfig;
-use ctxkit_overflow::StopReason;
 
 pub(crate) fn build(config: &ProviderConfig, request: &ChatRequest) -> WireRequest {
     let mut body = json!({

@@ -1,10 +1,11 @@
 //! Request shapes per API and reasoning level; response parsing is covered end to end in
 //! `tests/all`.
 
+use ctxkit_secrets::ApiKey;
+
 use super::*;
 use crate::config::{LlmOptions, ModelRole, ProviderConfig, resolve_model};
 use crate::models::ModelLimits;
-use ctxkit_secrets::ApiKey;
 
 fn config(model: &str) -> ProviderConfig {
     let options = LlmOptions {
@@ -84,4 +85,33 @@ fn openai_apis_send_effort_and_gemini_a_thinking_budget() {
         2048
     );
     assert_eq!(gemini.body["generationConfig"]["maxOutputTokens"], 3048);
+}
+
+#[test]
+fn a_reply_reads_as_its_text_blocks_with_its_usage_and_stop_reason() {
+    let reply: AssistantMessage = serde_json::from_value(serde_json::json!({
+        "role": "assistant",
+        "content": [
+            {"type": "thinking", "thinking": "hidden"},
+            {"type": "text", "text": "## Goal"},
+            {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {}},
+            {"type": "text", "text": "Fix the parser."}
+        ],
+        "usage": {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15,
+                  "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+        "stopReason": "length",
+        "timestamp": 0
+    }))
+    .unwrap();
+    let completion = Completion::from_reply(&reply);
+    assert_eq!(completion.text, "## Goal\nFix the parser.");
+    assert_eq!(completion.usage.output, 5);
+    assert_eq!(completion.stop_reason, StopReason::Length);
+
+    let mut unstated = reply;
+    unstated.stop_reason = None;
+    unstated.usage = None;
+    let completion = Completion::from_reply(&unstated);
+    assert_eq!(completion.stop_reason, StopReason::Stop);
+    assert_eq!(completion.usage, Usage::default());
 }

@@ -67,7 +67,6 @@ async fn a_tool_call_then_an_answer() {
         .mount(&server)
         .await;
     let client = client(MODEL, &server);
-    assert!(client.supports_chat());
     let cancel = CancellationToken::new();
     let first = client
         .chat(&request(vec![user("what is here?")]), &cancel)

@@ -15,7 +15,7 @@ use serde_json::Value;
 pub use document::{Document, KeyPath};
 pub use typed::{
     AnthropicContextManagementSettings, BranchSummarySettings, LlmSettings, LlmTimeoutSettings,
-    ProviderCompactionSettings, ProviderRetrySettings, RetrySettings, StoredCompactionSettings,
+    ProviderCompactionSettings, ProviderRetrySettings, RetrySettings,
 };
 
 use crate::env::Environment;
@@ -319,17 +319,6 @@ impl SettingsManager {
                 schema::lookup(&segments).is_some()
             })
             .collect()
-    }
-
-    /// The merged view as it would be with the project trusted or not (for callers holding a
-    /// [`crate::ProjectTrust`] of their own).
-    pub fn effective_for(&self, project_trusted: bool) -> Document {
-        if project_trusted == self.project_trusted {
-            return self.effective.clone();
-        }
-        let project = Self::applied_project(&self.project.document, project_trusted);
-        let merged = document::merge_documents(&self.global.document, &project);
-        document::merge_documents(&merged, &self.overrides)
     }
 
     /// The file backing a scope (`None` for in-memory settings).

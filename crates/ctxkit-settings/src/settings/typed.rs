@@ -12,18 +12,6 @@ use crate::env::expand_tilde_strict;
 use crate::error::SettingsScope;
 use crate::kind::ResourceKind;
 
-/// The `compaction.*` keys as the settings files hold them (the engine's planning budgets are
-/// `ctxkit_compaction::CompactionSettings`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StoredCompactionSettings {
-    /// Auto-compaction on (default `true`).
-    pub enabled: bool,
-    /// Tokens kept free for the reply; compaction triggers above window − reserve (16384).
-    pub reserve_tokens: u64,
-    /// Recent tokens never summarised (20000).
-    pub keep_recent_tokens: u64,
-}
-
 /// Branch summary settings (`branchSummary.*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BranchSummarySettings {
@@ -179,19 +167,6 @@ impl SettingsManager {
     fn string_setting(&self, key: &str) -> Option<String> {
         self.valid_or_default(key)
             .and_then(|value| value.as_str().map(str::to_owned))
-    }
-
-    /// `compaction.*` with defaults `{true, 16384, 20000}`.
-    pub fn compaction(&self) -> StoredCompactionSettings {
-        StoredCompactionSettings {
-            enabled: self.bool_setting("compaction.enabled"),
-            reserve_tokens: self
-                .u64_setting("compaction.reserveTokens")
-                .unwrap_or(16384),
-            keep_recent_tokens: self
-                .u64_setting("compaction.keepRecentTokens")
-                .unwrap_or(20000),
-        }
     }
 
     /// `compaction.fileContext` (a ctxkit setting, default `false`): include the current contents of
