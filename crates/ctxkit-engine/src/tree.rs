@@ -1,10 +1,12 @@
 //! Moving in the tree: navigation with an optional branch summary (the reference's target rules),
 //! forks and clones, and forgetting a span of the conversation.
 
+use std::ops::ControlFlow;
+
 use crate::engine::Running;
 
 use ctxkit_compaction::{
-    BranchSummaryOptions, InstructionsMode, collect_branch_entries, summarize_branch,
+    BranchEntries, BranchSummaryOptions, InstructionsMode, collect_branch_entries, summarize_branch,
 };
 use ctxkit_protocol::EntryKind;
 use ctxkit_session::SummarySource;
@@ -15,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use crate::engine::{Engine, State, content_text};
 use crate::error::{EngineError, Result};
 use crate::events::EngineEvent;
-use crate::hooks::{AfterTree, BeforeFork, BeforeTree, ForkPosition};
+use crate::hooks::{AfterTree, BeforeFork, BeforeTree, ForkPosition, HookSummary};
 
 /// The input budget of a branch summary when the window is unknown.
 const UNKNOWN_WINDOW_BUDGET: u64 = 128_000;
@@ -159,113 +161,23 @@ impl Engine {
         cancel: &CancellationToken,
     ) -> Result<NavigateOutcome> {
         let branch = collect_branch_entries(&state.session, old_leaf.as_deref(), Some(target_id));
-        let mut hook_summary = None;
-        if !self.inner.hooks.is_empty() {
-            let event = BeforeTree {
-                target_id: target_id.to_owned(),
-                old_leaf_id: old_leaf.clone(),
-                common_ancestor_id: branch.common_ancestor_id.clone(),
-                entries_to_summarize: raw_values(state, &branch.entries)?,
-                user_wants_summary: options.summarize,
-                custom_instructions: options.custom_instructions.clone(),
-                replace_instructions: options.replace_instructions,
-                label: options.label.clone(),
-            };
-            if let Some(answer) = self
-                .inner
-                .hooks
-                .before_tree(&self.inner.bus, &event, cancel)
-                .await
-            {
-                if answer.cancel {
-                    return Ok(NavigateOutcome {
-                        cancelled: true,
-                        new_leaf_id: old_leaf,
-                        ..NavigateOutcome::default()
-                    });
-                }
-                // A cancel that arrived while the hooks ran wins over a summary they supplied.
-                if cancel.is_cancelled() && options.summarize {
-                    return Ok(NavigateOutcome {
-                        cancelled: true,
-                        aborted: true,
-                        new_leaf_id: old_leaf,
-                        ..NavigateOutcome::default()
-                    });
-                }
-                if options.summarize {
-                    hook_summary = answer.summary;
-                }
-                if answer.custom_instructions.is_some() {
-                    options.custom_instructions = answer.custom_instructions;
-                }
-                if let Some(replace) = answer.replace_instructions {
-                    options.replace_instructions = replace;
-                }
-                if answer.label.is_some() {
-                    options.label = answer.label;
-                }
-            }
-        }
-
+        let hook_summary = match self
+            .ask_before_tree(state, target_id, &old_leaf, &branch, &mut options, cancel)
+            .await?
+        {
+            ControlFlow::Break(outcome) => return Ok(outcome),
+            ControlFlow::Continue(hook_summary) => hook_summary,
+        };
         let mut summary =
             hook_summary.map(|supplied| (supplied.summary, supplied.details, SummarySource::Hook));
         let summarizing = summary.is_none() && options.summarize && !branch.entries.is_empty();
         if summarizing {
-            self.inner.bus.emit(EngineEvent::BranchSummaryStart {
-                target_id: target_id.to_owned(),
-            });
-            let budget = branch_summary_budget(state);
-            let branch_options = BranchSummaryOptions {
-                instructions: options.custom_instructions.clone(),
-                mode: if options.replace_instructions {
-                    InstructionsMode::Replace
-                } else {
-                    InstructionsMode::Focus
-                },
-                token_budget: budget.max(1),
-                thinking_level: state.thinking_level.clone(),
-            };
-            let result = summarize_branch(
-                &state.session,
-                &branch.entries,
-                self.inner.summarizer.as_ref(),
-                &self.inner.prompts,
-                &branch_options,
-                cancel,
-            )
-            .await
-            .map_err(EngineError::from);
-            let result = match result {
-                Err(_) if cancel.is_cancelled() => Err(EngineError::Cancelled),
-                other => other,
-            };
-            match result {
-                Ok(written) => {
-                    summary = Some((
-                        written.summary,
-                        Some(written.files.details()),
-                        SummarySource::Ctxkit,
-                    ));
-                }
-                Err(error) => {
-                    let aborted = error.is_cancelled();
-                    self.inner.bus.emit(EngineEvent::BranchSummaryEnd {
-                        target_id: target_id.to_owned(),
-                        aborted,
-                        summary_entry_id: None,
-                        error: (!aborted).then(|| error.to_string()),
-                    });
-                    if aborted {
-                        return Ok(NavigateOutcome {
-                            cancelled: true,
-                            aborted: true,
-                            new_leaf_id: old_leaf,
-                            ..NavigateOutcome::default()
-                        });
-                    }
-                    return Err(error);
-                }
+            match self
+                .write_branch_summary(state, target_id, &old_leaf, &branch, &options, cancel)
+                .await?
+            {
+                ControlFlow::Break(outcome) => return Ok(outcome),
+                ControlFlow::Continue(written) => summary = Some(written),
             }
         }
 
@@ -329,6 +241,126 @@ impl Engine {
         })
     }
 
+    /// Runs the `before_tree` hooks: stops the navigation when they cancel it (or a cancel arrived
+    /// while they ran and a summary was asked for), applies their overrides to `options`, and
+    /// returns the summary they supplied, if a summary was asked for.
+    async fn ask_before_tree(
+        &self,
+        state: &State,
+        target_id: &str,
+        old_leaf: &Option<String>,
+        branch: &BranchEntries,
+        options: &mut NavigateOptions,
+        cancel: &CancellationToken,
+    ) -> Result<ControlFlow<NavigateOutcome, Option<HookSummary>>> {
+        if self.inner.hooks.is_empty() {
+            return Ok(ControlFlow::Continue(None));
+        }
+        let event = BeforeTree {
+            target_id: target_id.to_owned(),
+            old_leaf_id: old_leaf.clone(),
+            common_ancestor_id: branch.common_ancestor_id.clone(),
+            entries_to_summarize: raw_values(state, &branch.entries)?,
+            user_wants_summary: options.summarize,
+            custom_instructions: options.custom_instructions.clone(),
+            replace_instructions: options.replace_instructions,
+            label: options.label.clone(),
+        };
+        let Some(answer) = self
+            .inner
+            .hooks
+            .before_tree(&self.inner.bus, &event, cancel)
+            .await
+        else {
+            return Ok(ControlFlow::Continue(None));
+        };
+        if answer.cancel {
+            return Ok(ControlFlow::Break(NavigateOutcome {
+                cancelled: true,
+                new_leaf_id: old_leaf.clone(),
+                ..NavigateOutcome::default()
+            }));
+        }
+        // A cancel that arrived while the hooks ran wins over a summary they supplied.
+        if cancel.is_cancelled() && options.summarize {
+            return Ok(ControlFlow::Break(aborted_navigation(old_leaf)));
+        }
+        if answer.custom_instructions.is_some() {
+            options.custom_instructions = answer.custom_instructions;
+        }
+        if let Some(replace) = answer.replace_instructions {
+            options.replace_instructions = replace;
+        }
+        if answer.label.is_some() {
+            options.label = answer.label;
+        }
+        Ok(ControlFlow::Continue(
+            answer.summary.filter(|_| options.summarize),
+        ))
+    }
+
+    /// Summarizes the branch being left (between `BranchSummaryStart` and, on failure,
+    /// `BranchSummaryEnd`): the summary, its details and its source, or the outcome of an aborted
+    /// navigation when it was cancelled.
+    async fn write_branch_summary(
+        &self,
+        state: &State,
+        target_id: &str,
+        old_leaf: &Option<String>,
+        branch: &BranchEntries,
+        options: &NavigateOptions,
+        cancel: &CancellationToken,
+    ) -> Result<ControlFlow<NavigateOutcome, (String, Option<Value>, SummarySource)>> {
+        self.inner.bus.emit(EngineEvent::BranchSummaryStart {
+            target_id: target_id.to_owned(),
+        });
+        let budget = branch_summary_budget(state);
+        let branch_options = BranchSummaryOptions {
+            instructions: options.custom_instructions.clone(),
+            mode: if options.replace_instructions {
+                InstructionsMode::Replace
+            } else {
+                InstructionsMode::Focus
+            },
+            token_budget: budget.max(1),
+            thinking_level: state.thinking_level.clone(),
+        };
+        let result = summarize_branch(
+            &state.session,
+            &branch.entries,
+            self.inner.summarizer.as_ref(),
+            &self.inner.prompts,
+            &branch_options,
+            cancel,
+        )
+        .await
+        .map_err(EngineError::from);
+        let result = match result {
+            Err(_) if cancel.is_cancelled() => Err(EngineError::Cancelled),
+            other => other,
+        };
+        match result {
+            Ok(written) => Ok(ControlFlow::Continue((
+                written.summary,
+                Some(written.files.details()),
+                SummarySource::Ctxkit,
+            ))),
+            Err(error) => {
+                let aborted = error.is_cancelled();
+                self.inner.bus.emit(EngineEvent::BranchSummaryEnd {
+                    target_id: target_id.to_owned(),
+                    aborted,
+                    summary_entry_id: None,
+                    error: (!aborted).then(|| error.to_string()),
+                });
+                if aborted {
+                    return Ok(ControlFlow::Break(aborted_navigation(old_leaf)));
+                }
+                Err(error)
+            }
+        }
+    }
+
     /// Forks the session (the reference's `fork`): `before` a user message (its text is returned
     /// for editing) or `at` any entry. The engine continues on the new session; the old file is not
     /// modified. Unlike the reference, a fork before the first user message keeps its parent link
@@ -389,5 +421,16 @@ impl Engine {
             .await
             .ok_or(EngineError::NothingToClone)?;
         self.fork(&leaf, ForkPosition::At).await
+    }
+}
+
+/// The outcome of a navigation cancelled while its branch summary was asked for or being written:
+/// the leaf stays where it was.
+fn aborted_navigation(old_leaf: &Option<String>) -> NavigateOutcome {
+    NavigateOutcome {
+        cancelled: true,
+        aborted: true,
+        new_leaf_id: old_leaf.clone(),
+        ..NavigateOutcome::default()
     }
 }

@@ -331,6 +331,20 @@ pub fn render_markdown(report: &SimulationReport) -> String {
         Some(source) => out.push_str(&super::report_session::session_header(report, source)),
         None => generated_header(&mut out, report),
     }
+    cost_table(&mut out, report);
+    outcome_table(&mut out, report);
+    out.push_str(&verdict(report));
+    kind_table(&mut out, report);
+    timing_table(&mut out, report);
+    notes(&mut out, report);
+    if report.session.is_some() {
+        out.push_str(super::report_session::SESSION_NOTE);
+    }
+    out
+}
+
+/// Input tokens and costs per strategy.
+fn cost_table(out: &mut String, report: &SimulationReport) {
     out.push_str(
         "| Strategy | Input tok/call mean | p50 | max | Input total | Cache hit | Cost, no cache | Requests, cache | Summaries (calls) | Total, cache |\n\
          |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
@@ -353,6 +367,10 @@ pub fn render_markdown(report: &SimulationReport) -> String {
             strategy.total_cost_with_cache,
         );
     }
+}
+
+/// Overflows, compactions, recall and summary waits per strategy.
+fn outcome_table(out: &mut String, report: &SimulationReport) {
     let session = report.session.is_some();
     out.push_str(if session {
         "\n| Strategy | Overflows (rejected, unrecovered) | Compactions (threshold/overflow) | \
@@ -406,7 +424,12 @@ pub fn render_markdown(report: &SimulationReport) -> String {
             },
         );
     }
-    out.push_str(&verdict(report));
+}
+
+/// Recall by identifier kind per strategy (at the naming calls for a real session, else of the final
+/// view).
+fn kind_table(out: &mut String, report: &SimulationReport) {
+    let session = report.session.is_some();
     let kinds: &[IdentifierKind] = if session {
         &IdentifierKind::NAMED
     } else {
@@ -438,6 +461,10 @@ pub fn render_markdown(report: &SimulationReport) -> String {
         }
         out.push('\n');
     }
+}
+
+/// Where each strategy's replay spent its time.
+fn timing_table(out: &mut String, report: &SimulationReport) {
     out.push_str(
         "\n| Strategy | Replay ms | model_view | measure | recall | append | checks (compaction) |\n\
          |---|---:|---:|---:|---:|---:|---:|\n",
@@ -456,6 +483,10 @@ pub fn render_markdown(report: &SimulationReport) -> String {
             timing.check_ms,
         );
     }
+}
+
+/// The assumptions under the tables: prices, the cache and latency models, what recall counts.
+fn notes(out: &mut String, report: &SimulationReport) {
     let prices = &report.prices;
     let _ = writeln!(
         out,
@@ -495,10 +526,6 @@ pub fn render_markdown(report: &SimulationReport) -> String {
         super::summary::OUTPUT_TOKENS_PER_SECOND,
         super::summary::TOOL_SECONDS,
     );
-    if report.session.is_some() {
-        out.push_str(super::report_session::SESSION_NOTE);
-    }
-    out
 }
 
 #[cfg(test)]

@@ -155,3 +155,218 @@ fn a_re_export_facade_or_a_hidden_alias_is_found() {
         ]
     );
 }
+
+/// `source` with the text of comments, string literals and character literals blanked (newlines
+/// kept), so braces and `fn` in them do not count as code.
+fn code_only(source: &str) -> Vec<u8> {
+    let bytes = source.as_bytes();
+    let mut code = bytes.to_vec();
+    let blank = |code: &mut Vec<u8>, from: usize, to: usize| {
+        for byte in &mut code[from..to.min(bytes.len())] {
+            if *byte != b'\n' {
+                *byte = b' ';
+            }
+        }
+    };
+    let mut at = 0;
+    while at < bytes.len() {
+        let rest = &bytes[at..];
+        if rest.starts_with(b"//") {
+            let end = rest
+                .iter()
+                .position(|&byte| byte == b'\n')
+                .map_or(bytes.len(), |n| at + n);
+            blank(&mut code, at, end);
+            at = end;
+        } else if rest.starts_with(b"/*") {
+            let end = source[at + 2..]
+                .find("*/")
+                .map_or(bytes.len(), |n| at + 2 + n + 2);
+            blank(&mut code, at, end);
+            at = end;
+        } else if let Some(hashes) = raw_string_start(rest) {
+            let open = rest.iter().position(|&byte| byte == b'"').unwrap_or(0) + 1;
+            let close = format!("\"{}", "#".repeat(hashes));
+            let end = source[at + open..]
+                .find(&close)
+                .map_or(bytes.len(), |n| at + open + n + close.len());
+            blank(&mut code, at, end);
+            at = end;
+        } else if rest[0] == b'"' {
+            let mut end = at + 1;
+            while end < bytes.len() && bytes[end] != b'"' {
+                end += if bytes[end] == b'\\' { 2 } else { 1 };
+            }
+            blank(&mut code, at, end + 1);
+            at = end + 1;
+        } else if rest[0] == b'\'' {
+            // A character literal ('x', '\n', '\u{1F600}', '{'), not a lifetime ('a).
+            let close = if rest.get(1) == Some(&b'\\') {
+                rest.iter()
+                    .skip(2)
+                    .position(|&byte| byte == b'\'')
+                    .map(|n| n + 2)
+            } else {
+                let width = source[at + 1..].chars().next().map_or(1, char::len_utf8);
+                (rest.get(1 + width) == Some(&b'\'')).then_some(1 + width)
+            };
+            match close {
+                Some(close) => {
+                    blank(&mut code, at, at + close + 1);
+                    at += close + 1;
+                }
+                None => at += 1,
+            }
+        } else {
+            at += 1;
+        }
+    }
+    code
+}
+
+/// The number of `#` of a raw string literal starting at `rest` (`r"`, `r#"`, `br##"`…), if any.
+fn raw_string_start(rest: &[u8]) -> Option<usize> {
+    let after_prefix = rest
+        .strip_prefix(b"br")
+        .or_else(|| rest.strip_prefix(b"r"))?;
+    let hashes = after_prefix
+        .iter()
+        .take_while(|&&byte| byte == b'#')
+        .count();
+    (after_prefix.get(hashes) == Some(&b'"')).then_some(hashes)
+}
+
+/// The index of the brace that closes the one at `open`.
+fn closing_brace(code: &[u8], open: usize) -> usize {
+    let mut depth = 0usize;
+    for (at, &byte) in code.iter().enumerate().skip(open) {
+        match byte {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return at;
+                }
+            }
+            _ => {}
+        }
+    }
+    code.len()
+}
+
+/// `(name, first line, lines)` of each function with a body in `source`, outside `#[cfg(test)]`
+/// modules.
+fn function_lengths(source: &str) -> Vec<(String, usize, usize)> {
+    let code = code_only(source);
+    let text = String::from_utf8_lossy(&code).into_owned();
+    let mut test_modules = Vec::new();
+    for (at, _) in text.match_indices("#[cfg(test)]") {
+        let after = text[at + "#[cfg(test)]".len()..].trim_start();
+        if after.starts_with("mod ") || after.starts_with("pub(crate) mod ") {
+            let open = at + text[at..].find('{').unwrap_or(0);
+            test_modules.push(at..closing_brace(&code, open));
+        }
+    }
+    let line_of = |at: usize| code[..at].iter().filter(|&&byte| byte == b'\n').count() + 1;
+    let mut found = Vec::new();
+    for (at, _) in text.match_indices("fn ") {
+        let word_start = at == 0 || !(code[at - 1].is_ascii_alphanumeric() || code[at - 1] == b'_');
+        if !word_start || test_modules.iter().any(|module| module.contains(&at)) {
+            continue;
+        }
+        let name: String = text[at + 3..]
+            .chars()
+            .take_while(|character| character.is_alphanumeric() || *character == '_')
+            .collect();
+        if name.is_empty() {
+            continue;
+        }
+        // The body's brace: the first `{` outside the parameters' parentheses, unless a `;` ends
+        // a declaration first.
+        let mut depth = 0i32;
+        let mut body = None;
+        for (offset, &byte) in code[at..].iter().enumerate() {
+            match byte {
+                b'(' | b'[' => depth += 1,
+                b')' | b']' => depth -= 1,
+                b';' if depth == 0 => break,
+                b'{' if depth == 0 => {
+                    body = Some(at + offset);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        if let Some(open) = body {
+            let first = line_of(at);
+            found.push((name, first, line_of(closing_brace(&code, open)) - first + 1));
+        }
+    }
+    found
+}
+
+/// Functions longer than `limit` lines in the workspace crates' `src`, outside tests.
+fn long_functions(crates: &Path, limit: usize) -> Vec<String> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(crates).unwrap() {
+        let source_dir = entry.unwrap().path().join("src");
+        if source_dir.is_dir() {
+            rust_files(&source_dir, &mut files);
+        }
+    }
+    let mut found = Vec::new();
+    for file in files {
+        let name = file.file_name().unwrap().to_string_lossy();
+        if name == "tests.rs" || name.ends_with("_tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (function, line, lines) in function_lengths(&text) {
+            if lines > limit {
+                let relative = file.strip_prefix(crates).unwrap().display();
+                found.push(format!("{relative}:{line}: `{function}` has {lines} lines"));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn no_function_outside_tests_is_longer_than_150_lines() {
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    assert_eq!(long_functions(&crates, 150), Vec::<String>::new());
+}
+
+#[test]
+fn function_lengths_ignore_braces_in_text_and_test_modules() {
+    let source = r####"
+/// Has { in a comment.
+fn short(value: &[u8; 2]) -> char {
+    let text = "}}} fn fake() {";
+    let raw = r#"" } "#;
+    let brace = '{';
+    let escaped = '\'';
+    brace
+}
+
+trait Declared {
+    fn declared(&self) -> usize;
+}
+
+fn generic<'a, T: Fn() -> &'a str>(make: T) -> &'a str {
+    /* } */
+    make()
+}
+
+#[cfg(test)]
+mod tests {
+    fn helper() {
+    }
+}
+"####;
+    assert_eq!(
+        function_lengths(source),
+        [("short".to_owned(), 3, 7), ("generic".to_owned(), 15, 4)]
+    );
+}
