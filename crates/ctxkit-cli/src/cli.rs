@@ -1,4 +1,13 @@
-//! Command-line arguments (clap). Every environment variable ctxkit reads is declared here.
+//! Command-line arguments (clap), and where each environment variable ctxkit reads is declared:
+//! - the flags' variables (`CTXKIT_HOME`, `CTXKIT_SESSIONS_DIR`, `CTXKIT_OFFLINE`, `CTXKIT_LOG`,
+//!   `CTXKIT_LOG_FILE`, on [`GlobalArgs`]) and [`NO_COLOR`]: here, and this module is the only one
+//!   of the binary that reads the process environment;
+//! - the providers' keys and `OPENAI_BASE_URL`: `ctxkit_llm::EnvSettings::variable_names`, moved out
+//!   of the process environment first thing in `main` (`ctxkit_secrets::take_secret_environment`)
+//!   and read from there by `commands::summary_setup::llm_environment`;
+//! - `HOME` (through `std::env::home_dir`), and `CTXKIT_HOME`/`CTXKIT_OFFLINE` for the settings
+//!   files: `ctxkit_settings::Environment::from_process`; `ctxkit-agent` reads `CTXKIT_HOME` for the
+//!   default workspace of an agent whose embedder names none.
 
 use std::path::PathBuf;
 
@@ -12,6 +21,16 @@ pub struct Cli {
     pub global: GlobalArgs,
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// Set to anything (<https://no-color.org>), ctxkit writes no colours or styles: not the log on
+/// stderr, not the chat's spinner and prompts, not its rendered markdown.
+pub const NO_COLOR: &str = "NO_COLOR";
+
+/// Whether colours are allowed ([`NO_COLOR`] is not set); whether the output is a terminal is the
+/// caller's question.
+pub fn color_allowed() -> bool {
+    std::env::var_os(NO_COLOR).is_none()
 }
 
 pub const EXIT_CODES: &str = "Exit codes:

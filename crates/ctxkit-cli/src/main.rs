@@ -77,7 +77,7 @@ fn init_logging(global: &cli::GlobalArgs) -> anyhow::Result<()> {
         }
         None => {
             use std::io::IsTerminal as _;
-            let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+            let color = std::io::stderr().is_terminal() && cli::color_allowed();
             builder.with_ansi(color).with_writer(std::io::stderr).init();
         }
     }

@@ -370,3 +370,101 @@ mod tests {
         [("short".to_owned(), 3, 7), ("generic".to_owned(), 15, 4)]
     );
 }
+
+/// `file:line` of each read of the process environment (`std::env::var`, `var_os`, `vars`,
+/// `vars_os`) in the binary's sources other than `cli.rs`, which declares every variable.
+fn environment_reads_outside_cli(source_dir: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(source_dir, &mut files);
+    let mut found = Vec::new();
+    for file in files {
+        if file == source_dir.join("cli.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = String::from_utf8_lossy(&code_only(&text)).into_owned();
+        for (number, line) in code.lines().enumerate() {
+            if line.contains("env::var") {
+                let relative = file.strip_prefix(source_dir).unwrap().display();
+                found.push(format!("{relative}:{}", number + 1));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn only_cli_rs_reads_environment_variables_in_the_binary() {
+    let source_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    assert_eq!(
+        environment_reads_outside_cli(&source_dir),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn an_environment_read_outside_cli_rs_is_found() {
+    let source_dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(source_dir.path().join("commands")).unwrap();
+    std::fs::write(
+        source_dir.path().join("cli.rs"),
+        "fn color() -> bool { std::env::var_os(\"NO_COLOR\").is_none() }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        source_dir.path().join("commands/ui.rs"),
+        "// std::env::var in a comment\nfn color() -> bool {\n    std::env::var_os(\"NO_COLOR\").is_none()\n}\n",
+    )
+    .unwrap();
+    assert_eq!(
+        environment_reads_outside_cli(source_dir.path()),
+        ["commands/ui.rs:3"]
+    );
+}
+
+/// The public fields of `struct_name` in `source` (a `pub struct … { pub field: Type, … }`).
+fn public_fields(source: &str, struct_name: &str) -> Vec<String> {
+    let start = source
+        .find(&format!("pub struct {struct_name} {{"))
+        .unwrap_or_else(|| panic!("no `pub struct {struct_name}`"));
+    let body = &source[start..];
+    let body = &body[..body.find("\n}").unwrap()];
+    body.lines()
+        .filter_map(|line| line.trim().strip_prefix("pub "))
+        .filter_map(|field| {
+            field
+                .split_once(':')
+                .map(|(name, _)| name.trim().to_owned())
+        })
+        .filter(|name| !name.starts_with("struct"))
+        .collect()
+}
+
+#[test]
+fn the_embedding_guide_names_every_agent_option() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let agent = std::fs::read_to_string(root.join("crates/ctxkit-agent/src/agent.rs")).unwrap();
+    let guide = std::fs::read_to_string(root.join("docs/embedding.md")).unwrap();
+    let fields = public_fields(&agent, "AgentOptions");
+    assert!(fields.len() >= 6, "{fields:?}");
+    let listed = guide
+        .split("AgentOptions {")
+        .nth(1)
+        .and_then(|rest| rest.split('}').next())
+        .expect("docs/embedding.md writes `AgentOptions { … }`");
+    let listed: Vec<&str> = listed
+        .split(',')
+        .map(|name| name.trim())
+        .filter(|name| !name.is_empty())
+        .collect();
+    let mut missing: Vec<&String> = fields
+        .iter()
+        .filter(|field| !listed.contains(&field.as_str()))
+        .collect();
+    missing.sort();
+    assert!(
+        missing.is_empty(),
+        "docs/embedding.md leaves out {missing:?}"
+    );
+}

@@ -19,7 +19,7 @@ impl Markdown {
         if !std::io::stdout().is_terminal() {
             return Self { skin: None };
         }
-        Self::styled(std::env::var_os("NO_COLOR").is_none())
+        Self::styled(crate::cli::color_allowed())
     }
 
     /// Rendering on a terminal, with colours or without.

@@ -53,7 +53,7 @@ struct Escape {
 
 impl Ui {
     pub fn new() -> Self {
-        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        let color = std::io::stdout().is_terminal() && crate::cli::color_allowed();
         Self {
             spinner: Arc::new(Mutex::new(None)),
             color,
