@@ -13,6 +13,7 @@ mod error;
 mod file_context;
 mod file_ops;
 mod history;
+mod on_demand;
 mod prepare;
 mod prompts;
 mod runner;
@@ -41,6 +42,7 @@ pub use history::{
     CompactionRecord, LoopGuard, UNDO_COMPACTION_TYPE, UndoOutcome, check_after_compaction,
     list_compactions, undo_last_compaction,
 };
+pub use on_demand::{compact_on_demand, open_tool_call};
 pub use prepare::{
     NoPlanReason, PlanOutcome, Preparation, SourcedMessage, estimate_projected_context_tokens,
     path_token_estimates, prepare_compaction,
@@ -53,8 +55,8 @@ pub use runner::{
 pub use serialize::{TOOL_RESULT_MAX_UNITS, serialize_conversation, truncate_for_summary};
 pub use settings::CompactionSettings;
 pub use summarizer::{
-    ConversationPrefix, Summarizer, SummarizerError, SummaryPurpose, SummaryRequest,
-    SummaryResponse, ToolDefinition,
+    ConversationPrefix, OnDemandCompaction, Summarizer, SummarizerError, SummaryPurpose,
+    SummaryRequest, SummaryResponse, ToolDefinition,
 };
 pub use tokens::{
     ContextTokenCount, ContextTokens, Encoding, Estimator, Heuristic, IMAGE_TOKENS,

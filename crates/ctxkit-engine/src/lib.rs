@@ -21,6 +21,7 @@ mod error;
 mod events;
 mod fallback;
 mod hooks;
+mod on_demand;
 mod pins;
 mod planning;
 mod provider_compaction;
@@ -47,7 +48,7 @@ pub use settings::{
     AdaptiveBudgets, BranchSummaryConfig, CommandHookConfig, CompactionConfig, ContextStrategy,
     DurabilityMode, EngineSettings, EngineSettingsError, FallbackPolicy, PinnedConfig,
     RECOMMENDED_DIGEST_NAMES, RECOMMENDED_THRESHOLD_TOKENS, SessionConfig, SettingsError,
-    SummaryRole,
+    SummaryProvider, SummaryRole,
 };
 pub use tree::{ForgetOutcome, ForkOutcome, NavigateOptions, NavigateOutcome};
 pub use view::{ModelView, build_view};
