@@ -244,14 +244,19 @@ fn serve_compacts_on_demand_in_the_background_and_swaps_the_block_in_at_the_thre
     assert!(serve.child.wait().unwrap().success());
 }
 
-/// Runs three prompts and a manual compaction with the mock answering compactions as `answer`;
-/// returns the compaction entry.
+/// Runs two prompts and a manual compaction with the mock answering compactions as `answer`, then
+/// one more prompt; returns the compaction entry.
 fn compaction_with(answer: Compaction) -> (World, Value) {
+    compaction_in(answer, |_| {})
+}
+
+fn compaction_in(answer: Compaction, setup: impl FnOnce(&Anthropic)) -> (World, Value) {
     let world = World::new(
         100_000,
         json!({"provider": "on-demand", "keepRecentTokens": 50}),
     );
     world.mock.set_compaction(answer);
+    setup(&world.mock);
     let (mut serve, file) = world.serve();
     run(&mut serve, "RUN: echo first-step");
     run(&mut serve, "explain the parser");
@@ -277,6 +282,22 @@ fn assert_offline_fallback(world: &World, compaction: &Value, reason: &str) {
     assert_eq!(last.body["messages"][0]["role"], "user");
     assert!(last.body["messages"][0].to_string().contains("<summary>"));
     assert!(!last.beta.contains(BETA));
+}
+
+#[test]
+fn a_compaction_answered_as_an_event_stream_is_read_from_its_deltas() {
+    let (world, compaction) = compaction_in(Compaction::Summarize, Anthropic::stream_compactions);
+    let details = &compaction["details"];
+    assert_eq!(
+        details["providerCompaction"]["mode"], "on-demand",
+        "{details}"
+    );
+    let block = &details["providerCompaction"]["block"];
+    assert_eq!(
+        block["encrypted_content"],
+        mock::sign(MODEL_ID, block["content"].as_str().unwrap())
+    );
+    assert_block_replayed(&world, &compaction);
 }
 
 #[test]

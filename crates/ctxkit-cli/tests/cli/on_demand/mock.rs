@@ -49,6 +49,8 @@ impl Recorded {
 #[derive(Debug)]
 struct State {
     compaction: Compaction,
+    /// Compactions are answered with the event stream even when the request asks for JSON.
+    stream_compactions: bool,
     /// The input tokens the next chat replies report.
     input_tokens: u64,
     compactions: usize,
@@ -69,6 +71,7 @@ impl Anthropic {
         let url = format!("http://{}", listener.local_addr().unwrap());
         let state = Arc::new(Mutex::new(State {
             compaction: Compaction::Summarize,
+            stream_compactions: false,
             input_tokens: 1_000,
             compactions: 0,
             replies: 0,
@@ -86,6 +89,10 @@ impl Anthropic {
 
     pub(crate) fn set_compaction(&self, compaction: Compaction) {
         self.state.lock().unwrap().compaction = compaction;
+    }
+
+    pub(crate) fn stream_compactions(&self) {
+        self.state.lock().unwrap().stream_compactions = true;
     }
 
     pub(crate) fn set_input_tokens(&self, tokens: u64) {
@@ -336,7 +343,7 @@ fn compaction(body: &Value, messages: &[Value], state: &mut State) -> Reply {
         );
         json!([{"type": "compaction", "content": summary, "encrypted_content": sign(MODEL_ID, &summary)}])
     });
-    if body["stream"] != true {
+    if body["stream"] != true && !state.stream_compactions {
         return Reply::Json(200, message(blocks, "compaction", 900));
     }
     let mut events = vec![start(900)];
