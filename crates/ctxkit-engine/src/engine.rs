@@ -401,7 +401,7 @@ pub(crate) fn shared_transcript(state: &mut State) -> Result<Vec<Arc<AgentMessag
 
 /// One context message from the state's cache, read and cached on first use; `None` when its entry
 /// is gone.
-fn shared_message(
+pub(crate) fn shared_message(
     state: &mut State,
     message: &ContextMessage,
 ) -> Result<Option<Arc<AgentMessage>>> {
@@ -411,6 +411,12 @@ fn shared_message(
     // An edited message depends on its edit as well: not cached.
     if message.edit.is_some() {
         return Ok(Some(Arc::new(state.session.message(message)?)));
+    }
+    if message.kind == ContextMessageKind::CompactionSummary {
+        // It carries the compaction's on-demand block, if any, to the request builders.
+        let mut summary = state.session.message(message)?;
+        crate::on_demand::attach_block(entry, &mut summary);
+        return Ok(Some(Arc::new(summary)));
     }
     let kind = match message.kind {
         ContextMessageKind::Stored => 0,

@@ -21,6 +21,7 @@ mod error;
 mod events;
 mod fallback;
 mod hooks;
+mod on_demand;
 mod pins;
 mod planning;
 mod provider_compaction;
@@ -46,7 +47,8 @@ pub use scope::{FORGOTTEN_PREAMBLE, SCOPE_RESULT_TYPE, Scope};
 pub use settings::{
     AdaptiveBudgets, BranchSummaryConfig, CommandHookConfig, CompactionConfig, ContextStrategy,
     DurabilityMode, EngineSettings, EngineSettingsError, FallbackPolicy, PinnedConfig,
-    RECOMMENDED_DIGEST_NAMES, RECOMMENDED_THRESHOLD_TOKENS, SessionConfig, SummaryRole,
+    RECOMMENDED_DIGEST_NAMES, RECOMMENDED_THRESHOLD_TOKENS, SessionConfig, SummaryProvider,
+    SummaryRole,
 };
 pub use tree::{ForgetOutcome, ForkOutcome, NavigateOptions, NavigateOutcome};
 pub use view::{ModelView, build_view};
