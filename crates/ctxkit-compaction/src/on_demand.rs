@@ -13,8 +13,8 @@ use tokio_util::sync::CancellationToken;
 use crate::error::CompactionError;
 use crate::prepare::Preparation;
 use crate::runner::CompactionResult;
-use crate::summarizer::{ConversationPrefix, Summarizer};
-use crate::tokens::utf16_len;
+use ctxkit_summarizer::{ConversationPrefix, Summarizer};
+use ctxkit_tokens::utf16_len;
 
 /// The tool call a span would leave open at its end: a call of the span's last reply with no
 /// result before the cut (the API refuses such a request). Calls of earlier, interrupted turns are

@@ -8,13 +8,13 @@
 //! builders to send back in its place.
 
 use ctxkit_compaction::{
-    CachePrefix, CompactOptions, CompactionError, CompactionResult, ConversationPrefix,
-    Preparation, Prompts, Summarizer,
+    CachePrefix, CompactOptions, CompactionError, CompactionResult, Preparation, Prompts,
 };
 use ctxkit_protocol::{
     AgentMessage, ON_DEMAND_COMPACTION_FIELD, ON_DEMAND_MODE, PROVIDER_COMPACTION_DETAILS,
 };
 use ctxkit_session::StoredEntry;
+use ctxkit_summarizer::{ConversationPrefix, Summarizer};
 use ctxkit_summarizer_offline::OfflineSummarizer;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;

@@ -123,7 +123,7 @@ impl Summarizer for Scripted {
         self.summarize(request, cancel)
     }
 
-    fn can_compact_on_demand(&self, prefix: &ctxkit_compaction::ConversationPrefix) -> bool {
+    fn can_compact_on_demand(&self, prefix: &ctxkit_summarizer::ConversationPrefix) -> bool {
         self.on_demand.lock().unwrap().is_some()
             && prefix.provider == PROVIDER
             && prefix.model == MODEL
@@ -131,16 +131,16 @@ impl Summarizer for Scripted {
 
     fn compact_on_demand(
         &self,
-        span: ctxkit_compaction::ConversationPrefix,
+        span: ctxkit_summarizer::ConversationPrefix,
         _cancel: CancellationToken,
-    ) -> BoxFuture<'_, Result<ctxkit_compaction::OnDemandCompaction, SummarizerError>> {
+    ) -> BoxFuture<'_, Result<ctxkit_summarizer::OnDemandCompaction, SummarizerError>> {
         self.on_demand_spans.lock().unwrap().push(span);
         let answer = (*self.on_demand.lock().unwrap()).unwrap_or(Err("not scripted"));
         Box::pin(async move {
             let summary = answer.map_err(|message| SummarizerError {
                 message: message.to_owned(),
             })?;
-            Ok(ctxkit_compaction::OnDemandCompaction {
+            Ok(ctxkit_summarizer::OnDemandCompaction {
                 summary: summary.to_owned(),
                 block: json!({"type": "compaction", "content": summary, "encrypted_content": "sig"}),
                 provider: PROVIDER.to_owned(),

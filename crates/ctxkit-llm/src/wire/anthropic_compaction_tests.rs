@@ -5,7 +5,7 @@ use ctxkit_protocol::{JsonObject, MessageContent, UserMessage};
 
 use super::*;
 use crate::config::{LlmOptions, ModelRole, resolve_model};
-use crate::secret::ApiKey;
+use ctxkit_secrets::ApiKey;
 
 fn config(model: &str) -> ProviderConfig {
     let options = LlmOptions {
@@ -196,7 +196,7 @@ fn a_reply_right_after_the_block_joins_its_message() {
             JsonObject::new(),
         )],
         ctxkit_protocol::Usage::default(),
-        crate::overflow::StopReason::Stop,
+        ctxkit_overflow::StopReason::Stop,
         None,
     );
     let request = chat(vec![
