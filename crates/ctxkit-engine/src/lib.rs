@@ -30,7 +30,7 @@ mod settings;
 mod tree;
 mod view;
 
-pub use check::{CheckInput, Decision, ModelInfo, SkipReason, Trigger, decide};
+pub use check::{CheckInput, Decision, ModelInfo, SkipReason, Trigger, decide, overflowed};
 pub use command_hooks::CommandHook;
 pub use compact::{CheckReport, MAX_OVERFLOW_ATTEMPTS, RECOVERY_EXHAUSTED};
 pub use engine::{Engine, EngineOptions, TurnGuard};
@@ -42,6 +42,7 @@ pub use hooks::{
     HookSet, HookSummary, Hooks, PreparationSettings, PreparationView,
 };
 pub use pins::{PIN_ENTRY_TYPE, PINNED_MESSAGE_TYPE, Pin};
+pub use planning::{CompactionPlan, NoCompaction};
 pub use scope::{FORGOTTEN_PREAMBLE, SCOPE_RESULT_TYPE, Scope};
 pub use settings::{
     AdaptiveBudgets, BranchSummaryConfig, CommandHookConfig, CompactionConfig, ContextStrategy,

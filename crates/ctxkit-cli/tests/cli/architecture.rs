@@ -68,3 +68,33 @@ fn actual() -> BTreeMap<String, Vec<String>> {
 fn the_documented_dependency_edges_are_the_real_ones() {
     assert_eq!(documented(), actual());
 }
+
+/// Every `.rs` file under `dir`, recursively.
+fn rust_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(rust_files(&path));
+        } else if path.extension().is_some_and(|extension| extension == "rs") {
+            files.push(path);
+        }
+    }
+    files
+}
+
+#[test]
+fn the_cli_plans_no_compaction_itself() {
+    // What a compaction would cover is the engine's answer (`Engine::plan`), never the CLI's.
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let files = rust_files(&source);
+    assert!(files.len() > 10, "{files:?}");
+    let planning: Vec<_> = files
+        .iter()
+        .filter(|file| {
+            let text = std::fs::read_to_string(file).unwrap();
+            text.contains("prepare_compaction") || text.contains("NoPlanReason")
+        })
+        .collect();
+    assert!(planning.is_empty(), "{planning:?}");
+}
