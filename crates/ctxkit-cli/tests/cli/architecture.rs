@@ -98,3 +98,17 @@ fn the_cli_plans_no_compaction_itself() {
         .collect();
     assert!(planning.is_empty(), "{planning:?}");
 }
+
+#[test]
+fn the_cli_reads_the_settings_files_in_one_place() {
+    // `commands/settings.rs` reads them once per process; every command gets that value.
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let readers: Vec<_> = rust_files(&source)
+        .into_iter()
+        .filter(|file| {
+            let text = std::fs::read_to_string(file).unwrap();
+            text.contains("SettingsManager::load") || text.contains("Environment::from_process")
+        })
+        .collect();
+    assert_eq!(readers, [source.join("commands/settings.rs")]);
+}
