@@ -324,11 +324,11 @@ fn dry_run(engine: &Engine, json: bool, out: &mut dyn Write) -> Result<Outcome> 
 /// Why the engine found nothing to compact, in words.
 fn nothing_to_compact(engine: &Engine) -> Result<String> {
     let runtime = tokio::runtime::Builder::new_current_thread().build()?;
-    Ok(match runtime.block_on(engine.plan())? {
-        CompactionPlan::Nothing(reason) => reason.describe(),
-        // Another writer cannot move the branch while the command holds the file's lock.
-        CompactionPlan::Ready(_) => "nothing to summarize".to_owned(),
-    })
+    match runtime.block_on(engine.plan())? {
+        CompactionPlan::Nothing(reason) => Ok(reason.describe()),
+        // The command holds the file's lock and the engine's answer was just this plan's.
+        CompactionPlan::Ready(_) => bail!("the engine found nothing to compact but plans one now"),
+    }
 }
 
 /// The summary and details of the compaction entry `id`.
