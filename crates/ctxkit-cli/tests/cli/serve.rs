@@ -237,3 +237,23 @@ fn serve_reads_the_settings_files_once() {
         "{log}"
     );
 }
+
+#[test]
+fn serve_warns_once_about_a_broken_settings_file() {
+    // One reading, so one warning (the server used to read, and warn, three times).
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("settings.json"), "{ not json").unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+        .args(["serve", "--stdio"])
+        .env("CTXKIT_HOME", home.path())
+        .env_remove("CTXKIT_SESSIONS_DIR")
+        .env_remove("CTXKIT_LOG")
+        .current_dir(home.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.matches("warning:").count(), 1, "{stderr}");
+    assert!(stderr.contains("settings.json"), "{stderr}");
+}
