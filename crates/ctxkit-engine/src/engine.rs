@@ -275,6 +275,13 @@ impl Engine {
         self.lock().await.planning()
     }
 
+    /// What a threshold or manual compaction would cover now, or why it would write nothing (the
+    /// dry run, `/context`, "nothing to compact"). Pure: nothing is written, no model is asked.
+    pub async fn plan(&self) -> Result<crate::planning::CompactionPlan> {
+        let state = self.lock().await;
+        crate::planning::plan(&state.session, state.planning())
+    }
+
     /// The current settings.
     pub async fn settings(&self) -> EngineSettings {
         self.lock().await.settings.clone()
