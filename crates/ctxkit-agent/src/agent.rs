@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use ctxkit_engine::{CheckReport, Engine, EngineError};
 use ctxkit_llm::{ChatDelta, ChatRequest, ReasoningLevel, RetryNotice};
-use ctxkit_overflow::is_context_overflow;
 use ctxkit_protocol::{
     AgentMessage, AssistantMessage, ContentBlock, JsonObject, MessageContent, ToolCall,
     ToolResultMessage, UserMessage,
@@ -323,6 +322,7 @@ impl Agent {
                 );
             }
             let info = self.model.info();
+            let overflow = ctxkit_engine::overflowed(&reply, &info);
             // Before the reply is appended: the engine notes where the session stood.
             self.engine
                 .record_model_request(ConversationPrefix {
@@ -335,8 +335,6 @@ impl Agent {
                     reasoning: request.reasoning.map(|level| level.as_str().to_owned()),
                 })
                 .await;
-            let window = info.context_window;
-            let overflow = is_context_overflow(&reply, Some(window));
             let calls = tool_calls(&reply);
             let stop_reason = reply.stop_reason.clone();
             let error = reply.error_message.clone();

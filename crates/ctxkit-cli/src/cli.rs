@@ -6,8 +6,9 @@
 //!   of the process environment first thing in `main` (`ctxkit_secrets::take_secret_environment`)
 //!   and read from there by `commands::summary_setup::llm_environment`;
 //! - `HOME` (through `std::env::home_dir`), and `CTXKIT_HOME`/`CTXKIT_OFFLINE` for the settings
-//!   files: `ctxkit_settings::Environment::from_process`; `ctxkit-agent` reads `CTXKIT_HOME` for the
-//!   default workspace of an agent whose embedder names none.
+//!   files: `ctxkit_settings::Environment`, built from the process once, in `commands::settings`;
+//!   `ctxkit-agent` reads `CTXKIT_HOME` for the default workspace of an agent whose embedder names
+//!   none.
 
 use std::path::PathBuf;
 

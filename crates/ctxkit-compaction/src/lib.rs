@@ -12,6 +12,7 @@ mod error;
 mod file_context;
 mod file_ops;
 mod history;
+mod on_demand;
 mod prepare;
 mod prompts;
 mod runner;
@@ -35,6 +36,7 @@ pub use history::{
     CompactionRecord, LoopGuard, UNDO_COMPACTION_TYPE, UndoOutcome, check_after_compaction,
     list_compactions, undo_last_compaction,
 };
+pub use on_demand::{compact_on_demand, open_tool_call};
 pub use prepare::{
     NoPlanReason, PlanOutcome, Preparation, SourcedMessage, estimate_projected_context_tokens,
     prepare_compaction,

@@ -23,6 +23,13 @@ impl ModelInfo {
     }
 }
 
+/// Whether `reply` says the context of `model` overflowed: the one judge of overflow, for the
+/// checks here and for the agent loop's report of each reply. A reply another model wrote never
+/// counts (its window is not this one's).
+pub fn overflowed(reply: &AssistantMessage, model: &ModelInfo) -> bool {
+    model.wrote(reply) && ctxkit_overflow::is_context_overflow(reply, Some(model.context_window))
+}
+
 /// Which check runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Trigger {
@@ -139,8 +146,7 @@ pub fn decide<M: Borrow<AgentMessage>>(input: &CheckInput<'_, M>) -> Decision {
     if input.stale(index, message.timestamp) {
         return Decision::Skip(SkipReason::Stale);
     }
-    let same_model = input.model.is_some_and(|model| model.wrote(message));
-    if same_model && ctxkit_overflow::is_context_overflow(message, Some(window)) {
+    if input.model.is_some_and(|model| overflowed(message, model)) {
         return if input.overflow_recovery_attempted {
             Decision::RecoveryExhausted
         } else {

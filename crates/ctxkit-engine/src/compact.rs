@@ -389,11 +389,13 @@ impl Engine {
             },
             cache_prefix: crate::cache_prefix::cache_prefix(state),
         };
-        let summarized = ctxkit_compaction::compact(
-            plan,
+        let on_demand = crate::on_demand::plan_on_demand(state, plan);
+        let summarized = crate::on_demand::summarize(
             self.inner.summarizer.as_ref(),
             &self.inner.prompts,
+            plan,
             &options,
+            on_demand,
             cancel,
         )
         .await;

@@ -26,6 +26,20 @@ pub enum SummaryRole {
     System,
 }
 
+/// Who writes compaction summaries (`compaction.provider`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum SummaryProvider {
+    /// The configured summarizer (`compaction.model`, the agent's model, or the offline one).
+    #[default]
+    #[serde(rename = "summarizer")]
+    Summarizer,
+    /// The conversation's own model compacts the span the planner chose (Anthropic's on-demand
+    /// compaction), on its cached prefix; the offline summarizer when that request fails. Other
+    /// models, and compactions with no model request recorded, use the configured summarizer.
+    #[serde(rename = "on-demand")]
+    OnDemand,
+}
+
 /// `compaction.*`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -56,6 +70,8 @@ pub struct CompactionConfig {
     /// its prompt cache; fresh serialized prompts otherwise, and whenever that request cannot be
     /// continued.
     pub cache_prefix: bool,
+    /// Who writes the summaries.
+    pub provider: SummaryProvider,
     /// Which of `reserve_tokens` and `keep_recent_tokens` follow the model's window instead of
     /// their value: those nobody set (`from_document` marks the keys absent from the settings).
     #[serde(skip)]
@@ -85,6 +101,7 @@ impl Default for CompactionConfig {
             background_percent: 75,
             threshold_tokens: 0,
             cache_prefix: false,
+            provider: SummaryProvider::Summarizer,
             adaptive: AdaptiveBudgets::default(),
         }
     }

@@ -5,7 +5,8 @@
 use ctxkit_overflow::{StopReason, is_reply_overflow};
 use ctxkit_secrets::{ApiKey, redact};
 use ctxkit_summarizer::{
-    ConversationPrefix, Summarizer, SummarizerError, SummaryRequest, SummaryResponse,
+    ConversationPrefix, OnDemandCompaction, Summarizer, SummarizerError, SummaryRequest,
+    SummaryResponse,
 };
 use futures::future::BoxFuture;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
@@ -429,6 +430,24 @@ impl Summarizer for ModelClient {
     ) -> BoxFuture<'_, Result<SummaryResponse, SummarizerError>> {
         Box::pin(async move {
             self.summarize_inner(request, Some(prefix), cancel)
+                .await
+                .map_err(|error| SummarizerError {
+                    message: error.to_string(),
+                })
+        })
+    }
+
+    fn can_compact_on_demand(&self, prefix: &ConversationPrefix) -> bool {
+        self.compacts_on_demand(prefix)
+    }
+
+    fn compact_on_demand(
+        &self,
+        span: ConversationPrefix,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<OnDemandCompaction, SummarizerError>> {
+        Box::pin(async move {
+            self.compact_span(span, &cancel)
                 .await
                 .map_err(|error| SummarizerError {
                     message: error.to_string(),

@@ -13,6 +13,7 @@ mod continuation;
 mod error;
 mod http;
 mod models;
+mod on_demand;
 mod output_limit;
 mod retry;
 mod stream;

@@ -375,3 +375,49 @@ async fn a_reply_streams_to_the_observer_before_it_is_stored() {
         .unwrap();
     assert!(last_delta < last_reply);
 }
+
+#[tokio::test]
+async fn a_reply_reports_an_overflow_only_when_the_engine_recovers_one() {
+    // An overflow error labelled with another model: the engine's check does not recover it (its
+    // window is not this model's), so the reply must not be reported as an overflow either.
+    let foreign = Arc::new(|model: &ScriptedModel, _: &ChatRequest, _: u64| {
+        let mut reply = model.overflow();
+        reply.model = Some("another-model".to_owned());
+        reply
+    });
+    let mut world = World::new(provider(1.0, foreign)).await;
+    assert!(matches!(
+        world.prompt("hello").await,
+        PromptOutcome::Failed(_)
+    ));
+    let overflow_flags: Vec<bool> = world
+        .observed
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|event| match event {
+            AgentEvent::Reply { overflow, .. } => Some(*overflow),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(overflow_flags, [false]);
+    assert_eq!(world.observed.retries(), 0);
+    assert_eq!(world.compactions().await, 0);
+
+    // The same error from this model is an overflow to both.
+    let own = Arc::new(|model: &ScriptedModel, _: &ChatRequest, _: u64| model.overflow());
+    let mut world = World::new(provider(1.0, own)).await;
+    world.prompt("hello").await;
+    let first_flag = world
+        .observed
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .find_map(|event| match event {
+            AgentEvent::Reply { overflow, .. } => Some(*overflow),
+            _ => None,
+        });
+    assert_eq!(first_flag, Some(true));
+}

@@ -7,8 +7,7 @@ use ctxkit_compaction::{CompactionSettings, Prompts};
 use ctxkit_summarizer::Summarizer;
 use ctxkit_summarizer_offline::OfflineSummarizer;
 
-use super::config::{load_settings, resource_environment};
-use crate::cli::GlobalArgs;
+use super::settings::ProcessSettings;
 
 /// Everything a summary run needs besides the session.
 pub struct SummarySetup {
@@ -169,10 +168,10 @@ fn choose_summarizer(
     }
 }
 
-pub fn resolve(global: &GlobalArgs, flags: SummaryFlags<'_>) -> Result<SummarySetup> {
-    let environment = resource_environment(global)?;
-    let settings = load_settings(&environment)?;
-    let (summarizer, model_context_window) = choose_summarizer(&settings, flags.model)?;
+pub fn resolve(process: &ProcessSettings<'_>, flags: SummaryFlags<'_>) -> Result<SummarySetup> {
+    let environment = process.environment()?;
+    let settings = process.settings()?;
+    let (summarizer, model_context_window) = choose_summarizer(settings, flags.model)?;
     // The model's window stands in for --context-window when that is not given.
     let flags = SummaryFlags {
         context_window: if flags.context_window == 0 {
@@ -183,7 +182,7 @@ pub fn resolve(global: &GlobalArgs, flags: SummaryFlags<'_>) -> Result<SummarySe
         ..flags
     };
     // A project's hooks are someone else's commands until the user trusts them: the settings
-    // leave them out (and `load_settings` said so).
+    // leave them out (and reading them said so).
     let document = serde_json::Value::Object(settings.effective().clone());
     let mut engine_settings = ctxkit_engine::EngineSettings::from_document(&document)
         .context("reading the engine's settings (`compaction`, `transforms`, `pinned`, `hooks`)")?;
@@ -241,9 +240,8 @@ pub fn user_models(llm: &ctxkit_settings::LlmSettings) -> Vec<ctxkit_llm::ModelL
 }
 
 /// The user's models from the settings files, for `ctxkit models`.
-pub fn configured_models(global: &GlobalArgs) -> Result<Vec<ctxkit_llm::ModelLimits>> {
-    let settings = load_settings(&resource_environment(global)?)?;
-    Ok(user_models(&settings.llm()))
+pub fn configured_models(process: &ProcessSettings<'_>) -> Result<Vec<ctxkit_llm::ModelLimits>> {
+    Ok(user_models(&process.settings()?.llm()))
 }
 
 /// The model client for `spec` (`provider/id`), or the configured default model.

@@ -70,15 +70,47 @@ fn the_documented_dependency_edges_are_the_real_ones() {
 }
 
 /// Every `.rs` file under `dir`, recursively.
-fn rust_files(dir: &Path, files: &mut Vec<std::path::PathBuf>) {
+fn rust_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {
-            rust_files(&path, files);
+            files.extend(rust_files(&path));
         } else if path.extension().is_some_and(|extension| extension == "rs") {
             files.push(path);
         }
     }
+    files
+}
+
+#[test]
+fn the_cli_plans_no_compaction_itself() {
+    // What a compaction would cover is the engine's answer (`Engine::plan`), never the CLI's.
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let files = rust_files(&source);
+    assert!(files.len() > 10, "{files:?}");
+    let planning: Vec<_> = files
+        .iter()
+        .filter(|file| {
+            let text = std::fs::read_to_string(file).unwrap();
+            text.contains("prepare_compaction") || text.contains("NoPlanReason")
+        })
+        .collect();
+    assert!(planning.is_empty(), "{planning:?}");
+}
+
+#[test]
+fn the_cli_reads_the_settings_files_in_one_place() {
+    // `commands/settings.rs` reads them once per process; every command gets that value.
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let readers: Vec<_> = rust_files(&source)
+        .into_iter()
+        .filter(|file| {
+            let text = std::fs::read_to_string(file).unwrap();
+            text.contains("SettingsManager::load") || text.contains("Environment::from_process")
+        })
+        .collect();
+    assert_eq!(readers, [source.join("commands/settings.rs")]);
 }
 
 /// `crate/path:line: text` of each line in a workspace crate's `src` (other than `ctxkit-agent`,
@@ -95,9 +127,7 @@ fn second_paths(crates: &Path) -> Vec<String> {
         if name == "ctxkit-agent" || !crate_dir.join("src").is_dir() {
             continue;
         }
-        let mut files = Vec::new();
-        rust_files(&crate_dir.join("src"), &mut files);
-        for file in files {
+        for file in rust_files(&crate_dir.join("src")) {
             let text = std::fs::read_to_string(&file).unwrap();
             for (number, line) in text.lines().enumerate() {
                 let code = line.trim_start();
@@ -311,7 +341,7 @@ fn long_functions(crates: &Path, limit: usize) -> Vec<String> {
     for entry in std::fs::read_dir(crates).unwrap() {
         let source_dir = entry.unwrap().path().join("src");
         if source_dir.is_dir() {
-            rust_files(&source_dir, &mut files);
+            files.extend(rust_files(&source_dir));
         }
     }
     let mut found = Vec::new();
@@ -374,10 +404,8 @@ mod tests {
 /// `file:line` of each read of the process environment (`std::env::var`, `var_os`, `vars`,
 /// `vars_os`) in the binary's sources other than `cli.rs`, which declares every variable.
 fn environment_reads_outside_cli(source_dir: &Path) -> Vec<String> {
-    let mut files = Vec::new();
-    rust_files(source_dir, &mut files);
     let mut found = Vec::new();
-    for file in files {
+    for file in rust_files(source_dir) {
         if file == source_dir.join("cli.rs") {
             continue;
         }

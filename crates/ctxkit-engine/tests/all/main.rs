@@ -10,6 +10,7 @@ mod checks;
 mod hooks;
 mod manual;
 mod navigation;
+mod on_demand;
 mod pins_scopes;
 mod provider_compaction;
 mod view;
