@@ -168,7 +168,7 @@ fn finish(text: String, original_chars: usize) -> Option<Cut> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::marker::pruned_reference;
+    use crate::pruned_reference;
 
     fn numbered_lines(count: usize, width: usize) -> String {
         (0..count)

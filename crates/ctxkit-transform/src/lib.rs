@@ -13,8 +13,9 @@
 //!    `[image omitted (image/png); full output: ...]`. With `pruneDigestNames` above 0 a cut's
 //!    marker also lists, after `mentions:`, up to that many names the omitted text held (file
 //!    paths, symbols, error codes, ids, URLs; ranked, at most `pruneDigestChars` characters, the
-//!    same bytes for the same text). Markers are ASCII. The agent's `recall` tool
-//!    takes the id from the model and the engine resolves it against the stored session. A cut happens only when it
+//!    same bytes for the same text). Markers are ASCII. [`pruned_reference`] reads the
+//!    id back; the agent's `recall` tool takes it from the model and the engine resolves it against
+//!    the stored session. A cut happens only when it
 //!    makes the text shorter and the id can be read back (not empty, no whitespace or `]`). Tool
 //!    calls and their arguments are never touched.
 //! 2. **thinking** — thinking blocks are removed from every assistant message except the most
@@ -101,6 +102,7 @@ mod test_support;
 
 use ctxkit_protocol::AgentMessage;
 
+pub use marker::pruned_reference;
 pub use orphans::repair_orphans;
 pub use settings::TransformSettings;
 

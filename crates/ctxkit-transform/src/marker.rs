@@ -109,9 +109,9 @@ pub(crate) fn image_marker(mime_type: &str, id: &str) -> String {
 }
 
 /// The tool call id in the first prune marker of `text` (as written by the prune layer), or `None`
-/// when `text` holds no marker: the tests' check that every marker can be read back.
-#[cfg(test)]
-pub(crate) fn pruned_reference(text: &str) -> Option<&str> {
+/// when `text` holds no marker. The engine resolves the id against the stored session to return the
+/// full tool result.
+pub fn pruned_reference(text: &str) -> Option<&str> {
     let mut rest = text;
     loop {
         let lead = rest.find(REFERENCE_LEAD)?;

@@ -197,7 +197,7 @@ fn pruned_blocks(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::marker::pruned_reference;
+    use crate::pruned_reference;
     use crate::test_support::*;
     use serde_json::json;
 
