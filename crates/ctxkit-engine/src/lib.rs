@@ -44,10 +44,10 @@ pub use hooks::{
 pub use pins::{PIN_ENTRY_TYPE, PINNED_MESSAGE_TYPE, Pin};
 pub use scope::{FORGOTTEN_PREAMBLE, SCOPE_RESULT_TYPE, Scope};
 pub use settings::{
-    AdaptiveBudgets, BranchSummaryConfig, CommandHookConfig, CompactionConfig, ContextStrategy,
-    DurabilityMode, EngineSettings, EngineSettingsError, FallbackPolicy, PinnedConfig,
-    RECOMMENDED_DIGEST_NAMES, RECOMMENDED_THRESHOLD_TOKENS, SessionConfig, SettingsError,
-    SummaryRole,
+    AdaptiveBudgets, BranchSummaryConfig, CommandHookConfig, CompactionConfig,
+    CompactionModelOverride, ContextStrategy, DurabilityMode, EngineSettings, EngineSettingsError,
+    FallbackPolicy, PinnedConfig, RECOMMENDED_DIGEST_NAMES, RECOMMENDED_THRESHOLD_TOKENS,
+    SessionConfig, SettingsError, SummaryRole, model_override_key,
 };
 pub use tree::{ForgetOutcome, ForkOutcome, NavigateOptions, NavigateOutcome};
 pub use view::{ModelView, build_view};

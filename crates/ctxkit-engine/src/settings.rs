@@ -1,6 +1,9 @@
 //! The engine's settings, read from the merged settings document (the same keys as Pi where Pi has
 //! them: `compaction.*`, `branchSummary.*`; ctxkit's own otherwise). Every number is a setting.
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
 use ctxkit_compaction::CompactionSettings;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -56,10 +59,30 @@ pub struct CompactionConfig {
     /// its prompt cache; fresh serialized prompts otherwise, and whenever that request cannot be
     /// continued.
     pub cache_prefix: bool,
+    /// Budgets for one model, keyed `provider/modelId` exactly (Pi 1.6's `compaction.modelOverrides`):
+    /// see [`CompactionConfig::for_model`].
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub model_overrides: BTreeMap<String, CompactionModelOverride>,
     /// Which of `reserve_tokens` and `keep_recent_tokens` follow the model's window instead of
     /// their value: those nobody set (`from_document` marks the keys absent from the settings).
     #[serde(skip)]
     pub adaptive: AdaptiveBudgets,
+}
+
+/// One entry of `compaction.modelOverrides`: the budgets it sets win over `compaction.reserveTokens`
+/// and `compaction.keepRecentTokens` while that model runs the conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionModelOverride {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reserve_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_recent_tokens: Option<u64>,
+}
+
+/// The key of `model`'s entry in `compaction.modelOverrides`: `provider/modelId`, as Pi writes it.
+pub fn model_override_key(provider: &str, model_id: &str) -> String {
+    format!("{provider}/{model_id}")
 }
 
 /// Budgets that follow the model's context window (`CompactionSettings::for_context_window`): a
@@ -85,12 +108,56 @@ impl Default for CompactionConfig {
             background_percent: 75,
             threshold_tokens: 0,
             cache_prefix: false,
+            model_overrides: BTreeMap::new(),
             adaptive: AdaptiveBudgets::default(),
         }
     }
 }
 
 impl CompactionConfig {
+    /// These settings while `provider`/`model_id` runs the conversation. Each budget is, as in Pi
+    /// 1.6, the model's `compaction.modelOverrides["provider/modelId"]` value (the key matched
+    /// exactly), else `compaction.reserveTokens`/`keepRecentTokens`, else the default; a budget the
+    /// override sets no longer follows the window. Resolved at every check, so switching models
+    /// mid-session switches budgets at the next one.
+    pub fn for_model(&self, provider: &str, model_id: &str) -> Cow<'_, CompactionConfig> {
+        let Some(entry) = self
+            .model_overrides
+            .get(&model_override_key(provider, model_id))
+            .filter(|entry| entry.reserve_tokens.is_some() || entry.keep_recent_tokens.is_some())
+        else {
+            return Cow::Borrowed(self);
+        };
+        let mut resolved = self.clone();
+        if let Some(reserve) = entry.reserve_tokens {
+            resolved.reserve_tokens = reserve;
+            resolved.adaptive.reserve_tokens = false;
+        }
+        if let Some(keep) = entry.keep_recent_tokens {
+            resolved.keep_recent_tokens = keep;
+            resolved.adaptive.keep_recent_tokens = false;
+        }
+        Cow::Owned(resolved)
+    }
+
+    /// Sets the reserve for every model (a command-line flag): no model's override changes it.
+    pub fn set_reserve_tokens_everywhere(&mut self, reserve: u64) {
+        self.reserve_tokens = reserve;
+        self.adaptive.reserve_tokens = false;
+        for entry in self.model_overrides.values_mut() {
+            entry.reserve_tokens = None;
+        }
+    }
+
+    /// Sets the keep budget for every model (a command-line flag): no model's override changes it.
+    pub fn set_keep_recent_tokens_everywhere(&mut self, keep: u64) {
+        self.keep_recent_tokens = keep;
+        self.adaptive.keep_recent_tokens = false;
+        for entry in self.model_overrides.values_mut() {
+            entry.keep_recent_tokens = None;
+        }
+    }
+
     /// The planning settings for a model with `context_window` tokens (0 when unknown): adaptive
     /// budgets follow the window, the others are taken as set.
     pub fn planning(&self, context_window: u64) -> CompactionSettings {
@@ -293,10 +360,62 @@ fn merge_into(base: &mut Value, key: &str, value: &Value) {
     }
 }
 
-/// A settings value of the wrong type.
+/// A settings value of the wrong type; returned by [`EngineSettings::from_document`]. Fix the
+/// settings file (`ctxkit config get|set` names the key).
 #[derive(Debug, thiserror::Error)]
-#[error("invalid engine settings: {0}")]
-pub struct EngineSettingsError(#[from] serde_json::Error);
+pub enum EngineSettingsError {
+    /// A value that does not read as its setting's type.
+    #[error("invalid engine settings: {0}")]
+    Json(#[from] serde_json::Error),
+    /// A `compaction.modelOverrides` entry or budget of the wrong shape, named as Pi 1.6 names it.
+    #[error("Invalid setting `{key}`: {found}; expected {expected}")]
+    Invalid {
+        key: String,
+        found: String,
+        expected: &'static str,
+    },
+}
+
+/// Checks `compaction.modelOverrides` so a bad entry is named (serde's error would not say where).
+fn check_model_overrides(document: &Value) -> Result<(), EngineSettingsError> {
+    let Some(overrides) = document
+        .get("compaction")
+        .and_then(|compaction| compaction.get("modelOverrides"))
+    else {
+        return Ok(());
+    };
+    let invalid = |key: String, found: &Value, expected| EngineSettingsError::Invalid {
+        key,
+        found: found.to_string(),
+        expected,
+    };
+    let Some(entries) = overrides.as_object() else {
+        return Err(invalid(
+            "compaction.modelOverrides".to_owned(),
+            overrides,
+            "an object keyed `provider/modelId`",
+        ));
+    };
+    for (model, entry) in entries {
+        let key = format!("compaction.modelOverrides[{model:?}]");
+        let Some(fields) = entry.as_object() else {
+            return Err(invalid(key, entry, "an object"));
+        };
+        for field in ["reserveTokens", "keepRecentTokens"] {
+            match fields.get(field) {
+                Some(value) if value.as_u64().is_none() => {
+                    return Err(invalid(
+                        format!("{key}.{field}"),
+                        value,
+                        "a non-negative integer",
+                    ));
+                }
+                Some(_) | None => {}
+            }
+        }
+    }
+    Ok(())
+}
 
 /// The old name of [`EngineSettingsError`], kept so code written against it compiles; hidden so
 /// an embedder meets one `SettingsError` (the settings files' own, in `ctxkit-settings`).
@@ -314,6 +433,7 @@ impl EngineSettings {
             Some(value) => serde_json::from_value(value.clone())?,
             None => ContextStrategy::Default,
         };
+        check_model_overrides(document)?;
         let base = match strategy {
             ContextStrategy::Default => Self::default(),
             ContextStrategy::Recommended => Self::recommended(),
@@ -474,6 +594,87 @@ mod tests {
         );
         assert_eq!(settings.compaction.background_start(200_000), 150_000);
         assert!(EngineSettings::from_document(&json!({"contextStrategy": "cheap"})).is_err());
+    }
+
+    #[test]
+    fn a_model_override_wins_per_field_for_its_exact_key_only() {
+        let settings = EngineSettings::from_document(&json!({
+            "compaction": {
+                "reserveTokens": 9_000,
+                "modelOverrides": {
+                    "anthropic/claude-sonnet-4-5": {"keepRecentTokens": 3_000},
+                    "openai/gpt-4.1": {"reserveTokens": 50_000, "keepRecentTokens": 40_000},
+                    "openai/empty": {},
+                },
+            },
+        }))
+        .unwrap();
+        let compaction = &settings.compaction;
+        // Override, then the ordinary setting, then the default (which follows the window).
+        let sonnet = compaction
+            .for_model("anthropic", "claude-sonnet-4-5")
+            .planning(200_000);
+        assert_eq!(
+            (sonnet.reserve_tokens, sonnet.keep_recent_tokens),
+            (9_000, 3_000)
+        );
+        let gpt = compaction.for_model("openai", "gpt-4.1").planning(8_000);
+        assert_eq!(
+            (gpt.reserve_tokens, gpt.keep_recent_tokens),
+            (50_000, 40_000),
+            "an override is a value someone set: it does not follow the window"
+        );
+        for (provider, id) in [
+            ("openai", "empty"),
+            ("openai", "GPT-4.1"),
+            ("openai/gpt-4.1", ""),
+            ("", "openai/gpt-4.1"),
+            ("anthropic", "claude-sonnet-4-5 "),
+        ] {
+            assert!(
+                matches!(compaction.for_model(provider, id), Cow::Borrowed(_)),
+                "{provider:?} {id:?}"
+            );
+        }
+        let other = compaction.for_model("google", "gemini").planning(8_000);
+        assert_eq!(
+            (other.reserve_tokens, other.keep_recent_tokens),
+            (9_000, 2_000)
+        );
+        // A command-line flag wins over every model's override.
+        let mut flagged = compaction.clone();
+        flagged.set_keep_recent_tokens_everywhere(1_234);
+        let gpt = flagged.for_model("openai", "gpt-4.1").planning(200_000);
+        assert_eq!(
+            (gpt.reserve_tokens, gpt.keep_recent_tokens),
+            (50_000, 1_234)
+        );
+    }
+
+    #[test]
+    fn malformed_model_overrides_are_errors() {
+        for overrides in [
+            json!({"a/b": 5}),
+            json!({"a/b": null}),
+            json!({"a/b": {"reserveTokens": -1}}),
+            json!({"a/b": {"keepRecentTokens": 1.5}}),
+            json!({"a/b": {"keepRecentTokens": "100"}}),
+            json!(["a/b"]),
+        ] {
+            let document = json!({"compaction": {"modelOverrides": overrides}});
+            assert!(
+                EngineSettings::from_document(&document).is_err(),
+                "{document}"
+            );
+        }
+        let error = EngineSettings::from_document(&json!({"compaction": {"modelOverrides": {
+            "a/b": {"keepRecentTokens": 100}, "c/d": {"reserveTokens": -1}
+        }}}))
+        .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            r#"Invalid setting `compaction.modelOverrides["c/d"].reserveTokens`: -1; expected a non-negative integer"#
+        );
     }
 
     #[test]

@@ -182,7 +182,14 @@ pub fn compact_command(
     } else {
         args.context_window
     };
-    let planning = setup.engine_settings.compaction.planning(context_window);
+    let planning = match super::engine_run::session_model(&session, context_window) {
+        Some(model) => setup
+            .engine_settings
+            .compaction
+            .for_model(&model.provider, &model.id)
+            .planning(context_window),
+        None => setup.engine_settings.compaction.planning(context_window),
+    };
     if args.dry_run {
         return dry_run(&session, planning, args.json, out);
     }

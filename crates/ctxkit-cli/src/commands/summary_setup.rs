@@ -186,14 +186,13 @@ pub fn resolve(global: &GlobalArgs, flags: SummaryFlags<'_>) -> Result<SummarySe
     let document = serde_json::Value::Object(settings.effective().clone());
     let mut engine_settings = ctxkit_engine::EngineSettings::from_document(&document)
         .context("reading the engine's settings (`compaction`, `transforms`, `pinned`, `hooks`)")?;
+    // A flag wins over the settings, every model's `compaction.modelOverrides` entry included.
     let compaction = &mut engine_settings.compaction;
     if let Some(keep) = flags.keep_recent_tokens {
-        compaction.keep_recent_tokens = keep;
-        compaction.adaptive.keep_recent_tokens = false;
+        compaction.set_keep_recent_tokens_everywhere(keep);
     }
     if let Some(reserve) = flags.reserve_tokens {
-        compaction.reserve_tokens = reserve;
-        compaction.adaptive.reserve_tokens = false;
+        compaction.set_reserve_tokens_everywhere(reserve);
     }
     compaction.file_context |= flags.file_context;
     let compaction = engine_settings.compaction.planning(flags.context_window);
