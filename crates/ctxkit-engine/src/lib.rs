@@ -35,7 +35,7 @@ pub use command_hooks::CommandHook;
 pub use compact::{CheckReport, MAX_OVERFLOW_ATTEMPTS, RECOVERY_EXHAUSTED};
 pub use engine::{Engine, EngineOptions, TurnGuard};
 pub use error::{EngineError, Result};
-pub use events::{CompactionEnd, CompactionReason, ContextUsage, EngineEvent};
+pub use events::{CompactionEnd, CompactionFailed, CompactionReason, ContextUsage, EngineEvent};
 pub use hooks::{
     AfterCompact, AfterTree, BeforeCompact, BeforeCompactResult, BeforeFork, BeforeForkResult,
     BeforeTree, BeforeTreeResult, FileOpsView, ForkPosition, HookCompaction, HookError, HookFuture,

@@ -247,8 +247,8 @@ impl Default for PinnedConfig {
 pub struct CommandHookConfig {
     /// Program and arguments (no shell).
     pub command: Vec<String>,
-    /// The events it receives (`before_compact`, `after_compact`, `before_tree`, `after_tree`,
-    /// `before_fork`); empty for all.
+    /// The events it receives (`before_compact`, `after_compact`, `compaction_failed`,
+    /// `before_tree`, `after_tree`, `before_fork`); empty for all.
     #[serde(default)]
     pub events: Vec<String>,
     /// How long it may run before it is killed and reported.

@@ -66,11 +66,20 @@ fn start(dir: &std::path::Path) -> Client {
 }
 
 pub fn start_with(dir: &std::path::Path, agent: Option<ctxkit_server::AgentConfig>) -> Client {
+    start_summarizing(dir, agent, std::sync::Arc::new(Fixed))
+}
+
+/// A server whose compactions are summarized by `summarizer`.
+pub fn start_summarizing(
+    dir: &std::path::Path,
+    agent: Option<ctxkit_server::AgentConfig>,
+    summarizer: std::sync::Arc<dyn ctxkit_compaction::Summarizer>,
+) -> Client {
     let (client_side, server_side) = tokio::io::duplex(1 << 20);
     let (server_read, server_write) = tokio::io::split(server_side);
     let config = ServerConfig {
         settings: settings(2_000),
-        summarizer: std::sync::Arc::new(Fixed),
+        summarizer,
         prompts: Prompts::default(),
         model: None,
         sessions_root: dir.to_path_buf(),
