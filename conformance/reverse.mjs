@@ -31,7 +31,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { roundTrip } from "./round-trip.mjs";
+import { chatRoundTrip, roundTrip } from "./round-trip.mjs";
 import {
   IS_087,
   IS_16,
@@ -54,7 +54,8 @@ function usage() {
 const dir = process.argv[2];
 if (!dir || !fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) usage();
 
-const ref = await loadReference(resolvePiDir());
+const piDir = resolvePiDir();
+const ref = await loadReference(piDir);
 const { SessionManager } = ref;
 
 const show = (v) => (v === undefined ? "<absent>" : JSON.stringify(v));
@@ -235,7 +236,10 @@ for (const f of files) {
   if (problems.length >= MAX_LINES_PER_FILE) process.stdout.write(`${f}: (further mismatches not shown)\n`);
 }
 if (IS_16 && process.env.CTXKIT_BIN) {
-  for (const [step, problems] of roundTrip(ref, path.resolve(process.env.CTXKIT_BIN), diff)) {
+  const bin = path.resolve(process.env.CTXKIT_BIN);
+  const steps = roundTrip(ref, bin, diff);
+  steps.push(["Pi's CLI, then ctxkit chat and /compact, then Pi's CLI", await chatRoundTrip(ref, bin, piDir, diff)]);
+  for (const [step, problems] of steps) {
     if (problems.length === 0) {
       passed++;
       continue;

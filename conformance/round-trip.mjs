@@ -7,14 +7,18 @@
 // (`ctxkit context --json [--leaf]`). Steps that change no context (label, name) must also leave
 // Pi's context as it was before them.
 //
+// `chatRoundTrip` does it as a user would: Pi's CLI writes, `ctxkit chat` continues and compacts,
+// Pi reads and continues (`mock-openai.mjs` stands in for the provider).
+//
 // Used by reverse.mjs when CTXKIT_BIN names the ctxkit binary and PI_VERSION is 1.6.0.
 
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
 import { plain } from "./lib.mjs";
+import { startMock } from "./mock-openai.mjs";
 
 const PROVIDER_VARIABLES = [
   "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY",
@@ -186,4 +190,114 @@ export function roundTrip(ref, bin, diff) {
     fs.rmSync(work, { recursive: true, force: true });
   }
   return results;
+}
+
+/** Runs `command args` with `input` on stdin; resolves with its stdout, rejects on failure. */
+function run(command, args, { env, cwd, input = "" }) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env, cwd, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
+    child.stdout.on("data", (part) => (stdout += part));
+    child.stderr.on("data", (part) => (stderr += part));
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(stdout);
+      else reject(new Error(`${path.basename(command)} ${args.join(" ")} exited with ${code}:\n${stderr}`));
+    });
+    child.stdin.end(input);
+  });
+}
+
+/** The non-system messages of a recorded chat request, as the model reads them. */
+function conversation(body) {
+  return body.messages
+    .filter((message) => message.role !== "system")
+    .map((message) => ({
+      role: message.role,
+      text: typeof message.content === "string" ? message.content : (message.content ?? []).map((part) => part.text ?? "").join(""),
+      calls: (message.tool_calls ?? []).map((call) => [call.function.name, call.function.arguments]),
+      callId: message.tool_call_id ?? null,
+    }));
+}
+
+/**
+ * Tried as a user would, against a loopback OpenAI-compatible mock: Pi 1.6.0's CLI writes a
+ * session (two prompts, a tool call), `ctxkit chat` continues it (a prompt, `/compact` with focus,
+ * another prompt; `compaction.modelOverrides` sets the model's keep budget), Pi opens the result
+ * with ctxkit's contexts at every entry, and Pi's CLI continues it: the conversation Pi sends
+ * starts with exactly what ctxkit sent after its compaction.
+ */
+export async function chatRoundTrip(ref, bin, piDir, diff) {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "ctxkit-chat-round-trip-"));
+  const problems = [];
+  const requests = path.join(work, "requests.jsonl");
+  const mock = await startMock(requests);
+  try {
+    const agentDir = path.join(work, "pi-agent");
+    const project = path.join(work, "project");
+    const home = path.join(work, "ctxkit-home");
+    for (const dir of [agentDir, project, home]) fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(project, "README.md"), "# Demo project\nA parser for session files.\n");
+    const model = { id: "mock-model", name: "Mock", contextWindow: 32000, maxTokens: 4096, reasoning: false };
+    fs.writeFileSync(
+      path.join(agentDir, "models.json"),
+      JSON.stringify({ providers: { mock: { baseUrl: mock.url, api: "openai-completions", apiKey: "mock-key", models: [model] } } }),
+    );
+    fs.writeFileSync(
+      path.join(home, "settings.json"),
+      JSON.stringify({
+        defaultProvider: "mock",
+        defaultModel: "mock/mock-model",
+        llm: { api: "openai-completions", baseUrl: mock.url, apiKey: "mock-key", models: [{ provider: "mock", id: "mock-model", contextWindow: 32000, maxOutput: 4096 }] },
+        retry: { enabled: false },
+        compaction: { modelOverrides: { "mock/mock-model": { keepRecentTokens: 50 } } },
+      }),
+    );
+    const env = { ...process.env, HOME: work, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0", CTXKIT_HOME: home, NO_COLOR: "1" };
+    for (const name of PROVIDER_VARIABLES) delete env[name];
+    const pi = path.join(piDir, "node_modules", "@earendil-works", "pi-coding-agent", "dist", "bundle", "cli.js");
+    const piPrompt = (text, more) => run(process.execPath, [pi, "--provider", "mock", "--model", "mock-model", ...more, "-p", text], { env, cwd: project });
+    await piPrompt("Please read the README and summarize it", []);
+    await piPrompt("Now list what else the project needs", ["--continue"]);
+    const sessions = path.join(agentDir, "sessions");
+    const [folder] = fs.readdirSync(sessions);
+    const [name] = fs.readdirSync(path.join(sessions, folder));
+    const file = path.join(sessions, folder, name);
+    const chat = await run(bin, ["chat", "--session", file], {
+      env,
+      cwd: project,
+      input: "Read the README again please\n/compact keep the README facts\nWhat did we do so far?\n",
+    });
+    if (!chat.includes("Compacted: ")) problems.push(["$.chat", "Compacted: …", chat]);
+    const entries = fs.readFileSync(file, "utf8").trim().split("\n").map((line) => JSON.parse(line));
+    if (!entries.some((entry) => entry.type === "compaction")) problems.push(["$.compaction", "an entry", "none"]);
+    const before = fs.readFileSync(file);
+    const contexts = piContexts(ref, file);
+    if (!fs.readFileSync(file).equals(before)) problems.push(["$.rewritten", false, true]);
+    for (const [leaf, piContext] of contexts) {
+      diff(ctxkitContext(bin, home, file, leaf), piContext, `$.context(${leaf ?? "leaf"})`, problems);
+    }
+    await piPrompt("One more question from Pi", ["--session", file]);
+    const recorded = fs.readFileSync(requests, "utf8").trim().split("\n").map((line) => JSON.parse(line).body);
+    const chatRequests = recorded.filter((body) => Array.isArray(body.tools) && body.tools.length > 0);
+    const lastUser = (body) => conversation(body).filter((message) => message.role === "user").pop()?.text;
+    const ctxkitAfter = chatRequests.find((body) => lastUser(body) === "What did we do so far?");
+    const piAfter = chatRequests.find((body) => lastUser(body) === "One more question from Pi");
+    if (!ctxkitAfter || !piAfter) {
+      problems.push(["$.requests", "ctxkit's and Pi's requests after the compaction", recorded.length]);
+    } else {
+      const sent = conversation(ctxkitAfter);
+      if (!sent[0]?.text.includes("Summary written by the mock model")) problems.push(["$.summarySent", true, sent[0]]);
+      diff(sent, conversation(piAfter).slice(0, sent.length), "$.piContinues", problems);
+    }
+  } catch (err) {
+    problems.push(["$", "(no error)", `${err?.stack ?? err}`]);
+  } finally {
+    await mock.close();
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+  return problems;
 }
