@@ -359,7 +359,8 @@ const WARNINGS: &[Field] = &[field(
     DefaultValue::Unset,
 )];
 
-/// Every top-level setting the reference knows (0.73.1), in documentation order.
+/// Every top-level setting Pi 0.73.1 knows, in its documentation order, with the keys of later
+/// versions ctxkit reads (such as 1.6.0's `compaction.modelOverrides`) and ctxkit's own.
 pub const TOP_LEVEL: &[Field] = &[
     field(
         "lastChangelogVersion",
