@@ -46,8 +46,8 @@ pub use scope::{FORGOTTEN_PREAMBLE, SCOPE_RESULT_TYPE, Scope};
 pub use settings::{
     AdaptiveBudgets, BranchSummaryConfig, CommandHookConfig, CompactionConfig,
     CompactionModelOverride, ContextStrategy, DurabilityMode, EngineSettings, EngineSettingsError,
-    FallbackPolicy, PinnedConfig, RECOMMENDED_DIGEST_NAMES, RECOMMENDED_THRESHOLD_TOKENS,
-    SessionConfig, SettingsError, SummaryRole, model_override_key,
+    FallbackPolicy, MAX_TOKEN_BUDGET, PinnedConfig, RECOMMENDED_DIGEST_NAMES,
+    RECOMMENDED_THRESHOLD_TOKENS, SessionConfig, SettingsError, SummaryRole, model_override_key,
 };
 pub use tree::{ForgetOutcome, ForkOutcome, NavigateOptions, NavigateOutcome};
 pub use view::{ModelView, build_view};

@@ -376,18 +376,43 @@ pub enum EngineSettingsError {
     },
 }
 
-/// Checks `compaction.modelOverrides` so a bad entry is named (serde's error would not say where).
-fn check_model_overrides(document: &Value) -> Result<(), EngineSettingsError> {
-    let Some(overrides) = document
-        .get("compaction")
-        .and_then(|compaction| compaction.get("modelOverrides"))
-    else {
+/// The largest token budget accepted: JavaScript's `Number.MAX_SAFE_INTEGER`, as Pi 1.6 requires
+/// (and small enough that the arithmetic on budgets cannot overflow).
+pub const MAX_TOKEN_BUDGET: u64 = 9_007_199_254_740_991;
+
+/// Checks the budgets (`compaction.reserveTokens`, `keepRecentTokens` and every
+/// `compaction.modelOverrides` entry) so a bad one is named, as Pi 1.6 names it.
+fn check_budgets(document: &Value) -> Result<(), EngineSettingsError> {
+    let Some(compaction) = document.get("compaction") else {
         return Ok(());
     };
     let invalid = |key: String, found: &Value, expected| EngineSettingsError::Invalid {
         key,
         found: found.to_string(),
         expected,
+    };
+    let check_fields = |key: &str, fields: &Value| {
+        for field in ["reserveTokens", "keepRecentTokens"] {
+            match fields.get(field) {
+                Some(value)
+                    if value
+                        .as_u64()
+                        .is_none_or(|budget| budget > MAX_TOKEN_BUDGET) =>
+                {
+                    return Err(invalid(
+                        format!("{key}.{field}"),
+                        value,
+                        "a non-negative safe integer",
+                    ));
+                }
+                Some(_) | None => {}
+            }
+        }
+        Ok(())
+    };
+    check_fields("compaction", compaction)?;
+    let Some(overrides) = compaction.get("modelOverrides") else {
+        return Ok(());
     };
     let Some(entries) = overrides.as_object() else {
         return Err(invalid(
@@ -398,21 +423,10 @@ fn check_model_overrides(document: &Value) -> Result<(), EngineSettingsError> {
     };
     for (model, entry) in entries {
         let key = format!("compaction.modelOverrides[{model:?}]");
-        let Some(fields) = entry.as_object() else {
+        if !entry.is_object() {
             return Err(invalid(key, entry, "an object"));
-        };
-        for field in ["reserveTokens", "keepRecentTokens"] {
-            match fields.get(field) {
-                Some(value) if value.as_u64().is_none() => {
-                    return Err(invalid(
-                        format!("{key}.{field}"),
-                        value,
-                        "a non-negative integer",
-                    ));
-                }
-                Some(_) | None => {}
-            }
         }
+        check_fields(&key, entry)?;
     }
     Ok(())
 }
@@ -433,7 +447,7 @@ impl EngineSettings {
             Some(value) => serde_json::from_value(value.clone())?,
             None => ContextStrategy::Default,
         };
-        check_model_overrides(document)?;
+        check_budgets(document)?;
         let base = match strategy {
             ContextStrategy::Default => Self::default(),
             ContextStrategy::Recommended => Self::recommended(),
@@ -673,8 +687,46 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             error.to_string(),
-            r#"Invalid setting `compaction.modelOverrides["c/d"].reserveTokens`: -1; expected a non-negative integer"#
+            r#"Invalid setting `compaction.modelOverrides["c/d"].reserveTokens`: -1; expected a non-negative safe integer"#
         );
+    }
+
+    #[test]
+    fn budgets_past_the_safe_integers_are_refused_and_the_largest_plans_without_overflow() {
+        for document in [
+            json!({"compaction": {"reserveTokens": 9_007_199_254_740_992_u64}}),
+            json!({"compaction": {"keepRecentTokens": u64::MAX}}),
+            json!({"compaction": {"modelOverrides": {"a/b": {"reserveTokens": u64::MAX}}}}),
+        ] {
+            assert!(
+                EngineSettings::from_document(&document).is_err(),
+                "{document}"
+            );
+        }
+        let settings = EngineSettings::from_document(&json!({"compaction": {
+            "modelOverrides": {"a/b": {"reserveTokens": MAX_TOKEN_BUDGET, "keepRecentTokens": MAX_TOKEN_BUDGET}}
+        }}))
+        .unwrap();
+        let planning = settings.compaction.for_model("a", "b").planning(200_000);
+        assert_eq!(planning.reserve_tokens, MAX_TOKEN_BUDGET);
+        assert!(planning.max_summary_tokens() > planning.max_turn_prefix_tokens());
+    }
+
+    #[test]
+    fn a_model_id_holding_a_slash_is_matched_whole() {
+        let settings = EngineSettings::from_document(&json!({"compaction": {"modelOverrides": {
+            "openrouter/anthropic/claude-sonnet-4.5": {"keepRecentTokens": 1_000}
+        }}}))
+        .unwrap();
+        let compaction = &settings.compaction;
+        let planning = compaction
+            .for_model("openrouter", "anthropic/claude-sonnet-4.5")
+            .planning(200_000);
+        assert_eq!(planning.keep_recent_tokens, 1_000);
+        assert!(matches!(
+            compaction.for_model("openrouter/anthropic", "claude-sonnet-4"),
+            Cow::Borrowed(_)
+        ));
     }
 
     #[test]

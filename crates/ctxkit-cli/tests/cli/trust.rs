@@ -253,4 +253,23 @@ fn compaction_model_overrides_follow_the_session_model_and_merge_per_field() {
         ),
         "{output}"
     );
+    // A budget past JavaScript's safe integers (Pi refuses it too), ordinary or per model, would
+    // overflow the summary's room: it is refused before anything runs, and the file is untouched.
+    let before = std::fs::read(&session).unwrap();
+    for compaction in [
+        json!({"reserveTokens": i64::MAX}),
+        json!({"modelOverrides": {"anthropic/claude-sonnet-4-5": {"reserveTokens": 9_007_199_254_740_992_u64}}}),
+    ] {
+        world.write(
+            "proj/.ctxkit/settings.json",
+            &json!({ "compaction": compaction }).to_string(),
+        );
+        let output = world.ctxkit(&["compact", session.as_str()]);
+        assert!(output.starts_with("exit: 3"), "{output}");
+        assert!(
+            output.contains("expected a non-negative safe integer"),
+            "{output}"
+        );
+    }
+    assert_eq!(std::fs::read(&session).unwrap(), before);
 }

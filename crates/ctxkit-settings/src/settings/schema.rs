@@ -83,14 +83,19 @@ const NON_NEGATIVE: ValueKind = ValueKind::Integer {
     min: 0,
     max: i64::MAX,
 };
+/// Compaction budgets: Pi 1.6's `nonNegativeSafeInteger` (at most `Number.MAX_SAFE_INTEGER`).
+const TOKEN_BUDGET: ValueKind = ValueKind::Integer {
+    min: 0,
+    max: 9_007_199_254_740_991,
+};
 const MODES: &[&str] = &["all", "one-at-a-time"];
 
 const COMPACTION: &[Field] = &[
     field("enabled", ValueKind::Bool, DefaultValue::Bool(true)),
-    field("reserveTokens", NON_NEGATIVE, DefaultValue::Integer(16384)),
+    field("reserveTokens", TOKEN_BUDGET, DefaultValue::Integer(16384)),
     field(
         "keepRecentTokens",
-        NON_NEGATIVE,
+        TOKEN_BUDGET,
         DefaultValue::Integer(20000),
     ),
     // Pi 1.6: budgets per model, keyed `provider/modelId` exactly; they win over the two above.
@@ -747,12 +752,12 @@ pub fn check_value(key: &str, kind: ValueKind, value: &Value, report: &mut Check
     }
 }
 
-/// `compaction.modelOverrides`: each entry an object whose known budgets are integers ≥ 0 (as Pi
-/// 1.6 requires); other keys inside an entry are reported as unknown.
+/// `compaction.modelOverrides`: each entry an object whose known budgets are safe integers ≥ 0 (as
+/// Pi 1.6 requires); other keys inside an entry are reported as unknown.
 fn check_model_budgets(key: &str, value: &Value, report: &mut CheckReport) {
     const BUDGETS: &[Field] = &[
-        field("reserveTokens", NON_NEGATIVE, DefaultValue::Unset),
-        field("keepRecentTokens", NON_NEGATIVE, DefaultValue::Unset),
+        field("reserveTokens", TOKEN_BUDGET, DefaultValue::Unset),
+        field("keepRecentTokens", TOKEN_BUDGET, DefaultValue::Unset),
     ];
     let Some(entries) = value.as_object() else {
         report.violations.push(Violation {
