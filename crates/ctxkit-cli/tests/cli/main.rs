@@ -393,7 +393,7 @@ fn tokens_say_when_pi_087_counts_differently_after_an_edit() {
     let path = file.to_str().unwrap();
     let output = run.ctxkit(&["tokens", path]);
     assert!(
-        output.contains("Pi 0.87 counts 1129 for compaction"),
+        output.contains("Pi (0.87 and later) counts 1129 for compaction"),
         "{output}"
     );
     let json: serde_json::Value = serde_json::from_str(
