@@ -427,11 +427,13 @@ impl Engine {
             },
             cache_prefix: crate::cache_prefix::cache_prefix(state),
         };
-        let summarized = ctxkit_compaction::compact(
-            plan,
+        let on_demand = crate::on_demand::plan_on_demand(state, plan);
+        let summarized = crate::on_demand::summarize(
             self.inner.summarizer.as_ref(),
             &self.inner.prompts,
+            plan,
             &options,
+            on_demand,
             cancel,
         )
         .await;
@@ -523,7 +525,7 @@ impl Engine {
         // reference's `tokensBefore`, which may come from provider usage).
         let estimated_before = transcript(&state.session)?
             .iter()
-            .map(ctxkit_compaction::estimate_tokens)
+            .map(ctxkit_tokens::estimate_tokens)
             .sum();
         let summary = compaction.summary.clone();
         let entry_id = state.session.append_compaction(compaction)?;

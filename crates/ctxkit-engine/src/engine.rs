@@ -8,11 +8,12 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use ctxkit_compaction::{Prompts, Summarizer};
+use ctxkit_compaction::Prompts;
 use ctxkit_protocol::{AgentMessage, MessageContent};
 use ctxkit_session::{
     ContextMessage, ContextMessageKind, Session, SessionError, parse_timestamp_ms,
 };
+use ctxkit_summarizer::Summarizer;
 use tokio::sync::{MutexGuard, mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -274,6 +275,13 @@ impl Engine {
         self.lock().await.planning()
     }
 
+    /// What a threshold or manual compaction would cover now, or why it would write nothing (the
+    /// dry run, `/context`, "nothing to compact"). Pure: nothing is written, no model is asked.
+    pub async fn plan(&self) -> Result<crate::planning::CompactionPlan> {
+        let state = self.lock().await;
+        crate::planning::plan(&state.session, state.planning())
+    }
+
     /// The current settings.
     pub async fn settings(&self) -> EngineSettings {
         self.lock().await.settings.clone()
@@ -423,7 +431,7 @@ pub(crate) fn shared_transcript(state: &mut State) -> Result<Vec<Arc<AgentMessag
 
 /// One context message from the state's cache, read and cached on first use; `None` when its entry
 /// is gone.
-fn shared_message(
+pub(crate) fn shared_message(
     state: &mut State,
     message: &ContextMessage,
 ) -> Result<Option<Arc<AgentMessage>>> {
@@ -433,6 +441,12 @@ fn shared_message(
     // An edited message depends on its edit as well: not cached.
     if message.edit.is_some() {
         return Ok(Some(Arc::new(state.session.message(message)?)));
+    }
+    if message.kind == ContextMessageKind::CompactionSummary {
+        // It carries the compaction's on-demand block, if any, to the request builders.
+        let mut summary = state.session.message(message)?;
+        crate::on_demand::attach_block(entry, &mut summary);
+        return Ok(Some(Arc::new(summary)));
     }
     let kind = match message.kind {
         ContextMessageKind::Stored => 0,
@@ -474,7 +488,7 @@ fn context_tokens(state: &mut State) -> Result<u64> {
         }
     }
     suffix.reverse();
-    Ok(ctxkit_compaction::estimate_context_tokens(&suffix).tokens)
+    Ok(ctxkit_tokens::estimate_context_tokens(&suffix).tokens)
 }
 
 /// The context messages of the current branch.

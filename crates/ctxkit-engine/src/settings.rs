@@ -29,6 +29,20 @@ pub enum SummaryRole {
     System,
 }
 
+/// Who writes compaction summaries (`compaction.provider`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum SummaryProvider {
+    /// The configured summarizer (`compaction.model`, the agent's model, or the offline one).
+    #[default]
+    #[serde(rename = "summarizer")]
+    Summarizer,
+    /// The conversation's own model compacts the span the planner chose (Anthropic's on-demand
+    /// compaction), on its cached prefix; the offline summarizer when that request fails. Other
+    /// models, and compactions with no model request recorded, use the configured summarizer.
+    #[serde(rename = "on-demand")]
+    OnDemand,
+}
+
 /// `compaction.*`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -59,6 +73,8 @@ pub struct CompactionConfig {
     /// its prompt cache; fresh serialized prompts otherwise, and whenever that request cannot be
     /// continued.
     pub cache_prefix: bool,
+    /// Who writes the summaries.
+    pub provider: SummaryProvider,
     /// Budgets for one model, keyed `provider/modelId` exactly (Pi 1.6's `compaction.modelOverrides`):
     /// see [`CompactionConfig::for_model`].
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
@@ -108,6 +124,7 @@ impl Default for CompactionConfig {
             background_percent: 75,
             threshold_tokens: 0,
             cache_prefix: false,
+            provider: SummaryProvider::Summarizer,
             model_overrides: BTreeMap::new(),
             adaptive: AdaptiveBudgets::default(),
         }
@@ -430,11 +447,6 @@ fn check_budgets(document: &Value) -> Result<(), EngineSettingsError> {
     }
     Ok(())
 }
-
-/// The old name of [`EngineSettingsError`], kept so code written against it compiles; hidden so
-/// an embedder meets one `SettingsError` (the settings files' own, in `ctxkit-settings`).
-#[doc(hidden)]
-pub type SettingsError = EngineSettingsError;
 
 impl EngineSettings {
     /// Reads the engine's keys from a merged settings document; other keys are ignored, absent ones

@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use ctxkit_compaction::SummaryPurpose;
 use ctxkit_protocol::AgentMessage;
+use ctxkit_summarizer::SummaryPurpose;
 use serde::Deserialize;
 
 /// One fact a continuing model must know, found when any of its spellings is in the text.

@@ -10,12 +10,11 @@
 mod corpus;
 mod report;
 
-use ctxkit_compaction::{
-    Encoding, FileOperations, Prompts, SummaryPurpose, SummaryRequest, count_text_tokens,
-    serialize_conversation,
-};
+use ctxkit_compaction::{FileOperations, Prompts, serialize_conversation};
 use ctxkit_summarizer::SummarySpan;
+use ctxkit_summarizer::{SummaryPurpose, SummaryRequest};
 use ctxkit_summarizer_offline::summarize_offline;
+use ctxkit_tokens::{Encoding, count_text_tokens};
 use serde::Serialize;
 
 pub use corpus::{Case, Fact, corpus, corpus_dir, load_corpus};

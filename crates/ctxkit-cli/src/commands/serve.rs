@@ -7,28 +7,27 @@ use ctxkit_agent::ChatModel;
 use ctxkit_server::{AgentConfig, ModelSource, ServerConfig, serve};
 
 use super::Locations;
-use super::config::{load_settings, resource_environment};
 use super::resources;
+use super::settings::ProcessSettings;
 use super::summary_setup::{self, SummaryFlags};
 use super::tool_boundary::ToolBoundary;
 use crate::Outcome;
-use crate::cli::GlobalArgs;
 
 pub fn serve_stdio(
-    global: &GlobalArgs,
+    process: &ProcessSettings<'_>,
     locations: &Locations,
     out: &mut dyn std::io::Write,
 ) -> Result<Outcome> {
     // Budgets nobody set follow the window of the model the client sets (`model.set`), in the
     // engine, as in chat.
-    let setup = summary_setup::resolve(global, SummaryFlags::default())?;
-    let environment = resource_environment(global)?;
-    let settings = load_settings(&environment)?;
-    let boundary = ToolBoundary::new(&environment, &settings, &locations.sessions_root);
+    let setup = summary_setup::resolve(process, SummaryFlags::default())?;
+    let environment = process.environment()?;
+    let settings = process.settings()?;
+    let boundary = ToolBoundary::new(environment, settings, &locations.sessions_root);
     let bash_timeout = settings.chat_bash_timeout();
-    let (loaded, cwd) = resources::load(global)?;
+    let (loaded, cwd) = resources::load(process)?;
     let agent = AgentConfig {
-        models: Arc::new(ConfiguredModels(summary_setup::llm_options(&settings)?)),
+        models: Arc::new(ConfiguredModels(summary_setup::llm_options(settings)?)),
         system_prompt: resources::system_prompt(&loaded, &cwd),
         bash_timeout,
         pass_env: settings.chat_pass_env(),

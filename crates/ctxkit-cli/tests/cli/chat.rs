@@ -377,6 +377,27 @@ fn count_type(entries: &[Value], kind: &str) -> usize {
 }
 
 #[test]
+fn chat_reads_the_settings_files_once() {
+    // The model, the engine's settings, the summarizer, the tools' limits and the resources all come
+    // from one reading of the settings files.
+    require_tmux!();
+    let world = World::new(100_000, json!({}));
+    let log = world.home.path().join("chat.log");
+    let tmux = world.start(&format!(
+        "--log ctxkit_settings=debug --log-file '{}'",
+        log.display()
+    ));
+    tmux.wait_for("ctxkit chat · mock/test-model (100000-token window)");
+    tmux.wait_idle(1);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        text.matches("reading the settings files").count(),
+        1,
+        "{text}"
+    );
+}
+
+#[test]
 fn chat_runs_tools_persists_and_continues() {
     require_tmux!();
     let world = World::new(100_000, json!({}));
@@ -401,6 +422,10 @@ fn chat_runs_tools_persists_and_continues() {
     assert!(screen.contains("→ bash echo hello-from-tool"), "{screen}");
     assert!(screen.contains("  hello-from-tool"), "{screen}");
     tmux.wait_for("[context ");
+    // The engine's plan says why a compaction now would write nothing (the whole context is kept).
+    tmux.line("/context");
+    tmux.wait_for("Nothing to compact yet: the whole context (~");
+    tmux.wait_for("fits in keepRecentTokens (20000)");
     assert_eq!(
         std::fs::read_to_string(world.project.join("out.txt")).unwrap(),
         "hello-from-tool\n"

@@ -483,7 +483,7 @@ async fn a_prompt_during_a_compaction_waits_for_it_instead_of_starting_another()
         .lock()
         .unwrap()
         .iter()
-        .filter(|request| request.purpose == ctxkit_compaction::SummaryPurpose::History)
+        .filter(|request| request.purpose == ctxkit_summarizer::SummaryPurpose::History)
         .count();
     assert_eq!(history_requests, 1);
     assert_eq!(starts(&harness.drain()).len(), 1);

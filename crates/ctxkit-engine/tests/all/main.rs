@@ -11,6 +11,7 @@ mod failed;
 mod hooks;
 mod manual;
 mod navigation;
+mod on_demand;
 mod pins_scopes;
 mod provider_compaction;
 mod view;

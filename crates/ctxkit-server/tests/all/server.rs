@@ -73,7 +73,7 @@ pub fn start_with(dir: &std::path::Path, agent: Option<ctxkit_server::AgentConfi
 pub fn start_summarizing(
     dir: &std::path::Path,
     agent: Option<ctxkit_server::AgentConfig>,
-    summarizer: std::sync::Arc<dyn ctxkit_compaction::Summarizer>,
+    summarizer: std::sync::Arc<dyn ctxkit_summarizer::Summarizer>,
 ) -> Client {
     start_configured(dir, agent, summarizer, settings(2_000))
 }
@@ -81,7 +81,7 @@ pub fn start_summarizing(
 fn start_configured(
     dir: &std::path::Path,
     agent: Option<ctxkit_server::AgentConfig>,
-    summarizer: std::sync::Arc<dyn ctxkit_compaction::Summarizer>,
+    summarizer: std::sync::Arc<dyn ctxkit_summarizer::Summarizer>,
     settings: ctxkit_engine::EngineSettings,
 ) -> Client {
     let (client_side, server_side) = tokio::io::duplex(1 << 20);

@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
-use ctxkit_compaction::{Summarizer, SummarizerError, SummaryRequest, SummaryResponse};
 use ctxkit_engine::{CompactionConfig, EngineSettings};
 use ctxkit_protocol::AgentMessage;
+use ctxkit_summarizer::{Summarizer, SummarizerError, SummaryRequest, SummaryResponse};
 use futures::future::BoxFuture;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;

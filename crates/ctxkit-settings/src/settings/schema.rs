@@ -117,6 +117,12 @@ const COMPACTION: &[Field] = &[
     field("thresholdTokens", NON_NEGATIVE, DefaultValue::Integer(0)),
     // ctxkit: send summary requests as a continuation of the last model request (prompt cache).
     field("cachePrefix", ValueKind::Bool, DefaultValue::Bool(false)),
+    // ctxkit: who writes summaries: the summarizer, or the conversation's Anthropic model on demand.
+    field(
+        "provider",
+        ValueKind::Enum(&["summarizer", "on-demand"]),
+        DefaultValue::Str("summarizer"),
+    ),
     // ctxkit: a separate (usually cheaper) model for summaries, `provider/id`.
     field("model", ValueKind::String, DefaultValue::Unset),
     // ctxkit: what to do when summarization fails (threshold and manual compaction).
