@@ -2,6 +2,7 @@
 //! assistant said, each command with its outcome, each file read or changed. The budget left after
 //! the sections goes here, newest first, so the summary keeps what the verbatim tail would.
 
+use crate::digest::only_looks;
 use crate::sections::{is_trivial, request_line};
 use crate::span::{Call, CallKind, Step};
 use crate::text::{best_error_line, clip, identifiers, one_line};
@@ -70,6 +71,11 @@ pub fn recent_lines(
     let mut used = 0;
     for step in steps.iter().rev() {
         if matches!(step, Step::Request(text) if is_trivial(text)) {
+            continue;
+        }
+        // A look that went through (`ls`, `git status`) moved nothing.
+        if matches!(step, Step::Call(call) if call.kind == CallKind::Command && !call.failed && only_looks(&call.target))
+        {
             continue;
         }
         let line = step_line(step);

@@ -172,6 +172,7 @@ mod chat_watch;
 mod edges;
 mod hostile;
 mod import;
+mod offline_size;
 mod providers;
 mod resources;
 mod secrets;
@@ -248,7 +249,7 @@ fn compact_plan_run_list_and_undo() {
         "--preview",
     ]);
     assert!(
-        preview.contains("Preview (nothing written): 3598 → 2547 tokens, estimated (29% saved)"),
+        preview.contains("Preview (nothing written): 3598 → 2345 tokens, estimated (35% saved)"),
         "{preview}"
     );
     assert_eq!(
