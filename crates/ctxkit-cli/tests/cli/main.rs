@@ -173,6 +173,7 @@ mod edges;
 mod hostile;
 mod import;
 mod on_demand;
+mod offline_size;
 mod providers;
 mod resources;
 mod secrets;
@@ -249,7 +250,7 @@ fn compact_plan_run_list_and_undo() {
         "--preview",
     ]);
     assert!(
-        preview.contains("Preview (nothing written): 3598 → 2547 tokens, estimated (29% saved)"),
+        preview.contains("Preview (nothing written): 3598 → 2345 tokens, estimated (35% saved)"),
         "{preview}"
     );
     assert_eq!(

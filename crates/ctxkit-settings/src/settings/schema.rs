@@ -135,6 +135,25 @@ const COMPACTION: &[Field] = &[
         ValueKind::Integer { min: 1, max: 100 },
         DefaultValue::Integer(30),
     ),
+    // ctxkit: the offline summary's size, a share of the span's tokens within two bounds.
+    field(
+        "offlineSummaryPercent",
+        ValueKind::Integer { min: 1, max: 100 },
+        DefaultValue::Integer(5),
+    ),
+    field(
+        "offlineSummaryMinTokens",
+        NON_NEGATIVE,
+        DefaultValue::Integer(500),
+    ),
+    field(
+        "offlineSummaryMaxTokens",
+        ValueKind::Integer {
+            min: 1,
+            max: i64::MAX,
+        },
+        DefaultValue::Integer(6000),
+    ),
 ];
 const FALLBACK: ValueKind = ValueKind::Enum(&["error", "truncate"]);
 /// ctxkit: context transforms applied to the model's view before each call.
