@@ -62,7 +62,7 @@ impl Engine {
     /// for this part of the branch. Hooks may supply summaries themselves, so with hooks nothing
     /// is precomputed.
     pub(crate) fn maybe_start_background(&self, state: &mut State, tokens: u64) {
-        let config = &state.settings.compaction;
+        let config = state.compaction_config();
         let window = state.context_window();
         if !config.enabled || !config.background || window == 0 || !self.inner.hooks.is_empty() {
             return;

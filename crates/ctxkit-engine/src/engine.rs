@@ -269,8 +269,8 @@ impl Engine {
         state.settings = settings;
     }
 
-    /// The compaction budgets in force: the settings, with the budgets nobody set adapted to the
-    /// current model's window.
+    /// The compaction budgets in force: the settings with the current model's
+    /// `compaction.modelOverrides` entry, the budgets nobody set adapted to its window.
     pub async fn planning(&self) -> ctxkit_compaction::CompactionSettings {
         self.lock().await.planning()
     }
@@ -388,9 +388,32 @@ impl State {
         self.model.as_ref().map_or(0, |model| model.context_window)
     }
 
-    /// The compaction budgets for the current model's window.
+    /// The compaction settings for the current model (its `compaction.modelOverrides` entry
+    /// applied).
+    pub(crate) fn compaction_config(&self) -> std::borrow::Cow<'_, crate::CompactionConfig> {
+        match &self.model {
+            Some(model) => self
+                .settings
+                .compaction
+                .for_model(&model.provider, &model.id),
+            None => std::borrow::Cow::Borrowed(&self.settings.compaction),
+        }
+    }
+
+    /// The settings for the current model (see [`State::compaction_config`]).
+    pub(crate) fn model_settings(&self) -> std::borrow::Cow<'_, EngineSettings> {
+        match self.compaction_config() {
+            std::borrow::Cow::Borrowed(_) => std::borrow::Cow::Borrowed(&self.settings),
+            std::borrow::Cow::Owned(compaction) => std::borrow::Cow::Owned(EngineSettings {
+                compaction,
+                ..self.settings.clone()
+            }),
+        }
+    }
+
+    /// The compaction budgets for the current model and its window.
     pub(crate) fn planning(&self) -> ctxkit_compaction::CompactionSettings {
-        self.settings.compaction.planning(self.context_window())
+        self.compaction_config().planning(self.context_window())
     }
 }
 

@@ -95,7 +95,7 @@ pub use command_hooks::CommandHook;
 pub use compact::{CheckReport, MAX_OVERFLOW_ATTEMPTS, RECOVERY_EXHAUSTED};
 pub use engine::{Engine, EngineOptions, TurnGuard};
 pub use error::{EngineError, Result};
-pub use events::{CompactionEnd, CompactionReason, ContextUsage, EngineEvent};
+pub use events::{CompactionEnd, CompactionFailed, CompactionReason, ContextUsage, EngineEvent};
 pub use hooks::{
     AfterCompact, AfterTree, BeforeCompact, BeforeCompactResult, BeforeFork, BeforeForkResult,
     BeforeTree, BeforeTreeResult, FileOpsView, ForkPosition, HookCompaction, HookError, HookFuture,
@@ -105,10 +105,10 @@ pub use pins::{PIN_ENTRY_TYPE, PINNED_MESSAGE_TYPE, Pin};
 pub use planning::{CompactionPlan, NoCompaction};
 pub use scope::{FORGOTTEN_PREAMBLE, SCOPE_RESULT_TYPE, Scope};
 pub use settings::{
-    AdaptiveBudgets, BranchSummaryConfig, CommandHookConfig, CompactionConfig, ContextStrategy,
-    DurabilityMode, EngineSettings, EngineSettingsError, FallbackPolicy, PinnedConfig,
-    RECOMMENDED_DIGEST_NAMES, RECOMMENDED_THRESHOLD_TOKENS, SessionConfig, SummaryProvider,
-    SummaryRole,
+    AdaptiveBudgets, BranchSummaryConfig, CommandHookConfig, CompactionConfig,
+    CompactionModelOverride, ContextStrategy, DurabilityMode, EngineSettings, EngineSettingsError,
+    FallbackPolicy, MAX_TOKEN_BUDGET, PinnedConfig, RECOMMENDED_DIGEST_NAMES,
+    RECOMMENDED_THRESHOLD_TOKENS, SessionConfig, SummaryProvider, SummaryRole, model_override_key,
 };
 pub use tree::{ForgetOutcome, ForkOutcome, NavigateOptions, NavigateOutcome};
 pub use view::{ModelView, build_view};

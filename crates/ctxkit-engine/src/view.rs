@@ -201,6 +201,6 @@ impl Engine {
         let mut state = self.lock().await;
         let window = state.model.as_ref().map_or(0, |model| model.context_window);
         let transcript = shared_transcript(&mut state)?;
-        Ok(build_view(&transcript, &state.settings, window))
+        Ok(build_view(&transcript, &state.model_settings(), window))
     }
 }

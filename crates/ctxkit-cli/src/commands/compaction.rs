@@ -48,8 +48,8 @@ pub fn tokens(
         .collect();
     let totals = context_token_count(&messages, estimator);
     let source = totals.source().to_string();
-    // What Pi 0.87 weighs against the window: its estimate ignores usage reported before the
-    // latest context edit or compaction.
+    // What Pi (0.87 and today's 1.6) weighs against the window: its estimate ignores usage
+    // reported before the latest context edit or compaction.
     let leaf_id = match selector {
         LeafSelector::Entry(id) => Some(id),
         LeafSelector::Current | LeafSelector::BeforeFirst => None,
@@ -91,7 +91,7 @@ pub fn tokens(
     if projected != reference_count {
         writeln!(
             out,
-            "  Pi 0.87 counts {projected} for compaction: the last reported usage predates an edit \
+            "  Pi (0.87 and later) counts {projected} for compaction: the last reported usage predates an edit \
              or compaction"
         )?;
     }

@@ -9,6 +9,7 @@ mod engine_run;
 mod import;
 mod inspect;
 mod navigate;
+mod offline_size;
 mod packages;
 mod resources;
 mod serve;

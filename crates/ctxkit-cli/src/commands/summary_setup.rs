@@ -147,11 +147,14 @@ fn shared_http(timeouts: &ctxkit_llm::Timeouts) -> Result<ctxkit_llm::HttpClient
 
 /// The summarizer: `--model`, else `compaction.model`, else the agent's `defaultProvider`/`defaultModel`;
 /// the offline summarizer only when no model is configured. A configured model that cannot be used
-/// (no API key, unknown provider) is an error, not a silent fallback.
+/// (no API key, unknown provider) is an error, not a silent fallback. The offline summarizer's
+/// size is the settings' (`offline_size`).
 fn choose_summarizer(
     settings: &ctxkit_settings::SettingsManager,
     model_flag: Option<&str>,
 ) -> Result<(Box<dyn Summarizer>, Option<u64>)> {
+    // Checked whichever summarizer runs: a bad value is a mistake to report, not to skip.
+    let size = super::offline_size::offline_summary_size(settings)?;
     let mut options = llm_options(settings)?;
     if let Some(model) = model_flag {
         options.compaction_model = Some(model.to_owned());
@@ -164,7 +167,7 @@ fn choose_summarizer(
             let window = client.context_window();
             Ok((Box::new(client), window))
         }
-        None => Ok((Box::new(OfflineSummarizer::default()), None)),
+        None => Ok((Box::new(OfflineSummarizer::new(size)), None)),
     }
 }
 
@@ -186,14 +189,13 @@ pub fn resolve(process: &ProcessSettings<'_>, flags: SummaryFlags<'_>) -> Result
     let document = serde_json::Value::Object(settings.effective().clone());
     let mut engine_settings = ctxkit_engine::EngineSettings::from_document(&document)
         .context("reading the engine's settings (`compaction`, `transforms`, `pinned`, `hooks`)")?;
+    // A flag wins over the settings, every model's `compaction.modelOverrides` entry included.
     let compaction = &mut engine_settings.compaction;
     if let Some(keep) = flags.keep_recent_tokens {
-        compaction.keep_recent_tokens = keep;
-        compaction.adaptive.keep_recent_tokens = false;
+        compaction.set_keep_recent_tokens_everywhere(keep);
     }
     if let Some(reserve) = flags.reserve_tokens {
-        compaction.reserve_tokens = reserve;
-        compaction.adaptive.reserve_tokens = false;
+        compaction.set_reserve_tokens_everywhere(reserve);
     }
     compaction.file_context |= flags.file_context;
     let compaction = engine_settings.compaction.planning(flags.context_window);

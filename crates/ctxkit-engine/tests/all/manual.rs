@@ -146,7 +146,13 @@ async fn cancelling_a_manual_compaction_writes_nothing() {
     assert_eq!(error.to_string(), "Compaction cancelled");
     assert_eq!(harness.entry_types().await, before);
     let events = harness.drain();
-    let EngineEvent::CompactionEnd(end) = events.last().unwrap() else {
+    // The compaction's end, then the failure it reports.
+    let [
+        ..,
+        EngineEvent::CompactionEnd(end),
+        EngineEvent::CompactionFailed(_),
+    ] = &events[..]
+    else {
         panic!("{events:?}")
     };
     assert!(end.aborted && end.error.is_none());
@@ -214,7 +220,13 @@ async fn a_cancelling_hook_rejects_a_manual_compaction() {
         .unwrap_err();
     assert_eq!(error.to_string(), "Compaction cancelled");
     let events = harness.drain();
-    let EngineEvent::CompactionEnd(end) = events.last().unwrap() else {
+    // The compaction's end, then the failure it reports.
+    let [
+        ..,
+        EngineEvent::CompactionEnd(end),
+        EngineEvent::CompactionFailed(_),
+    ] = &events[..]
+    else {
         panic!("{events:?}")
     };
     assert!(end.aborted);

@@ -39,6 +39,32 @@ impl Summarizer for Fixed {
     }
 }
 
+/// Fails every request, as a provider that is down does.
+#[derive(Debug, Clone, Copy)]
+pub struct Failing;
+
+impl Summarizer for Failing {
+    fn name(&self) -> String {
+        "failing".to_owned()
+    }
+
+    fn supports_reasoning(&self) -> bool {
+        false
+    }
+
+    fn summarize(
+        &self,
+        _request: SummaryRequest,
+        _cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<SummaryResponse, SummarizerError>> {
+        Box::pin(async {
+            Err(SummarizerError {
+                message: "overloaded".to_owned(),
+            })
+        })
+    }
+}
+
 /// Settings with a reserve of `reserve` and a tiny keep budget.
 pub fn settings(reserve: u64) -> EngineSettings {
     EngineSettings {
