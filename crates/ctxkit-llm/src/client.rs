@@ -29,6 +29,8 @@ pub struct ModelClient {
     /// The configured extra headers, checked once, marked sensitive.
     custom_headers: HeaderMap,
     http: HttpClient,
+    /// The conversation whose message thread conversation requests continue, when bound.
+    thread: Option<crate::threads::ThreadBinding>,
 }
 
 impl ModelClient {
@@ -51,7 +53,29 @@ impl ModelClient {
             config,
             custom_headers,
             http,
+            thread: None,
         })
+    }
+
+    /// This client bound to the conversation `session` of `threads`: its streamed conversation
+    /// requests continue that conversation's Anthropic message thread when
+    /// [`ProviderConfig::message_threads`] is on (otherwise the binding changes nothing). Bind one
+    /// client per session: the thread state is the session's own.
+    pub fn with_message_threads(
+        mut self,
+        threads: &crate::threads::MessageThreads,
+        session: &str,
+    ) -> Self {
+        self.thread = Some(crate::threads::ThreadBinding {
+            threads: threads.clone(),
+            session: session.to_owned(),
+        });
+        self
+    }
+
+    /// The conversation binding, when threads are on for this model.
+    pub(crate) fn thread_binding(&self) -> Option<&crate::threads::ThreadBinding> {
+        self.thread.as_ref().filter(|_| self.config.message_threads)
     }
 
     /// The resolved configuration.

@@ -24,6 +24,7 @@ mod secret {
     pub use ctxkit_secrets::*;
 }
 mod stream;
+mod threads;
 mod wire;
 
 pub use chat::{ChatRequest, ToolDefinition};
@@ -49,6 +50,7 @@ pub use overflow::{
 pub use retry::{RetryNotice, RetryPolicy};
 pub use secret::{ApiKey, is_secret_variable, secret_variables_for_child};
 pub use stream::{ChatDelta, DeltaSink};
+pub use threads::{MessageThreads, THREAD_LIFETIME};
 pub use wire::anthropic_cache::CacheRetention;
 pub use wire::anthropic_context::AnthropicContextEditing;
 pub use wire::provider_compaction::{AnthropicCompaction, OpenAiCompaction};

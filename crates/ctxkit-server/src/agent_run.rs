@@ -23,6 +23,17 @@ pub trait ModelSource: Send + Sync {
     /// The model for `spec` (`provider/id`), or the configured default for `None`; the error is
     /// shown to the client as is.
     fn chat_model(&self, spec: Option<&str>) -> Result<Arc<dyn ChatModel>, String>;
+
+    /// The model for `spec` in the session `session_id`: a source that keeps per-session state
+    /// (Anthropic message threads) binds it here. By default, [`ModelSource::chat_model`].
+    fn chat_model_for_session(
+        &self,
+        spec: Option<&str>,
+        session_id: &str,
+    ) -> Result<Arc<dyn ChatModel>, String> {
+        let _ = session_id;
+        self.chat_model(spec)
+    }
 }
 
 /// What `agent.run` needs besides the session: models, the default system prompt and tool limits.
@@ -147,9 +158,10 @@ pub(crate) async fn run(shared: &Arc<Shared>, raw: Value) -> Result<Value, Metho
         ));
     };
     let engine = engine(shared).await?;
+    let session_id = engine.with_session(|session| session.id().to_owned()).await;
     let model = config
         .models
-        .chat_model(params.model.as_deref())
+        .chat_model_for_session(params.model.as_deref(), &session_id)
         .map_err(|error| MethodError::new(codes::NO_MODEL, error))?;
     let cwd = engine
         .with_session(|session| session.cwd().to_owned())

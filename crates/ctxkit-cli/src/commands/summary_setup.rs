@@ -93,6 +93,7 @@ pub fn llm_options(settings: &ctxkit_resources::SettingsManager) -> Result<ctxki
             &llm.anthropic_cache_retention,
         )
         .unwrap_or_default(),
+        anthropic_message_threads: llm.anthropic_supports_message_threads,
         anthropic_context_editing: llm.anthropic_context_management.map(|settings| {
             ctxkit_llm::AnthropicContextEditing {
                 trigger_input_tokens: settings.trigger_input_tokens,

@@ -73,6 +73,9 @@ pub async fn build(global: &GlobalArgs, locations: &Locations, args: &ChatArgs) 
         summarizer: Arc::from(setup.summarizer),
         prompts: setup.prompts,
     };
+    let threads = ctxkit_llm::MessageThreads::new();
+    let thread_session = session.id().to_owned();
+    let client = client.with_message_threads(&threads, &thread_session);
     let (engine, events) = super::start_engine(&parts, client.info(), session, &ui, &interrupts)?;
     let client = Arc::new(client);
     let mut agent = Agent::new(
@@ -104,6 +107,8 @@ pub async fn build(global: &GlobalArgs, locations: &Locations, args: &ChatArgs) 
         engine,
         events,
         client,
+        threads,
+        thread_session,
         llm_options,
         parts,
         resources: loaded,
