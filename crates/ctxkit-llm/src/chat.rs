@@ -56,7 +56,7 @@ impl ModelClient {
         Ok(after_pause(reply, next))
     }
 
-    async fn chat_once(
+    pub(crate) async fn chat_once(
         &self,
         request: &ChatRequest,
         cancel: &CancellationToken,

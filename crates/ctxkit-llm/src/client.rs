@@ -73,6 +73,12 @@ impl ModelClient {
         self
     }
 
+    /// Leaves this client's requests out of the conversation's thread and sends each once.
+    pub(crate) fn without_threads_or_retries(&mut self) {
+        self.thread = None;
+        self.config.retry.max_retries = 0;
+    }
+
     /// The conversation binding, when threads are on for this model.
     pub(crate) fn thread_binding(&self) -> Option<&crate::threads::ThreadBinding> {
         self.thread.as_ref().filter(|_| self.config.message_threads)

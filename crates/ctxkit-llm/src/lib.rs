@@ -5,6 +5,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod cache_warming;
 mod chat;
 mod chat_stream;
 mod client;
@@ -27,6 +28,10 @@ mod stream;
 mod threads;
 mod wire;
 
+pub use cache_warming::{
+    IDLE_CONTINUATION_PROBABILITY, MAX_IDLE_AGE, MAX_STREAMING_AGE, MINIMUM_EXPECTED_SAVINGS,
+    WarmingDecision, WarmingPhase, evaluate_cache_warming, warming_delay,
+};
 pub use chat::{ChatRequest, ToolDefinition};
 pub use client::ModelClient;
 pub use config::{

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ctxkit_agent::{
-    Access, Agent, AgentEvent, AgentObserver, AgentOptions, ApproveAll, ChatModel, DenyAll,
-    PromptOutcome, ToolRegistry, Workspace,
+    Access, Agent, AgentEvent, AgentObserver, AgentOptions, ApproveAll, CacheWarmer, ChatModel,
+    DenyAll, PromptOutcome, ToolRegistry, Workspace,
 };
 use ctxkit_llm::{ChatDelta, RetryNotice};
 use futures::future::BoxFuture;
@@ -55,6 +55,9 @@ pub struct AgentConfig {
     /// Secret values (settings' keys and headers) redacted from tool results, besides the secret
     /// environment variables.
     pub secrets: Vec<String>,
+    /// Keeps the prompt cache of the runs' requests warm between `agent.run` calls
+    /// (`cacheWarming`); stopped when another session is opened and at the end. `None`: no warming.
+    pub warmer: Option<Arc<CacheWarmer>>,
 }
 
 impl std::fmt::Debug for AgentConfig {
@@ -188,6 +191,9 @@ pub(crate) async fn run(shared: &Arc<Shared>, raw: Value) -> Result<Value, Metho
     )
     .await;
     agent.set_workspace(workspace(config, &shared.config.sessions_root, &cwd));
+    if let Some(warmer) = &config.warmer {
+        agent.set_cache_warmer(Arc::clone(warmer));
+    }
     if params.allow_outside_project {
         agent.allow_outside(Access::Read);
         agent.allow_outside(Access::Write);
@@ -231,4 +237,16 @@ pub(crate) async fn cancel(shared: &Arc<Shared>) -> Result<Value, MethodError> {
     let engine = engine(shared).await?;
     engine.interrupt_turn();
     Ok(json!({}))
+}
+
+/// Stops warming the prompt cache of the last run (another session is opened, or the server ends).
+pub(crate) fn stop_warming(shared: &Shared) {
+    if let Some(warmer) = shared
+        .config
+        .agent
+        .as_ref()
+        .and_then(|agent| agent.warmer.as_ref())
+    {
+        warmer.cancel();
+    }
 }

@@ -14,3 +14,4 @@ mod in_run;
 mod scenarios;
 mod stalled_provider;
 mod support;
+mod warming;

@@ -39,6 +39,7 @@ pub fn serve_stdio(
         home: Some(boundary.home),
         readable_paths: boundary.readable_paths,
         secrets: boundary.secrets,
+        warmer: Some(summary_setup::cache_warmer(global, &settings)),
     };
     let config = ServerConfig {
         settings: setup.engine_settings,

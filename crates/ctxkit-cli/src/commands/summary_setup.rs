@@ -120,6 +120,19 @@ pub fn llm_options(settings: &ctxkit_resources::SettingsManager) -> Result<ctxki
     })
 }
 
+/// The cache warmer of a chat or a server: `cacheWarming` from the global settings (Pi reads it
+/// there only: each refresh spends the user's money), the test hook's delay.
+pub fn cache_warmer(
+    global: &GlobalArgs,
+    settings: &ctxkit_resources::SettingsManager,
+) -> std::sync::Arc<ctxkit_agent::CacheWarmer> {
+    let mode = ctxkit_agent::CacheWarming::parse(&settings.cache_warming()).unwrap_or_default();
+    let delay = global
+        .cache_warming_delay_ms
+        .map(std::time::Duration::from_millis);
+    std::sync::Arc::new(ctxkit_agent::CacheWarmer::new(mode, delay))
+}
+
 /// The providers' standard environment variables (keys, `OPENAI_BASE_URL`) of this process.
 pub fn llm_environment() -> ctxkit_llm::EnvSettings {
     let variables: std::collections::BTreeMap<String, String> =

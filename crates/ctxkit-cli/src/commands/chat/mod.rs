@@ -40,6 +40,7 @@ pub fn chat(global: &GlobalArgs, locations: &Locations, args: &ChatArgs) -> Resu
         .context("cannot start the async runtime")?;
     let mut chat = runtime.block_on(setup::build(global, locations, args))?;
     let outcome = repl::run(&runtime, &mut chat);
+    chat.warmer.cancel();
     drop(chat);
     runtime.shutdown_timeout(Duration::from_millis(200));
     outcome
@@ -64,6 +65,8 @@ struct Chat {
     threads: ctxkit_llm::MessageThreads,
     /// The session whose thread `client` continues.
     thread_session: String,
+    /// Keeps the prompt cache warm between prompts (`cacheWarming`).
+    warmer: Arc<ctxkit_agent::CacheWarmer>,
     /// Model options from settings, for `/model`.
     llm_options: LlmOptions,
     parts: EngineParts,
@@ -96,6 +99,8 @@ impl Chat {
         )?;
         // The old view stops before the new one starts showing events.
         self.events = events;
+        // The old session's cache is not kept warm for a session no longer open.
+        self.warmer.cancel();
         self.agent.set_engine(engine.clone()).await;
         self.engine = engine;
         Ok(())

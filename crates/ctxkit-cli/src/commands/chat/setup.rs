@@ -100,6 +100,10 @@ pub async fn build(global: &GlobalArgs, locations: &Locations, args: &ChatArgs) 
     if !confirm_bash {
         agent.allow_always("bash");
     }
+    // Idle between prompts, the cache stays warm while a refresh pays; the next prompt, another
+    // session and the end of the chat stop it.
+    let warmer = summary_setup::cache_warmer(global, &settings);
+    agent.set_cache_warmer(Arc::clone(&warmer));
     let boundary = ToolBoundary::new(&environment, &settings, &locations.sessions_root);
     agent.set_workspace(boundary.workspace(&cwd));
     Ok(Chat {
@@ -109,6 +113,7 @@ pub async fn build(global: &GlobalArgs, locations: &Locations, args: &ChatArgs) 
         client,
         threads,
         thread_session,
+        warmer,
         llm_options,
         parts,
         resources: loaded,
