@@ -129,13 +129,25 @@ impl ModelClient {
         request: &ChatRequest,
         cancel: &CancellationToken,
     ) -> Result<AssistantMessage, LlmError> {
+        // The request as the conversation sends it, threads beta included (it may key the cache).
+        let threads_beta = self.thread_binding().is_some();
         let mut quiet = self.clone();
         quiet.without_threads_or_retries();
         let request = ChatRequest {
             max_tokens: Some(1),
             ..request.clone()
         };
-        quiet.chat_once(&request, cancel).await
+        let mut wire = quiet.chat_wire(&request);
+        if threads_beta {
+            crate::chat_stream::add_thread_beta(quiet.config(), &mut wire);
+        }
+        let headers = quiet.headers(&wire.headers)?;
+        let text = quiet
+            .post(&wire.url, &headers, &wire.body.to_string(), cancel)
+            .await?;
+        let mut reply = quiet.parse_chat(&text)?;
+        quiet.stamp(&mut reply);
+        Ok(reply)
     }
 }
 

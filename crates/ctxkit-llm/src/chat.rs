@@ -56,7 +56,7 @@ impl ModelClient {
         Ok(after_pause(reply, next))
     }
 
-    pub(crate) async fn chat_once(
+    async fn chat_once(
         &self,
         request: &ChatRequest,
         cancel: &CancellationToken,

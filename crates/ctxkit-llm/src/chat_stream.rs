@@ -275,7 +275,10 @@ impl ModelClient {
 
 /// Adds the threads beta to the request's `anthropic-beta` header (its own, else the configured
 /// one); the header's value.
-fn add_thread_beta(config: &crate::config::ProviderConfig, wire: &mut WireRequest) -> String {
+pub(crate) fn add_thread_beta(
+    config: &crate::config::ProviderConfig,
+    wire: &mut WireRequest,
+) -> String {
     let is_beta = |name: &str| name.eq_ignore_ascii_case("anthropic-beta");
     let own = wire.headers.iter().position(|(name, _)| is_beta(name));
     let configured = match own {

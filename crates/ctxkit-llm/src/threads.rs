@@ -140,7 +140,9 @@ impl ThreadBinding {
             return create("the thread expired (idle for 5 minutes)");
         }
         if anthropic_threads::message_count(body) <= held {
-            return create("the request holds no message after the thread's last reply");
+            return create(
+                "the request is not longer than the thread (a compaction or an edit of the context removed messages)",
+            );
         }
         let sent = anthropic_threads::prefix(url, beta, body, held);
         if sent.settings != prefix.settings {

@@ -172,6 +172,7 @@ mod chat_watch;
 mod edges;
 mod hostile;
 mod import;
+mod provider_context;
 mod providers;
 mod resources;
 mod secrets;
