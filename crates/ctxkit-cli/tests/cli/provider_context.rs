@@ -216,8 +216,14 @@ fn serve_warms_the_cache_between_runs_only_when_it_pays_and_never_through_the_th
         assert!(refresh.get("thread").is_none(), "{refresh}");
         assert_eq!(messages(refresh), 1, "the request as it was sent");
     }
+    // A refresh the mock answered is recorded once its answer is read (or dropped if cancelled).
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while world.warm_entries().len() < 2 {
+        assert!(std::time::Instant::now() < deadline, "no cache_warm entry");
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let warm = world.warm_entries();
-    assert_eq!(warm.len(), refreshes.len());
+    assert!(warm.len() <= world.refreshes().len());
     assert_eq!(warm[0]["provider"], "anthropic");
     assert!(warm[0]["usage"]["cost"]["total"].as_f64().unwrap() > 0.0);
     // The next run stops the warming and continues the thread from the last real reply.
@@ -232,12 +238,8 @@ fn serve_warms_the_cache_between_runs_only_when_it_pays_and_never_through_the_th
         "{}",
         sent[1]
     );
-    // The context holds the two exchanges, not the refreshes.
-    assert_eq!(
-        world.warm_entries().len(),
-        before,
-        "every refresh is a usage entry"
-    );
+    // Every recorded refresh was one the mock answered; none after the end.
+    assert!(world.warm_entries().len() <= before);
 }
 
 #[test]
