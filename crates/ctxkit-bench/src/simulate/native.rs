@@ -1,6 +1,6 @@
 //! Provider-native features priced on a replay, each an option on every strategy:
 //!
-//! - **Message threads** (Anthropic, `message-threads-2026-08-12`): a request that extends the
+//! - **Message threads** (Anthropic, `message-threads-2026-08-12`; none on OpenAI): a request that extends the
 //!   previous one (its messages, then the reply) within the thread's five minutes sends only what
 //!   came after the reply. Pi's documentation says token counts and prompt caching are unchanged,
 //!   so threads change the bytes on the wire, not the bill: measured as tokens sent.
@@ -12,7 +12,7 @@
 //!   minutes, when 15% of the miss cost minus the refresh's cost is at least $0.05. OpenAI's
 //!   automatic cache is taken to live five minutes and is never warmed (ctxkit knows no lifetime
 //!   for it). The existing totals assume no gaps; these figures add them.
-//! - **On-demand compaction** (Anthropic, `compact-2026-09-04`): the provider's model writes the
+//! - **On-demand compaction** (Anthropic, `compact-2026-09-04`; none on OpenAI): the provider's model writes the
 //!   summary on the cached conversation, so a summary is billed as a cache read of the request it
 //!   continues, the messages since at the write price, and the summary as output; the API's own
 //!   instruction is not counted. Strategies with provider-side compaction already bill that way.
@@ -81,6 +81,8 @@ pub(crate) struct NativeTracker {
     lifetime: f64,
     /// Whether ctxkit warms this provider's cache.
     warms: bool,
+    /// Whether the provider has message threads and on-demand compaction (Anthropic).
+    anthropic: bool,
     gaps: Rng,
     /// The gap before the next request, when it starts a run after the first.
     pending_gap: Option<f64>,
@@ -102,15 +104,17 @@ pub(crate) struct Sent {
 
 impl NativeTracker {
     pub(crate) fn new(provider: Provider, seed: u64) -> Self {
-        let (lifetime, warms) = match provider {
-            Provider::Anthropic5m => (300.0, true),
-            Provider::Anthropic1h => (3_600.0, true),
-            Provider::Openai => (300.0, false),
+        // (cache lifetime, warmed by ctxkit, Anthropic's threads and on-demand compaction)
+        let (lifetime, warms, anthropic) = match provider {
+            Provider::Anthropic5m => (300.0, true, true),
+            Provider::Anthropic1h => (3_600.0, true, true),
+            Provider::Openai => (300.0, false, false),
         };
         Self {
             prices: provider.prices(),
             lifetime,
             warms,
+            anthropic,
             gaps: Rng::fork(seed, 0x1d1e_6a95),
             pending_gap: None,
             last_input: 0,
@@ -131,7 +135,7 @@ impl NativeTracker {
         features.sent_tokens_full += request.input;
         let gap = self.pending_gap.take();
         let thread_alive = gap.is_none_or(|gap| gap <= THREAD_LIFETIME_SECONDS);
-        if request.extends_previous && thread_alive && self.last_input > 0 {
+        if self.anthropic && request.extends_previous && thread_alive && self.last_input > 0 {
             features.thread_continuations += 1;
             features.sent_tokens_threads += request
                 .input
@@ -144,6 +148,11 @@ impl NativeTracker {
         }
         self.last_input = request.input;
         self.last_output = request.output;
+    }
+
+    /// Whether on-demand compaction exists for this provider (Anthropic's).
+    pub(crate) fn has_on_demand_compaction(&self) -> bool {
+        self.anthropic
     }
 
     /// Prices the idle gap `gap` before `request`.
@@ -284,6 +293,9 @@ mod tests {
         tracker.sent(sent(901_000, 900_000, true));
         assert_eq!(tracker.features.warm_refreshes, 0);
         assert_eq!(tracker.features.warmed_misses, 1);
+        // Nor threaded, nor compacted on demand: those are Anthropic's.
+        assert_eq!(tracker.features.thread_continuations, 0);
+        assert!(!tracker.has_on_demand_compaction());
         assert!(tracker.features.cold_miss_cost > 0.0);
     }
 

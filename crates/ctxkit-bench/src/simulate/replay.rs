@@ -213,11 +213,15 @@ impl<'a> Meter<'a> {
         let input_tokens = TokenStats::of(&self.inputs);
         let requests = self.inputs.len();
         let summaries = self.ledger.finish();
+        let on_demand = self.native.has_on_demand_compaction();
         let mut native = self.native.features;
         native.on_demand_summary_cost = match self.strategy.summary_request() {
             // The provider already summarizes on its side.
             SummaryRequest::ProviderSide => summaries.cost,
-            SummaryRequest::FreshPrompt | SummaryRequest::CachePrefix => summaries.on_demand_cost,
+            SummaryRequest::FreshPrompt | SummaryRequest::CachePrefix if on_demand => {
+                summaries.on_demand_cost
+            }
+            SummaryRequest::FreshPrompt | SummaryRequest::CachePrefix => summaries.cost,
         };
         StrategyReport {
             native,
