@@ -43,7 +43,7 @@ node "$HERE/record.mjs" "$HERE/corpus" "$HERE/vectors"
 node "$HERE/generate-compaction-corpus.mjs" "$HERE/corpus-compaction"
 node "$HERE/record-compaction.mjs" "$HERE/vectors-compaction"
 
-# Pi 0.87.1 (today's files): needs Node >= 22.19, installed from npm when the
+# Pi 0.87.1 (the 0.87-era files; today's reference, 1.6.0, follows): needs Node >= 22.19, installed from npm when the
 # machine's Node is older. Its vectors cover the same corpora plus corpus-087/.
 PKG_087="@earendil-works/pi-coding-agent@0.87.1"
 NODE22="$(conformance_node22)"

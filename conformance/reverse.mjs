@@ -4,7 +4,12 @@
 // and Node >= 22.19 @earendil-works/pi-coding-agent at that version) exactly as ctxkit
 // reads them.
 //
-// Usage: [PI_VERSION=0.87.1|1.6.0] [PI_DIR=/dir/with/node_modules] node conformance/reverse.mjs <dir>
+// Usage: [PI_VERSION=0.87.1|1.6.0] [PI_DIR=/dir/with/node_modules] [CTXKIT_BIN=target/debug/ctxkit]
+//        node conformance/reverse.mjs <dir>
+//
+// With PI_VERSION=1.6.0 and CTXKIT_BIN, also the round trip of round-trip.mjs: a session Pi 1.6.0
+// writes, changed by each of ctxkit's writing commands, read back by Pi with ctxkit's contexts
+// (one more "file" per step in the count).
 //
 // <dir> holds pairs X.jsonl + X.expected.json, where X.expected.json is
 //   {
@@ -26,8 +31,10 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { chatRoundTrip, roundTrip } from "./round-trip.mjs";
 import {
   IS_087,
+  IS_16,
   contextRecord,
   flattenTree,
   loadReference,
@@ -47,7 +54,8 @@ function usage() {
 const dir = process.argv[2];
 if (!dir || !fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) usage();
 
-const ref = await loadReference(resolvePiDir());
+const piDir = resolvePiDir();
+const ref = await loadReference(piDir);
 const { SessionManager } = ref;
 
 const show = (v) => (v === undefined ? "<absent>" : JSON.stringify(v));
@@ -226,6 +234,23 @@ for (const f of files) {
     process.stdout.write(`${f} ${p}: ctxkit=${show(exp)} reference=${show(act)}\n`);
   }
   if (problems.length >= MAX_LINES_PER_FILE) process.stdout.write(`${f}: (further mismatches not shown)\n`);
+}
+if (IS_16 && process.env.CTXKIT_BIN) {
+  const bin = path.resolve(process.env.CTXKIT_BIN);
+  const steps = roundTrip(ref, bin, diff);
+  steps.push(["Pi's CLI, then ctxkit chat and /compact, then Pi's CLI", await chatRoundTrip(ref, bin, piDir, diff)]);
+  for (const [step, problems] of steps) {
+    if (problems.length === 0) {
+      passed++;
+      continue;
+    }
+    failed++;
+    for (const [p, exp, act] of problems.slice(0, MAX_LINES_PER_FILE)) {
+      process.stdout.write(`round trip, ${step} ${p}: ctxkit=${show(exp)} reference=${show(act)}\n`);
+    }
+  }
+} else if (IS_16) {
+  process.stdout.write("round trip through ctxkit's commands not run: set CTXKIT_BIN\n");
 }
 for (const f of fs.readdirSync(dir).filter((x) => x.endsWith(".expected.json"))) {
   const base = f.slice(0, -".expected.json".length);

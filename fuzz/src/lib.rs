@@ -8,8 +8,9 @@
 use std::cell::RefCell;
 use std::path::PathBuf;
 
+use ctxkit_packages::PackageSource;
 use ctxkit_protocol::AgentMessage;
-use ctxkit_resources::{PackageSource, parse_frontmatter, strip_frontmatter, substitute_args};
+use ctxkit_resources::{parse_frontmatter, strip_frontmatter, substitute_args};
 use ctxkit_session::{ContextForm, LeafSelector, Session, convert_to_llm, read_session_info};
 
 /// A target: its name (the directory of its corpus) and its body.

@@ -9,13 +9,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ctxkit_compaction::ConversationPrefix;
 use ctxkit_engine::{CheckReport, Engine, EngineError};
-use ctxkit_llm::{ChatDelta, ChatRequest, ReasoningLevel, RetryNotice, is_context_overflow};
+use ctxkit_llm::{ChatDelta, ChatRequest, ReasoningLevel, RetryNotice};
 use ctxkit_protocol::{
     AgentMessage, AssistantMessage, ContentBlock, JsonObject, MessageContent, ToolCall,
     ToolResultMessage, UserMessage,
 };
+use ctxkit_summarizer::ConversationPrefix;
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
@@ -346,6 +346,7 @@ impl Agent {
                 );
             }
             let info = self.model.info();
+            let overflow = ctxkit_engine::overflowed(&reply, &info);
             // Before the reply is appended: the engine notes where the session stood.
             self.engine
                 .record_model_request(ConversationPrefix {
@@ -358,8 +359,6 @@ impl Agent {
                     reasoning: request.reasoning.map(|level| level.as_str().to_owned()),
                 })
                 .await;
-            let window = info.context_window;
-            let overflow = is_context_overflow(&reply, Some(window));
             let calls = tool_calls(&reply);
             let stop_reason = reply.stop_reason.clone();
             let error = reply.error_message.clone();

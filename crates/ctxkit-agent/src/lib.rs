@@ -81,11 +81,12 @@ pub use warming::{CacheWarmer, CacheWarming, PromptCache};
 pub use workspace::{Access, Place, Workspace, resolve as resolve_path};
 
 // What an embedder builds an agent from, so that one dependency is enough.
-pub use ctxkit_compaction::{Prompts, Summarizer};
+pub use ctxkit_compaction::Prompts;
 pub use ctxkit_engine::{
     CompactionEnd, Engine, EngineError, EngineEvent, EngineOptions, EngineSettings, HookSet, Hooks,
     ModelInfo,
 };
-pub use ctxkit_llm::{ChatRequest, ModelClient, ToolDefinition};
+pub use ctxkit_llm::{ChatRequest, ModelClient};
 pub use ctxkit_session::Session;
+pub use ctxkit_summarizer::{Summarizer, ToolDefinition};
 pub use ctxkit_summarizer_offline::OfflineSummarizer;

@@ -9,9 +9,10 @@ use std::path::Path;
 use anyhow::Context as _;
 use std::time::Instant;
 
-use ctxkit_compaction::{CompactionSettings, Encoding, count_text_tokens, prepare_compaction};
+use ctxkit_compaction::{CompactionSettings, prepare_compaction};
 use ctxkit_protocol::AgentMessage;
 use ctxkit_session::{Session, list_sessions};
+use ctxkit_tokens::{Encoding, count_text_tokens};
 use serde_json::json;
 
 /// The operations both sides implement.

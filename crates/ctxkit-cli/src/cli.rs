@@ -174,12 +174,15 @@ pub enum Command {
         /// Extra instructions for the summary.
         #[arg(long)]
         focus: Option<String>,
-        /// Roughly how many tokens of recent messages stay verbatim (default: setting
-        /// `compaction.keepRecentTokens`, 20000, or a quarter of a small --context-window).
+        /// Roughly how many tokens of recent messages stay verbatim (default: the session model's
+        /// `compaction.modelOverrides` entry, else setting `compaction.keepRecentTokens`, 20000, or
+        /// a quarter of a small --context-window).
         #[arg(long)]
         keep_recent_tokens: Option<u64>,
-        /// Tokens kept free for replies; the summary may use 80% of it (default: setting
-        /// `compaction.reserveTokens`, 16384, or an eighth of a small --context-window).
+        /// Tokens kept free for replies: when to compact (a model's summary gets its own output
+        /// limit, as in Pi 1.6; the offline one 80% of this) (default: the session model's
+        /// `compaction.modelOverrides` entry, else setting `compaction.reserveTokens`, 16384, or an
+        /// eighth of a small --context-window).
         #[arg(long)]
         reserve_tokens: Option<u64>,
         /// The summarizing model, `provider/id` (default: setting `compaction.model`, else

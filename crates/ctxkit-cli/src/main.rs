@@ -9,8 +9,9 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
-use ctxkit_resources::{PackageError, SettingsError, SourceError};
+use ctxkit_packages::{PackageError, SourceError};
 use ctxkit_session::SessionError;
+use ctxkit_settings::SettingsError;
 
 use crate::cli::Cli;
 
@@ -108,7 +109,7 @@ fn report(error: &anyhow::Error) -> ExitCode {
             message.push_str(&format!(": {cause}"));
         }
     }
-    let _ = writeln!(stderr, "{}", ctxkit_resources::redact_credentials(&message));
+    let _ = writeln!(stderr, "{}", ctxkit_packages::redact_credentials(&message));
     if let Some(hint) = hint {
         let _ = writeln!(stderr, "hint: {hint}");
     }

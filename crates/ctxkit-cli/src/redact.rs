@@ -1,6 +1,6 @@
 //! The output layer that hides credentials inside URLs (`https://user:token@host`): every command
 //! but the interactive chat writes its stdout through [`RedactingWriter`], and error lines pass
-//! [`ctxkit_resources::redact_credentials`] too, so a package source, a setting such as
+//! [`ctxkit_packages::redact_credentials`] too, so a package source, a setting such as
 //! `llm.baseUrl` or a directory name never prints them.
 
 use std::io::Write;
@@ -24,7 +24,7 @@ impl<W: Write> RedactingWriter<W> {
         match std::str::from_utf8(bytes) {
             Ok(text) => self
                 .inner
-                .write_all(ctxkit_resources::redact_credentials(text).as_bytes()),
+                .write_all(ctxkit_packages::redact_credentials(text).as_bytes()),
             Err(_) => self.inner.write_all(bytes),
         }
     }

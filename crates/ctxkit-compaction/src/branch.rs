@@ -13,8 +13,8 @@ use crate::file_ops::{FileLists, FileOperations};
 use crate::prepare::SourcedMessage;
 use crate::prompts::Prompts;
 use crate::runner::{run_request, serialize_messages};
-use crate::summarizer::{Summarizer, SummaryPurpose, SummaryRequest};
-use crate::tokens::estimate_tokens;
+use ctxkit_summarizer::{Summarizer, SummaryPurpose, SummaryRequest};
+use ctxkit_tokens::estimate_tokens;
 
 /// What stands in for a summary when the branch holds no message.
 pub const NO_CONTENT_TO_SUMMARIZE: &str = "No content to summarize";

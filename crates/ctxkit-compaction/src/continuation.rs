@@ -8,8 +8,8 @@ use ctxkit_protocol::AgentMessage;
 
 use crate::prepare::{Preparation, SourcedMessage};
 use crate::serialize::truncate_for_summary;
-use crate::summarizer::{ConversationPrefix, Summarizer};
-use crate::tokens::{estimate_text_tokens, estimate_tokens};
+use ctxkit_summarizer::{ConversationPrefix, Summarizer};
+use ctxkit_tokens::{estimate_text_tokens, estimate_tokens};
 
 /// The most UTF-16 units of a message quoted to name where a span ends.
 const QUOTE_MAX_UNITS: usize = 300;

@@ -5,7 +5,7 @@
 
 use crate::prepare::Preparation;
 use crate::runner::serialize_messages;
-use crate::tokens::utf16_len;
+use ctxkit_tokens::utf16_len;
 
 /// Limits of the file context.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

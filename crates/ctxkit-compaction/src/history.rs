@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::error::CompactionError;
 use crate::settings::CompactionSettings;
-use crate::tokens::estimate_tokens;
+use ctxkit_tokens::estimate_tokens;
 
 /// The custom entry type ctxkit appends to record an undone compaction.
 pub const UNDO_COMPACTION_TYPE: &str = "ctxkit.undo-compaction";
@@ -207,7 +207,7 @@ pub fn check_after_compaction(
         .and_then(|entry| entry.parse().ok())
         .and_then(|entry| {
             let compaction = entry.kind.as_compaction()?;
-            Some(crate::tokens::utf16_len(&compaction.summary).div_ceil(4) as u64)
+            Some(ctxkit_tokens::utf16_len(&compaction.summary).div_ceil(4) as u64)
         })
         .unwrap_or(0);
     Ok(LoopGuard::StillOver {

@@ -1,7 +1,6 @@
-//! Compaction for ctxkit: token accounting, cut points, preparation, conversation serialization,
-//! summaries (through a model-agnostic `Summarizer`; the offline one is `ctxkit-summarizer-offline`),
-//! branch summaries. Planning is pure; only the
-//! runner talks to a model.
+//! Compaction for ctxkit: cut points, preparation, conversation serialization, summaries (through a
+//! model-agnostic `Summarizer`; the offline one is `ctxkit-summarizer-offline`), branch summaries.
+//! Token accounting is `ctxkit-tokens`'. Planning is pure; only the runner talks to a model.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -13,16 +12,12 @@ mod error;
 mod file_context;
 mod file_ops;
 mod history;
+mod on_demand;
 mod prepare;
 mod prompts;
 mod runner;
 mod serialize;
 mod settings;
-/// The summarizer interface, from `ctxkit-summarizer` (kept here so `crate::summarizer` paths hold).
-mod summarizer {
-    pub use ctxkit_summarizer::*;
-}
-mod tokens;
 mod tool_paths;
 
 pub use branch::{
@@ -41,6 +36,7 @@ pub use history::{
     CompactionRecord, LoopGuard, UNDO_COMPACTION_TYPE, UndoOutcome, check_after_compaction,
     list_compactions, undo_last_compaction,
 };
+pub use on_demand::{compact_on_demand, open_tool_call};
 pub use prepare::{
     NoPlanReason, PlanOutcome, Preparation, SourcedMessage, estimate_projected_context_tokens,
     path_token_estimates, prepare_compaction,
@@ -52,14 +48,3 @@ pub use runner::{
 };
 pub use serialize::{TOOL_RESULT_MAX_UNITS, serialize_conversation, truncate_for_summary};
 pub use settings::CompactionSettings;
-pub use summarizer::{
-    ConversationPrefix, Summarizer, SummarizerError, SummaryPurpose, SummaryRequest,
-    SummaryResponse, ToolDefinition,
-};
-pub use tokens::{
-    ContextTokenCount, ContextTokens, Encoding, Estimator, Heuristic, IMAGE_TOKENS,
-    MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS, TOOL_CALL_OVERHEAD_TOKENS, TokenCount,
-    TokenSource, UnknownEstimator, context_token_count, count_message_tokens,
-    count_messages_tokens, count_text_tokens, estimate_context_tokens, estimate_text_tokens,
-    estimate_tokens, should_compact, utf16_len,
-};

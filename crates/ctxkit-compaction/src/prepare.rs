@@ -14,7 +14,7 @@ use crate::cut::{CutEntry, find_cut_point};
 use crate::error::CompactionError;
 use crate::file_ops::FileOperations;
 use crate::settings::CompactionSettings;
-use crate::tokens::{estimate_context_tokens, estimate_tokens};
+use ctxkit_tokens::{estimate_context_tokens, estimate_tokens};
 
 /// A message taken from the path, with the entry it came from.
 #[derive(Debug, Clone, PartialEq)]

@@ -12,7 +12,7 @@ use crate::error::CompactionError;
 use crate::prepare::{Preparation, SourcedMessage};
 use crate::prompts::Prompts;
 use crate::serialize::serialize_conversation;
-use crate::summarizer::{Summarizer, SummaryPurpose, SummaryRequest, SummaryResponse, SummarySpan};
+use ctxkit_summarizer::{Summarizer, SummaryPurpose, SummaryRequest, SummaryResponse, SummarySpan};
 
 /// Stand-in history summary when a split turn has nothing before it and no previous summary.
 pub const NO_PRIOR_HISTORY: &str = "No prior history.";

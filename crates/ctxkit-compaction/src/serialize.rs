@@ -8,7 +8,7 @@ use ctxkit_protocol::{
 };
 use serde_json::Value;
 
-use crate::tokens::utf16_len;
+use ctxkit_tokens::utf16_len;
 
 /// Tool results longer than this (in UTF-16 units) are truncated in serialized conversations.
 pub const TOOL_RESULT_MAX_UNITS: usize = 2000;

@@ -2,7 +2,9 @@
 //! current plan is written while the agent goes on, so the compaction at the threshold only has to
 //! append it. It is used only if the branch has not moved past what it summarized (same latest
 //! compaction, its first kept entry still on the branch); otherwise it is dropped and the threshold
-//! compaction summarizes as usual.
+//! compaction summarizes as usual. With `compaction.provider: "on-demand"` the background request
+//! is the provider's compaction of the span (the docs' background compaction: the block is
+//! swapped in at the threshold, the turns added since stay after it).
 
 use std::sync::Arc;
 
@@ -60,7 +62,7 @@ impl Engine {
     /// for this part of the branch. Hooks may supply summaries themselves, so with hooks nothing
     /// is precomputed.
     pub(crate) fn maybe_start_background(&self, state: &mut State, tokens: u64) {
-        let config = &state.settings.compaction;
+        let config = state.compaction_config();
         let window = state.context_window();
         if !config.enabled || !config.background || window == 0 || !self.inner.hooks.is_empty() {
             return;
@@ -106,12 +108,20 @@ impl Engine {
             cache_prefix: crate::cache_prefix::cache_prefix(state),
         };
         let first_kept_entry_id = plan.first_kept_entry_id.clone();
+        let on_demand = crate::on_demand::plan_on_demand(state, &plan);
         tracing::info!(tokens, first_kept = %first_kept_entry_id, "background summary started");
         let task_cancel = cancel.clone();
         let task = tokio::spawn(async move {
-            ctxkit_compaction::compact(&plan, summarizer.as_ref(), &prompts, &options, &task_cancel)
-                .await
-                .ok()
+            crate::on_demand::summarize(
+                summarizer.as_ref(),
+                &prompts,
+                &plan,
+                &options,
+                on_demand,
+                &task_cancel,
+            )
+            .await
+            .ok()
         });
         self.inner
             .background_started

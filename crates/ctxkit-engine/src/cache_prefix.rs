@@ -4,7 +4,8 @@
 //! reply, tool results) appended. A request the branch has moved away from, or that a compaction
 //! has replaced, is not continued: the summary is a fresh prompt and the compaction says why.
 
-use ctxkit_compaction::{CachePrefix, ConversationPrefix};
+use ctxkit_compaction::CachePrefix;
+use ctxkit_summarizer::ConversationPrefix;
 
 use crate::engine::{Engine, State};
 use crate::error::Result;
@@ -32,7 +33,10 @@ impl Engine {
         let estimate = crate::recovery::RequestEstimate::of(&prefix);
         state.last_request_estimate = Some(estimate);
         state.request_overhead = estimate.overhead;
-        if !state.settings.compaction.cache_prefix {
+        // On-demand compaction sends the span with this request's system prompt and tools.
+        let on_demand =
+            state.settings.compaction.provider == crate::settings::SummaryProvider::OnDemand;
+        if !state.settings.compaction.cache_prefix && !on_demand {
             state.last_request = None;
             return;
         }
@@ -46,6 +50,13 @@ impl Engine {
             leaf,
             context_messages,
         });
+    }
+}
+
+impl RecordedRequest {
+    /// The request as recorded (its messages, then nothing more).
+    pub(crate) fn prefix(&self) -> &ConversationPrefix {
+        &self.prefix
     }
 }
 

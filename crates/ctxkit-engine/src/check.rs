@@ -4,8 +4,8 @@
 
 use std::borrow::Borrow;
 
-use ctxkit_compaction::{estimate_context_tokens, should_compact};
 use ctxkit_protocol::{AgentMessage, AssistantMessage};
+use ctxkit_tokens::{estimate_context_tokens, should_compact};
 
 /// The model the conversation runs on.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -21,6 +21,13 @@ impl ModelInfo {
         message.provider.as_deref() == Some(self.provider.as_str())
             && message.model.as_deref() == Some(self.id.as_str())
     }
+}
+
+/// Whether `reply` says the context of `model` overflowed: the one judge of overflow, for the
+/// checks here and for the agent loop's report of each reply. A reply another model wrote never
+/// counts (its window is not this one's).
+pub fn overflowed(reply: &AssistantMessage, model: &ModelInfo) -> bool {
+    model.wrote(reply) && ctxkit_overflow::is_context_overflow(reply, Some(model.context_window))
 }
 
 /// Which check runs.
@@ -139,8 +146,7 @@ pub fn decide<M: Borrow<AgentMessage>>(input: &CheckInput<'_, M>) -> Decision {
     if input.stale(index, message.timestamp) {
         return Decision::Skip(SkipReason::Stale);
     }
-    let same_model = input.model.is_some_and(|model| model.wrote(message));
-    if same_model && ctxkit_overflow::is_context_overflow(message, Some(window)) {
+    if input.model.is_some_and(|model| overflowed(message, model)) {
         return if input.overflow_recovery_attempted {
             Decision::RecoveryExhausted
         } else {
@@ -213,7 +219,7 @@ fn projected_tokens<M: Borrow<AgentMessage>>(input: &CheckInput<'_, M>) -> u64 {
         input
             .transcript
             .iter()
-            .map(|message| ctxkit_compaction::estimate_tokens(message.borrow()))
+            .map(|message| ctxkit_tokens::estimate_tokens(message.borrow()))
             .sum()
     }
 }

@@ -13,6 +13,7 @@ use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
+use crate::events::CompactionFailed;
 use crate::hooks::{
     AfterCompact, AfterTree, BeforeCompact, BeforeCompactResult, BeforeFork, BeforeForkResult,
     BeforeTree, BeforeTreeResult, HookError, HookFuture, Hooks,
@@ -189,6 +190,10 @@ impl Hooks for CommandHook {
 
     fn after_compact<'a>(&'a self, event: &'a AfterCompact) -> HookFuture<'a, ()> {
         Box::pin(self.notify("after_compact", event))
+    }
+
+    fn compaction_failed<'a>(&'a self, event: &'a CompactionFailed) -> HookFuture<'a, ()> {
+        Box::pin(self.notify("compaction_failed", event))
     }
 
     fn before_tree<'a>(

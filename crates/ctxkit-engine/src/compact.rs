@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use crate::check::{CheckInput, Decision, SkipReason, Trigger, decide};
 use crate::engine::{Engine, Running, State, latest_compaction_ms, shared_transcript, transcript};
 use crate::error::{EngineError, Result};
-use crate::events::{CompactionEnd, CompactionReason, EngineEvent};
+use crate::events::{CompactionEnd, CompactionFailed, CompactionReason, EngineEvent};
 use crate::hooks::{AfterCompact, BeforeCompact};
 use crate::settings::FallbackPolicy;
 
@@ -51,6 +51,21 @@ impl Summarized {
             from_hook: false,
             from_background: false,
             fallback_error: None,
+        }
+    }
+}
+
+/// Why no compaction entry was written, and whether a hook had supplied the summary.
+struct Failure {
+    error: EngineError,
+    from_hook: bool,
+}
+
+impl From<EngineError> for Failure {
+    fn from(error: EngineError) -> Self {
+        Self {
+            error,
+            from_hook: false,
         }
     }
 }
@@ -132,7 +147,7 @@ impl Engine {
                 self.inner.bus.emit(EngineEvent::CompactionStart {
                     reason: CompactionReason::Overflow,
                 });
-                self.inner.bus.emit(EngineEvent::CompactionEnd(end.clone()));
+                self.emit_end(&end).await;
                 return Ok(CheckReport {
                     decision,
                     compaction: Some(end),
@@ -203,7 +218,7 @@ impl Engine {
             self.inner.bus.emit(EngineEvent::CompactionStart {
                 reason: CompactionReason::Manual,
             });
-            self.inner.bus.emit(EngineEvent::CompactionEnd(end));
+            self.emit_end(&end).await;
             return Err(EngineError::Cancelled);
         }
         let focus = focus.filter(|text| !text.trim().is_empty());
@@ -254,7 +269,9 @@ impl Engine {
                 fallback = written.fallback_error.is_some(),
                 "compaction written"
             ),
-            Err(error) => tracing::info!(?reason, %error, "compaction not written"),
+            Err(failure) => {
+                tracing::info!(?reason, error = %failure.error, "compaction not written")
+            }
         }
         let (end, error) = match outcome {
             Ok(written) => {
@@ -276,7 +293,7 @@ impl Engine {
                 };
                 (end, None)
             }
-            Err(error) => {
+            Err(Failure { error, from_hook }) => {
                 let end = match (&error, reason) {
                     (EngineError::Cancelled, _) => CompactionEnd {
                         aborted: true,
@@ -301,16 +318,31 @@ impl Engine {
                         ..empty_end(reason)
                     },
                 };
-                (end, Some(error))
+                (CompactionEnd { from_hook, ..end }, Some(error))
             }
         };
-        self.inner.bus.emit(EngineEvent::CompactionEnd(end.clone()));
+        self.emit_end(&end).await;
         if let Ok(Some(usage)) = crate::engine::context_usage(state) {
             self.inner.bus.emit(EngineEvent::ContextUsage(usage));
         }
         match error {
             None => Ok(end),
             Some(error) => Err((end, error)),
+        }
+    }
+
+    /// Emits `end`, and after it `compaction_failed` (to subscribers and hooks) when `end` reports
+    /// a failure or a cancel.
+    async fn emit_end(&self, end: &CompactionEnd) {
+        self.inner.bus.emit(EngineEvent::CompactionEnd(end.clone()));
+        if let Some(failed) = CompactionFailed::from_end(end) {
+            self.inner
+                .bus
+                .emit(EngineEvent::CompactionFailed(failed.clone()));
+            self.inner
+                .hooks
+                .compaction_failed(&self.inner.bus, &failed)
+                .await;
         }
     }
 
@@ -323,13 +355,19 @@ impl Engine {
         plan: Option<Preparation>,
         focus: Option<String>,
         cancel: &CancellationToken,
-    ) -> Result<Written> {
+    ) -> std::result::Result<Written, Failure> {
         let plan = match plan {
             Some(plan) => plan,
-            None => crate::planning::plan_for(state, reason)?,
+            None => crate::planning::plan_for(state, reason).map_err(Failure::from)?,
         };
-        let summarized = self.summarize(state, &plan, reason, focus, cancel).await?;
-        self.append_compaction(state, reason, summarized).await
+        let summarized = self
+            .summarize(state, &plan, reason, focus, cancel)
+            .await
+            .map_err(Failure::from)?;
+        let from_hook = summarized.from_hook;
+        self.append_compaction(state, reason, summarized)
+            .await
+            .map_err(|error| Failure { error, from_hook })
     }
 
     /// The new compaction entry: a hook's, the background one (threshold only), or the
@@ -389,11 +427,13 @@ impl Engine {
             },
             cache_prefix: crate::cache_prefix::cache_prefix(state),
         };
-        let summarized = ctxkit_compaction::compact(
-            plan,
+        let on_demand = crate::on_demand::plan_on_demand(state, plan);
+        let summarized = crate::on_demand::summarize(
             self.inner.summarizer.as_ref(),
             &self.inner.prompts,
+            plan,
             &options,
+            on_demand,
             cancel,
         )
         .await;
@@ -485,7 +525,7 @@ impl Engine {
         // reference's `tokensBefore`, which may come from provider usage).
         let estimated_before = transcript(&state.session)?
             .iter()
-            .map(ctxkit_compaction::estimate_tokens)
+            .map(ctxkit_tokens::estimate_tokens)
             .sum();
         let summary = compaction.summary.clone();
         let entry_id = state.session.append_compaction(compaction)?;

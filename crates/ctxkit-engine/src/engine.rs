@@ -8,11 +8,12 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use ctxkit_compaction::{Prompts, Summarizer};
+use ctxkit_compaction::Prompts;
 use ctxkit_protocol::{AgentMessage, MessageContent};
 use ctxkit_session::{
     ContextMessage, ContextMessageKind, Session, SessionError, parse_timestamp_ms,
 };
+use ctxkit_summarizer::Summarizer;
 use tokio::sync::{MutexGuard, mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -268,10 +269,17 @@ impl Engine {
         state.settings = settings;
     }
 
-    /// The compaction budgets in force: the settings, with the budgets nobody set adapted to the
-    /// current model's window.
+    /// The compaction budgets in force: the settings with the current model's
+    /// `compaction.modelOverrides` entry, the budgets nobody set adapted to its window.
     pub async fn planning(&self) -> ctxkit_compaction::CompactionSettings {
         self.lock().await.planning()
+    }
+
+    /// What a threshold or manual compaction would cover now, or why it would write nothing (the
+    /// dry run, `/context`, "nothing to compact"). Pure: nothing is written, no model is asked.
+    pub async fn plan(&self) -> Result<crate::planning::CompactionPlan> {
+        let state = self.lock().await;
+        crate::planning::plan(&state.session, state.planning())
     }
 
     /// The current settings.
@@ -380,9 +388,32 @@ impl State {
         self.model.as_ref().map_or(0, |model| model.context_window)
     }
 
-    /// The compaction budgets for the current model's window.
+    /// The compaction settings for the current model (its `compaction.modelOverrides` entry
+    /// applied).
+    pub(crate) fn compaction_config(&self) -> std::borrow::Cow<'_, crate::CompactionConfig> {
+        match &self.model {
+            Some(model) => self
+                .settings
+                .compaction
+                .for_model(&model.provider, &model.id),
+            None => std::borrow::Cow::Borrowed(&self.settings.compaction),
+        }
+    }
+
+    /// The settings for the current model (see [`State::compaction_config`]).
+    pub(crate) fn model_settings(&self) -> std::borrow::Cow<'_, EngineSettings> {
+        match self.compaction_config() {
+            std::borrow::Cow::Borrowed(_) => std::borrow::Cow::Borrowed(&self.settings),
+            std::borrow::Cow::Owned(compaction) => std::borrow::Cow::Owned(EngineSettings {
+                compaction,
+                ..self.settings.clone()
+            }),
+        }
+    }
+
+    /// The compaction budgets for the current model and its window.
     pub(crate) fn planning(&self) -> ctxkit_compaction::CompactionSettings {
-        self.settings.compaction.planning(self.context_window())
+        self.compaction_config().planning(self.context_window())
     }
 }
 
@@ -400,7 +431,7 @@ pub(crate) fn shared_transcript(state: &mut State) -> Result<Vec<Arc<AgentMessag
 
 /// One context message from the state's cache, read and cached on first use; `None` when its entry
 /// is gone.
-fn shared_message(
+pub(crate) fn shared_message(
     state: &mut State,
     message: &ContextMessage,
 ) -> Result<Option<Arc<AgentMessage>>> {
@@ -410,6 +441,12 @@ fn shared_message(
     // An edited message depends on its edit as well: not cached.
     if message.edit.is_some() {
         return Ok(Some(Arc::new(state.session.message(message)?)));
+    }
+    if message.kind == ContextMessageKind::CompactionSummary {
+        // It carries the compaction's on-demand block, if any, to the request builders.
+        let mut summary = state.session.message(message)?;
+        crate::on_demand::attach_block(entry, &mut summary);
+        return Ok(Some(Arc::new(summary)));
     }
     let kind = match message.kind {
         ContextMessageKind::Stored => 0,
@@ -451,7 +488,7 @@ fn context_tokens(state: &mut State) -> Result<u64> {
         }
     }
     suffix.reverse();
-    Ok(ctxkit_compaction::estimate_context_tokens(&suffix).tokens)
+    Ok(ctxkit_tokens::estimate_context_tokens(&suffix).tokens)
 }
 
 /// The context messages of the current branch.

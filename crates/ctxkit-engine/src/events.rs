@@ -58,6 +58,44 @@ pub struct CompactionEnd {
     pub advice: Option<String>,
 }
 
+/// A compaction that failed or was cancelled (Pi 1.6's `session_compact_failed`, its fields in
+/// ctxkit's spelling: `errorMessage` → `error_message`, `willRetry` → `will_retry`,
+/// `fromExtension` → `from_hook`). Emitted right after the [`CompactionEnd`] of that compaction,
+/// and given to the hooks' `compaction_failed`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompactionFailed {
+    pub reason: CompactionReason,
+    /// What went wrong; `None` when the compaction was cancelled.
+    pub error_message: Option<String>,
+    /// Cancelled by the user, the caller or a hook; nothing was written.
+    pub aborted: bool,
+    /// The interrupted turn is retried all the same. Only an overflow recovery whose summary failed
+    /// and whose `truncate` fallback made room does that; otherwise false, as in Pi (a failed
+    /// compaction ends the recovery).
+    pub will_retry: bool,
+    /// The failing compaction's summary came from a `before_compact` hook.
+    pub from_hook: bool,
+    /// Summarization failed and the `truncate` fallback wrote a compaction without a summary
+    /// (ctxkit's; Pi has no fallback).
+    pub fallback: bool,
+}
+
+impl CompactionFailed {
+    /// The failure `end` reports, if it is one: a cancel, an error with nothing written, or a
+    /// summary that failed and was replaced by the `truncate` fallback.
+    pub fn from_end(end: &CompactionEnd) -> Option<Self> {
+        let failed = end.aborted || end.fallback || (end.error.is_some() && end.entry_id.is_none());
+        failed.then(|| Self {
+            reason: end.reason,
+            error_message: if end.aborted { None } else { end.error.clone() },
+            aborted: end.aborted,
+            will_retry: end.will_retry,
+            from_hook: end.from_hook,
+            fallback: end.fallback,
+        })
+    }
+}
+
 /// Context usage: tokens in the model's view of a window. `tokens` is unknown right after a
 /// compaction until the next reply reports usage.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -75,6 +113,8 @@ pub enum EngineEvent {
         reason: CompactionReason,
     },
     CompactionEnd(CompactionEnd),
+    /// After the `compaction_end` of a compaction that failed or was cancelled.
+    CompactionFailed(CompactionFailed),
     BranchSummaryStart {
         target_id: String,
     },

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::events::{CompactionReason, EngineEvent, EventBus};
+use crate::events::{CompactionFailed, CompactionReason, EngineEvent, EventBus};
 
 /// A hook's failure; reported and ignored.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -229,6 +229,11 @@ pub trait Hooks: Send + Sync {
         Box::pin(async { Ok(()) })
     }
 
+    /// A compaction failed or was cancelled (after its `compaction_end`); a notification.
+    fn compaction_failed<'a>(&'a self, _event: &'a CompactionFailed) -> HookFuture<'a, ()> {
+        Box::pin(async { Ok(()) })
+    }
+
     fn before_tree<'a>(
         &'a self,
         _event: &'a BeforeTree,
@@ -347,6 +352,13 @@ impl HookSet {
     pub(crate) async fn after_compact(&self, bus: &EventBus, event: &AfterCompact) {
         self.notify("after_compact", bus, |hook| hook.after_compact(event))
             .await;
+    }
+
+    pub(crate) async fn compaction_failed(&self, bus: &EventBus, event: &CompactionFailed) {
+        self.notify("compaction_failed", bus, |hook| {
+            hook.compaction_failed(event)
+        })
+        .await;
     }
 
     pub(crate) async fn before_tree(

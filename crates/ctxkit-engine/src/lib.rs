@@ -7,6 +7,65 @@
 //! `append(reply)` → run tools → `append(results)` → `after_tool_batch` } → `after_run`, and when the report says
 //! `retry`, run the model again. `compact`, `navigate`, `fork`, pins, scopes and `forget` are the
 //! user's commands. The loop itself is `ctxkit-agent`; the stdio protocol is `ctxkit-server`.
+//!
+//! Planning and running a compaction offline: [`Engine::plan`] says what a compaction now would
+//! cover (or why it would write nothing), [`Engine::compact`] carries that plan out.
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use ctxkit_compaction::Prompts;
+//! use ctxkit_engine::{
+//!     CompactionPlan, Engine, EngineOptions, EngineSettings, HookSet, ModelInfo, NoCompaction,
+//! };
+//! use ctxkit_protocol::AgentMessage;
+//! use ctxkit_session::Session;
+//! use ctxkit_summarizer_offline::OfflineSummarizer;
+//! use serde_json::json;
+//!
+//! # tokio::runtime::Runtime::new()?.block_on(async {
+//! // A small keep budget, so the older turns are summarized.
+//! let settings = EngineSettings::from_document(&json!({"compaction": {"keepRecentTokens": 100}}))?;
+//! let engine = Engine::new(
+//!     Session::in_memory("/home/me/project"),
+//!     EngineOptions {
+//!         settings,
+//!         model: Some(ModelInfo {
+//!             provider: "anthropic".into(),
+//!             id: "claude-sonnet-4-5".into(),
+//!             context_window: 200_000,
+//!         }),
+//!         summarizer: Arc::new(OfflineSummarizer::default()),
+//!         prompts: Prompts::default(),
+//!         hooks: HookSet::new(),
+//!         thinking_level: None,
+//!     },
+//! );
+//! assert!(matches!(engine.plan().await?, CompactionPlan::Nothing(NoCompaction::EmptyBranch)));
+//! for turn in 0..4 {
+//!     let question = json!({"role": "user", "content": format!("step {turn}: {}", "fix the parser ".repeat(20))});
+//!     let reply = json!({
+//!         "role": "assistant", "content": [{"type": "text", "text": format!("done with step {turn}")}],
+//!         "provider": "anthropic", "model": "claude-sonnet-4-5", "stopReason": "stop",
+//!     });
+//!     engine.append(serde_json::from_value::<AgentMessage>(question)?).await?;
+//!     engine.append(serde_json::from_value::<AgentMessage>(reply)?).await?;
+//! }
+//!
+//! let CompactionPlan::Ready(plan) = engine.plan().await? else {
+//!     return Err("four turns over a keep budget of 100 tokens are a plan".into());
+//! };
+//! let end = engine.compact(None).await?;
+//! assert_eq!(end.first_kept_entry_id, Some(plan.first_kept_entry_id.clone()));
+//! // The context now starts with the summary, then the kept turns; nothing was deleted.
+//! let transcript = engine.transcript().await?;
+//! assert_eq!(transcript[0].role(), "compactionSummary");
+//! // Compacting again at once would write nothing.
+//! assert!(matches!(engine.plan().await?, CompactionPlan::Nothing(NoCompaction::AlreadyCompacted)));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -21,6 +80,7 @@ mod error;
 mod events;
 mod fallback;
 mod hooks;
+mod on_demand;
 mod pins;
 mod planning;
 mod provider_compaction;
@@ -30,24 +90,25 @@ mod settings;
 mod tree;
 mod view;
 
-pub use check::{CheckInput, Decision, ModelInfo, SkipReason, Trigger, decide};
+pub use check::{CheckInput, Decision, ModelInfo, SkipReason, Trigger, decide, overflowed};
 pub use command_hooks::CommandHook;
 pub use compact::{CheckReport, MAX_OVERFLOW_ATTEMPTS, RECOVERY_EXHAUSTED};
 pub use engine::{Engine, EngineOptions, TurnGuard};
 pub use error::{EngineError, Result};
-pub use events::{CompactionEnd, CompactionReason, ContextUsage, EngineEvent};
+pub use events::{CompactionEnd, CompactionFailed, CompactionReason, ContextUsage, EngineEvent};
 pub use hooks::{
     AfterCompact, AfterTree, BeforeCompact, BeforeCompactResult, BeforeFork, BeforeForkResult,
     BeforeTree, BeforeTreeResult, FileOpsView, ForkPosition, HookCompaction, HookError, HookFuture,
     HookSet, HookSummary, Hooks, PreparationSettings, PreparationView,
 };
 pub use pins::{PIN_ENTRY_TYPE, PINNED_MESSAGE_TYPE, Pin};
+pub use planning::{CompactionPlan, NoCompaction};
 pub use scope::{FORGOTTEN_PREAMBLE, SCOPE_RESULT_TYPE, Scope};
 pub use settings::{
-    AdaptiveBudgets, BranchSummaryConfig, CommandHookConfig, CompactionConfig, ContextStrategy,
-    DurabilityMode, EngineSettings, EngineSettingsError, FallbackPolicy, PinnedConfig,
-    RECOMMENDED_DIGEST_NAMES, RECOMMENDED_THRESHOLD_TOKENS, SessionConfig, SettingsError,
-    SummaryRole,
+    AdaptiveBudgets, BranchSummaryConfig, CommandHookConfig, CompactionConfig,
+    CompactionModelOverride, ContextStrategy, DurabilityMode, EngineSettings, EngineSettingsError,
+    FallbackPolicy, MAX_TOKEN_BUDGET, PinnedConfig, RECOMMENDED_DIGEST_NAMES,
+    RECOMMENDED_THRESHOLD_TOKENS, SessionConfig, SummaryProvider, SummaryRole, model_override_key,
 };
 pub use tree::{ForgetOutcome, ForkOutcome, NavigateOptions, NavigateOutcome};
 pub use view::{ModelView, build_view};

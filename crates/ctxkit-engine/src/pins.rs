@@ -3,8 +3,8 @@
 //! invisible to the model), and the pinned text reaches the model through a `custom_message`
 //! (`ctxkit.pinned`) appended when pinning and again after each compaction that cut it away.
 
-use ctxkit_compaction::utf16_len;
 use ctxkit_protocol::{AgentMessage, EntryKind, MessageContent};
+use ctxkit_tokens::utf16_len;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 

@@ -2,12 +2,89 @@
 //! span is empty; overflow recovery's plans are in `recovery`); and what the checks read off the
 //! branch (which replies are fresh, whether a retry can run).
 
-use ctxkit_compaction::{NoPlanReason, Preparation, prepare_compaction};
+use ctxkit_compaction::{CompactionSettings, NoPlanReason, Preparation, prepare_compaction};
 use ctxkit_protocol::AgentMessage;
+use ctxkit_session::Session;
 
 use crate::engine::{State, transcript};
 use crate::error::{EngineError, Result};
 use crate::events::CompactionReason;
+
+/// What a threshold or manual compaction would cover now (`Engine::plan`): the plan it would
+/// summarize, or why it would write nothing. Every surface (the dry run, chat's `/context`, "nothing
+/// to compact") asks this, so none repeats the rule.
+#[derive(Debug, Clone)]
+pub enum CompactionPlan {
+    /// A compaction now would summarize this.
+    Ready(Box<Preparation>),
+    /// A compaction now would write nothing.
+    Nothing(NoCompaction),
+}
+
+/// Why a compaction now would write nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoCompaction {
+    /// The leaf is a compaction already.
+    AlreadyCompacted,
+    /// The branch holds nothing to compact (an empty session).
+    EmptyBranch,
+    /// What is not summarized yet fits in `keepRecentTokens`: a summary would cover nothing.
+    AllKept {
+        /// The estimated tokens of the context at the leaf (the estimate the cut point uses).
+        context_tokens: u64,
+        keep_recent_tokens: u64,
+    },
+}
+
+impl NoCompaction {
+    /// One line for users and JSON output.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::AlreadyCompacted => NoPlanReason::AlreadyCompacted.describe().to_owned(),
+            Self::EmptyBranch => NoPlanReason::NothingToCompact.describe().to_owned(),
+            Self::AllKept {
+                context_tokens,
+                keep_recent_tokens,
+            } => format!(
+                "what is not summarized yet fits in keepRecentTokens (the context is \
+                 ~{context_tokens} tokens, estimated; keepRecentTokens is {keep_recent_tokens})"
+            ),
+        }
+    }
+
+    /// The engine's error for a compaction asked for now.
+    fn error(self) -> EngineError {
+        match self {
+            Self::AlreadyCompacted => EngineError::AlreadyCompacted,
+            Self::EmptyBranch | Self::AllKept { .. } => EngineError::NothingToCompact,
+        }
+    }
+}
+
+/// The planner: what a threshold or manual compaction of `session` at its leaf would cover with
+/// `settings`. An empty span is no plan: the reference still asks the model for a summary of
+/// nothing and writes it, which only makes the context longer.
+pub(crate) fn plan(session: &Session, settings: CompactionSettings) -> Result<CompactionPlan> {
+    let reason = match prepare_compaction(session, None, settings)? {
+        Ok(plan) if !is_empty_span(&plan) => return Ok(CompactionPlan::Ready(Box::new(plan))),
+        Ok(_) | Err(NoPlanReason::NothingToSummarize) => NoCompaction::AllKept {
+            context_tokens: estimated_context(session)?,
+            keep_recent_tokens: settings.keep_recent_tokens,
+        },
+        Err(NoPlanReason::AlreadyCompacted) => NoCompaction::AlreadyCompacted,
+        Err(NoPlanReason::NothingToCompact) => NoCompaction::EmptyBranch,
+    };
+    Ok(CompactionPlan::Nothing(reason))
+}
+
+/// The estimated tokens of the context at the leaf.
+fn estimated_context(session: &Session) -> Result<u64> {
+    let mut tokens = 0;
+    for message in &session.build_context().messages {
+        tokens += ctxkit_tokens::estimate_tokens(&session.message(message)?);
+    }
+    Ok(tokens)
+}
 
 /// The plan of a compaction for `reason`; `NothingToCompact` (or `AlreadyCompacted`) when there is
 /// nothing to summarize.
@@ -15,19 +92,10 @@ pub(crate) fn plan_for(state: &State, reason: CompactionReason) -> Result<Prepar
     match reason {
         CompactionReason::Overflow => crate::recovery::overflow_plan(state).map(|(plan, _)| plan),
         CompactionReason::Threshold | CompactionReason::Manual => {
-            let plan = match prepare_compaction(&state.session, None, state.planning())? {
-                Ok(plan) => plan,
-                Err(NoPlanReason::AlreadyCompacted) => return Err(EngineError::AlreadyCompacted),
-                Err(NoPlanReason::NothingToCompact | NoPlanReason::NothingToSummarize) => {
-                    return Err(EngineError::NothingToCompact);
-                }
-            };
-            // The whole context fits in keepRecentTokens: the reference still asks the model for a
-            // summary of nothing and writes it, which only makes the context longer.
-            if is_empty_span(&plan) {
-                return Err(EngineError::NothingToCompact);
+            match plan(&state.session, state.planning())? {
+                CompactionPlan::Ready(plan) => Ok(*plan),
+                CompactionPlan::Nothing(reason) => Err(reason.error()),
             }
-            Ok(plan)
         }
     }
 }

@@ -35,7 +35,7 @@ pub(crate) fn record(
         Some(tokens) => tokens,
         None => transcript(&state.session)?
             .iter()
-            .map(ctxkit_compaction::estimate_tokens)
+            .map(ctxkit_tokens::estimate_tokens)
             .sum(),
     };
     // `summarizer` and `usage` are what `/compactions` and `compaction.list` show.

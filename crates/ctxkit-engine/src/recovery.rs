@@ -6,11 +6,12 @@
 //! before, so recovery cannot loop.
 
 use ctxkit_compaction::{
-    CompactionSettings, ConversationPrefix, NoPlanReason, Preparation, estimate_prefix_tokens,
-    estimate_tokens, prepare_compaction,
+    CompactionSettings, NoPlanReason, Preparation, estimate_prefix_tokens, prepare_compaction,
 };
 use ctxkit_protocol::{AgentMessage, AssistantMessage};
 use ctxkit_session::{ContextMessageKind, EntryIndex};
+use ctxkit_summarizer::ConversationPrefix;
+use ctxkit_tokens::estimate_tokens;
 
 use crate::engine::State;
 use crate::error::{EngineError, Result};

@@ -7,9 +7,10 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use ctxkit_compaction::{BranchSummaryOptions, Prompts, estimate_tokens, summarize_branch};
+use ctxkit_compaction::{BranchSummaryOptions, Prompts, summarize_branch};
 use ctxkit_protocol::{EntryKind, MessageContent};
 use ctxkit_session::{Session, SummarySource};
+use ctxkit_tokens::estimate_tokens;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 

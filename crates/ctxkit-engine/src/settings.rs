@@ -1,6 +1,9 @@
 //! The engine's settings, read from the merged settings document (the same keys as Pi where Pi has
 //! them: `compaction.*`, `branchSummary.*`; ctxkit's own otherwise). Every number is a setting.
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
 use ctxkit_compaction::CompactionSettings;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -24,6 +27,20 @@ pub enum SummaryRole {
     User,
     /// As system text after the system prompt.
     System,
+}
+
+/// Who writes compaction summaries (`compaction.provider`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum SummaryProvider {
+    /// The configured summarizer (`compaction.model`, the agent's model, or the offline one).
+    #[default]
+    #[serde(rename = "summarizer")]
+    Summarizer,
+    /// The conversation's own model compacts the span the planner chose (Anthropic's on-demand
+    /// compaction), on its cached prefix; the offline summarizer when that request fails. Other
+    /// models, and compactions with no model request recorded, use the configured summarizer.
+    #[serde(rename = "on-demand")]
+    OnDemand,
 }
 
 /// `compaction.*`.
@@ -56,10 +73,32 @@ pub struct CompactionConfig {
     /// its prompt cache; fresh serialized prompts otherwise, and whenever that request cannot be
     /// continued.
     pub cache_prefix: bool,
+    /// Who writes the summaries.
+    pub provider: SummaryProvider,
+    /// Budgets for one model, keyed `provider/modelId` exactly (Pi 1.6's `compaction.modelOverrides`):
+    /// see [`CompactionConfig::for_model`].
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub model_overrides: BTreeMap<String, CompactionModelOverride>,
     /// Which of `reserve_tokens` and `keep_recent_tokens` follow the model's window instead of
     /// their value: those nobody set (`from_document` marks the keys absent from the settings).
     #[serde(skip)]
     pub adaptive: AdaptiveBudgets,
+}
+
+/// One entry of `compaction.modelOverrides`: the budgets it sets win over `compaction.reserveTokens`
+/// and `compaction.keepRecentTokens` while that model runs the conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionModelOverride {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reserve_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_recent_tokens: Option<u64>,
+}
+
+/// The key of `model`'s entry in `compaction.modelOverrides`: `provider/modelId`, as Pi writes it.
+pub fn model_override_key(provider: &str, model_id: &str) -> String {
+    format!("{provider}/{model_id}")
 }
 
 /// Budgets that follow the model's context window (`CompactionSettings::for_context_window`): a
@@ -85,12 +124,57 @@ impl Default for CompactionConfig {
             background_percent: 75,
             threshold_tokens: 0,
             cache_prefix: false,
+            provider: SummaryProvider::Summarizer,
+            model_overrides: BTreeMap::new(),
             adaptive: AdaptiveBudgets::default(),
         }
     }
 }
 
 impl CompactionConfig {
+    /// These settings while `provider`/`model_id` runs the conversation. Each budget is, as in Pi
+    /// 1.6, the model's `compaction.modelOverrides["provider/modelId"]` value (the key matched
+    /// exactly), else `compaction.reserveTokens`/`keepRecentTokens`, else the default; a budget the
+    /// override sets no longer follows the window. Resolved at every check, so switching models
+    /// mid-session switches budgets at the next one.
+    pub fn for_model(&self, provider: &str, model_id: &str) -> Cow<'_, CompactionConfig> {
+        let Some(entry) = self
+            .model_overrides
+            .get(&model_override_key(provider, model_id))
+            .filter(|entry| entry.reserve_tokens.is_some() || entry.keep_recent_tokens.is_some())
+        else {
+            return Cow::Borrowed(self);
+        };
+        let mut resolved = self.clone();
+        if let Some(reserve) = entry.reserve_tokens {
+            resolved.reserve_tokens = reserve;
+            resolved.adaptive.reserve_tokens = false;
+        }
+        if let Some(keep) = entry.keep_recent_tokens {
+            resolved.keep_recent_tokens = keep;
+            resolved.adaptive.keep_recent_tokens = false;
+        }
+        Cow::Owned(resolved)
+    }
+
+    /// Sets the reserve for every model (a command-line flag): no model's override changes it.
+    pub fn set_reserve_tokens_everywhere(&mut self, reserve: u64) {
+        self.reserve_tokens = reserve;
+        self.adaptive.reserve_tokens = false;
+        for entry in self.model_overrides.values_mut() {
+            entry.reserve_tokens = None;
+        }
+    }
+
+    /// Sets the keep budget for every model (a command-line flag): no model's override changes it.
+    pub fn set_keep_recent_tokens_everywhere(&mut self, keep: u64) {
+        self.keep_recent_tokens = keep;
+        self.adaptive.keep_recent_tokens = false;
+        for entry in self.model_overrides.values_mut() {
+            entry.keep_recent_tokens = None;
+        }
+    }
+
     /// The planning settings for a model with `context_window` tokens (0 when unknown): adaptive
     /// budgets follow the window, the others are taken as set.
     pub fn planning(&self, context_window: u64) -> CompactionSettings {
@@ -180,8 +264,8 @@ impl Default for PinnedConfig {
 pub struct CommandHookConfig {
     /// Program and arguments (no shell).
     pub command: Vec<String>,
-    /// The events it receives (`before_compact`, `after_compact`, `before_tree`, `after_tree`,
-    /// `before_fork`); empty for all.
+    /// The events it receives (`before_compact`, `after_compact`, `compaction_failed`,
+    /// `before_tree`, `after_tree`, `before_fork`); empty for all.
     #[serde(default)]
     pub events: Vec<String>,
     /// How long it may run before it is killed and reported.
@@ -293,15 +377,76 @@ fn merge_into(base: &mut Value, key: &str, value: &Value) {
     }
 }
 
-/// A settings value of the wrong type.
+/// A settings value of the wrong type; returned by [`EngineSettings::from_document`]. Fix the
+/// settings file (`ctxkit config get|set` names the key).
 #[derive(Debug, thiserror::Error)]
-#[error("invalid engine settings: {0}")]
-pub struct EngineSettingsError(#[from] serde_json::Error);
+pub enum EngineSettingsError {
+    /// A value that does not read as its setting's type.
+    #[error("invalid engine settings: {0}")]
+    Json(#[from] serde_json::Error),
+    /// A `compaction.modelOverrides` entry or budget of the wrong shape, named as Pi 1.6 names it.
+    #[error("Invalid setting `{key}`: {found}; expected {expected}")]
+    Invalid {
+        key: String,
+        found: String,
+        expected: &'static str,
+    },
+}
 
-/// The old name of [`EngineSettingsError`], kept so code written against it compiles; hidden so
-/// an embedder meets one `SettingsError` (the settings files' own, in `ctxkit-settings`).
-#[doc(hidden)]
-pub type SettingsError = EngineSettingsError;
+/// The largest token budget accepted: JavaScript's `Number.MAX_SAFE_INTEGER`, as Pi 1.6 requires
+/// (and small enough that the arithmetic on budgets cannot overflow).
+pub const MAX_TOKEN_BUDGET: u64 = 9_007_199_254_740_991;
+
+/// Checks the budgets (`compaction.reserveTokens`, `keepRecentTokens` and every
+/// `compaction.modelOverrides` entry) so a bad one is named, as Pi 1.6 names it.
+fn check_budgets(document: &Value) -> Result<(), EngineSettingsError> {
+    let Some(compaction) = document.get("compaction") else {
+        return Ok(());
+    };
+    let invalid = |key: String, found: &Value, expected| EngineSettingsError::Invalid {
+        key,
+        found: found.to_string(),
+        expected,
+    };
+    let check_fields = |key: &str, fields: &Value| {
+        for field in ["reserveTokens", "keepRecentTokens"] {
+            match fields.get(field) {
+                Some(value)
+                    if value
+                        .as_u64()
+                        .is_none_or(|budget| budget > MAX_TOKEN_BUDGET) =>
+                {
+                    return Err(invalid(
+                        format!("{key}.{field}"),
+                        value,
+                        "a non-negative safe integer",
+                    ));
+                }
+                Some(_) | None => {}
+            }
+        }
+        Ok(())
+    };
+    check_fields("compaction", compaction)?;
+    let Some(overrides) = compaction.get("modelOverrides") else {
+        return Ok(());
+    };
+    let Some(entries) = overrides.as_object() else {
+        return Err(invalid(
+            "compaction.modelOverrides".to_owned(),
+            overrides,
+            "an object keyed `provider/modelId`",
+        ));
+    };
+    for (model, entry) in entries {
+        let key = format!("compaction.modelOverrides[{model:?}]");
+        if !entry.is_object() {
+            return Err(invalid(key, entry, "an object"));
+        }
+        check_fields(&key, entry)?;
+    }
+    Ok(())
+}
 
 impl EngineSettings {
     /// Reads the engine's keys from a merged settings document; other keys are ignored, absent ones
@@ -314,6 +459,7 @@ impl EngineSettings {
             Some(value) => serde_json::from_value(value.clone())?,
             None => ContextStrategy::Default,
         };
+        check_budgets(document)?;
         let base = match strategy {
             ContextStrategy::Default => Self::default(),
             ContextStrategy::Recommended => Self::recommended(),
@@ -474,6 +620,125 @@ mod tests {
         );
         assert_eq!(settings.compaction.background_start(200_000), 150_000);
         assert!(EngineSettings::from_document(&json!({"contextStrategy": "cheap"})).is_err());
+    }
+
+    #[test]
+    fn a_model_override_wins_per_field_for_its_exact_key_only() {
+        let settings = EngineSettings::from_document(&json!({
+            "compaction": {
+                "reserveTokens": 9_000,
+                "modelOverrides": {
+                    "anthropic/claude-sonnet-4-5": {"keepRecentTokens": 3_000},
+                    "openai/gpt-4.1": {"reserveTokens": 50_000, "keepRecentTokens": 40_000},
+                    "openai/empty": {},
+                },
+            },
+        }))
+        .unwrap();
+        let compaction = &settings.compaction;
+        // Override, then the ordinary setting, then the default (which follows the window).
+        let sonnet = compaction
+            .for_model("anthropic", "claude-sonnet-4-5")
+            .planning(200_000);
+        assert_eq!(
+            (sonnet.reserve_tokens, sonnet.keep_recent_tokens),
+            (9_000, 3_000)
+        );
+        let gpt = compaction.for_model("openai", "gpt-4.1").planning(8_000);
+        assert_eq!(
+            (gpt.reserve_tokens, gpt.keep_recent_tokens),
+            (50_000, 40_000),
+            "an override is a value someone set: it does not follow the window"
+        );
+        for (provider, id) in [
+            ("openai", "empty"),
+            ("openai", "GPT-4.1"),
+            ("openai/gpt-4.1", ""),
+            ("", "openai/gpt-4.1"),
+            ("anthropic", "claude-sonnet-4-5 "),
+        ] {
+            assert!(
+                matches!(compaction.for_model(provider, id), Cow::Borrowed(_)),
+                "{provider:?} {id:?}"
+            );
+        }
+        let other = compaction.for_model("google", "gemini").planning(8_000);
+        assert_eq!(
+            (other.reserve_tokens, other.keep_recent_tokens),
+            (9_000, 2_000)
+        );
+        // A command-line flag wins over every model's override.
+        let mut flagged = compaction.clone();
+        flagged.set_keep_recent_tokens_everywhere(1_234);
+        let gpt = flagged.for_model("openai", "gpt-4.1").planning(200_000);
+        assert_eq!(
+            (gpt.reserve_tokens, gpt.keep_recent_tokens),
+            (50_000, 1_234)
+        );
+    }
+
+    #[test]
+    fn malformed_model_overrides_are_errors() {
+        for overrides in [
+            json!({"a/b": 5}),
+            json!({"a/b": null}),
+            json!({"a/b": {"reserveTokens": -1}}),
+            json!({"a/b": {"keepRecentTokens": 1.5}}),
+            json!({"a/b": {"keepRecentTokens": "100"}}),
+            json!(["a/b"]),
+        ] {
+            let document = json!({"compaction": {"modelOverrides": overrides}});
+            assert!(
+                EngineSettings::from_document(&document).is_err(),
+                "{document}"
+            );
+        }
+        let error = EngineSettings::from_document(&json!({"compaction": {"modelOverrides": {
+            "a/b": {"keepRecentTokens": 100}, "c/d": {"reserveTokens": -1}
+        }}}))
+        .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            r#"Invalid setting `compaction.modelOverrides["c/d"].reserveTokens`: -1; expected a non-negative safe integer"#
+        );
+    }
+
+    #[test]
+    fn budgets_past_the_safe_integers_are_refused_and_the_largest_plans_without_overflow() {
+        for document in [
+            json!({"compaction": {"reserveTokens": 9_007_199_254_740_992_u64}}),
+            json!({"compaction": {"keepRecentTokens": u64::MAX}}),
+            json!({"compaction": {"modelOverrides": {"a/b": {"reserveTokens": u64::MAX}}}}),
+        ] {
+            assert!(
+                EngineSettings::from_document(&document).is_err(),
+                "{document}"
+            );
+        }
+        let settings = EngineSettings::from_document(&json!({"compaction": {
+            "modelOverrides": {"a/b": {"reserveTokens": MAX_TOKEN_BUDGET, "keepRecentTokens": MAX_TOKEN_BUDGET}}
+        }}))
+        .unwrap();
+        let planning = settings.compaction.for_model("a", "b").planning(200_000);
+        assert_eq!(planning.reserve_tokens, MAX_TOKEN_BUDGET);
+        assert!(planning.max_summary_tokens() > planning.max_turn_prefix_tokens());
+    }
+
+    #[test]
+    fn a_model_id_holding_a_slash_is_matched_whole() {
+        let settings = EngineSettings::from_document(&json!({"compaction": {"modelOverrides": {
+            "openrouter/anthropic/claude-sonnet-4.5": {"keepRecentTokens": 1_000}
+        }}}))
+        .unwrap();
+        let compaction = &settings.compaction;
+        let planning = compaction
+            .for_model("openrouter", "anthropic/claude-sonnet-4.5")
+            .planning(200_000);
+        assert_eq!(planning.keep_recent_tokens, 1_000);
+        assert!(matches!(
+            compaction.for_model("openrouter/anthropic", "claude-sonnet-4"),
+            Cow::Borrowed(_)
+        ));
     }
 
     #[test]

@@ -70,16 +70,7 @@ pub fn build_view<M: Borrow<AgentMessage>>(
     let mut messages: Vec<AgentMessage> = transformed
         .messages
         .into_iter()
-        .filter_map(|message| match message {
-            AgentMessage::User(_) | AgentMessage::Assistant(_) | AgentMessage::ToolResult(_) => {
-                Some(message)
-            }
-            AgentMessage::BashExecution(_)
-            | AgentMessage::Custom(_)
-            | AgentMessage::BranchSummary(_)
-            | AgentMessage::CompactionSummary(_)
-            | AgentMessage::Unknown(_) => to_llm_message(&message),
-        })
+        .filter_map(provider_message)
         .collect();
     if let Some(note) = budget_note(
         settings,
@@ -92,6 +83,36 @@ pub fn build_view<M: Borrow<AgentMessage>>(
         system,
         messages,
         report: transformed.report,
+    }
+}
+
+/// A message in the provider form (the reference's `convertToLlm`), moving the roles that pass
+/// through unchanged instead of copying them. A compaction summary keeps its on-demand block (see
+/// `on_demand`) for the request builders.
+pub(crate) fn provider_message(message: AgentMessage) -> Option<AgentMessage> {
+    match &message {
+        AgentMessage::User(_) | AgentMessage::Assistant(_) | AgentMessage::ToolResult(_) => {
+            Some(message)
+        }
+        AgentMessage::CompactionSummary(summary) => {
+            let mut converted = to_llm_message(&message)?;
+            if let (AgentMessage::User(user), Some(block)) = (
+                &mut converted,
+                summary
+                    .extra
+                    .get(ctxkit_protocol::ON_DEMAND_COMPACTION_FIELD),
+            ) {
+                user.extra.insert(
+                    ctxkit_protocol::ON_DEMAND_COMPACTION_FIELD.to_owned(),
+                    block.clone(),
+                );
+            }
+            Some(converted)
+        }
+        AgentMessage::BashExecution(_)
+        | AgentMessage::Custom(_)
+        | AgentMessage::BranchSummary(_)
+        | AgentMessage::Unknown(_) => to_llm_message(&message),
     }
 }
 
@@ -180,6 +201,6 @@ impl Engine {
         let mut state = self.lock().await;
         let window = state.model.as_ref().map_or(0, |model| model.context_window);
         let transcript = shared_transcript(&mut state)?;
-        Ok(build_view(&transcript, &state.settings, window))
+        Ok(build_view(&transcript, &state.model_settings(), window))
     }
 }

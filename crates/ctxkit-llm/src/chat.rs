@@ -4,18 +4,15 @@
 //! the engine can recognise an overflow from the provider's own error text.
 
 use ctxkit_protocol::{AgentMessage, AssistantMessage, JsonObject, Usage};
+use ctxkit_summarizer::ToolDefinition;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::client::ModelClient;
 use crate::error::LlmError;
 use crate::models::Api;
-use crate::overflow::StopReason;
 use crate::wire::{self, ReasoningLevel};
-
-/// A tool the model may call (defined with the summarizer interface, whose cache-prefix requests
-/// carry the conversation's tools).
-pub use ctxkit_summarizer::ToolDefinition;
+use ctxkit_overflow::StopReason;
 
 /// One model call of a conversation.
 #[derive(Debug, Clone, PartialEq)]

@@ -14,9 +14,9 @@ use crate::client::ModelClient;
 use crate::error::LlmError;
 use crate::http::TimeoutPhase;
 use crate::models::Api;
-use crate::overflow::StopReason;
 use crate::stream::{Assembly, ChatDelta, DeltaSink, Reader, StreamError, sse};
 use crate::wire::{self, Completion, CompletionRequest, WireRequest};
+use ctxkit_overflow::StopReason;
 
 /// What an aborted reply says, as Pi writes it.
 const ABORTED: &str = "Request was aborted";

@@ -3,7 +3,8 @@
 //! [`Summarizer`].
 
 use ctxkit_summarizer::{
-    ConversationPrefix, Summarizer, SummarizerError, SummaryRequest, SummaryResponse,
+    ConversationPrefix, OnDemandCompaction, Summarizer, SummarizerError, SummaryRequest,
+    SummaryResponse,
 };
 use futures::future::BoxFuture;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
@@ -12,10 +13,10 @@ use tokio_util::sync::CancellationToken;
 use crate::config::ProviderConfig;
 use crate::error::LlmError;
 use crate::http::{HttpClient, TimeoutPhase, error_chain};
-use crate::overflow::{StopReason, is_reply_overflow};
 use crate::retry::{RetryObserver, retry_after, with_retries};
-use crate::secret::{ApiKey, redact};
 use crate::wire::{self, Completion, CompletionRequest, ReasoningLevel};
+use ctxkit_overflow::{StopReason, is_reply_overflow};
+use ctxkit_secrets::{ApiKey, redact};
 
 /// The output limit of a summary for a model the model table does not know (its own limit is
 /// unknown, so nothing can be fitted): a size every current model can produce.
@@ -459,6 +460,24 @@ impl Summarizer for ModelClient {
     ) -> BoxFuture<'_, Result<SummaryResponse, SummarizerError>> {
         Box::pin(async move {
             self.summarize_inner(request, Some(prefix), cancel)
+                .await
+                .map_err(|error| SummarizerError {
+                    message: error.to_string(),
+                })
+        })
+    }
+
+    fn can_compact_on_demand(&self, prefix: &ConversationPrefix) -> bool {
+        self.compacts_on_demand(prefix)
+    }
+
+    fn compact_on_demand(
+        &self,
+        span: ConversationPrefix,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<OnDemandCompaction, SummarizerError>> {
+        Box::pin(async move {
+            self.compact_span(span, &cancel)
                 .await
                 .map_err(|error| SummarizerError {
                     message: error.to_string(),

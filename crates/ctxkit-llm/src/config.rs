@@ -10,10 +10,10 @@ use crate::error::LlmError;
 use crate::http::Timeouts;
 use crate::models::{Api, MaxTokensField, ModelLimits, ModelTable, find_provider};
 use crate::retry::RetryPolicy;
-use crate::secret::ApiKey;
 use crate::wire::anthropic_cache::CacheRetention;
 use crate::wire::anthropic_context::AnthropicContextEditing;
 use crate::wire::provider_compaction::{AnthropicCompaction, OpenAiCompaction};
+use ctxkit_secrets::ApiKey;
 
 /// A model reference `provider/id` (the id may itself contain `/`, as OpenRouter's do).
 #[derive(Debug, Clone, PartialEq, Eq)]

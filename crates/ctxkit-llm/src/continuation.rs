@@ -17,8 +17,8 @@ use crate::chat::ChatRequest;
 use crate::client::ModelClient;
 use crate::error::LlmError;
 use crate::models::Api;
-use crate::overflow::StopReason;
 use crate::wire::{Completion, ReasoningLevel};
+use ctxkit_overflow::StopReason;
 
 impl ModelClient {
     /// Whether `prefix` was answered by this client's provider and model.

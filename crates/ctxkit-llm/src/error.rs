@@ -4,7 +4,6 @@
 use std::time::Duration;
 
 use crate::http::TimeoutPhase;
-use crate::overflow;
 
 /// A failed model request or an unusable configuration.
 #[derive(Debug, thiserror::Error)]
@@ -122,14 +121,17 @@ impl LlmError {
             } => {
                 let provider = Some(provider.as_str());
                 if body.trim().is_empty() {
-                    overflow::is_overflow_error_text_from(
+                    ctxkit_overflow::is_overflow_error_text_from(
                         &format!("{status} status code (no body)"),
                         provider,
                     )
                 } else {
                     // The status leads the text, as in Pi's error texts: a 413 counts from any
                     // provider (Pi 1.6), a 413 inside the body does not.
-                    overflow::is_overflow_error_text_from(&format!("{status} {body}"), provider)
+                    ctxkit_overflow::is_overflow_error_text_from(
+                        &format!("{status} {body}"),
+                        provider,
+                    )
                 }
             }
             Self::SilentOverflow { .. } => true,

@@ -14,16 +14,9 @@ mod continuation;
 mod error;
 mod http;
 mod models;
+mod on_demand;
 mod output_limit;
-/// The overflow rules, from `ctxkit-overflow` (kept here so `crate::overflow` paths hold).
-mod overflow {
-    pub use ctxkit_overflow::*;
-}
 mod retry;
-/// Credentials, from `ctxkit-secrets` (kept here so `crate::secret` paths hold).
-mod secret {
-    pub use ctxkit_secrets::*;
-}
 mod stream;
 mod threads;
 mod wire;
@@ -32,7 +25,7 @@ pub use cache_warming::{
     IDLE_CONTINUATION_PROBABILITY, MAX_IDLE_AGE, MAX_STREAMING_AGE, MINIMUM_EXPECTED_SAVINGS,
     WarmingDecision, WarmingPhase, evaluate_cache_warming, warming_delay,
 };
-pub use chat::{ChatRequest, ToolDefinition};
+pub use chat::ChatRequest;
 pub use client::ModelClient;
 pub use config::{
     DEFAULT_TIMEOUT, EnvSettings, LlmOptions, ModelRole, ModelSpec, ProviderConfig, resolve_model,
@@ -43,17 +36,11 @@ pub use http::{
     TimeoutPhase, Timeouts,
 };
 pub use models::{
-    Api, MaxTokensField, ModelInfo, ModelLimits, ModelPrices, ModelTable, PROVIDERS, ProviderInfo,
+    Api, MaxTokensField, ModelLimits, ModelPrices, ModelTable, PROVIDERS, ProviderInfo,
     find_provider, model_prices, usage_cost,
 };
 pub use output_limit::{CHARS_PER_TOKEN, estimate_request_tokens, fit_output_limit};
-pub use overflow::{
-    ErrorTextClass, OVERFLOW_EXCLUSIONS, OVERFLOW_PATTERNS, OverflowPattern,
-    PROVIDER_OVERFLOW_PATTERNS, StopReason, classify_error_text, classify_error_text_from,
-    is_context_overflow, is_overflow_error_text, is_overflow_error_text_from, is_reply_overflow,
-};
 pub use retry::{RetryNotice, RetryPolicy};
-pub use secret::{ApiKey, is_secret_variable, secret_variables_for_child};
 pub use stream::{ChatDelta, DeltaSink};
 pub use threads::{MessageThreads, THREAD_LIFETIME};
 pub use wire::anthropic_cache::CacheRetention;

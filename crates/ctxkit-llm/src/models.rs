@@ -155,11 +155,6 @@ pub struct ModelLimits {
     pub reasoning: bool,
 }
 
-/// The old name of [`ModelLimits`], kept so code written against it compiles; hidden so an
-/// embedder meets one `ModelInfo` (the engine's).
-#[doc(hidden)]
-pub type ModelInfo = ModelLimits;
-
 /// (provider, id, context window, max output, reasoning). Values from each provider's model
 /// documentation; users add or override entries through [`ModelTable::insert`].
 const BUILTIN_MODELS: &[(&str, &str, u64, u64, bool)] = &[

@@ -35,7 +35,10 @@ pub use message::{
     CompactionSummaryMessage, CustomMessage, ToolResultMessage, Usage, UsageCost, UserMessage,
     parse_agent_message,
 };
-pub use provider_compaction::{PROVIDER_COMPACTION_DETAILS, PROVIDER_COMPACTION_FIELD};
+pub use provider_compaction::{
+    ON_DEMAND_COMPACTION_FIELD, ON_DEMAND_MODE, PROVIDER_COMPACTION_DETAILS,
+    PROVIDER_COMPACTION_FIELD,
+};
 pub use provider_edits::{PROVIDER_EDITS_FIELD, ProviderContextEdit};
 pub use records::{ContextRecord, ModelRef, SessionInfoRecord, TreeNodeRecord, TreeRecord};
 

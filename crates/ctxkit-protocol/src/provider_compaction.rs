@@ -14,6 +14,16 @@ pub const PROVIDER_COMPACTION_FIELD: &str = "providerCompaction";
 /// The key of a compaction entry's `details` that holds the provider's block.
 pub const PROVIDER_COMPACTION_DETAILS: &str = "providerCompaction";
 
+/// `details.providerCompaction.mode` of a compaction ctxkit asked the provider to write (Anthropic's
+/// on-demand compaction, beta `compact-2026-09-04`): its block stands in for the summarized span
+/// and is sent back in place of the summary, not with a reply.
+pub const ON_DEMAND_MODE: &str = "on-demand";
+
+/// The field of a model-view message (the compaction summary, as a user message) that carries an
+/// on-demand compaction to the request builders: `{provider, api, model, block}`. Never written to
+/// a session file.
+pub const ON_DEMAND_COMPACTION_FIELD: &str = "onDemandCompaction";
+
 impl AssistantMessage {
     /// The provider's compaction block or item this reply came with, raw (`None` when absent or
     /// not an object).

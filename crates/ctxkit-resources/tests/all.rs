@@ -1,4 +1,4 @@
-//! Integration tests of ctxkit-resources and the settings and package crates it re-exports, one
+//! Integration tests of ctxkit-resources and the settings and package crates it loads over, one
 //! module per subsystem, each test named after the behaviour it requires.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]

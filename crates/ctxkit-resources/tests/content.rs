@@ -2,10 +2,10 @@
 
 use std::path::{Path, PathBuf};
 
+use ctxkit_packages::ResourceDiagnostic;
 use ctxkit_resources::{
-    ResourceDiagnostic, Skill, expand_prompt_template, expand_skill_command,
-    format_skills_for_prompt, load_prompt_templates, load_skill_file, load_skills,
-    parse_command_args, substitute_args,
+    Skill, expand_prompt_template, expand_skill_command, format_skills_for_prompt,
+    load_prompt_templates, load_skill_file, load_skills, parse_command_args, substitute_args,
 };
 
 use crate::common::{World, write};

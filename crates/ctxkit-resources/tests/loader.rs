@@ -3,12 +3,13 @@
 
 use std::path::PathBuf;
 
+use ctxkit_packages::{LocalPackagesOnly, ResourceDiagnostic, SourceScope};
 use ctxkit_resources::{
-    ExtensionRegistration, LoadedResources, LoaderOptions, LoaderOverrides, LocalPackagesOnly,
-    ResourceDiagnostic, ResourceSwitches, SettingsManager, SourceScope, SystemPromptParts,
-    assemble_system_prompt, load_resources, migrate_legacy_directories,
+    ExtensionRegistration, LoadedResources, LoaderOptions, LoaderOverrides, ResourceSwitches,
+    SystemPromptParts, assemble_system_prompt, load_resources, migrate_legacy_directories,
     resolve_extension_conflicts,
 };
+use ctxkit_settings::SettingsManager;
 
 use crate::common::{World, write};
 

@@ -2,10 +2,11 @@
 //! `https://github.com/…` is rewritten to `file://<root>/repos/…` by git's own `insteadOf`, so
 //! sources keep their real shape and nothing touches the network.
 
-use ctxkit_resources::{
-    PackageError, PackageManager, ResourceKind, SettingsManager, SettingsScope, SourceOrigin,
-    SourceScope, UpdateOutcome, resolve_configured, resolve_package_sources,
+use ctxkit_packages::{
+    PackageError, PackageManager, SourceOrigin, SourceScope, UpdateOutcome, resolve_configured,
+    resolve_package_sources,
 };
+use ctxkit_settings::{ResourceKind, SettingsManager, SettingsScope};
 
 use crate::common::packages::{
     Recorder, commit, head, make_repo, process_runner, real_manager, skill, tool,

@@ -4,10 +4,11 @@
 
 use std::path::Path;
 
-use ctxkit_resources::{
-    CommandLine, PackageError, PackageManager, ResourceKind, SettingsManager, SettingsScope,
-    SourceOrigin, SourceScope, UpdateOutcome, resolve_configured, resolve_package_sources,
+use ctxkit_packages::{
+    CommandLine, PackageError, PackageManager, SourceOrigin, SourceScope, UpdateOutcome,
+    resolve_configured, resolve_package_sources,
 };
+use ctxkit_settings::{ResourceKind, SettingsManager, SettingsScope};
 
 use crate::common::packages::{
     Progress, Recorder, make_tarball, npm_global_prefix, real_manager, skill, stdout,
@@ -423,7 +424,7 @@ fn report_mode_lists_missing_packages_without_running_installs() {
     );
     let recorder = scripted(&world, &[]);
     let manager = scripted_manager(&world, &recorder)
-        .with_missing_packages(ctxkit_resources::MissingPackages::Report);
+        .with_missing_packages(ctxkit_packages::MissingPackages::Report);
     let settings = SettingsManager::load(&world.env);
     let resolved = resolve_configured(&world.env, &settings, &manager);
     let messages: Vec<String> = resolved.diagnostics.iter().map(|d| d.message()).collect();

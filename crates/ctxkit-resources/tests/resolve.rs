@@ -3,18 +3,19 @@
 
 use std::path::{Path, PathBuf};
 
-use ctxkit_resources::{
-    Environment, LocalPackagesOnly, ResolvedResource, ResourceKind, SettingsManager, SourceOrigin,
-    SourceScope, resolve_configured, resolve_package_sources,
+use ctxkit_packages::{
+    LocalPackagesOnly, ResolvedResource, SourceOrigin, SourceScope, resolve_configured,
+    resolve_package_sources,
 };
+use ctxkit_settings::{Environment, ResourceKind, SettingsManager};
 
 use crate::common::{World, write};
 
-fn resolve(world: &World) -> ctxkit_resources::ResolvedResources {
+fn resolve(world: &World) -> ctxkit_packages::ResolvedResources {
     resolve_env(&world.env)
 }
 
-fn resolve_env(env: &Environment) -> ctxkit_resources::ResolvedResources {
+fn resolve_env(env: &Environment) -> ctxkit_packages::ResolvedResources {
     let settings = SettingsManager::load(env);
     resolve_configured(env, &settings, &LocalPackagesOnly)
 }
@@ -378,7 +379,7 @@ fn filtered(
     package_files: &[&str],
     manifest: Option<&str>,
     filter: &str,
-) -> (World, PathBuf, ctxkit_resources::ResolvedResources) {
+) -> (World, PathBuf, ctxkit_packages::ResolvedResources) {
     let world = World::new();
     let package = world.root.join("pkg");
     for file in package_files {

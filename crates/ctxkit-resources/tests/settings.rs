@@ -1,7 +1,7 @@
 //! Settings: merging, defaults, migrations, concurrent edits, broken files, and locking with real
 //! processes.
 
-use ctxkit_resources::{
+use ctxkit_settings::{
     ResourceKind, SettingOrigin, SettingsDiagnostic, SettingsError, SettingsManager, SettingsScope,
 };
 use serde_json::json;

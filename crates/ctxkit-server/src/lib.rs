@@ -3,6 +3,58 @@
 //! cancellations (`compact.cancel`, `branch_summary.cancel`, `agent.cancel`) are answered at once.
 //! Responses and the `event` notifications share one writer, a line at a time. The protocol is
 //! documented in `docs/protocol.md`.
+//!
+//! A JSON-RPC exchange: a session is created, a user message appended, and the model's view asked
+//! for (an embedder reads requests from its client; here they are lines of text):
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use ctxkit_agent::OfflineSummarizer;
+//! use ctxkit_compaction::Prompts;
+//! use ctxkit_engine::EngineSettings;
+//! use ctxkit_server::{DEFAULT_MAX_REQUEST_BYTES, ServerConfig, serve};
+//! use serde_json::Value;
+//! use tokio::io::AsyncReadExt;
+//!
+//! # tokio::runtime::Runtime::new()?.block_on(async {
+//! let sessions = tempfile::tempdir()?;
+//! let config = ServerConfig {
+//!     settings: EngineSettings::default(),
+//!     summarizer: Arc::new(OfflineSummarizer::default()),
+//!     prompts: Prompts::default(),
+//!     model: None,
+//!     sessions_root: sessions.path().to_owned(),
+//!     agent: None,
+//!     max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
+//! };
+//! let requests = [
+//!     r#"{"jsonrpc":"2.0","id":1,"method":"session.create","params":{"cwd":"/home/me/project"}}"#,
+//!     r#"{"jsonrpc":"2.0","id":2,"method":"message.append","params":{"message":{"role":"user","content":"fix the parser","timestamp":1763900000000}}}"#,
+//!     r#"{"jsonrpc":"2.0","id":3,"method":"view.get"}"#,
+//! ]
+//! .join("\n");
+//! let (writer, mut reader) = tokio::io::duplex(64 * 1024);
+//! let mut output = String::new();
+//! // The server answers each line in order and ends at the end of its input.
+//! let (served, read) = tokio::join!(
+//!     serve(config, requests.as_bytes(), writer),
+//!     reader.read_to_string(&mut output),
+//! );
+//! served?;
+//! read?;
+//! let responses: Vec<Value> = output.lines().map(serde_json::from_str).collect::<Result<_, _>>()?;
+//! let answer = |id: u64| responses.iter().find(|response| response["id"] == id).cloned();
+//! let created = answer(1).ok_or("session.create is answered")?;
+//! assert_eq!(created["result"]["cwd"], "/home/me/project");
+//! let appended = answer(2).ok_or("message.append is answered")?;
+//! assert!(appended["result"]["entry_id"].is_string(), "{appended}");
+//! let view = answer(3).ok_or("view.get is answered")?;
+//! assert_eq!(view["result"]["messages"][0]["content"], "fix the parser", "{view}");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -21,7 +73,8 @@ mod validate;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use ctxkit_compaction::{Prompts, Summarizer};
+use ctxkit_compaction::Prompts;
+use ctxkit_summarizer::Summarizer;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{RwLock, mpsc};

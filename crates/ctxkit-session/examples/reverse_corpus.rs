@@ -368,6 +368,17 @@ fn main() -> Result<()> {
         emit(&dir, name, &copy)?;
     }
 
+    // A session `ctxkit serve` wrote with Anthropic on-demand compaction against the CLI tests'
+    // mock (a split turn; the signed block in `details.providerCompaction`), continued here.
+    let on_demand = scratch.join("on-demand-compaction.jsonl");
+    std::fs::copy(
+        corpus.join("../written/on-demand-compaction.jsonl"),
+        &on_demand,
+    )?;
+    let mut session = Session::open(&on_demand)?;
+    session.append_message(user("after the on-demand compaction"))?;
+    emit(&dir, "written-on-demand-compaction", &on_demand)?;
+
     let labels = scratch.join("labels.jsonl");
     std::fs::copy(corpus.join("good-labels.jsonl"), &labels)?;
     let mut session = Session::open(&labels)?;

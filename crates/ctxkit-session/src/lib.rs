@@ -4,6 +4,42 @@
 //!
 //! Everything here is synchronous and never prints; problems in files come back as values
 //! ([`Diagnostic`]) or errors ([`SessionError`]).
+//!
+//! A session written, opened again as another process would, and its context built:
+//!
+//! ```
+//! use ctxkit_protocol::AgentMessage;
+//! use ctxkit_session::Session;
+//! use serde_json::json;
+//!
+//! let sessions = tempfile::tempdir()?;
+//! // A new session for a project; its file is written once the first reply arrives (as Pi does).
+//! let mut session = Session::create("/home/me/project", sessions.path());
+//! let question: AgentMessage = serde_json::from_value(json!({
+//!     "role": "user", "content": "fix the parser", "timestamp": 1_763_900_000_000_i64
+//! }))?;
+//! let reply: AgentMessage = serde_json::from_value(json!({
+//!     "role": "assistant",
+//!     "content": [{"type": "text", "text": "Fixed: the tokenizer skipped the last line."}],
+//!     "provider": "anthropic", "model": "claude-sonnet-4-5", "stopReason": "stop",
+//!     "usage": {"input": 120, "output": 12, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 132},
+//!     "timestamp": 1_763_900_001_000_i64
+//! }))?;
+//! session.append_messages(vec![question, reply])?;
+//! let path = session.path().ok_or("a session created in a directory has a file")?.to_owned();
+//!
+//! // The file is Pi's JSONL tree; the context is what a model sees at the leaf.
+//! let reopened = Session::open(&path)?;
+//! assert!(reopened.diagnostics().is_empty());
+//! let context = reopened.build_context();
+//! let messages = reopened.messages(&context.messages)?;
+//! assert_eq!(messages.len(), 2);
+//! let first = messages[0].as_user().ok_or("the first message is the question")?;
+//! assert_eq!(first.content.joined_text("\n"), "fix the parser");
+//! let model = context.model.and_then(|model| model.model_id);
+//! assert_eq!(model.as_deref(), Some("claude-sonnet-4-5"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]

@@ -128,7 +128,8 @@ pub(crate) fn read_lines(
 }
 
 /// Drops a UTF-8 byte-order mark before the first line, as editors on Windows write it (Pi 0.73.1
-/// read such files; 0.87.1 refuses them, ctxkit reads them).
+/// read such files; 0.87.1 and today's 1.6.0 refuse them, ctxkit reads them: divergence 14 of
+/// `docs/pi-compatibility.md`).
 pub(crate) fn strip_byte_order_mark(lines: &mut [RawLine]) {
     if let Some(first) = lines.first_mut().filter(|line| line.number == 1)
         && let Some(rest) = first.text.as_str().strip_prefix('\u{FEFF}')

@@ -1,5 +1,5 @@
 //! What the span provably holds, gathered once from its steps: requests, replies, commands with
-//! their outcomes, files read and changed, commits, errors, the earlier summaries' items, and the
+//! their outcomes, files changed, commits, the earlier summaries' items, and the
 //! identifiers ranked by who named them.
 
 use std::collections::HashMap;
@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use ctxkit_summarizer::SummarySpan;
 
 use crate::previous::{EarlierItem, earlier_items};
+use crate::sections::request_prose;
 use crate::span::{Call, CallKind, Step, steps};
 use crate::text::{best_error_line, clip, identifiers, one_line};
 
@@ -32,13 +33,10 @@ pub struct Digest {
     pub commands: Vec<CommandRecord>,
     /// Changed files with how many changes each.
     pub changed: Vec<(String, usize)>,
-    pub read: Vec<String>,
     /// Calls still waiting for their result.
     pub pending: Vec<(usize, String)>,
     /// `hash` on `branch`: message, as `git commit` printed them.
     pub commits: Vec<String>,
-    /// Distinct error lines of failed calls, oldest first.
-    pub errors: Vec<String>,
     pub earlier: Vec<EarlierItem>,
     /// Identifiers, best first.
     pub ranked: Vec<String>,
@@ -77,15 +75,6 @@ impl Digest {
                 digest.changed.push((path.clone(), 1));
             }
         }
-        for path in &source.read_files {
-            if !digest.read.contains(path) && !digest.changed.iter().any(|(known, _)| known == path)
-            {
-                digest.read.push(path.clone());
-            }
-        }
-        digest
-            .read
-            .retain(|path| !digest.changed.iter().any(|(known, _)| known == path));
         digest.ranked = rank_identifiers(&steps, &digest.earlier);
         digest.steps = steps;
         digest.focus.clone_from(&source.focus);
@@ -102,11 +91,6 @@ impl Digest {
         let error = (call.failed && !looking)
             .then(|| best_error_line(output))
             .flatten();
-        if let Some(line) = &error
-            && !self.errors.contains(line)
-        {
-            self.errors.push(line.clone());
-        }
         match call.kind {
             CallKind::Change => match self
                 .changed
@@ -116,17 +100,12 @@ impl Digest {
                 Some((_, count)) => *count += 1,
                 None => self.changed.push((call.target.clone(), 1)),
             },
-            CallKind::Read => {
-                if !self.read.contains(&call.target) {
-                    self.read.push(call.target.clone());
-                }
-            }
             CallKind::Command if !looking => {
                 self.commits.extend(output.lines().filter_map(commit_line));
                 self.add_command(index, call, error);
             }
-            CallKind::Command => {}
-            CallKind::Other => {}
+            // Files read are listed after the summary (`<read-files>`, by the compaction).
+            CallKind::Command | CallKind::Read | CallKind::Other => {}
         }
     }
 
@@ -241,58 +220,50 @@ fn commit_line(line: &str) -> Option<String> {
 /// Names in one message above which it counts as pasted.
 const PASTE_NAMES: f64 = 25.0;
 
-/// Identifiers weighted by who named them: the user most, then the assistant and the arguments
-/// of its calls and the errors, the earlier summaries, and tool output least (capped per name).
+/// Identifiers weighted by who named them: the user 3, the assistant and the errors 2, the
+/// earlier summaries 1.5, the arguments of calls 1 (tool output not at all: on the corpus, its
+/// names only crowded out the ones people named).
 fn rank_identifiers(steps: &[Step], earlier: &[EarlierItem]) -> Vec<String> {
-    let mut scores: HashMap<String, (f64, usize)> = HashMap::new();
-    let mut order = 0;
-    let mut add = |name: String, weight: f64, cap: f64| {
-        order += 1;
-        let entry = scores.entry(name).or_insert((0.0, order));
-        entry.0 = (entry.0 + weight).min(cap.max(entry.0));
-        entry.1 = order;
-    };
-    for item in earlier {
-        for name in identifiers(&item.text) {
-            add(name, 1.5, 100.0);
-        }
-    }
-    // A message naming many things is mostly pasted: its names weigh less each.
+    // A message naming many things is mostly pasted (a log, a JSON record): its names weigh less.
     let spread = |names: Vec<String>, weight: f64| {
         let scale = (PASTE_NAMES / names.len().max(1) as f64).min(1.0);
-        names.into_iter().map(move |name| (name, weight * scale))
+        names.into_iter().map(move |name| (weight * scale, name))
     };
+    let mut named: Vec<(f64, String)> = earlier
+        .iter()
+        .flat_map(|item| identifiers(&item.text))
+        .map(|name| (1.5, name))
+        .collect();
     for step in steps {
         match step {
-            Step::Request(text) => {
-                for (name, weight) in spread(identifiers(text), 3.0) {
-                    add(name, weight, 100.0);
-                }
-            }
-            Step::Reply(text) => {
-                for (name, weight) in spread(identifiers(text), 2.0) {
-                    add(name, weight, 100.0);
-                }
-            }
+            // What the user pasted (fenced blocks, long lines) is output, not the user's words.
+            Step::Request(text) => named.extend(spread(identifiers(&request_prose(text)), 3.0)),
+            Step::Reply(text) => named.extend(spread(identifiers(text), 2.0)),
             Step::Summary(_) => {}
             Step::Call(call) => {
-                for name in identifiers(&call.target) {
-                    add(name, 1.0, 100.0);
-                }
-                if let Some(output) = &call.output {
-                    if let Some(error) = call.failed.then(|| best_error_line(output)).flatten() {
-                        identifiers(&error)
-                            .into_iter()
-                            .for_each(|name| add(name, 2.0, 100.0));
-                    }
-                    for name in identifiers(output) {
-                        add(name, 0.1, 0.5);
-                    }
+                named.extend(
+                    identifiers(&call.target)
+                        .into_iter()
+                        .map(|name| (1.0, name)),
+                );
+                if let Some(error) = call
+                    .output
+                    .as_deref()
+                    .filter(|_| call.failed)
+                    .and_then(best_error_line)
+                {
+                    named.extend(identifiers(&error).into_iter().map(|name| (2.0, name)));
                 }
             }
         }
     }
-    let total = order.max(1) as f64;
+    // Each name's weights summed, and its last mention's position: a later name weighs up to twice.
+    let mut scores: HashMap<String, (f64, usize)> = HashMap::new();
+    for (position, (weight, name)) in named.iter().enumerate() {
+        let entry = scores.entry(name.clone()).or_insert((0.0, 0));
+        *entry = (entry.0 + weight, position + 1);
+    }
+    let total = named.len().max(1) as f64;
     let mut ranked: Vec<(String, f64)> = scores
         .into_iter()
         .map(|(name, (score, last))| (name, score * (1.0 + last as f64 / total)))

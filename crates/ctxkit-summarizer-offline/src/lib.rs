@@ -30,7 +30,7 @@ pub const OFFLINE_NOTICE: &str =
 
 /// How long an offline summary is: `ratio` of the span's tokens, at least `min_tokens` and at most
 /// `max_tokens` (and never more than the request allows). Settings
-/// `compaction.offlineSummaryRatio`, `compaction.offlineSummaryMinTokens`,
+/// `compaction.offlineSummaryPercent` (`ratio` × 100), `compaction.offlineSummaryMinTokens`,
 /// `compaction.offlineSummaryMaxTokens`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SummarySize {

@@ -2,9 +2,10 @@
 //! assistant said, each command with its outcome, each file read or changed. The budget left after
 //! the sections goes here, newest first, so the summary keeps what the verbatim tail would.
 
-use crate::sections::is_trivial;
+use crate::digest::only_looks;
+use crate::sections::{is_trivial, request_line};
 use crate::span::{Call, CallKind, Step};
-use crate::text::{best_error_line, clip, one_line};
+use crate::text::{best_error_line, clip, identifiers, one_line};
 
 fn outcome(call: &Call) -> String {
     let Some(output) = &call.output else {
@@ -32,7 +33,7 @@ fn outcome(call: &Call) -> String {
 /// One step as one line.
 pub fn step_line(step: &Step) -> String {
     match step {
-        Step::Request(text) => format!("User: {}", clip(&one_line(text), 500)),
+        Step::Request(text) => format!("User: {}", request_line(text, 500)),
         Step::Reply(text) => format!("Assistant: {}", clip(&one_line(text), 600)),
         Step::Summary(_) => "An earlier summary (carried above)".to_owned(),
         Step::Call(call) => match call.kind {
@@ -57,8 +58,9 @@ fn body(line: &str) -> &str {
         .unwrap_or(line)
 }
 
-/// The newest step lines that fit in `budget` tokens by `count`, oldest first; a line whose words
-/// the sections already hold (`known`) is not repeated.
+/// The newest step lines that fit in `budget` tokens by `count`, oldest first. A line the
+/// sections already hold (`known`) is not repeated, and a line other than the user's that names
+/// nothing new (no identifier the sections or a newer line do not name) is left out.
 pub fn recent_lines(
     steps: &[Step],
     budget: u64,
@@ -71,8 +73,19 @@ pub fn recent_lines(
         if matches!(step, Step::Request(text) if is_trivial(text)) {
             continue;
         }
+        // A look that went through (`ls`, `git status`) moved nothing.
+        if matches!(step, Step::Call(call) if call.kind == CallKind::Command && !call.failed && only_looks(&call.target))
+        {
+            continue;
+        }
         let line = step_line(step);
         if known(body(&line)) {
+            continue;
+        }
+        let new = identifiers(&line)
+            .iter()
+            .any(|name| !known(name) && !lines.iter().any(|newer| newer.contains(name.as_str())));
+        if !new && !matches!(step, Step::Request(_)) {
             continue;
         }
         // Files read or changed in a row share a line.

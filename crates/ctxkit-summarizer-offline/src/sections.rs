@@ -36,33 +36,34 @@ fn earlier(digest: &Digest, slot: Slot, priority: u8) -> Vec<Item> {
         .collect()
 }
 
-/// A request as a line: its prose (pasted blocks replaced by their telling error line), clipped.
+/// Characters above which a line of a request is pasted output (a log line), not prose.
 const PASTE_LINE_CHARS: usize = 600;
 
+/// Whether a line of a request was pasted: a long line, or a JSON record.
+fn is_pasted(line: &str) -> bool {
+    let trimmed = line.trim();
+    trimmed.chars().count() > PASTE_LINE_CHARS
+        || (trimmed.starts_with('{') && trimmed.ends_with('}') && trimmed.contains("\":"))
+}
+
 /// A request's own words: no fenced blocks, no pasted lines.
-fn request_prose(text: &str) -> String {
+pub fn request_prose(text: &str) -> String {
     let (prose, _) = split_fences(text);
     prose
         .lines()
-        .filter(|line| line.chars().count() <= PASTE_LINE_CHARS)
+        .filter(|line| !is_pasted(line))
         .collect::<Vec<_>>()
         .join("\n")
 }
 
 pub fn request_line(text: &str, max_chars: usize) -> String {
     let (prose, blocks) = split_fences(text);
-    // A line of more than `PASTE_LINE_CHARS` is pasted output (a JSON record, a log), not prose.
-    let (lines, long): (Vec<&str>, Vec<&str>) = prose
+    let (long, lines): (Vec<&str>, Vec<&str>) = prose
         .lines()
         .filter(|line| !line.trim().is_empty())
-        .partition(|line| line.chars().count() <= PASTE_LINE_CHARS);
+        .partition(|line| is_pasted(line));
     let long = long.join("\n");
-    // A long unfenced paste: its first lines stand for the prose, its error line for the rest.
-    let (kept, pasted) = if lines.len() > 12 {
-        (lines[..3].join("\n"), Some(lines[3..].join("\n")))
-    } else {
-        (lines.join("\n"), None)
-    };
+    let kept = lines.join("\n");
     // Standing instructions are under Constraints & Preferences; the request keeps the rest.
     let task: Vec<String> = sentences(&kept)
         .into_iter()
@@ -74,12 +75,7 @@ pub fn request_line(text: &str, max_chars: usize) -> String {
         task.join(" ")
     };
     let mut line = clip(&one_line(&task), max_chars);
-    for paste in blocks
-        .iter()
-        .map(String::as_str)
-        .chain(pasted.as_deref())
-        .chain(Some(long.as_str()))
-    {
+    for paste in blocks.iter().map(String::as_str).chain(Some(long.as_str())) {
         if let Some(error) = best_error_line(paste) {
             line.push_str(&format!(" (pasted: `{error}`)"));
         }
@@ -126,47 +122,28 @@ pub fn goal(digest: &Digest) -> Vec<Item> {
     items
 }
 
-/// Words that make a sentence a standing instruction, in the languages sessions are held in.
+/// Words that make a sentence a standing instruction: a prohibition, in the languages sessions
+/// are held in. (Softer words such as "keep", "only", "should", "must" or "ください" marked
+/// ordinary requests as constraints and cost more than they kept: docs/summaries.md.)
 const INSTRUCTION_MARKERS: &[&str] = &[
     "don't",
     "do not",
     "never",
-    "always",
-    "must",
-    "should",
-    "keep ",
-    "only ",
-    "without",
     "no new",
-    "avoid",
-    "make sure",
-    "has to",
-    "have to",
     "not allowed",
-    "instead",
-    "please no",
     "不要",
-    "必须",
     "别",
     "禁止",
     "ないで",
-    "こと",
-    "ください",
     "nicht",
     "kein",
-    "immer",
     "niemals",
     "ne pas",
     "jamais",
-    "toujours",
     "nunca",
-    "siempre",
     "não",
-    "sempre",
-    "mai ",
     "non ",
     "nie ",
-    "zawsze",
 ];
 
 fn is_instruction(sentence: &str) -> bool {
@@ -237,9 +214,6 @@ pub fn done(digest: &Digest) -> Vec<Item> {
     if !passed.is_empty() {
         items.push(item(format!("Passed: {}", code_list(&passed)), 80));
     }
-    if !digest.read.is_empty() {
-        items.push(item(format!("Read: {}", code_list(&digest.read)), 45));
-    }
     items
 }
 
@@ -272,34 +246,11 @@ pub fn blocked(digest: &Digest) -> Vec<Item> {
 /// Words of a sentence that states a choice or a finding.
 const DECISION_MARKERS: &[&str] = &[
     "i'll ",
-    "i will ",
-    "i'm going to",
-    "instead of",
-    "instead",
     "rather than",
+    "instead of",
     "decided",
-    "going with",
-    "chose",
-    "switch to",
-    "the fix",
-    "the right fix",
-    "plan:",
-    "fix:",
     "cause",
-    "because",
-    "found it",
-    "there it is",
-    "the problem",
-    "the issue",
-    "so the ",
-    "we should",
-    "にします",
-    "ことにし",
     "原因",
-    "改用",
-    "决定",
-    "因为",
-    "原因是",
 ];
 
 pub fn decisions(digest: &Digest) -> Vec<Item> {
@@ -310,12 +261,10 @@ pub fn decisions(digest: &Digest) -> Vec<Item> {
         for sentence in sentences(&prose) {
             let lower = sentence.to_lowercase();
             let names = identifiers(&sentence).len();
-            let narration = ["let me", "now let me", "now let's", "let's", "now i'll"]
-                .iter()
-                .any(|opening| lower.starts_with(opening));
-            let decision =
-                !narration && DECISION_MARKERS.iter().any(|marker| lower.contains(marker));
+            let decision = DECISION_MARKERS.iter().any(|marker| lower.contains(marker));
+            // A choice that names nothing ("There it is.") tells a continuing model nothing.
             if decision
+                && names > 0
                 && !sentence.ends_with('?')
                 && !items.iter().any(|known| known.text == sentence)
             {
@@ -344,16 +293,10 @@ pub fn next_steps(digest: &Digest) -> Vec<Item> {
     items
 }
 
+/// The earlier summaries' context; the names and the most recent steps follow (`layout`). An
+/// error is where it belongs (a blocker, a command's first failure, a recent step), not repeated.
 pub fn critical_context(digest: &Digest) -> Vec<Item> {
-    let mut items = earlier(digest, Slot::Context, 55);
-    let count = digest.errors.len();
-    for (index, error) in digest.errors.iter().enumerate() {
-        items.push(item(
-            format!("Error: `{error}`"),
-            60 + (25 * (index + 1) / count.max(1)) as u8,
-        ));
-    }
-    items
+    earlier(digest, Slot::Context, 55)
 }
 
 /// The assistant's last words, when they report something concrete: a name, a number, a path.

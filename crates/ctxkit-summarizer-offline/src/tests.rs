@@ -150,10 +150,11 @@ fn an_earlier_summary_is_carried_into_its_sections() {
 fn the_most_recent_steps_fill_the_budget_left() {
     let summary = summarize_offline(&request(session(30), None, 13_107));
     let recent = &summary[summary.find("### Most Recent Steps").unwrap()..];
-    assert!(
-        recent.contains("User:") || recent.contains("`cargo test -p fetch` → ok"),
-        "{summary}"
-    );
+    // A step that names nothing the sections do not already hold is not repeated: Done says
+    // `cargo test -p fetch` passed.
+    assert!(!recent.contains("`cargo test -p fetch` → ok"), "{summary}");
+    // Nor is a look that went through (`cat`): it moved nothing.
+    assert!(!recent.contains("`cat src/module_29.rs`"), "{summary}");
     assert!(
         recent.contains("`git commit -am 'Retry manifest fetches'` → ok: [feat/retry 1a2b3c4]"),
         "{summary}"
@@ -221,4 +222,37 @@ fn a_focus_heads_the_goal() {
     assert!(
         !summarize_offline(&request(session(0), None, 13_107)).contains("Focus for this summary")
     );
+}
+
+#[test]
+fn lines_that_carry_nothing_new_are_not_spent_on() {
+    let mut values = vec![
+        json!({"role": "user", "content": "原因を調べて直してください。`parse_header` を変えないでください。\n{\"type\":\"message\",\"id\":\"toolu_01PASTEDrecordId\"}"}),
+        json!({"role": "assistant", "stopReason": "stop", "content": [{"type": "text", "text": "There it is. The cause is `parse_header` reading one byte too far."}]}),
+    ];
+    values.extend(bash(
+        "t1",
+        "cargo test -p wire",
+        "error: overflow in parse_header\nCommand exited with code 101",
+        true,
+    ));
+    values.push(json!({"role": "assistant", "stopReason": "stop", "content": [{"type": "text", "text": "Opening the file."}]}));
+    let summary = summarize_offline(&request(messages(Value::Array(values)), None, 13_107));
+    let constraints =
+        &summary[summary.find("## Constraints").unwrap()..summary.find("## Progress").unwrap()];
+    // A polite request is not a standing instruction; a prohibition is.
+    assert!(!constraints.contains("原因を調べて"), "{summary}");
+    assert!(constraints.contains("変えないで"), "{summary}");
+    // A finding that names nothing is not a decision; one naming something is.
+    assert!(!summary.contains("- There it is."), "{summary}");
+    assert!(summary.contains("The cause is `parse_header`"), "{summary}");
+    // The blocker's error is said once, not again under Critical Context.
+    assert_eq!(
+        summary.matches("error: overflow in parse_header").count(),
+        1,
+        "{summary}"
+    );
+    // The ids of a pasted JSON record are not names to keep; narration is not a step to keep.
+    assert!(!summary.contains("toolu_01PASTEDrecordId`"), "{summary}");
+    assert!(!summary.contains("Opening the file."), "{summary}");
 }

@@ -100,6 +100,22 @@ pub struct SummaryResponse {
     pub usage: Option<Usage>,
 }
 
+/// What a provider's on-demand compaction returned (Anthropic, beta `compact-2026-09-04`): the
+/// readable summary and the block as received, which later requests to the same model send back in
+/// place of the summarized messages.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OnDemandCompaction {
+    /// The block's readable summary.
+    pub summary: String,
+    /// The block exactly as the provider sent it (signed).
+    pub block: serde_json::Value,
+    /// The provider, API and model that wrote it (the only ones the block is sent back to).
+    pub provider: String,
+    pub api: String,
+    pub model: String,
+    pub usage: Option<Usage>,
+}
+
 /// A failed summary request; the message is shown to the user as is.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
@@ -143,5 +159,26 @@ pub trait Summarizer: Send + Sync {
     ) -> BoxFuture<'_, Result<SummaryResponse, SummarizerError>> {
         let _ = prefix;
         self.summarize(request, cancel)
+    }
+
+    /// Whether this summarizer can ask the provider to compact `prefix` itself (on-demand
+    /// compaction): only the conversation's own model on a provider that offers it. None by
+    /// default.
+    fn can_compact_on_demand(&self, prefix: &ConversationPrefix) -> bool {
+        let _ = prefix;
+        false
+    }
+
+    /// Sends `span` (the conversation's system prompt, tools and reasoning, with the messages to
+    /// summarize as its messages) as an on-demand compaction request. Called only with a prefix
+    /// [`Summarizer::can_compact_on_demand`] accepted; the default refuses.
+    fn compact_on_demand(
+        &self,
+        span: ConversationPrefix,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<OnDemandCompaction, SummarizerError>> {
+        let _ = (span, cancel);
+        let message = format!("{} cannot compact on demand", self.name());
+        Box::pin(async move { Err(SummarizerError { message }) })
     }
 }

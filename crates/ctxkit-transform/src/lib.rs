@@ -40,6 +40,45 @@
 //! results. The sliding window, once it acts, still moves every call.
 //!
 //! Token numbers are the reference's chars/4 estimate (`ctxkit_tokens::estimate_tokens`).
+//!
+//! An old tool result cut down in the view while the newest stays whole:
+//!
+//! ```
+//! use ctxkit_protocol::AgentMessage;
+//! use ctxkit_transform::{TransformSettings, pruned_reference, transform_context};
+//! use serde_json::json;
+//!
+//! let log: String = (0..400).map(|line| format!("test case {line} ... ok\n")).collect();
+//! let mut view: Vec<AgentMessage> = Vec::new();
+//! view.push(serde_json::from_value(json!({"role": "user", "content": "run the tests twice"}))?);
+//! for call in ["call_1", "call_2"] {
+//!     view.push(serde_json::from_value(json!({
+//!         "role": "assistant", "stopReason": "toolUse",
+//!         "content": [{"type": "toolCall", "id": call, "name": "bash",
+//!                      "arguments": {"command": "cargo test"}}]
+//!     }))?);
+//!     view.push(serde_json::from_value(json!({
+//!         "role": "toolResult", "toolCallId": call, "toolName": "bash", "isError": false,
+//!         "content": [{"type": "text", "text": log}]
+//!     }))?);
+//! }
+//! let settings = TransformSettings { keep_recent_tool_results: 1, ..TransformSettings::default() };
+//! let output = transform_context(&view, &settings, 200_000);
+//!
+//! assert_eq!(output.report.tool_results_pruned, 1);
+//! assert!(output.report.estimated_tokens_after < output.report.estimated_tokens_before);
+//! let text = |message: &AgentMessage| {
+//!     message.as_tool_result().map(|result| result.content.joined_text("\n")).unwrap_or_default()
+//! };
+//! // The older result keeps its first and last lines around a marker naming its call, so the full
+//! // text can be fetched back from the session; the newest result and the history are untouched.
+//! let older = text(&output.messages[2]);
+//! assert!(older.starts_with("test case 0 ... ok"));
+//! assert_eq!(pruned_reference(&older).as_deref(), Some("call_1"));
+//! assert_eq!(text(&output.messages[4]), log);
+//! assert_eq!(text(&view[2]), log);
+//! # Ok::<(), serde_json::Error>(())
+//! ```
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]

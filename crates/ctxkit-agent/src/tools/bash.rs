@@ -36,7 +36,7 @@ pub fn run_bash(
     // Provider keys and other credentials stay with ctxkit: a model asked to print the
     // environment must not find them (unless `chat.passEnv` names them).
     let names = std::env::vars_os().filter_map(|(name, _)| name.into_string().ok());
-    for name in ctxkit_llm::secret_variables_for_child(names, &context.pass_env) {
+    for name in ctxkit_secrets::secret_variables_for_child(names, &context.pass_env) {
         shell.env_remove(name);
     }
     // Those passed on purpose, from where ctxkit keeps them once out of its own environment.

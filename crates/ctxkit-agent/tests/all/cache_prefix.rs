@@ -12,13 +12,13 @@ use ctxkit_agent::{
     Agent, AgentOptions, ApproveAll, ChatModel, IgnoreEvents, ModelClient, PromptOutcome,
     ToolRegistry,
 };
-use ctxkit_compaction::{Prompts, Summarizer};
+use ctxkit_compaction::Prompts;
 use ctxkit_engine::{Engine, EngineOptions, EngineSettings, HookSet, ModelInfo};
-use ctxkit_llm::{
-    ApiKey, ChatRequest, EnvSettings, LlmOptions, ModelRole, RetryPolicy, resolve_model,
-};
+use ctxkit_llm::{ChatRequest, EnvSettings, LlmOptions, ModelRole, RetryPolicy, resolve_model};
 use ctxkit_protocol::AssistantMessage;
+use ctxkit_secrets::ApiKey;
 use ctxkit_session::Session;
+use ctxkit_summarizer::Summarizer;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;

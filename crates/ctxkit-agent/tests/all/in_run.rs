@@ -7,10 +7,10 @@ use std::sync::{Arc, Mutex};
 
 use ctxkit_agent::testing::ScriptedModel;
 use ctxkit_agent::{AgentEvent, Approval, Approver, PromptOutcome};
-use ctxkit_compaction::Summarizer;
 use ctxkit_engine::{CompactionReason, Decision, EngineEvent, EngineSettings};
 use ctxkit_llm::ChatRequest;
 use ctxkit_protocol::AgentMessage;
+use ctxkit_summarizer::Summarizer;
 use ctxkit_summarizer_offline::OfflineSummarizer;
 use futures::future::BoxFuture;
 use serde_json::json;
@@ -224,9 +224,9 @@ impl Summarizer for Counting {
 
     fn summarize(
         &self,
-        request: ctxkit_compaction::SummaryRequest,
+        request: ctxkit_summarizer::SummaryRequest,
         cancel: tokio_util::sync::CancellationToken,
-    ) -> BoxFuture<'_, Result<ctxkit_compaction::SummaryResponse, ctxkit_compaction::SummarizerError>>
+    ) -> BoxFuture<'_, Result<ctxkit_summarizer::SummaryResponse, ctxkit_summarizer::SummarizerError>>
     {
         self.0.fetch_add(1, Ordering::SeqCst);
         Box::pin(async move {

@@ -10,6 +10,7 @@
 
 mod boundary;
 mod cache_prefix;
+mod cut_off;
 mod in_run;
 mod scenarios;
 mod stalled_provider;

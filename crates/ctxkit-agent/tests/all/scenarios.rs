@@ -191,7 +191,7 @@ async fn threshold_compaction_runs_after_a_turn_and_the_next_prompt_goes_on() {
 /// Blocks every summary until cancelled.
 struct Hanging;
 
-impl ctxkit_compaction::Summarizer for Hanging {
+impl ctxkit_summarizer::Summarizer for Hanging {
     fn name(&self) -> String {
         "hanging".to_owned()
     }
@@ -202,13 +202,13 @@ impl ctxkit_compaction::Summarizer for Hanging {
 
     fn summarize(
         &self,
-        _request: ctxkit_compaction::SummaryRequest,
+        _request: ctxkit_summarizer::SummaryRequest,
         cancel: tokio_util::sync::CancellationToken,
-    ) -> BoxFuture<'_, Result<ctxkit_compaction::SummaryResponse, ctxkit_compaction::SummarizerError>>
+    ) -> BoxFuture<'_, Result<ctxkit_summarizer::SummaryResponse, ctxkit_summarizer::SummarizerError>>
     {
         Box::pin(async move {
             cancel.cancelled().await;
-            Err(ctxkit_compaction::SummarizerError {
+            Err(ctxkit_summarizer::SummarizerError {
                 message: "cancelled".to_owned(),
             })
         })
@@ -374,4 +374,50 @@ async fn a_reply_streams_to_the_observer_before_it_is_stored() {
         .rposition(|event| matches!(event, AgentEvent::Reply { .. }))
         .unwrap();
     assert!(last_delta < last_reply);
+}
+
+#[tokio::test]
+async fn a_reply_reports_an_overflow_only_when_the_engine_recovers_one() {
+    // An overflow error labelled with another model: the engine's check does not recover it (its
+    // window is not this model's), so the reply must not be reported as an overflow either.
+    let foreign = Arc::new(|model: &ScriptedModel, _: &ChatRequest, _: u64| {
+        let mut reply = model.overflow();
+        reply.model = Some("another-model".to_owned());
+        reply
+    });
+    let mut world = World::new(provider(1.0, foreign)).await;
+    assert!(matches!(
+        world.prompt("hello").await,
+        PromptOutcome::Failed(_)
+    ));
+    let overflow_flags: Vec<bool> = world
+        .observed
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|event| match event {
+            AgentEvent::Reply { overflow, .. } => Some(*overflow),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(overflow_flags, [false]);
+    assert_eq!(world.observed.retries(), 0);
+    assert_eq!(world.compactions().await, 0);
+
+    // The same error from this model is an overflow to both.
+    let own = Arc::new(|model: &ScriptedModel, _: &ChatRequest, _: u64| model.overflow());
+    let mut world = World::new(provider(1.0, own)).await;
+    world.prompt("hello").await;
+    let first_flag = world
+        .observed
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .find_map(|event| match event {
+            AgentEvent::Reply { overflow, .. } => Some(*overflow),
+            _ => None,
+        });
+    assert_eq!(first_flag, Some(true));
 }

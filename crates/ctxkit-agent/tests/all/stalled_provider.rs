@@ -11,10 +11,11 @@ use ctxkit_agent::{AgentEvent, PromptOutcome};
 use ctxkit_compaction::Prompts;
 use ctxkit_engine::{Engine, EngineOptions, EngineSettings, HookSet};
 use ctxkit_llm::{
-    ApiKey, ChatDelta, EnvSettings, LlmOptions, ModelClient, ModelRole, RetryPolicy, Timeouts,
+    ChatDelta, EnvSettings, LlmOptions, ModelClient, ModelRole, RetryPolicy, Timeouts,
     resolve_model,
 };
 use ctxkit_protocol::{AgentMessage, ContentBlock};
+use ctxkit_secrets::ApiKey;
 use ctxkit_session::Session;
 use ctxkit_summarizer_offline::OfflineSummarizer;
 use serde_json::json;

@@ -90,7 +90,7 @@ impl World {
     pub async fn with_summarizer(
         model: ScriptedModel,
         settings: EngineSettings,
-        summarizer: Arc<dyn ctxkit_compaction::Summarizer>,
+        summarizer: Arc<dyn ctxkit_summarizer::Summarizer>,
     ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let work = dir.path().join("work");

@@ -1,10 +1,10 @@
 //! The simulated clock and the summary calls of one replay: when each summary was asked for, what
 //! its input was at that moment, what it cost and how long the user waited for it.
 
-use ctxkit_compaction::estimate_tokens;
 use ctxkit_engine::CompactionEnd;
 use ctxkit_protocol::EntryKind;
 use ctxkit_session::Session;
+use ctxkit_tokens::estimate_tokens;
 
 use super::cost::PriceTable;
 use super::summary::{

@@ -1,7 +1,7 @@
 //! Measuring one request: its messages serialized as JSON (the bytes a provider's prompt cache
 //! compares), their token estimates, and the prefix it shares with the previous request.
 //!
-//! Tokens are the reference's chars/4 estimate (`ctxkit_compaction::estimate_tokens`), not a
+//! Tokens are the reference's chars/4 estimate (`ctxkit_tokens::estimate_tokens`), not a
 //! tokenizer count.
 //!
 //! Serializing every message of every request dominated the simulator's own time, so a message equal
@@ -10,8 +10,8 @@
 //! its fields in stored order every time, so equal values give byte-identical JSON; a test checks
 //! that reuse gives the same bytes as serializing afresh.
 
-use ctxkit_compaction::estimate_tokens;
 use ctxkit_protocol::AgentMessage;
+use ctxkit_tokens::estimate_tokens;
 
 /// How far ahead in the previous request a message is looked for.
 const REUSE_LOOKAHEAD: usize = 64;

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use ctxkit_compaction::{Prompts, estimate_tokens};
+use ctxkit_compaction::Prompts;
 use ctxkit_engine::{
     CheckReport, CompactionEnd, CompactionReason, Engine, EngineError, EngineOptions,
     EngineSettings, HookSet, ModelInfo,
@@ -18,6 +18,7 @@ use ctxkit_engine::{
 use ctxkit_protocol::{AgentMessage, AssistantMessage, JsonObject, Usage};
 use ctxkit_session::Session;
 use ctxkit_summarizer_offline::OfflineSummarizer;
+use ctxkit_tokens::estimate_tokens;
 
 use super::ledger::{Ledger, compaction_tokens};
 use super::meter::{Request, shared_prefix};

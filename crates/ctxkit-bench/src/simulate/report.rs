@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use ctxkit_compaction::estimate_tokens;
+use ctxkit_tokens::estimate_tokens;
 use serde::Serialize;
 
 use super::cost::PriceTable;

@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use ctxkit_compaction::SummaryPurpose;
 use ctxkit_protocol::AgentMessage;
+use ctxkit_summarizer::SummaryPurpose;
 use serde::Deserialize;
 
 /// One fact a continuing model must know, found when any of its spellings is in the text.
@@ -31,6 +31,7 @@ impl Fact {
 enum PurposeName {
     History,
     Branch,
+    TurnPrefix,
 }
 
 /// A case file as written.
@@ -43,6 +44,8 @@ struct CaseFile {
     chinese: bool,
     #[serde(default)]
     previous: Option<String>,
+    #[serde(default)]
+    reference: Option<String>,
     facts: Vec<Fact>,
     messages: Vec<AgentMessage>,
 }
@@ -57,6 +60,9 @@ pub struct Case {
     pub messages: Vec<AgentMessage>,
     /// The earlier summary, for an update.
     pub previous: Option<String>,
+    /// A hand-written summary of the span, as a good model would write it: the size the summary is
+    /// compared with, and the source of the facts.
+    pub reference: Option<String>,
     pub purpose: SummaryPurpose,
     /// Whether the session is held in Chinese (the summary's contents should be too).
     pub chinese: bool,
@@ -143,9 +149,11 @@ fn load_case(root: &Path, path: &Path) -> Result<Case, CorpusError> {
         group,
         messages: file.messages,
         previous: file.previous,
+        reference: file.reference,
         purpose: match file.purpose {
             PurposeName::History => SummaryPurpose::History,
             PurposeName::Branch => SummaryPurpose::Branch,
+            PurposeName::TurnPrefix => SummaryPurpose::TurnPrefix,
         },
         chinese: file.chinese,
         facts: file.facts,

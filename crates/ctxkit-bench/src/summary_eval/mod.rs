@@ -10,16 +10,15 @@
 mod corpus;
 mod report;
 
-use ctxkit_compaction::{
-    Encoding, FileOperations, Prompts, SummaryPurpose, SummaryRequest, count_text_tokens,
-    serialize_conversation,
-};
+use ctxkit_compaction::{FileOperations, Prompts, serialize_conversation};
 use ctxkit_summarizer::SummarySpan;
+use ctxkit_summarizer::{SummaryPurpose, SummaryRequest};
 use ctxkit_summarizer_offline::summarize_offline;
+use ctxkit_tokens::{Encoding, count_text_tokens};
 use serde::Serialize;
 
 pub use corpus::{Case, Fact, corpus, corpus_dir, load_corpus};
-pub use report::{Totals, render_markdown, totals};
+pub use report::{ReferenceTotals, Totals, render_markdown, size_ratio, totals};
 
 /// The request a compaction (or branch summary) would send for a case.
 pub fn request(case: &Case, max_tokens: u64) -> SummaryRequest {
@@ -27,13 +26,14 @@ pub fn request(case: &Case, max_tokens: u64) -> SummaryRequest {
     let mut text = format!("<conversation>\n{}\n</conversation>\n\n", span_text(case));
     let instructions = match (&case.previous, case.purpose) {
         (_, SummaryPurpose::Branch) => &prompts.branch,
-        (Some(previous), SummaryPurpose::History | SummaryPurpose::TurnPrefix) => {
+        (_, SummaryPurpose::TurnPrefix) => &prompts.turn_prefix,
+        (Some(previous), SummaryPurpose::History) => {
             text.push_str(&format!(
                 "<previous-summary>\n{previous}\n</previous-summary>\n\n"
             ));
             &prompts.update
         }
-        (None, SummaryPurpose::History | SummaryPurpose::TurnPrefix) => &prompts.initial,
+        (None, SummaryPurpose::History) => &prompts.initial,
     };
     text.push_str(instructions);
     let mut files = FileOperations::default();
@@ -116,6 +116,8 @@ pub struct CaseResult {
     pub span_tokens: u64,
     pub summary: Measure,
     pub tail: Measure,
+    /// The case's hand-written reference summary, measured the same way.
+    pub reference: Option<Measure>,
     /// For a Chinese session: the share of the summary's content lines holding Chinese text.
     pub chinese_lines: Option<f64>,
     pub summary_text: String,
@@ -187,6 +189,7 @@ pub fn score(case: &Case, summary: &str) -> CaseResult {
         span_tokens: count_text_tokens(&span, Encoding::Cl100kBase),
         summary: summary_measure,
         tail,
+        reference: case.reference.as_deref().map(|text| measure(case, text)),
         chinese_lines,
         summary_text: summary.to_owned(),
     }

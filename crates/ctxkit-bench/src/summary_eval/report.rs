@@ -17,6 +17,61 @@ pub struct Totals {
     pub max_tokens: u64,
     /// Cases whose summary recalls more facts than the tail.
     pub cases_above_tail: usize,
+    /// Over the cases with a reference summary: the references' pooled recall and noise, and the
+    /// mean of summary tokens over reference tokens.
+    pub reference: Option<ReferenceTotals>,
+}
+
+/// The hand-written reference summaries of a run, measured like the summaries.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct ReferenceTotals {
+    pub cases: usize,
+    pub recall: f64,
+    pub noise: f64,
+    pub mean_size_ratio: f64,
+    pub min_size_ratio: f64,
+    pub max_size_ratio: f64,
+}
+
+/// Summary tokens over reference tokens, for a case with a reference.
+pub fn size_ratio(result: &CaseResult) -> Option<f64> {
+    let reference = result.reference.as_ref()?;
+    Some(result.summary.tokens as f64 / reference.tokens.max(1) as f64)
+}
+
+fn reference_totals(results: &[CaseResult]) -> Option<ReferenceTotals> {
+    let with: Vec<(&CaseResult, &super::Measure)> = results
+        .iter()
+        .filter_map(|result| Some((result, result.reference.as_ref()?)))
+        .collect();
+    if with.is_empty() {
+        return None;
+    }
+    let facts = with.iter().map(|(result, _)| result.facts).sum::<usize>();
+    let ratios: Vec<f64> = with
+        .iter()
+        .filter_map(|(result, _)| size_ratio(result))
+        .collect();
+    Some(ReferenceTotals {
+        cases: with.len(),
+        recall: with
+            .iter()
+            .map(|(_, measure)| measure.recalled)
+            .sum::<usize>() as f64
+            / facts.max(1) as f64,
+        noise: with
+            .iter()
+            .map(|(_, measure)| measure.noise_lines)
+            .sum::<usize>() as f64
+            / with
+                .iter()
+                .map(|(_, measure)| measure.content_lines)
+                .sum::<usize>()
+                .max(1) as f64,
+        mean_size_ratio: ratios.iter().sum::<f64>() / ratios.len().max(1) as f64,
+        min_size_ratio: ratios.iter().copied().fold(f64::INFINITY, f64::min),
+        max_size_ratio: ratios.iter().copied().fold(0.0, f64::max),
+    })
 }
 
 pub fn totals(results: &[CaseResult]) -> Totals {
@@ -44,6 +99,7 @@ pub fn totals(results: &[CaseResult]) -> Totals {
             .iter()
             .filter(|result| result.summary.recalled > result.tail.recalled)
             .count(),
+        reference: reference_totals(results),
     }
 }
 
@@ -55,8 +111,8 @@ fn percent(part: usize, whole: usize) -> f64 {
 pub fn render_markdown(budget: u64, results: &[CaseResult]) -> String {
     let mut text = format!(
         "Budget {budget} tokens. Tail: the last part of the serialized span, cut to the summary's size.\n\n\
-         | Session | Span tokens | Summary tokens | Recall | Tail recall | Δ points | Noise | Tail noise |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|\n"
+         | Session | Span tokens | Summary tokens | × reference | Recall | Tail recall | Δ points | Noise | Tail noise |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|\n"
     );
     for result in results {
         let language = result
@@ -66,11 +122,12 @@ pub fn render_markdown(budget: u64, results: &[CaseResult]) -> String {
         let recall = percent(result.summary.recalled, result.facts);
         let tail = percent(result.tail.recalled, result.facts);
         text.push_str(&format!(
-            "| {}/{}{language} | {} | {} | {:.0}% ({}/{}) | {:.0}% | {:+.0} | {:.0}% | {:.0}% |\n",
+            "| {}/{}{language} | {} | {} | {} | {:.0}% ({}/{}) | {:.0}% | {:+.0} | {:.0}% | {:.0}% |\n",
             result.group,
             result.name,
             result.span_tokens,
             result.summary.tokens,
+            size_ratio(result).map_or_else(|| "–".to_owned(), |ratio| format!("{ratio:.2}×")),
             recall,
             result.summary.recalled,
             result.facts,
@@ -94,17 +151,32 @@ pub fn render_markdown(budget: u64, results: &[CaseResult]) -> String {
     for (label, group) in rows {
         let totals = totals(&group);
         text.push_str(&format!(
-            "| **{label}** ({} cases, {} above the tail) | | mean {:.0}, max {} | **{:.1}%** | **{:.1}%** | **{:+.1}** | **{:.1}%** | {:.1}% |\n",
+            "| **{label}** ({} cases, {} above the tail) | | mean {:.0}, max {} | {} | **{:.1}%** | **{:.1}%** | **{:+.1}** | **{:.1}%** | {:.1}% |\n",
             totals.cases,
             totals.cases_above_tail,
             totals.mean_tokens,
             totals.max_tokens,
+            totals.reference.map_or_else(
+                || "–".to_owned(),
+                |reference| format!(
+                    "mean {:.2}× ({:.2}–{:.2})",
+                    reference.mean_size_ratio, reference.min_size_ratio, reference.max_size_ratio
+                )
+            ),
             totals.recall * 100.0,
             totals.tail_recall * 100.0,
             (totals.recall - totals.tail_recall) * 100.0,
             totals.noise * 100.0,
             totals.tail_noise * 100.0,
         ));
+        if let Some(reference) = totals.reference {
+            text.push_str(&format!(
+                "| {label}: the {} hand-written reference summaries | | | | {:.1}% | | | {:.1}% | |\n",
+                reference.cases,
+                reference.recall * 100.0,
+                reference.noise * 100.0,
+            ));
+        }
     }
     text
 }

@@ -6,6 +6,7 @@ fn case(facts: &[(&str, &[&str])]) -> Case {
         group: "developed".to_owned(),
         messages: Vec::new(),
         previous: None,
+        reference: None,
         purpose: SummaryPurpose::History,
         chinese: false,
         facts: facts
@@ -98,7 +99,7 @@ fn the_offline_summarizer_beats_the_verbatim_tail_on_the_developed_cases() {
     let cases: Vec<Case> = corpus()
         .unwrap()
         .into_iter()
-        .filter(|case| case.group == "developed")
+        .filter(|case| case.group.starts_with("developed"))
         .collect();
     let results = evaluate(&cases, 13_107);
     let totals = totals(&results);
@@ -112,4 +113,32 @@ fn the_offline_summarizer_beats_the_verbatim_tail_on_the_developed_cases() {
             assert!(share > 0.0, "{}", result.summary_text);
         }
     }
+}
+
+#[test]
+fn a_reference_summary_is_measured_and_sets_the_size_ratio() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("held-out/blind");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("a.json"),
+        r###"{"name": "x", "purpose": "turnPrefix", "reference": "## Original Request\n- fix `src/a.rs`\n- filler line",
+            "facts": [{"what": "w", "anyOf": ["src/a.rs"]}],
+            "messages": [{"role": "user", "content": "fix src/a.rs please"}]}"###,
+    )
+    .unwrap();
+    let cases = load_corpus(root.path()).unwrap();
+    assert_eq!(cases[0].purpose, SummaryPurpose::TurnPrefix);
+    let result = score(&cases[0], "## Goal\n- fix src/a.rs");
+    let reference = result.reference.as_ref().unwrap();
+    assert_eq!((reference.recalled, reference.noise_lines), (1, 1));
+    let ratio = size_ratio(&result).unwrap();
+    assert!(ratio > 0.2 && ratio < 1.0, "{ratio}");
+    let report = render_markdown(100, std::slice::from_ref(&result));
+    assert!(report.contains("hand-written reference"), "{report}");
+    assert!(report.contains('×'), "{report}");
+    // A case without a reference has no ratio.
+    let mut plain = cases[0].clone();
+    plain.reference = None;
+    assert!(size_ratio(&score(&plain, "x")).is_none());
 }

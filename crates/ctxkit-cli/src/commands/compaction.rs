@@ -6,12 +6,11 @@ use std::path::Path;
 
 use anyhow::{Context as _, Result, bail};
 use ctxkit_compaction::{
-    CompactionRecord, CompactionSettings, Estimator, NoPlanReason, Preparation,
-    context_token_count, count_message_tokens, list_compactions, prepare_compaction,
-    serialize_messages, undo_last_compaction,
+    CompactionRecord, Preparation, list_compactions, serialize_messages, undo_last_compaction,
 };
-use ctxkit_engine::{Engine, EngineError};
+use ctxkit_engine::{CompactionPlan, Engine, EngineError};
 use ctxkit_session::{LeafSelector, Session};
+use ctxkit_tokens::{Estimator, context_token_count, count_message_tokens};
 use serde_json::{Value, json};
 
 use super::engine_run::{engine_for, run_cancellable};
@@ -49,8 +48,8 @@ pub fn tokens(
         .collect();
     let totals = context_token_count(&messages, estimator);
     let source = totals.source().to_string();
-    // What Pi 0.87 weighs against the window: its estimate ignores usage reported before the
-    // latest context edit or compaction.
+    // What Pi (0.87 and today's 1.6) weighs against the window: its estimate ignores usage
+    // reported before the latest context edit or compaction.
     let leaf_id = match selector {
         LeafSelector::Entry(id) => Some(id),
         LeafSelector::Current | LeafSelector::BeforeFirst => None,
@@ -92,7 +91,7 @@ pub fn tokens(
     if projected != reference_count {
         writeln!(
             out,
-            "  Pi 0.87 counts {projected} for compaction: the last reported usage predates an edit \
+            "  Pi (0.87 and later) counts {projected} for compaction: the last reported usage predates an edit \
              or compaction"
         )?;
     }
@@ -182,9 +181,8 @@ pub fn compact_command(
     } else {
         args.context_window
     };
-    let planning = setup.engine_settings.compaction.planning(context_window);
     if args.dry_run {
-        return dry_run(&session, planning, args.json, out);
+        return dry_run(&engine_for(session, setup, context_window), args.json, out);
     }
     // Refuse before a (possibly paid) summary when another process holds the file.
     session.hold_lock()?;
@@ -202,7 +200,7 @@ pub fn compact_command(
     let end = match outcome {
         Ok(end) => end,
         Err(EngineError::NothingToCompact | EngineError::AlreadyCompacted) => {
-            let reason = nothing_to_compact(&engine, planning)?;
+            let reason = nothing_to_compact(&engine)?;
             if args.json {
                 print_json(out, &json!({"compactionId": null, "reason": reason}))?;
             } else {
@@ -279,29 +277,11 @@ pub fn compact_command(
 }
 
 /// `compact --dry-run`: the plan the engine would carry out.
-fn dry_run(
-    session: &Session,
-    planning: CompactionSettings,
-    json: bool,
-    out: &mut dyn Write,
-) -> Result<Outcome> {
-    let preparation = match prepare_compaction(session, None, planning)? {
-        Ok(preparation)
-            if !preparation.messages_to_summarize.is_empty()
-                || !preparation.turn_prefix_messages.is_empty() =>
-        {
-            preparation
-        }
-        Ok(_) | Err(NoPlanReason::NothingToSummarize) => {
-            let reason = fits_in_keep(estimated_context(session)?, planning);
-            if json {
-                print_json(out, &json!({"plan": null, "reason": reason}))?;
-            } else {
-                writeln!(out, "Nothing to do: {reason}")?;
-            }
-            return Ok(Outcome::Success);
-        }
-        Err(reason) => {
+fn dry_run(engine: &Engine, json: bool, out: &mut dyn Write) -> Result<Outcome> {
+    let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+    let preparation = match runtime.block_on(engine.plan())? {
+        CompactionPlan::Ready(preparation) => preparation,
+        CompactionPlan::Nothing(reason) => {
             if json {
                 print_json(out, &json!({"plan": null, "reason": reason.describe()}))?;
             } else {
@@ -311,10 +291,9 @@ fn dry_run(
         }
     };
     if json {
-        print_json(
-            out,
-            &json!({"plan": plan_json(session, &preparation)?, "reason": null}),
-        )?;
+        let plan =
+            runtime.block_on(engine.with_session(|session| plan_json(session, &preparation)))?;
+        print_json(out, &json!({"plan": plan, "reason": null}))?;
         return Ok(Outcome::Success);
     }
     let lists = preparation.file_operations.lists();
@@ -342,37 +321,14 @@ fn dry_run(
     Ok(Outcome::Success)
 }
 
-fn fits_in_keep(tokens: u64, planning: CompactionSettings) -> String {
-    format!(
-        "what is not summarized yet fits in keepRecentTokens (the context is ~{tokens} tokens, estimated; keepRecentTokens is {})",
-        planning.keep_recent_tokens
-    )
-}
-
-/// The estimated tokens of the context at the leaf (the estimate compaction plans with).
-fn estimated_context(session: &Session) -> Result<u64> {
-    let context = session.build_context();
-    let mut tokens = 0;
-    for message in &context.messages {
-        tokens += ctxkit_compaction::estimate_tokens(&session.message(message)?);
-    }
-    Ok(tokens)
-}
-
 /// Why the engine found nothing to compact, in words.
-fn nothing_to_compact(engine: &Engine, planning: CompactionSettings) -> Result<String> {
+fn nothing_to_compact(engine: &Engine) -> Result<String> {
     let runtime = tokio::runtime::Builder::new_current_thread().build()?;
-    let plan = runtime
-        .block_on(engine.with_session(|session| prepare_compaction(session, None, planning)))?;
-    Ok(match plan {
-        Ok(_) | Err(NoPlanReason::NothingToSummarize) => {
-            let tokens = runtime.block_on(engine.with_session(estimated_context))?;
-            fits_in_keep(tokens, planning)
-        }
-        Err(reason @ (NoPlanReason::AlreadyCompacted | NoPlanReason::NothingToCompact)) => {
-            reason.describe().to_owned()
-        }
-    })
+    match runtime.block_on(engine.plan())? {
+        CompactionPlan::Nothing(reason) => Ok(reason.describe()),
+        // The command holds the file's lock and the engine's answer was just this plan's.
+        CompactionPlan::Ready(_) => bail!("the engine found nothing to compact but plans one now"),
+    }
 }
 
 /// The summary and details of the compaction entry `id`.

@@ -1,53 +1,17 @@
-//! `ctxkit config get|set|unset|list`: read and edit the user and project settings files, and
-//! the resource environment (home, cwd, offline) shared by the resource and package commands.
+//! `ctxkit config get|set|unset|list`: read and edit the user and project settings files.
 
 use std::io::Write;
 
-use anyhow::{Context as _, Result};
-use ctxkit_resources::{
-    CTXKIT_HOME_VAR, CTXKIT_OFFLINE_VAR, Environment, SettingOrigin, SettingsDiagnostic,
-    SettingsManager, SettingsScope,
+use anyhow::Result;
+use ctxkit_settings::{
+    Environment, SettingOrigin, SettingsDiagnostic, SettingsManager, SettingsScope,
 };
 use serde_json::{Value, json};
 
 use super::print_json;
+use super::settings::ProcessSettings;
 use crate::Outcome;
-use crate::cli::{ConfigAction, GlobalArgs};
-
-/// The resources environment of this process: real home, cwd and temp dir, with `--home` and
-/// `--offline` (which clap already merged with `CTXKIT_HOME` / `CTXKIT_OFFLINE`) applied.
-pub fn resource_environment(global: &GlobalArgs) -> Result<Environment> {
-    let mut environment =
-        Environment::from_process().context("cannot determine the home and working directories")?;
-    environment.variables.remove(CTXKIT_HOME_VAR);
-    environment.variables.remove(CTXKIT_OFFLINE_VAR);
-    if let Some(home) = &global.home {
-        environment = environment.with_variable(CTXKIT_HOME_VAR, &home.display().to_string());
-    }
-    if global.offline {
-        environment = environment.with_variable(CTXKIT_OFFLINE_VAR, "1");
-    }
-    Ok(environment)
-}
-
-/// Loads settings; load errors become warnings on stderr (that scope then reads as empty).
-/// An untrusted project's settings that do not apply are named in one warning.
-pub fn load_settings(environment: &Environment) -> Result<SettingsManager> {
-    let mut settings = SettingsManager::load(environment);
-    let mut stderr = std::io::stderr().lock();
-    for error in settings.drain_errors() {
-        writeln!(stderr, "warning: {error}")?;
-    }
-    // Commands load the settings more than once; the warning is said once per process.
-    static HELD_WARNING_SHOWN: std::sync::atomic::AtomicBool =
-        std::sync::atomic::AtomicBool::new(false);
-    if let Some(warning) = held_settings_warning(environment, &settings)
-        && !HELD_WARNING_SHOWN.swap(true, std::sync::atomic::Ordering::Relaxed)
-    {
-        writeln!(stderr, "{warning}")?;
-    }
-    Ok(settings)
-}
+use crate::cli::ConfigAction;
 
 /// The warning (with its hint line) naming the project settings an untrusted project may not
 /// change, `None` when there are none.
@@ -105,9 +69,12 @@ fn warn(diagnostics: &[SettingsDiagnostic]) -> Result<()> {
     Ok(())
 }
 
-pub fn config(global: &GlobalArgs, action: ConfigAction, out: &mut dyn Write) -> Result<Outcome> {
-    let environment = resource_environment(global)?;
-    let mut settings = load_settings(&environment)?;
+pub fn config(
+    process: ProcessSettings<'_>,
+    action: ConfigAction,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
+    let (_, mut settings) = process.into_parts()?;
     match action {
         ConfigAction::Get { key, project, json } => get(&settings, &key, project, json, out),
         ConfigAction::Set {
@@ -120,7 +87,7 @@ pub fn config(global: &GlobalArgs, action: ConfigAction, out: &mut dyn Write) ->
             let secret_key = ["llm.apiKey", "llm.headers"]
                 .iter()
                 .any(|secret| key == *secret || key.starts_with(&format!("{secret}.")));
-            if project && (secret_key || ctxkit_resources::has_credentials(&value)) {
+            if project && (secret_key || ctxkit_packages::has_credentials(&value)) {
                 anyhow::bail!(
                     "`{key}` would put credentials into the project settings, which are usually \
                      committed; set it without `--project`"

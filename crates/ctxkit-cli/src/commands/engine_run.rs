@@ -14,13 +14,10 @@ use ctxkit_session::Session;
 use super::summary_setup::SummarySetup;
 
 /// An engine over `session` with the setup's settings, summarizer and prompts. `context_window`
-/// (0 when unknown) sets the budgets that follow the window and the loop guard.
+/// (0 when unknown) sets the budgets that follow the window and the loop guard; the session's
+/// model picks its `compaction.modelOverrides` entry.
 pub fn engine_for(session: Session, setup: SummarySetup, context_window: u64) -> Engine {
-    let model = (context_window > 0).then(|| ModelInfo {
-        provider: String::new(),
-        id: String::new(),
-        context_window,
-    });
+    let model = session_model(&session, context_window);
     Engine::new(
         session,
         EngineOptions {
@@ -88,4 +85,18 @@ pub fn run_cancellable<T>(
         spinner.finish_and_clear();
     }
     Ok(outcome)
+}
+
+/// The model the session's branch runs on (its last `model_change` or reply, as Pi resumes it),
+/// with `context_window`; `None` when neither is known.
+pub fn session_model(session: &Session, context_window: u64) -> Option<ModelInfo> {
+    let model = session.build_context().model;
+    let (provider, id) = model
+        .and_then(|model| Some((model.provider?, model.model_id?)))
+        .unwrap_or_default();
+    (context_window > 0 || !provider.is_empty()).then_some(ModelInfo {
+        provider,
+        id,
+        context_window,
+    })
 }

@@ -9,10 +9,12 @@ mod engine_run;
 mod import;
 mod inspect;
 mod navigate;
+mod offline_size;
 mod packages;
 mod resources;
 mod serve;
 mod sessions;
+mod settings;
 mod summary_setup;
 mod tool_boundary;
 
@@ -58,6 +60,8 @@ impl Locations {
 
 pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
     let locations = Locations::resolve(&cli.global)?;
+    // Read at most once, on first use; every surface gets this one value.
+    let process = settings::ProcessSettings::new(&cli.global);
     match cli.command {
         Command::Sessions {
             from: Some(from),
@@ -110,7 +114,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
             estimator,
             json,
         } => {
-            let estimator = estimator.parse::<ctxkit_compaction::Estimator>()?;
+            let estimator = estimator.parse::<ctxkit_tokens::Estimator>()?;
             compaction::tokens(&file, leaf.as_deref(), estimator, json, out)
         }
         Command::Compact {
@@ -133,7 +137,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
                 file_context,
                 model: model.as_deref(),
             };
-            let setup = summary_setup::resolve(&cli.global, flags)?;
+            let setup = summary_setup::resolve(&process, flags)?;
             let args = compaction::CompactArgs {
                 file: &file,
                 out_file: out_file.as_deref(),
@@ -155,7 +159,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
             context_window,
         } => {
             let setup = summary_setup::resolve(
-                &cli.global,
+                &process,
                 summary_setup::SummaryFlags {
                     context_window,
                     model: model.as_deref(),
@@ -173,20 +177,20 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
             navigate::branch(args, setup, out)
         }
         Command::Compactions { file, json } => compaction::compactions(&file, json, out),
-        Command::Serve { stdio: _ } => serve::serve_stdio(&cli.global, &locations, out),
-        Command::Chat(args) => chat::chat(&cli.global, &locations, &args),
+        Command::Serve { stdio: _ } => serve::serve_stdio(&process, &locations, out),
+        Command::Chat(args) => chat::chat(&process, &locations, &args),
         Command::Models { json } => {
-            compaction::models(summary_setup::configured_models(&cli.global)?, json, out)
+            compaction::models(summary_setup::configured_models(&process)?, json, out)
         }
         Command::UndoCompact { file } => compaction::undo_compact(&file, out),
-        Command::Config(action) => config::config(&cli.global, action, out),
-        Command::Resources { json } => resources::resources(&cli.global, json, out),
-        Command::Prompt => resources::prompt(&cli.global, out),
-        Command::Trust { revoke } => resources::trust(&cli.global, revoke, out),
-        Command::Install { source, local } => packages::install(&cli.global, &source, local, out),
-        Command::Remove { source, local } => packages::remove(&cli.global, &source, local, out),
-        Command::Update { source } => packages::update(&cli.global, source.as_deref(), out),
-        Command::List { json } => packages::list(&cli.global, json, out),
+        Command::Config(action) => config::config(process, action, out),
+        Command::Resources { json } => resources::resources(&process, json, out),
+        Command::Prompt => resources::prompt(&process, out),
+        Command::Trust { revoke } => resources::trust(&process, revoke, out),
+        Command::Install { source, local } => packages::install(&process, &source, local, out),
+        Command::Remove { source, local } => packages::remove(&process, &source, local, out),
+        Command::Update { source } => packages::update(&process, source.as_deref(), out),
+        Command::List { json } => packages::list(&process, json, out),
     }
 }
 

@@ -4,16 +4,15 @@
 use std::io::{IsTerminal as _, Write};
 
 use anyhow::{Result, bail};
-use ctxkit_resources::{
-    PackageError, PackageManager, ProgressEvent, ProgressReporter, ProgressStage, SettingsScope,
-    UpdateOutcome,
+use ctxkit_packages::{
+    PackageError, PackageManager, ProgressEvent, ProgressReporter, ProgressStage, UpdateOutcome,
 };
+use ctxkit_settings::SettingsScope;
 use serde_json::json;
 
-use super::config::{load_settings, resource_environment};
 use super::print_json;
+use super::settings::ProcessSettings;
 use crate::Outcome;
-use crate::cli::GlobalArgs;
 
 /// Prints `start` messages (`Installing npm:x...`) on stderr, only when stderr is a terminal.
 #[derive(Debug, Clone, Copy)]
@@ -28,7 +27,7 @@ impl ProgressReporter for TerminalProgress {
         }
         match &event.stage {
             ProgressStage::Start { message } => {
-                let message = ctxkit_resources::redact_credentials(message);
+                let message = ctxkit_packages::redact_credentials(message);
                 let _ = writeln!(std::io::stderr().lock(), "{message}");
             }
             ProgressStage::Complete | ProgressStage::Error { .. } => {}
@@ -36,13 +35,15 @@ impl ProgressReporter for TerminalProgress {
     }
 }
 
-fn manager(global: &GlobalArgs) -> Result<(PackageManager, ctxkit_resources::SettingsManager)> {
-    let environment = resource_environment(global)?;
-    let settings = load_settings(&environment)?;
+fn manager<'a>(
+    process: &'a ProcessSettings<'_>,
+) -> Result<(PackageManager, &'a ctxkit_settings::SettingsManager)> {
+    let environment = process.environment()?.clone();
+    let settings = process.settings()?;
     let reporter = TerminalProgress {
         visible: std::io::stderr().is_terminal(),
     };
-    let manager = PackageManager::new(environment, &settings).with_reporter(reporter);
+    let manager = PackageManager::new(environment, settings).with_reporter(reporter);
     Ok((manager, settings))
 }
 
@@ -55,20 +56,20 @@ fn scope(local: bool) -> SettingsScope {
 }
 
 pub fn install(
-    global: &GlobalArgs,
+    process: &ProcessSettings<'_>,
     source: &str,
     local: bool,
     out: &mut dyn Write,
 ) -> Result<Outcome> {
     // Project settings are usually committed: a token in a source would be published with them.
-    if local && ctxkit_resources::has_credentials(source) {
+    if local && ctxkit_packages::has_credentials(source) {
         bail!(
             "`{}` holds credentials; they are never written to project settings (install it for \
              the user without `--local`, or use a git credential helper)",
-            ctxkit_resources::redact_credentials(source)
+            ctxkit_packages::redact_credentials(source)
         );
     }
-    let (manager, _) = manager(global)?;
+    let (manager, _) = manager(process)?;
     let added = manager.install_and_persist(source, scope(local))?;
     writeln!(out, "Installed {source}")?;
     if !added {
@@ -81,12 +82,12 @@ pub fn install(
 }
 
 pub fn remove(
-    global: &GlobalArgs,
+    process: &ProcessSettings<'_>,
     source: &str,
     local: bool,
     out: &mut dyn Write,
 ) -> Result<Outcome> {
-    let (manager, _) = manager(global)?;
+    let (manager, _) = manager(process)?;
     if !manager.remove_and_persist(source, scope(local))? {
         bail!(PackageError::NoMatchingPackage {
             source_text: source.to_owned(),
@@ -97,9 +98,13 @@ pub fn remove(
     Ok(Outcome::Success)
 }
 
-pub fn update(global: &GlobalArgs, source: Option<&str>, out: &mut dyn Write) -> Result<Outcome> {
-    let (manager, settings) = manager(global)?;
-    match manager.update(&settings, source)? {
+pub fn update(
+    process: &ProcessSettings<'_>,
+    source: Option<&str>,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
+    let (manager, settings) = manager(process)?;
+    match manager.update(settings, source)? {
         UpdateOutcome::SkippedOffline => {
             writeln!(
                 std::io::stderr().lock(),
@@ -119,9 +124,9 @@ pub fn update(global: &GlobalArgs, source: Option<&str>, out: &mut dyn Write) ->
     Ok(Outcome::Success)
 }
 
-pub fn list(global: &GlobalArgs, json: bool, out: &mut dyn Write) -> Result<Outcome> {
-    let (manager, settings) = manager(global)?;
-    let packages = manager.list_configured(&settings);
+pub fn list(process: &ProcessSettings<'_>, json: bool, out: &mut dyn Write) -> Result<Outcome> {
+    let (manager, settings) = manager(process)?;
+    let packages = manager.list_configured(settings);
     if json {
         let records: Vec<_> = packages
             .iter()

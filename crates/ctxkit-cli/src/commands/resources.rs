@@ -6,34 +6,35 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::Result;
+use ctxkit_packages::{
+    MissingPackages, PackageManager, PathMetadata, ResourceDiagnostic, SourceOrigin, SourceScope,
+};
 use ctxkit_resources::{
-    LoadedResources, LoaderOptions, LoaderOverrides, MissingPackages, PackageManager, PathMetadata,
-    ResourceDiagnostic, SourceOrigin, SourceScope, SystemPromptParts, assemble_system_prompt,
+    LoadedResources, LoaderOptions, LoaderOverrides, SystemPromptParts, assemble_system_prompt,
     format_skills_for_prompt, load_resources,
 };
 use serde_json::{Value, json};
 
-use super::config::{load_settings, resource_environment};
 use super::print_json;
+use super::settings::ProcessSettings;
 use crate::Outcome;
-use crate::cli::GlobalArgs;
 
 /// ctxkit's base system prompt, used when there is no `SYSTEM.md` / `--system-prompt`.
 const DEFAULT_SYSTEM_PROMPT: &str = include_str!("../../templates/system-prompt.md");
 
-pub(super) fn load(global: &GlobalArgs) -> Result<(LoadedResources, std::path::PathBuf)> {
-    let environment = resource_environment(global)?;
-    let settings = load_settings(&environment)?;
-    let manager = PackageManager::new(environment.clone(), &settings)
+pub(super) fn load(process: &ProcessSettings<'_>) -> Result<(LoadedResources, std::path::PathBuf)> {
+    let environment = process.environment()?;
+    let settings = process.settings()?;
+    let manager = PackageManager::new(environment.clone(), settings)
         .with_missing_packages(MissingPackages::Report);
     let loaded = load_resources(
-        &environment,
-        &settings,
+        environment,
+        settings,
         &manager,
         &LoaderOptions::default(),
         &LoaderOverrides::default(),
     );
-    Ok((loaded, environment.cwd))
+    Ok((loaded, environment.cwd.clone()))
 }
 
 fn scope_name(scope: SourceScope) -> &'static str {
@@ -94,12 +95,12 @@ struct TrustRecords {
     ignored: Vec<String>,
 }
 
-fn trust_records(global: &GlobalArgs) -> Result<TrustRecords> {
-    let environment = resource_environment(global)?;
-    let settings = ctxkit_resources::SettingsManager::load(&environment);
-    let trust = ctxkit_resources::project_trust(&environment, &settings)?;
+fn trust_records(process: &ProcessSettings<'_>) -> Result<TrustRecords> {
+    let environment = process.environment()?;
+    let settings = process.settings()?;
+    let trust = ctxkit_settings::project_trust(environment, settings)?;
     let global_hooks = settings
-        .document(ctxkit_resources::SettingsScope::Global)
+        .document(ctxkit_settings::SettingsScope::Global)
         .get("hooks")
         .and_then(Value::as_array)
         .cloned()
@@ -166,10 +167,10 @@ fn write_hooks(hooks: &[Value], out: &mut dyn Write) -> Result<()> {
 }
 
 /// `ctxkit trust [--revoke]`.
-pub fn trust(global: &GlobalArgs, revoke: bool, out: &mut dyn Write) -> Result<Outcome> {
-    let environment = resource_environment(global)?;
-    let settings = load_settings(&environment)?;
-    let trust = ctxkit_resources::set_project_trust(&environment, &settings, revoke)?;
+pub fn trust(process: &ProcessSettings<'_>, revoke: bool, out: &mut dyn Write) -> Result<Outcome> {
+    let environment = process.environment()?;
+    let settings = process.settings()?;
+    let trust = ctxkit_settings::set_project_trust(environment, settings, revoke)?;
     let project = trust.project.display();
     match (&trust.held, revoke) {
         (None, _) => writeln!(
@@ -202,10 +203,14 @@ pub fn trust(global: &GlobalArgs, revoke: bool, out: &mut dyn Write) -> Result<O
     Ok(Outcome::Success)
 }
 
-pub fn resources(global: &GlobalArgs, json: bool, out: &mut dyn Write) -> Result<Outcome> {
-    let (loaded, _) = load(global)?;
+pub fn resources(
+    process: &ProcessSettings<'_>,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
+    let (loaded, _) = load(process)?;
     let problems = diagnostics(&loaded);
-    let TrustRecords { hooks, ignored } = trust_records(global)?;
+    let TrustRecords { hooks, ignored } = trust_records(process)?;
     if json {
         let record = json!({
             "hooks": hooks,
@@ -340,8 +345,8 @@ pub(super) fn system_prompt(loaded: &LoadedResources, cwd: &Path) -> String {
     })
 }
 
-pub fn prompt(global: &GlobalArgs, out: &mut dyn Write) -> Result<Outcome> {
-    let (loaded, cwd) = load(global)?;
+pub fn prompt(process: &ProcessSettings<'_>, out: &mut dyn Write) -> Result<Outcome> {
+    let (loaded, cwd) = load(process)?;
     let prompt = system_prompt(&loaded, &cwd);
     writeln!(out, "{prompt}")?;
     let mut stderr = std::io::stderr().lock();

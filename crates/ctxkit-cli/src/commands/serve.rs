@@ -7,29 +7,28 @@ use ctxkit_agent::ChatModel;
 use ctxkit_server::{AgentConfig, ModelSource, ServerConfig, serve};
 
 use super::Locations;
-use super::config::{load_settings, resource_environment};
 use super::resources;
+use super::settings::ProcessSettings;
 use super::summary_setup::{self, SummaryFlags};
 use super::tool_boundary::ToolBoundary;
 use crate::Outcome;
-use crate::cli::GlobalArgs;
 
 pub fn serve_stdio(
-    global: &GlobalArgs,
+    process: &ProcessSettings<'_>,
     locations: &Locations,
     out: &mut dyn std::io::Write,
 ) -> Result<Outcome> {
     // Budgets nobody set follow the window of the model the client sets (`model.set`), in the
     // engine, as in chat.
-    let setup = summary_setup::resolve(global, SummaryFlags::default())?;
-    let environment = resource_environment(global)?;
-    let settings = load_settings(&environment)?;
-    let boundary = ToolBoundary::new(&environment, &settings, &locations.sessions_root);
+    let setup = summary_setup::resolve(process, SummaryFlags::default())?;
+    let environment = process.environment()?;
+    let settings = process.settings()?;
+    let boundary = ToolBoundary::new(environment, settings, &locations.sessions_root);
     let bash_timeout = settings.chat_bash_timeout();
-    let (loaded, cwd) = resources::load(global)?;
+    let (loaded, cwd) = resources::load(process)?;
     let agent = AgentConfig {
         models: Arc::new(ConfiguredModels {
-            options: summary_setup::llm_options(&settings)?,
+            options: summary_setup::llm_options(settings)?,
             threads: ctxkit_llm::MessageThreads::new(),
         }),
         system_prompt: resources::system_prompt(&loaded, &cwd),
@@ -39,7 +38,7 @@ pub fn serve_stdio(
         home: Some(boundary.home),
         readable_paths: boundary.readable_paths,
         secrets: boundary.secrets,
-        warmer: Some(summary_setup::cache_warmer(global, &settings)),
+        warmer: Some(summary_setup::cache_warmer(process)?),
     };
     let config = ServerConfig {
         settings: setup.engine_settings,

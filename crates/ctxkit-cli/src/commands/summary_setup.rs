@@ -3,11 +3,11 @@
 //! and the optional file context read from the session's working directory.
 
 use anyhow::{Context as _, Result};
-use ctxkit_compaction::{CompactionSettings, Prompts, Summarizer};
+use ctxkit_compaction::{CompactionSettings, Prompts};
+use ctxkit_summarizer::Summarizer;
 use ctxkit_summarizer_offline::OfflineSummarizer;
 
-use super::config::{load_settings, resource_environment};
-use crate::cli::GlobalArgs;
+use super::settings::ProcessSettings;
 
 /// Everything a summary run needs besides the session.
 pub struct SummarySetup {
@@ -47,7 +47,7 @@ pub struct SummaryFlags<'a> {
 /// Model options from the settings: `defaultProvider`/`defaultModel` as the agent model,
 /// `compaction.model`, `llm.*` (with `llm.anthropic.contextManagement`, `llm.anthropic.compaction`,
 /// `llm.openaiResponses.compaction` and `llm.timeouts`) and `retry.*`.
-pub fn llm_options(settings: &ctxkit_resources::SettingsManager) -> Result<ctxkit_llm::LlmOptions> {
+pub fn llm_options(settings: &ctxkit_settings::SettingsManager) -> Result<ctxkit_llm::LlmOptions> {
     let (provider, default_model) = settings.default_model();
     let llm = settings.llm();
     let retry = settings.retry();
@@ -71,7 +71,7 @@ pub fn llm_options(settings: &ctxkit_resources::SettingsManager) -> Result<ctxki
         compaction_model: settings.compaction_model(),
         base_url: llm.base_url,
         api,
-        api_key: llm.api_key.map(ctxkit_llm::ApiKey::new),
+        api_key: llm.api_key.map(ctxkit_secrets::ApiKey::new),
         headers: llm.headers,
         retry: ctxkit_llm::RetryPolicy {
             max_retries,
@@ -123,14 +123,17 @@ pub fn llm_options(settings: &ctxkit_resources::SettingsManager) -> Result<ctxki
 /// The cache warmer of a chat or a server: `cacheWarming` from the global settings (Pi reads it
 /// there only: each refresh spends the user's money), the test hook's delay.
 pub fn cache_warmer(
-    global: &GlobalArgs,
-    settings: &ctxkit_resources::SettingsManager,
-) -> std::sync::Arc<ctxkit_agent::CacheWarmer> {
-    let mode = ctxkit_agent::CacheWarming::parse(&settings.cache_warming()).unwrap_or_default();
-    let delay = global
+    process: &crate::commands::settings::ProcessSettings<'_>,
+) -> Result<std::sync::Arc<ctxkit_agent::CacheWarmer>> {
+    let mode = ctxkit_agent::CacheWarming::parse(&process.settings()?.cache_warming())
+        .unwrap_or_default();
+    let delay = process
+        .args()
         .cache_warming_delay_ms
         .map(std::time::Duration::from_millis);
-    std::sync::Arc::new(ctxkit_agent::CacheWarmer::new(mode, delay))
+    Ok(std::sync::Arc::new(ctxkit_agent::CacheWarmer::new(
+        mode, delay,
+    )))
 }
 
 /// The providers' standard environment variables (keys, `OPENAI_BASE_URL`) of this process.
@@ -161,11 +164,14 @@ fn shared_http(timeouts: &ctxkit_llm::Timeouts) -> Result<ctxkit_llm::HttpClient
 
 /// The summarizer: `--model`, else `compaction.model`, else the agent's `defaultProvider`/`defaultModel`;
 /// the offline summarizer only when no model is configured. A configured model that cannot be used
-/// (no API key, unknown provider) is an error, not a silent fallback.
+/// (no API key, unknown provider) is an error, not a silent fallback. The offline summarizer's
+/// size is the settings' (`offline_size`).
 fn choose_summarizer(
-    settings: &ctxkit_resources::SettingsManager,
+    settings: &ctxkit_settings::SettingsManager,
     model_flag: Option<&str>,
 ) -> Result<(Box<dyn Summarizer>, Option<u64>)> {
+    // Checked whichever summarizer runs: a bad value is a mistake to report, not to skip.
+    let size = super::offline_size::offline_summary_size(settings)?;
     let mut options = llm_options(settings)?;
     if let Some(model) = model_flag {
         options.compaction_model = Some(model.to_owned());
@@ -178,14 +184,14 @@ fn choose_summarizer(
             let window = client.context_window();
             Ok((Box::new(client), window))
         }
-        None => Ok((Box::new(OfflineSummarizer::default()), None)),
+        None => Ok((Box::new(OfflineSummarizer::new(size)), None)),
     }
 }
 
-pub fn resolve(global: &GlobalArgs, flags: SummaryFlags<'_>) -> Result<SummarySetup> {
-    let environment = resource_environment(global)?;
-    let settings = load_settings(&environment)?;
-    let (summarizer, model_context_window) = choose_summarizer(&settings, flags.model)?;
+pub fn resolve(process: &ProcessSettings<'_>, flags: SummaryFlags<'_>) -> Result<SummarySetup> {
+    let environment = process.environment()?;
+    let settings = process.settings()?;
+    let (summarizer, model_context_window) = choose_summarizer(settings, flags.model)?;
     // The model's window stands in for --context-window when that is not given.
     let flags = SummaryFlags {
         context_window: if flags.context_window == 0 {
@@ -196,18 +202,17 @@ pub fn resolve(global: &GlobalArgs, flags: SummaryFlags<'_>) -> Result<SummarySe
         ..flags
     };
     // A project's hooks are someone else's commands until the user trusts them: the settings
-    // leave them out (and `load_settings` said so).
+    // leave them out (and reading them said so).
     let document = serde_json::Value::Object(settings.effective().clone());
     let mut engine_settings = ctxkit_engine::EngineSettings::from_document(&document)
         .context("reading the engine's settings (`compaction`, `transforms`, `pinned`, `hooks`)")?;
+    // A flag wins over the settings, every model's `compaction.modelOverrides` entry included.
     let compaction = &mut engine_settings.compaction;
     if let Some(keep) = flags.keep_recent_tokens {
-        compaction.keep_recent_tokens = keep;
-        compaction.adaptive.keep_recent_tokens = false;
+        compaction.set_keep_recent_tokens_everywhere(keep);
     }
     if let Some(reserve) = flags.reserve_tokens {
-        compaction.reserve_tokens = reserve;
-        compaction.adaptive.reserve_tokens = false;
+        compaction.set_reserve_tokens_everywhere(reserve);
     }
     compaction.file_context |= flags.file_context;
     let compaction = engine_settings.compaction.planning(flags.context_window);
@@ -231,7 +236,7 @@ pub fn default_max_output(context_window: u64) -> u64 {
 
 /// The models the user added in `llm.models` (`maxOutput` may be left out:
 /// [`default_max_output`]).
-pub fn user_models(llm: &ctxkit_resources::LlmSettings) -> Vec<ctxkit_llm::ModelLimits> {
+pub fn user_models(llm: &ctxkit_settings::LlmSettings) -> Vec<ctxkit_llm::ModelLimits> {
     llm.models
         .iter()
         .filter_map(|model| {
@@ -254,9 +259,8 @@ pub fn user_models(llm: &ctxkit_resources::LlmSettings) -> Vec<ctxkit_llm::Model
 }
 
 /// The user's models from the settings files, for `ctxkit models`.
-pub fn configured_models(global: &GlobalArgs) -> Result<Vec<ctxkit_llm::ModelLimits>> {
-    let settings = load_settings(&resource_environment(global)?)?;
-    Ok(user_models(&settings.llm()))
+pub fn configured_models(process: &ProcessSettings<'_>) -> Result<Vec<ctxkit_llm::ModelLimits>> {
+    Ok(user_models(&process.settings()?.llm()))
 }
 
 /// The model client for `spec` (`provider/id`), or the configured default model.
@@ -302,7 +306,7 @@ pub fn model_client(
 #[cfg(test)]
 #[allow(clippy::unwrap_used, reason = "tests")]
 mod tests {
-    use ctxkit_resources::SettingsManager;
+    use ctxkit_settings::SettingsManager;
     use serde_json::Value;
 
     /// Every leaf of `value` as a dotted key and its value.

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use ctxkit_agent::Workspace;
-use ctxkit_resources::{Environment, SettingsManager, SettingsScope};
+use ctxkit_settings::{Environment, SettingsManager, SettingsScope};
 use serde_json::Value;
 
 /// The parts of the tools' boundary that come from ctxkit's locations and the user's settings.

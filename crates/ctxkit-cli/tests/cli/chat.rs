@@ -22,12 +22,22 @@ const MODEL_ID: &str = "test-model";
 struct Script {
     answers: Arc<Mutex<VecDeque<ResponseTemplate>>>,
     summary_delay: Arc<Mutex<Duration>>,
+    /// Summary requests are refused (a 400 that is not an overflow) while set.
+    refuse_summaries: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Respond for Script {
     fn respond(&self, request: &Request) -> ResponseTemplate {
         let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
         if body.get("tools").is_none() {
+            if self
+                .refuse_summaries
+                .load(std::sync::atomic::Ordering::SeqCst)
+            {
+                return ResponseTemplate::new(400).set_body_json(json!({"error": {
+                    "message": "summaries are not allowed on this key",
+                    "type": "invalid_request_error"}}));
+            }
             let delay = *self.summary_delay.lock().unwrap();
             return completion(
                 json!({"role": "assistant", "content": "## Goal\nSUMMARY-FROM-MOCK of the earlier work"}),
@@ -97,6 +107,7 @@ impl World {
         let script = Script {
             answers: Arc::default(),
             summary_delay: Arc::new(Mutex::new(Duration::ZERO)),
+            refuse_summaries: Arc::default(),
         };
         runtime.block_on(
             Mock::given(method("POST"))
@@ -139,6 +150,12 @@ impl World {
 
     fn summary_delay(&self, delay: Duration) {
         *self.script.summary_delay.lock().unwrap() = delay;
+    }
+
+    fn refuse_summaries(&self, refuse: bool) {
+        self.script
+            .refuse_summaries
+            .store(refuse, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Every request body the mock received, in order.
@@ -360,6 +377,27 @@ fn count_type(entries: &[Value], kind: &str) -> usize {
 }
 
 #[test]
+fn chat_reads_the_settings_files_once() {
+    // The model, the engine's settings, the summarizer, the tools' limits and the resources all come
+    // from one reading of the settings files.
+    require_tmux!();
+    let world = World::new(100_000, json!({}));
+    let log = world.home.path().join("chat.log");
+    let tmux = world.start(&format!(
+        "--log ctxkit_settings=debug --log-file '{}'",
+        log.display()
+    ));
+    tmux.wait_for("ctxkit chat · mock/test-model (100000-token window)");
+    tmux.wait_idle(1);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        text.matches("reading the settings files").count(),
+        1,
+        "{text}"
+    );
+}
+
+#[test]
 fn chat_runs_tools_persists_and_continues() {
     require_tmux!();
     let world = World::new(100_000, json!({}));
@@ -384,6 +422,10 @@ fn chat_runs_tools_persists_and_continues() {
     assert!(screen.contains("→ bash echo hello-from-tool"), "{screen}");
     assert!(screen.contains("  hello-from-tool"), "{screen}");
     tmux.wait_for("[context ");
+    // The engine's plan says why a compaction now would write nothing (the whole context is kept).
+    tmux.line("/context");
+    tmux.wait_for("Nothing to compact yet: the whole context (~");
+    tmux.wait_for("fits in keepRecentTokens (20000)");
     assert_eq!(
         std::fs::read_to_string(world.project.join("out.txt")).unwrap(),
         "hello-from-tool\n"
@@ -627,6 +669,53 @@ fn chat_compacts_at_the_threshold_and_recovers_an_overflow() {
         !sent.contains("maximum context length"),
         "never the error reply"
     );
+}
+
+/// `compaction_failed` on the chat's status line: a `/compact` whose summary the provider refuses
+/// says so and that nothing was written; an overflow whose summary is refused drops the oldest
+/// messages without one (the `truncate` fallback) and says the turn is retried, which it is.
+#[test]
+fn chat_says_when_a_compaction_failed_and_whether_the_turn_is_retried() {
+    require_tmux!();
+    let world = World::new(8192, json!({"keepRecentTokens": 60}));
+    for label in ["Answer one", "Answer two", "Answer three"] {
+        world.answer(long(label, 1000));
+    }
+    let tmux = world.start("--yes");
+    tmux.wait_idle(1);
+    for (number, prompt) in ["first task", "second task", "third task"]
+        .iter()
+        .enumerate()
+    {
+        tmux.line(prompt);
+        tmux.wait_idle(number + 2);
+    }
+    world.refuse_summaries(true);
+    tmux.line("/compact");
+    let screen = tmux.wait_for("(nothing was written)");
+    let line = screen
+        .lines()
+        .find(|line| line.contains("(nothing was written)"))
+        .unwrap();
+    assert!(
+        line.starts_with("Compaction failed: Summarization failed: ")
+            && line.contains("summaries are not allowed on this key"),
+        "{line}"
+    );
+    let file = world.session_files().remove(0);
+    assert_eq!(count_type(&world.entries(&file), "compaction"), 0);
+    tmux.wait_idle(5);
+
+    // The provider rejects the next request as too long and refuses the summary.
+    world.answer(overflow());
+    world.answer(text("Answered after dropping the oldest messages.", 900));
+    tmux.line("fourth task");
+    let screen = tmux.wait_for("Answered after dropping the oldest messages.");
+    assert!(
+        screen.contains("The summary failed, so the oldest messages were dropped without one; retrying the turn: Summarization failed: "),
+        "{screen}"
+    );
+    assert_eq!(count_type(&world.entries(&file), "compaction"), 1);
 }
 
 #[test]

@@ -172,6 +172,8 @@ mod chat_watch;
 mod edges;
 mod hostile;
 mod import;
+mod offline_size;
+mod on_demand;
 mod provider_context;
 mod providers;
 mod resources;
@@ -249,7 +251,7 @@ fn compact_plan_run_list_and_undo() {
         "--preview",
     ]);
     assert!(
-        preview.contains("Preview (nothing written): 3598 → 2547 tokens, estimated (29% saved)"),
+        preview.contains("Preview (nothing written): 3598 → 2345 tokens, estimated (35% saved)"),
         "{preview}"
     );
     assert_eq!(
@@ -394,7 +396,7 @@ fn tokens_say_when_pi_087_counts_differently_after_an_edit() {
     let path = file.to_str().unwrap();
     let output = run.ctxkit(&["tokens", path]);
     assert!(
-        output.contains("Pi 0.87 counts 1129 for compaction"),
+        output.contains("Pi (0.87 and later) counts 1129 for compaction"),
         "{output}"
     );
     let json: serde_json::Value = serde_json::from_str(

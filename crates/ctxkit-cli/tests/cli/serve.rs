@@ -215,3 +215,51 @@ fn a_closed_stdin_ends_the_server_cleanly() {
     drop(server.stdin);
     assert!(server.child.wait().unwrap().success());
 }
+
+#[test]
+fn serve_reads_the_settings_files_once() {
+    // The engine's settings, the summarizer, the agent's tools and the resources all come from one
+    // reading, so a file changed while the server starts cannot give them different views.
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("settings.json"),
+        r#"{"compaction": {"keepRecentTokens": 500}, "chat": {"bashTimeoutSeconds": 30}}"#,
+    )
+    .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+        .args(["--log", "ctxkit_settings=debug", "serve", "--stdio"])
+        .env("CTXKIT_HOME", home.path())
+        .env_remove("CTXKIT_SESSIONS_DIR")
+        .env_remove("CTXKIT_LOG_FILE")
+        .current_dir(home.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let log = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        log.matches("reading the settings files").count(),
+        1,
+        "{log}"
+    );
+}
+
+#[test]
+fn serve_warns_once_about_a_broken_settings_file() {
+    // One reading, so one warning (the server used to read, and warn, three times).
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("settings.json"), "{ not json").unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+        .args(["serve", "--stdio"])
+        .env("CTXKIT_HOME", home.path())
+        .env_remove("CTXKIT_SESSIONS_DIR")
+        .env_remove("CTXKIT_LOG")
+        .current_dir(home.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.matches("warning:").count(), 1, "{stderr}");
+    assert!(stderr.contains("settings.json"), "{stderr}");
+}

@@ -176,3 +176,100 @@ fn an_untrusted_project_npm_command_never_runs() {
         "the user's npmCommand stands in: {install}\n{update}"
     );
 }
+
+/// `compaction.modelOverrides` (Pi 1.6) is a budget like `compaction.keepRecentTokens`, so an
+/// untrusted project may set it (`compaction` is on `PROJECT_SAFE_KEYS`); the session's model
+/// (`anthropic/claude-sonnet-4-5` here) picks its entry, the project's and the user's entries
+/// merge per model and per field, and a command-line flag wins over both.
+#[test]
+fn compaction_model_overrides_follow_the_session_model_and_merge_per_field() {
+    let world = World::new();
+    let session = session_in(&world, "s.jsonl");
+    let kept = |args: &[&str]| -> Option<String> {
+        let mut all = vec!["compact", session.as_str(), "--dry-run", "--json"];
+        all.extend_from_slice(args);
+        let output = world.ctxkit(&all);
+        let plan: serde_json::Value = serde_json::from_str(output.split_once('\n').unwrap().1)
+            .unwrap_or_else(|_| panic!("{output}"));
+        plan["plan"]["firstKeptEntryId"].as_str().map(str::to_owned)
+    };
+    // Everything fits in the default keep budget; 2,048 tokens keep less.
+    assert_eq!(kept(&[]), None);
+    let small = kept(&["--keep-recent-tokens", "2048"]);
+    assert!(small.is_some());
+    // Another model's entry, or a key that is not exactly `provider/modelId`, changes nothing.
+    world.write(
+        "home/settings.json",
+        &json!({"compaction": {"modelOverrides": {
+            "openai/gpt-5": {"keepRecentTokens": 2048},
+            "anthropic/Claude-Sonnet-4-5": {"keepRecentTokens": 2048},
+            "claude-sonnet-4-5": {"keepRecentTokens": 2048},
+        }}})
+        .to_string(),
+    );
+    assert_eq!(kept(&[]), None);
+    // The user's entry for the session's model, over the ordinary setting.
+    world.write(
+        "home/settings.json",
+        &json!({"compaction": {"keepRecentTokens": 50000, "modelOverrides": {
+            "anthropic/claude-sonnet-4-5": {"keepRecentTokens": 2048},
+        }}})
+        .to_string(),
+    );
+    assert_eq!(kept(&[]), small);
+    // An untrusted project adds the reserve for the same model: both fields apply.
+    world.write(
+        "proj/.ctxkit/settings.json",
+        &json!({"compaction": {"modelOverrides": {
+            "anthropic/claude-sonnet-4-5": {"reserveTokens": 1000},
+        }}})
+        .to_string(),
+    );
+    let output = world.ctxkit(&["compact", session.as_str(), "--dry-run", "--json"]);
+    assert!(!output.contains("not trusted"), "{output}");
+    assert_eq!(kept(&[]), small);
+    // The project's keep budget for the model wins over the user's.
+    world.write(
+        "proj/.ctxkit/settings.json",
+        &json!({"compaction": {"modelOverrides": {
+            "anthropic/claude-sonnet-4-5": {"keepRecentTokens": 100000},
+        }}})
+        .to_string(),
+    );
+    assert_eq!(kept(&[]), None);
+    // A flag wins over every override.
+    assert_eq!(kept(&["--keep-recent-tokens", "2048"]), small);
+    // A malformed entry is refused, naming the setting.
+    world.write(
+        "proj/.ctxkit/settings.json",
+        &json!({"compaction": {"modelOverrides": {"anthropic/claude-sonnet-4-5": {"keepRecentTokens": -5}}}})
+            .to_string(),
+    );
+    let output = world.ctxkit(&["compact", session.as_str(), "--dry-run", "--json"]);
+    assert!(output.starts_with("exit: 3"), "{output}");
+    assert!(
+        output.contains(
+            r#"Invalid setting `compaction.modelOverrides["anthropic/claude-sonnet-4-5"].keepRecentTokens`: -5"#
+        ),
+        "{output}"
+    );
+    // A budget past JavaScript's safe integers (Pi refuses it too), ordinary or per model, would
+    // overflow the summary's room: it is refused before anything runs, and the file is untouched.
+    let before = std::fs::read(&session).unwrap();
+    for compaction in [
+        json!({"reserveTokens": i64::MAX}),
+        json!({"modelOverrides": {"anthropic/claude-sonnet-4-5": {"reserveTokens": 9_007_199_254_740_992_u64}}}),
+    ] {
+        world.write(
+            "proj/.ctxkit/settings.json",
+            &json!({ "compaction": compaction }).to_string(),
+        );
+        let output = world.ctxkit(&["compact", session.as_str()]);
+        assert!(output.starts_with("exit: 3"), "{output}");
+        assert!(
+            output.contains("expected a non-negative safe integer"),
+            "{output}"
+        );
+    }
+    assert_eq!(std::fs::read(&session).unwrap(), before);
+}

@@ -22,12 +22,15 @@ use std::sync::Mutex;
 
 use ctxkit_compaction::{
     BranchSummaryOptions, CachePrefix, CompactOptions, CompactionSettings, InstructionsMode,
-    Prompts, Summarizer, SummarizerError, SummaryPurpose, SummaryRequest, SummaryResponse,
-    collect_branch_entries, compact, estimate_context_tokens, estimate_tokens,
-    path_token_estimates, prepare_branch_entries, prepare_compaction, summarize_branch,
+    Prompts, collect_branch_entries, compact, path_token_estimates, prepare_branch_entries,
+    prepare_compaction, summarize_branch,
 };
 use ctxkit_protocol::repair_lone_surrogates;
 use ctxkit_session::{LeafSelector, Session};
+use ctxkit_summarizer::{
+    Summarizer, SummarizerError, SummaryPurpose, SummaryRequest, SummaryResponse,
+};
+use ctxkit_tokens::{estimate_context_tokens, estimate_tokens};
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;

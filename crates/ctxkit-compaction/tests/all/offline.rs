@@ -77,9 +77,7 @@ async fn offline_summary_is_structured_bounded_and_keeps_more_paths_than_the_ver
         ] {
             assert!(history.contains(heading), "{heading} missing in\n{history}");
         }
-        assert!(
-            ctxkit_compaction::utf16_len(history) <= 4 * settings.max_summary_tokens() as usize
-        );
+        assert!(ctxkit_tokens::utf16_len(history) <= 4 * settings.max_summary_tokens() as usize);
         let span = serialize_messages(&preparation.messages_to_summarize);
         let wanted = paths(&span);
         let baseline = tail(&span, history.chars().count());

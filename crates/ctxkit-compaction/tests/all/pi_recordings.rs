@@ -45,8 +45,7 @@ async fn offline_summary(name: &str) -> String {
         assert!(!history.contains(fragment), "{fragment} in\n{history}");
     }
     // The size follows the span, within the default bounds.
-    let tokens =
-        ctxkit_compaction::count_text_tokens(history, ctxkit_compaction::Encoding::Cl100kBase);
+    let tokens = ctxkit_tokens::count_text_tokens(history, ctxkit_tokens::Encoding::Cl100kBase);
     let size = ctxkit_summarizer_offline::SummarySize::default();
     assert!(
         tokens <= size.max_tokens,

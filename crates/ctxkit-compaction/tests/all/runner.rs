@@ -5,9 +5,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ctxkit_compaction::{
-    CachePrefix, CompactOptions, CompactionError, CompactionSettings, ConversationPrefix,
-    NoPlanReason, Prompts, Summarizer, SummarizerError, SummaryPurpose, SummaryRequest,
-    SummaryResponse, TURN_CONTEXT_SEPARATOR, compact, prepare_compaction,
+    CachePrefix, CompactOptions, CompactionError, CompactionSettings, NoPlanReason, Prompts,
+    TURN_CONTEXT_SEPARATOR, compact, prepare_compaction,
+};
+use ctxkit_summarizer::{
+    ConversationPrefix, Summarizer, SummarizerError, SummaryPurpose, SummaryRequest,
+    SummaryResponse,
 };
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
@@ -345,7 +348,7 @@ fn conversation() -> ConversationPrefix {
         system_prompt: "You are a coding agent.".into(),
         request_messages: messages.len(),
         messages,
-        tools: vec![ctxkit_compaction::ToolDefinition {
+        tools: vec![ctxkit_summarizer::ToolDefinition {
             name: "read".into(),
             description: "Reads a file".into(),
             parameters: serde_json::json!({"type": "object"}),

@@ -3,8 +3,8 @@
 
 use std::sync::atomic::Ordering;
 
-use ctxkit_compaction::ConversationPrefix;
 use ctxkit_engine::{EngineSettings, HookSet, NavigateOptions};
+use ctxkit_summarizer::ConversationPrefix;
 use serde_json::Value;
 
 use crate::support::*;

@@ -483,7 +483,7 @@ async fn a_prompt_during_a_compaction_waits_for_it_instead_of_starting_another()
         .lock()
         .unwrap()
         .iter()
-        .filter(|request| request.purpose == ctxkit_compaction::SummaryPurpose::History)
+        .filter(|request| request.purpose == ctxkit_summarizer::SummaryPurpose::History)
         .count();
     assert_eq!(history_requests, 1);
     assert_eq!(starts(&harness.drain()).len(), 1);
@@ -550,4 +550,43 @@ async fn the_check_after_a_tool_batch_counts_the_results_after_the_last_usage() 
     // threshold now.
     let again = harness.engine.after_tool_batch().await.unwrap();
     assert_eq!(again.decision, Decision::Skip(SkipReason::UnderThreshold));
+}
+
+#[tokio::test]
+async fn a_model_override_sets_the_threshold_of_the_model_running_now() {
+    // The ordinary reserve (2,000) puts the threshold at 8,000; the faux model's override
+    // (`compaction.modelOverrides["faux/faux-1"]`) at 5,000. Another model has no entry.
+    let mut settings = settings(2_000);
+    settings.compaction.model_overrides.insert(
+        ctxkit_engine::model_override_key(PROVIDER, MODEL),
+        ctxkit_engine::CompactionModelOverride {
+            reserve_tokens: Some(5_000),
+            keep_recent_tokens: None,
+        },
+    );
+    let other = ctxkit_engine::ModelInfo {
+        provider: PROVIDER.to_owned(),
+        id: "faux-2".to_owned(),
+        context_window: 10_000,
+    };
+    let mut harness = Harness::with(settings, Some(other.clone()), Default::default(), []);
+    harness.turn("first", 100).await;
+    harness.turn("second", 6_000).await;
+    assert_eq!(harness.engine.planning().await.reserve_tokens, 2_000);
+    assert_eq!(
+        harness.engine.after_run().await.unwrap().decision,
+        Decision::Skip(SkipReason::UnderThreshold)
+    );
+    // The user switches to the model with an override: the next check reads its budget.
+    harness.engine.set_model(Some(model(10_000))).await;
+    assert_eq!(harness.engine.planning().await.reserve_tokens, 5_000);
+    harness.turn("third", 6_000).await;
+    assert_eq!(
+        harness.engine.after_run().await.unwrap().decision,
+        Decision::Threshold { tokens: 6_000 }
+    );
+    assert_eq!(starts(&harness.drain()), [CompactionReason::Threshold]);
+    // And back: the ordinary budget again.
+    harness.engine.set_model(Some(other)).await;
+    assert_eq!(harness.engine.planning().await.reserve_tokens, 2_000);
 }

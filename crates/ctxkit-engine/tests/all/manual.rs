@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use ctxkit_engine::{
-    BeforeCompact, BeforeCompactResult, CompactionReason, EngineError, EngineEvent, HookFuture,
-    HookSet, Hooks,
+    BeforeCompact, BeforeCompactResult, CompactionPlan, CompactionReason, EngineError, EngineEvent,
+    HookFuture, HookSet, Hooks, NoCompaction,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -92,6 +92,47 @@ async fn a_context_within_the_keep_budget_is_not_compacted() {
 }
 
 #[tokio::test]
+async fn the_plan_says_what_a_compaction_now_would_cover_and_why_not() {
+    let mut settings = settings(2_000);
+    settings.compaction.keep_recent_tokens = 20_000;
+    let harness = Harness::with(settings, Some(model(100_000)), Default::default(), []);
+    assert!(matches!(
+        harness.engine.plan().await.unwrap(),
+        CompactionPlan::Nothing(NoCompaction::EmptyBranch)
+    ));
+    harness.turn("first", 100).await;
+    let CompactionPlan::Nothing(NoCompaction::AllKept {
+        context_tokens,
+        keep_recent_tokens,
+    }) = harness.engine.plan().await.unwrap()
+    else {
+        panic!("a context within the keep budget has nothing to summarize");
+    };
+    assert_eq!(keep_recent_tokens, 20_000);
+    assert!(
+        context_tokens > 0 && context_tokens < 20_000,
+        "{context_tokens}"
+    );
+
+    // With a tiny keep budget the plan is the one `compact` carries out.
+    let harness = Harness::new(100_000, 2_000, []);
+    harness.turn("first", 100).await;
+    harness.turn("second", 100).await;
+    let CompactionPlan::Ready(plan) = harness.engine.plan().await.unwrap() else {
+        panic!("two turns over a keep budget of one token are a plan");
+    };
+    let end = harness.engine.compact(None).await.unwrap();
+    assert_eq!(
+        end.first_kept_entry_id.as_deref(),
+        Some(plan.first_kept_entry_id.as_str())
+    );
+    assert!(matches!(
+        harness.engine.plan().await.unwrap(),
+        CompactionPlan::Nothing(NoCompaction::AlreadyCompacted)
+    ));
+}
+
+#[tokio::test]
 async fn cancelling_a_manual_compaction_writes_nothing() {
     let mut harness = Harness::new(100_000, 2_000, [Answer::Hang]);
     harness.turn("first", 100).await;
@@ -105,7 +146,13 @@ async fn cancelling_a_manual_compaction_writes_nothing() {
     assert_eq!(error.to_string(), "Compaction cancelled");
     assert_eq!(harness.entry_types().await, before);
     let events = harness.drain();
-    let EngineEvent::CompactionEnd(end) = events.last().unwrap() else {
+    // The compaction's end, then the failure it reports.
+    let [
+        ..,
+        EngineEvent::CompactionEnd(end),
+        EngineEvent::CompactionFailed(_),
+    ] = &events[..]
+    else {
         panic!("{events:?}")
     };
     assert!(end.aborted && end.error.is_none());
@@ -173,7 +220,13 @@ async fn a_cancelling_hook_rejects_a_manual_compaction() {
         .unwrap_err();
     assert_eq!(error.to_string(), "Compaction cancelled");
     let events = harness.drain();
-    let EngineEvent::CompactionEnd(end) = events.last().unwrap() else {
+    // The compaction's end, then the failure it reports.
+    let [
+        ..,
+        EngineEvent::CompactionEnd(end),
+        EngineEvent::CompactionFailed(_),
+    ] = &events[..]
+    else {
         panic!("{events:?}")
     };
     assert!(end.aborted);

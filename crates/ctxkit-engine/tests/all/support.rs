@@ -4,12 +4,13 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ctxkit_compaction::{Prompts, Summarizer, SummarizerError, SummaryRequest, SummaryResponse};
+use ctxkit_compaction::Prompts;
 use ctxkit_engine::{
     CompactionConfig, Engine, EngineEvent, EngineOptions, EngineSettings, HookSet, ModelInfo,
 };
 use ctxkit_protocol::AgentMessage;
 use ctxkit_session::Session;
+use ctxkit_summarizer::{Summarizer, SummarizerError, SummaryRequest, SummaryResponse};
 use futures::future::BoxFuture;
 use serde_json::json;
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -33,7 +34,11 @@ pub struct Scripted {
     /// Continues conversations of the test model (cache-prefix requests).
     pub continues: std::sync::atomic::AtomicBool,
     /// The conversations continued, one per continuing request.
-    pub continued: Mutex<Vec<ctxkit_compaction::ConversationPrefix>>,
+    pub continued: Mutex<Vec<ctxkit_summarizer::ConversationPrefix>>,
+    /// Compacts spans of the test model on demand: with this summary, or failing with this error.
+    pub on_demand: Mutex<Option<Result<&'static str, &'static str>>>,
+    /// The spans sent on demand.
+    pub on_demand_spans: Mutex<Vec<ctxkit_summarizer::ConversationPrefix>>,
 }
 
 impl Scripted {
@@ -45,6 +50,8 @@ impl Scripted {
             release: tokio::sync::Notify::new(),
             continues: std::sync::atomic::AtomicBool::new(false),
             continued: Mutex::new(Vec::new()),
+            on_demand: Mutex::new(None),
+            on_demand_spans: Mutex::new(Vec::new()),
         })
     }
 
@@ -66,7 +73,7 @@ impl Summarizer for Scripted {
         false
     }
 
-    fn can_continue(&self, prefix: &ctxkit_compaction::ConversationPrefix) -> bool {
+    fn can_continue(&self, prefix: &ctxkit_summarizer::ConversationPrefix) -> bool {
         self.continues.load(std::sync::atomic::Ordering::SeqCst)
             && prefix.provider == PROVIDER
             && prefix.model == MODEL
@@ -109,11 +116,39 @@ impl Summarizer for Scripted {
     fn summarize_continuing(
         &self,
         request: SummaryRequest,
-        prefix: ctxkit_compaction::ConversationPrefix,
+        prefix: ctxkit_summarizer::ConversationPrefix,
         cancel: CancellationToken,
     ) -> BoxFuture<'_, Result<SummaryResponse, SummarizerError>> {
         self.continued.lock().unwrap().push(prefix);
         self.summarize(request, cancel)
+    }
+
+    fn can_compact_on_demand(&self, prefix: &ctxkit_summarizer::ConversationPrefix) -> bool {
+        self.on_demand.lock().unwrap().is_some()
+            && prefix.provider == PROVIDER
+            && prefix.model == MODEL
+    }
+
+    fn compact_on_demand(
+        &self,
+        span: ctxkit_summarizer::ConversationPrefix,
+        _cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<ctxkit_summarizer::OnDemandCompaction, SummarizerError>> {
+        self.on_demand_spans.lock().unwrap().push(span);
+        let answer = (*self.on_demand.lock().unwrap()).unwrap_or(Err("not scripted"));
+        Box::pin(async move {
+            let summary = answer.map_err(|message| SummarizerError {
+                message: message.to_owned(),
+            })?;
+            Ok(ctxkit_summarizer::OnDemandCompaction {
+                summary: summary.to_owned(),
+                block: json!({"type": "compaction", "content": summary, "encrypted_content": "sig"}),
+                provider: PROVIDER.to_owned(),
+                api: "anthropic-messages".to_owned(),
+                model: MODEL.to_owned(),
+                usage: None,
+            })
+        })
     }
 }
 

@@ -12,9 +12,9 @@ use ctxkit_protocol::{AssistantMessage, ContentBlock, JsonObject, Usage};
 use serde_json::Value;
 
 use crate::models::Api;
-use crate::overflow::StopReason;
 use crate::retry::RetryNotice;
 use crate::wire::conversation;
+use ctxkit_overflow::StopReason;
 
 /// What a stream shows as it arrives.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,8 +7,8 @@ use ctxkit_protocol::JsonObject;
 use serde_json::Value;
 
 use super::{Assembly, ChatDelta, DeltaSink, StreamError, error_text};
-use crate::overflow::StopReason;
 use crate::wire::openai_chat_tools;
+use ctxkit_overflow::StopReason;
 
 #[derive(Debug, Default)]
 pub(crate) struct State {

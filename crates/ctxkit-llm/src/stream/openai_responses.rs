@@ -8,10 +8,10 @@ use ctxkit_protocol::{ContentBlock, JsonObject};
 use serde_json::Value;
 
 use super::{Assembly, ChatDelta, DeltaSink, StreamError, error_text};
-use crate::overflow::StopReason;
 use crate::wire::openai_responses::response_usage;
 use crate::wire::openai_responses_tools::output_item;
 use crate::wire::provider_compaction;
+use ctxkit_overflow::StopReason;
 
 /// Provider output index → position in the reply.
 #[derive(Debug, Default)]

@@ -7,7 +7,7 @@ use super::{
     Completion, CompletionRequest, ReasoningLevel, WireRequest, u64_at, usage, with_budget,
 };
 use crate::config::ProviderConfig;
-use crate::overflow::StopReason;
+use ctxkit_overflow::StopReason;
 
 const VERSION: &str = "2023-06-01";
 

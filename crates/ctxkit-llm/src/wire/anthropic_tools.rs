@@ -7,11 +7,12 @@ use serde_json::{Value, json};
 
 use super::conversation::{self, Part, Turn};
 use super::{
-    WireRequest, anthropic, anthropic_cache, anthropic_context, provider_compaction, u64_at, usage,
+    WireRequest, anthropic, anthropic_cache, anthropic_compaction, anthropic_context,
+    provider_compaction, u64_at, usage,
 };
 use crate::chat::ChatRequest;
 use crate::config::ProviderConfig;
-use crate::overflow::StopReason;
+use ctxkit_overflow::StopReason;
 
 /// The output limit when neither the request nor the model table gives one (the API requires it).
 const DEFAULT_MAX_TOKENS: u64 = 8192;
@@ -92,8 +93,13 @@ fn build_marked(
         edits.push(compaction.edit());
         betas.push(provider_compaction::ANTHROPIC_BETA);
     }
+    if replayed_block(config, request).is_some() {
+        betas.push(anthropic_compaction::ON_DEMAND_BETA);
+    }
     if !edits.is_empty() {
         wire.body["context_management"] = json!({ "edits": edits });
+    }
+    if !betas.is_empty() {
         let configured = config
             .headers
             .iter()
@@ -123,9 +129,29 @@ pub(crate) fn messages_with_reply(
     out
 }
 
+/// The on-demand compaction block the request opens with, when its first message (the
+/// compaction summary) carries one this model may read.
+fn replayed_block<'a>(config: &ProviderConfig, request: &'a ChatRequest) -> Option<&'a Value> {
+    request
+        .messages
+        .first()
+        .and_then(|first| anthropic_compaction::replayable(config, first))
+}
+
 fn messages(config: &ProviderConfig, request: &ChatRequest) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::new();
-    for turn in conversation::turns(&request.messages) {
+    // An on-demand compaction goes first, as the assistant message the API returned it in, in
+    // place of the summary text; a reply right after it joins that message.
+    let mut conversation = request.messages.as_slice();
+    let opens_with_block = match replayed_block(config, request) {
+        Some(block) => {
+            out.push(json!({"role": "assistant", "content": [block]}));
+            conversation = conversation.get(1..).unwrap_or_default();
+            true
+        }
+        None => false,
+    };
+    for turn in conversation::turns(conversation) {
         match turn {
             Turn::User(parts) => {
                 let blocks = content_blocks(&parts);
@@ -135,8 +161,14 @@ fn messages(config: &ProviderConfig, request: &ChatRequest) -> Vec<Value> {
             }
             Turn::Assistant(reply) => {
                 let blocks = assistant_blocks(config, reply);
-                if !blocks.is_empty() {
-                    out.push(json!({"role": "assistant", "content": blocks}));
+                let joins_block = opens_with_block && out.len() == 1;
+                match out
+                    .last_mut()
+                    .and_then(|last| last["content"].as_array_mut())
+                {
+                    _ if blocks.is_empty() => {}
+                    Some(content) if joins_block => content.extend(blocks),
+                    Some(_) | None => out.push(json!({"role": "assistant", "content": blocks})),
                 }
             }
             Turn::ToolResult {

@@ -194,7 +194,7 @@ pub(crate) fn portable_id(id: &str) -> String {
 pub(crate) fn reply(
     content: Vec<ContentBlock>,
     usage: ctxkit_protocol::Usage,
-    stop_reason: crate::overflow::StopReason,
+    stop_reason: ctxkit_overflow::StopReason,
     error_message: Option<String>,
 ) -> AssistantMessage {
     AssistantMessage {

@@ -12,7 +12,7 @@ use crate::wire::{anthropic_tools, gemini_tools, openai_responses_tools};
 fn config(model: &str) -> ProviderConfig {
     let options = LlmOptions {
         model: Some(model.to_owned()),
-        api_key: Some(crate::ApiKey::new("k")),
+        api_key: Some(ctxkit_secrets::ApiKey::new("k")),
         ..LlmOptions::default()
     };
     resolve_model(&options, &EnvSettings::default(), ModelRole::Agent)

@@ -7,7 +7,7 @@ use super::{
     Completion, CompletionRequest, ReasoningLevel, WireRequest, u64_at, usage, with_budget,
 };
 use crate::config::ProviderConfig;
-use crate::overflow::StopReason;
+use ctxkit_overflow::StopReason;
 
 fn budget(level: ReasoningLevel) -> u64 {
     match level {

@@ -11,7 +11,7 @@ use super::conversation::{self, Part, Turn};
 use super::gemini::{finish, gemini_usage, generation};
 use crate::chat::ChatRequest;
 use crate::config::ProviderConfig;
-use crate::overflow::StopReason;
+use ctxkit_overflow::StopReason;
 
 pub(crate) fn build(config: &ProviderConfig, request: &ChatRequest) -> WireRequest {
     let mut body = json!({

@@ -3,6 +3,7 @@
 
 mod anthropic;
 pub(crate) mod anthropic_cache;
+pub(crate) mod anthropic_compaction;
 pub(crate) mod anthropic_context;
 pub(crate) mod anthropic_threads;
 pub(crate) mod anthropic_tools;
@@ -21,7 +22,7 @@ use serde_json::Value;
 use crate::config::ProviderConfig;
 use crate::error::LlmError;
 use crate::models::Api;
-use crate::overflow::StopReason;
+use ctxkit_overflow::StopReason;
 
 /// A reasoning ("thinking") level, as in the reference's settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

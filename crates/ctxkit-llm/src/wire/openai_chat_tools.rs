@@ -12,7 +12,7 @@ use super::conversation::{self, Part, Turn};
 use super::openai_chat::{chat_completions_request, chat_usage};
 use crate::chat::ChatRequest;
 use crate::config::ProviderConfig;
-use crate::overflow::StopReason;
+use ctxkit_overflow::StopReason;
 
 /// The error of a reply stopped by the provider's content filter.
 pub(crate) const CONTENT_FILTER: &str = "The provider's content filter stopped the reply";

@@ -4,7 +4,9 @@ use ctxkit_protocol::{AgentMessage, ContentBlock};
 use serde_json::json;
 
 use super::*;
-use crate::chat::{ChatRequest, ToolDefinition};
+use ctxkit_summarizer::ToolDefinition;
+
+use crate::chat::ChatRequest;
 use crate::config::{EnvSettings, LlmOptions, ModelRole, resolve_model};
 use crate::wire::conversation::NO_RESULT;
 

@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use super::{Completion, CompletionRequest, ReasoningLevel, WireRequest, bearer, u64_at, usage};
 use crate::config::ProviderConfig;
-use crate::overflow::StopReason;
+use ctxkit_overflow::StopReason;
 
 pub(super) fn build(config: &ProviderConfig, request: &CompletionRequest) -> WireRequest {
     let body = json!({

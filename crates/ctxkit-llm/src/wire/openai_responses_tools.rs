@@ -10,7 +10,7 @@ use super::openai_responses::{check_shape, finish, response_usage};
 use super::{WireRequest, provider_compaction};
 use crate::chat::ChatRequest;
 use crate::config::ProviderConfig;
-use crate::overflow::StopReason;
+use ctxkit_overflow::StopReason;
 
 pub(crate) fn build(config: &ProviderConfig, request: &ChatRequest) -> WireRequest {
     let mut body = json!({

@@ -4,7 +4,7 @@
 use super::*;
 use crate::config::{LlmOptions, ModelRole, ProviderConfig, resolve_model};
 use crate::models::ModelLimits;
-use crate::secret::ApiKey;
+use ctxkit_secrets::ApiKey;
 
 fn config(model: &str) -> ProviderConfig {
     let options = LlmOptions {

@@ -3,8 +3,10 @@
 
 use std::time::Duration;
 
-use ctxkit_llm::{ChatRequest, LlmError, ToolDefinition, is_context_overflow};
+use ctxkit_llm::{ChatRequest, LlmError};
+use ctxkit_overflow::is_context_overflow;
 use ctxkit_protocol::{AgentMessage, ContentBlock};
+use ctxkit_summarizer::ToolDefinition;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use wiremock::matchers::{header, method, path};

@@ -7,7 +7,8 @@ use std::io::{Read, Write};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ctxkit_llm::{ChatDelta, is_context_overflow};
+use ctxkit_llm::ChatDelta;
+use ctxkit_overflow::is_context_overflow;
 use ctxkit_protocol::ContentBlock;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;

@@ -2,9 +2,8 @@
 
 use std::time::Duration;
 
-use ctxkit_llm::{
-    ApiKey, EnvSettings, LlmOptions, ModelClient, ModelRole, RetryPolicy, resolve_model,
-};
+use ctxkit_llm::{EnvSettings, LlmOptions, ModelClient, ModelRole, RetryPolicy, resolve_model};
+use ctxkit_secrets::ApiKey;
 use ctxkit_summarizer::{SummaryPurpose, SummaryRequest};
 use wiremock::MockServer;
 

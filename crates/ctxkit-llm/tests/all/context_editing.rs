@@ -210,7 +210,7 @@ fn only_the_agent_model_on_anthropic_gets_the_setting() {
         model: Some("openai/gpt-4.1".into()),
         compaction_model: Some(MODEL.into()),
         base_url: Some(server_url.into()),
-        api_key: Some(ctxkit_llm::ApiKey::new("k")),
+        api_key: Some(ctxkit_secrets::ApiKey::new("k")),
         anthropic_context_editing: Some(editing()),
         ..ctxkit_llm::LlmOptions::default()
     };

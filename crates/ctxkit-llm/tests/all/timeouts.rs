@@ -29,7 +29,7 @@ fn local_options(base_url: String, retries: u32, timeouts: Timeouts) -> LlmOptio
     LlmOptions {
         model: Some("vllm/qwen3-coder".to_owned()),
         base_url: Some(base_url),
-        api_key: Some(ctxkit_llm::ApiKey::new(KEY)),
+        api_key: Some(ctxkit_secrets::ApiKey::new(KEY)),
         retry: RetryPolicy {
             max_retries: retries,
             base_delay: Duration::from_millis(5),

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 pub mod packages;
 
-use ctxkit_resources::Environment;
+use ctxkit_settings::Environment;
 
 /// A temp world: `<root>/home` (with `.ctxkit` as agent dir) and `<root>/work/proj` as cwd.
 pub struct World {

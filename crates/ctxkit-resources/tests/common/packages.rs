@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
-use ctxkit_resources::{
+use ctxkit_packages::{
     CommandLine, CommandOutput, CommandRunner, PackageError, PackageManager, ProcessRunner,
-    ProgressEvent, ProgressReporter, ProgressStage, SettingsManager,
+    ProgressEvent, ProgressReporter, ProgressStage,
 };
+use ctxkit_settings::SettingsManager;
 
 use super::World;
 

@@ -216,8 +216,8 @@ static RELEASED: (std::sync::Mutex<bool>, std::sync::Condvar) =
 struct Stuck;
 
 impl ctxkit_agent::Tool for Stuck {
-    fn definition(&self) -> ctxkit_llm::ToolDefinition {
-        ctxkit_llm::ToolDefinition {
+    fn definition(&self) -> ctxkit_summarizer::ToolDefinition {
+        ctxkit_summarizer::ToolDefinition {
             name: "stuck".to_owned(),
             description: "Blocks.".to_owned(),
             parameters: json!({"type": "object", "properties": {}}),

@@ -66,11 +66,29 @@ fn start(dir: &std::path::Path) -> Client {
 }
 
 pub fn start_with(dir: &std::path::Path, agent: Option<ctxkit_server::AgentConfig>) -> Client {
+    start_summarizing(dir, agent, std::sync::Arc::new(Fixed))
+}
+
+/// A server whose compactions are summarized by `summarizer`.
+pub fn start_summarizing(
+    dir: &std::path::Path,
+    agent: Option<ctxkit_server::AgentConfig>,
+    summarizer: std::sync::Arc<dyn ctxkit_summarizer::Summarizer>,
+) -> Client {
+    start_configured(dir, agent, summarizer, settings(2_000))
+}
+
+fn start_configured(
+    dir: &std::path::Path,
+    agent: Option<ctxkit_server::AgentConfig>,
+    summarizer: std::sync::Arc<dyn ctxkit_summarizer::Summarizer>,
+    settings: ctxkit_engine::EngineSettings,
+) -> Client {
     let (client_side, server_side) = tokio::io::duplex(1 << 20);
     let (server_read, server_write) = tokio::io::split(server_side);
     let config = ServerConfig {
-        settings: settings(2_000),
-        summarizer: std::sync::Arc::new(Fixed),
+        settings,
+        summarizer,
         prompts: Prompts::default(),
         model: None,
         sessions_root: dir.to_path_buf(),
@@ -359,4 +377,40 @@ async fn a_request_line_past_the_limit_is_refused_and_the_server_goes_on() {
     );
     let init = client.call("initialize", Value::Null).await;
     assert_eq!(init["result"]["server"], "ctxkit");
+}
+
+/// `model.set` picks the model's `compaction.modelOverrides` entry: the same usage is under the
+/// threshold for one model and over it for the model whose override reserves more.
+#[tokio::test]
+async fn model_set_picks_the_models_compaction_budgets() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = ctxkit_engine::EngineSettings::from_document(&json!({
+        "compaction": {"reserveTokens": 2_000, "keepRecentTokens": 1, "modelOverrides": {
+            format!("{PROVIDER}/{MODEL}"): {"reserveTokens": 5_000}
+        }}
+    }))
+    .unwrap();
+    let mut client = start_configured(dir.path(), None, Arc::new(Fixed), settings);
+    client
+        .call("session.create", json!({"cwd": dir.path()}))
+        .await;
+    let set_model =
+        |id: &str| json!({"model": {"provider": PROVIDER, "id": id, "context_window": 10_000}});
+    client.call("model.set", set_model("other")).await;
+    for (text, total) in [("first", 100), ("second", 6_000)] {
+        client
+            .call("message.append", json!({"message": user(text)}))
+            .await;
+        client
+            .call("message.append", json!({"message": reply("ok", total)}))
+            .await;
+    }
+    let report = client.call("check.after_run", Value::Null).await;
+    assert_eq!(
+        report["result"]["decision"], "skip_under_threshold",
+        "{report}"
+    );
+    client.call("model.set", set_model(MODEL)).await;
+    let report = client.call("check.after_run", Value::Null).await;
+    assert_eq!(report["result"]["decision"], "threshold", "{report}");
 }

@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
-use ctxkit_compaction::{Summarizer, SummarizerError, SummaryRequest, SummaryResponse};
 use ctxkit_engine::{CompactionConfig, EngineSettings};
 use ctxkit_protocol::AgentMessage;
+use ctxkit_summarizer::{Summarizer, SummarizerError, SummaryRequest, SummaryResponse};
 use futures::future::BoxFuture;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -34,6 +34,32 @@ impl Summarizer for Fixed {
             Ok(SummaryResponse {
                 text: "SUMMARY".to_owned(),
                 usage: None,
+            })
+        })
+    }
+}
+
+/// Fails every request, as a provider that is down does.
+#[derive(Debug, Clone, Copy)]
+pub struct Failing;
+
+impl Summarizer for Failing {
+    fn name(&self) -> String {
+        "failing".to_owned()
+    }
+
+    fn supports_reasoning(&self) -> bool {
+        false
+    }
+
+    fn summarize(
+        &self,
+        _request: SummaryRequest,
+        _cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<SummaryResponse, SummarizerError>> {
+        Box::pin(async {
+            Err(SummarizerError {
+                message: "overloaded".to_owned(),
             })
         })
     }

@@ -98,23 +98,27 @@ fn remove_segments(object: &mut Document, segments: &[String]) -> bool {
     removed
 }
 
-/// The reference merge: a shallow copy of `base`; for each key of `overrides`, two
-/// objects merge one level deep, anything else replaces (arrays are never concatenated).
+/// The reference merge (Pi 1.6's `deepMergeObjects`): for each key of `overrides`, two objects
+/// merge key by key at every depth, anything else replaces (arrays are never concatenated). So a
+/// project's `compaction.modelOverrides["p/m"].keepRecentTokens` leaves the global
+/// `…["p/m"].reserveTokens` and the other models' entries in place.
 pub fn merge_documents(base: &Document, overrides: &Document) -> Document {
     let mut result = base.clone();
+    merge_into(&mut result, overrides);
+    result
+}
+
+fn merge_into(base: &mut Document, overrides: &Document) {
     for (key, override_value) in overrides {
-        match (result.get_mut(key), override_value) {
+        match (base.get_mut(key), override_value) {
             (Some(Value::Object(base_object)), Value::Object(override_object)) => {
-                for (nested_key, nested_value) in override_object {
-                    base_object.insert(nested_key.clone(), nested_value.clone());
-                }
+                merge_into(base_object, override_object);
             }
             (Some(_) | None, _) => {
-                result.insert(key.clone(), override_value.clone());
+                base.insert(key.clone(), override_value.clone());
             }
         }
     }
-    result
 }
 
 /// Legacy migrations applied on every load and to the file content re-read during a save
@@ -191,7 +195,7 @@ mod tests {
     }
 
     #[test]
-    fn merge_is_one_level_deep() {
+    fn merge_is_deep_as_in_pi_16() {
         let global = doc(
             json!({"retry": {"enabled": true, "provider": {"timeoutMs": 1, "maxRetries": 2}}, "extensions": ["a.ts"]}),
         );
@@ -199,7 +203,20 @@ mod tests {
         let merged = merge_documents(&global, &project);
         assert_eq!(
             Value::Object(merged),
-            json!({"retry": {"enabled": true, "provider": {"timeoutMs": 5}}, "extensions": ["b.ts"]})
+            json!({"retry": {"enabled": true, "provider": {"timeoutMs": 5, "maxRetries": 2}}, "extensions": ["b.ts"]})
+        );
+        // Per-model budgets merge per model and per field; a non-object replaces an object.
+        let global = doc(json!({"compaction": {"modelOverrides": {
+            "a/x": {"reserveTokens": 1000}, "b/y": {"keepRecentTokens": 7}
+        }}}));
+        let project = doc(json!({"compaction": {"modelOverrides": {
+            "a/x": {"keepRecentTokens": 2000}, "b/y": 3
+        }}}));
+        assert_eq!(
+            Value::Object(merge_documents(&global, &project)),
+            json!({"compaction": {"modelOverrides": {
+                "a/x": {"reserveTokens": 1000, "keepRecentTokens": 2000}, "b/y": 3
+            }}})
         );
     }
 

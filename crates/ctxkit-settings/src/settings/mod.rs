@@ -190,6 +190,11 @@ impl SettingsManager {
     /// Loads from explicit file paths. The project is not trusted: only the keys of
     /// `schema::PROJECT_SAFE_KEYS` apply from its document ([`SettingsManager::set_project_trusted`]).
     pub fn from_paths(global_path: PathBuf, project_path: PathBuf) -> Self {
+        tracing::debug!(
+            global = %global_path.display(),
+            project = %project_path.display(),
+            "reading the settings files"
+        );
         let mut errors = Vec::new();
         let global = ScopeState::load(SettingsScope::Global, global_path, &mut errors);
         let project = ScopeState::load(SettingsScope::Project, project_path, &mut errors);

@@ -29,6 +29,9 @@ pub enum ValueKind {
     ModelList,
     /// An array of `{command: [program, args…], events?: [names], timeoutMs?}` (`hooks`).
     HookList,
+    /// An object of `{reserveTokens?, keepRecentTokens?}` keyed `provider/modelId`
+    /// (`compaction.modelOverrides`, Pi 1.6).
+    ModelBudgets,
     /// An object with known fields.
     Object(&'static [Field]),
 }
@@ -80,15 +83,26 @@ const NON_NEGATIVE: ValueKind = ValueKind::Integer {
     min: 0,
     max: i64::MAX,
 };
+/// Compaction budgets: Pi 1.6's `nonNegativeSafeInteger` (at most `Number.MAX_SAFE_INTEGER`).
+const TOKEN_BUDGET: ValueKind = ValueKind::Integer {
+    min: 0,
+    max: 9_007_199_254_740_991,
+};
 const MODES: &[&str] = &["all", "one-at-a-time"];
 
 const COMPACTION: &[Field] = &[
     field("enabled", ValueKind::Bool, DefaultValue::Bool(true)),
-    field("reserveTokens", NON_NEGATIVE, DefaultValue::Integer(16384)),
+    field("reserveTokens", TOKEN_BUDGET, DefaultValue::Integer(16384)),
     field(
         "keepRecentTokens",
-        NON_NEGATIVE,
+        TOKEN_BUDGET,
         DefaultValue::Integer(20000),
+    ),
+    // Pi 1.6: budgets per model, keyed `provider/modelId` exactly; they win over the two above.
+    field(
+        "modelOverrides",
+        ValueKind::ModelBudgets,
+        DefaultValue::Unset,
     ),
     // ctxkit: include the current contents of the most important touched files in summary requests.
     field("fileContext", ValueKind::Bool, DefaultValue::Bool(false)),
@@ -103,6 +117,12 @@ const COMPACTION: &[Field] = &[
     field("thresholdTokens", NON_NEGATIVE, DefaultValue::Integer(0)),
     // ctxkit: send summary requests as a continuation of the last model request (prompt cache).
     field("cachePrefix", ValueKind::Bool, DefaultValue::Bool(false)),
+    // ctxkit: who writes summaries: the summarizer, or the conversation's Anthropic model on demand.
+    field(
+        "provider",
+        ValueKind::Enum(&["summarizer", "on-demand"]),
+        DefaultValue::Str("summarizer"),
+    ),
     // ctxkit: a separate (usually cheaper) model for summaries, `provider/id`.
     field("model", ValueKind::String, DefaultValue::Unset),
     // ctxkit: what to do when summarization fails (threshold and manual compaction).
@@ -114,6 +134,25 @@ const COMPACTION: &[Field] = &[
         "truncateKeepPercent",
         ValueKind::Integer { min: 1, max: 100 },
         DefaultValue::Integer(30),
+    ),
+    // ctxkit: the offline summary's size, a share of the span's tokens within two bounds.
+    field(
+        "offlineSummaryPercent",
+        ValueKind::Integer { min: 1, max: 100 },
+        DefaultValue::Integer(5),
+    ),
+    field(
+        "offlineSummaryMinTokens",
+        NON_NEGATIVE,
+        DefaultValue::Integer(500),
+    ),
+    field(
+        "offlineSummaryMaxTokens",
+        ValueKind::Integer {
+            min: 1,
+            max: i64::MAX,
+        },
+        DefaultValue::Integer(6000),
     ),
 ];
 const FALLBACK: ValueKind = ValueKind::Enum(&["error", "truncate"]);
@@ -356,7 +395,8 @@ const WARNINGS: &[Field] = &[field(
     DefaultValue::Unset,
 )];
 
-/// Every top-level setting the reference knows (0.73.1), in documentation order.
+/// Every top-level setting Pi 0.73.1 knows, in its documentation order, with the keys of later
+/// versions ctxkit reads (such as 1.6.0's `compaction.modelOverrides`) and ctxkit's own.
 pub const TOP_LEVEL: &[Field] = &[
     field(
         "lastChangelogVersion",
@@ -616,7 +656,8 @@ pub fn leaves() -> Vec<(String, &'static Field)> {
                 | ValueKind::PackageList
                 | ValueKind::StringMap
                 | ValueKind::ModelList
-                | ValueKind::HookList => out.push((key, field)),
+                | ValueKind::HookList
+                | ValueKind::ModelBudgets => out.push((key, field)),
             }
         }
     }
@@ -743,7 +784,28 @@ pub fn check_value(key: &str, kind: ValueKind, value: &Value, report: &mut Check
                 );
             }
         }
+        ValueKind::ModelBudgets => check_model_budgets(key, value, report),
         ValueKind::Object(fields) => check_object(key, fields, value, report),
+    }
+}
+
+/// `compaction.modelOverrides`: each entry an object whose known budgets are safe integers ≥ 0 (as
+/// Pi 1.6 requires); other keys inside an entry are reported as unknown.
+fn check_model_budgets(key: &str, value: &Value, report: &mut CheckReport) {
+    const BUDGETS: &[Field] = &[
+        field("reserveTokens", TOKEN_BUDGET, DefaultValue::Unset),
+        field("keepRecentTokens", TOKEN_BUDGET, DefaultValue::Unset),
+    ];
+    let Some(entries) = value.as_object() else {
+        report.violations.push(Violation {
+            key: key.to_owned(),
+            expected: "an object keyed `provider/modelId`".to_owned(),
+            found: value.to_string(),
+        });
+        return;
+    };
+    for (model, entry) in entries {
+        check_object(&format!("{key}[{model:?}]"), BUDGETS, entry, report);
     }
 }
 
@@ -831,6 +893,7 @@ pub fn parse_raw_value(kind: Option<ValueKind>, raw: &str) -> Value {
             | ValueKind::StringMap
             | ValueKind::ModelList
             | ValueKind::HookList
+            | ValueKind::ModelBudgets
             | ValueKind::Object(_),
         )
         | None => serde_json::from_str(raw).unwrap_or_else(|_| Value::from(raw)),
@@ -868,6 +931,39 @@ mod tests {
             .map(|violation| violation.key.as_str())
             .collect();
         assert_eq!(keys, vec!["theme", "compaction.enabled", "packages[2]"]);
+    }
+
+    #[test]
+    fn compaction_model_overrides_are_known_and_checked() {
+        let document = json!({"compaction": {"modelOverrides": {
+            "anthropic/claude-sonnet-4-5": {"reserveTokens": 1000, "keepRecentTokens": 0},
+            "openai/gpt-4.1": {"reserveTokens": -1, "other": 1},
+            "x/y": 5,
+        }}});
+        let report = check_document(document.as_object().unwrap());
+        assert_eq!(
+            report.unknown_keys,
+            [r#"compaction.modelOverrides["openai/gpt-4.1"].other"#]
+        );
+        let keys: Vec<&str> = report
+            .violations
+            .iter()
+            .map(|violation| violation.key.as_str())
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                r#"compaction.modelOverrides["openai/gpt-4.1"].reserveTokens"#,
+                r#"compaction.modelOverrides["x/y"]"#,
+            ]
+        );
+        let report = check_document(
+            json!({"compaction": {"modelOverrides": []}})
+                .as_object()
+                .unwrap(),
+        );
+        assert_eq!(report.violations.len(), 1);
+        assert!(project_may_set(&["compaction", "modelOverrides"]));
     }
 
     #[test]

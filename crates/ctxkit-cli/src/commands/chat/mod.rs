@@ -20,25 +20,31 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 use ctxkit_agent::{Agent, ChatModel};
-use ctxkit_compaction::{Prompts, Summarizer};
+use ctxkit_compaction::Prompts;
 use ctxkit_engine::{Engine, EngineOptions, EngineSettings, HookSet, ModelInfo};
 use ctxkit_llm::{LlmOptions, ModelClient};
 use ctxkit_resources::LoadedResources;
 use ctxkit_session::Session;
+use ctxkit_summarizer::Summarizer;
 
 use super::Locations;
+use super::settings::ProcessSettings;
 use crate::Outcome;
-use crate::cli::{ChatArgs, GlobalArgs};
+use crate::cli::ChatArgs;
 use interrupts::Interrupts;
 use ui::{EventView, Ui};
 
 /// `ctxkit chat`.
-pub fn chat(global: &GlobalArgs, locations: &Locations, args: &ChatArgs) -> Result<Outcome> {
+pub fn chat(
+    process: &ProcessSettings<'_>,
+    locations: &Locations,
+    args: &ChatArgs,
+) -> Result<Outcome> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let mut chat = runtime.block_on(setup::build(global, locations, args))?;
+    let mut chat = runtime.block_on(setup::build(process, locations, args))?;
     let outcome = repl::run(&runtime, &mut chat);
     chat.warmer.cancel();
     drop(chat);

@@ -11,24 +11,28 @@ use ctxkit_session::{Session, default_session_dir};
 use super::interrupts::Interrupts;
 use super::ui::Ui;
 use super::{Chat, EngineParts};
-use crate::cli::{ChatArgs, GlobalArgs};
+use crate::cli::ChatArgs;
 use crate::commands::Locations;
-use crate::commands::config::{load_settings, resource_environment};
 use crate::commands::resources;
+use crate::commands::settings::ProcessSettings;
 use crate::commands::summary_setup::{self, SummaryFlags};
 use crate::commands::tool_boundary::ToolBoundary;
 
-pub async fn build(global: &GlobalArgs, locations: &Locations, args: &ChatArgs) -> Result<Chat> {
-    let environment = resource_environment(global)?;
-    let settings = load_settings(&environment)?;
-    let llm_options = summary_setup::llm_options(&settings)?;
+pub async fn build(
+    process: &ProcessSettings<'_>,
+    locations: &Locations,
+    args: &ChatArgs,
+) -> Result<Chat> {
+    let environment = process.environment()?;
+    let settings = process.settings()?;
+    let llm_options = summary_setup::llm_options(settings)?;
     let client = summary_setup::model_client(&llm_options, args.model.as_deref())?;
     let window = client.context_window().unwrap_or(0);
     let spec = client.config().display_name();
     // Summaries: `compaction.model` when set, else the chat's own model.
     let compaction_model = settings.compaction_model().unwrap_or_else(|| spec.clone());
     let setup = summary_setup::resolve(
-        global,
+        process,
         SummaryFlags {
             context_window: window,
             model: Some(&compaction_model),
@@ -51,7 +55,7 @@ pub async fn build(global: &GlobalArgs, locations: &Locations, args: &ChatArgs) 
                 .as_ref()
                 .is_some_and(|model| model.reasoning)
         });
-    let (loaded, cwd) = resources::load(global)?;
+    let (loaded, cwd) = resources::load(process)?;
     let system_prompt = resources::system_prompt(&loaded, &cwd);
     let cwd_text = cwd.display().to_string();
     let session_dir = default_session_dir(&locations.sessions_root, &cwd_text);
@@ -102,9 +106,9 @@ pub async fn build(global: &GlobalArgs, locations: &Locations, args: &ChatArgs) 
     }
     // Idle between prompts, the cache stays warm while a refresh pays; the next prompt, another
     // session and the end of the chat stop it.
-    let warmer = summary_setup::cache_warmer(global, &settings);
+    let warmer = summary_setup::cache_warmer(process)?;
     agent.set_cache_warmer(Arc::clone(&warmer));
-    let boundary = ToolBoundary::new(&environment, &settings, &locations.sessions_root);
+    let boundary = ToolBoundary::new(environment, settings, &locations.sessions_root);
     agent.set_workspace(boundary.workspace(&cwd));
     Ok(Chat {
         agent,

@@ -2,13 +2,12 @@
 //! the model, and skills and prompt templates from the resource loader.
 
 use anyhow::{Context as _, Result, bail};
-use ctxkit_compaction::{
-    NoPlanReason, estimate_tokens, list_compactions, prepare_compaction, undo_last_compaction,
-};
-use ctxkit_engine::{EngineError, ForkPosition, NavigateOptions};
+use ctxkit_compaction::{list_compactions, undo_last_compaction};
+use ctxkit_engine::{CompactionPlan, EngineError, ForkPosition, NavigateOptions, NoCompaction};
 use ctxkit_protocol::AgentMessage;
 use ctxkit_resources::{expand_prompt_template, parse_frontmatter};
 use ctxkit_session::{Session, list_sessions};
+use ctxkit_tokens::estimate_tokens;
 
 use super::Chat;
 use super::agent::Ask;
@@ -274,22 +273,9 @@ impl Chat {
                 .ui
                 .line("Context: the model's window is unknown (add it to `llm.models`)"),
         }
-        let settings = self.engine.planning().await;
-        let plan = self
-            .engine
-            .with_session(|session| prepare_compaction(session, None, settings))
-            .await?;
-        match plan {
-            Ok(plan)
-                if plan.messages_to_summarize.is_empty()
-                    && plan.turn_prefix_messages.is_empty() =>
-            {
-                self.ui.line(&format!(
-                    "Nothing to compact yet: the whole context (~{} tokens) fits in keepRecentTokens ({})",
-                    plan.tokens_before, settings.keep_recent_tokens
-                ));
-            }
-            Ok(plan) => {
+        let keep_recent_tokens = self.engine.planning().await.keep_recent_tokens;
+        match self.engine.plan().await? {
+            CompactionPlan::Ready(plan) => {
                 let summarized: Vec<_> = plan
                     .messages_to_summarize
                     .iter()
@@ -301,17 +287,24 @@ impl Chat {
                     .sum();
                 self.ui.line(&format!(
                     "A compaction now would summarize {} messages (~{summarized_tokens} tokens) and keep \
-                     the rest verbatim from entry {} (~{} tokens; keepRecentTokens {})",
+                     the rest verbatim from entry {} (~{} tokens; keepRecentTokens {keep_recent_tokens})",
                     summarized.len(),
                     plan.first_kept_entry_id,
                     plan.tokens_before.saturating_sub(summarized_tokens),
-                    settings.keep_recent_tokens
                 ));
             }
-            Err(NoPlanReason::AlreadyCompacted) => {
+            CompactionPlan::Nothing(NoCompaction::AllKept {
+                context_tokens,
+                keep_recent_tokens,
+            }) => {
+                self.ui.line(&format!(
+                    "Nothing to compact yet: the whole context (~{context_tokens} tokens) fits in keepRecentTokens ({keep_recent_tokens})"
+                ));
+            }
+            CompactionPlan::Nothing(NoCompaction::AlreadyCompacted) => {
                 self.ui.line("Just compacted: nothing more to compact");
             }
-            Err(NoPlanReason::NothingToCompact | NoPlanReason::NothingToSummarize) => {
+            CompactionPlan::Nothing(NoCompaction::EmptyBranch) => {
                 self.ui.line("Nothing to compact yet");
             }
         }

@@ -5,7 +5,7 @@
 use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 
-use ctxkit_engine::{CompactionEnd, CompactionReason, Engine, EngineEvent};
+use ctxkit_engine::{CompactionEnd, CompactionFailed, CompactionReason, Engine, EngineEvent};
 use ctxkit_protocol::{AssistantMessage, ContentBlock, ProviderContextEdit, ToolCall};
 use indicatif::ProgressBar;
 use tokio::sync::{mpsc, oneshot};
@@ -311,6 +311,7 @@ impl Ui {
                 self.stop();
                 self.compaction_end(end);
             }
+            EngineEvent::CompactionFailed(failed) => self.compaction_failed(failed),
             EngineEvent::BranchSummaryStart { .. } => {
                 self.spin("Summarizing the branch…  Esc or Ctrl-C to cancel");
             }
@@ -331,31 +332,41 @@ impl Ui {
         }
     }
 
+    /// A compaction that wrote its entry; failures and cancels are said by
+    /// [`Ui::compaction_failed`], which follows.
     fn compaction_end(&self, end: &CompactionEnd) {
-        if end.aborted {
-            self.notice("Compaction cancelled (nothing was written)");
-            return;
-        }
-        match (end.tokens_before, end.tokens_after) {
-            (Some(before), Some(after)) => {
-                let mut line = format!("Compacted: {before} → {after} tokens");
-                if end.will_retry {
-                    line.push_str(" (context overflow; retrying)");
-                }
-                if end.fallback {
-                    line.push_str(" without a summary: ");
-                    line.push_str(end.error.as_deref().unwrap_or("summarization failed"));
-                }
-                self.notice(&line);
+        if let (Some(before), Some(after)) = (end.tokens_before, end.tokens_after) {
+            let mut line = format!("Compacted: {before} → {after} tokens");
+            if end.will_retry {
+                line.push_str(" (context overflow; retrying)");
             }
-            (_, _) => {
-                if let Some(error) = &end.error {
-                    self.error(error);
-                }
-            }
+            self.notice(&line);
         }
         if let Some(advice) = &end.advice {
             self.notice(advice);
+        }
+    }
+
+    /// The status line of a compaction that failed or was cancelled (`compaction_failed`).
+    fn compaction_failed(&self, failed: &CompactionFailed) {
+        let error = failed
+            .error_message
+            .as_deref()
+            .unwrap_or("summarization failed");
+        if failed.aborted {
+            self.notice("Compaction cancelled (nothing was written)");
+        } else if failed.fallback {
+            let retry = if failed.will_retry {
+                "; retrying the turn"
+            } else {
+                ""
+            };
+            self.notice(&format!(
+                "The summary failed, so the oldest messages were dropped without one{retry}: {}",
+                one_line(error, 300)
+            ));
+        } else {
+            self.error(&format!("{} (nothing was written)", one_line(error, 400)));
         }
     }
 }

@@ -2,7 +2,7 @@
 //! mean absolute relative error and mean bias per category, the worst sample, and whether the
 //! candidate BPE crates agree on every exact count.
 //!
-//! Run: `cargo bench -p ctxkit-compaction --bench token_accuracy`.
+//! Run: `cargo bench -p ctxkit-tokens --bench token_accuracy`.
 
 #![expect(clippy::print_stdout, reason = "a benchmark program prints its report")]
 
@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::error::Error;
 use std::path::{Path, PathBuf};
 
-use ctxkit_compaction::{Encoding, Heuristic};
+use ctxkit_tokens::{Encoding, Heuristic};
 
 struct Sample {
     name: String,

@@ -347,7 +347,7 @@ pub fn estimate_text_tokens(text: &str) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tokens::encoding::Encoding;
+    use crate::encoding::Encoding;
     use std::collections::BTreeMap;
     use std::path::Path;
 
@@ -423,7 +423,7 @@ mod tests {
                 let text = std::fs::read_to_string(sample.unwrap().path()).unwrap();
                 let exact = Encoding::Cl100kBase.count(&text) as f64;
                 let ours = estimate_text_tokens(&text) as f64;
-                let pi = crate::tokens::utf16_len(&text).div_ceil(4) as f64;
+                let pi = crate::estimate::utf16_len(&text).div_ceil(4) as f64;
                 errors
                     .entry(name.clone())
                     .or_default()

@@ -1,13 +1,13 @@
 //! Throughput (MB/s) of the token estimators (the reference's chars/4 and ctxkit's heuristic) and of
 //! exact cl100k/o200k counting with each candidate BPE crate, on the `testdata/tokens` corpus.
 //!
-//! Run: `cargo bench -p ctxkit-compaction --bench tokens`.
+//! Run: `cargo bench -p ctxkit-tokens --bench tokens`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::LazyLock;
 
-use ctxkit_compaction::{Encoding, Heuristic, estimate_text_tokens};
+use ctxkit_tokens::{Encoding, Heuristic, estimate_text_tokens};
 use divan::Bencher;
 use divan::counter::BytesCount;
 

@@ -8,9 +8,9 @@ use std::str::FromStr;
 
 use ctxkit_protocol::{AgentMessage, ContentBlock, MessageContent};
 
-use super::encoding::Encoding;
-use super::heuristic::estimate_text_tokens;
-use super::{estimate_tokens, last_valid_usage, utf16_len};
+use crate::encoding::Encoding;
+use crate::estimate::{estimate_tokens, last_valid_usage, utf16_len};
+use crate::heuristic::estimate_text_tokens;
 
 /// Tokens framing each message in OpenAI's chat format (`<|start|>{role}<|message|>…<|end|>`
 /// without the role), from OpenAI's cookbook "How to count tokens with tiktoken"
@@ -340,7 +340,7 @@ pub fn context_token_count(messages: &[AgentMessage], estimator: Estimator) -> C
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tokens::estimate_context_tokens;
+    use crate::estimate::estimate_context_tokens;
     use serde_json::json;
 
     fn message(value: serde_json::Value) -> AgentMessage {

@@ -1,0 +1,94 @@
+//! The settings of this process, read at most once: `run` makes one [`ProcessSettings`] and every
+//! command and surface (chat's setup, its summarizer and its resources; serve; the resource and
+//! package commands) reads that value, so a settings file changing while ctxkit starts can never
+//! give one surface the old settings and another the new.
+
+use std::io::Write;
+use std::sync::OnceLock;
+
+use anyhow::{Context as _, Result};
+use ctxkit_settings::{CTXKIT_HOME_VAR, CTXKIT_OFFLINE_VAR, Environment, SettingsManager};
+
+use crate::cli::GlobalArgs;
+
+/// The resource environment and the settings of this process; each read on first use, then kept.
+#[derive(Debug)]
+pub struct ProcessSettings<'a> {
+    global: &'a GlobalArgs,
+    environment: OnceLock<Environment>,
+    settings: OnceLock<SettingsManager>,
+}
+
+impl<'a> ProcessSettings<'a> {
+    /// Nothing is read yet: commands that need no settings never touch the files.
+    pub fn new(global: &'a GlobalArgs) -> Self {
+        Self {
+            global,
+            environment: OnceLock::new(),
+            settings: OnceLock::new(),
+        }
+    }
+
+    /// The global flags the process was started with.
+    pub fn args(&self) -> &GlobalArgs {
+        self.global
+    }
+
+    /// The resource environment: real home, cwd and temp dir, with `--home` and `--offline` applied.
+    pub fn environment(&self) -> Result<&Environment> {
+        if let Some(environment) = self.environment.get() {
+            return Ok(environment);
+        }
+        let environment = resource_environment(self.global)?;
+        Ok(self.environment.get_or_init(|| environment))
+    }
+
+    /// The settings, read from the files the first time and the same value every time after.
+    pub fn settings(&self) -> Result<&SettingsManager> {
+        if let Some(settings) = self.settings.get() {
+            return Ok(settings);
+        }
+        let settings = load_settings(self.environment()?)?;
+        Ok(self.settings.get_or_init(|| settings))
+    }
+
+    /// The environment and the settings as owned values, for a command that edits the settings.
+    pub fn into_parts(self) -> Result<(Environment, SettingsManager)> {
+        self.settings()?;
+        let environment = self.environment.into_inner();
+        let settings = self.settings.into_inner();
+        environment
+            .zip(settings)
+            .context("the settings were read but not kept")
+    }
+}
+
+/// The resources environment of this process, with `--home` and `--offline` (which clap already
+/// merged with `CTXKIT_HOME` / `CTXKIT_OFFLINE`) applied.
+fn resource_environment(global: &GlobalArgs) -> Result<Environment> {
+    let mut environment =
+        Environment::from_process().context("cannot determine the home and working directories")?;
+    environment.variables.remove(CTXKIT_HOME_VAR);
+    environment.variables.remove(CTXKIT_OFFLINE_VAR);
+    if let Some(home) = &global.home {
+        environment = environment.with_variable(CTXKIT_HOME_VAR, &home.display().to_string());
+    }
+    if global.offline {
+        environment = environment.with_variable(CTXKIT_OFFLINE_VAR, "1");
+    }
+    Ok(environment)
+}
+
+/// Loads settings; load errors become warnings on stderr (that scope then reads as empty).
+/// An untrusted project's settings that do not apply are named in one warning.
+fn load_settings(environment: &Environment) -> Result<SettingsManager> {
+    let mut settings = SettingsManager::load(environment);
+    let mut stderr = std::io::stderr().lock();
+    for error in settings.drain_errors() {
+        writeln!(stderr, "warning: {error}")?;
+    }
+    if let Some(warning) = super::config::held_settings_warning(environment, &settings) {
+        writeln!(stderr, "{warning}")?;
+    }
+    Ok(settings)
+}
