@@ -125,8 +125,8 @@ pub fn llm_options(settings: &ctxkit_settings::SettingsManager) -> Result<ctxkit
 pub fn cache_warmer(
     process: &crate::commands::settings::ProcessSettings<'_>,
 ) -> Result<std::sync::Arc<ctxkit_agent::CacheWarmer>> {
-    let mode = ctxkit_agent::CacheWarming::parse(&process.settings()?.cache_warming())
-        .unwrap_or_default();
+    let mode =
+        ctxkit_agent::CacheWarming::parse(&process.settings()?.cache_warming()).unwrap_or_default();
     let delay = process
         .args()
         .cache_warming_delay_ms

@@ -238,7 +238,7 @@ async fn threads_are_off_away_from_anthropic_unless_set_and_without_caching() {
 fn threads_are_on_by_default_on_anthropics_endpoint_for_the_agent_model_only() {
     let settings = LlmOptions {
         model: Some(MODEL.into()),
-        api_key: Some(ctxkit_llm::ApiKey::new("k")),
+        api_key: Some(ctxkit_secrets::ApiKey::new("k")),
         ..LlmOptions::default()
     };
     let env = ctxkit_llm::EnvSettings::default();
