@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 use crate::approve::{Approval, Approver};
 use crate::model::ChatModel;
 use crate::tool::{Tool, ToolContext, ToolOutcome, ToolRegistry};
+use crate::warming::CacheWarmer;
 use crate::workspace::{Access, Place, Workspace};
 
 /// How an agent runs, apart from its engine, model and tools.
@@ -125,6 +126,8 @@ pub struct Agent {
     workspace: Arc<Workspace>,
     /// Accesses outside the project approved for the rest of the agent's life.
     outside_allowed: HashSet<Access>,
+    /// Keeps the prompt cache of the last request warm (`cacheWarming`); none by default.
+    warmer: Option<Arc<CacheWarmer>>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -160,6 +163,7 @@ impl Agent {
             always_allowed: HashSet::new(),
             workspace,
             outside_allowed: HashSet::new(),
+            warmer: None,
         }
     }
 
@@ -207,6 +211,12 @@ impl Agent {
         &self.options
     }
 
+    /// Keeps the prompt cache of each request warm with `warmer` from now on (shared with the
+    /// session's later agents, so a new request replaces the warming of the last one).
+    pub fn set_cache_warmer(&mut self, warmer: Arc<CacheWarmer>) {
+        self.warmer = Some(warmer);
+    }
+
     /// Stops asking before `tool` runs.
     pub fn allow_always(&mut self, tool: &str) {
         self.always_allowed.insert(tool.to_owned());
@@ -219,6 +229,10 @@ impl Agent {
         approver: &mut dyn Approver,
         observer: &dyn AgentObserver,
     ) -> Result<PromptOutcome, EngineError> {
+        // A new prompt ends the warming between runs: its own requests start their own.
+        if let Some(warmer) = &self.warmer {
+            warmer.cancel();
+        }
         let report = self.engine.before_prompt().await?;
         let aborted = report.compaction.as_ref().is_some_and(|end| end.aborted);
         observer.event(AgentEvent::Checked(report)).await;
@@ -246,6 +260,9 @@ impl Agent {
             let cancel = guard.cancel_token();
             let end = self.turn(&cancel, approver, observer).await;
             drop(guard);
+            if let Some(warmer) = &self.warmer {
+                warmer.settled();
+            }
             let end = end?;
             if matches!(end, TurnEnd::CompactionCancelled) {
                 return Ok(PromptOutcome::Interrupted);
@@ -298,6 +315,13 @@ impl Agent {
                 reasoning: self.options.reasoning,
             };
             observer.event(AgentEvent::ModelCall).await;
+            if let Some(warmer) = &self.warmer {
+                let leaf = self
+                    .engine
+                    .with_session(|session| session.leaf_id().map(str::to_owned))
+                    .await;
+                warmer.start(&self.engine, &self.model, &request, leaf);
+            }
             let started = std::time::Instant::now();
             let reply = self.call_model(&request, cancel, observer).await;
             tracing::debug!(

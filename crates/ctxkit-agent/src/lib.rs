@@ -70,12 +70,14 @@ mod model;
 pub mod testing;
 mod tool;
 pub mod tools;
+mod warming;
 mod workspace;
 
 pub use agent::{Agent, AgentEvent, AgentObserver, AgentOptions, IgnoreEvents, PromptOutcome};
 pub use approve::{Approval, ApproveAll, Approver, DenyAll};
 pub use model::ChatModel;
 pub use tool::{Tool, ToolContext, ToolOutcome, ToolRegistry, TypedTool};
+pub use warming::{CacheWarmer, CacheWarming, PromptCache};
 pub use workspace::{Access, Place, Workspace, resolve as resolve_path};
 
 // What an embedder builds an agent from, so that one dependency is enough.

@@ -7,6 +7,8 @@ use ctxkit_protocol::AssistantMessage;
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
+use crate::warming::PromptCache;
+
 /// A conversation model with tools. A call never fails: a provider error comes back as a reply
 /// with `stopReason` `error` (and the provider's own error text, so the engine can tell an
 /// overflow), a cancelled call as one with `stopReason` `aborted`.
@@ -30,6 +32,25 @@ pub trait ChatModel: Send + Sync {
     ) -> BoxFuture<'a, AssistantMessage> {
         let _ = sink;
         self.chat(request, cancel)
+    }
+
+    /// The prompt cache `request` writes (its lifetime, the model's prices), for cache warming;
+    /// `None` (the default) when the model has no prompt caching or a refresh would not read the
+    /// same entry: nothing is warmed then.
+    fn prompt_cache(&self, request: &ChatRequest) -> Option<PromptCache> {
+        let _ = request;
+        None
+    }
+
+    /// Sends `request` again to refresh its prompt cache entry (one output token, no retries,
+    /// outside any message thread); `None` when it could not be sent.
+    fn refresh_cache<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Option<AssistantMessage>> {
+        let _ = (request, cancel);
+        Box::pin(async { None })
     }
 }
 
@@ -66,6 +87,33 @@ impl ChatModel for ModelClient {
             match ModelClient::chat_streaming(self, request, cancel, sink).await {
                 Ok(reply) => reply,
                 Err(error) => self.failed_reply(&error),
+            }
+        })
+    }
+
+    fn prompt_cache(&self, request: &ChatRequest) -> Option<PromptCache> {
+        if !self.cache_refresh_replayable(request) {
+            return None;
+        }
+        let config = self.config();
+        Some(PromptCache {
+            lifetime: self.prompt_cache_lifetime()?,
+            prices: ctxkit_llm::model_prices(&config.provider, &config.model),
+        })
+    }
+
+    fn refresh_cache<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Option<AssistantMessage>> {
+        Box::pin(async move {
+            match ModelClient::refresh_cache(self, request, cancel).await {
+                Ok(reply) => Some(reply),
+                Err(error) => {
+                    tracing::info!(%error, "cache warming: the refresh request failed");
+                    None
+                }
             }
         })
     }

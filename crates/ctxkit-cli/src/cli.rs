@@ -69,6 +69,16 @@ pub struct GlobalArgs {
     /// Append the log to this file instead of stderr (`CTXKIT_LOG_FILE`; use it with `chat`).
     #[arg(long, global = true, env = "CTXKIT_LOG_FILE", value_name = "FILE")]
     pub log_file: Option<PathBuf>,
+    /// A test hook: the wait before each prompt-cache refresh (`cacheWarming`) in milliseconds,
+    /// instead of 90% of the cache's lifetime (`CTXKIT_CACHE_WARMING_DELAY_MS`).
+    #[arg(
+        long,
+        global = true,
+        hide = true,
+        env = "CTXKIT_CACHE_WARMING_DELAY_MS",
+        value_name = "MS"
+    )]
+    pub cache_warming_delay_ms: Option<u64>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -50,17 +50,47 @@ impl ModelClient {
         let config = self.config();
         let mut wire = self.chat_wire(request);
         streaming(config.api, &mut wire);
+        let thread = self.thread_binding();
+        let beta = thread.map(|_| add_thread_beta(config, &mut wire));
         let headers = self.headers(&wire.headers)?;
+        let mut plan = thread.map(|binding| binding.plan(&wire.url, beta.as_deref(), &wire.body));
+        let body = plan
+            .as_ref()
+            .map_or_else(|| wire.body.clone(), |plan| plan.body(&wire.body));
         let mut announce = |notice| sink(ChatDelta::Retrying(notice));
-        let response = self
+        let first = self
             .open_stream(
                 &wire.url,
                 &headers,
-                &wire.body.to_string(),
+                &body.to_string(),
                 cancel,
                 &mut announce,
             )
-            .await?;
+            .await;
+        let response = match first {
+            Ok(response) => response,
+            Err(error) => {
+                let resend = match (&error, thread, &plan) {
+                    (LlmError::Http { status, body, .. }, Some(binding), Some(sent)) => {
+                        binding.after_rejection(sent, *status, body)
+                    }
+                    _ => None,
+                };
+                let Some(resend) = resend else {
+                    return Err(error);
+                };
+                let body = resend.body(&wire.body);
+                plan = Some(resend);
+                self.open_stream(
+                    &wire.url,
+                    &headers,
+                    &body.to_string(),
+                    cancel,
+                    &mut announce,
+                )
+                .await?
+            }
+        };
         let response = match self.whole(response, cancel).await? {
             Whole::Text(text) => {
                 // A server that ignores `stream` answers whole: read it as `chat` would.
@@ -71,7 +101,23 @@ impl ModelClient {
             }
             Whole::Stream(response) => response,
         };
-        let mut reply = self.read_stream(response, cancel, sink).await;
+        let (mut reply, response_id) = self.read_stream(response, cancel, sink).await;
+        if let (Some(binding), Some(plan), Some(response_id)) = (thread, &plan, response_id)
+            && !reply.is_aborted_or_error()
+        {
+            let mut with_reply = wire.body.clone();
+            with_reply["messages"] = serde_json::Value::Array(
+                wire::anthropic_tools::messages_with_reply(config, request, &reply),
+            );
+            binding.record(
+                plan,
+                &wire.url,
+                beta.as_deref(),
+                &wire.body,
+                &with_reply,
+                &response_id,
+            );
+        }
         self.stamp(&mut reply);
         Ok(reply)
     }
@@ -103,7 +149,7 @@ impl ModelClient {
             Whole::Text(text) => return wire::parse(config, &text),
             Whole::Stream(response) => response,
         };
-        let reply = self.read_stream(response, cancel, &mut |_| {}).await;
+        let (reply, _) = self.read_stream(response, cancel, &mut |_| {}).await;
         let completion = Completion::from_reply(&reply);
         match completion.stop_reason {
             StopReason::Aborted => {
@@ -145,13 +191,14 @@ impl ModelClient {
         }
     }
 
-    /// Reads a stream to its end (or until cancelled, stalled, broken or failed), showing deltas.
+    /// Reads a stream to its end (or until cancelled, stalled, broken or failed), showing deltas;
+    /// the reply and the provider's id of it.
     async fn read_stream(
         &self,
         mut response: reqwest::Response,
         cancel: &CancellationToken,
         sink: &mut DeltaSink<'_>,
-    ) -> AssistantMessage {
+    ) -> (AssistantMessage, Option<String>) {
         let config = self.config();
         let mut assembly = Assembly::default();
         let mut reader = Reader::new(config.api);
@@ -189,7 +236,8 @@ impl ModelClient {
             }
         };
         let nothing = assembly.content.is_empty() && assembly.stop.is_none();
-        match outcome {
+        let response_id = assembly.response_id.take();
+        let reply = match outcome {
             // A stream in another format (or none) would read as an empty answer: say so.
             Ok(()) if nothing => assembly.cut(
                 StopReason::Error,
@@ -200,8 +248,34 @@ impl ModelClient {
             ),
             Ok(()) => assembly.finish(),
             Err((stop, message)) => assembly.cut(stop, message),
-        }
+        };
+        (reply, response_id)
     }
+}
+
+/// Adds the threads beta to the request's `anthropic-beta` header (its own, else the configured
+/// one); the header's value.
+pub(crate) fn add_thread_beta(
+    config: &crate::config::ProviderConfig,
+    wire: &mut WireRequest,
+) -> String {
+    let is_beta = |name: &str| name.eq_ignore_ascii_case("anthropic-beta");
+    let own = wire.headers.iter().position(|(name, _)| is_beta(name));
+    let configured = match own {
+        Some(index) => wire.headers.get(index).map(|(_, value)| value.clone()),
+        None => config
+            .headers
+            .iter()
+            .find(|(name, _)| is_beta(name))
+            .map(|(_, value)| value.clone()),
+    };
+    let value = wire::anthropic_threads::beta_header(configured.as_deref());
+    if let Some(index) = own {
+        wire.headers.remove(index);
+    }
+    wire.headers
+        .push(("anthropic-beta".to_owned(), value.clone()));
+    value
 }
 
 /// A response that came whole, or a stream.

@@ -30,6 +30,8 @@ pub struct ModelClient {
     /// The configured extra headers, checked once, marked sensitive.
     custom_headers: HeaderMap,
     http: HttpClient,
+    /// The conversation whose message thread conversation requests continue, when bound.
+    thread: Option<crate::threads::ThreadBinding>,
 }
 
 impl ModelClient {
@@ -52,7 +54,35 @@ impl ModelClient {
             config,
             custom_headers,
             http,
+            thread: None,
         })
+    }
+
+    /// This client bound to the conversation `session` of `threads`: its streamed conversation
+    /// requests continue that conversation's Anthropic message thread when
+    /// [`ProviderConfig::message_threads`] is on (otherwise the binding changes nothing). Bind one
+    /// client per session: the thread state is the session's own.
+    pub fn with_message_threads(
+        mut self,
+        threads: &crate::threads::MessageThreads,
+        session: &str,
+    ) -> Self {
+        self.thread = Some(crate::threads::ThreadBinding {
+            threads: threads.clone(),
+            session: session.to_owned(),
+        });
+        self
+    }
+
+    /// Leaves this client's requests out of the conversation's thread and sends each once.
+    pub(crate) fn without_threads_or_retries(&mut self) {
+        self.thread = None;
+        self.config.retry.max_retries = 0;
+    }
+
+    /// The conversation binding, when threads are on for this model.
+    pub(crate) fn thread_binding(&self) -> Option<&crate::threads::ThreadBinding> {
+        self.thread.as_ref().filter(|_| self.config.message_threads)
     }
 
     /// The resolved configuration.

@@ -85,6 +85,9 @@ pub struct LlmOptions {
     pub openai_compaction: Option<OpenAiCompaction>,
     /// Anthropic prompt caching of every Anthropic Messages request (`short` unless set).
     pub anthropic_cache_retention: CacheRetention,
+    /// Anthropic message threads for the agent model's conversation
+    /// (`llm.anthropic.supportsMessageThreads`); `None`: on for `api.anthropic.com` only, as Pi.
+    pub anthropic_message_threads: Option<bool>,
 }
 
 impl fmt::Debug for LlmOptions {
@@ -106,6 +109,7 @@ impl fmt::Debug for LlmOptions {
             .field("anthropic_compaction", &self.anthropic_compaction)
             .field("openai_compaction", &self.openai_compaction)
             .field("anthropic_cache_retention", &self.anthropic_cache_retention)
+            .field("anthropic_message_threads", &self.anthropic_message_threads)
             .finish()
     }
 }
@@ -183,6 +187,9 @@ pub struct ProviderConfig {
     pub openai_compaction: Option<OpenAiCompaction>,
     /// Anthropic prompt caching, for every request of the Anthropic Messages format.
     pub cache_retention: CacheRetention,
+    /// Conversation requests use Anthropic message threads (agent model on Anthropic Messages with
+    /// prompt caching on; a client bound to a conversation with `ModelClient::with_message_threads`).
+    pub message_threads: bool,
 }
 
 impl fmt::Debug for ProviderConfig {
@@ -204,6 +211,7 @@ impl fmt::Debug for ProviderConfig {
             .field("anthropic_compaction", &self.anthropic_compaction)
             .field("openai_compaction", &self.openai_compaction)
             .field("cache_retention", &self.cache_retention)
+            .field("message_threads", &self.message_threads)
             .finish()
     }
 }
@@ -323,7 +331,16 @@ pub fn resolve_model(
         .openai_compaction
         .clone()
         .filter(|_| role == ModelRole::Agent && api == Api::OpenAiResponses);
+    // Gateways that drop unknown fields would turn a continuation into a request without the
+    // conversation, so threads are on by default on Anthropic's own endpoint only (Pi 1.6).
+    let message_threads = role == ModelRole::Agent
+        && api == Api::AnthropicMessages
+        && options.anthropic_cache_retention != CacheRetention::None
+        && options
+            .anthropic_message_threads
+            .unwrap_or_else(|| base_url.contains("api.anthropic.com"));
     Ok(Some(ProviderConfig {
+        message_threads,
         context_editing,
         anthropic_compaction,
         openai_compaction,

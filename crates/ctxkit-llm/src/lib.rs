@@ -5,6 +5,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod cache_warming;
 mod chat;
 mod chat_stream;
 mod client;
@@ -17,8 +18,13 @@ mod on_demand;
 mod output_limit;
 mod retry;
 mod stream;
+mod threads;
 mod wire;
 
+pub use cache_warming::{
+    IDLE_CONTINUATION_PROBABILITY, MAX_IDLE_AGE, MAX_STREAMING_AGE, MINIMUM_EXPECTED_SAVINGS,
+    WarmingDecision, WarmingPhase, evaluate_cache_warming, warming_delay,
+};
 pub use chat::ChatRequest;
 pub use client::ModelClient;
 pub use config::{
@@ -36,6 +42,7 @@ pub use models::{
 pub use output_limit::{CHARS_PER_TOKEN, estimate_request_tokens, fit_output_limit};
 pub use retry::{RetryNotice, RetryPolicy};
 pub use stream::{ChatDelta, DeltaSink};
+pub use threads::{MessageThreads, THREAD_LIFETIME};
 pub use wire::anthropic_cache::CacheRetention;
 pub use wire::anthropic_context::AnthropicContextEditing;
 pub use wire::provider_compaction::{AnthropicCompaction, OpenAiCompaction};

@@ -14,6 +14,8 @@ mod common;
 mod context_editing;
 #[path = "all/live.rs"]
 mod live;
+#[path = "all/message_threads.rs"]
+mod message_threads;
 #[path = "all/prompt_caching.rs"]
 mod prompt_caching;
 #[path = "all/provider_compaction.rs"]

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ctxkit_agent::{
-    Access, Agent, AgentEvent, AgentObserver, AgentOptions, ApproveAll, ChatModel, DenyAll,
-    PromptOutcome, ToolRegistry, Workspace,
+    Access, Agent, AgentEvent, AgentObserver, AgentOptions, ApproveAll, CacheWarmer, ChatModel,
+    DenyAll, PromptOutcome, ToolRegistry, Workspace,
 };
 use ctxkit_llm::{ChatDelta, RetryNotice};
 use futures::future::BoxFuture;
@@ -23,6 +23,17 @@ pub trait ModelSource: Send + Sync {
     /// The model for `spec` (`provider/id`), or the configured default for `None`; the error is
     /// shown to the client as is.
     fn chat_model(&self, spec: Option<&str>) -> Result<Arc<dyn ChatModel>, String>;
+
+    /// The model for `spec` in the session `session_id`: a source that keeps per-session state
+    /// (Anthropic message threads) binds it here. By default, [`ModelSource::chat_model`].
+    fn chat_model_for_session(
+        &self,
+        spec: Option<&str>,
+        session_id: &str,
+    ) -> Result<Arc<dyn ChatModel>, String> {
+        let _ = session_id;
+        self.chat_model(spec)
+    }
 }
 
 /// What `agent.run` needs besides the session: models, the default system prompt and tool limits.
@@ -44,6 +55,9 @@ pub struct AgentConfig {
     /// Secret values (settings' keys and headers) redacted from tool results, besides the secret
     /// environment variables.
     pub secrets: Vec<String>,
+    /// Keeps the prompt cache of the runs' requests warm between `agent.run` calls
+    /// (`cacheWarming`); stopped when another session is opened and at the end. `None`: no warming.
+    pub warmer: Option<Arc<CacheWarmer>>,
 }
 
 impl std::fmt::Debug for AgentConfig {
@@ -147,9 +161,10 @@ pub(crate) async fn run(shared: &Arc<Shared>, raw: Value) -> Result<Value, Metho
         ));
     };
     let engine = engine(shared).await?;
+    let session_id = engine.with_session(|session| session.id().to_owned()).await;
     let model = config
         .models
-        .chat_model(params.model.as_deref())
+        .chat_model_for_session(params.model.as_deref(), &session_id)
         .map_err(|error| MethodError::new(codes::NO_MODEL, error))?;
     let cwd = engine
         .with_session(|session| session.cwd().to_owned())
@@ -176,6 +191,9 @@ pub(crate) async fn run(shared: &Arc<Shared>, raw: Value) -> Result<Value, Metho
     )
     .await;
     agent.set_workspace(workspace(config, &shared.config.sessions_root, &cwd));
+    if let Some(warmer) = &config.warmer {
+        agent.set_cache_warmer(Arc::clone(warmer));
+    }
     if params.allow_outside_project {
         agent.allow_outside(Access::Read);
         agent.allow_outside(Access::Write);
@@ -219,4 +237,16 @@ pub(crate) async fn cancel(shared: &Arc<Shared>) -> Result<Value, MethodError> {
     let engine = engine(shared).await?;
     engine.interrupt_turn();
     Ok(json!({}))
+}
+
+/// Stops warming the prompt cache of the last run (another session is opened, or the server ends).
+pub(crate) fn stop_warming(shared: &Shared) {
+    if let Some(warmer) = shared
+        .config
+        .agent
+        .as_ref()
+        .and_then(|agent| agent.warmer.as_ref())
+    {
+        warmer.cancel();
+    }
 }

@@ -295,6 +295,7 @@ where
         (Some(None) | None, Ok(()) | Err(_)) => {}
     }
     // Ends the event forwarders, whose engines are dropped here, and the writer.
+    agent_run::stop_warming(&shared);
     *shared.engine.write().await = None;
     let _ = shared.out.send(Value::Null);
     drop(shared);

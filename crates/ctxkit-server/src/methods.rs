@@ -231,6 +231,7 @@ async fn install(shared: &Arc<Shared>, session: Session) -> Result<Value, Method
     );
     forward_events(shared, &engine);
     let info = session_info(&engine).await;
+    crate::agent_run::stop_warming(shared);
     *shared.engine.write().await = Some(engine);
     Ok(info)
 }

@@ -15,3 +15,4 @@ mod in_run;
 mod scenarios;
 mod stalled_provider;
 mod support;
+mod warming;

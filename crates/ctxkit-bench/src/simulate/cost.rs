@@ -113,6 +113,11 @@ impl PriceTable {
         }
     }
 
+    /// The multiplier of every input rate for a request of `input_tokens`.
+    pub(crate) fn input_factor(&self, input_tokens: u64) -> f64 {
+        self.factors(input_tokens).0
+    }
+
     /// Dollars for a request with no prompt cache: every input token at the base price.
     pub fn uncached_cost(&self, input_tokens: u64, output_tokens: u64) -> f64 {
         let (input_factor, output_factor) = self.factors(input_tokens);

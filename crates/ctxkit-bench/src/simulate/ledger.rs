@@ -97,6 +97,7 @@ impl Ledger {
     fn bill(&mut self, input: SummaryInput, output: u64) -> f64 {
         let call = summary_call(self.request, input, output, &self.prices);
         self.costs.add(&call);
+        self.costs.on_demand_cost += super::native::on_demand_call(input, output, &self.prices).0;
         call.seconds
     }
 

@@ -12,9 +12,11 @@ mod identifiers;
 mod ledger;
 mod meter;
 mod named_recall;
+mod native;
 mod recall;
 mod replay;
 mod report;
+mod report_native;
 mod report_session;
 mod session;
 mod summary;
@@ -29,11 +31,13 @@ use serde::Serialize;
 
 pub use cost::{GPT_5, PriceTable, Provider, SONNET_4_5, SONNET_4_5_1H};
 pub use error::SimulateError;
+pub use native::NativeFeatures;
 pub use recall::{KindRecall, RecallBreakdown, RecallSample};
 pub use report::{
     Compactions, SessionSource, SimulationReport, StrategyReport, Timing, TokenStats, TraceSummary,
     render_markdown,
 };
+pub use report_native::total_with_features;
 pub use report_session::{OverallRow, overall, render_overall};
 pub use summary::{SummaryCosts, SummaryRequest};
 pub use trace::IdentifierKind;

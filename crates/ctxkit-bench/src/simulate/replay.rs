@@ -23,8 +23,10 @@ use ctxkit_tokens::estimate_tokens;
 use super::ledger::{Ledger, compaction_tokens};
 use super::meter::{Request, shared_prefix};
 use super::named_recall::NamedTracker;
+use super::native::{NativeTracker, Sent};
 use super::recall::{RecallBreakdown, RecallTracker};
 use super::report::{Compactions, StrategyReport, Timing, TokenStats};
+use super::summary::SummaryRequest;
 use super::trace::{IdentifierKind, MODEL, PROVIDER, Trace};
 use super::{CheckPoint, SimulateError, SimulateOptions, Strategy};
 
@@ -89,6 +91,8 @@ struct Meter<'a> {
     calls_total: Option<(RecallBreakdown, RecallBreakdown)>,
     windowed_requests: usize,
     timing: Timing,
+    /// Threads, idle gaps and warming.
+    native: NativeTracker,
 }
 
 /// How recall is measured: planted identifiers (a generated trace) or identifiers the assistant
@@ -165,8 +169,16 @@ impl<'a> Meter<'a> {
     ) {
         let started = Instant::now();
         let input = request.total_tokens();
-        let shared = self.previous.as_ref().map_or(0, |(_, previous)| {
-            shared_prefix(&previous.messages, &request).tokens
+        let (shared, extends_previous) =
+            self.previous.as_ref().map_or((0, false), |(_, previous)| {
+                let shared = shared_prefix(&previous.messages, &request);
+                (shared.tokens, shared.messages == previous.messages.len())
+            });
+        self.native.sent(Sent {
+            input,
+            output: output_tokens,
+            shared,
+            extends_previous,
         });
         self.inputs.push(input);
         self.shared_tokens += shared;
@@ -202,7 +214,18 @@ impl<'a> Meter<'a> {
         let input_tokens = TokenStats::of(&self.inputs);
         let requests = self.inputs.len();
         let summaries = self.ledger.finish();
+        let on_demand = self.native.has_on_demand_compaction();
+        let mut native = self.native.features;
+        native.on_demand_summary_cost = match self.strategy.summary_request() {
+            // The provider already summarizes on its side.
+            SummaryRequest::ProviderSide => summaries.cost,
+            SummaryRequest::FreshPrompt | SummaryRequest::CachePrefix if on_demand => {
+                summaries.on_demand_cost
+            }
+            SummaryRequest::FreshPrompt | SummaryRequest::CachePrefix => summaries.cost,
+        };
         StrategyReport {
+            native,
             strategy: self.strategy,
             name: self.strategy.name(),
             summary_request: self.strategy.summary_request(),
@@ -408,6 +431,7 @@ pub(crate) async fn replay(
         }),
         windowed_requests: 0,
         timing: Timing::default(),
+        native: NativeTracker::new(options.provider, options.seed),
     };
     let mut driver = Driver { engine, meter };
     let mut call = 0;
@@ -442,6 +466,7 @@ pub(crate) async fn replay(
         }
         let engine = driver.engine.clone();
         driver.check(engine.after_run()).await?;
+        driver.meter.native.run_ended();
     }
     let stored_entries = driver
         .engine

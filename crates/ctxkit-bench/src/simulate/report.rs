@@ -121,6 +121,9 @@ pub struct StrategyReport {
     pub stand_in_calls: Option<RecallBreakdown>,
     /// Session entries at the end (compaction never deletes any).
     pub stored_entries: usize,
+    /// Message threads, cache warming over idle gaps and on-demand compaction, priced on this
+    /// replay (`native`).
+    pub native: super::NativeFeatures,
     pub timing: Timing,
 }
 
@@ -334,6 +337,7 @@ pub fn render_markdown(report: &SimulationReport) -> String {
     cost_table(&mut out, report);
     outcome_table(&mut out, report);
     out.push_str(&verdict(report));
+    out.push_str(&super::report_native::native_section(report));
     kind_table(&mut out, report);
     timing_table(&mut out, report);
     notes(&mut out, report);

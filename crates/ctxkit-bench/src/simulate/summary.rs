@@ -124,6 +124,9 @@ pub struct SummaryCosts {
     pub output_tokens: u64,
     /// Dollars with the prompt cache.
     pub cost: f64,
+    /// Dollars had every call been on-demand compaction (the provider's model summarizing on the
+    /// cached conversation, `native`).
+    pub on_demand_cost: f64,
     /// Seconds the user waited at each compaction, in order.
     pub waits_seconds: Vec<f64>,
 }

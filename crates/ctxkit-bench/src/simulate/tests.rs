@@ -151,3 +151,32 @@ fn strategies_differ_as_designed_on_a_small_window() {
     );
     assert!(markdown.contains("| ctxkit recommended |"), "{markdown}");
 }
+
+#[test]
+fn the_native_features_are_priced_on_every_strategy_and_threads_bill_nothing() {
+    let report = simulate(&small(vec![
+        Strategy::ReferenceCompaction,
+        Strategy::Recommended,
+    ]))
+    .unwrap();
+    for strategy in &report.strategies {
+        let native = &strategy.native;
+        assert_eq!(native.sent_tokens_full, strategy.input_tokens.total);
+        assert!(native.sent_tokens_threads < native.sent_tokens_full);
+        assert!(native.thread_continuations > 0);
+        assert_eq!(native.idle_gaps, report.trace.tasks - 1);
+        assert!(native.warmed_misses <= native.cold_misses);
+        assert!(native.idle_cost(true) <= native.idle_cost(false) + native.warm_refresh_cost);
+        // Threads change no bill: the total with every feature is the summaries and the gaps only.
+        let expected = strategy.total_cost_with_cache - strategy.summaries.cost
+            + native.on_demand_summary_cost
+            + native.idle_cost(true);
+        assert!((total_with_features(strategy) - expected).abs() < 1e-9);
+    }
+    let reference = &report.strategies[0];
+    assert!(reference.summaries.calls > 0);
+    assert!(
+        reference.native.on_demand_summary_cost < reference.summaries.cost,
+        "a fresh-prompt summary costs more than one written on the cached prefix"
+    );
+}

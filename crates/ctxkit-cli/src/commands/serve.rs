@@ -27,7 +27,10 @@ pub fn serve_stdio(
     let bash_timeout = settings.chat_bash_timeout();
     let (loaded, cwd) = resources::load(process)?;
     let agent = AgentConfig {
-        models: Arc::new(ConfiguredModels(summary_setup::llm_options(settings)?)),
+        models: Arc::new(ConfiguredModels {
+            options: summary_setup::llm_options(settings)?,
+            threads: ctxkit_llm::MessageThreads::new(),
+        }),
         system_prompt: resources::system_prompt(&loaded, &cwd),
         bash_timeout,
         pass_env: settings.chat_pass_env(),
@@ -35,6 +38,7 @@ pub fn serve_stdio(
         home: Some(boundary.home),
         readable_paths: boundary.readable_paths,
         secrets: boundary.secrets,
+        warmer: Some(summary_setup::cache_warmer(process)?),
     };
     let config = ServerConfig {
         settings: setup.engine_settings,
@@ -104,19 +108,38 @@ impl tokio::io::AsyncWrite for ChannelWriter {
 /// What `agent.run` answers (`-32002`) when no model is named: the protocol's ways to name one.
 const NO_MODEL_FOR_RUN: &str = "No model configured for `agent.run`; pass `model` (\"provider/id\") in its params, or set `defaultModel` in the settings (`ctxkit config set defaultModel provider/id`)";
 
-/// `agent.run`'s models: `defaultModel` or the run's `model`, resolved like `ctxkit chat --model`.
-struct ConfiguredModels(ctxkit_llm::LlmOptions);
+/// `agent.run`'s models: `defaultModel` or the run's `model`, resolved like `ctxkit chat --model`,
+/// each bound to its session's message thread (kept across runs in `threads`).
+struct ConfiguredModels {
+    options: ctxkit_llm::LlmOptions,
+    threads: ctxkit_llm::MessageThreads,
+}
+
+impl ConfiguredModels {
+    fn client(&self, spec: Option<&str>) -> Result<ctxkit_llm::ModelClient, String> {
+        summary_setup::model_client(&self.options, spec).map_err(|error| {
+            if error.is::<summary_setup::NoModelConfigured>() {
+                NO_MODEL_FOR_RUN.to_owned()
+            } else {
+                format!("{error:#}")
+            }
+        })
+    }
+}
 
 impl ModelSource for ConfiguredModels {
     fn chat_model(&self, spec: Option<&str>) -> Result<Arc<dyn ChatModel>, String> {
-        summary_setup::model_client(&self.0, spec)
+        self.client(spec)
             .map(|client| Arc::new(client) as Arc<dyn ChatModel>)
-            .map_err(|error| {
-                if error.is::<summary_setup::NoModelConfigured>() {
-                    NO_MODEL_FOR_RUN.to_owned()
-                } else {
-                    format!("{error:#}")
-                }
-            })
+    }
+
+    fn chat_model_for_session(
+        &self,
+        spec: Option<&str>,
+        session_id: &str,
+    ) -> Result<Arc<dyn ChatModel>, String> {
+        self.client(spec).map(|client| {
+            Arc::new(client.with_message_threads(&self.threads, session_id)) as Arc<dyn ChatModel>
+        })
     }
 }

@@ -29,6 +29,11 @@ impl<'a> ProcessSettings<'a> {
         }
     }
 
+    /// The global flags the process was started with.
+    pub fn args(&self) -> &GlobalArgs {
+        self.global
+    }
+
     /// The resource environment: real home, cwd and temp dir, with `--home` and `--offline` applied.
     pub fn environment(&self) -> Result<&Environment> {
         if let Some(environment) = self.environment.get() {

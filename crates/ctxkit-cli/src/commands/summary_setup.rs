@@ -93,6 +93,7 @@ pub fn llm_options(settings: &ctxkit_settings::SettingsManager) -> Result<ctxkit
             &llm.anthropic_cache_retention,
         )
         .unwrap_or_default(),
+        anthropic_message_threads: llm.anthropic_supports_message_threads,
         anthropic_context_editing: llm.anthropic_context_management.map(|settings| {
             ctxkit_llm::AnthropicContextEditing {
                 trigger_input_tokens: settings.trigger_input_tokens,
@@ -117,6 +118,22 @@ pub fn llm_options(settings: &ctxkit_settings::SettingsManager) -> Result<ctxkit
             }
         }),
     })
+}
+
+/// The cache warmer of a chat or a server: `cacheWarming` from the global settings (Pi reads it
+/// there only: each refresh spends the user's money), the test hook's delay.
+pub fn cache_warmer(
+    process: &crate::commands::settings::ProcessSettings<'_>,
+) -> Result<std::sync::Arc<ctxkit_agent::CacheWarmer>> {
+    let mode =
+        ctxkit_agent::CacheWarming::parse(&process.settings()?.cache_warming()).unwrap_or_default();
+    let delay = process
+        .args()
+        .cache_warming_delay_ms
+        .map(std::time::Duration::from_millis);
+    Ok(std::sync::Arc::new(ctxkit_agent::CacheWarmer::new(
+        mode, delay,
+    )))
 }
 
 /// The providers' standard environment variables (keys, `OPENAI_BASE_URL`) of this process.

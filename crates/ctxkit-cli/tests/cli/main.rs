@@ -174,6 +174,7 @@ mod hostile;
 mod import;
 mod offline_size;
 mod on_demand;
+mod provider_context;
 mod providers;
 mod resources;
 mod secrets;

@@ -24,10 +24,16 @@ impl Server {
 
     /// A server with its home at `home`, run in `project`, without provider keys.
     pub(crate) fn start_in(home: &Path, project: &Path) -> Self {
+        Self::start_with(home, project, &[])
+    }
+
+    /// [`Server::start_in`] with the environment variables `env` set too.
+    pub(crate) fn start_with(home: &Path, project: &Path, env: &[(&str, &str)]) -> Self {
         let mut command = Command::new(env!("CARGO_BIN_EXE_ctxkit"));
         for name in crate::PROVIDER_VARIABLES {
             command.env_remove(name);
         }
+        command.envs(env.iter().copied());
         let mut child = command
             .args(["serve", "--stdio"])
             .env("CTXKIT_HOME", home)

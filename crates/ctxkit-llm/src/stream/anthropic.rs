@@ -36,6 +36,9 @@ impl State {
         };
         match data.get("type").and_then(Value::as_str) {
             Some("message_start") => {
+                if let Some(id) = data.pointer("/message/id").and_then(Value::as_str) {
+                    assembly.response_id = Some(id.to_owned());
+                }
                 if let Some(usage) = data.pointer("/message/usage") {
                     assembly.usage = anthropic_tools::message_usage(usage);
                 }

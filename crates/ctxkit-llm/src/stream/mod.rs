@@ -72,6 +72,8 @@ pub(crate) struct Assembly {
     pub provider_edits: Vec<ctxkit_protocol::ProviderContextEdit>,
     /// The provider's compaction block or item, raw, once it is complete.
     pub provider_compaction: Option<serde_json::Value>,
+    /// The provider's id of the reply (Anthropic's `msg_…`), stored as Pi does (`responseId`).
+    pub response_id: Option<String>,
 }
 
 impl Assembly {

@@ -113,6 +113,22 @@ fn build_marked(
     wire
 }
 
+/// The messages of `request` followed by `reply`, as the next request would send them (a
+/// reply's unanswered calls get no placeholder result here: nothing after the reply is kept).
+pub(crate) fn messages_with_reply(
+    config: &ProviderConfig,
+    request: &ChatRequest,
+    reply: &AssistantMessage,
+) -> Vec<Value> {
+    let mut next = request.clone();
+    next.messages
+        .push(ctxkit_protocol::AgentMessage::Assistant(reply.clone()));
+    let sent = messages(config, request).len();
+    let mut out = messages(config, &next);
+    out.truncate(sent + 1);
+    out
+}
+
 /// The on-demand compaction block the request opens with, when its first message (the
 /// compaction summary) carries one this model may read.
 fn replayed_block<'a>(config: &ProviderConfig, request: &'a ChatRequest) -> Option<&'a Value> {

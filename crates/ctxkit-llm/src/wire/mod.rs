@@ -5,6 +5,7 @@ mod anthropic;
 pub(crate) mod anthropic_cache;
 pub(crate) mod anthropic_compaction;
 pub(crate) mod anthropic_context;
+pub(crate) mod anthropic_threads;
 pub(crate) mod anthropic_tools;
 pub(crate) mod conversation;
 pub(crate) mod gemini;

@@ -58,6 +58,7 @@ fn agent_config(models: Arc<dyn ModelSource>) -> AgentConfig {
         home: None,
         readable_paths: Vec::new(),
         secrets: Vec::new(),
+        warmer: None,
     }
 }
 

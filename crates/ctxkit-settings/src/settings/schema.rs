@@ -320,6 +320,12 @@ const LLM_ANTHROPIC: &[Field] = &[
         ValueKind::Enum(&["none", "short", "long"]),
         DefaultValue::Str("short"),
     ),
+    // Pi's `compat.supportsMessageThreads`: unset is on for `api.anthropic.com` only.
+    field(
+        "supportsMessageThreads",
+        ValueKind::Bool,
+        DefaultValue::Unset,
+    ),
     field(
         "contextManagement",
         ValueKind::Object(ANTHROPIC_CONTEXT_MANAGEMENT),
@@ -408,6 +414,12 @@ pub const TOP_LEVEL: &[Field] = &[
         "transport",
         ValueKind::Enum(&["sse", "websocket", "websocket-cached", "auto"]),
         DefaultValue::Str("auto"),
+    ),
+    // Pi 1.5.1: keeps a prompt cache warm between runs when a refresh pays; global only.
+    field(
+        "cacheWarming",
+        ValueKind::Enum(&["off", "streaming", "idle"]),
+        DefaultValue::Str("idle"),
     ),
     field(
         "steeringMode",

@@ -56,6 +56,8 @@ pub struct LlmSettings {
     pub models: Vec<Value>,
     /// `llm.anthropic.cacheRetention`: `none`, `short` (the default) or `long`.
     pub anthropic_cache_retention: String,
+    /// `llm.anthropic.supportsMessageThreads`; `None` when unset (on for `api.anthropic.com`).
+    pub anthropic_supports_message_threads: Option<bool>,
     /// `llm.anthropic.contextManagement`, when `enabled`.
     pub anthropic_context_management: Option<AnthropicContextManagementSettings>,
     /// `llm.anthropic.compaction`, when `enabled`.
@@ -99,6 +101,10 @@ impl std::fmt::Debug for LlmSettings {
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .field("models", &self.models.len())
             .field("anthropic_cache_retention", &self.anthropic_cache_retention)
+            .field(
+                "anthropic_supports_message_threads",
+                &self.anthropic_supports_message_threads,
+            )
             .field(
                 "anthropic_context_management",
                 &self.anthropic_context_management,
@@ -218,6 +224,19 @@ impl SettingsManager {
         self.bool_setting("compaction.fileContext")
     }
 
+    /// `cacheWarming` (Pi 1.5.1): `off`, `streaming` or `idle` (the default). Read from the global
+    /// settings only, as Pi reads it: every refresh spends the user's money, so neither a project
+    /// (trusted or not) nor a flag changes it.
+    pub fn cache_warming(&self) -> String {
+        let global = self
+            .get_in(SettingsScope::Global, "cacheWarming")
+            .ok()
+            .flatten()
+            .and_then(Value::as_str)
+            .filter(|mode| matches!(*mode, "off" | "streaming" | "idle"));
+        global.unwrap_or("idle").to_owned()
+    }
+
     /// `compaction.model` (a ctxkit setting): the model for summaries, `provider/id`.
     pub fn compaction_model(&self) -> Option<String> {
         self.string_setting("compaction.model")
@@ -251,6 +270,9 @@ impl SettingsManager {
             anthropic_cache_retention: self
                 .string_setting("llm.anthropic.cacheRetention")
                 .unwrap_or_else(|| "short".to_owned()),
+            anthropic_supports_message_threads: self
+                .valid_or_default("llm.anthropic.supportsMessageThreads")
+                .and_then(|value| value.as_bool()),
             anthropic_context_management: self.anthropic_context_management(),
             anthropic_compaction: self.bool_setting("llm.anthropic.compaction.enabled").then(
                 || ProviderCompactionSettings {
@@ -449,4 +471,46 @@ impl SettingsManager {
 
 fn string_array(value: Option<&Value>) -> Vec<String> {
     crate::json::string_items(value).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn cache_warming_is_idle_by_default_and_read_from_the_global_settings_only() {
+        let default = SettingsManager::in_memory(serde_json::Map::new());
+        assert_eq!(default.cache_warming(), "idle");
+        let global = json!({"cacheWarming": "off"}).as_object().cloned().unwrap();
+        let mut manager = SettingsManager::in_memory(global);
+        assert_eq!(manager.cache_warming(), "off");
+        // A project, even a trusted one, cannot turn warming (and its spending) back on.
+        manager.set_project_trusted(true);
+        manager
+            .set(SettingsScope::Project, "cacheWarming", json!("idle"))
+            .unwrap();
+        manager.apply_overrides(
+            &json!({"cacheWarming": "idle"})
+                .as_object()
+                .cloned()
+                .unwrap(),
+        );
+        assert_eq!(manager.cache_warming(), "off");
+        let invalid = json!({"cacheWarming": "always"})
+            .as_object()
+            .cloned()
+            .unwrap();
+        assert_eq!(SettingsManager::in_memory(invalid).cache_warming(), "idle");
+    }
+
+    #[test]
+    fn message_threads_are_unset_unless_the_settings_say() {
+        let default = SettingsManager::in_memory(serde_json::Map::new());
+        assert_eq!(default.llm().anthropic_supports_message_threads, None);
+        let off = json!({"llm": {"anthropic": {"supportsMessageThreads": false}}});
+        let off = SettingsManager::in_memory(off.as_object().cloned().unwrap());
+        assert_eq!(off.llm().anthropic_supports_message_threads, Some(false));
+    }
 }

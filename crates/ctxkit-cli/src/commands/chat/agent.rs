@@ -137,6 +137,7 @@ impl Chat {
             FileCheck::Usable => {}
             FileCheck::Changed => return Ok(PromptEnd::NotSent(text)),
         }
+        self.follow_session().await;
         let terminal = Terminal {
             ui: &self.ui,
             events: &self.events,

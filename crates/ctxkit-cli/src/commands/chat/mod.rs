@@ -46,6 +46,7 @@ pub fn chat(
         .context("cannot start the async runtime")?;
     let mut chat = runtime.block_on(setup::build(process, locations, args))?;
     let outcome = repl::run(&runtime, &mut chat);
+    chat.warmer.cancel();
     drop(chat);
     runtime.shutdown_timeout(Duration::from_millis(200));
     outcome
@@ -66,6 +67,12 @@ struct Chat {
     engine: Engine,
     events: EventView,
     client: Arc<ModelClient>,
+    /// The message threads of the chat's sessions; `client` is bound to the current one's.
+    threads: ctxkit_llm::MessageThreads,
+    /// The session whose thread `client` continues.
+    thread_session: String,
+    /// Keeps the prompt cache warm between prompts (`cacheWarming`).
+    warmer: Arc<ctxkit_agent::CacheWarmer>,
     /// Model options from settings, for `/model`.
     llm_options: LlmOptions,
     parts: EngineParts,
@@ -98,9 +105,35 @@ impl Chat {
         )?;
         // The old view stops before the new one starts showing events.
         self.events = events;
+        // The old session's cache is not kept warm for a session no longer open.
+        self.warmer.cancel();
         self.agent.set_engine(engine.clone()).await;
         self.engine = engine;
         Ok(())
+    }
+
+    /// `client` bound to the message thread of the session `session_id`.
+    fn bound(&self, client: ModelClient, session_id: &str) -> ModelClient {
+        client.with_message_threads(&self.threads, session_id)
+    }
+
+    /// Binds the model to the message thread of the session the engine holds now, before a
+    /// prompt: `/new` and `/resume` install another session, `/fork` and `/save` change it inside
+    /// the engine. The session left keeps no thread, so no thread is ever continued by another
+    /// session.
+    async fn follow_session(&mut self) {
+        let current = self
+            .engine
+            .with_session(|session| session.id().to_owned())
+            .await;
+        if current == self.thread_session {
+            return;
+        }
+        self.threads.forget(&self.thread_session);
+        let client = Arc::new(self.bound((*self.client).clone(), &current));
+        self.thread_session = current;
+        self.client = Arc::clone(&client);
+        self.agent.set_model(client).await;
     }
 
     /// A new session for the working directory (in memory with `--no-session`).

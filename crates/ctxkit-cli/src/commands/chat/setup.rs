@@ -77,6 +77,9 @@ pub async fn build(
         summarizer: Arc::from(setup.summarizer),
         prompts: setup.prompts,
     };
+    let threads = ctxkit_llm::MessageThreads::new();
+    let thread_session = session.id().to_owned();
+    let client = client.with_message_threads(&threads, &thread_session);
     let (engine, events) = super::start_engine(&parts, client.info(), session, &ui, &interrupts)?;
     let client = Arc::new(client);
     let mut agent = Agent::new(
@@ -101,6 +104,10 @@ pub async fn build(
     if !confirm_bash {
         agent.allow_always("bash");
     }
+    // Idle between prompts, the cache stays warm while a refresh pays; the next prompt, another
+    // session and the end of the chat stop it.
+    let warmer = summary_setup::cache_warmer(process)?;
+    agent.set_cache_warmer(Arc::clone(&warmer));
     let boundary = ToolBoundary::new(environment, settings, &locations.sessions_root);
     agent.set_workspace(boundary.workspace(&cwd));
     Ok(Chat {
@@ -108,6 +115,9 @@ pub async fn build(
         engine,
         events,
         client,
+        threads,
+        thread_session,
+        warmer,
         llm_options,
         parts,
         resources: loaded,

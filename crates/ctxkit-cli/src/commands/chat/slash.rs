@@ -479,7 +479,9 @@ impl Chat {
 
     async fn model(&mut self, rest: &str) -> Result<()> {
         if !rest.is_empty() {
-            let client = std::sync::Arc::new(model_client(&self.llm_options, Some(rest))?);
+            let client = model_client(&self.llm_options, Some(rest))?;
+            let client = self.bound(client, &self.thread_session);
+            let client = std::sync::Arc::new(client);
             self.client = std::sync::Arc::clone(&client);
             let info = self.model_info();
             self.agent.set_model(client).await;
