@@ -192,60 +192,9 @@ where
     let mut shutdown_id = None;
     let limit = shared.config.max_request_bytes;
     while let Some(line) = input::next_line(&mut input, limit).await? {
-        let bytes = match line {
-            input::Line::Text(bytes) => bytes,
-            input::Line::TooLong(length) => {
-                send_error(
-                    &shared,
-                    Value::Null,
-                    MethodError::new(
-                        codes::INVALID_REQUEST,
-                        format!(
-                            "the request line of {length} bytes is longer than the limit of \
-                             {limit} bytes (`server.maxRequestBytes`); it was discarded"
-                        ),
-                    ),
-                );
-                continue;
-            }
-        };
-        // A line that is not UTF-8 is answered like any unreadable request, not the end of input.
-        let Ok(line) = String::from_utf8(bytes) else {
-            send_error(
-                &shared,
-                Value::Null,
-                MethodError::new(codes::PARSE_ERROR, "not JSON: the line is not UTF-8 text"),
-            );
+        let Some((id, method, params)) = read_request(&shared, line, limit) else {
             continue;
         };
-        if line.trim().is_empty() {
-            continue;
-        }
-        let request: Value = match serde_json::from_str(&line) {
-            Ok(request) => request,
-            Err(error) => {
-                send_error(
-                    &shared,
-                    Value::Null,
-                    MethodError::new(codes::PARSE_ERROR, format!("not JSON: {error}")),
-                );
-                continue;
-            }
-        };
-        let id = request.get("id").cloned();
-        let Some(method) = request
-            .get("method")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-        else {
-            send_error(
-                &shared,
-                id.unwrap_or(Value::Null),
-                MethodError::new(codes::INVALID_REQUEST, "a request needs a string `method`"),
-            );
-            continue;
-        };
-        let params = request.get("params").cloned().unwrap_or(Value::Null);
         match method.as_str() {
             "shutdown" => {
                 if let Some(engine) = shared.engine.read().await.as_ref() {
@@ -303,6 +252,70 @@ where
         Ok(result) => result,
         Err(error) => Err(std::io::Error::other(error)),
     }
+}
+
+/// The id, method and params of one request line, or `None` when the line was answered with an
+/// error (too long, not UTF-8, not JSON, no method) or is blank.
+fn read_request(
+    shared: &Shared,
+    line: input::Line,
+    limit: usize,
+) -> Option<(Option<Value>, String, Value)> {
+    let bytes = match line {
+        input::Line::Text(bytes) => bytes,
+        input::Line::TooLong(length) => {
+            send_error(
+                shared,
+                Value::Null,
+                MethodError::new(
+                    codes::INVALID_REQUEST,
+                    format!(
+                        "the request line of {length} bytes is longer than the limit of \
+                         {limit} bytes (`server.maxRequestBytes`); it was discarded"
+                    ),
+                ),
+            );
+            return None;
+        }
+    };
+    // A line that is not UTF-8 is answered like any unreadable request, not the end of input.
+    let Ok(line) = String::from_utf8(bytes) else {
+        send_error(
+            shared,
+            Value::Null,
+            MethodError::new(codes::PARSE_ERROR, "not JSON: the line is not UTF-8 text"),
+        );
+        return None;
+    };
+    if line.trim().is_empty() {
+        return None;
+    }
+    let request: Value = match serde_json::from_str(&line) {
+        Ok(request) => request,
+        Err(error) => {
+            send_error(
+                shared,
+                Value::Null,
+                MethodError::new(codes::PARSE_ERROR, format!("not JSON: {error}")),
+            );
+            return None;
+        }
+    };
+    let id = request.get("id").cloned();
+    let Some(method) = request
+        .get("method")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+    else {
+        send_error(
+            shared,
+            id.unwrap_or(Value::Null),
+            MethodError::new(codes::INVALID_REQUEST, "a request needs a string `method`"),
+        );
+        return None;
+    };
+    let params = request.get("params").cloned().unwrap_or(Value::Null);
+    Some((id, method, params))
 }
 
 fn respond(shared: &Shared, id: Option<Value>, outcome: Result<Value, MethodError>) {
