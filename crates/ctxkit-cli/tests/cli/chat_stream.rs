@@ -662,3 +662,35 @@ fn replies_render_as_markdown_and_typing_shows_while_the_model_works() {
     // The keys typed meanwhile start the next input line.
     tmux.wait_for("> next question");
 }
+
+#[test]
+fn a_line_typed_with_enter_while_the_model_works_is_the_next_prompt() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(Format::Chat, 100_000, json!({}));
+    let mut steps = vec![Step::Pause(Duration::from_millis(2500))];
+    steps.extend(Format::Chat.text("First answer.", "", Duration::ZERO, 300));
+    world.server.answer(steps);
+    world
+        .server
+        .answer(Format::Chat.text("Second answer.", "", Duration::ZERO, 400));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("first question");
+    tmux.wait_for("Thinking…");
+    // Typed ahead, Enter included: entered as soon as the turn ends, as if typed at the prompt.
+    tmux.line("queued question");
+    tmux.wait_for("› queued question ⏎");
+    tmux.wait_for("Second answer.");
+    tmux.wait_for("> queued question");
+    let requests = world.server.chat_requests();
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    assert!(
+        requests[1].1["messages"]
+            .to_string()
+            .contains("queued question"),
+        "{:?}",
+        requests[1].1
+    );
+}

@@ -171,8 +171,8 @@ fn watch(
     }
 }
 
-/// Adds keys typed while the agent works to the next input line: text as typed, backspace erases,
-/// escape sequences and other control keys are dropped.
+/// Adds keys typed while the agent works to the next input: text as typed, Enter as `\n` (the line
+/// before it was entered), backspace erases, escape sequences and other control keys are dropped.
 fn keep_typed(typed: &mut String, bytes: &[u8]) {
     let text = String::from_utf8_lossy(bytes);
     let mut chars = text.chars().peekable();
@@ -192,10 +192,27 @@ fn keep_typed(typed: &mut String, bytes: &[u8]) {
                     }
                 }
             }
-            '\r' | '\n' | '\t' => typed.push(' '),
+            '\r' | '\n' => typed.push('\n'),
+            '\t' => typed.push(' '),
             control if control.is_control() => {}
             other => typed.push(other),
         }
+    }
+}
+
+/// Splits keys typed ahead into the line they entered (everything before the last Enter, its
+/// lines joined by spaces) and the text typed after it, which starts the next input line.
+pub fn entered_line(typed: &str) -> (Option<String>, &str) {
+    match typed.rsplit_once('\n') {
+        Some((entered, pending)) => {
+            let entered = entered
+                .split('\n')
+                .map(str::trim)
+                .filter(|part| !part.is_empty());
+            let entered = entered.collect::<Vec<_>>().join(" ");
+            ((!entered.is_empty()).then_some(entered), pending)
+        }
+        None => (None, typed),
     }
 }
 
@@ -208,7 +225,21 @@ mod tests {
         let mut typed = String::new();
         keep_typed(&mut typed, b"fix the tets\x7f\x7fsts\x1b[Dnow");
         assert_eq!(typed, "fix the testsnow");
-        keep_typed(&mut typed, "\r é\x01".as_bytes());
-        assert_eq!(typed, "fix the testsnow  é");
+        keep_typed(&mut typed, "\r é\x01\t".as_bytes());
+        assert_eq!(typed, "fix the testsnow\n é ");
+    }
+
+    #[test]
+    fn a_line_typed_ahead_with_enter_is_entered() {
+        assert_eq!(
+            entered_line("slow one\n"),
+            (Some("slow one".to_owned()), "")
+        );
+        assert_eq!(
+            entered_line("fix it\n and test\nnext"),
+            (Some("fix it and test".to_owned()), "next")
+        );
+        assert_eq!(entered_line("not yet"), (None, "not yet"));
+        assert_eq!(entered_line(" \n\nlater"), (None, "later"));
     }
 }

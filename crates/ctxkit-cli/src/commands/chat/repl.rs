@@ -56,19 +56,30 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
     loop {
         // After every command and prompt: the session open now is the one `--continue` opens.
         runtime.block_on(chat.remember_session(Remember::WhenSwitched));
-        // Keys typed while the agent worked come back as the start of the next line.
+        // Keys typed while the agent worked: a line ended by Enter is entered now, what follows
+        // comes back as the start of the next input line.
         let typed = chat.ui.take_typed();
-        if !typed.trim().is_empty() {
-            initial.push_str(typed.trim_start());
-        }
-        let line = if initial.is_empty() {
-            terminal.editor.readline(PROMPT)
-        } else {
-            terminal
-                .editor
-                .readline_with_initial(PROMPT, (initial.as_str(), ""))
+        let (entered, pending) = super::escape::entered_line(&typed);
+        let line = match entered {
+            Some(entered) => {
+                let entered = format!("{initial}{entered}");
+                chat.ui.line(&format!("{PROMPT}{entered}"));
+                initial = pending.trim_start().to_owned();
+                Ok(entered)
+            }
+            None => {
+                initial.push_str(pending.trim_start());
+                let line = if initial.trim().is_empty() {
+                    terminal.editor.readline(PROMPT)
+                } else {
+                    terminal
+                        .editor
+                        .readline_with_initial(PROMPT, (initial.as_str(), ""))
+                };
+                initial.clear();
+                line
+            }
         };
-        initial.clear();
         let line = match line {
             Ok(line) => line,
             Err(ReadlineError::Interrupted) => {

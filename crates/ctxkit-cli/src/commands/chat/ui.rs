@@ -159,6 +159,7 @@ impl Ui {
                 let bar = spinner.lock().ok().and_then(|slot| slot.clone());
                 let base = message.lock().map(|text| text.clone()).unwrap_or_default();
                 if let Some(bar) = bar {
+                    let typed = typed.replace('\n', " ⏎ ");
                     bar.set_message(format!("{base}  › {typed}"));
                 }
             });
