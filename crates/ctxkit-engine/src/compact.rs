@@ -528,10 +528,11 @@ impl Engine {
             .map(ctxkit_tokens::estimate_tokens)
             .sum();
         let summary = compaction.summary.clone();
+        let on_demand_failure = crate::on_demand::failure_note(compaction.details.as_ref());
         let entry_id = state.session.append_compaction(compaction)?;
         // The compaction is written: what follows can only be reported, never turn it into a
         // failure the caller would retry (and write twice).
-        let mut notes = Vec::new();
+        let mut notes: Vec<String> = on_demand_failure.into_iter().collect();
         if let Err(error) = crate::pins::reinject_after_compaction(state, &first_kept_entry_id) {
             notes.push(format!(
                 "Pinned context could not be added back after the compaction: {error}"

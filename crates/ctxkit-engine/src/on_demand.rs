@@ -146,6 +146,15 @@ async fn offline_fallback(
     Ok(result)
 }
 
+/// What to tell the user when the on-demand request of a compaction with these `details` failed
+/// and the offline summarizer wrote its summary instead.
+pub(crate) fn failure_note(details: Option<&Value>) -> Option<String> {
+    let error = details?.get("onDemand")?.get("error")?.as_str()?;
+    Some(format!(
+        "On-demand compaction failed ({error}); the offline summarizer wrote the summary."
+    ))
+}
+
 fn note(result: &mut CompactionResult, on_demand: Value) {
     if let Some(details) = result.details.as_object_mut() {
         details.insert("onDemand".to_owned(), on_demand);

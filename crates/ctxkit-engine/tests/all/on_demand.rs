@@ -93,7 +93,15 @@ async fn a_failed_request_falls_back_to_the_offline_summarizer() {
     harness.turn("first", 100).await;
     harness.turn("second", 200).await;
     record(&harness).await;
-    harness.engine.compact(None).await.unwrap();
+    let end = harness.engine.compact(None).await.unwrap();
+    // The user is told, not only the log.
+    let advice = end.advice.unwrap_or_default();
+    assert!(
+        advice.contains("On-demand compaction failed")
+            && advice.contains("529 overloaded")
+            && advice.contains("offline summarizer"),
+        "{advice}"
+    );
     let entry = leaf(&harness).await;
     assert_eq!(entry["details"]["summarizer"], "offline");
     assert_eq!(
