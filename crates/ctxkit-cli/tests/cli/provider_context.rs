@@ -313,3 +313,58 @@ fn start_chat(world: &World) -> Tmux {
     ));
     Tmux::start(&command)
 }
+
+#[test]
+fn serve_compacts_on_demand_then_opens_a_new_thread_that_carries_the_block() {
+    // The three features through one mock: threads across turns, an on-demand compaction (never
+    // threaded), then a whole request as a new thread that opens with the signed block.
+    let world = World::new(2_000, json!({}), "off");
+    let settings_path = world.home.path().join("settings.json");
+    let mut settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings_path).unwrap()).unwrap();
+    settings["compaction"]["provider"] = json!("on-demand");
+    std::fs::write(&settings_path, settings.to_string()).unwrap();
+    let mut server = world.serve();
+    run(&mut server, "one");
+    run(&mut server, "two");
+    let compacted = server.call("compact", json!({}));
+    assert!(compacted.get("result").is_some(), "{compacted}");
+    run(&mut server, "three");
+    run(&mut server, "four");
+    server.call("shutdown", json!({}));
+
+    let requests = world
+        .runtime
+        .block_on(world.server.received_requests())
+        .unwrap();
+    let compaction = requests
+        .iter()
+        .find(|request| mock::is_compaction(&serde_json::from_slice(&request.body).unwrap()))
+        .expect("an on-demand compaction request");
+    let beta = compaction
+        .headers
+        .get("anthropic-beta")
+        .map(|value| value.to_str().unwrap().to_owned())
+        .unwrap_or_default();
+    assert!(beta.contains("compact-2026-09-04"), "{beta}");
+    let compaction: Value = serde_json::from_slice(&compaction.body).unwrap();
+    assert!(compaction.get("thread").is_none(), "{compaction}");
+
+    let sent = world.conversation();
+    let kinds: Vec<&str> = sent
+        .iter()
+        .map(|body| body["thread"]["type"].as_str().unwrap_or("none"))
+        .collect();
+    assert_eq!(kinds, ["create", "continue", "create", "continue"]);
+    let first = &sent[2]["messages"][0];
+    assert_eq!(first["role"], "assistant", "{}", sent[2]);
+    assert_eq!(first["content"][0]["type"], "compaction", "{}", sent[2]);
+    assert!(
+        first["content"][0]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("ON-DEMAND"),
+        "{first}"
+    );
+    assert_eq!(messages(&sent[3]), 1, "the thread goes on after the block");
+}

@@ -4,7 +4,9 @@
 //! thread, a `continue` must name the thread's last reply (`previous_message_id`) and carries only
 //! the new messages, without `system` and `tools`; a thread the server no longer has (expired, on
 //! demand here) is rejected with `thread_not_found`, a reply continued twice with
-//! `thread_already_continued`.
+//! `thread_already_continued`. On-demand compaction (beta `compact-2026-09-04`): a request with
+//! `compaction: {type: "summarize"}` is answered with `stop_reason: "compaction"` and one signed
+//! `compaction` block.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -104,6 +106,16 @@ impl Respond for Anthropic {
         let prompt = self.0.prompt_tokens.load(Ordering::SeqCst).max(10);
         let usage = json!({"input_tokens": 3, "cache_read_input_tokens": prompt - 3,
             "cache_creation_input_tokens": 0, "output_tokens": 1});
+        if body.get("compaction").is_some() {
+            let summary = format!(
+                "ON-DEMAND {number}: {} messages summarized.",
+                body["messages"].as_array().map_or(0, Vec::len)
+            );
+            return ResponseTemplate::new(200).set_body_json(json!({"id": id, "type": "message",
+                "role": "assistant", "model": MODEL, "content": [{"type": "compaction",
+                "content": summary, "encrypted_content": format!("signed:{summary}")}],
+                "stop_reason": "compaction", "usage": usage}));
+        }
         if body["stream"] != true {
             return ResponseTemplate::new(200).set_body_json(json!({"id": id, "type": "message",
                 "role": "assistant", "model": MODEL, "content": [{"type": "text", "text": ""}],
@@ -127,10 +139,17 @@ impl Respond for Anthropic {
 
 /// A request the mock received: its body.
 pub fn is_conversation(body: &Value) -> bool {
-    body["stream"] == true && (body.get("thread").is_some() || body.get("tools").is_some())
+    body.get("compaction").is_none()
+        && body["stream"] == true
+        && (body.get("thread").is_some() || body.get("tools").is_some())
 }
 
 /// A cache refresh: the conversation request again, whole, with one output token.
 pub fn is_refresh(body: &Value) -> bool {
     body["stream"] != true && body["max_tokens"] == 1
+}
+
+/// An on-demand compaction request.
+pub fn is_compaction(body: &Value) -> bool {
+    body["compaction"] == json!({"type": "summarize"})
 }
