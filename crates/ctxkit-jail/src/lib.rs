@@ -282,6 +282,27 @@ impl Jail {
     }
 }
 
+/// The text of the file at `path` (at most `max` bytes of UTF-8), opened beneath the folder that
+/// holds it: a symlink out of that folder, and ctxkit's own places and credentials, are refused.
+/// For resource files (context files, prompts, skills, themes) found by listing a folder.
+pub fn read_in_folder(path: &Path, max: u64) -> Result<String, JailError> {
+    check_shape(path)?;
+    let (Some(folder), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(JailError::NotRegular {
+            path: path.to_owned(),
+        });
+    };
+    let folder = if folder.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        folder
+    };
+    Jail::open(folder)?.read_to_string(Path::new(name), max)
+}
+
+/// The most bytes a resource file (context file, prompt, skill, theme) may have.
+pub const MAX_RESOURCE_BYTES: u64 = 4 * 1024 * 1024;
+
 /// `relative` as cap-std wants it: the root itself is `.`.
 fn beneath(relative: &Path) -> &Path {
     if relative.as_os_str().is_empty() {
