@@ -691,3 +691,30 @@ fn tool_calls(reply: &AssistantMessage) -> Vec<ToolCall> {
         .cloned()
         .collect()
 }
+
+#[cfg(test)]
+mod folder_name_tests {
+    use super::safe_folder_name;
+
+    /// Issue 42: a session header `id` of `/` made the saved-outputs folder `/`, so `read` of any
+    /// file was allowed as a saved output.
+    #[test]
+    fn a_path_like_session_id_names_one_folder_of_its_own() {
+        for (id, name) in [
+            ("/", "_"),
+            ("..", "session"),
+            (".", "session"),
+            ("", "session"),
+            ("../../etc", ".._.._etc"),
+            ("a/b", "a_b"),
+            ("019a-uuid_ok.1", "019a-uuid_ok.1"),
+        ] {
+            assert_eq!(safe_folder_name(id), name, "{id}");
+            let joined = std::path::Path::new("/sessions/tool-output").join(safe_folder_name(id));
+            assert_eq!(
+                joined.parent(),
+                Some(std::path::Path::new("/sessions/tool-output"))
+            );
+        }
+    }
+}

@@ -163,8 +163,10 @@ impl Workspace {
     pub fn locate(&self, cwd: &Path, argument: &str, access: Access) -> Result<Place, String> {
         let given = expand(cwd, argument);
         // Before anything resolves it: a path of 20,000 components is one refusal.
-        ctxkit_jail::check_shape(&given)
-            .map_err(|error| format!("`{} {argument}` refused: {error}", access.verb()))?;
+        ctxkit_jail::check_shape(&given).map_err(|error| {
+            let shown: String = argument.chars().take(80).collect();
+            format!("`{} {shown}…` refused: {error}", access.verb())
+        })?;
         let resolved = resolve(&given);
         let lexical = normalize(&given);
         if access == Access::Read && self.outputs.iter().any(|dir| resolved.starts_with(dir)) {
