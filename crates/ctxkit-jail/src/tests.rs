@@ -62,7 +62,7 @@ fn reads_inside_the_root() {
 #[test]
 fn symlinks_and_dot_dots_out_of_the_root_are_refused() {
     let scene = scene();
-    symlink(&scene.home.join(".ssh/id_rsa"), scene.project.join("key")).unwrap();
+    symlink(scene.home.join(".ssh/id_rsa"), scene.project.join("key")).unwrap();
     symlink("../.ctxkit/settings.json", scene.project.join("AGENTS.md")).unwrap();
     symlink(&scene.home, scene.project.join("up")).unwrap();
     let jail = jail_on(&scene.project, &scene);

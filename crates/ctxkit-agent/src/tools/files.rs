@@ -92,7 +92,13 @@ pub(super) fn jail_reason(error: &ctxkit_jail::JailError) -> String {
         ctxkit_jail::JailError::NotRegular { .. } => {
             "not a regular file (only regular files are read)".to_owned()
         }
-        other => other.to_string(),
+        ctxkit_jail::JailError::TooDeep { .. }
+        | ctxkit_jail::JailError::TooLong { .. }
+        | ctxkit_jail::JailError::Outside { .. }
+        | ctxkit_jail::JailError::Escapes { .. }
+        | ctxkit_jail::JailError::Denied { .. }
+        | ctxkit_jail::JailError::TooLarge { .. }
+        | ctxkit_jail::JailError::NotText { .. } => error.to_string(),
     }
 }
 
