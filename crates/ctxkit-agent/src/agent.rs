@@ -462,11 +462,15 @@ impl Agent {
         let Some(tool) = self.tools.get(&call.name) else {
             return ToolOutcome::error(self.tools.unknown(&call.name));
         };
-        let output_dir = self.output_dir().await;
+        let (output_dir, session_file) = self.output_dir().await;
         let mut workspace = (*self.workspace).clone();
         workspace.allow_reading_outputs(&output_dir);
+        // The live session file, when it lies in the project, is written only with approval.
+        if let Some(file) = &session_file {
+            workspace.guard(file);
+        }
         let workspace = Arc::new(workspace);
-        let outside_approved = match self
+        let (outside_approved, guarded_approved) = match self
             .approve_paths(&workspace, tool.as_ref(), call, cancel, approver)
             .await
         {
@@ -495,6 +499,7 @@ impl Agent {
             engine: Some(self.engine.clone()),
             workspace: Arc::clone(&workspace),
             outside_approved,
+            guarded_approved,
         };
         let (arguments, id) = (call.arguments.clone(), call.id.clone());
         let started = std::time::Instant::now();
@@ -523,11 +528,20 @@ impl Agent {
         call: &ToolCall,
         cancel: &CancellationToken,
         approver: &mut dyn Approver,
-    ) -> Result<Vec<Access>, String> {
+    ) -> Result<(Vec<Access>, bool), String> {
         let mut approved: Vec<Access> = self.outside_allowed.iter().copied().collect();
+        let mut guarded_approved = self.always_allowed.contains(GUARDED_WRITES);
         for (argument, access) in tool.paths(&call.arguments) {
             let path = match workspace.locate(&self.options.cwd, &argument, access)? {
                 Place::Allowed(_) => continue,
+                Place::Guarded(path) => {
+                    if !guarded_approved {
+                        guarded_approved = self
+                            .approve_guarded(&argument, &path, call, cancel, approver)
+                            .await?;
+                    }
+                    continue;
+                }
                 Place::Outside(path) => path,
             };
             if approved.contains(&access) {
@@ -557,29 +571,88 @@ impl Agent {
                 }
             }
         }
-        Ok(approved)
+        Ok((approved, guarded_approved))
+    }
+
+    /// Asks, as for `bash`, whether the model may write `path`, a guarded place of the project;
+    /// `Ok(true)` when approved, the refusal otherwise.
+    async fn approve_guarded(
+        &mut self,
+        argument: &str,
+        path: &std::path::Path,
+        call: &ToolCall,
+        cancel: &CancellationToken,
+        approver: &mut dyn Approver,
+    ) -> Result<bool, String> {
+        let question = format!(
+            "Write `{}`? ctxkit guards it (git config and hooks, ctxkit's project folder, hook \
+             scripts, the session file, packages)",
+            path.display()
+        );
+        match approver.approve(&call.name, &question).await {
+            Approval::Once => Ok(true),
+            Approval::Always => {
+                self.allow_always(GUARDED_WRITES);
+                Ok(true)
+            }
+            Approval::Deny => Err(crate::tool::guarded_refusal(argument, path)),
+            Approval::Stop => {
+                cancel.cancel();
+                Err(crate::tool::guarded_refusal(argument, path))
+            }
+        }
     }
 
     /// Where full outputs of cut tool results go: next to the session file, or under ctxkit's
     /// home for sessions in memory (never a folder others share).
-    async fn output_dir(&self) -> PathBuf {
-        let (dir, id) = self
+    /// The session file, when there is one, comes second.
+    async fn output_dir(&self) -> (PathBuf, Option<PathBuf>) {
+        let (dir, id, file) = self
             .engine
             .with_session(|session| {
                 (
                     session.session_dir().map(std::path::Path::to_owned),
                     session.id().to_owned(),
+                    session.path().map(std::path::Path::to_owned),
                 )
             })
             .await;
-        match (dir, self.workspace.home()) {
+        // The id comes from the session file's header: `/`, `..` or `a/b` must not name a folder
+        // other than one of its own under `tool-output`.
+        let id = safe_folder_name(&id);
+        let dir = match (dir, self.workspace.home()) {
             (Some(dir), _) => dir.join("tool-output").join(id),
             (None, Some(home)) => home.join("tool-output").join(id),
             // No home at all: a folder of this user's own (made `0700` when first used).
             (None, None) => std::env::temp_dir()
                 .join(format!("ctxkit-tool-output-{}", user_id()))
                 .join(id),
-        }
+        };
+        (dir, file)
+    }
+}
+
+/// The pseudo-tool name an "always" answer to a guarded write is remembered under.
+const GUARDED_WRITES: &str = "write to guarded places";
+
+/// `id` as one folder name: letters, digits, `-`, `_` and `.` kept, anything else `_`; a name
+/// of dots only (`.`, `..`) or an empty one is `session`.
+fn safe_folder_name(id: &str) -> String {
+    let name: String = id
+        .chars()
+        .take(128)
+        .map(|character| {
+            if character.is_ascii_alphanumeric() || matches!(character, '-' | '_' | '.') {
+                character
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if name.chars().all(|character| character == '.') {
+        "session".to_owned()
+    } else {
+        name
     }
 }
 
@@ -617,4 +690,31 @@ fn tool_calls(reply: &AssistantMessage) -> Vec<ToolCall> {
         .filter_map(ContentBlock::as_tool_call)
         .cloned()
         .collect()
+}
+
+#[cfg(test)]
+mod folder_name_tests {
+    use super::safe_folder_name;
+
+    /// Issue 42: a session header `id` of `/` made the saved-outputs folder `/`, so `read` of any
+    /// file was allowed as a saved output.
+    #[test]
+    fn a_path_like_session_id_names_one_folder_of_its_own() {
+        for (id, name) in [
+            ("/", "_"),
+            ("..", "session"),
+            (".", "session"),
+            ("", "session"),
+            ("../../etc", ".._.._etc"),
+            ("a/b", "a_b"),
+            ("019a-uuid_ok.1", "019a-uuid_ok.1"),
+        ] {
+            assert_eq!(safe_folder_name(id), name, "{id}");
+            let joined = std::path::Path::new("/sessions/tool-output").join(safe_folder_name(id));
+            assert_eq!(
+                joined.parent(),
+                Some(std::path::Path::new("/sessions/tool-output"))
+            );
+        }
+    }
 }

@@ -31,6 +31,18 @@ pub struct ToolContext {
     pub workspace: Arc<Workspace>,
     /// Accesses outside the project the user approved for this call (or for the session).
     pub outside_approved: Vec<Access>,
+    /// Whether the user approved writing guarded places of the project for this call.
+    pub guarded_approved: bool,
+}
+
+/// A path a tool may use, with the jail it must be opened through.
+#[derive(Debug)]
+pub struct Target {
+    /// The resolved path.
+    pub path: PathBuf,
+    /// The folder it is opened beneath (symlinks out of it, `..` past it and ctxkit's own places
+    /// fail at the moment of opening).
+    pub jail: ctxkit_jail::Jail,
 }
 
 impl ToolContext {
@@ -41,8 +53,29 @@ impl ToolContext {
             Place::Allowed(path) => Ok(path),
             Place::Outside(path) if self.outside_approved.contains(&access) => Ok(path),
             Place::Outside(path) => Err(outside_refusal(access, argument, &path, &self.workspace)),
+            Place::Guarded(path) if self.guarded_approved => Ok(path),
+            Place::Guarded(path) => Err(guarded_refusal(argument, &path)),
         }
     }
+
+    /// [`Self::path`] with the jail to open it through.
+    pub fn target(&self, argument: &str, access: Access) -> Result<Target, String> {
+        let path = self.path(argument, access)?;
+        let jail = self
+            .workspace
+            .jail_for(&path)
+            .map_err(|error| format!("`{} {argument}` refused: {error}", access.verb()))?;
+        Ok(Target { path, jail })
+    }
+}
+
+/// Why a guarded place of the project was not written.
+pub(crate) fn guarded_refusal(argument: &str, path: &std::path::Path) -> String {
+    format!(
+        "`write {argument}` refused: `{}` is guarded (git config and hooks, ctxkit's project \
+         folder, hook scripts, the session file, packages) and the user did not approve the write",
+        path.display()
+    )
 }
 
 /// Why a path outside the project was not touched.

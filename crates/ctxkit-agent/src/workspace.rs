@@ -36,13 +36,16 @@ pub enum Place {
     Allowed(PathBuf),
     /// Outside the project: the user approves first.
     Outside(PathBuf),
+    /// In the project, but a place ctxkit guards against writes (`.git/`, `.ctxkit/`, hook
+    /// scripts, the live session file, package folders): the user approves first, as for `bash`.
+    Guarded(PathBuf),
 }
 
 impl Place {
     /// The resolved path.
     pub fn path(&self) -> &Path {
         match self {
-            Place::Allowed(path) | Place::Outside(path) => path,
+            Place::Allowed(path) | Place::Outside(path) | Place::Guarded(path) => path,
         }
     }
 }
@@ -62,9 +65,17 @@ pub struct Workspace {
     outputs: Vec<PathBuf>,
     /// Paths outside the project the user lets tools read without a question, resolved.
     readable: Vec<PathBuf>,
+    /// Places inside the project a write needs the user's approval for, resolved (besides
+    /// [`GUARDED_NAMES`] under the root).
+    guarded: Vec<PathBuf>,
     /// Values redacted from every tool result.
     secrets: Vec<String>,
 }
+
+/// Folders of every project whose writes need the user's approval: git's config and hooks (a
+/// `core.fsmonitor` or hook runs at the user's next `git status`), and ctxkit's project folder
+/// (settings, hooks, prompts, packages).
+pub const GUARDED_NAMES: &[&str] = &[".git", ".ctxkit", ".pi"];
 
 impl Workspace {
     /// The workspace of a project at `root`, with ctxkit's home of this process protected
@@ -76,6 +87,7 @@ impl Workspace {
             protected: Vec::new(),
             outputs: Vec::new(),
             readable: Vec::new(),
+            guarded: Vec::new(),
             secrets: ctxkit_secrets::secret_environment_values(),
         };
         if let Some(home) = default_ctxkit_home() {
@@ -119,6 +131,15 @@ impl Workspace {
         }
     }
 
+    /// Writing `path` (a hook script, the live session file, a package folder) needs the user's
+    /// approval even inside the project.
+    pub fn guard(&mut self, path: &Path) {
+        let resolved = resolve(path);
+        if !self.guarded.contains(&resolved) {
+            self.guarded.push(resolved);
+        }
+    }
+
     /// Tools may read `path` and everything under it without a question (`chat.readablePaths`).
     pub fn allow_reading(&mut self, path: &Path) {
         self.readable.push(resolve(path));
@@ -134,9 +155,6 @@ impl Workspace {
 
     /// `text` with every known secret replaced by `<redacted>`.
     pub fn redact(&self, text: &str) -> String {
-        if self.secrets.is_empty() {
-            return text.to_owned();
-        }
         ctxkit_secrets::redact(text, self.secrets.iter().map(String::as_str))
     }
 
@@ -144,6 +162,11 @@ impl Workspace {
     /// dropped) lies for `access`; an error (the reason) when no tool may touch it.
     pub fn locate(&self, cwd: &Path, argument: &str, access: Access) -> Result<Place, String> {
         let given = expand(cwd, argument);
+        // Before anything resolves it: a path of 20,000 components is one refusal.
+        ctxkit_jail::check_shape(&given).map_err(|error| {
+            let shown: String = argument.chars().take(80).collect();
+            format!("`{} {shown}…` refused: {error}", access.verb())
+        })?;
         let resolved = resolve(&given);
         let lexical = normalize(&given);
         if access == Access::Read && self.outputs.iter().any(|dir| resolved.starts_with(dir)) {
@@ -164,6 +187,9 @@ impl Workspace {
             ));
         }
         if resolved.starts_with(&self.root) {
+            if access == Access::Write && self.is_guarded(&resolved, &lexical) {
+                return Ok(Place::Guarded(resolved));
+            }
             return Ok(Place::Allowed(resolved));
         }
         if access == Access::Read && self.readable.iter().any(|path| resolved.starts_with(path)) {
@@ -174,6 +200,37 @@ impl Workspace {
 }
 
 impl Workspace {
+    /// Whether a write to `resolved` (named `lexical`) touches a guarded place of the project.
+    fn is_guarded(&self, resolved: &Path, lexical: &Path) -> bool {
+        let named = GUARDED_NAMES.iter().any(|name| {
+            let place = self.root.join(name);
+            resolved.starts_with(&place) || lexical.starts_with(&place)
+        });
+        named
+            || self
+                .guarded
+                .iter()
+                .any(|place| resolved.starts_with(place) || lexical.starts_with(place))
+    }
+
+    /// The jail a tool opens the resolved `path` through: the folder of saved outputs, the
+    /// project, or a readable folder holding it, else the whole filesystem (a path the user
+    /// approved); ctxkit's own places and the user's credentials denied in every case.
+    pub fn jail_for(&self, path: &Path) -> Result<ctxkit_jail::Jail, String> {
+        let root = self
+            .outputs
+            .iter()
+            .chain(std::iter::once(&self.root))
+            .chain(self.readable.iter())
+            .find(|root| path.starts_with(root) && root.is_dir())
+            .map_or(Path::new("/"), PathBuf::as_path);
+        let mut jail = ctxkit_jail::Jail::open(root).map_err(|error| error.to_string())?;
+        for place in &self.protected {
+            jail.deny(place);
+        }
+        Ok(jail)
+    }
+
     /// Whether `path` is in a project that itself lies strictly inside the protected `place` (a
     /// project kept under `CTXKIT_HOME`): the project's own files are the project's, while
     /// ctxkit's files beside it stay protected.
@@ -182,13 +239,7 @@ impl Workspace {
     }
 }
 
-/// `$CTXKIT_HOME` when set and not empty, else `~/.ctxkit`.
-fn default_ctxkit_home() -> Option<PathBuf> {
-    match std::env::var_os("CTXKIT_HOME").filter(|home| !home.is_empty()) {
-        Some(home) => Some(PathBuf::from(home)),
-        None => std::env::home_dir().map(|home| home.join(".ctxkit")),
-    }
-}
+use ctxkit_jail::default_ctxkit_home;
 
 /// A path argument as a path: `~/` is the user's home, a relative path is under `cwd`.
 fn expand(cwd: &Path, argument: &str) -> PathBuf {

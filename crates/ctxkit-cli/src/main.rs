@@ -285,6 +285,13 @@ fn classify_package(error: &PackageError) -> (u8, Option<String>) {
             3,
             Some("`ctxkit list` shows the configured packages".to_owned()),
         ),
+        PackageError::UnsafeCheckout { path, .. } => (
+            3,
+            Some(format!(
+                "remove `{}` and run `ctxkit install` again",
+                path.display()
+            )),
+        ),
         PackageError::Io { .. } => (4, None),
     }
 }

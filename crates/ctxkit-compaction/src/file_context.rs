@@ -108,14 +108,20 @@ pub fn file_context_block(files: &[CurrentFile], limits: &FileContextLimits) -> 
 }
 
 /// The file-context block for a plan: the ranked files read from disk (relative paths against
-/// `cwd`), those that cannot be read left out.
+/// `cwd`), those that cannot be read left out. Every file is opened beneath `cwd` through a jail:
+/// a path the conversation named outside the project, a symlink out of it, ctxkit's own files
+/// and the user's credentials are left out, never sent to the summary model.
 pub fn read_file_context(preparation: &Preparation, cwd: &std::path::Path) -> String {
     let limits = FileContextLimits::default();
+    let Ok(jail) = ctxkit_jail::Jail::open(cwd) else {
+        return String::new();
+    };
     let files: Vec<CurrentFile> = rank_context_files(preparation, &limits)
         .into_iter()
         .filter_map(|path| {
-            let full = cwd.join(&path);
-            let text = std::fs::read_to_string(full).ok()?;
+            let text = jail
+                .read_to_string(std::path::Path::new(&path), ctxkit_jail::MAX_RESOURCE_BYTES)
+                .ok()?;
             Some(CurrentFile { path, text })
         })
         .collect();

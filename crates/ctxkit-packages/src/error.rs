@@ -122,6 +122,19 @@ pub enum PackageError {
         /// A configured source that looks like what was meant.
         suggestion: Option<String>,
     },
+    /// A git checkout ctxkit will not run git in: its `.git` is not a folder, or its config
+    /// sets a key that may run a command (`remote.origin.uploadpack`, `core.fsmonitor`, …), as a
+    /// checkout committed to a project can. Removing the checkout and installing again fixes it.
+    #[error(
+        "Refused to run git in `{}`: {reason}",
+        path.display()
+    )]
+    UnsafeCheckout {
+        /// The checkout.
+        path: PathBuf,
+        /// What in it is refused.
+        reason: String,
+    },
     /// Filesystem work around an install (creating dirs, removing checkouts) failed.
     #[error("Failed to access `{path}`: {source}")]
     Io {

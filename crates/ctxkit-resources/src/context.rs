@@ -28,7 +28,9 @@ fn context_file_in(
         if !path.is_file() {
             continue;
         }
-        match std::fs::read_to_string(&path) {
+        // Opened beneath its folder: `AGENTS.md` → `../.ctxkit/settings.json` or `~/.ssh/…`
+        // is refused, never put into the system prompt.
+        match ctxkit_jail::read_in_folder(&path, ctxkit_jail::MAX_RESOURCE_BYTES) {
             Ok(content) => return Some(ContextFile { path, content }),
             Err(error) => diagnostics.push(ResourceDiagnostic::warning(
                 format!("Could not read context file: {error}"),
@@ -68,7 +70,7 @@ pub fn resolve_prompt_value(value: &str, cwd: &Path) -> (String, Option<Resource
     if value.is_empty() || !path.is_file() {
         return (value.to_owned(), None);
     }
-    match std::fs::read_to_string(&path) {
+    match ctxkit_jail::read_in_folder(&path, ctxkit_jail::MAX_RESOURCE_BYTES) {
         Ok(content) => (content, None),
         Err(error) => (
             value.to_owned(),

@@ -60,7 +60,7 @@ fn first_line_description(body: &str) -> String {
 
 /// Loads one template file; `None` when unreadable or its frontmatter is invalid.
 pub fn load_prompt_file(path: &Path) -> Option<PromptTemplate> {
-    let text = std::fs::read_to_string(path).ok()?;
+    let text = ctxkit_jail::read_in_folder(path, ctxkit_jail::MAX_RESOURCE_BYTES).ok()?;
     let parsed = parse_frontmatter(&text).ok()?;
     let name = path
         .file_name()?

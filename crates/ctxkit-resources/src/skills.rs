@@ -93,7 +93,7 @@ fn is_truthy(value: Option<&Value>) -> bool {
 /// missing, a field has the wrong type, or the file cannot be read or parsed.
 pub fn load_skill_file(path: &Path) -> (Option<Skill>, Vec<ResourceDiagnostic>) {
     let mut diagnostics = Vec::new();
-    let text = match std::fs::read_to_string(path) {
+    let text = match ctxkit_jail::read_in_folder(path, ctxkit_jail::MAX_RESOURCE_BYTES) {
         Ok(text) => text,
         Err(error) => {
             diagnostics.push(ResourceDiagnostic::warning(error.to_string(), path));
@@ -285,7 +285,10 @@ pub fn expand_skill_command(input: &str, skills: &[Skill]) -> std::io::Result<Op
     let Some(skill) = skills.iter().find(|skill| skill.name == name) else {
         return Ok(None);
     };
-    let body = strip_frontmatter(&std::fs::read_to_string(&skill.file_path)?);
+    let body = strip_frontmatter(
+        &ctxkit_jail::read_in_folder(&skill.file_path, ctxkit_jail::MAX_RESOURCE_BYTES)
+            .map_err(std::io::Error::other)?,
+    );
     let mut expanded = format!(
         "<skill name=\"{}\" location=\"{}\">\nReferences are relative to {}.\n\n{}\n</skill>",
         skill.name,

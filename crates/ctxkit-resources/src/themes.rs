@@ -172,7 +172,7 @@ fn check_color_map(key: &str, map: &Map<String, Value>, problems: &mut Vec<Strin
 /// Loads one theme file.
 pub fn load_theme_file(path: &Path) -> Result<Theme, String> {
     let label = path.display().to_string();
-    let text = std::fs::read_to_string(path)
+    let text = ctxkit_jail::read_in_folder(path, ctxkit_jail::MAX_RESOURCE_BYTES)
         .map_err(|error| format!("Failed to read theme {label}: {error}"))?;
     let json: Value = serde_json::from_str(&text)
         .map_err(|error| format!("Failed to parse theme {label}: {error}"))?;

@@ -42,7 +42,7 @@ fn project_git_install_clones_checks_out_and_installs_dependencies() {
     assert_eq!(
         recorder.lines(&world),
         vec![
-            "git clone https://github.com/test/extension [ROOT]/work/proj/.ctxkit/git/github.com/test/extension",
+            "git clone --no-local https://github.com/test/extension [ROOT]/work/proj/.ctxkit/git/github.com/test/extension",
             "git checkout v1",
             "npm install --omit=dev",
         ]
@@ -187,7 +187,7 @@ fn clone_failure_shows_git_stderr() {
     else {
         panic!("{error:?}");
     };
-    assert!(command.starts_with("git clone https://github.com/nobody/missing "));
+    assert!(command.starts_with("git clone --no-local https://github.com/nobody/missing "));
     assert!(
         stderr.contains("does not appear to be a git repository") || stderr.contains("not found"),
         "{stderr}"
@@ -441,4 +441,51 @@ fn short_sha256(text: &str) -> String {
         .take(4)
         .map(|byte| format!("{byte:02x}"))
         .collect()
+}
+
+/// Issue 42: a checkout whose `.git/config` (committed to a project, or planted) carries
+/// `remote.origin.uploadpack`, `core.fsmonitor` or hooks: `ctxkit update` runs none of it. The
+/// checkout is refused before git runs in it, and every git command runs with the repository's
+/// command-running settings overridden.
+#[test]
+fn a_checkout_with_an_uploadpack_fsmonitor_or_hooks_runs_nothing_on_update() {
+    let world = World::new();
+    let repo = extension_repo(&world);
+    let (manager, _recorder, checkout) = installed_user_checkout(&world);
+    commit(&world, &repo, &[("new.txt", "2")], "two");
+    let marker = world.root.join("pwned");
+    let payload = format!(
+        "sh -c 'touch {}; exec git-upload-pack \"$@\"' --",
+        marker.display()
+    );
+    // `reference-transaction` runs at every ref update, `git fetch` and `git reset` included.
+    let hook = checkout.join(".git/hooks/reference-transaction");
+    write(&hook, &format!("#!/bin/sh\ntouch {}\n", marker.display()));
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let config = checkout.join(".git/config");
+    let original = read(&config);
+    let settings = SettingsManager::load(&world.env);
+    for planted in [
+        format!("[remote \"origin\"]\n\tuploadpack = {payload}\n"),
+        format!("[core]\n\tfsmonitor = touch {}\n", marker.display()),
+        format!(
+            "[core]\n\thooksPath = {}\n",
+            checkout.join(".git/hooks").display()
+        ),
+        "[include]\n\tpath = /tmp/elsewhere\n".to_owned(),
+        format!("[filter \"x\"]\n\tsmudge = touch {}\n", marker.display()),
+    ] {
+        write(&config, &format!("{original}{planted}"));
+        let error = manager.update(&settings, None).unwrap_err();
+        assert!(
+            matches!(error, PackageError::UnsafeCheckout { .. }),
+            "{planted}: {error}"
+        );
+        assert!(!marker.exists(), "{planted}: the planted command ran");
+    }
+    write(&config, &original);
+    // With the clean config the update runs, and the hook in `.git/hooks` does not.
+    manager.update(&settings, None).unwrap();
+    assert!(checkout.join("new.txt").exists());
+    assert!(!marker.exists(), "a hook of the checkout ran");
 }

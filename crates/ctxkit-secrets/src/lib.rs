@@ -8,6 +8,7 @@
 use std::fmt;
 
 mod environment;
+mod scrub;
 
 pub use environment::{
     ThreadsRunning, environment_variable, passed_secret_variables, secret_environment_values,
@@ -41,9 +42,10 @@ impl fmt::Debug for ApiKey {
 /// echo the key they were sent ("Incorrect API key provided: sk-…"), also JSON-escaped
 /// (`sk\u002d…`, `\/`) or percent-encoded (`sk%2D…`); each character of a secret is matched in any
 /// of those forms. Secrets shorter than 8 characters are left alone (they would match ordinary
-/// words).
+/// words). Credentials recognised by their shape go too, known or not: `Basic <base64>` and
+/// `Bearer <token>` values and the `user:password@` of URLs.
 pub fn redact<'a>(text: &str, secrets: impl IntoIterator<Item = &'a str>) -> String {
-    let mut redacted = text.to_owned();
+    let mut redacted = scrub::scrub(text);
     for secret in secrets {
         let secret = secret.trim();
         if secret.len() >= 8 {

@@ -1,13 +1,10 @@
 //! `read`, `write`, `edit` and `ls`.
 
-use std::io::Read as _;
-use std::os::unix::fs::OpenOptionsExt as _;
-use std::path::Path;
-
 use serde::Deserialize;
 
 use super::limit::Keep;
-use super::{ToolContext, ToolOutcome, atomic, bounded_outcome, lax};
+use super::{ToolContext, ToolOutcome, bounded_outcome, lax};
+use crate::tool::Target;
 use crate::workspace::Access;
 
 /// The default number of entries `ls` shows.
@@ -35,8 +32,8 @@ pub fn read(
     let shown = arguments.path.as_str();
     let offset = arguments.offset.unwrap_or(1).max(1);
     let limit = arguments.limit;
-    let path = context.path(shown, Access::Read)?;
-    let (bytes, size) = read_bounded(&path, MAX_READ_BYTES)
+    let target = context.target(shown, Access::Read)?;
+    let (bytes, size) = read_bounded(&target, MAX_READ_BYTES)
         .map_err(|error| format!("Cannot read `{shown}`: {error}"))?;
     if bytes.iter().take(8192).any(|&byte| byte == 0) {
         return Err(format!(
@@ -78,35 +75,31 @@ pub fn read(
     Ok(outcome)
 }
 
-/// At most `max` bytes of the regular file at `path`, and its size. Anything else (a FIFO, a
-/// device, a socket, a directory) is refused before it is read, and opening never waits for a
-/// writer.
-pub(super) fn read_bounded(path: &Path, max: u64) -> std::io::Result<(Vec<u8>, u64)> {
-    let not_regular = || {
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "not a regular file (only regular files are read)",
-        )
-    };
-    if !std::fs::metadata(path)?.is_file() {
-        return Err(not_regular());
+/// At most `max` bytes of the regular file `target`, and its size, opened beneath its jail.
+/// Anything else (a FIFO, a device, a socket, a directory) is refused before it is read, and
+/// opening never waits for a writer.
+pub(super) fn read_bounded(target: &Target, max: u64) -> Result<(Vec<u8>, u64), String> {
+    target
+        .jail
+        .read(&target.path, max)
+        .map_err(|error| jail_reason(&error))
+}
+
+/// The reason of a jail's refusal, without the path the caller already names.
+pub(super) fn jail_reason(error: &ctxkit_jail::JailError) -> String {
+    match error {
+        ctxkit_jail::JailError::Io { source, .. } => source.to_string(),
+        ctxkit_jail::JailError::NotRegular { .. } => {
+            "not a regular file (only regular files are read)".to_owned()
+        }
+        ctxkit_jail::JailError::TooDeep { .. }
+        | ctxkit_jail::JailError::TooLong { .. }
+        | ctxkit_jail::JailError::Outside { .. }
+        | ctxkit_jail::JailError::Escapes { .. }
+        | ctxkit_jail::JailError::Denied { .. }
+        | ctxkit_jail::JailError::TooLarge { .. }
+        | ctxkit_jail::JailError::NotText { .. } => error.to_string(),
     }
-    // Non-blocking: a file swapped for a FIFO after the check cannot wedge the open.
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
-    let metadata = file.metadata()?;
-    if !metadata.is_file() {
-        return Err(not_regular());
-    }
-    let mut bytes = Vec::new();
-    file.take(max).read_to_end(&mut bytes)?;
-    // Files such as `/proc/*/status` say 0 bytes; what was read is then the size known.
-    let size = metadata
-        .len()
-        .max(u64::try_from(bytes.len()).unwrap_or(u64::MAX));
-    Ok((bytes, size))
 }
 
 /// The arguments of `write`.
@@ -120,15 +113,14 @@ pub struct WriteArguments {
 pub fn write(arguments: WriteArguments, context: &ToolContext) -> Result<ToolOutcome, String> {
     let shown = arguments.path.as_str();
     let content = arguments.content.as_str();
-    let path = context.path(shown, Access::Write)?;
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(|error| format!("Cannot create the directory of `{shown}`: {error}"))?;
-    }
-    if path.is_dir() {
+    let target = context.target(shown, Access::Write)?;
+    if target.jail.is_dir(&target.path) {
         return Err(format!("Cannot write `{shown}`: it is a directory"));
     }
-    atomic::write_file(&path, content.as_bytes()).map_err(|error| unwritten(shown, &error))?;
+    target
+        .jail
+        .write_atomic(&target.path, content.as_bytes())
+        .map_err(|error| unwritten(shown, &error))?;
     Ok(ToolOutcome::ok(format!(
         "Wrote {} bytes to {shown}",
         content.len()
@@ -152,8 +144,8 @@ pub fn edit(arguments: EditArguments, context: &ToolContext) -> Result<ToolOutco
     if old.is_empty() {
         return Err("`oldText` must not be empty".to_owned());
     }
-    let path = context.path(shown, Access::Write)?;
-    let (bytes, size) = read_bounded(&path, MAX_READ_BYTES)
+    let target = context.target(shown, Access::Write)?;
+    let (bytes, size) = read_bounded(&target, MAX_READ_BYTES)
         .map_err(|error| format!("Cannot read `{shown}`: {error}"))?;
     if u64::try_from(bytes.len()).unwrap_or(u64::MAX) < size {
         return Err(format!(
@@ -180,7 +172,10 @@ pub fn edit(arguments: EditArguments, context: &ToolContext) -> Result<ToolOutco
         }
     }
     let updated = text.replacen(old, new, 1);
-    atomic::write_file(&path, updated.as_bytes()).map_err(|error| unwritten(shown, &error))?;
+    target
+        .jail
+        .write_atomic(&target.path, updated.as_bytes())
+        .map_err(|error| unwritten(shown, &error))?;
     let line = text
         .find(old)
         .map_or(1, |at| text[..at].matches('\n').count() + 1);
@@ -192,8 +187,9 @@ pub fn edit(arguments: EditArguments, context: &ToolContext) -> Result<ToolOutco
 }
 
 /// The error of a write that failed: the file is as it was.
-fn unwritten(shown: &str, error: &std::io::Error) -> String {
-    format!("Cannot write `{shown}`: {error}; the file was left unchanged")
+fn unwritten(shown: &str, error: &ctxkit_jail::JailError) -> String {
+    let reason = jail_reason(error);
+    format!("Cannot write `{shown}`: {reason}; the file was left unchanged")
 }
 
 /// The arguments of `ls`.
@@ -214,14 +210,16 @@ pub fn ls(
     let shown = arguments.path.as_deref().unwrap_or(".");
     let limit = arguments.limit.unwrap_or(LS_LIMIT);
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-    let path = context.path(shown, Access::Read)?;
-    let reader =
-        std::fs::read_dir(&path).map_err(|error| format!("Cannot list `{shown}`: {error}"))?;
-    let mut names: Vec<String> = reader
-        .filter_map(Result::ok)
+    let target = context.target(shown, Access::Read)?;
+    let entries = target
+        .jail
+        .read_dir(&target.path)
+        .map_err(|error| format!("Cannot list `{shown}`: {}", jail_reason(&error)))?;
+    let mut names: Vec<String> = entries
+        .into_iter()
         .map(|entry| {
-            let mut name = entry.file_name().to_string_lossy().into_owned();
-            if entry.path().is_dir() {
+            let mut name = entry.name;
+            if entry.is_dir {
                 name.push('/');
             }
             name
@@ -574,14 +572,18 @@ mod boundary_tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("big.log");
         std::fs::write(&path, "line\n".repeat(100)).unwrap();
-        let (bytes, size) = super::read_bounded(&path, 12).unwrap();
+        let target = |path: &Path| crate::tool::Target {
+            path: path.to_owned(),
+            jail: ctxkit_jail::Jail::open_bare(dir.path()).unwrap(),
+        };
+        let (bytes, size) = super::read_bounded(&target(&path), 12).unwrap();
         assert_eq!((bytes.len(), size), (12, 500));
         // A 1 GiB sparse file: only the bounded head is read, and at once.
         let sparse = dir.path().join("sparse.txt");
         let file = std::fs::File::create(&sparse).unwrap();
         file.set_len(1 << 30).unwrap();
         let started = Instant::now();
-        let (bytes, size) = super::read_bounded(&sparse, super::MAX_READ_BYTES).unwrap();
+        let (bytes, size) = super::read_bounded(&target(&sparse), super::MAX_READ_BYTES).unwrap();
         assert_eq!(bytes.len() as u64, super::MAX_READ_BYTES);
         assert_eq!(size, 1 << 30);
         assert!(started.elapsed() < Duration::from_secs(5));

@@ -2,7 +2,6 @@
 //! directory. Every result is bounded ([`limit`]); a cut result's full text is saved under the
 //! output directory and the model is told the path.
 
-mod atomic;
 mod bash;
 mod files;
 pub mod limit;
@@ -399,6 +398,7 @@ pub(crate) mod test_support {
             engine: None,
             workspace: Arc::new(crate::workspace::Workspace::new(dir)),
             outside_approved: Vec::new(),
+            guarded_approved: false,
         }
     }
 }

@@ -58,13 +58,19 @@ pub fn grep(
         .case_insensitive(ignore_case)
         .build()
         .map_err(|error| format!("Invalid pattern: {error}"))?;
-    let root = context.path(shown, Access::Read)?;
+    let target = context.target(shown, Access::Read)?;
+    let root = target.path.clone();
     if !root.exists() {
         return Err(format!("`{shown}` does not exist"));
     }
+    let jail = std::sync::Arc::new(target.jail);
     let mut walker = WalkBuilder::new(&root);
     walker.hidden(false).git_ignore(true).require_git(false);
-    walker.filter_entry(|entry| entry.file_name() != ".git");
+    // ctxkit's home and the user's credentials are never walked into (a project at `~`).
+    let walk_jail = std::sync::Arc::clone(&jail);
+    walker.filter_entry(move |entry| {
+        entry.file_name() != ".git" && !walk_jail.is_denied(entry.path())
+    });
     if let Some(glob) = glob {
         let mut overrides = OverrideBuilder::new(&root);
         overrides
@@ -86,7 +92,8 @@ pub fn grep(
         if !entry.file_type().is_some_and(|kind| kind.is_file()) {
             continue;
         }
-        let Ok((bytes, _)) = super::files::read_bounded(entry.path(), MAX_READ_BYTES) else {
+        // Opened beneath the jail: a folder swapped for a symlink mid-walk leads nowhere.
+        let Ok((bytes, _)) = jail.read(entry.path(), MAX_READ_BYTES) else {
             continue;
         };
         if bytes.iter().take(8192).any(|&byte| byte == 0) {

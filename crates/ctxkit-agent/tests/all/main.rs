@@ -8,6 +8,7 @@
     reason = "scripted models answer the messages they care about"
 )]
 
+mod adversary;
 mod boundary;
 mod cache_prefix;
 mod cut_off;

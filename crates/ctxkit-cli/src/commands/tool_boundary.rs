@@ -15,6 +15,8 @@ pub struct ToolBoundary {
     pub sessions_root: PathBuf,
     pub readable_paths: Vec<PathBuf>,
     pub secrets: Vec<String>,
+    /// Hook scripts and local package folders: written only with the user's approval.
+    pub guarded: Vec<PathBuf>,
 }
 
 impl ToolBoundary {
@@ -40,6 +42,7 @@ impl ToolBoundary {
             sessions_root: sessions_root.to_owned(),
             readable_paths,
             secrets,
+            guarded: guarded_paths(environment, settings),
         }
     }
 
@@ -54,8 +57,42 @@ impl ToolBoundary {
         for secret in &self.secrets {
             workspace.add_secret(secret);
         }
+        for path in &self.guarded {
+            workspace.guard(path);
+        }
         workspace
     }
+}
+
+/// The files hooks run (every part of a hook's `command` that names an existing file, relative
+/// to the project) and the local package folders of both settings scopes.
+fn guarded_paths(environment: &Environment, settings: &SettingsManager) -> Vec<PathBuf> {
+    let mut guarded = Vec::new();
+    for scope in [SettingsScope::Global, SettingsScope::Project] {
+        let document = settings.document(scope);
+        let commands = document
+            .get("hooks")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|hook| hook.get("command").and_then(Value::as_array))
+            .flatten()
+            .filter_map(Value::as_str);
+        let packages = document
+            .get("packages")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|package| package.as_str().or_else(|| package.get("source")?.as_str()))
+            .filter(|source| source.starts_with('.') || source.starts_with('/'));
+        for part in commands.chain(packages) {
+            let path = environment.cwd.join(part);
+            if path.exists() && !guarded.contains(&path) {
+                guarded.push(path);
+            }
+        }
+    }
+    guarded
 }
 
 /// `~` and `~/…` under the user's home.

@@ -12,8 +12,120 @@ use crate::error::PackageError;
 use crate::resolve::SourceScope;
 use crate::source::GitSource;
 
+/// Configuration every git command runs under, as command-line scope (`-c`, which wins over the
+/// repository's own `.git/config` for single-valued keys): no fsmonitor or hook runs, and only
+/// the usual transports are allowed (`ext::` runs a command; `file` only when the user named it).
+/// `remote.*.uploadpack` is not overridable this way (git takes the first value it reads), so
+/// [`check_checkout`] refuses a checkout whose config sets it.
+const HARDENED_CONFIG: &[(&str, &str)] = &[
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", "/dev/null"),
+    ("core.gitProxy", ""),
+    ("protocol.allow", "never"),
+    ("protocol.https.allow", "always"),
+    ("protocol.http.allow", "always"),
+    ("protocol.ssh.allow", "always"),
+    ("protocol.git.allow", "always"),
+    ("protocol.file.allow", "user"),
+    ("protocol.ext.allow", "never"),
+];
+
+/// Keys a checkout's `.git/config` may hold: those `git clone` and `git checkout` write. Anything
+/// else (`remote.origin.uploadpack`, `core.fsmonitor`, `filter.*`, `credential.helper`,
+/// `include.path`, `alias.*`, …) may run a command, and the checkout is refused before git runs
+/// in it.
+const CHECKOUT_CONFIG_KEYS: &[&str] = &[
+    "core.repositoryformatversion",
+    "core.filemode",
+    "core.bare",
+    "core.logallrefupdates",
+    "core.symlinks",
+    "core.ignorecase",
+    "core.precomposeunicode",
+    "extensions.objectformat",
+    "remote.origin.url",
+    "remote.origin.fetch",
+];
+
 fn git(args: &[&str]) -> CommandLine {
-    CommandLine::new("git", args.iter().map(|arg| (*arg).to_owned()))
+    let mut command = CommandLine::new("git", args.iter().map(|arg| (*arg).to_owned()))
+        .with_env("GIT_CONFIG_NOSYSTEM", "1")
+        .with_env("GIT_TERMINAL_PROMPT", "0");
+    for (key, value) in HARDENED_CONFIG {
+        command = command.with_config(key, value);
+    }
+    command
+}
+
+/// Refuses a checkout git must not run in: `.git` that is not a folder (a `gitdir:` file points
+/// anywhere), or a `.git/config` with a key outside [`CHECKOUT_CONFIG_KEYS`] (read as text, never
+/// by running git in it).
+fn check_checkout(checkout: &Path) -> Result<(), PackageError> {
+    let git_dir = checkout.join(".git");
+    let refused = |reason: String| PackageError::UnsafeCheckout {
+        path: checkout.to_path_buf(),
+        reason,
+    };
+    let metadata = std::fs::symlink_metadata(&git_dir).map_err(|error| PackageError::Io {
+        path: git_dir.clone(),
+        source: error,
+    })?;
+    if !metadata.is_dir() {
+        return Err(refused("`.git` is not a folder".to_owned()));
+    }
+    let config = git_dir.join("config");
+    let text = std::fs::read_to_string(&config).map_err(|error| PackageError::Io {
+        path: config,
+        source: error,
+    })?;
+    for key in config_keys(&text) {
+        let lower = key.to_ascii_lowercase();
+        let branch_key = lower.starts_with("branch.")
+            && (lower.ends_with(".remote") || lower.ends_with(".merge"));
+        if !branch_key
+            && !CHECKOUT_CONFIG_KEYS
+                .iter()
+                .any(|known| known.eq_ignore_ascii_case(&lower))
+        {
+            return Err(refused(format!(
+                "its `.git/config` sets `{key}`, which ctxkit never writes"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The dotted keys of a git config file (`[section "sub"]` then `name = value` lines). Values
+/// are not needed; a line that is not a key (a comment, a continuation) is skipped.
+fn config_keys(text: &str) -> Vec<String> {
+    let mut section = String::new();
+    let mut keys = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+            continue;
+        }
+        if let Some(header) = line.strip_prefix('[') {
+            let (header, rest) = header.split_once(']').unwrap_or((header, ""));
+            section = match header.split_once(|c: char| c.is_whitespace()) {
+                Some((name, sub)) => format!("{name}.{}", sub.trim().trim_matches('"')),
+                None => header.replace(' ', ""),
+            };
+            // `[section] key = value` on one line.
+            let rest = rest.trim();
+            if !rest.is_empty() {
+                keys.push(format!("{section}.{}", key_name(rest)));
+            }
+            continue;
+        }
+        keys.push(format!("{section}.{}", key_name(line)));
+    }
+    keys
+}
+
+/// The name of a `name = value` line (a bare `name` is a true boolean).
+fn key_name(line: &str) -> &str {
+    line.split(['=', ' ', '\t']).next().unwrap_or(line).trim()
 }
 
 /// What an update resets to and how it fetches it.
@@ -28,11 +140,13 @@ fn is_commit_hash(text: &str) -> bool {
 
 impl PackageManager {
     fn git_capture(&self, checkout: &Path, args: &[&str]) -> Result<String, PackageError> {
+        check_checkout(checkout)?;
         let command = git(args).in_dir(checkout).with_timeout(NETWORK_TIMEOUT);
         Ok(self.runner.run(&command)?.stdout.trim().to_owned())
     }
 
     fn git_run(&self, checkout: &Path, args: &[&str]) -> Result<(), PackageError> {
+        check_checkout(checkout)?;
         self.runner.run(&git(args).in_dir(checkout))?;
         Ok(())
     }
@@ -80,7 +194,7 @@ impl PackageManager {
     fn clone_and_prepare(&self, source: &GitSource, target: &Path) -> Result<(), PackageError> {
         let target_text = target.to_string_lossy().into_owned();
         self.runner
-            .run(&git(&["clone", &source.repo, &target_text]))?;
+            .run(&git(&["clone", "--no-local", &source.repo, &target_text]))?;
         if let Some(reference) = &source.git_ref {
             self.git_run(target, &["checkout", reference])?;
         }
@@ -201,6 +315,7 @@ impl PackageManager {
     }
 
     fn ls_remote(&self, checkout: &Path, reference: &str) -> Option<String> {
+        check_checkout(checkout).ok()?;
         let command = git(&["ls-remote", "origin", reference])
             .in_dir(checkout)
             .with_env("GIT_TERMINAL_PROMPT", "0")
@@ -227,5 +342,107 @@ impl PackageManager {
             return Some(hash);
         }
         self.ls_remote(checkout, "HEAD")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packages::runner::{CommandRunner as _, ProcessRunner};
+
+    /// A repository whose own config names an fsmonitor and a hooks folder: git run by ctxkit
+    /// uses neither, even without the checkout check; an upload-pack command (which `-c` cannot
+    /// override) is refused by the check.
+    #[test]
+    fn repository_config_cannot_choose_commands_git_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let marker = root.join("pwned");
+        let run = |cwd: &Path, args: &[&str]| {
+            let status = std::process::Command::new("git")
+                .args(args)
+                .current_dir(cwd)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .output()
+                .unwrap();
+            assert!(status.status.success(), "{args:?}: {status:?}");
+        };
+        let origin = root.join("origin");
+        std::fs::create_dir_all(&origin).unwrap();
+        run(&origin, &["init", "-q", "-b", "main"]);
+        std::fs::write(origin.join("a.txt"), "a").unwrap();
+        run(&origin, &["add", "."]);
+        run(
+            &origin,
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-qm",
+                "a",
+            ],
+        );
+        let checkout = root.join("checkout");
+        run(root, &["clone", "-q", "origin", "checkout"]);
+        let hooks = root.join("hooks");
+        std::fs::create_dir_all(&hooks).unwrap();
+        let hook = hooks.join("reference-transaction");
+        std::fs::write(&hook, format!("#!/bin/sh\ntouch {}\n", marker.display())).unwrap();
+        std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let config = checkout.join(".git/config");
+        let clean = std::fs::read_to_string(&config).unwrap();
+        let planted = format!(
+            "[core]\n\tfsmonitor = touch {0}\n\thooksPath = {1}\n",
+            marker.display(),
+            hooks.display()
+        );
+        std::fs::write(&config, format!("{clean}{planted}")).unwrap();
+        let runner = ProcessRunner::new().with_env("GIT_CONFIG_GLOBAL", "/dev/null");
+        runner
+            .run(&git(&["fetch", "origin"]).in_dir(&checkout))
+            .unwrap();
+        runner
+            .run(&git(&["reset", "--hard", "origin/main"]).in_dir(&checkout))
+            .unwrap();
+        assert!(!marker.exists(), "the repository's command ran");
+        assert!(check_checkout(&checkout).is_err());
+        let uploadpack = format!(
+            "[remote \"origin\"]\n\tuploadpack = touch {}\n",
+            marker.display()
+        );
+        std::fs::write(&config, format!("{clean}{uploadpack}")).unwrap();
+        let error = check_checkout(&checkout).unwrap_err();
+        assert!(error.to_string().contains("uploadpack"), "{error}");
+        std::fs::write(&config, &clean).unwrap();
+        assert!(check_checkout(&checkout).is_ok());
+        // The `ext::` transport runs a command: never allowed.
+        let error = runner
+            .run(
+                &git(&[
+                    "ls-remote",
+                    &format!("ext::sh -c touch% {}", marker.display()),
+                ])
+                .in_dir(root),
+            )
+            .unwrap_err();
+        assert!(!marker.exists(), "{error}");
+    }
+
+    #[test]
+    fn config_keys_are_read_as_written() {
+        let text = "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = x\n\tUploadPack = y\n# c\n[include] path = z\n";
+        assert_eq!(
+            config_keys(text),
+            [
+                "core.bare",
+                "remote.origin.url",
+                "remote.origin.UploadPack",
+                "include.path"
+            ]
+        );
     }
 }

@@ -23,6 +23,9 @@ pub struct CommandLine {
     pub env: Vec<(String, String)>,
     /// Kill the process and fail after this long (network checks use 10 s).
     pub timeout: Option<Duration>,
+    /// git configuration given as `-c key=value` before the arguments (command-line scope, which
+    /// wins over a repository's own config); left out of [`Self::display`].
+    pub config: Vec<(String, String)>,
 }
 
 impl CommandLine {
@@ -34,7 +37,15 @@ impl CommandLine {
             cwd: None,
             env: Vec::new(),
             timeout: None,
+            config: Vec::new(),
         }
+    }
+
+    /// Runs with the git configuration `key=value` in command-line scope.
+    #[must_use]
+    pub fn with_config(mut self, key: &str, value: &str) -> Self {
+        self.config.push((key.to_owned(), value.to_owned()));
+        self
     }
 
     /// Runs in `cwd`.
@@ -154,6 +165,9 @@ fn excerpt(text: &str) -> String {
 impl CommandRunner for ProcessRunner {
     fn run(&self, command: &CommandLine) -> Result<CommandOutput, PackageError> {
         let mut process = Command::new(&command.program);
+        for (key, value) in &command.config {
+            process.arg("-c").arg(format!("{key}={value}"));
+        }
         process
             .args(&command.args)
             .stdin(Stdio::null())

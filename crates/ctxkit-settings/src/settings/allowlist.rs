@@ -97,6 +97,8 @@ mod tests {
         assert_eq!(
             split.held_keys,
             vec![
+                "defaultModel",
+                "compaction.model",
                 "llm.baseUrl",
                 "llm.apiKey",
                 "llm.api",
@@ -113,9 +115,8 @@ mod tests {
         assert_eq!(
             Value::Object(split.safe),
             json!({
-                "defaultModel": "gpt-4o-mini",
                 "theme": "dark",
-                "compaction": {"keepRecentTokens": 9000, "model": "openai/gpt-4o-mini"},
+                "compaction": {"keepRecentTokens": 9000},
                 "llm": {"models": [], "anthropic": {"cacheRetention": "long"}},
                 "chat": {"bashTimeoutSeconds": 5},
             })

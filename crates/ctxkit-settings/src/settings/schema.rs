@@ -550,18 +550,34 @@ const SERVER: &[Field] = &[
 /// (`ctxkit trust`): settings that can neither run code nor send a key or the conversation
 /// somewhere the user did not choose. An entry covers its key and every key below it. This is an
 /// allowlist: a key not listed here is held back until the project is trusted, whether the schema
-/// knows it or not (`llm.baseUrl`, `llm.apiKey`, `llm.api`, `llm.headers`, `chat.confirmBash`,
+/// knows it or not (`defaultProvider`, `defaultModel`, `enabledModels`, `compaction.model`,
+/// `compaction.fileContext`, `llm.baseUrl`, `llm.apiKey`, `llm.api`, `llm.headers`, `chat.confirmBash`,
 /// `chat.passEnv`, `npmCommand`, `hooks`, `shellPath`, `shellCommandPrefix`, `sessionDir`,
 /// `enableInstallTelemetry`, a setting added later, a misspelt one). `docs/security.md` has the
 /// reasons.
 pub const PROJECT_SAFE_KEYS: &[&str] = &[
-    // Model choice: which model answers, and what the user's own provider settings say about it.
-    "defaultProvider",
-    "defaultModel",
+    // How the user's own model thinks, and what the user's own provider settings say about it.
+    // Which provider and model answer (`defaultProvider`, `defaultModel`, `enabledModels`) and
+    // which one writes summaries (`compaction.model`) are held back: `ollama/…` sends the whole
+    // conversation to a port any local user can listen on. So is `compaction.fileContext` (it
+    // sends file contents to the summary model).
     "defaultThinkingLevel",
-    "enabledModels",
     "thinkingBudgets",
-    "compaction",
+    "compaction.enabled",
+    "compaction.reserveTokens",
+    "compaction.keepRecentTokens",
+    "compaction.modelOverrides",
+    "compaction.background",
+    "compaction.backgroundPercent",
+    "compaction.thresholdTokens",
+    "compaction.cachePrefix",
+    "compaction.provider",
+    "compaction.fallback",
+    "compaction.overflowFallback",
+    "compaction.truncateKeepPercent",
+    "compaction.offlineSummaryPercent",
+    "compaction.offlineSummaryMinTokens",
+    "compaction.offlineSummaryMaxTokens",
     "llm.models",
     "llm.anthropic",
     "llm.openaiResponses",

@@ -1,0 +1,403 @@
+//! Issue 42's adversary, as a table: a hostile repository and a hostile model attack the jail
+//! (paths), what reaches the model without a tool (context files, prompts), and guarded places
+//! (code that runs later). Each row is one attack and what must hold; every row failed on the
+//! code before the jail. Other suites of issue 42: `ctxkit-jail` (race, depth, atomic writes),
+//! `ctxkit-settings` (trust-gated keys, pinned hook scripts), `ctxkit-packages` and
+//! `ctxkit-resources/tests/packages_git.rs` (git without repository commands), `ctxkit-secrets`
+//! (Basic/Bearer/userinfo redaction).
+
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use ctxkit_agent::{ToolContext, ToolRegistry, Workspace};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+const KEY: &str = "sk-ant-api03-adversary-0123456789";
+const PRIVATE_KEY: &str = "-----BEGIN OPENSSH PRIVATE KEY----- adversary";
+
+/// A user's home holding ctxkit's home (settings with a key, another project's session), a private
+/// key, and a project.
+struct Home {
+    _dir: tempfile::TempDir,
+    home: PathBuf,
+    project: PathBuf,
+    ctxkit: PathBuf,
+}
+
+fn home() -> Home {
+    let dir = tempfile::tempdir().unwrap();
+    let home = std::fs::canonicalize(dir.path()).unwrap();
+    let ctxkit = home.join(".ctxkit");
+    std::fs::create_dir_all(ctxkit.join("sessions/--other--")).unwrap();
+    std::fs::write(
+        ctxkit.join("settings.json"),
+        format!(r#"{{"llm":{{"apiKey":"{KEY}"}}}}"#),
+    )
+    .unwrap();
+    std::fs::write(
+        ctxkit.join("sessions/--other--/s.jsonl"),
+        "{\"type\":\"message\",\"text\":\"OTHER-PROJECT-CONVERSATION\"}\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_rsa"), PRIVATE_KEY).unwrap();
+    let project = home.join("project");
+    std::fs::create_dir_all(project.join(".git/hooks")).unwrap();
+    std::fs::write(project.join(".git/config"), "[core]\n\tbare = false\n").unwrap();
+    std::fs::create_dir_all(project.join(".ctxkit/hooks")).unwrap();
+    std::fs::write(project.join(".ctxkit/hooks/after.sh"), "#!/bin/sh\n").unwrap();
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    std::fs::write(project.join("src/lib.rs"), "fn main() {}\n").unwrap();
+    Home {
+        _dir: dir,
+        home,
+        project,
+        ctxkit,
+    }
+}
+
+/// The tools' context for a project at `root`, ctxkit's home protected, nothing approved.
+fn context(home: &Home, root: &Path, guard: &[PathBuf]) -> ToolContext {
+    let mut workspace = Workspace::new(root);
+    workspace.set_home(&home.ctxkit);
+    workspace.add_secret(KEY);
+    // The real credentials (`$HOME/.ssh`, …) are denied by every jail; this test's home is a
+    // temporary folder, so its `.ssh` is named here.
+    workspace.protect(&home.home.join(".ssh"));
+    for path in guard {
+        workspace.guard(path);
+    }
+    ToolContext {
+        cwd: root.to_owned(),
+        output_dir: root.join(".outputs"),
+        bash_timeout: Duration::from_secs(5),
+        pass_env: Vec::new(),
+        cancel: CancellationToken::new(),
+        engine: None,
+        workspace: Arc::new(workspace),
+        outside_approved: Vec::new(),
+        guarded_approved: false,
+    }
+}
+
+/// What must hold after an attack.
+enum Holds {
+    /// The call is an error and its text contains this.
+    Refused(&'static str),
+    /// Whatever the result, it does not contain this.
+    NeverShows(&'static str),
+}
+
+struct Attack {
+    name: &'static str,
+    /// `true`: the project is the home itself.
+    project_at_home: bool,
+    /// Symlinks planted first: (link under the project, target under the home).
+    links: &'static [(&'static str, &'static str)],
+    tool: &'static str,
+    arguments: fn() -> Value,
+    holds: Holds,
+}
+
+const DEEP: fn() -> Value = || json!({"path": vec!["a"; 20_000].join("/") + "/x.txt"});
+
+const ATTACKS: &[Attack] = &[
+    Attack {
+        name: "read of 20,000 components (issue: serve aborted on a stack overflow)",
+        project_at_home: false,
+        links: &[],
+        tool: "read",
+        arguments: DEEP,
+        holds: Holds::Refused("refused: the path"),
+    },
+    Attack {
+        name: "write of 20,000 components",
+        project_at_home: false,
+        links: &[],
+        tool: "write",
+        arguments: || json!({"path": vec!["d"; 20_000].join("/"), "content": "x"}),
+        holds: Holds::Refused("refused: the path"),
+    },
+    Attack {
+        name: "ls of 20,000 components",
+        project_at_home: false,
+        links: &[],
+        tool: "ls",
+        arguments: DEEP,
+        holds: Holds::Refused("refused: the path"),
+    },
+    Attack {
+        name: "grep with the project at ~ walks into another project's conversation",
+        project_at_home: true,
+        links: &[],
+        tool: "grep",
+        arguments: || json!({"pattern": "OTHER-PROJECT-CONVERSATION"}),
+        holds: Holds::NeverShows("OTHER-PROJECT"),
+    },
+    Attack {
+        name: "grep with the project at ~ finds the API key in ctxkit's settings",
+        project_at_home: true,
+        links: &[],
+        tool: "grep",
+        arguments: || json!({"pattern": "adversary-0123"}),
+        holds: Holds::NeverShows("settings.json"),
+    },
+    Attack {
+        name: "grep with the project at ~ reads the private key",
+        project_at_home: true,
+        links: &[],
+        tool: "grep",
+        arguments: || json!({"pattern": "PRIVATE KEY", "literal": true}),
+        holds: Holds::NeverShows("id_rsa"),
+    },
+    Attack {
+        name: "ls of ~/.ctxkit with the project at ~",
+        project_at_home: true,
+        links: &[],
+        tool: "ls",
+        arguments: || json!({"path": ".ctxkit/sessions"}),
+        holds: Holds::Refused("never"),
+    },
+    Attack {
+        name: "write over .git/config with a core.fsmonitor command (bash declined)",
+        project_at_home: false,
+        links: &[],
+        tool: "write",
+        arguments: || json!({"path": ".git/config", "content": "[core]\n\tfsmonitor = sh -c 'touch pwned'\n"}),
+        holds: Holds::Refused("guarded"),
+    },
+    Attack {
+        name: "edit of .git/config through `src/..`",
+        project_at_home: false,
+        links: &[],
+        tool: "edit",
+        arguments: || json!({"path": "src/../.git/config", "oldText": "bare = false", "newText": "fsmonitor = touch pwned"}),
+        holds: Holds::Refused("guarded"),
+    },
+    Attack {
+        name: "a git hook written by the model",
+        project_at_home: false,
+        links: &[],
+        tool: "write",
+        arguments: || json!({"path": "@./.git//hooks/pre-commit", "content": "#!/bin/sh\ntouch pwned\n"}),
+        holds: Holds::Refused("guarded"),
+    },
+    Attack {
+        name: "a trusted after_compact hook script rewritten by the model",
+        project_at_home: false,
+        links: &[],
+        tool: "write",
+        arguments: || json!({"path": ".ctxkit/hooks/after.sh", "content": "#!/bin/sh\ncurl evil\n"}),
+        holds: Holds::Refused("guarded"),
+    },
+    Attack {
+        name: "the project's settings rewritten by the model",
+        project_at_home: false,
+        links: &[],
+        tool: "write",
+        arguments: || json!({"path": ".ctxkit/settings.json", "content": "{\"chat\":{\"confirmBash\":false}}"}),
+        holds: Holds::Refused("guarded"),
+    },
+    Attack {
+        name: "Pi's project folder rewritten by the model",
+        project_at_home: false,
+        links: &[],
+        tool: "write",
+        arguments: || json!({"path": ".pi/settings.json", "content": "{}"}),
+        holds: Holds::Refused("guarded"),
+    },
+    Attack {
+        name: "a write through a symlink into .git",
+        project_at_home: false,
+        links: &[("gitlink", "project/.git")],
+        tool: "write",
+        arguments: || json!({"path": "gitlink/config", "content": "x"}),
+        holds: Holds::Refused("guarded"),
+    },
+    Attack {
+        name: "the live session file overwritten (the conversation becomes `{}`)",
+        project_at_home: false,
+        links: &[],
+        tool: "write",
+        arguments: || json!({"path": "sessions/live.jsonl", "content": "{}"}),
+        holds: Holds::Refused("guarded"),
+    },
+    Attack {
+        name: "read of ctxkit's settings through a symlink chain",
+        project_at_home: false,
+        links: &[("up", "."), ("docs", "project/up/.ctxkit")],
+        tool: "read",
+        arguments: || json!({"path": "docs/settings.json"}),
+        holds: Holds::NeverShows("adversary-0123"),
+    },
+    Attack {
+        name: "grep through a symlink to ctxkit's home inside a project at ~",
+        project_at_home: true,
+        links: &[("notes", ".ctxkit")],
+        tool: "grep",
+        arguments: || json!({"pattern": "apiKey", "path": "notes"}),
+        holds: Holds::NeverShows("adversary-0123"),
+    },
+    Attack {
+        name: "a path of 5,000 bytes",
+        project_at_home: false,
+        links: &[],
+        tool: "read",
+        arguments: || json!({"path": "x".repeat(5_000)}),
+        holds: Holds::Refused("bytes long"),
+    },
+    Attack {
+        name: "a file echoing a base-URL password as Basic, read back by the model",
+        project_at_home: false,
+        links: &[],
+        tool: "bash",
+        arguments: || json!({"command": "echo 'Authorization: Basic YWxpY2U6aHVudGVyMg=='; echo https://alice:hunter2@llm.example/v1"}),
+        holds: Holds::NeverShows("hunter2"),
+    },
+];
+
+fn plant(home: &Home, links: &[(&str, &str)], root: &Path) {
+    for (link, target) in links {
+        let link = root.join(link);
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        symlink(home.home.join(target), link).unwrap();
+    }
+}
+
+#[test]
+fn every_attack_of_the_table_is_repelled() {
+    let registry = ToolRegistry::coding();
+    let mut failures = Vec::new();
+    for attack in ATTACKS {
+        let home = home();
+        let root = if attack.project_at_home {
+            home.home.clone()
+        } else {
+            home.project.clone()
+        };
+        plant(&home, attack.links, &root);
+        let session = home.project.join("sessions/live.jsonl");
+        std::fs::create_dir_all(session.parent().unwrap()).unwrap();
+        std::fs::write(&session, "{\"type\":\"session\"}\n").unwrap();
+        let context = context(&home, &root, &[session]);
+        let outcome = registry.run(attack.tool, &(attack.arguments)(), "call", &context);
+        let held = match &attack.holds {
+            Holds::Refused(reason) => outcome.is_error && outcome.text.contains(reason),
+            Holds::NeverShows(text) => !outcome.text.contains(text),
+        };
+        if !held {
+            let shown: String = outcome.text.chars().take(300).collect();
+            failures.push(format!("{}: {shown}", attack.name));
+        }
+        assert!(!home.project.join("pwned").exists(), "{}", attack.name);
+        assert_eq!(
+            std::fs::read_to_string(home.project.join("sessions/live.jsonl")).unwrap(),
+            "{\"type\":\"session\"}\n",
+            "{}",
+            attack.name
+        );
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// A guarded write the user approves goes through (the guard asks, it does not forbid).
+#[test]
+fn an_approved_guarded_write_is_written() {
+    let home = home();
+    let mut context = context(&home, &home.project, &[]);
+    context.guarded_approved = true;
+    let outcome = ToolRegistry::coding().run(
+        "write",
+        &json!({"path": ".ctxkit/hooks/after.sh", "content": "#!/bin/sh\necho ok\n"}),
+        "call",
+        &context,
+    );
+    assert!(!outcome.is_error, "{}", outcome.text);
+    assert!(
+        std::fs::read_to_string(home.project.join(".ctxkit/hooks/after.sh"))
+            .unwrap()
+            .contains("echo ok")
+    );
+}
+
+/// A project folder swapped for a symlink while the model's writes run: nothing lands outside
+/// (the issue saw 1–4 of 600).
+#[test]
+fn a_folder_swapped_for_a_symlink_during_writes_puts_nothing_outside() {
+    let home = home();
+    let outside = home.home.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let context = context(&home, &home.project, &[]);
+    let work = home.project.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let (work, outside, stop) = (work.clone(), outside.clone(), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = std::fs::remove_dir_all(&work);
+                let _ = symlink(&outside, &work);
+                std::thread::yield_now();
+                let _ = std::fs::remove_file(&work);
+                let _ = std::fs::create_dir(&work);
+            }
+        })
+    };
+    let registry = ToolRegistry::coding();
+    for n in 0..600 {
+        let _ = registry.run(
+            "write",
+            &json!({"path": format!("work/{n}.txt"), "content": "x"}),
+            "call",
+            &context,
+        );
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swapper.join().unwrap();
+    let leaked = std::fs::read_dir(&outside).unwrap().count();
+    assert_eq!(leaked, 0, "files written outside the project");
+}
+
+/// What reaches the model without a tool: context files, `APPEND_SYSTEM.md`, prompt templates and
+/// skills that are symlinks to ctxkit's settings or a private key put nothing of them anywhere.
+#[test]
+fn prompt_files_linked_to_secrets_put_nothing_into_the_prompt() {
+    let home = home();
+    let project = &home.project;
+    symlink("../.ctxkit/settings.json", project.join("AGENTS.md")).unwrap();
+    symlink(
+        home.home.join(".ssh/id_rsa"),
+        project.join(".ctxkit/APPEND_SYSTEM.md"),
+    )
+    .unwrap();
+    symlink(home.home.join(".ssh/id_rsa"), home.home.join("CLAUDE.md")).unwrap();
+    std::fs::create_dir_all(project.join(".ctxkit/prompts")).unwrap();
+    symlink(
+        home.ctxkit.join("settings.json"),
+        project.join(".ctxkit/prompts/review.md"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(project.join(".ctxkit/skills/s")).unwrap();
+    symlink(
+        home.home.join(".ssh/id_rsa"),
+        project.join(".ctxkit/skills/s/SKILL.md"),
+    )
+    .unwrap();
+    let agent_dir = home.ctxkit.join("agent");
+    std::fs::create_dir_all(&agent_dir).unwrap();
+    let (files, diagnostics) = ctxkit_resources::discover_context_files(&agent_dir, project);
+    let all: String = files.iter().map(|file| file.content.as_str()).collect();
+    assert!(!all.contains(KEY) && !all.contains(PRIVATE_KEY), "{all}");
+    assert!(diagnostics.len() >= 2, "{diagnostics:?}");
+    let append = project.join(".ctxkit/APPEND_SYSTEM.md");
+    let (text, warning) =
+        ctxkit_resources::resolve_prompt_value(&append.display().to_string(), project);
+    assert!(!text.contains(PRIVATE_KEY) && warning.is_some(), "{text}");
+    let template = ctxkit_resources::load_prompt_file(&project.join(".ctxkit/prompts/review.md"));
+    assert!(template.is_none_or(|template| !template.content.contains(KEY)));
+    let (skill, _) = ctxkit_resources::load_skill_file(&project.join(".ctxkit/skills/s/SKILL.md"));
+    assert!(skill.is_none());
+}

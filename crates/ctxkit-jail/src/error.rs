@@ -1,0 +1,57 @@
+//! Why a path was not opened.
+
+use std::path::PathBuf;
+
+/// Errors of [`crate::Jail`]. Every variant but `Io` is a refusal: the caller tells the user or
+/// the model why, and nothing was read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum JailError {
+    /// The path has more components than [`crate::MAX_DEPTH`].
+    #[error(
+        "the path has {depth} components, more than the {} allowed",
+        crate::MAX_DEPTH
+    )]
+    TooDeep { depth: usize },
+    /// The path is longer than [`crate::MAX_PATH_BYTES`].
+    #[error(
+        "the path is {bytes} bytes long, more than the {} allowed",
+        crate::MAX_PATH_BYTES
+    )]
+    TooLong { bytes: usize },
+    /// An absolute path that does not lie under the root.
+    #[error("`{}` is not under `{}`", path.display(), root.display())]
+    Outside { path: PathBuf, root: PathBuf },
+    /// A symlink or `..` led out of the root while opening.
+    #[error("`{}` leads out of `{}` (a symlink or `..`)", path.display(), root.display())]
+    Escapes { path: PathBuf, root: PathBuf },
+    /// The file lies in ctxkit's home, the sessions folder, or the user's credentials.
+    #[error(
+        "`{}` lies in `{}`: ctxkit's own settings, sessions and the user's credentials are never opened",
+        path.display(),
+        place.display()
+    )]
+    Denied { path: PathBuf, place: PathBuf },
+    /// Not a regular file (a FIFO, a device, a socket, a directory).
+    #[error("`{}` is not a regular file (only regular files are read)", path.display())]
+    NotRegular { path: PathBuf },
+    /// Larger than the caller's limit.
+    #[error("`{}` is larger than {max} bytes", path.display())]
+    TooLarge { path: PathBuf, max: u64 },
+    /// Not UTF-8 text.
+    #[error("`{}` is not UTF-8 text", path.display())]
+    NotText { path: PathBuf },
+    /// The system refused (missing file, permissions, a full disk).
+    #[error("`{}`: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl JailError {
+    /// Whether this is the system's "no such file" (callers treat a missing file as absent).
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, JailError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
+    }
+}

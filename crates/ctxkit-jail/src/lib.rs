@@ -1,0 +1,346 @@
+//! One capability-style handle on a folder: every file the agent's tools, the resource loader,
+//! compaction's file context or the package manager opens is opened *beneath* a directory
+//! descriptor ([`cap_std::fs::Dir`]; on Linux `openat2` with `RESOLVE_BENEATH`, elsewhere
+//! cap-std's own component-by-component resolution). A symlink or `..` that leads out of the root
+//! fails in the kernel at the moment of opening, so swapping a folder for a symlink between a check
+//! and an open gains nothing: there is no check-then-open.
+//!
+//! On top of the confinement, a [`Jail`] refuses
+//! - paths deeper than [`MAX_DEPTH`] components or longer than [`MAX_PATH_BYTES`] (checked before
+//!   anything is resolved, so a path of 20,000 components is one error, not a deep recursion);
+//! - every file whose real location (read back from the open descriptor) lies in a denied place:
+//!   ctxkit's home and sessions folder ([`Jail::deny`]) and the user's credentials
+//!   ([`credential_places`], always).
+//!
+//! Writes go to a temporary file beneath the same directory handle and are renamed over the
+//! target; on any failure the temporary file is removed and the target is as it was.
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod error;
+mod places;
+mod write;
+
+use std::io::Read as _;
+use std::path::{Component, Path, PathBuf};
+
+use cap_std::ambient_authority;
+use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt as _};
+
+pub use error::JailError;
+pub use places::{credential_places, default_ctxkit_home};
+
+/// The most components a path may have (a real project is rarely 40 deep).
+pub const MAX_DEPTH: usize = 256;
+/// The longest path accepted, in bytes (the system's `PATH_MAX`).
+pub const MAX_PATH_BYTES: usize = 4096;
+
+/// A folder, opened once, beneath which every path is opened.
+#[derive(Debug)]
+pub struct Jail {
+    /// The root as the system names it (resolved when opened).
+    root: PathBuf,
+    /// The directory descriptor everything is opened beneath.
+    dir: Dir,
+    /// Places no file may be read from or written to unless the root itself lies inside them.
+    denied: Vec<PathBuf>,
+    /// Places never readable, wherever the root is (credentials).
+    denied_always: Vec<PathBuf>,
+}
+
+/// An entry of [`Jail::read_dir`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirEntry {
+    /// The entry's name.
+    pub name: String,
+    /// Whether it is a directory (a symlink to one counts when it stays beneath the root).
+    pub is_dir: bool,
+}
+
+impl Jail {
+    /// A jail on the folder `root` (resolved), with the user's credentials and ctxkit's home of
+    /// this process (`CTXKIT_HOME`, else `~/.ctxkit`) denied.
+    pub fn open(root: &Path) -> Result<Self, JailError> {
+        let mut jail = Self::open_bare(root)?;
+        jail.denied_always = credential_places();
+        if let Some(home) = default_ctxkit_home() {
+            jail.deny(&home);
+        }
+        Ok(jail)
+    }
+
+    /// A jail on `root` with nothing denied besides what lies outside it.
+    pub fn open_bare(root: &Path) -> Result<Self, JailError> {
+        check_shape(root)?;
+        let resolved = std::fs::canonicalize(root).map_err(|source| JailError::Io {
+            path: root.to_owned(),
+            source,
+        })?;
+        let dir = Dir::open_ambient_dir(&resolved, ambient_authority()).map_err(|source| {
+            JailError::Io {
+                path: resolved.clone(),
+                source,
+            }
+        })?;
+        Ok(Self {
+            root: resolved,
+            dir,
+            denied: Vec::new(),
+            denied_always: Vec::new(),
+        })
+    }
+
+    /// The root, resolved.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Nothing at or under `place` is opened through this jail, unless the root lies inside
+    /// `place` (a jail on ctxkit's own agent folder reads its files; nothing beside them).
+    pub fn deny(&mut self, place: &Path) {
+        let resolved = std::fs::canonicalize(place).unwrap_or_else(|_| place.to_owned());
+        for candidate in [resolved, place.to_owned()] {
+            if !self.denied.contains(&candidate) {
+                self.denied.push(candidate);
+            }
+        }
+    }
+
+    /// Nothing at or under `place` is opened through this jail, wherever its root is (a
+    /// credential place).
+    pub fn deny_always(&mut self, place: &Path) {
+        let resolved = std::fs::canonicalize(place).unwrap_or_else(|_| place.to_owned());
+        for candidate in [resolved, place.to_owned()] {
+            if !self.denied_always.contains(&candidate) {
+                self.denied_always.push(candidate);
+            }
+        }
+    }
+
+    /// Whether `path` (absolute, or relative to the root) names a denied place, judged by its
+    /// name alone (walkers use it to skip a folder before listing it).
+    pub fn is_denied(&self, path: &Path) -> bool {
+        let absolute = if path.is_absolute() {
+            path.to_owned()
+        } else {
+            self.root.join(path)
+        };
+        self.denial_of(&absolute).is_some()
+    }
+
+    /// The path of `path` beneath the root: relative paths as they are, absolute ones with the
+    /// root taken off (an absolute path elsewhere is [`JailError::Outside`]).
+    pub fn relative<'a>(&self, path: &'a Path) -> Result<&'a Path, JailError> {
+        check_shape(path)?;
+        if !path.is_absolute() {
+            return Ok(path);
+        }
+        path.strip_prefix(&self.root)
+            .map_err(|_| JailError::Outside {
+                path: path.to_owned(),
+                root: self.root.clone(),
+            })
+    }
+
+    /// At most `max` bytes of the regular file at `path`, and its size. Anything else (a FIFO,
+    /// a device, a socket, a directory) is refused, and opening never waits for a writer.
+    pub fn read(&self, path: &Path, max: u64) -> Result<(Vec<u8>, u64), JailError> {
+        let relative = self.relative(path)?;
+        let io = |source| self.io_error(relative, source);
+        let mut options = OpenOptions::new();
+        options.read(true).custom_flags(libc::O_NONBLOCK);
+        let file = self
+            .dir
+            .open_with(beneath(relative), &options)
+            .map_err(|source| self.open_error(relative, source))?
+            .into_std();
+        self.check_opened(&file, relative)?;
+        let metadata = file.metadata().map_err(io)?;
+        if !metadata.is_file() {
+            return Err(JailError::NotRegular {
+                path: self.root.join(relative),
+            });
+        }
+        let mut bytes = Vec::new();
+        file.take(max).read_to_end(&mut bytes).map_err(io)?;
+        let size = metadata
+            .len()
+            .max(u64::try_from(bytes.len()).unwrap_or(u64::MAX));
+        Ok((bytes, size))
+    }
+
+    /// The whole text of the file at `path` when it is at most `max` bytes of UTF-8.
+    pub fn read_to_string(&self, path: &Path, max: u64) -> Result<String, JailError> {
+        let (bytes, size) = self.read(path, max)?;
+        if u64::try_from(bytes.len()).unwrap_or(u64::MAX) < size {
+            return Err(JailError::TooLarge {
+                path: self.root.join(path),
+                max,
+            });
+        }
+        String::from_utf8(bytes).map_err(|_| JailError::NotText {
+            path: self.root.join(path),
+        })
+    }
+
+    /// The entries of the directory at `path`, unsorted.
+    pub fn read_dir(&self, path: &Path) -> Result<Vec<DirEntry>, JailError> {
+        let relative = self.relative(path)?;
+        let dir = self.open_dir(relative)?;
+        let entries = dir
+            .entries()
+            .map_err(|source| self.io_error(relative, source))?;
+        Ok(entries
+            .filter_map(Result::ok)
+            .map(|entry| {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let is_dir = dir.metadata(&name).is_ok_and(|metadata| metadata.is_dir());
+                DirEntry { name, is_dir }
+            })
+            .collect())
+    }
+
+    /// Whether `path` is a directory beneath the root (`false` when it cannot be opened).
+    pub fn is_dir(&self, path: &Path) -> bool {
+        self.relative(path)
+            .is_ok_and(|relative| self.open_dir(relative).is_ok())
+    }
+
+    /// Whether `path` names a regular file that [`Self::read`] would open.
+    pub fn is_file(&self, path: &Path) -> bool {
+        self.relative(path).is_ok_and(|relative| {
+            self.dir
+                .metadata(beneath(relative))
+                .is_ok_and(|metadata| metadata.is_file())
+                && self.denial_of(&self.root.join(relative)).is_none()
+        })
+    }
+
+    /// The directory at `relative`, opened beneath the root and checked against the denials.
+    fn open_dir(&self, relative: &Path) -> Result<Dir, JailError> {
+        let dir = self
+            .dir
+            .open_dir(beneath(relative))
+            .map_err(|source| self.open_error(relative, source))?;
+        self.check_opened(&dir, relative)?;
+        Ok(dir)
+    }
+
+    /// Refuses a descriptor whose real place is denied.
+    fn check_opened(
+        &self,
+        opened: &impl std::os::fd::AsRawFd,
+        relative: &Path,
+    ) -> Result<(), JailError> {
+        let real = places::real_path(opened);
+        // Without `/proc`, the name the file was opened by is judged instead.
+        let real = real.unwrap_or_else(|| self.root.join(relative));
+        match self.denial_of(&real) {
+            Some(place) => Err(JailError::Denied {
+                path: self.root.join(relative),
+                place,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// The denied place `path` lies in, if any.
+    fn denial_of(&self, path: &Path) -> Option<PathBuf> {
+        let path = lexical(path);
+        let always = self
+            .denied_always
+            .iter()
+            .find(|place| path.starts_with(place));
+        let other = self
+            .denied
+            .iter()
+            .filter(|place| !self.root.starts_with(place))
+            .find(|place| path.starts_with(place));
+        always.or(other).cloned()
+    }
+
+    fn io_error(&self, relative: &Path, source: std::io::Error) -> JailError {
+        JailError::Io {
+            path: self.root.join(relative),
+            source,
+        }
+    }
+
+    /// An open that failed: an escape when cap-std says the path leads out of the root.
+    fn open_error(&self, relative: &Path, source: std::io::Error) -> JailError {
+        let escaped = source.kind() == std::io::ErrorKind::PermissionDenied
+            && source.to_string().contains("outside of the filesystem");
+        if escaped {
+            JailError::Escapes {
+                path: self.root.join(relative),
+                root: self.root.clone(),
+            }
+        } else {
+            self.io_error(relative, source)
+        }
+    }
+}
+
+/// The text of the file at `path` (at most `max` bytes of UTF-8), opened beneath the folder that
+/// holds it: a symlink out of that folder, and ctxkit's own places and credentials, are refused.
+/// For resource files (context files, prompts, skills, themes) found by listing a folder.
+pub fn read_in_folder(path: &Path, max: u64) -> Result<String, JailError> {
+    check_shape(path)?;
+    let (Some(folder), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(JailError::NotRegular {
+            path: path.to_owned(),
+        });
+    };
+    let folder = if folder.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        folder
+    };
+    Jail::open(folder)?.read_to_string(Path::new(name), max)
+}
+
+/// The most bytes a resource file (context file, prompt, skill, theme) may have.
+pub const MAX_RESOURCE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// `relative` as cap-std wants it: the root itself is `.`.
+fn beneath(relative: &Path) -> &Path {
+    if relative.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        relative
+    }
+}
+
+/// Refuses a path too deep or too long to be a real one, before anything resolves it.
+pub fn check_shape(path: &Path) -> Result<(), JailError> {
+    let bytes = path.as_os_str().len();
+    if bytes > MAX_PATH_BYTES {
+        return Err(JailError::TooLong { bytes });
+    }
+    let depth = path.components().count();
+    if depth > MAX_DEPTH {
+        return Err(JailError::TooDeep { depth });
+    }
+    Ok(())
+}
+
+/// `path` with `.` and `..` taken away by their names alone.
+fn lexical(path: &Path) -> PathBuf {
+    let mut normal = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                normal.pop();
+            }
+            Component::CurDir => {}
+            Component::Normal(_) | Component::RootDir | Component::Prefix(_) => {
+                normal.push(component);
+            }
+        }
+    }
+    normal
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,58 @@
+//! The places no jail opens: ctxkit's home and the user's credentials.
+
+use std::path::{Path, PathBuf};
+
+/// Credential files and folders under the user's home, never opened through any jail.
+const CREDENTIALS: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".azure",
+    ".gnupg",
+    ".netrc",
+    ".git-credentials",
+    ".pgpass",
+    ".npmrc",
+    ".pypirc",
+    ".docker/config.json",
+    ".kube/config",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".config/gcloud",
+    ".config/gh/hosts.yml",
+    ".config/git/credentials",
+    ".local/share/keyrings",
+    ".password-store",
+];
+
+/// The user's credential places (under `$HOME`), as named and resolved.
+pub fn credential_places() -> Vec<PathBuf> {
+    let Some(home) = std::env::home_dir() else {
+        return Vec::new();
+    };
+    let mut places = Vec::new();
+    for name in CREDENTIALS {
+        let place = home.join(name);
+        if let Ok(resolved) = std::fs::canonicalize(&place)
+            && resolved != place
+        {
+            places.push(resolved);
+        }
+        places.push(place);
+    }
+    places
+}
+
+/// `$CTXKIT_HOME` when set and not empty, else `~/.ctxkit`.
+pub fn default_ctxkit_home() -> Option<PathBuf> {
+    match std::env::var_os("CTXKIT_HOME").filter(|home| !home.is_empty()) {
+        Some(home) => Some(PathBuf::from(home)),
+        None => std::env::home_dir().map(|home| home.join(".ctxkit")),
+    }
+}
+
+/// Where the open descriptor `opened` really is, read back from `/proc/self/fd` (`None` without
+/// `/proc`).
+pub(crate) fn real_path(opened: &impl std::os::fd::AsRawFd) -> Option<PathBuf> {
+    let link = Path::new("/proc/self/fd").join(opened.as_raw_fd().to_string());
+    std::fs::read_link(link).ok()
+}

@@ -1,0 +1,244 @@
+//! The jail against the attacks it exists for.
+
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+
+use super::*;
+
+/// A home holding a project, ctxkit's home and a credential beside it.
+struct Scene {
+    _dir: tempfile::TempDir,
+    home: PathBuf,
+    project: PathBuf,
+}
+
+fn scene() -> Scene {
+    let dir = tempfile::tempdir().unwrap();
+    let home = std::fs::canonicalize(dir.path()).unwrap();
+    let project = home.join("project");
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    std::fs::write(project.join("src/lib.rs"), "fn main() {}").unwrap();
+    std::fs::create_dir_all(home.join(".ctxkit")).unwrap();
+    std::fs::write(
+        home.join(".ctxkit/settings.json"),
+        "{\"apiKey\":\"sk-secret\"}",
+    )
+    .unwrap();
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_rsa"), "PRIVATE KEY").unwrap();
+    Scene {
+        _dir: dir,
+        home,
+        project,
+    }
+}
+
+fn jail_on(root: &Path, scene: &Scene) -> Jail {
+    let mut jail = Jail::open_bare(root).unwrap();
+    jail.deny(&scene.home.join(".ctxkit"));
+    jail.deny_always(&scene.home.join(".ssh"));
+    jail
+}
+
+#[test]
+fn reads_inside_the_root() {
+    let scene = scene();
+    let jail = jail_on(&scene.project, &scene);
+    let text = jail.read_to_string(Path::new("src/lib.rs"), 1024).unwrap();
+    assert_eq!(text, "fn main() {}");
+    let absolute = scene.project.join("src/lib.rs");
+    assert_eq!(jail.read(&absolute, 1024).unwrap().1, 12);
+    let mut names: Vec<_> = jail.read_dir(Path::new("")).unwrap();
+    names.sort_by(|a, b| a.name.cmp(&b.name));
+    assert_eq!(
+        names,
+        [DirEntry {
+            name: "src".into(),
+            is_dir: true
+        }]
+    );
+}
+
+#[test]
+fn symlinks_and_dot_dots_out_of_the_root_are_refused() {
+    let scene = scene();
+    symlink(scene.home.join(".ssh/id_rsa"), scene.project.join("key")).unwrap();
+    symlink("../.ctxkit/settings.json", scene.project.join("AGENTS.md")).unwrap();
+    symlink(&scene.home, scene.project.join("up")).unwrap();
+    let jail = jail_on(&scene.project, &scene);
+    for attack in [
+        "key",
+        "AGENTS.md",
+        "up/.ssh/id_rsa",
+        "../.ssh/id_rsa",
+        "src/../../.ctxkit/settings.json",
+    ] {
+        let error = jail.read(Path::new(attack), 1024).unwrap_err();
+        assert!(
+            matches!(error, JailError::Escapes { .. } | JailError::Denied { .. }),
+            "{attack}: {error}"
+        );
+    }
+    let error = jail
+        .read(&scene.home.join(".ssh/id_rsa"), 1024)
+        .unwrap_err();
+    assert!(matches!(error, JailError::Outside { .. }), "{error}");
+}
+
+#[test]
+fn with_the_project_at_home_ctxkit_and_credentials_stay_closed() {
+    let scene = scene();
+    symlink(".ctxkit/settings.json", scene.home.join("AGENTS.md")).unwrap();
+    symlink(".ssh", scene.home.join("keys")).unwrap();
+    let jail = jail_on(&scene.home, &scene);
+    for attack in [
+        ".ctxkit/settings.json",
+        "AGENTS.md",
+        ".ssh/id_rsa",
+        "keys/id_rsa",
+        "project/../.ssh/id_rsa",
+    ] {
+        let error = jail.read(Path::new(attack), 1024).unwrap_err();
+        assert!(
+            matches!(error, JailError::Denied { .. }),
+            "{attack}: {error}"
+        );
+    }
+    assert!(jail.read_dir(Path::new(".ctxkit")).is_err());
+    assert!(jail.is_denied(Path::new(".ctxkit/sessions")));
+    let error = jail
+        .write_atomic(Path::new(".ctxkit/settings.json"), b"{}")
+        .unwrap_err();
+    assert!(matches!(error, JailError::Denied { .. }), "{error}");
+    assert!(
+        std::fs::read_to_string(scene.home.join(".ctxkit/settings.json"))
+            .unwrap()
+            .contains("sk-secret")
+    );
+    // A jail on ctxkit's own agent folder reads its files; credentials stay closed there too.
+    let agent = scene.home.join(".ctxkit/agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    std::fs::write(agent.join("AGENTS.md"), "global").unwrap();
+    symlink(
+        scene.home.join(".ssh/id_rsa"),
+        agent.join("APPEND_SYSTEM.md"),
+    )
+    .unwrap();
+    let own = jail_on(&agent, &scene);
+    assert_eq!(
+        own.read_to_string(Path::new("AGENTS.md"), 64).unwrap(),
+        "global"
+    );
+    assert!(own.read(Path::new("APPEND_SYSTEM.md"), 64).is_err());
+    let keys = jail_on(&scene.home.join(".ssh"), &scene);
+    assert!(matches!(
+        keys.read(Path::new("id_rsa"), 64).unwrap_err(),
+        JailError::Denied { .. }
+    ));
+}
+
+#[test]
+fn very_deep_and_very_long_paths_are_refused_without_resolving() {
+    let scene = scene();
+    let jail = jail_on(&scene.project, &scene);
+    let deep: PathBuf = std::iter::repeat_n("a", 20_000)
+        .collect::<PathBuf>()
+        .join("x.txt");
+    assert!(matches!(
+        jail.read(&deep, 1).unwrap_err(),
+        JailError::TooDeep { .. } | JailError::TooLong { .. }
+    ));
+    let deep: PathBuf = std::iter::repeat_n("a", MAX_DEPTH + 1).collect();
+    assert!(matches!(
+        jail.read(&deep, 1).unwrap_err(),
+        JailError::TooDeep { .. }
+    ));
+    assert!(matches!(
+        jail.write_atomic(&deep, b"x").unwrap_err(),
+        JailError::TooDeep { .. }
+    ));
+}
+
+#[test]
+fn special_files_are_not_read_and_never_block() {
+    let scene = scene();
+    let fifo = scene.project.join("pipe");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let jail = jail_on(&scene.project, &scene);
+    assert!(matches!(
+        jail.read(Path::new("pipe"), 10).unwrap_err(),
+        JailError::NotRegular { .. }
+    ));
+    assert!(matches!(
+        jail.read(Path::new("src"), 10).unwrap_err(),
+        JailError::NotRegular { .. }
+    ));
+}
+
+#[test]
+fn writes_replace_atomically_and_leave_nothing_on_failure() {
+    let scene = scene();
+    let jail = jail_on(&scene.project, &scene);
+    jail.write_atomic(Path::new("new/dir/file.txt"), b"hello")
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(scene.project.join("new/dir/file.txt")).unwrap(),
+        "hello"
+    );
+    // A symlink at the name is replaced, not followed out of the root.
+    symlink(
+        scene.home.join("outside.txt"),
+        scene.project.join("link.txt"),
+    )
+    .unwrap();
+    jail.write_atomic(Path::new("link.txt"), b"inside").unwrap();
+    assert!(!scene.home.join("outside.txt").exists());
+    // A directory at the name: refused, nothing left behind.
+    assert!(jail.write_atomic(Path::new("src"), b"x").is_err());
+    let names: Vec<_> = std::fs::read_dir(&scene.project)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".tmp"))
+        .collect();
+    assert!(names.is_empty(), "{names:?}");
+    // A parent that is a symlink out of the root: refused, nothing written outside.
+    symlink(&scene.home, scene.project.join("escape")).unwrap();
+    assert!(
+        jail.write_atomic(Path::new("escape/evil.txt"), b"x")
+            .is_err()
+    );
+    assert!(!scene.home.join("evil.txt").exists());
+}
+
+#[test]
+fn a_folder_swapped_for_a_symlink_during_writes_puts_nothing_outside() {
+    let scene = scene();
+    let outside = scene.home.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let jail = jail_on(&scene.project, &scene);
+    let work = scene.project.join("work");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let (work, outside, stop) = (work.clone(), outside.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = std::fs::remove_dir_all(&work);
+                let _ = symlink(&outside, &work);
+                std::thread::yield_now();
+                let _ = std::fs::remove_file(&work);
+                let _ = std::fs::create_dir(&work);
+            }
+        })
+    };
+    for n in 0..600 {
+        let _ = jail.write_atomic(&Path::new("work").join(format!("{n}.txt")), b"x");
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swapper.join().unwrap();
+    let leaked = std::fs::read_dir(&outside).unwrap().count();
+    assert_eq!(leaked, 0, "files written outside the root");
+}
