@@ -19,6 +19,7 @@ pub type Target = (&'static str, fn(&[u8]));
 /// Every target.
 pub const TARGETS: &[Target] = &[
     ("session_loader", session_loader),
+    ("session_shapes", session_shapes),
     ("frontmatter", frontmatter),
     ("package_source", package_source),
     ("prompt_template", prompt_template),
@@ -113,6 +114,72 @@ pub fn session_loader(data: &[u8]) {
         );
         assert!(reopened.entry(&id).is_some(), "the appended entry is there");
     }
+}
+
+/// The deepest nesting a session line may have (the JSON parser's limit, the outer object counting).
+const MAX_NESTING: usize = 127;
+
+/// Session files of hostile shapes built from `data`, three bytes a line: entries whose message
+/// `details` nest from a few levels to 100,000, lines around the nesting limit, lines of up to
+/// 1 MiB, and lines cut short. The file always opens; a line deeper than the limit or cut short
+/// is skipped with a diagnostic and every other is kept; every message of the context reads whole
+/// (before issue 42 a deep line was kept and failed when read back); an append lands.
+pub fn session_shapes(data: &[u8]) {
+    let path = scratch_path();
+    let header = r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#;
+    let root = r#"{"type":"message","id":"u","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"q","timestamp":1}}"#;
+    let mut text = format!("{header}\n{root}\n");
+    let mut kept = 1;
+    let mut skipped = 0;
+    for (index, chunk) in data.chunks(3).take(24).enumerate() {
+        let [kind, first, second] = [0, 1, 2].map(|at| chunk.get(at).copied().unwrap_or(0));
+        let depth = match kind % 4 {
+            0 => usize::from(first),
+            1 => MAX_NESTING - 10 + usize::from(first % 20),
+            2 => usize::from(first) * 400,
+            _ => usize::from(first % 8),
+        };
+        let size = if kind % 8 >= 6 { usize::from(second) << 12 } else { usize::from(second) };
+        let line = format!(
+            r#"{{"type":"message","id":"e{index}","parentId":"u","timestamp":"2025-01-01T00:00:02.000Z","message":{{"role":"toolResult","toolCallId":"c","toolName":"t","content":[{{"type":"text","text":"{}"}}],"isError":false,"timestamp":2,"details":{}1{}}}}}"#,
+            "x".repeat(size),
+            "[".repeat(depth),
+            "]".repeat(depth)
+        );
+        // The message is at depth 2, its `details` array at 3.
+        let too_deep = depth + 2 > MAX_NESTING;
+        let cut = kind % 4 == 3 && second % 3 == 0;
+        if cut {
+            text.push_str(&line[..line.len() / 2]);
+        } else {
+            text.push_str(&line);
+        }
+        text.push('\n');
+        if too_deep || cut {
+            skipped += 1;
+        } else {
+            kept += 1;
+        }
+    }
+    if std::fs::write(&path, &text).is_err() {
+        return;
+    }
+    let mut session = Session::open(&path).expect("a file with a valid header opens");
+    assert_eq!(session.entries().len(), kept, "every good line is kept");
+    assert!(
+        session.diagnostics().len() >= skipped,
+        "every skipped line is reported"
+    );
+    let context = session.build_context();
+    for message in &context.messages {
+        session
+            .message(message)
+            .expect("every message of the context reads whole");
+    }
+    let _ = session.context_record(LeafSelector::Current, ContextForm::Llm);
+    session
+        .append_message(user("after"))
+        .expect("an append lands after hostile lines");
 }
 
 /// Parses markdown frontmatter; without frontmatter the body is the normalised text.

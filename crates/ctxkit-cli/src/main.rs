@@ -109,9 +109,10 @@ fn report(error: &anyhow::Error) -> ExitCode {
             message.push_str(&format!(": {cause}"));
         }
     }
-    let _ = writeln!(stderr, "{}", ctxkit_packages::redact_credentials(&message));
+    let message = ctxkit_packages::redact_credentials(&message);
+    let _ = writeln!(stderr, "{}", render::terminal_safe(&message));
     if let Some(hint) = hint {
-        let _ = writeln!(stderr, "hint: {hint}");
+        let _ = writeln!(stderr, "hint: {}", render::terminal_safe(&hint));
     }
     ExitCode::from(code)
 }

@@ -1,11 +1,18 @@
-//! The output layer that hides credentials inside URLs (`https://user:token@host`): every command
-//! but the interactive chat writes its stdout through [`RedactingWriter`], and error lines pass
-//! [`ctxkit_packages::redact_credentials`] too, so a package source, a setting such as
-//! `llm.baseUrl` or a directory name never prints them.
+//! The output layer that hides credentials inside URLs (`https://user:token@host`) and shows
+//! terminal escape sequences instead of sending them (`render::terminal_safe`): every command but
+//! the interactive chat writes its stdout through [`RedactingWriter`], its stderr through
+//! [`stderr`], and error lines pass both too, so a package source, a setting such as
+//! `llm.baseUrl` or a directory name never prints credentials, and a session title holding an
+//! OSC 52 clipboard write or a clear-screen sequence prints as text.
 
 use std::io::Write;
 
-/// Writes whole lines to `inner` with credentials redacted; a last line without a newline is
+/// Stderr, locked, through the same layer as stdout.
+pub fn stderr() -> RedactingWriter<std::io::StderrLock<'static>> {
+    RedactingWriter::new(std::io::stderr().lock())
+}
+
+/// Writes whole lines to `inner` with credentials redacted and escape sequences shown; a last line without a newline is
 /// written on `flush` and when dropped.
 pub struct RedactingWriter<W: Write> {
     inner: W,
@@ -21,12 +28,10 @@ impl<W: Write> RedactingWriter<W> {
     }
 
     fn write_redacted(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        match std::str::from_utf8(bytes) {
-            Ok(text) => self
-                .inner
-                .write_all(ctxkit_packages::redact_credentials(text).as_bytes()),
-            Err(_) => self.inner.write_all(bytes),
-        }
+        let text = String::from_utf8_lossy(bytes);
+        let redacted = ctxkit_packages::redact_credentials(&text);
+        self.inner
+            .write_all(crate::render::terminal_safe(&redacted).as_bytes())
     }
 }
 

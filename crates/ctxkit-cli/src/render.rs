@@ -17,6 +17,40 @@ pub fn spinner(message: impl Into<std::borrow::Cow<'static, str>>) -> indicatif:
     bar
 }
 
+/// `text` made safe to print on a terminal: every control character but newline and tab (escape
+/// sequences such as an OSC 52 clipboard write, clear-screen or a window title start with one),
+/// DEL, the C1 controls and the bidirectional overrides that reorder what a line shows are written
+/// as `\uXXXX`, so they are shown, not obeyed. Inside a JSON string that is the same character,
+/// so JSON output stays the same data. The one function every print of session, import, model or
+/// tool text goes through (stdout and stderr through `redact`, the chat through its `Ui`).
+pub fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(is_unsafe_for_terminal) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut safe = String::with_capacity(text.len() + 16);
+    for character in text.chars() {
+        if is_unsafe_for_terminal(character) {
+            safe.push_str(&format!("\\u{:04x}", u32::from(character)));
+        } else {
+            safe.push(character);
+        }
+    }
+    std::borrow::Cow::Owned(safe)
+}
+
+/// Whether a terminal would act on `character` instead of showing it.
+fn is_unsafe_for_terminal(character: char) -> bool {
+    match character {
+        '\n' | '\t' => false,
+        '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' => true,
+        // Bidirectional marks, embeddings, overrides and isolates ("Trojan Source").
+        '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => {
+            true
+        }
+        _ => false,
+    }
+}
+
 /// At most `limit` characters of `text` on one line, with `…` when cut.
 pub fn one_line(text: &str, limit: usize) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -197,4 +231,36 @@ fn system_text(object: &ctxkit_protocol::JsonObject) -> String {
         parts.push(format!("[tools {}]", tools.join(" ")));
     }
     parts.join(" ")
+}
+
+#[cfg(test)]
+mod terminal_tests {
+    use super::terminal_safe;
+
+    #[test]
+    fn escape_sequences_are_shown_not_sent() {
+        let hostile = "title\u{1b}]52;c;ZWNobyBwd25lZA==\u{7}\u{1b}[2J\u{1b}]0;owned\u{7}\r\u{9b}31m\u{202e}txt.exe";
+        let safe = terminal_safe(hostile);
+        assert!(
+            !safe
+                .chars()
+                .any(|c| c.is_control() && c != '\n' && c != '\t'),
+            "{safe:?}"
+        );
+        assert_eq!(
+            safe,
+            "title\\u001b]52;c;ZWNobyBwd25lZA==\\u0007\\u001b[2J\\u001b]0;owned\\u0007\\u000d\\u009b31m\\u202etxt.exe"
+        );
+        assert_eq!(terminal_safe("plain\n\ttext é ✓"), "plain\n\ttext é ✓");
+    }
+
+    #[test]
+    fn json_stays_the_same_data() {
+        let value = serde_json::json!({"title": "a\u{9b}b\u{202e}c\u{7f}"});
+        let printed = value.to_string();
+        let safe = terminal_safe(&printed);
+        assert_ne!(safe, printed);
+        let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
+        assert_eq!(back, value);
+    }
 }

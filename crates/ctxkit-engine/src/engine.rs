@@ -435,6 +435,23 @@ pub(crate) fn shared_message(
     state: &mut State,
     message: &ContextMessage,
 ) -> Result<Option<Arc<AgentMessage>>> {
+    load_message(state, message, Cache::Keep)
+}
+
+/// Whether a message parsed for the context stays in the engine's cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cache {
+    /// Kept: it goes into the next request.
+    Keep,
+    /// Not kept: it is only counted (a count over a long branch must not hold the branch).
+    Skip,
+}
+
+fn load_message(
+    state: &mut State,
+    message: &ContextMessage,
+    cache: Cache,
+) -> Result<Option<Arc<AgentMessage>>> {
     let Some(entry) = state.session.index().get(message.entry) else {
         return Ok(None);
     };
@@ -463,7 +480,12 @@ pub(crate) fn shared_message(
         return Ok(Some(Arc::clone(shared)));
     }
     let shared = Arc::new(state.session.message(message)?);
-    state.messages.entry(entry.id().into()).or_default()[kind] = Some(Arc::clone(&shared));
+    match cache {
+        Cache::Keep => {
+            state.messages.entry(entry.id().into()).or_default()[kind] = Some(Arc::clone(&shared));
+        }
+        Cache::Skip => {}
+    }
     Ok(Some(shared))
 }
 
@@ -472,23 +494,19 @@ pub(crate) fn shared_message(
 /// reply, not the whole branch.
 fn context_tokens(state: &mut State) -> Result<u64> {
     let context = state.session.build_context();
-    let mut suffix = Vec::new();
+    // `estimate_context_tokens` over the suffix, one message at a time: a branch of a million
+    // messages without usage is counted without holding its messages.
+    let mut trailing = 0;
     for message in context.messages.iter().rev() {
-        let Some(shared) = shared_message(state, message)? else {
+        let Some(shared) = load_message(state, message, Cache::Skip)? else {
             continue;
         };
-        let anchors = matches!(
-            &*shared,
-            AgentMessage::Assistant(reply) if !reply.is_aborted_or_error()
-                && reply.usage.as_ref().is_some_and(|usage| usage.context_tokens() > 0)
-        );
-        suffix.push(shared);
-        if anchors {
-            break;
+        if let Some((_, usage)) = ctxkit_tokens::last_valid_usage(std::slice::from_ref(&shared)) {
+            return Ok(usage + trailing);
         }
+        trailing += ctxkit_tokens::estimate_tokens(&shared);
     }
-    suffix.reverse();
-    Ok(ctxkit_tokens::estimate_context_tokens(&suffix).tokens)
+    Ok(trailing)
 }
 
 /// The context messages of the current branch.

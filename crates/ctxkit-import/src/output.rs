@@ -11,7 +11,7 @@ use crate::ImportedSession;
 use crate::error::ImportError;
 
 /// What [`ImportedSession::write_to`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WriteOutcome {
     /// A new file was written.
     Created,
@@ -19,7 +19,18 @@ pub enum WriteOutcome {
     UpToDate,
     /// The file was an earlier import of the same session; this many new entries were appended.
     Appended(usize),
+    /// The file was an earlier import that the user continued (its last entry is not from the
+    /// import): the new entries were appended beside the continued branch, and an entry that keeps
+    /// the session on that branch (its leaf, `continued_at`) was appended after them, so the
+    /// continued turns stay in the context.
+    AppendedBeside {
+        appended: usize,
+        continued_at: String,
+    },
 }
+
+/// The `customType` of the entry that keeps a re-imported session on its continued branch.
+const KEEP_BRANCH_CUSTOM_TYPE: &str = "ctxkit.reimport";
 
 impl ImportedSession {
     /// The session as JSONL: the header line, then one line per entry, each ending in `\n`.
@@ -77,10 +88,13 @@ impl ImportedSession {
         if old_lines.next() != Some(new_header) {
             return Err(conflict("it holds another session header"));
         }
+        let mut last_id = None;
         let old_by_id: HashMap<String, &str> = old_lines
             .filter_map(|line| {
                 let value: serde_json::Value = serde_json::from_str(line).ok()?;
-                Some((value.get("id")?.as_str()?.to_owned(), line))
+                let id = value.get("id")?.as_str()?.to_owned();
+                last_id = Some(id.clone());
+                Some((id, line))
             })
             .collect();
         let mut missing = String::new();
@@ -99,6 +113,14 @@ impl ImportedSession {
         if count == 0 {
             return Ok(WriteOutcome::UpToDate);
         }
+        // The session's leaf is its last entry: when the user continued the import, the new
+        // records would take the leaf off the continued turns. An entry after them, on the
+        // continued branch, keeps it there.
+        let continued_at = last_id.filter(|id| !self.entries.iter().any(|entry| &entry.id == id));
+        if let Some(leaf) = &continued_at {
+            missing.push_str(&keep_branch_line(leaf, count, &old_by_id, &self.entries)?);
+            missing.push('\n');
+        }
         let mut file = std::fs::OpenOptions::new()
             .append(true)
             .open(path)
@@ -109,8 +131,35 @@ impl ImportedSession {
         file.write_all(missing.as_bytes())
             .and_then(|()| file.flush())
             .map_err(ImportError::io("append to", path))?;
-        Ok(WriteOutcome::Appended(count))
+        Ok(match continued_at {
+            Some(continued_at) => WriteOutcome::AppendedBeside {
+                appended: count,
+                continued_at,
+            },
+            None => WriteOutcome::Appended(count),
+        })
     }
+}
+
+/// A `custom` entry (not in the context) whose parent is `leaf`, recording the re-import.
+fn keep_branch_line(
+    leaf: &str,
+    appended: usize,
+    old_by_id: &HashMap<String, &str>,
+    entries: &[ctxkit_protocol::SessionEntry],
+) -> Result<String, ImportError> {
+    let taken = |candidate: &str| {
+        old_by_id.contains_key(candidate) || entries.iter().any(|entry| entry.id == candidate)
+    };
+    let line = serde_json::json!({
+        "type": "custom",
+        "id": ctxkit_session::new_entry_id(taken),
+        "parentId": leaf,
+        "timestamp": ctxkit_session::now_iso(),
+        "customType": KEEP_BRANCH_CUSTOM_TYPE,
+        "data": {"appended": appended},
+    });
+    Ok(serde_json::to_string(&line)?)
 }
 
 fn write_new(path: &Path, text: &str) -> Result<(), ImportError> {

@@ -187,7 +187,7 @@ impl ModelClient {
         tokio::select! {
             biased;
             () = cancel.cancelled() => Err(LlmError::Cancelled { provider: self.config().provider.clone() }),
-            text = response.text() => text.map(Whole::Text).map_err(|error| self.transport_error(&error)),
+            text = self.read_bounded(response) => text.map(Whole::Text),
         }
     }
 
@@ -203,6 +203,7 @@ impl ModelClient {
         let mut assembly = Assembly::default();
         let mut reader = Reader::new(config.api);
         let mut parser = sse::Parser::default();
+        let mut received: u64 = 0;
         let outcome = loop {
             let chunk = tokio::select! {
                 biased;
@@ -226,7 +227,16 @@ impl ModelClient {
                     break Err((StopReason::Error, self.redacted(&message)));
                 }
                 Ok(Ok(None)) => parser.finish().into_iter().collect(),
-                Ok(Ok(Some(bytes))) => parser.feed(&bytes),
+                Ok(Ok(Some(bytes))) => {
+                    // A provider that streams without end is cut at the reply limit.
+                    received = received.saturating_add(bytes.len() as u64);
+                    if received > config.max_reply_bytes {
+                        let message = crate::client::reply_too_large(config.max_reply_bytes);
+                        tracing::warn!(provider = %config.provider, "{message}");
+                        break Err((StopReason::Error, message));
+                    }
+                    parser.feed(&bytes)
+                }
             };
             match read_events(&mut reader, &mut assembly, &events, sink) {
                 Ok(true) => break Ok(()),

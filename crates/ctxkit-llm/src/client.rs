@@ -168,10 +168,7 @@ impl ModelClient {
             .map_err(|error| self.transport_error(&error))?;
         let status = response.status();
         let retry_after = retry_after(response.headers());
-        let text = response
-            .text()
-            .await
-            .map_err(|error| self.transport_error(&error))?;
+        let text = self.read_bounded(response).await?;
         // Every answer, whatever its status, passes here before anything reads it: a reply (or an
         // unreadable 200 body) echoing the key never reaches an error, a log or a session.
         let text = redact(&text, self.secrets());
@@ -216,7 +213,7 @@ impl ModelClient {
                     return Ok(response);
                 }
                 let retry_after = retry_after(response.headers());
-                let text = response.text().await.unwrap_or_default();
+                let text = self.read_bounded(response).await.unwrap_or_default();
                 Err(self.http_error(status.as_u16(), &text, retry_after))
             },
         );
@@ -243,6 +240,31 @@ impl ModelClient {
     }
 
     /// `text` with every secret of [`Self::secrets`] redacted.
+    /// A whole answer's body as text, refused once it passes `llm.maxReplyBytes` (a server that
+    /// never ends its body cannot grow the process without bound).
+    pub(crate) async fn read_bounded(
+        &self,
+        mut response: reqwest::Response,
+    ) -> Result<String, LlmError> {
+        let limit = self.config.max_reply_bytes;
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|error| self.transport_error(&error))?
+        {
+            if body.len() as u64 + chunk.len() as u64 > limit {
+                return Err(LlmError::InvalidResponse {
+                    provider: self.config.provider.clone(),
+                    message: reply_too_large(limit),
+                    body: String::new(),
+                });
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(String::from_utf8_lossy(&body).into_owned())
+    }
+
     pub(crate) fn redacted(&self, text: &str) -> String {
         redact(text, self.secrets())
     }
@@ -495,4 +517,9 @@ fn header(name: &str, value: &str) -> Result<(HeaderName, HeaderValue), LlmError
     let mut header_value = HeaderValue::from_str(value).map_err(|_| invalid())?;
     header_value.set_sensitive(true);
     Ok((header_name, header_value))
+}
+
+/// What an answer cut at `llm.maxReplyBytes` says.
+pub(crate) fn reply_too_large(limit: u64) -> String {
+    format!("the answer passed the limit of {limit} bytes (`llm.maxReplyBytes`) and was cut there")
 }

@@ -88,6 +88,9 @@ pub struct LlmOptions {
     /// Anthropic message threads for the agent model's conversation
     /// (`llm.anthropic.supportsMessageThreads`); `None`: on for `api.anthropic.com` only, as Pi.
     pub anthropic_message_threads: Option<bool>,
+    /// The most bytes one answer may take on the wire (`llm.maxReplyBytes`); `None`:
+    /// [`DEFAULT_MAX_REPLY_BYTES`].
+    pub max_reply_bytes: Option<u64>,
 }
 
 impl fmt::Debug for LlmOptions {
@@ -117,6 +120,11 @@ impl fmt::Debug for LlmOptions {
 /// The default time limit of a whole (not streamed) answer: summaries of long sessions can take
 /// minutes.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The default of `llm.maxReplyBytes`: the bytes of one answer as they arrive (a streamed answer's
+/// events included), far above what a model's longest output takes, far below what would strain
+/// the process. A provider that sends more is cut there, with an error saying so.
+pub const DEFAULT_MAX_REPLY_BYTES: u64 = 64 * 1024 * 1024;
 
 /// What the standard environment variables say, read from a map the caller passes in.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -190,6 +198,8 @@ pub struct ProviderConfig {
     /// Conversation requests use Anthropic message threads (agent model on Anthropic Messages with
     /// prompt caching on; a client bound to a conversation with `ModelClient::with_message_threads`).
     pub message_threads: bool,
+    /// The most bytes one answer may take on the wire (`llm.maxReplyBytes`).
+    pub max_reply_bytes: u64,
 }
 
 impl fmt::Debug for ProviderConfig {
@@ -356,6 +366,7 @@ pub fn resolve_model(
         retry: options.retry,
         timeout: options.timeout.unwrap_or(DEFAULT_TIMEOUT),
         timeouts: options.timeouts,
+        max_reply_bytes: options.max_reply_bytes.unwrap_or(DEFAULT_MAX_REPLY_BYTES),
     }))
 }
 

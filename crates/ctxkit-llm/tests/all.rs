@@ -22,6 +22,8 @@ mod prompt_caching;
 mod provider_compaction;
 #[path = "all/providers.rs"]
 mod providers;
+#[path = "all/reply_limit.rs"]
+mod reply_limit;
 #[path = "all/timeouts.rs"]
 mod timeouts;
 #[path = "all/transport.rs"]

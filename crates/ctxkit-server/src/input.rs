@@ -6,6 +6,21 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 /// The default limit of one request line (`server.maxRequestBytes`).
 pub const DEFAULT_MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
 
+/// The default byte budget of the request queue (`server.maxQueuedBytes`).
+pub const DEFAULT_MAX_QUEUED_BYTES: usize = 256 * 1024 * 1024;
+
+/// The permits a line of `length` bytes holds in a queue of `budget` bytes: its length, at least
+/// one, at most the whole budget (a line longer than the budget waits for an empty queue).
+pub(crate) fn permits(length: usize, budget: usize) -> u32 {
+    // Counted in KiB so every budget fits the semaphore's `u32` count of permits.
+    let to_kib = |bytes: usize| {
+        u32::try_from(bytes.div_ceil(1024))
+            .unwrap_or(u32::MAX)
+            .max(1)
+    };
+    to_kib(length).min(to_kib(budget))
+}
+
 /// One line of input.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Line {
@@ -13,6 +28,16 @@ pub(crate) enum Line {
     Text(Vec<u8>),
     /// A line longer than the limit; this many bytes of it were discarded.
     TooLong(usize),
+}
+
+impl Line {
+    /// The bytes the line had.
+    pub(crate) fn length(&self) -> usize {
+        match self {
+            Self::Text(bytes) => bytes.len(),
+            Self::TooLong(length) => *length,
+        }
+    }
 }
 
 /// Reads the next line (`None` at the end of input). A last line without a newline counts.

@@ -13,7 +13,7 @@
 //! use ctxkit_agent::OfflineSummarizer;
 //! use ctxkit_compaction::Prompts;
 //! use ctxkit_engine::EngineSettings;
-//! use ctxkit_server::{DEFAULT_MAX_REQUEST_BYTES, ServerConfig, serve};
+//! use ctxkit_server::{DEFAULT_MAX_QUEUED_BYTES, DEFAULT_MAX_REQUEST_BYTES, ServerConfig, serve};
 //! use serde_json::Value;
 //! use tokio::io::AsyncReadExt;
 //!
@@ -27,6 +27,7 @@
 //!     sessions_root: sessions.path().to_owned(),
 //!     agent: None,
 //!     max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
+//!     max_queued_bytes: DEFAULT_MAX_QUEUED_BYTES,
 //! };
 //! let requests = [
 //!     r#"{"jsonrpc":"2.0","id":1,"method":"session.create","params":{"cwd":"/home/me/project"}}"#,
@@ -62,11 +63,12 @@
 mod agent_run;
 mod input;
 mod methods;
+mod queue;
 mod session_methods;
 mod stop;
 
 pub use agent_run::{AgentConfig, ModelSource};
-pub use input::DEFAULT_MAX_REQUEST_BYTES;
+pub use input::{DEFAULT_MAX_QUEUED_BYTES, DEFAULT_MAX_REQUEST_BYTES};
 pub use stop::ABANDON_AFTER;
 mod validate;
 
@@ -98,6 +100,10 @@ pub struct ServerConfig {
     /// The longest request line accepted (`server.maxRequestBytes`); a longer one is discarded
     /// as it arrives and answered with an error.
     pub max_request_bytes: usize,
+    /// The bytes of request lines held behind the running request (`server.maxQueuedBytes`): past
+    /// it the server stops reading its input until the queue drains, so a client that pipelines
+    /// faster than requests run is slowed down instead of growing the server's memory.
+    pub max_queued_bytes: usize,
 }
 
 impl std::fmt::Debug for ServerConfig {
@@ -180,45 +186,23 @@ where
     });
     // Requests run one after another, in order, so a client may pipeline them; cancellation and
     // `initialize` are answered at once, so a running `compact` can be cancelled.
-    let (queue, mut queued) = mpsc::unbounded_channel::<(Option<Value>, String, Value)>();
+    let (queue, mut queued) = mpsc::unbounded_channel::<queue::Queued>();
     let worker_shared = Arc::clone(&shared);
     let worker = tokio::spawn(async move {
-        while let Some((id, method, params)) = queued.recv().await {
+        while let Some(request) = queued.recv().await {
             // Each request on its own task: a panic fails that request, not every later one.
-            let outcome = stop::run_request(&worker_shared, method, params).await;
-            respond(&worker_shared, id, outcome);
+            let outcome = stop::run_request(&worker_shared, request.method, request.params).await;
+            respond(&worker_shared, request.id, outcome);
+            // Its share of the queue's budget is given back once it has run.
+            drop(request.held);
         }
     });
-    let mut shutdown_id = None;
-    let limit = shared.config.max_request_bytes;
-    while let Some(line) = input::next_line(&mut input, limit).await? {
-        let Some((id, method, params)) = read_request(&shared, line, limit) else {
-            continue;
-        };
-        match method.as_str() {
-            "shutdown" => {
-                if let Some(engine) = shared.engine.read().await.as_ref() {
-                    engine.cancel_compaction();
-                    engine.cancel_branch_summary();
-                    engine.interrupt_turn();
-                }
-                shared.stop.send_replace(stop::Stop::Everything);
-                shutdown_id = Some(id);
-                break;
-            }
-            "compact.cancel" | "branch_summary.cancel" | "agent.cancel" | "initialize" => {
-                let outcome = methods::dispatch(&shared, &method, params).await;
-                if method == "agent.cancel" && outcome.is_ok() {
-                    shared.stop.send_replace(stop::Stop::Agent);
-                }
-                respond(&shared, id, outcome);
-            }
-            _ => {
-                let _ = queue.send((id, method, params));
-            }
-        }
-    }
-    drop(queue);
+    let (lines_in, lines) = mpsc::channel(1);
+    let (read, shutdown_id) = tokio::join!(
+        queue::read_requests(&shared, &mut input, lines_in),
+        queue::dispatch_requests(&shared, lines, queue),
+    );
+    read?;
     let _ = worker.await;
     // Entries held back by the deferred first write (no assistant message yet) were acknowledged
     // with ids: write them now, on `shutdown` and at the end of input alike, and say when that fails.
@@ -290,7 +274,7 @@ fn read_request(
     if line.trim().is_empty() {
         return None;
     }
-    let request: Value = match serde_json::from_str(&line) {
+    let mut request: Value = match serde_json::from_str(&line) {
         Ok(request) => request,
         Err(error) => {
             send_error(
@@ -314,7 +298,12 @@ fn read_request(
         );
         return None;
     };
-    let params = request.get("params").cloned().unwrap_or(Value::Null);
+    drop(line);
+    // Taken out, not copied: a request of 60 MB is held once.
+    let params = request
+        .as_object_mut()
+        .and_then(|object| object.remove("params"))
+        .unwrap_or(Value::Null);
     Some((id, method, params))
 }
 

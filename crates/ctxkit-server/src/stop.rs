@@ -42,6 +42,15 @@ pub(crate) async fn run_request(
     method: String,
     params: Value,
 ) -> Result<Value, MethodError> {
+    // Per-request state: an `agent.cancel` that came while nothing ran (or for the run before this
+    // one) is not this request's; `shutdown` stays.
+    shared.stop.send_if_modified(|stop| match stop {
+        Stop::Agent => {
+            *stop = Stop::Nothing;
+            true
+        }
+        Stop::Nothing | Stop::Everything => false,
+    });
     let mut stops = shared.stop.subscribe();
     let already_stopping = stops.borrow_and_update().applies_to(&method);
     let request_shared = Arc::clone(shared);

@@ -178,8 +178,8 @@ const STOP: &str = "\u{1}ctxkit: the head is complete";
 pub(crate) fn read_head_prefix(line: &str) -> Result<(EntryHead<'_>, bool), serde_json::Error> {
     let mut deserializer = serde_json::Deserializer::from_str(line);
     let (head, complete) = read_until(&mut deserializer, StopAt::IndexHead)?;
-    if !complete && !crate::scan::closes_as_one_object(line.as_bytes()) {
-        return Err(cut_short());
+    if !complete {
+        crate::scan::closes_as_one_object(line.as_bytes()).map_err(unclosed)?;
     }
     Ok((head, complete))
 }
@@ -189,6 +189,16 @@ pub(crate) const CUT_SHORT: &str = "the line ends before its object closes (a wr
 
 fn cut_short() -> serde_json::Error {
     <serde_json::Error as de::Error>::custom(CUT_SHORT)
+}
+
+/// The error of a line read in part whose object does not close.
+pub(crate) fn unclosed(why: crate::scan::Unclosed) -> serde_json::Error {
+    match why {
+        crate::scan::Unclosed::CutShort => cut_short(),
+        crate::scan::Unclosed::TooDeep => {
+            <serde_json::Error as de::Error>::custom(crate::scan::TOO_DEEP)
+        }
+    }
 }
 
 /// Reads the head of an entry line for a listing, stopping inside the message of a `message` entry

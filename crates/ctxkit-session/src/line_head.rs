@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 
 use crate::entry::{EntryMeta, intern};
-use crate::head::{CUT_SHORT, EntryHead, Lax, MessageHead, read_head_prefix};
+use crate::head::{EntryHead, Lax, MessageHead, read_head_prefix};
 
 fn boxed(value: Option<Cow<'_, str>>) -> Option<Box<str>> {
     value.map(Box::from)
@@ -25,6 +25,12 @@ impl<'a> LineHead<'a> {
         Self::not_an_object(raw)?;
         let head: EntryHead =
             serde_json::from_str(raw).map_err(|error| HeadError::Json(error.to_string()))?;
+        // Fields the head does not keep are skipped without a depth limit: a line the parser could
+        // not read back whole must be refused now, not when its message is first read.
+        if crate::scan::closes_as_one_object(raw.as_bytes()) == Err(crate::scan::Unclosed::TooDeep)
+        {
+            return Err(HeadError::Json(crate::scan::TOO_DEEP.to_owned()));
+        }
         Self::from_fields(head)
     }
 
@@ -32,9 +38,8 @@ impl<'a> LineHead<'a> {
     /// `head::read_head_prefix`); also returns whether the whole line was read.
     pub(crate) fn read_prefix(raw: &'a str) -> Result<(Self, bool), HeadError> {
         if let Some(fast) = crate::fast_head::read(raw) {
-            if !crate::scan::closes_after_message_head(raw.as_bytes(), fast.rest) {
-                return Err(HeadError::Json(CUT_SHORT.to_owned()));
-            }
+            crate::scan::closes_after_message_head(raw.as_bytes(), fast.rest)
+                .map_err(|why| HeadError::Json(crate::head::unclosed(why).to_string()))?;
             let head = Self {
                 id: Some(Cow::Borrowed(fast.id)),
                 parent_id: fast.parent_id.map(Cow::Borrowed),

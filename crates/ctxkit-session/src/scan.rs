@@ -36,20 +36,42 @@ fn string_close(bytes: &[u8], open: usize) -> Option<usize> {
     }
 }
 
+/// The deepest nesting of objects and arrays a line may have, the outermost object counting as
+/// one: the JSON parser's own limit (`serde_json` refuses a 128th level), so a line indexed from
+/// its first fields can always be parsed whole later, and a deeper one is skipped like any line
+/// that is not JSON.
+pub(crate) const MAX_NESTING: usize = 127;
+
+/// Why a line's object does not close.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unclosed {
+    /// The text ends first, or a bracket does not match.
+    CutShort,
+    /// Objects and arrays nest deeper than [`MAX_NESTING`].
+    TooDeep,
+}
+
+/// Why a line nested too deep is refused.
+pub(crate) const TOO_DEEP: &str = "objects and arrays nest deeper than 127 levels";
+
 /// The index of the bracket that closes the object or array the text at `at` is inside (brackets
-/// and strings opened from `at` on are skipped whole); `None` when the text ends first or a closing
-/// bracket is missing.
-fn container_close(bytes: &[u8], at: usize) -> Option<usize> {
-    let mut depth: usize = 0;
+/// and strings opened from `at` on are skipped whole), that container being at depth `outer`; an
+/// error when the text ends first, a closing bracket is missing or the nesting passes
+/// [`MAX_NESTING`].
+fn container_close(bytes: &[u8], at: usize, outer: usize) -> Result<usize, Unclosed> {
+    let mut depth: usize = outer;
     let mut position = at;
     loop {
-        match bytes.get(position)? {
-            b'"' => position = string_close(bytes, position)?,
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' => match depth.checked_sub(1) {
-                Some(outer) => depth = outer,
-                None => return Some(position),
-            },
+        match bytes.get(position).ok_or(Unclosed::CutShort)? {
+            b'"' => position = string_close(bytes, position).ok_or(Unclosed::CutShort)?,
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Err(Unclosed::TooDeep);
+                }
+            }
+            b'}' | b']' if depth == outer => return Ok(position),
+            b'}' | b']' => depth -= 1,
             _ => {}
         }
         position += 1;
@@ -59,26 +81,32 @@ fn container_close(bytes: &[u8], at: usize) -> Option<usize> {
 /// Whether `line` is one object as far as brackets and strings go: it opens with `{`, and the
 /// bracket that closes it is the line's last byte before trailing blanks. A line cut short, as a
 /// write torn by a crash leaves it, never passes.
-pub(crate) fn closes_as_one_object(line: &[u8]) -> bool {
+pub(crate) fn closes_as_one_object(line: &[u8]) -> Result<(), Unclosed> {
     let start = skip_blanks(line, 0);
     if line.get(start) != Some(&b'{') {
-        return false;
+        return Err(Unclosed::CutShort);
     }
-    container_close(line, start + 1).is_some_and(|close| {
-        line.get(close) == Some(&b'}') && skip_blanks(line, close + 1) == line.len()
-    })
+    let close = container_close(line, start + 1, 1)?;
+    ends_the_line(line, close)
+}
+
+/// Whether the bracket at `close` is a `}` followed by nothing but blanks.
+fn ends_the_line(line: &[u8], close: usize) -> Result<(), Unclosed> {
+    if line.get(close) == Some(&b'}') && skip_blanks(line, close + 1) == line.len() {
+        Ok(())
+    } else {
+        Err(Unclosed::CutShort)
+    }
 }
 
 /// [`closes_as_one_object`] for a line known to be inside two objects and outside any string at
 /// `at` (past the role of a message head, see `fast_head`): the inner one must close (by any
 /// bracket, as that walk allows inside), then the outer one by `}` as the line's last byte before
 /// trailing blanks.
-pub(crate) fn closes_after_message_head(line: &[u8], at: usize) -> bool {
-    container_close(line, at)
-        .and_then(|inner| container_close(line, inner + 1))
-        .is_some_and(|close| {
-            line.get(close) == Some(&b'}') && skip_blanks(line, close + 1) == line.len()
-        })
+pub(crate) fn closes_after_message_head(line: &[u8], at: usize) -> Result<(), Unclosed> {
+    let inner = container_close(line, at, 2)?;
+    let close = container_close(line, inner + 1, 1)?;
+    ends_the_line(line, close)
 }
 
 #[cfg(test)]
@@ -87,21 +115,43 @@ mod tests {
 
     #[test]
     fn containers_close_where_their_brackets_and_strings_do() {
-        assert_eq!(container_close(br#"1, "]" ], 2]"#, 0), Some(7));
-        assert_eq!(container_close(br#""a\\\"]" ]"#, 0), Some(9));
-        assert_eq!(container_close(br#"{"a":"}"} ]"#, 0), Some(10));
-        assert_eq!(container_close(br#"[1, [2]"#, 0), None);
-        assert_eq!(container_close(br#""a\"#, 0), None);
+        assert_eq!(container_close(br#"1, "]" ], 2]"#, 0, 1), Ok(7));
+        assert_eq!(container_close(br#""a\\\"]" ]"#, 0, 1), Ok(9));
+        assert_eq!(container_close(br#"{"a":"}"} ]"#, 0, 1), Ok(10));
+        assert_eq!(
+            container_close(br#"[1, [2]"#, 0, 1),
+            Err(Unclosed::CutShort)
+        );
+        assert_eq!(container_close(br#""a\"#, 0, 1), Err(Unclosed::CutShort));
     }
 
     #[test]
     fn only_a_line_that_is_one_closed_object_passes() {
-        assert!(closes_as_one_object(br#" {"a":{"b":"}"}} "#));
-        assert!(!closes_as_one_object(br#"{"a":1}}"#));
-        assert!(!closes_as_one_object(br#"{"a":1} {"b":2}"#));
-        assert!(!closes_as_one_object(b"[1]"));
-        assert!(!closes_as_one_object(br#"{"a":"\"#));
-        assert!(!closes_as_one_object(br#"{"a":["x"}"#));
-        assert!(!closes_as_one_object(b""));
+        assert!(closes_as_one_object(br#" {"a":{"b":"}"}} "#).is_ok());
+        assert!(closes_as_one_object(br#"{"a":1}}"#).is_err());
+        assert!(closes_as_one_object(br#"{"a":1} {"b":2}"#).is_err());
+        assert!(closes_as_one_object(b"[1]").is_err());
+        assert!(closes_as_one_object(br#"{"a":"\"#).is_err());
+        assert!(closes_as_one_object(br#"{"a":["x"}"#).is_err());
+        assert!(closes_as_one_object(b"").is_err());
+    }
+
+    /// The walk refuses exactly the lines the JSON parser refuses for their depth, so a line
+    /// indexed from its first fields is always readable whole.
+    #[test]
+    fn the_nesting_limit_is_the_parsers() {
+        for depth in 100..140 {
+            let line = format!(
+                "{{\"a\":{}1{}}}",
+                "[".repeat(depth - 1),
+                "]".repeat(depth - 1)
+            );
+            let parsed = serde_json::from_str::<serde_json::Value>(&line).is_ok();
+            let walked = closes_as_one_object(line.as_bytes());
+            assert_eq!(walked.is_ok(), parsed, "depth {depth}: {walked:?}");
+            if !parsed {
+                assert_eq!(walked, Err(Unclosed::TooDeep));
+            }
+        }
     }
 }

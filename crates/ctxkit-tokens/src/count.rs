@@ -307,31 +307,82 @@ impl ContextTokenCount {
 /// Estimator-aware context tokens. With [`Estimator::Pi`] the numbers equal the reference's
 /// `estimateContextTokens`.
 pub fn context_token_count(messages: &[AgentMessage], estimator: Estimator) -> ContextTokenCount {
-    let last_usage = last_valid_usage(messages);
-    match last_usage {
-        None => {
-            let trailing = count_messages_tokens(messages, estimator);
-            ContextTokenCount {
-                tokens: trailing.tokens,
-                usage_tokens: 0,
-                last_usage_index: None,
-                trailing,
-            }
+    let mut counter = ContextTokenCounter::new(estimator);
+    for message in messages {
+        counter.add(message);
+    }
+    counter.finish()
+}
+
+/// [`context_token_count`] over messages given one at a time, so a long branch is counted without
+/// holding its messages: [`ContextTokenCounter::add`] each in order, then
+/// [`ContextTokenCounter::finish`]. Keeps one number per message.
+#[derive(Debug, Clone)]
+pub struct ContextTokenCounter {
+    estimator: Estimator,
+    per_message: Vec<u64>,
+    last_usage: Option<(usize, u64)>,
+}
+
+impl ContextTokenCounter {
+    pub fn new(estimator: Estimator) -> Self {
+        Self {
+            estimator,
+            per_message: Vec::new(),
+            last_usage: None,
         }
-        Some((index, usage_tokens)) => {
-            let tokens = messages[index + 1..]
-                .iter()
-                .map(|message| count_message_tokens(message, estimator).tokens)
-                .sum();
-            let trailing = TokenCount {
-                tokens,
-                source: estimator.source(),
-            };
-            ContextTokenCount {
-                tokens: usage_tokens + tokens,
-                usage_tokens,
-                last_usage_index: Some(index),
-                trailing,
+    }
+
+    /// Counts the next message.
+    pub fn add(&mut self, message: &AgentMessage) {
+        let index = self.per_message.len();
+        self.per_message
+            .push(count_message_tokens(message, self.estimator).tokens);
+        if let Some((_, tokens)) = last_valid_usage(std::slice::from_ref(message)) {
+            self.last_usage = Some((index, tokens));
+        }
+    }
+
+    /// The tokens of each message added, in order.
+    pub fn per_message(&self) -> &[u64] {
+        &self.per_message
+    }
+
+    /// The count of the messages added.
+    pub fn finish(&self) -> ContextTokenCount {
+        let source = self.estimator.source();
+        match self.last_usage {
+            None => {
+                let body: u64 = self.per_message.iter().sum();
+                let priming = if self.estimator.frames_messages() && !self.per_message.is_empty() {
+                    REPLY_PRIMING_TOKENS
+                } else {
+                    0
+                };
+                let trailing = TokenCount {
+                    tokens: body + priming,
+                    source,
+                };
+                ContextTokenCount {
+                    tokens: trailing.tokens,
+                    usage_tokens: 0,
+                    last_usage_index: None,
+                    trailing,
+                }
+            }
+            Some((index, usage_tokens)) => {
+                let tokens = self
+                    .per_message
+                    .get(index + 1..)
+                    .unwrap_or_default()
+                    .iter()
+                    .sum();
+                ContextTokenCount {
+                    tokens: usage_tokens + tokens,
+                    usage_tokens,
+                    last_usage_index: Some(index),
+                    trailing: TokenCount { tokens, source },
+                }
             }
         }
     }

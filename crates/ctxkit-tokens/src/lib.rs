@@ -11,9 +11,10 @@ mod estimate;
 mod heuristic;
 
 pub use count::{
-    ContextTokenCount, Estimator, Heuristic, IMAGE_TOKENS, MESSAGE_OVERHEAD_TOKENS,
-    REPLY_PRIMING_TOKENS, TOOL_CALL_OVERHEAD_TOKENS, TokenCount, TokenSource, UnknownEstimator,
-    context_token_count, count_message_tokens, count_messages_tokens,
+    ContextTokenCount, ContextTokenCounter, Estimator, Heuristic, IMAGE_TOKENS,
+    MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS, TOOL_CALL_OVERHEAD_TOKENS, TokenCount,
+    TokenSource, UnknownEstimator, context_token_count, count_message_tokens,
+    count_messages_tokens,
 };
 pub use encoding::{Encoding, count_text_tokens};
 pub use estimate::{

@@ -10,7 +10,7 @@ use ctxkit_compaction::{
 };
 use ctxkit_engine::{CompactionPlan, Engine, EngineError};
 use ctxkit_session::{LeafSelector, Session};
-use ctxkit_tokens::{Estimator, context_token_count, count_message_tokens};
+use ctxkit_tokens::{ContextTokenCounter, Estimator};
 use serde_json::{Value, json};
 
 use super::engine_run::{engine_for, run_cancellable};
@@ -37,16 +37,16 @@ pub fn tokens(
         None => LeafSelector::Current,
     };
     let context = session.context_at(selector);
-    let messages = context
-        .messages
-        .iter()
-        .map(|message| session.message(message))
-        .collect::<Result<Vec<_>, _>>()?;
-    let per_message: Vec<u64> = messages
-        .iter()
-        .map(|message| count_message_tokens(message, estimator).tokens)
-        .collect();
-    let totals = context_token_count(&messages, estimator);
+    // One message at a time: a branch of a million entries is counted without holding them.
+    let mut counter = ContextTokenCounter::new(estimator);
+    let mut reference = ContextTokenCounter::new(Estimator::Pi);
+    for message in &context.messages {
+        let message = session.message(message)?;
+        counter.add(&message);
+        reference.add(&message);
+    }
+    let per_message = counter.per_message();
+    let totals = counter.finish();
     let source = totals.source().to_string();
     // What Pi (0.87 and today's 1.6) weighs against the window: its estimate ignores usage
     // reported before the latest context edit or compaction.
@@ -75,7 +75,7 @@ pub fn tokens(
         out,
         "{} tokens in {} messages ({source})",
         totals.tokens,
-        messages.len()
+        per_message.len()
     )?;
     if let Some(index) = totals.last_usage_index {
         writeln!(
@@ -87,7 +87,7 @@ pub fn tokens(
             totals.trailing.source
         )?;
     }
-    let reference_count = context_token_count(&messages, Estimator::Pi).tokens;
+    let reference_count = reference.finish().tokens;
     if projected != reference_count {
         writeln!(
             out,
@@ -266,12 +266,12 @@ pub fn compact_command(
     }
     if let Some(error) = end.error.as_deref().filter(|_| end.fallback) {
         writeln!(
-            std::io::stderr().lock(),
+            crate::redact::stderr(),
             "warning: summarization failed ({error}); the oldest messages were dropped without a summary"
         )?;
     }
     if let Some(advice) = &end.advice {
-        writeln!(std::io::stderr().lock(), "warning: {advice}")?;
+        writeln!(crate::redact::stderr(), "warning: {advice}")?;
     }
     Ok(Outcome::Success)
 }

@@ -62,7 +62,7 @@ fn display_value(value: &Value) -> String {
 }
 
 fn warn(diagnostics: &[SettingsDiagnostic]) -> Result<()> {
-    let mut stderr = std::io::stderr().lock();
+    let mut stderr = crate::redact::stderr();
     for diagnostic in diagnostics {
         writeln!(stderr, "warning: {}", diagnostic.message())?;
     }
@@ -141,7 +141,7 @@ fn get(
         writeln!(out, "{}", display_value(value))?;
     }
     if value.is_none() {
-        let mut stderr = std::io::stderr().lock();
+        let mut stderr = crate::redact::stderr();
         writeln!(stderr, "`{key}` is not set")?;
         if !known {
             writeln!(

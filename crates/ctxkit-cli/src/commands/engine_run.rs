@@ -67,7 +67,7 @@ pub fn run_cancellable<T>(
                     match &announcer {
                         Some(spinner) => spinner.println(line),
                         None => {
-                            let _ = writeln!(std::io::stderr().lock(), "{line}");
+                            let _ = writeln!(crate::redact::stderr(), "{line}");
                         }
                     }
                     break;

@@ -120,12 +120,24 @@ fn write_session(session: &ImportedSession, target: &Path, out: &mut dyn Write) 
         .write_to(target)
         .with_context(|| format!("cannot write `{}`", target.display()))?;
     writeln!(out, "{}", target.display())?;
-    let mut stderr = std::io::stderr().lock();
+    let mut stderr = crate::redact::stderr();
     let report = &session.report;
     let done = match outcome {
         WriteOutcome::Created => "Imported".to_owned(),
         WriteOutcome::UpToDate => "Already imported, nothing written:".to_owned(),
         WriteOutcome::Appended(count) => format!("Appended {}:", counted(count, "new entry")),
+        WriteOutcome::AppendedBeside {
+            appended,
+            continued_at,
+        } => {
+            writeln!(
+                stderr,
+                "The session was continued after its import: {} appended beside the continued \
+                 turns; it stays at `{continued_at}` (`ctxkit tree` shows both branches)",
+                counted(appended, "new entry"),
+            )?;
+            format!("Appended {}:", counted(appended, "new entry"))
+        }
     };
     writeln!(
         stderr,
@@ -181,7 +193,7 @@ pub fn sessions(
     } else {
         print_with_subagents(&sessions, out)?;
     }
-    let mut stderr = std::io::stderr().lock();
+    let mut stderr = crate::redact::stderr();
     for file in skipped {
         writeln!(
             stderr,

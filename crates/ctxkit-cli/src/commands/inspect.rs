@@ -132,12 +132,13 @@ pub fn context(
     } else {
         ContextForm::Session
     };
-    let record = session.context_record(selector, form)?;
     if json {
-        print_json(out, &record)?;
+        print_json(out, &session.context_record(selector, form)?)?;
         return Ok(Outcome::Success);
     }
-    let model = record
+    // One message at a time: a branch of a million entries is printed without holding it.
+    let context = session.context_at(selector);
+    let model = context
         .model
         .as_ref()
         .map(|model| {
@@ -148,14 +149,40 @@ pub fn context(
             )
         })
         .unwrap_or_else(|| "none".to_owned());
+    let leaf_id = match selector {
+        LeafSelector::Current => session.leaf_id(),
+        LeafSelector::BeforeFirst => None,
+        LeafSelector::Entry(id) => Some(id),
+    };
+    let value_of = |message: &ctxkit_session::ContextMessage| -> Result<Option<serde_json::Value>> {
+        let value = session.message_value(message)?;
+        Ok(match form {
+            ContextForm::Session => Some(value),
+            ContextForm::Llm => ctxkit_session::convert_values_to_llm(&[value]).pop(),
+        })
+    };
+    // The count comes first; in the provider's form some messages are left out, so it takes a
+    // walk of its own.
+    let count = match form {
+        ContextForm::Session => context.messages.len(),
+        ContextForm::Llm => {
+            let mut count = 0;
+            for message in &context.messages {
+                count += usize::from(value_of(message)?.is_some());
+            }
+            count
+        }
+    };
     writeln!(
         out,
-        "{} messages at {} (model {model}, thinking {})",
-        record.messages.len(),
-        record.leaf_id.as_deref().unwrap_or("the start"),
-        record.thinking_level
+        "{count} messages at {} (model {model}, thinking {})",
+        leaf_id.unwrap_or("the start"),
+        context.thinking_level
     )?;
-    for value in &record.messages {
+    for message in &context.messages {
+        let Some(value) = value_of(message)? else {
+            continue;
+        };
         writeln!(out)?;
         match serde_json::from_value(value.clone()) {
             Ok(message) => {

@@ -226,7 +226,7 @@ pub(crate) fn report_damage(
         count => format!(" and {} more", count - 1),
     };
     writeln!(
-        std::io::stderr().lock(),
+        crate::redact::stderr(),
         "warning: `{}` is damaged ({}{more}); showing what could be read, run `ctxkit check {}` for \
          every problem",
         file.display(),
@@ -247,7 +247,7 @@ pub(crate) fn note_rewrite(
         .filter(|_| session.needs_migration())
     {
         writeln!(
-            std::io::stderr().lock(),
+            crate::redact::stderr(),
             "note: `{}` is in session format v{version}; this write rewrites it as v3 (entry ids as \
              `ctxkit tree` shows them)",
             file.display()

@@ -28,7 +28,7 @@ impl ProgressReporter for TerminalProgress {
         match &event.stage {
             ProgressStage::Start { message } => {
                 let message = ctxkit_packages::redact_credentials(message);
-                let _ = writeln!(std::io::stderr().lock(), "{message}");
+                let _ = writeln!(crate::redact::stderr(), "{message}");
             }
             ProgressStage::Complete | ProgressStage::Error { .. } => {}
         }
@@ -74,7 +74,7 @@ pub fn install(
     writeln!(out, "Installed {source}")?;
     if !added {
         writeln!(
-            std::io::stderr().lock(),
+            crate::redact::stderr(),
             "note: settings already list this package; its entry was kept as it is"
         )?;
     }
@@ -107,7 +107,7 @@ pub fn update(
     match manager.update(settings, source)? {
         UpdateOutcome::SkippedOffline => {
             writeln!(
-                std::io::stderr().lock(),
+                crate::redact::stderr(),
                 "Offline mode: no package was checked or updated"
             )?;
         }

@@ -349,7 +349,7 @@ pub fn prompt(process: &ProcessSettings<'_>, out: &mut dyn Write) -> Result<Outc
     let (loaded, cwd) = load(process)?;
     let prompt = system_prompt(&loaded, &cwd);
     writeln!(out, "{prompt}")?;
-    let mut stderr = std::io::stderr().lock();
+    let mut stderr = crate::redact::stderr();
     for diagnostic in diagnostics(&loaded) {
         writeln!(
             stderr,

@@ -49,6 +49,7 @@ pub fn serve_stdio(
         agent: Some(agent),
         max_request_bytes: usize::try_from(settings.server_max_request_bytes())
             .unwrap_or(usize::MAX),
+        max_queued_bytes: usize::try_from(settings.server_max_queued_bytes()).unwrap_or(usize::MAX),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

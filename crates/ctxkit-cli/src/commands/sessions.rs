@@ -37,7 +37,7 @@ pub fn sessions(
     } else {
         print_session_rows(&sessions, out)?;
     }
-    let mut stderr = std::io::stderr().lock();
+    let mut stderr = crate::redact::stderr();
     for file in skipped {
         writeln!(
             stderr,

@@ -83,7 +83,7 @@ fn resource_environment(global: &GlobalArgs) -> Result<Environment> {
 /// An untrusted project's settings that do not apply are named in one warning.
 fn load_settings(environment: &Environment) -> Result<SettingsManager> {
     let mut settings = SettingsManager::load(environment);
-    let mut stderr = std::io::stderr().lock();
+    let mut stderr = crate::redact::stderr();
     for error in settings.drain_errors() {
         writeln!(stderr, "warning: {error}")?;
     }

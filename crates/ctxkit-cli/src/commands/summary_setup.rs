@@ -94,6 +94,7 @@ pub fn llm_options(settings: &ctxkit_settings::SettingsManager) -> Result<ctxkit
         )
         .unwrap_or_default(),
         anthropic_message_threads: llm.anthropic_supports_message_threads,
+        max_reply_bytes: Some(settings.llm_max_reply_bytes()),
         anthropic_context_editing: llm.anthropic_context_management.map(|settings| {
             ctxkit_llm::AnthropicContextEditing {
                 trigger_input_tokens: settings.trigger_input_tokens,

@@ -48,7 +48,9 @@ fn a_grown_source_appends_only_the_new_entries() {
         let later = import_file(&source, None).unwrap();
         match later.write_to(&out).unwrap() {
             WriteOutcome::Appended(count) => assert!(count >= 3, "{name}: {count}"),
-            other @ (WriteOutcome::Created | WriteOutcome::UpToDate) => panic!("{name}: {other:?}"),
+            other @ (WriteOutcome::Created
+            | WriteOutcome::UpToDate
+            | WriteOutcome::AppendedBeside { .. }) => panic!("{name}: {other:?}"),
         }
         let fresh = temp.path().join(format!("fresh-{name}"));
         later.write_to(&fresh).unwrap();
@@ -80,4 +82,74 @@ fn an_unrelated_output_file_is_a_conflict_and_stays_untouched() {
         Err(ImportError::Conflict { .. })
     ));
     assert_eq!(std::fs::read(&out).unwrap(), before);
+}
+
+/// Issue 42: importing a transcript again after continuing the imported session moved the leaf
+/// to the new records, so the continued turns silently left the context. The new records now go
+/// beside the continued branch, and the session stays on it.
+#[test]
+fn a_reimport_after_continuing_keeps_the_session_on_the_continued_branch() {
+    let temp = tempfile::tempdir().unwrap();
+    for (name, generate, seed) in FIXTURES {
+        let full = generate(*seed);
+        let lines: Vec<&str> = full.lines().collect();
+        let source = temp.path().join(name);
+        std::fs::write(&source, lines[..lines.len() - 3].join("\n") + "\n").unwrap();
+        let out = temp.path().join(format!("out-{name}"));
+        import_file(&source, None).unwrap().write_to(&out).unwrap();
+        // The user continues the imported session.
+        let mut session = ctxkit_session::Session::open(&out).unwrap();
+        let continued = session
+            .append_message(
+                serde_json::from_value(serde_json::json!(
+                    {"role": "user", "content": "CONTINUED TURN", "timestamp": 1}
+                ))
+                .unwrap(),
+            )
+            .unwrap();
+        drop(session);
+        // The transcript grew meanwhile; it is imported again.
+        std::fs::write(&source, &full).unwrap();
+        let later = import_file(&source, None).unwrap();
+        match later.write_to(&out).unwrap() {
+            WriteOutcome::AppendedBeside {
+                appended,
+                continued_at,
+            } => {
+                assert!(appended >= 1, "{name}");
+                assert_eq!(continued_at, continued, "{name}");
+            }
+            other
+            @ (WriteOutcome::Created | WriteOutcome::UpToDate | WriteOutcome::Appended(_)) => {
+                panic!("{name}: {other:?}")
+            }
+        }
+        let session = ctxkit_session::Session::open(&out).unwrap();
+        assert!(
+            session.diagnostics().is_empty(),
+            "{name}: {:?}",
+            session.diagnostics()
+        );
+        let context = session.build_context();
+        let last_user = context
+            .messages
+            .iter()
+            .rev()
+            .filter_map(|message| session.message(message).ok())
+            .find_map(|message| {
+                if let ctxkit_protocol::AgentMessage::User(user) = message {
+                    Some(user)
+                } else {
+                    None
+                }
+            })
+            .unwrap();
+        assert_eq!(
+            serde_json::to_value(&last_user.content).unwrap(),
+            serde_json::json!("CONTINUED TURN"),
+            "{name}: the continued turn left the context"
+        );
+        // A third import changes nothing.
+        assert_eq!(later.write_to(&out).unwrap(), WriteOutcome::UpToDate);
+    }
 }

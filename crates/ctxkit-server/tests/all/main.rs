@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod agent;
+mod attacks;
 mod protocol_doc;
 mod server;
 mod support;

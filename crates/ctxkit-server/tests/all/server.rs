@@ -56,6 +56,48 @@ impl Client {
         }
     }
 
+    /// Writes `bytes` while reading until every id in `ids` is answered; returns how long the
+    /// write took and the answers by id.
+    pub async fn write_while_reading(
+        &mut self,
+        bytes: &[u8],
+        ids: &[u64],
+    ) -> (std::time::Duration, std::collections::BTreeMap<u64, Value>) {
+        let started = std::time::Instant::now();
+        let Self {
+            to_server,
+            from_server,
+            notifications,
+            ..
+        } = self;
+        let write = async {
+            to_server.write_all(bytes).await.unwrap();
+            started.elapsed()
+        };
+        let read = async {
+            let mut answers = std::collections::BTreeMap::new();
+            while answers.len() < ids.len() {
+                let line = tokio::time::timeout(
+                    std::time::Duration::from_secs(60),
+                    from_server.next_line(),
+                )
+                .await
+                .expect("an answer within 60 s")
+                .unwrap()
+                .expect("the server is still running");
+                let message: Value = serde_json::from_str(&line).unwrap();
+                match message.get("id").and_then(Value::as_u64) {
+                    Some(id) if ids.contains(&id) => {
+                        answers.insert(id, message);
+                    }
+                    Some(_) | None => notifications.push(message),
+                }
+            }
+            answers
+        };
+        tokio::join!(write, read)
+    }
+
     pub async fn answer(&mut self, id: u64) -> Value {
         self.answer_to(json!(id)).await
     }
@@ -84,9 +126,7 @@ fn start_configured(
     summarizer: std::sync::Arc<dyn ctxkit_summarizer::Summarizer>,
     settings: ctxkit_engine::EngineSettings,
 ) -> Client {
-    let (client_side, server_side) = tokio::io::duplex(1 << 20);
-    let (server_read, server_write) = tokio::io::split(server_side);
-    let config = ServerConfig {
+    start_config(ServerConfig {
         settings,
         summarizer,
         prompts: Prompts::default(),
@@ -94,7 +134,14 @@ fn start_configured(
         sessions_root: dir.to_path_buf(),
         agent,
         max_request_bytes: 64 * 1024,
-    };
+        max_queued_bytes: 1024 * 1024,
+    })
+}
+
+/// A server with `config`, over an in-memory pipe of 1 MiB.
+pub fn start_config(config: ServerConfig) -> Client {
+    let (client_side, server_side) = tokio::io::duplex(1 << 20);
+    let (server_read, server_write) = tokio::io::split(server_side);
     tokio::spawn(serve(config, BufReader::new(server_read), server_write));
     let (client_read, client_write) = tokio::io::split(client_side);
     Client {

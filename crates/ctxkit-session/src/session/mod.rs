@@ -200,19 +200,21 @@ impl Session {
     }
 
     fn reset_storage(&mut self) -> Option<PathBuf> {
-        match (&self.storage, &self.session_dir) {
+        self.replace_storage().0
+    }
+
+    /// A new store for the header's file; returns its path and the store it replaced.
+    fn replace_storage(&mut self) -> (Option<PathBuf>, Storage) {
+        let (path, storage) = match (&self.storage, &self.session_dir) {
             (Storage::File(previous), Some(dir)) => {
                 let path = dir.join(session_file_name(&self.header.timestamp, &self.header.id));
                 let mut store = FileStore::new_file(path.clone());
                 store.set_durability(previous.durability());
-                self.storage = Storage::File(store);
-                Some(path)
+                (Some(path), Storage::File(store))
             }
-            (Storage::File(_) | Storage::Memory, _) => {
-                self.storage = Storage::Memory;
-                None
-            }
-        }
+            (Storage::File(_) | Storage::Memory, _) => (None, Storage::Memory),
+        };
+        (path, std::mem::replace(&mut self.storage, storage))
     }
 
     // ----- navigation ---------------------------------------------------------------------------
@@ -300,20 +302,33 @@ impl Session {
             Storage::File(store) => Some(store.path.display().to_string()),
             Storage::Memory => None,
         };
-        self.header = SessionHeader::new(
+        let header = SessionHeader::new(
             new_session_id(),
             now_iso(),
             self.header.cwd.clone(),
             previous,
         );
-        self.diagnostics.clear();
-        self.index = SessionIndex::build(entries, &mut self.diagnostics);
-        self.leaf = self.index.entries().len().checked_sub(1);
-        let new_path = self.reset_storage();
+        let mut diagnostics = Vec::new();
+        let index = SessionIndex::build(entries, &mut diagnostics);
+        let leaf = index.entries().len().checked_sub(1);
+        let old_header = std::mem::replace(&mut self.header, header);
+        let old_index = std::mem::replace(&mut self.index, index);
+        let old_leaf = std::mem::replace(&mut self.leaf, leaf);
+        let old_diagnostics = std::mem::replace(&mut self.diagnostics, diagnostics);
+        let (new_path, old_storage) = self.replace_storage();
         // Like a new session, the new file is written once it holds a user or assistant message
         // (Pi 1.6: a path of user messages only is written at once).
-        if self.index.has_conversation() {
-            self.rewrite_all()?;
+        if self.index.has_conversation()
+            && let Err(error) = self.rewrite_all()
+        {
+            // A fork that could not be written leaves the session as it was: later appends land
+            // in the file the caller had, not in a new one nobody was told about.
+            self.header = old_header;
+            self.index = old_index;
+            self.leaf = old_leaf;
+            self.diagnostics = old_diagnostics;
+            self.storage = old_storage;
+            return Err(error);
         }
         Ok(new_path)
     }

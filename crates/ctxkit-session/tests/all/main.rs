@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
+mod attacks;
 mod conformance;
 mod file_watch;
 mod migration;

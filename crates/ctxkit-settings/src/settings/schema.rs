@@ -296,6 +296,15 @@ const LLM: &[Field] = &[
         ValueKind::Object(LLM_TIMEOUTS),
         DefaultValue::Unset,
     ),
+    // ctxkit: the bytes one model answer may take as it arrives (64 MiB); a longer one is cut.
+    field(
+        "maxReplyBytes",
+        ValueKind::Integer {
+            min: 1024,
+            max: i64::MAX,
+        },
+        DefaultValue::Integer(64 * 1024 * 1024),
+    ),
 ];
 /// ctxkit: time limits of model requests, in seconds: opening a connection, waiting for the
 /// response headers, silence between two pieces of a streamed answer.
@@ -543,6 +552,16 @@ const SERVER: &[Field] = &[
             max: i64::MAX,
         },
         DefaultValue::Integer(64 * 1024 * 1024),
+    ),
+    // The bytes of request lines waiting behind the running request (256 MiB); past it the server
+    // stops reading its input until the queue drains (backpressure).
+    field(
+        "maxQueuedBytes",
+        ValueKind::Integer {
+            min: 1024,
+            max: i64::MAX,
+        },
+        DefaultValue::Integer(256 * 1024 * 1024),
     ),
 ];
 

@@ -317,6 +317,12 @@ impl SettingsManager {
         })
     }
 
+    /// `llm.maxReplyBytes`: the bytes one model answer may take as it arrives (64 MiB).
+    pub fn llm_max_reply_bytes(&self) -> u64 {
+        self.u64_setting("llm.maxReplyBytes")
+            .unwrap_or(64 * 1024 * 1024)
+    }
+
     /// `llm.timeouts.*` with defaults `{10, 300, 300}`; values out of range read as the default
     /// (and are reported by diagnostics).
     pub fn llm_timeouts(&self) -> LlmTimeoutSettings {
@@ -414,6 +420,13 @@ impl SettingsManager {
     pub fn server_max_request_bytes(&self) -> u64 {
         self.u64_setting("server.maxRequestBytes")
             .unwrap_or(64 * 1024 * 1024)
+    }
+
+    /// `server.maxQueuedBytes`: the bytes of request lines `ctxkit serve` holds behind the running
+    /// request before it stops reading (256 MiB).
+    pub fn server_max_queued_bytes(&self) -> u64 {
+        self.u64_setting("server.maxQueuedBytes")
+            .unwrap_or(256 * 1024 * 1024)
     }
 
     /// `npmCommand` argv when set and non-empty.

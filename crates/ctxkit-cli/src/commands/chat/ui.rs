@@ -102,20 +102,28 @@ impl Ui {
             })
             .unwrap_or_default();
         for line in lines {
-            self.line(&line);
+            self.styled_line(&line);
         }
     }
 
+    /// `text` made safe for the terminal, in the colour `code` when colours are on.
     fn paint(&self, code: &str, text: &str) -> String {
+        let text = crate::render::terminal_safe(text);
         if self.color {
             format!("\x1b[{code}m{text}\x1b[0m")
         } else {
-            text.to_owned()
+            text.into_owned()
         }
     }
 
-    /// Prints one or more lines, above the spinner when one runs.
+    /// Prints one or more lines, above the spinner when one runs; escape sequences in `text` are
+    /// shown, not sent.
     pub fn line(&self, text: &str) {
+        self.styled_line(&crate::render::terminal_safe(text));
+    }
+
+    /// Prints lines whose only escape sequences are ctxkit's own colours (from `paint`).
+    fn styled_line(&self, text: &str) {
         if let Some(queue) = &self.deferred {
             if let Ok(mut lines) = queue.lock() {
                 lines.push(text.to_owned());
@@ -134,15 +142,15 @@ impl Ui {
     }
 
     pub fn info(&self, text: &str) {
-        self.line(&self.paint("2", text));
+        self.styled_line(&self.paint("2", text));
     }
 
     pub fn error(&self, text: &str) {
-        self.line(&self.paint("31", text));
+        self.styled_line(&self.paint("31", text));
     }
 
     pub fn notice(&self, text: &str) {
-        self.line(&self.paint("33", text));
+        self.styled_line(&self.paint("33", text));
     }
 
     /// Shows a spinner line with `message` (replacing any running one); Esc interrupts while it runs.
@@ -268,10 +276,10 @@ impl Ui {
             "read" | "write" | "edit" | "ls" => argument("path"),
             _ => call.arguments.to_string(),
         };
-        self.line(&format!(
+        self.styled_line(&format!(
             "{} {}",
             self.paint("36", &format!("→ {}", call.name)),
-            one_line(&summary, 200)
+            crate::render::terminal_safe(&one_line(&summary, 200))
         ));
     }
 

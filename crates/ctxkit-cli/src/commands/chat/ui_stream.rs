@@ -57,6 +57,8 @@ impl Ui {
         } else {
             text
         };
+        // The model's text is shown, never obeyed by the terminal.
+        let text = &*crate::render::terminal_safe(text);
         if text.is_empty() {
             return;
         }

@@ -1,0 +1,152 @@
+//! The request queue. Requests run one after another, in order; cancellations, `initialize` and
+//! `shutdown` are answered at once. The queue is bounded by the bytes of the lines it holds
+//! (`server.maxQueuedBytes`): each request holds its line's share of the budget until it has run,
+//! and past the budget the server stops reading its input (backpressure on a client that
+//! pipelines faster than requests run), while cancellations already read are still answered.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::io::AsyncBufRead;
+use tokio::sync::{AcquireError, OwnedSemaphorePermit, Semaphore, mpsc};
+
+use crate::{Shared, input, methods, read_request, respond, stop};
+
+/// Ordinary requests read while the one before them waits for room in the queue: reading stops
+/// once this many wait, so memory holds the budget and a few lines more.
+const WAITING: usize = 2;
+
+/// A request as read.
+pub(crate) struct Incoming {
+    id: Option<Value>,
+    method: String,
+    params: Value,
+    /// The bytes of its line.
+    length: usize,
+}
+
+/// A request waiting for the one before it, with its share of the queue's byte budget (none for
+/// the requests queued by `shutdown`, which are answered at once as abandoned).
+pub(crate) struct Queued {
+    pub(crate) id: Option<Value>,
+    pub(crate) method: String,
+    pub(crate) params: Value,
+    pub(crate) held: Option<OwnedSemaphorePermit>,
+}
+
+impl Incoming {
+    fn queued(self, held: Option<OwnedSemaphorePermit>) -> Queued {
+        Queued {
+            id: self.id,
+            method: self.method,
+            params: self.params,
+            held,
+        }
+    }
+}
+
+/// Reads requests from `input` into `lines` until the input ends, a `shutdown` is read or nobody
+/// takes them any more.
+pub(crate) async fn read_requests<R>(
+    shared: &Shared,
+    mut input: R,
+    lines: mpsc::Sender<Incoming>,
+) -> std::io::Result<()>
+where
+    R: AsyncBufRead + Unpin,
+{
+    let limit = shared.config.max_request_bytes;
+    while let Some(line) = input::next_line(&mut input, limit).await? {
+        let length = line.length();
+        let Some((id, method, params)) = read_request(shared, line, limit) else {
+            continue;
+        };
+        let shutdown = method == "shutdown";
+        let request = Incoming {
+            id,
+            method,
+            params,
+            length,
+        };
+        if lines.send(request).await.is_err() || shutdown {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Answers control requests at once and queues the others for `queue`, in order, each once the
+/// budget has room for its line. Returns the id of the `shutdown` request when one came.
+pub(crate) async fn dispatch_requests(
+    shared: &Arc<Shared>,
+    mut lines: mpsc::Receiver<Incoming>,
+    queue: mpsc::UnboundedSender<Queued>,
+) -> Option<Option<Value>> {
+    let budget_bytes = shared.config.max_queued_bytes;
+    let budget = Arc::new(Semaphore::new(
+        input::permits(budget_bytes, budget_bytes) as usize
+    ));
+    let mut waiting: VecDeque<Incoming> = VecDeque::new();
+    let mut reading = true;
+    loop {
+        let wanted = waiting
+            .front()
+            .map(|request| input::permits(request.length, budget_bytes));
+        tokio::select! {
+            held = acquire(&budget, wanted), if wanted.is_some() => {
+                if let Some(request) = waiting.pop_front() {
+                    let _ = queue.send(request.queued(held.ok()));
+                }
+            }
+            incoming = lines.recv(), if reading && waiting.len() < WAITING => {
+                let Some(request) = incoming else {
+                    reading = false;
+                    continue;
+                };
+                match request.method.as_str() {
+                    "shutdown" => {
+                        stop_everything(shared).await;
+                        for earlier in waiting.drain(..) {
+                            let _ = queue.send(earlier.queued(None));
+                        }
+                        return Some(request.id);
+                    }
+                    "compact.cancel" | "branch_summary.cancel" | "agent.cancel" | "initialize" => {
+                        answer_at_once(shared, request).await;
+                    }
+                    _ => waiting.push_back(request),
+                }
+            }
+            else => return None,
+        }
+    }
+}
+
+async fn acquire(
+    budget: &Arc<Semaphore>,
+    wanted: Option<u32>,
+) -> Result<OwnedSemaphorePermit, AcquireError> {
+    match wanted {
+        Some(wanted) => Arc::clone(budget).acquire_many_owned(wanted).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// `shutdown`: cancels what runs, and tells every request to stop.
+async fn stop_everything(shared: &Shared) {
+    if let Some(engine) = shared.engine.read().await.as_ref() {
+        engine.cancel_compaction();
+        engine.cancel_branch_summary();
+        engine.interrupt_turn();
+    }
+    shared.stop.send_replace(stop::Stop::Everything);
+}
+
+async fn answer_at_once(shared: &Arc<Shared>, request: Incoming) {
+    let outcome = methods::dispatch(shared, &request.method, request.params).await;
+    if request.method == "agent.cancel" && outcome.is_ok() {
+        shared.stop.send_replace(stop::Stop::Agent);
+    }
+    respond(shared, request.id, outcome);
+}

@@ -1,0 +1,165 @@
+//! Issue 42, limits: hostile session files against the reader, as a table. Each line that
+//! attacks must be skipped with a diagnostic, like any malformed line, and everything else must
+//! read: the context builds, every message in it parses, and a new entry can be appended. Before,
+//! a line nested deeper than the JSON parser's limit was indexed from its first fields and failed
+//! only when read back, so the whole session became unreadable. `docs/security.md` ("Limits")
+//! lists these with the server's and the CLI's attacks.
+
+use ctxkit_session::Session;
+use serde_json::json;
+
+const HEADER: &str =
+    r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#;
+
+fn user_line(id: &str, parent: Option<&str>, text: &str) -> String {
+    json!({"type": "message", "id": id, "parentId": parent, "timestamp": "2025-01-01T00:00:01.000Z",
+           "message": {"role": "user", "content": text, "timestamp": 1}})
+    .to_string()
+}
+
+const ASSISTANT: &str = r#"{"type":"message","id":"a","parentId":"u","timestamp":"2025-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"bash","arguments":{}}],"provider":"p","model":"m","api":"x","stopReason":"toolUse","timestamp":2,"usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2}}}"#;
+
+fn nest(depth: usize) -> String {
+    format!("{}1{}", "[".repeat(depth), "]".repeat(depth))
+}
+
+/// A tool result (child of `a`) whose `details` are `details`.
+fn tool_result(details: &str) -> String {
+    format!(
+        r#"{{"type":"message","id":"t","parentId":"a","timestamp":"2025-01-01T00:00:03.000Z","message":{{"role":"toolResult","toolCallId":"c","toolName":"bash","content":[{{"type":"text","text":"ok"}}],"isError":false,"timestamp":3,"details":{details}}}}}"#
+    )
+}
+
+/// One attack: its name, the hostile line (a child of `a`), and whether the line is kept.
+struct Attack {
+    name: &'static str,
+    line: String,
+    kept: bool,
+}
+
+fn attacks() -> Vec<Attack> {
+    let attack = |name, line, kept| Attack { name, line, kept };
+    vec![
+        // The issue's line.
+        attack(
+            "tool result details 200 deep",
+            tool_result(&nest(200)),
+            false,
+        ),
+        // The deepest line the parser reads (the outer object counts as one: 127 in all).
+        attack(
+            "details at the parser's limit",
+            tool_result(&nest(125)),
+            true,
+        ),
+        attack(
+            "details one past the parser's limit",
+            tool_result(&nest(126)),
+            false,
+        ),
+        attack("details 100,000 deep", tool_result(&nest(100_000)), false),
+        attack(
+            "brackets opened 1,000,000 times, never closed",
+            tool_result(&"[".repeat(1_000_000)),
+            false,
+        ),
+        attack(
+            "an assistant's content 300 deep",
+            format!(
+                r#"{{"type":"message","id":"t","parentId":"a","timestamp":"2025-01-01T00:00:03.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"x","extra":{}}}],"provider":"p","model":"m","api":"x","stopReason":"stop","timestamp":3}}}}"#,
+                nest(300)
+            ),
+            false,
+        ),
+        attack(
+            "a compaction's details 300 deep",
+            format!(
+                r#"{{"type":"compaction","id":"t","parentId":"a","timestamp":"2025-01-01T00:00:03.000Z","summary":"s","firstKeptEntryId":"u","tokensBefore":1,"details":{}}}"#,
+                nest(300)
+            ),
+            false,
+        ),
+        attack(
+            "a custom entry's data 300 deep",
+            format!(
+                r#"{{"type":"custom","id":"t","parentId":"a","timestamp":"2025-01-01T00:00:03.000Z","customType":"x","data":{}}}"#,
+                nest(300)
+            ),
+            false,
+        ),
+        // Brackets inside a string are text, not nesting.
+        attack(
+            "10,000 brackets inside a string",
+            tool_result(&json!("[".repeat(10_000)).to_string()),
+            true,
+        ),
+    ]
+}
+
+/// Opens `text` as a session file: `entries` entries besides the attack's line, which is kept or
+/// skipped as `kept` says.
+fn check(name: &str, text: &str, entries: usize, kept: bool) {
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join("s.jsonl");
+    std::fs::write(&path, text).unwrap();
+    let mut session =
+        Session::open(&path).unwrap_or_else(|error| panic!("{name}: not opened: {error}"));
+    let expected = entries + usize::from(kept);
+    let context = session.build_context();
+    for message in &context.messages {
+        session
+            .message(message)
+            .unwrap_or_else(|error| panic!("{name}: a message does not read: {error}"));
+    }
+    assert_eq!(session.entries().len(), expected, "{name}");
+    assert_eq!(
+        session.diagnostics().is_empty(),
+        kept,
+        "{name}: {:?}",
+        session.diagnostics()
+    );
+    session
+        .append_message(
+            serde_json::from_value(json!({"role": "user", "content": "after", "timestamp": 9}))
+                .unwrap(),
+        )
+        .unwrap_or_else(|error| panic!("{name}: no append: {error}"));
+}
+
+#[test]
+fn hostile_lines_are_skipped_and_the_rest_of_the_session_reads() {
+    for attack in attacks() {
+        let text = [
+            HEADER.to_owned(),
+            user_line("u", None, "hello"),
+            ASSISTANT.to_owned(),
+            attack.line.clone(),
+        ]
+        .join("\n")
+            + "\n";
+        check(attack.name, &text, 2, attack.kept);
+    }
+}
+
+/// The same lines in a file of more than 8 MiB, which is read in chunks on all cores with its
+/// message lines left on disk (another path through the reader).
+#[test]
+fn hostile_lines_in_a_large_file_are_skipped_too() {
+    let padding = user_line("p", None, &"padding ".repeat(1_200_000));
+    assert!(padding.len() > 8 << 20);
+    for attack in attacks()
+        .into_iter()
+        .filter(|attack| attack.line.len() < 1_000_000)
+    {
+        let text = [
+            HEADER.to_owned(),
+            padding.clone(),
+            user_line("u", None, "hello"),
+            ASSISTANT.to_owned(),
+            attack.line.clone(),
+        ]
+        .join("\n")
+            + "\n";
+        check(attack.name, &text, 3, attack.kept);
+    }
+}
