@@ -40,6 +40,13 @@
 //! (never from the latest thinking assistant), so the prefix changes once per `cacheBlockSize` tool
 //! results. The sliding window, once it acts, still moves every call.
 //!
+//! **Pruning when it pays** (`pruneWhenItPays`, the default; see `pays.rs`): the prune boundary
+//! moves only at a call where the tokens the move saves over the expected rest of the run outweigh
+//! the cache it rewrites, under the cache prices `cacheReadPercent` and `cacheWritePercent`
+//! (Anthropic's by default), and then by a whole batch of results; thinking is removed only before
+//! that boundary, as in cache-aware mode (which this mode replaces). A short run is not pruned at
+//! all; a long one a few times.
+//!
 //! Token numbers are the reference's chars/4 estimate (`ctxkit_tokens::estimate_tokens`).
 //!
 //! An old tool result cut down in the view while the newest stays whole:
@@ -89,6 +96,7 @@ mod digest;
 mod js_length;
 mod marker;
 mod orphans;
+mod pays;
 mod prune;
 mod settings;
 mod thinking;
@@ -165,7 +173,7 @@ pub fn transform_context<M: std::borrow::Borrow<AgentMessage>>(
         report.orphans_repaired += orphans::repair_slots(&mut slots);
     }
     if settings.drop_old_thinking {
-        let limit = if settings.cache_aware {
+        let limit = if settings.cache_aware || settings.prune_when_it_pays {
             block.end
         } else {
             slots.len()
@@ -237,7 +245,7 @@ mod tests {
     fn cache_aware_views_keep_their_prefix_for_all_but_one_call_per_block() {
         let settings = TransformSettings {
             cache_aware: true,
-            ..TransformSettings::default()
+            ..plain()
         };
         let views = growing_views(&settings, 41);
         let breaks = prefix_breaks(&views);
@@ -258,7 +266,7 @@ mod tests {
 
     #[test]
     fn plain_mode_changes_the_prefix_on_every_call() {
-        let views = growing_views(&TransformSettings::default(), 41);
+        let views = growing_views(&plain(), 41);
         assert_eq!(prefix_breaks(&views), (1..41).collect::<Vec<_>>());
     }
 
@@ -284,7 +292,7 @@ mod tests {
     fn input_is_never_changed() {
         let messages = busy_conversation();
         let copy = messages.clone();
-        let output = transform_context(&messages, &TransformSettings::default(), 10_000);
+        let output = transform_context(&messages, &plain(), 10_000);
         assert_eq!(messages, copy);
         assert_ne!(output.messages, messages);
     }
@@ -293,7 +301,7 @@ mod tests {
     fn report_counts_every_layer() {
         let messages = busy_conversation();
         let before: u64 = messages.iter().map(estimate_tokens).sum();
-        let settings = TransformSettings::default();
+        let settings = plain();
         let output = transform_context(&messages, &settings, 0);
         let report = output.report;
         assert_eq!(report.estimated_tokens_before, before);
@@ -316,7 +324,7 @@ mod tests {
     #[test]
     fn window_runs_after_the_other_layers_and_its_orphans_are_repaired() {
         let messages = busy_conversation();
-        let output = transform_context(&messages, &TransformSettings::default(), 4_000);
+        let output = transform_context(&messages, &plain(), 4_000);
         let report = output.report;
         assert!(report.messages_dropped_by_window > 0, "{report:?}");
         assert!(report.estimated_tokens_after <= 3_000, "{report:?}");
@@ -327,7 +335,7 @@ mod tests {
         let window_only = TransformSettings {
             prune_enabled: false,
             drop_old_thinking: false,
-            ..TransformSettings::default()
+            ..plain()
         };
         let more = transform_context(&messages, &window_only, 4_000).report;
         assert!(more.messages_dropped_by_window > report.messages_dropped_by_window);
@@ -345,7 +353,7 @@ mod tests {
         messages.extend((0..3).map(|index| user(&format!("recent {index}"))));
         let settings = TransformSettings {
             keep_last_messages: 5,
-            ..TransformSettings::default()
+            ..plain()
         };
         let output = transform_context(&messages, &settings, 100);
         assert_eq!(output.report.messages_dropped_by_window, 1);
@@ -369,7 +377,7 @@ mod tests {
             output.report.estimated_tokens_after
         );
         assert_eq!(
-            transform_context::<AgentMessage>(&[], &TransformSettings::default(), 1).messages,
+            transform_context::<AgentMessage>(&[], &plain(), 1).messages,
             Vec::new()
         );
     }

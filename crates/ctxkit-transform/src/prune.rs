@@ -20,6 +20,7 @@ use crate::TransformSettings;
 use crate::cut::{Cut, chars_and_newlines, cut_text};
 use crate::marker::{image_marker, is_referenceable};
 use crate::view::Slot;
+use ctxkit_tokens::estimate_tokens;
 
 /// The oldest tool results the prune layer may cut, and where they end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,7 +39,10 @@ pub(crate) fn prune_block(slots: &[Slot<'_>], settings: &TransformSettings) -> P
         .filter(|slot| matches!(slot.message.as_ref(), AgentMessage::ToolResult(_)))
         .count();
     let mut tool_results = total.saturating_sub(settings.keep_recent_tool_results);
-    if settings.cache_aware {
+    if settings.prune_when_it_pays {
+        let savings = cut_savings(slots, tool_results, settings);
+        tool_results = crate::pays::paying_count(slots, &savings, settings);
+    } else if settings.cache_aware {
         let block_size = settings.cache_block_size.max(1);
         tool_results = tool_results / block_size * block_size;
     }
@@ -53,6 +57,25 @@ pub(crate) fn prune_block(slots: &[Slot<'_>], settings: &TransformSettings) -> P
             .map_or(0, |(position, _)| position + 1)
     };
     PruneBlock { tool_results, end }
+}
+
+/// What cutting each of the first `count` tool results of the view saves, in tokens (0 for a result
+/// that is not cut).
+fn cut_savings(slots: &[Slot<'_>], count: usize, settings: &TransformSettings) -> Vec<u64> {
+    slots
+        .iter()
+        .filter_map(|slot| {
+            slot.message
+                .as_tool_result()
+                .map(|result| (slot.tokens, result))
+        })
+        .take(count)
+        .map(|(tokens, result)| {
+            prune_result(result, settings).map_or(0, |(pruned, _)| {
+                tokens.saturating_sub(estimate_tokens(&AgentMessage::ToolResult(pruned)))
+            })
+        })
+        .collect()
 }
 
 /// What the prune layer did.
@@ -225,7 +248,7 @@ mod tests {
     #[test]
     fn keeps_the_six_most_recent_results_whole() {
         let messages = conversation(10);
-        let (pruned, outcome) = prune(&messages, &TransformSettings::default());
+        let (pruned, outcome) = prune(&messages, &plain());
         assert_eq!(outcome.tool_results_pruned, 4);
         assert_eq!(pruned.len(), messages.len());
         for (index, (before, after)) in messages.iter().zip(&pruned).enumerate() {
@@ -255,7 +278,7 @@ mod tests {
     #[test]
     fn reports_characters_saved() {
         let messages = conversation(7);
-        let (pruned, outcome) = prune(&messages, &TransformSettings::default());
+        let (pruned, outcome) = prune(&messages, &plain());
         let before = output_text(&messages[2]).chars().count();
         let after = output_text(&pruned[2]).chars().count();
         assert_eq!(outcome.chars_saved, (before - after) as u64);
@@ -265,7 +288,7 @@ mod tests {
     #[test]
     fn tool_calls_and_other_fields_are_untouched() {
         let messages = conversation(8);
-        let (pruned, _) = prune(&messages, &TransformSettings::default());
+        let (pruned, _) = prune(&messages, &plain());
         for (before, after) in messages.iter().zip(&pruned) {
             match (before, after) {
                 (AgentMessage::ToolResult(before), AgentMessage::ToolResult(after)) => {
@@ -303,7 +326,7 @@ mod tests {
         }
         let settings = TransformSettings {
             keep_recent_tool_results: 1,
-            ..TransformSettings::default()
+            ..plain()
         };
         let (pruned, outcome) = prune(&messages, &settings);
         assert_eq!(outcome.tool_results_pruned, 1);
@@ -333,7 +356,7 @@ mod tests {
         ];
         let settings = TransformSettings {
             keep_recent_tool_results: 1,
-            ..TransformSettings::default()
+            ..plain()
         };
         let (pruned, outcome) = prune(&messages, &settings);
         let marker = "[image omitted (image/png); full output: ctxkit://tool-result/shot]";
@@ -360,7 +383,7 @@ mod tests {
         ];
         let settings = TransformSettings {
             keep_recent_tool_results: 0,
-            ..TransformSettings::default()
+            ..plain()
         };
         let (pruned, _) = prune(&messages, &settings);
         let AgentMessage::ToolResult(result) = &pruned[2] else {
@@ -385,7 +408,7 @@ mod tests {
         ];
         let settings = TransformSettings {
             keep_recent_tool_results: 0,
-            ..TransformSettings::default()
+            ..plain()
         };
         let (pruned, _) = prune(&messages, &settings);
         let AgentMessage::ToolResult(result) = &pruned[2] else {
@@ -404,7 +427,7 @@ mod tests {
             cache_aware: true,
             cache_block_size: 4,
             keep_recent_tool_results: 2,
-            ..TransformSettings::default()
+            ..plain()
         };
         for (count, expected) in [(0, 0), (2, 0), (5, 0), (6, 4), (9, 4), (10, 8)] {
             let messages = conversation(count);

@@ -41,6 +41,16 @@ pub struct TransformSettings {
     pub cache_aware: bool,
     /// Tool results per block in cache-aware mode; 0 reads as 1.
     pub cache_block_size: usize,
+    /// Move the prune boundary only when the move pays for itself under the prompt cache's prices
+    /// (see `pays.rs`): the tokens it saves over the expected rest of the run outweigh the cache it
+    /// rewrites. Old results are then cut in batches, rarely; `cacheAware` is not used.
+    pub prune_when_it_pays: bool,
+    /// The price of input read from the provider's prompt cache, in percent of the base input price
+    /// (Anthropic and OpenAI: 10).
+    pub cache_read_percent: u64,
+    /// The price of input written to the prompt cache, in percent of the base input price
+    /// (Anthropic's 5-minute cache: 125; OpenAI, which has no write fee: 100).
+    pub cache_write_percent: u64,
     /// Tell the model how full its context is (a note at the end of the view, so request prefixes
     /// stay cacheable) once the view is over `budget_note_percent` of the window.
     pub budget_note: bool,
@@ -49,7 +59,7 @@ pub struct TransformSettings {
 }
 
 impl Default for TransformSettings {
-    /// Every layer enabled, cache-aware mode off.
+    /// Every layer enabled; old results cut only when it pays under Anthropic's cache prices.
     fn default() -> Self {
         Self {
             prune_enabled: true,
@@ -67,6 +77,9 @@ impl Default for TransformSettings {
             keep_last_messages: 20,
             cache_aware: false,
             cache_block_size: 8,
+            prune_when_it_pays: true,
+            cache_read_percent: 10,
+            cache_write_percent: 125,
             budget_note: false,
             budget_note_percent: 50,
         }

@@ -85,3 +85,12 @@ pub fn unslot(slots: Vec<crate::view::Slot<'_>>) -> Vec<AgentMessage> {
         })
         .collect()
 }
+
+/// The defaults with the plain prune rule (every result but the recent ones cut at every call),
+/// for tests of the layers themselves.
+pub fn plain() -> crate::TransformSettings {
+    crate::TransformSettings {
+        prune_when_it_pays: false,
+        ..crate::TransformSettings::default()
+    }
+}

@@ -322,7 +322,12 @@ fn recaller() -> Arc<Behaviour> {
 
 #[tokio::test]
 async fn a_pruned_tool_result_can_be_recalled_whole() {
-    let mut world = World::new(provider(1.0, recaller())).await;
+    // The plain rule (cut at every call): eight reads are too few for pruning to pay by default.
+    let settings = ctxkit_engine::EngineSettings::from_document(
+        &json!({"transforms": {"pruneWhenItPays": false}}),
+    )
+    .unwrap();
+    let mut world = World::with_settings(provider(1.0, recaller()), settings).await;
     for index in 0..8 {
         std::fs::write(
             world.work().join(format!("f{index}.txt")),

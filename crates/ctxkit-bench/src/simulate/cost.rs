@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use super::cache_rule::{ANTHROPIC_LOOKBACK_BLOCKS, CacheBill, CacheRule};
+
 /// A model's list prices in US dollars per million tokens, and how its provider's prompt cache
 /// bills.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -26,6 +28,8 @@ pub struct PriceTable {
     pub long_context_input_factor: f64,
     /// Long-context multiplier of the output rate.
     pub long_context_output_factor: f64,
+    /// What the provider's prompt cache serves (see `cache_rule.rs`).
+    pub cache_rule: CacheRule,
 }
 
 const ANTHROPIC_SOURCE: &str = "Anthropic pricing page (platform.claude.com/docs/en/about-claude/pricing), list prices read 2025 and unchanged in the 2026 copy: Sonnet 4.5 $3 input, $3.75 5-minute cache write, $6 1-hour cache write, $0.30 cache read, $15 output; prompts above 200K input tokens (1M-context beta) at $6 input and $22.50 output, cache rates scaled alike";
@@ -42,6 +46,10 @@ pub const SONNET_4_5: PriceTable = PriceTable {
     long_context_above: Some(200_000),
     long_context_input_factor: 2.0,
     long_context_output_factor: 1.5,
+    cache_rule: CacheRule::Breakpoints {
+        min_tokens: 1_024,
+        lookback_blocks: ANTHROPIC_LOOKBACK_BLOCKS,
+    },
 };
 
 /// Claude Sonnet 4.5 with the 1-hour cache (`ttl: "1h"`): dearer writes, same reads.
@@ -64,6 +72,30 @@ pub const GPT_5: PriceTable = PriceTable {
     long_context_above: None,
     long_context_input_factor: 1.0,
     long_context_output_factor: 1.0,
+    cache_rule: CacheRule::Prefix {
+        min_tokens: 1_024,
+        increment: 128,
+    },
+};
+
+/// Gemini 2.5 Pro on the Gemini API: implicit caching (cached input at a tenth of the input
+/// price, no write fee, prefixes from 2,048 tokens); above 200K input tokens the whole request at
+/// the long-context rates.
+pub const GEMINI_2_5_PRO: PriceTable = PriceTable {
+    model: "gemini-2.5-pro, implicit caching",
+    source: "Gemini API pricing page (ai.google.dev/gemini-api/docs/pricing) and caching guide, read 2026: Gemini 2.5 Pro $1.25 input, $0.125 cached input, $10 output up to 200K input tokens, $2.50 / $0.25 / $15 above; implicit caching from 2,048 tokens",
+    input_per_mtok: 1.25,
+    cache_write_per_mtok: 1.25,
+    cache_read_per_mtok: 0.125,
+    output_per_mtok: 10.0,
+    min_cached_prefix: 2_048,
+    long_context_above: Some(200_000),
+    long_context_input_factor: 2.0,
+    long_context_output_factor: 1.5,
+    cache_rule: CacheRule::Prefix {
+        min_tokens: 2_048,
+        increment: 1,
+    },
 };
 
 /// Which provider's prices and cache the requests are billed with.
@@ -78,6 +110,8 @@ pub enum Provider {
     Anthropic1h,
     /// OpenAI automatic caching.
     Openai,
+    /// Gemini implicit caching.
+    Gemini,
 }
 
 impl Provider {
@@ -86,6 +120,7 @@ impl Provider {
             Self::Anthropic5m => SONNET_4_5,
             Self::Anthropic1h => SONNET_4_5_1H,
             Self::Openai => GPT_5,
+            Self::Gemini => GEMINI_2_5_PRO,
         }
     }
 }
@@ -145,6 +180,17 @@ impl PriceTable {
             uncached: input_tokens - read,
             output: output_tokens,
         }
+    }
+
+    /// Dollars for a request billed as the provider's cache rule billed it.
+    pub fn billed_cost(&self, bill: CacheBill, output_tokens: u64) -> f64 {
+        let input = bill.read + bill.write + bill.plain;
+        let (input_factor, output_factor) = self.factors(input);
+        (bill.read as f64 * self.cache_read_per_mtok * input_factor
+            + bill.write as f64 * self.cache_write_per_mtok * input_factor
+            + bill.plain as f64 * self.input_per_mtok * input_factor
+            + output_tokens as f64 * self.output_per_mtok * output_factor)
+            / MILLION
     }
 
     /// Dollars for a request with a prompt cache (see [`PriceTable::split`]).

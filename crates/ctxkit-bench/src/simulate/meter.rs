@@ -19,6 +19,9 @@ const REUSE_LOOKAHEAD: usize = 64;
 static EMPTY: Request = Request {
     messages: Vec::new(),
     tokens: Vec::new(),
+    blocks: Vec::new(),
+    kinds: Vec::new(),
+    prefix_hashes: Vec::new(),
 };
 
 /// A request as sent: one JSON text and one token estimate per message.
@@ -26,6 +29,59 @@ static EMPTY: Request = Request {
 pub(crate) struct Request {
     pub messages: Vec<String>,
     pub tokens: Vec<u64>,
+    /// Content blocks per message, as Anthropic counts them for its lookback.
+    pub blocks: Vec<u32>,
+    /// Where ctxkit's Anthropic client may put a breakpoint on each message.
+    pub kinds: Vec<Kind>,
+    /// `prefix_hashes[i]`: a hash of messages `0..=i` (their JSON), to compare prefixes.
+    pub prefix_hashes: Vec<u64>,
+}
+
+/// What a message is to the breakpoint rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// The model's: never marked.
+    Assistant,
+    /// A user block (a prompt, a tool result, a summary): the last one is marked.
+    User,
+    /// A tool result cut by the prune layer: the last one marks the end of the stable prefix.
+    Pruned,
+}
+
+fn kind_of(message: &AgentMessage, json: &str) -> Kind {
+    match message {
+        AgentMessage::Assistant(_) => Kind::Assistant,
+        AgentMessage::ToolResult(_) if json.contains("ctxkit://tool-result/") => Kind::Pruned,
+        AgentMessage::ToolResult(_)
+        | AgentMessage::User(_)
+        | AgentMessage::BashExecution(_)
+        | AgentMessage::Custom(_)
+        | AgentMessage::BranchSummary(_)
+        | AgentMessage::CompactionSummary(_)
+        | AgentMessage::Unknown(_) => Kind::User,
+    }
+}
+
+fn blocks_of(message: &AgentMessage) -> u32 {
+    let count = match message {
+        AgentMessage::Assistant(assistant) => assistant.content.len(),
+        AgentMessage::User(user) => user.content.blocks().len(),
+        AgentMessage::ToolResult(_)
+        | AgentMessage::BashExecution(_)
+        | AgentMessage::Custom(_)
+        | AgentMessage::BranchSummary(_)
+        | AgentMessage::CompactionSummary(_)
+        | AgentMessage::Unknown(_) => 1,
+    };
+    u32::try_from(count.max(1)).unwrap_or(u32::MAX)
+}
+
+fn chain(previous: u64, json: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    previous.hash(&mut hasher);
+    json.hash(&mut hasher);
+    hasher.finish()
 }
 
 impl Request {
@@ -46,6 +102,9 @@ impl Request {
         let mut request = Self {
             messages: Vec::with_capacity(messages.len()),
             tokens: Vec::with_capacity(messages.len()),
+            blocks: Vec::with_capacity(messages.len()),
+            kinds: Vec::with_capacity(messages.len()),
+            prefix_hashes: Vec::with_capacity(messages.len()),
         };
         let (before, measured) = previous.unwrap_or((&[], &EMPTY));
         let mut next = 0;
@@ -62,15 +121,41 @@ impl Request {
                 Some(position) => {
                     request.messages.push(measured.messages[position].clone());
                     request.tokens.push(measured.tokens[position]);
+                    request.blocks.push(measured.blocks[position]);
+                    request.kinds.push(measured.kinds[position]);
                     next = position + 1;
                 }
                 None => {
-                    request.messages.push(serde_json::to_string(message)?);
+                    let json = serde_json::to_string(message)?;
+                    request.kinds.push(kind_of(message, &json));
+                    request.messages.push(json);
                     request.tokens.push(estimate_tokens(message));
+                    request.blocks.push(blocks_of(message));
                 }
             }
+            let previous_hash = request.prefix_hashes.last().copied().unwrap_or(0);
+            let json = request.messages.last().map_or("", String::as_str);
+            request.prefix_hashes.push(chain(previous_hash, json));
         }
         Ok(request)
+    }
+
+    /// The positions of the messages ctxkit's Anthropic client marks with a breakpoint, in order:
+    /// the last pruned tool result before the last message, and the last message when it is a
+    /// user block.
+    pub(crate) fn breakpoints(&self) -> Vec<usize> {
+        let Some(last) = self.kinds.len().checked_sub(1) else {
+            return Vec::new();
+        };
+        let mut breakpoints: Vec<usize> = self.kinds[..last]
+            .iter()
+            .rposition(|kind| *kind == Kind::Pruned)
+            .into_iter()
+            .collect();
+        if self.kinds[last] != Kind::Assistant {
+            breakpoints.push(last);
+        }
+        breakpoints
     }
 
     /// Estimated input tokens of the whole request.
@@ -111,6 +196,7 @@ mod tests {
         Request {
             messages: texts.iter().map(|text| (*text).to_owned()).collect(),
             tokens: tokens.to_vec(),
+            ..Request::default()
         }
     }
 

@@ -6,6 +6,7 @@
 //! offline summarizer writing compaction summaries); only their settings differ. Tokens are the
 //! reference's chars/4 estimate throughout.
 
+mod cache_rule;
 mod cost;
 mod error;
 mod identifiers;
@@ -29,7 +30,8 @@ use ctxkit_engine::EngineSettings;
 use ctxkit_transform::TransformSettings;
 use serde::Serialize;
 
-pub use cost::{GPT_5, PriceTable, Provider, SONNET_4_5, SONNET_4_5_1H};
+pub use cache_rule::{CacheBill, CacheRule};
+pub use cost::{GEMINI_2_5_PRO, GPT_5, PriceTable, Provider, SONNET_4_5, SONNET_4_5_1H};
 pub use error::SimulateError;
 pub use native::NativeFeatures;
 pub use recall::{KindRecall, RecallBreakdown, RecallSample};
@@ -76,12 +78,19 @@ pub enum Strategy {
     /// `recommended` with its summaries sent as fresh prompts (what the engine's summarizer sends
     /// today; not in the default set).
     RecommendedFreshSummaries,
+    /// What a user with an empty settings file gets: `EngineSettings::from_document({})`, the
+    /// product's own resolution, with the budgets following the window.
+    Defaults,
+    /// The defaults as they were before pruning waited until it pays: every tool result but the
+    /// six latest cut at every call (`transforms.pruneWhenItPays: false`; not in the default set).
+    DefaultsBefore,
 }
 
 impl Strategy {
     /// The strategies replayed by default, in report order.
-    pub const DEFAULT: [Self; 5] = [
+    pub const DEFAULT: [Self; 6] = [
         Self::NoManagement,
+        Self::Defaults,
         Self::ReferenceCompaction,
         Self::Transforms,
         Self::ProviderCompaction,
@@ -99,6 +108,8 @@ impl Strategy {
             Self::RecommendedBefore => "recommended before",
             Self::RecommendedNoWindow => "recommended, window off",
             Self::RecommendedFreshSummaries => "recommended, fresh-prompt summaries",
+            Self::Defaults => "defaults",
+            Self::DefaultsBefore => "defaults before",
         }
     }
 
@@ -110,7 +121,9 @@ impl Strategy {
             | Self::Recommended
             | Self::RecommendedBefore
             | Self::RecommendedNoWindow
-            | Self::RecommendedFreshSummaries => false,
+            | Self::RecommendedFreshSummaries
+            | Self::Defaults
+            | Self::DefaultsBefore => false,
         }
     }
 
@@ -121,7 +134,9 @@ impl Strategy {
             | Self::ReferenceCompaction
             | Self::Transforms
             | Self::RecommendedBefore
-            | Self::RecommendedFreshSummaries => SummaryRequest::FreshPrompt,
+            | Self::RecommendedFreshSummaries
+            | Self::Defaults
+            | Self::DefaultsBefore => SummaryRequest::FreshPrompt,
             Self::ProviderCompaction => SummaryRequest::ProviderSide,
             Self::Recommended | Self::RecommendedNoWindow => SummaryRequest::CachePrefix,
         }
@@ -137,6 +152,11 @@ impl Strategy {
     pub fn settings(self, context_window: u64) -> EngineSettings {
         let mut settings = EngineSettings::default();
         match self {
+            Self::Defaults => settings = defaults(),
+            Self::DefaultsBefore => {
+                settings = defaults();
+                settings.transforms.prune_when_it_pays = false;
+            }
             Self::NoManagement => {
                 settings.compaction.enabled = false;
                 settings.transforms = TransformSettings::disabled();
@@ -171,6 +191,12 @@ fn recommended(settings: &mut EngineSettings) {
         reserve_tokens: true,
         keep_recent_tokens: false,
     };
+}
+
+/// The settings of an empty settings document, read by the code the product reads settings with
+/// (the engine resolves the budgets that follow the window against the model at each check).
+fn defaults() -> EngineSettings {
+    EngineSettings::from_document(&serde_json::json!({})).unwrap_or_default()
 }
 
 /// Applies a settings document over `settings` (objects merged key by key).

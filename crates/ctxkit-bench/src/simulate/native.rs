@@ -108,7 +108,7 @@ impl NativeTracker {
         let (lifetime, warms, anthropic) = match provider {
             Provider::Anthropic5m => (300.0, true, true),
             Provider::Anthropic1h => (3_600.0, true, true),
-            Provider::Openai => (300.0, false, false),
+            Provider::Openai | Provider::Gemini => (300.0, false, false),
         };
         Self {
             prices: provider.prices(),

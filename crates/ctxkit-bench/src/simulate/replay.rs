@@ -20,6 +20,7 @@ use ctxkit_session::Session;
 use ctxkit_summarizer_offline::OfflineSummarizer;
 use ctxkit_tokens::estimate_tokens;
 
+use super::cache_rule::CacheState;
 use super::ledger::{Ledger, compaction_tokens};
 use super::meter::{Request, shared_prefix};
 use super::named_recall::NamedTracker;
@@ -81,6 +82,8 @@ struct Meter<'a> {
     compactions: Compactions,
     /// The last request the model accepted, as sent and as measured.
     previous: Option<(Vec<AgentMessage>, Request)>,
+    /// The provider's prompt cache for this conversation.
+    cache: CacheState,
     recall: Tracker<'a>,
     recall_sum: f64,
     stand_in_sum: f64,
@@ -169,11 +172,11 @@ impl<'a> Meter<'a> {
     ) {
         let started = Instant::now();
         let input = request.total_tokens();
-        let (shared, extends_previous) =
-            self.previous.as_ref().map_or((0, false), |(_, previous)| {
-                let shared = shared_prefix(&previous.messages, &request);
-                (shared.tokens, shared.messages == previous.messages.len())
-            });
+        let extends_previous = self.previous.as_ref().is_some_and(|(_, previous)| {
+            shared_prefix(&previous.messages, &request).messages == previous.messages.len()
+        });
+        let bill = self.cache.bill(&request);
+        let shared = bill.read;
         self.native.sent(Sent {
             input,
             output: output_tokens,
@@ -188,10 +191,8 @@ impl<'a> Meter<'a> {
         self.output_tokens += output_tokens;
         let prices = self.options.provider.prices();
         self.cost_without_cache += prices.uncached_cost(input, output_tokens);
-        self.cost_with_cache += prices.cached_cost(input, shared, output_tokens);
-        let billed = prices.split(input, shared, output_tokens);
-        self.ledger
-            .answered(input, billed.cache_read, output_tokens);
+        self.cost_with_cache += prices.billed_cost(bill, output_tokens);
+        self.ledger.answered(input, bill.read, output_tokens);
         add(&mut self.timing.measure_ms, started);
         let started = Instant::now();
         let observed = self.recall.observe(&messages, &request.messages, call);
@@ -415,6 +416,7 @@ pub(crate) async fn replay(
         recovery_failures: 0,
         compactions: Compactions::default(),
         previous: None,
+        cache: CacheState::new(options.provider.prices().cache_rule),
         recall: if trace.real {
             Tracker::Named(NamedTracker::new(trace)?)
         } else {

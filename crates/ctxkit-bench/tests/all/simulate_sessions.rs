@@ -251,6 +251,13 @@ fn check_report(report: &SimulationReport, format: &str, calls: usize) {
         2 * (CALLS - 1) + 2 * (CALLS - 8)
     );
     let none = strategy(report, Strategy::NoManagement);
+    let defaults = strategy(report, Strategy::Defaults);
+    assert!(
+        defaults.total_cost_with_cache <= none.total_cost_with_cache,
+        "{format}: defaults ${:.4} > no management ${:.4}",
+        defaults.total_cost_with_cache,
+        none.total_cost_with_cache
+    );
     for each in &report.strategies {
         assert_eq!(each.requests, calls, "{format} {}", each.name);
         let calls = each.recall_calls.as_ref().unwrap();

@@ -166,6 +166,7 @@ fn label_name_fork_and_sessions() {
 
 mod architecture;
 mod attacks;
+mod cache_cost;
 mod chat;
 mod chat_retry;
 mod chat_stream;

@@ -1,7 +1,7 @@
 //! The model's view: transforms never touch stored history, orphans are repaired, summaries can go
 //! to the system text, pruned outputs can be fetched back.
 
-use ctxkit_engine::SummaryRole;
+use ctxkit_engine::{HookSet, SummaryRole};
 use serde_json::json;
 
 use crate::support::*;
@@ -29,7 +29,10 @@ fn tool_result(id: &str, text: &str) -> ctxkit_protocol::AgentMessage {
 
 #[tokio::test]
 async fn old_tool_results_are_pruned_in_the_view_only_and_can_be_fetched_back() {
-    let harness = Harness::new(100_000, 2_000, []);
+    // The plain rule (cut at every call): ten calls are too few for pruning to pay by default.
+    let mut settings = settings(2_000);
+    settings.transforms.prune_when_it_pays = false;
+    let harness = Harness::with(settings, Some(model(100_000)), HookSet::new(), []);
     harness
         .engine
         .append(user("look at the logs"))

@@ -1,7 +1,12 @@
 //! Anthropic prompt caching (`llm.anthropic.cacheRetention`) of conversation requests, placed as Pi
 //! places it: a `cache_control` breakpoint on the system prompt, on the last tool definition and on
 //! the last block of the request's last message when that message is the user's (text, image or
-//! tool result): three, under the API's limit of four; never on thinking or empty blocks. A
+//! tool result); never on thinking or empty blocks. The fourth, which Pi leaves unused, marks the
+//! end of the stable part of the conversation: the last tool result the prune layer cut (its text
+//! holds a `ctxkit://tool-result/` marker) before the last message. Cut results change only when
+//! pruning moves in a batch (`transforms.pruneWhenItPays`), so that position is the same request
+//! after request and stays cached (each read refreshes it) whatever happens after it; when the next
+//! batch is cut, the API finds it again by its lookback of about 20 blocks from the new one. A
 //! cache-prefix summary request carries the breakpoints of the conversation request it continues
 //! (the last one on that request's last user block), none of its own; fresh summaries none at all,
 //! as Pi sends them. Pure.
@@ -92,6 +97,38 @@ pub(crate) fn mark_user_message(
     cacheable
 }
 
+/// The text a cut tool result's marker holds (`ctxkit-transform`, `marker.rs`).
+const PRUNE_MARKER: &str = "ctxkit://tool-result/";
+
+/// Marks the last `tool_result` block of `messages[..before]` whose content holds a prune marker;
+/// whether one was marked.
+pub(crate) fn mark_stable_prefix(
+    messages: &mut [Value],
+    before: usize,
+    retention: CacheRetention,
+) -> bool {
+    let Some(control) = retention.cache_control() else {
+        return false;
+    };
+    let end = before.min(messages.len());
+    for message in messages[..end].iter_mut().rev() {
+        if message["role"] != "user" {
+            continue;
+        }
+        let Some(blocks) = message["content"].as_array_mut() else {
+            continue;
+        };
+        let found = blocks.iter_mut().rev().find(|block| {
+            block["type"] == "tool_result" && block["content"].to_string().contains(PRUNE_MARKER)
+        });
+        if let Some(block) = found {
+            block["cache_control"] = control;
+            return true;
+        }
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,5 +172,29 @@ mod tests {
         mark_tools(&mut tools, CacheRetention::Short);
         assert!(tools[0].get("cache_control").is_none());
         assert!(tools[1].get("cache_control").is_some());
+    }
+
+    #[test]
+    fn the_last_cut_tool_result_before_the_tail_marks_the_stable_prefix() {
+        let cut = |id: &str| {
+            json!({"type": "tool_result", "tool_use_id": id, "content":
+                format!("head\n[... 9 lines (400 chars) omitted; full output: ctxkit://tool-result/{id}]")})
+        };
+        let whole = |id: &str| json!({"type": "tool_result", "tool_use_id": id, "content": "all"});
+        let mut messages = vec![
+            json!({"role": "user", "content": [{"type": "text", "text": "task"}]}),
+            json!({"role": "user", "content": [cut("a"), cut("b")]}),
+            json!({"role": "assistant", "content": [{"type": "text", "text": "ok"}]}),
+            json!({"role": "user", "content": [whole("c")]}),
+            json!({"role": "user", "content": [cut("d")]}),
+        ];
+        // The tail (index 4) is not looked at: the anchor is before it.
+        assert!(mark_stable_prefix(&mut messages, 4, CacheRetention::Short));
+        assert!(messages[1]["content"][1].get("cache_control").is_some());
+        assert!(messages[1]["content"][0].get("cache_control").is_none());
+        assert!(messages[4]["content"][0].get("cache_control").is_none());
+        let mut none = messages.clone();
+        assert!(!mark_stable_prefix(&mut none, 1, CacheRetention::Short));
+        assert!(!mark_stable_prefix(&mut none, 4, CacheRetention::None));
     }
 }

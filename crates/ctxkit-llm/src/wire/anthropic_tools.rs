@@ -44,8 +44,8 @@ pub(crate) fn build_continuing(
     build_marked(config, request, messages(config, request), last)
 }
 
-/// The request of `messages`, with breakpoints on the system prompt, the last tool and the user
-/// message at `marked`.
+/// The request of `messages`, with breakpoints on the system prompt, the last tool, the user
+/// message at `marked` and the last cut tool result before it.
 fn build_marked(
     config: &ProviderConfig,
     request: &ChatRequest,
@@ -55,6 +55,7 @@ fn build_marked(
     let retention = config.cache_retention;
     if let Some(index) = marked {
         anthropic_cache::mark_user_message(&mut messages, index, retention);
+        anthropic_cache::mark_stable_prefix(&mut messages, index, retention);
     }
     let max_tokens = request
         .max_tokens

@@ -189,6 +189,14 @@ const TRANSFORMS: &[Field] = &[
         },
         DefaultValue::Integer(8),
     ),
+    // ctxkit: move the prune boundary only when it pays under the prompt cache's prices.
+    field("pruneWhenItPays", ValueKind::Bool, DefaultValue::Bool(true)),
+    field("cacheReadPercent", NON_NEGATIVE, DefaultValue::Integer(10)),
+    field(
+        "cacheWritePercent",
+        NON_NEGATIVE,
+        DefaultValue::Integer(125),
+    ),
     // ctxkit: tell the model how full its context is, from a share of the window on.
     field("budgetNote", ValueKind::Bool, DefaultValue::Bool(false)),
     field(

@@ -1,0 +1,296 @@
+//! How each provider's prompt cache decides what part of a request it serves, replayed request by
+//! request.
+//!
+//! - **Anthropic** ([`CacheRule::Breakpoints`]): a prefix is written to the cache only at a
+//!   `cache_control` breakpoint (at most four per request), and only when it is at least the
+//!   model's minimum cacheable length (1,024 tokens for Sonnet 4.5 and Opus 4.1; 4,096 for Opus
+//!   4.5 and Haiku 4.5). A later request reads the longest cached prefix it can reach: from each of
+//!   its breakpoints the API checks that position and the block boundaries up to 20 blocks before
+//!   it, and takes the first one an earlier request wrote. What lies between the read and the last
+//!   breakpoint is a cache write; what lies after the last breakpoint is plain input. Breakpoints
+//!   are placed as ctxkit's Anthropic client places them (`ctxkit-llm`, `anthropic_cache.rs`): on
+//!   the last message when it is the user's (a tool result is a user block), and on the last pruned
+//!   tool result (the end of the stable, pruned part of the prefix). The simulated requests carry
+//!   no system prompt or tools, so their two breakpoints are not modelled. Sources: Anthropic's
+//!   prompt-caching guide (platform.claude.com/docs/en/build-with-claude/prompt-caching, read
+//!   2026): "up to 4 cache breakpoints", "the system automatically checks for cache hits at all
+//!   previous content block boundaries (up to approximately 20 blocks before your explicit
+//!   breakpoint)", minimum cacheable prompt length per model.
+//! - **OpenAI** ([`CacheRule::Prefix`] with 1,024 and 128): automatic; the longest prefix shared
+//!   with a recent request is read when it is at least 1,024 tokens, in 128-token increments; there
+//!   is no write fee (OpenAI's prompt-caching guide).
+//! - **Gemini** ([`CacheRule::Prefix`] with 2,048 and 1): implicit caching of a prefix shared with
+//!   a recent request, from 2,048 tokens on Gemini 2.5 (ai.google.dev/gemini-api/docs/caching, read
+//!   2026); no write fee.
+//!
+//! Prefixes are compared by hashes of the serialized messages, in whole messages; a cache entry
+//! never expires here (the simulated calls are seconds apart; Claude Code transcripts are checked
+//! with their real gaps by `claude_check`).
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+
+use super::meter::Request;
+
+/// The Anthropic API's lookback from a breakpoint, in content blocks.
+pub const ANTHROPIC_LOOKBACK_BLOCKS: u64 = 20;
+
+/// A provider's prompt-cache rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "rule")]
+pub enum CacheRule {
+    /// Anthropic: explicit breakpoints, a lookback, a minimum cacheable length.
+    Breakpoints {
+        min_tokens: u64,
+        lookback_blocks: u64,
+    },
+    /// OpenAI and Gemini: the longest prefix shared with an earlier request, from `min_tokens`, in
+    /// steps of `increment` tokens.
+    Prefix { min_tokens: u64, increment: u64 },
+}
+
+/// How one request's input is billed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CacheBill {
+    /// Read from the cache.
+    pub read: u64,
+    /// Written to the cache (Anthropic) — with no write fee, plain input.
+    pub write: u64,
+    /// Neither: after the last breakpoint, or no cache at all.
+    pub plain: u64,
+}
+
+/// The cache a provider holds for one conversation.
+#[derive(Debug, Clone)]
+pub(crate) struct CacheState {
+    rule: CacheRule,
+    /// Anthropic: the prefix hashes written at breakpoints.
+    written: HashSet<u64>,
+    /// Prefix rules: the prefix hashes of the previous request.
+    previous: Vec<u64>,
+}
+
+impl CacheState {
+    pub(crate) fn new(rule: CacheRule) -> Self {
+        Self {
+            rule,
+            written: HashSet::new(),
+            previous: Vec::new(),
+        }
+    }
+
+    /// Bills `request` and updates the cache with what it writes.
+    pub(crate) fn bill(&mut self, request: &Request) -> CacheBill {
+        match self.rule {
+            CacheRule::Breakpoints {
+                min_tokens,
+                lookback_blocks,
+            } => self.bill_breakpoints(request, min_tokens, lookback_blocks),
+            CacheRule::Prefix {
+                min_tokens,
+                increment,
+            } => self.bill_prefix(request, min_tokens, increment),
+        }
+    }
+
+    fn bill_prefix(&mut self, request: &Request, min_tokens: u64, increment: u64) -> CacheBill {
+        let total = request.total_tokens();
+        let shared = self
+            .previous
+            .iter()
+            .zip(&request.prefix_hashes)
+            .take_while(|(before, now)| before == now)
+            .count();
+        let tokens: u64 = request.tokens.iter().take(shared).sum();
+        let read = if tokens >= min_tokens.max(1) {
+            tokens / increment.max(1) * increment.max(1)
+        } else {
+            0
+        };
+        self.previous.clone_from(&request.prefix_hashes);
+        CacheBill {
+            read,
+            write: total - read,
+            plain: 0,
+        }
+    }
+
+    fn bill_breakpoints(
+        &mut self,
+        request: &Request,
+        min_tokens: u64,
+        lookback_blocks: u64,
+    ) -> CacheBill {
+        let total = request.total_tokens();
+        let breakpoints = request.breakpoints();
+        let ends = prefix_sums(&request.tokens);
+        // The longest cached prefix any breakpoint reaches (in messages).
+        let mut read_messages = 0usize;
+        for &breakpoint in &breakpoints {
+            let mut blocks_back = 0u64;
+            let mut position = breakpoint;
+            loop {
+                if self.written.contains(&request.prefix_hashes[position]) {
+                    read_messages = read_messages.max(position + 1);
+                    break;
+                }
+                blocks_back += u64::from(request.blocks[position]);
+                if position == 0 || blocks_back > lookback_blocks {
+                    break;
+                }
+                position -= 1;
+            }
+        }
+        let read = if read_messages > 0 {
+            ends[read_messages]
+        } else {
+            0
+        };
+        let last_breakpoint = breakpoints.last().map_or(0, |position| position + 1);
+        for &breakpoint in &breakpoints {
+            if ends[breakpoint + 1] >= min_tokens {
+                self.written.insert(request.prefix_hashes[breakpoint]);
+            }
+        }
+        let cached_end = ends[last_breakpoint.max(read_messages)];
+        let write = if ends[last_breakpoint] >= min_tokens {
+            cached_end - read
+        } else {
+            0
+        };
+        CacheBill {
+            read,
+            write,
+            plain: total - read - write,
+        }
+    }
+}
+
+/// `sums[i]` = the tokens of the first `i` messages.
+fn prefix_sums(tokens: &[u64]) -> Vec<u64> {
+    let mut sums = Vec::with_capacity(tokens.len() + 1);
+    let mut sum = 0;
+    sums.push(0);
+    for token in tokens {
+        sum += token;
+        sums.push(sum);
+    }
+    sums
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ctxkit_protocol::AgentMessage;
+    use serde_json::json;
+
+    const ANTHROPIC: CacheRule = CacheRule::Breakpoints {
+        min_tokens: 1_024,
+        lookback_blocks: ANTHROPIC_LOOKBACK_BLOCKS,
+    };
+
+    fn message(value: serde_json::Value) -> AgentMessage {
+        serde_json::from_value(value).unwrap()
+    }
+
+    fn user(text: &str) -> AgentMessage {
+        message(json!({"role": "user", "content": text}))
+    }
+
+    fn call(id: &str) -> AgentMessage {
+        message(
+            json!({"role": "assistant", "content": [{"type": "toolCall", "id": id,
+            "name": "read", "arguments": {}}], "api": "anthropic-messages", "provider": "anthropic",
+            "model": "m", "stopReason": "toolUse"}),
+        )
+    }
+
+    fn result(id: &str, text: &str) -> AgentMessage {
+        message(
+            json!({"role": "toolResult", "toolCallId": id, "toolName": "read",
+            "content": [{"type": "text", "text": text}], "isError": false}),
+        )
+    }
+
+    /// A conversation of `calls` calls with results of `chars` characters.
+    fn conversation(calls: usize, chars: usize) -> Vec<AgentMessage> {
+        let mut messages = vec![user(&"task ".repeat(200))];
+        for index in 0..calls {
+            let id = format!("c{index}");
+            messages.push(call(&id));
+            messages.push(result(&id, &format!("{id} {}", "x".repeat(chars))));
+        }
+        messages
+    }
+
+    fn bill(state: &mut CacheState, messages: &[AgentMessage]) -> CacheBill {
+        state.bill(&Request::measure(messages).unwrap())
+    }
+
+    #[test]
+    fn a_growing_conversation_reads_the_previous_request_and_writes_the_new_part() {
+        let messages = conversation(10, 8_000);
+        let mut state = CacheState::new(ANTHROPIC);
+        let first = bill(&mut state, &messages[..3]);
+        assert_eq!((first.read, first.plain), (0, 0));
+        let second = bill(&mut state, &messages[..5]);
+        let before = Request::measure(&messages[..3]).unwrap().total_tokens();
+        assert_eq!(second.read, before);
+        assert_eq!(
+            second.write,
+            Request::measure(&messages[..5]).unwrap().total_tokens() - before
+        );
+    }
+
+    #[test]
+    fn a_change_before_the_previous_breakpoint_loses_everything_after_it() {
+        let messages = conversation(12, 8_000);
+        let mut state = CacheState::new(ANTHROPIC);
+        for end in (3..=23).step_by(2) {
+            bill(&mut state, &messages[..end]);
+        }
+        // The next request changes result 1 (a prune that moves the cut): only a breakpoint within
+        // 20 blocks of one of its own can be read, and every earlier one was written at a tail.
+        let mut changed = messages[..25].to_vec();
+        changed[2] = result("c0", "c0 pruned");
+        let after = bill(&mut state, &changed);
+        assert_eq!(after.read, 0, "{after:?}");
+        // A prefix rule reads up to the change.
+        let mut prefix = CacheState::new(CacheRule::Prefix {
+            min_tokens: 1_024,
+            increment: 128,
+        });
+        let mut long_head = messages[..25].to_vec();
+        long_head[0] = user(&"task ".repeat(2_000));
+        bill(&mut prefix, &long_head[..23]);
+        long_head[2] = result("c0", "c0 pruned");
+        let read = bill(&mut prefix, &long_head).read;
+        let head = Request::measure(&long_head[..2]).unwrap().total_tokens();
+        assert!(head > 1_024);
+        assert_eq!(read, head / 128 * 128);
+    }
+
+    #[test]
+    fn the_lookback_reaches_twenty_blocks_and_no_further() {
+        let messages = conversation(30, 8_000);
+        let mut state = CacheState::new(ANTHROPIC);
+        bill(&mut state, &messages[..3]);
+        // 9 calls later: 18 blocks back, within reach.
+        assert!(bill(&mut state, &messages[..21]).read > 0);
+        let mut far = CacheState::new(ANTHROPIC);
+        bill(&mut far, &messages[..3]);
+        // 12 calls later: 24 blocks back, out of reach.
+        assert_eq!(bill(&mut far, &messages[..27]).read, 0);
+    }
+
+    #[test]
+    fn prefixes_below_the_minimum_are_not_cached() {
+        let messages = conversation(3, 100);
+        let mut state = CacheState::new(ANTHROPIC);
+        let first = bill(&mut state, &messages[..3]);
+        assert_eq!((first.read, first.write), (0, 0));
+        assert!(first.plain > 0);
+        assert_eq!(bill(&mut state, &messages[..5]).read, 0);
+    }
+}
