@@ -300,6 +300,8 @@ impl Agent {
         approver: &mut dyn Approver,
         observer: &dyn AgentObserver,
     ) -> Result<TurnEnd, EngineError> {
+        // Whether the request about to be built already had a compaction for its output room.
+        let mut made_room = false;
         loop {
             let view = self.engine.model_view().await?;
             let mut system_prompt = self.options.system_prompt.clone();
@@ -314,6 +316,16 @@ impl Agent {
                 max_tokens: self.options.max_tokens,
                 reasoning: self.options.reasoning,
             };
+            // A request whose reply would get less room than its floor compacts first (once).
+            if !made_room {
+                made_room = true;
+                match self.make_output_room(&request, observer).await? {
+                    RoomCheck::Enough => {}
+                    RoomCheck::Compacted => continue,
+                    RoomCheck::Cancelled => return Ok(TurnEnd::CompactionCancelled),
+                }
+            }
+            made_room = false;
             observer.event(AgentEvent::ModelCall).await;
             if let Some(warmer) = &self.warmer {
                 let leaf = self
@@ -423,6 +435,40 @@ impl Agent {
                 return Ok(TurnEnd::CompactionCancelled);
             }
         }
+    }
+
+    /// Compacts before sending `request` when the model says its reply would get less output
+    /// room than the floor (`ChatModel::output_room`).
+    async fn make_output_room(
+        &self,
+        request: &ChatRequest,
+        observer: &dyn AgentObserver,
+    ) -> Result<RoomCheck, EngineError> {
+        let Some(room) = self.model.output_room(request) else {
+            return Ok(RoomCheck::Enough);
+        };
+        if room.room >= room.floor {
+            return Ok(RoomCheck::Enough);
+        }
+        let tokens = ctxkit_llm::estimate_request_tokens(
+            &request.system_prompt,
+            &request.tools,
+            &request.messages,
+        );
+        let report = self.engine.make_output_room(tokens).await?;
+        let compacted = report
+            .compaction
+            .as_ref()
+            .is_some_and(|end| end.error.is_none() && !end.aborted);
+        let cancelled = report.compaction.as_ref().is_some_and(|end| end.aborted);
+        observer.event(AgentEvent::Checked(report)).await;
+        Ok(if cancelled {
+            RoomCheck::Cancelled
+        } else if compacted {
+            RoomCheck::Compacted
+        } else {
+            RoomCheck::Enough
+        })
     }
 
     /// Approves (when the tool asks for it) and runs one call on the blocking pool.
@@ -654,6 +700,16 @@ fn safe_folder_name(id: &str) -> String {
     } else {
         name
     }
+}
+
+/// What the check of a request's output room did.
+enum RoomCheck {
+    /// The room is enough (or nothing could be compacted): send the request.
+    Enough,
+    /// A compaction made room: build the request again.
+    Compacted,
+    /// The user cancelled the compaction.
+    Cancelled,
 }
 
 /// The event of a streamed piece: a retry notice is an event of its own.

@@ -2,7 +2,7 @@
 //! can script one ([`crate::testing::ScriptedModel`]).
 
 use ctxkit_engine::ModelInfo;
-use ctxkit_llm::{ChatRequest, DeltaSink, ModelClient};
+use ctxkit_llm::{ChatRequest, DeltaSink, ModelClient, OutputRoom};
 use ctxkit_protocol::AssistantMessage;
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
@@ -34,6 +34,13 @@ pub trait ChatModel: Send + Sync {
         self.chat(request, cancel)
     }
 
+    /// The output room `request` would go out with and its floor; `None` (the default) when the
+    /// model does not say. The agent compacts first when the room is under the floor.
+    fn output_room(&self, request: &ChatRequest) -> Option<OutputRoom> {
+        let _ = request;
+        None
+    }
+
     /// The prompt cache `request` writes (its lifetime, the model's prices), for cache warming;
     /// `None` (the default) when the model has no prompt caching or a refresh would not read the
     /// same entry: nothing is warmed then.
@@ -60,7 +67,8 @@ impl ChatModel for ModelClient {
         ModelInfo {
             provider: config.provider.clone(),
             id: config.model.clone(),
-            context_window: self.context_window().unwrap_or(0),
+            // The provider's real limit once it stated one below the configured window.
+            context_window: self.planning_window().unwrap_or(0),
         }
     }
 
@@ -89,6 +97,10 @@ impl ChatModel for ModelClient {
                 Err(error) => self.failed_reply(&error),
             }
         })
+    }
+
+    fn output_room(&self, request: &ChatRequest) -> Option<OutputRoom> {
+        ModelClient::output_room(self, request)
     }
 
     fn prompt_cache(&self, request: &ChatRequest) -> Option<PromptCache> {

@@ -232,7 +232,8 @@ fn classify_llm(error: &ctxkit_llm::LlmError) -> (u8, Option<String>) {
         | LlmError::InvalidResponse { .. }
         | LlmError::UnusableSummary { .. }
         | LlmError::SilentOverflow { .. }
-        | LlmError::Client { .. } => (7, Some("the session was not changed".to_owned())),
+        | LlmError::Client { .. }
+        | LlmError::BetaRefused { .. } => (7, Some("the session was not changed".to_owned())),
     }
 }
 

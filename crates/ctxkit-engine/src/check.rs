@@ -82,7 +82,14 @@ pub enum SkipReason {
 pub struct CheckInput<'a, M = AgentMessage> {
     pub trigger: Trigger,
     pub enabled: bool,
+    /// Tokens kept free below the limit: the compaction reserve, at least the output room a
+    /// request needs (`ctxkit_overflow::output_room`).
     pub reserve_tokens: u64,
+    /// The provider's real limit when it stated or showed one below the model's window.
+    pub limit_tokens: Option<u64>,
+    /// What the provider counts per token ctxkit estimates (1.0 until a reply shows more): the
+    /// estimated part of a projection is scaled by it.
+    pub over_count: f64,
     pub model: Option<&'a ModelInfo>,
     /// The transcript (the model's messages on the branch, before transforms).
     pub transcript: &'a [M],
@@ -118,6 +125,23 @@ fn is_stale(timestamp: Option<i64>, latest_compaction_ms: Option<i64>) -> bool {
 }
 
 impl<M> CheckInput<'_, M> {
+    /// The window the threshold is measured against: the model's, or the provider's real limit
+    /// when that is lower.
+    fn limit(&self, window: u64) -> u64 {
+        self.limit_tokens
+            .filter(|limit| *limit > 0)
+            .map_or(window, |limit| limit.min(window))
+    }
+
+    /// An estimate in the provider's count: scaled by the over-count seen so far.
+    fn scaled(&self, estimated: u64) -> u64 {
+        if self.over_count > 1.0 {
+            (estimated as f64 * self.over_count).ceil() as u64
+        } else {
+            estimated
+        }
+    }
+
     /// Whether the transcript message at `index` (with `timestamp`) predates the latest compaction.
     fn stale(&self, index: usize, timestamp: Option<i64>) -> bool {
         match self.fresh_from {
@@ -156,6 +180,7 @@ pub fn decide<M: Borrow<AgentMessage>>(input: &CheckInput<'_, M>) -> Decision {
     if window == 0 {
         return Decision::Skip(SkipReason::UnknownWindow);
     }
+    let window = input.limit(window);
     let tokens = if stop_reason == Some("error") {
         let estimate = estimate_context_tokens(input.transcript);
         let Some(anchor) = estimate.last_usage_index else {
@@ -168,7 +193,7 @@ pub fn decide<M: Borrow<AgentMessage>>(input: &CheckInput<'_, M>) -> Decision {
         if input.stale(anchor, anchor_timestamp) {
             return Decision::Skip(SkipReason::NoUsage);
         }
-        estimate.tokens
+        estimate.usage_tokens + input.scaled(estimate.trailing_tokens)
     } else {
         message
             .usage
@@ -195,6 +220,7 @@ fn decide_projected<M: Borrow<AgentMessage>>(input: &CheckInput<'_, M>) -> Decis
     if window == 0 {
         return Decision::Skip(SkipReason::UnknownWindow);
     }
+    let window = input.limit(window);
     let tokens = projected_tokens(input);
     if should_compact(tokens, window, input.reserve_tokens, true) {
         Decision::Threshold { tokens }
@@ -214,12 +240,14 @@ fn projected_tokens<M: Borrow<AgentMessage>>(input: &CheckInput<'_, M>) -> u64 {
         !input.stale(anchor, timestamp)
     });
     if fresh_anchor {
-        estimate.tokens
+        estimate.usage_tokens + input.scaled(estimate.trailing_tokens)
     } else {
-        input
-            .transcript
-            .iter()
-            .map(|message| ctxkit_tokens::estimate_tokens(message.borrow()))
-            .sum()
+        input.scaled(
+            input
+                .transcript
+                .iter()
+                .map(|message| ctxkit_tokens::estimate_tokens(message.borrow()))
+                .sum(),
+        )
     }
 }

@@ -104,6 +104,53 @@ impl Engine {
         self.check(Trigger::AfterToolBatch).await
     }
 
+    /// Compacts before a model call whose output room would fall below the floor (the provider
+    /// layer measured the request; see `ctxkit_overflow::output_floor`), as a threshold compaction
+    /// between tool calls does: the run then goes on with the next model call. Nothing happens when
+    /// compaction is off or there is nothing to summarize.
+    pub async fn make_output_room(&self, tokens: u64) -> Result<CheckReport> {
+        let mut state = self.lock().await;
+        let decision = Decision::Threshold { tokens };
+        let skip = |reason| {
+            Ok(CheckReport {
+                decision: Decision::Skip(reason),
+                compaction: None,
+                retry: false,
+            })
+        };
+        if !state.settings.compaction.enabled {
+            return skip(SkipReason::Disabled);
+        }
+        let plan = match crate::planning::plan_for(&state, CompactionReason::Threshold) {
+            Ok(plan) => plan,
+            Err(EngineError::NothingToCompact | EngineError::AlreadyCompacted) => {
+                return skip(SkipReason::NothingToCompact);
+            }
+            Err(error) => return Err(error),
+        };
+        tracing::debug!(
+            tokens,
+            "compaction before a model call: the reply's room is under the floor"
+        );
+        let end = match self
+            .run_locked(
+                &mut state,
+                CompactionReason::Threshold,
+                Some(plan),
+                None,
+                false,
+            )
+            .await
+        {
+            Ok(end) | Err((end, _)) => end,
+        };
+        Ok(CheckReport {
+            decision,
+            retry: false,
+            compaction: Some(end),
+        })
+    }
+
     async fn check(&self, trigger: Trigger) -> Result<CheckReport> {
         let mut state = self.lock().await;
         let transcript = shared_transcript(&mut state)?;
@@ -111,7 +158,10 @@ impl Engine {
         let decision = decide(&CheckInput {
             trigger,
             enabled: state.settings.compaction.enabled,
-            reserve_tokens: planning.reserve_tokens,
+            // The reply's room is planned with the threshold: never less than the output floor.
+            reserve_tokens: planning.reserve_tokens.max(state.output_reserve()),
+            limit_tokens: state.limit_tokens,
+            over_count: state.over_count,
             model: state.model.as_ref(),
             transcript: &transcript,
             latest_compaction_ms: latest_compaction_ms(&state.session),
@@ -161,7 +211,12 @@ impl Engine {
                 if trigger == Trigger::BeforePrompt && state.overflow_attempts > 0 {
                     return skip(Decision::Skip(SkipReason::OverflowHandled));
                 }
-                crate::recovery::learn_from_overflow(&mut state)?;
+                let error_text = transcript
+                    .iter()
+                    .rev()
+                    .find_map(|message| message.as_assistant())
+                    .and_then(|reply| reply.error_message.clone());
+                crate::recovery::learn_from_overflow(&mut state, error_text.as_deref())?;
                 state.overflow_attempts += 1;
                 // A plan that fits, planned here to note where it cuts (the next attempt of the
                 // streak cuts later); without one, the compaction reports why and asks for no

@@ -69,6 +69,9 @@ pub(crate) struct State {
     pub(crate) accepted_max: u64,
     /// The provider refused a request it would have counted under the window.
     pub(crate) limit_below_window: bool,
+    /// The provider's real limit, when below the window: stated in its overflow error, else the
+    /// largest request it accepted. The threshold is measured against it.
+    pub(crate) limit_tokens: Option<u64>,
     /// ctxkit's estimate of the last model request recorded and not yet answered.
     pub(crate) last_request_estimate: Option<crate::recovery::RequestEstimate>,
     /// The system prompt and tools of the last recorded request (estimated tokens): what every
@@ -179,18 +182,23 @@ impl Engine {
             hooks.push(Arc::new(CommandHook::new(config.clone(), cwd.clone())));
         }
         let (turn, _) = watch::channel(None);
+        // The surface's level, else the settings' `defaultThinkingLevel`.
+        let thinking_level = options
+            .thinking_level
+            .or_else(|| options.settings.default_thinking_level.clone());
         Self {
             inner: Arc::new(Inner {
                 state: tokio::sync::Mutex::new(State {
                     session,
                     settings: options.settings,
                     model: options.model,
-                    thinking_level: options.thinking_level,
+                    thinking_level,
                     overflow_attempts: 0,
                     overflow_cut: None,
                     over_count: 1.0,
                     accepted_max: 0,
                     limit_below_window: false,
+                    limit_tokens: None,
                     last_request_estimate: None,
                     request_overhead: 0,
                     messages: HashMap::new(),
@@ -252,6 +260,7 @@ impl Engine {
             state.over_count = 1.0;
             state.accepted_max = 0;
             state.limit_below_window = false;
+            state.limit_tokens = None;
             state.last_request_estimate = None;
         }
         state.model = model;
@@ -386,6 +395,27 @@ impl State {
     /// The model's context window, 0 when unknown.
     pub(crate) fn context_window(&self) -> u64 {
         self.model.as_ref().map_or(0, |model| model.context_window)
+    }
+
+    /// The window requests must fit: the model's, or the provider's real limit when lower (0 when
+    /// unknown).
+    pub(crate) fn limit_window(&self) -> u64 {
+        let window = self.context_window();
+        match self.limit_tokens {
+            Some(limit) if window == 0 || limit < window => limit,
+            Some(_) | None => window,
+        }
+    }
+
+    /// What a request needs after its input (output floor and margin, `ctxkit_overflow`): the
+    /// threshold is never above the limit minus this.
+    pub(crate) fn output_reserve(&self) -> u64 {
+        let window = self.limit_window();
+        if window == 0 {
+            0
+        } else {
+            ctxkit_overflow::output_room(window, 0)
+        }
     }
 
     /// The compaction settings for the current model (its `compaction.modelOverrides` entry

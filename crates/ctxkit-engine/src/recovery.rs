@@ -72,9 +72,24 @@ pub(crate) fn learn_from_reply(state: &mut State, reply: &AssistantMessage) {
 /// recorded request, or of the transcript, times the over-count) is under the window, the
 /// provider's real limit is below the window, and recovery plans for the largest request it
 /// accepted.
-pub(crate) fn learn_from_overflow(state: &mut State) -> Result<()> {
+pub(crate) fn learn_from_overflow(state: &mut State, error_text: Option<&str>) -> Result<()> {
     let window = state.context_window();
     if window == 0 {
+        return Ok(());
+    }
+    // Most providers state their limit: plan with it from now on.
+    if let Some(limit) = error_text
+        .and_then(ctxkit_overflow::stated_limit)
+        .filter(|limit| *limit < window)
+    {
+        tracing::debug!(
+            limit,
+            window,
+            "the provider stated a limit below the window"
+        );
+        state.limit_tokens = Some(state.limit_tokens.map_or(limit, |known| known.min(limit)));
+        state.limit_below_window = true;
+        state.last_request_estimate = None;
         return Ok(());
     }
     let estimated = match state.last_request_estimate.take() {
@@ -90,6 +105,10 @@ pub(crate) fn learn_from_overflow(state: &mut State) -> Result<()> {
             "the provider refused a request under the window"
         );
         state.limit_below_window = true;
+        // No limit stated: the threshold plans with the largest request accepted, at least half
+        // the window (recovery's own target, `fit_target`, is the same).
+        let limit = state.accepted_max.max(window / 2);
+        state.limit_tokens = Some(state.limit_tokens.map_or(limit, |known| known.min(limit)));
     }
     Ok(())
 }
@@ -250,8 +269,13 @@ fn fit_target(state: &State) -> Option<u64> {
     if window == 0 {
         return None;
     }
-    let room = state.planning().reserve_tokens.min(window / 4);
-    let target = window - room;
+    let window = state.limit_window();
+    let room = state
+        .planning()
+        .reserve_tokens
+        .min(window / 4)
+        .max(state.output_reserve());
+    let target = window.saturating_sub(room);
     Some(if state.limit_below_window {
         target.min(state.accepted_max.max(target / 2))
     } else {

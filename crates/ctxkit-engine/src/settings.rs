@@ -338,6 +338,10 @@ pub struct EngineSettings {
     pub pinned: PinnedConfig,
     pub summary_role: SummaryRole,
     pub hooks: Vec<CommandHookConfig>,
+    /// `defaultThinkingLevel`: the reasoning level summaries are asked at when the surface gives
+    /// the engine none (Pi 1.6 sends the session's level with every summary request).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_thinking_level: Option<String>,
 }
 
 impl Default for EngineSettings {
@@ -351,6 +355,7 @@ impl Default for EngineSettings {
             pinned: PinnedConfig::default(),
             summary_role: SummaryRole::User,
             hooks: Vec::new(),
+            default_thinking_level: None,
         }
     }
 }
@@ -473,6 +478,7 @@ impl EngineSettings {
             "pinned",
             "summaryRole",
             "hooks",
+            "defaultThinkingLevel",
         ] {
             if let Some(value) = document.get(key) {
                 merge_into(&mut merged, key, value);

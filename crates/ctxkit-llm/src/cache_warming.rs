@@ -141,7 +141,7 @@ impl ModelClient {
         if threads_beta {
             crate::chat_stream::add_thread_beta(quiet.config(), &mut wire);
         }
-        let headers = quiet.headers(&wire.headers)?;
+        let headers = quiet.headers(&wire.url, &wire.headers)?;
         let text = quiet
             .post(&wire.url, &headers, &wire.body.to_string(), cancel)
             .await?;

@@ -14,6 +14,15 @@ use crate::error::LlmError;
 use crate::models::Api;
 use crate::wire::{self, ReasoningLevel};
 
+/// The output room of a request against its floor ([`ModelClient::output_room`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutputRoom {
+    /// The output limit the request would carry.
+    pub room: u64,
+    /// The least it may carry: the model's output limit, within an eighth of the window.
+    pub floor: u64,
+}
+
 /// One model call of a conversation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChatRequest {
@@ -35,7 +44,8 @@ impl ModelClient {
         request: &ChatRequest,
         cancel: &CancellationToken,
     ) -> Result<AssistantMessage, LlmError> {
-        let reply = self.chat_once(request, cancel).await?;
+        let reply = self.chat_once(request, cancel).await;
+        let reply = self.learn_from(reply)?;
         if !self.paused_after_compaction(&reply) {
             return Ok(reply);
         }
@@ -51,10 +61,17 @@ impl ModelClient {
         cancel: &CancellationToken,
     ) -> Result<AssistantMessage, LlmError> {
         let wire = self.chat_wire(request);
-        let headers = self.headers(&wire.headers)?;
-        let text = self
-            .post(&wire.url, &headers, &wire.body.to_string(), cancel)
-            .await?;
+        let headers = self.headers(&wire.url, &wire.headers)?;
+        let body = wire.body.to_string();
+        let text = match self.post(&wire.url, &headers, &body, cancel).await {
+            Ok(text) => text,
+            // A refused beta is remembered for the endpoint; the request goes once more without it.
+            Err(error) if self.remember_refused_betas(&error, &wire.url, &headers) => {
+                let headers = self.headers(&wire.url, &wire.headers)?;
+                self.post(&wire.url, &headers, &body, cancel).await?
+            }
+            Err(error) => return Err(error),
+        };
         let mut reply = self.parse_chat(&text)?;
         self.stamp(&mut reply);
         Ok(reply)
@@ -74,7 +91,16 @@ impl ModelClient {
 
     pub(crate) fn chat_wire(&self, request: &ChatRequest) -> wire::WireRequest {
         let config = self.config();
-        let fitted = self.fitted(request);
+        let mut fitted = self.fitted(request);
+        // A model the table knows not to reason is sent no reasoning level.
+        if config
+            .model_info
+            .as_ref()
+            .is_some_and(|model| !model.reasoning)
+        {
+            let reasoned = fitted.get_or_insert_with(|| request.clone());
+            reasoned.reasoning = None;
+        }
         let request = fitted.as_ref().unwrap_or(request);
         match config.api {
             Api::OpenAiChat => wire::openai_chat_tools::build(config, request),
@@ -100,11 +126,32 @@ impl ModelClient {
             &request.tools,
             &request.messages,
         );
-        let max_tokens =
-            crate::output_limit::fit_output_limit(requested, model.context_window, input);
+        let window = self.planning_window().unwrap_or(model.context_window);
+        let max_tokens = crate::output_limit::fit_output_limit(requested, window, input);
         Some(ChatRequest {
             max_tokens: Some(max_tokens),
             ..request.clone()
+        })
+    }
+
+    /// The output room `request` would go out with and the floor it must not fall below
+    /// (`ctxkit_overflow::output_floor`); `None` when the model's window is unknown. An agent
+    /// compacts before sending a request whose room is under the floor.
+    pub fn output_room(&self, request: &ChatRequest) -> Option<OutputRoom> {
+        let model = self.config().model_info.as_ref()?;
+        let window = self.planning_window()?;
+        if window == 0 {
+            return None;
+        }
+        let room = self.fitted(request)?.max_tokens?;
+        let own = match (request.max_tokens, model.max_output) {
+            (Some(tokens), 0) => tokens,
+            (Some(tokens), own) => tokens.min(own),
+            (None, own) => own,
+        };
+        Some(OutputRoom {
+            room,
+            floor: ctxkit_overflow::output_floor(window, own),
         })
     }
 
@@ -146,7 +193,8 @@ impl ModelClient {
             | LlmError::UnknownProvider { .. }
             | LlmError::InvalidModel { .. }
             | LlmError::InvalidHeader { .. }
-            | LlmError::Client { .. } => (StopReason::Error, error.to_string()),
+            | LlmError::Client { .. }
+            | LlmError::BetaRefused { .. } => (StopReason::Error, error.to_string()),
         };
         let mut reply = AssistantMessage {
             content: Vec::new(),

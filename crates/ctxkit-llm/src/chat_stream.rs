@@ -31,7 +31,8 @@ impl ModelClient {
         cancel: &CancellationToken,
         sink: &mut DeltaSink<'_>,
     ) -> Result<AssistantMessage, LlmError> {
-        let reply = self.chat_streaming_once(request, cancel, sink).await?;
+        let reply = self.chat_streaming_once(request, cancel, sink).await;
+        let reply = self.learn_from(reply)?;
         if !self.paused_after_compaction(&reply) {
             return Ok(reply);
         }
@@ -50,10 +51,13 @@ impl ModelClient {
         let config = self.config();
         let mut wire = self.chat_wire(request);
         streaming(config.api, &mut wire);
-        let thread = self.thread_binding();
+        // An endpoint that refused the threads beta gets no thread (nor the header).
+        let thread = self
+            .thread_binding()
+            .filter(|_| !crate::betas::is_refused(&wire.url, wire::anthropic_threads::BETA));
         let beta = thread.map(|_| add_thread_beta(config, &mut wire));
-        let headers = self.headers(&wire.headers)?;
         let mut plan = thread.map(|binding| binding.plan(&wire.url, beta.as_deref(), &wire.body));
+        let headers = self.request_headers(&wire, plan.as_ref())?;
         let body = plan
             .as_ref()
             .map_or_else(|| wire.body.clone(), |plan| plan.body(&wire.body));
@@ -70,17 +74,15 @@ impl ModelClient {
         let response = match first {
             Ok(response) => response,
             Err(error) => {
-                let resend = match (&error, thread, &plan) {
-                    (LlmError::Http { status, body, .. }, Some(binding), Some(sent)) => {
-                        binding.after_rejection(sent, *status, body)
-                    }
-                    _ => None,
-                };
-                let Some(resend) = resend else {
+                let Some(resend) = self.resend_plan(&error, &wire, &headers, thread, plan.as_ref())
+                else {
                     return Err(error);
                 };
-                let body = resend.body(&wire.body);
-                plan = Some(resend);
+                let body = resend
+                    .as_ref()
+                    .map_or_else(|| wire.body.clone(), |plan| plan.body(&wire.body));
+                let headers = self.request_headers(&wire, resend.as_ref())?;
+                plan = resend;
                 self.open_stream(
                     &wire.url,
                     &headers,
@@ -133,7 +135,7 @@ impl ModelClient {
         let config = self.config();
         let mut wire = wire::build(config, request);
         streaming(config.api, &mut wire);
-        let headers = self.headers(&wire.headers)?;
+        let headers = self.headers(&wire.url, &wire.headers)?;
         // Nobody watches a summary's retries but the log.
         let mut unobserved = |_| {};
         let response = self
@@ -260,6 +262,77 @@ impl ModelClient {
             Err((stop, message)) => assembly.cut(stop, message),
         };
         (reply, response_id)
+    }
+}
+
+impl ModelClient {
+    /// The headers of a conversation request sent with `plan`: a request going out whole, outside
+    /// any thread, leaves the threads beta out.
+    fn request_headers(
+        &self,
+        wire: &WireRequest,
+        plan: Option<&crate::threads::ThreadPlan>,
+    ) -> Result<reqwest::header::HeaderMap, LlmError> {
+        let whole = plan.is_none_or(crate::threads::ThreadPlan::is_full);
+        if !whole {
+            return self.headers(&wire.url, &wire.headers);
+        }
+        let mut headers = wire.headers.clone();
+        let thread_beta =
+            std::collections::BTreeSet::from([wire::anthropic_threads::BETA.to_owned()]);
+        crate::betas::strip(&mut headers, &thread_beta);
+        let mut built = self.headers(&wire.url, &headers)?;
+        // The configured header may name the beta too: the request goes without it.
+        if let Some(value) = built
+            .get("anthropic-beta")
+            .and_then(|value| value.to_str().ok())
+            .filter(|value| value.contains(wire::anthropic_threads::BETA))
+            .map(str::to_owned)
+        {
+            let mut listed = vec![("anthropic-beta".to_owned(), value)];
+            crate::betas::strip(&mut listed, &thread_beta);
+            match crate::betas::header_value(&listed)
+                .and_then(|kept| reqwest::header::HeaderValue::from_str(kept).ok())
+            {
+                Some(kept) => {
+                    built.insert("anthropic-beta", kept);
+                }
+                None => {
+                    built.remove("anthropic-beta");
+                }
+            }
+        }
+        Ok(built)
+    }
+
+    /// After a refused first attempt: `Some(plan)` to send once more with (`Some(None)`: whole,
+    /// outside any thread), `None` when the refusal is the request's own. A refused beta is
+    /// remembered for the endpoint (and said once); the resend leaves it out.
+    fn resend_plan(
+        &self,
+        error: &LlmError,
+        wire: &WireRequest,
+        headers: &reqwest::header::HeaderMap,
+        thread: Option<&crate::threads::ThreadBinding>,
+        plan: Option<&crate::threads::ThreadPlan>,
+    ) -> Option<Option<crate::threads::ThreadPlan>> {
+        let LlmError::Http { status, body, .. } = error else {
+            return None;
+        };
+        let sent = headers
+            .get("anthropic-beta")
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or_default();
+        let refused = crate::betas::refused_in(*status, body, sent);
+        if !refused.is_empty() {
+            crate::betas::remember(&wire.url, &refused);
+            if let Some(binding) = thread {
+                binding.turn_off();
+            }
+            return Some(None);
+        }
+        let binding = thread?;
+        binding.after_rejection(plan?, *status, body).map(Some)
     }
 }
 

@@ -3,6 +3,7 @@
 //! [`Summarizer`].
 
 use ctxkit_overflow::{StopReason, is_reply_overflow};
+use ctxkit_protocol::AssistantMessage;
 use ctxkit_secrets::{ApiKey, redact};
 use ctxkit_summarizer::{
     ConversationPrefix, OnDemandCompaction, Summarizer, SummarizerError, SummaryRequest,
@@ -103,7 +104,7 @@ impl ModelClient {
         cancel: &CancellationToken,
     ) -> Result<Completion, LlmError> {
         let wire = wire::build(&self.config, request);
-        let headers = self.headers(&wire.headers)?;
+        let headers = self.headers(&wire.url, &wire.headers)?;
         let text = self
             .post(&wire.url, &headers, &wire.body.to_string(), cancel)
             .await?;
@@ -112,14 +113,34 @@ impl ModelClient {
 
     /// The request headers: the configured ones, then `provider_headers` (the key header), then
     /// the JSON content type.
+    /// Betas the endpoint of `url` refused earlier in the process are left out
+    /// (`crate::betas`).
     pub(crate) fn headers(
         &self,
+        url: &str,
         provider_headers: &[(String, String)],
     ) -> Result<HeaderMap, LlmError> {
         let mut headers = self.custom_headers.clone();
         for (name, value) in provider_headers {
             let (name, value) = header(name, value)?;
             headers.insert(name, value);
+        }
+        let beta = headers
+            .get("anthropic-beta")
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned);
+        if let Some(beta) = beta {
+            let mut listed = vec![("anthropic-beta".to_owned(), beta)];
+            crate::betas::strip_refused(url, &mut listed);
+            match crate::betas::header_value(&listed) {
+                Some(kept) => {
+                    let (name, value) = header("anthropic-beta", kept)?;
+                    headers.insert(name, value);
+                }
+                None => {
+                    headers.remove("anthropic-beta");
+                }
+            }
         }
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         Ok(headers)
@@ -324,6 +345,38 @@ impl ModelClient {
         }
     }
 
+    /// The window output limits are fitted into: the model's, or the limit the provider stated in
+    /// an overflow error when lower (learned for the process); `None` when the model is unknown.
+    pub fn planning_window(&self) -> Option<u64> {
+        let configured = self.context_window()?;
+        Some(crate::learned::window(
+            &self.config.base_url,
+            &self.config.model,
+            configured,
+        ))
+    }
+
+    /// Learns the real limit from an overflow `result` states (an HTTP error or an error reply).
+    pub(crate) fn learn_from(
+        &self,
+        result: Result<AssistantMessage, LlmError>,
+    ) -> Result<AssistantMessage, LlmError> {
+        let text = match &result {
+            Ok(reply) => reply.error_message.clone(),
+            Err(LlmError::Http { body, .. }) => Some(body.clone()),
+            Err(_) => None,
+        };
+        if let Some(text) = text {
+            crate::learned::learn(
+                &self.config.base_url,
+                &self.config.model,
+                self.context_window().unwrap_or(0),
+                &text,
+            );
+        }
+        result
+    }
+
     /// The context window of the model, when the model table knows it.
     pub fn context_window(&self) -> Option<u64> {
         self.config
@@ -372,15 +425,48 @@ impl ModelClient {
                 std::slice::from_ref(&user),
             ),
         };
-        crate::output_limit::fit_output_limit(requested, model.context_window, input)
+        let window = self.planning_window().unwrap_or(model.context_window);
+        crate::output_limit::fit_output_limit(requested, window, input)
+    }
+
+    /// `request` with its span shortened (oldest first) so that its reply keeps the output floor
+    /// in the summary model's window (`crate::summary_fit`); a request continuing the conversation
+    /// is left as it is.
+    fn fit_summary_input(&self, request: &mut SummaryRequest, continuing: bool) {
+        let (Some(model), Some(window)) = (self.config.model_info.as_ref(), self.planning_window())
+        else {
+            return;
+        };
+        if continuing || window == 0 {
+            return;
+        }
+        let own_limit = if model.max_output > 0 {
+            model.max_output
+        } else {
+            UNKNOWN_MODEL_SUMMARY_TOKENS
+        };
+        let system = crate::output_limit::estimate_request_tokens(&request.system_prompt, &[], &[]);
+        let room = ctxkit_overflow::output_room(window, own_limit) + system;
+        let allowed_tokens = window.saturating_sub(room);
+        let max_chars = (allowed_tokens as f64 * crate::output_limit::CHARS_PER_TOKEN) as usize;
+        if let Some(fitted) = crate::summary_fit::fit_span(&request.user_text, max_chars) {
+            tracing::info!(
+                window,
+                allowed_tokens,
+                "the summary's span was shortened to fit the summary model's window"
+            );
+            request.user_text = fitted;
+        }
     }
 
     async fn summarize_inner(
         &self,
-        request: SummaryRequest,
+        mut request: SummaryRequest,
         prefix: Option<ConversationPrefix>,
         cancel: CancellationToken,
     ) -> Result<SummaryResponse, LlmError> {
+        let continuing = prefix.as_ref().is_some_and(|prefix| self.continues(prefix));
+        self.fit_summary_input(&mut request, continuing);
         let reasoning = request
             .reasoning
             .as_deref()

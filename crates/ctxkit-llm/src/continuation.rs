@@ -69,7 +69,7 @@ impl ModelClient {
         if !request.tools.is_empty() {
             forbid_tool_calls(self.config().api, &mut wire.body);
         }
-        let headers = self.headers(&wire.headers)?;
+        let headers = self.headers(&wire.url, &wire.headers)?;
         let text = self
             .post(&wire.url, &headers, &wire.body.to_string(), cancel)
             .await?;

@@ -98,6 +98,18 @@ pub enum LlmError {
     /// The HTTP client could not be built (TLS initialisation).
     #[error("Could not create the HTTP client: {message}")]
     Client { message: String },
+    /// The endpoint refused a beta the request needs (400 `Unexpected value(s) … for the
+    /// `anthropic-beta` header`), now or earlier in this process: the request is not sent again.
+    /// The caller falls back (on-demand compaction: the offline summary); `setting` turns the
+    /// feature off.
+    #[error(
+        "The endpoint of provider `{provider}` does not take the `{beta}` beta; turn the feature off with {setting}"
+    )]
+    BetaRefused {
+        provider: String,
+        beta: String,
+        setting: &'static str,
+    },
 }
 
 impl LlmError {
@@ -139,7 +151,8 @@ impl LlmError {
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
             | Self::InvalidHeader { .. }
-            | Self::Client { .. } => false,
+            | Self::Client { .. }
+            | Self::BetaRefused { .. } => false,
         }
     }
 
@@ -160,7 +173,8 @@ impl LlmError {
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
             | Self::InvalidHeader { .. }
-            | Self::Client { .. } => false,
+            | Self::Client { .. }
+            | Self::BetaRefused { .. } => false,
         }
     }
 }
@@ -181,7 +195,8 @@ impl LlmError {
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
             | Self::InvalidHeader { .. }
-            | Self::Client { .. } => None,
+            | Self::Client { .. }
+            | Self::BetaRefused { .. } => None,
         }
     }
 
@@ -221,7 +236,8 @@ impl LlmError {
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
             | Self::InvalidHeader { .. }
-            | Self::Client { .. } => shorten(&self.to_string(), 80),
+            | Self::Client { .. }
+            | Self::BetaRefused { .. } => shorten(&self.to_string(), 80),
         }
     }
 
@@ -240,7 +256,8 @@ impl LlmError {
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
             | Self::InvalidHeader { .. }
-            | Self::Client { .. } => {}
+            | Self::Client { .. }
+            | Self::BetaRefused { .. } => {}
         }
         self
     }

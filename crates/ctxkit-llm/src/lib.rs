@@ -5,6 +5,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod betas;
 mod cache_warming;
 mod chat;
 mod chat_stream;
@@ -13,11 +14,13 @@ mod config;
 mod continuation;
 mod error;
 mod http;
+mod learned;
 mod models;
 mod on_demand;
 mod output_limit;
 mod retry;
 mod stream;
+mod summary_fit;
 mod threads;
 mod wire;
 
@@ -25,7 +28,7 @@ pub use cache_warming::{
     IDLE_CONTINUATION_PROBABILITY, MAX_IDLE_AGE, MAX_STREAMING_AGE, MINIMUM_EXPECTED_SAVINGS,
     WarmingDecision, WarmingPhase, evaluate_cache_warming, warming_delay,
 };
-pub use chat::ChatRequest;
+pub use chat::{ChatRequest, OutputRoom};
 pub use client::ModelClient;
 pub use config::{
     DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT, EnvSettings, LlmOptions, ModelRole, ModelSpec,

@@ -34,10 +34,31 @@ impl ModelClient {
             reasoning: span.reasoning.as_deref().and_then(ReasoningLevel::parse),
         };
         let wire = anthropic_compaction::build(config, &request);
-        let headers = self.headers(&wire.headers)?;
-        let text = self
+        let beta = anthropic_compaction::ON_DEMAND_BETA;
+        let refused = || LlmError::BetaRefused {
+            provider: config.provider.clone(),
+            beta: beta.to_owned(),
+            setting: crate::betas::feature_setting(beta),
+        };
+        // An endpoint that refused the beta is not asked again: the request cannot work without it.
+        if crate::betas::is_refused(&wire.url, beta) {
+            return Err(refused());
+        }
+        let headers = self.headers(&wire.url, &wire.headers)?;
+        let text = match self
             .post(&wire.url, &headers, &wire.body.to_string(), cancel)
-            .await?;
+            .await
+        {
+            Ok(text) => text,
+            Err(error) if self.remember_refused_betas(&error, &wire.url, &headers) => {
+                return Err(if crate::betas::is_refused(&wire.url, beta) {
+                    refused()
+                } else {
+                    error
+                });
+            }
+            Err(error) => return Err(error),
+        };
         let reply =
             anthropic_compaction::parse(&text).map_err(|message| LlmError::InvalidResponse {
                 provider: config.provider.clone(),

@@ -1,7 +1,9 @@
 //! Fitting a request's output limit into the model's context window (Pi 1.6's provider layer): the
 //! input is estimated at 3.5 characters per token, a safety margin is kept, and the output limit is
 //! what is left, at most the model's own limit. This estimator is the provider layer's own; the
-//! compaction estimate stays at 4 characters per token (`ctxkit-tokens`).
+//! compaction estimate stays at 4 characters per token (`ctxkit-tokens`). Unlike Pi, the fixed
+//! margin shrinks with the window (`ctxkit_overflow::output_margin`): Pi's 4,096 tokens are a
+//! quarter of a 16k window, and left such a model replies of one token.
 
 use ctxkit_protocol::{AgentMessage, ContentBlock, MessageContent, js_stringify};
 use ctxkit_summarizer::ToolDefinition;
@@ -11,8 +13,6 @@ use serde_json::{Value, json};
 pub const CHARS_PER_TOKEN: f64 = 3.5;
 /// Characters an image counts for.
 const IMAGE_CHARS: usize = 4800;
-/// The fixed part of the safety margin, in tokens.
-const SAFETY_TOKENS: u64 = 4096;
 /// The proportional part of the safety margin: 15% of the estimated input.
 const SAFETY_RATIO: f64 = 0.15;
 /// Below this much room the proportional margin is dropped (only the fixed one is kept) and the
@@ -29,12 +29,12 @@ pub fn fit_output_limit(requested: u64, context_window: u64, input_tokens: u64) 
     }
     let window = i128::from(context_window);
     let input = i128::from(input_tokens);
+    let fixed = i128::from(ctxkit_overflow::output_margin(context_window));
     let ratio_margin = (input_tokens as f64 * SAFETY_RATIO).ceil() as i128;
-    let margin = ratio_margin.max(i128::from(SAFETY_TOKENS));
+    let margin = ratio_margin.max(fixed);
     let mut room = window - input - margin;
     if room < i128::from(MIN_OUTPUT_WITH_RATIO_MARGIN) {
-        room = (window - input - i128::from(SAFETY_TOKENS))
-            .min(i128::from(MIN_OUTPUT_WITH_RATIO_MARGIN));
+        room = (window - input - fixed).min(i128::from(MIN_OUTPUT_WITH_RATIO_MARGIN));
     }
     let room = u64::try_from(room.max(1)).unwrap_or(1);
     requested.min(room).max(1)
@@ -169,10 +169,12 @@ mod tests {
 
     #[test]
     fn the_spec_example_gives_2904() {
-        // A 17,000-token window, a 4096-token model limit, 35,000 characters of input.
+        // A 17,000-token window, a 4096-token model limit, 35,000 characters of input: Pi keeps
+        // 4,096 (2,904 left); ctxkit keeps a sixteenth of the window, 1,062.
         let input = tokens_of(35_000);
         assert_eq!(input, 10_000);
-        assert_eq!(fit_output_limit(4096, 17_000, input), 2904);
+        assert_eq!(fit_output_limit(4096, 17_000, input), 4096);
+        assert_eq!(fit_output_limit(8192, 17_000, input), 5938);
     }
 
     #[test]
@@ -184,6 +186,13 @@ mod tests {
         assert_eq!(fit_output_limit(64_000, 200_000, 150_000), 32_768);
         // 200k window, 120k input: margin 18k, room 62k.
         assert_eq!(fit_output_limit(128_000, 200_000, 120_000), 62_000);
+    }
+
+    #[test]
+    fn a_16k_window_at_its_threshold_leaves_the_models_output_limit() {
+        // The model: 16,384 tokens, `maxOutput` 2048, a context of 12,992.
+        assert_eq!(fit_output_limit(2048, 16_384, 12_992), 2048);
+        // Pi's fixed margin of 4,096 left it 1 token (16,384 − 12,992 − 4,096 < 0).
     }
 
     #[test]

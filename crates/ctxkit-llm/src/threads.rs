@@ -100,6 +100,11 @@ pub(crate) struct ThreadPlan {
 }
 
 impl ThreadPlan {
+    /// A request sent whole, outside any thread (threads are off for the conversation).
+    pub(crate) fn is_full(&self) -> bool {
+        matches!(self.request, ThreadRequest::Full)
+    }
+
     pub(crate) fn body(&self, body: &Value) -> Value {
         self.request.body(body, self.reply_id.as_deref())
     }
@@ -160,6 +165,13 @@ impl ThreadBinding {
             request: ThreadRequest::Continue { held },
             reply_id: Some(reply_id),
         }
+    }
+
+    /// Threads off for this conversation (the endpoint refused the beta).
+    pub(crate) fn turn_off(&self) {
+        self.threads
+            .lock()
+            .insert(self.session.clone(), ThreadState::Off);
     }
 
     /// A rejected thread request: the plan to resend with (a new thread, or threads off), `None`

@@ -34,6 +34,11 @@ pub const OVERFLOW_PATTERNS: &[OverflowPattern] = &[
         provider: "zai",
         pattern: r"prompt exceeds max length",
     },
+    // Anthropic's refusal of a request whose input plus `max_tokens` passes the window.
+    OverflowPattern {
+        provider: "anthropic",
+        pattern: r"input length and `?max_tokens`? exceed context limit",
+    },
     OverflowPattern {
         provider: "anthropic",
         pattern: r"request_too_large",
@@ -69,6 +74,14 @@ pub const OVERFLOW_PATTERNS: &[OverflowPattern] = &[
     OverflowPattern {
         provider: "litellm",
         pattern: r"context window exceeded",
+    },
+    OverflowPattern {
+        provider: "vllm",
+        pattern: r"context length is only [\d,]+ tokens",
+    },
+    OverflowPattern {
+        provider: "llama-cpp-python",
+        pattern: r"requested tokens \(\d+\) exceed context window of \d+",
     },
     OverflowPattern {
         provider: "poolside",
@@ -322,6 +335,10 @@ pub fn is_context_overflow(message: &AssistantMessage, context_window: Option<u6
         message.provider.as_deref(),
     )
 }
+
+mod limits;
+
+pub use limits::{output_floor, output_margin, output_room, stated_limit};
 
 #[cfg(test)]
 mod tests;

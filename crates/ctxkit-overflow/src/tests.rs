@@ -150,6 +150,21 @@ const ERROR_TEXTS: &[(&str, bool, Option<&str>)] = &[
         true,
         Some("litellm"),
     ),
+    (
+        "input length and `max_tokens` exceed context limit: 199759 + 8192 > 200000, decrease input length or `max_tokens` and try again",
+        true,
+        Some("anthropic"),
+    ),
+    (
+        "You passed 202753 input tokens and requested 0 output tokens. However, the model's context length is only 202752 tokens, resulting in a maximum input length of 202752 tokens.",
+        true,
+        Some("vllm"),
+    ),
+    (
+        "Requested tokens (2285) exceed context window of 2048",
+        true,
+        Some("llama-cpp-python"),
+    ),
     // Not overflows.
     ("429 status code (no body)", false, None),
     ("Error: 400 status code (no body)", false, None),

@@ -183,7 +183,13 @@ pub(crate) async fn run(shared: &Arc<Shared>, raw: Value) -> Result<Value, Metho
                 .system_prompt
                 .unwrap_or_else(|| config.system_prompt.clone()),
             max_tokens: params.max_tokens,
-            reasoning: None,
+            // Pi's `defaultThinkingLevel`, as chat sends it (a model that does not reason gets none).
+            reasoning: shared
+                .config
+                .settings
+                .default_thinking_level
+                .as_deref()
+                .and_then(ctxkit_llm::ReasoningLevel::parse),
             cwd: cwd.clone(),
             bash_timeout: config.bash_timeout,
             pass_env: config.pass_env.clone(),

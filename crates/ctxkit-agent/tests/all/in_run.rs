@@ -292,7 +292,10 @@ async fn a_provider_counting_half_again_as_much_is_recovered_at_the_first_attemp
     let mut prompts = vec!["question".to_owned()];
     prompts.extend(files.iter().map(|file| format!("STEPS {file}")));
     let overflows = assert_first_attempts_fit(&mut world, &prompts).await;
-    assert!(overflows >= 1, "the scenario must overflow");
+    // Issue 41: the projection between tool calls scales the new results by the over-count the
+    // provider showed, so once a reply has shown it, no request is refused (issue 32's code was
+    // refused at every file).
+    assert!(overflows <= 1, "{overflows} refused");
     assert_eq!(world.observed.retries(), overflows);
     assert_eq!(world.user_texts().await, prompts);
 }

@@ -182,6 +182,7 @@ mod resources;
 mod secrets;
 mod serve;
 mod serve_in_run;
+mod small_windows;
 mod trust;
 
 #[test]

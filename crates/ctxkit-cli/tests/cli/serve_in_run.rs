@@ -5,7 +5,7 @@
 //! files, then run two commands that print 10 KB, then answer. The context must stay inside the
 //! window by threshold compactions between tool calls, not by crashing into the provider's limit.
 
-mod mock;
+pub(crate) mod mock;
 
 use std::path::Path;
 use std::process::Command;

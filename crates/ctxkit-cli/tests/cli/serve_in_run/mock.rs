@@ -35,7 +35,7 @@ impl Format {
     }
 
     /// The stream of a text reply to a request of `input` tokens.
-    fn text(self, text: &str, input: usize) -> String {
+    pub(crate) fn text(self, text: &str, input: usize) -> String {
         let events = match self {
             Self::Chat => vec![
                 json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": MODEL_ID,
@@ -73,7 +73,7 @@ impl Format {
     }
 
     /// The stream of a reply calling `tool` once per argument object in `calls`.
-    fn tool_calls(self, tool: &str, calls: &[Value], input: usize) -> String {
+    pub(crate) fn tool_calls(self, tool: &str, calls: &[Value], input: usize) -> String {
         let mut events = Vec::new();
         match self {
             Self::Chat => {
@@ -133,7 +133,7 @@ impl Format {
     }
 
     /// A whole (not streamed) summary answer.
-    fn summary(self, text: &str) -> Value {
+    pub(crate) fn summary(self, text: &str) -> Value {
         match self {
             Self::Chat => json!({"id": "c", "object": "chat.completion", "choices": [{"index": 0,
                 "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
@@ -180,7 +180,7 @@ impl Format {
     }
 
     /// The last message of a request body (the newest input), as text.
-    fn last_message(self, body: &Value) -> String {
+    pub(crate) fn last_message(self, body: &Value) -> String {
         let list = match self {
             Self::Chat | Self::Anthropic => &body["messages"],
             Self::Responses => &body["input"],

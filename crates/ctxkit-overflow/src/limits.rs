@@ -1,0 +1,199 @@
+//! What a window must leave for the reply, and what limit a provider's overflow error states. The
+//! request builder (`ctxkit-llm`) and the engine's compaction threshold (`ctxkit-engine`) both plan
+//! with these, so a request that passes the threshold check still gets its output room.
+
+use std::sync::LazyLock;
+
+use regex::{Regex, RegexBuilder};
+
+/// The floor when the model's own output limit is unknown.
+const DEFAULT_FLOOR: u64 = 4_096;
+/// The largest floor: a model allowed 64k of output still gets its reply inside the default reserve
+/// (16,384 − the 4,096 margin), so large windows compact where they always did.
+const MAX_FLOOR: u64 = 8_192;
+/// The largest safety margin (Pi 1.6's fixed margin).
+const MAX_MARGIN: u64 = 4_096;
+/// The smallest safety margin.
+const MIN_MARGIN: u64 = 256;
+
+/// The least output room a request may go out with: the model's own output limit (4,096 when
+/// unknown), at most 8,192 and at most an eighth of the window (0: unknown window, no cap): 1,024
+/// in an 8k window, 2,048 in 16k, 4,096 in 32k.
+pub fn output_floor(context_window: u64, max_output: u64) -> u64 {
+    let own = if max_output > 0 {
+        max_output
+    } else {
+        DEFAULT_FLOOR
+    };
+    let floor = own.min(MAX_FLOOR);
+    if context_window == 0 {
+        floor
+    } else {
+        floor.min(context_window / 8).max(1)
+    }
+}
+
+/// The safety margin kept between a request's estimated input plus its output room and the
+/// window, for the estimate's error: a sixteenth of the window, between 256 and 4,096 tokens (Pi
+/// 1.6 keeps 4,096 whatever the window, a quarter of a 16k window). 0 for an unknown window.
+pub fn output_margin(context_window: u64) -> u64 {
+    if context_window == 0 {
+        return 0;
+    }
+    (context_window / 16).clamp(MIN_MARGIN, MAX_MARGIN)
+}
+
+/// What a request needs after its input: the output floor plus the safety margin. The compaction
+/// threshold is never above the window minus this.
+pub fn output_room(context_window: u64, max_output: u64) -> u64 {
+    output_floor(context_window, max_output) + output_margin(context_window)
+}
+
+/// Wordings that state the provider's real limit, each with the limit as its first group (real
+/// texts are in the tests).
+const LIMIT_PATTERNS: &[&str] = &[
+    // Anthropic: `prompt is too long: 213462 tokens > 200000 maximum`.
+    r"tokens? > ([\d,]+) maximum",
+    // Anthropic: `input length and `max_tokens` exceed context limit: 199759 + 8192 > 200000`.
+    r"exceed context limit: [\d,]+ \+ [\d,]+ > ([\d,]+)",
+    // OpenAI, vLLM, OpenRouter, Groq: `maximum context length is 8192 tokens`.
+    r"maximum context length is ([\d,]+) tokens",
+    // vLLM (newer): `the model's context length is only 202752 tokens`.
+    r"context length is only ([\d,]+) tokens",
+    // Gemini: `exceeds the maximum number of tokens allowed (1048575)`.
+    r"maximum number of tokens allowed \(([\d,]+)\)",
+    // llama.cpp's server: `"type":"exceed_context_size_error","n_prompt_tokens":14429,"n_ctx":8192`.
+    r#""n_ctx"\s*:\s*(\d+)"#,
+    // LM Studio: `the model is loaded with context length of 4096`.
+    r"loaded with context length of ([\d,]+)",
+    // Together: `is longer than the model's context length (8193 tokens)`.
+    r"model'?s context length \(([\d,]+) tokens?\)",
+    // Mistral: `too large for model with 32768 maximum context length`.
+    r"with ([\d,]+) maximum context length",
+    // ds4: `but the configured context size is 16384 tokens`.
+    r"configured context size is ([\d,]+) tokens",
+    // llama-cpp-python: `Requested tokens (2285) exceed context window of 2048`.
+    r"exceed context window of ([\d,]+)",
+    // xAI: `maximum prompt length is 131072`.
+    r"maximum prompt length is ([\d,]+)",
+    // LiteLLM, Poolside, Copilot.
+    r"maximum context length of ([\d,]+) tokens",
+    r"maximum allowed input length of ([\d,]+) tokens",
+    r"exceeds the limit of ([\d,]+)",
+];
+
+/// Limits below this are not believed (a number that is not the window).
+const MIN_BELIEVED_LIMIT: u64 = 256;
+
+static LIMITS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
+    LIMIT_PATTERNS
+        .iter()
+        .filter_map(|pattern| {
+            RegexBuilder::new(pattern)
+                .case_insensitive(true)
+                .build()
+                .ok()
+        })
+        .collect()
+});
+
+/// The context limit an overflow error states, in tokens (input plus output), when its wording
+/// names one; `None` otherwise (OpenAI Responses' `exceeds the context window`, Ollama's
+/// `exceeded max context length by 100 tokens`).
+pub fn stated_limit(error_text: &str) -> Option<u64> {
+    LIMITS.iter().find_map(|regex| {
+        let digits: String = regex
+            .captures(error_text)?
+            .get(1)?
+            .as_str()
+            .chars()
+            .filter(char::is_ascii_digit)
+            .collect();
+        digits
+            .parse::<u64>()
+            .ok()
+            .filter(|limit| *limit >= MIN_BELIEVED_LIMIT)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_limit_pattern_compiles() {
+        assert_eq!(LIMITS.len(), LIMIT_PATTERNS.len());
+    }
+
+    #[test]
+    fn real_wordings_state_their_limit() {
+        let cases: &[(&str, Option<u64>)] = &[
+            (
+                "prompt is too long: 213462 tokens > 200000 maximum",
+                Some(200_000),
+            ),
+            (
+                r#"Anthropic API error (400): {"type":"error","error":{"type":"invalid_request_error","message":"input length and `max_tokens` exceed context limit: 14000 + 2048 > 16384, decrease input length or `max_tokens` and try again"}}"#,
+                Some(16_384),
+            ),
+            (
+                "This model's maximum context length is 8192 tokens. However, your messages resulted in 8202 tokens. Please reduce the length of the messages.",
+                Some(8_192),
+            ),
+            (
+                "You passed 202753 input tokens and requested 0 output tokens. However, the model's context length is only 202752 tokens, resulting in a maximum input length of 202752 tokens.",
+                Some(202_752),
+            ),
+            (
+                "The input token count (1196265) exceeds the maximum number of tokens allowed (1048575)",
+                Some(1_048_575),
+            ),
+            (
+                r#"{"error":{"code":400,"message":"the request exceeds the available context size. try increasing the context size or enable context shift","type":"exceed_context_size_error","n_prompt_tokens":14429,"n_ctx":8192}}"#,
+                Some(8_192),
+            ),
+            (
+                "Trying to keep the first 5000 tokens when context the overflows. However, the model is loaded with context length of 4096 tokens, which is not enough.",
+                Some(4_096),
+            ),
+            (
+                "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096. Given: input (5000 tokens) is longer than the model's context length (4096 tokens)",
+                Some(4_096),
+            ),
+            (
+                "Prompt contains 40000 tokens, too large for model with 32768 maximum context length",
+                Some(32_768),
+            ),
+            (
+                "Requested tokens (2285) exceed context window of 2048",
+                Some(2_048),
+            ),
+            ("Your input exceeds the context window of this model", None),
+            (
+                "prompt too long; exceeded max context length by 100 tokens",
+                None,
+            ),
+            ("maximum context length is 12 tokens", None),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(stated_limit(text), *expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn the_floor_is_the_models_limit_within_an_eighth_of_the_window() {
+        assert_eq!(output_floor(16_384, 2_048), 2_048);
+        assert_eq!(output_floor(8_192, 4_096), 1_024);
+        assert_eq!(output_floor(32_768, 0), 4_096);
+        assert_eq!(output_floor(16_384, 0), 2_048);
+        assert_eq!(output_floor(200_000, 64_000), 8_192);
+        assert_eq!(output_floor(0, 0), 4_096);
+        assert_eq!(output_margin(16_384), 1_024);
+        assert_eq!(output_margin(200_000), 4_096);
+        assert_eq!(output_margin(2_048), 256);
+        assert_eq!(output_room(16_384, 2_048), 3_072);
+        assert_eq!(output_room(8_192, 0), 1_536);
+        // Large windows compact where they did: the default reserve covers floor and margin.
+        assert!(output_room(200_000, 64_000) <= 16_384);
+    }
+}
