@@ -203,6 +203,7 @@ pub fn resolve(process: &ProcessSettings<'_>, flags: SummaryFlags<'_>) -> Result
     };
     // A project's hooks are someone else's commands until the user trusts them: the settings
     // leave them out (and reading them said so).
+    refuse_invalid_engine_settings(settings)?;
     let document = serde_json::Value::Object(settings.effective().clone());
     let mut engine_settings = ctxkit_engine::EngineSettings::from_document(&document)
         .context("reading the engine's settings (`compaction`, `transforms`, `pinned`, `hooks`)")?;
@@ -225,6 +226,43 @@ pub fn resolve(process: &ProcessSettings<'_>, flags: SummaryFlags<'_>) -> Result
         summarizer,
         model_context_window,
     })
+}
+
+/// The first invalid value among the keys the engine reads, as an error naming its file and key
+/// (the engine's own check knows neither the file nor, for some values, the key).
+fn refuse_invalid_engine_settings(settings: &ctxkit_settings::SettingsManager) -> Result<()> {
+    const ENGINE_KEYS: [&str; 8] = [
+        "contextStrategy",
+        "session",
+        "compaction",
+        "branchSummary",
+        "transforms",
+        "pinned",
+        "summaryRole",
+        "hooks",
+    ];
+    for diagnostic in settings.diagnostics() {
+        if let ctxkit_settings::SettingsDiagnostic::InvalidValue {
+            path,
+            key,
+            expected,
+            found,
+            ..
+        } = diagnostic
+        {
+            let top = key.split(['.', '[']).next().unwrap_or_default();
+            if ENGINE_KEYS.contains(&top) {
+                return Err(ctxkit_settings::SettingsError::InvalidValue {
+                    path,
+                    key,
+                    expected,
+                    found,
+                }
+                .into());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A model's output limit when its `llm.models` entry gives no `maxOutput`: Pi's 16,384 tokens, but

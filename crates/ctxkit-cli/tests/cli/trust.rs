@@ -112,7 +112,7 @@ async fn an_untrusted_project_base_url_never_receives_the_key() {
     );
 
     // Once trusted, the project's endpoint is the user's choice.
-    let trusted = world.ctxkit(&["trust"]);
+    let trusted = world.ctxkit(&["trust", "--yes"]);
     assert!(
         trusted.contains("Trusted the settings of") && trusted.contains("  llm.baseUrl\n"),
         "{trusted}"
