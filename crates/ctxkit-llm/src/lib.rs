@@ -28,7 +28,8 @@ pub use cache_warming::{
 pub use chat::ChatRequest;
 pub use client::ModelClient;
 pub use config::{
-    DEFAULT_TIMEOUT, EnvSettings, LlmOptions, ModelRole, ModelSpec, ProviderConfig, resolve_model,
+    DEFAULT_TIMEOUT, EnvSettings, LlmOptions, ModelCost, ModelRole, ModelSpec, ProviderConfig,
+    resolve_model,
 };
 pub use error::LlmError;
 pub use http::{

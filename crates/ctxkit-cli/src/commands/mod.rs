@@ -15,6 +15,7 @@ mod resources;
 mod serve;
 mod sessions;
 mod settings;
+mod spend;
 mod summary_setup;
 mod tool_boundary;
 

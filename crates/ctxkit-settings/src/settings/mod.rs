@@ -4,6 +4,7 @@
 pub(crate) mod allowlist;
 pub(crate) mod document;
 mod known;
+mod model_list;
 pub(crate) mod numbers;
 pub(crate) mod schema;
 pub mod store;
