@@ -234,6 +234,14 @@ fn classify_llm(error: &ctxkit_llm::LlmError) -> (u8, Option<String>) {
         LlmError::MissingApiKey { .. } | LlmError::UnknownProvider { .. } | LlmError::InvalidModel { .. } | LlmError::InvalidHeader { .. } => {
             (3, Some("set the key, or pick another model with `--model provider/id` (`ctxkit models` lists them)".to_owned()))
         }
+        LlmError::Http { status: 401 | 403, .. } => (
+            7,
+            Some("the provider refused the API key: check `llm.apiKey` or the provider's key variable (`ctxkit models` lists them); the session was not changed".to_owned()),
+        ),
+        LlmError::Http { .. } if error.is_context_overflow() => (
+            7,
+            Some("the request is larger than the model's window: compact with a smaller `--keep-recent-tokens`, or pick a model with a larger window; the session was not changed".to_owned()),
+        ),
         LlmError::Http { .. }
         | LlmError::Network { .. }
         | LlmError::Timeout { .. }

@@ -35,7 +35,11 @@ pub fn info(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
     writeln!(out, "created:  {}", info.created)?;
     writeln!(out, "modified: {}", info.modified)?;
     writeln!(out, "messages: {}", info.message_count)?;
-    writeln!(out, "first:    {}", one_line(&info.first_message, 72))?;
+    writeln!(
+        out,
+        "first:    {}",
+        one_line(super::sessions::shown_first_message(&info), 72)
+    )?;
     if let Some(version) = info.format_version {
         writeln!(out, "format:   {}", old_format_note(version))?;
     }

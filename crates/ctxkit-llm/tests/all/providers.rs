@@ -90,9 +90,10 @@ async fn anthropic_overflow_error_is_kept_raw_and_not_retried() {
     assert!(error.is_context_overflow());
     assert!(matches!(&error, LlmError::Http { status: 400, body, .. } if body == error_body));
     let message = error.to_string();
+    // The body stays raw in the error (overflow is judged on it); people read the message.
     assert_eq!(
         message,
-        format!("Provider `anthropic` returned HTTP 400: {error_body}")
+        "Provider `anthropic` returned HTTP 400: prompt is too long: 213462 tokens > 200000 maximum"
     );
     assert!(!message.contains(KEY) && !format!("{error:?} {client:?}").contains(KEY));
 }
