@@ -110,7 +110,7 @@ impl ChatModel for ModelClient {
         let config = self.config();
         Some(PromptCache {
             lifetime: self.prompt_cache_lifetime()?,
-            prices: ctxkit_llm::model_prices(&config.provider, &config.model),
+            prices: config.prices,
         })
     }
 

@@ -295,6 +295,9 @@ pub enum Command {
         /// Forget the trust instead.
         #[arg(long)]
         revoke: bool,
+        /// Trust without asking (for scripts); on a terminal ctxkit shows the settings and asks.
+        #[arg(long, conflicts_with = "revoke")]
+        yes: bool,
     },
     /// Print the assembled system prompt (base, appended parts, context files, skills list).
     Prompt,
@@ -369,6 +372,10 @@ pub enum ConfigAction {
         /// Write the project settings file instead of the user one.
         #[arg(long)]
         project: bool,
+        /// Write a key ctxkit does not know (another tool's setting); without it an unknown key is
+        /// refused, naming the known key it most likely meant.
+        #[arg(long)]
+        force: bool,
     },
     /// Remove a setting from a settings file.
     Unset {

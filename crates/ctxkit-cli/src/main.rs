@@ -157,6 +157,13 @@ fn classify(error: &anyhow::Error) -> (u8, Option<String>) {
         .find_map(|cause| cause.downcast_ref::<SessionError>())
     {
         Some(session_error) => classify_session(session_error),
+        // A file the command could not read or write (`--out` in a missing folder): I/O, not input.
+        None if error
+            .chain()
+            .any(|cause| cause.downcast_ref::<std::io::Error>().is_some()) =>
+        {
+            (4, None)
+        }
         None => (3, None),
     }
 }
@@ -210,6 +217,10 @@ fn classify_import(error: &ctxkit_import::ImportError) -> (u8, Option<String>) {
         }
         ImportError::Database { .. } => (4, Some("the database was only read; check it is OpenCode's `opencode.db`".to_owned())),
         ImportError::SessionNotFound { .. } => (3, Some("list the sessions with `ctxkit sessions --from opencode`".to_owned())),
+        ImportError::AlreadyPiSession { path, .. } => (
+            3,
+            Some(format!("read it as it is: `ctxkit info {}`, `ctxkit chat --session {}`", path.display(), path.display())),
+        ),
         ImportError::Empty { .. } => (3, Some("the file holds no records; nothing was written".to_owned())),
         ImportError::Conflict { .. } => {
             (3, Some("the output file holds a different session; choose another `--out` (nothing was written)".to_owned()))
@@ -224,6 +235,14 @@ fn classify_llm(error: &ctxkit_llm::LlmError) -> (u8, Option<String>) {
         LlmError::MissingApiKey { .. } | LlmError::UnknownProvider { .. } | LlmError::InvalidModel { .. } | LlmError::InvalidHeader { .. } => {
             (3, Some("set the key, or pick another model with `--model provider/id` (`ctxkit models` lists them)".to_owned()))
         }
+        LlmError::Http { status: 401 | 403, .. } => (
+            7,
+            Some("the provider refused the API key: check `llm.apiKey` or the provider's key variable (`ctxkit models` lists them); the session was not changed".to_owned()),
+        ),
+        LlmError::Http { .. } if error.is_context_overflow() => (
+            7,
+            Some("the request is larger than the model's window: compact with a smaller `--keep-recent-tokens`, or pick a model with a larger window; the session was not changed".to_owned()),
+        ),
         LlmError::Http { .. }
         | LlmError::Network { .. }
         | LlmError::Timeout { .. }
@@ -313,6 +332,14 @@ fn classify_settings(error: &SettingsError) -> (u8, Option<String>) {
         SettingsError::InvalidValue { .. } | SettingsError::InvalidKey { .. } => (
             3,
             Some("`ctxkit config list` shows every setting and its current value".to_owned()),
+        ),
+        SettingsError::UnknownKey { .. } => (
+            3,
+            Some(
+                "`ctxkit config list` shows every setting; `--force` writes a key ctxkit does not \
+                 know (another tool's)"
+                    .to_owned(),
+            ),
         ),
         SettingsError::LockTimeout { path } => (
             5,

@@ -10,7 +10,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::check::{CheckInput, Decision, SkipReason, Trigger, decide};
-use crate::engine::{Engine, Running, State, latest_compaction_ms, shared_transcript, transcript};
+use crate::engine::{Engine, Running, State, latest_compaction_ms, shared_transcript};
 use crate::error::{EngineError, Result};
 use crate::events::{CompactionEnd, CompactionFailed, CompactionReason, EngineEvent};
 use crate::hooks::{AfterCompact, BeforeCompact};
@@ -575,13 +575,10 @@ impl Engine {
             fallback_error,
         } = summarized;
         let first_kept_entry_id = compaction.first_kept_entry_id.clone();
+        // Reported as the entry records it (the reference's `tokensBefore`, from provider usage
+        // when there is some), so the chat, serve's events and `ctxkit compactions` show one number
+        // for the same compaction.
         let tokens_before = compaction.tokens_before;
-        // Reported before → after with one estimator on both sides (the entry keeps the
-        // reference's `tokensBefore`, which may come from provider usage).
-        let estimated_before = transcript(&state.session)?
-            .iter()
-            .map(ctxkit_tokens::estimate_tokens)
-            .sum();
         let summary = compaction.summary.clone();
         let on_demand_failure = crate::on_demand::failure_note(compaction.details.as_ref());
         let entry_id = state.session.append_compaction(compaction)?;
@@ -625,7 +622,7 @@ impl Engine {
         Ok(Written {
             entry_id,
             first_kept_entry_id,
-            tokens_before: estimated_before,
+            tokens_before,
             tokens_after,
             from_hook,
             from_background,

@@ -19,6 +19,11 @@ pub enum ImportError {
     /// [`detect_format`](crate::detect_format); ask the user to name the format.
     #[error("cannot tell which agent wrote `{path}`")]
     UnknownFormat { path: PathBuf },
+    /// The file is already a Pi (or ctxkit) session, format `version` (1 when the header names
+    /// none). Returned by [`import_file`](crate::import_file); nothing is written: ctxkit commands
+    /// read it as it is.
+    #[error("`{path}` is already a Pi session (format v{version}); there is nothing to import")]
+    AlreadyPiSession { path: PathBuf, version: u64 },
     /// The file holds no record the importer could read, so there is no session to build. Returned
     /// by the converters; nothing is written.
     #[error("`{path}` holds no readable records")]

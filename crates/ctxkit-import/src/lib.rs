@@ -166,11 +166,35 @@ pub fn import_file(
         return first_opencode_session(path);
     }
     let source = read_source(path)?;
+    refuse_pi_session(&source)?;
     let format = match format {
         Some(format) => format,
         None => detect_format(&source)?,
     };
     convert_read_file(&source, format)
+}
+
+/// Refuses a file whose first record is a Pi (or ctxkit) session header, of any format version:
+/// ctxkit reads it as it is, and a converter would take it for another agent's records and write an
+/// empty session.
+fn refuse_pi_session(source: &SourceFile) -> Result<(), ImportError> {
+    let Some(first) = source.lines.first() else {
+        return Ok(());
+    };
+    let record = &first.record;
+    let header = source::str_field(record, "type") == Some("session")
+        && source::str_field(record, "id").is_some()
+        && record.get("cwd").is_some();
+    if !header {
+        return Ok(());
+    }
+    Err(ImportError::AlreadyPiSession {
+        path: source.path.clone(),
+        version: record
+            .get("version")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(1),
+    })
 }
 
 /// [`convert`] for a source read from its file: a start time or working directory the records do

@@ -186,7 +186,10 @@ pub(crate) fn info_record(path: &Path, session: &ImportedSession) -> SessionInfo
                 if first_message.is_none()
                     && let AgentMessage::User(user) = message.as_ref()
                 {
-                    first_message = Some(text_of(&user.content)).filter(|text| !text.is_empty());
+                    // Injected context (Codex's `AGENTS.md` and environment blocks, Claude
+                    // Code's reminders) is not what the user asked.
+                    let text = ctxkit_protocol::strip_injected_context(&text_of(&user.content));
+                    first_message = Some(text.trim().to_owned()).filter(|text| !text.is_empty());
                 }
             }
             EntryKind::SessionInfo(info) => name.clone_from(&info.name),

@@ -221,10 +221,7 @@ impl ModelClient {
         if let Some(usage) = reply.usage.as_mut()
             && usage.cost.is_none()
         {
-            usage.cost = Some(crate::models::usage_cost(
-                usage,
-                crate::models::model_prices(&config.provider, &config.model),
-            ));
+            usage.cost = Some(crate::models::usage_cost(usage, config.prices));
         }
     }
 }

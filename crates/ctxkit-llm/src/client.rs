@@ -522,10 +522,17 @@ impl ModelClient {
                 provider: self.config.provider.clone(),
                 reason: "the summarizer tried to call a tool",
             }),
-            StopReason::Stop => Ok(SummaryResponse {
-                text: completion.text,
-                usage: Some(completion.usage),
-            }),
+            StopReason::Stop => {
+                // Priced as a chat reply is, so a session's spend counts its summaries.
+                let mut usage = completion.usage;
+                if usage.cost.is_none() {
+                    usage.cost = Some(crate::models::usage_cost(&usage, self.config.prices));
+                }
+                Ok(SummaryResponse {
+                    text: completion.text,
+                    usage: Some(usage),
+                })
+            }
         }
     }
 }

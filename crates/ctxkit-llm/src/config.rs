@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::error::LlmError;
 use crate::http::Timeouts;
-use crate::models::{Api, MaxTokensField, ModelLimits, ModelTable, find_provider};
+use crate::models::{Api, MaxTokensField, ModelLimits, ModelPrices, ModelTable, find_provider};
 use crate::retry::RetryPolicy;
 use crate::wire::anthropic_cache::CacheRetention;
 use crate::wire::anthropic_context::AnthropicContextEditing;
@@ -91,6 +91,21 @@ pub struct LlmOptions {
     /// The most bytes one answer may take on the wire (`llm.maxReplyBytes`); `None`:
     /// [`DEFAULT_MAX_REPLY_BYTES`].
     pub max_reply_bytes: Option<u64>,
+    /// User models' prices and cache lifetimes (`llm.models[].cost`, `cacheRetention`); they win
+    /// over the built-in prices and over `anthropic_cache_retention` for their model.
+    pub model_costs: Vec<ModelCost>,
+}
+
+/// A user model's prices and cache lifetime, as an `llm.models` entry gives them (Pi's
+/// `models.json` `cost`, dollars per million tokens).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelCost {
+    pub provider: String,
+    pub id: String,
+    /// `cost`, when the entry gives one.
+    pub prices: Option<ModelPrices>,
+    /// `cacheRetention`, when the entry gives one.
+    pub cache_retention: Option<CacheRetention>,
 }
 
 impl fmt::Debug for LlmOptions {
@@ -112,6 +127,7 @@ impl fmt::Debug for LlmOptions {
             .field("anthropic_compaction", &self.anthropic_compaction)
             .field("openai_compaction", &self.openai_compaction)
             .field("anthropic_cache_retention", &self.anthropic_cache_retention)
+            .field("model_costs", &self.model_costs)
             .field("anthropic_message_threads", &self.anthropic_message_threads)
             .finish()
     }
@@ -195,6 +211,9 @@ pub struct ProviderConfig {
     pub openai_compaction: Option<OpenAiCompaction>,
     /// Anthropic prompt caching, for every request of the Anthropic Messages format.
     pub cache_retention: CacheRetention,
+    /// The model's prices: its `llm.models` entry's `cost`, else the built-in list price; `None`
+    /// when neither is known (its calls are recorded at zero cost and its cache is never warmed).
+    pub prices: Option<ModelPrices>,
     /// Conversation requests use Anthropic message threads (agent model on Anthropic Messages with
     /// prompt caching on; a client bound to a conversation with `ModelClient::with_message_threads`).
     pub message_threads: bool,
@@ -221,6 +240,7 @@ impl fmt::Debug for ProviderConfig {
             .field("anthropic_compaction", &self.anthropic_compaction)
             .field("openai_compaction", &self.openai_compaction)
             .field("cache_retention", &self.cache_retention)
+            .field("prices", &self.prices)
             .field("message_threads", &self.message_threads)
             .finish()
     }
@@ -341,11 +361,21 @@ pub fn resolve_model(
         .openai_compaction
         .clone()
         .filter(|_| role == ModelRole::Agent && api == Api::OpenAiResponses);
+    let user_cost = options
+        .model_costs
+        .iter()
+        .find(|cost| cost.provider == provider && cost.id == spec.id);
+    let prices = user_cost
+        .and_then(|cost| cost.prices)
+        .or_else(|| crate::models::model_prices(&provider, &spec.id));
+    let cache_retention = user_cost
+        .and_then(|cost| cost.cache_retention)
+        .unwrap_or(options.anthropic_cache_retention);
     // Gateways that drop unknown fields would turn a continuation into a request without the
     // conversation, so threads are on by default on Anthropic's own endpoint only (Pi 1.6).
     let message_threads = role == ModelRole::Agent
         && api == Api::AnthropicMessages
-        && options.anthropic_cache_retention != CacheRetention::None
+        && cache_retention != CacheRetention::None
         && options
             .anthropic_message_threads
             .unwrap_or_else(|| base_url.contains("api.anthropic.com"));
@@ -354,7 +384,8 @@ pub fn resolve_model(
         context_editing,
         anthropic_compaction,
         openai_compaction,
-        cache_retention: options.anthropic_cache_retention,
+        cache_retention,
+        prices,
         model_info: table.find(&provider, &spec.id).cloned(),
         max_tokens_field: builtin.map_or(MaxTokensField::MaxTokens, |info| info.max_tokens_field),
         provider,

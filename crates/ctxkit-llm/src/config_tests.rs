@@ -172,3 +172,48 @@ fn an_undeclared_provider_is_never_sent_to_the_configured_base_url() {
         .unwrap();
     assert_eq!(resolved.base_url, "https://llm.corp.local/v1");
 }
+
+/// Issue 41: a gateway model's `cost` and `cacheRetention` (from `llm.models`) price its calls and
+/// set its cache lifetime; a built-in model keeps its list price unless its entry gives one.
+#[test]
+fn a_user_models_prices_and_cache_lifetime_apply() {
+    let mut gateway = options("gateway/claude-proxy");
+    gateway.api = Some(Api::AnthropicMessages);
+    gateway.base_url = Some("https://gateway.local".into());
+    gateway.models.push(ModelLimits {
+        provider: "gateway".into(),
+        id: "claude-proxy".into(),
+        context_window: 200_000,
+        max_output: 8_192,
+        reasoning: false,
+    });
+    let unpriced = resolve_model(&gateway, &env(&[]), ModelRole::Agent)
+        .unwrap()
+        .unwrap();
+    assert_eq!(unpriced.prices, None);
+    let prices = ModelPrices {
+        input: 3.0,
+        output: 15.0,
+        cache_read: 0.3,
+        cache_write: 3.75,
+    };
+    gateway.model_costs.push(ModelCost {
+        provider: "gateway".into(),
+        id: "claude-proxy".into(),
+        prices: Some(prices),
+        cache_retention: Some(CacheRetention::Long),
+    });
+    let priced = resolve_model(&gateway, &env(&[]), ModelRole::Agent)
+        .unwrap()
+        .unwrap();
+    assert_eq!(priced.prices, Some(prices));
+    assert_eq!(priced.cache_retention, CacheRetention::Long);
+    let builtin = resolve_model(
+        &options("anthropic/claude-sonnet-4-5"),
+        &env(&[("ANTHROPIC_API_KEY", "k")]),
+        ModelRole::Agent,
+    )
+    .unwrap()
+    .unwrap();
+    assert_eq!(builtin.prices.map(|prices| prices.input), Some(3.0));
+}

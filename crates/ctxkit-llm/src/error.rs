@@ -11,7 +11,7 @@ pub enum LlmError {
     /// The provider answered with a non-success HTTP status. Returned by every provider after
     /// retries are exhausted (429, 5xx) or at once (other 4xx). `body` is the provider's raw error
     /// text; check [`LlmError::is_context_overflow`] before reporting it, and compact on overflow.
-    #[error("Provider `{provider}` returned HTTP {status}: {}", one_line(body))]
+    #[error("Provider `{provider}` returned HTTP {status}: {}", http_message(body))]
     Http {
         provider: String,
         status: u16,
@@ -323,6 +323,29 @@ fn provider_message(body: &str) -> Option<String> {
         return None;
     }
     Some(shorten(&one_line(&message), 80))
+}
+
+/// What an HTTP error says, for a person: the provider's own message when the body is JSON that
+/// holds one (not the raw JSON), else the body on one line.
+fn http_message(body: &str) -> String {
+    let message = serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|value| {
+            [
+                "/error/message",
+                "/message",
+                "/0/error/message",
+                "/detail",
+                "/error",
+            ]
+            .iter()
+            .find_map(|pointer| value.pointer(pointer)?.as_str().map(str::to_owned))
+        })
+        .filter(|message| !message.trim().is_empty());
+    match message {
+        Some(message) => shorten(&one_line(&message), 400),
+        None => one_line(body),
+    }
 }
 
 /// `text` cut to `limit` characters, with `…` when cut.

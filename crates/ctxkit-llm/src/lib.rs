@@ -31,8 +31,8 @@ pub use cache_warming::{
 pub use chat::{ChatRequest, OutputRoom};
 pub use client::ModelClient;
 pub use config::{
-    DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT, EnvSettings, LlmOptions, ModelRole, ModelSpec,
-    ProviderConfig, resolve_model,
+    DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT, EnvSettings, LlmOptions, ModelCost, ModelRole,
+    ModelSpec, ProviderConfig, resolve_model,
 };
 pub use error::LlmError;
 pub use http::{

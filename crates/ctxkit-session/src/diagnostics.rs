@@ -72,7 +72,7 @@ impl fmt::Display for DiagnosticKind {
             Self::ExtraHeader => write!(formatter, "a second session header; ignored"),
             Self::NewerVersion { version } => write!(
                 formatter,
-                "session format version {version} is newer than this ctxkit writes; read as v3, never written"
+                "written by a newer version (session format v{version}; this ctxkit writes v3); read as v3, never written"
             ),
             Self::DuplicateId { id } => {
                 write!(formatter, "duplicate entry id `{id}`; the later entry wins")

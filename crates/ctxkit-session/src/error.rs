@@ -83,7 +83,7 @@ pub enum SessionError {
     /// The header names a format version newer than this ctxkit writes. Returned by the first write:
     /// appending v3 entries to it could corrupt it. Reading works, with a diagnostic.
     #[error(
-        "`{path}` is session format version {version}, newer than {supported}; nothing was written"
+        "`{path}` was written by a newer version (session format v{version}; this ctxkit writes v{supported}); nothing was written"
     )]
     NewerVersion {
         path: PathBuf,

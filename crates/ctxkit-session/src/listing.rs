@@ -155,9 +155,12 @@ fn session_info_of(
                 if first_message.is_none() && role == Some("user") {
                     // Only this line is read a second time, for the message's text.
                     let text = &*line_text(line);
+                    // Context an agent injected (an imported Codex or Claude Code session) is
+                    // not what the user asked: the first message is the first one they typed.
                     first_message = message_span(text)
                         .and_then(|(start, end)| text.get(start..end))
                         .and_then(message_text)
+                        .map(without_injected_context)
                         .filter(|text| !text.is_empty());
                 }
             }
@@ -166,11 +169,10 @@ fn session_info_of(
     }
     let header_time = header.get("timestamp").and_then(Value::as_str);
     let header_ms = header_time.and_then(parse_timestamp_ms);
-    // Pi takes the last activity even when it is older than the header (old files); ctxkit never
-    // reports a session modified before it was created.
+    // As Pi 1.6: the last activity, even when it is older than the header (a fork of an old
+    // session, an old file), else the header's time, else the file's.
     let modified = match (last_activity.filter(|&time| time > 0.0), header_ms) {
-        (Some(time), Some(created)) => iso_from_ms((time as i64).max(created)),
-        (Some(time), None) => iso_from_ms(time as i64),
+        (Some(time), _) => iso_from_ms(time as i64),
         (None, Some(ms)) => iso_from_ms(ms),
         (None, None) => mtime.map(iso_from_system_time).unwrap_or_default(),
     };
@@ -183,12 +185,8 @@ fn session_info_of(
         id: string("id").unwrap_or_default(),
         cwd: string("cwd").unwrap_or_default(),
         name,
-        // v1 headers named the session they were branched from `branchedFrom` (Pi shows none).
-        parent_session_path: string("parentSession").or_else(|| {
-            (format_version.is_some_and(|version| version < 2))
-                .then(|| string("branchedFrom"))
-                .flatten()
-        }),
+        // As Pi 1.6: only `parentSession`; a v1 header's `branchedFrom` is not a parent.
+        parent_session_path: string("parentSession"),
         created: header_ms
             .map(iso_from_ms)
             .or_else(|| header_time.map(str::to_owned))
@@ -198,6 +196,16 @@ fn session_info_of(
         first_message: first_message.unwrap_or_else(|| "(no messages)".to_owned()),
         format_version,
     })
+}
+
+/// `text` without injected context; unchanged (as Pi shows it) when it holds none.
+fn without_injected_context(text: String) -> String {
+    let stripped = ctxkit_protocol::strip_injected_context(&text);
+    if stripped == text {
+        text
+    } else {
+        stripped.trim().to_owned()
+    }
 }
 
 /// The text of a user or assistant message: a string content, or its text blocks joined by a space.
@@ -361,6 +369,21 @@ mod tests {
         assert_eq!(lines, whole);
         assert_eq!(text_lines(b"").count(), 0);
         assert_eq!(text_lines(b"x\n").count(), 1);
+    }
+
+    /// Issue 41: as Pi 1.6.0 lists Pi's own v1 `before-compaction.jsonl` fixture — no parent for
+    /// `branchedFrom`, `modified` the last activity even before the header's time — and with
+    /// injected context left out of the first message.
+    #[test]
+    fn a_v1_fork_lists_as_pi_1_6_lists_it() {
+        let mut bytes = Vec::new();
+        bytes.extend_from_slice(b"{\"type\":\"session\",\"id\":\"s\",\"timestamp\":\"2025-12-09T00:53:29.825Z\",\"cwd\":\"/w\",\"branchedFrom\":\"/old.jsonl\"}\n");
+        bytes.extend_from_slice(b"{\"type\":\"message\",\"timestamp\":\"2025-12-08T22:41:05.306Z\",\"message\":{\"role\":\"user\",\"content\":\"<environment_context><cwd>/w</cwd></environment_context>\"}}\n");
+        bytes.extend_from_slice(b"{\"type\":\"message\",\"timestamp\":\"2025-12-08T22:42:05.306Z\",\"message\":{\"role\":\"user\",\"content\":\"Fix the build\"}}\n");
+        let info = session_info_of(Path::new("/s.jsonl"), &bytes, None).unwrap();
+        assert_eq!(info.parent_session_path, None);
+        assert_eq!(info.modified, "2025-12-08T22:42:05.306Z");
+        assert_eq!(info.first_message, "Fix the build");
     }
 
     #[test]

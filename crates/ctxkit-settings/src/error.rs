@@ -72,6 +72,15 @@ pub enum SettingsError {
         /// The offending value, as JSON.
         found: String,
     },
+    /// A key ctxkit does not know. Returned by [`crate::check_known_key`] (`ctxkit config set`
+    /// without `--force`); nothing is written. `suggestion` is the known key it most likely meant.
+    #[error("Unknown setting `{key}`{}", suggestion.as_ref().map(|known| format!("; did you mean `{known}`?")).unwrap_or_default())]
+    UnknownKey {
+        /// The key as given.
+        key: String,
+        /// The closest known key, when one is near enough to be a typo.
+        suggestion: Option<String>,
+    },
     /// A dotted key is malformed (empty segment) or crosses a value that cannot hold keys.
     #[error("Invalid settings key `{key}`: {reason}")]
     InvalidKey {

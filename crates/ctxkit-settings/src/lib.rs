@@ -30,5 +30,6 @@ pub use settings::{
     AnthropicContextManagementSettings, BranchSummarySettings, Document, KeyPath, LlmSettings,
     LlmTimeoutSettings, ProviderCompactionSettings, ProviderRetrySettings, RetrySettings,
     SettingEntry, SettingLookup, SettingOrigin, SettingsDiagnostic, SettingsManager,
+    check_known_key,
 };
 pub use trust::{ProjectTrust, TRUST_FILE_NAME, project_trust, set_project_trust};

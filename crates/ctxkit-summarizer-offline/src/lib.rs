@@ -99,7 +99,7 @@ pub fn summarize_offline(request: &SummaryRequest) -> String {
 /// Tokens of `text` for the budget: the larger of the exact cl100k count and a quarter of its
 /// UTF-16 length, so neither code nor CJK text is undercounted.
 pub(crate) fn count_tokens(text: &str) -> u64 {
-    let exact = bpe_openai::cl100k_base().count(text) as u64;
+    let exact = ctxkit_tokens::Encoding::Cl100kBase.count(text);
     let quarter = text.encode_utf16().count().div_ceil(4) as u64;
     exact.max(quarter)
 }

@@ -98,15 +98,14 @@ pub fn goal(digest: &Digest) -> Vec<Item> {
         .map(|focus| item(format!("Focus for this summary: {}", one_line(focus)), 99))
         .collect();
     items.extend(earlier(digest, Slot::Goal, 70));
-    let requests: Vec<&String> = digest
-        .requests
-        .iter()
-        .filter(|text| !is_trivial(text))
-        .collect();
+    let requests = distinct_requests(digest);
     let count = requests.len();
-    for (index, request) in requests.into_iter().enumerate() {
+    for (index, (request, times)) in requests.into_iter().enumerate() {
         let latest = index + 1 == count;
-        let line = request_line(request, if latest { 600 } else { 400 });
+        let mut line = request_line(request, if latest { 600 } else { 400 });
+        if times > 1 {
+            line.push_str(&format!(" (asked {times} times)"));
+        }
         if latest {
             items.push(item(format!("**Latest:** {line}"), 100));
         } else {
@@ -120,6 +119,59 @@ pub fn goal(digest: &Digest) -> Vec<Item> {
         }
     }
     items
+}
+
+/// The non-trivial requests, each with how often it was asked: a request repeated with only a
+/// counter changed (`… (iteration 1)`, `… (iteration 2)`) is one goal, placed where it was last
+/// asked and worded as it was then.
+fn distinct_requests(digest: &Digest) -> Vec<(&String, usize)> {
+    let requests: Vec<&String> = digest
+        .requests
+        .iter()
+        .filter(|text| !is_trivial(text))
+        .collect();
+    let keys: Vec<String> = requests.iter().map(|text| counter_free(text)).collect();
+    requests
+        .iter()
+        .enumerate()
+        .filter(|(index, _)| {
+            !keys
+                .get(index + 1..)
+                .unwrap_or_default()
+                .contains(&keys[*index])
+        })
+        .map(|(index, request)| {
+            let times = keys.iter().filter(|key| **key == keys[index]).count();
+            (*request, times)
+        })
+        .collect()
+}
+
+/// A request's text without a trailing counter in brackets (`(iteration 3)`, `[2/5]`), lower-cased
+/// with runs of spaces closed: two requests with the same key differ only by that counter. A
+/// number elsewhere (`fix test 1`, `fix test 2`) keeps the requests apart.
+fn counter_free(text: &str) -> String {
+    let line = one_line(text).to_lowercase();
+    let trimmed = line.trim_end();
+    let without_counter = trimmed
+        .strip_suffix(')')
+        .and_then(|rest| rest.rfind('(').map(|open| (rest, open)))
+        .or_else(|| {
+            trimmed
+                .strip_suffix(']')
+                .and_then(|rest| rest.rfind('[').map(|open| (rest, open)))
+        })
+        .and_then(|(rest, open)| {
+            let group = rest.get(open + 1..)?;
+            (group.len() <= 24 && group.chars().any(|character| character.is_ascii_digit()))
+                .then(|| rest.get(..open))
+                .flatten()
+        })
+        .unwrap_or(trimmed);
+    without_counter
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Words that make a sentence a standing instruction: a prohibition, in the languages sessions

@@ -256,3 +256,27 @@ fn lines_that_carry_nothing_new_are_not_spent_on() {
     assert!(!summary.contains("toolu_01PASTEDrecordId`"), "{summary}");
     assert!(!summary.contains("Opening the file."), "{summary}");
 }
+
+#[test]
+fn a_request_repeated_with_a_counter_is_one_goal() {
+    let mut values = Vec::new();
+    for iteration in 1..=5 {
+        values.push(json!({"role": "user", "content": format!("Make the expiry interval configurable. (iteration {iteration})")}));
+        values.push(json!({"role": "assistant", "stopReason": "stop", "content": [{"type": "text", "text": "Done."}]}));
+    }
+    values.push(json!({"role": "user", "content": "Fix test 1 in the parser suite"}));
+    values.push(json!({"role": "user", "content": "Fix test 2 in the parser suite"}));
+    let summary = summarize_offline(&request(messages(Value::Array(values)), None, 13_107));
+    let goal = &summary[summary.find("## Goal").unwrap()..summary.find("## Constraints").unwrap()];
+    assert_eq!(
+        goal.matches("Make the expiry interval configurable")
+            .count(),
+        1,
+        "{summary}"
+    );
+    assert!(goal.contains("(iteration 5) (asked 5 times)"), "{summary}");
+    assert!(
+        goal.contains("Fix test 1") && goal.contains("Fix test 2"),
+        "{summary}"
+    );
+}

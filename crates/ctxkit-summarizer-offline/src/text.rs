@@ -1,32 +1,9 @@
 //! Text helpers: injected markup removed, sentences, clipping, identifiers, error lines.
 
-/// `text` without blocks of markup that agents inject into user messages
-/// (`<system-reminder>…</system-reminder>`, `<command-name>…</command-name>`): a lowercase tag
-/// with a hyphen, closed by its own end tag.
+/// `text` without what agents inject into user messages (`ctxkit_protocol::strip_injected_context`:
+/// Claude Code's reminders and command wrappers, Codex's environment and `AGENTS.md` blocks).
 pub fn strip_injected(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(open) = rest.find('<') {
-        let after = &rest[open + 1..];
-        let name_len = after
-            .find(|c: char| !(c.is_ascii_lowercase() || c == '-'))
-            .unwrap_or(after.len());
-        let name = &after[..name_len];
-        let closing = format!("</{name}>");
-        let injected = name.contains('-') && after[name_len..].starts_with('>');
-        match rest.find(closing.as_str()).filter(|_| injected) {
-            Some(close) if close > open => {
-                out.push_str(&rest[..open]);
-                rest = &rest[close + closing.len()..];
-            }
-            Some(_) | None => {
-                out.push_str(&rest[..=open]);
-                rest = after;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
+    ctxkit_protocol::strip_injected_context(text)
 }
 
 /// `text` on one line, whitespace collapsed.

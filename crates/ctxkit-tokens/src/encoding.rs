@@ -1,7 +1,8 @@
 //! Exact token counts with OpenAI's cl100k_base and o200k_base encodings, through GitHub's `bpe`
-//! crates (`bpe-openai`): linear-time BPE, vocabularies compiled into the binary, counting without
-//! building a token vector. See `docs/decisions.md`, "Exact token counting". Long texts are cut at
-//! pre-token boundaries and counted on all cores.
+//! crates: linear-time BPE, counting without building a token vector. The vocabularies ship as
+//! OpenAI's compressed `.tiktoken` files (2.4 MB) and are built into BPE tables on first use, once
+//! per process (`docs/decisions.md`, "Exact token counting"; the cost is in `docs/benchmarks.md`).
+//! Long texts are cut at pre-token boundaries and counted on all cores.
 
 use std::collections::HashSet;
 use std::fmt;
@@ -37,10 +38,13 @@ impl Encoding {
     }
 
     /// The exact number of tokens of `text`, with special-token text (`<|endoftext|>`) counted as
-    /// ordinary text, as tiktoken's `encode_ordinary` does. The vocabulary is loaded on first use
-    /// (a few milliseconds, once per process).
+    /// ordinary text, as tiktoken's `encode_ordinary` does. The vocabulary is built on first use,
+    /// once per process (`docs/benchmarks.md`, "First exact count"). Should the shipped vocabulary
+    /// ever fail to build, the count is ctxkit's heuristic estimate instead.
     pub fn count(self, text: &str) -> u64 {
-        let vocabulary = self.vocabulary();
+        let Some(vocabulary) = self.vocabulary() else {
+            return crate::estimate_text_tokens(text);
+        };
         if text.len() < PARALLEL_MIN_BYTES {
             return vocabulary.count(text);
         }
@@ -50,22 +54,66 @@ impl Encoding {
             .sum()
     }
 
-    fn vocabulary(self) -> &'static Vocabulary {
-        static CL100K: OnceLock<Vocabulary> = OnceLock::new();
-        static O200K: OnceLock<Vocabulary> = OnceLock::new();
+    fn vocabulary(self) -> Option<&'static Vocabulary> {
+        static CL100K: OnceLock<Option<Vocabulary>> = OnceLock::new();
+        static O200K: OnceLock<Option<Vocabulary>> = OnceLock::new();
         let cell = match self {
             Self::Cl100kBase => &CL100K,
             Self::O200kBase => &O200K,
         };
-        cell.get_or_init(|| Vocabulary::new(self.tokenizer()))
+        cell.get_or_init(|| build_tokenizer(self).map(Vocabulary::new))
+            .as_ref()
     }
 
-    fn tokenizer(self) -> &'static bpe_openai::Tokenizer {
+    /// The compressed `.tiktoken` file and the pre-tokenizer patterns of the encoding. The patterns
+    /// are tiktoken's, with its negative look-ahead `\s+(?!\S)` written as bpe-openai's one-character
+    /// look-ahead pattern (`\s+\s`, the last character dropped from the match) and a plain `\s+`.
+    fn source(self) -> (&'static [u8], String) {
         match self {
-            Self::Cl100kBase => bpe_openai::cl100k_base(),
-            Self::O200kBase => bpe_openai::o200k_base(),
+            Self::Cl100kBase => (
+                include_bytes!("../data/cl100k_base.tiktoken.gz"),
+                "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+$".to_owned(),
+            ),
+            Self::O200kBase => (
+                include_bytes!("../data/o200k_base.tiktoken.gz"),
+                [
+                    "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+                    "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+                    "\\p{N}{1,3}",
+                    " ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*",
+                    "\\s*[\\r\\n]+",
+                    "\\s+$",
+                ]
+                .join("|"),
+            ),
         }
     }
+}
+
+/// The hash factor that makes the token hash of both vocabularies collision-free (found once by
+/// `bpe::byte_pair_encoding::find_hash_factor_for_dictionary`; it skips that search at startup).
+const HASH_FACTOR: u64 = 17_846_336_922_010_275_747;
+
+/// The encoding's tokenizer, built from its shipped `.tiktoken` file; `None` if that fails (it
+/// cannot with the files shipped; a test builds both).
+fn build_tokenizer(encoding: Encoding) -> Option<&'static bpe_openai::Tokenizer> {
+    use std::io::Read as _;
+    let (compressed, pattern) = encoding.source();
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(compressed)
+        .read_to_string(&mut text)
+        .ok()?;
+    let tokens = bpe::byte_pair_encoding::read_tiktoken(&text).ok()?;
+    let encoding =
+        bpe::byte_pair_encoding::BytePairEncoding::from_dictionary(tokens, Some(HASH_FACTOR));
+    let patterns = [
+        (pattern.as_str(), false),
+        ("\\s+\\s", true),
+        ("\\s+", false),
+    ];
+    let tokenizer = bpe_openai::Tokenizer::new_lookahead(encoding, &patterns, false).ok()?;
+    // Built once per encoding and process, and kept for the process's life like a static table.
+    Some(Box::leak(Box::new(tokenizer)))
 }
 
 /// A tokenizer with the set of its tokens' bytes: a pre-token that is itself a token (most words of
@@ -143,6 +191,13 @@ pub fn count_text_tokens(text: &str, encoding: Encoding) -> u64 {
 }
 
 #[cfg(test)]
+impl Encoding {
+    fn tokenizer(self) -> &'static bpe_openai::Tokenizer {
+        self.vocabulary().unwrap().tokenizer
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -204,5 +259,33 @@ mod tests {
     fn names() {
         assert_eq!(Encoding::Cl100kBase.to_string(), "cl100k_base");
         assert_eq!(Encoding::O200kBase.name(), "o200k_base");
+    }
+}
+
+#[cfg(test)]
+mod built_vocabulary_tests {
+    use super::*;
+
+    /// The vocabularies built at run time from the shipped `.tiktoken` files count every corpus
+    /// sample exactly as bpe-openai's precompiled tables (which a release binary no longer links).
+    #[test]
+    fn built_vocabularies_count_as_the_precompiled_ones() {
+        let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/tokens");
+        let mut samples = 0;
+        for category in std::fs::read_dir(&corpus).unwrap() {
+            for sample in std::fs::read_dir(category.unwrap().path()).unwrap() {
+                let text = std::fs::read_to_string(sample.unwrap().path()).unwrap();
+                assert_eq!(
+                    Encoding::Cl100kBase.count(&text),
+                    bpe_openai::cl100k_base().count(text.as_str()) as u64
+                );
+                assert_eq!(
+                    Encoding::O200kBase.count(&text),
+                    bpe_openai::o200k_base().count(text.as_str()) as u64
+                );
+                samples += 1;
+            }
+        }
+        assert!(samples > 30);
     }
 }

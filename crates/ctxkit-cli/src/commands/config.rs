@@ -81,7 +81,11 @@ pub fn config(
             key,
             value,
             project,
+            force,
         } => {
+            if !force {
+                ctxkit_settings::check_known_key(&key)?;
+            }
             let scope = scope(project);
             // Project settings are usually committed: keys and URL credentials stay in the user's.
             let secret_key = ["llm.apiKey", "llm.headers"]
@@ -157,7 +161,7 @@ fn get(
 /// What `config list` shows of a value: API keys and request header values (which may hold
 /// tokens) masked, at any depth, so a listing can be pasted into a bug report or a log.
 /// `config get KEY` still prints a value asked for by name.
-fn redacted(key: &str, value: Value) -> Value {
+pub(crate) fn redacted(key: &str, value: Value) -> Value {
     let name = key.rsplit('.').next().unwrap_or(key);
     let secret_name = |name: &str| name.eq_ignore_ascii_case("apiKey");
     if secret_name(name) && !value.is_null() {

@@ -63,7 +63,7 @@ pub fn run_cancellable<T>(
                     EngineEvent::CompactionStart { .. } | EngineEvent::BranchSummaryStart { .. }
                 );
                 if starts {
-                    let line = format!("Summarizing with {summarizer}");
+                    let line = summarizing_line(&summarizer);
                     match &announcer {
                         Some(spinner) => spinner.println(line),
                         None => {
@@ -99,4 +99,14 @@ pub fn session_model(session: &Session, context_window: u64) -> Option<ModelInfo
         id,
         context_window,
     })
+}
+
+/// The line announcing a summary: the model that writes it, or that no model does.
+fn summarizing_line(summarizer: &str) -> String {
+    if summarizer == "offline" {
+        "Summarizing without a model (offline: sections drawn from the session's own text)"
+            .to_owned()
+    } else {
+        format!("Summarizing with {summarizer}")
+    }
 }

@@ -15,8 +15,9 @@ use crate::render::{entry_summary, message_text, one_line, role_label};
 pub fn info(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
     let info = read_session_info(file)?;
     // The listing record reads little; damage is found by loading the whole file.
-    if let Ok(session) = Session::open(file) {
-        super::report_damage(&session, file)?;
+    let opened = Session::open(file).ok();
+    if let Some(session) = &opened {
+        super::report_damage(session, file)?;
     }
     if json {
         print_json(out, &info)?;
@@ -34,9 +35,20 @@ pub fn info(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
     writeln!(out, "created:  {}", info.created)?;
     writeln!(out, "modified: {}", info.modified)?;
     writeln!(out, "messages: {}", info.message_count)?;
-    writeln!(out, "first:    {}", one_line(&info.first_message, 72))?;
+    writeln!(
+        out,
+        "first:    {}",
+        one_line(super::sessions::shown_first_message(&info), 72)
+    )?;
     if let Some(version) = info.format_version {
         writeln!(out, "format:   {}", old_format_note(version))?;
+    }
+    if let Some(session) = &opened {
+        let spend = ctxkit_session::session_spend(session.entries());
+        for (index, line) in super::spend::breakdown_lines(&spend).iter().enumerate() {
+            let label = if index == 0 { "spend:    " } else { "" };
+            writeln!(out, "{label}{line}")?;
+        }
     }
     Ok(Outcome::Success)
 }

@@ -15,6 +15,7 @@ mod resources;
 mod serve;
 mod sessions;
 mod settings;
+mod spend;
 mod summary_setup;
 mod tool_boundary;
 
@@ -186,7 +187,14 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
         Command::Config(action) => config::config(process, action, out),
         Command::Resources { json } => resources::resources(&process, json, out),
         Command::Prompt => resources::prompt(&process, out),
-        Command::Trust { revoke } => resources::trust(&process, revoke, out),
+        Command::Trust { revoke, yes } => {
+            let decision = match (revoke, yes) {
+                (true, _) => resources::TrustDecision::Revoke,
+                (false, true) => resources::TrustDecision::Trust,
+                (false, false) => resources::TrustDecision::Ask,
+            };
+            resources::trust(&process, decision, out)
+        }
         Command::Install { source, local } => packages::install(&process, &source, local, out),
         Command::Remove { source, local } => packages::remove(&process, &source, local, out),
         Command::Update { source } => packages::update(&process, source.as_deref(), out),
@@ -207,17 +215,31 @@ pub(crate) fn report_damage(
     session: &ctxkit_session::Session,
     file: &std::path::Path,
 ) -> Result<()> {
-    // A label naming a missing entry loses nothing (Pi ignores it); everything else is damage.
-    let problems: Vec<&ctxkit_session::Diagnostic> = session
-        .diagnostics()
-        .iter()
-        .filter(|problem| {
-            !matches!(
-                problem.kind,
-                ctxkit_session::DiagnosticKind::DanglingLabelTarget { .. }
-            )
-        })
-        .collect();
+    // A label naming a missing entry loses nothing (Pi ignores it), and a newer format version is
+    // not damage (said in its own words); everything else is damage.
+    let mut problems: Vec<&ctxkit_session::Diagnostic> = Vec::new();
+    for problem in session.diagnostics() {
+        match problem.kind {
+            ctxkit_session::DiagnosticKind::DanglingLabelTarget { .. } => {}
+            ctxkit_session::DiagnosticKind::NewerVersion { version } => writeln!(
+                std::io::stderr().lock(),
+                "note: `{}` was written by a newer version (session format v{version}); showing \
+                 what this ctxkit can read, and it will not write to it",
+                file.display()
+            )?,
+            ctxkit_session::DiagnosticKind::InvalidJson { .. }
+            | ctxkit_session::DiagnosticKind::TornLastLine { .. }
+            | ctxkit_session::DiagnosticKind::NotAnObject
+            | ctxkit_session::DiagnosticKind::NoType
+            | ctxkit_session::DiagnosticKind::NoId
+            | ctxkit_session::DiagnosticKind::InvalidUtf8
+            | ctxkit_session::DiagnosticKind::ExtraHeader
+            | ctxkit_session::DiagnosticKind::DuplicateId { .. }
+            | ctxkit_session::DiagnosticKind::MissingParent { .. }
+            | ctxkit_session::DiagnosticKind::ParentCycle { .. }
+            | ctxkit_session::DiagnosticKind::DanglingFirstKept { .. } => problems.push(problem),
+        }
+    }
     let Some(first) = problems.first() else {
         return Ok(());
     };

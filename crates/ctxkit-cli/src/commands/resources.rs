@@ -2,7 +2,7 @@
 //! `ctxkit prompt` (the assembled system prompt). Neither installs packages: missing ones are
 //! reported.
 
-use std::io::Write;
+use std::io::{BufRead as _, Write};
 use std::path::Path;
 
 use anyhow::Result;
@@ -167,40 +167,102 @@ fn write_hooks(hooks: &[Value], out: &mut dyn Write) -> Result<()> {
 }
 
 /// `ctxkit trust [--revoke]`.
-pub fn trust(process: &ProcessSettings<'_>, revoke: bool, out: &mut dyn Write) -> Result<Outcome> {
+/// What `ctxkit trust` does: trust after asking on a terminal, trust at once (`--yes`), or revoke.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrustDecision {
+    Ask,
+    Trust,
+    Revoke,
+}
+
+pub fn trust(
+    process: &ProcessSettings<'_>,
+    decision: TrustDecision,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
     let environment = process.environment()?;
     let settings = process.settings()?;
-    let trust = ctxkit_settings::set_project_trust(environment, settings, revoke)?;
-    let project = trust.project.display();
-    match (&trust.held, revoke) {
-        (None, _) => writeln!(
+    let pending = ctxkit_settings::project_trust(environment, settings)?;
+    let project = pending.project.display().to_string();
+    let Some(held) = &pending.held else {
+        writeln!(
             out,
             "The settings of `{project}` change nothing that needs trust; nothing to trust"
-        )?,
-        (Some(_), true) => writeln!(
+        )?;
+        return Ok(Outcome::Success);
+    };
+    if decision == TrustDecision::Revoke {
+        ctxkit_settings::set_project_trust(environment, settings, true)?;
+        writeln!(
             out,
             "Revoked: the settings of `{project}` that need trust no longer apply"
-        )?,
-        (Some(_), false) => {
-            writeln!(
-                out,
-                "Trusted the settings of `{project}`; these apply from now on:"
-            )?;
-            for key in &trust.held_keys {
-                writeln!(out, "  {key}")?;
-            }
-            for hook in trust
-                .hooks
-                .as_ref()
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                writeln!(out, "  hook: {}", hook.get("command").unwrap_or(hook))?;
-            }
+        )?;
+        return Ok(Outcome::Success);
+    }
+    let lines = held_setting_lines(held, &pending.held_keys);
+    if decision == TrustDecision::Ask {
+        writeln!(out, "The settings of `{project}` that need trust:")?;
+        for line in &lines {
+            writeln!(out, "  {line}")?;
+        }
+        out.flush()?;
+        if !confirm_on_terminal("Trust them? [y/N] ")? {
+            writeln!(out, "Not trusted; nothing changed")?;
+            return Ok(Outcome::Success);
         }
     }
+    ctxkit_settings::set_project_trust(environment, settings, false)?;
+    writeln!(
+        out,
+        "Trusted the settings of `{project}`; these apply from now on:"
+    )?;
+    for line in &lines {
+        writeln!(out, "  {line}")?;
+    }
     Ok(Outcome::Success)
+}
+
+/// One line per held key: the key, its value (API keys and header values masked) and, for a key
+/// ctxkit does not know, what that means.
+fn held_setting_lines(held: &Value, keys: &[String]) -> Vec<String> {
+    keys.iter()
+        .map(|key| {
+            let value = key
+                .split('.')
+                .try_fold(held, |value, segment| value.get(segment))
+                .cloned()
+                .map(|value| super::config::redacted(key, value));
+            let shown = value.map_or_else(String::new, |value| {
+                let text = ctxkit_packages::redact_credentials(&value.to_string());
+                format!(" = {}", crate::render::one_line(&text, 160))
+            });
+            let unknown = if ctxkit_settings::check_known_key(key).is_ok() {
+                ""
+            } else {
+                "  (not a ctxkit setting: ctxkit never reads it; another tool may)"
+            };
+            format!("{key}{shown}{unknown}")
+        })
+        .collect()
+}
+
+/// Asks `question` on the terminal and reads a yes; off a terminal, refuses: trusting runs the
+/// project's commands and may send data elsewhere, so a script says `--yes`.
+fn confirm_on_terminal(question: &str) -> Result<bool> {
+    use std::io::IsTerminal as _;
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        anyhow::bail!(
+            "`ctxkit trust` asks before trusting, and there is no terminal to ask on; run it in a \
+             terminal, or pass `--yes` to trust the settings shown above"
+        );
+    }
+    let mut stderr = std::io::stderr().lock();
+    write!(stderr, "{question}")?;
+    stderr.flush()?;
+    let mut answer = String::new();
+    stdin.lock().read_line(&mut answer)?;
+    Ok(matches!(answer.trim().to_lowercase().as_str(), "y" | "yes"))
 }
 
 pub fn resources(

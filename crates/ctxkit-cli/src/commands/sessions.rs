@@ -58,7 +58,7 @@ pub(super) fn print_session_rows(
         let title = session
             .name
             .clone()
-            .unwrap_or_else(|| one_line(&session.first_message, 60));
+            .unwrap_or_else(|| one_line(shown_first_message(session), 60));
         writeln!(
             out,
             "{}  {:>4} msgs  {}",
@@ -67,4 +67,14 @@ pub(super) fn print_session_rows(
         writeln!(out, "    {}", session.path)?;
     }
     Ok(())
+}
+
+/// The first message as a row shows it: a session with messages but none typed by the user (only
+/// tool results, images or injected context) says so instead of "(no messages)".
+pub(crate) fn shown_first_message(session: &ctxkit_protocol::SessionInfoRecord) -> &str {
+    if session.message_count > 0 && session.first_message == "(no messages)" {
+        "(no text typed by the user)"
+    } else {
+        &session.first_message
+    }
 }

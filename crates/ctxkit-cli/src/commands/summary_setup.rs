@@ -56,7 +56,10 @@ pub fn llm_options(settings: &ctxkit_settings::SettingsManager) -> Result<ctxkit
     } else {
         0
     };
+    // A model entry with a bad value would vanish from the table (and its prices with it).
+    refuse_invalid_settings(settings, &["llm.models"])?;
     let models = user_models(&llm);
+    let model_costs = user_model_costs(&llm);
     let timeouts = settings.llm_timeouts();
     let api = match llm.api.as_deref() {
         Some(name) => Some(
@@ -95,6 +98,7 @@ pub fn llm_options(settings: &ctxkit_settings::SettingsManager) -> Result<ctxkit
         .unwrap_or_default(),
         anthropic_message_threads: llm.anthropic_supports_message_threads,
         max_reply_bytes: Some(settings.llm_max_reply_bytes()),
+        model_costs,
         anthropic_context_editing: llm.anthropic_context_management.map(|settings| {
             ctxkit_llm::AnthropicContextEditing {
                 trigger_input_tokens: settings.trigger_input_tokens,
@@ -204,6 +208,7 @@ pub fn resolve(process: &ProcessSettings<'_>, flags: SummaryFlags<'_>) -> Result
     };
     // A project's hooks are someone else's commands until the user trusts them: the settings
     // leave them out (and reading them said so).
+    refuse_invalid_settings(settings, &ENGINE_KEYS)?;
     let document = serde_json::Value::Object(settings.effective().clone());
     let mut engine_settings = ctxkit_engine::EngineSettings::from_document(&document)
         .context("reading the engine's settings (`compaction`, `transforms`, `pinned`, `hooks`)")?;
@@ -226,6 +231,77 @@ pub fn resolve(process: &ProcessSettings<'_>, flags: SummaryFlags<'_>) -> Result
         summarizer,
         model_context_window,
     })
+}
+
+/// The top-level keys the engine reads.
+const ENGINE_KEYS: [&str; 8] = [
+    "contextStrategy",
+    "session",
+    "compaction",
+    "branchSummary",
+    "transforms",
+    "pinned",
+    "summaryRole",
+    "hooks",
+];
+
+/// The first invalid value at or below one of `keys` (dotted), as an error naming its file and key:
+/// the typed readers would quietly use a default (or fail naming neither).
+fn refuse_invalid_settings(
+    settings: &ctxkit_settings::SettingsManager,
+    keys: &[&str],
+) -> Result<()> {
+    for diagnostic in settings.diagnostics() {
+        if let ctxkit_settings::SettingsDiagnostic::InvalidValue {
+            path,
+            key,
+            expected,
+            found,
+            ..
+        } = diagnostic
+        {
+            let covered = keys.iter().any(|wanted| {
+                key.strip_prefix(wanted)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+            });
+            if covered {
+                return Err(ctxkit_settings::SettingsError::InvalidValue {
+                    path,
+                    key,
+                    expected,
+                    found,
+                }
+                .into());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The prices and cache lifetimes `llm.models` entries give (`cost`, `cacheRetention`).
+pub fn user_model_costs(llm: &ctxkit_settings::LlmSettings) -> Vec<ctxkit_llm::ModelCost> {
+    llm.models
+        .iter()
+        .filter_map(|model| {
+            let price = |name: &str| model.get("cost")?.get(name)?.as_f64();
+            let prices = model.get("cost").map(|_| ctxkit_llm::ModelPrices {
+                input: price("input").unwrap_or(0.0),
+                output: price("output").unwrap_or(0.0),
+                cache_read: price("cacheRead").unwrap_or(0.0),
+                cache_write: price("cacheWrite").unwrap_or(0.0),
+            });
+            let cache_retention = model
+                .get("cacheRetention")
+                .and_then(serde_json::Value::as_str)
+                .and_then(ctxkit_llm::CacheRetention::parse);
+            Some(ctxkit_llm::ModelCost {
+                provider: model.get("provider")?.as_str()?.to_owned(),
+                id: model.get("id")?.as_str()?.to_owned(),
+                prices,
+                cache_retention,
+            })
+        })
+        .collect()
 }
 
 /// A model's output limit when its `llm.models` entry gives no `maxOutput`: Pi's 16,384 tokens, but

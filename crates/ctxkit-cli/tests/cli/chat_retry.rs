@@ -28,6 +28,8 @@ fn rate_limited_once() -> String {
                 );
                 continue;
             }
+            // The retry takes a while, so the screen during it can be seen.
+            std::thread::sleep(std::time::Duration::from_secs(3));
             let chunk = json!({"choices": [{"index": 0,
                 "delta": {"role": "assistant", "content": "Answer after the wait."},
                 "finish_reason": "stop"}]});
@@ -145,6 +147,9 @@ fn a_rate_limited_request_says_so_on_the_spinner_line_then_answers() {
     tmux.line("hello");
     let screen = tmux.wait_for("Retrying in 3 s (1 of 3): 429 rate limited");
     assert!(!screen.contains("Answer after the wait."), "{screen}");
+    // Issue 41: once the wait is over, the line says the retry is under way, not the wait.
+    let screen = tmux.wait_for("Thinking… (retry 1 of 3)");
+    assert!(!screen.contains("Retrying in"), "{screen}");
     let screen = tmux.wait_for("Answer after the wait.");
     assert!(
         !screen.contains("Retrying in"),

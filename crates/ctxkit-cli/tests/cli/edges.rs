@@ -10,7 +10,7 @@ use crate::serve::{Server, reply, user};
 #[test]
 fn config_unset_of_a_made_up_key_leaves_nothing_behind() {
     let run = Run::new();
-    let set = run.ctxkit(&["config", "set", "nonsense.key", "1"]);
+    let set = run.ctxkit(&["config", "set", "--force", "nonsense.key", "1"]);
     assert!(set.starts_with("exit: 0"), "{set}");
     let unset = run.ctxkit(&["config", "unset", "nonsense.key"]);
     assert!(unset.contains("Removed `nonsense.key`"), "{unset}");

@@ -174,6 +174,7 @@ mod chat_watch;
 mod edges;
 mod hostile;
 mod import;
+mod issue41;
 mod offline_size;
 mod on_demand;
 mod provider_context;

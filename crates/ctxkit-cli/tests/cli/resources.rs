@@ -282,7 +282,7 @@ fn project_hooks_run_only_once_trusted_and_never_see_secrets() {
     assert!(stderr.contains("this project is not trusted"), "{stderr}");
     assert!(!dump.exists(), "an untrusted hook ran");
 
-    let trusted = world.ctxkit(&["trust"]);
+    let trusted = world.ctxkit(&["trust", "--yes"]);
     assert!(trusted.contains("Trusted the settings of"), "{trusted}");
     assert!(world.ctxkit(&["resources"]).contains("[project, trusted]"));
     compact("two.jsonl");

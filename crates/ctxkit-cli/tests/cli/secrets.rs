@@ -121,7 +121,7 @@ async fn a_key_never_reaches_outputs_files_or_errors() {
         serde_json::json!({"llm": {"apiKey": KEY}}).to_string(),
     )
     .unwrap();
-    let trusted = run.ctxkit(&["trust"]);
+    let trusted = run.ctxkit(&["trust", "--yes"]);
     assert!(trusted.contains("  llm.apiKey\n"), "{trusted}");
     let file = second.to_str().unwrap();
     for (case, expected_exit) in [("echo", "exit: 7"), ("ok", "exit: 0")] {

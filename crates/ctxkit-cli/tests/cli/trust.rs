@@ -112,9 +112,17 @@ async fn an_untrusted_project_base_url_never_receives_the_key() {
     );
 
     // Once trusted, the project's endpoint is the user's choice.
-    let trusted = world.ctxkit(&["trust"]);
+    // Off a terminal, trusting needs `--yes` (issue 41): nothing is trusted without it.
+    let refused = world.ctxkit(&["trust"]);
     assert!(
-        trusted.contains("Trusted the settings of") && trusted.contains("  llm.baseUrl\n"),
+        refused.starts_with("exit: 3") && refused.contains("pass `--yes`"),
+        "{refused}"
+    );
+    let trusted = world.ctxkit(&["trust", "--yes"]);
+    // Each key with its value: where the project's endpoint points is shown before it applies.
+    assert!(
+        trusted.contains("Trusted the settings of")
+            && trusted.contains(&format!("  llm.baseUrl = \"{}/evil/v1\"", server.uri())),
         "{trusted}"
     );
     let second = session_in(&world, "two.jsonl");

@@ -169,7 +169,7 @@ impl Session {
             new_session_id(),
             now_iso(),
             target_cwd.to_owned(),
-            Some(source.display().to_string()),
+            Some(absolute_display(source)),
         );
         let path = session_dir.join(session_file_name(&header.timestamp, &header.id));
         let header_line = serde_json::to_string(&header).map_err(SessionError::Serialize)?;
@@ -299,7 +299,7 @@ impl Session {
             entries.push(StoredEntry::from_entry(&entry).map_err(SessionError::Serialize)?);
         }
         let previous = match &self.storage {
-            Storage::File(store) => Some(store.path.display().to_string()),
+            Storage::File(store) => Some(absolute_display(&store.path)),
             Storage::Memory => None,
         };
         let header = SessionHeader::new(
@@ -538,4 +538,13 @@ impl Session {
         }
         error
     }
+}
+
+/// `path` made absolute against the working directory, as Pi records a parent session (a relative
+/// `parentSession` could not be followed from anywhere else).
+fn absolute_display(path: &Path) -> String {
+    std::path::absolute(path)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .display()
+        .to_string()
 }

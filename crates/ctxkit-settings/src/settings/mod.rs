@@ -3,6 +3,8 @@
 
 pub(crate) mod allowlist;
 pub(crate) mod document;
+mod known;
+mod model_list;
 pub(crate) mod numbers;
 pub(crate) mod schema;
 pub mod store;
@@ -13,6 +15,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 pub use document::{Document, KeyPath};
+pub use known::check_known_key;
 pub use typed::{
     AnthropicContextManagementSettings, BranchSummarySettings, LlmSettings, LlmTimeoutSettings,
     ProviderCompactionSettings, ProviderRetrySettings, RetrySettings,
@@ -617,6 +620,10 @@ fn clone_error(error: &SettingsError) -> SettingsError {
         SettingsError::InvalidKey { key, reason } => SettingsError::InvalidKey {
             key: key.clone(),
             reason: reason.clone(),
+        },
+        SettingsError::UnknownKey { key, suggestion } => SettingsError::UnknownKey {
+            key: key.clone(),
+            suggestion: suggestion.clone(),
         },
         SettingsError::LockTimeout { path } => SettingsError::LockTimeout { path: path.clone() },
         SettingsError::Write { path, source } => SettingsError::Write {

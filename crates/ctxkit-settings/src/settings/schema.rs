@@ -783,25 +783,7 @@ pub fn check_value(key: &str, kind: ValueKind, value: &Value, report: &mut Check
                 violation("an object of strings".to_owned());
             }
         }
-        ValueKind::ModelList => {
-            let model_valid = |model: &Value| {
-                model.get("provider").is_some_and(Value::is_string)
-                    && model.get("id").is_some_and(Value::is_string)
-                    && model.get("contextWindow").and_then(Value::as_u64).is_some()
-                    && model
-                        .get("maxOutput")
-                        .is_none_or(|tokens| tokens.as_u64().is_some())
-                    && model.get("reasoning").is_none_or(Value::is_boolean)
-            };
-            if !value
-                .as_array()
-                .is_some_and(|models| models.iter().all(model_valid))
-            {
-                violation(
-                    "an array of {provider, id, contextWindow, maxOutput?, reasoning?}".to_owned(),
-                );
-            }
-        }
+        ValueKind::ModelList => super::model_list::check_models(key, value, report),
         ValueKind::HookList => {
             let hook_valid = |hook: &Value| {
                 hook.get("command")

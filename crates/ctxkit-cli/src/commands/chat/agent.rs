@@ -54,10 +54,14 @@ impl AgentObserver for Terminal<'_> {
                 }
                 AgentEvent::Delta(delta) => self.ui.delta(&delta),
                 AgentEvent::ProviderRetry(notice) => {
-                    self.ui.spin(&format!(
-                        "{}  Esc or Ctrl-C to interrupt",
-                        notice.describe()
-                    ));
+                    self.ui.spin_for(
+                        &format!("{}  Esc or Ctrl-C to interrupt", notice.describe()),
+                        notice.delay,
+                        format!(
+                            "Thinking… (retry {} of {})  Esc or Ctrl-C to interrupt",
+                            notice.attempt, notice.max_retries
+                        ),
+                    );
                 }
                 AgentEvent::Reply { reply, overflow } => {
                     self.ui.stop();

@@ -31,6 +31,7 @@ const HELP: &str = "\
 Commands:
   /compact [focus]          summarize older messages now (optional focus for the summary)
   /context                  context usage and what a compaction would keep
+  /cost                     what this session spent: requests, summaries, cache warming
   /compactions              the compactions on this branch
   /undo-compact             undo the last compaction (the summary stays in the tree)
   /tree                     the session tree with entry ids
@@ -128,16 +129,30 @@ impl Chat {
         }
     }
 
-    /// After each prompt: how full the context is.
+    /// After each prompt: how full the context is, and what the session spent so far.
     pub async fn usage_line(&self) {
-        if let Ok(Some(usage)) = self.engine.context_usage().await
-            && let (Some(tokens), Some(percent)) = (usage.tokens, usage.percent)
-        {
-            self.ui.info(&format!(
-                "[context {tokens}/{} tokens, {percent:.0}%]",
-                usage.context_window
-            ));
+        let spent = crate::commands::spend::status_fragment(&self.spend().await);
+        let context = match self.engine.context_usage().await {
+            Ok(Some(usage)) => match (usage.tokens, usage.percent) {
+                (Some(tokens), Some(percent)) => Some(format!(
+                    "context {tokens}/{} tokens, {percent:.0}%",
+                    usage.context_window
+                )),
+                (_, _) => None,
+            },
+            Ok(None) | Err(_) => None,
+        };
+        let parts: Vec<String> = context.into_iter().chain(spent).collect();
+        if !parts.is_empty() {
+            self.ui.info(&format!("[{}]", parts.join(" · ")));
         }
+    }
+
+    /// What the session file records as spent (every branch).
+    async fn spend(&self) -> ctxkit_session::SessionSpend {
+        self.engine
+            .with_session(|session| ctxkit_session::session_spend(session.entries()))
+            .await
     }
 
     pub async fn command(&mut self, line: &str, ask: &mut dyn Ask) -> Result<Action> {
@@ -163,6 +178,12 @@ impl Chat {
                 self.events.flush().await;
             }
             "context" => self.context().await?,
+            "cost" => {
+                let spend = self.spend().await;
+                for line in crate::commands::spend::breakdown_lines(&spend) {
+                    self.ui.line(&line);
+                }
+            }
             "compactions" => self.compactions().await?,
             "undo-compact" => self.undo_compact().await?,
             "tree" if rest.is_empty() => {

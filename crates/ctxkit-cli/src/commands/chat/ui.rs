@@ -191,6 +191,29 @@ impl Ui {
         }
     }
 
+    /// Shows `waiting` on the spinner line, then `after` once `delay` has passed — unless the
+    /// spinner says something else by then. A retry's `Retrying in 1 s (1 of 3)` does not stay on
+    /// screen through the attempt that follows it.
+    pub fn spin_for(&self, waiting: &str, delay: std::time::Duration, after: String) {
+        self.spin(waiting);
+        let spinner = Arc::clone(&self.spinner);
+        let message = Arc::clone(&self.spin_message);
+        let waiting = waiting.to_owned();
+        tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            let Ok(mut base) = message.lock() else {
+                return;
+            };
+            if *base != waiting {
+                return;
+            }
+            after.clone_into(&mut base);
+            if let Some(bar) = spinner.lock().ok().and_then(|slot| slot.clone()) {
+                bar.set_message(after);
+            }
+        });
+    }
+
     /// Clears the spinner line, if any, and gives the keyboard back.
     pub fn stop(&self) {
         self.clear_spinner();
@@ -374,11 +397,22 @@ impl Ui {
                 "The summary failed, so the oldest messages were dropped without one{retry}: {}",
                 one_line(error, 300)
             ));
+            self.notice(FALLBACK_HINT);
         } else {
             self.error(&format!("{} (nothing was written)", one_line(error, 400)));
+            self.notice(FAILED_SUMMARY_HINT);
         }
     }
 }
+
+/// After the `truncate` fallback dropped messages: they are still in the session, and a summary can
+/// still be written once the model answers.
+const FALLBACK_HINT: &str = "hint: the dropped messages are still in the session: `/undo-compact` \
+     brings them back, then `/compact` summarizes them once the model answers";
+
+/// After a summary failed and nothing was written (`compaction.fallback` is `error`, the default).
+const FAILED_SUMMARY_HINT: &str = "hint: run `/compact` to try again, or `/model` to switch models; \
+     with `compaction.fallback` set to `truncate` a failed summary drops the oldest messages instead";
 
 /// Shown for a reply with no text, reasoning or tool call (only blanks, or nothing at all).
 const EMPTY_REPLY_NOTE: &str = "(the model replied with nothing)";

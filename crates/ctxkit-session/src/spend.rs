@@ -1,0 +1,158 @@
+//! What a session cost: every model call the file records, priced as it was recorded (`usage.cost`,
+//! dollars), in three parts — the conversation's requests, summaries (compactions and branch
+//! summaries) and cache warming — with the share of the requests' input read from the prompt cache.
+//! Every branch counts: money spent on a branch left behind was still spent.
+
+use ctxkit_protocol::{AgentMessage, EntryKind, Usage};
+use serde_json::Value;
+
+use crate::StoredEntry;
+
+/// Calls of one kind and what they cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SpendPart {
+    /// Model calls recorded.
+    pub calls: u64,
+    /// Dollars, as recorded with each call (a call recorded without a cost counts zero).
+    pub dollars: f64,
+    /// Input tokens sent uncached.
+    pub input_tokens: u64,
+    /// Input tokens read from the prompt cache.
+    pub cache_read_tokens: u64,
+    /// Input tokens written to the prompt cache.
+    pub cache_write_tokens: u64,
+    pub output_tokens: u64,
+}
+
+impl SpendPart {
+    fn add(&mut self, usage: &Usage) {
+        self.calls += 1;
+        self.dollars += usage.cost.as_ref().map_or(0.0, |cost| cost.total);
+        self.input_tokens += usage.input;
+        self.cache_read_tokens += usage.cache_read;
+        self.cache_write_tokens += usage.cache_write;
+        self.output_tokens += usage.output;
+    }
+
+    /// The share of the input read from the cache (0–1); `None` without input.
+    pub fn cache_read_share(&self) -> Option<f64> {
+        let input = self.input_tokens + self.cache_read_tokens + self.cache_write_tokens;
+        (input > 0).then(|| self.cache_read_tokens as f64 / input as f64)
+    }
+}
+
+/// A session's spend by part ([`session_spend`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SessionSpend {
+    /// The conversation's requests (assistant replies).
+    pub requests: SpendPart,
+    /// Compaction and branch summaries (the calls their entries record).
+    pub summaries: SpendPart,
+    /// Prompt-cache refreshes (`usage` entries of kind `cache_warm`).
+    pub cache_warming: SpendPart,
+    /// Other usage recorded outside the conversation.
+    pub other: SpendPart,
+}
+
+impl SessionSpend {
+    /// Dollars over every part.
+    pub fn total_dollars(&self) -> f64 {
+        self.requests.dollars
+            + self.summaries.dollars
+            + self.cache_warming.dollars
+            + self.other.dollars
+    }
+
+    /// Model calls over every part.
+    pub fn total_calls(&self) -> u64 {
+        self.requests.calls + self.summaries.calls + self.cache_warming.calls + self.other.calls
+    }
+}
+
+/// The spend of every entry of a session file (all branches). Entries that cannot be parsed count
+/// nothing.
+pub fn session_spend(entries: &[StoredEntry]) -> SessionSpend {
+    let mut spend = SessionSpend::default();
+    for entry in entries {
+        let Ok(parsed) = entry.parse() else {
+            continue;
+        };
+        match &parsed.kind {
+            EntryKind::Message(message) => {
+                if let AgentMessage::Assistant(reply) = message.as_ref()
+                    && let Some(usage) = &reply.usage
+                {
+                    spend.requests.add(usage);
+                }
+            }
+            EntryKind::Compaction(compaction) => {
+                add_recorded_usages(&mut spend.summaries, compaction.details.as_ref());
+            }
+            EntryKind::BranchSummary(summary) => {
+                add_recorded_usages(&mut spend.summaries, summary.details.as_ref());
+            }
+            EntryKind::Usage(usage) => {
+                let part = match usage.kind.as_str() {
+                    "cache_warm" => &mut spend.cache_warming,
+                    "compaction" | "branch_summary" => &mut spend.summaries,
+                    _ => &mut spend.other,
+                };
+                part.add(&usage.usage);
+            }
+            EntryKind::ThinkingLevelChange(_)
+            | EntryKind::ModelChange(_)
+            | EntryKind::Custom(_)
+            | EntryKind::CustomMessage(_)
+            | EntryKind::Label(_)
+            | EntryKind::SessionInfo(_)
+            | EntryKind::ContextEdit(_)
+            | EntryKind::Unknown { .. } => {}
+        }
+    }
+    spend
+}
+
+/// The usages a summary entry's `details.usage` records (one object, or one per request).
+fn add_recorded_usages(part: &mut SpendPart, details: Option<&Value>) {
+    let recorded = details.and_then(|details| details.get("usage"));
+    let usages: Vec<&Value> = match recorded {
+        Some(Value::Array(items)) => items.iter().collect(),
+        Some(object @ Value::Object(_)) => vec![object],
+        Some(Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_)) | None => {
+            Vec::new()
+        }
+    };
+    for usage in usages {
+        if let Ok(usage) = serde_json::from_value::<Usage>(usage.clone()) {
+            part.add(&usage);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Session;
+
+    #[test]
+    fn requests_summaries_and_warming_are_counted_apart() {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let lines = [
+            r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00Z","cwd":"/p"}"#,
+            r#"{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:01Z","message":{"role":"user","content":"hi","timestamp":1}}"#,
+            r#"{"type":"message","id":"b","parentId":"a","timestamp":"2025-01-01T00:00:02Z","message":{"role":"assistant","content":[{"type":"text","text":"yo"}],"usage":{"input":100,"output":10,"cacheRead":300,"cacheWrite":0,"totalTokens":410,"cost":{"input":0.1,"output":0.2,"cacheRead":0.03,"cacheWrite":0,"total":0.33}},"stopReason":"stop","timestamp":2}}"#,
+            r#"{"type":"compaction","id":"c","parentId":"b","timestamp":"2025-01-01T00:00:03Z","summary":"s","firstKeptEntryId":"b","tokensBefore":410,"details":{"usage":[{"input":50,"output":5,"cost":{"total":0.05}}]}}"#,
+            r#"{"type":"usage","id":"d","parentId":"c","timestamp":"2025-01-01T00:00:04Z","kind":"cache_warm","provider":"anthropic","model":"m","usage":{"input":0,"output":1,"cacheRead":400,"cost":{"total":0.075}}}"#,
+        ];
+        std::fs::write(file.path(), lines.join("\n") + "\n").unwrap();
+        let session = Session::open(file.path()).unwrap();
+        let spend = session_spend(session.entries());
+        assert_eq!(spend.requests.calls, 1);
+        assert!((spend.requests.dollars - 0.33).abs() < 1e-9);
+        assert_eq!(spend.requests.cache_read_share(), Some(0.75));
+        assert_eq!(spend.summaries.calls, 1);
+        assert!((spend.summaries.dollars - 0.05).abs() < 1e-9);
+        assert_eq!(spend.cache_warming.calls, 1);
+        assert!((spend.total_dollars() - 0.455).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,74 @@
+//! Whether a dotted key is one ctxkit knows, and the known key a mistyped one most likely meant:
+//! `ctxkit config set` refuses a key it does not know unless told to keep it (`--force`), so a typo
+//! is not written silently.
+
+use super::schema::{self, ValueKind};
+use crate::SettingsError;
+
+/// `Ok` when `key` is a known setting, or lies inside a known map (`llm.headers.X-Team`,
+/// `compaction.modelOverrides.anthropic/claude`); otherwise [`SettingsError::UnknownKey`] with the
+/// closest known key when one is near enough to be a typo.
+pub fn check_known_key(key: &str) -> Result<(), SettingsError> {
+    let segments: Vec<String> = key.split('.').map(str::to_owned).collect();
+    for length in 1..=segments.len() {
+        let Some(field) = segments.get(..length).and_then(schema::lookup) else {
+            break;
+        };
+        let inside_map = matches!(field.kind, ValueKind::StringMap | ValueKind::ModelBudgets);
+        if length == segments.len() || inside_map {
+            return Ok(());
+        }
+    }
+    Err(SettingsError::UnknownKey {
+        key: key.to_owned(),
+        suggestion: closest_known_key(key),
+    })
+}
+
+/// The known key nearest to `key` by edit distance (case-insensitive), if it is a plausible typo.
+fn closest_known_key(key: &str) -> Option<String> {
+    let wanted = key.to_lowercase();
+    schema::leaves()
+        .into_iter()
+        .map(|(known, _)| {
+            let distance = strsim::damerau_levenshtein(&wanted, &known.to_lowercase());
+            (distance, known)
+        })
+        .filter(|(distance, known)| *distance <= (known.len() / 4).max(2))
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, known)| known)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_keys_and_keys_inside_maps_pass() {
+        for key in [
+            "compaction.reserveTokens",
+            "llm.headers.X-Team",
+            "compaction.modelOverrides",
+        ] {
+            assert!(check_known_key(key).is_ok(), "{key}");
+        }
+    }
+
+    #[test]
+    fn a_typo_is_refused_with_the_key_it_meant() {
+        let error = check_known_key("compactoin.reserveTokens").unwrap_err();
+        assert!(matches!(
+            &error,
+            SettingsError::UnknownKey { suggestion: Some(suggestion), .. }
+                if suggestion == "compaction.reserveTokens"
+        ));
+        let error = check_known_key("somethingElseEntirely").unwrap_err();
+        assert!(matches!(
+            error,
+            SettingsError::UnknownKey {
+                suggestion: None,
+                ..
+            }
+        ));
+    }
+}

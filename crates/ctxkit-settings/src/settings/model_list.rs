@@ -1,0 +1,161 @@
+//! `llm.models`: the user's models, as Pi's `models.json` declares them — provider, id, window,
+//! output limit, reasoning, prices (`cost`, dollars per million tokens) and the prompt cache's
+//! lifetime (`cacheRetention`). Each problem names its own key (`llm.models[1].cost.cacheRead`).
+
+use serde_json::Value;
+
+use super::schema::{CheckReport, Violation};
+
+/// The price fields of `cost`, as Pi's `models.json` names them.
+const PRICE_FIELDS: [&str; 4] = ["input", "output", "cacheRead", "cacheWrite"];
+
+/// The values `cacheRetention` takes (Pi's).
+const CACHE_RETENTIONS: [&str; 3] = ["none", "short", "long"];
+
+/// Checks every entry of `llm.models`; unknown keys inside `cost` are reported as unknown.
+pub(super) fn check_models(key: &str, value: &Value, report: &mut CheckReport) {
+    let Some(models) = value.as_array() else {
+        violation(
+            report,
+            key,
+            "an array of {provider, id, contextWindow, maxOutput?, reasoning?, cost?, cacheRetention?}",
+            value,
+        );
+        return;
+    };
+    for (index, model) in models.iter().enumerate() {
+        check_model(&format!("{key}[{index}]"), model, report);
+    }
+}
+
+fn check_model(key: &str, model: &Value, report: &mut CheckReport) {
+    let Some(fields) = model.as_object() else {
+        violation(
+            report,
+            key,
+            "an object {provider, id, contextWindow, …}",
+            model,
+        );
+        return;
+    };
+    for required in ["provider", "id"] {
+        match fields.get(required) {
+            Some(Value::String(_)) => {}
+            other => violation(
+                report,
+                &format!("{key}.{required}"),
+                "a string",
+                other.unwrap_or(&Value::Null),
+            ),
+        }
+    }
+    if fields
+        .get("contextWindow")
+        .and_then(Value::as_u64)
+        .is_none()
+    {
+        let found = fields.get("contextWindow").unwrap_or(&Value::Null);
+        violation(
+            report,
+            &format!("{key}.contextWindow"),
+            "an integer ≥ 0 (tokens)",
+            found,
+        );
+    }
+    for (name, field) in fields {
+        let field_key = format!("{key}.{name}");
+        match name.as_str() {
+            "provider" | "id" | "contextWindow" | "name" => {}
+            "maxOutput" if field.as_u64().is_none() => {
+                violation(report, &field_key, "an integer ≥ 0 (tokens)", field);
+            }
+            "reasoning" if !field.is_boolean() => {
+                violation(report, &field_key, "a boolean (`true` or `false`)", field);
+            }
+            "cost" => check_cost(&field_key, field, report),
+            "cacheRetention"
+                if !field
+                    .as_str()
+                    .is_some_and(|retention| CACHE_RETENTIONS.contains(&retention)) =>
+            {
+                violation(report, &field_key, "one of `none`, `short`, `long`", field);
+            }
+            // Other keys of Pi's `models.json` (`name`, `api`, `input`, `headers`, …) are kept.
+            _ => {}
+        }
+    }
+}
+
+fn check_cost(key: &str, cost: &Value, report: &mut CheckReport) {
+    let Some(prices) = cost.as_object() else {
+        violation(
+            report,
+            key,
+            "an object {input, output, cacheRead, cacheWrite} in dollars per million tokens",
+            cost,
+        );
+        return;
+    };
+    for (name, price) in prices {
+        let price_key = format!("{key}.{name}");
+        if !PRICE_FIELDS.contains(&name.as_str()) {
+            report.unknown_keys.push(price_key);
+        } else if !price.as_f64().is_some_and(|dollars| dollars >= 0.0) {
+            violation(
+                report,
+                &price_key,
+                "a number ≥ 0 (dollars per million tokens)",
+                price,
+            );
+        }
+    }
+}
+
+fn violation(report: &mut CheckReport, key: &str, expected: &str, found: &Value) {
+    report.violations.push(Violation {
+        key: key.to_owned(),
+        expected: expected.to_owned(),
+        found: found.to_string(),
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn check(models: Value) -> CheckReport {
+        let mut report = CheckReport::default();
+        check_models("llm.models", &models, &mut report);
+        report
+    }
+
+    #[test]
+    fn prices_and_cache_lifetime_are_taken() {
+        let report = check(json!([{
+            "provider": "gateway", "id": "m", "contextWindow": 16384, "maxOutput": 2048,
+            "cost": {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75},
+            "cacheRetention": "long"
+        }]));
+        assert_eq!(report, CheckReport::default());
+    }
+
+    #[test]
+    fn a_bad_price_or_lifetime_names_its_own_key() {
+        let report = check(json!([
+            {"provider": "a", "id": "m", "contextWindow": 1000},
+            {"provider": "a", "id": "n", "contextWindow": 1000,
+             "cost": {"input": 1, "cacheRead": "cheap", "perRequest": 1}, "cacheRetention": "forever"}
+        ]));
+        let keys: Vec<&str> = report.violations.iter().map(|v| v.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "llm.models[1].cost.cacheRead",
+                "llm.models[1].cacheRetention"
+            ]
+        );
+        assert_eq!(report.unknown_keys, ["llm.models[1].cost.perRequest"]);
+        assert_eq!(report.violations[0].found, r#""cheap""#);
+    }
+}
