@@ -180,6 +180,7 @@ mod resources;
 mod secrets;
 mod serve;
 mod serve_in_run;
+mod store;
 mod trust;
 
 #[test]
