@@ -1,6 +1,6 @@
 //! Command-line arguments (clap), and where each environment variable ctxkit reads is declared:
-//! - the flags' variables (`CTXKIT_HOME`, `CTXKIT_SESSIONS_DIR`, `CTXKIT_STORE`, `CTXKIT_OFFLINE`, `CTXKIT_LOG`,
-//!   `CTXKIT_LOG_FILE`, on [`GlobalArgs`]) and [`NO_COLOR`]: here, and this module is the only one
+//! - the flags' variables (`CTXKIT_HOME`, `CTXKIT_SESSIONS_DIR`, `CTXKIT_OFFLINE`, `CTXKIT_LOG`,
+//!   `CTXKIT_LOG_FILE`, on [`GlobalArgs`]), [`CTXKIT_STORE`] and [`NO_COLOR`]: here, and this module is the only one
 //!   of the binary that reads the process environment;
 //! - the providers' keys and `OPENAI_BASE_URL`: `ctxkit_llm::EnvSettings::variable_names`, moved out
 //!   of the process environment first thing in `main` (`ctxkit_secrets::take_secret_environment`)
@@ -27,6 +27,16 @@ pub struct Cli {
 /// Set to anything (<https://no-color.org>), ctxkit writes no colours or styles: not the log on
 /// stderr, not the chat's spinner and prompts, not its rendered markdown.
 pub const NO_COLOR: &str = "NO_COLOR";
+
+/// The store URL when `--store` is not given (see `GlobalArgs::store`). Secret: it may hold a
+/// database password, so `main` takes it out of the environment with the provider keys and no
+/// child process sees it; read from there.
+pub const CTXKIT_STORE: &str = "CTXKIT_STORE";
+
+/// The store URL of [`CTXKIT_STORE`].
+pub fn store_from_environment() -> Option<String> {
+    ctxkit_secrets::environment_variable(CTXKIT_STORE).filter(|url| !url.is_empty())
+}
 
 /// Whether colours are allowed ([`NO_COLOR`] is not set); whether the output is a terminal is the
 /// caller's question.
@@ -56,7 +66,7 @@ pub struct GlobalArgs {
     /// Where sessions are stored: a sessions directory (the default, `<home>/sessions`), or a
     /// PostgreSQL URL `postgres://user:password@host/db` (`CTXKIT_STORE`; setting `store.url`).
     /// With a database, commands that take a session FILE take a session id too.
-    #[arg(long, global = true, env = "CTXKIT_STORE", value_name = "URL")]
+    #[arg(long, global = true, value_name = "URL")]
     pub store: Option<String>,
     /// Offline mode: never install or update packages while resolving (`CTXKIT_OFFLINE=1`).
     /// Explicit `install` and `remove` still run.

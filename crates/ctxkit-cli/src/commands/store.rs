@@ -25,8 +25,13 @@ pub fn choose(
     command: &mut Command,
     locations: &mut Locations,
 ) -> Result<StoreUrl> {
-    let text = match &process.args().store {
-        Some(text) => Some(text.clone()),
+    let text = match process
+        .args()
+        .store
+        .clone()
+        .or_else(crate::cli::store_from_environment)
+    {
+        Some(text) => Some(text),
         None if uses_store(command) => setting(process)?,
         None => None,
     };
