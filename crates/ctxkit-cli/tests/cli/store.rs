@@ -213,3 +213,54 @@ fn an_untrusted_project_cannot_choose_the_store() {
     assert!(output.starts_with("exit: 0\nNo sessions."), "{output}");
     assert!(!output.contains("exfiltrate"), "{output}");
 }
+
+#[test]
+fn a_directory_store_imports_exports_and_searches_like_the_database() {
+    let run = Run::new();
+    let root = run.home.path().join("store");
+    let root_text = root.to_str().unwrap().to_owned();
+    let (branches, branches_id) = fresh_copy(&run, "good-branches.jsonl");
+    let (labels, _) = fresh_copy(&run, "good-labels.jsonl");
+    let imported = run.ctxkit(&with_store(
+        &root_text,
+        &["store", "import", path_text(&branches), path_text(&labels)],
+    ));
+    assert_eq!(imported.matches("Imported ").count(), 2, "{imported}");
+    let all = run.ctxkit(&with_store(&root_text, &["sessions", "--all", "--json"]));
+    let json: serde_json::Value =
+        serde_json::from_str(all.strip_prefix("exit: 0\n").unwrap()).unwrap();
+    assert_eq!(json.as_array().unwrap().len(), 2, "{all}");
+    // Words of one session only.
+    let first_words = {
+        let text = std::fs::read_to_string(&branches).unwrap();
+        assert!(text.contains("Implement feature X"));
+        "implement FEATURE"
+    };
+    let found = run.ctxkit(&with_store(
+        &root_text,
+        &["sessions", "--all", "--grep", first_words, "--json"],
+    ));
+    let json: serde_json::Value =
+        serde_json::from_str(found.strip_prefix("exit: 0\n").unwrap()).unwrap();
+    let ids: Vec<_> = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|session| session["id"].clone())
+        .collect();
+    assert_eq!(
+        ids,
+        [serde_json::Value::from(branches_id.clone())],
+        "{found}"
+    );
+    let exported = run.home.path().join("back.jsonl");
+    let output = run.ctxkit(&with_store(
+        &root_text,
+        &["store", "export", &branches_id, "-o", path_text(&exported)],
+    ));
+    assert!(output.starts_with("exit: 0\n"), "{output}");
+    assert_eq!(
+        std::fs::read(&exported).unwrap(),
+        std::fs::read(&branches).unwrap()
+    );
+}
