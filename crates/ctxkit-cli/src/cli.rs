@@ -1,6 +1,6 @@
 //! Command-line arguments (clap), and where each environment variable ctxkit reads is declared:
 //! - the flags' variables (`CTXKIT_HOME`, `CTXKIT_SESSIONS_DIR`, `CTXKIT_OFFLINE`, `CTXKIT_LOG`,
-//!   `CTXKIT_LOG_FILE`, on [`GlobalArgs`]) and [`NO_COLOR`]: here, and this module is the only one
+//!   `CTXKIT_LOG_FILE`, on [`GlobalArgs`]), [`CTXKIT_STORE`] and [`NO_COLOR`]: here, and this module is the only one
 //!   of the binary that reads the process environment;
 //! - the providers' keys and `OPENAI_BASE_URL`: `ctxkit_llm::EnvSettings::variable_names`, moved out
 //!   of the process environment first thing in `main` (`ctxkit_secrets::take_secret_environment`)
@@ -28,6 +28,16 @@ pub struct Cli {
 /// stderr, not the chat's spinner and prompts, not its rendered markdown.
 pub const NO_COLOR: &str = "NO_COLOR";
 
+/// The store URL when `--store` is not given (see `GlobalArgs::store`). Secret: it may hold a
+/// database password, so `main` takes it out of the environment with the provider keys and no
+/// child process sees it; read from there.
+pub const CTXKIT_STORE: &str = "CTXKIT_STORE";
+
+/// The store URL of [`CTXKIT_STORE`].
+pub fn store_from_environment() -> Option<String> {
+    ctxkit_secrets::environment_variable(CTXKIT_STORE).filter(|url| !url.is_empty())
+}
+
 /// Whether colours are allowed ([`NO_COLOR`] is not set); whether the output is a terminal is the
 /// caller's question.
 pub fn color_allowed() -> bool {
@@ -53,6 +63,11 @@ pub struct GlobalArgs {
     /// works too).
     #[arg(long, global = true, env = "CTXKIT_SESSIONS_DIR", value_name = "DIR")]
     pub sessions_dir: Option<PathBuf>,
+    /// Where sessions are stored: a sessions directory (the default, `<home>/sessions`), or a
+    /// PostgreSQL URL `postgres://user:password@host/db` (`CTXKIT_STORE`; setting `store.url`).
+    /// With a database, commands that take a session FILE take a session id too.
+    #[arg(long, global = true, value_name = "URL")]
+    pub store: Option<String>,
     /// Offline mode: never install or update packages while resolving (`CTXKIT_OFFLINE=1`).
     /// Explicit `install` and `remove` still run.
     #[arg(
@@ -99,7 +114,16 @@ pub enum Command {
         /// `~/.local/share/opencode`, or `--dir`); subagents are listed under their parent.
         #[arg(long, value_name = "AGENT", value_parser = ["claude-code", "codex", "opencode"], conflicts_with = "all")]
         from: Option<String>,
+        /// Only sessions whose name contains this (case-insensitive).
+        #[arg(long, conflicts_with = "from")]
+        name: Option<String>,
+        /// Only sessions with an entry holding all these words.
+        #[arg(long, value_name = "WORDS", conflicts_with = "from")]
+        grep: Option<String>,
     },
+    /// Move sessions into and out of the store (`--store`): JSONL files stay the interchange format.
+    #[command(subcommand)]
+    Store(StoreAction),
     /// Convert a Claude Code transcript, a Codex rollout or an OpenCode session into a session,
     /// with its subagents as linked sessions (the source is only read).
     Import {
@@ -349,6 +373,23 @@ pub struct ChatArgs {
     /// Run `bash` tool calls without asking first (setting `chat.confirmBash: false`).
     #[arg(short = 'y', long)]
     pub yes: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StoreAction {
+    /// Copy session files into the store, byte for byte (each keeps its id).
+    Import {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Write a stored session to a new JSONL file, byte for byte as stored.
+    Export {
+        /// The session id.
+        id: String,
+        /// The file to write (never overwritten).
+        #[arg(short = 'o', long = "out", value_name = "FILE")]
+        out: PathBuf,
+    },
 }
 
 #[derive(Debug, Subcommand)]

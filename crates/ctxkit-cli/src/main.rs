@@ -119,6 +119,9 @@ fn report(error: &anyhow::Error) -> ExitCode {
 
 fn classify(error: &anyhow::Error) -> (u8, Option<String>) {
     for cause in error.chain() {
+        if let Some(store_error) = cause.downcast_ref::<ctxkit_store::StoreError>() {
+            return classify_store(store_error);
+        }
         if let Some(package_error) = cause.downcast_ref::<PackageError>() {
             return classify_package(package_error);
         }
@@ -165,6 +168,25 @@ fn classify(error: &anyhow::Error) -> (u8, Option<String>) {
             (4, None)
         }
         None => (3, None),
+    }
+}
+
+fn classify_store(store_error: &ctxkit_store::StoreError) -> (u8, Option<String>) {
+    use ctxkit_store::StoreError;
+    match store_error {
+        StoreError::InvalidUrl { .. } => (
+            2,
+            Some("set `--store`, `CTXKIT_STORE` or `store.url` to a directory or a `postgres://` URL".to_owned()),
+        ),
+        StoreError::NotFound { .. } => (3, Some("list the stored sessions with `ctxkit sessions --all`".to_owned())),
+        StoreError::Exists { .. } | StoreError::InvalidSession { .. } => (3, None),
+        StoreError::SessionInUse { .. } => (
+            5,
+            Some("wait for the other writer to finish (a writer that died is taken over when its lease expires)".to_owned()),
+        ),
+        StoreError::Fenced { .. } => (5, Some("another writer took the session over; run the command again".to_owned())),
+        StoreError::Session(session_error) => classify_session(session_error),
+        StoreError::Io { .. } | StoreError::Database { .. } | StoreError::Connect { .. } => (4, None),
     }
 }
 

@@ -117,6 +117,8 @@ pub fn is_secret_variable(name: &str) -> bool {
         "AZURE_CLIENT_SECRET",
         "GOOGLE_APPLICATION_CREDENTIALS",
         "DATABASE_URL",
+        // ctxkit's own store URL may hold a database password (`postgres://user:password@…`).
+        "CTXKIT_STORE",
         "PGPASSWORD",
         "MYSQL_PWD",
         "NPM_CONFIG__AUTH",

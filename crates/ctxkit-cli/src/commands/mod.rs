@@ -16,6 +16,7 @@ mod serve;
 mod sessions;
 mod settings;
 mod spend;
+mod store;
 mod summary_setup;
 mod tool_boundary;
 
@@ -60,10 +61,27 @@ impl Locations {
 }
 
 pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
-    let locations = Locations::resolve(&cli.global)?;
+    let Cli {
+        global,
+        mut command,
+    } = cli;
+    let mut locations = Locations::resolve(&global)?;
     // Read at most once, on first use; every surface gets this one value.
-    let process = settings::ProcessSettings::new(&cli.global);
-    match cli.command {
+    let process = settings::ProcessSettings::new(&global);
+    let url = store::choose(&process, &mut command, &mut locations)?;
+    store::run(&url, command, out, move |command, out| {
+        dispatch(command, locations, process, out)
+    })
+}
+
+/// Runs one command on session files.
+fn dispatch(
+    command: Command,
+    locations: Locations,
+    process: settings::ProcessSettings<'_>,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
+    match command {
         Command::Sessions {
             from: Some(from),
             dir,
@@ -75,7 +93,12 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
             all,
             json,
             from: None,
+            name: None,
+            grep: None,
         } => sessions::sessions(&locations, dir, all, json, out),
+        Command::Sessions { .. } | Command::Store(_) => {
+            anyhow::bail!("this command runs on the store, not on files")
+        }
         Command::Import {
             file,
             from,

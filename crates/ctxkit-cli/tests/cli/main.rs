@@ -184,6 +184,7 @@ mod secrets;
 mod serve;
 mod serve_in_run;
 mod small_windows;
+mod store;
 mod trust;
 
 #[test]

@@ -548,7 +548,12 @@ pub const TOP_LEVEL: &[Field] = &[
     ),
     field("hooks", ValueKind::HookList, DefaultValue::EmptyList),
     field("server", ValueKind::Object(SERVER), DefaultValue::Unset),
+    field("store", ValueKind::Object(STORE), DefaultValue::Unset),
 ];
+
+/// ctxkit: where sessions are stored (`--store`, `CTXKIT_STORE`): a sessions directory or a
+/// `postgres://` URL. Not in `PROJECT_SAFE_KEYS`: an untrusted project cannot choose it.
+const STORE: &[Field] = &[field("url", ValueKind::String, DefaultValue::Unset)];
 
 /// ctxkit: `ctxkit serve --stdio`.
 const SERVER: &[Field] = &[

@@ -1,0 +1,420 @@
+//! The session store (`--store`, `CTXKIT_STORE`, setting `store.url`): which one, `ctxkit store
+//! import`/`export`, `ctxkit sessions` on it, and every command that takes a session FILE run on
+//! a session id of a database store: the session is exported to a private temporary file, the
+//! command runs on it as on any file, and the entries it appended go back to the database under
+//! the session's lease (a second writer is refused with `session_in_use`; a writer taken over is
+//! refused its late append).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result};
+use ctxkit_protocol::SessionInfoRecord;
+use ctxkit_store::{AnyStore, ListQuery, SessionLines, SessionStore, StoreUrl, StoredSession};
+
+use super::settings::ProcessSettings;
+use super::{Locations, print_json};
+use crate::Outcome;
+use crate::cli::{Command, StoreAction};
+
+/// The store of this process: `--store`/`CTXKIT_STORE`, else setting `store.url` (read only for
+/// commands that use the store, so other commands never read the settings for it), else the
+/// sessions directory. A directory store becomes the sessions root.
+pub fn choose(
+    process: &ProcessSettings<'_>,
+    command: &mut Command,
+    locations: &mut Locations,
+) -> Result<StoreUrl> {
+    let text = match process
+        .args()
+        .store
+        .clone()
+        .or_else(crate::cli::store_from_environment)
+    {
+        Some(text) => Some(text),
+        None if uses_store(command) => setting(process)?,
+        None => None,
+    };
+    let Some(text) = text else {
+        return Ok(StoreUrl::Directory(locations.sessions_root.clone()));
+    };
+    let url = StoreUrl::parse(&text)?;
+    if let StoreUrl::Directory(root) = &url {
+        locations.sessions_root.clone_from(root);
+    }
+    Ok(url)
+}
+
+/// Setting `store.url` of the trusted view (an untrusted project cannot choose the store).
+fn setting(process: &ProcessSettings<'_>) -> Result<Option<String>> {
+    let settings = process.settings()?;
+    let value = settings
+        .effective()
+        .get("store")
+        .and_then(|store| store.get("url"))
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_owned);
+    Ok(value)
+}
+
+fn uses_store(command: &mut Command) -> bool {
+    let names_a_missing_file = session_argument(command).is_some_and(|(file, _)| !file.exists());
+    names_a_missing_file
+        || matches!(
+            command,
+            Command::Sessions { from: None, .. }
+                | Command::Store(_)
+                | Command::Chat(_)
+                | Command::Serve { .. }
+        )
+}
+
+/// What a command does with its session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    Read,
+    /// Appends entries to it.
+    Append,
+    /// Writes another file (a fork, a migration, `--out`): not on a database session.
+    NewFile,
+}
+
+/// The session FILE argument of a command, and what the command does with it.
+fn session_argument(command: &mut Command) -> Option<(&mut PathBuf, Access)> {
+    match command {
+        Command::Info { file, .. }
+        | Command::Tree { file, .. }
+        | Command::Context { file, .. }
+        | Command::Tokens { file, .. }
+        | Command::Compactions { file, .. }
+        | Command::Check { file, .. } => Some((file, Access::Read)),
+        Command::Compact {
+            file,
+            out,
+            preview,
+            dry_run,
+            ..
+        } => {
+            let access = if out.is_some() {
+                Access::NewFile
+            } else if *preview || *dry_run {
+                Access::Read
+            } else {
+                Access::Append
+            };
+            Some((file, access))
+        }
+        Command::Label { file, .. }
+        | Command::Name { file, .. }
+        | Command::EditContext { file, .. }
+        | Command::Branch { file, .. }
+        | Command::UndoCompact { file } => Some((file, Access::Append)),
+        Command::Fork { file, .. } | Command::ForkFrom { file, .. } | Command::Migrate { file } => {
+            Some((file, Access::NewFile))
+        }
+        Command::Sessions { .. }
+        | Command::Store(_)
+        | Command::Import { .. }
+        | Command::Serve { .. }
+        | Command::Chat(_)
+        | Command::Models { .. }
+        | Command::Config(_)
+        | Command::Resources { .. }
+        | Command::Trust { .. }
+        | Command::Prompt
+        | Command::Install { .. }
+        | Command::Remove { .. }
+        | Command::Update { .. }
+        | Command::List { .. } => None,
+    }
+}
+
+/// Runs `command`: on the store when it is about the store or names a database session, else
+/// through `dispatch` as before.
+pub fn run(
+    url: &StoreUrl,
+    mut command: Command,
+    out: &mut dyn Write,
+    dispatch: impl FnOnce(Command, &mut dyn Write) -> Result<Outcome>,
+) -> Result<Outcome> {
+    if let Command::Store(action) = command {
+        return store_action(url, action, out);
+    }
+    if let Command::Sessions {
+        from: None,
+        all,
+        json,
+        ref name,
+        ref grep,
+        ..
+    } = command
+        && (url.is_database() || name.is_some() || grep.is_some())
+    {
+        let query = ListQuery {
+            project: (!all).then(current_project).transpose()?,
+            name: name.clone(),
+            text: grep.clone(),
+            ..ListQuery::default()
+        };
+        return list(url, &query, json, out);
+    }
+    let on_database =
+        url.is_database() && session_argument(&mut command).is_some_and(|(file, _)| !file.exists());
+    if !on_database {
+        return dispatch(command, out);
+    }
+    on_database_session(url, command, out, dispatch)
+}
+
+fn current_project() -> Result<String> {
+    Ok(std::env::current_dir()
+        .context("cannot read the current directory")?
+        .display()
+        .to_string())
+}
+
+/// A runtime for the store's calls (the CLI's commands are synchronous).
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+fn open(runtime: &tokio::runtime::Runtime, url: &StoreUrl) -> Result<AnyStore> {
+    runtime
+        .block_on(AnyStore::open(url))
+        .with_context(|| format!("cannot open the store `{}`", url.redacted()))
+}
+
+fn store_action(url: &StoreUrl, action: StoreAction, out: &mut dyn Write) -> Result<Outcome> {
+    let runtime = runtime()?;
+    let store = open(&runtime, url)?;
+    match action {
+        StoreAction::Import { files } => {
+            for file in files {
+                let lines = importable(&file)?;
+                let stored = runtime
+                    .block_on(store.import(&lines))
+                    .with_context(|| format!("cannot import `{}`", file.display()))?;
+                writeln!(
+                    out,
+                    "Imported {} ({} entries) from {}",
+                    stored.id,
+                    stored.entries,
+                    file.display()
+                )?;
+            }
+        }
+        StoreAction::Export { id, out: file } => {
+            let lines = runtime.block_on(store.export(&id))?;
+            write_new_file(&file, &lines.to_jsonl())?;
+            writeln!(
+                out,
+                "Exported {id} ({} entries) to {}",
+                lines.entries.len(),
+                file.display()
+            )?;
+        }
+    }
+    Ok(Outcome::Success)
+}
+
+/// The lines of a session file to import: a v3 session whose every line is an entry.
+fn importable(file: &Path) -> Result<SessionLines> {
+    let session = ctxkit_session::Session::open(file)?;
+    if session.needs_migration() {
+        anyhow::bail!(
+            "`{}` is in an older session format; run `ctxkit migrate {}` first",
+            file.display(),
+            file.display()
+        );
+    }
+    // Every line must be an entry (a torn or unreadable line is refused by the store); what the
+    // tree makes of them (orphans, dangling references) is kept as in the file.
+    let bytes = std::fs::read(file).with_context(|| format!("cannot read `{}`", file.display()))?;
+    Ok(SessionLines::parse(&file.display().to_string(), &bytes)?)
+}
+
+/// Writes `bytes` to a new file (never over an existing one): a temporary file beside it, then a
+/// rename that fails when the name is taken.
+fn write_new_file(file: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = match file.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let mut temporary = tempfile::NamedTempFile::new_in(dir)
+        .with_context(|| format!("cannot write in `{}`", dir.display()))?;
+    temporary
+        .write_all(bytes)
+        .and_then(|()| temporary.as_file().sync_all())
+        .with_context(|| format!("cannot write `{}`", file.display()))?;
+    temporary.persist_noclobber(file).map_err(|error| {
+        anyhow::anyhow!(
+            "cannot write `{}`: {}; name a new file",
+            file.display(),
+            error.error
+        )
+    })?;
+    Ok(())
+}
+
+fn list(url: &StoreUrl, query: &ListQuery, json: bool, out: &mut dyn Write) -> Result<Outcome> {
+    let runtime = runtime()?;
+    let store = open(&runtime, url)?;
+    let sessions = runtime.block_on(store.list(query))?;
+    let records: Vec<SessionInfoRecord> = sessions.into_iter().map(record_of).collect();
+    if json {
+        print_json(out, &records)?;
+    } else if records.is_empty() {
+        writeln!(out, "No sessions.")?;
+    } else {
+        super::sessions::print_session_rows(&records, out)?;
+    }
+    Ok(Outcome::Success)
+}
+
+/// A stored session as `ctxkit sessions` shows it; `path` is what to pass to other commands (the
+/// file, or the id of a database session).
+fn record_of(session: StoredSession) -> SessionInfoRecord {
+    let database = session.location == "postgres";
+    SessionInfoRecord {
+        path: if database {
+            session.id.clone()
+        } else {
+            session.location
+        },
+        id: session.id,
+        cwd: session.cwd,
+        name: session.name,
+        parent_session_path: None,
+        created: session.created,
+        modified: ctxkit_session::iso_from_ms(session.modified_ms),
+        message_count: session.message_count,
+        first_message: session
+            .first_message
+            .unwrap_or_else(|| "(no messages)".to_owned()),
+        format_version: None,
+    }
+}
+
+/// Runs a FILE command on database session `id`: exported to a private temporary file, the
+/// command run on it, and what it appended stored under the session's lease.
+fn on_database_session(
+    url: &StoreUrl,
+    mut command: Command,
+    out: &mut dyn Write,
+    dispatch: impl FnOnce(Command, &mut dyn Write) -> Result<Outcome>,
+) -> Result<Outcome> {
+    let (id, access) = match session_argument(&mut command) {
+        Some((file, access)) => (file.display().to_string(), access),
+        None => return dispatch(command, out),
+    };
+    if access == Access::NewFile {
+        anyhow::bail!(
+            "`{id}` is a database session: this command writes a new file; export it first \
+             (`ctxkit store export {id} -o FILE`)"
+        );
+    }
+    let runtime = runtime()?;
+    let store = open(&runtime, url)?;
+    let lease = match access {
+        Access::Append => Some(runtime.block_on(store.acquire(
+            &id,
+            &writer_name(),
+            ctxkit_store::DEFAULT_LEASE,
+        ))?),
+        Access::Read | Access::NewFile => None,
+    };
+    let copy = Copy {
+        runtime: &runtime,
+        store: &store,
+        id: &id,
+        lease: lease.as_ref(),
+    };
+    let result = copy.run(command, out, dispatch);
+    if let Some(lease) = &lease {
+        // A lease taken over is not ours to release; the error above already says so.
+        let _ = runtime.block_on(store.release(lease));
+    }
+    result
+}
+
+/// A database session worked on as a file.
+struct Copy<'a> {
+    runtime: &'a tokio::runtime::Runtime,
+    store: &'a AnyStore,
+    id: &'a str,
+    lease: Option<&'a ctxkit_store::Lease>,
+}
+
+impl Copy<'_> {
+    fn run(
+        &self,
+        mut command: Command,
+        out: &mut dyn Write,
+        dispatch: impl FnOnce(Command, &mut dyn Write) -> Result<Outcome>,
+    ) -> Result<Outcome> {
+        let lines = self.runtime.block_on(self.store.export(self.id))?;
+        let directory = tempfile::Builder::new()
+            .prefix("ctxkit-session-")
+            .tempdir()
+            .context("cannot create a private temporary directory")?;
+        let path = directory.path().join(format!("{}.jsonl", self.id));
+        let before = lines.to_jsonl();
+        std::fs::write(&path, &before)
+            .with_context(|| format!("cannot write `{}`", path.display()))?;
+        if let Some((argument, _)) = session_argument(&mut command) {
+            argument.clone_from(&path);
+        }
+        // What the command prints names the session by its id, not by the temporary copy.
+        let mut printed = Vec::new();
+        let result = dispatch(command, &mut printed);
+        let printed = String::from_utf8_lossy(&printed);
+        out.write_all(
+            printed
+                .replace(&path.display().to_string(), self.id)
+                .as_bytes(),
+        )?;
+        let outcome = result?;
+        if let Some(lease) = self.lease {
+            store_appended(self.runtime, self.store, lease, &path, &before)?;
+        }
+        Ok(outcome)
+    }
+}
+
+/// Stores the entries the command appended to the copy (the bytes after `before`).
+fn store_appended(
+    runtime: &tokio::runtime::Runtime,
+    store: &AnyStore,
+    lease: &ctxkit_store::Lease,
+    path: &Path,
+    before: &[u8],
+) -> Result<()> {
+    let after = std::fs::read(path).context("cannot read the session copy")?;
+    let Some(appended) = after.strip_prefix(before) else {
+        anyhow::bail!(
+            "the command rewrote session `{}` instead of appending; nothing was stored",
+            lease.session_id
+        );
+    };
+    let text = std::str::from_utf8(appended).context("the command wrote invalid UTF-8")?;
+    let lines: Vec<String> = text
+        .split('\n')
+        .filter(|line| !line.trim().is_empty())
+        .map(str::to_owned)
+        .collect();
+    if !lines.is_empty() {
+        runtime.block_on(store.append(lease, &lines, ctxkit_store::DEFAULT_LEASE))?;
+    }
+    Ok(())
+}
+
+/// Who writes: this process, named so `session_in_use` tells the user which one.
+fn writer_name() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|name| name.trim().to_owned())
+        .unwrap_or_else(|_| "localhost".to_owned());
+    format!("ctxkit {} (pid {}) on {host}", "cli", std::process::id())
+}

@@ -1,0 +1,266 @@
+//! `--store`: sessions in PostgreSQL from the CLI — import, export (byte for byte), the read and
+//! write commands on a session id giving what they give on the file, `sessions` listing the store,
+//! a second writer refused, a password never printed, an untrusted project unable to choose it.
+//! The database comes from `CTXKIT_TEST_DATABASE_URL` (`.ci/install-postgres`); under CI its
+//! absence fails the tests.
+
+use std::path::{Path, PathBuf};
+
+use super::{Run, corpus};
+
+fn database() -> Option<String> {
+    match std::env::var("CTXKIT_TEST_DATABASE_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CTXKIT_TEST_DATABASE_URL is not set: under CI the PostgreSQL tests must run"
+            );
+            None
+        }
+    }
+}
+
+/// A copy of a corpus session under a fresh id (so runs and tests never collide in the database).
+fn fresh_copy(run: &Run, name: &str) -> (PathBuf, String) {
+    let text = std::fs::read_to_string(corpus(name)).unwrap();
+    let (header, rest) = text.split_once('\n').unwrap();
+    let mut header: serde_json::Value = serde_json::from_str(header).unwrap();
+    let id = uuid::Uuid::new_v4().to_string();
+    header["id"] = serde_json::Value::from(id.clone());
+    let path = run.home.path().join(format!("{id}.jsonl"));
+    std::fs::write(&path, format!("{header}\n{rest}")).unwrap();
+    (path, id)
+}
+
+fn with_store<'a>(url: &'a str, args: &[&'a str]) -> Vec<&'a str> {
+    let mut all = vec!["--store", url];
+    all.extend_from_slice(args);
+    all
+}
+
+fn path_text(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+#[test]
+fn a_session_in_the_database_reads_and_round_trips_as_its_file() {
+    let Some(url) = database() else { return };
+    let run = Run::new();
+    let copy = regex::Regex::new(r"[^ `]*/ctxkit-session-[^/]+/([0-9a-f-]+)\.jsonl").unwrap();
+    for name in [
+        "good-branches.jsonl",
+        "good-labels.jsonl",
+        "good-multi-compaction.jsonl",
+        "good-all-entry-types.jsonl",
+    ] {
+        let (file, id) = fresh_copy(&run, name);
+        let imported = run.ctxkit(&with_store(&url, &["store", "import", path_text(&file)]));
+        assert!(imported.starts_with("exit: 0\nImported "), "{imported}");
+        for command in [
+            vec!["tree"],
+            vec!["tree", "--json"],
+            vec!["context", "--json"],
+            vec!["context", "--llm", "--json"],
+            vec!["compactions"],
+            vec!["tokens", "--json"],
+            vec!["check"],
+        ] {
+            let mut on_file = command.clone();
+            on_file.insert(1, path_text(&file));
+            let mut on_id = command.clone();
+            on_id.insert(1, &id);
+            // The file's output names the file; the stored session's, its id (stdout) or its
+            // temporary copy (stderr's damage warning, written before the id is known there).
+            let on_file = run
+                .ctxkit(&on_file)
+                .replace(&format!("[HOME]/{id}.jsonl"), &id);
+            let on_id = run.ctxkit(&with_store(&url, &on_id));
+            assert_eq!(
+                copy.replace_all(&on_id, "$1"),
+                on_file,
+                "{name}: {command:?}"
+            );
+        }
+        let exported = run.home.path().join(format!("{id}-exported.jsonl"));
+        let output = run.ctxkit(&with_store(
+            &url,
+            &["store", "export", &id, "-o", path_text(&exported)],
+        ));
+        assert!(output.starts_with("exit: 0\nExported "), "{output}");
+        assert_eq!(
+            std::fs::read(&exported).unwrap(),
+            std::fs::read(&file).unwrap(),
+            "{name}"
+        );
+        // Export never overwrites.
+        let again = run.ctxkit(&with_store(
+            &url,
+            &["store", "export", &id, "-o", path_text(&exported)],
+        ));
+        assert!(again.starts_with("exit: "), "{again}");
+        assert!(!again.starts_with("exit: 0"), "{again}");
+        // Importing it twice is refused, and changes nothing.
+        let twice = run.ctxkit(&with_store(&url, &["store", "import", path_text(&file)]));
+        assert!(twice.contains("already in the store"), "{twice}");
+    }
+}
+
+#[test]
+fn writing_commands_append_to_the_database_under_a_lease() {
+    let Some(url) = database() else { return };
+    let run = Run::new();
+    let (file, id) = fresh_copy(&run, "good-branches.jsonl");
+    run.ctxkit(&with_store(&url, &["store", "import", path_text(&file)]));
+    let leaf = {
+        let tree = run.ctxkit(&["tree", path_text(&file), "--json"]);
+        let json: serde_json::Value =
+            serde_json::from_str(tree.strip_prefix("exit: 0\n").unwrap()).unwrap();
+        json["leafId"].as_str().unwrap().to_owned()
+    };
+    let labelled = run.ctxkit(&with_store(&url, &["label", &id, &leaf, "checkpoint"]));
+    assert_eq!(labelled, format!("exit: 0\nLabelled {leaf}: checkpoint\n"));
+    let named = run.ctxkit(&with_store(&url, &["name", &id, "Store test"]));
+    assert!(named.starts_with("exit: 0"), "{named}");
+    // The same writes on the file give the same tree (entry ids of the new entries aside).
+    run.ctxkit(&["label", path_text(&file), &leaf, "checkpoint"]);
+    run.ctxkit(&["name", path_text(&file), "Store test"]);
+    let tree_of = |output: String| -> Vec<String> {
+        output
+            .lines()
+            .map(|line| {
+                line.split_whitespace()
+                    .skip(1)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect()
+    };
+    assert_eq!(
+        tree_of(run.ctxkit(&with_store(&url, &["tree", &id]))),
+        tree_of(run.ctxkit(&["tree", path_text(&file)]))
+    );
+    let listed = run.ctxkit(&with_store(
+        &url,
+        &["sessions", "--all", "--name", "store TEST", "--json"],
+    ));
+    let json: serde_json::Value =
+        serde_json::from_str(listed.strip_prefix("exit: 0\n").unwrap()).unwrap();
+    let found: Vec<_> = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|session| session["path"] == id.as_str())
+        .collect();
+    assert_eq!(found.len(), 1, "{listed}");
+    assert_eq!(found[0]["name"], "Store test");
+
+    // A second writer holds the lease: refused with exit 5, nothing written.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let store = runtime
+        .block_on(ctxkit_store::PostgresStore::connect(&url))
+        .unwrap();
+    use ctxkit_store::SessionStore as _;
+    let lease = runtime
+        .block_on(store.acquire(&id, "another instance", std::time::Duration::from_secs(60)))
+        .unwrap();
+    let before = runtime.block_on(store.export(&id)).unwrap();
+    let refused = run.ctxkit(&with_store(&url, &["label", &id, &leaf, "mine"]));
+    assert!(refused.starts_with("exit: 5\n"), "{refused}");
+    assert!(refused.contains("in use by another instance"), "{refused}");
+    assert_eq!(runtime.block_on(store.export(&id)).unwrap(), before);
+    runtime.block_on(store.release(&lease)).unwrap();
+    let allowed = run.ctxkit(&with_store(&url, &["label", &id, &leaf, "mine"]));
+    assert!(allowed.starts_with("exit: 0"), "{allowed}");
+}
+
+#[test]
+fn a_database_password_is_never_printed() {
+    let run = Run::new();
+    // Nothing listens on port 1: the connection fails, and the error names the store redacted.
+    let url = "postgres://alice:hunter2secret@127.0.0.1:1/ctxkit";
+    for args in [
+        vec!["sessions"],
+        vec!["tree", "some-session-id"],
+        vec!["store", "export", "x", "-o", "out.jsonl"],
+    ] {
+        let output = run.ctxkit(&with_store(url, &args));
+        assert!(!output.contains("hunter2secret"), "{output}");
+        assert!(!output.contains("alice"), "{output}");
+        assert!(output.starts_with("exit: 4"), "{output}");
+    }
+    let output = run.ctxkit_with_env(&["sessions"], &[("CTXKIT_STORE", url)]);
+    assert!(
+        !output.contains("hunter2secret") && output.contains("127.0.0.1"),
+        "{output}"
+    );
+}
+
+#[test]
+fn an_untrusted_project_cannot_choose_the_store() {
+    let run = Run::new();
+    let settings = run.home.path().join(".ctxkit");
+    std::fs::create_dir_all(&settings).unwrap();
+    std::fs::write(
+        settings.join("settings.json"),
+        r#"{"store": {"url": "postgres://attacker@127.0.0.1:1/exfiltrate"}}"#,
+    )
+    .unwrap();
+    let output = run.ctxkit(&["sessions"]);
+    assert!(output.starts_with("exit: 0\nNo sessions."), "{output}");
+    assert!(!output.contains("exfiltrate"), "{output}");
+}
+
+#[test]
+fn a_directory_store_imports_exports_and_searches_like_the_database() {
+    let run = Run::new();
+    let root = run.home.path().join("store");
+    let root_text = root.to_str().unwrap().to_owned();
+    let (branches, branches_id) = fresh_copy(&run, "good-branches.jsonl");
+    let (labels, _) = fresh_copy(&run, "good-labels.jsonl");
+    let imported = run.ctxkit(&with_store(
+        &root_text,
+        &["store", "import", path_text(&branches), path_text(&labels)],
+    ));
+    assert_eq!(imported.matches("Imported ").count(), 2, "{imported}");
+    let all = run.ctxkit(&with_store(&root_text, &["sessions", "--all", "--json"]));
+    let json: serde_json::Value =
+        serde_json::from_str(all.strip_prefix("exit: 0\n").unwrap()).unwrap();
+    assert_eq!(json.as_array().unwrap().len(), 2, "{all}");
+    // Words of one session only.
+    let first_words = {
+        let text = std::fs::read_to_string(&branches).unwrap();
+        assert!(text.contains("Implement feature X"));
+        "implement FEATURE"
+    };
+    let found = run.ctxkit(&with_store(
+        &root_text,
+        &["sessions", "--all", "--grep", first_words, "--json"],
+    ));
+    let json: serde_json::Value =
+        serde_json::from_str(found.strip_prefix("exit: 0\n").unwrap()).unwrap();
+    let ids: Vec<_> = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|session| session["id"].clone())
+        .collect();
+    assert_eq!(
+        ids,
+        [serde_json::Value::from(branches_id.clone())],
+        "{found}"
+    );
+    let exported = run.home.path().join("back.jsonl");
+    let output = run.ctxkit(&with_store(
+        &root_text,
+        &["store", "export", &branches_id, "-o", path_text(&exported)],
+    ));
+    assert!(output.starts_with("exit: 0\n"), "{output}");
+    assert_eq!(
+        std::fs::read(&exported).unwrap(),
+        std::fs::read(&branches).unwrap()
+    );
+}

@@ -1,0 +1,90 @@
+//! The store's one error type.
+
+use std::path::PathBuf;
+
+/// What a store operation can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// `store.url` is neither a directory nor a `postgres://` URL. Returned by
+    /// [`crate::StoreUrl::parse`]. Fix the setting, flag or `CTXKIT_STORE`.
+    #[error("invalid store URL `{url}`: {reason}")]
+    InvalidUrl { url: String, reason: String },
+
+    /// No session with this id is in the store. Returned by every operation on one session.
+    #[error("no session `{id}` in the store")]
+    NotFound { id: String },
+
+    /// A session with this id is already in the store. Returned by `create` and `import`; export
+    /// it, or import a fork of the file.
+    #[error("session `{id}` is already in the store")]
+    Exists { id: String },
+
+    /// Another writer holds the session's lease and it has not expired. Returned by `acquire`.
+    /// Wait for the lease to expire (a writer that died is taken over then), or fork the session.
+    #[error("session `{id}` is in use by {owner} (its lease expires in {expires_in_ms} ms)")]
+    SessionInUse {
+        id: String,
+        owner: String,
+        expires_in_ms: i64,
+    },
+
+    /// The lease this writer holds was taken over (its token is no longer the session's): the
+    /// writer is stale. Returned by `append`, `renew` and `release`; nothing was written. Open the
+    /// session again and acquire a new lease.
+    #[error(
+        "session `{id}`: this writer's lease (token {token}) was taken over; nothing was written"
+    )]
+    Fenced { id: String, token: i64 },
+
+    /// A line to store is not a session entry (not a JSON object with a string `type`), or the
+    /// file to import is not a session. Nothing was written.
+    #[error("{what}: {reason}")]
+    InvalidSession { what: String, reason: String },
+
+    /// A file operation of the directory store failed.
+    #[error("cannot {action} `{path}`: {source}")]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The session library refused a file (not a session, too large, newer format…).
+    #[error(transparent)]
+    Session(#[from] ctxkit_session::SessionError),
+
+    /// The database answered with an error or the connection failed. `context` says what ctxkit
+    /// was doing. Retry when the database is reachable again; nothing acknowledged was lost.
+    #[error("database: {context}: {source}")]
+    Database {
+        context: &'static str,
+        #[source]
+        source: tokio_postgres::Error,
+    },
+
+    /// No database connection could be had from the pool (the server is down or unreachable).
+    #[error("database: cannot connect: {reason}")]
+    Connect { reason: String },
+}
+
+/// The store's result type.
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+impl StoreError {
+    pub(crate) fn io(
+        action: &'static str,
+        path: &std::path::Path,
+    ) -> impl FnOnce(std::io::Error) -> Self {
+        let path = path.to_owned();
+        move |source| Self::Io {
+            action,
+            path,
+            source,
+        }
+    }
+
+    pub(crate) fn database(context: &'static str) -> impl FnOnce(tokio_postgres::Error) -> Self {
+        move |source| Self::Database { context, source }
+    }
+}

@@ -1,0 +1,403 @@
+//! The directory backend: today's JSONL files, one per session, in per-project folders under a
+//! sessions root (`<root>/<encoded cwd>/<time>_<id>.jsonl`). The lease lives beside the file
+//! (`….jsonl.lease`), read and written under an exclusive lock on that file, which is also held
+//! while appending: on one machine (or a filesystem with working `flock`) this gives the same one
+//! writer and the same fencing as the database.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, StoreError};
+use crate::lines::{SessionLines, check_entries, header_facts};
+use crate::store::{Lease, ListQuery, SessionStore, StoredSession};
+
+/// Sessions as JSONL files under a sessions root.
+#[derive(Debug, Clone)]
+pub struct DirectoryStore {
+    root: PathBuf,
+}
+
+/// The lease file's content.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LeaseRecord {
+    owner: Option<String>,
+    token: i64,
+    expires_ms: i64,
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| {
+            i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX)
+        })
+}
+
+fn ttl_ms(ttl: Duration) -> i64 {
+    i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// The lease file of a session file, open and exclusively locked, with what it holds.
+struct LockedLease {
+    file: File,
+    path: PathBuf,
+    record: LeaseRecord,
+}
+
+impl LockedLease {
+    fn open(session_file: &Path) -> Result<Self> {
+        let mut name = session_file.as_os_str().to_owned();
+        name.push(".lease");
+        let path = PathBuf::from(name);
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(StoreError::io("open", &path))?;
+        file.lock().map_err(StoreError::io("lock", &path))?;
+        let mut text = String::new();
+        file.read_to_string(&mut text)
+            .map_err(StoreError::io("read", &path))?;
+        // An empty or unreadable lease file is a session no one holds.
+        let record = serde_json::from_str(&text).unwrap_or_default();
+        Ok(Self { file, path, record })
+    }
+
+    fn save(&mut self) -> Result<()> {
+        let text = serde_json::to_string(&self.record).map_err(|error| StoreError::Io {
+            action: "write",
+            path: self.path.clone(),
+            source: std::io::Error::other(error),
+        })?;
+        let write = |file: &mut File| -> std::io::Result<()> {
+            file.set_len(0)?;
+            file.seek(SeekFrom::Start(0))?;
+            file.write_all(text.as_bytes())?;
+            file.sync_data()
+        };
+        write(&mut self.file).map_err(StoreError::io("write", &self.path))
+    }
+
+    fn holds(&self, lease: &Lease) -> bool {
+        self.record.token == lease.token && self.record.owner.is_some()
+    }
+}
+
+impl DirectoryStore {
+    /// A store over `root` (created when the first session is stored).
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Self { root: root.into() }
+    }
+
+    /// The sessions root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The file of session `id`: the `*_<id>.jsonl` file in a project folder.
+    pub fn find(&self, id: &str) -> Result<PathBuf> {
+        let not_found = || StoreError::NotFound { id: id.to_owned() };
+        if id.is_empty() || id.contains(['/', '\\']) || id.starts_with('.') {
+            return Err(not_found());
+        }
+        let suffix = format!("_{id}.jsonl");
+        let Ok(projects) = std::fs::read_dir(&self.root) else {
+            return Err(not_found());
+        };
+        for project in projects.flatten() {
+            let Ok(files) = std::fs::read_dir(project.path()) else {
+                continue;
+            };
+            for file in files.flatten() {
+                if file.file_name().to_string_lossy().ends_with(&suffix) {
+                    return Ok(file.path());
+                }
+            }
+        }
+        Err(not_found())
+    }
+
+    fn import_blocking(&self, lines: &SessionLines) -> Result<StoredSession> {
+        let header = header_facts(&lines.header).map_err(|reason| StoreError::InvalidSession {
+            what: "the session to import".to_owned(),
+            reason,
+        })?;
+        check_entries(&header.id, &lines.entries)?;
+        if self.find(&header.id).is_ok() {
+            return Err(StoreError::Exists { id: header.id });
+        }
+        let dir = ctxkit_session::default_session_dir(&self.root, &header.cwd);
+        std::fs::create_dir_all(&dir).map_err(StoreError::io("create", &dir))?;
+        let path = dir.join(ctxkit_session::session_file_name(
+            &header.timestamp,
+            &header.id,
+        ));
+        let mut temporary =
+            tempfile::NamedTempFile::new_in(&dir).map_err(StoreError::io("create", &dir))?;
+        temporary
+            .write_all(&lines.to_jsonl())
+            .and_then(|()| temporary.as_file().sync_all())
+            .map_err(StoreError::io("write", temporary.path()))?;
+        temporary.persist_noclobber(&path).map_err(|error| {
+            if error.error.kind() == std::io::ErrorKind::AlreadyExists {
+                StoreError::Exists {
+                    id: header.id.clone(),
+                }
+            } else {
+                StoreError::Io {
+                    action: "write",
+                    path: path.clone(),
+                    source: error.error,
+                }
+            }
+        })?;
+        stored_session(&path)
+    }
+
+    fn acquire_blocking(&self, id: &str, owner: &str, ttl: Duration) -> Result<Lease> {
+        let path = self.find(id)?;
+        let mut locked = LockedLease::open(&path)?;
+        let now = now_ms();
+        if let Some(holder) = &locked.record.owner
+            && locked.record.expires_ms > now
+        {
+            return Err(StoreError::SessionInUse {
+                id: id.to_owned(),
+                owner: holder.clone(),
+                expires_in_ms: locked.record.expires_ms - now,
+            });
+        }
+        locked.record.token += 1;
+        locked.record.owner = Some(owner.to_owned());
+        locked.record.expires_ms = now.saturating_add(ttl_ms(ttl));
+        locked.save()?;
+        Ok(Lease {
+            session_id: id.to_owned(),
+            owner: owner.to_owned(),
+            token: locked.record.token,
+        })
+    }
+
+    fn update_lease(&self, lease: &Lease, update: impl FnOnce(&mut LeaseRecord)) -> Result<()> {
+        let path = self.find(&lease.session_id)?;
+        let mut locked = LockedLease::open(&path)?;
+        fenced_unless(locked.holds(lease), lease)?;
+        update(&mut locked.record);
+        locked.save()
+    }
+
+    fn append_blocking(&self, lease: &Lease, lines: &[String], ttl: Duration) -> Result<u64> {
+        check_entries(&lease.session_id, lines)?;
+        let path = self.find(&lease.session_id)?;
+        let mut locked = LockedLease::open(&path)?;
+        fenced_unless(locked.holds(lease), lease)?;
+        let mut file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .open(&path)
+            .map_err(StoreError::io("open", &path))?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)
+            .map_err(StoreError::io("read", &path))?;
+        let mut text = Vec::new();
+        // A torn last line is ended before the new entries (as the session library does).
+        if bytes.last().is_some_and(|last| *last != b'\n') {
+            text.push(b'\n');
+        }
+        for line in lines {
+            text.extend_from_slice(line.as_bytes());
+            text.push(b'\n');
+        }
+        file.write_all(&text)
+            .and_then(|()| file.sync_data())
+            .map_err(StoreError::io("append to", &path))?;
+        locked.record.expires_ms = now_ms().saturating_add(ttl_ms(ttl));
+        locked.save()?;
+        let count = SessionLines::parse("", &bytes)
+            .map(|existing| existing.entries.len())
+            .unwrap_or(0);
+        Ok(u64::try_from(count + lines.len()).unwrap_or(u64::MAX))
+    }
+
+    fn list_blocking(&self, query: &ListQuery) -> Result<Vec<StoredSession>> {
+        let (records, _skipped) = ctxkit_session::list_all_sessions(&self.root)?;
+        let mut sessions = Vec::new();
+        for record in records {
+            let session = stored_session(Path::new(&record.path))?;
+            if matches(query, &session, Path::new(&record.path))? {
+                sessions.push(session);
+            }
+            if query.limit != 0 && sessions.len() >= query.limit {
+                break;
+            }
+        }
+        Ok(sessions)
+    }
+}
+
+fn fenced_unless(holds: bool, lease: &Lease) -> Result<()> {
+    if holds {
+        Ok(())
+    } else {
+        Err(StoreError::Fenced {
+            id: lease.session_id.clone(),
+            token: lease.token,
+        })
+    }
+}
+
+/// Does the session stored at `path` match `query`?
+fn matches(query: &ListQuery, session: &StoredSession, path: &Path) -> Result<bool> {
+    if query
+        .project
+        .as_ref()
+        .is_some_and(|project| *project != session.cwd)
+    {
+        return Ok(false);
+    }
+    if let Some(name) = &query.name {
+        let wanted = name.to_lowercase();
+        let found = session
+            .name
+            .as_ref()
+            .is_some_and(|name| name.to_lowercase().contains(&wanted));
+        if !found {
+            return Ok(false);
+        }
+    }
+    if query
+        .since_ms
+        .is_some_and(|since| session.modified_ms < since)
+        || query
+            .until_ms
+            .is_some_and(|until| session.modified_ms >= until)
+    {
+        return Ok(false);
+    }
+    let Some(text) = &query.text else {
+        return Ok(true);
+    };
+    let bytes = std::fs::read(path).map_err(StoreError::io("read", path))?;
+    let lines = SessionLines::parse("", &bytes)?;
+    let words: Vec<String> = words_of(text);
+    Ok(lines.entries.iter().any(|line| {
+        let line_words = words_of(line);
+        words.iter().all(|word| line_words.contains(word))
+    }))
+}
+
+/// Lowercase words (letters and digits), as PostgreSQL's `simple` text search splits them.
+fn words_of(text: &str) -> Vec<String> {
+    text.split(|character: char| !character.is_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// The listing facts of the session file at `path`.
+fn stored_session(path: &Path) -> Result<StoredSession> {
+    let bytes = std::fs::read(path).map_err(StoreError::io("read", path))?;
+    let lines = SessionLines::parse(&path.display().to_string(), &bytes)?;
+    let header = header_facts(&lines.header).map_err(|reason| StoreError::InvalidSession {
+        what: path.display().to_string(),
+        reason,
+    })?;
+    let mut session = StoredSession {
+        id: header.id,
+        cwd: header.cwd,
+        name: None,
+        modified_ms: ctxkit_session::parse_timestamp_ms(&header.timestamp).unwrap_or(0),
+        created: header.timestamp,
+        entries: u64::try_from(lines.entries.len()).unwrap_or(u64::MAX),
+        message_count: 0,
+        first_message: None,
+        location: path.display().to_string(),
+    };
+    for line in &lines.entries {
+        let Ok(facts) = crate::lines::entry_facts(line) else {
+            continue;
+        };
+        if facts.name.is_some() {
+            session.name = facts.name;
+        }
+        if facts.role.is_some() {
+            session.message_count += 1;
+            if let Some(time) = facts.timestamp_ms {
+                session.modified_ms = session.modified_ms.max(time);
+            }
+        }
+        if session.first_message.is_none() {
+            session.first_message = facts.user_text;
+        }
+    }
+    Ok(session)
+}
+
+/// Runs blocking file work off the async threads.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|error| StoreError::Io {
+            action: "run",
+            path: PathBuf::new(),
+            source: std::io::Error::other(error.to_string()),
+        })?
+}
+
+impl SessionStore for DirectoryStore {
+    async fn import(&self, lines: &SessionLines) -> Result<StoredSession> {
+        let (store, lines) = (self.clone(), lines.clone());
+        blocking(move || store.import_blocking(&lines)).await
+    }
+
+    async fn export(&self, id: &str) -> Result<SessionLines> {
+        let path = self.find(id)?;
+        let bytes = std::fs::read(&path).map_err(StoreError::io("read", &path))?;
+        SessionLines::parse(&path.display().to_string(), &bytes)
+    }
+
+    async fn acquire(&self, id: &str, owner: &str, ttl: Duration) -> Result<Lease> {
+        let (store, id, owner) = (self.clone(), id.to_owned(), owner.to_owned());
+        blocking(move || store.acquire_blocking(&id, &owner, ttl)).await
+    }
+
+    async fn renew(&self, lease: &Lease, ttl: Duration) -> Result<()> {
+        let (store, lease) = (self.clone(), lease.clone());
+        blocking(move || {
+            store.update_lease(&lease, |record| {
+                record.expires_ms = now_ms().saturating_add(ttl_ms(ttl));
+            })
+        })
+        .await
+    }
+
+    async fn release(&self, lease: &Lease) -> Result<()> {
+        let (store, lease) = (self.clone(), lease.clone());
+        blocking(move || {
+            store.update_lease(&lease, |record| {
+                record.owner = None;
+                record.expires_ms = 0;
+            })
+        })
+        .await
+    }
+
+    async fn append(&self, lease: &Lease, lines: &[String], ttl: Duration) -> Result<u64> {
+        let (store, lease, lines) = (self.clone(), lease.clone(), lines.to_vec());
+        blocking(move || store.append_blocking(&lease, &lines, ttl)).await
+    }
+
+    async fn list(&self, query: &ListQuery) -> Result<Vec<StoredSession>> {
+        let (store, query) = (self.clone(), query.clone());
+        blocking(move || store.list_blocking(&query)).await
+    }
+}

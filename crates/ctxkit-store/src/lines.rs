@@ -1,0 +1,212 @@
+//! The lines of a session as a store keeps them: the header line and one line per entry, each kept
+//! byte for byte, with the few facts a store indexes (id, parent, type, name, first message, time).
+
+use serde_json::Value;
+
+use crate::error::{Result, StoreError};
+
+/// A session's lines, split: the header line and the entry lines after it (without `\n`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionLines {
+    pub header: String,
+    pub entries: Vec<String>,
+}
+
+/// What a store reads from a header line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeaderFacts {
+    pub id: String,
+    pub cwd: String,
+    pub timestamp: String,
+    pub parent_session: Option<String>,
+}
+
+/// What a store indexes of one entry line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EntryFacts {
+    pub id: Option<String>,
+    pub parent_id: Option<String>,
+    pub kind: String,
+    /// The name a `session_info` entry sets.
+    pub name: Option<String>,
+    /// `user` or `assistant` for those messages.
+    pub role: Option<String>,
+    /// The text of a user message (for the listing's first message).
+    pub user_text: Option<String>,
+    pub timestamp_ms: Option<i64>,
+}
+
+impl SessionLines {
+    /// Splits a JSONL session (a v3 file's bytes). Every line is kept as it is (a final line
+    /// without `\n` too); empty lines are dropped, as the session reader ignores them.
+    pub fn parse(what: &str, bytes: &[u8]) -> Result<Self> {
+        let invalid = |reason: String| StoreError::InvalidSession {
+            what: what.to_owned(),
+            reason,
+        };
+        let text =
+            std::str::from_utf8(bytes).map_err(|error| invalid(format!("not UTF-8 ({error})")))?;
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let mut lines = text.split('\n').filter(|line| !line.trim().is_empty());
+        let header = lines
+            .next()
+            .ok_or_else(|| invalid("empty".to_owned()))?
+            .to_owned();
+        header_facts(&header).map_err(|reason| invalid(format!("line 1: {reason}")))?;
+        let entries: Vec<String> = lines.map(str::to_owned).collect();
+        Ok(Self { header, entries })
+    }
+
+    /// The JSONL bytes: the header and every entry, each ending in `\n`.
+    pub fn to_jsonl(&self) -> Vec<u8> {
+        let size = self.header.len()
+            + 1
+            + self
+                .entries
+                .iter()
+                .map(|line| line.len() + 1)
+                .sum::<usize>();
+        let mut bytes = Vec::with_capacity(size);
+        for line in std::iter::once(&self.header).chain(&self.entries) {
+            bytes.extend_from_slice(line.as_bytes());
+            bytes.push(b'\n');
+        }
+        bytes
+    }
+}
+
+/// The facts of a header line, or why it is not a v3 session header.
+pub fn header_facts(line: &str) -> Result<HeaderFacts, String> {
+    let value: Value = serde_json::from_str(line).map_err(|error| format!("not JSON ({error})"))?;
+    if value.get("type").and_then(Value::as_str) != Some("session") {
+        return Err("the first line is not a session header".to_owned());
+    }
+    let version = value.get("version").and_then(Value::as_u64).unwrap_or(1);
+    if version != 3 {
+        return Err(format!(
+            "format version {version}; stores hold v3 sessions (run `ctxkit migrate` first)"
+        ));
+    }
+    let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
+    Ok(HeaderFacts {
+        id: text("id").ok_or("the header has no string `id`")?,
+        cwd: text("cwd").unwrap_or_default(),
+        timestamp: text("timestamp").unwrap_or_default(),
+        parent_session: text("parentSession"),
+    })
+}
+
+/// The facts of an entry line, or why it is not an entry (a JSON object with a string `type`).
+pub fn entry_facts(line: &str) -> Result<EntryFacts, String> {
+    if line.contains('\n') {
+        return Err("an entry is one line".to_owned());
+    }
+    let value: Value = serde_json::from_str(line).map_err(|error| format!("not JSON ({error})"))?;
+    let object = value.as_object().ok_or("not a JSON object")?;
+    let text = |key: &str| object.get(key).and_then(Value::as_str).map(str::to_owned);
+    let kind = text("type").ok_or("no string `type`")?;
+    let mut facts = EntryFacts {
+        id: text("id"),
+        parent_id: text("parentId"),
+        timestamp_ms: object
+            .get("timestamp")
+            .and_then(Value::as_str)
+            .and_then(ctxkit_session::parse_timestamp_ms),
+        kind,
+        ..EntryFacts::default()
+    };
+    match facts.kind.as_str() {
+        "session_info" => facts.name = text("name"),
+        "message" => {
+            let message = object.get("message");
+            let role = message
+                .and_then(|message| message.get("role"))
+                .and_then(Value::as_str);
+            if let Some(role @ ("user" | "assistant")) = role {
+                facts.role = Some(role.to_owned());
+                // The message's own time, as the file listing uses it.
+                if let Some(ms) = message
+                    .and_then(|message| message.get("timestamp"))
+                    .and_then(Value::as_i64)
+                {
+                    facts.timestamp_ms = Some(ms);
+                }
+            }
+            if role == Some("user") {
+                facts.user_text = message
+                    .and_then(|message| message.get("content"))
+                    .map(content_text);
+            }
+        }
+        _ => {}
+    }
+    Ok(facts)
+}
+
+/// The text of a message's content: a string, or the text blocks joined by a space.
+fn content_text(content: &Value) -> String {
+    match content {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|block| block.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join(" "),
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::Object(_) => String::new(),
+    }
+}
+
+/// Checks lines to append: each one entry line.
+pub fn check_entries(id: &str, lines: &[String]) -> Result<Vec<EntryFacts>> {
+    lines
+        .iter()
+        .enumerate()
+        .map(|(position, line)| {
+            entry_facts(line).map_err(|reason| StoreError::InvalidSession {
+                what: format!("entry {} appended to session `{id}`", position + 1),
+                reason,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_lines_byte_for_byte() {
+        let bytes = b"{\"type\":\"session\",\"version\":3,\"id\":\"s1\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n{\"type\":\"message\", \"id\":\"a\",\"parentId\":null}\n\n{\"type\":\"x\"}";
+        let lines = SessionLines::parse("test", bytes).unwrap();
+        assert_eq!(lines.entries.len(), 2);
+        assert_eq!(
+            lines.entries[0],
+            "{\"type\":\"message\", \"id\":\"a\",\"parentId\":null}"
+        );
+        let mut expected = bytes.to_vec();
+        expected.retain(|_| true);
+        let text = String::from_utf8(lines.to_jsonl()).unwrap();
+        assert_eq!(text.lines().count(), 3);
+    }
+
+    #[test]
+    fn refuses_what_is_not_a_v3_session() {
+        assert!(SessionLines::parse("t", b"").is_err());
+        assert!(SessionLines::parse("t", b"{\"type\":\"message\"}\n").is_err());
+        assert!(SessionLines::parse("t", b"{\"type\":\"session\",\"id\":\"x\"}\n").is_err());
+        assert!(entry_facts("[1]").is_err());
+        assert!(entry_facts("{\"id\":\"a\"}").is_err());
+    }
+
+    #[test]
+    fn reads_listing_facts() {
+        let facts = entry_facts(r#"{"type":"message","id":"a","parentId":"b","timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":"fix"},{"type":"text","text":"it"}]}}"#).unwrap();
+        assert_eq!(facts.role.as_deref(), Some("user"));
+        assert_eq!(facts.user_text.as_deref(), Some("fix it"));
+        assert_eq!(facts.parent_id.as_deref(), Some("b"));
+        assert!(facts.timestamp_ms.is_some());
+        let named = entry_facts(r#"{"type":"session_info","id":"c","name":"parser"}"#).unwrap();
+        assert_eq!(named.name.as_deref(), Some("parser"));
+    }
+}

@@ -1,0 +1,89 @@
+//! The store interface both backends implement, and the values it speaks in.
+
+use std::future::Future;
+use std::time::Duration;
+
+use crate::error::Result;
+use crate::lines::SessionLines;
+
+/// The writer's right to append to one session: granted by [`SessionStore::acquire`] to one
+/// writer at a time. `token` is the fencing token: it grows with every grant, and an append is
+/// accepted only while the session's token is still this one, so a writer whose lease was taken
+/// over can never write again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    pub session_id: String,
+    pub owner: String,
+    pub token: i64,
+}
+
+/// Which sessions a listing returns. Every field narrows it; `limit` 0 means no limit.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListQuery {
+    /// The project: sessions whose header `cwd` is this.
+    pub project: Option<String>,
+    /// Sessions whose name contains this (case-insensitive).
+    pub name: Option<String>,
+    /// Sessions changed at or after this time (ms since the epoch).
+    pub since_ms: Option<i64>,
+    /// Sessions changed before this time (ms since the epoch).
+    pub until_ms: Option<i64>,
+    /// Sessions with an entry holding these words.
+    pub text: Option<String>,
+    pub limit: usize,
+}
+
+/// One session in a listing, newest first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredSession {
+    pub id: String,
+    pub cwd: String,
+    pub name: Option<String>,
+    /// The header's timestamp.
+    pub created: String,
+    /// When the last user or assistant message was written (its own timestamp), else the header's.
+    pub modified_ms: i64,
+    pub entries: u64,
+    pub message_count: u64,
+    pub first_message: Option<String>,
+    /// Where it is: a file path, or `postgres` for the database.
+    pub location: String,
+}
+
+/// Where sessions live. Both backends pass one test suite (`tests/suite.rs`).
+pub trait SessionStore: Send + Sync {
+    /// Stores a new session from its JSONL lines (the header and any entries).
+    /// [`crate::StoreError::Exists`] when its id is taken.
+    fn import(&self, lines: &SessionLines) -> impl Future<Output = Result<StoredSession>> + Send;
+
+    /// The session's JSONL, byte for byte the lines stored, in order.
+    fn export(&self, id: &str) -> impl Future<Output = Result<SessionLines>> + Send;
+
+    /// Makes `owner` the session's one writer for `ttl`, or [`crate::StoreError::SessionInUse`]
+    /// while another writer's lease runs. A lease that expired is taken over.
+    fn acquire(
+        &self,
+        id: &str,
+        owner: &str,
+        ttl: Duration,
+    ) -> impl Future<Output = Result<Lease>> + Send;
+
+    /// Extends the lease by `ttl` from now; [`crate::StoreError::Fenced`] when it was taken over.
+    fn renew(&self, lease: &Lease, ttl: Duration) -> impl Future<Output = Result<()>> + Send;
+
+    /// Gives the lease up (a later `acquire` by anyone succeeds at once).
+    fn release(&self, lease: &Lease) -> impl Future<Output = Result<()>> + Send;
+
+    /// Appends entry lines after the last one, all or none, checking the lease's token in the same
+    /// step ([`crate::StoreError::Fenced`] when it was taken over). Returns the session's entry
+    /// count. Acknowledged means committed: the entries are durable when this returns.
+    fn append(
+        &self,
+        lease: &Lease,
+        lines: &[String],
+        ttl: Duration,
+    ) -> impl Future<Output = Result<u64>> + Send;
+
+    /// The sessions that match, newest first.
+    fn list(&self, query: &ListQuery) -> impl Future<Output = Result<Vec<StoredSession>>> + Send;
+}

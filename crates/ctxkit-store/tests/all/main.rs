@@ -1,0 +1,6 @@
+//! The store's integration tests: one suite (`suite.rs`) run on both backends.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+
+mod backends;
+mod suite;

@@ -1,0 +1,453 @@
+//! The one test suite every backend passes.
+
+use std::path::Path;
+use std::time::Duration;
+
+use ctxkit_protocol::AgentMessage;
+use ctxkit_session::{NewCompaction, Session, SummarySource};
+use ctxkit_store::{ListQuery, SessionLines, SessionStore, StoreError};
+use serde_json::json;
+
+const LONG: Duration = Duration::from_secs(60);
+
+fn message(role: &str, text: &str, timestamp_ms: i64) -> AgentMessage {
+    let value = match role {
+        "user" => json!({"role": "user", "content": text, "timestamp": timestamp_ms}),
+        _ => json!({
+            "role": "assistant", "content": [{"type": "text", "text": text}],
+            "provider": "anthropic", "model": "claude-sonnet-4-5", "stopReason": "stop",
+            "usage": {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15},
+            "timestamp": timestamp_ms
+        }),
+    };
+    serde_json::from_value(value).unwrap()
+}
+
+/// A real session file written by the session library: two branches, a label, a name and a
+/// compaction, in a fresh project folder. Returns its path.
+fn realistic_session(dir: &Path, project: &str) -> std::path::PathBuf {
+    let mut session = Session::create(project, dir);
+    let ids = session
+        .append_messages(vec![
+            message("user", "fix the tokenizer in parser.rs", 1_763_900_000_000),
+            message(
+                "assistant",
+                "The tokenizer skipped the last line.",
+                1_763_900_001_000,
+            ),
+            message("user", "now add a test", 1_763_900_002_000),
+            message(
+                "assistant",
+                "Added tokenizer_keeps_last_line.",
+                1_763_900_003_000,
+            ),
+        ])
+        .unwrap();
+    session
+        .append_label_change(&ids[1], Some("diagnosis"))
+        .unwrap();
+    session.append_session_info("Parser fixes").unwrap();
+    session
+        .append_compaction(NewCompaction {
+            summary: "## Goal\nFix the tokenizer".to_owned(),
+            first_kept_entry_id: ids[2].clone(),
+            tokens_before: 1234,
+            details: None,
+            source: SummarySource::Ctxkit,
+        })
+        .unwrap();
+    session
+        .append_messages(vec![message("user", "and the lexer?", 1_763_900_004_000)])
+        .unwrap();
+    // A second branch off the first reply.
+    session.branch(&ids[1]).unwrap();
+    session
+        .append_messages(vec![
+            message("user", "explain instead", 1_763_900_005_000),
+            message(
+                "assistant",
+                "It dropped the final newline.",
+                1_763_900_006_000,
+            ),
+        ])
+        .unwrap();
+    session.path().unwrap().to_owned()
+}
+
+fn project() -> String {
+    format!("/work/project-{}", uuid::Uuid::new_v4())
+}
+
+fn entry_line(id: &str, parent: Option<&str>, text: &str) -> String {
+    json!({
+        "type": "message", "id": id, "parentId": parent,
+        "timestamp": "2025-11-20T10:00:00.000Z",
+        "message": {"role": "user", "content": text, "timestamp": 1_763_632_800_000_i64}
+    })
+    .to_string()
+}
+
+/// Imports a small session of `entries` user messages in a chain; returns its id.
+async fn small_session(store: &impl SessionStore, project: &str, entries: usize) -> String {
+    let id = uuid::Uuid::new_v4().to_string();
+    let header = json!({
+        "type": "session", "version": 3, "id": id,
+        "timestamp": "2025-11-20T10:00:00.000Z", "cwd": project
+    })
+    .to_string();
+    let mut lines = Vec::new();
+    for index in 0..entries {
+        let parent = (index > 0).then(|| format!("e{}", index - 1));
+        lines.push(entry_line(&format!("e{index}"), parent.as_deref(), "hello"));
+    }
+    store
+        .import(&SessionLines {
+            header,
+            entries: lines,
+        })
+        .await
+        .unwrap();
+    id
+}
+
+pub async fn import_then_export_is_byte_exact(store: &impl SessionStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = realistic_session(dir.path(), &project());
+    let bytes = std::fs::read(&path).unwrap();
+    let imported = store
+        .import(&SessionLines::parse("fixture", &bytes).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(imported.entries, 10);
+    assert_eq!(imported.name.as_deref(), Some("Parser fixes"));
+    let exported = store.export(&imported.id).await.unwrap();
+    assert_eq!(exported.to_jsonl(), bytes, "the round trip changed bytes");
+}
+
+pub async fn the_tree_labels_leaf_and_compactions_are_the_files(store: &impl SessionStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = realistic_session(dir.path(), &project());
+    let original = Session::open(&path).unwrap();
+    let lines = SessionLines::parse("fixture", &std::fs::read(&path).unwrap()).unwrap();
+    store.import(&lines).await.unwrap();
+    let out = dir.path().join("exported.jsonl");
+    std::fs::write(&out, store.export(original.id()).await.unwrap().to_jsonl()).unwrap();
+    let reopened = Session::open(&out).unwrap();
+    assert!(reopened.diagnostics().is_empty());
+    assert_eq!(reopened.leaf_id(), original.leaf_id());
+    assert_eq!(reopened.session_name(), original.session_name());
+    let labelled: Vec<_> = original
+        .entries()
+        .iter()
+        .map(|entry| original.label(entry.id()))
+        .collect();
+    let relabelled: Vec<_> = reopened
+        .entries()
+        .iter()
+        .map(|entry| reopened.label(entry.id()))
+        .collect();
+    assert_eq!(labelled, relabelled);
+    assert!(labelled.contains(&Some("diagnosis")));
+    let tree = |session: &Session| format!("{:?}", session.tree());
+    assert_eq!(tree(&reopened), tree(&original));
+    let context = |session: &Session| {
+        let built = session.build_context();
+        serde_json::to_string(&session.message_values(&built.messages).unwrap()).unwrap()
+    };
+    assert_eq!(context(&reopened), context(&original));
+    // And on the other branch, across the compaction.
+    let compaction = original
+        .entries()
+        .iter()
+        .find(|entry| entry.type_name() == "compaction")
+        .unwrap();
+    let at = |session: &Session| {
+        let built = session.context_at(ctxkit_session::LeafSelector::Entry(compaction.id()));
+        serde_json::to_string(&session.message_values(&built.messages).unwrap()).unwrap()
+    };
+    assert_eq!(at(&reopened), at(&original));
+    assert!(at(&original).contains("Fix the tokenizer"));
+}
+
+pub async fn appends_land_in_order_and_are_acknowledged(store: &impl SessionStore) {
+    let id = small_session(store, &project(), 1).await;
+    let lease = store.acquire(&id, "writer-a", LONG).await.unwrap();
+    let mut parent = "e0".to_owned();
+    for batch in 0..5 {
+        let lines: Vec<String> = (0..3)
+            .map(|index| {
+                let entry = format!("b{batch}-{index}");
+                let line = entry_line(&entry, Some(&parent), &format!("turn {batch} {index}"));
+                parent = entry;
+                line
+            })
+            .collect();
+        let count = store.append(&lease, &lines, LONG).await.unwrap();
+        assert_eq!(count, 1 + 3 * (batch + 1));
+    }
+    let exported = store.export(&id).await.unwrap();
+    let ids: Vec<String> = exported
+        .entries
+        .iter()
+        .map(|line| ctxkit_store::entry_facts(line).unwrap().id.unwrap())
+        .collect();
+    let mut expected = vec!["e0".to_owned()];
+    for batch in 0..5 {
+        for index in 0..3 {
+            expected.push(format!("b{batch}-{index}"));
+        }
+    }
+    assert_eq!(ids, expected);
+    // The leaf, as a file reader sees it, is the last acknowledged entry.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.jsonl");
+    std::fs::write(&file, exported.to_jsonl()).unwrap();
+    assert_eq!(Session::open(&file).unwrap().leaf_id(), Some("b4-2"));
+}
+
+pub async fn a_second_writer_is_refused(store: &impl SessionStore) {
+    let id = small_session(store, &project(), 1).await;
+    let first = store.acquire(&id, "instance-1", LONG).await.unwrap();
+    let refused = store.acquire(&id, "instance-2", LONG).await.unwrap_err();
+    match refused {
+        StoreError::SessionInUse {
+            owner,
+            expires_in_ms,
+            ..
+        } => {
+            assert_eq!(owner, "instance-1");
+            assert!(expires_in_ms > 0);
+        }
+        other @ (StoreError::InvalidUrl { .. }
+        | StoreError::NotFound { .. }
+        | StoreError::Exists { .. }
+        | StoreError::Fenced { .. }
+        | StoreError::InvalidSession { .. }
+        | StoreError::Io { .. }
+        | StoreError::Session(_)
+        | StoreError::Database { .. }
+        | StoreError::Connect { .. }) => panic!("expected session_in_use, got {other:?}"),
+    }
+    // The holder still writes.
+    store
+        .append(&first, &[entry_line("x", Some("e0"), "still mine")], LONG)
+        .await
+        .unwrap();
+}
+
+pub async fn a_dead_writer_is_taken_over_and_fenced(store: &impl SessionStore) {
+    let id = small_session(store, &project(), 1).await;
+    let dead = store
+        .acquire(&id, "died", Duration::from_millis(200))
+        .await
+        .unwrap();
+    store
+        .append(
+            &dead,
+            &[entry_line("d1", Some("e0"), "before dying")],
+            Duration::from_millis(200),
+        )
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let next = store.acquire(&id, "successor", LONG).await.unwrap();
+    assert!(next.token > dead.token, "the fencing token grows");
+    store
+        .append(&next, &[entry_line("n1", Some("d1"), "taken over")], LONG)
+        .await
+        .unwrap();
+    // The old writer wakes up and tries again: refused, nothing written.
+    let late = store
+        .append(&dead, &[entry_line("d2", Some("d1"), "late")], LONG)
+        .await
+        .unwrap_err();
+    assert!(matches!(late, StoreError::Fenced { .. }), "{late:?}");
+    assert!(matches!(
+        store.renew(&dead, LONG).await,
+        Err(StoreError::Fenced { .. })
+    ));
+    assert!(matches!(
+        store.release(&dead).await,
+        Err(StoreError::Fenced { .. })
+    ));
+    let exported = store.export(&id).await.unwrap();
+    let ids: Vec<_> = exported
+        .entries
+        .iter()
+        .map(|line| ctxkit_store::entry_facts(line).unwrap().id.unwrap())
+        .collect();
+    assert_eq!(ids, ["e0", "d1", "n1"]);
+}
+
+pub async fn a_released_lease_is_free_at_once(store: &impl SessionStore) {
+    let id = small_session(store, &project(), 1).await;
+    let first = store.acquire(&id, "a", LONG).await.unwrap();
+    store.renew(&first, LONG).await.unwrap();
+    store.release(&first).await.unwrap();
+    let second = store.acquire(&id, "b", LONG).await.unwrap();
+    assert!(second.token > first.token);
+    assert!(matches!(
+        store
+            .append(&first, &[entry_line("z", None, "gone")], LONG)
+            .await,
+        Err(StoreError::Fenced { .. })
+    ));
+}
+
+pub async fn racing_takeovers_leave_one_writer(store: &impl SessionStore) {
+    let id = small_session(store, &project(), 1).await;
+    let attempts = (0..8).map(|index| {
+        let owner = format!("racer-{index}");
+        let id = id.clone();
+        async move { store.acquire(&id, &owner, LONG).await }
+    });
+    let results = futures_join_all(attempts).await;
+    let winners: Vec<_> = results.iter().filter(|result| result.is_ok()).collect();
+    assert_eq!(winners.len(), 1, "{results:?}");
+    for result in &results {
+        if let Err(error) = result {
+            assert!(
+                matches!(error, StoreError::SessionInUse { .. }),
+                "{error:?}"
+            );
+        }
+    }
+}
+
+/// Runs futures concurrently on this task (no extra dependency).
+async fn futures_join_all<F: std::future::Future>(
+    futures: impl Iterator<Item = F>,
+) -> Vec<F::Output> {
+    let mut pinned: Vec<_> = futures.map(Box::pin).collect();
+    let mut outputs: Vec<Option<F::Output>> = pinned.iter().map(|_| None).collect();
+    std::future::poll_fn(|context| {
+        let mut pending = false;
+        for (future, output) in pinned.iter_mut().zip(outputs.iter_mut()) {
+            if output.is_none() {
+                match future.as_mut().poll(context) {
+                    std::task::Poll::Ready(value) => *output = Some(value),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    outputs.into_iter().flatten().collect()
+}
+
+pub async fn a_bad_line_writes_nothing(store: &impl SessionStore) {
+    let id = small_session(store, &project(), 1).await;
+    let lease = store.acquire(&id, "w", LONG).await.unwrap();
+    let lines = [entry_line("ok", Some("e0"), "fine"), "not json".to_owned()];
+    let error = store.append(&lease, &lines, LONG).await.unwrap_err();
+    assert!(
+        matches!(error, StoreError::InvalidSession { .. }),
+        "{error:?}"
+    );
+    let two_lines = format!(
+        "{}\n{}",
+        entry_line("a", None, "x"),
+        entry_line("b", None, "y")
+    );
+    assert!(store.append(&lease, &[two_lines], LONG).await.is_err());
+    assert_eq!(store.export(&id).await.unwrap().entries.len(), 1);
+}
+
+pub async fn unknown_and_duplicate_sessions(store: &impl SessionStore) {
+    let missing = uuid::Uuid::new_v4().to_string();
+    assert!(matches!(
+        store.export(&missing).await,
+        Err(StoreError::NotFound { .. })
+    ));
+    assert!(matches!(
+        store.acquire(&missing, "w", LONG).await,
+        Err(StoreError::NotFound { .. })
+    ));
+    let id = small_session(store, &project(), 2).await;
+    let again = store.export(&id).await.unwrap();
+    assert!(matches!(
+        store.import(&again).await,
+        Err(StoreError::Exists { .. })
+    ));
+    assert_eq!(store.export(&id).await.unwrap(), again);
+}
+
+pub async fn listing_by_project_name_time_and_text(store: &impl SessionStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let here = project();
+    let named = realistic_session(dir.path(), &here);
+    let named = store
+        .import(&SessionLines::parse("f", &std::fs::read(&named).unwrap()).unwrap())
+        .await
+        .unwrap();
+    let plain = small_session(store, &here, 2).await;
+    let elsewhere = small_session(store, &project(), 1).await;
+
+    let ids = |sessions: Vec<ctxkit_store::StoredSession>| -> Vec<String> {
+        sessions.into_iter().map(|session| session.id).collect()
+    };
+    let in_project = ListQuery {
+        project: Some(here.clone()),
+        ..ListQuery::default()
+    };
+    let found = store.list(&in_project).await.unwrap();
+    // Newest first: the realistic session's last message is from 2025-11-23, the small one's 11-20.
+    assert_eq!(ids(found.clone()), [named.id.clone(), plain.clone()]);
+    assert_eq!(found[0].message_count, 7);
+    assert_eq!(
+        found[0].first_message.as_deref(),
+        Some("fix the tokenizer in parser.rs")
+    );
+    assert_eq!(found[0].cwd, here);
+    assert!(!ids(found).contains(&elsewhere));
+
+    let by_name = ListQuery {
+        name: Some("fixes parser".to_owned()),
+        ..in_project.clone()
+    };
+    assert!(store.list(&by_name).await.unwrap().is_empty());
+    let by_name = ListQuery {
+        name: Some("PARSER".to_owned()),
+        ..in_project.clone()
+    };
+    assert_eq!(
+        ids(store.list(&by_name).await.unwrap()),
+        [named.id.as_str()]
+    );
+
+    let by_text = ListQuery {
+        text: Some("final NEWLINE".to_owned()),
+        ..in_project.clone()
+    };
+    assert_eq!(
+        ids(store.list(&by_text).await.unwrap()),
+        [named.id.as_str()]
+    );
+    let by_absent_text = ListQuery {
+        text: Some("kubernetes".to_owned()),
+        ..in_project.clone()
+    };
+    assert!(store.list(&by_absent_text).await.unwrap().is_empty());
+
+    let since = ctxkit_session::parse_timestamp_ms("2025-11-22T00:00:00.000Z");
+    let recent = ListQuery {
+        since_ms: since,
+        ..in_project.clone()
+    };
+    assert_eq!(ids(store.list(&recent).await.unwrap()), [named.id.as_str()]);
+    let older = ListQuery {
+        until_ms: since,
+        ..in_project.clone()
+    };
+    assert_eq!(ids(store.list(&older).await.unwrap()), [plain.as_str()]);
+    let one = ListQuery {
+        limit: 1,
+        ..in_project
+    };
+    assert_eq!(store.list(&one).await.unwrap().len(), 1);
+}
