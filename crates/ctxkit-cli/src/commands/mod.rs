@@ -17,6 +17,7 @@ mod sessions;
 mod settings;
 mod summary_setup;
 mod tool_boundary;
+mod web;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -191,6 +192,12 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
         Command::Remove { source, local } => packages::remove(&process, &source, local, out),
         Command::Update { source } => packages::update(&process, source.as_deref(), out),
         Command::List { json } => packages::list(&process, json, out),
+        Command::Export {
+            web,
+            html: _,
+            out: page,
+        } => web::export(&process, &locations, &web, &page, out),
+        Command::View { web, port } => web::view(&process, &locations, &web, port, out),
     }
 }
 

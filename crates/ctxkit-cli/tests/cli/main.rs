@@ -181,6 +181,7 @@ mod secrets;
 mod serve;
 mod serve_in_run;
 mod trust;
+mod web;
 
 #[test]
 fn tokens_with_each_estimator() {
