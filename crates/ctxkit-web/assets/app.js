@@ -224,7 +224,8 @@
   }
   function contextMessage(m) {
     const e = entry(m.e);
-    const shown = m.msg || e;
+    let shown = m.msg || e;
+    if (m.thinkingDropped) shown = Object.assign({}, e, { blocks: (e.blocks || []).filter((b) => b.k !== "thinking") });
     const badges = [];
     if (m.kind === "compactionSummary") badges.push(el("span", "badge bad", "compaction summary"));
     if (m.kind === "branchSummary") badges.push(el("span", "badge sum", "branch summary"));
@@ -234,12 +235,13 @@
     const pruned = m.changed && (shown.blocks || []).some((b) => /ctxkit:\/\/tool-result\//.test(b.t || ""));
     if (pruned) badges.push(el("span", "badge warn", "pruned"));
     else if (m.changed) badges.push(el("span", "badge warn", "changed by the transforms"));
+    if (m.thinkingDropped) badges.push(el("span", "badge warn", "thinking dropped"));
     const card = el("div", "card ctx-msg " + (m.kind === "stored" ? (shown.role || e.ty) : m.kind) + (m.dropped ? " dropped" : ""),
       el("div", "head", el("b", null, shown.role || who(e)), jump(m.e), shown.toolName ? el("span", null, shown.toolName) : null, ...badges));
     card.dataset.entry = String(m.e);
     card.dataset.kind = m.kind;
     card.append(entryBody(shown));
-    if (m.changed) {
+    if (m.changed || m.thinkingDropped) {
       const full = el("button", "small", pruned ? "show the full result (as stored)" : "show the entry as stored");
       full.addEventListener("click", () => { full.replaceWith(el("div", "full-text", el("div", "note", "as stored:"), entryBody(e))); });
       card.append(full);

@@ -34,6 +34,17 @@ fn identity(message: &AgentMessage) -> (String, String, String) {
     (field("role"), field("timestamp"), field("toolCallId"))
 }
 
+/// `message` without its thinking blocks (what the thinking transform sends of an older assistant).
+fn without_thinking(message: &AgentMessage) -> AgentMessage {
+    let mut stripped = message.clone();
+    if let AgentMessage::Assistant(assistant) = &mut stripped {
+        assistant
+            .content
+            .retain(|block| !matches!(block, ctxkit_protocol::ContentBlock::Thinking(_)));
+    }
+    stripped
+}
+
 /// For each input message, the output message it became (`None`: dropped). The output is the
 /// input with messages removed and some changed, in the same order.
 fn align(input: &[AgentMessage], output: &[AgentMessage]) -> Vec<Option<usize>> {
@@ -87,7 +98,10 @@ pub(crate) fn context_record(
             }
             Some(position) => {
                 let sent = &output.messages[*position];
-                if derived || sent != message {
+                if !derived && sent != message && without_thinking(message) == *sent {
+                    // Only its thinking was dropped: the page shows the entry without it (no copy).
+                    record.insert("thinkingDropped".to_owned(), json!(true));
+                } else if derived || sent != message {
                     let value = serde_json::to_value(sent).unwrap_or(Value::Null);
                     record.insert("changed".to_owned(), json!(!derived || sent != message));
                     record.insert("msg".to_owned(), Value::Object(renderer.message(&value)));

@@ -16,10 +16,13 @@ use crate::redact::Redactor;
 /// Which contexts the page carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ContextPolicy {
-    /// Every entry's context when the session has at most this many entries; else the context at
-    /// each branch tip, at each compaction and before it, and at up to this many requests of the
-    /// current path, evenly spread (an exported page).
-    Precompute { all_up_to: usize },
+    /// Every entry's context when the session has at most `all_up_to` entries; else the context
+    /// at each branch tip, at each compaction and before it, and at `sampled_requests` requests of
+    /// the current path, evenly spread (an exported page).
+    Precompute {
+        all_up_to: usize,
+        sampled_requests: usize,
+    },
     /// None: the page asks the server for each (`ctxkit view`).
     OnDemand,
 }
@@ -46,12 +49,14 @@ pub struct PageOptions {
 }
 
 /// Fewest characters a text block keeps, however large the session.
-pub const MIN_CLIP_CHARS: usize = 300;
+pub const MIN_CLIP_CHARS: usize = 200;
 /// Most characters a text block keeps.
 pub const MAX_CLIP_CHARS: usize = 50_000;
 
 impl PageOptions {
-    /// The defaults: 24 M characters of text, 16 MB of images, every context up to 3000 entries.
+    /// The defaults: 12 M characters of text, 16 MB of images, every context up to 3000 entries,
+    /// else 60 requests' contexts (and
+    /// the tips' and compactions', see `precomputed`).
     pub fn new(title: impl Into<String>, redactor: Redactor) -> Self {
         Self {
             title: title.into(),
@@ -59,8 +64,11 @@ impl PageOptions {
             redactor,
             transform: TransformSettings::default(),
             context_window: 0,
-            contexts: ContextPolicy::Precompute { all_up_to: 3000 },
-            text_budget: 24_000_000,
+            contexts: ContextPolicy::Precompute {
+                all_up_to: 3000,
+                sampled_requests: 60,
+            },
+            text_budget: 12_000_000,
             image_budget: 16_000_000,
         }
     }
@@ -163,20 +171,37 @@ fn display_order(session: &Session) -> Vec<[usize; 2]> {
     order
 }
 
+/// Branch tips whose contexts a large session's page carries.
+const MAX_SAMPLED_TIPS: usize = 20;
+/// Compactions (the latest) whose contexts, and their parents', a large session's page carries.
+const MAX_SAMPLED_COMPACTIONS: usize = 40;
+
 /// The entries whose contexts an exported page carries.
-fn precomputed(session: &Session, all_up_to: usize, path: &[EntryIndex]) -> Vec<EntryIndex> {
+fn precomputed(
+    session: &Session,
+    all_up_to: usize,
+    sampled_requests: usize,
+    path: &[EntryIndex],
+) -> Vec<EntryIndex> {
     let count = session.entries().len();
     if count <= all_up_to {
         return (0..count).collect();
     }
+    // The current leaf, the latest tips, and the latest compactions: what a reader opens first.
     let mut chosen = tips(session);
-    chosen.truncate(200);
-    for (position, entry) in session.entries().iter().enumerate() {
-        if entry.type_name() == "compaction" {
-            chosen.push(position);
-            if let Some(parent) = session.index().parent(position) {
-                chosen.push(parent);
-            }
+    chosen.reverse();
+    chosen.truncate(MAX_SAMPLED_TIPS);
+    let compactions: Vec<EntryIndex> = session
+        .entries()
+        .iter()
+        .enumerate()
+        .filter(|(_, entry)| entry.type_name() == "compaction")
+        .map(|(position, _)| position)
+        .collect();
+    for &position in compactions.iter().rev().take(MAX_SAMPLED_COMPACTIONS) {
+        chosen.push(position);
+        if let Some(parent) = session.index().parent(position) {
+            chosen.push(parent);
         }
     }
     let requests: Vec<EntryIndex> = path
@@ -186,7 +211,7 @@ fn precomputed(session: &Session, all_up_to: usize, path: &[EntryIndex]) -> Vec<
             session.index().get(position).and_then(|entry| entry.role()) == Some("assistant")
         })
         .collect();
-    let step = (requests.len() / all_up_to.max(1)).max(1);
+    let step = (requests.len() / sampled_requests.max(1)).max(1);
     chosen.extend(requests.iter().step_by(step));
     chosen.sort_unstable();
     chosen.dedup();
@@ -207,8 +232,12 @@ pub fn build_page_data(session: &Session, options: &PageOptions) -> Result<Value
         .map(|leaf| session.index().path_to(leaf))
         .unwrap_or_default();
     let mut contexts = Map::new();
-    if let ContextPolicy::Precompute { all_up_to } = options.contexts {
-        for position in precomputed(session, all_up_to, &path) {
+    if let ContextPolicy::Precompute {
+        all_up_to,
+        sampled_requests,
+    } = options.contexts
+    {
+        for position in precomputed(session, all_up_to, sampled_requests, &path) {
             let record = context_record(
                 session,
                 position,

@@ -1,5 +1,6 @@
 // Drives headless Chromium (playwright-core, from CTXKIT_BROWSER_TOOLS) over a session page and
-// checks what a person would see. Usage: node browser.cjs export|view URL SCREENSHOT_DIR
+// checks what a person would see. Usage: node browser.cjs export|view|measure URL SCREENSHOT_DIR
+// (`measure`: time to the first painted page and a screenshot, for docs/benchmarks.md).
 // Expectations come as JSON in EXPECT. Exits non-zero with a message on the first failure.
 "use strict";
 const path = require("path");
@@ -33,7 +34,8 @@ async function main() {
   console.log("first paint (ready) after " + (Date.now() - started) + " ms");
   try {
     if (mode === "export") await exported(page);
-    else await live(page);
+    else if (mode === "view") await live(page);
+    else await measure(page);
   } finally {
     await browser.close();
   }
@@ -95,6 +97,24 @@ async function exported(page) {
   check((await cards.nth(1).textContent()).includes("anthropic/claude-haiku-4-5"), "the summarizer named");
   await page.screenshot({ path: path.join(shots, "export-compactions.png") });
   console.log("screenshots: " + path.join(shots, "export-conversation.png") + " " + path.join(shots, "export-compactions.png"));
+}
+
+async function measure(page) {
+  const paint = await page.evaluate(() => {
+    const entries = performance.getEntriesByType("paint").map((entry) => entry.name + " " + Math.round(entry.startTime) + " ms");
+    const nav = performance.getEntriesByType("navigation")[0];
+    return entries.join(", ") + "; DOM content loaded " + Math.round(nav.domContentLoadedEventEnd) + " ms";
+  });
+  console.log("paint: " + paint + "; rows in the DOM: " + await page.locator("#tree .row").count());
+  const started = Date.now();
+  await page.keyboard.press("g");
+  await page.waitForFunction(() => document.querySelector("#tree .row.sel") !== null);
+  console.log("jump to the first entry: " + (Date.now() - started) + " ms");
+  await page.keyboard.press("l");
+  await page.screenshot({ path: path.join(shots, "measure-conversation.png") });
+  await page.click('#tabs button[data-tab="compactions"]');
+  await page.screenshot({ path: path.join(shots, "measure-compactions.png") });
+  console.log("screenshots: " + path.join(shots, "measure-conversation.png") + " " + path.join(shots, "measure-compactions.png"));
 }
 
 async function live(page) {
