@@ -2,9 +2,9 @@
 //! request on the current path (provider usage and the estimate) with its markers, and usage and
 //! cost per turn and in total.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
-use ctxkit_compaction::{UNDO_COMPACTION_TYPE, list_compactions};
+use ctxkit_compaction::UNDO_COMPACTION_TYPE;
 use ctxkit_protocol::AgentMessage;
 use ctxkit_session::{EntryIndex, Session, build_context, entry_messages};
 use ctxkit_tokens::estimate_tokens;
@@ -52,86 +52,118 @@ pub(crate) fn tips(session: &Session) -> Vec<EntryIndex> {
         .collect()
 }
 
-/// Every compaction of the tree (each on the path of some tip), with what it covered and kept.
+/// A compaction entry's JSON (few per session: read from its line).
+fn compaction_value(session: &Session, position: EntryIndex) -> Value {
+    session
+        .index()
+        .get(position)
+        .and_then(|entry| entry.raw().ok())
+        .and_then(|raw| serde_json::from_str::<Value>(&raw).ok())
+        .unwrap_or(Value::Null)
+}
+
+/// Where the entries a compaction on `path` at `on_path` covered start and end, and where its kept
+/// range starts: the rule of `ctxkit_compaction::list_compactions` (covered: from the previous
+/// compaction's kept entry, or the entry after it, up to this one's kept entry), computed from the
+/// compaction entries alone so a large session's messages are not parsed once per compaction.
+fn covered_range(
+    session: &Session,
+    path: &[EntryIndex],
+    on_path: usize,
+) -> (usize, usize, Option<usize>) {
+    let index = session.index();
+    let kept_position = |position: usize| {
+        let first_kept = compaction_value(session, path[position])
+            .get("firstKeptEntryId")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        first_kept.and_then(|id| {
+            path[..position]
+                .iter()
+                .position(|&entry| index.get(entry).is_some_and(|stored| stored.id() == id))
+        })
+    };
+    let mut boundary = 0;
+    for (position, &entry) in path.iter().enumerate().take(on_path) {
+        if index
+            .get(entry)
+            .is_some_and(|stored| stored.type_name() == "compaction")
+        {
+            boundary = kept_position(position).unwrap_or(position + 1);
+        }
+    }
+    let kept = kept_position(on_path);
+    let covered_end = kept.unwrap_or(on_path);
+    (boundary.min(covered_end), covered_end, kept)
+}
+
+/// The latest continuation below `position`: its last child, that child's last child, and so on.
+fn continuation(children: &[Vec<EntryIndex>], position: EntryIndex) -> Vec<EntryIndex> {
+    let mut chain = Vec::new();
+    let mut current = position;
+    while let Some(&next) = children.get(current).and_then(|list| list.last()) {
+        chain.push(next);
+        current = next;
+    }
+    chain
+}
+
+/// Estimated context tokens right after a compaction (its summary and the kept messages), as
+/// `ctxkit compactions` reports it.
+fn tokens_after(session: &Session, position: EntryIndex) -> Result<u64, WebError> {
+    let context = build_context(session.index(), Some(position));
+    Ok(session
+        .messages(&context.messages)?
+        .iter()
+        .map(estimate_tokens)
+        .sum())
+}
+
+/// Every compaction of the tree, with what it covered and kept and what the next turns carried.
 pub(crate) fn compactions(
     session: &Session,
     renderer: &Renderer<'_>,
 ) -> Result<Vec<Value>, WebError> {
     let index = session.index();
     let undone = undone_compactions(session);
-    let is_compaction = |position: EntryIndex| {
-        index
-            .get(position)
-            .is_some_and(|entry| entry.type_name() == "compaction")
-    };
-    let mut seen = HashSet::new();
-    let mut shown = Vec::new();
-    for tip in tips(session) {
-        let path = index.path_to(tip);
-        if !path
-            .iter()
-            .any(|&position| is_compaction(position) && !seen.contains(&position))
-        {
-            continue;
-        }
-        let Some(tip_id) = index.get(tip).map(|entry| entry.id().to_owned()) else {
-            continue;
-        };
-        for record in list_compactions(session, Some(&tip_id))? {
-            let Some(position) = index.position(&record.id) else {
-                continue;
-            };
-            if !seen.insert(position) {
-                continue;
-            }
-            let on_path = path
-                .iter()
-                .position(|&entry| entry == position)
-                .unwrap_or(0);
-            let kept_from = path[..on_path].iter().position(|&entry| {
-                index
-                    .get(entry)
-                    .is_some_and(|e| e.id() == record.first_kept_entry_id)
-            });
-            let kept: Vec<EntryIndex> = kept_from
-                .map(|from| path[from..on_path].to_vec())
-                .unwrap_or_default();
-            let covered: Vec<EntryIndex> = record
-                .covered_entry_ids
-                .iter()
-                .filter_map(|id| index.position(id))
-                .collect();
-            let details = session_details(session, position);
-            let next = next_requests(session, &path[on_path + 1..]);
-            shown.push(json!({
-                "e": position,
-                "tokensBefore": record.tokens_before,
-                "tokensAfter": record.tokens_after,
-                "summarizer": record.summarizer.as_deref().map(|name| renderer.short(name)),
-                "fromHook": record.from_hook,
-                "summary": renderer.redactor.clip(&record.summary, renderer.clip_chars.max(20_000)).0,
-                "covered": covered,
-                "kept": kept,
-                "readFiles": file_list(&details, "readFiles", renderer),
-                "modifiedFiles": file_list(&details, "modifiedFiles", renderer),
-                "undoneBy": undone.get(&record.id),
-                "next": next,
-            }));
+    let count = session.entries().len();
+    let mut children: Vec<Vec<EntryIndex>> = vec![Vec::new(); count];
+    for position in 0..count {
+        if let Some(parent) = index.parent(position) {
+            children[parent].push(position);
         }
     }
-    shown.sort_by_key(|record| record["e"].as_u64());
+    let mut shown = Vec::new();
+    for position in 0..count {
+        let Some(entry) = index.get(position) else {
+            continue;
+        };
+        if entry.type_name() != "compaction" {
+            continue;
+        }
+        let path = index.path_to(position);
+        let on_path = path.len().saturating_sub(1);
+        let (covered_start, covered_end, kept_from) = covered_range(session, &path, on_path);
+        let value = compaction_value(session, position);
+        let details = value.get("details").cloned().unwrap_or(Value::Null);
+        let summary = value.get("summary").and_then(Value::as_str).unwrap_or("");
+        let summarizer = details.get("summarizer").and_then(Value::as_str);
+        shown.push(json!({
+            "e": position,
+            "tokensBefore": value.get("tokensBefore").and_then(Value::as_u64).unwrap_or(0),
+            "tokensAfter": tokens_after(session, position)?,
+            "summarizer": summarizer.map(|name| renderer.short(name)),
+            "fromHook": value.get("fromHook").and_then(Value::as_bool) == Some(true),
+            "summary": renderer.redactor.clip(summary, renderer.clip_chars.max(20_000)).0,
+            "covered": path[covered_start..covered_end].to_vec(),
+            "kept": kept_from.map(|from| path[from..on_path].to_vec()).unwrap_or_default(),
+            "readFiles": file_list(&details, "readFiles", renderer),
+            "modifiedFiles": file_list(&details, "modifiedFiles", renderer),
+            "undoneBy": undone.get(entry.id()),
+            "next": next_requests(session, &continuation(&children, position)),
+        }));
+    }
     Ok(shown)
-}
-
-/// A compaction entry's `details` object.
-fn session_details(session: &Session, position: EntryIndex) -> Value {
-    session
-        .index()
-        .get(position)
-        .and_then(|entry| entry.raw().ok())
-        .and_then(|raw| serde_json::from_str::<Value>(&raw).ok())
-        .and_then(|value| value.get("details").cloned())
-        .unwrap_or(Value::Null)
 }
 
 fn file_list(details: &Value, field: &str, renderer: &Renderer<'_>) -> Vec<String> {

@@ -17,8 +17,12 @@ const CREDENTIAL_SHAPES: &[&str] = &[
     r"\bAKIA[0-9A-Z]{16}\b",
     r"\bAIza[0-9A-Za-z_\-]{35}",
     r"(?i)\bbearer\s+[A-Za-z0-9._\-]{20,}",
-    r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
+    // To its END line, or to the end of the text (a clipped block).
+    r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\z)",
 ];
+
+/// Characters past a clipping limit that are still redacted with the kept text.
+const CLIP_MARGIN: usize = 512;
 
 /// The replacement of everything redacted.
 pub const REDACTED: &str = "<redacted>";
@@ -83,12 +87,20 @@ impl Redactor {
 
     /// [`Self::clean`], then at most `limit` characters; the second value is the full length in
     /// characters when the text was clipped.
+    ///
+    /// Only the kept part (and a margin, so a secret cut at the limit is still recognised) is
+    /// redacted: a session of hundreds of megabytes is not scanned whole. The length reported is
+    /// the original text's.
     pub fn clip(&self, text: &str, limit: usize) -> (String, Option<usize>) {
-        let cleaned = self.clean(text);
-        let length = cleaned.chars().count();
-        if length <= limit {
+        let cut = text
+            .char_indices()
+            .nth(limit + CLIP_MARGIN)
+            .map_or(text.len(), |(index, _)| index);
+        let cleaned = self.clean(&text[..cut]);
+        if cut == text.len() && cleaned.chars().count() <= limit {
             return (cleaned, None);
         }
+        let length = text.chars().count();
         (cleaned.chars().take(limit).collect(), Some(length))
     }
 }
@@ -120,6 +132,17 @@ mod tests {
     fn a_bad_pattern_is_an_error_naming_it() {
         let error = Redactor::new(Vec::new(), &["(".to_owned()]).unwrap_err();
         assert!(error.to_string().contains("`--redact (`"), "{error}");
+    }
+
+    #[test]
+    fn a_secret_cut_by_the_limit_is_still_redacted() {
+        let redactor = Redactor::new(Vec::new(), &[]).unwrap();
+        let text = format!("{}sk-ant-api03-abcdefghijklmnopqrstuvwxyz", "x".repeat(20));
+        let (shown, full) = redactor.clip(&text, 30);
+        assert!(!shown.contains("sk-ant-api03-abcd"), "{shown}");
+        assert_eq!(full, Some(text.chars().count()));
+        let key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7\n".repeat(40);
+        assert!(!redactor.clip(&key, 100).0.contains("MIIEp"));
     }
 
     #[test]
