@@ -109,30 +109,44 @@
 
   // ---- tree (virtual list) ----
   const tree = { box: null, spacer: null, rows: new Map(), list: [] };
+  // A tall list would exceed what browsers paint (rows past ~2 million pixels vanish): the
+  // scrollable height is capped and the scroll position maps proportionally onto the rows.
+  const MAX_HEIGHT = 1000000;
+  function treeHeight() { return Math.min(tree.list.length * ROW, MAX_HEIGHT); }
+  function scaled() { return tree.list.length * ROW > MAX_HEIGHT; }
+  // The (fractional) row at the top of the view.
+  function topRow() {
+    const visible = tree.box.clientHeight / ROW;
+    if (!scaled()) return tree.box.scrollTop / ROW;
+    const range = Math.max(1, treeHeight() - tree.box.clientHeight);
+    return (tree.box.scrollTop / range) * Math.max(0, tree.list.length - visible);
+  }
   function buildTree() {
     tree.list = D.order;
     orderPos = new Array(D.entries.length);
     tree.list.forEach((pair, pos) => { orderPos[pair[0]] = pos; });
-    tree.spacer.style.height = (tree.list.length * ROW) + "px";
+    tree.spacer.style.height = treeHeight() + "px";
     tree.rows.forEach((node) => node.remove());
     tree.rows.clear();
     drawTree();
   }
   function drawTree() {
-    const top = tree.box.scrollTop;
-    const first = Math.max(0, Math.floor(top / ROW) - 20);
-    const last = Math.min(tree.list.length, Math.ceil((top + tree.box.clientHeight) / ROW) + 20);
+    const top = topRow();
+    const first = Math.max(0, Math.floor(top) - 10);
+    const last = Math.min(tree.list.length, Math.ceil(top + tree.box.clientHeight / ROW) + 10);
     for (const [pos, node] of tree.rows) {
       if (pos < first || pos >= last) { node.remove(); tree.rows.delete(pos); }
     }
     for (let pos = first; pos < last; pos++) {
-      if (tree.rows.has(pos)) { paintRow(tree.rows.get(pos), pos); continue; }
-      const node = el("div", "row");
-      node.style.top = (pos * ROW) + "px";
-      node.addEventListener("click", () => select(tree.list[pos][0], false));
+      let node = tree.rows.get(pos);
+      if (!node) {
+        node = el("div", "row");
+        node.addEventListener("click", () => select(tree.list[pos][0], false));
+        tree.spacer.append(node);
+        tree.rows.set(pos, node);
+      }
+      node.style.top = Math.round(tree.box.scrollTop + (pos - top) * ROW) + "px";
       paintRow(node, pos);
-      tree.spacer.append(node);
-      tree.rows.set(pos, node);
     }
   }
   function paintRow(node, pos) {
@@ -148,8 +162,13 @@
   function revealRow(i) {
     const pos = orderPos[i];
     if (pos === undefined) return;
-    const y = pos * ROW;
-    if (y < tree.box.scrollTop || y > tree.box.scrollTop + tree.box.clientHeight - ROW) tree.box.scrollTop = y - tree.box.clientHeight / 2;
+    const top = topRow();
+    const visible = tree.box.clientHeight / ROW;
+    if (pos < top || pos > top + visible - 1) {
+      const wanted = Math.max(0, pos - visible / 2);
+      if (!scaled()) tree.box.scrollTop = wanted * ROW;
+      else tree.box.scrollTop = wanted / Math.max(1, tree.list.length - visible) * Math.max(1, treeHeight() - tree.box.clientHeight);
+    }
     drawTree();
   }
 
