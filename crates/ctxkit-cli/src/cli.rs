@@ -353,6 +353,51 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Write a session as one self-contained web page: the tree, what the model saw, each
+    /// compaction beside what it replaced, the context size over time (no network; secrets
+    /// redacted).
+    Export {
+        #[command(flatten)]
+        web: WebArgs,
+        /// Write HTML (the only format).
+        #[arg(long, required = true)]
+        html: bool,
+        /// The page to write.
+        #[arg(short = 'o', long = "out", value_name = "FILE")]
+        out: PathBuf,
+    },
+    /// Serve a session's page on loopback (a printed URL with a random token), following the
+    /// session as an agent appends; Ctrl-C stops.
+    View {
+        #[command(flatten)]
+        web: WebArgs,
+        /// The port on 127.0.0.1 (default: a free one).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+    },
+}
+
+/// What `export --html` and `view` show.
+#[derive(Debug, Args)]
+pub struct WebArgs {
+    /// The session: a ctxkit/Pi file, or a Claude Code, Codex or OpenCode session (imported on the
+    /// fly; nothing is written to the sessions folder). `view` defaults to the current project's
+    /// most recent session.
+    pub file: Option<PathBuf>,
+    /// The agent that wrote FILE.
+    #[arg(long, default_value = "auto", value_parser = ["auto", "claude-code", "codex", "opencode"])]
+    pub from: String,
+    /// Leave thinking blocks out of the page.
+    #[arg(long)]
+    pub no_thinking: bool,
+    /// Also redact text matching this regular expression (repeatable); known keys and
+    /// credential-shaped tokens are always redacted.
+    #[arg(long, value_name = "PATTERN")]
+    pub redact: Vec<String>,
+    /// The model's context window for the sliding window of the model's view (default: the
+    /// session model's, when known).
+    #[arg(long, value_name = "TOKENS")]
+    pub context_window: Option<u64>,
 }
 
 /// `ctxkit chat`.

@@ -19,6 +19,7 @@ mod spend;
 mod store;
 mod summary_setup;
 mod tool_boundary;
+mod web;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -222,6 +223,12 @@ fn dispatch(
         Command::Remove { source, local } => packages::remove(&process, &source, local, out),
         Command::Update { source } => packages::update(&process, source.as_deref(), out),
         Command::List { json } => packages::list(&process, json, out),
+        Command::Export {
+            web,
+            html: _,
+            out: page,
+        } => web::export(&process, &locations, &web, &page, out),
+        Command::View { web, port } => web::view(&process, &locations, &web, port, out),
     }
 }
 

@@ -186,6 +186,7 @@ mod serve_in_run;
 mod small_windows;
 mod store;
 mod trust;
+mod web;
 
 #[test]
 fn tokens_with_each_estimator() {

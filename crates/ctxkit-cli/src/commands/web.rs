@@ -1,0 +1,238 @@
+//! `ctxkit export --html` and `ctxkit view`: a session as a web page (`ctxkit-web`), from a
+//! ctxkit/Pi session file or another agent's session imported on the fly (never written into the
+//! sessions folder: a temporary copy that lives as long as the command).
+
+use std::io::Write;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use anyhow::{Context as _, Result};
+use ctxkit_import::{SourceFormat, import_file};
+use ctxkit_session::Session;
+use ctxkit_web::{
+    PageMode, PageOptions, Redactor, SessionLoader, ViewConfig, WebError, build_page_data,
+    new_token, render_page, serve_view,
+};
+
+use super::Locations;
+use super::settings::ProcessSettings;
+use super::summary_setup::{self, SummaryFlags};
+use super::tool_boundary::ToolBoundary;
+use crate::Outcome;
+use crate::cli::WebArgs;
+
+/// Whether `file` starts with a v3 session header (else it is imported).
+fn is_session_file(file: &Path) -> bool {
+    let Ok(mut opened) = std::fs::File::open(file) else {
+        return true;
+    };
+    let mut head = vec![0u8; 4096];
+    let read = std::io::Read::read(&mut opened, &mut head).unwrap_or(0);
+    let text = String::from_utf8_lossy(&head[..read]);
+    let first = text.lines().next().unwrap_or("");
+    first.contains("\"type\":\"session\"") || first.contains("\"type\": \"session\"")
+}
+
+/// Opens a session of any format ctxkit reads; another agent's session is converted into a new
+/// file under `scratch` (the returned session reads its lines from there).
+fn open_any(file: &Path, from: &str, scratch: &Path, serial: u64) -> Result<Session, WebError> {
+    let reload_error = |reason: String| WebError::Reload {
+        path: file.to_owned(),
+        reason,
+    };
+    if from == "auto" && is_session_file(file) {
+        return Ok(Session::open(file)?);
+    }
+    let format = match from {
+        "auto" => None,
+        name => Some(name.parse::<SourceFormat>().map_err(reload_error)?),
+    };
+    let imported = import_file(file, format).map_err(|error| reload_error(error.to_string()))?;
+    let target = scratch.join(format!("imported-{serial}.jsonl"));
+    let previous = scratch.join(format!("imported-{}.jsonl", serial.saturating_sub(2)));
+    let _ = std::fs::remove_file(previous);
+    imported
+        .write_to(&target)
+        .map_err(|error| reload_error(error.to_string()))?;
+    Ok(Session::open(&target)?)
+}
+
+/// The page options the flags and settings give: secrets known to ctxkit (provider keys, settings
+/// credentials) redacted, the engine's transform settings, the model's window.
+fn page_options(
+    process: &ProcessSettings<'_>,
+    locations: &Locations,
+    args: &WebArgs,
+    session: &Session,
+    title: String,
+) -> Result<PageOptions> {
+    let mut secrets: Vec<String> = ctxkit_llm::EnvSettings::variable_names()
+        .into_iter()
+        .filter_map(ctxkit_secrets::environment_variable)
+        .collect();
+    let transforms = match (process.environment(), process.settings()) {
+        (Ok(environment), Ok(settings)) => {
+            secrets
+                .extend(ToolBoundary::new(environment, settings, &locations.sessions_root).secrets);
+            summary_setup::resolve(process, SummaryFlags::default())
+                .map(|setup| setup.engine_settings.transforms)
+                .unwrap_or_default()
+        }
+        _ => ctxkit_engine::EngineSettings::default().transforms,
+    };
+    let redactor = Redactor::new(secrets, &args.redact)?;
+    let mut options = PageOptions::new(title, redactor);
+    options.no_thinking = args.no_thinking;
+    options.transform = transforms;
+    options.context_window = match args.context_window {
+        Some(window) => window,
+        None => session
+            .build_context()
+            .model
+            .and_then(|model| {
+                let table = ctxkit_llm::ModelTable::builtin();
+                let id = model.model_id?;
+                let limits = match &model.provider {
+                    Some(provider) => table.find(provider, &id),
+                    None => table.find_by_id(&id),
+                };
+                limits.map(|limits| limits.context_window)
+            })
+            .unwrap_or(0),
+    };
+    Ok(options)
+}
+
+fn title_of(session: &Session, file: &Path) -> String {
+    session.session_name().unwrap_or_else(|| {
+        file.file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "session".to_owned())
+    })
+}
+
+/// `ctxkit export --html FILE -o OUT`.
+pub fn export(
+    process: &ProcessSettings<'_>,
+    locations: &Locations,
+    args: &WebArgs,
+    output: &Path,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
+    let file = args.file.as_deref().context("name the session to export")?;
+    let scratch = tempfile::tempdir().context("cannot create a temporary directory")?;
+    let session = open_any(file, &args.from, scratch.path(), 0)?;
+    super::report_damage(&session, file)?;
+    let options = page_options(process, locations, args, &session, title_of(&session, file))?;
+    let data = build_page_data(&session, &options)?;
+    let page = render_page(&data, PageMode::Export);
+    write_page(output, page.as_bytes())?;
+    writeln!(out, "{}", output.display())?;
+    writeln!(
+        std::io::stderr().lock(),
+        "Exported {} entries, {} compactions ({} bytes) to `{}`",
+        session.entries().len(),
+        data["compactions"].as_array().map_or(0, Vec::len),
+        page.len(),
+        output.display()
+    )?;
+    Ok(Outcome::Success)
+}
+
+/// Writes the page atomically (a temporary file beside it, then a rename): a failed export never
+/// leaves half a page where an older one was.
+fn write_page(output: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = output
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut temporary = tempfile::NamedTempFile::new_in(dir)
+        .with_context(|| format!("cannot write into `{}`", dir.display()))?;
+    temporary
+        .write_all(bytes)
+        .with_context(|| format!("cannot write `{}`", output.display()))?;
+    // A page is made to be opened and shared: readable like any file the user writes (a temporary
+    // file starts private).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let _ = temporary
+            .as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644));
+    }
+    temporary
+        .persist(output)
+        .with_context(|| format!("cannot write `{}`", output.display()))?;
+    Ok(())
+}
+
+/// `ctxkit view [FILE]`: serves the page on loopback until interrupted.
+pub fn view(
+    process: &ProcessSettings<'_>,
+    locations: &Locations,
+    args: &WebArgs,
+    port: u16,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
+    let file: PathBuf = match &args.file {
+        Some(file) => file.clone(),
+        None => {
+            let cwd = std::env::current_dir().context("cannot read the current directory")?;
+            let dir = ctxkit_session::default_session_dir(
+                &locations.sessions_root,
+                &cwd.to_string_lossy(),
+            );
+            ctxkit_session::find_most_recent_session(&dir).with_context(|| {
+                format!(
+                    "no session in `{}`\nhint: name one: `ctxkit view SESSION.jsonl`",
+                    dir.display()
+                )
+            })?
+        }
+    };
+    let scratch = Arc::new(tempfile::tempdir().context("cannot create a temporary directory")?);
+    let serial = Arc::new(AtomicU64::new(0));
+    let first = open_any(&file, &args.from, scratch.path(), 0)?;
+    super::report_damage(&first, &file)?;
+    let options = page_options(process, locations, args, &first, title_of(&first, &file))?;
+    drop(first);
+    let loader: SessionLoader = {
+        let file = file.clone();
+        let from = args.from.clone();
+        Arc::new(move || {
+            let next = serial.fetch_add(1, Ordering::SeqCst) + 1;
+            open_any(&file, &from, scratch.path(), next)
+        })
+    };
+    let config = ViewConfig {
+        watched: file.clone(),
+        loader,
+        options,
+        token: new_token(),
+    };
+    let token = config.token.clone();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        let shutdown = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        let address = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+        let (bound, server) = serve_view(address, config, shutdown).await?;
+        writeln!(out, "http://{bound}/?token={token}")?;
+        out.flush()?;
+        writeln!(
+            std::io::stderr().lock(),
+            "Serving `{}` on loopback, following it as it grows; Ctrl-C stops",
+            file.display()
+        )?;
+        server.await;
+        Ok::<_, anyhow::Error>(())
+    })?;
+    Ok(Outcome::Success)
+}

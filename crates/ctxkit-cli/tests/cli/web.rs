@@ -1,0 +1,289 @@
+//! `ctxkit export --html` and `ctxkit view`: the page's contents and escaping, checked on the
+//! file, and what a person sees, checked in headless Chromium (`web/browser.cjs`, playwright-core
+//! installed by `.ci/install-chromium`). Under CI (`CI` set) a missing browser fails the tests.
+
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "the browser tests print the screenshots' paths, and why they skipped"
+)]
+
+#[path = "web/fixture.rs"]
+mod fixture;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use fixture::{DemoSession, FAKE_KEY, demo_session, jsonl};
+use serde_json::json;
+
+fn write_demo(dir: &Path) -> (PathBuf, DemoSession) {
+    let demo = demo_session();
+    let file = dir.join("demo.jsonl");
+    std::fs::write(&file, jsonl(&demo.lines)).unwrap();
+    (file, demo)
+}
+
+fn ctxkit(home: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+        .args(args)
+        .env("CTXKIT_HOME", home)
+        .env("HOME", home)
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap()
+}
+
+fn export(home: &Path, file: &Path, extra: &[&str]) -> String {
+    let page = home.join("page.html");
+    let mut args = vec![
+        "export",
+        "--html",
+        file.to_str().unwrap(),
+        "-o",
+        page.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let output = ctxkit(home, &args);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    std::fs::read_to_string(page).unwrap()
+}
+
+/// The JSON data of a page.
+fn page_data(page: &str) -> serde_json::Value {
+    let start = page.find("id=\"session-data\">").unwrap() + "id=\"session-data\">".len();
+    let end = start + page[start..].find("</script>").unwrap();
+    serde_json::from_str(&page[start..end]).unwrap()
+}
+
+#[test]
+fn the_exported_page_is_self_contained_escaped_and_redacted() {
+    let home = tempfile::tempdir().unwrap();
+    let (file, demo) = write_demo(home.path());
+    let page = export(home.path(), &file, &["--redact", "needle-w[a-z]+"]);
+    // Only the page's own two script elements; no external resource; a strict policy.
+    assert_eq!(page.matches("</script>").count(), 2);
+    assert_eq!(page.matches("<script").count(), 2);
+    for external in ["src=\"http", "href=\"http", "<link", "@import", "url("] {
+        assert!(!page.contains(external), "{external}");
+    }
+    assert!(page.contains(
+        "Content-Security-Policy\" content=\"default-src &#39;none&#39;; script-src &#39;sha256-"
+    ));
+    assert!(!page.contains(FAKE_KEY), "the key is redacted");
+    assert!(!page.contains("needle-word"), "--redact applies");
+    let data = page_data(&page);
+    let compactions = data["compactions"].as_array().unwrap();
+    assert_eq!(compactions.len(), 2);
+    assert_eq!(
+        compactions[0]["covered"].as_array().unwrap().len(),
+        demo.covered_by_first
+    );
+    assert_eq!(compactions[0]["tokensBefore"], json!(30_000));
+    let first = data["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|entry| entry["id"] == json!(demo.first_compaction));
+    assert_eq!(compactions[0]["e"], json!(first.unwrap()));
+    assert!(
+        page.contains("I should run step c01"),
+        "thinking is kept by default"
+    );
+    // The leaf's context went through the transforms: older results pruned, the summary first.
+    let leaf = data["leaf"].as_u64().unwrap();
+    assert_eq!(data["entries"][leaf as usize]["id"], json!(demo.leaf));
+    let context = &data["contexts"][leaf.to_string()];
+    assert_eq!(context["messages"][0]["kind"], json!("compactionSummary"));
+    assert!(
+        context["report"]["toolResultsPruned"].as_u64().unwrap() >= 1,
+        "{context}"
+    );
+
+    let without = export(home.path(), &file, &["--no-thinking"]);
+    assert!(!without.contains("I should run step c01"));
+    let _ = demo.second_compaction;
+}
+
+#[test]
+fn a_bad_redact_pattern_is_one_line_naming_it() {
+    let home = tempfile::tempdir().unwrap();
+    let (file, _) = write_demo(home.path());
+    let output = ctxkit(
+        home.path(),
+        &[
+            "export",
+            "--html",
+            file.to_str().unwrap(),
+            "-o",
+            "x.html",
+            "--redact",
+            "(",
+        ],
+    );
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("`--redact (` is not a valid regular expression"),
+        "{stderr}"
+    );
+}
+
+/// playwright-core's folder and Chromium, or `None` (outside CI) when they are not installed.
+fn browser_tools() -> Option<PathBuf> {
+    let tools = std::env::var_os("CTXKIT_BROWSER_TOOLS")
+        .map(PathBuf::from)
+        .or_else(|| std::env::home_dir().map(|home| home.join(".cache/ctxkit-browser-tools")))?;
+    let ready = tools.join("node_modules/playwright-core").is_dir()
+        && Path::new("/usr/bin/chromium").exists();
+    if ready {
+        return Some(tools);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "headless Chromium or playwright-core is missing under CI: run `.ci/install-chromium`"
+    );
+    eprintln!("skipped: no Chromium/playwright-core (run `.ci/install-chromium`)");
+    None
+}
+
+/// Where screenshots go: `CTXKIT_ARTIFACTS` (CI keeps it) or a temp folder.
+fn screenshot_dir(fallback: &Path) -> PathBuf {
+    let dir = std::env::var_os("CTXKIT_ARTIFACTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| fallback.to_owned());
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn node_checker(
+    tools: &Path,
+    mode: &str,
+    url: &str,
+    shots: &Path,
+    expect: serde_json::Value,
+) -> Command {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/web/browser.cjs");
+    let mut command = Command::new("node");
+    command
+        .arg(script)
+        .args([mode, url, shots.to_str().unwrap()])
+        .env("CTXKIT_BROWSER_TOOLS", tools)
+        .env("EXPECT", expect.to_string());
+    command
+}
+
+#[test]
+fn a_browser_shows_the_exported_page() {
+    let Some(tools) = browser_tools() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let (file, demo) = write_demo(home.path());
+    export(home.path(), &file, &[]);
+    let shots = screenshot_dir(home.path());
+    let url = format!("file://{}", home.path().join("page.html").display());
+    let expect =
+        json!({"coveredByFirst": demo.covered_by_first, "beforeSecond": demo.before_second});
+    let output = node_checker(&tools, "export", &url, &shots, expect)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    println!("{stdout}");
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("OK"));
+}
+
+#[test]
+fn a_browser_follows_the_session_in_view() {
+    let Some(tools) = browser_tools() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let (file, _) = write_demo(home.path());
+    let mut server = Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+        .args(["view", file.to_str().unwrap()])
+        .env("CTXKIT_HOME", home.path())
+        .env("HOME", home.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut url = String::new();
+    BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut url)
+        .unwrap();
+    let url = url.trim().to_owned();
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.contains("/?token="),
+        "{url}"
+    );
+    // Without the token, or from another host name, nothing is served.
+    let base = url.split("/?").next().unwrap().to_owned();
+    assert_eq!(http_status(&base, "/api/data", "127.0.0.1"), 403);
+    let with_token = format!("/api/data?{}", url.split('?').nth(1).unwrap());
+    assert_eq!(http_status(&base, &with_token, "evil.example"), 403);
+    assert_eq!(
+        http_status(&base, &with_token, &base["http://".len()..]),
+        200
+    );
+
+    let shots = screenshot_dir(home.path());
+    let mut checker = node_checker(&tools, "view", &url, &shots, json!({}))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(checker.stdout.take().unwrap()).lines();
+    let mut seen = String::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        seen.push_str(&line);
+        seen.push('\n');
+        if line.starts_with("READY") {
+            break;
+        }
+    }
+    // An agent appends a turn, as `ctxkit chat` or `serve` would.
+    let mut session = ctxkit_session::Session::open(&file).unwrap();
+    let user: ctxkit_protocol::AgentMessage = serde_json::from_value(json!({"role": "user", "content": "appended-live-marker", "timestamp": 1_800_000_000_000_i64})).unwrap();
+    let reply: ctxkit_protocol::AgentMessage = serde_json::from_value(json!({"role": "assistant", "content": [{"type": "text", "text": "appended-live-reply"}], "provider": "anthropic", "model": "claude-sonnet-4-5", "stopReason": "stop", "timestamp": 1_800_000_001_000_i64})).unwrap();
+    session.append_messages(vec![user, reply]).unwrap();
+    for line in lines {
+        seen.push_str(&line.unwrap());
+        seen.push('\n');
+    }
+    let status = checker.wait().unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut checker.stderr.take().unwrap(), &mut stderr).unwrap();
+    println!("{seen}");
+    assert!(status.success(), "{seen}\n{stderr}");
+    assert!(seen.contains("OK"));
+}
+
+/// The status code of a GET with the given `Host` header.
+fn http_status(base: &str, path: &str, host: &str) -> u16 {
+    use std::io::{Read, Write};
+    let address = &base["http://".len()..];
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    response
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0)
+}

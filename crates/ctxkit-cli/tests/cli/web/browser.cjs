@@ -1,0 +1,133 @@
+// Drives headless Chromium (playwright-core, from CTXKIT_BROWSER_TOOLS) over a session page and
+// checks what a person would see. Usage: node browser.cjs export|view|measure URL SCREENSHOT_DIR
+// (`measure`: time to the first painted page and a screenshot, for docs/benchmarks.md).
+// Expectations come as JSON in EXPECT. Exits non-zero with a message on the first failure.
+"use strict";
+const path = require("path");
+const tools = process.env.CTXKIT_BROWSER_TOOLS;
+const { chromium } = require(path.join(tools, "node_modules", "playwright-core"));
+const [mode, url, shots] = process.argv.slice(2);
+const expect = JSON.parse(process.env.EXPECT || "{}");
+
+function check(condition, message) {
+  if (!condition) throw new Error("check failed: " + message);
+}
+
+async function main() {
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+  const page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
+  const problems = [];
+  page.on("console", (message) => { if (message.type() === "error") problems.push("console: " + message.text()); });
+  page.on("pageerror", (error) => problems.push("page error: " + error.message));
+  page.on("dialog", (dialog) => { problems.push("a dialog opened: " + dialog.message()); dialog.dismiss(); });
+  page.on("request", (request) => {
+    const target = request.url();
+    if (!target.startsWith("file:") && !target.startsWith("data:") && !target.startsWith("http://127.0.0.1")) problems.push("network request: " + target);
+  });
+  const started = Date.now();
+  await page.goto(url);
+  await page.waitForSelector("body[data-ready=true]", { timeout: 30000 });
+  console.log("first paint (ready) after " + (Date.now() - started) + " ms");
+  try {
+    if (mode === "export") await exported(page);
+    else if (mode === "view") await live(page);
+    else await measure(page);
+  } finally {
+    await browser.close();
+  }
+  check(problems.length === 0, problems.join("; "));
+  console.log("OK");
+}
+
+async function exported(page) {
+  const markers = async (kind) => page.locator('#chart .marker[data-kind="' + kind + '"]').count();
+  check(await markers("compaction") === 2, "two compaction markers on the chart, found " + await markers("compaction"));
+  for (const kind of ["overflow", "branchSummary", "modelChange", "cacheRead"]) check(await markers(kind) >= 1, "a " + kind + " marker");
+  check(await page.locator("#tree .row.leaf").count() === 1, "the leaf marked in the tree");
+  await page.keyboard.press("g");
+  check(await page.locator("#tree .row .badge.label", { hasText: "start" }).count() === 1, "the label shown");
+  await page.keyboard.press("l");
+  // The context at the leaf: the second compaction's summary, pruned results, full text on demand.
+  const context = page.locator("#context");
+  check(await context.locator('.ctx-msg[data-kind="compactionSummary"]').count() === 1, "the compaction summary in the model's view");
+  check(await context.locator(".ctx-msg", { hasText: "c08..c12 green" }).count() === 1, "the second summary at the leaf");
+  const pruned = context.locator(".ctx-msg .badge", { hasText: "pruned" });
+  check(await pruned.count() >= 1, "a pruned result in the model's view");
+  await context.locator("button", { hasText: "show the full result" }).first().click();
+  check(await context.locator(".full-text", { hasText: "line 119 of" }).count() === 1, "the pruned result's full text on demand");
+  await page.screenshot({ path: path.join(shots, "export-conversation.png") });
+  // A chosen entry before the second compaction: its context holds the first summary.
+  await page.evaluate((id) => { location.hash = "#" + id; }, expect.beforeSecond);
+  await page.waitForFunction((id) => document.querySelector("#context h2").textContent.includes(id), expect.beforeSecond);
+  check(await context.locator(".ctx-msg", { hasText: "ran c01..c07" }).count() === 1, "the first summary in the context before the second compaction");
+  check(await context.locator(".ctx-msg", { hasText: "c08..c12 green" }).count() === 0, "no second summary before it");
+  // Keyboard: k moves the selection up the tree.
+  const before = await page.locator("#tree .row.sel").getAttribute("data-entry");
+  await page.keyboard.press("k");
+  check(await page.locator("#tree .row.sel").getAttribute("data-entry") !== before, "k moves the selection");
+  // Hostile text renders as text.
+  await page.evaluate(() => { location.hash = "#e003"; });
+  await page.waitForFunction(() => document.querySelector("#raw .card.sel") !== null);
+  const raw = await page.locator("#raw .card.sel pre").first().textContent();
+  check(raw.includes("<script>alert(1)</script>") && raw.includes("javascript:alert(3)") && raw.includes("&lt;b&gt; &amp;") && raw.includes("\u241b[31m"), "hostile text shown as text: " + raw);
+  check(await page.evaluate(() => document.scripts.length) === 2, "no script element from the session");
+  check(await page.locator("img[src=x], a[href^=javascript]").count() === 0, "no element from the session's markup");
+  await page.evaluate(() => { location.hash = "#e006"; });
+  await page.waitForFunction(() => document.querySelector("#raw .card.sel img.shot") !== null);
+  check(await page.evaluate(() => document.querySelector("#raw .card.sel img.shot").naturalWidth) === 1, "the image shown");
+  // Search.
+  await page.fill("#search", "needle-word");
+  await page.press("#search", "Enter");
+  check(await page.locator("#results .search-hit").count() >= 1, "search finds the needle");
+  // The compactions beside what they replaced.
+  await page.click('#tabs button[data-tab="compactions"]');
+  const cards = page.locator(".compaction-card");
+  check(await cards.count() === 2, "two compaction cards");
+  const change = await cards.first().locator(".tokens-change").textContent();
+  check(/^30,000 → [0-9,]+ tokens$/.test(change), "before → after on the first card: " + change);
+  await cards.first().locator("details.covered > summary").click();
+  await cards.first().locator(".covered-list .item").first().waitFor({ timeout: 5000 });
+  const covered = await cards.first().locator(".covered-list .item").count();
+  check(covered === expect.coveredByFirst, "covered entries listed: " + covered + " of " + expect.coveredByFirst);
+  check((await cards.first().textContent()).includes("src/lexer.rs"), "modified files listed");
+  check((await cards.nth(1).textContent()).includes("anthropic/claude-haiku-4-5"), "the summarizer named");
+  await page.screenshot({ path: path.join(shots, "export-compactions.png") });
+  console.log("screenshots: " + path.join(shots, "export-conversation.png") + " " + path.join(shots, "export-compactions.png"));
+}
+
+async function measure(page) {
+  const paint = await page.evaluate(() => {
+    const entries = performance.getEntriesByType("paint").map((entry) => entry.name + " " + Math.round(entry.startTime) + " ms");
+    const nav = performance.getEntriesByType("navigation")[0];
+    return entries.join(", ") + "; DOM content loaded " + Math.round(nav.domContentLoadedEventEnd) + " ms";
+  });
+  console.log("paint: " + paint + "; rows in the DOM: " + await page.locator("#tree .row").count());
+  const started = Date.now();
+  await page.keyboard.press("g");
+  await page.waitForFunction(() => document.querySelector("#tree .row.sel") !== null);
+  console.log("jump to the first entry: " + (Date.now() - started) + " ms");
+  await page.keyboard.press("l");
+  await page.screenshot({ path: path.join(shots, "measure-conversation.png") });
+  await page.click('#tabs button[data-tab="compactions"]');
+  await page.screenshot({ path: path.join(shots, "measure-compactions.png") });
+  console.log("screenshots: " + path.join(shots, "measure-conversation.png") + " " + path.join(shots, "measure-compactions.png"));
+}
+
+async function live(page) {
+  const rows = await page.evaluate(() => JSON.parse(document.getElementById("session-data").textContent).entries.length);
+  console.log("READY " + rows);
+  await page.waitForSelector("#tree .row >> text=appended-live-marker", { timeout: 30000 });
+  // The selection followed the leaf; its context comes from the server on demand.
+  await page.waitForFunction(() => document.querySelector("#context .ctx-msg:last-child") !== null &&
+    document.querySelector("#context").textContent.includes("appended-live-reply"), null, { timeout: 30000 });
+  const status = await page.locator("#status").textContent();
+  check(status.includes("live"), "the status says live: " + status);
+  await page.screenshot({ path: path.join(shots, "view-live.png") });
+  console.log("screenshots: " + path.join(shots, "view-live.png"));
+}
+
+main().catch((error) => { console.error(error.message); process.exit(1); });

@@ -1,0 +1,220 @@
+//! A message as the page shows it: a list of display blocks (text, thinking, tool call, tool
+//! result, image, JSON), every string redacted and clipped, thinking left out on request, images
+//! kept only when they are a known image type in plain base64 and within the page's budget.
+
+use std::cell::Cell;
+
+use serde_json::{Map, Value, json};
+
+use crate::redact::Redactor;
+
+/// How strings and images go into the page.
+#[derive(Debug)]
+pub(crate) struct Renderer<'a> {
+    pub redactor: &'a Redactor,
+    /// Characters kept of one text block.
+    pub clip_chars: usize,
+    pub no_thinking: bool,
+    /// Bytes of images the page may still hold.
+    pub image_budget: Cell<usize>,
+}
+
+/// Image types a page shows (others are named, not shown: an `image/svg+xml` could carry script).
+const SHOWN_IMAGE_TYPES: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+impl Renderer<'_> {
+    /// A text field of a block: `t` (clipped) and `n` (the full length, when clipped).
+    fn text_into(&self, block: &mut Map<String, Value>, text: &str) {
+        let (shown, full) = self.redactor.clip(text, self.clip_chars);
+        block.insert("t".to_owned(), Value::String(shown));
+        if let Some(full) = full {
+            block.insert("n".to_owned(), json!(full));
+        }
+    }
+
+    fn text_block(&self, kind: &str, text: &str) -> Value {
+        let mut block = Map::new();
+        block.insert("k".to_owned(), json!(kind));
+        self.text_into(&mut block, text);
+        Value::Object(block)
+    }
+
+    /// A short string (a name, a model): redacted, at most 200 characters.
+    pub fn short(&self, text: &str) -> String {
+        self.redactor.clip(text, 200).0
+    }
+
+    /// The blocks of a message's `content` (a string or a list of blocks).
+    pub fn content(&self, content: Option<&Value>) -> Vec<Value> {
+        match content {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::String(text)) => vec![self.text_block("text", text)],
+            Some(Value::Array(blocks)) => blocks.iter().map(|block| self.block(block)).collect(),
+            Some(other) => vec![self.json_block(other)],
+        }
+    }
+
+    fn json_block(&self, value: &Value) -> Value {
+        self.text_block("json", &value.to_string())
+    }
+
+    fn block(&self, block: &Value) -> Value {
+        let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
+        let text_of = |field: &str| block.get(field).and_then(Value::as_str).unwrap_or("");
+        match kind {
+            "text" => self.text_block("text", text_of("text")),
+            "thinking" if self.no_thinking => json!({"k": "thinking", "t": "", "omitted": true}),
+            "thinking" => {
+                let redacted = block.get("redacted").and_then(Value::as_bool) == Some(true);
+                let mut shown = self.text_block("thinking", text_of("thinking"));
+                if redacted && let Some(object) = shown.as_object_mut() {
+                    object.insert("t".to_owned(), json!("[encrypted thinking]"));
+                }
+                shown
+            }
+            "toolCall" => {
+                let arguments = block.get("arguments").cloned().unwrap_or(Value::Null);
+                let arguments = serde_json::to_string_pretty(&arguments).unwrap_or_default();
+                let mut shown = Map::new();
+                shown.insert("k".to_owned(), json!("tool"));
+                shown.insert("name".to_owned(), json!(self.short(text_of("name"))));
+                shown.insert("id".to_owned(), json!(self.short(text_of("id"))));
+                self.text_into(&mut shown, &arguments);
+                Value::Object(shown)
+            }
+            "image" => self.image(text_of("mimeType"), text_of("data")),
+            _ => self.json_block(block),
+        }
+    }
+
+    /// An image block: its data when it is a shown type, plain base64, and fits the budget.
+    fn image(&self, mime: &str, data: &str) -> Value {
+        let plain_base64 = data
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'+' | b'/' | b'='));
+        let budget = self.image_budget.get();
+        let mime_shown = SHOWN_IMAGE_TYPES.contains(&mime);
+        if mime_shown && plain_base64 && !data.is_empty() && data.len() <= budget {
+            self.image_budget.set(budget - data.len());
+            json!({"k": "image", "mime": mime, "data": data})
+        } else {
+            let reason = if mime_shown && plain_base64 {
+                "not embedded: over the page's image budget"
+            } else {
+                "not shown: not a PNG, JPEG, GIF or WebP image in base64"
+            };
+            json!({"k": "image", "mime": self.short(mime), "bytes": data.len(), "t": reason})
+        }
+    }
+
+    /// The display blocks of one message (any role), with its role-specific fields.
+    pub fn message(&self, message: &Value) -> Map<String, Value> {
+        let mut shown = Map::new();
+        let role = message.get("role").and_then(Value::as_str).unwrap_or("");
+        shown.insert("role".to_owned(), json!(self.short(role)));
+        let text = |field: &str| message.get(field).and_then(Value::as_str);
+        let blocks = match role {
+            "bashExecution" => {
+                let command = text("command").unwrap_or("");
+                let output = text("output").unwrap_or("");
+                vec![
+                    self.text_block("bash", command),
+                    self.text_block("text", output),
+                ]
+            }
+            "compactionSummary" | "branchSummary" => {
+                vec![self.text_block("summary", text("summary").unwrap_or(""))]
+            }
+            _ => self.content(message.get("content")),
+        };
+        shown.insert("blocks".to_owned(), Value::Array(blocks));
+        for field in [
+            "toolName",
+            "toolCallId",
+            "provider",
+            "model",
+            "stopReason",
+            "customType",
+        ] {
+            if let Some(value) = text(field) {
+                shown.insert(field.to_owned(), json!(self.short(value)));
+            }
+        }
+        if let Some(error) = text("errorMessage") {
+            shown.insert(
+                "errorMessage".to_owned(),
+                json!(self.redactor.clip(error, 2000).0),
+            );
+        }
+        if message.get("isError").and_then(Value::as_bool) == Some(true) {
+            shown.insert("isError".to_owned(), json!(true));
+        }
+        if let Some(usage) = message.get("usage").and_then(usage_of) {
+            shown.insert("usage".to_owned(), usage);
+        }
+        shown
+    }
+}
+
+/// A message's usage in the page's short form: `[input, output, cacheRead, cacheWrite, total,
+/// cost]`; `None` when it reports nothing.
+pub(crate) fn usage_of(usage: &Value) -> Option<Value> {
+    let number = |field: &str| usage.get(field).and_then(Value::as_u64).unwrap_or(0);
+    let input = number("input");
+    let output = number("output");
+    let cache_read = number("cacheRead");
+    let cache_write = number("cacheWrite");
+    let total = match number("totalTokens") {
+        0 => input + output + cache_read + cache_write,
+        total => total,
+    };
+    let cost = usage
+        .get("cost")
+        .and_then(|cost| cost.get("total"))
+        .and_then(Value::as_f64)
+        .unwrap_or(0.0);
+    (total > 0 || cost > 0.0).then(|| json!([input, output, cache_read, cache_write, total, cost]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn renderer(redactor: &Redactor) -> Renderer<'_> {
+        Renderer {
+            redactor,
+            clip_chars: 10,
+            no_thinking: true,
+            image_budget: Cell::new(100),
+        }
+    }
+
+    #[test]
+    fn thinking_is_left_out_and_long_text_clipped_with_its_length() {
+        let redactor = Redactor::new(Vec::new(), &[]).unwrap();
+        let shown = renderer(&redactor).message(&json!({"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "secret plan"},
+            {"type": "text", "text": "0123456789abcdef"}]}));
+        assert_eq!(
+            shown["blocks"][0],
+            json!({"k": "thinking", "t": "", "omitted": true})
+        );
+        assert_eq!(
+            shown["blocks"][1],
+            json!({"k": "text", "t": "0123456789", "n": 16})
+        );
+    }
+
+    #[test]
+    fn only_raster_images_in_plain_base64_are_embedded() {
+        let redactor = Redactor::new(Vec::new(), &[]).unwrap();
+        let renderer = renderer(&redactor);
+        let shown = renderer.content(Some(&json!([
+            {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="},
+            {"type": "image", "mimeType": "image/svg+xml", "data": "PHN2Zz4="},
+            {"type": "image", "mimeType": "image/png", "data": "x\"><script>"}])));
+        assert_eq!(shown[0]["data"], "iVBORw0KGgo=");
+        assert!(shown[1].get("data").is_none());
+        assert!(shown[2].get("data").is_none());
+    }
+}

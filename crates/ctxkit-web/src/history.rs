@@ -1,0 +1,356 @@
+//! The session over time: each compaction with what it replaced and kept, the context size per
+//! request on the current path (provider usage and the estimate) with its markers, and usage and
+//! cost per turn and in total.
+
+use std::collections::HashMap;
+
+use ctxkit_compaction::UNDO_COMPACTION_TYPE;
+use ctxkit_protocol::AgentMessage;
+use ctxkit_session::{EntryIndex, Session, build_context, entry_messages};
+use ctxkit_tokens::estimate_tokens;
+use serde_json::{Value, json};
+
+use crate::blocks::{Renderer, usage_of};
+use crate::error::WebError;
+
+/// Compactions a session names in `ctxkit.undo-compaction` entries: compaction id → the marker's
+/// entry index.
+fn undone_compactions(session: &Session) -> HashMap<String, EntryIndex> {
+    let mut undone = HashMap::new();
+    for (position, entry) in session.entries().iter().enumerate() {
+        if entry.type_name() != "custom" {
+            continue;
+        }
+        let Ok(raw) = entry.raw() else { continue };
+        let Ok(value) = serde_json::from_str::<Value>(&raw) else {
+            continue;
+        };
+        if value.get("customType").and_then(Value::as_str) == Some(UNDO_COMPACTION_TYPE)
+            && let Some(id) = value
+                .get("data")
+                .and_then(|data| data.get("compactionId"))
+                .and_then(Value::as_str)
+        {
+            undone.insert(id.to_owned(), position);
+        }
+    }
+    undone
+}
+
+/// Entries with no child: the tips of the tree's branches.
+pub(crate) fn tips(session: &Session) -> Vec<EntryIndex> {
+    let index = session.index();
+    let count = session.entries().len();
+    let mut has_child = vec![false; count];
+    for position in 0..count {
+        if let Some(parent) = index.parent(position) {
+            has_child[parent] = true;
+        }
+    }
+    (0..count)
+        .filter(|&position| !has_child[position])
+        .collect()
+}
+
+/// A compaction entry's JSON (few per session: read from its line).
+fn compaction_value(session: &Session, position: EntryIndex) -> Value {
+    session
+        .index()
+        .get(position)
+        .and_then(|entry| entry.raw().ok())
+        .and_then(|raw| serde_json::from_str::<Value>(&raw).ok())
+        .unwrap_or(Value::Null)
+}
+
+/// Where the entries a compaction on `path` at `on_path` covered start and end, and where its kept
+/// range starts: the rule of `ctxkit_compaction::list_compactions` (covered: from the previous
+/// compaction's kept entry, or the entry after it, up to this one's kept entry), computed from the
+/// compaction entries alone so a large session's messages are not parsed once per compaction.
+fn covered_range(
+    session: &Session,
+    path: &[EntryIndex],
+    on_path: usize,
+) -> (usize, usize, Option<usize>) {
+    let index = session.index();
+    let kept_position = |position: usize| {
+        let first_kept = compaction_value(session, path[position])
+            .get("firstKeptEntryId")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        first_kept.and_then(|id| {
+            path[..position]
+                .iter()
+                .position(|&entry| index.get(entry).is_some_and(|stored| stored.id() == id))
+        })
+    };
+    let mut boundary = 0;
+    for (position, &entry) in path.iter().enumerate().take(on_path) {
+        if index
+            .get(entry)
+            .is_some_and(|stored| stored.type_name() == "compaction")
+        {
+            boundary = kept_position(position).unwrap_or(position + 1);
+        }
+    }
+    let kept = kept_position(on_path);
+    let covered_end = kept.unwrap_or(on_path);
+    (boundary.min(covered_end), covered_end, kept)
+}
+
+/// The latest continuation below `position`: its last child, that child's last child, and so on.
+fn continuation(children: &[Vec<EntryIndex>], position: EntryIndex) -> Vec<EntryIndex> {
+    let mut chain = Vec::new();
+    let mut current = position;
+    while let Some(&next) = children.get(current).and_then(|list| list.last()) {
+        chain.push(next);
+        current = next;
+    }
+    chain
+}
+
+/// Estimated context tokens right after a compaction (its summary and the kept messages), as
+/// `ctxkit compactions` reports it.
+fn tokens_after(session: &Session, position: EntryIndex) -> Result<u64, WebError> {
+    let context = build_context(session.index(), Some(position));
+    Ok(session
+        .messages(&context.messages)?
+        .iter()
+        .map(estimate_tokens)
+        .sum())
+}
+
+/// Every compaction of the tree, with what it covered and kept and what the next turns carried.
+pub(crate) fn compactions(
+    session: &Session,
+    renderer: &Renderer<'_>,
+) -> Result<Vec<Value>, WebError> {
+    let index = session.index();
+    let undone = undone_compactions(session);
+    let count = session.entries().len();
+    let mut children: Vec<Vec<EntryIndex>> = vec![Vec::new(); count];
+    for position in 0..count {
+        if let Some(parent) = index.parent(position) {
+            children[parent].push(position);
+        }
+    }
+    let mut shown = Vec::new();
+    for position in 0..count {
+        let Some(entry) = index.get(position) else {
+            continue;
+        };
+        if entry.type_name() != "compaction" {
+            continue;
+        }
+        let path = index.path_to(position);
+        let on_path = path.len().saturating_sub(1);
+        let (covered_start, covered_end, kept_from) = covered_range(session, &path, on_path);
+        let value = compaction_value(session, position);
+        let details = value.get("details").cloned().unwrap_or(Value::Null);
+        let summary = value.get("summary").and_then(Value::as_str).unwrap_or("");
+        let summarizer = details.get("summarizer").and_then(Value::as_str);
+        shown.push(json!({
+            "e": position,
+            "tokensBefore": value.get("tokensBefore").and_then(Value::as_u64).unwrap_or(0),
+            "tokensAfter": tokens_after(session, position)?,
+            "summarizer": summarizer.map(|name| renderer.short(name)),
+            "fromHook": value.get("fromHook").and_then(Value::as_bool) == Some(true),
+            "summary": renderer.redactor.clip(summary, renderer.clip_chars.max(20_000)).0,
+            "covered": path[covered_start..covered_end].to_vec(),
+            "kept": kept_from.map(|from| path[from..on_path].to_vec()).unwrap_or_default(),
+            "readFiles": file_list(&details, "readFiles", renderer),
+            "modifiedFiles": file_list(&details, "modifiedFiles", renderer),
+            "undoneBy": undone.get(entry.id()),
+            "next": next_requests(session, &continuation(&children, position)),
+        }));
+    }
+    Ok(shown)
+}
+
+fn file_list(details: &Value, field: &str, renderer: &Renderer<'_>) -> Vec<String> {
+    details
+        .get(field)
+        .and_then(Value::as_array)
+        .map(|files| {
+            files
+                .iter()
+                .filter_map(Value::as_str)
+                .take(500)
+                .map(|file| renderer.short(file))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The requests after a compaction, up to the next one: how many, and the context the provider
+/// reported for the first (what the next turn really carried).
+fn next_requests(session: &Session, after: &[EntryIndex]) -> Value {
+    let mut requests = 0;
+    let mut first_usage = None;
+    for &position in after {
+        let Some(entry) = session.index().get(position) else {
+            continue;
+        };
+        if entry.type_name() == "compaction" {
+            break;
+        }
+        if entry.role() != Some("assistant") {
+            continue;
+        }
+        requests += 1;
+        if first_usage.is_none() {
+            first_usage = assistant_usage(session, position).map(|usage| usage[4].clone());
+        }
+    }
+    json!({"requests": requests, "firstUsage": first_usage})
+}
+
+/// The short usage of an assistant entry.
+fn assistant_usage(session: &Session, position: EntryIndex) -> Option<Value> {
+    let entry = session.index().get(position)?;
+    let message = entry.message_json().ok()??;
+    let value: Value = serde_json::from_str(&message).ok()?;
+    value.get("usage").and_then(usage_of)
+}
+
+/// The estimate of the messages an entry adds to a context.
+fn entry_estimate(session: &Session, position: EntryIndex) -> u64 {
+    let Some(entry) = session.index().get(position) else {
+        return 0;
+    };
+    entry_messages(position, entry)
+        .iter()
+        .filter_map(|message| session.message(message).ok())
+        .map(|message| estimate_tokens(&message))
+        .sum()
+}
+
+/// The context size per request on the path to `leaf` (the estimate of the context the request
+/// was built from, chars/4, and the provider's reported total), markers for compactions,
+/// overflows, branch summaries, cache reads and model changes, and usage per turn and in total.
+pub(crate) fn timeline(session: &Session, leaf: Option<EntryIndex>) -> Result<Value, WebError> {
+    let index = session.index();
+    let path = leaf.map(|leaf| index.path_to(leaf)).unwrap_or_default();
+    let mut points = Vec::new();
+    let mut markers = Vec::new();
+    let mut turns: Vec<Value> = Vec::new();
+    let mut estimate: u64 = 0;
+    let mut last_model: Option<String> = None;
+    for &position in &path {
+        let Some(entry) = index.get(position) else {
+            continue;
+        };
+        match entry.type_name() {
+            "compaction" => {
+                let context = build_context(index, Some(position));
+                estimate = session
+                    .messages(&context.messages)?
+                    .iter()
+                    .map(estimate_tokens)
+                    .sum();
+                markers.push(json!({"e": position, "kind": "compaction", "at": points.len()}));
+                continue;
+            }
+            "branch_summary" => {
+                markers.push(json!({"e": position, "kind": "branchSummary", "at": points.len()}))
+            }
+            "model_change" => {
+                markers.push(json!({"e": position, "kind": "modelChange", "at": points.len()}));
+                // The next reply of that model is the same change, not another one.
+                let raw = entry.raw().ok();
+                last_model = raw
+                    .and_then(|raw| serde_json::from_str::<Value>(&raw).ok())
+                    .and_then(|value| {
+                        value
+                            .get("modelId")
+                            .and_then(Value::as_str)
+                            .map(str::to_owned)
+                    });
+            }
+            _ => {}
+        }
+        if entry.role() == Some("user") {
+            turns.push(json!({"e": position, "usage": [0, 0, 0, 0, 0, 0.0], "requests": 0}));
+        }
+        if entry.role() == Some("assistant") {
+            let message = session.message(&ctxkit_session::ContextMessage::new(
+                position,
+                ctxkit_session::ContextMessageKind::Stored,
+            ))?;
+            request_point(
+                &message,
+                position,
+                estimate,
+                &mut points,
+                &mut markers,
+                &mut last_model,
+                &mut turns,
+            );
+        }
+        estimate += entry_estimate(session, position);
+    }
+    Ok(json!({"points": points, "markers": markers, "turns": turns}))
+}
+
+/// One request (an assistant message): its point, its markers, and its usage added to its turn.
+fn request_point(
+    message: &AgentMessage,
+    position: EntryIndex,
+    estimate: u64,
+    points: &mut Vec<Value>,
+    markers: &mut Vec<Value>,
+    last_model: &mut Option<String>,
+    turns: &mut [Value],
+) {
+    let value = serde_json::to_value(message).unwrap_or(Value::Null);
+    let usage = value.get("usage").and_then(usage_of);
+    let at = points.len();
+    if let Some(assistant) = message.as_assistant() {
+        if ctxkit_overflow::is_context_overflow(assistant, None) {
+            markers.push(json!({"e": position, "kind": "overflow", "at": at}));
+        }
+        let model = value
+            .get("model")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        if model.is_some() && last_model.is_some() && model != *last_model {
+            markers.push(json!({"e": position, "kind": "modelChange", "at": at}));
+        }
+        if model.is_some() {
+            *last_model = model;
+        }
+    }
+    if let Some(usage) = &usage {
+        if usage[2].as_u64().unwrap_or(0) > 0 {
+            markers.push(json!({"e": position, "kind": "cacheRead", "at": at}));
+        }
+        if let Some(turn) = turns.last_mut() {
+            add_usage(turn, usage);
+        }
+    }
+    points.push(json!({"e": position, "est": estimate, "usage": usage.as_ref().map(|usage| usage[4].clone())}));
+}
+
+fn add_usage(turn: &mut Value, usage: &Value) {
+    if let Some(sum) = turn.get_mut("usage").and_then(Value::as_array_mut) {
+        for (field, value) in sum.iter_mut().zip(usage.as_array().into_iter().flatten()) {
+            *field = match (field.as_u64(), value.as_u64()) {
+                (Some(left), Some(right)) => json!(left + right),
+                _ => json!(field.as_f64().unwrap_or(0.0) + value.as_f64().unwrap_or(0.0)),
+            };
+        }
+    }
+    if let Some(requests) = turn.get_mut("requests") {
+        *requests = json!(requests.as_u64().unwrap_or(0) + 1);
+    }
+}
+
+/// Usage over every assistant message of the file (all branches).
+pub(crate) fn totals(entries: &[Value]) -> Value {
+    let mut total = json!({"usage": [0, 0, 0, 0, 0, 0.0], "requests": 0});
+    for entry in entries {
+        if let Some(usage) = entry.get("usage") {
+            add_usage(&mut total, usage);
+        }
+    }
+    total
+}

@@ -1,0 +1,29 @@
+//! A session as a web page: the tree (branches, labels, names, the leaf), the raw entries beside
+//! what the model saw (the session's context builder and the per-call transforms), each compaction
+//! beside what it replaced, a chart of the context size per request with its markers, usage and
+//! cost, search, deep links and keyboard navigation.
+//!
+//! [`build_page_data`] turns a session into the page's data (every string redacted by a
+//! [`Redactor`] and clipped to the page's text budget); [`render_page`] makes one self-contained
+//! HTML document of it (inline script and style allowed by hash, data as escaped JSON, no network);
+//! [`serve_view`] serves it on loopback behind a random token and follows the file as it grows.
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod blocks;
+mod contexts;
+mod error;
+mod history;
+mod model;
+mod page;
+mod redact;
+mod serve;
+
+pub use error::WebError;
+pub use model::{
+    ContextPolicy, MAX_CLIP_CHARS, MIN_CLIP_CHARS, PageOptions, build_page_data, context_data,
+};
+pub use page::{PageMode, content_security_policy, render_page, script_safe_json};
+pub use redact::{REDACTED, Redactor};
+pub use serve::{SessionLoader, ViewConfig, new_token, serve_view};

@@ -1,0 +1,288 @@
+//! The page's data: one JSON document built from a session (entries as the page shows them, the
+//! tree in display order, compactions, the timeline, totals, and contexts at chosen entries).
+
+use std::cell::Cell;
+
+use ctxkit_session::{EntryIndex, Session};
+use ctxkit_transform::TransformSettings;
+use serde_json::{Map, Value, json};
+
+use crate::blocks::Renderer;
+use crate::contexts::context_record;
+use crate::error::WebError;
+use crate::history::{compactions, timeline, tips, totals};
+use crate::redact::Redactor;
+
+/// Which contexts the page carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContextPolicy {
+    /// Every entry's context when the session has at most `all_up_to` entries; else the context
+    /// at each branch tip, at each compaction and before it, and at `sampled_requests` requests of
+    /// the current path, evenly spread (an exported page).
+    Precompute {
+        all_up_to: usize,
+        sampled_requests: usize,
+    },
+    /// None: the page asks the server for each (`ctxkit view`).
+    OnDemand,
+}
+
+/// How a page is built.
+#[derive(Debug, Clone)]
+pub struct PageOptions {
+    /// Shown as the page's title (the session's name or file name).
+    pub title: String,
+    /// Leave every thinking block out (`--no-thinking`).
+    pub no_thinking: bool,
+    /// What is redacted (`--redact` patterns, known secrets).
+    pub redactor: Redactor,
+    /// The transforms applied to the model's view (the engine's defaults unless set).
+    pub transform: TransformSettings,
+    /// The model's context window in tokens (0: unknown, the sliding window stays off).
+    pub context_window: u64,
+    pub contexts: ContextPolicy,
+    /// Characters of text the page may hold in all; each block gets its share (at least
+    /// [`MIN_CLIP_CHARS`], at most [`MAX_CLIP_CHARS`]).
+    pub text_budget: usize,
+    /// Bytes of base64 images the page may embed.
+    pub image_budget: usize,
+}
+
+/// Fewest characters a text block keeps, however large the session.
+pub const MIN_CLIP_CHARS: usize = 200;
+/// Most characters a text block keeps.
+pub const MAX_CLIP_CHARS: usize = 50_000;
+
+impl PageOptions {
+    /// The defaults: 12 M characters of text, 16 MB of images, every context up to 3000 entries,
+    /// else 60 requests' contexts (and
+    /// the tips' and compactions', see `precomputed`).
+    pub fn new(title: impl Into<String>, redactor: Redactor) -> Self {
+        Self {
+            title: title.into(),
+            no_thinking: false,
+            redactor,
+            transform: TransformSettings::default(),
+            context_window: 0,
+            contexts: ContextPolicy::Precompute {
+                all_up_to: 3000,
+                sampled_requests: 60,
+            },
+            text_budget: 12_000_000,
+            image_budget: 16_000_000,
+        }
+    }
+
+    /// The renderer of a session of `entries` entries.
+    pub(crate) fn renderer(&self, entries: usize) -> Renderer<'_> {
+        let share = self.text_budget / entries.max(1);
+        Renderer {
+            redactor: &self.redactor,
+            clip_chars: share.clamp(MIN_CLIP_CHARS, MAX_CLIP_CHARS),
+            no_thinking: self.no_thinking,
+            image_budget: Cell::new(self.image_budget),
+        }
+    }
+}
+
+/// One entry as the page shows it.
+fn entry_record(session: &Session, position: EntryIndex, renderer: &Renderer<'_>) -> Value {
+    let index = session.index();
+    let Some(entry) = index.get(position) else {
+        return Value::Null;
+    };
+    let mut record = Map::new();
+    record.insert("id".to_owned(), json!(renderer.short(entry.id())));
+    record.insert("p".to_owned(), json!(index.parent(position)));
+    record.insert("ty".to_owned(), json!(renderer.short(entry.type_name())));
+    record.insert("ts".to_owned(), json!(renderer.short(entry.timestamp())));
+    if let Some(label) = index.label(entry.id()) {
+        record.insert("label".to_owned(), json!(renderer.short(label)));
+    }
+    let value = match entry.raw() {
+        Ok(raw) => serde_json::from_str::<Value>(&raw).unwrap_or(Value::Null),
+        Err(error) => json!({"unreadable": error.to_string()}),
+    };
+    match entry.type_name() {
+        "message" => {
+            let message = value.get("message").cloned().unwrap_or(Value::Null);
+            record.extend(renderer.message(&message));
+        }
+        "custom_message" => {
+            record.extend(renderer.message(&value));
+            record.insert("role".to_owned(), json!("custom"));
+        }
+        "compaction" | "branch_summary" => {
+            let summary = value.get("summary").and_then(Value::as_str).unwrap_or("");
+            let (text, full) = renderer
+                .redactor
+                .clip(summary, renderer.clip_chars.max(20_000));
+            record.insert(
+                "blocks".to_owned(),
+                json!([{"k": "summary", "t": text, "n": full}]),
+            );
+            for field in ["tokensBefore", "firstKeptEntryId", "fromId", "fromHook"] {
+                if let Some(field_value) = value.get(field) {
+                    let shown = match field_value {
+                        Value::String(text) => json!(renderer.short(text)),
+                        other @ (Value::Null
+                        | Value::Bool(_)
+                        | Value::Number(_)
+                        | Value::Array(_)
+                        | Value::Object(_)) => other.clone(),
+                    };
+                    record.insert(field.to_owned(), shown);
+                }
+            }
+        }
+        _ => {
+            let mut rest = value.as_object().cloned().unwrap_or_default();
+            for field in ["type", "id", "parentId", "timestamp"] {
+                rest.remove(field);
+            }
+            let text = serde_json::to_string(&rest).unwrap_or_default();
+            record.insert(
+                "blocks".to_owned(),
+                json!([{"k": "json", "t": renderer.redactor.clip(&text, 2000).0}]),
+            );
+        }
+    }
+    Value::Object(record)
+}
+
+/// The tree in display order: `[entry, indent]` pairs, where the indent grows only below an
+/// entry with more than one child (a long conversation stays flat, as in Pi's tree view).
+fn display_order(session: &Session) -> Vec<[usize; 2]> {
+    let nodes = session.tree();
+    let mut indent = vec![0usize; session.entries().len()];
+    let mut order = Vec::with_capacity(nodes.len());
+    let mut children = vec![0usize; session.entries().len()];
+    for node in &nodes {
+        children[node.index] = node.children;
+    }
+    for node in &nodes {
+        let shown = match session.index().parent(node.index) {
+            Some(parent) => indent[parent] + usize::from(children[parent] > 1),
+            None => 0,
+        };
+        indent[node.index] = shown;
+        order.push([node.index, shown.min(40)]);
+    }
+    order
+}
+
+/// Branch tips whose contexts a large session's page carries.
+const MAX_SAMPLED_TIPS: usize = 20;
+/// Compactions (the latest) whose contexts, and their parents', a large session's page carries.
+const MAX_SAMPLED_COMPACTIONS: usize = 40;
+
+/// The entries whose contexts an exported page carries.
+fn precomputed(
+    session: &Session,
+    all_up_to: usize,
+    sampled_requests: usize,
+    path: &[EntryIndex],
+) -> Vec<EntryIndex> {
+    let count = session.entries().len();
+    if count <= all_up_to {
+        return (0..count).collect();
+    }
+    // The current leaf, the latest tips, and the latest compactions: what a reader opens first.
+    let mut chosen = tips(session);
+    chosen.reverse();
+    chosen.truncate(MAX_SAMPLED_TIPS);
+    let compactions: Vec<EntryIndex> = session
+        .entries()
+        .iter()
+        .enumerate()
+        .filter(|(_, entry)| entry.type_name() == "compaction")
+        .map(|(position, _)| position)
+        .collect();
+    for &position in compactions.iter().rev().take(MAX_SAMPLED_COMPACTIONS) {
+        chosen.push(position);
+        if let Some(parent) = session.index().parent(position) {
+            chosen.push(parent);
+        }
+    }
+    let requests: Vec<EntryIndex> = path
+        .iter()
+        .copied()
+        .filter(|&position| {
+            session.index().get(position).and_then(|entry| entry.role()) == Some("assistant")
+        })
+        .collect();
+    let step = (requests.len() / sampled_requests.max(1)).max(1);
+    chosen.extend(requests.iter().step_by(step));
+    chosen.sort_unstable();
+    chosen.dedup();
+    chosen
+}
+
+/// The page data of `session`.
+pub fn build_page_data(session: &Session, options: &PageOptions) -> Result<Value, WebError> {
+    let count = session.entries().len();
+    let renderer = options.renderer(count);
+    let leaf = session
+        .leaf_id()
+        .and_then(|id| session.index().position(id));
+    let entries: Vec<Value> = (0..count)
+        .map(|position| entry_record(session, position, &renderer))
+        .collect();
+    let path = leaf
+        .map(|leaf| session.index().path_to(leaf))
+        .unwrap_or_default();
+    let mut contexts = Map::new();
+    if let ContextPolicy::Precompute {
+        all_up_to,
+        sampled_requests,
+    } = options.contexts
+    {
+        for position in precomputed(session, all_up_to, sampled_requests, &path) {
+            let record = context_record(
+                session,
+                position,
+                &options.transform,
+                options.context_window,
+                &renderer,
+            )?;
+            contexts.insert(position.to_string(), record);
+        }
+    }
+    let header = session.header();
+    Ok(json!({
+        "version": 1,
+        "title": renderer.short(&options.title),
+        "session": {
+            "id": renderer.short(session.id()),
+            "cwd": renderer.short(session.cwd()),
+            "name": session.session_name().map(|name| renderer.short(&name)),
+            "importedFrom": header.extra.get("importedFrom").and_then(|from| from.get("format")).and_then(Value::as_str).map(|format| renderer.short(format)),
+        },
+        "leaf": leaf,
+        "entries": entries,
+        "order": display_order(session),
+        "compactions": compactions(session, &renderer)?,
+        "timeline": timeline(session, leaf)?,
+        "totals": totals(&entries),
+        "contexts": contexts,
+        "contextsOnDemand": options.contexts == ContextPolicy::OnDemand,
+        "clipChars": renderer.clip_chars,
+        "noThinking": options.no_thinking,
+    }))
+}
+
+/// The context at one entry (by id) as page data: what `ctxkit view` serves on demand.
+pub fn context_data(session: &Session, id: &str, options: &PageOptions) -> Result<Value, WebError> {
+    let position = session
+        .index()
+        .position(id)
+        .ok_or_else(|| WebError::UnknownEntry { id: id.to_owned() })?;
+    let renderer = options.renderer(session.entries().len());
+    context_record(
+        session,
+        position,
+        &options.transform,
+        options.context_window,
+        &renderer,
+    )
+}

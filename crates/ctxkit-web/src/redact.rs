@@ -1,0 +1,154 @@
+//! What the page may show of a string from the session: known secrets and credential-shaped
+//! tokens redacted (the rules of tool output, `ctxkit_secrets::redact`, plus the shapes of common
+//! keys, since a page is made to be shared), the user's `--redact` patterns, and a length limit.
+
+use regex::Regex;
+
+use crate::error::WebError;
+
+/// Shapes of credentials that are redacted whether or not ctxkit knows the value: provider keys,
+/// GitHub and Slack tokens, AWS access keys, bearer headers, private key blocks, and the password
+/// of a URL (`https://user:password@host`).
+const CREDENTIAL_SHAPES: &[&str] = &[
+    r"\bsk-[A-Za-z0-9_\-]{16,}",
+    r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}",
+    r"\bgithub_pat_[A-Za-z0-9_]{20,}",
+    r"\bxox[abposr]-[A-Za-z0-9\-]{10,}",
+    r"\bAKIA[0-9A-Z]{16}\b",
+    r"\bAIza[0-9A-Za-z_\-]{35}",
+    r"(?i)\bbearer\s+[A-Za-z0-9._\-]{20,}",
+    // To its END line, or to the end of the text (a clipped block).
+    r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\z)",
+];
+
+/// Characters past a clipping limit that are still redacted with the kept text.
+const CLIP_MARGIN: usize = 512;
+
+/// The replacement of everything redacted.
+pub const REDACTED: &str = "<redacted>";
+
+/// Redacts and limits the strings of a page. Built once per page.
+#[derive(Debug, Clone)]
+pub struct Redactor {
+    secrets: Vec<String>,
+    patterns: Vec<Regex>,
+    url_password: Regex,
+}
+
+impl Redactor {
+    /// `secrets` are known values (the user's keys; shorter than 8 characters are ignored, as for
+    /// tool output); `patterns` are the user's `--redact` regular expressions.
+    pub fn new(secrets: Vec<String>, patterns: &[String]) -> Result<Self, WebError> {
+        let mut compiled = Vec::new();
+        for pattern in CREDENTIAL_SHAPES {
+            compiled.push(Regex::new(pattern).map_err(|error| WebError::Pattern {
+                pattern: (*pattern).to_owned(),
+                reason: error.to_string(),
+            })?);
+        }
+        for pattern in patterns {
+            compiled.push(Regex::new(pattern).map_err(|error| WebError::Pattern {
+                pattern: pattern.clone(),
+                reason: error.to_string(),
+            })?);
+        }
+        let url_password = Regex::new(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s:/@]+):[^\s/@]+@")
+            .map_err(|error| WebError::Pattern {
+                pattern: "url password".to_owned(),
+                reason: error.to_string(),
+            })?;
+        Ok(Self {
+            secrets,
+            patterns: compiled,
+            url_password,
+        })
+    }
+
+    /// `text` with every secret, credential shape and user pattern replaced by [`REDACTED`].
+    pub fn clean(&self, text: &str) -> String {
+        let mut cleaned = if self.secrets.is_empty() {
+            text.to_owned()
+        } else {
+            ctxkit_secrets::redact(text, self.secrets.iter().map(String::as_str))
+        };
+        for pattern in &self.patterns {
+            if pattern.is_match(&cleaned) {
+                cleaned = pattern.replace_all(&cleaned, REDACTED).into_owned();
+            }
+        }
+        if self.url_password.is_match(&cleaned) {
+            cleaned = self
+                .url_password
+                .replace_all(&cleaned, format!("$1:{REDACTED}@"))
+                .into_owned();
+        }
+        cleaned
+    }
+
+    /// [`Self::clean`], then at most `limit` characters; the second value is the full length in
+    /// characters when the text was clipped.
+    ///
+    /// Only the kept part (and a margin, so a secret cut at the limit is still recognised) is
+    /// redacted: a session of hundreds of megabytes is not scanned whole. The length reported is
+    /// the original text's.
+    pub fn clip(&self, text: &str, limit: usize) -> (String, Option<usize>) {
+        let cut = text
+            .char_indices()
+            .nth(limit + CLIP_MARGIN)
+            .map_or(text.len(), |(index, _)| index);
+        let cleaned = self.clean(&text[..cut]);
+        if cut == text.len() && cleaned.chars().count() <= limit {
+            return (cleaned, None);
+        }
+        let length = text.chars().count();
+        (cleaned.chars().take(limit).collect(), Some(length))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_secrets_shapes_patterns_and_url_passwords_are_redacted() {
+        let redactor = Redactor::new(
+            vec!["hunter2-very-secret".to_owned()],
+            &["internal-[0-9]+".to_owned()],
+        )
+        .unwrap();
+        let text = "key sk-ant-api03-abcdefghijklmnopqrstuv, pw hunter2-very-secret, \
+                    host internal-42, git https://me:tok3n@example.com/x, AKIAABCDEFGHIJKLMNOP";
+        let cleaned = redactor.clean(text);
+        for gone in ["sk-ant", "hunter2", "internal-42", "tok3n", "AKIAABCD"] {
+            assert!(!cleaned.contains(gone), "{gone} in {cleaned}");
+        }
+        assert!(
+            cleaned.contains("https://me:<redacted>@example.com/x"),
+            "{cleaned}"
+        );
+    }
+
+    #[test]
+    fn a_bad_pattern_is_an_error_naming_it() {
+        let error = Redactor::new(Vec::new(), &["(".to_owned()]).unwrap_err();
+        assert!(error.to_string().contains("`--redact (`"), "{error}");
+    }
+
+    #[test]
+    fn a_secret_cut_by_the_limit_is_still_redacted() {
+        let redactor = Redactor::new(Vec::new(), &[]).unwrap();
+        let text = format!("{}sk-ant-api03-abcdefghijklmnopqrstuvwxyz", "x".repeat(20));
+        let (shown, full) = redactor.clip(&text, 30);
+        assert!(!shown.contains("sk-ant-api03-abcd"), "{shown}");
+        assert_eq!(full, Some(text.chars().count()));
+        let key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7\n".repeat(40);
+        assert!(!redactor.clip(&key, 100).0.contains("MIIEp"));
+    }
+
+    #[test]
+    fn clipping_counts_characters_not_bytes() {
+        let redactor = Redactor::new(Vec::new(), &[]).unwrap();
+        assert_eq!(redactor.clip("ééééé", 3), ("ééé".to_owned(), Some(5)));
+        assert_eq!(redactor.clip("abc", 3), ("abc".to_owned(), None));
+    }
+}
