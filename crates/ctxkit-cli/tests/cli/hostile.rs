@@ -668,7 +668,7 @@ fn cases() -> Vec<Case> {
             setup: |h| write(h, "skills/u/SKILL.md", b"---\nname: u\xff\n---\n"),
             args: &["prompt"],
             code: 0,
-            expect: "stream did not contain valid UTF-8",
+            expect: "is not UTF-8 text",
         },
     ]
 }
