@@ -5,6 +5,7 @@
 mod atomic;
 mod bash;
 mod files;
+mod leftovers;
 pub mod limit;
 mod recall;
 mod search;
@@ -19,6 +20,7 @@ use crate::tool::{ToolContext, ToolOutcome, ToolRegistry, TypedTool};
 use crate::workspace::Access;
 pub use bash::run_bash;
 use files::{EditArguments, LsArguments, ReadArguments, WriteArguments};
+pub use leftovers::remove_leftover_temporaries;
 use recall::RecallArguments;
 use search::GrepArguments;
 
