@@ -234,6 +234,7 @@ fn system_text(object: &ctxkit_protocol::JsonObject) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod terminal_tests {
     use super::terminal_safe;
 

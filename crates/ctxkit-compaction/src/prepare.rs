@@ -9,7 +9,7 @@ use ctxkit_session::{
     ContextMessage, ContextMessageKind, EntryIndex, ProjectedEntry, Session, StoredEntry,
     current_system_message, entry_messages, project_path,
 };
-use ctxkit_tokens::{estimate_context_tokens, estimate_tokens};
+use ctxkit_tokens::{estimate_tokens, last_valid_usage};
 
 use crate::cut::{CutEntry, find_cut_point};
 use crate::error::CompactionError;
@@ -136,42 +136,67 @@ fn projected_context_tokens(
     projected: &[ProjectedEntry],
     parsed: &[Vec<AgentMessage>],
 ) -> u64 {
-    let messages: Vec<&AgentMessage> = parsed.iter().flatten().collect();
-    let estimate = estimate_context_tokens(&messages);
-    if let Some(usage_index) = estimate.last_usage_index {
-        let mut seen = 0;
-        let usage_entry = projected.iter().zip(parsed).find_map(|(entry, messages)| {
-            seen += messages.len();
-            (usage_index < seen).then_some(entry.entry)
-        });
-        let usage_position = usage_entry.and_then(|entry| path.iter().position(|&at| at == entry));
-        let invalidating = path.iter().rposition(|&at| {
-            session
-                .index()
-                .get(at)
-                .is_some_and(|entry| matches!(entry.type_name(), "context_edit" | "compaction"))
-        });
-        let trusted = match (usage_position, invalidating) {
-            (Some(usage), Some(invalidating)) => usage > invalidating,
-            (Some(_), None) => true,
-            (None, _) => false,
-        };
-        if trusted {
-            return estimate.tokens;
+    let mut count = ProjectedCount::default();
+    for (entry, messages) in projected.iter().zip(parsed) {
+        for message in messages {
+            count.add(entry.entry, message);
         }
     }
-    let systems: Vec<&AgentMessage> = messages
-        .iter()
-        .copied()
-        .filter(|message| message.role() == "system")
-        .collect();
-    let replay = current_system_message(systems.iter().copied())
-        .map_or(0, |system| estimate_tokens(&system));
-    messages
-        .iter()
-        .filter(|message| message.role() != "system")
-        .map(|message| estimate_tokens(message))
-        .fold(replay, u64::saturating_add)
+    count.finish(session, path)
+}
+
+/// The projected context's tokens over messages given one at a time (a branch of a million
+/// entries is counted without holding its messages): `estimate_context_tokens` when the last
+/// reported usage is trusted, else every message estimated with the system messages replayed
+/// once.
+#[derive(Debug, Default)]
+struct ProjectedCount {
+    /// Every message's estimate.
+    all: u64,
+    /// The estimates of the messages that are not system messages.
+    not_system: u64,
+    /// The last valid usage: its entry, its tokens, and `all` up to and including its message.
+    last_usage: Option<(EntryIndex, u64, u64)>,
+    /// The system messages (few), replayed as one.
+    systems: Vec<AgentMessage>,
+}
+
+impl ProjectedCount {
+    fn add(&mut self, entry: EntryIndex, message: &AgentMessage) {
+        let tokens = estimate_tokens(message);
+        self.all = self.all.saturating_add(tokens);
+        if let Some((_, usage)) = last_valid_usage(std::slice::from_ref(message)) {
+            self.last_usage = Some((entry, usage, self.all));
+        }
+        if message.role() == "system" {
+            self.systems.push(message.clone());
+        } else {
+            self.not_system = self.not_system.saturating_add(tokens);
+        }
+    }
+
+    fn finish(&self, session: &Session, path: &[EntryIndex]) -> u64 {
+        if let Some((usage_entry, usage, through)) = self.last_usage {
+            let usage_position = path.iter().position(|&at| at == usage_entry);
+            let invalidating = path.iter().rposition(|&at| {
+                session
+                    .index()
+                    .get(at)
+                    .is_some_and(|entry| matches!(entry.type_name(), "context_edit" | "compaction"))
+            });
+            let trusted = match (usage_position, invalidating) {
+                (Some(usage), Some(invalidating)) => usage > invalidating,
+                (Some(_), None) => true,
+                (None, _) => false,
+            };
+            if trusted {
+                return usage.saturating_add(self.all - through);
+            }
+        }
+        let replay = current_system_message(self.systems.iter())
+            .map_or(0, |system| estimate_tokens(&system));
+        self.not_system.saturating_add(replay)
+    }
 }
 
 /// Pi 0.87's `estimateProjectedContextTokens` of the context at `leaf` (the session's leaf when
@@ -185,10 +210,14 @@ pub fn estimate_projected_context_tokens(
     let path =
         leaf_position(session, leaf)?.map_or_else(Vec::new, |leaf| session.index().path_to(leaf));
     let projected = project_path(session.index(), &path);
-    let parsed = parse_projected(session, &projected)?;
-    Ok(projected_context_tokens(
-        session, &path, &projected, &parsed,
-    ))
+    // One message at a time (see `ProjectedCount`).
+    let mut count = ProjectedCount::default();
+    for entry in &projected {
+        for message in &entry.messages {
+            count.add(entry.entry, &session.message(message)?);
+        }
+    }
+    Ok(count.finish(session, &path))
 }
 
 /// The position of `leaf` (the session's leaf when `None`; `None` when the session has none).

@@ -4,6 +4,7 @@
 
 mod bash;
 mod files;
+mod leftovers;
 pub mod limit;
 mod recall;
 mod search;
@@ -18,6 +19,7 @@ use crate::tool::{ToolContext, ToolOutcome, ToolRegistry, TypedTool};
 use crate::workspace::Access;
 pub use bash::run_bash;
 use files::{EditArguments, LsArguments, ReadArguments, WriteArguments};
+pub use leftovers::remove_leftover_temporaries;
 use recall::RecallArguments;
 use search::GrepArguments;
 

@@ -144,12 +144,25 @@ pub fn context(
     } else {
         ContextForm::Session
     };
-    if json {
-        print_json(out, &session.context_record(selector, form)?)?;
-        return Ok(Outcome::Success);
-    }
     // One message at a time: a branch of a million entries is printed without holding it.
     let context = session.context_at(selector);
+    if json {
+        let leaf_id = match selector {
+            LeafSelector::Current => session.leaf_id(),
+            LeafSelector::BeforeFirst => None,
+            LeafSelector::Entry(id) => Some(id),
+        };
+        print_json(
+            out,
+            &LazyContext {
+                session: &session,
+                context: &context,
+                form,
+                leaf_id,
+            },
+        )?;
+        return Ok(Outcome::Success);
+    }
     let model = context
         .model
         .as_ref()
@@ -205,6 +218,53 @@ pub fn context(
         }
     }
     Ok(Outcome::Success)
+}
+
+/// `ContextRecord` (`ctxkit context --json`) written as its messages are read, one at a time:
+/// the same fields in the same order, never the whole list in memory.
+struct LazyContext<'a> {
+    session: &'a Session,
+    context: &'a ctxkit_session::SessionContext,
+    form: ContextForm,
+    leaf_id: Option<&'a str>,
+}
+
+impl serde::Serialize for LazyContext<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let mut record = serializer.serialize_struct("ContextRecord", 4)?;
+        record.serialize_field("leafId", &self.leaf_id)?;
+        record.serialize_field("thinkingLevel", &self.context.thinking_level)?;
+        record.serialize_field("model", &self.context.model)?;
+        record.serialize_field("messages", &LazyMessages(self))?;
+        record.end()
+    }
+}
+
+struct LazyMessages<'a, 'b>(&'b LazyContext<'a>);
+
+impl serde::Serialize for LazyMessages<'_, '_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error as _, SerializeSeq as _};
+        let LazyContext {
+            session,
+            context,
+            form,
+            ..
+        } = self.0;
+        let mut messages = serializer.serialize_seq(None)?;
+        for message in &context.messages {
+            let value = session.message_value(message).map_err(S::Error::custom)?;
+            let value = match form {
+                ContextForm::Session => Some(value),
+                ContextForm::Llm => ctxkit_session::convert_values_to_llm(&[value]).pop(),
+            };
+            if let Some(value) = value {
+                messages.serialize_element(&value)?;
+            }
+        }
+        messages.end()
+    }
 }
 
 fn write_format_note(out: &mut dyn Write, file: &Path, version: Option<u64>) -> Result<()> {

@@ -1,5 +1,6 @@
 //! `ctxkit serve --stdio`: the engine over JSON-RPC on stdin/stdout (see `docs/protocol.md`).
 
+use std::io::Write as _;
 use std::sync::Arc;
 
 use anyhow::{Context as _, Result};
@@ -26,6 +27,15 @@ pub fn serve_stdio(
     let boundary = ToolBoundary::new(environment, settings, &locations.sessions_root);
     let bash_timeout = settings.chat_bash_timeout();
     let (loaded, cwd) = resources::load(process)?;
+    // A `write` killed before its rename left its temporary file beside the target (stderr: stdout
+    // is the protocol).
+    let removed = ctxkit_agent::tools::remove_leftover_temporaries(&cwd);
+    if removed > 0 {
+        let _ = writeln!(
+            crate::redact::stderr(),
+            "Removed {removed} temporary file(s) a killed write left in the project"
+        );
+    }
     let agent = AgentConfig {
         models: Arc::new(ConfiguredModels {
             options: summary_setup::llm_options(settings)?,

@@ -126,46 +126,54 @@ fn hostile_strings_from_sessions_and_imports_are_shown_not_sent() {
     let claude = home.join("claude/projects").to_str().unwrap().to_owned();
     let bad_leaf = hostile("leaf");
     // (what is attacked, the command, a text it must show)
-    let cases: Vec<(&str, Vec<&str>, &str)> = vec![
+    let cases: Vec<(&str, Vec<&str>, Option<&str>)> = vec![
         (
             "import: the title and prompt",
             vec!["import", transcript, "--out", imported],
-            "title",
+            None,
         ),
         (
             "sessions of imported transcripts",
             vec!["sessions", "--from", "claude-code", "--dir", &claude],
-            "title",
+            Some("title"),
         ),
         (
             "sessions: the name",
             vec!["sessions", "--dir", &sessions],
-            "name",
+            Some("name"),
         ),
-        ("info: the name and cwd", vec!["info", file], "name"),
-        ("info of an import", vec!["info", imported], "title"),
-        ("tree: labels and entry kinds", vec!["tree", file], "label"),
+        ("info: the name and cwd", vec!["info", file], Some("name")),
+        ("info of an import", vec!["info", imported], Some("title")),
+        (
+            "tree: labels and entry kinds",
+            vec!["tree", file],
+            Some("label"),
+        ),
         (
             "context: messages and the summary",
             vec!["context", file],
-            "model says",
+            Some("model says"),
         ),
-        ("context --llm", vec!["context", "--llm", file], "summary"),
-        ("context of an import", vec!["context", imported], "prompt"),
+        (
+            "context --llm",
+            vec!["context", "--llm", file],
+            Some("summary"),
+        ),
+        ("context of an import", vec!["context", imported], None),
         (
             "compactions: the summary",
             vec!["compactions", file],
-            "summary",
+            Some("summary"),
         ),
         (
             "check: an unknown kind and a bad line",
             vec!["check", file],
-            "not json",
+            None,
         ),
         (
             "an error naming a hostile leaf",
             vec!["context", file, "--leaf", &bad_leaf],
-            "leaf",
+            Some("leaf"),
         ),
     ];
     let mut failures = Vec::new();
@@ -178,7 +186,9 @@ fn hostile_strings_from_sessions_and_imports_are_shown_not_sent() {
                 u32::from(character)
             ));
         }
-        if !both.contains(&format!("{shown}\\u001b]52;c;")) && !both.contains("\\u001b[2J") {
+        if let Some(shown) = shown
+            && !both.contains(&format!("{shown}\\u001b]52;c;"))
+        {
             failures.push(format!("{name}: the sequence is not shown: {both:?}"));
         }
     }

@@ -69,6 +69,13 @@ pub async fn build(
         Session::create(&cwd_text, &session_dir)
     };
     let ui = Ui::new();
+    // A `write` killed before its rename (a crash, a kill) left its temporary file beside the target.
+    let removed = ctxkit_agent::tools::remove_leftover_temporaries(&cwd);
+    if removed > 0 {
+        ui.info(&format!(
+            "Removed {removed} temporary file(s) a killed write left in the project"
+        ));
+    }
     let interrupts = Interrupts::default();
     ui.interrupt_on_escape(&interrupts);
     let parts = EngineParts {
