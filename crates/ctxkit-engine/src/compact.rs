@@ -160,7 +160,7 @@ impl Engine {
             enabled: state.settings.compaction.enabled,
             // The reply's room is planned with the threshold: never less than the output floor.
             reserve_tokens: planning.reserve_tokens.max(state.output_reserve()),
-            limit_tokens: state.limit_tokens,
+            limit_tokens: state.threshold_limit(),
             over_count: state.over_count,
             model: state.model.as_ref(),
             transcript: &transcript,

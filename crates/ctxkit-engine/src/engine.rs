@@ -69,8 +69,8 @@ pub(crate) struct State {
     pub(crate) accepted_max: u64,
     /// The provider refused a request it would have counted under the window.
     pub(crate) limit_below_window: bool,
-    /// The provider's real limit, when below the window: stated in its overflow error, else the
-    /// largest request it accepted. The threshold is measured against it.
+    /// The provider's real limit, when below the window, as stated in its overflow error: the
+    /// threshold, recovery and the output room plan with it.
     pub(crate) limit_tokens: Option<u64>,
     /// ctxkit's estimate of the last model request recorded and not yet answered.
     pub(crate) last_request_estimate: Option<crate::recovery::RequestEstimate>,
@@ -405,6 +405,17 @@ impl State {
             Some(limit) if window == 0 || limit < window => limit,
             Some(_) | None => window,
         }
+    }
+
+    /// The limit the threshold is measured against, when below the window: the stated one, else
+    /// (after a refusal under the window that stated none) the largest request accepted, at least
+    /// half the window.
+    pub(crate) fn threshold_limit(&self) -> Option<u64> {
+        let window = self.context_window();
+        self.limit_tokens.or_else(|| {
+            (self.limit_below_window && window > 0)
+                .then(|| self.accepted_max.max(window / 2).min(window))
+        })
     }
 
     /// What a request needs after its input (output floor and margin, `ctxkit_overflow`): the

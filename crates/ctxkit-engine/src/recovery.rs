@@ -104,11 +104,9 @@ pub(crate) fn learn_from_overflow(state: &mut State, error_text: Option<&str>) -
             accepted_max = state.accepted_max,
             "the provider refused a request under the window"
         );
-        state.limit_below_window = true;
         // No limit stated: the threshold plans with the largest request accepted, at least half
-        // the window (recovery's own target, `fit_target`, is the same).
-        let limit = state.accepted_max.max(window / 2);
-        state.limit_tokens = Some(state.limit_tokens.map_or(limit, |known| known.min(limit)));
+        // the window (`State::threshold_limit`), as recovery's own target does (`fit_target`).
+        state.limit_below_window = true;
     }
     Ok(())
 }
