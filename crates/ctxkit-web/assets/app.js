@@ -155,7 +155,7 @@
     const e = entry(i);
     node.className = "row" + (i === selected ? " sel" : "") + (onPath.has(i) ? "" : " off") + (i === D.leaf ? " leaf" : "");
     node.dataset.entry = String(i);
-    node.style.paddingLeft = (8 + indent * 14) + "px";
+    node.style.paddingLeft = (8 + Math.min(indent, 12) * 12) + "px";
     node.replaceChildren(el("span", "who", who(e)), text(line(e) || "(" + e.ty + ")"));
     if (e.label) node.append(el("span", "badge label", e.label));
     if (e.ty === "compaction") node.append(el("span", "badge bad", fmt(e.tokensBefore) + "→"));

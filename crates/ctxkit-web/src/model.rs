@@ -150,23 +150,28 @@ fn entry_record(session: &Session, position: EntryIndex, renderer: &Renderer<'_>
     Value::Object(record)
 }
 
-/// The tree in display order: `[entry, indent]` pairs, where the indent grows only below an
-/// entry with more than one child (a long conversation stays flat, as in Pi's tree view).
+/// The tree in display order: `[entry, indent]` pairs. A branch's side paths are indented under
+/// its entry; its latest child continues at the same indent, so a long conversation with many
+/// abandoned branches stays flat (as in Pi's tree view). Indents stop growing at 20.
 fn display_order(session: &Session) -> Vec<[usize; 2]> {
     let nodes = session.tree();
-    let mut indent = vec![0usize; session.entries().len()];
-    let mut order = Vec::with_capacity(nodes.len());
-    let mut children = vec![0usize; session.entries().len()];
+    let count = session.entries().len();
+    // Children are visited in time order, so the last one seen is the latest.
+    let mut last_child = vec![usize::MAX; count];
     for node in &nodes {
-        children[node.index] = node.children;
+        if let Some(parent) = session.index().parent(node.index) {
+            last_child[parent] = node.index;
+        }
     }
+    let mut indent = vec![0usize; count];
+    let mut order = Vec::with_capacity(nodes.len());
     for node in &nodes {
         let shown = match session.index().parent(node.index) {
-            Some(parent) => indent[parent] + usize::from(children[parent] > 1),
+            Some(parent) => indent[parent] + usize::from(last_child[parent] != node.index),
             None => 0,
         };
         indent[node.index] = shown;
-        order.push([node.index, shown.min(40)]);
+        order.push([node.index, shown.min(20)]);
     }
     order
 }
