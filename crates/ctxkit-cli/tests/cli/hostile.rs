@@ -129,7 +129,7 @@ fn cases() -> Vec<Case> {
             },
             args: &["check", "s.jsonl"],
             code: 1,
-            expect: "recursion limit exceeded",
+            expect: "objects and arrays nest deeper than 127 levels",
         },
         Case {
             name: "invalid UTF-8 in an entry",
