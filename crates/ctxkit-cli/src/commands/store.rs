@@ -88,6 +88,10 @@ fn session_argument(command: &mut Command) -> Option<(&mut PathBuf, Access)> {
         | Command::Tokens { file, .. }
         | Command::Compactions { file, .. }
         | Command::Check { file, .. } => Some((file, Access::Read)),
+        // `export --html` reads its session once; `view` follows a file as it grows, which a
+        // copy exported from the database would not do.
+        Command::Export { web, .. } => web.file.as_mut().map(|file| (file, Access::Read)),
+        Command::View { .. } => None,
         Command::Compact {
             file,
             out,
