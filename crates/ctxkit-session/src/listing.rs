@@ -297,9 +297,13 @@ pub fn list_all_sessions(
     Ok((sessions, skipped))
 }
 
+/// Newest first by the later of `modified` and `created`: `modified` is Pi's (the last activity,
+/// older than the header in a fork of an old session), but a fork made just now lists as new.
 fn sort_newest_first(sessions: &mut [SessionInfoRecord]) {
     sessions.sort_by_cached_key(|info| {
-        std::cmp::Reverse(parse_timestamp_ms(&info.modified).unwrap_or(i64::MIN))
+        let modified = parse_timestamp_ms(&info.modified).unwrap_or(i64::MIN);
+        let created = parse_timestamp_ms(&info.created).unwrap_or(i64::MIN);
+        std::cmp::Reverse(modified.max(created))
     });
 }
 

@@ -212,22 +212,16 @@ fn dispatch(
         Command::Resources { json } => resources::resources(&process, json, out),
         Command::Prompt => resources::prompt(&process, out),
         Command::Trust { revoke, yes } => {
-            let decision = match (revoke, yes) {
-                (true, _) => resources::TrustDecision::Revoke,
-                (false, true) => resources::TrustDecision::Trust,
-                (false, false) => resources::TrustDecision::Ask,
-            };
+            let decision = resources::TrustDecision::from_flags(revoke, yes);
             resources::trust(&process, decision, out)
         }
         Command::Install { source, local } => packages::install(&process, &source, local, out),
         Command::Remove { source, local } => packages::remove(&process, &source, local, out),
         Command::Update { source } => packages::update(&process, source.as_deref(), out),
         Command::List { json } => packages::list(&process, json, out),
-        Command::Export {
-            web,
-            html: _,
-            out: page,
-        } => web::export(&process, &locations, &web, &page, out),
+        Command::Export { web, out: page, .. } => {
+            web::export(&process, &locations, &web, &page, out)
+        }
         Command::View { web, port } => web::view(&process, &locations, &web, port, out),
     }
 }

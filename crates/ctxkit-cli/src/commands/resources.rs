@@ -175,6 +175,18 @@ pub enum TrustDecision {
     Revoke,
 }
 
+impl TrustDecision {
+    /// `ctxkit trust [--revoke] [--yes]`: revoking needs no confirmation; trusting asks unless
+    /// `--yes` says it was read.
+    pub fn from_flags(revoke: bool, yes: bool) -> Self {
+        match (revoke, yes) {
+            (true, _) => Self::Revoke,
+            (false, true) => Self::Trust,
+            (false, false) => Self::Ask,
+        }
+    }
+}
+
 pub fn trust(
     process: &ProcessSettings<'_>,
     decision: TrustDecision,

@@ -83,7 +83,7 @@ fn config_get_set_unset_list() {
     for args in [
         &["config", "set", "compaction.reserveTokens", "8192"][..],
         &["config", "set", "theme", "light", "--project"],
-        &["config", "set", "myTeam.flag", "true"],
+        &["config", "set", "--force", "myTeam.flag", "true"],
         &["config", "get", "compaction.reserveTokens"],
         &["config", "get", "theme", "--json"],
         &["config", "get", "compaction.keepRecentTokens"],
@@ -222,7 +222,15 @@ fn concurrent_config_set_from_two_processes_loses_no_key() {
         .into_iter()
         .map(|side| {
             let commands: Vec<Command> = (0..keys_per_process)
-                .map(|index| world.command(&["config", "set", &format!("race.{side}{index}"), "1"]))
+                .map(|index| {
+                    world.command(&[
+                        "config",
+                        "set",
+                        "--force",
+                        &format!("race.{side}{index}"),
+                        "1",
+                    ])
+                })
                 .collect();
             std::thread::spawn(move || {
                 for mut command in commands {

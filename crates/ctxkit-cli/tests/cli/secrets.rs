@@ -122,7 +122,10 @@ async fn a_key_never_reaches_outputs_files_or_errors() {
     )
     .unwrap();
     let trusted = run.ctxkit(&["trust", "--yes"]);
-    assert!(trusted.contains("  llm.apiKey\n"), "{trusted}");
+    assert!(
+        trusted.contains("  llm.apiKey = \"<redacted>\"\n"),
+        "{trusted}"
+    );
     let file = second.to_str().unwrap();
     for (case, expected_exit) in [("echo", "exit: 7"), ("ok", "exit: 0")] {
         let base = format!("{}/{case}/v1", server.uri());

@@ -22,6 +22,14 @@ fn write_demo(dir: &Path) -> (PathBuf, DemoSession) {
     let demo = demo_session();
     let file = dir.join("demo.jsonl");
     std::fs::write(&file, jsonl(&demo.lines)).unwrap();
+    // The page shows the model's view under the user's settings. The default prunes only when the
+    // cache it rewrites pays, which a 59-entry session never reaches; this user prunes at every
+    // call, so the page has pruned results to show.
+    std::fs::write(
+        dir.join("settings.json"),
+        r#"{"transforms": {"pruneWhenItPays": false}}"#,
+    )
+    .unwrap();
     (file, demo)
 }
 

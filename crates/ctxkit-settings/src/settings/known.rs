@@ -9,7 +9,9 @@ use crate::SettingsError;
 /// `compaction.modelOverrides.anthropic/claude`); otherwise [`SettingsError::UnknownKey`] with the
 /// closest known key when one is near enough to be a typo.
 pub fn check_known_key(key: &str) -> Result<(), SettingsError> {
-    let segments: Vec<String> = key.split('.').map(str::to_owned).collect();
+    // A malformed key (`a..b`) or one below a known scalar (`theme.x`) is refused for what it is.
+    let path = super::document::KeyPath::parse(key)?;
+    let segments = path.segments();
     for length in 1..=segments.len() {
         let Some(field) = segments.get(..length).and_then(schema::lookup) else {
             break;
@@ -17,6 +19,12 @@ pub fn check_known_key(key: &str) -> Result<(), SettingsError> {
         let inside_map = matches!(field.kind, ValueKind::StringMap | ValueKind::ModelBudgets);
         if length == segments.len() || inside_map {
             return Ok(());
+        }
+        if !matches!(field.kind, ValueKind::Object(_)) {
+            return Err(SettingsError::InvalidKey {
+                key: key.to_owned(),
+                reason: format!("`{}` is not an object", segments[..length].join(".")),
+            });
         }
     }
     Err(SettingsError::UnknownKey {
