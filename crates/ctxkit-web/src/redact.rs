@@ -123,7 +123,7 @@ mod tests {
             assert!(!cleaned.contains(gone), "{gone} in {cleaned}");
         }
         assert!(
-            cleaned.contains("https://me:<redacted>@example.com/x"),
+            cleaned.contains("https://<redacted>@example.com/x"),
             "{cleaned}"
         );
     }
