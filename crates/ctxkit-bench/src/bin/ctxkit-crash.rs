@@ -765,6 +765,8 @@ fn cli_config_set(ctxkit: &Path, work: &Path, processes: u64) -> Result<()> {
             .args([
                 "config",
                 "set",
+                // Keys of no setting ctxkit knows: `--force` writes them (a foreign tool's keys).
+                "--force",
                 &format!("crash.key{number}"),
                 &number.to_string(),
             ])
