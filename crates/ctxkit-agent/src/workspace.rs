@@ -125,7 +125,7 @@ impl Workspace {
         }
         // The path as given too, when a symlink makes it differ (a link itself is never opened
         // through, so this only matters for messages and lexical checks).
-        let lexical = normalize(path);
+        let lexical = ctxkit_jail::lexical(path);
         if !self.protected.contains(&lexical) {
             self.protected.push(lexical);
         }
@@ -168,7 +168,7 @@ impl Workspace {
             format!("`{} {shown}…` refused: {error}", access.verb())
         })?;
         let resolved = resolve(&given);
-        let lexical = normalize(&given);
+        let lexical = ctxkit_jail::lexical(&given);
         if access == Access::Read && self.outputs.iter().any(|dir| resolved.starts_with(dir)) {
             return Ok(Place::Allowed(resolved));
         }
@@ -255,23 +255,6 @@ fn expand(cwd: &Path, argument: &str) -> PathBuf {
     } else {
         cwd.join(path)
     }
-}
-
-/// `path` with `.` and `..` taken away by their names alone (no symlinks followed).
-fn normalize(path: &Path) -> PathBuf {
-    let mut normal = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::ParentDir => {
-                normal.pop();
-            }
-            Component::CurDir => {}
-            Component::Normal(_) | Component::RootDir | Component::Prefix(_) => {
-                normal.push(component);
-            }
-        }
-    }
-    normal
 }
 
 /// `path` as the system would open it: every symlink followed (a dangling one too, to where it

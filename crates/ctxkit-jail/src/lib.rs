@@ -325,8 +325,9 @@ pub fn check_shape(path: &Path) -> Result<(), JailError> {
     Ok(())
 }
 
-/// `path` with `.` and `..` taken away by their names alone.
-fn lexical(path: &Path) -> PathBuf {
+/// `path` with `.` and `..` taken away by their names alone (no symlink followed); the tools'
+/// path judgement uses it too.
+pub fn lexical(path: &Path) -> PathBuf {
     let mut normal = PathBuf::new();
     for component in path.components() {
         match component {
