@@ -139,7 +139,11 @@ pub fn session_shapes(data: &[u8]) {
             2 => usize::from(first) * 400,
             _ => usize::from(first % 8),
         };
-        let size = if kind % 8 >= 6 { usize::from(second) << 12 } else { usize::from(second) };
+        let size = if kind % 8 >= 6 {
+            usize::from(second) << 12
+        } else {
+            usize::from(second)
+        };
         let line = format!(
             r#"{{"type":"message","id":"e{index}","parentId":"u","timestamp":"2025-01-01T00:00:02.000Z","message":{{"role":"toolResult","toolCallId":"c","toolName":"t","content":[{{"type":"text","text":"{}"}}],"isError":false,"timestamp":2,"details":{}1{}}}}}"#,
             "x".repeat(size),

@@ -11,6 +11,12 @@
 //! target crashed. A crash that kills the process (stack overflow) is reproduced by running again
 //! with the same seed and `--trace`, which writes each input to `artifacts/<target>/current` first.
 
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a command-line runner: its report and its errors are its output"
+)]
+
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -261,7 +267,7 @@ fn run_target(
     seed: u64,
     trace: bool,
 ) -> Report {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz");
     let corpus = read_corpus(&root.join("corpus").join(name));
     let artifacts = root.join("artifacts").join(name);
     let mut rng = Rng(seed ^ fnv(name.as_bytes()));
