@@ -59,6 +59,18 @@ pub(crate) fn feature_setting(beta: &str) -> &'static str {
 static REFUSED: LazyLock<Mutex<HashMap<String, BTreeSet<String>>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 
+/// What the user has not been told yet: one line per newly refused beta and endpoint.
+static NOTICES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// The lines about refused betas not shown yet, oldest first; each is returned once. A surface
+/// with a screen shows them (the chat, between its events); the log has them too.
+pub fn take_notices() -> Vec<String> {
+    NOTICES
+        .lock()
+        .map(|mut notices| std::mem::take(&mut *notices))
+        .unwrap_or_default()
+}
+
 fn endpoint(url: &str) -> &str {
     url.split('?').next().unwrap_or(url)
 }
@@ -97,10 +109,14 @@ pub(crate) fn remember(url: &str, betas: &[String]) {
     for beta in betas {
         if known.insert(beta.clone()) {
             let setting = feature_setting(beta);
-            tracing::warn!(
+            let notice = format!(
                 "The endpoint `{}` does not take the `{beta}` beta; requests to it go without it from now on (turn the feature off with {setting})",
                 endpoint(url)
             );
+            tracing::warn!("{notice}");
+            if let Ok(mut notices) = NOTICES.lock() {
+                notices.push(notice);
+            }
         }
     }
 }
@@ -169,6 +185,24 @@ mod tests {
         // A refusal naming nothing that was sent refuses everything sent.
         let vague = "Unexpected value(s) for the anthropic-beta header";
         assert_eq!(refused_in(400, vague, "a-2026-01-01").len(), 1);
+    }
+
+    #[test]
+    fn a_refusal_is_told_once_with_its_setting() {
+        let url = "http://127.0.0.1:9/told-once/v1/messages";
+        remember(url, &["compact-2026-09-04".to_owned()]);
+        remember(url, &["compact-2026-09-04".to_owned()]);
+        let told: Vec<String> = take_notices()
+            .into_iter()
+            .filter(|notice| notice.contains("/told-once/"))
+            .collect();
+        assert_eq!(told.len(), 1, "{told:?}");
+        assert!(told[0].contains("compaction.provider"), "{told:?}");
+        assert!(
+            take_notices()
+                .iter()
+                .all(|notice| !notice.contains("/told-once/"))
+        );
     }
 
     #[test]

@@ -24,6 +24,7 @@ mod summary_fit;
 mod threads;
 mod wire;
 
+pub use betas::take_notices;
 pub use cache_warming::{
     IDLE_CONTINUATION_PROBABILITY, MAX_IDLE_AGE, MAX_STREAMING_AGE, MINIMUM_EXPECTED_SAVINGS,
     WarmingDecision, WarmingPhase, evaluate_cache_warming, warming_delay,

@@ -314,3 +314,71 @@ fn chat_with_a_16k_local_model_works_through_a_long_task() {
         "{run:?}"
     );
 }
+
+/// `ctxkit chat` against a gateway refusing the threads and on-demand compaction betas, with a
+/// priced model: the refusal is said once on screen with the setting that turns the feature off,
+/// the status line shows the spend, and `/cost` breaks it down.
+#[test]
+fn chat_says_a_refused_beta_once_and_shows_what_the_session_spent() {
+    if !crate::chat::Tmux::available() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tmux is missing in CI; `.ci/run` installs it"
+        );
+        #[allow(clippy::print_stderr, reason = "the skip must be visible")]
+        {
+            eprintln!("SKIPPED: tmux is not installed");
+        }
+        return;
+    }
+    let window = 16_384;
+    let endpoint = Endpoint {
+        format: Format::Anthropic,
+        limit: window,
+        floor: MAX_OUTPUT,
+        refuse_betas: true,
+    };
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("project");
+    write_project(&project, window);
+    let prompt = Arc::new(Mutex::new(0));
+    let counts = Arc::new(Mutex::new(Counts::default()));
+    let url = mock::start(endpoint, Arc::clone(&prompt), Arc::clone(&counts));
+    let priced = json!({
+        "llm": {
+            "anthropic": {"supportsMessageThreads": true},
+            "models": [{"provider": "mock", "id": MODEL_ID, "contextWindow": window,
+                        "maxOutput": MAX_OUTPUT,
+                        "cost": {"input": 3.0, "output": 15.0, "cacheRead": 0.3, "cacheWrite": 3.75}}]
+        },
+        "compaction": {"provider": "on-demand"},
+    });
+    write_settings(home.path(), Format::Anthropic, &url, window, &priced);
+    let chat = crate::chat::start_chat(&project, home.path(), "--yes");
+    chat.wait_idle(1);
+    for number in 0..2 {
+        *prompt.lock().unwrap() = number;
+        chat.line(&format!(
+            "prompt {number}: read both modules, run both builds, then tell me if it works"
+        ));
+        chat.wait_for(&format!("ANSWER-{number}:"));
+        chat.wait_idle(number + 2);
+    }
+    let screen = chat.wait_for("spent");
+    let notice = "does not take the `message-threads-2026-08-12` beta";
+    assert_eq!(screen.matches(notice).count(), 1, "{screen}");
+    assert!(
+        screen.contains("llm.anthropic.supportsMessageThreads: false"),
+        "{screen}"
+    );
+    assert!(screen.contains("% cache reads"), "{screen}");
+    chat.line("/cost");
+    let screen = chat.wait_for("model calls");
+    assert!(screen.contains("  requests "), "{screen}");
+    let refused = &counts.lock().unwrap().beta_refused;
+    assert_eq!(
+        refused.get("message-threads-2026-08-12"),
+        Some(&1),
+        "{refused:?}"
+    );
+}

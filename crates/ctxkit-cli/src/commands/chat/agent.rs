@@ -46,6 +46,11 @@ struct Terminal<'a> {
 impl AgentObserver for Terminal<'_> {
     fn event<'a>(&'a self, event: AgentEvent) -> BoxFuture<'a, ()> {
         Box::pin(async move {
+            // What the provider layer learned and says once (a beta the endpoint refused) comes
+            // before the event that follows it: a refusal is resent before its reply streams.
+            for notice in ctxkit_llm::take_notices() {
+                self.ui.notice(&format!("note: {notice}"));
+            }
             match event {
                 AgentEvent::Checked(_) | AgentEvent::Retry => self.events.flush().await,
                 AgentEvent::ModelCall => {
