@@ -84,6 +84,7 @@ mod on_demand;
 mod pins;
 mod planning;
 mod provider_compaction;
+mod recall;
 mod recovery;
 mod scope;
 mod settings;
@@ -103,6 +104,7 @@ pub use hooks::{
 };
 pub use pins::{PIN_ENTRY_TYPE, PINNED_MESSAGE_TYPE, Pin};
 pub use planning::{CompactionPlan, NoCompaction};
+pub use recall::SUMMARIZED_REFERENCE;
 pub use scope::{FORGOTTEN_PREAMBLE, SCOPE_RESULT_TYPE, Scope};
 pub use settings::{
     AdaptiveBudgets, BranchSummaryConfig, CommandHookConfig, CompactionConfig,

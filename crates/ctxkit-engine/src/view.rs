@@ -43,8 +43,9 @@ pub fn build_view<M: Borrow<AgentMessage>>(
             AgentMessage::Assistant(reply) => !reply.is_aborted_or_error(),
             AgentMessage::CompactionSummary(summary) if summary_as_system => {
                 system.push(format!(
-                    "{COMPACTION_SUMMARY_PREFIX}{}{COMPACTION_SUMMARY_SUFFIX}",
-                    summary.summary
+                    "{COMPACTION_SUMMARY_PREFIX}{}{}{COMPACTION_SUMMARY_SUFFIX}",
+                    summary.summary,
+                    crate::recall::summary_pointer()
                 ));
                 false
             }
@@ -95,7 +96,10 @@ pub(crate) fn provider_message(message: AgentMessage) -> Option<AgentMessage> {
             Some(message)
         }
         AgentMessage::CompactionSummary(summary) => {
-            let mut converted = to_llm_message(&message)?;
+            // The view says where the summary's originals are (the stored summary is unchanged).
+            let mut pointed = summary.clone();
+            pointed.summary.push_str(&crate::recall::summary_pointer());
+            let mut converted = to_llm_message(&AgentMessage::CompactionSummary(pointed))?;
             if let (AgentMessage::User(user), Some(block)) = (
                 &mut converted,
                 summary

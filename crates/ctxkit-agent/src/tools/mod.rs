@@ -275,7 +275,7 @@ impl TypedTool for Grep {
     }
 }
 
-/// `recall`: the full text behind a pruned tool result's marker.
+/// `recall`: the full text behind a pruned tool result's marker, or the messages behind a summary.
 #[derive(Debug, Clone, Copy)]
 pub struct Recall;
 
@@ -287,13 +287,16 @@ impl TypedTool for Recall {
     }
 
     fn description(&self) -> &'static str {
-        "Fetch the full text of an earlier tool result that the context shows shortened (its marker \
-         ends with `full output: ctxkit://tool-result/<id>`). Output is limited like the other tools."
+        "Fetch what the context shows shortened: the full text of an earlier tool result (its marker \
+         ends with `full output: ctxkit://tool-result/<id>`), or, with reference \
+         `ctxkit://summarized`, the original messages behind a compaction summary (give a `query` \
+         of words to find to get only the parts that hold them). Output is limited like the other tools."
     }
 
     fn parameters(&self) -> Value {
         json!({"type": "object", "properties": {
-            "reference": {"type": "string", "description": "The marker's ctxkit://tool-result/<id>, or the id"}
+            "reference": {"type": "string", "description": "The marker's ctxkit://tool-result/<id>, the id, or ctxkit://summarized"},
+            "query": {"type": "string", "description": "With ctxkit://summarized: words to find in the summarized messages"}
         }, "required": ["reference"]})
     }
 

@@ -322,9 +322,11 @@ impl Tmux {
         String::from_utf8_lossy(&output.stdout).trim().to_owned()
     }
 
-    /// Waits until `needle` is on the screen `count` times; panics with the screen on timeout.
+    /// Waits until `needle` is on the screen `count` times; panics with the screen on timeout. The
+    /// limit only costs time when a test fails; CI runs the reverse and reliability checks beside
+    /// the tests, so a loaded machine must not fail a screen that is merely late.
     pub(crate) fn wait_for_count(&self, needle: &str, count: usize) -> String {
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             let screen = self.screen();
             if screen.matches(needle).count() >= count {

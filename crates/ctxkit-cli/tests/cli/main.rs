@@ -179,6 +179,7 @@ mod offline_size;
 mod on_demand;
 mod provider_context;
 mod providers;
+mod recall_summarized;
 mod resources;
 mod secrets;
 mod serve;

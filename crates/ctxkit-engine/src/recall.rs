@@ -1,0 +1,165 @@
+//! The originals behind the summaries: compaction replaces old messages in the model's view only;
+//! the session keeps them. `recall` with [`SUMMARIZED_REFERENCE`] reads them back, whole or the
+//! parts that hold the words the model asks for, so what a summary left out is not lost to it.
+
+use ctxkit_compaction::list_compactions;
+use ctxkit_protocol::{AgentMessage, ContentBlock};
+
+use crate::engine::{Engine, content_text};
+use crate::error::Result;
+
+/// The reference the summaries' pointer names (see [`summary_pointer`]).
+pub const SUMMARIZED_REFERENCE: &str = "ctxkit://summarized";
+
+/// Lines kept before and after a line that holds a word of the query.
+const CONTEXT_LINES: usize = 2;
+
+/// The line the model's view adds to each compaction summary (never stored): where its originals
+/// are and how to read them.
+pub(crate) fn summary_pointer() -> String {
+    format!(
+        "\n\n(The original messages behind this summary stay in the session: call `recall` with \
+         reference `{SUMMARIZED_REFERENCE}` and a `query` of the words to find.)"
+    )
+}
+
+impl Engine {
+    /// The messages the compactions on the current branch replaced, oldest first, each headed by
+    /// its entry id and role. With `query`, only the messages holding one of its words (any case),
+    /// and of those only the lines around the words. `None` when nothing on the branch was
+    /// compacted; an empty string when nothing matches.
+    pub async fn fetch_summarized(&self, query: Option<&str>) -> Result<Option<String>> {
+        let state = self.lock().await;
+        let session = &state.session;
+        let compactions = list_compactions(session, None)?;
+        if compactions.is_empty() {
+            return Ok(None);
+        }
+        let words = query_words(query.unwrap_or_default());
+        let mut parts = Vec::new();
+        for id in compactions
+            .iter()
+            .flat_map(|record| &record.covered_entry_ids)
+        {
+            let Some(entry) = session.entry(id) else {
+                continue;
+            };
+            let Some(Ok(message)) = entry.parse_message() else {
+                continue;
+            };
+            let Some((role, text)) = message_text(&message) else {
+                continue;
+            };
+            let text = if words.is_empty() {
+                text
+            } else {
+                match matching_lines(&text, &words) {
+                    Some(lines) => lines,
+                    None => continue,
+                }
+            };
+            parts.push(format!("[entry {id}] {role}:\n{text}"));
+        }
+        Ok(Some(parts.join("\n\n")))
+    }
+}
+
+/// The query's words, lowercased; words of one character are left out.
+fn query_words(query: &str) -> Vec<String> {
+    query
+        .split(|character: char| character.is_whitespace() || character == ',')
+        .map(|word| word.trim_matches(|c: char| "\"'`()[]{}".contains(c)))
+        .filter(|word| word.chars().count() > 1)
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// A message's role and its whole text (tool results uncut, tool calls with their arguments);
+/// `None` for messages with nothing to read.
+fn message_text(message: &AgentMessage) -> Option<(&'static str, String)> {
+    let (role, text) = match message {
+        AgentMessage::User(user) => ("user", content_text(&user.content)),
+        AgentMessage::ToolResult(result) => ("tool result", content_text(&result.content)),
+        AgentMessage::BashExecution(bash) => {
+            ("bash", format!("$ {}\n{}", bash.command, bash.output))
+        }
+        AgentMessage::Assistant(reply) => ("assistant", assistant_text(&reply.content)),
+        AgentMessage::Custom(_)
+        | AgentMessage::BranchSummary(_)
+        | AgentMessage::CompactionSummary(_)
+        | AgentMessage::Unknown(_) => return None,
+    };
+    (!text.trim().is_empty()).then_some((role, text))
+}
+
+fn assistant_text(content: &[ContentBlock]) -> String {
+    let mut lines = Vec::new();
+    for block in content {
+        match block {
+            ContentBlock::Text(text) => lines.push(text.text.clone()),
+            ContentBlock::ToolCall(call) => {
+                lines.push(format!("→ {} {}", call.name, call.arguments));
+            }
+            ContentBlock::Image(_) | ContentBlock::Thinking(_) | ContentBlock::Unknown(_) => {}
+        }
+    }
+    lines.join("\n")
+}
+
+/// The lines of `text` that hold one of `words`, with [`CONTEXT_LINES`] around each, gaps marked
+/// `…`; `None` when no line does.
+fn matching_lines(text: &str, words: &[String]) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let hits: Vec<usize> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, line)| {
+            let line = line.to_lowercase();
+            words.iter().any(|word| line.contains(word.as_str()))
+        })
+        .map(|(number, _)| number)
+        .collect();
+    if hits.is_empty() {
+        return None;
+    }
+    let mut shown = Vec::new();
+    let mut next = 0;
+    for hit in hits {
+        let start = hit.saturating_sub(CONTEXT_LINES).max(next);
+        let end = (hit + CONTEXT_LINES + 1).min(lines.len());
+        if start > next || (next == 0 && start > 0) {
+            shown.push("…");
+        }
+        shown.extend(&lines[start..end]);
+        next = next.max(end);
+    }
+    if next < lines.len() {
+        shown.push("…");
+    }
+    Some(shown.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_query_keeps_the_lines_around_its_words() {
+        let text = (0..20)
+            .map(|line| format!("line {line}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+            .replace("line 10", "the PORT is 8431");
+        let shown = matching_lines(&text, &query_words("port")).unwrap();
+        assert_eq!(
+            shown,
+            "…\nline 8\nline 9\nthe PORT is 8431\nline 11\nline 12\n…"
+        );
+        assert_eq!(matching_lines(&text, &query_words("nothing-here")), None);
+    }
+
+    #[test]
+    fn query_words_drop_quotes_and_single_letters() {
+        assert_eq!(query_words("`PORT`, a \"Redis\""), vec!["port", "redis"]);
+    }
+}
