@@ -25,6 +25,9 @@ pub struct State {
     threads: Mutex<HashMap<String, usize>>,
     continued: Mutex<HashSet<String>>,
     replies: AtomicUsize,
+    /// Streamed answers so far: `Answer N.` counts these only, so a cache refresh that fires
+    /// before the next prompt (a loaded machine) does not change the next answer's text.
+    answers: AtomicUsize,
     /// Forget every thread before the next request.
     pub expire: AtomicBool,
     /// The prompt size every reply reports (read from the cache but for a few tokens).
@@ -121,7 +124,8 @@ impl Respond for Anthropic {
                 "role": "assistant", "model": MODEL, "content": [{"type": "text", "text": ""}],
                 "stop_reason": "max_tokens", "usage": usage}));
         }
-        let text = format!("Answer {number}.");
+        let answer = self.0.answers.fetch_add(1, Ordering::SeqCst) + 1;
+        let text = format!("Answer {answer}.");
         let events = [
             json!({"type": "message_start", "message": {"id": id, "type": "message", "role": "assistant",
                 "content": [], "model": MODEL, "stop_reason": null, "usage": usage}}),
