@@ -12,6 +12,7 @@ mod dir;
 mod error;
 mod generate;
 mod measure;
+pub mod real_eval;
 mod rng;
 pub mod simulate;
 pub mod summary_eval;

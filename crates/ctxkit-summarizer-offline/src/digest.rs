@@ -40,6 +40,9 @@ pub struct Digest {
     pub earlier: Vec<EarlierItem>,
     /// Identifiers, best first.
     pub ranked: Vec<String>,
+    /// Identifiers only tool output printed, most often and latest first: what fills the room the
+    /// people's and calls' names and the recent steps leave.
+    pub printed: Vec<String>,
     /// What the user asked the summary to focus on.
     pub focus: Option<String>,
 }
@@ -76,6 +79,7 @@ impl Digest {
             }
         }
         digest.ranked = rank_identifiers(&steps, &digest.earlier);
+        digest.printed = printed_identifiers(&steps, &digest.ranked);
         digest.steps = steps;
         digest.focus.clone_from(&source.focus);
         digest
@@ -215,6 +219,37 @@ fn commit_line(line: &str) -> Option<String> {
     let hash = words.last()?;
     let is_hash = (7..=12).contains(&hash.len()) && hash.chars().all(|c| c.is_ascii_hexdigit());
     is_hash.then(|| format!("Committed `{hash}` on `{branch}`: {}", clip(message, 160)))
+}
+
+/// Outputs that must print a name before it fills a summary: a name printed once (one listing, one
+/// log) is rarely what the work turned on.
+const PRINTED_MIN_OUTPUTS: usize = 1;
+
+/// Names that tool output printed and nobody else named, by how many outputs printed them, the
+/// later first among equals.
+fn printed_identifiers(steps: &[Step], ranked: &[String]) -> Vec<String> {
+    let mut counts: HashMap<String, (usize, usize)> = HashMap::new();
+    for (position, step) in steps.iter().enumerate() {
+        let Step::Call(call) = step else {
+            continue;
+        };
+        let Some(output) = call.output.as_deref() else {
+            continue;
+        };
+        let mut seen: Vec<String> = identifiers(output);
+        seen.sort();
+        seen.dedup();
+        for name in seen {
+            let entry = counts.entry(name).or_insert((0, 0));
+            *entry = (entry.0 + 1, position);
+        }
+    }
+    let mut printed: Vec<(String, (usize, usize))> = counts
+        .into_iter()
+        .filter(|(name, (outputs, _))| *outputs >= PRINTED_MIN_OUTPUTS && !ranked.contains(name))
+        .collect();
+    printed.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    printed.into_iter().map(|(name, _)| name).collect()
 }
 
 /// Names in one message above which it counts as pasted.

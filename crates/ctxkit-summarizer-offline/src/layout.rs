@@ -160,13 +160,45 @@ fn name_lines(digest: &Digest, sections: &[Section], budget: u64) -> Vec<Item> {
     lines
 }
 
-/// The tokens of the span as the summary reads it.
+/// Lines of names tool output printed that `text` does not hold yet, within `budget` tokens.
+fn printed_lines(printed: &[String], text: &str, budget: u64) -> Vec<Item> {
+    let fresh: Vec<&String> = printed
+        .iter()
+        .filter(|name| !text.contains(name.as_str()))
+        .collect();
+    let mut lines = Vec::new();
+    let mut used = 0;
+    for chunk in fresh.chunks(NAMES_PER_LINE) {
+        let names: Vec<String> = chunk.iter().map(|name| format!("`{name}`")).collect();
+        let line = format!("Seen in output: {}", names.join(", "));
+        let cost = count_tokens(&line) + 2;
+        if used + cost > budget {
+            break;
+        }
+        used += cost;
+        lines.push(Item {
+            text: line,
+            priority: 10,
+        });
+    }
+    lines
+}
+
+/// Characters of a tool's output a compaction shows a model (Pi's serialization cuts each result
+/// to 2,000 UTF-16 units): what the summary's size follows.
+const OUTPUT_READ_CHARS: usize = 2_000;
+
+/// The tokens of the span as a compaction shows it to a model.
 fn span_tokens(steps: &[Step]) -> u64 {
     steps
         .iter()
         .map(|step| match step {
             Step::Call(call) => {
-                count_tokens(&call.target) + call.output.as_deref().map_or(0, count_tokens)
+                count_tokens(&call.target)
+                    + call
+                        .output
+                        .as_deref()
+                        .map_or(0, |output| count_tokens(&clip(output, OUTPUT_READ_CHARS)))
             }
             Step::Request(_) | Step::Reply(_) | Step::Summary(_) => count_tokens(&step_line(step)),
         })
@@ -217,6 +249,15 @@ pub fn summarize_sized(request: &SummaryRequest, size: SummarySize) -> String {
     text = render(&sections, &recent);
     while count_tokens(&text) > target && !recent.is_empty() {
         recent.remove(0);
+        text = render(&sections, &recent);
+    }
+    // Room left after everything people and calls named: the names tool output printed.
+    let room = target.saturating_sub(count_tokens(&text) + 12);
+    let printed = printed_lines(&digest.printed, &text, room);
+    if !printed.is_empty() {
+        if let Some(context) = sections.last_mut() {
+            context.items.extend(printed);
+        }
         text = render(&sections, &recent);
     }
     // A budget below the skeleton: cut the text itself.

@@ -28,8 +28,12 @@ pub use layout::summarize_sized;
 pub const OFFLINE_NOTICE: &str =
     "_Extractive summary written offline by ctxkit (no model was used)._";
 
-/// How long an offline summary is: `ratio` of the span's tokens, at least `min_tokens` and at most
-/// `max_tokens` (and never more than the request allows). Settings
+/// The smallest target a short span gets (the minimum before 2026-11-29).
+const SMALL_SPAN_FLOOR: u64 = 500;
+
+/// How long an offline summary is: `ratio` of the span's tokens (as a compaction shows the span to
+/// a model: each tool output cut to 2,000 characters), at least `min_tokens` (a span shorter than twice that:
+/// half the span, and not under 500), at most `max_tokens` (and never more than the request allows). Settings
 /// `compaction.offlineSummaryPercent` (`ratio` × 100), `compaction.offlineSummaryMinTokens`,
 /// `compaction.offlineSummaryMaxTokens`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -40,12 +44,13 @@ pub struct SummarySize {
 }
 
 impl Default for SummarySize {
-    /// 5% of the span, between 500 and 6,000 tokens: real model summaries of 80–130k-token spans
-    /// are 3,300–4,400 tokens.
+    /// 8% of the span, between 1,500 and 6,000 tokens: real summaries (Claude Code, OpenClaw;
+    /// `eval/real-sessions.tsv`) are about 1,500 tokens plus 4% of the span as a model reads it,
+    /// 1,800–1,900 for 5k-token spans and 3,500–5,900 for 50–75k.
     fn default() -> Self {
         Self {
-            ratio: 0.05,
-            min_tokens: 500,
+            ratio: 0.08,
+            min_tokens: 1_500,
             max_tokens: 6_000,
         }
     }
@@ -55,7 +60,11 @@ impl SummarySize {
     /// The summary's token budget for a span of `span_tokens`, under a request's `request_max`.
     pub fn target(&self, span_tokens: u64, request_max: u64) -> u64 {
         let share = (span_tokens as f64 * self.ratio.max(0.0)).round() as u64;
-        let bounded = share.clamp(self.min_tokens.min(self.max_tokens), self.max_tokens);
+        // The minimum holds for spans at least twice as long; a shorter span gets half its size,
+        // but not under `SMALL_SPAN_FLOOR` (nor the minimum, when that is lower).
+        let half = (span_tokens / 2).max(SMALL_SPAN_FLOOR.min(self.min_tokens));
+        let floor = self.min_tokens.min(self.max_tokens).min(half);
+        let bounded = share.clamp(floor, self.max_tokens);
         bounded.min(request_max)
     }
 }

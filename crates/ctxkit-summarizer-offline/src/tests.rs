@@ -135,6 +135,42 @@ fn the_target_is_a_bounded_share_of_the_span() {
 }
 
 #[test]
+fn a_short_span_gets_half_its_size_and_a_long_one_real_summaries_sizes() {
+    let size = SummarySize::default();
+    // Real summaries: about 1,500 tokens plus 4% of the span as a model reads it.
+    assert_eq!(size.target(5_000, 13_107), 1_500);
+    assert_eq!(size.target(50_000, 13_107), 4_000);
+    assert_eq!(size.target(200_000, 13_107), 6_000);
+    // Under twice the minimum: half the span, not under 500.
+    assert_eq!(size.target(2_000, 13_107), 1_000);
+    assert_eq!(size.target(600, 13_107), 500);
+}
+
+#[test]
+fn names_only_tool_output_printed_fill_the_room_left_last() {
+    let listing = "src/ingest/batch_reader.rs\nsrc/ingest/schema_cache.rs\nconfig/pipeline.toml";
+    let mut values = vec![
+        json!({"role": "user", "content": "Find where the batch size is read.", "timestamp": 1}),
+    ];
+    values.extend(bash("c1", "ls -R src config", listing, false));
+    values.push(
+        json!({"role": "assistant", "content": [{"type": "text", "text": "Found it."}],
+        "provider": "p", "model": "m", "stopReason": "stop", "timestamp": 4,
+        "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2}}),
+    );
+    let span = messages(Value::Array(values));
+    let roomy = summarize_offline(&request(span.clone(), None, 13_107));
+    assert!(roomy.contains("Seen in output: "), "{roomy}");
+    assert!(roomy.contains("`src/ingest/schema_cache.rs`"), "{roomy}");
+    // The names come after everything else: a budget the rest fills leaves them out.
+    let without =
+        summarize_offline(&request(span.clone(), None, 13_107)).replace("Seen in output", "");
+    let tight = count_tokens(&without) as u64 / 2;
+    let small = summarize_offline(&request(span, None, tight));
+    assert!(!small.contains("Seen in output: "), "{small}");
+}
+
+#[test]
 fn an_earlier_summary_is_carried_into_its_sections() {
     let previous = "## Goal\nMigrate CI to GitHub Actions (ticket OPS-77)\n\n## Constraints & Preferences\n- Keep the Travis badge until March\n\n## Critical Context\n- Runner label `ubuntu-24.04`";
     let summary = summarize_offline(&request(session(0), Some(previous), 13_107));

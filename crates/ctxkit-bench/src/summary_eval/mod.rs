@@ -79,13 +79,19 @@ pub fn verbatim_tail(text: &str, tokens: u64) -> &str {
         }
     }
     let start = boundaries.get(low).copied().unwrap_or(text.len());
-    // Start at the next line when the cut falls inside one and a line follows.
-    let line_start = match text[start..].find('\n') {
-        Some(offset) if start > 0 && !text[..start].ends_with('\n') => start + offset + 1,
-        Some(_) | None => start,
-    };
-    &text[line_start..]
+    // Start at the next line when the cut falls inside one and a line follows soon; inside a long
+    // line (a real session's tool output or reply), at the next word, so the tail keeps its size.
+    if start == 0 || text[..start].ends_with('\n') {
+        return &text[start..];
+    }
+    let next = |pattern: char| text[start..].find(pattern).map(|offset| start + offset + 1);
+    let line_start = next('\n').filter(|line| line - start <= TAIL_LINE_SLACK);
+    let word_start = next(' ').filter(|word| word - start <= TAIL_LINE_SLACK);
+    &text[line_start.or(word_start).unwrap_or(start).min(text.len())..]
 }
+
+/// How far (bytes) the verbatim tail may move its start to begin at a line or a word.
+const TAIL_LINE_SLACK: usize = 200;
 
 /// One text measured against a case's facts.
 #[derive(Debug, Clone, Serialize)]

@@ -43,9 +43,14 @@ fn the_verbatim_tail_is_a_suffix_within_the_token_count() {
         );
     }
     assert_eq!(verbatim_tail(text, 1_000), text);
-    // A cut inside a line starts at the next line.
+    // A cut inside a short line starts at the next line.
     let tail = verbatim_tail(text, 9);
     assert!(tail.is_empty() || text[..text.len() - tail.len()].ends_with('\n'));
+    // Inside a long line it starts at the next word and keeps nearly its size.
+    let long = format!("head\n{}", "word ".repeat(2_000));
+    let tail = verbatim_tail(&long, 500);
+    assert!(count_text_tokens(tail, Encoding::Cl100kBase) >= 490);
+    assert!(long[..long.len() - tail.len()].ends_with(' '));
 }
 
 #[test]

@@ -139,12 +139,12 @@ const COMPACTION: &[Field] = &[
     field(
         "offlineSummaryPercent",
         ValueKind::Integer { min: 1, max: 100 },
-        DefaultValue::Integer(5),
+        DefaultValue::Integer(8),
     ),
     field(
         "offlineSummaryMinTokens",
         NON_NEGATIVE,
-        DefaultValue::Integer(500),
+        DefaultValue::Integer(1500),
     ),
     field(
         "offlineSummaryMaxTokens",

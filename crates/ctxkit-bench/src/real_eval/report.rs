@@ -1,0 +1,160 @@
+//! The markdown report: per point, per set (repository and agent) and overall, the summary beside
+//! the verbatim tail at the summary's size.
+
+use std::fmt::Write as _;
+
+use super::{PointResult, SkippedPoint};
+
+/// Pooled figures over some points.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SetTotals {
+    pub points: usize,
+    pub identifiers: usize,
+    pub recalled: usize,
+    pub tail_recalled: usize,
+    pub above_tail: usize,
+    pub noise_lines: usize,
+    pub content_lines: usize,
+    pub min_ratio: f64,
+    pub max_ratio: f64,
+    pub mean_ratio: f64,
+}
+
+impl SetTotals {
+    pub fn of(points: &[&PointResult]) -> Self {
+        let ratios: Vec<f64> = points.iter().map(|point| point.size_ratio()).collect();
+        Self {
+            points: points.len(),
+            identifiers: points.iter().map(|point| point.result.facts).sum(),
+            recalled: points
+                .iter()
+                .map(|point| point.result.summary.recalled)
+                .sum(),
+            tail_recalled: points.iter().map(|point| point.result.tail.recalled).sum(),
+            above_tail: points
+                .iter()
+                .filter(|point| point.result.summary.recalled > point.result.tail.recalled)
+                .count(),
+            noise_lines: points
+                .iter()
+                .map(|point| point.result.summary.noise_lines)
+                .sum(),
+            content_lines: points
+                .iter()
+                .map(|point| point.result.summary.content_lines)
+                .sum(),
+            min_ratio: ratios.iter().copied().fold(f64::INFINITY, f64::min),
+            max_ratio: ratios.iter().copied().fold(0.0, f64::max),
+            mean_ratio: ratios.iter().sum::<f64>() / ratios.len().max(1) as f64,
+        }
+    }
+
+    pub fn recall(&self) -> f64 {
+        self.recalled as f64 / self.identifiers.max(1) as f64
+    }
+
+    pub fn tail_recall(&self) -> f64 {
+        self.tail_recalled as f64 / self.identifiers.max(1) as f64
+    }
+
+    pub fn noise(&self) -> f64 {
+        self.noise_lines as f64 / self.content_lines.max(1) as f64
+    }
+}
+
+fn percent(value: f64) -> String {
+    format!("{:.1}%", value * 100.0)
+}
+
+fn set_name(point: &PointResult) -> String {
+    format!("{} ({}, {})", point.repository, point.agent, point.split)
+}
+
+fn totals_row(out: &mut String, label: &str, totals: &SetTotals) {
+    let _ = writeln!(
+        out,
+        "| **{label}** | {} points | | | {:.2}× ({:.2}–{:.2}) | **{}** | {} | **{:+.1}** | {} of {} | {} | |",
+        totals.points,
+        totals.mean_ratio,
+        totals.min_ratio,
+        totals.max_ratio,
+        percent(totals.recall()),
+        percent(totals.tail_recall()),
+        (totals.recall() - totals.tail_recall()) * 100.0,
+        totals.above_tail,
+        totals.points,
+        percent(totals.noise()),
+    );
+}
+
+/// Per point, per set and overall; the skipped points with their reason.
+pub fn render_report(results: &[PointResult], skipped: &[SkippedPoint], verbose: bool) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "| Point | Span tokens | Real summary tokens | Ours | × real | Recall | Tail recall | Δ points | Above | Noise | Real noise |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
+    let mut sets: Vec<String> = results.iter().map(set_name).collect();
+    sets.dedup();
+    sets.sort();
+    sets.dedup();
+    for set in &sets {
+        let points: Vec<&PointResult> = results
+            .iter()
+            .filter(|point| &set_name(point) == set)
+            .collect();
+        for point in &points {
+            let result = &point.result;
+            let recall = result.summary.recalled as f64 / result.facts.max(1) as f64;
+            let tail = result.tail.recalled as f64 / result.facts.max(1) as f64;
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {:.2}× | {} ({}/{}) | {} | {:+.0} | {} | {} | {} |",
+                point.name,
+                point.span_tokens,
+                point.real_tokens,
+                result.summary.tokens,
+                point.size_ratio(),
+                percent(recall),
+                result.summary.recalled,
+                result.facts,
+                percent(tail),
+                (recall - tail) * 100.0,
+                if result.summary.recalled > result.tail.recalled {
+                    "yes"
+                } else {
+                    "no"
+                },
+                percent(result.summary.noise_rate()),
+                result
+                    .reference
+                    .as_ref()
+                    .map(|measure| percent(measure.noise_rate()))
+                    .unwrap_or_default(),
+            );
+        }
+        totals_row(&mut out, set, &SetTotals::of(&points));
+    }
+    let all: Vec<&PointResult> = results.iter().collect();
+    totals_row(&mut out, "all points", &SetTotals::of(&all));
+    if !skipped.is_empty() {
+        let _ = writeln!(out, "\nNot scored:");
+        for skip in skipped {
+            let _ = writeln!(out, "- {}: {}", skip.name, skip.reason);
+        }
+    }
+    if verbose {
+        for point in results {
+            let _ = writeln!(
+                out,
+                "\n### {} ({})\n\nMissed: {:?}\nTail missed: {:?}\n\n```\n{}\n```",
+                point.name,
+                set_name(point),
+                point.result.summary.missed,
+                point.result.tail.missed,
+                point.result.summary_text
+            );
+        }
+    }
+    out
+}
