@@ -1,0 +1,267 @@
+//! Rewind: Esc twice at an empty input line lists the earlier prompts of the branch; choosing one
+//! moves the leaf to before it (a new branch from there; nothing is deleted) with its text back on
+//! the input line to edit, and offers to put back the files the agent's `write` and `edit` calls
+//! changed since (the snapshots of `commands::checkpoints`): a file the agent created is removed,
+//! a file changed since the agent wrote it is named and asked about, never overwritten silently.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::Result;
+use ctxkit_engine::NavigateOptions;
+use ctxkit_session::Session;
+use rustyline::history::History;
+use rustyline::{
+    Cmd, ConditionalEventHandler, Editor, Event, EventContext, EventHandler, Helper, KeyEvent,
+    RepeatCount,
+};
+
+use super::Chat;
+use super::agent::Ask;
+use super::picker::{List, Picked, pick};
+use super::slash::Action;
+use crate::commands::checkpoints::{CheckpointStore, Snapshot, state_digest};
+use crate::render::one_line;
+
+/// Set when Esc was pressed twice at an empty input line; the line editor then returns as
+/// interrupted and the input loop asks [`DoubleEscape::take`].
+#[derive(Debug, Clone, Default)]
+pub struct DoubleEscape(Arc<AtomicBool>);
+
+impl DoubleEscape {
+    /// Whether the last interruption of the line editor was a double Esc (and forgets it).
+    pub fn take(&self) -> bool {
+        self.0.swap(false, Ordering::SeqCst)
+    }
+}
+
+impl ConditionalEventHandler for DoubleEscape {
+    fn handle(&self, _: &Event, _: RepeatCount, _: bool, context: &EventContext) -> Option<Cmd> {
+        if !context.line().is_empty() {
+            return None;
+        }
+        self.0.store(true, Ordering::SeqCst);
+        Some(Cmd::Interrupt)
+    }
+}
+
+/// Binds Esc twice to the rewind. The line editor holds a lone Esc until the next key (it may
+/// start an Alt sequence), so the Esc event it reports is the second of two.
+pub fn bind_double_escape<H: Helper, I: History>(editor: &mut Editor<H, I>) -> DoubleEscape {
+    let keys = DoubleEscape::default();
+    editor.bind_sequence(
+        KeyEvent::new('\x1b', rustyline::Modifiers::NONE),
+        EventHandler::Conditional(Box::new(keys.clone())),
+    );
+    keys
+}
+
+/// A prompt of the branch to rewind to.
+#[derive(Debug, Clone)]
+struct Prompt {
+    id: String,
+    text: String,
+}
+
+fn branch_prompts(session: &Session) -> Vec<Prompt> {
+    session
+        .branch_path(None)
+        .into_iter()
+        .filter(|entry| entry.role() == Some("user"))
+        .filter_map(|entry| {
+            let message = entry.parse_message()?.ok()?;
+            let text = message.as_user()?.content.joined_text("\n");
+            Some(Prompt {
+                id: entry.id().to_owned(),
+                text,
+            })
+        })
+        .collect()
+}
+
+/// The user prompts from `id` on, in file order (every branch: all were typed after it).
+fn turns_since(session: &Session, id: &str) -> Vec<String> {
+    let entries = session.entries();
+    let Some(start) = entries.iter().position(|entry| entry.id() == id) else {
+        return Vec::new();
+    };
+    entries[start..]
+        .iter()
+        .filter(|entry| entry.role() == Some("user"))
+        .map(|entry| entry.id().to_owned())
+        .collect()
+}
+
+/// What happened to one file.
+enum Restored {
+    Written(PathBuf),
+    Removed(PathBuf),
+    Kept(PathBuf),
+    Failed(PathBuf, String),
+}
+
+impl Chat {
+    /// Esc twice: choose an earlier prompt, go back to before it, maybe restore files.
+    pub async fn rewind(&mut self, ask: &mut dyn Ask) -> Result<Action> {
+        let prompts = self.engine.with_session(branch_prompts).await;
+        if prompts.is_empty() {
+            self.ui.info("No earlier prompt to rewind to");
+            return Ok(Action::Continue);
+        }
+        let rows: Vec<String> = prompts
+            .iter()
+            .enumerate()
+            .map(|(number, prompt)| format!("{:>3}. {}", number + 1, one_line(&prompt.text, 100)))
+            .collect();
+        let detail = |index: usize| {
+            prompts
+                .get(index)
+                .map(|prompt| prompt.text.clone())
+                .unwrap_or_default()
+        };
+        let list = List {
+            title: "Rewind to before which prompt? (what follows stays in the tree)",
+            help: "↑/↓ j/k move · Enter rewind there · Esc leave unchanged",
+            rows: &rows,
+            detail: &detail,
+            keys: "",
+        };
+        let chosen = match pick(&list, rows.len() - 1) {
+            Ok(Picked::Chosen(index)) => index,
+            Ok(Picked::Key(_, _) | Picked::Left) | Err(_) => {
+                self.ui.info("Rewind cancelled; nothing changed");
+                return Ok(Action::Continue);
+            }
+        };
+        let Some(target) = prompts.get(chosen) else {
+            return Ok(Action::Continue);
+        };
+        let (session_file, turns) = self
+            .engine
+            .with_session(|session| {
+                (
+                    session.path().map(Path::to_owned),
+                    turns_since(session, &target.id),
+                )
+            })
+            .await;
+        let action = self.go_to(&target.id, NavigateOptions::default()).await?;
+        if let Some(session_file) = session_file {
+            self.offer_restore(&session_file, &turns, ask)?;
+        }
+        Ok(match action {
+            Action::Edit(text) => Action::Edit(text),
+            Action::Continue | Action::Quit | Action::Prompt(_) => {
+                Action::Edit(target.text.clone())
+            }
+        })
+    }
+
+    /// Lists the files written since the prompt and restores them if the user says so.
+    fn offer_restore(
+        &self,
+        session_file: &Path,
+        turns: &[String],
+        ask: &mut dyn Ask,
+    ) -> Result<()> {
+        let mut store = CheckpointStore::open(session_file)?;
+        let snapshots = store.earliest_since(turns);
+        if snapshots.is_empty() {
+            return Ok(());
+        }
+        self.ui
+            .line("The agent changed these files since that prompt:");
+        for snapshot in &snapshots {
+            let what = if snapshot.existed {
+                "put back as it was"
+            } else {
+                "remove (the agent created it)"
+            };
+            self.ui
+                .line(&format!("  {}  ({what})", self.shown(&snapshot.path)));
+        }
+        let question = format!("Restore {} file(s)? [y]es / [n]o: ", snapshots.len());
+        if ask.ask_key(&question, "yn") != Some('y') {
+            self.ui.info("Files left as they are");
+            return Ok(());
+        }
+        let mut done = Vec::new();
+        for snapshot in &snapshots {
+            done.push(self.restore_one(&mut store, snapshot, ask));
+        }
+        self.report(&done);
+        Ok(())
+    }
+
+    fn restore_one(
+        &self,
+        store: &mut CheckpointStore,
+        snapshot: &Snapshot,
+        ask: &mut dyn Ask,
+    ) -> Restored {
+        let path = snapshot.path.clone();
+        let shown = self.shown(&path);
+        let current = match self.checkpoints.read_current(&path, u64::MAX) {
+            Ok(current) => current,
+            Err(reason) => return Restored::Failed(path, reason),
+        };
+        let wanted = match store.read_blob(snapshot) {
+            Ok(bytes) => bytes,
+            Err(error) => return Restored::Failed(path, format!("{error:#}")),
+        };
+        let now = state_digest(current.as_deref());
+        if now == state_digest(wanted.as_deref()) {
+            return Restored::Written(path);
+        }
+        let changed = store.written(&path).is_some_and(|written| written != now);
+        if changed {
+            let question = format!(
+                "{shown} was changed since the agent wrote it; put the snapshot back anyway? [y]es / [n]o: "
+            );
+            if ask.ask_key(&question, "yn") != Some('y') {
+                return Restored::Kept(path);
+            }
+        }
+        let jail = match self.checkpoints.workspace().jail_for(&path) {
+            Ok(jail) => jail,
+            Err(reason) => return Restored::Failed(path, reason),
+        };
+        let result = match &wanted {
+            Some(bytes) => jail.write_atomic(&path, bytes),
+            None if current.is_some() => jail.remove_file(&path),
+            None => Ok(()),
+        };
+        if let Err(error) = result {
+            return Restored::Failed(path, error.to_string());
+        }
+        let _ = store.note_restored(&path, wanted.as_deref());
+        match wanted {
+            Some(_) => Restored::Written(path),
+            None => Restored::Removed(path),
+        }
+    }
+
+    fn report(&self, done: &[Restored]) {
+        for outcome in done {
+            match outcome {
+                Restored::Written(path) => self.ui.line(&format!("Restored {}", self.shown(path))),
+                Restored::Removed(path) => self.ui.line(&format!("Removed {}", self.shown(path))),
+                Restored::Kept(path) => self
+                    .ui
+                    .line(&format!("Kept {} as you changed it", self.shown(path))),
+                Restored::Failed(path, reason) => self.ui.error(&format!(
+                    "Cannot restore {}: {reason}; the file was left as it is",
+                    self.shown(path)
+                )),
+            }
+        }
+    }
+
+    /// A path relative to the project when it lies inside it.
+    fn shown(&self, path: &Path) -> String {
+        let root = self.checkpoints.workspace().root();
+        let relative = path.strip_prefix(root).unwrap_or(path);
+        format!("`{}`", relative.display())
+    }
+}

@@ -1,0 +1,211 @@
+//! `/tree` at a terminal: the session tree as a list to walk (each entry's kind, text, label and
+//! tokens; its whole text below the list), Enter to go to an entry with or without a summary of
+//! the branch left behind (a focus for it typed on the spot), `l` to label an entry, Esc to leave
+//! with nothing changed. Going to an entry never deletes anything: the leaf moves and the next
+//! prompt starts a new branch there.
+
+use std::collections::HashMap;
+
+use anyhow::Result;
+use ctxkit_engine::NavigateOptions;
+use ctxkit_session::Session;
+use ctxkit_tokens::estimate_tokens;
+
+use super::Chat;
+use super::agent::Ask;
+use super::picker::{List, Picked, pick};
+use super::slash::Action;
+use crate::render::{entry_summary, one_line};
+
+/// One entry of the tree as a row.
+#[derive(Debug, Clone)]
+struct TreeRow {
+    id: String,
+    line: String,
+    detail: String,
+    /// Kind and text, for the question after Enter.
+    short: String,
+}
+
+const HELP: &str =
+    "↑/↓ j/k move · PgUp/PgDn · Enter go to the entry · l label it · Esc leave unchanged";
+
+/// The rows of the tree in display order (usage records hidden) and the leaf's row.
+fn tree_rows(session: &Session) -> (Vec<TreeRow>, usize) {
+    let index = session.index();
+    let leaf = session.leaf_id();
+    let on_branch: std::collections::HashSet<&str> = session
+        .branch_path(None)
+        .into_iter()
+        .map(ctxkit_session::StoredEntry::id)
+        .collect();
+    let nodes = session.tree();
+    let children: HashMap<usize, usize> = nodes
+        .iter()
+        .map(|node| (node.index, node.children))
+        .collect();
+    let mut indent: HashMap<usize, usize> = HashMap::new();
+    let mut rows = Vec::new();
+    let mut leaf_row = 0;
+    for node in &nodes {
+        let Some(entry) = index.get(node.index) else {
+            continue;
+        };
+        let depth = match index.parent(node.index) {
+            Some(parent) => {
+                let branches = children.get(&parent).copied().unwrap_or(0) > 1;
+                indent.get(&parent).copied().unwrap_or(0) + usize::from(branches)
+            }
+            None => 0,
+        };
+        indent.insert(node.index, depth);
+        if entry.type_name() == "usage" && Some(entry.id()) != leaf {
+            continue;
+        }
+        let (kind, text) = entry_summary(entry);
+        let tokens = match entry.parse_message() {
+            Some(Ok(message)) => estimate_tokens(&message),
+            Some(Err(_)) | None => (text.len() as u64).div_ceil(4),
+        };
+        let label = index.label(entry.id());
+        let label_text = label.map(|label| format!(" [{label}]")).unwrap_or_default();
+        let is_leaf = Some(entry.id()) == leaf;
+        if is_leaf {
+            leaf_row = rows.len();
+        }
+        let mark = if is_leaf {
+            "◆ "
+        } else if on_branch.contains(entry.id()) {
+            "• "
+        } else {
+            "  "
+        };
+        let leaf_note = if is_leaf { "  ← leaf" } else { "" };
+        rows.push(TreeRow {
+            id: entry.id().to_owned(),
+            line: format!(
+                "{}{mark}{} {kind}: {}{label_text}  ~{tokens} tok{leaf_note}",
+                "  ".repeat(depth),
+                entry.id(),
+                one_line(&text, 70)
+            ),
+            detail: format!(
+                "{} · {kind} · {} · ~{tokens} tokens{label_text}\n{}",
+                entry.id(),
+                entry.timestamp(),
+                text.trim()
+            ),
+            short: format!("{kind}: {}", one_line(&text, 50)),
+        });
+    }
+    (rows, leaf_row)
+}
+
+impl Chat {
+    /// Walks the tree at a terminal; `None` when the input is not a terminal (the caller prints
+    /// the tree instead).
+    pub(super) async fn walk_tree(&mut self, ask: &mut dyn Ask) -> Result<Option<Action>> {
+        let (mut rows, mut start) = self.engine.with_session(tree_rows).await;
+        if rows.is_empty() {
+            return Ok(None);
+        }
+        loop {
+            let lines: Vec<String> = rows.iter().map(|row| row.line.clone()).collect();
+            let detail = |index: usize| {
+                rows.get(index)
+                    .map(|row| row.detail.clone())
+                    .unwrap_or_default()
+            };
+            let list = List {
+                title: "Session tree  (◆ leaf · • the current branch)",
+                help: HELP,
+                rows: &lines,
+                detail: &detail,
+                keys: "l",
+            };
+            let Ok(picked) = pick(&list, start) else {
+                return Ok(None);
+            };
+            match picked {
+                Picked::Key('l', row) => {
+                    let Some(target) = rows.get(row) else {
+                        continue;
+                    };
+                    let id = target.id.clone();
+                    self.label_from_tree(&id, ask).await?;
+                    start = row;
+                }
+                Picked::Key(_, _) | Picked::Left => {
+                    self.ui.line("Left the tree; nothing changed");
+                    return Ok(Some(Action::Continue));
+                }
+                Picked::Chosen(row) => {
+                    let Some(target) = rows.get(row).cloned() else {
+                        continue;
+                    };
+                    match choose_summary(&target, ask) {
+                        Some(options) => return self.go_to(&target.id, options).await.map(Some),
+                        None => start = row,
+                    }
+                }
+            }
+            (rows, _) = self.engine.with_session(tree_rows).await;
+        }
+    }
+
+    async fn label_from_tree(&mut self, id: &str, ask: &mut dyn Ask) -> Result<()> {
+        let Some(text) = ask.ask(&format!("Label for {id} (empty removes it): ")) else {
+            return Ok(());
+        };
+        let text = text.trim().to_owned();
+        let label = (!text.is_empty()).then_some(text.as_str());
+        self.engine
+            .with_session_mut(|session| session.append_label_change(id, label))
+            .await?;
+        match label {
+            Some(label) => self.ui.line(&format!("Labelled {id} “{label}”")),
+            None => self.ui.line(&format!("Removed the label of {id}")),
+        }
+        Ok(())
+    }
+}
+
+/// After Enter: go without a summary, with one, or with one with a focus; `None` goes back.
+fn choose_summary(target: &TreeRow, ask: &mut dyn Ask) -> Option<NavigateOptions> {
+    let choices = [
+        "No summary: move there".to_owned(),
+        "Summarize the branch left behind".to_owned(),
+        "Summarize it with a focus (typed next)".to_owned(),
+    ];
+    let detail = |index: usize| {
+        match index {
+        0 => "The leaf moves to this entry; the branch left behind stays in the tree as it is.",
+        1 => "The branch left behind is summarized and the summary is attached where the leaf goes, so the model keeps what was learnt there.",
+        _ => "As the summary, with a focus you type: what the summary should keep.",
+    }
+    .to_owned()
+    };
+    let title = format!("Go to {} {}", target.id, target.short);
+    let list = List {
+        title: &title,
+        help: "↑/↓ choose · Enter go · Esc back to the tree",
+        rows: &choices,
+        detail: &detail,
+        keys: "",
+    };
+    let choice = match pick(&list, 0).ok()? {
+        Picked::Chosen(choice) => choice,
+        Picked::Key(_, _) | Picked::Left => return None,
+    };
+    let custom_instructions = if choice == 2 {
+        let focus = ask.ask("Focus for the summary: ")?;
+        Some(focus.trim().to_owned()).filter(|focus| !focus.is_empty())
+    } else {
+        None
+    };
+    Some(NavigateOptions {
+        summarize: choice >= 1,
+        custom_instructions,
+        ..NavigateOptions::default()
+    })
+}
