@@ -221,7 +221,7 @@ impl SettingsManager {
     }
 
     /// `chat.checkpointMaxBytes`: the most bytes of file snapshots kept beside one session for
-    /// rewinds (schema default 64 MiB); 0 keeps none.
+    /// rewinds (schema default 64 MiB).
     pub fn chat_checkpoint_max_bytes(&self) -> u64 {
         self.u64_setting("chat.checkpointMaxBytes")
             .unwrap_or(64 * 1024 * 1024)
