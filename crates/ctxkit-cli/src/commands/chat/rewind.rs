@@ -146,16 +146,26 @@ impl Chat {
                 )
             })
             .await;
-        let action = self.go_to(&target.id, NavigateOptions::default()).await?;
+        let outcome = self
+            .engine
+            .navigate(&target.id, NavigateOptions::default())
+            .await;
+        self.events.flush().await;
+        let outcome = outcome?;
+        if outcome.cancelled || outcome.aborted {
+            self.ui.notice("Rewind cancelled; nothing changed");
+            return Ok(Action::Continue);
+        }
+        self.ui.line(&format!(
+            "Rewound to before prompt {} (what followed stays in the tree; /tree shows it)",
+            chosen + 1
+        ));
         if let Some(session_file) = session_file {
             self.offer_restore(&session_file, &turns, ask)?;
         }
-        Ok(match action {
-            Action::Edit(text) => Action::Edit(text),
-            Action::Continue | Action::Quit | Action::Prompt(_) => {
-                Action::Edit(target.text.clone())
-            }
-        })
+        Ok(Action::Edit(
+            outcome.editor_text.unwrap_or_else(|| target.text.clone()),
+        ))
     }
 
     /// Lists the files written since the prompt and restores them if the user says so.

@@ -83,10 +83,12 @@ fn tree_rows(session: &Session) -> (Vec<TreeRow>, usize) {
         let leaf_note = if is_leaf { "  ← leaf" } else { "" };
         rows.push(TreeRow {
             id: entry.id().to_owned(),
+            // Tokens in a column before the text, so a long row is cut in its text.
             line: format!(
-                "{}{mark}{} {kind}: {}{label_text}  ~{tokens} tok{leaf_note}",
-                "  ".repeat(depth),
+                "{mark}{} {:>7}  {}{kind}: {}{label_text}{leaf_note}",
                 entry.id(),
+                format!("~{tokens} tok"),
+                "  ".repeat(depth),
                 one_line(&text, 70)
             ),
             detail: format!(
@@ -123,8 +125,15 @@ impl Chat {
                 detail: &detail,
                 keys: "l",
             };
-            let Ok(picked) = pick(&list, start) else {
-                return Ok(None);
+            let picked = match pick(&list, start) {
+                Ok(picked) => picked,
+                Err(error) => {
+                    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                        self.ui
+                            .info(&format!("(cannot draw the tree: {error}; printed instead)"));
+                    }
+                    return Ok(None);
+                }
             };
             match picked {
                 Picked::Key('l', row) => {
