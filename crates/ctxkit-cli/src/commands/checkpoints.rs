@@ -122,15 +122,14 @@ impl CheckpointStore {
         self.index.written.get(path).map(String::as_str)
     }
 
-    /// Keeps `previous` (`None`: the file did not exist) as `path`'s state before `turn`, and
-    /// `after` as what the agent wrote. Refused, writing nothing, when it would take the folder
-    /// over `max_bytes`.
+    /// Keeps `previous` (`None`: the file did not exist) as `path`'s state before `turn`, before
+    /// the agent's write runs. Refused, writing nothing, when it would take the folder over
+    /// `max_bytes`.
     pub fn add(
         &mut self,
         turn: &str,
         path: &Path,
         previous: Option<&[u8]>,
-        after: &[u8],
         max_bytes: u64,
     ) -> Result<AddOutcome> {
         let size = previous.map_or(0, |bytes| bytes.len() as u64);
@@ -140,7 +139,8 @@ impl CheckpointStore {
         self.create_dir()?;
         let blob = match previous {
             Some(bytes) => {
-                let name = format!("{:06}.snap", self.index.snapshots.len() + 1);
+                let hash = digest(bytes);
+                let name = format!("{:06}-{}.snap", self.index.snapshots.len() + 1, &hash[..12]);
                 write_private(&self.dir, &name, bytes)?;
                 Some(name)
             }
@@ -154,19 +154,32 @@ impl CheckpointStore {
             size,
             time: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         });
-        self.index
-            .written
-            .insert(path.to_owned(), state_digest(Some(after)));
         self.save()?;
         Ok(AddOutcome::Kept)
     }
 
-    /// Records what the agent wrote to `path` after a later write in the same turn.
-    pub fn note_written(&mut self, path: &Path, after: &[u8]) -> Result<()> {
+    /// Drops the snapshot of `path` in `turn` (its write failed: the file is as it was).
+    pub fn drop_snapshot(&mut self, turn: &str, path: &Path) -> Result<()> {
+        let Some(position) = self
+            .index
+            .snapshots
+            .iter()
+            .rposition(|snapshot| snapshot.turn == turn && snapshot.path == path)
+        else {
+            return Ok(());
+        };
+        let snapshot = self.index.snapshots.remove(position);
+        self.save()?;
+        if let Some(blob) = snapshot.blob.filter(|blob| is_plain_name(blob)) {
+            let _ = std::fs::remove_file(self.dir.join(blob));
+        }
+        Ok(())
+    }
+
+    /// Records what the agent's write left in `path` (a [`state_digest`]).
+    pub fn note_written(&mut self, path: &Path, state: String) -> Result<()> {
         self.create_dir()?;
-        self.index
-            .written
-            .insert(path.to_owned(), state_digest(Some(after)));
+        self.index.written.insert(path.to_owned(), state);
         self.save()
     }
 
@@ -186,7 +199,7 @@ impl CheckpointStore {
             return Ok(None);
         };
         // Only a plain name made by `add`: an edited index cannot point anywhere else.
-        if blob.contains('/') || blob.starts_with('.') {
+        if !is_plain_name(blob) {
             bail!("the checkpoint index names `{blob}`, not a snapshot file");
         }
         let file = self.dir.join(blob);
@@ -220,6 +233,11 @@ impl CheckpointStore {
         let bytes = serde_json::to_vec_pretty(&self.index)?;
         write_private(&self.dir, INDEX, &bytes)
     }
+}
+
+/// A file name of the folder itself: no separator, not hidden.
+fn is_plain_name(name: &str) -> bool {
+    !name.is_empty() && !name.contains('/') && !name.starts_with('.')
 }
 
 /// Whether a snapshot was kept.
@@ -323,19 +341,23 @@ mod tests {
         let mut store = CheckpointStore::open(&session).unwrap();
         let file = dir.path().join("project/a.txt");
         assert_eq!(
-            store
-                .add("u1", &file, Some(b"before"), b"after", 100)
-                .unwrap(),
+            store.add("u1", &file, Some(b"before"), 100).unwrap(),
             AddOutcome::Kept
         );
         assert!(store.has("u1", &file));
         assert_eq!(
-            store.add("u2", &file, Some(&[0; 200]), b"x", 100).unwrap(),
+            store.add("u2", &file, Some(&[0; 200]), 100).unwrap(),
             AddOutcome::OverLimit
         );
         store
-            .add("u2", &dir.path().join("new.txt"), None, b"made", 100)
+            .note_written(&file, state_digest(Some(b"after")))
             .unwrap();
+        store
+            .add("u2", &dir.path().join("new.txt"), None, 100)
+            .unwrap();
+        // A failed write's snapshot is dropped with its file.
+        store.add("u3", &file, Some(b"again"), 100).unwrap();
+        store.drop_snapshot("u3", &file).unwrap();
         let reopened = CheckpointStore::open(&session).unwrap();
         assert_eq!(reopened.snapshots().len(), 2);
         assert_eq!(reopened.total_bytes(), 6);
@@ -349,6 +371,18 @@ mod tests {
         let earliest = reopened.earliest_since(&["u2".to_owned()]);
         assert_eq!(earliest.len(), 1);
         assert!(!earliest[0].existed);
+        let blobs = std::fs::read_dir(checkpoint_dir(&session))
+            .unwrap()
+            .filter(|entry| {
+                entry
+                    .as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|ext| ext == "snap")
+            })
+            .count();
+        assert_eq!(blobs, 1, "the dropped snapshot's file is gone");
     }
 
     #[test]

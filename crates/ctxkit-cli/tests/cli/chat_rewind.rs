@@ -324,3 +324,97 @@ fn double_esc_rewinds_to_an_edited_prompt_and_restores_the_files_written_since()
     assert!(listing.contains("(new file)"), "{listing}");
     assert!(listing.contains("a.txt"), "{listing}");
 }
+
+/// `ctxkit checkpoints FILE`'s output.
+fn checkpoints_listing(world: &World, file: &Path) -> String {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+        .env("CTXKIT_HOME", world.home.path())
+        .env("HOME", world.home.path())
+        .arg("checkpoints")
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn a_failed_write_keeps_no_snapshot_and_a_declined_restore_changes_nothing() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    let project = world.project.clone();
+    std::fs::write(project.join("a.txt"), "kept\n").unwrap();
+    // The edit fails (its text is not in the file): the file is as it was, no snapshot is kept.
+    world.answer(tool_call(
+        "c1",
+        "edit",
+        json!({"path": "a.txt", "oldText": "missing", "newText": "x"}),
+    ));
+    world.answer(tool_call(
+        "c2",
+        "write",
+        json!({"path": "b.txt", "content": "made\n"}),
+    ));
+    world.answer(text("Ok.", 300));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("go");
+    tmux.wait_for("Ok.");
+    tmux.wait_idle(2);
+    let file = world.session_files().remove(0);
+    let listing = checkpoints_listing(&world, &file);
+    assert!(listing.contains("1 snapshot(s)"), "{listing}");
+    assert!(
+        listing.contains("b.txt") && !listing.contains("a.txt"),
+        "{listing}"
+    );
+
+    tmux.keys(&["Escape", "Escape"]);
+    tmux.wait_for("Rewind to before which prompt?");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("Restore 1 file(s)? [y]es / [n]o:");
+    assert!(
+        screen.contains("`b.txt`  (remove (the agent created it))"),
+        "{screen}"
+    );
+    tmux.keys(&["n"]);
+    tmux.wait_for("Files left as they are");
+    let screen = tmux.wait_for("\n> go");
+    assert_eq!(last_input_line(&screen), "> go", "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(project.join("b.txt")).unwrap(),
+        "made\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.join("a.txt")).unwrap(),
+        "kept\n"
+    );
+}
+
+#[test]
+fn a_session_file_inside_the_project_gets_no_snapshots_in_the_project() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    let file = world.project.join("here.jsonl");
+    long_session(&file, &world.project, 1);
+    world.answer(tool_call(
+        "c1",
+        "write",
+        json!({"path": "c.txt", "content": "new\n"}),
+    ));
+    world.answer(text("Written.", 300));
+    let tmux = world.start(&format!("--session '{}'", file.display()));
+    tmux.wait_idle(1);
+    tmux.line("write c");
+    tmux.wait_for("No file checkpoint: the session file lies inside the project");
+    tmux.wait_for("Written.");
+    assert!(!world.project.join("here.checkpoints").exists());
+    assert_eq!(
+        std::fs::read_to_string(world.project.join("c.txt")).unwrap(),
+        "new\n"
+    );
+}

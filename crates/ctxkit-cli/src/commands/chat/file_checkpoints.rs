@@ -1,7 +1,9 @@
-//! Snapshots of the files the agent writes, for rewinds: when a `write` or `edit` call starts, the
-//! file's bytes (or its absence) are read through the tools' jail; when the call succeeded and it
-//! was the first write of that file in the turn, they are kept in the session's checkpoint folder
-//! (`commands::checkpoints`), with a digest of what the agent wrote.
+//! Snapshots of the files the agent writes, for rewinds: when a `write` or `edit` call starts and
+//! it is the turn's first write of that file, the file's bytes (or its absence) are read through
+//! the tools' jail and kept in the session's checkpoint folder (`commands::checkpoints`) before
+//! the tool runs; a call that failed (refused, denied, an error) left the file as it was and its
+//! snapshot is dropped; one that succeeded records a digest of what it left, which tells a file
+//! changed by someone else since.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -12,16 +14,20 @@ use ctxkit_engine::Engine;
 use ctxkit_protocol::ToolCall;
 use ctxkit_session::Session;
 
-use crate::commands::checkpoints::{AddOutcome, CheckpointStore, checkpoint_dir};
+use crate::commands::checkpoints::{AddOutcome, CheckpointStore, checkpoint_dir, state_digest};
 
-/// A snapshot taken when a call started, kept once the call succeeded.
+/// The most bytes read to compare a file with what the agent wrote; a larger file counts as
+/// changed (the rewind then asks before replacing it).
+const COMPARE_LIMIT: u64 = 64 * 1024 * 1024;
+
+/// A call under way: where its snapshot went.
 #[derive(Debug)]
 struct Pending {
     session_file: PathBuf,
     turn: String,
     path: PathBuf,
-    /// `None`: a later write of the same file in the turn (only the digest is updated).
-    previous: Option<Option<Vec<u8>>>,
+    /// Whether this call took the turn's snapshot of the file (dropped if the call fails).
+    took: bool,
 }
 
 /// Takes the snapshots of one chat.
@@ -77,7 +83,7 @@ impl FileCheckpoints {
     }
 
     /// The current bytes of `path` (`None`: it does not exist), read through the jail; `Err`
-    /// with the reason when it cannot be kept.
+    /// with the reason when it cannot be read or is larger than `max`.
     pub fn read_current(&self, path: &Path, max: u64) -> Result<Option<Vec<u8>>, String> {
         let jail = self.workspace.jail_for(path)?;
         match jail.read(path, max) {
@@ -90,8 +96,17 @@ impl FileCheckpoints {
         }
     }
 
-    /// Before a call runs: reads what a `write`/`edit` is about to replace. A notice when the
-    /// file cannot be kept.
+    /// What `path` holds now as a [`state_digest`]; `unknown` (never equal to a digest) when it
+    /// cannot be read or is too large to compare.
+    pub fn current_state(&self, path: &Path) -> String {
+        match self.read_current(path, COMPARE_LIMIT) {
+            Ok(bytes) => state_digest(bytes.as_deref()),
+            Err(_) => "unknown".to_owned(),
+        }
+    }
+
+    /// Before a call runs: keeps what a `write`/`edit` is about to replace, when it is the turn's
+    /// first write of the file. A notice when the file cannot be kept.
     pub async fn before(&self, engine: &Engine, call: &ToolCall) -> Option<String> {
         let path = self.target(call)?;
         let (session_file, turn) = engine
@@ -101,22 +116,7 @@ impl FileCheckpoints {
         if checkpoint_dir(&session_file).starts_with(self.workspace.root()) {
             return Some("No file checkpoint: the session file lies inside the project".to_owned());
         }
-        let store = CheckpointStore::open(&session_file).ok()?;
-        let previous = if store.has(&turn, &path) {
-            None
-        } else {
-            let room = self.max_bytes.saturating_sub(store.total_bytes());
-            match self.read_current(&path, room) {
-                Ok(bytes) => Some(bytes),
-                Err(reason) => {
-                    return Some(format!(
-                        "No file checkpoint of `{}`: {reason} (chat.checkpointMaxBytes {})",
-                        path.display(),
-                        self.max_bytes
-                    ));
-                }
-            }
-        };
+        let (took, notice) = self.take(&session_file, &turn, &path);
         if let Ok(mut pending) = self.pending.lock() {
             pending.insert(
                 call.id.clone(),
@@ -124,51 +124,68 @@ impl FileCheckpoints {
                     session_file,
                     turn,
                     path,
-                    previous,
+                    took,
                 },
             );
         }
-        None
+        notice
     }
 
-    /// After a call: keeps its snapshot when it succeeded (a failed write left the file as it
-    /// was). A notice when the snapshot could not be kept.
+    /// Takes the turn's snapshot of `path` unless it has one: whether it did, and a notice when
+    /// it could not.
+    fn take(&self, session_file: &Path, turn: &str, path: &Path) -> (bool, Option<String>) {
+        let mut store = match CheckpointStore::open(session_file) {
+            Ok(store) => store,
+            Err(error) => return (false, Some(format!("No file checkpoint: {error:#}"))),
+        };
+        if store.has(turn, path) {
+            return (false, None);
+        }
+        let room = self.max_bytes.saturating_sub(store.total_bytes());
+        let refused = |reason: String| {
+            Some(format!(
+                "No file checkpoint of `{}`: {reason}",
+                path.display()
+            ))
+        };
+        let previous = match self.read_current(path, room) {
+            Ok(previous) => previous,
+            Err(reason) => {
+                let reason = format!("{reason} (chat.checkpointMaxBytes {})", self.max_bytes);
+                return (false, refused(reason));
+            }
+        };
+        match store.add(turn, path, previous.as_deref(), self.max_bytes) {
+            Ok(AddOutcome::Kept) => (true, None),
+            Ok(AddOutcome::OverLimit) => (
+                false,
+                refused(format!(
+                    "the session's checkpoints would pass chat.checkpointMaxBytes ({})",
+                    self.max_bytes
+                )),
+            ),
+            Err(error) => (false, refused(format!("{error:#}"))),
+        }
+    }
+
+    /// After a call: a failed one left the file as it was, so its snapshot goes; a successful
+    /// one records what it left. A notice when that could not be stored.
     pub fn after(&self, call: &ToolCall, outcome: &ToolOutcome) -> Option<String> {
         let pending = self.pending.lock().ok()?.remove(&call.id)?;
-        if outcome.is_error {
-            return None;
-        }
-        let after = self
-            .read_current(&pending.path, u64::MAX)
-            .ok()
-            .flatten()
-            .unwrap_or_default();
-        let kept =
-            CheckpointStore::open(&pending.session_file).and_then(|mut store| {
-                match &pending.previous {
-                    Some(previous) => store.add(
-                        &pending.turn,
-                        &pending.path,
-                        previous.as_deref(),
-                        &after,
-                        self.max_bytes,
-                    ),
-                    None => store
-                        .note_written(&pending.path, &after)
-                        .map(|()| AddOutcome::Kept),
-                }
-            });
-        match kept {
-            Ok(AddOutcome::Kept) => None,
-            Ok(AddOutcome::OverLimit) => Some(format!(
-                "No file checkpoint of `{}`: the session's checkpoints would pass chat.checkpointMaxBytes ({})",
-                pending.path.display(),
-                self.max_bytes
-            )),
-            Err(error) => Some(format!(
-                "No file checkpoint of `{}`: {error:#}",
+        let mut store = CheckpointStore::open(&pending.session_file).ok()?;
+        let stored = if outcome.is_error {
+            if !pending.took {
+                return None;
+            }
+            store.drop_snapshot(&pending.turn, &pending.path)
+        } else {
+            store.note_written(&pending.path, self.current_state(&pending.path))
+        };
+        stored.err().map(|error| {
+            format!(
+                "Cannot update the file checkpoints of `{}`: {error:#}",
                 pending.path.display()
-            )),
-        }
+            )
+        })
     }
 }

@@ -212,20 +212,19 @@ impl Chat {
     ) -> Restored {
         let path = snapshot.path.clone();
         let shown = self.shown(&path);
-        let current = match self.checkpoints.read_current(&path, u64::MAX) {
-            Ok(current) => current,
-            Err(reason) => return Restored::Failed(path, reason),
-        };
         let wanted = match store.read_blob(snapshot) {
             Ok(bytes) => bytes,
             Err(error) => return Restored::Failed(path, format!("{error:#}")),
         };
-        let now = state_digest(current.as_deref());
+        let now = self.checkpoints.current_state(&path);
         if now == state_digest(wanted.as_deref()) {
-            return Restored::Written(path);
+            return match wanted {
+                Some(_) => Restored::Written(path),
+                None => Restored::Removed(path),
+            };
         }
-        let changed = store.written(&path).is_some_and(|written| written != now);
-        if changed {
+        // Not what the agent left (or unknown, as after a crash mid-write): the user decides.
+        if store.written(&path) != Some(now.as_str()) {
             let question = format!(
                 "{shown} was changed since the agent wrote it; put the snapshot back anyway? [y]es / [n]o: "
             );
@@ -239,7 +238,7 @@ impl Chat {
         };
         let result = match &wanted {
             Some(bytes) => jail.write_atomic(&path, bytes),
-            None if current.is_some() => jail.remove_file(&path),
+            None if now != state_digest(None) => jail.remove_file(&path),
             None => Ok(()),
         };
         if let Err(error) = result {
