@@ -323,6 +323,14 @@ fn double_esc_rewinds_to_an_edited_prompt_and_restores_the_files_written_since()
     assert!(listing.contains("4 snapshot(s)"), "{listing}");
     assert!(listing.contains("(new file)"), "{listing}");
     assert!(listing.contains("a.txt"), "{listing}");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+        .args(["checkpoints", "--json"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let record: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(record["snapshots"].as_array().unwrap().len(), 4, "{record}");
+    assert_eq!(record["totalBytes"], json!(7 + 11 + 8), "{record}");
 }
 
 /// `ctxkit checkpoints FILE`'s output.

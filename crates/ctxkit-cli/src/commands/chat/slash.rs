@@ -51,7 +51,8 @@ Commands:
   /<template> [args]        expand a prompt template
   /help                     this list
   /quit                     leave (Ctrl-D too)
-Ctrl-C interrupts the model or a tool and cancels a running compaction; Esc does too while the spinner shows.";
+Ctrl-C interrupts the model or a tool and cancels a running compaction; Esc does too while the spinner shows.
+Esc twice at an empty input line rewinds to an earlier prompt, offering to restore the files changed since.";
 
 impl Chat {
     /// The first lines: model, session, how to get help; for a continued session, where it stands.
