@@ -175,7 +175,7 @@ impl World {
             .collect()
     }
 
-    fn summary_requests(&self) -> Vec<Value> {
+    pub(crate) fn summary_requests(&self) -> Vec<Value> {
         self.requests()
             .into_iter()
             .filter(|body| body.get("tools").is_none())

@@ -131,6 +131,22 @@ fn tree_walks_labels_and_goes_back_with_a_summary_of_the_branch_left() {
     let last = world.chat_requests().pop().unwrap().to_string();
     assert!(last.contains("SUMMARY-FROM-MOCK"), "{last}");
     assert!(!last.contains("Second answer."), "{last}");
+
+    // To a prompt of the user, with a focus for the summary: its text comes back to edit.
+    tmux.line("/tree");
+    tmux.wait_for("Session tree");
+    move_up_to(&tmux, "user: one");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Summarize it with a focus");
+    tmux.keys(&["Down", "Down"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Focus for the summary:");
+    tmux.line("the jump");
+    tmux.wait_for_count("the branch left behind is summarized in", 2);
+    let screen = tmux.wait_for("\n> one");
+    assert_eq!(last_input_line(&screen), "> one", "{screen}");
+    let summary_request = world.summary_requests().pop().unwrap().to_string();
+    assert!(summary_request.contains("the jump"), "{summary_request}");
 }
 
 /// A linear session of `pairs` prompts and replies.
