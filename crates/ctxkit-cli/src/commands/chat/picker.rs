@@ -24,8 +24,10 @@ pub struct List<'a> {
     pub title: &'a str,
     /// The keys, shown on the last line.
     pub help: &'a str,
-    /// One line per row (cut to the width).
-    pub rows: &'a [String],
+    /// How many rows.
+    pub count: usize,
+    /// A row's line (cut to the width), made when it is shown: a long tree is not rendered whole.
+    pub row: &'a dyn Fn(usize) -> String,
     /// The full text of a row, shown below the list.
     pub detail: &'a dyn Fn(usize) -> String,
     /// Keys besides the moves, Enter and Esc that end the list (`l` to label).
@@ -34,7 +36,7 @@ pub struct List<'a> {
 
 /// Shows `list` with the cursor on `start`; `Err` when stdin is not a terminal.
 pub fn pick(list: &List<'_>, start: usize) -> std::io::Result<Picked> {
-    if !std::io::stdin().is_terminal() || list.rows.is_empty() {
+    if !std::io::stdin().is_terminal() || list.count == 0 {
         return Err(std::io::Error::other("not a terminal"));
     }
     let mut stdout = std::io::stdout();
@@ -47,7 +49,7 @@ pub fn pick(list: &List<'_>, start: usize) -> std::io::Result<Picked> {
 }
 
 fn run(list: &List<'_>, start: usize, stdout: &mut std::io::Stdout) -> std::io::Result<Picked> {
-    let last = list.rows.len() - 1;
+    let last = list.count - 1;
     let mut cursor = start.min(last);
     let mut top = 0;
     loop {
@@ -170,8 +172,9 @@ fn draw(
         style::Print(cut(list.title, width)),
         style::SetAttribute(style::Attribute::Reset)
     )?;
-    let shown = list.rows.iter().enumerate().skip(top).take(layout.rows);
-    for (line, (index, row)) in (1_u16..).zip(shown) {
+    let shown = top..list.count.min(top + layout.rows);
+    for (line, index) in (1_u16..).zip(shown) {
+        let row = (list.row)(index);
         queue!(stdout, cursor::MoveTo(0, line))?;
         if index == cursor {
             queue!(
@@ -185,7 +188,7 @@ fn draw(
         }
     }
     let rows_line = u16::try_from(layout.rows + 1).unwrap_or(u16::MAX);
-    let position = format!("── {}/{} ", cursor + 1, list.rows.len());
+    let position = format!("── {}/{} ", cursor + 1, list.count);
     let rule = format!(
         "{position}{}",
         "─".repeat(width.saturating_sub(position.chars().count()))

@@ -4,13 +4,15 @@
 //! changed since (the snapshots of `commands::checkpoints`): a file the agent created is removed,
 //! a file changed since the agent wrote it is named and asked about, never overwritten silently.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Result;
 use ctxkit_engine::NavigateOptions;
-use ctxkit_session::Session;
+use ctxkit_session::{Session, StoredEntry};
 use rustyline::history::History;
 use rustyline::{
     Cmd, ConditionalEventHandler, Editor, Event, EventContext, EventHandler, Helper, KeyEvent,
@@ -57,27 +59,23 @@ pub fn bind_double_escape<H: Helper, I: History>(editor: &mut Editor<H, I>) -> D
     keys
 }
 
-/// A prompt of the branch to rewind to.
-#[derive(Debug, Clone)]
-struct Prompt {
-    id: String,
-    text: String,
-}
-
-fn branch_prompts(session: &Session) -> Vec<Prompt> {
+/// The user messages of the branch, oldest first (their text is read when shown).
+fn branch_prompts(session: &Session) -> Vec<StoredEntry> {
     session
         .branch_path(None)
         .into_iter()
         .filter(|entry| entry.role() == Some("user"))
-        .filter_map(|entry| {
-            let message = entry.parse_message()?.ok()?;
-            let text = message.as_user()?.content.joined_text("\n");
-            Some(Prompt {
-                id: entry.id().to_owned(),
-                text,
-            })
-        })
+        .cloned()
         .collect()
+}
+
+/// A user message's text.
+fn prompt_text(entry: &StoredEntry) -> String {
+    entry
+        .parse_message()
+        .and_then(Result::ok)
+        .and_then(|message| Some(message.as_user()?.content.joined_text("\n")))
+        .unwrap_or_default()
 }
 
 /// The user prompts from `id` on, in file order (every branch: all were typed after it).
@@ -109,25 +107,26 @@ impl Chat {
             self.ui.info("No earlier prompt to rewind to");
             return Ok(Action::Continue);
         }
-        let rows: Vec<String> = prompts
-            .iter()
-            .enumerate()
-            .map(|(number, prompt)| format!("{:>3}. {}", number + 1, one_line(&prompt.text, 100)))
-            .collect();
-        let detail = |index: usize| {
-            prompts
-                .get(index)
-                .map(|prompt| prompt.text.clone())
-                .unwrap_or_default()
+        let texts: RefCell<HashMap<usize, String>> = RefCell::default();
+        let text = |index: usize| {
+            if let Some(text) = texts.borrow().get(&index) {
+                return text.clone();
+            }
+            let text = prompts.get(index).map(prompt_text).unwrap_or_default();
+            texts.borrow_mut().insert(index, text.clone());
+            text
         };
+        let row = |index: usize| format!("{:>3}. {}", index + 1, one_line(&text(index), 100));
+        let detail = |index: usize| text(index);
         let list = List {
             title: "Rewind to before which prompt? (what follows stays in the tree)",
             help: "↑/↓ j/k move · Enter rewind there · Esc leave unchanged",
-            rows: &rows,
+            count: prompts.len(),
+            row: &row,
             detail: &detail,
             keys: "",
         };
-        let chosen = match pick(&list, rows.len() - 1) {
+        let chosen = match pick(&list, prompts.len() - 1) {
             Ok(Picked::Chosen(index)) => index,
             Ok(Picked::Key(_, _) | Picked::Left) | Err(_) => {
                 self.ui.info("Rewind cancelled; nothing changed");
@@ -137,18 +136,19 @@ impl Chat {
         let Some(target) = prompts.get(chosen) else {
             return Ok(Action::Continue);
         };
+        let target_id = target.id().to_owned();
         let (session_file, turns) = self
             .engine
             .with_session(|session| {
                 (
                     session.path().map(Path::to_owned),
-                    turns_since(session, &target.id),
+                    turns_since(session, &target_id),
                 )
             })
             .await;
         let outcome = self
             .engine
-            .navigate(&target.id, NavigateOptions::default())
+            .navigate(&target_id, NavigateOptions::default())
             .await;
         self.events.flush().await;
         let outcome = outcome?;
@@ -164,7 +164,7 @@ impl Chat {
             self.offer_restore(&session_file, &turns, ask)?;
         }
         Ok(Action::Edit(
-            outcome.editor_text.unwrap_or_else(|| target.text.clone()),
+            outcome.editor_text.unwrap_or_else(|| text(chosen)),
         ))
     }
 

@@ -4,11 +4,12 @@
 //! with nothing changed. Going to an entry never deletes anything: the leaf moves and the next
 //! prompt starts a new branch there.
 
-use std::collections::HashMap;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 
 use anyhow::Result;
 use ctxkit_engine::NavigateOptions;
-use ctxkit_session::Session;
+use ctxkit_session::{Session, StoredEntry};
 use ctxkit_tokens::estimate_tokens;
 
 use super::Chat;
@@ -17,27 +18,93 @@ use super::picker::{List, Picked, pick};
 use super::slash::Action;
 use crate::render::{entry_summary, one_line};
 
-/// One entry of the tree as a row.
+/// One entry of the tree; its text is rendered when its row is shown.
 #[derive(Debug, Clone)]
 struct TreeRow {
-    id: String,
+    entry: StoredEntry,
+    depth: usize,
+    mark: &'static str,
+    is_leaf: bool,
+    label: Option<String>,
+}
+
+/// A row as shown: the list's line, the text below the list, and the kind and text for the
+/// question after Enter.
+#[derive(Debug, Clone, Default)]
+struct Rendered {
     line: String,
     detail: String,
-    /// Kind and text, for the question after Enter.
     short: String,
+}
+
+impl TreeRow {
+    fn render(&self) -> Rendered {
+        let entry = &self.entry;
+        let (kind, text) = entry_summary(entry);
+        let tokens = match entry.parse_message() {
+            Some(Ok(message)) => estimate_tokens(&message),
+            Some(Err(_)) | None => (text.len() as u64).div_ceil(4),
+        };
+        let label = self
+            .label
+            .as_ref()
+            .map(|label| format!(" [{label}]"))
+            .unwrap_or_default();
+        let leaf = if self.is_leaf { "  ← leaf" } else { "" };
+        Rendered {
+            // Tokens in a column before the text, so a long row is cut in its text.
+            line: format!(
+                "{}{} {:>7}  {}{kind}: {}{label}{leaf}",
+                self.mark,
+                entry.id(),
+                format!("~{tokens} tok"),
+                "  ".repeat(self.depth),
+                one_line(&text, 70)
+            ),
+            detail: format!(
+                "{} · {kind} · {} · ~{tokens} tokens{label}\n{}",
+                entry.id(),
+                entry.timestamp(),
+                text.trim()
+            ),
+            short: format!("{kind}: {}", one_line(&text, 50)),
+        }
+    }
+}
+
+/// Rows rendered once each, when first shown.
+struct Rows {
+    rows: Vec<TreeRow>,
+    rendered: RefCell<HashMap<usize, Rendered>>,
+}
+
+impl Rows {
+    fn get(&self, index: usize) -> Rendered {
+        if let Some(done) = self.rendered.borrow().get(&index) {
+            return done.clone();
+        }
+        let done = self
+            .rows
+            .get(index)
+            .map(TreeRow::render)
+            .unwrap_or_default();
+        self.rendered.borrow_mut().insert(index, done.clone());
+        done
+    }
 }
 
 const HELP: &str =
     "↑/↓ j/k move · PgUp/PgDn · Enter go to the entry · l label it · Esc leave unchanged";
 
-/// The rows of the tree in display order (usage records hidden) and the leaf's row.
+/// The rows of the tree in display order (usage records hidden) and the leaf's row; only ids,
+/// depths and labels are read here, no entry's text.
 fn tree_rows(session: &Session) -> (Vec<TreeRow>, usize) {
     let index = session.index();
     let leaf = session.leaf_id();
-    let on_branch: std::collections::HashSet<&str> = session
+    let on_branch: HashSet<&str> = session
         .branch_path(None)
         .into_iter()
-        .map(ctxkit_session::StoredEntry::id)
+        .map(StoredEntry::id)
         .collect();
     let nodes = session.tree();
     let children: HashMap<usize, usize> = nodes
@@ -62,13 +129,6 @@ fn tree_rows(session: &Session) -> (Vec<TreeRow>, usize) {
         if entry.type_name() == "usage" && Some(entry.id()) != leaf {
             continue;
         }
-        let (kind, text) = entry_summary(entry);
-        let tokens = match entry.parse_message() {
-            Some(Ok(message)) => estimate_tokens(&message),
-            Some(Err(_)) | None => (text.len() as u64).div_ceil(4),
-        };
-        let label = index.label(entry.id());
-        let label_text = label.map(|label| format!(" [{label}]")).unwrap_or_default();
         let is_leaf = Some(entry.id()) == leaf;
         if is_leaf {
             leaf_row = rows.len();
@@ -80,24 +140,12 @@ fn tree_rows(session: &Session) -> (Vec<TreeRow>, usize) {
         } else {
             "  "
         };
-        let leaf_note = if is_leaf { "  ← leaf" } else { "" };
         rows.push(TreeRow {
-            id: entry.id().to_owned(),
-            // Tokens in a column before the text, so a long row is cut in its text.
-            line: format!(
-                "{mark}{} {:>7}  {}{kind}: {}{label_text}{leaf_note}",
-                entry.id(),
-                format!("~{tokens} tok"),
-                "  ".repeat(depth),
-                one_line(&text, 70)
-            ),
-            detail: format!(
-                "{} · {kind} · {} · ~{tokens} tokens{label_text}\n{}",
-                entry.id(),
-                entry.timestamp(),
-                text.trim()
-            ),
-            short: format!("{kind}: {}", one_line(&text, 50)),
+            entry: entry.clone(),
+            depth,
+            mark,
+            is_leaf,
+            label: index.label(entry.id()).map(str::to_owned),
         });
     }
     (rows, leaf_row)
@@ -107,21 +155,22 @@ impl Chat {
     /// Walks the tree at a terminal; `None` when the input is not a terminal (the caller prints
     /// the tree instead).
     pub(super) async fn walk_tree(&mut self, ask: &mut dyn Ask) -> Result<Option<Action>> {
-        let (mut rows, mut start) = self.engine.with_session(tree_rows).await;
+        let (rows, mut start) = self.engine.with_session(tree_rows).await;
         if rows.is_empty() {
             return Ok(None);
         }
+        let mut rows = Rows {
+            rows,
+            rendered: RefCell::default(),
+        };
         loop {
-            let lines: Vec<String> = rows.iter().map(|row| row.line.clone()).collect();
-            let detail = |index: usize| {
-                rows.get(index)
-                    .map(|row| row.detail.clone())
-                    .unwrap_or_default()
-            };
+            let line = |index: usize| rows.get(index).line;
+            let detail = |index: usize| rows.get(index).detail;
             let list = List {
                 title: "Session tree  (◆ leaf · • the current branch)",
                 help: HELP,
-                rows: &lines,
+                count: rows.rows.len(),
+                row: &line,
                 detail: &detail,
                 keys: "l",
             };
@@ -135,12 +184,10 @@ impl Chat {
                     return Ok(None);
                 }
             };
+            let id = |row: usize| rows.rows.get(row).map(|row| row.entry.id().to_owned());
             match picked {
                 Picked::Key('l', row) => {
-                    let Some(target) = rows.get(row) else {
-                        continue;
-                    };
-                    let id = target.id.clone();
+                    let Some(id) = id(row) else { continue };
                     self.label_from_tree(&id, ask).await?;
                     start = row;
                 }
@@ -149,16 +196,19 @@ impl Chat {
                     return Ok(Some(Action::Continue));
                 }
                 Picked::Chosen(row) => {
-                    let Some(target) = rows.get(row).cloned() else {
-                        continue;
-                    };
-                    match choose_summary(&target, ask) {
-                        Some(options) => return self.go_to(&target.id, options).await.map(Some),
+                    let Some(id) = id(row) else { continue };
+                    let short = rows.get(row).short;
+                    match choose_summary(&id, &short, ask) {
+                        Some(options) => return self.go_to(&id, options).await.map(Some),
                         None => start = row,
                     }
                 }
             }
-            (rows, _) = self.engine.with_session(tree_rows).await;
+            let (fresh, _) = self.engine.with_session(tree_rows).await;
+            rows = Rows {
+                rows: fresh,
+                rendered: RefCell::default(),
+            };
         }
     }
 
@@ -180,7 +230,7 @@ impl Chat {
 }
 
 /// After Enter: go without a summary, with one, or with one with a focus; `None` goes back.
-fn choose_summary(target: &TreeRow, ask: &mut dyn Ask) -> Option<NavigateOptions> {
+fn choose_summary(id: &str, short: &str, ask: &mut dyn Ask) -> Option<NavigateOptions> {
     let choices = [
         "No summary: move there".to_owned(),
         "Summarize the branch left behind".to_owned(),
@@ -194,11 +244,12 @@ fn choose_summary(target: &TreeRow, ask: &mut dyn Ask) -> Option<NavigateOptions
     }
     .to_owned()
     };
-    let title = format!("Go to {} {}", target.id, target.short);
+    let title = format!("Go to {id} {short}");
     let list = List {
         title: &title,
         help: "↑/↓ choose · Enter go · Esc back to the tree",
-        rows: &choices,
+        count: choices.len(),
+        row: &|index: usize| choices.get(index).cloned().unwrap_or_default(),
         detail: &detail,
         keys: "",
     };
