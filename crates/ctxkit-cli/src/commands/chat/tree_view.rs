@@ -58,7 +58,7 @@ impl TreeRow {
                 self.mark,
                 entry.id(),
                 format!("~{tokens} tok"),
-                "  ".repeat(self.depth),
+                indent(self.depth),
                 one_line(&text, 70)
             ),
             detail: format!(
@@ -69,6 +69,18 @@ impl TreeRow {
             ),
             short: format!("{kind}: {}", one_line(&text, 50)),
         }
+    }
+}
+
+/// Deepest indentation shown; deeper entries say their depth instead.
+const MAX_INDENT: usize = 8;
+
+/// The indentation of an entry `depth` branches deep.
+fn indent(depth: usize) -> String {
+    if depth <= MAX_INDENT {
+        "  ".repeat(depth)
+    } else {
+        format!("{}»{depth} ", "  ".repeat(MAX_INDENT))
     }
 }
 
