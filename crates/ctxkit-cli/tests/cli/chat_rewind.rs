@@ -33,15 +33,48 @@ fn cursor_row(screen: &str) -> String {
         .to_owned()
 }
 
-/// Moves the list's cursor up until its row holds `needle`.
+/// Waits until a full-screen list showing `needle` is drawn whole: its help line, drawn last,
+/// is the last line on the screen.
+fn wait_list(tmux: &Tmux, needle: &str) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let screen = tmux.screen();
+        let last = screen.lines().rev().find(|line| !line.trim().is_empty());
+        if screen.contains(needle) && last.is_some_and(|line| line.starts_with("↑/↓")) {
+            return screen;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for the list with {needle:?}:\n{screen}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(30));
+    }
+}
+
+/// The cursor's position in the list, from the rule under it (`── 3/10`).
+fn list_position(screen: &str) -> Option<usize> {
+    let rule = screen.lines().find(|line| line.starts_with("── "))?;
+    rule.trim_start_matches("── ")
+        .split('/')
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Moves the list's cursor up until its row holds `needle`, one key at a time, each waited for.
 fn move_up_to(tmux: &Tmux, needle: &str) -> String {
     for _ in 0..40 {
         let screen = tmux.screen();
         if cursor_row(&screen).contains(needle) {
             return screen;
         }
+        let position = list_position(&screen).expect("a list is shown");
+        assert!(
+            position > 1,
+            "the cursor never reached {needle:?}:\n{screen}"
+        );
         tmux.keys(&["k"]);
-        std::thread::sleep(std::time::Duration::from_millis(150));
+        wait_list(tmux, &format!("── {}/", position - 1));
     }
     panic!("the cursor never reached {needle:?}:\n{}", tmux.screen());
 }
@@ -76,7 +109,7 @@ fn tree_walks_labels_and_goes_back_with_a_summary_of_the_branch_left() {
     tmux.wait_for("Second answer.");
     tmux.wait_idle(3);
     tmux.line("/tree");
-    let screen = tmux.wait_for("Session tree");
+    let screen = wait_list(&tmux, "Session tree");
     assert!(screen.contains("← leaf"), "{screen}");
     assert!(screen.contains(" tok"), "tokens per entry:\n{screen}");
     assert!(screen.contains("Enter go to the entry"), "{screen}");
@@ -85,14 +118,14 @@ fn tree_walks_labels_and_goes_back_with_a_summary_of_the_branch_left() {
     tmux.keys(&["l"]);
     tmux.wait_for("Label for");
     tmux.line("good-point");
-    let screen = tmux.wait_for("[good-point]");
+    let screen = wait_list(&tmux, "[good-point]");
     assert!(
         cursor_row(&screen).contains("First answer."),
         "the cursor stays on the entry labelled:\n{screen}"
     );
     // Go there with a summary of the branch left behind.
     tmux.keys(&["Enter"]);
-    let screen = tmux.wait_for("Summarize the branch left behind");
+    let screen = wait_list(&tmux, "Summarize the branch left behind");
     assert!(screen.contains("No summary"), "{screen}");
     tmux.keys(&["Down"]);
     tmux.keys(&["Enter"]);
@@ -134,10 +167,10 @@ fn tree_walks_labels_and_goes_back_with_a_summary_of_the_branch_left() {
 
     // To a prompt of the user, with a focus for the summary: its text comes back to edit.
     tmux.line("/tree");
-    tmux.wait_for("Session tree");
+    wait_list(&tmux, "Session tree");
     move_up_to(&tmux, "user: one");
     tmux.keys(&["Enter"]);
-    tmux.wait_for("Summarize it with a focus");
+    wait_list(&tmux, "Summarize it with a focus");
     tmux.keys(&["Down", "Down"]);
     tmux.keys(&["Enter"]);
     tmux.wait_for("Focus for the summary:");
@@ -196,7 +229,7 @@ fn a_long_tree_scrolls_on_a_24_line_terminal_and_esc_changes_nothing() {
     tmux.resize(90, 24);
     tmux.wait_idle(1);
     tmux.line("/tree");
-    let screen = tmux.wait_for("── 80/80");
+    let screen = wait_list(&tmux, "── 80/80");
     assert!(cursor_row(&screen).contains("reply number 39"), "{screen}");
     assert!(
         !screen.contains("prompt number 0"),
@@ -208,11 +241,11 @@ fn a_long_tree_scrolls_on_a_24_line_terminal_and_esc_changes_nothing() {
         "the help line shows:\n{screen}"
     );
     tmux.keys(&["g"]);
-    let screen = tmux.wait_for("── 1/80");
+    let screen = wait_list(&tmux, "── 1/80");
     assert!(cursor_row(&screen).contains("prompt number 0"), "{screen}");
     // A page is the 15 rows a 24-line terminal leaves for the list.
     tmux.keys(&["PageDown"]);
-    let screen = tmux.wait_for("── 16/80");
+    let screen = wait_list(&tmux, "── 16/80");
     assert!(cursor_row(&screen).contains("reply number 7"), "{screen}");
     assert!(
         !screen.contains("prompt number 0"),
@@ -275,7 +308,7 @@ fn double_esc_rewinds_to_an_edited_prompt_and_restores_the_files_written_since()
     std::fs::write(project.join("c.txt"), "mine\n").unwrap();
 
     tmux.keys(&["Escape", "Escape"]);
-    let screen = tmux.wait_for("Rewind to before which prompt?");
+    let screen = wait_list(&tmux, "Rewind to before which prompt?");
     assert!(cursor_row(&screen).contains("and more"), "{screen}");
     move_up_to(&tmux, "change the files");
     tmux.keys(&["Enter"]);
@@ -396,7 +429,7 @@ fn a_failed_write_keeps_no_snapshot_and_a_declined_restore_changes_nothing() {
     );
 
     tmux.keys(&["Escape", "Escape"]);
-    tmux.wait_for("Rewind to before which prompt?");
+    wait_list(&tmux, "Rewind to before which prompt?");
     tmux.keys(&["Enter"]);
     let screen = tmux.wait_for("Restore 1 file(s)? [y]es / [n]o:");
     assert!(
