@@ -252,6 +252,9 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// List the file snapshots `ctxkit chat` keeps for rewinds (turn, file, size, time) and their
+    /// total size; without SESSION, the current directory's most recent session.
+    Checkpoints(CheckpointsArgs),
     /// List the compactions on the current path: what each covers and saved.
     Compactions {
         file: PathBuf,
@@ -398,6 +401,15 @@ pub struct WebArgs {
     /// session model's, when known).
     #[arg(long, value_name = "TOKENS")]
     pub context_window: Option<u64>,
+}
+
+/// `ctxkit checkpoints`.
+#[derive(Debug, Args)]
+pub struct CheckpointsArgs {
+    /// The session file (default: the current directory's most recent session).
+    pub file: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `ctxkit chat`.

@@ -242,3 +242,27 @@ fn a_folder_swapped_for_a_symlink_during_writes_puts_nothing_outside() {
     let leaked = std::fs::read_dir(&outside).unwrap().count();
     assert_eq!(leaked, 0, "files written outside the root");
 }
+
+#[test]
+fn remove_file_stays_beneath_the_root_and_refuses_folders() {
+    let scene = scene();
+    let jail = jail_on(&scene.project, &scene);
+    jail.write_atomic(Path::new("made.txt"), b"x").unwrap();
+    jail.remove_file(Path::new("made.txt")).unwrap();
+    assert!(!scene.project.join("made.txt").exists());
+    assert!(jail.remove_file(Path::new("src")).is_err());
+    assert!(scene.project.join("src/lib.rs").exists());
+    // A parent that is a symlink out of the root: refused, the file outside stays.
+    std::fs::write(scene.home.join("keep.txt"), "keep").unwrap();
+    symlink(&scene.home, scene.project.join("escape")).unwrap();
+    assert!(jail.remove_file(Path::new("escape/keep.txt")).is_err());
+    assert!(scene.home.join("keep.txt").exists());
+    // A denied place: refused.
+    let home_jail = jail_on(&scene.home, &scene);
+    assert!(
+        home_jail
+            .remove_file(Path::new(".ctxkit/settings.json"))
+            .is_err()
+    );
+    assert!(scene.home.join(".ctxkit/settings.json").exists());
+}

@@ -68,6 +68,35 @@ impl Jail {
         }
         Ok(())
     }
+
+    /// Removes the regular file (or symlink) at `path` beneath the root; a directory is refused.
+    /// Used to undo a file an agent created (a rewind to before it).
+    pub fn remove_file(&self, path: &Path) -> Result<(), JailError> {
+        let relative = self.relative(path)?;
+        let Some(name) = relative.file_name() else {
+            return Err(JailError::NotRegular {
+                path: self.root.join(relative),
+            });
+        };
+        if self.is_denied(relative) {
+            return Err(JailError::Denied {
+                path: self.root.join(relative),
+                place: self.root.join(relative),
+            });
+        }
+        let dir = self.open_dir(relative.parent().unwrap_or(Path::new("")))?;
+        let name = Path::new(name);
+        if dir
+            .symlink_metadata(name)
+            .is_ok_and(|metadata| metadata.is_dir())
+        {
+            return Err(JailError::NotRegular {
+                path: self.root.join(relative),
+            });
+        }
+        dir.remove_file(name)
+            .map_err(|source| self.io_error(relative, source))
+    }
 }
 
 /// Writes `temporary` in `dir` and renames it over `name`.

@@ -2,6 +2,7 @@
 //! [`Outcome`]; errors go back to `main`, which reports them.
 
 mod chat;
+pub(crate) mod checkpoints;
 pub(crate) mod compaction;
 mod config;
 mod edit;
@@ -202,6 +203,7 @@ fn dispatch(
             navigate::branch(args, setup, out)
         }
         Command::Compactions { file, json } => compaction::compactions(&file, json, out),
+        Command::Checkpoints(args) => checkpoints::run(&process, &locations, args, out),
         Command::Serve { stdio: _ } => serve::serve_stdio(&process, &locations, out),
         Command::Chat(args) => chat::chat(&process, &locations, &args),
         Command::Models { json } => {

@@ -175,7 +175,7 @@ impl World {
             .collect()
     }
 
-    fn summary_requests(&self) -> Vec<Value> {
+    pub(crate) fn summary_requests(&self) -> Vec<Value> {
         self.requests()
             .into_iter()
             .filter(|body| body.get("tools").is_none())
@@ -278,6 +278,17 @@ impl Tmux {
         let mut command = Command::new("tmux");
         command.args(["-L", &self.socket, "-f", "/dev/null"]);
         command
+    }
+
+    /// Resizes the window (a small terminal).
+    pub(crate) fn resize(&self, width: u16, height: u16) {
+        let status = self
+            .command()
+            .args(["resize-window", "-t", "chat", "-x", &width.to_string()])
+            .args(["-y", &height.to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success(), "tmux resize-window failed");
     }
 
     /// Types `text` literally, then Enter.
@@ -558,7 +569,7 @@ fn chat_compacts_with_focus_cancels_a_compaction_and_summarizes_a_branch() {
     // The user message is back on the input line for editing.
     tmux.wait_for("> fourth task");
     tmux.keys(&["C-u"]);
-    tmux.line("/tree");
+    tmux.line("/tree --list");
     let screen = tmux.wait_for("branch summary: ");
     assert!(
         screen.contains(&format!("├ {id} user: fourth task")),
@@ -850,7 +861,7 @@ fn chat_slash_commands_reach_resources_the_tree_and_sessions() {
     tmux.wait_for("Named the session “Feature X”");
     tmux.line(&format!("/label {first_id} the start"));
     tmux.wait_for(&format!("Labelled {first_id} “the start”"));
-    tmux.line("/tree");
+    tmux.line("/tree --list");
     tmux.wait_for(&format!("{first_id} user: clean up [the start]"));
     tmux.line("/pin Always use tabs");
     tmux.wait_for("kept verbatim past every compaction");

@@ -405,6 +405,12 @@ const CHAT: &[Field] = &[
     field("passEnv", ValueKind::StringList, DefaultValue::Unset),
     // Paths outside the project the agent's tools may read without asking (user's settings only).
     field("readablePaths", ValueKind::StringList, DefaultValue::Unset),
+    // The most bytes of file snapshots kept beside one session for rewinds (64 MiB).
+    field(
+        "checkpointMaxBytes",
+        NON_NEGATIVE,
+        DefaultValue::Integer(64 * 1024 * 1024),
+    ),
 ];
 const WARNINGS: &[Field] = &[field(
     "anthropicExtraUsage",

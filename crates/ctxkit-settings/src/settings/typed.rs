@@ -220,6 +220,13 @@ impl SettingsManager {
         std::time::Duration::from_secs(self.u64_setting("chat.bashTimeoutSeconds").unwrap_or(120))
     }
 
+    /// `chat.checkpointMaxBytes`: the most bytes of file snapshots kept beside one session for
+    /// rewinds (schema default 64 MiB).
+    pub fn chat_checkpoint_max_bytes(&self) -> u64 {
+        self.u64_setting("chat.checkpointMaxBytes")
+            .unwrap_or(64 * 1024 * 1024)
+    }
+
     pub fn compaction_file_context(&self) -> bool {
         self.bool_setting("compaction.fileContext")
     }

@@ -6,6 +6,7 @@ use ctxkit_agent::{AgentEvent, AgentObserver, Approval, Approver, PromptOutcome}
 use futures::future::BoxFuture;
 
 use super::Chat;
+use super::file_checkpoints::FileCheckpoints;
 use super::session_file::FileCheck;
 use super::ui::{EventView, Ui};
 
@@ -41,6 +42,9 @@ pub enum PromptEnd {
 struct Terminal<'a> {
     ui: &'a Ui,
     events: &'a EventView,
+    /// Snapshots of the files `write` and `edit` replace, for rewinds.
+    checkpoints: &'a FileCheckpoints,
+    engine: &'a ctxkit_engine::Engine,
 }
 
 impl AgentObserver for Terminal<'_> {
@@ -77,9 +81,17 @@ impl AgentObserver for Terminal<'_> {
                 }
                 // While a tool runs, Esc interrupts it and keys typed meanwhile are kept for the
                 // next input line (the approval question, if any, takes the keyboard for itself).
-                AgentEvent::ToolStart { call } => self.ui.spin(&tool_spinner(&call.name)),
-                AgentEvent::ToolEnd { outcome, .. } => {
+                AgentEvent::ToolStart { call } => {
+                    if let Some(notice) = self.checkpoints.before(self.engine, &call).await {
+                        self.ui.notice(&notice);
+                    }
+                    self.ui.spin(&tool_spinner(&call.name));
+                }
+                AgentEvent::ToolEnd { call, outcome } => {
                     self.ui.stop();
+                    if let Some(notice) = self.checkpoints.after(&call, &outcome) {
+                        self.ui.notice(&notice);
+                    }
                     self.ui.tool_result(&outcome);
                 }
             }
@@ -150,6 +162,8 @@ impl Chat {
         let terminal = Terminal {
             ui: &self.ui,
             events: &self.events,
+            checkpoints: &self.checkpoints,
+            engine: &self.engine,
         };
         let mut approver = AskApprover { ask, ui: &self.ui };
         let outcome = self.agent.prompt(text, &mut approver, &terminal).await;

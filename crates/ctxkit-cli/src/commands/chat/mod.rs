@@ -6,12 +6,16 @@
 
 mod agent;
 mod escape;
+mod file_checkpoints;
 mod interrupts;
 mod markdown;
+mod picker;
 mod repl;
+mod rewind;
 mod session_file;
 mod setup;
 mod slash;
+mod tree_view;
 mod ui;
 
 use std::path::PathBuf;
@@ -86,6 +90,8 @@ struct Chat {
     interrupts: Interrupts,
     /// The session file last recorded as this directory's session used last.
     remembered: Option<PathBuf>,
+    /// Snapshots of the files the agent writes, for rewinds.
+    checkpoints: file_checkpoints::FileCheckpoints,
 }
 
 impl Chat {

@@ -42,6 +42,7 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
     let mut terminal = Terminal {
         editor: DefaultEditor::new()?,
     };
+    let double_escape = super::rewind::bind_double_escape(&mut terminal.editor);
     // Only after the editor exists: it installs a SIGINT handler of its own for its whole life,
     // and ours must be installed on top of it (it chains to the editor's). At the input line the
     // terminal is in raw mode and Ctrl-C is a key the editor reads.
@@ -82,6 +83,14 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
         };
         let line = match line {
             Ok(line) => line,
+            Err(ReadlineError::Interrupted) if double_escape.take() => {
+                match runtime.block_on(chat.rewind(&mut terminal)) {
+                    Ok(Action::Edit(text)) => initial = text,
+                    Ok(_) => {}
+                    Err(error) => show_error(chat, &error),
+                }
+                continue;
+            }
             Err(ReadlineError::Interrupted) => {
                 chat.ui.info("(Ctrl-D or /quit to leave)");
                 continue;

@@ -116,7 +116,13 @@ pub async fn build(
     let warmer = summary_setup::cache_warmer(process)?;
     agent.set_cache_warmer(Arc::clone(&warmer));
     let boundary = ToolBoundary::new(environment, settings, &locations.sessions_root);
-    agent.set_workspace(boundary.workspace(&cwd));
+    let workspace = boundary.workspace(&cwd);
+    agent.set_workspace(workspace.clone());
+    let checkpoints = super::file_checkpoints::FileCheckpoints::new(
+        workspace,
+        cwd.clone(),
+        settings.chat_checkpoint_max_bytes(),
+    );
     Ok(Chat {
         agent,
         engine,
@@ -134,5 +140,6 @@ pub async fn build(
         ui,
         interrupts,
         remembered: None,
+        checkpoints,
     })
 }

@@ -34,7 +34,9 @@ Commands:
   /cost                     what this session spent: requests, summaries, cache warming
   /compactions              the compactions on this branch
   /undo-compact             undo the last compaction (the summary stays in the tree)
-  /tree                     the session tree with entry ids
+  /tree                     walk the session tree: go to an entry (with or without a summary
+                            of the branch left), label entries
+  /tree --list              print the session tree with entry ids
   /tree <id> [--summarize] [focus]
                             continue from an entry, optionally summarizing the branch left
   /fork <id>                a new session from an entry (before a user message: edit it again)
@@ -49,7 +51,8 @@ Commands:
   /<template> [args]        expand a prompt template
   /help                     this list
   /quit                     leave (Ctrl-D too)
-Ctrl-C interrupts the model or a tool and cancels a running compaction; Esc does too while the spinner shows.";
+Ctrl-C interrupts the model or a tool and cancels a running compaction; Esc does too while the spinner shows.
+Esc twice at an empty input line rewinds to an earlier prompt, offering to restore the files changed since.";
 
 impl Chat {
     /// The first lines: model, session, how to get help; for a continued session, where it stands.
@@ -186,7 +189,13 @@ impl Chat {
             }
             "compactions" => self.compactions().await?,
             "undo-compact" => self.undo_compact().await?,
-            "tree" if rest.is_empty() => {
+            "tree" if rest.is_empty() || rest == "--list" => {
+                // At a terminal the tree is walked; `--list` (and a pipe) prints it.
+                if rest.is_empty()
+                    && let Some(action) = self.walk_tree(ask).await?
+                {
+                    return Ok(action);
+                }
                 let mut text = Vec::new();
                 let written = self
                     .engine
@@ -380,6 +389,12 @@ impl Chat {
             custom_instructions: (!focus.is_empty()).then(|| focus.to_owned()),
             ..NavigateOptions::default()
         };
+        self.go_to(id, options).await
+    }
+
+    /// Moves the leaf to `id` (`/tree <id>`, the interactive `/tree`): says where it went and
+    /// what was summarized; a user message's text comes back for editing.
+    pub(super) async fn go_to(&mut self, id: &str, options: NavigateOptions) -> Result<Action> {
         let outcome = self.engine.navigate(id, options).await;
         self.events.flush().await;
         let outcome = outcome?;

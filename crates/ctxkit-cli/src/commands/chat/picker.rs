@@ -1,0 +1,300 @@
+//! A full-screen list to pick from, for `/tree` and the rewind: the arrow keys (or `j`/`k`, Page
+//! Up/Down, Home/End) move, Enter picks, Esc leaves, and the picked row's text shows in full below
+//! the list. Drawn on the terminal's alternate screen (the conversation is back as it was after),
+//! scrolling so it fits any height from a dozen lines up. Crossterm comes with termimad.
+
+use std::io::{IsTerminal as _, Write};
+
+use termimad::crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use termimad::crossterm::{cursor, execute, queue, style, terminal};
+
+/// What the user did in the list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Picked {
+    /// Enter on this row.
+    Chosen(usize),
+    /// One of the extra keys, on this row.
+    Key(char, usize),
+    /// Esc, `q` or Ctrl-C.
+    Left,
+}
+
+/// A list to show.
+pub struct List<'a> {
+    pub title: &'a str,
+    /// The keys, shown on the last line.
+    pub help: &'a str,
+    /// How many rows.
+    pub count: usize,
+    /// A row's line (cut to the width), made when it is shown: a long tree is not rendered whole.
+    pub row: &'a dyn Fn(usize) -> String,
+    /// The full text of a row, shown below the list.
+    pub detail: &'a dyn Fn(usize) -> String,
+    /// Keys besides the moves, Enter and Esc that end the list (`l` to label).
+    pub keys: &'a str,
+}
+
+/// Shows `list` with the cursor on `start`; `Err` when stdin is not a terminal.
+pub fn pick(list: &List<'_>, start: usize) -> std::io::Result<Picked> {
+    if !std::io::stdin().is_terminal() || list.count == 0 {
+        return Err(std::io::Error::other("not a terminal"));
+    }
+    let mut stdout = std::io::stdout();
+    terminal::enable_raw_mode()?;
+    let entered = execute!(stdout, terminal::EnterAlternateScreen, cursor::Hide);
+    let picked = entered.and_then(|()| run(list, start, &mut stdout));
+    let _ = execute!(stdout, cursor::Show, terminal::LeaveAlternateScreen);
+    let _ = terminal::disable_raw_mode();
+    picked
+}
+
+fn run(list: &List<'_>, start: usize, stdout: &mut std::io::Stdout) -> std::io::Result<Picked> {
+    let last = list.count - 1;
+    let mut cursor = start.min(last);
+    let mut top = 0;
+    loop {
+        let (width, height) = terminal::size().unwrap_or((80, 24));
+        let layout = Layout::new(usize::from(width), usize::from(height));
+        top = scrolled(top, cursor, layout.rows);
+        draw(list, cursor, top, &layout, stdout)?;
+        let Event::Key(key) = event::read()? else {
+            continue;
+        };
+        if key.kind != KeyEventKind::Press {
+            continue;
+        }
+        match step(&key, cursor, last, layout.rows, list.keys) {
+            Step::Move(to) => cursor = to,
+            Step::Done(picked) => return Ok(picked),
+            Step::Ignore => {}
+        }
+    }
+}
+
+/// What a key does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    Move(usize),
+    Done(Picked),
+    Ignore,
+}
+
+fn step(key: &KeyEvent, cursor: usize, last: usize, page: usize, keys: &str) -> Step {
+    let page = page.max(1);
+    match key.code {
+        KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+            Step::Done(Picked::Left)
+        }
+        KeyCode::Up | KeyCode::Char('k') => Step::Move(cursor.saturating_sub(1)),
+        KeyCode::Down | KeyCode::Char('j') => Step::Move((cursor + 1).min(last)),
+        KeyCode::PageUp => Step::Move(cursor.saturating_sub(page)),
+        KeyCode::PageDown => Step::Move((cursor + page).min(last)),
+        KeyCode::Home | KeyCode::Char('g') => Step::Move(0),
+        KeyCode::End | KeyCode::Char('G') => Step::Move(last),
+        KeyCode::Enter => Step::Done(Picked::Chosen(cursor)),
+        KeyCode::Esc | KeyCode::Char('q') => Step::Done(Picked::Left),
+        KeyCode::Char(key) if keys.contains(key) => Step::Done(Picked::Key(key, cursor)),
+        // Every other key does nothing.
+        KeyCode::Char(_)
+        | KeyCode::Backspace
+        | KeyCode::Left
+        | KeyCode::Right
+        | KeyCode::Tab
+        | KeyCode::BackTab
+        | KeyCode::Delete
+        | KeyCode::Insert
+        | KeyCode::F(_)
+        | KeyCode::Null
+        | KeyCode::CapsLock
+        | KeyCode::ScrollLock
+        | KeyCode::NumLock
+        | KeyCode::PrintScreen
+        | KeyCode::Pause
+        | KeyCode::Menu
+        | KeyCode::KeypadBegin
+        | KeyCode::Media(_)
+        | KeyCode::Modifier(_) => Step::Ignore,
+    }
+}
+
+/// Where the parts of the screen go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Layout {
+    width: usize,
+    /// Lines for the list.
+    rows: usize,
+    /// Lines for the picked row's text.
+    detail: usize,
+}
+
+impl Layout {
+    /// Title, list, a rule, the detail and the help line.
+    fn new(width: usize, height: usize) -> Self {
+        let width = width.max(20);
+        let height = height.max(8);
+        let detail = (height / 4).clamp(2, 8);
+        Self {
+            width,
+            rows: height - 3 - detail,
+            detail,
+        }
+    }
+}
+
+/// The first row shown so that `cursor` is on screen.
+fn scrolled(top: usize, cursor: usize, rows: usize) -> usize {
+    let rows = rows.max(1);
+    if cursor < top {
+        cursor
+    } else if cursor >= top + rows {
+        cursor + 1 - rows
+    } else {
+        top
+    }
+}
+
+fn draw(
+    list: &List<'_>,
+    cursor: usize,
+    top: usize,
+    layout: &Layout,
+    stdout: &mut std::io::Stdout,
+) -> std::io::Result<()> {
+    let width = layout.width;
+    queue!(
+        stdout,
+        terminal::Clear(terminal::ClearType::All),
+        cursor::MoveTo(0, 0)
+    )?;
+    queue!(
+        stdout,
+        style::SetAttribute(style::Attribute::Bold),
+        style::Print(cut(list.title, width)),
+        style::SetAttribute(style::Attribute::Reset)
+    )?;
+    let shown = top..list.count.min(top + layout.rows);
+    for (line, index) in (1_u16..).zip(shown) {
+        let row = (list.row)(index);
+        queue!(stdout, cursor::MoveTo(0, line))?;
+        if index == cursor {
+            queue!(
+                stdout,
+                style::SetAttribute(style::Attribute::Reverse),
+                style::Print(cut(&format!("› {row}"), width)),
+                style::SetAttribute(style::Attribute::Reset)
+            )?;
+        } else {
+            queue!(stdout, style::Print(cut(&format!("  {row}"), width)))?;
+        }
+    }
+    let rows_line = u16::try_from(layout.rows + 1).unwrap_or(u16::MAX);
+    let position = format!("── {}/{} ", cursor + 1, list.count);
+    let rule = format!(
+        "{position}{}",
+        "─".repeat(width.saturating_sub(position.chars().count()))
+    );
+    queue!(stdout, cursor::MoveTo(0, rows_line), style::Print(rule))?;
+    let detail = (list.detail)(cursor);
+    for (offset, text) in wrap(&detail, width)
+        .into_iter()
+        .take(layout.detail)
+        .enumerate()
+    {
+        let at = rows_line.saturating_add(1 + u16::try_from(offset).unwrap_or(0));
+        queue!(stdout, cursor::MoveTo(0, at), style::Print(text))?;
+    }
+    let help_line = rows_line.saturating_add(1 + u16::try_from(layout.detail).unwrap_or(0));
+    queue!(
+        stdout,
+        cursor::MoveTo(0, help_line),
+        style::SetAttribute(style::Attribute::Dim),
+        style::Print(cut(list.help, width)),
+        style::SetAttribute(style::Attribute::Reset)
+    )?;
+    stdout.flush()
+}
+
+/// `text` on one line, at most `width` characters (control characters shown as spaces).
+fn cut(text: &str, width: usize) -> String {
+    let clean: String = text
+        .chars()
+        .map(|character| {
+            if character.is_control() {
+                ' '
+            } else {
+                character
+            }
+        })
+        .collect();
+    if clean.chars().count() <= width {
+        return clean;
+    }
+    let mut kept: String = clean.chars().take(width.saturating_sub(1)).collect();
+    kept.push('…');
+    kept
+}
+
+/// `text` wrapped at `width` characters, its own line breaks kept.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut lines = Vec::new();
+    for paragraph in text.lines() {
+        let characters: Vec<char> = paragraph
+            .chars()
+            .map(|character| {
+                if character.is_control() {
+                    ' '
+                } else {
+                    character
+                }
+            })
+            .collect();
+        if characters.is_empty() {
+            lines.push(String::new());
+        }
+        for chunk in characters.chunks(width) {
+            lines.push(chunk.iter().collect());
+        }
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_small_terminal_keeps_room_for_the_list_and_scrolls_to_the_cursor() {
+        let layout = Layout::new(80, 24);
+        assert_eq!(layout.detail, 6);
+        assert_eq!(layout.rows, 15);
+        assert_eq!(scrolled(0, 20, layout.rows), 6);
+        assert_eq!(scrolled(6, 3, layout.rows), 3);
+        assert_eq!(scrolled(3, 10, layout.rows), 3);
+        assert!(Layout::new(10, 3).rows >= 1);
+    }
+
+    #[test]
+    fn keys_move_pick_and_leave() {
+        let key = |code| KeyEvent::new(code, KeyModifiers::NONE);
+        assert_eq!(step(&key(KeyCode::Char('j')), 2, 5, 10, "l"), Step::Move(3));
+        assert_eq!(step(&key(KeyCode::Down), 5, 5, 10, "l"), Step::Move(5));
+        assert_eq!(step(&key(KeyCode::Up), 0, 5, 10, "l"), Step::Move(0));
+        assert_eq!(step(&key(KeyCode::PageDown), 0, 50, 10, ""), Step::Move(10));
+        assert_eq!(
+            step(&key(KeyCode::Enter), 4, 5, 10, ""),
+            Step::Done(Picked::Chosen(4))
+        );
+        assert_eq!(
+            step(&key(KeyCode::Char('l')), 4, 5, 10, "l"),
+            Step::Done(Picked::Key('l', 4))
+        );
+        assert_eq!(
+            step(&key(KeyCode::Esc), 4, 5, 10, ""),
+            Step::Done(Picked::Left)
+        );
+        assert_eq!(step(&key(KeyCode::Char('x')), 4, 5, 10, "l"), Step::Ignore);
+        assert_eq!(cut("abcdef", 4), "abc…");
+        assert_eq!(wrap("abcde\nf", 2), ["ab", "cd", "e", "f"]);
+    }
+}

@@ -1,0 +1,276 @@
+//! Rewind: Esc twice at an empty input line lists the earlier prompts of the branch; choosing one
+//! moves the leaf to before it (a new branch from there; nothing is deleted) with its text back on
+//! the input line to edit, and offers to put back the files the agent's `write` and `edit` calls
+//! changed since (the snapshots of `commands::checkpoints`): a file the agent created is removed,
+//! a file changed since the agent wrote it is named and asked about, never overwritten silently.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::Result;
+use ctxkit_engine::NavigateOptions;
+use ctxkit_session::{Session, StoredEntry};
+use rustyline::history::History;
+use rustyline::{
+    Cmd, ConditionalEventHandler, Editor, Event, EventContext, EventHandler, Helper, KeyEvent,
+    RepeatCount,
+};
+
+use super::Chat;
+use super::agent::Ask;
+use super::picker::{List, Picked, pick};
+use super::slash::Action;
+use crate::commands::checkpoints::{CheckpointStore, Snapshot, state_digest};
+use crate::render::one_line;
+
+/// Set when Esc was pressed twice at an empty input line; the line editor then returns as
+/// interrupted and the input loop asks [`DoubleEscape::take`].
+#[derive(Debug, Clone, Default)]
+pub struct DoubleEscape(Arc<AtomicBool>);
+
+impl DoubleEscape {
+    /// Whether the last interruption of the line editor was a double Esc (and forgets it).
+    pub fn take(&self) -> bool {
+        self.0.swap(false, Ordering::SeqCst)
+    }
+}
+
+impl ConditionalEventHandler for DoubleEscape {
+    fn handle(&self, _: &Event, _: RepeatCount, _: bool, context: &EventContext) -> Option<Cmd> {
+        if !context.line().is_empty() {
+            return None;
+        }
+        self.0.store(true, Ordering::SeqCst);
+        Some(Cmd::Interrupt)
+    }
+}
+
+/// Binds Esc twice to the rewind. The line editor holds a lone Esc until the next key (it may
+/// start an Alt sequence), so the Esc event it reports is the second of two.
+pub fn bind_double_escape<H: Helper, I: History>(editor: &mut Editor<H, I>) -> DoubleEscape {
+    let keys = DoubleEscape::default();
+    editor.bind_sequence(
+        KeyEvent::new('\x1b', rustyline::Modifiers::NONE),
+        EventHandler::Conditional(Box::new(keys.clone())),
+    );
+    keys
+}
+
+/// The user messages of the branch, oldest first (their text is read when shown).
+fn branch_prompts(session: &Session) -> Vec<StoredEntry> {
+    session
+        .branch_path(None)
+        .into_iter()
+        .filter(|entry| entry.role() == Some("user"))
+        .cloned()
+        .collect()
+}
+
+/// A user message's text.
+fn prompt_text(entry: &StoredEntry) -> String {
+    entry
+        .parse_message()
+        .and_then(Result::ok)
+        .and_then(|message| Some(message.as_user()?.content.joined_text("\n")))
+        .unwrap_or_default()
+}
+
+/// The user prompts from `id` on, in file order (every branch: all were typed after it).
+fn turns_since(session: &Session, id: &str) -> Vec<String> {
+    let entries = session.entries();
+    let Some(start) = entries.iter().position(|entry| entry.id() == id) else {
+        return Vec::new();
+    };
+    entries[start..]
+        .iter()
+        .filter(|entry| entry.role() == Some("user"))
+        .map(|entry| entry.id().to_owned())
+        .collect()
+}
+
+/// What happened to one file.
+enum Restored {
+    Written(PathBuf),
+    Removed(PathBuf),
+    Kept(PathBuf),
+    Failed(PathBuf, String),
+}
+
+impl Chat {
+    /// Esc twice: choose an earlier prompt, go back to before it, maybe restore files.
+    pub async fn rewind(&mut self, ask: &mut dyn Ask) -> Result<Action> {
+        let prompts = self.engine.with_session(branch_prompts).await;
+        if prompts.is_empty() {
+            self.ui.info("No earlier prompt to rewind to");
+            return Ok(Action::Continue);
+        }
+        let texts: RefCell<HashMap<usize, String>> = RefCell::default();
+        let text = |index: usize| {
+            if let Some(text) = texts.borrow().get(&index) {
+                return text.clone();
+            }
+            let text = prompts.get(index).map(prompt_text).unwrap_or_default();
+            texts.borrow_mut().insert(index, text.clone());
+            text
+        };
+        let row = |index: usize| format!("{:>3}. {}", index + 1, one_line(&text(index), 100));
+        let detail = |index: usize| text(index);
+        let list = List {
+            title: "Rewind to before which prompt? (what follows stays in the tree)",
+            help: "↑/↓ j/k move · Enter rewind there · Esc leave unchanged",
+            count: prompts.len(),
+            row: &row,
+            detail: &detail,
+            keys: "",
+        };
+        let chosen = match pick(&list, prompts.len() - 1) {
+            Ok(Picked::Chosen(index)) => index,
+            Ok(Picked::Key(_, _) | Picked::Left) | Err(_) => {
+                self.ui.info("Rewind cancelled; nothing changed");
+                return Ok(Action::Continue);
+            }
+        };
+        let Some(target) = prompts.get(chosen) else {
+            return Ok(Action::Continue);
+        };
+        let target_id = target.id().to_owned();
+        let (session_file, turns) = self
+            .engine
+            .with_session(|session| {
+                (
+                    session.path().map(Path::to_owned),
+                    turns_since(session, &target_id),
+                )
+            })
+            .await;
+        let outcome = self
+            .engine
+            .navigate(&target_id, NavigateOptions::default())
+            .await;
+        self.events.flush().await;
+        let outcome = outcome?;
+        if outcome.cancelled || outcome.aborted {
+            self.ui.notice("Rewind cancelled; nothing changed");
+            return Ok(Action::Continue);
+        }
+        self.ui.line(&format!(
+            "Rewound to before prompt {} (what followed stays in the tree; /tree shows it)",
+            chosen + 1
+        ));
+        if let Some(session_file) = session_file {
+            self.offer_restore(&session_file, &turns, ask)?;
+        }
+        Ok(Action::Edit(
+            outcome.editor_text.unwrap_or_else(|| text(chosen)),
+        ))
+    }
+
+    /// Lists the files written since the prompt and restores them if the user says so.
+    fn offer_restore(
+        &self,
+        session_file: &Path,
+        turns: &[String],
+        ask: &mut dyn Ask,
+    ) -> Result<()> {
+        let mut store = CheckpointStore::open(session_file)?;
+        let snapshots = store.earliest_since(turns);
+        if snapshots.is_empty() {
+            return Ok(());
+        }
+        self.ui
+            .line("The agent changed these files since that prompt:");
+        for snapshot in &snapshots {
+            let what = if snapshot.existed {
+                "put back as it was"
+            } else {
+                "remove (the agent created it)"
+            };
+            self.ui
+                .line(&format!("  {}  ({what})", self.shown(&snapshot.path)));
+        }
+        let question = format!("Restore {} file(s)? [y]es / [n]o: ", snapshots.len());
+        if ask.ask_key(&question, "yn") != Some('y') {
+            self.ui.info("Files left as they are");
+            return Ok(());
+        }
+        let mut done = Vec::new();
+        for snapshot in &snapshots {
+            done.push(self.restore_one(&mut store, snapshot, ask));
+        }
+        self.report(&done);
+        Ok(())
+    }
+
+    fn restore_one(
+        &self,
+        store: &mut CheckpointStore,
+        snapshot: &Snapshot,
+        ask: &mut dyn Ask,
+    ) -> Restored {
+        let path = snapshot.path.clone();
+        let shown = self.shown(&path);
+        let wanted = match store.read_blob(snapshot) {
+            Ok(bytes) => bytes,
+            Err(error) => return Restored::Failed(path, format!("{error:#}")),
+        };
+        let now = self.checkpoints.current_state(&path);
+        if now == state_digest(wanted.as_deref()) {
+            return match wanted {
+                Some(_) => Restored::Written(path),
+                None => Restored::Removed(path),
+            };
+        }
+        // Not what the agent left (or unknown, as after a crash mid-write): the user decides.
+        if store.written(&path) != Some(now.as_str()) {
+            let question = format!(
+                "{shown} was changed since the agent wrote it; put the snapshot back anyway? [y]es / [n]o: "
+            );
+            if ask.ask_key(&question, "yn") != Some('y') {
+                return Restored::Kept(path);
+            }
+        }
+        let jail = match self.checkpoints.workspace().jail_for(&path) {
+            Ok(jail) => jail,
+            Err(reason) => return Restored::Failed(path, reason),
+        };
+        let result = match &wanted {
+            Some(bytes) => jail.write_atomic(&path, bytes),
+            None if now != state_digest(None) => jail.remove_file(&path),
+            None => Ok(()),
+        };
+        if let Err(error) = result {
+            return Restored::Failed(path, error.to_string());
+        }
+        let _ = store.note_restored(&path, wanted.as_deref());
+        match wanted {
+            Some(_) => Restored::Written(path),
+            None => Restored::Removed(path),
+        }
+    }
+
+    fn report(&self, done: &[Restored]) {
+        for outcome in done {
+            match outcome {
+                Restored::Written(path) => self.ui.line(&format!("Restored {}", self.shown(path))),
+                Restored::Removed(path) => self.ui.line(&format!("Removed {}", self.shown(path))),
+                Restored::Kept(path) => self
+                    .ui
+                    .line(&format!("Kept {} as you changed it", self.shown(path))),
+                Restored::Failed(path, reason) => self.ui.error(&format!(
+                    "Cannot restore {}: {reason}; the file was left as it is",
+                    self.shown(path)
+                )),
+            }
+        }
+    }
+
+    /// A path relative to the project when it lies inside it.
+    fn shown(&self, path: &Path) -> String {
+        let root = self.checkpoints.workspace().root();
+        let relative = path.strip_prefix(root).unwrap_or(path);
+        format!("`{}`", relative.display())
+    }
+}

@@ -1,0 +1,283 @@
+//! `/tree` at a terminal: the session tree as a list to walk (each entry's kind, text, label and
+//! tokens; its whole text below the list), Enter to go to an entry with or without a summary of
+//! the branch left behind (a focus for it typed on the spot), `l` to label an entry, Esc to leave
+//! with nothing changed. Going to an entry never deletes anything: the leaf moves and the next
+//! prompt starts a new branch there.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+
+use anyhow::Result;
+use ctxkit_engine::NavigateOptions;
+use ctxkit_session::{Session, StoredEntry};
+use ctxkit_tokens::estimate_tokens;
+
+use super::Chat;
+use super::agent::Ask;
+use super::picker::{List, Picked, pick};
+use super::slash::Action;
+use crate::render::{entry_summary, one_line};
+
+/// One entry of the tree; its text is rendered when its row is shown.
+#[derive(Debug, Clone)]
+struct TreeRow {
+    entry: StoredEntry,
+    depth: usize,
+    mark: &'static str,
+    is_leaf: bool,
+    label: Option<String>,
+}
+
+/// A row as shown: the list's line, the text below the list, and the kind and text for the
+/// question after Enter.
+#[derive(Debug, Clone, Default)]
+struct Rendered {
+    line: String,
+    detail: String,
+    short: String,
+}
+
+impl TreeRow {
+    fn render(&self) -> Rendered {
+        let entry = &self.entry;
+        let (kind, text) = entry_summary(entry);
+        let tokens = match entry.parse_message() {
+            Some(Ok(message)) => estimate_tokens(&message),
+            Some(Err(_)) | None => (text.len() as u64).div_ceil(4),
+        };
+        let label = self
+            .label
+            .as_ref()
+            .map(|label| format!(" [{label}]"))
+            .unwrap_or_default();
+        let leaf = if self.is_leaf { "  ← leaf" } else { "" };
+        Rendered {
+            // Tokens in a column before the text, so a long row is cut in its text.
+            line: format!(
+                "{}{} {:>7}  {}{kind}: {}{label}{leaf}",
+                self.mark,
+                entry.id(),
+                format!("~{tokens} tok"),
+                indent(self.depth),
+                one_line(&text, 70)
+            ),
+            detail: format!(
+                "{} · {kind} · {} · ~{tokens} tokens{label}\n{}",
+                entry.id(),
+                entry.timestamp(),
+                text.trim()
+            ),
+            short: format!("{kind}: {}", one_line(&text, 50)),
+        }
+    }
+}
+
+/// Deepest indentation shown; deeper entries say their depth instead.
+const MAX_INDENT: usize = 8;
+
+/// The indentation of an entry `depth` branches deep.
+fn indent(depth: usize) -> String {
+    if depth <= MAX_INDENT {
+        "  ".repeat(depth)
+    } else {
+        format!("{}»{depth} ", "  ".repeat(MAX_INDENT))
+    }
+}
+
+/// Rows rendered once each, when first shown.
+struct Rows {
+    rows: Vec<TreeRow>,
+    rendered: RefCell<HashMap<usize, Rendered>>,
+}
+
+impl Rows {
+    fn get(&self, index: usize) -> Rendered {
+        if let Some(done) = self.rendered.borrow().get(&index) {
+            return done.clone();
+        }
+        let done = self
+            .rows
+            .get(index)
+            .map(TreeRow::render)
+            .unwrap_or_default();
+        self.rendered.borrow_mut().insert(index, done.clone());
+        done
+    }
+}
+
+const HELP: &str =
+    "↑/↓ j/k move · PgUp/PgDn · Enter go to the entry · l label it · Esc leave unchanged";
+
+/// The rows of the tree in display order (usage records hidden) and the leaf's row; only ids,
+/// depths and labels are read here, no entry's text.
+fn tree_rows(session: &Session) -> (Vec<TreeRow>, usize) {
+    let index = session.index();
+    let leaf = session.leaf_id();
+    let on_branch: HashSet<&str> = session
+        .branch_path(None)
+        .into_iter()
+        .map(StoredEntry::id)
+        .collect();
+    let nodes = session.tree();
+    let children: HashMap<usize, usize> = nodes
+        .iter()
+        .map(|node| (node.index, node.children))
+        .collect();
+    let mut indent: HashMap<usize, usize> = HashMap::new();
+    let mut rows = Vec::new();
+    let mut leaf_row = 0;
+    for node in &nodes {
+        let Some(entry) = index.get(node.index) else {
+            continue;
+        };
+        let depth = match index.parent(node.index) {
+            Some(parent) => {
+                let branches = children.get(&parent).copied().unwrap_or(0) > 1;
+                indent.get(&parent).copied().unwrap_or(0) + usize::from(branches)
+            }
+            None => 0,
+        };
+        indent.insert(node.index, depth);
+        if entry.type_name() == "usage" && Some(entry.id()) != leaf {
+            continue;
+        }
+        let is_leaf = Some(entry.id()) == leaf;
+        if is_leaf {
+            leaf_row = rows.len();
+        }
+        let mark = if is_leaf {
+            "◆ "
+        } else if on_branch.contains(entry.id()) {
+            "• "
+        } else {
+            "  "
+        };
+        rows.push(TreeRow {
+            entry: entry.clone(),
+            depth,
+            mark,
+            is_leaf,
+            label: index.label(entry.id()).map(str::to_owned),
+        });
+    }
+    (rows, leaf_row)
+}
+
+impl Chat {
+    /// Walks the tree at a terminal; `None` when the input is not a terminal (the caller prints
+    /// the tree instead).
+    pub(super) async fn walk_tree(&mut self, ask: &mut dyn Ask) -> Result<Option<Action>> {
+        let (rows, mut start) = self.engine.with_session(tree_rows).await;
+        if rows.is_empty() {
+            return Ok(None);
+        }
+        let mut rows = Rows {
+            rows,
+            rendered: RefCell::default(),
+        };
+        loop {
+            let line = |index: usize| rows.get(index).line;
+            let detail = |index: usize| rows.get(index).detail;
+            let list = List {
+                title: "Session tree  (◆ leaf · • the current branch)",
+                help: HELP,
+                count: rows.rows.len(),
+                row: &line,
+                detail: &detail,
+                keys: "l",
+            };
+            let picked = match pick(&list, start) {
+                Ok(picked) => picked,
+                Err(error) => {
+                    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                        self.ui
+                            .info(&format!("(cannot draw the tree: {error}; printed instead)"));
+                    }
+                    return Ok(None);
+                }
+            };
+            let id = |row: usize| rows.rows.get(row).map(|row| row.entry.id().to_owned());
+            match picked {
+                Picked::Key('l', row) => {
+                    let Some(id) = id(row) else { continue };
+                    self.label_from_tree(&id, ask).await?;
+                    start = row;
+                }
+                Picked::Key(_, _) | Picked::Left => {
+                    self.ui.line("Left the tree; nothing changed");
+                    return Ok(Some(Action::Continue));
+                }
+                Picked::Chosen(row) => {
+                    let Some(id) = id(row) else { continue };
+                    let short = rows.get(row).short;
+                    match choose_summary(&id, &short, ask) {
+                        Some(options) => return self.go_to(&id, options).await.map(Some),
+                        None => start = row,
+                    }
+                }
+            }
+            let (fresh, _) = self.engine.with_session(tree_rows).await;
+            rows = Rows {
+                rows: fresh,
+                rendered: RefCell::default(),
+            };
+        }
+    }
+
+    async fn label_from_tree(&mut self, id: &str, ask: &mut dyn Ask) -> Result<()> {
+        let Some(text) = ask.ask(&format!("Label for {id} (empty removes it): ")) else {
+            return Ok(());
+        };
+        let text = text.trim().to_owned();
+        let label = (!text.is_empty()).then_some(text.as_str());
+        self.engine
+            .with_session_mut(|session| session.append_label_change(id, label))
+            .await?;
+        match label {
+            Some(label) => self.ui.line(&format!("Labelled {id} “{label}”")),
+            None => self.ui.line(&format!("Removed the label of {id}")),
+        }
+        Ok(())
+    }
+}
+
+/// After Enter: go without a summary, with one, or with one with a focus; `None` goes back.
+fn choose_summary(id: &str, short: &str, ask: &mut dyn Ask) -> Option<NavigateOptions> {
+    let choices = [
+        "No summary: move there".to_owned(),
+        "Summarize the branch left behind".to_owned(),
+        "Summarize it with a focus (typed next)".to_owned(),
+    ];
+    let detail = |index: usize| {
+        match index {
+        0 => "The leaf moves to this entry; the branch left behind stays in the tree as it is.",
+        1 => "The branch left behind is summarized and the summary is attached where the leaf goes, so the model keeps what was learnt there.",
+        _ => "As the summary, with a focus you type: what the summary should keep.",
+    }
+    .to_owned()
+    };
+    let title = format!("Go to {id} {short}");
+    let list = List {
+        title: &title,
+        help: "↑/↓ choose · Enter go · Esc back to the tree",
+        count: choices.len(),
+        row: &|index: usize| choices.get(index).cloned().unwrap_or_default(),
+        detail: &detail,
+        keys: "",
+    };
+    let choice = match pick(&list, 0).ok()? {
+        Picked::Chosen(choice) => choice,
+        Picked::Key(_, _) | Picked::Left => return None,
+    };
+    let custom_instructions = if choice == 2 {
+        let focus = ask.ask("Focus for the summary: ")?;
+        Some(focus.trim().to_owned()).filter(|focus| !focus.is_empty())
+    } else {
+        None
+    };
+    Some(NavigateOptions {
+        summarize: choice >= 1,
+        custom_instructions,
+        ..NavigateOptions::default()
+    })
+}

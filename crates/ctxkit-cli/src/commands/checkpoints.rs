@@ -1,0 +1,403 @@
+//! File checkpoints of `ctxkit chat`: before the agent's first `write` or `edit` of a file in a
+//! turn, the file's bytes (or its absence) are kept beside the session, in
+//! `<session>.checkpoints/` next to the session file, so a rewind to an earlier prompt can put
+//! the files back. Every file there is written atomically (temporary file + rename), `0600` in a
+//! `0700` folder; the folder never lies inside the project, and its total size is bounded by
+//! `chat.checkpointMaxBytes`. `ctxkit checkpoints [SESSION]` lists them.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result, bail};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest as _, Sha256};
+
+use crate::Outcome;
+
+/// The index file inside a checkpoint folder.
+const INDEX: &str = "index.json";
+
+/// One file as it was before the agent first wrote it in a turn.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// The id of the user message that started the turn.
+    pub turn: String,
+    /// The absolute path the tool wrote.
+    pub path: PathBuf,
+    /// Whether the file existed (else a restore removes it).
+    pub existed: bool,
+    /// The snapshot's file in the folder, when the file existed.
+    pub blob: Option<String>,
+    pub size: u64,
+    /// When it was taken (RFC 3339).
+    pub time: String,
+}
+
+/// The folder's index: every snapshot in the order taken, and what the agent last wrote to each
+/// path (a SHA-256), to tell a file the user changed since.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct Index {
+    #[serde(default)]
+    snapshots: Vec<Snapshot>,
+    #[serde(default)]
+    written: BTreeMap<PathBuf, String>,
+}
+
+/// The checkpoint folder of one session.
+#[derive(Debug, Clone)]
+pub struct CheckpointStore {
+    dir: PathBuf,
+    index: Index,
+}
+
+/// Where a session file's checkpoints live: `<file without .jsonl>.checkpoints`.
+pub fn checkpoint_dir(session_file: &Path) -> PathBuf {
+    let mut name = session_file
+        .file_stem()
+        .map(std::ffi::OsStr::to_os_string)
+        .unwrap_or_default();
+    name.push(".checkpoints");
+    session_file.with_file_name(name)
+}
+
+/// The hex SHA-256 of `bytes`.
+pub fn digest(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+/// What a file holds, as compared by a rewind: the digest of its bytes, or `absent`.
+pub fn state_digest(bytes: Option<&[u8]>) -> String {
+    bytes.map_or_else(|| "absent".to_owned(), digest)
+}
+
+impl CheckpointStore {
+    /// The checkpoints of `session_file` (none yet when the folder does not exist).
+    pub fn open(session_file: &Path) -> Result<Self> {
+        let dir = checkpoint_dir(session_file);
+        let index_file = dir.join(INDEX);
+        let index = match std::fs::read(&index_file) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .with_context(|| format!("cannot read `{}`", index_file.display()))?,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Index::default(),
+            Err(error) => {
+                return Err(error)
+                    .with_context(|| format!("cannot read `{}`", index_file.display()));
+            }
+        };
+        Ok(Self { dir, index })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn snapshots(&self) -> &[Snapshot] {
+        &self.index.snapshots
+    }
+
+    /// The bytes the snapshots hold in total.
+    pub fn total_bytes(&self) -> u64 {
+        self.index
+            .snapshots
+            .iter()
+            .map(|snapshot| snapshot.size)
+            .sum()
+    }
+
+    /// Whether `turn` already holds a snapshot of `path` (only the first write is kept).
+    pub fn has(&self, turn: &str, path: &Path) -> bool {
+        self.index
+            .snapshots
+            .iter()
+            .any(|snapshot| snapshot.turn == turn && snapshot.path == path)
+    }
+
+    /// What the agent last wrote to `path` (a SHA-256), if it wrote it.
+    pub fn written(&self, path: &Path) -> Option<&str> {
+        self.index.written.get(path).map(String::as_str)
+    }
+
+    /// Keeps `previous` (`None`: the file did not exist) as `path`'s state before `turn`, before
+    /// the agent's write runs. Refused, writing nothing, when it would take the folder over
+    /// `max_bytes`.
+    pub fn add(
+        &mut self,
+        turn: &str,
+        path: &Path,
+        previous: Option<&[u8]>,
+        max_bytes: u64,
+    ) -> Result<AddOutcome> {
+        let size = previous.map_or(0, |bytes| bytes.len() as u64);
+        if self.total_bytes().saturating_add(size) > max_bytes {
+            return Ok(AddOutcome::OverLimit);
+        }
+        self.create_dir()?;
+        let blob = match previous {
+            Some(bytes) => {
+                let hash = digest(bytes);
+                let name = format!("{:06}-{}.snap", self.index.snapshots.len() + 1, &hash[..12]);
+                write_private(&self.dir, &name, bytes)?;
+                Some(name)
+            }
+            None => None,
+        };
+        self.index.snapshots.push(Snapshot {
+            turn: turn.to_owned(),
+            path: path.to_owned(),
+            existed: previous.is_some(),
+            blob,
+            size,
+            time: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        });
+        self.save()?;
+        Ok(AddOutcome::Kept)
+    }
+
+    /// Drops the snapshot of `path` in `turn` (its write failed: the file is as it was).
+    pub fn drop_snapshot(&mut self, turn: &str, path: &Path) -> Result<()> {
+        let Some(position) = self
+            .index
+            .snapshots
+            .iter()
+            .rposition(|snapshot| snapshot.turn == turn && snapshot.path == path)
+        else {
+            return Ok(());
+        };
+        let snapshot = self.index.snapshots.remove(position);
+        self.save()?;
+        if let Some(blob) = snapshot.blob.filter(|blob| is_plain_name(blob)) {
+            let _ = std::fs::remove_file(self.dir.join(blob));
+        }
+        Ok(())
+    }
+
+    /// Records what the agent's write left in `path` (a [`state_digest`]).
+    pub fn note_written(&mut self, path: &Path, state: String) -> Result<()> {
+        self.create_dir()?;
+        self.index.written.insert(path.to_owned(), state);
+        self.save()
+    }
+
+    /// Records that a rewind put `path` back as `restored` (`None`: removed), so a later rewind
+    /// sees it as the agent left it.
+    pub fn note_restored(&mut self, path: &Path, restored: Option<&[u8]>) -> Result<()> {
+        self.create_dir()?;
+        self.index
+            .written
+            .insert(path.to_owned(), state_digest(restored));
+        self.save()
+    }
+
+    /// The bytes a snapshot kept (`None` for a file that did not exist).
+    pub fn read_blob(&self, snapshot: &Snapshot) -> Result<Option<Vec<u8>>> {
+        let Some(blob) = &snapshot.blob else {
+            return Ok(None);
+        };
+        // Only a plain name made by `add`: an edited index cannot point anywhere else.
+        if !is_plain_name(blob) {
+            bail!("the checkpoint index names `{blob}`, not a snapshot file");
+        }
+        let file = self.dir.join(blob);
+        let bytes =
+            std::fs::read(&file).with_context(|| format!("cannot read `{}`", file.display()))?;
+        Ok(Some(bytes))
+    }
+
+    /// For each path written since a turn: its earliest snapshot among `turns` (the turns
+    /// from the one rewound to on), in the order first taken.
+    pub fn earliest_since(&self, turns: &[String]) -> Vec<Snapshot> {
+        let mut seen = std::collections::HashSet::new();
+        self.index
+            .snapshots
+            .iter()
+            .filter(|snapshot| turns.contains(&snapshot.turn))
+            .filter(|snapshot| seen.insert(snapshot.path.clone()))
+            .cloned()
+            .collect()
+    }
+
+    fn create_dir(&self) -> Result<()> {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.dir)
+            .with_context(|| format!("cannot create `{}`", self.dir.display()))
+    }
+
+    fn save(&self) -> Result<()> {
+        let bytes = serde_json::to_vec_pretty(&self.index)?;
+        write_private(&self.dir, INDEX, &bytes)
+    }
+}
+
+/// A file name of the folder itself: no separator, not hidden.
+fn is_plain_name(name: &str) -> bool {
+    !name.is_empty() && !name.contains('/') && !name.starts_with('.')
+}
+
+/// Whether a snapshot was kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AddOutcome {
+    Kept,
+    /// The folder would go over `chat.checkpointMaxBytes`.
+    OverLimit,
+}
+
+/// Writes `dir/name` atomically (temporary file, fsync, rename), readable by the user only.
+fn write_private(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
+    let target = dir.join(name);
+    let mut file = tempfile::Builder::new()
+        .prefix(".checkpoint-")
+        .tempfile_in(dir)
+        .with_context(|| format!("cannot write in `{}`", dir.display()))?;
+    file.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    file.write_all(bytes)?;
+    file.as_file().sync_all()?;
+    file.persist(&target)
+        .with_context(|| format!("cannot write `{}`", target.display()))?;
+    Ok(())
+}
+
+/// `ctxkit checkpoints [SESSION]`; without SESSION, the current directory's most recent session.
+pub fn run(
+    process: &super::settings::ProcessSettings<'_>,
+    locations: &super::Locations,
+    args: crate::cli::CheckpointsArgs,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
+    let json = args.json;
+    let file = match args.file {
+        Some(file) => file,
+        None => {
+            let cwd = process.environment()?.cwd.display().to_string();
+            let dir = ctxkit_session::default_session_dir(&locations.sessions_root, &cwd);
+            ctxkit_session::find_most_recent_session(&dir)
+                .with_context(|| format!("No session for `{cwd}`; name the session file"))?
+        }
+    };
+    list(&file, json, out)
+}
+
+/// `ctxkit checkpoints [SESSION]`: the snapshots (turn, file, size, time) and their total.
+pub fn list(session_file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
+    if !session_file.is_file() {
+        bail!("No session file `{}`", session_file.display());
+    }
+    let store = CheckpointStore::open(session_file)?;
+    if json {
+        let record = serde_json::json!({
+            "dir": store.dir(),
+            "snapshots": store.snapshots(),
+            "totalBytes": store.total_bytes(),
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&record)?)?;
+        return Ok(Outcome::Success);
+    }
+    if store.snapshots().is_empty() {
+        writeln!(out, "No file checkpoints for this session.")?;
+        return Ok(Outcome::Success);
+    }
+    writeln!(out, "{:<10} {:>10}  {:<20}  file", "turn", "size", "time")?;
+    for snapshot in store.snapshots() {
+        let size = if snapshot.existed {
+            format!("{} B", snapshot.size)
+        } else {
+            "(new file)".to_owned()
+        };
+        writeln!(
+            out,
+            "{:<10} {size:>10}  {:<20}  {}",
+            snapshot.turn,
+            snapshot.time,
+            snapshot.path.display()
+        )?;
+    }
+    writeln!(
+        out,
+        "{} snapshot(s), {} bytes in total, in {}",
+        store.snapshots().len(),
+        store.total_bytes(),
+        store.dir().display()
+    )?;
+    Ok(Outcome::Success)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snapshots_are_kept_once_bounded_and_survive_reopening() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = dir.path().join("2026_abc.jsonl");
+        std::fs::write(&session, "{}\n").unwrap();
+        let mut store = CheckpointStore::open(&session).unwrap();
+        let file = dir.path().join("project/a.txt");
+        assert_eq!(
+            store.add("u1", &file, Some(b"before"), 100).unwrap(),
+            AddOutcome::Kept
+        );
+        assert!(store.has("u1", &file));
+        assert_eq!(
+            store.add("u2", &file, Some(&[0; 200]), 100).unwrap(),
+            AddOutcome::OverLimit
+        );
+        store
+            .note_written(&file, state_digest(Some(b"after")))
+            .unwrap();
+        store
+            .add("u2", &dir.path().join("new.txt"), None, 100)
+            .unwrap();
+        // A failed write's snapshot is dropped with its file.
+        store.add("u3", &file, Some(b"again"), 100).unwrap();
+        store.drop_snapshot("u3", &file).unwrap();
+        let reopened = CheckpointStore::open(&session).unwrap();
+        assert_eq!(reopened.snapshots().len(), 2);
+        assert_eq!(reopened.total_bytes(), 6);
+        assert_eq!(
+            reopened.read_blob(&reopened.snapshots()[0]).unwrap(),
+            Some(b"before".to_vec())
+        );
+        assert_eq!(reopened.written(&file), Some(digest(b"after").as_str()));
+        let dir_mode = std::fs::metadata(checkpoint_dir(&session)).unwrap();
+        assert_eq!(dir_mode.permissions().mode() & 0o777, 0o700);
+        let earliest = reopened.earliest_since(&["u2".to_owned()]);
+        assert_eq!(earliest.len(), 1);
+        assert!(!earliest[0].existed);
+        let blobs = std::fs::read_dir(checkpoint_dir(&session))
+            .unwrap()
+            .filter(|entry| {
+                entry
+                    .as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|ext| ext == "snap")
+            })
+            .count();
+        assert_eq!(blobs, 1, "the dropped snapshot's file is gone");
+    }
+
+    #[test]
+    fn an_index_pointing_elsewhere_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = dir.path().join("s.jsonl");
+        let store = CheckpointStore::open(&session).unwrap();
+        let snapshot = Snapshot {
+            turn: "u".to_owned(),
+            path: dir.path().join("x"),
+            existed: true,
+            blob: Some("../../etc/passwd".to_owned()),
+            size: 1,
+            time: String::new(),
+        };
+        assert!(store.read_blob(&snapshot).is_err());
+    }
+}

@@ -1,0 +1,477 @@
+//! `ctxkit chat` in tmux: the interactive `/tree` (walking, labelling, going to an older entry with
+//! a summary of the branch left behind, a long tree on a 24-line terminal) and the rewind (Esc
+//! twice, an earlier prompt chosen, the files the agent wrote since put back, a file the user
+//! changed since asked about, the prompt edited and sent again), and `ctxkit checkpoints`.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::chat::{Tmux, World, text, tool_call};
+
+fn tmux_missing() -> bool {
+    if Tmux::available() {
+        return false;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "tmux is missing in CI; `.ci/run` installs it"
+    );
+    #[allow(clippy::print_stderr, reason = "the skip must be visible")]
+    {
+        eprintln!("SKIPPED: tmux is not installed");
+    }
+    true
+}
+
+/// The row under the cursor of the full-screen list.
+fn cursor_row(screen: &str) -> String {
+    screen
+        .lines()
+        .find(|line| line.starts_with('›'))
+        .unwrap_or("")
+        .to_owned()
+}
+
+/// Waits until a full-screen list showing `needle` is drawn whole: its help line, drawn last,
+/// is the last line on the screen.
+fn wait_list(tmux: &Tmux, needle: &str) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let screen = tmux.screen();
+        let last = screen.lines().rev().find(|line| !line.trim().is_empty());
+        if screen.contains(needle) && last.is_some_and(|line| line.starts_with("↑/↓")) {
+            return screen;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for the list with {needle:?}:\n{screen}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(30));
+    }
+}
+
+/// The cursor's position in the list, from the rule under it (`── 3/10`).
+fn list_position(screen: &str) -> Option<usize> {
+    let rule = screen.lines().find(|line| line.starts_with("── "))?;
+    rule.trim_start_matches("── ")
+        .split('/')
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Moves the list's cursor up until its row holds `needle`, one key at a time, each waited for.
+fn move_up_to(tmux: &Tmux, needle: &str) -> String {
+    for _ in 0..40 {
+        let screen = tmux.screen();
+        if cursor_row(&screen).contains(needle) {
+            return screen;
+        }
+        let position = list_position(&screen).expect("a list is shown");
+        assert!(
+            position > 1,
+            "the cursor never reached {needle:?}:\n{screen}"
+        );
+        tmux.keys(&["k"]);
+        wait_list(tmux, &format!("── {}/", position - 1));
+    }
+    panic!("the cursor never reached {needle:?}:\n{}", tmux.screen());
+}
+
+fn last_input_line(screen: &str) -> String {
+    screen
+        .lines()
+        .rfind(|line| line.starts_with("> "))
+        .unwrap_or("")
+        .to_owned()
+}
+
+fn entry_text(entry: &Value) -> String {
+    entry["message"]["content"].to_string()
+}
+
+#[test]
+fn tree_walks_labels_and_goes_back_with_a_summary_of_the_branch_left() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(text("First answer.", 300));
+    world.answer(text("Second answer.", 400));
+    world.answer(text("After the jump.", 500));
+    let tmux = world.start("");
+    tmux.resize(100, 24);
+    tmux.wait_idle(1);
+    tmux.line("one");
+    tmux.wait_idle(2);
+    tmux.line("two");
+    tmux.wait_for("Second answer.");
+    tmux.wait_idle(3);
+    tmux.line("/tree");
+    let screen = wait_list(&tmux, "Session tree");
+    assert!(screen.contains("← leaf"), "{screen}");
+    assert!(screen.contains(" tok"), "tokens per entry:\n{screen}");
+    assert!(screen.contains("Enter go to the entry"), "{screen}");
+    // Label the first reply from the tree.
+    move_up_to(&tmux, "First answer.");
+    tmux.keys(&["l"]);
+    tmux.wait_for("Label for");
+    tmux.line("good-point");
+    let screen = wait_list(&tmux, "[good-point]");
+    assert!(
+        cursor_row(&screen).contains("First answer."),
+        "the cursor stays on the entry labelled:\n{screen}"
+    );
+    // Go there with a summary of the branch left behind.
+    tmux.keys(&["Enter"]);
+    let screen = wait_list(&tmux, "Summarize the branch left behind");
+    assert!(screen.contains("No summary"), "{screen}");
+    tmux.keys(&["Down"]);
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("the branch left behind is summarized in");
+    assert!(
+        !screen.contains("Session tree"),
+        "the list is gone:\n{screen}"
+    );
+    tmux.wait_idle(4);
+    tmux.line("three");
+    tmux.wait_for("After the jump.");
+
+    let file = world.session_files().remove(0);
+    let entries = world.entries(&file);
+    let first_reply = entries
+        .iter()
+        .find(|entry| entry_text(entry).contains("First answer."))
+        .unwrap();
+    let summary = entries
+        .iter()
+        .find(|entry| entry["type"] == "branch_summary")
+        .expect("a branch summary entry");
+    assert_eq!(summary["parentId"], first_reply["id"]);
+    assert!(
+        entries
+            .iter()
+            .any(|entry| entry["type"] == "label" && entry["label"] == "good-point"),
+        "the label is stored"
+    );
+    // Nothing was deleted; the last request sees the summary instead of the branch left.
+    assert!(
+        entries
+            .iter()
+            .any(|entry| entry_text(entry).contains("two"))
+    );
+    let last = world.chat_requests().pop().unwrap().to_string();
+    assert!(last.contains("SUMMARY-FROM-MOCK"), "{last}");
+    assert!(!last.contains("Second answer."), "{last}");
+
+    // To a prompt of the user, with a focus for the summary: its text comes back to edit.
+    tmux.line("/tree");
+    wait_list(&tmux, "Session tree");
+    move_up_to(&tmux, "user: one");
+    tmux.keys(&["Enter"]);
+    wait_list(&tmux, "Summarize it with a focus");
+    tmux.keys(&["Down", "Down"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Focus for the summary:");
+    tmux.line("the jump");
+    tmux.wait_for_count("the branch left behind is summarized in", 2);
+    let screen = tmux.wait_for("\n> one");
+    assert_eq!(last_input_line(&screen), "> one", "{screen}");
+    let summary_request = world.summary_requests().pop().unwrap().to_string();
+    assert!(summary_request.contains("the jump"), "{summary_request}");
+}
+
+/// A linear session of `pairs` prompts and replies.
+fn long_session(file: &Path, cwd: &Path, pairs: usize) {
+    let mut lines = vec![
+        json!({"type": "session", "version": 3, "id": "0192a7c4-1b2c-7d3e-8f40-123456789abc",
+               "timestamp": "2026-11-26T10:00:00.000Z", "cwd": cwd})
+        .to_string(),
+    ];
+    let mut parent = Value::Null;
+    for pair in 0..pairs {
+        for (role, text) in [
+            ("user", format!("prompt number {pair}")),
+            ("assistant", format!("reply number {pair}")),
+        ] {
+            let id = format!("e{:07}", lines.len());
+            let message = if role == "user" {
+                json!({"role": role, "content": text, "timestamp": 1_795_687_201_000_u64})
+            } else {
+                json!({"role": role, "content": [{"type": "text", "text": text}],
+                       "api": "openai-completions", "provider": "mock", "model": "test-model",
+                       "usage": {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0,
+                                 "totalTokens": 15},
+                       "stopReason": "stop", "timestamp": 1_795_687_201_000_u64})
+            };
+            lines.push(
+                json!({"type": "message", "id": id, "parentId": parent,
+                       "timestamp": "2026-11-26T10:00:01.000Z", "message": message})
+                .to_string(),
+            );
+            parent = Value::String(id);
+        }
+    }
+    std::fs::write(file, lines.join("\n") + "\n").unwrap();
+}
+
+#[test]
+fn a_long_tree_scrolls_on_a_24_line_terminal_and_esc_changes_nothing() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    let file = world.home.path().join("long.jsonl");
+    long_session(&file, &world.project, 40);
+    let before = std::fs::read(&file).unwrap();
+    let tmux = world.start(&format!("--session '{}'", file.display()));
+    tmux.resize(90, 24);
+    tmux.wait_idle(1);
+    tmux.line("/tree");
+    let screen = wait_list(&tmux, "── 80/80");
+    assert!(cursor_row(&screen).contains("reply number 39"), "{screen}");
+    assert!(
+        !screen.contains("prompt number 0"),
+        "scrolled to the leaf:\n{screen}"
+    );
+    assert!(screen.lines().count() <= 24, "fits 24 lines:\n{screen}");
+    assert!(
+        screen.contains("Enter go to the entry"),
+        "the help line shows:\n{screen}"
+    );
+    tmux.keys(&["g"]);
+    let screen = wait_list(&tmux, "── 1/80");
+    assert!(cursor_row(&screen).contains("prompt number 0"), "{screen}");
+    // A page is the 15 rows a 24-line terminal leaves for the list.
+    tmux.keys(&["PageDown"]);
+    let screen = wait_list(&tmux, "── 16/80");
+    assert!(cursor_row(&screen).contains("reply number 7"), "{screen}");
+    assert!(
+        !screen.contains("prompt number 0"),
+        "scrolled down:\n{screen}"
+    );
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("Left the tree; nothing changed");
+    assert_eq!(std::fs::read(&file).unwrap(), before, "nothing written");
+}
+
+#[test]
+fn double_esc_rewinds_to_an_edited_prompt_and_restores_the_files_written_since() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    let project = world.project.clone();
+    std::fs::write(project.join("a.txt"), "user A\n").unwrap();
+    std::fs::write(project.join("b.txt"), "alpha beta\n").unwrap();
+    world.answer(tool_call(
+        "c1",
+        "write",
+        json!({"path": "a.txt", "content": "agent A\n"}),
+    ));
+    world.answer(tool_call(
+        "c2",
+        "edit",
+        json!({"path": "b.txt", "oldText": "beta", "newText": "BETA"}),
+    ));
+    world.answer(text("Done.", 300));
+    world.answer(tool_call(
+        "c3",
+        "write",
+        json!({"path": "c.txt", "content": "agent C\n"}),
+    ));
+    world.answer(tool_call(
+        "c4",
+        "edit",
+        json!({"path": "a.txt", "oldText": "agent", "newText": "AGENT"}),
+    ));
+    world.answer(text("Created.", 300));
+    world.answer(text("Again.", 300));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("change the files");
+    tmux.wait_for("Done.");
+    tmux.wait_idle(2);
+    tmux.line("and more");
+    tmux.wait_for("Created.");
+    tmux.wait_idle(3);
+    assert_eq!(
+        std::fs::read_to_string(project.join("a.txt")).unwrap(),
+        "AGENT A\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.join("b.txt")).unwrap(),
+        "alpha BETA\n"
+    );
+    // The user changes a file the agent wrote: the rewind must ask before replacing it.
+    std::fs::write(project.join("c.txt"), "mine\n").unwrap();
+
+    tmux.keys(&["Escape", "Escape"]);
+    let screen = wait_list(&tmux, "Rewind to before which prompt?");
+    assert!(cursor_row(&screen).contains("and more"), "{screen}");
+    move_up_to(&tmux, "change the files");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("Restore 3 file(s)? [y]es / [n]o:");
+    assert!(screen.contains("`a.txt`  (put back as it was)"), "{screen}");
+    assert!(
+        screen.contains("`c.txt`  (remove (the agent created it))"),
+        "{screen}"
+    );
+    tmux.keys(&["y"]);
+    tmux.wait_for("`c.txt` was changed since the agent wrote it");
+    tmux.keys(&["n"]);
+    let screen = tmux.wait_for("Kept `c.txt` as you changed it");
+    assert!(screen.contains("Restored `a.txt`"), "{screen}");
+    assert!(screen.contains("Restored `b.txt`"), "{screen}");
+    let screen = tmux.wait_for("\n> change the files");
+    assert_eq!(last_input_line(&screen), "> change the files", "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(project.join("a.txt")).unwrap(),
+        "user A\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.join("b.txt")).unwrap(),
+        "alpha beta\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.join("c.txt")).unwrap(),
+        "mine\n"
+    );
+
+    // The prompt, edited, continues from before it.
+    tmux.keys(&["-l", " please"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Again.");
+    let last = world.chat_requests().pop().unwrap();
+    let messages = last["messages"].to_string();
+    assert!(messages.contains("change the files please"), "{messages}");
+    assert!(!messages.contains("and more"), "{messages}");
+    assert!(!messages.contains("Done."), "{messages}");
+    let file = world.session_files().remove(0);
+    let users = world
+        .entries(&file)
+        .iter()
+        .filter(|entry| entry["message"]["role"] == "user")
+        .count();
+    assert_eq!(
+        users, 3,
+        "nothing deleted: both old prompts and the new one"
+    );
+
+    // `ctxkit checkpoints` lists the four snapshots: a and b, then c (new) and a again.
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+        .env("CTXKIT_HOME", world.home.path())
+        .env("HOME", world.home.path())
+        .arg("checkpoints")
+        .arg(&file)
+        .output()
+        .unwrap();
+    let listing = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{listing}");
+    assert!(listing.contains("4 snapshot(s)"), "{listing}");
+    assert!(listing.contains("(new file)"), "{listing}");
+    assert!(listing.contains("a.txt"), "{listing}");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+        .args(["checkpoints", "--json"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let record: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(record["snapshots"].as_array().unwrap().len(), 4, "{record}");
+    assert_eq!(record["totalBytes"], json!(7 + 11 + 8), "{record}");
+}
+
+/// `ctxkit checkpoints FILE`'s output.
+fn checkpoints_listing(world: &World, file: &Path) -> String {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+        .env("CTXKIT_HOME", world.home.path())
+        .env("HOME", world.home.path())
+        .arg("checkpoints")
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn a_failed_write_keeps_no_snapshot_and_a_declined_restore_changes_nothing() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    let project = world.project.clone();
+    std::fs::write(project.join("a.txt"), "kept\n").unwrap();
+    // The edit fails (its text is not in the file): the file is as it was, no snapshot is kept.
+    world.answer(tool_call(
+        "c1",
+        "edit",
+        json!({"path": "a.txt", "oldText": "missing", "newText": "x"}),
+    ));
+    world.answer(tool_call(
+        "c2",
+        "write",
+        json!({"path": "b.txt", "content": "made\n"}),
+    ));
+    world.answer(text("Ok.", 300));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("go");
+    tmux.wait_for("Ok.");
+    tmux.wait_idle(2);
+    let file = world.session_files().remove(0);
+    let listing = checkpoints_listing(&world, &file);
+    assert!(listing.contains("1 snapshot(s)"), "{listing}");
+    assert!(
+        listing.contains("b.txt") && !listing.contains("a.txt"),
+        "{listing}"
+    );
+
+    tmux.keys(&["Escape", "Escape"]);
+    wait_list(&tmux, "Rewind to before which prompt?");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("Restore 1 file(s)? [y]es / [n]o:");
+    assert!(
+        screen.contains("`b.txt`  (remove (the agent created it))"),
+        "{screen}"
+    );
+    tmux.keys(&["n"]);
+    tmux.wait_for("Files left as they are");
+    let screen = tmux.wait_for("\n> go");
+    assert_eq!(last_input_line(&screen), "> go", "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(project.join("b.txt")).unwrap(),
+        "made\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.join("a.txt")).unwrap(),
+        "kept\n"
+    );
+}
+
+#[test]
+fn a_session_file_inside_the_project_gets_no_snapshots_in_the_project() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    let file = world.project.join("here.jsonl");
+    long_session(&file, &world.project, 1);
+    world.answer(tool_call(
+        "c1",
+        "write",
+        json!({"path": "c.txt", "content": "new\n"}),
+    ));
+    world.answer(text("Written.", 300));
+    let tmux = world.start(&format!("--session '{}'", file.display()));
+    tmux.wait_idle(1);
+    tmux.line("write c");
+    tmux.wait_for("No file checkpoint: the session file lies inside the project");
+    tmux.wait_for("Written.");
+    assert!(!world.project.join("here.checkpoints").exists());
+    assert_eq!(
+        std::fs::read_to_string(world.project.join("c.txt")).unwrap(),
+        "new\n"
+    );
+}
