@@ -25,6 +25,8 @@ use crate::tool::{Tool, ToolContext, ToolOutcome, ToolRegistry};
 use crate::warming::CacheWarmer;
 use crate::workspace::{Access, Place, Workspace};
 
+mod user_bash;
+
 /// How an agent runs, apart from its engine, model and tools.
 #[derive(Debug, Clone)]
 pub struct AgentOptions {

@@ -11,6 +11,7 @@ mod markdown;
 mod repl;
 mod session_file;
 mod setup;
+mod shell;
 mod slash;
 mod ui;
 

@@ -94,6 +94,12 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
             continue;
         }
         let _ = terminal.editor.add_history_entry(text);
+        if let Some((command, excluded)) = super::shell::parse(text) {
+            if let Err(error) = runtime.block_on(chat.shell(command, excluded, &mut terminal)) {
+                show_error(chat, &error);
+            }
+            continue;
+        }
         let action = if text.starts_with('/') {
             runtime.block_on(chat.command(text, &mut terminal))
         } else {

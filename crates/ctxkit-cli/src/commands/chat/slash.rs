@@ -47,6 +47,8 @@ Commands:
   /pin <text>               keep text verbatim in context past every compaction (/pin lists)
   /skill:<name> [args]      run a skill
   /<template> [args]        expand a prompt template
+  !<command>                run a shell command; its output goes into the context (as Pi's `!`)
+  !!<command>               run it without adding its output to the context
   /help                     this list
   /quit                     leave (Ctrl-D too)
 Ctrl-C interrupts the model or a tool and cancels a running compaction; Esc does too while the spinner shows.";
@@ -122,9 +124,11 @@ impl Chat {
                 AgentMessage::BranchSummary(_) => {
                     self.ui.info("[a summary of the branch left behind]");
                 }
-                AgentMessage::BashExecution(_)
-                | AgentMessage::Custom(_)
-                | AgentMessage::Unknown(_) => {}
+                AgentMessage::BashExecution(run) => {
+                    self.ui.line(&format!("$ {}", one_line(&run.command, 200)));
+                    super::shell::show(&self.ui, run);
+                }
+                AgentMessage::Custom(_) | AgentMessage::Unknown(_) => {}
             }
         }
     }
