@@ -85,3 +85,45 @@ fn bang_runs_a_command_into_the_context_and_double_bang_keeps_it_out() {
     let screen = tmux.wait_for("$ echo private-note-42; exit 3");
     assert!(screen.contains("$ ls"), "{screen}");
 }
+
+#[test]
+fn at_completes_project_files_and_attaches_the_one_named() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    for (file, content) in [
+        ("src/main.rs", "fn main() { println!(\"hi\"); }\n"),
+        ("src/lib.rs", "pub fn lib() {}\n"),
+        ("target/main_generated.rs", "// built\n"),
+    ] {
+        let path = world.project.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+    std::fs::write(world.project.join(".gitignore"), "target/\n").unwrap();
+    world.answer(text("It prints hi.", 300));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    // Fuzzy, and the ignored `target/main_generated.rs` is no candidate: one Tab completes it.
+    tmux.keys(&["-l", "explain @mainrs"]);
+    tmux.keys(&["Tab"]);
+    tmux.wait_for("> explain @src/main.rs");
+    // A second Tab on an open word lists the matches.
+    tmux.keys(&["-l", " and @src/"]);
+    tmux.keys(&["Tab"]);
+    tmux.keys(&["Tab"]);
+    let screen = tmux.wait_for("src/lib.rs");
+    assert!(!screen.contains("main_generated"), "{screen}");
+    tmux.keys(&["BSpace"; 10]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Attached src/main.rs (1 line)");
+    tmux.wait_for("It prints hi.");
+    let request = world.chat_requests()[0].to_string();
+    assert!(
+        request.contains(
+            r#"<file name=\"src/main.rs\">\nfn main() { println!(\"hi\"); }\n</file>\nexplain @src/main.rs"#
+        ),
+        "{request}"
+    );
+}

@@ -147,12 +147,19 @@ impl Chat {
             events: &self.events,
         };
         let mut approver = AskApprover { ask, ui: &self.ui };
-        let outcome = self.agent.prompt(text, &mut approver, &terminal).await;
+        let attached = super::attach::attach(&text, self.agent.workspace(), &self.cwd);
+        for note in &attached.notes {
+            self.ui.info(note);
+        }
+        let outcome = self
+            .agent
+            .prompt_content(attached.content, &mut approver, &terminal)
+            .await;
         self.ui.stop();
         match outcome? {
             // An interruption shows with the reply or tool result it cut short.
             PromptOutcome::Answered | PromptOutcome::Interrupted => {}
-            PromptOutcome::NotSent(text) => {
+            PromptOutcome::NotSent(_) => {
                 self.ui
                     .notice("The prompt was not sent; it is back on the input line");
                 return Ok(PromptEnd::NotSent(text));

@@ -5,7 +5,9 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 mod agent;
+mod attach;
 mod escape;
+mod input;
 mod interrupts;
 mod markdown;
 mod repl;

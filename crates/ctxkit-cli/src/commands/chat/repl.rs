@@ -2,8 +2,9 @@
 //! quits), slash commands, and prompts handed to the agent loop.
 
 use anyhow::{Context as _, Result};
-use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
+use rustyline::history::DefaultHistory;
+use rustyline::{CompletionType, Config, Editor};
 use tokio::runtime::Runtime;
 
 use super::Chat;
@@ -16,7 +17,7 @@ const PROMPT: &str = "> ";
 
 /// The terminal: the line editor, also used for questions (bash confirmation, `/resume`).
 struct Terminal {
-    editor: DefaultEditor,
+    editor: Editor<super::input::InputHelper, DefaultHistory>,
 }
 
 impl Ask for Terminal {
@@ -39,9 +40,12 @@ impl Ask for Terminal {
 }
 
 pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
-    let mut terminal = Terminal {
-        editor: DefaultEditor::new()?,
-    };
+    let config = Config::builder()
+        .completion_type(CompletionType::List)
+        .build();
+    let mut editor = Editor::with_config(config)?;
+    editor.set_helper(Some(super::input::InputHelper::new(&chat.cwd)));
+    let mut terminal = Terminal { editor };
     // Only after the editor exists: it installs a SIGINT handler of its own for its whole life,
     // and ours must be installed on top of it (it chains to the editor's). At the input line the
     // terminal is in raw mode and Ctrl-C is a key the editor reads.

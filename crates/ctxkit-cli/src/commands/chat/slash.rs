@@ -47,6 +47,7 @@ Commands:
   /pin <text>               keep text verbatim in context past every compaction (/pin lists)
   /skill:<name> [args]      run a skill
   /<template> [args]        expand a prompt template
+  @<path>                   attach a file to the prompt (Tab completes project files, fuzzy)
   !<command>                run a shell command; its output goes into the context (as Pi's `!`)
   !!<command>               run it without adding its output to the context
   /help                     this list
