@@ -127,3 +127,80 @@ fn at_completes_project_files_and_attaches_the_one_named() {
         "{request}"
     );
 }
+
+/// `ctxkit chat` started as [`World::start`] does, with `EDITOR` set to `editor`.
+fn start_with_editor(world: &World, editor: &std::path::Path) -> Tmux {
+    let mut command = format!("cd '{}' && exec env -u VISUAL", world.project.display());
+    for name in crate::PROVIDER_VARIABLES
+        .into_iter()
+        .chain(["CTXKIT_SESSIONS_DIR", "CTXKIT_OFFLINE"])
+    {
+        command.push_str(&format!(" -u {name}"));
+    }
+    command.push_str(&format!(
+        " EDITOR='{editor}' HOME='{home}' CTXKIT_HOME='{home}' '{bin}' chat",
+        editor = editor.display(),
+        home = world.home.path().display(),
+        bin = env!("CARGO_BIN_EXE_ctxkit"),
+    ));
+    Tmux::start(&command)
+}
+
+#[test]
+fn prompts_of_several_lines_by_alt_enter_backslash_and_the_editor() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    for answer in [
+        "Three lines read.",
+        "Edited one read.",
+        "Edit command read.",
+    ] {
+        world.answer(text(answer, 300));
+    }
+    // The "editor": keeps what it was given and adds a line under it.
+    let editor = world.home.path().join("editor.sh");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nsed -i 's/draft/draft, edited/' \"$1\"\nprintf 'added in the editor\\n' >> \"$1\"\n",
+    )
+    .unwrap();
+    std::os::unix::fs::PermissionsExt::set_mode(
+        &mut std::fs::metadata(&editor).unwrap().permissions(),
+        0o755,
+    );
+    std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let tmux = start_with_editor(&world, &editor);
+    tmux.wait_idle(1);
+    tmux.keys(&["-l", "first line"]);
+    tmux.keys(&["M-Enter"]);
+    tmux.keys(&["-l", "second line \\"]);
+    tmux.keys(&["Enter"]);
+    tmux.line("third line");
+    tmux.wait_for("Three lines read.");
+    tmux.wait_idle(2);
+    tmux.keys(&["-l", "a draft"]);
+    tmux.keys(&["C-g"]);
+    tmux.wait_for("added in the editor");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Edited one read.");
+    tmux.wait_idle(3);
+    tmux.line("/edit the draft of a command");
+    tmux.wait_for_count("added in the editor", 2);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Edit command read.");
+    let prompts: Vec<String> = world
+        .chat_requests()
+        .iter()
+        .map(|request| user_texts(request).last().unwrap().clone())
+        .collect();
+    assert_eq!(
+        prompts,
+        [
+            "first line\nsecond line \nthird line",
+            "a draft, edited\nadded in the editor",
+            "the draft, edited of a command\nadded in the editor",
+        ]
+    );
+}

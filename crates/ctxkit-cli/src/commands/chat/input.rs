@@ -1,15 +1,23 @@
-//! The input line's helper: Tab completes `@path` over the project's files (fuzzy, `.gitignore`
-//! respected; a second Tab lists the matches).
+//! The input line: Tab completes `@path` over the project's files (fuzzy, `.gitignore`
+//! respected; a second Tab lists the matches); Alt-Enter (and Shift-Enter where the terminal sends
+//! it as Alt-Enter) inserts a newline, a line ending in `\` goes on on the next one, and Ctrl-G
+//! hands the text to `$EDITOR` ([`EditRequest`]).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use nucleo_matcher::pattern::{AtomKind, CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher};
 use rustyline::completion::{Completer, Pair};
 use rustyline::highlight::Highlighter;
 use rustyline::hint::Hinter;
-use rustyline::validate::Validator;
-use rustyline::{Context, Helper};
+use rustyline::history::DefaultHistory;
+use rustyline::validate::{ValidationContext, ValidationResult, Validator};
+use rustyline::{
+    Cmd, ConditionalEventHandler, Context, Editor, Event, EventContext, EventHandler, Helper,
+    KeyCode, KeyEvent, Modifiers, RepeatCount,
+};
 
 /// Files walked for a completion: enough for a large repository, bounded for a home folder.
 const MAX_FILES: usize = 50_000;
@@ -114,7 +122,55 @@ impl Hinter for InputHelper {
 
 impl Highlighter for InputHelper {}
 
-impl Validator for InputHelper {}
+/// A line ending in `\` is not finished: Enter inserts a newline after it (the `\` is dropped
+/// when the prompt is sent, [`joined_continuations`]).
+impl Validator for InputHelper {
+    fn validate(&self, context: &mut ValidationContext<'_>) -> rustyline::Result<ValidationResult> {
+        Ok(if context.input().ends_with('\\') {
+            ValidationResult::Incomplete
+        } else {
+            ValidationResult::Valid(None)
+        })
+    }
+}
+
+/// `text` as the prompt it stands for: each `\` that ended a line removed.
+pub fn joined_continuations(text: &str) -> String {
+    text.replace("\\\n", "\n")
+}
+
+/// Set by Ctrl-G: the line was handed back to be edited in `$EDITOR`, not sent.
+#[derive(Debug, Clone, Default)]
+pub struct EditRequest(Arc<AtomicBool>);
+
+impl EditRequest {
+    /// Whether Ctrl-G ended the line just read (and clears it).
+    pub fn take(&self) -> bool {
+        self.0.swap(false, Ordering::SeqCst)
+    }
+}
+
+impl ConditionalEventHandler for EditRequest {
+    fn handle(
+        &self,
+        _event: &Event,
+        _count: RepeatCount,
+        _positive: bool,
+        _context: &EventContext<'_>,
+    ) -> Option<Cmd> {
+        self.0.store(true, Ordering::SeqCst);
+        Some(Cmd::AcceptLine)
+    }
+}
+
+/// The chat's key bindings on `editor`: Alt-Enter a newline, Ctrl-G the external editor.
+pub fn bind_keys(editor: &mut Editor<InputHelper, DefaultHistory>, edit: &EditRequest) {
+    editor.bind_sequence(KeyEvent(KeyCode::Enter, Modifiers::ALT), Cmd::Newline);
+    editor.bind_sequence(
+        KeyEvent(KeyCode::Char('G'), Modifiers::CTRL),
+        EventHandler::Conditional(Box::new(edit.clone())),
+    );
+}
 
 impl Helper for InputHelper {}
 
@@ -145,5 +201,14 @@ mod tests {
         assert_eq!(fuzzy_matches(files.clone(), "srlib"), ["src/lib.rs"]);
         assert_eq!(fuzzy_matches(files, "").len(), 3);
         assert_eq!(word_start("explain @src/ma", 15), 8);
+    }
+
+    #[test]
+    fn a_trailing_backslash_continues_the_line() {
+        assert_eq!(
+            joined_continuations("one \\\ntwo\\\nthree"),
+            "one \ntwo\nthree"
+        );
+        assert_eq!(joined_continuations("a \\ b"), "a \\ b");
     }
 }

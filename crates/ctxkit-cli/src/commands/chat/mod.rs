@@ -7,6 +7,7 @@
 mod agent;
 mod attach;
 mod escape;
+mod external_editor;
 mod input;
 mod interrupts;
 mod markdown;

@@ -45,6 +45,8 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
         .build();
     let mut editor = Editor::with_config(config)?;
     editor.set_helper(Some(super::input::InputHelper::new(&chat.cwd)));
+    let edit_request = super::input::EditRequest::default();
+    super::input::bind_keys(&mut editor, &edit_request);
     let mut terminal = Terminal { editor };
     // Only after the editor exists: it installs a SIGINT handler of its own for its whole life,
     // and ours must be installed on top of it (it chains to the editor's). At the input line the
@@ -93,7 +95,19 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
             Err(ReadlineError::Eof) => break,
             Err(error) => return Err(error.into()),
         };
+        // Ctrl-G: the line goes to `$EDITOR`, and what was saved comes back to the input line.
+        if edit_request.take() {
+            initial = in_editor(chat, line);
+            continue;
+        }
+        let line = super::input::joined_continuations(&line);
         let text = line.trim();
+        if let Some(rest) = text.strip_prefix("/edit")
+            && (rest.is_empty() || rest.starts_with(char::is_whitespace))
+        {
+            initial = in_editor(chat, rest.trim().to_owned());
+            continue;
+        }
         if text.is_empty() {
             continue;
         }
@@ -129,6 +143,17 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
     }
     runtime.block_on(chat.remember_session(Remember::Always));
     Ok(Outcome::Success)
+}
+
+/// `text` edited in the user's editor; on failure, said in one line, `text` as it was.
+fn in_editor(chat: &Chat, text: String) -> String {
+    match super::external_editor::edit(&text) {
+        Ok(edited) => edited,
+        Err(error) => {
+            show_error(chat, &error);
+            text
+        }
+    }
 }
 
 /// An error in one line; a changed session file adds how to save the session.

@@ -48,6 +48,8 @@ Commands:
   /skill:<name> [args]      run a skill
   /<template> [args]        expand a prompt template
   @<path>                   attach a file to the prompt (Tab completes project files, fuzzy)
+  /edit [text]              write the prompt in $EDITOR (Ctrl-G too); Enter sends it
+  Alt-Enter or a line ending in \\ starts a new line of the same prompt
   !<command>                run a shell command; its output goes into the context (as Pi's `!`)
   !!<command>               run it without adding its output to the context
   /help                     this list
