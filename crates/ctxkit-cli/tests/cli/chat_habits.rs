@@ -204,3 +204,82 @@ fn prompts_of_several_lines_by_alt_enter_backslash_and_the_editor() {
         ]
     );
 }
+
+/// A reply of about `words` words.
+fn long_text(label: &str, words: usize) -> String {
+    format!("{label}. {}", "lorem ipsum dolor ".repeat(words / 3))
+}
+
+#[test]
+fn slash_c_compacts_and_says_the_share_saved_and_the_files_tracked() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({"keepRecentTokens": 60}));
+    std::fs::write(world.project.join("notes.md"), "the notes\n").unwrap();
+    world.answer(crate::chat::tool_call(
+        "call_r",
+        "read",
+        json!({"path": "notes.md"}),
+    ));
+    world.answer(crate::chat::tool_call(
+        "call_w",
+        "write",
+        json!({"path": "out.md", "content": "written\n"}),
+    ));
+    world.answer(text(&long_text("Answer one", 900), 1000));
+    world.answer(text(&long_text("Answer two", 900), 2000));
+    let tmux = world.start("--yes");
+    tmux.wait_idle(1);
+    tmux.line("read the notes and write out.md");
+    tmux.wait_for("Answer one.");
+    tmux.wait_idle(2);
+    tmux.line("and then?");
+    tmux.wait_for("Answer two.");
+    tmux.wait_idle(3);
+    tmux.line("/c");
+    let screen = tmux.wait_for("Compacted: ");
+    let line = screen
+        .lines()
+        .find(|line| line.starts_with("Compacted: "))
+        .unwrap();
+    assert!(
+        regex::Regex::new(
+            r"^Compacted: \d+ → \d+ tokens \(\d+% saved\) · files tracked: 1 read, 1 modified$"
+        )
+        .unwrap()
+        .is_match(line.trim_end()),
+        "{line}"
+    );
+}
+
+#[test]
+fn custom_messages_show_when_their_display_flag_says_so() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    let file = world.home.path().join("with-notes.jsonl");
+    let cwd = world.project.display().to_string();
+    let lines = [
+        json!({"type": "session", "version": 3, "id": "s-notes", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": cwd}),
+        json!({"type": "message", "id": "a1", "parentId": null, "timestamp": "2026-01-01T00:00:01.000Z",
+               "message": {"role": "user", "content": "run the build", "timestamp": 1}}),
+        json!({"type": "custom_message", "id": "a2", "parentId": "a1", "timestamp": "2026-01-01T00:00:02.000Z",
+               "customType": "ci-status", "content": "Build passed: 214 tests", "display": true}),
+        json!({"type": "custom_message", "id": "a3", "parentId": "a2", "timestamp": "2026-01-01T00:00:03.000Z",
+               "customType": "bookkeeping", "content": "hidden-bookkeeping-note", "display": false}),
+        json!({"type": "message", "id": "a4", "parentId": "a3", "timestamp": "2026-01-01T00:00:04.000Z",
+               "message": {"role": "assistant", "content": [{"type": "text", "text": "The build is green."}],
+                           "provider": "mock", "model": "test-model", "stopReason": "stop", "timestamp": 2,
+                           "usage": {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15}}}),
+    ];
+    let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    let tmux = world.start(&format!("--session '{}'", file.display()));
+    let screen = tmux.wait_for("The build is green.");
+    assert!(screen.contains("[ci-status]"), "{screen}");
+    assert!(screen.contains("  Build passed: 214 tests"), "{screen}");
+    assert!(!screen.contains("hidden-bookkeeping-note"), "{screen}");
+    assert!(!screen.contains("[bookkeeping]"), "{screen}");
+}

@@ -147,6 +147,10 @@ impl Chat {
             events: &self.events,
         };
         let mut approver = AskApprover { ask, ui: &self.ui };
+        let entries_before = self
+            .engine
+            .with_session(|session| session.entries().len())
+            .await;
         let attached = super::attach::attach(&text, self.agent.workspace(), &self.cwd);
         for note in &attached.notes {
             self.ui.info(note);
@@ -156,6 +160,7 @@ impl Chat {
             .prompt_content(attached.content, &mut approver, &terminal)
             .await;
         self.ui.stop();
+        self.show_custom_messages_since(entries_before).await;
         match outcome? {
             // An interruption shows with the reply or tool result it cut short.
             PromptOutcome::Answered | PromptOutcome::Interrupted => {}
@@ -168,5 +173,32 @@ impl Chat {
             PromptOutcome::Failed(_) => {}
         }
         Ok(PromptEnd::Done)
+    }
+
+    /// The `custom_message` entries appended since the session had `count` entries (hooks',
+    /// extensions'), each shown when its `display` flag asks for it.
+    async fn show_custom_messages_since(&self, count: usize) {
+        let appended: Vec<_> = self
+            .engine
+            .with_session(|session| {
+                session
+                    .entries()
+                    .iter()
+                    .skip(count)
+                    .filter(|entry| entry.type_name() == "custom_message")
+                    .filter_map(|entry| entry.parse().ok())
+                    .collect()
+            })
+            .await;
+        for entry in appended {
+            if let ctxkit_protocol::EntryKind::CustomMessage(custom) = entry.kind {
+                super::notes::show_custom(
+                    &self.ui,
+                    &custom.custom_type,
+                    &custom.content,
+                    custom.display,
+                );
+            }
+        }
     }
 }

@@ -11,6 +11,7 @@ mod external_editor;
 mod input;
 mod interrupts;
 mod markdown;
+mod notes;
 mod repl;
 mod session_file;
 mod setup;

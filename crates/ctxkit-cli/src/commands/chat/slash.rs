@@ -29,7 +29,7 @@ pub enum Action {
 
 const HELP: &str = "\
 Commands:
-  /compact [focus]          summarize older messages now (optional focus for the summary)
+  /compact [focus]          summarize older messages now (optional focus for the summary; /c too)
   /context                  context usage and what a compaction would keep
   /cost                     what this session spent: requests, summaries, cache warming
   /compactions              the compactions on this branch
@@ -131,7 +131,13 @@ impl Chat {
                     self.ui.line(&format!("$ {}", one_line(&run.command, 200)));
                     super::shell::show(&self.ui, run);
                 }
-                AgentMessage::Custom(_) | AgentMessage::Unknown(_) => {}
+                AgentMessage::Custom(custom) => super::notes::show_custom(
+                    &self.ui,
+                    &custom.custom_type,
+                    &custom.content,
+                    custom.display,
+                ),
+                AgentMessage::Unknown(_) => {}
             }
         }
     }
@@ -169,7 +175,7 @@ impl Chat {
         match name {
             "help" | "?" => self.ui.line(HELP),
             "quit" | "exit" | "q" => return Ok(Action::Quit),
-            "compact" => {
+            "compact" | "c" => {
                 let focus = (!rest.is_empty()).then(|| rest.to_owned());
                 // A compaction that ran shows itself through the engine's events; one that had
                 // nothing to summarize did not start and is said here.
