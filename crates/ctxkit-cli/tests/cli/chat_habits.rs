@@ -126,6 +126,12 @@ fn at_completes_project_files_and_attaches_the_one_named() {
         ),
         "{request}"
     );
+    tmux.line("/quit");
+    drop(tmux);
+    // Continued, the prompt shows as typed, with the files it attached named.
+    let tmux = world.start("--continue");
+    let screen = tmux.wait_for("(attached: src/main.rs)");
+    assert!(screen.contains("\n> explain @src/main.rs\n"), "{screen}");
 }
 
 /// `ctxkit chat` started as [`World::start`] does, with `EDITOR` set to `editor`.

@@ -39,6 +39,23 @@ pub fn mentions(text: &str) -> Vec<&str> {
     found
 }
 
+/// A sent prompt split into the files attached before it (their names) and the typed text.
+pub fn split_attached(text: &str) -> (Vec<&str>, &str) {
+    let mut names = Vec::new();
+    let mut rest = text;
+    while let Some(after) = rest.strip_prefix("<file name=\"") {
+        let Some((name, body)) = after.split_once("\">") else {
+            break;
+        };
+        let Some(end) = body.find("</file>\n") else {
+            break;
+        };
+        names.push(name);
+        rest = &body[end + "</file>\n".len()..];
+    }
+    (names, rest)
+}
+
 /// `text` as prompt content with the files it mentions attached.
 pub fn attach(text: &str, workspace: &Workspace, cwd: &Path) -> Attached {
     let mut files = String::new();
@@ -166,6 +183,17 @@ mod tests {
 
     fn text_of(attached: &Attached) -> &str {
         attached.content[0].as_text().unwrap()
+    }
+
+    #[test]
+    fn a_sent_prompt_splits_into_its_files_and_the_typed_text() {
+        let sent =
+            "<file name=\"a.rs\">\nfn a() {}\n</file>\n<file name=\"b.png\"></file>\nlook at @a.rs";
+        assert_eq!(
+            split_attached(sent),
+            (vec!["a.rs", "b.png"], "look at @a.rs")
+        );
+        assert_eq!(split_attached("plain"), (vec![], "plain"));
     }
 
     #[test]

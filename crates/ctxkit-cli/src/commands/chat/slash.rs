@@ -110,7 +110,11 @@ impl Chat {
             match message {
                 AgentMessage::User(user) => {
                     let text = user.content.joined_text("\n");
-                    self.ui.line(&format!("> {}", one_line(&text, 200)));
+                    let (files, typed) = super::attach::split_attached(&text);
+                    self.ui.line(&format!("> {}", one_line(typed, 200)));
+                    if !files.is_empty() {
+                        self.ui.info(&format!("(attached: {})", files.join(", ")));
+                    }
                 }
                 AgentMessage::Assistant(reply) => self.ui.reply(reply, false),
                 AgentMessage::ToolResult(result) => {
