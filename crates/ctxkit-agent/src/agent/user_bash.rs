@@ -148,6 +148,25 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_configured_key_printed_by_a_command_never_reaches_the_session() {
+        let project = tempfile::tempdir().unwrap();
+        std::fs::write(
+            project.path().join("env.txt"),
+            "KEY=sk-user-bash-0123456789",
+        )
+        .unwrap();
+        let mut agent = agent(project.path()).await;
+        let mut workspace = crate::Workspace::new(project.path());
+        workspace.add_secret("sk-user-bash-0123456789");
+        agent.set_workspace(workspace);
+        let message = agent.run_user_bash("cat env.txt", false).await.unwrap();
+        assert_eq!(message.output, "KEY=<redacted>");
+        let transcript =
+            serde_json::to_string(&agent.engine().transcript().await.unwrap()).unwrap();
+        assert!(!transcript.contains("sk-user-bash"), "{transcript}");
+    }
+
+    #[tokio::test]
     async fn a_long_output_keeps_its_tail_and_saves_the_whole() {
         let project = tempfile::tempdir().unwrap();
         let home = tempfile::tempdir().unwrap();

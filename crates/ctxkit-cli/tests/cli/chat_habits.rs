@@ -56,13 +56,23 @@ fn bang_runs_a_command_into_the_context_and_double_bang_keeps_it_out() {
     let screen = tmux.wait_for("(not sent to the model");
     assert!(!screen.contains("[y]es"), "{screen}");
     tmux.wait_idle(3);
+    // Esc stops a command, as it stops the `bash` tool's.
+    tmux.line("!sleep 30");
+    tmux.wait_for("Running `sleep 30`");
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("(command cancelled)");
+    tmux.wait_idle(4);
     tmux.line("what is here?");
     tmux.wait_for("I see notes.txt.");
     let requests = world.chat_requests();
     assert_eq!(requests.len(), 1, "commands call no model");
     assert_eq!(
         user_texts(&requests[0]),
-        ["Ran `ls`\n```\nnotes.txt\n```", "what is here?"]
+        [
+            "Ran `ls`\n```\nnotes.txt\n```",
+            "Ran `sleep 30`\n(no output)\n\n(command cancelled)",
+            "what is here?"
+        ]
     );
     assert!(!requests[0].to_string().contains("private-note-42"));
     tmux.line("/quit");
@@ -72,7 +82,7 @@ fn bang_runs_a_command_into_the_context_and_double_bang_keeps_it_out() {
         .iter()
         .filter(|entry| entry["message"]["role"] == "bashExecution")
         .collect();
-    assert_eq!(runs.len(), 2);
+    assert_eq!(runs.len(), 3);
     assert_eq!(runs[0]["message"]["command"], "ls");
     assert_eq!(runs[0]["message"]["exitCode"], 0);
     assert!(runs[0]["message"].get("excludeFromContext").is_none());

@@ -258,6 +258,26 @@ mod tests {
     }
 
     #[test]
+    fn a_symlink_out_of_the_project_attaches_nothing() {
+        let project = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("private.txt"), "private-words").unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("private.txt"),
+            project.path().join("innocent.txt"),
+        )
+        .unwrap();
+        let workspace = Workspace::new(project.path());
+        let attached = attach("see @innocent.txt", &workspace, project.path());
+        assert_eq!(text_of(&attached), "see @innocent.txt");
+        assert!(
+            attached.notes[0].contains("outside the project"),
+            "{:?}",
+            attached.notes
+        );
+    }
+
+    #[test]
     fn long_files_are_cut_with_a_marker_and_images_become_image_blocks() {
         let project = tempfile::tempdir().unwrap();
         let long: String = (1..=5000).map(|n| format!("line {n}\n")).collect();

@@ -8,12 +8,7 @@ use anyhow::{Context as _, Result, bail};
 
 /// Opens the editor on `text` and returns what the user saved (one final newline dropped).
 pub fn edit(text: &str) -> Result<String> {
-    let editor = ["VISUAL", "EDITOR"]
-        .into_iter()
-        .filter_map(std::env::var_os)
-        .find(|value| !value.is_empty())
-        .and_then(|value| value.into_string().ok())
-        .unwrap_or_else(|| "vi".to_owned());
+    let editor = crate::cli::editor_from_environment().unwrap_or_else(|| "vi".to_owned());
     let mut file = tempfile::Builder::new()
         .prefix("ctxkit-prompt-")
         .suffix(".md")
