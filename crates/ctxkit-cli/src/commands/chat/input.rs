@@ -19,6 +19,9 @@ use rustyline::{
     KeyCode, KeyEvent, Modifiers, RepeatCount,
 };
 
+/// The chat's line editor (key bindings of other features take `&mut ChatEditor`).
+pub type ChatEditor = Editor<InputHelper, DefaultHistory>;
+
 /// Files walked for a completion: enough for a large repository, bounded for a home folder.
 const MAX_FILES: usize = 50_000;
 /// Matches offered at once.
@@ -164,7 +167,7 @@ impl ConditionalEventHandler for EditRequest {
 }
 
 /// The chat's key bindings on `editor`: Alt-Enter a newline, Ctrl-G the external editor.
-pub fn bind_keys(editor: &mut Editor<InputHelper, DefaultHistory>, edit: &EditRequest) {
+pub fn bind_keys(editor: &mut ChatEditor, edit: &EditRequest) {
     editor.bind_sequence(KeyEvent(KeyCode::Enter, Modifiers::ALT), Cmd::Newline);
     editor.bind_sequence(
         KeyEvent(KeyCode::Char('G'), Modifiers::CTRL),

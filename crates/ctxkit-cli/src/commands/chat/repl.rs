@@ -3,7 +3,6 @@
 
 use anyhow::{Context as _, Result};
 use rustyline::error::ReadlineError;
-use rustyline::history::DefaultHistory;
 use rustyline::{CompletionType, Config, Editor};
 use tokio::runtime::Runtime;
 
@@ -17,7 +16,7 @@ const PROMPT: &str = "> ";
 
 /// The terminal: the line editor, also used for questions (bash confirmation, `/resume`).
 struct Terminal {
-    editor: Editor<super::input::InputHelper, DefaultHistory>,
+    editor: super::input::ChatEditor,
 }
 
 impl Ask for Terminal {
