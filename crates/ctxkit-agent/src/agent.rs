@@ -25,6 +25,8 @@ use crate::tool::{Tool, ToolContext, ToolOutcome, ToolRegistry};
 use crate::warming::CacheWarmer;
 use crate::workspace::{Access, Place, Workspace};
 
+mod user_bash;
+
 /// How an agent runs, apart from its engine, model and tools.
 #[derive(Debug, Clone)]
 pub struct AgentOptions {
@@ -229,6 +231,18 @@ impl Agent {
         approver: &mut dyn Approver,
         observer: &dyn AgentObserver,
     ) -> Result<PromptOutcome, EngineError> {
+        self.prompt_content(vec![ContentBlock::text(text)], approver, observer)
+            .await
+    }
+
+    /// [`Self::prompt`] with a prompt of several blocks (text and images: files the user
+    /// attached). A prompt not sent gives back the text of its text blocks.
+    pub async fn prompt_content(
+        &mut self,
+        content: Vec<ContentBlock>,
+        approver: &mut dyn Approver,
+        observer: &dyn AgentObserver,
+    ) -> Result<PromptOutcome, EngineError> {
         // A new prompt ends the warming between runs: its own requests start their own.
         if let Some(warmer) = &self.warmer {
             warmer.cancel();
@@ -237,10 +251,11 @@ impl Agent {
         let aborted = report.compaction.as_ref().is_some_and(|end| end.aborted);
         observer.event(AgentEvent::Checked(report)).await;
         if aborted {
-            return Ok(PromptOutcome::NotSent(text));
+            let text: Vec<&str> = content.iter().filter_map(ContentBlock::as_text).collect();
+            return Ok(PromptOutcome::NotSent(text.join("\n")));
         }
         let message = AgentMessage::User(UserMessage {
-            content: MessageContent::Blocks(vec![ContentBlock::text(text)]),
+            content: MessageContent::Blocks(content),
             timestamp: Some(now_ms()),
             extra: JsonObject::new(),
         });

@@ -1,6 +1,7 @@
 //! Command-line arguments (clap), and where each environment variable ctxkit reads is declared:
 //! - the flags' variables (`CTXKIT_HOME`, `CTXKIT_SESSIONS_DIR`, `CTXKIT_OFFLINE`, `CTXKIT_LOG`,
-//!   `CTXKIT_LOG_FILE`, on [`GlobalArgs`]), [`CTXKIT_STORE`] and [`NO_COLOR`]: here, and this module is the only one
+//!   `CTXKIT_LOG_FILE`, on [`GlobalArgs`]), [`CTXKIT_STORE`], [`NO_COLOR`] and the chat's
+//!   [`EDITOR_VARIABLES`]: here, and this module is the only one
 //!   of the binary that reads the process environment;
 //! - the providers' keys and `OPENAI_BASE_URL`: `ctxkit_llm::EnvSettings::variable_names`, moved out
 //!   of the process environment first thing in `main` (`ctxkit_secrets::take_secret_environment`)
@@ -42,6 +43,18 @@ pub fn store_from_environment() -> Option<String> {
 /// caller's question.
 pub fn color_allowed() -> bool {
     std::env::var_os(NO_COLOR).is_none()
+}
+
+/// The editor `/edit` and Ctrl-G open in `ctxkit chat`, the first set of these (else `vi`).
+pub const EDITOR_VARIABLES: [&str; 2] = ["VISUAL", "EDITOR"];
+
+/// The user's editor command ([`EDITOR_VARIABLES`]), `None` when neither is set.
+pub fn editor_from_environment() -> Option<String> {
+    EDITOR_VARIABLES
+        .into_iter()
+        .filter_map(std::env::var_os)
+        .find(|value| !value.is_empty())
+        .and_then(|value| value.into_string().ok())
 }
 
 pub const EXIT_CODES: &str = "Exit codes:

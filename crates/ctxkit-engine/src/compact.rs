@@ -333,8 +333,11 @@ impl Engine {
                 let will_retry = reason == CompactionReason::Overflow
                     && retry_allowed
                     && crate::planning::can_continue(state);
+                let (files_read, files_modified) = tracked_files(state, &written.entry_id);
                 let end = CompactionEnd {
                     will_retry,
+                    files_read,
+                    files_modified,
                     tokens_before: Some(written.tokens_before),
                     tokens_after: Some(written.tokens_after),
                     first_kept_entry_id: Some(written.first_kept_entry_id),
@@ -661,7 +664,32 @@ fn empty_end(reason: CompactionReason) -> CompactionEnd {
         fallback: false,
         error: None,
         advice: None,
+        files_read: 0,
+        files_modified: 0,
     }
+}
+
+/// How many files the compaction entry `id` tracks as read and as modified.
+fn tracked_files(state: &State, id: &str) -> (usize, usize) {
+    let details = state
+        .session
+        .entry(id)
+        .and_then(|entry| entry.parse().ok())
+        .and_then(|entry| {
+            if let ctxkit_protocol::EntryKind::Compaction(compaction) = entry.kind {
+                compaction.details
+            } else {
+                None
+            }
+        });
+    let count = |key: &str| {
+        details
+            .as_ref()
+            .and_then(|details| details.get(key))
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len)
+    };
+    (count("readFiles"), count("modifiedFiles"))
 }
 
 /// Every entry on the current branch as stored (unparsable lines as strings); an error when a line

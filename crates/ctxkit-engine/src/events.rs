@@ -56,6 +56,11 @@ pub struct CompactionEnd {
     pub error: Option<String>,
     /// Advice when the compaction did not make enough room (the loop guard).
     pub advice: Option<String>,
+    /// The files the compaction entry tracks (its `details`' `readFiles` and `modifiedFiles`).
+    #[serde(default)]
+    pub files_read: usize,
+    #[serde(default)]
+    pub files_modified: usize,
 }
 
 /// A compaction that failed or was cancelled (Pi 1.6's `session_compact_failed`, its fields in

@@ -18,10 +18,38 @@ const DRAIN_GRACE: Duration = Duration::from_millis(200);
 const MAX_CAPTURE: usize = 64 * 1024 * 1024;
 
 /// How a command ended.
-enum End {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BashEnd {
+    /// It exited with this code (`None`: killed by a signal).
     Exited(Option<i32>),
+    /// It ran past the time limit and was killed.
     TimedOut(Duration),
+    /// The user interrupted it.
     Cancelled,
+}
+
+impl BashEnd {
+    /// The status line added after the output, `None` for a command that exited with 0.
+    pub fn status(self) -> Option<String> {
+        match self {
+            Self::Exited(Some(0)) => None,
+            Self::Exited(Some(code)) => Some(format!("Command exited with code {code}")),
+            Self::Exited(None) => Some("Command was killed by a signal".to_owned()),
+            Self::TimedOut(limit) => Some(format!(
+                "Command timed out after {}s and was killed",
+                limit.as_secs()
+            )),
+            Self::Cancelled => Some("Command cancelled by the user".to_owned()),
+        }
+    }
+}
+
+/// A finished command: its output (both streams in order, trailing newlines removed, not yet
+/// bounded or redacted) and how it ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BashRun {
+    pub output: String,
+    pub end: BashEnd,
 }
 
 /// Runs `command`; `timeout` overrides the context's default.
@@ -31,6 +59,32 @@ pub fn run_bash(
     call_id: &str,
     context: &ToolContext,
 ) -> ToolOutcome {
+    let run = match execute_bash(command, timeout, context) {
+        Ok(run) => run,
+        Err(error) => return ToolOutcome::error(error),
+    };
+    let status = run.end.status();
+    let body = if run.output.is_empty() {
+        "(no output)".to_owned()
+    } else {
+        run.output
+    };
+    let mut outcome = bounded_outcome(&body, Keep::Tail, call_id, context, status.is_some());
+    if let Some(status) = status {
+        outcome.text.push_str("\n\n");
+        outcome.text.push_str(&status);
+    }
+    outcome
+}
+
+/// Runs `command` with `sh -c` in the context's directory, without the secret variables the
+/// context does not pass, until it exits, `timeout` (else the context's default) passes or the
+/// context's cancel fires. The same for the `bash` tool and the user's `!cmd` in the chat.
+pub fn execute_bash(
+    command: &str,
+    timeout: Option<Duration>,
+    context: &ToolContext,
+) -> Result<BashRun, String> {
     let timeout = timeout.unwrap_or(context.bash_timeout);
     let mut shell = Command::new("sh");
     // Provider keys and other credentials stay with ctxkit: a model asked to print the
@@ -51,10 +105,7 @@ pub fn run_bash(
         .stderr(Stdio::null())
         .process_group(0)
         .spawn();
-    let mut child = match spawned {
-        Ok(child) => child,
-        Err(error) => return ToolOutcome::error(format!("Cannot start `sh`: {error}")),
-    };
+    let mut child = spawned.map_err(|error| format!("Cannot start `sh`: {error}"))?;
     let (sender, receiver) = mpsc::channel::<Vec<u8>>();
     if let Some(mut stdout) = child.stdout.take() {
         std::thread::spawn(move || {
@@ -78,17 +129,17 @@ pub fn run_bash(
     let started = Instant::now();
     let end = loop {
         match child.try_wait() {
-            Ok(Some(status)) => break End::Exited(status.code()),
+            Ok(Some(status)) => break BashEnd::Exited(status.code()),
             Ok(None) => {}
-            Err(_) => break End::Exited(None),
+            Err(_) => break BashEnd::Exited(None),
         }
         if context.cancel.is_cancelled() {
             kill_group(&mut child);
-            break End::Cancelled;
+            break BashEnd::Cancelled;
         }
         if started.elapsed() >= timeout {
             kill_group(&mut child);
-            break End::TimedOut(timeout);
+            break BashEnd::TimedOut(timeout);
         }
         if let Ok(chunk) = receiver.recv_timeout(Duration::from_millis(20)) {
             collect(chunk);
@@ -105,31 +156,10 @@ pub fn run_bash(
     if dropped > 0 {
         text.push_str(&format!("\n[{dropped} more bytes of output were dropped]"));
     }
-    let text = text.trim_end_matches('\n').to_owned();
-    let (status, is_error) = match end {
-        End::Exited(Some(0)) => (None, false),
-        End::Exited(Some(code)) => (Some(format!("Command exited with code {code}")), true),
-        End::Exited(None) => (Some("Command was killed by a signal".to_owned()), true),
-        End::TimedOut(limit) => (
-            Some(format!(
-                "Command timed out after {}s and was killed",
-                limit.as_secs()
-            )),
-            true,
-        ),
-        End::Cancelled => (Some("Command cancelled by the user".to_owned()), true),
-    };
-    let body = if text.is_empty() {
-        "(no output)".to_owned()
-    } else {
-        text
-    };
-    let mut outcome = bounded_outcome(&body, Keep::Tail, call_id, context, is_error);
-    if let Some(status) = status {
-        outcome.text.push_str("\n\n");
-        outcome.text.push_str(&status);
-    }
-    outcome
+    Ok(BashRun {
+        output: text.trim_end_matches('\n').to_owned(),
+        end,
+    })
 }
 
 /// Kills the command's process group (the command and everything it started), then reaps it.

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use crate::tool::{ToolContext, ToolOutcome, ToolRegistry, TypedTool};
 use crate::workspace::Access;
-pub use bash::run_bash;
+pub use bash::{BashEnd, BashRun, execute_bash, run_bash};
 use files::{EditArguments, LsArguments, ReadArguments, WriteArguments};
 pub use leftovers::remove_leftover_temporaries;
 use recall::RecallArguments;

@@ -522,7 +522,7 @@ fn chat_compacts_with_focus_cancels_a_compaction_and_summarizes_a_branch() {
         .find(|line| line.starts_with("Compacted: "))
         .unwrap();
     assert!(
-        regex::Regex::new(r"^Compacted: \d+ → \d+ tokens$")
+        regex::Regex::new(r"^Compacted: \d+ → \d+ tokens \(\d+% saved\)$")
             .unwrap()
             .is_match(line.trim_end()),
         "{line}"

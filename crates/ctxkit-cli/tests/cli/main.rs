@@ -168,6 +168,7 @@ mod architecture;
 mod attacks;
 mod cache_cost;
 mod chat;
+mod chat_habits;
 mod chat_retry;
 mod chat_rewind;
 mod chat_stream;

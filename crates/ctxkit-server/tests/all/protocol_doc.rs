@@ -136,6 +136,8 @@ fn one_event_of_each_kind() -> Vec<EngineEvent> {
         fallback: false,
         error: Some("Compaction failed: x".to_owned()),
         advice: None,
+        files_read: 0,
+        files_modified: 0,
     };
     let events = vec![
         EngineEvent::CompactionStart {

@@ -166,12 +166,24 @@ impl Chat {
             engine: &self.engine,
         };
         let mut approver = AskApprover { ask, ui: &self.ui };
-        let outcome = self.agent.prompt(text, &mut approver, &terminal).await;
+        let entries_before = self
+            .engine
+            .with_session(|session| session.entries().len())
+            .await;
+        let attached = super::attach::attach(&text, self.agent.workspace(), &self.cwd);
+        for note in &attached.notes {
+            self.ui.info(note);
+        }
+        let outcome = self
+            .agent
+            .prompt_content(attached.content, &mut approver, &terminal)
+            .await;
         self.ui.stop();
+        self.show_custom_messages_since(entries_before).await;
         match outcome? {
             // An interruption shows with the reply or tool result it cut short.
             PromptOutcome::Answered | PromptOutcome::Interrupted => {}
-            PromptOutcome::NotSent(text) => {
+            PromptOutcome::NotSent(_) => {
                 self.ui
                     .notice("The prompt was not sent; it is back on the input line");
                 return Ok(PromptEnd::NotSent(text));
@@ -180,5 +192,32 @@ impl Chat {
             PromptOutcome::Failed(_) => {}
         }
         Ok(PromptEnd::Done)
+    }
+
+    /// The `custom_message` entries appended since the session had `count` entries (hooks',
+    /// extensions'), each shown when its `display` flag asks for it.
+    async fn show_custom_messages_since(&self, count: usize) {
+        let appended: Vec<_> = self
+            .engine
+            .with_session(|session| {
+                session
+                    .entries()
+                    .iter()
+                    .skip(count)
+                    .filter(|entry| entry.type_name() == "custom_message")
+                    .filter_map(|entry| entry.parse().ok())
+                    .collect()
+            })
+            .await;
+        for entry in appended {
+            if let ctxkit_protocol::EntryKind::CustomMessage(custom) = entry.kind {
+                super::notes::show_custom(
+                    &self.ui,
+                    &custom.custom_type,
+                    &custom.content,
+                    custom.display,
+                );
+            }
+        }
     }
 }

@@ -5,15 +5,20 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 mod agent;
+mod attach;
 mod escape;
+mod external_editor;
 mod file_checkpoints;
+mod input;
 mod interrupts;
 mod markdown;
+mod notes;
 mod picker;
 mod repl;
 mod rewind;
 mod session_file;
 mod setup;
+mod shell;
 mod slash;
 mod tree_view;
 mod ui;

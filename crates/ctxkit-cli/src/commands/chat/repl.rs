@@ -2,8 +2,8 @@
 //! quits), slash commands, and prompts handed to the agent loop.
 
 use anyhow::{Context as _, Result};
-use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
+use rustyline::{CompletionType, Config, Editor};
 use tokio::runtime::Runtime;
 
 use super::Chat;
@@ -16,7 +16,7 @@ const PROMPT: &str = "> ";
 
 /// The terminal: the line editor, also used for questions (bash confirmation, `/resume`).
 struct Terminal {
-    editor: DefaultEditor,
+    editor: super::input::ChatEditor,
 }
 
 impl Ask for Terminal {
@@ -39,9 +39,14 @@ impl Ask for Terminal {
 }
 
 pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
-    let mut terminal = Terminal {
-        editor: DefaultEditor::new()?,
-    };
+    let config = Config::builder()
+        .completion_type(CompletionType::List)
+        .build();
+    let mut editor = Editor::with_config(config)?;
+    editor.set_helper(Some(super::input::InputHelper::new(&chat.cwd)));
+    let edit_request = super::input::EditRequest::default();
+    super::input::bind_keys(&mut editor, &edit_request);
+    let mut terminal = Terminal { editor };
     let double_escape = super::rewind::bind_double_escape(&mut terminal.editor);
     // Only after the editor exists: it installs a SIGINT handler of its own for its whole life,
     // and ours must be installed on top of it (it chains to the editor's). At the input line the
@@ -98,11 +103,29 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
             Err(ReadlineError::Eof) => break,
             Err(error) => return Err(error.into()),
         };
+        // Ctrl-G: the line goes to `$EDITOR`, and what was saved comes back to the input line.
+        if edit_request.take() {
+            initial = in_editor(chat, line);
+            continue;
+        }
+        let line = super::input::joined_continuations(&line);
         let text = line.trim();
+        if let Some(rest) = text.strip_prefix("/edit")
+            && (rest.is_empty() || rest.starts_with(char::is_whitespace))
+        {
+            initial = in_editor(chat, rest.trim().to_owned());
+            continue;
+        }
         if text.is_empty() {
             continue;
         }
         let _ = terminal.editor.add_history_entry(text);
+        if let Some((command, excluded)) = super::shell::parse(text) {
+            if let Err(error) = runtime.block_on(chat.shell(command, excluded, &mut terminal)) {
+                show_error(chat, &error);
+            }
+            continue;
+        }
         let action = if text.starts_with('/') {
             runtime.block_on(chat.command(text, &mut terminal))
         } else {
@@ -128,6 +151,17 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
     }
     runtime.block_on(chat.remember_session(Remember::Always));
     Ok(Outcome::Success)
+}
+
+/// `text` edited in the user's editor; on failure, said in one line, `text` as it was.
+fn in_editor(chat: &Chat, text: String) -> String {
+    match super::external_editor::edit(&text) {
+        Ok(edited) => edited,
+        Err(error) => {
+            show_error(chat, &error);
+            text
+        }
+    }
 }
 
 /// An error in one line; a changed session file adds how to save the session.

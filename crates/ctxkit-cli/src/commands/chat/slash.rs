@@ -29,7 +29,7 @@ pub enum Action {
 
 const HELP: &str = "\
 Commands:
-  /compact [focus]          summarize older messages now (optional focus for the summary)
+  /compact [focus]          summarize older messages now (optional focus for the summary; /c too)
   /context                  context usage and what a compaction would keep
   /cost                     what this session spent: requests, summaries, cache warming
   /compactions              the compactions on this branch
@@ -49,6 +49,11 @@ Commands:
   /pin <text>               keep text verbatim in context past every compaction (/pin lists)
   /skill:<name> [args]      run a skill
   /<template> [args]        expand a prompt template
+  @<path>                   attach a file to the prompt (Tab completes project files, fuzzy)
+  /edit [text]              write the prompt in $EDITOR (Ctrl-G too); Enter sends it
+  Alt-Enter or a line ending in \\ starts a new line of the same prompt
+  !<command>                run a shell command; its output goes into the context (as Pi's `!`)
+  !!<command>               run it without adding its output to the context
   /help                     this list
   /quit                     leave (Ctrl-D too)
 Ctrl-C interrupts the model or a tool and cancels a running compaction; Esc does too while the spinner shows.
@@ -108,7 +113,11 @@ impl Chat {
             match message {
                 AgentMessage::User(user) => {
                     let text = user.content.joined_text("\n");
-                    self.ui.line(&format!("> {}", one_line(&text, 200)));
+                    let (files, typed) = super::attach::split_attached(&text);
+                    self.ui.line(&format!("> {}", one_line(typed, 200)));
+                    if !files.is_empty() {
+                        self.ui.info(&format!("(attached: {})", files.join(", ")));
+                    }
                 }
                 AgentMessage::Assistant(reply) => self.ui.reply(reply, false),
                 AgentMessage::ToolResult(result) => {
@@ -125,9 +134,17 @@ impl Chat {
                 AgentMessage::BranchSummary(_) => {
                     self.ui.info("[a summary of the branch left behind]");
                 }
-                AgentMessage::BashExecution(_)
-                | AgentMessage::Custom(_)
-                | AgentMessage::Unknown(_) => {}
+                AgentMessage::BashExecution(run) => {
+                    self.ui.line(&format!("$ {}", one_line(&run.command, 200)));
+                    super::shell::show(&self.ui, run);
+                }
+                AgentMessage::Custom(custom) => super::notes::show_custom(
+                    &self.ui,
+                    &custom.custom_type,
+                    &custom.content,
+                    custom.display,
+                ),
+                AgentMessage::Unknown(_) => {}
             }
         }
     }
@@ -165,7 +182,7 @@ impl Chat {
         match name {
             "help" | "?" => self.ui.line(HELP),
             "quit" | "exit" | "q" => return Ok(Action::Quit),
-            "compact" => {
+            "compact" | "c" => {
                 let focus = (!rest.is_empty()).then(|| rest.to_owned());
                 // A compaction that ran shows itself through the engine's events; one that had
                 // nothing to summarize did not start and is said here.

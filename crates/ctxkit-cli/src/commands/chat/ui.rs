@@ -368,7 +368,7 @@ impl Ui {
     /// [`Ui::compaction_failed`], which follows.
     fn compaction_end(&self, end: &CompactionEnd) {
         if let (Some(before), Some(after)) = (end.tokens_before, end.tokens_after) {
-            let mut line = format!("Compacted: {before} → {after} tokens");
+            let mut line = super::notes::compaction_line(before, after, end);
             if end.will_retry {
                 line.push_str(" (context overflow; retrying)");
             }

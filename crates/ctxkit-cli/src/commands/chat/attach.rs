@@ -1,0 +1,306 @@
+//! `@path` in a prompt attaches the file (as Claude Code does; Pi's `@` only completes the path
+//! and its CLI's `@file` arguments attach): read through the tools' boundary and jail (never
+//! outside the project, never ctxkit's own files), redacted of every configured key, a long text
+//! cut to its first 2000 lines / 50 KB with a marker, an image as an image block. The files go
+//! before the typed text in Pi's `<file name="…">` form, the images after it.
+
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use ctxkit_agent::tools::limit::{self, Keep};
+use ctxkit_agent::{Access, Place, Workspace};
+use ctxkit_protocol::{ContentBlock, ImageContent, JsonObject};
+
+/// The most of a text file read: what the model may see, and a little more to tell it was cut.
+const MAX_TEXT_READ: u64 = limit::MAX_BYTES as u64 * 4;
+/// The largest image attached (the providers' own limit is about 5 MB).
+const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
+
+/// A prompt with its attachments, and one line per file for the screen.
+#[derive(Debug, Default)]
+pub struct Attached {
+    pub content: Vec<ContentBlock>,
+    pub notes: Vec<String>,
+}
+
+/// The `@path` words of `text` (after a blank or at the start), each once, trailing punctuation
+/// left out.
+pub fn mentions(text: &str) -> Vec<&str> {
+    let mut found: Vec<&str> = Vec::new();
+    for word in text.split_whitespace() {
+        let Some(path) = word.strip_prefix('@') else {
+            continue;
+        };
+        let path = path.trim_end_matches([',', '.', ';', ':', '!', '?', ')', ']', '"', '\'']);
+        if !path.is_empty() && !found.contains(&path) {
+            found.push(path);
+        }
+    }
+    found
+}
+
+/// A sent prompt split into the files attached before it (their names) and the typed text.
+pub fn split_attached(text: &str) -> (Vec<&str>, &str) {
+    let mut names = Vec::new();
+    let mut rest = text;
+    while let Some(after) = rest.strip_prefix("<file name=\"") {
+        let Some((name, body)) = after.split_once("\">") else {
+            break;
+        };
+        let Some(end) = body.find("</file>\n") else {
+            break;
+        };
+        names.push(name);
+        rest = &body[end + "</file>\n".len()..];
+    }
+    (names, rest)
+}
+
+/// `text` as prompt content with the files it mentions attached.
+pub fn attach(text: &str, workspace: &Workspace, cwd: &Path) -> Attached {
+    let mut files = String::new();
+    let mut images = Vec::new();
+    let mut notes = Vec::new();
+    for mention in mentions(text) {
+        match attachment(mention, workspace, cwd) {
+            Ok(None) => {}
+            Ok(Some(File::Text { text, note })) => {
+                files.push_str(&text);
+                notes.push(note);
+            }
+            Ok(Some(File::Image { block, note })) => {
+                files.push_str(&format!("<file name=\"{mention}\"></file>\n"));
+                images.push(block);
+                notes.push(note);
+            }
+            Err(refusal) => notes.push(format!("Not attached: {refusal}")),
+        }
+    }
+    let mut content = vec![ContentBlock::text(format!("{files}{text}"))];
+    content.extend(images);
+    Attached { content, notes }
+}
+
+enum File {
+    Text { text: String, note: String },
+    Image { block: ContentBlock, note: String },
+}
+
+/// The attachment for one mention: `None` when it names no file (a word like `@someone`, a
+/// folder), the refusal when it names one no tool may read without asking.
+fn attachment(mention: &str, workspace: &Workspace, cwd: &Path) -> Result<Option<File>, String> {
+    let path: PathBuf = match workspace.locate(cwd, mention, Access::Read)? {
+        Place::Allowed(path) | Place::Guarded(path) => path,
+        Place::Outside(path) => {
+            return if path.is_file() {
+                Err(format!(
+                    "`@{mention}` is outside the project (ask the model to read it)"
+                ))
+            } else {
+                Ok(None)
+            };
+        }
+    };
+    let jail = workspace.jail_for(&path)?;
+    if !jail.is_file(&path) {
+        return Ok(None);
+    }
+    let (head, size) = jail
+        .read(&path, 16)
+        .map_err(|error| format!("`@{mention}`: {error}"))?;
+    if let Some(mime_type) = image_type(&head) {
+        if size > MAX_IMAGE_BYTES {
+            return Err(format!(
+                "`@{mention}` is an image of {} KB, over the {} KB attached",
+                size / 1024,
+                MAX_IMAGE_BYTES / 1024
+            ));
+        }
+        let (bytes, _) = jail
+            .read(&path, MAX_IMAGE_BYTES)
+            .map_err(|error| format!("`@{mention}`: {error}"))?;
+        let block = ContentBlock::Image(ImageContent {
+            data: base64::engine::general_purpose::STANDARD.encode(&bytes),
+            mime_type: mime_type.to_owned(),
+            extra: JsonObject::new(),
+        });
+        let note = format!("Attached {mention} (image, {} KB)", size.div_ceil(1024));
+        return Ok(Some(File::Image { block, note }));
+    }
+    let (bytes, size) = jail
+        .read(&path, MAX_TEXT_READ)
+        .map_err(|error| format!("`@{mention}`: {error}"))?;
+    if bytes.contains(&0) {
+        return Err(format!("`@{mention}` is a binary file"));
+    }
+    let text = workspace.redact(&String::from_utf8_lossy(&bytes));
+    let bounded = limit::bound(&text, Keep::Head);
+    let lines = bounded.text.lines().count();
+    let cut = bounded.cut.is_some() || size > u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+    let marker = if cut {
+        format!(
+            "\n[File truncated: the first {lines} lines ({} of {size} bytes) are shown; read the file for the rest]",
+            bounded.text.len()
+        )
+    } else {
+        String::new()
+    };
+    let note = if cut {
+        format!("Attached {mention} (its first {lines} lines: the file is longer)")
+    } else {
+        format!(
+            "Attached {mention} ({lines} line{})",
+            if lines == 1 { "" } else { "s" }
+        )
+    };
+    Ok(Some(File::Text {
+        text: format!(
+            "<file name=\"{mention}\">\n{}{marker}\n</file>\n",
+            bounded.text.trim_end_matches('\n')
+        ),
+        note,
+    }))
+}
+
+/// The MIME type of an image the providers take (PNG, JPEG, GIF, WebP), by its first bytes.
+fn image_type(head: &[u8]) -> Option<&'static str> {
+    if head.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if head.starts_with(&[0xff, 0xd8, 0xff]) {
+        Some("image/jpeg")
+    } else if head.starts_with(b"GIF87a") || head.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else if head.len() >= 12 && head.starts_with(b"RIFF") && &head[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text_of(attached: &Attached) -> &str {
+        attached.content[0].as_text().unwrap()
+    }
+
+    #[test]
+    fn a_sent_prompt_splits_into_its_files_and_the_typed_text() {
+        let sent =
+            "<file name=\"a.rs\">\nfn a() {}\n</file>\n<file name=\"b.png\"></file>\nlook at @a.rs";
+        assert_eq!(
+            split_attached(sent),
+            (vec!["a.rs", "b.png"], "look at @a.rs")
+        );
+        assert_eq!(split_attached("plain"), (vec![], "plain"));
+    }
+
+    #[test]
+    fn mentions_are_words_that_start_with_an_at_sign() {
+        assert_eq!(
+            mentions("look at @src/main.rs, and @a.txt. mail me@example.com @src/main.rs"),
+            ["src/main.rs", "a.txt"]
+        );
+    }
+
+    #[test]
+    fn files_in_the_project_are_attached_and_the_rest_is_left_as_typed() {
+        let project = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(project.path().join("a.txt"), "alpha\nbeta\n").unwrap();
+        std::fs::write(outside.path().join("secret.txt"), "nope").unwrap();
+        let workspace = Workspace::new(project.path());
+        let line = format!(
+            "read @a.txt and @{} and @nobody",
+            outside.path().join("secret.txt").display()
+        );
+        let attached = attach(&line, &workspace, project.path());
+        assert_eq!(
+            text_of(&attached),
+            format!("<file name=\"a.txt\">\nalpha\nbeta\n</file>\n{line}")
+        );
+        assert_eq!(attached.notes[0], "Attached a.txt (2 lines)");
+        assert!(
+            attached.notes[1].contains("outside the project"),
+            "{:?}",
+            attached.notes
+        );
+        assert_eq!(attached.notes.len(), 2);
+    }
+
+    #[test]
+    fn ctxkit_files_are_refused_and_keys_redacted() {
+        let project = tempfile::tempdir().unwrap();
+        let home = project.path().join(".ctxkit-home");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(home.join("auth.json"), "{}").unwrap();
+        std::fs::write(project.path().join("env.txt"), "KEY=sk-test-123456789").unwrap();
+        let mut workspace = Workspace::new(project.path());
+        workspace.protect(&home);
+        workspace.add_secret("sk-test-123456789");
+        let attached = attach(
+            "@.ctxkit-home/auth.json @env.txt",
+            &workspace,
+            project.path(),
+        );
+        assert!(
+            attached.notes[0].starts_with("Not attached"),
+            "{:?}",
+            attached.notes
+        );
+        assert!(!text_of(&attached).contains("sk-test-123456789"));
+        assert!(
+            text_of(&attached).contains("KEY=<redacted>"),
+            "{}",
+            text_of(&attached)
+        );
+    }
+
+    #[test]
+    fn a_symlink_out_of_the_project_attaches_nothing() {
+        let project = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("private.txt"), "private-words").unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("private.txt"),
+            project.path().join("innocent.txt"),
+        )
+        .unwrap();
+        let workspace = Workspace::new(project.path());
+        let attached = attach("see @innocent.txt", &workspace, project.path());
+        assert_eq!(text_of(&attached), "see @innocent.txt");
+        assert!(
+            attached.notes[0].contains("outside the project"),
+            "{:?}",
+            attached.notes
+        );
+    }
+
+    #[test]
+    fn long_files_are_cut_with_a_marker_and_images_become_image_blocks() {
+        let project = tempfile::tempdir().unwrap();
+        let long: String = (1..=5000).map(|n| format!("line {n}\n")).collect();
+        std::fs::write(project.path().join("long.txt"), long).unwrap();
+        let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+        png.extend_from_slice(&[0; 32]);
+        std::fs::write(project.path().join("logo.png"), &png).unwrap();
+        let workspace = Workspace::new(project.path());
+        let attached = attach("@long.txt @logo.png", &workspace, project.path());
+        let text = text_of(&attached);
+        assert!(
+            text.contains("line 2000\n[File truncated: the first 2000 lines"),
+            "{text}"
+        );
+        assert!(!text.contains("line 2001"));
+        assert!(text.contains("<file name=\"logo.png\"></file>"));
+        let image = attached.content[1].as_image().unwrap();
+        assert_eq!(image.mime_type, "image/png");
+        assert_eq!(
+            base64::engine::general_purpose::STANDARD
+                .decode(&image.data)
+                .unwrap(),
+            png
+        );
+    }
+}

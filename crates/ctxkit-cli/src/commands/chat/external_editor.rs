@@ -1,0 +1,45 @@
+//! `/edit` and Ctrl-G: the prompt written in the user's editor (`$VISUAL`, else `$EDITOR`, else
+//! `vi`) on a temporary file, then put back on the input line to be sent with Enter.
+
+use std::io::Write as _;
+use std::process::Command;
+
+use anyhow::{Context as _, Result, bail};
+
+/// Opens the editor on `text` and returns what the user saved (one final newline dropped).
+pub fn edit(text: &str) -> Result<String> {
+    let editor = crate::cli::editor_from_environment().unwrap_or_else(|| "vi".to_owned());
+    let mut file = tempfile::Builder::new()
+        .prefix("ctxkit-prompt-")
+        .suffix(".md")
+        .tempfile()
+        .context("cannot create a temporary file for the editor")?;
+    // A text file ends with a newline; editors and scripts expect one.
+    let text = if text.is_empty() || text.ends_with('\n') {
+        text.to_owned()
+    } else {
+        format!("{text}\n")
+    };
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.flush())
+        .context("cannot write the prompt for the editor")?;
+    // Through the shell, as git does: `EDITOR="code --wait"` takes its arguments.
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(format!("{editor} \"$1\""))
+        .arg("sh")
+        .arg(file.path())
+        .status()
+        .with_context(|| format!("cannot start the editor `{editor}`"))?;
+    if !status.success() {
+        bail!("the editor `{editor}` failed ({status}); the prompt is unchanged");
+    }
+    let edited = std::fs::read_to_string(file.path())
+        .context("cannot read the prompt back from the editor's file")?;
+    Ok(edited
+        .strip_suffix('\n')
+        .map_or(edited.as_str(), |text| {
+            text.strip_suffix('\r').unwrap_or(text)
+        })
+        .to_owned())
+}

@@ -1,0 +1,217 @@
+//! The input line: Tab completes `@path` over the project's files (fuzzy, `.gitignore`
+//! respected; a second Tab lists the matches); Alt-Enter (and Shift-Enter where the terminal sends
+//! it as Alt-Enter) inserts a newline, a line ending in `\` goes on on the next one, and Ctrl-G
+//! hands the text to `$EDITOR` ([`EditRequest`]).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use nucleo_matcher::pattern::{AtomKind, CaseMatching, Normalization, Pattern};
+use nucleo_matcher::{Config, Matcher};
+use rustyline::completion::{Completer, Pair};
+use rustyline::highlight::Highlighter;
+use rustyline::hint::Hinter;
+use rustyline::history::DefaultHistory;
+use rustyline::validate::{ValidationContext, ValidationResult, Validator};
+use rustyline::{
+    Cmd, ConditionalEventHandler, Context, Editor, Event, EventContext, EventHandler, Helper,
+    KeyCode, KeyEvent, Modifiers, RepeatCount,
+};
+
+/// The chat's line editor (key bindings of other features take `&mut ChatEditor`).
+pub type ChatEditor = Editor<InputHelper, DefaultHistory>;
+
+/// Files walked for a completion: enough for a large repository, bounded for a home folder.
+const MAX_FILES: usize = 50_000;
+/// Matches offered at once.
+const MAX_MATCHES: usize = 40;
+
+/// The chat's line-editor helper.
+#[derive(Debug)]
+pub struct InputHelper {
+    /// The project whose files `@` completes.
+    cwd: PathBuf,
+}
+
+impl InputHelper {
+    pub fn new(cwd: &Path) -> Self {
+        Self {
+            cwd: cwd.to_owned(),
+        }
+    }
+}
+
+/// The project's files, relative to `cwd`, as `.gitignore` (and `.ignore`) leave them, hidden
+/// files left out, at most [`MAX_FILES`].
+pub fn project_files(cwd: &Path) -> Vec<String> {
+    ignore::WalkBuilder::new(cwd)
+        .require_git(false)
+        .build()
+        .flatten()
+        .filter(|entry| entry.file_type().is_some_and(|kind| kind.is_file()))
+        .filter_map(|entry| {
+            let relative = entry.path().strip_prefix(cwd).ok()?;
+            relative.to_str().map(str::to_owned)
+        })
+        .take(MAX_FILES)
+        .collect()
+}
+
+/// The files matching `query` best first (all of them, in path order, for an empty query).
+pub fn fuzzy_matches(files: Vec<String>, query: &str) -> Vec<String> {
+    if query.is_empty() {
+        let mut files = files;
+        files.sort();
+        files.truncate(MAX_MATCHES);
+        return files;
+    }
+    let mut matcher = Matcher::new(Config::DEFAULT.match_paths());
+    let pattern = Pattern::new(
+        query,
+        CaseMatching::Smart,
+        Normalization::Smart,
+        AtomKind::Fuzzy,
+    );
+    let mut matches = pattern.match_list(files, &mut matcher);
+    // Best score first; among equals the shorter path, then the path.
+    matches.sort_by(|(a, score_a), (b, score_b)| {
+        score_b
+            .cmp(score_a)
+            .then(a.len().cmp(&b.len()))
+            .then(a.cmp(b))
+    });
+    matches
+        .into_iter()
+        .take(MAX_MATCHES)
+        .map(|(file, _)| file)
+        .collect()
+}
+
+/// Where the word under the cursor starts.
+fn word_start(line: &str, pos: usize) -> usize {
+    line[..pos]
+        .rfind(char::is_whitespace)
+        .map_or(0, |blank| blank + 1)
+}
+
+impl Completer for InputHelper {
+    type Candidate = Pair;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _context: &Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<Pair>)> {
+        let start = word_start(line, pos);
+        let Some(query) = line[start..pos].strip_prefix('@') else {
+            return Ok((start, Vec::new()));
+        };
+        let candidates = fuzzy_matches(project_files(&self.cwd), query)
+            .into_iter()
+            .map(|file| Pair {
+                replacement: format!("@{file}"),
+                display: file,
+            })
+            .collect();
+        Ok((start, candidates))
+    }
+}
+
+impl Hinter for InputHelper {
+    type Hint = String;
+}
+
+impl Highlighter for InputHelper {}
+
+/// A line ending in `\` is not finished: Enter inserts a newline after it (the `\` is dropped
+/// when the prompt is sent, [`joined_continuations`]).
+impl Validator for InputHelper {
+    fn validate(&self, context: &mut ValidationContext<'_>) -> rustyline::Result<ValidationResult> {
+        Ok(if context.input().ends_with('\\') {
+            ValidationResult::Incomplete
+        } else {
+            ValidationResult::Valid(None)
+        })
+    }
+}
+
+/// `text` as the prompt it stands for: each `\` that ended a line removed.
+pub fn joined_continuations(text: &str) -> String {
+    text.replace("\\\n", "\n")
+}
+
+/// Set by Ctrl-G: the line was handed back to be edited in `$EDITOR`, not sent.
+#[derive(Debug, Clone, Default)]
+pub struct EditRequest(Arc<AtomicBool>);
+
+impl EditRequest {
+    /// Whether Ctrl-G ended the line just read (and clears it).
+    pub fn take(&self) -> bool {
+        self.0.swap(false, Ordering::SeqCst)
+    }
+}
+
+impl ConditionalEventHandler for EditRequest {
+    fn handle(
+        &self,
+        _event: &Event,
+        _count: RepeatCount,
+        _positive: bool,
+        _context: &EventContext<'_>,
+    ) -> Option<Cmd> {
+        self.0.store(true, Ordering::SeqCst);
+        Some(Cmd::AcceptLine)
+    }
+}
+
+/// The chat's key bindings on `editor`: Alt-Enter a newline, Ctrl-G the external editor.
+pub fn bind_keys(editor: &mut ChatEditor, edit: &EditRequest) {
+    editor.bind_sequence(KeyEvent(KeyCode::Enter, Modifiers::ALT), Cmd::Newline);
+    editor.bind_sequence(
+        KeyEvent(KeyCode::Char('G'), Modifiers::CTRL),
+        EventHandler::Conditional(Box::new(edit.clone())),
+    );
+}
+
+impl Helper for InputHelper {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn completion_is_fuzzy_over_files_git_would_track() {
+        let project = tempfile::tempdir().unwrap();
+        for file in [
+            "src/main.rs",
+            "src/lib.rs",
+            "README.md",
+            "target/main_generated.rs",
+        ] {
+            let path = project.path().join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "x").unwrap();
+        }
+        std::fs::write(project.path().join(".gitignore"), "target/\n").unwrap();
+        let files = project_files(project.path());
+        assert!(
+            !files.iter().any(|file| file.starts_with("target")),
+            "{files:?}"
+        );
+        assert_eq!(fuzzy_matches(files.clone(), "mainrs"), ["src/main.rs"]);
+        assert_eq!(fuzzy_matches(files.clone(), "srlib"), ["src/lib.rs"]);
+        assert_eq!(fuzzy_matches(files, "").len(), 3);
+        assert_eq!(word_start("explain @src/ma", 15), 8);
+    }
+
+    #[test]
+    fn a_trailing_backslash_continues_the_line() {
+        assert_eq!(
+            joined_continuations("one \\\ntwo\\\nthree"),
+            "one \ntwo\nthree"
+        );
+        assert_eq!(joined_continuations("a \\ b"), "a \\ b");
+    }
+}

@@ -1,0 +1,79 @@
+//! Lines the chat adds to the conversation: the compaction's result (the share of the context it
+//! saved, the files its summary tracks) and `custom_message` entries whose `display` flag asks
+//! for them (Pi's rule: shown when `display` is true, never sent differently for it).
+
+use ctxkit_engine::CompactionEnd;
+use ctxkit_protocol::MessageContent;
+
+use super::ui::Ui;
+use crate::render::content_text;
+
+/// Lines of a custom message shown.
+const CUSTOM_LINES: usize = 12;
+
+/// `Compacted: 52000 → 9000 tokens (83% saved) · files tracked: 4 read, 2 modified`.
+pub fn compaction_line(before: u64, after: u64, end: &CompactionEnd) -> String {
+    let mut line = format!("Compacted: {before} → {after} tokens");
+    if before > 0 && after <= before {
+        let saved = (before - after) as f64 * 100.0 / before as f64;
+        line.push_str(&format!(" ({saved:.0}% saved)"));
+    }
+    if end.files_read + end.files_modified > 0 {
+        line.push_str(&format!(
+            " · files tracked: {} read, {} modified",
+            end.files_read, end.files_modified
+        ));
+    }
+    line
+}
+
+/// A `custom_message` (an extension's or a hook's message) when its `display` flag is set:
+/// `[type]` and its text; nothing otherwise.
+pub fn show_custom(ui: &Ui, custom_type: &str, content: &MessageContent, display: bool) {
+    if !display {
+        return;
+    }
+    let text = content_text(content);
+    let lines: Vec<&str> = text.lines().collect();
+    let mut shown: Vec<String> = lines
+        .iter()
+        .take(CUSTOM_LINES)
+        .map(|line| format!("  {line}"))
+        .collect();
+    if lines.len() > CUSTOM_LINES {
+        shown.push(format!("  … ({} more lines)", lines.len() - CUSTOM_LINES));
+    }
+    ui.notice(&format!("[{custom_type}]"));
+    if !shown.is_empty() {
+        ui.line(&shown.join("\n"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ctxkit_engine::CompactionReason;
+
+    use super::*;
+
+    #[test]
+    fn the_compaction_line_says_the_share_saved_and_the_files_tracked() {
+        let mut end: CompactionEnd = serde_json::from_value(serde_json::json!({
+            "reason": "manual", "aborted": false, "will_retry": false, "tokens_before": 52000,
+            "tokens_after": 9000, "first_kept_entry_id": null, "entry_id": "e1",
+            "from_hook": false, "fallback": false, "error": null, "advice": null,
+            "files_read": 4, "files_modified": 2
+        }))
+        .unwrap();
+        assert_eq!(end.reason, CompactionReason::Manual);
+        assert_eq!(
+            compaction_line(52000, 9000, &end),
+            "Compacted: 52000 → 9000 tokens (83% saved) · files tracked: 4 read, 2 modified"
+        );
+        end.files_read = 0;
+        end.files_modified = 0;
+        assert_eq!(
+            compaction_line(100, 100, &end),
+            "Compacted: 100 → 100 tokens (0% saved)"
+        );
+    }
+}

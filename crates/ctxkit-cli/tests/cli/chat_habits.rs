@@ -1,0 +1,301 @@
+//! `ctxkit chat` in tmux, for the habits users bring from Pi and Claude Code: `!cmd` and `!!cmd`,
+//! `@file` with completion, multi-line input and `$EDITOR`, `custom_message` entries, `/c`.
+
+use serde_json::{Value, json};
+
+use crate::chat::{Tmux, World, text};
+
+fn tmux_missing() -> bool {
+    if Tmux::available() {
+        return false;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "tmux is missing in CI; `.ci/run` installs it"
+    );
+    #[allow(clippy::print_stderr, reason = "the skip must be visible")]
+    {
+        eprintln!("SKIPPED: tmux is not installed");
+    }
+    true
+}
+
+/// The text of every user message of a chat request, in order.
+fn user_texts(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["role"] == "user")
+        .map(|message| {
+            message["content"]
+                .as_str()
+                .map_or_else(|| message["content"].to_string(), str::to_owned)
+        })
+        .collect()
+}
+
+#[test]
+fn bang_runs_a_command_into_the_context_and_double_bang_keeps_it_out() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    std::fs::write(world.project.join("notes.txt"), "n").unwrap();
+    world.answer(text("I see notes.txt.", 300));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    // No question: the user typed the command (the `bash` tool asks for the model's).
+    tmux.line("!ls");
+    tmux.wait_for("$ ls");
+    tmux.wait_for("  notes.txt");
+    tmux.wait_idle(2);
+    tmux.line("!!echo private-note-42; exit 3");
+    tmux.wait_for("  private-note-42");
+    tmux.wait_for("Command exited with code 3");
+    let screen = tmux.wait_for("(not sent to the model");
+    assert!(!screen.contains("[y]es"), "{screen}");
+    tmux.wait_idle(3);
+    // Esc stops a command, as it stops the `bash` tool's.
+    tmux.line("!sleep 30");
+    tmux.wait_for("Running `sleep 30`");
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("(command cancelled)");
+    tmux.wait_idle(4);
+    tmux.line("what is here?");
+    tmux.wait_for("I see notes.txt.");
+    let requests = world.chat_requests();
+    assert_eq!(requests.len(), 1, "commands call no model");
+    assert_eq!(
+        user_texts(&requests[0]),
+        [
+            "Ran `ls`\n```\nnotes.txt\n```",
+            "Ran `sleep 30`\n(no output)\n\n(command cancelled)",
+            "what is here?"
+        ]
+    );
+    assert!(!requests[0].to_string().contains("private-note-42"));
+    tmux.line("/quit");
+    drop(tmux);
+    let entries = world.entries(&world.session_files()[0]);
+    let runs: Vec<&Value> = entries
+        .iter()
+        .filter(|entry| entry["message"]["role"] == "bashExecution")
+        .collect();
+    assert_eq!(runs.len(), 3);
+    assert_eq!(runs[0]["message"]["command"], "ls");
+    assert_eq!(runs[0]["message"]["exitCode"], 0);
+    assert!(runs[0]["message"].get("excludeFromContext").is_none());
+    assert_eq!(runs[1]["message"]["excludeFromContext"], true);
+    assert_eq!(runs[1]["message"]["exitCode"], 3);
+
+    // Continued, the runs are shown again.
+    let tmux = world.start("--continue");
+    tmux.wait_idle(1);
+    let screen = tmux.wait_for("$ echo private-note-42; exit 3");
+    assert!(screen.contains("$ ls"), "{screen}");
+}
+
+#[test]
+fn at_completes_project_files_and_attaches_the_one_named() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    for (file, content) in [
+        ("src/main.rs", "fn main() { println!(\"hi\"); }\n"),
+        ("src/lib.rs", "pub fn lib() {}\n"),
+        ("target/main_generated.rs", "// built\n"),
+    ] {
+        let path = world.project.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+    std::fs::write(world.project.join(".gitignore"), "target/\n").unwrap();
+    world.answer(text("It prints hi.", 300));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    // Fuzzy, and the ignored `target/main_generated.rs` is no candidate: one Tab completes it.
+    tmux.keys(&["-l", "explain @mainrs"]);
+    tmux.keys(&["Tab"]);
+    tmux.wait_for("> explain @src/main.rs");
+    // A second Tab on an open word lists the matches.
+    tmux.keys(&["-l", " and @src/"]);
+    tmux.keys(&["Tab"]);
+    tmux.keys(&["Tab"]);
+    let screen = tmux.wait_for("src/lib.rs");
+    assert!(!screen.contains("main_generated"), "{screen}");
+    tmux.keys(&["BSpace"; 10]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Attached src/main.rs (1 line)");
+    tmux.wait_for("It prints hi.");
+    let request = world.chat_requests()[0].to_string();
+    assert!(
+        request.contains(
+            r#"<file name=\"src/main.rs\">\nfn main() { println!(\"hi\"); }\n</file>\nexplain @src/main.rs"#
+        ),
+        "{request}"
+    );
+    tmux.line("/quit");
+    drop(tmux);
+    // Continued, the prompt shows as typed, with the files it attached named.
+    let tmux = world.start("--continue");
+    let screen = tmux.wait_for("(attached: src/main.rs)");
+    assert!(screen.contains("\n> explain @src/main.rs\n"), "{screen}");
+}
+
+/// `ctxkit chat` started as [`World::start`] does, with `EDITOR` set to `editor`.
+fn start_with_editor(world: &World, editor: &std::path::Path) -> Tmux {
+    let mut command = format!("cd '{}' && exec env -u VISUAL", world.project.display());
+    for name in crate::PROVIDER_VARIABLES
+        .into_iter()
+        .chain(["CTXKIT_SESSIONS_DIR", "CTXKIT_OFFLINE"])
+    {
+        command.push_str(&format!(" -u {name}"));
+    }
+    command.push_str(&format!(
+        " EDITOR='{editor}' HOME='{home}' CTXKIT_HOME='{home}' '{bin}' chat",
+        editor = editor.display(),
+        home = world.home.path().display(),
+        bin = env!("CARGO_BIN_EXE_ctxkit"),
+    ));
+    Tmux::start(&command)
+}
+
+#[test]
+fn prompts_of_several_lines_by_alt_enter_backslash_and_the_editor() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    for answer in [
+        "Three lines read.",
+        "Edited one read.",
+        "Edit command read.",
+    ] {
+        world.answer(text(answer, 300));
+    }
+    // The "editor": keeps what it was given and adds a line under it.
+    let editor = world.home.path().join("editor.sh");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nsed -i 's/draft/draft, edited/' \"$1\"\nprintf 'added in the editor\\n' >> \"$1\"\n",
+    )
+    .unwrap();
+    std::os::unix::fs::PermissionsExt::set_mode(
+        &mut std::fs::metadata(&editor).unwrap().permissions(),
+        0o755,
+    );
+    std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let tmux = start_with_editor(&world, &editor);
+    tmux.wait_idle(1);
+    tmux.keys(&["-l", "first line"]);
+    tmux.keys(&["M-Enter"]);
+    tmux.keys(&["-l", "second line \\"]);
+    tmux.keys(&["Enter"]);
+    tmux.line("third line");
+    tmux.wait_for("Three lines read.");
+    tmux.wait_idle(2);
+    tmux.keys(&["-l", "a draft"]);
+    tmux.keys(&["C-g"]);
+    tmux.wait_for("added in the editor");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Edited one read.");
+    tmux.wait_idle(3);
+    tmux.line("/edit the draft of a command");
+    tmux.wait_for_count("added in the editor", 2);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Edit command read.");
+    let prompts: Vec<String> = world
+        .chat_requests()
+        .iter()
+        .map(|request| user_texts(request).last().unwrap().clone())
+        .collect();
+    assert_eq!(
+        prompts,
+        [
+            "first line\nsecond line \nthird line",
+            "a draft, edited\nadded in the editor",
+            "the draft, edited of a command\nadded in the editor",
+        ]
+    );
+}
+
+/// A reply of about `words` words.
+fn long_text(label: &str, words: usize) -> String {
+    format!("{label}. {}", "lorem ipsum dolor ".repeat(words / 3))
+}
+
+#[test]
+fn slash_c_compacts_and_says_the_share_saved_and_the_files_tracked() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({"keepRecentTokens": 60}));
+    std::fs::write(world.project.join("notes.md"), "the notes\n").unwrap();
+    world.answer(crate::chat::tool_call(
+        "call_r",
+        "read",
+        json!({"path": "notes.md"}),
+    ));
+    world.answer(crate::chat::tool_call(
+        "call_w",
+        "write",
+        json!({"path": "out.md", "content": "written\n"}),
+    ));
+    world.answer(text(&long_text("Answer one", 900), 1000));
+    world.answer(text(&long_text("Answer two", 900), 2000));
+    let tmux = world.start("--yes");
+    tmux.wait_idle(1);
+    tmux.line("read the notes and write out.md");
+    tmux.wait_for("Answer one.");
+    tmux.wait_idle(2);
+    tmux.line("and then?");
+    tmux.wait_for("Answer two.");
+    tmux.wait_idle(3);
+    tmux.line("/c");
+    let screen = tmux.wait_for("Compacted: ");
+    let line = screen
+        .lines()
+        .find(|line| line.starts_with("Compacted: "))
+        .unwrap();
+    assert!(
+        regex::Regex::new(
+            r"^Compacted: \d+ → \d+ tokens \(\d+% saved\) · files tracked: 1 read, 1 modified$"
+        )
+        .unwrap()
+        .is_match(line.trim_end()),
+        "{line}"
+    );
+}
+
+#[test]
+fn custom_messages_show_when_their_display_flag_says_so() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    let file = world.home.path().join("with-notes.jsonl");
+    let cwd = world.project.display().to_string();
+    let lines = [
+        json!({"type": "session", "version": 3, "id": "s-notes", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": cwd}),
+        json!({"type": "message", "id": "a1", "parentId": null, "timestamp": "2026-01-01T00:00:01.000Z",
+               "message": {"role": "user", "content": "run the build", "timestamp": 1}}),
+        json!({"type": "custom_message", "id": "a2", "parentId": "a1", "timestamp": "2026-01-01T00:00:02.000Z",
+               "customType": "ci-status", "content": "Build passed: 214 tests", "display": true}),
+        json!({"type": "custom_message", "id": "a3", "parentId": "a2", "timestamp": "2026-01-01T00:00:03.000Z",
+               "customType": "bookkeeping", "content": "hidden-bookkeeping-note", "display": false}),
+        json!({"type": "message", "id": "a4", "parentId": "a3", "timestamp": "2026-01-01T00:00:04.000Z",
+               "message": {"role": "assistant", "content": [{"type": "text", "text": "The build is green."}],
+                           "provider": "mock", "model": "test-model", "stopReason": "stop", "timestamp": 2,
+                           "usage": {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15}}}),
+    ];
+    let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    let tmux = world.start(&format!("--session '{}'", file.display()));
+    let screen = tmux.wait_for("The build is green.");
+    assert!(screen.contains("[ci-status]"), "{screen}");
+    assert!(screen.contains("  Build passed: 214 tests"), "{screen}");
+    assert!(!screen.contains("hidden-bookkeeping-note"), "{screen}");
+    assert!(!screen.contains("[bookkeeping]"), "{screen}");
+}
