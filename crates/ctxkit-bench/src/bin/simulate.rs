@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use anyhow::Context as _;
 use clap::Parser;
-use ctxkit_bench::simulate::{
+use ctxkit_simulate::{
     CheckPoint, Provider, SimulateError, SimulateOptions, SimulationReport, Strategy, overall,
     render_markdown, render_overall, simulate, simulate_session,
 };
@@ -130,6 +130,7 @@ fn run() -> anyhow::Result<()> {
         parallel: !args.sequential,
         provider: args.provider,
         recommended_override,
+        progress: None,
     };
     let text = if !args.sessions.is_empty() {
         replay_sessions(&args.sessions, &options, args.json)?

@@ -121,6 +121,7 @@ fn session_argument(command: &mut Command) -> Option<(&mut PathBuf, Access)> {
         | Command::Import { .. }
         | Command::Serve { .. }
         | Command::Chat(_)
+        | Command::Simulate(_)
         | Command::Models { .. }
         | Command::Config(_)
         | Command::Resources { .. }

@@ -218,7 +218,7 @@ pub(super) fn percent(value: Option<f64>) -> String {
     )
 }
 
-pub(super) fn recall_cell(sample: &RecallSample) -> String {
+pub(crate) fn recall_cell(sample: &RecallSample) -> String {
     format!(
         "{}/{} ({})",
         sample.recalled,
