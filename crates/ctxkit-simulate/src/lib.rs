@@ -13,6 +13,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod cache_rule;
+mod claude_check;
 mod cost;
 mod error;
 mod identifiers;
@@ -42,6 +43,9 @@ use ctxkit_transform::TransformSettings;
 use serde::Serialize;
 
 pub use cache_rule::{CacheBill, CacheRule};
+pub use claude_check::{
+    CacheCheck, CacheTokens, CheckRule, Placement, check_claude_code, render_cache_checks,
+};
 pub use cost::{GEMINI_2_5_PRO, GPT_5, PriceTable, Provider, SONNET_4_5, SONNET_4_5_1H};
 pub use error::SimulateError;
 pub use native::NativeFeatures;
