@@ -8,7 +8,7 @@ use std::num::NonZeroU32;
 use ctxkit_session::Durability;
 use serde_json::Value;
 
-use crate::rng::Rng;
+use ctxkit_simulate::Rng;
 
 /// What the writer appends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

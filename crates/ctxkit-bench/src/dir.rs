@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::GenerateError;
 use crate::generate::{GenerateOptions, write_session_file};
-use crate::rng::Rng;
+use ctxkit_simulate::Rng;
 
 /// What to write in directory mode.
 #[derive(Debug, Clone)]

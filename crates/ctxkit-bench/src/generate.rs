@@ -14,8 +14,8 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 
 use crate::error::GenerateError;
-use crate::rng::Rng;
-use crate::text;
+use ctxkit_simulate::Rng;
+use ctxkit_simulate::text;
 
 /// How many recent path entries the generator remembers (branch points and compaction cut points
 /// are drawn from them).

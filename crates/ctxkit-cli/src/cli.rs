@@ -305,6 +305,10 @@ pub enum Command {
     },
     /// Chat with the configured model as a coding agent: tools, compaction, the session tree.
     Chat(ChatArgs),
+    /// Replay sessions (or a generated one) under each context strategy, billed as the provider
+    /// bills: cost, cache reads, overflows and recall beside no management and the reference's
+    /// compaction, and the settings that would have cost least (docs/simulator.md).
+    Simulate(crate::commands::simulate::SimulateArgs),
     /// List the known models with their context windows and output limits.
     Models {
         #[arg(long)]

@@ -117,6 +117,11 @@ fn report(error: &anyhow::Error) -> ExitCode {
     ExitCode::from(code)
 }
 
+/// What `ctxkit simulate` reads, when it cannot read a session.
+const SIMULATE_HINT: &str = "`simulate` reads Pi and ctxkit session files and what `ctxkit import` \
+    reads (Claude Code, Codex, OpenCode); try `ctxkit import FILE --out /tmp/check.jsonl` or \
+    `ctxkit check FILE`";
+
 fn classify(error: &anyhow::Error) -> (u8, Option<String>) {
     for cause in error.chain() {
         if let Some(store_error) = cause.downcast_ref::<ctxkit_store::StoreError>() {
@@ -130,6 +135,9 @@ fn classify(error: &anyhow::Error) -> (u8, Option<String>) {
         }
         if let Some(import_error) = cause.downcast_ref::<ctxkit_import::ImportError>() {
             return classify_import(import_error);
+        }
+        if let Some(ctxkit_simulate::SimulateError::Session { .. }) = cause.downcast_ref() {
+            return (3, Some(SIMULATE_HINT.to_owned()));
         }
         if let Some(llm_error) = cause.downcast_ref::<ctxkit_llm::LlmError>() {
             return classify_llm(llm_error);

@@ -11,10 +11,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use ctxkit_bench::Rng;
 use ctxkit_bench::crash::{Ack, AppendKind, parse_durability, payload};
 use ctxkit_protocol::AgentMessage;
 use ctxkit_session::{Durability, NewCompaction, Session, SessionError, SummarySource};
+use ctxkit_simulate::Rng;
 use serde_json::json;
 
 /// Append entries to a session and acknowledge each one on stdout.

@@ -18,10 +18,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail, ensure};
 use clap::{Parser, Subcommand};
-use ctxkit_bench::Rng;
 use ctxkit_bench::crash::{Ack, check_entry, check_run};
 use ctxkit_protocol::AgentMessage;
 use ctxkit_session::Session;
+use ctxkit_simulate::Rng;
 use serde_json::Value;
 
 /// Crash-safety and concurrency harness for the session store.

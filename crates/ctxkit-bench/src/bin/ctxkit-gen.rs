@@ -7,9 +7,8 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
-use ctxkit_bench::{
-    DirOptions, GenerateOptions, TextKind, write_session_dir, write_session_file, write_text,
-};
+use ctxkit_bench::{DirOptions, GenerateOptions, write_session_dir, write_session_file};
+use ctxkit_simulate::text::{TextKind, write_text};
 
 /// Generate benchmark inputs.
 #[derive(Debug, Parser)]

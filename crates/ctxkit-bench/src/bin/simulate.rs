@@ -10,9 +10,10 @@ use std::time::Instant;
 
 use anyhow::Context as _;
 use clap::Parser;
-use ctxkit_bench::simulate::{
-    CheckPoint, Provider, SimulateError, SimulateOptions, SimulationReport, Strategy, overall,
-    render_markdown, render_overall, simulate, simulate_session,
+use ctxkit_simulate::{
+    CheckPoint, CheckRule, Placement, Provider, SimulateError, SimulateOptions, SimulationReport,
+    Strategy, check_claude_code, overall, render_cache_checks, render_markdown, render_overall,
+    simulate, simulate_session,
 };
 
 /// Replay a generated agent session (or real ones) under several context strategies and compare
@@ -51,6 +52,16 @@ struct Args {
     /// overall table when there are several.
     #[arg(long = "session", num_args = 1.., value_name = "FILE")]
     sessions: Vec<PathBuf>,
+    /// Instead of simulating: replay these Claude Code transcripts' requests through the Anthropic
+    /// cache rule and compare the cache reads with those they recorded (docs/simulator.md).
+    #[arg(long = "claude-cache", num_args = 1.., value_name = "FILE")]
+    claude_cache: Vec<PathBuf>,
+    /// Where `--claude-cache` puts the message breakpoints.
+    #[arg(long, value_enum, default_value_t = Placement::LastTwoMessages)]
+    placement: Placement,
+    /// The rule `--claude-cache` bills with (the two others are ablations).
+    #[arg(long, value_enum, default_value_t = CheckRule::Anthropic)]
+    claude_rule: CheckRule,
     /// Print the report as JSON (several sessions: `{"reports": [...], "overall": [...]}`).
     #[arg(long)]
     json: bool,
@@ -130,8 +141,33 @@ fn run() -> anyhow::Result<()> {
         parallel: !args.sequential,
         provider: args.provider,
         recommended_override,
+        progress: None,
     };
-    let text = if !args.sessions.is_empty() {
+    let text = if !args.claude_cache.is_empty() {
+        let checks = args
+            .claude_cache
+            .iter()
+            .filter_map(
+                |path| match check_claude_code(path, args.placement, args.claude_rule) {
+                    Ok(check) => Some(check),
+                    Err(error) => {
+                        #[expect(clippy::print_stderr, reason = "a file left out, for the user")]
+                        {
+                            eprintln!("skipped: {error}");
+                        }
+                        None
+                    }
+                },
+            )
+            .collect::<Vec<_>>();
+        if args.json {
+            let mut text = serde_json::to_string_pretty(&checks)?;
+            text.push('\n');
+            text
+        } else {
+            render_cache_checks(&checks, args.placement, args.claude_rule)
+        }
+    } else if !args.sessions.is_empty() {
         replay_sessions(&args.sessions, &options, args.json)?
     } else {
         let report = simulate(&options)?;
@@ -156,7 +192,7 @@ fn run() -> anyhow::Result<()> {
         clippy::print_stderr,
         reason = "the wall time for the user; stdout holds only the report"
     )]
-    {
+    if args.claude_cache.is_empty() {
         eprintln!(
             "simulated {} under {} strategies in {:.1} s",
             if args.sessions.is_empty() {

@@ -16,6 +16,7 @@ mod resources;
 mod serve;
 mod sessions;
 mod settings;
+pub(crate) mod simulate;
 mod spend;
 mod store;
 mod summary_setup;
@@ -206,6 +207,7 @@ fn dispatch(
         Command::Checkpoints(args) => checkpoints::run(&process, &locations, args, out),
         Command::Serve { stdio: _ } => serve::serve_stdio(&process, &locations, out),
         Command::Chat(args) => chat::chat(&process, &locations, &args),
+        Command::Simulate(args) => simulate::simulate_command(&locations, args, out),
         Command::Models { json } => {
             compaction::models(summary_setup::configured_models(&process)?, json, out)
         }

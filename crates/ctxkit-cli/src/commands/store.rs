@@ -122,6 +122,7 @@ fn session_argument(command: &mut Command) -> Option<(&mut PathBuf, Access)> {
         | Command::Serve { .. }
         | Command::Chat(_)
         | Command::Checkpoints(_)
+        | Command::Simulate(_)
         | Command::Models { .. }
         | Command::Config(_)
         | Command::Resources { .. }

@@ -186,6 +186,7 @@ mod resources;
 mod secrets;
 mod serve;
 mod serve_in_run;
+mod simulate;
 mod small_windows;
 mod store;
 mod trust;

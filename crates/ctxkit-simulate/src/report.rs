@@ -218,7 +218,7 @@ pub(super) fn percent(value: Option<f64>) -> String {
     )
 }
 
-pub(super) fn recall_cell(sample: &RecallSample) -> String {
+pub(crate) fn recall_cell(sample: &RecallSample) -> String {
     format!(
         "{}/{} ({})",
         sample.recalled,
@@ -497,8 +497,10 @@ fn notes(out: &mut String, report: &SimulationReport) {
         "\nWall time: {:.1} s ({} strategies {}; generating the session {:.0} ms).\n\n\
          Notes: tokens are the reference's chars/4 estimate (`estimate_tokens`), not a tokenizer. \
          Prices: {} ({}): input ${}/MTok, cache write ${}/MTok, cache read ${}/MTok, output ${}/MTok. \
-         \"Requests, cache\" bills the prefix a request shares with the previous one (whole messages, \
-         byte-identical JSON) as cache reads and the rest of its input as cache writes; \"Cost, no \
+         \"Requests, cache\" bills each request by the provider's cache rule (Anthropic: read up to a \
+         breakpoint an earlier request wrote, within 20 blocks of one of its own, write up to its \
+         last breakpoint, plain input after it; OpenAI and Gemini: the prefix shared with the \
+         previous request, no write fee); \"Cost, no \
          cache\" bills all input at the base price. \"Summaries\" are the compaction summary calls \
          (background ones included): a fresh prompt pays its span as uncached input, a cache-prefix \
          or provider-side request reads the last request from the cache; output is the summary's \

@@ -192,6 +192,14 @@ pub(crate) fn session_trace(messages: Vec<AgentMessage>) -> Trace {
             }
         };
         match (message, task.calls.last_mut()) {
+            // The source's provider refused that request (an error reply, "prompt is too long"
+            // among them): it says nothing of the simulated window, and replayed it would make the
+            // engine recover from an overflow no simulated request had. Each strategy meets its own.
+            (AgentMessage::Assistant(reply), _)
+                if reply.stop_reason.as_deref() == Some("error") =>
+            {
+                continue;
+            }
             (AgentMessage::Assistant(mut reply), _) => {
                 // Replayed as the simulated model's replies, whoever wrote them.
                 reply.api = Some(API.to_owned());

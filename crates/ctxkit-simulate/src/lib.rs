@@ -5,8 +5,15 @@
 //! Strategies run through the real engine (`ctxkit_engine::Engine` over an in-memory session, the
 //! offline summarizer writing compaction summaries); only their settings differ. Tokens are the
 //! reference's chars/4 estimate throughout.
+//!
+//! Used by the `ctxkit simulate` command and ctxkit-bench's `simulate` program; libraries never
+//! print: progress reaches the caller through [`Progress`].
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod cache_rule;
+mod claude_check;
 mod cost;
 mod error;
 mod identifiers;
@@ -19,11 +26,16 @@ mod replay;
 mod report;
 mod report_native;
 mod report_session;
+mod rng;
 mod session;
 mod summary;
+pub mod text;
 mod trace;
+mod verdict;
 
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use ctxkit_engine::EngineSettings;
@@ -31,6 +43,9 @@ use ctxkit_transform::TransformSettings;
 use serde::Serialize;
 
 pub use cache_rule::{CacheBill, CacheRule};
+pub use claude_check::{
+    CacheCheck, CacheTokens, CheckRule, Placement, check_claude_code, render_cache_checks,
+};
 pub use cost::{GEMINI_2_5_PRO, GPT_5, PriceTable, Provider, SONNET_4_5, SONNET_4_5_1H};
 pub use error::SimulateError;
 pub use native::NativeFeatures;
@@ -41,8 +56,13 @@ pub use report::{
 };
 pub use report_native::total_with_features;
 pub use report_session::{OverallRow, overall, render_overall};
+pub use rng::Rng;
 pub use summary::{SummaryCosts, SummaryRequest};
 pub use trace::IdentifierKind;
+pub use verdict::{
+    Recommendation, VerdictRow, config_set_lines, recommend, render_verdict, settings_document,
+    verdict_rows,
+};
 
 /// The trigger of provider-side compaction, input tokens: the default of Anthropic's
 /// `compact_20260112` edit (150,000) and the value the simulator gives OpenAI's
@@ -250,6 +270,32 @@ pub struct SimulateOptions {
     pub provider: Provider,
     /// A settings document applied over the recommended strategy's settings (experiments).
     pub recommended_override: Option<serde_json::Value>,
+    /// Counts replayed calls for a caller that shows progress (the library never prints).
+    pub progress: Option<Arc<Progress>>,
+}
+
+/// Model calls replayed so far and calls to replay (every strategy's), shared with a caller that
+/// shows progress while a replay runs; `total` grows as each session is read.
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub done: AtomicU64,
+    pub total: AtomicU64,
+}
+
+impl Progress {
+    fn add_total(progress: Option<&Arc<Self>>, calls: usize) {
+        if let Some(progress) = progress {
+            progress
+                .total
+                .fetch_add(u64::try_from(calls).unwrap_or(u64::MAX), Ordering::Relaxed);
+        }
+    }
+
+    pub(crate) fn call_done(progress: Option<&Arc<Self>>) {
+        if let Some(progress) = progress {
+            progress.done.fetch_add(1, Ordering::Relaxed);
+        }
+    }
 }
 
 impl Default for SimulateOptions {
@@ -263,6 +309,7 @@ impl Default for SimulateOptions {
             parallel: true,
             provider: Provider::Anthropic5m,
             recommended_override: None,
+            progress: None,
         }
     }
 }
@@ -315,6 +362,10 @@ fn replay_all(
     session: Option<SessionSource>,
 ) -> Result<SimulationReport, SimulateError> {
     let generated = started.elapsed();
+    Progress::add_total(
+        options.progress.as_ref(),
+        trace.calls() * options.strategies.len(),
+    );
     let run = |strategy: Strategy| -> Result<StrategyReport, SimulateError> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_time()

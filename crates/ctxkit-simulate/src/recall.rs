@@ -273,8 +273,8 @@ pub(super) fn note_view_message<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::simulate::meter::Request;
-    use crate::simulate::trace::{TraceOptions, generate_trace};
+    use crate::meter::Request;
+    use crate::trace::{TraceOptions, generate_trace};
     use ctxkit_protocol::{ContentBlock, JsonObject, UserMessage};
 
     fn trace() -> Trace {

@@ -259,10 +259,7 @@ mod tests {
 
     #[test]
     fn reuse_gives_the_bytes_of_a_fresh_measurement() {
-        let trace = crate::simulate::trace::generate_trace(crate::simulate::trace::TraceOptions {
-            calls: 60,
-            seed: 5,
-        });
+        let trace = crate::trace::generate_trace(crate::trace::TraceOptions { calls: 60, seed: 5 });
         let all: Vec<AgentMessage> = trace.messages().collect();
         // Materialize the messages the way the engine does: from their stored JSON.
         let reparsed: Vec<AgentMessage> = all

@@ -461,6 +461,7 @@ pub(crate) async fn replay(
                 driver.append(stamped(result)).await?;
             }
             call += 1;
+            crate::Progress::call_done(options.progress.as_ref());
             if every_call && step + 1 < task.calls.len() {
                 let engine = driver.engine.clone();
                 driver.check(engine.after_run()).await?;

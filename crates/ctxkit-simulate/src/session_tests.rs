@@ -119,6 +119,24 @@ fn tasks_start_at_user_messages_and_calls_keep_their_results() {
     );
 }
 
+/// A reply the source's provider refused with ("Prompt is too long", Claude Code's synthetic API
+/// error) is not a call: replayed, it made every strategy with compaction recover from an overflow
+/// no simulated request had (found on real Claude Code sessions of 3 calls and 600 tokens).
+#[test]
+fn error_replies_of_the_source_are_not_replayed() {
+    let mut messages = session();
+    let AgentMessage::Assistant(mut refused) = reply("Prompt is too long", None) else {
+        unreachable!()
+    };
+    refused.stop_reason = Some("error".to_owned());
+    refused.error_message = Some("prompt is too long: 210000 tokens > 200000 maximum".to_owned());
+    messages.push(user("please continue"));
+    messages.push(AgentMessage::Assistant(refused));
+    let trace = session_trace(messages.clone());
+    assert_eq!(trace.calls(), 3, "the refused reply is not a call");
+    assert_eq!(trace.messages().count(), messages.len() - 1);
+}
+
 #[test]
 fn an_identifier_is_at_risk_when_a_tool_result_showed_it_first_and_a_reply_names_it_again() {
     let trace = session_trace(session());

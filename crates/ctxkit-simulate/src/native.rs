@@ -306,7 +306,7 @@ mod tests {
             last_request_tokens: 150_000,
             tail_tokens: 2_000,
         };
-        let (cost, _) = on_demand_call(input, 3_000, &super::super::cost::SONNET_4_5);
+        let (cost, _) = on_demand_call(input, 3_000, &crate::cost::SONNET_4_5);
         let expected = (150_000.0 * 0.30 + 2_000.0 * 3.75 + 3_000.0 * 15.0) / MILLION;
         assert!((cost - expected).abs() < 1e-12, "{cost}");
     }

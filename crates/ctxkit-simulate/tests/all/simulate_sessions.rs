@@ -4,8 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use ctxkit_bench::simulate::{
-    SimulateOptions, SimulationReport, Strategy, overall, simulate_session,
+use ctxkit_simulate::{
+    SimulateError, SimulateOptions, SimulationReport, Strategy, overall, render_overall,
+    simulate_session,
 };
 use serde_json::{Value, json};
 
@@ -213,10 +214,7 @@ fn options() -> SimulateOptions {
     }
 }
 
-fn strategy(
-    report: &SimulationReport,
-    wanted: Strategy,
-) -> &ctxkit_bench::simulate::StrategyReport {
+fn strategy(report: &SimulationReport, wanted: Strategy) -> &ctxkit_simulate::StrategyReport {
     report
         .strategies
         .iter()
@@ -361,7 +359,7 @@ fn claude_code_codex_and_pi_sessions_replay_under_every_strategy() {
         .sum();
     assert_eq!((rows[0].sessions, rows[0].requests), (3, requests));
     // The JSON keeps every field of a generated report (same names) and adds the session's.
-    let generated = ctxkit_bench::simulate::simulate(&SimulateOptions {
+    let generated = ctxkit_simulate::simulate(&SimulateOptions {
         calls: 5,
         ..options()
     })
@@ -387,27 +385,21 @@ fn claude_code_codex_and_pi_sessions_replay_under_every_strategy() {
     assert!(generated["strategies"][0]["recall_calls"].is_null());
 }
 
-fn run_simulate(arguments: &[&std::ffi::OsStr]) -> (bool, String, String) {
-    let window = if arguments.contains(&"--window".as_ref()) {
-        &[][..]
-    } else {
-        &["--window", "16000"][..]
+/// Replays `files` with the recommended strategy alone; the error of the first that fails.
+fn replay(files: &[&Path], window: u64) -> Result<Vec<SimulationReport>, SimulateError> {
+    let options = SimulateOptions {
+        context_window: window,
+        strategies: vec![Strategy::Recommended],
+        ..options()
     };
-    let output = Command::new(env!("CARGO_BIN_EXE_simulate"))
-        .args(window)
-        .args(["--strategy", "recommended"])
-        .args(arguments)
-        .output()
-        .unwrap();
-    (
-        output.status.success(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+    files
+        .iter()
+        .map(|file| simulate_session(file, &options))
+        .collect()
 }
 
 #[test]
-fn bad_input_is_one_line_naming_the_file_and_a_hint() {
+fn bad_input_is_one_line_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let empty = dir.path().join("empty.jsonl");
     std::fs::write(&empty, "").unwrap();
@@ -441,73 +433,39 @@ fn bad_input_is_one_line_naming_the_file_and_a_hint() {
         &directory,
         &looping,
     ] {
-        let (success, stdout, stderr) = run_simulate(&["--session".as_ref(), bad.as_os_str()]);
-        assert!(!success, "{}", bad.display());
-        assert!(stdout.is_empty(), "{stdout}");
-        let lines: Vec<&str> = stderr.lines().collect();
-        assert_eq!(lines.len(), 2, "{stderr}");
+        let error = replay(&[bad], WINDOW).unwrap_err();
+        assert!(matches!(error, SimulateError::Session { .. }), "{error}");
+        let text = error.to_string();
+        assert_eq!(text.lines().count(), 1, "{text}");
         assert!(
-            lines[0].starts_with(&format!("error: Cannot replay `{}`: ", bad.display())),
-            "{stderr}"
+            text.starts_with(&format!("Cannot replay `{}`: ", bad.display())),
+            "{text}"
         );
-        assert!(lines[1].starts_with("hint: "), "{stderr}");
     }
     // One bad file among good ones stops the run with the same line.
     let good = claude_code(dir.path());
-    let (success, _, stderr) =
-        run_simulate(&["--session".as_ref(), good.as_os_str(), missing.as_os_str()]);
-    assert!(!success);
+    let error = replay(&[&good, &missing], WINDOW).unwrap_err();
     assert!(
-        stderr.contains(&format!("`{}`", missing.display())),
-        "{stderr}"
+        error
+            .to_string()
+            .contains(&format!("`{}`", missing.display())),
+        "{error}"
     );
 }
 
 #[test]
-fn several_sessions_give_one_report_each_and_an_overall_table() {
+fn several_sessions_give_one_overall_row_and_a_small_window_compacts() {
     let dir = tempfile::tempdir().unwrap();
     let (claude, rollout) = (claude_code(dir.path()), codex(dir.path()));
-    let (success, stdout, stderr) = run_simulate(&[
-        "--session".as_ref(),
-        claude.as_os_str(),
-        rollout.as_os_str(),
-    ]);
-    assert!(success, "{stderr}");
-    assert_eq!(
-        stdout.matches("\n## `").count() + usize::from(stdout.starts_with("## `")),
-        2
-    );
-    assert!(stdout.contains("## Overall (2 sessions)"), "{stdout}");
-    assert!(
-        stdout.contains("| ctxkit recommended | 2 | 120 |"),
-        "{stdout}"
-    );
+    let reports = replay(&[&claude, &rollout], WINDOW).unwrap();
+    let text = render_overall(&reports);
+    assert!(text.contains("## Overall (2 sessions)"), "{text}");
+    assert!(text.contains("| ctxkit recommended | 2 | 120 |"), "{text}");
     // Small enough to make the recommended strategy compact too.
-    let (success, stdout, stderr) = run_simulate(&[
-        "--json".as_ref(),
-        "--window".as_ref(),
-        "6000".as_ref(),
-        "--session".as_ref(),
-        claude.as_os_str(),
-    ]);
-    assert!(success, "{stderr}");
-    let value: Value = serde_json::from_str(&stdout).unwrap();
-    let recommended = &value["strategies"][0];
-    assert_eq!(recommended["strategy"], "recommended");
+    let reports = replay(&[&claude], 6_000).unwrap();
+    let compactions = reports[0].strategies[0].compactions;
     assert!(
-        recommended["compactions"]["threshold"].as_u64().unwrap()
-            + recommended["compactions"]["overflow"].as_u64().unwrap()
-            >= 1,
-        "{recommended}"
+        compactions.threshold + compactions.overflow >= 1,
+        "{compactions:?}"
     );
-    let (success, stdout, _) = run_simulate(&[
-        "--json".as_ref(),
-        "--session".as_ref(),
-        claude.as_os_str(),
-        rollout.as_os_str(),
-    ]);
-    assert!(success);
-    let value: Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(value["reports"].as_array().unwrap().len(), 2);
-    assert_eq!(value["overall"][0]["sessions"], 2);
 }

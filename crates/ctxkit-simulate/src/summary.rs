@@ -155,7 +155,7 @@ impl SummaryCosts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::simulate::cost::SONNET_4_5;
+    use crate::cost::SONNET_4_5;
 
     #[test]
     fn a_fresh_prompt_pays_full_input_and_a_cache_prefix_reads_the_cache() {

@@ -1,4 +1,4 @@
-//! Integration tests of ctxkit-bench.
+//! Integration tests of ctxkit-simulate.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

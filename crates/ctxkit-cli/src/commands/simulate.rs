@@ -1,0 +1,221 @@
+//! `ctxkit simulate`: the context economics simulator (`ctxkit-simulate`) over the user's own
+//! sessions or the generated workload, with a progress bar on stderr, the like-for-like verdict and
+//! the settings it recommends as `ctxkit config set` lines.
+
+use std::io::{IsTerminal as _, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result};
+use clap::Args;
+use ctxkit_simulate::{
+    CheckPoint, Progress, Provider, SimulateOptions, SimulationReport, Strategy, overall,
+    recommend, render_markdown, render_overall, render_verdict, simulate, simulate_session,
+    verdict_rows,
+};
+
+use super::Locations;
+use crate::Outcome;
+
+/// `ctxkit simulate` arguments.
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    /// Sessions to replay: a session file (Pi, ctxkit, or any file `ctxkit import` reads: Claude
+    /// Code, Codex, OpenCode) or a session id (or its start) from the sessions directory. None: a
+    /// generated agent session of `--calls` calls.
+    #[arg(value_name = "SESSION")]
+    sessions: Vec<String>,
+    /// One more session (file or id); repeatable.
+    #[arg(long = "session", value_name = "SESSION")]
+    session_flags: Vec<String>,
+    /// Model calls in the generated session.
+    #[arg(long, default_value_t = 2_000)]
+    calls: usize,
+    /// Seed of the generated session; equal seeds give equal results.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// The model's context window, tokens.
+    #[arg(long, default_value_t = 200_000)]
+    window: u64,
+    /// Whose prices and prompt-cache rule bill the requests.
+    #[arg(long, value_enum, default_value_t = Provider::Anthropic5m)]
+    provider: Provider,
+    /// A strategy to replay; repeat for several (default: no-management, defaults,
+    /// reference-compaction, transforms, provider-compaction, recommended).
+    #[arg(long = "strategy", value_enum)]
+    strategies: Vec<Strategy>,
+    /// When the compaction check runs.
+    #[arg(long, value_enum, default_value_t = CheckPoint::RunEnd)]
+    check: CheckPoint,
+    /// Print JSON: `{"reports", "overall", "verdict", "recommendation"}`.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs the simulation and prints the reports, the verdict and the recommended settings.
+pub fn simulate_command(
+    locations: &Locations,
+    args: SimulateArgs,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
+    let started = Instant::now();
+    let names: Vec<&String> = args.sessions.iter().chain(&args.session_flags).collect();
+    let files = names
+        .iter()
+        .map(|name| resolve_session(locations, name))
+        .collect::<Result<Vec<PathBuf>>>()?;
+    let progress = Arc::new(Progress::default());
+    let mut strategies = if args.strategies.is_empty() {
+        Strategy::DEFAULT.to_vec()
+    } else {
+        args.strategies.clone()
+    };
+    // Defaults first: what a user with an empty settings file gets is the first row.
+    strategies.sort_by_key(|strategy| *strategy != Strategy::Defaults);
+    let options = SimulateOptions {
+        calls: args.calls,
+        seed: args.seed,
+        context_window: args.window,
+        check: args.check,
+        strategies,
+        provider: args.provider,
+        progress: Some(Arc::clone(&progress)),
+        ..SimulateOptions::default()
+    };
+    let reports = with_progress(&progress, files.len(), |session| {
+        let report = match files.get(session) {
+            Some(file) => simulate_session(file, &options)?,
+            None => simulate(&options)?,
+        };
+        Ok(report)
+    })?;
+    let text = if args.json {
+        json_text(&reports)?
+    } else {
+        markdown_text(&reports)
+    };
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    writeln!(
+        std::io::stderr().lock(),
+        "simulated {} under {} strategies in {:.1} s",
+        if files.is_empty() {
+            format!("{} calls", options.calls)
+        } else {
+            format!(
+                "{} session{}",
+                files.len(),
+                if files.len() == 1 { "" } else { "s" }
+            )
+        },
+        options.strategies.len(),
+        started.elapsed().as_secs_f64()
+    )?;
+    Ok(Outcome::Success)
+}
+
+/// A file that exists, else the session whose id is (or starts with) `name` in the sessions
+/// directory.
+fn resolve_session(locations: &Locations, name: &str) -> Result<PathBuf> {
+    let path = Path::new(name);
+    if path.exists() || path.components().count() > 1 || name.ends_with(".jsonl") {
+        // A path that does not exist is reported by the simulator, naming it.
+        return Ok(path.to_path_buf());
+    }
+    let (sessions, _) = ctxkit_session::list_all_sessions(&locations.sessions_root)
+        .with_context(|| format!("cannot list `{}`", locations.sessions_root.display()))?;
+    let matching: Vec<_> = sessions
+        .iter()
+        .filter(|session| session.id.starts_with(name))
+        .collect();
+    match &matching[..] {
+        [one] => Ok(PathBuf::from(&one.path)),
+        [] => anyhow::bail!(
+            "`{name}` is neither a file nor the id of a session in `{}` (list them with `ctxkit \
+             sessions --all`)",
+            locations.sessions_root.display()
+        ),
+        several => anyhow::bail!(
+            "`{name}` starts {} session ids; give more of it",
+            several.len()
+        ),
+    }
+}
+
+/// Runs `run` for each session (or once, for the generated one) while a bar on stderr shows the
+/// calls replayed; no bar when stderr is not a terminal.
+fn with_progress(
+    progress: &Progress,
+    sessions: usize,
+    run: impl Fn(usize) -> Result<SimulationReport>,
+) -> Result<Vec<SimulationReport>> {
+    let bar = if std::io::stderr().is_terminal() {
+        indicatif::ProgressBar::new(0)
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} {msg} [{bar:30}] {pos}/{len} calls ({eta} left)",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let reports = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                bar.set_length(progress.total.load(Ordering::Relaxed));
+                bar.set_position(progress.done.load(Ordering::Relaxed));
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        });
+        let mut reports = Vec::new();
+        let result = (0..sessions.max(1)).try_for_each(|session| {
+            bar.set_message(if sessions == 0 {
+                "generated session".to_owned()
+            } else {
+                format!("session {} of {sessions}", session + 1)
+            });
+            reports.push(run(session)?);
+            Ok::<(), anyhow::Error>(())
+        });
+        done.store(true, Ordering::Relaxed);
+        result.map(|()| reports)
+    });
+    bar.finish_and_clear();
+    reports
+}
+
+fn markdown_text(reports: &[SimulationReport]) -> String {
+    let mut text = String::new();
+    if let [one] = reports {
+        text.push_str(&render_markdown(one));
+    } else {
+        for report in reports {
+            let path = report
+                .session
+                .as_ref()
+                .map_or("", |source| source.path.as_str());
+            text.push_str(&format!("## `{path}`\n\n{}\n", render_markdown(report)));
+        }
+        text.push_str(&render_overall(reports));
+    }
+    text.push('\n');
+    text.push_str(&render_verdict(reports));
+    text
+}
+
+fn json_text(reports: &[SimulationReport]) -> Result<String> {
+    let value = serde_json::json!({
+        "reports": reports,
+        "overall": overall(reports),
+        "verdict": verdict_rows(reports),
+        "recommendation": recommend(reports),
+    });
+    let mut text = serde_json::to_string_pretty(&value)?;
+    text.push('\n');
+    Ok(text)
+}

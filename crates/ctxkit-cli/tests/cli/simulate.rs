@@ -1,0 +1,112 @@
+//! `ctxkit simulate`: a small generated run's verdict and recommendation (snapshot), a session
+//! named by its id, and bad input refused in one line with a hint.
+
+use crate::Run;
+
+/// The verdict and what follows it (the report above holds wall times).
+fn verdict(output: &str) -> String {
+    let start = output.find("## Verdict").unwrap_or(0);
+    let mut text = output[start..].to_owned();
+    let timing = seconds_phrase(&text);
+    text = text.replace(&timing, "in [SECONDS] s");
+    text
+}
+
+/// The "in 1.2 s" of the closing line on stderr.
+fn seconds_phrase(text: &str) -> String {
+    let Some(start) = text.rfind(" in ") else {
+        return String::new();
+    };
+    let end = text[start..]
+        .find(" s")
+        .map_or(text.len(), |end| start + end + 2);
+    text[start + 1..end].to_owned()
+}
+
+#[test]
+fn a_small_generated_run_prints_the_verdict_defaults_first_and_config_set_lines() {
+    let run = Run::new();
+    let output = run.ctxkit(&[
+        "simulate",
+        "--calls",
+        "40",
+        "--window",
+        "8000",
+        "--strategy",
+        "no-management",
+        "--strategy",
+        "reference-compaction",
+        "--strategy",
+        "defaults",
+    ]);
+    assert!(output.starts_with("exit: 0\n"), "{output}");
+    // The defaults first, in the report as in the verdict.
+    let report = &output[..output.find("## Verdict").unwrap()];
+    let defaults = report.find("| defaults |").unwrap();
+    assert!(
+        defaults < report.find("| no management |").unwrap(),
+        "{output}"
+    );
+    insta::assert_snapshot!(verdict(&output));
+}
+
+#[test]
+fn a_session_id_from_the_sessions_directory_replays_and_json_holds_the_verdict() {
+    let run = Run::new();
+    let folder = run.home.path().join("sessions/--project--");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::copy(
+        crate::corpus("good-large-realistic.jsonl"),
+        folder.join("2026-01-01T00-00-00-000Z_e2563563-921c-7d33-a161-d9077a3037d8.jsonl"),
+    )
+    .unwrap();
+    let output = run.ctxkit(&[
+        "simulate",
+        "--session",
+        "e2563563",
+        "--strategy",
+        "defaults",
+        "--strategy",
+        "no-management",
+        "--json",
+    ]);
+    assert!(output.starts_with("exit: 0\n"), "{output}");
+    let json = &output["exit: 0\n".len()..output.find("--- stderr").unwrap()];
+    let value: serde_json::Value = serde_json::from_str(json).unwrap();
+    assert_eq!(value["reports"].as_array().unwrap().len(), 1);
+    assert_eq!(value["verdict"][0]["strategy"], "defaults");
+    assert_eq!(value["verdict"][1]["strategy"], "no_management");
+    assert!(value["recommendation"]["commands"].is_array(), "{value}");
+    assert!(
+        output.contains("simulated 1 session under 2 strategies in "),
+        "{output}"
+    );
+    // An id nobody has is one line naming where it looked.
+    let output = run.ctxkit(&["simulate", "--session", "ffffffff"]);
+    assert!(output.starts_with("exit: 3\n"), "{output}");
+    assert!(
+        output.contains(
+            "error: `ffffffff` is neither a file nor the id of a session in `[HOME]/sessions`"
+        ),
+        "{output}"
+    );
+}
+
+#[test]
+fn a_file_that_is_not_a_session_is_one_line_and_a_hint() {
+    let run = Run::new();
+    let garbage = run.home.path().join("garbage.jsonl");
+    std::fs::write(&garbage, b"\x00\xff not json at all\n{\"half\": ").unwrap();
+    let output = run.ctxkit(&["simulate", garbage.to_str().unwrap()]);
+    let lines: Vec<&str> = output.lines().collect();
+    assert_eq!(lines.len(), 4, "{output}");
+    assert_eq!(lines[0], "exit: 3");
+    assert!(
+        lines[2].starts_with("error: Cannot replay `[HOME]/garbage.jsonl`: "),
+        "{output}"
+    );
+    assert!(
+        lines[3].starts_with("hint: `simulate` reads Pi and ctxkit session files"),
+        "{output}"
+    );
+}

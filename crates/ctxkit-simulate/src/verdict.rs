@@ -1,0 +1,407 @@
+//! The verdict over one or more replays, like for like: each strategy beside no management and the
+//! reference's compaction on the same sessions, window, provider and checks (cost, cache read
+//! share, overflows, recall), and the settings the replays recommend, as the `ctxkit config set`
+//! lines a user would run.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::Strategy;
+use super::recall::RecallSample;
+use super::report::{SimulationReport, StrategyReport, headline, recall_cell};
+
+/// One strategy summed over the replays, beside the two baselines.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VerdictRow {
+    pub strategy: Strategy,
+    pub name: &'static str,
+    /// Requests and summaries, with the provider's cache rule, dollars.
+    pub cost: f64,
+    /// `cost` over no management's on the same sessions (`None` when it was not replayed).
+    pub cost_vs_no_management: Option<f64>,
+    /// `cost` over the reference compaction's on the same sessions.
+    pub cost_vs_reference: Option<f64>,
+    /// Sessions where this strategy cost more than no management.
+    pub dearer_than_no_management: usize,
+    /// Input tokens read from the cache over all input tokens.
+    pub cache_read_share: f64,
+    /// Requests above the window (refused and recovered ones included).
+    pub overflows: usize,
+    /// Requests above the window that went out anyway: no provider would answer them.
+    pub unanswerable: usize,
+    /// Recall at naming calls (real sessions) or of the final view (generated ones).
+    pub recall: RecallSample,
+    pub sessions: usize,
+}
+
+/// What the replays recommend.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Recommendation {
+    pub strategy: Strategy,
+    pub name: &'static str,
+    /// The settings that give it, as a settings document over an empty one.
+    pub document: Value,
+    /// `ctxkit config set KEY VALUE`, one per key (none: the defaults are the recommendation).
+    pub commands: Vec<String>,
+    /// Why it was chosen, one sentence.
+    pub reason: String,
+}
+
+/// The verdict rows, in report order (strategies absent from a replay are left out of it).
+pub fn verdict_rows(reports: &[SimulationReport]) -> Vec<VerdictRow> {
+    let mut sums: Vec<Sums> = Vec::new();
+    for report in reports {
+        let find = |wanted: Strategy| {
+            report
+                .strategies
+                .iter()
+                .find(|strategy| strategy.strategy == wanted)
+        };
+        let (none, reference) = (
+            find(Strategy::NoManagement),
+            find(Strategy::ReferenceCompaction),
+        );
+        for strategy in &report.strategies {
+            let position = match sums
+                .iter()
+                .position(|sum| sum.strategy == strategy.strategy)
+            {
+                Some(position) => position,
+                None => {
+                    sums.push(Sums::new(strategy));
+                    sums.len() - 1
+                }
+            };
+            sums[position].add(strategy, none, reference);
+        }
+    }
+    sums.into_iter().map(Sums::row).collect()
+}
+
+/// One strategy's sums while the replays are read.
+struct Sums {
+    strategy: Strategy,
+    name: &'static str,
+    cost: f64,
+    /// No management's and the reference's costs on the same sessions (`None` once a session
+    /// lacked the baseline).
+    none_cost: Option<f64>,
+    reference_cost: Option<f64>,
+    dearer: usize,
+    read_tokens: u64,
+    input_tokens: u64,
+    overflows: usize,
+    unanswerable: usize,
+    recall: RecallSample,
+    sessions: usize,
+}
+
+impl Sums {
+    fn new(strategy: &StrategyReport) -> Self {
+        Self {
+            strategy: strategy.strategy,
+            name: strategy.name,
+            cost: 0.0,
+            none_cost: Some(0.0),
+            reference_cost: Some(0.0),
+            dearer: 0,
+            read_tokens: 0,
+            input_tokens: 0,
+            overflows: 0,
+            unanswerable: 0,
+            recall: RecallSample::default(),
+            sessions: 0,
+        }
+    }
+
+    fn add(
+        &mut self,
+        strategy: &StrategyReport,
+        none: Option<&StrategyReport>,
+        reference: Option<&StrategyReport>,
+    ) {
+        self.sessions += 1;
+        self.cost += strategy.total_cost_with_cache;
+        self.overflows += strategy.overflows;
+        self.unanswerable += strategy
+            .overflows
+            .saturating_sub(strategy.rejected_requests);
+        self.recall.add(headline(strategy).0);
+        self.read_tokens += strategy.shared_prefix_tokens;
+        self.input_tokens += strategy.input_tokens.total;
+        if let Some(none) = none
+            && strategy.total_cost_with_cache > none.total_cost_with_cache + 1e-9
+        {
+            self.dearer += 1;
+        }
+        self.none_cost = self
+            .none_cost
+            .zip(none)
+            .map(|(sum, none)| sum + none.total_cost_with_cache);
+        self.reference_cost = self
+            .reference_cost
+            .zip(reference)
+            .map(|(sum, reference)| sum + reference.total_cost_with_cache);
+    }
+
+    fn row(self) -> VerdictRow {
+        let cost = self.cost;
+        let ratio = |base: f64| if base > 0.0 { cost / base } else { 1.0 };
+        VerdictRow {
+            strategy: self.strategy,
+            name: self.name,
+            cost,
+            cost_vs_no_management: self.none_cost.map(ratio),
+            cost_vs_reference: self.reference_cost.map(ratio),
+            dearer_than_no_management: self.dearer,
+            cache_read_share: if self.input_tokens == 0 {
+                0.0
+            } else {
+                self.read_tokens as f64 / self.input_tokens as f64
+            },
+            overflows: self.overflows,
+            unanswerable: self.unanswerable,
+            recall: self.recall,
+            sessions: self.sessions,
+        }
+    }
+}
+
+/// The settings document that gives `strategy` to a user with an empty settings file, or `None`
+/// when no setting does (provider-side compaction is the provider's).
+pub fn settings_document(strategy: Strategy, context_window: u64) -> Option<Value> {
+    match strategy {
+        Strategy::Defaults => Some(Value::Object(Map::new())),
+        Strategy::Recommended => Some(serde_json::json!({"contextStrategy": "recommended"})),
+        Strategy::ProviderCompaction => None,
+        Strategy::NoManagement
+        | Strategy::ReferenceCompaction
+        | Strategy::Transforms
+        | Strategy::RecommendedBefore
+        | Strategy::RecommendedNoWindow
+        | Strategy::RecommendedFreshSummaries
+        | Strategy::DefaultsBefore => {
+            let defaults = serde_json::to_value(super::defaults()).ok()?;
+            let wanted = serde_json::to_value(strategy.settings(context_window)).ok()?;
+            let mut document = Map::new();
+            difference(&defaults, &wanted, "", &mut document);
+            Some(Value::Object(document))
+        }
+    }
+}
+
+/// The keys of `wanted` whose values differ from `base`, as a nested document.
+fn difference(base: &Value, wanted: &Value, key: &str, document: &mut Map<String, Value>) {
+    match (base, wanted) {
+        (Value::Object(base), Value::Object(wanted)) => {
+            for (name, value) in wanted {
+                let mut inner = Map::new();
+                difference(
+                    base.get(name).unwrap_or(&Value::Null),
+                    value,
+                    name,
+                    &mut inner,
+                );
+                if let Some(found) = inner.remove(name) {
+                    document.insert(name.clone(), found);
+                }
+            }
+            if !document.is_empty() && !key.is_empty() {
+                let inner = std::mem::take(document);
+                document.insert(key.to_owned(), Value::Object(inner));
+            }
+        }
+        (base, wanted) if base != wanted => {
+            document.insert(key.to_owned(), wanted.clone());
+        }
+        _ => {}
+    }
+}
+
+/// `ctxkit config set` lines for a settings document (strings as typed, other values as JSON).
+pub fn config_set_lines(document: &Value) -> Vec<String> {
+    fn walk(value: &Value, key: &str, lines: &mut Vec<String>) {
+        match value {
+            Value::Object(map) if !map.is_empty() => {
+                for (name, inner) in map {
+                    walk(inner, &format!("{key}.{name}"), lines);
+                }
+            }
+            Value::String(text) => lines.push(format!("ctxkit config set {key} {text}")),
+            Value::Array(_) | Value::Object(_) => {
+                lines.push(format!("ctxkit config set {key} '{value}'"));
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => {
+                lines.push(format!("ctxkit config set {key} {value}"));
+            }
+        }
+    }
+    let mut lines = Vec::new();
+    if let Value::Object(map) = document {
+        for (name, inner) in map {
+            walk(inner, name, &mut lines);
+        }
+    }
+    lines
+}
+
+/// The cheapest strategy a user can set whose every request a provider would answer; ties go to
+/// the earlier in report order (`defaults` first).
+pub fn recommend(reports: &[SimulationReport]) -> Option<Recommendation> {
+    let window = reports.first()?.context_window;
+    let rows = verdict_rows(reports);
+    let best = rows
+        .iter()
+        .filter(|row| row.unanswerable == 0 && row.sessions == reports.len())
+        .filter_map(|row| Some((row, settings_document(row.strategy, window)?)))
+        .fold(
+            None::<(&VerdictRow, Value)>,
+            |best, (row, document)| match best {
+                Some((chosen, _)) if chosen.cost <= row.cost + 1e-9 => best,
+                _ => Some((row, document)),
+            },
+        )?;
+    let (row, document) = best;
+    let defaults = rows.iter().find(|row| row.strategy == Strategy::Defaults);
+    let reason = match defaults {
+        Some(defaults) if defaults.strategy == row.strategy => {
+            "an empty settings file is already the cheapest of the strategies a user can set"
+                .to_owned()
+        }
+        Some(defaults) => format!(
+            "{:.1}% cheaper than the defaults on these sessions (${:.2} against ${:.2})",
+            (1.0 - row.cost / defaults.cost.max(f64::MIN_POSITIVE)) * 100.0,
+            row.cost,
+            defaults.cost
+        ),
+        None => format!("the cheapest of the strategies replayed (${:.2})", row.cost),
+    };
+    Some(Recommendation {
+        strategy: row.strategy,
+        name: row.name,
+        commands: config_set_lines(&document),
+        document,
+        reason,
+    })
+}
+
+fn versus(ratio: Option<f64>) -> String {
+    match ratio {
+        Some(ratio) => format!("{:+.1}%", (ratio - 1.0) * 100.0),
+        None => "—".to_owned(),
+    }
+}
+
+/// The verdict table and the recommendation, as markdown.
+pub fn render_verdict(reports: &[SimulationReport]) -> String {
+    let mut out = format!(
+        "## Verdict ({} session{}, like for like)\n\n\
+         Each strategy beside no management and the reference's compaction on the same sessions, \
+         window, provider and checks. Cost is requests plus summaries with the provider's cache \
+         rule.\n\n\
+         | Strategy | Total, cache | vs no management | vs reference compaction | Dearer than no \
+         management | Cache read share | Overflows (unanswerable) | Recall |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|\n",
+        reports.len(),
+        if reports.len() == 1 { "" } else { "s" },
+    );
+    for row in verdict_rows(reports) {
+        let _ = writeln!(
+            out,
+            "| {} | ${:.2} | {} | {} | {} of {} | {:.1}% | {} ({}) | {} |",
+            row.name,
+            row.cost,
+            versus(row.cost_vs_no_management),
+            versus(row.cost_vs_reference),
+            row.dearer_than_no_management,
+            row.sessions,
+            row.cache_read_share * 100.0,
+            row.overflows,
+            row.unanswerable,
+            recall_cell(&row.recall),
+        );
+    }
+    out.push('\n');
+    match recommend(reports) {
+        Some(recommendation) if recommendation.commands.is_empty() => {
+            let _ = writeln!(
+                out,
+                "Recommended: **{}** — {}. No settings to change.",
+                recommendation.name, recommendation.reason
+            );
+        }
+        Some(recommendation) => {
+            let _ = writeln!(
+                out,
+                "Recommended: **{}** — {}. To use it:\n\n```\n{}\n```",
+                recommendation.name,
+                recommendation.reason,
+                recommendation.commands.join("\n")
+            );
+        }
+        None => out.push_str(
+            "Recommended: nothing — every strategy a user can set sent a request no provider \
+             would answer on these sessions (a larger window, or compaction on).\n",
+        ),
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ctxkit_engine::EngineSettings;
+
+    /// The printed lines are true: applied to an empty settings document they give the strategy's
+    /// settings, as the product reads them.
+    #[test]
+    fn each_settings_document_resolves_to_its_strategy() {
+        for strategy in [
+            Strategy::Defaults,
+            Strategy::NoManagement,
+            Strategy::ReferenceCompaction,
+            Strategy::Transforms,
+            Strategy::Recommended,
+            Strategy::DefaultsBefore,
+        ] {
+            let document = settings_document(strategy, 200_000).unwrap();
+            let resolved = EngineSettings::from_document(&document).unwrap();
+            assert_eq!(
+                serde_json::to_value(&resolved).unwrap(),
+                serde_json::to_value(strategy.settings(200_000)).unwrap(),
+                "{strategy:?}: {document}"
+            );
+        }
+        assert!(settings_document(Strategy::ProviderCompaction, 200_000).is_none());
+        assert_eq!(
+            config_set_lines(&settings_document(Strategy::NoManagement, 200_000).unwrap()),
+            [
+                "ctxkit config set compaction.enabled false",
+                "ctxkit config set transforms.pruneEnabled false",
+                "ctxkit config set transforms.dropOldThinking false",
+                "ctxkit config set transforms.windowEnabled false",
+            ]
+        );
+    }
+
+    #[test]
+    fn config_set_lines_type_strings_as_typed_and_the_rest_as_json() {
+        let lines = config_set_lines(&serde_json::json!({
+            "contextStrategy": "recommended",
+            "compaction": {"enabled": false, "keepRecentTokens": 5000},
+            "hooks": [],
+        }));
+        assert_eq!(
+            lines,
+            [
+                "ctxkit config set contextStrategy recommended",
+                "ctxkit config set compaction.enabled false",
+                "ctxkit config set compaction.keepRecentTokens 5000",
+                "ctxkit config set hooks '[]'",
+            ]
+        );
+        assert!(config_set_lines(&serde_json::json!({})).is_empty());
+    }
+}
