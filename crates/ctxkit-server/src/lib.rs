@@ -28,6 +28,7 @@
 //!     agent: None,
 //!     max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
 //!     max_queued_bytes: DEFAULT_MAX_QUEUED_BYTES,
+//!     store: None,
 //! };
 //! let requests = [
 //!     r#"{"jsonrpc":"2.0","id":1,"method":"session.create","params":{"cwd":"/home/me/project"}}"#,
@@ -62,13 +63,18 @@
 
 mod agent_run;
 mod input;
+mod listen;
 mod methods;
+mod mirror;
 mod queue;
 mod session_methods;
+mod socket;
 mod stop;
 
 pub use agent_run::{AgentConfig, ModelSource};
 pub use input::{DEFAULT_MAX_QUEUED_BYTES, DEFAULT_MAX_REQUEST_BYTES};
+pub use listen::{ListenError, Listener, SHUTDOWN_GRACE};
+pub use mirror::StoreBinding;
 pub use stop::ABANDON_AFTER;
 mod validate;
 
@@ -104,6 +110,9 @@ pub struct ServerConfig {
     /// it the server stops reading its input until the queue drains, so a client that pipelines
     /// faster than requests run is slowed down instead of growing the server's memory.
     pub max_queued_bytes: usize,
+    /// A database store (`--store postgres://…`): `session.create` and `session.open` by id work
+    /// on it, each acknowledged entry committed there under the session's lease. `None`: files.
+    pub store: Option<StoreBinding>,
 }
 
 impl std::fmt::Debug for ServerConfig {
@@ -151,7 +160,11 @@ impl MethodError {
 }
 
 pub(crate) struct Shared {
-    pub(crate) config: ServerConfig,
+    pub(crate) config: Arc<ServerConfig>,
+    /// This client's name as a writer of database sessions.
+    pub(crate) owner: String,
+    /// The open database session, when the store is a database.
+    pub(crate) mirror: tokio::sync::Mutex<Option<mirror::Mirror>>,
     pub(crate) engine: RwLock<Option<Engine>>,
     pub(crate) out: mpsc::UnboundedSender<Value>,
     /// Tells the running request to stop (`agent.cancel`, `shutdown`).
@@ -159,7 +172,20 @@ pub(crate) struct Shared {
 }
 
 /// Serves requests from `input` until it ends or `shutdown` is called; writes to `output`.
-pub async fn serve<R, W>(config: ServerConfig, mut input: R, mut output: W) -> std::io::Result<()>
+pub async fn serve<R, W>(config: ServerConfig, input: R, output: W) -> std::io::Result<()>
+where
+    R: AsyncBufRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    serve_client(Arc::new(config), input, output).await
+}
+
+/// [`serve`] for one client of several sharing `config` (a WebSocket connection).
+pub(crate) async fn serve_client<R, W>(
+    config: Arc<ServerConfig>,
+    mut input: R,
+    mut output: W,
+) -> std::io::Result<()>
 where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -178,8 +204,15 @@ where
         }
         Ok::<(), std::io::Error>(())
     });
+    let owner = config
+        .store
+        .as_ref()
+        .map(mirror::client_owner)
+        .unwrap_or_default();
     let shared = Arc::new(Shared {
         config,
+        owner,
+        mirror: tokio::sync::Mutex::new(None),
         engine: RwLock::new(None),
         out,
         stop: tokio::sync::watch::Sender::new(stop::Stop::Nothing),
@@ -192,6 +225,8 @@ where
         while let Some(request) = queued.recv().await {
             // Each request on its own task: a panic fails that request, not every later one.
             let outcome = stop::run_request(&worker_shared, request.method, request.params).await;
+            // On a database store the entries it appended are committed before it is answered.
+            let outcome = mirror::after_request(&worker_shared, outcome).await;
             respond(&worker_shared, request.id, outcome);
             // Its share of the queue's budget is given back once it has run.
             drop(request.held);
@@ -215,6 +250,7 @@ where
         }
         None => Ok(()),
     };
+    mirror::close(&shared).await;
     match (shutdown_id, flushed) {
         (Some(Some(id)), Ok(())) => send_result(&shared, id, json!({})),
         (Some(Some(id)), Err(error)) => send_error(

@@ -33,6 +33,8 @@ use crate::cli::{Cli, Command, GlobalArgs};
 #[derive(Debug)]
 pub struct Locations {
     pub sessions_root: PathBuf,
+    /// The database store, when `--store` names one (`serve` keeps its sessions there).
+    pub database: Option<ctxkit_store::StoreUrl>,
 }
 
 impl Locations {
@@ -47,6 +49,7 @@ impl Locations {
             }
             return Ok(Self {
                 sessions_root: dir.clone(),
+                database: None,
             });
         }
         let home = match &global.home {
@@ -57,6 +60,7 @@ impl Locations {
         };
         Ok(Self {
             sessions_root: home.join("sessions"),
+            database: None,
         })
     }
 }
@@ -202,7 +206,7 @@ fn dispatch(
             navigate::branch(args, setup, out)
         }
         Command::Compactions { file, json } => compaction::compactions(&file, json, out),
-        Command::Serve { stdio: _ } => serve::serve_stdio(&process, &locations, out),
+        Command::Serve { listen, .. } => serve::serve(&process, &locations, listen, out),
         Command::Chat(args) => chat::chat(&process, &locations, &args),
         Command::Models { json } => {
             compaction::models(summary_setup::configured_models(&process)?, json, out)

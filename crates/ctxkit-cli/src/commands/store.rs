@@ -39,8 +39,9 @@ pub fn choose(
         return Ok(StoreUrl::Directory(locations.sessions_root.clone()));
     };
     let url = StoreUrl::parse(&text)?;
-    if let StoreUrl::Directory(root) = &url {
-        locations.sessions_root.clone_from(root);
+    match &url {
+        StoreUrl::Directory(root) => locations.sessions_root.clone_from(root),
+        StoreUrl::Postgres(_) => locations.database = Some(url.clone()),
     }
     Ok(url)
 }

@@ -135,6 +135,7 @@ fn start_configured(
         agent,
         max_request_bytes: 64 * 1024,
         max_queued_bytes: 1024 * 1024,
+        store: None,
     })
 }
 
