@@ -167,6 +167,8 @@ pub(crate) struct Shared {
     pub(crate) mirror: tokio::sync::Mutex<Option<mirror::Mirror>>,
     pub(crate) engine: RwLock<Option<Engine>>,
     pub(crate) out: mpsc::UnboundedSender<Value>,
+    /// The method of the request running now (a `compact` arriving during `agent.run` stops it).
+    pub(crate) running: std::sync::Mutex<Option<String>>,
     /// Tells the running request to stop (`agent.cancel`, `shutdown`).
     pub(crate) stop: tokio::sync::watch::Sender<stop::Stop>,
 }
@@ -213,6 +215,7 @@ where
         config,
         owner,
         mirror: tokio::sync::Mutex::new(None),
+        running: std::sync::Mutex::new(None),
         engine: RwLock::new(None),
         out,
         stop: tokio::sync::watch::Sender::new(stop::Stop::Nothing),
@@ -224,7 +227,9 @@ where
     let worker = tokio::spawn(async move {
         while let Some(request) = queued.recv().await {
             // Each request on its own task: a panic fails that request, not every later one.
+            set_running(&worker_shared, Some(request.method.clone()));
             let outcome = stop::run_request(&worker_shared, request.method, request.params).await;
+            set_running(&worker_shared, None);
             // On a database store the entries it appended are committed before it is answered.
             let outcome = mirror::after_request(&worker_shared, outcome).await;
             respond(&worker_shared, request.id, outcome);
@@ -271,6 +276,12 @@ where
     match writer.await {
         Ok(result) => result,
         Err(error) => Err(std::io::Error::other(error)),
+    }
+}
+
+fn set_running(shared: &Shared, method: Option<String>) {
+    if let Ok(mut running) = shared.running.lock() {
+        *running = method;
     }
 }
 
