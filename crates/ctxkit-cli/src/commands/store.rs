@@ -60,7 +60,10 @@ fn setting(process: &ProcessSettings<'_>) -> Result<Option<String>> {
 
 fn uses_store(command: &mut Command) -> bool {
     let names_a_missing_file = session_argument(command).is_some_and(|(file, _)| !file.exists());
+    let views_a_missing_file = matches!(command, Command::View { web, .. }
+        if web.file.as_ref().is_some_and(|file| !file.exists()));
     names_a_missing_file
+        || views_a_missing_file
         || matches!(
             command,
             Command::Sessions { from: None, .. }
@@ -89,8 +92,8 @@ fn session_argument(command: &mut Command) -> Option<(&mut PathBuf, Access)> {
         | Command::Tokens { file, .. }
         | Command::Compactions { file, .. }
         | Command::Check { file, .. } => Some((file, Access::Read)),
-        // `export --html` reads its session once; `view` follows a file as it grows, which a
-        // copy exported from the database would not do.
+        // `export --html` reads its session once; `view` follows a database session itself
+        // (`commands::web`), polling the database for what was appended.
         Command::Export { web, .. } => web.file.as_mut().map(|file| (file, Access::Read)),
         Command::View { .. } => None,
         Command::Compact {
