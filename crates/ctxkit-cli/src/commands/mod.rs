@@ -17,6 +17,7 @@ mod sessions;
 mod settings;
 mod spend;
 mod store;
+mod store_sync;
 mod summary_setup;
 mod tool_boundary;
 mod web;

@@ -297,7 +297,7 @@ fn http_status(base: &str, path: &str, host: &str) -> u16 {
 }
 
 /// `ctxkit serve --stdio` as a child: one request line in, its answer out (events skipped).
-struct StdioServer {
+pub(super) struct StdioServer {
     child: std::process::Child,
     input: std::process::ChildStdin,
     output: std::io::Lines<BufReader<std::process::ChildStdout>>,
@@ -305,7 +305,7 @@ struct StdioServer {
 }
 
 impl StdioServer {
-    fn start(home: &Path, store: Option<&str>) -> Self {
+    pub(super) fn start(home: &Path, store: Option<&str>) -> Self {
         let mut command = Command::new(env!("CARGO_BIN_EXE_ctxkit"));
         command
             .args(["serve", "--stdio"])
@@ -330,7 +330,7 @@ impl StdioServer {
         }
     }
 
-    fn call(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
+    pub(super) fn call(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
         use std::io::Write;
         self.next_id += 1;
         let request =
@@ -346,7 +346,7 @@ impl StdioServer {
         panic!("the server ended before answering {method}");
     }
 
-    fn turn(&mut self, user: &str, reply: &str, at: i64) {
+    pub(super) fn turn(&mut self, user: &str, reply: &str, at: i64) {
         self.call(
             "message.append",
             json!({"message": {"role": "user", "content": user, "timestamp": at}}),
