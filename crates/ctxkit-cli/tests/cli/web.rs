@@ -258,11 +258,14 @@ fn a_browser_follows_the_session_in_view() {
             break;
         }
     }
-    // An agent appends a turn, as `ctxkit chat` or `serve` would.
-    let mut session = ctxkit_session::Session::open(&file).unwrap();
-    let user: ctxkit_protocol::AgentMessage = serde_json::from_value(json!({"role": "user", "content": "appended-live-marker", "timestamp": 1_800_000_000_000_i64})).unwrap();
-    let reply: ctxkit_protocol::AgentMessage = serde_json::from_value(json!({"role": "assistant", "content": [{"type": "text", "text": "appended-live-reply"}], "provider": "anthropic", "model": "claude-sonnet-4-5", "stopReason": "stop", "timestamp": 1_800_000_001_000_i64})).unwrap();
-    session.append_messages(vec![user, reply]).unwrap();
+    // An agent appends a turn through `ctxkit serve` (issue 44: view follows what serve appends).
+    let mut serve = StdioServer::start(home.path(), None);
+    serve.call("session.open", json!({"path": file}));
+    serve.turn(
+        "appended-live-marker",
+        "appended-live-reply",
+        1_800_000_000_000,
+    );
     for line in lines {
         seen.push_str(&line.unwrap());
         seen.push('\n');
@@ -415,39 +418,7 @@ fn follow_in_browser(tools: &Path, url: &str, shots: &Path, append: impl FnOnce(
     assert!(seen.contains("OK"));
 }
 
-/// Issue 44: `ctxkit view` follows a session while `ctxkit serve` appends to it (the file store).
-#[test]
-fn a_browser_follows_a_session_that_serve_appends() {
-    let Some(tools) = browser_tools() else { return };
-    let home = tempfile::tempdir().unwrap();
-    let mut serve = StdioServer::start(home.path(), None);
-    let created = serve.call(
-        "session.create",
-        json!({"cwd": home.path().display().to_string()}),
-    );
-    serve.turn("the first question", "the first answer", 1_800_000_000_000);
-    let file = serve.call("session.info", json!({}))["session_file"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    assert!(
-        file.contains(created["session_id"].as_str().unwrap()),
-        "{file}"
-    );
-    let (mut view, url) = start_view(home.path(), &file, None);
-    let shots = screenshot_dir(home.path());
-    follow_in_browser(&tools, &url, &shots, || {
-        serve.turn(
-            "appended-live-marker",
-            "appended-live-reply",
-            1_800_000_010_000,
-        );
-    });
-    let _ = view.kill();
-    let _ = view.wait();
-}
-
-/// The same with the session in PostgreSQL: `ctxkit view ID` follows what `serve` commits.
+/// Issue 44 with the session in PostgreSQL: `ctxkit view ID` follows what `serve` commits.
 #[test]
 fn a_browser_follows_a_database_session_that_serve_appends() {
     let Some(tools) = browser_tools() else { return };
