@@ -266,6 +266,16 @@ pub(crate) async fn dispatch(
         return context_method(shared, method, raw).await;
     }
     if TREE_METHODS.contains(&method) {
+        if matches!(method, "fork" | "clone") && shared.mirror.lock().await.is_some() {
+            return Err(MethodError {
+                code: codes::ENGINE_ERROR,
+                message: format!(
+                    "`{method}` writes a new session file, which a database session cannot do yet; \
+                     export the session (`ctxkit store export ID -o FILE`) and open the file"
+                ),
+                kind: Some("not_on_database"),
+            });
+        }
         return tree_method(shared, method, raw).await;
     }
     if PIN_METHODS.contains(&method) {

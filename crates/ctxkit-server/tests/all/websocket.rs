@@ -356,6 +356,18 @@ fn a_session_moves_to_another_instance_when_its_writer_dies() {
             .filter_map(|message| message["content"].as_str())
             .collect();
         assert_eq!(texts, ["acknowledged on A", "continued on B"], "{view}");
+        // A new session file cannot be made of a database session yet: refused, not lost.
+        let fork = call(&mut socket, 5, "clone", Value::Null).await;
+        assert_eq!(fork["error"]["data"]["kind"], "not_on_database", "{fork}");
+        // The listing is the database's.
+        let listed = call(&mut socket, 6, "sessions.list", Value::Null).await;
+        let ids: Vec<&str> = listed["result"]["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|session| session["id"].as_str())
+            .collect();
+        assert!(ids.contains(&id.as_str()), "{listed}");
         // The database holds both, and a clean close gives the lease up at once.
         drop(socket);
         let store = binding(&url, "check").await.store;
