@@ -195,10 +195,9 @@ pub fn view(
     let scratch = Arc::new(tempfile::tempdir().context("cannot create a temporary directory")?);
     // A session of a database store (`--store postgres://…`, an id that is no file): a copy that
     // follows the database, which the page follows as it follows a file.
+    let shown = file.display().to_string();
     let file = match &locations.database {
-        Some(url) if !file.exists() => {
-            follow_database(url, &file.display().to_string(), scratch.path())?
-        }
+        Some(url) if !file.exists() => follow_database(url, &shown, scratch.path())?,
         Some(_) | None => file,
     };
     let serial = Arc::new(AtomicU64::new(0));
@@ -236,8 +235,7 @@ pub fn view(
         out.flush()?;
         writeln!(
             std::io::stderr().lock(),
-            "Serving `{}` on loopback, following it as it grows; Ctrl-C stops",
-            file.display()
+            "Serving `{shown}` on loopback, following it as it grows; Ctrl-C stops"
         )?;
         server.await;
         Ok::<_, anyhow::Error>(())
