@@ -433,7 +433,9 @@ fn a_browser_follows_a_database_session_that_serve_appends() {
     );
     let id = created["session_id"].as_str().unwrap().to_owned();
     serve.turn("the first question", "the first answer", 1_800_000_000_000);
-    let (mut view, url) = start_view(home.path(), &id, Some(&database));
+    let (view, url) = start_view(home.path(), &id, Some(&database));
+    // Stopped even when an assertion fails.
+    let _view = KillOnDrop(view);
     let shots = screenshot_dir(home.path());
     follow_in_browser(&tools, &url, &shots, || {
         serve.turn(
@@ -442,6 +444,13 @@ fn a_browser_follows_a_database_session_that_serve_appends() {
             1_800_000_010_000,
         );
     });
-    let _ = view.kill();
-    let _ = view.wait();
+}
+
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
