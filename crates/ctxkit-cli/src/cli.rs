@@ -34,6 +34,14 @@ pub const NO_COLOR: &str = "NO_COLOR";
 /// child process sees it; read from there.
 pub const CTXKIT_STORE: &str = "CTXKIT_STORE";
 
+/// The token `serve --listen` requires (`Authorization: Bearer …`); secret like the keys.
+pub const CTXKIT_SERVER_TOKEN: &str = "CTXKIT_SERVER_TOKEN";
+
+/// The token of [`CTXKIT_SERVER_TOKEN`].
+pub fn server_token_from_environment() -> Option<String> {
+    ctxkit_secrets::environment_variable(CTXKIT_SERVER_TOKEN).filter(|token| !token.is_empty())
+}
+
 /// The store URL of [`CTXKIT_STORE`].
 pub fn store_from_environment() -> Option<String> {
     ctxkit_secrets::environment_variable(CTXKIT_STORE).filter(|url| !url.is_empty())
@@ -299,9 +307,14 @@ pub enum Command {
     /// Serve the context engine to agents in any language: JSON-RPC 2.0, one message per line
     /// (see docs/protocol.md).
     Serve {
-        /// Speak the protocol on stdin/stdout (the only transport).
-        #[arg(long, required = true)]
+        /// Speak the protocol on stdin/stdout.
+        #[arg(long, required_unless_present = "listen", conflicts_with = "listen")]
         stdio: bool,
+        /// Speak it over WebSocket at ws://HOST:PORT/rpc (one connection is one client), with
+        /// `GET /health`; any address but loopback needs a token (`CTXKIT_SERVER_TOKEN`, setting
+        /// `server.token`). SIGTERM or Ctrl-C drains: requests read are answered, then it exits.
+        #[arg(long, value_name = "HOST:PORT")]
+        listen: Option<String>,
     },
     /// Chat with the configured model as a coding agent: tools, compaction, the session tree.
     Chat(ChatArgs),

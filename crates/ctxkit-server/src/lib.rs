@@ -28,6 +28,7 @@
 //!     agent: None,
 //!     max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
 //!     max_queued_bytes: DEFAULT_MAX_QUEUED_BYTES,
+//!     store: None,
 //! };
 //! let requests = [
 //!     r#"{"jsonrpc":"2.0","id":1,"method":"session.create","params":{"cwd":"/home/me/project"}}"#,
@@ -62,13 +63,18 @@
 
 mod agent_run;
 mod input;
+mod listen;
 mod methods;
+mod mirror;
 mod queue;
 mod session_methods;
+mod socket;
 mod stop;
 
 pub use agent_run::{AgentConfig, ModelSource};
 pub use input::{DEFAULT_MAX_QUEUED_BYTES, DEFAULT_MAX_REQUEST_BYTES};
+pub use listen::{ListenError, Listener, SHUTDOWN_GRACE};
+pub use mirror::StoreBinding;
 pub use stop::ABANDON_AFTER;
 mod validate;
 
@@ -104,6 +110,9 @@ pub struct ServerConfig {
     /// it the server stops reading its input until the queue drains, so a client that pipelines
     /// faster than requests run is slowed down instead of growing the server's memory.
     pub max_queued_bytes: usize,
+    /// A database store (`--store postgres://…`): `session.create` and `session.open` by id work
+    /// on it, each acknowledged entry committed there under the session's lease. `None`: files.
+    pub store: Option<StoreBinding>,
 }
 
 impl std::fmt::Debug for ServerConfig {
@@ -151,15 +160,34 @@ impl MethodError {
 }
 
 pub(crate) struct Shared {
-    pub(crate) config: ServerConfig,
+    pub(crate) config: Arc<ServerConfig>,
+    /// This client's name as a writer of database sessions.
+    pub(crate) owner: String,
+    /// The open database session, when the store is a database.
+    pub(crate) mirror: tokio::sync::Mutex<Option<mirror::Mirror>>,
     pub(crate) engine: RwLock<Option<Engine>>,
     pub(crate) out: mpsc::UnboundedSender<Value>,
+    /// The method of the request running now (a `compact` arriving during `agent.run` stops it).
+    pub(crate) running: std::sync::Mutex<Option<String>>,
     /// Tells the running request to stop (`agent.cancel`, `shutdown`).
     pub(crate) stop: tokio::sync::watch::Sender<stop::Stop>,
 }
 
 /// Serves requests from `input` until it ends or `shutdown` is called; writes to `output`.
-pub async fn serve<R, W>(config: ServerConfig, mut input: R, mut output: W) -> std::io::Result<()>
+pub async fn serve<R, W>(config: ServerConfig, input: R, output: W) -> std::io::Result<()>
+where
+    R: AsyncBufRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    serve_client(Arc::new(config), input, output).await
+}
+
+/// [`serve`] for one client of several sharing `config` (a WebSocket connection).
+pub(crate) async fn serve_client<R, W>(
+    config: Arc<ServerConfig>,
+    mut input: R,
+    mut output: W,
+) -> std::io::Result<()>
 where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -178,8 +206,16 @@ where
         }
         Ok::<(), std::io::Error>(())
     });
+    let owner = config
+        .store
+        .as_ref()
+        .map(mirror::client_owner)
+        .unwrap_or_default();
     let shared = Arc::new(Shared {
         config,
+        owner,
+        mirror: tokio::sync::Mutex::new(None),
+        running: std::sync::Mutex::new(None),
         engine: RwLock::new(None),
         out,
         stop: tokio::sync::watch::Sender::new(stop::Stop::Nothing),
@@ -191,7 +227,11 @@ where
     let worker = tokio::spawn(async move {
         while let Some(request) = queued.recv().await {
             // Each request on its own task: a panic fails that request, not every later one.
+            set_running(&worker_shared, Some(request.method.clone()));
             let outcome = stop::run_request(&worker_shared, request.method, request.params).await;
+            set_running(&worker_shared, None);
+            // On a database store the entries it appended are committed before it is answered.
+            let outcome = mirror::after_request(&worker_shared, outcome).await;
             respond(&worker_shared, request.id, outcome);
             // Its share of the queue's budget is given back once it has run.
             drop(request.held);
@@ -215,6 +255,7 @@ where
         }
         None => Ok(()),
     };
+    mirror::close(&shared).await;
     match (shutdown_id, flushed) {
         (Some(Some(id)), Ok(())) => send_result(&shared, id, json!({})),
         (Some(Some(id)), Err(error)) => send_error(
@@ -235,6 +276,12 @@ where
     match writer.await {
         Ok(result) => result,
         Err(error) => Err(std::io::Error::other(error)),
+    }
+}
+
+fn set_running(shared: &Shared, method: Option<String>) {
+    if let Ok(mut running) = shared.running.lock() {
+        *running = method;
     }
 }
 

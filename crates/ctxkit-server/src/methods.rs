@@ -150,9 +150,13 @@ struct CreateParams {
     in_memory: bool,
 }
 
+/// `session.open`: a file (`path`), or a session of the database store by `id`.
 #[derive(Deserialize)]
-struct PathParams {
-    path: PathBuf,
+struct OpenParams {
+    #[serde(default)]
+    path: Option<PathBuf>,
+    #[serde(default)]
+    id: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -262,6 +266,16 @@ pub(crate) async fn dispatch(
         return context_method(shared, method, raw).await;
     }
     if TREE_METHODS.contains(&method) {
+        if matches!(method, "fork" | "clone") && shared.mirror.lock().await.is_some() {
+            return Err(MethodError {
+                code: codes::ENGINE_ERROR,
+                message: format!(
+                    "`{method}` writes a new session file, which a database session cannot do yet; \
+                     export the session (`ctxkit store export ID -o FILE`) and open the file"
+                ),
+                kind: Some("not_on_database"),
+            });
+        }
         return tree_method(shared, method, raw).await;
     }
     if PIN_METHODS.contains(&method) {
@@ -283,6 +297,14 @@ pub(crate) async fn dispatch(
         })),
         "session.create" => {
             let params: CreateParams = params(raw)?;
+            if let Some(binding) = &shared.config.store
+                && !params.in_memory
+                && params.session_dir.is_none()
+            {
+                let session = crate::mirror::create(shared, binding, &params.cwd).await?;
+                return install(shared, session).await;
+            }
+            crate::mirror::close(shared).await;
             let session = if params.in_memory {
                 Session::in_memory(&params.cwd)
             } else {
@@ -294,9 +316,30 @@ pub(crate) async fn dispatch(
             install(shared, session).await
         }
         "session.open" => {
-            let params: PathParams = params(raw)?;
-            let session = Session::open(&params.path)
-                .map_err(|error| engine_error(EngineError::Session(error)))?;
+            let params: OpenParams = params(raw)?;
+            let session = match (params.id, params.path, &shared.config.store) {
+                (Some(id), None, Some(binding)) => {
+                    crate::mirror::open(shared, binding, &id).await?
+                }
+                (None, Some(path), _) => {
+                    crate::mirror::close(shared).await;
+                    Session::open(&path)
+                        .map_err(|error| engine_error(EngineError::Session(error)))?
+                }
+                (Some(_), None, None) => {
+                    return Err(MethodError::new(
+                        codes::INVALID_PARAMS,
+                        "invalid params: `id` opens a session of a database store \
+                         (`--store postgres://…`); pass the session file's `path`",
+                    ));
+                }
+                (Some(_), Some(_), _) | (None, None, _) => {
+                    return Err(MethodError::new(
+                        codes::INVALID_PARAMS,
+                        "invalid params: pass either `path` (a session file) or `id` (a stored session)",
+                    ));
+                }
+            };
             install(shared, session).await
         }
         "session.info" => Ok(session_info(&engine(shared).await?).await),

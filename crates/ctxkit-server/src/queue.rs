@@ -115,6 +115,12 @@ pub(crate) async fn dispatch_requests(
                     "compact.cancel" | "branch_summary.cancel" | "agent.cancel" | "initialize" => {
                         answer_at_once(shared, request).await;
                     }
+                    // A manual compaction sent during a run stops the run first, then compacts
+                    // (the reference's `compact()` aborts the running turn).
+                    "compact" => {
+                        interrupt_run(shared).await;
+                        waiting.push_back(request);
+                    }
                     _ => waiting.push_back(request),
                 }
             }
@@ -141,6 +147,22 @@ async fn stop_everything(shared: &Shared) {
         engine.interrupt_turn();
     }
     shared.stop.send_replace(stop::Stop::Everything);
+}
+
+/// Stops the running `agent.run`, if one runs, as `agent.cancel` does.
+async fn interrupt_run(shared: &Shared) {
+    let running = shared
+        .running
+        .lock()
+        .map(|running| running.as_deref() == Some("agent.run"))
+        .unwrap_or(false);
+    if !running {
+        return;
+    }
+    if let Some(engine) = shared.engine.read().await.as_ref() {
+        engine.interrupt_turn();
+        shared.stop.send_replace(stop::Stop::Agent);
+    }
 }
 
 async fn answer_at_once(shared: &Arc<Shared>, request: Incoming) {

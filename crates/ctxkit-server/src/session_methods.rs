@@ -128,6 +128,9 @@ pub(crate) async fn undo(shared: &Arc<Shared>) -> Result<Value, MethodError> {
 /// `sessions.list`: sessions of a project (or of all), newest first.
 pub(crate) async fn sessions(shared: &Arc<Shared>, raw: Value) -> Result<Value, MethodError> {
     let params: ListParams = params(raw)?;
+    if let Some(binding) = &shared.config.store {
+        return stored_sessions(shared, binding, params).await;
+    }
     let root = &shared.config.sessions_root;
     let (records, skipped) = if params.all {
         list_all_sessions(root)
@@ -166,4 +169,58 @@ fn session_record(record: &SessionInfoRecord) -> Value {
         "first_message": record.first_message,
         "format_version": record.format_version,
     })
+}
+
+/// `sessions.list` on a database store: the database's listing; `path` is the id to pass to
+/// `session.open`.
+async fn stored_sessions(
+    shared: &Arc<Shared>,
+    binding: &crate::StoreBinding,
+    params: ListParams,
+) -> Result<Value, MethodError> {
+    use ctxkit_store::SessionStore as _;
+    let project = if params.all {
+        None
+    } else {
+        match params.cwd {
+            Some(cwd) => Some(cwd),
+            None => Some(
+                engine(shared)
+                    .await?
+                    .with_session(|session| session.cwd().to_owned())
+                    .await,
+            ),
+        }
+    };
+    let query = ctxkit_store::ListQuery {
+        project,
+        ..ctxkit_store::ListQuery::default()
+    };
+    let stored = binding
+        .store
+        .list(&query)
+        .await
+        .map_err(|error| MethodError {
+            code: codes::ENGINE_ERROR,
+            message: error.to_string(),
+            kind: Some("store"),
+        })?;
+    let records: Vec<Value> = stored
+        .into_iter()
+        .map(|session| {
+            json!({
+                "path": session.id,
+                "id": session.id,
+                "cwd": session.cwd,
+                "name": session.name,
+                "parent_session_path": null,
+                "created": session.created,
+                "modified": ctxkit_session::iso_from_ms(session.modified_ms),
+                "message_count": session.message_count,
+                "first_message": session.first_message.unwrap_or_else(|| "(no messages)".to_owned()),
+                "format_version": null,
+            })
+        })
+        .collect();
+    Ok(json!({ "sessions": records, "skipped": [] }))
 }

@@ -88,7 +88,7 @@ pub fn config(
             }
             let scope = scope(project);
             // Project settings are usually committed: keys and URL credentials stay in the user's.
-            let secret_key = ["llm.apiKey", "llm.headers"]
+            let secret_key = ["llm.apiKey", "llm.headers", "server.token", "store.url"]
                 .iter()
                 .any(|secret| key == *secret || key.starts_with(&format!("{secret}.")));
             if project && (secret_key || ctxkit_packages::has_credentials(&value)) {
@@ -163,7 +163,7 @@ fn get(
 /// `config get KEY` still prints a value asked for by name.
 pub(crate) fn redacted(key: &str, value: Value) -> Value {
     let name = key.rsplit('.').next().unwrap_or(key);
-    let secret_name = |name: &str| name.eq_ignore_ascii_case("apiKey");
+    let secret_name = |name: &str| name.eq_ignore_ascii_case("apiKey") || key == "server.token";
     if secret_name(name) && !value.is_null() {
         return Value::String("<redacted>".to_owned());
     }

@@ -19,6 +19,7 @@ mod settings;
 pub(crate) mod simulate;
 mod spend;
 mod store;
+mod store_sync;
 mod summary_setup;
 mod tool_boundary;
 mod web;
@@ -35,6 +36,8 @@ use crate::cli::{Cli, Command, GlobalArgs};
 #[derive(Debug)]
 pub struct Locations {
     pub sessions_root: PathBuf,
+    /// The database store, when `--store` names one (`serve` keeps its sessions there).
+    pub database: Option<ctxkit_store::StoreUrl>,
 }
 
 impl Locations {
@@ -49,6 +52,7 @@ impl Locations {
             }
             return Ok(Self {
                 sessions_root: dir.clone(),
+                database: None,
             });
         }
         let home = match &global.home {
@@ -59,6 +63,7 @@ impl Locations {
         };
         Ok(Self {
             sessions_root: home.join("sessions"),
+            database: None,
         })
     }
 }
@@ -205,7 +210,7 @@ fn dispatch(
         }
         Command::Compactions { file, json } => compaction::compactions(&file, json, out),
         Command::Checkpoints(args) => checkpoints::run(&process, &locations, args, out),
-        Command::Serve { stdio: _ } => serve::serve_stdio(&process, &locations, out),
+        Command::Serve { listen, .. } => serve::serve(&process, &locations, listen, out),
         Command::Chat(args) => chat::chat(&process, &locations, &args),
         Command::Simulate(args) => simulate::simulate_command(&locations, args, out),
         Command::Models { json } => {
@@ -215,10 +220,7 @@ fn dispatch(
         Command::Config(action) => config::config(process, action, out),
         Command::Resources { json } => resources::resources(&process, json, out),
         Command::Prompt => resources::prompt(&process, out),
-        Command::Trust { revoke, yes } => {
-            let decision = resources::TrustDecision::from_flags(revoke, yes);
-            resources::trust(&process, decision, out)
-        }
+        Command::Trust { revoke, yes } => trust(&process, revoke, yes, out),
         Command::Install { source, local } => packages::install(&process, &source, local, out),
         Command::Remove { source, local } => packages::remove(&process, &source, local, out),
         Command::Update { source } => packages::update(&process, source.as_deref(), out),
@@ -228,6 +230,20 @@ fn dispatch(
         }
         Command::View { web, port } => web::view(&process, &locations, &web, port, out),
     }
+}
+
+/// `ctxkit trust [--revoke] [--yes]`.
+fn trust(
+    process: &settings::ProcessSettings<'_>,
+    revoke: bool,
+    yes: bool,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
+    resources::trust(
+        process,
+        resources::TrustDecision::from_flags(revoke, yes),
+        out,
+    )
 }
 
 /// Opens a session for a read-only command and, when loading found problems, says so on stderr in

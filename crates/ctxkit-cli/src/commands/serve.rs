@@ -1,11 +1,15 @@
-//! `ctxkit serve --stdio`: the engine over JSON-RPC on stdin/stdout (see `docs/protocol.md`).
+//! `ctxkit serve --stdio`: the engine over JSON-RPC on stdin/stdout, and `ctxkit serve --listen`:
+//! the same over WebSocket (see `docs/protocol.md`, `docs/deployment.md`).
 
 use std::io::Write as _;
+use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 use ctxkit_agent::ChatModel;
-use ctxkit_server::{AgentConfig, ModelSource, ServerConfig, serve};
+use ctxkit_server::{AgentConfig, Listener, ModelSource, ServerConfig, StoreBinding};
+use ctxkit_store::AnyStore;
 
 use super::Locations;
 use super::resources;
@@ -14,11 +18,60 @@ use super::summary_setup::{self, SummaryFlags};
 use super::tool_boundary::ToolBoundary;
 use crate::Outcome;
 
-pub fn serve_stdio(
+/// `ctxkit serve`: over WebSocket when `listen` names an address, else on stdio.
+pub fn serve(
+    process: &ProcessSettings<'_>,
+    locations: &Locations,
+    listen: Option<String>,
+    out: &mut dyn std::io::Write,
+) -> Result<Outcome> {
+    match listen {
+        Some(address) => serve_listen(process, locations, &address, out),
+        None => serve_stdio(process, locations, out),
+    }
+}
+
+fn serve_stdio(
     process: &ProcessSettings<'_>,
     locations: &Locations,
     out: &mut dyn std::io::Write,
 ) -> Result<Outcome> {
+    let runtime = runtime()?;
+    let config = server_config(process, locations, &runtime)?;
+    // `out` is the locked stdout of the process: the server writes lines into a channel and this
+    // thread copies them out, so there is one writer and nothing is interleaved.
+    let (sender, receiver) = std::sync::mpsc::channel::<Vec<u8>>();
+    let server = runtime.spawn(async move {
+        let input = tokio::io::BufReader::new(tokio::io::stdin());
+        ctxkit_server::serve(config, input, ChannelWriter(sender)).await
+    });
+    for chunk in receiver {
+        out.write_all(&chunk)?;
+        out.flush()?;
+    }
+    runtime
+        .block_on(server)
+        .context("the server stopped unexpectedly")??;
+    // Stdin may still be open (the client only sent `shutdown`): do not wait for it.
+    runtime.shutdown_background();
+    Ok(Outcome::Success)
+}
+
+/// The multi-threaded runtime both transports run on.
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+/// What every client of this process is given: the settings, the summarizer, the agent's tools
+/// and models, the limits, and the database store when `--store` names one.
+fn server_config(
+    process: &ProcessSettings<'_>,
+    locations: &Locations,
+    runtime: &tokio::runtime::Runtime,
+) -> Result<ServerConfig> {
     // Budgets nobody set follow the window of the model the client sets (`model.set`), in the
     // engine, as in chat.
     let setup = summary_setup::resolve(process, SummaryFlags::default())?;
@@ -60,28 +113,68 @@ pub fn serve_stdio(
         max_request_bytes: usize::try_from(settings.server_max_request_bytes())
             .unwrap_or(usize::MAX),
         max_queued_bytes: usize::try_from(settings.server_max_queued_bytes()).unwrap_or(usize::MAX),
+        store: match &locations.database {
+            Some(url) => Some(StoreBinding {
+                store: runtime
+                    .block_on(AnyStore::open(url))
+                    .with_context(|| format!("cannot open the store `{}`", url.redacted()))?,
+                lease: Duration::from_secs(settings.store_lease_seconds()),
+                owner: writer_name(),
+            }),
+            None => None,
+        },
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    // `out` is the locked stdout of the process: the server writes lines into a channel and this
-    // thread copies them out, so there is one writer and nothing is interleaved.
-    let (sender, receiver) = std::sync::mpsc::channel::<Vec<u8>>();
-    let server = runtime.spawn(async move {
-        let input = tokio::io::BufReader::new(tokio::io::stdin());
-        serve(config, input, ChannelWriter(sender)).await
-    });
-    for chunk in receiver {
-        out.write_all(&chunk)?;
-        out.flush()?;
-    }
-    runtime
-        .block_on(server)
-        .context("the server stopped unexpectedly")??;
-    // Stdin may still be open (the client only sent `shutdown`): do not wait for it.
-    runtime.shutdown_background();
+    Ok(config)
+}
+
+/// `ctxkit serve --listen HOST:PORT`: WebSocket clients until SIGTERM or Ctrl-C, then a drain.
+fn serve_listen(
+    process: &ProcessSettings<'_>,
+    locations: &Locations,
+    address: &str,
+    out: &mut dyn std::io::Write,
+) -> Result<Outcome> {
+    let address: SocketAddr = address
+        .parse()
+        .with_context(|| format!("`--listen {address}` is not HOST:PORT (e.g. 127.0.0.1:8477)"))?;
+    let token = crate::cli::server_token_from_environment().or(process.settings()?.server_token());
+    let runtime = runtime()?;
+    let config = server_config(process, locations, &runtime)?;
+    let listener = runtime.block_on(Listener::bind(address, token, config))?;
+    let bound = listener.local_addr();
+    writeln!(
+        out,
+        "Listening on ws://{bound}/rpc (health: http://{bound}/health)"
+    )?;
+    out.flush()?;
+    runtime.block_on(listener.run(stop_signal()));
+    writeln!(out, "Stopped: every request read was answered")?;
+    runtime.shutdown_timeout(Duration::from_secs(1));
     Ok(Outcome::Success)
+}
+
+/// SIGTERM (a service manager's stop) or Ctrl-C.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut terminate) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = terminate.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
+
+/// Who writes database sessions: this process, so `session_in_use` names it.
+fn writer_name() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|name| name.trim().to_owned())
+        .unwrap_or_else(|_| "localhost".to_owned());
+    format!("ctxkit serve (pid {}) on {host}", std::process::id())
 }
 
 /// An `AsyncWrite` that hands every write to a channel.

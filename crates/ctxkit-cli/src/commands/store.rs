@@ -39,8 +39,9 @@ pub fn choose(
         return Ok(StoreUrl::Directory(locations.sessions_root.clone()));
     };
     let url = StoreUrl::parse(&text)?;
-    if let StoreUrl::Directory(root) = &url {
-        locations.sessions_root.clone_from(root);
+    match &url {
+        StoreUrl::Directory(root) => locations.sessions_root.clone_from(root),
+        StoreUrl::Postgres(_) => locations.database = Some(url.clone()),
     }
     Ok(url)
 }
@@ -59,7 +60,10 @@ fn setting(process: &ProcessSettings<'_>) -> Result<Option<String>> {
 
 fn uses_store(command: &mut Command) -> bool {
     let names_a_missing_file = session_argument(command).is_some_and(|(file, _)| !file.exists());
+    let views_a_missing_file = matches!(command, Command::View { web, .. }
+        if web.file.as_ref().is_some_and(|file| !file.exists()));
     names_a_missing_file
+        || views_a_missing_file
         || matches!(
             command,
             Command::Sessions { from: None, .. }
@@ -88,8 +92,8 @@ fn session_argument(command: &mut Command) -> Option<(&mut PathBuf, Access)> {
         | Command::Tokens { file, .. }
         | Command::Compactions { file, .. }
         | Command::Check { file, .. } => Some((file, Access::Read)),
-        // `export --html` reads its session once; `view` follows a file as it grows, which a
-        // copy exported from the database would not do.
+        // `export --html` reads its session once; `view` follows a database session itself
+        // (`commands::web`), polling the database for what was appended.
         Command::Export { web, .. } => web.file.as_mut().map(|file| (file, Access::Read)),
         Command::View { .. } => None,
         Command::Compact {
@@ -113,6 +117,8 @@ fn session_argument(command: &mut Command) -> Option<(&mut PathBuf, Access)> {
         | Command::EditContext { file, .. }
         | Command::Branch { file, .. }
         | Command::UndoCompact { file } => Some((file, Access::Append)),
+        // `chat --session ID` continues a database session (a session another surface wrote).
+        Command::Chat(args) => args.session.as_mut().map(|file| (file, Access::Append)),
         Command::Fork { file, .. } | Command::ForkFrom { file, .. } | Command::Migrate { file } => {
             Some((file, Access::NewFile))
         }
@@ -120,7 +126,6 @@ fn session_argument(command: &mut Command) -> Option<(&mut PathBuf, Access)> {
         | Command::Store(_)
         | Command::Import { .. }
         | Command::Serve { .. }
-        | Command::Chat(_)
         | Command::Checkpoints(_)
         | Command::Simulate(_)
         | Command::Models { .. }
@@ -334,6 +339,7 @@ fn on_database_session(
     };
     let copy = Copy {
         runtime: &runtime,
+        url,
         store: &store,
         id: &id,
         lease: lease.as_ref(),
@@ -349,6 +355,7 @@ fn on_database_session(
 /// A database session worked on as a file.
 struct Copy<'a> {
     runtime: &'a tokio::runtime::Runtime,
+    url: &'a StoreUrl,
     store: &'a AnyStore,
     id: &'a str,
     lease: Option<&'a ctxkit_store::Lease>,
@@ -373,9 +380,14 @@ impl Copy<'_> {
         if let Some((argument, _)) = session_argument(&mut command) {
             argument.clone_from(&path);
         }
+        // What it appends is committed as it goes (a chat lasts), under the lease it renews.
+        let syncer = self.lease.map(|lease| {
+            super::store_sync::Syncer::start(self.url, lease, &path, before.len() as u64)
+        });
         // What the command prints names the session by its id, not by the temporary copy.
         let mut printed = Vec::new();
         let result = dispatch(command, &mut printed);
+        let committed = syncer.map_or(Ok(()), super::store_sync::Syncer::finish);
         let printed = String::from_utf8_lossy(&printed);
         out.write_all(
             printed
@@ -383,38 +395,9 @@ impl Copy<'_> {
                 .as_bytes(),
         )?;
         let outcome = result?;
-        if let Some(lease) = self.lease {
-            store_appended(self.runtime, self.store, lease, &path, &before)?;
-        }
+        committed?;
         Ok(outcome)
     }
-}
-
-/// Stores the entries the command appended to the copy (the bytes after `before`).
-fn store_appended(
-    runtime: &tokio::runtime::Runtime,
-    store: &AnyStore,
-    lease: &ctxkit_store::Lease,
-    path: &Path,
-    before: &[u8],
-) -> Result<()> {
-    let after = std::fs::read(path).context("cannot read the session copy")?;
-    let Some(appended) = after.strip_prefix(before) else {
-        anyhow::bail!(
-            "the command rewrote session `{}` instead of appending; nothing was stored",
-            lease.session_id
-        );
-    };
-    let text = std::str::from_utf8(appended).context("the command wrote invalid UTF-8")?;
-    let lines: Vec<String> = text
-        .split('\n')
-        .filter(|line| !line.trim().is_empty())
-        .map(str::to_owned)
-        .collect();
-    if !lines.is_empty() {
-        runtime.block_on(store.append(lease, &lines, ctxkit_store::DEFAULT_LEASE))?;
-    }
-    Ok(())
 }
 
 /// Who writes: this process, named so `session_in_use` tells the user which one.

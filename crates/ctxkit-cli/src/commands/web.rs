@@ -193,6 +193,13 @@ pub fn view(
         }
     };
     let scratch = Arc::new(tempfile::tempdir().context("cannot create a temporary directory")?);
+    // A session of a database store (`--store postgres://…`, an id that is no file): a copy that
+    // follows the database, which the page follows as it follows a file.
+    let shown = file.display().to_string();
+    let file = match &locations.database {
+        Some(url) if !file.exists() => follow_database(url, &shown, scratch.path())?,
+        Some(_) | None => file,
+    };
     let serial = Arc::new(AtomicU64::new(0));
     let first = open_any(&file, &args.from, scratch.path(), 0)?;
     super::report_damage(&first, &file)?;
@@ -228,11 +235,76 @@ pub fn view(
         out.flush()?;
         writeln!(
             std::io::stderr().lock(),
-            "Serving `{}` on loopback, following it as it grows; Ctrl-C stops",
-            file.display()
+            "Serving `{shown}` on loopback, following it as it grows; Ctrl-C stops"
         )?;
         server.await;
         Ok::<_, anyhow::Error>(())
     })?;
     Ok(Outcome::Success)
+}
+
+/// How often `view` asks the database whether a session grew.
+const DATABASE_POLL: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Exports database session `id` to a file under `scratch` and keeps it current: a thread asks
+/// the database every [`DATABASE_POLL`] and replaces the file (atomically) when the session grew.
+/// Returns the file once its first copy is written.
+fn follow_database(url: &ctxkit_store::StoreUrl, id: &str, scratch: &Path) -> Result<PathBuf> {
+    use ctxkit_store::SessionStore as _;
+    let file = scratch.join(format!("{id}.jsonl"));
+    let (first, first_written) = std::sync::mpsc::channel::<Result<()>>();
+    let (url, id, target) = (url.clone(), id.to_owned(), file.clone());
+    std::thread::spawn(move || {
+        let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            let _ = first.send(Err(anyhow::anyhow!("cannot start the async runtime")));
+            return;
+        };
+        runtime.block_on(async move {
+            let store = match ctxkit_store::AnyStore::open(&url).await {
+                Ok(store) => store,
+                Err(error) => {
+                    let _ = first.send(Err(error.into()));
+                    return;
+                }
+            };
+            let mut written = 0;
+            let mut first = Some(first);
+            loop {
+                let copied = match store.export(&id).await {
+                    Ok(lines) if lines.entries.len() == written => Ok(()),
+                    Ok(lines) => {
+                        written = lines.entries.len();
+                        replace_file(&target, &lines.to_jsonl())
+                    }
+                    Err(error) => Err(error.into()),
+                };
+                if let Some(first) = first.take() {
+                    let failed = copied.is_err();
+                    let _ = first.send(copied);
+                    if failed {
+                        return;
+                    }
+                }
+                tokio::time::sleep(DATABASE_POLL).await;
+            }
+        });
+    });
+    first_written
+        .recv()
+        .context("the database reader stopped")??;
+    Ok(file)
+}
+
+/// Writes `bytes` to `file` through a temporary file and a rename (a reader sees the old or the new).
+fn replace_file(file: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let mut temporary = tempfile::NamedTempFile::new_in(dir)?;
+    temporary.write_all(bytes)?;
+    temporary
+        .persist(file)
+        .map_err(|error| anyhow::anyhow!("cannot write `{}`: {}", file.display(), error.error))?;
+    Ok(())
 }

@@ -1042,3 +1042,75 @@ fn chat_keeps_the_agent_in_the_project_and_keys_out_of_the_conversation() {
         }
     }
 }
+
+/// Issue 43: `ctxkit chat --store postgres://… --session ID` continues a session an agent wrote
+/// through `serve` (which gave the lease up when it ended); what the chat appends is in the
+/// database afterwards, after the serve's entries, on one chain.
+#[test]
+fn chat_continues_a_database_session_that_serve_wrote() {
+    require_tmux!();
+    let Some(database) = super::store::database() else {
+        return;
+    };
+    let world = World::new(100_000, json!({}));
+    let mut serve = super::web::StdioServer::start(world.home.path(), Some(&database));
+    let created = serve.call(
+        "session.create",
+        json!({"cwd": world.project.display().to_string()}),
+    );
+    let id = created["session_id"].as_str().unwrap().to_owned();
+    serve.turn(
+        "question-from-serve",
+        "answer-from-serve",
+        1_800_000_000_000,
+    );
+    serve.call("shutdown", json!({}));
+    drop(serve);
+
+    world.answer(text("Continuing with what serve wrote.", 300));
+    let tmux = world.start(&format!("--store '{database}' --session {id}"));
+    let screen = tmux.wait_idle(1);
+    assert!(screen.contains("question-from-serve"), "{screen}");
+    tmux.line("and now from chat");
+    tmux.wait_for("Continuing with what serve wrote.");
+    let requests = world.chat_requests();
+    let last = requests.last().unwrap();
+    assert_eq!(
+        last["messages"][1]["content"], "question-from-serve",
+        "{last}"
+    );
+    tmux.line("/quit");
+    // The chat commits as it goes (every second) and once more as it ends.
+    let out = world.home.path().join("exported.jsonl");
+    let mut entries = Vec::new();
+    for _ in 0..50 {
+        let _ = std::fs::remove_file(&out);
+        let exported = Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+            .args(["--store", &database, "store", "export", &id, "-o"])
+            .arg(&out)
+            .env("CTXKIT_HOME", world.home.path())
+            .output()
+            .unwrap();
+        assert!(exported.status.success(), "{exported:?}");
+        entries = world.entries(&out);
+        if entries.len() >= 4 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    drop(tmux);
+    let texts: Vec<String> = entries
+        .iter()
+        .filter(|entry| entry["type"] == "message")
+        .map(|entry| entry["message"]["content"].to_string())
+        .collect();
+    assert_eq!(texts.len(), 4, "{texts:?}");
+    assert!(texts[2].contains("and now from chat"), "{texts:?}");
+    assert!(
+        texts[3].contains("Continuing with what serve wrote."),
+        "{texts:?}"
+    );
+    for pair in entries.windows(2) {
+        assert_eq!(pair[1]["parentId"], pair[0]["id"], "one chain: {pair:?}");
+    }
+}

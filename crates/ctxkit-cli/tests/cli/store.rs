@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Run, corpus};
 
-fn database() -> Option<String> {
+pub(super) fn database() -> Option<String> {
     match std::env::var("CTXKIT_TEST_DATABASE_URL") {
         Ok(url) if !url.is_empty() => Some(url),
         _ => {

@@ -258,11 +258,14 @@ fn a_browser_follows_the_session_in_view() {
             break;
         }
     }
-    // An agent appends a turn, as `ctxkit chat` or `serve` would.
-    let mut session = ctxkit_session::Session::open(&file).unwrap();
-    let user: ctxkit_protocol::AgentMessage = serde_json::from_value(json!({"role": "user", "content": "appended-live-marker", "timestamp": 1_800_000_000_000_i64})).unwrap();
-    let reply: ctxkit_protocol::AgentMessage = serde_json::from_value(json!({"role": "assistant", "content": [{"type": "text", "text": "appended-live-reply"}], "provider": "anthropic", "model": "claude-sonnet-4-5", "stopReason": "stop", "timestamp": 1_800_000_001_000_i64})).unwrap();
-    session.append_messages(vec![user, reply]).unwrap();
+    // An agent appends a turn through `ctxkit serve` (issue 44: view follows what serve appends).
+    let mut serve = StdioServer::start(home.path(), None);
+    serve.call("session.open", json!({"path": file}));
+    serve.turn(
+        "appended-live-marker",
+        "appended-live-reply",
+        1_800_000_000_000,
+    );
     for line in lines {
         seen.push_str(&line.unwrap());
         seen.push('\n');
@@ -294,4 +297,160 @@ fn http_status(base: &str, path: &str, host: &str) -> u16 {
         .nth(1)
         .and_then(|code| code.parse().ok())
         .unwrap_or(0)
+}
+
+/// `ctxkit serve --stdio` as a child: one request line in, its answer out (events skipped).
+pub(super) struct StdioServer {
+    child: std::process::Child,
+    input: std::process::ChildStdin,
+    output: std::io::Lines<BufReader<std::process::ChildStdout>>,
+    next_id: u64,
+}
+
+impl StdioServer {
+    pub(super) fn start(home: &Path, store: Option<&str>) -> Self {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_ctxkit"));
+        command
+            .args(["serve", "--stdio"])
+            .env("CTXKIT_HOME", home)
+            .env("HOME", home)
+            .env("CTXKIT_OFFLINE", "1")
+            .current_dir(home)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        if let Some(store) = store {
+            command.env("CTXKIT_STORE", store);
+        }
+        let mut child = command.spawn().unwrap();
+        let input = child.stdin.take().unwrap();
+        let output = BufReader::new(child.stdout.take().unwrap()).lines();
+        Self {
+            child,
+            input,
+            output,
+            next_id: 0,
+        }
+    }
+
+    pub(super) fn call(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
+        use std::io::Write;
+        self.next_id += 1;
+        let request =
+            json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params});
+        writeln!(self.input, "{request}").unwrap();
+        for line in self.output.by_ref() {
+            let message: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+            if message["id"] == json!(self.next_id) {
+                assert!(message.get("error").is_none(), "{method}: {message}");
+                return message["result"].clone();
+            }
+        }
+        panic!("the server ended before answering {method}");
+    }
+
+    pub(super) fn turn(&mut self, user: &str, reply: &str, at: i64) {
+        self.call(
+            "message.append",
+            json!({"message": {"role": "user", "content": user, "timestamp": at}}),
+        );
+        self.call("message.append", json!({"message": {"role": "assistant", "content": [{"type": "text", "text": reply}], "api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-5", "usage": {"input": 1200, "output": 30, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 1230, "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}, "stopReason": "stop", "timestamp": at + 1000}}));
+    }
+}
+
+impl Drop for StdioServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `ctxkit view SESSION` and returns it with its URL.
+fn start_view(home: &Path, session: &str, store: Option<&str>) -> (std::process::Child, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ctxkit"));
+    command
+        .args(["view", session])
+        .env("CTXKIT_HOME", home)
+        .env("HOME", home)
+        .current_dir(home)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    if let Some(store) = store {
+        command.env("CTXKIT_STORE", store);
+    }
+    let mut server = command.spawn().unwrap();
+    let mut url = String::new();
+    BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut url)
+        .unwrap();
+    let url = url.trim().to_owned();
+    assert!(url.starts_with("http://127.0.0.1:"), "{url:?}");
+    (server, url)
+}
+
+/// Runs the browser's `view` check while `append` adds a turn once the page is up.
+fn follow_in_browser(tools: &Path, url: &str, shots: &Path, append: impl FnOnce()) {
+    let mut checker = node_checker(tools, "view", url, shots, json!({}))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(checker.stdout.take().unwrap()).lines();
+    let mut seen = String::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        seen.push_str(&line);
+        seen.push('\n');
+        if line.starts_with("READY") {
+            break;
+        }
+    }
+    append();
+    for line in lines {
+        seen.push_str(&line.unwrap());
+        seen.push('\n');
+    }
+    let status = checker.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut checker.stderr.take().unwrap(), &mut stderr).unwrap();
+    println!("{seen}");
+    assert!(status.success(), "{seen}\n{stderr}");
+    assert!(seen.contains("OK"));
+}
+
+/// Issue 44 with the session in PostgreSQL: `ctxkit view ID` follows what `serve` commits.
+#[test]
+fn a_browser_follows_a_database_session_that_serve_appends() {
+    let Some(tools) = browser_tools() else { return };
+    let Some(database) = super::store::database() else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let mut serve = StdioServer::start(home.path(), Some(&database));
+    let created = serve.call(
+        "session.create",
+        json!({"cwd": home.path().display().to_string()}),
+    );
+    let id = created["session_id"].as_str().unwrap().to_owned();
+    serve.turn("the first question", "the first answer", 1_800_000_000_000);
+    let (view, url) = start_view(home.path(), &id, Some(&database));
+    // Stopped even when an assertion fails.
+    let _view = KillOnDrop(view);
+    let shots = screenshot_dir(home.path());
+    follow_in_browser(&tools, &url, &shots, || {
+        serve.turn(
+            "appended-live-marker",
+            "appended-live-reply",
+            1_800_000_010_000,
+        );
+    });
+}
+
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }

@@ -508,3 +508,77 @@ async fn agent_run_answers_when_the_model_reads_a_fifo_or_a_device() {
         assert!(is_error && text.contains("not a regular file"), "{text}");
     }
 }
+
+/// Issue 43: a `compact` sent while `agent.run` works stops the run, then compacts (the
+/// reference's `compact()` aborts the running turn); it used to wait behind the run, which then
+/// finished `answered` and was compacted afterwards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compact_during_a_run_stops_the_run_then_compacts() {
+    let dir = tempfile::tempdir().unwrap();
+    let info = ModelInfo {
+        provider: "mock".to_owned(),
+        id: "coder".to_owned(),
+        context_window: 100_000,
+    };
+    let model = ScriptedModel::new(info.clone(), |_, _| unreachable!());
+    let replies = model.clone();
+    // "slow" asks for a 30 s command; everything else is answered at once.
+    let model = ScriptedModel::new(info, move |request, _| {
+        let slow = matches!(request.messages.last(), Some(AgentMessage::User(user)) if format!("{:?}", user.content).contains("slow"));
+        if slow {
+            replies.calls(&[("call_1", "bash", json!({"command": "sleep 30"}))], 500)
+        } else {
+            replies.text(&"an answer with some words ".repeat(40), 500)
+        }
+    });
+    let mut client = start_with(
+        dir.path(),
+        Some(agent_config(Arc::new(Fixed(model.clone())))),
+    );
+    client
+        .call(
+            "session.create",
+            json!({"cwd": dir.path().display().to_string()}),
+        )
+        .await;
+    for turn in 0..4 {
+        let run = client
+            .call("agent.run", json!({"text": format!("question {turn}")}))
+            .await;
+        assert_eq!(run["result"]["outcome"], "answered", "{run}");
+    }
+    let started = std::time::Instant::now();
+    let run = client
+        .send("agent.run", json!({"text": "slow", "approve": "all"}))
+        .await;
+    // The command is running.
+    for _ in 0..100 {
+        if agent_events(&client.notifications)
+            .iter()
+            .any(|kind| kind == "tool_start")
+        {
+            break;
+        }
+        client.poll(Duration::from_millis(50)).await;
+    }
+    assert!(
+        agent_events(&client.notifications)
+            .iter()
+            .any(|kind| kind == "tool_start")
+    );
+    let compact = client.send("compact", Value::Null).await;
+    let ended = client.answer(run).await;
+    assert_eq!(ended["result"]["outcome"], "interrupted", "{ended}");
+    let compacted = client.answer(compact).await;
+    assert!(compacted["result"]["entry_id"].is_string(), "{compacted}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    let info = client.call("session.info", Value::Null).await;
+    assert_eq!(
+        info["result"]["leaf_id"], compacted["result"]["entry_id"],
+        "{info}"
+    );
+}

@@ -7,3 +7,4 @@ mod attacks;
 mod protocol_doc;
 mod server;
 mod support;
+mod websocket;

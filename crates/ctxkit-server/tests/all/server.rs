@@ -37,6 +37,15 @@ impl Client {
         self.to_server.write_all(bytes).await.unwrap();
     }
 
+    /// Reads what arrives for up to `wait` into `notifications` (answers included).
+    pub async fn poll(&mut self, wait: std::time::Duration) {
+        while let Ok(line) = tokio::time::timeout(wait, self.from_server.next_line()).await {
+            let Some(line) = line.unwrap() else { break };
+            self.notifications
+                .push(serde_json::from_str(&line).unwrap());
+        }
+    }
+
     /// Waits for the answer to `id` (JSON `null` for an answer without id), keeping notifications.
     pub async fn answer_to(&mut self, id: Value) -> Value {
         loop {
@@ -135,6 +144,7 @@ fn start_configured(
         agent,
         max_request_bytes: 64 * 1024,
         max_queued_bytes: 1024 * 1024,
+        store: None,
     })
 }
 

@@ -559,10 +559,22 @@ pub const TOP_LEVEL: &[Field] = &[
 
 /// ctxkit: where sessions are stored (`--store`, `CTXKIT_STORE`): a sessions directory or a
 /// `postgres://` URL. Not in `PROJECT_SAFE_KEYS`: an untrusted project cannot choose it.
-const STORE: &[Field] = &[field("url", ValueKind::String, DefaultValue::Unset)];
+const STORE: &[Field] = &[
+    field("url", ValueKind::String, DefaultValue::Unset),
+    // How long a database session's writer holds it without renewing (30 s): how long a session
+    // of a `serve` that died waits before another instance may take it over.
+    field(
+        "leaseSeconds",
+        ValueKind::Integer { min: 1, max: 3600 },
+        DefaultValue::Integer(30),
+    ),
+];
 
-/// ctxkit: `ctxkit serve --stdio`.
+/// ctxkit: `ctxkit serve --stdio` and `--listen`.
 const SERVER: &[Field] = &[
+    // The bearer token `serve --listen` requires (`CTXKIT_SERVER_TOKEN` wins); without one it
+    // listens on loopback only.
+    field("token", ValueKind::String, DefaultValue::Unset),
     // The longest request line accepted (64 MiB); a longer one is discarded and answered with an error.
     field(
         "maxRequestBytes",

@@ -436,6 +436,17 @@ impl SettingsManager {
             .unwrap_or(256 * 1024 * 1024)
     }
 
+    /// `server.token`: the bearer token `serve --listen` requires, when set and non-empty.
+    pub fn server_token(&self) -> Option<String> {
+        self.string_setting("server.token")
+            .filter(|token| !token.is_empty())
+    }
+
+    /// `store.leaseSeconds`: how long a database session's writer holds it unrenewed (30).
+    pub fn store_lease_seconds(&self) -> u64 {
+        self.u64_setting("store.leaseSeconds").unwrap_or(30)
+    }
+
     /// `npmCommand` argv when set and non-empty.
     pub fn npm_command(&self) -> Option<Vec<String>> {
         let value = self.valid_or_default("npmCommand")?;

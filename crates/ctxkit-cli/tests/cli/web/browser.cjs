@@ -117,13 +117,23 @@ async function measure(page) {
   console.log("screenshots: " + path.join(shots, "measure-conversation.png") + " " + path.join(shots, "measure-compactions.png"));
 }
 
+async function until(page, predicate, timeout) {
+  const deadline = Date.now() + timeout;
+  while (!(await page.evaluate(predicate))) {
+    if (Date.now() > deadline) throw new Error("timed out waiting for " + predicate.toString());
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 async function live(page) {
   const rows = await page.evaluate(() => JSON.parse(document.getElementById("session-data").textContent).entries.length);
   console.log("READY " + rows);
   await page.waitForSelector("#tree .row >> text=appended-live-marker", { timeout: 30000 });
   // The selection followed the leaf; its context comes from the server on demand.
-  await page.waitForFunction(() => document.querySelector("#context .ctx-msg:last-child") !== null &&
-    document.querySelector("#context").textContent.includes("appended-live-reply"), null, { timeout: 30000 });
+  // Polled from outside the page: `waitForFunction` polls with `eval` inside it once the first
+  // check fails, which the page's CSP forbids.
+  await until(page, () => document.querySelector("#context .ctx-msg:last-child") !== null &&
+    document.querySelector("#context").textContent.includes("appended-live-reply"), 30000);
   const status = await page.locator("#status").textContent();
   check(status.includes("live"), "the status says live: " + status);
   await page.screenshot({ path: path.join(shots, "view-live.png") });

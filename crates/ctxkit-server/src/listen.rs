@@ -1,0 +1,285 @@
+//! `ctxkit serve --listen HOST:PORT`: the stdio protocol over WebSocket at `/rpc` (one connection
+//! is one client), `GET /health` for a load balancer, a bearer token (`server.token`,
+//! `CTXKIT_SERVER_TOKEN`) required on any address but loopback, and a graceful drain: once told to
+//! stop, no connection is accepted, every client's requests already read are answered (their
+//! entries committed), then the connections are closed.
+//!
+//! A browser page may open a WebSocket to any address, loopback included, and cannot be told
+//! apart from a local program by its address; it always sends `Origin`. A request with an
+//! `Origin` is refused unless it carries the token, so a web page cannot drive a local agent.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderValue};
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde_json::json;
+use sha2::{Digest as _, Sha256};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
+use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
+
+use crate::ServerConfig;
+
+/// How long a drain waits for the clients' requests to end before the server stops anyway.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+
+/// Why the listener did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ListenError {
+    /// A non-loopback address without a token. Returned by [`Listener::bind`]; set `server.token`
+    /// or `CTXKIT_SERVER_TOKEN`, or listen on 127.0.0.1.
+    #[error(
+        "refusing to listen on {address} without a token: any machine that reaches it could run \
+         the agent; set `CTXKIT_SERVER_TOKEN` (or setting `server.token`), or listen on 127.0.0.1"
+    )]
+    TokenRequired { address: SocketAddr },
+    /// The address could not be bound (in use, not this machine's).
+    #[error("cannot listen on {address}: {source}")]
+    Bind {
+        address: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// A bound `serve --listen`.
+pub struct Listener {
+    listener: TcpListener,
+    address: SocketAddr,
+    state: Arc<State>,
+}
+
+impl std::fmt::Debug for Listener {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Listener")
+            .field("address", &self.address)
+            .finish_non_exhaustive()
+    }
+}
+
+struct State {
+    config: Arc<ServerConfig>,
+    /// SHA-256 of the token: compared digest to digest, so the comparison's time says nothing.
+    token: Option<[u8; 32]>,
+    draining: watch::Sender<bool>,
+    clients: AtomicUsize,
+}
+
+fn digest(text: &str) -> [u8; 32] {
+    Sha256::digest(text.as_bytes()).into()
+}
+
+impl Listener {
+    /// Binds `address`; refuses a non-loopback one without `token`.
+    pub async fn bind(
+        address: SocketAddr,
+        token: Option<String>,
+        config: ServerConfig,
+    ) -> Result<Self, ListenError> {
+        let token = token.filter(|token| !token.is_empty());
+        if token.is_none() && !address.ip().is_loopback() {
+            return Err(ListenError::TokenRequired { address });
+        }
+        let listener = TcpListener::bind(address)
+            .await
+            .map_err(|source| ListenError::Bind { address, source })?;
+        let bound = listener
+            .local_addr()
+            .map_err(|source| ListenError::Bind { address, source })?;
+        Ok(Self {
+            listener,
+            address: bound,
+            state: Arc::new(State {
+                config: Arc::new(config),
+                token: token.as_deref().map(digest),
+                draining: watch::Sender::new(false),
+                clients: AtomicUsize::new(0),
+            }),
+        })
+    }
+
+    /// Where it listens (the port chosen when 0 was asked for).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// Serves until `shutdown` completes, then drains: no new connection, the requests read are
+    /// answered (at most [`SHUTDOWN_GRACE`]), the connections closed.
+    pub async fn run(self, shutdown: impl Future<Output = ()>) {
+        let mut connections = tokio::task::JoinSet::new();
+        tokio::pin!(shutdown);
+        loop {
+            let accepted = tokio::select! {
+                accepted = self.listener.accept() => accepted,
+                () = &mut shutdown => break,
+            };
+            let Ok((stream, _)) = accepted else { continue };
+            let state = Arc::clone(&self.state);
+            connections.spawn(async move {
+                let service = service_fn(move |request| {
+                    let state = Arc::clone(&state);
+                    async move { Ok::<_, Infallible>(route(&state, request)) }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .with_upgrades()
+                    .await;
+            });
+            // Finished connections are reaped as others come.
+            while connections.try_join_next().is_some() {}
+        }
+        drop(self.listener);
+        self.state.draining.send_replace(true);
+        let clients = Arc::clone(&self.state);
+        let drained = async move {
+            while clients.clients.load(Ordering::SeqCst) > 0 {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        };
+        let _ = tokio::time::timeout(SHUTDOWN_GRACE, drained).await;
+        connections.abort_all();
+    }
+}
+
+type Reply = Response<Full<Bytes>>;
+
+fn reply(status: StatusCode, body: serde_json::Value) -> Reply {
+    let mut response = Response::new(Full::new(Bytes::from(body.to_string())));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+fn route(state: &Arc<State>, request: Request<Incoming>) -> Reply {
+    let draining = *state.draining.borrow();
+    match (request.method().as_str(), request.uri().path()) {
+        ("GET", "/health") if draining => reply(
+            StatusCode::SERVICE_UNAVAILABLE,
+            json!({"status": "draining"}),
+        ),
+        ("GET", "/health") => reply(
+            StatusCode::OK,
+            json!({
+                "status": "ok",
+                "clients": state.clients.load(Ordering::SeqCst),
+                "store": if state.config.store.is_some() { "database" } else { "files" },
+            }),
+        ),
+        ("GET", "/rpc") if draining => reply(
+            StatusCode::SERVICE_UNAVAILABLE,
+            json!({"error": "the server is shutting down; connect to another instance"}),
+        ),
+        ("GET", "/rpc") => upgrade(state, request),
+        _ => reply(
+            StatusCode::NOT_FOUND,
+            json!({"error": "not found: the protocol is at /rpc (WebSocket), health at /health"}),
+        ),
+    }
+}
+
+/// Whether the request may use the server: the token when one is set; without one (loopback
+/// only), any request without an `Origin` (a program, not a web page).
+fn authorized(state: &State, request: &Request<Incoming>) -> bool {
+    let presented = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "))
+        .map(|token| digest(token.trim()));
+    match (state.token, presented) {
+        (Some(expected), Some(presented)) => expected == presented,
+        (Some(_), None) => false,
+        (None, _) => !request.headers().contains_key(header::ORIGIN),
+    }
+}
+
+fn header_has(request: &Request<Incoming>, name: header::HeaderName, word: &str) -> bool {
+    request
+        .headers()
+        .get_all(name)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .any(|item| item.trim().eq_ignore_ascii_case(word))
+}
+
+fn upgrade(state: &Arc<State>, mut request: Request<Incoming>) -> Reply {
+    if !authorized(state, &request) {
+        let mut refused = reply(
+            StatusCode::UNAUTHORIZED,
+            json!({"error": "a bearer token is required (`Authorization: Bearer …`)"}),
+        );
+        refused
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        return refused;
+    }
+    let key = request.headers().get(header::SEC_WEBSOCKET_KEY).cloned();
+    let is_websocket = header_has(&request, header::CONNECTION, "upgrade")
+        && header_has(&request, header::UPGRADE, "websocket")
+        && request
+            .headers()
+            .get(header::SEC_WEBSOCKET_VERSION)
+            .is_some_and(|version| version == "13");
+    let Some(key) = key.filter(|_| is_websocket) else {
+        return reply(
+            StatusCode::UPGRADE_REQUIRED,
+            json!({"error": "/rpc speaks JSON-RPC over WebSocket (version 13)"}),
+        );
+    };
+    let accept = derive_accept_key(key.as_bytes());
+    let upgrading = hyper::upgrade::on(&mut request);
+    let state = Arc::clone(state);
+    state.clients.fetch_add(1, Ordering::SeqCst);
+    tokio::spawn(async move {
+        if let Ok(upgraded) = upgrading.await {
+            let socket = WebSocketStream::from_raw_socket(
+                TokioIo::new(upgraded),
+                Role::Server,
+                Some(socket_config(&state.config)),
+            )
+            .await;
+            crate::socket::serve_socket(
+                socket,
+                Arc::clone(&state.config),
+                state.draining.subscribe(),
+            )
+            .await;
+        }
+        state.clients.fetch_sub(1, Ordering::SeqCst);
+    });
+    let mut response = Response::new(Full::new(Bytes::new()));
+    *response.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
+    let headers = response.headers_mut();
+    headers.insert(header::CONNECTION, HeaderValue::from_static("Upgrade"));
+    headers.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
+    if let Ok(accept) = HeaderValue::from_str(&accept) {
+        headers.insert(header::SEC_WEBSOCKET_ACCEPT, accept);
+    }
+    response
+}
+
+/// A message may be a little longer than a request line may (so the server answers a too-long
+/// request with its error, as on stdio); far longer closes the connection (1009).
+fn socket_config(config: &ServerConfig) -> WebSocketConfig {
+    let limit = config.max_request_bytes.saturating_add(64 * 1024);
+    WebSocketConfig::default()
+        .max_message_size(Some(limit.saturating_mul(2)))
+        .max_frame_size(Some(limit.saturating_mul(2)))
+}

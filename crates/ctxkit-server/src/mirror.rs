@@ -1,0 +1,280 @@
+//! Sessions of a database store (`--store postgres://…`). The engine works on a session file, so
+//! the server keeps a private copy: `session.open` takes the session's lease and exports it to a
+//! temporary file, `session.create` stores the new header and takes the lease, and after every
+//! request the lines the request appended to the copy are appended to the database under the
+//! lease, before the response is sent: an acknowledged entry is committed. A writer whose lease was
+//! taken over (it was idle past the lease, or its instance was thought dead) is refused its append
+//! and its session is closed; the client opens it again, on this instance or another.
+
+use std::io::{Read, Seek, SeekFrom};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use ctxkit_session::Session;
+use ctxkit_store::{AnyStore, Lease, SessionLines, SessionStore, StoreError};
+use serde_json::Value;
+
+use crate::{MethodError, Shared, codes};
+
+/// The database a server keeps its sessions in, and how it holds them.
+#[derive(Debug, Clone)]
+pub struct StoreBinding {
+    pub store: AnyStore,
+    /// How long a lease lasts without renewal (`store.leaseSeconds`): how long a session of an
+    /// instance that died waits before another instance may take it over.
+    pub lease: Duration,
+    /// Who writes, as `session_in_use` names it (host, process); each client adds its number.
+    pub owner: String,
+}
+
+/// Client numbers, so two connections of one process are two writers.
+static NEXT_CLIENT: AtomicU64 = AtomicU64::new(1);
+
+/// The writer name of a new client of `binding`.
+pub(crate) fn client_owner(binding: &StoreBinding) -> String {
+    format!(
+        "{} client {}",
+        binding.owner,
+        NEXT_CLIENT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// The open database session of one client: its lease and its private copy.
+pub(crate) struct Mirror {
+    store: AnyStore,
+    lease: Lease,
+    ttl: Duration,
+    path: PathBuf,
+    /// Bytes of the copy already in the database.
+    synced: u64,
+    /// Keeps the copy's private folder until the session is closed.
+    _folder: tempfile::TempDir,
+    renewer: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Mirror {
+    fn drop(&mut self) {
+        self.renewer.abort();
+    }
+}
+
+fn store_error(error: StoreError) -> MethodError {
+    let kind = match &error {
+        StoreError::SessionInUse { .. } => "session_in_use",
+        StoreError::Fenced { .. } => "lease_lost",
+        StoreError::NotFound { .. } => "session_not_found",
+        StoreError::Exists { .. } => "session_exists",
+        StoreError::InvalidUrl { .. }
+        | StoreError::InvalidSession { .. }
+        | StoreError::Io { .. }
+        | StoreError::Session(_)
+        | StoreError::Database { .. }
+        | StoreError::Connect { .. } => "store",
+    };
+    MethodError {
+        code: codes::ENGINE_ERROR,
+        message: error.to_string(),
+        kind: Some(kind),
+    }
+}
+
+fn copy_error(what: &str, error: impl std::fmt::Display) -> MethodError {
+    MethodError {
+        code: codes::ENGINE_ERROR,
+        message: format!("{what}: {error}"),
+        kind: Some("store"),
+    }
+}
+
+fn private_folder() -> Result<tempfile::TempDir, MethodError> {
+    tempfile::Builder::new()
+        .prefix("ctxkit-serve-")
+        .tempdir()
+        .map_err(|error| copy_error("cannot create a private temporary folder", error))
+}
+
+/// Renews `lease` every third of `ttl` until the session is closed or the lease is lost.
+fn renew_in_background(
+    store: &AnyStore,
+    lease: &Lease,
+    ttl: Duration,
+) -> tokio::task::JoinHandle<()> {
+    let store = store.clone();
+    let lease = lease.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(ttl / 3).await;
+            if let Err(StoreError::Fenced { .. } | StoreError::NotFound { .. }) =
+                store.renew(&lease, ttl).await
+            {
+                break;
+            }
+        }
+    })
+}
+
+/// `session.open` of a stored session: its lease, then its copy.
+pub(crate) async fn open(
+    shared: &Arc<Shared>,
+    binding: &StoreBinding,
+    id: &str,
+) -> Result<Session, MethodError> {
+    close(shared).await;
+    let lease = binding
+        .store
+        .acquire(id, &shared.owner, binding.lease)
+        .await
+        .map_err(store_error)?;
+    let opened = async {
+        let lines = binding.store.export(id).await.map_err(store_error)?;
+        let folder = private_folder()?;
+        let path = folder.path().join(format!("{id}.jsonl"));
+        let bytes = lines.to_jsonl();
+        std::fs::write(&path, &bytes)
+            .map_err(|error| copy_error("cannot write the session's copy", error))?;
+        let session =
+            Session::open(&path).map_err(|error| crate::methods::engine_error(error.into()))?;
+        Ok::<_, MethodError>((session, path, folder, bytes.len() as u64))
+    }
+    .await;
+    let (session, path, folder, synced) = match opened {
+        Ok(opened) => opened,
+        Err(error) => {
+            let _ = binding.store.release(&lease).await;
+            return Err(error);
+        }
+    };
+    install_mirror(shared, binding, lease, path, folder, synced).await;
+    Ok(session)
+}
+
+/// `session.create` on a database store: the header is stored at once, and its lease taken.
+pub(crate) async fn create(
+    shared: &Arc<Shared>,
+    binding: &StoreBinding,
+    cwd: &str,
+) -> Result<Session, MethodError> {
+    close(shared).await;
+    let folder = private_folder()?;
+    let mut session = Session::create(cwd, folder.path());
+    session
+        .flush_pending()
+        .map_err(|error| crate::methods::engine_error(error.into()))?;
+    let path = session
+        .path()
+        .map(std::path::Path::to_owned)
+        .ok_or_else(|| copy_error("the new session", "has no file"))?;
+    let bytes = std::fs::read(&path)
+        .map_err(|error| copy_error("cannot read the session's copy", error))?;
+    let lines = SessionLines::parse(&path.display().to_string(), &bytes).map_err(store_error)?;
+    binding.store.import(&lines).await.map_err(store_error)?;
+    let lease = binding
+        .store
+        .acquire(session.id(), &shared.owner, binding.lease)
+        .await
+        .map_err(store_error)?;
+    install_mirror(shared, binding, lease, path, folder, bytes.len() as u64).await;
+    Ok(session)
+}
+
+async fn install_mirror(
+    shared: &Arc<Shared>,
+    binding: &StoreBinding,
+    lease: Lease,
+    path: PathBuf,
+    folder: tempfile::TempDir,
+    synced: u64,
+) {
+    let renewer = renew_in_background(&binding.store, &lease, binding.lease);
+    *shared.mirror.lock().await = Some(Mirror {
+        store: binding.store.clone(),
+        lease,
+        ttl: binding.lease,
+        path,
+        synced,
+        _folder: folder,
+        renewer,
+    });
+}
+
+/// After a request: the entries it appended go to the database before its response. When they
+/// cannot (the lease was taken over), the session is closed and the request answered with the
+/// error, so the client knows they were not acknowledged.
+pub(crate) async fn after_request(
+    shared: &Arc<Shared>,
+    outcome: Result<Value, MethodError>,
+) -> Result<Value, MethodError> {
+    let mut mirror = shared.mirror.lock().await;
+    let Some(open) = mirror.as_mut() else {
+        return outcome;
+    };
+    match sync(shared, open).await {
+        Ok(()) => outcome,
+        Err(error) => {
+            // The copy holds entries the database refused: it is no longer this client's.
+            *mirror = None;
+            drop(mirror);
+            *shared.engine.write().await = None;
+            Err(error)
+        }
+    }
+}
+
+async fn sync(shared: &Shared, mirror: &mut Mirror) -> Result<(), MethodError> {
+    if let Some(engine) = shared.engine.read().await.clone() {
+        engine
+            .with_session_mut(Session::flush_pending)
+            .await
+            .map_err(|error| crate::methods::engine_error(error.into()))?;
+    }
+    let appended = read_from(&mirror.path, mirror.synced)
+        .map_err(|error| copy_error("cannot read the session's copy", error))?;
+    if appended.is_empty() {
+        return Ok(());
+    }
+    let Some(complete) = appended.iter().rposition(|byte| *byte == b'\n') else {
+        return Ok(());
+    };
+    let text = std::str::from_utf8(&appended[..complete])
+        .map_err(|error| copy_error("the session's copy", error))?;
+    let lines: Vec<String> = text
+        .split('\n')
+        .filter(|line| !line.trim().is_empty())
+        .map(str::to_owned)
+        .collect();
+    mirror
+        .store
+        .append(&mirror.lease, &lines, mirror.ttl)
+        .await
+        .map_err(store_error)?;
+    mirror.synced += complete as u64 + 1;
+    Ok(())
+}
+
+fn read_from(path: &std::path::Path, offset: u64) -> std::io::Result<Vec<u8>> {
+    let mut file = std::fs::File::open(path)?;
+    let length = file.metadata()?.len();
+    if length < offset {
+        return Err(std::io::Error::other(
+            "the copy is shorter than what was stored (it was rewritten)",
+        ));
+    }
+    file.seek(SeekFrom::Start(offset))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// Closes the client's database session: what is left is stored, then the lease given up so the
+/// client may continue on another instance at once.
+pub(crate) async fn close(shared: &Shared) {
+    let mut mirror = shared.mirror.lock().await;
+    if let Some(mut open) = mirror.take() {
+        let synced = sync(shared, &mut open).await;
+        if synced.is_ok() {
+            let _ = open.store.release(&open.lease).await;
+        }
+    }
+}

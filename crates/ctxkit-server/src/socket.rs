@@ -1,0 +1,123 @@
+//! One WebSocket connection is one client of [`crate::serve_client`]: each text message is one
+//! request line, each response or event line one text message. The messages go through the same
+//! reader as stdio's lines, so the same limits hold (`server.maxRequestBytes`,
+//! `server.maxQueuedBytes`, backpressure: the server stops reading the socket while its queue is
+//! full).
+
+use std::sync::Arc;
+
+use futures::{SinkExt as _, StreamExt as _};
+use hyper::upgrade::Upgraded;
+use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::sync::watch;
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+
+use crate::ServerConfig;
+
+/// The bytes buffered between the socket and the server, each way.
+const PIPE_BYTES: usize = 64 * 1024;
+
+/// Serves one upgraded connection until the client closes it or the server drains (`draining`
+/// turns true: no more requests are read; those read are answered, their writes committed).
+pub(crate) async fn serve_socket(
+    socket: WebSocketStream<TokioIo<Upgraded>>,
+    config: Arc<ServerConfig>,
+    mut draining: watch::Receiver<bool>,
+) {
+    let (mut sink, mut stream) = socket.split();
+    let (mut requests, server_input) = tokio::io::duplex(PIPE_BYTES);
+    let (server_output, responses) = tokio::io::duplex(PIPE_BYTES);
+    let server = tokio::spawn(crate::serve_client(
+        config,
+        BufReader::new(server_input),
+        server_output,
+    ));
+    let reader = async move {
+        loop {
+            let message = tokio::select! {
+                message = stream.next() => message,
+                _ = draining.wait_for(|draining| *draining) => break,
+            };
+            let bytes = match message {
+                Some(Ok(Message::Text(text))) => text.as_bytes().to_vec(),
+                Some(Ok(Message::Binary(bytes))) => bytes.to_vec(),
+                Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => continue,
+                Some(Ok(Message::Close(_)) | Err(_)) | None => break,
+            };
+            if requests.write_all(&one_line(bytes)).await.is_err() {
+                break;
+            }
+        }
+        // The end of the client's input: the server answers what it read, then ends.
+        let _ = requests.shutdown().await;
+    };
+    let writer = async move {
+        let mut responses = BufReader::new(responses);
+        let mut line = Vec::new();
+        let mut connected = true;
+        loop {
+            line.clear();
+            match responses.read_until(b'\n', &mut line).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            if line.last() == Some(&b'\n') {
+                line.pop();
+            }
+            // A client gone is still read from, so the server is never blocked on it.
+            if connected {
+                let text = String::from_utf8_lossy(&line).into_owned();
+                connected = sink.send(Message::text(text)).await.is_ok();
+            }
+        }
+        if connected {
+            let _ = sink
+                .send(Message::Close(Some(CloseFrame {
+                    code: CloseCode::Normal,
+                    reason: "the server ended the session".into(),
+                })))
+                .await;
+            let _ = sink.close().await;
+        }
+    };
+    // The reader ends with the client's input or the drain; when the server ended first
+    // (`shutdown`), it is not waited for.
+    let reader = tokio::spawn(reader);
+    writer.await;
+    reader.abort();
+    let _ = server.await;
+}
+
+/// A message as one request line: the line breaks JSON allows are whitespace between tokens (a
+/// string holds them escaped), so each becomes a space and the request stays one line.
+fn one_line(mut bytes: Vec<u8>) -> Vec<u8> {
+    for byte in &mut bytes {
+        if *byte == b'\n' || *byte == b'\r' {
+            *byte = b' ';
+        }
+    }
+    bytes.push(b'\n');
+    bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn a_pretty_printed_request_is_one_line_with_the_same_meaning() {
+        let pretty = "{\n  \"id\": 1,\r\n  \"method\": \"view.get\",\n  \"params\": {\"text\": \"a\\nb\"}\n}";
+        let line = one_line(pretty.as_bytes().to_vec());
+        assert_eq!(line.iter().filter(|byte| **byte == b'\n').count(), 1);
+        assert_eq!(line.last(), Some(&b'\n'));
+        let parsed: serde_json::Value = serde_json::from_slice(&line).unwrap();
+        assert_eq!(
+            parsed,
+            serde_json::from_str::<serde_json::Value>(pretty).unwrap()
+        );
+    }
+}

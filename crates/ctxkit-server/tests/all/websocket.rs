@@ -1,0 +1,390 @@
+//! `serve --listen` over a real socket on loopback: the protocol at `/rpc`, `/health`, the token,
+//! a web page's `Origin` refused, the request limit, the drain, and (with PostgreSQL from
+//! `CTXKIT_TEST_DATABASE_URL`) a session moving to another instance after its writer died.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ctxkit_compaction::Prompts;
+use ctxkit_server::{ListenError, Listener, ServerConfig, StoreBinding};
+use futures::{SinkExt as _, StreamExt as _};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+
+use crate::support::{Fixed, settings};
+
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+fn config(dir: &std::path::Path, store: Option<StoreBinding>) -> ServerConfig {
+    ServerConfig {
+        settings: settings(2_000),
+        summarizer: Arc::new(Fixed),
+        prompts: Prompts::default(),
+        model: None,
+        sessions_root: dir.to_path_buf(),
+        agent: None,
+        max_request_bytes: 8 * 1024,
+        max_queued_bytes: 64 * 1024,
+        store,
+    }
+}
+
+/// A listener on a free loopback port, running until the returned sender is dropped or sent.
+async fn listen(
+    config: ServerConfig,
+    token: Option<&str>,
+) -> (
+    SocketAddr,
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<()>,
+) {
+    let listener = Listener::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        token.map(str::to_owned),
+        config,
+    )
+    .await
+    .unwrap();
+    let address = listener.local_addr();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(listener.run(async move {
+        let _ = stopped.await;
+    }));
+    (address, stop, running)
+}
+
+async fn connect(address: SocketAddr, headers: &[(&str, &str)]) -> Result<Socket, String> {
+    let mut request = format!("ws://{address}/rpc").into_client_request().unwrap();
+    for (name, value) in headers {
+        request.headers_mut().insert(
+            hyper::header::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+            value.parse().unwrap(),
+        );
+    }
+    tokio_tungstenite::connect_async(request)
+        .await
+        .map(|(socket, _)| socket)
+        .map_err(|error| error.to_string())
+}
+
+/// Sends a request and returns its response (events are skipped).
+async fn call(socket: &mut Socket, id: u64, method: &str, params: Value) -> Value {
+    let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+    socket
+        .send(Message::text(request.to_string()))
+        .await
+        .unwrap();
+    response(socket, id).await
+}
+
+async fn response(socket: &mut Socket, id: u64) -> Value {
+    loop {
+        let message = tokio::time::timeout(Duration::from_secs(20), socket.next())
+            .await
+            .expect("a response within 20 s")
+            .expect("the connection is open")
+            .unwrap();
+        if let Message::Text(text) = message {
+            let value: Value = serde_json::from_str(&text).unwrap();
+            if value["id"] == json!(id) {
+                return value;
+            }
+        }
+    }
+}
+
+fn user(text: &str) -> Value {
+    json!({"message": {"role": "user", "content": text, "timestamp": 1_763_900_000_000_i64}})
+}
+
+/// A plain HTTP GET; returns the status line and the body.
+async fn get(address: SocketAddr, path: &str) -> (String, String) {
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.unwrap();
+    let status = answer.lines().next().unwrap_or_default().to_owned();
+    let body = answer
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
+#[tokio::test]
+async fn a_client_over_websocket_uses_the_stdio_protocol() {
+    let dir = tempfile::tempdir().unwrap();
+    let (address, _stop, _running) = listen(config(dir.path(), None), None).await;
+    let (status, body) = get(address, "/health").await;
+    assert!(status.contains("200"), "{status}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap()["status"],
+        "ok"
+    );
+    assert!(get(address, "/nothing").await.0.contains("404"));
+    assert!(
+        get(address, "/rpc").await.0.contains("426"),
+        "a plain GET of /rpc"
+    );
+
+    let mut socket = connect(address, &[]).await.unwrap();
+    let created = call(
+        &mut socket,
+        1,
+        "session.create",
+        json!({"cwd": "/home/me/p"}),
+    )
+    .await;
+    assert_eq!(created["result"]["cwd"], "/home/me/p", "{created}");
+    let appended = call(&mut socket, 2, "message.append", user("fix the parser")).await;
+    assert!(appended["result"]["entry_id"].is_string(), "{appended}");
+    // A pretty-printed request (line breaks between tokens) is one request.
+    let pretty = "{\n \"jsonrpc\": \"2.0\",\n \"id\": 3,\n \"method\": \"view.get\"\n}";
+    socket.send(Message::text(pretty)).await.unwrap();
+    let view = response(&mut socket, 3).await;
+    assert_eq!(
+        view["result"]["messages"][0]["content"], "fix the parser",
+        "{view}"
+    );
+    // A second connection is another client: no session open.
+    let mut other = connect(address, &[]).await.unwrap();
+    let info = call(&mut other, 1, "session.info", Value::Null).await;
+    assert_eq!(info["error"]["code"], -32001, "{info}");
+}
+
+#[tokio::test]
+async fn any_address_but_loopback_needs_a_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let refused = Listener::bind("0.0.0.0:0".parse().unwrap(), None, config(dir.path(), None))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(refused, ListenError::TokenRequired { .. }),
+        "{refused}"
+    );
+    assert!(
+        refused.to_string().contains("CTXKIT_SERVER_TOKEN"),
+        "{refused}"
+    );
+    let empty = Listener::bind(
+        "0.0.0.0:0".parse().unwrap(),
+        Some(String::new()),
+        config(dir.path(), None),
+    )
+    .await;
+    assert!(empty.is_err(), "an empty token is no token");
+}
+
+#[tokio::test]
+async fn the_token_is_required_once_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let (address, _stop, _running) = listen(config(dir.path(), None), Some("s3cret-token")).await;
+    let missing = connect(address, &[]).await.unwrap_err();
+    assert!(missing.contains("401"), "{missing}");
+    let wrong = connect(address, &[("authorization", "Bearer s3cret-tokeN")])
+        .await
+        .unwrap_err();
+    assert!(wrong.contains("401"), "{wrong}");
+    let mut socket = connect(address, &[("authorization", "Bearer s3cret-token")])
+        .await
+        .unwrap();
+    let init = call(&mut socket, 1, "initialize", Value::Null).await;
+    assert_eq!(init["result"]["server"], "ctxkit", "{init}");
+    // The health endpoint needs none (a load balancer probes it) and tells nothing secret.
+    let (status, body) = get(address, "/health").await;
+    assert!(status.contains("200") && !body.contains("s3cret"), "{body}");
+}
+
+#[tokio::test]
+async fn a_web_page_cannot_drive_a_loopback_server() {
+    // A page on any site may open a WebSocket to 127.0.0.1; the browser sends its Origin.
+    let dir = tempfile::tempdir().unwrap();
+    let (address, _stop, _running) = listen(config(dir.path(), None), None).await;
+    let refused = connect(address, &[("origin", "https://evil.example")])
+        .await
+        .unwrap_err();
+    assert!(refused.contains("401"), "{refused}");
+}
+
+#[tokio::test]
+async fn a_too_long_message_is_answered_as_a_too_long_line_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let (address, _stop, _running) = listen(config(dir.path(), None), None).await;
+    let mut socket = connect(address, &[]).await.unwrap();
+    let long = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"pad": "x".repeat(10_000)}});
+    socket.send(Message::text(long.to_string())).await.unwrap();
+    let answer = loop {
+        if let Some(Ok(Message::Text(text))) = socket.next().await {
+            break serde_json::from_str::<Value>(&text).unwrap();
+        }
+    };
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("server.maxRequestBytes"),
+        "{answer}"
+    );
+    // The connection still serves.
+    let init = call(&mut socket, 2, "initialize", Value::Null).await;
+    assert_eq!(init["result"]["server"], "ctxkit");
+}
+
+#[tokio::test]
+async fn a_drain_answers_the_requests_read_then_closes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (address, stop, running) = listen(config(dir.path(), None), None).await;
+    let mut socket = connect(address, &[]).await.unwrap();
+    call(&mut socket, 1, "session.create", json!({"cwd": "/p"})).await;
+    // Pipelined, then the drain: every request read is answered before the close.
+    for id in 2..=6 {
+        let request =
+            json!({"jsonrpc": "2.0", "id": id, "method": "message.append", "params": user("kept")});
+        socket
+            .send(Message::text(request.to_string()))
+            .await
+            .unwrap();
+    }
+    let sixth = response(&mut socket, 6).await;
+    let _ = stop.send(());
+    assert!(sixth["result"]["entry_id"].is_string(), "{sixth}");
+    let closed = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match socket.next().await {
+                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
+                Some(Ok(_)) => {}
+            }
+        }
+    })
+    .await;
+    assert!(closed.is_ok(), "the connection is closed after the drain");
+    tokio::time::timeout(Duration::from_secs(10), running)
+        .await
+        .unwrap()
+        .unwrap();
+    // The entries acknowledged are in the file.
+    let file = walk(dir.path()).pop().unwrap();
+    let text = std::fs::read_to_string(file).unwrap();
+    assert_eq!(text.matches("\"kept\"").count(), 5, "{text}");
+    assert!(connect(address, &[]).await.is_err(), "no longer listening");
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+fn database() -> Option<String> {
+    match std::env::var("CTXKIT_TEST_DATABASE_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CTXKIT_TEST_DATABASE_URL is not set: under CI the PostgreSQL tests must run"
+            );
+            None
+        }
+    }
+}
+
+async fn binding(url: &str, owner: &str) -> StoreBinding {
+    let store = ctxkit_store::AnyStore::open(&ctxkit_store::StoreUrl::parse(url).unwrap())
+        .await
+        .unwrap();
+    StoreBinding {
+        store,
+        lease: Duration::from_millis(1_500),
+        owner: owner.to_owned(),
+    }
+}
+
+#[test]
+fn a_session_moves_to_another_instance_when_its_writer_dies() {
+    let Some(url) = database() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // Instance A on its own runtime: dropping the runtime kills it as SIGKILL would (no
+    // release, no renewal, the connection cut).
+    let dying = tokio::runtime::Runtime::new().unwrap();
+    let (address_a, id) = dying.block_on(async {
+        let (address, stop, _running) =
+            listen(config(dir.path(), Some(binding(&url, "A").await)), None).await;
+        std::mem::forget(stop);
+        let mut socket = connect(address, &[]).await.unwrap();
+        let created = call(&mut socket, 1, "session.create", json!({"cwd": "/fleet"})).await;
+        let id = created["result"]["session_id"].as_str().unwrap().to_owned();
+        let appended = call(&mut socket, 2, "message.append", user("acknowledged on A")).await;
+        assert!(appended["result"]["entry_id"].is_string(), "{appended}");
+        std::mem::forget(socket);
+        (address, id)
+    });
+    dying.shutdown_background();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        assert!(connect(address_a, &[]).await.is_err(), "A is dead");
+        let (address_b, _stop, _running) =
+            listen(config(dir.path(), Some(binding(&url, "B").await)), None).await;
+        let mut socket = connect(address_b, &[]).await.unwrap();
+        // A's lease still runs: B refuses, naming the writer.
+        let refused = call(&mut socket, 1, "session.open", json!({"id": id})).await;
+        assert_eq!(
+            refused["error"]["data"]["kind"], "session_in_use",
+            "{refused}"
+        );
+        tokio::time::sleep(Duration::from_millis(1_700)).await;
+        let opened = call(&mut socket, 2, "session.open", json!({"id": id})).await;
+        assert_eq!(opened["result"]["entries"], 1, "{opened}");
+        call(&mut socket, 3, "message.append", user("continued on B")).await;
+        let view = call(&mut socket, 4, "view.get", Value::Null).await;
+        let texts: Vec<&str> = view["result"]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|message| message["content"].as_str())
+            .collect();
+        assert_eq!(texts, ["acknowledged on A", "continued on B"], "{view}");
+        // A new session file cannot be made of a database session yet: refused, not lost.
+        let fork = call(&mut socket, 5, "clone", Value::Null).await;
+        assert_eq!(fork["error"]["data"]["kind"], "not_on_database", "{fork}");
+        // The listing is the database's.
+        let listed = call(&mut socket, 6, "sessions.list", Value::Null).await;
+        let ids: Vec<&str> = listed["result"]["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|session| session["id"].as_str())
+            .collect();
+        assert!(ids.contains(&id.as_str()), "{listed}");
+        // The database holds both, and a clean close gives the lease up at once.
+        drop(socket);
+        let store = binding(&url, "check").await.store;
+        let mut exported = None;
+        for _ in 0..50 {
+            use ctxkit_store::SessionStore as _;
+            if store
+                .acquire(&id, "check", Duration::from_secs(1))
+                .await
+                .is_ok()
+            {
+                exported = Some(store.export(&id).await.unwrap());
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let exported = exported.expect("B released the lease when its client left");
+        assert_eq!(exported.entries.len(), 2);
+    });
+}
