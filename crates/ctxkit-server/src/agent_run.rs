@@ -55,6 +55,11 @@ pub struct AgentConfig {
     /// Secret values (settings' keys and headers) redacted from tool results, besides the secret
     /// environment variables.
     pub secrets: Vec<String>,
+    /// Files and folders a tool writes only with approval, besides the guarded places every
+    /// project has (`.git/`, `.ctxkit/`, `.pi/`, the live session file): the hook scripts the
+    /// settings name and local package folders, wherever they are (without a person to ask,
+    /// `approve: "none"`, such a write is refused).
+    pub guarded: Vec<PathBuf>,
     /// Keeps the prompt cache of the runs' requests warm between `agent.run` calls
     /// (`cacheWarming`); stopped when another session is opened and at the end. `None`: no warming.
     pub warmer: Option<Arc<CacheWarmer>>,
@@ -234,6 +239,9 @@ fn workspace(
     }
     for secret in &config.secrets {
         workspace.add_secret(secret);
+    }
+    for path in &config.guarded {
+        workspace.guard(path);
     }
     workspace
 }

@@ -48,6 +48,7 @@ pub fn serve_stdio(
         home: Some(boundary.home),
         readable_paths: boundary.readable_paths,
         secrets: boundary.secrets,
+        guarded: boundary.guarded,
         warmer: Some(summary_setup::cache_warmer(process)?),
     };
     let config = ServerConfig {

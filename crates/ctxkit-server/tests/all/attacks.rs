@@ -78,6 +78,7 @@ fn agent(model: Slow) -> AgentConfig {
         home: None,
         readable_paths: Vec::new(),
         secrets: Vec::new(),
+        guarded: Vec::new(),
         warmer: None,
     }
 }
