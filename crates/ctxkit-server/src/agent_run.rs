@@ -13,7 +13,6 @@ use ctxkit_llm::{ChatDelta, RetryNotice};
 use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::sync::mpsc::UnboundedSender;
 
 use crate::methods::{engine, engine_error, params};
 use crate::{MethodError, Shared, codes};
@@ -101,7 +100,7 @@ struct RunParams {
 }
 
 /// Sends the loop's events as `agent_event` notifications.
-struct Notifier(UnboundedSender<Value>);
+struct Notifier(crate::outgoing::Outgoing);
 
 impl AgentObserver for Notifier {
     fn event<'a>(&'a self, event: AgentEvent) -> BoxFuture<'a, ()> {
@@ -138,7 +137,7 @@ impl AgentObserver for Notifier {
         if let Some(params) = params {
             let _ = self
                 .0
-                .send(json!({"jsonrpc": "2.0", "method": "agent_event", "params": params}));
+                .send(&json!({"jsonrpc": "2.0", "method": "agent_event", "params": params}));
         }
         Box::pin(async {})
     }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use anyhow::{Context as _, Result};
 use ctxkit_agent::ChatModel;
 use ctxkit_server::{AgentConfig, ModelSource, ServerConfig, serve};
+use tokio_util::sync::PollSender;
 
 use super::Locations;
 use super::resources;
@@ -67,13 +68,15 @@ pub fn serve_stdio(
         .build()
         .context("cannot start the async runtime")?;
     // `out` is the locked stdout of the process: the server writes lines into a channel and this
-    // thread copies them out, so there is one writer and nothing is interleaved.
-    let (sender, receiver) = std::sync::mpsc::channel::<Vec<u8>>();
+    // thread copies them out, so there is one writer and nothing is interleaved. The channel holds
+    // a few writes: a client that does not read holds the server's writer back, and the server
+    // bounds what waits (see `docs/protocol.md`).
+    let (sender, mut receiver) = tokio::sync::mpsc::channel::<Vec<u8>>(OUTPUT_CHUNKS);
     let server = runtime.spawn(async move {
         let input = tokio::io::BufReader::new(tokio::io::stdin());
-        serve(config, input, ChannelWriter(sender)).await
+        serve(config, input, ChannelWriter(PollSender::new(sender))).await
     });
-    for chunk in receiver {
+    while let Some(chunk) = receiver.blocking_recv() {
         out.write_all(&chunk)?;
         out.flush()?;
     }
@@ -85,21 +88,29 @@ pub fn serve_stdio(
     Ok(Outcome::Success)
 }
 
-/// An `AsyncWrite` that hands every write to a channel.
-struct ChannelWriter(std::sync::mpsc::Sender<Vec<u8>>);
+/// The writes the channel from the server to stdout holds.
+const OUTPUT_CHUNKS: usize = 16;
+
+/// An `AsyncWrite` that hands every write to a bounded channel (pending while it is full).
+struct ChannelWriter(PollSender<Vec<u8>>);
 
 impl tokio::io::AsyncWrite for ChannelWriter {
     fn poll_write(
-        self: std::pin::Pin<&mut Self>,
-        _context: &mut std::task::Context<'_>,
+        mut self: std::pin::Pin<&mut Self>,
+        context: &mut std::task::Context<'_>,
         buffer: &[u8],
     ) -> std::task::Poll<std::io::Result<usize>> {
-        std::task::Poll::Ready(
-            self.0
-                .send(buffer.to_vec())
-                .map(|()| buffer.len())
-                .map_err(|_| std::io::Error::from(std::io::ErrorKind::BrokenPipe)),
-        )
+        let closed = || std::io::Error::from(std::io::ErrorKind::BrokenPipe);
+        match self.0.poll_reserve(context) {
+            std::task::Poll::Pending => std::task::Poll::Pending,
+            std::task::Poll::Ready(Err(_)) => std::task::Poll::Ready(Err(closed())),
+            std::task::Poll::Ready(Ok(())) => std::task::Poll::Ready(
+                self.0
+                    .send_item(buffer.to_vec())
+                    .map(|()| buffer.len())
+                    .map_err(|_| closed()),
+            ),
+        }
     }
 
     fn poll_flush(
