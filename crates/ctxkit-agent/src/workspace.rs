@@ -55,6 +55,8 @@ impl Place {
 pub struct Workspace {
     /// The project root, resolved.
     root: PathBuf,
+    /// The project root as given (without `.` and `..`): the tools' working directory names it so.
+    given_root: PathBuf,
     /// ctxkit's home (settings, credentials, trust list, sessions), resolved.
     home: Option<PathBuf>,
     /// ctxkit's own places besides its home (a sessions directory elsewhere, the session file),
@@ -83,6 +85,7 @@ impl Workspace {
     pub fn new(root: &Path) -> Self {
         let mut workspace = Self {
             root: resolve(root),
+            given_root: ctxkit_jail::lexical(root),
             home: None,
             protected: Vec::new(),
             outputs: Vec::new(),
@@ -229,6 +232,46 @@ impl Workspace {
             jail.deny(place);
         }
         Ok(jail)
+    }
+
+    /// The folder `bash` starts in: `cwd` (the project or a folder in it) opened through the
+    /// project's jail, so a symlink out of the project, `..` past it, ctxkit's own places and the
+    /// user's credentials are refused, and a project folder swapped for a symlink since the
+    /// session started is noticed; the child starts in the opened descriptor, not a name.
+    pub fn working_directory(&self, cwd: &Path) -> Result<ctxkit_jail::OpenedDir, String> {
+        let refused = |reason: String| {
+            format!(
+                "`bash` refused: its working directory `{}` {reason}",
+                cwd.display()
+            )
+        };
+        let lexical = ctxkit_jail::lexical(cwd);
+        let relative = lexical
+            .strip_prefix(&self.root)
+            .or_else(|_| lexical.strip_prefix(&self.given_root))
+            .map_err(|_| refused("is not in the project".to_owned()))?;
+        let mut jail =
+            ctxkit_jail::Jail::open(&self.root).map_err(|error| refused(error.to_string()))?;
+        if jail.root() != self.root {
+            return Err(refused(format!(
+                "is no longer the project: `{}` now leads to `{}`",
+                self.root.display(),
+                jail.root().display()
+            )));
+        }
+        for place in &self.protected {
+            jail.deny(place);
+        }
+        let opened = jail
+            .open_directory(relative)
+            .map_err(|error| refused(error.to_string()))?;
+        if !opened.real_path().starts_with(&self.root) {
+            return Err(refused(format!(
+                "leads out of the project, to `{}`",
+                opened.real_path().display()
+            )));
+        }
+        Ok(opened)
     }
 
     /// Whether `path` is in a project that itself lies strictly inside the protected `place` (a

@@ -343,6 +343,14 @@ fn classify_package(error: &PackageError) -> (u8, Option<String>) {
                 path.display()
             )),
         ),
+        PackageError::Refused { .. } => (
+            3,
+            Some(
+                "a package folder leads out of its place (a symlink the project committed under \
+                 `.ctxkit/`?); remove it and try again"
+                    .to_owned(),
+            ),
+        ),
         PackageError::Io { .. } => (4, None),
     }
 }

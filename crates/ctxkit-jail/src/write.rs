@@ -34,6 +34,39 @@ impl Jail {
             .map_err(|source| self.open_error(relative, source))
     }
 
+    /// Removes the directory `path` and everything in it, beneath the root: a symlink on the way
+    /// out of the root fails, a symlink inside is removed, never followed; a denied place is
+    /// refused. Removing the root itself is refused.
+    pub fn remove_dir_all(&self, path: &Path) -> Result<(), JailError> {
+        let relative = self.removable(path)?;
+        self.dir
+            .remove_dir_all(relative)
+            .map_err(|source| self.open_error(relative, source))
+    }
+
+    /// Removes the directory `path` when it is empty, beneath the root (as
+    /// [`Self::remove_dir_all`] judges it).
+    pub fn remove_dir(&self, path: &Path) -> Result<(), JailError> {
+        let relative = self.removable(path)?;
+        self.dir
+            .remove_dir(relative)
+            .map_err(|source| self.open_error(relative, source))
+    }
+
+    /// `path` beneath the root when it names a directory there that may be removed.
+    fn removable<'a>(&self, path: &'a Path) -> Result<&'a Path, JailError> {
+        let relative = self.relative(path)?;
+        if crate::lexical(relative).as_os_str().is_empty() {
+            return Err(JailError::Escapes {
+                path: self.root.join(relative),
+                root: self.root.clone(),
+            });
+        }
+        // Opened first: a parent that is a symlink out of the root, or a denied place, fails here.
+        self.open_dir(relative)?;
+        Ok(relative)
+    }
+
     /// Replaces the file at `path` by `content` atomically, creating missing parent directories.
     pub fn write_atomic(&self, path: &Path, content: &[u8]) -> Result<(), JailError> {
         let relative = self.relative(path)?;

@@ -135,6 +135,16 @@ pub enum PackageError {
         /// What in it is refused.
         reason: String,
     },
+    /// A package folder or file refused by the jail the package manager opens them through (a
+    /// symlink out of the scope's folder, `..` past it, the user's credentials): nothing was read,
+    /// written or removed there. Check what the project committed under `.ctxkit/`.
+    #[error("Refused to touch `{}`: {reason}", path.display())]
+    Refused {
+        /// The path refused.
+        path: PathBuf,
+        /// Why (the jail's refusal).
+        reason: String,
+    },
     /// Filesystem work around an install (creating dirs, removing checkouts) failed.
     #[error("Failed to access `{path}`: {source}")]
     Io {

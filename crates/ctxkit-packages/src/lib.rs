@@ -11,6 +11,7 @@
 
 mod diagnostics;
 mod error;
+mod folders;
 mod packages;
 mod resolve;
 mod source;

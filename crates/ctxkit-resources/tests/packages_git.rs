@@ -489,3 +489,35 @@ fn a_checkout_with_an_uploadpack_fsmonitor_or_hooks_runs_nothing_on_update() {
     assert!(checkout.join("new.txt").exists());
     assert!(!marker.exists(), "a hook of the checkout ran");
 }
+
+/// Attack (issue 42): a hostile repository commits `.ctxkit/git/github.com` as a symlink to a
+/// folder outside the project. `ctxkit remove` of a project git package deleted
+/// `<outside>/test/extension` (the package manager's `remove_dir_all` followed the link), and an
+/// install cloned into it. Now every package folder is created, written and removed through a jail
+/// on the project: both are refused and nothing outside changes.
+#[test]
+fn a_package_folder_symlinked_out_of_the_project_is_neither_removed_nor_written() {
+    let world = World::new();
+    let repo = extension_repo(&world);
+    let outside = world.root.join("outside");
+    write(outside.join("test/extension/precious.txt"), "keep me");
+    std::fs::create_dir_all(world.project().join("git")).unwrap();
+    std::os::unix::fs::symlink(&outside, world.project().join("git/github.com")).unwrap();
+    let (manager, _recorder, _progress) = real_manager(&world);
+
+    let removed = manager.remove("git:github.com/test/extension", SourceScope::Project);
+    assert!(
+        matches!(removed, Err(PackageError::Refused { .. })),
+        "{removed:?}"
+    );
+    assert_eq!(read(outside.join("test/extension/precious.txt")), "keep me");
+
+    std::fs::remove_dir_all(outside.join("test")).unwrap();
+    let installed = manager.install("git:github.com/test/extension", SourceScope::Project);
+    assert!(
+        matches!(installed, Err(PackageError::Refused { .. })),
+        "{installed:?}"
+    );
+    assert!(!outside.join("test").exists(), "nothing was cloned outside");
+    drop(repo);
+}

@@ -13,7 +13,6 @@ use ctxkit_llm::{ChatDelta, RetryNotice};
 use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::sync::mpsc::UnboundedSender;
 
 use crate::methods::{engine, engine_error, params};
 use crate::{MethodError, Shared, codes};
@@ -55,6 +54,11 @@ pub struct AgentConfig {
     /// Secret values (settings' keys and headers) redacted from tool results, besides the secret
     /// environment variables.
     pub secrets: Vec<String>,
+    /// Files and folders a tool writes only with approval, besides the guarded places every
+    /// project has (`.git/`, `.ctxkit/`, `.pi/`, the live session file): the hook scripts the
+    /// settings name and local package folders, wherever they are (without a person to ask,
+    /// `approve: "none"`, such a write is refused).
+    pub guarded: Vec<PathBuf>,
     /// Keeps the prompt cache of the runs' requests warm between `agent.run` calls
     /// (`cacheWarming`); stopped when another session is opened and at the end. `None`: no warming.
     pub warmer: Option<Arc<CacheWarmer>>,
@@ -96,7 +100,7 @@ struct RunParams {
 }
 
 /// Sends the loop's events as `agent_event` notifications.
-struct Notifier(UnboundedSender<Value>);
+struct Notifier(crate::outgoing::Outgoing);
 
 impl AgentObserver for Notifier {
     fn event<'a>(&'a self, event: AgentEvent) -> BoxFuture<'a, ()> {
@@ -133,7 +137,7 @@ impl AgentObserver for Notifier {
         if let Some(params) = params {
             let _ = self
                 .0
-                .send(json!({"jsonrpc": "2.0", "method": "agent_event", "params": params}));
+                .send(&json!({"jsonrpc": "2.0", "method": "agent_event", "params": params}));
         }
         Box::pin(async {})
     }
@@ -234,6 +238,9 @@ fn workspace(
     }
     for secret in &config.secrets {
         workspace.add_secret(secret);
+    }
+    for path in &config.guarded {
+        workspace.guard(path);
     }
     workspace
 }

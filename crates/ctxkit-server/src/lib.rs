@@ -66,6 +66,7 @@ mod input;
 mod listen;
 mod methods;
 mod mirror;
+mod outgoing;
 mod queue;
 mod session_methods;
 mod socket;
@@ -166,7 +167,7 @@ pub(crate) struct Shared {
     /// The open database session, when the store is a database.
     pub(crate) mirror: tokio::sync::Mutex<Option<mirror::Mirror>>,
     pub(crate) engine: RwLock<Option<Engine>>,
-    pub(crate) out: mpsc::UnboundedSender<Value>,
+    pub(crate) out: outgoing::Outgoing,
     /// The method of the request running now (a `compact` arriving during `agent.run` stops it).
     pub(crate) running: std::sync::Mutex<Option<String>>,
     /// Tells the running request to stop (`agent.cancel`, `shutdown`).
@@ -192,18 +193,22 @@ where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (out, mut outgoing) = mpsc::unbounded_channel::<Value>();
+    let (out, mut outgoing) = outgoing::Outgoing::new(outgoing::MAX_WAITING_BYTES);
     let writer = tokio::spawn(async move {
-        while let Some(message) = outgoing.recv().await {
-            // `null` is the end (a tool abandoned in a thread may still hold an event sender).
-            if message.is_null() {
-                break;
+        // `None` is the end (a tool abandoned in a thread may still hold an event sender).
+        while let Some(Some(line)) = outgoing.receiver.recv().await {
+            let written = async {
+                output.write_all(line.as_bytes()).await?;
+                output.flush().await
             }
-            let mut line = message.to_string();
-            line.push('\n');
-            output.write_all(line.as_bytes()).await?;
-            output.flush().await?;
+            .await;
+            outgoing.written(line.len());
+            if let Err(error) = written {
+                outgoing.closed();
+                return Err(error);
+            }
         }
+        outgoing.closed();
         Ok::<(), std::io::Error>(())
     });
     let owner = config
@@ -226,6 +231,13 @@ where
     let worker_shared = Arc::clone(&shared);
     let worker = tokio::spawn(async move {
         while let Some(request) = queued.recv().await {
+            // A client that reads nothing holds the next request back (and, through the queue's
+            // budget, the reading of its input); `shutdown` does not wait.
+            let mut stop = worker_shared.stop.subscribe();
+            tokio::select! {
+                () = worker_shared.out.room() => {}
+                _ = stop.wait_for(|stop| *stop == stop::Stop::Everything) => {}
+            }
             // Each request on its own task: a panic fails that request, not every later one.
             set_running(&worker_shared, Some(request.method.clone()));
             let outcome = stop::run_request(&worker_shared, request.method, request.params).await;
@@ -271,7 +283,7 @@ where
     // Ends the event forwarders, whose engines are dropped here, and the writer.
     agent_run::stop_warming(&shared);
     *shared.engine.write().await = None;
-    let _ = shared.out.send(Value::Null);
+    shared.out.end();
     drop(shared);
     match writer.await {
         Ok(result) => result,
@@ -367,7 +379,7 @@ fn respond(shared: &Shared, id: Option<Value>, outcome: Result<Value, MethodErro
 fn send_result(shared: &Shared, id: Value, result: Value) {
     let _ = shared
         .out
-        .send(json!({"jsonrpc": "2.0", "id": id, "result": result}));
+        .send(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
 }
 
 fn send_error(shared: &Shared, id: Value, error: MethodError) {
@@ -377,7 +389,7 @@ fn send_error(shared: &Shared, id: Value, error: MethodError) {
     }
     let _ = shared
         .out
-        .send(json!({"jsonrpc": "2.0", "id": id, "error": body}));
+        .send(&json!({"jsonrpc": "2.0", "id": id, "error": body}));
 }
 
 /// Forwards an engine's events as `event` notifications.
@@ -390,7 +402,7 @@ pub(crate) fn forward_events(shared: &Arc<Shared>, engine: &Engine) {
                 continue;
             };
             if out
-                .send(json!({"jsonrpc": "2.0", "method": "event", "params": params}))
+                .send(&json!({"jsonrpc": "2.0", "method": "event", "params": params}))
                 .is_err()
             {
                 break;

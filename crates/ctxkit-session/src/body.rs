@@ -20,6 +20,12 @@ use crate::error::{Result, SessionError};
 /// copy of even a short line costs more than its place in the file (issue 22: memory per entry).
 pub(crate) const DISK_LINE_BYTES: usize = 0;
 
+/// `message` lines at least this long are left on disk once they are appended (and read back when
+/// asked for), so a session that is appended large messages (a `serve` client's, issue 42) holds
+/// them once, in the file, not also in memory. Shorter ones are kept: a turn's small messages are
+/// read again at once, and a copy of them costs little.
+pub(crate) const APPENDED_DISK_LINE_BYTES: usize = 16 << 10;
+
 /// How many bytes of lines read back a session keeps by default.
 pub(crate) const DEFAULT_CACHE_BYTES: usize = 64 << 20;
 

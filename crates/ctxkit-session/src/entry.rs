@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 
 use ctxkit_protocol::{AgentMessage, SessionEntry, from_str_repaired, parse_agent_message};
 
-use crate::body::{DiskLine, EntryText};
+use crate::body::{APPENDED_DISK_LINE_BYTES, BodyFile, DiskLine, EntryText, digest};
 use crate::error::{Result as SessionResult, SessionError};
 use crate::head::message_span;
 use crate::line::LineText;
@@ -308,6 +308,25 @@ impl StoredEntry {
                 "the whole line announces another entry than its first fields".to_owned(),
             ))
         }
+    }
+
+    /// Leaves the line of a `message` entry just written at `offset` of `source` on disk, when it is
+    /// long enough (see [`APPENDED_DISK_LINE_BYTES`]): it is read back, checked, when asked for.
+    pub(crate) fn leave_on_disk(&mut self, source: &Arc<BodyFile>, offset: u64) {
+        let Body::Memory(text) = &self.raw else {
+            return;
+        };
+        if text.as_str().len() < APPENDED_DISK_LINE_BYTES
+            || !matches!(self.meta, EntryMeta::Message { .. })
+        {
+            return;
+        }
+        self.raw = Body::Disk(DiskLine {
+            source: Arc::clone(source),
+            offset,
+            length: text.as_str().len(),
+            digest: digest(text.as_str().as_bytes()),
+        });
     }
 
     /// The line when it is held in memory (always, for entries other than `message`).

@@ -6,8 +6,10 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::atomic::{sync_directory, write_atomic, write_new};
+use crate::body::{BodyFile, DEFAULT_CACHE_BYTES};
 use crate::error::{Result, SessionError};
 use crate::load::KeptLine;
 use crate::lock_holder::lock_holder;
@@ -62,6 +64,9 @@ pub(crate) struct FileStore {
     unsynced: u32,
     /// Where the last acknowledged record ends, once the writer is open.
     end: Option<u64>,
+    /// A reader on the file the writer holds (opened without its lock), through which appended
+    /// lines left on disk are read back; `None` until the first such line, and after a rewrite.
+    reader: Option<Arc<BodyFile>>,
     /// Lines of an older file that are not entries, kept in place by its migration.
     pub(crate) kept_lines: Vec<KeptLine>,
     /// Why the file must not be written at all (a newer format) or migrated (bytes that would be
@@ -84,6 +89,7 @@ impl FileStore {
             durability: Durability::default(),
             unsynced: 0,
             end: None,
+            reader: None,
             failed_write: false,
             kept_lines: Vec::new(),
             write_blocker: None,
@@ -106,6 +112,7 @@ impl FileStore {
             durability: Durability::default(),
             unsynced: 0,
             end: None,
+            reader: None,
             failed_write: false,
             kept_lines: Vec::new(),
             write_blocker: None,
@@ -195,11 +202,13 @@ impl FileStore {
     /// never leaves a file without a whole header. A write that fails is rolled back to the last
     /// acknowledged record; when that fails too, the next append repairs the tail first and is
     /// refused ([`SessionError::TailUnrepaired`]) when it cannot, so no entry is ever written after
-    /// a fragment.
-    pub(crate) fn append(&mut self, lines: &[&str]) -> Result<()> {
+    /// a fragment. Returns where the first of `lines` starts in the file.
+    pub(crate) fn append(&mut self, lines: &[&str]) -> Result<u64> {
         self.check_writable()?;
         if self.written == 0 && self.writer.is_none() && self.snapshot.is_none() {
-            return self.create(lines).inspect_err(|_| self.failed_write = true);
+            self.create(lines)
+                .inspect_err(|_| self.failed_write = true)?;
+            return Ok(0);
         }
         let capacity = lines.iter().map(|line| line.len() + 1).sum();
         let mut buffer = String::with_capacity(capacity);
@@ -224,6 +233,7 @@ impl FileStore {
             let _ = self.repair_tail();
             return Err(error);
         }
+        let start = self.end.unwrap_or_default();
         if let Some(end) = self.end.as_mut() {
             *end += buffer.len() as u64;
         }
@@ -233,7 +243,26 @@ impl FileStore {
             self.unsynced += 1;
         }
         self.written += lines.len();
-        Ok(())
+        Ok(start)
+    }
+
+    /// A reader on the file the writer holds, for lines appended to it that are left on disk:
+    /// opened once, without the writer's lock, and only when the path still names the writer's
+    /// file (`None` otherwise: such lines stay in memory).
+    pub(crate) fn reader(&mut self) -> Option<Arc<BodyFile>> {
+        if self.reader.is_none() {
+            let writer = self.writer.as_ref()?;
+            let file = File::open(&self.path).ok()?;
+            if !same_file(writer, &file) {
+                return None;
+            }
+            self.reader = Some(Arc::new(BodyFile::new(
+                file,
+                &self.path,
+                DEFAULT_CACHE_BYTES,
+            )));
+        }
+        self.reader.clone()
     }
 
     fn write_buffer(&mut self, bytes: &[u8], sync: bool) -> Result<()> {
@@ -309,6 +338,7 @@ impl FileStore {
 
     /// Creates the file with `lines` (never replacing one that appeared meanwhile) and locks it.
     fn create(&mut self, lines: &[&str]) -> Result<()> {
+        self.reader = None;
         write_new(&self.path, lines)?;
         if self.durability != Durability::Flush {
             sync_directory(&self.path)?;
@@ -339,6 +369,7 @@ impl FileStore {
             None
         };
         write_atomic(&self.path, lines)?;
+        self.reader = None;
         self.snapshot = None;
         if self.durability != Durability::Flush {
             sync_directory(&self.path)?;
@@ -396,6 +427,21 @@ fn still_at(file: &File, path: &Path) -> bool {
 #[cfg(not(unix))]
 fn still_at(_file: &File, _path: &Path) -> bool {
     true
+}
+
+/// Whether two open files are the same file.
+#[cfg(unix)]
+fn same_file(one: &File, other: &File) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (one.metadata(), other.metadata()) {
+        (Ok(one), Ok(other)) => one.dev() == other.dev() && one.ino() == other.ino(),
+        (Err(_), _) | (_, Err(_)) => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn same_file(_one: &File, _other: &File) -> bool {
+    false
 }
 
 /// The size and identity of an open file, as [`LoadedSnapshot`] records them.

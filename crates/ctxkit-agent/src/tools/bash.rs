@@ -86,6 +86,11 @@ pub fn execute_bash(
     context: &ToolContext,
 ) -> Result<BashRun, String> {
     let timeout = timeout.unwrap_or(context.bash_timeout);
+    // Opened through the project's jail; the descriptor is held until the child has started.
+    let working_directory = match context.workspace.working_directory(&context.cwd) {
+        Ok(opened) => opened,
+        Err(refusal) => return Err(refusal),
+    };
     let mut shell = Command::new("sh");
     // Provider keys and other credentials stay with ctxkit: a model asked to print the
     // environment must not find them (unless `chat.passEnv` names them).
@@ -99,12 +104,13 @@ pub fn execute_bash(
         .arg("-c")
         // One pipe for both streams, so the output keeps its order.
         .arg(format!("exec 2>&1\n{command}"))
-        .current_dir(&context.cwd)
+        .current_dir(working_directory.path_for_child())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .process_group(0)
         .spawn();
+    drop(working_directory);
     let mut child = spawned.map_err(|error| format!("Cannot start `sh`: {error}"))?;
     let (sender, receiver) = mpsc::channel::<Vec<u8>>();
     if let Some(mut stdout) = child.stdout.take() {

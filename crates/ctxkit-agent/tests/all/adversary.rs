@@ -401,3 +401,51 @@ fn prompt_files_linked_to_secrets_put_nothing_into_the_prompt() {
     let (skill, _) = ctxkit_resources::load_skill_file(&project.join(".ctxkit/skills/s/SKILL.md"));
     assert!(skill.is_none());
 }
+
+/// Attack: `bash` started in whatever its working directory's name led to. The project folder
+/// swapped for a symlink to ctxkit's home after the session started, or a working directory in
+/// the project that is a symlink to the user's keys, ran the command there (`cat settings.json`
+/// printed the key). Now the working directory is opened through the project's jail and the
+/// command starts in that descriptor; the project itself still works.
+#[test]
+fn bash_never_starts_in_a_working_directory_outside_the_project() {
+    let registry = ToolRegistry::coding();
+    let run = |context: &ToolContext, command: &str| {
+        registry.run("bash", &json!({"command": command}), "call", context)
+    };
+
+    let swapped = home();
+    let before = context(&swapped, &swapped.project, &[]);
+    let normal = run(&before, "pwd");
+    assert!(!normal.is_error, "{}", normal.text);
+    assert_eq!(normal.text.trim(), swapped.project.display().to_string());
+    std::fs::rename(&swapped.project, swapped.home.join("moved")).unwrap();
+    symlink(&swapped.ctxkit, &swapped.project).unwrap();
+    let outcome = run(&before, "cat settings.json");
+    assert!(
+        outcome.is_error && outcome.text.contains("working directory"),
+        "{}",
+        outcome.text
+    );
+    assert!(!outcome.text.contains("adversary-0123"), "{}", outcome.text);
+
+    let linked = home();
+    symlink(linked.home.join(".ssh"), linked.project.join("keys")).unwrap();
+    let mut context = context(&linked, &linked.project, &[]);
+    context.cwd = linked.project.join("keys");
+    let outcome = run(&context, "cat id_rsa");
+    assert!(
+        outcome.is_error && outcome.text.contains("working directory"),
+        "{}",
+        outcome.text
+    );
+    assert!(!outcome.text.contains("PRIVATE KEY"), "{}", outcome.text);
+    // A real folder of the project is a working directory like the project itself.
+    context.cwd = linked.project.join("src");
+    let inside = run(&context, "ls");
+    assert!(
+        !inside.is_error && inside.text.contains("lib.rs"),
+        "{}",
+        inside.text
+    );
+}

@@ -10,6 +10,7 @@ use anyhow::{Context as _, Result};
 use ctxkit_agent::ChatModel;
 use ctxkit_server::{AgentConfig, Listener, ModelSource, ServerConfig, StoreBinding};
 use ctxkit_store::AnyStore;
+use tokio_util::sync::PollSender;
 
 use super::Locations;
 use super::resources;
@@ -39,13 +40,15 @@ fn serve_stdio(
     let runtime = runtime()?;
     let config = server_config(process, locations, &runtime)?;
     // `out` is the locked stdout of the process: the server writes lines into a channel and this
-    // thread copies them out, so there is one writer and nothing is interleaved.
-    let (sender, receiver) = std::sync::mpsc::channel::<Vec<u8>>();
+    // thread copies them out, so there is one writer and nothing is interleaved. The channel holds
+    // a few writes: a client that does not read holds the server's writer back, and the server
+    // bounds what waits (see `docs/protocol.md`).
+    let (sender, mut receiver) = tokio::sync::mpsc::channel::<Vec<u8>>(OUTPUT_CHUNKS);
     let server = runtime.spawn(async move {
         let input = tokio::io::BufReader::new(tokio::io::stdin());
-        ctxkit_server::serve(config, input, ChannelWriter(sender)).await
+        ctxkit_server::serve(config, input, ChannelWriter(PollSender::new(sender))).await
     });
-    for chunk in receiver {
+    while let Some(chunk) = receiver.blocking_recv() {
         out.write_all(&chunk)?;
         out.flush()?;
     }
@@ -101,6 +104,7 @@ fn server_config(
         home: Some(boundary.home),
         readable_paths: boundary.readable_paths,
         secrets: boundary.secrets,
+        guarded: boundary.guarded,
         warmer: Some(summary_setup::cache_warmer(process)?),
     };
     let config = ServerConfig {
@@ -177,21 +181,29 @@ fn writer_name() -> String {
     format!("ctxkit serve (pid {}) on {host}", std::process::id())
 }
 
-/// An `AsyncWrite` that hands every write to a channel.
-struct ChannelWriter(std::sync::mpsc::Sender<Vec<u8>>);
+/// The writes the channel from the server to stdout holds.
+const OUTPUT_CHUNKS: usize = 16;
+
+/// An `AsyncWrite` that hands every write to a bounded channel (pending while it is full).
+struct ChannelWriter(PollSender<Vec<u8>>);
 
 impl tokio::io::AsyncWrite for ChannelWriter {
     fn poll_write(
-        self: std::pin::Pin<&mut Self>,
-        _context: &mut std::task::Context<'_>,
+        mut self: std::pin::Pin<&mut Self>,
+        context: &mut std::task::Context<'_>,
         buffer: &[u8],
     ) -> std::task::Poll<std::io::Result<usize>> {
-        std::task::Poll::Ready(
-            self.0
-                .send(buffer.to_vec())
-                .map(|()| buffer.len())
-                .map_err(|_| std::io::Error::from(std::io::ErrorKind::BrokenPipe)),
-        )
+        let closed = || std::io::Error::from(std::io::ErrorKind::BrokenPipe);
+        match self.0.poll_reserve(context) {
+            std::task::Poll::Pending => std::task::Poll::Pending,
+            std::task::Poll::Ready(Err(_)) => std::task::Poll::Ready(Err(closed())),
+            std::task::Poll::Ready(Ok(())) => std::task::Poll::Ready(
+                self.0
+                    .send_item(buffer.to_vec())
+                    .map(|()| buffer.len())
+                    .map_err(|_| closed()),
+            ),
+        }
     }
 
     fn poll_flush(

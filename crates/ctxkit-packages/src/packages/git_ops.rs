@@ -9,6 +9,7 @@ use super::locations::ensure_gitignore;
 use super::npm_ops::NETWORK_TIMEOUT;
 use super::runner::CommandLine;
 use crate::error::PackageError;
+use crate::folders::read_package_file_or_error;
 use crate::resolve::SourceScope;
 use crate::source::GitSource;
 
@@ -74,10 +75,7 @@ fn check_checkout(checkout: &Path) -> Result<(), PackageError> {
         return Err(refused("`.git` is not a folder".to_owned()));
     }
     let config = git_dir.join("config");
-    let text = std::fs::read_to_string(&config).map_err(|error| PackageError::Io {
-        path: config,
-        source: error,
-    })?;
+    let text = read_package_file_or_error(&config)?;
     for key in config_keys(&text) {
         let lower = key.to_ascii_lowercase();
         let branch_key = lower.starts_with("branch.")
@@ -163,7 +161,7 @@ impl PackageManager {
             return Ok(());
         }
         if let Some(root) = self.git_install_root(scope) {
-            ensure_gitignore(&root)?;
+            ensure_gitignore(&self.folders(), &root)?;
         }
         // The directories made for this clone, deepest first: removed again when it fails, so a
         // failed install leaves no empty directories (nor a half checkout that the next install
@@ -174,18 +172,16 @@ impl PackageManager {
             .take_while(|directory| !directory.exists())
             .map(Path::to_path_buf)
             .collect();
+        let folders = self.folders();
         if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent).map_err(|error| PackageError::Io {
-                path: parent.to_path_buf(),
-                source: error,
-            })?;
+            folders.create_dir_all(parent)?;
         }
         let result = self.clone_and_prepare(source, &target);
         if result.is_err() {
-            let _ = std::fs::remove_dir_all(&target);
+            let _ = folders.remove_dir_all(&target);
             for directory in &created {
                 // Only empty directories go: anything else there is someone's.
-                let _ = std::fs::remove_dir(directory);
+                folders.remove_empty_dir(directory);
             }
         }
         result
@@ -282,10 +278,8 @@ impl PackageManager {
         if !checkout.exists() {
             return Ok(());
         }
-        std::fs::remove_dir_all(&checkout).map_err(|error| PackageError::Io {
-            path: checkout.clone(),
-            source: error,
-        })?;
+        let folders = self.folders();
+        folders.remove_dir_all(&checkout)?;
         let Some(root) = self.git_install_root(scope) else {
             return Ok(());
         };
@@ -294,10 +288,8 @@ impl PackageManager {
             if directory == root || !directory.starts_with(&root) {
                 break;
             }
-            let is_empty = std::fs::read_dir(directory)
-                .map(|mut entries| entries.next().is_none())
-                .unwrap_or(false);
-            if !is_empty || std::fs::remove_dir(directory).is_err() {
+            // Only an empty directory is removed.
+            if !folders.remove_empty_dir(directory) {
                 break;
             }
             current = directory.parent();

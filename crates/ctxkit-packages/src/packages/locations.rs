@@ -9,6 +9,7 @@ use sha2::{Digest, Sha256};
 use super::runner::CommandLine;
 use super::{PackageManager, TEMPORARY_INSTALL_DIR_NAME};
 use crate::error::PackageError;
+use crate::folders::{PackageFolders, read_package_file};
 use crate::resolve::SourceScope;
 use crate::source::{GitSource, NpmSource};
 
@@ -27,42 +28,43 @@ fn short_hash(text: &str) -> String {
 
 /// The `version` of `<package dir>/package.json`, if readable.
 pub(crate) fn installed_npm_version(package_dir: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(package_dir.join("package.json")).ok()?;
+    let text = read_package_file(&package_dir.join("package.json"))?;
     let value: serde_json::Value = serde_json::from_str(&text).ok()?;
     value.get("version")?.as_str().map(str::to_owned)
 }
 
-fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> PackageError + '_ {
-    move |source| PackageError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
-}
-
-/// Creates `directory` and, if absent, its ignore-everything `.gitignore`.
-pub(crate) fn ensure_gitignore(directory: &Path) -> Result<(), PackageError> {
-    std::fs::create_dir_all(directory).map_err(io_error(directory))?;
-    let ignore = directory.join(".gitignore");
-    if !ignore.exists() {
-        std::fs::write(&ignore, IGNORE_EVERYTHING).map_err(io_error(&ignore))?;
-    }
-    Ok(())
+/// Creates `directory` and, if absent, its ignore-everything `.gitignore` (through `folders`).
+pub(crate) fn ensure_gitignore(
+    folders: &PackageFolders,
+    directory: &Path,
+) -> Result<(), PackageError> {
+    folders.create_dir_all(directory)?;
+    folders.write_if_absent(&directory.join(".gitignore"), IGNORE_EVERYTHING)
 }
 
 /// Creates a private npm project in `root`: directory, `.gitignore`, and a
 /// `package.json` naming a private package (2-space JSON, no trailing newline).
-pub(crate) fn ensure_npm_project(root: &Path) -> Result<(), PackageError> {
-    ensure_gitignore(root)?;
-    let manifest = root.join("package.json");
-    if !manifest.exists() {
-        let text =
-            format!("{{\n  \"name\": \"{TEMPORARY_INSTALL_DIR_NAME}\",\n  \"private\": true\n}}");
-        std::fs::write(&manifest, text).map_err(io_error(&manifest))?;
-    }
-    Ok(())
+pub(crate) fn ensure_npm_project(
+    folders: &PackageFolders,
+    root: &Path,
+) -> Result<(), PackageError> {
+    ensure_gitignore(folders, root)?;
+    let text =
+        format!("{{\n  \"name\": \"{TEMPORARY_INSTALL_DIR_NAME}\",\n  \"private\": true\n}}");
+    folders.write_if_absent(&root.join("package.json"), &text)
 }
 
 impl PackageManager {
+    /// The folders packages are installed in, each touched only through a jail on it: the
+    /// project (its `.ctxkit/`), ctxkit's git checkouts, the temporary install folder.
+    pub(crate) fn folders(&self) -> PackageFolders {
+        PackageFolders::new([
+            self.environment.cwd.clone(),
+            self.environment.agent_dir().join("git"),
+            self.environment.temp_dir.join(TEMPORARY_INSTALL_DIR_NAME),
+        ])
+    }
+
     /// `<tmp>/ctxkit-extensions/<prefix>/<hash of "prefix-suffix">/<suffix>`.
     fn temporary_dir(&self, prefix: &str, suffix: &str) -> PathBuf {
         let hash = short_hash(&format!("{prefix}-{suffix}"));
@@ -197,7 +199,7 @@ mod tests {
     fn npm_project_files() {
         let temp = tempfile::tempdir().unwrap();
         let root = temp.path().join("npm");
-        ensure_npm_project(&root).unwrap();
+        ensure_npm_project(&PackageFolders::new([root.clone()]), &root).unwrap();
         assert_eq!(
             std::fs::read_to_string(root.join(".gitignore")).unwrap(),
             "*\n!.gitignore\n"

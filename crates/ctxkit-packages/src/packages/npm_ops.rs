@@ -37,7 +37,7 @@ impl PackageManager {
             }
             SourceScope::Project | SourceScope::Temporary => {
                 let root = self.npm_install_root(scope)?;
-                ensure_npm_project(&root)?;
+                ensure_npm_project(&self.folders(), &root)?;
                 let root_text = root.to_string_lossy().into_owned();
                 let mut args = vec!["install"];
                 args.extend_from_slice(specs);

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use serde_json::Value;
 
+use crate::folders::read_package_file;
 use ctxkit_settings::ResourceKind;
 use ctxkit_settings::{relative_path, resolve_against, to_slash};
 
@@ -42,7 +43,7 @@ impl IgnoreRules {
         };
         let mut added = false;
         for name in IGNORE_FILE_NAMES {
-            let Ok(content) = fs::read_to_string(directory.join(name)) else {
+            let Some(content) = read_package_file(&directory.join(name)) else {
                 continue;
             };
             for line in content.lines() {
@@ -263,7 +264,7 @@ pub(crate) fn collect_direct_files(directory: &Path, suffix: &str) -> Vec<PathBu
 /// Reads the package manifest: the `ctxkit` key of `<dir>/package.json`, else the `pi` key.
 /// `None` when the file is missing, unparsable, or has neither key (or it is `null`).
 pub(crate) fn read_manifest(directory: &Path) -> Option<serde_json::Map<String, Value>> {
-    let text = fs::read_to_string(directory.join("package.json")).ok()?;
+    let text = read_package_file(&directory.join("package.json"))?;
     let package: Value = serde_json::from_str(&text).ok()?;
     let manifest = ["ctxkit", "pi"]
         .iter()

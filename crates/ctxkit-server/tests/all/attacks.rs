@@ -78,6 +78,7 @@ fn agent(model: Slow) -> AgentConfig {
         home: None,
         readable_paths: Vec::new(),
         secrets: Vec::new(),
+        guarded: Vec::new(),
         warmer: None,
     }
 }
@@ -280,4 +281,104 @@ async fn a_line_nested_200_deep_is_skipped_and_the_session_reads() {
     assert_eq!(messages.len(), 2, "{view}");
     let usage = client.call("context.usage", Value::Null).await;
     assert!(usage.get("result").is_some(), "{usage}");
+}
+
+/// A model that streams `pieces` text deltas of `size` bytes, then answers `done`.
+#[derive(Clone)]
+struct Streamer {
+    replies: ScriptedModel,
+    pieces: usize,
+    size: usize,
+}
+
+impl ChatModel for Streamer {
+    fn info(&self) -> ModelInfo {
+        self.replies.info()
+    }
+
+    fn chat<'a>(
+        &'a self,
+        request: &'a ctxkit_llm::ChatRequest,
+        cancel: &'a tokio_util::sync::CancellationToken,
+    ) -> futures::future::BoxFuture<'a, ctxkit_protocol::AssistantMessage> {
+        self.replies.chat(request, cancel)
+    }
+
+    fn chat_streaming<'a>(
+        &'a self,
+        request: &'a ctxkit_llm::ChatRequest,
+        cancel: &'a tokio_util::sync::CancellationToken,
+        sink: &'a mut ctxkit_llm::DeltaSink<'_>,
+    ) -> futures::future::BoxFuture<'a, ctxkit_protocol::AssistantMessage> {
+        Box::pin(async move {
+            let piece = "x".repeat(self.size);
+            for _ in 0..self.pieces {
+                sink(ctxkit_llm::ChatDelta::Text(piece.clone()));
+            }
+            self.replies.chat(request, cancel).await
+        })
+    }
+}
+
+impl ModelSource for Streamer {
+    fn chat_model(&self, _spec: Option<&str>) -> Result<Arc<dyn ChatModel>, String> {
+        Ok(Arc::new(self.clone()))
+    }
+}
+
+/// Attack (issue 42): a client that reads nothing while a run streams. Every streamed delta
+/// waited in an unbounded channel, so 48 MB of deltas (or any amount) stayed in serve's memory
+/// until the client read. Now past 16 MiB waiting the deltas are dropped (the `reply` carries the
+/// whole message) and the client is told how many; responses and other events are all kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_reads_nothing_does_not_grow_the_servers_outgoing_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let Slow { replies, .. } = slow(Duration::ZERO);
+    let streamer = Streamer {
+        replies,
+        pieces: 3_000,
+        size: 16_000,
+    };
+    let mut client = start_with(
+        dir.path(),
+        Some(AgentConfig {
+            models: Arc::new(streamer),
+            ..agent(slow(Duration::ZERO))
+        }),
+    );
+    create(&mut client, dir.path()).await;
+    let run = client.send("agent.run", json!({"text": "stream"})).await;
+    // The client reads nothing while the 48 MB stream.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let answer = client.answer(run).await;
+    assert_eq!(answer["result"]["outcome"], "answered", "{answer}");
+    let deltas: Vec<&Value> = client
+        .notifications
+        .iter()
+        .filter(|message| message["params"]["type"] == "delta")
+        .collect();
+    let delta_bytes: usize = deltas
+        .iter()
+        .map(|message| message["params"]["text"].as_str().map_or(0, str::len))
+        .sum();
+    assert!(
+        delta_bytes < 20 << 20,
+        "{delta_bytes} bytes of deltas waited for a client that read nothing"
+    );
+    let dropped = client
+        .notifications
+        .iter()
+        .find(|message| message["params"]["type"] == "deltas_dropped")
+        .unwrap_or_else(|| panic!("no deltas_dropped among {} notices", deltas.len()));
+    assert_eq!(
+        dropped["params"]["count"].as_u64().unwrap() as usize + deltas.len(),
+        3_000
+    );
+    assert!(
+        client
+            .notifications
+            .iter()
+            .any(|message| message["params"]["type"] == "reply"),
+        "the reply is kept"
+    );
 }

@@ -38,9 +38,9 @@ impl Session {
             timestamp,
             kind,
         };
-        let stored = StoredEntry::from_entry(&entry).map_err(SessionError::Serialize)?;
+        let mut stored = StoredEntry::from_entry(&entry).map_err(SessionError::Serialize)?;
         // Write first: the in-memory session never holds an entry the file lacks.
-        self.persist(&stored)?;
+        self.persist(&mut stored)?;
         let position = self.index.push(stored);
         self.leaf = Some(position);
         Ok(id)
@@ -71,7 +71,7 @@ impl Session {
             batch.push(StoredEntry::from_entry(&entry).map_err(SessionError::Serialize)?);
             ids.push(id);
         }
-        self.persist_batch(&batch)?;
+        self.persist_batch(&mut batch)?;
         for stored in batch {
             let position = self.index.push(stored);
             self.leaf = Some(position);
@@ -79,11 +79,11 @@ impl Session {
         Ok(ids)
     }
 
-    fn persist(&mut self, new_entry: &StoredEntry) -> Result<()> {
-        self.persist_batch(std::slice::from_ref(new_entry))
+    fn persist(&mut self, new_entry: &mut StoredEntry) -> Result<()> {
+        self.persist_batch(std::slice::from_mut(new_entry))
     }
 
-    fn persist_batch(&mut self, new_entries: &[StoredEntry]) -> Result<()> {
+    fn persist_batch(&mut self, new_entries: &mut [StoredEntry]) -> Result<()> {
         // Like Pi 1.6, a new session is written from its first user or assistant message (setup
         // entries alone stay in memory); a file already on disk is simply appended to; and once a
         // write has failed, nothing more is acknowledged without being written.
@@ -106,8 +106,10 @@ impl Session {
     }
 
     /// Brings the file up to date with the session (plus `new_entries`): rewrites it whole when it is
-    /// in an older format, else appends the records not yet on disk, in one write.
-    fn write_pending(&mut self, new_entries: &[StoredEntry]) -> Result<()> {
+    /// in an older format, else appends the records not yet on disk, in one write. Large message
+    /// lines of `new_entries` are then left in the file (memory holds each appended entry's index,
+    /// not its text: issue 42, a `serve` client appending 60 MB messages).
+    fn write_pending(&mut self, new_entries: &mut [StoredEntry]) -> Result<()> {
         let Storage::File(store) = &mut self.storage else {
             return Ok(());
         };
@@ -124,7 +126,7 @@ impl Session {
             .get(skip.min(entries.len())..)
             .unwrap_or_default()
             .iter()
-            .chain(new_entries)
+            .chain(new_entries.iter())
             .skip(skip.saturating_sub(entries.len()))
             .map(StoredEntry::raw)
             .collect::<Result<Vec<_>>>()?;
@@ -139,7 +141,27 @@ impl Session {
         if records.is_empty() {
             return Ok(());
         }
-        store.append(&records)
+        let start = store.append(&records)?;
+        // Where each entry's record starts; the new entries are the last ones written.
+        let header_records = records.len() - texts.len();
+        let starts: Vec<u64> = records
+            .iter()
+            .scan(start, |next, record| {
+                let here = *next;
+                *next += record.len() as u64 + 1;
+                Some(here)
+            })
+            .collect();
+        drop(records);
+        drop(texts);
+        let Some(reader) = store.reader() else {
+            return Ok(());
+        };
+        let entry_starts = starts.get(header_records..).unwrap_or_default();
+        for (entry, offset) in new_entries.iter_mut().rev().zip(entry_starts.iter().rev()) {
+            entry.leave_on_disk(&reader, *offset);
+        }
+        Ok(())
     }
 
     /// Replaces the file with the header and every entry, atomically.
@@ -364,7 +386,7 @@ impl Session {
     /// Writes entries still held back by the deferred-write rule (no user or assistant message yet). Used by
     /// one-shot edits such as `ctxkit label`, which must not be lost.
     pub fn flush_pending(&mut self) -> Result<()> {
-        self.write_pending(&[])
+        self.write_pending(&mut [])
     }
 
     /// Rewrites a file loaded from an older format in the current one (atomically). Returns whether

@@ -163,3 +163,54 @@ fn hostile_lines_in_a_large_file_are_skipped_too() {
         check(attack.name, &text, 3, attack.kept);
     }
 }
+
+/// Attack (issue 42): a `serve` client appending large messages (24 × 60 MB behind a long run)
+/// grew the server past 1.5 GB: every appended line stayed in memory beside the file that holds
+/// it. Now a large appended message is read back from the file when asked for, like a loaded
+/// one; small entries stay in memory; and everything reads back byte for byte, after a reopen too.
+#[test]
+fn large_appended_messages_are_left_in_the_file_not_in_memory() {
+    use crate::store::{assistant, user};
+
+    let home = tempfile::tempdir().unwrap();
+    let mut session = Session::create("/p", home.path());
+    let large: Vec<String> = (0..4)
+        .map(|index| format!("{index} {}", "é".repeat(200_000)))
+        .collect();
+    session.append_message(user("small question")).unwrap();
+    for text in &large {
+        session.append_message(user(text)).unwrap();
+        session.append_message(assistant("ok")).unwrap();
+    }
+    session
+        .append_messages(vec![user(&large[0]), assistant("batch")])
+        .unwrap();
+    let held: Vec<(bool, usize)> = session
+        .entries()
+        .iter()
+        .map(|entry| (entry.is_in_memory(), entry.raw().unwrap().len()))
+        .collect();
+    for (in_memory, length) in &held {
+        assert_eq!(*in_memory, *length < 16 * 1024, "{held:?}");
+    }
+    let texts = |session: &Session| -> Vec<String> {
+        let context = session.build_context();
+        context
+            .messages
+            .iter()
+            .map(|message| session.message_value(message).unwrap()["content"].to_string())
+            .collect()
+    };
+    let before = texts(&session);
+    assert_eq!(before.len(), 11);
+    assert_eq!(before[1], json!(large[0]).to_string());
+    assert_eq!(before[9], json!(large[0]).to_string());
+    // The file holds what memory answered, and a new append still lands after it.
+    let path = session.path().unwrap().to_owned();
+    session.append_message(user("after")).unwrap();
+    drop(session);
+    let reopened = Session::open(&path).unwrap();
+    let after = texts(&reopened);
+    assert_eq!(&after[..11], &before[..]);
+    assert_eq!(after[11], "\"after\"");
+}

@@ -1,0 +1,113 @@
+//! The one place the package manager reads and writes package folders: every path goes through a
+//! jail ([`ctxkit_jail::Jail`]) on the folder it belongs to — the project (project packages under
+//! `.ctxkit/`), ctxkit's agent folder (user packages), or the temporary install folder — so a
+//! folder or file that is a symlink out of it, `..` past it, and the user's credentials are
+//! refused in the kernel at the moment of opening (a hostile repository that commits
+//! `.ctxkit/git/github.com` as a symlink to `~` gets no clone, write or removal there). Files read
+//! from a package (its `package.json`, ignore files, `.git/config`) are opened beneath the folder
+//! that holds them, like the resource loader's.
+
+use std::path::{Path, PathBuf};
+
+use ctxkit_jail::{Jail, JailError};
+
+use crate::error::PackageError;
+
+/// The most bytes of a package's `package.json`, ignore file or `.git/config` read.
+pub(crate) const MAX_PACKAGE_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// The folders package paths lie in, each opened as a jail when a path in it is touched.
+#[derive(Debug, Clone)]
+pub(crate) struct PackageFolders {
+    /// The roots, most specific first.
+    roots: Vec<PathBuf>,
+}
+
+impl PackageFolders {
+    pub(crate) fn new(roots: impl IntoIterator<Item = PathBuf>) -> Self {
+        let mut roots: Vec<PathBuf> = roots
+            .into_iter()
+            .map(|root| ctxkit_jail::lexical(&root))
+            .collect();
+        roots.sort_by_key(|root| std::cmp::Reverse(root.components().count()));
+        Self { roots }
+    }
+
+    /// The jail on the root `path` lies in (created when missing), or why there is none.
+    fn jail_for(&self, path: &Path) -> Result<Jail, PackageError> {
+        let lexical = ctxkit_jail::lexical(path);
+        let Some(root) = self.roots.iter().find(|root| lexical.starts_with(root)) else {
+            return Err(refused(path, "it is not in a package folder of ctxkit"));
+        };
+        std::fs::create_dir_all(root).map_err(|source| PackageError::Io {
+            path: root.clone(),
+            source,
+        })?;
+        Jail::open(root).map_err(|error| jail_refusal(path, &error))
+    }
+
+    /// Creates the directory `path` and its missing parents, beneath its root.
+    pub(crate) fn create_dir_all(&self, path: &Path) -> Result<(), PackageError> {
+        self.jail_for(path)?
+            .create_dir_all(&ctxkit_jail::lexical(path))
+            .map_err(|error| jail_refusal(path, &error))
+    }
+
+    /// Writes `content` to the file `path` unless a file is there already.
+    pub(crate) fn write_if_absent(&self, path: &Path, content: &str) -> Result<(), PackageError> {
+        let jail = self.jail_for(path)?;
+        let path = ctxkit_jail::lexical(path);
+        if jail.is_file(&path) {
+            return Ok(());
+        }
+        jail.write_atomic(&path, content.as_bytes())
+            .map_err(|error| jail_refusal(&path, &error))
+    }
+
+    /// Removes the directory `path` and everything in it, beneath its root (a symlink inside is
+    /// removed, never followed). Nothing there is not an error.
+    pub(crate) fn remove_dir_all(&self, path: &Path) -> Result<(), PackageError> {
+        let jail = self.jail_for(path)?;
+        match jail.remove_dir_all(&ctxkit_jail::lexical(path)) {
+            Err(error) if !error.is_not_found() => Err(jail_refusal(path, &error)),
+            Ok(()) | Err(_) => Ok(()),
+        }
+    }
+
+    /// Removes the directory `path` if it is empty; whether it was removed.
+    pub(crate) fn remove_empty_dir(&self, path: &Path) -> bool {
+        self.jail_for(path)
+            .is_ok_and(|jail| jail.remove_dir(&ctxkit_jail::lexical(path)).is_ok())
+    }
+}
+
+/// The text of a file of a package, opened beneath the folder that holds it (a symlink out of it,
+/// ctxkit's own places and credentials refused); `None` when it cannot be read.
+pub(crate) fn read_package_file(path: &Path) -> Option<String> {
+    ctxkit_jail::read_in_folder(path, MAX_PACKAGE_FILE_BYTES).ok()
+}
+
+/// As [`read_package_file`], with the reason when it cannot be read.
+pub(crate) fn read_package_file_or_error(path: &Path) -> Result<String, PackageError> {
+    ctxkit_jail::read_in_folder(path, MAX_PACKAGE_FILE_BYTES).map_err(|error| {
+        if let JailError::Io { source, .. } = error {
+            PackageError::Io {
+                path: path.to_owned(),
+                source,
+            }
+        } else {
+            jail_refusal(path, &error)
+        }
+    })
+}
+
+fn jail_refusal(path: &Path, error: &JailError) -> PackageError {
+    refused(path, &error.to_string())
+}
+
+fn refused(path: &Path, reason: &str) -> PackageError {
+    PackageError::Refused {
+        path: path.to_owned(),
+        reason: reason.to_owned(),
+    }
+}
