@@ -87,10 +87,7 @@ pub fn execute_bash(
 ) -> Result<BashRun, String> {
     let timeout = timeout.unwrap_or(context.bash_timeout);
     // Opened through the project's jail; the descriptor is held until the child has started.
-    let working_directory = match context.workspace.working_directory(&context.cwd) {
-        Ok(opened) => opened,
-        Err(refusal) => return Err(refusal),
-    };
+    let working_directory = context.workspace.working_directory(&context.cwd)?;
     let mut shell = Command::new("sh");
     // Provider keys and other credentials stay with ctxkit: a model asked to print the
     // environment must not find them (unless `chat.passEnv` names them).
