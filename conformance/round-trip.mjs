@@ -289,7 +289,12 @@ export async function chatRoundTrip(ref, bin, piDir, diff) {
     if (!ctxkitAfter || !piAfter) {
       problems.push(["$.requests", "ctxkit's and Pi's requests after the compaction", recorded.length]);
     } else {
+      // ctxkit's view adds one line to each summary naming where its originals are (`recall`
+      // `ctxkit://summarized`; docs/pi-compatibility.md); Pi, reading the same file, sends the rest.
+      const pointer = /\n\n\(The original messages behind this summary stay in the session:[^)]*\)/;
       const sent = conversation(ctxkitAfter);
+      if (!pointer.test(sent[0]?.text ?? "")) problems.push(["$.summaryPointer", true, sent[0]]);
+      if (sent[0]) sent[0].text = sent[0].text.replace(pointer, "");
       if (!sent[0]?.text.includes("Summary written by the mock model")) problems.push(["$.summarySent", true, sent[0]]);
       diff(sent, conversation(piAfter).slice(0, sent.length), "$.piContinues", problems);
     }
