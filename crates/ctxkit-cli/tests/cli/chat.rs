@@ -368,18 +368,28 @@ impl Drop for Tmux {
     }
 }
 
+/// Whether tmux is missing: the test is then skipped, and says so on stderr. In CI a skipped
+/// terminal test would pass without having run, so there it fails instead.
+pub(crate) fn tmux_missing() -> bool {
+    if Tmux::available() {
+        return false;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "tmux is missing in CI; `.ci/run` installs it"
+    );
+    #[allow(clippy::print_stderr, reason = "the skip must be visible")]
+    {
+        eprintln!(
+            "SKIPPED: tmux is not installed; install it (`apt-get install -y tmux`) to run the chat terminal tests"
+        );
+    }
+    true
+}
+
 macro_rules! require_tmux {
     () => {
-        if !Tmux::available() {
-            // In CI a skipped terminal test would pass without having run.
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "tmux is missing in CI; `.ci/run` installs it"
-            );
-            #[allow(clippy::print_stderr, reason = "the skip must be visible")]
-            {
-                eprintln!("SKIPPED: tmux is not installed; install it (`apt-get install -y tmux`) to run the chat terminal tests");
-            }
+        if tmux_missing() {
             return;
         }
     };

@@ -3,22 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::chat::{Tmux, World, text};
-
-fn tmux_missing() -> bool {
-    if Tmux::available() {
-        return false;
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "tmux is missing in CI; `.ci/run` installs it"
-    );
-    #[allow(clippy::print_stderr, reason = "the skip must be visible")]
-    {
-        eprintln!("SKIPPED: tmux is not installed");
-    }
-    true
-}
+use crate::chat::{Tmux, World, text, tmux_missing};
 
 /// The text of every user message of a chat request, in order.
 fn user_texts(request: &Value) -> Vec<String> {

@@ -8,7 +8,7 @@ use std::net::{TcpListener, TcpStream};
 
 use serde_json::json;
 
-use crate::chat::{Tmux, start_chat};
+use crate::chat::{start_chat, tmux_missing};
 use crate::chat_stream::read_http_request;
 
 /// A Chat Completions server: the first request gets a 429 asking for a 3 s wait, the next ones a
@@ -92,21 +92,6 @@ fn home_for(base_url: &str, llm: &serde_json::Value) -> (tempfile::TempDir, std:
     }
     std::fs::write(home.path().join("settings.json"), settings.to_string()).unwrap();
     (home, project)
-}
-
-fn tmux_missing() -> bool {
-    if Tmux::available() {
-        return false;
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "tmux is missing in CI; `.ci/run` installs it"
-    );
-    #[allow(clippy::print_stderr, reason = "the skip must be visible")]
-    {
-        eprintln!("SKIPPED: tmux is not installed");
-    }
-    true
 }
 
 #[test]

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::chat::Tmux;
+use crate::chat::{Tmux, tmux_missing};
 
 const MODEL_ID: &str = "test-model";
 
@@ -399,21 +399,6 @@ impl World {
             .map(|line| serde_json::from_str(line).unwrap())
             .collect()
     }
-}
-
-fn tmux_missing() -> bool {
-    if Tmux::available() {
-        return false;
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "tmux is missing in CI; `.ci/run` installs it"
-    );
-    #[allow(clippy::print_stderr, reason = "the skip must be visible")]
-    {
-        eprintln!("SKIPPED: tmux is not installed");
-    }
-    true
 }
 
 /// A tool call, then a reply that shows its first half while the second is still on its way.

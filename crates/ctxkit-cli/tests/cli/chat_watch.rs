@@ -6,22 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::chat::{Tmux, World, text, tool_call};
-
-fn tmux_missing() -> bool {
-    if Tmux::available() {
-        return false;
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "tmux is missing in CI; `.ci/run` installs it"
-    );
-    #[allow(clippy::print_stderr, reason = "the skip must be visible")]
-    {
-        eprintln!("SKIPPED: tmux is not installed");
-    }
-    true
-}
+use crate::chat::{Tmux, World, text, tmux_missing, tool_call};
 
 /// The last input line on the screen.
 fn last_input_line(screen: &str) -> String {

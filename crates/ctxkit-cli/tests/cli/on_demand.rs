@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use mock::{Anthropic, BETA, Compaction, MODEL_ID};
 
+use crate::chat::tmux_missing;
 use crate::serve::Server;
 
 /// A temp home and project whose settings point the default model at the mock.
@@ -455,14 +456,6 @@ fn the_mock_refuses_a_cut_that_leaves_a_tool_call_open() {
     );
     let (status, _) = mock::post(&mock.url, "", &closed);
     assert_eq!(status, 400);
-}
-
-fn tmux_missing() -> bool {
-    if crate::chat::Tmux::available() {
-        return false;
-    }
-    assert!(std::env::var_os("CI").is_none(), "tmux is missing in CI");
-    true
 }
 
 #[test]
