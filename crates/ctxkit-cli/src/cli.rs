@@ -460,6 +460,10 @@ pub struct ChatArgs {
     /// Run `bash` tool calls without asking first (setting `chat.confirmBash: false`).
     #[arg(short = 'y', long)]
     pub yes: bool,
+    /// Set with `--store postgres://…`: the private copy `session` names, and how the screen names
+    /// the session instead (its id and the store, without a password).
+    #[arg(skip)]
+    pub shown_as: Option<(PathBuf, String)>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -380,6 +380,10 @@ impl Copy<'_> {
         if let Some((argument, _)) = session_argument(&mut command) {
             argument.clone_from(&path);
         }
+        if let Command::Chat(args) = &mut command {
+            let shown = format!("{} in {}", self.id, self.url.redacted());
+            args.shown_as = Some((path.clone(), shown));
+        }
         // What it appends is committed as it goes (a chat lasts), under the lease it renews.
         let syncer = self.lease.map(|lease| {
             super::store_sync::Syncer::start(self.url, lease, &path, before.len() as u64)

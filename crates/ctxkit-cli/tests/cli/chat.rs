@@ -1081,6 +1081,10 @@ fn chat_continues_a_database_session_that_serve_wrote() {
     let tmux = world.start(&format!("--store '{database}' --session {id}"));
     let screen = tmux.wait_idle(1);
     assert!(screen.contains("question-from-serve"), "{screen}");
+    // The session is named by its id and store, not by the private copy the chat works on.
+    let shown = format!("): {id} in postgres://");
+    assert!(screen.contains(&shown), "{screen}");
+    assert!(!screen.contains("ctxkit-session-"), "{screen}");
     tmux.line("and now from chat");
     tmux.wait_for("Continuing with what serve wrote.");
     let requests = world.chat_requests();

@@ -91,6 +91,8 @@ struct Chat {
     session_dir: PathBuf,
     /// `--no-session`.
     in_memory: bool,
+    /// A database session's private copy, and how the screen names it instead.
+    shown_as: Option<(PathBuf, String)>,
     ui: Ui,
     interrupts: Interrupts,
     /// The session file last recorded as this directory's session used last.

@@ -137,6 +137,7 @@ pub async fn build(
         cwd,
         session_dir,
         in_memory: args.no_session,
+        shown_as: args.shown_as.clone(),
         ui,
         interrupts,
         remembered: None,

@@ -83,7 +83,10 @@ impl Chat {
         ));
         let session = match (&file, self.in_memory) {
             (_, true) | (None, false) => "in memory (nothing is saved)".to_owned(),
-            (Some(file), false) => file.clone(),
+            (Some(file), false) => match &self.shown_as {
+                Some((copy, shown)) if copy.display().to_string() == *file => shown.clone(),
+                _ => file.clone(),
+            },
         };
         if entries > 0 {
             let name = name.map(|name| format!(" “{name}”")).unwrap_or_default();
