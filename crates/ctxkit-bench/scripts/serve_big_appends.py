@@ -9,12 +9,11 @@ Loopback only; a temporary home and project, removed at the end."""
 import http.server
 import json
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 import threading
 import time
+
+from serve_harness import Serve
 
 binary = sys.argv[1]
 count = int(sys.argv[2]) if len(sys.argv) > 2 else 24
@@ -41,39 +40,8 @@ class SlowModel(http.server.BaseHTTPRequestHandler):
         pass
 
 
-model = http.server.ThreadingHTTPServer(("127.0.0.1", 0), SlowModel)
-threading.Thread(target=model.serve_forever, daemon=True).start()
-home = tempfile.mkdtemp()
-project = os.path.join(home, "project")
-os.makedirs(project)
-settings = {"defaultProvider": "mock", "defaultModel": "mock/coder",
-            "llm": {"api": "openai-completions", "apiKey": "mock-key",
-                    "baseUrl": f"http://127.0.0.1:{model.server_address[1]}/v1",
-                    "models": [{"provider": "mock", "id": "coder", "contextWindow": 400_000_000,
-                                "maxOutput": 2048}]}}
-with open(os.path.join(home, "settings.json"), "w") as file:
-    json.dump(settings, file)
-env = {key: value for key, value in os.environ.items() if not key.endswith("_API_KEY")}
-env.update({"CTXKIT_HOME": home})
-server = subprocess.Popen([binary, "serve", "--stdio"], cwd=project, env=env,
-                          stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-peak = [0]
-done = threading.Event()
-
-
-def watch_memory():
-    while not done.is_set():
-        try:
-            with open(f"/proc/{server.pid}/status") as status:
-                for line in status:
-                    if line.startswith("VmHWM:"):
-                        peak[0] = max(peak[0], int(line.split()[1]) // 1024)
-        except OSError:
-            return
-        time.sleep(0.2)
-
-
-threading.Thread(target=watch_memory, daemon=True).start()
+serve = Serve(binary, SlowModel)
+server, project = serve.process, serve.project
 answers = {}
 
 
@@ -84,12 +52,7 @@ def read_answers():
             answers[message["id"]] = message
 
 
-def send(identifier, method, params):
-    request = {"jsonrpc": "2.0", "id": identifier, "method": method, "params": params}
-    server.stdin.write(json.dumps(request).encode() + b"\n")
-    server.stdin.flush()
-
-
+send = serve.send
 reader = threading.Thread(target=read_answers, daemon=True)
 reader.start()
 started = time.time()
@@ -110,12 +73,9 @@ while 4 not in answers and server.poll() is None:
     time.sleep(0.2)
 usage = answers.get(4, {}).get("result", answers.get(4, {}).get("error"))
 elapsed = time.time() - started
-send(5, "shutdown", {})
-server.stdin.close()
-server.wait()
-done.set()
+serve.stop(5)
 session_file = answers.get(3, {}).get("result", {}).get("session_file", "")
 file_size = os.path.getsize(session_file) if session_file and os.path.exists(session_file) else 0
-shutil.rmtree(home)
-print(f"peak RSS {peak[0]} MB; run: {run}; appends answered {appended}/{count}; "
+serve.remove_home()
+print(f"peak RSS {serve.peak_mb} MB; run: {run}; appends answered {appended}/{count}; "
       f"context.usage {json.dumps(usage)[:160]}; session file {file_size // 1_000_000} MB; {elapsed:.0f} s")

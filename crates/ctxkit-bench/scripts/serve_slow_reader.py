@@ -9,13 +9,10 @@ Usage: python3 serve_slow_reader.py CTXKIT_BINARY [PIECES=6000] [SIZE=10000] [PA
 
 import http.server
 import json
-import os
-import shutil
-import subprocess
 import sys
-import tempfile
-import threading
 import time
+
+from serve_harness import Serve
 
 binary = sys.argv[1]
 pieces = int(sys.argv[2]) if len(sys.argv) > 2 else 6_000
@@ -50,48 +47,8 @@ class StreamingModel(http.server.BaseHTTPRequestHandler):
         pass
 
 
-model = http.server.ThreadingHTTPServer(("127.0.0.1", 0), StreamingModel)
-threading.Thread(target=model.serve_forever, daemon=True).start()
-home = tempfile.mkdtemp()
-project = os.path.join(home, "project")
-os.makedirs(project)
-settings = {"defaultProvider": "mock", "defaultModel": "mock/coder",
-            "llm": {"api": "openai-completions", "apiKey": "mock-key",
-                    "baseUrl": f"http://127.0.0.1:{model.server_address[1]}/v1",
-                    "models": [{"provider": "mock", "id": "coder", "contextWindow": 400_000_000,
-                                "maxOutput": 2048}]}}
-if max_reply:
-    settings["llm"]["maxReplyBytes"] = max_reply
-with open(os.path.join(home, "settings.json"), "w") as file:
-    json.dump(settings, file)
-env = {key: value for key, value in os.environ.items() if not key.endswith("_API_KEY")}
-env.update({"CTXKIT_HOME": home})
-server = subprocess.Popen([binary, "serve", "--stdio"], cwd=project, env=env,
-                          stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-peak = [0]
-done = threading.Event()
-
-
-def watch_memory():
-    while not done.is_set():
-        try:
-            with open(f"/proc/{server.pid}/status") as status:
-                for line in status:
-                    if line.startswith("VmHWM:"):
-                        peak[0] = max(peak[0], int(line.split()[1]) // 1024)
-        except OSError:
-            return
-        time.sleep(0.2)
-
-
-threading.Thread(target=watch_memory, daemon=True).start()
-
-
-def send(identifier, method, params):
-    request = {"jsonrpc": "2.0", "id": identifier, "method": method, "params": params}
-    server.stdin.write(json.dumps(request).encode() + b"\n")
-    server.stdin.flush()
-
+serve = Serve(binary, StreamingModel, {"maxReplyBytes": max_reply} if max_reply else None)
+server, project, send = serve.process, serve.project, serve.send
 
 send(1, "session.create", {"cwd": project})
 for run in range(runs):
@@ -108,10 +65,7 @@ for line in server.stdout:
     if message.get("id") == 100 + runs - 1:
         outcome = message.get("result", message.get("error"))
         break
-send(3, "shutdown", {})
-server.stdin.close()
-server.wait()
-done.set()
-shutil.rmtree(home)
-print(f"peak RSS {peak[0]} MB; streamed {runs} × {pieces * size // 1_000_000} MB; deltas read "
+serve.stop(3)
+serve.remove_home()
+print(f"peak RSS {serve.peak_mb} MB; streamed {runs} × {pieces * size // 1_000_000} MB; deltas read "
       f"{delta_bytes // 1_000_000} MB; deltas_dropped {dropped}; run: {json.dumps(outcome)[:120]}")
