@@ -421,7 +421,7 @@
   function compactionCard(c, k) {
     const e = entry(c.e);
     const saved = c.tokensBefore ? Math.round(100 * (1 - c.tokensAfter / c.tokensBefore)) : 0;
-    const covered = el("details", "covered", el("summary", null, "Replaced " + fmt(c.covered.length) + " entries (expand)"));
+    const covered = el("details", "covered", el("summary", null, "Replaced " + fmt(c.covered.length) + " entries in the model's context; they stay in the session (expand)"));
     covered.addEventListener("toggle", () => { if (covered.open && !covered.querySelector(".covered-list")) covered.append(entryList(c.covered, "covered-list")); }, { once: false });
     const kept = el("details", "kept", el("summary", null, "Kept verbatim: " + fmt(c.kept.length) + " entries"));
     kept.addEventListener("toggle", () => { if (kept.open && !kept.querySelector(".kept-list")) kept.append(entryList(c.kept, "kept-list")); });

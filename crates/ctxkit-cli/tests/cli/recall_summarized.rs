@@ -37,6 +37,7 @@ fn after_a_compaction_the_model_recalls_a_detail_only_the_summarized_span_held()
     tmux.wait_idle(3);
     tmux.line("/compact");
     tmux.wait_for("Compacted: ");
+    tmux.wait_for("The replaced messages stay in the session");
     tmux.wait_idle(4);
 
     world.answer(tool_call(

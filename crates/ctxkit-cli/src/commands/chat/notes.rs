@@ -11,6 +11,10 @@ use crate::render::content_text;
 /// Lines of a custom message shown.
 const CUSTOM_LINES: usize = 12;
 
+/// Said under each compaction: a compaction hides messages from the model, it deletes nothing.
+pub const ORIGINALS_KEPT: &str =
+    "The replaced messages stay in the session: the model can `recall` them, and /tree shows them.";
+
 /// `Compacted: 52000 → 9000 tokens (83% saved) · files tracked: 4 read, 2 modified`.
 pub fn compaction_line(before: u64, after: u64, end: &CompactionEnd) -> String {
     let mut line = format!("Compacted: {before} → {after} tokens");

@@ -373,6 +373,7 @@ impl Ui {
                 line.push_str(" (context overflow; retrying)");
             }
             self.notice(&line);
+            self.info(super::notes::ORIGINALS_KEPT);
         }
         if let Some(advice) = &end.advice {
             self.notice(advice);

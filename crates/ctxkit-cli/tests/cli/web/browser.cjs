@@ -89,6 +89,8 @@ async function exported(page) {
   check(await cards.count() === 2, "two compaction cards");
   const change = await cards.first().locator(".tokens-change").textContent();
   check(/^30,000 → [0-9,]+ tokens$/.test(change), "before → after on the first card: " + change);
+  const coveredLabel = await cards.first().locator("details.covered > summary").innerText();
+  check(coveredLabel.includes("they stay in the session"), "the page says the replaced entries stay: " + coveredLabel);
   await cards.first().locator("details.covered > summary").click();
   await cards.first().locator(".covered-list .item").first().waitFor({ timeout: 5000 });
   const covered = await cards.first().locator(".covered-list .item").count();
