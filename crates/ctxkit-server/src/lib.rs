@@ -260,11 +260,7 @@ where
     // with ids: write them now, on `shutdown` and at the end of input alike, and say when that fails.
     let engine = shared.engine.read().await.clone();
     let flushed = match engine {
-        Some(engine) => {
-            engine
-                .with_session_mut(ctxkit_session::Session::flush_pending)
-                .await
-        }
+        Some(engine) => engine.flush_pending().await,
         None => Ok(()),
     };
     mirror::close(&shared).await;
