@@ -78,6 +78,7 @@ pub use listen::{ListenError, Listener, SHUTDOWN_GRACE};
 pub use mirror::StoreBinding;
 pub use stop::ABANDON_AFTER;
 mod validate;
+mod wire;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -394,7 +395,7 @@ pub(crate) fn forward_events(shared: &Arc<Shared>, engine: &Engine) {
     let out = shared.out.clone();
     tokio::spawn(async move {
         while let Some(event) = events.recv().await {
-            let Ok(params) = serde_json::to_value(&event) else {
+            let Ok(params) = serde_json::to_value(wire::Event::from(event)) else {
                 continue;
             };
             if out
