@@ -205,6 +205,15 @@ impl Agent {
         self.model = model;
     }
 
+    /// Talks to another model from now on and records the switch in the session (a
+    /// `model_change` entry, as Pi's `/model` does): the user's switch, where
+    /// [`Agent::set_model`] is a surface's own. Nothing changes when the entry cannot be written.
+    pub async fn switch_model(&mut self, model: Arc<dyn ChatModel>) -> Result<String, EngineError> {
+        let id = self.engine.switch_model(model.info()).await?;
+        self.model = model;
+        Ok(id)
+    }
+
     pub fn tools(&self) -> &ToolRegistry {
         &self.tools
     }

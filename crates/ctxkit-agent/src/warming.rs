@@ -236,12 +236,7 @@ impl Warming {
         };
         let info = self.model.info();
         let usage = reply.usage.unwrap_or_default();
-        let appended = self
-            .engine
-            .with_session_mut(|session| {
-                session.append_usage("cache_warm", &info.provider, &info.id, usage, None)
-            })
-            .await;
+        let appended = self.engine.record_usage("cache_warm", &info, usage).await;
         match appended {
             Ok(_) => tracing::info!(
                 ?phase,

@@ -194,7 +194,7 @@ pub fn check_after_compaction(
     if context_window == 0 {
         return Ok(LoopGuard::Unknown { tokens_after });
     }
-    let threshold = context_window.saturating_sub(settings.reserve_tokens);
+    let threshold = ctxkit_tokens::compaction_threshold(context_window, settings.reserve_tokens);
     let margin = threshold / GUARD_MARGIN_DIVISOR;
     if tokens_after + margin <= threshold {
         return Ok(LoopGuard::Clear {

@@ -68,7 +68,7 @@ impl Engine {
             return;
         }
         let planning = state.planning();
-        let threshold = window.saturating_sub(planning.reserve_tokens);
+        let threshold = ctxkit_tokens::compaction_threshold(window, planning.reserve_tokens);
         let start = config.background_start(window);
         if tokens < start || tokens > threshold {
             return;

@@ -238,32 +238,9 @@ impl Engine {
         read(&self.lock().await.session)
     }
 
-    /// Runs `edit` on the session (after any running compaction): names, labels, undoing a
-    /// compaction. Appends go through the session's own API, so the file stays in step.
-    pub async fn with_session_mut<T>(&self, edit: impl FnOnce(&mut Session) -> T) -> T {
-        edit(&mut self.lock().await.session)
-    }
-
-    /// Takes the session back; fails (returning the engine) while other clones exist.
-    pub fn into_session(self) -> std::result::Result<Session, Self> {
-        match Arc::try_unwrap(self.inner) {
-            Ok(inner) => Ok(inner.state.into_inner().session),
-            Err(inner) => Err(Self { inner }),
-        }
-    }
-
     /// Switches the conversation's model. Nothing runs now; the next check uses the new window.
     pub async fn set_model(&self, model: Option<ModelInfo>) {
-        let mut state = self.lock().await;
-        if state.model != model {
-            // What one model's provider counts says nothing about another's.
-            state.over_count = 1.0;
-            state.accepted_max = 0;
-            state.limit_below_window = false;
-            state.limit_tokens = None;
-            state.last_request_estimate = None;
-        }
-        state.model = model;
+        self.lock().await.replace_model(model);
     }
 
     /// The conversation's model.
@@ -392,6 +369,19 @@ impl Engine {
 }
 
 impl State {
+    /// Switches the model; what was learnt about the old one's provider is forgotten.
+    pub(crate) fn replace_model(&mut self, model: Option<ModelInfo>) {
+        if self.model != model {
+            // What one model's provider counts says nothing about another's.
+            self.over_count = 1.0;
+            self.accepted_max = 0;
+            self.limit_below_window = false;
+            self.limit_tokens = None;
+            self.last_request_estimate = None;
+        }
+        self.model = model;
+    }
+
     /// The model's context window, 0 when unknown.
     pub(crate) fn context_window(&self) -> u64 {
         self.model.as_ref().map_or(0, |model| model.context_window)

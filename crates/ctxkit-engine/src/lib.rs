@@ -89,6 +89,7 @@ mod recovery;
 mod scope;
 mod settings;
 mod tree;
+mod verbs;
 mod view;
 
 pub use check::{CheckInput, Decision, ModelInfo, SkipReason, Trigger, decide, overflowed};

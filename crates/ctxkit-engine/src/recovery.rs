@@ -273,7 +273,7 @@ fn fit_target(state: &State) -> Option<u64> {
         .reserve_tokens
         .min(window / 4)
         .max(state.output_reserve());
-    let target = window.saturating_sub(room);
+    let target = ctxkit_tokens::compaction_threshold(window, room);
     Some(if state.limit_below_window {
         target.min(state.accepted_max.max(target / 2))
     } else {

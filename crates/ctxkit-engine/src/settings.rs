@@ -206,7 +206,10 @@ impl CompactionConfig {
     /// of the window, or of the threshold when `threshold_tokens` is set.
     pub fn background_start(&self, context_window: u64) -> u64 {
         let base = if self.threshold_tokens > 0 {
-            context_window.saturating_sub(self.planning(context_window).reserve_tokens)
+            ctxkit_tokens::compaction_threshold(
+                context_window,
+                self.planning(context_window).reserve_tokens,
+            )
         } else {
             context_window
         };

@@ -31,7 +31,7 @@ pub(crate) fn branch_summary_budget(state: &State) -> u64 {
     } else {
         window
     };
-    window.saturating_sub(state.settings.branch_summary.reserve_tokens)
+    ctxkit_tokens::compaction_threshold(window, state.settings.branch_summary.reserve_tokens)
 }
 
 /// How to navigate.

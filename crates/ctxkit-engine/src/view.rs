@@ -139,7 +139,7 @@ fn budget_note(
         format!("[Context budget: about {tokens} of {context_window} tokens used ({percent}%).");
     if settings.compaction.enabled {
         let reserve = settings.compaction.planning(context_window).reserve_tokens;
-        let threshold = context_window.saturating_sub(reserve).saturating_mul(100) / context_window;
+        let threshold = ctxkit_tokens::threshold_percent(context_window, reserve);
         note.push_str(&format!(
             " Near {threshold}% older messages are replaced by a summary; write down anything you \
              must not lose (decisions, open work) before then."
@@ -187,9 +187,7 @@ fn last_resort_window(
         return Cow::Borrowed(transforms);
     }
     let reserve_tokens = settings.compaction.planning(context_window).reserve_tokens;
-    let floor_tokens = context_window - reserve_tokens.min(context_window) / 2;
-    let floor_percent = (u128::from(floor_tokens) * 100).div_ceil(u128::from(context_window));
-    let floor_percent = u64::try_from(floor_percent).unwrap_or(100);
+    let floor_percent = ctxkit_tokens::sliding_window_floor_percent(context_window, reserve_tokens);
     if transforms.window_threshold_percent >= floor_percent {
         return Cow::Borrowed(transforms);
     }

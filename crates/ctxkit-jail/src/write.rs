@@ -1,20 +1,12 @@
-//! Writes that cannot destroy, beneath the jail: the content goes to a temporary file in the
-//! target's directory (opened beneath the root), is flushed, given the target's mode (and owner,
-//! where allowed) and renamed over the target through the same directory handle. On any error the
+//! Writes that cannot destroy, beneath the jail: the target's directory is opened beneath the root
+//! and the one atomic write (`atomic`) replaces the file through that handle. On any error the
 //! temporary file is removed and the target is as it was. A symlink at the target's name is
 //! replaced, never followed.
 
-use std::io::Write as _;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-use cap_std::fs::{Dir, MetadataExt as _, OpenOptions, OpenOptionsExt as _};
-use std::os::unix::fs::PermissionsExt as _;
-
+use crate::atomic::{AtomicWrite, Existing};
 use crate::{Jail, JailError};
-
-/// Tells temporary files of one process apart.
-static COUNTER: AtomicU64 = AtomicU64::new(0);
 
 impl Jail {
     /// Creates the directory `path` and its missing parents beneath the root.
@@ -84,15 +76,11 @@ impl Jail {
                 path: self.root.join(relative),
             });
         }
-        let temporary = format!(
-            ".{}.ctxkit-{}-{}.tmp",
-            name.to_string_lossy(),
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        );
-        let written = replace(&dir, name, Path::new(&temporary), content);
-        if let Err(source) = written {
-            let _ = dir.remove_file(&temporary);
+        let write = AtomicWrite {
+            existing: Existing::Replace,
+            new_mode: 0o666,
+        };
+        if let Err(source) = write.write_in(&dir, name, content) {
             return Err(self.io_error(relative, source));
         }
         // The rename itself is on disk once the directory is synced (best effort).
@@ -130,27 +118,4 @@ impl Jail {
         dir.remove_file(name)
             .map_err(|source| self.io_error(relative, source))
     }
-}
-
-/// Writes `temporary` in `dir` and renames it over `name`.
-fn replace(dir: &Dir, name: &Path, temporary: &Path, content: &[u8]) -> std::io::Result<()> {
-    // The mode of the file replaced; a symlink's target is not looked at.
-    let previous = dir
-        .symlink_metadata(name)
-        .ok()
-        .filter(|metadata| metadata.is_file());
-    let mut options = OpenOptions::new();
-    options
-        .write(true)
-        .create_new(true)
-        .mode(if previous.is_some() { 0o600 } else { 0o666 });
-    let mut file = dir.open_with(temporary, &options)?.into_std();
-    file.write_all(content)?;
-    if let Some(metadata) = &previous {
-        file.set_permissions(std::fs::Permissions::from_mode(metadata.mode() & 0o7777))?;
-        // Keeping the owner needs privileges; a file the user could write stays theirs.
-        let _ = std::os::unix::fs::fchown(&file, Some(metadata.uid()), Some(metadata.gid()));
-    }
-    file.sync_all()?;
-    dir.rename(temporary, dir, name)
 }

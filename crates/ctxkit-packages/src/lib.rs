@@ -19,9 +19,9 @@ mod source;
 pub use diagnostics::{CollisionKind, ResourceDiagnostic};
 pub use error::{PackageError, SourceError};
 pub use packages::{
-    AvailableUpdate, CommandLine, CommandOutput, CommandRunner, ConfiguredPackage, MissingPackages,
-    NoProgress, PackageManager, ProcessRunner, ProgressAction, ProgressEvent, ProgressReporter,
-    ProgressStage, TEMPORARY_INSTALL_DIR_NAME, UpdateOutcome,
+    CommandLine, CommandOutput, CommandRunner, ConfiguredPackage, MissingPackages, NoProgress,
+    PackageManager, ProcessRunner, ProgressAction, ProgressEvent, ProgressReporter, ProgressStage,
+    TEMPORARY_INSTALL_DIR_NAME, UpdateOutcome,
 };
 pub use resolve::walk::{
     EntryType, SkillScanMode, collect_skill_entries, entry_type, sorted_entries,

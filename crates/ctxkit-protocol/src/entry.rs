@@ -45,15 +45,6 @@ pub enum EntryKind {
 }
 
 impl EntryKind {
-    /// The message of a `message` entry.
-    pub fn as_message(&self) -> Option<&AgentMessage> {
-        if let Self::Message(message) = self {
-            Some(message)
-        } else {
-            None
-        }
-    }
-
     /// The compaction of a `compaction` entry.
     pub fn as_compaction(&self) -> Option<&CompactionEntry> {
         if let Self::Compaction(compaction) = self {

@@ -78,6 +78,7 @@ pub use listen::{ListenError, Listener, SHUTDOWN_GRACE};
 pub use mirror::StoreBinding;
 pub use stop::ABANDON_AFTER;
 mod validate;
+mod wire;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -260,11 +261,7 @@ where
     // with ids: write them now, on `shutdown` and at the end of input alike, and say when that fails.
     let engine = shared.engine.read().await.clone();
     let flushed = match engine {
-        Some(engine) => {
-            engine
-                .with_session_mut(ctxkit_session::Session::flush_pending)
-                .await
-        }
+        Some(engine) => engine.flush_pending().await,
         None => Ok(()),
     };
     mirror::close(&shared).await;
@@ -398,7 +395,7 @@ pub(crate) fn forward_events(shared: &Arc<Shared>, engine: &Engine) {
     let out = shared.out.clone();
     tokio::spawn(async move {
         while let Some(event) = events.recv().await {
-            let Ok(params) = serde_json::to_value(&event) else {
+            let Ok(params) = serde_json::to_value(wire::Event::from(event)) else {
                 continue;
             };
             if out

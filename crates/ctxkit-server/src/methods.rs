@@ -8,10 +8,10 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use crate::wire;
 use crate::{MethodError, PROTOCOL_VERSION, Shared, codes, forward_events};
 use ctxkit_engine::{
-    CheckReport, Decision, Engine, EngineError, EngineOptions, ForkPosition, HookSet, ModelInfo,
-    NavigateOptions, SkipReason,
+    CheckReport, Decision, Engine, EngineError, EngineOptions, HookSet, SkipReason,
 };
 
 /// The methods handled by [`context_method`].
@@ -136,7 +136,7 @@ fn decision_name(decision: Decision) -> &'static str {
 fn report_json(report: CheckReport) -> Result<Value, MethodError> {
     Ok(json!({
         "decision": decision_name(report.decision),
-        "compaction": to_json(report.compaction)?,
+        "compaction": to_json(report.compaction.map(wire::CompactionResult::from))?,
         "retry": report.retry,
     }))
 }
@@ -162,7 +162,7 @@ struct OpenParams {
 #[derive(Deserialize)]
 struct ModelParams {
     #[serde(default)]
-    model: Option<ModelInfo>,
+    model: Option<wire::Model>,
 }
 
 #[derive(Deserialize)]
@@ -180,18 +180,14 @@ struct FocusParams {
 struct NavigateParams {
     target_id: String,
     #[serde(flatten)]
-    options: NavigateOptions,
+    options: wire::Navigate,
 }
 
 #[derive(Deserialize)]
 struct ForkParams {
     entry_id: String,
-    #[serde(default = "before")]
-    position: ForkPosition,
-}
-
-fn before() -> ForkPosition {
-    ForkPosition::Before
+    #[serde(default)]
+    position: wire::Position,
 }
 
 #[derive(Deserialize)]
@@ -345,7 +341,10 @@ pub(crate) async fn dispatch(
         "session.info" => Ok(session_info(&engine(shared).await?).await),
         "model.set" => {
             let params: ModelParams = params(raw)?;
-            engine(shared).await?.set_model(params.model).await;
+            engine(shared)
+                .await?
+                .set_model(params.model.map(Into::into))
+                .await;
             Ok(json!({}))
         }
         other => Err(MethodError::new(
@@ -407,7 +406,8 @@ async fn context_method(
                 .await?
                 .context_usage()
                 .await
-                .map_err(engine_error)?,
+                .map_err(engine_error)?
+                .map(wire::Usage::from),
         ),
         "check.before_prompt" => report_json(
             engine(shared)
@@ -425,13 +425,13 @@ async fn context_method(
         ),
         "compact" => {
             let params: FocusParams = params(raw)?;
-            to_json(
+            to_json(wire::CompactionResult::from(
                 engine(shared)
                     .await?
                     .compact(params.focus)
                     .await
                     .map_err(engine_error)?,
-            )
+            ))
         }
         "compact.cancel" => {
             engine(shared).await?.cancel_compaction();
@@ -470,13 +470,13 @@ async fn tree_method(shared: &Arc<Shared>, method: &str, raw: Value) -> Result<V
         }
         "tree.navigate" => {
             let params: NavigateParams = params(raw)?;
-            to_json(
+            to_json(wire::Navigated::from(
                 engine(shared)
                     .await?
-                    .navigate(&params.target_id, params.options)
+                    .navigate(&params.target_id, params.options.into())
                     .await
                     .map_err(engine_error)?,
-            )
+            ))
         }
         "branch_summary.cancel" => {
             engine(shared).await?.cancel_branch_summary();
@@ -484,30 +484,30 @@ async fn tree_method(shared: &Arc<Shared>, method: &str, raw: Value) -> Result<V
         }
         "fork" => {
             let params: ForkParams = params(raw)?;
-            to_json(
+            to_json(wire::Forked::from(
                 engine(shared)
                     .await?
-                    .fork(&params.entry_id, params.position)
+                    .fork(&params.entry_id, params.position.into())
                     .await
                     .map_err(engine_error)?,
-            )
+            ))
         }
-        "clone" => to_json(
+        "clone" => to_json(wire::Forked::from(
             engine(shared)
                 .await?
                 .clone_session()
                 .await
                 .map_err(engine_error)?,
-        ),
+        )),
         "forget" => {
             let params: ForgetParams = params(raw)?;
-            to_json(
+            to_json(wire::Forgotten::from(
                 engine(shared)
                     .await?
                     .forget(&params.from_id, params.to_id.as_deref(), params.summary)
                     .await
                     .map_err(engine_error)?,
-            )
+            ))
         }
         other => Err(MethodError::new(
             codes::METHOD_NOT_FOUND,
@@ -532,7 +532,7 @@ async fn pin_method(shared: &Arc<Shared>, method: &str, raw: Value) -> Result<Va
                     ));
                 }
             };
-            to_json(pin.map_err(engine_error)?)
+            to_json(wire::PinRecord::from(pin.map_err(engine_error)?))
         }
         "pin.remove" => {
             let params: PinIdParams = params(raw)?;
@@ -543,7 +543,11 @@ async fn pin_method(shared: &Arc<Shared>, method: &str, raw: Value) -> Result<Va
                 .map_err(engine_error)?;
             Ok(json!({}))
         }
-        "pin.list" => Ok(json!({ "pins": to_json(engine(shared).await?.pins().await)? })),
+        "pin.list" => {
+            let pins = engine(shared).await?.pins().await;
+            let pins: Vec<wire::PinRecord> = pins.into_iter().map(Into::into).collect();
+            Ok(json!({ "pins": to_json(pins)? }))
+        }
         other => Err(MethodError::new(
             codes::METHOD_NOT_FOUND,
             format!("unknown method `{other}` (see `initialize` for the list)"),

@@ -225,9 +225,9 @@ pub(crate) async fn after_request(
 async fn sync(shared: &Shared, mirror: &mut Mirror) -> Result<(), MethodError> {
     if let Some(engine) = shared.engine.read().await.clone() {
         engine
-            .with_session_mut(Session::flush_pending)
+            .flush_pending()
             .await
-            .map_err(|error| crate::methods::engine_error(error.into()))?;
+            .map_err(crate::methods::engine_error)?;
     }
     let appended = read_from(&mirror.path, mirror.synced)
         .map_err(|error| copy_error("cannot read the session's copy", error))?;

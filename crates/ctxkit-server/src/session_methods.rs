@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use ctxkit_compaction::{list_compactions, undo_last_compaction};
+use ctxkit_compaction::list_compactions;
 use ctxkit_engine::EngineError;
 use ctxkit_protocol::SessionInfoRecord;
 use ctxkit_session::{default_session_dir, list_all_sessions, list_sessions};
@@ -56,9 +56,9 @@ pub(crate) async fn name(shared: &Arc<Shared>, raw: Value) -> Result<Value, Meth
     }
     let id = engine(shared)
         .await?
-        .with_session_mut(|session| session.append_session_info(&name))
+        .name_session(&name)
         .await
-        .map_err(session_error)?;
+        .map_err(engine_error)?;
     Ok(json!({ "entry_id": id }))
 }
 
@@ -68,9 +68,9 @@ pub(crate) async fn label(shared: &Arc<Shared>, raw: Value) -> Result<Value, Met
     let label = params.label.filter(|label| !label.trim().is_empty());
     let id = engine(shared)
         .await?
-        .with_session_mut(|session| session.append_label_change(&params.entry_id, label.as_deref()))
+        .set_label(&params.entry_id, label.as_deref())
         .await
-        .map_err(session_error)?;
+        .map_err(engine_error)?;
     Ok(json!({ "entry_id": id }))
 }
 
@@ -104,12 +104,9 @@ pub(crate) async fn compactions(shared: &Arc<Shared>) -> Result<Value, MethodErr
 pub(crate) async fn undo(shared: &Arc<Shared>) -> Result<Value, MethodError> {
     let undone = engine(shared)
         .await?
-        .with_session_mut(|session| {
-            let undone = undo_last_compaction(session).map_err(compaction_error)?;
-            session.flush_pending().map_err(session_error)?;
-            Ok::<_, MethodError>(undone)
-        })
-        .await?;
+        .undo_compaction()
+        .await
+        .map_err(engine_error)?;
     match undone {
         Some(undone) => Ok(json!({
             "compaction_id": undone.compaction_id,

@@ -147,14 +147,6 @@ impl Estimator {
             Self::O200k => Encoding::O200kBase.count(text),
         }
     }
-
-    /// Tokens of `text` alone, without any framing.
-    pub fn count_text(self, text: &str) -> TokenCount {
-        TokenCount {
-            tokens: self.tokens(text),
-            source: self.source(),
-        }
-    }
 }
 
 impl fmt::Display for Estimator {
@@ -450,16 +442,10 @@ mod tests {
     #[test]
     fn counts_text_with_every_estimator() {
         let text = "hello world";
-        assert_eq!(Estimator::Pi.count_text(text).tokens, 3);
-        assert_eq!(Estimator::Ctxkit.count_text(text).tokens, 2);
-        assert_eq!(Estimator::Cl100k.count_text(text).tokens, 2);
-        assert_eq!(
-            Estimator::O200k.count_text(text),
-            TokenCount {
-                tokens: 2,
-                source: TokenSource::Tokenizer(Encoding::O200kBase)
-            }
-        );
+        assert_eq!(Estimator::Pi.tokens(text), 3);
+        assert_eq!(Estimator::Ctxkit.tokens(text), 2);
+        assert_eq!(Estimator::Cl100k.tokens(text), 2);
+        assert_eq!(Estimator::O200k.tokens(text), 2);
     }
 
     #[test]

@@ -168,16 +168,6 @@ pub fn estimate_context_tokens<M: Borrow<AgentMessage>>(messages: &[M]) -> Conte
     }
 }
 
-/// Whether a context of `context_tokens` must be compacted (strictly over window − reserve).
-pub fn should_compact(
-    context_tokens: u64,
-    context_window: u64,
-    reserve_tokens: u64,
-    enabled: bool,
-) -> bool {
-    enabled && i128::from(context_tokens) > i128::from(context_window) - i128::from(reserve_tokens)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,8 +236,8 @@ mod tests {
                 last_usage_index: Some(1)
             }
         );
-        assert!(should_compact(112, 100, 0, true));
-        assert!(!should_compact(100, 100, 0, true));
-        assert!(!should_compact(112, 100, 0, false));
+        assert!(crate::should_compact(112, 100, 0, true));
+        assert!(!crate::should_compact(100, 100, 0, true));
+        assert!(!crate::should_compact(112, 100, 0, false));
     }
 }

@@ -5,11 +5,15 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod budget;
 mod count;
 mod encoding;
 mod estimate;
 mod heuristic;
 
+pub use budget::{
+    compaction_threshold, should_compact, sliding_window_floor_percent, threshold_percent,
+};
 pub use count::{
     ContextTokenCount, ContextTokenCounter, Estimator, Heuristic, IMAGE_TOKENS,
     MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS, TOOL_CALL_OVERHEAD_TOKENS, TokenCount,
@@ -18,7 +22,6 @@ pub use count::{
 };
 pub use encoding::{Encoding, count_text_tokens};
 pub use estimate::{
-    ContextTokens, estimate_context_tokens, estimate_tokens, last_valid_usage, should_compact,
-    utf16_len,
+    ContextTokens, estimate_context_tokens, estimate_tokens, last_valid_usage, utf16_len,
 };
 pub use heuristic::estimate_text_tokens;

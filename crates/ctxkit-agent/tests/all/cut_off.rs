@@ -109,46 +109,37 @@ async fn a_reply_cut_off_mid_tool_call_runs_nothing_and_leaves_nothing_to_hide()
 #[tokio::test]
 async fn a_file_with_the_087_recovery_shape_sends_no_orphaned_result() {
     let model = ScriptedModel::answering(info(), &["Continuing."]);
-    let world = World::new(model).await;
+    let reply = model.calls(&[("call_old", "read", json!({"path": "a.rs"}))], 100);
     // What 0.87.1 left: the cut-off reply hidden, the result of its call still in the context.
-    let reply = world
-        .model
-        .calls(&[("call_old", "read", json!({"path": "a.rs"}))], 100);
-    world
-        .engine
-        .append(AgentMessage::User(ctxkit_protocol::UserMessage {
-            content: MessageContent::Text("read a.rs".to_owned()),
-            timestamp: Some(1),
-            extra: Default::default(),
-        }))
-        .await
-        .unwrap();
-    let reply_id = world
-        .engine
-        .append(AgentMessage::Assistant(reply))
-        .await
-        .unwrap();
-    world
-        .engine
-        .append(AgentMessage::ToolResult(
-            ctxkit_protocol::ToolResultMessage {
-                tool_call_id: "call_old".to_owned(),
-                tool_name: "read".to_owned(),
-                content: MessageContent::Blocks(vec![ContentBlock::text("fn a() {}")]),
-                details: None,
-                is_error: false,
-                timestamp: Some(2),
+    let write = |session: &mut ctxkit_session::Session| {
+        session
+            .append_message(AgentMessage::User(ctxkit_protocol::UserMessage {
+                content: MessageContent::Text("read a.rs".to_owned()),
+                timestamp: Some(1),
                 extra: Default::default(),
-            },
-        ))
-        .await
-        .unwrap();
-    world
-        .engine
-        .with_session_mut(|session| session.append_context_edit(&reply_id, None))
-        .await
-        .unwrap();
-    let mut world = world;
+            }))
+            .unwrap();
+        let reply_id = session
+            .append_message(AgentMessage::Assistant(reply))
+            .unwrap();
+        session
+            .append_message(AgentMessage::ToolResult(
+                ctxkit_protocol::ToolResultMessage {
+                    tool_call_id: "call_old".to_owned(),
+                    tool_name: "read".to_owned(),
+                    content: MessageContent::Blocks(vec![ContentBlock::text("fn a() {}")]),
+                    details: None,
+                    is_error: false,
+                    timestamp: Some(2),
+                    extra: Default::default(),
+                },
+            ))
+            .unwrap();
+        session.append_context_edit(&reply_id, None).unwrap();
+    };
+    let settings = ctxkit_engine::EngineSettings::from_document(&json!({})).unwrap();
+    let summarizer = std::sync::Arc::new(ctxkit_summarizer_offline::OfflineSummarizer::default());
+    let mut world = World::over_file(model, settings, summarizer, write).await;
     assert_eq!(world.prompt("go on").await, PromptOutcome::Answered);
     let request = world.model.requests().pop().unwrap();
     assert_paired(&request);

@@ -92,10 +92,23 @@ impl World {
         settings: EngineSettings,
         summarizer: Arc<dyn ctxkit_summarizer::Summarizer>,
     ) -> Self {
+        Self::over_file(model, settings, summarizer, |_| {}).await
+    }
+
+    /// A world whose session file already holds what `write` appended (a file an older version
+    /// left, say) before the engine opens it.
+    pub async fn over_file(
+        model: ScriptedModel,
+        settings: EngineSettings,
+        summarizer: Arc<dyn ctxkit_summarizer::Summarizer>,
+        write: impl FnOnce(&mut Session),
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let work = dir.path().join("work");
         std::fs::create_dir_all(&work).unwrap();
-        let session = Session::create(&work.display().to_string(), &dir.path().join("sessions"));
+        let mut session =
+            Session::create(&work.display().to_string(), &dir.path().join("sessions"));
+        write(&mut session);
         let engine = Engine::new(
             session,
             EngineOptions {

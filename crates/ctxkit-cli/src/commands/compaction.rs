@@ -220,7 +220,7 @@ pub fn compact_command(
     // a compaction asked for by name is written now, or the command fails.
     tokio::runtime::Builder::new_current_thread()
         .build()?
-        .block_on(engine.with_session_mut(Session::flush_pending))?;
+        .block_on(engine.flush_pending())?;
     let (summary, details) = written_summary(&engine, entry_id)?;
     let first_kept = end.first_kept_entry_id.clone().unwrap_or_default();
     let saved = if before == 0 {

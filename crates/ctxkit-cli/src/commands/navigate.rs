@@ -75,11 +75,12 @@ pub fn branch(args: BranchArgs<'_>, setup: SummarySetup, out: &mut dyn Write) ->
     let runtime = tokio::runtime::Builder::new_current_thread().build()?;
     let Some(summary_id) = outcome.summary_entry_id else {
         // Nothing was left behind (the target is on the current path): a plain move.
-        runtime.block_on(engine.with_session_mut(|session| -> Result<()> {
-            session.append_custom_entry(NAVIGATE_TYPE, Some(json!({"fromId": old_leaf})))?;
-            session.flush_pending()?;
-            Ok(())
-        }))?;
+        runtime.block_on(async {
+            engine
+                .append_custom_entry(NAVIGATE_TYPE, Some(json!({"fromId": old_leaf})))
+                .await?;
+            engine.flush_pending().await
+        })?;
         writeln!(
             out,
             "Moved the leaf to {}; nothing was left behind to summarize",

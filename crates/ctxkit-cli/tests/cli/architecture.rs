@@ -166,7 +166,7 @@ fn a_re_export_facade_or_a_hidden_alias_is_found() {
     );
     write(
         "ctxkit-engine/src/deep/settings.rs",
-        "#[doc(hidden)]\npub type SettingsError = EngineSettingsError;\n",
+        "#[doc(hidden)]\npub type HiddenAlias = EngineSettingsError;\n",
     );
     write(
         "ctxkit-agent/src/lib.rs",
@@ -174,14 +174,14 @@ fn a_re_export_facade_or_a_hidden_alias_is_found() {
     );
     write(
         "ctxkit-resources/src/lib.rs",
-        "pub use ::ctxkit_settings::SettingsError;\n",
+        "pub use ::ctxkit_settings::SettingsManager;\n",
     );
     assert_eq!(
         second_paths(crates.path()),
         [
             "ctxkit-engine/src/deep/settings.rs:1: #[doc(hidden)]",
             "ctxkit-llm/src/lib.rs:2: pub use ctxkit_overflow::*;",
-            "ctxkit-resources/src/lib.rs:1: pub use ::ctxkit_settings::SettingsError;",
+            "ctxkit-resources/src/lib.rs:1: pub use ::ctxkit_settings::SettingsManager;",
         ]
     );
 }

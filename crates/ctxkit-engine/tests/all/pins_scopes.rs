@@ -149,7 +149,7 @@ async fn forgetting_keeps_later_pins_and_labels_and_refuses_spans_before_a_compa
     let pin = harness.engine.pin_text("Always use tabs").await.unwrap();
     harness
         .engine
-        .with_session_mut(|session| session.append_label_change(&later, Some("checkpoint")))
+        .set_label(&later, Some("checkpoint"))
         .await
         .unwrap();
     harness

@@ -132,10 +132,6 @@ struct UpdateTarget {
     fetch_spec: String,
 }
 
-fn is_commit_hash(text: &str) -> bool {
-    text.len() == 40 && text.bytes().all(|byte| byte.is_ascii_hexdigit())
-}
-
 impl PackageManager {
     fn git_capture(&self, checkout: &Path, args: &[&str]) -> Result<String, PackageError> {
         check_checkout(checkout)?;
@@ -295,45 +291,6 @@ impl PackageManager {
             current = directory.parent();
         }
         Ok(())
-    }
-
-    /// Whether the remote has a commit the checkout lacks (errors: no).
-    pub(crate) fn git_has_update(&self, checkout: &Path) -> bool {
-        let Ok(local) = self.git_capture(checkout, &["rev-parse", "HEAD"]) else {
-            return false;
-        };
-        self.remote_git_head(checkout)
-            .is_some_and(|remote| remote != local)
-    }
-
-    fn ls_remote(&self, checkout: &Path, reference: &str) -> Option<String> {
-        check_checkout(checkout).ok()?;
-        let command = git(&["ls-remote", "origin", reference])
-            .in_dir(checkout)
-            .with_env("GIT_TERMINAL_PROMPT", "0")
-            .with_timeout(NETWORK_TIMEOUT);
-        let output = self.runner.run(&command).ok()?;
-        output.stdout.lines().find_map(|line| {
-            let mut fields = line.split_whitespace();
-            let hash = fields.next()?;
-            (is_commit_hash(hash) && (reference != "HEAD" || fields.next() == Some("HEAD")))
-                .then(|| hash.to_owned())
-        })
-    }
-
-    fn remote_git_head(&self, checkout: &Path) -> Option<String> {
-        let upstream = self
-            .git_capture(checkout, &["rev-parse", "--abbrev-ref", "@{upstream}"])
-            .ok();
-        if let Some(branch) = upstream
-            .as_deref()
-            .and_then(|upstream| upstream.strip_prefix("origin/"))
-            .filter(|branch| !branch.is_empty())
-            && let Some(hash) = self.ls_remote(checkout, &format!("refs/heads/{branch}"))
-        {
-            return Some(hash);
-        }
-        self.ls_remote(checkout, "HEAD")
     }
 }
 

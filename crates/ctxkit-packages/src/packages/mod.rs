@@ -15,7 +15,7 @@ use std::sync::Mutex;
 
 pub use progress::{NoProgress, ProgressAction, ProgressEvent, ProgressReporter, ProgressStage};
 pub use runner::{CommandLine, CommandOutput, CommandRunner, ProcessRunner};
-pub use update::{AvailableUpdate, ConfiguredPackage, UpdateOutcome};
+pub use update::{ConfiguredPackage, UpdateOutcome};
 
 use crate::error::PackageError;
 use crate::resolve::{PackageProvider, SourceScope};

@@ -2,7 +2,6 @@
 //! "did you mean" suggestion, the npm version check and batched `@latest` installs, git updates,
 //! the listing used by `ctxkit list`, and the available-updates check.
 
-use std::collections::HashSet;
 use std::path::PathBuf;
 
 use super::settings_edit::entry_source;
@@ -39,18 +38,6 @@ pub struct ConfiguredPackage {
     pub filtered: bool,
     /// Where it is installed, when it is.
     pub installed_path: Option<PathBuf>,
-}
-
-/// A package with a newer version or commit available.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct AvailableUpdate {
-    /// The source as written in settings.
-    pub source: String,
-    /// npm name or `host/path`.
-    pub display_name: String,
-    /// The scope whose entry won de-duplication.
-    pub scope: SettingsScope,
 }
 
 struct Selected {
@@ -211,58 +198,6 @@ impl PackageManager {
                     filtered: entry.is_object(),
                     installed_path: self.installed_path(source, source_scope(scope)),
                 });
-            }
-        }
-        out
-    }
-
-    /// Installed, unpinned npm and git packages (project entries winning over user ones
-    /// with the same identity) that have a newer version or commit. Offline: none. Errors
-    /// count as "no update".
-    pub fn check_for_available_updates(&self, settings: &SettingsManager) -> Vec<AvailableUpdate> {
-        if self.environment.is_offline() {
-            return Vec::new();
-        }
-        let mut seen = HashSet::new();
-        let mut out = Vec::new();
-        for scope in [SettingsScope::Project, SettingsScope::Global] {
-            for entry in settings.packages_in(scope) {
-                let Some(source) = entry_source(&entry) else {
-                    continue;
-                };
-                if !seen.insert(self.entry_identity(source, scope)) {
-                    continue;
-                }
-                let installed_scope = source_scope(scope);
-                let (display_name, has_update) = match PackageSource::parse(source) {
-                    Ok(PackageSource::Npm(npm)) if !npm.is_pinned() => {
-                        let installed = self
-                            .npm_install_path(&npm, installed_scope)
-                            .ok()
-                            .and_then(|path| super::locations::installed_npm_version(&path));
-                        let has_update = installed.is_some_and(|installed| {
-                            self.latest_npm_version(&npm.name)
-                                .is_ok_and(|latest| latest != installed)
-                        });
-                        (npm.name, has_update)
-                    }
-                    Ok(PackageSource::Git(git)) if !git.is_pinned() => {
-                        let path = self.git_install_path(&git, installed_scope);
-                        let has_update = path.exists() && self.git_has_update(&path);
-                        (format!("{}/{}", git.host, git.path), has_update)
-                    }
-                    Ok(
-                        PackageSource::Npm(_) | PackageSource::Git(_) | PackageSource::Local { .. },
-                    )
-                    | Err(_) => continue,
-                };
-                if has_update {
-                    out.push(AvailableUpdate {
-                        source: source.to_owned(),
-                        display_name,
-                        scope,
-                    });
-                }
             }
         }
         out

@@ -82,7 +82,7 @@ impl Chat {
                 .line("The session is in memory (--no-session); there is no file to write");
             return Ok(());
         }
-        let written = self.engine.with_session_mut(Session::write_afresh).await?;
+        let written = self.engine.write_afresh().await?;
         match written {
             Some(path) => self.ui.line(&format!(
                 "Wrote the session afresh to {}; the chat goes on there",

@@ -2,7 +2,7 @@
 //! the model, and skills and prompt templates from the resource loader.
 
 use anyhow::{Context as _, Result, bail};
-use ctxkit_compaction::{list_compactions, undo_last_compaction};
+use ctxkit_compaction::list_compactions;
 use ctxkit_engine::{CompactionPlan, EngineError, ForkPosition, NavigateOptions, NoCompaction};
 use ctxkit_protocol::AgentMessage;
 use ctxkit_resources::{expand_prompt_template, parse_frontmatter};
@@ -376,14 +376,7 @@ impl Chat {
     }
 
     async fn undo_compact(&self) -> Result<()> {
-        let undone = self
-            .engine
-            .with_session_mut(|session| -> Result<_> {
-                let undone = undo_last_compaction(session)?;
-                session.flush_pending()?;
-                Ok(undone)
-            })
-            .await?;
+        let undone = self.engine.undo_compaction().await?;
         match undone {
             Some(undo) => self.ui.line(&format!(
                 "Undid compaction {}: back at {} (the summary stays in the tree){}",
@@ -509,9 +502,7 @@ impl Chat {
             ));
             return Ok(());
         }
-        self.engine
-            .with_session_mut(|session| session.append_session_info(rest))
-            .await?;
+        self.engine.name_session(rest).await?;
         self.ui.line(&format!("Named the session “{rest}”"));
         Ok(())
     }
@@ -523,9 +514,7 @@ impl Chat {
         }
         let text = text.trim();
         let label = (!text.is_empty()).then_some(text);
-        self.engine
-            .with_session_mut(|session| session.append_label_change(id, label))
-            .await?;
+        self.engine.set_label(id, label).await?;
         match label {
             Some(label) => self.ui.line(&format!("Labelled {id} “{label}”")),
             None => self.ui.line(&format!("Removed the label of {id}")),
@@ -538,12 +527,8 @@ impl Chat {
             let client = model_client(&self.llm_options, Some(rest))?;
             let client = self.bound(client, &self.thread_session);
             let client = std::sync::Arc::new(client);
-            self.client = std::sync::Arc::clone(&client);
-            let info = self.model_info();
-            self.agent.set_model(client).await;
-            self.engine
-                .with_session_mut(|session| session.append_model_change(&info.provider, &info.id))
-                .await?;
+            self.agent.switch_model(client.clone()).await?;
+            self.client = client;
         }
         let window = self
             .client

@@ -230,9 +230,7 @@ impl Chat {
         };
         let text = text.trim().to_owned();
         let label = (!text.is_empty()).then_some(text.as_str());
-        self.engine
-            .with_session_mut(|session| session.append_label_change(id, label))
-            .await?;
+        self.engine.set_label(id, label).await?;
         match label {
             Some(label) => self.ui.line(&format!("Labelled {id} “{label}”")),
             None => self.ui.line(&format!("Removed the label of {id}")),

@@ -1,0 +1,299 @@
+//! The protocol's own types (`docs/protocol.md`): the parameters, results and `event` notifications
+//! that carry engine values, converted from and to the engine's types here, at the edge. The engine
+//! may rename or regroup its types; the wire changes only when these do. Field order is the order
+//! on the wire (`serde_json` keeps it).
+
+use ctxkit_engine::{
+    CompactionEnd, CompactionFailed, CompactionReason, ContextUsage, EngineEvent, ForgetOutcome,
+    ForkOutcome, ForkPosition, ModelInfo, NavigateOptions, NavigateOutcome, Pin,
+};
+use serde::{Deserialize, Serialize};
+
+/// A model, as `model.set` takes it.
+#[derive(Debug, Deserialize)]
+pub(crate) struct Model {
+    provider: String,
+    id: String,
+    /// Tokens the model accepts; 0 when unknown.
+    context_window: u64,
+}
+
+impl From<Model> for ModelInfo {
+    fn from(model: Model) -> Self {
+        Self {
+            provider: model.provider,
+            id: model.id,
+            context_window: model.context_window,
+        }
+    }
+}
+
+/// How `tree.navigate` moves (flattened into its parameters).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct Navigate {
+    summarize: bool,
+    custom_instructions: Option<String>,
+    replace_instructions: bool,
+    label: Option<String>,
+    keep_target: bool,
+}
+
+impl From<Navigate> for NavigateOptions {
+    fn from(navigate: Navigate) -> Self {
+        Self {
+            summarize: navigate.summarize,
+            custom_instructions: navigate.custom_instructions,
+            replace_instructions: navigate.replace_instructions,
+            label: navigate.label,
+            keep_target: navigate.keep_target,
+        }
+    }
+}
+
+/// Where `fork` starts.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Position {
+    #[default]
+    Before,
+    At,
+}
+
+impl From<Position> for ForkPosition {
+    fn from(position: Position) -> Self {
+        match position {
+            Position::Before => Self::Before,
+            Position::At => Self::At,
+        }
+    }
+}
+
+/// Why a compaction ran.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Reason {
+    Threshold,
+    Overflow,
+    Manual,
+}
+
+impl From<CompactionReason> for Reason {
+    fn from(reason: CompactionReason) -> Self {
+        match reason {
+            CompactionReason::Threshold => Self::Threshold,
+            CompactionReason::Overflow => Self::Overflow,
+            CompactionReason::Manual => Self::Manual,
+        }
+    }
+}
+
+/// The end of a compaction: `compact`'s result, a check's `compaction`, the `compaction_end` event.
+#[derive(Debug, Serialize)]
+pub(crate) struct CompactionResult {
+    reason: Reason,
+    aborted: bool,
+    will_retry: bool,
+    tokens_before: Option<u64>,
+    tokens_after: Option<u64>,
+    first_kept_entry_id: Option<String>,
+    entry_id: Option<String>,
+    from_hook: bool,
+    from_background: bool,
+    fallback: bool,
+    error: Option<String>,
+    advice: Option<String>,
+    files_read: usize,
+    files_modified: usize,
+}
+
+impl From<CompactionEnd> for CompactionResult {
+    fn from(end: CompactionEnd) -> Self {
+        Self {
+            reason: end.reason.into(),
+            aborted: end.aborted,
+            will_retry: end.will_retry,
+            tokens_before: end.tokens_before,
+            tokens_after: end.tokens_after,
+            first_kept_entry_id: end.first_kept_entry_id,
+            entry_id: end.entry_id,
+            from_hook: end.from_hook,
+            from_background: end.from_background,
+            fallback: end.fallback,
+            error: end.error,
+            advice: end.advice,
+            files_read: end.files_read,
+            files_modified: end.files_modified,
+        }
+    }
+}
+
+/// A compaction that failed or was cancelled (the `compaction_failed` event).
+#[derive(Debug, Serialize)]
+pub(crate) struct CompactionFailure {
+    reason: Reason,
+    error_message: Option<String>,
+    aborted: bool,
+    will_retry: bool,
+    from_hook: bool,
+    fallback: bool,
+}
+
+impl From<CompactionFailed> for CompactionFailure {
+    fn from(failed: CompactionFailed) -> Self {
+        Self {
+            reason: failed.reason.into(),
+            error_message: failed.error_message,
+            aborted: failed.aborted,
+            will_retry: failed.will_retry,
+            from_hook: failed.from_hook,
+            fallback: failed.fallback,
+        }
+    }
+}
+
+/// Tokens in the model's view of a window (`context.usage`, the `context_usage` event).
+#[derive(Debug, Serialize)]
+pub(crate) struct Usage {
+    tokens: Option<u64>,
+    context_window: u64,
+    percent: Option<f64>,
+}
+
+impl From<ContextUsage> for Usage {
+    fn from(usage: ContextUsage) -> Self {
+        Self {
+            tokens: usage.tokens,
+            context_window: usage.context_window,
+            percent: usage.percent,
+        }
+    }
+}
+
+/// An `event` notification's parameters.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum Event {
+    CompactionStart {
+        reason: Reason,
+    },
+    CompactionEnd(CompactionResult),
+    CompactionFailed(CompactionFailure),
+    BranchSummaryStart {
+        target_id: String,
+    },
+    BranchSummaryEnd {
+        target_id: String,
+        aborted: bool,
+        summary_entry_id: Option<String>,
+        error: Option<String>,
+    },
+    ContextUsage(Usage),
+    HookError {
+        hook: String,
+        event: String,
+        error: String,
+    },
+}
+
+impl From<EngineEvent> for Event {
+    fn from(event: EngineEvent) -> Self {
+        match event {
+            EngineEvent::CompactionStart { reason } => Self::CompactionStart {
+                reason: reason.into(),
+            },
+            EngineEvent::CompactionEnd(end) => Self::CompactionEnd(end.into()),
+            EngineEvent::CompactionFailed(failed) => Self::CompactionFailed(failed.into()),
+            EngineEvent::BranchSummaryStart { target_id } => Self::BranchSummaryStart { target_id },
+            EngineEvent::BranchSummaryEnd {
+                target_id,
+                aborted,
+                summary_entry_id,
+                error,
+            } => Self::BranchSummaryEnd {
+                target_id,
+                aborted,
+                summary_entry_id,
+                error,
+            },
+            EngineEvent::ContextUsage(usage) => Self::ContextUsage(usage.into()),
+            EngineEvent::HookError { hook, event, error } => Self::HookError { hook, event, error },
+        }
+    }
+}
+
+/// What `tree.navigate` did.
+#[derive(Debug, Serialize)]
+pub(crate) struct Navigated {
+    cancelled: bool,
+    aborted: bool,
+    editor_text: Option<String>,
+    summary_entry_id: Option<String>,
+    new_leaf_id: Option<String>,
+}
+
+impl From<NavigateOutcome> for Navigated {
+    fn from(outcome: NavigateOutcome) -> Self {
+        Self {
+            cancelled: outcome.cancelled,
+            aborted: outcome.aborted,
+            editor_text: outcome.editor_text,
+            summary_entry_id: outcome.summary_entry_id,
+            new_leaf_id: outcome.new_leaf_id,
+        }
+    }
+}
+
+/// What `fork` and `clone` did.
+#[derive(Debug, Serialize)]
+pub(crate) struct Forked {
+    cancelled: bool,
+    selected_text: Option<String>,
+    session_file: Option<String>,
+}
+
+impl From<ForkOutcome> for Forked {
+    fn from(outcome: ForkOutcome) -> Self {
+        Self {
+            cancelled: outcome.cancelled,
+            selected_text: outcome.selected_text,
+            session_file: outcome.session_file,
+        }
+    }
+}
+
+/// What `forget` did.
+#[derive(Debug, Serialize)]
+pub(crate) struct Forgotten {
+    summary_entry_id: String,
+    reappended: usize,
+    new_leaf_id: Option<String>,
+}
+
+impl From<ForgetOutcome> for Forgotten {
+    fn from(outcome: ForgetOutcome) -> Self {
+        Self {
+            summary_entry_id: outcome.summary_entry_id,
+            reappended: outcome.reappended,
+            new_leaf_id: outcome.new_leaf_id,
+        }
+    }
+}
+
+/// An active pin (`pin.add`, `pin.list`).
+#[derive(Debug, Serialize)]
+pub(crate) struct PinRecord {
+    id: String,
+    text: String,
+    source_entry_id: Option<String>,
+}
+
+impl From<Pin> for PinRecord {
+    fn from(pin: Pin) -> Self {
+        Self {
+            id: pin.id,
+            text: pin.text,
+            source_entry_id: pin.source_entry_id,
+        }
+    }
+}
