@@ -15,6 +15,7 @@ mod error;
 mod json;
 mod kind;
 mod settings;
+mod tree;
 mod trust;
 
 pub use env::{
@@ -31,5 +32,15 @@ pub use settings::{
     LlmTimeoutSettings, ProviderCompactionSettings, ProviderRetrySettings, RetrySettings,
     SettingEntry, SettingLookup, SettingOrigin, SettingsDiagnostic, SettingsManager,
     check_known_key,
+};
+pub use tree::{
+    AdaptiveBudgets, AnthropicCompactionConfig, AnthropicConfig, AnthropicContextManagementConfig,
+    BranchSummaryConfig, ChatConfig, CommandHookConfig, CompactionConfig, CompactionModelOverride,
+    ContextStrategy, DurabilityMode, FallbackPolicy, ImagesConfig, LlmConfig, LlmTimeouts,
+    MAX_TOKEN_BUDGET, MarkdownConfig, ModelPrices, OpenAiResponsesCompactionConfig,
+    OpenAiResponsesConfig, PackageSetting, PinnedConfig, ProviderRetryConfig, RetryConfig,
+    ServerConfig, SessionConfig, Settings, StoreConfig, SummaryProvider, SummaryRole,
+    TerminalConfig, ThinkingBudgets, TransformSettings, UserModel, WarningsConfig,
+    model_override_key,
 };
 pub use trust::{ProjectTrust, TRUST_FILE_NAME, project_trust, set_project_trust};

@@ -1,6 +1,6 @@
 //! Trust in a project's settings. A project's `.ctxkit/settings.json` comes with the repository,
 //! so what in it runs code or sends a key somewhere (`hooks`, `npmCommand`, `llm.baseUrl`,
-//! `chat.confirmBash`, …: everything outside `schema::PROJECT_SAFE_KEYS`) is someone else's choice:
+//! `chat.confirmBash`, …: everything not marked `x-project` in the tree) is someone else's choice:
 //! it applies only after the user trusted it with `ctxkit trust`. Trust is recorded in
 //! `<agent dir>/trusted-projects.json`, per project directory, for those settings as they were then
 //! (a SHA-256 of their JSON and of the hook scripts they name): changed settings, or a changed
@@ -30,7 +30,7 @@ const LEGACY_HOOKS_KEY: &str = "hooks";
 pub struct ProjectTrust {
     /// The project directory (canonical when it exists).
     pub project: PathBuf,
-    /// The project settings that wait for trust (outside `schema::PROJECT_SAFE_KEYS`), when there
+    /// The project settings that wait for trust (not marked `x-project` in the tree), when there
     /// are any.
     pub held: Option<Value>,
     /// Their dotted keys, in document order.

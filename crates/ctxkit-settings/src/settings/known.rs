@@ -16,11 +16,14 @@ pub fn check_known_key(key: &str) -> Result<(), SettingsError> {
         let Some(field) = segments.get(..length).and_then(schema::lookup) else {
             break;
         };
-        let inside_map = matches!(field.kind, ValueKind::StringMap | ValueKind::ModelBudgets);
+        let inside_map = matches!(
+            &field.kind,
+            ValueKind::StringMap | ValueKind::ModelBudgets(_)
+        );
         if length == segments.len() || inside_map {
             return Ok(());
         }
-        if !matches!(field.kind, ValueKind::Object(_)) {
+        if !matches!(&field.kind, ValueKind::Object(_)) {
             return Err(SettingsError::InvalidKey {
                 key: key.to_owned(),
                 reason: format!("`{}` is not an object", segments[..length].join(".")),

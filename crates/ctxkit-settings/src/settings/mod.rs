@@ -166,7 +166,7 @@ pub struct SettingsManager {
     overrides: Document,
     effective: Document,
     /// Whether the project's whole document applies (`ctxkit trust`), or only what
-    /// `schema::PROJECT_SAFE_KEYS` lets an untrusted project change.
+    /// `schema::project_safe_keys` lets an untrusted project change.
     project_trusted: bool,
     /// The project document as it applies: whole when trusted, else its safe part.
     project_applied: Document,
@@ -191,7 +191,7 @@ impl SettingsManager {
     }
 
     /// Loads from explicit file paths. The project is not trusted: only the keys of
-    /// `schema::PROJECT_SAFE_KEYS` apply from its document ([`SettingsManager::set_project_trusted`]).
+    /// `schema::project_safe_keys` apply from its document ([`SettingsManager::set_project_trusted`]).
     pub fn from_paths(global_path: PathBuf, project_path: PathBuf) -> Self {
         tracing::debug!(
             global = %global_path.display(),
@@ -352,7 +352,7 @@ impl SettingsManager {
         let found = document::get_path(&self.effective, &path).filter(|value| !value.is_null());
         let (value, origin) = match found {
             Some(value) => (Some(numbers::as_number(value)), Some(self.origin_of(&path))),
-            None => match field.and_then(|field| field.default.to_json()) {
+            None => match field.and_then(|field| field.default.clone()) {
                 Some(default) => (Some(default), Some(SettingOrigin::Default)),
                 None => (None, None),
             },
@@ -386,7 +386,7 @@ impl SettingsManager {
         match schema::lookup(path.segments()) {
             Some(field) => {
                 let mut report = schema::CheckReport::default();
-                schema::check_value(&path.dotted(), field.kind, &value, &mut report);
+                schema::check_value(&path.dotted(), &field.kind, &value, &mut report);
                 if let Some(violation) = report.violations.into_iter().next() {
                     return Err(SettingsError::InvalidValue {
                         path: state.display_path(),
@@ -428,7 +428,7 @@ impl SettingsManager {
         text: &str,
     ) -> Result<Vec<SettingsDiagnostic>, SettingsError> {
         let path = KeyPath::parse(key)?;
-        let kind = schema::lookup(path.segments()).map(|field| field.kind);
+        let kind = schema::lookup(path.segments()).map(|field| &field.kind);
         let value = schema::parse_raw_value(kind, text);
         self.set(scope, key, value)
     }
@@ -530,7 +530,7 @@ impl SettingsManager {
         let segments = path.segments();
         for length in 1..segments.len() {
             if let Some(field) = schema::lookup(&segments[..length])
-                && !matches!(field.kind, schema::ValueKind::Object(_))
+                && !matches!(&field.kind, schema::ValueKind::Object(_))
             {
                 return Err(SettingsError::InvalidKey {
                     key: path.dotted(),

@@ -139,7 +139,7 @@ impl SettingsManager {
 
     fn default_of(key: &str) -> Option<Value> {
         let path = KeyPath::parse(key).ok()?;
-        schema::lookup(path.segments()).and_then(|field| field.default.to_json())
+        schema::lookup(path.segments()).and_then(|field| field.default.clone())
     }
 
     /// Effective value when valid for the schema, else the default.
@@ -149,14 +149,14 @@ impl SettingsManager {
         match self.effective_value(key) {
             Some(value) => {
                 let mut report = schema::CheckReport::default();
-                schema::check_value(key, field.kind, value, &mut report);
+                schema::check_value(key, &field.kind, value, &mut report);
                 if report.violations.is_empty() {
                     Some(value.clone())
                 } else {
-                    field.default.to_json()
+                    field.default.clone()
                 }
             }
-            None => field.default.to_json(),
+            None => field.default.clone(),
         }
     }
 

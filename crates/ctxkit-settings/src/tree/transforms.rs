@@ -1,0 +1,148 @@
+//! `transforms.*`: the context transforms' settings (`ctxkit-transform` reads them): one switch per
+//! layer and every number the layers use, with defaults tuned for 100k–200k token windows.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// How the model's view is trimmed before each call. Absent keys take their defaults.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TransformSettings {
+    /// Layer (a): cut old tool results down to a head, a tail and a reference to the full text.
+    pub prune_enabled: bool,
+    /// Tool results counted from the end that are always kept whole.
+    pub keep_recent_tool_results: usize,
+    /// Tool results whose text is at most this many characters are never cut.
+    pub prune_min_chars: usize,
+    /// Lines kept from the start of a cut tool result.
+    pub head_lines: usize,
+    /// Lines kept from the end of a cut tool result.
+    pub tail_lines: usize,
+    /// Characters kept from the start when a result is cut by characters (too few lines, or lines
+    /// too long for a line cut to bring the text under `pruneMinChars`).
+    pub head_chars: usize,
+    /// Characters kept from the end when a result is cut by characters.
+    pub tail_chars: usize,
+    /// Names (file paths, symbols, error codes, ids, URLs) of the omitted text a cut result's marker
+    /// lists after `mentions:`, ranked (see `digest.rs`); 0 (the default) writes no digest.
+    pub prune_digest_names: usize,
+    /// The most characters the digest's names take together.
+    pub prune_digest_chars: usize,
+    /// Layer (b): remove thinking blocks from all assistant replies but the latest one with thinking.
+    pub drop_old_thinking: bool,
+    /// Layer (c): drop the oldest messages while the view is above the threshold.
+    pub window_enabled: bool,
+    /// The sliding window acts when the estimated view exceeds this percentage of the context window.
+    #[schemars(range(min = 1, max = 100))]
+    pub window_threshold_percent: u64,
+    /// Messages at the end of the view the sliding window never drops.
+    pub keep_last_messages: usize,
+    /// Keep the request prefix byte-identical across calls for provider prompt caches: prune and drop
+    /// thinking in blocks of `cacheBlockSize` tool results instead of moving the boundary every call.
+    /// (The sliding window, once it acts, still changes the prefix on every call.)
+    pub cache_aware: bool,
+    /// Tool results per block in cache-aware mode; 0 reads as 1.
+    #[schemars(range(min = 1))]
+    pub cache_block_size: usize,
+    /// Move the prune boundary only when the move pays for itself under the prompt cache's prices
+    /// (see `pays.rs`): the tokens it saves over the expected rest of the run outweigh the cache it
+    /// rewrites. Old results are then cut in batches, rarely; `cacheAware` is not used.
+    pub prune_when_it_pays: bool,
+    /// The price of input read from the provider's prompt cache, in percent of the base input price
+    /// (Anthropic and OpenAI: 10).
+    pub cache_read_percent: u64,
+    /// The price of input written to the prompt cache, in percent of the base input price
+    /// (Anthropic's 5-minute cache: 125; OpenAI, which has no write fee: 100).
+    pub cache_write_percent: u64,
+    /// Tell the model how full its context is (a note at the end of the view, so request prefixes
+    /// stay cacheable) once the view is over `budget_note_percent` of the window.
+    pub budget_note: bool,
+    /// The share of the window from which the budget note is added.
+    #[schemars(range(min = 1, max = 100))]
+    pub budget_note_percent: u64,
+}
+
+impl Default for TransformSettings {
+    /// Every layer enabled; old results cut only when it pays under Anthropic's cache prices.
+    fn default() -> Self {
+        Self {
+            prune_enabled: true,
+            keep_recent_tool_results: 6,
+            prune_min_chars: 500,
+            head_lines: 3,
+            tail_lines: 2,
+            head_chars: 200,
+            tail_chars: 100,
+            prune_digest_names: 0,
+            prune_digest_chars: 160,
+            drop_old_thinking: true,
+            window_enabled: true,
+            window_threshold_percent: 75,
+            keep_last_messages: 20,
+            cache_aware: false,
+            cache_block_size: 8,
+            prune_when_it_pays: true,
+            cache_read_percent: 10,
+            cache_write_percent: 125,
+            budget_note: false,
+            budget_note_percent: 50,
+        }
+    }
+}
+
+impl TransformSettings {
+    /// Settings with every layer switched off: the view passes through (orphan repair still runs).
+    pub fn disabled() -> Self {
+        Self {
+            prune_enabled: false,
+            drop_old_thinking: false,
+            window_enabled: false,
+            ..Self::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn defaults_match_the_documented_numbers() {
+        let settings = TransformSettings::default();
+        assert_eq!(settings.keep_recent_tool_results, 6);
+        assert_eq!(settings.prune_min_chars, 500);
+        assert_eq!((settings.head_lines, settings.tail_lines), (3, 2));
+        assert!(settings.drop_old_thinking);
+        assert_eq!(settings.window_threshold_percent, 75);
+        assert_eq!(settings.keep_last_messages, 20);
+        assert!(!settings.cache_aware);
+        assert_eq!(settings.cache_block_size, 8);
+        assert!(settings.prune_enabled && settings.window_enabled);
+    }
+
+    #[test]
+    fn reads_camel_case_keys_and_defaults_the_rest() {
+        let settings: TransformSettings = serde_json::from_value(json!({
+            "keepRecentToolResults": 2,
+            "cacheAware": true,
+            "windowEnabled": false,
+        }))
+        .unwrap();
+        assert_eq!(settings.keep_recent_tool_results, 2);
+        assert!(settings.cache_aware);
+        assert!(!settings.window_enabled);
+        assert_eq!(settings.prune_min_chars, 500);
+        let round_trip: TransformSettings =
+            serde_json::from_value(serde_json::to_value(&settings).unwrap()).unwrap();
+        assert_eq!(round_trip, settings);
+        let text = serde_json::to_string(&TransformSettings::default()).unwrap();
+        assert!(text.contains("\"windowThresholdPercent\":75"), "{text}");
+    }
+
+    #[test]
+    fn disabled_switches_off_every_layer() {
+        let settings = TransformSettings::disabled();
+        assert!(!settings.prune_enabled && !settings.drop_old_thinking && !settings.window_enabled);
+    }
+}
