@@ -314,15 +314,16 @@ mod tests {
                 "compaction.fileContext"
             ]
         );
-        assert_eq!(settings.npm_command(), Some(vec!["pnpm".to_owned()]));
-        assert!(settings.chat_confirm_bash());
-        let llm = settings.llm();
+        let typed = settings.settings();
+        assert_eq!(typed.npm_command, Some(vec!["pnpm".to_owned()]));
+        assert!(typed.chat.confirm_bash);
+        let llm = &typed.llm;
         assert_eq!(llm.base_url.as_deref(), Some("http://user.example"));
-        assert_eq!((llm.api_key, llm.api), (None, None));
-        assert!(llm.headers.is_empty());
-        assert_eq!(settings.theme().as_deref(), Some("dark"));
+        assert_eq!((&llm.api_key, &llm.api), (&None, &None));
+        assert!(llm.headers.is_none());
+        assert_eq!(typed.theme.as_deref(), Some("dark"));
         // Issue 42: where the conversation goes is the user's choice until the project is trusted.
-        assert_eq!(settings.default_model().1, None);
+        assert_eq!(typed.default_model, None);
         // `config get` says where a value came from: the user's, not the ignored project's.
         assert_eq!(
             settings.get("llm.baseUrl").unwrap().origin,
@@ -333,10 +334,10 @@ mod tests {
         let settings = SettingsManager::load(&environment);
         assert!(settings.project_trusted() && settings.held_project_keys().is_empty());
         assert_eq!(
-            settings.llm().base_url.as_deref(),
+            settings.settings().llm.base_url.as_deref(),
             Some("http://evil.example")
         );
-        assert!(!settings.chat_confirm_bash());
+        assert!(!settings.settings().chat.confirm_bash);
     }
 
     #[test]

@@ -37,7 +37,7 @@ pub fn check_known_key(key: &str) -> Result<(), SettingsError> {
 }
 
 /// The known key nearest to `key` by edit distance (case-insensitive), if it is a plausible typo.
-fn closest_known_key(key: &str) -> Option<String> {
+pub(crate) fn closest_known_key(key: &str) -> Option<String> {
     let wanted = key.to_lowercase();
     schema::leaves()
         .into_iter()

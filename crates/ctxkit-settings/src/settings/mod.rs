@@ -6,9 +6,10 @@ pub(crate) mod document;
 mod known;
 mod model_list;
 pub(crate) mod numbers;
+mod read;
 pub(crate) mod schema;
+mod scoped;
 pub mod store;
-mod typed;
 
 use std::path::{Path, PathBuf};
 
@@ -16,10 +17,6 @@ use serde_json::Value;
 
 pub use document::{Document, KeyPath};
 pub use known::check_known_key;
-pub use typed::{
-    AnthropicContextManagementSettings, BranchSummarySettings, LlmSettings, LlmTimeoutSettings,
-    ProviderCompactionSettings, ProviderRetrySettings, RetrySettings,
-};
 
 use crate::env::Environment;
 use crate::error::{SettingsError, SettingsScope};
@@ -82,8 +79,11 @@ impl SettingsDiagnostic {
     pub fn message(&self) -> String {
         match self {
             Self::UnknownKey { path, key, .. } => {
+                let hint = known::closest_known_key(key)
+                    .map(|known| format!("; did you mean `{known}`?"))
+                    .unwrap_or_default();
                 format!(
-                    "Unknown setting `{key}` in `{}` (kept as is)",
+                    "Unknown setting `{key}` in `{}` (kept as is){hint}",
                     path.display()
                 )
             }
@@ -170,6 +170,8 @@ pub struct SettingsManager {
     project_trusted: bool,
     /// The project document as it applies: whole when trusted, else its safe part.
     project_applied: Document,
+    /// The effective view read into the typed tree (kept in step with `effective`).
+    typed: crate::tree::Settings,
     errors: Vec<SettingsError>,
 }
 
@@ -208,6 +210,7 @@ impl SettingsManager {
             effective: Document::new(),
             project_trusted: false,
             project_applied: Document::new(),
+            typed: crate::tree::Settings::default(),
             errors,
         };
         manager.recompute();
@@ -232,6 +235,7 @@ impl SettingsManager {
             effective: Document::new(),
             project_trusted: false,
             project_applied: Document::new(),
+            typed: crate::tree::Settings::default(),
             errors: Vec::new(),
         };
         manager.recompute();
@@ -583,6 +587,14 @@ impl SettingsManager {
         self.project_applied = Self::applied_project(&self.project.document, self.project_trusted);
         let merged = document::merge_documents(&self.global.document, &self.project_applied);
         self.effective = document::merge_documents(&merged, &self.overrides);
+        self.typed = read::typed(&self.global.document, &self.effective);
+    }
+
+    /// Every setting, typed: the effective view read once per change, each wrong value replaced by
+    /// its default (`diagnostics` names it), `x-user-only` keys from the global settings alone,
+    /// the context strategy's layer beneath the files.
+    pub fn settings(&self) -> &crate::tree::Settings {
+        &self.typed
     }
 }
 

@@ -55,6 +55,8 @@ pub struct Field {
     pub project: bool,
     /// Its value is a credential: masked by `config list`, refused in project settings (`x-secret`).
     pub secret: bool,
+    /// Read from the user's own (global) settings only, as Pi reads it (`x-user-only`).
+    pub user_only: bool,
 }
 
 /// The JSON schema of the settings files (draft 2020-12), generated from [`crate::Settings`] with
@@ -121,6 +123,7 @@ fn field_from(key: &str, property: &Value) -> Field {
         description,
         project: flag("x-project"),
         secret: flag("x-secret"),
+        user_only: flag("x-user-only"),
     }
 }
 
@@ -244,6 +247,16 @@ pub fn project_safe_keys() -> &'static [String] {
     })
 }
 
+/// The keys whose values are credentials (`x-secret`): `config list` masks them and
+/// `config set --project` refuses them (project settings are usually committed).
+pub fn secret_keys() -> Vec<String> {
+    leaves()
+        .into_iter()
+        .filter(|(_, field)| field.secret)
+        .map(|(key, _)| key)
+        .collect()
+}
+
 fn join(prefix: &str, key: &str) -> String {
     if prefix.is_empty() {
         key.to_owned()
@@ -311,6 +324,52 @@ pub fn leaves() -> Vec<(String, &'static Field)> {
     let mut out = Vec::new();
     walk("", top_level(), &mut out);
     out
+}
+
+/// The settings table of `docs/settings.md`: every leaf key of the tree with what it accepts, its
+/// default, whether an untrusted project may set it, and its doc comment.
+pub fn markdown_table() -> String {
+    let mut out = String::from(
+        "| key | accepts | default | untrusted project | description |\n|---|---|---|---|---|\n",
+    );
+    for (key, field) in leaves() {
+        let segments: Vec<&str> = key.split('.').collect();
+        let default = field
+            .default
+            .as_ref()
+            .map_or_else(|| "—".to_owned(), |value| format!("`{value}`"));
+        let project = if project_may_set(&segments) {
+            "yes"
+        } else {
+            "no"
+        };
+        out.push_str(&format!(
+            "| `{key}` | {} | {default} | {project} | {} |\n",
+            accepts(&field.kind),
+            field.description.replace('|', "\\|"),
+        ));
+    }
+    out
+}
+
+fn accepts(kind: &ValueKind) -> String {
+    match kind {
+        ValueKind::Bool => "boolean".to_owned(),
+        ValueKind::Integer { min, max } if *max == i64::MAX => format!("integer ≥ {min}"),
+        ValueKind::Integer { min, max } => format!("integer {min}–{max}"),
+        ValueKind::String => "string".to_owned(),
+        ValueKind::Enum(values) => {
+            let values: Vec<String> = values.iter().map(|value| format!("`{value}`")).collect();
+            values.join(", ")
+        }
+        ValueKind::StringList => "array of strings".to_owned(),
+        ValueKind::PackageList => "array of package sources".to_owned(),
+        ValueKind::StringMap => "object of strings".to_owned(),
+        ValueKind::ModelList => "array of models".to_owned(),
+        ValueKind::HookList => "array of hooks".to_owned(),
+        ValueKind::ModelBudgets(_) => "object keyed `provider/modelId`".to_owned(),
+        ValueKind::Object(_) => "object".to_owned(),
+    }
 }
 
 /// A problem found by [`check_value`]: the dotted key and what was expected.
@@ -406,6 +465,11 @@ pub fn check_value(key: &str, kind: &ValueKind, value: &Value, report: &mut Chec
                     && hook
                         .get("timeoutMs")
                         .is_none_or(|timeout| timeout.as_u64().is_some())
+                    && hook.get("passEnv").is_none_or(|names| {
+                        names
+                            .as_array()
+                            .is_some_and(|names| names.iter().all(Value::is_string))
+                    })
             };
             if !value
                 .as_array()
@@ -532,6 +596,37 @@ pub fn parse_raw_value(kind: Option<&ValueKind>, raw: &str) -> Value {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// `docs/settings.md` holds the table the tree gives, row for row. To rewrite it after changing
+    /// the tree: `CTXKIT_BLESS_SETTINGS_DOCS=1 cargo test -p ctxkit-settings docs_table`.
+    #[test]
+    fn the_docs_table_is_the_tree() {
+        const START: &str = "<!-- settings table: generated from the tree, checked by a test -->\n";
+        const END: &str = "<!-- end of the settings table -->";
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/settings.md");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let start = text.find(START).expect("the table's start marker") + START.len();
+        let end = text.find(END).expect("the table's end marker");
+        let table = markdown_table();
+        if std::env::var_os("CTXKIT_BLESS_SETTINGS_DOCS").is_some() {
+            let updated = format!("{}{table}{}", &text[..start], &text[end..]);
+            std::fs::write(&path, updated).unwrap();
+            return;
+        }
+        let documented: Vec<&str> = text[start..end].lines().collect();
+        let derived: Vec<&str> = table.lines().collect();
+        for (documented, derived) in documented.iter().zip(&derived) {
+            assert_eq!(
+                documented, derived,
+                "docs/settings.md differs from the tree"
+            );
+        }
+        assert_eq!(
+            documented.len(),
+            derived.len(),
+            "docs/settings.md has another number of rows"
+        );
+    }
 
     #[test]
     fn lookup_nested() {

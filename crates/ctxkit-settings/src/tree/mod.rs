@@ -15,6 +15,7 @@ mod transforms;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
 
 pub use compaction::{
     AdaptiveBudgets, CommandHookConfig, CompactionConfig, CompactionModelOverride, ContextStrategy,
@@ -53,7 +54,7 @@ pub struct Settings {
     pub transport: String,
     /// Keep a prompt cache warm between runs when a refresh pays (Pi 1.5.1). Read from the global
     /// settings only: each refresh spends the user's money.
-    #[schemars(extend("enum" = ["off", "streaming", "idle"]))]
+    #[schemars(extend("x-user-only" = true, "enum" = ["off", "streaming", "idle"]))]
     pub cache_warming: String,
     /// How queued steering messages are delivered.
     #[schemars(extend("x-project" = true, "enum" = ["all", "one-at-a-time"]))]
@@ -221,6 +222,55 @@ impl Default for Settings {
             hooks: Vec::new(),
             server: ServerConfig::default(),
             store: StoreConfig::default(),
+        }
+    }
+}
+
+/// The compaction threshold of the recommended strategy, tokens (window-independent).
+pub const RECOMMENDED_THRESHOLD_TOKENS: u64 = 40_000;
+
+/// The most names the recommended strategy's prune markers list.
+pub const RECOMMENDED_DIGEST_NAMES: usize = 8;
+
+impl Settings {
+    /// A settings document read as the settings files are (SDK and tests): every value checked,
+    /// a wrong one replaced by its default, unknown keys left out, the context strategy applied.
+    /// Not an object: the defaults.
+    pub fn read(document: &Value) -> Self {
+        let document = document.as_object().cloned().unwrap_or_default();
+        crate::SettingsManager::in_memory(document)
+            .settings()
+            .clone()
+    }
+
+    /// The layer `"contextStrategy": "recommended"` puts beneath the settings files: the strategy
+    /// `docs/simulator.md` measures as "ctxkit recommended". Every tool result but the latest cut
+    /// to a head, a tail and a marker naming up to 8 of what it omitted; compaction once the
+    /// context passes 40,000 tokens whatever the window (the window's own threshold when lower),
+    /// keeping 10,000; the summary written in the background from 80% of that threshold and sent
+    /// as a continuation of the cached conversation. Everything else is the default.
+    pub fn recommended_layer() -> Map<String, Value> {
+        let layer = json!({
+            "contextStrategy": "recommended",
+            "transforms": {
+                "keepRecentToolResults": 1,
+                "pruneDigestNames": RECOMMENDED_DIGEST_NAMES,
+            },
+            "compaction": {
+                "thresholdTokens": RECOMMENDED_THRESHOLD_TOKENS,
+                "keepRecentTokens": 10_000,
+                "background": true,
+                "backgroundPercent": 80,
+                "cachePrefix": true,
+            },
+        });
+        match layer {
+            Value::Object(map) => map,
+            Value::Null
+            | Value::Bool(_)
+            | Value::Number(_)
+            | Value::String(_)
+            | Value::Array(_) => Map::new(),
         }
     }
 }

@@ -177,9 +177,11 @@ pub struct ChatConfig {
     #[schemars(extend("x-project" = true))]
     pub bash_timeout_seconds: u64,
     /// Secret environment variables `bash` commands may see (read from the user's settings only).
+    #[schemars(extend("x-user-only" = true))]
     pub pass_env: Option<Vec<String>>,
     /// Paths outside the project the agent's tools may read without asking (read from the user's
     /// settings only).
+    #[schemars(extend("x-user-only" = true))]
     pub readable_paths: Option<Vec<String>>,
     /// The most bytes of file snapshots kept beside one session for rewinds (64 MiB).
     pub checkpoint_max_bytes: u64,
