@@ -36,12 +36,13 @@ pub fn check_known_key(key: &str) -> Result<(), SettingsError> {
     })
 }
 
-/// The known key nearest to `key` by edit distance (case-insensitive), if it is a plausible typo.
+/// The known key (a setting or a section) nearest to `key` by edit distance (case-insensitive), if
+/// it is a plausible typo.
 pub(crate) fn closest_known_key(key: &str) -> Option<String> {
     let wanted = key.to_lowercase();
-    schema::leaves()
+    schema::all_keys()
         .into_iter()
-        .map(|(known, _)| {
+        .map(|known| {
             let distance = strsim::damerau_levenshtein(&wanted, &known.to_lowercase());
             (distance, known)
         })

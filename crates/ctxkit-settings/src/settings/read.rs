@@ -142,7 +142,8 @@ mod tests {
 
     #[test]
     fn an_unknown_key_in_a_file_warns_with_the_key_it_meant() {
-        let read = manager(json!({"compaction": {"reserveTokenz": 1}, "myTeam": true}));
+        let read = manager(json!({"compaction": {"reserveTokenz": 1}, "myTeam": true,
+            "transfroms": {"headLines": 2}}));
         let messages: Vec<String> = read
             .diagnostics()
             .iter()
@@ -153,6 +154,7 @@ mod tests {
             [
                 "Unknown setting `compaction.reserveTokenz` in `` (kept as is); did you mean `compaction.reserveTokens`?",
                 "Unknown setting `myTeam` in `` (kept as is)",
+                "Unknown setting `transfroms` in `` (kept as is); did you mean `transforms`?",
             ]
         );
     }

@@ -247,6 +247,22 @@ pub fn project_safe_keys() -> &'static [String] {
     })
 }
 
+/// Every known dotted key, sections included, depth first in the tree's order.
+pub fn all_keys() -> Vec<String> {
+    fn walk(prefix: &str, fields: &[Field], out: &mut Vec<String>) {
+        for field in fields {
+            let key = join(prefix, &field.key);
+            out.push(key.clone());
+            if let ValueKind::Object(children) = &field.kind {
+                walk(&key, children, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk("", top_level(), &mut out);
+    out
+}
+
 /// The keys whose values are credentials (`x-secret`): `config list` masks them and
 /// `config set --project` refuses them (project settings are usually committed).
 pub fn secret_keys() -> Vec<String> {
