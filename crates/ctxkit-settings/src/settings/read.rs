@@ -61,13 +61,15 @@ fn fits(key: &str, field: &Field, value: &Value) -> bool {
 fn deserialize(document: Document) -> Settings {
     match serde_json::from_value(Value::Object(document.clone())) {
         Ok(settings) => settings,
-        Err(error) => {
-            tracing::warn!(%error, "a settings section does not read; it takes its defaults");
+        Err(_) => {
+            // The error may quote a value (a key, a token): only the section's name is logged.
             let mut kept = Map::new();
             for (key, value) in document {
                 let single = Map::from_iter([(key.clone(), value.clone())]);
                 if serde_json::from_value::<Settings>(Value::Object(single)).is_ok() {
                     kept.insert(key, value);
+                } else {
+                    tracing::warn!(section = %key, "a settings section does not read; it takes its defaults");
                 }
             }
             serde_json::from_value(Value::Object(kept)).unwrap_or_default()
