@@ -19,12 +19,14 @@
 //! let sessions = tempfile::tempdir()?;
 //! // A new session file for a project (written once the first reply arrives).
 //! let session = Session::create("/home/me/project", sessions.path());
-//! // The engine: settings as a user without settings files gets them (`EngineSettings::from_document`
-//! // reads the merged settings document), summaries written offline.
+//! // The engine: settings as a user without settings files gets them (`Settings::read` reads a
+//! // settings document as the files are read), summaries written offline.
 //! let engine = Engine::new(
 //!     session,
 //!     EngineOptions {
-//!         settings: EngineSettings::from_document(&serde_json::json!({}))?,
+//!         settings: EngineSettings::from_settings(&ctxkit_settings::Settings::read(
+//!             &serde_json::json!({}),
+//!         )),
 //!         model: None,
 //!         summarizer: Arc::new(OfflineSummarizer::default()),
 //!         prompts: Prompts::default(),

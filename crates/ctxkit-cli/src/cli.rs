@@ -525,4 +525,6 @@ pub enum ConfigAction {
         #[arg(long)]
         json: bool,
     },
+    /// Print the JSON schema of the settings files (draft 2020-12), derived from the settings tree.
+    Schema,
 }

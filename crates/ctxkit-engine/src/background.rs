@@ -13,6 +13,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::{Engine, State};
+use crate::settings::CompactionBudgets as _;
 
 /// A summary being written (or written) in the background.
 pub(crate) struct Background {

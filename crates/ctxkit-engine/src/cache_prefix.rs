@@ -35,7 +35,7 @@ impl Engine {
         state.request_overhead = estimate.overhead;
         // On-demand compaction sends the span with this request's system prompt and tools.
         let on_demand =
-            state.settings.compaction.provider == crate::settings::SummaryProvider::OnDemand;
+            state.settings.compaction.provider == ctxkit_settings::SummaryProvider::OnDemand;
         if !state.settings.compaction.cache_prefix && !on_demand {
             state.last_request = None;
             return;

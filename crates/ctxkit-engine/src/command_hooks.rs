@@ -18,7 +18,7 @@ use crate::hooks::{
     AfterCompact, AfterTree, BeforeCompact, BeforeCompactResult, BeforeFork, BeforeForkResult,
     BeforeTree, BeforeTreeResult, HookError, HookFuture, Hooks,
 };
-use crate::settings::CommandHookConfig;
+use ctxkit_settings::CommandHookConfig;
 
 /// The longest answer read from a hook; a longer one is refused as soon as it is seen.
 const MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;

@@ -14,7 +14,7 @@ use crate::engine::{Engine, Running, State, latest_compaction_ms, shared_transcr
 use crate::error::{EngineError, Result};
 use crate::events::{CompactionEnd, CompactionFailed, CompactionReason, EngineEvent};
 use crate::hooks::{AfterCompact, BeforeCompact};
-use crate::settings::FallbackPolicy;
+use ctxkit_settings::FallbackPolicy;
 
 /// Overflow compactions in a row (without a successful reply between them) before recovery gives
 /// up. Each plans to fit with the provider's over-count seen so far and keeps less than the one

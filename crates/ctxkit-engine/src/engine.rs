@@ -22,7 +22,7 @@ use crate::command_hooks::CommandHook;
 use crate::error::Result;
 use crate::events::{ContextUsage, EngineEvent, EventBus};
 use crate::hooks::HookSet;
-use crate::settings::EngineSettings;
+use crate::settings::{CompactionBudgets as _, EngineSettings};
 
 /// What an engine is built from.
 pub struct EngineOptions {
@@ -175,7 +175,7 @@ impl Drop for Running<'_> {
 impl Engine {
     /// An engine over `session`. Command hooks from `settings.hooks` run after `options.hooks`.
     pub fn new(mut session: Session, options: EngineOptions) -> Self {
-        session.set_durability(options.settings.session.durability());
+        session.set_durability(crate::settings::durability(&options.settings.session));
         let mut hooks = options.hooks;
         let cwd = std::path::PathBuf::from(session.cwd());
         for config in &options.settings.hooks {
@@ -251,7 +251,9 @@ impl Engine {
     /// Replaces the settings; the next check reads them.
     pub async fn set_settings(&self, settings: EngineSettings) {
         let mut state = self.lock().await;
-        state.session.set_durability(settings.session.durability());
+        state
+            .session
+            .set_durability(crate::settings::durability(&settings.session));
         state.settings = settings;
     }
 
@@ -421,7 +423,9 @@ impl State {
 
     /// The compaction settings for the current model (its `compaction.modelOverrides` entry
     /// applied).
-    pub(crate) fn compaction_config(&self) -> std::borrow::Cow<'_, crate::CompactionConfig> {
+    pub(crate) fn compaction_config(
+        &self,
+    ) -> std::borrow::Cow<'_, ctxkit_settings::CompactionConfig> {
         match &self.model {
             Some(model) => self
                 .settings

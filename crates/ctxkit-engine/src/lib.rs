@@ -25,7 +25,10 @@
 //!
 //! # tokio::runtime::Runtime::new()?.block_on(async {
 //! // A small keep budget, so the older turns are summarized.
-//! let settings = EngineSettings::from_document(&json!({"compaction": {"keepRecentTokens": 100}}))?;
+//! let read = ctxkit_settings::SettingsManager::in_memory(
+//!     json!({"compaction": {"keepRecentTokens": 100}}).as_object().cloned().unwrap_or_default(),
+//! );
+//! let settings = EngineSettings::from_settings(read.settings());
 //! let engine = Engine::new(
 //!     Session::in_memory("/home/me/project"),
 //!     EngineOptions {
@@ -107,11 +110,6 @@ pub use pins::{PIN_ENTRY_TYPE, PINNED_MESSAGE_TYPE, Pin};
 pub use planning::{CompactionPlan, NoCompaction};
 pub use recall::SUMMARIZED_REFERENCE;
 pub use scope::{FORGOTTEN_PREAMBLE, SCOPE_RESULT_TYPE, Scope};
-pub use settings::{
-    AdaptiveBudgets, BranchSummaryConfig, CommandHookConfig, CompactionConfig,
-    CompactionModelOverride, ContextStrategy, DurabilityMode, EngineSettings, EngineSettingsError,
-    FallbackPolicy, MAX_TOKEN_BUDGET, PinnedConfig, RECOMMENDED_DIGEST_NAMES,
-    RECOMMENDED_THRESHOLD_TOKENS, SessionConfig, SummaryProvider, SummaryRole, model_override_key,
-};
+pub use settings::{CompactionBudgets, EngineSettings, durability};
 pub use tree::{ForgetOutcome, ForkOutcome, NavigateOptions, NavigateOutcome};
 pub use view::{ModelView, build_view};

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::State;
-use crate::settings::SummaryProvider;
+use ctxkit_settings::SummaryProvider;
 
 /// Whether the next compaction is asked of the provider.
 #[derive(Debug, Clone, PartialEq)]

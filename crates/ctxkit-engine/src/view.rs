@@ -8,13 +8,15 @@ use ctxkit_session::{
     BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX,
     COMPACTION_SUMMARY_SUFFIX, to_llm_message,
 };
-use ctxkit_transform::{TransformReport, TransformSettings, transform_context};
+use ctxkit_settings::TransformSettings;
+use ctxkit_transform::{TransformReport, transform_context};
 
 use std::borrow::{Borrow, Cow};
 
 use crate::engine::{Engine, shared_transcript};
 use crate::error::Result;
-use crate::settings::SummaryRole;
+use crate::settings::CompactionBudgets as _;
+use ctxkit_settings::SummaryRole;
 
 /// What the model is sent.
 #[derive(Debug, Clone, PartialEq)]

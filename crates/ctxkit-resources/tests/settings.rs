@@ -21,7 +21,7 @@ fn nested_setting_objects_merge_one_level_deep() {
         r#"{"compaction":{"reserveTokens":8192}}"#,
     );
     let manager = SettingsManager::load(&world.env);
-    assert_eq!(manager.theme().as_deref(), Some("dark"));
+    assert_eq!(manager.settings().theme.as_deref(), Some("dark"));
     let value = |key: &str| manager.get(key).unwrap().value;
     assert_eq!(value("compaction.enabled"), Some(json!(true)));
     assert_eq!(value("compaction.keepRecentTokens"), Some(json!(20000)));
@@ -75,9 +75,9 @@ fn empty_settings_give_the_documented_defaults() {
         ),
         (Some(json!(true)), Some(json!(16384)), Some(json!(20000)))
     );
-    let branch = manager.branch_summary();
+    let branch = manager.settings().branch_summary;
     assert_eq!((branch.reserve_tokens, branch.skip_prompt), (16384, false));
-    let retry = manager.retry();
+    let retry = manager.settings().retry;
     assert_eq!(
         (retry.enabled, retry.max_retries, retry.base_delay_ms),
         (true, 3, 2000)
@@ -85,13 +85,13 @@ fn empty_settings_give_the_documented_defaults() {
     assert_eq!(retry.provider.max_retry_delay_ms, 60000);
     assert_eq!(retry.provider.timeout_ms, None);
     assert_eq!(retry.provider.max_retries, None);
-    assert_eq!(manager.transport(), "auto");
-    assert_eq!(manager.steering_mode(), "one-at-a-time");
-    assert_eq!(manager.follow_up_mode(), "one-at-a-time");
-    assert!(manager.enable_skill_commands());
-    assert_eq!(manager.image_width_cells(), 60);
-    assert_eq!(manager.tree_filter_mode(), "default");
-    assert_eq!(manager.theme(), None);
+    assert_eq!(manager.settings().transport, "auto");
+    assert_eq!(manager.settings().steering_mode, "one-at-a-time");
+    assert_eq!(manager.settings().follow_up_mode, "one-at-a-time");
+    assert!(manager.settings().enable_skill_commands);
+    assert_eq!(manager.settings().terminal.image_width_cells, 60);
+    assert_eq!(manager.settings().tree_filter_mode, "default");
+    assert_eq!(manager.settings().theme, None);
     assert!(manager.drain_errors().is_empty());
 }
 
@@ -106,11 +106,11 @@ fn legacy_keys_are_migrated_and_written_on_the_next_save() {
         r#"{"queueMode":"all","websockets":true,"skills":{"enableSkillCommands":false,"customDirectories":["~/sk"]},"retry":{"maxDelayMs":5000}}"#,
     );
     let mut manager = SettingsManager::load(&world.env);
-    assert_eq!(manager.steering_mode(), "all");
-    assert_eq!(manager.transport(), "websocket");
+    assert_eq!(manager.settings().steering_mode, "all");
+    assert_eq!(manager.settings().transport, "websocket");
     assert_eq!(manager.resource_entries(ResourceKind::Skills), vec!["~/sk"]);
-    assert!(!manager.enable_skill_commands());
-    assert_eq!(manager.retry().provider.max_retry_delay_ms, 5000);
+    assert!(!manager.settings().enable_skill_commands);
+    assert_eq!(manager.settings().retry.provider.max_retry_delay_ms, 5000);
     manager
         .set(SettingsScope::Global, "theme", json!("light"))
         .unwrap();
@@ -216,7 +216,7 @@ fn a_broken_settings_file_is_reported_once_and_never_written() {
         .set(SettingsScope::Global, "theme", json!("light"))
         .unwrap();
     // The in-memory change still applies for the session.
-    assert_eq!(manager.theme().as_deref(), Some("light"));
+    assert_eq!(manager.settings().theme.as_deref(), Some("light"));
     let error = manager.flush().unwrap_err();
     assert!(
         matches!(error, SettingsError::ScopeNotWritable { .. }),
@@ -285,11 +285,11 @@ fn a_reload_keeps_the_previous_values_when_the_file_breaks() {
     let mut manager = SettingsManager::load(&world.env);
     write(&path, "{ broken");
     manager.reload();
-    assert_eq!(manager.theme().as_deref(), Some("dark"));
+    assert_eq!(manager.settings().theme.as_deref(), Some("dark"));
     assert_eq!(manager.drain_errors().len(), 1);
     write(&path, r#"{"theme":"light"}"#);
     manager.reload();
-    assert_eq!(manager.theme().as_deref(), Some("light"));
+    assert_eq!(manager.settings().theme.as_deref(), Some("light"));
     assert!(!manager.load_failed(SettingsScope::Global));
 }
 
@@ -345,7 +345,7 @@ fn unknown_keys_are_kept_and_warned_invalid_values_reported_with_file_and_key() 
     assert_eq!(file["myTool"], json!({"x": 1}));
     assert_eq!(file["otherTool"], json!({"level": 3}));
     assert_eq!(file["retry"], json!({"provider": {"timeoutMs": 1500}}));
-    assert_eq!(manager.retry().provider.timeout_ms, Some(1500));
+    assert_eq!(manager.settings().retry.provider.timeout_ms, Some(1500));
     assert_eq!(
         manager.get("retry.provider.timeoutMs").unwrap().origin,
         Some(SettingOrigin::Global)

@@ -15,6 +15,7 @@ mod error;
 mod json;
 mod kind;
 mod settings;
+mod tree;
 mod trust;
 
 pub use env::{
@@ -25,11 +26,20 @@ pub use env::{
 pub use error::{SettingsError, SettingsScope};
 pub use json::string_items;
 pub use kind::ResourceKind;
+pub use settings::schema::{json_schema, markdown_table, secret_keys};
 pub use settings::store;
 pub use settings::{
-    AnthropicContextManagementSettings, BranchSummarySettings, Document, KeyPath, LlmSettings,
-    LlmTimeoutSettings, ProviderCompactionSettings, ProviderRetrySettings, RetrySettings,
-    SettingEntry, SettingLookup, SettingOrigin, SettingsDiagnostic, SettingsManager,
-    check_known_key,
+    Document, KeyPath, SettingEntry, SettingLookup, SettingOrigin, SettingsDiagnostic,
+    SettingsManager, check_known_key,
+};
+pub use tree::{
+    AdaptiveBudgets, AnthropicCompactionConfig, AnthropicConfig, AnthropicContextManagementConfig,
+    BranchSummaryConfig, ChatConfig, CommandHookConfig, CompactionConfig, CompactionModelOverride,
+    ContextStrategy, DurabilityMode, FallbackPolicy, ImagesConfig, LlmConfig, LlmTimeouts,
+    MAX_TOKEN_BUDGET, MarkdownConfig, ModelPrices, OpenAiResponsesCompactionConfig,
+    OpenAiResponsesConfig, PackageSetting, PinnedConfig, ProviderRetryConfig,
+    RECOMMENDED_DIGEST_NAMES, RECOMMENDED_THRESHOLD_TOKENS, RetryConfig, ServerConfig,
+    SessionConfig, Settings, StoreConfig, SummaryProvider, SummaryRole, TerminalConfig,
+    ThinkingBudgets, TransformSettings, UserModel, WarningsConfig, model_override_key,
 };
 pub use trust::{ProjectTrust, TRUST_FILE_NAME, project_trust, set_project_trust};

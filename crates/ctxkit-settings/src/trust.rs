@@ -1,6 +1,6 @@
 //! Trust in a project's settings. A project's `.ctxkit/settings.json` comes with the repository,
 //! so what in it runs code or sends a key somewhere (`hooks`, `npmCommand`, `llm.baseUrl`,
-//! `chat.confirmBash`, …: everything outside `schema::PROJECT_SAFE_KEYS`) is someone else's choice:
+//! `chat.confirmBash`, …: everything not marked `x-project` in the tree) is someone else's choice:
 //! it applies only after the user trusted it with `ctxkit trust`. Trust is recorded in
 //! `<agent dir>/trusted-projects.json`, per project directory, for those settings as they were then
 //! (a SHA-256 of their JSON and of the hook scripts they name): changed settings, or a changed
@@ -30,7 +30,7 @@ const LEGACY_HOOKS_KEY: &str = "hooks";
 pub struct ProjectTrust {
     /// The project directory (canonical when it exists).
     pub project: PathBuf,
-    /// The project settings that wait for trust (outside `schema::PROJECT_SAFE_KEYS`), when there
+    /// The project settings that wait for trust (not marked `x-project` in the tree), when there
     /// are any.
     pub held: Option<Value>,
     /// Their dotted keys, in document order.
@@ -314,15 +314,16 @@ mod tests {
                 "compaction.fileContext"
             ]
         );
-        assert_eq!(settings.npm_command(), Some(vec!["pnpm".to_owned()]));
-        assert!(settings.chat_confirm_bash());
-        let llm = settings.llm();
+        let typed = settings.settings();
+        assert_eq!(typed.npm_command, Some(vec!["pnpm".to_owned()]));
+        assert!(typed.chat.confirm_bash);
+        let llm = &typed.llm;
         assert_eq!(llm.base_url.as_deref(), Some("http://user.example"));
-        assert_eq!((llm.api_key, llm.api), (None, None));
-        assert!(llm.headers.is_empty());
-        assert_eq!(settings.theme().as_deref(), Some("dark"));
+        assert_eq!((&llm.api_key, &llm.api), (&None, &None));
+        assert!(llm.headers.is_none());
+        assert_eq!(typed.theme.as_deref(), Some("dark"));
         // Issue 42: where the conversation goes is the user's choice until the project is trusted.
-        assert_eq!(settings.default_model().1, None);
+        assert_eq!(typed.default_model, None);
         // `config get` says where a value came from: the user's, not the ignored project's.
         assert_eq!(
             settings.get("llm.baseUrl").unwrap().origin,
@@ -333,10 +334,10 @@ mod tests {
         let settings = SettingsManager::load(&environment);
         assert!(settings.project_trusted() && settings.held_project_keys().is_empty());
         assert_eq!(
-            settings.llm().base_url.as_deref(),
+            settings.settings().llm.base_url.as_deref(),
             Some("http://evil.example")
         );
-        assert!(!settings.chat_confirm_bash());
+        assert!(!settings.settings().chat.confirm_bash);
     }
 
     #[test]

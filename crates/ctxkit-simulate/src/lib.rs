@@ -39,7 +39,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use ctxkit_engine::EngineSettings;
-use ctxkit_transform::TransformSettings;
+use ctxkit_settings::TransformSettings;
 use serde::Serialize;
 
 pub use cache_rule::{CacheBill, CacheRule};
@@ -71,7 +71,7 @@ pub const PROVIDER_COMPACTION_TRIGGER: u64 = 150_000;
 
 /// The recommended strategy's context target: it compacts above this many tokens (or the
 /// reference threshold, window − 16,384, when that is lower).
-pub const RECOMMENDED_TARGET_TOKENS: u64 = ctxkit_engine::RECOMMENDED_THRESHOLD_TOKENS;
+pub const RECOMMENDED_TARGET_TOKENS: u64 = ctxkit_settings::RECOMMENDED_THRESHOLD_TOKENS;
 
 /// How the model's context is managed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
@@ -98,7 +98,7 @@ pub enum Strategy {
     /// `recommended` with its summaries sent as fresh prompts (what the engine's summarizer sends
     /// today; not in the default set).
     RecommendedFreshSummaries,
-    /// What a user with an empty settings file gets: `EngineSettings::from_document({})`, the
+    /// What a user with an empty settings file gets: `Settings::read({})`, the
     /// product's own resolution, with the budgets following the window.
     Defaults,
     /// The defaults as they were before pruning waited until it pays: every tool result but the
@@ -204,10 +204,10 @@ impl Strategy {
 
 /// The recommended settings, as a user gets them from `"contextStrategy": "recommended"`
 /// ([`EngineSettings::recommended`], resolved against the model's window by the engine), with the
-/// budgets nobody set following the window as `EngineSettings::from_document` leaves them.
+/// budgets nobody set following the window as reading the settings leaves them.
 fn recommended(settings: &mut EngineSettings) {
     *settings = EngineSettings::recommended();
-    settings.compaction.adaptive = ctxkit_engine::AdaptiveBudgets {
+    settings.compaction.adaptive = ctxkit_settings::AdaptiveBudgets {
         reserve_tokens: true,
         keep_recent_tokens: false,
     };
@@ -216,7 +216,8 @@ fn recommended(settings: &mut EngineSettings) {
 /// The settings of an empty settings document, read by the code the product reads settings with
 /// (the engine resolves the budgets that follow the window against the model at each check).
 fn defaults() -> EngineSettings {
-    EngineSettings::from_document(&serde_json::json!({})).unwrap_or_default()
+    let read = ctxkit_settings::SettingsManager::in_memory(serde_json::Map::new());
+    EngineSettings::from_settings(read.settings())
 }
 
 /// Applies a settings document over `settings` (objects merged key by key).

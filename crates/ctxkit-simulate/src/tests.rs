@@ -1,6 +1,7 @@
 //! End-to-end checks of the simulator on short sessions with a small window.
 
 use super::*;
+use ctxkit_engine::CompactionBudgets as _;
 
 fn small(strategies: Vec<Strategy>) -> SimulateOptions {
     SimulateOptions {
@@ -44,7 +45,8 @@ fn equal_seeds_give_equal_reports() {
 #[test]
 fn the_recommended_strategy_is_what_the_setting_resolves_to() {
     let document = serde_json::json!({"contextStrategy": "recommended"});
-    let user = ctxkit_engine::EngineSettings::from_document(&document).unwrap();
+    let user =
+        ctxkit_engine::EngineSettings::from_settings(&ctxkit_settings::Settings::read(&document));
     for window in [200_000, 1_000_000] {
         let simulated = Strategy::Recommended.settings(window);
         assert_eq!(simulated, user);

@@ -367,7 +367,8 @@ mod tests {
             Strategy::DefaultsBefore,
         ] {
             let document = settings_document(strategy, 200_000).unwrap();
-            let resolved = EngineSettings::from_document(&document).unwrap();
+            let resolved =
+                EngineSettings::from_settings(&ctxkit_settings::Settings::read(&document));
             assert_eq!(
                 serde_json::to_value(&resolved).unwrap(),
                 serde_json::to_value(strategy.settings(200_000)).unwrap(),

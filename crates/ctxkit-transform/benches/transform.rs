@@ -10,8 +10,9 @@
 use std::sync::LazyLock;
 
 use ctxkit_protocol::AgentMessage;
+use ctxkit_settings::TransformSettings;
 use ctxkit_tokens::estimate_tokens;
-use ctxkit_transform::{TransformSettings, repair_orphans, transform_context};
+use ctxkit_transform::{repair_orphans, transform_context};
 use divan::Bencher;
 use serde_json::{Value, json};
 

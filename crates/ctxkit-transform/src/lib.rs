@@ -53,7 +53,8 @@
 //!
 //! ```
 //! use ctxkit_protocol::AgentMessage;
-//! use ctxkit_transform::{TransformSettings, pruned_reference, transform_context};
+//! use ctxkit_settings::TransformSettings;
+//! use ctxkit_transform::{pruned_reference, transform_context};
 //! use serde_json::json;
 //!
 //! let log: String = (0..400).map(|line| format!("test case {line} ... ok\n")).collect();
@@ -98,7 +99,6 @@ mod marker;
 mod orphans;
 mod pays;
 mod prune;
-mod settings;
 mod thinking;
 mod view;
 mod window;
@@ -109,10 +109,10 @@ mod robustness_tests;
 mod test_support;
 
 use ctxkit_protocol::AgentMessage;
+use ctxkit_settings::TransformSettings;
 
 pub use marker::pruned_reference;
 pub use orphans::repair_orphans;
-pub use settings::TransformSettings;
 
 use crate::view::{Slot, total_tokens};
 

@@ -5,7 +5,8 @@
 
 use ctxkit_protocol::AgentMessage;
 use ctxkit_session::{ContextMessageKind, EntryIndex, Session, build_context};
-use ctxkit_transform::{TransformSettings, transform_context};
+use ctxkit_settings::TransformSettings;
+use ctxkit_transform::transform_context;
 use serde_json::{Map, Value, json};
 
 use crate::blocks::Renderer;

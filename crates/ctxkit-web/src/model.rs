@@ -4,7 +4,7 @@
 use std::cell::Cell;
 
 use ctxkit_session::{EntryIndex, Session};
-use ctxkit_transform::TransformSettings;
+use ctxkit_settings::TransformSettings;
 use serde_json::{Map, Value, json};
 
 use crate::blocks::Renderer;

@@ -99,7 +99,9 @@ mod tests {
         let engine = Engine::new(
             Session::in_memory(&project.display().to_string()),
             EngineOptions {
-                settings: EngineSettings::from_document(&serde_json::json!({})).unwrap(),
+                settings: EngineSettings::from_settings(
+                    ctxkit_settings::SettingsManager::in_memory(Default::default()).settings(),
+                ),
                 model: None,
                 summarizer: Arc::new(OfflineSummarizer::default()),
                 prompts: Prompts::default(),

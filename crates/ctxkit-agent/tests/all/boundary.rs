@@ -200,7 +200,9 @@ async fn full_outputs_of_sessions_in_memory_are_private_and_under_the_home() {
     let engine = ctxkit_agent::Engine::new(
         in_memory,
         ctxkit_agent::EngineOptions {
-            settings: ctxkit_agent::EngineSettings::from_document(&json!({})).unwrap(),
+            settings: ctxkit_agent::EngineSettings::from_settings(
+                &ctxkit_settings::Settings::read(&json!({})),
+            ),
             model: None,
             summarizer: Arc::new(ctxkit_agent::OfflineSummarizer::default()),
             prompts: ctxkit_agent::Prompts::default(),

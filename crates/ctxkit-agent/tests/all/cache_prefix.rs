@@ -159,10 +159,9 @@ async fn run(wire: Wire, cache_prefix: bool, summary_model: Option<&str>) -> Run
     let model = client(wire.model(), &server);
     let summarizer: Arc<dyn Summarizer> =
         Arc::new(client(summary_model.unwrap_or(wire.model()), &server));
-    let settings = EngineSettings::from_document(&json!({
+    let settings = EngineSettings::from_settings(&ctxkit_settings::Settings::read(&json!({
         "compaction": {"cachePrefix": cache_prefix, "keepRecentTokens": 1}
-    }))
-    .unwrap();
+    })));
     let dir = tempfile::tempdir().unwrap();
     let session = Session::create(&dir.path().display().to_string(), &dir.path().join("s"));
     let engine = Engine::new(

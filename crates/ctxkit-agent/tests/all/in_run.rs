@@ -240,7 +240,7 @@ impl Summarizer for Counting {
 #[tokio::test]
 async fn no_summary_is_asked_for_a_recovery_that_cannot_fit() {
     let summarizer = Arc::new(Counting(AtomicUsize::new(0)));
-    let settings = EngineSettings::from_document(&json!({})).unwrap();
+    let settings = EngineSettings::from_settings(&ctxkit_settings::Settings::read(&json!({})));
     let mut world =
         World::with_summarizer(provider(1.0, stepper()), settings, summarizer.clone()).await;
     for turn in 0..3 {

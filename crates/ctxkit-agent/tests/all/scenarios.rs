@@ -217,7 +217,8 @@ impl ctxkit_summarizer::Summarizer for Hanging {
 
 #[tokio::test]
 async fn cancelling_the_overflow_compaction_interrupts_the_turn_and_writes_no_compaction() {
-    let settings = ctxkit_engine::EngineSettings::from_document(&json!({})).unwrap();
+    let settings =
+        ctxkit_agent::EngineSettings::from_settings(&ctxkit_settings::Settings::read(&json!({})));
     let mut world =
         World::with_summarizer(provider(1.0, coder()), settings, Arc::new(Hanging)).await;
     let prompts = history(&mut world, 6).await;
@@ -323,10 +324,9 @@ fn recaller() -> Arc<Behaviour> {
 #[tokio::test]
 async fn a_pruned_tool_result_can_be_recalled_whole() {
     // The plain rule (cut at every call): eight reads are too few for pruning to pay by default.
-    let settings = ctxkit_engine::EngineSettings::from_document(
+    let settings = ctxkit_agent::EngineSettings::from_settings(&ctxkit_settings::Settings::read(
         &json!({"transforms": {"pruneWhenItPays": false}}),
-    )
-    .unwrap();
+    ));
     let mut world = World::with_settings(provider(1.0, recaller()), settings).await;
     for index in 0..8 {
         std::fs::write(

@@ -90,7 +90,7 @@ async fn agent_over(base_url: String, dir: &tempfile::TempDir) -> (ctxkit_agent:
     let engine = Engine::new(
         session,
         EngineOptions {
-            settings: EngineSettings::from_document(&json!({})).unwrap(),
+            settings: EngineSettings::from_settings(&ctxkit_settings::Settings::read(&json!({}))),
             model: None,
             summarizer: Arc::new(OfflineSummarizer::default()),
             prompts: Prompts::default(),

@@ -80,7 +80,13 @@ pub fn provider_with_limit(factor: f64, limit: u64, behaviour: Arc<Behaviour>) -
 
 impl World {
     pub async fn new(model: ScriptedModel) -> Self {
-        Self::with_settings(model, EngineSettings::from_document(&json!({})).unwrap()).await
+        Self::with_settings(
+            model,
+            ctxkit_agent::EngineSettings::from_settings(&ctxkit_settings::Settings::read(&json!(
+                {}
+            ))),
+        )
+        .await
     }
 
     pub async fn with_settings(model: ScriptedModel, settings: EngineSettings) -> Self {

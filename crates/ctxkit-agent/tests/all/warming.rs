@@ -120,10 +120,9 @@ async fn setup(model: Arc<CachingModel>, mode: CacheWarming) -> Setup {
     let engine = Engine::new(
         session,
         EngineOptions {
-            settings: EngineSettings::from_document(
+            settings: EngineSettings::from_settings(&ctxkit_settings::Settings::read(
                 &json!({"compaction": {"keepRecentTokens": 1}}),
-            )
-            .unwrap(),
+            )),
             model: None,
             summarizer: Arc::new(OfflineSummarizer::default()),
             prompts: Prompts::default(),

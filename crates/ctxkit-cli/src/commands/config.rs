@@ -1,4 +1,5 @@
-//! `ctxkit config get|set|unset|list`: read and edit the user and project settings files.
+//! `ctxkit config get|set|unset|list|schema`: read and edit the user and project settings files,
+//! and print their JSON schema.
 
 use std::io::Write;
 
@@ -88,7 +89,7 @@ pub fn config(
             }
             let scope = scope(project);
             // Project settings are usually committed: keys and URL credentials stay in the user's.
-            let secret_key = ["llm.apiKey", "llm.headers", "server.token", "store.url"]
+            let secret_key = ctxkit_settings::secret_keys()
                 .iter()
                 .any(|secret| key == *secret || key.starts_with(&format!("{secret}.")));
             if project && (secret_key || ctxkit_packages::has_credentials(&value)) {
@@ -117,6 +118,10 @@ pub fn config(
             Ok(Outcome::Success)
         }
         ConfigAction::List { project, json } => list(&settings, project, json, out),
+        ConfigAction::Schema => {
+            print_json(out, ctxkit_settings::json_schema())?;
+            Ok(Outcome::Success)
+        }
     }
 }
 

@@ -165,7 +165,6 @@ fn dispatch(
             let flags = summary_setup::SummaryFlags {
                 keep_recent_tokens,
                 reserve_tokens,
-                context_window,
                 file_context,
                 model: model.as_deref(),
             };
@@ -193,7 +192,6 @@ fn dispatch(
             let setup = summary_setup::resolve(
                 &process,
                 summary_setup::SummaryFlags {
-                    context_window,
                     model: model.as_deref(),
                     ..Default::default()
                 },

@@ -81,7 +81,8 @@ fn server_config(
     let environment = process.environment()?;
     let settings = process.settings()?;
     let boundary = ToolBoundary::new(environment, settings, &locations.sessions_root);
-    let bash_timeout = settings.chat_bash_timeout();
+    let typed = settings.settings();
+    let bash_timeout = Duration::from_secs(typed.chat.bash_timeout_seconds);
     let (loaded, cwd) = resources::load(process)?;
     // A `write` killed before its rename left its temporary file beside the target (stderr: stdout
     // is the protocol).
@@ -99,7 +100,7 @@ fn server_config(
         }),
         system_prompt: resources::system_prompt(&loaded, &cwd),
         bash_timeout,
-        pass_env: settings.chat_pass_env(),
+        pass_env: typed.chat.pass_env.clone().unwrap_or_default(),
         tools: ctxkit_agent::ToolRegistry::coding,
         home: Some(boundary.home),
         readable_paths: boundary.readable_paths,
@@ -114,15 +115,14 @@ fn server_config(
         model: None,
         sessions_root: locations.sessions_root.clone(),
         agent: Some(agent),
-        max_request_bytes: usize::try_from(settings.server_max_request_bytes())
-            .unwrap_or(usize::MAX),
-        max_queued_bytes: usize::try_from(settings.server_max_queued_bytes()).unwrap_or(usize::MAX),
+        max_request_bytes: usize::try_from(typed.server.max_request_bytes).unwrap_or(usize::MAX),
+        max_queued_bytes: usize::try_from(typed.server.max_queued_bytes).unwrap_or(usize::MAX),
         store: match &locations.database {
             Some(url) => Some(StoreBinding {
                 store: runtime
                     .block_on(AnyStore::open(url))
                     .with_context(|| format!("cannot open the store `{}`", url.redacted()))?,
-                lease: Duration::from_secs(settings.store_lease_seconds()),
+                lease: Duration::from_secs(typed.store.lease_seconds),
                 owner: writer_name(),
             }),
             None => None,
@@ -141,7 +141,9 @@ fn serve_listen(
     let address: SocketAddr = address
         .parse()
         .with_context(|| format!("`--listen {address}` is not HOST:PORT (e.g. 127.0.0.1:8477)"))?;
-    let token = crate::cli::server_token_from_environment().or(process.settings()?.server_token());
+    let configured = process.settings()?.settings().server.token.clone();
+    let token = crate::cli::server_token_from_environment()
+        .or(configured.filter(|token| !token.is_empty()));
     let runtime = runtime()?;
     let config = server_config(process, locations, &runtime)?;
     let listener = runtime.block_on(Listener::bind(address, token, config))?;

@@ -48,14 +48,7 @@ pub fn choose(
 
 /// Setting `store.url` of the trusted view (an untrusted project cannot choose the store).
 fn setting(process: &ProcessSettings<'_>) -> Result<Option<String>> {
-    let settings = process.settings()?;
-    let value = settings
-        .effective()
-        .get("store")
-        .and_then(|store| store.get("url"))
-        .and_then(serde_json::Value::as_str)
-        .map(str::to_owned);
-    Ok(value)
+    Ok(process.settings()?.settings().store.url.clone())
 }
 
 fn uses_store(command: &mut Command) -> bool {

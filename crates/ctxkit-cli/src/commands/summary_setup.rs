@@ -3,7 +3,7 @@
 //! and the optional file context read from the session's working directory.
 
 use anyhow::{Context as _, Result};
-use ctxkit_compaction::{CompactionSettings, Prompts};
+use ctxkit_compaction::Prompts;
 use ctxkit_summarizer::Summarizer;
 use ctxkit_summarizer_offline::OfflineSummarizer;
 
@@ -14,7 +14,6 @@ pub struct SummarySetup {
     /// The engine's settings: the settings files with the flags applied (budgets nobody set follow
     /// the model's window, in the engine).
     pub engine_settings: ctxkit_engine::EngineSettings,
-    pub settings: CompactionSettings,
     pub prompts: Prompts,
     /// The configured model, or the offline summarizer when none is configured.
     pub summarizer: Box<dyn Summarizer>,
@@ -26,7 +25,7 @@ impl std::fmt::Debug for SummarySetup {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         formatter
             .debug_struct("SummarySetup")
-            .field("settings", &self.settings)
+            .field("engine_settings", &self.engine_settings)
             .field("summarizer", &self.summarizer.name())
             .finish_non_exhaustive()
     }
@@ -37,8 +36,6 @@ impl std::fmt::Debug for SummarySetup {
 pub struct SummaryFlags<'a> {
     pub keep_recent_tokens: Option<u64>,
     pub reserve_tokens: Option<u64>,
-    /// The model's context window; 0 when unknown.
-    pub context_window: u64,
     pub file_context: bool,
     /// `--model provider/id`.
     pub model: Option<&'a str>,
@@ -48,19 +45,17 @@ pub struct SummaryFlags<'a> {
 /// `compaction.model`, `llm.*` (with `llm.anthropic.contextManagement`, `llm.anthropic.compaction`,
 /// `llm.openaiResponses.compaction` and `llm.timeouts`) and `retry.*`.
 pub fn llm_options(settings: &ctxkit_settings::SettingsManager) -> Result<ctxkit_llm::LlmOptions> {
-    let (provider, default_model) = settings.default_model();
-    let llm = settings.llm();
-    let retry = settings.retry();
+    // A model entry with a bad value would vanish from the table (and its prices with it).
+    refuse_invalid_settings(settings, &["llm.models"])?;
+    let typed = settings.settings();
+    let llm = &typed.llm;
+    let retry = &typed.retry;
     let max_retries = if retry.enabled {
         u32::try_from(retry.max_retries).unwrap_or(u32::MAX)
     } else {
         0
     };
-    // A model entry with a bad value would vanish from the table (and its prices with it).
-    refuse_invalid_settings(settings, &["llm.models"])?;
-    let models = user_models(&llm);
-    let model_costs = user_model_costs(&llm);
-    let timeouts = settings.llm_timeouts();
+    let models = llm.models.as_deref().unwrap_or_default();
     let api = match llm.api.as_deref() {
         Some(name) => Some(
             ctxkit_llm::Api::parse(name)
@@ -68,14 +63,17 @@ pub fn llm_options(settings: &ctxkit_settings::SettingsManager) -> Result<ctxkit
         ),
         None => None,
     };
+    let anthropic = &llm.anthropic;
+    let editing = &anthropic.context_management;
+    let compaction = &anthropic.compaction;
     Ok(ctxkit_llm::LlmOptions {
-        provider,
-        model: default_model,
-        compaction_model: settings.compaction_model(),
-        base_url: llm.base_url,
+        provider: typed.default_provider.clone(),
+        model: typed.default_model.clone(),
+        compaction_model: typed.compaction.model.clone(),
+        base_url: llm.base_url.clone(),
         api,
-        api_key: llm.api_key.map(ctxkit_secrets::ApiKey::new),
-        headers: llm.headers,
+        api_key: llm.api_key.clone().map(ctxkit_secrets::ApiKey::new),
+        headers: llm.headers.clone().unwrap_or_default(),
         retry: ctxkit_llm::RetryPolicy {
             max_retries,
             base_delay: std::time::Duration::from_millis(retry.base_delay_ms),
@@ -87,41 +85,37 @@ pub fn llm_options(settings: &ctxkit_settings::SettingsManager) -> Result<ctxkit
             .timeout_ms
             .map(std::time::Duration::from_millis),
         timeouts: ctxkit_llm::Timeouts {
-            connect: std::time::Duration::from_secs(timeouts.connect_seconds),
-            first_byte: std::time::Duration::from_secs(timeouts.first_byte_seconds),
-            idle: std::time::Duration::from_secs(timeouts.idle_seconds),
+            connect: std::time::Duration::from_secs(llm.timeouts.connect_seconds),
+            first_byte: std::time::Duration::from_secs(llm.timeouts.first_byte_seconds),
+            idle: std::time::Duration::from_secs(llm.timeouts.idle_seconds),
         },
-        models,
-        anthropic_cache_retention: ctxkit_llm::CacheRetention::parse(
-            &llm.anthropic_cache_retention,
-        )
-        .unwrap_or_default(),
-        anthropic_message_threads: llm.anthropic_supports_message_threads,
-        max_reply_bytes: Some(settings.llm_max_reply_bytes()),
-        model_costs,
-        anthropic_context_editing: llm.anthropic_context_management.map(|settings| {
-            ctxkit_llm::AnthropicContextEditing {
-                trigger_input_tokens: settings.trigger_input_tokens,
-                keep_tool_uses: settings.keep_tool_uses,
-                clear_at_least_input_tokens: settings.clear_at_least_input_tokens,
-                exclude_tools: settings.exclude_tools,
-                clear_tool_inputs: settings.clear_tool_inputs,
-                clear_thinking: settings.clear_thinking,
-                keep_thinking_turns: settings.keep_thinking_turns,
-            }
+        models: user_models(models),
+        anthropic_cache_retention: ctxkit_llm::CacheRetention::parse(&anthropic.cache_retention)
+            .unwrap_or_default(),
+        anthropic_message_threads: anthropic.supports_message_threads,
+        max_reply_bytes: Some(llm.max_reply_bytes),
+        model_costs: user_model_costs(models),
+        anthropic_context_editing: editing
+            .enabled
+            .then(|| ctxkit_llm::AnthropicContextEditing {
+                trigger_input_tokens: editing.trigger_input_tokens,
+                keep_tool_uses: editing.keep_tool_uses,
+                clear_at_least_input_tokens: editing.clear_at_least_input_tokens,
+                exclude_tools: editing.exclude_tools.clone().unwrap_or_default(),
+                clear_tool_inputs: editing.clear_tool_inputs,
+                clear_thinking: editing.clear_thinking,
+                keep_thinking_turns: editing.keep_thinking_turns,
+            }),
+        anthropic_compaction: compaction.enabled.then(|| ctxkit_llm::AnthropicCompaction {
+            trigger_input_tokens: compaction.trigger_input_tokens,
+            pause_after_compaction: compaction.pause_after_compaction,
+            instructions: compaction.instructions.clone(),
         }),
-        anthropic_compaction: llm.anthropic_compaction.map(|settings| {
-            ctxkit_llm::AnthropicCompaction {
-                trigger_input_tokens: settings.trigger_input_tokens,
-                pause_after_compaction: settings.pause_after_compaction,
-                instructions: settings.instructions,
-            }
-        }),
-        openai_compaction: llm.openai_responses_compaction.map(|settings| {
+        openai_compaction: llm.openai_responses.compaction.enabled.then_some(
             ctxkit_llm::OpenAiCompaction {
-                compact_threshold: settings.trigger_input_tokens,
-            }
-        }),
+                compact_threshold: llm.openai_responses.compaction.compact_threshold,
+            },
+        ),
     })
 }
 
@@ -130,8 +124,8 @@ pub fn llm_options(settings: &ctxkit_settings::SettingsManager) -> Result<ctxkit
 pub fn cache_warmer(
     process: &crate::commands::settings::ProcessSettings<'_>,
 ) -> Result<std::sync::Arc<ctxkit_agent::CacheWarmer>> {
-    let mode =
-        ctxkit_agent::CacheWarming::parse(&process.settings()?.cache_warming()).unwrap_or_default();
+    let mode = ctxkit_agent::CacheWarming::parse(&process.settings()?.settings().cache_warming)
+        .unwrap_or_default();
     let delay = process
         .args()
         .cache_warming_delay_ms
@@ -197,21 +191,10 @@ pub fn resolve(process: &ProcessSettings<'_>, flags: SummaryFlags<'_>) -> Result
     let environment = process.environment()?;
     let settings = process.settings()?;
     let (summarizer, model_context_window) = choose_summarizer(settings, flags.model)?;
-    // The model's window stands in for --context-window when that is not given.
-    let flags = SummaryFlags {
-        context_window: if flags.context_window == 0 {
-            model_context_window.unwrap_or(0)
-        } else {
-            flags.context_window
-        },
-        ..flags
-    };
     // A project's hooks are someone else's commands until the user trusts them: the settings
     // leave them out (and reading them said so).
     refuse_invalid_settings(settings, &ENGINE_KEYS)?;
-    let document = serde_json::Value::Object(settings.effective().clone());
-    let mut engine_settings = ctxkit_engine::EngineSettings::from_document(&document)
-        .context("reading the engine's settings (`compaction`, `transforms`, `pinned`, `hooks`)")?;
+    let mut engine_settings = ctxkit_engine::EngineSettings::from_settings(settings.settings());
     // A flag wins over the settings, every model's `compaction.modelOverrides` entry included.
     let compaction = &mut engine_settings.compaction;
     if let Some(keep) = flags.keep_recent_tokens {
@@ -221,12 +204,10 @@ pub fn resolve(process: &ProcessSettings<'_>, flags: SummaryFlags<'_>) -> Result
         compaction.set_reserve_tokens_everywhere(reserve);
     }
     compaction.file_context |= flags.file_context;
-    let compaction = engine_settings.compaction.planning(flags.context_window);
     let prompts_dir = environment.agent_dir().join("prompts").join("compaction");
     let prompts = Prompts::with_overrides(&prompts_dir)?;
     Ok(SummarySetup {
         engine_settings,
-        settings: compaction,
         prompts,
         summarizer,
         model_context_window,
@@ -279,27 +260,22 @@ fn refuse_invalid_settings(
 }
 
 /// The prices and cache lifetimes `llm.models` entries give (`cost`, `cacheRetention`).
-pub fn user_model_costs(llm: &ctxkit_settings::LlmSettings) -> Vec<ctxkit_llm::ModelCost> {
-    llm.models
+pub fn user_model_costs(models: &[ctxkit_settings::UserModel]) -> Vec<ctxkit_llm::ModelCost> {
+    models
         .iter()
-        .filter_map(|model| {
-            let price = |name: &str| model.get("cost")?.get(name)?.as_f64();
-            let prices = model.get("cost").map(|_| ctxkit_llm::ModelPrices {
-                input: price("input").unwrap_or(0.0),
-                output: price("output").unwrap_or(0.0),
-                cache_read: price("cacheRead").unwrap_or(0.0),
-                cache_write: price("cacheWrite").unwrap_or(0.0),
-            });
-            let cache_retention = model
-                .get("cacheRetention")
-                .and_then(serde_json::Value::as_str)
-                .and_then(ctxkit_llm::CacheRetention::parse);
-            Some(ctxkit_llm::ModelCost {
-                provider: model.get("provider")?.as_str()?.to_owned(),
-                id: model.get("id")?.as_str()?.to_owned(),
-                prices,
-                cache_retention,
-            })
+        .map(|model| ctxkit_llm::ModelCost {
+            provider: model.provider.clone(),
+            id: model.id.clone(),
+            prices: model.cost.map(|cost| ctxkit_llm::ModelPrices {
+                input: cost.input.unwrap_or(0.0),
+                output: cost.output.unwrap_or(0.0),
+                cache_read: cost.cache_read.unwrap_or(0.0),
+                cache_write: cost.cache_write.unwrap_or(0.0),
+            }),
+            cache_retention: model
+                .cache_retention
+                .as_deref()
+                .and_then(ctxkit_llm::CacheRetention::parse),
         })
         .collect()
 }
@@ -313,31 +289,27 @@ pub fn default_max_output(context_window: u64) -> u64 {
 
 /// The models the user added in `llm.models` (`maxOutput` may be left out:
 /// [`default_max_output`]).
-pub fn user_models(llm: &ctxkit_settings::LlmSettings) -> Vec<ctxkit_llm::ModelLimits> {
-    llm.models
+pub fn user_models(models: &[ctxkit_settings::UserModel]) -> Vec<ctxkit_llm::ModelLimits> {
+    models
         .iter()
-        .filter_map(|model| {
-            let context_window = model.get("contextWindow")?.as_u64()?;
-            Some(ctxkit_llm::ModelLimits {
-                provider: model.get("provider")?.as_str()?.to_owned(),
-                id: model.get("id")?.as_str()?.to_owned(),
-                context_window,
-                max_output: match model.get("maxOutput") {
-                    Some(tokens) => tokens.as_u64()?,
-                    None => default_max_output(context_window),
-                },
-                reasoning: model
-                    .get("reasoning")
-                    .and_then(serde_json::Value::as_bool)
-                    .unwrap_or(false),
-            })
+        .map(|model| ctxkit_llm::ModelLimits {
+            provider: model.provider.clone(),
+            id: model.id.clone(),
+            context_window: model.context_window,
+            max_output: model
+                .max_output
+                .unwrap_or_else(|| default_max_output(model.context_window)),
+            reasoning: model.reasoning.unwrap_or(false),
         })
         .collect()
 }
 
 /// The user's models from the settings files, for `ctxkit models`.
 pub fn configured_models(process: &ProcessSettings<'_>) -> Result<Vec<ctxkit_llm::ModelLimits>> {
-    Ok(user_models(&process.settings()?.llm()))
+    let settings = process.settings()?.settings();
+    Ok(user_models(
+        settings.llm.models.as_deref().unwrap_or_default(),
+    ))
 }
 
 /// The model client for `spec` (`provider/id`), or the configured default model.
@@ -379,46 +351,6 @@ pub fn model_client(
 #[allow(clippy::unwrap_used, reason = "tests")]
 mod tests {
     use ctxkit_settings::SettingsManager;
-    use serde_json::Value;
-
-    /// Every leaf of `value` as a dotted key and its value.
-    fn leaves(prefix: &str, value: &Value, out: &mut Vec<(String, Value)>) {
-        match value {
-            Value::Object(fields) => {
-                for (key, child) in fields {
-                    let path = if prefix.is_empty() {
-                        key.clone()
-                    } else {
-                        format!("{prefix}.{key}")
-                    };
-                    leaves(&path, child, out);
-                }
-            }
-            Value::Null
-            | Value::Bool(_)
-            | Value::Number(_)
-            | Value::String(_)
-            | Value::Array(_) => out.push((prefix.to_owned(), value.clone())),
-        }
-    }
-
-    /// The engine's defaults (what chat, serve and the CLI use when nothing is set) are the
-    /// schema's (what `ctxkit config list` shows): one truth, checked key by key.
-    #[test]
-    fn engine_defaults_are_the_schema_defaults() {
-        let engine = serde_json::to_value(ctxkit_engine::EngineSettings::default()).unwrap();
-        let mut keys = Vec::new();
-        leaves("", &engine, &mut keys);
-        let mut checked = 0;
-        for (key, value) in keys {
-            let Some(schema) = SettingsManager::default_value(&key) else {
-                continue;
-            };
-            assert_eq!(schema, value, "`{key}`: schema default vs engine default");
-            checked += 1;
-        }
-        assert!(checked >= 20, "only {checked} keys were compared");
-    }
 
     #[test]
     fn provider_compaction_is_off_by_default_and_read_when_enabled() {

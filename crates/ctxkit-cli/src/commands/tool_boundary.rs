@@ -27,8 +27,11 @@ impl ToolBoundary {
     ) -> Self {
         let home_dir = std::env::home_dir().unwrap_or_default();
         let readable_paths = settings
-            .chat_readable_paths()
+            .settings()
+            .chat
+            .readable_paths
             .iter()
+            .flatten()
             .map(|path| expand_home(path, &home_dir))
             .collect();
         let mut secrets = Vec::new();

@@ -130,3 +130,35 @@ fn serve_agent_run_without_a_model_names_the_protocol_way() {
     assert!(message.contains("pass `model`"), "{message}");
     assert!(message.contains("defaultModel"), "{message}");
 }
+
+/// Issue 46: `config schema` prints the JSON schema derived from the settings tree (defaults,
+/// ranges, which keys an untrusted project may set), and an unknown key in a settings file is
+/// warned about with the known key it most likely meant.
+#[test]
+fn config_schema_comes_from_the_tree_and_a_typo_in_a_file_names_the_key_it_meant() {
+    let run = Run::new();
+    let printed = run.ctxkit(&["config", "schema"]);
+    let schema: Value = serde_json::from_str(printed.strip_prefix("exit: 0\n").unwrap()).unwrap();
+    let compaction = &schema["properties"]["compaction"]["properties"];
+    assert_eq!(compaction["reserveTokens"]["default"], json!(16384));
+    assert_eq!(
+        compaction["reserveTokens"]["maximum"],
+        json!(9_007_199_254_740_991_u64)
+    );
+    assert_eq!(compaction["reserveTokens"]["x-project"], json!(true));
+    assert_eq!(compaction["model"].get("x-project"), None);
+    std::fs::write(
+        run.home.path().join("settings.json"),
+        r#"{"compaction": {"reserveTokenz": 100}}"#,
+    )
+    .unwrap();
+    let listing = run.ctxkit(&["config", "list"]);
+    assert!(
+        listing.contains(
+            "warning: Unknown setting `compaction.reserveTokenz` in `[HOME]/settings.json` (kept as is); did you mean `compaction.reserveTokens`?"
+        ),
+        "{listing}"
+    );
+    let typo = run.ctxkit(&["config", "set", "compaction.reserveTokenz", "100"]);
+    assert!(typo.contains("`compaction.reserveTokens`"), "{typo}");
+}

@@ -186,7 +186,7 @@ fn an_untrusted_project_npm_command_never_runs() {
 }
 
 /// `compaction.modelOverrides` (Pi 1.6) is a budget like `compaction.keepRecentTokens`, so an
-/// untrusted project may set it (`compaction` is on `PROJECT_SAFE_KEYS`); the session's model
+/// untrusted project may set it (`compaction.modelOverrides` is marked `x-project`); the session's model
 /// (`anthropic/claude-sonnet-4-5` here) picks its entry, the project's and the user's entries
 /// merge per model and per field, and a command-line flag wins over both.
 #[test]

@@ -3,9 +3,10 @@
 //! the fallback.
 
 use ctxkit_engine::{
-    CompactionEnd, CompactionReason, Decision, EngineEvent, FallbackPolicy, MAX_OVERFLOW_ATTEMPTS,
+    CompactionEnd, CompactionReason, Decision, EngineEvent, MAX_OVERFLOW_ATTEMPTS,
     RECOVERY_EXHAUSTED, SkipReason,
 };
+use ctxkit_settings::FallbackPolicy;
 
 use crate::support::*;
 
@@ -558,8 +559,8 @@ async fn a_model_override_sets_the_threshold_of_the_model_running_now() {
     // (`compaction.modelOverrides["faux/faux-1"]`) at 5,000. Another model has no entry.
     let mut settings = settings(2_000);
     settings.compaction.model_overrides.insert(
-        ctxkit_engine::model_override_key(PROVIDER, MODEL),
-        ctxkit_engine::CompactionModelOverride {
+        ctxkit_settings::model_override_key(PROVIDER, MODEL),
+        ctxkit_settings::CompactionModelOverride {
             reserve_tokens: Some(5_000),
             keep_recent_tokens: None,
         },

@@ -5,10 +5,10 @@
 use std::sync::{Arc, Mutex};
 
 use ctxkit_engine::{
-    BeforeCompact, BeforeCompactResult, CommandHookConfig, CompactionFailed, CompactionReason,
-    EngineEvent, FallbackPolicy, HookFuture, HookSet, Hooks, MAX_OVERFLOW_ATTEMPTS,
-    RECOVERY_EXHAUSTED,
+    BeforeCompact, BeforeCompactResult, CompactionFailed, CompactionReason, EngineEvent,
+    HookFuture, HookSet, Hooks, MAX_OVERFLOW_ATTEMPTS, RECOVERY_EXHAUSTED,
 };
+use ctxkit_settings::{CommandHookConfig, FallbackPolicy};
 use tokio_util::sync::CancellationToken;
 
 use crate::support::*;

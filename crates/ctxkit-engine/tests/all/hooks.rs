@@ -3,9 +3,10 @@
 use std::sync::{Arc, Mutex};
 
 use ctxkit_engine::{
-    AfterCompact, BeforeCompact, BeforeCompactResult, CommandHookConfig, EngineEvent,
-    HookCompaction, HookError, HookFuture, HookSet, Hooks,
+    AfterCompact, BeforeCompact, BeforeCompactResult, EngineEvent, HookCompaction, HookError,
+    HookFuture, HookSet, Hooks,
 };
+use ctxkit_settings::CommandHookConfig;
 use tokio_util::sync::CancellationToken;
 
 use crate::support::*;

@@ -237,7 +237,7 @@ async fn a_cancelling_hook_rejects_a_manual_compaction() {
 #[tokio::test]
 async fn the_durability_setting_reaches_the_session_file() {
     let mut settings = settings(2_000);
-    settings.session.durability = ctxkit_engine::DurabilityMode::Sync;
+    settings.session.durability = ctxkit_settings::DurabilityMode::Sync;
     let harness = Harness::with(
         settings.clone(),
         Some(model(100_000)),
@@ -251,7 +251,7 @@ async fn the_durability_setting_reaches_the_session_file() {
     assert_eq!(durability, ctxkit_session::Durability::SyncEach);
     harness.turn("first", 100).await;
     // Changed settings apply to the next append.
-    settings.session.durability = ctxkit_engine::DurabilityMode::Batch;
+    settings.session.durability = ctxkit_settings::DurabilityMode::Batch;
     settings.session.sync_every = 7;
     harness.engine.set_settings(settings).await;
     let durability = harness

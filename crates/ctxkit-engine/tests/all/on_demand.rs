@@ -3,8 +3,9 @@
 //! the summary; a failure falls back to the offline summarizer; without a recorded request, or a
 //! summarizer that cannot, the configured summarizer writes the summary and the entry says why.
 
-use ctxkit_engine::{EngineSettings, HookSet, SummaryProvider};
+use ctxkit_engine::{EngineSettings, HookSet};
 use ctxkit_protocol::{AgentMessage, ON_DEMAND_COMPACTION_FIELD};
+use ctxkit_settings::SummaryProvider;
 use ctxkit_summarizer::ConversationPrefix;
 use serde_json::Value;
 

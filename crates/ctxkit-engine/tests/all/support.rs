@@ -5,11 +5,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ctxkit_compaction::Prompts;
-use ctxkit_engine::{
-    CompactionConfig, Engine, EngineEvent, EngineOptions, EngineSettings, HookSet, ModelInfo,
-};
+use ctxkit_engine::{Engine, EngineEvent, EngineOptions, EngineSettings, HookSet, ModelInfo};
 use ctxkit_protocol::AgentMessage;
 use ctxkit_session::Session;
+use ctxkit_settings::CompactionConfig;
 use ctxkit_summarizer::{Summarizer, SummarizerError, SummaryRequest, SummaryResponse};
 use futures::future::BoxFuture;
 use serde_json::json;

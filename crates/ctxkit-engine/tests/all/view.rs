@@ -1,7 +1,8 @@
 //! The model's view: transforms never touch stored history, orphans are repaired, summaries can go
 //! to the system text, pruned outputs can be fetched back.
 
-use ctxkit_engine::{HookSet, SummaryRole};
+use ctxkit_engine::HookSet;
+use ctxkit_settings::SummaryRole;
 use serde_json::json;
 
 use crate::support::*;

@@ -80,7 +80,11 @@ impl PackageManager {
     pub fn new(environment: Environment, settings: &SettingsManager) -> Self {
         Self {
             environment,
-            npm_command: settings.npm_command(),
+            npm_command: settings
+                .settings()
+                .npm_command
+                .clone()
+                .filter(|argv| !argv.is_empty()),
             runner: Box::new(ProcessRunner::new()),
             reporter: Box::new(NoProgress),
             missing: MissingPackages::Install,

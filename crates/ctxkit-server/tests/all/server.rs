@@ -441,12 +441,17 @@ async fn a_request_line_past_the_limit_is_refused_and_the_server_goes_on() {
 #[tokio::test]
 async fn model_set_picks_the_models_compaction_budgets() {
     let dir = tempfile::tempdir().unwrap();
-    let settings = ctxkit_engine::EngineSettings::from_document(&json!({
-        "compaction": {"reserveTokens": 2_000, "keepRecentTokens": 1, "modelOverrides": {
-            format!("{PROVIDER}/{MODEL}"): {"reserveTokens": 5_000}
-        }}
-    }))
-    .unwrap();
+    let read = ctxkit_settings::SettingsManager::in_memory(
+        json!({
+            "compaction": {"reserveTokens": 2_000, "keepRecentTokens": 1, "modelOverrides": {
+                format!("{PROVIDER}/{MODEL}"): {"reserveTokens": 5_000}
+            }}
+        })
+        .as_object()
+        .cloned()
+        .unwrap(),
+    );
+    let settings = ctxkit_engine::EngineSettings::from_settings(read.settings());
     let mut client = start_configured(dir.path(), None, Arc::new(Fixed), settings);
     client
         .call("session.create", json!({"cwd": dir.path()}))

@@ -2,8 +2,9 @@
 
 use std::time::Duration;
 
-use ctxkit_engine::{CompactionConfig, EngineSettings};
+use ctxkit_engine::EngineSettings;
 use ctxkit_protocol::AgentMessage;
+use ctxkit_settings::CompactionConfig;
 use ctxkit_summarizer::{Summarizer, SummarizerError, SummaryRequest, SummaryResponse};
 use futures::future::BoxFuture;
 use serde_json::json;

@@ -1,12 +1,12 @@
 //! The part of a project's settings an untrusted project may change, and the part held back until
-//! the user runs `ctxkit trust` (the list is `schema::PROJECT_SAFE_KEYS`). Pure: no I/O.
+//! the user runs `ctxkit trust` (the list is `schema::project_safe_keys`). Pure: no I/O.
 
 use serde_json::{Map, Value};
 
 use super::document::Document;
 use super::schema;
 
-/// A project document cut in two along [`schema::PROJECT_SAFE_KEYS`].
+/// A project document cut in two along [`schema::project_safe_keys`].
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ProjectSplit {
     /// What applies without trust.
@@ -133,9 +133,74 @@ mod tests {
 
     #[test]
     fn every_safe_key_is_in_the_schema() {
-        for entry in schema::PROJECT_SAFE_KEYS {
+        for entry in schema::project_safe_keys() {
             let segments: Vec<String> = entry.split('.').map(str::to_owned).collect();
             assert!(schema::lookup(&segments).is_some(), "{entry}");
         }
+    }
+
+    /// The trust gate is the tree's `x-project` markers; this list pins it, so a marker added or
+    /// removed is a reviewed change of `docs/security.md`'s gate, not a side effect.
+    #[test]
+    fn the_safe_keys_are_the_reviewed_list() {
+        let mut derived: Vec<&str> = schema::project_safe_keys()
+            .iter()
+            .map(String::as_str)
+            .collect();
+        derived.sort_unstable();
+        let reviewed = [
+            "autocompleteMaxVisible",
+            "branchSummary",
+            "chat.bashTimeoutSeconds",
+            "collapseChangelog",
+            "compaction.background",
+            "compaction.backgroundPercent",
+            "compaction.cachePrefix",
+            "compaction.enabled",
+            "compaction.fallback",
+            "compaction.keepRecentTokens",
+            "compaction.modelOverrides",
+            "compaction.offlineSummaryMaxTokens",
+            "compaction.offlineSummaryMinTokens",
+            "compaction.offlineSummaryPercent",
+            "compaction.overflowFallback",
+            "compaction.provider",
+            "compaction.reserveTokens",
+            "compaction.thresholdTokens",
+            "compaction.truncateKeepPercent",
+            "contextStrategy",
+            "defaultThinkingLevel",
+            "doubleEscapeAction",
+            "editorPaddingX",
+            "enableSkillCommands",
+            "extensions",
+            "followUpMode",
+            "hideThinkingBlock",
+            "images",
+            "lastChangelogVersion",
+            "llm.anthropic",
+            "llm.models",
+            "llm.openaiResponses",
+            "markdown",
+            "packages",
+            "pinned",
+            "prompts",
+            "quietStartup",
+            "retry",
+            "session",
+            "showHardwareCursor",
+            "skills",
+            "steeringMode",
+            "summaryRole",
+            "terminal",
+            "theme",
+            "themes",
+            "thinkingBudgets",
+            "transforms",
+            "transport",
+            "treeFilterMode",
+            "warnings",
+        ];
+        assert_eq!(derived, reviewed);
     }
 }

@@ -16,11 +16,14 @@ pub fn check_known_key(key: &str) -> Result<(), SettingsError> {
         let Some(field) = segments.get(..length).and_then(schema::lookup) else {
             break;
         };
-        let inside_map = matches!(field.kind, ValueKind::StringMap | ValueKind::ModelBudgets);
+        let inside_map = matches!(
+            &field.kind,
+            ValueKind::StringMap | ValueKind::ModelBudgets(_)
+        );
         if length == segments.len() || inside_map {
             return Ok(());
         }
-        if !matches!(field.kind, ValueKind::Object(_)) {
+        if !matches!(&field.kind, ValueKind::Object(_)) {
             return Err(SettingsError::InvalidKey {
                 key: key.to_owned(),
                 reason: format!("`{}` is not an object", segments[..length].join(".")),
@@ -33,12 +36,13 @@ pub fn check_known_key(key: &str) -> Result<(), SettingsError> {
     })
 }
 
-/// The known key nearest to `key` by edit distance (case-insensitive), if it is a plausible typo.
-fn closest_known_key(key: &str) -> Option<String> {
+/// The known key (a setting or a section) nearest to `key` by edit distance (case-insensitive), if
+/// it is a plausible typo.
+pub(crate) fn closest_known_key(key: &str) -> Option<String> {
     let wanted = key.to_lowercase();
-    schema::leaves()
+    schema::all_keys()
         .into_iter()
-        .map(|(known, _)| {
+        .map(|known| {
             let distance = strsim::damerau_levenshtein(&wanted, &known.to_lowercase());
             (distance, known)
         })

@@ -6,9 +6,10 @@ pub(crate) mod document;
 mod known;
 mod model_list;
 pub(crate) mod numbers;
+mod read;
 pub(crate) mod schema;
+mod scoped;
 pub mod store;
-mod typed;
 
 use std::path::{Path, PathBuf};
 
@@ -16,10 +17,6 @@ use serde_json::Value;
 
 pub use document::{Document, KeyPath};
 pub use known::check_known_key;
-pub use typed::{
-    AnthropicContextManagementSettings, BranchSummarySettings, LlmSettings, LlmTimeoutSettings,
-    ProviderCompactionSettings, ProviderRetrySettings, RetrySettings,
-};
 
 use crate::env::Environment;
 use crate::error::{SettingsError, SettingsScope};
@@ -82,8 +79,11 @@ impl SettingsDiagnostic {
     pub fn message(&self) -> String {
         match self {
             Self::UnknownKey { path, key, .. } => {
+                let hint = known::closest_known_key(key)
+                    .map(|known| format!("; did you mean `{known}`?"))
+                    .unwrap_or_default();
                 format!(
-                    "Unknown setting `{key}` in `{}` (kept as is)",
+                    "Unknown setting `{key}` in `{}` (kept as is){hint}",
                     path.display()
                 )
             }
@@ -166,10 +166,12 @@ pub struct SettingsManager {
     overrides: Document,
     effective: Document,
     /// Whether the project's whole document applies (`ctxkit trust`), or only what
-    /// `schema::PROJECT_SAFE_KEYS` lets an untrusted project change.
+    /// `schema::project_safe_keys` lets an untrusted project change.
     project_trusted: bool,
     /// The project document as it applies: whole when trusted, else its safe part.
     project_applied: Document,
+    /// The effective view read into the typed tree (kept in step with `effective`).
+    typed: crate::tree::Settings,
     errors: Vec<SettingsError>,
 }
 
@@ -191,7 +193,7 @@ impl SettingsManager {
     }
 
     /// Loads from explicit file paths. The project is not trusted: only the keys of
-    /// `schema::PROJECT_SAFE_KEYS` apply from its document ([`SettingsManager::set_project_trusted`]).
+    /// `schema::project_safe_keys` apply from its document ([`SettingsManager::set_project_trusted`]).
     pub fn from_paths(global_path: PathBuf, project_path: PathBuf) -> Self {
         tracing::debug!(
             global = %global_path.display(),
@@ -208,6 +210,7 @@ impl SettingsManager {
             effective: Document::new(),
             project_trusted: false,
             project_applied: Document::new(),
+            typed: crate::tree::Settings::default(),
             errors,
         };
         manager.recompute();
@@ -232,6 +235,7 @@ impl SettingsManager {
             effective: Document::new(),
             project_trusted: false,
             project_applied: Document::new(),
+            typed: crate::tree::Settings::default(),
             errors: Vec::new(),
         };
         manager.recompute();
@@ -352,7 +356,7 @@ impl SettingsManager {
         let found = document::get_path(&self.effective, &path).filter(|value| !value.is_null());
         let (value, origin) = match found {
             Some(value) => (Some(numbers::as_number(value)), Some(self.origin_of(&path))),
-            None => match field.and_then(|field| field.default.to_json()) {
+            None => match field.and_then(|field| field.default.clone()) {
                 Some(default) => (Some(default), Some(SettingOrigin::Default)),
                 None => (None, None),
             },
@@ -386,7 +390,7 @@ impl SettingsManager {
         match schema::lookup(path.segments()) {
             Some(field) => {
                 let mut report = schema::CheckReport::default();
-                schema::check_value(&path.dotted(), field.kind, &value, &mut report);
+                schema::check_value(&path.dotted(), &field.kind, &value, &mut report);
                 if let Some(violation) = report.violations.into_iter().next() {
                     return Err(SettingsError::InvalidValue {
                         path: state.display_path(),
@@ -428,7 +432,7 @@ impl SettingsManager {
         text: &str,
     ) -> Result<Vec<SettingsDiagnostic>, SettingsError> {
         let path = KeyPath::parse(key)?;
-        let kind = schema::lookup(path.segments()).map(|field| field.kind);
+        let kind = schema::lookup(path.segments()).map(|field| &field.kind);
         let value = schema::parse_raw_value(kind, text);
         self.set(scope, key, value)
     }
@@ -530,7 +534,7 @@ impl SettingsManager {
         let segments = path.segments();
         for length in 1..segments.len() {
             if let Some(field) = schema::lookup(&segments[..length])
-                && !matches!(field.kind, schema::ValueKind::Object(_))
+                && !matches!(&field.kind, schema::ValueKind::Object(_))
             {
                 return Err(SettingsError::InvalidKey {
                     key: path.dotted(),
@@ -583,6 +587,14 @@ impl SettingsManager {
         self.project_applied = Self::applied_project(&self.project.document, self.project_trusted);
         let merged = document::merge_documents(&self.global.document, &self.project_applied);
         self.effective = document::merge_documents(&merged, &self.overrides);
+        self.typed = read::typed(&self.global.document, &self.effective);
+    }
+
+    /// Every setting, typed: the effective view read once per change, each wrong value replaced by
+    /// its default (`diagnostics` names it), `x-user-only` keys from the global settings alone,
+    /// the context strategy's layer beneath the files.
+    pub fn settings(&self) -> &crate::tree::Settings {
+        &self.typed
     }
 }
 

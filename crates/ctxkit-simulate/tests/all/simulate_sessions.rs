@@ -2,6 +2,8 @@
 //! every default strategy with a small window; bad input refused in one line naming the file.
 
 use std::path::{Path, PathBuf};
+
+use ctxkit_engine::CompactionBudgets as _;
 use std::process::Command;
 
 use ctxkit_simulate::{

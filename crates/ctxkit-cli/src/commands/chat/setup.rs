@@ -27,25 +27,28 @@ pub async fn build(
     let settings = process.settings()?;
     let llm_options = summary_setup::llm_options(settings)?;
     let client = summary_setup::model_client(&llm_options, args.model.as_deref())?;
-    let window = client.context_window().unwrap_or(0);
     let spec = client.config().display_name();
     // Summaries: `compaction.model` when set, else the chat's own model.
-    let compaction_model = settings.compaction_model().unwrap_or_else(|| spec.clone());
+    let typed = settings.settings();
+    let compaction_model = typed
+        .compaction
+        .model
+        .clone()
+        .unwrap_or_else(|| spec.clone());
     let setup = summary_setup::resolve(
         process,
         SummaryFlags {
-            context_window: window,
             model: Some(&compaction_model),
             ..SummaryFlags::default()
         },
     )?;
-    let confirm_bash = !args.yes && settings.chat_confirm_bash();
-    let bash_timeout = settings.chat_bash_timeout();
-    let pass_env = settings.chat_pass_env();
+    let confirm_bash = !args.yes && typed.chat.confirm_bash;
+    let bash_timeout = std::time::Duration::from_secs(typed.chat.bash_timeout_seconds);
+    let pass_env = typed.chat.pass_env.clone().unwrap_or_default();
 
     // Pi's `defaultThinkingLevel`, for models that reason.
-    let reasoning = settings
-        .default_thinking_level()
+    let reasoning = typed
+        .default_thinking_level
         .as_deref()
         .and_then(ctxkit_llm::ReasoningLevel::parse)
         .filter(|_| {
@@ -121,7 +124,7 @@ pub async fn build(
     let checkpoints = super::file_checkpoints::FileCheckpoints::new(
         workspace,
         cwd.clone(),
-        settings.chat_checkpoint_max_bytes(),
+        typed.chat.checkpoint_max_bytes,
     );
     Ok(Chat {
         agent,

@@ -1,10 +1,11 @@
-//! The transform settings (`transforms` in a settings document): one switch per layer and every number
-//! the layers use, with defaults tuned for 100k–200k token windows.
+//! `transforms.*`: the context transforms' settings (`ctxkit-transform` reads them): one switch per
+//! layer and every number the layers use, with defaults tuned for 100k–200k token windows.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// How the model's view is trimmed before each call. Absent keys take their defaults.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct TransformSettings {
     /// Layer (a): cut old tool results down to a head, a tail and a reference to the full text.
@@ -32,6 +33,7 @@ pub struct TransformSettings {
     /// Layer (c): drop the oldest messages while the view is above the threshold.
     pub window_enabled: bool,
     /// The sliding window acts when the estimated view exceeds this percentage of the context window.
+    #[schemars(range(min = 1, max = 100))]
     pub window_threshold_percent: u64,
     /// Messages at the end of the view the sliding window never drops.
     pub keep_last_messages: usize,
@@ -40,6 +42,7 @@ pub struct TransformSettings {
     /// (The sliding window, once it acts, still changes the prefix on every call.)
     pub cache_aware: bool,
     /// Tool results per block in cache-aware mode; 0 reads as 1.
+    #[schemars(range(min = 1))]
     pub cache_block_size: usize,
     /// Move the prune boundary only when the move pays for itself under the prompt cache's prices
     /// (see `pays.rs`): the tokens it saves over the expected rest of the run outweigh the cache it
@@ -55,6 +58,7 @@ pub struct TransformSettings {
     /// stay cacheable) once the view is over `budget_note_percent` of the window.
     pub budget_note: bool,
     /// The share of the window from which the budget note is added.
+    #[schemars(range(min = 1, max = 100))]
     pub budget_note_percent: u64,
 }
 

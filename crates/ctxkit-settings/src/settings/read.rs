@@ -1,0 +1,163 @@
+//! The typed read: the merged document becomes one [`Settings`] value, once per change. Each known
+//! key whose value fits the schema is taken; a wrong value falls back to its default (and
+//! `diagnostics` names it), unknown keys are left out. Keys marked `x-user-only` are read from the
+//! global document alone, as Pi reads them. `"contextStrategy": "recommended"` adds its layer
+//! beneath the files, so keys set explicitly still win.
+
+use serde_json::{Map, Value};
+
+use super::document::{self, Document, KeyPath};
+use super::schema::{self, CheckReport, Field};
+use crate::tree::{ContextStrategy, Settings};
+
+/// The typed settings of `effective` (global ⊕ applied project ⊕ overrides), with the keys marked
+/// `x-user-only` taken from `global`.
+pub(crate) fn typed(global: &Document, effective: &Document) -> Settings {
+    let mut valid = Map::new();
+    for (key, field) in schema::leaves() {
+        let Ok(path) = KeyPath::parse(&key) else {
+            continue;
+        };
+        let source = if field.user_only { global } else { effective };
+        if let Some(value) =
+            document::get_path(source, &path).filter(|value| fits(&key, field, value))
+        {
+            document::set_path(&mut valid, &path, value.clone());
+        }
+    }
+    let strategy = valid
+        .get("contextStrategy")
+        .and_then(|value| serde_json::from_value(value.clone()).ok())
+        .unwrap_or_default();
+    let resolved = match strategy {
+        ContextStrategy::Default => valid.clone(),
+        ContextStrategy::Recommended => {
+            document::merge_documents(&Settings::recommended_layer(), &valid)
+        }
+    };
+    let mut settings = deserialize(resolved.clone());
+    let set = |name: &str| {
+        resolved
+            .get("compaction")
+            .and_then(|compaction| compaction.get(name))
+            .is_some()
+    };
+    settings.compaction.adaptive.reserve_tokens = !set("reserveTokens");
+    settings.compaction.adaptive.keep_recent_tokens = !set("keepRecentTokens");
+    settings
+}
+
+fn fits(key: &str, field: &Field, value: &Value) -> bool {
+    if value.is_null() {
+        return false;
+    }
+    let mut report = CheckReport::default();
+    schema::check_value(key, &field.kind, value, &mut report);
+    report.violations.is_empty()
+}
+
+/// Every value was checked against the schema, so this reads; should a section still not (a
+/// field the schema does not check, such as a hook's `passEnv`), that section takes its defaults.
+fn deserialize(document: Document) -> Settings {
+    match serde_json::from_value(Value::Object(document.clone())) {
+        Ok(settings) => settings,
+        Err(_) => {
+            // The error may quote a value (a key, a token): only the section's name is logged.
+            let mut kept = Map::new();
+            for (key, value) in document {
+                let single = Map::from_iter([(key.clone(), value.clone())]);
+                if serde_json::from_value::<Settings>(Value::Object(single)).is_ok() {
+                    kept.insert(key, value);
+                } else {
+                    tracing::warn!(section = %key, "a settings section does not read; it takes its defaults");
+                }
+            }
+            serde_json::from_value(Value::Object(kept)).unwrap_or_default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::{ContextStrategy, SettingsManager, SettingsScope};
+
+    fn manager(document: serde_json::Value) -> SettingsManager {
+        SettingsManager::in_memory(document.as_object().cloned().unwrap())
+    }
+
+    #[test]
+    fn a_wrong_value_reads_as_its_default_and_the_rest_is_taken() {
+        let read = manager(json!({
+            "compaction": {"reserveTokens": "lots", "keepRecentTokens": 9000},
+            "transforms": {"windowThresholdPercent": 0, "headLines": 5},
+            "llm": {"timeouts": {"idleSeconds": 0, "connectSeconds": 3}},
+            "mine": true,
+        }));
+        let settings = read.settings();
+        assert_eq!(settings.compaction.reserve_tokens, 16_384);
+        assert_eq!(settings.compaction.keep_recent_tokens, 9_000);
+        // A wrong value counts as not set: the reserve follows the window.
+        assert!(settings.compaction.adaptive.reserve_tokens);
+        assert!(!settings.compaction.adaptive.keep_recent_tokens);
+        assert_eq!(settings.transforms.window_threshold_percent, 75);
+        assert_eq!(settings.transforms.head_lines, 5);
+        assert_eq!(settings.llm.timeouts.idle_seconds, 300);
+        assert_eq!(settings.llm.timeouts.connect_seconds, 3);
+        assert_eq!(read.diagnostics().len(), 4);
+    }
+
+    #[test]
+    fn user_only_keys_come_from_the_global_file_alone() {
+        let mut read = manager(json!({"chat": {"passEnv": ["GH_TOKEN"]}}));
+        read.set_project_trusted(true);
+        read.set(
+            SettingsScope::Project,
+            "chat.passEnv",
+            json!(["OPENAI_API_KEY"]),
+        )
+        .unwrap();
+        read.set(SettingsScope::Project, "chat.readablePaths", json!(["~"]))
+            .unwrap();
+        let chat = &read.settings().chat;
+        assert_eq!(chat.pass_env.as_deref(), Some(&["GH_TOKEN".to_owned()][..]));
+        assert_eq!(chat.readable_paths, None);
+    }
+
+    #[test]
+    fn the_recommended_strategy_is_a_layer_beneath_the_files() {
+        let read = manager(json!({"contextStrategy": "recommended",
+            "compaction": {"thresholdTokens": 60_000}}));
+        let settings = read.settings();
+        assert_eq!(settings.context_strategy, ContextStrategy::Recommended);
+        assert_eq!(settings.compaction.threshold_tokens, 60_000);
+        assert_eq!(settings.compaction.keep_recent_tokens, 10_000);
+        assert!(!settings.compaction.adaptive.keep_recent_tokens);
+        assert_eq!(settings.transforms.keep_recent_tool_results, 1);
+        // `config get` still shows the files and the defaults, not the layer.
+        assert_eq!(
+            read.get("compaction.keepRecentTokens").unwrap().value,
+            Some(json!(20_000))
+        );
+    }
+
+    #[test]
+    fn an_unknown_key_in_a_file_warns_with_the_key_it_meant() {
+        let read = manager(json!({"compaction": {"reserveTokenz": 1}, "myTeam": true,
+            "transfroms": {"headLines": 2}}));
+        let messages: Vec<String> = read
+            .diagnostics()
+            .iter()
+            .map(crate::SettingsDiagnostic::message)
+            .collect();
+        assert_eq!(
+            messages,
+            [
+                "Unknown setting `compaction.reserveTokenz` in `` (kept as is); did you mean `compaction.reserveTokens`?",
+                "Unknown setting `myTeam` in `` (kept as is)",
+                "Unknown setting `transfroms` in `` (kept as is); did you mean `transforms`?",
+            ]
+        );
+    }
+}

@@ -1,0 +1,96 @@
+//! What each scope's document holds of the keys both scopes contribute to (`packages` and the
+//! resource arrays): read per file, not from the merged view. Every other key is read from the
+//! typed tree ([`SettingsManager::settings`]).
+
+use serde_json::Value;
+
+use super::SettingsManager;
+use crate::error::SettingsScope;
+use crate::kind::ResourceKind;
+
+impl SettingsManager {
+    /// The raw `packages` entries of one scope's document (not the merged view: both scopes
+    /// contribute packages). Invalid entries are skipped (reported by `diagnostics`).
+    pub fn packages_in(&self, scope: SettingsScope) -> Vec<Value> {
+        self.document(scope)
+            .get("packages")
+            .and_then(Value::as_array)
+            .map(|items| {
+                items
+                    .iter()
+                    .filter(|item| match item {
+                        Value::String(_) => true,
+                        Value::Object(object) => object.get("source").is_some_and(Value::is_string),
+                        Value::Null | Value::Bool(_) | Value::Number(_) | Value::Array(_) => false,
+                    })
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The `extensions` / `skills` / `prompts` / `themes` array of one scope's document.
+    pub fn resource_entries_in(&self, scope: SettingsScope, kind: ResourceKind) -> Vec<String> {
+        string_array(self.document(scope).get(kind.key()))
+    }
+
+    /// The merged (project replaces global) array for a resource kind.
+    pub fn resource_entries(&self, kind: ResourceKind) -> Vec<String> {
+        string_array(self.effective().get(kind.key()))
+    }
+}
+
+fn string_array(value: Option<&Value>) -> Vec<String> {
+    crate::json::string_items(value).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn cache_warming_is_idle_by_default_and_read_from_the_global_settings_only() {
+        let default = SettingsManager::in_memory(serde_json::Map::new());
+        assert_eq!(default.settings().cache_warming, "idle");
+        let global = json!({"cacheWarming": "off"}).as_object().cloned().unwrap();
+        let mut manager = SettingsManager::in_memory(global);
+        assert_eq!(manager.settings().cache_warming, "off");
+        // A project, even a trusted one, cannot turn warming (and its spending) back on.
+        manager.set_project_trusted(true);
+        manager
+            .set(SettingsScope::Project, "cacheWarming", json!("idle"))
+            .unwrap();
+        manager.apply_overrides(
+            &json!({"cacheWarming": "idle"})
+                .as_object()
+                .cloned()
+                .unwrap(),
+        );
+        assert_eq!(manager.settings().cache_warming, "off");
+        let invalid = json!({"cacheWarming": "always"})
+            .as_object()
+            .cloned()
+            .unwrap();
+        assert_eq!(
+            SettingsManager::in_memory(invalid).settings().cache_warming,
+            "idle"
+        );
+    }
+
+    #[test]
+    fn message_threads_are_unset_unless_the_settings_say() {
+        let default = SettingsManager::in_memory(serde_json::Map::new());
+        assert_eq!(
+            default.settings().llm.anthropic.supports_message_threads,
+            None
+        );
+        let off = json!({"llm": {"anthropic": {"supportsMessageThreads": false}}});
+        let off = SettingsManager::in_memory(off.as_object().cloned().unwrap());
+        assert_eq!(
+            off.settings().llm.anthropic.supports_message_threads,
+            Some(false)
+        );
+    }
+}

@@ -1,0 +1,286 @@
+//! `compaction.*`, `session.*`, `hooks`, and the engine's enumerations (`contextStrategy`,
+//! `summaryRole`): what the context engine reads.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Pi 1.6's `nonNegativeSafeInteger` for compaction budgets: at most `Number.MAX_SAFE_INTEGER`.
+pub const MAX_TOKEN_BUDGET: u64 = 9_007_199_254_740_991;
+
+/// What to do when summarization fails after the provider's retries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FallbackPolicy {
+    /// Report the failure and write nothing (the reference).
+    Error,
+    /// Keep roughly the newest part of the context and record a compaction whose summary says that
+    /// summarization failed and why, so the agent can go on.
+    Truncate,
+}
+
+/// Where summaries are shown to the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SummaryRole {
+    /// As a user message with a wrapper (the reference).
+    User,
+    /// As system text after the system prompt.
+    System,
+}
+
+/// Who writes compaction summaries (`compaction.provider`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+pub enum SummaryProvider {
+    /// The configured summarizer (`compaction.model`, the agent's model, or the offline one).
+    #[default]
+    #[serde(rename = "summarizer")]
+    Summarizer,
+    /// The conversation's own model compacts the span the planner chose (Anthropic's on-demand
+    /// compaction), on its cached prefix; the offline summarizer when that request fails. Other
+    /// models, and compactions with no model request recorded, use the configured summarizer.
+    #[serde(rename = "on-demand")]
+    OnDemand,
+}
+
+/// `contextStrategy`: a named set of context settings the engine starts from before the keys a
+/// settings document sets itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ContextStrategy {
+    /// Every key at its own default (the reference's compaction, the transforms' defaults).
+    #[default]
+    Default,
+    /// The strategy `docs/simulator.md` measures as "ctxkit recommended": the settings layer
+    /// `crate::Settings::recommended_layer` holds.
+    Recommended,
+}
+
+/// `compaction.*`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CompactionConfig {
+    /// Compact automatically when the context passes the threshold.
+    #[schemars(extend("x-project" = true))]
+    pub enabled: bool,
+    /// Tokens kept free for the model's answer: the threshold is the window minus this (follows
+    /// the window when nobody set it).
+    #[schemars(extend("x-project" = true), range(max = 9_007_199_254_740_991_u64))]
+    pub reserve_tokens: u64,
+    /// Tokens of recent conversation kept verbatim after a compaction (follows the window when
+    /// nobody set it).
+    #[schemars(extend("x-project" = true), range(max = 9_007_199_254_740_991_u64))]
+    pub keep_recent_tokens: u64,
+    /// Budgets for one model, keyed `provider/modelId` exactly (Pi 1.6); they win over
+    /// `reserveTokens` and `keepRecentTokens`.
+    #[schemars(extend("x-project" = true, "x-check" = "modelBudgets"))]
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub model_overrides: BTreeMap<String, CompactionModelOverride>,
+    /// Give the summarizer the current contents of the most important files the span touched
+    /// (sends file contents to the summary model).
+    pub file_context: bool,
+    /// Write the summary in the background from `backgroundPercent` of the window on, so the
+    /// compaction at the threshold only appends it.
+    #[schemars(extend("x-project" = true))]
+    pub background: bool,
+    /// The share of the window (of the threshold when `thresholdTokens` is set) from which the
+    /// background summary starts, in percent.
+    #[schemars(extend("x-project" = true), range(min = 1, max = 100))]
+    pub background_percent: u64,
+    /// Compact once the context passes this many tokens, whatever the window (0: off). The
+    /// window's own threshold still applies when it is lower.
+    #[schemars(extend("x-project" = true))]
+    pub threshold_tokens: u64,
+    /// Send summary requests as a continuation of the conversation's last model request, so the
+    /// provider reads them from its prompt cache.
+    #[schemars(extend("x-project" = true))]
+    pub cache_prefix: bool,
+    /// Who writes the summaries.
+    #[schemars(extend("x-project" = true))]
+    pub provider: SummaryProvider,
+    /// A separate (usually cheaper) model for summaries, `provider/id`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// What to do when summarization fails (threshold and manual compaction).
+    #[schemars(extend("x-project" = true))]
+    pub fallback: FallbackPolicy,
+    /// What to do when summarization fails during overflow recovery.
+    #[schemars(extend("x-project" = true))]
+    pub overflow_fallback: FallbackPolicy,
+    /// The share of the context the `truncate` fallback keeps, in percent of its tokens.
+    #[schemars(extend("x-project" = true), range(min = 1, max = 100))]
+    pub truncate_keep_percent: u64,
+    /// The offline summary's size, in percent of the span's tokens.
+    #[schemars(extend("x-project" = true), range(min = 1, max = 100))]
+    pub offline_summary_percent: u64,
+    /// The offline summary's smallest size, in tokens.
+    #[schemars(extend("x-project" = true))]
+    pub offline_summary_min_tokens: u64,
+    /// The offline summary's largest size, in tokens.
+    #[schemars(extend("x-project" = true), range(min = 1))]
+    pub offline_summary_max_tokens: u64,
+    /// Which of `reserve_tokens` and `keep_recent_tokens` follow the model's window instead of
+    /// their value: those nobody set (marked when the settings are read).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub adaptive: AdaptiveBudgets,
+}
+
+/// One entry of `compaction.modelOverrides`: the budgets it sets win over `compaction.reserveTokens`
+/// and `compaction.keepRecentTokens` while that model runs the conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionModelOverride {
+    /// The reserve while this model runs the conversation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = 9_007_199_254_740_991_u64))]
+    pub reserve_tokens: Option<u64>,
+    /// The keep budget while this model runs the conversation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = 9_007_199_254_740_991_u64))]
+    pub keep_recent_tokens: Option<u64>,
+}
+
+/// Budgets that follow the model's context window: a small window gets a proportionally small
+/// reserve and keep budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AdaptiveBudgets {
+    /// `compaction.reserveTokens` was not set.
+    pub reserve_tokens: bool,
+    /// `compaction.keepRecentTokens` was not set (nor by the context strategy).
+    pub keep_recent_tokens: bool,
+}
+
+impl Default for CompactionConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            reserve_tokens: 16_384,
+            keep_recent_tokens: 20_000,
+            model_overrides: BTreeMap::new(),
+            file_context: false,
+            background: false,
+            background_percent: 75,
+            threshold_tokens: 0,
+            cache_prefix: false,
+            provider: SummaryProvider::Summarizer,
+            model: None,
+            fallback: FallbackPolicy::Error,
+            overflow_fallback: FallbackPolicy::Truncate,
+            truncate_keep_percent: 30,
+            offline_summary_percent: 8,
+            offline_summary_min_tokens: 1_500,
+            offline_summary_max_tokens: 6_000,
+            adaptive: AdaptiveBudgets::default(),
+        }
+    }
+}
+
+/// The key of `model`'s entry in `compaction.modelOverrides`: `provider/modelId`, as Pi writes it.
+pub fn model_override_key(provider: &str, model_id: &str) -> String {
+    format!("{provider}/{model_id}")
+}
+
+impl CompactionConfig {
+    /// These settings while `provider`/`model_id` runs the conversation. Each budget is, as in Pi
+    /// 1.6, the model's `compaction.modelOverrides["provider/modelId"]` value (the key matched
+    /// exactly), else `compaction.reserveTokens`/`keepRecentTokens`, else the default; a budget the
+    /// override sets no longer follows the window. Resolved at every check, so switching models
+    /// mid-session switches budgets at the next one.
+    pub fn for_model(&self, provider: &str, model_id: &str) -> Cow<'_, CompactionConfig> {
+        let Some(entry) = self
+            .model_overrides
+            .get(&model_override_key(provider, model_id))
+            .filter(|entry| entry.reserve_tokens.is_some() || entry.keep_recent_tokens.is_some())
+        else {
+            return Cow::Borrowed(self);
+        };
+        let mut resolved = self.clone();
+        if let Some(reserve) = entry.reserve_tokens {
+            resolved.reserve_tokens = reserve;
+            resolved.adaptive.reserve_tokens = false;
+        }
+        if let Some(keep) = entry.keep_recent_tokens {
+            resolved.keep_recent_tokens = keep;
+            resolved.adaptive.keep_recent_tokens = false;
+        }
+        Cow::Owned(resolved)
+    }
+
+    /// Sets the reserve for every model (a command-line flag): no model's override changes it.
+    pub fn set_reserve_tokens_everywhere(&mut self, reserve: u64) {
+        self.reserve_tokens = reserve;
+        self.adaptive.reserve_tokens = false;
+        for entry in self.model_overrides.values_mut() {
+            entry.reserve_tokens = None;
+        }
+    }
+
+    /// Sets the keep budget for every model (a command-line flag): no model's override changes it.
+    pub fn set_keep_recent_tokens_everywhere(&mut self, keep: u64) {
+        self.keep_recent_tokens = keep;
+        self.adaptive.keep_recent_tokens = false;
+        for entry in self.model_overrides.values_mut() {
+            entry.keep_recent_tokens = None;
+        }
+    }
+}
+
+/// One command hook (`hooks` in settings): an executable that gets the event as JSON on stdin and
+/// may answer JSON on stdout.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandHookConfig {
+    /// Program and arguments (no shell).
+    pub command: Vec<String>,
+    /// The events it receives (`before_compact`, `after_compact`, `compaction_failed`,
+    /// `before_tree`, `after_tree`, `before_fork`); empty for all.
+    #[serde(default)]
+    pub events: Vec<String>,
+    /// How long it may run before it is killed and reported, in milliseconds.
+    #[serde(default = "default_hook_timeout_ms")]
+    pub timeout_ms: u64,
+    /// Secret environment variables (provider keys, tokens) the hook may see; every other one is
+    /// removed from its environment.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pass_env: Vec<String>,
+}
+
+fn default_hook_timeout_ms() -> u64 {
+    10_000
+}
+
+/// How far each append goes towards the disk before it returns (`session.durability`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DurabilityMode {
+    /// Write and flush each entry: survives the process being killed.
+    #[default]
+    Flush,
+    /// Also `fsync` each entry: survives power loss.
+    Sync,
+    /// `fsync` every `syncEvery` entries: power loss loses at most the last `syncEvery` − 1.
+    Batch,
+}
+
+/// `session.*`: how the session file is written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SessionConfig {
+    /// How far each append goes towards the disk before it returns.
+    pub durability: DurabilityMode,
+    /// Entries per `fsync` in `batch` mode.
+    #[schemars(range(min = 1, max = 1_000_000))]
+    pub sync_every: u32,
+}
+
+impl Default for SessionConfig {
+    fn default() -> Self {
+        Self {
+            durability: DurabilityMode::Flush,
+            sync_every: 100,
+        }
+    }
+}

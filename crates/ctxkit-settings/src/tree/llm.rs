@@ -1,0 +1,223 @@
+//! `llm.*`: the model provider — endpoint, key, wire format, headers, the user's models, provider-side
+//! options and time limits (a ctxkit extension; Pi keeps these in `models.json`).
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// `llm.*`.
+#[derive(Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LlmConfig {
+    /// The provider's base URL (conversation and summaries).
+    pub base_url: Option<String>,
+    /// An API key; prefer the provider's environment variable. Never printed.
+    #[schemars(extend("x-secret" = true))]
+    pub api_key: Option<String>,
+    /// The wire format for providers that are not built in.
+    pub api: Option<String>,
+    /// Extra request headers (their values may hold tokens: never printed).
+    #[schemars(extend("x-check" = "stringMap", "x-secret" = true))]
+    pub headers: Option<BTreeMap<String, String>>,
+    /// The user's models, as Pi's `models.json` declares them:
+    /// `{provider, id, contextWindow, maxOutput?, reasoning?, cost?, cacheRetention?}`.
+    #[schemars(extend("x-project" = true, "x-check" = "models"))]
+    pub models: Option<Vec<UserModel>>,
+    /// Provider-side options of Anthropic Messages requests.
+    #[schemars(extend("x-project" = true))]
+    pub anthropic: AnthropicConfig,
+    /// Provider-side options of OpenAI Responses requests.
+    #[schemars(extend("x-project" = true))]
+    pub openai_responses: OpenAiResponsesConfig,
+    /// Time limits of model requests, in seconds.
+    pub timeouts: LlmTimeouts,
+    /// The bytes one model answer may take as it arrives (64 MiB); a longer one is cut.
+    #[schemars(range(min = 1024))]
+    pub max_reply_bytes: u64,
+}
+
+impl Default for LlmConfig {
+    fn default() -> Self {
+        Self {
+            base_url: None,
+            api_key: None,
+            api: None,
+            headers: None,
+            models: None,
+            anthropic: AnthropicConfig::default(),
+            openai_responses: OpenAiResponsesConfig::default(),
+            timeouts: LlmTimeouts::default(),
+            max_reply_bytes: 64 * 1024 * 1024,
+        }
+    }
+}
+
+impl std::fmt::Debug for LlmConfig {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("LlmConfig")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("api", &self.api)
+            .field(
+                "headers",
+                &self
+                    .headers
+                    .as_ref()
+                    .map(|map| map.keys().collect::<Vec<_>>()),
+            )
+            .field("models", &self.models.as_ref().map(Vec::len))
+            .field("anthropic", &self.anthropic)
+            .field("openai_responses", &self.openai_responses)
+            .field("timeouts", &self.timeouts)
+            .field("max_reply_bytes", &self.max_reply_bytes)
+            .finish()
+    }
+}
+
+/// One entry of `llm.models`. Other keys of Pi's `models.json` (`name`, `api`, `input`, …) are
+/// kept in the file and not read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UserModel {
+    /// The provider's name.
+    pub provider: String,
+    /// The model's id.
+    pub id: String,
+    /// The context window, in tokens.
+    pub context_window: u64,
+    /// The output limit, in tokens (Pi's 16,384, at most a quarter of the window, when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output: Option<u64>,
+    /// Whether the model reasons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<bool>,
+    /// Prices in dollars per million tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<ModelPrices>,
+    /// The prompt cache's lifetime: `none`, `short` or `long`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["none", "short", "long"]))]
+    pub cache_retention: Option<String>,
+}
+
+/// `llm.models[].cost`, dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ModelPrices {
+    /// Input.
+    pub input: Option<f64>,
+    /// Output.
+    pub output: Option<f64>,
+    /// Input read from the prompt cache.
+    pub cache_read: Option<f64>,
+    /// Input written to the prompt cache.
+    pub cache_write: Option<f64>,
+}
+
+/// `llm.anthropic.*`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AnthropicConfig {
+    /// The prompt cache's lifetime.
+    #[schemars(extend("enum" = ["none", "short", "long"]))]
+    pub cache_retention: String,
+    /// Pi's `compat.supportsMessageThreads`: unset is on for `api.anthropic.com` only.
+    pub supports_message_threads: Option<bool>,
+    /// Anthropic's context editing of the agent's requests; unset numbers leave the API's defaults.
+    pub context_management: AnthropicContextManagementConfig,
+    /// Anthropic's server-side compaction (`compact_20260112`) of the agent's requests; unset
+    /// values leave the API's defaults.
+    pub compaction: AnthropicCompactionConfig,
+}
+
+impl Default for AnthropicConfig {
+    fn default() -> Self {
+        Self {
+            cache_retention: "short".to_owned(),
+            supports_message_threads: None,
+            context_management: AnthropicContextManagementConfig::default(),
+            compaction: AnthropicCompactionConfig::default(),
+        }
+    }
+}
+
+/// `llm.anthropic.contextManagement.*`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AnthropicContextManagementConfig {
+    /// Send context editing with the agent's requests.
+    pub enabled: bool,
+    /// Input tokens from which tool results are cleared.
+    pub trigger_input_tokens: Option<u64>,
+    /// Tool uses kept.
+    pub keep_tool_uses: Option<u64>,
+    /// The fewest input tokens one clearing removes.
+    pub clear_at_least_input_tokens: Option<u64>,
+    /// Tools whose results are never cleared.
+    pub exclude_tools: Option<Vec<String>>,
+    /// Clear the tool calls' inputs too.
+    pub clear_tool_inputs: bool,
+    /// Clear old thinking blocks.
+    pub clear_thinking: bool,
+    /// Assistant turns whose thinking is kept.
+    pub keep_thinking_turns: Option<u64>,
+}
+
+/// `llm.anthropic.compaction.*`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AnthropicCompactionConfig {
+    /// Ask Anthropic to compact the agent's requests on its side.
+    pub enabled: bool,
+    /// Input tokens from which it compacts.
+    pub trigger_input_tokens: Option<u64>,
+    /// Stop after a compaction so the client sees it.
+    pub pause_after_compaction: bool,
+    /// A summary prompt replacing the API's.
+    pub instructions: Option<String>,
+}
+
+/// `llm.openaiResponses.*`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct OpenAiResponsesConfig {
+    /// OpenAI Responses' server-side compaction of the agent's requests.
+    pub compaction: OpenAiResponsesCompactionConfig,
+}
+
+/// `llm.openaiResponses.compaction.*`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct OpenAiResponsesCompactionConfig {
+    /// Ask OpenAI to compact the agent's requests on its side.
+    pub enabled: bool,
+    /// Input tokens from which it compacts.
+    pub compact_threshold: Option<u64>,
+}
+
+/// `llm.timeouts.*`, in seconds (at least one, at most a day).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LlmTimeouts {
+    /// Opening a connection.
+    #[schemars(range(min = 1, max = 86_400))]
+    pub connect_seconds: u64,
+    /// From a streamed request to its response headers.
+    #[schemars(range(min = 1, max = 86_400))]
+    pub first_byte_seconds: u64,
+    /// Silence between two pieces of a streamed answer.
+    #[schemars(range(min = 1, max = 86_400))]
+    pub idle_seconds: u64,
+}
+
+impl Default for LlmTimeouts {
+    fn default() -> Self {
+        Self {
+            connect_seconds: 10,
+            first_byte_seconds: 300,
+            idle_seconds: 300,
+        }
+    }
+}

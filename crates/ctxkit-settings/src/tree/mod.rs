@@ -1,0 +1,276 @@
+//! The typed settings tree: every key ctxkit reads, one field each, with its doc comment, its
+//! default and, by `x-project`, whether an untrusted project may set it. The schema table, the
+//! defaults, `ctxkit config list`, validation, the trust gate, the docs table and
+//! `ctxkit config schema` are all derived from these types (`crate::settings::schema`).
+//!
+//! Markers (schemars `extend`): `x-project` — an untrusted project's settings may set this key and
+//! everything below it (it neither runs code nor sends data elsewhere); `x-check` — a value checked
+//! by its own rule (`packages`, `models`, `hooks`, `modelBudgets`, `stringMap`); `x-secret` — masked
+//! by `config list` and refused in project settings.
+
+mod compaction;
+mod llm;
+mod sections;
+mod transforms;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+pub use compaction::{
+    AdaptiveBudgets, CommandHookConfig, CompactionConfig, CompactionModelOverride, ContextStrategy,
+    DurabilityMode, FallbackPolicy, MAX_TOKEN_BUDGET, SessionConfig, SummaryProvider, SummaryRole,
+    model_override_key,
+};
+pub use llm::{
+    AnthropicCompactionConfig, AnthropicConfig, AnthropicContextManagementConfig, LlmConfig,
+    LlmTimeouts, ModelPrices, OpenAiResponsesCompactionConfig, OpenAiResponsesConfig, UserModel,
+};
+pub use sections::{
+    BranchSummaryConfig, ChatConfig, ImagesConfig, MarkdownConfig, PackageSetting, PinnedConfig,
+    ProviderRetryConfig, RetryConfig, ServerConfig, StoreConfig, TerminalConfig, ThinkingBudgets,
+    WarningsConfig,
+};
+pub use transforms::TransformSettings;
+
+/// Every setting of `~/.ctxkit/settings.json` and `.ctxkit/settings.json`: Pi 0.73.1's keys in its
+/// documentation order, the keys of later versions ctxkit reads, then ctxkit's own.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+#[schemars(title = "ctxkit settings")]
+pub struct Settings {
+    /// The last version whose changelog was shown.
+    #[schemars(extend("x-project" = true))]
+    pub last_changelog_version: Option<String>,
+    /// The agent's provider (`anthropic`, `openai`, …).
+    pub default_provider: Option<String>,
+    /// The agent's model id (or `provider/id`).
+    pub default_model: Option<String>,
+    /// The reasoning level for models that reason; also the level summaries are asked at.
+    #[schemars(extend("x-project" = true, "enum" = ["off", "minimal", "low", "medium", "high", "xhigh"]))]
+    pub default_thinking_level: Option<String>,
+    /// How streamed answers arrive.
+    #[schemars(extend("x-project" = true, "enum" = ["sse", "websocket", "websocket-cached", "auto"]))]
+    pub transport: String,
+    /// Keep a prompt cache warm between runs when a refresh pays (Pi 1.5.1). Read from the global
+    /// settings only: each refresh spends the user's money.
+    #[schemars(extend("x-user-only" = true, "enum" = ["off", "streaming", "idle"]))]
+    pub cache_warming: String,
+    /// How queued steering messages are delivered.
+    #[schemars(extend("x-project" = true, "enum" = ["all", "one-at-a-time"]))]
+    pub steering_mode: String,
+    /// How queued follow-up messages are delivered.
+    #[schemars(extend("x-project" = true, "enum" = ["all", "one-at-a-time"]))]
+    pub follow_up_mode: String,
+    /// The colour theme's name.
+    #[schemars(extend("x-project" = true))]
+    pub theme: Option<String>,
+    /// When and how the conversation is compacted.
+    pub compaction: CompactionConfig,
+    /// Summaries of a branch left by `tree` navigation.
+    #[schemars(extend("x-project" = true))]
+    pub branch_summary: BranchSummaryConfig,
+    /// Retries of failed model requests.
+    #[schemars(extend("x-project" = true))]
+    pub retry: RetryConfig,
+    /// Hide thinking blocks in the transcript.
+    #[schemars(extend("x-project" = true))]
+    pub hide_thinking_block: bool,
+    /// The shell `bash` runs.
+    pub shell_path: Option<String>,
+    /// Start without the banner.
+    #[schemars(extend("x-project" = true))]
+    pub quiet_startup: bool,
+    /// Text put before every shell command.
+    pub shell_command_prefix: Option<String>,
+    /// The program and arguments run instead of `npm`.
+    pub npm_command: Option<Vec<String>>,
+    /// Show the changelog collapsed.
+    #[schemars(extend("x-project" = true))]
+    pub collapse_changelog: bool,
+    /// Report installs (Pi's telemetry; ctxkit sends nothing).
+    pub enable_install_telemetry: bool,
+    /// Packages of skills, prompts, themes and extensions: a source string or
+    /// `{source, extensions?, skills?, prompts?, themes?}`.
+    #[schemars(extend("x-project" = true, "x-check" = "packages"))]
+    pub packages: Vec<PackageSetting>,
+    /// Extension paths.
+    #[schemars(extend("x-project" = true))]
+    pub extensions: Vec<String>,
+    /// Skill paths.
+    #[schemars(extend("x-project" = true))]
+    pub skills: Vec<String>,
+    /// Prompt template paths.
+    #[schemars(extend("x-project" = true))]
+    pub prompts: Vec<String>,
+    /// Theme paths.
+    #[schemars(extend("x-project" = true))]
+    pub themes: Vec<String>,
+    /// Offer each skill as a `/skill:name` command.
+    #[schemars(extend("x-project" = true))]
+    pub enable_skill_commands: bool,
+    /// The terminal's display.
+    #[schemars(extend("x-project" = true))]
+    pub terminal: TerminalConfig,
+    /// Images sent to the model.
+    #[schemars(extend("x-project" = true))]
+    pub images: ImagesConfig,
+    /// The models the model switcher cycles through.
+    pub enabled_models: Option<Vec<String>>,
+    /// What pressing Escape twice does.
+    #[schemars(extend("x-project" = true, "enum" = ["fork", "tree", "none"]))]
+    pub double_escape_action: String,
+    /// Which entries the tree view shows.
+    #[schemars(extend("x-project" = true, "enum" = ["default", "no-tools", "user-only", "labeled-only", "all"]))]
+    pub tree_filter_mode: String,
+    /// Thinking budgets per level, in tokens.
+    #[schemars(extend("x-project" = true))]
+    pub thinking_budgets: ThinkingBudgets,
+    /// Columns of padding beside the editor.
+    #[schemars(extend("x-project" = true), range(max = 3))]
+    pub editor_padding_x: u64,
+    /// Completions shown at once.
+    #[schemars(extend("x-project" = true), range(min = 3, max = 20))]
+    pub autocomplete_max_visible: u64,
+    /// Show the terminal's own cursor.
+    #[schemars(extend("x-project" = true))]
+    pub show_hardware_cursor: bool,
+    /// Markdown rendering.
+    #[schemars(extend("x-project" = true))]
+    pub markdown: MarkdownConfig,
+    /// Warnings that can be switched off.
+    #[schemars(extend("x-project" = true))]
+    pub warnings: WarningsConfig,
+    /// Where session files are written instead of `~/.ctxkit/sessions`.
+    pub session_dir: Option<String>,
+    /// The model provider: endpoint, key, headers, user models, provider-side options.
+    pub llm: LlmConfig,
+    /// `ctxkit chat`.
+    pub chat: ChatConfig,
+    /// A named set of context settings the engine starts from (`recommended`: see
+    /// docs/simulator.md); keys set explicitly still win.
+    #[schemars(extend("x-project" = true))]
+    pub context_strategy: ContextStrategy,
+    /// Context transforms applied to the model's view before each call.
+    #[schemars(extend("x-project" = true))]
+    pub transforms: TransformSettings,
+    /// Pinned context.
+    #[schemars(extend("x-project" = true))]
+    pub pinned: PinnedConfig,
+    /// How session files are written.
+    #[schemars(extend("x-project" = true))]
+    pub session: SessionConfig,
+    /// Where summaries are shown to the model.
+    #[schemars(extend("x-project" = true))]
+    pub summary_role: SummaryRole,
+    /// Command hooks: `{command: [program, args…], events?: [names], timeoutMs?}`.
+    #[schemars(extend("x-check" = "hooks"))]
+    pub hooks: Vec<CommandHookConfig>,
+    /// `ctxkit serve --stdio` and `--listen`.
+    pub server: ServerConfig,
+    /// Where sessions are stored (`--store`, `CTXKIT_STORE`).
+    pub store: StoreConfig,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            last_changelog_version: None,
+            default_provider: None,
+            default_model: None,
+            default_thinking_level: None,
+            transport: "auto".to_owned(),
+            cache_warming: "idle".to_owned(),
+            steering_mode: "one-at-a-time".to_owned(),
+            follow_up_mode: "one-at-a-time".to_owned(),
+            theme: None,
+            compaction: CompactionConfig::default(),
+            branch_summary: BranchSummaryConfig::default(),
+            retry: RetryConfig::default(),
+            hide_thinking_block: false,
+            shell_path: None,
+            quiet_startup: false,
+            shell_command_prefix: None,
+            npm_command: None,
+            collapse_changelog: false,
+            enable_install_telemetry: true,
+            packages: Vec::new(),
+            extensions: Vec::new(),
+            skills: Vec::new(),
+            prompts: Vec::new(),
+            themes: Vec::new(),
+            enable_skill_commands: true,
+            terminal: TerminalConfig::default(),
+            images: ImagesConfig::default(),
+            enabled_models: None,
+            double_escape_action: "tree".to_owned(),
+            tree_filter_mode: "default".to_owned(),
+            thinking_budgets: ThinkingBudgets::default(),
+            editor_padding_x: 0,
+            autocomplete_max_visible: 5,
+            show_hardware_cursor: false,
+            markdown: MarkdownConfig::default(),
+            warnings: WarningsConfig::default(),
+            session_dir: None,
+            llm: LlmConfig::default(),
+            chat: ChatConfig::default(),
+            context_strategy: ContextStrategy::Default,
+            transforms: TransformSettings::default(),
+            pinned: PinnedConfig::default(),
+            session: SessionConfig::default(),
+            summary_role: SummaryRole::User,
+            hooks: Vec::new(),
+            server: ServerConfig::default(),
+            store: StoreConfig::default(),
+        }
+    }
+}
+
+/// The compaction threshold of the recommended strategy, tokens (window-independent).
+pub const RECOMMENDED_THRESHOLD_TOKENS: u64 = 40_000;
+
+/// The most names the recommended strategy's prune markers list.
+pub const RECOMMENDED_DIGEST_NAMES: usize = 8;
+
+impl Settings {
+    /// A settings document read as the settings files are (SDK and tests): every value checked,
+    /// a wrong one replaced by its default, unknown keys left out, the context strategy applied.
+    /// Not an object: the defaults.
+    pub fn read(document: &Value) -> Self {
+        let document = document.as_object().cloned().unwrap_or_default();
+        crate::SettingsManager::in_memory(document)
+            .settings()
+            .clone()
+    }
+
+    /// The layer `"contextStrategy": "recommended"` puts beneath the settings files: the strategy
+    /// `docs/simulator.md` measures as "ctxkit recommended". Every tool result but the latest cut
+    /// to a head, a tail and a marker naming up to 8 of what it omitted; compaction once the
+    /// context passes 40,000 tokens whatever the window (the window's own threshold when lower),
+    /// keeping 10,000; the summary written in the background from 80% of that threshold and sent
+    /// as a continuation of the cached conversation. Everything else is the default.
+    pub fn recommended_layer() -> Map<String, Value> {
+        let layer = json!({
+            "contextStrategy": "recommended",
+            "transforms": {
+                "keepRecentToolResults": 1,
+                "pruneDigestNames": RECOMMENDED_DIGEST_NAMES,
+            },
+            "compaction": {
+                "thresholdTokens": RECOMMENDED_THRESHOLD_TOKENS,
+                "keepRecentTokens": 10_000,
+                "background": true,
+                "backgroundPercent": 80,
+                "cachePrefix": true,
+            },
+        });
+        match layer {
+            Value::Object(map) => map,
+            Value::Null
+            | Value::Bool(_)
+            | Value::Number(_)
+            | Value::String(_)
+            | Value::Array(_) => Map::new(),
+        }
+    }
+}

@@ -1,0 +1,297 @@
+//! The smaller sections: branch summaries, pins, retries, the terminal, images, thinking budgets,
+//! markdown, warnings, `chat`, `server`, `store`, and a `packages` entry.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// `branchSummary.*`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct BranchSummaryConfig {
+    /// The summary's input budget is the window minus this.
+    pub reserve_tokens: u64,
+    /// Summarize a left branch without asking.
+    pub skip_prompt: bool,
+}
+
+impl Default for BranchSummaryConfig {
+    fn default() -> Self {
+        Self {
+            reserve_tokens: 16_384,
+            skip_prompt: false,
+        }
+    }
+}
+
+/// `pinned.*`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PinnedConfig {
+    /// The most tokens pinned context may take; pins beyond it are refused.
+    pub max_tokens: u64,
+}
+
+impl Default for PinnedConfig {
+    fn default() -> Self {
+        Self { max_tokens: 4_000 }
+    }
+}
+
+/// `retry.*`: the agent's retries of failed model requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RetryConfig {
+    /// Retry failed requests.
+    pub enabled: bool,
+    /// Attempts after the first.
+    pub max_retries: u64,
+    /// The delay before attempt n is this × 2^(n−1), in milliseconds.
+    pub base_delay_ms: u64,
+    /// The provider client's own retries and limits.
+    pub provider: ProviderRetryConfig,
+}
+
+impl Default for RetryConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            max_retries: 3,
+            base_delay_ms: 2_000,
+            provider: ProviderRetryConfig::default(),
+        }
+    }
+}
+
+/// `retry.provider.*`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ProviderRetryConfig {
+    /// The request's time limit in milliseconds; unset leaves the provider client's.
+    pub timeout_ms: Option<u64>,
+    /// The provider client's retries; unset leaves its default.
+    pub max_retries: Option<u64>,
+    /// The longest server-requested retry delay honoured, in milliseconds (0: no cap).
+    pub max_retry_delay_ms: u64,
+}
+
+impl Default for ProviderRetryConfig {
+    fn default() -> Self {
+        Self {
+            timeout_ms: None,
+            max_retries: None,
+            max_retry_delay_ms: 60_000,
+        }
+    }
+}
+
+/// `terminal.*`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TerminalConfig {
+    /// Show images inline.
+    pub show_images: bool,
+    /// The width of an inline image, in cells.
+    #[schemars(range(min = 1))]
+    pub image_width_cells: u64,
+    /// Clear the screen when the content shrinks.
+    pub clear_on_shrink: bool,
+    /// Report progress to the terminal (OSC 9;4).
+    pub show_terminal_progress: bool,
+}
+
+impl Default for TerminalConfig {
+    fn default() -> Self {
+        Self {
+            show_images: true,
+            image_width_cells: 60,
+            clear_on_shrink: false,
+            show_terminal_progress: false,
+        }
+    }
+}
+
+/// `images.*`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ImagesConfig {
+    /// Shrink large images before sending them.
+    pub auto_resize: bool,
+    /// Never send images.
+    pub block_images: bool,
+}
+
+impl Default for ImagesConfig {
+    fn default() -> Self {
+        Self {
+            auto_resize: true,
+            block_images: false,
+        }
+    }
+}
+
+/// `thinkingBudgets.*`: tokens per thinking level; unset leaves the provider's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ThinkingBudgets {
+    /// `minimal`.
+    pub minimal: Option<u64>,
+    /// `low`.
+    pub low: Option<u64>,
+    /// `medium`.
+    pub medium: Option<u64>,
+    /// `high`.
+    pub high: Option<u64>,
+}
+
+/// `markdown.*`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct MarkdownConfig {
+    /// The indentation of code blocks.
+    pub code_block_indent: String,
+}
+
+impl Default for MarkdownConfig {
+    fn default() -> Self {
+        Self {
+            code_block_indent: "  ".to_owned(),
+        }
+    }
+}
+
+/// `warnings.*`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct WarningsConfig {
+    /// Warn when Anthropic bills usage beyond the plan.
+    pub anthropic_extra_usage: Option<bool>,
+}
+
+/// `chat.*`: `ctxkit chat` and the agent's tools.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ChatConfig {
+    /// Ask before each `bash` command.
+    pub confirm_bash: bool,
+    /// The `bash` tool's default time limit, in seconds.
+    #[schemars(extend("x-project" = true))]
+    pub bash_timeout_seconds: u64,
+    /// Secret environment variables `bash` commands may see (read from the user's settings only).
+    #[schemars(extend("x-user-only" = true))]
+    pub pass_env: Option<Vec<String>>,
+    /// Paths outside the project the agent's tools may read without asking (read from the user's
+    /// settings only).
+    #[schemars(extend("x-user-only" = true))]
+    pub readable_paths: Option<Vec<String>>,
+    /// The most bytes of file snapshots kept beside one session for rewinds (64 MiB).
+    pub checkpoint_max_bytes: u64,
+}
+
+impl Default for ChatConfig {
+    fn default() -> Self {
+        Self {
+            confirm_bash: true,
+            bash_timeout_seconds: 120,
+            pass_env: None,
+            readable_paths: None,
+            checkpoint_max_bytes: 64 * 1024 * 1024,
+        }
+    }
+}
+
+/// `server.*`: `ctxkit serve --stdio` and `--listen`.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ServerConfig {
+    /// The bearer token `serve --listen` requires (`CTXKIT_SERVER_TOKEN` wins); without one it
+    /// listens on loopback only.
+    #[schemars(extend("x-secret" = true))]
+    pub token: Option<String>,
+    /// The longest request line accepted (64 MiB); a longer one is discarded and answered with an
+    /// error.
+    #[schemars(range(min = 1024))]
+    pub max_request_bytes: u64,
+    /// The bytes of request lines waiting behind the running request (256 MiB); past it the server
+    /// stops reading its input until the queue drains.
+    #[schemars(range(min = 1024))]
+    pub max_queued_bytes: u64,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            token: None,
+            max_request_bytes: 64 * 1024 * 1024,
+            max_queued_bytes: 256 * 1024 * 1024,
+        }
+    }
+}
+
+impl std::fmt::Debug for ServerConfig {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("ServerConfig")
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field("max_request_bytes", &self.max_request_bytes)
+            .field("max_queued_bytes", &self.max_queued_bytes)
+            .finish()
+    }
+}
+
+/// `store.*`: where sessions are stored.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct StoreConfig {
+    /// A sessions directory or a `postgres://` URL (its credentials are never printed).
+    #[schemars(extend("x-secret" = true))]
+    pub url: Option<String>,
+    /// How long a database session's writer holds it without renewing, in seconds: how long a
+    /// session of a `serve` that died waits before another instance may take it over.
+    #[schemars(range(min = 1, max = 3600))]
+    pub lease_seconds: u64,
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        Self {
+            url: None,
+            lease_seconds: 30,
+        }
+    }
+}
+
+impl std::fmt::Debug for StoreConfig {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("StoreConfig")
+            .field("url", &self.url.as_ref().map(|_| "<redacted>"))
+            .field("lease_seconds", &self.lease_seconds)
+            .finish()
+    }
+}
+
+/// One `packages` entry: a source (`npm:…`, `git:…`, a path), or a source with the resources to
+/// take from it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum PackageSetting {
+    /// Everything the package offers.
+    Source(String),
+    /// Only the resources the patterns select.
+    Filtered {
+        /// The package source.
+        source: String,
+        /// Extension patterns.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        extensions: Option<Vec<String>>,
+        /// Skill patterns.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        skills: Option<Vec<String>>,
+        /// Prompt template patterns.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prompts: Option<Vec<String>>,
+        /// Theme patterns.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        themes: Option<Vec<String>>,
+    },
+}
