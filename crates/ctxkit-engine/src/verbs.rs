@@ -116,7 +116,9 @@ mod tests {
         Engine::new(
             Session::in_memory("/work"),
             EngineOptions {
-                settings: EngineSettings::from_document(&json!({})).unwrap(),
+                settings: EngineSettings::from_settings(&ctxkit_settings::Settings::read(&json!(
+                    {}
+                ))),
                 model: Some(model("small", 1_000)),
                 summarizer: Arc::new(OfflineSummarizer::default()),
                 prompts: Prompts::default(),

@@ -137,7 +137,8 @@ async fn a_file_with_the_087_recovery_shape_sends_no_orphaned_result() {
             .unwrap();
         session.append_context_edit(&reply_id, None).unwrap();
     };
-    let settings = ctxkit_engine::EngineSettings::from_document(&json!({})).unwrap();
+    let settings =
+        ctxkit_engine::EngineSettings::from_settings(&ctxkit_settings::Settings::read(&json!({})));
     let summarizer = std::sync::Arc::new(ctxkit_summarizer_offline::OfflineSummarizer::default());
     let mut world = World::over_file(model, settings, summarizer, write).await;
     assert_eq!(world.prompt("go on").await, PromptOutcome::Answered);
