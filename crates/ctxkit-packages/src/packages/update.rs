@@ -4,7 +4,6 @@
 
 use std::path::PathBuf;
 
-use super::settings_edit::entry_source;
 use super::{PackageManager, ProgressAction, source_scope};
 use crate::error::PackageError;
 use crate::resolve::SourceScope;
@@ -70,12 +69,10 @@ impl PackageManager {
         let mut out = Vec::new();
         for scope in [SettingsScope::Global, SettingsScope::Project] {
             for entry in settings.packages_in(scope) {
-                if let Some(source) = entry_source(&entry) {
-                    out.push(Selected {
-                        source: source.to_owned(),
-                        scope,
-                    });
-                }
+                out.push(Selected {
+                    source: entry.source().to_owned(),
+                    scope,
+                });
             }
         }
         out
@@ -189,13 +186,11 @@ impl PackageManager {
         let mut out = Vec::new();
         for scope in [SettingsScope::Global, SettingsScope::Project] {
             for entry in settings.packages_in(scope) {
-                let Some(source) = entry_source(&entry) else {
-                    continue;
-                };
+                let source = entry.source();
                 out.push(ConfiguredPackage {
                     source: source.to_owned(),
                     scope,
-                    filtered: entry.is_object(),
+                    filtered: entry.is_filtered(),
                     installed_path: self.installed_path(source, source_scope(scope)),
                 });
             }

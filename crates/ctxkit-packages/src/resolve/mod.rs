@@ -8,11 +8,10 @@ pub(crate) mod walk;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
 use crate::diagnostics::ResourceDiagnostic;
 use crate::error::PackageError;
 use crate::source::PackageSource;
+use ctxkit_settings::PackageSetting;
 use ctxkit_settings::ResourceKind;
 use ctxkit_settings::SettingsManager;
 use ctxkit_settings::SettingsScope;
@@ -200,18 +199,12 @@ fn scope_base(environment: &Environment, scope: SourceScope) -> PathBuf {
 fn resolve_package(
     environment: &Environment,
     provider: &dyn PackageProvider,
-    entry: &Value,
+    entry: &PackageSetting,
     scope: SourceScope,
     accumulator: &mut Accumulator,
 ) {
-    let (text, filter) = match entry {
-        Value::String(text) => (text.as_str(), None),
-        Value::Object(object) => match object.get("source").and_then(Value::as_str) {
-            Some(text) => (text, Some(object)),
-            None => return,
-        },
-        Value::Null | Value::Bool(_) | Value::Number(_) | Value::Array(_) => return,
-    };
+    let text = entry.source();
+    let filter = entry.is_filtered().then_some(entry);
     let base = scope_base(environment, scope);
     let source = match PackageSource::parse(text) {
         Ok(source) => source,
@@ -395,16 +388,8 @@ pub fn resolve_configured(
     ] {
         let base = scope_base(environment, scope);
         for entry in settings.packages_in(settings_scope) {
-            let text = match &entry {
-                Value::String(text) => text.clone(),
-                Value::Object(object) => object
-                    .get("source")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned(),
-                Value::Null | Value::Bool(_) | Value::Number(_) | Value::Array(_) => continue,
-            };
-            let identity = PackageSource::classify(&text).identity(&base, &environment.home);
+            let identity =
+                PackageSource::classify(entry.source()).identity(&base, &environment.home);
             if seen_identities.insert(identity) {
                 resolve_package(environment, provider, &entry, scope, &mut accumulator);
             }
@@ -443,7 +428,7 @@ pub fn resolve_package_sources(
         resolve_package(
             environment,
             provider,
-            &Value::from(source.as_str()),
+            &PackageSetting::Source(source.clone()),
             scope,
             &mut accumulator,
         );

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Map, Value};
+use ctxkit_settings::PackageSetting;
 
 use super::patterns::{apply_patterns, has_glob, is_override_pattern};
 use super::walk::{
@@ -97,7 +97,7 @@ fn all_enabled(files: Vec<PathBuf>) -> KindFiles {
 
 /// Resolves the resources of a package root, with an optional filter object (the object form
 /// of a `packages` entry).
-pub(crate) fn package_files(root: &Path, filter: Option<&Map<String, Value>>) -> PackageFiles {
+pub(crate) fn package_files(root: &Path, filter: Option<&PackageSetting>) -> PackageFiles {
     let manifest = read_manifest(root);
     let mut result = PackageFiles::default();
     match filter {
@@ -107,16 +107,12 @@ pub(crate) fn package_files(root: &Path, filter: Option<&Map<String, Value>>) ->
                 let manifest_kind = manifest
                     .as_ref()
                     .and_then(|manifest| manifest_entries(manifest, kind));
-                let files = match filter.get(kind.key()).and_then(Value::as_array) {
+                let files = match filter.patterns(kind) {
                     None => match manifest_kind {
                         Some(entries) => all_enabled(manifest_files(&entries, root, kind)),
                         None => all_enabled(convention_files(root, kind).unwrap_or_default()),
                     },
                     Some(patterns) => {
-                        let patterns: Vec<String> = patterns
-                            .iter()
-                            .filter_map(|pattern| pattern.as_str().map(str::to_owned))
-                            .collect();
                         let candidates = match manifest_kind.filter(|entries| !entries.is_empty()) {
                             Some(entries) => manifest_files(&entries, root, kind),
                             None => convention_files(root, kind).unwrap_or_default(),
@@ -124,7 +120,7 @@ pub(crate) fn package_files(root: &Path, filter: Option<&Map<String, Value>>) ->
                         if patterns.is_empty() {
                             candidates.into_iter().map(|path| (path, false)).collect()
                         } else {
-                            let enabled = apply_patterns(&candidates, &patterns, root);
+                            let enabled = apply_patterns(&candidates, patterns, root);
                             candidates
                                 .into_iter()
                                 .map(|path| {

@@ -7,25 +7,18 @@ use serde_json::Value;
 use super::SettingsManager;
 use crate::error::SettingsScope;
 use crate::kind::ResourceKind;
+use crate::tree::PackageSetting;
 
 impl SettingsManager {
-    /// The raw `packages` entries of one scope's document (not the merged view: both scopes
-    /// contribute packages). Invalid entries are skipped (reported by `diagnostics`).
-    pub fn packages_in(&self, scope: SettingsScope) -> Vec<Value> {
+    /// The `packages` entries of one scope's document (not the merged view: both scopes
+    /// contribute packages). Entries without a source are skipped (reported by `diagnostics`);
+    /// in a filter, a kind that is not an array selects everything, and patterns that are not
+    /// strings are left out.
+    pub fn packages_in(&self, scope: SettingsScope) -> Vec<PackageSetting> {
         self.document(scope)
             .get("packages")
             .and_then(Value::as_array)
-            .map(|items| {
-                items
-                    .iter()
-                    .filter(|item| match item {
-                        Value::String(_) => true,
-                        Value::Object(object) => object.get("source").is_some_and(Value::is_string),
-                        Value::Null | Value::Bool(_) | Value::Number(_) | Value::Array(_) => false,
-                    })
-                    .cloned()
-                    .collect()
-            })
+            .map(|items| items.iter().filter_map(package_setting).collect())
             .unwrap_or_default()
     }
 
@@ -37,6 +30,35 @@ impl SettingsManager {
     /// The merged (project replaces global) array for a resource kind.
     pub fn resource_entries(&self, kind: ResourceKind) -> Vec<String> {
         string_array(self.effective().get(kind.key()))
+    }
+}
+
+/// One `packages` entry read leniently, as the package manager always has.
+fn package_setting(item: &Value) -> Option<PackageSetting> {
+    match item {
+        Value::String(source) => Some(PackageSetting::Source(source.clone())),
+        Value::Object(object) => {
+            let source = object.get("source")?.as_str()?.to_owned();
+            let patterns = |kind: ResourceKind| {
+                object
+                    .get(kind.key())
+                    .and_then(Value::as_array)
+                    .map(|items| {
+                        items
+                            .iter()
+                            .filter_map(|item| item.as_str().map(str::to_owned))
+                            .collect()
+                    })
+            };
+            Some(PackageSetting::Filtered {
+                source,
+                extensions: patterns(ResourceKind::Extensions),
+                skills: patterns(ResourceKind::Skills),
+                prompts: patterns(ResourceKind::Prompts),
+                themes: patterns(ResourceKind::Themes),
+            })
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::Array(_) => None,
     }
 }
 
@@ -92,5 +114,28 @@ mod tests {
             off.settings().llm.anthropic.supports_message_threads,
             Some(false)
         );
+    }
+
+    #[test]
+    fn package_entries_are_read_leniently_as_the_package_manager_always_has() {
+        let read = |value: serde_json::Value| package_setting(&value);
+        assert_eq!(
+            read(serde_json::json!("npm:tool")),
+            Some(PackageSetting::Source("npm:tool".to_owned()))
+        );
+        assert_eq!(read(serde_json::json!({"skills": ["a"]})), None);
+        assert_eq!(read(serde_json::json!(3)), None);
+        let filtered = read(serde_json::json!({
+            "source": "git:github.com/a/b",
+            "skills": ["one", 2, "two"],
+            "prompts": "not an array",
+        }))
+        .unwrap();
+        assert_eq!(filtered.source(), "git:github.com/a/b");
+        assert!(filtered.is_filtered());
+        let skills = ["one".to_owned(), "two".to_owned()];
+        assert_eq!(filtered.patterns(ResourceKind::Skills), Some(&skills[..]));
+        assert_eq!(filtered.patterns(ResourceKind::Prompts), None);
+        assert_eq!(filtered.patterns(ResourceKind::Themes), None);
     }
 }

@@ -295,3 +295,38 @@ pub enum PackageSetting {
         themes: Option<Vec<String>>,
     },
 }
+
+impl PackageSetting {
+    /// The package source.
+    pub fn source(&self) -> &str {
+        match self {
+            Self::Source(source) | Self::Filtered { source, .. } => source,
+        }
+    }
+
+    /// Whether the entry is the object form: a source with the resources it picks.
+    pub fn is_filtered(&self) -> bool {
+        matches!(self, Self::Filtered { .. })
+    }
+
+    /// The patterns of one kind: `None` takes every resource of that kind.
+    pub fn patterns(&self, kind: crate::kind::ResourceKind) -> Option<&[String]> {
+        use crate::kind::ResourceKind;
+        let Self::Filtered {
+            extensions,
+            skills,
+            prompts,
+            themes,
+            ..
+        } = self
+        else {
+            return None;
+        };
+        match kind {
+            ResourceKind::Extensions => extensions.as_deref(),
+            ResourceKind::Skills => skills.as_deref(),
+            ResourceKind::Prompts => prompts.as_deref(),
+            ResourceKind::Themes => themes.as_deref(),
+        }
+    }
+}
