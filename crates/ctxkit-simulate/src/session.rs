@@ -60,7 +60,12 @@ fn bad_input(path: &Path, reason: impl std::fmt::Display) -> SimulateError {
 
 /// Whether the first non-empty line of the file is a session header (`"type":"session"`).
 fn is_session_file(path: &Path) -> Result<bool, SimulateError> {
-    let metadata = std::fs::metadata(path).map_err(|error| bad_input(path, error))?;
+    let metadata = match std::fs::metadata(path) {
+        Ok(metadata) => metadata,
+        // `opencode.db#<session id>`: a session inside an OpenCode database (the importer's).
+        Err(_) if ctxkit_import::is_opencode_path(path) => return Ok(false),
+        Err(error) => return Err(bad_input(path, error)),
+    };
     if !metadata.is_file() {
         // Directories are OpenCode stores (the importer decides); devices and FIFOs are refused
         // by the importer without opening them.

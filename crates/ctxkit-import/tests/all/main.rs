@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod generator;
+mod injected;
 mod leaf_path;
 mod opencode;
 mod opencode_next;

@@ -351,6 +351,25 @@ fn claude_code_codex_and_pi_sessions_replay_under_every_strategy() {
     for each in &report.strategies {
         assert_eq!(each.requests, report.calls, "{}", each.name);
     }
+    // OpenCode 2.x: a session inside the database, named `opencode.db#<session id>` as `ctxkit
+    // import` names it (real databases hold several sessions).
+    let database = dir.path().join("opencode.db");
+    let sql = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../ctxkit-import/tests/fixtures/shapes/opencode-2x.sql"),
+    )
+    .unwrap();
+    rusqlite::Connection::open(&database)
+        .unwrap()
+        .execute_batch(&sql)
+        .unwrap();
+    let chosen = PathBuf::from(format!(
+        "{}#ses_6e1f00000001ApiTimeouts",
+        database.display()
+    ));
+    let report = simulate_session(&chosen, &options()).unwrap();
+    assert_eq!(report.session.as_ref().unwrap().format, "opencode");
+    assert!(report.calls > 0);
     // The overall rows add the sessions up.
     let reports = [claude, rollout, session];
     let rows = overall(&reports);
