@@ -363,7 +363,7 @@ mod tests {
             },
         ] {
             let mut state = CacheState::new(rule);
-            let mut at = |state: &mut CacheState, end: usize, time: i64| {
+            let at = |state: &mut CacheState, end: usize, time: i64| {
                 let request = Request::measure(&messages[..end]).unwrap();
                 state.bill_at(&request, &request.breakpoints(), Some((time, 5 * minute)))
             };

@@ -117,7 +117,17 @@ pub(crate) fn paying_count(
             let gain: u64 = savings[fold.pruned..candidate].iter().sum();
             // After an expiry the request is written whole anyway: a cut costs nothing extra.
             let free = expired && fold.previous.is_some();
-            if gain > 0 && (free || pays(&fold, gain, &before, &result_positions, settings)) {
+            if gain > 0
+                && (free
+                    || pays(
+                        &fold,
+                        gain,
+                        &before,
+                        &result_positions,
+                        results_seen,
+                        settings,
+                    ))
+            {
                 fold.pruned = candidate;
             }
         }
@@ -133,6 +143,7 @@ fn pays(
     gain: u64,
     before: &[u64],
     result_positions: &[usize],
+    results_seen: usize,
     settings: &TransformSettings,
 ) -> bool {
     let Some((previous_end, _)) = fold.previous else {
@@ -144,16 +155,15 @@ fn pays(
         .saturating_sub(before[result_positions[fold.pruned]])
         .saturating_sub(gain);
     let cost = (write * u128::from(rewritten)).saturating_sub(read * u128::from(rewritten + gain));
-    let expected_rest = u128::from(expected_rest(fold));
-    if expected_rest == 0 {
-        return false;
-    }
+    let expected_rest = u128::from(expected_rest(fold)).min((results_seen / 4) as u128);
     read * u128::from(gain) * expected_rest >= cost
 }
 
 /// The requests expected to read the cache before it is next written whole, this one excluded:
 /// what an average cache epoch of this session had left at this length (at least a quarter of
-/// the current epoch); before any epoch ended, a quarter of the current one. Conservative on
+/// the current epoch); before any epoch ended, a quarter of the current one. The caller also caps
+/// it at a quarter of the tool results in view (the estimate before issue 41's second round, which
+/// no real session found too long on its own). Conservative on
 /// purpose: cutting too early costs a rewrite of the whole tail (1.15 input prices a token on
 /// Anthropic), waiting too long only the reads of the uncut tokens (0.1).
 fn expected_rest(fold: &Fold) -> u64 {
