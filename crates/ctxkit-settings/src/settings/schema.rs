@@ -197,6 +197,12 @@ const TRANSFORMS: &[Field] = &[
         NON_NEGATIVE,
         DefaultValue::Integer(125),
     ),
+    // ctxkit: how long a request's prefix may stay cached (lifetime plus warming); 0: forever.
+    field(
+        "cacheLifetimeSeconds",
+        NON_NEGATIVE,
+        DefaultValue::Integer(2100),
+    ),
     // ctxkit: tell the model how full its context is, from a share of the window on.
     field("budgetNote", ValueKind::Bool, DefaultValue::Bool(false)),
     field(
