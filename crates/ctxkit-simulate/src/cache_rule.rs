@@ -74,6 +74,8 @@ pub(crate) struct CacheState {
     written: HashMap<u64, i64>,
     /// Prefix rules: the prefix hashes of the previous request.
     previous: Vec<u64>,
+    /// Prefix rules: when the previous request's prefix expires (ms; `i64::MAX` when timeless).
+    previous_expires: i64,
 }
 
 impl CacheState {
@@ -82,11 +84,13 @@ impl CacheState {
             rule,
             written: HashMap::new(),
             previous: Vec::new(),
+            previous_expires: i64::MAX,
         }
     }
 
     /// Bills `request` and updates the cache with what it writes; breakpoints where ctxkit's client
     /// puts them, no expiry.
+    #[cfg(test)]
     pub(crate) fn bill(&mut self, request: &Request) -> CacheBill {
         self.bill_at(request, &request.breakpoints(), None)
     }
@@ -113,12 +117,26 @@ impl CacheState {
             CacheRule::Prefix {
                 min_tokens,
                 increment,
-            } => self.bill_prefix(request, min_tokens, increment),
+            } => self.bill_prefix(request, min_tokens, increment, time),
         }
     }
 
-    fn bill_prefix(&mut self, request: &Request, min_tokens: u64, increment: u64) -> CacheBill {
+    fn bill_prefix(
+        &mut self,
+        request: &Request,
+        min_tokens: u64,
+        increment: u64,
+        time: Option<(i64, i64)>,
+    ) -> CacheBill {
         let total = request.total_tokens();
+        let (now, expires) = match time {
+            Some((now, lifetime)) => (now, now.saturating_add(lifetime)),
+            None => (i64::MIN, i64::MAX),
+        };
+        if self.previous_expires < now {
+            self.previous.clear();
+        }
+        self.previous_expires = expires;
         let shared = self
             .previous
             .iter()
@@ -331,5 +349,31 @@ mod tests {
         assert_eq!((first.read, first.write), (0, 0));
         assert!(first.plain > 0);
         assert_eq!(bill(&mut state, &messages[..5]).read, 0);
+    }
+
+    #[test]
+    fn an_entry_unused_for_longer_than_its_lifetime_is_gone() {
+        let messages = conversation(4, 8_000);
+        let minute = 60_000;
+        for rule in [
+            ANTHROPIC,
+            CacheRule::Prefix {
+                min_tokens: 1_024,
+                increment: 128,
+            },
+        ] {
+            let mut state = CacheState::new(rule);
+            let at = |state: &mut CacheState, end: usize, time: i64| {
+                let request = Request::measure(&messages[..end]).unwrap();
+                state.bill_at(&request, &request.breakpoints(), Some((time, 5 * minute)))
+            };
+            at(&mut state, 3, 0);
+            // Four minutes later: read (and refreshed).
+            assert!(at(&mut state, 5, 4 * minute).read > 0, "{rule:?}");
+            // Eight minutes after the first request, four after the refresh: still there.
+            assert!(at(&mut state, 7, 8 * minute).read > 0, "{rule:?}");
+            // Six minutes of silence: expired, everything written again.
+            assert_eq!(at(&mut state, 9, 14 * minute).read, 0, "{rule:?}");
+        }
     }
 }

@@ -30,6 +30,9 @@ pub struct PriceTable {
     pub long_context_output_factor: f64,
     /// What the provider's prompt cache serves (see `cache_rule.rs`).
     pub cache_rule: CacheRule,
+    /// How long an unused cache entry lives, in milliseconds (each read refreshes it). Applied when
+    /// requests carry times: a real session's replay.
+    pub cache_lifetime_ms: i64,
 }
 
 const ANTHROPIC_SOURCE: &str = "Anthropic pricing page (platform.claude.com/docs/en/about-claude/pricing), list prices read 2025 and unchanged in the 2026 copy: Sonnet 4.5 $3 input, $3.75 5-minute cache write, $6 1-hour cache write, $0.30 cache read, $15 output; prompts above 200K input tokens (1M-context beta) at $6 input and $22.50 output, cache rates scaled alike";
@@ -50,12 +53,16 @@ pub const SONNET_4_5: PriceTable = PriceTable {
         min_tokens: 1_024,
         lookback_blocks: ANTHROPIC_LOOKBACK_BLOCKS,
     },
+    // "The cache has a minimum 5-minute lifetime", refreshed each time the cached content is used
+    // (Anthropic's prompt-caching guide).
+    cache_lifetime_ms: 5 * 60 * 1000,
 };
 
 /// Claude Sonnet 4.5 with the 1-hour cache (`ttl: "1h"`): dearer writes, same reads.
 pub const SONNET_4_5_1H: PriceTable = PriceTable {
     model: "claude-sonnet-4-5, 1-hour cache",
     cache_write_per_mtok: 6.0,
+    cache_lifetime_ms: 60 * 60 * 1000,
     ..SONNET_4_5
 };
 
@@ -76,6 +83,9 @@ pub const GPT_5: PriceTable = PriceTable {
         min_tokens: 1_024,
         increment: 128,
     },
+    // "Cached prefixes generally remain active for 5 to 10 minutes of inactivity, up to a maximum of
+    // one hour" (OpenAI's prompt-caching guide): the short end.
+    cache_lifetime_ms: 5 * 60 * 1000,
 };
 
 /// Gemini 2.5 Pro on the Gemini API: implicit caching (cached input at a tenth of the input
@@ -96,6 +106,8 @@ pub const GEMINI_2_5_PRO: PriceTable = PriceTable {
         min_tokens: 2_048,
         increment: 1,
     },
+    // Implicit caching states no lifetime; taken as OpenAI's short end (an assumption).
+    cache_lifetime_ms: 5 * 60 * 1000,
 };
 
 /// Which provider's prices and cache the requests are billed with.

@@ -45,10 +45,10 @@ fn now_ms() -> i64 {
         })
 }
 
-/// `message` stamped with the wall clock (see [`now_ms`]).
-fn stamped(message: &AgentMessage) -> AgentMessage {
+/// `message` stamped `at` (epoch ms).
+fn stamped_at(message: &AgentMessage, at: i64) -> AgentMessage {
     let mut message = message.clone();
-    let now = Some(now_ms());
+    let now = Some(at);
     match &mut message {
         AgentMessage::User(message) => message.timestamp = now,
         AgentMessage::Assistant(message) => message.timestamp = now,
@@ -58,10 +58,61 @@ fn stamped(message: &AgentMessage) -> AgentMessage {
         AgentMessage::BranchSummary(message) => message.timestamp = now,
         AgentMessage::CompactionSummary(message) => message.timestamp = now,
         AgentMessage::Unknown(fields) => {
-            fields.insert("timestamp".to_owned(), serde_json::json!(now_ms()));
+            fields.insert("timestamp".to_owned(), serde_json::json!(at));
         }
     }
     message
+}
+
+/// The clock messages are stamped with: the wall clock for a generated trace (its calls are
+/// seconds apart), the source's own times for a real session (so idle gaps are what the user's
+/// were: the engine sees them in the messages, and the provider's cache expires over them).
+#[derive(Debug, Clone, Copy)]
+enum Clock {
+    Wall,
+    /// The latest source time seen (times never go back).
+    Source(i64),
+}
+
+impl Clock {
+    fn of(trace: &Trace) -> Self {
+        let first = trace
+            .tasks
+            .iter()
+            .flat_map(|task| {
+                task.prompt
+                    .iter()
+                    .map(AgentMessage::timestamp)
+                    .chain(task.calls.iter().map(|call| call.reply.timestamp))
+            })
+            .flatten()
+            .next();
+        match first {
+            Some(first) if trace.real => Self::Source(first),
+            Some(_) | None => Self::Wall,
+        }
+    }
+
+    /// Now, after `message` (whose own time, if any, moves a source clock forward).
+    fn advance(&mut self, message: Option<i64>) -> i64 {
+        match self {
+            Self::Wall => now_ms(),
+            Self::Source(clock) => {
+                if let Some(at) = message {
+                    *clock = (*clock).max(at);
+                }
+                *clock
+            }
+        }
+    }
+
+    /// The request time and the cache lifetime, for the cache rule; `None` with the wall clock.
+    fn request_time(self, lifetime_ms: i64) -> Option<(i64, i64)> {
+        match self {
+            Self::Wall => None,
+            Self::Source(clock) => Some((clock, lifetime_ms)),
+        }
+    }
 }
 
 /// Everything measured for one strategy.
@@ -169,13 +220,14 @@ impl<'a> Meter<'a> {
         request: Request,
         call: usize,
         output_tokens: u64,
+        time: Option<(i64, i64)>,
     ) {
         let started = Instant::now();
         let input = request.total_tokens();
         let extends_previous = self.previous.as_ref().is_some_and(|(_, previous)| {
             shared_prefix(&previous.messages, &request).messages == previous.messages.len()
         });
-        let bill = self.cache.bill(&request);
+        let bill = self.cache.bill_at(&request, &request.breakpoints(), time);
         let shared = bill.read;
         self.native.sent(Sent {
             input,
@@ -268,7 +320,7 @@ fn ratio(part: f64, whole: f64) -> f64 {
 }
 
 /// The error reply of a provider that refused a request for its length (Anthropic's wording).
-fn overflow_reply(tokens: u64, window: u64) -> AgentMessage {
+fn overflow_reply(tokens: u64, window: u64, at: i64) -> AgentMessage {
     AgentMessage::Assistant(AssistantMessage {
         content: Vec::new(),
         api: Some("anthropic-messages".to_owned()),
@@ -279,7 +331,7 @@ fn overflow_reply(tokens: u64, window: u64) -> AgentMessage {
         error_message: Some(format!(
             "prompt is too long: {tokens} tokens > {window} maximum"
         )),
-        timestamp: Some(now_ms()),
+        timestamp: Some(at),
         extra: JsonObject::new(),
     })
 }
@@ -287,9 +339,16 @@ fn overflow_reply(tokens: u64, window: u64) -> AgentMessage {
 struct Driver<'a> {
     engine: Engine,
     meter: Meter<'a>,
+    clock: Clock,
 }
 
 impl Driver<'_> {
+    /// `message` stamped with the replay's clock.
+    fn stamped(&mut self, message: &AgentMessage) -> AgentMessage {
+        let at = self.clock.advance(message.timestamp());
+        stamped_at(message, at)
+    }
+
     async fn append(&mut self, message: AgentMessage) -> Result<(), SimulateError> {
         let started = Instant::now();
         let error = self.meter.engine_error();
@@ -354,7 +413,8 @@ impl Driver<'_> {
                 self.meter.windowed_requests += windowed;
                 return Ok((view.messages, request));
             }
-            self.append(overflow_reply(tokens, window)).await?;
+            let at = self.clock.advance(None);
+            self.append(overflow_reply(tokens, window, at)).await?;
             let engine = self.engine.clone();
             let report = self.check(engine.after_run()).await?;
             if report.retry {
@@ -435,30 +495,37 @@ pub(crate) async fn replay(
         timing: Timing::default(),
         native: NativeTracker::new(options.provider, options.seed),
     };
-    let mut driver = Driver { engine, meter };
+    let mut driver = Driver {
+        engine,
+        meter,
+        clock: Clock::of(trace),
+    };
     let mut call = 0;
     for task in &trace.tasks {
         let engine = driver.engine.clone();
         driver.check(engine.before_prompt()).await?;
         for message in &task.prompt {
-            driver.append(stamped(message)).await?;
+            let message = driver.stamped(message);
+            driver.append(message).await?;
         }
         for (step, planned) in task.calls.iter().enumerate() {
             let (messages, request) = driver.request().await?;
             let mut reply = planned.reply.clone();
             let output = estimate_tokens(&AgentMessage::Assistant(reply.clone()));
             let input = request.total_tokens();
-            driver.meter.accept(messages, request, call, output);
+            let time = driver.clock.request_time(prices.cache_lifetime_ms);
+            driver.meter.accept(messages, request, call, output, time);
             reply.usage = Some(Usage {
                 input,
                 output,
                 total_tokens: input + output,
                 ..Usage::default()
             });
-            reply.timestamp = Some(now_ms());
-            driver.append(AgentMessage::Assistant(reply)).await?;
+            let reply = driver.stamped(&AgentMessage::Assistant(reply));
+            driver.append(reply).await?;
             for result in &planned.results {
-                driver.append(stamped(result)).await?;
+                let result = driver.stamped(result);
+                driver.append(result).await?;
             }
             call += 1;
             crate::Progress::call_done(options.progress.as_ref());

@@ -91,8 +91,11 @@ fn settings(random: &mut Random) -> TransformSettings {
     let mut flag = || random.below(2) == 0;
     let (prune_enabled, drop_old_thinking, window_enabled, cache_aware) =
         (flag(), flag(), flag(), flag());
+    // Both prune rules: when it pays (the default) and at every call.
+    let prune_when_it_pays = flag();
     TransformSettings {
         prune_enabled,
+        prune_when_it_pays,
         keep_recent_tool_results: random.below(8),
         prune_min_chars: [0, 1, 50, 500, usize::MAX][random.below(5)],
         head_lines: [0, 1, 3, usize::MAX][random.below(4)],

@@ -54,6 +54,13 @@ pub struct TransformSettings {
     /// The price of input written to the prompt cache, in percent of the base input price
     /// (Anthropic's 5-minute cache: 125; OpenAI, which has no write fee: 100).
     pub cache_write_percent: u64,
+    /// How long after a request its prefix may still be in the provider's prompt cache, in seconds:
+    /// the cache's lifetime (Anthropic's default and OpenAI's: 5 minutes) plus what cache warming
+    /// adds (Pi's default `idle` warming refreshes it for up to 30 minutes): 2100. A request sent
+    /// longer than this after the previous one finds the cache expired and is written whole, so
+    /// pruning at that request rewrites nothing extra (see `pays.rs`). 300 with warming off; 0: the
+    /// cache never expires.
+    pub cache_lifetime_seconds: u64,
     /// Tell the model how full its context is (a note at the end of the view, so request prefixes
     /// stay cacheable) once the view is over `budget_note_percent` of the window.
     pub budget_note: bool,
@@ -84,6 +91,7 @@ impl Default for TransformSettings {
             prune_when_it_pays: true,
             cache_read_percent: 10,
             cache_write_percent: 125,
+            cache_lifetime_seconds: 2100,
             budget_note: false,
             budget_note_percent: 50,
         }
