@@ -44,13 +44,14 @@ pub struct SummarySize {
 }
 
 impl Default for SummarySize {
-    /// 8% of the span, between 1,500 and 6,000 tokens: real summaries (Claude Code, OpenClaw;
-    /// `eval/real-sessions.tsv`) are about 1,500 tokens plus 4% of the span as a model reads it,
-    /// 1,800–1,900 for 5k-token spans and 3,500–5,900 for 50–75k.
+    /// 8% of the span, between 2,000 and 6,000 tokens: real summaries (Claude Code, OpenClaw;
+    /// `eval/real-sessions.tsv`) are 1,700–5,600 tokens for Claude Code spans of 5–45k tokens as a
+    /// model reads them, and 500–5,900 for OpenClaw's; a 1,500 minimum left 3 of 14 developed
+    /// Claude Code points under half the real size, 2,000 one (docs/summaries.md).
     fn default() -> Self {
         Self {
             ratio: 0.08,
-            min_tokens: 1_500,
+            min_tokens: 2_000,
             max_tokens: 6_000,
         }
     }
