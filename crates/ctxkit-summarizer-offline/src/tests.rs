@@ -183,6 +183,20 @@ fn an_earlier_summary_is_carried_into_its_sections() {
 }
 
 #[test]
+fn an_earlier_summarys_prose_that_names_nothing_is_not_carried_but_its_goal_is() {
+    let previous = "## Goal\nMake the export faster\n\n## Key Decisions\n- Investigation revealed:\n- Batch rows in `export_batch` (500 at a time)\n\n## Critical Context\n- The work is going well overall\n- Port 5433 for the test database";
+    let summary = summarize_offline(&request(session(0), Some(previous), 13_107));
+    assert!(summary.contains("Make the export faster"), "{summary}");
+    assert!(
+        summary.contains("`export_batch` (500 at a time)"),
+        "{summary}"
+    );
+    assert!(summary.contains("Port 5433"), "{summary}");
+    assert!(!summary.contains("Investigation revealed"), "{summary}");
+    assert!(!summary.contains("going well overall"), "{summary}");
+}
+
+#[test]
 fn the_most_recent_steps_fill_the_budget_left() {
     let summary = summarize_offline(&request(session(30), None, 13_107));
     let recent = &summary[summary.find("### Most Recent Steps").unwrap()..];

@@ -166,7 +166,11 @@ pub fn render_report(results: &[PointResult], skipped: &[SkippedPoint], verbose:
             .iter()
             .filter(|point| point.agent == agent)
             .collect();
-        totals_row(&mut out, &format!("{agent}, every set"), &SetTotals::of(&points));
+        totals_row(
+            &mut out,
+            &format!("{agent}, every set"),
+            &SetTotals::of(&points),
+        );
     }
     let all: Vec<&PointResult> = results.iter().collect();
     totals_row(&mut out, "all points", &SetTotals::of(&all));
