@@ -173,14 +173,11 @@ fn name_lines(digest: &Digest, sections: &[Section], budget: u64) -> Vec<Item> {
     lines
 }
 
-/// Lines of names tool output printed that `text` does not hold yet, within `budget` tokens: file
-/// and path names only (a `/`, a `\` or a dot), as a bare symbol only output printed rarely is
-/// what the work needs (on the developed real points such lines were 60% noise).
+/// Lines of names tool output printed that `text` does not hold yet, within `budget` tokens.
 fn printed_lines(printed: &[String], text: &str, budget: u64) -> Vec<Item> {
     let fresh: Vec<&String> = printed
         .iter()
         .filter(|name| !text.contains(name.as_str()))
-        .filter(|name| name.contains('/') || name.contains('\\') || name.contains('.'))
         .collect();
     let mut lines = Vec::new();
     let mut used = 0;
