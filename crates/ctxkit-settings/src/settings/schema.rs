@@ -144,7 +144,7 @@ const COMPACTION: &[Field] = &[
     field(
         "offlineSummaryMinTokens",
         NON_NEGATIVE,
-        DefaultValue::Integer(1500),
+        DefaultValue::Integer(2000),
     ),
     field(
         "offlineSummaryMaxTokens",
