@@ -4,7 +4,7 @@
 use ctxkit_summarizer::{SummaryPurpose, SummaryRequest};
 
 use crate::digest::Digest;
-use crate::recent::{recent_lines, step_line};
+use crate::recent::{recent_lines, step_line, verbatim_lines};
 use crate::sections::{self, Item};
 use crate::span::Step;
 use crate::text::clip;
@@ -66,7 +66,14 @@ fn layout(purpose: SummaryPurpose, digest: &Digest) -> Vec<Section> {
     }
 }
 
+/// The heading of the verbatim fill (`verbatim_lines`).
+const VERBATIM_HEADING: &str = "### Last Steps in Full";
+
 fn render(sections: &[Section], recent: &[String]) -> String {
+    render_with(sections, recent, &[])
+}
+
+fn render_with(sections: &[Section], recent: &[String], verbatim: &[String]) -> String {
     let mut text = format!("{OFFLINE_NOTICE}\n");
     let last = sections.len().saturating_sub(1);
     for (index, section) in sections.iter().enumerate() {
@@ -82,6 +89,12 @@ fn render(sections: &[Section], recent: &[String]) -> String {
         if index == last && !recent.is_empty() {
             text.push_str("\n### Most Recent Steps\n");
             for line in recent {
+                text.push_str(&format!("- {line}\n"));
+            }
+        }
+        if index == last && !verbatim.is_empty() {
+            text.push_str(&format!("\n{VERBATIM_HEADING}\n"));
+            for line in verbatim {
                 text.push_str(&format!("- {line}\n"));
             }
         }
@@ -184,6 +197,9 @@ fn printed_lines(printed: &[String], text: &str, budget: u64) -> Vec<Item> {
     lines
 }
 
+/// Tokens of room below which the verbatim fill is not worth its heading.
+const VERBATIM_MIN_ROOM: u64 = 100;
+
 /// Characters of a tool's output a compaction shows a model (Pi's serialization cuts each result
 /// to 2,000 UTF-16 units): what the summary's size follows.
 const OUTPUT_READ_CHARS: usize = 2_000;
@@ -259,6 +275,14 @@ pub fn summarize_sized(request: &SummaryRequest, size: SummarySize) -> String {
             context.items.extend(printed);
         }
         text = render(&sections, &recent);
+    }
+    // Room still left: the span's last steps in full rather than nothing.
+    let room = target.saturating_sub(count_tokens(&text) + 12 + count_tokens(VERBATIM_HEADING));
+    if room >= VERBATIM_MIN_ROOM {
+        let verbatim = verbatim_lines(&digest.steps, room, count_tokens, &text);
+        if !verbatim.is_empty() {
+            text = render_with(&sections, &recent, &verbatim);
+        }
     }
     // A budget below the skeleton: cut the text itself.
     let full = text.clone();

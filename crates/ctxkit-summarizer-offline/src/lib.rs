@@ -32,8 +32,8 @@ pub const OFFLINE_NOTICE: &str =
 const SMALL_SPAN_FLOOR: u64 = 500;
 
 /// How long an offline summary is: `ratio` of the span's tokens (as a compaction shows the span to
-/// a model: each tool output cut to 2,000 characters), at least `min_tokens` (a span shorter than twice that:
-/// half the span, and not under 500), at most `max_tokens` (and never more than the request allows). Settings
+/// a model: each tool output cut to 2,000 characters), at least `min_tokens` (a span shorter than that:
+/// its own size, and not under 500), at most `max_tokens` (and never more than the request allows). Settings
 /// `compaction.offlineSummaryPercent` (`ratio` × 100), `compaction.offlineSummaryMinTokens`,
 /// `compaction.offlineSummaryMaxTokens`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -44,13 +44,14 @@ pub struct SummarySize {
 }
 
 impl Default for SummarySize {
-    /// 8% of the span, between 1,500 and 6,000 tokens: real summaries (Claude Code, OpenClaw;
-    /// `eval/real-sessions.tsv`) are about 1,500 tokens plus 4% of the span as a model reads it,
-    /// 1,800–1,900 for 5k-token spans and 3,500–5,900 for 50–75k.
+    /// 8% of the span, between 2,000 and 6,000 tokens: real summaries (Claude Code, OpenClaw;
+    /// `eval/real-sessions.tsv`) are 1,700–5,600 tokens for Claude Code spans of 5–45k tokens as a
+    /// model reads them, and 500–5,900 for OpenClaw's; a 1,500 minimum left 3 of 14 developed
+    /// Claude Code points under half the real size, 2,000 one (docs/summaries.md).
     fn default() -> Self {
         Self {
             ratio: 0.08,
-            min_tokens: 1_500,
+            min_tokens: 2_000,
             max_tokens: 6_000,
         }
     }
@@ -60,10 +61,11 @@ impl SummarySize {
     /// The summary's token budget for a span of `span_tokens`, under a request's `request_max`.
     pub fn target(&self, span_tokens: u64, request_max: u64) -> u64 {
         let share = (span_tokens as f64 * self.ratio.max(0.0)).round() as u64;
-        // The minimum holds for spans at least twice as long; a shorter span gets half its size,
-        // but not under `SMALL_SPAN_FLOOR` (nor the minimum, when that is lower).
-        let half = (span_tokens / 2).max(SMALL_SPAN_FLOOR.min(self.min_tokens));
-        let floor = self.min_tokens.min(self.max_tokens).min(half);
+        // The minimum holds for spans at least as long; a shorter span may keep its own size (a
+        // summary cannot say more than the span holds), but not under `SMALL_SPAN_FLOOR` (nor the
+        // minimum, when that is lower).
+        let whole = span_tokens.max(SMALL_SPAN_FLOOR.min(self.min_tokens));
+        let floor = self.min_tokens.min(self.max_tokens).min(whole);
         let bounded = share.clamp(floor, self.max_tokens);
         bounded.min(request_max)
     }

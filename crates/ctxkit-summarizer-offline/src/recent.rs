@@ -114,3 +114,56 @@ pub fn recent_lines(
     lines.reverse();
     lines
 }
+
+/// Characters of one step kept by the verbatim fill (a tool's output is cut here).
+const VERBATIM_STEP_CHARS: usize = 1_000;
+
+/// One step in full, on one line: the user's and the assistant's words whole, a command or another
+/// call with its output (cut to `VERBATIM_STEP_CHARS`), a file read or changed by its path only
+/// (the file can be read again).
+fn verbatim_line(step: &Step) -> Option<String> {
+    let line = match step {
+        Step::Request(text) => format!("User: {}", one_line(text)),
+        Step::Reply(text) => format!("Assistant: {}", one_line(text)),
+        Step::Summary(_) => return None,
+        Step::Call(call) => match call.kind {
+            CallKind::Read | CallKind::Change => return None,
+            // A look that went through (`cat`, `ls`) is a read.
+            CallKind::Command if !call.failed && only_looks(&call.target) => return None,
+            // Not in backticks: the command is not one name, its words are.
+            CallKind::Command | CallKind::Other => format!(
+                "$ {} → {}",
+                clip(&one_line(&call.target), 200),
+                one_line(call.output.as_deref().unwrap_or("(no result yet)"))
+            ),
+        },
+    };
+    Some(clip(&line, VERBATIM_STEP_CHARS))
+}
+
+/// When everything else is said and room is left (a span that holds little, or one shorter than the
+/// summary's size), the span's last steps in full, newest first until `budget` tokens by `count`,
+/// returned oldest first. The words are the span's own, whole where the sections and the recent
+/// steps condensed them; a step `text` already holds word for word is skipped.
+pub fn verbatim_lines(
+    steps: &[Step],
+    budget: u64,
+    count: impl Fn(&str) -> u64,
+    text: &str,
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut used = 0;
+    for line in steps.iter().rev().filter_map(verbatim_line) {
+        if text.contains(body(&line)) {
+            continue;
+        }
+        let cost = count(&line) + 2;
+        if used + cost > budget {
+            break;
+        }
+        used += cost;
+        lines.push(line);
+    }
+    lines.reverse();
+    lines
+}

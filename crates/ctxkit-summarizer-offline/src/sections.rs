@@ -32,8 +32,22 @@ fn earlier(digest: &Digest, slot: Slot, priority: u8) -> Vec<Item> {
         .earlier
         .iter()
         .filter(|earlier| earlier.slot == slot)
+        // Prose that names nothing (`Investigation revealed:`) is left to the earlier summary's
+        // own goal and constraints, which stay whole.
+        .filter(|earlier| {
+            matches!(slot, Slot::Goal | Slot::Constraints) || names_something(&earlier.text)
+        })
         .map(|earlier| item(clip(&earlier.text, 400), priority))
         .collect()
+}
+
+/// Whether a line names something a continuing agent could look up or use exactly: an identifier
+/// or a number of three or more digits (an id, a port, an amount, a year).
+fn names_something(text: &str) -> bool {
+    !identifiers(text).is_empty()
+        || text
+            .split(|c: char| !c.is_ascii_digit())
+            .any(|digits| digits.len() >= 3)
 }
 
 /// Characters above which a line of a request is pasted output (a log line), not prose.

@@ -14,7 +14,7 @@ use ctxkit_bench::real_eval::{evaluate_corpus, read_manifest, render_report};
 struct Args {
     /// The folder `eval/gather-real-sessions` wrote (with manifest.tsv).
     dir: PathBuf,
-    /// Only this split (`developed` or `blind`); default both.
+    /// Only this split (`developed`, `blind`, `blind2`); default every split but `usage`.
     #[arg(long)]
     split: Option<String>,
     /// Print each summary and the real summary's identifiers it missed.

@@ -28,6 +28,9 @@ pub use report::{SetTotals, render_report};
 /// Spans smaller than this (serialized tokens) are not scored: a compaction of almost nothing
 /// (an agent compacting an empty conversation in a loop) says nothing about summaries.
 pub const MIN_SPAN_TOKENS: u64 = 1_000;
+/// The limit of the own-size summary: the room a default compaction leaves for its summary (0.8 ×
+/// the default `reserveTokens` of 16,384), as `summary-eval` uses.
+const OWN_SIZE_LIMIT: u64 = 13_107;
 /// Points whose real summary keeps fewer identifiers of the span than this are not scored.
 pub const MIN_IDENTIFIERS: usize = 3;
 
@@ -93,12 +96,20 @@ pub struct PointResult {
     pub span_tokens: u64,
     /// The real summary's cl100k tokens.
     pub real_tokens: u64,
+    /// Tokens of the summary the offline summarizer writes at its own size (no limit from the
+    /// real summary): the size a user gets, which the scored summary (cut to the real size) hides.
+    pub own_tokens: u64,
     pub result: CaseResult,
 }
 
 impl PointResult {
     pub fn size_ratio(&self) -> f64 {
         self.result.summary.tokens as f64 / self.real_tokens.max(1) as f64
+    }
+
+    /// The summary at its own size against the real summary's.
+    pub fn own_ratio(&self) -> f64 {
+        self.own_tokens as f64 / self.real_tokens.max(1) as f64
     }
 }
 
@@ -160,6 +171,8 @@ pub fn evaluate_point(
     }
     let real_tokens = count_text_tokens(&point.summary, Encoding::Cl100kBase);
     let summary = summarize_offline(&request(&case, real_tokens));
+    // As a compaction asks since Pi 1.6: no limit but the default compaction budget.
+    let own = summarize_offline(&request(&case, OWN_SIZE_LIMIT));
     Ok(PointResult {
         repository: row.repository.clone(),
         agent: row.agent.clone(),
@@ -167,6 +180,7 @@ pub fn evaluate_point(
         name: name.to_owned(),
         span_tokens,
         real_tokens,
+        own_tokens: count_text_tokens(&own, Encoding::Cl100kBase),
         result: score(&case, &summary),
     })
 }

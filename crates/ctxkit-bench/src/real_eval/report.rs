@@ -18,11 +18,25 @@ pub struct SetTotals {
     pub min_ratio: f64,
     pub max_ratio: f64,
     pub mean_ratio: f64,
+    /// Points whose scored summary is 0.5–1.5× the real size.
+    pub in_band: usize,
+    /// The summaries at their own size against the real ones: range.
+    pub own_min_ratio: f64,
+    pub own_max_ratio: f64,
+    /// Points whose own-size summary is 0.5–1.5× the real size.
+    pub own_in_band: usize,
 }
 
 impl SetTotals {
     pub fn of(points: &[&PointResult]) -> Self {
         let ratios: Vec<f64> = points.iter().map(|point| point.size_ratio()).collect();
+        let own: Vec<f64> = points.iter().map(|point| point.own_ratio()).collect();
+        let in_band = |ratios: &[f64]| {
+            ratios
+                .iter()
+                .filter(|ratio| (0.5..=1.5).contains(*ratio))
+                .count()
+        };
         Self {
             points: points.len(),
             identifiers: points.iter().map(|point| point.result.facts).sum(),
@@ -46,6 +60,10 @@ impl SetTotals {
             min_ratio: ratios.iter().copied().fold(f64::INFINITY, f64::min),
             max_ratio: ratios.iter().copied().fold(0.0, f64::max),
             mean_ratio: ratios.iter().sum::<f64>() / ratios.len().max(1) as f64,
+            in_band: in_band(&ratios),
+            own_min_ratio: own.iter().copied().fold(f64::INFINITY, f64::min),
+            own_max_ratio: own.iter().copied().fold(0.0, f64::max),
+            own_in_band: in_band(&own),
         }
     }
 
@@ -73,11 +91,15 @@ fn set_name(point: &PointResult) -> String {
 fn totals_row(out: &mut String, label: &str, totals: &SetTotals) {
     let _ = writeln!(
         out,
-        "| **{label}** | {} points | | | {:.2}× ({:.2}–{:.2}) | **{}** | {} | **{:+.1}** | {} of {} | {} | |",
+        "| **{label}** | {} points | | | {:.2}× ({:.2}–{:.2}), {} in 0.5–1.5× | {:.2}–{:.2}×, {} in band | **{}** | {} | **{:+.1}** | {} of {} | {} | |",
         totals.points,
         totals.mean_ratio,
         totals.min_ratio,
         totals.max_ratio,
+        totals.in_band,
+        totals.own_min_ratio,
+        totals.own_max_ratio,
+        totals.own_in_band,
         percent(totals.recall()),
         percent(totals.tail_recall()),
         (totals.recall() - totals.tail_recall()) * 100.0,
@@ -92,7 +114,7 @@ pub fn render_report(results: &[PointResult], skipped: &[SkippedPoint], verbose:
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "| Point | Span tokens | Real summary tokens | Ours | × real | Recall | Tail recall | Δ points | Above | Noise | Real noise |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "| Point | Span tokens | Real summary tokens | Ours | × real | Own size × real | Recall | Tail recall | Δ points | Above | Noise | Real noise |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     );
     let mut sets: Vec<String> = results.iter().map(set_name).collect();
     sets.dedup();
@@ -109,12 +131,13 @@ pub fn render_report(results: &[PointResult], skipped: &[SkippedPoint], verbose:
             let tail = result.tail.recalled as f64 / result.facts.max(1) as f64;
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {:.2}× | {} ({}/{}) | {} | {:+.0} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {:.2}× | {:.2}× | {} ({}/{}) | {} | {:+.0} | {} | {} | {} |",
                 point.name,
                 point.span_tokens,
                 point.real_tokens,
                 result.summary.tokens,
                 point.size_ratio(),
+                point.own_ratio(),
                 percent(recall),
                 result.summary.recalled,
                 result.facts,
@@ -134,6 +157,20 @@ pub fn render_report(results: &[PointResult], skipped: &[SkippedPoint], verbose:
             );
         }
         totals_row(&mut out, set, &SetTotals::of(&points));
+    }
+    let mut agents: Vec<&str> = results.iter().map(|point| point.agent.as_str()).collect();
+    agents.sort_unstable();
+    agents.dedup();
+    for agent in agents {
+        let points: Vec<&PointResult> = results
+            .iter()
+            .filter(|point| point.agent == agent)
+            .collect();
+        totals_row(
+            &mut out,
+            &format!("{agent}, every set"),
+            &SetTotals::of(&points),
+        );
     }
     let all: Vec<&PointResult> = results.iter().collect();
     totals_row(&mut out, "all points", &SetTotals::of(&all));

@@ -110,7 +110,9 @@ fn the_offline_summarizer_beats_the_verbatim_tail_on_the_developed_cases() {
     let totals = totals(&results);
     let report = render_markdown(13_107, &results);
     assert!(totals.recall >= totals.tail_recall + 0.10, "{report}");
-    assert!(totals.noise <= 0.20, "{report}");
+    // 20% until 2026-11-29; summaries sized to real agents' (at least 2,000 tokens, a short span
+    // its own size) fill more lines on these short spans: 20.6% (docs/summaries.md, third round).
+    assert!(totals.noise <= 0.21, "{report}");
     // The user's and the assistant's words are kept verbatim, in their language; the summary's own
     // connecting words ("Changed", "passed after …") are English (docs/summaries.md, known gaps).
     for result in &results {

@@ -171,7 +171,7 @@ impl Default for CompactionConfig {
             overflow_fallback: FallbackPolicy::Truncate,
             truncate_keep_percent: 30,
             offline_summary_percent: 8,
-            offline_summary_min_tokens: 1_500,
+            offline_summary_min_tokens: 2_000,
             offline_summary_max_tokens: 6_000,
             adaptive: AdaptiveBudgets::default(),
         }
