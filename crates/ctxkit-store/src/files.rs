@@ -288,7 +288,7 @@ fn matches(query: &ListQuery, session: &StoredSession, path: &Path) -> Result<bo
     let lines = SessionLines::parse("", &bytes)?;
     let words: Vec<String> = words_of(text);
     Ok(lines.entries.iter().any(|line| {
-        let line_words = words_of(line);
+        let line_words = words_of(crate::lines::searched_part(line));
         words.iter().all(|word| line_words.contains(word))
     }))
 }

@@ -36,6 +36,18 @@ pub struct EntryFacts {
     pub timestamp_ms: Option<i64>,
 }
 
+/// How much of each entry line a text search reads: PostgreSQL cannot index a tsvector over
+/// 1 MiB, and both backends search the same part.
+pub(crate) const SEARCHED_CHARACTERS: usize = 100_000;
+
+/// The part of `line` a text search reads.
+pub(crate) fn searched_part(line: &str) -> &str {
+    match line.char_indices().nth(SEARCHED_CHARACTERS) {
+        Some((end, _)) => &line[..end],
+        None => line,
+    }
+}
+
 impl SessionLines {
     /// Splits a JSONL session (a v3 file's bytes). Every line is kept as it is (a final line
     /// without `\n` too); empty lines are dropped, as the session reader ignores them.

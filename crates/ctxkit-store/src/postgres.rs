@@ -8,11 +8,14 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::{NoTls, Row};
 
 use crate::error::{Result, StoreError};
-use crate::lines::{EntryFacts, SessionLines, check_entries, header_facts};
+use crate::lines::{EntryFacts, SEARCHED_CHARACTERS, SessionLines, check_entries, header_facts};
 use crate::store::{Lease, ListQuery, SessionStore, StoredSession};
 
 /// The migrations, in order; `ctxkit_schema` records which ran.
-const MIGRATIONS: &[(i32, &str)] = &[(1, include_str!("../migrations/0001_sessions.sql"))];
+const MIGRATIONS: &[(i32, &str)] = &[
+    (1, include_str!("../migrations/0001_sessions.sql")),
+    (2, include_str!("../migrations/0002_text_index_prefix.sql")),
+];
 
 /// A key for `pg_advisory_xact_lock`: one migrator at a time across every instance.
 const MIGRATION_LOCK: i64 = 0x6374_786b_6974; // "ctxkit"
@@ -425,7 +428,8 @@ impl SessionStore for PostgresStore {
                        AND ($4::bigint IS NULL OR s.modified_ms < $4)
                        AND ($5::text IS NULL OR EXISTS (
                            SELECT 1 FROM ctxkit_entries e WHERE e.session_id = s.id
-                             AND to_tsvector('simple', e.line) @@ plainto_tsquery('simple', $5)))
+                             AND to_tsvector('simple', left(e.line, {SEARCHED_CHARACTERS}))
+                                 @@ plainto_tsquery('simple', $5)))
                      ORDER BY s.modified_ms DESC, s.id LIMIT $6"
                 ),
                 &[

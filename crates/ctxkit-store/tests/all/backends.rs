@@ -63,4 +63,5 @@ on_both_backends!(
     a_bad_line_writes_nothing,
     unknown_and_duplicate_sessions,
     listing_by_project_name_time_and_text,
+    a_huge_entry_is_stored_and_found,
 );

@@ -451,3 +451,32 @@ pub async fn listing_by_project_name_time_and_text(store: &impl SessionStore) {
     };
     assert_eq!(store.list(&one).await.unwrap().len(), 1);
 }
+
+/// A tool output of megabytes in distinct words is stored and found by a word near its start
+/// (PostgreSQL refuses to index a tsvector over 1 MiB: the full-text index reads each line's
+/// first 100,000 characters).
+pub async fn a_huge_entry_is_stored_and_found(store: &impl SessionStore) {
+    let here = project();
+    let id = uuid::Uuid::new_v4().to_string();
+    let header = json!({
+        "type": "session", "version": 3, "id": id,
+        "timestamp": "2025-11-20T10:00:00.000Z", "cwd": here
+    })
+    .to_string();
+    let words: Vec<String> = (0..200_000).map(|index| format!("w{index}")).collect();
+    let huge = entry_line("e0", None, &words.join(" "));
+    assert!(huge.len() > 1_400_000);
+    let lines = SessionLines {
+        header,
+        entries: vec![huge, entry_line("e1", Some("e0"), "after the huge one")],
+    };
+    let imported = store.import(&lines).await.unwrap();
+    assert_eq!(imported.entries, 2);
+    assert_eq!(store.export(&id).await.unwrap().to_jsonl(), lines.to_jsonl());
+    let by_text = ListQuery {
+        text: Some("w1234".to_owned()),
+        project: Some(here),
+        ..ListQuery::default()
+    };
+    assert_eq!(ids(store.list(&by_text).await.unwrap()), [id.as_str()]);
+}
