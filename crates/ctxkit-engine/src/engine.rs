@@ -454,9 +454,10 @@ impl State {
 
 /// The context messages of the current branch, shared from the state's cache.
 pub(crate) fn shared_transcript(state: &mut State) -> Result<Vec<Arc<AgentMessage>>> {
-    let context = state.session.build_context();
-    let mut messages = Vec::with_capacity(context.messages.len());
-    for message in &context.messages {
+    // The session keeps the leaf's context between calls: only its message list is copied.
+    let context = state.session.leaf_context().messages.clone();
+    let mut messages = Vec::with_capacity(context.len());
+    for message in &context {
         if let Some(shared) = shared_message(state, message)? {
             messages.push(shared);
         }
@@ -528,12 +529,14 @@ fn load_message(
 /// messages from the last reply with valid usage on: an append costs the messages since the last
 /// reply, not the whole branch.
 fn context_tokens(state: &mut State) -> Result<u64> {
-    let context = state.session.build_context();
     // `estimate_context_tokens` over the suffix, one message at a time: a branch of a million
     // messages without usage is counted without holding its messages.
     let mut trailing = 0;
-    for message in context.messages.iter().rev() {
-        let Some(shared) = load_message(state, message, Cache::Skip)? else {
+    let mut position = state.session.leaf_context().messages.len();
+    while position > 0 {
+        position -= 1;
+        let message = state.session.leaf_context().messages[position];
+        let Some(shared) = load_message(state, &message, Cache::Skip)? else {
             continue;
         };
         if let Some((_, usage)) = ctxkit_tokens::last_valid_usage(std::slice::from_ref(&shared)) {
@@ -546,18 +549,14 @@ fn context_tokens(state: &mut State) -> Result<u64> {
 
 /// The context messages of the current branch.
 pub(crate) fn transcript(session: &Session) -> Result<Vec<AgentMessage>> {
-    let context = session.build_context();
-    Ok(session.messages(&context.messages)?)
+    Ok(session.messages(&session.leaf_context().messages)?)
 }
 
 /// Epoch ms of the latest compaction on the current branch.
 pub(crate) fn latest_compaction_ms(session: &Session) -> Option<i64> {
     session
-        .branch_path(None)
-        .iter()
-        .rev()
-        .find(|entry| entry.type_name() == "compaction")
-        .and_then(|entry| parse_timestamp_ms(entry.timestamp()))
+        .latest_compaction()
+        .and_then(|(_, entry)| parse_timestamp_ms(entry.timestamp()))
 }
 
 /// Context usage from the messages cache: entries never change, so a message is parsed once.
@@ -571,14 +570,12 @@ pub(crate) fn context_usage(state: &mut State) -> Result<Option<ContextUsage>> {
         return Ok(None);
     };
     let session = &state.session;
-    let path = session.branch_path(None);
-    if let Some(compaction) = path
-        .iter()
-        .rposition(|entry| entry.type_name() == "compaction")
-    {
+    if let Some((compaction, _)) = session.latest_compaction() {
+        let path = session.leaf_path();
         let fresh = path[compaction + 1..]
             .iter()
             .rev()
+            .filter_map(|&position| session.index().get(position))
             // Only replies are parsed (a tool output may have to be read back from the file).
             .filter(|entry| entry.role() == Some("assistant"))
             .find_map(|entry| match entry.parse_message() {

@@ -107,18 +107,13 @@ pub(crate) fn is_empty_span(plan: &Preparation) -> bool {
 /// The index of the first context message whose entry was written after the latest compaction on
 /// the branch (entries are appended, so file order is write order); 0 without a compaction.
 pub(crate) fn fresh_from(session: &ctxkit_session::Session) -> usize {
-    let path = session.branch_path(None);
-    let Some(compaction) = path
-        .iter()
-        .rev()
-        .find(|entry| entry.type_name() == "compaction")
-    else {
+    let Some((at, _)) = session.latest_compaction() else {
         return 0;
     };
-    let Some(compaction_at) = session.index().position(compaction.id()) else {
+    let Some(&compaction_at) = session.leaf_path().get(at) else {
         return 0;
     };
-    let context = session.build_context();
+    let context = session.leaf_context();
     context
         .messages
         .iter()

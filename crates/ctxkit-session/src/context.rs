@@ -310,7 +310,7 @@ fn js_truthy(value: &Value) -> bool {
 
 /// The model a `model_change` entry or an assistant message sets (read from the line when it was
 /// not indexed; an assistant line that cannot be read back sets none).
-fn model_set_by(entry: &StoredEntry) -> Option<ModelRef> {
+pub(crate) fn model_set_by(entry: &StoredEntry) -> Option<ModelRef> {
     match &entry.meta {
         EntryMeta::ModelChange { provider, model_id } => Some(ModelRef {
             provider: provider.as_deref().map(str::to_owned),

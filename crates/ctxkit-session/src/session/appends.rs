@@ -43,6 +43,7 @@ impl Session {
         self.persist(&mut stored)?;
         let position = self.index.push(stored);
         self.leaf = Some(position);
+        self.leaf_appended(position);
         Ok(id)
     }
 
@@ -75,6 +76,7 @@ impl Session {
         for stored in batch {
             let position = self.index.push(stored);
             self.leaf = Some(position);
+            self.leaf_appended(position);
         }
         Ok(ids)
     }
@@ -268,7 +270,7 @@ impl Session {
         let target = self.require(target_id)?;
         let on_branch = self
             .leaf
-            .is_some_and(|leaf| self.index.path_to(leaf).contains(&target));
+            .is_some_and(|_| self.leaf_path().contains(&target));
         let role = self
             .index
             .get(target)

@@ -4,6 +4,7 @@
 mod afresh;
 mod appends;
 mod branched;
+mod leaf;
 mod messages;
 
 use branched::rechain_without_labels;
@@ -84,6 +85,8 @@ pub struct Session {
     /// The format version of a file read migrated (older than v3).
     migrated_from: Option<u64>,
     diagnostics: Vec<Diagnostic>,
+    /// The leaf's context, kept between calls and extended on append (`leaf`).
+    leaf_context: std::sync::OnceLock<leaf::LeafContext>,
 }
 
 impl Session {
@@ -100,6 +103,7 @@ impl Session {
             storage: Storage::File(FileStore::new_file(path)),
             migrated_from: None,
             diagnostics: Vec::new(),
+            leaf_context: std::sync::OnceLock::new(),
         }
     }
 
@@ -113,6 +117,7 @@ impl Session {
             storage: Storage::Memory,
             migrated_from: None,
             diagnostics: Vec::new(),
+            leaf_context: std::sync::OnceLock::new(),
         }
     }
 
@@ -148,6 +153,7 @@ impl Session {
             storage: Storage::File(store),
             migrated_from: loaded.migrated_from,
             diagnostics,
+            leaf_context: std::sync::OnceLock::new(),
         })
     }
 
@@ -195,6 +201,7 @@ impl Session {
         );
         self.index = SessionIndex::default();
         self.leaf = None;
+        self.leaf_moved();
         self.diagnostics.clear();
         self.reset_storage()
     }
@@ -222,12 +229,14 @@ impl Session {
     /// Moves the leaf to `id`; the next append starts a new branch there.
     pub fn branch(&mut self, id: &str) -> Result<()> {
         self.leaf = Some(self.require(id)?);
+        self.leaf_moved();
         Ok(())
     }
 
     /// Moves the leaf before the first entry; the next append is a new root.
     pub fn reset_leaf(&mut self) {
         self.leaf = None;
+        self.leaf_moved();
     }
 
     /// Moves the leaf to `id` (`None`: before the first entry) and appends there a summary of the
@@ -243,6 +252,7 @@ impl Session {
         // Pi 0.87: `fromId` is the leaf being left (`root` when there was none).
         let from_id = self.leaf_id().unwrap_or("root").to_owned();
         self.leaf = target;
+        self.leaf_moved();
         let entry = BranchSummaryEntry {
             from_id,
             summary: summary.to_owned(),
@@ -315,6 +325,7 @@ impl Session {
         let old_index = std::mem::replace(&mut self.index, index);
         let old_leaf = std::mem::replace(&mut self.leaf, leaf);
         let old_diagnostics = std::mem::replace(&mut self.diagnostics, diagnostics);
+        self.leaf_moved();
         let (new_path, old_storage) = self.replace_storage();
         // Like a new session, the new file is written once it holds a user or assistant message
         // (Pi 1.6: a path of user messages only is written at once).
@@ -328,6 +339,7 @@ impl Session {
             self.leaf = old_leaf;
             self.diagnostics = old_diagnostics;
             self.storage = old_storage;
+            self.leaf_moved();
             return Err(error);
         }
         Ok(new_path)
@@ -467,7 +479,13 @@ impl Session {
     pub fn branch_path(&self, from: Option<&str>) -> Vec<&StoredEntry> {
         let start = match from {
             Some(id) => self.index.position(id),
-            None => self.leaf,
+            None => {
+                return self
+                    .leaf_path()
+                    .iter()
+                    .filter_map(|&position| self.index.get(position))
+                    .collect();
+            }
         };
         start
             .map(|start| {
@@ -487,13 +505,13 @@ impl Session {
 
     /// The context at the current leaf.
     pub fn build_context(&self) -> SessionContext {
-        self.context_at(LeafSelector::Current)
+        self.leaf_context().into_owned()
     }
 
     /// The context at a chosen leaf.
     pub fn context_at(&self, leaf: LeafSelector<'_>) -> SessionContext {
         let leaf = match leaf {
-            LeafSelector::Current => self.leaf,
+            LeafSelector::Current => return self.build_context(),
             LeafSelector::BeforeFirst => None,
             LeafSelector::Entry(id) => self
                 .index

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Peak memory and wall time of every ctxkit command that takes a session file, on one session
+# (docs/benchmarks.md, "Memory per entry": 10^6 one-word entries, written by tiny_entries.py).
+# Commands that write run on a fresh copy each. Usage: tiny_commands.sh CTXKIT SESSION [WORK]
+set -euo pipefail
+ctxkit="${1:?usage: tiny_commands.sh CTXKIT SESSION [WORK]}"
+session="${2:?usage: tiny_commands.sh CTXKIT SESSION [WORK]}"
+work="${3:-$(mktemp -d)}"
+mkdir -p "$work/home"
+export CTXKIT_HOME="$work/home" CTXKIT_OFFLINE=1
+middle=$(sed -n "$(( $(wc -l < "$session") / 2 ))p" "$session" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+
+measure() {
+  local name="$1"; shift
+  local copy="$work/copy.jsonl"
+  cp "$session" "$copy"
+  local args=() arg
+  for arg in "$@"; do args+=("${arg//SESSION/$copy}"); done
+  if /usr/bin/time -f '%M %e' -o "$work/time" "$ctxkit" "${args[@]}" >"$work/out" 2>"$work/err"; then
+    status=ok
+  else
+    status="exit $? ($(head -c 160 "$work/err" | tr '\n' ' '))"
+  fi
+  read -r kib seconds < "$work/time"
+  printf '| `%s` | %d MB | %s s | %s |\n' "$name" $(( kib / 1024 )) "$seconds" "$status"
+}
+
+echo "| command | peak RSS | wall | result |"
+echo "|---|---:|---:|---|"
+measure "info" info SESSION
+measure "tree" tree SESSION
+measure "context" context SESSION
+measure "context --json" context --json SESSION
+measure "tokens" tokens SESSION
+measure "compactions" compactions SESSION
+measure "check" check SESSION
+measure "label" label SESSION "$middle" here
+measure "name" name SESSION tiny
+measure "edit-context" edit-context SESSION "$middle" --omit
+measure "branch" branch SESSION --to "$middle"
+measure "fork" fork SESSION --at "$middle"
+measure "compact" compact SESSION
+measure "export --html" export --html --out "$work/page.html" SESSION
+rm -f "$work/copy.jsonl" "$work/page.html"
