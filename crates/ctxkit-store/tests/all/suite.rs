@@ -472,11 +472,21 @@ pub async fn a_huge_entry_is_stored_and_found(store: &impl SessionStore) {
     };
     let imported = store.import(&lines).await.unwrap();
     assert_eq!(imported.entries, 2);
-    assert_eq!(store.export(&id).await.unwrap().to_jsonl(), lines.to_jsonl());
+    assert_eq!(
+        store.export(&id).await.unwrap().to_jsonl(),
+        lines.to_jsonl()
+    );
     let by_text = ListQuery {
         text: Some("w1234".to_owned()),
         project: Some(here),
         ..ListQuery::default()
     };
-    assert_eq!(ids(store.list(&by_text).await.unwrap()), [id.as_str()]);
+    let found: Vec<String> = store
+        .list(&by_text)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|session| session.id)
+        .collect();
+    assert_eq!(found, [id.as_str()]);
 }
