@@ -5,8 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use ctxkit_agent::Workspace;
-use ctxkit_settings::{Environment, SettingsManager, SettingsScope};
-use serde_json::Value;
+use ctxkit_settings::{Environment, SettingsManager};
 
 /// The parts of the tools' boundary that come from ctxkit's locations and the user's settings.
 #[derive(Debug, Clone)]
@@ -34,17 +33,11 @@ impl ToolBoundary {
             .flatten()
             .map(|path| expand_home(path, &home_dir))
             .collect();
-        let mut secrets = Vec::new();
-        for scope in [SettingsScope::Global, SettingsScope::Project] {
-            for (key, value) in settings.document(scope) {
-                collect_secrets(key, value, false, &mut secrets);
-            }
-        }
         Self {
             home: environment.agent_dir(),
             sessions_root: sessions_root.to_owned(),
             readable_paths,
-            secrets,
+            secrets: settings.credential_values(),
             guarded: guarded_paths(environment, settings),
         }
     }
@@ -71,28 +64,10 @@ impl ToolBoundary {
 /// to the project) and the local package folders of both settings scopes.
 fn guarded_paths(environment: &Environment, settings: &SettingsManager) -> Vec<PathBuf> {
     let mut guarded = Vec::new();
-    for scope in [SettingsScope::Global, SettingsScope::Project] {
-        let document = settings.document(scope);
-        let commands = document
-            .get("hooks")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|hook| hook.get("command").and_then(Value::as_array))
-            .flatten()
-            .filter_map(Value::as_str);
-        let packages = document
-            .get("packages")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|package| package.as_str().or_else(|| package.get("source")?.as_str()))
-            .filter(|source| source.starts_with('.') || source.starts_with('/'));
-        for part in commands.chain(packages) {
-            let path = environment.cwd.join(part);
-            if path.exists() && !guarded.contains(&path) {
-                guarded.push(path);
-            }
+    for part in settings.paths_named_for_code() {
+        let path = environment.cwd.join(part);
+        if path.exists() && !guarded.contains(&path) {
+            guarded.push(path);
         }
     }
     guarded
@@ -107,56 +82,13 @@ fn expand_home(path: &str, home: &Path) -> PathBuf {
     }
 }
 
-/// The string values of `value` that look like credentials: under a key that names one (`apiKey`,
-/// `token`, `secret`, `password`, `authorization`) or any value of a `headers` object.
-fn collect_secrets(key: &str, value: &Value, in_headers: bool, secrets: &mut Vec<String>) {
-    let name: String = key
-        .chars()
-        .filter(char::is_ascii_alphanumeric)
-        .collect::<String>()
-        .to_ascii_lowercase();
-    let secret_key = in_headers
-        || ["apikey", "token", "secret", "password", "authorization"]
-            .iter()
-            .any(|word| name.ends_with(word));
-    match value {
-        Value::String(text) if secret_key => secrets.push(text.clone()),
-        Value::Object(object) => {
-            for (inner, value) in object {
-                collect_secrets(inner, value, name == "headers", secrets);
-            }
-        }
-        Value::Array(items) => {
-            for item in items {
-                collect_secrets(key, item, in_headers, secrets);
-            }
-        }
-        Value::String(_) | Value::Null | Value::Bool(_) | Value::Number(_) => {}
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, reason = "tests")]
 mod tests {
     use super::*;
 
     #[test]
-    fn credentials_in_settings_are_found_wherever_they_are() {
-        let settings = serde_json::json!({
-            "llm": {"apiKey": "sk-settings-0001", "headers": {"X-Custom": "hdr-value-0002"}},
-            "providers": [{"api_key": "sk-provider-0003"}],
-            "theme": "dark",
-            "compaction": {"tokenizer": "o200k_base", "maxTokens": 1000},
-            "chat": {"passEnv": ["GITHUB_TOKEN"]}
-        });
-        let mut secrets = Vec::new();
-        for (key, value) in settings.as_object().unwrap() {
-            collect_secrets(key, value, false, &mut secrets);
-        }
-        assert_eq!(
-            secrets,
-            ["sk-settings-0001", "hdr-value-0002", "sk-provider-0003"]
-        );
+    fn home_is_expanded() {
         assert_eq!(
             expand_home("~/docs", Path::new("/home/me")),
             Path::new("/home/me/docs")

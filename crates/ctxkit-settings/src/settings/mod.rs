@@ -2,6 +2,7 @@
 //! edits that are written back without losing keys other processes wrote meanwhile.
 
 pub(crate) mod allowlist;
+mod boundary;
 pub(crate) mod document;
 mod known;
 mod model_list;

@@ -1,0 +1,109 @@
+//! What both scopes' files say for the tools' boundary, read from the documents as written (not
+//! from the typed tree), on purpose: a credential is redacted wherever it sits, an unknown key's
+//! too, and a hook or package the tree would reject still has its files guarded.
+
+use serde_json::Value;
+
+use super::SettingsManager;
+use crate::error::SettingsScope;
+
+impl SettingsManager {
+    /// Every string of both scopes that looks like a credential: under a key that names one
+    /// (`apiKey`, `token`, `secret`, `password`, `authorization`) or any value of a `headers`
+    /// object.
+    pub fn credential_values(&self) -> Vec<String> {
+        let mut secrets = Vec::new();
+        for scope in [SettingsScope::Global, SettingsScope::Project] {
+            for (key, value) in self.document(scope) {
+                collect_secrets(key, value, false, &mut secrets);
+            }
+        }
+        secrets
+    }
+
+    /// The local paths both scopes name for code that runs: every part of a hook's `command` and
+    /// each package source that is a path (`./…`, `../…`, `/…`), as written.
+    pub fn paths_named_for_code(&self) -> Vec<String> {
+        let mut named = Vec::new();
+        for scope in [SettingsScope::Global, SettingsScope::Project] {
+            let document = self.document(scope);
+            let commands = document
+                .get("hooks")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|hook| hook.get("command").and_then(Value::as_array))
+                .flatten()
+                .filter_map(Value::as_str);
+            let packages = document
+                .get("packages")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|package| package.as_str().or_else(|| package.get("source")?.as_str()))
+                .filter(|source| source.starts_with('.') || source.starts_with('/'));
+            named.extend(commands.chain(packages).map(str::to_owned));
+        }
+        named
+    }
+}
+
+fn collect_secrets(key: &str, value: &Value, in_headers: bool, secrets: &mut Vec<String>) {
+    let name: String = key
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    let secret_key = in_headers
+        || ["apikey", "token", "secret", "password", "authorization"]
+            .iter()
+            .any(|word| name.ends_with(word));
+    match value {
+        Value::String(text) if secret_key => secrets.push(text.clone()),
+        Value::Object(object) => {
+            for (inner, value) in object {
+                collect_secrets(inner, value, name == "headers", secrets);
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                collect_secrets(key, item, in_headers, secrets);
+            }
+        }
+        Value::String(_) | Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_in_settings_are_found_wherever_they_are() {
+        let global = serde_json::json!({
+            "llm": {"apiKey": "sk-settings-0001", "headers": {"X-Custom": "hdr-value-0002"}},
+            "providers": [{"api_key": "sk-provider-0003"}],
+            "theme": "dark",
+            "compaction": {"tokenizer": "o200k_base", "maxTokens": 1000},
+            "chat": {"passEnv": ["GITHUB_TOKEN"]}
+        });
+        let settings = SettingsManager::in_memory(global.as_object().cloned().unwrap_or_default());
+        assert_eq!(
+            settings.credential_values(),
+            ["sk-settings-0001", "hdr-value-0002", "sk-provider-0003"]
+        );
+    }
+
+    #[test]
+    fn paths_for_code_are_read_as_written_even_from_a_hook_the_tree_rejects() {
+        let global = serde_json::json!({
+            "hooks": [{"command": ["./scripts/after.sh", "--flag"], "timeoutMs": "not a number"}],
+            "packages": ["npm:tool", "./local-pkg", {"source": "/opt/pkg", "skills": 3}],
+        });
+        let settings = SettingsManager::in_memory(global.as_object().cloned().unwrap_or_default());
+        assert_eq!(
+            settings.paths_named_for_code(),
+            ["./scripts/after.sh", "--flag", "./local-pkg", "/opt/pkg"]
+        );
+    }
+}
