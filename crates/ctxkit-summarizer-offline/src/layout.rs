@@ -150,32 +150,18 @@ fn kept_text(sections: &[Section]) -> String {
 /// Identifiers the kept text does not name yet, best first, as lines for Critical Context.
 fn name_lines(digest: &Digest, sections: &[Section], budget: u64) -> Vec<Item> {
     let kept = kept_text(sections);
-    let mut lines = Vec::new();
-    let mut used = 0;
-    let fresh: Vec<&String> = digest
-        .ranked
-        .iter()
-        .filter(|name| !kept.contains(name.as_str()))
-        .collect();
-    for chunk in fresh.chunks(NAMES_PER_LINE) {
-        let names: Vec<String> = chunk.iter().map(|name| format!("`{name}`")).collect();
-        let line = format!("Names: {}", names.join(", "));
-        let cost = count_tokens(&line) + 2;
-        if used + cost > budget {
-            break;
-        }
-        used += cost;
-        lines.push(Item {
-            text: line,
-            priority: 40,
-        });
-    }
-    lines
+    name_chunks(&digest.ranked, &kept, "Names", 40, budget)
 }
 
 /// Lines of names tool output printed that `text` does not hold yet, within `budget` tokens.
 fn printed_lines(printed: &[String], text: &str, budget: u64) -> Vec<Item> {
-    let fresh: Vec<&String> = printed
+    name_chunks(printed, text, "Seen in output", 10, budget)
+}
+
+/// `label: `a`, `b`, …` lines of the `names` that `text` does not hold yet, in order, as many as
+/// fit `budget` tokens.
+fn name_chunks(names: &[String], text: &str, label: &str, priority: u8, budget: u64) -> Vec<Item> {
+    let fresh: Vec<&String> = names
         .iter()
         .filter(|name| !text.contains(name.as_str()))
         .collect();
@@ -183,7 +169,7 @@ fn printed_lines(printed: &[String], text: &str, budget: u64) -> Vec<Item> {
     let mut used = 0;
     for chunk in fresh.chunks(NAMES_PER_LINE) {
         let names: Vec<String> = chunk.iter().map(|name| format!("`{name}`")).collect();
-        let line = format!("Seen in output: {}", names.join(", "));
+        let line = format!("{label}: {}", names.join(", "));
         let cost = count_tokens(&line) + 2;
         if used + cost > budget {
             break;
@@ -191,7 +177,7 @@ fn printed_lines(printed: &[String], text: &str, budget: u64) -> Vec<Item> {
         used += cost;
         lines.push(Item {
             text: line,
-            priority: 10,
+            priority,
         });
     }
     lines
