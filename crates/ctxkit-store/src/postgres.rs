@@ -164,6 +164,34 @@ fn row_changes(facts: &[EntryFacts]) -> RowChanges {
     }
 }
 
+/// An append in one statement: the session's row locked while it holds the writer's token
+/// (`$2`), the entries inserted after its last one, the row's counts and the lease's expiry
+/// updated; the new entry count, or no row when the token is not the session's (or the session is
+/// gone). The parameters: session id, token, the entries' ids, parent ids, kinds and lines, then
+/// the row's changes (`RowChanges`) and the lease's time to live in milliseconds.
+const APPEND: &str = "
+    WITH locked AS (
+        SELECT id, entry_count FROM ctxkit_sessions
+        WHERE id = $1 AND lease_token = $2 AND lease_owner IS NOT NULL
+        FOR UPDATE
+    ), inserted AS (
+        INSERT INTO ctxkit_entries (session_id, seq, entry_id, parent_id, kind, line, fence)
+        SELECT locked.id, locked.entry_count + t.ordinality, t.entry_id, t.parent_id, t.kind,
+               t.line, $2
+        FROM locked, unnest($3::text[], $4::text[], $5::text[], $6::text[])
+             WITH ORDINALITY AS t(entry_id, parent_id, kind, line, ordinality)
+    )
+    UPDATE ctxkit_sessions s
+    SET entry_count = locked.entry_count + cardinality($6::text[]),
+        name = coalesce($7, s.name),
+        first_message = coalesce(s.first_message, $8),
+        message_count = s.message_count + $9,
+        modified_ms = greatest(s.modified_ms, coalesce($10, s.modified_ms)),
+        updated_at = now(),
+        lease_expires = clock_timestamp() + make_interval(secs => $11::bigint / 1000.0)
+    FROM locked WHERE s.id = locked.id
+    RETURNING s.entry_count";
+
 /// Inserts `lines` after `count` entries and updates the session's row, inside `transaction`.
 async fn insert_entries(
     transaction: &tokio_postgres::Transaction<'_>,
@@ -365,49 +393,60 @@ impl SessionStore for PostgresStore {
 
     async fn append(&self, lease: &Lease, lines: &[String], ttl: Duration) -> Result<u64> {
         let facts = check_entries(&lease.session_id, lines)?;
-        let mut client = self.client().await?;
-        let transaction = client
-            .transaction()
+        let client = self.client().await?;
+        // One prepared statement, one round trip, its own transaction: the row lock orders this
+        // append with any takeover (a takeover waits for the commit, and an append after a
+        // takeover sees the new token, as `FOR UPDATE` checks the row's newest version).
+        let statement = client
+            .prepare_cached(APPEND)
             .await
-            .map_err(StoreError::database("begin the append"))?;
-        // The row lock orders this append with any takeover: a takeover waits for the commit,
-        // and an append after a takeover sees the new token.
-        let row = transaction
+            .map_err(StoreError::database("prepare the append"))?;
+        let entry_ids: Vec<Option<&str>> = facts.iter().map(|facts| facts.id.as_deref()).collect();
+        let parent_ids: Vec<Option<&str>> = facts
+            .iter()
+            .map(|facts| facts.parent_id.as_deref())
+            .collect();
+        let kinds: Vec<&str> = facts.iter().map(|facts| facts.kind.as_str()).collect();
+        let changes = row_changes(&facts);
+        let row = client
             .query_opt(
-                "SELECT lease_token, lease_owner IS NOT NULL, entry_count
-                 FROM ctxkit_sessions WHERE id = $1 FOR UPDATE",
+                &statement,
+                &[
+                    &lease.session_id,
+                    &lease.token,
+                    &entry_ids,
+                    &parent_ids,
+                    &kinds,
+                    &lines,
+                    &changes.name,
+                    &changes.first_message,
+                    &changes.messages,
+                    &changes.modified_ms,
+                    &millis(ttl),
+                ],
+            )
+            .await
+            .map_err(StoreError::database("append the entries"))?;
+        if let Some(row) = row {
+            return Ok(u64::try_from(row.get::<_, i64>(0)).unwrap_or(0));
+        }
+        // Nothing was written: the session is gone, or its lease is another writer's.
+        let exists = client
+            .query_opt(
+                "SELECT 1 FROM ctxkit_sessions WHERE id = $1",
                 &[&lease.session_id],
             )
             .await
-            .map_err(StoreError::database("lock the session"))?
-            .ok_or_else(|| StoreError::NotFound {
+            .map_err(StoreError::database("read the session"))?;
+        match exists {
+            Some(_) => Err(StoreError::Fenced {
                 id: lease.session_id.clone(),
-            })?;
-        let (token, held, count): (i64, bool, i64) = (row.get(0), row.get(1), row.get(2));
-        fenced_unless(token == lease.token && held, lease)?;
-        let total = insert_entries(
-            &transaction,
-            &lease.session_id,
-            count,
-            lease.token,
-            lines,
-            &facts,
-        )
-        .await?;
-        transaction
-            .execute(
-                "UPDATE ctxkit_sessions
-                 SET lease_expires = clock_timestamp() + make_interval(secs => $2::bigint / 1000.0)
-                 WHERE id = $1",
-                &[&lease.session_id, &millis(ttl)],
-            )
-            .await
-            .map_err(StoreError::database("renew the lease"))?;
-        transaction
-            .commit()
-            .await
-            .map_err(StoreError::database("commit the append"))?;
-        Ok(u64::try_from(total).unwrap_or(0))
+                token: lease.token,
+            }),
+            None => Err(StoreError::NotFound {
+                id: lease.session_id.clone(),
+            }),
+        }
     }
 
     async fn list(&self, query: &ListQuery) -> Result<Vec<StoredSession>> {
