@@ -266,7 +266,7 @@ where
     };
     mirror::close(&shared).await;
     match (shutdown_id, flushed) {
-        (Some(Some(id)), Ok(())) => send_result(&shared, id, json!({})),
+        (Some(Some(id)), Ok(())) => send_result(&shared, id, Answer::Value(json!({}))),
         (Some(Some(id)), Err(error)) => send_error(
             &shared,
             id,
@@ -363,7 +363,23 @@ fn read_request(
     Some((id, method, params))
 }
 
-fn respond(shared: &Shared, id: Option<Value>, outcome: Result<Value, MethodError>) {
+/// A method's result: built as a `Value`, or already JSON text (`view.get`, written straight from
+/// the view's messages).
+pub(crate) enum Answer {
+    Value(Value),
+    Text(Box<serde_json::value::RawValue>),
+}
+
+impl serde::Serialize for Answer {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Value(value) => value.serialize(serializer),
+            Self::Text(text) => text.serialize(serializer),
+        }
+    }
+}
+
+fn respond(shared: &Shared, id: Option<Value>, outcome: Result<Answer, MethodError>) {
     // Notifications (no id) get no response.
     if let Some(id) = id {
         match outcome {
@@ -373,10 +389,19 @@ fn respond(shared: &Shared, id: Option<Value>, outcome: Result<Value, MethodErro
     }
 }
 
-fn send_result(shared: &Shared, id: Value, result: Value) {
-    let _ = shared
-        .out
-        .send(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
+fn send_result(shared: &Shared, id: Value, result: Answer) {
+    /// A response, its fields in the order `json!` wrote them.
+    #[derive(serde::Serialize)]
+    struct Response<'a> {
+        jsonrpc: &'static str,
+        id: &'a Value,
+        result: &'a Answer,
+    }
+    let _ = shared.out.send_response(&Response {
+        jsonrpc: "2.0",
+        id: &id,
+        result: &result,
+    });
 }
 
 fn send_error(shared: &Shared, id: Value, error: MethodError) {

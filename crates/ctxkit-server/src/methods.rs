@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::wire;
-use crate::{MethodError, PROTOCOL_VERSION, Shared, codes, forward_events};
+use crate::{Answer, MethodError, PROTOCOL_VERSION, Shared, codes, forward_events};
 use ctxkit_engine::{
     CheckReport, Decision, Engine, EngineError, EngineOptions, HookSet, SkipReason,
 };
@@ -257,6 +257,32 @@ pub(crate) async fn dispatch(
     shared: &Arc<Shared>,
     method: &str,
     raw: Value,
+) -> Result<Answer, MethodError> {
+    if method == "view.get" {
+        return view(shared).await;
+    }
+    dispatch_value(shared, method, raw).await.map(Answer::Value)
+}
+
+/// The model's view, written as JSON text straight from its messages: the view is the largest
+/// answer of a turn, and a `Value` tree of it cost more than building it (`docs/benchmarks.md`).
+async fn view(shared: &Arc<Shared>) -> Result<Answer, MethodError> {
+    let view = engine(shared)
+        .await?
+        .model_view()
+        .await
+        .map_err(engine_error)?;
+    let answer = wire::ViewAnswer::from(&view);
+    serde_json::value::to_raw_value(&answer)
+        .map(Answer::Text)
+        .map_err(|error| MethodError::new(codes::ENGINE_ERROR, error.to_string()))
+}
+
+/// The methods whose answer is built as a `Value`.
+async fn dispatch_value(
+    shared: &Arc<Shared>,
+    method: &str,
+    raw: Value,
 ) -> Result<Value, MethodError> {
     if CONTEXT_METHODS.contains(&method) {
         return context_method(shared, method, raw).await;
@@ -372,26 +398,6 @@ async fn context_method(
                 .await
                 .map_err(engine_error)?;
             Ok(json!({ "entry_id": id }))
-        }
-        "view.get" => {
-            let view = engine(shared)
-                .await?
-                .model_view()
-                .await
-                .map_err(engine_error)?;
-            Ok(json!({
-                "system": view.system,
-                "messages": to_json(&view.messages)?,
-                "report": {
-                    "tool_results_pruned": view.report.tool_results_pruned,
-                    "chars_saved": view.report.chars_saved,
-                    "thinking_blocks_dropped": view.report.thinking_blocks_dropped,
-                    "messages_dropped_by_window": view.report.messages_dropped_by_window,
-                    "orphans_repaired": view.report.orphans_repaired,
-                    "estimated_tokens_before": view.report.estimated_tokens_before,
-                    "estimated_tokens_after": view.report.estimated_tokens_after,
-                },
-            }))
         }
         "transcript.get" => {
             let messages = engine(shared)

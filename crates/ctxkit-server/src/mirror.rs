@@ -14,7 +14,6 @@ use std::time::Duration;
 
 use ctxkit_session::Session;
 use ctxkit_store::{AnyStore, Lease, SessionLines, SessionStore, StoreError};
-use serde_json::Value;
 
 use crate::{MethodError, Shared, codes};
 
@@ -202,10 +201,10 @@ async fn install_mirror(
 /// After a request: the entries it appended go to the database before its response. When they
 /// cannot (the lease was taken over), the session is closed and the request answered with the
 /// error, so the client knows they were not acknowledged.
-pub(crate) async fn after_request(
+pub(crate) async fn after_request<T>(
     shared: &Arc<Shared>,
-    outcome: Result<Value, MethodError>,
-) -> Result<Value, MethodError> {
+    outcome: Result<T, MethodError>,
+) -> Result<T, MethodError> {
     let mut mirror = shared.mirror.lock().await;
     let Some(open) = mirror.as_mut() else {
         return outcome;

@@ -68,13 +68,25 @@ impl Outgoing {
                 waiting.dropped.fetch_add(1, Ordering::AcqRel);
                 return Ok(());
             }
-        } else {
-            let dropped = waiting.dropped.swap(0, Ordering::AcqRel);
-            if dropped > 0 {
-                let notice = json!({"jsonrpc": "2.0", "method": "agent_event",
-                                    "params": {"type": "deltas_dropped", "count": dropped}});
-                self.queue(format!("{notice}\n"))?;
-            }
+            return self.queue(line);
+        }
+        self.queue_kept(line)
+    }
+
+    /// Queues a response (never dropped), written as JSON text straight from `response`.
+    pub(crate) fn send_response(&self, response: &impl serde::Serialize) -> Result<(), ()> {
+        let mut line = serde_json::to_string(response).map_err(|_| ())?;
+        line.push('\n');
+        self.queue_kept(line)
+    }
+
+    /// Queues a line that is kept, after telling the client of the deltas dropped before it.
+    fn queue_kept(&self, line: String) -> Result<(), ()> {
+        let dropped = self.waiting.dropped.swap(0, Ordering::AcqRel);
+        if dropped > 0 {
+            let notice = json!({"jsonrpc": "2.0", "method": "agent_event",
+                                "params": {"type": "deltas_dropped", "count": dropped}});
+            self.queue(format!("{notice}\n"))?;
         }
         self.queue(line)
     }

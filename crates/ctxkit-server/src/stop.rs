@@ -41,7 +41,7 @@ pub(crate) async fn run_request(
     shared: &Arc<Shared>,
     method: String,
     params: Value,
-) -> Result<Value, MethodError> {
+) -> Result<crate::Answer, MethodError> {
     // Per-request state: an `agent.cancel` that came while nothing ran (or for the run before this
     // one) is not this request's; `shutdown` stays.
     shared.stop.send_if_modified(|stop| match stop {

@@ -297,3 +297,88 @@ impl From<Pin> for PinRecord {
         }
     }
 }
+
+/// `view.get`'s answer, borrowed from the engine's view and written straight to JSON text.
+#[derive(Debug, Serialize)]
+pub(crate) struct ViewAnswer<'a> {
+    system: &'a [String],
+    messages: &'a [ctxkit_protocol::AgentMessage],
+    report: ViewReport,
+}
+
+/// What the transforms did to the view.
+#[derive(Debug, Serialize)]
+struct ViewReport {
+    tool_results_pruned: usize,
+    chars_saved: u64,
+    thinking_blocks_dropped: usize,
+    messages_dropped_by_window: usize,
+    orphans_repaired: usize,
+    estimated_tokens_before: u64,
+    estimated_tokens_after: u64,
+}
+
+impl<'a> From<&'a ctxkit_engine::ModelView> for ViewAnswer<'a> {
+    fn from(view: &'a ctxkit_engine::ModelView) -> Self {
+        let report = &view.report;
+        Self {
+            system: &view.system,
+            messages: &view.messages,
+            report: ViewReport {
+                tool_results_pruned: report.tool_results_pruned,
+                chars_saved: report.chars_saved,
+                thinking_blocks_dropped: report.thinking_blocks_dropped,
+                messages_dropped_by_window: report.messages_dropped_by_window,
+                orphans_repaired: report.orphans_repaired,
+                estimated_tokens_before: report.estimated_tokens_before,
+                estimated_tokens_after: report.estimated_tokens_after,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::ViewAnswer;
+    use serde_json::json;
+
+    /// `view.get` is written straight to text; the text is what the `Value` it replaced gave,
+    /// unknown fields and their order included.
+    #[test]
+    fn the_view_as_text_is_the_view_as_a_value() {
+        let messages: Vec<ctxkit_protocol::AgentMessage> = vec![
+            serde_json::from_value(json!({"role": "user", "content": "fix \"it\"\n\u{7}",
+                "timestamp": 1, "zeta": {"b": 1, "a": [1.5, null]}, "alpha": true}))
+            .unwrap(),
+            serde_json::from_value(json!({"role": "assistant", "stopReason": "toolUse",
+                "content": [{"type": "toolCall", "id": "c1", "name": "bash",
+                             "arguments": {"command": "ls", "z": 1, "a": 2}, "extra": "x"}],
+                "usage": {"input": 3, "output": 4}, "custom": "kept"}))
+            .unwrap(),
+        ];
+        let mut view = ctxkit_engine::build_view(
+            &messages,
+            &ctxkit_engine::EngineSettings::default(),
+            200_000,
+        );
+        view.system.push("summary".to_owned());
+        let report = view.report;
+        let text = serde_json::value::to_raw_value(&ViewAnswer::from(&view)).unwrap();
+        let value = json!({
+            "system": view.system,
+            "messages": serde_json::to_value(&view.messages).unwrap(),
+            "report": {
+                "tool_results_pruned": report.tool_results_pruned,
+                "chars_saved": report.chars_saved,
+                "thinking_blocks_dropped": report.thinking_blocks_dropped,
+                "messages_dropped_by_window": report.messages_dropped_by_window,
+                "orphans_repaired": report.orphans_repaired,
+                "estimated_tokens_before": report.estimated_tokens_before,
+                "estimated_tokens_after": report.estimated_tokens_after,
+            },
+        });
+        assert_eq!(text.get(), value.to_string());
+    }
+}
