@@ -7,10 +7,12 @@ pub(crate) mod document;
 mod known;
 mod model_list;
 pub(crate) mod numbers;
+mod package_sources;
 mod read;
 pub(crate) mod schema;
 mod scoped;
-pub mod store;
+mod shown;
+pub(crate) mod store;
 
 use std::path::{Path, PathBuf};
 
@@ -18,6 +20,8 @@ use serde_json::Value;
 
 pub use document::{Document, KeyPath};
 pub use known::check_known_key;
+pub use package_sources::{add_package_source, remove_package_sources};
+pub use shown::SettingValue;
 
 use crate::env::Environment;
 use crate::error::{SettingsError, SettingsScope};
@@ -41,7 +45,7 @@ pub struct SettingLookup {
     /// The dotted key.
     pub key: String,
     /// The effective value (`None`: unset and no default).
-    pub value: Option<Value>,
+    pub value: Option<SettingValue>,
     /// Where it came from (`None` when unset).
     pub origin: Option<SettingOrigin>,
     /// Whether the schema knows the key.
@@ -116,7 +120,7 @@ pub struct SettingEntry {
     /// Dotted key.
     pub key: String,
     /// Effective value, `None` when unset without default.
-    pub value: Option<Value>,
+    pub value: Option<SettingValue>,
     /// Where the value came from.
     pub origin: Option<SettingOrigin>,
     /// Whether the schema knows the key.
@@ -296,13 +300,14 @@ impl SettingsManager {
     }
 
     /// The document of one scope, as loaded plus in-memory edits.
-    pub fn document(&self, scope: SettingsScope) -> &Document {
+    pub(crate) fn document(&self, scope: SettingsScope) -> &Document {
         &self.state(scope).document
     }
 
     /// The merged view (global ⊕ project ⊕ overrides), without defaults. Of an untrusted project's
     /// document only what it may change is in it ([`SettingsManager::held_project_keys`]).
-    pub fn effective(&self) -> &Document {
+    #[cfg(test)]
+    pub(crate) fn effective(&self) -> &Document {
         &self.effective
     }
 
@@ -356,9 +361,15 @@ impl SettingsManager {
         let field = schema::lookup(path.segments());
         let found = document::get_path(&self.effective, &path).filter(|value| !value.is_null());
         let (value, origin) = match found {
-            Some(value) => (Some(numbers::as_number(value)), Some(self.origin_of(&path))),
+            Some(value) => (
+                Some(SettingValue::new(numbers::as_number(value))),
+                Some(self.origin_of(&path)),
+            ),
             None => match field.and_then(|field| field.default.clone()) {
-                Some(default) => (Some(default), Some(SettingOrigin::Default)),
+                Some(default) => (
+                    Some(SettingValue::new(default)),
+                    Some(SettingOrigin::Default),
+                ),
                 None => (None, None),
             },
         };
@@ -371,15 +382,20 @@ impl SettingsManager {
     }
 
     /// The value of a dotted key in one scope's document only (no defaults).
-    pub fn get_in(&self, scope: SettingsScope, key: &str) -> Result<Option<&Value>, SettingsError> {
+    pub fn get_in(
+        &self,
+        scope: SettingsScope,
+        key: &str,
+    ) -> Result<Option<SettingValue>, SettingsError> {
         let path = KeyPath::parse(key)?;
-        Ok(document::get_path(&self.state(scope).document, &path))
+        Ok(document::get_path(&self.state(scope).document, &path)
+            .map(|value| SettingValue::new(value.clone())))
     }
 
     /// Sets a dotted key in one scope (in memory; call [`SettingsManager::flush`] to write).
     /// Known keys are validated (error names the file and key, nothing changes); an unknown key
     /// is stored and reported back as a warning.
-    pub fn set(
+    pub(crate) fn set(
         &mut self,
         scope: SettingsScope,
         key: &str,
@@ -424,8 +440,11 @@ impl SettingsManager {
         Ok(warnings)
     }
 
-    /// [`SettingsManager::set`] from command-line text: strings and enums verbatim, other known
-    /// types (and unknown keys, when the text is valid JSON) parsed as JSON.
+    /// Sets a dotted key in one scope from the text the user typed (in memory; call
+    /// [`SettingsManager::flush`] to write): strings and enums verbatim, other known types (and
+    /// unknown keys, when the text is valid JSON) parsed as JSON. A known key's value is validated
+    /// against its type in the tree (the error names the file and key, nothing changes); an
+    /// unknown key is stored and reported back as a warning.
     pub fn set_from_text(
         &mut self,
         scope: SettingsScope,
@@ -446,11 +465,6 @@ impl SettingsManager {
         Self::mark(state, path);
         self.recompute();
         Ok(removed)
-    }
-
-    /// Whether a scope has edits not yet written.
-    pub fn has_pending_changes(&self, scope: SettingsScope) -> bool {
-        !self.state(scope).modified.is_empty()
     }
 
     /// Writes pending edits of both scopes. Each write locks the file, re-reads it, replaces only

@@ -137,8 +137,11 @@ mod tests {
         assert_eq!(settings.transforms.keep_recent_tool_results, 1);
         // `config get` still shows the files and the defaults, not the layer.
         assert_eq!(
-            read.get("compaction.keepRecentTokens").unwrap().value,
-            Some(json!(20_000))
+            read.get("compaction.keepRecentTokens")
+                .unwrap()
+                .value
+                .map(|value| value.to_string()),
+            Some("20000".to_owned())
         );
     }
 
