@@ -88,14 +88,7 @@ const MAX_SCRIPT_BYTES: u64 = 16 * 1024 * 1024;
 fn pinned_fingerprint(held: &Value, hooks: Option<&Value>, project: &std::path::Path) -> String {
     let mut hasher = Sha256::new();
     hasher.update(held.to_string().as_bytes());
-    let commands = hooks
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|hook| hook.get("command").and_then(Value::as_array))
-        .flatten()
-        .filter_map(Value::as_str);
-    for part in commands {
+    for part in crate::settings::hook_command_parts(hooks) {
         // Scripts of the project only: the interpreter (`/bin/sh`) and the user's own files
         // outside it are the user's.
         let path = project.join(part);

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+pub(crate) use boundary::hook_command_parts;
 pub use document::{Document, KeyPath};
 pub use known::check_known_key;
 pub use package_sources::{add_package_source, remove_package_sources};
@@ -269,7 +270,7 @@ impl SettingsManager {
         self.recompute();
     }
 
-    /// Returns and clears the load and write errors recorded so far.
+    /// Returns and clears the load errors recorded so far (a write reports its own: `flush`).
     pub fn drain_errors(&mut self) -> Vec<SettingsError> {
         std::mem::take(&mut self.errors)
     }
@@ -469,17 +470,12 @@ impl SettingsManager {
 
     /// Writes pending edits of both scopes. Each write locks the file, re-reads it, replaces only
     /// the changed keys and renames a temp file over it. A scope whose file failed to load is not
-    /// written ([`SettingsError::ScopeNotWritable`]). Errors are also recorded for
-    /// [`SettingsManager::drain_errors`]; the first one is returned after both scopes were tried.
+    /// written ([`SettingsError::ScopeNotWritable`]). The first error is returned after both scopes
+    /// were tried.
     pub fn flush(&mut self) -> Result<(), SettingsError> {
-        let mut first_error = None;
-        for scope in [SettingsScope::Global, SettingsScope::Project] {
-            if let Err(error) = self.flush_scope(scope) {
-                self.errors.push(clone_error(&error));
-                first_error.get_or_insert(error);
-            }
-        }
-        first_error.map_or(Ok(()), Err)
+        let global = self.flush_scope(SettingsScope::Global);
+        let project = self.flush_scope(SettingsScope::Project);
+        global.and(project)
     }
 
     fn flush_scope(&mut self, scope: SettingsScope) -> Result<(), SettingsError> {
@@ -610,56 +606,5 @@ impl SettingsManager {
     /// the context strategy's layer beneath the files.
     pub fn settings(&self) -> &crate::tree::Settings {
         &self.typed
-    }
-}
-
-/// `SettingsError` holds `io::Error`, which is not `Clone`; keep kind and message.
-fn clone_error(error: &SettingsError) -> SettingsError {
-    let io = |source: &std::io::Error| std::io::Error::new(source.kind(), source.to_string());
-    match error {
-        SettingsError::Read { path, source } => SettingsError::Read {
-            path: path.clone(),
-            source: io(source),
-        },
-        SettingsError::Parse {
-            path,
-            line,
-            column,
-            message,
-        } => SettingsError::Parse {
-            path: path.clone(),
-            line: *line,
-            column: *column,
-            message: message.clone(),
-        },
-        SettingsError::NotAnObject { path } => SettingsError::NotAnObject { path: path.clone() },
-        SettingsError::InvalidValue {
-            path,
-            key,
-            expected,
-            found,
-        } => SettingsError::InvalidValue {
-            path: path.clone(),
-            key: key.clone(),
-            expected: expected.clone(),
-            found: found.clone(),
-        },
-        SettingsError::InvalidKey { key, reason } => SettingsError::InvalidKey {
-            key: key.clone(),
-            reason: reason.clone(),
-        },
-        SettingsError::UnknownKey { key, suggestion } => SettingsError::UnknownKey {
-            key: key.clone(),
-            suggestion: suggestion.clone(),
-        },
-        SettingsError::LockTimeout { path } => SettingsError::LockTimeout { path: path.clone() },
-        SettingsError::Write { path, source } => SettingsError::Write {
-            path: path.clone(),
-            source: io(source),
-        },
-        SettingsError::ScopeNotWritable { path, scope } => SettingsError::ScopeNotWritable {
-            path: path.clone(),
-            scope: *scope,
-        },
     }
 }
