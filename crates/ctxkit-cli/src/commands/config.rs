@@ -41,12 +41,11 @@ fn scope(project: bool) -> SettingsScope {
     }
 }
 
-/// `project`, `global`, `override`, `default`.
+/// `project`, `global`, `default`.
 pub fn origin_name(origin: Option<SettingOrigin>) -> &'static str {
     match origin {
         Some(SettingOrigin::Project) => "project",
         Some(SettingOrigin::Global) => "global",
-        Some(SettingOrigin::Override) => "override",
         Some(SettingOrigin::Default) => "default",
         None => "unset",
     }

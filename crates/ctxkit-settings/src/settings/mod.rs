@@ -34,8 +34,6 @@ pub enum SettingOrigin {
     Project,
     /// The global settings file.
     Global,
-    /// An in-memory override (`apply_overrides`).
-    Override,
     /// The built-in default.
     Default,
 }
@@ -169,7 +167,6 @@ impl ScopeState {
 pub struct SettingsManager {
     global: ScopeState,
     project: ScopeState,
-    overrides: Document,
     effective: Document,
     /// Whether the project's whole document applies (`ctxkit trust`), or only what
     /// `schema::project_safe_keys` lets an untrusted project change.
@@ -212,7 +209,6 @@ impl SettingsManager {
         let mut manager = Self {
             global,
             project,
-            overrides: Document::new(),
             effective: Document::new(),
             project_trusted: false,
             project_applied: Document::new(),
@@ -237,7 +233,6 @@ impl SettingsManager {
         let mut manager = Self {
             global: scope_state(SettingsScope::Global, initial),
             project: scope_state(SettingsScope::Project, Document::new()),
-            overrides: Document::new(),
             effective: Document::new(),
             project_trusted: false,
             project_applied: Document::new(),
@@ -305,7 +300,7 @@ impl SettingsManager {
         &self.state(scope).document
     }
 
-    /// The merged view (global ⊕ project ⊕ overrides), without defaults. Of an untrusted project's
+    /// The merged view (global ⊕ project), without defaults. Of an untrusted project's
     /// document only what it may change is in it ([`SettingsManager::held_project_keys`]).
     #[cfg(test)]
     pub(crate) fn effective(&self) -> &Document {
@@ -348,12 +343,6 @@ impl SettingsManager {
     /// Whether the scope's file failed to load (and will therefore not be written).
     pub fn load_failed(&self, scope: SettingsScope) -> bool {
         self.state(scope).load_failed
-    }
-
-    /// Merges `overrides` into the effective view only (never persisted).
-    pub fn apply_overrides(&mut self, overrides: &Document) {
-        self.overrides = document::merge_documents(&self.overrides, overrides);
-        self.recompute();
     }
 
     /// The effective value of a dotted key, falling back to the schema default.
@@ -563,9 +552,7 @@ impl SettingsManager {
     }
 
     fn origin_of(&self, path: &KeyPath) -> SettingOrigin {
-        if document::get_path(&self.overrides, path).is_some() {
-            SettingOrigin::Override
-        } else if document::get_path(&self.project_applied, path).is_some() {
+        if document::get_path(&self.project_applied, path).is_some() {
             SettingOrigin::Project
         } else {
             SettingOrigin::Global
@@ -596,8 +583,7 @@ impl SettingsManager {
 
     fn recompute(&mut self) {
         self.project_applied = Self::applied_project(&self.project.document, self.project_trusted);
-        let merged = document::merge_documents(&self.global.document, &self.project_applied);
-        self.effective = document::merge_documents(&merged, &self.overrides);
+        self.effective = document::merge_documents(&self.global.document, &self.project_applied);
         self.typed = read::typed(&self.global.document, &self.effective);
     }
 

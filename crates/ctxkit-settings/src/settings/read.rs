@@ -10,7 +10,7 @@ use super::document::{self, Document, KeyPath};
 use super::schema::{self, CheckReport, Field};
 use crate::tree::{ContextStrategy, Settings};
 
-/// The typed settings of `effective` (global ⊕ applied project ⊕ overrides), with the keys marked
+/// The typed settings of `effective` (global ⊕ applied project), with the keys marked
 /// `x-user-only` taken from `global`.
 pub(crate) fn typed(global: &Document, effective: &Document) -> Settings {
     let mut valid = Map::new();

@@ -79,12 +79,6 @@ mod tests {
         manager
             .set(SettingsScope::Project, "cacheWarming", json!("idle"))
             .unwrap();
-        manager.apply_overrides(
-            &json!({"cacheWarming": "idle"})
-                .as_object()
-                .cloned()
-                .unwrap(),
-        );
         assert_eq!(manager.settings().cache_warming, "off");
         let invalid = json!({"cacheWarming": "always"})
             .as_object()
