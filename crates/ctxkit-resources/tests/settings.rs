@@ -295,23 +295,6 @@ fn settings_are_written_with_two_space_indentation_and_no_final_newline() {
     );
 }
 
-/// Reloading after the file became invalid keeps the values read before.
-#[test]
-fn a_reload_keeps_the_previous_values_when_the_file_breaks() {
-    let world = World::new();
-    let path = world.agent().join("settings.json");
-    write(&path, r#"{"theme":"dark"}"#);
-    let mut manager = SettingsManager::load(&world.env);
-    write(&path, "{ broken");
-    manager.reload();
-    assert_eq!(manager.settings().theme.as_deref(), Some("dark"));
-    assert_eq!(manager.drain_errors().len(), 1);
-    write(&path, r#"{"theme":"light"}"#);
-    manager.reload();
-    assert_eq!(manager.settings().theme.as_deref(), Some("light"));
-    assert!(!manager.load_failed(SettingsScope::Global));
-}
-
 #[test]
 fn unknown_keys_are_kept_and_warned_invalid_values_reported_with_file_and_key() {
     let world = World::new();

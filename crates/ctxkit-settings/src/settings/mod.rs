@@ -243,28 +243,6 @@ impl SettingsManager {
         manager
     }
 
-    /// Re-reads both files. A scope that now fails keeps its previous document (and becomes
-    /// read-only); pending modifications are forgotten.
-    pub fn reload(&mut self) {
-        for state in [&mut self.global, &mut self.project] {
-            state.modified.clear();
-            let Some(path) = state.path.clone() else {
-                continue;
-            };
-            match store::read(&path) {
-                Ok(document) => {
-                    state.document = document;
-                    state.load_failed = false;
-                }
-                Err(error) => {
-                    self.errors.push(error);
-                    state.load_failed = true;
-                }
-            }
-        }
-        self.recompute();
-    }
-
     /// Returns and clears the load errors recorded so far (a write reports its own: `flush`).
     pub fn drain_errors(&mut self) -> Vec<SettingsError> {
         std::mem::take(&mut self.errors)
