@@ -42,14 +42,6 @@ fn latest_compaction_id(state: &State) -> Option<String> {
 }
 
 impl Engine {
-    /// Whether a background summary is being written or waits to be taken.
-    pub fn background_summary_pending(&self) -> bool {
-        self.inner
-            .background
-            .lock()
-            .is_ok_and(|slot| slot.is_some())
-    }
-
     /// Background summaries started since the engine was made, replaced ones included (for
     /// measurements such as the simulator's, which bills each summarizer call).
     pub fn background_summaries_started(&self) -> u64 {

@@ -248,15 +248,6 @@ impl Engine {
         self.lock().await.model.clone()
     }
 
-    /// Replaces the settings; the next check reads them.
-    pub async fn set_settings(&self, settings: EngineSettings) {
-        let mut state = self.lock().await;
-        state
-            .session
-            .set_durability(crate::settings::durability(&settings.session));
-        state.settings = settings;
-    }
-
     /// The compaction budgets in force: the settings with the current model's
     /// `compaction.modelOverrides` entry, the budgets nobody set adapted to its window.
     pub async fn planning(&self) -> ctxkit_compaction::CompactionSettings {

@@ -6,8 +6,7 @@
 use ctxkit_compaction::CompactionSettings;
 use ctxkit_settings::{
     AdaptiveBudgets, BranchSummaryConfig, CommandHookConfig, CompactionConfig, ContextStrategy,
-    DurabilityMode, PinnedConfig, SessionConfig, Settings, SettingsManager, SummaryRole,
-    TransformSettings,
+    DurabilityMode, PinnedConfig, SessionConfig, Settings, SummaryRole, TransformSettings,
 };
 use serde::{Deserialize, Serialize};
 
@@ -55,11 +54,10 @@ impl EngineSettings {
         }
     }
 
-    /// `"contextStrategy": "recommended"` on its own (`Settings::recommended_layer`), every budget
-    /// as set: the settings `docs/simulator.md` measures as "ctxkit recommended".
+    /// `"contextStrategy": "recommended"` on its own (`Settings::recommended`), every budget as
+    /// set: the settings `docs/simulator.md` measures as "ctxkit recommended".
     pub fn recommended() -> Self {
-        let manager = SettingsManager::in_memory(Settings::recommended_layer());
-        let mut settings = Self::from_settings(manager.settings());
+        let mut settings = Self::from_settings(&Settings::recommended());
         settings.compaction.adaptive = AdaptiveBudgets::default();
         settings
     }
@@ -129,7 +127,7 @@ pub fn durability(session: &SessionConfig) -> ctxkit_session::Durability {
 mod tests {
     use std::borrow::Cow;
 
-    use ctxkit_settings::{FallbackPolicy, MAX_TOKEN_BUDGET, SettingsDiagnostic};
+    use ctxkit_settings::{FallbackPolicy, MAX_TOKEN_BUDGET, SettingsDiagnostic, SettingsManager};
     use serde_json::{Value, json};
 
     use super::*;

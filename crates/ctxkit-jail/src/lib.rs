@@ -112,8 +112,9 @@ impl Jail {
     }
 
     /// Nothing at or under `place` is opened through this jail, wherever its root is (a
-    /// credential place).
-    pub fn deny_always(&mut self, place: &Path) {
+    /// credential place; the real ones are `credential_places`, set when the jail is made).
+    #[cfg(test)]
+    pub(crate) fn deny_always(&mut self, place: &Path) {
         let resolved = std::fs::canonicalize(place).unwrap_or_else(|_| place.to_owned());
         for candidate in [resolved, place.to_owned()] {
             if !self.denied_always.contains(&candidate) {

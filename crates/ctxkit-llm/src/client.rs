@@ -91,11 +91,6 @@ impl ModelClient {
         &self.config
     }
 
-    /// The HTTP client it sends through.
-    pub fn http(&self) -> &HttpClient {
-        &self.http
-    }
-
     /// Sends one request, retrying transient failures; stops as soon as `cancel` fires (the
     /// request in flight is dropped, which closes its connection).
     pub async fn complete(

@@ -97,11 +97,6 @@ impl HttpClient {
         self.connect
     }
 
-    /// Whether `other` is this client or a clone of it (one connection pool).
-    pub fn shares_pool_with(&self, other: &HttpClient) -> bool {
-        Arc::ptr_eq(&self.inner, &other.inner)
-    }
-
     pub(crate) fn inner(&self) -> &reqwest::Client {
         &self.inner
     }

@@ -157,15 +157,6 @@ impl ContentBlock {
         }
     }
 
-    /// The image of an image block.
-    pub fn as_image(&self) -> Option<&ImageContent> {
-        if let Self::Image(image) = self {
-            Some(image)
-        } else {
-            None
-        }
-    }
-
     /// The thinking of a thinking block (its text and signature).
     pub fn as_thinking(&self) -> Option<&ThinkingContent> {
         if let Self::Thinking(thinking) = self {
@@ -274,18 +265,16 @@ mod tests {
         let answers = |block: &ContentBlock| {
             [
                 block.as_text().is_some(),
-                block.as_image().is_some(),
                 block.as_thinking().is_some(),
                 block.as_tool_call().is_some(),
             ]
         };
-        assert_eq!(answers(&blocks[0]), [true, false, false, false]);
-        assert_eq!(answers(&blocks[1]), [false, true, false, false]);
-        assert_eq!(answers(&blocks[2]), [false, false, true, false]);
-        assert_eq!(answers(&blocks[3]), [false, false, false, true]);
-        assert_eq!(answers(&blocks[4]), [false; 4]);
+        assert_eq!(answers(&blocks[0]), [true, false, false]);
+        assert_eq!(answers(&blocks[1]), [false; 3]);
+        assert_eq!(answers(&blocks[2]), [false, true, false]);
+        assert_eq!(answers(&blocks[3]), [false, false, true]);
+        assert_eq!(answers(&blocks[4]), [false; 3]);
         assert_eq!(blocks[0].as_text(), Some("hi"));
-        assert_eq!(blocks[1].as_image().unwrap().mime_type, "image/png");
         assert_eq!(blocks[2].as_thinking().unwrap().thinking, "hmm");
         assert_eq!(blocks[3].as_tool_call().unwrap().name, "read");
     }

@@ -295,15 +295,6 @@ impl AgentMessage {
         }
     }
 
-    /// The custom (extension) message, when this is one.
-    pub fn as_custom(&self) -> Option<&CustomMessage> {
-        if let Self::Custom(message) = self {
-            Some(message)
-        } else {
-            None
-        }
-    }
-
     /// The `role` tag as written in files.
     pub fn role(&self) -> &str {
         match self {
@@ -528,15 +519,14 @@ mod tests {
                 message.as_user().is_some(),
                 message.as_assistant().is_some(),
                 message.as_tool_result().is_some(),
-                message.as_custom().is_some(),
             ]
         };
-        assert_eq!(answers(&messages[0]), [true, false, false, false]);
-        assert_eq!(answers(&messages[1]), [false, true, false, false]);
-        assert_eq!(answers(&messages[2]), [false, false, true, false]);
-        assert_eq!(answers(&messages[3]), [false, false, false, true]);
-        assert_eq!(answers(&messages[4]), [false; 4]);
-        assert_eq!(answers(&messages[5]), [false; 4]);
+        assert_eq!(answers(&messages[0]), [true, false, false]);
+        assert_eq!(answers(&messages[1]), [false, true, false]);
+        assert_eq!(answers(&messages[2]), [false, false, true]);
+        assert_eq!(answers(&messages[3]), [false; 3]);
+        assert_eq!(answers(&messages[4]), [false; 3]);
+        assert_eq!(answers(&messages[5]), [false; 3]);
         let user = messages[0].as_user().unwrap();
         assert_eq!(user.content.joined_text(""), "question");
         assert_eq!(
@@ -544,6 +534,8 @@ mod tests {
             Some("m1")
         );
         assert_eq!(messages[2].as_tool_result().unwrap().tool_call_id, "c7");
-        assert_eq!(messages[3].as_custom().unwrap().custom_type, "note");
+        assert!(
+            matches!(&messages[3], AgentMessage::Custom(custom) if custom.custom_type == "note")
+        );
     }
 }

@@ -343,7 +343,8 @@ impl StoredEntry {
     }
 
     /// Whether the line is held in memory (not read back from the file on use).
-    pub fn is_in_memory(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_in_memory(&self) -> bool {
         match &self.raw {
             Body::Memory(_) => true,
             Body::Disk(_) | Body::DiskPrefix(_) => false,
@@ -491,6 +492,34 @@ const NO_PARENT: u32 = u32::MAX;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 42: a large appended message is left in the file (read back when asked for), a small
+    /// one stays in memory (what a large file's loading leaves on disk: `chunked.rs`).
+    #[test]
+    fn large_lines_are_left_in_the_file_and_small_ones_kept_in_memory() {
+        let home = tempfile::tempdir().unwrap();
+        let mut session = crate::Session::create("/p", home.path());
+        let user = |text: &str| {
+            serde_json::from_value::<ctxkit_protocol::AgentMessage>(
+                serde_json::json!({"role": "user", "content": text, "timestamp": 1}),
+            )
+            .unwrap()
+        };
+        session.append_message(user("small")).unwrap();
+        session.append_message(user(&"é".repeat(200_000))).unwrap();
+        session
+            .append_messages(vec![user("batch"), user(&"x".repeat(40_000))])
+            .unwrap();
+        let appended: Vec<(bool, usize)> = session
+            .entries()
+            .iter()
+            .map(|entry| (entry.is_in_memory(), entry.raw().unwrap().len()))
+            .collect();
+        assert_eq!(appended.len(), 4, "{appended:?}");
+        for (in_memory, length) in &appended {
+            assert_eq!(*in_memory, *length < 16 * 1024, "{appended:?}");
+        }
+    }
 
     #[test]
     fn message_span_points_at_the_message() {

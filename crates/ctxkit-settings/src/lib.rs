@@ -27,10 +27,10 @@ pub use error::{SettingsError, SettingsScope};
 pub use json::string_items;
 pub use kind::ResourceKind;
 pub use settings::schema::{json_schema, markdown_table, secret_keys};
-pub use settings::store;
 pub use settings::{
-    Document, KeyPath, SettingEntry, SettingLookup, SettingOrigin, SettingsDiagnostic,
-    SettingsManager, check_known_key,
+    Document, KeyPath, SettingEntry, SettingLookup, SettingOrigin, SettingValue,
+    SettingsDiagnostic, SettingsManager, add_package_source, check_known_key,
+    remove_package_sources,
 };
 pub use tree::{
     AdaptiveBudgets, AnthropicCompactionConfig, AnthropicConfig, AnthropicContextManagementConfig,
@@ -42,4 +42,7 @@ pub use tree::{
     SessionConfig, Settings, StoreConfig, SummaryProvider, SummaryRole, TerminalConfig,
     ThinkingBudgets, TransformSettings, UserModel, WarningsConfig, model_override_key,
 };
-pub use trust::{ProjectTrust, TRUST_FILE_NAME, project_trust, set_project_trust};
+pub use trust::{
+    HeldSetting, HookReview, ProjectTrust, TRUST_FILE_NAME, hook_review, project_trust,
+    set_project_trust,
+};

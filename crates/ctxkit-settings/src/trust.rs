@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 use crate::env::Environment;
 use crate::error::{SettingsError, SettingsScope};
 use crate::settings::allowlist::split_project;
-use crate::settings::{SettingsManager, store};
+use crate::settings::{SettingValue, SettingsManager, check_known_key, store};
 
 /// The trust file's name in the agent directory.
 pub const TRUST_FILE_NAME: &str = "trusted-projects.json";
@@ -26,21 +26,42 @@ const SETTINGS_KEY: &str = "settings";
 const LEGACY_HOOKS_KEY: &str = "hooks";
 
 /// Whether the current project's settings apply whole.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ProjectTrust {
     /// The project directory (canonical when it exists).
     pub project: PathBuf,
-    /// The project settings that wait for trust (not marked `x-project` in the tree), when there
-    /// are any.
-    pub held: Option<Value>,
-    /// Their dotted keys, in document order.
-    pub held_keys: Vec<String>,
-    /// The `hooks` of the project settings, when it has any.
-    pub hooks: Option<Value>,
+    /// The project settings that wait for trust (not marked `x-project` in the tree), one per
+    /// dotted key in document order; empty when there are none.
+    pub held: Vec<HeldSetting>,
     /// The fingerprint of the held settings.
     pub fingerprint: Option<String>,
     /// The user trusted exactly these settings (always true when nothing is held).
     pub trusted: bool,
+}
+
+/// A project setting that waits for trust, as `ctxkit trust` shows it before asking.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeldSetting {
+    /// The dotted key.
+    pub key: String,
+    /// Its value, API keys and request header values masked.
+    pub value: Option<SettingValue>,
+    /// Whether ctxkit reads the key (a key it does not know is held too: another tool may).
+    pub known: bool,
+}
+
+/// A command hook of the settings files, as `ctxkit resources` lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookReview {
+    /// Whose file names it.
+    pub scope: SettingsScope,
+    /// Its `command` as written (`null` when missing).
+    pub command: SettingValue,
+    /// Its `events` as written (`null` when missing; absent or empty: every event).
+    pub events: SettingValue,
+    /// Whether it runs: a project's hook once trusted, the user's unless trusted project hooks
+    /// replace them (the merge replaces arrays).
+    pub runs: bool,
 }
 
 fn trust_path(environment: &Environment) -> PathBuf {
@@ -67,14 +88,7 @@ const MAX_SCRIPT_BYTES: u64 = 16 * 1024 * 1024;
 fn pinned_fingerprint(held: &Value, hooks: Option<&Value>, project: &std::path::Path) -> String {
     let mut hasher = Sha256::new();
     hasher.update(held.to_string().as_bytes());
-    let commands = hooks
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|hook| hook.get("command").and_then(Value::as_array))
-        .flatten()
-        .filter_map(Value::as_str);
-    for part in commands {
+    for part in crate::settings::hook_command_parts(hooks) {
         // Scripts of the project only: the interpreter (`/bin/sh`) and the user's own files
         // outside it are the user's.
         let path = project.join(part);
@@ -109,30 +123,46 @@ fn pinned_fingerprint(held: &Value, hooks: Option<&Value>, project: &std::path::
         .collect()
 }
 
+/// The `hooks` of one scope's document when it holds a non-empty list.
+fn hooks_in(settings: &SettingsManager, scope: SettingsScope) -> Option<&Value> {
+    settings
+        .document(scope)
+        .get("hooks")
+        .filter(|hooks| !hooks.as_array().is_some_and(Vec::is_empty))
+}
+
+/// Each held key with its masked value, in document order.
+fn held_settings(held: &Value, keys: Vec<String>) -> Vec<HeldSetting> {
+    keys.into_iter()
+        .map(|key| {
+            let value = key
+                .split('.')
+                .try_fold(held, |value, segment| value.get(segment))
+                .map(|value| SettingValue::new(value.clone()).redacted(&key));
+            let known = check_known_key(&key).is_ok();
+            HeldSetting { key, value, known }
+        })
+        .collect()
+}
+
 /// The trust state of the project settings.
 pub fn project_trust(
     environment: &Environment,
     settings: &SettingsManager,
 ) -> Result<ProjectTrust, SettingsError> {
     let project = project_key(environment);
-    let document = settings.document(SettingsScope::Project);
-    let hooks = document
-        .get("hooks")
-        .filter(|hooks| !hooks.as_array().is_some_and(Vec::is_empty))
-        .cloned();
-    let split = split_project(document);
+    let hooks = hooks_in(settings, SettingsScope::Project);
+    let split = split_project(settings.document(SettingsScope::Project));
     if split.held.is_empty() {
         return Ok(ProjectTrust {
             project,
-            held: None,
-            held_keys: Vec::new(),
-            hooks,
+            held: Vec::new(),
             fingerprint: None,
             trusted: true,
         });
     }
     let held = Value::Object(split.held);
-    let print = pinned_fingerprint(&held, hooks.as_ref(), &project);
+    let print = pinned_fingerprint(&held, hooks, &project);
     let recorded = store::read(&trust_path(environment))?;
     let entry = recorded
         .get(PROJECTS_KEY)
@@ -143,16 +173,51 @@ pub fn project_trust(
             .and_then(Value::as_str)
     };
     let legacy_hooks_only = split.held_keys == ["hooks"]
-        && hooks.as_ref().map(fingerprint).as_deref() == recorded_print(LEGACY_HOOKS_KEY);
+        && hooks.map(fingerprint).as_deref() == recorded_print(LEGACY_HOOKS_KEY);
     let trusted = recorded_print(SETTINGS_KEY) == Some(print.as_str()) || legacy_hooks_only;
     Ok(ProjectTrust {
         project,
-        held: Some(held),
-        held_keys: split.held_keys,
-        hooks,
+        held: held_settings(&held, split.held_keys),
         fingerprint: Some(print),
         trusted,
     })
+}
+
+/// The command hooks of both settings files, the user's first, each with whether it runs given
+/// `trust` (the project's trust state).
+pub fn hook_review(settings: &SettingsManager, trust: &ProjectTrust) -> Vec<HookReview> {
+    let listed = |scope| {
+        hooks_in(settings, scope)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let project_hooks = listed(SettingsScope::Project);
+    let user_runs = !trust.trusted || project_hooks.is_empty();
+    let review = |scope, runs| {
+        move |hook: Value| {
+            let field = |name| {
+                hook.get(name)
+                    .cloned()
+                    .map_or_else(SettingValue::null, SettingValue::new)
+            };
+            HookReview {
+                scope,
+                command: field("command"),
+                events: field("events"),
+                runs,
+            }
+        }
+    };
+    listed(SettingsScope::Global)
+        .into_iter()
+        .map(review(SettingsScope::Global, user_runs))
+        .chain(
+            project_hooks
+                .into_iter()
+                .map(review(SettingsScope::Project, trust.trusted)),
+        )
+        .collect()
 }
 
 /// Records that the user trusts the project's current settings (`revoke`: forgets the project).
@@ -183,7 +248,7 @@ pub fn set_project_trust(
             }
         }
     })?;
-    trust.trusted = trust.held.is_none() || !revoke;
+    trust.trusted = trust.held.is_empty() || !revoke;
     Ok(trust)
 }
 
@@ -206,7 +271,8 @@ mod tests {
         let settings = load();
         let trust = project_trust(&environment, &settings).unwrap();
         assert!(!trust.trusted);
-        assert_eq!(trust.held_keys, vec!["hooks"]);
+        let keys: Vec<&str> = trust.held.iter().map(|held| held.key.as_str()).collect();
+        assert_eq!(keys, vec!["hooks"]);
         let runs_hooks = || {
             SettingsManager::load(&environment)
                 .effective()

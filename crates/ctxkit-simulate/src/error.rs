@@ -25,12 +25,10 @@ pub enum SimulateError {
     /// The async runtime of a strategy could not start.
     #[error("The runtime could not start: {0}")]
     Runtime(#[source] std::io::Error),
-    /// The settings override is not a valid engine settings document.
-    #[error("The recommended settings override is invalid: {source}")]
-    Settings {
-        #[source]
-        source: serde_json::Error,
-    },
+    /// The settings document over the recommended strategy (`--recommended-settings`) is not an
+    /// object or holds a value its key does not accept. Fix the document.
+    #[error("The recommended settings override is invalid: {message}")]
+    Settings { message: String },
     /// A real session could not be read or holds nothing to replay (`simulate_session`): the file is
     /// missing, not a session `Session::open` or the importer reads, or has no assistant message.
     /// Check the file (`ctxkit import FILE --out OUT`, `ctxkit check FILE`).

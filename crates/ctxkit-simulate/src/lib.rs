@@ -220,29 +220,37 @@ fn defaults() -> EngineSettings {
     EngineSettings::from_settings(read.settings())
 }
 
-/// Applies a settings document over `settings` (objects merged key by key).
-pub fn override_settings(
-    settings: &EngineSettings,
-    document: &serde_json::Value,
-) -> Result<EngineSettings, serde_json::Error> {
-    fn merge(base: &mut serde_json::Value, over: &serde_json::Value) {
-        match (base, over) {
-            (serde_json::Value::Object(base), serde_json::Value::Object(over)) => {
-                for (key, value) in over {
-                    merge(
-                        base.entry(key.clone()).or_insert(serde_json::Value::Null),
-                        value,
-                    );
-                }
+/// The recommended strategy with a settings document over it, read as a settings file holding
+/// `"contextStrategy": "recommended"` and the document's keys is (`ctxkit-settings`'s one merge
+/// rule: objects key by key, arrays replaced, keys set winning over the strategy's layer, budgets
+/// nobody set following the window). A value the key does not accept is an error.
+fn override_settings(document: &serde_json::Value) -> Result<EngineSettings, SimulateError> {
+    let Some(document) = document.as_object() else {
+        return Err(SimulateError::Settings {
+            message: format!("expected a JSON object, found {document}"),
+        });
+    };
+    let mut layer = document.clone();
+    layer
+        .entry("contextStrategy")
+        .or_insert_with(|| "recommended".into());
+    let read = ctxkit_settings::SettingsManager::in_memory(layer);
+    for diagnostic in read.diagnostics() {
+        match diagnostic {
+            ctxkit_settings::SettingsDiagnostic::InvalidValue {
+                key,
+                expected,
+                found,
+                ..
+            } => {
+                return Err(SimulateError::Settings {
+                    message: format!("`{key}` expects {expected}, found {found}"),
+                });
             }
-            (base, over) => *base = over.clone(),
+            ctxkit_settings::SettingsDiagnostic::UnknownKey { .. } => {}
         }
     }
-    let mut value = serde_json::to_value(settings)?;
-    merge(&mut value, document);
-    let mut merged: EngineSettings = serde_json::from_value(value)?;
-    merged.compaction.adaptive = settings.compaction.adaptive;
-    Ok(merged)
+    Ok(EngineSettings::from_settings(read.settings()))
 }
 
 /// When the compaction check runs.
@@ -319,11 +327,9 @@ impl SimulateOptions {
     /// The engine settings `strategy` runs with: its own, with the override for the recommended
     /// strategy applied.
     pub fn settings_of(&self, strategy: Strategy) -> Result<EngineSettings, SimulateError> {
-        let settings = strategy.settings(self.context_window);
         match (&self.recommended_override, strategy) {
-            (Some(document), Strategy::Recommended) => override_settings(&settings, document)
-                .map_err(|source| SimulateError::Settings { source }),
-            (Some(_) | None, _) => Ok(settings),
+            (Some(document), Strategy::Recommended) => override_settings(document),
+            (Some(_) | None, _) => Ok(strategy.settings(self.context_window)),
         }
     }
 }

@@ -76,7 +76,32 @@ fn the_override_applies_to_the_recommended_strategy_only() {
         recommended_override: Some(serde_json::json!({"compaction": {"enabled": "yes"}})),
         ..small(vec![Strategy::Recommended])
     };
-    assert!(invalid.settings_of(Strategy::Recommended).is_err());
+    let error = invalid.settings_of(Strategy::Recommended).unwrap_err();
+    assert!(
+        error.to_string().contains("`compaction.enabled` expects"),
+        "{error}"
+    );
+    // Read by the settings' own merge: nothing over the strategy is the strategy, and a budget
+    // set is fixed as a user's would be, one left alone follows the window.
+    let empty = SimulateOptions {
+        recommended_override: Some(serde_json::json!({})),
+        ..small(vec![Strategy::Recommended])
+    };
+    assert_eq!(
+        empty.settings_of(Strategy::Recommended).unwrap(),
+        Strategy::Recommended.settings(32_000)
+    );
+    let reserve = SimulateOptions {
+        recommended_override: Some(serde_json::json!({"compaction": {"reserveTokens": 5000}})),
+        ..small(vec![Strategy::Recommended])
+    };
+    let adaptive = reserve
+        .settings_of(Strategy::Recommended)
+        .unwrap()
+        .compaction
+        .adaptive;
+    assert!(!adaptive.reserve_tokens && !adaptive.keep_recent_tokens);
+    assert!(recommended.compaction.adaptive.reserve_tokens);
 }
 
 #[test]

@@ -5,7 +5,7 @@ use std::io::Write;
 
 use anyhow::Result;
 use ctxkit_settings::{
-    Environment, SettingOrigin, SettingsDiagnostic, SettingsManager, SettingsScope,
+    Environment, SettingOrigin, SettingValue, SettingsDiagnostic, SettingsManager, SettingsScope,
 };
 use serde_json::{Value, json};
 
@@ -41,24 +41,13 @@ fn scope(project: bool) -> SettingsScope {
     }
 }
 
-/// `project`, `global`, `override`, `default`.
+/// `project`, `global`, `default`.
 pub fn origin_name(origin: Option<SettingOrigin>) -> &'static str {
     match origin {
         Some(SettingOrigin::Project) => "project",
         Some(SettingOrigin::Global) => "global",
-        Some(SettingOrigin::Override) => "override",
         Some(SettingOrigin::Default) => "default",
         None => "unset",
-    }
-}
-
-/// Strings as they are, everything else as compact JSON.
-fn display_value(value: &Value) -> String {
-    match value {
-        Value::String(text) => text.clone(),
-        Value::Null | Value::Bool(_) | Value::Number(_) | Value::Array(_) | Value::Object(_) => {
-            value.to_string()
-        }
     }
 }
 
@@ -133,7 +122,7 @@ fn get(
     out: &mut dyn Write,
 ) -> Result<Outcome> {
     let (value, origin, known) = if project {
-        let value = settings.get_in(SettingsScope::Project, key)?.cloned();
+        let value = settings.get_in(SettingsScope::Project, key)?;
         let known = settings.get(key)?.known;
         let origin = value.as_ref().map(|_| SettingOrigin::Project);
         (value, origin, known)
@@ -147,7 +136,7 @@ fn get(
             &json!({"key": key, "value": value, "origin": origin_name(origin), "known": known}),
         )?;
     } else if let Some(value) = &value {
-        writeln!(out, "{}", display_value(value))?;
+        writeln!(out, "{}", value.display_text())?;
     }
     if value.is_none() {
         let mut stderr = crate::redact::stderr();
@@ -163,38 +152,6 @@ fn get(
     Ok(Outcome::Success)
 }
 
-/// What `config list` shows of a value: API keys and request header values (which may hold
-/// tokens) masked, at any depth, so a listing can be pasted into a bug report or a log.
-/// `config get KEY` still prints a value asked for by name.
-pub(crate) fn redacted(key: &str, value: Value) -> Value {
-    let name = key.rsplit('.').next().unwrap_or(key);
-    let secret_name = |name: &str| name.eq_ignore_ascii_case("apiKey") || key == "server.token";
-    if secret_name(name) && !value.is_null() {
-        return Value::String("<redacted>".to_owned());
-    }
-    match value {
-        Value::Object(object) if name == "headers" => Value::Object(
-            object
-                .into_iter()
-                .map(|(header, _)| (header, Value::String("<redacted>".to_owned())))
-                .collect(),
-        ),
-        Value::Object(object) => Value::Object(
-            object
-                .into_iter()
-                .map(|(field, value)| {
-                    let value = redacted(&field, value);
-                    (field, value)
-                })
-                .collect(),
-        ),
-        Value::Array(items) => {
-            Value::Array(items.into_iter().map(|item| redacted("", item)).collect())
-        }
-        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) => value,
-    }
-}
-
 fn list(
     settings: &SettingsManager,
     project: bool,
@@ -205,13 +162,13 @@ fn list(
     for entry in settings.list() {
         let (value, origin) = if project {
             match settings.get_in(SettingsScope::Project, &entry.key)? {
-                Some(value) => (Some(value.clone()), Some(SettingOrigin::Project)),
+                Some(value) => (Some(value), Some(SettingOrigin::Project)),
                 None => continue,
             }
         } else {
             (entry.value, entry.origin)
         };
-        let value = value.map(|value| redacted(&entry.key, value));
+        let value = value.map(|value| value.redacted(&entry.key));
         rows.push((entry.key, value, origin, entry.known));
     }
     if json {
@@ -225,7 +182,9 @@ fn list(
     } else {
         let width = rows.iter().map(|(key, ..)| key.len()).max().unwrap_or(0);
         for (key, value, origin, known) in &rows {
-            let shown = value.as_ref().map_or_else(|| "-".to_owned(), display_value);
+            let shown = value
+                .as_ref()
+                .map_or_else(|| "-".to_owned(), SettingValue::display_text);
             let unknown = if *known { "" } else { ", unknown key" };
             writeln!(
                 out,

@@ -32,19 +32,11 @@ pub fn offline_summary_size(settings: &SettingsManager) -> Result<SummarySize, S
             });
         }
     }
-    let defaults = SummarySize::default();
-    let number = |key: &str, default: u64| {
-        settings
-            .get(key)
-            .ok()
-            .and_then(|lookup| lookup.value)
-            .and_then(|value| value.as_u64())
-            .unwrap_or(default)
-    };
+    let compaction = &settings.settings().compaction;
     let size = SummarySize {
-        ratio: number(PERCENT, (defaults.ratio * 100.0).round() as u64) as f64 / 100.0,
-        min_tokens: number(MIN_TOKENS, defaults.min_tokens),
-        max_tokens: number(MAX_TOKENS, defaults.max_tokens),
+        ratio: compaction.offline_summary_percent as f64 / 100.0,
+        min_tokens: compaction.offline_summary_min_tokens,
+        max_tokens: compaction.offline_summary_max_tokens,
     };
     if size.min_tokens > size.max_tokens {
         return Err(SettingsError::InvalidValue {
@@ -62,7 +54,7 @@ fn origin_path(settings: &SettingsManager, key: &str) -> std::path::PathBuf {
     let scope = match settings.get(key).ok().and_then(|lookup| lookup.origin) {
         Some(SettingOrigin::Project) => Some(SettingsScope::Project),
         Some(SettingOrigin::Global) => Some(SettingsScope::Global),
-        Some(SettingOrigin::Override | SettingOrigin::Default) | None => None,
+        Some(SettingOrigin::Default) | None => None,
     };
     scope
         .and_then(|scope| settings.path(scope))

@@ -13,6 +13,7 @@ use ctxkit_resources::{
     LoadedResources, LoaderOptions, LoaderOverrides, SystemPromptParts, assemble_system_prompt,
     format_skills_for_prompt, load_resources,
 };
+use ctxkit_settings::SettingsScope;
 use serde_json::{Value, json};
 
 use super::print_json;
@@ -91,7 +92,7 @@ fn path_text(path: &Path) -> String {
 /// What the project settings may and may not do here: the configured command hooks (user ones
 /// first, each with whether it runs) and the project keys that do not apply until `ctxkit trust`.
 struct TrustRecords {
-    hooks: Vec<Value>,
+    hooks: Vec<ctxkit_settings::HookReview>,
     ignored: Vec<String>,
 }
 
@@ -99,39 +100,25 @@ fn trust_records(process: &ProcessSettings<'_>) -> Result<TrustRecords> {
     let environment = process.environment()?;
     let settings = process.settings()?;
     let trust = ctxkit_settings::project_trust(environment, settings)?;
-    let global_hooks = settings
-        .document(ctxkit_settings::SettingsScope::Global)
-        .get("hooks")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let project_hooks = trust
-        .hooks
-        .as_ref()
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let record = |hook: Value, scope: &str, runs: bool| {
-        json!({
-            "scope": scope,
-            "command": hook.get("command").cloned().unwrap_or(Value::Null),
-            "events": hook.get("events").cloned().unwrap_or(Value::Null),
-            "trusted": runs,
-        })
-    };
-    // Project hooks replace the user's when they run (settings merge), else the user's run.
-    let user_runs = !trust.trusted || project_hooks.is_empty();
-    let hooks = global_hooks
-        .into_iter()
-        .map(|hook| record(hook, "user", user_runs))
-        .chain(
-            project_hooks
-                .into_iter()
-                .map(|hook| record(hook, "project", trust.trusted)),
-        )
-        .collect();
+    let hooks = ctxkit_settings::hook_review(settings, &trust);
     let ignored = settings.held_project_keys();
     Ok(TrustRecords { hooks, ignored })
+}
+
+fn hook_scope_name(scope: SettingsScope) -> &'static str {
+    match scope {
+        SettingsScope::Global => "user",
+        SettingsScope::Project => "project",
+    }
+}
+
+fn hook_json(hook: &ctxkit_settings::HookReview) -> Value {
+    json!({
+        "scope": hook_scope_name(hook.scope),
+        "command": hook.command,
+        "events": hook.events,
+        "trusted": hook.runs,
+    })
 }
 
 fn write_ignored(ignored: &[String], out: &mut dyn Write) -> Result<()> {
@@ -145,21 +132,21 @@ fn write_ignored(ignored: &[String], out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
-fn write_hooks(hooks: &[Value], out: &mut dyn Write) -> Result<()> {
+fn write_hooks(hooks: &[ctxkit_settings::HookReview], out: &mut dyn Write) -> Result<()> {
     writeln!(out, "Hooks ({})", hooks.len())?;
     for hook in hooks {
-        let command = crate::render::one_line(&hook["command"].to_string(), 100);
-        let events = match hook["events"].as_array() {
-            Some(events) if !events.is_empty() => hook["events"].to_string(),
-            Some(_) | None => "all events".to_owned(),
-        };
-        let state = match (hook["scope"].as_str(), hook["trusted"].as_bool()) {
-            (Some("project"), Some(false)) => {
+        let command = crate::render::one_line(&hook.command.to_string(), 100);
+        let events = hook
+            .events
+            .non_empty_array_text()
+            .unwrap_or_else(|| "all events".to_owned());
+        let state = match (hook.scope, hook.runs) {
+            (SettingsScope::Project, false) => {
                 "project, not trusted: not run (`ctxkit trust` runs it)"
             }
-            (Some("project"), _) => "project, trusted",
-            (_, Some(false)) => "user, replaced by the project's",
-            (_, _) => "user",
+            (SettingsScope::Project, true) => "project, trusted",
+            (SettingsScope::Global, false) => "user, replaced by the project's",
+            (SettingsScope::Global, true) => "user",
         };
         writeln!(out, "  {command}  {events}  [{state}]")?;
     }
@@ -196,13 +183,13 @@ pub fn trust(
     let settings = process.settings()?;
     let pending = ctxkit_settings::project_trust(environment, settings)?;
     let project = pending.project.display().to_string();
-    let Some(held) = &pending.held else {
+    if pending.held.is_empty() {
         writeln!(
             out,
             "The settings of `{project}` change nothing that needs trust; nothing to trust"
         )?;
         return Ok(Outcome::Success);
-    };
+    }
     if decision == TrustDecision::Revoke {
         ctxkit_settings::set_project_trust(environment, settings, true)?;
         writeln!(
@@ -211,7 +198,7 @@ pub fn trust(
         )?;
         return Ok(Outcome::Success);
     }
-    let lines = held_setting_lines(held, &pending.held_keys);
+    let lines = held_setting_lines(&pending.held);
     if decision == TrustDecision::Ask {
         writeln!(out, "The settings of `{project}` that need trust:")?;
         for line in &lines {
@@ -234,26 +221,21 @@ pub fn trust(
     Ok(Outcome::Success)
 }
 
-/// One line per held key: the key, its value (API keys and header values masked) and, for a key
-/// ctxkit does not know, what that means.
-fn held_setting_lines(held: &Value, keys: &[String]) -> Vec<String> {
-    keys.iter()
-        .map(|key| {
-            let value = key
-                .split('.')
-                .try_fold(held, |value, segment| value.get(segment))
-                .cloned()
-                .map(|value| super::config::redacted(key, value));
-            let shown = value.map_or_else(String::new, |value| {
+/// One line per held key: the key, its value (API keys, header values and URL credentials
+/// masked) and, for a key ctxkit does not know, what that means.
+fn held_setting_lines(held: &[ctxkit_settings::HeldSetting]) -> Vec<String> {
+    held.iter()
+        .map(|setting| {
+            let shown = setting.value.as_ref().map_or_else(String::new, |value| {
                 let text = ctxkit_packages::redact_credentials(&value.to_string());
                 format!(" = {}", crate::render::one_line(&text, 160))
             });
-            let unknown = if ctxkit_settings::check_known_key(key).is_ok() {
+            let unknown = if setting.known {
                 ""
             } else {
                 "  (not a ctxkit setting: ctxkit never reads it; another tool may)"
             };
-            format!("{key}{shown}{unknown}")
+            format!("{}{shown}{unknown}", setting.key)
         })
         .collect()
 }
@@ -287,7 +269,7 @@ pub fn resources(
     let TrustRecords { hooks, ignored } = trust_records(process)?;
     if json {
         let record = json!({
-            "hooks": hooks,
+            "hooks": hooks.iter().map(hook_json).collect::<Vec<_>>(),
             "ignoredProjectSettings": ignored,
             "extensions": loaded.extensions.iter().map(|extension| json!({
                 "path": path_text(&extension.path),

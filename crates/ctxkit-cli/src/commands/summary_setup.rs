@@ -399,20 +399,84 @@ mod tests {
         );
     }
 
+    /// A loopback HTTP/1.1 server that answers every request with a 400 on a kept-alive
+    /// connection; returns its address and the number of connections it accepted so far.
+    fn counting_server() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        use std::io::{BufRead as _, Read as _, Write as _};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = format!("http://{}/v1", listener.local_addr().unwrap());
+        let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = accepted.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { return };
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                std::thread::spawn(move || {
+                    let mut writer = stream.try_clone().unwrap();
+                    let mut reader = std::io::BufReader::new(stream);
+                    loop {
+                        let mut length = 0;
+                        let mut line = String::new();
+                        loop {
+                            line.clear();
+                            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                                return;
+                            }
+                            let lower = line.to_ascii_lowercase();
+                            if let Some(value) = lower.strip_prefix("content-length:") {
+                                length = value.trim().parse().unwrap_or(0);
+                            }
+                            if line == "\r\n" {
+                                break;
+                            }
+                        }
+                        let mut body = vec![0; length];
+                        reader.read_exact(&mut body).unwrap();
+                        let answer = r#"{"error":{"message":"no"}}"#;
+                        let response = format!(
+                            "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\n\
+                             content-length: {}\r\n\r\n{answer}",
+                            answer.len()
+                        );
+                        writer.write_all(response.as_bytes()).unwrap();
+                    }
+                });
+            }
+        });
+        (address, accepted)
+    }
+
     /// Every model client of the process sends through one connection pool: the chat's, `/model`'s
-    /// and the summarizer's (all built by `model_client` or with `shared_http`).
-    #[test]
-    fn every_model_client_of_the_process_shares_one_pool() {
-        let document = serde_json::json!({"defaultModel": "ollama/qwen3:8b"});
+    /// and the summarizer's (all built by `model_client` or with `shared_http`): three requests,
+    /// one after the other, open one connection; a client of its own opens another.
+    #[tokio::test]
+    async fn every_model_client_of_the_process_shares_one_pool() {
+        let (address, accepted) = counting_server();
+        let document = serde_json::json!({"defaultModel": "ollama/qwen3:8b",
+            "llm": {"baseUrl": address}});
         let settings = SettingsManager::in_memory(document.as_object().unwrap().clone());
         let options = super::llm_options(&settings).unwrap();
         let chat = super::model_client(&options, None).unwrap();
-        let other = super::model_client(&options, Some("vllm/qwen3-coder")).unwrap();
-        let summaries = super::shared_http(&options.timeouts).unwrap();
-        assert!(chat.http().shares_pool_with(other.http()));
-        assert!(chat.http().shares_pool_with(&summaries));
-        let own = ctxkit_llm::HttpClient::new(std::time::Duration::from_secs(1)).unwrap();
-        assert!(!chat.http().shares_pool_with(&own));
+        let other = super::model_client(&options, Some("ollama/qwen3-coder")).unwrap();
+        let summaries = ctxkit_llm::ModelClient::with_http(
+            chat.config().clone(),
+            super::shared_http(&options.timeouts).unwrap(),
+        )
+        .unwrap();
+        let request = ctxkit_llm::CompletionRequest {
+            system_prompt: "s".to_owned(),
+            user_text: "u".to_owned(),
+            max_tokens: 16,
+            reasoning: None,
+        };
+        let cancel = tokio_util::sync::CancellationToken::new();
+        for client in [&chat, &other, &summaries] {
+            assert!(client.complete(&request, &cancel).await.is_err());
+        }
+        assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
+        let own = ctxkit_llm::ModelClient::new(chat.config().clone()).unwrap();
+        assert!(own.complete(&request, &cancel).await.is_err());
+        assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 2);
     }
 
     #[test]

@@ -249,11 +249,9 @@ async fn the_durability_setting_reaches_the_session_file() {
         .with_session(|session| session.durability())
         .await;
     assert_eq!(durability, ctxkit_session::Durability::SyncEach);
-    harness.turn("first", 100).await;
-    // Changed settings apply to the next append.
     settings.session.durability = ctxkit_settings::DurabilityMode::Batch;
     settings.session.sync_every = 7;
-    harness.engine.set_settings(settings).await;
+    let harness = Harness::with(settings, Some(model(100_000)), Default::default(), []);
     let durability = harness
         .engine
         .with_session(|session| session.durability())

@@ -1,26 +1,14 @@
 //! Recording packages in settings: entries are matched by identity (local
-//! paths resolved against the settings file's scope base on one side and cwd on the other), and
-//! every edit is a locked read-modify-write of the file so concurrent edits survive.
+//! paths resolved against the settings file's scope base on one side and cwd on the other); the
+//! edit itself (a locked read-modify-write of the file) is `ctxkit-settings`'s.
 
 use std::path::PathBuf;
-
-use serde_json::Value;
 
 use super::{PackageManager, source_scope};
 use crate::error::PackageError;
 use crate::source::PackageSource;
+use ctxkit_settings::SettingsScope;
 use ctxkit_settings::relative_path;
-use ctxkit_settings::store;
-use ctxkit_settings::{SettingsError, SettingsScope};
-
-/// The source string of a `packages` entry (string or `{source, …}` object).
-pub(crate) fn entry_source(entry: &Value) -> Option<&str> {
-    match entry {
-        Value::String(text) => Some(text),
-        Value::Object(object) => object.get("source").and_then(Value::as_str),
-        Value::Null | Value::Bool(_) | Value::Number(_) | Value::Array(_) => None,
-    }
-}
 
 impl PackageManager {
     fn settings_path(&self, scope: SettingsScope) -> PathBuf {
@@ -69,33 +57,11 @@ impl PackageManager {
         let identity = self.input_identity(source);
         let stored = self.normalized_for_settings(source, scope);
         let path = self.settings_path(scope);
-        let mut not_an_array = false;
-        let changed = store::update_if_changed(&path, |document| {
-            let packages = document
-                .entry("packages")
-                .or_insert_with(|| Value::Array(Vec::new()));
-            let Value::Array(items) = packages else {
-                not_an_array = true;
-                return false;
-            };
-            let exists = items.iter().any(|item| {
-                entry_source(item).is_some_and(|text| self.entry_identity(text, scope) == identity)
-            });
-            if exists {
-                return false;
-            }
-            items.push(Value::from(stored.as_str()));
-            true
-        })?;
-        if not_an_array {
-            return Err(PackageError::Settings(SettingsError::InvalidValue {
-                path,
-                key: "packages".to_owned(),
-                expected: "an array of package sources".to_owned(),
-                found: "another JSON type".to_owned(),
-            }));
-        }
-        Ok(changed)
+        Ok(ctxkit_settings::add_package_source(
+            &path,
+            &stored,
+            |text| self.entry_identity(text, scope) == identity,
+        )?)
     }
 
     /// Deletes every entry of the scope's `packages` with the identity of `source`; returns
@@ -107,16 +73,8 @@ impl PackageManager {
     ) -> Result<bool, PackageError> {
         let identity = self.input_identity(source);
         let path = self.settings_path(scope);
-        let changed = store::update_if_changed(&path, |document| {
-            let Some(Value::Array(items)) = document.get_mut("packages") else {
-                return false;
-            };
-            let before = items.len();
-            items.retain(|item| {
-                entry_source(item).is_none_or(|text| self.entry_identity(text, scope) != identity)
-            });
-            items.len() != before
-        })?;
-        Ok(changed)
+        Ok(ctxkit_settings::remove_package_sources(&path, |text| {
+            self.entry_identity(text, scope) == identity
+        })?)
     }
 }

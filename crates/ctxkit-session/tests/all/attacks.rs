@@ -167,7 +167,8 @@ fn hostile_lines_in_a_large_file_are_skipped_too() {
 /// Attack (issue 42): a `serve` client appending large messages (24 × 60 MB behind a long run)
 /// grew the server past 1.5 GB: every appended line stayed in memory beside the file that holds
 /// it. Now a large appended message is read back from the file when asked for, like a loaded
-/// one; small entries stay in memory; and everything reads back byte for byte, after a reopen too.
+/// one; small entries stay in memory (checked in `entry.rs`); and everything reads back byte for
+/// byte, after a reopen too.
 #[test]
 fn large_appended_messages_are_left_in_the_file_not_in_memory() {
     use crate::store::{assistant, user};
@@ -185,14 +186,8 @@ fn large_appended_messages_are_left_in_the_file_not_in_memory() {
     session
         .append_messages(vec![user(&large[0]), assistant("batch")])
         .unwrap();
-    let held: Vec<(bool, usize)> = session
-        .entries()
-        .iter()
-        .map(|entry| (entry.is_in_memory(), entry.raw().unwrap().len()))
-        .collect();
-    for (in_memory, length) in &held {
-        assert_eq!(*in_memory, *length < 16 * 1024, "{held:?}");
-    }
+    // Which lines stay in memory is checked beside the code (`entry.rs`); here, that every one
+    // reads back whole.
     let texts = |session: &Session| -> Vec<String> {
         let context = session.build_context();
         context

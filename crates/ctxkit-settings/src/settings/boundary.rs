@@ -27,14 +27,7 @@ impl SettingsManager {
         let mut named = Vec::new();
         for scope in [SettingsScope::Global, SettingsScope::Project] {
             let document = self.document(scope);
-            let commands = document
-                .get("hooks")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(|hook| hook.get("command").and_then(Value::as_array))
-                .flatten()
-                .filter_map(Value::as_str);
+            let commands = hook_command_parts(document.get("hooks"));
             let packages = document
                 .get("packages")
                 .and_then(Value::as_array)
@@ -46,6 +39,17 @@ impl SettingsManager {
         }
         named
     }
+}
+
+/// Every string of every hook's `command` array in `hooks` (a settings file's `hooks`), in order.
+pub(crate) fn hook_command_parts(hooks: Option<&Value>) -> impl Iterator<Item = &str> {
+    hooks
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|hook| hook.get("command").and_then(Value::as_array))
+        .flatten()
+        .filter_map(Value::as_str)
 }
 
 fn collect_secrets(key: &str, value: &Value, in_headers: bool, secrets: &mut Vec<String>) {

@@ -7,17 +7,22 @@ pub(crate) mod document;
 mod known;
 mod model_list;
 pub(crate) mod numbers;
+mod package_sources;
 mod read;
 pub(crate) mod schema;
 mod scoped;
-pub mod store;
+mod shown;
+pub(crate) mod store;
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+pub(crate) use boundary::hook_command_parts;
 pub use document::{Document, KeyPath};
 pub use known::check_known_key;
+pub use package_sources::{add_package_source, remove_package_sources};
+pub use shown::SettingValue;
 
 use crate::env::Environment;
 use crate::error::{SettingsError, SettingsScope};
@@ -29,8 +34,6 @@ pub enum SettingOrigin {
     Project,
     /// The global settings file.
     Global,
-    /// An in-memory override (`apply_overrides`).
-    Override,
     /// The built-in default.
     Default,
 }
@@ -41,7 +44,7 @@ pub struct SettingLookup {
     /// The dotted key.
     pub key: String,
     /// The effective value (`None`: unset and no default).
-    pub value: Option<Value>,
+    pub value: Option<SettingValue>,
     /// Where it came from (`None` when unset).
     pub origin: Option<SettingOrigin>,
     /// Whether the schema knows the key.
@@ -116,7 +119,7 @@ pub struct SettingEntry {
     /// Dotted key.
     pub key: String,
     /// Effective value, `None` when unset without default.
-    pub value: Option<Value>,
+    pub value: Option<SettingValue>,
     /// Where the value came from.
     pub origin: Option<SettingOrigin>,
     /// Whether the schema knows the key.
@@ -164,7 +167,6 @@ impl ScopeState {
 pub struct SettingsManager {
     global: ScopeState,
     project: ScopeState,
-    overrides: Document,
     effective: Document,
     /// Whether the project's whole document applies (`ctxkit trust`), or only what
     /// `schema::project_safe_keys` lets an untrusted project change.
@@ -207,7 +209,6 @@ impl SettingsManager {
         let mut manager = Self {
             global,
             project,
-            overrides: Document::new(),
             effective: Document::new(),
             project_trusted: false,
             project_applied: Document::new(),
@@ -232,7 +233,6 @@ impl SettingsManager {
         let mut manager = Self {
             global: scope_state(SettingsScope::Global, initial),
             project: scope_state(SettingsScope::Project, Document::new()),
-            overrides: Document::new(),
             effective: Document::new(),
             project_trusted: false,
             project_applied: Document::new(),
@@ -243,29 +243,7 @@ impl SettingsManager {
         manager
     }
 
-    /// Re-reads both files. A scope that now fails keeps its previous document (and becomes
-    /// read-only); pending modifications are forgotten.
-    pub fn reload(&mut self) {
-        for state in [&mut self.global, &mut self.project] {
-            state.modified.clear();
-            let Some(path) = state.path.clone() else {
-                continue;
-            };
-            match store::read(&path) {
-                Ok(document) => {
-                    state.document = document;
-                    state.load_failed = false;
-                }
-                Err(error) => {
-                    self.errors.push(error);
-                    state.load_failed = true;
-                }
-            }
-        }
-        self.recompute();
-    }
-
-    /// Returns and clears the load and write errors recorded so far.
+    /// Returns and clears the load errors recorded so far (a write reports its own: `flush`).
     pub fn drain_errors(&mut self) -> Vec<SettingsError> {
         std::mem::take(&mut self.errors)
     }
@@ -296,13 +274,14 @@ impl SettingsManager {
     }
 
     /// The document of one scope, as loaded plus in-memory edits.
-    pub fn document(&self, scope: SettingsScope) -> &Document {
+    pub(crate) fn document(&self, scope: SettingsScope) -> &Document {
         &self.state(scope).document
     }
 
-    /// The merged view (global ⊕ project ⊕ overrides), without defaults. Of an untrusted project's
+    /// The merged view (global ⊕ project), without defaults. Of an untrusted project's
     /// document only what it may change is in it ([`SettingsManager::held_project_keys`]).
-    pub fn effective(&self) -> &Document {
+    #[cfg(test)]
+    pub(crate) fn effective(&self) -> &Document {
         &self.effective
     }
 
@@ -344,21 +323,21 @@ impl SettingsManager {
         self.state(scope).load_failed
     }
 
-    /// Merges `overrides` into the effective view only (never persisted).
-    pub fn apply_overrides(&mut self, overrides: &Document) {
-        self.overrides = document::merge_documents(&self.overrides, overrides);
-        self.recompute();
-    }
-
     /// The effective value of a dotted key, falling back to the schema default.
     pub fn get(&self, key: &str) -> Result<SettingLookup, SettingsError> {
         let path = KeyPath::parse(key)?;
         let field = schema::lookup(path.segments());
         let found = document::get_path(&self.effective, &path).filter(|value| !value.is_null());
         let (value, origin) = match found {
-            Some(value) => (Some(numbers::as_number(value)), Some(self.origin_of(&path))),
+            Some(value) => (
+                Some(SettingValue::new(numbers::as_number(value))),
+                Some(self.origin_of(&path)),
+            ),
             None => match field.and_then(|field| field.default.clone()) {
-                Some(default) => (Some(default), Some(SettingOrigin::Default)),
+                Some(default) => (
+                    Some(SettingValue::new(default)),
+                    Some(SettingOrigin::Default),
+                ),
                 None => (None, None),
             },
         };
@@ -371,15 +350,20 @@ impl SettingsManager {
     }
 
     /// The value of a dotted key in one scope's document only (no defaults).
-    pub fn get_in(&self, scope: SettingsScope, key: &str) -> Result<Option<&Value>, SettingsError> {
+    pub fn get_in(
+        &self,
+        scope: SettingsScope,
+        key: &str,
+    ) -> Result<Option<SettingValue>, SettingsError> {
         let path = KeyPath::parse(key)?;
-        Ok(document::get_path(&self.state(scope).document, &path))
+        Ok(document::get_path(&self.state(scope).document, &path)
+            .map(|value| SettingValue::new(value.clone())))
     }
 
     /// Sets a dotted key in one scope (in memory; call [`SettingsManager::flush`] to write).
     /// Known keys are validated (error names the file and key, nothing changes); an unknown key
     /// is stored and reported back as a warning.
-    pub fn set(
+    pub(crate) fn set(
         &mut self,
         scope: SettingsScope,
         key: &str,
@@ -424,8 +408,11 @@ impl SettingsManager {
         Ok(warnings)
     }
 
-    /// [`SettingsManager::set`] from command-line text: strings and enums verbatim, other known
-    /// types (and unknown keys, when the text is valid JSON) parsed as JSON.
+    /// Sets a dotted key in one scope from the text the user typed (in memory; call
+    /// [`SettingsManager::flush`] to write): strings and enums verbatim, other known types (and
+    /// unknown keys, when the text is valid JSON) parsed as JSON. A known key's value is validated
+    /// against its type in the tree (the error names the file and key, nothing changes); an
+    /// unknown key is stored and reported back as a warning.
     pub fn set_from_text(
         &mut self,
         scope: SettingsScope,
@@ -448,24 +435,14 @@ impl SettingsManager {
         Ok(removed)
     }
 
-    /// Whether a scope has edits not yet written.
-    pub fn has_pending_changes(&self, scope: SettingsScope) -> bool {
-        !self.state(scope).modified.is_empty()
-    }
-
     /// Writes pending edits of both scopes. Each write locks the file, re-reads it, replaces only
     /// the changed keys and renames a temp file over it. A scope whose file failed to load is not
-    /// written ([`SettingsError::ScopeNotWritable`]). Errors are also recorded for
-    /// [`SettingsManager::drain_errors`]; the first one is returned after both scopes were tried.
+    /// written ([`SettingsError::ScopeNotWritable`]). The first error is returned after both scopes
+    /// were tried.
     pub fn flush(&mut self) -> Result<(), SettingsError> {
-        let mut first_error = None;
-        for scope in [SettingsScope::Global, SettingsScope::Project] {
-            if let Err(error) = self.flush_scope(scope) {
-                self.errors.push(clone_error(&error));
-                first_error.get_or_insert(error);
-            }
-        }
-        first_error.map_or(Ok(()), Err)
+        let global = self.flush_scope(SettingsScope::Global);
+        let project = self.flush_scope(SettingsScope::Project);
+        global.and(project)
     }
 
     fn flush_scope(&mut self, scope: SettingsScope) -> Result<(), SettingsError> {
@@ -553,9 +530,7 @@ impl SettingsManager {
     }
 
     fn origin_of(&self, path: &KeyPath) -> SettingOrigin {
-        if document::get_path(&self.overrides, path).is_some() {
-            SettingOrigin::Override
-        } else if document::get_path(&self.project_applied, path).is_some() {
+        if document::get_path(&self.project_applied, path).is_some() {
             SettingOrigin::Project
         } else {
             SettingOrigin::Global
@@ -586,8 +561,7 @@ impl SettingsManager {
 
     fn recompute(&mut self) {
         self.project_applied = Self::applied_project(&self.project.document, self.project_trusted);
-        let merged = document::merge_documents(&self.global.document, &self.project_applied);
-        self.effective = document::merge_documents(&merged, &self.overrides);
+        self.effective = document::merge_documents(&self.global.document, &self.project_applied);
         self.typed = read::typed(&self.global.document, &self.effective);
     }
 
@@ -596,56 +570,5 @@ impl SettingsManager {
     /// the context strategy's layer beneath the files.
     pub fn settings(&self) -> &crate::tree::Settings {
         &self.typed
-    }
-}
-
-/// `SettingsError` holds `io::Error`, which is not `Clone`; keep kind and message.
-fn clone_error(error: &SettingsError) -> SettingsError {
-    let io = |source: &std::io::Error| std::io::Error::new(source.kind(), source.to_string());
-    match error {
-        SettingsError::Read { path, source } => SettingsError::Read {
-            path: path.clone(),
-            source: io(source),
-        },
-        SettingsError::Parse {
-            path,
-            line,
-            column,
-            message,
-        } => SettingsError::Parse {
-            path: path.clone(),
-            line: *line,
-            column: *column,
-            message: message.clone(),
-        },
-        SettingsError::NotAnObject { path } => SettingsError::NotAnObject { path: path.clone() },
-        SettingsError::InvalidValue {
-            path,
-            key,
-            expected,
-            found,
-        } => SettingsError::InvalidValue {
-            path: path.clone(),
-            key: key.clone(),
-            expected: expected.clone(),
-            found: found.clone(),
-        },
-        SettingsError::InvalidKey { key, reason } => SettingsError::InvalidKey {
-            key: key.clone(),
-            reason: reason.clone(),
-        },
-        SettingsError::UnknownKey { key, suggestion } => SettingsError::UnknownKey {
-            key: key.clone(),
-            suggestion: suggestion.clone(),
-        },
-        SettingsError::LockTimeout { path } => SettingsError::LockTimeout { path: path.clone() },
-        SettingsError::Write { path, source } => SettingsError::Write {
-            path: path.clone(),
-            source: io(source),
-        },
-        SettingsError::ScopeNotWritable { path, scope } => SettingsError::ScopeNotWritable {
-            path: path.clone(),
-            scope: *scope,
-        },
     }
 }

@@ -10,7 +10,7 @@ use super::document::{self, Document, KeyPath};
 use super::schema::{self, CheckReport, Field};
 use crate::tree::{ContextStrategy, Settings};
 
-/// The typed settings of `effective` (global ⊕ applied project ⊕ overrides), with the keys marked
+/// The typed settings of `effective` (global ⊕ applied project), with the keys marked
 /// `x-user-only` taken from `global`.
 pub(crate) fn typed(global: &Document, effective: &Document) -> Settings {
     let mut valid = Map::new();
@@ -137,8 +137,11 @@ mod tests {
         assert_eq!(settings.transforms.keep_recent_tool_results, 1);
         // `config get` still shows the files and the defaults, not the layer.
         assert_eq!(
-            read.get("compaction.keepRecentTokens").unwrap().value,
-            Some(json!(20_000))
+            read.get("compaction.keepRecentTokens")
+                .unwrap()
+                .value
+                .map(|value| value.to_string()),
+            Some("20000".to_owned())
         );
     }
 

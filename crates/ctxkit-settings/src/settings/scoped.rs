@@ -26,11 +26,6 @@ impl SettingsManager {
     pub fn resource_entries_in(&self, scope: SettingsScope, kind: ResourceKind) -> Vec<String> {
         string_array(self.document(scope).get(kind.key()))
     }
-
-    /// The merged (project replaces global) array for a resource kind.
-    pub fn resource_entries(&self, kind: ResourceKind) -> Vec<String> {
-        string_array(self.effective().get(kind.key()))
-    }
 }
 
 /// One `packages` entry read leniently, as the package manager always has.
@@ -84,12 +79,6 @@ mod tests {
         manager
             .set(SettingsScope::Project, "cacheWarming", json!("idle"))
             .unwrap();
-        manager.apply_overrides(
-            &json!({"cacheWarming": "idle"})
-                .as_object()
-                .cloned()
-                .unwrap(),
-        );
         assert_eq!(manager.settings().cache_warming, "off");
         let invalid = json!({"cacheWarming": "always"})
             .as_object()

@@ -243,13 +243,21 @@ impl Settings {
             .clone()
     }
 
+    /// A settings file holding only `"contextStrategy": "recommended"`, read: the strategy
+    /// `docs/simulator.md` measures as "ctxkit recommended" (its layer below).
+    pub fn recommended() -> Self {
+        crate::SettingsManager::in_memory(Self::recommended_layer())
+            .settings()
+            .clone()
+    }
+
     /// The layer `"contextStrategy": "recommended"` puts beneath the settings files: the strategy
     /// `docs/simulator.md` measures as "ctxkit recommended". Every tool result but the latest cut
     /// to a head, a tail and a marker naming up to 8 of what it omitted; compaction once the
     /// context passes 40,000 tokens whatever the window (the window's own threshold when lower),
     /// keeping 10,000; the summary written in the background from 80% of that threshold and sent
     /// as a continuation of the cached conversation. Everything else is the default.
-    pub fn recommended_layer() -> Map<String, Value> {
+    pub(crate) fn recommended_layer() -> Map<String, Value> {
         let layer = json!({
             "contextStrategy": "recommended",
             "transforms": {

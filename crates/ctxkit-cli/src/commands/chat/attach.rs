@@ -294,7 +294,9 @@ mod tests {
         );
         assert!(!text.contains("line 2001"));
         assert!(text.contains("<file name=\"logo.png\"></file>"));
-        let image = attached.content[1].as_image().unwrap();
+        let ContentBlock::Image(image) = &attached.content[1] else {
+            panic!("an image block: {:?}", attached.content[1]);
+        };
         assert_eq!(image.mime_type, "image/png");
         assert_eq!(
             base64::engine::general_purpose::STANDARD

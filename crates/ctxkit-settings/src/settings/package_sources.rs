@@ -1,0 +1,71 @@
+//! Edits of a settings file's `packages` list (`ctxkit install`, `ctxkit remove`): each is a locked
+//! read-modify-write of the file, so concurrent edits survive. Which entries are the same package
+//! is the package manager's question (identity against each file's base), asked by source text.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::store;
+use crate::error::SettingsError;
+
+const PACKAGES_KEY: &str = "packages";
+
+/// The source string of a `packages` entry (a string or `{source, …}`).
+fn entry_source(entry: &Value) -> Option<&str> {
+    match entry {
+        Value::String(text) => Some(text),
+        Value::Object(object) => object.get("source").and_then(Value::as_str),
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::Array(_) => None,
+    }
+}
+
+/// Appends `stored` to the `packages` of the settings file at `path` unless an entry whose source
+/// `same` accepts is there already (then nothing is written and `false` returned). A `packages`
+/// that is not an array is an error naming the file and key, and the file is left alone.
+pub fn add_package_source(
+    path: &Path,
+    stored: &str,
+    same: impl Fn(&str) -> bool,
+) -> Result<bool, SettingsError> {
+    let mut not_an_array = false;
+    let changed = store::update_if_changed(path, |document| {
+        let packages = document
+            .entry(PACKAGES_KEY)
+            .or_insert_with(|| Value::Array(Vec::new()));
+        let Value::Array(items) = packages else {
+            not_an_array = true;
+            return false;
+        };
+        if items.iter().filter_map(entry_source).any(&same) {
+            return false;
+        }
+        items.push(Value::from(stored));
+        true
+    })?;
+    if not_an_array {
+        return Err(SettingsError::InvalidValue {
+            path: path.to_path_buf(),
+            key: PACKAGES_KEY.to_owned(),
+            expected: "an array of package sources".to_owned(),
+            found: "another JSON type".to_owned(),
+        });
+    }
+    Ok(changed)
+}
+
+/// Deletes every entry of the `packages` of the settings file at `path` whose source `same`
+/// accepts; returns whether one was deleted.
+pub fn remove_package_sources(
+    path: &Path,
+    same: impl Fn(&str) -> bool,
+) -> Result<bool, SettingsError> {
+    store::update_if_changed(path, |document| {
+        let Some(Value::Array(items)) = document.get_mut(PACKAGES_KEY) else {
+            return false;
+        };
+        let before = items.len();
+        items.retain(|item| !entry_source(item).is_some_and(&same));
+        items.len() != before
+    })
+}

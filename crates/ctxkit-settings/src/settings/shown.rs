@@ -1,0 +1,127 @@
+//! A settings value as ctxkit shows it to the user (`ctxkit config get|list`, the trust review):
+//! text, JSON for `--json` records, secrets masked. The editor's only view of a value: no raw
+//! document leaves this crate for another to walk.
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// What `config list` and the trust review put in place of a secret.
+const MASK: &str = "<redacted>";
+
+/// A value of a settings file (or a key's default), numbers as written.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct SettingValue(Value);
+
+impl SettingValue {
+    pub(crate) fn new(value: Value) -> Self {
+        Self(value)
+    }
+
+    /// `null`: what a hook record shows for a field the hook lacks.
+    pub(crate) fn null() -> Self {
+        Self(Value::Null)
+    }
+
+    /// Strings as they are, everything else as compact JSON (`config get`, `config list`).
+    pub fn display_text(&self) -> String {
+        match &self.0 {
+            Value::String(text) => text.clone(),
+            Value::Null
+            | Value::Bool(_)
+            | Value::Number(_)
+            | Value::Array(_)
+            | Value::Object(_) => self.0.to_string(),
+        }
+    }
+
+    /// A non-empty array, as compact JSON; `None` for anything else (a hook's `events`: absent or
+    /// empty means every event).
+    pub fn non_empty_array_text(&self) -> Option<String> {
+        match &self.0 {
+            Value::Array(items) if !items.is_empty() => Some(self.0.to_string()),
+            Value::Array(_)
+            | Value::Null
+            | Value::Bool(_)
+            | Value::Number(_)
+            | Value::String(_)
+            | Value::Object(_) => None,
+        }
+    }
+
+    /// The value of the dotted `key` with API keys and request header values (which may hold
+    /// tokens) masked at any depth, so a listing can be pasted into a bug report or a log.
+    /// `config get KEY` still shows a value asked for by name.
+    pub fn redacted(self, key: &str) -> Self {
+        Self(redact(key, self.0))
+    }
+}
+
+/// Compact JSON, strings quoted.
+impl std::fmt::Display for SettingValue {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "{}", self.0)
+    }
+}
+
+fn redact(key: &str, value: Value) -> Value {
+    let name = key.rsplit('.').next().unwrap_or(key);
+    let secret_name = name.eq_ignore_ascii_case("apiKey") || key == "server.token";
+    if secret_name && !value.is_null() {
+        return Value::String(MASK.to_owned());
+    }
+    match value {
+        Value::Object(object) if name == "headers" => Value::Object(
+            object
+                .into_iter()
+                .map(|(header, _)| (header, Value::String(MASK.to_owned())))
+                .collect(),
+        ),
+        Value::Object(object) => Value::Object(
+            object
+                .into_iter()
+                .map(|(field, value)| {
+                    let value = redact(&field, value);
+                    (field, value)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => {
+            Value::Array(items.into_iter().map(|item| redact("", item)).collect())
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) => value,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn keys_and_header_values_are_masked_at_any_depth_and_strings_show_bare() {
+        let value = SettingValue::new(json!({
+            "providers": [{"apiKey": "sk-1", "headers": {"X-Token": "t"}, "name": "a"}],
+            "baseUrl": "http://x"
+        }));
+        assert_eq!(
+            value.redacted("llm").to_string(),
+            r#"{"providers":[{"apiKey":"<redacted>","headers":{"X-Token":"<redacted>"},"name":"a"}],"baseUrl":"http://x"}"#
+        );
+        assert_eq!(
+            SettingValue::new(json!("tok"))
+                .redacted("server.token")
+                .display_text(),
+            MASK
+        );
+        assert_eq!(SettingValue::new(json!("light")).display_text(), "light");
+        assert_eq!(SettingValue::new(json!("light")).to_string(), "\"light\"");
+        assert_eq!(SettingValue::new(json!([])).non_empty_array_text(), None);
+        assert_eq!(
+            SettingValue::new(json!(["a"]))
+                .non_empty_array_text()
+                .as_deref(),
+            Some(r#"["a"]"#)
+        );
+    }
+}
