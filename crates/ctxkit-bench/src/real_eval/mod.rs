@@ -9,6 +9,7 @@
 //! the summary's size.
 
 mod identifiers;
+mod junk;
 mod points;
 mod report;
 
@@ -22,6 +23,7 @@ use serde::Serialize;
 use crate::summary_eval::{Case, CaseResult, Fact, request, score, span_text};
 
 pub use identifiers::{identifiers, is_identifier};
+pub use junk::{Junk, SpanVocabulary, junk};
 pub use points::{CompactionPoint, compaction_points, load_session_entries};
 pub use report::{SetTotals, render_report};
 
@@ -100,6 +102,9 @@ pub struct PointResult {
     /// real summary): the size a user gets, which the scored summary (cut to the real size) hides.
     pub own_tokens: u64,
     pub result: CaseResult,
+    /// Junk lines of ours and of the real summary (`junk.rs`): judged on the span alone.
+    pub junk: Junk,
+    pub real_junk: Junk,
 }
 
 impl PointResult {
@@ -171,6 +176,9 @@ pub fn evaluate_point(
     }
     let real_tokens = count_text_tokens(&point.summary, Encoding::Cl100kBase);
     let summary = summarize_offline(&request(&case, real_tokens));
+    let mut source = span_text(&case);
+    source.push_str(point.previous.as_deref().unwrap_or_default());
+    let vocabulary = SpanVocabulary::new(&source);
     // As a compaction asks since Pi 1.6: no limit but the default compaction budget.
     let own = summarize_offline(&request(&case, OWN_SIZE_LIMIT));
     Ok(PointResult {
@@ -182,6 +190,8 @@ pub fn evaluate_point(
         real_tokens,
         own_tokens: count_text_tokens(&own, Encoding::Cl100kBase),
         result: score(&case, &summary),
+        junk: junk(&summary, &vocabulary),
+        real_junk: junk(&point.summary, &vocabulary),
     })
 }
 
