@@ -14,7 +14,8 @@ use crate::summary_eval::is_content;
 const MIN_GROUNDED_WORDS: usize = 3;
 /// The share of a line's content words the span must hold for the line to be grounded in it.
 const GROUNDED_SHARE: f64 = 0.6;
-/// A line this long or longer that an earlier line contains whole is a duplicate.
+/// A line this long or longer that an earlier line contains whole is a duplicate; one the span
+/// holds word for word is grounded (a request or an answer quoted).
 const MIN_CONTAINED_CHARS: usize = 20;
 
 /// Markers of an agent's injected context (lowercased).
@@ -40,7 +41,9 @@ pub struct SpanVocabulary {
 }
 
 impl SpanVocabulary {
-    /// `source`: the span's text (and the earlier summary), in any case.
+    /// `source`: the span's text (and the earlier summary), in any case: the messages' JSON
+    /// (whole tool results, for identifiers and quotes) and their readable serialization (for
+    /// words, which JSON escapes would glue together).
     pub fn new(source: &str) -> Self {
         let source = source.to_lowercase();
         let words = content_words(&source).into_iter().collect();
@@ -147,7 +150,7 @@ pub fn junk(text: &str, span: &SpanVocabulary) -> Junk {
     for line in text.lines().filter(|line| is_content(line)) {
         result.content_lines += 1;
         let lower = normalized(line);
-        let kind = line_kind(&lower, &earlier, span);
+        let kind = line_kind(line, &lower, &earlier, span);
         if let Some(kind) = kind {
             match kind {
                 "injected" => result.injected += 1,
@@ -164,8 +167,13 @@ pub fn junk(text: &str, span: &SpanVocabulary) -> Junk {
     result
 }
 
-/// The junk kind of one normalized line, or `None` when a continuing agent can use it.
-fn line_kind(lower: &str, earlier: &[String], span: &SpanVocabulary) -> Option<&'static str> {
+/// The junk kind of one line (`lower`: normalized), or `None` when a continuing agent can use it.
+fn line_kind(
+    line: &str,
+    lower: &str,
+    earlier: &[String],
+    span: &SpanVocabulary,
+) -> Option<&'static str> {
     if is_injected(lower) {
         return Some("injected");
     }
@@ -174,12 +182,17 @@ fn line_kind(lower: &str, earlier: &[String], span: &SpanVocabulary) -> Option<&
     if earlier.iter().any(|line| line == lower) || contained {
         return Some("duplicate");
     }
-    let named: Vec<String> = identifiers(lower)
+    // Identifiers from the line as written: camelCase is lost in lower case.
+    let named: Vec<String> = identifiers(line)
         .into_iter()
         .filter(|identifier| span.source.contains(identifier.as_str()))
         .collect();
     let usable = named.iter().any(|name| !is_unusable_identifier(name));
     if usable {
+        return None;
+    }
+    let quoted = lower.chars().count() >= MIN_CONTAINED_CHARS && span.source.contains(lower);
+    if quoted {
         return None;
     }
     let words = line_words(lower);
@@ -248,6 +261,14 @@ mod tests {
         let text = "- Call toolu_01abcdef\n- Entry 3f2a9c1e-0000-4000-8000-00000000abcd at 2026-01-01t10:00:00z";
         let result = kinds(text);
         assert_eq!(result.unusable, 2, "{result:?}");
+    }
+
+    #[test]
+    fn a_quote_of_the_span_is_useful_and_camel_case_names_count() {
+        let span = SpanVocabulary::new("user: how do i rename a branch? the leadData field");
+        assert_eq!(junk("- how do i rename a branch", &span).lines(), 0);
+        assert_eq!(junk("- Seen: `leadData`", &span).lines(), 0);
+        assert_eq!(junk("- yes go ahead", &span).lines(), 1);
     }
 
     #[test]

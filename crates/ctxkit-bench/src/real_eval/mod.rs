@@ -176,7 +176,8 @@ pub fn evaluate_point(
     }
     let real_tokens = count_text_tokens(&point.summary, Encoding::Cl100kBase);
     let summary = summarize_offline(&request(&case, real_tokens));
-    let mut source = span_text(&case);
+    let mut source = serde_json::to_string(&point.messages).unwrap_or_default();
+    source.push_str(&span_text(&case));
     source.push_str(point.previous.as_deref().unwrap_or_default());
     let vocabulary = SpanVocabulary::new(&source);
     // As a compaction asks since Pi 1.6: no limit but the default compaction budget.
