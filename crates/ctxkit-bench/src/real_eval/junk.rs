@@ -87,6 +87,13 @@ fn content_words(text: &str) -> Vec<String> {
 fn line_words(line: &str) -> Vec<String> {
     let mut words = Vec::new();
     for token in line.split_whitespace() {
+        if token.chars().any(is_han) {
+            // Han text has no spaces: its runs between punctuation are its words.
+            for run in token.split(|c: char| !c.is_alphabetic()) {
+                push_words(run, &mut words);
+            }
+            continue;
+        }
         let token = token.trim_matches(|c: char| !c.is_alphanumeric());
         if token.chars().all(char::is_alphabetic) {
             push_words(token, &mut words);
@@ -191,7 +198,9 @@ fn line_kind(
     if usable {
         return None;
     }
-    let quoted = lower.chars().count() >= MIN_CONTAINED_CHARS && span.source.contains(lower);
+    // A quote cut short ends with `…`.
+    let quote = lower.trim_end_matches('…').trim_end();
+    let quoted = quote.chars().count() >= MIN_CONTAINED_CHARS && span.source.contains(quote);
     if quoted {
         return None;
     }
@@ -276,5 +285,6 @@ mod tests {
         let span = SpanVocabulary::new("用户要求修复登录超时问题");
         assert_eq!(junk("- 修复登录超时问题", &span).lines(), 0);
         assert_eq!(junk("- 今天天气很好明天", &span).lines(), 1);
+        assert_eq!(junk("- 好的，修复登录超时问题", &span).lines(), 0);
     }
 }
