@@ -15,6 +15,7 @@ mod report;
 
 use std::path::{Path, PathBuf};
 
+use ctxkit_compaction::FileLists;
 use ctxkit_summarizer::SummaryPurpose;
 use ctxkit_summarizer_offline::summarize_offline;
 use ctxkit_tokens::{Encoding, count_text_tokens};
@@ -196,10 +197,14 @@ pub fn evaluate_point(
     })
 }
 
-/// Every point of every listed session of `split` (all splits but `usage` when `None`).
+/// Every point of every listed session of `split` (all splits but `usage` when `None`). A real
+/// summary's `<read-files>`/`<modified-files>` blocks (which Pi's and OpenClaw's compaction append
+/// to the model's summary, as ctxkit's does to the summarizer's) are not the summarizer's text and
+/// are left out of its facts and its size unless `keep_file_blocks`.
 pub fn evaluate_corpus(
     rows: &[ManifestRow],
     split: Option<&str>,
+    keep_file_blocks: bool,
 ) -> (Vec<PointResult>, Vec<SkippedPoint>) {
     let mut results = Vec::new();
     let mut skipped = Vec::new();
@@ -227,6 +232,11 @@ pub fn evaluate_corpus(
                 }
             };
         for (index, point) in points.iter().enumerate() {
+            let mut point = point.clone();
+            if !keep_file_blocks {
+                point.summary = FileLists::strip_blocks(&point.summary).to_owned();
+            }
+            let point = &point;
             let short: String = file_name.chars().take(8).collect();
             let name = format!("{short}#{}", index + 1);
             match evaluate_point(point, row, &name) {
