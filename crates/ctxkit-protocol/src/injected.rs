@@ -10,7 +10,14 @@
 //!   review guidelines:`, up to the line `## My request for Codex:`;
 //! - OpenCode: its synthetic texts ("The following tool was executed by the user", "Called the Read
 //!   tool with the following input: …") and `<system-reminder>` blocks;
-//! - Pi: a skill expanded into the message (`<skill name="…" location="…">…</skill>`).
+//! - Pi: a skill expanded into the message (`<skill name="…" location="…">…</skill>`);
+//! - OpenClaw (Pi's format, a gateway in front): its system event lines (`System: [date] Exec
+//!   completed (…) :: output`, `System (untrusted): …`), a chat channel's metadata blocks
+//!   (`Conversation info (untrusted metadata):`, `Sender (untrusted metadata):` with their fenced
+//!   JSON), the `[message_id: …]` line and the hint after an attachment (the `[media attached: …]`
+//!   line stays: the user sent that file), the
+//!   `[Fri 2026-03-06 21:34 GMT+8]` stamp before the user's words, and the heartbeat prompt ("Read
+//!   HEARTBEAT.md if it exists …").
 //!
 //! A summary's goal and a session's "first message" are the user's words, so these are left out of
 //! both. A pure text function (no I/O), shared by the listing and the offline summarizer.
@@ -33,8 +40,22 @@ const INJECTED_LINES: [&str; 4] = [
     "The following tool was executed by the user",
     "Called the Read tool with the following input:",
 ];
-/// Messages that are an agent's text from their first line on: Claude Code's skill text.
-const INJECTED_MESSAGES: [&str; 1] = ["Base directory for this skill:"];
+/// Messages that are an agent's text from their first line on: Claude Code's skill text,
+/// OpenClaw's heartbeat prompt.
+const INJECTED_MESSAGES: [&str; 2] = [
+    "Base directory for this skill:",
+    "Read HEARTBEAT.md if it exists",
+];
+/// OpenClaw's system event lines: `System: [date] …` and `System (untrusted): …`.
+const OPENCLAW_EVENT_LINES: [&str; 2] = ["System: [", "System (untrusted):"];
+/// OpenClaw's one-line envelope markers and the media hint that follows an attachment (the
+/// `[media attached: path (type)]` line itself stays: the user sent that file).
+const OPENCLAW_ENVELOPE_LINES: [&str; 2] = [
+    "[message_id: ",
+    "To send an image back, prefer the message tool",
+];
+/// The end of the heading line of a chat channel's metadata block (then a fenced JSON block).
+const OPENCLAW_METADATA_HEADING: &str = " (untrusted metadata):";
 
 /// `text` without injected blocks: a tag of lowercase letters with a `-` or `_` in its name
 /// (`<system-reminder>`, `<environment_context>`) up to its own end tag, and Codex's `AGENTS.md`
@@ -48,7 +69,7 @@ pub fn strip_injected_context(text: &str) -> String {
     }
     let text = strip_codex_ide_context(text);
     let text = strip_pi_skills(&strip_agents_md(text));
-    let text = strip_injected_lines(&text);
+    let text = strip_injected_lines(&strip_openclaw_envelope(&text));
     let mut out = String::with_capacity(text.len());
     let mut rest = text.as_str();
     while let Some(open) = rest.find('<') {
@@ -110,6 +131,106 @@ fn strip_pi_skills(text: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// OpenClaw's system events in a user message (`System: [date] Exec completed (…) :: output`,
+/// `System (untrusted): …`), each without its `System…:` label and date: what a background run
+/// printed, for a reader that keeps it as output rather than as the user's words.
+pub fn injected_events(text: &str) -> Vec<String> {
+    text.lines()
+        .map(str::trim)
+        .filter_map(|line| {
+            let rest = OPENCLAW_EVENT_LINES
+                .iter()
+                .find_map(|label| line.strip_prefix(label.trim_end_matches('[')))?;
+            let rest = rest.trim_start();
+            // `[2026-03-06 21:33:37 GMT+8] ` before the event, when there is one.
+            let rest = match rest
+                .strip_prefix('[')
+                .and_then(|inner| inner.split_once("] "))
+            {
+                Some((_, event)) => event,
+                None => rest,
+            };
+            let event = rest.trim();
+            (!event.is_empty()).then(|| event.to_owned())
+        })
+        .collect()
+}
+
+/// `text` without OpenClaw's envelope: event lines, metadata blocks (heading and fenced block),
+/// the one-line markers, and the date stamp before the user's words (`[Fri 2026-03-06 21:34
+/// GMT+8] `). Text without any of them is returned as it is.
+fn strip_openclaw_envelope(text: &str) -> String {
+    let marked = text.contains(OPENCLAW_METADATA_HEADING)
+        || OPENCLAW_EVENT_LINES
+            .iter()
+            .chain(OPENCLAW_ENVELOPE_LINES.iter())
+            .any(|marker| text.contains(marker))
+        || text.trim_start().starts_with('[');
+    if !marked {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut in_metadata = false;
+    let mut fence_open = false;
+    for line in text.split_inclusive('\n') {
+        let bare = line.trim();
+        if in_metadata {
+            // The heading, then one fenced block: skip through its closing fence.
+            if bare.starts_with("```") {
+                fence_open = !fence_open;
+                in_metadata = fence_open;
+            } else if !fence_open && !bare.is_empty() {
+                in_metadata = false;
+                out.push_str(line);
+            }
+            continue;
+        }
+        if bare.ends_with(OPENCLAW_METADATA_HEADING.trim_start())
+            && bare.contains(OPENCLAW_METADATA_HEADING)
+        {
+            in_metadata = true;
+            fence_open = false;
+            continue;
+        }
+        let event = OPENCLAW_EVENT_LINES
+            .iter()
+            .chain(OPENCLAW_ENVELOPE_LINES.iter())
+            .any(|marker| bare.starts_with(marker));
+        if !event {
+            out.push_str(strip_openclaw_stamp(line));
+        }
+    }
+    out
+}
+
+/// A line without OpenClaw's leading date stamp: `[Fri 2026-03-06 21:34 GMT+8] ` (a weekday, an
+/// ISO date and a time in brackets).
+fn strip_openclaw_stamp(line: &str) -> &str {
+    let Some(rest) = line.strip_prefix('[') else {
+        return line;
+    };
+    let Some(close) = rest.find("] ") else {
+        return line;
+    };
+    let stamp = &rest[..close];
+    let mut parts = stamp.split(' ');
+    let weekday = parts
+        .next()
+        .is_some_and(|day| day.len() == 3 && day.chars().all(|c| c.is_ascii_alphabetic()));
+    let date = parts.next().is_some_and(|date| {
+        date.len() == 10
+            && date.chars().enumerate().all(|(index, c)| {
+                matches!(index, 4 | 7) == (c == '-') && (c == '-' || c.is_ascii_digit())
+            })
+    });
+    let time = parts.next().is_some_and(|time| time.contains(':'));
+    if weekday && date && time {
+        &rest[close + 2..]
+    } else {
+        line
+    }
 }
 
 /// `text` without the lines that start with one of [`INJECTED_LINES`].
@@ -258,5 +379,50 @@ mod tests {
         // An unclosed skill tag is the user's text.
         let open = "<skill name=\"x\"> is how Pi writes it";
         assert_eq!(strip_injected_context(open), open);
+    }
+
+    #[test]
+    fn openclaw_envelope_is_left_out() {
+        // Shapes of real OpenClaw sessions, with made-up content.
+        let events = "System: [2026-03-06 21:33:37 GMT+8] Exec failed (rapid-co, code 1) :: fatal: refusing to merge\n\
+                      System: [2026-03-06 21:43:59 GMT+8] Exec completed (briny-nu, code 0)\n\n\
+                      [Fri 2026-03-06 21:34 GMT+8] pick option 2\n\
+                      [message_id: 55fdd8ab-e2bb-4eeb-9ffc-24f7a5c718fe]";
+        assert_eq!(strip_injected_context(events).trim(), "pick option 2");
+        let channel = "Conversation info (untrusted metadata):\n```json\n{\n  \"message_id\": \"om_1\",\n  \"sender\": \"ou_2\"\n}\n```\n\n\
+                       Sender (untrusted metadata):\n```json\n{\n  \"label\": \"openclaw-tui (gateway-client)\"\n}\n```\n\n\
+                       [Thu 2026-04-02 07:09 GMT+2] split the task across agents";
+        assert_eq!(
+            strip_injected_context(channel).trim(),
+            "split the task across agents"
+        );
+        let media = "[media attached: /home/a/.openclaw/media/inbound/x.webp (image/webp)]\n\
+                     To send an image back, prefer the message tool (media/path/filePath).\n\
+                     what is in this picture?";
+        assert_eq!(
+            strip_injected_context(media).trim(),
+            "[media attached: /home/a/.openclaw/media/inbound/x.webp (image/webp)]\nwhat is in this picture?"
+        );
+        assert!(is_injected_context(
+            "System (untrusted): [2026-04-26 22:02:59 PDT] **Evening Check-in**\nSystem (untrusted): **REVIEW:** (Summarize.)"
+        ));
+        assert!(is_injected_context(
+            "Read HEARTBEAT.md if it exists (workspace context). Follow it strictly.\nCurrent time: Wednesday"
+        ));
+        assert_eq!(
+            injected_events(events),
+            vec![
+                "Exec failed (rapid-co, code 1) :: fatal: refusing to merge",
+                "Exec completed (briny-nu, code 0)"
+            ]
+        );
+        assert!(injected_events("pick option 2").is_empty());
+        // The user's own brackets, and a metadata heading quoted mid-line, stay.
+        let own = "[WIP] fix the parser\nWhy does it print Sender (untrusted metadata): here?";
+        assert_eq!(strip_injected_context(own), own);
+        assert_eq!(
+            strip_injected_context("[Mon 2026-01-05] no time, so not a stamp"),
+            "[Mon 2026-01-05] no time, so not a stamp"
+        );
     }
 }

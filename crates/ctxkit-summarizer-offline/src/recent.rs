@@ -144,7 +144,8 @@ fn verbatim_line(step: &Step) -> Option<String> {
 /// When everything else is said and room is left (a span that holds little, or one shorter than the
 /// summary's size), the span's last steps in full, newest first until `budget` tokens by `count`,
 /// returned oldest first. The words are the span's own, whole where the sections and the recent
-/// steps condensed them; a step `text` already holds word for word is skipped.
+/// steps condensed them; a step `text` already holds word for word, or one the same as a newer
+/// step listed (a command run again with the same outcome), is skipped.
 pub fn verbatim_lines(
     steps: &[Step],
     budget: u64,
@@ -154,7 +155,7 @@ pub fn verbatim_lines(
     let mut lines = Vec::new();
     let mut used = 0;
     for line in steps.iter().rev().filter_map(verbatim_line) {
-        if text.contains(body(&line)) {
+        if text.contains(body(&line)) || lines.contains(&line) {
             continue;
         }
         let cost = count(&line) + 2;

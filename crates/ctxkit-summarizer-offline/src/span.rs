@@ -54,7 +54,14 @@ pub fn steps(messages: &[AgentMessage]) -> Vec<Step> {
     for message in messages {
         match message {
             AgentMessage::User(user) => {
-                let text = strip_injected(&content_text(&user.content));
+                let raw = content_text(&user.content);
+                // An agent's system events (a background run's output) are output, not requests.
+                steps.extend(
+                    ctxkit_protocol::injected_events(&raw)
+                        .into_iter()
+                        .map(event_call),
+                );
+                let text = strip_injected(&raw);
                 if !text.trim().is_empty() {
                     steps.push(Step::Request(text));
                 }
@@ -98,6 +105,21 @@ pub fn steps(messages: &[AgentMessage]) -> Vec<Step> {
         }
     }
     steps
+}
+
+/// A system event as the call it reports: `Exec failed (name, code 1) :: output` → the command
+/// `Exec failed (name, code 1)`, failed, with its output.
+fn event_call(event: String) -> Step {
+    let (target, output) = match event.split_once(" :: ") {
+        Some((target, output)) => (target.trim().to_owned(), output.trim().to_owned()),
+        None => (event.clone(), String::new()),
+    };
+    Step::Call(Call {
+        kind: CallKind::Other,
+        failed: target.contains("failed"),
+        target,
+        output: Some(output),
+    })
 }
 
 fn content_text(content: &MessageContent) -> String {

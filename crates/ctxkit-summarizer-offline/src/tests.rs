@@ -223,6 +223,22 @@ fn room_left_after_everything_goes_to_the_last_steps_in_full() {
 }
 
 #[test]
+fn a_step_repeated_with_the_same_outcome_is_in_full_once() {
+    let mut values = vec![json!({"role": "user", "content": "List the project folder"})];
+    for id in ["r1", "r2", "r3", "r4"] {
+        values.extend(bash(
+            id,
+            "ls -la /srv/app/",
+            "permission denied: /srv/app",
+            true,
+        ));
+    }
+    let summary = summarize_offline(&request(messages(json!(values)), None, 13_107));
+    let repeated = summary.matches("$ ls -la /srv/app/").count();
+    assert!(repeated <= 1, "{summary}");
+}
+
+#[test]
 fn the_most_recent_steps_fill_the_budget_left() {
     let summary = summarize_offline(&request(session(30), None, 13_107));
     let recent = &summary[summary.find("### Most Recent Steps").unwrap()..];

@@ -23,12 +23,16 @@ struct Args {
     /// Print the results as JSON.
     #[arg(long)]
     json: bool,
+    /// Score the real summaries with the file lists their compaction appended (`<read-files>`,
+    /// `<modified-files>`), as the first runs before 2026-11-29's third round did.
+    #[arg(long)]
+    keep_file_blocks: bool,
 }
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let rows = read_manifest(&args.dir).map_err(anyhow::Error::msg)?;
-    let (results, skipped) = evaluate_corpus(&rows, args.split.as_deref());
+    let (results, skipped) = evaluate_corpus(&rows, args.split.as_deref(), args.keep_file_blocks);
     let out = if args.json {
         serde_json::to_string_pretty(&serde_json::json!({"points": results, "skipped": skipped}))?
     } else {

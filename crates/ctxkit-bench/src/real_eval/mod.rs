@@ -9,11 +9,13 @@
 //! the summary's size.
 
 mod identifiers;
+mod junk;
 mod points;
 mod report;
 
 use std::path::{Path, PathBuf};
 
+use ctxkit_compaction::FileLists;
 use ctxkit_summarizer::SummaryPurpose;
 use ctxkit_summarizer_offline::summarize_offline;
 use ctxkit_tokens::{Encoding, count_text_tokens};
@@ -22,6 +24,7 @@ use serde::Serialize;
 use crate::summary_eval::{Case, CaseResult, Fact, request, score, span_text};
 
 pub use identifiers::{identifiers, is_identifier};
+pub use junk::{Junk, SpanVocabulary, junk};
 pub use points::{CompactionPoint, compaction_points, load_session_entries};
 pub use report::{SetTotals, render_report};
 
@@ -100,6 +103,9 @@ pub struct PointResult {
     /// real summary): the size a user gets, which the scored summary (cut to the real size) hides.
     pub own_tokens: u64,
     pub result: CaseResult,
+    /// Junk lines of ours and of the real summary (`junk.rs`): judged on the span alone.
+    pub junk: Junk,
+    pub real_junk: Junk,
 }
 
 impl PointResult {
@@ -171,6 +177,10 @@ pub fn evaluate_point(
     }
     let real_tokens = count_text_tokens(&point.summary, Encoding::Cl100kBase);
     let summary = summarize_offline(&request(&case, real_tokens));
+    let mut source = serde_json::to_string(&point.messages).unwrap_or_default();
+    source.push_str(&span_text(&case));
+    source.push_str(point.previous.as_deref().unwrap_or_default());
+    let vocabulary = SpanVocabulary::new(&source);
     // As a compaction asks since Pi 1.6: no limit but the default compaction budget.
     let own = summarize_offline(&request(&case, OWN_SIZE_LIMIT));
     Ok(PointResult {
@@ -182,13 +192,19 @@ pub fn evaluate_point(
         real_tokens,
         own_tokens: count_text_tokens(&own, Encoding::Cl100kBase),
         result: score(&case, &summary),
+        junk: junk(&summary, &vocabulary),
+        real_junk: junk(&point.summary, &vocabulary),
     })
 }
 
-/// Every point of every listed session of `split` (all splits but `usage` when `None`).
+/// Every point of every listed session of `split` (all splits but `usage` when `None`). A real
+/// summary's `<read-files>`/`<modified-files>` blocks (which Pi's and OpenClaw's compaction append
+/// to the model's summary, as ctxkit's does to the summarizer's) are not the summarizer's text and
+/// are left out of its facts and its size unless `keep_file_blocks`.
 pub fn evaluate_corpus(
     rows: &[ManifestRow],
     split: Option<&str>,
+    keep_file_blocks: bool,
 ) -> (Vec<PointResult>, Vec<SkippedPoint>) {
     let mut results = Vec::new();
     let mut skipped = Vec::new();
@@ -216,6 +232,11 @@ pub fn evaluate_corpus(
                 }
             };
         for (index, point) in points.iter().enumerate() {
+            let mut point = point.clone();
+            if !keep_file_blocks {
+                point.summary = FileLists::strip_blocks(&point.summary).to_owned();
+            }
+            let point = &point;
             let short: String = file_name.chars().take(8).collect();
             let name = format!("{short}#{}", index + 1);
             match evaluate_point(point, row, &name) {

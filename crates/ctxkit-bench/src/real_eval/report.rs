@@ -15,6 +15,14 @@ pub struct SetTotals {
     pub above_tail: usize,
     pub noise_lines: usize,
     pub content_lines: usize,
+    /// The real summaries by the same (issue's) noise measure.
+    pub real_noise_lines: usize,
+    pub real_content_lines: usize,
+    /// Junk (`junk.rs`): ours and the real summaries'.
+    pub junk_lines: usize,
+    pub junk_content_lines: usize,
+    pub real_junk_lines: usize,
+    pub real_junk_content_lines: usize,
     pub min_ratio: f64,
     pub max_ratio: f64,
     pub mean_ratio: f64,
@@ -57,6 +65,23 @@ impl SetTotals {
                 .iter()
                 .map(|point| point.result.summary.content_lines)
                 .sum(),
+            real_noise_lines: points
+                .iter()
+                .filter_map(|point| point.result.reference.as_ref())
+                .map(|measure| measure.noise_lines)
+                .sum(),
+            real_content_lines: points
+                .iter()
+                .filter_map(|point| point.result.reference.as_ref())
+                .map(|measure| measure.content_lines)
+                .sum(),
+            junk_lines: points.iter().map(|point| point.junk.lines()).sum(),
+            junk_content_lines: points.iter().map(|point| point.junk.content_lines).sum(),
+            real_junk_lines: points.iter().map(|point| point.real_junk.lines()).sum(),
+            real_junk_content_lines: points
+                .iter()
+                .map(|point| point.real_junk.content_lines)
+                .sum(),
             min_ratio: ratios.iter().copied().fold(f64::INFINITY, f64::min),
             max_ratio: ratios.iter().copied().fold(0.0, f64::max),
             mean_ratio: ratios.iter().sum::<f64>() / ratios.len().max(1) as f64,
@@ -78,6 +103,18 @@ impl SetTotals {
     pub fn noise(&self) -> f64 {
         self.noise_lines as f64 / self.content_lines.max(1) as f64
     }
+
+    pub fn real_noise(&self) -> f64 {
+        self.real_noise_lines as f64 / self.real_content_lines.max(1) as f64
+    }
+
+    pub fn junk(&self) -> f64 {
+        self.junk_lines as f64 / self.junk_content_lines.max(1) as f64
+    }
+
+    pub fn real_junk(&self) -> f64 {
+        self.real_junk_lines as f64 / self.real_junk_content_lines.max(1) as f64
+    }
 }
 
 fn percent(value: f64) -> String {
@@ -91,7 +128,7 @@ fn set_name(point: &PointResult) -> String {
 fn totals_row(out: &mut String, label: &str, totals: &SetTotals) {
     let _ = writeln!(
         out,
-        "| **{label}** | {} points | | | {:.2}× ({:.2}–{:.2}), {} in 0.5–1.5× | {:.2}–{:.2}×, {} in band | **{}** | {} | **{:+.1}** | {} of {} | {} | |",
+        "| **{label}** | {} points | | | {:.2}× ({:.2}–{:.2}), {} in 0.5–1.5× | {:.2}–{:.2}×, {} in band | **{}** | {} | **{:+.1}** | {} of {} | {} | {} | {} | {} |",
         totals.points,
         totals.mean_ratio,
         totals.min_ratio,
@@ -106,6 +143,9 @@ fn totals_row(out: &mut String, label: &str, totals: &SetTotals) {
         totals.above_tail,
         totals.points,
         percent(totals.noise()),
+        percent(totals.real_noise()),
+        percent(totals.junk()),
+        percent(totals.real_junk()),
     );
 }
 
@@ -114,7 +154,7 @@ pub fn render_report(results: &[PointResult], skipped: &[SkippedPoint], verbose:
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "| Point | Span tokens | Real summary tokens | Ours | × real | Own size × real | Recall | Tail recall | Δ points | Above | Noise | Real noise |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "| Point | Span tokens | Real summary tokens | Ours | × real | Own size × real | Recall | Tail recall | Δ points | Above | Noise | Real noise | Junk | Real junk |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     );
     let mut sets: Vec<String> = results.iter().map(set_name).collect();
     sets.dedup();
@@ -131,7 +171,7 @@ pub fn render_report(results: &[PointResult], skipped: &[SkippedPoint], verbose:
             let tail = result.tail.recalled as f64 / result.facts.max(1) as f64;
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {:.2}× | {:.2}× | {} ({}/{}) | {} | {:+.0} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {:.2}× | {:.2}× | {} ({}/{}) | {} | {:+.0} | {} | {} | {} | {} | {} |",
                 point.name,
                 point.span_tokens,
                 point.real_tokens,
@@ -154,6 +194,8 @@ pub fn render_report(results: &[PointResult], skipped: &[SkippedPoint], verbose:
                     .as_ref()
                     .map(|measure| percent(measure.noise_rate()))
                     .unwrap_or_default(),
+                percent(point.junk.rate()),
+                percent(point.real_junk.rate()),
             );
         }
         totals_row(&mut out, set, &SetTotals::of(&points));
@@ -184,11 +226,12 @@ pub fn render_report(results: &[PointResult], skipped: &[SkippedPoint], verbose:
         for point in results {
             let _ = writeln!(
                 out,
-                "\n### {} ({})\n\nMissed: {:?}\nTail missed: {:?}\n\n```\n{}\n```",
+                "\n### {} ({})\n\nMissed: {:?}\nTail missed: {:?}\nJunk: {:?}\n\n```\n{}\n```",
                 point.name,
                 set_name(point),
                 point.result.summary.missed,
                 point.result.tail.missed,
+                point.junk.examples,
                 point.result.summary_text
             );
         }

@@ -131,7 +131,7 @@ pub struct CaseResult {
 
 /// Lines that are structure rather than content: headings, the notice, placeholders, notes of what
 /// the budget left out.
-fn is_content(line: &str) -> bool {
+pub(crate) fn is_content(line: &str) -> bool {
     let trimmed = line.trim();
     let bare = trimmed.trim_start_matches(['-', ' ']);
     !(trimmed.is_empty()
