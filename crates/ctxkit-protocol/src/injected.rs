@@ -48,6 +48,8 @@ const INJECTED_MESSAGES: [&str; 2] = [
 ];
 /// OpenClaw's system event lines: `System: [date] …` and `System (untrusted): …`.
 const OPENCLAW_EVENT_LINES: [&str; 2] = ["System: [", "System (untrusted):"];
+/// The label of an event's further lines (`System: …` right after an event line).
+const OPENCLAW_EVENT_CONTINUATION: &str = "System: ";
 /// OpenClaw's one-line envelope markers and the media hint that follows an attachment (the
 /// `[media attached: path (type)]` line itself stays: the user sent that file).
 const OPENCLAW_ENVELOPE_LINES: [&str; 2] = [
@@ -137,25 +139,39 @@ fn strip_pi_skills(text: &str) -> String {
 /// `System (untrusted): …`), each without its `System…:` label and date: what a background run
 /// printed, for a reader that keeps it as output rather than as the user's words.
 pub fn injected_events(text: &str) -> Vec<String> {
-    text.lines()
-        .map(str::trim)
-        .filter_map(|line| {
-            let rest = OPENCLAW_EVENT_LINES
-                .iter()
-                .find_map(|label| line.strip_prefix(label.trim_end_matches('[')))?;
+    let mut events: Vec<String> = Vec::new();
+    let mut in_event = false;
+    for line in text.lines().map(str::trim) {
+        if let Some(rest) = OPENCLAW_EVENT_LINES
+            .iter()
+            .filter(|label| line.starts_with(*label))
+            .find_map(|label| line.strip_prefix(label.trim_end_matches('[')))
+        {
             let rest = rest.trim_start();
             // `[2026-03-06 21:33:37 GMT+8] ` before the event, when there is one.
-            let rest = match rest
+            let event = match rest
                 .strip_prefix('[')
                 .and_then(|inner| inner.split_once("] "))
             {
                 Some((_, event)) => event,
                 None => rest,
             };
-            let event = rest.trim();
-            (!event.is_empty()).then(|| event.to_owned())
-        })
-        .collect()
+            events.push(event.trim().to_owned());
+            in_event = true;
+        } else if let Some(more) = line
+            .strip_prefix(OPENCLAW_EVENT_CONTINUATION)
+            .filter(|_| in_event)
+        {
+            if let Some(event) = events.last_mut() {
+                event.push('\n');
+                event.push_str(more.trim());
+            }
+        } else {
+            in_event = false;
+        }
+    }
+    events.retain(|event| !event.trim().is_empty());
+    events
 }
 
 /// `text` without OpenClaw's envelope: event lines, metadata blocks (heading and fenced block),
@@ -174,6 +190,7 @@ fn strip_openclaw_envelope(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut in_metadata = false;
     let mut fence_open = false;
+    let mut in_event = false;
     for line in text.split_inclusive('\n') {
         let bare = line.trim();
         if in_metadata {
@@ -194,11 +211,15 @@ fn strip_openclaw_envelope(text: &str) -> String {
             fence_open = false;
             continue;
         }
-        let event = OPENCLAW_EVENT_LINES
+        let event_line = OPENCLAW_EVENT_LINES
             .iter()
-            .chain(OPENCLAW_ENVELOPE_LINES.iter())
             .any(|marker| bare.starts_with(marker));
-        if !event {
+        let continued = in_event && bare.starts_with(OPENCLAW_EVENT_CONTINUATION);
+        in_event = event_line || continued;
+        let envelope = OPENCLAW_ENVELOPE_LINES
+            .iter()
+            .any(|marker| bare.starts_with(marker));
+        if !(in_event || envelope) {
             out.push_str(strip_openclaw_stamp(line));
         }
     }
@@ -417,6 +438,17 @@ mod tests {
             ]
         );
         assert!(injected_events("pick option 2").is_empty());
+        // An event's further lines carry the label alone; the user's words after it stay.
+        let continued = "System: [2026-03-25 08:33:28 GMT+8] Gateway restart ok\nSystem: set the main model\n\n\
+                         [Wed 2026-03-25 08:37 GMT+8] which model is this?\nSystem: is my own word here";
+        assert_eq!(
+            strip_injected_context(continued).trim(),
+            "which model is this?\nSystem: is my own word here"
+        );
+        assert_eq!(
+            injected_events(continued),
+            vec!["Gateway restart ok\nset the main model"]
+        );
         // The user's own brackets, and a metadata heading quoted mid-line, stay.
         let own = "[WIP] fix the parser\nWhy does it print Sender (untrusted metadata): here?";
         assert_eq!(strip_injected_context(own), own);
