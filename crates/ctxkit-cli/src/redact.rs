@@ -37,12 +37,20 @@ impl<W: Write> RedactingWriter<W> {
 
 impl<W: Write> Write for RedactingWriter<W> {
     fn write(&mut self, buffer: &[u8]) -> std::io::Result<usize> {
-        self.pending.extend_from_slice(buffer);
-        if let Some(last_newline) = self.pending.iter().rposition(|&byte| byte == b'\n') {
-            let rest = self.pending.split_off(last_newline + 1);
-            let lines = std::mem::replace(&mut self.pending, rest);
-            self.write_redacted(&lines)?;
+        let Some(last_newline) = buffer.iter().rposition(|&byte| byte == b'\n') else {
+            self.pending.extend_from_slice(buffer);
+            return Ok(buffer.len());
+        };
+        let (lines, rest) = buffer.split_at(last_newline + 1);
+        if self.pending.is_empty() {
+            // The usual case (a whole answer line): written from the caller's buffer, uncopied.
+            self.write_redacted(lines)?;
+        } else {
+            let mut joined = std::mem::take(&mut self.pending);
+            joined.extend_from_slice(lines);
+            self.write_redacted(&joined)?;
         }
+        self.pending.extend_from_slice(rest);
         Ok(buffer.len())
     }
 

@@ -24,7 +24,9 @@ pub fn spinner(message: impl Into<std::borrow::Cow<'static, str>>) -> indicatif:
 /// so JSON output stays the same data. The one function every print of session, import, model or
 /// tool text goes through (stdout and stderr through `redact`, the chat through its `Ui`).
 pub fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.chars().any(is_unsafe_for_terminal) {
+    // Most text (a `serve` view is hundreds of kilobytes a turn) is passed on after one byte scan.
+    let may_be_unsafe = |byte: &u8| may_start_unsafe(*byte);
+    if !text.as_bytes().iter().any(may_be_unsafe) || !text.chars().any(is_unsafe_for_terminal) {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut safe = String::with_capacity(text.len() + 16);
@@ -36,6 +38,12 @@ pub fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
         }
     }
     std::borrow::Cow::Owned(safe)
+}
+
+/// Whether `byte` may start the UTF-8 encoding of a character [`is_unsafe_for_terminal`] refuses
+/// (a unit test checks every character against it).
+fn may_start_unsafe(byte: u8) -> bool {
+    matches!(byte, 0x00..=0x08 | 0x0b..=0x1f | 0x7f | 0xc2 | 0xd8 | 0xe2)
 }
 
 /// Whether a terminal would act on `character` instead of showing it.
@@ -236,7 +244,18 @@ fn system_text(object: &ctxkit_protocol::JsonObject) -> String {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod terminal_tests {
-    use super::terminal_safe;
+    use super::{is_unsafe_for_terminal, may_start_unsafe, terminal_safe};
+
+    #[test]
+    fn every_unsafe_character_starts_with_a_byte_the_fast_scan_stops_at() {
+        let mut buffer = [0u8; 4];
+        let missed: Vec<char> = (0..=u32::from(char::MAX))
+            .filter_map(char::from_u32)
+            .filter(|&character| is_unsafe_for_terminal(character))
+            .filter(|character| !may_start_unsafe(character.encode_utf8(&mut buffer).as_bytes()[0]))
+            .collect();
+        assert!(missed.is_empty(), "{missed:?}");
+    }
 
     #[test]
     fn escape_sequences_are_shown_not_sent() {

@@ -3,14 +3,16 @@
 //! committed).
 
 /// `text` with the user information of every URL in it (`scheme://userinfo@`, `git:userinfo@`)
-/// replaced by `<redacted>`. A bare `git@` (the usual SSH user) is kept.
-pub fn redact_credentials(text: &str) -> String {
-    let mut result = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some((start, prefix_length)) = next_authority(rest) {
-        let authority_start = start + prefix_length;
-        result.push_str(&rest[..authority_start]);
-        let authority = &rest[authority_start..];
+/// replaced by `<redacted>`. A bare `git@` (the usual SSH user) is kept. Text without any is
+/// returned as it is, uncopied (every line `ctxkit` prints passes here).
+pub fn redact_credentials(text: &str) -> std::borrow::Cow<'_, str> {
+    let mut result = String::new();
+    // `text[..copied]` is in `result`; the search for the next URL resumes at `position`.
+    let mut copied = 0;
+    let mut position = 0;
+    while let Some((start, prefix_length)) = next_authority(&text[position..]) {
+        let authority_start = position + start + prefix_length;
+        let authority = &text[authority_start..];
         let end = authority
             .find(|character: char| {
                 character == '/' || character.is_whitespace() || "\"'<>`".contains(character)
@@ -18,14 +20,19 @@ pub fn redact_credentials(text: &str) -> String {
             .unwrap_or(authority.len());
         match authority[..end].rfind('@') {
             Some(at) if &authority[..at] != "git" && at > 0 => {
+                result.push_str(&text[copied..authority_start]);
                 result.push_str("<redacted>");
-                rest = &authority[at..];
+                copied = authority_start + at;
+                position = copied;
             }
-            Some(_) | None => rest = authority,
+            Some(_) | None => position = authority_start,
         }
     }
-    result.push_str(rest);
-    result
+    if result.is_empty() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    result.push_str(&text[copied..]);
+    std::borrow::Cow::Owned(result)
 }
 
 /// Whether `text` holds credentials [`redact_credentials`] would hide.

@@ -93,7 +93,7 @@ fn redact_source(text: &str) -> String {
         Some(at) if redacted[..at].contains(':') => {
             format!("<redacted>{}", &redacted[at..])
         }
-        Some(_) | None => redacted,
+        Some(_) | None => redacted.into_owned(),
     }
 }
 
