@@ -123,8 +123,9 @@ fn strategies_differ_as_designed_on_a_small_window() {
     // Transforms alone never compact.
     assert_eq!(transforms.compactions.total(), 0);
     assert_eq!(transforms.refused_requests, 0);
-    // Unmanaged requests only ever grow, so almost everything is a cache hit.
-    assert!(none.cache_hit_ratio > 0.9, "{}", none.cache_hit_ratio);
+    // Unmanaged requests only ever grow, so most of what it is answered is a cache hit (the
+    // requests above the window, refused, are not counted).
+    assert!(none.cache_hit_ratio > 0.85, "{}", none.cache_hit_ratio);
     // The defaults never do worse than no management: here no management is refused once its
     // requests pass the window, and the defaults answer every call.
     assert_eq!(defaults.refused_requests, 0);
