@@ -532,7 +532,7 @@ mod tests {
         assert_eq!(measures.thinking[reply], Some(0));
         // Moving the boundary past such a reply's result changes the request at the reply, even
         // when cutting the result itself saves nothing.
-        let short = vec![
+        let short = [
             user("task"),
             assistant(vec![thinking(""), call("c0")]),
             tool_result("c0", "ok"),
