@@ -61,7 +61,7 @@ pub use summary::{SummaryCosts, SummaryRequest};
 pub use trace::IdentifierKind;
 pub use verdict::{
     Recommendation, VerdictRow, config_set_lines, recommend, render_verdict, settings_document,
-    verdict_rows,
+    verdict_rows, worse_than,
 };
 
 /// The trigger of provider-side compaction, input tokens: the default of Anthropic's
@@ -358,7 +358,8 @@ pub fn simulate_session(
         format: loaded.format,
         skipped_summaries: loaded.skipped_summaries,
     };
-    let trace = session::session_trace(loaded.messages);
+    let responses = session::Responses::of_format(loaded.format);
+    let trace = session::session_trace(loaded.messages, responses);
     replay_all(&trace, options, started, Some(source))
 }
 

@@ -5,7 +5,11 @@
 //! A request above the window is an overflow. With compaction enabled the provider is taken to
 //! reject it: an overflow error reply is appended, `after_run` compacts and the call is retried once,
 //! as the reference's recovery does; a rejected request is not billed. Without compaction (or when
-//! recovery fails) the request is counted, flagged and billed as if the model had accepted it.
+//! recovery fails) the request still goes out, and a real provider refuses it: it is counted as
+//! *refused*, not billed (Anthropic and OpenAI bill nothing for a request they refuse), and its
+//! tokens are not counted as sent. The session as recorded cannot go on from there, so the replay
+//! goes on with the recorded reply to keep every strategy on the same calls, and the verdict never
+//! takes a strategy with refused requests for the cheaper one (`verdict.rs`).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -130,8 +134,11 @@ struct Meter<'a> {
     overflows: usize,
     rejected: usize,
     recovery_failures: usize,
+    /// Requests above the window that went out anyway and were refused.
+    refused: usize,
     compactions: Compactions,
-    /// The last request the model accepted, as sent and as measured.
+    /// The last request sent (answered or refused), as sent and as measured: the next one reuses
+    /// its measurements.
     previous: Option<(Vec<AgentMessage>, Request)>,
     /// The provider's prompt cache for this conversation.
     cache: CacheState,
@@ -213,21 +220,14 @@ impl<'a> Meter<'a> {
         Some(end.clone())
     }
 
-    /// Bills a request the model accepted and measures its prefix and recall.
-    fn accept(
-        &mut self,
-        messages: Vec<AgentMessage>,
-        request: Request,
-        call: usize,
-        output_tokens: u64,
-        time: Option<(i64, i64)>,
-    ) {
+    /// Bills an answered request under the provider's cache rule.
+    fn bill(&mut self, request: &Request, output_tokens: u64, time: Option<(i64, i64)>) {
         let started = Instant::now();
         let input = request.total_tokens();
         let extends_previous = self.previous.as_ref().is_some_and(|(_, previous)| {
-            shared_prefix(&previous.messages, &request).messages == previous.messages.len()
+            shared_prefix(&previous.messages, request).messages == previous.messages.len()
         });
-        let bill = self.cache.bill_at(&request, &request.breakpoints(), time);
+        let bill = self.cache.bill_at(request, &request.breakpoints(), time);
         let shared = bill.read;
         self.native.sent(Sent {
             input,
@@ -246,6 +246,23 @@ impl<'a> Meter<'a> {
         self.cost_with_cache += prices.billed_cost(bill, output_tokens);
         self.ledger.answered(input, bill.read, output_tokens);
         add(&mut self.timing.measure_ms, started);
+    }
+
+    /// Bills a request the model accepted, or counts one the provider refused (above the window:
+    /// not billed, nothing written to its cache), and measures its prefix and recall.
+    fn accept(
+        &mut self,
+        messages: Vec<AgentMessage>,
+        request: Request,
+        call: usize,
+        output_tokens: u64,
+        time: Option<(i64, i64)>,
+        answer: Answer,
+    ) {
+        match answer {
+            Answer::Answered => self.bill(&request, output_tokens, time),
+            Answer::Refused => self.refused += 1,
+        }
         let started = Instant::now();
         let observed = self.recall.observe(&messages, &request.messages, call);
         let (sample, sample_stand_in) = &observed.sample;
@@ -295,6 +312,7 @@ impl<'a> Meter<'a> {
             overflows: self.overflows,
             rejected_requests: self.rejected,
             recovery_failures: self.recovery_failures,
+            refused_requests: self.refused,
             compactions: self.compactions,
             windowed_requests: self.windowed_requests,
             recall_final: self.last_recall,
@@ -334,6 +352,14 @@ fn overflow_reply(tokens: u64, window: u64, at: i64) -> AgentMessage {
         timestamp: Some(at),
         extra: JsonObject::new(),
     })
+}
+
+/// What the provider does with a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    Answered,
+    /// Above the window: refused, not billed.
+    Refused,
 }
 
 struct Driver<'a> {
@@ -383,8 +409,8 @@ impl Driver<'_> {
         Ok(report)
     }
 
-    /// The next request, after any overflow recovery.
-    async fn request(&mut self) -> Result<(Vec<AgentMessage>, Request), SimulateError> {
+    /// The next request, after any overflow recovery, and whether the provider answers it.
+    async fn request(&mut self) -> Result<(Vec<AgentMessage>, Request, Answer), SimulateError> {
         let window = self.meter.options.context_window;
         let compacts = self.meter.settings.compaction.enabled;
         let mut attempt = 0;
@@ -406,12 +432,12 @@ impl Driver<'_> {
             let tokens = request.total_tokens();
             if tokens <= window {
                 self.meter.windowed_requests += windowed;
-                return Ok((view.messages, request));
+                return Ok((view.messages, request, Answer::Answered));
             }
             self.meter.overflows += 1;
             if !compacts || attempt >= MAX_ATTEMPTS {
                 self.meter.windowed_requests += windowed;
-                return Ok((view.messages, request));
+                return Ok((view.messages, request, Answer::Refused));
             }
             let at = self.clock.advance(None);
             self.append(overflow_reply(tokens, window, at)).await?;
@@ -422,10 +448,10 @@ impl Driver<'_> {
                 continue;
             }
             // Recovery is exhausted or impossible: an agent would stop here; the simulation sends
-            // the call anyway, flagged as an overflow.
+            // the call anyway, and the provider refuses it.
             self.meter.recovery_failures += 1;
             self.meter.windowed_requests += windowed;
-            return Ok((view.messages, request));
+            return Ok((view.messages, request, Answer::Refused));
         }
     }
 }
@@ -474,6 +500,7 @@ pub(crate) async fn replay(
         overflows: 0,
         rejected: 0,
         recovery_failures: 0,
+        refused: 0,
         compactions: Compactions::default(),
         previous: None,
         cache: CacheState::new(options.provider.prices().cache_rule),
@@ -509,12 +536,14 @@ pub(crate) async fn replay(
             driver.append(message).await?;
         }
         for (step, planned) in task.calls.iter().enumerate() {
-            let (messages, request) = driver.request().await?;
+            let (messages, request, answer) = driver.request().await?;
             let mut reply = planned.reply.clone();
             let output = estimate_tokens(&AgentMessage::Assistant(reply.clone()));
             let input = request.total_tokens();
             let time = driver.clock.request_time(prices.cache_lifetime_ms);
-            driver.meter.accept(messages, request, call, output, time);
+            driver
+                .meter
+                .accept(messages, request, call, output, time, answer);
             reply.usage = Some(Usage {
                 input,
                 output,

@@ -80,7 +80,8 @@ pub struct StrategyReport {
     pub summaries: SummaryCosts,
     /// `cost_with_cache` plus the summary calls.
     pub total_cost_with_cache: f64,
-    /// Requests the model answered (one per call; rejected overflow requests are not counted).
+    /// Requests the model answered (one per call; rejected and refused overflow requests are not
+    /// counted).
     pub requests: usize,
     pub input_tokens: TokenStats,
     pub output_tokens: u64,
@@ -98,8 +99,12 @@ pub struct StrategyReport {
     pub overflows: usize,
     /// Overflowing requests the provider refused and the engine recovered from by compacting.
     pub rejected_requests: usize,
-    /// Overflows the engine could not recover from (the call was sent anyway, flagged).
+    /// Overflows the engine could not recover from (the call was sent anyway, and refused).
     pub recovery_failures: usize,
+    /// Requests above the window that went out anyway (no compaction, or recovery failed): a
+    /// provider refuses them, so they are not billed, and the session as recorded could not have
+    /// gone on. One per call that had no answerable request.
+    pub refused_requests: usize,
     pub compactions: Compactions,
     /// Requests where the sliding window dropped messages.
     pub windowed_requests: usize,
@@ -377,11 +382,11 @@ fn cost_table(out: &mut String, report: &SimulationReport) {
 fn outcome_table(out: &mut String, report: &SimulationReport) {
     let session = report.session.is_some();
     out.push_str(if session {
-        "\n| Strategy | Overflows (rejected, unrecovered) | Compactions (threshold/overflow) | \
+        "\n| Strategy | Overflows (recovered, refused) | Compactions (threshold/overflow) | \
          Window drops | Recall at naming calls | Recall, run mean | Final view (held/at risk) | \
          Stand-in at naming calls | Stand-in, run mean | Summary requests | Wait at compaction, median (max) |\n"
     } else {
-        "\n| Strategy | Overflows (rejected, unrecovered) | Compactions (threshold/overflow) | \
+        "\n| Strategy | Overflows (recovered, refused) | Compactions (threshold/overflow) | \
          Window drops | Recall, final view | Recall, run mean | Visible, final view | \
          Stand-in recall, final | Stand-in, run mean | Summary requests | Wait at compaction, median (max) |\n"
     });
@@ -400,7 +405,7 @@ fn outcome_table(out: &mut String, report: &SimulationReport) {
             strategy.name,
             strategy.overflows,
             strategy.rejected_requests,
-            strategy.recovery_failures,
+            strategy.refused_requests,
             strategy.compactions.total(),
             strategy.compactions.threshold,
             strategy.compactions.overflow,
@@ -506,9 +511,10 @@ fn notes(out: &mut String, report: &SimulationReport) {
          or provider-side request reads the last request from the cache; output is the summary's \
          estimate. Latency model: {} s to the first token, {} uncached and {} cached input tokens/s, \
          {} output tokens/s, {} s of tools per call. Output tokens are the replies' estimates, equal \
-         for every strategy. A request above the window is an overflow: without compaction it is \
-         still billed and flagged; with compaction the provider is taken to reject it (not billed), \
-         the engine compacts and the call is retried. Recall counts planted identifiers whose \
+         for every strategy. A request above the window is an overflow: with compaction the \
+         provider is taken to reject it (not billed), the engine compacts and the call is retried; \
+         without compaction, or when that fails, the request is refused (not billed, not counted as \
+         sent) and the session could not have gone on as recorded (\"refused\"). Recall counts planted identifiers whose \
          source message is not in the request verbatim (pruned, dropped or summarized) and that \
          still appear in it byte for byte; the stand-in also counts those a good checkpoint keeps \
          (task-prompt identifiers and file paths) when their source is gone and a summary is shown.",

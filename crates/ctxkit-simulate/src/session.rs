@@ -169,8 +169,31 @@ fn push_entry(loaded: &mut LoadedSession, kind: EntryKind) {
     }
 }
 
+/// How the source wrote a model response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Responses {
+    /// One assistant message per response (Pi, ctxkit, OpenCode, and Claude Code once imported:
+    /// the importer joins the records of one `message.id`). Two assistant messages in a row are
+    /// two requests (Pi writes a reply, then another after a retry or a queued message).
+    OneMessageEach,
+    /// A response split into consecutive assistant messages: Codex writes its reasoning, its text
+    /// and each function call as items of their own (one `token_count` event per response).
+    Split,
+}
+
+impl Responses {
+    /// How sessions of `format` (`LoadedSession::format`) write responses.
+    pub(crate) fn of_format(format: &str) -> Self {
+        if format == "codex" {
+            Self::Split
+        } else {
+            Self::OneMessageEach
+        }
+    }
+}
+
 /// Groups `messages` into tasks and calls and finds the identifiers at risk.
-pub(crate) fn session_trace(messages: Vec<AgentMessage>) -> Trace {
+pub(crate) fn session_trace(messages: Vec<AgentMessage>, responses: Responses) -> Trace {
     let mut tasks: Vec<Task> = Vec::new();
     for message in messages {
         let open_task = tasks.last_mut().filter(|task| match &message {
@@ -204,6 +227,18 @@ pub(crate) fn session_trace(messages: Vec<AgentMessage>) -> Trace {
                 if reply.stop_reason.as_deref() == Some("error") =>
             {
                 continue;
+            }
+            // An assistant message right after another, with nothing between, where the source
+            // splits responses: the same response. One request produced them, so they are one
+            // call; replayed apart, each record would be a request ending in the model's own
+            // message, which no agent sends.
+            (AgentMessage::Assistant(reply), Some(call))
+                if responses == Responses::Split && call.results.is_empty() =>
+            {
+                call.reply.content.extend(reply.content);
+                if call.reply.stop_reason.as_deref() != Some("toolUse") {
+                    call.reply.stop_reason = reply.stop_reason;
+                }
             }
             (AgentMessage::Assistant(mut reply), _) => {
                 // Replayed as the simulated model's replies, whoever wrote them.

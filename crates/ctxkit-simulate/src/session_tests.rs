@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::meter::Request;
 use super::named_recall::{NamedObservation, NamedTracker};
-use super::session::session_trace;
+use super::session::{Responses, session_trace};
 use super::trace::{IdentifierKind, Trace};
 
 fn user(text: &str) -> AgentMessage {
@@ -105,7 +105,7 @@ fn named(trace: &Trace) -> Vec<(&str, IdentifierKind, &str, Vec<usize>)> {
 
 #[test]
 fn tasks_start_at_user_messages_and_calls_keep_their_results() {
-    let trace = session_trace(session());
+    let trace = session_trace(session(), Responses::OneMessageEach);
     assert_eq!(trace.tasks.len(), 2);
     assert_eq!(trace.calls(), 3);
     assert_eq!(trace.tasks[0].prompt.len(), 1);
@@ -117,6 +117,44 @@ fn tasks_start_at_user_messages_and_calls_keep_their_results() {
         Some(super::trace::MODEL),
         "replayed as the simulated model"
     );
+}
+
+/// Codex writes one response's reasoning, text and each function call as items of their own: one
+/// call, holding every block, as the one request that produced them (its `token_count`). Pi writes
+/// one message per response, so two replies in a row there are two requests.
+#[test]
+fn a_response_split_into_records_is_one_call_where_the_source_splits_responses() {
+    let AgentMessage::Assistant(mut thinking_only) = reply("", None) else {
+        unreachable!()
+    };
+    thinking_only.content.truncate(1);
+    thinking_only.stop_reason = Some("stop".to_owned());
+    let mut messages = vec![user("Fix the failing test in the billing crate")];
+    messages.push(AgentMessage::Assistant(thinking_only));
+    messages.push(reply(
+        "First the tests.",
+        Some(("t0", json!({"command": "cargo test"}))),
+    ));
+    messages.push(reply(
+        "And the log.",
+        Some(("t1", json!({"command": "cat log"}))),
+    ));
+    messages.push(result("t0", "ok"));
+    messages.push(result("t1", "ok"));
+    messages.push(reply("Done.", None));
+    let split = session_trace(messages.clone(), Responses::Split);
+    assert_eq!(split.calls(), 2);
+    let first = &split.tasks[0].calls[0];
+    assert_eq!(first.reply.content.len(), 1 + 3 + 3);
+    assert_eq!(first.reply.stop_reason.as_deref(), Some("toolUse"));
+    assert_eq!(first.results.len(), 2);
+    assert_eq!(split.messages().count(), messages.len() - 2);
+    let whole = session_trace(messages, Responses::OneMessageEach);
+    assert_eq!(whole.calls(), 4);
+    assert_eq!(Responses::of_format("codex"), Responses::Split);
+    for format in ["pi", "claude-code", "opencode"] {
+        assert_eq!(Responses::of_format(format), Responses::OneMessageEach);
+    }
 }
 
 /// A reply the source's provider refused with ("Prompt is too long", Claude Code's synthetic API
@@ -132,14 +170,14 @@ fn error_replies_of_the_source_are_not_replayed() {
     refused.error_message = Some("prompt is too long: 210000 tokens > 200000 maximum".to_owned());
     messages.push(user("please continue"));
     messages.push(AgentMessage::Assistant(refused));
-    let trace = session_trace(messages.clone());
+    let trace = session_trace(messages.clone(), Responses::OneMessageEach);
     assert_eq!(trace.calls(), 3, "the refused reply is not a call");
     assert_eq!(trace.messages().count(), messages.len() - 1);
 }
 
 #[test]
 fn an_identifier_is_at_risk_when_a_tool_result_showed_it_first_and_a_reply_names_it_again() {
-    let trace = session_trace(session());
+    let trace = session_trace(session(), Responses::OneMessageEach);
     assert_eq!(
         named(&trace),
         vec![
@@ -166,7 +204,7 @@ fn observe(tracker: &mut NamedTracker<'_>, view: &[AgentMessage], call: usize) -
 #[test]
 fn recalled_when_the_request_of_the_naming_call_still_holds_it() {
     let messages = session();
-    let trace = session_trace(messages.clone());
+    let trace = session_trace(messages.clone(), Responses::OneMessageEach);
     let mut tracker = NamedTracker::new(&trace).unwrap();
     // Call 0: nothing is at risk yet.
     let first = observe(&mut tracker, &messages[..1], 0);

@@ -23,13 +23,16 @@ pub struct VerdictRow {
     pub cost_vs_no_management: Option<f64>,
     /// `cost` over the reference compaction's on the same sessions.
     pub cost_vs_reference: Option<f64>,
-    /// Sessions where this strategy cost more than no management.
+    /// Sessions where this strategy did worse than no management: more requests refused, or as
+    /// many and a higher cost. (No management's cost on a session where it was refused is only
+    /// what its answered requests cost: the session could not have gone on as recorded, so a
+    /// strategy that answered more of it is not dearer.)
     pub dearer_than_no_management: usize,
     /// Input tokens read from the cache over all input tokens.
     pub cache_read_share: f64,
     /// Requests above the window (refused and recovered ones included).
     pub overflows: usize,
-    /// Requests above the window that went out anyway: no provider would answer them.
+    /// Requests above the window that went out anyway: the provider refused them (not billed).
     pub unanswerable: usize,
     /// Recall at naming calls (real sessions) or of the final view (generated ones).
     pub recall: RecallSample,
@@ -125,14 +128,12 @@ impl Sums {
         self.sessions += 1;
         self.cost += strategy.total_cost_with_cache;
         self.overflows += strategy.overflows;
-        self.unanswerable += strategy
-            .overflows
-            .saturating_sub(strategy.rejected_requests);
+        self.unanswerable += strategy.refused_requests;
         self.recall.add(headline(strategy).0);
         self.read_tokens += strategy.shared_prefix_tokens;
         self.input_tokens += strategy.input_tokens.total;
         if let Some(none) = none
-            && strategy.total_cost_with_cache > none.total_cost_with_cache + 1e-9
+            && worse_than(strategy, none)
         {
             self.dearer += 1;
         }
@@ -165,6 +166,18 @@ impl Sums {
             unanswerable: self.unanswerable,
             recall: self.recall,
             sessions: self.sessions,
+        }
+    }
+}
+
+/// Whether `strategy` did worse than `baseline` on one session: more requests refused, or as many
+/// and a higher cost.
+pub fn worse_than(strategy: &StrategyReport, baseline: &StrategyReport) -> bool {
+    match strategy.refused_requests.cmp(&baseline.refused_requests) {
+        std::cmp::Ordering::Greater => true,
+        std::cmp::Ordering::Less => false,
+        std::cmp::Ordering::Equal => {
+            strategy.total_cost_with_cache > baseline.total_cost_with_cache + 1e-9
         }
     }
 }
@@ -300,9 +313,10 @@ pub fn render_verdict(reports: &[SimulationReport]) -> String {
         "## Verdict ({} session{}, like for like)\n\n\
          Each strategy beside no management and the reference's compaction on the same sessions, \
          window, provider and checks. Cost is requests plus summaries with the provider's cache \
-         rule.\n\n\
+         rule; a request above the window that no compaction brought under it is refused by the \
+         provider and not billed, and the session could not have gone on as recorded.\n\n\
          | Strategy | Total, cache | vs no management | vs reference compaction | Dearer than no \
-         management | Cache read share | Overflows (unanswerable) | Recall |\n\
+         management | Cache read share | Overflows (refused) | Recall |\n\
          |---|---:|---:|---:|---:|---:|---:|---:|\n",
         reports.len(),
         if reports.len() == 1 { "" } else { "s" },

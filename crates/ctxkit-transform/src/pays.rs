@@ -16,14 +16,23 @@
 //!   `cacheLifetimeSeconds` after the previous one (the messages' timestamps say when each request
 //!   was sent: right after its last message), so it is written whole whether or not it is cut;
 //!   the same holds for the first request the fold sees (after a compaction the whole view is new);
-//! - otherwise costs once: the tokens from the first newly cut result to the end of the previous
-//!   request (`rewritten`, counted after the cut) are written instead of read, and the cut tokens
-//!   (`gain`) are no longer read: `write × rewritten − read × (rewritten + gain)`; and saves, on
-//!   each later request that reads the cache, the reads of the cut tokens: `read × gain × rest`.
+//! - otherwise costs once: the request reads only the prefix the cache still serves, the longest
+//!   one an earlier request wrote at a breakpoint (the end of each request, the last cut result)
+//!   that ends before the first changed message and lies within Anthropic's lookback of 20
+//!   content blocks from the request's breakpoint on its last cut result; the rest of the
+//!   previous request is written again (less what the move saves there) instead of read, and what
+//!   the move saves in the request's new part is not written. The changed messages are the newly
+//!   cut results and the assistants whose thinking the thinking layer drops with them (a thinking
+//!   block goes even when it holds no text: Codex keeps only encrypted reasoning). It saves, on
+//!   each later request that reads the cache, the reads of every token it cut (`rest` requests).
 //!   `rest` is learned from the session: the requests between two expiries so far (a *cache
 //!   epoch*; a user who pauses between prompts ends one at each prompt) on average, less those of
-//!   the current epoch, and at least a quarter of the current epoch (before the first expiry, only
-//!   that). The boundary moves when the saving is larger.
+//!   the current epoch, and at least an eighth of the current epoch (before the first expiry,
+//!   only that), capped at an eighth of the requests in view; the saving must cover the cost one
+//!   request before that (a run that ends a request early still does not lose). The boundary
+//!   moves when it does.
+//! - never reaches the results of the latest reply: the model has not read them yet (a reply may
+//!   call more tools at once than `keepRecentToolResults`).
 //!
 //! Every earlier step of the fold reads only messages that are already in the view and never
 //! change, so the boundary of a request is the boundary of the previous one or a later one: the
@@ -33,13 +42,18 @@
 //!
 //! Token numbers are the reference's chars/4 estimate, as everywhere in the transforms.
 
+use std::collections::BTreeSet;
+
 use ctxkit_protocol::AgentMessage;
 
 use crate::TransformSettings;
-use crate::view::Slot;
+use crate::view::{Slot, block_chars};
 
-/// With no better estimate, a cache epoch `n` requests long is taken to go on for `n / 4` more.
-const EPOCH_FLOOR_DIVISOR: u64 = 4;
+/// How far back from a breakpoint Anthropic's API looks for a cached prefix, in content blocks.
+const LOOKBACK_BLOCKS: u64 = 20;
+
+/// With no better estimate, a cache epoch `n` requests long is taken to go on for `n / 8` more.
+const EPOCH_FLOOR_DIVISOR: u64 = 8;
 
 /// Where the fold stands after the requests it has replayed.
 #[derive(Default)]
@@ -53,6 +67,12 @@ struct Fold {
     /// Completed epochs and the requests they held.
     epochs: u64,
     epoch_requests_total: u64,
+    /// Requests replayed so far, this one included.
+    requests: u64,
+    /// Where the cache holds a prefix a later request can read: the position after each earlier
+    /// request's last message (its last breakpoint) and after the boundary's last cut result
+    /// (the breakpoint on the last pruned result), ascending.
+    written: BTreeSet<usize>,
 }
 
 /// How many of the oldest tool results to cut under the "when it pays" rule; `savings[i]` is what
@@ -70,26 +90,23 @@ pub(crate) fn paying_count(
     if total_results <= keep {
         return 0;
     }
-    let mut before = Vec::with_capacity(slots.len() + 1);
-    let mut sum = 0u64;
-    before.push(0);
-    for slot in slots {
-        sum += slot.tokens;
-        before.push(sum);
-    }
-    let result_positions: Vec<usize> = slots
-        .iter()
-        .enumerate()
-        .filter(|(_, slot)| matches!(slot.message.as_ref(), AgentMessage::ToolResult(_)))
-        .map(|(position, _)| position)
-        .collect();
+    let measures = Measures::of(slots, savings, settings);
     let lifetime_ms =
         i64::try_from(settings.cache_lifetime_seconds.saturating_mul(1000)).unwrap_or(i64::MAX);
     let mut fold = Fold::default();
     let mut results_seen = 0usize;
+    // Tool results before the latest reply: the ones the model has read whole at least once.
+    let mut results_read = 0usize;
     for (position, slot) in slots.iter().enumerate() {
-        if matches!(slot.message.as_ref(), AgentMessage::ToolResult(_)) {
-            results_seen += 1;
+        match slot.message.as_ref() {
+            AgentMessage::ToolResult(_) => results_seen += 1,
+            AgentMessage::Assistant(_) => results_read = results_seen,
+            AgentMessage::User(_)
+            | AgentMessage::BashExecution(_)
+            | AgentMessage::Custom(_)
+            | AgentMessage::BranchSummary(_)
+            | AgentMessage::CompactionSummary(_)
+            | AgentMessage::Unknown(_) => {}
         }
         // A request was sent after this message: the next one is the reply, or this is the last.
         let ends_request = slots
@@ -112,59 +129,227 @@ pub(crate) fn paying_count(
             fold.epoch_requests = 0;
         }
         fold.epoch_requests += 1;
-        let candidate = results_seen.saturating_sub(keep);
+        fold.requests += 1;
+        // The results of the latest reply are the ones the model is about to read: never cut
+        // before it has (a reply may call many tools at once, more than `keep`).
+        let candidate = results_seen.saturating_sub(keep).min(results_read);
         if candidate > fold.pruned {
-            let gain: u64 = savings[fold.pruned..candidate].iter().sum();
+            let previous_end = fold.previous.map_or(0, |(end, _)| end);
+            let moved = measures.boundary_move(fold.pruned, candidate, previous_end);
             // After an expiry the request is written whole anyway: a cut costs nothing extra.
             let free = expired && fold.previous.is_some();
-            if gain > 0
-                && (free
-                    || pays(
-                        &fold,
-                        gain,
-                        &before,
-                        &result_positions,
-                        results_seen,
-                        settings,
-                    ))
+            if moved.first_changed.is_some()
+                && (free || pays(&fold, &moved, candidate, &measures, settings))
             {
                 fold.pruned = candidate;
             }
         }
+        if expired {
+            fold.written.clear();
+        }
+        let boundary_end = measures.block_end(fold.pruned);
+        if boundary_end > 0 {
+            fold.written.insert(boundary_end);
+        }
+        fold.written.insert(position + 1);
         fold.previous = Some((position + 1, time));
     }
     fold.pruned
 }
 
-/// Whether moving the boundary from `fold.pruned` (cutting `gain` tokens) pays at a request that
-/// reads the previous request's cache.
+impl<'a> Measures<'a> {
+    fn of(slots: &[Slot<'_>], savings: &'a [u64], settings: &TransformSettings) -> Self {
+        let mut before = Vec::with_capacity(slots.len() + 1);
+        let mut sum = 0u64;
+        before.push(0);
+        for slot in slots {
+            sum += slot.tokens;
+            before.push(sum);
+        }
+        let result_positions = slots
+            .iter()
+            .enumerate()
+            .filter(|(_, slot)| matches!(slot.message.as_ref(), AgentMessage::ToolResult(_)))
+            .map(|(position, _)| position)
+            .collect();
+        let thinking = slots
+            .iter()
+            .map(|slot| match slot.message.as_assistant() {
+                Some(assistant) if settings.drop_old_thinking => {
+                    let chars: usize = assistant
+                        .content
+                        .iter()
+                        .filter(|block| block.as_thinking().is_some())
+                        .map(block_chars)
+                        .sum();
+                    let has_thinking = assistant
+                        .content
+                        .iter()
+                        .any(|block| block.as_thinking().is_some());
+                    has_thinking.then(|| (chars as u64).div_ceil(4))
+                }
+                Some(_) | None => None,
+            })
+            .collect();
+        let mut blocks_before = Vec::with_capacity(slots.len() + 1);
+        let mut blocks = 0u64;
+        blocks_before.push(0);
+        for slot in slots {
+            blocks += content_blocks(&slot.message);
+            blocks_before.push(blocks);
+        }
+        Self {
+            before,
+            result_positions,
+            savings,
+            thinking,
+            blocks_before,
+        }
+    }
+}
+
+/// Content blocks of a message: an assistant's and a user's blocks, one for anything else.
+fn content_blocks(message: &AgentMessage) -> u64 {
+    let count = match message {
+        AgentMessage::Assistant(assistant) => assistant.content.len(),
+        AgentMessage::User(user) => user.content.blocks().len(),
+        AgentMessage::ToolResult(_)
+        | AgentMessage::BashExecution(_)
+        | AgentMessage::Custom(_)
+        | AgentMessage::BranchSummary(_)
+        | AgentMessage::CompactionSummary(_)
+        | AgentMessage::Unknown(_) => 1,
+    };
+    count.max(1) as u64
+}
+
+/// What moving the boundary changes in the request: the first message whose bytes change, and
+/// the tokens it saves before the end of the previous request (in its cached part) and after it.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct BoundaryMove {
+    first_changed: Option<usize>,
+    saved_in_previous: u64,
+    saved_after: u64,
+}
+
+/// The view's numbers the fold reads, per message and per tool result.
+struct Measures<'a> {
+    /// `before[i]`: tokens of the messages before position `i`.
+    before: Vec<u64>,
+    /// Positions of the tool results, oldest first.
+    result_positions: Vec<usize>,
+    /// What cutting each tool result saves.
+    savings: &'a [u64],
+    /// Thinking tokens of each message that the thinking layer drops behind the boundary (`None`
+    /// when it is off or the message has no thinking block).
+    thinking: Vec<Option<u64>>,
+    /// `blocks_before[i]`: content blocks of the messages before position `i`, as Anthropic
+    /// counts them for its lookback.
+    blocks_before: Vec<u64>,
+}
+
+impl Measures<'_> {
+    /// The position after the `count`-th tool result: the thinking layer's limit for that boundary.
+    fn block_end(&self, count: usize) -> usize {
+        count
+            .checked_sub(1)
+            .map_or(0, |last| self.result_positions[last] + 1)
+    }
+
+    /// Moving the boundary from `from` to `to` tool results, with the previous request ending
+    /// before `previous_end`: the cut results and the assistants whose thinking goes with them.
+    fn boundary_move(&self, from: usize, to: usize, previous_end: usize) -> BoundaryMove {
+        let mut moved = BoundaryMove::default();
+        // A result cut to no saving is left whole; a thinking block goes even when it holds no
+        // text (Codex keeps only encrypted reasoning), and its removal changes the bytes.
+        let mut change = |position: usize, saved: u64, changed: bool| {
+            if !changed {
+                return;
+            }
+            moved.first_changed = Some(
+                moved
+                    .first_changed
+                    .map_or(position, |first| first.min(position)),
+            );
+            if position < previous_end {
+                moved.saved_in_previous += saved;
+            } else {
+                moved.saved_after += saved;
+            }
+        };
+        for index in from..to {
+            let saved = self.savings[index];
+            change(self.result_positions[index], saved, saved > 0);
+        }
+        for position in self.block_end(from)..self.block_end(to) {
+            if let Some(saved) = self.thinking[position] {
+                change(position, saved, true);
+            }
+        }
+        moved
+    }
+}
+
+/// Whether a boundary move pays at a request that reads the previous request's cache. Staying,
+/// the request reads the previous request's part from the first changed message on; moving, it
+/// writes that part less what the move saves there, writes less of its new part by what the move
+/// saves there, and every later request that reads the cache reads all the saved tokens less.
 fn pays(
     fold: &Fold,
-    gain: u64,
-    before: &[u64],
-    result_positions: &[usize],
-    results_seen: usize,
+    moved: &BoundaryMove,
+    to: usize,
+    measures: &Measures<'_>,
     settings: &TransformSettings,
 ) -> bool {
     let Some((previous_end, _)) = fold.previous else {
         return false;
     };
-    let read = u128::from(settings.cache_read_percent);
-    let write = u128::from(settings.cache_write_percent);
-    let rewritten = before[previous_end.max(result_positions[fold.pruned])]
-        .saturating_sub(before[result_positions[fold.pruned]])
-        .saturating_sub(gain);
-    let cost = (write * u128::from(rewritten)).saturating_sub(read * u128::from(rewritten + gain));
-    let expected_rest = u128::from(expected_rest(fold)).min((results_seen / 4) as u128);
-    read * u128::from(gain) * expected_rest >= cost
+    let read = i128::from(settings.cache_read_percent);
+    let write = i128::from(settings.cache_write_percent);
+    let cached_span = moved
+        .first_changed
+        .filter(|first| *first < previous_end)
+        .map_or(0, |first| {
+            measures.before[previous_end] - measures.before[readable(fold, first, to, measures)]
+        });
+    let rewritten = cached_span.saturating_sub(moved.saved_in_previous);
+    let cost = write * i128::from(rewritten)
+        - read * i128::from(cached_span)
+        - write * i128::from(moved.saved_after);
+    let gain = i128::from(moved.saved_in_previous + moved.saved_after);
+    // Paid back one request before the expected end: a run that ends one request early (the
+    // estimate is a guess from the session so far) still does not lose by the cut.
+    let paying_requests = expected_rest(fold)
+        .min(fold.requests / EPOCH_FLOOR_DIVISOR)
+        .saturating_sub(1);
+    read * gain * i128::from(paying_requests) >= cost
+}
+
+/// How much of a request whose first change is at `first_changed` the cache still serves once the
+/// boundary is at `to` results: the longest prefix an earlier request wrote (`fold.written`) that
+/// ends by the change and lies within Anthropic's lookback (20 content blocks) of the request's
+/// breakpoint on its last cut result. A move across more than 20 blocks reads nothing from the
+/// conversation (the system prompt and tools, not in the view, stay cached); the rule prices that,
+/// as the provider bills it.
+fn readable(fold: &Fold, first_changed: usize, to: usize, measures: &Measures<'_>) -> usize {
+    let breakpoint_end = measures.block_end(to);
+    fold.written
+        .range(..=first_changed)
+        .rev()
+        .copied()
+        .find(|end| {
+            measures.blocks_before[breakpoint_end].saturating_sub(measures.blocks_before[*end])
+                <= LOOKBACK_BLOCKS
+        })
+        .unwrap_or(0)
 }
 
 /// The requests expected to read the cache before it is next written whole, this one excluded:
-/// what an average cache epoch of this session had left at this length (at least a quarter of
-/// the current epoch); before any epoch ended, a quarter of the current one. The caller also caps
-/// it at a quarter of the tool results in view (the estimate before issue 41's second round, which
-/// no real session found too long on its own). Conservative on
-/// purpose: cutting too early costs a rewrite of the whole tail (1.15 input prices a token on
+/// what an average cache epoch of this session had left at this length (at least an eighth of
+/// the current epoch); before any epoch ended, an eighth of the current one. The caller also caps
+/// it at an eighth of the requests in view (a quarter of the tool results before Codex's replies,
+/// which call many tools at once, showed that too long) and asks for the payback one request
+/// early. Conservative on purpose: cutting too early costs a rewrite of the whole tail (1.15 input prices a token on
 /// Anthropic), waiting too long only the reads of the uncut tokens (0.1).
 fn expected_rest(fold: &Fold) -> u64 {
     let floor = fold.epoch_requests / EPOCH_FLOOR_DIVISOR;
@@ -319,6 +504,44 @@ mod tests {
                 .tool_results_pruned;
             assert!(later >= 12 - keep, "{end}: {later}");
         }
+    }
+
+    #[test]
+    fn the_results_of_the_latest_reply_are_never_cut_and_thinking_counts_as_a_change() {
+        // One reply calling twelve tools at once (Codex and Claude Code do), after a long run: the
+        // twelve results are what the model reads next, whatever `keepRecentToolResults` says.
+        let mut messages = conversation(120, 300);
+        let calls: Vec<String> = (0..12).map(|index| format!("p{index}")).collect();
+        let mut content = vec![thinking(""), text("reading them all")];
+        content.extend(calls.iter().map(|id| call(id)));
+        messages.push(assistant(content));
+        for id in &calls {
+            messages.push(tool_result(id, &long_output(id, 300)));
+        }
+        let settings = TransformSettings::default();
+        let pruned = transform_context(&messages, &settings, 0)
+            .report
+            .tool_results_pruned;
+        assert!(pruned <= 120, "{pruned}");
+        // A thinking block with no text (encrypted reasoning only) still changes the message it
+        // is dropped from.
+        let slots: Vec<Slot<'_>> = messages.iter().map(Slot::borrowed).collect();
+        let savings = vec![0; 120];
+        let measures = Measures::of(&slots, &savings, &settings);
+        let reply = messages.len() - 13;
+        assert_eq!(measures.thinking[reply], Some(0));
+        // Moving the boundary past such a reply's result changes the request at the reply, even
+        // when cutting the result itself saves nothing.
+        let short = [
+            user("task"),
+            assistant(vec![thinking(""), call("c0")]),
+            tool_result("c0", "ok"),
+            assistant(vec![text("done")]),
+        ];
+        let slots: Vec<Slot<'_>> = short.iter().map(Slot::borrowed).collect();
+        let measures = Measures::of(&slots, &[0], &settings);
+        let moved = measures.boundary_move(0, 1, 3);
+        assert_eq!(moved.first_changed, Some(1));
     }
 
     #[test]
