@@ -86,7 +86,13 @@ mod tests {
     fn text_of(message: &AgentMessage) -> String {
         match message {
             AgentMessage::User(user) => user.content.joined_text(""),
-            _ => String::new(),
+            AgentMessage::Assistant(_)
+            | AgentMessage::ToolResult(_)
+            | AgentMessage::BashExecution(_)
+            | AgentMessage::Custom(_)
+            | AgentMessage::BranchSummary(_)
+            | AgentMessage::CompactionSummary(_)
+            | AgentMessage::Unknown(_) => String::new(),
         }
     }
 

@@ -141,7 +141,7 @@ fn write_page<T>(
     let mut result = None;
     let mut rest = TEMPLATE;
     while let Some(start) = rest.find("{{") {
-        out.write_all(rest[..start].as_bytes()).map_err(io)?;
+        out.write_all(&rest.as_bytes()[..start]).map_err(io)?;
         rest = &rest[start..];
         if let Some(after) = rest.strip_prefix("{{DATA}}")
             && let Some(data) = data.take()
