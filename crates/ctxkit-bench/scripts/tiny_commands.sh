@@ -1,27 +1,32 @@
 #!/usr/bin/env bash
 # Peak memory and wall time of every ctxkit command that takes a session file, on one session
 # (docs/benchmarks.md, "Memory per entry": 10^6 one-word entries, written by tiny_entries.py).
-# Commands that write run on a fresh copy each. Usage: tiny_commands.sh CTXKIT SESSION [WORK]
+# Commands that write run on a fresh copy each; each run's address space is capped (CAP, default
+# 3 GiB: a command over it fails instead of taking the machine); ONLY (a regular expression) picks
+# commands by name. Usage: tiny_commands.sh CTXKIT SESSION [WORK]
 set -euo pipefail
 ctxkit="${1:?usage: tiny_commands.sh CTXKIT SESSION [WORK]}"
 session="${2:?usage: tiny_commands.sh CTXKIT SESSION [WORK]}"
 work="${3:-$(mktemp -d)}"
+cap="${CAP:-3221225472}"
 mkdir -p "$work/home"
 export CTXKIT_HOME="$work/home" CTXKIT_OFFLINE=1
 middle=$(sed -n "$(( $(wc -l < "$session") / 2 ))p" "$session" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
 
 measure() {
   local name="$1"; shift
+  # ONLY='compact|export --html' runs those commands alone.
+  if [[ -n "${ONLY:-}" && ! "$name" =~ ^(${ONLY})$ ]]; then return; fi
   local copy="$work/copy.jsonl"
   cp "$session" "$copy"
   local args=() arg
   for arg in "$@"; do args+=("${arg//SESSION/$copy}"); done
-  if /usr/bin/time -f '%M %e' -o "$work/time" "$ctxkit" "${args[@]}" >"$work/out" 2>"$work/err"; then
+  if /usr/bin/time -f '%M %e' -o "$work/time" prlimit --as="$cap" "$ctxkit" "${args[@]}" >"$work/out" 2>"$work/err"; then
     status=ok
   else
     status="exit $? ($(head -c 160 "$work/err" | tr '\n' ' '))"
   fi
-  read -r kib seconds < "$work/time"
+  read -r kib seconds < <(tail -n 1 "$work/time")
   printf '| `%s` | %d MB | %s s | %s |\n' "$name" $(( kib / 1024 )) "$seconds" "$status"
 }
 
@@ -41,4 +46,9 @@ measure "branch" branch SESSION --to "$middle"
 measure "fork" fork SESSION --at "$middle"
 measure "compact" compact SESSION
 measure "export --html" export --html --out "$work/page.html" SESSION
-rm -f "$work/copy.jsonl" "$work/page.html"
+measure "sessions" sessions --dir "$work"
+measure "sessions --grep" sessions --dir "$work" --grep word
+measure "store import" --store "$work/store" store import SESSION
+rm -f "$work/exported.jsonl"
+measure "store export" --store "$work/store" store export tiny-entries -o "$work/exported.jsonl"
+rm -rf "$work/copy.jsonl" "$work/page.html" "$work/store" "$work/exported.jsonl"

@@ -127,22 +127,51 @@ fn cut_entry<'a>(session: &'a Session, projected: &ProjectedEntry, tokens: u64) 
     }
 }
 
-/// Pi 0.87's `estimateProjectedContextTokens`: the last usage counts only when it was reported after
-/// the latest `context_edit` or compaction on the branch; otherwise every message is estimated, the
-/// system messages replaced by their replay.
-fn projected_context_tokens(
-    session: &Session,
-    path: &[EntryIndex],
-    projected: &[ProjectedEntry],
-    parsed: &[Vec<AgentMessage>],
-) -> u64 {
-    let mut count = ProjectedCount::default();
-    for (entry, messages) in projected.iter().zip(parsed) {
-        for message in messages {
-            count.add(entry.entry, message);
+/// What planning needs of one projected entry's messages, so a path's messages are parsed on all
+/// cores without being held: their estimates, the last valid usage among them, and their system
+/// messages (few).
+#[derive(Debug, Default)]
+struct EntryFacts {
+    /// Every message's estimate.
+    tokens: u64,
+    /// The estimates of the messages that are not system messages.
+    not_system: u64,
+    /// The last valid usage, and `tokens` up to and including its message.
+    last_usage: Option<(u64, u64)>,
+    systems: Vec<AgentMessage>,
+}
+
+impl EntryFacts {
+    fn add(&mut self, message: AgentMessage) {
+        let tokens = estimate_tokens(&message);
+        self.tokens = self.tokens.saturating_add(tokens);
+        if let Some((_, usage)) = last_valid_usage(std::slice::from_ref(&message)) {
+            self.last_usage = Some((usage, self.tokens));
+        }
+        if message.role() == "system" {
+            self.systems.push(message);
+        } else {
+            self.not_system = self.not_system.saturating_add(tokens);
         }
     }
-    count.finish(session, path)
+}
+
+/// The facts of every projected entry, parsed on all cores, one entry's messages at a time.
+fn entry_facts(
+    session: &Session,
+    projected: &[ProjectedEntry],
+) -> Result<Vec<EntryFacts>, CompactionError> {
+    projected
+        .par_iter()
+        .with_min_len(16)
+        .map(|entry| {
+            let mut facts = EntryFacts::default();
+            for message in &entry.messages {
+                facts.add(session.message(message)?);
+            }
+            Ok(facts)
+        })
+        .collect()
 }
 
 /// The projected context's tokens over messages given one at a time (a branch of a million
@@ -162,17 +191,20 @@ struct ProjectedCount {
 }
 
 impl ProjectedCount {
-    fn add(&mut self, entry: EntryIndex, message: &AgentMessage) {
-        let tokens = estimate_tokens(message);
-        self.all = self.all.saturating_add(tokens);
-        if let Some((_, usage)) = last_valid_usage(std::slice::from_ref(message)) {
-            self.last_usage = Some((entry, usage, self.all));
+    fn add(&mut self, entry: EntryIndex, message: AgentMessage) {
+        let mut facts = EntryFacts::default();
+        facts.add(message);
+        self.add_facts(entry, facts);
+    }
+
+    /// Adds an entry's messages, as counted in `facts`.
+    fn add_facts(&mut self, entry: EntryIndex, facts: EntryFacts) {
+        if let Some((usage, through)) = facts.last_usage {
+            self.last_usage = Some((entry, usage, self.all.saturating_add(through)));
         }
-        if message.role() == "system" {
-            self.systems.push(message.clone());
-        } else {
-            self.not_system = self.not_system.saturating_add(tokens);
-        }
+        self.all = self.all.saturating_add(facts.tokens);
+        self.not_system = self.not_system.saturating_add(facts.not_system);
+        self.systems.extend(facts.systems);
     }
 
     fn finish(&self, session: &Session, path: &[EntryIndex]) -> u64 {
@@ -214,7 +246,7 @@ pub fn estimate_projected_context_tokens(
     let mut count = ProjectedCount::default();
     for entry in &projected {
         for message in &entry.messages {
-            count.add(entry.entry, &session.message(message)?);
+            count.add(entry.entry, session.message(message)?);
         }
     }
     Ok(count.finish(session, &path))
@@ -237,22 +269,44 @@ fn leaf_position(
     }
 }
 
-/// Every projected message, parsed once, on all cores.
-fn parse_projected(
+/// Entries parsed on all cores at a time when taking a span: a bounded step, so the span's list is
+/// the only one of its length.
+const SPAN_CHUNK: usize = 4096;
+
+/// The messages of the projected entries in `range` (parsed again, on all cores), without
+/// compactions' and system messages: the span a summary covers.
+fn span_messages(
     session: &Session,
     projected: &[ProjectedEntry],
-) -> Result<Vec<Vec<AgentMessage>>, CompactionError> {
-    Ok(projected
-        .par_iter()
-        .with_min_len(16)
-        .map(|entry| {
-            entry
-                .messages
-                .iter()
-                .map(|message| session.message(message))
-                .collect::<Result<Vec<_>, _>>()
-        })
-        .collect::<Result<_, _>>()?)
+    range: std::ops::Range<usize>,
+) -> Result<Vec<SourcedMessage>, CompactionError> {
+    let entries = projected.get(range).unwrap_or_default();
+    let mut taken = Vec::with_capacity(entries.iter().map(|entry| entry.messages.len()).sum());
+    for chunk in entries.chunks(SPAN_CHUNK) {
+        let parsed = chunk
+            .par_iter()
+            .with_min_len(16)
+            .map(|entry| {
+                let is_compaction = session
+                    .index()
+                    .get(entry.entry)
+                    .is_some_and(|stored| stored.type_name() == "compaction");
+                let mut messages = Vec::new();
+                for source in entry.messages.iter().filter(|_| !is_compaction) {
+                    let message = session.message(source)?;
+                    if message.role() != "system" {
+                        messages.push(SourcedMessage {
+                            source: *source,
+                            message,
+                        });
+                    }
+                }
+                Ok(messages)
+            })
+            .collect::<Result<Vec<_>, CompactionError>>()?;
+        taken.extend(parsed.into_iter().flatten());
+    }
+    Ok(taken)
 }
 
 /// Plans a compaction of the path from the root to `leaf` (the session's leaf when `None`), over
@@ -276,8 +330,13 @@ pub fn prepare_compaction(
     }
 
     let projected = project_path(session.index(), &path);
-    let parsed = parse_projected(session, &projected)?;
-    let tokens_before = projected_context_tokens(session, &path, &projected, &parsed);
+    let facts = entry_facts(session, &projected)?;
+    let tokens: Vec<u64> = facts.iter().map(|facts| facts.tokens).collect();
+    let mut count = ProjectedCount::default();
+    for (entry, facts) in projected.iter().zip(facts) {
+        count.add_facts(entry.entry, facts);
+    }
+    let tokens_before = count.finish(session, &path);
 
     let is_compaction = |entry: &ProjectedEntry| {
         session
@@ -313,14 +372,8 @@ pub fn prepare_compaction(
 
     let cut_entries: Vec<CutEntry<'_>> = projected
         .iter()
-        .zip(&parsed)
-        .map(|(entry, messages)| {
-            let tokens = messages
-                .iter()
-                .map(estimate_tokens)
-                .fold(0, u64::saturating_add);
-            cut_entry(session, entry, tokens)
-        })
+        .zip(&tokens)
+        .map(|(entry, &tokens)| cut_entry(session, entry, tokens))
         .collect();
     let cut = find_cut_point(
         &cut_entries,
@@ -339,33 +392,15 @@ pub fn prepare_compaction(
         Some(turn_start) if cut.is_split_turn => turn_start,
         Some(_) | None => cut.first_kept,
     };
-    let take = |range: std::ops::Range<usize>| -> Vec<SourcedMessage> {
-        let mut taken = Vec::new();
-        for (entry, messages) in projected
-            .iter()
-            .zip(&parsed)
-            .take(range.end)
-            .skip(range.start)
-        {
-            if is_compaction(entry) {
-                continue;
-            }
-            for (source, message) in entry.messages.iter().zip(messages) {
-                if message.role() != "system" {
-                    taken.push(SourcedMessage {
-                        source: *source,
-                        message: message.clone(),
-                    });
-                }
-            }
-        }
-        taken
+    let history = boundary_start..history_end.max(boundary_start);
+    let turn_prefix = match cut.turn_start {
+        Some(turn_start) if cut.is_split_turn => turn_start..cut.first_kept,
+        Some(_) | None => 0..0,
     };
-    let messages_to_summarize = take(boundary_start..history_end.max(boundary_start));
-    let turn_prefix_messages = match cut.turn_start {
-        Some(turn_start) if cut.is_split_turn => take(turn_start..cut.first_kept),
-        Some(_) | None => Vec::new(),
-    };
+    // The span is parsed again rather than kept from the count: a path of a million messages is
+    // never held whole, the span once.
+    let messages_to_summarize = span_messages(session, &projected, history)?;
+    let turn_prefix_messages = span_messages(session, &projected, turn_prefix)?;
     if messages_to_summarize.is_empty() && turn_prefix_messages.is_empty() {
         return Ok(Err(NoPlanReason::NothingToSummarize));
     }

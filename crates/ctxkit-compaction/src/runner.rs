@@ -2,7 +2,7 @@
 //! history summary and then (for a split turn) the turn-prefix summary, as Pi 1.6 does, merge, append
 //! the file blocks. Cancellable; returns a result for the caller to append (nothing is written here).
 
-use ctxkit_protocol::{AgentMessage, Usage};
+use ctxkit_protocol::Usage;
 use ctxkit_summarizer::{Summarizer, SummaryPurpose, SummaryRequest, SummaryResponse, SummarySpan};
 use futures::future::{Either, select};
 use serde_json::{Value, json};
@@ -12,7 +12,8 @@ use crate::continuation::{CachePrefix, RequestMode, request_mode};
 use crate::error::CompactionError;
 use crate::prepare::{Preparation, SourcedMessage};
 use crate::prompts::Prompts;
-use crate::serialize::serialize_conversation;
+use crate::serialize::append_message;
+use crate::span_window::span_window;
 
 /// Stand-in history summary when a split turn has nothing before it and no previous summary.
 pub const NO_PRIOR_HISTORY: &str = "No prior history.";
@@ -58,11 +59,14 @@ fn reasoning(summarizer: &dyn Summarizer, options: &CompactOptions) -> Option<St
 
 /// Messages as a provider receives them, serialized for the summarizer.
 pub fn serialize_messages(messages: &[SourcedMessage]) -> String {
-    let plain: Vec<AgentMessage> = messages
-        .iter()
-        .map(|message| message.message.clone())
-        .collect();
-    serialize_conversation(&ctxkit_session::convert_to_llm(&plain))
+    // One message at a time: the span is not copied whole (nor converted whole) to be serialized.
+    let mut text = String::new();
+    for message in messages {
+        for converted in ctxkit_session::convert_to_llm(std::slice::from_ref(&message.message)) {
+            append_message(&mut text, &converted);
+        }
+    }
+    text
 }
 
 /// The history request: conversation, previous summary when updating, instructions, focus.
@@ -107,18 +111,18 @@ pub fn history_request(
     }
 }
 
-/// The structured side of a request: the messages, the earlier summary, the file lists.
+/// The structured side of a request: the messages (a bounded window of them, see `span_window`),
+/// the earlier summary, the file lists.
 pub(crate) fn source(
     messages: &[SourcedMessage],
     previous_summary: Option<String>,
     files: &crate::file_ops::FileOperations,
 ) -> SummarySpan {
     let lists = files.lists();
+    let (messages, omitted_messages) = span_window(messages);
     SummarySpan {
-        messages: messages
-            .iter()
-            .map(|message| message.message.clone())
-            .collect(),
+        messages,
+        omitted_messages,
         previous_summary,
         read_files: lists.read_files,
         modified_files: lists.modified_files,

@@ -15,55 +15,68 @@ pub const TOOL_RESULT_MAX_UNITS: usize = 2000;
 
 /// Serializes provider-form messages (see `ctxkit_session::convert_to_llm`).
 pub fn serialize_conversation(messages: &[AgentMessage]) -> String {
-    let mut parts: Vec<String> = Vec::new();
+    let mut text = String::new();
     for message in messages {
-        match message {
-            AgentMessage::User(user) => {
-                let text = joined_text(&user.content);
-                if !text.is_empty() {
-                    parts.push(format!("[User]: {text}"));
-                }
-            }
-            AgentMessage::Assistant(assistant) => {
-                let mut texts = Vec::new();
-                let mut calls = Vec::new();
-                for block in &assistant.content {
-                    match block {
-                        ContentBlock::Text(text) => texts.push(text.text.as_str()),
-                        ContentBlock::ToolCall(call) => calls.push(format!(
-                            "{}({})",
-                            call.name,
-                            arguments_text(&call.arguments)
-                        )),
-                        ContentBlock::Thinking(_)
-                        | ContentBlock::Image(_)
-                        | ContentBlock::Unknown(_) => {}
-                    }
-                }
-                if !texts.is_empty() {
-                    parts.push(format!("[Assistant]: {}", texts.join("\n")));
-                }
-                if !calls.is_empty() {
-                    parts.push(format!("[Assistant tool calls]: {}", calls.join("; ")));
-                }
-            }
-            AgentMessage::ToolResult(result) => {
-                let text = joined_text(&result.content);
-                if !text.is_empty() {
-                    parts.push(format!(
-                        "[Tool result]: {}",
-                        truncate_for_summary(&text, TOOL_RESULT_MAX_UNITS)
-                    ));
-                }
-            }
-            AgentMessage::BashExecution(_)
-            | AgentMessage::Custom(_)
-            | AgentMessage::BranchSummary(_)
-            | AgentMessage::CompactionSummary(_)
-            | AgentMessage::Unknown(_) => {}
-        }
+        append_message(&mut text, message);
     }
-    parts.join("\n\n")
+    text
+}
+
+/// Appends the parts of one provider-form message to `text`, each after a blank line unless it is
+/// the first: [`serialize_conversation`] one message at a time, so a long span is serialized
+/// without a second copy of its messages.
+pub(crate) fn append_message(text: &mut String, message: &AgentMessage) {
+    let mut push = |part: String| {
+        if !text.is_empty() {
+            text.push_str("\n\n");
+        }
+        text.push_str(&part);
+    };
+    match message {
+        AgentMessage::User(user) => {
+            let joined = joined_text(&user.content);
+            if !joined.is_empty() {
+                push(format!("[User]: {joined}"));
+            }
+        }
+        AgentMessage::Assistant(assistant) => {
+            let mut texts = Vec::new();
+            let mut calls = Vec::new();
+            for block in &assistant.content {
+                match block {
+                    ContentBlock::Text(block) => texts.push(block.text.as_str()),
+                    ContentBlock::ToolCall(call) => calls.push(format!(
+                        "{}({})",
+                        call.name,
+                        arguments_text(&call.arguments)
+                    )),
+                    ContentBlock::Thinking(_)
+                    | ContentBlock::Image(_)
+                    | ContentBlock::Unknown(_) => {}
+                }
+            }
+            if !texts.is_empty() {
+                push(format!("[Assistant]: {}", texts.join("\n")));
+            }
+            if !calls.is_empty() {
+                push(format!("[Assistant tool calls]: {}", calls.join("; ")));
+            }
+        }
+        AgentMessage::ToolResult(result) => {
+            let joined = joined_text(&result.content);
+            if !joined.is_empty() {
+                push(format!(
+                    "[Tool result]: {}",
+                    truncate_for_summary(&joined, TOOL_RESULT_MAX_UNITS)
+                ));
+            }
+        }
+        AgentMessage::BashExecution(_)
+        | AgentMessage::Custom(_)
+        | AgentMessage::BranchSummary(_)
+        | AgentMessage::CompactionSummary(_)
+        | AgentMessage::Unknown(_) => {}
+    }
 }
 
 /// Text blocks concatenated without separator (a plain string as it is).

@@ -45,6 +45,10 @@ pub struct Digest {
     pub printed: Vec<String>,
     /// What the user asked the summary to focus on.
     pub focus: Option<String>,
+    /// The span's messages read (its beginning and its latest), and those left out between them
+    /// (`SummarySpan::omitted_messages`).
+    pub read_messages: usize,
+    pub omitted_messages: usize,
 }
 
 impl Digest {
@@ -82,6 +86,8 @@ impl Digest {
         digest.printed = printed_identifiers(&steps, &digest.ranked);
         digest.steps = steps;
         digest.focus.clone_from(&source.focus);
+        digest.read_messages = source.messages.len();
+        digest.omitted_messages = source.omitted_messages;
         digest
     }
 

@@ -32,7 +32,8 @@ fn section(heading: &'static str, items: Vec<Item>) -> Section {
 }
 
 fn layout(purpose: SummaryPurpose, digest: &Digest) -> Vec<Section> {
-    let mut context = sections::critical_context(digest);
+    let mut context: Vec<Item> = sections::omitted(digest).into_iter().collect();
+    context.extend(sections::critical_context(digest));
     context.extend(sections::last_report(digest));
     match purpose {
         SummaryPurpose::History | SummaryPurpose::Branch => vec![

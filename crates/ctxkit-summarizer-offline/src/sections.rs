@@ -365,6 +365,22 @@ pub fn critical_context(digest: &Digest) -> Vec<Item> {
     earlier(digest, Slot::Context, 55)
 }
 
+/// What the summary did not read of a span too long for its window: said first in Critical
+/// Context, so a reader knows the middle of the span is not in it.
+pub fn omitted(digest: &Digest) -> Option<Item> {
+    (digest.omitted_messages > 0).then(|| {
+        item(
+            format!(
+                "Not read: {} messages in the middle of a span of {}; this summary covers its beginning and its end ({} messages)",
+                digest.omitted_messages,
+                digest.omitted_messages + digest.read_messages,
+                digest.read_messages
+            ),
+            99,
+        )
+    })
+}
+
 /// The assistant's last words, when they report something concrete: a name, a number, a path.
 pub fn last_report(digest: &Digest) -> Option<Item> {
     let last = digest.replies.last()?;

@@ -17,6 +17,7 @@ fn request(messages: Vec<AgentMessage>, previous: Option<&str>, max_tokens: u64)
         reasoning: None,
         source: SummarySpan {
             messages,
+            omitted_messages: 0,
             previous_summary: previous.map(str::to_owned),
             read_files: Vec::new(),
             modified_files: Vec::new(),
@@ -378,4 +379,23 @@ fn a_request_repeated_with_a_counter_is_one_goal() {
         goal.contains("Fix test 1") && goal.contains("Fix test 2"),
         "{summary}"
     );
+}
+
+#[test]
+fn a_windowed_span_says_how_much_of_its_middle_was_not_read() {
+    let mut windowed = request(session(0), None, 13_107);
+    let whole = summarize_offline(&windowed);
+    assert!(!whole.contains("Not read"), "{whole}");
+    windowed.source.omitted_messages = 999_000;
+    let summary = summarize_offline(&windowed);
+    let read = windowed.source.messages.len();
+    assert!(
+        summary.contains(&format!(
+            "- Not read: 999000 messages in the middle of a span of {}; this summary covers its beginning and its end ({read} messages)",
+            999_000 + read
+        )),
+        "{summary}"
+    );
+    // Everything else is the summary of what was read.
+    assert!(summary.contains("fetch_manifest"), "{summary}");
 }

@@ -56,8 +56,13 @@ pub struct ConversationPrefix {
 /// one) uses it; a model summarizer sends `user_text`, which holds the same span serialized.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SummarySpan {
-    /// The messages to summarize, as the session holds them.
+    /// The messages to summarize, as the session holds them: all of them, or for a span longer
+    /// than a model could read, its beginning and its latest messages (the compaction's window,
+    /// `ctxkit_compaction::SPAN_WINDOW_MESSAGES`).
     pub messages: Vec<AgentMessage>,
+    /// How many of the span's messages `messages` leaves out, between its beginning and its
+    /// latest messages (0: the whole span).
+    pub omitted_messages: usize,
     /// The earlier summary an update starts from.
     pub previous_summary: Option<String>,
     /// Files the span (and the earlier summary's lists) read and did not change.

@@ -219,7 +219,9 @@
     }
     const near = nearestPrecomputed(i);
     box.append(el("div", "note", "This export carries the contexts of " + fmt(Object.keys(D.contexts).length) +
-      " chosen entries (tips, compactions, and requests spread along the path); `ctxkit view` or `ctxkit context --leaf " + entry(i).id + "` builds any other."));
+      " chosen entries (tips, compactions, and requests spread along the path" +
+      (D.contextsMaxMessages ? ", none of more than " + fmt(D.contextsMaxMessages) + " messages" : "") +
+      "); `ctxkit view` or `ctxkit context --leaf " + entry(i).id + "` builds any other."));
     if (near !== null) box.append(el("div", "note", "Nearest earlier entry with its context: ", jump(near)));
   }
   function contextView(ctx) {

@@ -75,12 +75,32 @@ pub(crate) fn context_record(
     context_window: u64,
     renderer: &Renderer<'_>,
 ) -> Result<Value, WebError> {
+    context_record_within(session, at, settings, context_window, renderer, usize::MAX)?.ok_or_else(
+        || WebError::UnknownEntry {
+            id: format!("#{at}"),
+        },
+    )
+}
+
+/// [`context_record`], or `None` when the context holds more than `max_messages` messages (its
+/// messages are not read then).
+pub(crate) fn context_record_within(
+    session: &Session,
+    at: EntryIndex,
+    settings: &TransformSettings,
+    context_window: u64,
+    renderer: &Renderer<'_>,
+    max_messages: usize,
+) -> Result<Option<Value>, WebError> {
     if session.index().get(at).is_none() {
         return Err(WebError::UnknownEntry {
             id: format!("#{at}"),
         });
     }
     let context = build_context(session.index(), Some(at));
+    if context.messages.len() > max_messages {
+        return Ok(None);
+    }
     let input = session.messages(&context.messages)?;
     let output = transform_context(&input, settings, context_window);
     let matched = align(&input, &output.messages);
@@ -112,7 +132,7 @@ pub(crate) fn context_record(
         messages.push(Value::Object(record));
     }
     let report = output.report;
-    Ok(json!({
+    Ok(Some(json!({
         "at": at,
         "messages": messages,
         "thinkingLevel": context.thinking_level,
@@ -128,7 +148,7 @@ pub(crate) fn context_record(
             "tokensAfter": report.estimated_tokens_after,
         },
         "contextWindow": context_window,
-    }))
+    })))
 }
 
 #[cfg(test)]

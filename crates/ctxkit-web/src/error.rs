@@ -25,6 +25,10 @@ pub enum WebError {
         address: String,
         source: std::io::Error,
     },
+    /// Writing the page failed (returned by [`crate::export_page`]): nothing is left where the
+    /// page was to go when the caller writes it atomically.
+    #[error("cannot write the page: {source}")]
+    Write { source: std::io::Error },
     /// Reloading the session for the live view failed: the page keeps the last good data.
     #[error("cannot reload `{path}`: {reason}")]
     Reload { path: PathBuf, reason: String },

@@ -224,20 +224,132 @@ fn entry_estimate(session: &Session, position: EntryIndex) -> u64 {
         .sum()
 }
 
+/// One request on the chart: its entry, the estimate of the context it was built from, and the
+/// provider's reported total.
+struct Point {
+    entry: EntryIndex,
+    estimate: u64,
+    usage: Option<Value>,
+}
+
+/// A marker on the chart: its entry, its kind, and the point it stands before.
+struct Marker {
+    entry: EntryIndex,
+    kind: &'static str,
+    at: usize,
+}
+
+/// Usage summed over requests: `[input, output, cache read, cache write, total, cost]` as the
+/// page shows it, and how many requests.
+#[derive(Debug)]
+pub(crate) struct Totals {
+    usage: Value,
+    requests: u64,
+}
+
+impl Default for Totals {
+    fn default() -> Self {
+        Self {
+            usage: json!([0, 0, 0, 0, 0, 0.0]),
+            requests: 0,
+        }
+    }
+}
+
+impl Totals {
+    /// Adds the usage of an entry's page record, if it has one.
+    pub(crate) fn add(&mut self, record: &Value) {
+        if let Some(usage) = record.get("usage") {
+            self.add_usage(usage);
+        }
+    }
+
+    fn add_usage(&mut self, usage: &Value) {
+        if let Some(sum) = self.usage.as_array_mut() {
+            for (field, value) in sum.iter_mut().zip(usage.as_array().into_iter().flatten()) {
+                *field = match (field.as_u64(), value.as_u64()) {
+                    (Some(left), Some(right)) => json!(left + right),
+                    _ => json!(field.as_f64().unwrap_or(0.0) + value.as_f64().unwrap_or(0.0)),
+                };
+            }
+        }
+        self.requests += 1;
+    }
+
+    pub(crate) fn to_value(&self) -> Value {
+        json!({"usage": self.usage, "requests": self.requests})
+    }
+}
+
+/// The chart's data: one point per request, the markers, and the usage per turn.
+pub(crate) struct Timeline {
+    points: Vec<Point>,
+    markers: Vec<Marker>,
+    /// Each user message's entry with the usage of its turn's requests.
+    turns: Vec<(EntryIndex, Totals)>,
+}
+
+impl Timeline {
+    /// Writes `{"points": […], "markers": […], "turns": […]}`, an item at a time.
+    pub(crate) fn write(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let mut array = |name: &str, first: bool, items: &mut dyn Iterator<Item = Value>| {
+            let separator = if first { "{" } else { "," };
+            write!(out, "{separator}\"{name}\":[")?;
+            for (index, item) in items.enumerate() {
+                if index > 0 {
+                    out.write_all(b",")?;
+                }
+                serde_json::to_writer(&mut *out, &item)?;
+            }
+            out.write_all(b"]")
+        };
+        array(
+            "points",
+            true,
+            &mut self.points.iter().map(
+                |point| json!({"e": point.entry, "est": point.estimate, "usage": point.usage}),
+            ),
+        )?;
+        array(
+            "markers",
+            false,
+            &mut self
+                .markers
+                .iter()
+                .map(|marker| json!({"e": marker.entry, "kind": marker.kind, "at": marker.at})),
+        )?;
+        array(
+            "turns",
+            false,
+            &mut self.turns.iter().map(|(entry, totals)| {
+                json!({"e": entry, "usage": totals.usage, "requests": totals.requests})
+            }),
+        )?;
+        out.write_all(b"}")
+    }
+}
+
 /// The context size per request on the path to `leaf` (the estimate of the context the request
 /// was built from, chars/4, and the provider's reported total), markers for compactions,
 /// overflows, branch summaries, cache reads and model changes, and usage per turn and in total.
-pub(crate) fn timeline(session: &Session, leaf: Option<EntryIndex>) -> Result<Value, WebError> {
+pub(crate) fn timeline(session: &Session, leaf: Option<EntryIndex>) -> Result<Timeline, WebError> {
     let index = session.index();
     let path = leaf.map(|leaf| index.path_to(leaf)).unwrap_or_default();
-    let mut points = Vec::new();
-    let mut markers = Vec::new();
-    let mut turns: Vec<Value> = Vec::new();
+    let mut timeline = Timeline {
+        points: Vec::new(),
+        markers: Vec::new(),
+        turns: Vec::new(),
+    };
     let mut estimate: u64 = 0;
     let mut last_model: Option<String> = None;
     for &position in &path {
         let Some(entry) = index.get(position) else {
             continue;
+        };
+        let marker = |kind| Marker {
+            entry: position,
+            kind,
+            at: timeline.points.len(),
         };
         match entry.type_name() {
             "compaction" => {
@@ -247,14 +359,17 @@ pub(crate) fn timeline(session: &Session, leaf: Option<EntryIndex>) -> Result<Va
                     .iter()
                     .map(estimate_tokens)
                     .sum();
-                markers.push(json!({"e": position, "kind": "compaction", "at": points.len()}));
+                let compaction = marker("compaction");
+                timeline.markers.push(compaction);
                 continue;
             }
             "branch_summary" => {
-                markers.push(json!({"e": position, "kind": "branchSummary", "at": points.len()}))
+                let summary = marker("branchSummary");
+                timeline.markers.push(summary);
             }
             "model_change" => {
-                markers.push(json!({"e": position, "kind": "modelChange", "at": points.len()}));
+                let change = marker("modelChange");
+                timeline.markers.push(change);
                 // The next reply of that model is the same change, not another one.
                 let raw = entry.raw().ok();
                 last_model = raw
@@ -269,26 +384,18 @@ pub(crate) fn timeline(session: &Session, leaf: Option<EntryIndex>) -> Result<Va
             _ => {}
         }
         if entry.role() == Some("user") {
-            turns.push(json!({"e": position, "usage": [0, 0, 0, 0, 0, 0.0], "requests": 0}));
+            timeline.turns.push((position, Totals::default()));
         }
         if entry.role() == Some("assistant") {
             let message = session.message(&ctxkit_session::ContextMessage::new(
                 position,
                 ctxkit_session::ContextMessageKind::Stored,
             ))?;
-            request_point(
-                &message,
-                position,
-                estimate,
-                &mut points,
-                &mut markers,
-                &mut last_model,
-                &mut turns,
-            );
+            request_point(&message, position, estimate, &mut timeline, &mut last_model);
         }
         estimate += entry_estimate(session, position);
     }
-    Ok(json!({"points": points, "markers": markers, "turns": turns}))
+    Ok(timeline)
 }
 
 /// One request (an assistant message): its point, its markers, and its usage added to its turn.
@@ -296,24 +403,27 @@ fn request_point(
     message: &AgentMessage,
     position: EntryIndex,
     estimate: u64,
-    points: &mut Vec<Value>,
-    markers: &mut Vec<Value>,
+    timeline: &mut Timeline,
     last_model: &mut Option<String>,
-    turns: &mut [Value],
 ) {
     let value = serde_json::to_value(message).unwrap_or(Value::Null);
     let usage = value.get("usage").and_then(usage_of);
-    let at = points.len();
+    let at = timeline.points.len();
+    let marker = |kind| Marker {
+        entry: position,
+        kind,
+        at,
+    };
     if let Some(assistant) = message.as_assistant() {
         if ctxkit_overflow::is_context_overflow(assistant, None) {
-            markers.push(json!({"e": position, "kind": "overflow", "at": at}));
+            timeline.markers.push(marker("overflow"));
         }
         let model = value
             .get("model")
             .and_then(Value::as_str)
             .map(str::to_owned);
         if model.is_some() && last_model.is_some() && model != *last_model {
-            markers.push(json!({"e": position, "kind": "modelChange", "at": at}));
+            timeline.markers.push(marker("modelChange"));
         }
         if model.is_some() {
             *last_model = model;
@@ -321,36 +431,15 @@ fn request_point(
     }
     if let Some(usage) = &usage {
         if usage[2].as_u64().unwrap_or(0) > 0 {
-            markers.push(json!({"e": position, "kind": "cacheRead", "at": at}));
+            timeline.markers.push(marker("cacheRead"));
         }
-        if let Some(turn) = turns.last_mut() {
-            add_usage(turn, usage);
-        }
-    }
-    points.push(json!({"e": position, "est": estimate, "usage": usage.as_ref().map(|usage| usage[4].clone())}));
-}
-
-fn add_usage(turn: &mut Value, usage: &Value) {
-    if let Some(sum) = turn.get_mut("usage").and_then(Value::as_array_mut) {
-        for (field, value) in sum.iter_mut().zip(usage.as_array().into_iter().flatten()) {
-            *field = match (field.as_u64(), value.as_u64()) {
-                (Some(left), Some(right)) => json!(left + right),
-                _ => json!(field.as_f64().unwrap_or(0.0) + value.as_f64().unwrap_or(0.0)),
-            };
+        if let Some((_, turn)) = timeline.turns.last_mut() {
+            turn.add_usage(usage);
         }
     }
-    if let Some(requests) = turn.get_mut("requests") {
-        *requests = json!(requests.as_u64().unwrap_or(0) + 1);
-    }
-}
-
-/// Usage over every assistant message of the file (all branches).
-pub(crate) fn totals(entries: &[Value]) -> Value {
-    let mut total = json!({"usage": [0, 0, 0, 0, 0, 0.0], "requests": 0});
-    for entry in entries {
-        if let Some(usage) = entry.get("usage") {
-            add_usage(&mut total, usage);
-        }
-    }
-    total
+    timeline.points.push(Point {
+        entry: position,
+        estimate,
+        usage: usage.as_ref().map(|usage| usage[4].clone()),
+    });
 }

@@ -6,6 +6,8 @@
 //! [`build_page_data`] turns a session into the page's data (every string redacted by a
 //! [`Redactor`] and clipped to the page's text budget); [`render_page`] makes one self-contained
 //! HTML document of it (inline script and style allowed by hash, data as escaped JSON, no network);
+//! [`export_page`] writes that document as a stream, an entry at a time (an exported session of a
+//! million entries is never held whole);
 //! [`serve_view`] serves it on loopback behind a random token and follows the file as it grows.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
@@ -19,11 +21,13 @@ mod model;
 mod page;
 mod redact;
 mod serve;
+mod stream;
 
 pub use error::WebError;
 pub use model::{
     ContextPolicy, MAX_CLIP_CHARS, MIN_CLIP_CHARS, PageOptions, build_page_data, context_data,
 };
-pub use page::{PageMode, content_security_policy, render_page, script_safe_json};
+pub use page::{PageMode, content_security_policy, export_page, render_page, script_safe_json};
 pub use redact::{REDACTED, Redactor};
 pub use serve::{SessionLoader, ViewConfig, new_token, serve_view};
+pub use stream::{MAX_PRECOMPUTED_CONTEXT_MESSAGES, PageStats};

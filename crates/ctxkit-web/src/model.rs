@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use crate::blocks::Renderer;
 use crate::contexts::context_record;
 use crate::error::WebError;
-use crate::history::{compactions, timeline, tips, totals};
+use crate::history::tips;
 use crate::redact::Redactor;
 
 /// Which contexts the page carries.
@@ -86,7 +86,11 @@ impl PageOptions {
 }
 
 /// One entry as the page shows it.
-fn entry_record(session: &Session, position: EntryIndex, renderer: &Renderer<'_>) -> Value {
+pub(crate) fn entry_record(
+    session: &Session,
+    position: EntryIndex,
+    renderer: &Renderer<'_>,
+) -> Value {
     let index = session.index();
     let Some(entry) = index.get(position) else {
         return Value::Null;
@@ -153,7 +157,7 @@ fn entry_record(session: &Session, position: EntryIndex, renderer: &Renderer<'_>
 /// The tree in display order: `[entry, indent]` pairs. A branch's side paths are indented under
 /// its entry; its latest child continues at the same indent, so a long conversation with many
 /// abandoned branches stays flat (as in Pi's tree view). Indents stop growing at 20.
-fn display_order(session: &Session) -> Vec<[usize; 2]> {
+pub(crate) fn display_order(session: &Session) -> Vec<[usize; 2]> {
     let nodes = session.tree();
     let count = session.entries().len();
     // Children are visited in time order, so the last one seen is the latest.
@@ -182,7 +186,7 @@ const MAX_SAMPLED_TIPS: usize = 20;
 const MAX_SAMPLED_COMPACTIONS: usize = 40;
 
 /// The entries whose contexts an exported page carries.
-fn precomputed(
+pub(crate) fn precomputed(
     session: &Session,
     all_up_to: usize,
     sampled_requests: usize,
@@ -223,57 +227,13 @@ fn precomputed(
     chosen
 }
 
-/// The page data of `session`.
+/// The page data of `session` (what [`crate::export_page`] writes into the page, read back).
 pub fn build_page_data(session: &Session, options: &PageOptions) -> Result<Value, WebError> {
-    let count = session.entries().len();
-    let renderer = options.renderer(count);
-    let leaf = session
-        .leaf_id()
-        .and_then(|id| session.index().position(id));
-    let entries: Vec<Value> = (0..count)
-        .map(|position| entry_record(session, position, &renderer))
-        .collect();
-    let path = leaf
-        .map(|leaf| session.index().path_to(leaf))
-        .unwrap_or_default();
-    let mut contexts = Map::new();
-    if let ContextPolicy::Precompute {
-        all_up_to,
-        sampled_requests,
-    } = options.contexts
-    {
-        for position in precomputed(session, all_up_to, sampled_requests, &path) {
-            let record = context_record(
-                session,
-                position,
-                &options.transform,
-                options.context_window,
-                &renderer,
-            )?;
-            contexts.insert(position.to_string(), record);
-        }
-    }
-    let header = session.header();
-    Ok(json!({
-        "version": 1,
-        "title": renderer.short(&options.title),
-        "session": {
-            "id": renderer.short(session.id()),
-            "cwd": renderer.short(session.cwd()),
-            "name": session.session_name().map(|name| renderer.short(&name)),
-            "importedFrom": header.extra.get("importedFrom").and_then(|from| from.get("format")).and_then(Value::as_str).map(|format| renderer.short(format)),
-        },
-        "leaf": leaf,
-        "entries": entries,
-        "order": display_order(session),
-        "compactions": compactions(session, &renderer)?,
-        "timeline": timeline(session, leaf)?,
-        "totals": totals(&entries),
-        "contexts": contexts,
-        "contextsOnDemand": options.contexts == ContextPolicy::OnDemand,
-        "clipChars": renderer.clip_chars,
-        "noThinking": options.no_thinking,
-    }))
+    let mut bytes = Vec::new();
+    crate::stream::write_page_data(session, options, &mut bytes)?;
+    serde_json::from_slice(&bytes).map_err(|error| WebError::Write {
+        source: error.into(),
+    })
 }
 
 /// The context at one entry (by id) as page data: what `ctxkit view` serves on demand.

@@ -4,9 +4,14 @@
 //! close the element) and the script inserts it as text; a Content-Security-Policy allows only
 //! this page's own script and style (by hash), images from `data:` URLs, and no other source.
 
+use std::io::Write;
+
 use base64::Engine as _;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+
+use crate::error::WebError;
+use crate::stream::ScriptSafe;
 
 const STYLE: &str = include_str!("../assets/app.css");
 const SCRIPT: &str = include_str!("../assets/app.js");
@@ -78,40 +83,94 @@ fn escape_html(text: &str) -> String {
     escaped
 }
 
-/// The whole page for `data` (from [`crate::build_page_data`]). Placeholders are filled in one
-/// pass over the template, so nothing substituted is read again as a placeholder.
+/// The whole page for `data` (from [`crate::build_page_data`]).
 pub fn render_page(data: &Value, mode: PageMode) -> String {
     let title = data
         .get("title")
         .and_then(Value::as_str)
         .unwrap_or("session");
+    let mut page = Vec::with_capacity(TEMPLATE.len() + STYLE.len() + SCRIPT.len());
+    let written = write_page(&mut page, title, mode, |out| {
+        serde_json::to_writer(out, data).map_err(|error| WebError::Write {
+            source: error.into(),
+        })
+    });
+    if written.is_err() {
+        // Writing into memory fails only if the data cannot be serialized.
+        return String::new();
+    }
+    String::from_utf8(page).unwrap_or_default()
+}
+
+/// Writes the page of `session` (export mode) to `out` as a stream: the data document an entry at
+/// a time, escaped on the way, so a session of any length is exported in bounded memory.
+pub fn export_page(
+    session: &ctxkit_session::Session,
+    options: &crate::PageOptions,
+    out: &mut dyn Write,
+) -> Result<crate::PageStats, WebError> {
+    let title = options
+        .renderer(session.entries().len())
+        .short(&options.title);
+    let mut buffered = std::io::BufWriter::with_capacity(1 << 16, out);
+    let stats = write_page(&mut buffered, &title, PageMode::Export, |data| {
+        crate::stream::write_page_data(session, options, data)
+    })?;
+    buffered
+        .flush()
+        .map_err(|source| WebError::Write { source })?;
+    Ok(stats)
+}
+
+/// Writes the template with its placeholders filled in one pass (nothing substituted is read
+/// again as a placeholder); `data` writes the data document, escaped for the script element.
+fn write_page<T>(
+    out: &mut dyn Write,
+    title: &str,
+    mode: PageMode,
+    data: impl FnOnce(&mut dyn Write) -> Result<T, WebError>,
+) -> Result<T, WebError> {
+    let io = |source| WebError::Write { source };
     let values = [
         ("{{CSP}}", escape_html(&content_security_policy(mode))),
         ("{{TITLE}}", escape_html(title)),
         ("{{STYLE}}", STYLE.to_owned()),
         ("{{SCRIPT}}", SCRIPT.to_owned()),
-        ("{{DATA}}", script_safe_json(data)),
     ];
-    let mut page = String::with_capacity(
-        TEMPLATE.len() + values.iter().map(|(_, value)| value.len()).sum::<usize>(),
-    );
+    let mut data = Some(data);
+    let mut result = None;
     let mut rest = TEMPLATE;
     while let Some(start) = rest.find("{{") {
-        page.push_str(&rest[..start]);
+        out.write_all(&rest.as_bytes()[..start]).map_err(io)?;
         rest = &rest[start..];
+        if let Some(after) = rest.strip_prefix("{{DATA}}")
+            && let Some(data) = data.take()
+        {
+            let mut safe = ScriptSafe::new(&mut *out);
+            result = Some(data(&mut safe)?);
+            safe.finish().map_err(io)?;
+            rest = after;
+            continue;
+        }
         match values.iter().find(|(name, _)| rest.starts_with(name)) {
             Some((name, value)) => {
-                page.push_str(value);
+                out.write_all(value.as_bytes()).map_err(io)?;
                 rest = &rest[name.len()..];
             }
             None => {
-                page.push_str("{{");
+                out.write_all(b"{{").map_err(io)?;
                 rest = &rest[2..];
             }
         }
     }
-    page.push_str(rest);
-    page
+    out.write_all(rest.as_bytes()).map_err(io)?;
+    // The template holds the data placeholder; without it the data is written nowhere.
+    match result {
+        Some(result) => Ok(result),
+        None => Err(WebError::Write {
+            source: std::io::Error::other("the page template has no data placeholder"),
+        }),
+    }
 }
 
 #[cfg(test)]

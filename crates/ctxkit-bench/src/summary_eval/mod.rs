@@ -49,6 +49,7 @@ pub fn request(case: &Case, max_tokens: u64) -> SummaryRequest {
         reasoning: None,
         source: SummarySpan {
             messages: case.messages.clone(),
+            omitted_messages: 0,
             previous_summary: case.previous.clone(),
             read_files: lists.read_files,
             modified_files: lists.modified_files,

@@ -226,8 +226,10 @@ fn store_action(url: &StoreUrl, action: StoreAction, out: &mut dyn Write) -> Res
 
 /// The lines of a session file to import: a v3 session whose every line is an entry.
 fn importable(file: &Path) -> Result<SessionLines> {
-    let session = ctxkit_session::Session::open(file)?;
-    if session.needs_migration() {
+    // The index is dropped before the lines are read: a file of a million entries is not held
+    // both ways at once.
+    let needs_migration = ctxkit_session::Session::open(file)?.needs_migration();
+    if needs_migration {
         anyhow::bail!(
             "`{}` is in an older session format; run `ctxkit migrate {}` first",
             file.display(),

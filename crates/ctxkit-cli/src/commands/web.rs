@@ -12,8 +12,7 @@ use anyhow::{Context as _, Result};
 use ctxkit_import::{SourceFormat, import_file};
 use ctxkit_session::Session;
 use ctxkit_web::{
-    PageMode, PageOptions, Redactor, SessionLoader, ViewConfig, WebError, build_page_data,
-    new_token, render_page, serve_view,
+    PageOptions, Redactor, SessionLoader, ViewConfig, WebError, export_page, new_token, serve_view,
 };
 
 use super::Locations;
@@ -126,33 +125,42 @@ pub fn export(
     let session = open_any(file, &args.from, scratch.path(), 0)?;
     super::report_damage(&session, file)?;
     let options = page_options(process, locations, args, &session, title_of(&session, file))?;
-    let data = build_page_data(&session, &options)?;
-    let page = render_page(&data, PageMode::Export);
-    write_page(output, page.as_bytes())?;
+    // Written as a stream: a session of a million entries is never held as one document.
+    let mut stats = None;
+    let bytes = write_page(output, |file| {
+        stats = Some(export_page(&session, &options, file)?);
+        Ok(())
+    })?;
     writeln!(out, "{}", output.display())?;
     writeln!(
         std::io::stderr().lock(),
         "Exported {} entries, {} compactions ({} bytes) to `{}`",
         session.entries().len(),
-        data["compactions"].as_array().map_or(0, Vec::len),
-        page.len(),
+        stats.map_or(0, |stats| stats.compactions),
+        bytes,
         output.display()
     )?;
     Ok(Outcome::Success)
 }
 
 /// Writes the page atomically (a temporary file beside it, then a rename): a failed export never
-/// leaves half a page where an older one was.
-fn write_page(output: &Path, bytes: &[u8]) -> Result<()> {
+/// leaves half a page where an older one was. Returns the page's size in bytes.
+fn write_page(
+    output: &Path,
+    write: impl FnOnce(&mut std::fs::File) -> Result<(), WebError>,
+) -> Result<u64> {
     let dir = output
         .parent()
         .filter(|parent| !parent.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     let mut temporary = tempfile::NamedTempFile::new_in(dir)
         .with_context(|| format!("cannot write into `{}`", dir.display()))?;
-    temporary
-        .write_all(bytes)
+    write(temporary.as_file_mut())
         .with_context(|| format!("cannot write `{}`", output.display()))?;
+    let bytes = temporary
+        .as_file()
+        .metadata()
+        .map_or(0, |metadata| metadata.len());
     // A page is made to be opened and shared: readable like any file the user writes (a temporary
     // file starts private).
     #[cfg(unix)]
@@ -165,7 +173,7 @@ fn write_page(output: &Path, bytes: &[u8]) -> Result<()> {
     temporary
         .persist(output)
         .with_context(|| format!("cannot write `{}`", output.display()))?;
-    Ok(())
+    Ok(bytes)
 }
 
 /// `ctxkit view [FILE]`: serves the page on loopback until interrupted.

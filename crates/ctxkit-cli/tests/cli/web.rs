@@ -119,6 +119,70 @@ fn the_exported_page_is_self_contained_escaped_and_redacted() {
     let _ = demo.second_compaction;
 }
 
+/// One branch of `count` one-word messages (a user message and a reply in turn).
+fn write_tiny(dir: &Path, count: usize) -> PathBuf {
+    let mut text = String::from(
+        r#"{"type":"session","version":3,"id":"tiny","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/tmp/tiny"}"#,
+    );
+    for index in 0..count {
+        let parent = if index == 0 {
+            "null".to_owned()
+        } else {
+            format!("\"{index:08x}\"")
+        };
+        let message = if index % 2 == 0 {
+            format!(r#"{{"role":"user","content":"word {index}","timestamp":{index}}}"#)
+        } else {
+            format!(
+                r#"{{"role":"assistant","content":[{{"type":"text","text":"word"}}],"stopReason":"stop","timestamp":{index}}}"#
+            )
+        };
+        text.push_str(&format!(
+            "\n{{\"type\":\"message\",\"id\":\"{:08x}\",\"parentId\":{parent},\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"message\":{message}}}",
+            index + 1
+        ));
+    }
+    text.push('\n');
+    let file = dir.join("tiny.jsonl");
+    std::fs::write(&file, text).unwrap();
+    file
+}
+
+#[test]
+fn a_page_leaves_out_contexts_longer_than_its_limit_and_keeps_every_entry() {
+    let home = tempfile::tempdir().unwrap();
+    let limit = ctxkit_web::MAX_PRECOMPUTED_CONTEXT_MESSAGES;
+    let count = limit + 10;
+    let file = write_tiny(home.path(), count);
+    let page = export(home.path(), &file, &[]);
+    let data = page_data(&page);
+    let entries = data["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), count);
+    assert_eq!(
+        entries[count - 2]["blocks"][0]["t"],
+        json!(format!("word {}", count - 2))
+    );
+    assert_eq!(data["contextsMaxMessages"], json!(limit));
+    // The contexts of the path's first requests are carried; none longer than the limit.
+    let contexts = data["contexts"].as_object().unwrap();
+    assert!(!contexts.is_empty());
+    assert!(
+        !contexts.contains_key(&(count - 1).to_string()),
+        "the leaf's is too long"
+    );
+    for context in contexts.values() {
+        assert!(context["messages"].as_array().unwrap().len() <= limit);
+    }
+    assert_eq!(
+        data["timeline"]["points"].as_array().unwrap().len(),
+        count / 2
+    );
+    assert_eq!(
+        data["timeline"]["turns"].as_array().unwrap().len(),
+        count / 2
+    );
+}
+
 #[test]
 fn a_bad_redact_pattern_is_one_line_naming_it() {
     let home = tempfile::tempdir().unwrap();

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Peak memory of `ctxkit serve --stdio` on one session (docs/benchmarks.md, "Every command"): on a
+fresh copy, `session.open`, `model.set` (a 200k window), `view.get`, `compact` (the offline summary:
+`CTXKIT_OFFLINE=1`, no provider), `view.get` again, `shutdown`; each answer's time and size, then the
+server's peak RSS (`VmHWM`). Usage: tiny_serve.py CTXKIT SESSION"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+binary, session = sys.argv[1], sys.argv[2]
+work = tempfile.mkdtemp()
+copy = os.path.join(work, "copy.jsonl")
+shutil.copy(session, copy)
+home = os.path.join(work, "home")
+os.makedirs(home)
+env = dict(os.environ, CTXKIT_HOME=home, CTXKIT_OFFLINE="1")
+server = subprocess.Popen([binary, "serve", "--stdio"], cwd=work, env=env,
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+peak_kib = 0
+
+
+def watch():
+    global peak_kib
+    try:
+        with open(f"/proc/{server.pid}/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    peak_kib = max(peak_kib, int(line.split()[1]))
+    except OSError:
+        pass
+
+
+def call(identifier, method, params):
+    request = {"jsonrpc": "2.0", "id": identifier, "method": method, "params": params}
+    started = time.monotonic()
+    server.stdin.write(json.dumps(request).encode() + b"\n")
+    server.stdin.flush()
+    while True:
+        line = server.stdout.readline()
+        if not line:
+            raise SystemExit(f"{method}: the server ended")
+        answer = json.loads(line)
+        if answer.get("id") == identifier:
+            watch()
+            status = "error " + json.dumps(answer["error"])[:160] if "error" in answer else "ok"
+            print(f"| `{method}` | {time.monotonic() - started:.1f} s | {len(line):,} bytes | {status} |")
+            return answer
+
+
+print("| request | time | answer | result |")
+print("|---|---:|---:|---|")
+call(1, "session.open", {"path": copy})
+call(2, "model.set", {"model": {"provider": "anthropic", "id": "claude-sonnet-4-5",
+                                "context_window": 200000}})
+call(3, "view.get", {})
+call(4, "compact", {})
+call(5, "view.get", {})
+call(6, "shutdown", {})
+server.stdin.close()
+server.wait()
+print(f"\npeak RSS: {peak_kib // 1024} MB")
+shutil.rmtree(work)

@@ -1,0 +1,254 @@
+//! The page written as a stream: the data document is written field by field and entry by entry
+//! straight into the page (escaped for a `<script>` element on the way), so exporting a session
+//! of a million entries holds one entry's record at a time, not the whole document.
+
+use std::io::{self, Write};
+
+use ctxkit_session::Session;
+use serde_json::{Value, json};
+
+use crate::contexts::context_record_within;
+use crate::error::WebError;
+use crate::history::{Totals, compactions, timeline};
+use crate::model::{ContextPolicy, PageOptions, display_order, entry_record, precomputed};
+
+/// Most messages a precomputed context of an exported page holds: a longer one (the context of a
+/// session of hundreds of thousands of messages never compacted) is left out, and the page says
+/// that `ctxkit view` or `ctxkit context` builds it.
+pub const MAX_PRECOMPUTED_CONTEXT_MESSAGES: usize = 20_000;
+
+/// What a written page holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageStats {
+    pub entries: usize,
+    pub compactions: usize,
+    /// Contexts the page carries.
+    pub contexts: usize,
+}
+
+/// Bytes as `script_safe_json` escapes them: `<`, `>`, `&`, U+2028 and U+2029 as `\uXXXX` (the
+/// writer only ever sees JSON, where these appear inside strings or not at all).
+pub(crate) struct ScriptSafe<W: Write> {
+    inner: W,
+    /// The start of a possible U+2028/U+2029 (`E2 80 A8/A9`) cut by the end of a write.
+    pending: Vec<u8>,
+}
+
+impl<W: Write> ScriptSafe<W> {
+    pub(crate) fn new(inner: W) -> Self {
+        Self {
+            inner,
+            pending: Vec::new(),
+        }
+    }
+
+    /// Writes what is pending and returns the inner writer.
+    pub(crate) fn finish(mut self) -> io::Result<W> {
+        self.inner.write_all(&self.pending)?;
+        self.pending.clear();
+        Ok(self.inner)
+    }
+
+    fn escape(&mut self, data: &[u8]) -> io::Result<()> {
+        let mut run = 0;
+        let mut at = 0;
+        while at < data.len() {
+            let escaped: Option<&[u8]> = match data[at] {
+                b'<' => Some(b"\\u003c"),
+                b'>' => Some(b"\\u003e"),
+                b'&' => Some(b"\\u0026"),
+                0xE2 if data.len() - at < 3 => {
+                    // Possibly cut: decided with the next write.
+                    self.inner.write_all(&data[run..at])?;
+                    self.pending.extend_from_slice(&data[at..]);
+                    return Ok(());
+                }
+                0xE2 if data[at + 1] == 0x80 && data[at + 2] == 0xA8 => Some(b"\\u2028"),
+                0xE2 if data[at + 1] == 0x80 && data[at + 2] == 0xA9 => Some(b"\\u2029"),
+                _ => None,
+            };
+            match escaped {
+                Some(replacement) => {
+                    self.inner.write_all(&data[run..at])?;
+                    self.inner.write_all(replacement)?;
+                    at += if data[at] == 0xE2 { 3 } else { 1 };
+                    run = at;
+                }
+                None => at += 1,
+            }
+        }
+        self.inner.write_all(&data[run..])
+    }
+}
+
+impl<W: Write> Write for ScriptSafe<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.pending.is_empty() {
+            self.escape(buf)?;
+        } else {
+            let mut joined = std::mem::take(&mut self.pending);
+            joined.extend_from_slice(buf);
+            self.escape(&joined)?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+fn io_error(source: io::Error) -> WebError {
+    WebError::Write { source }
+}
+
+fn write_value(out: &mut dyn Write, value: &Value) -> Result<(), WebError> {
+    serde_json::to_writer(&mut *out, value).map_err(|error| io_error(error.into()))
+}
+
+/// `"key":` (after a comma unless it is the first field).
+fn key(out: &mut dyn Write, name: &str, first: bool) -> Result<(), WebError> {
+    let separator = if first { "" } else { "," };
+    write!(out, "{separator}{}:", Value::from(name)).map_err(io_error)
+}
+
+/// Writes the page's data document (what `build_page_data` returns) to `out`, an entry at a time.
+pub(crate) fn write_page_data(
+    session: &Session,
+    options: &PageOptions,
+    out: &mut dyn Write,
+) -> Result<PageStats, WebError> {
+    let count = session.entries().len();
+    let renderer = options.renderer(count);
+    let leaf = session
+        .leaf_id()
+        .and_then(|id| session.index().position(id));
+    let header = session.header();
+    out.write_all(b"{").map_err(io_error)?;
+    key(out, "version", true)?;
+    write_value(out, &json!(1))?;
+    key(out, "title", false)?;
+    write_value(out, &json!(renderer.short(&options.title)))?;
+    key(out, "session", false)?;
+    write_value(
+        out,
+        &json!({
+            "id": renderer.short(session.id()),
+            "cwd": renderer.short(session.cwd()),
+            "name": session.session_name().map(|name| renderer.short(&name)),
+            "importedFrom": header.extra.get("importedFrom").and_then(|from| from.get("format")).and_then(Value::as_str).map(|format| renderer.short(format)),
+        }),
+    )?;
+    key(out, "leaf", false)?;
+    write_value(out, &json!(leaf))?;
+    key(out, "entries", false)?;
+    out.write_all(b"[").map_err(io_error)?;
+    let mut totals = Totals::default();
+    for position in 0..count {
+        if position > 0 {
+            out.write_all(b",").map_err(io_error)?;
+        }
+        let record = entry_record(session, position, &renderer);
+        totals.add(&record);
+        write_value(out, &record)?;
+    }
+    out.write_all(b"]").map_err(io_error)?;
+    key(out, "order", false)?;
+    serde_json::to_writer(&mut *out, &display_order(session))
+        .map_err(|error| io_error(error.into()))?;
+    let compactions = compactions(session, &renderer)?;
+    let compaction_count = compactions.len();
+    key(out, "compactions", false)?;
+    write_value(out, &Value::Array(compactions))?;
+    key(out, "timeline", false)?;
+    timeline(session, leaf)?.write(out).map_err(io_error)?;
+    key(out, "totals", false)?;
+    write_value(out, &totals.to_value())?;
+    key(out, "contexts", false)?;
+    let contexts = write_contexts(session, options, leaf, &renderer, out)?;
+    key(out, "contextsOnDemand", false)?;
+    write_value(out, &json!(options.contexts == ContextPolicy::OnDemand))?;
+    key(out, "clipChars", false)?;
+    write_value(out, &json!(renderer.clip_chars))?;
+    key(out, "noThinking", false)?;
+    write_value(out, &json!(options.no_thinking))?;
+    if let ContextPolicy::Precompute { .. } = options.contexts {
+        key(out, "contextsMaxMessages", false)?;
+        write_value(out, &json!(MAX_PRECOMPUTED_CONTEXT_MESSAGES))?;
+    }
+    out.write_all(b"}").map_err(io_error)?;
+    Ok(PageStats {
+        entries: count,
+        compactions: compaction_count,
+        contexts,
+    })
+}
+
+/// The precomputed contexts, one at a time, as an object by entry position; how many were written.
+fn write_contexts(
+    session: &Session,
+    options: &PageOptions,
+    leaf: Option<usize>,
+    renderer: &crate::blocks::Renderer<'_>,
+    out: &mut dyn Write,
+) -> Result<usize, WebError> {
+    out.write_all(b"{").map_err(io_error)?;
+    let mut written = 0;
+    if let ContextPolicy::Precompute {
+        all_up_to,
+        sampled_requests,
+    } = options.contexts
+    {
+        let path = leaf
+            .map(|leaf| session.index().path_to(leaf))
+            .unwrap_or_default();
+        for position in precomputed(session, all_up_to, sampled_requests, &path) {
+            let Some(record) = context_record_within(
+                session,
+                position,
+                &options.transform,
+                options.context_window,
+                renderer,
+                MAX_PRECOMPUTED_CONTEXT_MESSAGES,
+            )?
+            else {
+                continue;
+            };
+            key(out, &position.to_string(), written == 0)?;
+            write_value(out, &record)?;
+            written += 1;
+        }
+    }
+    out.write_all(b"}").map_err(io_error)?;
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn escaped(chunks: &[&[u8]]) -> String {
+        let mut writer = ScriptSafe::new(Vec::new());
+        for chunk in chunks {
+            writer.write_all(chunk).unwrap();
+        }
+        String::from_utf8(writer.finish().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn escapes_as_script_safe_json_does_even_across_writes() {
+        let text = "a<b>&c\u{2028}d\u{2029}e\u{2026}é";
+        let whole = crate::page::script_safe_json(&json!(text));
+        let json = serde_json::to_string(&json!(text)).unwrap();
+        assert_eq!(escaped(&[json.as_bytes()]), whole);
+        // Every split of the bytes, the line separators cut included.
+        let bytes = json.as_bytes();
+        for cut in 0..=bytes.len() {
+            assert_eq!(
+                escaped(&[&bytes[..cut], &bytes[cut..]]),
+                whole,
+                "cut at {cut}"
+            );
+        }
+    }
+}
