@@ -20,8 +20,9 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
 const PI_VERSION = process.env.PI_VERSION ?? "0.73.1";
+const [PI_MAJOR, PI_MINOR] = PI_VERSION.split(".").map(Number);
 const PI_PACKAGE =
-  Number(PI_VERSION.split(".")[1]) >= 87 ? "@earendil-works/pi-coding-agent" : "@mariozechner/pi-coding-agent";
+  PI_MAJOR >= 1 || PI_MINOR >= 87 ? "@earendil-works/pi-coding-agent" : "@mariozechner/pi-coding-agent";
 const TIKTOKEN_VERSION = "1.0.21";
 
 function installed(dir, spec, probe) {

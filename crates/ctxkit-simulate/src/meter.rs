@@ -63,17 +63,7 @@ fn kind_of(message: &AgentMessage, json: &str) -> Kind {
 }
 
 fn blocks_of(message: &AgentMessage) -> u32 {
-    let count = match message {
-        AgentMessage::Assistant(assistant) => assistant.content.len(),
-        AgentMessage::User(user) => user.content.blocks().len(),
-        AgentMessage::ToolResult(_)
-        | AgentMessage::BashExecution(_)
-        | AgentMessage::Custom(_)
-        | AgentMessage::BranchSummary(_)
-        | AgentMessage::CompactionSummary(_)
-        | AgentMessage::Unknown(_) => 1,
-    };
-    u32::try_from(count.max(1)).unwrap_or(u32::MAX)
+    u32::try_from(ctxkit_transform::content_blocks(message)).unwrap_or(u32::MAX)
 }
 
 fn chain(previous: u64, json: &str) -> u64 {

@@ -192,6 +192,26 @@ const APPEND: &str = "
     FROM locked WHERE s.id = locked.id
     RETURNING s.entry_count";
 
+/// The entries' ids, parents and kinds as the three array parameters of an insert.
+struct EntryColumns<'a> {
+    ids: Vec<Option<&'a str>>,
+    parent_ids: Vec<Option<&'a str>>,
+    kinds: Vec<&'a str>,
+}
+
+impl<'a> EntryColumns<'a> {
+    fn of(facts: &'a [EntryFacts]) -> Self {
+        Self {
+            ids: facts.iter().map(|facts| facts.id.as_deref()).collect(),
+            parent_ids: facts
+                .iter()
+                .map(|facts| facts.parent_id.as_deref())
+                .collect(),
+            kinds: facts.iter().map(|facts| facts.kind.as_str()).collect(),
+        }
+    }
+}
+
 /// Inserts `lines` after `count` entries and updates the session's row, inside `transaction`.
 async fn insert_entries(
     transaction: &tokio_postgres::Transaction<'_>,
@@ -210,16 +230,19 @@ async fn insert_entries(
         )
         .await
         .map_err(StoreError::database("prepare the insert"))?;
-    let entry_ids: Vec<Option<&str>> = facts.iter().map(|facts| facts.id.as_deref()).collect();
-    let parent_ids: Vec<Option<&str>> = facts
-        .iter()
-        .map(|facts| facts.parent_id.as_deref())
-        .collect();
-    let kinds: Vec<&str> = facts.iter().map(|facts| facts.kind.as_str()).collect();
+    let columns = EntryColumns::of(facts);
     transaction
         .execute(
             &statement,
-            &[&id, &count, &fence, &entry_ids, &parent_ids, &kinds, &lines],
+            &[
+                &id,
+                &count,
+                &fence,
+                &columns.ids,
+                &columns.parent_ids,
+                &columns.kinds,
+                &lines,
+            ],
         )
         .await
         .map_err(StoreError::database("insert the entries"))?;
@@ -401,12 +424,7 @@ impl SessionStore for PostgresStore {
             .prepare_cached(APPEND)
             .await
             .map_err(StoreError::database("prepare the append"))?;
-        let entry_ids: Vec<Option<&str>> = facts.iter().map(|facts| facts.id.as_deref()).collect();
-        let parent_ids: Vec<Option<&str>> = facts
-            .iter()
-            .map(|facts| facts.parent_id.as_deref())
-            .collect();
-        let kinds: Vec<&str> = facts.iter().map(|facts| facts.kind.as_str()).collect();
+        let columns = EntryColumns::of(&facts);
         let changes = row_changes(&facts);
         let row = client
             .query_opt(
@@ -414,9 +432,9 @@ impl SessionStore for PostgresStore {
                 &[
                     &lease.session_id,
                     &lease.token,
-                    &entry_ids,
-                    &parent_ids,
-                    &kinds,
+                    &columns.ids,
+                    &columns.parent_ids,
+                    &columns.kinds,
                     &lines,
                     &changes.name,
                     &changes.first_message,

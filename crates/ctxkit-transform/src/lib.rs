@@ -113,6 +113,7 @@ use ctxkit_settings::TransformSettings;
 
 pub use marker::pruned_reference;
 pub use orphans::repair_orphans;
+pub use pays::content_blocks;
 
 use crate::view::{Slot, total_tokens};
 

@@ -208,8 +208,9 @@ impl<'a> Measures<'a> {
     }
 }
 
-/// Content blocks of a message: an assistant's and a user's blocks, one for anything else.
-fn content_blocks(message: &AgentMessage) -> u64 {
+/// Content blocks of a message as Anthropic counts them for its cache lookback: an assistant's
+/// and a user's blocks, one for anything else (the simulator's meter bills with the same count).
+pub fn content_blocks(message: &AgentMessage) -> u64 {
     let count = match message {
         AgentMessage::Assistant(assistant) => assistant.content.len(),
         AgentMessage::User(user) => user.content.blocks().len(),
