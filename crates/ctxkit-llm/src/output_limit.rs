@@ -134,33 +134,37 @@ fn ctxkit_protocol_text(message: &AgentMessage) -> String {
 }
 
 /// The position and context tokens of the last successful assistant reply with usage that still
-/// describes the prefix before it.
+/// describes the prefix before it: no message before it is stamped later, and no summary before it
+/// is stamped in the same millisecond or later (a compaction written right after the reply it kept
+/// ends in the same millisecond; the reference counts that reply's usage as stale too).
 fn last_usage(messages: &[AgentMessage]) -> Option<(usize, u64)> {
     let mut latest_timestamp = i64::MIN;
+    let mut latest_summary = None;
     let mut found = None;
     for (index, message) in messages.iter().enumerate() {
-        let timestamp = message_timestamp(message);
+        let timestamp = message.timestamp();
         if let AgentMessage::Assistant(assistant) = message
-            && assistant.timestamp.unwrap_or(i64::MIN) >= latest_timestamp
             && !assistant.is_aborted_or_error()
             && let Some(usage) = &assistant.usage
         {
+            let at = assistant.timestamp.unwrap_or(i64::MIN);
+            let after_summaries = latest_summary.is_none_or(|summary| at > summary);
             let tokens = usage.context_tokens();
-            if tokens > 0 {
+            if tokens > 0 && at >= latest_timestamp && after_summaries {
                 found = Some((index, tokens));
             }
         }
         if let Some(timestamp) = timestamp {
             latest_timestamp = latest_timestamp.max(timestamp);
+            if matches!(
+                message,
+                AgentMessage::CompactionSummary(_) | AgentMessage::BranchSummary(_)
+            ) {
+                latest_summary = latest_summary.max(Some(timestamp));
+            }
         }
     }
     found
-}
-
-fn message_timestamp(message: &AgentMessage) -> Option<i64> {
-    serde_json::to_value(message)
-        .ok()
-        .and_then(|value| value.get("timestamp").and_then(Value::as_i64))
 }
 
 #[cfg(test)]
@@ -243,8 +247,17 @@ mod tests {
                 json!({"role": "compactionSummary", "summary": "s", "tokensBefore": 5, "timestamp": 25}),
             ),
             reply(20),
-            after,
+            after.clone(),
         ];
         assert!(estimate_request_tokens("", &[], &distrusted) < 100);
+        // A summary written in the reply's millisecond was written after it: not trusted either.
+        let same_millisecond = [
+            message(
+                json!({"role": "compactionSummary", "summary": "s", "tokensBefore": 5, "timestamp": 20}),
+            ),
+            reply(20),
+            after,
+        ];
+        assert!(estimate_request_tokens("", &[], &same_millisecond) < 100);
     }
 }

@@ -25,6 +25,12 @@ pub fn now_iso() -> String {
         .to_string()
 }
 
+/// Epoch milliseconds as `now_iso` writes them; `None` out of chrono's range.
+pub fn iso_of_ms(ms: i64) -> Option<String> {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|time| time.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
+}
+
 /// Epoch milliseconds of an ISO timestamp, as `new Date(text).getTime()` would give for the forms
 /// sessions use; `None` where JavaScript gives `NaN`.
 pub fn parse_timestamp_ms(text: &str) -> Option<i64> {

@@ -212,7 +212,7 @@ impl Session {
     /// system messages replayed into one, stamped with the compaction's time, as `systemMessage`),
     /// which leads the compacted context.
     pub fn append_compaction(&mut self, compaction: NewCompaction) -> Result<String> {
-        let timestamp = now_iso();
+        let timestamp = self.stamp_after_leaf(now_iso());
         let mut extra = JsonObject::new();
         if let Some(mut system) = self.current_system_message()? {
             // Pi stamps the replay with the compaction's own time.
@@ -230,6 +230,27 @@ impl Session {
             extra,
         };
         self.append_at(self.leaf, EntryKind::Compaction(entry), timestamp)
+    }
+
+    /// `now`, or one millisecond after the leaf (its entry's time or its message's, the later) when
+    /// the leaf is stamped in the same millisecond or later: a reply's usage counts as measured
+    /// before a compaction only when the reply is stamped strictly earlier (Pi's rule), so a
+    /// compaction written in its reply's millisecond would leave that usage looking current.
+    fn stamp_after_leaf(&self, now: String) -> String {
+        let Some(leaf) = self.leaf_entry() else {
+            return now;
+        };
+        let message_ms = leaf
+            .parse_message()
+            .and_then(|message| message.ok())
+            .and_then(|message| message.timestamp());
+        let leaf_ms = crate::ids::parse_timestamp_ms(leaf.timestamp()).max(message_ms);
+        match (crate::ids::parse_timestamp_ms(&now), leaf_ms) {
+            (Some(now_ms), Some(leaf_ms)) if now_ms <= leaf_ms => {
+                crate::ids::iso_of_ms(leaf_ms + 1).unwrap_or(now)
+            }
+            _ => now,
+        }
     }
 
     /// The replayed system message of the current context, if it holds any.
