@@ -1,9 +1,8 @@
 #!/usr/bin/env python3
 """Peak memory of `ctxkit serve --stdio` on one session (docs/benchmarks.md, "Every command"): on a
 fresh copy, `session.open`, `model.set` (a 200k window), `view.get`, `compact` (the offline summary:
-`CTXKIT_OFFLINE=1`, no provider), `view.get` again, `shutdown`; each answer's time and size, the
-server's resident memory after it (`VmRSS`) and its peak so far (`VmHWM`), then its peak.
-Usage: tiny_serve.py CTXKIT SESSION"""
+`CTXKIT_OFFLINE=1`, no provider), `view.get` again, `shutdown`; each answer's time and size, then the
+server's peak RSS (`VmHWM`). Usage: tiny_serve.py CTXKIT SESSION"""
 import json
 import os
 import shutil
@@ -21,6 +20,7 @@ os.makedirs(home)
 env = dict(os.environ, CTXKIT_HOME=home, CTXKIT_OFFLINE="1")
 server = subprocess.Popen([binary, "serve", "--stdio"], cwd=work, env=env,
                           stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+# Read after each answer: the peak so far (`VmHWM`) and what the server holds then (`VmRSS`).
 peak_kib = 0
 resident_kib = 0
 
