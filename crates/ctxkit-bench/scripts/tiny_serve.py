@@ -20,16 +20,20 @@ os.makedirs(home)
 env = dict(os.environ, CTXKIT_HOME=home, CTXKIT_OFFLINE="1")
 server = subprocess.Popen([binary, "serve", "--stdio"], cwd=work, env=env,
                           stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+# Read after each answer: the peak so far (`VmHWM`) and what the server holds then (`VmRSS`).
 peak_kib = 0
+resident_kib = 0
 
 
 def watch():
-    global peak_kib
+    global peak_kib, resident_kib
     try:
         with open(f"/proc/{server.pid}/status") as status:
             for line in status:
                 if line.startswith("VmHWM:"):
                     peak_kib = max(peak_kib, int(line.split()[1]))
+                if line.startswith("VmRSS:"):
+                    resident_kib = int(line.split()[1])
     except OSError:
         pass
 
@@ -47,12 +51,13 @@ def call(identifier, method, params):
         if answer.get("id") == identifier:
             watch()
             status = "error " + json.dumps(answer["error"])[:160] if "error" in answer else "ok"
-            print(f"| `{method}` | {time.monotonic() - started:.1f} s | {len(line):,} bytes | {status} |")
+            print(f"| `{method}` | {time.monotonic() - started:.1f} s | {len(line):,} bytes | "
+                  f"{resident_kib // 1024} MB | {peak_kib // 1024} MB | {status} |")
             return answer
 
 
-print("| request | time | answer | result |")
-print("|---|---:|---:|---|")
+print("| request | time | answer | RSS after | peak RSS so far | result |")
+print("|---|---:|---:|---:|---:|---|")
 call(1, "session.open", {"path": copy})
 call(2, "model.set", {"model": {"provider": "anthropic", "id": "claude-sonnet-4-5",
                                 "context_window": 200000}})

@@ -228,7 +228,7 @@ pub fn branch_request(
             },
             // What Pi 0.87 asked of a model for a branch summary.
             room_tokens: Some(4_096),
-            ..crate::runner::source(&prepared.messages, None, &prepared.file_operations)
+            ..crate::runner::source(&prepared.messages, None, None, &prepared.file_operations)
         },
     }
 }

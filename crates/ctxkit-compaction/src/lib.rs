@@ -49,4 +49,4 @@ pub use runner::{
 };
 pub use serialize::{TOOL_RESULT_MAX_UNITS, serialize_conversation, truncate_for_summary};
 pub use settings::CompactionSettings;
-pub use span_window::{SPAN_WINDOW_MESSAGES, SPAN_WINDOW_TOKENS};
+pub use span_window::{SPAN_WINDOW_MESSAGES, SPAN_WINDOW_TOKENS, SpanGap};

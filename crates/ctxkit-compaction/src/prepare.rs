@@ -15,6 +15,7 @@ use crate::cut::{CutEntry, find_cut_point};
 use crate::error::CompactionError;
 use crate::file_ops::FileOperations;
 use crate::settings::CompactionSettings;
+use crate::span_window::{SpanGap, SpanUnit, is_compaction_entry, span};
 
 /// A message taken from the path, with the entry it came from.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,16 +25,36 @@ pub struct SourcedMessage {
 }
 
 /// Everything a summarizer run needs, and what a hook can inspect before it.
+///
+/// A span longer than a summary request carries (`SPAN_WINDOW_MESSAGES`, `SPAN_WINDOW_TOKENS`) is
+/// held as its beginning and its latest messages, with the count left out between them
+/// (`history_gap`, `turn_prefix_gap`): a span of a million messages is never held whole.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Preparation {
     pub first_kept_entry_id: String,
     pub messages_to_summarize: Vec<SourcedMessage>,
     pub turn_prefix_messages: Vec<SourcedMessage>,
+    /// Messages of the history span left out of `messages_to_summarize`, if any.
+    pub history_gap: Option<SpanGap>,
+    /// Messages of the turn prefix left out of `turn_prefix_messages`, if any.
+    pub turn_prefix_gap: Option<SpanGap>,
     pub is_split_turn: bool,
     pub tokens_before: u64,
     pub previous_summary: Option<String>,
     pub file_operations: FileOperations,
     pub settings: CompactionSettings,
+}
+
+impl Preparation {
+    /// How many messages the history span has, those left out included.
+    pub fn history_len(&self) -> usize {
+        self.messages_to_summarize.len() + self.history_gap.map_or(0, |gap| gap.messages)
+    }
+
+    /// How many messages the turn prefix has, those left out included.
+    pub fn turn_prefix_len(&self) -> usize {
+        self.turn_prefix_messages.len() + self.turn_prefix_gap.map_or(0, |gap| gap.messages)
+    }
 }
 
 /// Why there is no plan.
@@ -136,6 +157,8 @@ struct EntryFacts {
     tokens: u64,
     /// The estimates of the messages that are not system messages.
     not_system: u64,
+    /// How many messages are not system messages.
+    not_system_messages: usize,
     /// The last valid usage, and `tokens` up to and including its message.
     last_usage: Option<(u64, u64)>,
     systems: Vec<AgentMessage>,
@@ -152,6 +175,7 @@ impl EntryFacts {
             self.systems.push(message);
         } else {
             self.not_system = self.not_system.saturating_add(tokens);
+            self.not_system_messages += 1;
         }
     }
 }
@@ -269,46 +293,6 @@ fn leaf_position(
     }
 }
 
-/// Entries parsed on all cores at a time when taking a span: a bounded step, so the span's list is
-/// the only one of its length.
-const SPAN_CHUNK: usize = 4096;
-
-/// The messages of the projected entries in `range` (parsed again, on all cores), without
-/// compactions' and system messages: the span a summary covers.
-fn span_messages(
-    session: &Session,
-    projected: &[ProjectedEntry],
-    range: std::ops::Range<usize>,
-) -> Result<Vec<SourcedMessage>, CompactionError> {
-    let entries = projected.get(range).unwrap_or_default();
-    let mut taken = Vec::with_capacity(entries.iter().map(|entry| entry.messages.len()).sum());
-    for chunk in entries.chunks(SPAN_CHUNK) {
-        let parsed = chunk
-            .par_iter()
-            .with_min_len(16)
-            .map(|entry| {
-                let is_compaction = session
-                    .index()
-                    .get(entry.entry)
-                    .is_some_and(|stored| stored.type_name() == "compaction");
-                let mut messages = Vec::new();
-                for source in entry.messages.iter().filter(|_| !is_compaction) {
-                    let message = session.message(source)?;
-                    if message.role() != "system" {
-                        messages.push(SourcedMessage {
-                            source: *source,
-                            message,
-                        });
-                    }
-                }
-                Ok(messages)
-            })
-            .collect::<Result<Vec<_>, CompactionError>>()?;
-        taken.extend(parsed.into_iter().flatten());
-    }
-    Ok(taken)
-}
-
 /// Plans a compaction of the path from the root to `leaf` (the session's leaf when `None`), over
 /// the projected context (Pi 0.87): the previous compaction's retained tail is the boundary, edits
 /// are applied, system messages are never summarized.
@@ -332,22 +316,32 @@ pub fn prepare_compaction(
     let projected = project_path(session.index(), &path);
     let facts = entry_facts(session, &projected)?;
     let tokens: Vec<u64> = facts.iter().map(|facts| facts.tokens).collect();
+    // What the span's window weighs of each entry: compactions' and system messages are never
+    // summarized.
+    let units: Vec<SpanUnit> = projected
+        .iter()
+        .zip(&facts)
+        .map(|(entry, facts)| {
+            if is_compaction_entry(session, entry) {
+                SpanUnit::default()
+            } else {
+                SpanUnit {
+                    messages: facts.not_system_messages,
+                    tokens: facts.not_system,
+                }
+            }
+        })
+        .collect();
     let mut count = ProjectedCount::default();
     for (entry, facts) in projected.iter().zip(facts) {
         count.add_facts(entry.entry, facts);
     }
     let tokens_before = count.finish(session, &path);
 
-    let is_compaction = |entry: &ProjectedEntry| {
-        session
-            .index()
-            .get(entry.entry)
-            .is_some_and(|stored| stored.type_name() == "compaction")
-    };
     // The newest compaction leads the projection; older ones inside its kept range project nothing.
     let previous_compaction = projected
         .iter()
-        .position(|entry| is_compaction(entry) && !entry.messages.is_empty());
+        .position(|entry| is_compaction_entry(session, entry) && !entry.messages.is_empty());
     let mut previous_summary = None;
     let mut previous_details = None;
     let mut boundary_start = 0;
@@ -397,26 +391,32 @@ pub fn prepare_compaction(
         Some(turn_start) if cut.is_split_turn => turn_start..cut.first_kept,
         Some(_) | None => 0..0,
     };
-    // The span is parsed again rather than kept from the count: a path of a million messages is
-    // never held whole, the span once.
-    let messages_to_summarize = span_messages(session, &projected, history)?;
-    let turn_prefix_messages = span_messages(session, &projected, turn_prefix)?;
-    if messages_to_summarize.is_empty() && turn_prefix_messages.is_empty() {
-        return Ok(Err(NoPlanReason::NothingToSummarize));
-    }
-
+    drop(cut_entries);
     let mut file_operations = FileOperations::default();
     if let Some(details) = &previous_details {
         file_operations.add_from_details(details);
     }
-    for message in messages_to_summarize.iter().chain(&turn_prefix_messages) {
-        file_operations.add_from_message(&message.message);
+    // The span is parsed again rather than kept from the count: a path of a million messages is
+    // never held whole, and a span only as far as a summary request carries it.
+    let (messages_to_summarize, history_gap) =
+        span(session, &projected, &units, history, &mut file_operations)?;
+    let (turn_prefix_messages, turn_prefix_gap) = span(
+        session,
+        &projected,
+        &units,
+        turn_prefix,
+        &mut file_operations,
+    )?;
+    if messages_to_summarize.is_empty() && turn_prefix_messages.is_empty() {
+        return Ok(Err(NoPlanReason::NothingToSummarize));
     }
 
     Ok(Ok(Preparation {
         first_kept_entry_id: first_kept.id().to_owned(),
         messages_to_summarize,
         turn_prefix_messages,
+        history_gap,
+        turn_prefix_gap,
         is_split_turn: cut.is_split_turn,
         tokens_before,
         previous_summary,

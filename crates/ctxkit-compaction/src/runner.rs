@@ -13,7 +13,7 @@ use crate::error::CompactionError;
 use crate::prepare::{Preparation, SourcedMessage};
 use crate::prompts::Prompts;
 use crate::serialize::append_message;
-use crate::span_window::span_window;
+use crate::span_window::{SpanGap, span_window};
 
 /// Stand-in history summary when a split turn has nothing before it and no previous summary.
 pub const NO_PRIOR_HISTORY: &str = "No prior history.";
@@ -59,13 +59,36 @@ fn reasoning(summarizer: &dyn Summarizer, options: &CompactOptions) -> Option<St
 
 /// Messages as a provider receives them, serialized for the summarizer.
 pub fn serialize_messages(messages: &[SourcedMessage]) -> String {
-    // One message at a time: the span is not copied whole (nor converted whole) to be serialized.
     let mut text = String::new();
+    append_messages(&mut text, messages);
+    text
+}
+
+/// Appends `messages` serialized to `text`. One message at a time: the span is not copied whole
+/// (nor converted whole) to be serialized.
+fn append_messages(text: &mut String, messages: &[SourcedMessage]) {
     for message in messages {
         for converted in ctxkit_session::convert_to_llm(std::slice::from_ref(&message.message)) {
-            append_message(&mut text, &converted);
+            append_message(text, &converted);
         }
     }
+}
+
+/// The span's messages serialized for the summarizer, with a line where messages were left out of
+/// a span too long to be carried whole (`gap`; see `Preparation`).
+fn serialize_span(messages: &[SourcedMessage], gap: Option<SpanGap>) -> String {
+    let Some(gap) = gap.filter(|gap| gap.at <= messages.len()) else {
+        return serialize_messages(messages);
+    };
+    let mut text = serialize_messages(&messages[..gap.at]);
+    if !text.is_empty() {
+        text.push_str("\n\n");
+    }
+    text.push_str(&format!(
+        "[{} messages left out here: the span is longer than a summary request carries]",
+        gap.messages
+    ));
+    append_messages(&mut text, &messages[gap.at..]);
     text
 }
 
@@ -78,7 +101,7 @@ pub fn history_request(
 ) -> SummaryRequest {
     let mut text = format!(
         "<conversation>\n{}\n</conversation>\n\n",
-        serialize_messages(&preparation.messages_to_summarize)
+        serialize_span(&preparation.messages_to_summarize, preparation.history_gap)
     );
     let instructions = match &preparation.previous_summary {
         Some(previous) => {
@@ -104,6 +127,7 @@ pub fn history_request(
             room_tokens: Some(preparation.settings.reserve_tokens * 4 / 5),
             ..source(
                 &preparation.messages_to_summarize,
+                preparation.history_gap,
                 preparation.previous_summary.clone(),
                 &preparation.file_operations,
             )
@@ -111,15 +135,25 @@ pub fn history_request(
     }
 }
 
-/// The structured side of a request: the messages (a bounded window of them, see `span_window`),
-/// the earlier summary, the file lists.
+/// The structured side of a request: the messages (a bounded window of them, see `span_window`;
+/// a span the plan already cut, `gap`, is its window), the earlier summary, the file lists.
 pub(crate) fn source(
     messages: &[SourcedMessage],
+    gap: Option<SpanGap>,
     previous_summary: Option<String>,
     files: &crate::file_ops::FileOperations,
 ) -> SummarySpan {
     let lists = files.lists();
-    let (messages, omitted_messages) = span_window(messages);
+    let (messages, omitted_messages) = match gap {
+        Some(gap) => (
+            messages
+                .iter()
+                .map(|message| message.message.clone())
+                .collect(),
+            gap.messages,
+        ),
+        None => span_window(messages),
+    };
     SummarySpan {
         messages,
         omitted_messages,
@@ -142,7 +176,10 @@ pub fn turn_prefix_request(
     // the focus here too.
     let mut user_text = format!(
         "# Conversation\n{}\n\n# Instructions\n{}",
-        serialize_messages(&preparation.turn_prefix_messages),
+        serialize_span(
+            &preparation.turn_prefix_messages,
+            preparation.turn_prefix_gap
+        ),
         prompts.turn_prefix
     );
     push_focus(&mut user_text, options.focus.as_deref());
@@ -156,6 +193,7 @@ pub fn turn_prefix_request(
             room_tokens: Some(preparation.settings.reserve_tokens / 2),
             ..source(
                 &preparation.turn_prefix_messages,
+                preparation.turn_prefix_gap,
                 None,
                 &crate::file_ops::FileOperations::default(),
             )

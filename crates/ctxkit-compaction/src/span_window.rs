@@ -2,11 +2,17 @@
 //! whole span when it is of a size a model could read, else its beginning (where the goal is) and
 //! its most recent messages, with the count left out between them. A model's input is bounded by
 //! its window; the structured side of a request is bounded too, so summarizing a span of a million
-//! messages (the offline summarizer reads structure) costs what a long real span costs.
+//! messages (the offline summarizer reads structure) costs what a long real span costs. Planning
+//! applies the same rule per entry (`span`), so a plan holds only the window of such a span.
+
+use rayon::prelude::*;
 
 use ctxkit_protocol::AgentMessage;
+use ctxkit_session::{ProjectedEntry, Session};
 use ctxkit_tokens::estimate_tokens;
 
+use crate::error::CompactionError;
+use crate::file_ops::FileOperations;
 use crate::prepare::SourcedMessage;
 
 /// Most messages the structured span carries: far above a real compaction's span (a few thousand
@@ -20,47 +26,92 @@ const HEAD_MESSAGES: usize = 200;
 /// …and at most this many estimated tokens.
 const HEAD_TOKENS: u64 = 50_000;
 
+/// Messages left out of the middle of a span too long to be carried whole (see [`Preparation`]):
+/// the span's list holds its head then its tail, and `messages` of the span were between them.
+///
+/// [`Preparation`]: crate::Preparation
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpanGap {
+    /// Where in the list the left-out messages were: the head is `..at`, the tail `at..`.
+    pub at: usize,
+    /// How many messages were left out.
+    pub messages: usize,
+}
+
+/// What the window rule weighs of one part of a span (a message, or an entry's messages).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct SpanUnit {
+    pub messages: usize,
+    pub tokens: u64,
+}
+
+/// Where the window of a span of `units` cuts it: its head is `..head`, its tail `tail..`; `None`
+/// when the span fits whole. The head is the first units up to its bounds (the first one always),
+/// the tail the latest in what the head leaves of the bounds (the last one always).
+pub(crate) fn window_bounds(units: &[SpanUnit]) -> Option<(usize, usize)> {
+    let (messages, tokens) = units
+        .iter()
+        .fold((0usize, 0u64), |(messages, tokens), unit| {
+            (
+                messages.saturating_add(unit.messages),
+                tokens.saturating_add(unit.tokens),
+            )
+        });
+    if messages <= SPAN_WINDOW_MESSAGES && tokens <= SPAN_WINDOW_TOKENS {
+        return None;
+    }
+    let mut head = 0;
+    let (mut head_messages, mut head_tokens) = (0usize, 0u64);
+    while let Some(unit) = units.get(head) {
+        let next = (
+            head_messages + unit.messages,
+            head_tokens.saturating_add(unit.tokens),
+        );
+        if head > 0 && (next.0 > HEAD_MESSAGES || next.1 > HEAD_TOKENS) {
+            break;
+        }
+        (head_messages, head_tokens) = next;
+        head += 1;
+    }
+    let mut tail = units.len();
+    let (mut tail_messages, mut tail_tokens) = (0usize, 0u64);
+    while tail > head {
+        let unit = units[tail - 1];
+        let next = (
+            tail_messages + unit.messages,
+            tail_tokens.saturating_add(unit.tokens),
+        );
+        if tail < units.len()
+            && (next.0 > SPAN_WINDOW_MESSAGES - head_messages
+                || head_tokens.saturating_add(next.1) > SPAN_WINDOW_TOKENS)
+        {
+            break;
+        }
+        (tail_messages, tail_tokens) = next;
+        tail -= 1;
+    }
+    Some((head, tail))
+}
+
 /// The window of `messages` the structured span carries, and how many messages it leaves out
 /// (between its head and its tail; 0 when the span fits whole).
 pub(crate) fn span_window(messages: &[SourcedMessage]) -> (Vec<AgentMessage>, usize) {
-    let sizes: Vec<u64> = messages
+    let units: Vec<SpanUnit> = messages
         .iter()
-        .map(|message| estimate_tokens(&message.message))
+        .map(|message| SpanUnit {
+            messages: 1,
+            tokens: estimate_tokens(&message.message),
+        })
         .collect();
-    let total = sizes
-        .iter()
-        .fold(0u64, |sum, size| sum.saturating_add(*size));
-    if messages.len() <= SPAN_WINDOW_MESSAGES && total <= SPAN_WINDOW_TOKENS {
+    let Some((head, tail)) = window_bounds(&units) else {
         return (whole(messages), 0);
-    }
-    // The head: the first messages up to its bounds (the first one always).
-    let mut head = 0;
-    let mut head_tokens = 0u64;
-    while head < sizes.len().min(HEAD_MESSAGES) {
-        let next = head_tokens.saturating_add(sizes[head]);
-        if head > 0 && next > HEAD_TOKENS {
-            break;
-        }
-        head_tokens = next;
-        head += 1;
-    }
-    // The tail: the latest messages in what the head leaves of the bounds (the last one always).
-    let mut tail_start = sizes.len();
-    let mut tail_tokens = 0u64;
-    while tail_start > head && sizes.len() - tail_start < SPAN_WINDOW_MESSAGES - head {
-        let next = tail_tokens.saturating_add(sizes[tail_start - 1]);
-        if tail_start < sizes.len() && head_tokens.saturating_add(next) > SPAN_WINDOW_TOKENS {
-            break;
-        }
-        tail_tokens = next;
-        tail_start -= 1;
-    }
+    };
     let kept = messages[..head]
         .iter()
-        .chain(&messages[tail_start..])
+        .chain(&messages[tail..])
         .map(|message| message.message.clone())
         .collect();
-    (kept, tail_start - head)
+    (kept, tail - head)
 }
 
 fn whole(messages: &[SourcedMessage]) -> Vec<AgentMessage> {
@@ -68,6 +119,102 @@ fn whole(messages: &[SourcedMessage]) -> Vec<AgentMessage> {
         .iter()
         .map(|message| message.message.clone())
         .collect()
+}
+
+pub(crate) fn is_compaction_entry(session: &Session, entry: &ProjectedEntry) -> bool {
+    session
+        .index()
+        .get(entry.entry)
+        .is_some_and(|stored| stored.type_name() == "compaction")
+}
+
+/// Entries parsed on all cores at a time when taking a span: a bounded step, so the span's list is
+/// the only one of its length.
+const SPAN_CHUNK: usize = 4096;
+
+/// The messages of the projected entries in `range` (parsed again, on all cores), without
+/// compactions' and system messages: the span a summary covers.
+fn span_messages(
+    session: &Session,
+    projected: &[ProjectedEntry],
+    range: std::ops::Range<usize>,
+) -> Result<Vec<SourcedMessage>, CompactionError> {
+    let entries = projected.get(range).unwrap_or_default();
+    let mut taken = Vec::with_capacity(entries.iter().map(|entry| entry.messages.len()).sum());
+    for chunk in entries.chunks(SPAN_CHUNK) {
+        let parsed = chunk
+            .par_iter()
+            .with_min_len(16)
+            .map(|entry| {
+                let is_compaction = session
+                    .index()
+                    .get(entry.entry)
+                    .is_some_and(|stored| stored.type_name() == "compaction");
+                let mut messages = Vec::new();
+                for source in entry.messages.iter().filter(|_| !is_compaction) {
+                    let message = session.message(source)?;
+                    if message.role() != "system" {
+                        messages.push(SourcedMessage {
+                            source: *source,
+                            message,
+                        });
+                    }
+                }
+                Ok(messages)
+            })
+            .collect::<Result<Vec<_>, CompactionError>>()?;
+        taken.extend(parsed.into_iter().flatten());
+    }
+    Ok(taken)
+}
+
+/// The file operations of the messages of the projected entries in `range` (parsed again, on all
+/// cores, a bounded step at a time, and let go): the part of a span left out of its window.
+fn span_file_operations(
+    session: &Session,
+    projected: &[ProjectedEntry],
+    range: std::ops::Range<usize>,
+    file_operations: &mut FileOperations,
+) -> Result<(), CompactionError> {
+    let entries = projected.get(range).unwrap_or_default();
+    for chunk in entries.chunks(SPAN_CHUNK) {
+        let parsed = span_messages(session, chunk, 0..chunk.len())?;
+        for message in &parsed {
+            file_operations.add_from_message(&message.message);
+        }
+    }
+    Ok(())
+}
+
+/// The span of the projected entries in `range`: whole when it fits a summary request, else its
+/// window (see `window_bounds`) and the gap between its head and tail; the file operations of the
+/// whole span are added to `file_operations`.
+pub(crate) fn span(
+    session: &Session,
+    projected: &[ProjectedEntry],
+    units: &[SpanUnit],
+    range: std::ops::Range<usize>,
+    file_operations: &mut FileOperations,
+) -> Result<(Vec<SourcedMessage>, Option<SpanGap>), CompactionError> {
+    let Some((head, tail)) = units.get(range.clone()).and_then(window_bounds) else {
+        let messages = span_messages(session, projected, range)?;
+        for message in &messages {
+            file_operations.add_from_message(&message.message);
+        }
+        return Ok((messages, None));
+    };
+    let (head, tail) = (range.start + head, range.start + tail);
+    let mut messages = span_messages(session, projected, range.start..head)?;
+    span_file_operations(session, projected, head..tail, file_operations)?;
+    let gap = SpanGap {
+        at: messages.len(),
+        messages: units[head..tail].iter().map(|unit| unit.messages).sum(),
+    };
+    messages.extend(span_messages(session, projected, tail..range.end)?);
+    for message in &messages {
+        file_operations.add_from_message(&message.message);
+    }
+    Ok((messages, Some(gap)))
 }
 
 #[cfg(test)]
@@ -124,6 +271,21 @@ mod tests {
     }
 
     #[test]
+    fn entries_of_several_messages_are_weighed_by_their_messages() {
+        let pair = SpanUnit {
+            messages: 2,
+            tokens: 4,
+        };
+        let mut units = vec![pair; 30_000];
+        // Entries that project nothing (compactions) weigh nothing.
+        units[10] = SpanUnit::default();
+        let (head, tail) = window_bounds(&units).unwrap();
+        assert_eq!(head, 101, "200 messages and the empty entry");
+        assert_eq!(units.len() - tail, (SPAN_WINDOW_MESSAGES - 200) / 2);
+        assert_eq!(window_bounds(&units[..1_000]), None);
+    }
+
+    #[test]
     fn a_span_of_too_many_tokens_keeps_the_latest_that_fit() {
         // 10 messages of ~500k estimated tokens each: the first, then the latest that fit.
         let big = "x".repeat(1_990_000);
@@ -144,6 +306,8 @@ mod tests {
             first_kept_entry_id: "kept".to_owned(),
             messages_to_summarize: (0..count).map(|n| user(&format!("m{n}"))).collect(),
             turn_prefix_messages: Vec::new(),
+            history_gap: None,
+            turn_prefix_gap: None,
             is_split_turn: false,
             tokens_before: 0,
             previous_summary: None,

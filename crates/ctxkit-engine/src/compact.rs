@@ -121,7 +121,7 @@ impl Engine {
         if !state.settings.compaction.enabled {
             return skip(SkipReason::Disabled);
         }
-        let plan = match crate::planning::plan_for(&state, CompactionReason::Threshold) {
+        let plan = match crate::planning::plan_for(&mut state, CompactionReason::Threshold) {
             Ok(plan) => plan,
             Err(EngineError::NothingToCompact | EngineError::AlreadyCompacted) => {
                 return skip(SkipReason::NothingToCompact);
@@ -218,6 +218,9 @@ impl Engine {
                     .and_then(|reply| reply.error_message.clone());
                 crate::recovery::learn_from_overflow(&mut state, error_text.as_deref())?;
                 state.overflow_attempts += 1;
+                // The transcript and the cache are let go before the span is read.
+                drop(transcript);
+                crate::engine::release_messages(&mut state);
                 // A plan that fits, planned here to note where it cuts (the next attempt of the
                 // streak cuts later); without one, the compaction reports why and asks for no
                 // summary.
@@ -228,9 +231,10 @@ impl Engine {
                 CompactionReason::Overflow
             }
             Decision::Threshold { .. } => {
+                drop(transcript);
                 // Over the threshold with nothing to summarize (everything fits in the keep
                 // budget): no compaction starts, so a UI shows nothing.
-                match crate::planning::plan_for(&state, CompactionReason::Threshold) {
+                match crate::planning::plan_for(&mut state, CompactionReason::Threshold) {
                     Ok(plan) => planned = Some(plan),
                     Err(EngineError::NothingToCompact | EngineError::AlreadyCompacted) => {
                         return skip(Decision::Skip(SkipReason::NothingToCompact));
@@ -278,7 +282,7 @@ impl Engine {
         }
         let focus = focus.filter(|text| !text.trim().is_empty());
         // Nothing to summarize: said by the result alone, no compaction starts (no events).
-        let plan = crate::planning::plan_for(&state, CompactionReason::Manual)?;
+        let plan = crate::planning::plan_for(&mut state, CompactionReason::Manual)?;
         self.run_locked(
             &mut state,
             CompactionReason::Manual,

@@ -456,6 +456,14 @@ pub(crate) fn shared_transcript(state: &mut State) -> Result<Vec<Arc<AgentMessag
     Ok(messages)
 }
 
+/// Lets the cached context messages go: a compaction replaces the context they were read for, and
+/// its planning reads the span again, so a branch of a million messages is not held twice (once
+/// cached, once as the span). The next view reads only what the compaction kept. The caller must
+/// not hold a transcript shared from the cache either.
+pub(crate) fn release_messages(state: &mut State) {
+    state.messages = HashMap::new();
+}
+
 /// One context message from the state's cache, read and cached on first use; `None` when its entry
 /// is gone.
 pub(crate) fn shared_message(

@@ -32,7 +32,7 @@ pub(crate) fn truncate_fallback(
             return Err(EngineError::Summarization(error.to_owned()));
         }
     };
-    let dropped = truncated.messages_to_summarize.len() + truncated.turn_prefix_messages.len();
+    let dropped = truncated.history_len() + truncated.turn_prefix_len();
     let mut summary = format!(
         "Compaction failed ({error}), so no summary was written: the {dropped} oldest messages \
          were dropped and the newest part of the conversation (about {percent}% of \

@@ -47,12 +47,23 @@ pub struct FileOpsView {
     pub edited: Vec<String>,
 }
 
+fn is_zero(count: &usize) -> bool {
+    *count == 0
+}
+
 /// A compaction plan as hooks see it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PreparationView {
     pub first_kept_entry_id: String,
     pub messages_to_summarize: Vec<AgentMessage>,
     pub turn_prefix_messages: Vec<AgentMessage>,
+    /// Messages left out of the middle of a span too long to carry whole (`Preparation`): the
+    /// list holds its beginning and its latest messages. 0 (and not serialized) for a whole span.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub messages_omitted: usize,
+    /// The same for the turn prefix.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub turn_prefix_omitted: usize,
     pub is_split_turn: bool,
     pub tokens_before: u64,
     pub previous_summary: Option<String>,
@@ -79,6 +90,8 @@ impl From<&Preparation> for PreparationView {
                 .iter()
                 .map(|message| message.message.clone())
                 .collect(),
+            messages_omitted: preparation.history_gap.map_or(0, |gap| gap.messages),
+            turn_prefix_omitted: preparation.turn_prefix_gap.map_or(0, |gap| gap.messages),
             is_split_turn: preparation.is_split_turn,
             tokens_before: preparation.tokens_before,
             previous_summary: preparation.previous_summary.clone(),

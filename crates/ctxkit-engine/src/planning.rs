@@ -88,7 +88,8 @@ fn estimated_context(session: &Session) -> Result<u64> {
 
 /// The plan of a compaction for `reason`; `NothingToCompact` (or `AlreadyCompacted`) when there is
 /// nothing to summarize.
-pub(crate) fn plan_for(state: &State, reason: CompactionReason) -> Result<Preparation> {
+pub(crate) fn plan_for(state: &mut State, reason: CompactionReason) -> Result<Preparation> {
+    crate::engine::release_messages(state);
     match reason {
         CompactionReason::Overflow => crate::recovery::overflow_plan(state).map(|(plan, _)| plan),
         CompactionReason::Threshold | CompactionReason::Manual => {

@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, StoreError};
-use crate::lines::{SessionLines, check_entries, header_facts};
+use crate::lines::{SessionLines, check_entries, check_entry, header_facts};
 use crate::store::{Lease, ListQuery, SessionStore, StoredSession};
 
 /// Sessions as JSONL files under a sessions root.
@@ -124,12 +124,18 @@ impl DirectoryStore {
         Err(not_found())
     }
 
-    fn import_blocking(&self, lines: &SessionLines) -> Result<StoredSession> {
-        let header = header_facts(&lines.header).map_err(|reason| StoreError::InvalidSession {
+    /// Stores a new session: `header`, then each line `next_entry` gives, checked and written as
+    /// it comes into a temporary file that becomes the session's file only when every line was
+    /// good (a refused line leaves nothing behind).
+    fn import_blocking<S: AsRef<str>>(
+        &self,
+        header_line: &str,
+        mut next_entry: impl FnMut() -> Result<Option<S>>,
+    ) -> Result<StoredSession> {
+        let header = header_facts(header_line).map_err(|reason| StoreError::InvalidSession {
             what: "the session to import".to_owned(),
             reason,
         })?;
-        check_entries(&header.id, &lines.entries)?;
         if self.find(&header.id).is_ok() {
             return Err(StoreError::Exists { id: header.id });
         }
@@ -139,12 +145,31 @@ impl DirectoryStore {
             &header.timestamp,
             &header.id,
         ));
-        let mut temporary =
+        let temporary =
             tempfile::NamedTempFile::new_in(&dir).map_err(StoreError::io("create", &dir))?;
+        let written = temporary.path().to_owned();
+        let mut writer = std::io::BufWriter::new(temporary);
+        let write_line = |writer: &mut std::io::BufWriter<_>, line: &str| {
+            writer
+                .write_all(line.as_bytes())
+                .and_then(|()| writer.write_all(b"\n"))
+                .map_err(StoreError::io("write", &written))
+        };
+        write_line(&mut writer, header_line)?;
+        let mut position = 0;
+        while let Some(line) = next_entry()? {
+            position += 1;
+            let line = line.as_ref();
+            check_entry(&header.id, position, line)?;
+            write_line(&mut writer, line)?;
+        }
+        let temporary = writer
+            .into_inner()
+            .map_err(|error| StoreError::io("write", &written)(error.into_error()))?;
         temporary
-            .write_all(&lines.to_jsonl())
-            .and_then(|()| temporary.as_file().sync_all())
-            .map_err(StoreError::io("write", temporary.path()))?;
+            .as_file()
+            .sync_all()
+            .map_err(StoreError::io("write", &written))?;
         temporary.persist_noclobber(&path).map_err(|error| {
             if error.error.kind() == std::io::ErrorKind::AlreadyExists {
                 StoreError::Exists {
@@ -303,25 +328,23 @@ fn words_of(text: &str) -> Vec<String> {
 
 /// The listing facts of the session file at `path`.
 fn stored_session(path: &Path) -> Result<StoredSession> {
-    let bytes = std::fs::read(path).map_err(StoreError::io("read", path))?;
-    let lines = SessionLines::parse(&path.display().to_string(), &bytes)?;
-    let header = header_facts(&lines.header).map_err(|reason| StoreError::InvalidSession {
-        what: path.display().to_string(),
-        reason,
-    })?;
+    // A line at a time: a session of a million entries is listed without being held.
+    let mut lines = crate::lines::JsonlLines::open(path)?;
+    let (_, header) = lines.header()?;
     let mut session = StoredSession {
         id: header.id,
         cwd: header.cwd,
         name: None,
         modified_ms: ctxkit_session::parse_timestamp_ms(&header.timestamp).unwrap_or(0),
         created: header.timestamp,
-        entries: u64::try_from(lines.entries.len()).unwrap_or(u64::MAX),
+        entries: 0,
         message_count: 0,
         first_message: None,
         location: path.display().to_string(),
     };
-    for line in &lines.entries {
-        let Ok(facts) = crate::lines::entry_facts(line) else {
+    while let Some(line) = lines.next_line()? {
+        session.entries += 1;
+        let Ok(facts) = crate::lines::entry_facts(&line) else {
             continue;
         };
         if facts.name.is_some() {
@@ -356,7 +379,21 @@ async fn blocking<T: Send + 'static>(
 impl SessionStore for DirectoryStore {
     async fn import(&self, lines: &SessionLines) -> Result<StoredSession> {
         let (store, lines) = (self.clone(), lines.clone());
-        blocking(move || store.import_blocking(&lines)).await
+        blocking(move || {
+            let mut entries = lines.entries.iter();
+            store.import_blocking(&lines.header, || Ok(entries.next()))
+        })
+        .await
+    }
+
+    async fn import_file(&self, path: &Path) -> Result<StoredSession> {
+        let (store, path) = (self.clone(), path.to_owned());
+        blocking(move || {
+            let mut lines = crate::lines::JsonlLines::open(&path)?;
+            let (header, _) = lines.header()?;
+            store.import_blocking(&header, || lines.next_line())
+        })
+        .await
     }
 
     async fn export(&self, id: &str) -> Result<SessionLines> {

@@ -58,6 +58,10 @@ impl SessionStore for AnyStore {
         dispatch!(self, store => store.import(lines).await)
     }
 
+    async fn import_file(&self, path: &std::path::Path) -> Result<StoredSession> {
+        dispatch!(self, store => store.import_file(path).await)
+    }
+
     async fn export(&self, id: &str) -> Result<SessionLines> {
         dispatch!(self, store => store.export(id).await)
     }

@@ -87,6 +87,86 @@ impl SessionLines {
     }
 }
 
+/// A JSONL session read a line at a time, split as [`SessionLines::parse`] splits a whole file:
+/// a byte order mark before the first line is dropped, so are empty lines, and every other line is
+/// kept as it is (without its `\n`; a final line without one too). A file of a million entries is
+/// never held whole.
+pub struct JsonlLines<R> {
+    reader: R,
+    what: String,
+    /// The number of the line read last (1-based).
+    line: usize,
+    buffer: Vec<u8>,
+}
+
+impl JsonlLines<std::io::BufReader<std::fs::File>> {
+    /// The lines of the file at `path`.
+    pub fn open(path: &std::path::Path) -> Result<Self> {
+        let file = std::fs::File::open(path).map_err(StoreError::io("read", path))?;
+        Ok(Self::new(
+            path.display().to_string(),
+            std::io::BufReader::with_capacity(1 << 16, file),
+        ))
+    }
+}
+
+impl<R: std::io::BufRead> JsonlLines<R> {
+    /// Lines of `reader`; `what` names it in errors (a path).
+    pub fn new(what: impl Into<String>, reader: R) -> Self {
+        Self {
+            reader,
+            what: what.into(),
+            line: 0,
+            buffer: Vec::new(),
+        }
+    }
+
+    /// The next line that is not empty, `None` at the end; a line that is not UTF-8 is refused
+    /// with its number.
+    pub fn next_line(&mut self) -> Result<Option<String>> {
+        loop {
+            self.buffer.clear();
+            let read = self
+                .reader
+                .read_until(b'\n', &mut self.buffer)
+                .map_err(StoreError::io("read", std::path::Path::new(&self.what)))?;
+            if read == 0 {
+                return Ok(None);
+            }
+            self.line += 1;
+            if self.buffer.last() == Some(&b'\n') {
+                self.buffer.pop();
+            }
+            let mut bytes = std::mem::take(&mut self.buffer);
+            if self.line == 1 && bytes.starts_with("\u{feff}".as_bytes()) {
+                bytes.drain(.."\u{feff}".len());
+            }
+            let text = String::from_utf8(bytes).map_err(|error| StoreError::InvalidSession {
+                what: self.what.clone(),
+                reason: format!("line {}: not UTF-8 ({})", self.line, error.utf8_error()),
+            })?;
+            if !text.trim().is_empty() {
+                return Ok(Some(text));
+            }
+            self.buffer = text.into_bytes();
+        }
+    }
+
+    /// The header line, checked: the first line must be a v3 session header.
+    pub fn header(&mut self) -> Result<(String, HeaderFacts)> {
+        let invalid = |what: &str, reason: String| StoreError::InvalidSession {
+            what: what.to_owned(),
+            reason,
+        };
+        let header = self
+            .next_line()?
+            .ok_or_else(|| invalid(&self.what, "empty".to_owned()))?;
+        let facts = header_facts(&header)
+            .map_err(|reason| invalid(&self.what, format!("line 1: {reason}")))?;
+        Ok((header, facts))
+    }
+}
+
 /// The facts of a header line, or why it is not a v3 session header.
 pub fn header_facts(line: &str) -> Result<HeaderFacts, String> {
     let value: Value = serde_json::from_str(line).map_err(|error| format!("not JSON ({error})"))?;
@@ -174,13 +254,16 @@ pub fn check_entries(id: &str, lines: &[String]) -> Result<Vec<EntryFacts>> {
     lines
         .iter()
         .enumerate()
-        .map(|(position, line)| {
-            entry_facts(line).map_err(|reason| StoreError::InvalidSession {
-                what: format!("entry {} appended to session `{id}`", position + 1),
-                reason,
-            })
-        })
+        .map(|(position, line)| check_entry(id, position + 1, line))
         .collect()
+}
+
+/// Checks the `position`th (1-based) line appended to session `id`: one entry line.
+pub(crate) fn check_entry(id: &str, position: usize, line: &str) -> Result<EntryFacts> {
+    entry_facts(line).map_err(|reason| StoreError::InvalidSession {
+        what: format!("entry {position} appended to session `{id}`"),
+        reason,
+    })
 }
 
 #[cfg(test)]
@@ -200,6 +283,47 @@ mod tests {
         expected.retain(|_| true);
         let text = String::from_utf8(lines.to_jsonl()).unwrap();
         assert_eq!(text.lines().count(), 3);
+    }
+
+    /// Every line `JsonlLines` reads, or its error.
+    fn streamed(bytes: &[u8]) -> Result<SessionLines> {
+        let mut lines = JsonlLines::new("test", std::io::BufReader::with_capacity(7, bytes));
+        let (header, _) = lines.header()?;
+        let mut entries = Vec::new();
+        while let Some(line) = lines.next_line()? {
+            entries.push(line);
+        }
+        Ok(SessionLines { header, entries })
+    }
+
+    #[test]
+    fn lines_read_one_at_a_time_are_the_lines_of_the_whole_file() {
+        let header = "{\"type\":\"session\",\"version\":3,\"id\":\"s1\",\"cwd\":\"/p\"}";
+        let cases: Vec<Vec<u8>> = vec![
+            format!("{header}\n{{\"type\":\"a\"}}\n").into_bytes(),
+            // A byte order mark, blank lines, `\r\n`, a last line without `\n`.
+            format!(
+                "\u{feff}{header}\r\n\n  \n{{\"type\":\"a\", \"t\":\"é\"}}\r\n\n{{\"type\":\"b\"}}"
+            )
+            .into_bytes(),
+            format!("\u{feff}\n{header}\n").into_bytes(),
+        ];
+        for bytes in cases {
+            assert_eq!(
+                streamed(&bytes).unwrap(),
+                SessionLines::parse("test", &bytes).unwrap(),
+                "{}",
+                String::from_utf8_lossy(&bytes)
+            );
+        }
+        for bad in [&b""[..], b"\n\n", b"{\"type\":\"message\"}\n"] {
+            assert!(streamed(bad).is_err());
+            assert!(SessionLines::parse("test", bad).is_err());
+        }
+        let mut not_utf8 = format!("{header}\n{{\"type\":\"a\"}}\n").into_bytes();
+        not_utf8.extend_from_slice(b"{\"type\":\"\xff\"}\n");
+        let error = streamed(&not_utf8).unwrap_err().to_string();
+        assert!(error.contains("line 3: not UTF-8"), "{error}");
     }
 
     #[test]

@@ -8,7 +8,9 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::{NoTls, Row};
 
 use crate::error::{Result, StoreError};
-use crate::lines::{EntryFacts, SEARCHED_CHARACTERS, SessionLines, check_entries, header_facts};
+use crate::lines::{
+    EntryFacts, SEARCHED_CHARACTERS, SessionLines, check_entries, check_entry, header_facts,
+};
 use crate::store::{Lease, ListQuery, SessionStore, StoredSession};
 
 /// The migrations, in order; `ctxkit_schema` records which ran.
@@ -271,13 +273,23 @@ async fn insert_entries(
     Ok(total)
 }
 
-impl SessionStore for PostgresStore {
-    async fn import(&self, lines: &SessionLines) -> Result<StoredSession> {
-        let header = header_facts(&lines.header).map_err(|reason| StoreError::InvalidSession {
+/// Entries an import inserts in one statement at most…
+const IMPORT_BATCH_LINES: usize = 10_000;
+/// …and bytes of lines at most: an import holds one batch, not the session.
+const IMPORT_BATCH_BYTES: usize = 16 << 20;
+
+impl PostgresStore {
+    /// Stores a new session, `header_line` then the lines `next_entry` gives, in batches inside one
+    /// transaction: a refused line or a failed insert stores nothing.
+    async fn import_from<S: AsRef<str>>(
+        &self,
+        header_line: &str,
+        mut next_entry: impl FnMut() -> Result<Option<S>> + Send,
+    ) -> Result<StoredSession> {
+        let header = header_facts(header_line).map_err(|reason| StoreError::InvalidSession {
             what: "the session to import".to_owned(),
             reason,
         })?;
-        let facts = check_entries(&header.id, &lines.entries)?;
         let created_ms = ctxkit_session::parse_timestamp_ms(&header.timestamp).unwrap_or(0);
         let mut client = self.client().await?;
         let transaction = client
@@ -292,7 +304,7 @@ impl SessionStore for PostgresStore {
                     &header.id,
                     &header.cwd,
                     &header.timestamp,
-                    &lines.header,
+                    &header_line,
                     &created_ms,
                 ],
             )
@@ -301,7 +313,14 @@ impl SessionStore for PostgresStore {
         if inserted == 0 {
             return Err(StoreError::Exists { id: header.id });
         }
-        insert_entries(&transaction, &header.id, 0, 0, &lines.entries, &facts).await?;
+        let mut count = 0i64;
+        loop {
+            let (batch, facts, more) = import_batch(&header.id, count, &mut next_entry)?;
+            count = insert_entries(&transaction, &header.id, count, 0, &batch, &facts).await?;
+            if !more {
+                break;
+            }
+        }
         let row = transaction
             .query_one(
                 &format!("SELECT {SESSION_COLUMNS} FROM ctxkit_sessions WHERE id = $1"),
@@ -314,6 +333,42 @@ impl SessionStore for PostgresStore {
             .await
             .map_err(StoreError::database("commit the import"))?;
         Ok(session_of(&row))
+    }
+}
+
+/// The next batch of an import's entries after `count`, their facts, and whether more may follow.
+fn import_batch<S: AsRef<str>>(
+    id: &str,
+    count: i64,
+    next_entry: &mut impl FnMut() -> Result<Option<S>>,
+) -> Result<(Vec<String>, Vec<EntryFacts>, bool)> {
+    let mut batch = Vec::new();
+    let mut facts = Vec::new();
+    let mut bytes = 0;
+    while batch.len() < IMPORT_BATCH_LINES && bytes < IMPORT_BATCH_BYTES {
+        let Some(line) = next_entry()? else {
+            return Ok((batch, facts, false));
+        };
+        let line = line.as_ref();
+        let position = usize::try_from(count).unwrap_or(usize::MAX) + batch.len() + 1;
+        facts.push(check_entry(id, position, line)?);
+        bytes += line.len();
+        batch.push(line.to_owned());
+    }
+    Ok((batch, facts, true))
+}
+
+impl SessionStore for PostgresStore {
+    async fn import(&self, lines: &SessionLines) -> Result<StoredSession> {
+        let mut entries = lines.entries.iter();
+        self.import_from(&lines.header, || Ok(entries.next())).await
+    }
+
+    async fn import_file(&self, path: &std::path::Path) -> Result<StoredSession> {
+        // Read with blocking calls between the batches' inserts: a local file's buffered reads.
+        let mut lines = crate::lines::JsonlLines::open(path)?;
+        let (header, _) = lines.header()?;
+        self.import_from(&header, || lines.next_line()).await
     }
 
     async fn export(&self, id: &str) -> Result<SessionLines> {

@@ -56,6 +56,15 @@ pub trait SessionStore: Send + Sync {
     /// [`crate::StoreError::Exists`] when its id is taken.
     fn import(&self, lines: &SessionLines) -> impl Future<Output = Result<StoredSession>> + Send;
 
+    /// Stores a new session from the JSONL file at `path`, read a line at a time and split as
+    /// [`SessionLines::parse`] splits it: each entry is checked and written as it is read, so a
+    /// file of a million entries is never held whole. Nothing is stored when a line is refused.
+    /// [`crate::StoreError::Exists`] when its id is taken.
+    fn import_file(
+        &self,
+        path: &std::path::Path,
+    ) -> impl Future<Output = Result<StoredSession>> + Send;
+
     /// The session's JSONL, byte for byte the lines stored, in order.
     fn export(&self, id: &str) -> impl Future<Output = Result<SessionLines>> + Send;
 

@@ -120,7 +120,7 @@ fn plan_json(session: &Session, preparation: &Preparation) -> Result<Value> {
             .collect()
     };
     let lists = preparation.file_operations.lists();
-    Ok(json!({
+    let mut plan = json!({
         "firstKeptEntryId": preparation.first_kept_entry_id,
         "isSplitTurn": preparation.is_split_turn,
         "tokensBefore": preparation.tokens_before,
@@ -131,7 +131,20 @@ fn plan_json(session: &Session, preparation: &Preparation) -> Result<Value> {
         "modifiedFiles": lists.modified_files,
         "serializedToSummarize": serialize_messages(&preparation.messages_to_summarize),
         "serializedTurnPrefix": serialize_messages(&preparation.turn_prefix_messages),
-    }))
+    });
+    // A span too long to carry whole lists its window: say how many messages it left out.
+    for (key, gap) in [
+        ("messagesOmitted", preparation.history_gap),
+        ("turnPrefixOmitted", preparation.turn_prefix_gap),
+    ] {
+        if let (Some(gap), Some(object)) = (gap, plan.as_object_mut()) {
+            object.insert(
+                key.to_owned(),
+                json!({"at": gap.at, "messages": gap.messages}),
+            );
+        }
+    }
+    Ok(plan)
 }
 
 /// `ctxkit compact`.
@@ -300,11 +313,11 @@ fn dry_run(engine: &Engine, json: bool, out: &mut dyn Write) -> Result<Outcome> 
     writeln!(
         out,
         "Would summarize {} messages{} and keep from entry {}.",
-        preparation.messages_to_summarize.len(),
+        preparation.history_len(),
         if preparation.is_split_turn {
             format!(
                 " plus a split-turn prefix of {}",
-                preparation.turn_prefix_messages.len()
+                preparation.turn_prefix_len()
             )
         } else {
             String::new()

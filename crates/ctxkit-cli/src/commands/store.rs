@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 use ctxkit_protocol::SessionInfoRecord;
-use ctxkit_store::{AnyStore, ListQuery, SessionLines, SessionStore, StoreUrl, StoredSession};
+use ctxkit_store::{AnyStore, ListQuery, SessionStore, StoreUrl, StoredSession};
 
 use super::settings::ProcessSettings;
 use super::{Locations, print_json};
@@ -197,9 +197,9 @@ fn store_action(url: &StoreUrl, action: StoreAction, out: &mut dyn Write) -> Res
     match action {
         StoreAction::Import { files } => {
             for file in files {
-                let lines = importable(&file)?;
+                importable(&file)?;
                 let stored = runtime
-                    .block_on(store.import(&lines))
+                    .block_on(store.import_file(&file))
                     .with_context(|| format!("cannot import `{}`", file.display()))?;
                 writeln!(
                     out,
@@ -224,10 +224,12 @@ fn store_action(url: &StoreUrl, action: StoreAction, out: &mut dyn Write) -> Res
     Ok(Outcome::Success)
 }
 
-/// The lines of a session file to import: a v3 session whose every line is an entry.
-fn importable(file: &Path) -> Result<SessionLines> {
-    // The index is dropped before the lines are read: a file of a million entries is not held
-    // both ways at once.
+/// Refuses a session file the store cannot take as it is: one in an older format. Every line
+/// must be an entry too (a torn or unreadable line is refused by the store as it reads the file a
+/// line at a time); what the tree makes of them (orphans, dangling references) is kept as in the
+/// file.
+fn importable(file: &Path) -> Result<()> {
+    // The index is dropped before the store reads the lines.
     let needs_migration = ctxkit_session::Session::open(file)?.needs_migration();
     if needs_migration {
         anyhow::bail!(
@@ -236,10 +238,7 @@ fn importable(file: &Path) -> Result<SessionLines> {
             file.display()
         );
     }
-    // Every line must be an entry (a torn or unreadable line is refused by the store); what the
-    // tree makes of them (orphans, dangling references) is kept as in the file.
-    let bytes = std::fs::read(file).with_context(|| format!("cannot read `{}`", file.display()))?;
-    Ok(SessionLines::parse(&file.display().to_string(), &bytes)?)
+    Ok(())
 }
 
 /// Writes `bytes` to a new file (never over an existing one): a temporary file beside it, then a

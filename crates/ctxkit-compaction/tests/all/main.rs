@@ -5,6 +5,7 @@
 mod conformance;
 mod fixtures;
 mod history;
+mod long_span;
 mod offline;
 mod pi_recordings;
 mod properties;

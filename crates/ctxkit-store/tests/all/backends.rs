@@ -54,6 +54,7 @@ macro_rules! on_both_backends {
 
 on_both_backends!(
     import_then_export_is_byte_exact,
+    a_file_imported_a_line_at_a_time_is_stored_as_its_lines,
     the_tree_labels_leaf_and_compactions_are_the_files,
     appends_land_in_order_and_are_acknowledged,
     a_second_writer_is_refused,

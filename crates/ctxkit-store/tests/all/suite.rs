@@ -124,6 +124,63 @@ pub async fn import_then_export_is_byte_exact(store: &impl SessionStore) {
     assert_eq!(exported.to_jsonl(), bytes, "the round trip changed bytes");
 }
 
+pub async fn a_file_imported_a_line_at_a_time_is_stored_as_its_lines(store: &impl SessionStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = realistic_session(dir.path(), &project());
+    let imported = store.import_file(&path).await.unwrap();
+    assert_eq!(imported.entries, 10);
+    assert_eq!(imported.name.as_deref(), Some("Parser fixes"));
+    let exported = store.export(&imported.id).await.unwrap();
+    assert_eq!(exported.to_jsonl(), std::fs::read(&path).unwrap());
+    assert!(matches!(
+        store.import_file(&path).await,
+        Err(StoreError::Exists { .. })
+    ));
+
+    // What `SessionLines::parse` drops is dropped (a byte order mark, blank lines), and what
+    // it keeps is kept byte for byte, in batches larger than one insert.
+    let id = uuid::Uuid::new_v4().to_string();
+    let mut text = format!(
+        "\u{feff}{}\n\n",
+        json!({"type": "session", "version": 3, "id": id,
+               "timestamp": "2025-11-20T10:00:00.000Z", "cwd": project()})
+    );
+    for index in 0..25_000 {
+        let parent = (index > 0).then(|| format!("e{}", index - 1));
+        text.push_str(&entry_line(&format!("e{index}"), parent.as_deref(), "word"));
+        text.push_str(if index % 1000 == 0 { "\r\n \n" } else { "\n" });
+    }
+    let odd = dir.path().join("odd.jsonl");
+    std::fs::write(&odd, &text).unwrap();
+    let stored = store.import_file(&odd).await.unwrap();
+    assert_eq!(stored.entries, 25_000);
+    assert_eq!(
+        store.export(&id).await.unwrap(),
+        SessionLines::parse("odd", text.as_bytes()).unwrap()
+    );
+
+    // A bad line anywhere stores nothing.
+    let id = uuid::Uuid::new_v4().to_string();
+    let mut bad = format!(
+        "{}\n",
+        json!({"type": "session", "version": 3, "id": id,
+               "timestamp": "2025-11-20T10:00:00.000Z", "cwd": project()})
+    );
+    for index in 0..15_000 {
+        bad.push_str(&entry_line(&format!("e{index}"), None, "word"));
+        bad.push('\n');
+    }
+    bad.push_str("not json\n");
+    let torn = dir.path().join("torn.jsonl");
+    std::fs::write(&torn, &bad).unwrap();
+    let error = store.import_file(&torn).await.unwrap_err();
+    assert!(error.to_string().contains("entry 15001"), "{error}");
+    assert!(matches!(
+        store.export(&id).await,
+        Err(StoreError::NotFound { .. })
+    ));
+}
+
 pub async fn the_tree_labels_leaf_and_compactions_are_the_files(store: &impl SessionStore) {
     let dir = tempfile::tempdir().unwrap();
     let path = realistic_session(dir.path(), &project());
