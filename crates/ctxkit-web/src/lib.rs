@@ -26,8 +26,9 @@ mod stream;
 pub use error::WebError;
 pub use model::{
     ContextPolicy, MAX_CLIP_CHARS, MIN_CLIP_CHARS, PageOptions, build_page_data, context_data,
+    context_data_within,
 };
 pub use page::{PageMode, content_security_policy, export_page, render_page, script_safe_json};
 pub use redact::{REDACTED, Redactor};
-pub use serve::{SessionLoader, ViewConfig, new_token, serve_view};
+pub use serve::{MAX_VIEW_CONTEXT_MESSAGES, SessionLoader, ViewConfig, new_token, serve_view};
 pub use stream::{MAX_PRECOMPUTED_CONTEXT_MESSAGES, PageStats};
