@@ -8,7 +8,9 @@
 //! HTML document of it (inline script and style allowed by hash, data as escaped JSON, no network);
 //! [`export_page`] writes that document as a stream, an entry at a time (an exported session of a
 //! million entries is never held whole);
-//! [`serve_view`] serves it on loopback behind a random token and follows the file as it grows.
+//! [`serve_view`] serves it on loopback behind a random token and follows the file as it grows
+//! (the same stream written into one buffer, sent uncopied; a context on demand of at most
+//! [`MAX_VIEW_CONTEXT_MESSAGES`] messages).
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
