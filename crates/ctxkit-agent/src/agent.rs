@@ -340,13 +340,19 @@ impl Agent {
                 max_tokens: self.options.max_tokens,
                 reasoning: self.options.reasoning,
             };
-            // A request whose reply would get less room than its floor compacts first (once).
+            // A request whose reply would get less room than its floor compacts first (once). The
+            // request (the whole view) is let go before the compaction runs, which reads the same
+            // messages from the session: a view of a million messages is not held beside it.
             if !made_room {
                 made_room = true;
-                match self.make_output_room(&request, observer).await? {
-                    RoomCheck::Enough => {}
-                    RoomCheck::Compacted => continue,
-                    RoomCheck::Cancelled => return Ok(TurnEnd::CompactionCancelled),
+                if let Some(tokens) = self.output_shortfall(&request) {
+                    drop(request);
+                    match self.make_output_room(tokens, observer).await? {
+                        RoomCheck::Cancelled => return Ok(TurnEnd::CompactionCancelled),
+                        // Built again: from the compacted view, or as it was when nothing could
+                        // be compacted (and then sent without a second check).
+                        RoomCheck::Enough | RoomCheck::Compacted => continue,
+                    }
                 }
             }
             made_room = false;
@@ -461,24 +467,27 @@ impl Agent {
         }
     }
 
-    /// Compacts before sending `request` when the model says its reply would get less output
-    /// room than the floor (`ChatModel::output_room`).
-    async fn make_output_room(
-        &self,
-        request: &ChatRequest,
-        observer: &dyn AgentObserver,
-    ) -> Result<RoomCheck, EngineError> {
-        let Some(room) = self.model.output_room(request) else {
-            return Ok(RoomCheck::Enough);
-        };
+    /// The estimated tokens of `request` when the model says its reply would get less output room
+    /// than the floor (`ChatModel::output_room`); `None` when the room is enough or unknown.
+    fn output_shortfall(&self, request: &ChatRequest) -> Option<u64> {
+        let room = self.model.output_room(request)?;
         if room.room >= room.floor {
-            return Ok(RoomCheck::Enough);
+            return None;
         }
-        let tokens = ctxkit_llm::estimate_request_tokens(
+        Some(ctxkit_llm::estimate_request_tokens(
             &request.system_prompt,
             &request.tools,
             &request.messages,
-        );
+        ))
+    }
+
+    /// Compacts to make output room for a request of `tokens` estimated tokens (see
+    /// [`Self::output_shortfall`]).
+    async fn make_output_room(
+        &self,
+        tokens: u64,
+        observer: &dyn AgentObserver,
+    ) -> Result<RoomCheck, EngineError> {
         let report = self.engine.make_output_room(tokens).await?;
         let compacted = report
             .compaction
@@ -728,7 +737,7 @@ fn safe_folder_name(id: &str) -> String {
 
 /// What the check of a request's output room did.
 enum RoomCheck {
-    /// The room is enough (or nothing could be compacted): send the request.
+    /// Nothing could be compacted: send the request as it is.
     Enough,
     /// A compaction made room: build the request again.
     Compacted,

@@ -2,7 +2,9 @@
 """Peak memory of `ctxkit serve --stdio` on one session (docs/benchmarks.md, "Every command"): on a
 fresh copy, `session.open`, `model.set` (a 200k window), `view.get`, `compact` (the offline summary:
 `CTXKIT_OFFLINE=1`, no provider), `view.get` again, `shutdown`; each answer's time and size, then the
-server's peak RSS (`VmHWM`). Usage: tiny_serve.py CTXKIT SESSION"""
+server's peak RSS (`VmHWM`). STEPS (comma-separated) replaces the requests between `model.set` and
+`shutdown`: `STEPS=view.get` on a session compacted beforehand (`ctxkit compact`) measures the view
+after a compaction. Usage: tiny_serve.py CTXKIT SESSION"""
 import json
 import os
 import shutil
@@ -61,10 +63,10 @@ print("|---|---:|---:|---:|---:|---|")
 call(1, "session.open", {"path": copy})
 call(2, "model.set", {"model": {"provider": "anthropic", "id": "claude-sonnet-4-5",
                                 "context_window": 200000}})
-call(3, "view.get", {})
-call(4, "compact", {})
-call(5, "view.get", {})
-call(6, "shutdown", {})
+steps = os.environ.get("STEPS", "view.get,compact,view.get").split(",")
+for number, method in enumerate(steps, start=3):
+    call(number, method, {})
+call(len(steps) + 3, "shutdown", {})
 server.stdin.close()
 server.wait()
 print(f"\npeak RSS: {peak_kib // 1024} MB")

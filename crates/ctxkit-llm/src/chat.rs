@@ -114,6 +114,16 @@ impl ModelClient {
     /// limit, else the model's, at most what the window leaves after the estimated input and a
     /// margin. `None` when the model table does not know the model (nothing to fit).
     fn fitted(&self, request: &ChatRequest) -> Option<ChatRequest> {
+        let max_tokens = self.fitted_max_tokens(request)?;
+        Some(ChatRequest {
+            max_tokens: Some(max_tokens),
+            ..request.clone()
+        })
+    }
+
+    /// The output limit [`Self::fitted`] gives `request`, without copying the request (its
+    /// messages may be a session's million).
+    fn fitted_max_tokens(&self, request: &ChatRequest) -> Option<u64> {
         let model = self.config().model_info.as_ref()?;
         let requested = match (request.max_tokens, model.max_output) {
             (Some(tokens), 0) => tokens,
@@ -127,11 +137,9 @@ impl ModelClient {
             &request.messages,
         );
         let window = self.planning_window().unwrap_or(model.context_window);
-        let max_tokens = crate::output_limit::fit_output_limit(requested, window, input);
-        Some(ChatRequest {
-            max_tokens: Some(max_tokens),
-            ..request.clone()
-        })
+        Some(crate::output_limit::fit_output_limit(
+            requested, window, input,
+        ))
     }
 
     /// The output room `request` would go out with and the floor it must not fall below
@@ -143,7 +151,7 @@ impl ModelClient {
         if window == 0 {
             return None;
         }
-        let room = self.fitted(request)?.max_tokens?;
+        let room = self.fitted_max_tokens(request)?;
         let own = match (request.max_tokens, model.max_output) {
             (Some(tokens), 0) => tokens,
             (Some(tokens), own) => tokens.min(own),

@@ -67,23 +67,8 @@ fn align(input: &[AgentMessage], output: &[AgentMessage]) -> Vec<Option<usize>> 
 
 /// The model's view at entry `at` as page data: one record per context message with the entry it
 /// came from, how, and what the transforms did to it (`changed`: the blocks sent instead;
-/// `dropped`: not sent), and the transforms' report.
-pub(crate) fn context_record(
-    session: &Session,
-    at: EntryIndex,
-    settings: &TransformSettings,
-    context_window: u64,
-    renderer: &Renderer<'_>,
-) -> Result<Value, WebError> {
-    context_record_within(session, at, settings, context_window, renderer, usize::MAX)?.ok_or_else(
-        || WebError::UnknownEntry {
-            id: format!("#{at}"),
-        },
-    )
-}
-
-/// [`context_record`], or `None` when the context holds more than `max_messages` messages (its
-/// messages are not read then).
+/// `dropped`: not sent), and the transforms' report; `None` when the context holds more than
+/// `max_messages` messages (its messages are not read then).
 pub(crate) fn context_record_within(
     session: &Session,
     at: EntryIndex,

@@ -19,6 +19,10 @@ pub enum WebError {
     /// An entry id named in a request is not in the session (the view's `/api/context`).
     #[error("no entry `{id}` in the session")]
     UnknownEntry { id: String },
+    /// The context asked for holds more messages than the view builds (the view's
+    /// `/api/context`): `ctxkit context` prints it.
+    #[error("the context at `{id}` holds {messages} messages, more than the view builds")]
+    ContextTooLong { id: String, messages: usize },
     /// The view's socket could not be opened or served (returned by [`crate::serve_view`]).
     #[error("cannot serve the view on `{address}`: {source}")]
     Serve {

@@ -8,7 +8,9 @@
 //! HTML document of it (inline script and style allowed by hash, data as escaped JSON, no network);
 //! [`export_page`] writes that document as a stream, an entry at a time (an exported session of a
 //! million entries is never held whole);
-//! [`serve_view`] serves it on loopback behind a random token and follows the file as it grows.
+//! [`serve_view`] serves it on loopback behind a random token and follows the file as it grows
+//! (the same stream written into one buffer, sent uncopied; a context on demand of at most
+//! [`MAX_VIEW_CONTEXT_MESSAGES`] messages).
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -26,8 +28,9 @@ mod stream;
 pub use error::WebError;
 pub use model::{
     ContextPolicy, MAX_CLIP_CHARS, MIN_CLIP_CHARS, PageOptions, build_page_data, context_data,
+    context_data_within,
 };
 pub use page::{PageMode, content_security_policy, export_page, render_page, script_safe_json};
 pub use redact::{REDACTED, Redactor};
-pub use serve::{SessionLoader, ViewConfig, new_token, serve_view};
+pub use serve::{MAX_VIEW_CONTEXT_MESSAGES, SessionLoader, ViewConfig, new_token, serve_view};
 pub use stream::{MAX_PRECOMPUTED_CONTEXT_MESSAGES, PageStats};

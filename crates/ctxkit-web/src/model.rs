@@ -8,7 +8,7 @@ use ctxkit_settings::TransformSettings;
 use serde_json::{Map, Value, json};
 
 use crate::blocks::Renderer;
-use crate::contexts::context_record;
+use crate::contexts::context_record_within;
 use crate::error::WebError;
 use crate::history::tips;
 use crate::redact::Redactor;
@@ -238,16 +238,34 @@ pub fn build_page_data(session: &Session, options: &PageOptions) -> Result<Value
 
 /// The context at one entry (by id) as page data: what `ctxkit view` serves on demand.
 pub fn context_data(session: &Session, id: &str, options: &PageOptions) -> Result<Value, WebError> {
+    context_data_within(session, id, options, usize::MAX)
+}
+
+/// [`context_data`], refused with [`WebError::ContextTooLong`] when the context holds more than
+/// `max_messages` messages (its messages are not read then).
+pub fn context_data_within(
+    session: &Session,
+    id: &str,
+    options: &PageOptions,
+    max_messages: usize,
+) -> Result<Value, WebError> {
     let position = session
         .index()
         .position(id)
         .ok_or_else(|| WebError::UnknownEntry { id: id.to_owned() })?;
     let renderer = options.renderer(session.entries().len());
-    context_record(
+    context_record_within(
         session,
         position,
         &options.transform,
         options.context_window,
         &renderer,
-    )
+        max_messages,
+    )?
+    .ok_or_else(|| WebError::ContextTooLong {
+        id: id.to_owned(),
+        messages: ctxkit_session::build_context(session.index(), Some(position))
+            .messages
+            .len(),
+    })
 }

@@ -7,6 +7,7 @@
 use std::io::Write;
 
 use base64::Engine as _;
+use bytes::Bytes;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -130,6 +131,64 @@ fn write_page<T>(
     mode: PageMode,
     data: impl FnOnce(&mut dyn Write) -> Result<T, WebError>,
 ) -> Result<T, WebError> {
+    write_template(out, title, mode, |out| {
+        let mut safe = ScriptSafe::new(out);
+        let result = data(&mut safe)?;
+        safe.finish().map_err(|source| WebError::Write { source })?;
+        Ok(result)
+    })
+}
+
+/// The live page (`ctxkit view`) around `data`, a data document already escaped for the script
+/// element (as `script_safe_json` escapes it), as the chunks of one response: the template before
+/// it, `data` itself (shared, not copied) and the template after it.
+pub(crate) fn live_page(title: &str, data: &Bytes) -> Result<Vec<Bytes>, WebError> {
+    let mut parts = Parts::default();
+    write_template(&mut parts, title, PageMode::Live, |parts: &mut Parts| {
+        parts.push_shared(data.clone());
+        Ok(())
+    })?;
+    Ok(parts.finish())
+}
+
+/// A writer that keeps what is written as chunks, with shared chunks put between them uncopied.
+#[derive(Default)]
+struct Parts {
+    chunks: Vec<Bytes>,
+    current: Vec<u8>,
+}
+
+impl Parts {
+    fn push_shared(&mut self, chunk: Bytes) {
+        self.chunks
+            .push(Bytes::from(std::mem::take(&mut self.current)));
+        self.chunks.push(chunk);
+    }
+
+    fn finish(mut self) -> Vec<Bytes> {
+        self.chunks.push(Bytes::from(self.current));
+        self.chunks
+    }
+}
+
+impl Write for Parts {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.current.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// [`write_page`] with `data` writing what the data placeholder stands for, as it is.
+fn write_template<W: Write + ?Sized, T>(
+    out: &mut W,
+    title: &str,
+    mode: PageMode,
+    data: impl FnOnce(&mut W) -> Result<T, WebError>,
+) -> Result<T, WebError> {
     let io = |source| WebError::Write { source };
     let values = [
         ("{{CSP}}", escape_html(&content_security_policy(mode))),
@@ -146,9 +205,7 @@ fn write_page<T>(
         if let Some(after) = rest.strip_prefix("{{DATA}}")
             && let Some(data) = data.take()
         {
-            let mut safe = ScriptSafe::new(&mut *out);
-            result = Some(data(&mut safe)?);
-            safe.finish().map_err(io)?;
+            result = Some(data(out)?);
             rest = after;
             continue;
         }

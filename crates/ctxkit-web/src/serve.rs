@@ -12,7 +12,6 @@ use std::time::UNIX_EPOCH;
 
 use bytes::Bytes;
 use ctxkit_session::Session;
-use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::service::service_fn;
@@ -22,8 +21,9 @@ use serde_json::json;
 use tokio::net::TcpListener;
 
 use crate::error::WebError;
-use crate::model::{ContextPolicy, PageOptions, build_page_data, context_data};
-use crate::page::{PageMode, content_security_policy, render_page, script_safe_json};
+use crate::model::{ContextPolicy, PageOptions, context_data_within};
+use crate::page::{PageMode, content_security_policy, live_page, script_safe_json};
+use crate::stream::{ScriptSafe, write_page_data};
 
 /// Opens the session again (a Pi/ctxkit file, or another agent's session imported anew).
 pub type SessionLoader = Arc<dyn Fn() -> Result<Session, WebError> + Send + Sync>;
@@ -57,7 +57,50 @@ pub fn new_token() -> String {
 #[derive(Default)]
 struct Cache {
     version: String,
-    data: Option<Arc<String>>,
+    data: Option<PageData>,
+}
+
+/// The data document of one version of the file, escaped for the page's script element, and the
+/// page's title. Held once: the page and `/api/data` send it without copying it.
+#[derive(Clone)]
+struct PageData {
+    title: String,
+    data: Bytes,
+}
+
+/// Most messages a context built on demand may hold: a longer one (the context at the end of a
+/// session of a million messages never compacted) would take gigabytes to build, so the view says
+/// how long it is and that `ctxkit context` prints it.
+pub const MAX_VIEW_CONTEXT_MESSAGES: usize = 100_000;
+
+/// A response body sent as its chunks, in order (the page: the template's parts around the
+/// shared data document).
+struct Chunks(std::collections::VecDeque<Bytes>);
+
+impl hyper::body::Body for Chunks {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
+        std::task::Poll::Ready(
+            self.get_mut()
+                .0
+                .pop_front()
+                .map(|chunk| Ok(hyper::body::Frame::data(chunk))),
+        )
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        let length = self.0.iter().map(|chunk| chunk.len() as u64).sum();
+        hyper::body::SizeHint::with_exact(length)
+    }
 }
 
 struct State {
@@ -195,8 +238,16 @@ fn reply(
     status: StatusCode,
     content_type: &'static str,
     body: impl Into<Bytes>,
-) -> Response<Full<Bytes>> {
-    let mut response = Response::new(Full::new(body.into()));
+) -> Response<Chunks> {
+    reply_chunks(status, content_type, vec![body.into()])
+}
+
+fn reply_chunks(
+    status: StatusCode,
+    content_type: &'static str,
+    chunks: Vec<Bytes>,
+) -> Response<Chunks> {
+    let mut response = Response::new(Chunks(chunks.into()));
     *response.status_mut() = status;
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
@@ -215,7 +266,7 @@ fn reply(
     response
 }
 
-fn error_reply(status: StatusCode, message: &str) -> Response<Full<Bytes>> {
+fn error_reply(status: StatusCode, message: &str) -> Response<Chunks> {
     reply(
         status,
         "application/json",
@@ -223,7 +274,7 @@ fn error_reply(status: StatusCode, message: &str) -> Response<Full<Bytes>> {
     )
 }
 
-async fn respond(state: &Arc<State>, request: Request<Incoming>) -> Response<Full<Bytes>> {
+async fn respond(state: &Arc<State>, request: Request<Incoming>) -> Response<Chunks> {
     if !loopback_host(&request, state.address) {
         return error_reply(StatusCode::FORBIDDEN, "not a loopback host");
     }
@@ -243,17 +294,10 @@ async fn respond(state: &Arc<State>, request: Request<Incoming>) -> Response<Ful
     answer.unwrap_or_else(|_| error_reply(StatusCode::INTERNAL_SERVER_ERROR, "the request failed"))
 }
 
-fn route(state: &State, path: &str, id: Option<&str>) -> Response<Full<Bytes>> {
+fn route(state: &State, path: &str, id: Option<&str>) -> Response<Chunks> {
     match path {
-        "/" => match page_data(state) {
-            Ok((_, data)) => match serde_json::from_str(&data) {
-                Ok(value) => reply(
-                    StatusCode::OK,
-                    "text/html; charset=utf-8",
-                    render_page(&value, PageMode::Live),
-                ),
-                Err(error) => error_reply(StatusCode::INTERNAL_SERVER_ERROR, &error.to_string()),
-            },
+        "/" => match page_data(state).and_then(|page| live_page(&page.title, &page.data)) {
+            Ok(chunks) => reply_chunks(StatusCode::OK, "text/html; charset=utf-8", chunks),
             Err(error) => error_reply(StatusCode::INTERNAL_SERVER_ERROR, &error.to_string()),
         },
         "/api/version" => reply(
@@ -262,16 +306,21 @@ fn route(state: &State, path: &str, id: Option<&str>) -> Response<Full<Bytes>> {
             json!({"version": version_of(&state.config.watched)}).to_string(),
         ),
         "/api/data" => match page_data(state) {
-            Ok((_, data)) => reply(StatusCode::OK, "application/json", data.as_bytes().to_vec()),
+            Ok(page) => reply(StatusCode::OK, "application/json", page.data),
             Err(error) => error_reply(StatusCode::INTERNAL_SERVER_ERROR, &error.to_string()),
         },
         "/api/context" => {
             let Some(id) = id else {
                 return error_reply(StatusCode::BAD_REQUEST, "no `id`");
             };
-            match (state.config.loader)()
-                .and_then(|session| context_data(&session, id, &state.config.options))
-            {
+            match (state.config.loader)().and_then(|session| {
+                context_data_within(
+                    &session,
+                    id,
+                    &state.config.options,
+                    MAX_VIEW_CONTEXT_MESSAGES,
+                )
+            }) {
                 Ok(context) => reply(
                     StatusCode::OK,
                     "application/json",
@@ -280,6 +329,13 @@ fn route(state: &State, path: &str, id: Option<&str>) -> Response<Full<Bytes>> {
                 Err(WebError::UnknownEntry { id }) => {
                     error_reply(StatusCode::NOT_FOUND, &format!("no entry `{id}`"))
                 }
+                Err(WebError::ContextTooLong { id, messages }) => error_reply(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    &format!(
+                        "the context at {id} holds {messages} messages, more than the view builds \
+                         ({MAX_VIEW_CONTEXT_MESSAGES}); `ctxkit context --leaf {id}` prints it"
+                    ),
+                ),
                 Err(error) => error_reply(StatusCode::INTERNAL_SERVER_ERROR, &error.to_string()),
             }
         }
@@ -287,28 +343,48 @@ fn route(state: &State, path: &str, id: Option<&str>) -> Response<Full<Bytes>> {
     }
 }
 
-/// The page data of the file as it is now (built again only when its version changed).
-fn page_data(state: &State) -> Result<(String, Arc<String>), WebError> {
+/// The page data of the file as it is now (built again only when its version changed): the data
+/// document is written an entry at a time into one buffer, escaped on the way, never held as a
+/// tree of values.
+fn page_data(state: &State) -> Result<PageData, WebError> {
     let version = version_of(&state.config.watched);
     if let Ok(cache) = state.cache.lock()
         && cache.version == version
         && let Some(data) = &cache.data
     {
-        return Ok((version, Arc::clone(data)));
+        return Ok(data.clone());
+    }
+    // The last version's data is let go before the new one is built.
+    if let Ok(mut cache) = state.cache.lock() {
+        cache.data = None;
     }
     let session = (state.config.loader)()?;
     let mut options = state.config.options.clone();
     options.contexts = ContextPolicy::OnDemand;
-    let mut data = build_page_data(&session, &options)?;
-    if let Some(object) = data.as_object_mut() {
-        object.insert("live".to_owned(), json!({"version": version}));
+    let title = options
+        .renderer(session.entries().len())
+        .short(&options.title);
+    let mut safe = ScriptSafe::new(Vec::new());
+    write_page_data(&session, &options, &mut safe)?;
+    drop(session);
+    let mut data = safe.finish().map_err(|source| WebError::Write { source })?;
+    // The data document ends with its closing brace: the live version goes in before it.
+    if data.last() == Some(&b'}') {
+        data.pop();
+        data.extend_from_slice(b",\"live\":");
+        let live = script_safe_json(&json!({"version": version}));
+        data.extend_from_slice(live.as_bytes());
+        data.push(b'}');
     }
-    let text = Arc::new(script_safe_json(&data));
+    let page = PageData {
+        title,
+        data: Bytes::from(data),
+    };
     if let Ok(mut cache) = state.cache.lock() {
-        cache.version = version.clone();
-        cache.data = Some(Arc::clone(&text));
+        cache.version = version;
+        cache.data = Some(page.clone());
     }
-    Ok((version, text))
+    Ok(page)
 }
 
 #[cfg(test)]
@@ -325,5 +401,92 @@ mod tests {
             Some("x/y z")
         );
         assert_eq!(query_value("tokenx=1", "token"), None);
+    }
+
+    /// A session of `replies` turns whose text needs escaping in a script element.
+    fn session_file(dir: &std::path::Path, replies: usize) -> PathBuf {
+        let mut text = String::from(
+            r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/tmp/p"}"#,
+        );
+        let mut parent = serde_json::Value::Null;
+        for turn in 0..replies * 2 {
+            let id = format!("{:08x}", turn + 1);
+            let message = if turn % 2 == 0 {
+                json!({"role": "user", "content": "a </script> & b \u{2028}", "timestamp": turn})
+            } else {
+                json!({"role": "assistant", "content": [{"type": "text", "text": "<b>ok</b>"}],
+                       "stopReason": "stop", "timestamp": turn})
+            };
+            let entry = json!({"type": "message", "id": id, "parentId": parent,
+                               "timestamp": "2026-01-01T00:00:00.000Z", "message": message});
+            text.push('\n');
+            text.push_str(&entry.to_string());
+            parent = json!(id);
+        }
+        text.push('\n');
+        let path = dir.join("s.jsonl");
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn state(path: &std::path::Path) -> State {
+        let watched = path.to_owned();
+        let loaded = path.to_owned();
+        let loader: SessionLoader = Arc::new(move || Ok(Session::open(&loaded)?));
+        let options = PageOptions::new("a <title>", crate::Redactor::new(Vec::new(), &[]).unwrap());
+        State {
+            config: ViewConfig {
+                watched,
+                loader,
+                options,
+                token: "t".to_owned(),
+            },
+            address: "127.0.0.1:1".parse().unwrap(),
+            cache: Mutex::new(Cache::default()),
+        }
+    }
+
+    #[test]
+    fn the_live_page_is_the_page_of_its_data_as_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = session_file(dir.path(), 3);
+        let state = state(&path);
+        let page = page_data(&state).unwrap();
+        // What the view served before it wrote the data as a stream: the data as a value, the
+        // live version added, escaped whole, and the page rendered from the value.
+        let session = Session::open(&path).unwrap();
+        let mut options = state.config.options.clone();
+        options.contexts = ContextPolicy::OnDemand;
+        let mut value = crate::build_page_data(&session, &options).unwrap();
+        let version = version_of(&path);
+        value
+            .as_object_mut()
+            .unwrap()
+            .insert("live".to_owned(), json!({"version": version}));
+        assert_eq!(page.data, script_safe_json(&value).into_bytes());
+        let chunks = live_page(&page.title, &page.data).unwrap();
+        let served: Vec<u8> = chunks.iter().flat_map(|chunk| chunk.to_vec()).collect();
+        assert_eq!(
+            String::from_utf8(served).unwrap(),
+            crate::render_page(&value, PageMode::Live)
+        );
+        // The data is one buffer, shared by the page and `/api/data`.
+        assert_eq!(chunks[1].as_ptr(), page.data.as_ptr());
+        assert_eq!(page_data(&state).unwrap().data.as_ptr(), page.data.as_ptr());
+    }
+
+    #[test]
+    fn a_context_longer_than_the_bound_is_refused_with_its_length() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = session_file(dir.path(), 3);
+        let session = Session::open(&path).unwrap();
+        let options = state(&path).config.options;
+        let whole = crate::context_data_within(&session, "00000006", &options, 6).unwrap();
+        assert_eq!(whole["messages"].as_array().unwrap().len(), 6);
+        let refused = crate::context_data_within(&session, "00000006", &options, 5).unwrap_err();
+        assert!(
+            matches!(&refused, WebError::ContextTooLong { id, messages: 6 } if id == "00000006"),
+            "{refused:?}"
+        );
     }
 }
