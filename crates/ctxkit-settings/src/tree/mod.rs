@@ -229,6 +229,10 @@ impl Default for Settings {
 /// The compaction threshold of the recommended strategy, tokens (window-independent).
 pub const RECOMMENDED_THRESHOLD_TOKENS: u64 = 40_000;
 
+/// The recommended strategy's context size from which a prompt after the prompt cache expired
+/// compacts first (`compaction.idleThresholdTokens`): half its threshold.
+pub const RECOMMENDED_IDLE_THRESHOLD_TOKENS: u64 = RECOMMENDED_THRESHOLD_TOKENS / 2;
+
 /// The most names the recommended strategy's prune markers list.
 pub const RECOMMENDED_DIGEST_NAMES: usize = 8;
 
@@ -266,6 +270,7 @@ impl Settings {
             },
             "compaction": {
                 "thresholdTokens": RECOMMENDED_THRESHOLD_TOKENS,
+                "idleThresholdTokens": RECOMMENDED_IDLE_THRESHOLD_TOKENS,
                 "keepRecentTokens": 10_000,
                 "background": true,
                 "backgroundPercent": 80,
