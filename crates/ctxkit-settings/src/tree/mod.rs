@@ -260,7 +260,8 @@ impl Settings {
     /// to a head, a tail and a marker naming up to 8 of what it omitted; compaction once the
     /// context passes 40,000 tokens whatever the window (the window's own threshold when lower),
     /// keeping 10,000; the summary written in the background from 80% of that threshold and sent
-    /// as a continuation of the cached conversation. Everything else is the default.
+    /// as a continuation of the cached conversation; a prompt after the prompt cache expired
+    /// compacts first from 20,000. Everything else is the default.
     pub(crate) fn recommended_layer() -> Map<String, Value> {
         let layer = json!({
             "contextStrategy": "recommended",
