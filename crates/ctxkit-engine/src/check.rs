@@ -102,6 +102,9 @@ pub struct CheckInput<'a, M = AgentMessage> {
     pub fresh_from: Option<usize>,
     /// Overflow recovery already ran once since the last user message or successful reply.
     pub overflow_recovery_attempted: bool,
+    /// Before a prompt that comes after the prompt cache expired: the lower threshold
+    /// (`compaction.idleThresholdTokens`) the context is measured against as well.
+    pub idle_threshold_tokens: Option<u64>,
 }
 
 impl<M> Clone for CheckInput<'_, M> {
@@ -200,7 +203,11 @@ pub fn decide<M: Borrow<AgentMessage>>(input: &CheckInput<'_, M>) -> Decision {
             .as_ref()
             .map_or(0, ctxkit_protocol::Usage::context_tokens)
     };
-    if should_compact(tokens, window, input.reserve_tokens, true) {
+    let idle = input.trigger == Trigger::BeforePrompt
+        && input
+            .idle_threshold_tokens
+            .is_some_and(|threshold| tokens > threshold);
+    if idle || should_compact(tokens, window, input.reserve_tokens, true) {
         Decision::Threshold { tokens }
     } else {
         Decision::Skip(SkipReason::UnderThreshold)
@@ -249,5 +256,68 @@ fn projected_tokens<M: Borrow<AgentMessage>>(input: &CheckInput<'_, M>) -> u64 {
                 .map(|message| ctxkit_tokens::estimate_tokens(message.borrow()))
                 .sum(),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn reply(input: u64) -> AgentMessage {
+        serde_json::from_value(json!({"role": "assistant", "content": [{"type": "text", "text": "ok"}],
+            "api": "anthropic-messages", "provider": "anthropic", "model": "m", "stopReason": "stop",
+            "usage": {"input": input, "output": 10, "cacheRead": 0, "cacheWrite": 0, "totalTokens": input + 10},
+            "timestamp": 1}))
+        .unwrap()
+    }
+
+    fn input<'a>(
+        transcript: &'a [AgentMessage],
+        model: &'a ModelInfo,
+        trigger: Trigger,
+        idle: Option<u64>,
+    ) -> CheckInput<'a> {
+        CheckInput {
+            trigger,
+            enabled: true,
+            reserve_tokens: 16_384,
+            limit_tokens: None,
+            over_count: 1.0,
+            model: Some(model),
+            transcript,
+            latest_compaction_ms: None,
+            fresh_from: None,
+            overflow_recovery_attempted: false,
+            idle_threshold_tokens: idle,
+        }
+    }
+
+    #[test]
+    fn a_prompt_after_the_cache_expired_compacts_from_the_idle_threshold() {
+        let model = ModelInfo {
+            provider: "anthropic".into(),
+            id: "m".into(),
+            context_window: 200_000,
+        };
+        let transcript = [
+            AgentMessage::User(
+                serde_json::from_value(json!({"role": "user", "content": "go", "timestamp": 0}))
+                    .unwrap(),
+            ),
+            reply(25_000),
+        ];
+        let prompt = |idle| decide(&input(&transcript, &model, Trigger::BeforePrompt, idle));
+        // Under the window's threshold: nothing, unless the cache expired and 25,010 > 20,000
+        // (the context is the reply's input and output).
+        assert_eq!(prompt(None), Decision::Skip(SkipReason::UnderThreshold));
+        assert_eq!(prompt(Some(20_000)), Decision::Threshold { tokens: 25_010 });
+        assert_eq!(
+            prompt(Some(30_000)),
+            Decision::Skip(SkipReason::UnderThreshold)
+        );
+        // Only before a prompt: a run's end is measured against the threshold alone.
+        let after_run = decide(&input(&transcript, &model, Trigger::AfterRun, Some(20_000)));
+        assert_eq!(after_run, Decision::Skip(SkipReason::UnderThreshold));
     }
 }

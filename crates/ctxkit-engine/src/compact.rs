@@ -87,13 +87,26 @@ impl Engine {
     /// The check after an agent run (aborted replies are skipped). Call it when a run ends; when
     /// the report says `retry`, run the model again on the new view.
     pub async fn after_run(&self) -> Result<CheckReport> {
-        self.check(Trigger::AfterRun).await
+        self.check(Trigger::AfterRun, None).await
     }
 
     /// The check before a prompt, awaited before the user message is appended. Waits for a
     /// compaction in flight instead of starting a second one.
     pub async fn before_prompt(&self) -> Result<CheckReport> {
-        self.check(Trigger::BeforePrompt).await
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| {
+                i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX)
+            });
+        self.before_prompt_at(now_ms).await
+    }
+
+    /// [`Engine::before_prompt`] for a prompt sent at `prompt_ms` (epoch ms; a replay passes the
+    /// recorded time): after a pause longer than the prompt cache's lifetime
+    /// (`transforms.cacheLifetimeSeconds`) the context is also measured against
+    /// `compaction.idleThresholdTokens`.
+    pub async fn before_prompt_at(&self, prompt_ms: i64) -> Result<CheckReport> {
+        self.check(Trigger::BeforePrompt, Some(prompt_ms)).await
     }
 
     /// The check inside a run, after a tool batch's results are appended and before the next model
@@ -101,7 +114,7 @@ impl Engine {
     /// splitting the running turn when the cut falls inside it. The run then goes on with the next
     /// model call; the report never says `retry`.
     pub async fn after_tool_batch(&self) -> Result<CheckReport> {
-        self.check(Trigger::AfterToolBatch).await
+        self.check(Trigger::AfterToolBatch, None).await
     }
 
     /// Compacts before a model call whose output room would fall below the floor (the provider
@@ -151,10 +164,12 @@ impl Engine {
         })
     }
 
-    async fn check(&self, trigger: Trigger) -> Result<CheckReport> {
+    async fn check(&self, trigger: Trigger, prompt_ms: Option<i64>) -> Result<CheckReport> {
         let mut state = self.lock().await;
         let transcript = shared_transcript(&mut state)?;
         let planning = state.planning();
+        let idle_threshold_tokens =
+            prompt_ms.and_then(|at| idle_threshold(&state, &transcript, at));
         let decision = decide(&CheckInput {
             trigger,
             enabled: state.settings.compaction.enabled,
@@ -167,6 +182,7 @@ impl Engine {
             latest_compaction_ms: latest_compaction_ms(&state.session),
             fresh_from: Some(crate::planning::fresh_from(&state.session)),
             overflow_recovery_attempted: state.overflow_attempts >= MAX_OVERFLOW_ATTEMPTS,
+            idle_threshold_tokens,
         });
         tracing::debug!(
             ?trigger,
@@ -708,4 +724,25 @@ pub(crate) fn branch_entries(state: &State) -> Result<Vec<Value>, ctxkit_session
             Ok(serde_json::from_str(&raw).unwrap_or_else(|_| Value::String(raw.to_string())))
         })
         .collect()
+}
+
+/// `compaction.idleThresholdTokens` when it is set and a prompt at `prompt_ms` comes longer than
+/// the prompt cache's lifetime after the transcript's last message (its cache has expired).
+fn idle_threshold(
+    state: &State,
+    transcript: &[std::sync::Arc<ctxkit_protocol::AgentMessage>],
+    prompt_ms: i64,
+) -> Option<u64> {
+    let threshold = state.settings.compaction.idle_threshold_tokens;
+    let lifetime_ms = i64::try_from(state.settings.transforms.cache_lifetime_seconds)
+        .ok()?
+        .checked_mul(1000)?;
+    if threshold == 0 || lifetime_ms == 0 {
+        return None;
+    }
+    let last = transcript
+        .iter()
+        .rev()
+        .find_map(|message| message.timestamp())?;
+    (prompt_ms.saturating_sub(last) > lifetime_ms).then_some(threshold)
 }

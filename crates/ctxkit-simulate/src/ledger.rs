@@ -32,6 +32,8 @@ pub(crate) struct Ledger {
     tail_tokens: u64,
     background_seen: u64,
     pending: Option<Pending>,
+    /// When the last request was sent, on a real session's clock (epoch ms).
+    last_request_at: Option<i64>,
     pub(crate) costs: SummaryCosts,
 }
 
@@ -50,6 +52,7 @@ impl Ledger {
             tail_tokens: 0,
             background_seen: 0,
             pending: None,
+            last_request_at: None,
             costs: SummaryCosts::default(),
         }
     }
@@ -60,6 +63,11 @@ impl Ledger {
             latency_seconds(cache_read, input - cache_read.min(input), output) + TOOL_SECONDS;
         self.last_request_tokens = input;
         self.tail_tokens = 0;
+    }
+
+    /// The last request was sent at `at` (a real session's clock; `None` for a generated one).
+    pub(crate) fn sent_at(&mut self, at: Option<i64>) {
+        self.last_request_at = at;
     }
 
     /// Tokens appended after the last request (its reply, tool results, the next prompt).
@@ -101,8 +109,17 @@ impl Ledger {
         call.seconds
     }
 
-    /// A compaction was written with a summary of `output` tokens over a span of `span_tokens`.
-    pub(crate) fn compacted(&mut self, end: &CompactionEnd, span_tokens: u64, output: u64) {
+    /// A compaction was written at `now` (a real session's clock) with a summary of `output`
+    /// tokens over a span of `span_tokens`. When the provider's cache has expired since the last
+    /// request (a compaction before a prompt that came after a pause), a cache-prefix summary
+    /// reads nothing from the cache: the last request is written again with the rest.
+    pub(crate) fn compacted(
+        &mut self,
+        end: &CompactionEnd,
+        span_tokens: u64,
+        output: u64,
+        now: Option<i64>,
+    ) {
         if end.from_background
             && let Some(pending) = self.pending.take()
         {
@@ -121,7 +138,14 @@ impl Ledger {
             self.costs.background_dropped += 1;
             self.bill(dropped.input, output);
         }
-        let seconds = self.bill(self.input_now(span_tokens), output);
+        let mut input = self.input_now(span_tokens);
+        let expired = matches!((self.last_request_at, now),
+            (Some(then), Some(now)) if now.saturating_sub(then) > self.prices.cache_lifetime_ms);
+        if expired {
+            input.tail_tokens += input.last_request_tokens;
+            input.last_request_tokens = 0;
+        }
+        let seconds = self.bill(input, output);
         self.costs.waits_seconds.push(seconds);
         self.clock += seconds;
     }

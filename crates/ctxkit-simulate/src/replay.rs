@@ -402,7 +402,8 @@ impl Driver<'_> {
                 .engine
                 .with_session(|session| compaction_tokens(session, &entry_id))
                 .await;
-            self.meter.ledger.compacted(&end, span, output);
+            let now = self.clock.request_time(0).map(|(at, _)| at);
+            self.meter.ledger.compacted(&end, span, output, now);
             tokio::time::sleep(Duration::from_millis(2)).await;
         }
         add(&mut self.meter.timing.check_ms, started);
@@ -530,7 +531,11 @@ pub(crate) async fn replay(
     let mut call = 0;
     for task in &trace.tasks {
         let engine = driver.engine.clone();
-        driver.check(engine.before_prompt()).await?;
+        // The prompt's time: a real session's recorded one, so the engine sees the user's pause.
+        let prompt_at = driver
+            .clock
+            .advance(task.prompt.first().and_then(AgentMessage::timestamp));
+        driver.check(engine.before_prompt_at(prompt_at)).await?;
         for message in &task.prompt {
             let message = driver.stamped(message);
             driver.append(message).await?;
@@ -541,6 +546,7 @@ pub(crate) async fn replay(
             let output = estimate_tokens(&AgentMessage::Assistant(reply.clone()));
             let input = request.total_tokens();
             let time = driver.clock.request_time(prices.cache_lifetime_ms);
+            driver.meter.ledger.sent_at(time.map(|(at, _)| at));
             driver
                 .meter
                 .accept(messages, request, call, output, time, answer);

@@ -2,7 +2,7 @@
 //! character boundary: line cuts split only after `\n`, character cuts count whole characters.
 
 use crate::TransformSettings;
-use crate::digest::digest_names;
+use crate::digest::{VisibleNames, digest_unseen};
 use crate::marker::{chars_marker, lines_marker};
 
 /// The text that replaces a cut text, with both lengths in characters (Unicode scalar values).
@@ -63,7 +63,19 @@ fn line_bounds(text: &str, head_lines: usize, tail_lines: usize) -> Option<(usiz
 ///   stating the omitted characters.
 ///
 /// Returns `None` when the text is short enough, or when the cut would not make it shorter.
+#[cfg(test)]
 pub(crate) fn cut_text(text: &str, id: &str, settings: &TransformSettings) -> Option<Cut> {
+    cut_text_seeing(text, id, settings, &VisibleNames::default())
+}
+
+/// [`cut_text`] whose digest leaves out the names the model can already read before the result
+/// (`visible`) and in the kept head and tail.
+pub(crate) fn cut_text_seeing(
+    text: &str,
+    id: &str,
+    settings: &TransformSettings,
+    visible: &VisibleNames,
+) -> Option<Cut> {
     let min_chars = settings.prune_min_chars;
     // Bytes bound characters from above: short texts are rejected without counting.
     if text.len() <= min_chars {
@@ -84,7 +96,8 @@ pub(crate) fn cut_text(text: &str, id: &str, settings: &TransformSettings) -> Op
             }
             if kept_chars <= min_chars {
                 let lines = middle_newlines + usize::from(!middle.ends_with('\n'));
-                let names = digest(middle, settings);
+                let kept = [head, tail].concat();
+                let names = digest(middle, &kept, settings, visible);
                 let marker = lines_marker(lines, middle_chars, &names, id);
                 let mut cut = String::with_capacity(head.len() + marker.len() + tail.len() + 1);
                 cut.push_str(head);
@@ -105,7 +118,7 @@ pub(crate) fn cut_text(text: &str, id: &str, settings: &TransformSettings) -> Op
             total_chars
         }
     };
-    cut_by_chars(text, total_chars, id, settings)
+    cut_by_chars(text, total_chars, id, settings, visible)
 }
 
 fn cut_by_chars(
@@ -113,6 +126,7 @@ fn cut_by_chars(
     total_chars: usize,
     id: &str,
     settings: &TransformSettings,
+    visible: &VisibleNames,
 ) -> Option<Cut> {
     let (head_chars, tail_chars) = (settings.head_chars, settings.tail_chars);
     if total_chars <= head_chars.saturating_add(tail_chars) {
@@ -131,7 +145,13 @@ fn cut_by_chars(
             .map_or(0, |(position, _)| position),
     };
     let (head, tail) = (&text[..head_end], &text[tail_start..]);
-    let names = digest(text.get(head_end..tail_start).unwrap_or(""), settings);
+    let kept = [head, "\n", tail].concat();
+    let names = digest(
+        text.get(head_end..tail_start).unwrap_or(""),
+        &kept,
+        settings,
+        visible,
+    );
     let marker = chars_marker(total_chars - head_chars - tail_chars, &names, id);
     let mut cut = String::with_capacity(head.len() + marker.len() + tail.len() + 2);
     cut.push_str(head);
@@ -146,12 +166,20 @@ fn cut_by_chars(
     finish(cut, total_chars)
 }
 
-/// The digest of the omitted text under the `pruneDigest*` caps (empty when they are 0).
-fn digest<'a>(omitted: &'a str, settings: &TransformSettings) -> Vec<&'a str> {
-    digest_names(
+/// The digest of the omitted text under the `pruneDigest*` caps (empty when they are 0), without
+/// the names of the kept text or of `visible`.
+fn digest<'a>(
+    omitted: &'a str,
+    kept: &str,
+    settings: &TransformSettings,
+    visible: &VisibleNames,
+) -> Vec<&'a str> {
+    digest_unseen(
         omitted,
+        kept,
         settings.prune_digest_names,
         settings.prune_digest_chars,
+        visible,
     )
 }
 

@@ -21,14 +21,23 @@
 //! in the omitted text: +1. Ties go to the earlier name. The best are taken while they fit both
 //! caps (`pruneDigestNames` names, `pruneDigestChars` characters) and written in the order they
 //! first appear.
+//!
+//! A name the model can already read is not listed again: one in the cut result's kept head or
+//! tail, or one in a message before the result as the view shows it ([`VisibleNames`]: text,
+//! tool calls and their arguments, cut results as cut; never thinking, which the thinking layer
+//! drops). Every message before a cut result is itself fixed once the result is cut (the prune
+//! boundary only moves forward, and results before it are cut already), so the marker's bytes
+//! stay the same from one request to the next and the cached prefix is kept.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-/// Extensions that make a dotted name a file name without a `/`.
+/// Extensions (lower case; a name's is compared in lower case) that make a dotted name a file name
+/// without a `/`: source, config, data and log files.
 const FILE_EXTENSIONS: &[&str] = &[
-    "c", "cc", "cpp", "cs", "css", "go", "h", "hpp", "html", "java", "js", "json", "jsx", "kt",
-    "lock", "md", "mjs", "py", "rb", "rs", "sh", "sql", "swift", "toml", "ts", "tsx", "txt",
-    "yaml", "yml",
+    "c", "cc", "cfg", "cjs", "conf", "cpp", "cs", "css", "csv", "dart", "ex", "exs", "go",
+    "gradle", "h", "hpp", "hs", "html", "ini", "java", "js", "json", "jsonl", "jsx", "kt", "kts",
+    "lock", "log", "lua", "md", "mjs", "php", "proto", "py", "rb", "rs", "scss", "sh", "sql",
+    "svelte", "swift", "tf", "toml", "ts", "tsx", "txt", "vue", "xml", "yaml", "yml", "zig",
 ];
 
 /// Words that mark a line as reporting a failure (matched case-insensitively inside the line).
@@ -106,9 +115,12 @@ fn shape(name: &str) -> Option<Shape> {
     let slash_path = name
         .split_once('/')
         .is_some_and(|(_, after)| after.bytes().any(|byte| byte.is_ascii_alphabetic()));
-    let file_name = name
-        .rsplit_once('.')
-        .is_some_and(|(stem, extension)| !stem.is_empty() && FILE_EXTENSIONS.contains(&extension));
+    let file_name = name.rsplit_once('.').is_some_and(|(stem, extension)| {
+        !stem.is_empty()
+            && FILE_EXTENSIONS
+                .iter()
+                .any(|known| known.eq_ignore_ascii_case(extension))
+    });
     let path_or_url = url || slash_path || file_name;
     let symbol = camel || name.contains('_') || name.contains("::");
     (path_or_url || symbol || has_digit).then_some(Shape {
@@ -171,21 +183,76 @@ struct Candidate<'a> {
     score: u32,
 }
 
+/// Names the model can already read in the view before a cut result (see the module).
+#[derive(Debug, Default)]
+pub(crate) struct VisibleNames {
+    names: HashSet<String>,
+}
+
+impl VisibleNames {
+    /// Adds the names of `text`.
+    pub(crate) fn note(&mut self, text: &str) {
+        for line in text.split('\n') {
+            for token in tokens(line) {
+                let name = trim_name(token);
+                if shape(name).is_some() && !self.names.contains(name) {
+                    self.names.insert(name.to_owned());
+                }
+            }
+        }
+    }
+
+    /// Adds the names of every string in a JSON value (a tool call's arguments).
+    pub(crate) fn note_json(&mut self, value: &serde_json::Value) {
+        match value {
+            serde_json::Value::String(text) => self.note(text),
+            serde_json::Value::Array(items) => items.iter().for_each(|item| self.note_json(item)),
+            serde_json::Value::Object(fields) => {
+                fields.values().for_each(|item| self.note_json(item));
+            }
+            serde_json::Value::Null | serde_json::Value::Bool(_) | serde_json::Value::Number(_) => {
+            }
+        }
+    }
+
+    fn contains(&self, name: &str) -> bool {
+        self.names.contains(name)
+    }
+}
+
 /// The names of `text` ranked and capped as the module describes, in order of first appearance;
 /// empty when either cap is 0 or nothing fits.
+#[cfg(test)]
 pub(crate) fn digest_names(text: &str, max_names: usize, max_chars: usize) -> Vec<&str> {
+    digest_unseen(text, "", max_names, max_chars, &VisibleNames::default())
+}
+
+/// The names of `omitted` ranked and capped as the module describes, in order of first
+/// appearance, leaving out the names of `kept` (the cut's head and tail) and of `visible`; empty
+/// when either cap is 0 or nothing fits.
+pub(crate) fn digest_unseen<'a>(
+    omitted: &'a str,
+    kept: &str,
+    max_names: usize,
+    max_chars: usize,
+    visible: &VisibleNames,
+) -> Vec<&'a str> {
     if max_names == 0 || max_chars == 0 {
         return Vec::new();
     }
+    let kept_names: HashSet<&str> = kept.split('\n').flat_map(tokens).map(trim_name).collect();
     let mut candidates: Vec<Candidate<'_>> = Vec::new();
     let mut index: HashMap<&str, usize> = HashMap::new();
-    for line in text.split('\n') {
+    for line in omitted.split('\n') {
         let mut failure: Option<bool> = None;
         for token in tokens(line) {
             let name = trim_name(token);
             let Some(shape) = shape(name) else {
                 continue;
             };
+            if kept_names.contains(name) || visible.contains(name) {
+                continue;
+            }
             let failure = *failure.get_or_insert_with(|| reports_failure(line));
             let score = 3 * u32::from(failure)
                 + 2 * u32::from(shape.has_digit)
@@ -256,6 +323,16 @@ mod tests {
                 "Cargo.toml",
             ]
         );
+    }
+
+    #[test]
+    fn data_config_and_log_files_are_names_in_any_case() {
+        let names = digest_names(
+            "wrote out.csv, read app.CONF and run.log; see notes",
+            20,
+            1000,
+        );
+        assert_eq!(names, vec!["out.csv", "app.CONF", "run.log"]);
     }
 
     #[test]

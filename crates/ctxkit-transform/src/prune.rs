@@ -17,7 +17,8 @@ use std::borrow::Cow;
 use ctxkit_protocol::{AgentMessage, ContentBlock, MessageContent, TextContent, ToolResultMessage};
 
 use crate::TransformSettings;
-use crate::cut::{Cut, chars_and_newlines, cut_text};
+use crate::cut::{Cut, chars_and_newlines, cut_text_seeing};
+use crate::digest::VisibleNames;
 use crate::marker::{image_marker, is_referenceable};
 use crate::view::Slot;
 use ctxkit_tokens::estimate_tokens;
@@ -71,7 +72,7 @@ fn cut_savings(slots: &[Slot<'_>], count: usize, settings: &TransformSettings) -
         })
         .take(count)
         .map(|(tokens, result)| {
-            prune_result(result, settings).map_or(0, |(pruned, _)| {
+            prune_result(result, settings, &VisibleNames::default()).map_or(0, |(pruned, _)| {
                 tokens.saturating_sub(estimate_tokens(&AgentMessage::ToolResult(pruned)))
             })
         })
@@ -93,21 +94,61 @@ pub(crate) fn prune_tool_results(
 ) -> PruneOutcome {
     let mut outcome = PruneOutcome::default();
     let mut remaining = block.tool_results;
+    // Names the model reads before the next cut result; only a digest needs them.
+    let mut visible = (settings.prune_digest_names > 0).then(VisibleNames::default);
     for slot in slots.iter_mut() {
         if remaining == 0 {
             break;
         }
-        let AgentMessage::ToolResult(result) = slot.message.as_ref() else {
-            continue;
-        };
-        remaining -= 1;
-        if let Some((pruned, chars_saved)) = prune_result(result, settings) {
-            outcome.tool_results_pruned += 1;
-            outcome.chars_saved += chars_saved as u64;
-            slot.replace(AgentMessage::ToolResult(pruned));
+        if let AgentMessage::ToolResult(result) = slot.message.as_ref() {
+            remaining -= 1;
+            let seen = visible.as_ref();
+            let pruned = prune_result(result, settings, seen.unwrap_or(&VisibleNames::default()));
+            if let Some((pruned, chars_saved)) = pruned {
+                outcome.tool_results_pruned += 1;
+                outcome.chars_saved += chars_saved as u64;
+                slot.replace(AgentMessage::ToolResult(pruned));
+            }
+        }
+        if let Some(visible) = visible.as_mut() {
+            note_visible(slot.message.as_ref(), visible);
         }
     }
     outcome
+}
+
+/// Adds the names a message shows the model: its text, its tool calls and their arguments, never
+/// its thinking (dropped behind the prune boundary).
+fn note_visible(message: &AgentMessage, visible: &mut VisibleNames) {
+    let note_blocks = |blocks: &[ContentBlock], visible: &mut VisibleNames| {
+        for block in blocks {
+            match block {
+                ContentBlock::Text(text) => visible.note(&text.text),
+                ContentBlock::ToolCall(call) => {
+                    visible.note(&call.name);
+                    visible.note_json(&call.arguments);
+                }
+                ContentBlock::Image(_) | ContentBlock::Thinking(_) | ContentBlock::Unknown(_) => {}
+            }
+        }
+    };
+    let note_content = |content: &MessageContent, visible: &mut VisibleNames| match content {
+        MessageContent::Text(text) => visible.note(text),
+        MessageContent::Blocks(blocks) => note_blocks(blocks, visible),
+    };
+    match message {
+        AgentMessage::User(user) => note_content(&user.content, visible),
+        AgentMessage::Assistant(assistant) => note_blocks(&assistant.content, visible),
+        AgentMessage::ToolResult(result) => note_content(&result.content, visible),
+        AgentMessage::BashExecution(bash) => {
+            visible.note(&bash.command);
+            visible.note(&bash.output);
+        }
+        AgentMessage::Custom(custom) => note_content(&custom.content, visible),
+        AgentMessage::BranchSummary(summary) => visible.note(&summary.summary),
+        AgentMessage::CompactionSummary(summary) => visible.note(&summary.summary),
+        AgentMessage::Unknown(_) => {}
+    }
 }
 
 /// The text of a result as the prune layer sees it.
@@ -136,12 +177,14 @@ fn result_text(content: &MessageContent) -> Option<Cow<'_, str>> {
 fn prune_result(
     result: &ToolResultMessage,
     settings: &TransformSettings,
+    visible: &VisibleNames,
 ) -> Option<(ToolResultMessage, usize)> {
     let id = result.tool_call_id.as_str();
     if !is_referenceable(id) {
         return None;
     }
-    let cut = result_text(&result.content).and_then(|text| cut_text(&text, id, settings));
+    let cut =
+        result_text(&result.content).and_then(|text| cut_text_seeing(&text, id, settings, visible));
     let (content, chars_saved) = match &result.content {
         MessageContent::Text(_) => {
             let Cut {
@@ -447,5 +490,67 @@ mod tests {
             prune_block(&slots(&view_messages), &zero_block).tool_results,
             3
         );
+    }
+
+    /// A result of 40 filler lines with `names` on a line in the middle.
+    fn result_naming(id: &str, names: &str) -> AgentMessage {
+        let mut lines: Vec<String> = (0..40).map(|line| format!("filler line {line}")).collect();
+        lines[20] = format!("see {names}");
+        tool_result(id, &lines.join("\n"))
+    }
+
+    fn marker_of(message: &AgentMessage) -> String {
+        output_text(message)
+            .lines()
+            .find(|line| line.contains("omitted"))
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    #[test]
+    fn the_digest_leaves_out_names_the_model_can_already_read() {
+        let settings = TransformSettings {
+            keep_recent_tool_results: 1,
+            prune_min_chars: 100,
+            prune_digest_names: 8,
+            ..plain()
+        };
+        let messages = vec![
+            user("fix src/app/main.rs"),
+            assistant(vec![text("reading"), call("c0")]),
+            result_naming("c0", "src/app/main.rs src/app/config.rs parse_config E0042"),
+            assistant(vec![text("and the next one"), call("c1")]),
+            result_naming("c1", "src/app/config.rs load_all E0042 E0043"),
+            assistant(vec![text("done"), call("c2")]),
+            tool_result("c2", "short"),
+        ];
+        let (pruned, _) = prune(&messages, &settings);
+        // The user named main.rs: only the new names of the first result are listed.
+        assert!(
+            marker_of(&pruned[2]).contains("mentions: src/app/config.rs, parse_config, E0042;"),
+            "{}",
+            marker_of(&pruned[2])
+        );
+        // The second result lists only what neither the prompt nor the first marker showed.
+        assert!(
+            marker_of(&pruned[4]).contains("mentions: load_all, E0043;"),
+            "{}",
+            marker_of(&pruned[4])
+        );
+        // The markers of a longer view are the same bytes (the cached prefix is kept).
+        let mut longer = messages.clone();
+        longer.push(assistant(vec![text("more"), call("c3")]));
+        longer.push(result_naming("c3", "load_all other_name"));
+        let (pruned_longer, _) = prune(&longer, &settings);
+        assert_eq!(pruned_longer[..6], pruned[..6]);
+        // Without a digest nothing is listed at all.
+        let (plain_cut, _) = prune(
+            &messages,
+            &TransformSettings {
+                prune_digest_names: 0,
+                ..settings
+            },
+        );
+        assert!(!marker_of(&plain_cut[2]).contains("mentions"));
     }
 }

@@ -158,6 +158,7 @@ mod tests {
             "compaction.cachePrefix",
             "compaction.enabled",
             "compaction.fallback",
+            "compaction.idleThresholdTokens",
             "compaction.keepRecentTokens",
             "compaction.modelOverrides",
             "compaction.offlineSummaryMaxTokens",

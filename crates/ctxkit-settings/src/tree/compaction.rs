@@ -93,6 +93,12 @@ pub struct CompactionConfig {
     /// window's own threshold still applies when it is lower.
     #[schemars(extend("x-project" = true))]
     pub threshold_tokens: u64,
+    /// Before a prompt that comes after a pause longer than the prompt cache's lifetime
+    /// (`transforms.cacheLifetimeSeconds`), compact once the context passes this many tokens (0:
+    /// off): the cache has expired, so the prompt's request writes the whole context anyway, and
+    /// every later pause writes only what the compaction left.
+    #[schemars(extend("x-project" = true))]
+    pub idle_threshold_tokens: u64,
     /// Send summary requests as a continuation of the conversation's last model request, so the
     /// provider reads them from its prompt cache.
     #[schemars(extend("x-project" = true))]
@@ -164,6 +170,7 @@ impl Default for CompactionConfig {
             background: false,
             background_percent: 75,
             threshold_tokens: 0,
+            idle_threshold_tokens: 0,
             cache_prefix: false,
             provider: SummaryProvider::Summarizer,
             model: None,
