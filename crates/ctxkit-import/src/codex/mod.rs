@@ -70,7 +70,7 @@ pub fn convert_codex(source: &SourceFile) -> Result<ImportedSession, ImportError
         ..State::default()
     };
 
-    let mut builder = Builder::new(source);
+    let mut builder = Builder::new(source.issues.clone());
     let mut planned: Vec<Planned> = Vec::new();
     let mut last_timestamp = normalize_timestamp(&start).unwrap_or_default();
     for line in &lines {
