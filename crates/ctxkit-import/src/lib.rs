@@ -179,7 +179,7 @@ pub fn import_file(
     if format == Some(SourceFormat::OpenCode) || format.is_none() && is_opencode_path(path) {
         return first_opencode_session(path);
     }
-    if format != Some(SourceFormat::Codex) && source::reads_by_line(path)? {
+    if source::reads_by_line(path)? {
         // Read a record at a time: only its first record and the first that tells its format.
         let mut first = None;
         let mut detected = None;
@@ -195,11 +195,13 @@ pub fn import_file(
             Some(format) => format,
             None => format_or_name(detected, path, first.is_some())?,
         };
-        if format == SourceFormat::ClaudeCode {
-            let mut session = claude_code::convert_claude_code_file(path)?;
-            surroundings::fill_missing_header(&mut session, path);
-            return Ok(session);
-        }
+        let mut session = match format {
+            SourceFormat::ClaudeCode => claude_code::convert_claude_code_file(path)?,
+            SourceFormat::Codex => codex::convert_codex_file(path)?,
+            SourceFormat::OpenCode => return first_opencode_session(path),
+        };
+        surroundings::fill_missing_header(&mut session, path);
+        return Ok(session);
     }
     let source = read_source(path)?;
     refuse_pi_session(&source.path, source.lines.first().map(|line| &line.record))?;
@@ -262,6 +264,8 @@ pub(crate) fn refuse_special_file(path: &Path) -> Result<(), ImportError> {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+
     use super::*;
 
     /// Every `.jsonl` file under `dir`, recursively.
@@ -296,7 +300,7 @@ mod tests {
         let damaged_path = dir.path().join("damaged.jsonl");
         std::fs::write(&damaged_path, damaged).unwrap();
         paths.push(damaged_path);
-        let mut streamed = 0;
+        let mut streamed = HashMap::new();
         for path in &paths {
             let source = read_source(path).unwrap();
             let Ok(format) = detect_format(&source) else {
@@ -313,9 +317,12 @@ mod tests {
                     (whole, read) => panic!("{}: {whole:?} / {read:?}", path.display()),
                 }
             }
-            streamed += usize::from(format == SourceFormat::ClaudeCode);
+            if source::reads_by_line(path).unwrap() {
+                *streamed.entry(format).or_insert(0) += 1;
+            }
         }
-        assert!(streamed >= 8, "{streamed} Claude Code fixtures");
+        assert!(streamed[&SourceFormat::ClaudeCode] >= 8, "{streamed:?}");
+        assert!(streamed[&SourceFormat::Codex] >= 6, "{streamed:?}");
     }
 
     /// The session written a line at a time is its `to_jsonl` text.
