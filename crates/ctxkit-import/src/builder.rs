@@ -8,7 +8,6 @@ use serde_json::Value;
 use crate::ImportedSession;
 use crate::ids::IdAllocator;
 use crate::report::{ImportIssue, ImportReport, IssueKind};
-use crate::source::SourceFile;
 use crate::tools::{
     CLAUDE_CODE_MISSING_RESULT_TEXT, CODEX_MISSING_RESULT_TEXT, MISSING_RESULT_TEXT, repair_tools,
 };
@@ -29,10 +28,11 @@ pub(crate) struct Builder {
 }
 
 impl Builder {
-    pub(crate) fn new(source: &SourceFile) -> Self {
+    /// A builder starting with the problems met reading the source.
+    pub(crate) fn new(issues: Vec<ImportIssue>) -> Self {
         Self {
             ids: IdAllocator::default(),
-            issues: source.issues.clone(),
+            issues,
         }
     }
 

@@ -26,7 +26,7 @@ mod tools;
 
 use std::path::Path;
 
-use ctxkit_protocol::{SessionEntry, SessionHeader};
+use ctxkit_protocol::{JsonObject, SessionEntry, SessionHeader};
 
 pub use claude_code::convert_claude_code;
 pub use codex::{REMOTE_COMPACTION_SUMMARY, convert_codex};
@@ -110,29 +110,43 @@ const CLAUDE_CODE_RECORD_TYPES: &[&str] = &[
 /// the older bare shapes), Claude Code lines carry `uuid`/`sessionId` or one of its record types. A
 /// file nothing identifies is Codex's when it is named `rollout-*`.
 pub fn detect_format(source: &SourceFile) -> Result<SourceFormat, ImportError> {
-    for line in &source.lines {
-        let record = &line.record;
-        if record.contains_key("sessionId")
-            || record.contains_key("parentUuid")
-            || record.contains_key("leafUuid")
-            || source::str_field(record, "type")
-                .is_some_and(|kind| CLAUDE_CODE_RECORD_TYPES.contains(&kind))
-        {
-            return Ok(SourceFormat::ClaudeCode);
-        }
-        if codex::is_rollout_record(record) {
-            return Ok(SourceFormat::Codex);
-        }
+    let detected = source
+        .lines
+        .iter()
+        .find_map(|line| record_format(&line.record));
+    format_or_name(detected, &source.path, !source.lines.is_empty())
+}
+
+/// The format a record identifies, if it does.
+fn record_format(record: &JsonObject) -> Option<SourceFormat> {
+    if record.contains_key("sessionId")
+        || record.contains_key("parentUuid")
+        || record.contains_key("leafUuid")
+        || source::str_field(record, "type")
+            .is_some_and(|kind| CLAUDE_CODE_RECORD_TYPES.contains(&kind))
+    {
+        return Some(SourceFormat::ClaudeCode);
     }
-    let rollout_name = source
-        .path
+    codex::is_rollout_record(record).then_some(SourceFormat::Codex)
+}
+
+/// The format the records identified, or Codex's for a `rollout-*` file with records.
+fn format_or_name(
+    detected: Option<SourceFormat>,
+    path: &Path,
+    has_records: bool,
+) -> Result<SourceFormat, ImportError> {
+    if let Some(format) = detected {
+        return Ok(format);
+    }
+    let rollout_name = path
         .file_name()
         .is_some_and(|name| name.to_string_lossy().starts_with("rollout-"));
-    if rollout_name && !source.lines.is_empty() {
+    if rollout_name && has_records {
         return Ok(SourceFormat::Codex);
     }
     Err(ImportError::UnknownFormat {
-        path: source.path.clone(),
+        path: path.to_owned(),
     })
 }
 
@@ -165,8 +179,32 @@ pub fn import_file(
     if format == Some(SourceFormat::OpenCode) || format.is_none() && is_opencode_path(path) {
         return first_opencode_session(path);
     }
+    if source::reads_by_line(path)? {
+        // Read a record at a time: only its first record and the first that tells its format.
+        let mut first = None;
+        let mut detected = None;
+        source::for_each_record(path, |line| {
+            if first.is_none() {
+                first = Some(line.record.clone());
+            }
+            detected = record_format(&line.record);
+            format.is_none() && detected.is_none()
+        })?;
+        refuse_pi_session(path, first.as_ref())?;
+        let format = match format {
+            Some(format) => format,
+            None => format_or_name(detected, path, first.is_some())?,
+        };
+        let mut session = match format {
+            SourceFormat::ClaudeCode => claude_code::convert_claude_code_file(path)?,
+            SourceFormat::Codex => codex::convert_codex_file(path)?,
+            SourceFormat::OpenCode => return first_opencode_session(path),
+        };
+        surroundings::fill_missing_header(&mut session, path);
+        return Ok(session);
+    }
     let source = read_source(path)?;
-    refuse_pi_session(&source)?;
+    refuse_pi_session(&source.path, source.lines.first().map(|line| &line.record))?;
     let format = match format {
         Some(format) => format,
         None => detect_format(&source)?,
@@ -177,11 +215,10 @@ pub fn import_file(
 /// Refuses a file whose first record is a Pi (or ctxkit) session header, of any format version:
 /// ctxkit reads it as it is, and a converter would take it for another agent's records and write an
 /// empty session.
-fn refuse_pi_session(source: &SourceFile) -> Result<(), ImportError> {
-    let Some(first) = source.lines.first() else {
+fn refuse_pi_session(path: &Path, first: Option<&JsonObject>) -> Result<(), ImportError> {
+    let Some(record) = first else {
         return Ok(());
     };
-    let record = &first.record;
     let header = source::str_field(record, "type") == Some("session")
         && source::str_field(record, "id").is_some()
         && record.get("cwd").is_some();
@@ -189,7 +226,7 @@ fn refuse_pi_session(source: &SourceFile) -> Result<(), ImportError> {
         return Ok(());
     }
     Err(ImportError::AlreadyPiSession {
-        path: source.path.clone(),
+        path: path.to_owned(),
         version: record
             .get("version")
             .and_then(serde_json::Value::as_u64)
@@ -223,4 +260,83 @@ pub(crate) fn refuse_special_file(path: &Path) -> Result<(), ImportError> {
         path: path.to_owned(),
         source: std::io::Error::other("not a regular file (a FIFO, a device or a socket)"),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    /// Every `.jsonl` file under `dir`, recursively.
+    fn sources(dir: &Path, found: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                sources(&path, found);
+            } else if path
+                .extension()
+                .is_some_and(|extension| extension == "jsonl")
+            {
+                found.push(path);
+            }
+        }
+    }
+
+    /// The import read a record at a time gives what the import of the file read whole gives
+    /// (entries, header, report), for every fixture and for bad lines, blank lines and `\r\n`.
+    #[test]
+    fn reading_a_record_at_a_time_changes_nothing() {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut paths = Vec::new();
+        sources(&fixtures, &mut paths);
+        let dir = tempfile::tempdir().unwrap();
+        let fixture = std::fs::read_to_string(fixtures.join("claude-code-session.jsonl")).unwrap();
+        let mut damaged = String::from("\n[1]\r\n{\"bad\":\n");
+        for line in fixture.lines() {
+            damaged.push_str(line);
+            damaged.push_str("\r\n\n");
+        }
+        let damaged_path = dir.path().join("damaged.jsonl");
+        std::fs::write(&damaged_path, damaged).unwrap();
+        paths.push(damaged_path);
+        let mut streamed = HashMap::new();
+        for path in &paths {
+            let source = read_source(path).unwrap();
+            let Ok(format) = detect_format(&source) else {
+                continue;
+            };
+            for given in [None, Some(format)] {
+                let whole = convert_read_file(&source, format);
+                let read = import_file(path, given);
+                match (whole, read) {
+                    (Ok(whole), Ok(read)) => assert_eq!(whole, read, "{}", path.display()),
+                    (Err(whole), Err(read)) => {
+                        assert_eq!(whole.to_string(), read.to_string());
+                    }
+                    (whole, read) => panic!("{}: {whole:?} / {read:?}", path.display()),
+                }
+            }
+            if source::reads_by_line(path).unwrap() {
+                *streamed.entry(format).or_insert(0) += 1;
+            }
+        }
+        assert!(streamed[&SourceFormat::ClaudeCode] >= 8, "{streamed:?}");
+        assert!(streamed[&SourceFormat::Codex] >= 6, "{streamed:?}");
+    }
+
+    /// The session written a line at a time is its `to_jsonl` text.
+    #[test]
+    fn the_written_file_is_the_jsonl_text() {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code-session.jsonl");
+        let session = import_file(&path, None).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out.jsonl");
+        assert_eq!(session.write_to(&target).unwrap(), WriteOutcome::Created);
+        assert_eq!(
+            std::fs::read_to_string(&target).unwrap(),
+            session.to_jsonl().unwrap()
+        );
+    }
 }

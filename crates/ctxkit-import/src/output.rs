@@ -69,15 +69,15 @@ impl ImportedSession {
     /// write; an entry id it holds with different content, or another header, is a
     /// [`ImportError::Conflict`] and nothing is written.
     pub fn write_to(&self, path: &Path) -> Result<WriteOutcome, ImportError> {
-        let text = self.to_jsonl()?;
         let existing = match std::fs::read_to_string(path) {
             Ok(existing) => existing,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                write_new(path, &text)?;
+                self.write_new(path)?;
                 return Ok(WriteOutcome::Created);
             }
             Err(error) => return Err(ImportError::io("read", path)(error)),
         };
+        let text = self.to_jsonl()?;
         let mut new_lines = text.lines();
         let new_header = new_lines.next().unwrap_or_default();
         let mut old_lines = existing.lines();
@@ -162,18 +162,40 @@ fn keep_branch_line(
     Ok(serde_json::to_string(&line)?)
 }
 
-fn write_new(path: &Path, text: &str) -> Result<(), ImportError> {
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        Some(_) | None => Path::new("."),
-    };
-    std::fs::create_dir_all(dir).map_err(ImportError::io("create directory", dir))?;
-    let mut temp = tempfile::NamedTempFile::new_in(dir)
-        .map_err(ImportError::io("create a temporary file in", dir))?;
-    temp.write_all(text.as_bytes())
-        .and_then(|()| temp.as_file().sync_all())
-        .map_err(ImportError::io("write", path))?;
-    temp.persist_noclobber(path)
-        .map_err(|error| ImportError::io("create", path)(error.error))?;
-    Ok(())
+impl ImportedSession {
+    /// Writes the session as a new file, a line at a time (the text of a million entries is never
+    /// held whole): into a temporary file beside `path`, synced, then renamed to `path` unless
+    /// something created it meanwhile.
+    fn write_new(&self, path: &Path) -> Result<(), ImportError> {
+        let dir = match path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            Some(_) | None => Path::new("."),
+        };
+        std::fs::create_dir_all(dir).map_err(ImportError::io("create directory", dir))?;
+        let temp = tempfile::NamedTempFile::new_in(dir)
+            .map_err(ImportError::io("create a temporary file in", dir))?;
+        let mut writer = std::io::BufWriter::new(temp);
+        self.write_lines(&mut writer)
+            .map_err(ImportError::io("write", path))?;
+        let temp = writer
+            .into_inner()
+            .map_err(|error| ImportError::io("write", path)(error.into_error()))?;
+        temp.as_file()
+            .sync_all()
+            .map_err(ImportError::io("write", path))?;
+        temp.persist_noclobber(path)
+            .map_err(|error| ImportError::io("create", path)(error.error))?;
+        Ok(())
+    }
+
+    /// The lines of [`Self::to_jsonl`], written to `writer`.
+    fn write_lines(&self, writer: &mut impl std::io::Write) -> std::io::Result<()> {
+        serde_json::to_writer(&mut *writer, &self.header)?;
+        writer.write_all(b"\n")?;
+        for entry in &self.entries {
+            serde_json::to_writer(&mut *writer, entry)?;
+            writer.write_all(b"\n")?;
+        }
+        Ok(())
+    }
 }

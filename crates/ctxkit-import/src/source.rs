@@ -45,36 +45,99 @@ pub fn parse_source(path: &Path, text: &str) -> SourceFile {
     let mut lines = Vec::new();
     let mut issues = Vec::new();
     for (index, raw) in text.lines().enumerate() {
-        let line = index + 1;
-        if raw.trim().is_empty() {
-            continue;
-        }
-        match ctxkit_protocol::from_str_repaired::<Value>(raw) {
-            Ok(Value::Object(record)) => lines.push(SourceLine { line, record }),
-            Ok(
-                Value::Null
-                | Value::Bool(_)
-                | Value::Number(_)
-                | Value::String(_)
-                | Value::Array(_),
-            ) => issues.push(ImportIssue::at(
-                line,
-                IssueKind::MalformedLine {
-                    reason: "not a JSON object".to_owned(),
-                },
-            )),
-            Err(error) => issues.push(ImportIssue::at(
-                line,
-                IssueKind::MalformedLine {
-                    reason: error.to_string(),
-                },
-            )),
+        if let Some(line) = parse_line(index + 1, raw, &mut issues) {
+            lines.push(line);
         }
     }
     SourceFile {
         path: path.to_owned(),
         lines,
         issues,
+    }
+}
+
+/// One line of a file of records: `None` for a blank line or one that is not a JSON object (the
+/// second reported in `issues`).
+fn parse_line(line: usize, raw: &str, issues: &mut Vec<ImportIssue>) -> Option<SourceLine> {
+    if raw.trim().is_empty() {
+        return None;
+    }
+    let reason = match ctxkit_protocol::from_str_repaired::<Value>(raw) {
+        Ok(Value::Object(record)) => return Some(SourceLine { line, record }),
+        Ok(
+            Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) | Value::Array(_),
+        ) => "not a JSON object".to_owned(),
+        Err(error) => error.to_string(),
+    };
+    issues.push(ImportIssue::at(line, IssueKind::MalformedLine { reason }));
+    None
+}
+
+/// Whether `path` is read a line at a time, as [`read_source`] reads it: its first non-blank line
+/// is a JSON object and its name does not end in `.json` (otherwise it may be one document over
+/// several lines). An empty file is not.
+pub(crate) fn reads_by_line(path: &Path) -> Result<bool, ImportError> {
+    let mut first = None;
+    for_each_raw_line(path, |_, raw| {
+        if raw.trim().is_empty() {
+            return true;
+        }
+        first = Some(matches!(
+            ctxkit_protocol::from_str_repaired::<Value>(raw),
+            Ok(Value::Object(_))
+        ));
+        false
+    })?;
+    let json_name = path
+        .extension()
+        .is_some_and(|extension| extension == "json");
+    Ok(first == Some(true) && !json_name)
+}
+
+/// Reads a file that [`reads_by_line`] a record at a time, giving `each` the records
+/// [`parse_source`] would hold, in order, without keeping them; returns the problems met.
+/// `each` returns false to stop early.
+pub(crate) fn for_each_record(
+    path: &Path,
+    mut each: impl FnMut(&SourceLine) -> bool,
+) -> Result<Vec<ImportIssue>, ImportError> {
+    let mut issues = Vec::new();
+    for_each_raw_line(path, |line, raw| match parse_line(line, raw, &mut issues) {
+        Some(record) => each(&record),
+        None => true,
+    })?;
+    Ok(issues)
+}
+
+/// The lines of `path` as `str::lines` splits its lossily decoded text, with their 1-based
+/// numbers, until `each` returns false.
+fn for_each_raw_line(
+    path: &Path,
+    mut each: impl FnMut(usize, &str) -> bool,
+) -> Result<(), ImportError> {
+    use std::io::BufRead as _;
+    let file = std::fs::File::open(path).map_err(ImportError::io("read", path))?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+    let mut bytes = Vec::new();
+    let mut number = 0;
+    loop {
+        bytes.clear();
+        let read = reader
+            .read_until(b'\n', &mut bytes)
+            .map_err(ImportError::io("read", path))?;
+        if read == 0 {
+            return Ok(());
+        }
+        number += 1;
+        if bytes.last() == Some(&b'\n') {
+            bytes.pop();
+            if bytes.last() == Some(&b'\r') {
+                bytes.pop();
+            }
+        }
+        if !each(number, &String::from_utf8_lossy(&bytes)) {
+            return Ok(());
+        }
     }
 }
 
@@ -117,6 +180,31 @@ mod tests {
         assert_eq!(lines, [1, 5]);
         let bad: Vec<Option<usize>> = source.issues.iter().map(|issue| issue.line).collect();
         assert_eq!(bad, [Some(3), Some(4)]);
+    }
+
+    #[test]
+    fn reading_a_line_at_a_time_gives_what_reading_whole_gives() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.jsonl");
+        let bytes: &[u8] =
+            b"{\"a\":1}\r\n\n[1]\n{\"b\":\n{\"c\":\"\xff\xe2\x82\"}\r\n  \n{\"d\":2}\r";
+        std::fs::write(&path, bytes).unwrap();
+        let whole = read_source(&path).unwrap();
+        assert!(reads_by_line(&path).unwrap());
+        let mut lines = Vec::new();
+        let issues = for_each_record(&path, |line| {
+            lines.push(line.clone());
+            true
+        })
+        .unwrap();
+        assert_eq!(lines, whole.lines);
+        assert_eq!(issues, whole.issues);
+        assert_eq!(lines.len(), 3);
+        std::fs::write(&path, b"\n\n[1]\n").unwrap();
+        assert!(!reads_by_line(&path).unwrap());
+        let json = dir.path().join("rollout-1.json");
+        std::fs::write(&json, b"{}\n").unwrap();
+        assert!(!reads_by_line(&json).unwrap());
     }
 
     #[test]

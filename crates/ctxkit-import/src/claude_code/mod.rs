@@ -10,6 +10,7 @@ mod messages;
 mod reader;
 
 use std::collections::HashMap;
+use std::path::Path;
 
 use ctxkit_protocol::{CompactionEntry, EntryKind, JsonObject, SessionEntry, value_as_u64};
 use serde_json::Value;
@@ -99,11 +100,41 @@ pub fn convert_claude_code(source: &SourceFile) -> Result<ImportedSession, Impor
             path: source.path.clone(),
         });
     }
-    let identity = Identity::of(source);
-    let mut reader = RecordReader::new(source, identity.start);
+    let mut outline = Outline::default();
+    for line in &source.lines {
+        outline.observe(&line.record);
+    }
+    let mut reader = RecordReader::new(source.issues.clone(), &outline);
     for line in &source.lines {
         reader.read(line);
     }
+    Ok(finish(reader, outline, &source.path))
+}
+
+/// Converts the Claude Code transcript at `path` (a file [`crate::source::reads_by_line`]) reading
+/// it twice a record at a time, never holding its records: once for what the whole file decides
+/// (the session's identity, whether the user titled it, whether it is all sidechain), once to
+/// convert. Gives what [`convert_claude_code`] gives for the file read whole.
+pub(crate) fn convert_claude_code_file(path: &Path) -> Result<ImportedSession, ImportError> {
+    let mut outline = Outline::default();
+    let issues = crate::source::for_each_record(path, |line| {
+        outline.observe(&line.record);
+        true
+    })?;
+    if outline.records == 0 {
+        return Err(ImportError::Empty {
+            path: path.to_owned(),
+        });
+    }
+    let mut reader = RecordReader::new(issues, &outline);
+    crate::source::for_each_record(path, |line| {
+        reader.read(line);
+        true
+    })?;
+    Ok(finish(reader, outline, path))
+}
+
+fn finish(reader: RecordReader, outline: Outline, path: &Path) -> ImportedSession {
     let ReadRecords {
         mut builder,
         mut records,
@@ -117,33 +148,63 @@ pub fn convert_claude_code(source: &SourceFile) -> Result<ImportedSession, Impor
         builder.issue(record.line, IssueKind::CompactionWithoutSummary);
     }
     let entries = link_records(records, &tails, &mut builder);
-    let mut header = header(FORMAT, &identity.session_id, identity.start, identity.cwd);
+    let identity = Identity::of(&outline, path);
+    let cwd = outline.cwd.as_deref().unwrap_or_default();
+    let mut header = header(FORMAT, &identity.session_id, outline.start(), cwd);
     if let Some(parent) = identity.parent_session_id {
         crate::builder::set_parent_session_id(&mut header, &parent);
     }
-    Ok(builder.finish(FORMAT, header, entries, source.lines.len()))
+    builder.finish(FORMAT, header, entries, outline.records)
 }
 
-/// Which session a transcript is, and where and when it started.
-struct Identity<'source> {
+/// What the whole transcript decides, gathered a record at a time: the first `sessionId`, `cwd`
+/// and `timestamp` any record gives, whether a `custom-title` record exists, and whether every
+/// record with a uuid is a sidechain.
+#[derive(Debug, Default)]
+pub(super) struct Outline {
+    records: usize,
+    session_id: Option<String>,
+    cwd: Option<String>,
+    start: Option<String>,
+    pub(super) user_titled: bool,
+    /// A record with a uuid outside a sidechain.
+    pub(super) some_main_record: bool,
+}
+
+impl Outline {
+    fn observe(&mut self, record: &JsonObject) {
+        self.records += 1;
+        for (slot, key) in [
+            (&mut self.session_id, "sessionId"),
+            (&mut self.cwd, "cwd"),
+            (&mut self.start, "timestamp"),
+        ] {
+            if slot.is_none() {
+                *slot = str_field(record, key).map(str::to_owned);
+            }
+        }
+        self.user_titled |= str_field(record, "type") == Some("custom-title");
+        self.some_main_record |= record.contains_key("uuid")
+            && record.get("isSidechain").and_then(Value::as_bool) != Some(true);
+    }
+
+    /// The first timestamp a record gives, or an empty one.
+    pub(super) fn start(&self) -> &str {
+        self.start.as_deref().unwrap_or_default()
+    }
+}
+
+/// Which session a transcript is.
+struct Identity {
     session_id: String,
     /// A subagent's transcript: the session it ran in.
     parent_session_id: Option<String>,
-    cwd: &'source str,
-    start: &'source str,
 }
 
-impl<'source> Identity<'source> {
-    fn of(source: &'source SourceFile) -> Self {
-        let first_field = |key: &str| {
-            source
-                .lines
-                .iter()
-                .find_map(|line| str_field(&line.record, key))
-        };
-        let recorded_id = first_field("sessionId").map(str::to_owned);
-        let stem = source
-            .path
+impl Identity {
+    fn of(outline: &Outline, path: &Path) -> Self {
+        let recorded_id = outline.session_id.clone();
+        let stem = path
             .file_stem()
             .map(|stem| stem.to_string_lossy().into_owned());
         // A subagent transcript (`agent-<id>.jsonl`) carries its parent's `sessionId`: the session
@@ -153,8 +214,6 @@ impl<'source> Identity<'source> {
         Self {
             session_id: subagent_stem.or(recorded_id).or(stem).unwrap_or_default(),
             parent_session_id,
-            cwd: first_field("cwd").unwrap_or_default(),
-            start: first_field("timestamp").unwrap_or_default(),
         }
     }
 }

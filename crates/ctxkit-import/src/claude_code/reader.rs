@@ -10,12 +10,12 @@ use serde_json::Value;
 
 use super::messages::{assistant_kind, queued_prompt, user_entries};
 use super::{
-    FORMAT, QUIET_RECORDS, Record, compaction_from_boundary, has_tool_results, message_of,
+    FORMAT, Outline, QUIET_RECORDS, Record, compaction_from_boundary, has_tool_results, message_of,
     message_text, planned, title,
 };
 use crate::builder::{Builder, Planned, custom_kind, normalize_timestamp};
-use crate::report::IssueKind;
-use crate::source::{SourceFile, SourceLine, str_field};
+use crate::report::{ImportIssue, IssueKind};
+use crate::source::{SourceLine, str_field};
 
 /// What a record's entries need from it, read once.
 struct RecordHead<'line> {
@@ -68,25 +68,19 @@ pub(super) struct ReadRecords {
 }
 
 impl RecordReader {
-    pub(super) fn new(source: &SourceFile, start: &str) -> Self {
+    /// A reader of a transcript whose lines had the problems `issues`, outlined by `outline`.
+    pub(super) fn new(issues: Vec<ImportIssue>, outline: &Outline) -> Self {
         Self {
-            builder: Builder::new(source),
+            builder: Builder::new(issues),
             records: Vec::new(),
             tails: HashMap::new(),
             boundaries: HashMap::new(),
             open_boundary: None,
-            last_timestamp: normalize_timestamp(start).unwrap_or_default(),
+            last_timestamp: normalize_timestamp(outline.start()).unwrap_or_default(),
             main_tail_uuid: None,
             model: None,
-            user_titled: source
-                .lines
-                .iter()
-                .any(|line| str_field(&line.record, "type") == Some("custom-title")),
-            all_sidechain: source
-                .lines
-                .iter()
-                .filter(|line| line.record.contains_key("uuid"))
-                .all(|line| line.record.get("isSidechain").and_then(Value::as_bool) == Some(true)),
+            user_titled: outline.user_titled,
+            all_sidechain: !outline.some_main_record,
         }
     }
 

@@ -12,7 +12,7 @@ use ctxkit_protocol::JsonObject;
 use serde_json::Value;
 
 use super::items::RESPONSE_ITEM_TYPES;
-use crate::source::{SourceFile, str_field};
+use crate::source::{SourceFile, SourceLine, str_field};
 
 /// A rollout line: its source line number, the key its entry ids derive from, and the record.
 pub(super) struct RolloutLine<'a> {
@@ -92,40 +92,45 @@ fn is_document(record: &JsonObject) -> bool {
 pub(super) fn rollout_lines(source: &SourceFile) -> Vec<RolloutLine<'_>> {
     let mut lines = Vec::with_capacity(source.lines.len());
     for line in &source.lines {
-        let record = &line.record;
-        if !is_document(record) {
-            lines.push(RolloutLine {
-                line: line.line,
-                key: line.line.to_string(),
-                record: Cow::Borrowed(record),
-            });
-            continue;
-        }
-        if let Some(session) = record.get("session") {
-            let mut meta = JsonObject::new();
-            meta.insert("type".to_owned(), Value::String("session_meta".to_owned()));
-            meta.insert("payload".to_owned(), session.clone());
-            if let Some(timestamp) = session.get("timestamp") {
-                meta.insert("timestamp".to_owned(), timestamp.clone());
-            }
-            lines.push(RolloutLine {
-                line: line.line,
-                key: line.line.to_string(),
-                record: Cow::Owned(meta),
-            });
-        }
-        let items = record.get("items").and_then(Value::as_array);
-        for (index, item) in items.into_iter().flatten().enumerate() {
-            if let Value::Object(item) = item {
-                lines.push(RolloutLine {
-                    line: line.line,
-                    key: format!("{}.{index}", line.line),
-                    record: Cow::Borrowed(item),
-                });
-            }
-        }
+        expand(line, |rollout_line| lines.push(rollout_line));
     }
     lines
+}
+
+/// The rollout lines one source line is: itself, or a document's session and items.
+pub(super) fn expand<'line>(line: &'line SourceLine, mut each: impl FnMut(RolloutLine<'line>)) {
+    let record = &line.record;
+    if !is_document(record) {
+        each(RolloutLine {
+            line: line.line,
+            key: line.line.to_string(),
+            record: Cow::Borrowed(record),
+        });
+        return;
+    }
+    if let Some(session) = record.get("session") {
+        let mut meta = JsonObject::new();
+        meta.insert("type".to_owned(), Value::String("session_meta".to_owned()));
+        meta.insert("payload".to_owned(), session.clone());
+        if let Some(timestamp) = session.get("timestamp") {
+            meta.insert("timestamp".to_owned(), timestamp.clone());
+        }
+        each(RolloutLine {
+            line: line.line,
+            key: line.line.to_string(),
+            record: Cow::Owned(meta),
+        });
+    }
+    let items = record.get("items").and_then(Value::as_array);
+    for (index, item) in items.into_iter().flatten().enumerate() {
+        if let Value::Object(item) = item {
+            each(RolloutLine {
+                line: line.line,
+                key: format!("{}.{index}", line.line),
+                record: Cow::Borrowed(item),
+            });
+        }
+    }
 }
 
 /// The thread a spawned subagent's rollout belongs to:
@@ -140,18 +145,16 @@ pub(crate) fn parent_thread_id(meta: &JsonObject) -> Option<&str> {
 
 /// The working directory older rollouts only state in the first `<environment_context>` message:
 /// `<cwd>…</cwd>`.
-pub(super) fn cwd_from_environment_context(lines: &[RolloutLine<'_>]) -> Option<String> {
-    lines.iter().find_map(|line| {
-        let Line::Item(item) = classify(&line.record) else {
-            return None;
-        };
-        let content = item.get("content")?.as_array()?;
-        content.iter().find_map(|part| {
-            let text = part.get("text")?.as_str()?;
-            let start = text.find("<cwd>")? + "<cwd>".len();
-            let end = text[start..].find("</cwd>")? + start;
-            Some(text[start..end].trim().to_owned())
-        })
+pub(super) fn cwd_from_environment_context(line: &RolloutLine<'_>) -> Option<String> {
+    let Line::Item(item) = classify(&line.record) else {
+        return None;
+    };
+    let content = item.get("content")?.as_array()?;
+    content.iter().find_map(|part| {
+        let text = part.get("text")?.as_str()?;
+        let start = text.find("<cwd>")? + "<cwd>".len();
+        let end = text[start..].find("</cwd>")? + start;
+        Some(text[start..end].trim().to_owned())
     })
 }
 

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use crate::builder::{Builder, Planned, custom_kind, header, normalize_timestamp};
 use crate::error::ImportError;
-use crate::report::IssueKind;
+use crate::report::{ImportIssue, IssueKind};
 use crate::source::{SourceFile, str_field};
 use crate::{ImportedSession, SourceFormat};
 use items::response_item;
@@ -49,45 +49,115 @@ pub fn convert_codex(source: &SourceFile) -> Result<ImportedSession, ImportError
         });
     }
     let lines = legacy::rollout_lines(source);
-    let meta = lines.iter().find_map(|line| match classify(&line.record) {
-        Line::Meta(meta) => Some(meta),
-        Line::Item(_)
-        | Line::Compacted(_)
-        | Line::TurnContext(_)
-        | Line::Event(_)
-        | Line::State
-        | Line::Unknown(_) => None,
-    });
-    let Identity {
-        session_id,
-        cwd,
-        start,
-    } = Identity::of(source, &lines, meta);
-    let mut state = State {
-        provider: meta
-            .and_then(|meta| str_field(meta, "model_provider"))
-            .map(str::to_owned),
-        ..State::default()
-    };
-
-    let mut builder = Builder::new(source);
-    let mut planned: Vec<Planned> = Vec::new();
-    let mut last_timestamp = normalize_timestamp(&start).unwrap_or_default();
+    let mut outline = Outline::default();
     for line in &lines {
+        outline.observe(line);
+    }
+    let mut converter = Converter::new(outline, &source.path, source.issues.clone());
+    for line in &lines {
+        converter.read(line);
+    }
+    Ok(converter.finish(source.lines.len()))
+}
+
+/// Converts the rollout at `path` (a file [`crate::source::reads_by_line`]) reading it twice a
+/// record at a time, never holding its records: once for its metadata and identity, once to
+/// convert. Gives what [`convert_codex`] gives for the file read whole.
+pub(crate) fn convert_codex_file(path: &std::path::Path) -> Result<ImportedSession, ImportError> {
+    let mut outline = Outline::default();
+    let mut records = 0;
+    let issues = crate::source::for_each_record(path, |line| {
+        records += 1;
+        legacy::expand(line, |rollout_line| outline.observe(&rollout_line));
+        true
+    })?;
+    if records == 0 {
+        return Err(ImportError::Empty {
+            path: path.to_owned(),
+        });
+    }
+    let mut converter = Converter::new(outline, path, issues);
+    crate::source::for_each_record(path, |line| {
+        legacy::expand(line, |rollout_line| converter.read(&rollout_line));
+        true
+    })?;
+    Ok(converter.finish(records))
+}
+
+/// What the whole rollout decides, gathered a line at a time: its first `session_meta` payload,
+/// the first `<cwd>` of an environment context and the first timestamp.
+#[derive(Debug, Default)]
+struct Outline {
+    meta: Option<JsonObject>,
+    context_cwd: Option<String>,
+    first_timestamp: Option<String>,
+}
+
+impl Outline {
+    fn observe(&mut self, line: &legacy::RolloutLine<'_>) {
+        if self.meta.is_none()
+            && let Line::Meta(meta) = classify(&line.record)
+        {
+            self.meta = Some(meta.clone());
+        }
+        if self.context_cwd.is_none() {
+            self.context_cwd = legacy::cwd_from_environment_context(line);
+        }
+        if self.first_timestamp.is_none() {
+            self.first_timestamp = str_field(&line.record, "timestamp").map(str::to_owned);
+        }
+    }
+}
+
+/// The rollout's lines becoming one chain of entries.
+struct Converter {
+    meta: Option<JsonObject>,
+    identity: Identity,
+    state: State,
+    builder: Builder,
+    planned: Vec<Planned>,
+    last_timestamp: String,
+}
+
+impl Converter {
+    fn new(outline: Outline, path: &std::path::Path, issues: Vec<ImportIssue>) -> Self {
+        let identity = Identity::of(path, &outline);
+        let meta = outline.meta;
+        Self {
+            state: State {
+                provider: meta
+                    .as_ref()
+                    .and_then(|meta| str_field(meta, "model_provider"))
+                    .map(str::to_owned),
+                ..State::default()
+            },
+            last_timestamp: normalize_timestamp(&identity.start).unwrap_or_default(),
+            meta,
+            identity,
+            builder: Builder::new(issues),
+            planned: Vec::new(),
+        }
+    }
+
+    fn read(&mut self, line: &legacy::RolloutLine<'_>) {
         let timestamp = str_field(&line.record, "timestamp")
             .and_then(normalize_timestamp)
-            .unwrap_or_else(|| last_timestamp.clone());
-        last_timestamp.clone_from(&timestamp);
-        let emitted = line_entries(line, &timestamp, &mut state, &mut builder);
+            .unwrap_or_else(|| self.last_timestamp.clone());
+        self.last_timestamp.clone_from(&timestamp);
+        let emitted = line_entries(line, &timestamp, &mut self.state, &mut self.builder);
+        let session_id = &self.identity.session_id;
         for (index, emitted) in emitted.into_iter().enumerate() {
             let key = if index == 0 {
                 format!("{session_id}:{}", line.key)
             } else {
                 format!("{session_id}:{}#{index}", line.key)
             };
-            let id = builder.ids.derive(&key);
-            let parent_id = planned.last().map(|previous| previous.entry.id.clone());
-            planned.push(Planned {
+            let id = self.builder.ids.derive(&key);
+            let parent_id = self
+                .planned
+                .last()
+                .map(|previous| previous.entry.id.clone());
+            self.planned.push(Planned {
                 line: line.line,
                 entry: SessionEntry {
                     kind: keeping_nothing_before(emitted, &id),
@@ -98,11 +168,19 @@ pub fn convert_codex(source: &SourceFile) -> Result<ImportedSession, ImportError
             });
         }
     }
-    let mut header = header(FORMAT, &session_id, &start, &cwd);
-    if let Some(parent) = meta.and_then(legacy::parent_thread_id) {
-        crate::builder::set_parent_session_id(&mut header, parent);
+
+    fn finish(self, records: usize) -> ImportedSession {
+        let Identity {
+            session_id,
+            cwd,
+            start,
+        } = &self.identity;
+        let mut header = header(FORMAT, session_id, start, cwd);
+        if let Some(parent) = self.meta.as_ref().and_then(legacy::parent_thread_id) {
+            crate::builder::set_parent_session_id(&mut header, parent);
+        }
+        self.builder.finish(FORMAT, header, self.planned, records)
     }
-    Ok(builder.finish(FORMAT, header, planned, source.lines.len()))
 }
 
 /// Which session a rollout is, and where and when it started.
@@ -113,37 +191,28 @@ struct Identity {
 }
 
 impl Identity {
-    /// From the session's metadata line `meta`, else the file name, the environment context and
-    /// the first timestamp.
-    fn of(
-        source: &SourceFile,
-        lines: &[legacy::RolloutLine<'_>],
-        meta: Option<&JsonObject>,
-    ) -> Self {
+    /// From the session's metadata line, else the file name, the environment context and the
+    /// first timestamp.
+    fn of(path: &std::path::Path, outline: &Outline) -> Self {
+        let meta = outline.meta.as_ref();
         let session_id = meta
             .and_then(|meta| str_field(meta, "id"))
             .map(str::to_owned)
             .or_else(|| {
-                source
-                    .path
-                    .file_stem()
+                path.file_stem()
                     .map(|stem| stem.to_string_lossy().into_owned())
             })
             .unwrap_or_default();
         let cwd = meta
             .and_then(|meta| str_field(meta, "cwd"))
             .map(str::to_owned)
-            .or_else(|| legacy::cwd_from_environment_context(lines))
+            .or_else(|| outline.context_cwd.clone())
             .unwrap_or_default();
         let start = meta
             .and_then(|meta| str_field(meta, "timestamp"))
-            .or_else(|| {
-                lines
-                    .iter()
-                    .find_map(|line| str_field(&line.record, "timestamp"))
-            })
-            .unwrap_or_default()
-            .to_owned();
+            .map(str::to_owned)
+            .or_else(|| outline.first_timestamp.clone())
+            .unwrap_or_default();
         Self {
             session_id,
             cwd,
