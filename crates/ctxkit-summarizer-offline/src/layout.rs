@@ -191,8 +191,9 @@ const VERBATIM_MIN_ROOM: u64 = 100;
 /// to 2,000 UTF-16 units): what the summary's size follows.
 const OUTPUT_READ_CHARS: usize = 2_000;
 
-/// The tokens of the span as a compaction shows it to a model.
-fn span_tokens(steps: &[Step]) -> u64 {
+/// The tokens of the span as a compaction shows it to a model: the user's and the assistant's words
+/// whole, each tool output cut to `OUTPUT_READ_CHARS`.
+pub(crate) fn span_tokens(steps: &[Step]) -> u64 {
     steps
         .iter()
         .map(|step| match step {
@@ -203,7 +204,10 @@ fn span_tokens(steps: &[Step]) -> u64 {
                         .as_deref()
                         .map_or(0, |output| count_tokens(&clip(output, OUTPUT_READ_CHARS)))
             }
-            Step::Request(_) | Step::Reply(_) | Step::Summary(_) => count_tokens(&step_line(step)),
+            // The people's words are read whole (only tool output is cut): a long request or a
+            // pasted table is work the summary must have room for.
+            Step::Request(text) | Step::Reply(text) => count_tokens(text),
+            Step::Summary(_) => count_tokens(&step_line(step)),
         })
         .sum()
 }

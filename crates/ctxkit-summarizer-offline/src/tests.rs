@@ -399,3 +399,26 @@ fn a_windowed_span_says_how_much_of_its_middle_was_not_read() {
     // Everything else is the summary of what was read.
     assert!(summary.contains("fetch_manifest"), "{summary}");
 }
+
+#[test]
+fn the_size_counts_the_peoples_words_whole() {
+    // A request with a long pasted table and a short tool output: the span as a model reads it is
+    // the table's size, not the first 500 characters the recent steps would quote.
+    let table: String = (0..400)
+        .map(|row| {
+            format!("| /pages/page_{row} | Title of page {row} | Description of page {row} |\n")
+        })
+        .collect();
+    let mut values = vec![
+        json!({"role": "user", "content": format!("Fill in the meta tags of every page:\n{table}")}),
+    ];
+    values.extend(bash("l1", "npm run lint", "ok", false));
+    let span = messages(Value::Array(values));
+    let digest = crate::digest::Digest::new(&request(span, None, 13_107).source);
+    let counted = crate::layout::span_tokens(&digest.steps);
+    assert!(
+        counted >= count_tokens(&table),
+        "{counted} < {}",
+        count_tokens(&table)
+    );
+}

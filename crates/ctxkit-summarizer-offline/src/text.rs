@@ -123,6 +123,19 @@ pub fn is_identifier(word: &str) -> bool {
     inner_upper || snake || code || hash || word.contains("::") || word.ends_with("()")
 }
 
+/// A word without the line number a numbered listing puts before a line (`160→Purpose`, as Claude
+/// Code's file reads and `cat -n` print them): the number is the listing's, not a name.
+fn without_line_number(word: &str) -> &str {
+    match word.split_once('→') {
+        Some((number, rest))
+            if !number.is_empty() && number.chars().all(|c| c.is_ascii_digit()) =>
+        {
+            rest
+        }
+        _ => word,
+    }
+}
+
 /// The identifiers of `text`: backticked spans (short ones) and identifier-like words, in order.
 pub fn identifiers(text: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -154,7 +167,7 @@ pub fn identifiers(text: &str) -> Vec<String> {
                             | '|'
                     )
             }) {
-                let word = word
+                let word = without_line_number(word)
                     .trim_start_matches(['*', '…'])
                     .trim_end_matches(['.', ':', '!', '?', '*', ',', '…']);
                 // Escapes of JSON or a log quoted as text (`a\n\nb`) are not names.
@@ -288,5 +301,20 @@ mod tests {
     fn clip_marks_the_cut_on_a_char_boundary() {
         assert_eq!(clip("日本語のテキスト", 4), "日本語…");
         assert_eq!(clip("short", 10), "short");
+    }
+
+    #[test]
+    fn a_numbered_listings_line_numbers_are_not_names() {
+        let read =
+            "   160→Purpose of `track_annotated.yaml`\n   162→Two options: range_str.split\n";
+        let names = identifiers(read);
+        assert!(
+            names.contains(&"track_annotated.yaml".to_owned()),
+            "{names:?}"
+        );
+        assert!(names.contains(&"range_str.split".to_owned()), "{names:?}");
+        assert!(!names.iter().any(|name| name.contains('→')), "{names:?}");
+        // An arrow inside a name that no number leads stays.
+        assert_eq!(without_line_number("a→b"), "a→b");
     }
 }

@@ -33,6 +33,9 @@ pub struct SetTotals {
     pub own_max_ratio: f64,
     /// Points whose own-size summary is 0.5–1.5× the real size.
     pub own_in_band: usize,
+    /// Tokens of our scored summaries and of the real ones (for identifier density).
+    pub tokens: u64,
+    pub real_tokens: u64,
 }
 
 impl SetTotals {
@@ -89,7 +92,20 @@ impl SetTotals {
             own_min_ratio: own.iter().copied().fold(f64::INFINITY, f64::min),
             own_max_ratio: own.iter().copied().fold(0.0, f64::max),
             own_in_band: in_band(&own),
+            tokens: points.iter().map(|point| point.result.summary.tokens).sum(),
+            real_tokens: points.iter().map(|point| point.real_tokens).sum(),
         }
+    }
+
+    /// The real summaries' identifiers our summaries keep per 1,000 of their tokens: neither line
+    /// breaks nor wording can raise it, only naming more of what the real summaries name.
+    pub fn density(&self) -> f64 {
+        density(self.recalled, self.tokens)
+    }
+
+    /// The same for the real summaries (they hold every one of their identifiers).
+    pub fn real_density(&self) -> f64 {
+        density(self.identifiers, self.real_tokens)
     }
 
     pub fn recall(&self) -> f64 {
@@ -117,6 +133,11 @@ impl SetTotals {
     }
 }
 
+/// Identifiers per 1,000 tokens.
+pub fn density(identifiers: usize, tokens: u64) -> f64 {
+    identifiers as f64 * 1000.0 / tokens.max(1) as f64
+}
+
 fn percent(value: f64) -> String {
     format!("{:.1}%", value * 100.0)
 }
@@ -128,7 +149,7 @@ fn set_name(point: &PointResult) -> String {
 fn totals_row(out: &mut String, label: &str, totals: &SetTotals) {
     let _ = writeln!(
         out,
-        "| **{label}** | {} points | | | {:.2}× ({:.2}–{:.2}), {} in 0.5–1.5× | {:.2}–{:.2}×, {} in band | **{}** | {} | **{:+.1}** | {} of {} | {} | {} | {} | {} |",
+        "| **{label}** | {} points | | | {:.2}× ({:.2}–{:.2}), {} in 0.5–1.5× | {:.2}–{:.2}×, {} in band | **{}** | {} | **{:+.1}** | {} of {} | {} | {} | {} | {} | {:.1} / {:.1} |",
         totals.points,
         totals.mean_ratio,
         totals.min_ratio,
@@ -146,6 +167,8 @@ fn totals_row(out: &mut String, label: &str, totals: &SetTotals) {
         percent(totals.real_noise()),
         percent(totals.junk()),
         percent(totals.real_junk()),
+        totals.density(),
+        totals.real_density(),
     );
 }
 
@@ -154,7 +177,7 @@ pub fn render_report(results: &[PointResult], skipped: &[SkippedPoint], verbose:
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "| Point | Span tokens | Real summary tokens | Ours | × real | Own size × real | Recall | Tail recall | Δ points | Above | Noise | Real noise | Junk | Real junk |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "| Point | Span tokens | Real summary tokens | Ours | × real | Own size × real | Recall | Tail recall | Δ points | Above | Noise | Real noise | Junk | Real junk | Density (ours / real) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     );
     let mut sets: Vec<String> = results.iter().map(set_name).collect();
     sets.dedup();
@@ -171,7 +194,7 @@ pub fn render_report(results: &[PointResult], skipped: &[SkippedPoint], verbose:
             let tail = result.tail.recalled as f64 / result.facts.max(1) as f64;
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {:.2}× | {:.2}× | {} ({}/{}) | {} | {:+.0} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {:.2}× | {:.2}× | {} ({}/{}) | {} | {:+.0} | {} | {} | {} | {} | {} | {:.1} / {:.1} |",
                 point.name,
                 point.span_tokens,
                 point.real_tokens,
@@ -196,6 +219,8 @@ pub fn render_report(results: &[PointResult], skipped: &[SkippedPoint], verbose:
                     .unwrap_or_default(),
                 percent(point.junk.rate()),
                 percent(point.real_junk.rate()),
+                density(result.summary.recalled, result.summary.tokens),
+                density(result.facts, point.real_tokens),
             );
         }
         totals_row(&mut out, set, &SetTotals::of(&points));
