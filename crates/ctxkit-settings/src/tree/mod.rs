@@ -229,10 +229,6 @@ impl Default for Settings {
 /// The compaction threshold of the recommended strategy, tokens (window-independent).
 pub const RECOMMENDED_THRESHOLD_TOKENS: u64 = 40_000;
 
-/// The recommended strategy's context size from which a prompt after the prompt cache expired
-/// compacts first (`compaction.idleThresholdTokens`): half its threshold.
-pub const RECOMMENDED_IDLE_THRESHOLD_TOKENS: u64 = RECOMMENDED_THRESHOLD_TOKENS / 2;
-
 /// The most names the recommended strategy's prune markers list.
 pub const RECOMMENDED_DIGEST_NAMES: usize = 8;
 
@@ -260,8 +256,8 @@ impl Settings {
     /// to a head, a tail and a marker naming up to 8 of what it omitted; compaction once the
     /// context passes 40,000 tokens whatever the window (the window's own threshold when lower),
     /// keeping 10,000; the summary written in the background from 80% of that threshold and sent
-    /// as a continuation of the cached conversation; a prompt after the prompt cache expired
-    /// compacts first from 20,000. Everything else is the default.
+    /// as a continuation of the cached conversation. Everything else is the default
+    /// (`compaction.idleThresholdTokens` is not set: it did not pay on the blind split).
     pub(crate) fn recommended_layer() -> Map<String, Value> {
         let layer = json!({
             "contextStrategy": "recommended",
@@ -271,7 +267,6 @@ impl Settings {
             },
             "compaction": {
                 "thresholdTokens": RECOMMENDED_THRESHOLD_TOKENS,
-                "idleThresholdTokens": RECOMMENDED_IDLE_THRESHOLD_TOKENS,
                 "keepRecentTokens": 10_000,
                 "background": true,
                 "backgroundPercent": 80,
