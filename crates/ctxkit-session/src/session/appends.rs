@@ -233,10 +233,13 @@ impl Session {
     }
 
     /// `now`, or one millisecond after the leaf (its entry's time or its message's, the later) when
-    /// the leaf is stamped in the same millisecond or later: a reply's usage counts as measured
-    /// before a compaction only when the reply is stamped strictly earlier (Pi's rule), so a
-    /// compaction written in its reply's millisecond would leave that usage looking current.
+    /// the leaf is stamped in the same millisecond or up to a second later: a reply's usage counts
+    /// as measured before a compaction only when the reply is stamped strictly earlier (Pi's rule),
+    /// so a compaction written in its reply's millisecond would leave that usage looking current. A
+    /// leaf stamped further ahead (another machine's clock) does not move the compaction into the
+    /// future.
     fn stamp_after_leaf(&self, now: String) -> String {
+        const MAX_AHEAD_MS: i64 = 1_000;
         let Some(leaf) = self.leaf_entry() else {
             return now;
         };
@@ -246,7 +249,7 @@ impl Session {
             .and_then(|message| message.timestamp());
         let leaf_ms = crate::ids::parse_timestamp_ms(leaf.timestamp()).max(message_ms);
         match (crate::ids::parse_timestamp_ms(&now), leaf_ms) {
-            (Some(now_ms), Some(leaf_ms)) if now_ms <= leaf_ms => {
+            (Some(now_ms), Some(leaf_ms)) if (now_ms..now_ms + MAX_AHEAD_MS).contains(&leaf_ms) => {
                 crate::ids::iso_of_ms(leaf_ms + 1).unwrap_or(now)
             }
             _ => now,

@@ -188,34 +188,38 @@ fn branches_labels_and_branched_sessions() {
 
 #[test]
 fn a_compaction_is_stamped_after_the_reply_it_follows() {
-    // A reply stamped in this millisecond or later (a provider's clock ahead of ours): the
-    // compaction written right after it must still be later, or the reply's usage (measured
-    // before the compaction) would look current.
-    let mut session = Session::in_memory("/p");
-    let kept = session.append_message(user("one")).unwrap();
-    let ahead = chrono::Utc::now().timestamp_millis() + 5_000;
-    let AgentMessage::Assistant(mut reply) = assistant("two") else {
-        unreachable!()
+    // A reply stamped in this millisecond or a little later: the compaction written right after
+    // it must still be later, or the reply's usage (measured before the compaction) would look
+    // current. A reply stamped an hour ahead (another clock) does not move it into the future.
+    let compacted_after = |ahead_ms: i64| {
+        let mut session = Session::in_memory("/p");
+        let kept = session.append_message(user("one")).unwrap();
+        let AgentMessage::Assistant(mut reply) = assistant("two") else {
+            unreachable!()
+        };
+        let stamp = chrono::Utc::now().timestamp_millis() + ahead_ms;
+        reply.timestamp = Some(stamp);
+        session
+            .append_message(AgentMessage::Assistant(reply))
+            .unwrap();
+        let compaction = session
+            .append_compaction(NewCompaction {
+                summary: "S".into(),
+                first_kept_entry_id: kept,
+                tokens_before: 100,
+                details: None,
+                source: SummarySource::Ctxkit,
+            })
+            .unwrap();
+        let stamped = session.entry(&compaction).unwrap().timestamp().to_owned();
+        (stamp, ctxkit_session::parse_timestamp_ms(&stamped).unwrap())
     };
-    reply.timestamp = Some(ahead);
-    session
-        .append_message(AgentMessage::Assistant(reply))
-        .unwrap();
-    let compaction = session
-        .append_compaction(NewCompaction {
-            summary: "S".into(),
-            first_kept_entry_id: kept,
-            tokens_before: 100,
-            details: None,
-            source: SummarySource::Ctxkit,
-        })
-        .unwrap();
-    let stamped = session.entry(&compaction).unwrap().timestamp().to_owned();
-    assert_eq!(
-        ctxkit_session::parse_timestamp_ms(&stamped),
-        Some(ahead + 1),
-        "{stamped}"
-    );
+    let (reply, compaction) = compacted_after(300);
+    assert_eq!(compaction, reply + 1);
+    let (reply, compaction) = compacted_after(0);
+    assert!(compaction > reply);
+    let (reply, compaction) = compacted_after(3_600_000);
+    assert!(compaction < reply - 3_000_000);
 }
 
 #[test]
