@@ -335,13 +335,24 @@ impl Chat {
                     .iter()
                     .map(|sourced| estimate_tokens(&sourced.message))
                     .sum();
-                self.ui.line(&format!(
-                    "A compaction now would summarize {} messages (~{summarized_tokens} tokens) and keep \
-                     the rest verbatim from entry {} (~{} tokens; keepRecentTokens {keep_recent_tokens})",
-                    summarized.len(),
-                    plan.first_kept_entry_id,
-                    plan.tokens_before.saturating_sub(summarized_tokens),
-                ));
+                let span = plan.history_len() + plan.turn_prefix_len();
+                let left_out = span.saturating_sub(summarized.len());
+                if left_out == 0 {
+                    self.ui.line(&format!(
+                        "A compaction now would summarize {span} messages (~{summarized_tokens} tokens) and \
+                         keep the rest verbatim from entry {} (~{} tokens; keepRecentTokens {keep_recent_tokens})",
+                        plan.first_kept_entry_id,
+                        plan.tokens_before.saturating_sub(summarized_tokens),
+                    ));
+                } else {
+                    self.ui.line(&format!(
+                        "A compaction now would summarize {span} messages, reading {} of them (~{summarized_tokens} \
+                         tokens; the span is longer than a summary request carries), and keep the rest verbatim \
+                         from entry {} (keepRecentTokens {keep_recent_tokens})",
+                        summarized.len(),
+                        plan.first_kept_entry_id,
+                    ));
+                }
             }
             CompactionPlan::Nothing(NoCompaction::AllKept {
                 context_tokens,
