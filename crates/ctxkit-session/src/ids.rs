@@ -18,17 +18,17 @@ pub fn new_session_id() -> String {
     uuid::Uuid::now_v7().to_string()
 }
 
+/// JavaScript's `Date.prototype.toISOString` form: UTC, milliseconds, `Z`.
+const JS_ISO_FORMAT: &str = "%Y-%m-%dT%H:%M:%S%.3fZ";
+
 /// The current time as JavaScript's `Date.prototype.toISOString` writes it.
 pub fn now_iso() -> String {
-    chrono::Utc::now()
-        .format("%Y-%m-%dT%H:%M:%S%.3fZ")
-        .to_string()
+    chrono::Utc::now().format(JS_ISO_FORMAT).to_string()
 }
 
 /// Epoch milliseconds as `now_iso` writes them; `None` out of chrono's range.
-pub fn iso_of_ms(ms: i64) -> Option<String> {
-    chrono::DateTime::from_timestamp_millis(ms)
-        .map(|time| time.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
+pub(crate) fn checked_iso_from_ms(ms: i64) -> Option<String> {
+    chrono::DateTime::from_timestamp_millis(ms).map(|time| time.format(JS_ISO_FORMAT).to_string())
 }
 
 /// Epoch milliseconds of an ISO timestamp, as `new Date(text).getTime()` would give for the forms
@@ -44,11 +44,9 @@ pub fn parse_timestamp_ms(text: &str) -> Option<i64> {
         .map(|time| time.and_utc().timestamp_millis())
 }
 
-/// An epoch-millisecond time as an ISO string (`toISOString`).
+/// An epoch-millisecond time as an ISO string (`toISOString`); empty out of chrono's range.
 pub fn iso_from_ms(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms)
-        .map(|time| time.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
-        .unwrap_or_default()
+    checked_iso_from_ms(ms).unwrap_or_default()
 }
 
 #[cfg(test)]

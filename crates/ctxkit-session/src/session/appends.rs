@@ -250,7 +250,7 @@ impl Session {
         let leaf_ms = crate::ids::parse_timestamp_ms(leaf.timestamp()).max(message_ms);
         match (crate::ids::parse_timestamp_ms(&now), leaf_ms) {
             (Some(now_ms), Some(leaf_ms)) if (now_ms..now_ms + MAX_AHEAD_MS).contains(&leaf_ms) => {
-                crate::ids::iso_of_ms(leaf_ms + 1).unwrap_or(now)
+                crate::ids::checked_iso_from_ms(leaf_ms + 1).unwrap_or(now)
             }
             _ => now,
         }
