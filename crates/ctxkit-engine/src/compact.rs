@@ -168,7 +168,12 @@ impl Engine {
         let mut state = self.lock().await;
         // A context too long to send is compacted before a message of it is read: a session of a
         // million messages is never held whole beside its compaction (`decide_by_length`).
-        let by_length = decide_by_length(&check_input(&state, trigger, &[], None));
+        let mut by_length = decide_by_length(&check_input(&state, trigger, &[], None), None);
+        if by_length.is_some() {
+            // An overflowed last reply is recovered as the reference does: read it alone.
+            let last = last_reply(&state)?;
+            by_length = decide_by_length(&check_input(&state, trigger, &[], None), last.as_ref());
+        }
         let (decision, transcript) = match by_length {
             Some(decision) => (decision, Vec::new()),
             None => {
@@ -724,6 +729,28 @@ pub(crate) fn branch_entries(state: &State) -> Result<Vec<Value>, ctxkit_session
 
 /// `compaction.idleThresholdTokens` when it is set and a prompt at `prompt_ms` comes longer than
 /// the prompt cache's lifetime after the transcript's last message (its cache has expired).
+/// The context's last assistant message, read alone: the roles come from the session's index, so
+/// no other message is parsed.
+fn last_reply(state: &State) -> Result<Option<ctxkit_protocol::AssistantMessage>> {
+    let context = state.session.leaf_context();
+    for message in context.messages.iter().rev() {
+        let stored = message.kind == ctxkit_session::ContextMessageKind::Stored;
+        let is_reply = state
+            .session
+            .index()
+            .get(message.entry)
+            .is_some_and(|entry| entry.role() == Some("assistant"));
+        if stored
+            && is_reply
+            && let ctxkit_protocol::AgentMessage::Assistant(reply) =
+                state.session.message(message)?
+        {
+            return Ok(Some(reply));
+        }
+    }
+    Ok(None)
+}
+
 /// The inputs of a check of `state`'s context, over `transcript` (the length rule reads none).
 fn check_input<'a>(
     state: &'a State,

@@ -640,3 +640,19 @@ async fn a_long_context_under_the_threshold_in_messages_keeps_the_reference_rule
     assert_eq!(report.decision, Decision::Skip(SkipReason::UnderThreshold));
     assert_eq!(harness.compactions().await, 0);
 }
+
+#[tokio::test]
+async fn an_overflow_in_a_context_longer_than_the_threshold_is_recovered_with_a_retry() {
+    // The length rule leaves an overflowed reply to the reference's recovery: compact, then retry.
+    let harness = silent_session(8_002, 10_000).await;
+    harness.engine.append(user("go on")).await.unwrap();
+    harness
+        .engine
+        .append(error_reply("prompt is too long: 12000 tokens > 10000 maximum"))
+        .await
+        .unwrap();
+    let report = harness.engine.after_run().await.unwrap();
+    assert_eq!(report.decision, Decision::Overflow);
+    assert!(report.retry, "{report:?}");
+    assert_eq!(harness.compactions().await, 1);
+}
