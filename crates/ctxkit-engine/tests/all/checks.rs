@@ -648,7 +648,9 @@ async fn an_overflow_in_a_context_longer_than_the_threshold_is_recovered_with_a_
     harness.engine.append(user("go on")).await.unwrap();
     harness
         .engine
-        .append(error_reply("prompt is too long: 12000 tokens > 10000 maximum"))
+        .append(error_reply(
+            "prompt is too long: 12000 tokens > 10000 maximum",
+        ))
         .await
         .unwrap();
     let report = harness.engine.after_run().await.unwrap();
