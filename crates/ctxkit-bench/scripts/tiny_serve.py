@@ -4,7 +4,9 @@ fresh copy, `session.open`, `model.set` (a 200k window), `view.get`, `compact` (
 `CTXKIT_OFFLINE=1`, no provider), `view.get` again, `shutdown`; each answer's time and size, then the
 server's peak RSS (`VmHWM`). STEPS (comma-separated) replaces the requests between `model.set` and
 `shutdown`: `STEPS=view.get` on a session compacted beforehand (`ctxkit compact`) measures the view
-after a compaction. Usage: tiny_serve.py CTXKIT SESSION"""
+after a compaction; the step `transcript.pages` reads the whole branch with `transcript.get`, a page
+of 100,000 messages at a time; `check.before_prompt` is the check an agent runs before its prompt.
+Usage: tiny_serve.py CTXKIT SESSION"""
 import json
 import os
 import shutil
@@ -64,9 +66,19 @@ call(1, "session.open", {"path": copy})
 call(2, "model.set", {"model": {"provider": "anthropic", "id": "claude-sonnet-4-5",
                                 "context_window": 200000}})
 steps = os.environ.get("STEPS", "view.get,compact,view.get").split(",")
-for number, method in enumerate(steps, start=3):
-    call(number, method, {})
-call(len(steps) + 3, "shutdown", {})
+number = 2
+for method in steps:
+    number += 1
+    if method != "transcript.pages":
+        call(number, method, {})
+        continue
+    offset, total = 0, None
+    while total is None or offset < total:
+        answer = call(number, "transcript.get", {"offset": offset, "limit": 100000})
+        total = answer.get("result", {}).get("total", 0)
+        offset += 100000
+        number += 1
+call(number + 1, "shutdown", {})
 server.stdin.close()
 server.wait()
 print(f"\npeak RSS: {peak_kib // 1024} MB")

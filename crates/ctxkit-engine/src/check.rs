@@ -105,6 +105,9 @@ pub struct CheckInput<'a, M = AgentMessage> {
     /// Before a prompt that comes after the prompt cache expired: the lower threshold
     /// (`compaction.idleThresholdTokens`) the context is measured against as well.
     pub idle_threshold_tokens: Option<u64>,
+    /// How many messages the context holds (the session's count, known without reading one):
+    /// see [`decide_by_length`].
+    pub context_messages: usize,
 }
 
 impl<M> Clone for CheckInput<'_, M> {
@@ -154,10 +157,45 @@ impl<M> CheckInput<'_, M> {
     }
 }
 
-/// The reference's decision procedure, with its window-0 quirk fixed.
+/// The part of the check that reads no message but the last reply: a context of more messages than
+/// the threshold has tokens is over the threshold whatever they say, since every message costs a
+/// provider at least one token of framing (its role; three or four in OpenAI's and Anthropic's
+/// formats). The reference has no such rule: without a reply's usage it counts 0 before a prompt,
+/// so a long session without usage (an import, a generated one) was read whole into a view and
+/// compacted only when the request was measured. Normal sessions never reach it (a 200k window's
+/// threshold is 183,616 messages). It leaves the decision to the reference's rules when `last_reply`
+/// (the transcript's last assistant message) overflowed, so recovery compacts and retries as
+/// before, and when the threshold is not positive (a reserve as large as the window: every context
+/// is over it, and the reference's rules decide). Reads `context_messages` and the budgets, never
+/// `transcript`: the engine asks it before reading the transcript. `tokens` is then the message
+/// count, a lower bound.
+pub fn decide_by_length<M>(
+    input: &CheckInput<'_, M>,
+    last_reply: Option<&AssistantMessage>,
+) -> Option<Decision> {
+    let model = input.model?;
+    if !input.enabled || model.context_window == 0 {
+        return None;
+    }
+    if last_reply.is_some_and(|reply| overflowed(reply, model)) {
+        return None;
+    }
+    let threshold =
+        i128::from(input.limit(model.context_window)) - i128::from(input.reserve_tokens);
+    let messages = u64::try_from(input.context_messages).unwrap_or(u64::MAX);
+    (threshold > 0 && i128::from(messages) > threshold)
+        .then_some(Decision::Threshold { tokens: messages })
+}
+
+/// The reference's decision procedure, with its window-0 quirk fixed, after the length rule
+/// ([`decide_by_length`]).
 pub fn decide<M: Borrow<AgentMessage>>(input: &CheckInput<'_, M>) -> Decision {
     if !input.enabled {
         return Decision::Skip(SkipReason::Disabled);
+    }
+    let last_reply = last_assistant(input.transcript).map(|(_, reply)| reply);
+    if let Some(decision) = decide_by_length(input, last_reply) {
+        return decision;
     }
     if input.trigger == Trigger::AfterToolBatch {
         return decide_projected(input);
@@ -290,6 +328,7 @@ mod tests {
             fresh_from: None,
             overflow_recovery_attempted: false,
             idle_threshold_tokens: idle,
+            context_messages: transcript.len(),
         }
     }
 
@@ -319,5 +358,101 @@ mod tests {
         // Only before a prompt: a run's end is measured against the threshold alone.
         let after_run = decide(&input(&transcript, &model, Trigger::AfterRun, Some(20_000)));
         assert_eq!(after_run, Decision::Skip(SkipReason::UnderThreshold));
+    }
+
+    #[test]
+    fn a_context_longer_than_the_threshold_compacts_without_usage() {
+        let model = ModelInfo {
+            provider: "anthropic".into(),
+            id: "m".into(),
+            context_window: 1_000,
+        };
+        let user = |text: &str| {
+            AgentMessage::User(
+                serde_json::from_value(json!({"role": "user", "content": text, "timestamp": 0}))
+                    .unwrap(),
+            )
+        };
+        // A reply without usage counts 0 tokens before a prompt (the reference's rule): 600
+        // messages are under the threshold (1,000 - 500) by the reply and over it by their count.
+        let mut transcript: Vec<AgentMessage> = (0..599).map(|_| user("w")).collect();
+        let mut silent = reply(0);
+        if let AgentMessage::Assistant(message) = &mut silent {
+            message.usage = None;
+        }
+        transcript.push(silent);
+        let mut check = CheckInput {
+            reserve_tokens: 500,
+            ..input(&transcript, &model, Trigger::BeforePrompt, None)
+        };
+        assert_eq!(
+            decide_by_length(&check, None),
+            Some(Decision::Threshold { tokens: 600 })
+        );
+        assert_eq!(decide(&check), Decision::Threshold { tokens: 600 });
+        // At the threshold or under it, the reference's decision stands.
+        check.context_messages = 500;
+        assert_eq!(decide_by_length(&check, None), None);
+        assert_eq!(decide(&check), Decision::Skip(SkipReason::UnderThreshold));
+        // Off, or without a window: never.
+        check.context_messages = 600;
+        assert_eq!(
+            decide_by_length(
+                &CheckInput {
+                    enabled: false,
+                    ..check
+                },
+                None
+            ),
+            None
+        );
+        let unknown = ModelInfo {
+            context_window: 0,
+            ..model.clone()
+        };
+        assert_eq!(
+            decide_by_length(
+                &CheckInput {
+                    model: Some(&unknown),
+                    ..check
+                },
+                None
+            ),
+            None
+        );
+        // A reserve as large as the window: the reference's rules decide.
+        assert_eq!(
+            decide_by_length(
+                &CheckInput {
+                    reserve_tokens: 1_000,
+                    ..check
+                },
+                None
+            ),
+            None
+        );
+        // An overflowed last reply is recovered as the reference does (compact, then retry).
+        let overflow: AgentMessage = serde_json::from_value(json!({"role": "assistant",
+            "content": [], "api": "anthropic-messages", "provider": "anthropic", "model": "m",
+            "stopReason": "error", "errorMessage": "prompt is too long: 1200 tokens > 1000 maximum",
+            "timestamp": 1}))
+        .unwrap();
+        let mut overflowed = transcript.clone();
+        overflowed.push(overflow);
+        let after_overflow = CheckInput {
+            transcript: &overflowed,
+            ..check
+        };
+        assert_eq!(decide(&after_overflow), Decision::Overflow);
+        // The length is the session's count, not the transcript's: none is read.
+        let empty: [AgentMessage; 0] = [];
+        let by_count = CheckInput {
+            transcript: &empty,
+            ..check
+        };
+        assert_eq!(
+            decide_by_length(&by_count, None),
+            Some(Decision::Threshold { tokens: 600 })
+        );
     }
 }

@@ -9,7 +9,7 @@ use ctxkit_session::{NewCompaction, SummarySource};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::check::{CheckInput, Decision, SkipReason, Trigger, decide};
+use crate::check::{CheckInput, Decision, SkipReason, Trigger, decide, decide_by_length};
 use crate::engine::{Engine, Running, State, latest_compaction_ms, shared_transcript};
 use crate::error::{EngineError, Result};
 use crate::events::{CompactionEnd, CompactionFailed, CompactionReason, EngineEvent};
@@ -166,27 +166,28 @@ impl Engine {
 
     async fn check(&self, trigger: Trigger, prompt_ms: Option<i64>) -> Result<CheckReport> {
         let mut state = self.lock().await;
-        let transcript = shared_transcript(&mut state)?;
-        let planning = state.planning();
-        let idle_threshold_tokens =
-            prompt_ms.and_then(|at| idle_threshold(&state, &transcript, at));
-        let decision = decide(&CheckInput {
-            trigger,
-            enabled: state.settings.compaction.enabled,
-            // The reply's room is planned with the threshold: never less than the output floor.
-            reserve_tokens: planning.reserve_tokens.max(state.output_reserve()),
-            limit_tokens: state.threshold_limit(),
-            over_count: state.over_count,
-            model: state.model.as_ref(),
-            transcript: &transcript,
-            latest_compaction_ms: latest_compaction_ms(&state.session),
-            fresh_from: Some(crate::planning::fresh_from(&state.session)),
-            overflow_recovery_attempted: state.overflow_attempts >= MAX_OVERFLOW_ATTEMPTS,
-            idle_threshold_tokens,
-        });
+        // A context too long to send is compacted before a message of it is read: a session of a
+        // million messages is never held whole beside its compaction (`decide_by_length`).
+        let mut by_length = decide_by_length(&check_input(&state, trigger, &[], None), None);
+        if by_length.is_some() {
+            // An overflowed last reply is recovered as the reference does: read it alone.
+            let last = last_reply(&state)?;
+            by_length = decide_by_length(&check_input(&state, trigger, &[], None), last.as_ref());
+        }
+        let (decision, transcript) = match by_length {
+            Some(decision) => (decision, Vec::new()),
+            None => {
+                let transcript = shared_transcript(&mut state)?;
+                let idle_threshold_tokens =
+                    prompt_ms.and_then(|at| idle_threshold(&state, &transcript, at));
+                let input = check_input(&state, trigger, &transcript, idle_threshold_tokens);
+                (decide(&input), transcript)
+            }
+        };
         tracing::debug!(
             ?trigger,
             ?decision,
+            by_length = by_length.is_some(),
             attempts = state.overflow_attempts,
             "compaction check"
         );
@@ -728,6 +729,52 @@ pub(crate) fn branch_entries(state: &State) -> Result<Vec<Value>, ctxkit_session
 
 /// `compaction.idleThresholdTokens` when it is set and a prompt at `prompt_ms` comes longer than
 /// the prompt cache's lifetime after the transcript's last message (its cache has expired).
+/// The context's last assistant message, read alone: the roles come from the session's index, so
+/// no other message is parsed.
+fn last_reply(state: &State) -> Result<Option<ctxkit_protocol::AssistantMessage>> {
+    let context = state.session.leaf_context();
+    for message in context.messages.iter().rev() {
+        let stored = message.kind == ctxkit_session::ContextMessageKind::Stored;
+        let is_reply = state
+            .session
+            .index()
+            .get(message.entry)
+            .is_some_and(|entry| entry.role() == Some("assistant"));
+        if stored
+            && is_reply
+            && let ctxkit_protocol::AgentMessage::Assistant(reply) =
+                state.session.message(message)?
+        {
+            return Ok(Some(reply));
+        }
+    }
+    Ok(None)
+}
+
+/// The inputs of a check of `state`'s context, over `transcript` (the length rule reads none).
+fn check_input<'a>(
+    state: &'a State,
+    trigger: Trigger,
+    transcript: &'a [std::sync::Arc<ctxkit_protocol::AgentMessage>],
+    idle_threshold_tokens: Option<u64>,
+) -> CheckInput<'a, std::sync::Arc<ctxkit_protocol::AgentMessage>> {
+    CheckInput {
+        trigger,
+        enabled: state.settings.compaction.enabled,
+        // The reply's room is planned with the threshold: never less than the output floor.
+        reserve_tokens: state.planning().reserve_tokens.max(state.output_reserve()),
+        limit_tokens: state.threshold_limit(),
+        over_count: state.over_count,
+        model: state.model.as_ref(),
+        transcript,
+        latest_compaction_ms: latest_compaction_ms(&state.session),
+        fresh_from: Some(crate::planning::fresh_from(&state.session)),
+        overflow_recovery_attempted: state.overflow_attempts >= MAX_OVERFLOW_ATTEMPTS,
+        idle_threshold_tokens,
+        context_messages: state.session.leaf_context().messages.len(),
+    }
+}
+
 fn idle_threshold(
     state: &State,
     transcript: &[std::sync::Arc<ctxkit_protocol::AgentMessage>],

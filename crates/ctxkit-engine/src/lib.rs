@@ -95,7 +95,9 @@ mod tree;
 mod verbs;
 mod view;
 
-pub use check::{CheckInput, Decision, ModelInfo, SkipReason, Trigger, decide, overflowed};
+pub use check::{
+    CheckInput, Decision, ModelInfo, SkipReason, Trigger, decide, decide_by_length, overflowed,
+};
 pub use command_hooks::CommandHook;
 pub use compact::{CheckReport, MAX_OVERFLOW_ATTEMPTS, RECOVERY_EXHAUSTED};
 pub use engine::{Engine, EngineOptions, TurnGuard};

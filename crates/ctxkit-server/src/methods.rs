@@ -261,17 +261,18 @@ pub(crate) async fn dispatch(
     if method == "view.get" {
         return view(shared).await;
     }
+    if method == "transcript.get" {
+        return crate::pages::transcript(&engine(shared).await?, raw).await;
+    }
     dispatch_value(shared, method, raw).await.map(Answer::Value)
 }
 
 /// The model's view, written as JSON text straight from its messages: the view is the largest
 /// answer of a turn, and a `Value` tree of it cost more than building it (`docs/benchmarks.md`).
 async fn view(shared: &Arc<Shared>) -> Result<Answer, MethodError> {
-    let view = engine(shared)
-        .await?
-        .model_view()
-        .await
-        .map_err(engine_error)?;
+    let engine = engine(shared).await?;
+    crate::pages::check_view_length(&engine).await?;
+    let view = engine.model_view().await.map_err(engine_error)?;
     let answer = wire::ViewAnswer::from(&view);
     serde_json::value::to_raw_value(&answer)
         .map(Answer::Text)
@@ -398,14 +399,6 @@ async fn context_method(
                 .await
                 .map_err(engine_error)?;
             Ok(json!({ "entry_id": id }))
-        }
-        "transcript.get" => {
-            let messages = engine(shared)
-                .await?
-                .transcript()
-                .await
-                .map_err(engine_error)?;
-            Ok(json!({ "messages": to_json(messages)? }))
         }
         "context.usage" => to_json(
             engine(shared)

@@ -591,3 +591,70 @@ async fn a_model_override_sets_the_threshold_of_the_model_running_now() {
     harness.engine.set_model(Some(other)).await;
     assert_eq!(harness.engine.planning().await.reserve_tokens, 2_000);
 }
+
+/// An engine with a `window`-token model over a session of `count` one-word messages without usage
+/// (an import, a generated session): the reference counts such a context as 0 tokens.
+async fn silent_session(count: usize, window: u64) -> Harness {
+    let dir = tempfile::tempdir().unwrap();
+    let mut session =
+        ctxkit_session::Session::create(&dir.path().display().to_string(), dir.path());
+    let messages = (0..count)
+        .map(|index| {
+            let message = if index % 2 == 0 {
+                serde_json::json!({"role": "user", "content": "word", "timestamp": index})
+            } else {
+                serde_json::json!({"role": "assistant", "content": [{"type": "text", "text": "word"}],
+                    "provider": PROVIDER, "model": MODEL, "api": "faux", "stopReason": "stop",
+                    "timestamp": index})
+            };
+            serde_json::from_value(message).unwrap()
+        })
+        .collect();
+    session.append_messages(messages).unwrap();
+    let mut harness = Harness::with_session(session);
+    harness.dir = dir;
+    harness.engine.set_model(Some(model(window))).await;
+    harness
+}
+
+#[tokio::test]
+async fn a_context_of_more_messages_than_the_threshold_has_tokens_compacts_before_the_prompt() {
+    // 8,002 messages without usage: 0 tokens by the reference's rule, over the threshold
+    // (10,000 − 2,000) by their count, so the check compacts before any is read.
+    let mut harness = silent_session(8_002, 10_000).await;
+    let report = harness.engine.before_prompt().await.unwrap();
+    assert_eq!(report.decision, Decision::Threshold { tokens: 8_002 });
+    assert_eq!(starts(&harness.drain()), [CompactionReason::Threshold]);
+    assert_eq!(harness.compactions().await, 1);
+    // What the compaction kept is short: the next check is the reference's again.
+    let again = harness.engine.before_prompt().await.unwrap();
+    assert!(matches!(again.decision, Decision::Skip(_)), "{again:?}");
+    assert_eq!(harness.compactions().await, 1);
+}
+
+#[tokio::test]
+async fn a_long_context_under_the_threshold_in_messages_keeps_the_reference_rule() {
+    // 7,000 messages: under the threshold by their count, 0 tokens by the last reply.
+    let harness = silent_session(7_000, 10_000).await;
+    let report = harness.engine.before_prompt().await.unwrap();
+    assert_eq!(report.decision, Decision::Skip(SkipReason::UnderThreshold));
+    assert_eq!(harness.compactions().await, 0);
+}
+
+#[tokio::test]
+async fn an_overflow_in_a_context_longer_than_the_threshold_is_recovered_with_a_retry() {
+    // The length rule leaves an overflowed reply to the reference's recovery: compact, then retry.
+    let harness = silent_session(8_002, 10_000).await;
+    harness.engine.append(user("go on")).await.unwrap();
+    harness
+        .engine
+        .append(error_reply(
+            "prompt is too long: 12000 tokens > 10000 maximum",
+        ))
+        .await
+        .unwrap();
+    let report = harness.engine.after_run().await.unwrap();
+    assert_eq!(report.decision, Decision::Overflow);
+    assert!(report.retry, "{report:?}");
+    assert_eq!(harness.compactions().await, 1);
+}

@@ -476,3 +476,79 @@ async fn model_set_picks_the_models_compaction_budgets() {
     let report = client.call("check.after_run", Value::Null).await;
     assert_eq!(report["result"]["decision"], "threshold", "{report}");
 }
+
+/// A session file of `count` one-word messages on one branch, without usage.
+fn long_session(dir: &std::path::Path, count: usize) -> std::path::PathBuf {
+    let path = dir.join("long.jsonl");
+    let mut text = json!({"type": "session", "version": 3, "id": "long",
+        "timestamp": "2026-01-01T00:00:00.000Z", "cwd": dir.display().to_string()})
+    .to_string();
+    for index in 0..count {
+        let parent = if index == 0 {
+            "null".to_owned()
+        } else {
+            format!("\"{index:08x}\"")
+        };
+        text.push_str(&format!(
+            "\n{{\"type\":\"message\",\"id\":\"{:08x}\",\"parentId\":{parent},\
+             \"timestamp\":\"2026-01-01T00:00:00.000Z\",\"message\":{{\"role\":\"user\",\
+             \"content\":\"word {index}\",\"timestamp\":{index}}}}}",
+            index + 1
+        ));
+    }
+    text.push('\n');
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[tokio::test]
+async fn a_view_over_the_bound_is_refused_with_its_length_and_the_branch_is_read_by_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let count = ctxkit_server::MAX_ANSWER_MESSAGES + 2;
+    let path = long_session(dir.path(), count);
+    let mut client = start(dir.path());
+    let opened = client.call("session.open", json!({"path": path})).await;
+    assert!(opened["result"].is_object(), "{opened}");
+    // Refused before it is built, naming its length and how to page.
+    for method in ["view.get", "transcript.get"] {
+        let refused = client.call(method, Value::Null).await;
+        assert_eq!(
+            refused["error"]["data"]["kind"], "too_many_messages",
+            "{refused}"
+        );
+        let message = refused["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains(&format!("holds {count} messages")),
+            "{message}"
+        );
+        assert!(message.contains("`transcript.get`"), "{message}");
+    }
+    // The last page: two messages, the total and where it starts.
+    let page = client
+        .call(
+            "transcript.get",
+            json!({"offset": ctxkit_server::MAX_ANSWER_MESSAGES, "limit": 10}),
+        )
+        .await;
+    assert_eq!(page["result"]["total"], count, "{page}");
+    let messages = page["result"]["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 2);
+    assert_eq!(messages[1]["content"], format!("word {}", count - 1));
+    let first = client.call("transcript.get", json!({"limit": 1})).await;
+    assert_eq!(
+        first["result"]["messages"][0]["content"], "word 0",
+        "{first}"
+    );
+    let over = client
+        .call(
+            "transcript.get",
+            json!({"limit": ctxkit_server::MAX_ANSWER_MESSAGES + 1}),
+        )
+        .await;
+    assert_eq!(over["error"]["code"], -32602, "{over}");
+    // Past the end: an empty page.
+    let past = client
+        .call("transcript.get", json!({"offset": count + 5}))
+        .await;
+    assert_eq!(past["result"]["messages"], json!([]), "{past}");
+}

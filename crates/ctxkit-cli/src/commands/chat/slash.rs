@@ -105,14 +105,23 @@ impl Chat {
     async fn replay(&self) {
         /// Messages shown when a session is continued.
         const REPLAYED: usize = 12;
-        let transcript = self.engine.transcript().await.unwrap_or_default();
-        let skipped = transcript.len().saturating_sub(REPLAYED);
+        // Only the messages shown are read: a session of a million messages is not parsed whole
+        // to show its last twelve.
+        let (skipped, transcript) = self
+            .engine
+            .with_session(|session| {
+                let context = session.leaf_context();
+                let skipped = context.messages.len().saturating_sub(REPLAYED);
+                let shown = session.messages(&context.messages[skipped..]);
+                (skipped, shown.unwrap_or_default())
+            })
+            .await;
         if skipped > 0 {
             self.ui.info(&format!(
                 "… {skipped} earlier messages (/tree lists every entry)"
             ));
         }
-        for message in &transcript[skipped..] {
+        for message in &transcript {
             match message {
                 AgentMessage::User(user) => {
                     let text = user.content.joined_text("\n");
