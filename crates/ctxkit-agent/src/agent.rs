@@ -10,12 +10,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ctxkit_engine::{CheckReport, Engine, EngineError};
-use ctxkit_llm::{ChatDelta, ChatRequest, ReasoningLevel, RetryNotice};
+use ctxkit_llm::{CacheRetention, ChatDelta, ChatRequest, ReasoningLevel, RetryNotice};
 use ctxkit_protocol::{
     AgentMessage, AssistantMessage, ContentBlock, JsonObject, MessageContent, ToolCall,
     ToolResultMessage, UserMessage,
 };
 use ctxkit_summarizer::ConversationPrefix;
+use ctxkit_transform::CacheLifetime;
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
@@ -339,6 +340,7 @@ impl Agent {
                 tools: self.tools.definitions(),
                 max_tokens: self.options.max_tokens,
                 reasoning: self.options.reasoning,
+                cache_retention: retention_asked(view.cache_lifetime),
             };
             // A request whose reply would get less room than its floor compacts first (once). The
             // request (the whole view) is let go before the compaction runs, which reads the same
@@ -779,6 +781,15 @@ fn tool_calls(reply: &AssistantMessage) -> Vec<ToolCall> {
         .filter_map(ContentBlock::as_tool_call)
         .cloned()
         .collect()
+}
+
+/// The prompt-cache lifetime a request asks for instead of the model's: the hour when the engine
+/// says the session's pauses pay for it (`transforms.longCacheWhenItPays`).
+fn retention_asked(lifetime: CacheLifetime) -> Option<CacheRetention> {
+    match lifetime {
+        CacheLifetime::Configured => None,
+        CacheLifetime::Long => Some(CacheRetention::Long),
+    }
 }
 
 #[cfg(test)]

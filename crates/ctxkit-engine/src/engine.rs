@@ -84,6 +84,9 @@ pub(crate) struct State {
     pub(crate) messages: HashMap<Box<str>, [Option<Arc<AgentMessage>>; 5]>,
     /// The agent's last model request, continued by cache-prefix summaries.
     pub(crate) last_request: Option<crate::cache_prefix::RecordedRequest>,
+    /// What the session's requests say about the hour-long prompt cache
+    /// (`transforms.longCacheWhenItPays`).
+    pub(crate) cache_lifetime: ctxkit_transform::LifetimeLearner,
 }
 
 pub(crate) struct Inner {
@@ -203,6 +206,7 @@ impl Engine {
                     request_overhead: 0,
                     messages: HashMap::new(),
                     last_request: None,
+                    cache_lifetime: ctxkit_transform::LifetimeLearner::default(),
                 }),
                 bus: EventBus::default(),
                 summarizer: options.summarizer,

@@ -9,7 +9,7 @@ use ctxkit_session::{
     COMPACTION_SUMMARY_SUFFIX, to_llm_message,
 };
 use ctxkit_settings::TransformSettings;
-use ctxkit_transform::{TransformReport, transform_context};
+use ctxkit_transform::{CacheLifetime, TransformReport, transform_context};
 
 use std::borrow::{Borrow, Cow};
 
@@ -27,6 +27,9 @@ pub struct ModelView {
     pub messages: Vec<AgentMessage>,
     /// What the transforms did.
     pub report: TransformReport,
+    /// The prompt cache lifetime the request should ask for (`transforms.longCacheWhenItPays`;
+    /// `Configured` when it is off or the view was built outside the engine).
+    pub cache_lifetime: CacheLifetime,
 }
 
 /// Builds a view from a transcript (pure; the engine calls it with the branch's messages, shared
@@ -86,6 +89,7 @@ pub fn build_view<M: Borrow<AgentMessage>>(
         system,
         messages,
         report: transformed.report,
+        cache_lifetime: CacheLifetime::Configured,
     }
 }
 
@@ -205,6 +209,14 @@ impl Engine {
         let mut state = self.lock().await;
         let window = state.model.as_ref().map_or(0, |model| model.context_window);
         let transcript = shared_transcript(&mut state)?;
-        Ok(build_view(&transcript, &state.model_settings(), window))
+        let mut view = build_view(&transcript, &state.model_settings(), window);
+        if state.settings.transforms.long_cache_when_it_pays {
+            // The request goes out right after the view's last message.
+            let at = view.messages.last().and_then(AgentMessage::timestamp);
+            view.cache_lifetime = state
+                .cache_lifetime
+                .request(at, view.report.estimated_tokens_after);
+        }
+        Ok(view)
     }
 }

@@ -34,6 +34,11 @@ pub struct ChatRequest {
     /// Output tokens for the reply; `None` leaves the provider's default.
     pub max_tokens: Option<u64>,
     pub reasoning: Option<ReasoningLevel>,
+    /// This request's prompt-cache lifetime instead of the model's (`llm.anthropic.cacheRetention`):
+    /// the engine asks for the hour when the session's pauses pay for it
+    /// (`transforms.longCacheWhenItPays`). `None`: the model's. Only Anthropic Messages reads it,
+    /// and a model set to cache nothing (`none`) stays uncached.
+    pub cache_retention: Option<crate::CacheRetention>,
 }
 
 impl ModelClient {

@@ -45,6 +45,7 @@ impl ModelClient {
             tools: prefix.tools.clone(),
             max_tokens: Some(max_tokens),
             reasoning: prefix.reasoning.as_deref().and_then(ReasoningLevel::parse),
+            cache_retention: None,
         }
     }
 

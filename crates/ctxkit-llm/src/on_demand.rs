@@ -32,6 +32,7 @@ impl ModelClient {
             tools: span.tools,
             max_tokens: None,
             reasoning: span.reasoning.as_deref().and_then(ReasoningLevel::parse),
+            cache_retention: None,
         };
         let wire = anthropic_compaction::build(config, &request);
         let beta = anthropic_compaction::ON_DEMAND_BETA;

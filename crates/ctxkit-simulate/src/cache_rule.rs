@@ -69,9 +69,10 @@ pub struct CacheBill {
 #[derive(Debug, Clone)]
 pub(crate) struct CacheState {
     rule: CacheRule,
-    /// Anthropic: the prefix hashes written at breakpoints, and when each expires (ms; `i64::MAX`
-    /// when requests carry no time).
-    written: HashMap<u64, i64>,
+    /// Anthropic: the prefix hashes written at breakpoints, when each expires (ms; `i64::MAX` when
+    /// requests carry no time) and its lifetime (a read refreshes an entry for its own lifetime:
+    /// an hour-long entry read by a five-minute request lives another hour).
+    written: HashMap<u64, (i64, i64)>,
     /// Prefix rules: the prefix hashes of the previous request.
     previous: Vec<u64>,
     /// Prefix rules: when the previous request's prefix expires (ms; `i64::MAX` when timeless).
@@ -166,9 +167,10 @@ impl CacheState {
     ) -> CacheBill {
         let total = request.total_tokens();
         let ends = prefix_sums(&request.tokens);
-        let (now, expires) = match time {
-            Some((now, lifetime)) => (now, now.saturating_add(lifetime)),
-            None => (i64::MIN, i64::MAX),
+        let (now, lifetime) = time.unwrap_or((i64::MIN, i64::MAX));
+        let until = |lifetime: i64| match time {
+            Some(_) => now.saturating_add(lifetime),
+            None => i64::MAX,
         };
         // The longest cached prefix any breakpoint reaches (in messages).
         let mut read_messages = 0usize;
@@ -177,10 +179,12 @@ impl CacheState {
             let mut position = breakpoint;
             loop {
                 let hash = request.prefix_hashes[position];
-                if self.written.get(&hash).is_some_and(|until| *until >= now) {
+                if let Some(entry) = self.written.get_mut(&hash)
+                    && entry.0 >= now
+                {
                     read_messages = read_messages.max(position + 1);
-                    // A read refreshes the entry's lifetime.
-                    self.written.insert(hash, expires);
+                    // A read refreshes the entry for its own lifetime.
+                    entry.0 = until(entry.1);
                     break;
                 }
                 blocks_back += u64::from(request.blocks[position]);
@@ -199,8 +203,17 @@ impl CacheState {
         let last_breakpoint = breakpoints.last().map_or(0, |position| position + 1);
         for &breakpoint in breakpoints {
             if ends[breakpoint + 1] >= min_tokens {
-                self.written
-                    .insert(request.prefix_hashes[breakpoint], expires);
+                let entry = self
+                    .written
+                    .entry(request.prefix_hashes[breakpoint])
+                    .or_insert((i64::MIN, lifetime));
+                // A live entry asked for again keeps the longer of the two lifetimes.
+                if entry.0 < now {
+                    entry.1 = lifetime;
+                } else {
+                    entry.1 = entry.1.max(lifetime);
+                }
+                entry.0 = entry.0.max(until(entry.1));
             }
         }
         let cached_end = ends[last_breakpoint.max(read_messages)];
@@ -375,5 +388,26 @@ mod tests {
             // Six minutes of silence: expired, everything written again.
             assert_eq!(at(&mut state, 9, 14 * minute).read, 0, "{rule:?}");
         }
+    }
+
+    #[test]
+    fn an_hour_long_entry_outlives_a_pause_and_a_five_minute_read_does_not_shorten_it() {
+        let messages = conversation(6, 8_000);
+        let minute = 60_000;
+        let mut state = CacheState::new(ANTHROPIC);
+        let at = |state: &mut CacheState, end: usize, time: i64, lifetime: i64| {
+            let request = Request::measure(&messages[..end]).unwrap();
+            state.bill_at(&request, &request.breakpoints(), Some((time, lifetime)))
+        };
+        let first = at(&mut state, 3, 0, 60 * minute);
+        // Twenty minutes later the hour-long entry is read; the request asks for five minutes.
+        let second = at(&mut state, 5, 20 * minute, 5 * minute);
+        assert_eq!(second.read, first.write);
+        // The read refreshed it for its own hour: forty minutes on, the first prefix is still
+        // there, while the five-minute entry written at the second request is gone.
+        let third = at(&mut state, 7, 60 * minute, 5 * minute);
+        assert_eq!(third.read, first.write);
+        // Past an hour of silence nothing is left.
+        assert_eq!(at(&mut state, 9, 200 * minute, 5 * minute).read, 0);
     }
 }

@@ -139,6 +139,31 @@ impl Provider {
 
 const MILLION: f64 = 1_000_000.0;
 
+/// The dollars of a strategy's conversation requests by what they pay for (summaries apart).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct CostParts {
+    /// Input read from the prompt cache.
+    pub cache_read: f64,
+    /// Input written to the prompt cache (without a write fee: input after the cached prefix).
+    pub cache_write: f64,
+    /// Input neither read nor written (after the last breakpoint).
+    pub uncached: f64,
+    pub output: f64,
+}
+
+impl CostParts {
+    pub fn total(&self) -> f64 {
+        self.cache_read + self.cache_write + self.uncached + self.output
+    }
+
+    pub(crate) fn add(&mut self, other: &Self) {
+        self.cache_read += other.cache_read;
+        self.cache_write += other.cache_write;
+        self.uncached += other.uncached;
+        self.output += other.output;
+    }
+}
+
 /// What one request's tokens are billed as.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Billed {
@@ -150,6 +175,20 @@ pub struct Billed {
 }
 
 impl PriceTable {
+    /// The prices a request asking for the hour-long cache is billed at: Anthropic's 1-hour writes
+    /// (2× the input price) and lifetime; a cache without a choice of lifetime (OpenAI, Gemini)
+    /// bills as before.
+    pub(crate) fn long_lived(self) -> Self {
+        match self.cache_rule {
+            CacheRule::Breakpoints { .. } => Self {
+                cache_write_per_mtok: self.input_per_mtok * 2.0,
+                cache_lifetime_ms: self.cache_lifetime_ms.max(60 * 60 * 1000),
+                ..self
+            },
+            CacheRule::Prefix { .. } => self,
+        }
+    }
+
     fn factors(&self, input_tokens: u64) -> (f64, f64) {
         match self.long_context_above {
             Some(limit) if input_tokens > limit => (
@@ -196,13 +235,19 @@ impl PriceTable {
 
     /// Dollars for a request billed as the provider's cache rule billed it.
     pub fn billed_cost(&self, bill: CacheBill, output_tokens: u64) -> f64 {
+        self.billed_parts(bill, output_tokens).total()
+    }
+
+    /// [`PriceTable::billed_cost`] by what the dollars pay for.
+    pub fn billed_parts(&self, bill: CacheBill, output_tokens: u64) -> CostParts {
         let input = bill.read + bill.write + bill.plain;
         let (input_factor, output_factor) = self.factors(input);
-        (bill.read as f64 * self.cache_read_per_mtok * input_factor
-            + bill.write as f64 * self.cache_write_per_mtok * input_factor
-            + bill.plain as f64 * self.input_per_mtok * input_factor
-            + output_tokens as f64 * self.output_per_mtok * output_factor)
-            / MILLION
+        CostParts {
+            cache_read: bill.read as f64 * self.cache_read_per_mtok * input_factor / MILLION,
+            cache_write: bill.write as f64 * self.cache_write_per_mtok * input_factor / MILLION,
+            uncached: bill.plain as f64 * self.input_per_mtok * input_factor / MILLION,
+            output: output_tokens as f64 * self.output_per_mtok * output_factor / MILLION,
+        }
     }
 
     /// Dollars for a request with a prompt cache (see [`PriceTable::split`]).

@@ -32,8 +32,9 @@ pub(crate) struct Ledger {
     tail_tokens: u64,
     background_seen: u64,
     pending: Option<Pending>,
-    /// When the last request was sent, on a real session's clock (epoch ms).
-    last_request_at: Option<i64>,
+    /// When the last request was sent, on a real session's clock (epoch ms), and the cache
+    /// lifetime it asked for (ms).
+    last_request_at: Option<(i64, i64)>,
     pub(crate) costs: SummaryCosts,
 }
 
@@ -65,8 +66,9 @@ impl Ledger {
         self.tail_tokens = 0;
     }
 
-    /// The last request was sent at `at` (a real session's clock; `None` for a generated one).
-    pub(crate) fn sent_at(&mut self, at: Option<i64>) {
+    /// The last request was sent at `at` with a cache lifetime (a real session's clock and ms;
+    /// `None` for a generated one).
+    pub(crate) fn sent_at(&mut self, at: Option<(i64, i64)>) {
         self.last_request_at = at;
     }
 
@@ -140,7 +142,7 @@ impl Ledger {
         }
         let mut input = self.input_now(span_tokens);
         let expired = matches!((self.last_request_at, now),
-            (Some(then), Some(now)) if now.saturating_sub(then) > self.prices.cache_lifetime_ms);
+            (Some((then, lifetime)), Some(now)) if now.saturating_sub(then) > lifetime);
         if expired {
             input.tail_tokens += input.last_request_tokens;
             input.last_request_tokens = 0;

@@ -46,7 +46,7 @@ pub use cache_rule::{CacheBill, CacheRule};
 pub use claude_check::{
     CacheCheck, CacheTokens, CheckRule, Placement, check_claude_code, render_cache_checks,
 };
-pub use cost::{GEMINI_2_5_PRO, GPT_5, PriceTable, Provider, SONNET_4_5, SONNET_4_5_1H};
+pub use cost::{CostParts, GEMINI_2_5_PRO, GPT_5, PriceTable, Provider, SONNET_4_5, SONNET_4_5_1H};
 pub use error::SimulateError;
 pub use native::NativeFeatures;
 pub use recall::{KindRecall, RecallBreakdown, RecallSample};

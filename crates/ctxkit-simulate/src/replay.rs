@@ -24,7 +24,10 @@ use ctxkit_session::Session;
 use ctxkit_summarizer_offline::OfflineSummarizer;
 use ctxkit_tokens::estimate_tokens;
 
+use ctxkit_transform::CacheLifetime;
+
 use super::cache_rule::CacheState;
+use super::cost::{CostParts, PriceTable};
 use super::ledger::{Ledger, compaction_tokens};
 use super::meter::{Request, shared_prefix};
 use super::named_recall::NamedTracker;
@@ -131,6 +134,7 @@ struct Meter<'a> {
     output_tokens: u64,
     cost_without_cache: f64,
     cost_with_cache: f64,
+    cost_parts: CostParts,
     overflows: usize,
     rejected: usize,
     recovery_failures: usize,
@@ -221,7 +225,13 @@ impl<'a> Meter<'a> {
     }
 
     /// Bills an answered request under the provider's cache rule.
-    fn bill(&mut self, request: &Request, output_tokens: u64, time: Option<(i64, i64)>) {
+    fn bill(
+        &mut self,
+        request: &Request,
+        output_tokens: u64,
+        time: Option<(i64, i64)>,
+        prices: PriceTable,
+    ) {
         let started = Instant::now();
         let input = request.total_tokens();
         let extends_previous = self.previous.as_ref().is_some_and(|(_, previous)| {
@@ -241,9 +251,10 @@ impl<'a> Meter<'a> {
             self.hit_ratio_sum += shared as f64 / input as f64;
         }
         self.output_tokens += output_tokens;
-        let prices = self.options.provider.prices();
         self.cost_without_cache += prices.uncached_cost(input, output_tokens);
-        self.cost_with_cache += prices.billed_cost(bill, output_tokens);
+        let parts = prices.billed_parts(bill, output_tokens);
+        self.cost_with_cache += parts.total();
+        self.cost_parts.add(&parts);
         self.ledger.answered(input, bill.read, output_tokens);
         add(&mut self.timing.measure_ms, started);
     }
@@ -256,11 +267,11 @@ impl<'a> Meter<'a> {
         request: Request,
         call: usize,
         output_tokens: u64,
-        time: Option<(i64, i64)>,
+        (time, prices): (Option<(i64, i64)>, PriceTable),
         answer: Answer,
     ) {
         match answer {
-            Answer::Answered => self.bill(&request, output_tokens, time),
+            Answer::Answered => self.bill(&request, output_tokens, time, prices),
             Answer::Refused => self.refused += 1,
         }
         let started = Instant::now();
@@ -309,6 +320,7 @@ impl<'a> Meter<'a> {
             mean_request_cache_hit_ratio: ratio(self.hit_ratio_sum, requests as f64),
             cost_without_cache: self.cost_without_cache,
             cost_with_cache: self.cost_with_cache,
+            cost_parts: self.cost_parts,
             overflows: self.overflows,
             rejected_requests: self.rejected,
             recovery_failures: self.recovery_failures,
@@ -411,7 +423,7 @@ impl Driver<'_> {
     }
 
     /// The next request, after any overflow recovery, and whether the provider answers it.
-    async fn request(&mut self) -> Result<(Vec<AgentMessage>, Request, Answer), SimulateError> {
+    async fn request(&mut self) -> Result<Asked, SimulateError> {
         let window = self.meter.options.context_window;
         let compacts = self.meter.settings.compaction.enabled;
         let mut attempt = 0;
@@ -433,12 +445,22 @@ impl Driver<'_> {
             let tokens = request.total_tokens();
             if tokens <= window {
                 self.meter.windowed_requests += windowed;
-                return Ok((view.messages, request, Answer::Answered));
+                return Ok(Asked {
+                    messages: view.messages,
+                    request,
+                    answer: Answer::Answered,
+                    lifetime: view.cache_lifetime,
+                });
             }
             self.meter.overflows += 1;
             if !compacts || attempt >= MAX_ATTEMPTS {
                 self.meter.windowed_requests += windowed;
-                return Ok((view.messages, request, Answer::Refused));
+                return Ok(Asked {
+                    messages: view.messages,
+                    request,
+                    answer: Answer::Refused,
+                    lifetime: view.cache_lifetime,
+                });
             }
             let at = self.clock.advance(None);
             self.append(overflow_reply(tokens, window, at)).await?;
@@ -452,9 +474,23 @@ impl Driver<'_> {
             // the call anyway, and the provider refuses it.
             self.meter.recovery_failures += 1;
             self.meter.windowed_requests += windowed;
-            return Ok((view.messages, request, Answer::Refused));
+            return Ok(Asked {
+                messages: view.messages,
+                request,
+                answer: Answer::Refused,
+                lifetime: view.cache_lifetime,
+            });
         }
     }
+}
+
+/// A request as the engine built it, whether the provider answers it, and the cache lifetime it
+/// asks for.
+struct Asked {
+    messages: Vec<AgentMessage>,
+    request: Request,
+    answer: Answer,
+    lifetime: CacheLifetime,
 }
 
 /// Replays `trace` under `strategy`.
@@ -498,6 +534,7 @@ pub(crate) async fn replay(
         output_tokens: 0,
         cost_without_cache: 0.0,
         cost_with_cache: 0.0,
+        cost_parts: CostParts::default(),
         overflows: 0,
         rejected: 0,
         recovery_failures: 0,
@@ -541,15 +578,25 @@ pub(crate) async fn replay(
             driver.append(message).await?;
         }
         for (step, planned) in task.calls.iter().enumerate() {
-            let (messages, request, answer) = driver.request().await?;
+            let Asked {
+                messages,
+                request,
+                answer,
+                lifetime,
+            } = driver.request().await?;
             let mut reply = planned.reply.clone();
             let output = estimate_tokens(&AgentMessage::Assistant(reply.clone()));
             let input = request.total_tokens();
-            let time = driver.clock.request_time(prices.cache_lifetime_ms);
-            driver.meter.ledger.sent_at(time.map(|(at, _)| at));
+            // A request asking for the hour-long cache writes at its price and lives an hour.
+            let billed = match lifetime {
+                CacheLifetime::Configured => prices,
+                CacheLifetime::Long => prices.long_lived(),
+            };
+            let time = driver.clock.request_time(billed.cache_lifetime_ms);
+            driver.meter.ledger.sent_at(time);
             driver
                 .meter
-                .accept(messages, request, call, output, time, answer);
+                .accept(messages, request, call, output, (time, billed), answer);
             reply.usage = Some(Usage {
                 input,
                 output,

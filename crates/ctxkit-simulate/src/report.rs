@@ -95,6 +95,8 @@ pub struct StrategyReport {
     pub cost_without_cache: f64,
     /// Dollars with shared prefixes as cache reads and the rest as cache writes.
     pub cost_with_cache: f64,
+    /// `cost_with_cache` by what it pays for: cache reads, cache writes, uncached input, output.
+    pub cost_parts: super::cost::CostParts,
     /// Requests whose input exceeded the window (rejected ones included).
     pub overflows: usize,
     /// Overflowing requests the provider refused and the engine recovered from by compacting.

@@ -95,6 +95,7 @@
 mod cut;
 mod digest;
 mod js_length;
+mod lifetime;
 mod marker;
 mod orphans;
 mod pays;
@@ -111,6 +112,7 @@ mod test_support;
 use ctxkit_protocol::AgentMessage;
 use ctxkit_settings::TransformSettings;
 
+pub use lifetime::{CacheLifetime, LONG_CACHE_MS, LifetimeLearner, SHORT_CACHE_MS};
 pub use marker::pruned_reference;
 pub use orphans::repair_orphans;
 pub use pays::content_blocks;

@@ -224,3 +224,53 @@ fn the_budget_note_tells_the_model_how_full_its_context_is_at_the_end_of_the_vie
     let view = ctxkit_engine::build_view(&long_transcript(8), &settings, 100_000);
     assert!(!last_text(&view).contains("Context budget"));
 }
+
+fn stamped(text: &str, role: &str, at: i64) -> ctxkit_protocol::AgentMessage {
+    match role {
+        "user" => message(json!({"role": "user", "content": text, "timestamp": at})),
+        _ => message(json!({
+            "role": "assistant", "content": [{"type": "text", "text": text}],
+            "provider": PROVIDER, "model": MODEL, "stopReason": "stop", "timestamp": at,
+        })),
+    }
+}
+
+#[tokio::test]
+async fn the_view_asks_for_the_hour_long_cache_once_the_sessions_pauses_pay_for_it() {
+    use ctxkit_transform::CacheLifetime;
+    const MINUTE: i64 = 60_000;
+    for enabled in [false, true] {
+        let mut settings = settings(2_000);
+        settings.transforms.long_cache_when_it_pays = enabled;
+        let harness = Harness::with(settings, Some(model(1_000_000)), HookSet::new(), []);
+        let engine = &harness.engine;
+        let context = "word ".repeat(40_000);
+        engine.append(stamped(&context, "user", 0)).await.unwrap();
+        let first = engine.model_view().await.unwrap();
+        assert_eq!(first.cache_lifetime, CacheLifetime::Configured);
+        // The user comes back twice after a quarter of an hour: the five-minute cache lost the
+        // context each time. One pause says little; the second asks for the hour.
+        let mut after_pause = first;
+        for pause in 1..=2 {
+            let at = pause * 15 * MINUTE;
+            engine
+                .append(stamped("done", "assistant", at - 14 * MINUTE))
+                .await
+                .unwrap();
+            engine
+                .append(stamped("and now?", "user", at))
+                .await
+                .unwrap();
+            after_pause = engine.model_view().await.unwrap();
+            if pause == 1 {
+                assert_eq!(after_pause.cache_lifetime, CacheLifetime::Configured);
+            }
+        }
+        let expected = if enabled {
+            CacheLifetime::Long
+        } else {
+            CacheLifetime::Configured
+        };
+        assert_eq!(after_pause.cache_lifetime, expected);
+    }
+}

@@ -51,6 +51,7 @@ fn chat(messages: Vec<AgentMessage>) -> ChatRequest {
         tools: Vec::new(),
         max_tokens: None,
         reasoning: None,
+        cache_retention: None,
     }
 }
 

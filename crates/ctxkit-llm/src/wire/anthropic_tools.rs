@@ -11,6 +11,7 @@ use super::{
     WireRequest, anthropic, anthropic_cache, anthropic_compaction, anthropic_context,
     provider_compaction, u64_at, usage,
 };
+use crate::CacheRetention;
 use crate::chat::ChatRequest;
 use crate::config::ProviderConfig;
 
@@ -52,7 +53,10 @@ fn build_marked(
     mut messages: Vec<Value>,
     marked: Option<usize>,
 ) -> WireRequest {
-    let retention = config.cache_retention;
+    let retention = match (config.cache_retention, request.cache_retention) {
+        (CacheRetention::None, _) | (_, None) => config.cache_retention,
+        (CacheRetention::Short | CacheRetention::Long, Some(asked)) => asked,
+    };
     if let Some(index) = marked {
         anthropic_cache::mark_user_message(&mut messages, index, retention);
         anthropic_cache::mark_stable_prefix(&mut messages, index, retention);

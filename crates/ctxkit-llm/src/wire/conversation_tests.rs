@@ -48,6 +48,7 @@ fn foreign_conversation() -> ChatRequest {
         tools: Vec::new(),
         max_tokens: Some(100),
         reasoning: None,
+        cache_retention: None,
     }
 }
 

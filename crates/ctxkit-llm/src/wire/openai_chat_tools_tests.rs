@@ -35,6 +35,7 @@ fn request(messages: Vec<AgentMessage>) -> ChatRequest {
         }],
         max_tokens: Some(4096),
         reasoning: None,
+        cache_retention: None,
     }
 }
 

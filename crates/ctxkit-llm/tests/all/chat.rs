@@ -28,6 +28,7 @@ pub fn request(messages: Vec<AgentMessage>) -> ChatRequest {
         }],
         max_tokens: None,
         reasoning: None,
+        cache_retention: None,
     }
 }
 

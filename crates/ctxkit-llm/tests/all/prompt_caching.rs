@@ -121,6 +121,25 @@ async fn long_asks_for_an_hour() {
 }
 
 #[tokio::test]
+async fn a_request_may_ask_for_the_hour_unless_the_model_caches_nothing() {
+    let server = server().await;
+    let mut asked = conversation();
+    asked.cache_retention = Some(CacheRetention::Long);
+    let body = sent(options(MODEL, &server), asked.clone(), &server).await;
+    let found = breakpoints(&body);
+    assert_eq!(found.len(), 3);
+    assert!(
+        found
+            .iter()
+            .all(|control| *control == json!({"type": "ephemeral", "ttl": "1h"}))
+    );
+    let mut settings = options(MODEL, &server);
+    settings.anthropic_cache_retention = CacheRetention::None;
+    let body = sent(settings, asked, &server).await;
+    assert!(breakpoints(&body).is_empty(), "{body}");
+}
+
+#[tokio::test]
 async fn none_sends_no_breakpoint_and_the_plain_system_prompt() {
     let server = server().await;
     let mut settings = options(MODEL, &server);

@@ -257,7 +257,8 @@ impl Settings {
     /// context passes 40,000 tokens whatever the window (the window's own threshold when lower),
     /// keeping 10,000; the summary written in the background from 80% of that threshold and sent
     /// as a continuation of the cached conversation. Everything else is the default
-    /// (`compaction.idleThresholdTokens` is not set: it did not pay on the blind split).
+    /// (`compaction.idleThresholdTokens` is not set: it did not pay on the blind split; nor is
+    /// `transforms.longCacheWhenItPays`: it made Codex rollouts dearer, docs/simulator.md).
     pub(crate) fn recommended_layer() -> Map<String, Value> {
         let layer = json!({
             "contextStrategy": "recommended",

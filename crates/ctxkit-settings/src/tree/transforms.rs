@@ -61,6 +61,13 @@ pub struct TransformSettings {
     /// pruning at that request rewrites nothing extra (see `pays.rs`). 300 with warming off; 0: the
     /// cache never expires.
     pub cache_lifetime_seconds: u64,
+    /// Ask the provider's prompt cache for an hour instead of five minutes (Anthropic's
+    /// `"ttl": "1h"`) once the session's own pauses say it pays: the hour's dearer writes (2× the
+    /// input price instead of 1.25×) cost less than the context the five-minute cache lost at
+    /// pauses between five minutes and an hour (see `lifetime.rs` in `ctxkit-transform`). Off by
+    /// default and in the recommended strategy (docs/simulator.md, third round). Only Anthropic
+    /// lets a request choose.
+    pub long_cache_when_it_pays: bool,
     /// Tell the model how full its context is (a note at the end of the view, so request prefixes
     /// stay cacheable) once the view is over `budget_note_percent` of the window.
     pub budget_note: bool,
@@ -92,6 +99,7 @@ impl Default for TransformSettings {
             cache_read_percent: 10,
             cache_write_percent: 125,
             cache_lifetime_seconds: 2100,
+            long_cache_when_it_pays: false,
             budget_note: false,
             budget_note_percent: 50,
         }
