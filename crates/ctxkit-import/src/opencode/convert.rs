@@ -5,7 +5,7 @@
 //! then an assistant message with `summary: true`) becomes a `compaction` entry. `session_message`
 //! rows are converted by `next`; messages a revert undid go on a side branch (`timeline`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use ctxkit_protocol::{
     AgentMessage, AssistantMessage, CompactionEntry, ContentBlock, CustomEntry, EntryKind,
@@ -30,6 +30,9 @@ pub(super) struct Chain {
     planned: Vec<Stored>,
     /// OpenCode message id → the id of its first entry (for a compaction's kept tail).
     first_entry_of: HashMap<String, String>,
+    /// The message ids a compaction request names as its kept tail: the only ones
+    /// `first_entry_of` keeps (a million messages would take a hundred megabytes).
+    named_tails: HashSet<String>,
     /// Context tokens of the last assistant reply.
     pub(super) last_tokens: Option<u64>,
     /// `tail_start_id` of a compaction request waiting for its summary.
@@ -112,6 +115,7 @@ pub(super) fn convert_session(raw: RawSession) -> ImportedSession {
         builder: Builder::default(),
         planned: Vec::new(),
         first_entry_of: HashMap::new(),
+        named_tails: HashSet::new(),
         last_tokens: None,
         pending_tail: None,
     };
@@ -125,6 +129,18 @@ pub(super) fn convert_session(raw: RawSession) -> ImportedSession {
         chain.push(0, &format!("{session_id}:session"), &start, kind);
     }
     let timeline = timeline(raw);
+    chain.named_tails = timeline
+        .kept
+        .iter()
+        .chain(&timeline.undone)
+        .filter_map(|item| match item {
+            Item::Legacy(message) => Some(message),
+            Item::Next(_) => None,
+        })
+        .flat_map(|message| &message.parts)
+        .filter(|part| part_type(part) == "compaction")
+        .filter_map(|part| str_of(part, "tail_start_id").map(str::to_owned))
+        .collect();
     let mut last_time = start.clone();
     let mut ordinal = 0;
     // Each message let go once converted.
@@ -183,7 +199,9 @@ fn convert_item(chain: &mut Chain, ordinal: usize, item: &Item, last_time: &mut 
             super::next::convert(chain, ordinal, &message, &time);
         }
     }
-    if let Some(first) = chain.planned.get(before) {
+    if let Some(first) = chain.planned.get(before)
+        && chain.named_tails.contains(item.id())
+    {
         chain
             .first_entry_of
             .insert(item.id().to_owned(), first.id.clone());
