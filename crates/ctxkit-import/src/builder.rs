@@ -8,6 +8,7 @@ use serde_json::Value;
 use crate::ImportedSession;
 use crate::ids::IdAllocator;
 use crate::report::{ImportIssue, ImportReport, IssueKind};
+use crate::stored::Stored;
 use crate::tools::{
     CLAUDE_CODE_MISSING_RESULT_TEXT, CODEX_MISSING_RESULT_TEXT, MISSING_RESULT_TEXT, repair_tools,
 };
@@ -40,12 +41,13 @@ impl Builder {
         self.issues.push(ImportIssue::at(line, kind));
     }
 
-    /// Checks tool pairing (filling result tool names from their calls) and assembles the session.
+    /// Checks tool pairing (filling result tool names from their calls) and assembles the session:
+    /// each entry becomes its line as it is taken from `planned`.
     pub(crate) fn finish(
         mut self,
         format: SourceFormat,
         mut header: SessionHeader,
-        planned: Vec<Planned>,
+        planned: Vec<Stored>,
         records: usize,
     ) -> ImportedSession {
         // The id names the session's file: one clean path component, or a hash of it.
@@ -67,35 +69,32 @@ impl Builder {
             SourceFormat::OpenCode => MISSING_RESULT_TEXT,
         };
         let planned = repair_tools(planned, &mut self.ids, &mut self.issues, missing_text);
-        let has_messages = planned.iter().any(|item| match &item.entry.kind {
-            EntryKind::Message(_) | EntryKind::CustomMessage(_) | EntryKind::Compaction(_) => true,
-            EntryKind::ThinkingLevelChange(_)
-            | EntryKind::ModelChange(_)
-            | EntryKind::BranchSummary(_)
-            | EntryKind::Custom(_)
-            | EntryKind::Label(_)
-            | EntryKind::SessionInfo(_)
-            | EntryKind::ContextEdit(_)
-            | EntryKind::Usage(_)
-            | EntryKind::Unknown { .. } => false,
-        });
-        if !has_messages {
+        if !planned.iter().any(Stored::is_conversation) {
             self.issues.push(ImportIssue {
                 line: None,
                 kind: IssueKind::NoConversation,
             });
         }
         self.issues.sort_by_key(|issue| issue.line);
-        let entries: Vec<SessionEntry> = planned.into_iter().map(|planned| planned.entry).collect();
+        // The ids are no longer needed: let them go before the lines are made.
+        drop(self.ids);
+        let mut lines = Vec::with_capacity(planned.len());
+        for stored in planned {
+            // Every entry serializes (it was built from JSON values and strings); one that did
+            // not would be left out rather than written half.
+            if let Ok(line) = stored.into_line() {
+                lines.push(line.into_boxed_str());
+            }
+        }
         ImportedSession {
             format,
             report: ImportReport {
                 records,
-                entries: entries.len(),
+                entries: lines.len(),
                 issues: self.issues,
             },
             header,
-            entries,
+            lines,
         }
     }
 }

@@ -20,6 +20,7 @@ mod opencode;
 mod output;
 mod report;
 mod source;
+mod stored;
 mod subagents;
 mod surroundings;
 mod tools;
@@ -85,10 +86,52 @@ pub fn custom_type(format: SourceFormat, kind: &str) -> String {
 pub struct ImportedSession {
     pub format: SourceFormat,
     pub header: SessionHeader,
-    /// In file order: parents before children where the source allows it, the main conversation's
-    /// last entry last (it becomes the leaf when the file is opened).
-    pub entries: Vec<SessionEntry>,
+    /// The entries as JSON lines (without newlines), in file order: parents before children where
+    /// the source allows it, the main conversation's last entry last (it becomes the leaf when the
+    /// file is opened). Kept as lines, written once each: a million entries held structured would
+    /// take gigabytes ([`ImportedSession::entries`] parses them).
+    lines: Vec<Box<str>>,
     pub report: ImportReport,
+}
+
+impl ImportedSession {
+    /// The entries, parsed from their lines (for callers that inspect them; the file is written
+    /// from the lines).
+    pub fn entries(&self) -> Vec<SessionEntry> {
+        self.lines
+            .iter()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect()
+    }
+
+    /// How many entries the session has.
+    pub fn entry_count(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// Gives the entries without a timestamp `timestamp` (a source that records none).
+    pub(crate) fn fill_missing_timestamps(&mut self, timestamp: &str) {
+        for line in &mut self.lines {
+            if !line.contains("\"timestamp\":\"\"") {
+                continue;
+            }
+            let Ok(mut entry) = serde_json::from_str::<SessionEntry>(line) else {
+                continue;
+            };
+            if !entry.timestamp.is_empty() {
+                continue;
+            }
+            entry.timestamp = timestamp.to_owned();
+            if let Ok(text) = serde_json::to_string(&entry) {
+                *line = text.into_boxed_str();
+            }
+        }
+    }
+
+    /// The entries' JSON lines (without newlines), in file order.
+    pub fn entry_lines(&self) -> impl Iterator<Item = &str> {
+        self.lines.iter().map(AsRef::as_ref)
+    }
 }
 
 /// Record types only Claude Code writes, recognised even in files without a conversation record

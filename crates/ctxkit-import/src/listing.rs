@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use ctxkit_protocol::{AgentMessage, EntryKind, MessageContent, SessionInfoRecord};
+use ctxkit_protocol::{AgentMessage, EntryKind, MessageContent, SessionEntry, SessionInfoRecord};
 
 use crate::error::ImportError;
 use crate::{ImportedSession, SourceFormat, convert_read_file, read_source};
@@ -172,11 +172,12 @@ fn collect(
 /// the branch the session continues from (root to leaf, the leaf being the last entry): messages a
 /// side branch holds (a sidechain, an undone OpenCode revert) are not counted, compacted ones are.
 pub(crate) fn info_record(path: &Path, session: &ImportedSession) -> SessionInfoRecord {
-    let branch = leaf_branch(session);
+    let entries = session.entries();
+    let branch = leaf_branch(&entries);
     let mut name = None;
     let mut message_count = 0;
     let mut first_message = None;
-    for entry in &session.entries {
+    for entry in &entries {
         match &entry.kind {
             EntryKind::Message(message) => {
                 if !branch.contains(entry.id.as_str()) {
@@ -205,8 +206,7 @@ pub(crate) fn info_record(path: &Path, session: &ImportedSession) -> SessionInfo
             | EntryKind::Unknown { .. } => {}
         }
     }
-    let modified = session
-        .entries
+    let modified = entries
         .iter()
         .map(|entry| entry.timestamp.as_str())
         .max()
@@ -227,14 +227,13 @@ pub(crate) fn info_record(path: &Path, session: &ImportedSession) -> SessionInfo
 }
 
 /// The ids of the entries from the last entry (the leaf when the file is opened) up to its root.
-fn leaf_branch(session: &ImportedSession) -> HashSet<&str> {
-    let parents: HashMap<&str, Option<&str>> = session
-        .entries
+fn leaf_branch(entries: &[SessionEntry]) -> HashSet<&str> {
+    let parents: HashMap<&str, Option<&str>> = entries
         .iter()
         .map(|entry| (entry.id.as_str(), entry.parent_id.as_deref()))
         .collect();
     let mut branch = HashSet::new();
-    let mut next = session.entries.last().map(|entry| entry.id.as_str());
+    let mut next = entries.last().map(|entry| entry.id.as_str());
     // `insert` refusing an id already walked ends a parent cycle.
     while let Some(id) = next
         && branch.insert(id)

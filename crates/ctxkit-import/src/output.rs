@@ -37,8 +37,8 @@ impl ImportedSession {
     pub fn to_jsonl(&self) -> Result<String, ImportError> {
         let mut text = serde_json::to_string(&self.header)?;
         text.push('\n');
-        for entry in &self.entries {
-            text.push_str(&serde_json::to_string(entry)?);
+        for line in &self.lines {
+            text.push_str(line);
             text.push('\n');
         }
         Ok(text)
@@ -97,9 +97,10 @@ impl ImportedSession {
                 Some((id, line))
             })
             .collect();
+        let entries = self.entries();
         let mut missing = String::new();
         let mut count = 0;
-        for (entry, line) in self.entries.iter().zip(new_lines) {
+        for (entry, line) in entries.iter().zip(new_lines) {
             match old_by_id.get(&entry.id) {
                 Some(old) if *old == line => {}
                 Some(_) => return Err(conflict(&format!("entry `{}` differs", entry.id))),
@@ -116,9 +117,9 @@ impl ImportedSession {
         // The session's leaf is its last entry: when the user continued the import, the new
         // records would take the leaf off the continued turns. An entry after them, on the
         // continued branch, keeps it there.
-        let continued_at = last_id.filter(|id| !self.entries.iter().any(|entry| &entry.id == id));
+        let continued_at = last_id.filter(|id| !entries.iter().any(|entry| &entry.id == id));
         if let Some(leaf) = &continued_at {
-            missing.push_str(&keep_branch_line(leaf, count, &old_by_id, &self.entries)?);
+            missing.push_str(&keep_branch_line(leaf, count, &old_by_id, &entries)?);
             missing.push('\n');
         }
         let mut file = std::fs::OpenOptions::new()
@@ -192,8 +193,8 @@ impl ImportedSession {
     fn write_lines(&self, writer: &mut impl std::io::Write) -> std::io::Result<()> {
         serde_json::to_writer(&mut *writer, &self.header)?;
         writer.write_all(b"\n")?;
-        for entry in &self.entries {
-            serde_json::to_writer(&mut *writer, entry)?;
+        for line in &self.lines {
+            writer.write_all(line.as_bytes())?;
             writer.write_all(b"\n")?;
         }
         Ok(())

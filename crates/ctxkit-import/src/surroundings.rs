@@ -22,11 +22,7 @@ pub(crate) fn fill_missing_header(session: &mut ImportedSession, path: &Path) {
         && let Some(modified) = modification_time(path)
     {
         session.header.timestamp.clone_from(&modified);
-        for entry in &mut session.entries {
-            if entry.timestamp.is_empty() {
-                entry.timestamp.clone_from(&modified);
-            }
-        }
+        session.fill_missing_timestamps(&modified);
     }
     if session.header.cwd.is_empty()
         && session.format == SourceFormat::ClaudeCode

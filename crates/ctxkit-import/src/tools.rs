@@ -13,6 +13,7 @@ use serde_json::Value;
 use crate::builder::{Planned, millis};
 use crate::ids::IdAllocator;
 use crate::report::{ImportIssue, IssueKind};
+use crate::stored::Stored;
 
 /// The text of an added result, for agents whose own text for it is not known (OpenCode).
 pub(crate) const MISSING_RESULT_TEXT: &str = "No result was recorded for this tool call.";
@@ -41,11 +42,11 @@ struct Calls {
 /// messages, and calls the conversation went past get an error result with `missing_text`
 /// (inserted after the call, the call's children moved under it). Every repair is an issue.
 pub(crate) fn repair_tools(
-    mut planned: Vec<Planned>,
+    mut planned: Vec<Stored>,
     ids: &mut IdAllocator,
     issues: &mut Vec<ImportIssue>,
     missing_text: &str,
-) -> Vec<Planned> {
+) -> Vec<Stored> {
     let calls = collect_calls(&planned);
     let answered = pair_results(&mut planned, &calls, issues);
     let missing = unanswered_calls(&planned, &calls, &answered, issues);
@@ -55,26 +56,20 @@ pub(crate) fn repair_tools(
     insert_missing_results(planned, missing, &calls, ids, missing_text)
 }
 
-fn collect_calls(planned: &[Planned]) -> Calls {
+fn collect_calls(planned: &[Stored]) -> Calls {
     let mut calls = Calls::default();
     for item in planned {
-        if let EntryKind::Message(message) = &item.entry.kind
-            && let AgentMessage::Assistant(assistant) = message.as_ref()
-        {
-            for block in &assistant.content {
-                if let ContentBlock::ToolCall(call) = block
-                    && !calls.by_id.contains_key(&call.id)
-                {
-                    calls.order.push(call.id.clone());
-                    calls.by_id.insert(
-                        call.id.clone(),
-                        Call {
-                            name: call.name.clone(),
-                            line: item.line,
-                            assistant: item.entry.id.clone(),
-                        },
-                    );
-                }
+        for (id, name) in item.tool_calls() {
+            if !calls.by_id.contains_key(&id) {
+                calls.order.push(id.clone());
+                calls.by_id.insert(
+                    id,
+                    Call {
+                        name,
+                        line: item.line,
+                        assistant: item.id.clone(),
+                    },
+                );
             }
         }
     }
@@ -84,13 +79,18 @@ fn collect_calls(planned: &[Planned]) -> Calls {
 /// Names each result after its call; a result without a call becomes a user message. The ids of
 /// the calls answered.
 fn pair_results(
-    planned: &mut [Planned],
+    planned: &mut [Stored],
     calls: &Calls,
     issues: &mut Vec<ImportIssue>,
 ) -> HashSet<String> {
     let mut answered: HashSet<String> = HashSet::new();
     for item in planned {
-        let EntryKind::Message(message) = &mut item.entry.kind else {
+        // Tool results stay structured (`stored`): any other entry is not one.
+        if item.kind().is_none() {
+            continue;
+        }
+        let line = item.line;
+        let Some(EntryKind::Message(message)) = item.kind_mut() else {
             continue;
         };
         let AgentMessage::ToolResult(result) = message.as_mut() else {
@@ -105,7 +105,7 @@ fn pair_results(
             }
             None => {
                 issues.push(ImportIssue::at(
-                    item.line,
+                    line,
                     IssueKind::OrphanToolResult {
                         tool_call_id: result.tool_call_id.clone(),
                     },
@@ -120,14 +120,14 @@ fn pair_results(
 /// Calls without results that the conversation went past, grouped by their assistant entry, in
 /// file order; a call at the end of a branch is reported and left alone.
 fn unanswered_calls(
-    planned: &[Planned],
+    planned: &[Stored],
     calls: &Calls,
     answered: &HashSet<String>,
     issues: &mut Vec<ImportIssue>,
 ) -> HashMap<String, Vec<String>> {
     let has_children: HashSet<&str> = planned
         .iter()
-        .filter_map(|item| item.entry.parent_id.as_deref())
+        .filter_map(|item| item.parent_id.as_deref())
         .collect();
     let mut missing: HashMap<String, Vec<String>> = HashMap::new();
     for id in &calls.order {
@@ -162,31 +162,29 @@ fn unanswered_calls(
 
 /// Inserts the added results right after their call and hangs the call's children under them.
 fn insert_missing_results(
-    planned: Vec<Planned>,
+    planned: Vec<Stored>,
     mut missing: HashMap<String, Vec<String>>,
     calls: &Calls,
     ids: &mut IdAllocator,
     missing_text: &str,
-) -> Vec<Planned> {
+) -> Vec<Stored> {
     let mut reparent: HashMap<String, String> = HashMap::new();
     let mut output = Vec::with_capacity(planned.len());
     for mut item in planned {
         if let Some(parent) = item
-            .entry
             .parent_id
             .as_ref()
             .and_then(|parent| reparent.get(parent))
         {
-            item.entry.parent_id = Some(parent.clone());
+            item.parent_id = Some(parent.clone());
         }
-        let added = missing.remove(&item.entry.id);
-        let (assistant_id, line, timestamp) = (
-            item.entry.id.clone(),
-            item.line,
-            item.entry.timestamp.clone(),
-        );
+        let added = missing.remove(&item.id);
+        let Some(call_ids) = added else {
+            output.push(item);
+            continue;
+        };
+        let (assistant_id, line, timestamp) = (item.id.clone(), item.line, item.timestamp());
         output.push(item);
-        let Some(call_ids) = added else { continue };
         let mut parent = assistant_id.clone();
         for call_id in call_ids {
             let id = ids.derive(&format!("missing-result:{call_id}"));
@@ -195,7 +193,7 @@ fn insert_missing_results(
                 .get(&call_id)
                 .map(|call| call.name.clone())
                 .unwrap_or_default();
-            output.push(Planned {
+            output.push(Stored::from(Planned {
                 line,
                 entry: SessionEntry {
                     id: id.clone(),
@@ -203,7 +201,7 @@ fn insert_missing_results(
                     timestamp: timestamp.clone(),
                     kind: missing_result(call_id, name, &timestamp, missing_text),
                 },
-            });
+            }));
             parent = id;
         }
         reparent.insert(assistant_id, parent);

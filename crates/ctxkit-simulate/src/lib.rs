@@ -357,6 +357,8 @@ pub fn simulate_session(
         path: path.display().to_string(),
         format: loaded.format,
         skipped_summaries: loaded.skipped_summaries,
+        calls_not_replayed: loaded.left_out.calls,
+        messages_not_replayed: loaded.left_out.messages,
     };
     let responses = session::Responses::of_format(loaded.format);
     let trace = session::session_trace(loaded.messages, responses);

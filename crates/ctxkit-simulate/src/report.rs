@@ -183,6 +183,16 @@ pub struct SessionSource {
     pub format: &'static str,
     /// Compaction and branch-summary entries on its path, not replayed.
     pub skipped_summaries: usize,
+    /// Calls after the most a replay takes (5,000), not replayed; absent when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub calls_not_replayed: usize,
+    /// The messages of those calls (from the first call left out on), not replayed.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub messages_not_replayed: usize,
+}
+
+fn is_zero(count: &usize) -> bool {
+    *count == 0
 }
 
 /// The whole simulation.

@@ -14,11 +14,22 @@ use super::report::{
 /// The first paragraph of a real session's report.
 pub(super) fn session_header(report: &SimulationReport, source: &SessionSource) -> String {
     let trace = &report.trace;
+    let left_out = if source.calls_not_replayed > 0 {
+        format!(
+            "Only the first {} calls were replayed: the {} calls after them ({} messages) are left \
+             out (a replay's time grows with the square of its calls). ",
+            thousands(trace.calls as u64),
+            thousands(source.calls_not_replayed as u64),
+            thousands(source.messages_not_replayed as u64),
+        )
+    } else {
+        String::new()
+    };
     format!(
         "Session `{}` ({}): {} calls in {} tasks, {} messages, {} tool results (largest {} tokens), \
          {} tokens if every message is sent once; {} summary entries of the source not replayed. \
          {} identifiers shown first by a tool result were named again by the assistant, {} times \
-         in all (the naming calls). Window {} tokens; compaction checks at {}.\n\n",
+         in all (the naming calls). {left_out}Window {} tokens; compaction checks at {}.\n\n",
         source.path,
         source.format,
         trace.calls,

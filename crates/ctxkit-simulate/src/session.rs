@@ -40,15 +40,106 @@ pub(crate) struct Named {
     pub calls: Vec<usize>,
 }
 
+/// The most calls of a real session replayed: the replay's time grows with the square of the calls
+/// (every request is built and measured whole), and a session of a million one-word entries
+/// (500,000 calls) would take days. The calls after it are left out, and the report says how many.
+/// The gathered real sessions have at most about 1,800 model replies (`eval/real-sessions.tsv`).
+pub(crate) const MAX_REPLAYED_CALLS: usize = 5_000;
+
 /// A real session read for replay.
 #[derive(Debug, Clone)]
 pub(crate) struct LoadedSession {
     /// `pi` for a session file, else the import format (`claude-code`, `codex`, `opencode`).
     pub format: &'static str,
-    /// The messages on the path from the root to the leaf.
+    /// The messages on the path from the root to the leaf, up to the calls replayed.
     pub messages: Vec<AgentMessage>,
     /// Compaction and branch-summary entries on that path, not replayed.
     pub skipped_summaries: usize,
+    /// What the bound on calls left out.
+    pub left_out: LeftOut,
+}
+
+/// The part of a session after [`MAX_REPLAYED_CALLS`] calls, not replayed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct LeftOut {
+    pub calls: usize,
+    pub messages: usize,
+}
+
+/// The messages of the first `max_calls` calls (and what precedes them), and what is left out.
+#[cfg(test)]
+pub(crate) fn first_calls(
+    messages: Vec<AgentMessage>,
+    responses: Responses,
+    max_calls: usize,
+) -> (Vec<AgentMessage>, LeftOut) {
+    let mut counter = CallCounter::new(responses, max_calls);
+    let kept = messages
+        .into_iter()
+        .filter(|message| counter.keeps(message))
+        .collect();
+    (kept, counter.left_out)
+}
+
+/// Splits a session's messages at the bound on calls, as [`session_trace`] groups them into calls:
+/// an assistant message starts a call, unless it continues a split response (`Responses::Split`,
+/// right after another with nothing between) or is an error reply (not replayed).
+#[derive(Debug)]
+struct CallCounter {
+    responses: Responses,
+    max_calls: usize,
+    calls: usize,
+    /// The last call has had no result yet (a split response may continue it).
+    call_open: bool,
+    left_out: LeftOut,
+}
+
+impl CallCounter {
+    fn new(responses: Responses, max_calls: usize) -> Self {
+        Self {
+            responses,
+            max_calls,
+            calls: 0,
+            call_open: false,
+            left_out: LeftOut::default(),
+        }
+    }
+
+    /// Whether `message` is replayed (before the bound).
+    fn keeps(&mut self, message: &AgentMessage) -> bool {
+        let starts_call = match message {
+            AgentMessage::Assistant(reply) if reply.stop_reason.as_deref() == Some("error") => {
+                false
+            }
+            AgentMessage::Assistant(_) => {
+                let continues = self.responses == Responses::Split && self.call_open;
+                self.call_open = true;
+                !continues
+            }
+            AgentMessage::User(_)
+            | AgentMessage::ToolResult(_)
+            | AgentMessage::BashExecution(_)
+            | AgentMessage::Custom(_)
+            | AgentMessage::BranchSummary(_)
+            | AgentMessage::CompactionSummary(_)
+            | AgentMessage::Unknown(_) => {
+                self.call_open = false;
+                false
+            }
+        };
+        if starts_call {
+            if self.calls == self.max_calls {
+                self.left_out.calls += 1;
+            } else {
+                self.calls += 1;
+            }
+        }
+        if self.left_out.calls > 0 {
+            self.left_out.messages += 1;
+            return false;
+        }
+        true
+    }
 }
 
 fn bad_input(path: &Path, reason: impl std::fmt::Display) -> SimulateError {
@@ -104,28 +195,36 @@ pub(crate) fn load_session(path: &Path) -> Result<LoadedSession, SimulateError> 
     } else {
         let imported =
             ctxkit_import::import_file(path, None).map_err(|error| bad_input(path, error))?;
-        let text = imported
-            .to_jsonl()
+        let format = imported.format.name();
+        // Written a line at a time, then let go: the opened session is what is replayed.
+        let dir = tempfile::tempdir().map_err(|error| bad_input(path, error))?;
+        let file = dir.path().join("imported.jsonl");
+        imported
+            .write_to(&file)
             .map_err(|error| bad_input(path, error))?;
-        let file = tempfile::NamedTempFile::new().map_err(|error| bad_input(path, error))?;
-        std::fs::write(file.path(), text).map_err(|error| bad_input(path, error))?;
-        let session = Session::open(file.path()).map_err(|error| bad_input(path, error))?;
-        (imported.format.name(), session)
+        drop(imported);
+        let session = Session::open(&file).map_err(|error| bad_input(path, error))?;
+        (format, session)
     };
     let mut loaded = LoadedSession {
         format,
         messages: Vec::new(),
         skipped_summaries: 0,
+        left_out: LeftOut::default(),
     };
+    let mut counter = CallCounter::new(Responses::of_format(format), MAX_REPLAYED_CALLS);
+    let mut replies = false;
     for stored in session.branch_path(None) {
         let entry: SessionEntry = stored.parse().map_err(|error| bad_input(path, error))?;
-        push_entry(&mut loaded, entry.kind);
+        if let Some(message) = push_entry(&mut loaded, entry.kind) {
+            replies |= matches!(message, AgentMessage::Assistant(_));
+            if counter.keeps(&message) {
+                loaded.messages.push(message);
+            }
+        }
     }
-    if !loaded
-        .messages
-        .iter()
-        .any(|message| matches!(message, AgentMessage::Assistant(_)))
-    {
+    loaded.left_out = counter.left_out;
+    if !replies {
         return Err(bad_input(
             path,
             "it holds no assistant message on the path to its leaf, so there is no call to replay",
@@ -134,30 +233,33 @@ pub(crate) fn load_session(path: &Path) -> Result<LoadedSession, SimulateError> 
     Ok(loaded)
 }
 
-fn push_entry(loaded: &mut LoadedSession, kind: EntryKind) {
+/// The message an entry on the path is replayed as, if any; summaries are counted, not replayed.
+fn push_entry(loaded: &mut LoadedSession, kind: EntryKind) -> Option<AgentMessage> {
     match kind {
         EntryKind::Message(message) => match *message {
             AgentMessage::CompactionSummary(_) | AgentMessage::BranchSummary(_) => {
                 loaded.skipped_summaries += 1;
+                None
             }
             message @ (AgentMessage::User(_)
             | AgentMessage::Assistant(_)
             | AgentMessage::ToolResult(_)
             | AgentMessage::BashExecution(_)
             | AgentMessage::Custom(_)
-            | AgentMessage::Unknown(_)) => loaded.messages.push(message),
+            | AgentMessage::Unknown(_)) => Some(message),
         },
-        EntryKind::CustomMessage(custom) => {
-            loaded.messages.push(AgentMessage::Custom(CustomMessage {
-                custom_type: custom.custom_type,
-                content: custom.content,
-                display: custom.display,
-                details: custom.details,
-                timestamp: None,
-                extra: custom.extra,
-            }));
+        EntryKind::CustomMessage(custom) => Some(AgentMessage::Custom(CustomMessage {
+            custom_type: custom.custom_type,
+            content: custom.content,
+            display: custom.display,
+            details: custom.details,
+            timestamp: None,
+            extra: custom.extra,
+        })),
+        EntryKind::Compaction(_) | EntryKind::BranchSummary(_) => {
+            loaded.skipped_summaries += 1;
+            None
         }
-        EntryKind::Compaction(_) | EntryKind::BranchSummary(_) => loaded.skipped_summaries += 1,
         EntryKind::ThinkingLevelChange(_)
         | EntryKind::ModelChange(_)
         | EntryKind::Custom(_)
@@ -165,7 +267,7 @@ fn push_entry(loaded: &mut LoadedSession, kind: EntryKind) {
         | EntryKind::SessionInfo(_)
         | EntryKind::ContextEdit(_)
         | EntryKind::Usage(_)
-        | EntryKind::Unknown { .. } => {}
+        | EntryKind::Unknown { .. } => None,
     }
 }
 

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::meter::Request;
 use super::named_recall::{NamedObservation, NamedTracker};
-use super::session::{Responses, session_trace};
+use super::session::{Responses, first_calls, session_trace};
 use super::trace::{IdentifierKind, Trace};
 
 fn user(text: &str) -> AgentMessage {
@@ -149,8 +149,22 @@ fn a_response_split_into_records_is_one_call_where_the_source_splits_responses()
     assert_eq!(first.reply.stop_reason.as_deref(), Some("toolUse"));
     assert_eq!(first.results.len(), 2);
     assert_eq!(split.messages().count(), messages.len() - 2);
-    let whole = session_trace(messages, Responses::OneMessageEach);
+    let whole = session_trace(messages.clone(), Responses::OneMessageEach);
     assert_eq!(whole.calls(), 4);
+    // The bound on calls cuts where the grouping starts a call, in both ways of writing replies.
+    for (responses, total) in [(Responses::Split, 2), (Responses::OneMessageEach, 4)] {
+        for max in 0..=total + 1 {
+            let (kept, left_out) = first_calls(messages.clone(), responses, max);
+            let replayed = session_trace(kept.clone(), responses).calls();
+            assert_eq!(replayed, max.min(total), "{responses:?} {max}");
+            assert_eq!(left_out.calls, total - replayed, "{responses:?} {max}");
+            assert_eq!(
+                left_out.messages + kept.len(),
+                messages.len(),
+                "{responses:?}"
+            );
+        }
+    }
     assert_eq!(Responses::of_format("codex"), Responses::Split);
     for format in ["pi", "claude-code", "opencode"] {
         assert_eq!(Responses::of_format(format), Responses::OneMessageEach);

@@ -63,8 +63,8 @@ fn merge_fragments(records: &mut [Record], index_of: &HashMap<String, usize>) {
             Some(head) => {
                 let fragment = std::mem::take(&mut records[index].entries);
                 if let Some(reply) = assistant_of(&mut records[head]) {
-                    for planned in fragment {
-                        if let EntryKind::Message(message) = planned.entry.kind
+                    for stored in fragment {
+                        if let Some(EntryKind::Message(message)) = stored.into_kind()
                             && let AgentMessage::Assistant(part) = *message
                         {
                             absorb(reply, part);
@@ -120,13 +120,15 @@ fn conversational_parent(
     parent
 }
 
-/// The assistant message of a record's entries (its last assistant entry).
+/// The assistant message of a record's entries (its last assistant entry), structured again
+/// from its line to take the fragments.
 fn assistant_of(record: &mut Record) -> Option<&mut AssistantMessage> {
     record
         .entries
         .iter_mut()
         .rev()
-        .find_map(|planned| match &mut planned.entry.kind {
+        .filter(|stored| stored.is_assistant())
+        .find_map(|stored| match stored.kind_mut()? {
             EntryKind::Message(message) => match message.as_mut() {
                 AgentMessage::Assistant(assistant) => Some(assistant),
                 AgentMessage::User(_)
@@ -175,18 +177,54 @@ fn absorb(reply: &mut AssistantMessage, part: AssistantMessage) {
     }
 }
 
-/// Chains result records that share a parent, in file order, and moves what followed them (a later
-/// child of that parent or of a result but the last) under the last result before it.
-fn chain_sibling_results(records: &mut [Record]) {
+/// The children (record indexes, in file order) of every parent with two result records or more,
+/// and of those results: the only records `chain_sibling_results` moves. A transcript's other
+/// records are not listed (a million of them would take hundreds of megabytes).
+fn result_families(records: &[Record]) -> HashMap<String, Vec<usize>> {
+    let mut results_under: HashMap<&str, usize> = HashMap::new();
+    for record in records
+        .iter()
+        .filter(|record| !record.removed && record.tool_results)
+    {
+        if let Some(parent) = &record.parent_uuid {
+            *results_under.entry(parent).or_default() += 1;
+        }
+    }
+    let mut listed: std::collections::HashSet<&str> = results_under
+        .into_iter()
+        .filter(|(_, results)| *results >= 2)
+        .map(|(parent, _)| parent)
+        .collect();
+    let members: Vec<&str> = records
+        .iter()
+        .filter(|record| !record.removed && record.tool_results)
+        .filter(|record| {
+            record
+                .parent_uuid
+                .as_deref()
+                .is_some_and(|parent| listed.contains(parent))
+        })
+        .filter_map(|record| record.uuid.as_deref())
+        .collect();
+    listed.extend(members);
     let mut children: HashMap<String, Vec<usize>> = HashMap::new();
     for (index, record) in records.iter().enumerate() {
         if record.removed {
             continue;
         }
-        if let Some(parent) = &record.parent_uuid {
+        if let Some(parent) = &record.parent_uuid
+            && listed.contains(parent.as_str())
+        {
             children.entry(parent.clone()).or_default().push(index);
         }
     }
+    children
+}
+
+/// Chains result records that share a parent, in file order, and moves what followed them (a later
+/// child of that parent or of a result but the last) under the last result before it.
+fn chain_sibling_results(records: &mut [Record]) {
+    let children = result_families(records);
     let mut groups: Vec<&Vec<usize>> = children.values().collect();
     groups.sort_by_key(|group| group.first().copied());
     for kids in groups {

@@ -19,6 +19,7 @@ use crate::builder::{Builder, Planned, header};
 use crate::error::ImportError;
 use crate::report::IssueKind;
 use crate::source::{SourceFile, SourceLine, str_field};
+use crate::stored::Stored;
 use crate::{ImportedSession, SourceFormat};
 use reader::{ReadRecords, RecordReader};
 
@@ -90,7 +91,7 @@ struct Record {
     /// A compaction boundary's `preservedSegment.headUuid`: the first record Claude Code kept
     /// verbatim after its summary.
     kept_head_uuid: Option<String>,
-    entries: Vec<Planned>,
+    entries: Vec<Stored>,
 }
 
 /// Converts a Claude Code transcript.
@@ -258,7 +259,8 @@ fn keep_preserved_segment(record: &mut Record, first_entries: &HashMap<String, S
     if let Some(compaction) = record
         .entries
         .first_mut()
-        .and_then(|planned| planned.entry.kind.as_compaction_mut())
+        .and_then(Stored::kind_mut)
+        .and_then(EntryKind::as_compaction_mut)
     {
         compaction.first_kept_entry_id.clone_from(head);
     }
@@ -270,16 +272,23 @@ fn link_records(
     records: Vec<Record>,
     tails: &HashMap<String, String>,
     builder: &mut Builder,
-) -> Vec<Planned> {
+) -> Vec<Stored> {
+    // Only the heads of kept segments are looked up here.
+    let heads: std::collections::HashSet<&str> = records
+        .iter()
+        .filter_map(|record| record.kept_head_uuid.as_deref())
+        .collect();
     let first_entries: HashMap<String, String> = records
         .iter()
-        .filter_map(|record| {
-            Some((
-                record.uuid.clone()?,
-                record.entries.first()?.entry.id.clone(),
-            ))
+        .filter(|record| {
+            record
+                .uuid
+                .as_deref()
+                .is_some_and(|uuid| heads.contains(uuid))
         })
+        .filter_map(|record| Some((record.uuid.clone()?, record.entries.first()?.id.clone())))
         .collect();
+    drop(heads);
     let mut side: HashMap<String, bool> = HashMap::new();
     let mut side_entries = Vec::new();
     let mut main_entries = Vec::new();
@@ -298,7 +307,7 @@ fn link_records(
             side.insert(uuid.clone(), is_side);
         }
         if let Some(first) = record.entries.first_mut() {
-            first.entry.parent_id = parent;
+            first.parent_id = parent;
         }
         if is_side {
             side_entries.extend(record.entries);

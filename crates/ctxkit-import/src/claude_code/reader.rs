@@ -16,6 +16,7 @@ use super::{
 use crate::builder::{Builder, Planned, custom_kind, normalize_timestamp};
 use crate::report::{ImportIssue, IssueKind};
 use crate::source::{SourceLine, str_field};
+use crate::stored::Stored;
 
 /// What a record's entries need from it, read once.
 struct RecordHead<'line> {
@@ -299,6 +300,15 @@ impl RecordReader {
         if let (Some(uuid), Some(last)) = (&head.uuid, entries.last()) {
             self.tails.insert(uuid.clone(), last.entry.id.clone());
         }
+        let conversational = entries
+            .iter()
+            .any(|planned| matches!(planned.entry.kind, EntryKind::Message(_)));
+        // Each entry written as its line now (`stored`); the records of a long transcript are
+        // held until the end.
+        // A new vector: collected in place, the entries' vector (472 bytes an entry) would be kept.
+        let mut stored = Vec::with_capacity(entries.len());
+        stored.extend(entries.into_iter().map(Stored::from));
+        let entries = stored;
         if !head.sidechain && head.uuid.is_some() {
             self.main_tail_uuid.clone_from(&head.uuid);
         }
@@ -314,9 +324,7 @@ impl RecordReader {
             sidechain: head.sidechain,
             message_id,
             tool_results: head.record_type == "user" && has_tool_results(record),
-            conversational: entries
-                .iter()
-                .any(|planned| matches!(planned.entry.kind, EntryKind::Message(_))),
+            conversational,
             removed: false,
             alias_of: None,
             fallback_parent_uuid: None,
@@ -344,12 +352,12 @@ fn preserved_head(record: &JsonObject) -> Option<String> {
 /// Puts a summary's text into a boundary record's compaction still without one; its entry id.
 fn fill_summary(boundary: &mut Record, text: &str) -> Option<String> {
     let entry = boundary.entries.first_mut()?;
-    let compaction = entry.entry.kind.as_compaction_mut()?;
+    let compaction = entry.kind_mut()?.as_compaction_mut()?;
     if !compaction.summary.is_empty() {
         return None;
     }
     compaction.summary = text.to_owned();
-    Some(entry.entry.id.clone())
+    Some(entry.id.clone())
 }
 
 /// The `session_info` a title record becomes, keeping its `leafUuid`.

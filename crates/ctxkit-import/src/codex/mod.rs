@@ -21,6 +21,7 @@ use crate::builder::{Builder, Planned, custom_kind, header, normalize_timestamp}
 use crate::error::ImportError;
 use crate::report::{ImportIssue, IssueKind};
 use crate::source::{SourceFile, str_field};
+use crate::stored::Stored;
 use crate::{ImportedSession, SourceFormat};
 use items::response_item;
 pub(crate) use legacy::{Line, classify, is_rollout_record, parent_thread_id};
@@ -115,7 +116,7 @@ struct Converter {
     identity: Identity,
     state: State,
     builder: Builder,
-    planned: Vec<Planned>,
+    planned: Vec<Stored>,
     last_timestamp: String,
 }
 
@@ -153,11 +154,8 @@ impl Converter {
                 format!("{session_id}:{}#{index}", line.key)
             };
             let id = self.builder.ids.derive(&key);
-            let parent_id = self
-                .planned
-                .last()
-                .map(|previous| previous.entry.id.clone());
-            self.planned.push(Planned {
+            let parent_id = self.planned.last().map(|previous| previous.id.clone());
+            self.planned.push(Stored::from(Planned {
                 line: line.line,
                 entry: SessionEntry {
                     kind: keeping_nothing_before(emitted, &id),
@@ -165,7 +163,7 @@ impl Converter {
                     parent_id,
                     timestamp: timestamp.clone(),
                 },
-            });
+            }));
         }
     }
 

@@ -5,7 +5,7 @@
 //! then an assistant message with `summary: true`) becomes a `compaction` entry. `session_message`
 //! rows are converted by `next`; messages a revert undid go on a side branch (`timeline`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use ctxkit_protocol::{
     AgentMessage, AssistantMessage, CompactionEntry, ContentBlock, CustomEntry, EntryKind,
@@ -20,15 +20,19 @@ use super::storage::{RawMessage, RawSession, str_of};
 use super::timeline::{Item, timeline};
 use crate::builder::{Builder, Planned, header, set_parent_session_id};
 use crate::report::IssueKind;
+use crate::stored::Stored;
 use crate::{ImportedSession, SourceFormat, custom_type};
 
 const FORMAT: SourceFormat = SourceFormat::OpenCode;
 
 pub(super) struct Chain {
     pub(super) builder: Builder,
-    planned: Vec<Planned>,
+    planned: Vec<Stored>,
     /// OpenCode message id → the id of its first entry (for a compaction's kept tail).
     first_entry_of: HashMap<String, String>,
+    /// The message ids a compaction request names as its kept tail: the only ones
+    /// `first_entry_of` keeps (a million messages would take a hundred megabytes).
+    named_tails: HashSet<String>,
     /// Context tokens of the last assistant reply.
     pub(super) last_tokens: Option<u64>,
     /// `tail_start_id` of a compaction request waiting for its summary.
@@ -44,10 +48,7 @@ impl Chain {
         time: &str,
         kind: EntryKind,
     ) -> String {
-        let parent_id = self
-            .planned
-            .last()
-            .map(|previous| previous.entry.id.clone());
+        let parent_id = self.planned.last().map(|previous| previous.id.clone());
         self.push_under(parent_id, ordinal, key, time, kind)
     }
 
@@ -62,11 +63,8 @@ impl Chain {
     ) {
         let id = self.builder.ids.derive(key);
         compaction.first_kept_entry_id = kept.unwrap_or_else(|| id.clone());
-        let parent_id = self
-            .planned
-            .last()
-            .map(|previous| previous.entry.id.clone());
-        self.planned.push(Planned {
+        let parent_id = self.planned.last().map(|previous| previous.id.clone());
+        self.planned.push(Stored::from(Planned {
             line: ordinal,
             entry: SessionEntry {
                 id,
@@ -74,7 +72,7 @@ impl Chain {
                 timestamp: time.to_owned(),
                 kind: EntryKind::Compaction(compaction),
             },
-        });
+        }));
     }
 
     fn push_under(
@@ -86,7 +84,7 @@ impl Chain {
         kind: EntryKind,
     ) -> String {
         let id = self.builder.ids.derive(key);
-        self.planned.push(Planned {
+        self.planned.push(Stored::from(Planned {
             line: ordinal,
             entry: SessionEntry {
                 id: id.clone(),
@@ -94,12 +92,12 @@ impl Chain {
                 timestamp: time.to_owned(),
                 kind,
             },
-        });
+        }));
         id
     }
 }
 
-pub(super) fn convert_session(raw: &RawSession) -> ImportedSession {
+pub(super) fn convert_session(raw: RawSession) -> ImportedSession {
     let info = &raw.info;
     let session_id = str_of(info, "id").unwrap_or_default().to_owned();
     let created = time_of(info, "created");
@@ -117,6 +115,7 @@ pub(super) fn convert_session(raw: &RawSession) -> ImportedSession {
         builder: Builder::default(),
         planned: Vec::new(),
         first_entry_of: HashMap::new(),
+        named_tails: HashSet::new(),
         last_tokens: None,
         pending_tail: None,
     };
@@ -130,16 +129,29 @@ pub(super) fn convert_session(raw: &RawSession) -> ImportedSession {
         chain.push(0, &format!("{session_id}:session"), &start, kind);
     }
     let timeline = timeline(raw);
+    chain.named_tails = timeline
+        .kept
+        .iter()
+        .chain(&timeline.undone)
+        .filter_map(|item| match item {
+            Item::Legacy(message) => Some(message),
+            Item::Next(_) => None,
+        })
+        .flat_map(|message| &message.parts)
+        .filter(|part| part_type(part) == "compaction")
+        .filter_map(|part| str_of(part, "tail_start_id").map(str::to_owned))
+        .collect();
     let mut last_time = start.clone();
     let mut ordinal = 0;
-    for item in &timeline.kept {
+    // Each message let go once converted.
+    for item in timeline.kept {
         ordinal += 1;
-        convert_item(&mut chain, ordinal, item, &mut last_time);
+        convert_item(&mut chain, ordinal, &item, &mut last_time);
     }
     if let Some(revert) = timeline.revert {
         // What the revert undid stays on a side branch; a marker under the last kept entry, written
         // last, makes the kept conversation the leaf, as OpenCode shows it.
-        let kept_leaf = chain.planned.last().map(|last| last.entry.id.clone());
+        let kept_leaf = chain.planned.last().map(|last| last.id.clone());
         for item in &timeline.undone {
             ordinal += 1;
             convert_item(&mut chain, ordinal, item, &mut last_time);
@@ -179,17 +191,20 @@ fn convert_item(chain: &mut Chain, ordinal: usize, item: &Item, last_time: &mut 
             last_time.clone_from(&time);
             legacy_message(chain, ordinal, message, &time);
         }
-        Item::Next(message) => {
+        Item::Next(row) => {
+            let message = row.parsed();
             let time = time_of(&message.data, "created").unwrap_or(message.time_created);
             let time = iso_from_ms(time);
             last_time.clone_from(&time);
-            super::next::convert(chain, ordinal, message, &time);
+            super::next::convert(chain, ordinal, &message, &time);
         }
     }
-    if let Some(first) = chain.planned.get(before) {
+    if let Some(first) = chain.planned.get(before)
+        && chain.named_tails.contains(item.id())
+    {
         chain
             .first_entry_of
-            .insert(item.id().to_owned(), first.entry.id.clone());
+            .insert(item.id().to_owned(), first.id.clone());
     }
 }
 

@@ -14,7 +14,7 @@ use ctxkit_protocol::JsonObject;
 use rusqlite::{Connection, OpenFlags, OptionalExtension as _};
 use serde_json::Value;
 
-use super::storage::{NextMessage, RawMessage, RawSession};
+use super::storage::{NextRow, RawMessage, RawSession, parse_object};
 use crate::error::ImportError;
 
 /// The session tables, the newer first (a session in both is read from the newer one).
@@ -240,10 +240,7 @@ fn read_messages(connection: &Connection, session_id: &str) -> rusqlite::Result<
 }
 
 /// The `session_message` rows of a session in `seq` order; none when the table does not exist.
-fn read_next_messages(
-    connection: &Connection,
-    session_id: &str,
-) -> rusqlite::Result<Vec<NextMessage>> {
+fn read_next_messages(connection: &Connection, session_id: &str) -> rusqlite::Result<Vec<NextRow>> {
     if !table_exists(connection, "session_message")? {
         return Ok(Vec::new());
     }
@@ -258,11 +255,11 @@ fn read_next_messages(
     let mut statement = connection.prepare(query)?;
     let rows = statement.query_map([session_id], |row| {
         let data: String = row.get(3)?;
-        Ok(NextMessage {
+        Ok(NextRow {
             id: row.get(0)?,
             kind: row.get(1)?,
             time_created: row.get(2)?,
-            data: parse_object(&data),
+            data: data.into_boxed_str(),
         })
     })?;
     rows.collect()
@@ -278,27 +275,4 @@ fn with_ids(data: &str, id: &str, session_id: &str, message_id: Option<&str>) ->
         object.insert("messageID".to_owned(), Value::String(message_id.to_owned()));
     }
     object
-}
-
-/// A `data` column as an object; data that is not a JSON object is kept under `data`.
-fn parse_object(data: &str) -> JsonObject {
-    match serde_json::from_str::<Value>(data) {
-        Ok(Value::Object(object)) => object,
-        Ok(
-            other @ (Value::Null
-            | Value::Bool(_)
-            | Value::Number(_)
-            | Value::String(_)
-            | Value::Array(_)),
-        ) => {
-            let mut object = JsonObject::new();
-            object.insert("data".to_owned(), other);
-            object
-        }
-        Err(_) => {
-            let mut object = JsonObject::new();
-            object.insert("data".to_owned(), Value::String(data.to_owned()));
-            object
-        }
-    }
 }

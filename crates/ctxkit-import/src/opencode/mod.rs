@@ -42,7 +42,7 @@ pub fn import_opencode(path: &Path) -> Result<Vec<ImportedSession>, ImportError>
     } else {
         return Err(ImportError::UnknownFormat { path: file });
     };
-    Ok(raw.iter().map(convert::convert_session).collect())
+    Ok(raw.into_iter().map(convert::convert_session).collect())
 }
 
 /// The OpenCode sessions under `root` (`opencode.db` and `storage/session/*/*.json`), each with
@@ -56,7 +56,8 @@ pub(crate) fn list_sessions(root: &Path) -> Vec<(PathBuf, Result<ImportedSession
                 for id in ids {
                     let path = PathBuf::from(format!("{}#{id}", database.display()));
                     let session = database::read_database(&database, &id).and_then(|raw| {
-                        raw.first()
+                        raw.into_iter()
+                            .next()
                             .map(convert::convert_session)
                             .ok_or_else(|| ImportError::Empty { path: path.clone() })
                     });
@@ -79,7 +80,8 @@ pub(crate) fn list_sessions(root: &Path) -> Vec<(PathBuf, Result<ImportedSession
         .flat_map(|project| storage::json_files(project))
     {
         let session = storage::read_file_store(&file).and_then(|raw| {
-            raw.first()
+            raw.into_iter()
+                .next()
                 .map(convert::convert_session)
                 .ok_or_else(|| ImportError::Empty { path: file.clone() })
         });

@@ -18,7 +18,53 @@ pub(crate) struct RawSession {
     pub(crate) info: JsonObject,
     pub(crate) messages: Vec<RawMessage>,
     /// `session_message` rows in `seq` order (empty for 1.x stores and older databases).
-    pub(crate) next_messages: Vec<NextMessage>,
+    pub(crate) next_messages: Vec<NextRow>,
+}
+
+/// A `session_message` row as read: its `data` kept as text until it is converted (a million
+/// parsed rows would take gigabytes).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct NextRow {
+    pub(crate) id: String,
+    pub(crate) kind: String,
+    pub(crate) time_created: i64,
+    /// The `data` column.
+    pub(crate) data: Box<str>,
+}
+
+impl NextRow {
+    /// The row with its data parsed.
+    pub(crate) fn parsed(&self) -> NextMessage {
+        NextMessage {
+            id: self.id.clone(),
+            kind: self.kind.clone(),
+            time_created: self.time_created,
+            data: parse_object(&self.data),
+        }
+    }
+}
+
+/// A `data` column as an object; data that is not a JSON object is kept under `data`.
+pub(crate) fn parse_object(data: &str) -> JsonObject {
+    match serde_json::from_str::<Value>(data) {
+        Ok(Value::Object(object)) => object,
+        Ok(
+            other @ (Value::Null
+            | Value::Bool(_)
+            | Value::Number(_)
+            | Value::String(_)
+            | Value::Array(_)),
+        ) => {
+            let mut object = JsonObject::new();
+            object.insert("data".to_owned(), other);
+            object
+        }
+        Err(_) => {
+            let mut object = JsonObject::new();
+            object.insert("data".to_owned(), Value::String(data.to_owned()));
+            object
+        }
+    }
 }
 
 /// A `session_message` row: a message of OpenCode's newer model (`user`, `synthetic`, `shell`,

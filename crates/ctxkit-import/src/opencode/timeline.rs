@@ -11,13 +11,13 @@
 
 use serde_json::Value;
 
-use super::storage::{NextMessage, RawMessage, RawSession, str_of};
+use super::storage::{NextRow, RawMessage, RawSession, str_of};
 
 /// One message of either model.
 #[derive(Debug, Clone)]
 pub(super) enum Item {
     Legacy(RawMessage),
-    Next(NextMessage),
+    Next(NextRow),
 }
 
 impl Item {
@@ -50,27 +50,29 @@ pub(super) struct Timeline {
     pub(super) revert: Option<Value>,
 }
 
-pub(super) fn timeline(raw: &RawSession) -> Timeline {
-    let latest_next = raw.next_messages.iter().map(|next| next.time_created).max();
-    let mut items: Vec<Item> = raw
-        .messages
-        .iter()
-        .cloned()
+pub(super) fn timeline(raw: RawSession) -> Timeline {
+    let RawSession {
+        info,
+        messages,
+        next_messages,
+    } = raw;
+    let latest_next = next_messages.iter().map(|next| next.time_created).max();
+    let mut items: Vec<Item> = messages
+        .into_iter()
         .map(Item::Legacy)
         .filter(|item| {
             latest_next.is_none_or(|latest| {
-                item.created() > latest
-                    && !raw.next_messages.iter().any(|next| next.id == item.id())
+                item.created() > latest && !next_messages.iter().any(|next| next.id == item.id())
             })
         })
         .collect();
     let legacy_count = items.len();
-    items.extend(raw.next_messages.iter().cloned().map(Item::Next));
+    items.extend(next_messages.into_iter().map(Item::Next));
     if legacy_count > 0 && items.len() > legacy_count {
         // Both models: creation order (a stable sort keeps each model's own order on ties).
         items.sort_by_key(Item::created);
     }
-    let Some(revert) = raw.info.get("revert").filter(|revert| revert.is_object()) else {
+    let Some(revert) = info.get("revert").filter(|revert| revert.is_object()) else {
         return Timeline {
             kept: items,
             ..Timeline::default()

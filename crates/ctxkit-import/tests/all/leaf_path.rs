@@ -16,16 +16,16 @@ use ctxkit_protocol::{AgentMessage, EntryKind, SessionEntry};
 use crate::shapes::{imported_context, shape};
 
 /// The entries from the root to the leaf (the last entry).
-fn leaf_path(session: &ImportedSession) -> Vec<&SessionEntry> {
-    let by_id: HashMap<&str, &SessionEntry> = session
-        .entries
+fn leaf_path(session: &ImportedSession) -> Vec<SessionEntry> {
+    let entries = session.entries();
+    let by_id: HashMap<&str, &SessionEntry> = entries
         .iter()
         .map(|entry| (entry.id.as_str(), entry))
         .collect();
     let mut path = Vec::new();
-    let mut current = session.entries.last();
+    let mut current = entries.last();
     while let Some(entry) = current {
-        path.push(entry);
+        path.push(entry.clone());
         current = entry
             .parent_id
             .as_deref()
@@ -45,10 +45,10 @@ fn is_tool_result(entry: &SessionEntry) -> bool {
 fn tool_results_on_path(session: &ImportedSession) -> (usize, usize) {
     let on_path = leaf_path(session)
         .into_iter()
-        .filter(|entry| is_tool_result(entry))
+        .filter(is_tool_result)
         .count();
     let total = session
-        .entries
+        .entries()
         .iter()
         .filter(|entry| is_tool_result(entry))
         .count();
@@ -57,7 +57,7 @@ fn tool_results_on_path(session: &ImportedSession) -> (usize, usize) {
 
 fn roots(session: &ImportedSession) -> usize {
     session
-        .entries
+        .entries()
         .iter()
         .filter(|entry| entry.parent_id.is_none())
         .count()
@@ -126,8 +126,8 @@ fn a_codex_remote_compaction_continues_its_thread() {
     let (on_path, total) = tool_results_on_path(&session);
     assert_eq!((on_path, total), (14, 14));
     assert_eq!(roots(&session), 1);
-    let compactions: Vec<_> = session
-        .entries
+    let entries = session.entries();
+    let compactions: Vec<_> = entries
         .iter()
         .filter_map(|entry| entry.kind.as_compaction())
         .collect();

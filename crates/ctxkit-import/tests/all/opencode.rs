@@ -12,7 +12,7 @@ use crate::shapes::{describe, imported_context, shape};
 /// Every entry that carries conversation, in file order: messages and compactions.
 pub fn conversation(session: &ImportedSession) -> Vec<String> {
     session
-        .entries
+        .entries()
         .iter()
         .filter_map(|entry| match &entry.kind {
             EntryKind::Message(message) => Some(describe(message)),
@@ -164,20 +164,23 @@ fn opencode_databases_import_read_only_with_the_compaction_tail() {
             "assistant: Done.",
         ]
     );
-    let compaction = session.entries.iter().find_map(|entry| match &entry.kind {
-        EntryKind::Compaction(compaction) => Some(compaction.tokens_before),
-        EntryKind::Message(_)
-        | EntryKind::ThinkingLevelChange(_)
-        | EntryKind::ModelChange(_)
-        | EntryKind::BranchSummary(_)
-        | EntryKind::Custom(_)
-        | EntryKind::CustomMessage(_)
-        | EntryKind::Label(_)
-        | EntryKind::SessionInfo(_)
-        | EntryKind::ContextEdit(_)
-        | EntryKind::Usage(_)
-        | EntryKind::Unknown { .. } => None,
-    });
+    let compaction = session
+        .entries()
+        .iter()
+        .find_map(|entry| match &entry.kind {
+            EntryKind::Compaction(compaction) => Some(compaction.tokens_before),
+            EntryKind::Message(_)
+            | EntryKind::ThinkingLevelChange(_)
+            | EntryKind::ModelChange(_)
+            | EntryKind::BranchSummary(_)
+            | EntryKind::Custom(_)
+            | EntryKind::CustomMessage(_)
+            | EntryKind::Label(_)
+            | EntryKind::SessionInfo(_)
+            | EntryKind::ContextEdit(_)
+            | EntryKind::Usage(_)
+            | EntryKind::Unknown { .. } => None,
+        });
     assert_eq!(compaction, Some(6000));
     // A chosen session, and its subagent.
     let chosen = PathBuf::from(format!("{}#ses_6e1f00000000Older", path.display()));

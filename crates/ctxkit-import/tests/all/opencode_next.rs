@@ -15,12 +15,12 @@ fn chosen(database: &Path, session: &str) -> PathBuf {
     PathBuf::from(format!("{}#{session}", database.display()))
 }
 
-fn custom_types(session: &ImportedSession) -> Vec<&str> {
+fn custom_types(session: &ImportedSession) -> Vec<String> {
     session
-        .entries
-        .iter()
-        .filter_map(|entry| match &entry.kind {
-            EntryKind::Custom(custom) => Some(custom.custom_type.as_str()),
+        .entries()
+        .into_iter()
+        .filter_map(|entry| match entry.kind {
+            EntryKind::Custom(custom) => Some(custom.custom_type),
             EntryKind::Message(_)
             | EntryKind::Compaction(_)
             | EntryKind::ThinkingLevelChange(_)
@@ -79,7 +79,8 @@ fn session_message_rows_import_message_by_message() {
             "import.opencode.compaction"
         ]
     );
-    let model = session.entries.iter().find_map(|entry| {
+    let entries = session.entries();
+    let model = entries.iter().find_map(|entry| {
         if let EntryKind::ModelChange(change) = &entry.kind {
             Some((change.provider.as_str(), change.model_id.as_str()))
         } else {
@@ -87,7 +88,7 @@ fn session_message_rows_import_message_by_message() {
         }
     });
     assert_eq!(model, Some(("anthropic", "claude-sonnet-4-5")));
-    let tokens_before = session.entries.iter().find_map(|entry| {
+    let tokens_before = entries.iter().find_map(|entry| {
         if let EntryKind::Compaction(compaction) = &entry.kind {
             Some(compaction.tokens_before)
         } else {
@@ -208,15 +209,13 @@ fn a_revert_drops_the_undone_messages_from_the_context_and_keeps_them_on_a_branc
         context,
         ["user: Rename cart.ts to basket.ts.", "assistant: Renamed."]
     );
-    let marker = session.entries.last().unwrap();
+    let entries = session.entries();
+    let marker = entries.last().unwrap();
     assert_eq!(custom_types(&session), ["import.opencode.revert"]);
     // The marker hangs under the last kept message; the undone ones stay on their own branch.
-    let kept = path_to(&session.entries, &marker.id);
+    let kept = path_to(&entries, &marker.id);
     assert_eq!(kept.len(), 4, "session info, two messages, the marker");
-    let undone = session
-        .entries
-        .iter()
-        .filter(|entry| !kept.contains(&entry.id));
+    let undone = entries.iter().filter(|entry| !kept.contains(&entry.id));
     assert_eq!(undone.count(), 2);
 
     // `message`/`part` rows reverted inside a reply (`partID`): the reply's first step stays.

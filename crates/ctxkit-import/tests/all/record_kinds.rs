@@ -8,15 +8,15 @@ use ctxkit_protocol::EntryKind;
 use crate::shapes::{imported_context, shape};
 
 /// `customType`s of the `custom` entries, in file order, and the session names.
-fn kept(session: &ImportedSession) -> (Vec<&str>, Vec<&str>) {
+fn kept(session: &ImportedSession) -> (Vec<String>, Vec<String>) {
     let mut custom = Vec::new();
     let mut names = Vec::new();
-    for entry in &session.entries {
+    for entry in session.entries() {
         if let EntryKind::Custom(entry) = &entry.kind {
-            custom.push(entry.custom_type.as_str());
+            custom.push(entry.custom_type.clone());
         }
-        if let EntryKind::SessionInfo(info) = &entry.kind {
-            names.extend(info.name.as_deref());
+        if let EntryKind::SessionInfo(info) = entry.kind {
+            names.extend(info.name);
         }
     }
     (custom, names)

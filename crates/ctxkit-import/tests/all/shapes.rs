@@ -147,14 +147,14 @@ fn codex_remote_compaction_continues_from_the_replacement_history() {
     assert!(text.contains("The discount is rounded before it is subtracted."));
     assert_eq!(
         session
-            .entries
+            .entries()
             .iter()
             .filter(|entry| entry.parent_id.is_none())
             .count(),
         1
     );
-    let compaction = session
-        .entries
+    let entries = session.entries();
+    let compaction = entries
         .iter()
         .find_map(|entry| entry.kind.as_compaction())
         .unwrap();
@@ -348,7 +348,7 @@ fn windows_paths_a_600_kb_image_line_and_model_switches_import() {
         ]
     );
     let models: Vec<String> = session
-        .entries
+        .entries()
         .iter()
         .filter_map(|entry| {
             if let ctxkit_protocol::EntryKind::ModelChange(change) = &entry.kind {

@@ -31,7 +31,7 @@ fn a_file_without_timestamp_or_cwd_is_named_after_its_modification_time_and_proj
     assert_eq!(session.header.timestamp, "2026-05-10T12:00:00.000Z");
     assert!(
         session
-            .entries
+            .entries()
             .iter()
             .all(|entry| entry.timestamp == "2026-05-10T12:00:00.000Z")
     );

@@ -101,7 +101,7 @@ fn render(session: &ImportedSession) -> String {
     let value = json!({
         "header": session.header,
         "records": session.report.records,
-        "entries": session.entries.iter().map(describe).collect::<Vec<_>>(),
+        "entries": session.entries().iter().map(describe).collect::<Vec<_>>(),
         "issues": session.report.issues.iter().map(ToString::to_string).collect::<Vec<_>>(),
     });
     serde_json::to_string_pretty(&value).unwrap() + "\n"
@@ -150,7 +150,8 @@ fn detection_and_coverage() {
                 .iter()
                 .any(|kind| matches!(kind, IssueKind::UnknownRecord { .. }))
         );
-        let compaction = session.entries.iter().find_map(|entry| match &entry.kind {
+        let entries = session.entries();
+        let compaction = entries.iter().find_map(|entry| match &entry.kind {
             EntryKind::Compaction(compaction) => Some(compaction),
             EntryKind::Message(_)
             | EntryKind::ThinkingLevelChange(_)
@@ -183,8 +184,9 @@ fn imported_sessions_open_in_the_store_with_the_main_leaf_and_compaction_context
             "{name}: {:?}",
             opened.diagnostics()
         );
-        assert_eq!(opened.entries().len(), session.entries.len());
-        let last = session.entries.last().unwrap();
+        assert_eq!(opened.entries().len(), session.entries().len());
+        let entries = session.entries();
+        let last = entries.last().unwrap();
         assert_eq!(opened.leaf_id(), Some(last.id.as_str()), "{name}");
         let context = opened.context_at(LeafSelector::Current);
         let first = opened.message(&context.messages[0]).unwrap();
