@@ -43,6 +43,8 @@ pub struct Digest {
     /// Identifiers only tool output printed, most often and latest first: what fills the room the
     /// people's and calls' names and the recent steps leave.
     pub printed: Vec<String>,
+    /// Every name the span's own steps hold (`carried::mentioned_names`).
+    pub mentioned: std::collections::HashSet<String>,
     /// What the user asked the summary to focus on.
     pub focus: Option<String>,
     /// The span's messages read (its beginning and its latest), and those left out between them
@@ -84,6 +86,7 @@ impl Digest {
         }
         digest.ranked = rank_identifiers(&steps, &digest.earlier);
         digest.printed = printed_identifiers(&steps, &digest.ranked);
+        digest.mentioned = crate::carried::mentioned_names(&steps);
         digest.steps = steps;
         digest.focus.clone_from(&source.focus);
         digest.read_messages = source.messages.len();

@@ -10,6 +10,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod carried;
 mod digest;
 mod layout;
 mod previous;

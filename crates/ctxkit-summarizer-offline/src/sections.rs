@@ -1,6 +1,7 @@
 //! The sections, one function each, from the digest. Every item carries a priority; the budget
 //! keeps the highest first (see `fit`).
 
+use crate::carried::carried_priority;
 use crate::digest::Digest;
 use crate::previous::Slot;
 use crate::text::{best_error_line, clip, identifiers, one_line, sentences, split_fences};
@@ -37,7 +38,10 @@ fn earlier(digest: &Digest, slot: Slot, priority: u8) -> Vec<Item> {
         .filter(|earlier| {
             matches!(slot, Slot::Goal | Slot::Constraints) || names_something(&earlier.text)
         })
-        .map(|earlier| item(clip(&earlier.text, 400), priority))
+        .map(|earlier| {
+            let priority = carried_priority(digest, slot, &earlier.text, priority);
+            item(clip(&earlier.text, 400), priority)
+        })
         .collect()
 }
 

@@ -422,3 +422,25 @@ fn the_size_counts_the_peoples_words_whole() {
         count_tokens(&table)
     );
 }
+
+#[test]
+fn an_earlier_item_the_span_takes_up_again_outranks_one_it_moved_past() {
+    let mut previous = String::from("## Critical Context\n");
+    for index in 0..30 {
+        previous.push_str(&format!(
+            "- `legacy_helper_{index}` in `old/path_{index}.rs` was renamed last week\n"
+        ));
+    }
+    previous.push_str("- `backoff_ms` must stay under 5000 for the manifest fetches\n");
+    // Room for a few of the 31 earlier items: the one the span takes up again is among them.
+    let summary = summarize_offline(&request(session(0), Some(&previous), 450));
+    assert!(
+        summary.contains("`backoff_ms` must stay under 5000"),
+        "{summary}"
+    );
+    let moved_past = summary
+        .lines()
+        .filter(|line| line.starts_with("- `legacy_helper_"))
+        .count();
+    assert!(moved_past < 30, "{summary}");
+}
