@@ -62,3 +62,15 @@ class Serve:
 
     def remove_home(self):
         shutil.rmtree(self.home)
+
+
+def answer_chat_chunk(handler, delta, finish):
+    """Answers a Chat Completions request with one streamed chunk (`delta`, `finish_reason`), then
+    `[DONE]`: the whole reply of the loopback mock models the tiny_* scripts start."""
+    chunk = {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    answer = f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode()
+    handler.send_response(200)
+    handler.send_header("content-type", "text/event-stream")
+    handler.send_header("content-length", str(len(answer)))
+    handler.end_headers()
+    handler.wfile.write(answer)

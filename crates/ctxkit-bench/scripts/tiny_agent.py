@@ -15,7 +15,7 @@ import tempfile
 import threading
 import time
 
-from serve_harness import Serve
+from serve_harness import Serve, answer_chat_chunk
 
 binary, session = os.path.abspath(sys.argv[1]), sys.argv[2]
 # The server's address space is capped at CAP bytes (default 3 GiB): a wrapper that execs it under
@@ -46,13 +46,7 @@ class Model(http.server.BaseHTTPRequestHandler):
             finish = "tool_calls"
         else:
             delta, finish = {"role": "assistant", "content": "done"}, "stop"
-        chunk = {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-        answer = f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode()
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("content-length", str(len(answer)))
-        self.end_headers()
-        self.wfile.write(answer)
+        answer_chat_chunk(self, delta, finish)
 
     def log_message(self, *args):
         pass

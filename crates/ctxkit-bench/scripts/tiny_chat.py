@@ -16,6 +16,8 @@ import tempfile
 import threading
 import time
 
+from serve_harness import answer_chat_chunk
+
 binary, session = os.path.abspath(sys.argv[1]), sys.argv[2]
 cap = os.environ.get("CAP", "3221225472")
 requests = []
@@ -28,13 +30,7 @@ class Model(http.server.BaseHTTPRequestHandler):
         request = json.loads(body)
         requests.append((len(body), len(request.get("messages", []))))
         delta = {"role": "assistant", "content": ANSWER if request.get("tools") else "## Goal\nsummary"}
-        chunk = {"choices": [{"index": 0, "delta": delta, "finish_reason": "stop"}]}
-        answer = f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode()
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("content-length", str(len(answer)))
-        self.end_headers()
-        self.wfile.write(answer)
+        answer_chat_chunk(self, delta, "stop")
 
     def log_message(self, *args):
         pass
