@@ -253,18 +253,32 @@ impl DirectoryStore {
 
     fn list_blocking(&self, query: &ListQuery) -> Result<Vec<StoredSession>> {
         let (records, _skipped) = ctxkit_session::list_all_sessions(&self.root)?;
-        let mut sessions = Vec::new();
-        for record in records {
-            let session = stored_session(Path::new(&record.path))?;
-            if matches(query, &session, Path::new(&record.path))? {
-                sessions.push(session);
-            }
-            if query.limit != 0 && sessions.len() >= query.limit {
-                break;
-            }
-        }
-        Ok(sessions)
+        filtered(records, query)
     }
+}
+
+/// The sessions of one project's folder (`ctxkit sessions --dir FOLDER`) that match `query`,
+/// newest first; files that are not sessions are left out, as the unfiltered listing does.
+pub fn list_folder(folder: &Path, query: &ListQuery) -> Result<Vec<StoredSession>> {
+    let (records, _skipped) = ctxkit_session::list_sessions(folder)?;
+    filtered(records, query)
+}
+
+fn filtered(
+    records: Vec<ctxkit_protocol::SessionInfoRecord>,
+    query: &ListQuery,
+) -> Result<Vec<StoredSession>> {
+    let mut sessions = Vec::new();
+    for record in records {
+        let session = stored_session(Path::new(&record.path))?;
+        if matches(query, &session, Path::new(&record.path))? {
+            sessions.push(session);
+        }
+        if query.limit != 0 && sessions.len() >= query.limit {
+            break;
+        }
+    }
+    Ok(sessions)
 }
 
 fn fenced_unless(holds: bool, lease: &Lease) -> Result<()> {

@@ -16,7 +16,7 @@ mod store;
 mod url;
 
 pub use error::{Result, StoreError};
-pub use files::DirectoryStore;
+pub use files::{DirectoryStore, list_folder};
 pub use lines::{EntryFacts, HeaderFacts, SessionLines, entry_facts, header_facts};
 pub use postgres::PostgresStore;
 pub use store::{Lease, ListQuery, SessionStore, StoredSession};

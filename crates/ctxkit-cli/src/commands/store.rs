@@ -148,19 +148,22 @@ pub fn run(
         from: None,
         all,
         json,
+        ref dir,
         ref name,
         ref grep,
-        ..
     } = command
         && (url.is_database() || name.is_some() || grep.is_some())
     {
         let query = ListQuery {
-            project: (!all).then(current_project).transpose()?,
+            project: (!all && dir.is_none()).then(current_project).transpose()?,
             name: name.clone(),
             text: grep.clone(),
             ..ListQuery::default()
         };
-        return list(url, &query, json, out);
+        return match dir {
+            Some(folder) => list_folder(url, folder, &query, json, out),
+            None => list(url, &query, json, out),
+        };
     }
     let on_database =
         url.is_database() && session_argument(&mut command).is_some_and(|(file, _)| !file.exists());
@@ -268,6 +271,10 @@ fn list(url: &StoreUrl, query: &ListQuery, json: bool, out: &mut dyn Write) -> R
     let runtime = runtime()?;
     let store = open(&runtime, url)?;
     let sessions = runtime.block_on(store.list(query))?;
+    print_listing(sessions, json, out)
+}
+
+fn print_listing(sessions: Vec<StoredSession>, json: bool, out: &mut dyn Write) -> Result<Outcome> {
     let records: Vec<SessionInfoRecord> = sessions.into_iter().map(record_of).collect();
     if json {
         print_json(out, &records)?;
@@ -277,6 +284,26 @@ fn list(url: &StoreUrl, query: &ListQuery, json: bool, out: &mut dyn Write) -> R
         super::sessions::print_session_rows(&records, out)?;
     }
     Ok(Outcome::Success)
+}
+
+/// `ctxkit sessions --dir FOLDER` with a filter: the folder's session files that match. A
+/// database has no folders, so `--dir` there is refused rather than ignored.
+fn list_folder(
+    url: &StoreUrl,
+    folder: &Path,
+    query: &ListQuery,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
+    if url.is_database() {
+        anyhow::bail!(
+            "`--dir` lists a folder of session files, and the store is a database `{}` (hint: drop `--dir`, or pass `--store DIR`)",
+            url.redacted()
+        );
+    }
+    let sessions = ctxkit_store::list_folder(folder, query)
+        .with_context(|| format!("cannot list `{}`", folder.display()))?;
+    print_listing(sessions, json, out)
 }
 
 /// A stored session as `ctxkit sessions` shows it; `path` is what to pass to other commands (the

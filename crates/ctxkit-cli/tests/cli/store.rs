@@ -264,3 +264,48 @@ fn a_directory_store_imports_exports_and_searches_like_the_database() {
         std::fs::read(&branches).unwrap()
     );
 }
+
+#[test]
+fn a_filtered_listing_of_a_folder_reads_that_folder() {
+    let run = Run::new();
+    let folder = run.home.path().join("one-project");
+    std::fs::create_dir_all(&folder).unwrap();
+    for name in ["good-branches.jsonl", "good-labels.jsonl"] {
+        std::fs::copy(corpus(name), folder.join(name)).unwrap();
+    }
+    let folder_text = path_text(&folder);
+    let found = run.ctxkit(&[
+        "sessions",
+        "--dir",
+        folder_text,
+        "--grep",
+        "implement FEATURE",
+        "--json",
+    ]);
+    let json: serde_json::Value =
+        serde_json::from_str(found.strip_prefix("exit: 0\n").unwrap()).unwrap();
+    let paths: Vec<&str> = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|session| session["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths.len(), 1, "{found}");
+    assert!(paths[0].ends_with("good-branches.jsonl"), "{found}");
+    let none = run.ctxkit(&["sessions", "--dir", folder_text, "--grep", "zzqqxx"]);
+    assert_eq!(none, "exit: 0\nNo sessions.\n");
+    let refused = run.ctxkit(&[
+        "--store",
+        "postgres://nobody@127.0.0.1:1/none",
+        "sessions",
+        "--dir",
+        folder_text,
+        "--name",
+        "x",
+    ]);
+    assert!(
+        refused.contains("`--dir` lists a folder of session files"),
+        "{refused}"
+    );
+    assert!(!refused.starts_with("exit: 0"), "{refused}");
+}
