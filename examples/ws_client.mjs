@@ -12,15 +12,32 @@
 import { parseArgs } from "node:util";
 import WebSocket from "ws";
 
-const { values: options, positionals: prompts } = parseArgs({
-  options: {
-    url: { type: "string", default: "ws://127.0.0.1:8477/rpc" },
-    token: { type: "string", default: process.env.CTXKIT_SERVER_TOKEN ?? "" },
-    session: { type: "string" },
-    cwd: { type: "string", default: process.cwd() },
-  },
-  allowPositionals: true,
-});
+const usage =
+  "usage: node examples/ws_client.mjs [--url ws://HOST:PORT/rpc] [--token T] [--session ID] [--cwd DIR] \"prompt\" …";
+
+function parsed() {
+  try {
+    return parseArgs({
+      options: {
+        url: { type: "string", default: "ws://127.0.0.1:8477/rpc" },
+        token: { type: "string", default: process.env.CTXKIT_SERVER_TOKEN ?? "" },
+        session: { type: "string" },
+        cwd: { type: "string", default: process.cwd() },
+        help: { type: "boolean", short: "h" },
+      },
+      allowPositionals: true,
+    });
+  } catch (error) {
+    console.error(`${error.message}\n${usage}`);
+    process.exit(2);
+  }
+}
+
+const { values: options, positionals: prompts } = parsed();
+if (options.help) {
+  console.log(usage);
+  process.exit(0);
+}
 
 const headers = options.token ? { Authorization: `Bearer ${options.token}` } : {};
 const socket = new WebSocket(options.url, { headers });
