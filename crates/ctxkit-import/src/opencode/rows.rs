@@ -155,3 +155,62 @@ pub(crate) fn for_each_next_row(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::convert::convert_session;
+    use super::super::database::{database_session_ids, read_database};
+    use super::super::storage::{RawSession, Rows};
+    use super::*;
+
+    /// A fixture database's sessions converted from rows read one at a time give what the same
+    /// rows read whole give (reverts inside a reply and between messages, compactions with a kept
+    /// tail, both message models), and the streamed ones are streamed.
+    #[test]
+    fn streamed_rows_convert_as_rows_read_whole() {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/shapes");
+        let dir = tempfile::tempdir().unwrap();
+        let mut streamed = 0;
+        let mut read_whole = Vec::new();
+        for name in ["opencode-2x.sql", "opencode-next.sql"] {
+            let path = dir.path().join(format!("{name}.db"));
+            let script = std::fs::read_to_string(fixtures.join(name)).unwrap();
+            Connection::open(&path)
+                .unwrap()
+                .execute_batch(&script)
+                .unwrap();
+            let connection = open_read_only(&path).unwrap();
+            for id in database_session_ids(&path, false).unwrap() {
+                for raw in read_database(&path, &id).unwrap() {
+                    let Rows::Database { session_id, .. } = &raw.rows else {
+                        read_whole.push(id.clone());
+                        continue;
+                    };
+                    streamed += 1;
+                    let mut messages = Vec::new();
+                    for_each_message(&connection, session_id, &mut |message| {
+                        messages.push(message);
+                    })
+                    .unwrap();
+                    let mut next_messages = Vec::new();
+                    for_each_next_row(&connection, session_id, &mut |row| {
+                        next_messages.push(row);
+                    })
+                    .unwrap();
+                    let whole = RawSession {
+                        info: raw.info.clone(),
+                        rows: Rows::Loaded {
+                            messages,
+                            next_messages,
+                        },
+                    };
+                    let expected = convert_session(whole).unwrap();
+                    assert_eq!(convert_session(raw).unwrap(), expected, "{name} {id}");
+                }
+            }
+        }
+        assert!(streamed >= 9, "{streamed}");
+        // Only the session an older version continued after the upgrade is read whole.
+        assert_eq!(read_whole, ["ses_7f0000000004Migrated"]);
+    }
+}
