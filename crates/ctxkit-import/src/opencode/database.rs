@@ -219,6 +219,10 @@ fn session_rows(connection: &Connection, path: &Path, session_id: &str) -> rusql
         session_id: session_id.to_owned(),
         model,
     };
+    // Without `message` rows the history is the `session_message` rows (a scan of those saved).
+    if !has_legacy_rows(connection, session_id)? {
+        return Ok(streamed(Model::Next));
+    }
     let Some(latest) = latest_next_row(connection, session_id)? else {
         return Ok(streamed(Model::Legacy));
     };
@@ -247,6 +251,18 @@ fn session_rows(connection: &Connection, path: &Path, session_id: &str) -> rusql
         messages,
         next_messages,
     })
+}
+
+/// Whether a session has `message` rows.
+fn has_legacy_rows(connection: &Connection, session_id: &str) -> rusqlite::Result<bool> {
+    if !table_exists(connection, "message")? {
+        return Ok(false);
+    }
+    connection.query_row(
+        "SELECT EXISTS (SELECT 1 FROM message WHERE session_id = ?1)",
+        [session_id],
+        |row| row.get(0),
+    )
 }
 
 /// The creation time of a session's newest `session_message` row; none without such rows.
