@@ -13,17 +13,36 @@ use std::collections::HashMap;
 
 use ctxkit_protocol::{AgentMessage, AssistantMessage, ContentBlock, EntryKind};
 
-use super::Record;
+use super::{Record, Sym};
+
+/// Per uuid (by `Sym::index`): a record index, or `NONE`.
+type RecordOf = Vec<u32>;
+const NONE: u32 = u32::MAX;
+
+fn record_of(table: &RecordOf, sym: Sym) -> Option<usize> {
+    match table.get(sym.index()) {
+        Some(&NONE) | None => None,
+        Some(&index) => usize::try_from(index).ok(),
+    }
+}
+
+fn set_record(table: &mut RecordOf, sym: Sym, index: usize) {
+    if let Some(slot) = table.get_mut(sym.index()) {
+        *slot = u32::try_from(index).unwrap_or(NONE);
+    }
+}
 
 /// Merges reply fragments and chains sibling results; returns nothing, the records' parents are
-/// rewritten in place and merged fragments are marked `removed`.
-pub(super) fn relink_parallel_calls(records: &mut [Record]) {
-    let index_of: HashMap<String, usize> = records
-        .iter()
-        .enumerate()
-        .rev()
-        .filter_map(|(index, record)| Some((record.uuid.clone()?, index)))
-        .collect();
+/// rewritten in place and merged fragments are marked `removed`. `uuid_count`: how many uuids the
+/// transcript has (the length of the per-uuid tables).
+pub(super) fn relink_parallel_calls(records: &mut [Record], uuid_count: usize) {
+    // uuid → its first record.
+    let mut index_of: RecordOf = vec![NONE; uuid_count];
+    for (index, record) in records.iter().enumerate().rev() {
+        if let Some(uuid) = record.uuid {
+            set_record(&mut index_of, uuid, index);
+        }
+    }
     merge_fragments(records, &index_of);
     chain_sibling_results(records);
 }
@@ -31,34 +50,33 @@ pub(super) fn relink_parallel_calls(records: &mut [Record]) {
 /// Merges each fragment into the first record of its reply: a record whose `message.id` a kept
 /// reply already has, and whose parent (past non-conversation records) is one of that reply's
 /// fragments or a result answering it.
-fn merge_fragments(records: &mut [Record], index_of: &HashMap<String, usize>) {
+fn merge_fragments(records: &mut [Record], index_of: &RecordOf) {
     // uuid of a fragment (merged or head) → index of its reply's head.
-    let mut reply_of: HashMap<String, usize> = HashMap::new();
-    let mut heads: HashMap<(String, bool), usize> = HashMap::new();
+    let mut reply_of: RecordOf = vec![NONE; index_of.len()];
+    let mut heads: HashMap<(Sym, bool), usize> = HashMap::new();
     for index in 0..records.len() {
-        let Some(message_id) = records[index].message_id.clone() else {
+        let Some(message_id) = records[index].message_id else {
             continue;
         };
-        let parent = conversational_parent(records, index_of, records[index].parent_uuid.clone());
+        let parent = conversational_parent(records, index_of, records[index].parent_uuid);
         let key = (message_id, records[index].sidechain);
         let head = heads.get(&key).copied().filter(|&head| {
-            let Some(parent) = parent.as_deref() else {
+            let Some(parent) = parent else {
                 return false;
             };
-            if reply_of.get(parent) == Some(&head) {
+            if record_of(&reply_of, parent) == Some(head) {
                 return true;
             }
             // A result record under one of the reply's fragments.
-            index_of.get(parent).is_some_and(|&result| {
+            record_of(index_of, parent).is_some_and(|result| {
                 records[result].tool_results
                     && records[result]
                         .parent_uuid
-                        .as_deref()
-                        .and_then(|grandparent| reply_of.get(grandparent))
-                        == Some(&head)
+                        .and_then(|grandparent| record_of(&reply_of, grandparent))
+                        == Some(head)
             })
         });
-        let uuid = records[index].uuid.clone();
+        let uuid = records[index].uuid;
         match head {
             Some(head) => {
                 let fragment = std::mem::take(&mut records[index].entries);
@@ -72,31 +90,27 @@ fn merge_fragments(records: &mut [Record], index_of: &HashMap<String, usize>) {
                     }
                 }
                 records[index].removed = true;
-                records[index].alias_of.clone_from(&records[head].uuid);
+                records[index].alias_of = records[head].uuid;
                 if let Some(uuid) = uuid {
-                    reply_of.insert(uuid, head);
+                    set_record(&mut reply_of, uuid, head);
                 }
             }
             None => {
                 heads.insert(key, index);
                 if let Some(uuid) = uuid {
-                    reply_of.insert(uuid, index);
+                    set_record(&mut reply_of, uuid, index);
                 }
             }
         }
     }
     // Children of merged fragments hang under the reply.
-    let aliases: HashMap<String, String> = records
+    let aliases: HashMap<Sym, Sym> = records
         .iter()
-        .filter_map(|record| Some((record.uuid.clone()?, record.alias_of.clone()?)))
+        .filter_map(|record| Some((record.uuid?, record.alias_of?)))
         .collect();
     for record in records.iter_mut() {
-        if let Some(target) = record
-            .parent_uuid
-            .as_ref()
-            .and_then(|parent| aliases.get(parent))
-        {
-            record.parent_uuid = Some(target.clone());
+        if let Some(target) = record.parent_uuid.and_then(|parent| aliases.get(&parent)) {
+            record.parent_uuid = Some(*target);
         }
     }
 }
@@ -105,17 +119,17 @@ fn merge_fragments(records: &mut [Record], index_of: &HashMap<String, usize>) {
 /// between a reply's blocks (`progress`, `attachment`, `system`).
 fn conversational_parent(
     records: &[Record],
-    index_of: &HashMap<String, usize>,
-    mut parent: Option<String>,
-) -> Option<String> {
+    index_of: &RecordOf,
+    mut parent: Option<Sym>,
+) -> Option<Sym> {
     for _ in 0..records.len() {
-        let Some(index) = parent.as_deref().and_then(|uuid| index_of.get(uuid)) else {
+        let Some(index) = parent.and_then(|uuid| record_of(index_of, uuid)) else {
             break;
         };
-        if records[*index].conversational {
+        if records[index].conversational {
             break;
         }
-        parent.clone_from(&records[*index].parent_uuid);
+        parent = records[index].parent_uuid;
     }
     parent
 }
@@ -180,42 +194,41 @@ fn absorb(reply: &mut AssistantMessage, part: AssistantMessage) {
 /// The children (record indexes, in file order) of every parent with two result records or more,
 /// and of those results: the only records `chain_sibling_results` moves. A transcript's other
 /// records are not listed (a million of them would take hundreds of megabytes).
-fn result_families(records: &[Record]) -> HashMap<String, Vec<usize>> {
-    let mut results_under: HashMap<&str, usize> = HashMap::new();
+fn result_families(records: &[Record]) -> HashMap<Sym, Vec<usize>> {
+    let mut results_under: HashMap<Sym, usize> = HashMap::new();
     for record in records
         .iter()
         .filter(|record| !record.removed && record.tool_results)
     {
-        if let Some(parent) = &record.parent_uuid {
+        if let Some(parent) = record.parent_uuid {
             *results_under.entry(parent).or_default() += 1;
         }
     }
-    let mut listed: std::collections::HashSet<&str> = results_under
+    let mut listed: std::collections::HashSet<Sym> = results_under
         .into_iter()
         .filter(|(_, results)| *results >= 2)
         .map(|(parent, _)| parent)
         .collect();
-    let members: Vec<&str> = records
+    let members: Vec<Sym> = records
         .iter()
         .filter(|record| !record.removed && record.tool_results)
         .filter(|record| {
             record
                 .parent_uuid
-                .as_deref()
-                .is_some_and(|parent| listed.contains(parent))
+                .is_some_and(|parent| listed.contains(&parent))
         })
-        .filter_map(|record| record.uuid.as_deref())
+        .filter_map(|record| record.uuid)
         .collect();
     listed.extend(members);
-    let mut children: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut children: HashMap<Sym, Vec<usize>> = HashMap::new();
     for (index, record) in records.iter().enumerate() {
         if record.removed {
             continue;
         }
-        if let Some(parent) = &record.parent_uuid
-            && listed.contains(parent.as_str())
+        if let Some(parent) = record.parent_uuid
+            && listed.contains(&parent)
         {
-            children.entry(parent.clone()).or_default().push(index);
+            children.entry(parent).or_default().push(index);
         }
     }
     children
@@ -240,9 +253,7 @@ fn chain_sibling_results(records: &mut [Record]) {
             continue;
         }
         for pair in results.windows(2) {
-            records[pair[1]]
-                .parent_uuid
-                .clone_from(&records[pair[0]].uuid);
+            records[pair[1]].parent_uuid = records[pair[0]].uuid;
         }
         let mut followers: Vec<usize> = kids
             .iter()
@@ -253,19 +264,14 @@ fn chain_sibling_results(records: &mut [Record]) {
             if *member == last {
                 continue;
             }
-            if let Some(grandchildren) = records[*member]
-                .uuid
-                .as_ref()
-                .and_then(|uuid| children.get(uuid))
+            if let Some(grandchildren) = records[*member].uuid.and_then(|uuid| children.get(&uuid))
             {
                 followers.extend(grandchildren.iter().copied());
             }
         }
         for follower in followers {
             if let Some(&before) = results.iter().rev().find(|&&member| member < follower) {
-                records[follower]
-                    .parent_uuid
-                    .clone_from(&records[before].uuid);
+                records[follower].parent_uuid = records[before].uuid;
             }
         }
     }

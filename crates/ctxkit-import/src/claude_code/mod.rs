@@ -8,6 +8,7 @@
 mod linear;
 mod messages;
 mod reader;
+mod uuids;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -22,6 +23,7 @@ use crate::source::{SourceFile, SourceLine, str_field};
 use crate::stored::Stored;
 use crate::{ImportedSession, SourceFormat};
 use reader::{ReadRecords, RecordReader};
+use uuids::{Sym, Uuids};
 
 const FORMAT: SourceFormat = SourceFormat::ClaudeCode;
 
@@ -68,29 +70,30 @@ const QUIET_RECORDS: &[&str] = &[
     "artifact-autoreact-ledger",
 ];
 
-/// The entries one source record became, before parents are resolved.
+/// The entries one source record became, before parents are resolved; its uuids by number
+/// (`uuids`), so a record takes about 60 bytes beside its entries.
 #[derive(Debug)]
 struct Record {
     line: usize,
-    uuid: Option<String>,
-    parent_uuid: Option<String>,
-    sidechain: bool,
+    uuid: Option<Sym>,
+    parent_uuid: Option<Sym>,
     /// `message.id` of an assistant record: the API reply it is (a fragment of).
-    message_id: Option<String>,
+    message_id: Option<Sym>,
+    /// The uuid of the record this one was merged into.
+    alias_of: Option<Sym>,
+    /// A compaction boundary's parent when its logical parent is not in the file: the main-line
+    /// record written before it, so the history before the compaction stays on the path.
+    fallback_parent_uuid: Option<Sym>,
+    /// A compaction boundary's `preservedSegment.headUuid`: the first record Claude Code kept
+    /// verbatim after its summary.
+    kept_head_uuid: Option<Sym>,
+    sidechain: bool,
     /// A user record holding `tool_result` blocks.
     tool_results: bool,
     /// A `user` or `assistant` record (a message of the conversation).
     conversational: bool,
     /// Merged into another record (a fragment of the same reply); writes nothing.
     removed: bool,
-    /// The uuid of the record this one was merged into.
-    alias_of: Option<String>,
-    /// A compaction boundary's parent when its logical parent is not in the file: the main-line
-    /// record written before it, so the history before the compaction stays on the path.
-    fallback_parent_uuid: Option<String>,
-    /// A compaction boundary's `preservedSegment.headUuid`: the first record Claude Code kept
-    /// verbatim after its summary.
-    kept_head_uuid: Option<String>,
     entries: Vec<Stored>,
 }
 
@@ -139,16 +142,16 @@ fn finish(reader: RecordReader, outline: Outline, path: &Path) -> ImportedSessio
     let ReadRecords {
         mut builder,
         mut records,
-        tails,
+        uuids,
         open_boundary,
     } = reader.finish();
-    linear::relink_parallel_calls(&mut records);
+    linear::relink_parallel_calls(&mut records, uuids.len());
     if let Some(index) = open_boundary
         && let Some(record) = records.get(index)
     {
         builder.issue(record.line, IssueKind::CompactionWithoutSummary);
     }
-    let entries = link_records(records, &tails, &mut builder);
+    let entries = link_records(records, &uuids, &mut builder);
     let identity = Identity::of(&outline, path);
     let cwd = outline.cwd.as_deref().unwrap_or_default();
     let mut header = header(FORMAT, &identity.session_id, outline.start(), cwd);
@@ -221,38 +224,29 @@ impl Identity {
 
 /// The entry a record hangs under. A parent that is not in the file makes a root, except for a
 /// compaction boundary, which continues from the record written before it.
-fn record_parent(
-    record: &Record,
-    tails: &HashMap<String, String>,
-    builder: &mut Builder,
-) -> Option<String> {
-    let parent_uuid = record.parent_uuid.as_deref()?;
-    if let Some(parent) = tails.get(parent_uuid) {
-        return Some(parent.clone());
+fn record_parent(record: &Record, uuids: &Uuids, builder: &mut Builder) -> Option<String> {
+    let parent_uuid = record.parent_uuid?;
+    if let Some(parent) = uuids.tail(parent_uuid) {
+        return Some(parent);
     }
     let fallback = record
         .fallback_parent_uuid
-        .as_deref()
-        .and_then(|fallback| tails.get(fallback));
+        .and_then(|fallback| uuids.tail(fallback));
+    let parent = uuids.parent_text(parent_uuid);
     let kind = match fallback {
-        Some(_) => IssueKind::BoundaryParentMissing {
-            parent: parent_uuid.to_owned(),
-        },
-        None => IssueKind::MissingParent {
-            parent: parent_uuid.to_owned(),
-        },
+        Some(_) => IssueKind::BoundaryParentMissing { parent },
+        None => IssueKind::MissingParent { parent },
     };
     builder.issue(record.line, kind);
-    fallback.cloned()
+    fallback
 }
 
 /// A boundary that names the segment Claude Code kept verbatim keeps it: the compaction's first kept
 /// entry is the segment's first record (on the path before the compaction, as Pi reads it).
-fn keep_preserved_segment(record: &mut Record, first_entries: &HashMap<String, String>) {
+fn keep_preserved_segment(record: &mut Record, first_entries: &HashMap<Sym, String>) {
     let Some(head) = record
         .kept_head_uuid
-        .as_deref()
-        .and_then(|head| first_entries.get(head))
+        .and_then(|head| first_entries.get(&head))
     else {
         return;
     };
@@ -268,43 +262,41 @@ fn keep_preserved_segment(record: &mut Record, first_entries: &HashMap<String, S
 
 /// Resolves each record's parent entry, then orders the entries: sidechains (subagent runs)
 /// first, so the main conversation's last entry is the file's last entry and becomes the leaf.
-fn link_records(
-    records: Vec<Record>,
-    tails: &HashMap<String, String>,
-    builder: &mut Builder,
-) -> Vec<Stored> {
+fn link_records(records: Vec<Record>, uuids: &Uuids, builder: &mut Builder) -> Vec<Stored> {
     // Only the heads of kept segments are looked up here.
-    let heads: std::collections::HashSet<&str> = records
+    let heads: std::collections::HashSet<Sym> = records
         .iter()
-        .filter_map(|record| record.kept_head_uuid.as_deref())
+        .filter_map(|record| record.kept_head_uuid)
         .collect();
-    let first_entries: HashMap<String, String> = records
+    let first_entries: HashMap<Sym, String> = records
         .iter()
-        .filter(|record| {
-            record
-                .uuid
-                .as_deref()
-                .is_some_and(|uuid| heads.contains(uuid))
-        })
-        .filter_map(|record| Some((record.uuid.clone()?, record.entries.first()?.id.clone())))
+        .filter(|record| record.uuid.is_some_and(|uuid| heads.contains(&uuid)))
+        .filter_map(|record| Some((record.uuid?, record.entries.first()?.id.clone())))
         .collect();
     drop(heads);
-    let mut side: HashMap<String, bool> = HashMap::new();
-    let mut side_entries = Vec::new();
-    let mut main_entries = Vec::new();
+    // Per uuid: whether its record went to the sidechains (none: no record has it yet).
+    let mut side: Vec<Option<bool>> = vec![None; uuids.len()];
+    let entry_count = records.iter().map(|record| record.entries.len()).sum();
+    let side_count = records
+        .iter()
+        .filter(|record| record.sidechain && !record.removed)
+        .map(|record| record.entries.len())
+        .sum();
+    // The main line's vector takes the sidechains in front at the end without growing.
+    let mut side_entries = Vec::with_capacity(side_count);
+    let mut main_entries = Vec::with_capacity(entry_count);
     for mut record in records {
         if record.removed {
             continue;
         }
-        let parent = record_parent(&record, tails, builder);
+        let parent = record_parent(&record, uuids, builder);
         keep_preserved_segment(&mut record, &first_entries);
         let parent_side = record
             .parent_uuid
-            .as_deref()
-            .map(|parent| side.get(parent).copied().unwrap_or(false));
+            .map(|parent| side.get(parent.index()).copied().flatten().unwrap_or(false));
         let is_side = record.sidechain && parent_side.unwrap_or(true);
-        if let Some(uuid) = &record.uuid {
-            side.insert(uuid.clone(), is_side);
+        if let Some(slot) = record.uuid.and_then(|uuid| side.get_mut(uuid.index())) {
+            *slot = Some(is_side);
         }
         if let Some(first) = record.entries.first_mut() {
             first.parent_id = parent;
@@ -315,8 +307,10 @@ fn link_records(
             main_entries.extend(record.entries);
         }
     }
-    side_entries.extend(main_entries);
-    side_entries
+    if !side_entries.is_empty() {
+        main_entries.splice(0..0, side_entries);
+    }
+    main_entries
 }
 
 pub(super) fn planned(line: &SourceLine, id: String, timestamp: &str, kind: EntryKind) -> Planned {

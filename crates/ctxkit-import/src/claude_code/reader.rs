@@ -10,8 +10,8 @@ use serde_json::Value;
 
 use super::messages::{assistant_kind, queued_prompt, user_entries};
 use super::{
-    FORMAT, Outline, QUIET_RECORDS, Record, compaction_from_boundary, has_tool_results, message_of,
-    message_text, planned, title,
+    FORMAT, Outline, QUIET_RECORDS, Record, Sym, Uuids, compaction_from_boundary, has_tool_results,
+    message_of, message_text, planned, title,
 };
 use crate::builder::{Builder, Planned, custom_kind, normalize_timestamp};
 use crate::report::{ImportIssue, IssueKind};
@@ -23,6 +23,8 @@ struct RecordHead<'line> {
     line: &'line SourceLine,
     record_type: &'line str,
     uuid: Option<String>,
+    /// The uuid's number.
+    sym: Option<Sym>,
     /// The record's uuid, or for a record without one its line and content.
     source_key: String,
     timestamp: String,
@@ -43,16 +45,16 @@ impl RecordHead<'_> {
 pub(super) struct RecordReader {
     builder: Builder,
     records: Vec<Record>,
-    /// uuid → id of the record's last entry, for parents and aliases.
-    tails: HashMap<String, String>,
+    /// The uuids by number, with the id of each record's last entry, for parents and aliases.
+    uuids: Uuids,
     /// uuid of a `compact_boundary` record → its record index.
-    boundaries: HashMap<String, usize>,
+    boundaries: HashMap<Sym, usize>,
     /// The last boundary not yet given its summary.
     open_boundary: Option<usize>,
     /// A record without a timestamp takes the one before it.
     last_timestamp: String,
     /// The main conversation's last record: the parent of records without a uuid.
-    main_tail_uuid: Option<String>,
+    main_tail_uuid: Option<Sym>,
     model: Option<String>,
     /// A title the user set wins over the ones Claude Code generates.
     user_titled: bool,
@@ -64,7 +66,7 @@ pub(super) struct RecordReader {
 pub(super) struct ReadRecords {
     pub(super) builder: Builder,
     pub(super) records: Vec<Record>,
-    pub(super) tails: HashMap<String, String>,
+    pub(super) uuids: Uuids,
     pub(super) open_boundary: Option<usize>,
 }
 
@@ -74,7 +76,7 @@ impl RecordReader {
         Self {
             builder: Builder::new(issues),
             records: Vec::new(),
-            tails: HashMap::new(),
+            uuids: Uuids::default(),
             boundaries: HashMap::new(),
             open_boundary: None,
             last_timestamp: normalize_timestamp(outline.start()).unwrap_or_default(),
@@ -89,7 +91,7 @@ impl RecordReader {
         ReadRecords {
             builder: self.builder,
             records: self.records,
-            tails: self.tails,
+            uuids: self.uuids,
             open_boundary: self.open_boundary,
         }
     }
@@ -99,11 +101,11 @@ impl RecordReader {
         let head = self.head(line);
         let record = head.record();
         let mut parent_uuid = match record.get("parentUuid") {
-            Some(Value::String(parent)) => Some(parent.clone()),
+            Some(Value::String(parent)) => Some(self.uuids.intern_parent(parent)),
             Some(_) | None => None,
         };
         if head.uuid.is_none() {
-            parent_uuid.clone_from(&self.main_tail_uuid);
+            parent_uuid = self.main_tail_uuid;
         }
         let is_boundary = head.record_type == "system"
             && str_field(record, "subtype") == Some("compact_boundary");
@@ -112,13 +114,14 @@ impl RecordReader {
         let mut boundary_links = (None, None);
         let entries = if is_boundary {
             if parent_uuid.is_none() {
-                parent_uuid = str_field(record, "logicalParentUuid").map(str::to_owned);
-                boundary_links.0.clone_from(&self.main_tail_uuid);
+                parent_uuid = str_field(record, "logicalParentUuid")
+                    .map(|parent| self.uuids.intern_parent(parent));
+                boundary_links.0 = self.main_tail_uuid;
             }
-            boundary_links.1 = preserved_head(record);
+            boundary_links.1 = preserved_head(record).map(|head| self.uuids.intern(head));
             self.boundary_entries(&head)
         } else if is_summary {
-            match self.compact_summary(&head, parent_uuid.as_deref()) {
+            match self.compact_summary(&head, parent_uuid) {
                 Some(entries) => entries,
                 // Merged into its boundary's compaction: the record writes nothing of its own.
                 None => return,
@@ -141,9 +144,10 @@ impl RecordReader {
             .unwrap_or_else(|| self.last_timestamp.clone());
         self.last_timestamp.clone_from(&timestamp);
         let uuid = str_field(record, "uuid").map(str::to_owned);
+        let sym = uuid.as_deref().map(|uuid| self.uuids.intern(uuid));
         let source_key = match &uuid {
             Some(uuid) => {
-                if self.tails.contains_key(uuid) {
+                if sym.is_some_and(|sym| self.uuids.has_tail(sym)) {
                     self.builder.issue(
                         line.line,
                         IssueKind::DuplicateId {
@@ -159,6 +163,7 @@ impl RecordReader {
             line,
             record_type: str_field(record, "type").unwrap_or_default(),
             uuid,
+            sym,
             source_key,
             timestamp,
             sidechain: record.get("isSidechain").and_then(Value::as_bool) == Some(true),
@@ -170,8 +175,8 @@ impl RecordReader {
         let id = self.builder.ids.derive(&head.source_key);
         let kind = compaction_from_boundary(head.record(), &id, &mut self.builder, head.line.line);
         self.open_boundary = Some(self.records.len());
-        if let Some(uuid) = &head.uuid {
-            self.boundaries.insert(uuid.clone(), self.records.len());
+        if let Some(sym) = head.sym {
+            self.boundaries.insert(sym, self.records.len());
         }
         vec![head.planned(id, kind)]
     }
@@ -182,21 +187,21 @@ impl RecordReader {
     fn compact_summary(
         &mut self,
         head: &RecordHead<'_>,
-        parent_uuid: Option<&str>,
+        parent_uuid: Option<Sym>,
     ) -> Option<Vec<Planned>> {
         let text = message_text(head.record());
         let open = self.open_boundary.take();
         let boundary = parent_uuid
-            .and_then(|parent| self.boundaries.get(parent).copied())
+            .and_then(|parent| self.boundaries.get(&parent).copied())
             .or(open);
         let filled = boundary
             .and_then(|index| self.records.get_mut(index))
             .and_then(|boundary| fill_summary(boundary, &text));
         if let Some(compaction_id) = filled {
-            if let Some(uuid) = &head.uuid {
-                self.tails.insert(uuid.clone(), compaction_id);
+            if let Some(sym) = head.sym {
+                self.uuids.set_tail(sym, &compaction_id);
                 if !head.sidechain {
-                    self.main_tail_uuid = Some(uuid.clone());
+                    self.main_tail_uuid = Some(sym);
                 }
             }
             return None;
@@ -287,18 +292,13 @@ impl RecordReader {
     }
 
     /// Chains the entries of one record and remembers the record.
-    fn push(
-        &mut self,
-        head: RecordHead<'_>,
-        parent_uuid: Option<String>,
-        mut entries: Vec<Planned>,
-    ) {
+    fn push(&mut self, head: RecordHead<'_>, parent_uuid: Option<Sym>, mut entries: Vec<Planned>) {
         for index in 1..entries.len() {
             let previous = entries[index - 1].entry.id.clone();
             entries[index].entry.parent_id = Some(previous);
         }
-        if let (Some(uuid), Some(last)) = (&head.uuid, entries.last()) {
-            self.tails.insert(uuid.clone(), last.entry.id.clone());
+        if let (Some(sym), Some(last)) = (head.sym, entries.last()) {
+            self.uuids.set_tail(sym, &last.entry.id);
         }
         let conversational = entries
             .iter()
@@ -309,17 +309,17 @@ impl RecordReader {
         let mut stored = Vec::with_capacity(entries.len());
         stored.extend(entries.into_iter().map(Stored::from));
         let entries = stored;
-        if !head.sidechain && head.uuid.is_some() {
-            self.main_tail_uuid.clone_from(&head.uuid);
+        if !head.sidechain && head.sym.is_some() {
+            self.main_tail_uuid = head.sym;
         }
         let record = &head.line.record;
         let message_id = (head.record_type == "assistant")
             .then(|| message_of(record).and_then(|message| str_field(message, "id")))
             .flatten()
-            .map(str::to_owned);
+            .map(|message_id| self.uuids.intern(message_id));
         self.records.push(Record {
             line: head.line.line,
-            uuid: head.uuid,
+            uuid: head.sym,
             parent_uuid,
             sidechain: head.sidechain,
             message_id,
@@ -335,7 +335,7 @@ impl RecordReader {
 }
 
 /// `compactMetadata.preservedSegment.headUuid` of a boundary record.
-fn preserved_head(record: &JsonObject) -> Option<String> {
+fn preserved_head(record: &JsonObject) -> Option<&str> {
     let metadata = record
         .get("compactMetadata")
         .or_else(|| record.get("compact_metadata"))?;
@@ -346,7 +346,6 @@ fn preserved_head(record: &JsonObject) -> Option<String> {
         .get("headUuid")
         .or_else(|| segment.get("head_uuid"))
         .and_then(Value::as_str)
-        .map(str::to_owned)
 }
 
 /// Puts a summary's text into a boundary record's compaction still without one; its entry id.

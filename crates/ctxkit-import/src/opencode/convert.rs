@@ -17,8 +17,9 @@ use serde_json::Value;
 
 use super::blocks::{file_block, tool_result, usage_of};
 use super::storage::{RawMessage, RawSession, str_of};
-use super::timeline::{Item, timeline};
+use super::timeline::{Item, Walk};
 use crate::builder::{Builder, Planned, header, set_parent_session_id};
+use crate::error::ImportError;
 use crate::report::IssueKind;
 use crate::stored::Stored;
 use crate::{ImportedSession, SourceFormat, custom_type};
@@ -97,18 +98,18 @@ impl Chain {
     }
 }
 
-pub(super) fn convert_session(raw: RawSession) -> ImportedSession {
-    let info = &raw.info;
-    let session_id = str_of(info, "id").unwrap_or_default().to_owned();
-    let created = time_of(info, "created");
+pub(super) fn convert_session(raw: RawSession) -> Result<ImportedSession, ImportError> {
+    let RawSession { info, rows } = raw;
+    let session_id = str_of(&info, "id").unwrap_or_default().to_owned();
+    let created = time_of(&info, "created");
     let start = created.map(iso_from_ms).unwrap_or_default();
     let mut header = header(
         FORMAT,
         &session_id,
         &start,
-        str_of(info, "directory").unwrap_or_default(),
+        str_of(&info, "directory").unwrap_or_default(),
     );
-    if let Some(parent) = str_of(info, "parentID") {
+    if let Some(parent) = str_of(&info, "parentID") {
         set_parent_session_id(&mut header, parent);
     }
     let mut chain = Chain {
@@ -119,7 +120,7 @@ pub(super) fn convert_session(raw: RawSession) -> ImportedSession {
         last_tokens: None,
         pending_tail: None,
     };
-    if let Some(title) = str_of(info, "title").filter(|title| !title.is_empty()) {
+    if let Some(title) = str_of(&info, "title").filter(|title| !title.is_empty()) {
         let mut extra = JsonObject::new();
         extra.insert("opencodeSession".to_owned(), Value::Object(info.clone()));
         let kind = EntryKind::SessionInfo(SessionInfoEntry {
@@ -128,56 +129,42 @@ pub(super) fn convert_session(raw: RawSession) -> ImportedSession {
         });
         chain.push(0, &format!("{session_id}:session"), &start, kind);
     }
-    let timeline = timeline(raw);
-    chain.named_tails = timeline
-        .kept
-        .iter()
-        .chain(&timeline.undone)
-        .filter_map(|item| match item {
-            Item::Legacy(message) => Some(message),
-            Item::Next(_) => None,
-        })
-        .flat_map(|message| &message.parts)
-        .filter(|part| part_type(part) == "compaction")
-        .filter_map(|part| str_of(part, "tail_start_id").map(str::to_owned))
-        .collect();
+    let walk = Walk::open(&info, rows)?;
+    chain.named_tails = walk.named_tails()?;
     let mut last_time = start.clone();
     let mut ordinal = 0;
-    // Each message let go once converted.
-    for item in timeline.kept {
-        ordinal += 1;
-        convert_item(&mut chain, ordinal, &item, &mut last_time);
-    }
-    if let Some(revert) = timeline.revert {
-        // What the revert undid stays on a side branch; a marker under the last kept entry, written
-        // last, makes the kept conversation the leaf, as OpenCode shows it.
-        let kept_leaf = chain.planned.last().map(|last| last.id.clone());
-        for item in &timeline.undone {
-            ordinal += 1;
-            convert_item(&mut chain, ordinal, item, &mut last_time);
+    // What a revert undid goes on a side branch, under the last kept entry.
+    let mut kept_leaf = None;
+    // Each message read, converted and let go.
+    let reverted = walk.walk(&mut |item, undone| {
+        if undone && kept_leaf.is_none() {
+            kept_leaf = Some(chain.planned.last().map(|last| last.id.clone()));
         }
+        ordinal += 1;
+        convert_item(&mut chain, ordinal, item, &mut last_time);
+    })?;
+    if let Some((revert, undone)) = reverted {
+        // A marker under the last kept entry, written last, makes the kept conversation the
+        // leaf, as OpenCode shows it.
         let mut data = JsonObject::new();
         data.insert("revert".to_owned(), revert);
-        data.insert(
-            "undoneMessages".to_owned(),
-            Value::from(timeline.undone.len()),
-        );
+        data.insert("undoneMessages".to_owned(), Value::from(undone));
         let kind = EntryKind::Custom(CustomEntry {
             custom_type: custom_type(FORMAT, "revert"),
             data: Some(Value::Object(data)),
             extra: JsonObject::new(),
         });
         chain.push_under(
-            kept_leaf,
+            kept_leaf.flatten(),
             ordinal,
             &format!("{session_id}:revert"),
             &last_time,
             kind,
         );
     }
-    chain
+    Ok(chain
         .builder
-        .finish(FORMAT, header, chain.planned, ordinal + 1)
+        .finish(FORMAT, header, chain.planned, ordinal + 1))
 }
 
 /// Converts one message of either model, remembering its first entry.

@@ -14,7 +14,9 @@ use ctxkit_protocol::JsonObject;
 use rusqlite::{Connection, OpenFlags, OptionalExtension as _};
 use serde_json::Value;
 
-use super::storage::{NextRow, RawMessage, RawSession, parse_object};
+use super::rows::{Model, for_each_message, for_each_next_row};
+use super::storage::{RawSession, Rows, parse_object, str_of};
+use super::timeline::legacy_created;
 use crate::error::ImportError;
 
 /// The session tables, the newer first (a session in both is read from the newer one).
@@ -28,7 +30,7 @@ fn database_error(path: &Path) -> impl Fn(rusqlite::Error) -> ImportError + '_ {
 }
 
 /// Opens an OpenCode database without writing to it or beside it.
-fn open_read_only(path: &Path) -> Result<Connection, ImportError> {
+pub(super) fn open_read_only(path: &Path) -> Result<Connection, ImportError> {
     let mut wal = path.as_os_str().to_owned();
     wal.push("-wal");
     let immutable = !Path::new(&wal).exists();
@@ -49,7 +51,7 @@ fn open_read_only(path: &Path) -> Result<Connection, ImportError> {
     .map_err(database_error(path))
 }
 
-fn table_exists(connection: &Connection, name: &str) -> rusqlite::Result<bool> {
+pub(super) fn table_exists(connection: &Connection, name: &str) -> rusqlite::Result<bool> {
     connection.query_row(
         "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1)",
         [name],
@@ -57,7 +59,11 @@ fn table_exists(connection: &Connection, name: &str) -> rusqlite::Result<bool> {
     )
 }
 
-fn column_exists(connection: &Connection, table: &str, column: &str) -> rusqlite::Result<bool> {
+pub(super) fn column_exists(
+    connection: &Connection,
+    table: &str,
+    column: &str,
+) -> rusqlite::Result<bool> {
     connection.query_row(
         "SELECT EXISTS (SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2)",
         [table, column],
@@ -129,13 +135,8 @@ pub(crate) fn read_database(path: &Path, id: &str) -> Result<Vec<RawSession>, Im
                 path: path.to_owned(),
                 id: current.clone(),
             })?;
-        let messages = read_messages(&connection, &current).map_err(&database)?;
-        let next_messages = read_next_messages(&connection, &current).map_err(&database)?;
-        sessions.push(RawSession {
-            info,
-            messages,
-            next_messages,
-        });
+        let rows = session_rows(&connection, path, &current).map_err(&database)?;
+        sessions.push(RawSession { info, rows });
         queue.extend(children(&connection, &tables, &current).map_err(&database)?);
     }
     Ok(sessions)
@@ -209,65 +210,91 @@ fn children(connection: &Connection, tables: &[&str], id: &str) -> rusqlite::Res
     Ok(found.into_iter().map(|(_, child)| child).collect())
 }
 
-/// The `message` rows of a session with their `part` rows, in creation order.
-fn read_messages(connection: &Connection, session_id: &str) -> rusqlite::Result<Vec<RawMessage>> {
-    if !table_exists(connection, "message")? {
-        return Ok(Vec::new());
+/// How a session's rows are read: streamed from the one model that holds its history, or read
+/// whole when OpenCode shows rows of both (`message` rows an older version wrote after the newest
+/// `session_message` row, which `timeline` merges by creation time).
+fn session_rows(connection: &Connection, path: &Path, session_id: &str) -> rusqlite::Result<Rows> {
+    let streamed = |model| Rows::Database {
+        path: path.to_owned(),
+        session_id: session_id.to_owned(),
+        model,
+    };
+    // Without `message` rows the history is the `session_message` rows (a scan of those saved).
+    if !has_legacy_rows(connection, session_id)? {
+        return Ok(streamed(Model::Next));
     }
-    let mut messages_query = connection
-        .prepare("SELECT id, data FROM message WHERE session_id = ?1 ORDER BY time_created, id")?;
-    let mut parts_query =
-        connection.prepare("SELECT id, data FROM part WHERE message_id = ?1 ORDER BY id")?;
-    let rows = messages_query
-        .query_map([session_id], |row| {
-            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
+    let Some(latest) = latest_next_row(connection, session_id)? else {
+        return Ok(streamed(Model::Legacy));
+    };
+    // Messages newer than every `session_message` row that are not one of them.
+    let mut later = Vec::new();
+    for_each_message(connection, session_id, &mut |message| {
+        if legacy_created(&message.info) > latest {
+            later.push(str_of(&message.info, "id").unwrap_or_default().to_owned());
+        }
+    })?;
+    let next_ids = if later.is_empty() {
+        HashSet::new()
+    } else {
+        next_row_ids(connection, session_id)?
+    };
+    if later.iter().all(|id| next_ids.contains(id)) {
+        return Ok(streamed(Model::Next));
+    }
     let mut messages = Vec::new();
-    for (message_id, data) in rows {
-        let info = with_ids(&data, &message_id, session_id, None);
-        let parts = parts_query
-            .query_map([&message_id], |row| {
-                Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
-            })?
-            .collect::<Result<Vec<_>, _>>()?
-            .into_iter()
-            .map(|(part_id, data)| with_ids(&data, &part_id, session_id, Some(&message_id)))
-            .collect();
-        messages.push(RawMessage { info, parts });
-    }
-    Ok(messages)
+    for_each_message(connection, session_id, &mut |message| {
+        messages.push(message)
+    })?;
+    let mut next_messages = Vec::new();
+    for_each_next_row(connection, session_id, &mut |row| next_messages.push(row))?;
+    Ok(Rows::Loaded {
+        messages,
+        next_messages,
+    })
 }
 
-/// The `session_message` rows of a session in `seq` order; none when the table does not exist.
-fn read_next_messages(connection: &Connection, session_id: &str) -> rusqlite::Result<Vec<NextRow>> {
-    if !table_exists(connection, "session_message")? {
-        return Ok(Vec::new());
+/// Whether a session has `message` rows.
+fn has_legacy_rows(connection: &Connection, session_id: &str) -> rusqlite::Result<bool> {
+    if !table_exists(connection, "message")? {
+        return Ok(false);
     }
-    // Older versions of the table have no `seq` column; their rows are in creation order.
-    let query = if column_exists(connection, "session_message", "seq")? {
-        "SELECT id, type, time_created, data FROM session_message WHERE session_id = ?1 \
-         ORDER BY seq, id"
-    } else {
-        "SELECT id, type, time_created, data FROM session_message WHERE session_id = ?1 \
-         ORDER BY time_created, id"
-    };
-    let mut statement = connection.prepare(query)?;
-    let rows = statement.query_map([session_id], |row| {
-        let data: String = row.get(3)?;
-        Ok(NextRow {
-            id: row.get(0)?,
-            kind: row.get(1)?,
-            time_created: row.get(2)?,
-            data: data.into_boxed_str(),
-        })
-    })?;
-    rows.collect()
+    connection.query_row(
+        "SELECT EXISTS (SELECT 1 FROM message WHERE session_id = ?1)",
+        [session_id],
+        |row| row.get(0),
+    )
+}
+
+/// The creation time of a session's newest `session_message` row; none without such rows.
+fn latest_next_row(connection: &Connection, session_id: &str) -> rusqlite::Result<Option<i64>> {
+    if !table_exists(connection, "session_message")? {
+        return Ok(None);
+    }
+    connection.query_row(
+        "SELECT max(time_created) FROM session_message WHERE session_id = ?1",
+        [session_id],
+        |row| row.get(0),
+    )
+}
+
+/// The ids of a session's `session_message` rows.
+fn next_row_ids(connection: &Connection, session_id: &str) -> rusqlite::Result<HashSet<String>> {
+    let mut statement =
+        connection.prepare("SELECT id FROM session_message WHERE session_id = ?1")?;
+    let ids = statement
+        .query_map([session_id], |row| row.get(0))?
+        .collect::<Result<HashSet<String>, _>>()?;
+    Ok(ids)
 }
 
 /// A `data` column (the object without its ids) with the ids put back, as the 1.x files hold them.
 /// Data that is not a JSON object is kept under `data`.
-fn with_ids(data: &str, id: &str, session_id: &str, message_id: Option<&str>) -> JsonObject {
+pub(super) fn with_ids(
+    data: &str,
+    id: &str,
+    session_id: &str,
+    message_id: Option<&str>,
+) -> JsonObject {
     let mut object = parse_object(data);
     object.insert("id".to_owned(), Value::String(id.to_owned()));
     object.insert("sessionID".to_owned(), Value::String(session_id.to_owned()));

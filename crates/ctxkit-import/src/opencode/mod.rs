@@ -7,6 +7,7 @@ mod blocks;
 mod convert;
 mod database;
 mod next;
+mod rows;
 mod storage;
 mod timeline;
 
@@ -42,7 +43,7 @@ pub fn import_opencode(path: &Path) -> Result<Vec<ImportedSession>, ImportError>
     } else {
         return Err(ImportError::UnknownFormat { path: file });
     };
-    Ok(raw.into_iter().map(convert::convert_session).collect())
+    raw.into_iter().map(convert::convert_session).collect()
 }
 
 /// The OpenCode sessions under `root` (`opencode.db` and `storage/session/*/*.json`), each with
@@ -59,7 +60,7 @@ pub(crate) fn list_sessions(root: &Path) -> Vec<(PathBuf, Result<ImportedSession
                         raw.into_iter()
                             .next()
                             .map(convert::convert_session)
-                            .ok_or_else(|| ImportError::Empty { path: path.clone() })
+                            .ok_or_else(|| ImportError::Empty { path: path.clone() })?
                     });
                     found.push((path, session));
                 }
@@ -83,7 +84,7 @@ pub(crate) fn list_sessions(root: &Path) -> Vec<(PathBuf, Result<ImportedSession
             raw.into_iter()
                 .next()
                 .map(convert::convert_session)
-                .ok_or_else(|| ImportError::Empty { path: file.clone() })
+                .ok_or_else(|| ImportError::Empty { path: file.clone() })?
         });
         found.push((file, session));
     }

@@ -9,16 +9,31 @@ use std::path::{Path, PathBuf};
 use ctxkit_protocol::JsonObject;
 use serde_json::Value;
 
+use super::rows::Model;
 use crate::error::ImportError;
 
-/// A session with its messages in order, each with its parts in order.
+/// A session and where its messages are read from.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct RawSession {
     /// `Session.Info`: `id`, `parentID`, `directory`, `title`, `time.created`, …
     pub(crate) info: JsonObject,
-    pub(crate) messages: Vec<RawMessage>,
-    /// `session_message` rows in `seq` order (empty for 1.x stores and older databases).
-    pub(crate) next_messages: Vec<NextRow>,
+    pub(crate) rows: Rows,
+}
+
+/// A session's messages: held (in order, each with its parts in order), or read from its
+/// database as they are converted (`rows`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Rows {
+    Loaded {
+        messages: Vec<RawMessage>,
+        /// `session_message` rows in `seq` order (empty for 1.x stores and older databases).
+        next_messages: Vec<NextRow>,
+    },
+    Database {
+        path: PathBuf,
+        session_id: String,
+        model: Model,
+    },
 }
 
 /// A `session_message` row as read: its `data` kept as text until it is converted (a million
@@ -128,8 +143,10 @@ pub(crate) fn read_file_store(session_file: &Path) -> Result<Vec<RawSession>, Im
             }
             Ok(RawSession {
                 info,
-                messages,
-                next_messages: Vec::new(),
+                rows: Rows::Loaded {
+                    messages,
+                    next_messages: Vec::new(),
+                },
             })
         })
         .collect()
