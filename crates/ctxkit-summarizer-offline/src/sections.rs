@@ -216,45 +216,11 @@ const INSTRUCTION_MARKERS: &[&str] = &[
     "nie ",
 ];
 
-/// English markers count only where they direct: at the sentence's start (after a connective or
-/// `please`), or after `you`/`we` (`These files do not exist` states a fact, `Do not push` and `you
-/// never call the API directly` direct).
-const ENGLISH_MARKERS: &[&str] = &["don't", "do not", "never", "no new", "not allowed"];
-const DIRECTING_LEADS: &[&str] = &[
-    "",
-    "please ",
-    "and ",
-    "but ",
-    "also ",
-    "so ",
-    "just ",
-    "you ",
-    "we ",
-    "you must ",
-    "we must ",
-    "you should ",
-    "we should ",
-    "i ",
-];
-
-fn directs(lower: &str, marker: &str) -> bool {
-    if !ENGLISH_MARKERS.contains(&marker) {
-        return true;
-    }
-    let start = lower.trim_start_matches(|c: char| !c.is_alphanumeric());
-    DIRECTING_LEADS
-        .iter()
-        .any(|lead| start.starts_with(&format!("{lead}{marker}")))
-        || [" you ", " we "]
-            .iter()
-            .any(|subject| lower.contains(&format!("{subject}{marker}")))
-}
-
 fn is_instruction(sentence: &str) -> bool {
     let lower = sentence.to_lowercase();
     INSTRUCTION_MARKERS
         .iter()
-        .any(|marker| lower.contains(marker) && directs(&lower, marker))
+        .any(|marker| lower.contains(marker))
         && !sentence.ends_with('?')
         && sentence.chars().count() <= 400
 }
@@ -425,31 +391,4 @@ pub fn last_report(digest: &Digest) -> Option<Item> {
     let (prose, _) = split_fences(last);
     let line = clip(&one_line(&prose), 500);
     (!identifiers(&line).is_empty()).then(|| item(format!("Last report: {line}"), 86))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::is_instruction;
-
-    #[test]
-    fn a_prohibition_directs_and_a_statement_with_not_does_not() {
-        for directing in [
-            "Don't push to main.",
-            "Please do not call any tools",
-            "- **Never** commit the `.env` file",
-            "You don't need to migrate the old rows.",
-            "Make sure we never log the token",
-            "不要修改配置文件",
-            "Bitte nicht pushen",
-        ] {
-            assert!(is_instruction(directing), "{directing}");
-        }
-        for stating in [
-            "These files do not exist at vault root — they live at !/.",
-            "The build never finished on CI yesterday.",
-            "Do not push?",
-        ] {
-            assert!(!is_instruction(stating), "{stating}");
-        }
-    }
 }
