@@ -191,25 +191,21 @@ const VERBATIM_MIN_ROOM: u64 = 100;
 /// to 2,000 UTF-16 units): what the summary's size follows.
 const OUTPUT_READ_CHARS: usize = 2_000;
 
-/// The tokens of the span as a compaction shows it to a model: the user's and the assistant's words
-/// whole, each tool output cut to `OUTPUT_READ_CHARS`.
-pub(crate) fn span_tokens(steps: &[Step]) -> u64 {
-    steps
-        .iter()
-        .map(|step| match step {
-            Step::Call(call) => {
-                count_tokens(&call.target)
-                    + call
-                        .output
-                        .as_deref()
-                        .map_or(0, |output| count_tokens(&clip(output, OUTPUT_READ_CHARS)))
-            }
-            // The people's words are read whole (only tool output is cut): a long request or a
-            // pasted table is work the summary must have room for.
-            Step::Request(text) | Step::Reply(text) => count_tokens(text),
-            Step::Summary(_) => count_tokens(&step_line(step)),
-        })
-        .sum()
+/// The tokens of the span as a compaction shows it to a model — the user's and the assistant's words
+/// whole, each tool output cut to `OUTPUT_READ_CHARS` —, and of those the tool output's.
+pub(crate) fn span_tokens(steps: &[Step]) -> (u64, u64) {
+    steps.iter().fold((0, 0), |(all, output), step| match step {
+        Step::Call(call) => {
+            let printed = call
+                .output
+                .as_deref()
+                .map_or(0, |text| count_tokens(&clip(text, OUTPUT_READ_CHARS)));
+            (all + count_tokens(&call.target) + printed, output + printed)
+        }
+        // The people's words are read whole (only tool output is cut).
+        Step::Request(text) | Step::Reply(text) => (all + count_tokens(text), output),
+        Step::Summary(_) => (all + count_tokens(&step_line(step)), output),
+    })
 }
 
 /// The summary of a request at a size: never more than `request.max_tokens`; for a request without
@@ -231,8 +227,9 @@ pub fn summarize_sized(request: &SummaryRequest, size: SummarySize) -> String {
         .as_deref()
         .map_or(0, count_tokens);
     // An update keeps room for the earlier summary it carries, as a model's update does.
+    let (read_tokens, output_tokens) = span_tokens(&digest.steps);
     let target = size
-        .target(span_tokens(&digest.steps), request_max)
+        .target(read_tokens, output_tokens, request_max)
         .saturating_add(previous_tokens)
         .min(request_max);
     let mut sections = layout(request.purpose, &digest);

@@ -33,7 +33,8 @@ pub const OFFLINE_NOTICE: &str =
 const SMALL_SPAN_FLOOR: u64 = 500;
 
 /// How long an offline summary is: `ratio` of the span's tokens (as a compaction shows the span to
-/// a model: each tool output cut to 2,000 characters), at least `min_tokens` (a span shorter than that:
+/// a model: each tool output cut to 2,000 characters) or, when more, `min_tokens` plus half of
+/// `ratio` of the tool output (up to a quarter of the span), at least `min_tokens` (a span shorter than that:
 /// its own size, and not under 500), at most `max_tokens` (and never more than the request allows). Settings
 /// `compaction.offlineSummaryPercent` (`ratio` × 100), `compaction.offlineSummaryMinTokens`,
 /// `compaction.offlineSummaryMaxTokens`.
@@ -58,10 +59,30 @@ impl Default for SummarySize {
     }
 }
 
+/// The share of the percent a span's tool output adds to the minimum (`SummarySize::target`).
+const OUTPUT_SHARE: f64 = 0.5;
+/// The most of the span (as a model reads it) the tool output's part of the size may take: a
+/// summary near the span's own size says little the span itself would not.
+const OUTPUT_SIZE_SPAN_SHARE: f64 = 0.25;
+
 impl SummarySize {
-    /// The summary's token budget for a span of `span_tokens`, under a request's `request_max`.
-    pub fn target(&self, span_tokens: u64, request_max: u64) -> u64 {
-        let share = (span_tokens as f64 * self.ratio.max(0.0)).round() as u64;
+    /// The summary's token budget for a span of `span_tokens` as a model reads it, of which
+    /// `output_tokens` are tool output, under a request's `request_max`: `ratio` of the span, or,
+    /// when more, the minimum plus half of `ratio` of the tool output (a span of mostly tool output
+    /// is work a summary must say more of than its words alone ask for) up to a quarter of the
+    /// span, at most the maximum.
+    pub fn target(&self, span_tokens: u64, output_tokens: u64, request_max: u64) -> u64 {
+        let ratio = self.ratio.max(0.0);
+        let share = (span_tokens as f64 * ratio).round() as u64;
+        // A span shorter than the minimum gets the floor below.
+        let work = if span_tokens < self.min_tokens {
+            0
+        } else {
+            let lifted =
+                self.min_tokens + (output_tokens as f64 * ratio * OUTPUT_SHARE).round() as u64;
+            lifted.min((span_tokens as f64 * OUTPUT_SIZE_SPAN_SHARE).round() as u64)
+        };
+        let share = share.max(work);
         // The minimum holds for spans at least as long; a shorter span may keep its own size (a
         // summary cannot say more than the span holds), but not under `SMALL_SPAN_FLOOR` (nor the
         // minimum, when that is lower).

@@ -129,22 +129,38 @@ fn the_target_is_a_bounded_share_of_the_span() {
         min_tokens: 300,
         max_tokens: 5_000,
     };
-    assert_eq!(size.target(1_000, 13_107), 300);
-    assert_eq!(size.target(100_000, 13_107), 4_000);
-    assert_eq!(size.target(1_000_000, 13_107), 5_000);
-    assert_eq!(size.target(1_000_000, 2_000), 2_000);
+    assert_eq!(size.target(1_000, 0, 13_107), 300);
+    assert_eq!(size.target(100_000, 0, 13_107), 4_000);
+    assert_eq!(size.target(1_000_000, 0, 13_107), 5_000);
+    assert_eq!(size.target(1_000_000, 0, 2_000), 2_000);
 }
 
 #[test]
 fn a_short_span_may_keep_its_size_and_a_long_one_gets_real_summaries_sizes() {
     let size = SummarySize::default();
     // Real Claude Code summaries: 1,700–5,600 tokens for 5–45k-token spans.
-    assert_eq!(size.target(5_000, 13_107), 2_000);
-    assert_eq!(size.target(50_000, 13_107), 4_000);
-    assert_eq!(size.target(200_000, 13_107), 6_000);
-    // Under the minimum: the span's own size, not under 500.
-    assert_eq!(size.target(1_200, 13_107), 1_200);
-    assert_eq!(size.target(300, 13_107), 500);
+    assert_eq!(size.target(5_000, 0, 13_107), 2_000);
+    assert_eq!(size.target(50_000, 0, 13_107), 4_000);
+    assert_eq!(size.target(200_000, 0, 13_107), 6_000);
+    // Under the minimum: the span's own size, not under 500, whatever its tool output.
+    assert_eq!(size.target(1_200, 1_000, 13_107), 1_200);
+    assert_eq!(size.target(300, 0, 13_107), 500);
+}
+
+#[test]
+fn a_span_of_mostly_tool_output_gets_the_minimum_plus_half_the_share_of_its_output() {
+    let size = SummarySize::default();
+    // 25k tokens read, 20k of them tool output: 8% would be the 2,000 minimum; the real summaries
+    // of such spans are 3,000–5,500 tokens (docs/summaries.md, seventh round).
+    assert_eq!(size.target(25_000, 20_000, 13_107), 2_800);
+    // The span's share when it is more, the maximum above all.
+    assert_eq!(size.target(60_000, 10_000, 13_107), 4_800);
+    assert_eq!(size.target(200_000, 190_000, 13_107), 6_000);
+    // Never more than the request allows.
+    assert_eq!(size.target(25_000, 20_000, 2_500), 2_500);
+    // Nor, by its output, over a quarter of a short span: the minimum stays.
+    assert_eq!(size.target(9_000, 8_000, 13_107), 2_250);
+    assert_eq!(size.target(6_000, 5_000, 13_107), 2_000);
 }
 
 #[test]
@@ -415,12 +431,14 @@ fn the_size_counts_the_peoples_words_whole() {
     values.extend(bash("l1", "npm run lint", "ok", false));
     let span = messages(Value::Array(values));
     let digest = crate::digest::Digest::new(&request(span, None, 13_107).source);
-    let counted = crate::layout::span_tokens(&digest.steps);
+    let (counted, output) = crate::layout::span_tokens(&digest.steps);
     assert!(
         counted >= count_tokens(&table),
         "{counted} < {}",
         count_tokens(&table)
     );
+    // Of which tool output: the lint's `ok` only.
+    assert!(output <= 2, "{output}");
 }
 
 #[test]
