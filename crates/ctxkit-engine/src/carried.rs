@@ -23,8 +23,9 @@ use crate::error::Result;
 pub(crate) const CARRIED_LEAD: &str =
     "Named in tool results cut before this summary (the originals: `recall`): ";
 
-/// The most characters of names one summary carries (about 1,000 tokens); the oldest go first.
-pub(crate) const CARRIED_CHARS: usize = 4_000;
+/// The most characters of names one summary carries (about 500 tokens; 4,000 cost more for the same
+/// recall on real sessions, docs/simulator.md); the oldest go first.
+pub(crate) const CARRIED_CHARS: usize = 2_000;
 
 /// The summary of a compaction ctxkit wrote (not a hook's), with the carried line appended when the
 /// transforms write digests; a view that cannot be read leaves the summary as it is.
