@@ -593,11 +593,12 @@ impl Engine {
         summarized: Summarized,
     ) -> Result<Written> {
         let Summarized {
-            compaction,
+            mut compaction,
             from_hook,
             from_background,
             fallback_error,
         } = summarized;
+        crate::carried::carry_names(state, &mut compaction);
         let first_kept_entry_id = compaction.first_kept_entry_id.clone();
         // Reported as the entry records it (the reference's `tokensBefore`, from provider usage
         // when there is some), so the chat, serve's events and `ctxkit compactions` show one number

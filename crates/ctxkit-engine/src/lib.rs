@@ -75,6 +75,7 @@
 
 mod background;
 mod cache_prefix;
+mod carried;
 mod check;
 mod command_hooks;
 mod compact;

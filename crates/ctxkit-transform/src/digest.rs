@@ -220,6 +220,22 @@ impl VisibleNames {
     }
 }
 
+/// Every name of `text` (the module's rule, unranked and uncapped), once each, in order of first
+/// appearance.
+pub(crate) fn names_in(text: &str) -> Vec<&str> {
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut names = Vec::new();
+    for line in text.split('\n') {
+        for token in tokens(line) {
+            let name = trim_name(token);
+            if shape(name).is_some() && seen.insert(name) {
+                names.push(name);
+            }
+        }
+    }
+    names
+}
+
 /// The names of `text` ranked and capped as the module describes, in order of first appearance;
 /// empty when either cap is 0 or nothing fits.
 #[cfg(test)]

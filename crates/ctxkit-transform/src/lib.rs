@@ -113,7 +113,7 @@ use ctxkit_protocol::AgentMessage;
 use ctxkit_settings::TransformSettings;
 
 pub use lifetime::{CacheLifetime, LONG_CACHE_MS, LifetimeLearner, SHORT_CACHE_MS};
-pub use marker::pruned_reference;
+pub use marker::{pruned_mentions, pruned_names, pruned_reference, shown_names};
 pub use orphans::repair_orphans;
 pub use pays::content_blocks;
 

@@ -43,10 +43,13 @@ fn names_len(names: &[&str]) -> usize {
     names.iter().map(|name| name.len() + 2).sum::<usize>() + 12
 }
 
+/// The words before a digest's names.
+const MENTIONS_LEAD: &str = "; mentions: ";
+
 /// Appends the digest part `; mentions: a, b, c` when there are names.
 fn push_digest(out: &mut String, names: &[&str]) {
     if let Some((first, rest)) = names.split_first() {
-        out.push_str("; mentions: ");
+        out.push_str(MENTIONS_LEAD);
         out.push_str(first);
         for name in rest {
             out.push_str(", ");
@@ -128,9 +131,100 @@ pub fn pruned_reference(text: &str) -> Option<&str> {
     }
 }
 
+/// The names the digest of the first prune marker of `text` lists (`; mentions: a, b`), in order;
+/// empty when `text` holds no marker or its marker lists none. The engine carries them into the
+/// compaction that summarizes the cut result, so the model keeps reading them.
+pub fn pruned_mentions(text: &str) -> Vec<&str> {
+    let Some(id) = pruned_reference(text) else {
+        return Vec::new();
+    };
+    let reference = format!("; {REFERENCE_LEAD}{REFERENCE_PREFIX}{id}]");
+    let Some(end) = text.find(&reference) else {
+        return Vec::new();
+    };
+    let before = &text[..end];
+    let Some(start) = before.rfind(MENTIONS_LEAD) else {
+        return Vec::new();
+    };
+    let listed = &before[start + MENTIONS_LEAD.len()..];
+    // A marker's digest is one run of names joined by ", ": anything else is not a digest.
+    if listed.contains(['[', ']', '\n']) {
+        return Vec::new();
+    }
+    listed.split(", ").filter(|name| !name.is_empty()).collect()
+}
+
+/// The names the model reads in a tool result's text as the view shows it: the whole text's when
+/// it holds no prune marker; for a cut result those of the kept head and tail, then the digest's
+/// (`pruned_mentions`). Once each, in order; the digest's rule of a name.
+pub fn shown_names(text: &str) -> Vec<&str> {
+    if pruned_reference(text).is_none() {
+        return crate::digest::names_in(text);
+    }
+    pruned_names(text)
+}
+
+/// The names the model reads in a cut tool result's text as the view shows it: those of the kept
+/// head and tail, then the digest's (`pruned_mentions`), once each; empty when `text` holds no
+/// marker.
+pub fn pruned_names(text: &str) -> Vec<&str> {
+    let Some(id) = pruned_reference(text) else {
+        return Vec::new();
+    };
+    let reference = format!("; {REFERENCE_LEAD}{REFERENCE_PREFIX}{id}]");
+    let Some(reference_at) = text.find(&reference) else {
+        return Vec::new();
+    };
+    let end = reference_at + reference.len();
+    let start = ["[... ", "[image omitted"]
+        .iter()
+        .filter_map(|lead| text[..reference_at].rfind(lead))
+        .max()
+        .unwrap_or(reference_at);
+    let mut names = crate::digest::names_in(&text[..start]);
+    names.extend(crate::digest::names_in(&text[end..]));
+    names.extend(pruned_mentions(text));
+    let mut seen = std::collections::HashSet::new();
+    names.retain(|name| seen.insert(*name));
+    names
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn markers_read_back_their_digest() {
+        let marker = lines_marker(812, 40_213, &["src/a.rs", "E0308"], "c1");
+        assert_eq!(pruned_mentions(&marker), ["src/a.rs", "E0308"]);
+        assert_eq!(
+            pruned_mentions(&format!("head\n{marker}\ntail")),
+            ["src/a.rs", "E0308"]
+        );
+        assert_eq!(pruned_mentions(&chars_marker(7, &["x_y"], "c1")), ["x_y"]);
+        assert!(pruned_mentions(&lines_marker(3, 30, &[], "c1")).is_empty());
+        assert!(pruned_mentions(&image_marker("image/png", "c1")).is_empty());
+        assert!(pruned_mentions("no marker; mentions: a, b").is_empty());
+        // Text that only looks like a digest before an earlier line's marker is not read as one.
+        let text = "see; mentions: x\n[... 5 chars omitted; full output: ctxkit://tool-result/c1]";
+        assert!(pruned_mentions(text).is_empty());
+    }
+
+    #[test]
+    fn a_cut_result_gives_the_names_of_its_head_tail_and_digest() {
+        let marker = lines_marker(812, 40_213, &["src/a.rs", "E0308"], "c1");
+        let text = format!("open src/b.rs\n{marker}\nexit E0308 in parse_header");
+        assert_eq!(
+            pruned_names(&text),
+            ["src/b.rs", "E0308", "parse_header", "src/a.rs"]
+        );
+        assert!(pruned_names("src/b.rs and no marker").is_empty());
+        assert_eq!(shown_names(&text), pruned_names(&text));
+        assert_eq!(
+            shown_names("src/b.rs and parse_header, src/b.rs"),
+            ["src/b.rs", "parse_header"]
+        );
+    }
 
     #[test]
     fn markers_read_back_their_id() {

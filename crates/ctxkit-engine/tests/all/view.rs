@@ -274,3 +274,78 @@ async fn the_view_asks_for_the_hour_long_cache_once_the_sessions_pauses_pay_for_
         assert_eq!(after_pause.cache_lifetime, expected);
     }
 }
+
+/// Names the tool results showed the model (a cut one's in its marker) stay in its view after a
+/// compaction summarizes them: the summary gains a line of them (the summarizer's own text wins where it names them),
+/// the next compaction carries them on, and nothing is added without digests.
+#[tokio::test]
+async fn a_compaction_carries_the_names_of_the_cut_results_it_summarizes() {
+    let run = |digest_names: usize| async move {
+        let mut settings = settings(2_000);
+        settings.transforms.prune_when_it_pays = false;
+        settings.transforms.keep_recent_tool_results = 1;
+        settings.transforms.prune_digest_names = digest_names;
+        let harness = Harness::with(
+            settings,
+            Some(model(100_000)),
+            HookSet::new(),
+            [
+                Answer::Text("SUMMARY names module_1_open"),
+                Answer::Text("SECOND"),
+            ],
+        );
+        harness
+            .engine
+            .append(user("look at the logs"))
+            .await
+            .unwrap();
+        for index in 0..6 {
+            let id = format!("call-{index}");
+            let output: String = (0..200)
+                .map(|line| match line {
+                    100 => format!("opened src/module_{index}.rs at module_{index}_open\n"),
+                    _ => format!("log line {line}\n"),
+                })
+                .collect();
+            harness.engine.append(tool_call(&id)).await.unwrap();
+            harness
+                .engine
+                .append(tool_result(&id, &output))
+                .await
+                .unwrap();
+        }
+        harness.engine.append(reply("done", 10)).await.unwrap();
+        harness.engine.compact(None).await.unwrap();
+        let first =
+            serde_json::to_string(&harness.engine.model_view().await.unwrap().messages).unwrap();
+        harness.engine.append(user("go on")).await.unwrap();
+        harness.engine.append(tool_call("call-9")).await.unwrap();
+        harness
+            .engine
+            .append(tool_result("call-9", "short"))
+            .await
+            .unwrap();
+        harness.engine.append(reply("done", 10)).await.unwrap();
+        harness.engine.compact(None).await.unwrap();
+        let second =
+            serde_json::to_string(&harness.engine.model_view().await.unwrap().messages).unwrap();
+        (first, second)
+    };
+    let (first, second) = run(8).await;
+    // Cut results (their head, tail and digest) and the latest, whole, alike.
+    for index in 0..6 {
+        assert!(
+            first.contains(&format!("`src/module_{index}.rs`")),
+            "{first}"
+        );
+        assert!(
+            second.contains(&format!("`src/module_{index}.rs`")),
+            "{second}"
+        );
+    }
+    assert_eq!(first.matches("module_1_open").count(), 1, "{first}");
+    assert!(first.contains("Named in tool results cut before this summary"));
+    let (first, second) = run(0).await;
+    assert!(!first.contains("src/module_0.rs") && !first.contains("Named in tool results"));
+    assert!(!second.contains("Named in tool results"), "{second}");
+}
