@@ -21,7 +21,7 @@ use crate::error::Result;
 
 /// The words that start the carried line in a summary.
 pub(crate) const CARRIED_LEAD: &str =
-    "Named in tool results cut before this summary (the originals: `recall`): ";
+    "Named in the tool results this summary replaces (the originals: `recall`): ";
 
 /// The most characters of names one summary carries (about 500 tokens; 4,000 cost more for the same
 /// recall on real sessions, docs/simulator.md); the oldest go first.
