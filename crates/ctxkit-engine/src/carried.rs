@@ -27,12 +27,25 @@ pub(crate) const CARRIED_LEAD: &str =
 /// recall on real sessions, docs/simulator.md); the oldest go first.
 pub(crate) const CARRIED_CHARS: usize = 2_000;
 
+/// The longest context whose view is built to find the names: reading the names means building
+/// the view of the whole context, and a context of a million messages would take gigabytes for a
+/// line of at most [`CARRIED_CHARS`] (the compaction then carries no line, as with digests off).
+pub(crate) const MAX_CARRYING_CONTEXT_MESSAGES: usize = 100_000;
+
 /// The summary of a compaction ctxkit wrote (not a hook's), with the carried line appended when the
 /// transforms write digests; a view that cannot be read leaves the summary as it is.
 pub(crate) fn carry_names(state: &mut State, compaction: &mut ctxkit_session::NewCompaction) {
     if compaction.source == ctxkit_session::SummarySource::Hook
         || state.settings.transforms.prune_digest_names == 0
     {
+        return;
+    }
+    let length = state.session.leaf_context().messages.len();
+    if length > MAX_CARRYING_CONTEXT_MESSAGES {
+        tracing::debug!(
+            length,
+            "names of tool results not carried: the context is too long to build its view"
+        );
         return;
     }
     let summary = std::mem::take(&mut compaction.summary);

@@ -346,6 +346,6 @@ async fn a_compaction_carries_the_names_of_the_cut_results_it_summarizes() {
     assert_eq!(first.matches("module_1_open").count(), 1, "{first}");
     assert!(first.contains("Named in the tool results this summary replaces"));
     let (first, second) = run(0).await;
-    assert!(!first.contains("src/module_0.rs") && !first.contains("Named in tool results"));
-    assert!(!second.contains("Named in tool results"), "{second}");
+    assert!(!first.contains("src/module_0.rs") && !first.contains("Named in the tool results"));
+    assert!(!second.contains("Named in the tool results"), "{second}");
 }
