@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 
-from serve_harness import Serve
+from serve_harness import Serve, answer_chat_chunk
 
 binary = sys.argv[1]
 count = int(sys.argv[2]) if len(sys.argv) > 2 else 24
@@ -27,14 +27,7 @@ class SlowModel(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         self.rfile.read(int(self.headers.get("content-length", 0)))
         time.sleep(delay)
-        chunk = {"choices": [{"index": 0, "delta": {"role": "assistant", "content": "done"},
-                              "finish_reason": "stop"}]}
-        body = f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode()
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        answer_chat_chunk(self, {"role": "assistant", "content": "done"}, "stop")
 
     def log_message(self, *args):
         pass

@@ -65,6 +65,18 @@ async fn server() -> MockServer {
 }
 
 /// Every `cache_control` value in `value`, in document order.
+/// Three breakpoints in `body`, each asking for the one-hour lifetime.
+fn assert_three_hour_breakpoints(body: &Value) {
+    let found = breakpoints(body);
+    assert_eq!(found.len(), 3, "{body}");
+    assert!(
+        found
+            .iter()
+            .all(|control| *control == json!({"type": "ephemeral", "ttl": "1h"})),
+        "{body}"
+    );
+}
+
 fn breakpoints(value: &Value) -> Vec<Value> {
     match value {
         Value::Object(object) => object
@@ -111,13 +123,7 @@ async fn long_asks_for_an_hour() {
     let mut settings = options(MODEL, &server);
     settings.anthropic_cache_retention = CacheRetention::Long;
     let body = sent(settings, conversation(), &server).await;
-    let found = breakpoints(&body);
-    assert_eq!(found.len(), 3);
-    assert!(
-        found
-            .iter()
-            .all(|control| *control == json!({"type": "ephemeral", "ttl": "1h"}))
-    );
+    assert_three_hour_breakpoints(&body);
 }
 
 #[tokio::test]
@@ -126,13 +132,7 @@ async fn a_request_may_ask_for_the_hour_unless_the_model_caches_nothing() {
     let mut asked = conversation();
     asked.cache_retention = Some(CacheRetention::Long);
     let body = sent(options(MODEL, &server), asked.clone(), &server).await;
-    let found = breakpoints(&body);
-    assert_eq!(found.len(), 3);
-    assert!(
-        found
-            .iter()
-            .all(|control| *control == json!({"type": "ephemeral", "ttl": "1h"}))
-    );
+    assert_three_hour_breakpoints(&body);
     let mut settings = options(MODEL, &server);
     settings.anthropic_cache_retention = CacheRetention::None;
     let body = sent(settings, asked, &server).await;
