@@ -45,7 +45,10 @@ fn serve_stdio(
     // bounds what waits (see `docs/protocol.md`).
     let (sender, mut receiver) = tokio::sync::mpsc::channel::<Vec<u8>>(OUTPUT_CHUNKS);
     let server = runtime.spawn(async move {
-        let input = tokio::io::BufReader::new(tokio::io::stdin());
+        // SIGTERM or Ctrl-C ends the input as the client closing it would: the requests read are
+        // answered, and the open session is closed (a database session's lease released, its
+        // private copy removed) before the process exits.
+        let input = tokio::io::BufReader::new(UntilStopped::new(tokio::io::stdin()));
         ctxkit_server::serve(config, input, ChannelWriter(PollSender::new(sender))).await
     });
     while let Some(chunk) = receiver.blocking_recv() {
@@ -173,6 +176,39 @@ async fn stop_signal() {
         }
     }
     let _ = tokio::signal::ctrl_c().await;
+}
+
+/// A reader that ends (reads nothing more) once [`stop_signal`] fires.
+struct UntilStopped<R> {
+    inner: R,
+    stop: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>,
+    stopped: bool,
+}
+
+impl<R> UntilStopped<R> {
+    fn new(inner: R) -> Self {
+        Self {
+            inner,
+            stop: Box::pin(stop_signal()),
+            stopped: false,
+        }
+    }
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for UntilStopped<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        context: &mut std::task::Context<'_>,
+        buffer: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        if !self.stopped && self.stop.as_mut().poll(context).is_ready() {
+            self.stopped = true;
+        }
+        if self.stopped {
+            return std::task::Poll::Ready(Ok(()));
+        }
+        std::pin::Pin::new(&mut self.inner).poll_read(context, buffer)
+    }
 }
 
 /// Who writes database sessions: this process, so `session_in_use` names it.

@@ -309,3 +309,41 @@ fn a_filtered_listing_of_a_folder_reads_that_folder() {
     );
     assert!(!refused.starts_with("exit: 0"), "{refused}");
 }
+
+#[test]
+fn a_stopped_stdio_server_releases_its_session_and_removes_its_copy() {
+    let Some(url) = database() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let mut server =
+        super::serve::Server::start_with(home.path(), home.path(), &[("CTXKIT_STORE", &url)]);
+    let created = server.call("session.create", serde_json::json!({"cwd": home.path()}));
+    let id = created["result"]["session_id"].as_str().unwrap().to_owned();
+    let copy = PathBuf::from(created["result"]["session_file"].as_str().unwrap());
+    assert!(copy.exists(), "{created}");
+    // A service manager's stop, as `kill` sends it.
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = server.child.wait().unwrap();
+    assert!(status.success(), "the server drains and exits 0: {status}");
+    assert!(
+        !copy.parent().unwrap().exists(),
+        "the private copy is removed: {}",
+        copy.display()
+    );
+    // Its lease is released: another writer takes the session at once.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let store = runtime
+        .block_on(ctxkit_store::PostgresStore::connect(&url))
+        .unwrap();
+    use ctxkit_store::SessionStore as _;
+    let lease = runtime
+        .block_on(store.acquire(&id, "another instance", std::time::Duration::from_secs(60)))
+        .unwrap();
+    runtime.block_on(store.release(&lease)).unwrap();
+}
