@@ -6,6 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
+use ctxkit_store::SessionStore as _;
+
 use super::{Run, corpus};
 
 pub(super) fn database() -> Option<String> {
@@ -156,17 +158,7 @@ fn writing_commands_append_to_the_database_under_a_lease() {
     assert_eq!(found[0]["name"], "Store test");
 
     // A second writer holds the lease: refused with exit 5, nothing written.
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let store = runtime
-        .block_on(ctxkit_store::PostgresStore::connect(&url))
-        .unwrap();
-    use ctxkit_store::SessionStore as _;
-    let lease = runtime
-        .block_on(store.acquire(&id, "another instance", std::time::Duration::from_secs(60)))
-        .unwrap();
+    let (runtime, store, lease) = another_writer(&url, &id);
     let before = runtime.block_on(store.export(&id)).unwrap();
     let refused = run.ctxkit(&with_store(&url, &["label", &id, &leaf, "mine"]));
     assert!(refused.starts_with("exit: 5\n"), "{refused}");
@@ -334,16 +326,28 @@ fn a_stopped_stdio_server_releases_its_session_and_removes_its_copy() {
         copy.display()
     );
     // Its lease is released: another writer takes the session at once.
+    let (runtime, store, lease) = another_writer(&url, &id);
+    runtime.block_on(store.release(&lease)).unwrap();
+}
+
+/// Another instance taking the lease of session `id` (panics when it cannot).
+fn another_writer(
+    url: &str,
+    id: &str,
+) -> (
+    tokio::runtime::Runtime,
+    ctxkit_store::PostgresStore,
+    ctxkit_store::Lease,
+) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     let store = runtime
-        .block_on(ctxkit_store::PostgresStore::connect(&url))
+        .block_on(ctxkit_store::PostgresStore::connect(url))
         .unwrap();
-    use ctxkit_store::SessionStore as _;
     let lease = runtime
-        .block_on(store.acquire(&id, "another instance", std::time::Duration::from_secs(60)))
+        .block_on(store.acquire(id, "another instance", std::time::Duration::from_secs(60)))
         .unwrap();
-    runtime.block_on(store.release(&lease)).unwrap();
+    (runtime, store, lease)
 }
