@@ -13,6 +13,7 @@ mod file_context;
 mod file_ops;
 mod history;
 mod on_demand;
+mod powershell;
 mod prepare;
 mod prompts;
 mod runner;

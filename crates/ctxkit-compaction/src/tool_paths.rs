@@ -5,9 +5,12 @@
 //! `NotebookEdit` (`file_path`, `notebook_path`), OpenCode's `read`/`write`/`edit`/`patch`
 //! (`filePath`), Codex's `apply_patch` (the paths named in the patch) and Codex's shell tools, whose
 //! commands count when they name a file plainly (`cat src/a.rs`, `sed -n 1,80p src/a.rs`,
-//! `… > out.txt`). Pi's `bash` is never parsed, so plans over Pi's sessions stay Pi's.
+//! `… > out.txt`; a PowerShell script's cmdlets, `powershell.rs`). Pi's `bash` is never parsed,
+//! so plans over Pi's sessions stay Pi's.
 
 use serde_json::Value;
+
+use crate::powershell;
 
 /// What a call did to a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,9 +38,11 @@ pub(crate) fn file_accesses(name: &str, arguments: &Value) -> Vec<(FileAccess, S
             .map(|patch| patch_accesses(&patch))
             .unwrap_or_default(),
         "shell" | "local_shell" | "exec_command" | "shell_command" | "container.exec" => {
-            shell_text(arguments)
-                .map(|command| shell_accesses(&command))
-                .unwrap_or_default()
+            match shell_text(arguments) {
+                Some(Script::Posix(script)) => shell_accesses(&script),
+                Some(Script::PowerShell(script)) => powershell::accesses(&script),
+                None => Vec::new(),
+            }
         }
         _ => Vec::new(),
     }
@@ -96,29 +101,42 @@ fn patch_accesses(patch: &str) -> Vec<(FileAccess, String)> {
     accesses
 }
 
-/// A shell call's command as one string: `command` or `cmd` as a string, or an argument vector
-/// (whose `bash -lc SCRIPT` form gives the script).
-fn shell_text(arguments: &Value) -> Option<String> {
+/// A shell call's script, and the language it is in.
+enum Script {
+    Posix(String),
+    PowerShell(String),
+}
+
+/// A shell call's command as one script: `command` or `cmd` as a string, or an argument vector
+/// (whose `bash -lc SCRIPT` form gives the script); a command line that starts PowerShell
+/// (`powershell.exe -NoLogo -Command SCRIPT`, as Codex runs on Windows) gives a PowerShell one.
+fn shell_text(arguments: &Value) -> Option<Script> {
     let command = arguments
         .get("command")
         .or_else(|| arguments.get("cmd"))
         .or_else(|| arguments.get("input"))?;
-    match command {
-        Value::String(text) => Some(text.clone()),
-        Value::Array(items) => {
-            let words: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
-            let script = match words.as_slice() {
-                [shell, flag, script, ..]
-                    if is_shell(shell) && matches!(*flag, "-c" | "-lc" | "-ic") =>
-                {
-                    (*script).to_owned()
+    let words: Vec<&str> = match command {
+        Value::String(text) => {
+            let words: Vec<&str> = text.split_whitespace().collect();
+            return Some(match words.first() {
+                Some(program) if powershell::is_powershell(program) => {
+                    Script::PowerShell(powershell::script_of(&words)?)
                 }
-                _ => words.join(" "),
-            };
-            Some(script)
+                _ => Script::Posix(text.clone()),
+            });
         }
-        Value::Null | Value::Bool(_) | Value::Number(_) | Value::Object(_) => None,
-    }
+        Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::Object(_) => return None,
+    };
+    Some(match words.as_slice() {
+        [program, ..] if powershell::is_powershell(program) => {
+            Script::PowerShell(powershell::script_of(&words)?)
+        }
+        [shell, flag, script, ..] if is_shell(shell) && matches!(*flag, "-c" | "-lc" | "-ic") => {
+            Script::Posix((*script).to_owned())
+        }
+        _ => Script::Posix(words.join(" ")),
+    })
 }
 
 fn is_shell(program: &str) -> bool {
@@ -204,7 +222,7 @@ fn is_number(word: &str) -> bool {
 }
 
 /// A word that names a file: no glob or variable, not a device.
-fn is_plain_path(word: &str) -> bool {
+pub(crate) fn is_plain_path(word: &str) -> bool {
     !word.is_empty()
         && !word.starts_with("/dev/")
         && !word.contains(['*', '?', '$', '`', '(', ')', '{', '}'])
@@ -315,6 +333,24 @@ mod tests {
                 json!({"command": "rg -n foo src && ls -la && cat src/*.rs $F"})
             ),
             []
+        );
+        // Codex on Windows: the script of `powershell.exe -Command`, its variables followed.
+        assert_eq!(
+            paths(
+                "shell",
+                json!({"command": ["powershell.exe", "-NoLogo", "-Command", "$path = 'server/app.py'; $c = Get-Content -Raw $path; Set-Content $path $c"]})
+            ),
+            [
+                (FileAccess::Read, "server/app.py".to_owned()),
+                (FileAccess::Written, "server/app.py".to_owned()),
+            ]
+        );
+        assert_eq!(
+            paths(
+                "shell_command",
+                json!({"command": "pwsh -Command Get-Content README.md"})
+            ),
+            [(FileAccess::Read, "README.md".to_owned())]
         );
         // A script that does not parse is skipped, not guessed at.
         assert_eq!(paths("shell", json!({"command": "cat 'unterminated"})), []);
