@@ -208,6 +208,7 @@ mod tests {
         assert_eq!(settings.context_strategy, ContextStrategy::Recommended);
         assert_eq!(settings.transforms.keep_recent_tool_results, 1);
         assert_eq!(settings.transforms.prune_digest_names, 8);
+        assert!(settings.transforms.long_cache_when_it_pays);
         assert!(settings.compaction.background && settings.compaction.cache_prefix);
         // 40,000 tokens whatever the window: reserve = window − 40,000.
         for (window, reserve) in [(200_000, 160_000), (1_000_000, 960_000)] {

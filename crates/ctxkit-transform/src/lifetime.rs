@@ -1,5 +1,5 @@
-//! Choosing the prompt cache's lifetime request by request (`longCacheWhenItPays`, off by default
-//! and in the recommended strategy: docs/simulator.md, third round).
+//! Choosing the prompt cache's lifetime request by request (`longCacheWhenItPays`, off by default,
+//! on in the recommended strategy: docs/simulator.md, fifth round).
 //!
 //! Anthropic's prompt cache keeps a prefix five minutes after it was last written or read for 1.25×
 //! the input price per written token, or one hour for 2× (`"ttl": "1h"`); a read costs 0.1× either
@@ -9,15 +9,21 @@
 //! 0.75× more on every written token, and saves 1.15× of the context at every pause longer than
 //! five minutes and shorter than an hour.
 //!
-//! The rule learns it from the session's own requests, in hindsight: it keeps what the hour would
-//! have cost more (0.75× the tokens each request wrote: what it added to the previous request, or
-//! all of it when the request is shorter, as after a compaction or a cut; and 0.75× the context
-//! rewritten after a pause over an hour) and what it would have saved (1.15× the context carried
-//! over each pause between five minutes and an hour), and asks for the hour once the session
-//! has paused that way at least twice and the savings exceed the extra cost. A session whose user answers within minutes never pays for the hour; one
-//! whose user comes back every quarter hour gets it after the first pauses. Each request's time is
-//! its last message's (the engine sends a request right after it), so a replayed session and a
-//! live one decide alike.
+//! The rule learns the user from the session's own requests and decides request by request. A
+//! request asked for the hour costs 0.75× more on what it writes (what it adds to the previous
+//! request, or all of it when it is shorter, as after a compaction or a cut); it saves 1.15× the
+//! context when a pause between five minutes and an hour follows it (the next request then reads
+//! what the five-minute cache had lost). The chance of such a pause is learned as the share of
+//! the session's requests so far that such a pause followed. So a request asks for the hour when
+//! that share × 1.15 × its context exceeds 0.75 × what it writes, once the session has paused that
+//! way at least twice: a user who answers within minutes never pays for the hour; one who comes
+//! back every quarter hour gets it on nearly every request; a user who pauses now and then gets it
+//! on the requests that add little to a large context, never on one that writes the context again.
+//! (Before, a hindsight rule switched the hour on for every later request once the pauses had paid
+//! for the premium so far: it paid the premium on whole rewrites too, and made Codex rollouts and
+//! sessions that paused once dearer; docs/simulator.md, third and fifth rounds.) Each request's
+//! time is its last message's (the engine sends a request right after it), so a replayed session
+//! and a live one decide alike.
 //!
 //! Token numbers are the chars/4 estimate of the view, as everywhere in the transforms.
 
@@ -38,7 +44,7 @@ pub const LONG_CACHE_MS: i64 = 60 * 60 * 1000;
 
 /// Pauses the session must have shown before the hour is asked for: one pause says little about
 /// the next (a user's lunch break), several say how the user works.
-const MIN_PAUSES: u32 = 2;
+const MIN_PAUSES: u64 = 2;
 
 /// Anthropic's rates in hundredths of the input price: a five-minute write, an hour-long write,
 /// a read.
@@ -51,48 +57,51 @@ const READ: u64 = 10;
 pub struct LifetimeLearner {
     /// The previous request: when it was sent (ms) and its tokens.
     previous: Option<(i64, u64)>,
-    /// What the hour-long cache would have saved so far, in hundredths of input tokens.
-    saved: u64,
-    /// What it would have cost more so far, in the same unit.
-    premium: u64,
-    /// Pauses so far between five minutes and an hour.
-    pauses: u32,
+    /// Requests so far that a later request followed (the gaps seen).
+    gaps: u64,
+    /// Of those gaps, pauses between five minutes and an hour.
+    pauses: u64,
+    /// The previous request's choice (a request sent again gets it again).
+    choice: CacheLifetime,
 }
 
 impl LifetimeLearner {
     /// A request of `tokens` about to be sent at `at` (ms; `None` when its messages carry no
-    /// time): learns from the pause before it and what it writes, and returns the lifetime it
-    /// should ask for. A request sent again unchanged (same time, same size) teaches nothing.
+    /// time): learns from the pause before it and returns the lifetime it should ask for. A
+    /// request sent again unchanged (same time, same size) teaches nothing and gets the same
+    /// answer; one without a time is taken to write all it holds.
     pub fn request(&mut self, at: Option<i64>, tokens: u64) -> CacheLifetime {
         let Some(at) = at else {
-            return self.choice();
+            return self.choice(tokens, tokens);
         };
-        match self.previous {
-            Some((then, before)) if then == at && before == tokens => return self.choice(),
+        let written = match self.previous {
+            Some((then, before)) if then == at && before == tokens => return self.choice,
             Some((then, before)) => {
-                let carried = before.min(tokens);
                 let gap = at.saturating_sub(then);
+                self.gaps += 1;
                 if gap > SHORT_CACHE_MS && gap <= LONG_CACHE_MS {
-                    self.saved += carried * (SHORT_WRITE - READ);
                     self.pauses += 1;
-                } else if gap > LONG_CACHE_MS {
-                    self.premium += carried * (LONG_WRITE - SHORT_WRITE);
                 }
-                let written = if tokens >= before {
+                if tokens >= before {
                     tokens - before
                 } else {
                     tokens
-                };
-                self.premium += written * (LONG_WRITE - SHORT_WRITE);
+                }
             }
-            None => self.premium += tokens * (LONG_WRITE - SHORT_WRITE),
-        }
+            None => tokens,
+        };
         self.previous = Some((at, tokens));
-        self.choice()
+        self.choice = self.choice(tokens, written);
+        self.choice
     }
 
-    fn choice(&self) -> CacheLifetime {
-        if self.pauses >= MIN_PAUSES && self.saved > self.premium {
+    /// The hour when the expected saving (the share of gaps that were pauses × 1.15 × the
+    /// context) exceeds the premium on what the request writes (0.75×), after two pauses.
+    fn choice(&self, tokens: u64, written: u64) -> CacheLifetime {
+        let saving = u128::from(self.pauses) * u128::from(SHORT_WRITE - READ) * u128::from(tokens);
+        let premium =
+            u128::from(self.gaps) * u128::from(LONG_WRITE - SHORT_WRITE) * u128::from(written);
+        if self.pauses >= MIN_PAUSES && saving > premium {
             CacheLifetime::Long
         } else {
             CacheLifetime::Configured
@@ -146,6 +155,56 @@ mod tests {
             choices[6..]
                 .iter()
                 .all(|choice| *choice == CacheLifetime::Long)
+        );
+    }
+
+    #[test]
+    fn with_pauses_now_and_then_only_requests_that_write_little_ask_for_the_hour() {
+        let mut learner = LifetimeLearner::default();
+        let mut at = 0;
+        let mut tokens = 30_000;
+        let mut ask = |learner: &mut LifetimeLearner, pause: i64, grown: u64| {
+            at += pause;
+            tokens += grown;
+            learner.request(Some(at), tokens)
+        };
+        // Ten prompts of ten requests each, a quarter-hour pause after every other prompt: one
+        // gap in twenty is such a pause (5%).
+        let mut small = Vec::new();
+        for prompt in 0..10 {
+            let pause = if prompt % 2 == 1 { 15 * MINUTE } else { MINUTE };
+            small.push(ask(&mut learner, pause, 300));
+            for _ in 0..9 {
+                small.push(ask(&mut learner, 20 * 1000, 300));
+            }
+        }
+        // Before the second pause the hour is never asked for; after it, a request adding 300
+        // tokens to 40,000 does (5% × 1.15 × 40,000 = 2,300 > 0.75 × 300).
+        assert!(
+            small[..30]
+                .iter()
+                .all(|choice| *choice == CacheLifetime::Configured)
+        );
+        assert!(
+            small[40..]
+                .iter()
+                .all(|choice| *choice == CacheLifetime::Long)
+        );
+        // One adding 5,000 tokens (a large tool result) does not (0.75 × 5,000 = 3,750), nor one
+        // that writes the whole context again after a compaction.
+        assert_eq!(
+            ask(&mut learner, 20 * 1000, 5_000),
+            CacheLifetime::Configured
+        );
+        tokens = 12_000;
+        assert_eq!(
+            learner.request(Some(at + 20 * 1000), tokens),
+            CacheLifetime::Configured
+        );
+        // The same request sent again gets the same answer.
+        assert_eq!(
+            learner.request(Some(at + 20 * 1000), tokens),
+            CacheLifetime::Configured
         );
     }
 

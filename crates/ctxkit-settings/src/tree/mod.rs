@@ -256,15 +256,17 @@ impl Settings {
     /// to a head, a tail and a marker naming up to 8 of what it omitted; compaction once the
     /// context passes 40,000 tokens whatever the window (the window's own threshold when lower),
     /// keeping 10,000; the summary written in the background from 80% of that threshold and sent
-    /// as a continuation of the cached conversation. Everything else is the default
-    /// (`compaction.idleThresholdTokens` is not set: it did not pay on the blind split; nor is
-    /// `transforms.longCacheWhenItPays`: it made Codex rollouts dearer, docs/simulator.md).
+    /// as a continuation of the cached conversation; the hour-long prompt cache asked for request
+    /// by request where the session's own pauses make it pay (`transforms.longCacheWhenItPays`,
+    /// docs/simulator.md, fifth round). Everything else is the default
+    /// (`compaction.idleThresholdTokens` is not set: it did not pay on the blind split).
     pub(crate) fn recommended_layer() -> Map<String, Value> {
         let layer = json!({
             "contextStrategy": "recommended",
             "transforms": {
                 "keepRecentToolResults": 1,
                 "pruneDigestNames": RECOMMENDED_DIGEST_NAMES,
+                "longCacheWhenItPays": true,
             },
             "compaction": {
                 "thresholdTokens": RECOMMENDED_THRESHOLD_TOKENS,
