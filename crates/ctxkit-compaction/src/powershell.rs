@@ -37,7 +37,7 @@ pub(crate) fn script_of(words: &[&str]) -> Option<String> {
 pub(crate) fn accesses(script: &str) -> Vec<(FileAccess, String)> {
     let mut variables: HashMap<String, String> = HashMap::new();
     let mut found = Vec::new();
-    for statement in statements(script) {
+    for statement in statements(&without_here_strings(script)) {
         let words = words(&statement);
         if let Some((name, value)) = assignment(&words) {
             match value {
@@ -51,6 +51,59 @@ pub(crate) fn accesses(script: &str) -> Vec<(FileAccess, String)> {
         found.extend(cmdlet_access(&words, &variables));
     }
     found
+}
+
+/// The script with each here-string (`@'` or `@"` at a line's end, up to `'@` or `"@` at a line's
+/// start: a file's whole text, often) in place of one computed word, so its lines are not read as
+/// statements.
+fn without_here_strings(script: &str) -> String {
+    let mut out = String::with_capacity(script.len());
+    let mut rest = script;
+    while let Some(start) = here_string_start(rest) {
+        out.push_str(&rest[..start.opening]);
+        out.push_str("\"$here\"");
+        let body = &rest[start.body..];
+        let closing = format!("\n{}@", start.quote);
+        match body.find(&closing) {
+            Some(end) => rest = &body[end + closing.len()..],
+            None => return out,
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Where a here-string opens: its `@` and its first line.
+struct HereStart {
+    opening: usize,
+    body: usize,
+    quote: char,
+}
+
+fn here_string_start(text: &str) -> Option<HereStart> {
+    let mut search = 0;
+    while let Some(found) = text[search..].find('@') {
+        let opening = search + found;
+        let after = &text[opening + 1..];
+        let quote = after
+            .chars()
+            .next()
+            .filter(|quote| matches!(quote, '\'' | '"'));
+        if let Some(quote) = quote {
+            let line_end = after[1..].find('\n').map(|end| end + 1);
+            if let Some(line_end) = line_end
+                && after[1..line_end].trim().is_empty()
+            {
+                return Some(HereStart {
+                    opening,
+                    body: opening + 1 + line_end,
+                    quote,
+                });
+            }
+        }
+        search = opening + 1;
+    }
+    None
 }
 
 /// Statements: split at `;`, new lines and pipes outside quotes.
@@ -344,6 +397,20 @@ mod tests {
             accesses("$x = 'a;b.md'; Get-Content $x"),
             [read("a;b.md")],
             "a `;` inside quotes does not end the statement"
+        );
+    }
+
+    #[test]
+    fn a_here_string_is_one_value_and_its_lines_are_not_statements() {
+        let script = "$path = 'docs/plan.md'\n$text = @\"\nGet-Content secret.txt; it's \"quoted\"\n\"@\n\
+                      Set-Content -Path $path -Value $text\n$more = @'\nSet-Content x.md\n'@\n\
+                      Add-Content $path $more";
+        assert_eq!(
+            accesses(script),
+            [
+                (FileAccess::Written, "docs/plan.md".to_owned()),
+                (FileAccess::Edited, "docs/plan.md".to_owned()),
+            ]
         );
     }
 
