@@ -288,6 +288,7 @@ fn rank_identifiers(steps: &[Step], earlier: &[EarlierItem]) -> Vec<String> {
                 named.extend(
                     identifiers(&call.target)
                         .into_iter()
+                        .filter(|name| !is_command_word(name))
                         .map(|name| (1.0, name)),
                 );
                 if let Some(error) = call
@@ -317,9 +318,81 @@ fn rank_identifiers(steps: &[Step], earlier: &[EarlierItem]) -> Vec<String> {
     ranked.into_iter().map(|(name, _)| name).collect()
 }
 
+/// A word of a command line that names no thing of the work: an option (`-Encoding`, `--force`)
+/// or a PowerShell cmdlet (`Get-Content`, `Set-Content`: the `cat` and `>` of Windows sessions,
+/// which a command names in nearly every call and a continuing agent never needs).
+fn is_command_word(name: &str) -> bool {
+    if name.starts_with('-') {
+        return true;
+    }
+    let Some((verb, noun)) = name.split_once('-') else {
+        return false;
+    };
+    const VERBS: &[&str] = &[
+        "Add",
+        "Clear",
+        "Compare",
+        "ConvertFrom",
+        "ConvertTo",
+        "Copy",
+        "Export",
+        "ForEach",
+        "Format",
+        "Get",
+        "Import",
+        "Invoke",
+        "Join",
+        "Measure",
+        "Move",
+        "New",
+        "Out",
+        "Remove",
+        "Rename",
+        "Resolve",
+        "Select",
+        "Set",
+        "Sort",
+        "Split",
+        "Start",
+        "Stop",
+        "Test",
+        "Where",
+        "Write",
+    ];
+    VERBS.contains(&verb)
+        && noun
+            .chars()
+            .next()
+            .is_some_and(|first| first.is_ascii_uppercase())
+        && noun
+            .chars()
+            .all(|character| character.is_ascii_alphanumeric())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn options_and_cmdlets_are_command_words_and_names_are_not() {
+        for word in [
+            "-Encoding",
+            "--force",
+            "Get-Content",
+            "Set-Content",
+            "Select-String",
+        ] {
+            assert!(is_command_word(word), "{word}");
+        }
+        for word in [
+            "caddie_recommend.py",
+            "Get-Started.md",
+            "x-request-id",
+            "Set-Cookie:x",
+        ] {
+            assert!(!is_command_word(word), "{word}");
+        }
+    }
 
     #[test]
     fn a_commit_line_is_read_and_a_log_line_is_not() {
