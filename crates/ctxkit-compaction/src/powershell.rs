@@ -33,6 +33,34 @@ pub(crate) fn script_of(words: &[&str]) -> Option<String> {
     (!script.trim().is_empty()).then_some(script)
 }
 
+/// The script of a PowerShell command line written as one string (`pwsh -Command "…"`): the text
+/// after `-Command` as written, without the quotes around it when it is quoted whole.
+pub(crate) fn script_of_line(line: &str) -> Option<String> {
+    let mut rest = line;
+    loop {
+        let trimmed = rest.trim_start();
+        let word_end = trimmed.find(char::is_whitespace).unwrap_or(trimmed.len());
+        let (word, after) = trimmed.split_at(word_end);
+        if word.is_empty() {
+            return None;
+        }
+        rest = after;
+        if matches!(word.to_ascii_lowercase().as_str(), "-command" | "-c" | "/c") {
+            break;
+        }
+    }
+    let script = rest.trim();
+    let unquoted = ['"', '\'']
+        .into_iter()
+        .find_map(|quote| {
+            script
+                .strip_prefix(quote)
+                .and_then(|inner| inner.strip_suffix(quote))
+        })
+        .unwrap_or(script);
+    (!unquoted.trim().is_empty()).then(|| unquoted.to_owned())
+}
+
 /// The files a PowerShell script reads or writes, in order.
 pub(crate) fn accesses(script: &str) -> Vec<(FileAccess, String)> {
     let mut variables: HashMap<String, String> = HashMap::new();
@@ -433,5 +461,10 @@ mod tests {
             Some("Get-Content a.md".to_owned())
         );
         assert_eq!(script_of(&["pwsh", "-NoLogo"]), None);
+        assert_eq!(
+            script_of_line("pwsh -NoProfile -Command \"Get-Content 'a  b.md'\""),
+            Some("Get-Content 'a  b.md'".to_owned())
+        );
+        assert_eq!(script_of_line("pwsh -NoProfile"), None);
     }
 }

@@ -117,10 +117,9 @@ fn shell_text(arguments: &Value) -> Option<Script> {
         .or_else(|| arguments.get("input"))?;
     let words: Vec<&str> = match command {
         Value::String(text) => {
-            let words: Vec<&str> = text.split_whitespace().collect();
-            return Some(match words.first() {
+            return Some(match text.split_whitespace().next() {
                 Some(program) if powershell::is_powershell(program) => {
-                    Script::PowerShell(powershell::script_of(&words)?)
+                    Script::PowerShell(powershell::script_of_line(text)?)
                 }
                 _ => Script::Posix(text.clone()),
             });
