@@ -81,57 +81,34 @@ pub(crate) fn accesses(script: &str) -> Vec<(FileAccess, String)> {
     found
 }
 
-/// The script with each here-string (`@'` or `@"` at a line's end, up to `'@` or `"@` at a line's
-/// start: a file's whole text, often) in place of one computed word, so its lines are not read as
-/// statements.
+/// The script with each here-string (a line ending in `@'` or `@"`, up to a line starting with `'@`
+/// or `"@`: a file's whole text, often) in place of one computed word, so its lines are not read as
+/// statements. One pass over the lines.
 fn without_here_strings(script: &str) -> String {
     let mut out = String::with_capacity(script.len());
-    let mut rest = script;
-    while let Some(start) = here_string_start(rest) {
-        out.push_str(&rest[..start.opening]);
-        out.push_str("\"$here\"");
-        let body = &rest[start.body..];
-        let closing = format!("\n{}@", start.quote);
-        match body.find(&closing) {
-            Some(end) => rest = &body[end + closing.len()..],
-            None => return out,
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// Where a here-string opens: its `@` and its first line.
-struct HereStart {
-    opening: usize,
-    body: usize,
-    quote: char,
-}
-
-fn here_string_start(text: &str) -> Option<HereStart> {
-    let mut search = 0;
-    while let Some(found) = text[search..].find('@') {
-        let opening = search + found;
-        let after = &text[opening + 1..];
-        let quote = after
-            .chars()
-            .next()
-            .filter(|quote| matches!(quote, '\'' | '"'));
-        if let Some(quote) = quote {
-            let line_end = after[1..].find('\n').map(|end| end + 1);
-            if let Some(line_end) = line_end
-                && after[1..line_end].trim().is_empty()
-            {
-                return Some(HereStart {
-                    opening,
-                    body: opening + 1 + line_end,
-                    quote,
-                });
+    let mut closing: Option<&str> = None;
+    for line in script.split_inclusive('\n') {
+        if let Some(close) = closing {
+            if let Some(after) = line.strip_prefix(close) {
+                closing = None;
+                out.push_str(after);
             }
+            continue;
         }
-        search = opening + 1;
+        let trimmed = line.trim_end();
+        match ["@'", "@\""]
+            .into_iter()
+            .find(|opening| trimmed.ends_with(opening))
+        {
+            Some(opening) => {
+                out.push_str(&trimmed[..trimmed.len() - opening.len()]);
+                out.push_str("\"$here\"");
+                closing = Some(if opening == "@'" { "'@" } else { "\"@" });
+            }
+            None => out.push_str(line),
+        }
     }
-    None
+    out
 }
 
 /// Statements: split at `;`, new lines and pipes outside quotes.
@@ -440,6 +417,15 @@ mod tests {
                 (FileAccess::Edited, "docs/plan.md".to_owned()),
             ]
         );
+    }
+
+    #[test]
+    fn hostile_scripts_are_read_in_one_pass() {
+        // Each `@'` could open a here-string: a scan per opening would take hours on this.
+        let openings = "@'".repeat(500_000);
+        assert_eq!(accesses(&openings), []);
+        let statements = "Get-Content a.md;".repeat(100_000);
+        assert_eq!(accesses(&statements).len(), 100_000);
     }
 
     #[test]
