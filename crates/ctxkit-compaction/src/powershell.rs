@@ -23,12 +23,14 @@ pub(crate) fn is_powershell(program: &str) -> bool {
     )
 }
 
+/// The flag the script follows on a PowerShell command line, any case.
+fn is_command_flag(word: &str) -> bool {
+    matches!(word.to_ascii_lowercase().as_str(), "-command" | "-c" | "/c")
+}
+
 /// The script of a PowerShell command line's words: what follows `-Command` (or `-c`).
 pub(crate) fn script_of(words: &[&str]) -> Option<String> {
-    let position = words.iter().position(|word| {
-        let lower = word.to_ascii_lowercase();
-        matches!(lower.as_str(), "-command" | "-c" | "/c")
-    })?;
+    let position = words.iter().position(|word| is_command_flag(word))?;
     let script = words[position + 1..].join(" ");
     (!script.trim().is_empty()).then_some(script)
 }
@@ -45,7 +47,7 @@ pub(crate) fn script_of_line(line: &str) -> Option<String> {
             return None;
         }
         rest = after;
-        if matches!(word.to_ascii_lowercase().as_str(), "-command" | "-c" | "/c") {
+        if is_command_flag(word) {
             break;
         }
     }
