@@ -45,8 +45,9 @@ pub use prepare::{
 };
 pub use prompts::{PromptFileError, Prompts};
 pub use runner::{
-    CompactOptions, CompactionResult, NO_PRIOR_HISTORY, TURN_CONTEXT_SEPARATOR, compact,
-    history_request, run_request, serialize_messages, turn_prefix_request,
+    APPEND_NOTE, APPEND_SEPARATOR, CompactOptions, CompactionResult, NO_PRIOR_HISTORY,
+    TURN_CONTEXT_SEPARATOR, appended_to, compact, history_request, run_request, serialize_messages,
+    turn_prefix_request,
 };
 pub use serialize::{TOOL_RESULT_MAX_UNITS, serialize_conversation, truncate_for_summary};
 pub use settings::CompactionSettings;

@@ -21,6 +21,33 @@ pub const NO_PRIOR_HISTORY: &str = "No prior history.";
 /// Joins the history summary and the turn-prefix summary of a split turn.
 pub const TURN_CONTEXT_SEPARATOR: &str = "\n\n---\n\n**Turn Context (split turn):**\n\n";
 
+/// Between the previous summary, kept word for word, and the one added after it
+/// (`compaction.appendSummaryTokens`).
+pub const APPEND_SEPARATOR: &str =
+    "\n\n---\n\n**Later work (added to the summary above, which stands as written):**\n\n";
+
+/// Closes the history request of a summary added after the previous one: the model writes only
+/// the span's part.
+pub const APPEND_NOTE: &str = "An earlier summary covers the work before this span and stays as it is, word for word; yours is added after it. Summarize only the messages of this span, in the same format, and do not repeat what came before them.";
+
+/// The previous summary (without its file blocks, which the new lists replace) this compaction's
+/// summary is added after, when `append_below_tokens` allows it: a summary update re-writes the
+/// whole summary, near its size cap after a few compactions, and output is the dearest token a
+/// compaction pays for (docs/simulator.md, sixth round). Adding only the span's part keeps what the
+/// earlier summaries said word for word, and writes a span's worth; once the previous summary is
+/// at the limit the update consolidates it in full, as the reference does. `None` when off, when
+/// there is no previous summary or no history span, or when the previous summary is at the limit
+/// (tokens as characters / 4).
+pub fn appended_to(preparation: &Preparation, append_below_tokens: u64) -> Option<&str> {
+    if append_below_tokens == 0 || preparation.messages_to_summarize.is_empty() {
+        return None;
+    }
+    let previous = preparation.previous_summary.as_deref()?;
+    let body = crate::file_ops::FileLists::strip_blocks(previous);
+    let tokens = (body.chars().count() as u64).div_ceil(4);
+    (!body.trim().is_empty() && tokens < append_below_tokens).then_some(body)
+}
+
 /// Options of one run.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CompactOptions {
@@ -34,6 +61,10 @@ pub struct CompactOptions {
     /// Whether requests continue the conversation's last model request (`compaction.cachePrefix`);
     /// off by default.
     pub cache_prefix: CachePrefix,
+    /// Add this compaction's summary after the previous one, kept word for word, while that is
+    /// under this many tokens (`compaction.appendSummaryTokens`; 0, the default: every update
+    /// rewrites the whole summary, as the reference does). See [`appended_to`].
+    pub append_below_tokens: u64,
 }
 
 /// What a compaction produced, ready to append.
@@ -294,8 +325,30 @@ pub async fn compact(
     options: &CompactOptions,
     cancel: &CancellationToken,
 ) -> Result<CompactionResult, CompactionError> {
+    let original = preparation;
+    let appended = appended_to(original, options.append_below_tokens);
+    // Appending: the span is summarized as a first summary would be, and added after the old one.
+    let fresh;
+    let preparation = if appended.is_some() {
+        fresh = Preparation {
+            previous_summary: None,
+            ..original.clone()
+        };
+        &fresh
+    } else {
+        original
+    };
     let mode = request_mode(&options.cache_prefix, summarizer, preparation);
-    let (history, prefix_request) = requests_for(&mode, preparation, prompts, summarizer, options);
+    let (mut history, prefix_request) =
+        requests_for(&mode, preparation, prompts, summarizer, options);
+    if appended.is_some() {
+        history.user_text.push_str("\n\n");
+        history.user_text.push_str(APPEND_NOTE);
+    }
+    let after_previous = |text: String| match appended {
+        Some(body) => format!("{body}{APPEND_SEPARATOR}{text}"),
+        None => text,
+    };
     let mut requests = Vec::new();
     let mut usages = Vec::new();
     let mut summary = if preparation.is_split_turn && !preparation.turn_prefix_messages.is_empty() {
@@ -311,7 +364,7 @@ pub async fn compact(
             requests.push(history.clone());
             let response = run_in_mode(summarizer, history, &mode, cancel).await?;
             usages.push(usage_value(response.usage.as_ref()));
-            response.text
+            after_previous(response.text)
         };
         requests.push(prefix_request.clone());
         let prefix = run_in_mode(summarizer, prefix_request, &mode, cancel).await?;
@@ -321,7 +374,7 @@ pub async fn compact(
         requests.push(history.clone());
         let response = run_in_mode(summarizer, history, &mode, cancel).await?;
         usages.push(usage_value(response.usage.as_ref()));
-        response.text
+        after_previous(response.text)
     };
     let lists = preparation.file_operations.lists();
     summary.push_str(&lists.blocks());
@@ -331,6 +384,11 @@ pub async fn compact(
         object.insert("usage".to_owned(), Value::Array(usages));
         if let Some(cache_prefix) = mode.details() {
             object.insert("cachePrefix".to_owned(), cache_prefix);
+        }
+        if let Some(body) = appended {
+            // What the engine copied, not the summarizer's output.
+            let kept = body.chars().count() + APPEND_SEPARATOR.chars().count();
+            object.insert("appended".to_owned(), json!({"keptChars": kept}));
         }
     }
     Ok(CompactionResult {

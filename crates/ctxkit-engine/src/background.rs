@@ -61,8 +61,17 @@ impl Engine {
             return;
         }
         let planning = state.planning();
-        let threshold = ctxkit_tokens::compaction_threshold(window, planning.reserve_tokens);
-        let start = config.background_start(window);
+        // With `whenItPays` the learned threshold, and `backgroundPercent` of it.
+        let (threshold, start) = match state.gated_threshold() {
+            Some(threshold) => (
+                threshold,
+                threshold.saturating_mul(config.background_percent) / 100,
+            ),
+            None => (
+                ctxkit_tokens::compaction_threshold(window, planning.reserve_tokens),
+                config.background_start(window),
+            ),
+        };
         if tokens < start || tokens > threshold {
             return;
         }
@@ -99,6 +108,7 @@ impl Engine {
             thinking_level: state.thinking_level.clone(),
             file_context: String::new(),
             cache_prefix: crate::cache_prefix::cache_prefix(state),
+            append_below_tokens: config.append_summary_tokens,
         };
         let first_kept_entry_id = plan.first_kept_entry_id.clone();
         let on_demand = crate::on_demand::plan_on_demand(state, &plan);

@@ -505,6 +505,7 @@ impl Engine {
                 String::new()
             },
             cache_prefix: crate::cache_prefix::cache_prefix(state),
+            append_below_tokens: state.compaction_config().append_summary_tokens,
         };
         let on_demand = crate::on_demand::plan_on_demand(state, plan);
         let summarized = crate::on_demand::summarize(
@@ -632,6 +633,10 @@ impl Engine {
             | ctxkit_compaction::LoopGuard::StillOver { tokens_after, .. }
             | ctxkit_compaction::LoopGuard::Unknown { tokens_after } => *tokens_after,
         };
+        let summary_tokens = (summary.chars().count() as u64).div_ceil(4);
+        state
+            .compaction_gate
+            .compaction(tokens_after, summary_tokens);
         let after = AfterCompact {
             reason,
             entry_id: entry_id.clone(),
@@ -763,7 +768,7 @@ fn check_input<'a>(
         trigger,
         enabled: state.settings.compaction.enabled,
         // The reply's room is planned with the threshold: never less than the output floor.
-        reserve_tokens: state.planning().reserve_tokens.max(state.output_reserve()),
+        reserve_tokens: check_reserve(state),
         limit_tokens: state.threshold_limit(),
         over_count: state.over_count,
         model: state.model.as_ref(),
@@ -774,6 +779,16 @@ fn check_input<'a>(
         idle_threshold_tokens,
         context_messages: state.session.leaf_context().messages.len(),
     }
+}
+
+/// The reserve a check measures the context against: the planning's, or what puts the
+/// threshold at the one `compaction.whenItPays` learned; never less than the output floor.
+fn check_reserve(state: &State) -> u64 {
+    let planned = state.planning().reserve_tokens;
+    let reserve = state.gated_threshold().map_or(planned, |threshold| {
+        state.context_window().saturating_sub(threshold)
+    });
+    reserve.max(state.output_reserve())
 }
 
 fn idle_threshold(

@@ -198,5 +198,61 @@ pub(crate) fn compaction_tokens(session: &Session, entry_id: &str) -> (u64, u64)
         .map(|message| estimate_tokens(&message))
         .sum::<u64>()
         + previous.map_or(0, |previous| text_tokens(&previous.summary));
-    (span, text_tokens(&current.summary))
+    // A summary added after the previous one (`compaction.appendSummaryTokens`) starts with the
+    // previous one, copied by the engine: only the rest is the summarizer's output.
+    let kept_chars = current
+        .details
+        .as_ref()
+        .and_then(|details| details.get("appended")?.get("keptChars")?.as_u64())
+        .unwrap_or(0);
+    let written = (current.summary.chars().count() as u64).saturating_sub(kept_chars);
+    (span, written.div_ceil(4))
+}
+
+#[cfg(test)]
+mod tests {
+    use ctxkit_protocol::{AgentMessage, JsonObject, MessageContent, UserMessage};
+    use ctxkit_session::{NewCompaction, Session, SummarySource};
+
+    use super::compaction_tokens;
+
+    fn user(text: &str) -> AgentMessage {
+        AgentMessage::User(UserMessage {
+            content: MessageContent::Text(text.to_owned()),
+            timestamp: None,
+            extra: JsonObject::new(),
+        })
+    }
+
+    /// A summary added after the previous one (`compaction.appendSummaryTokens`) is billed for
+    /// what follows the characters the engine copied, a re-written one for all of it.
+    #[test]
+    fn an_appended_summary_bills_only_what_the_summarizer_wrote() {
+        let mut session = Session::in_memory("/tmp");
+        let compact = |session: &mut Session, summary: String, kept: Option<usize>| {
+            let first = session.append_message(user("first")).unwrap();
+            session.append_message(user("kept")).unwrap();
+            let details = kept.map(|kept| serde_json::json!({"appended": {"keptChars": kept}}));
+            session
+                .append_compaction(NewCompaction {
+                    summary,
+                    first_kept_entry_id: first,
+                    tokens_before: 100,
+                    details,
+                    source: SummarySource::Ctxkit,
+                })
+                .unwrap()
+        };
+        let previous = "p".repeat(400);
+        let first = compact(&mut session, previous.clone(), None);
+        assert_eq!(compaction_tokens(&session, &first).1, 100);
+        let appended = compact(
+            &mut session,
+            format!("{previous}{}", "n".repeat(80)),
+            Some(400),
+        );
+        assert_eq!(compaction_tokens(&session, &appended).1, 20);
+        let rewritten = compact(&mut session, "r".repeat(480), None);
+        assert_eq!(compaction_tokens(&session, &rewritten).1, 120);
+    }
 }

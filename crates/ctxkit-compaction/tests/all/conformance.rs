@@ -608,6 +608,7 @@ fn check_case(
                     .map(str::to_owned),
                 file_context: String::new(),
                 cache_prefix: CachePrefix::Off,
+                append_below_tokens: 0,
             };
             let outcome = runtime.block_on(compact(
                 &preparation,

@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ctxkit_compaction::{
-    CachePrefix, CompactOptions, CompactionError, CompactionSettings, NoPlanReason, Prompts,
-    TURN_CONTEXT_SEPARATOR, compact, prepare_compaction,
+    APPEND_NOTE, APPEND_SEPARATOR, CachePrefix, CompactOptions, CompactionError,
+    CompactionSettings, NoPlanReason, Prompts, TURN_CONTEXT_SEPARATOR, compact, prepare_compaction,
 };
 use ctxkit_summarizer::{
     ConversationPrefix, Summarizer, SummarizerError, SummaryPurpose, SummaryRequest,
@@ -114,6 +114,7 @@ async fn split_turn_summaries_run_history_first_then_the_prefix_and_merge() {
         thinking_level: Some("high".into()),
         file_context: String::new(),
         cache_prefix: CachePrefix::Off,
+        append_below_tokens: 0,
     };
     let result = tokio::time::timeout(
         Duration::from_secs(5),
@@ -520,4 +521,67 @@ async fn a_reused_previous_summary_does_not_repeat_its_file_lists() {
     for kept in ["see <read-files> below", "x\n<read-files>\na.rs", "plain"] {
         assert_eq!(ctxkit_compaction::FileLists::strip_blocks(kept), kept);
     }
+}
+
+/// `compaction.appendSummaryTokens`: under the limit, the span is summarized as a first summary
+/// (no previous summary in the request, the note that one exists) and added after the previous
+/// one, kept word for word without its file blocks; the details say how many characters the
+/// engine copied. At the limit, the update rewrites the whole summary as the reference does.
+#[tokio::test]
+async fn an_update_under_the_limit_is_added_after_the_previous_summary() {
+    let session = split_turn_session();
+    let mut preparation = prepare_compaction(&session, None, small_keep())
+        .unwrap()
+        .unwrap();
+    preparation.is_split_turn = false;
+    preparation.turn_prefix_messages.clear();
+    preparation.file_operations.read.insert("src/new.rs".into());
+    let previous = "## Goal\nEARLIER WORK";
+    preparation.previous_summary = Some(format!(
+        "{previous}\n\n<read-files>\nsrc/old.rs\n</read-files>"
+    ));
+    let run = |limit: u64| {
+        let preparation = preparation.clone();
+        async move {
+            let summarizer = Recording::new(1);
+            let options = CompactOptions {
+                append_below_tokens: limit,
+                ..CompactOptions::default()
+            };
+            let result = compact(
+                &preparation,
+                &summarizer,
+                &Prompts::default(),
+                &options,
+                &CancellationToken::new(),
+            )
+            .await
+            .unwrap();
+            let request = summarizer.requests.lock().unwrap()[0].clone();
+            (result, request)
+        }
+    };
+    let (appended, request) = run(1_000).await;
+    assert!(
+        appended
+            .summary
+            .starts_with(&format!("{previous}{APPEND_SEPARATOR}HISTORY")),
+        "{}",
+        appended.summary
+    );
+    assert_eq!(appended.summary.matches("<read-files>").count(), 1);
+    assert!(appended.summary.contains("src/new.rs"));
+    assert!(request.user_text.ends_with(APPEND_NOTE));
+    assert!(!request.user_text.contains("<previous-summary>"));
+    assert_eq!(request.source.previous_summary, None);
+    let kept = previous.chars().count() + APPEND_SEPARATOR.chars().count();
+    assert_eq!(appended.details["appended"]["keptChars"], kept);
+    // The previous summary is 5 tokens (20 characters / 4): a limit of 5 consolidates.
+    let (consolidated, request) = run(5).await;
+    assert!(consolidated.summary.starts_with("HISTORY"));
+    assert!(request.user_text.contains("<previous-summary>"));
+    assert!(consolidated.details.get("appended").is_none());
+    // Off (0), as by default.
+    let (off, _) = run(0).await;
+    assert_eq!(off.summary, consolidated.summary);
 }
