@@ -229,6 +229,11 @@ impl Default for Settings {
 /// The compaction threshold of the recommended strategy, tokens (window-independent).
 pub const RECOMMENDED_THRESHOLD_TOKENS: u64 = 40_000;
 
+/// How long the recommended strategy lets a summary grow by appended updates, tokens: twice the
+/// offline summary's largest size (8,000 and 18,000 cost more on real sessions, docs/simulator.md,
+/// sixth round).
+pub const RECOMMENDED_APPEND_SUMMARY_TOKENS: u64 = 12_000;
+
 /// The most names the recommended strategy's prune markers list.
 pub const RECOMMENDED_DIGEST_NAMES: usize = 8;
 
@@ -258,8 +263,11 @@ impl Settings {
     /// keeping 10,000; the summary written in the background from 80% of that threshold and sent
     /// as a continuation of the cached conversation; the hour-long prompt cache asked for request
     /// by request where the session's own pauses make it pay (`transforms.longCacheWhenItPays`,
-    /// docs/simulator.md, fifth round). Everything else is the default
-    /// (`compaction.idleThresholdTokens` is not set: it did not pay on the blind split).
+    /// docs/simulator.md, fifth round); a summary update added after the previous summary, kept
+    /// word for word, until that reaches 12,000 tokens (`compaction.appendSummaryTokens`: the
+    /// summarizer writes only the new span's part; docs/simulator.md, sixth round). Everything
+    /// else is the default (`compaction.idleThresholdTokens` is not set: it did not pay on the
+    /// blind split; nor is `compaction.whenItPays`: it did not pay with the appended updates).
     pub(crate) fn recommended_layer() -> Map<String, Value> {
         let layer = json!({
             "contextStrategy": "recommended",
@@ -274,6 +282,7 @@ impl Settings {
                 "background": true,
                 "backgroundPercent": 80,
                 "cachePrefix": true,
+                "appendSummaryTokens": RECOMMENDED_APPEND_SUMMARY_TOKENS,
             },
         });
         match layer {
