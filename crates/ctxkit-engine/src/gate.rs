@@ -1,5 +1,6 @@
-//! Compacting when it pays (`compaction.whenItPays`, off by default; on in the recommended
-//! strategy: docs/simulator.md, sixth round).
+//! Compacting when it pays (`compaction.whenItPays`; off by default and in the recommended
+//! strategy: on real sessions it saved in summaries about what the longer contexts cost in reads
+//! and writes, and nothing once summary updates are appended; docs/simulator.md, sixth round).
 //!
 //! A compaction costs once and saves on every later request. It costs the summary's output (about
 //! five times the input price per token at Anthropic's prices), and the rewrite of the context it
