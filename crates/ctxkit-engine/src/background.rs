@@ -61,17 +61,8 @@ impl Engine {
             return;
         }
         let planning = state.planning();
-        // With `whenItPays` the learned threshold, and `backgroundPercent` of it.
-        let (threshold, start) = match state.gated_threshold() {
-            Some(threshold) => (
-                threshold,
-                threshold.saturating_mul(config.background_percent) / 100,
-            ),
-            None => (
-                ctxkit_tokens::compaction_threshold(window, planning.reserve_tokens),
-                config.background_start(window),
-            ),
-        };
+        let threshold = ctxkit_tokens::compaction_threshold(window, planning.reserve_tokens);
+        let start = config.background_start(window);
         if tokens < start || tokens > threshold {
             return;
         }

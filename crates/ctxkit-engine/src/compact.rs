@@ -633,10 +633,6 @@ impl Engine {
             | ctxkit_compaction::LoopGuard::StillOver { tokens_after, .. }
             | ctxkit_compaction::LoopGuard::Unknown { tokens_after } => *tokens_after,
         };
-        let summary_tokens = (summary.chars().count() as u64).div_ceil(4);
-        state
-            .compaction_gate
-            .compaction(tokens_after, summary_tokens);
         let after = AfterCompact {
             reason,
             entry_id: entry_id.clone(),
@@ -768,7 +764,7 @@ fn check_input<'a>(
         trigger,
         enabled: state.settings.compaction.enabled,
         // The reply's room is planned with the threshold: never less than the output floor.
-        reserve_tokens: check_reserve(state),
+        reserve_tokens: state.planning().reserve_tokens.max(state.output_reserve()),
         limit_tokens: state.threshold_limit(),
         over_count: state.over_count,
         model: state.model.as_ref(),
@@ -779,16 +775,6 @@ fn check_input<'a>(
         idle_threshold_tokens,
         context_messages: state.session.leaf_context().messages.len(),
     }
-}
-
-/// The reserve a check measures the context against: the planning's, or what puts the
-/// threshold at the one `compaction.whenItPays` learned; never less than the output floor.
-fn check_reserve(state: &State) -> u64 {
-    let planned = state.planning().reserve_tokens;
-    let reserve = state.gated_threshold().map_or(planned, |threshold| {
-        state.context_window().saturating_sub(threshold)
-    });
-    reserve.max(state.output_reserve())
 }
 
 fn idle_threshold(

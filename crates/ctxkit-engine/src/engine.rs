@@ -87,8 +87,6 @@ pub(crate) struct State {
     /// What the session's requests say about the hour-long prompt cache
     /// (`transforms.longCacheWhenItPays`).
     pub(crate) cache_lifetime: ctxkit_transform::LifetimeLearner,
-    /// What the session's requests say about when a compaction pays (`compaction.whenItPays`).
-    pub(crate) compaction_gate: crate::gate::GateLearner,
 }
 
 pub(crate) struct Inner {
@@ -209,7 +207,6 @@ impl Engine {
                     messages: HashMap::new(),
                     last_request: None,
                     cache_lifetime: ctxkit_transform::LifetimeLearner::default(),
-                    compaction_gate: crate::gate::GateLearner::default(),
                 }),
                 bus: EventBus::default(),
                 summarizer: options.summarizer,
@@ -447,33 +444,6 @@ impl State {
     /// The compaction budgets for the current model and its window.
     pub(crate) fn planning(&self) -> ctxkit_compaction::CompactionSettings {
         self.compaction_config().planning(self.context_window())
-    }
-
-    /// The threshold `compaction.whenItPays` learned from the session (`gate.rs`): between the
-    /// configured threshold and the window's own; `None` when the setting is off or the window
-    /// unknown.
-    pub(crate) fn gated_threshold(&self) -> Option<u64> {
-        let config = self.compaction_config();
-        let window = self.context_window();
-        if !config.when_it_pays || window == 0 {
-            return None;
-        }
-        let floor =
-            ctxkit_tokens::compaction_threshold(window, config.planning(window).reserve_tokens);
-        let own = ctxkit_settings::CompactionConfig {
-            threshold_tokens: 0,
-            ..config.into_owned()
-        };
-        let ceiling =
-            ctxkit_tokens::compaction_threshold(window, own.planning(window).reserve_tokens);
-        let transforms = &self.settings.transforms;
-        Some(self.compaction_gate.threshold(
-            crate::gate::GateBounds { floor, ceiling },
-            crate::gate::GatePrices {
-                read: transforms.cache_read_percent as f64 / 100.0,
-                write: transforms.cache_write_percent as f64 / 100.0,
-            },
-        ))
     }
 }
 

@@ -83,7 +83,6 @@ mod engine;
 mod error;
 mod events;
 mod fallback;
-mod gate;
 mod hooks;
 mod on_demand;
 mod pins;

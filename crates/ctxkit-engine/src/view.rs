@@ -217,12 +217,6 @@ impl Engine {
                 .cache_lifetime
                 .request(at, view.report.estimated_tokens_after);
         }
-        if state.compaction_config().when_it_pays {
-            let at = view.messages.last().and_then(AgentMessage::timestamp);
-            let tokens = view.report.estimated_tokens_after;
-            let lifetime = view.cache_lifetime;
-            state.compaction_gate.request(at, tokens, lifetime);
-        }
         Ok(view)
     }
 }

@@ -170,7 +170,6 @@ mod tests {
             "compaction.reserveTokens",
             "compaction.thresholdTokens",
             "compaction.truncateKeepPercent",
-            "compaction.whenItPays",
             "contextStrategy",
             "defaultThinkingLevel",
             "doubleEscapeAction",

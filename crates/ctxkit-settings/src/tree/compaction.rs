@@ -99,14 +99,6 @@ pub struct CompactionConfig {
     /// every later pause writes only what the compaction left.
     #[schemars(extend("x-project" = true))]
     pub idle_threshold_tokens: u64,
-    /// Compact when it pays: after the session's first compaction the threshold is learned from
-    /// its own requests (how fast the context grows, how much of it requests wrote again instead
-    /// of reading it from the prompt cache, what the latest compaction left and how long its
-    /// summary was), so a compaction comes when what it saves per request outweighs its summary
-    /// and the rewrite of what it leaves; never under `thresholdTokens` (or the window's threshold
-    /// when lower), never over the window's own threshold (`ctxkit-engine`'s `gate.rs`).
-    #[schemars(extend("x-project" = true))]
-    pub when_it_pays: bool,
     /// Add a compaction's summary after the previous one, kept word for word, while the previous
     /// one is under this many tokens (0: off, every update rewrites the whole summary as the
     /// reference does). The summarizer then writes only the new span's part; past the limit the
@@ -185,7 +177,6 @@ impl Default for CompactionConfig {
             background_percent: 75,
             threshold_tokens: 0,
             idle_threshold_tokens: 0,
-            when_it_pays: false,
             append_summary_tokens: 0,
             cache_prefix: false,
             provider: SummaryProvider::Summarizer,

@@ -267,7 +267,7 @@ impl Settings {
     /// word for word, until that reaches 12,000 tokens (`compaction.appendSummaryTokens`: the
     /// summarizer writes only the new span's part; docs/simulator.md, sixth round). Everything
     /// else is the default (`compaction.idleThresholdTokens` is not set: it did not pay on the
-    /// blind split; nor is `compaction.whenItPays`: it did not pay with the appended updates).
+    /// blind split).
     pub(crate) fn recommended_layer() -> Map<String, Value> {
         let layer = json!({
             "contextStrategy": "recommended",
