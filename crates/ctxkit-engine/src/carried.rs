@@ -7,11 +7,13 @@
 //! (`transforms.pruneDigestNames`), before a compaction is written the names the current view
 //! shows in the tool results the compaction drops (a whole result's, or a cut one's kept head and
 //! tail and its marker's digest: `ctxkit_transform::shown_names`), and those the previous summary
-//! carried, are appended to the summary when it does not name them already (one line, the most
-//! recent kept within [`CARRIED_CHARS`]). The line is part of the summary text, so every surface
-//! (chat, serve, `ctxkit compact`) and the next compaction see the same names.
+//! carried, are appended to the summary when it does not name them already (one line within a
+//! budget that grows with what the compaction drops, [`carried_budget`]: every dropped result's
+//! last [`CARRIED_EACH`] names first, newest result first, so one listing of hundreds of names
+//! cannot fill it; then the most recent of the rest). The line is part of the summary text, so
+//! every surface (chat, serve, `ctxkit compact`) and the next compaction see the same names.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use ctxkit_protocol::{AgentMessage, MessageContent};
 use ctxkit_session::ContextMessageKind;
@@ -23,9 +25,26 @@ use crate::error::Result;
 pub(crate) const CARRIED_LEAD: &str =
     "Named in the tool results this summary replaces (the originals: `recall`): ";
 
-/// The most characters of names one summary carries (about 500 tokens; 4,000 cost more for the same
-/// recall on real sessions, docs/simulator.md); the oldest go first.
+/// The fewest characters of names one summary may carry (about 500 tokens; a fixed 4,000 cost more
+/// for the same recall on real sessions, docs/simulator.md).
 pub(crate) const CARRIED_CHARS: usize = 2_000;
+
+/// The line's share of the characters of the tool results the compaction drops (their stored
+/// text), per mille, once that is more than [`CARRIED_CHARS`].
+const CARRIED_SHARE_PER_MILLE: usize = 20;
+
+/// The most characters of names one summary carries (about 2,000 tokens).
+pub(crate) const CARRIED_MAX_CHARS: usize = 8_000;
+
+/// How many names of each dropped result (its last ones) are offered before the rest.
+pub(crate) const CARRIED_EACH: usize = 2;
+
+/// The characters of names a compaction dropping `dropped_chars` characters of tool results
+/// carries: 2% of them, within [`CARRIED_CHARS`] and [`CARRIED_MAX_CHARS`].
+pub(crate) fn carried_budget(dropped_chars: usize) -> usize {
+    (dropped_chars.saturating_mul(CARRIED_SHARE_PER_MILLE) / 1000)
+        .clamp(CARRIED_CHARS, CARRIED_MAX_CHARS)
+}
 
 /// The longest context whose view is built to find the names: reading the names means building
 /// the view of the whole context, and a context of a million messages would take gigabytes for a
@@ -70,34 +89,52 @@ fn with_carried_names(
     let transcript = shared_transcript(state)?;
     let window = state.context_window();
     let view = crate::view::build_view(&transcript, &state.model_settings(), window);
-    let mut names: Vec<String> = Vec::new();
+    // The stored text of each result, to size the budget by what is dropped, not by its cut.
+    let stored: HashMap<&str, usize> = transcript
+        .iter()
+        .filter_map(|message| message.as_tool_result())
+        .map(|result| {
+            let chars = texts(&result.content).iter().map(|text| text.len()).sum();
+            (result.tool_call_id.as_str(), chars)
+        })
+        .collect();
+    let mut groups: Vec<Vec<String>> = Vec::new();
+    let mut dropped_chars = 0_usize;
     for message in &view.messages {
-        match message {
+        let names: Vec<String> = match message {
             AgentMessage::ToolResult(result) if !kept.contains(&result.tool_call_id) => {
-                for text in texts(&result.content) {
-                    names.extend(
-                        ctxkit_transform::shown_names(text)
-                            .into_iter()
-                            .map(str::to_owned),
-                    );
-                }
+                dropped_chars += stored
+                    .get(result.tool_call_id.as_str())
+                    .copied()
+                    .unwrap_or(0);
+                texts(&result.content)
+                    .into_iter()
+                    .flat_map(ctxkit_transform::shown_names)
+                    .map(str::to_owned)
+                    .collect()
             }
-            AgentMessage::User(user) => {
-                // The previous summary, as the view shows it: the names it carried go on.
-                for text in texts(&user.content) {
-                    names.extend(carried_in(text));
-                }
-            }
+            // The previous summary, as the view shows it: the names it carried go on.
+            AgentMessage::User(user) => texts(&user.content)
+                .into_iter()
+                .flat_map(carried_in)
+                .collect(),
             AgentMessage::ToolResult(_)
             | AgentMessage::Assistant(_)
             | AgentMessage::BashExecution(_)
             | AgentMessage::Custom(_)
             | AgentMessage::BranchSummary(_)
             | AgentMessage::CompactionSummary(_)
-            | AgentMessage::Unknown(_) => {}
+            | AgentMessage::Unknown(_) => Vec::new(),
+        };
+        if !names.is_empty() {
+            groups.push(names);
         }
     }
-    Ok(append_line(summary.to_owned(), &names))
+    Ok(append_groups(
+        summary.to_owned(),
+        &groups,
+        carried_budget(dropped_chars),
+    ))
 }
 
 /// The tool call ids of the results a compaction keeping from `first_kept_entry_id` leaves in the
@@ -156,10 +193,19 @@ pub(crate) fn carried_in(text: &str) -> Vec<String> {
 }
 
 /// `summary` with one line of the `names` (oldest first) it does not hold yet, the most recent
-/// kept within [`CARRIED_CHARS`], before the file blocks the compaction appends (which stay last,
-/// as `FileLists::strip_blocks` reads them); a carried line the summarizer copied from the
-/// previous summary is replaced by the new one.
+/// kept within [`CARRIED_CHARS`] (one group: [`append_groups`]).
+#[cfg(test)]
 pub(crate) fn append_line(summary: String, names: &[String]) -> String {
+    append_groups(summary, &[names.to_vec()], CARRIED_CHARS)
+}
+
+/// `summary` with one line of the names of `groups` (one per dropped result or previous carried
+/// line, oldest first; each in the order it showed them) that it does not hold yet, within `budget`
+/// characters: each group's last [`CARRIED_EACH`] names first (newest group first), then the
+/// most recent of the rest; listed oldest first. The line goes before the file blocks the
+/// compaction appends (which stay last, as `FileLists::strip_blocks` reads them); a carried line
+/// the summarizer copied from the previous summary is replaced by the new one.
+pub(crate) fn append_groups(summary: String, groups: &[Vec<String>], budget: usize) -> String {
     let text = ctxkit_compaction::FileLists::strip_blocks(&summary);
     let blocks = summary.get(text.len()..).unwrap_or_default();
     let body: String = text
@@ -168,33 +214,64 @@ pub(crate) fn append_line(summary: String, names: &[String]) -> String {
         .collect::<Vec<_>>()
         .join("\n");
     let kept = format!("{body}{blocks}");
-    let mut seen = HashSet::new();
-    let mut fresh: Vec<&str> = Vec::new();
-    for name in names.iter().rev() {
-        if seen.insert(name.as_str()) && !holds_word(&kept, name) {
-            fresh.push(name);
-        }
-    }
+    let fresh = fresh_names(&kept, groups);
     let mut used = 0;
-    let mut listed: Vec<String> = Vec::new();
-    for name in fresh {
-        let cost = name.len() + 4;
-        if used + cost > CARRIED_CHARS {
-            break;
+    let mut chosen: Vec<(usize, usize)> = Vec::new();
+    for (group, position) in offer_order(&fresh) {
+        let cost = fresh[group][position].len() + 4;
+        if used + cost > budget {
+            continue;
         }
         used += cost;
-        listed.push(format!("`{name}`"));
+        chosen.push((group, position));
     }
-    if listed.is_empty() && body.len() == text.len() {
+    if chosen.is_empty() && body.len() == text.len() {
         return summary;
     }
-    listed.reverse();
+    // Oldest group first, each in the order it showed its names (both lists are newest first).
+    chosen.sort_by(|left, right| right.cmp(left));
+    let listed: Vec<String> = chosen
+        .iter()
+        .map(|&(group, position)| format!("`{}`", fresh[group][position]))
+        .collect();
     let line = if listed.is_empty() {
         String::new()
     } else {
         format!("\n\n{CARRIED_LEAD}{}", listed.join(", "))
     };
     format!("{}{line}{blocks}", body.trim_end())
+}
+
+/// Per group, newest group first, the names `kept` does not hold, newest first; a name named by
+/// several groups belongs to the newest.
+fn fresh_names<'a>(kept: &str, groups: &'a [Vec<String>]) -> Vec<Vec<&'a str>> {
+    let mut seen = HashSet::new();
+    groups
+        .iter()
+        .rev()
+        .map(|group| {
+            group
+                .iter()
+                .rev()
+                .filter(|name| seen.insert(name.as_str()) && !holds_word(kept, name))
+                .map(String::as_str)
+                .collect()
+        })
+        .collect()
+}
+
+/// The order names are offered to the budget in: every group's first [`CARRIED_EACH`] (its last
+/// names), then the rest, newest first.
+fn offer_order(fresh: &[Vec<&str>]) -> Vec<(usize, usize)> {
+    let each = |group: &Vec<&str>| CARRIED_EACH.min(group.len());
+    let firsts = fresh
+        .iter()
+        .enumerate()
+        .flat_map(|(index, group)| (0..each(group)).map(move |position| (index, position)));
+    let rest = fresh.iter().enumerate().flat_map(|(index, group)| {
+        (each(group)..group.len()).map(move |position| (index, position))
+    });
+    firsts.chain(rest).collect()
 }
 
 /// Whether `text` holds `name` as a whole word (not inside a longer word: letters, digits and `_`
@@ -230,6 +307,36 @@ mod tests {
             format!("## Goal\n- fix `src/a.rs`\n\n{CARRIED_LEAD}`b_c`, `E0308`, `src/a.rs.bak`")
         );
         assert_eq!(carried_in(&text), ["b_c", "E0308", "src/a.rs.bak"]);
+    }
+
+    #[test]
+    fn the_budget_grows_with_what_is_dropped() {
+        assert_eq!(carried_budget(0), CARRIED_CHARS);
+        assert_eq!(carried_budget(100_000), CARRIED_CHARS);
+        assert_eq!(carried_budget(250_000), 5_000);
+        assert_eq!(carried_budget(usize::MAX), CARRIED_MAX_CHARS);
+    }
+
+    #[test]
+    fn one_long_listing_does_not_crowd_out_the_results_before_it() {
+        let small = names(&["vault.json", "old_a", "old_b"]);
+        let listing: Vec<String> = (0..1_000)
+            .map(|index| format!("note_{index:04}.md"))
+            .collect();
+        let text = append_groups("body".to_owned(), &[small, listing], CARRIED_CHARS);
+        let carried = carried_in(&text);
+        // The older result's last two names are offered before the listing's rest.
+        assert!(carried.contains(&"old_a".to_owned()) && carried.contains(&"old_b".to_owned()));
+        // Then the listing's most recent names fill the budget; listed oldest first.
+        assert_eq!(carried.last().map(String::as_str), Some("note_0999.md"));
+        assert!(!carried.contains(&"note_0000.md".to_owned()));
+        let at = |name: &str| carried.iter().position(|carried| carried == name);
+        assert!(at("old_a") < at("old_b") && at("old_b") < at("note_0999.md"));
+        let length: usize = carried.iter().map(|name| name.len() + 4).sum();
+        assert!(
+            length <= CARRIED_CHARS && length > CARRIED_CHARS - 20,
+            "{length}"
+        );
     }
 
     #[test]

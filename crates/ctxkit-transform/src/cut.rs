@@ -2,7 +2,7 @@
 //! character boundary: line cuts split only after `\n`, character cuts count whole characters.
 
 use crate::TransformSettings;
-use crate::digest::{VisibleNames, digest_unseen};
+use crate::digest::{VisibleNames, digest_caps, digest_unseen};
 use crate::marker::{chars_marker, lines_marker};
 
 /// The text that replaces a cut text, with both lengths in characters (Unicode scalar values).
@@ -174,13 +174,12 @@ fn digest<'a>(
     settings: &TransformSettings,
     visible: &VisibleNames,
 ) -> Vec<&'a str> {
-    digest_unseen(
-        omitted,
-        kept,
+    let (names, chars) = digest_caps(
+        omitted.len(),
         settings.prune_digest_names,
         settings.prune_digest_chars,
-        visible,
-    )
+    );
+    digest_unseen(omitted, kept, names, chars, visible)
 }
 
 /// Keeps a cut only when it is shorter than the original.

@@ -17,10 +17,16 @@
 //! (`2026-11-26T10:30:00Z`, which every log line carries) and measurements (`38ms`, `1.5GiB`).
 //! Names are ranked, highest first, by:
 //! on a line that reports a failure (`error`, `fail`, `panic`, `exception`, `fatal`, `warn`,
-//! `denied`, any case): +3; letters and digits together: +2; a path or URL: +1; named exactly once
-//! in the omitted text: +1. Ties go to the earlier name. The best are taken while they fit both
-//! caps (`pruneDigestNames` names, `pruneDigestChars` characters) and written in the order they
-//! first appear.
+//! `denied`, any case): +3; a path or URL: +1; a symbol (`_`, `::` or camel case): +1; named
+//! exactly once in the omitted text: +1. Ties go to the earlier name. (Letters and digits together
+//! earn nothing: in real listings dated and numbered names, `2026-03-30.md`, `127.md`, crowded out
+//! the file names and symbols later replies named; docs/simulator.md, sixth round.) The best are
+//! taken while they fit both caps and written in the order they first appear.
+//!
+//! The caps grow with what was omitted ([`digest_caps`]): `pruneDigestChars` characters and
+//! `pruneDigestNames` names for up to 4,000 omitted characters, then 4% of the omitted characters
+//! (names in proportion) up to [`DIGEST_MAX_CHARS`]. A 40 kB listing of hundreds of names keeps
+//! about 40 of them instead of 8; a short result's marker stays as short as before.
 //!
 //! A name the model can already read is not listed again: one in the cut result's kept head or
 //! tail, or one in a message before the result as the view shows it ([`VisibleNames`]: text,
@@ -53,6 +59,27 @@ const FAILURE_WORDS: &[&str] = &[
 
 /// The first letters of [`FAILURE_WORDS`].
 const FAILURE_INITIALS: &[u8] = b"efpwd";
+
+/// The digest's share of the omitted characters, per mille, once that is more than
+/// `pruneDigestChars`.
+const DIGEST_SHARE_PER_MILLE: usize = 40;
+
+/// The most characters a digest grows to with the omitted text (a `pruneDigestChars` set higher
+/// still holds).
+pub(crate) const DIGEST_MAX_CHARS: usize = 1_000;
+
+/// The caps of the digest of `omitted_chars` omitted characters under the `pruneDigestNames`
+/// (`names`) and `pruneDigestChars` (`chars`) settings: `(names, chars)`, the settings' own when
+/// 4% of the omitted text is no more than `chars`, else 4% of it up to [`DIGEST_MAX_CHARS`] with
+/// the names in proportion. Either setting 0 (no digest) stays 0.
+pub(crate) fn digest_caps(omitted_chars: usize, names: usize, chars: usize) -> (usize, usize) {
+    if names == 0 || chars == 0 {
+        return (names, chars);
+    }
+    let share = omitted_chars.saturating_mul(DIGEST_SHARE_PER_MILLE) / 1000;
+    let grown = share.clamp(chars, DIGEST_MAX_CHARS.max(chars));
+    (names.saturating_mul(grown) / chars, grown)
+}
 
 /// Names shorter than this are not listed.
 const MIN_NAME_CHARS: usize = 3;
@@ -89,8 +116,8 @@ fn trim_name(mut token: &str) -> &str {
 /// What makes a token a name, or `None` for a plain word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Shape {
-    has_digit: bool,
     path_or_url: bool,
+    symbol: bool,
 }
 
 fn shape(name: &str) -> Option<Shape> {
@@ -124,8 +151,8 @@ fn shape(name: &str) -> Option<Shape> {
     let path_or_url = url || slash_path || file_name;
     let symbol = camel || name.contains('_') || name.contains("::");
     (path_or_url || symbol || has_digit).then_some(Shape {
-        has_digit,
         path_or_url,
+        symbol,
     })
 }
 
@@ -270,9 +297,8 @@ pub(crate) fn digest_unseen<'a>(
                 continue;
             }
             let failure = *failure.get_or_insert_with(|| reports_failure(line));
-            let score = 3 * u32::from(failure)
-                + 2 * u32::from(shape.has_digit)
-                + u32::from(shape.path_or_url);
+            let score =
+                3 * u32::from(failure) + u32::from(shape.path_or_url) + u32::from(shape.symbol);
             match index.get(name) {
                 Some(&at) => {
                     if let Some(candidate) = candidates.get_mut(at) {
@@ -362,14 +388,58 @@ mod tests {
         text.push_str("12:00:00.000 ERROR upstream rejected request_id 7f3a9c2e\n");
         text.push_str("build/out/deep_path.rs:3: fine\n");
         let names = digest_names(&text, 2, 1000);
-        // The failure line's hash (3 + 2 + 1) and symbol (3 + 1) outrank the path named once
-        // (1 + 1), which outranks the path named 40 times (1) and the repeated symbols (0).
+        // The failure line's symbol (3 + 1 + 1) and hash (3 + 1) outrank the symbol path named
+        // once (1 + 1 + 1), which outranks the path named 40 times (1) and the repeated symbols
+        // (1).
         assert_eq!(names, vec!["request_id", "7f3a9c2e"]);
         let names = digest_names(&text, 3, 1000);
         assert_eq!(
             names,
             vec!["request_id", "7f3a9c2e", "build/out/deep_path.rs"]
         );
+    }
+
+    #[test]
+    fn digits_earn_nothing_and_symbols_and_file_names_rank_first() {
+        // A listing's dated and numbered names no longer outrank its header's symbol or a
+        // source file.
+        let text = "Mode LastWriteTime Length Name\n2026-03-30.md\n127.md\nv2.4.1 a2b3c4 run.py\n";
+        assert_eq!(digest_names(text, 1, 1000), ["LastWriteTime"]);
+        assert_eq!(
+            digest_names(text, 3, 1000),
+            ["LastWriteTime", "2026-03-30.md", "127.md"]
+        );
+        assert_eq!(
+            digest_names("a2b3c4 v2.4.1 parse_header", 1, 1000),
+            ["parse_header"]
+        );
+    }
+
+    #[test]
+    fn the_caps_grow_with_the_omitted_text() {
+        // Up to 4,000 omitted characters: the settings' caps.
+        assert_eq!(digest_caps(0, 8, 160), (8, 160));
+        assert_eq!(digest_caps(4_000, 8, 160), (8, 160));
+        // Then 4% of the omitted characters, names in proportion, up to the most.
+        assert_eq!(digest_caps(10_000, 8, 160), (20, 400));
+        assert_eq!(digest_caps(40_000, 8, 160), (50, DIGEST_MAX_CHARS));
+        assert_eq!(digest_caps(usize::MAX, 8, 160), (50, DIGEST_MAX_CHARS));
+        // No digest stays none; a larger setting holds.
+        assert_eq!(digest_caps(40_000, 0, 160), (0, 160));
+        assert_eq!(digest_caps(40_000, 8, 0), (8, 0));
+        assert_eq!(digest_caps(40_000, 32, 2_000), (32, 2_000));
+        // A long listing keeps more of its names.
+        let listing: String = (0..2_000)
+            .map(|index| format!("note_{index:04}.md\n"))
+            .collect();
+        let (names, chars) = digest_caps(listing.len(), 8, 160);
+        let digest = digest_names(&listing, names, chars);
+        assert!(
+            digest.len() > 40 && digest.len() <= names,
+            "{}",
+            digest.len()
+        );
+        assert!(digest.iter().map(|name| name.len() + 2).sum::<usize>() <= chars + 2);
     }
 
     #[test]

@@ -26,7 +26,9 @@ pub struct TransformSettings {
     /// Names (file paths, symbols, error codes, ids, URLs) of the omitted text a cut result's marker
     /// lists after `mentions:`, ranked (see `digest.rs`); 0 (the default) writes no digest.
     pub prune_digest_names: usize,
-    /// The most characters the digest's names take together.
+    /// The most characters the digest's names take together for an omitted text up to 4,000
+    /// characters; a longer one's digest gets 4% of its characters, up to 1,000 (or this value
+    /// when higher), and `pruneDigestNames` grows in proportion.
     pub prune_digest_chars: usize,
     /// Layer (b): remove thinking blocks from all assistant replies but the latest one with thinking.
     pub drop_old_thinking: bool,
