@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use ctxkit_summarizer::SummarySpan;
 
 use crate::previous::{EarlierItem, earlier_items};
+use crate::prompt::prompt;
 use crate::sections::request_prose;
 use crate::span::{Call, CallKind, Step, steps};
 use crate::text::{best_error_line, clip, identifiers, one_line};
@@ -261,6 +262,12 @@ fn printed_identifiers(steps: &[Step], ranked: &[String]) -> Vec<String> {
     printed.into_iter().map(|(name, _)| name).collect()
 }
 
+/// The weight of a name an edit wrote (an edit's new text, a file written, a patch's added lines):
+/// what the work touched, a quarter of a call's argument for each edit, so a class or function
+/// edited again and again rises while a file written once with many names does not crowd out
+/// what people named (docs/summaries.md, "Seventh round: hand-off summaries and size").
+const WRITTEN_WEIGHT: f64 = 0.25;
+
 /// Names in one message above which it counts as pasted.
 const PASTE_NAMES: f64 = 25.0;
 
@@ -278,10 +285,26 @@ fn rank_identifiers(steps: &[Step], earlier: &[EarlierItem]) -> Vec<String> {
         .flat_map(|item| identifiers(&item.text))
         .map(|name| (1.5, name))
         .collect();
+    let mut templates: Vec<String> = Vec::new();
     for step in steps {
         match step {
-            // What the user pasted (fenced blocks, long lines) is output, not the user's words.
-            Step::Request(text) => named.extend(spread(identifiers(&request_prose(text)), 3.0)),
+            Step::Request(text) => match prompt(text) {
+                // An expanded prompt: its input is the user's; its template's names are the
+                // prompt's, counted once however often it is used.
+                Some(prompt) => {
+                    for input in &prompt.inputs {
+                        named.extend(spread(input_names(input), 3.0));
+                    }
+                    if !templates.contains(&prompt.template) {
+                        named.extend(spread(identifiers(&prompt.template), 1.0));
+                        templates.push(prompt.template);
+                    }
+                }
+                // What the user pasted (fenced blocks, long lines) is output, not the user's words.
+                None => {
+                    named.extend(spread(identifiers(&request_prose(text)), 3.0));
+                }
+            },
             Step::Reply(text) => named.extend(spread(identifiers(text), 2.0)),
             Step::Summary(_) => {}
             Step::Call(call) => {
@@ -291,6 +314,12 @@ fn rank_identifiers(steps: &[Step], earlier: &[EarlierItem]) -> Vec<String> {
                         .filter(|name| !is_command_word(name))
                         .map(|name| (1.0, name)),
                 );
+                // What the work wrote: the classes, functions and names an edit put in a file.
+                // Code's backticks (template literals) quote text, not names.
+                if let Some(written) = call.written.as_deref() {
+                    let words = written.replace('`', " ");
+                    named.extend(spread(identifiers(&words), WRITTEN_WEIGHT));
+                }
                 if let Some(error) = call
                     .output
                     .as_deref()
@@ -316,6 +345,16 @@ fn rank_identifiers(steps: &[Step], earlier: &[EarlierItem]) -> Vec<String> {
         .collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     ranked.into_iter().map(|(name, _)| name).collect()
+}
+
+/// The names of a prompt's input: a short one is a name as a whole (`T035`), a longer one holds
+/// names.
+fn input_names(input: &str) -> Vec<String> {
+    if input.chars().count() <= 40 {
+        identifiers(&format!("`{input}`"))
+    } else {
+        identifiers(input)
+    }
 }
 
 /// A word of a command line that names no thing of the work: an option (`-Encoding`, `--force`)

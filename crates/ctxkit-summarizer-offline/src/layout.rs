@@ -228,10 +228,19 @@ pub fn summarize_sized(request: &SummaryRequest, size: SummarySize) -> String {
         .map_or(0, count_tokens);
     // An update keeps room for the earlier summary it carries, as a model's update does.
     let (read_tokens, output_tokens) = span_tokens(&digest.steps);
-    let target = size
-        .target(read_tokens, output_tokens, request_max)
-        .saturating_add(previous_tokens)
-        .min(request_max);
+    // The names the span itself holds: an earlier summary's own names are in `previous_tokens`.
+    let span_names = digest
+        .ranked
+        .iter()
+        .filter(|name| digest.mentioned.contains(*name))
+        .count();
+    // An update's size already carries the earlier summary: it is not raised by the names.
+    let own = if previous_tokens == 0 {
+        size.named_target(read_tokens, output_tokens, span_names, request_max)
+    } else {
+        size.target(read_tokens, output_tokens, request_max)
+    };
+    let target = own.saturating_add(previous_tokens).min(request_max);
     let mut sections = layout(request.purpose, &digest);
     select(&mut sections, (target as f64 * SECTIONS_SHARE) as u64);
     let mut text = render(&sections, &[]);

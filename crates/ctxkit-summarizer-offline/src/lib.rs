@@ -14,6 +14,7 @@ mod carried;
 mod digest;
 mod layout;
 mod previous;
+mod prompt;
 mod recent;
 mod sections;
 mod span;
@@ -90,6 +91,34 @@ impl SummarySize {
         let floor = self.min_tokens.min(self.max_tokens).min(whole);
         let bounded = share.clamp(floor, self.max_tokens);
         bounded.min(request_max)
+    }
+}
+
+/// Tokens of summary per name the span's people and calls named (`SummarySize::named_target`).
+const TOKENS_PER_NAME: u64 = 15;
+
+impl SummarySize {
+    /// `target`, raised to `TOKENS_PER_NAME` tokens for each of the `names` the span's people and
+    /// calls named (up to the maximum): of the span's measures, the count of those names follows
+    /// the size of real summaries best (log correlation 0.51 for Claude Code, 0.78 for OpenClaw,
+    /// against 0.46 and 0.57 for the tool output read), so a span of much work gets the room to
+    /// say it; never more than the span itself. A span shorter than the minimum keeps `target`.
+    pub fn named_target(
+        &self,
+        span_tokens: u64,
+        output_tokens: u64,
+        names: usize,
+        request_max: u64,
+    ) -> u64 {
+        let target = self.target(span_tokens, output_tokens, request_max);
+        if span_tokens < self.min_tokens {
+            return target;
+        }
+        let by_names = TOKENS_PER_NAME
+            .saturating_mul(names as u64)
+            .min(self.max_tokens)
+            .min(span_tokens);
+        target.max(by_names).min(request_max)
     }
 }
 

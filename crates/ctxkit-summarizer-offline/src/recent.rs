@@ -3,6 +3,7 @@
 //! the sections goes here, newest first, so the summary keeps what the verbatim tail would.
 
 use crate::digest::only_looks;
+use crate::prompt::{prompt, prompt_line};
 use crate::sections::{is_trivial, request_line};
 use crate::span::{Call, CallKind, Step};
 use crate::text::{best_error_line, clip, identifiers, one_line};
@@ -33,7 +34,10 @@ fn outcome(call: &Call) -> String {
 /// One step as one line.
 pub fn step_line(step: &Step) -> String {
     match step {
-        Step::Request(text) => format!("User: {}", request_line(text, 500)),
+        Step::Request(text) => match prompt(text) {
+            Some(prompt) => format!("User: {}", prompt_line(&prompt, 1, &prompt.inputs)),
+            None => format!("User: {}", request_line(text, 500)),
+        },
         Step::Reply(text) => format!("Assistant: {}", clip(&one_line(text), 600)),
         Step::Summary(_) => "An earlier summary (carried above)".to_owned(),
         Step::Call(call) => match call.kind {
@@ -82,6 +86,12 @@ pub fn recent_lines(
         if known(body(&line)) {
             continue;
         }
+        // A prompt the goal already names (with its inputs) is not repeated.
+        if let Step::Request(text) = step
+            && prompt(text).is_some_and(|prompt| known(&format!("Prompt \"{}\"", prompt.gist)))
+        {
+            continue;
+        }
         let new = identifiers(&line)
             .iter()
             .any(|name| !known(name) && !lines.iter().any(|newer| newer.contains(name.as_str())));
@@ -123,7 +133,10 @@ const VERBATIM_STEP_CHARS: usize = 1_000;
 /// (the file can be read again).
 fn verbatim_line(step: &Step) -> Option<String> {
     let line = match step {
-        Step::Request(text) => format!("User: {}", one_line(text)),
+        Step::Request(text) => match prompt(text) {
+            Some(prompt) => format!("User: {}", prompt_line(&prompt, 1, &prompt.inputs)),
+            None => format!("User: {}", one_line(text)),
+        },
         Step::Reply(text) => format!("Assistant: {}", one_line(text)),
         Step::Summary(_) => return None,
         Step::Call(call) => match call.kind {

@@ -4,6 +4,7 @@
 use crate::carried::carried_priority;
 use crate::digest::Digest;
 use crate::previous::Slot;
+use crate::prompt::{Prompt, prompt, prompt_line};
 use crate::text::{best_error_line, clip, identifiers, one_line, sentences, split_fences};
 
 /// One line of a section.
@@ -118,12 +119,18 @@ pub fn goal(digest: &Digest) -> Vec<Item> {
     items.extend(earlier(digest, Slot::Goal, 70));
     let requests = distinct_requests(digest);
     let count = requests.len();
-    for (index, (request, times)) in requests.into_iter().enumerate() {
+    for (index, (request, times, inputs)) in requests.into_iter().enumerate() {
         let latest = index + 1 == count;
-        let mut line = request_line(request, if latest { 600 } else { 400 });
-        if times > 1 {
-            line.push_str(&format!(" (asked {times} times)"));
-        }
+        let line = match prompt(request) {
+            Some(prompt) => prompt_line(&prompt, times, &inputs),
+            None => {
+                let mut line = request_line(request, if latest { 600 } else { 400 });
+                if times > 1 {
+                    line.push_str(&format!(" (asked {times} times)"));
+                }
+                line
+            }
+        };
         if latest {
             items.push(item(format!("**Latest:** {line}"), 100));
         } else {
@@ -139,16 +146,25 @@ pub fn goal(digest: &Digest) -> Vec<Item> {
     items
 }
 
-/// The non-trivial requests, each with how often it was asked: a request repeated with only a
-/// counter changed (`… (iteration 1)`, `… (iteration 2)`) is one goal, placed where it was last
-/// asked and worded as it was then.
-fn distinct_requests(digest: &Digest) -> Vec<(&String, usize)> {
+/// The non-trivial requests, each with how often it was asked and, for an expanded prompt, the
+/// inputs of every use: a request repeated with only a counter changed (`… (iteration 1)`, `…
+/// (iteration 2)`), or a prompt template used again with another input, is one goal, placed where
+/// it was last asked and worded as it was then.
+fn distinct_requests(digest: &Digest) -> Vec<(&String, usize, Vec<String>)> {
     let requests: Vec<&String> = digest
         .requests
         .iter()
         .filter(|text| !is_trivial(text))
         .collect();
-    let keys: Vec<String> = requests.iter().map(|text| counter_free(text)).collect();
+    let prompts: Vec<Option<Prompt>> = requests.iter().map(|text| prompt(text)).collect();
+    let keys: Vec<String> = requests
+        .iter()
+        .zip(&prompts)
+        .map(|(text, prompt)| match prompt {
+            Some(prompt) => format!("\u{0}{}", prompt.template),
+            None => counter_free(text),
+        })
+        .collect();
     requests
         .iter()
         .enumerate()
@@ -159,8 +175,15 @@ fn distinct_requests(digest: &Digest) -> Vec<(&String, usize)> {
                 .contains(&keys[*index])
         })
         .map(|(index, request)| {
-            let times = keys.iter().filter(|key| **key == keys[index]).count();
-            (*request, times)
+            let uses: Vec<usize> = (0..keys.len())
+                .filter(|other| keys[*other] == keys[index])
+                .collect();
+            let inputs = uses
+                .iter()
+                .filter_map(|other| prompts[*other].as_ref())
+                .flat_map(|prompt| prompt.inputs.iter().cloned())
+                .collect();
+            (*request, uses.len(), inputs)
         })
         .collect()
 }
@@ -227,7 +250,8 @@ fn is_instruction(sentence: &str) -> bool {
 
 pub fn constraints(digest: &Digest) -> Vec<Item> {
     let mut items = earlier(digest, Slot::Constraints, 85);
-    for request in &digest.requests {
+    // An expanded prompt's rules are its template's, which the agent can read again.
+    for request in digest.requests.iter().filter(|text| prompt(text).is_none()) {
         for sentence in sentences(&request_prose(request)) {
             if is_instruction(&sentence) && !items.iter().any(|known| known.text == sentence) {
                 items.push(item(sentence, 88));

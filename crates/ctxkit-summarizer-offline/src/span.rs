@@ -31,6 +31,8 @@ pub struct Call {
     /// The result text; `None` while the call waits for its result.
     pub output: Option<String>,
     pub failed: bool,
+    /// The text a change wrote (an edit's new text, a file's content, a patch's added lines).
+    pub written: Option<String>,
 }
 
 /// One step of the span, in order.
@@ -94,6 +96,7 @@ pub fn steps(messages: &[AgentMessage]) -> Vec<Step> {
                 target: bash.command.clone(),
                 output: Some(bash.output.clone()),
                 failed: bash.cancelled || bash.exit_code.is_some_and(|code| code != 0),
+                written: None,
             })),
             AgentMessage::CompactionSummary(summary) => {
                 steps.push(Step::Summary(summary.summary.clone()));
@@ -119,6 +122,7 @@ fn event_call(event: String) -> Step {
         failed: target.contains("failed"),
         target,
         output: Some(output),
+        written: None,
     })
 }
 
@@ -186,12 +190,53 @@ fn tool_call(name: &str, arguments: &Value, result: Option<&ToolResultMessage>) 
     } else {
         (CallKind::Other, other_target(name, arguments))
     };
+    let written = (kind == CallKind::Change)
+        .then(|| written_text(arguments))
+        .filter(|text| !text.trim().is_empty());
     Call {
         kind,
         target,
         output,
         failed,
+        written,
     }
+}
+
+/// The text a change wrote, under the argument names agents use: an edit's new text (`new_string`,
+/// `newText`, `new_str`, Pi's `edits`), a written file's `content`, a patch's added lines.
+fn written_text(arguments: &Value) -> String {
+    let mut text = String::new();
+    for key in ["new_string", "newText", "new_str", "content", "file_text"] {
+        if let Some(value) = arguments.get(key).and_then(Value::as_str) {
+            text.push_str(value);
+            text.push('\n');
+        }
+    }
+    for edit in arguments
+        .get("edits")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(value) = ["newText", "new_string"]
+            .iter()
+            .find_map(|key| edit.get(key).and_then(Value::as_str))
+        {
+            text.push_str(value);
+            text.push('\n');
+        }
+    }
+    let patch = ["input", "patch"]
+        .iter()
+        .find_map(|key| arguments.get(key).and_then(Value::as_str))
+        .unwrap_or("");
+    for line in patch.lines() {
+        if let Some(added) = line.strip_prefix('+').filter(|_| !line.starts_with("+++")) {
+            text.push_str(added);
+            text.push('\n');
+        }
+    }
+    text
 }
 
 /// A tool's name with its first short string argument (`grep TODO`).

@@ -462,3 +462,60 @@ fn an_earlier_item_the_span_takes_up_again_outranks_one_it_moved_past() {
         .count();
     assert!(moved_past < 30, "{summary}");
 }
+
+#[test]
+fn a_span_of_many_names_gets_room_for_them() {
+    let size = SummarySize::default();
+    // 15 tokens a name, at most the maximum, never more than the span.
+    assert_eq!(size.named_target(20_000, 0, 300, 13_107), 4_500);
+    assert_eq!(size.named_target(20_000, 0, 10, 13_107), 2_000);
+    assert_eq!(size.named_target(200_000, 0, 900, 13_107), 6_000);
+    assert_eq!(size.named_target(3_000, 0, 400, 13_107), 3_000);
+    assert_eq!(size.named_target(20_000, 0, 300, 2_500), 2_500);
+    // A span under the minimum keeps its own size.
+    assert_eq!(size.named_target(1_200, 0, 300, 13_107), 1_200);
+}
+
+/// A spec-kit prompt (as Codex and Claude Code expand `/speckit.implement`) around `input`.
+fn expanded_prompt(input: &str) -> String {
+    let steps: String = (1..=25)
+        .map(|step| {
+            format!("{step}. Run `.specify/scripts/check.sh --json` and parse FEATURE_DIR (step {step}). Do not skip `node_modules/` or `*.log` checks.\n")
+        })
+        .collect();
+    format!("## User Input\n\n```text\n{input}\n```\n\n## Outline\n\n{steps}")
+}
+
+#[test]
+fn a_hand_off_names_the_prompt_once_with_its_inputs_and_the_classes_the_work_edited() {
+    let mut values = Vec::new();
+    for (index, task) in ["T001", "T002", "T035"].iter().enumerate() {
+        values.push(json!({"role": "user", "content": expanded_prompt(task)}));
+        values.push(json!({"role": "assistant", "stopReason": "toolUse", "content": [
+            {"type": "toolCall", "id": format!("p{index}"), "name": "apply_patch", "arguments": {"input": format!(
+                "*** Begin Patch\n*** Update File: app.js\n@@\n+const CountdownController = createCountdown();\n+CountdownController.start(step{index});\n*** End Patch"
+            )}}
+        ]}));
+        values.push(json!({"role": "toolResult", "toolCallId": format!("p{index}"), "toolName": "apply_patch", "content": [{"type": "text", "text": "Success. Updated app.js"}], "isError": false}));
+        values.push(json!({"role": "assistant", "content": [{"type": "text", "text": format!("Done with {task}.")}], "stopReason": "stop"}));
+    }
+    let text = summarize_offline(&request(messages(Value::Array(values)), None, 400));
+    let goal = text.split("## Constraints").next().unwrap();
+    assert!(
+        goal.contains("(used 3 times; inputs: `T001`, `T002`, `T035`)"),
+        "{text}"
+    );
+    assert_eq!(goal.matches("Prompt \"").count(), 1, "{text}");
+    assert!(
+        !goal.contains("node_modules"),
+        "the template is not the goal: {text}"
+    );
+    assert!(
+        !text.contains("Do not skip"),
+        "a template's rule is not a constraint: {text}"
+    );
+    assert!(
+        text.contains("CountdownController"),
+        "what the edits wrote: {text}"
+    );
+}
