@@ -193,6 +193,7 @@ pub(crate) fn source(
         modified_files: lists.modified_files,
         focus: None,
         room_tokens: None,
+        continues_summary: false,
     }
 }
 
@@ -344,6 +345,7 @@ pub async fn compact(
     if appended.is_some() {
         history.user_text.push_str("\n\n");
         history.user_text.push_str(APPEND_NOTE);
+        history.source.continues_summary = true;
     }
     let after_previous = |text: String| match appended {
         Some(body) => format!("{body}{APPEND_SEPARATOR}{text}"),

@@ -21,6 +21,9 @@ struct Section {
     items: Vec<Item>,
     /// Print `- (none)` when empty (a heading with sub-headings prints nothing).
     placeholder: bool,
+    /// Leave the heading out when nothing is under it (a summary added after an earlier one,
+    /// `SummarySpan::continues_summary`: the earlier one already says there is nothing).
+    omit_empty: bool,
 }
 
 fn section(heading: &'static str, items: Vec<Item>) -> Section {
@@ -28,7 +31,31 @@ fn section(heading: &'static str, items: Vec<Item>) -> Section {
         heading,
         items,
         placeholder: true,
+        omit_empty: false,
     }
+}
+
+/// A summary added after an earlier one says only what the span adds: its empty sections are
+/// left out instead of saying `(none)`.
+fn omit_empty_sections(sections: &mut [Section]) {
+    for section in sections {
+        section.placeholder = false;
+        section.omit_empty = true;
+    }
+}
+
+/// Whether `sections[index]` prints nothing: an empty section that may be left out, and, for a
+/// heading with sub-headings, every sub-heading under it as well.
+fn prints_nothing(sections: &[Section], index: usize, tail: bool) -> bool {
+    let section = &sections[index];
+    if !section.omit_empty || !section.items.is_empty() || tail {
+        return false;
+    }
+    let level = section.heading.chars().take_while(|c| *c == '#').count();
+    sections[index + 1..]
+        .iter()
+        .take_while(|next| next.heading.chars().take_while(|c| *c == '#').count() > level)
+        .all(|next| next.items.is_empty())
 }
 
 fn layout(purpose: SummaryPurpose, digest: &Digest) -> Vec<Section> {
@@ -78,6 +105,10 @@ fn render_with(sections: &[Section], recent: &[String], verbatim: &[String]) -> 
     let mut text = format!("{OFFLINE_NOTICE}\n");
     let last = sections.len().saturating_sub(1);
     for (index, section) in sections.iter().enumerate() {
+        let tail = index == last && !(recent.is_empty() && verbatim.is_empty());
+        if prints_nothing(sections, index, tail) {
+            continue;
+        }
         text.push('\n');
         text.push_str(section.heading);
         text.push('\n');
@@ -242,6 +273,9 @@ pub fn summarize_sized(request: &SummaryRequest, size: SummarySize) -> String {
     };
     let target = own.saturating_add(previous_tokens).min(request_max);
     let mut sections = layout(request.purpose, &digest);
+    if request.source.continues_summary {
+        omit_empty_sections(&mut sections);
+    }
     select(&mut sections, (target as f64 * SECTIONS_SHARE) as u64);
     let mut text = render(&sections, &[]);
     let names_budget = (target as f64 * (SECTIONS_SHARE + 0.1)) as u64;

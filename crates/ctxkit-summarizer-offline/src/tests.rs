@@ -23,6 +23,7 @@ fn request(messages: Vec<AgentMessage>, previous: Option<&str>, max_tokens: u64)
             modified_files: Vec::new(),
             focus: None,
             room_tokens: None,
+            continues_summary: false,
         },
     }
 }
@@ -518,4 +519,28 @@ fn a_hand_off_names_the_prompt_once_with_its_inputs_and_the_classes_the_work_edi
         text.contains("CountdownController"),
         "what the edits wrote: {text}"
     );
+}
+
+#[test]
+fn a_summary_added_after_an_earlier_one_leaves_out_what_the_span_adds_nothing_to() {
+    // A span of tool work only: no request of the user's, no decision, nothing blocked.
+    let mut values = Vec::new();
+    values.extend(bash(
+        "b1",
+        "cargo test -p fetch",
+        "test result: ok. 3 passed",
+        false,
+    ));
+    values.push(json!({"role": "assistant", "stopReason": "stop", "content": [{"type": "text", "text": "The tests of `fetch_manifest` pass."}]}));
+    let mut alone = request(messages(json!(values)), None, 2_000);
+    let whole = summarize_offline(&alone);
+    assert!(whole.contains("## Goal\n- (none)"), "{whole}");
+
+    alone.source.continues_summary = true;
+    let added = summarize_offline(&alone);
+    assert!(!added.contains("(none)"), "{added}");
+    assert!(!added.contains("## Goal"), "{added}");
+    assert!(!added.contains("### Blocked"), "{added}");
+    assert!(added.contains("## Critical Context"), "{added}");
+    assert!(added.contains("fetch_manifest"), "{added}");
 }

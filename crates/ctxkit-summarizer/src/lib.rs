@@ -75,6 +75,10 @@ pub struct SummarySpan {
     /// for a turn prefix: the limits Pi 0.87 sent), for summarizers that size their text themselves
     /// (the offline one) when the request carries no `max_tokens`. Never sent to a model.
     pub room_tokens: Option<u64>,
+    /// The summary is added after an earlier one the compaction keeps as written
+    /// (`compaction.appendSummaryTokens`): what that one says need not be said again, so a
+    /// summarizer may leave out the sections the span adds nothing to.
+    pub continues_summary: bool,
 }
 
 /// One summary request.

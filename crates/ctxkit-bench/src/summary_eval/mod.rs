@@ -55,6 +55,7 @@ pub fn request(case: &Case, max_tokens: u64) -> SummaryRequest {
             modified_files: lists.modified_files,
             focus: None,
             room_tokens: None,
+            continues_summary: false,
         },
     }
 }
