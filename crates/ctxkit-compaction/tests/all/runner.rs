@@ -574,12 +574,14 @@ async fn an_update_under_the_limit_is_added_after_the_previous_summary() {
     assert!(request.user_text.ends_with(APPEND_NOTE));
     assert!(!request.user_text.contains("<previous-summary>"));
     assert_eq!(request.source.previous_summary, None);
+    assert!(request.source.continues_summary);
     let kept = previous.chars().count() + APPEND_SEPARATOR.chars().count();
     assert_eq!(appended.details["appended"]["keptChars"], kept);
     // The previous summary is 5 tokens (20 characters / 4): a limit of 5 consolidates.
     let (consolidated, request) = run(5).await;
     assert!(consolidated.summary.starts_with("HISTORY"));
     assert!(request.user_text.contains("<previous-summary>"));
+    assert!(!request.source.continues_summary);
     assert!(consolidated.details.get("appended").is_none());
     // Off (0), as by default.
     let (off, _) = run(0).await;
