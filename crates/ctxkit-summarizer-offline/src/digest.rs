@@ -2,7 +2,7 @@
 //! their outcomes, files changed, commits, the earlier summaries' items, and the
 //! identifiers ranked by who named them.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use ctxkit_summarizer::SummarySpan;
 
@@ -285,7 +285,7 @@ fn rank_identifiers(steps: &[Step], earlier: &[EarlierItem]) -> Vec<String> {
         .flat_map(|item| identifiers(&item.text))
         .map(|name| (1.5, name))
         .collect();
-    let mut templates: Vec<String> = Vec::new();
+    let mut templates: HashSet<String> = HashSet::new();
     for step in steps {
         match step {
             Step::Request(text) => match prompt(text) {
@@ -297,7 +297,7 @@ fn rank_identifiers(steps: &[Step], earlier: &[EarlierItem]) -> Vec<String> {
                     }
                     if !templates.contains(&prompt.template) {
                         named.extend(spread(identifiers(&prompt.template), 1.0));
-                        templates.push(prompt.template);
+                        templates.insert(prompt.template);
                     }
                 }
                 // What the user pasted (fenced blocks, long lines) is output, not the user's words.

@@ -1,6 +1,8 @@
 //! The sections, one function each, from the digest. Every item carries a priority; the budget
 //! keeps the highest first (see `fit`).
 
+use std::collections::HashMap;
+
 use crate::carried::carried_priority;
 use crate::digest::Digest;
 use crate::previous::Slot;
@@ -165,19 +167,20 @@ fn distinct_requests(digest: &Digest) -> Vec<(&String, usize, Vec<String>)> {
             None => counter_free(text),
         })
         .collect();
+    // Every use of a key, in order (one pass: a span may hold thousands of requests).
+    let mut uses: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (index, key) in keys.iter().enumerate() {
+        uses.entry(key.as_str()).or_default().push(index);
+    }
     requests
         .iter()
         .enumerate()
-        .filter(|(index, _)| {
-            !keys
-                .get(index + 1..)
-                .unwrap_or_default()
-                .contains(&keys[*index])
+        .filter_map(|(index, request)| {
+            let uses = uses.get(keys[index].as_str())?;
+            // The key's last use stands for all of them.
+            (uses.last() == Some(&index)).then_some((request, uses))
         })
-        .map(|(index, request)| {
-            let uses: Vec<usize> = (0..keys.len())
-                .filter(|other| keys[*other] == keys[index])
-                .collect();
+        .map(|(request, uses)| {
             let inputs = uses
                 .iter()
                 .filter_map(|other| prompts[*other].as_ref())
