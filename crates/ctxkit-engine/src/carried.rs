@@ -48,7 +48,8 @@ pub(crate) fn carried_budget(dropped_chars: usize) -> usize {
 
 /// The longest context whose view is built to find the names: reading the names means building
 /// the view of the whole context, and a context of a million messages would take gigabytes for a
-/// line of at most [`CARRIED_CHARS`] (the compaction then carries no line, as with digests off).
+/// line of at most [`CARRIED_MAX_CHARS`] (the compaction then carries no line, as with digests
+/// off).
 pub(crate) const MAX_CARRYING_CONTEXT_MESSAGES: usize = 100_000;
 
 /// The summary of a compaction ctxkit wrote (not a hook's), with the carried line appended when the
