@@ -904,8 +904,19 @@ fn chat_slash_commands_reach_resources_the_tree_and_sessions() {
 
     // Ctrl-C interrupts a model call; the reply is stored as aborted.
     world.answer(text("too late", 999).set_delay(Duration::from_secs(30)));
+    let sent = world.chat_requests().len();
     tmux.line("slow one");
     tmux.wait_for("Thinking…");
+    // The spinner shows before the request reaches the mock: interrupt only once the mock holds
+    // it, or the slow answer stays queued for the next prompt.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while world.chat_requests().len() == sent {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the slow request never arrived"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     tmux.keys(&["C-c"]);
     tmux.wait_for("Interrupted");
     let aborted = world
