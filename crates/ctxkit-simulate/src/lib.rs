@@ -48,6 +48,7 @@ pub use claude_check::{
 };
 pub use cost::{CostParts, GEMINI_2_5_PRO, GPT_5, PriceTable, Provider, SONNET_4_5, SONNET_4_5_1H};
 pub use error::SimulateError;
+pub use named_recall::RecallMiss;
 pub use native::NativeFeatures;
 pub use recall::{KindRecall, RecallBreakdown, RecallSample};
 pub use report::{

@@ -6,10 +6,10 @@
 //! the run as "run mean" and summed as `recall_calls`); and the *view*, every identifier at risk at
 //! this call or an earlier one, which for the last request is the "final view".
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
-use ctxkit_protocol::AgentMessage;
+use ctxkit_protocol::{AgentMessage, ContentBlock};
 
 use super::identifiers::stands_alone;
 use super::recall::{RecallBreakdown, RecallSample, note_view_message};
@@ -26,6 +26,26 @@ pub(crate) struct NamedObservation {
     pub view: RecallBreakdown,
     /// The same with the model-summary stand-in.
     pub view_stand_in: RecallBreakdown,
+    /// The identifiers at risk at this call that its request did not hold.
+    pub missed: Vec<RecallMiss>,
+}
+
+/// An identifier a call's reply named again that the call's request no longer held (a real
+/// session): where a context strategy lost what the model went on to use.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RecallMiss {
+    /// The call (0-based) whose reply named it.
+    pub call: usize,
+    pub identifier: String,
+    pub kind: IdentifierKind,
+    /// The tool call whose result showed it first, and its tool's name.
+    pub tool_call_id: String,
+    pub tool: String,
+    /// Whether that result was still in the request (cut to a marker that left the name out), or
+    /// gone (a summary replaced it).
+    pub source_in_view: bool,
+    /// Whether the request held a summary.
+    pub summarized: bool,
 }
 
 /// Checks requests against a real session's at-risk identifiers.
@@ -33,6 +53,8 @@ pub(crate) struct NamedTracker<'a> {
     trace: &'a Trace,
     matcher: AhoCorasick,
     found: Vec<bool>,
+    /// The tool of each identifier's source call (`RecallMiss::tool`).
+    tools: Vec<String>,
 }
 
 impl<'a> NamedTracker<'a> {
@@ -41,10 +63,31 @@ impl<'a> NamedTracker<'a> {
             .kind(Some(AhoCorasickKind::DFA))
             .match_kind(MatchKind::Standard)
             .build(trace.named.iter().map(|named| &named.identifier))?;
+        let mut tool_of_call: HashMap<String, String> = HashMap::new();
+        for message in trace.messages() {
+            if let AgentMessage::Assistant(assistant) = message {
+                for block in assistant.content {
+                    if let ContentBlock::ToolCall(call) = block {
+                        tool_of_call.insert(call.id, call.name);
+                    }
+                }
+            }
+        }
+        let tools = trace
+            .named
+            .iter()
+            .map(|named| {
+                tool_of_call
+                    .get(&named.tool_call_id)
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .collect();
         Ok(Self {
             trace,
             matcher,
             found: vec![false; trace.named.len()],
+            tools,
         })
     }
 
@@ -61,6 +104,7 @@ impl<'a> NamedTracker<'a> {
             sample_stand_in: RecallBreakdown::empty(kinds),
             view: RecallBreakdown::empty(kinds),
             view_stand_in: RecallBreakdown::empty(kinds),
+            missed: Vec::new(),
         };
         let due =
             |named: &super::session::Named| named.calls.first().is_some_and(|first| *first <= call);
@@ -101,6 +145,17 @@ impl<'a> NamedTracker<'a> {
             observation.view.add(named.kind, sample);
             observation.view_stand_in.add(named.kind, stand_in);
             if named.calls.binary_search(&call).is_ok() {
+                if !found {
+                    observation.missed.push(RecallMiss {
+                        call,
+                        identifier: named.identifier.clone(),
+                        kind: named.kind,
+                        tool_call_id: named.tool_call_id.clone(),
+                        tool: self.tools.get(index).cloned().unwrap_or_default(),
+                        source_in_view: present.contains(named.tool_call_id.as_str()),
+                        summarized,
+                    });
+                }
                 observation.sample.add(named.kind, sample);
                 observation.sample_stand_in.add(named.kind, stand_in);
             }

@@ -31,6 +31,7 @@ use super::cost::{CostParts, PriceTable};
 use super::ledger::{Ledger, compaction_tokens};
 use super::meter::{Request, shared_prefix};
 use super::named_recall::NamedTracker;
+use super::named_recall::RecallMiss;
 use super::native::{NativeTracker, Sent};
 use super::recall::{RecallBreakdown, RecallTracker};
 use super::report::{Compactions, StrategyReport, Timing, TokenStats};
@@ -155,6 +156,8 @@ struct Meter<'a> {
     /// A real session: the at-risk identifiers of every call, summed (as written, stand-in).
     calls_total: Option<(RecallBreakdown, RecallBreakdown)>,
     windowed_requests: usize,
+    /// A real session: the at-risk identifiers requests did not hold.
+    misses: Vec<RecallMiss>,
     timing: Timing,
     /// Threads, idle gaps and warming.
     native: NativeTracker,
@@ -172,6 +175,7 @@ enum Tracker<'a> {
 struct Observed {
     view: (RecallBreakdown, RecallBreakdown),
     sample: (RecallBreakdown, RecallBreakdown),
+    missed: Vec<RecallMiss>,
 }
 
 impl Tracker<'_> {
@@ -187,6 +191,7 @@ impl Tracker<'_> {
                 Observed {
                     sample: view.clone(),
                     view,
+                    missed: Vec::new(),
                 }
             }
             Self::Named(tracker) => {
@@ -194,6 +199,7 @@ impl Tracker<'_> {
                 Observed {
                     view: (observation.view, observation.view_stand_in),
                     sample: (observation.sample, observation.sample_stand_in),
+                    missed: observation.missed,
                 }
             }
         }
@@ -286,6 +292,7 @@ impl<'a> Meter<'a> {
             total.merge(sample);
             stand_in_total.merge(sample_stand_in);
         }
+        self.misses.extend(observed.missed);
         (self.last_recall, self.last_stand_in) = observed.view;
         self.previous = Some((messages, request));
         add(&mut self.timing.recall_ms, started);
@@ -335,6 +342,7 @@ impl<'a> Meter<'a> {
                 .then(|| self.stand_in_sum / self.recall_samples as f64),
             recall_calls: self.calls_total.as_ref().map(|(total, _)| total.clone()),
             stand_in_calls: self.calls_total.map(|(_, stand_in)| stand_in),
+            recall_misses: self.misses,
             recall_samples: self.recall_samples,
             stored_entries,
             timing: Timing {
@@ -557,6 +565,7 @@ pub(crate) async fn replay(
             (empty.clone(), empty)
         }),
         windowed_requests: 0,
+        misses: Vec::new(),
         timing: Timing::default(),
         native: NativeTracker::new(options.provider, options.seed),
     };

@@ -126,6 +126,10 @@ pub struct StrategyReport {
     pub recall_calls: Option<RecallBreakdown>,
     /// The same with the model-summary stand-in.
     pub stand_in_calls: Option<RecallBreakdown>,
+    /// A real session: each identifier at risk at a call that its request did not hold (not in
+    /// the JSON report; `ctxkit-bench`'s `simulate --misses` writes them).
+    #[serde(skip)]
+    pub recall_misses: Vec<super::RecallMiss>,
     /// Session entries at the end (compaction never deletes any).
     pub stored_entries: usize,
     /// Message threads, cache warming over idle gaps and on-demand compaction, priced on this

@@ -235,6 +235,27 @@ fn recalled_when_the_request_of_the_naming_call_still_holds_it() {
     pruned[2] = result("t0", "[output omitted]");
     let lost = observe(&mut tracker, &pruned, 1);
     assert_eq!((lost.sample.all.at_risk, lost.sample.all.recalled), (2, 0));
+    // Each lost identifier is listed, with its source result still in the request.
+    let missed: Vec<(&str, &str, bool, bool)> = lost
+        .missed
+        .iter()
+        .map(|miss| {
+            assert_eq!(miss.call, 1);
+            (
+                miss.identifier.as_str(),
+                miss.tool_call_id.as_str(),
+                miss.source_in_view,
+                miss.summarized,
+            )
+        })
+        .collect();
+    assert_eq!(missed.len(), 2);
+    assert!(
+        missed
+            .iter()
+            .all(|miss| miss.1 == "t0" && miss.2 && !miss.3)
+    );
+    assert!(whole.missed.is_empty());
     // Call 2 after a compaction: a summary naming reconcile_ledger as part of a longer word does
     // not count; the user's message still holds parse_header.
     let summary = user(&format!(
@@ -246,6 +267,10 @@ fn recalled_when_the_request_of_the_naming_call_still_holds_it() {
         (after.sample.all.at_risk, after.sample.all.recalled),
         (2, 1)
     );
+    // reconcile_ledger is listed as lost behind a summary (its result gone).
+    assert_eq!(after.missed.len(), 1);
+    assert_eq!(after.missed[0].identifier, "reconcile_ledger");
+    assert!(!after.missed[0].source_in_view && after.missed[0].summarized);
     // The view counts everything at risk so far: E0308 (in the summary) and parse_header.
     assert_eq!((after.view.all.at_risk, after.view.all.recalled), (4, 2));
     // The stand-in keeps the file path whose result is gone while a summary is shown.

@@ -4,7 +4,7 @@
 //! `--json`.
 
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -65,6 +65,12 @@ struct Args {
     /// Print the report as JSON (several sessions: `{"reports": [...], "overall": [...]}`).
     #[arg(long)]
     json: bool,
+    /// With `--session`: write every identifier a call's reply named again that its request no
+    /// longer held to FILE, one JSON object per line (session, strategy, call, identifier, kind,
+    /// the tool call whose result showed it, whether that result was still in the request, whether
+    /// a summary was).
+    #[arg(long, value_name = "FILE")]
+    misses: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -90,11 +96,16 @@ fn replay_sessions(
     sessions: &[PathBuf],
     options: &SimulateOptions,
     json: bool,
+    misses: Option<&Path>,
 ) -> anyhow::Result<String> {
     let reports = sessions
         .iter()
         .map(|path| simulate_session(path, options))
         .collect::<Result<Vec<SimulationReport>, _>>()?;
+    if let Some(misses) = misses {
+        write_misses(&reports, misses)
+            .with_context(|| format!("Could not write {}", misses.display()))?;
+    }
     if json {
         let value = match &reports[..] {
             [one] => serde_json::to_value(one)?,
@@ -117,6 +128,29 @@ fn replay_sessions(
     }
     text.push_str(&render_overall(&reports));
     Ok(text)
+}
+
+/// Every report's recall misses, one JSON object per line.
+fn write_misses(reports: &[SimulationReport], path: &Path) -> anyhow::Result<()> {
+    let mut text = String::new();
+    for report in reports {
+        let session = report
+            .session
+            .as_ref()
+            .map_or("", |source| source.path.as_str());
+        for strategy in &report.strategies {
+            for miss in &strategy.recall_misses {
+                let mut line = serde_json::to_value(miss)?;
+                if let Some(fields) = line.as_object_mut() {
+                    fields.insert("session".to_owned(), session.into());
+                    fields.insert("strategy".to_owned(), strategy.name.into());
+                }
+                text.push_str(&format!("{line}\n"));
+            }
+        }
+    }
+    std::fs::write(path, text)?;
+    Ok(())
 }
 
 fn run() -> anyhow::Result<()> {
@@ -168,7 +202,7 @@ fn run() -> anyhow::Result<()> {
             render_cache_checks(&checks, args.placement, args.claude_rule)
         }
     } else if !args.sessions.is_empty() {
-        replay_sessions(&args.sessions, &options, args.json)?
+        replay_sessions(&args.sessions, &options, args.json, args.misses.as_deref())?
     } else {
         let report = simulate(&options)?;
         if args.json {
