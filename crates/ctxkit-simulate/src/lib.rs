@@ -226,6 +226,37 @@ fn defaults() -> EngineSettings {
 /// rule: objects key by key, arrays replaced, keys set winning over the strategy's layer, budgets
 /// nobody set following the window). A value the key does not accept is an error.
 fn override_settings(document: &serde_json::Value) -> Result<EngineSettings, SimulateError> {
+    override_read(document).map(|read| EngineSettings::from_settings(read.settings()))
+}
+
+/// The offline summarizer's size under the override document (its
+/// `compaction.offlineSummary*` keys), as a user with those keys in a settings file gets it.
+fn override_summary_size(
+    document: &serde_json::Value,
+) -> Result<ctxkit_summarizer_offline::SummarySize, SimulateError> {
+    let read = override_read(document)?;
+    let compaction = &read.settings().compaction;
+    let size = ctxkit_summarizer_offline::SummarySize {
+        ratio: compaction.offline_summary_percent as f64 / 100.0,
+        min_tokens: compaction.offline_summary_min_tokens,
+        max_tokens: compaction.offline_summary_max_tokens,
+    };
+    if size.min_tokens > size.max_tokens {
+        return Err(SimulateError::Settings {
+            message: format!(
+                "`compaction.offlineSummaryMinTokens` ({}) is more than \
+                 `compaction.offlineSummaryMaxTokens` ({})",
+                size.min_tokens, size.max_tokens
+            ),
+        });
+    }
+    Ok(size)
+}
+
+/// The override document read as a settings file holding it (see `override_settings`).
+fn override_read(
+    document: &serde_json::Value,
+) -> Result<ctxkit_settings::SettingsManager, SimulateError> {
     let Some(document) = document.as_object() else {
         return Err(SimulateError::Settings {
             message: format!("expected a JSON object, found {document}"),
@@ -251,7 +282,7 @@ fn override_settings(document: &serde_json::Value) -> Result<EngineSettings, Sim
             ctxkit_settings::SettingsDiagnostic::UnknownKey { .. } => {}
         }
     }
-    Ok(EngineSettings::from_settings(read.settings()))
+    Ok(read)
 }
 
 /// When the compaction check runs.
@@ -331,6 +362,18 @@ impl SimulateOptions {
         match (&self.recommended_override, strategy) {
             (Some(document), Strategy::Recommended) => override_settings(document),
             (Some(_) | None, _) => Ok(strategy.settings(self.context_window)),
+        }
+    }
+
+    /// The offline summarizer's size for `strategy`: the default, or the recommended override's
+    /// `compaction.offlineSummary*` keys.
+    pub fn summary_size_of(
+        &self,
+        strategy: Strategy,
+    ) -> Result<ctxkit_summarizer_offline::SummarySize, SimulateError> {
+        match (&self.recommended_override, strategy) {
+            (Some(document), Strategy::Recommended) => override_summary_size(document),
+            (Some(_) | None, _) => Ok(ctxkit_summarizer_offline::SummarySize::default()),
         }
     }
 }

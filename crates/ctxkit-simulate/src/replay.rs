@@ -509,6 +509,7 @@ pub(crate) async fn replay(
 ) -> Result<StrategyReport, SimulateError> {
     let started = Instant::now();
     let settings = options.settings_of(strategy)?;
+    let summary_size = options.summary_size_of(strategy)?;
     let every_call = options.check == CheckPoint::EveryCall || strategy.checks_every_call();
     let prices = options.provider.prices();
     let ledger = Ledger::new(
@@ -525,7 +526,7 @@ pub(crate) async fn replay(
                 id: MODEL.to_owned(),
                 context_window: options.context_window,
             }),
-            summarizer: Arc::new(OfflineSummarizer::default()),
+            summarizer: Arc::new(OfflineSummarizer::new(summary_size)),
             prompts: Prompts::default(),
             hooks: HookSet::new(),
             thinking_level: None,

@@ -105,6 +105,39 @@ fn the_override_applies_to_the_recommended_strategy_only() {
 }
 
 #[test]
+fn the_override_sizes_the_recommended_strategys_offline_summaries() {
+    let sized = SimulateOptions {
+        recommended_override: Some(serde_json::json!({"compaction": {
+            "offlineSummaryPercent": 4,
+            "offlineSummaryMinTokens": 1500,
+            "offlineSummaryMaxTokens": 3000,
+        }})),
+        ..small(vec![Strategy::Recommended])
+    };
+    let size = sized.summary_size_of(Strategy::Recommended).unwrap();
+    assert_eq!((size.min_tokens, size.max_tokens), (1500, 3000));
+    assert!((size.ratio - 0.04).abs() < 1e-9);
+    assert_eq!(
+        sized
+            .summary_size_of(Strategy::ReferenceCompaction)
+            .unwrap(),
+        ctxkit_summarizer_offline::SummarySize::default()
+    );
+    let crossed = SimulateOptions {
+        recommended_override: Some(serde_json::json!({"compaction": {
+            "offlineSummaryMinTokens": 5000,
+            "offlineSummaryMaxTokens": 3000,
+        }})),
+        ..small(vec![Strategy::Recommended])
+    };
+    let error = crossed.summary_size_of(Strategy::Recommended).unwrap_err();
+    assert!(
+        error.to_string().contains("offlineSummaryMinTokens"),
+        "{error}"
+    );
+}
+
+#[test]
 fn strategies_differ_as_designed_on_a_small_window() {
     // 150 calls never reach the 32K window's own threshold (28,000) with every result but the latest
     // pruned: a 12,000-token target stands in for 40,000 at 200K.
