@@ -289,9 +289,10 @@ fn override_read(
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckPoint {
-    /// At the end of each agent run and before each prompt, as the reference does (`agent_end`).
+    /// Before each prompt, after each tool batch while the run goes on, and at the end of each
+    /// run, as `ctxkit-agent` and Pi 1.6.0 check (`docs/in-run-compaction.md`).
     RunEnd,
-    /// Also after every call's tool results.
+    /// Also the end-of-run check (overflow recovery included) after every call.
     EveryCall,
 }
 

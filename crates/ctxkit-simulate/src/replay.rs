@@ -1,6 +1,7 @@
 //! Replaying the trace under one strategy through the engine, as an agent loop would:
 //! `before_prompt` → append the task → for each call { `model_view` (the request) → measure it →
-//! append the reply (usage = the request's estimate) → append its tool results } → `after_run`.
+//! append the reply (usage = the request's estimate) → append its tool results → `after_tool_batch`
+//! when the run goes on } → `after_run`.
 //!
 //! A request above the window is an overflow. With compaction enabled the provider is taken to
 //! reject it: an overflow error reply is appended, `after_run` compacts and the call is retried once,
@@ -621,9 +622,15 @@ pub(crate) async fn replay(
             }
             call += 1;
             crate::Progress::call_done(options.progress.as_ref());
-            if every_call && step + 1 < task.calls.len() {
+            if step + 1 < task.calls.len() {
                 let engine = driver.engine.clone();
-                driver.check(engine.after_run()).await?;
+                if every_call {
+                    driver.check(engine.after_run()).await?;
+                } else if !planned.results.is_empty() {
+                    // The run goes on: the agent loop checks the projected context after each
+                    // tool batch (`ctxkit-agent`, as Pi 1.6.0 does before its next model call).
+                    driver.check(engine.after_tool_batch()).await?;
+                }
             }
         }
         let engine = driver.engine.clone();

@@ -343,7 +343,9 @@ fn generated_header(out: &mut String, report: &SimulationReport) {
 /// When compaction is checked, in words.
 pub(super) fn check_name(check: CheckPoint) -> &'static str {
     match check {
-        CheckPoint::RunEnd => "the end of each agent run and before each prompt (the reference)",
+        CheckPoint::RunEnd => {
+            "each prompt, each tool batch and the end of each run (the agent loop)"
+        }
         CheckPoint::EveryCall => "the end of every call",
     }
 }

@@ -172,9 +172,13 @@ fn strategies_differ_as_designed_on_a_small_window() {
     assert!(reference.compactions.total() > 0);
     assert_eq!(reference.refused_requests, 0);
     assert!(reference.recall_final.all.at_risk > 0);
-    // Long runs cross the window between checks: the engine's overflow recovery compacts and
-    // retries, and every rejected request is recovered.
-    assert!(reference.rejected_requests > 0);
+    // Long runs are checked after each tool batch, as the agent loop checks them, so they are
+    // compacted at the threshold inside the run; any request still rejected is recovered.
+    assert!(
+        reference.compactions.threshold > 0,
+        "{:?}",
+        reference.compactions
+    );
     assert_eq!(reference.rejected_requests, reference.compactions.overflow);
     assert_eq!(reference.recovery_failures, 0);
     assert!(reference.input_tokens.max <= 32_000);

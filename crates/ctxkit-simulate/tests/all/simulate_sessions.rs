@@ -68,6 +68,11 @@ fn write_lines(dir: &Path, name: &str, lines: &[Value]) -> PathBuf {
 /// A Claude Code transcript: user/assistant records chained by `parentUuid`, tool results as user
 /// records holding `tool_result` blocks.
 fn claude_code(dir: &Path) -> PathBuf {
+    claude_code_runs(dir, TASK_CALLS)
+}
+
+/// The same transcript with a user message every `task_calls` calls.
+fn claude_code_runs(dir: &Path, task_calls: usize) -> PathBuf {
     let session = "5e6f7a8b-0000-4000-8000-000000000001";
     let mut lines = Vec::new();
     let mut parent: Option<String> = None;
@@ -81,10 +86,10 @@ fn claude_code(dir: &Path) -> PathBuf {
         parent = Some(uuid);
     };
     for call in 0..CALLS {
-        if call % TASK_CALLS == 0 {
+        if call % task_calls == 0 {
             push(
                 "user",
-                json!({"role": "user", "content": prompt(call / TASK_CALLS)}),
+                json!({"role": "user", "content": prompt(call / task_calls)}),
                 &mut lines,
             );
         }
@@ -494,4 +499,30 @@ fn several_sessions_give_one_overall_row_and_a_small_window_compacts() {
         compactions.threshold + compactions.overflow >= 1,
         "{compactions:?}"
     );
+}
+
+#[test]
+fn a_long_run_is_compacted_between_its_tool_calls() {
+    // One prompt and 40 calls whose results overflow the window: the agent loop checks after each
+    // tool batch, so the context is compacted inside the run at the threshold, never by crashing
+    // into the window (`docs/in-run-compaction.md`).
+    let dir = tempfile::tempdir().unwrap();
+    let one_run = claude_code_runs(dir.path(), CALLS);
+    // (The reference keeps 20,000 recent tokens, more than this window holds, so it has nothing
+    // to summarize until an overflow.)
+    let strategies = [Strategy::Recommended, Strategy::Defaults];
+    let options = SimulateOptions {
+        strategies: strategies.to_vec(),
+        ..options()
+    };
+    let report = simulate_session(&one_run, &options).unwrap();
+    for wanted in strategies {
+        let replayed = strategy(&report, wanted);
+        assert!(
+            replayed.compactions.threshold >= 1 && replayed.compactions.overflow == 0,
+            "{wanted:?}: {:?}",
+            replayed.compactions
+        );
+        assert_eq!(replayed.overflows, 0, "{wanted:?}");
+    }
 }
