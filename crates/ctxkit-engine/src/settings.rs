@@ -210,14 +210,16 @@ mod tests {
         assert_eq!(settings.transforms.prune_digest_names, 8);
         assert!(settings.transforms.long_cache_when_it_pays);
         assert!(settings.compaction.background && settings.compaction.cache_prefix);
-        // 40,000 tokens whatever the window: reserve = window − 40,000.
-        for (window, reserve) in [(200_000, 160_000), (1_000_000, 960_000)] {
+        // 60,000 tokens whatever the window: reserve = window − 60,000.
+        for (window, reserve) in [(200_000, 140_000), (1_000_000, 940_000)] {
             let planning = settings.compaction.planning(window);
             assert_eq!(planning.reserve_tokens, reserve);
             assert_eq!(planning.keep_recent_tokens, 10_000);
-            assert_eq!(settings.compaction.background_start(window), 32_000);
+            assert_eq!(settings.compaction.background_start(window), 48_000);
         }
-        assert_eq!(settings.compaction.planning(50_000).reserve_tokens, 10_000);
+        assert_eq!(settings.compaction.planning(80_000).reserve_tokens, 20_000);
+        // A 50,000-token window's own threshold (an eighth reserved) is lower than 60,000.
+        assert_eq!(settings.compaction.planning(50_000).reserve_tokens, 6_250);
         // A window whose own threshold is lower keeps it: 40,000 − 5,000 (the adapted reserve).
         let small = settings.compaction.planning(40_000);
         assert_eq!(small.reserve_tokens, 5_000);
@@ -227,13 +229,13 @@ mod tests {
         let settings = read(json!({
             "contextStrategy": "recommended",
             "transforms": {"keepRecentToolResults": 3},
-            "compaction": {"thresholdTokens": 60_000},
+            "compaction": {"thresholdTokens": 80_000},
         }));
         assert_eq!(settings.transforms.keep_recent_tool_results, 3);
         assert_eq!(settings.transforms.prune_digest_names, 8);
         assert_eq!(
             settings.compaction.planning(200_000).reserve_tokens,
-            140_000
+            120_000
         );
         // The default strategy is the defaults, and its background start is a share of the window.
         let settings = read(json!({"contextStrategy": "default"}));

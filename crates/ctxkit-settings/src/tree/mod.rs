@@ -226,8 +226,10 @@ impl Default for Settings {
     }
 }
 
-/// The compaction threshold of the recommended strategy, tokens (window-independent).
-pub const RECOMMENDED_THRESHOLD_TOKENS: u64 = 40_000;
+/// The compaction threshold of the recommended strategy, tokens (window-independent): 60,000
+/// since the simulator checks after each tool batch as the agent loop does (40,000 until then;
+/// docs/simulator.md, seventh round).
+pub const RECOMMENDED_THRESHOLD_TOKENS: u64 = 60_000;
 
 /// How long the recommended strategy lets a summary grow by appended updates, tokens: twice the
 /// offline summary's largest size (8,000 and 18,000 cost more on real sessions, docs/simulator.md,
@@ -259,7 +261,7 @@ impl Settings {
     /// The layer `"contextStrategy": "recommended"` puts beneath the settings files: the strategy
     /// `docs/simulator.md` measures as "ctxkit recommended". Every tool result but the latest cut
     /// to a head, a tail and a marker naming up to 8 of what it omitted; compaction once the
-    /// context passes 40,000 tokens whatever the window (the window's own threshold when lower),
+    /// context passes 60,000 tokens whatever the window (the window's own threshold when lower),
     /// keeping 10,000; the summary written in the background from 80% of that threshold and sent
     /// as a continuation of the cached conversation; the hour-long prompt cache asked for request
     /// by request where the session's own pauses make it pay (`transforms.longCacheWhenItPays`,
