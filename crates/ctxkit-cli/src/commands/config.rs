@@ -41,11 +41,12 @@ fn scope(project: bool) -> SettingsScope {
     }
 }
 
-/// `project`, `global`, `default`.
+/// `project`, `global`, `contextStrategy`, `default`.
 pub fn origin_name(origin: Option<SettingOrigin>) -> &'static str {
     match origin {
         Some(SettingOrigin::Project) => "project",
         Some(SettingOrigin::Global) => "global",
+        Some(SettingOrigin::Strategy) => "contextStrategy",
         Some(SettingOrigin::Default) => "default",
         None => "unset",
     }

@@ -54,7 +54,7 @@ fn origin_path(settings: &SettingsManager, key: &str) -> std::path::PathBuf {
     let scope = match settings.get(key).ok().and_then(|lookup| lookup.origin) {
         Some(SettingOrigin::Project) => Some(SettingsScope::Project),
         Some(SettingOrigin::Global) => Some(SettingsScope::Global),
-        Some(SettingOrigin::Default) | None => None,
+        Some(SettingOrigin::Strategy | SettingOrigin::Default) | None => None,
     };
     scope
         .and_then(|scope| settings.path(scope))

@@ -34,6 +34,8 @@ pub enum SettingOrigin {
     Project,
     /// The global settings file.
     Global,
+    /// The layer `"contextStrategy": "recommended"` puts beneath the files.
+    Strategy,
     /// The built-in default.
     Default,
 }
@@ -323,17 +325,27 @@ impl SettingsManager {
         self.state(scope).load_failed
     }
 
-    /// The effective value of a dotted key, falling back to the schema default.
+    /// The effective value of a dotted key: the files', then the context strategy's layer, then
+    /// the schema default.
     pub fn get(&self, key: &str) -> Result<SettingLookup, SettingsError> {
         let path = KeyPath::parse(key)?;
         let field = schema::lookup(path.segments());
         let found = document::get_path(&self.effective, &path).filter(|value| !value.is_null());
-        let (value, origin) = match found {
-            Some(value) => (
+        let layer = match self.typed.context_strategy {
+            crate::ContextStrategy::Recommended => crate::Settings::recommended_layer(),
+            crate::ContextStrategy::Default => serde_json::Map::new(),
+        };
+        let from_layer = document::get_path(&layer, &path).filter(|value| !value.is_null());
+        let (value, origin) = match (found, from_layer) {
+            (Some(value), _) => (
                 Some(SettingValue::new(numbers::as_number(value))),
                 Some(self.origin_of(&path)),
             ),
-            None => match field.and_then(|field| field.default.clone()) {
+            (None, Some(value)) => (
+                Some(SettingValue::new(numbers::as_number(value))),
+                Some(SettingOrigin::Strategy),
+            ),
+            (None, None) => match field.and_then(|field| field.default.clone()) {
                 Some(default) => (
                     Some(SettingValue::new(default)),
                     Some(SettingOrigin::Default),

@@ -81,7 +81,7 @@ fn deserialize(document: Document) -> Settings {
 mod tests {
     use serde_json::json;
 
-    use crate::{ContextStrategy, SettingsManager, SettingsScope};
+    use crate::{ContextStrategy, SettingOrigin, SettingsManager, SettingsScope};
 
     fn manager(document: serde_json::Value) -> SettingsManager {
         SettingsManager::in_memory(document.as_object().cloned().unwrap())
@@ -135,13 +135,28 @@ mod tests {
         assert_eq!(settings.compaction.keep_recent_tokens, 10_000);
         assert!(!settings.compaction.adaptive.keep_recent_tokens);
         assert_eq!(settings.transforms.keep_recent_tool_results, 1);
-        // `config get` still shows the files and the defaults, not the layer.
+        // `config get` shows the effective value and where it comes from: the layer's under the
+        // files', and the default where neither sets the key.
+        let shown = |key: &str| {
+            let lookup = read.get(key).unwrap();
+            (lookup.value.map(|value| value.to_string()), lookup.origin)
+        };
         assert_eq!(
-            read.get("compaction.keepRecentTokens")
-                .unwrap()
-                .value
-                .map(|value| value.to_string()),
-            Some("20000".to_owned())
+            shown("compaction.keepRecentTokens"),
+            (Some("10000".to_owned()), Some(SettingOrigin::Strategy))
+        );
+        assert_eq!(
+            shown("compaction.thresholdTokens"),
+            (Some("60000".to_owned()), Some(SettingOrigin::Global))
+        );
+        assert_eq!(
+            shown("compaction.reserveTokens"),
+            (Some("16384".to_owned()), Some(SettingOrigin::Default))
+        );
+        let plain = manager(json!({}));
+        assert_eq!(
+            plain.get("compaction.keepRecentTokens").unwrap().origin,
+            Some(SettingOrigin::Default)
         );
     }
 
