@@ -236,21 +236,18 @@ fn override_summary_size(
 ) -> Result<ctxkit_summarizer_offline::SummarySize, SimulateError> {
     let read = override_read(document)?;
     let compaction = &read.settings().compaction;
-    let size = ctxkit_summarizer_offline::SummarySize {
-        ratio: compaction.offline_summary_percent as f64 / 100.0,
-        min_tokens: compaction.offline_summary_min_tokens,
-        max_tokens: compaction.offline_summary_max_tokens,
-    };
-    if size.min_tokens > size.max_tokens {
-        return Err(SimulateError::Settings {
-            message: format!(
-                "`compaction.offlineSummaryMinTokens` ({}) is more than \
-                 `compaction.offlineSummaryMaxTokens` ({})",
-                size.min_tokens, size.max_tokens
-            ),
-        });
-    }
-    Ok(size)
+    ctxkit_summarizer_offline::SummarySize::from_settings(
+        compaction.offline_summary_percent,
+        compaction.offline_summary_min_tokens,
+        compaction.offline_summary_max_tokens,
+    )
+    .ok_or_else(|| SimulateError::Settings {
+        message: format!(
+            "`compaction.offlineSummaryMinTokens` ({}) is more than \
+             `compaction.offlineSummaryMaxTokens` ({})",
+            compaction.offline_summary_min_tokens, compaction.offline_summary_max_tokens
+        ),
+    })
 }
 
 /// The override document read as a settings file holding it (see `override_settings`).

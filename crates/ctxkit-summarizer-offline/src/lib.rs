@@ -60,6 +60,18 @@ impl Default for SummarySize {
     }
 }
 
+impl SummarySize {
+    /// The size the settings `compaction.offlineSummaryPercent`, `compaction.offlineSummaryMinTokens`
+    /// and `compaction.offlineSummaryMaxTokens` give; `None` when the minimum is above the maximum.
+    pub fn from_settings(percent: u64, min_tokens: u64, max_tokens: u64) -> Option<Self> {
+        (min_tokens <= max_tokens).then_some(Self {
+            ratio: percent as f64 / 100.0,
+            min_tokens,
+            max_tokens,
+        })
+    }
+}
+
 /// The share of the percent a span's tool output adds to the minimum (`SummarySize::target`).
 const OUTPUT_SHARE: f64 = 0.5;
 /// The most of the span (as a model reads it) the tool output's part of the size may take: a

@@ -544,3 +544,12 @@ fn a_summary_added_after_an_earlier_one_leaves_out_what_the_span_adds_nothing_to
     assert!(added.contains("## Critical Context"), "{added}");
     assert!(added.contains("fetch_manifest"), "{added}");
 }
+
+#[test]
+fn the_settings_give_the_size_unless_the_bounds_cross() {
+    assert_eq!(
+        SummarySize::from_settings(8, 2_000, 6_000),
+        Some(SummarySize::default())
+    );
+    assert_eq!(SummarySize::from_settings(8, 7_000, 6_000), None);
+}

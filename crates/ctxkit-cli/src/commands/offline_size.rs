@@ -33,20 +33,20 @@ pub fn offline_summary_size(settings: &SettingsManager) -> Result<SummarySize, S
         }
     }
     let compaction = &settings.settings().compaction;
-    let size = SummarySize {
-        ratio: compaction.offline_summary_percent as f64 / 100.0,
-        min_tokens: compaction.offline_summary_min_tokens,
-        max_tokens: compaction.offline_summary_max_tokens,
-    };
-    if size.min_tokens > size.max_tokens {
-        return Err(SettingsError::InvalidValue {
-            path: origin_path(settings, MIN_TOKENS),
-            key: MIN_TOKENS.to_owned(),
-            expected: format!("at most `{MAX_TOKENS}` ({})", size.max_tokens),
-            found: size.min_tokens.to_string(),
-        });
-    }
-    Ok(size)
+    SummarySize::from_settings(
+        compaction.offline_summary_percent,
+        compaction.offline_summary_min_tokens,
+        compaction.offline_summary_max_tokens,
+    )
+    .ok_or_else(|| SettingsError::InvalidValue {
+        path: origin_path(settings, MIN_TOKENS),
+        key: MIN_TOKENS.to_owned(),
+        expected: format!(
+            "at most `{MAX_TOKENS}` ({})",
+            compaction.offline_summary_max_tokens
+        ),
+        found: compaction.offline_summary_min_tokens.to_string(),
+    })
 }
 
 /// The settings file the effective value of `key` comes from (empty when none does).
