@@ -331,10 +331,7 @@ impl SettingsManager {
         let path = KeyPath::parse(key)?;
         let field = schema::lookup(path.segments());
         let found = document::get_path(&self.effective, &path).filter(|value| !value.is_null());
-        let layer = match self.typed.context_strategy {
-            crate::ContextStrategy::Recommended => crate::Settings::recommended_layer(),
-            crate::ContextStrategy::Default => serde_json::Map::new(),
-        };
+        let layer = crate::Settings::strategy_layer(self.typed.context_strategy);
         let from_layer = document::get_path(&layer, &path).filter(|value| !value.is_null());
         let (value, origin) = match (found, from_layer) {
             (Some(value), _) => (

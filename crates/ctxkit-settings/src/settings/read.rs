@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::document::{self, Document, KeyPath};
 use super::schema::{self, CheckReport, Field};
-use crate::tree::{ContextStrategy, Settings};
+use crate::tree::Settings;
 
 /// The typed settings of `effective` (global ⊕ applied project), with the keys marked
 /// `x-user-only` taken from `global`.
@@ -29,12 +29,7 @@ pub(crate) fn typed(global: &Document, effective: &Document) -> Settings {
         .get("contextStrategy")
         .and_then(|value| serde_json::from_value(value.clone()).ok())
         .unwrap_or_default();
-    let resolved = match strategy {
-        ContextStrategy::Default => valid.clone(),
-        ContextStrategy::Recommended => {
-            document::merge_documents(&Settings::recommended_layer(), &valid)
-        }
-    };
+    let resolved = document::merge_documents(&Settings::strategy_layer(strategy), &valid);
     let mut settings = deserialize(resolved.clone());
     let set = |name: &str| {
         resolved

@@ -258,6 +258,15 @@ impl Settings {
             .clone()
     }
 
+    /// The layer a context strategy puts beneath the settings files (none for the default): what
+    /// the typed read merges under the files and what `config get` reports as `contextStrategy`.
+    pub(crate) fn strategy_layer(strategy: ContextStrategy) -> Map<String, Value> {
+        match strategy {
+            ContextStrategy::Default => Map::new(),
+            ContextStrategy::Recommended => Self::recommended_layer(),
+        }
+    }
+
     /// The layer `"contextStrategy": "recommended"` puts beneath the settings files: the strategy
     /// `docs/simulator.md` measures as "ctxkit recommended". Every tool result but the latest cut
     /// to a head, a tail and a marker naming up to 8 of what it omitted; compaction once the
