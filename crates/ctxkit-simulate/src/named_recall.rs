@@ -63,24 +63,26 @@ impl<'a> NamedTracker<'a> {
             .kind(Some(AhoCorasickKind::DFA))
             .match_kind(MatchKind::Standard)
             .build(trace.named.iter().map(|named| &named.identifier))?;
-        let mut tool_of_call: HashMap<String, String> = HashMap::new();
-        for message in trace.messages() {
-            if let AgentMessage::Assistant(assistant) = message {
-                for block in assistant.content {
-                    if let ContentBlock::ToolCall(call) = block {
-                        tool_of_call.insert(call.id, call.name);
-                    }
-                }
-            }
-        }
+        let tool_of_call: HashMap<&str, &str> = trace
+            .tasks
+            .iter()
+            .flat_map(|task| &task.calls)
+            .flat_map(|planned| &planned.reply.content)
+            .filter_map(|block| match block {
+                ContentBlock::ToolCall(call) => Some((call.id.as_str(), call.name.as_str())),
+                ContentBlock::Text(_)
+                | ContentBlock::Image(_)
+                | ContentBlock::Thinking(_)
+                | ContentBlock::Unknown(_) => None,
+            })
+            .collect();
         let tools = trace
             .named
             .iter()
             .map(|named| {
                 tool_of_call
-                    .get(&named.tool_call_id)
-                    .cloned()
-                    .unwrap_or_default()
+                    .get(named.tool_call_id.as_str())
+                    .map_or_else(String::new, |tool| (*tool).to_owned())
             })
             .collect();
         Ok(Self {
