@@ -6,7 +6,7 @@
 
 use ctxkit_protocol::AgentMessage;
 use ctxkit_summarizer::{ConversationPrefix, Summarizer};
-use ctxkit_tokens::{estimate_text_tokens, estimate_tokens};
+use ctxkit_tokens::{estimate_text_tokens, estimate_tokens, last_valid_usage};
 
 use crate::prepare::{Preparation, SourcedMessage};
 use crate::serialize::truncate_for_summary;
@@ -66,11 +66,34 @@ pub fn estimate_prefix_tokens(prefix: &ConversationPrefix) -> u64 {
     messages + estimate_text_tokens(&prefix.system_prompt) + tools
 }
 
+/// The share of a request's input the model client keeps free after it, percent (as
+/// `ctxkit-llm`'s output limit does: tokenizers count code and logs above the estimate).
+const SAFETY_MARGIN_PERCENT: u64 = 15;
+
+/// The tokens of sending `prefix` again: its last reply's usage (what the provider counted of the
+/// request up to it) and the messages after it estimated, or the whole prefix estimated when no
+/// reply reports usage.
+fn counted_prefix_tokens(prefix: &ConversationPrefix) -> u64 {
+    match last_valid_usage(&prefix.messages) {
+        Some((index, usage_tokens)) => {
+            let after: u64 = prefix.messages[index + 1..]
+                .iter()
+                .map(estimate_tokens)
+                .sum();
+            usage_tokens + after
+        }
+        None => estimate_prefix_tokens(prefix),
+    }
+}
+
 /// Chooses how to send the requests of `preparation`.
+/// `instruction_tokens`: the longest instruction a request of the run adds after the
+/// conversation (the previous summary and the file context are part of it).
 pub(crate) fn request_mode<'a>(
     cache_prefix: &'a CachePrefix,
     summarizer: &dyn Summarizer,
     preparation: &Preparation,
+    instruction_tokens: u64,
 ) -> RequestMode<'a> {
     match cache_prefix {
         CachePrefix::Off => RequestMode::Fresh,
@@ -87,15 +110,23 @@ pub(crate) fn request_mode<'a>(
                     prefix.model
                 ));
             }
-            // Each request is the conversation, a short instruction and its answer.
-            let needed = estimate_prefix_tokens(prefix)
-                + preparation
-                    .settings
+            // Each request is the conversation and its instruction, the safety margin the model
+            // client keeps after an input, and the answer, which gets at least the output floor
+            // every request must leave. At a threshold compaction near the window (a small
+            // window's, or the reference's) that does not fit, and the request goes fresh.
+            let settings = &preparation.settings;
+            let input = counted_prefix_tokens(prefix) + instruction_tokens;
+            let margin = (input * SAFETY_MARGIN_PERCENT / 100)
+                .max(ctxkit_overflow::output_margin(*context_window));
+            let needed = input
+                + margin
+                + settings
                     .max_summary_tokens()
-                    .max(preparation.settings.max_turn_prefix_tokens());
+                    .max(settings.max_turn_prefix_tokens())
+                    .max(ctxkit_overflow::output_floor(*context_window, 0));
             if *context_window > 0 && needed > *context_window {
                 return RequestMode::FreshBecause(format!(
-                    "the conversation and the summary (about {needed} tokens) would not fit the window of {context_window} tokens"
+                    "the conversation, the instruction and the summary (about {needed} tokens) would not fit the window of {context_window} tokens"
                 ));
             }
             RequestMode::Continue(prefix)

@@ -4,6 +4,7 @@
 
 use ctxkit_protocol::Usage;
 use ctxkit_summarizer::{Summarizer, SummaryPurpose, SummaryRequest, SummaryResponse, SummarySpan};
+use ctxkit_tokens::estimate_text_tokens;
 use futures::future::{Either, select};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -318,6 +319,27 @@ fn usage_value(usage: Option<&Usage>) -> Value {
         .unwrap_or(Value::Null)
 }
 
+/// The estimated tokens of the longest instruction a run continuing the conversation sends.
+fn continuation_instruction_tokens(
+    preparation: &Preparation,
+    prompts: &Prompts,
+    options: &CompactOptions,
+    appended: bool,
+) -> u64 {
+    let focus = options.focus.as_deref();
+    let mut history = crate::continuation::history_instruction(
+        preparation,
+        prompts,
+        &options.file_context,
+        focus,
+    );
+    if appended {
+        history.push_str(APPEND_NOTE);
+    }
+    let prefix = crate::continuation::turn_prefix_instruction(preparation, prompts, focus);
+    estimate_text_tokens(&history).max(estimate_text_tokens(&prefix))
+}
+
 /// Summarizes a prepared compaction.
 pub async fn compact(
     preparation: &Preparation,
@@ -339,7 +361,18 @@ pub async fn compact(
     } else {
         original
     };
-    let mode = request_mode(&options.cache_prefix, summarizer, preparation);
+    let instruction_tokens = match options.cache_prefix {
+        CachePrefix::Conversation { .. } => {
+            continuation_instruction_tokens(preparation, prompts, options, appended.is_some())
+        }
+        CachePrefix::Off | CachePrefix::Unavailable(_) => 0,
+    };
+    let mode = request_mode(
+        &options.cache_prefix,
+        summarizer,
+        preparation,
+        instruction_tokens,
+    );
     let (mut history, prefix_request) =
         requests_for(&mode, preparation, prompts, summarizer, options);
     if appended.is_some() {

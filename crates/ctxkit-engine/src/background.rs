@@ -99,7 +99,7 @@ impl Engine {
             thinking_level: state.thinking_level.clone(),
             file_context: String::new(),
             cache_prefix: crate::cache_prefix::cache_prefix(state),
-            append_below_tokens: config.append_summary_tokens,
+            append_below_tokens: config.append_below_tokens(state.context_window()),
         };
         let first_kept_entry_id = plan.first_kept_entry_id.clone();
         let on_demand = crate::on_demand::plan_on_demand(state, &plan);

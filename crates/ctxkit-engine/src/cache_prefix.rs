@@ -105,6 +105,7 @@ fn conversation(state: &State) -> Result<CachePrefix> {
     }
     Ok(CachePrefix::Conversation {
         prefix,
-        context_window: state.context_window(),
+        // The window requests must fit: the provider's real limit when it stated a lower one.
+        context_window: state.limit_window(),
     })
 }

@@ -14,6 +14,7 @@ use crate::engine::{Engine, Running, State, latest_compaction_ms, shared_transcr
 use crate::error::{EngineError, Result};
 use crate::events::{CompactionEnd, CompactionFailed, CompactionReason, EngineEvent};
 use crate::hooks::{AfterCompact, BeforeCompact};
+use crate::settings::CompactionBudgets as _;
 use ctxkit_settings::FallbackPolicy;
 
 /// Overflow compactions in a row (without a successful reply between them) before recovery gives
@@ -505,7 +506,9 @@ impl Engine {
                 String::new()
             },
             cache_prefix: crate::cache_prefix::cache_prefix(state),
-            append_below_tokens: state.compaction_config().append_summary_tokens,
+            append_below_tokens: state
+                .compaction_config()
+                .append_below_tokens(state.context_window()),
         };
         let on_demand = crate::on_demand::plan_on_demand(state, plan);
         let summarized = crate::on_demand::summarize(

@@ -71,13 +71,20 @@ pub trait CompactionBudgets {
     /// The context size (tokens) from which a background summary is written: `background_percent`
     /// of the window, or of the threshold when `threshold_tokens` is set.
     fn background_start(&self, context_window: u64) -> u64;
+    /// The size below which a summary update is appended (`append_summary_tokens`). When no
+    /// settings file set it, a small window (one whose budgets follow it) does not append: its
+    /// summaries have a few hundred tokens each, and a summary grown by updates would take the
+    /// room its budgets keep for the conversation.
+    fn append_below_tokens(&self, context_window: u64) -> u64;
 }
 
 impl CompactionBudgets for CompactionConfig {
     fn planning(&self, context_window: u64) -> CompactionSettings {
         let adapted = CompactionSettings::for_context_window(context_window);
+        // A budget no settings file set follows the window: the default's or the strategy's value,
+        // never more than the window's proportional budget.
         let reserve_tokens = if self.adaptive.reserve_tokens {
-            adapted.reserve_tokens
+            self.reserve_tokens.min(adapted.reserve_tokens)
         } else {
             self.reserve_tokens
         };
@@ -92,10 +99,20 @@ impl CompactionBudgets for CompactionConfig {
             enabled: self.enabled,
             reserve_tokens,
             keep_recent_tokens: if self.adaptive.keep_recent_tokens {
-                adapted.keep_recent_tokens
+                self.keep_recent_tokens.min(adapted.keep_recent_tokens)
             } else {
                 self.keep_recent_tokens
             },
+        }
+    }
+
+    fn append_below_tokens(&self, context_window: u64) -> u64 {
+        let small =
+            CompactionSettings::for_context_window(context_window) != CompactionSettings::default();
+        if self.adaptive.append_summary_tokens && small {
+            0
+        } else {
+            self.append_summary_tokens
         }
     }
 
@@ -159,7 +176,8 @@ mod tests {
             "theme": "dark",
         }));
         assert_eq!(settings.compaction.reserve_tokens, 1000);
-        assert_eq!(settings.compaction.keep_recent_tokens, 20_000);
+        // An empty or partial settings file starts from the recommended strategy.
+        assert_eq!(settings.compaction.keep_recent_tokens, 10_000);
         assert_eq!(settings.compaction.fallback, FallbackPolicy::Truncate);
         assert_eq!(
             settings.compaction.overflow_fallback,
@@ -172,7 +190,7 @@ mod tests {
         assert_eq!(planning.keep_recent_tokens, 2_000);
         assert_eq!(
             settings.compaction.planning(200_000).keep_recent_tokens,
-            20_000
+            10_000
         );
         assert_eq!(
             durability(&settings.session),
@@ -225,6 +243,23 @@ mod tests {
         assert_eq!(small.reserve_tokens, 5_000);
         assert_eq!(small.keep_recent_tokens, 10_000);
         assert_eq!(settings.compaction.background_start(40_000), 28_000);
+        // A small window caps the strategy's budgets by its proportional ones, as it caps the
+        // defaults': an 8,192-token window keeps 2,048 tokens, not 10,000 (more than it holds).
+        let tiny = settings.compaction.planning(8_192);
+        assert_eq!(
+            (tiny.reserve_tokens, tiny.keep_recent_tokens),
+            (1_024, 2_048)
+        );
+        // A budget a settings file sets is taken as set, whatever the window.
+        let kept = read(json!({"compaction": {"keepRecentTokens": 10_000}}));
+        assert_eq!(kept.compaction.planning(8_192).keep_recent_tokens, 10_000);
+        // Summary updates are appended in a large window, not in a small one, unless a file
+        // asks for it.
+        assert_eq!(settings.compaction.append_below_tokens(200_000), 12_000);
+        assert_eq!(settings.compaction.append_below_tokens(0), 12_000);
+        assert_eq!(settings.compaction.append_below_tokens(32_768), 0);
+        let asked = read(json!({"compaction": {"appendSummaryTokens": 3_000}}));
+        assert_eq!(asked.compaction.append_below_tokens(8_192), 3_000);
         // Keys the document sets win over the strategy's.
         let settings = read(json!({
             "contextStrategy": "recommended",
@@ -237,18 +272,26 @@ mod tests {
             settings.compaction.planning(200_000).reserve_tokens,
             120_000
         );
-        // The default strategy is the defaults, and its background start is a share of the window.
-        let settings = read(json!({"contextStrategy": "default"}));
-        assert_eq!(settings.transforms, TransformSettings::default());
-        assert_eq!(settings.compaction.background_start(200_000), 150_000);
-        // An unknown strategy is named and the defaults apply.
+        // The reference strategy (also read under its former name, `default`) is every key at
+        // its own default, and its background start is a share of the window.
+        for name in ["reference", "default"] {
+            let settings = read(json!({"contextStrategy": name}));
+            assert_eq!(settings.context_strategy, ContextStrategy::Reference);
+            assert_eq!(settings.transforms, TransformSettings::default());
+            assert_eq!(settings.compaction.background_start(200_000), 150_000);
+        }
+        // An empty settings document is the recommended strategy.
+        let empty = read(json!({}));
+        assert_eq!(empty.context_strategy, ContextStrategy::Recommended);
+        assert_eq!(empty, read(json!({"contextStrategy": "recommended"})));
+        // An unknown strategy is named and the default one (recommended) applies.
         assert_eq!(
             invalid_keys(json!({"contextStrategy": "cheap"})),
             ["contextStrategy"]
         );
         assert_eq!(
             read(json!({"contextStrategy": "cheap"})).context_strategy,
-            ContextStrategy::Default
+            ContextStrategy::Recommended
         );
         // The recommended settings on their own are the same as read from the setting.
         let alone = EngineSettings::recommended();
@@ -261,7 +304,9 @@ mod tests {
 
     #[test]
     fn a_model_override_wins_per_field_for_its_exact_key_only() {
+        // The reference strategy: the threshold follows the reserve, not a fixed size.
         let settings = read(json!({
+            "contextStrategy": "reference",
             "compaction": {
                 "reserveTokens": 9_000,
                 "modelOverrides": {

@@ -32,7 +32,7 @@ fn nested_setting_objects_merge_one_level_deep() {
     assert_eq!(value("compaction.enabled").as_deref(), Some("true"));
     assert_eq!(
         value("compaction.keepRecentTokens").as_deref(),
-        Some("20000")
+        Some("10000")
     );
     let lookup = manager.get("compaction.reserveTokens").unwrap();
     assert_eq!(
@@ -42,7 +42,7 @@ fn nested_setting_objects_merge_one_level_deep() {
     assert_eq!(lookup.origin, Some(SettingOrigin::Project));
     assert_eq!(
         manager.get("compaction.keepRecentTokens").unwrap().origin,
-        Some(SettingOrigin::Default)
+        Some(SettingOrigin::Strategy)
     );
 }
 
@@ -91,7 +91,8 @@ fn empty_settings_give_the_documented_defaults() {
         (
             Some("true".to_owned()),
             Some("16384".to_owned()),
-            Some("20000".to_owned())
+            // The recommended strategy's, which an empty settings file starts from.
+            Some("10000".to_owned())
         )
     );
     let branch = manager.settings().branch_summary;

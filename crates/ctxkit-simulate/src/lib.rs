@@ -155,11 +155,14 @@ impl Strategy {
             | Self::ReferenceCompaction
             | Self::Transforms
             | Self::RecommendedBefore
-            | Self::RecommendedFreshSummaries
-            | Self::Defaults
-            | Self::DefaultsBefore => SummaryRequest::FreshPrompt,
+            | Self::RecommendedFreshSummaries => SummaryRequest::FreshPrompt,
             Self::ProviderCompaction => SummaryRequest::ProviderSide,
             Self::Recommended | Self::RecommendedNoWindow => SummaryRequest::CachePrefix,
+            // As an empty settings file asks: `compaction.cachePrefix` of the default strategy.
+            Self::Defaults | Self::DefaultsBefore if defaults().compaction.cache_prefix => {
+                SummaryRequest::CachePrefix
+            }
+            Self::Defaults | Self::DefaultsBefore => SummaryRequest::FreshPrompt,
         }
     }
 
@@ -210,7 +213,8 @@ fn recommended(settings: &mut EngineSettings) {
     *settings = EngineSettings::recommended();
     settings.compaction.adaptive = ctxkit_settings::AdaptiveBudgets {
         reserve_tokens: true,
-        keep_recent_tokens: false,
+        keep_recent_tokens: true,
+        append_summary_tokens: true,
     };
 }
 

@@ -196,10 +196,18 @@ pub fn settings_document(strategy: Strategy, context_window: u64) -> Option<Valu
         | Strategy::RecommendedNoWindow
         | Strategy::RecommendedFreshSummaries
         | Strategy::DefaultsBefore => {
-            let defaults = serde_json::to_value(super::defaults()).ok()?;
+            // The peers start from the reference strategy (every key at its own default).
+            let reference = serde_json::json!({"contextStrategy": "reference"});
+            let base = ctxkit_engine::EngineSettings::from_settings(
+                &ctxkit_settings::Settings::read(&reference),
+            );
+            let base = serde_json::to_value(base).ok()?;
             let wanted = serde_json::to_value(strategy.settings(context_window)).ok()?;
+            let mut keys = Map::new();
+            difference(&base, &wanted, "", &mut keys);
             let mut document = Map::new();
-            difference(&defaults, &wanted, "", &mut document);
+            document.insert("contextStrategy".to_owned(), "reference".into());
+            document.extend(keys);
             Some(Value::Object(document))
         }
     }
@@ -393,6 +401,7 @@ mod tests {
         assert_eq!(
             config_set_lines(&settings_document(Strategy::NoManagement, 200_000).unwrap()),
             [
+                "ctxkit config set contextStrategy reference",
                 "ctxkit config set compaction.enabled false",
                 "ctxkit config set transforms.pruneEnabled false",
                 "ctxkit config set transforms.dropOldThinking false",

@@ -75,10 +75,12 @@ impl Wire {
     }
 }
 
-/// Answers the first `conversation` requests as the agent's model, every later one as a summarizer.
+/// Answers the first `conversation` requests as the agent's model (reporting `conversation_read`
+/// tokens read from the cache), every later one as a summarizer.
 struct Scripted {
     wire: Wire,
     conversation: usize,
+    conversation_read: u64,
     seen: AtomicUsize,
 }
 
@@ -88,7 +90,7 @@ impl Respond for Scripted {
         let body = if index < self.conversation {
             self.wire.answer(
                 &format!("Answer {index}: the parser is in src/parse.rs."),
-                0,
+                self.conversation_read,
             )
         } else {
             self.wire.answer(
@@ -147,11 +149,24 @@ struct Run {
 /// An agent talking to `wire`'s mock, summaries written by `summary_model` (the agent's model when
 /// `None`), with `compaction.cachePrefix` as given.
 async fn run(wire: Wire, cache_prefix: bool, summary_model: Option<&str>) -> Run {
+    run_reading(wire, cache_prefix, summary_model, 0, "recommended").await
+}
+
+/// [`run`] with the conversation's replies reporting `conversation_read` cached input tokens,
+/// under the context strategy `strategy`.
+async fn run_reading(
+    wire: Wire,
+    cache_prefix: bool,
+    summary_model: Option<&str>,
+    conversation_read: u64,
+    strategy: &str,
+) -> Run {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .respond_with(Scripted {
             wire,
             conversation: 2,
+            conversation_read,
             seen: AtomicUsize::new(0),
         })
         .mount(&server)
@@ -160,6 +175,7 @@ async fn run(wire: Wire, cache_prefix: bool, summary_model: Option<&str>) -> Run
     let summarizer: Arc<dyn Summarizer> =
         Arc::new(client(summary_model.unwrap_or(wire.model()), &server));
     let settings = EngineSettings::from_settings(&ctxkit_settings::Settings::read(&json!({
+        "contextStrategy": strategy,
         "compaction": {"cachePrefix": cache_prefix, "keepRecentTokens": 1}
     })));
     let dir = tempfile::tempdir().unwrap();
@@ -354,6 +370,26 @@ async fn fresh_prompts_when_the_request_cannot_be_continued() {
             "{reason}"
         );
     }
+}
+
+/// A conversation near the window (the provider counted 175,000 tokens of a 200,000-token
+/// window, under the reference's threshold) leaves no safe room for a summary after it: the
+/// request goes fresh and says why.
+#[tokio::test]
+async fn fresh_prompts_when_the_conversation_leaves_no_room_for_the_summary() {
+    let mut near = run_reading(Wire::Anthropic, true, None, 175_000, "reference").await;
+    let (bodies, details) = near.converse_and_compact().await;
+    assert_fresh(Wire::Anthropic, &bodies[2]);
+    assert_eq!(details["cachePrefix"]["used"], false);
+    let reason = details["cachePrefix"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("would not fit the window of 200000"),
+        "{reason}"
+    );
+    // Far from the window the same conversation is continued.
+    let mut far = run_reading(Wire::Anthropic, true, None, 20_000, "reference").await;
+    let (_, details) = far.converse_and_compact().await;
+    assert_eq!(details["cachePrefix"], json!({"used": true}));
 }
 
 #[tokio::test]

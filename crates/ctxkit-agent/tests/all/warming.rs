@@ -121,7 +121,9 @@ async fn setup(model: Arc<CachingModel>, mode: CacheWarming) -> Setup {
         session,
         EngineOptions {
             settings: EngineSettings::from_settings(&ctxkit_settings::Settings::read(
-                &json!({"compaction": {"keepRecentTokens": 1}}),
+                // The reference strategy: its threshold is the window's, so the large prompt
+                // stays uncompacted and its cache is what the warming keeps.
+                &json!({"contextStrategy": "reference", "compaction": {"keepRecentTokens": 1}}),
             )),
             model: None,
             summarizer: Arc::new(OfflineSummarizer::default()),

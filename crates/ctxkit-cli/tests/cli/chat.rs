@@ -26,10 +26,20 @@ struct Script {
     refuse_summaries: Arc<std::sync::atomic::AtomicBool>,
 }
 
+/// The first words of the instruction a summary request continuing the conversation ends with
+/// (`compaction.cachePrefix`, on in the recommended strategy): such a request carries the tools.
+const CONTINUATION: &str = "Pause the task here: this message is not a new request";
+
+/// Whether a request asks for a summary: a fresh summary prompt (no tools), or the conversation
+/// continued by the summary instruction (which is never stored, so no later request holds it).
+pub(crate) fn is_summary(body: &Value) -> bool {
+    body.get("tools").is_none() || body.to_string().contains(CONTINUATION)
+}
+
 impl Respond for Script {
     fn respond(&self, request: &Request) -> ResponseTemplate {
         let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
-        if body.get("tools").is_none() {
+        if is_summary(&body) {
             if self
                 .refuse_summaries
                 .load(std::sync::atomic::Ordering::SeqCst)
@@ -171,15 +181,12 @@ impl World {
     pub(crate) fn chat_requests(&self) -> Vec<Value> {
         self.requests()
             .into_iter()
-            .filter(|body| body.get("tools").is_some())
+            .filter(|body| !is_summary(body))
             .collect()
     }
 
     pub(crate) fn summary_requests(&self) -> Vec<Value> {
-        self.requests()
-            .into_iter()
-            .filter(|body| body.get("tools").is_none())
-            .collect()
+        self.requests().into_iter().filter(is_summary).collect()
     }
 
     /// The session files of the project, newest first.
@@ -448,7 +455,7 @@ fn chat_runs_tools_persists_and_continues() {
     // The engine's plan says why a compaction now would write nothing (the whole context is kept).
     tmux.line("/context");
     tmux.wait_for("Nothing to compact yet: the whole context (~");
-    tmux.wait_for("fits in keepRecentTokens (20000)");
+    tmux.wait_for("fits in keepRecentTokens (10000)");
     assert_eq!(
         std::fs::read_to_string(world.project.join("out.txt")).unwrap(),
         "hello-from-tool\n"

@@ -254,7 +254,7 @@ impl Server {
             .lock()
             .unwrap()
             .iter()
-            .filter(|(_, body)| body.get("tools").is_some())
+            .filter(|(_, body)| !crate::chat::is_summary(body))
             .cloned()
             .collect()
     }
@@ -301,7 +301,7 @@ fn serve(
 ) {
     let (target, body) = read_http_request(&socket);
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let is_chat = body.get("tools").is_some();
+    let is_chat = !crate::chat::is_summary(&body);
     requests.lock().unwrap().push((target, body));
     let mut socket = socket;
     if !is_chat {

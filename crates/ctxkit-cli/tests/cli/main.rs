@@ -262,7 +262,7 @@ fn compact_plan_run_list_and_undo() {
     ]);
     assert!(
         // Before as the entry records it (`ctxkit compactions` shows the same number).
-        preview.contains("Preview (nothing written): 37656 → 2643 tokens, estimated"),
+        preview.contains("Preview (nothing written): 37656 → 2649 tokens, estimated"),
         "{preview}"
     );
     assert_eq!(

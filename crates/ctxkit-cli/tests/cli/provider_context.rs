@@ -54,6 +54,9 @@ impl World {
             "cacheWarming": warming,
             "llm": {"baseUrl": server.uri(), "apiKey": "sk-ant-test", "anthropic": llm_anthropic},
             "retry": {"enabled": false},
+            // The reference strategy: the thread and the warming are measured against the
+            // window's threshold and fresh summary requests, which this mock tells apart.
+            "contextStrategy": "reference",
             "compaction": {"keepRecentTokens": 1},
         });
         std::fs::write(

@@ -138,6 +138,13 @@ fn report(label: &str, run: &Run) {
 }
 
 fn assert_small_windows(format: Format) {
+    // An empty settings file (the recommended strategy), then the reference's budgets.
+    for extra in [json!({}), json!({"contextStrategy": "reference"})] {
+        assert_small_windows_with(format, &extra);
+    }
+}
+
+fn assert_small_windows_with(format: Format, extra: &Value) {
     for window in [8_192, 16_384, 32_768] {
         let endpoint = Endpoint {
             format,
@@ -145,8 +152,8 @@ fn assert_small_windows(format: Format) {
             floor: MAX_OUTPUT.min(window as u64 / 8),
             refuse_betas: false,
         };
-        let run = run(endpoint, window, &json!({}));
-        report(&format!("{format:?} window {window}"), &run);
+        let run = run(endpoint, window, extra);
+        report(&format!("{format:?} window {window} {extra}"), &run);
         assert_eq!(run.answered, PROMPTS, "{format:?} {window}: {run:?}");
         assert_eq!(run.counts.below_floor, 0, "{format:?} {window}: {run:?}");
         assert_eq!(
@@ -172,9 +179,9 @@ fn assert_small_windows(format: Format) {
         floor: MAX_OUTPUT,
         refuse_betas: false,
     };
-    let run = run(endpoint, 16_384, &json!({}));
+    let run = run(endpoint, 16_384, extra);
     report(
-        &format!("{format:?} limit 10000 under a window of 16384"),
+        &format!("{format:?} limit 10000 under a window of 16384 {extra}"),
         &run,
     );
     assert_eq!(run.answered, PROMPTS, "{format:?}: {run:?}");

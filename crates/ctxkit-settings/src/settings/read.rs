@@ -31,14 +31,17 @@ pub(crate) fn typed(global: &Document, effective: &Document) -> Settings {
         .unwrap_or_default();
     let resolved = document::merge_documents(&Settings::strategy_layer(strategy), &valid);
     let mut settings = deserialize(resolved.clone());
+    // Only a settings file's own value is taken as set: the default's and the strategy's follow
+    // the window (capped by its proportional budget when planning).
     let set = |name: &str| {
-        resolved
+        valid
             .get("compaction")
             .and_then(|compaction| compaction.get(name))
             .is_some()
     };
     settings.compaction.adaptive.reserve_tokens = !set("reserveTokens");
     settings.compaction.adaptive.keep_recent_tokens = !set("keepRecentTokens");
+    settings.compaction.adaptive.append_summary_tokens = !set("appendSummaryTokens");
     settings
 }
 
@@ -128,7 +131,8 @@ mod tests {
         assert_eq!(settings.context_strategy, ContextStrategy::Recommended);
         assert_eq!(settings.compaction.threshold_tokens, 60_000);
         assert_eq!(settings.compaction.keep_recent_tokens, 10_000);
-        assert!(!settings.compaction.adaptive.keep_recent_tokens);
+        // No file set it: the strategy's value follows the window (capped by a small one's).
+        assert!(settings.compaction.adaptive.keep_recent_tokens);
         assert_eq!(settings.transforms.keep_recent_tool_results, 1);
         // `config get` shows the effective value and where it comes from: the layer's under the
         // files', and the default where neither sets the key.
@@ -148,10 +152,18 @@ mod tests {
             shown("compaction.reserveTokens"),
             (Some("16384".to_owned()), Some(SettingOrigin::Default))
         );
+        // An empty file starts from the recommended strategy; the reference strategy from the
+        // defaults alone.
         let plain = manager(json!({}));
         assert_eq!(
             plain.get("compaction.keepRecentTokens").unwrap().origin,
-            Some(SettingOrigin::Default)
+            Some(SettingOrigin::Strategy)
+        );
+        let reference = manager(json!({"contextStrategy": "reference"}));
+        let lookup = reference.get("compaction.keepRecentTokens").unwrap();
+        assert_eq!(
+            (lookup.value.map(|value| value.to_string()), lookup.origin),
+            (Some("20000".to_owned()), Some(SettingOrigin::Default))
         );
     }
 

@@ -760,7 +760,7 @@ mod tests {
         let key = |dotted: &str| dotted.split('.').map(str::to_owned).collect::<Vec<_>>();
         assert_eq!(
             lookup(&key("contextStrategy")).and_then(|field| field.default.clone()),
-            Some(json!("default"))
+            Some(json!("recommended"))
         );
         assert_eq!(
             lookup(&key("compaction.thresholdTokens")).and_then(|field| field.default.clone()),

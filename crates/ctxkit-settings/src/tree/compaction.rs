@@ -46,16 +46,21 @@ pub enum SummaryProvider {
 }
 
 /// `contextStrategy`: a named set of context settings the engine starts from before the keys a
-/// settings document sets itself.
+/// settings document sets itself. An empty settings file reads as `recommended`; `reference` (or
+/// its former name `default`) asks for every key at its own default, the reference's behaviour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(extend("enum" = ["recommended", "reference", "default"]))]
 pub enum ContextStrategy {
-    /// Every key at its own default (the reference's compaction, the transforms' defaults).
-    #[default]
-    Default,
     /// The strategy `docs/simulator.md` measures as "ctxkit recommended": the settings layer
-    /// `crate::Settings::recommended_layer` holds.
+    /// `crate::Settings::recommended_layer` holds. What an empty settings file gets.
+    #[default]
     Recommended,
+    /// Every key at its own default: the reference's compaction near the window, the transforms'
+    /// defaults. Written `"default"` before the recommended strategy became the default, and
+    /// still read under that name.
+    #[serde(alias = "default")]
+    Reference,
 }
 
 /// `compaction.*`.
@@ -156,13 +161,16 @@ pub struct CompactionModelOverride {
 }
 
 /// Budgets that follow the model's context window: a small window gets a proportionally small
-/// reserve and keep budget.
+/// reserve and keep budget. A budget follows the window when no settings file set it: its value
+/// (the default, or the context strategy's) is then capped by the window's proportional budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct AdaptiveBudgets {
-    /// `compaction.reserveTokens` was not set.
+    /// `compaction.reserveTokens` was not set in a settings file.
     pub reserve_tokens: bool,
-    /// `compaction.keepRecentTokens` was not set (nor by the context strategy).
+    /// `compaction.keepRecentTokens` was not set in a settings file.
     pub keep_recent_tokens: bool,
+    /// `compaction.appendSummaryTokens` was not set in a settings file.
+    pub append_summary_tokens: bool,
 }
 
 impl Default for CompactionConfig {

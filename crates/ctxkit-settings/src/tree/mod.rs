@@ -147,9 +147,11 @@ pub struct Settings {
     pub llm: LlmConfig,
     /// `ctxkit chat`.
     pub chat: ChatConfig,
-    /// A named set of context settings the engine starts from (`recommended`: see
-    /// docs/simulator.md); keys set explicitly still win.
+    /// A named set of context settings the engine starts from (`recommended`, what an empty
+    /// settings file gets: see docs/simulator.md; `reference`: every key at its own default); keys
+    /// set explicitly still win.
     #[schemars(extend("x-project" = true))]
+    #[serde(default)]
     pub context_strategy: ContextStrategy,
     /// Context transforms applied to the model's view before each call.
     #[schemars(extend("x-project" = true))]
@@ -214,7 +216,9 @@ impl Default for Settings {
             session_dir: None,
             llm: LlmConfig::default(),
             chat: ChatConfig::default(),
-            context_strategy: ContextStrategy::Default,
+            // Every key at its own default is the reference strategy; reading settings (even an
+            // empty document) starts from the recommended one instead (`Settings::read`).
+            context_strategy: ContextStrategy::Reference,
             transforms: TransformSettings::default(),
             pinned: PinnedConfig::default(),
             session: SessionConfig::default(),
@@ -262,7 +266,7 @@ impl Settings {
     /// the typed read merges under the files and what `config get` reports as `contextStrategy`.
     pub(crate) fn strategy_layer(strategy: ContextStrategy) -> Map<String, Value> {
         match strategy {
-            ContextStrategy::Default => Map::new(),
+            ContextStrategy::Reference => Map::new(),
             ContextStrategy::Recommended => Self::recommended_layer(),
         }
     }
