@@ -319,6 +319,74 @@ fn usage_value(usage: Option<&Usage>) -> Value {
         .unwrap_or(Value::Null)
 }
 
+/// What a run of summary requests wrote: the summary (before the file blocks), the requests and
+/// their usages.
+struct Written {
+    summary: String,
+    requests: Vec<SummaryRequest>,
+    usages: Vec<Value>,
+}
+
+/// One compaction's summary requests, sent in a mode.
+struct Run<'a> {
+    preparation: &'a Preparation,
+    summarizer: &'a dyn Summarizer,
+    prompts: &'a Prompts,
+    options: &'a CompactOptions,
+    /// The previous summary the new part is added after (`append_below_tokens`).
+    appended: Option<&'a str>,
+    cancel: &'a CancellationToken,
+}
+
+impl Run<'_> {
+    async fn summarize(&self, mode: &RequestMode<'_>) -> Result<Written, CompactionError> {
+        let (preparation, summarizer, cancel) = (self.preparation, self.summarizer, self.cancel);
+        let (mut history, prefix_request) =
+            requests_for(mode, preparation, self.prompts, summarizer, self.options);
+        if self.appended.is_some() {
+            history.user_text.push_str("\n\n");
+            history.user_text.push_str(APPEND_NOTE);
+            history.source.continues_summary = true;
+        }
+        let after_previous = |text: String| match self.appended {
+            Some(body) => format!("{body}{APPEND_SEPARATOR}{text}"),
+            None => text,
+        };
+        let mut requests = Vec::new();
+        let mut usages = Vec::new();
+        let summary = if preparation.is_split_turn && !preparation.turn_prefix_messages.is_empty() {
+            // History first, then the prefix; a failed history request ends the run. Without
+            // history messages the previous summary stands for the history as it is (no request).
+            let history_text = if preparation.messages_to_summarize.is_empty() {
+                // Its file blocks are not copied: the lists appended below hold those files too.
+                preparation.previous_summary.as_deref().map_or_else(
+                    || NO_PRIOR_HISTORY.to_owned(),
+                    |previous| crate::file_ops::FileLists::strip_blocks(previous).to_owned(),
+                )
+            } else {
+                requests.push(history.clone());
+                let response = run_in_mode(summarizer, history, mode, cancel).await?;
+                usages.push(usage_value(response.usage.as_ref()));
+                after_previous(response.text)
+            };
+            requests.push(prefix_request.clone());
+            let prefix = run_in_mode(summarizer, prefix_request, mode, cancel).await?;
+            usages.push(usage_value(prefix.usage.as_ref()));
+            format!("{history_text}{TURN_CONTEXT_SEPARATOR}{}", prefix.text)
+        } else {
+            requests.push(history.clone());
+            let response = run_in_mode(summarizer, history, mode, cancel).await?;
+            usages.push(usage_value(response.usage.as_ref()));
+            after_previous(response.text)
+        };
+        Ok(Written {
+            summary,
+            requests,
+            usages,
+        })
+    }
+}
+
 /// The estimated tokens of the longest instruction a run continuing the conversation sends.
 fn continuation_instruction_tokens(
     preparation: &Preparation,
@@ -367,50 +435,39 @@ pub async fn compact(
         }
         CachePrefix::Off | CachePrefix::Unavailable(_) => 0,
     };
-    let mode = request_mode(
+    let continued = request_mode(
         &options.cache_prefix,
         summarizer,
         preparation,
         instruction_tokens,
     );
-    let (mut history, prefix_request) =
-        requests_for(&mode, preparation, prompts, summarizer, options);
-    if appended.is_some() {
-        history.user_text.push_str("\n\n");
-        history.user_text.push_str(APPEND_NOTE);
-        history.source.continues_summary = true;
-    }
-    let after_previous = |text: String| match appended {
-        Some(body) => format!("{body}{APPEND_SEPARATOR}{text}"),
-        None => text,
+    let run = Run {
+        preparation,
+        summarizer,
+        prompts,
+        options,
+        appended,
+        cancel,
     };
-    let mut requests = Vec::new();
-    let mut usages = Vec::new();
-    let mut summary = if preparation.is_split_turn && !preparation.turn_prefix_messages.is_empty() {
-        // History first, then the prefix; a failed history request ends the run. Without history
-        // messages the previous summary stands for the history as it is (no request).
-        let history_text = if preparation.messages_to_summarize.is_empty() {
-            // Its file blocks are not copied: the lists appended below hold those files too.
-            preparation.previous_summary.as_deref().map_or_else(
-                || NO_PRIOR_HISTORY.to_owned(),
-                |previous| crate::file_ops::FileLists::strip_blocks(previous).to_owned(),
-            )
-        } else {
-            requests.push(history.clone());
-            let response = run_in_mode(summarizer, history, &mode, cancel).await?;
-            usages.push(usage_value(response.usage.as_ref()));
-            after_previous(response.text)
-        };
-        requests.push(prefix_request.clone());
-        let prefix = run_in_mode(summarizer, prefix_request, &mode, cancel).await?;
-        usages.push(usage_value(prefix.usage.as_ref()));
-        format!("{history_text}{TURN_CONTEXT_SEPARATOR}{}", prefix.text)
-    } else {
-        requests.push(history.clone());
-        let response = run_in_mode(summarizer, history, &mode, cancel).await?;
-        usages.push(usage_value(response.usage.as_ref()));
-        after_previous(response.text)
+    // A continued conversation the model answered with something else than a summary (a tool
+    // call, nothing, a refusal) is asked again as a fresh summary prompt.
+    let (mode, written) = match run.summarize(&continued).await {
+        Err(CompactionError::Summarizer { message })
+            if matches!(continued, RequestMode::Continue(_)) =>
+        {
+            let fresh = RequestMode::FreshBecause(format!(
+                "the request continuing the conversation failed: {message}"
+            ));
+            let written = run.summarize(&fresh).await;
+            (fresh, written)
+        }
+        other => (continued, other),
     };
+    let Written {
+        mut summary,
+        requests,
+        usages,
+    } = written?;
     let lists = preparation.file_operations.lists();
     summary.push_str(&lists.blocks());
     let mut details = lists.details();

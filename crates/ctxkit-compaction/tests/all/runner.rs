@@ -27,6 +27,8 @@ struct Recording {
     continues: Option<(String, String)>,
     /// The conversation each request continued, `None` for a fresh one.
     continued: Mutex<Vec<Option<ConversationPrefix>>>,
+    /// Continued requests are answered with something else than a summary.
+    fails_continuing: bool,
 }
 
 impl Recording {
@@ -37,6 +39,7 @@ impl Recording {
             hang: false,
             continues: None,
             continued: Mutex::new(Vec::new()),
+            fails_continuing: false,
         }
     }
 }
@@ -87,6 +90,13 @@ impl Summarizer for Recording {
         cancel: CancellationToken,
     ) -> BoxFuture<'_, Result<SummaryResponse, SummarizerError>> {
         self.continued.lock().unwrap().push(Some(prefix));
+        if self.fails_continuing {
+            return Box::pin(async {
+                Err(SummarizerError {
+                    message: "the summarizer tried to call a tool".to_owned(),
+                })
+            });
+        }
         self.summarize(request, cancel)
     }
 }
@@ -420,6 +430,33 @@ async fn cache_prefix_requests_carry_the_conversation_and_name_the_span() {
     assert_eq!(turn_prefix.purpose, SummaryPurpose::TurnPrefix);
     assert!(turn_prefix.user_text.contains("<span-start>"));
     assert!(turn_prefix.user_text.contains("## Original Request"));
+}
+
+#[tokio::test]
+async fn a_continued_request_answered_without_a_summary_is_asked_again_fresh() {
+    let mut summarizer = Recording::new(1);
+    summarizer.continues = Some(("anthropic".into(), "claude-x".into()));
+    summarizer.fails_continuing = true;
+    let result = run_with(
+        &summarizer,
+        CachePrefix::Conversation {
+            prefix: conversation(),
+            context_window: 200_000,
+        },
+    )
+    .await;
+    assert!(result.summary.starts_with("HISTORY"), "{}", result.summary);
+    assert_eq!(result.details["cachePrefix"]["used"], false);
+    let reason = result.details["cachePrefix"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("continuing the conversation failed")
+            && reason.contains("tried to call a tool"),
+        "{reason}"
+    );
+    // One continued attempt, then the fresh prompts, serialized as usual.
+    assert_eq!(summarizer.continued.lock().unwrap().len(), 1);
+    let requests = summarizer.requests.lock().unwrap().clone();
+    assert!(requests[0].user_text.starts_with("<conversation>"));
 }
 
 #[tokio::test]
