@@ -182,6 +182,19 @@ fn texts(content: &MessageContent) -> Vec<&str> {
     }
 }
 
+/// The characters of `summary` ctxkit appended after the summarizer's text: the carried line (with
+/// the blank line before it) and the compaction's file blocks. A summarizer is billed for the rest.
+pub fn appended_chars(summary: &str) -> usize {
+    let text = ctxkit_compaction::FileLists::strip_blocks(summary);
+    let blocks = summary.chars().count() - text.chars().count();
+    let carried: usize = text
+        .lines()
+        .filter(|line| line.starts_with(CARRIED_LEAD))
+        .map(|line| line.chars().count() + 2)
+        .sum();
+    blocks + carried
+}
+
 /// The names a summary's carried line lists.
 pub(crate) fn carried_in(text: &str) -> Vec<String> {
     text.lines()
@@ -294,6 +307,18 @@ mod tests {
 
     fn names(list: &[&str]) -> Vec<String> {
         list.iter().map(|name| (*name).to_owned()).collect()
+    }
+
+    #[test]
+    fn the_appended_characters_are_the_carried_line_and_the_file_blocks() {
+        let written = "## Goal\n- fix `src/a.rs`";
+        assert_eq!(appended_chars(written), 0);
+        let carried = append_line(written.to_owned(), &names(&["b_c", "E0308"]));
+        let blocks = format!("{carried}\n\n<read-files>\nsrc/a.rs\n</read-files>");
+        assert_eq!(
+            appended_chars(&blocks),
+            blocks.chars().count() - written.chars().count()
+        );
     }
 
     #[test]

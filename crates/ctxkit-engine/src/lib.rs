@@ -96,6 +96,7 @@ mod tree;
 mod verbs;
 mod view;
 
+pub use carried::appended_chars;
 pub use check::{
     CheckInput, Decision, ModelInfo, SkipReason, Trigger, decide, decide_by_length, overflowed,
 };

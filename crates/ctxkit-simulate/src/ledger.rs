@@ -205,7 +205,11 @@ pub(crate) fn compaction_tokens(session: &Session, entry_id: &str) -> (u64, u64)
         .as_ref()
         .and_then(|details| details.get("appended")?.get("keptChars")?.as_u64())
         .unwrap_or(0);
-    let written = (current.summary.chars().count() as u64).saturating_sub(kept_chars);
+    // The carried line and the file blocks are appended by ctxkit, not written by the summarizer.
+    let appended = ctxkit_engine::appended_chars(&current.summary) as u64;
+    let written = (current.summary.chars().count() as u64)
+        .saturating_sub(kept_chars)
+        .saturating_sub(appended);
     (span, written.div_ceil(4))
 }
 
@@ -254,5 +258,12 @@ mod tests {
         assert_eq!(compaction_tokens(&session, &appended).1, 20);
         let rewritten = compact(&mut session, "r".repeat(480), None);
         assert_eq!(compaction_tokens(&session, &rewritten).1, 120);
+        // The carried line and the file blocks ctxkit appends are not the summarizer's output.
+        let with_lines = format!(
+            "{}\n\nNamed in the tool results this summary replaces (the originals: `recall`): `a_b`, `c_d`\n\n<read-files>\nsrc/a.rs\n</read-files>",
+            "w".repeat(400)
+        );
+        let carried = compact(&mut session, with_lines, None);
+        assert_eq!(compaction_tokens(&session, &carried).1, 100);
     }
 }
