@@ -10,7 +10,9 @@
 //! carried, are appended to the summary when it does not name them already (one line within a
 //! budget that grows with what the compaction drops, [`carried_budget`]: every dropped result's
 //! last [`CARRIED_EACH`] names first, newest result first, so one listing of hundreds of names
-//! cannot fill it; then the most recent of the rest). The line is part of the summary text, so
+//! cannot fill it; then the most recent of the rest). Before those, within a budget of their own,
+//! go the names of the dropped results the model's later messages named from (`crate::hot`), all
+//! of their stored text's, not only what the cut shows. The line is part of the summary text, so
 //! every surface (chat, serve, `ctxkit compact`) and the next compaction see the same names.
 
 use std::collections::{HashMap, HashSet};
@@ -20,6 +22,7 @@ use ctxkit_session::ContextMessageKind;
 
 use crate::engine::{State, shared_message, shared_transcript};
 use crate::error::Result;
+use crate::hot::Hot;
 
 /// The words that start the carried line in a summary.
 pub(crate) const CARRIED_LEAD: &str =
@@ -131,10 +134,12 @@ fn with_carried_names(
             groups.push(names);
         }
     }
+    let hot = crate::hot::hot_results(&transcript, &view.messages, &kept);
     Ok(append_groups(
         summary.to_owned(),
         &groups,
         carried_budget(dropped_chars),
+        &hot,
     ))
 }
 
@@ -173,7 +178,7 @@ fn kept_tool_results(state: &mut State, first_kept_entry_id: &str) -> Result<Has
 }
 
 /// The text parts of a message's content.
-fn texts(content: &MessageContent) -> Vec<&str> {
+pub(crate) fn texts(content: &MessageContent) -> Vec<&str> {
     match content {
         MessageContent::Text(text) => vec![text.as_str()],
         MessageContent::Blocks(blocks) => {
@@ -210,16 +215,23 @@ pub(crate) fn carried_in(text: &str) -> Vec<String> {
 /// kept within [`CARRIED_CHARS`] (one group: [`append_groups`]).
 #[cfg(test)]
 pub(crate) fn append_line(summary: String, names: &[String]) -> String {
-    append_groups(summary, &[names.to_vec()], CARRIED_CHARS)
+    append_groups(summary, &[names.to_vec()], CARRIED_CHARS, &Hot::default())
 }
 
 /// `summary` with one line of the names of `groups` (one per dropped result or previous carried
 /// line, oldest first; each in the order it showed them) that it does not hold yet, within `budget`
 /// characters: each group's last [`CARRIED_EACH`] names first (newest group first), then the
-/// most recent of the rest; listed oldest first. The line goes before the file blocks the
-/// compaction appends (which stay last, as `FileLists::strip_blocks` reads them); a carried line
-/// the summarizer copied from the previous summary is replaced by the new one.
-pub(crate) fn append_groups(summary: String, groups: &[Vec<String>], budget: usize) -> String {
+/// most recent of the rest; listed oldest first. Before them, the names of the `hot` results
+/// (`crate::hot::hot_names`, within a budget of their own), in the order they were offered. The
+/// line goes before the file blocks the compaction appends (which stay last, as
+/// `FileLists::strip_blocks` reads them); a carried line the summarizer copied from the previous
+/// summary is replaced by the new one.
+pub(crate) fn append_groups(
+    summary: String,
+    groups: &[Vec<String>],
+    budget: usize,
+    hot: &Hot,
+) -> String {
     let text = ctxkit_compaction::FileLists::strip_blocks(&summary);
     let blocks = summary.get(text.len()..).unwrap_or_default();
     let body: String = text
@@ -227,7 +239,8 @@ pub(crate) fn append_groups(summary: String, groups: &[Vec<String>], budget: usi
         .filter(|line| !line.starts_with(CARRIED_LEAD))
         .collect::<Vec<_>>()
         .join("\n");
-    let kept = format!("{body}{blocks}");
+    let hot_names = crate::hot::hot_names(&body, hot);
+    let kept = format!("{body}{blocks}\n`{}`", hot_names.join("`, `"));
     let fresh = fresh_names(&kept, groups);
     let mut used = 0;
     let mut chosen: Vec<(usize, usize)> = Vec::new();
@@ -239,14 +252,18 @@ pub(crate) fn append_groups(summary: String, groups: &[Vec<String>], budget: usi
         used += cost;
         chosen.push((group, position));
     }
-    if chosen.is_empty() && body.len() == text.len() {
+    if chosen.is_empty() && hot_names.is_empty() && body.len() == text.len() {
         return summary;
     }
     // Oldest group first, each in the order it showed its names (both lists are newest first).
     chosen.sort_by(|left, right| right.cmp(left));
-    let listed: Vec<String> = chosen
-        .iter()
-        .map(|&(group, position)| format!("`{}`", fresh[group][position]))
+    let hot_listed = hot_names.iter().map(|name| format!("`{name}`"));
+    let listed: Vec<String> = hot_listed
+        .chain(
+            chosen
+                .iter()
+                .map(|&(group, position)| format!("`{}`", fresh[group][position])),
+        )
         .collect();
     let line = if listed.is_empty() {
         String::new()
@@ -290,7 +307,7 @@ fn offer_order(fresh: &[Vec<&str>]) -> Vec<(usize, usize)> {
 
 /// Whether `text` holds `name` as a whole word (not inside a longer word: letters, digits and `_`
 /// around it), as a reader would find it.
-fn holds_word(text: &str, name: &str) -> bool {
+pub(crate) fn holds_word(text: &str, name: &str) -> bool {
     let is_word_byte = |byte: u8| byte.is_ascii_alphanumeric() || byte == b'_';
     let bytes = text.as_bytes();
     text.match_indices(name).any(|(start, _)| {
@@ -349,7 +366,12 @@ mod tests {
         let listing: Vec<String> = (0..1_000)
             .map(|index| format!("note_{index:04}.md"))
             .collect();
-        let text = append_groups("body".to_owned(), &[small, listing], CARRIED_CHARS);
+        let text = append_groups(
+            "body".to_owned(),
+            &[small, listing],
+            CARRIED_CHARS,
+            &Hot::default(),
+        );
         let carried = carried_in(&text);
         // The older result's last two names are offered before the listing's rest.
         assert!(carried.contains(&"old_a".to_owned()) && carried.contains(&"old_b".to_owned()));
@@ -362,6 +384,28 @@ mod tests {
         assert!(
             length <= CARRIED_CHARS && length > CARRIED_CHARS - 20,
             "{length}"
+        );
+    }
+
+    #[test]
+    fn the_names_of_hot_results_come_first_and_once() {
+        let hot = Hot {
+            results: vec![crate::hot::HotResult {
+                hotness: 2,
+                names: names(&["T005", "T006", "b_c"]),
+            }],
+            visible: Default::default(),
+        };
+        let text = append_groups(
+            "body".to_owned(),
+            &[names(&["b_c", "E0308"])],
+            CARRIED_CHARS,
+            &hot,
+        );
+        assert_eq!(
+            carried_in(&text),
+            ["T005", "T006", "b_c", "E0308"],
+            "{text}"
         );
     }
 

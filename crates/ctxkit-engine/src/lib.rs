@@ -84,6 +84,7 @@ mod error;
 mod events;
 mod fallback;
 mod hooks;
+mod hot;
 mod on_demand;
 mod pins;
 mod planning;

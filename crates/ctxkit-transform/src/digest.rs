@@ -249,7 +249,7 @@ impl VisibleNames {
 
 /// Every name of `text` (the module's rule, unranked and uncapped), once each, in order of first
 /// appearance.
-pub(crate) fn names_in(text: &str) -> Vec<&str> {
+pub fn names_in(text: &str) -> Vec<&str> {
     let mut seen: HashSet<&str> = HashSet::new();
     let mut names = Vec::new();
     for line in text.split('\n') {

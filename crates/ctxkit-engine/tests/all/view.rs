@@ -349,3 +349,49 @@ async fn a_compaction_carries_the_names_of_the_cut_results_it_summarizes() {
     assert!(!first.contains("src/module_0.rs") && !first.contains("Named in the tool results"));
     assert!(!second.contains("Named in the tool results"), "{second}");
 }
+
+/// A result the model keeps naming from after it was cut ("hot": a task list it works through) keeps
+/// the names its cut hid: the compaction that summarizes it carries them.
+#[tokio::test]
+async fn a_compaction_carries_the_names_of_a_result_the_model_works_from() {
+    let mut settings = settings(2_000);
+    settings.transforms.prune_when_it_pays = false;
+    settings.transforms.keep_recent_tool_results = 1;
+    settings.transforms.prune_digest_names = 8;
+    let harness = Harness::with(
+        settings,
+        Some(model(100_000)),
+        HookSet::new(),
+        [Answer::Text("SUMMARY")],
+    );
+    harness.engine.append(user("do the tasks")).await.unwrap();
+    let tasks: String = (0..300)
+        .map(|line| match line {
+            150..170 => format!("- [ ] T{line} wire handler_{line}\n"),
+            _ => format!("log line {line}\n"),
+        })
+        .collect();
+    harness.engine.append(tool_call("call-0")).await.unwrap();
+    harness
+        .engine
+        .append(tool_result("call-0", &tasks))
+        .await
+        .unwrap();
+    harness
+        .engine
+        .append(reply("starting with T150", 10))
+        .await
+        .unwrap();
+    harness.engine.append(tool_call("call-1")).await.unwrap();
+    harness
+        .engine
+        .append(tool_result("call-1", "short"))
+        .await
+        .unwrap();
+    harness.engine.append(reply("done", 10)).await.unwrap();
+    harness.engine.compact(None).await.unwrap();
+    let view = serde_json::to_string(&harness.engine.model_view().await.unwrap().messages).unwrap();
+    for task in 151..170 {
+        assert!(view.contains(&format!("`T{task}`")), "{view}");
+    }
+}
