@@ -1,7 +1,8 @@
 // A loopback OpenAI-compatible Chat Completions server for trying Pi and ctxkit offline: answers
 // every request (streamed when asked) with a scripted reply, and records each request body.
-// Requests without tools (summaries) get a summary; the first chat request of each prompt may
-// carry a tool call (`read` of README.md) so sessions hold tool results.
+// Requests without tools (summaries) and requests ending with the summary instruction get a
+// summary; the first chat request of each prompt may carry a tool call (`read` of README.md) so
+// sessions hold tool results.
 //
 // Usage: node conformance/mock-openai.mjs <requests.jsonl>   (prints "listening <url>" on stdout)
 // As a module: `startMock(recordPath)` → { url, close() }.
@@ -13,7 +14,10 @@ function reply(body) {
   const messages = body.messages ?? [];
   const last = messages[messages.length - 1];
   const hasTools = Array.isArray(body.tools) && body.tools.length > 0;
-  if (!hasTools) {
+  // A summary request continuing the conversation (`compaction.cachePrefix`) ends with this
+  // instruction and carries the tools; a model answers it with the summary.
+  const continued = last?.role === "user" && JSON.stringify(last.content).includes("Pause the task here: this message is not a new request");
+  if (!hasTools || continued) {
     return { content: "## Goal\n- Continue the parser work\n\n## Progress\n- Summary written by the mock model", toolCalls: null };
   }
   const askedToRead = last?.role === "user" && JSON.stringify(last.content).includes("README");

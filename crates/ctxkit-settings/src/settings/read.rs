@@ -159,6 +159,17 @@ mod tests {
             plain.get("compaction.keepRecentTokens").unwrap().origin,
             Some(SettingOrigin::Strategy)
         );
+        let strategy = plain.get("contextStrategy").unwrap();
+        assert_eq!(
+            (
+                strategy.value.map(|value| value.to_string()),
+                strategy.origin
+            ),
+            (
+                Some("\"recommended\"".to_owned()),
+                Some(SettingOrigin::Default)
+            )
+        );
         let reference = manager(json!({"contextStrategy": "reference"}));
         let lookup = reference.get("compaction.keepRecentTokens").unwrap();
         assert_eq!(

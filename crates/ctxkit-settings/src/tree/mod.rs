@@ -285,7 +285,6 @@ impl Settings {
     /// blind split).
     pub(crate) fn recommended_layer() -> Map<String, Value> {
         let layer = json!({
-            "contextStrategy": "recommended",
             "transforms": {
                 "keepRecentToolResults": 1,
                 "pruneDigestNames": RECOMMENDED_DIGEST_NAMES,
