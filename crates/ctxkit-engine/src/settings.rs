@@ -225,7 +225,8 @@ mod tests {
         let settings = read(json!({"contextStrategy": "recommended"}));
         assert_eq!(settings.context_strategy, ContextStrategy::Recommended);
         assert_eq!(settings.transforms.keep_recent_tool_results, 1);
-        assert_eq!(settings.transforms.prune_digest_names, 8);
+        assert_eq!(settings.transforms.prune_digest_names, 32);
+        assert_eq!(settings.transforms.prune_digest_chars, 480);
         assert!(settings.transforms.long_cache_when_it_pays);
         assert!(settings.compaction.background && settings.compaction.cache_prefix);
         // 60,000 tokens whatever the window: reserve = window − 60,000.
@@ -267,7 +268,7 @@ mod tests {
             "compaction": {"thresholdTokens": 80_000},
         }));
         assert_eq!(settings.transforms.keep_recent_tool_results, 3);
-        assert_eq!(settings.transforms.prune_digest_names, 8);
+        assert_eq!(settings.transforms.prune_digest_names, 32);
         assert_eq!(
             settings.compaction.planning(200_000).reserve_tokens,
             120_000

@@ -38,9 +38,10 @@ pub use tree::{
     ContextStrategy, DurabilityMode, FallbackPolicy, ImagesConfig, LlmConfig, LlmTimeouts,
     MAX_TOKEN_BUDGET, MarkdownConfig, ModelPrices, OpenAiResponsesCompactionConfig,
     OpenAiResponsesConfig, PackageSetting, PinnedConfig, ProviderRetryConfig,
-    RECOMMENDED_DIGEST_NAMES, RECOMMENDED_THRESHOLD_TOKENS, RetryConfig, ServerConfig,
-    SessionConfig, Settings, StoreConfig, SummaryProvider, SummaryRole, TerminalConfig,
-    ThinkingBudgets, TransformSettings, UserModel, WarningsConfig, model_override_key,
+    RECOMMENDED_DIGEST_CHARS, RECOMMENDED_DIGEST_NAMES, RECOMMENDED_THRESHOLD_TOKENS, RetryConfig,
+    ServerConfig, SessionConfig, Settings, StoreConfig, SummaryProvider, SummaryRole,
+    TerminalConfig, ThinkingBudgets, TransformSettings, UserModel, WarningsConfig,
+    model_override_key,
 };
 pub use trust::{
     HeldSetting, HookReview, ProjectTrust, TRUST_FILE_NAME, hook_review, project_trust,

@@ -240,8 +240,13 @@ pub const RECOMMENDED_THRESHOLD_TOKENS: u64 = 60_000;
 /// sixth round).
 pub const RECOMMENDED_APPEND_SUMMARY_TOKENS: u64 = 12_000;
 
-/// The most names the recommended strategy's prune markers list.
-pub const RECOMMENDED_DIGEST_NAMES: usize = 8;
+/// The most names the recommended strategy's prune markers list (8 until the eighth round of
+/// docs/simulator.md).
+pub const RECOMMENDED_DIGEST_NAMES: usize = 32;
+
+/// The characters the recommended strategy's prune markers give their names for an omitted text
+/// up to 12,000 characters (longer ones get 4% of theirs, as with the default 160).
+pub const RECOMMENDED_DIGEST_CHARS: usize = 480;
 
 impl Settings {
     /// A settings document read as the settings files are (SDK and tests): every value checked,
@@ -273,7 +278,8 @@ impl Settings {
 
     /// The layer `"contextStrategy": "recommended"` puts beneath the settings files: the strategy
     /// `docs/simulator.md` measures as "ctxkit recommended". Every tool result but the latest cut
-    /// to a head, a tail and a marker naming up to 8 of what it omitted; compaction once the
+    /// to a head, a tail and a marker naming up to 32 of what it omitted, in at least 480
+    /// characters (docs/simulator.md, eighth round); compaction once the
     /// context passes 60,000 tokens whatever the window (the window's own threshold when lower),
     /// keeping 10,000; the summary written in the background from 80% of that threshold and sent
     /// as a continuation of the cached conversation; the hour-long prompt cache asked for request
@@ -288,6 +294,7 @@ impl Settings {
             "transforms": {
                 "keepRecentToolResults": 1,
                 "pruneDigestNames": RECOMMENDED_DIGEST_NAMES,
+                "pruneDigestChars": RECOMMENDED_DIGEST_CHARS,
                 "longCacheWhenItPays": true,
             },
             "compaction": {
