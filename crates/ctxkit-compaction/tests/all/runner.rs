@@ -392,6 +392,22 @@ async fn run_with(
     .unwrap()
 }
 
+/// [`run_with`] continuing [`conversation`] in a window of `context_window` tokens.
+async fn run_continuing(
+    summarizer: &Recording,
+    context_window: u64,
+) -> ctxkit_compaction::CompactionResult {
+    let prefix = conversation();
+    run_with(
+        summarizer,
+        CachePrefix::Conversation {
+            prefix,
+            context_window,
+        },
+    )
+    .await
+}
+
 #[tokio::test]
 async fn cache_prefix_requests_carry_the_conversation_and_name_the_span() {
     let mut summarizer = Recording::new(1);
@@ -437,14 +453,7 @@ async fn a_continued_request_answered_without_a_summary_is_asked_again_fresh() {
     let mut summarizer = Recording::new(1);
     summarizer.continues = Some(("anthropic".into(), "claude-x".into()));
     summarizer.fails_continuing = true;
-    let result = run_with(
-        &summarizer,
-        CachePrefix::Conversation {
-            prefix: conversation(),
-            context_window: 200_000,
-        },
-    )
-    .await;
+    let result = run_continuing(&summarizer, 200_000).await;
     assert!(result.summary.starts_with("HISTORY"), "{}", result.summary);
     assert_eq!(result.details["cachePrefix"]["used"], false);
     let reason = result.details["cachePrefix"]["reason"].as_str().unwrap();
@@ -463,14 +472,7 @@ async fn a_continued_request_answered_without_a_summary_is_asked_again_fresh() {
 async fn cache_prefix_falls_back_to_fresh_prompts_and_says_why() {
     // Another model writes summaries.
     let summarizer = Recording::new(1);
-    let result = run_with(
-        &summarizer,
-        CachePrefix::Conversation {
-            prefix: conversation(),
-            context_window: 200_000,
-        },
-    )
-    .await;
+    let result = run_continuing(&summarizer, 200_000).await;
     assert_eq!(result.details["cachePrefix"]["used"], false);
     let reason = result.details["cachePrefix"]["reason"].as_str().unwrap();
     assert!(
@@ -484,14 +486,7 @@ async fn cache_prefix_falls_back_to_fresh_prompts_and_says_why() {
     // The conversation would not fit the window with the summary.
     let mut summarizer = Recording::new(1);
     summarizer.continues = Some(("anthropic".into(), "claude-x".into()));
-    let result = run_with(
-        &summarizer,
-        CachePrefix::Conversation {
-            prefix: conversation(),
-            context_window: 1_000,
-        },
-    )
-    .await;
+    let result = run_continuing(&summarizer, 1_000).await;
     let reason = result.details["cachePrefix"]["reason"].as_str().unwrap();
     assert!(
         reason.contains("would not fit the window of 1000 tokens"),
