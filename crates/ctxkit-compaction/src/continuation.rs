@@ -6,7 +6,7 @@
 
 use ctxkit_protocol::AgentMessage;
 use ctxkit_summarizer::{ConversationPrefix, Summarizer};
-use ctxkit_tokens::{estimate_text_tokens, estimate_tokens, last_valid_usage};
+use ctxkit_tokens::{estimate_context_tokens, estimate_text_tokens, estimate_tokens};
 
 use crate::prepare::{Preparation, SourcedMessage};
 use crate::serialize::truncate_for_summary;
@@ -71,17 +71,12 @@ pub fn estimate_prefix_tokens(prefix: &ConversationPrefix) -> u64 {
 const SAFETY_MARGIN_PERCENT: u64 = 15;
 
 /// The tokens of sending `prefix` again: its last reply's usage (what the provider counted of the
-/// request up to it) and the messages after it estimated, or the whole prefix estimated when no
-/// reply reports usage.
+/// request up to it) and the messages after it estimated (`estimate_context_tokens`), or the whole
+/// prefix with its system prompt and tools estimated when no reply reports usage.
 fn counted_prefix_tokens(prefix: &ConversationPrefix) -> u64 {
-    match last_valid_usage(&prefix.messages) {
-        Some((index, usage_tokens)) => {
-            let after: u64 = prefix.messages[index + 1..]
-                .iter()
-                .map(estimate_tokens)
-                .sum();
-            usage_tokens + after
-        }
+    let counted = estimate_context_tokens(&prefix.messages);
+    match counted.last_usage_index {
+        Some(_) => counted.tokens,
         None => estimate_prefix_tokens(prefix),
     }
 }

@@ -96,7 +96,9 @@ fn note_model_names<'a>(message: &'a AgentMessage, named: &mut HashSet<&'a str>)
     for block in &reply.content {
         match block {
             ContentBlock::Text(text) => named.extend(ctxkit_transform::names_in(&text.text)),
-            ContentBlock::ToolCall(call) => note_json(&call.arguments, named),
+            ContentBlock::ToolCall(call) => {
+                named.extend(ctxkit_transform::names_in_json(&call.arguments));
+            }
             ContentBlock::Image(_) | ContentBlock::Thinking(_) | ContentBlock::Unknown(_) => {}
         }
     }
@@ -117,18 +119,6 @@ fn note_shown_names<'a>(message: &'a AgentMessage, shown: &mut HashSet<&'a str>)
     };
     for text in crate::carried::texts(content) {
         shown.extend(ctxkit_transform::shown_names(text));
-    }
-}
-
-/// The names of every string of a JSON value (a tool call's arguments).
-fn note_json<'a>(value: &'a serde_json::Value, named: &mut HashSet<&'a str>) {
-    match value {
-        serde_json::Value::String(text) => named.extend(ctxkit_transform::names_in(text)),
-        serde_json::Value::Array(items) => items.iter().for_each(|item| note_json(item, named)),
-        serde_json::Value::Object(fields) => {
-            fields.values().for_each(|item| note_json(item, named))
-        }
-        serde_json::Value::Null | serde_json::Value::Bool(_) | serde_json::Value::Number(_) => {}
     }
 }
 

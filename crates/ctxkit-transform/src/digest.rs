@@ -231,13 +231,9 @@ impl VisibleNames {
 
     /// Adds the names of every string in a JSON value (a tool call's arguments).
     pub(crate) fn note_json(&mut self, value: &serde_json::Value) {
-        match value {
-            serde_json::Value::String(text) => self.note(text),
-            serde_json::Value::Array(items) => items.iter().for_each(|item| self.note_json(item)),
-            serde_json::Value::Object(fields) => {
-                fields.values().for_each(|item| self.note_json(item));
-            }
-            serde_json::Value::Null | serde_json::Value::Bool(_) | serde_json::Value::Number(_) => {
+        for name in names_in_json(value) {
+            if !self.names.contains(name) {
+                self.names.insert(name.to_owned());
             }
         }
     }
@@ -245,6 +241,23 @@ impl VisibleNames {
     fn contains(&self, name: &str) -> bool {
         self.names.contains(name)
     }
+}
+
+/// Every name of every string of a JSON value (a tool call's arguments), in the order of
+/// [`names_in`] per string; a name in several strings comes once per string.
+pub fn names_in_json(value: &serde_json::Value) -> Vec<&str> {
+    let mut names = Vec::new();
+    let mut pending = vec![value];
+    while let Some(value) = pending.pop() {
+        match value {
+            serde_json::Value::String(text) => names.extend(names_in(text)),
+            serde_json::Value::Array(items) => pending.extend(items.iter().rev()),
+            serde_json::Value::Object(fields) => pending.extend(fields.values().rev()),
+            serde_json::Value::Null | serde_json::Value::Bool(_) | serde_json::Value::Number(_) => {
+            }
+        }
+    }
+    names
 }
 
 /// Every name of `text` (the module's rule, unranked and uncapped), once each, in order of first
@@ -344,6 +357,16 @@ pub(crate) fn digest_unseen<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_names_of_a_tool_calls_arguments_are_read_from_every_string_in_order() {
+        let arguments = serde_json::json!({"path": "src/a.rs",
+            "edits": [{"old": "parse_header", "new": "parse_head"}], "count": 2, "dry": null});
+        assert_eq!(
+            names_in_json(&arguments),
+            ["src/a.rs", "parse_header", "parse_head"]
+        );
+    }
 
     #[test]
     fn names_are_paths_symbols_codes_and_urls_not_words() {

@@ -112,7 +112,7 @@ mod test_support;
 use ctxkit_protocol::AgentMessage;
 use ctxkit_settings::TransformSettings;
 
-pub use digest::names_in;
+pub use digest::{names_in, names_in_json};
 pub use lifetime::{CacheLifetime, LONG_CACHE_MS, LifetimeLearner, SHORT_CACHE_MS};
 pub use marker::{pruned_mentions, pruned_names, pruned_reference, shown_names};
 pub use orphans::repair_orphans;
