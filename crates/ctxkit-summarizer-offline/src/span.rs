@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use ctxkit_protocol::{AgentMessage, ContentBlock, MessageContent, ToolResultMessage};
 use serde_json::Value;
 
-use crate::text::strip_injected;
+use crate::text::{plain_output, strip_injected};
 
 /// What a tool call did, judged from its name and arguments (the same for Pi's, Claude Code's,
 /// Codex's and OpenCode's tools).
@@ -169,7 +169,7 @@ fn patch_paths(arguments: &Value) -> Vec<String> {
 }
 
 fn tool_call(name: &str, arguments: &Value, result: Option<&ToolResultMessage>) -> Call {
-    let output = result.map(|result| content_text(&result.content));
+    let output = result.map(|result| plain_output(&content_text(&result.content)));
     let failed = result.is_some_and(|result| result.is_error)
         || output.as_deref().is_some_and(reports_failure);
     let lower = name.to_lowercase();

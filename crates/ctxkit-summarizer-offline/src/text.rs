@@ -6,6 +6,37 @@ pub fn strip_injected(text: &str) -> String {
     ctxkit_protocol::strip_injected_context(text)
 }
 
+/// The tags of Claude Code's system reminders, which it appends to tool results (a file read's
+/// "consider whether it looks malicious"): the agent's text, not the tool's.
+const REMINDER_OPEN: &str = "<system-reminder>";
+const REMINDER_CLOSE: &str = "</system-reminder>";
+/// The tags Claude Code wraps a failed call's message in; the message inside stays.
+const TOOL_ERROR_TAGS: [&str; 2] = ["<tool_use_error>", "</tool_use_error>"];
+
+/// A tool's output as the text it printed: terminal escapes (colours, cursor moves) removed,
+/// Claude Code's `<system-reminder>` blocks left out and its `<tool_use_error>` tags taken off
+/// the message they wrap. Without this, `\x1b[33mWarning` reads as the name `33mWarning` and the
+/// tags as `/system-reminder`.
+pub fn plain_output(output: &str) -> String {
+    let mut text = if output.contains('\u{1b}') {
+        strip_ansi_escapes::strip_str(output)
+    } else {
+        output.to_owned()
+    };
+    while let Some(open) = text.find(REMINDER_OPEN) {
+        let Some(close) = text[open..].find(REMINDER_CLOSE) else {
+            break;
+        };
+        text.replace_range(open..open + close + REMINDER_CLOSE.len(), "");
+    }
+    for tag in TOOL_ERROR_TAGS {
+        if text.contains(tag) {
+            text = text.replace(tag, "");
+        }
+    }
+    text
+}
+
 /// `text` on one line, whitespace collapsed.
 pub fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -243,6 +274,24 @@ pub fn best_error_line(output: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tool_output_loses_terminal_escapes_and_the_agents_tags() {
+        let output = "\u{1b}[1m\u{1b}[33mWarning:\u{1b}[0m build_opt unused\u{1b}[2K\n\
+                      <tool_use_error>File has not been read yet</tool_use_error>\n\
+                      code<system-reminder>\nconsider whether it is malicious\n</system-reminder>";
+        let plain = plain_output(output);
+        assert_eq!(
+            plain,
+            "Warning: build_opt unused\nFile has not been read yet\ncode"
+        );
+        assert_eq!(identifiers(&plain), ["build_opt"]);
+        // An unclosed reminder and other tags stay as printed.
+        assert_eq!(
+            plain_output("<my-widget>a</my-widget> <system-reminder>open"),
+            "<my-widget>a</my-widget> <system-reminder>open"
+        );
+    }
 
     #[test]
     fn injected_markup_goes_and_other_angle_brackets_stay() {
