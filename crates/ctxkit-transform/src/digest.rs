@@ -200,7 +200,32 @@ fn reports_failure(line: &str) -> bool {
 /// bytes, so the runs are whole ASCII substrings.
 fn tokens(line: &str) -> impl Iterator<Item = &str> {
     line.split(|character: char| !character.is_ascii() || !is_name_byte(character as u8))
+        .map(move |token| after_escape_parameters(line, token))
         .filter(|token| token.len() >= MIN_NAME_CHARS)
+}
+
+/// `token` without the parameters and final letter of a terminal escape it starts with: after
+/// `ESC [`, the `33m` of `\x1b[33mWarning` is the escape's, and `Warning` the output's.
+fn after_escape_parameters<'a>(line: &str, token: &'a str) -> &'a str {
+    let start = token.as_ptr() as usize - line.as_ptr() as usize;
+    let before = line.as_bytes().get(..start).unwrap_or_default();
+    let earlier_parameters = before
+        .iter()
+        .rev()
+        .take_while(|byte| byte.is_ascii_digit() || **byte == b';')
+        .count();
+    let opening = before.get(..before.len() - earlier_parameters);
+    if !opening.is_some_and(|opening| opening.ends_with(b"\x1b[")) {
+        return token;
+    }
+    let parameters = token
+        .bytes()
+        .take_while(|byte| byte.is_ascii_digit() || *byte == b';')
+        .count();
+    match token.as_bytes().get(parameters) {
+        Some(final_byte) if final_byte.is_ascii_alphabetic() => &token[parameters + 1..],
+        Some(_) | None => token,
+    }
 }
 
 struct Candidate<'a> {
@@ -388,6 +413,17 @@ mod tests {
                 "Cargo.toml",
             ]
         );
+    }
+
+    #[test]
+    fn terminal_escapes_are_not_part_of_a_name() {
+        let text = "\u{1b}[1;33mWarning_one:\u{1b}[0m unused build_opt in \u{1b}[36msrc/main.rs";
+        assert_eq!(
+            digest_names(text, 20, 1000),
+            vec!["Warning_one", "build_opt", "src/main.rs"]
+        );
+        // Without the escape character the digits stay: `3mm_gap` is a name.
+        assert_eq!(digest_names("[3mm_gap]", 20, 1000), vec!["3mm_gap"]);
     }
 
     #[test]
