@@ -41,6 +41,9 @@ pub struct Digest {
     pub earlier: Vec<EarlierItem>,
     /// Identifiers, best first.
     pub ranked: Vec<String>,
+    /// How many of `ranked` (its first) someone named outright, at a score of at least
+    /// [`NAMED_SCORE`]: what the summary's size grows with (`SummarySize::named_target`).
+    pub named: usize,
     /// Identifiers only tool output printed, most often and latest first: what fills the room the
     /// people's and calls' names and the recent steps leave.
     pub printed: Vec<String>,
@@ -85,7 +88,7 @@ impl Digest {
                 digest.changed.push((path.clone(), 1));
             }
         }
-        digest.ranked = rank_identifiers(&steps, &digest.earlier);
+        (digest.ranked, digest.named) = rank_identifiers(&steps, &digest.earlier);
         digest.printed = printed_identifiers(&steps, &digest.ranked);
         digest.mentioned = crate::carried::mentioned_names(&steps);
         digest.steps = steps;
@@ -271,10 +274,17 @@ const WRITTEN_WEIGHT: f64 = 0.25;
 /// Names in one message above which it counts as pasted.
 const PASTE_NAMES: f64 = 25.0;
 
+/// The score from which a ranked name counts as named outright: once by a call's argument, or by
+/// anyone weighing more; below it, names only an edit wrote or a long paste held.
+const NAMED_SCORE: f64 = 1.0;
+
 /// Identifiers weighted by who named them: the user 3, the assistant and the errors 2, the
-/// earlier summaries 1.5, the arguments of calls 1 (tool output not at all: on the corpus, its
-/// names only crowded out the ones people named).
-fn rank_identifiers(steps: &[Step], earlier: &[EarlierItem]) -> Vec<String> {
+/// earlier summaries 1.5, the arguments of calls 1, what edits wrote a quarter (tool output not at
+/// all: on the corpus, its names only crowded out the ones people named). Every name so weighted
+/// is ranked, however low: a name an edit wrote once or a long paste named still comes before the
+/// names only tool output printed (a floor of [`NAMED_SCORE`] left them out; docs/summaries.md,
+/// ninth round). Also returns how many reach that floor.
+fn rank_identifiers(steps: &[Step], earlier: &[EarlierItem]) -> (Vec<String>, usize) {
     // A message naming many things is mostly pasted (a log, a JSON record): its names weigh less.
     let spread = |names: Vec<String>, weight: f64| {
         let scale = (PASTE_NAMES / names.len().max(1) as f64).min(1.0);
@@ -341,10 +351,13 @@ fn rank_identifiers(steps: &[Step], earlier: &[EarlierItem]) -> Vec<String> {
     let mut ranked: Vec<(String, f64)> = scores
         .into_iter()
         .map(|(name, (score, last))| (name, score * (1.0 + last as f64 / total)))
-        .filter(|(_, score)| *score >= 1.0)
         .collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    ranked.into_iter().map(|(name, _)| name).collect()
+    let named = ranked
+        .iter()
+        .take_while(|(_, score)| *score >= NAMED_SCORE)
+        .count();
+    (ranked.into_iter().map(|(name, _)| name).collect(), named)
 }
 
 /// The names of a prompt's input: a short one is a name as a whole (`T035`), a longer one holds

@@ -263,6 +263,7 @@ pub fn summarize_sized(request: &SummaryRequest, size: SummarySize) -> String {
     let span_names = digest
         .ranked
         .iter()
+        .take(digest.named)
         .filter(|name| digest.mentioned.contains(*name))
         .count();
     // An update's size already carries the earlier summary: it is not raised by the names.
