@@ -13,11 +13,13 @@
 //! - Pi: a skill expanded into the message (`<skill name="…" location="…">…</skill>`);
 //! - OpenClaw (Pi's format, a gateway in front): its system event lines (`System: [date] Exec
 //!   completed (…) :: output`, `System (untrusted): …`), a chat channel's metadata blocks
-//!   (`Conversation info (untrusted metadata):`, `Sender (untrusted metadata):` with their fenced
-//!   JSON), the `[message_id: …]` line and the hint after an attachment (the `[media attached: …]`
-//!   line stays: the user sent that file), the
-//!   `[Fri 2026-03-06 21:34 GMT+8]` stamp before the user's words, and the heartbeat prompt ("Read
-//!   HEARTBEAT.md if it exists …").
+//!   (`Conversation info (untrusted metadata):`, `Sender (untrusted metadata):`, `Replied message
+//!   (untrusted, for context):` with their fenced JSON), the `[message_id: …]` line, the channel's
+//!   `[System: …]` notes and the hint after an attachment (the `[media attached: …]` line stays:
+//!   the user sent that file), the quote a reply opens with (`[Replying to: "…"]`), the
+//!   `[Fri 2026-03-06 21:34 GMT+8]` stamp before the user's words, the heartbeat prompt ("Read
+//!   HEARTBEAT.md if it exists …") and the turn before a compaction ("Pre-compaction memory
+//!   flush. …").
 //!
 //! A summary's goal and a session's "first message" are the user's words, so these are left out of
 //! both. A pure text function (no I/O), shared by the listing and the offline summarizer.
@@ -42,9 +44,11 @@ const INJECTED_LINES: [&str; 4] = [
 ];
 /// Messages that are an agent's text from their first line on: Claude Code's skill text,
 /// OpenClaw's heartbeat prompt.
-const INJECTED_MESSAGES: [&str; 2] = [
+const INJECTED_MESSAGES: [&str; 3] = [
     "Base directory for this skill:",
     "Read HEARTBEAT.md if it exists",
+    // OpenClaw's turn before it compacts: "Store durable memories … in memory/<date>.md".
+    "Pre-compaction memory flush.",
 ];
 /// OpenClaw's system event lines: `System: [date] …` and `System (untrusted): …`.
 const OPENCLAW_EVENT_LINES: [&str; 2] = ["System: [", "System (untrusted):"];
@@ -52,12 +56,18 @@ const OPENCLAW_EVENT_LINES: [&str; 2] = ["System: [", "System (untrusted):"];
 const OPENCLAW_EVENT_CONTINUATION: &str = "System: ";
 /// OpenClaw's one-line envelope markers and the media hint that follows an attachment (the
 /// `[media attached: path (type)]` line itself stays: the user sent that file).
-const OPENCLAW_ENVELOPE_LINES: [&str; 2] = [
+const OPENCLAW_ENVELOPE_LINES: [&str; 3] = [
     "[message_id: ",
     "To send an image back, prefer the message tool",
+    // A chat channel's notes to the model (`[System: The content may include mention tags …]`).
+    "[System: ",
 ];
-/// The end of the heading line of a chat channel's metadata block (then a fenced JSON block).
-const OPENCLAW_METADATA_HEADING: &str = " (untrusted metadata):";
+/// The ends of the heading lines of a chat channel's metadata blocks (each then a fenced JSON
+/// block): `Sender (untrusted metadata):`, `Replied message (untrusted, for context):`.
+const OPENCLAW_METADATA_HEADINGS: [&str; 2] =
+    [" (untrusted metadata):", " (untrusted, for context):"];
+/// The quote of the message a chat reply answers, before the user's words: `[Replying to: "…"]`.
+const OPENCLAW_REPLY_QUOTE: &str = "[Replying to: \"";
 
 /// `text` without injected blocks: a tag of lowercase letters with a `-` or `_` in its name
 /// (`<system-reminder>`, `<environment_context>`) up to its own end tag, and Codex's `AGENTS.md`
@@ -178,7 +188,9 @@ pub fn injected_events(text: &str) -> Vec<String> {
 /// the one-line markers, and the date stamp before the user's words (`[Fri 2026-03-06 21:34
 /// GMT+8] `). Text without any of them is returned as it is.
 fn strip_openclaw_envelope(text: &str) -> String {
-    let marked = text.contains(OPENCLAW_METADATA_HEADING)
+    let marked = OPENCLAW_METADATA_HEADINGS
+        .iter()
+        .any(|heading| text.contains(heading))
         || OPENCLAW_EVENT_LINES
             .iter()
             .chain(OPENCLAW_ENVELOPE_LINES.iter())
@@ -204,8 +216,9 @@ fn strip_openclaw_envelope(text: &str) -> String {
             }
             continue;
         }
-        if bare.ends_with(OPENCLAW_METADATA_HEADING.trim_start())
-            && bare.contains(OPENCLAW_METADATA_HEADING)
+        if OPENCLAW_METADATA_HEADINGS
+            .iter()
+            .any(|heading| bare.ends_with(heading.trim_start()) && bare.contains(heading))
         {
             in_metadata = true;
             fence_open = false;
@@ -223,7 +236,25 @@ fn strip_openclaw_envelope(text: &str) -> String {
             out.push_str(strip_openclaw_stamp(line));
         }
     }
-    out
+    strip_reply_quote(&out)
+}
+
+/// `text` without the quote of the message a chat reply answers (`张玲: [Replying to: "…"]`
+/// keeps `张玲: `): the quoted message is someone's earlier words, most often the agent's own.
+/// The quote ends at the first `"]` at a line's end; a quote without one stays.
+fn strip_reply_quote(text: &str) -> String {
+    let Some(start) = text.find(OPENCLAW_REPLY_QUOTE) else {
+        return text.to_owned();
+    };
+    let quoted = start + OPENCLAW_REPLY_QUOTE.len();
+    let end = text[quoted..]
+        .match_indices("\"]")
+        .map(|(at, _)| quoted + at + 2)
+        .find(|&after| text[after..].starts_with(['\n', '\r']) || after == text.len());
+    match end {
+        Some(end) => format!("{}{}", &text[..start], text[end..].trim_start()),
+        None => text.to_owned(),
+    }
 }
 
 /// A line without OpenClaw's leading date stamp: `[Fri 2026-03-06 21:34 GMT+8] ` (a weekday, an
@@ -289,6 +320,26 @@ fn strip_agents_md(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_openclaw_chat_reply_keeps_only_the_users_words() {
+        let message = "Conversation info (untrusted metadata):\n```json\n{\"message_id\": \"om_1\"}\n```\n\n\
+            Replied message (untrusted, for context):\n```json\n{\n  \"body\": \"<p>Fixed?</p>\"\n}\n```\n\n\
+            [message_id: om_1]\n张玲: [Replying to: \"Deployed `run_brief.py` [v2] to cron\"]\n\n\
+            Skip it on holidays\n\n[System: The content may include mention tags.]\n";
+        assert_eq!(
+            strip_injected_context(message).trim(),
+            "张玲: Skip it on holidays"
+        );
+        // A quote that never closes at a line's end stays.
+        assert_eq!(
+            strip_injected_context("[message_id: a]\nX: [Replying to: \"open"),
+            "X: [Replying to: \"open"
+        );
+        let flush = "Pre-compaction memory flush. Store durable memories only in memory/2026-04-02.md.\n\
+            Current time: Thursday";
+        assert!(is_injected_context(flush));
+    }
 
     #[test]
     fn injected_blocks_of_each_agent_are_left_out() {
