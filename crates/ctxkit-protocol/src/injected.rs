@@ -24,6 +24,8 @@
 //! A summary's goal and a session's "first message" are the user's words, so these are left out of
 //! both. A pure text function (no I/O), shared by the listing and the offline summarizer.
 
+use std::collections::HashSet;
+
 /// The heading Codex puts before the `AGENTS.md` text it injects.
 const AGENTS_MD_HEADING: &str = "# AGENTS.md instructions for ";
 const INSTRUCTIONS_END: &str = "</INSTRUCTIONS>";
@@ -84,22 +86,36 @@ pub fn strip_injected_context(text: &str) -> String {
     let text = strip_injected_lines(&strip_openclaw_envelope(&text));
     let mut out = String::with_capacity(text.len());
     let mut rest = text.as_str();
+    // Tags found without their end tag: never looked for again, so a text of many unclosed
+    // tags is read once, not once per tag.
+    let mut unclosed: HashSet<&str> = HashSet::new();
     while let Some(open) = rest.find('<') {
         let after = &rest[open + 1..];
         let name_len = after
             .find(|c: char| !(c.is_ascii_lowercase() || c == '-' || c == '_'))
             .unwrap_or(after.len());
         let name = &after[..name_len];
-        let closing = format!("</{name}>");
         let injected = (name.contains('-') || name.contains('_'))
             && !name.starts_with(['-', '_'])
             && after[name_len..].starts_with('>');
-        match rest.find(closing.as_str()).filter(|_| injected) {
-            Some(close) if close > open => {
-                out.push_str(&rest[..open]);
-                rest = &rest[close + closing.len()..];
+        let end = if injected && !unclosed.contains(name) {
+            let closing = format!("</{name}>");
+            let end = after[name_len..]
+                .find(closing.as_str())
+                .map(|at| open + 1 + name_len + at + closing.len());
+            if end.is_none() {
+                unclosed.insert(name);
             }
-            Some(_) | None => {
+            end
+        } else {
+            None
+        };
+        match end {
+            Some(end) => {
+                out.push_str(&rest[..open]);
+                rest = &rest[end..];
+            }
+            None => {
                 out.push_str(&rest[..=open]);
                 rest = after;
             }
@@ -320,6 +336,15 @@ fn strip_agents_md(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn many_unclosed_tags_are_read_once() {
+        // A pasted log of unclosed tags: each tag's end is looked for once, not once per tag.
+        let paste = "<log-line> step\n".repeat(200_000);
+        assert_eq!(strip_injected_context(&paste), paste);
+        let closed = format!("{paste}<system-reminder>x</system-reminder>done");
+        assert_eq!(strip_injected_context(&closed), format!("{paste}done"));
+    }
 
     #[test]
     fn an_openclaw_chat_reply_keeps_only_the_users_words() {

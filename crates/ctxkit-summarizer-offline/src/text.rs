@@ -18,17 +18,24 @@ const TOOL_ERROR_TAGS: [&str; 2] = ["<tool_use_error>", "</tool_use_error>"];
 /// the message they wrap. Without this, `\x1b[33mWarning` reads as the name `33mWarning` and the
 /// tags as `/system-reminder`.
 pub fn plain_output(output: &str) -> String {
-    let mut text = if output.contains('\u{1b}') {
-        strip_ansi_escapes::strip_str(output)
+    let unescaped;
+    let printed = if output.contains('\u{1b}') {
+        unescaped = strip_ansi_escapes::strip_str(output);
+        unescaped.as_str()
     } else {
-        output.to_owned()
+        output
     };
-    while let Some(open) = text.find(REMINDER_OPEN) {
-        let Some(close) = text[open..].find(REMINDER_CLOSE) else {
+    // One pass however many reminders an output holds.
+    let mut text = String::with_capacity(printed.len());
+    let mut rest = printed;
+    while let Some(open) = rest.find(REMINDER_OPEN) {
+        let Some(close) = rest[open..].find(REMINDER_CLOSE) else {
             break;
         };
-        text.replace_range(open..open + close + REMINDER_CLOSE.len(), "");
+        text.push_str(&rest[..open]);
+        rest = &rest[open + close + REMINDER_CLOSE.len()..];
     }
+    text.push_str(rest);
     for tag in TOOL_ERROR_TAGS {
         if text.contains(tag) {
             text = text.replace(tag, "");
@@ -286,6 +293,9 @@ mod tests {
             "Warning: build_opt unused\nFile has not been read yet\ncode"
         );
         assert_eq!(identifiers(&plain), ["build_opt"]);
+        // Many reminders in a long output go in one pass.
+        let many = "x<system-reminder>r</system-reminder>".repeat(200_000);
+        assert_eq!(plain_output(&many), "x".repeat(200_000));
         // An unclosed reminder and other tags stay as printed.
         assert_eq!(
             plain_output("<my-widget>a</my-widget> <system-reminder>open"),
