@@ -257,9 +257,12 @@ fn printed_identifiers(steps: &[Step], ranked: &[String]) -> Vec<String> {
             *entry = (entry.0 + 1, position);
         }
     }
+    let ranked: HashSet<&str> = ranked.iter().map(String::as_str).collect();
     let mut printed: Vec<(String, (usize, usize))> = counts
         .into_iter()
-        .filter(|(name, (outputs, _))| *outputs >= PRINTED_MIN_OUTPUTS && !ranked.contains(name))
+        .filter(|(name, (outputs, _))| {
+            *outputs >= PRINTED_MIN_OUTPUTS && !ranked.contains(name.as_str())
+        })
         .collect();
     printed.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     printed.into_iter().map(|(name, _)| name).collect()
