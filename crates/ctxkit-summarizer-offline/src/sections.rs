@@ -101,8 +101,25 @@ pub fn request_line(text: &str, max_chars: usize) -> String {
             line.push_str(&format!(" (pasted: `{error}`)"));
         }
     }
+    if line.trim().is_empty() {
+        // All paste and no error in it: what was pasted, by its first line, rather than nothing.
+        let pasted = blocks.iter().map(String::as_str).chain(Some(long.as_str()));
+        if let Some(first) = pasted
+            .flat_map(str::lines)
+            .map(str::trim)
+            .find(|line| !line.is_empty())
+        {
+            line = format!(
+                "(pasted text: \"{}\")",
+                clip(&one_line(first), PASTE_OPENING_CHARS)
+            );
+        }
+    }
     line
 }
+
+/// Characters of a request that is all paste shown in its place (its first line's).
+const PASTE_OPENING_CHARS: usize = 120;
 
 /// Whether a request carries nothing to do (`ok`, `continue`).
 pub fn is_trivial(text: &str) -> bool {

@@ -553,3 +553,22 @@ fn the_settings_give_the_size_unless_the_bounds_cross() {
     );
     assert_eq!(SummarySize::from_settings(8, 7_000, 6_000), None);
 }
+
+#[test]
+fn a_request_that_is_all_paste_says_what_was_pasted() {
+    // One line of over 600 characters with no error in it: pasted, so not the request's words.
+    let row: String = (0..80).map(|cell| format!("cell {cell:02}; ")).collect();
+    let line = crate::sections::request_line(&format!("quarter,region,{row}"), 600);
+    assert!(
+        line.starts_with("(pasted text: \"quarter,region,cell 00;"),
+        "{line}"
+    );
+    assert!(line.chars().count() < 160, "{line}");
+    // A paste holding an error is shown by the error, as before.
+    let log = format!("{row}\nError: connection refused to db:5432 {row}");
+    let line = crate::sections::request_line(&log, 600);
+    assert!(
+        line.contains("(pasted: `Error: connection refused"),
+        "{line}"
+    );
+}
