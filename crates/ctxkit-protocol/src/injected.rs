@@ -148,14 +148,20 @@ fn strip_codex_ide_context(text: &str) -> &str {
 
 /// `text` without Pi's expanded skills (a `</skill>` left open keeps the text as it is).
 fn strip_pi_skills(text: &str) -> String {
+    strip_blocks(text, PI_SKILL_OPEN, PI_SKILL_CLOSE)
+}
+
+/// `text` without every block from `open` through the next `close` (both included), in one pass;
+/// a block never closed stays, with all that follows it.
+pub fn strip_blocks(text: &str, open: &str, close: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(start) = rest.find(PI_SKILL_OPEN) {
-        let Some(end) = rest[start..].find(PI_SKILL_CLOSE) else {
+    while let Some(start) = rest.find(open) {
+        let Some(end) = rest[start..].find(close) else {
             break;
         };
         out.push_str(&rest[..start]);
-        rest = &rest[start + end + PI_SKILL_CLOSE.len()..];
+        rest = &rest[start + end + close.len()..];
     }
     out.push_str(rest);
     out
@@ -320,17 +326,7 @@ fn strip_injected_lines(text: &str) -> String {
 }
 
 fn strip_agents_md(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find(AGENTS_MD_HEADING) {
-        let Some(end) = rest[start..].find(INSTRUCTIONS_END) else {
-            break;
-        };
-        out.push_str(&rest[..start]);
-        rest = &rest[start + end + INSTRUCTIONS_END.len()..];
-    }
-    out.push_str(rest);
-    out
+    strip_blocks(text, AGENTS_MD_HEADING, INSTRUCTIONS_END)
 }
 
 #[cfg(test)]

@@ -25,17 +25,7 @@ pub fn plain_output(output: &str) -> String {
     } else {
         output
     };
-    // One pass however many reminders an output holds.
-    let mut text = String::with_capacity(printed.len());
-    let mut rest = printed;
-    while let Some(open) = rest.find(REMINDER_OPEN) {
-        let Some(close) = rest[open..].find(REMINDER_CLOSE) else {
-            break;
-        };
-        text.push_str(&rest[..open]);
-        rest = &rest[open + close + REMINDER_CLOSE.len()..];
-    }
-    text.push_str(rest);
+    let mut text = ctxkit_protocol::strip_blocks(printed, REMINDER_OPEN, REMINDER_CLOSE);
     for tag in TOOL_ERROR_TAGS {
         if text.contains(tag) {
             text = text.replace(tag, "");
