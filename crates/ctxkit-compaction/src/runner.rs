@@ -352,38 +352,48 @@ impl Run<'_> {
             Some(body) => format!("{body}{APPEND_SEPARATOR}{text}"),
             None => text,
         };
-        let mut requests = Vec::new();
-        let mut usages = Vec::new();
-        let summary = if preparation.is_split_turn && !preparation.turn_prefix_messages.is_empty() {
-            // History first, then the prefix; a failed history request ends the run. Without
-            // history messages the previous summary stands for the history as it is (no request).
-            let history_text = if preparation.messages_to_summarize.is_empty() {
-                // Its file blocks are not copied: the lists appended below hold those files too.
-                preparation.previous_summary.as_deref().map_or_else(
-                    || NO_PRIOR_HISTORY.to_owned(),
-                    |previous| crate::file_ops::FileLists::strip_blocks(previous).to_owned(),
-                )
-            } else {
-                requests.push(history.clone());
-                let response = run_in_mode(summarizer, history, mode, cancel).await?;
-                usages.push(usage_value(response.usage.as_ref()));
-                after_previous(response.text)
-            };
-            requests.push(prefix_request.clone());
-            let prefix = run_in_mode(summarizer, prefix_request, mode, cancel).await?;
-            usages.push(usage_value(prefix.usage.as_ref()));
-            format!("{history_text}{TURN_CONTEXT_SEPARATOR}{}", prefix.text)
-        } else {
-            requests.push(history.clone());
-            let response = run_in_mode(summarizer, history, mode, cancel).await?;
-            usages.push(usage_value(response.usage.as_ref()));
-            after_previous(response.text)
+        let mut written = Written {
+            summary: String::new(),
+            requests: Vec::new(),
+            usages: Vec::new(),
         };
-        Ok(Written {
-            summary,
-            requests,
-            usages,
-        })
+        written.summary =
+            if preparation.is_split_turn && !preparation.turn_prefix_messages.is_empty() {
+                // History first, then the prefix; a failed history request ends the run. Without
+                // history messages the previous summary stands for the history as it is (no request).
+                let history_text = if preparation.messages_to_summarize.is_empty() {
+                    // Its file blocks are not copied: the lists appended below hold those files too.
+                    preparation.previous_summary.as_deref().map_or_else(
+                        || NO_PRIOR_HISTORY.to_owned(),
+                        |previous| crate::file_ops::FileLists::strip_blocks(previous).to_owned(),
+                    )
+                } else {
+                    after_previous(written.send(summarizer, history, mode, cancel).await?)
+                };
+                let prefix = written
+                    .send(summarizer, prefix_request, mode, cancel)
+                    .await?;
+                format!("{history_text}{TURN_CONTEXT_SEPARATOR}{prefix}")
+            } else {
+                after_previous(written.send(summarizer, history, mode, cancel).await?)
+            };
+        Ok(written)
+    }
+}
+
+impl Written {
+    /// Sends one request of the run, noting it and its usage; the answer's text.
+    async fn send(
+        &mut self,
+        summarizer: &dyn Summarizer,
+        request: SummaryRequest,
+        mode: &RequestMode<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<String, CompactionError> {
+        self.requests.push(request.clone());
+        let response = run_in_mode(summarizer, request, mode, cancel).await?;
+        self.usages.push(usage_value(response.usage.as_ref()));
+        Ok(response.text)
     }
 }
 
