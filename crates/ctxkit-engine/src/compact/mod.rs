@@ -1,0 +1,356 @@
+//! Compaction in the agent loop: the checks after a run, before a prompt and after a tool batch,
+//! overflow recovery (compact, then retry), manual compaction, cancellation, and the fallback when
+//! summarization fails.
+
+mod write;
+
+use std::sync::atomic::Ordering;
+
+use crate::check::{CheckInput, Decision, SkipReason, Trigger, decide, decide_by_length};
+use crate::engine::{Engine, State, latest_compaction_ms, shared_transcript};
+use crate::error::{EngineError, Result};
+use crate::events::{CompactionEnd, CompactionReason, EngineEvent};
+
+/// Overflow compactions in a row (without a successful reply between them) before recovery gives
+/// up. Each plans to fit with the provider's over-count seen so far and keeps less than the one
+/// before, so a provider that counts more tokens than ctxkit's estimate is still caught up with.
+pub const MAX_OVERFLOW_ATTEMPTS: u32 = 6;
+
+/// Reported when replies keep overflowing after [`MAX_OVERFLOW_ATTEMPTS`] compactions in a row.
+pub const RECOVERY_EXHAUSTED: &str = "Context overflow recovery failed after repeated compactions; the request still does not fit. Try a shorter message or a model with a larger context window.";
+
+/// What a check did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckReport {
+    pub decision: Decision,
+    /// The end of the compaction the check ran, or of the exhausted recovery.
+    pub compaction: Option<CompactionEnd>,
+    /// The loop must now run the model again without a new user message (overflow recovery).
+    pub retry: bool,
+}
+
+impl Engine {
+    /// The check after an agent run (aborted replies are skipped). Call it when a run ends; when
+    /// the report says `retry`, run the model again on the new view.
+    pub async fn after_run(&self) -> Result<CheckReport> {
+        self.check(Trigger::AfterRun, None).await
+    }
+
+    /// The check before a prompt, awaited before the user message is appended. Waits for a
+    /// compaction in flight instead of starting a second one.
+    pub async fn before_prompt(&self) -> Result<CheckReport> {
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| {
+                i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX)
+            });
+        self.before_prompt_at(now_ms).await
+    }
+
+    /// [`Engine::before_prompt`] for a prompt sent at `prompt_ms` (epoch ms; a replay passes the
+    /// recorded time): after a pause longer than the prompt cache's lifetime
+    /// (`transforms.cacheLifetimeSeconds`) the context is also measured against
+    /// `compaction.idleThresholdTokens`.
+    pub async fn before_prompt_at(&self, prompt_ms: i64) -> Result<CheckReport> {
+        self.check(Trigger::BeforePrompt, Some(prompt_ms)).await
+    }
+
+    /// The check inside a run, after a tool batch's results are appended and before the next model
+    /// call (skip it when the batch ends the run): a threshold compaction of the projected context,
+    /// splitting the running turn when the cut falls inside it. The run then goes on with the next
+    /// model call; the report never says `retry`.
+    pub async fn after_tool_batch(&self) -> Result<CheckReport> {
+        self.check(Trigger::AfterToolBatch, None).await
+    }
+
+    /// Compacts before a model call whose output room would fall below the floor (the provider
+    /// layer measured the request; see `ctxkit_overflow::output_floor`), as a threshold compaction
+    /// between tool calls does: the run then goes on with the next model call. Nothing happens when
+    /// compaction is off or there is nothing to summarize.
+    pub async fn make_output_room(&self, tokens: u64) -> Result<CheckReport> {
+        let mut state = self.lock().await;
+        let decision = Decision::Threshold { tokens };
+        let skip = |reason| {
+            Ok(CheckReport {
+                decision: Decision::Skip(reason),
+                compaction: None,
+                retry: false,
+            })
+        };
+        if !state.settings.compaction.enabled {
+            return skip(SkipReason::Disabled);
+        }
+        let plan = match crate::planning::plan_for(&mut state, CompactionReason::Threshold) {
+            Ok(plan) => plan,
+            Err(EngineError::NothingToCompact | EngineError::AlreadyCompacted) => {
+                return skip(SkipReason::NothingToCompact);
+            }
+            Err(error) => return Err(error),
+        };
+        tracing::debug!(
+            tokens,
+            "compaction before a model call: the reply's room is under the floor"
+        );
+        let end = match self
+            .run_locked(
+                &mut state,
+                CompactionReason::Threshold,
+                Some(plan),
+                None,
+                false,
+            )
+            .await
+        {
+            Ok(end) | Err((end, _)) => end,
+        };
+        Ok(CheckReport {
+            decision,
+            retry: false,
+            compaction: Some(end),
+        })
+    }
+
+    async fn check(&self, trigger: Trigger, prompt_ms: Option<i64>) -> Result<CheckReport> {
+        let mut state = self.lock().await;
+        // A context too long to send is compacted before a message of it is read: a session of a
+        // million messages is never held whole beside its compaction (`decide_by_length`).
+        let mut by_length = decide_by_length(&check_input(&state, trigger, &[], None), None);
+        if by_length.is_some() {
+            // An overflowed last reply is recovered as the reference does: read it alone.
+            let last = last_reply(&state)?;
+            by_length = decide_by_length(&check_input(&state, trigger, &[], None), last.as_ref());
+        }
+        let (decision, transcript) = match by_length {
+            Some(decision) => (decision, Vec::new()),
+            None => {
+                let transcript = shared_transcript(&mut state)?;
+                let idle_threshold_tokens =
+                    prompt_ms.and_then(|at| idle_threshold(&state, &transcript, at));
+                let input = check_input(&state, trigger, &transcript, idle_threshold_tokens);
+                (decide(&input), transcript)
+            }
+        };
+        tracing::debug!(
+            ?trigger,
+            ?decision,
+            by_length = by_length.is_some(),
+            attempts = state.overflow_attempts,
+            "compaction check"
+        );
+        let skip = |decision| {
+            Ok(CheckReport {
+                decision,
+                compaction: None,
+                retry: false,
+            })
+        };
+        // The plan a threshold check already made, handed on instead of made twice.
+        let mut planned = None;
+        let reason = match decision {
+            Decision::Skip(_) => return skip(decision),
+            Decision::RecoveryExhausted => {
+                if trigger == Trigger::BeforePrompt {
+                    return skip(Decision::Skip(SkipReason::OverflowHandled));
+                }
+                let end = CompactionEnd {
+                    error: Some(RECOVERY_EXHAUSTED.to_owned()),
+                    ..empty_end(CompactionReason::Overflow)
+                };
+                // Every `compaction_end` follows a `compaction_start`, so a UI pairs them.
+                self.inner.bus.emit(EngineEvent::CompactionStart {
+                    reason: CompactionReason::Overflow,
+                });
+                self.emit_end(&end).await;
+                return Ok(CheckReport {
+                    decision,
+                    compaction: Some(end),
+                    retry: false,
+                });
+            }
+            Decision::Overflow => {
+                // An overflow already handled when it happened (compacted and retried, or
+                // reported) is not handled again before the next prompt: that prompt moves the
+                // turn boundary, so a new overflow after it can compact what this one could not.
+                if trigger == Trigger::BeforePrompt && state.overflow_attempts > 0 {
+                    return skip(Decision::Skip(SkipReason::OverflowHandled));
+                }
+                let error_text = transcript
+                    .iter()
+                    .rev()
+                    .find_map(|message| message.as_assistant())
+                    .and_then(|reply| reply.error_message.clone());
+                crate::recovery::learn_from_overflow(&mut state, error_text.as_deref())?;
+                state.overflow_attempts += 1;
+                // The transcript and the cache are let go before the span is read.
+                drop(transcript);
+                crate::engine::release_messages(&mut state);
+                // A plan that fits, planned here to note where it cuts (the next attempt of the
+                // streak cuts later); without one, the compaction reports why and asks for no
+                // summary.
+                if let Ok((plan, cut)) = crate::recovery::overflow_plan(&state) {
+                    state.overflow_cut = Some(cut);
+                    planned = Some(plan);
+                }
+                CompactionReason::Overflow
+            }
+            Decision::Threshold { .. } => {
+                drop(transcript);
+                // Over the threshold with nothing to summarize (everything fits in the keep
+                // budget): no compaction starts, so a UI shows nothing.
+                match crate::planning::plan_for(&mut state, CompactionReason::Threshold) {
+                    Ok(plan) => planned = Some(plan),
+                    Err(EngineError::NothingToCompact | EngineError::AlreadyCompacted) => {
+                        return skip(Decision::Skip(SkipReason::NothingToCompact));
+                    }
+                    Err(error) => return Err(error),
+                }
+                CompactionReason::Threshold
+            }
+        };
+        let retry_allowed = trigger == Trigger::AfterRun;
+        let end = match self
+            .run_locked(&mut state, reason, planned, None, retry_allowed)
+            .await
+        {
+            Ok(end) | Err((end, _)) => end,
+        };
+        Ok(CheckReport {
+            decision,
+            retry: end.will_retry,
+            compaction: Some(end),
+        })
+    }
+
+    /// Compacts now, with optional focus text. A running turn is cancelled first and waited for; a
+    /// compaction in flight is waited for. On cancel or failure nothing is written. With nothing to
+    /// summarize it answers `NothingToCompact` (or `AlreadyCompacted`) without starting (no events).
+    ///
+    /// Must not be awaited by the task that holds the running turn's [`TurnGuard`](crate::TurnGuard):
+    /// it waits for that guard to be dropped.
+    pub async fn compact(&self, focus: Option<String>) -> Result<CompactionEnd> {
+        let requests = self.inner.cancel_requests.load(Ordering::SeqCst);
+        self.stop_turn().await;
+        let mut state = self.lock().await;
+        if self.inner.cancel_requests.load(Ordering::SeqCst) != requests {
+            // Cancelled while waiting for the turn or a compaction in flight.
+            let end = CompactionEnd {
+                aborted: true,
+                ..empty_end(CompactionReason::Manual)
+            };
+            self.inner.bus.emit(EngineEvent::CompactionStart {
+                reason: CompactionReason::Manual,
+            });
+            self.emit_end(&end).await;
+            return Err(EngineError::Cancelled);
+        }
+        let focus = focus.filter(|text| !text.trim().is_empty());
+        // Nothing to summarize: said by the result alone, no compaction starts (no events).
+        let plan = crate::planning::plan_for(&mut state, CompactionReason::Manual)?;
+        self.run_locked(
+            &mut state,
+            CompactionReason::Manual,
+            Some(plan),
+            focus,
+            false,
+        )
+        .await
+        .map_err(|(_, error)| error)
+    }
+
+    /// Cancels the running compaction, if any; nothing is written.
+    pub fn cancel_compaction(&self) {
+        self.inner.cancel_requests.fetch_add(1, Ordering::SeqCst);
+        if let Ok(slot) = self.inner.compaction_cancel.lock()
+            && let Some(cancel) = slot.as_ref()
+        {
+            cancel.cancel();
+        }
+    }
+}
+
+/// A compaction end that reports nothing yet: the fields every end starts from.
+fn empty_end(reason: CompactionReason) -> CompactionEnd {
+    CompactionEnd {
+        reason,
+        aborted: false,
+        will_retry: false,
+        tokens_before: None,
+        tokens_after: None,
+        first_kept_entry_id: None,
+        entry_id: None,
+        from_hook: false,
+        from_background: false,
+        fallback: false,
+        error: None,
+        advice: None,
+        files_read: 0,
+        files_modified: 0,
+    }
+}
+
+/// The context's last assistant message, read alone: the roles come from the session's index, so
+/// no other message is parsed.
+fn last_reply(state: &State) -> Result<Option<ctxkit_protocol::AssistantMessage>> {
+    let context = state.session.leaf_context();
+    for message in context.messages.iter().rev() {
+        let stored = message.kind == ctxkit_session::ContextMessageKind::Stored;
+        let is_reply = state
+            .session
+            .index()
+            .get(message.entry)
+            .is_some_and(|entry| entry.role() == Some("assistant"));
+        if stored
+            && is_reply
+            && let ctxkit_protocol::AgentMessage::Assistant(reply) =
+                state.session.message(message)?
+        {
+            return Ok(Some(reply));
+        }
+    }
+    Ok(None)
+}
+
+/// The inputs of a check of `state`'s context, over `transcript` (the length rule reads none).
+fn check_input<'a>(
+    state: &'a State,
+    trigger: Trigger,
+    transcript: &'a [std::sync::Arc<ctxkit_protocol::AgentMessage>],
+    idle_threshold_tokens: Option<u64>,
+) -> CheckInput<'a, std::sync::Arc<ctxkit_protocol::AgentMessage>> {
+    CheckInput {
+        trigger,
+        enabled: state.settings.compaction.enabled,
+        // The reply's room is planned with the threshold: never less than the output floor.
+        reserve_tokens: state.planning().reserve_tokens.max(state.output_reserve()),
+        limit_tokens: state.threshold_limit(),
+        over_count: state.over_count,
+        model: state.model.as_ref(),
+        transcript,
+        latest_compaction_ms: latest_compaction_ms(&state.session),
+        fresh_from: Some(crate::planning::fresh_from(&state.session)),
+        overflow_recovery_attempted: state.overflow_attempts >= MAX_OVERFLOW_ATTEMPTS,
+        idle_threshold_tokens,
+        context_messages: state.session.leaf_context().messages.len(),
+    }
+}
+
+/// `compaction.idleThresholdTokens` when it is set and a prompt at `prompt_ms` comes longer than
+/// the prompt cache's lifetime after the transcript's last message (its cache has expired).
+fn idle_threshold(
+    state: &State,
+    transcript: &[std::sync::Arc<ctxkit_protocol::AgentMessage>],
+    prompt_ms: i64,
+) -> Option<u64> {
+    let threshold = state.settings.compaction.idle_threshold_tokens;
+    let lifetime_ms = i64::try_from(state.settings.transforms.cache_lifetime_seconds)
+        .ok()?
+        .checked_mul(1000)?;
+    if threshold == 0 || lifetime_ms == 0 {
+        return None;
+    }
+    let last = transcript
+        .iter()
+        .rev()
+        .find_map(|message| message.timestamp())?;
+    (prompt_ms.saturating_sub(last) > lifetime_ms).then_some(threshold)
+}
