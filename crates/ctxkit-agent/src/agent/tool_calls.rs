@@ -1,0 +1,261 @@
+//! Running one tool call: the paths it would touch judged (ctxkit's own files refused, places
+//! outside the project and guarded ones put to the approver), the tool's own approval, the call
+//! run off the async threads in a workspace that may read the session's saved outputs, and its
+//! output redacted.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use ctxkit_protocol::ToolCall;
+use tokio_util::sync::CancellationToken;
+
+use super::Agent;
+use crate::approve::{Approval, Approver};
+use crate::tool::{Tool, ToolContext, ToolOutcome};
+use crate::workspace::{Access, Place, Workspace};
+
+impl Agent {
+    pub(super) async fn run_call(
+        &mut self,
+        call: &ToolCall,
+        cancel: &CancellationToken,
+        approver: &mut dyn Approver,
+    ) -> ToolOutcome {
+        let Some(tool) = self.tools.get(&call.name) else {
+            return ToolOutcome::error(self.tools.unknown(&call.name));
+        };
+        let (output_dir, session_file) = self.output_dir().await;
+        let mut workspace = (*self.workspace).clone();
+        workspace.allow_reading_outputs(&output_dir);
+        // The live session file, when it lies in the project, is written only with approval.
+        if let Some(file) = &session_file {
+            workspace.guard(file);
+        }
+        let workspace = Arc::new(workspace);
+        let (outside_approved, guarded_approved) = match self
+            .approve_paths(&workspace, tool.as_ref(), call, cancel, approver)
+            .await
+        {
+            Ok(approved) => approved,
+            Err(refusal) => return ToolOutcome::error(workspace.redact(&refusal)),
+        };
+        if !self.always_allowed.contains(&call.name)
+            && let Some(question) = tool.approval(&call.arguments)
+        {
+            match approver.approve(&call.name, &question).await {
+                Approval::Once => {}
+                Approval::Always => self.allow_always(&call.name),
+                Approval::Deny => return ToolOutcome::error("The user declined to run this call"),
+                Approval::Stop => {
+                    cancel.cancel();
+                    return ToolOutcome::error("The user declined to run this call");
+                }
+            }
+        }
+        let context = ToolContext {
+            cwd: self.options.cwd.clone(),
+            output_dir,
+            bash_timeout: self.options.bash_timeout,
+            pass_env: self.options.pass_env.clone(),
+            cancel: cancel.clone(),
+            engine: Some(self.engine.clone()),
+            workspace: Arc::clone(&workspace),
+            outside_approved,
+            guarded_approved,
+        };
+        let (arguments, id) = (call.arguments.clone(), call.id.clone());
+        let started = std::time::Instant::now();
+        let mut outcome = tokio::task::spawn_blocking(move || tool.run(&arguments, &id, &context))
+            .await
+            .unwrap_or_else(|error| ToolOutcome::error(format!("The tool failed: {error}")));
+        // No secret this process knows reaches the session or the model.
+        outcome.text = workspace.redact(&outcome.text);
+        tracing::debug!(
+            tool = %call.name,
+            is_error = outcome.is_error,
+            chars = outcome.text.len(),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "tool call"
+        );
+        outcome
+    }
+
+    /// Judges the paths `call` would touch: ctxkit's own files are refused; each access outside
+    /// the project not yet allowed is put to the approver. The accesses approved for this call, or
+    /// why it does not run.
+    async fn approve_paths(
+        &mut self,
+        workspace: &Workspace,
+        tool: &dyn Tool,
+        call: &ToolCall,
+        cancel: &CancellationToken,
+        approver: &mut dyn Approver,
+    ) -> Result<(Vec<Access>, bool), String> {
+        let mut approved: Vec<Access> = self.outside_allowed.iter().copied().collect();
+        let mut guarded_approved = self.always_allowed.contains(GUARDED_WRITES);
+        for (argument, access) in tool.paths(&call.arguments) {
+            let path = match workspace.locate(&self.options.cwd, &argument, access)? {
+                Place::Allowed(_) => continue,
+                Place::Guarded(path) => {
+                    if !guarded_approved {
+                        guarded_approved = self
+                            .approve_guarded(&argument, &path, call, cancel, approver)
+                            .await?;
+                    }
+                    continue;
+                }
+                Place::Outside(path) => path,
+            };
+            if approved.contains(&access) {
+                continue;
+            }
+            let question = format!(
+                "{} `{}`, outside the project?",
+                capitalized(access.verb()),
+                path.display()
+            );
+            match approver.approve_outside(&call.name, &question).await {
+                Approval::Once => approved.push(access),
+                Approval::Always => {
+                    self.allow_outside(access);
+                    approved.push(access);
+                }
+                Approval::Deny => {
+                    return Err(crate::tool::outside_refusal(
+                        access, &argument, &path, workspace,
+                    ));
+                }
+                Approval::Stop => {
+                    cancel.cancel();
+                    return Err(crate::tool::outside_refusal(
+                        access, &argument, &path, workspace,
+                    ));
+                }
+            }
+        }
+        Ok((approved, guarded_approved))
+    }
+
+    /// Asks, as for `bash`, whether the model may write `path`, a guarded place of the project;
+    /// `Ok(true)` when approved, the refusal otherwise.
+    async fn approve_guarded(
+        &mut self,
+        argument: &str,
+        path: &std::path::Path,
+        call: &ToolCall,
+        cancel: &CancellationToken,
+        approver: &mut dyn Approver,
+    ) -> Result<bool, String> {
+        let question = format!(
+            "Write `{}`? ctxkit guards it (git config and hooks, ctxkit's project folder, hook \
+             scripts, the session file, packages)",
+            path.display()
+        );
+        match approver.approve(&call.name, &question).await {
+            Approval::Once => Ok(true),
+            Approval::Always => {
+                self.allow_always(GUARDED_WRITES);
+                Ok(true)
+            }
+            Approval::Deny => Err(crate::tool::guarded_refusal(argument, path)),
+            Approval::Stop => {
+                cancel.cancel();
+                Err(crate::tool::guarded_refusal(argument, path))
+            }
+        }
+    }
+
+    /// Where full outputs of cut tool results go: next to the session file, or under ctxkit's
+    /// home for sessions in memory (never a folder others share).
+    /// The session file, when there is one, comes second.
+    pub(super) async fn output_dir(&self) -> (PathBuf, Option<PathBuf>) {
+        let (dir, id, file) = self
+            .engine
+            .with_session(|session| {
+                (
+                    session.session_dir().map(std::path::Path::to_owned),
+                    session.id().to_owned(),
+                    session.path().map(std::path::Path::to_owned),
+                )
+            })
+            .await;
+        // The id comes from the session file's header: `/`, `..` or `a/b` must not name a folder
+        // other than one of its own under `tool-output`.
+        let id = safe_folder_name(&id);
+        let dir = match (dir, self.workspace.home()) {
+            (Some(dir), _) => dir.join("tool-output").join(id),
+            (None, Some(home)) => home.join("tool-output").join(id),
+            // No home at all: a folder of this user's own (made `0700` when first used).
+            (None, None) => std::env::temp_dir()
+                .join(format!("ctxkit-tool-output-{}", user_id()))
+                .join(id),
+        };
+        (dir, file)
+    }
+}
+
+/// The pseudo-tool name an "always" answer to a guarded write is remembered under.
+const GUARDED_WRITES: &str = "write to guarded places";
+
+/// `id` as one folder name: letters, digits, `-`, `_` and `.` kept, anything else `_`; a name
+/// of dots only (`.`, `..`) or an empty one is `session`.
+fn safe_folder_name(id: &str) -> String {
+    let name: String = id
+        .chars()
+        .take(128)
+        .map(|character| {
+            if character.is_ascii_alphanumeric() || matches!(character, '-' | '_' | '.') {
+                character
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if name.chars().all(|character| character == '.') {
+        "session".to_owned()
+    } else {
+        name
+    }
+}
+
+/// `word` with a capital first letter.
+fn capitalized(word: &str) -> String {
+    let mut characters = word.chars();
+    characters
+        .next()
+        .map(|first| first.to_uppercase().chain(characters).collect())
+        .unwrap_or_default()
+}
+
+/// The user id of this process (who owns the files it makes).
+fn user_id() -> u32 {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata("/proc/self").map_or(0, |metadata| metadata.uid())
+}
+
+#[cfg(test)]
+mod folder_name_tests {
+    use super::safe_folder_name;
+
+    /// Issue 42: a session header `id` of `/` made the saved-outputs folder `/`, so `read` of any
+    /// file was allowed as a saved output.
+    #[test]
+    fn a_path_like_session_id_names_one_folder_of_its_own() {
+        for (id, name) in [
+            ("/", "_"),
+            ("..", "session"),
+            (".", "session"),
+            ("", "session"),
+            ("../../etc", ".._.._etc"),
+            ("a/b", "a_b"),
+            ("019a-uuid_ok.1", "019a-uuid_ok.1"),
+        ] {
+            assert_eq!(safe_folder_name(id), name, "{id}");
+            let joined = std::path::Path::new("/sessions/tool-output").join(safe_folder_name(id));
+            assert_eq!(
+                joined.parent(),
+                Some(std::path::Path::new("/sessions/tool-output"))
+            );
+        }
+    }
+}
