@@ -13,6 +13,7 @@ pub(crate) mod schema;
 mod scoped;
 mod shown;
 pub(crate) mod store;
+pub(crate) mod validate;
 
 use std::path::{Path, PathBuf};
 
@@ -254,7 +255,7 @@ impl SettingsManager {
     pub fn diagnostics(&self) -> Vec<SettingsDiagnostic> {
         let mut out = Vec::new();
         for state in [&self.global, &self.project] {
-            let report = schema::check_document(&state.document);
+            let report = validate::check_document(&state.document);
             for key in report.unknown_keys {
                 out.push(SettingsDiagnostic::UnknownKey {
                     scope: state.scope,
@@ -383,8 +384,8 @@ impl SettingsManager {
         let mut warnings = Vec::new();
         match schema::lookup(path.segments()) {
             Some(field) => {
-                let mut report = schema::CheckReport::default();
-                schema::check_value(&path.dotted(), &field.kind, &value, &mut report);
+                let mut report = validate::CheckReport::default();
+                validate::check_value(&path.dotted(), &field.kind, &value, &mut report);
                 if let Some(violation) = report.violations.into_iter().next() {
                     return Err(SettingsError::InvalidValue {
                         path: state.display_path(),
@@ -430,7 +431,7 @@ impl SettingsManager {
     ) -> Result<Vec<SettingsDiagnostic>, SettingsError> {
         let path = KeyPath::parse(key)?;
         let kind = schema::lookup(path.segments()).map(|field| &field.kind);
-        let value = schema::parse_raw_value(kind, text);
+        let value = validate::parse_raw_value(kind, text);
         self.set(scope, key, value)
     }
 
@@ -497,7 +498,7 @@ impl SettingsManager {
         }
         let mut unknown: Vec<String> = Vec::new();
         for state in [&self.global, &self.project] {
-            for key in schema::check_document(&state.document).unknown_keys {
+            for key in validate::check_document(&state.document).unknown_keys {
                 if !unknown.contains(&key) {
                     unknown.push(key);
                 }

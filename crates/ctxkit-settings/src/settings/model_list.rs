@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::schema::{CheckReport, Violation};
+use super::validate::{CheckReport, Violation};
 
 /// The price fields of `cost`, as Pi's `models.json` names them.
 const PRICE_FIELDS: [&str; 4] = ["input", "output", "cacheRead", "cacheWrite"];

@@ -7,7 +7,8 @@
 use serde_json::{Map, Value};
 
 use super::document::{self, Document, KeyPath};
-use super::schema::{self, CheckReport, Field};
+use super::schema::{self, Field};
+use super::validate::{self, CheckReport};
 use crate::tree::Settings;
 
 /// The typed settings of `effective` (global ⊕ applied project), with the keys marked
@@ -50,7 +51,7 @@ fn fits(key: &str, field: &Field, value: &Value) -> bool {
         return false;
     }
     let mut report = CheckReport::default();
-    schema::check_value(key, &field.kind, value, &mut report);
+    validate::check_value(key, &field.kind, value, &mut report);
     report.violations.is_empty()
 }
 

@@ -1,0 +1,398 @@
+//! Values checked against the known settings: a document walked key by key (unknown keys kept
+//! and listed, values of the wrong type or range reported), and a value typed on a command line
+//! read as its key's type.
+
+use serde_json::{Map, Value};
+
+use super::schema::{Field, ValueKind, top_level};
+
+/// A problem found by [`check_value`]: the dotted key and what was expected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// Dotted key (array elements as `key[i]`).
+    pub key: String,
+    /// Human description of the accepted values.
+    pub expected: String,
+    /// The offending value as JSON.
+    pub found: String,
+}
+
+/// Result of walking a document against the schema.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct CheckReport {
+    /// Keys the schema does not know (dotted).
+    pub unknown_keys: Vec<String>,
+    /// Values of the wrong type or range.
+    pub violations: Vec<Violation>,
+}
+
+/// Checks `value` against `kind`; nested unknown keys and violations go into `report`.
+pub fn check_value(key: &str, kind: &ValueKind, value: &Value, report: &mut CheckReport) {
+    let mut violation = |expected: String| {
+        report.violations.push(Violation {
+            key: key.to_owned(),
+            expected,
+            found: value.to_string(),
+        });
+    };
+    match kind {
+        ValueKind::Bool => {
+            if !value.is_boolean() {
+                violation("a boolean (`true` or `false`)".to_owned());
+            }
+        }
+        ValueKind::Integer { min, max } => {
+            let in_range = value
+                .as_i64()
+                .is_some_and(|number| number >= *min && number <= *max);
+            if !in_range {
+                if *max == i64::MAX {
+                    violation(format!("an integer ≥ {min}"));
+                } else {
+                    violation(format!("an integer from {min} to {max}"));
+                }
+            }
+        }
+        ValueKind::String => {
+            if !value.is_string() {
+                violation("a string".to_owned());
+            }
+        }
+        ValueKind::Enum(allowed) => {
+            if !value
+                .as_str()
+                .is_some_and(|text| allowed.iter().any(|allowed| allowed == text))
+            {
+                violation(format!("one of {}", allowed.join(", ")));
+            }
+        }
+        ValueKind::StringList => {
+            let valid = value
+                .as_array()
+                .is_some_and(|items| items.iter().all(Value::is_string));
+            if !valid {
+                violation("an array of strings".to_owned());
+            }
+        }
+        ValueKind::PackageList => check_packages(key, value, report),
+        ValueKind::StringMap => {
+            let valid = value
+                .as_object()
+                .is_some_and(|object| object.values().all(Value::is_string));
+            if !valid {
+                violation("an object of strings".to_owned());
+            }
+        }
+        ValueKind::ModelList => super::model_list::check_models(key, value, report),
+        ValueKind::HookList => {
+            let hook_valid = |hook: &Value| {
+                hook.get("command")
+                    .and_then(Value::as_array)
+                    .is_some_and(|command| {
+                        !command.is_empty() && command.iter().all(Value::is_string)
+                    })
+                    && hook.get("events").is_none_or(|events| {
+                        events
+                            .as_array()
+                            .is_some_and(|events| events.iter().all(Value::is_string))
+                    })
+                    && hook
+                        .get("timeoutMs")
+                        .is_none_or(|timeout| timeout.as_u64().is_some())
+                    && hook.get("passEnv").is_none_or(|names| {
+                        names
+                            .as_array()
+                            .is_some_and(|names| names.iter().all(Value::is_string))
+                    })
+            };
+            if !value
+                .as_array()
+                .is_some_and(|hooks| hooks.iter().all(hook_valid))
+            {
+                violation(
+                    "an array of {command: [program, args…], events?, timeoutMs?}".to_owned(),
+                );
+            }
+        }
+        ValueKind::ModelBudgets(fields) => check_model_budgets(key, fields, value, report),
+        ValueKind::Object(fields) => check_object(key, fields, value, report),
+    }
+}
+
+/// `compaction.modelOverrides`: each entry an object whose known budgets are safe integers ≥ 0 (as
+/// Pi 1.6 requires); other keys inside an entry are reported as unknown.
+fn check_model_budgets(key: &str, budgets: &[Field], value: &Value, report: &mut CheckReport) {
+    let Some(entries) = value.as_object() else {
+        report.violations.push(Violation {
+            key: key.to_owned(),
+            expected: "an object keyed `provider/modelId`".to_owned(),
+            found: value.to_string(),
+        });
+        return;
+    };
+    for (model, entry) in entries {
+        check_object(&format!("{key}[{model:?}]"), budgets, entry, report);
+    }
+}
+
+fn check_object(key: &str, fields: &[Field], value: &Value, report: &mut CheckReport) {
+    let Some(object) = value.as_object() else {
+        report.violations.push(Violation {
+            key: key.to_owned(),
+            expected: "an object".to_owned(),
+            found: value.to_string(),
+        });
+        return;
+    };
+    for (name, nested) in object {
+        let nested_key = format!("{key}.{name}");
+        match fields.iter().find(|field| field.key == *name) {
+            Some(_) if nested.is_null() => {}
+            Some(field) => check_value(&nested_key, &field.kind, nested, report),
+            None => report.unknown_keys.push(nested_key),
+        }
+    }
+}
+
+fn check_packages(key: &str, value: &Value, report: &mut CheckReport) {
+    let Some(items) = value.as_array() else {
+        report.violations.push(Violation {
+            key: key.to_owned(),
+            expected: "an array of package sources".to_owned(),
+            found: value.to_string(),
+        });
+        return;
+    };
+    for (index, item) in items.iter().enumerate() {
+        let item_key = format!("{key}[{index}]");
+        let valid = match item {
+            Value::String(_) => true,
+            Value::Object(object) => {
+                object.get("source").is_some_and(Value::is_string)
+                    && ["extensions", "skills", "prompts", "themes"]
+                        .iter()
+                        .all(|kind| {
+                            object.get(*kind).is_none_or(|filter| {
+                                filter
+                                    .as_array()
+                                    .is_some_and(|patterns| patterns.iter().all(Value::is_string))
+                            })
+                        })
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) | Value::Array(_) => false,
+        };
+        if !valid {
+            report.violations.push(Violation {
+                key: item_key,
+                expected: "a source string or {\"source\": …, \"extensions\"?: [..], \"skills\"?: [..], \"prompts\"?: [..], \"themes\"?: [..]}".to_owned(),
+                found: item.to_string(),
+            });
+        }
+    }
+}
+
+/// Checks a whole document: unknown keys and violations, in document order. `null` values are
+/// treated as unset (the reference's getters do the same).
+pub fn check_document(document: &Map<String, Value>) -> CheckReport {
+    let mut report = CheckReport::default();
+    for (key, value) in document {
+        match top_level().iter().find(|field| field.key == *key) {
+            Some(_) if value.is_null() => {}
+            Some(field) => check_value(key, &field.kind, value, &mut report),
+            None => report.unknown_keys.push(key.clone()),
+        }
+    }
+    report
+}
+
+/// Interprets the text of `ctxkit config set KEY VALUE` for `kind`: strings and enums are taken
+/// verbatim, everything else (and unknown keys) is parsed as JSON, unknown keys falling back to
+/// a plain string when the text is not JSON.
+pub fn parse_raw_value(kind: Option<&ValueKind>, raw: &str) -> Value {
+    match kind {
+        Some(ValueKind::String | ValueKind::Enum(_)) => Value::from(raw),
+        Some(
+            ValueKind::Bool
+            | ValueKind::Integer { .. }
+            | ValueKind::StringList
+            | ValueKind::PackageList
+            | ValueKind::StringMap
+            | ValueKind::ModelList
+            | ValueKind::HookList
+            | ValueKind::ModelBudgets(_)
+            | ValueKind::Object(_),
+        )
+        | None => serde_json::from_str(raw).unwrap_or_else(|_| Value::from(raw)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::settings::schema::{lookup, project_may_set};
+    use serde_json::json;
+
+    #[test]
+    fn check_reports_unknown_and_invalid() {
+        let document = json!({"theme": 3, "compaction": {"enabled": "yes", "extra": 1}, "mine": true, "packages": ["npm:x", {"source": "y", "skills": ["a"]}, 4]});
+        let report = check_document(document.as_object().unwrap());
+        assert_eq!(report.unknown_keys, vec!["compaction.extra", "mine"]);
+        let keys: Vec<&str> = report
+            .violations
+            .iter()
+            .map(|violation| violation.key.as_str())
+            .collect();
+        assert_eq!(keys, vec!["theme", "compaction.enabled", "packages[2]"]);
+    }
+
+    #[test]
+    fn compaction_model_overrides_are_known_and_checked() {
+        let document = json!({"compaction": {"modelOverrides": {
+            "anthropic/claude-sonnet-4-5": {"reserveTokens": 1000, "keepRecentTokens": 0},
+            "openai/gpt-4.1": {"reserveTokens": -1, "other": 1},
+            "x/y": 5,
+        }}});
+        let report = check_document(document.as_object().unwrap());
+        assert_eq!(
+            report.unknown_keys,
+            [r#"compaction.modelOverrides["openai/gpt-4.1"].other"#]
+        );
+        let keys: Vec<&str> = report
+            .violations
+            .iter()
+            .map(|violation| violation.key.as_str())
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                r#"compaction.modelOverrides["openai/gpt-4.1"].reserveTokens"#,
+                r#"compaction.modelOverrides["x/y"]"#,
+            ]
+        );
+        let report = check_document(
+            json!({"compaction": {"modelOverrides": []}})
+                .as_object()
+                .unwrap(),
+        );
+        assert_eq!(report.violations.len(), 1);
+        assert!(project_may_set(&["compaction", "modelOverrides"]));
+    }
+
+    #[test]
+    fn anthropic_context_management_is_known_and_checked() {
+        let key = |dotted: &str| dotted.split('.').map(str::to_owned).collect::<Vec<_>>();
+        assert_eq!(
+            lookup(&key("llm.anthropic.contextManagement.enabled"))
+                .and_then(|field| field.default.clone()),
+            Some(json!(false))
+        );
+        assert!(lookup(&key("llm.anthropic.contextManagement.keepToolUses")).is_some());
+        assert_eq!(
+            lookup(&key("llm.anthropic.cacheRetention")).and_then(|field| field.default.clone()),
+            Some(json!("short"))
+        );
+        assert!(lookup(&key("llm.anthropic.contextManagement.keep")).is_none());
+        assert_eq!(
+            lookup(&key("llm.anthropic.compaction.enabled"))
+                .and_then(|field| field.default.clone()),
+            Some(json!(false))
+        );
+        assert!(lookup(&key("llm.anthropic.compaction.pauseAfterCompaction")).is_some());
+        assert_eq!(
+            lookup(&key("llm.openaiResponses.compaction.enabled"))
+                .and_then(|field| field.default.clone()),
+            Some(json!(false))
+        );
+        assert!(lookup(&key("llm.openaiResponses.compaction.compactThreshold")).is_some());
+        let document = json!({"llm": {"anthropic": {"contextManagement": {
+            "enabled": true, "triggerInputTokens": -1, "excludeTools": ["memory", 3],
+            "clearThinking": true, "keepThinkingTurns": 2, "trigger": 5},
+            "cacheRetention": "1h"}}});
+        let report = check_document(document.as_object().unwrap());
+        assert_eq!(
+            report.unknown_keys,
+            vec!["llm.anthropic.contextManagement.trigger"]
+        );
+        let keys: Vec<&str> = report
+            .violations
+            .iter()
+            .map(|violation| violation.key.as_str())
+            .collect();
+        assert_eq!(
+            keys,
+            vec![
+                "llm.anthropic.contextManagement.triggerInputTokens",
+                "llm.anthropic.contextManagement.excludeTools",
+                "llm.anthropic.cacheRetention"
+            ]
+        );
+    }
+
+    #[test]
+    fn context_strategy_and_its_keys_are_known_and_checked() {
+        let key = |dotted: &str| dotted.split('.').map(str::to_owned).collect::<Vec<_>>();
+        assert_eq!(
+            lookup(&key("contextStrategy")).and_then(|field| field.default.clone()),
+            Some(json!("recommended"))
+        );
+        assert_eq!(
+            lookup(&key("compaction.thresholdTokens")).and_then(|field| field.default.clone()),
+            Some(json!(0))
+        );
+        assert_eq!(
+            lookup(&key("transforms.pruneDigestNames")).and_then(|field| field.default.clone()),
+            Some(json!(0))
+        );
+        let good = json!({"contextStrategy": "recommended",
+            "compaction": {"thresholdTokens": 40000},
+            "transforms": {"pruneDigestNames": 8, "pruneDigestChars": 160}});
+        let report = check_document(good.as_object().unwrap());
+        assert!(report.violations.is_empty() && report.unknown_keys.is_empty());
+        let bad = json!({"contextStrategy": "cheapest",
+            "compaction": {"thresholdTokens": -1},
+            "transforms": {"pruneDigestNames": "many"}});
+        let report = check_document(bad.as_object().unwrap());
+        let mut keys: Vec<&str> = report
+            .violations
+            .iter()
+            .map(|violation| violation.key.as_str())
+            .collect();
+        keys.sort_unstable();
+        assert_eq!(
+            keys,
+            vec![
+                "compaction.thresholdTokens",
+                "contextStrategy",
+                "transforms.pruneDigestNames"
+            ]
+        );
+    }
+
+    #[test]
+    fn cache_prefix_is_a_known_boolean_off_by_default() {
+        let key = ["compaction".to_owned(), "cachePrefix".to_owned()];
+        assert_eq!(
+            lookup(&key).map(|field| (field.kind.clone(), field.default.clone())),
+            Some((ValueKind::Bool, Some(json!(false))))
+        );
+        let document = json!({"compaction": {"cachePrefix": "yes"}});
+        let report = check_document(document.as_object().unwrap());
+        assert!(report.unknown_keys.is_empty());
+        assert_eq!(report.violations.len(), 1);
+        assert_eq!(report.violations[0].key, "compaction.cachePrefix");
+    }
+
+    #[test]
+    fn raw_values() {
+        assert_eq!(
+            parse_raw_value(Some(&ValueKind::String), "123"),
+            json!("123")
+        );
+        assert_eq!(
+            parse_raw_value(Some(&ValueKind::Bool), "false"),
+            json!(false)
+        );
+        assert_eq!(parse_raw_value(None, "hello"), json!("hello"));
+        assert_eq!(parse_raw_value(None, "[1]"), json!([1]));
+    }
+}
