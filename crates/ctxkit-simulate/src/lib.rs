@@ -61,8 +61,8 @@ pub use rng::Rng;
 pub use summary::{SummaryCosts, SummaryRequest};
 pub use trace::IdentifierKind;
 pub use verdict::{
-    Recommendation, VerdictRow, config_set_lines, recommend, render_verdict, settings_document,
-    verdict_rows, worse_than,
+    DefaultsMargin, Recommendation, VerdictRow, config_set_lines, defaults_margin, recommend,
+    render_verdict, settings_document, verdict_rows, worse_than,
 };
 
 /// The trigger of provider-side compaction, input tokens: the default of Anthropic's

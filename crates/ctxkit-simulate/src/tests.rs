@@ -273,3 +273,66 @@ fn the_native_features_are_priced_on_every_strategy_and_threads_bill_nothing() {
         "a fresh-prompt summary costs more than one written on the cached prefix"
     );
 }
+
+#[test]
+fn the_defaults_margin_is_over_the_cheapest_strategy_with_other_settings() {
+    let options = SimulateOptions {
+        calls: 40,
+        ..small(Strategy::DEFAULT.to_vec())
+    };
+    let report = simulate(&options).unwrap();
+    let margin = defaults_margin(std::slice::from_ref(&report)).unwrap();
+    let cost = |strategy: Strategy| {
+        report
+            .strategies
+            .iter()
+            .find(|found| found.strategy == strategy)
+            .map(|found| {
+                (
+                    found.name,
+                    found.total_cost_with_cache,
+                    found.refused_requests,
+                )
+            })
+            .unwrap()
+    };
+    // The recommended strategy is the defaults' settings: never the strategy they are measured
+    // against, however its cost compares.
+    assert_ne!(margin.against, cost(Strategy::Recommended).0);
+    assert_ne!(margin.against, cost(Strategy::Defaults).0);
+    let others = [
+        Strategy::NoManagement,
+        Strategy::ReferenceCompaction,
+        Strategy::Transforms,
+        Strategy::ProviderCompaction,
+    ];
+    let cheapest = others
+        .iter()
+        .map(|strategy| cost(*strategy))
+        .filter(|(_, _, refused)| *refused == 0)
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap();
+    assert_eq!(
+        (margin.against, margin.against_cost),
+        (cheapest.0, cheapest.1)
+    );
+    let defaults_cost = cost(Strategy::Defaults).1;
+    assert!((margin.cheaper_by - (1.0 - defaults_cost / cheapest.1)).abs() < 1e-12);
+    assert!(margin.reference_recall.is_some());
+    let verdict = render_verdict(std::slice::from_ref(&report));
+    assert!(
+        verdict.contains(&format!(
+            "than the cheapest other strategy with no request refused ({}",
+            cheapest.0
+        )),
+        "{verdict}"
+    );
+
+    // Without the defaults there is nothing to measure.
+    let without = simulate(&SimulateOptions {
+        calls: 40,
+        ..small(vec![Strategy::NoManagement, Strategy::Transforms])
+    })
+    .unwrap();
+    assert!(defaults_margin(std::slice::from_ref(&without)).is_none());
+}

@@ -52,6 +52,73 @@ pub struct Recommendation {
     pub reason: String,
 }
 
+/// The defaults beside the cheapest other strategy, like for like: the margin a user with an empty
+/// settings file gets, and the recall it keeps against the reference's compaction.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DefaultsMargin {
+    /// The cheapest strategy whose settings differ from the defaults' (provider-side compaction
+    /// included), replayed on every session, with no request refused.
+    pub against: &'static str,
+    pub against_cost: f64,
+    pub defaults_cost: f64,
+    /// How much less the defaults cost, as a share of `against_cost` (negative when they cost more).
+    pub cheaper_by: f64,
+    pub recall: RecallSample,
+    /// The reference compaction's recall, when it was replayed.
+    pub reference_recall: Option<RecallSample>,
+}
+
+/// The defaults' margin over the cheapest other strategy; `None` when the defaults or every other
+/// strategy were left out, or every other one had a request refused.
+pub fn defaults_margin(reports: &[SimulationReport]) -> Option<DefaultsMargin> {
+    let window = reports.first()?.context_window;
+    let settings_of = |strategy: Strategy| serde_json::to_value(strategy.settings(window)).ok();
+    let defaults_settings = settings_of(Strategy::Defaults)?;
+    let rows = verdict_rows(reports);
+    let defaults = rows.iter().find(|row| row.strategy == Strategy::Defaults)?;
+    let against = rows
+        .iter()
+        .filter(|row| row.unanswerable == 0 && row.sessions == reports.len())
+        .filter(|row| settings_of(row.strategy).as_ref() != Some(&defaults_settings))
+        .min_by(|a, b| a.cost.total_cmp(&b.cost))?;
+    let reference = rows
+        .iter()
+        .find(|row| row.strategy == Strategy::ReferenceCompaction);
+    Some(DefaultsMargin {
+        against: against.name,
+        against_cost: against.cost,
+        defaults_cost: defaults.cost,
+        cheaper_by: 1.0 - defaults.cost / against.cost.max(f64::MIN_POSITIVE),
+        recall: defaults.recall,
+        reference_recall: reference.map(|row| row.recall),
+    })
+}
+
+/// The margin as one sentence of the verdict.
+fn margin_sentence(margin: &DefaultsMargin) -> String {
+    let (amount, direction) = if margin.cheaper_by >= 0.0 {
+        (margin.cheaper_by, "less")
+    } else {
+        (-margin.cheaper_by, "more")
+    };
+    let reference = match &margin.reference_recall {
+        Some(reference) => format!(
+            " against the reference compaction's {}",
+            recall_cell(reference)
+        ),
+        None => String::new(),
+    };
+    format!(
+        "The defaults cost {:.1}% {direction} than the cheapest other strategy with no request \
+         refused ({}, ${:.2} against ${:.2}); recall {}{reference}.",
+        amount * 100.0,
+        margin.against,
+        margin.defaults_cost,
+        margin.against_cost,
+        recall_cell(&margin.recall),
+    )
+}
+
 /// The verdict rows, in report order (strategies absent from a replay are left out of it).
 pub fn verdict_rows(reports: &[SimulationReport]) -> Vec<VerdictRow> {
     let mut sums: Vec<Sums> = Vec::new();
@@ -346,6 +413,9 @@ pub fn render_verdict(reports: &[SimulationReport]) -> String {
         );
     }
     out.push('\n');
+    if let Some(margin) = defaults_margin(reports) {
+        let _ = writeln!(out, "{}\n", margin_sentence(&margin));
+    }
     match recommend(reports) {
         Some(recommendation) if recommendation.commands.is_empty() => {
             let _ = writeln!(

@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result};
 use clap::Args;
 use ctxkit_simulate::{
-    CheckPoint, Progress, Provider, SimulateOptions, SimulationReport, Strategy, overall,
-    recommend, render_markdown, render_overall, render_verdict, simulate, simulate_session,
-    verdict_rows,
+    CheckPoint, Progress, Provider, SimulateOptions, SimulationReport, Strategy, defaults_margin,
+    overall, recommend, render_markdown, render_overall, render_verdict, simulate,
+    simulate_session, verdict_rows,
 };
 
 use super::Locations;
@@ -49,7 +49,7 @@ pub struct SimulateArgs {
     /// When the compaction check runs.
     #[arg(long, value_enum, default_value_t = CheckPoint::RunEnd)]
     check: CheckPoint,
-    /// Print JSON: `{"reports", "overall", "verdict", "recommendation"}`.
+    /// Print JSON: `{"reports", "overall", "verdict", "recommendation", "defaults_margin"}`.
     #[arg(long)]
     json: bool,
 }
@@ -214,6 +214,7 @@ fn json_text(reports: &[SimulationReport]) -> Result<String> {
         "overall": overall(reports),
         "verdict": verdict_rows(reports),
         "recommendation": recommend(reports),
+        "defaults_margin": defaults_margin(reports),
     });
     let mut text = serde_json::to_string_pretty(&value)?;
     text.push('\n');

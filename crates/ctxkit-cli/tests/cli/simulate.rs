@@ -77,6 +77,15 @@ fn a_session_id_from_the_sessions_directory_replays_and_json_holds_the_verdict()
     assert_eq!(value["verdict"][0]["strategy"], "defaults");
     assert_eq!(value["verdict"][1]["strategy"], "no_management");
     assert!(value["recommendation"]["commands"].is_array(), "{value}");
+    // The one other strategy replayed is what the defaults are measured against.
+    assert_eq!(
+        value["defaults_margin"]["against"], "no management",
+        "{value}"
+    );
+    assert!(
+        value["defaults_margin"]["reference_recall"].is_null(),
+        "{value}"
+    );
     assert!(
         output.contains("simulated 1 session under 2 strategies in "),
         "{output}"
