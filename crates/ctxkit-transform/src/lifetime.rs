@@ -13,12 +13,17 @@
 //! request asked for the hour costs 0.75× more on what it writes (what it adds to the previous
 //! request, or all of it when it is shorter, as after a compaction or a cut); it saves 1.15× the
 //! context when a pause between five minutes and an hour follows it (the next request then reads
-//! what the five-minute cache had lost). The chance of such a pause is learned as the share of
-//! the session's requests so far that such a pause followed. So a request asks for the hour when
-//! that share × 1.15 × its context exceeds 0.75 × what it writes, once the session has paused that
-//! way at least twice: a user who answers within minutes never pays for the hour; one who comes
-//! back every quarter hour gets it on nearly every request; a user who pauses now and then gets it
-//! on the requests that add little to a large context, never on one that writes the context again.
+//! what the five-minute cache had lost). The chance of such a pause is the share of the session's
+//! requests so far that such a pause followed, begun from a prior of one pause in a hundred
+//! requests that weighs as much as a hundred requests seen ([`PRIOR_GAPS`], [`PRIOR_PAUSES`]). So
+//! a request asks for the hour when that share × 1.15 × its context exceeds 0.75 × what it
+//! writes: a user who answers within minutes pays for the hour only on requests that add a few
+//! hundred tokens to a context a hundred times larger, and less as the session shows no pause;
+//! one who comes back every quarter hour gets it on nearly every request; a user who pauses now
+//! and then gets it on the requests that add little to a large context, never on one that writes
+//! the context again. Until the tenth round the hour waited for two pauses seen: the first pauses
+//! of every session, and every pause of a session that paused once or twice, found the cache
+//! gone (docs/simulator.md, tenth round).
 //! (Before, a hindsight rule switched the hour on for every later request once the pauses had paid
 //! for the premium so far: it paid the premium on whole rewrites too, and made Codex rollouts and
 //! sessions that paused once dearer; docs/simulator.md, third and fifth rounds.) Each request's
@@ -42,9 +47,11 @@ pub const SHORT_CACHE_MS: i64 = 5 * 60 * 1000;
 /// The hour-long cache's lifetime, in milliseconds.
 pub const LONG_CACHE_MS: i64 = 60 * 60 * 1000;
 
-/// Pauses the session must have shown before the hour is asked for: one pause says little about
-/// the next (a user's lunch break), several say how the user works.
-const MIN_PAUSES: u64 = 2;
+/// The prior the session's own gaps are added to: one pause in a hundred requests, weighing as
+/// much as a hundred requests seen (docs/simulator.md, tenth round: 1 in 20 and 1 in 50 saved less
+/// on every set of real sessions, 1 in 200 as much).
+const PRIOR_GAPS: u64 = 100;
+const PRIOR_PAUSES: u64 = 1;
 
 /// Anthropic's rates in hundredths of the input price: a five-minute write, an hour-long write,
 /// a read.
@@ -95,13 +102,14 @@ impl LifetimeLearner {
         self.choice
     }
 
-    /// The hour when the expected saving (the share of gaps that were pauses × 1.15 × the
-    /// context) exceeds the premium on what the request writes (0.75×), after two pauses.
+    /// The hour when the expected saving (the share of gaps that were pauses, with the prior, ×
+    /// 1.15 × the context) exceeds the premium on what the request writes (0.75×).
     fn choice(&self, tokens: u64, written: u64) -> CacheLifetime {
-        let saving = u128::from(self.pauses) * u128::from(SHORT_WRITE - READ) * u128::from(tokens);
-        let premium =
-            u128::from(self.gaps) * u128::from(LONG_WRITE - SHORT_WRITE) * u128::from(written);
-        if self.pauses >= MIN_PAUSES && saving > premium {
+        let pauses = self.pauses + PRIOR_PAUSES;
+        let gaps = self.gaps + PRIOR_GAPS;
+        let saving = u128::from(pauses) * u128::from(SHORT_WRITE - READ) * u128::from(tokens);
+        let premium = u128::from(gaps) * u128::from(LONG_WRITE - SHORT_WRITE) * u128::from(written);
+        if saving > premium {
             CacheLifetime::Long
         } else {
             CacheLifetime::Configured
@@ -119,11 +127,16 @@ mod tests {
     fn a_user_who_answers_within_minutes_never_gets_the_hour() {
         let mut learner = LifetimeLearner::default();
         let mut at = 0;
-        for request in 0..200u64 {
+        // Requests adding 2,000 tokens each to a context compacted back to 10,000 at 60,000:
+        // one pause in a hundred (and fewer as none comes) × 1.15 × 60,000 stays under the
+        // premium on 2,000 tokens (0.75 × 2,000 = 1,500).
+        for request in 0..300u64 {
             at += 4 * MINUTE;
+            let tokens = 10_000 + (request % 26) * 2_000;
             assert_eq!(
-                learner.request(Some(at), 10_000 + request * 500),
-                CacheLifetime::Configured
+                learner.request(Some(at), tokens),
+                CacheLifetime::Configured,
+                "request {request}"
             );
         }
     }
@@ -143,16 +156,16 @@ mod tests {
             }
             at += 15 * MINUTE;
         }
-        // The first prompt's requests pay the hour's premium on 43,000 tokens; the first pause
-        // saves 1.15 × 43,000 against 0.75 × (43,000 + 1,000), the second as much again: the
-        // hour from the second pause on.
+        // The first prompt's requests keep the five minutes (the prior: one pause in a hundred ×
+        // 1.15 × 42,000 = 483 against 0.75 × 1,000 = 750); from the first pause on (two in 103 ×
+        // 1.15 × 44,000 = 983 > 750) the hour, and the later pauses find the cache.
         assert!(
-            choices[..6]
+            choices[..3]
                 .iter()
                 .all(|choice| *choice == CacheLifetime::Configured)
         );
         assert!(
-            choices[6..]
+            choices[3..]
                 .iter()
                 .all(|choice| *choice == CacheLifetime::Long)
         );
@@ -178,20 +191,18 @@ mod tests {
                 small.push(ask(&mut learner, 20 * 1000, 300));
             }
         }
-        // Before the second pause the hour is never asked for; after it, a request adding 300
-        // tokens to 40,000 does (5% × 1.15 × 40,000 = 2,300 > 0.75 × 300).
+        // From the second request on, one adding 300 tokens asks for the hour: before any pause
+        // the prior's one in a hundred × 1.15 × 30,600 = 352 > 0.75 × 300 = 225, and the pauses
+        // (5%) keep it so; the first request writes all it holds and does not.
+        assert_eq!(small[0], CacheLifetime::Configured);
         assert!(
-            small[..30]
-                .iter()
-                .all(|choice| *choice == CacheLifetime::Configured)
-        );
-        assert!(
-            small[40..]
+            small[1..]
                 .iter()
                 .all(|choice| *choice == CacheLifetime::Long)
         );
-        // One adding 5,000 tokens (a large tool result) does not (0.75 × 5,000 = 3,750), nor one
-        // that writes the whole context again after a compaction.
+        // One adding 5,000 tokens (a large tool result) does not (6 pauses in 201 × 1.15 × 65,000
+        // = 2,231 < 0.75 × 5,000 = 3,750), nor one that writes the whole context again after a
+        // compaction.
         assert_eq!(
             ask(&mut learner, 20 * 1000, 5_000),
             CacheLifetime::Configured
@@ -212,9 +223,14 @@ mod tests {
     fn pauses_over_an_hour_count_against_the_hour() {
         let mut learner = LifetimeLearner::default();
         let mut at = 0;
+        // Requests two hours apart, each adding 2,000 tokens: a gap over an hour is not a pause
+        // the hour bridges, so the share falls from the prior's one in a hundred (1.15 × 52,000
+        // / 101 = 592 against 0.75 × 2,000 = 1,500).
+        let mut tokens = 50_000;
         for _ in 0..20 {
             at += 2 * LONG_CACHE_MS;
-            assert_eq!(learner.request(Some(at), 50_000), CacheLifetime::Configured);
+            tokens += 2_000;
+            assert_eq!(learner.request(Some(at), tokens), CacheLifetime::Configured);
         }
     }
 

@@ -65,11 +65,12 @@ pub struct TransformSettings {
     pub cache_lifetime_seconds: u64,
     /// Ask the provider's prompt cache for an hour instead of five minutes (Anthropic's
     /// `"ttl": "1h"`) on the requests where the session's own pauses say it pays: the share of
-    /// its requests so far that a pause between five minutes and an hour followed, times 1.15×
-    /// the context (what such a pause makes the five-minute cache write again), exceeds 0.75×
-    /// what the request writes (the hour's dearer writes: 2× the input price instead of 1.25×);
-    /// see `lifetime.rs` in `ctxkit-transform`. Off by default, on in the recommended strategy
-    /// (docs/simulator.md, fifth round). Only Anthropic lets a request choose.
+    /// its requests so far that a pause between five minutes and an hour followed (begun from a
+    /// prior of one in a hundred), times 1.15× the context (what such a pause makes the
+    /// five-minute cache write again), exceeds 0.75× what the request writes (the hour's dearer
+    /// writes: 2× the input price instead of 1.25×); see `lifetime.rs` in `ctxkit-transform`. Off
+    /// by default, on in the recommended strategy (docs/simulator.md, fifth and tenth rounds).
+    /// Only Anthropic lets a request choose.
     pub long_cache_when_it_pays: bool,
     /// Tell the model how full its context is (a note at the end of the view, so request prefixes
     /// stay cacheable) once the view is over `budget_note_percent` of the window.
