@@ -17,8 +17,8 @@
 //! requests so far that such a pause followed, begun from a prior of one pause in a hundred
 //! requests that weighs as much as a hundred requests seen ([`PRIOR_GAPS`], [`PRIOR_PAUSES`]). So
 //! a request asks for the hour when that share × 1.15 × its context exceeds 0.75 × what it
-//! writes: a user who answers within minutes pays for the hour only on requests that add a few
-//! hundred tokens to a context a hundred times larger, and less as the session shows no pause;
+//! writes: a user who answers within minutes pays for the hour only on requests that add less
+//! than a sixty-fifth of the context, and on fewer as the session shows no pause;
 //! one who comes back every quarter hour gets it on nearly every request; a user who pauses now
 //! and then gets it on the requests that add little to a large context, never on one that writes
 //! the context again. Until the tenth round the hour waited for two pauses seen: the first pauses
@@ -192,7 +192,7 @@ mod tests {
             }
         }
         // From the second request on, one adding 300 tokens asks for the hour: before any pause
-        // the prior's one in a hundred × 1.15 × 30,600 = 352 > 0.75 × 300 = 225, and the pauses
+        // one pause in 101 × 1.15 × 30,600 = 348 > 0.75 × 300 = 225, and the pauses
         // (5%) keep it so; the first request writes all it holds and does not.
         assert_eq!(small[0], CacheLifetime::Configured);
         assert!(
@@ -200,8 +200,8 @@ mod tests {
                 .iter()
                 .all(|choice| *choice == CacheLifetime::Long)
         );
-        // One adding 5,000 tokens (a large tool result) does not (6 pauses in 201 × 1.15 × 65,000
-        // = 2,231 < 0.75 × 5,000 = 3,750), nor one that writes the whole context again after a
+        // One adding 5,000 tokens (a large tool result) does not (6 pauses in 200 × 1.15 × 65,000
+        // = 2,243 < 0.75 × 5,000 = 3,750), nor one that writes the whole context again after a
         // compaction.
         assert_eq!(
             ask(&mut learner, 20 * 1000, 5_000),
@@ -224,8 +224,8 @@ mod tests {
         let mut learner = LifetimeLearner::default();
         let mut at = 0;
         // Requests two hours apart, each adding 2,000 tokens: a gap over an hour is not a pause
-        // the hour bridges, so the share falls from the prior's one in a hundred (1.15 × 52,000
-        // / 101 = 592 against 0.75 × 2,000 = 1,500).
+        // the hour bridges, so the share falls from the prior's one in a hundred (1.15 × 54,000
+        // / 101 = 615 against 0.75 × 2,000 = 1,500, and less from there).
         let mut tokens = 50_000;
         for _ in 0..20 {
             at += 2 * LONG_CACHE_MS;
