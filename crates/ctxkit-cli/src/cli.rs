@@ -499,7 +499,9 @@ pub enum ConfigAction {
     Set {
         /// Dotted key, e.g. `compaction.reserveTokens`.
         key: String,
-        /// The value, e.g. `8192`, `dark`, `["npm"]`.
+        /// The value, e.g. `8192`, `dark`, `["npm"]` (a negative number is a value too, and the
+        /// setting's check says whether it is allowed).
+        #[arg(allow_negative_numbers = true)]
         value: String,
         /// Write the project settings file instead of the user one.
         #[arg(long)]

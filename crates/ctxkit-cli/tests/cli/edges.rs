@@ -162,3 +162,28 @@ fn config_schema_comes_from_the_tree_and_a_typo_in_a_file_names_the_key_it_meant
     let typo = run.ctxkit(&["config", "set", "compaction.reserveTokenz", "100"]);
     assert!(typo.contains("`compaction.reserveTokens`"), "{typo}");
 }
+
+/// A negative number is the value of `config set`, not an option: the setting's own check refuses
+/// it in one line naming the file, and the file keeps what it held.
+#[test]
+fn config_set_reads_a_negative_number_as_the_value_and_refuses_it_by_range() {
+    let run = Run::new();
+    run.ctxkit(&["config", "set", "compaction.reserveTokens", "8192"]);
+    let file = run.home.path().join("settings.json");
+    let before = std::fs::read(&file).unwrap();
+    let output = run.ctxkit(&["config", "set", "compaction.reserveTokens", "-5"]);
+    assert!(output.starts_with("exit: 3\n"), "{output}");
+    let stderr = output.split_once("--- stderr\n").unwrap().1;
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{output}");
+    assert!(
+        lines[0].starts_with("error: Invalid value for `compaction.reserveTokens`"),
+        "{output}"
+    );
+    assert!(lines[0].contains("found -5"), "{output}");
+    assert!(lines[1].starts_with("hint: "), "{output}");
+    assert_eq!(std::fs::read(&file).unwrap(), before, "nothing written");
+    // An option after the value is still an option.
+    let project = run.ctxkit(&["config", "set", "theme", "light", "--project"]);
+    assert!(project.starts_with("exit: 0\n"), "{project}");
+}
