@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::validate::{CheckReport, Violation};
+use super::validate::CheckReport;
 
 /// The price fields of `cost`, as Pi's `models.json` names them.
 const PRICE_FIELDS: [&str; 4] = ["input", "output", "cacheRead", "cacheWrite"];
@@ -15,8 +15,7 @@ const CACHE_RETENTIONS: [&str; 3] = ["none", "short", "long"];
 /// Checks every entry of `llm.models`; unknown keys inside `cost` are reported as unknown.
 pub(super) fn check_models(key: &str, value: &Value, report: &mut CheckReport) {
     let Some(models) = value.as_array() else {
-        violation(
-            report,
+        report.refuse(
             key,
             "an array of {provider, id, contextWindow, maxOutput?, reasoning?, cost?, cacheRetention?}",
             value,
@@ -30,19 +29,13 @@ pub(super) fn check_models(key: &str, value: &Value, report: &mut CheckReport) {
 
 fn check_model(key: &str, model: &Value, report: &mut CheckReport) {
     let Some(fields) = model.as_object() else {
-        violation(
-            report,
-            key,
-            "an object {provider, id, contextWindow, …}",
-            model,
-        );
+        report.refuse(key, "an object {provider, id, contextWindow, …}", model);
         return;
     };
     for required in ["provider", "id"] {
         match fields.get(required) {
             Some(Value::String(_)) => {}
-            other => violation(
-                report,
+            other => report.refuse(
                 &format!("{key}.{required}"),
                 "a string",
                 other.unwrap_or(&Value::Null),
@@ -55,8 +48,7 @@ fn check_model(key: &str, model: &Value, report: &mut CheckReport) {
         .is_none()
     {
         let found = fields.get("contextWindow").unwrap_or(&Value::Null);
-        violation(
-            report,
+        report.refuse(
             &format!("{key}.contextWindow"),
             "an integer ≥ 0 (tokens)",
             found,
@@ -67,10 +59,10 @@ fn check_model(key: &str, model: &Value, report: &mut CheckReport) {
         match name.as_str() {
             "provider" | "id" | "contextWindow" | "name" => {}
             "maxOutput" if field.as_u64().is_none() => {
-                violation(report, &field_key, "an integer ≥ 0 (tokens)", field);
+                report.refuse(&field_key, "an integer ≥ 0 (tokens)", field);
             }
             "reasoning" if !field.is_boolean() => {
-                violation(report, &field_key, "a boolean (`true` or `false`)", field);
+                report.refuse(&field_key, "a boolean (`true` or `false`)", field);
             }
             "cost" => check_cost(&field_key, field, report),
             "cacheRetention"
@@ -78,7 +70,7 @@ fn check_model(key: &str, model: &Value, report: &mut CheckReport) {
                     .as_str()
                     .is_some_and(|retention| CACHE_RETENTIONS.contains(&retention)) =>
             {
-                violation(report, &field_key, "one of `none`, `short`, `long`", field);
+                report.refuse(&field_key, "one of `none`, `short`, `long`", field);
             }
             // Other keys of Pi's `models.json` (`name`, `api`, `input`, `headers`, …) are kept.
             _ => {}
@@ -88,8 +80,7 @@ fn check_model(key: &str, model: &Value, report: &mut CheckReport) {
 
 fn check_cost(key: &str, cost: &Value, report: &mut CheckReport) {
     let Some(prices) = cost.as_object() else {
-        violation(
-            report,
+        report.refuse(
             key,
             "an object {input, output, cacheRead, cacheWrite} in dollars per million tokens",
             cost,
@@ -101,22 +92,13 @@ fn check_cost(key: &str, cost: &Value, report: &mut CheckReport) {
         if !PRICE_FIELDS.contains(&name.as_str()) {
             report.unknown_keys.push(price_key);
         } else if !price.as_f64().is_some_and(|dollars| dollars >= 0.0) {
-            violation(
-                report,
+            report.refuse(
                 &price_key,
                 "a number ≥ 0 (dollars per million tokens)",
                 price,
             );
         }
     }
-}
-
-fn violation(report: &mut CheckReport, key: &str, expected: &str, found: &Value) {
-    report.violations.push(Violation {
-        key: key.to_owned(),
-        expected: expected.to_owned(),
-        found: found.to_string(),
-    });
 }
 
 #[cfg(test)]

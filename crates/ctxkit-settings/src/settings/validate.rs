@@ -26,15 +26,20 @@ pub struct CheckReport {
     pub violations: Vec<Violation>,
 }
 
+impl CheckReport {
+    /// Notes that `found` at `key` is not what the key accepts (`expected`).
+    pub(crate) fn refuse(&mut self, key: &str, expected: impl Into<String>, found: &Value) {
+        self.violations.push(Violation {
+            key: key.to_owned(),
+            expected: expected.into(),
+            found: found.to_string(),
+        });
+    }
+}
+
 /// Checks `value` against `kind`; nested unknown keys and violations go into `report`.
 pub fn check_value(key: &str, kind: &ValueKind, value: &Value, report: &mut CheckReport) {
-    let mut violation = |expected: String| {
-        report.violations.push(Violation {
-            key: key.to_owned(),
-            expected,
-            found: value.to_string(),
-        });
-    };
+    let mut violation = |expected: String| report.refuse(key, expected, value);
     match kind {
         ValueKind::Bool => {
             if !value.is_boolean() {
@@ -123,11 +128,7 @@ pub fn check_value(key: &str, kind: &ValueKind, value: &Value, report: &mut Chec
 /// Pi 1.6 requires); other keys inside an entry are reported as unknown.
 fn check_model_budgets(key: &str, budgets: &[Field], value: &Value, report: &mut CheckReport) {
     let Some(entries) = value.as_object() else {
-        report.violations.push(Violation {
-            key: key.to_owned(),
-            expected: "an object keyed `provider/modelId`".to_owned(),
-            found: value.to_string(),
-        });
+        report.refuse(key, "an object keyed `provider/modelId`", value);
         return;
     };
     for (model, entry) in entries {
@@ -137,11 +138,7 @@ fn check_model_budgets(key: &str, budgets: &[Field], value: &Value, report: &mut
 
 fn check_object(key: &str, fields: &[Field], value: &Value, report: &mut CheckReport) {
     let Some(object) = value.as_object() else {
-        report.violations.push(Violation {
-            key: key.to_owned(),
-            expected: "an object".to_owned(),
-            found: value.to_string(),
-        });
+        report.refuse(key, "an object", value);
         return;
     };
     for (name, nested) in object {
@@ -156,11 +153,7 @@ fn check_object(key: &str, fields: &[Field], value: &Value, report: &mut CheckRe
 
 fn check_packages(key: &str, value: &Value, report: &mut CheckReport) {
     let Some(items) = value.as_array() else {
-        report.violations.push(Violation {
-            key: key.to_owned(),
-            expected: "an array of package sources".to_owned(),
-            found: value.to_string(),
-        });
+        report.refuse(key, "an array of package sources", value);
         return;
     };
     for (index, item) in items.iter().enumerate() {
@@ -182,11 +175,11 @@ fn check_packages(key: &str, value: &Value, report: &mut CheckReport) {
             Value::Null | Value::Bool(_) | Value::Number(_) | Value::Array(_) => false,
         };
         if !valid {
-            report.violations.push(Violation {
-                key: item_key,
-                expected: "a source string or {\"source\": …, \"extensions\"?: [..], \"skills\"?: [..], \"prompts\"?: [..], \"themes\"?: [..]}".to_owned(),
-                found: item.to_string(),
-            });
+            report.refuse(
+                &item_key,
+                "a source string or {\"source\": …, \"extensions\"?: [..], \"skills\"?: [..], \"prompts\"?: [..], \"themes\"?: [..]}",
+                item,
+            );
         }
     }
 }
