@@ -71,10 +71,14 @@ pub struct DefaultsMargin {
 /// The defaults' margin over the cheapest other strategy; `None` when the defaults or every other
 /// strategy were left out, or every other one had a request refused.
 pub fn defaults_margin(reports: &[SimulationReport]) -> Option<DefaultsMargin> {
+    margin_of(&verdict_rows(reports), reports)
+}
+
+/// [`defaults_margin`] from the verdict rows of `reports`.
+fn margin_of(rows: &[VerdictRow], reports: &[SimulationReport]) -> Option<DefaultsMargin> {
     let window = reports.first()?.context_window;
     let settings_of = |strategy: Strategy| serde_json::to_value(strategy.settings(window)).ok();
     let defaults_settings = settings_of(Strategy::Defaults)?;
-    let rows = verdict_rows(reports);
     let defaults = rows.iter().find(|row| row.strategy == Strategy::Defaults)?;
     let against = rows
         .iter()
@@ -396,7 +400,8 @@ pub fn render_verdict(reports: &[SimulationReport]) -> String {
         reports.len(),
         if reports.len() == 1 { "" } else { "s" },
     );
-    for row in verdict_rows(reports) {
+    let rows = verdict_rows(reports);
+    for row in &rows {
         let _ = writeln!(
             out,
             "| {} | ${:.2} | {} | {} | {} of {} | {:.1}% | {} ({}) | {} |",
@@ -413,7 +418,7 @@ pub fn render_verdict(reports: &[SimulationReport]) -> String {
         );
     }
     out.push('\n');
-    if let Some(margin) = defaults_margin(reports) {
+    if let Some(margin) = margin_of(&rows, reports) {
         let _ = writeln!(out, "{}\n", margin_sentence(&margin));
     }
     match recommend(reports) {
