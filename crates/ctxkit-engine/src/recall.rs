@@ -1,9 +1,13 @@
 //! The originals behind the summaries: compaction replaces old messages in the model's view only;
 //! the session keeps them. `recall` with [`SUMMARIZED_REFERENCE`] reads them back, whole or the
 //! parts that hold the words the model asks for, so what a summary left out is not lost to it.
+//! The tool calls whose long arguments the view cut (`transforms.pruneToolCalls`) are read back
+//! the same way, by the id in their marker.
 
 use ctxkit_compaction::list_compactions;
-use ctxkit_protocol::{AgentMessage, ContentBlock};
+use ctxkit_protocol::{AgentMessage, ContentBlock, ToolCall};
+use ctxkit_session::SessionError;
+use serde_json::Value;
 
 use crate::engine::{Engine, content_text};
 use crate::error::Result;
@@ -62,6 +66,71 @@ impl Engine {
         }
         Ok(Some(parts.join("\n\n")))
     }
+}
+
+impl Engine {
+    /// A tool call whose long arguments the model's view cut (`transforms.pruneToolCalls`), by the
+    /// id in its marker: its name and id, then each argument, a string as written (the file, the
+    /// patch) and anything else as JSON. `None` when no call on the session has that id.
+    pub async fn fetch_tool_call(&self, tool_call_id: &str) -> Result<Option<String>> {
+        let state = self.lock().await;
+        for entry in state.session.entries().iter().rev() {
+            if entry.role() != Some("assistant") {
+                continue;
+            }
+            let message = match entry.parse_message() {
+                Some(Ok(message)) => message,
+                // As for a pruned result: a damaged line of another reply does not hide this one.
+                Some(Err(SessionError::InvalidEntry { .. })) | None => continue,
+                Some(Err(error)) => return Err(error.into()),
+            };
+            let call = message.as_assistant().and_then(|reply| {
+                reply
+                    .content
+                    .iter()
+                    .filter_map(ContentBlock::as_tool_call)
+                    .find(|call| call.id == tool_call_id)
+            });
+            if let Some(call) = call {
+                return Ok(Some(call_text(call)));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// A tool call as `recall` shows it: `name (call id)`, then `key: value` per argument; a string of
+/// several lines after `key:` on lines of its own, as written.
+fn call_text(call: &ToolCall) -> String {
+    let mut text = format!("{} (call {})\n", call.name, call.id);
+    let Value::Object(arguments) = &call.arguments else {
+        text.push_str(&call.arguments.to_string());
+        text.push('\n');
+        return text;
+    };
+    for (key, value) in arguments {
+        text.push_str(key);
+        match value.as_str() {
+            Some(string) if string.contains('\n') => {
+                text.push_str(":\n");
+                text.push_str(string);
+                if !string.ends_with('\n') {
+                    text.push('\n');
+                }
+            }
+            Some(string) => {
+                text.push_str(": ");
+                text.push_str(string);
+                text.push('\n');
+            }
+            None => {
+                text.push_str(": ");
+                text.push_str(&value.to_string());
+                text.push('\n');
+            }
+        }
+    }
+    text
 }
 
 /// The query's words, lowercased; words of one character are left out.
@@ -156,6 +225,21 @@ mod tests {
             "…\nline 8\nline 9\nthe PORT is 8431\nline 11\nline 12\n…"
         );
         assert_eq!(matching_lines(&text, &query_words("nothing-here")), None);
+    }
+
+    #[test]
+    fn a_call_reads_back_with_its_strings_as_written() {
+        let call = ToolCall {
+            id: "w1".to_owned(),
+            name: "write".to_owned(),
+            arguments: serde_json::json!({"path": "src/a.rs", "content": "fn a() {}\nfn b() {}",
+                "lines": [1, 2]}),
+            extra: Default::default(),
+        };
+        assert_eq!(
+            call_text(&call),
+            "write (call w1)\npath: src/a.rs\ncontent:\nfn a() {}\nfn b() {}\nlines: [1,2]\n"
+        );
     }
 
     #[test]

@@ -215,6 +215,9 @@ struct ForgetParams {
 #[derive(Deserialize)]
 struct FetchParams {
     tool_call_id: String,
+    /// The call's arguments (a `ctxkit://tool-call/` marker) instead of its result.
+    #[serde(default)]
+    call: bool,
 }
 
 async fn install(shared: &Arc<Shared>, session: Session) -> Result<Value, MethodError> {
@@ -438,16 +441,18 @@ async fn context_method(
         }
         "pruned.fetch" => {
             let params: FetchParams = params(raw)?;
-            let text = engine(shared)
-                .await?
-                .fetch_pruned(&params.tool_call_id)
-                .await
-                .map_err(engine_error)?;
-            match text {
+            let engine = engine(shared).await?;
+            let id = &params.tool_call_id;
+            let (text, what) = if params.call {
+                (engine.fetch_tool_call(id).await, "tool call")
+            } else {
+                (engine.fetch_pruned(id).await, "tool result")
+            };
+            match text.map_err(engine_error)? {
                 Some(text) => Ok(json!({ "text": text })),
                 None => Err(MethodError {
                     code: codes::ENGINE_ERROR,
-                    message: format!("no tool result with call id `{}`", params.tool_call_id),
+                    message: format!("no {what} with call id `{id}`"),
                     kind: Some("entry_not_found"),
                 }),
             }

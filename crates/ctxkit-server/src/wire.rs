@@ -310,6 +310,7 @@ pub(crate) struct ViewAnswer<'a> {
 #[derive(Debug, Serialize)]
 struct ViewReport {
     tool_results_pruned: usize,
+    tool_calls_cut: usize,
     chars_saved: u64,
     thinking_blocks_dropped: usize,
     messages_dropped_by_window: usize,
@@ -326,6 +327,7 @@ impl<'a> From<&'a ctxkit_engine::ModelView> for ViewAnswer<'a> {
             messages: &view.messages,
             report: ViewReport {
                 tool_results_pruned: report.tool_results_pruned,
+                tool_calls_cut: report.tool_calls_cut,
                 chars_saved: report.chars_saved,
                 thinking_blocks_dropped: report.thinking_blocks_dropped,
                 messages_dropped_by_window: report.messages_dropped_by_window,
@@ -371,6 +373,7 @@ mod tests {
             "messages": serde_json::to_value(&view.messages).unwrap(),
             "report": {
                 "tool_results_pruned": report.tool_results_pruned,
+                "tool_calls_cut": report.tool_calls_cut,
                 "chars_saved": report.chars_saved,
                 "thinking_blocks_dropped": report.thinking_blocks_dropped,
                 "messages_dropped_by_window": report.messages_dropped_by_window,

@@ -3,7 +3,7 @@
 
 use crate::TransformSettings;
 use crate::digest::{VisibleNames, digest_caps, digest_unseen};
-use crate::marker::{chars_marker, lines_marker};
+use crate::marker::{Reference, chars_marker, lines_marker};
 
 /// The text that replaces a cut text, with both lengths in characters (Unicode scalar values).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,14 +65,20 @@ fn line_bounds(text: &str, head_lines: usize, tail_lines: usize) -> Option<(usiz
 /// Returns `None` when the text is short enough, or when the cut would not make it shorter.
 #[cfg(test)]
 pub(crate) fn cut_text(text: &str, id: &str, settings: &TransformSettings) -> Option<Cut> {
-    cut_text_seeing(text, id, settings, &VisibleNames::default())
+    cut_text_seeing(
+        text,
+        Reference::ToolResult(id),
+        settings,
+        &VisibleNames::default(),
+    )
 }
 
-/// [`cut_text`] whose digest leaves out the names the model can already read before the result
-/// (`visible`) and in the kept head and tail.
+/// [`cut_text`] of the text `reference` names (a result, or one argument of a call), whose digest
+/// leaves out the names the model can already read before it (`visible`) and in the kept head and
+/// tail.
 pub(crate) fn cut_text_seeing(
     text: &str,
-    id: &str,
+    reference: Reference<'_>,
     settings: &TransformSettings,
     visible: &VisibleNames,
 ) -> Option<Cut> {
@@ -98,7 +104,7 @@ pub(crate) fn cut_text_seeing(
                 let lines = middle_newlines + usize::from(!middle.ends_with('\n'));
                 let kept = [head, tail].concat();
                 let names = digest(middle, &kept, settings, visible);
-                let marker = lines_marker(lines, middle_chars, &names, id);
+                let marker = lines_marker(lines, middle_chars, &names, reference);
                 let mut cut = String::with_capacity(head.len() + marker.len() + tail.len() + 1);
                 cut.push_str(head);
                 cut.push_str(&marker);
@@ -118,13 +124,13 @@ pub(crate) fn cut_text_seeing(
             total_chars
         }
     };
-    cut_by_chars(text, total_chars, id, settings, visible)
+    cut_by_chars(text, total_chars, reference, settings, visible)
 }
 
 fn cut_by_chars(
     text: &str,
     total_chars: usize,
-    id: &str,
+    reference: Reference<'_>,
     settings: &TransformSettings,
     visible: &VisibleNames,
 ) -> Option<Cut> {
@@ -152,7 +158,7 @@ fn cut_by_chars(
         settings,
         visible,
     );
-    let marker = chars_marker(total_chars - head_chars - tail_chars, &names, id);
+    let marker = chars_marker(total_chars - head_chars - tail_chars, &names, reference);
     let mut cut = String::with_capacity(head.len() + marker.len() + tail.len() + 2);
     cut.push_str(head);
     if !head.is_empty() && !head.ends_with('\n') {

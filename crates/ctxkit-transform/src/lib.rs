@@ -16,8 +16,10 @@
 //!    same bytes for the same text). Markers are ASCII. [`pruned_reference`] reads the
 //!    id back; the agent's `recall` tool takes it from the model and the engine resolves it against
 //!    the stored session. A cut happens only when it
-//!    makes the text shorter and the id can be read back (not empty, no whitespace or `]`). Tool
-//!    calls and their arguments are never touched.
+//!    makes the text shorter and the id can be read back (not empty, no whitespace or `]`). With
+//!    `pruneToolCalls` (the recommended strategy) the long string arguments of those results' calls
+//!    (a file written, a patch) are cut the same way, their marker naming
+//!    `ctxkit://tool-call/<id>`; otherwise tool calls and their arguments are never touched.
 //! 2. **thinking** — thinking blocks are removed from every assistant message except the most
 //!    recent assistant that has thinking. An assistant keeps its text and tool calls; one left with
 //!    no content at all held only thinking, has no tool call to orphan a result, and is dropped.
@@ -92,6 +94,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod calls;
 mod cut;
 mod digest;
 mod js_length;
@@ -114,7 +117,9 @@ use ctxkit_settings::TransformSettings;
 
 pub use digest::{names_in, names_in_json};
 pub use lifetime::{CacheLifetime, LONG_CACHE_MS, LifetimeLearner, SHORT_CACHE_MS};
-pub use marker::{pruned_mentions, pruned_names, pruned_reference, shown_names};
+pub use marker::{
+    TOOL_CALL_REFERENCE_PREFIX, pruned_mentions, pruned_names, pruned_reference, shown_names,
+};
 pub use orphans::repair_orphans;
 pub use pays::content_blocks;
 
@@ -125,6 +130,9 @@ use crate::view::{Slot, total_tokens};
 pub struct TransformReport {
     /// Tool results cut or stripped of images by the prune layer.
     pub tool_results_pruned: usize,
+    /// Assistant messages whose tool calls' long arguments the prune layer cut
+    /// (`pruneToolCalls`).
+    pub tool_calls_cut: usize,
     /// Characters the prune layer removed, net of the markers it added (images count their base64
     /// length).
     pub chars_saved: u64,
@@ -173,6 +181,7 @@ pub fn transform_context<M: std::borrow::Borrow<AgentMessage>>(
     if settings.prune_enabled {
         let outcome = prune::prune_tool_results(&mut slots, block, settings);
         report.tool_results_pruned = outcome.tool_results_pruned;
+        report.tool_calls_cut = outcome.tool_calls_cut;
         report.chars_saved = outcome.chars_saved;
         report.orphans_repaired += orphans::repair_slots(&mut slots);
     }

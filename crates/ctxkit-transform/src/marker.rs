@@ -1,12 +1,35 @@
 //! The text that stands in for what a layer cut, and the reference in it the agent can use to fetch
 //! the full text back (the engine resolves the id against the stored session).
 
-/// The scheme and path before a tool call id in every marker.
+/// The scheme and path before a tool call id in every marker of a cut tool result.
 pub(crate) const REFERENCE_PREFIX: &str = "ctxkit://tool-result/";
 
 /// The words before the reference; `pruned_reference` looks for them to avoid reading ordinary text
 /// that happens to mention the scheme.
 const REFERENCE_LEAD: &str = "full output: ";
+
+/// The scheme and path before a tool call id in the marker of a cut tool-call argument; `recall`
+/// takes it and returns the call's arguments as stored.
+pub const TOOL_CALL_REFERENCE_PREFIX: &str = "ctxkit://tool-call/";
+
+/// The words before a tool call's reference.
+const CALL_REFERENCE_LEAD: &str = "full call: ";
+
+/// What a marker points back to: the whole text of a tool result, or the whole arguments of a tool
+/// call, both by the call's id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reference<'a> {
+    ToolResult(&'a str),
+    ToolCall(&'a str),
+}
+
+impl Reference<'_> {
+    fn id_len(self) -> usize {
+        match self {
+            Self::ToolResult(id) | Self::ToolCall(id) => id.len(),
+        }
+    }
+}
 
 /// Whether `id` can be written into a marker and read back unchanged by [`pruned_reference`]: not
 /// empty, no whitespace, control characters or `]`. Results with other ids are never cut, so every
@@ -58,39 +81,50 @@ fn push_digest(out: &mut String, names: &[&str]) {
     }
 }
 
-/// Appends the reference part `; full output: ctxkit://tool-result/<id>]`.
-fn push_reference(out: &mut String, id: &str) {
+/// Appends the reference part: `; full output: ctxkit://tool-result/<id>]` for a result,
+/// `; full call: ctxkit://tool-call/<id>]` for a call's argument.
+fn push_reference(out: &mut String, reference: Reference<'_>) {
+    let (lead, prefix, id) = match reference {
+        Reference::ToolResult(id) => (REFERENCE_LEAD, REFERENCE_PREFIX, id),
+        Reference::ToolCall(id) => (CALL_REFERENCE_LEAD, TOOL_CALL_REFERENCE_PREFIX, id),
+    };
     out.push_str("; ");
-    out.push_str(REFERENCE_LEAD);
-    out.push_str(REFERENCE_PREFIX);
+    out.push_str(lead);
+    out.push_str(prefix);
     out.push_str(id);
     out.push(']');
 }
 
 /// The marker of a cut by lines: `[... 812 lines (40213 chars) omitted; full output:
 /// ctxkit://tool-result/<id>]`, with `; mentions: a, b` before `; full output` when `names` (the
-/// digest of the omitted text) is not empty.
-pub(crate) fn lines_marker(lines: usize, chars: usize, names: &[&str], id: &str) -> String {
-    let mut marker = String::with_capacity(80 + id.len() + names_len(names));
+/// digest of the omitted text) is not empty; a call's argument ends with `; full call:
+/// ctxkit://tool-call/<id>]` instead.
+pub(crate) fn lines_marker(
+    lines: usize,
+    chars: usize,
+    names: &[&str],
+    reference: Reference<'_>,
+) -> String {
+    let mut marker = String::with_capacity(80 + reference.id_len() + names_len(names));
     marker.push_str("[... ");
     push_count(&mut marker, lines, "line");
     marker.push_str(" (");
     push_count(&mut marker, chars, "char");
     marker.push_str(") omitted");
     push_digest(&mut marker, names);
-    push_reference(&mut marker, id);
+    push_reference(&mut marker, reference);
     marker
 }
 
 /// The marker of a cut by characters: `[... 40213 chars omitted; full output:
-/// ctxkit://tool-result/<id>]`, with the digest as in [`lines_marker`].
-pub(crate) fn chars_marker(chars: usize, names: &[&str], id: &str) -> String {
-    let mut marker = String::with_capacity(72 + id.len() + names_len(names));
+/// ctxkit://tool-result/<id>]`, with the digest and the reference as in [`lines_marker`].
+pub(crate) fn chars_marker(chars: usize, names: &[&str], reference: Reference<'_>) -> String {
+    let mut marker = String::with_capacity(72 + reference.id_len() + names_len(names));
     marker.push_str("[... ");
     push_count(&mut marker, chars, "char");
     marker.push_str(" omitted");
     push_digest(&mut marker, names);
-    push_reference(&mut marker, id);
+    push_reference(&mut marker, reference);
     marker
 }
 
@@ -107,7 +141,7 @@ pub(crate) fn image_marker(mime_type: &str, id: &str) -> String {
     marker.push_str("[image omitted (");
     marker.push_str(kind);
     marker.push(')');
-    push_reference(&mut marker, id);
+    push_reference(&mut marker, Reference::ToolResult(id));
     marker
 }
 
@@ -195,14 +229,22 @@ mod tests {
 
     #[test]
     fn markers_read_back_their_digest() {
-        let marker = lines_marker(812, 40_213, &["src/a.rs", "E0308"], "c1");
+        let marker = lines_marker(
+            812,
+            40_213,
+            &["src/a.rs", "E0308"],
+            Reference::ToolResult("c1"),
+        );
         assert_eq!(pruned_mentions(&marker), ["src/a.rs", "E0308"]);
         assert_eq!(
             pruned_mentions(&format!("head\n{marker}\ntail")),
             ["src/a.rs", "E0308"]
         );
-        assert_eq!(pruned_mentions(&chars_marker(7, &["x_y"], "c1")), ["x_y"]);
-        assert!(pruned_mentions(&lines_marker(3, 30, &[], "c1")).is_empty());
+        assert_eq!(
+            pruned_mentions(&chars_marker(7, &["x_y"], Reference::ToolResult("c1"))),
+            ["x_y"]
+        );
+        assert!(pruned_mentions(&lines_marker(3, 30, &[], Reference::ToolResult("c1"))).is_empty());
         assert!(pruned_mentions(&image_marker("image/png", "c1")).is_empty());
         assert!(pruned_mentions("no marker; mentions: a, b").is_empty());
         // Text that only looks like a digest before an earlier line's marker is not read as one.
@@ -212,7 +254,12 @@ mod tests {
 
     #[test]
     fn a_cut_result_gives_the_names_of_its_head_tail_and_digest() {
-        let marker = lines_marker(812, 40_213, &["src/a.rs", "E0308"], "c1");
+        let marker = lines_marker(
+            812,
+            40_213,
+            &["src/a.rs", "E0308"],
+            Reference::ToolResult("c1"),
+        );
         let text = format!("open src/b.rs\n{marker}\nexit E0308 in parse_header");
         assert_eq!(
             pruned_names(&text),
@@ -230,34 +277,44 @@ mod tests {
     fn markers_read_back_their_id() {
         let id = "toolu_01ABC|fc_9";
         for marker in [
-            lines_marker(812, 40_213, &[], id),
-            lines_marker(812, 40_213, &["src/a.rs", "E0308"], id),
-            chars_marker(5, &[], id),
-            chars_marker(5, &["x_y"], id),
+            lines_marker(812, 40_213, &[], Reference::ToolResult(id)),
+            lines_marker(
+                812,
+                40_213,
+                &["src/a.rs", "E0308"],
+                Reference::ToolResult(id),
+            ),
+            chars_marker(5, &[], Reference::ToolResult(id)),
+            chars_marker(5, &["x_y"], Reference::ToolResult(id)),
             image_marker("image/png", id),
         ] {
             assert_eq!(pruned_reference(&marker), Some(id), "{marker}");
             assert_eq!(pruned_reference(&format!("head\n{marker}\ntail")), Some(id));
         }
         assert_eq!(
-            lines_marker(812, 40_213, &[], "c1"),
+            lines_marker(812, 40_213, &[], Reference::ToolResult("c1")),
             "[... 812 lines (40213 chars) omitted; full output: ctxkit://tool-result/c1]"
         );
         assert_eq!(
-            lines_marker(812, 40_213, &["src/a.rs", "E0308"], "c1"),
+            lines_marker(
+                812,
+                40_213,
+                &["src/a.rs", "E0308"],
+                Reference::ToolResult("c1")
+            ),
             "[... 812 lines (40213 chars) omitted; mentions: src/a.rs, E0308; \
              full output: ctxkit://tool-result/c1]"
         );
         assert_eq!(
-            chars_marker(7, &["x_y"], "c1"),
+            chars_marker(7, &["x_y"], Reference::ToolResult("c1")),
             "[... 7 chars omitted; mentions: x_y; full output: ctxkit://tool-result/c1]"
         );
         assert_eq!(
-            lines_marker(1, 1, &[], "c1"),
+            lines_marker(1, 1, &[], Reference::ToolResult("c1")),
             "[... 1 line (1 char) omitted; full output: ctxkit://tool-result/c1]"
         );
         assert_eq!(
-            chars_marker(7, &[], "c1"),
+            chars_marker(7, &[], Reference::ToolResult("c1")),
             "[... 7 chars omitted; full output: ctxkit://tool-result/c1]"
         );
         assert_eq!(
@@ -278,8 +335,8 @@ mod tests {
 
     #[test]
     fn markers_are_ascii() {
-        assert!(lines_marker(3, 4, &["a_b"], "c").is_ascii());
-        assert!(chars_marker(3, &["a_b"], "c").is_ascii());
+        assert!(lines_marker(3, 4, &["a_b"], Reference::ToolResult("c")).is_ascii());
+        assert!(chars_marker(3, &["a_b"], Reference::ToolResult("c")).is_ascii());
         assert!(image_marker("image/png", "c").is_ascii());
     }
 
@@ -297,10 +354,13 @@ mod tests {
         );
         assert_eq!(pruned_reference("full output: elsewhere"), None);
         // A broken first mention does not hide a later marker.
-        let text = format!("full output: nothing\n{}", chars_marker(3, &[], "c2"));
+        let text = format!(
+            "full output: nothing\n{}",
+            chars_marker(3, &[], Reference::ToolResult("c2"))
+        );
         assert_eq!(pruned_reference(&text), Some("c2"));
         // Multibyte text around a marker.
-        let text = format!("ß€😀{}ß", chars_marker(3, &[], "c3"));
+        let text = format!("ß€😀{}ß", chars_marker(3, &[], Reference::ToolResult("c3")));
         assert_eq!(pruned_reference(&text), Some("c3"));
     }
 

@@ -75,11 +75,19 @@ struct Fold {
     written: BTreeSet<usize>,
 }
 
+/// What cutting one tool result saves, in tokens: its own text, and (`pruneToolCalls`) its call's
+/// long arguments, in the assistant message at the given position.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct CutSaving {
+    pub result: u64,
+    pub call: Option<(usize, u64)>,
+}
+
 /// How many of the oldest tool results to cut under the "when it pays" rule; `savings[i]` is what
-/// cutting the `i`-th tool result (from the oldest) saves, in tokens.
+/// cutting the `i`-th tool result (from the oldest) saves.
 pub(crate) fn paying_count(
     slots: &[Slot<'_>],
-    savings: &[u64],
+    savings: &[CutSaving],
     settings: &TransformSettings,
 ) -> usize {
     let keep = settings.keep_recent_tool_results;
@@ -158,7 +166,7 @@ pub(crate) fn paying_count(
 }
 
 impl<'a> Measures<'a> {
-    fn of(slots: &[Slot<'_>], savings: &'a [u64], settings: &TransformSettings) -> Self {
+    fn of(slots: &[Slot<'_>], savings: &'a [CutSaving], settings: &TransformSettings) -> Self {
         let mut before = Vec::with_capacity(slots.len() + 1);
         let mut sum = 0u64;
         before.push(0);
@@ -240,7 +248,7 @@ struct Measures<'a> {
     /// Positions of the tool results, oldest first.
     result_positions: Vec<usize>,
     /// What cutting each tool result saves.
-    savings: &'a [u64],
+    savings: &'a [CutSaving],
     /// Thinking tokens of each message that the thinking layer drops behind the boundary (`None`
     /// when it is off or the message has no thinking block).
     thinking: Vec<Option<u64>>,
@@ -258,7 +266,8 @@ impl Measures<'_> {
     }
 
     /// Moving the boundary from `from` to `to` tool results, with the previous request ending
-    /// before `previous_end`: the cut results and the assistants whose thinking goes with them.
+    /// before `previous_end`: the cut results, their cut calls and the assistants whose thinking
+    /// goes with them.
     fn boundary_move(&self, from: usize, to: usize, previous_end: usize) -> BoundaryMove {
         let mut moved = BoundaryMove::default();
         // A result cut to no saving is left whole; a thinking block goes even when it holds no
@@ -279,8 +288,11 @@ impl Measures<'_> {
             }
         };
         for index in from..to {
-            let saved = self.savings[index];
-            change(self.result_positions[index], saved, saved > 0);
+            let CutSaving { result, call } = self.savings[index];
+            change(self.result_positions[index], result, result > 0);
+            if let Some((position, saved)) = call {
+                change(position, saved, saved > 0);
+            }
         }
         for position in self.block_end(from)..self.block_end(to) {
             if let Some(saved) = self.thinking[position] {
@@ -527,7 +539,7 @@ mod tests {
         // A thinking block with no text (encrypted reasoning only) still changes the message it
         // is dropped from.
         let slots: Vec<Slot<'_>> = messages.iter().map(Slot::borrowed).collect();
-        let savings = vec![0; 120];
+        let savings = vec![CutSaving::default(); 120];
         let measures = Measures::of(&slots, &savings, &settings);
         let reply = messages.len() - 13;
         assert_eq!(measures.thinking[reply], Some(0));
@@ -540,7 +552,8 @@ mod tests {
             assistant(vec![text("done")]),
         ];
         let slots: Vec<Slot<'_>> = short.iter().map(Slot::borrowed).collect();
-        let measures = Measures::of(&slots, &[0], &settings);
+        let savings = [CutSaving::default()];
+        let measures = Measures::of(&slots, &savings, &settings);
         let moved = measures.boundary_move(0, 1, 3);
         assert_eq!(moved.first_changed, Some(1));
     }

@@ -7,19 +7,23 @@
 //! - Image blocks of older results are replaced by a one-line text marker with the same reference.
 //! - Results whose id cannot be written into a marker and read back (empty, whitespace, `]`) are
 //!   kept whole, so every cut stays recoverable.
-//! - Tool calls (the assistant's `toolCall` blocks and their arguments) are never touched.
+//! - With `pruneToolCalls`, the long string arguments of the calls of those results are cut too
+//!   (see [`crate::calls`]); otherwise tool calls and their arguments are never touched.
 //!
 //! In cache-aware mode the number of older results is rounded down to a multiple of
 //! `cacheBlockSize`, so the pruned prefix changes once per block instead of on every call.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 
 use ctxkit_protocol::{AgentMessage, ContentBlock, MessageContent, TextContent, ToolResultMessage};
 
 use crate::TransformSettings;
+use crate::calls::CallsToCut;
 use crate::cut::{Cut, chars_and_newlines, cut_text_seeing};
 use crate::digest::VisibleNames;
-use crate::marker::{image_marker, is_referenceable};
+use crate::marker::{Reference, image_marker, is_referenceable};
+use crate::pays::CutSaving;
 use crate::view::Slot;
 use ctxkit_tokens::estimate_tokens;
 
@@ -61,8 +65,13 @@ pub(crate) fn prune_block(slots: &[Slot<'_>], settings: &TransformSettings) -> P
 }
 
 /// What cutting each of the first `count` tool results of the view saves, in tokens (0 for a result
-/// that is not cut).
-fn cut_savings(slots: &[Slot<'_>], count: usize, settings: &TransformSettings) -> Vec<u64> {
+/// that is not cut), with its call's arguments under `pruneToolCalls`.
+fn cut_savings(slots: &[Slot<'_>], count: usize, settings: &TransformSettings) -> Vec<CutSaving> {
+    let calls = if settings.prune_tool_calls {
+        crate::calls::call_savings(slots, settings)
+    } else {
+        HashMap::new()
+    };
     slots
         .iter()
         .filter_map(|slot| {
@@ -71,10 +80,14 @@ fn cut_savings(slots: &[Slot<'_>], count: usize, settings: &TransformSettings) -
                 .map(|result| (slot.tokens, result))
         })
         .take(count)
-        .map(|(tokens, result)| {
-            prune_result(result, settings, &VisibleNames::default()).map_or(0, |(pruned, _)| {
-                tokens.saturating_sub(estimate_tokens(&AgentMessage::ToolResult(pruned)))
-            })
+        .map(|(tokens, result)| CutSaving {
+            result: prune_result(result, settings, &VisibleNames::default()).map_or(
+                0,
+                |(pruned, _)| {
+                    tokens.saturating_sub(estimate_tokens(&AgentMessage::ToolResult(pruned)))
+                },
+            ),
+            call: calls.get(result.tool_call_id.as_str()).copied(),
         })
         .collect()
 }
@@ -83,6 +96,7 @@ fn cut_savings(slots: &[Slot<'_>], count: usize, settings: &TransformSettings) -
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct PruneOutcome {
     pub tool_results_pruned: usize,
+    pub tool_calls_cut: usize,
     pub chars_saved: u64,
 }
 
@@ -96,9 +110,17 @@ pub(crate) fn prune_tool_results(
     let mut remaining = block.tool_results;
     // Names the model reads before the next cut result; only a digest needs them.
     let mut visible = (settings.prune_digest_names > 0).then(VisibleNames::default);
-    for slot in slots.iter_mut() {
+    let calls = CallsToCut::of(slots, block.tool_results, settings);
+    for (position, slot) in slots.iter_mut().enumerate() {
         if remaining == 0 {
             break;
+        }
+        let seen = visible.as_ref();
+        if let Some((cut, chars_saved)) = calls.cut(position, slot.message.as_ref(), settings, seen)
+        {
+            outcome.tool_calls_cut += 1;
+            outcome.chars_saved += chars_saved as u64;
+            slot.replace(cut);
         }
         if let AgentMessage::ToolResult(result) = slot.message.as_ref() {
             remaining -= 1;
@@ -183,8 +205,8 @@ fn prune_result(
     if !is_referenceable(id) {
         return None;
     }
-    let cut =
-        result_text(&result.content).and_then(|text| cut_text_seeing(&text, id, settings, visible));
+    let cut = result_text(&result.content)
+        .and_then(|text| cut_text_seeing(&text, Reference::ToolResult(id), settings, visible));
     let (content, chars_saved) = match &result.content {
         MessageContent::Text(_) => {
             let Cut {

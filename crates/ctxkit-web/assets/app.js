@@ -229,7 +229,8 @@
     const wrap = el("div", null);
     wrap.append(el("div", "note ctx-report",
       fmt(ctx.messages.length) + " messages · estimate " + fmt(r.tokensBefore) + " → " + fmt(r.tokensAfter) +
-      " tokens after the transforms · " + r.toolResultsPruned + " results pruned · " + r.thinkingBlocksDropped +
+      " tokens after the transforms · " + r.toolResultsPruned + " results pruned · " +
+      (r.toolCallsCut ? r.toolCallsCut + " replies' tool calls cut · " : "") + r.thinkingBlocksDropped +
       " thinking blocks dropped · " + r.messagesDroppedByWindow + " dropped by the window" +
       (ctx.model ? " · model " + ctx.model : "") + " · thinking " + ctx.thinkingLevel));
     const list = el("div", "ctx-list");

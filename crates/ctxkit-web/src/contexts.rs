@@ -124,6 +124,7 @@ pub(crate) fn context_record_within(
         "model": context.model.and_then(|model| model.model_id).map(|model| renderer.short(&model)),
         "report": {
             "toolResultsPruned": report.tool_results_pruned,
+            "toolCallsCut": report.tool_calls_cut,
             "charsSaved": report.chars_saved,
             "thinkingBlocksDropped": report.thinking_blocks_dropped,
             "emptyAssistantsDropped": report.empty_assistants_dropped,

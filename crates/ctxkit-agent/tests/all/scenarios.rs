@@ -347,6 +347,68 @@ async fn a_pruned_tool_result_can_be_recalled_whole() {
     assert!(recalled >= 1_500, "the whole result came back: {answer}");
 }
 
+/// Writes eight files one call at a time, then recalls the first call the view shows cut.
+fn call_recaller() -> Arc<Behaviour> {
+    Arc::new(|model: &ScriptedModel, request: &ChatRequest, input: u64| {
+        let done = results_this_turn(request);
+        if done < 8 {
+            let id = format!("write_{done}");
+            let content = filler(&format!("file {done}"), 1_500);
+            let arguments = json!({"path": format!("f{done}.txt"), "content": content});
+            return model.calls(&[(id.as_str(), "write", arguments)], input);
+        }
+        if let AgentMessage::ToolResult(result) = last(request)
+            && result.tool_name == "recall"
+        {
+            let text = text_of(&result.content);
+            return model.text(&text, input);
+        }
+        let marker = request.messages.iter().find_map(|message| {
+            let reply = message.as_assistant()?;
+            let call = reply
+                .content
+                .iter()
+                .find_map(|block| block.as_tool_call())?;
+            let content = call.arguments["content"].as_str()?;
+            let start = content.find("ctxkit://tool-call/")?;
+            Some(
+                content[start..]
+                    .chars()
+                    .take_while(|c| *c != ']')
+                    .collect::<String>(),
+            )
+        });
+        match marker {
+            Some(reference) => {
+                model.calls(&[("r1", "recall", json!({"reference": reference}))], input)
+            }
+            None => model.text("no call was cut", input),
+        }
+    })
+}
+
+#[tokio::test]
+async fn a_cut_tool_call_can_be_recalled_whole() {
+    let settings = ctxkit_agent::EngineSettings::from_settings(&ctxkit_settings::Settings::read(
+        &json!({"contextStrategy": "recommended", "transforms": {"pruneWhenItPays": false}}),
+    ));
+    let mut world = World::with_settings(provider(1.0, call_recaller()), settings).await;
+    assert_eq!(
+        world.prompt("write them all").await,
+        PromptOutcome::Answered
+    );
+    let answer = answered_with(&world);
+    // The first call, as the session stores it: every line of the file it wrote.
+    assert!(
+        answer.starts_with("write (call write_0)\npath: f0.txt\ncontent:\n"),
+        "{answer}"
+    );
+    assert!(answer.contains(&filler("file 0", 1_500)), "{answer}");
+    // The file itself was written whole.
+    let written = std::fs::read_to_string(world.work().join("f0.txt")).unwrap();
+    assert_eq!(written, filler("file 0", 1_500));
+}
+
 #[tokio::test]
 async fn a_reply_streams_to_the_observer_before_it_is_stored() {
     let mut world = World::new(provider(1.0, coder())).await;

@@ -552,3 +552,46 @@ async fn a_view_over_the_bound_is_refused_with_its_length_and_the_branch_is_read
         .await;
     assert_eq!(past["result"]["messages"], json!([]), "{past}");
 }
+
+/// `pruned.fetch` reads back a tool result, or with `call` the call whose arguments a
+/// `ctxkit://tool-call/` marker cut, as the session stores them.
+#[tokio::test]
+async fn pruned_fetch_reads_a_result_or_its_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("calls.jsonl");
+    let lines = [
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#,
+        r#"{"type":"message","id":"u","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"write it","timestamp":1}}"#,
+        r#"{"type":"message","id":"a","parentId":"u","timestamp":"2025-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"write","arguments":{"path":"a.txt","content":"one\ntwo\n"}}],"provider":"p","model":"m","api":"x","stopReason":"toolUse","timestamp":2,"usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2}}}"#,
+        r#"{"type":"message","id":"t","parentId":"a","timestamp":"2025-01-01T00:00:03.000Z","message":{"role":"toolResult","toolCallId":"c","toolName":"write","content":[{"type":"text","text":"wrote 2 lines"}],"isError":false,"timestamp":3}}"#,
+    ];
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let mut client = start_with(dir.path(), None);
+    let opened = client.call("session.open", json!({"path": path})).await;
+    assert!(opened.get("result").is_some(), "{opened}");
+    let result = client
+        .call("pruned.fetch", json!({"tool_call_id": "c"}))
+        .await;
+    assert_eq!(result["result"]["text"], "wrote 2 lines", "{result}");
+    let call = client
+        .call("pruned.fetch", json!({"tool_call_id": "c", "call": true}))
+        .await;
+    assert_eq!(
+        call["result"]["text"], "write (call c)\npath: a.txt\ncontent:\none\ntwo\n",
+        "{call}"
+    );
+    let unknown = client
+        .call("pruned.fetch", json!({"tool_call_id": "t", "call": true}))
+        .await;
+    assert_eq!(
+        unknown["error"]["data"]["kind"], "entry_not_found",
+        "{unknown}"
+    );
+    assert!(
+        unknown["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no tool call with call id `t`"),
+        "{unknown}"
+    );
+}

@@ -279,7 +279,8 @@ impl Settings {
     /// The layer `"contextStrategy": "recommended"` puts beneath the settings files: the strategy
     /// `docs/simulator.md` measures as "ctxkit recommended". Every tool result but the latest cut
     /// to a head, a tail and a marker naming up to 32 of what it omitted, in at least 480
-    /// characters (docs/simulator.md, eighth round); compaction once the
+    /// characters (docs/simulator.md, eighth round), and the long arguments of those results' calls
+    /// with them (`transforms.pruneToolCalls`, eleventh round); compaction once the
     /// context passes 60,000 tokens whatever the window (the window's own threshold when lower),
     /// keeping 10,000; the summary written in the background from 80% of that threshold and sent
     /// as a continuation of the cached conversation; the hour-long prompt cache asked for request
@@ -295,6 +296,7 @@ impl Settings {
                 "keepRecentToolResults": 1,
                 "pruneDigestNames": RECOMMENDED_DIGEST_NAMES,
                 "pruneDigestChars": RECOMMENDED_DIGEST_CHARS,
+                "pruneToolCalls": true,
                 "longCacheWhenItPays": true,
             },
             "compaction": {

@@ -30,6 +30,12 @@ pub struct TransformSettings {
     /// characters; a longer one's digest gets 4% of its characters, up to 1,000 (or this value
     /// when higher), and `pruneDigestNames` grows in proportion.
     pub prune_digest_chars: usize,
+    /// Layer (a) also cuts the long string arguments (a file written, a patch, a long command) of
+    /// the tool calls whose results it may cut: each string longer than `pruneMinChars` is cut as a
+    /// result's text is, with a marker naming `ctxkit://tool-call/<id>`, which `recall` reads back.
+    /// Off by default (the reference never changes a call), on in the recommended strategy
+    /// (docs/simulator.md, eleventh round).
+    pub prune_tool_calls: bool,
     /// Layer (b): remove thinking blocks from all assistant replies but the latest one with thinking.
     pub drop_old_thinking: bool,
     /// Layer (c): drop the oldest messages while the view is above the threshold.
@@ -93,6 +99,7 @@ impl Default for TransformSettings {
             tail_chars: 100,
             prune_digest_names: 0,
             prune_digest_chars: 160,
+            prune_tool_calls: false,
             drop_old_thinking: true,
             window_enabled: true,
             window_threshold_percent: 75,
