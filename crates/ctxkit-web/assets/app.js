@@ -230,7 +230,7 @@
     wrap.append(el("div", "note ctx-report",
       fmt(ctx.messages.length) + " messages · estimate " + fmt(r.tokensBefore) + " → " + fmt(r.tokensAfter) +
       " tokens after the transforms · " + r.toolResultsPruned + " results pruned · " +
-      (r.toolCallsCut ? r.toolCallsCut + " replies' tool calls cut · " : "") + r.thinkingBlocksDropped +
+      (r.toolCallsCut ? "calls cut in " + r.toolCallsCut + (r.toolCallsCut === 1 ? " reply · " : " replies · ") : "") + r.thinkingBlocksDropped +
       " thinking blocks dropped · " + r.messagesDroppedByWindow + " dropped by the window" +
       (ctx.model ? " · model " + ctx.model : "") + " · thinking " + ctx.thinkingLevel));
     const list = el("div", "ctx-list");
