@@ -260,8 +260,9 @@ fn keep_preserved_segment(record: &mut Record, first_entries: &HashMap<Sym, Stri
     }
 }
 
-/// Resolves each record's parent entry, then orders the entries: sidechains (subagent runs)
-/// first, so the main conversation's last entry is the file's last entry and becomes the leaf.
+/// Resolves each record's parent entry, then orders the entries: sidechains (subagent runs) and
+/// stray bookkeeping roots first, so the main conversation's last entry is the file's last entry
+/// and becomes the leaf.
 fn link_records(records: Vec<Record>, uuids: &Uuids, builder: &mut Builder) -> Vec<Stored> {
     // Only the heads of kept segments are looked up here.
     let heads: std::collections::HashSet<Sym> = records
@@ -290,6 +291,12 @@ fn link_records(records: Vec<Record>, uuids: &Uuids, builder: &mut Builder) -> V
             continue;
         }
         let parent = record_parent(&record, uuids, builder);
+        // A record of no conversation (a `turn_duration`, progress) whose parent is not in the file
+        // would be a root at the file's end, so the leaf, and leave the conversation off its path:
+        // it goes in front with the sidechains.
+        let stray = parent.is_none()
+            && record.parent_uuid.is_some()
+            && !record.entries.iter().any(Stored::is_conversation);
         keep_preserved_segment(&mut record, &first_entries);
         let parent_side = record
             .parent_uuid
@@ -301,7 +308,7 @@ fn link_records(records: Vec<Record>, uuids: &Uuids, builder: &mut Builder) -> V
         if let Some(first) = record.entries.first_mut() {
             first.parent_id = parent;
         }
-        if is_side {
+        if is_side || stray {
             side_entries.extend(record.entries);
         } else {
             main_entries.extend(record.entries);

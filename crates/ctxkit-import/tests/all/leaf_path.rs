@@ -146,3 +146,24 @@ fn a_codex_remote_compaction_continues_its_thread() {
         "assistant: Added tests/test_rounding.py; 0.125 rounds to 0.12."
     );
 }
+
+/// A Claude Code transcript cut off by its writer can end with a bookkeeping record (a
+/// `turn_duration`) whose parent is not in the file (seen on blind14's `xfs96192/claude-config`).
+/// It is a root of its own, in front, so the conversation's last entry stays the leaf.
+#[test]
+fn a_trailing_record_of_no_conversation_whose_parent_is_missing_does_not_become_the_leaf() {
+    let path = shape("claude-trailing-stray-bookkeeping.jsonl");
+    let session = import_file(&path, None).unwrap();
+    let (on_path, total) = tool_results_on_path(&session);
+    assert_eq!((on_path, total), (28, 28));
+    assert!(session.report.issues.iter().any(|issue| matches!(
+        &issue.kind,
+        IssueKind::MissingParent { parent } if parent.starts_with("b6c60775")
+    )));
+    assert_eq!(roots(&session), 3);
+    let (_, context) = imported_context(&path);
+    assert_eq!(
+        context.last().unwrap(),
+        "assistant: Reservations are atomic; all 14 tests pass."
+    );
+}
