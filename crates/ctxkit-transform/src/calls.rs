@@ -110,6 +110,12 @@ pub(crate) fn call_savings<'a>(
     settings: &TransformSettings,
 ) -> HashMap<&'a str, (usize, u64)> {
     let latest = latest_thinking(slots);
+    // Weighed without the digest, the costly part of a cut: a few dozen characters over what the
+    // cut the layer then makes saves.
+    let settings = &TransformSettings {
+        prune_digest_names: 0,
+        ..settings.clone()
+    };
     let mut savings = HashMap::new();
     for (position, slot) in slots.iter().enumerate() {
         let Some(assistant) = slot.message.as_assistant() else {
