@@ -21,13 +21,22 @@ fn message(value: serde_json::Value) -> AgentMessage {
 /// A session of `count` messages: a user task, then tool-call/tool-result pairs with outputs of
 /// a few hundred bytes to 20 KB, and a user message every 50 messages.
 fn engine(count: usize) -> (tokio::runtime::Runtime, Engine) {
+    engine_with(count, EngineSettings::default(), false)
+}
+
+/// [`engine`] under `settings`; with `writes`, every tenth call a `write` of a 60-line file.
+fn engine_with(
+    count: usize,
+    settings: EngineSettings,
+    writes: bool,
+) -> (tokio::runtime::Runtime, Engine) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap_or_else(|error| panic!("runtime: {error}"));
     let engine = Engine::new(
         Session::in_memory("/bench"),
         EngineOptions {
-            settings: EngineSettings::default(),
+            settings,
             model: Some(ModelInfo {
                 provider: "bench".into(),
                 id: "bench".into(),
@@ -44,6 +53,13 @@ fn engine(count: usize) -> (tokio::runtime::Runtime, Engine) {
         while index < count {
             let value = if index % 50 == 0 {
                 json!({"role": "user", "content": format!("step {index}: continue the refactoring of src/module_{index}.rs"), "timestamp": index})
+            } else if writes && index % 20 == 1 {
+                let content: String = (0..60).map(|line| format!("pub fn item_{line}() -> u64 {{ {line} }}\n")).collect();
+                json!({"role": "assistant", "content": [
+                    {"type": "toolCall", "id": format!("call-{index}"), "name": "write", "arguments": {"path": format!("src/module_{index}.rs"), "content": content}}
+                ], "provider": "bench", "model": "bench", "stopReason": "toolUse",
+                   "usage": {"input": 1000 + index, "output": 50, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 1050 + index},
+                   "timestamp": index})
             } else if index % 2 == 1 {
                 json!({"role": "assistant", "content": [
                     {"type": "thinking", "thinking": "I should look at the file first. ".repeat(4)},
@@ -99,4 +115,29 @@ fn build_view_only(bencher: divan::Bencher, count: usize) {
         .collect();
     let settings = EngineSettings::default();
     bencher.bench_local(|| ctxkit_engine::build_view(&transcript, &settings, 1_000_000));
+}
+
+/// The recommended strategy's view (the defaults a user gets) over the context with writes: every
+/// result but the latest cut with a digest, and the long arguments of those results' calls.
+#[divan::bench(args = [1000])]
+fn model_view_recommended(bencher: divan::Bencher, count: usize) {
+    let (runtime, engine) = engine_with(count, EngineSettings::recommended(), true);
+    bencher.bench_local(|| {
+        runtime
+            .block_on(engine.model_view())
+            .unwrap_or_else(|error| panic!("view: {error}"))
+    });
+}
+
+/// [`model_view_recommended`] with `transforms.pruneToolCalls` off: what cutting the calls costs.
+#[divan::bench(args = [1000])]
+fn model_view_recommended_calls_whole(bencher: divan::Bencher, count: usize) {
+    let mut settings = EngineSettings::recommended();
+    settings.transforms.prune_tool_calls = false;
+    let (runtime, engine) = engine_with(count, settings, true);
+    bencher.bench_local(|| {
+        runtime
+            .block_on(engine.model_view())
+            .unwrap_or_else(|error| panic!("view: {error}"))
+    });
 }
