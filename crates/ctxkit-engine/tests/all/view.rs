@@ -61,6 +61,65 @@ async fn old_tool_results_are_pruned_in_the_view_only_and_can_be_fetched_back() 
     assert_eq!(full, big);
 }
 
+#[tokio::test]
+async fn old_calls_long_arguments_are_cut_in_the_view_only_and_can_be_fetched_back() {
+    let mut settings = settings(2_000);
+    settings.transforms.prune_when_it_pays = false;
+    settings.transforms.prune_tool_calls = true;
+    let harness = Harness::with(settings, Some(model(100_000)), HookSet::new(), []);
+    harness
+        .engine
+        .append(user("write the modules"))
+        .await
+        .unwrap();
+    let file: String = (0..200)
+        .map(|line| format!("pub fn item_{line}() {{}}\n"))
+        .collect();
+    for index in 0..10 {
+        let id = format!("write-{index}");
+        let call = message(json!({
+            "role": "assistant",
+            "content": [{"type": "toolCall", "id": id, "name": "write",
+                "arguments": {"path": format!("src/m{index}.rs"), "content": file}}],
+            "provider": PROVIDER, "model": MODEL, "stopReason": "toolUse",
+            "usage": {"input": 10, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 11},
+            "timestamp": now_ms(),
+        }));
+        harness.engine.append(call).await.unwrap();
+        harness
+            .engine
+            .append(tool_result(&id, "written"))
+            .await
+            .unwrap();
+    }
+    let view = harness.engine.model_view().await.unwrap();
+    // Every call but those of the six results kept whole (the default keep) is cut.
+    assert_eq!(view.report.tool_calls_cut, 4, "{:?}", view.report);
+    let text = serde_json::to_string(&view.messages).unwrap();
+    assert!(text.contains("full call: ctxkit://tool-call/write-0]"));
+    assert_eq!(text.matches("item_150").count(), 6);
+    // The stored calls are whole, and one comes back by its id; nothing else answers to it.
+    let transcript = serde_json::to_string(&harness.engine.transcript().await.unwrap()).unwrap();
+    assert_eq!(transcript.matches("item_150").count(), 10);
+    let call = harness
+        .engine
+        .fetch_tool_call("write-0")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        call,
+        format!("write (call write-0)\npath: src/m0.rs\ncontent:\n{file}")
+    );
+    for id in ["write-99", "", "../write-0", "ctxkit://tool-call/write-0"] {
+        assert_eq!(
+            harness.engine.fetch_tool_call(id).await.unwrap(),
+            None,
+            "{id}"
+        );
+    }
+}
+
 /// A file of large tool results (big enough that they stay on disk and are read on demand).
 fn large_session_file(dir: &std::path::Path) -> std::path::PathBuf {
     let path = dir.join("large.jsonl");
