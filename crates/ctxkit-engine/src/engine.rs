@@ -10,9 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use ctxkit_compaction::Prompts;
 use ctxkit_protocol::{AgentMessage, MessageContent};
-use ctxkit_session::{
-    ContextMessage, ContextMessageKind, Session, SessionError, parse_timestamp_ms,
-};
+use ctxkit_session::{ContextMessage, ContextMessageKind, Session, parse_timestamp_ms};
 use ctxkit_summarizer::Summarizer;
 use tokio::sync::{MutexGuard, mpsc, watch};
 use tokio_util::sync::CancellationToken;
@@ -339,29 +337,6 @@ impl Engine {
     /// The model's messages on the current branch, before transforms.
     pub async fn transcript(&self) -> Result<Vec<AgentMessage>> {
         transcript(&self.lock().await.session)
-    }
-
-    /// The full text of a tool result pruned from the model's view, by the id in its marker.
-    pub async fn fetch_pruned(&self, tool_call_id: &str) -> Result<Option<String>> {
-        let state = self.lock().await;
-        for entry in state.session.entries().iter().rev() {
-            if entry.role() != Some("toolResult") {
-                continue;
-            }
-            let message = match entry.parse_message() {
-                Some(Ok(message)) => message,
-                // A damaged line of some other result does not hide the one asked for; a line that
-                // can no longer be read (the file changed under us) is an error, not "not found".
-                Some(Err(SessionError::InvalidEntry { .. })) | None => continue,
-                Some(Err(error)) => return Err(error.into()),
-            };
-            if let Some(result) = message.as_tool_result()
-                && result.tool_call_id == tool_call_id
-            {
-                return Ok(Some(content_text(&result.content)));
-            }
-        }
-        Ok(None)
     }
 }
 

@@ -1,12 +1,12 @@
-//! The originals behind the summaries: compaction replaces old messages in the model's view only;
-//! the session keeps them. `recall` with [`SUMMARIZED_REFERENCE`] reads them back, whole or the
-//! parts that hold the words the model asks for, so what a summary left out is not lost to it.
-//! The tool calls whose long arguments the view cut (`transforms.pruneToolCalls`) are read back
-//! the same way, by the id in their marker.
+//! What the model's view shortened, read back from the session, which keeps it whole: the
+//! originals behind the summaries (`recall` with [`SUMMARIZED_REFERENCE`], whole or the parts that
+//! hold the words the model asks for, so what a summary left out is not lost to it), a pruned tool
+//! result, and a tool call whose long arguments were cut (`transforms.pruneToolCalls`), both by the
+//! id in their marker.
 
 use ctxkit_compaction::list_compactions;
 use ctxkit_protocol::{AgentMessage, ContentBlock, ToolCall};
-use ctxkit_session::SessionError;
+use ctxkit_session::{Session, SessionError};
 use serde_json::Value;
 
 use crate::engine::{Engine, content_text};
@@ -69,34 +69,54 @@ impl Engine {
 }
 
 impl Engine {
+    /// The full text of a tool result pruned from the model's view, by the id in its marker.
+    pub async fn fetch_pruned(&self, tool_call_id: &str) -> Result<Option<String>> {
+        let state = self.lock().await;
+        newest_message(&state.session, "toolResult", |message| {
+            let result = message.as_tool_result()?;
+            (result.tool_call_id == tool_call_id).then(|| content_text(&result.content))
+        })
+    }
+
     /// A tool call whose long arguments the model's view cut (`transforms.pruneToolCalls`), by the
     /// id in its marker: its name and id, then each argument, a string as written (the file, the
     /// patch) and anything else as JSON. `None` when no call on the session has that id.
     pub async fn fetch_tool_call(&self, tool_call_id: &str) -> Result<Option<String>> {
         let state = self.lock().await;
-        for entry in state.session.entries().iter().rev() {
-            if entry.role() != Some("assistant") {
-                continue;
-            }
-            let message = match entry.parse_message() {
-                Some(Ok(message)) => message,
-                // As for a pruned result: a damaged line of another reply does not hide this one.
-                Some(Err(SessionError::InvalidEntry { .. })) | None => continue,
-                Some(Err(error)) => return Err(error.into()),
-            };
-            let call = message.as_assistant().and_then(|reply| {
-                reply
-                    .content
-                    .iter()
-                    .filter_map(ContentBlock::as_tool_call)
-                    .find(|call| call.id == tool_call_id)
-            });
-            if let Some(call) = call {
-                return Ok(Some(call_text(call)));
-            }
-        }
-        Ok(None)
+        newest_message(&state.session, "assistant", |message| {
+            let reply = message.as_assistant()?;
+            let call = reply
+                .content
+                .iter()
+                .filter_map(ContentBlock::as_tool_call)
+                .find(|call| call.id == tool_call_id)?;
+            Some(call_text(call))
+        })
     }
+}
+
+/// What `read` finds in the newest message of `role` on the session that it finds anything in. A
+/// damaged line of another message does not hide the one asked for; a line that can no longer be
+/// read (the file changed under the engine) is an error, not "not found".
+fn newest_message<T>(
+    session: &Session,
+    role: &str,
+    read: impl Fn(&AgentMessage) -> Option<T>,
+) -> Result<Option<T>> {
+    for entry in session.entries().iter().rev() {
+        if entry.role() != Some(role) {
+            continue;
+        }
+        let message = match entry.parse_message() {
+            Some(Ok(message)) => message,
+            Some(Err(SessionError::InvalidEntry { .. })) | None => continue,
+            Some(Err(error)) => return Err(error.into()),
+        };
+        if let Some(found) = read(&message) {
+            return Ok(Some(found));
+        }
+    }
+    Ok(None)
 }
 
 /// A tool call as `recall` shows it: `name (call id)`, then `key: value` per argument; a string of
