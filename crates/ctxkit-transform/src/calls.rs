@@ -1,6 +1,6 @@
 //! Layer (a) on the model's own side (`pruneToolCalls`): the long string arguments of old tool
 //! calls, cut as their results are. A file written, a patch or a long command is most of what an
-//! agent's own messages weigh (a fifth of the characters of real sessions, docs/simulator.md,
+//! agent's own messages weigh (a quarter of the characters of real sessions, docs/simulator.md,
 //! eleventh round); once the call's result is behind the prune boundary the model works from the
 //! file on disk, not from its old call.
 //!
@@ -39,16 +39,18 @@ impl CallsToCut {
         tool_results: usize,
         settings: &TransformSettings,
     ) -> Self {
-        let ids = if settings.prune_tool_calls {
-            slots
-                .iter()
-                .filter_map(|slot| slot.message.as_tool_result())
-                .take(tool_results)
-                .map(|result| result.tool_call_id.clone())
-                .collect()
-        } else {
-            HashSet::new()
-        };
+        if !settings.prune_tool_calls {
+            return Self {
+                ids: HashSet::new(),
+                latest_thinking: None,
+            };
+        }
+        let ids = slots
+            .iter()
+            .filter_map(|slot| slot.message.as_tool_result())
+            .take(tool_results)
+            .map(|result| result.tool_call_id.clone())
+            .collect();
         Self {
             ids,
             latest_thinking: latest_thinking(slots),
