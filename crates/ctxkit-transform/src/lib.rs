@@ -118,7 +118,8 @@ use ctxkit_settings::TransformSettings;
 pub use digest::{names_in, names_in_json};
 pub use lifetime::{CacheLifetime, LONG_CACHE_MS, LifetimeLearner, SHORT_CACHE_MS};
 pub use marker::{
-    TOOL_CALL_REFERENCE_PREFIX, pruned_mentions, pruned_names, pruned_reference, shown_names,
+    TOOL_CALL_REFERENCE_PREFIX, TOOL_RESULT_REFERENCE_PREFIX, pruned_mentions, pruned_names,
+    pruned_reference, shown_names,
 };
 pub use orphans::repair_orphans;
 pub use pays::content_blocks;

@@ -1,8 +1,9 @@
 //! The text that stands in for what a layer cut, and the reference in it the agent can use to fetch
 //! the full text back (the engine resolves the id against the stored session).
 
-/// The scheme and path before a tool call id in every marker of a cut tool result.
-pub(crate) const REFERENCE_PREFIX: &str = "ctxkit://tool-result/";
+/// The scheme and path before a tool call id in every marker of a cut tool result; `recall` takes
+/// it and returns the result as stored.
+pub const TOOL_RESULT_REFERENCE_PREFIX: &str = "ctxkit://tool-result/";
 
 /// The words before the reference; `pruned_reference` looks for them to avoid reading ordinary text
 /// that happens to mention the scheme.
@@ -85,7 +86,7 @@ fn push_digest(out: &mut String, names: &[&str]) {
 /// `; full call: ctxkit://tool-call/<id>]` for a call's argument.
 fn push_reference(out: &mut String, reference: Reference<'_>) {
     let (lead, prefix, id) = match reference {
-        Reference::ToolResult(id) => (REFERENCE_LEAD, REFERENCE_PREFIX, id),
+        Reference::ToolResult(id) => (REFERENCE_LEAD, TOOL_RESULT_REFERENCE_PREFIX, id),
         Reference::ToolCall(id) => (CALL_REFERENCE_LEAD, TOOL_CALL_REFERENCE_PREFIX, id),
     };
     out.push_str("; ");
@@ -153,7 +154,7 @@ pub fn pruned_reference(text: &str) -> Option<&str> {
     loop {
         let lead = rest.find(REFERENCE_LEAD)?;
         let after = &rest[lead + REFERENCE_LEAD.len()..];
-        if let Some(reference) = after.strip_prefix(REFERENCE_PREFIX)
+        if let Some(reference) = after.strip_prefix(TOOL_RESULT_REFERENCE_PREFIX)
             && let Some(end) = reference.find(']')
         {
             let id = &reference[..end];
@@ -172,7 +173,7 @@ pub fn pruned_mentions(text: &str) -> Vec<&str> {
     let Some(id) = pruned_reference(text) else {
         return Vec::new();
     };
-    let reference = format!("; {REFERENCE_LEAD}{REFERENCE_PREFIX}{id}]");
+    let reference = format!("; {REFERENCE_LEAD}{TOOL_RESULT_REFERENCE_PREFIX}{id}]");
     let Some(end) = text.find(&reference) else {
         return Vec::new();
     };
@@ -205,7 +206,7 @@ pub fn pruned_names(text: &str) -> Vec<&str> {
     let Some(id) = pruned_reference(text) else {
         return Vec::new();
     };
-    let reference = format!("; {REFERENCE_LEAD}{REFERENCE_PREFIX}{id}]");
+    let reference = format!("; {REFERENCE_LEAD}{TOOL_RESULT_REFERENCE_PREFIX}{id}]");
     let Some(reference_at) = text.find(&reference) else {
         return Vec::new();
     };

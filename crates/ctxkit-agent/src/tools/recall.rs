@@ -4,14 +4,11 @@
 //! strategy also cuts old tool calls' long arguments to a marker naming `ctxkit://tool-call/<id>`.
 //! The stored session keeps all of it, so nothing pruned or summarized is lost to the model.
 
-use ctxkit_transform::TOOL_CALL_REFERENCE_PREFIX;
+use ctxkit_transform::{TOOL_CALL_REFERENCE_PREFIX, TOOL_RESULT_REFERENCE_PREFIX};
 use serde::Deserialize;
 
 use super::limit::Keep;
 use super::{ToolContext, ToolOutcome, bounded_outcome};
-
-/// The scheme and path a marker writes before the tool call id.
-const REFERENCE_PREFIX: &str = "ctxkit://tool-result/";
 
 /// The arguments of `recall`.
 #[derive(Debug, Deserialize)]
@@ -51,7 +48,7 @@ pub fn recall(
         }
         None => {
             let id = reference
-                .strip_prefix(REFERENCE_PREFIX)
+                .strip_prefix(TOOL_RESULT_REFERENCE_PREFIX)
                 .unwrap_or(reference)
                 .trim_end_matches(']');
             handle
