@@ -83,14 +83,18 @@ fn engine_with(
     (runtime, engine)
 }
 
-#[divan::bench(args = [100, 1000])]
-fn model_view(bencher: divan::Bencher, count: usize) {
-    let (runtime, engine) = engine(count);
+/// Times `Engine::model_view` on a built engine.
+fn bench_model_view(bencher: divan::Bencher, (runtime, engine): (tokio::runtime::Runtime, Engine)) {
     bencher.bench_local(|| {
         runtime
             .block_on(engine.model_view())
             .unwrap_or_else(|error| panic!("view: {error}"))
     });
+}
+
+#[divan::bench(args = [100, 1000])]
+fn model_view(bencher: divan::Bencher, count: usize) {
+    bench_model_view(bencher, engine(count));
 }
 
 #[divan::bench(args = [1000])]
@@ -121,12 +125,10 @@ fn build_view_only(bencher: divan::Bencher, count: usize) {
 /// result but the latest cut with a digest, and the long arguments of those results' calls.
 #[divan::bench(args = [1000])]
 fn model_view_recommended(bencher: divan::Bencher, count: usize) {
-    let (runtime, engine) = engine_with(count, EngineSettings::recommended(), true);
-    bencher.bench_local(|| {
-        runtime
-            .block_on(engine.model_view())
-            .unwrap_or_else(|error| panic!("view: {error}"))
-    });
+    bench_model_view(
+        bencher,
+        engine_with(count, EngineSettings::recommended(), true),
+    );
 }
 
 /// [`model_view_recommended`] with `transforms.pruneToolCalls` off: what cutting the calls costs.
@@ -134,10 +136,5 @@ fn model_view_recommended(bencher: divan::Bencher, count: usize) {
 fn model_view_recommended_calls_whole(bencher: divan::Bencher, count: usize) {
     let mut settings = EngineSettings::recommended();
     settings.transforms.prune_tool_calls = false;
-    let (runtime, engine) = engine_with(count, settings, true);
-    bencher.bench_local(|| {
-        runtime
-            .block_on(engine.model_view())
-            .unwrap_or_else(|error| panic!("view: {error}"))
-    });
+    bench_model_view(bencher, engine_with(count, settings, true));
 }
