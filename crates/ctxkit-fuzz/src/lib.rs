@@ -27,7 +27,17 @@ pub const TARGETS: &[Target] = &[
 ];
 
 thread_local! {
-    static SCRATCH: RefCell<Option<PathBuf>> = const { RefCell::new(None) };
+    static SCRATCH: RefCell<Option<Scratch>> = const { RefCell::new(None) };
+}
+
+/// This process's and thread's scratch file, removed when it is dropped (at the thread's end, or
+/// by [`remove_scratch`]) so runs leave nothing in the temporary directory.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 /// A file of this process and thread to load sessions from (the loader reads files).
@@ -41,10 +51,17 @@ fn scratch_path() -> PathBuf {
                     std::thread::current().id()
                 )
                 .replace(['(', ')'], "");
-                std::env::temp_dir().join(name)
+                Scratch(std::env::temp_dir().join(name))
             })
+            .0
             .clone()
     })
+}
+
+/// Removes this thread's scratch file: the driver calls it before it exits, since the main
+/// thread's thread-local values are not always dropped.
+pub fn remove_scratch() {
+    SCRATCH.with(|cell| cell.borrow_mut().take());
 }
 
 fn user(text: &str) -> AgentMessage {

@@ -354,6 +354,7 @@ fn main() -> ExitCode {
             report.crashes
         );
     }
+    ctxkit_fuzz::remove_scratch();
     if crashed {
         ExitCode::FAILURE
     } else {
