@@ -41,6 +41,9 @@ pub struct RecallMiss {
     /// The tool call whose result showed it first, and its tool's name.
     pub tool_call_id: String,
     pub tool: String,
+    /// The call (0-based) whose reply made that tool call: `call - source_call` is how many
+    /// calls the name went unnamed.
+    pub source_call: usize,
     /// Whether that result was still in the request (cut to a marker that left the name out), or
     /// gone (a summary replaced it).
     pub source_in_view: bool,
@@ -55,6 +58,8 @@ pub(crate) struct NamedTracker<'a> {
     found: Vec<bool>,
     /// The tool of each identifier's source call (`RecallMiss::tool`).
     tools: Vec<String>,
+    /// The call whose reply made each identifier's source tool call (`RecallMiss::source_call`).
+    source_calls: Vec<usize>,
 }
 
 impl<'a> NamedTracker<'a> {
@@ -63,33 +68,45 @@ impl<'a> NamedTracker<'a> {
             .kind(Some(AhoCorasickKind::DFA))
             .match_kind(MatchKind::Standard)
             .build(trace.named.iter().map(|named| &named.identifier))?;
-        let tool_of_call: HashMap<&str, &str> = trace
+        let tool_calls: HashMap<&str, (&str, usize)> = trace
             .tasks
             .iter()
             .flat_map(|task| &task.calls)
-            .flat_map(|planned| &planned.reply.content)
-            .filter_map(|block| match block {
-                ContentBlock::ToolCall(call) => Some((call.id.as_str(), call.name.as_str())),
+            .enumerate()
+            .flat_map(|(index, planned)| {
+                planned
+                    .reply
+                    .content
+                    .iter()
+                    .map(move |block| (index, block))
+            })
+            .filter_map(|(index, block)| match block {
+                ContentBlock::ToolCall(call) => {
+                    Some((call.id.as_str(), (call.name.as_str(), index)))
+                }
                 ContentBlock::Text(_)
                 | ContentBlock::Image(_)
                 | ContentBlock::Thinking(_)
                 | ContentBlock::Unknown(_) => None,
             })
             .collect();
+        let source = |named: &super::session::Named| tool_calls.get(named.tool_call_id.as_str());
         let tools = trace
             .named
             .iter()
-            .map(|named| {
-                tool_of_call
-                    .get(named.tool_call_id.as_str())
-                    .map_or_else(String::new, |tool| (*tool).to_owned())
-            })
+            .map(|named| source(named).map_or_else(String::new, |(tool, _)| (*tool).to_owned()))
+            .collect();
+        let source_calls = trace
+            .named
+            .iter()
+            .map(|named| source(named).map_or(0, |(_, index)| *index))
             .collect();
         Ok(Self {
             trace,
             matcher,
             found: vec![false; trace.named.len()],
             tools,
+            source_calls,
         })
     }
 
@@ -154,6 +171,7 @@ impl<'a> NamedTracker<'a> {
                         kind: named.kind,
                         tool_call_id: named.tool_call_id.clone(),
                         tool: self.tools.get(index).cloned().unwrap_or_default(),
+                        source_call: self.source_calls.get(index).copied().unwrap_or_default(),
                         source_in_view: present.contains(named.tool_call_id.as_str()),
                         summarized,
                     });

@@ -241,6 +241,8 @@ fn recalled_when_the_request_of_the_naming_call_still_holds_it() {
         .iter()
         .map(|miss| {
             assert_eq!(miss.call, 1);
+            // t0 was called by call 0's reply.
+            assert_eq!(miss.source_call, 0);
             (
                 miss.identifier.as_str(),
                 miss.tool_call_id.as_str(),
@@ -271,6 +273,15 @@ fn recalled_when_the_request_of_the_naming_call_still_holds_it() {
     assert_eq!(after.missed.len(), 1);
     assert_eq!(after.missed[0].identifier, "reconcile_ledger");
     assert!(!after.missed[0].source_in_view && after.missed[0].summarized);
+    assert_eq!(after.missed[0].source_call, 0);
+    // Without the user's message, parse_header is lost too: t1 was called by call 1's reply.
+    let bare = observe(&mut tracker, &view[..1], 2);
+    let sources: Vec<(&str, usize)> = bare
+        .missed
+        .iter()
+        .map(|miss| (miss.identifier.as_str(), miss.source_call))
+        .collect();
+    assert_eq!(sources, [("reconcile_ledger", 0), ("parse_header", 1)]);
     // The view counts everything at risk so far: E0308 (in the summary) and parse_header.
     assert_eq!((after.view.all.at_risk, after.view.all.recalled), (4, 2));
     // The stand-in keeps the file path whose result is gone while a summary is shown.
