@@ -6,6 +6,7 @@
 //! other record is kept as a `custom` entry. Facts and sources: `docs/import-formats.md`.
 
 mod linear;
+mod local;
 mod messages;
 mod reader;
 mod uuids;
@@ -92,6 +93,8 @@ struct Record {
     tool_results: bool,
     /// A `user` or `assistant` record (a message of the conversation).
     conversational: bool,
+    /// A user record of a local command (`local::is_local_command`).
+    local_command: bool,
     /// Merged into another record (a fragment of the same reply); writes nothing.
     removed: bool,
     entries: Vec<Stored>,
@@ -260,9 +263,9 @@ fn keep_preserved_segment(record: &mut Record, first_entries: &HashMap<Sym, Stri
     }
 }
 
-/// Resolves each record's parent entry, then orders the entries: sidechains (subagent runs) and
-/// stray bookkeeping roots first, so the main conversation's last entry is the file's last entry
-/// and becomes the leaf.
+/// Resolves each record's parent entry, then orders the entries: sidechains (subagent runs), stray
+/// bookkeeping roots and a trailing chain of local commands (`local`) first, so the main
+/// conversation's last entry is the file's last entry and becomes the leaf.
 fn link_records(records: Vec<Record>, uuids: &Uuids, builder: &mut Builder) -> Vec<Stored> {
     // Only the heads of kept segments are looked up here.
     let heads: std::collections::HashSet<Sym> = records
@@ -286,17 +289,19 @@ fn link_records(records: Vec<Record>, uuids: &Uuids, builder: &mut Builder) -> V
     // The main line's vector takes the sidechains in front at the end without growing.
     let mut side_entries = Vec::with_capacity(side_count);
     let mut main_entries = Vec::with_capacity(entry_count);
-    for mut record in records {
+    let local_chain = local::trailing_local_chain(&records);
+    for (index, mut record) in records.into_iter().enumerate() {
         if record.removed {
             continue;
         }
         let parent = record_parent(&record, uuids, builder);
         // A record of no conversation (a `turn_duration`, progress) whose parent is not in the file
         // would be a root at the file's end, so the leaf, and leave the conversation off its path:
-        // it goes in front with the sidechains.
-        let stray = parent.is_none()
+        // it goes in front with the sidechains, as does a trailing chain of local commands.
+        let stray = (parent.is_none()
             && record.parent_uuid.is_some()
-            && !record.entries.iter().any(Stored::is_conversation);
+            && !record.entries.iter().any(Stored::is_conversation))
+            || local_chain.is_some_and(|start| index >= start && !record.sidechain);
         keep_preserved_segment(&mut record, &first_entries);
         let parent_side = record
             .parent_uuid

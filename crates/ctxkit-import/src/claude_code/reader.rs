@@ -144,7 +144,7 @@ impl RecordReader {
             .unwrap_or_else(|| self.last_timestamp.clone());
         self.last_timestamp.clone_from(&timestamp);
         let uuid = str_field(record, "uuid").map(str::to_owned);
-        let sym = uuid.as_deref().map(|uuid| self.uuids.intern(uuid));
+        let mut sym = uuid.as_deref().map(|uuid| self.uuids.intern(uuid));
         let source_key = match &uuid {
             Some(uuid) => {
                 if sym.is_some_and(|sym| self.uuids.has_tail(sym)) {
@@ -154,6 +154,7 @@ impl RecordReader {
                             source_id: uuid.clone(),
                         },
                     );
+                    sym = Some(self.uuids.intern_again(uuid));
                 }
                 uuid.clone()
             }
@@ -325,6 +326,7 @@ impl RecordReader {
             message_id,
             tool_results: head.record_type == "user" && has_tool_results(record),
             conversational,
+            local_command: super::local::is_local_command(record),
             removed: false,
             alias_of: None,
             fallback_parent_uuid: None,

@@ -59,6 +59,14 @@ impl Uuids {
         sym
     }
 
+    /// A new number for a uuid a record writes again: `text` means the later record from here on,
+    /// so a parent written after it is that record, and one written before it stays the earlier
+    /// (old Claude Code versions write every session's local-command caveat under one uuid).
+    pub(super) fn intern_again(&mut self, text: &str) -> Sym {
+        self.by_key.remove(&key_of(text));
+        self.intern(text)
+    }
+
     /// The number of a parent uuid; its text is kept while no record with that uuid has entries
     /// (an issue names a missing parent by its text).
     pub(super) fn intern_parent(&mut self, text: &str) -> Sym {
