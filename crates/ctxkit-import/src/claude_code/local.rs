@@ -1,12 +1,14 @@
-//! Local commands: what a user typed for Claude Code itself (`/clear`, `/exit`, `/cost`), never
-//! for the model. Claude Code writes each as user records — a caveat (`isMeta`), the command, its
-//! output — and old versions (1.0.x) start a session in the same file with such a chain, from a
-//! root. A file that ends with one would make it the leaf, and a resumed import would show the
-//! model three local-command messages instead of the conversation before them.
+//! Chains of no conversation at a transcript's end, and local commands: what a user typed for
+//! Claude Code itself (`/clear`, `/exit`, `/cost`), never for the model. Claude Code writes a local
+//! command as user records — a caveat (`isMeta`), the command, its output — and old versions
+//! (1.0.x) start a session in the same file with such a chain, from a root. A file that ends with
+//! one would make it the leaf, and a resumed import would show the model three local-command
+//! messages instead of the conversation before them.
 
 use serde_json::Value;
 
 use super::Record;
+use super::uuids::Sym;
 use crate::source::str_field;
 use ctxkit_protocol::JsonObject;
 
@@ -43,10 +45,15 @@ pub(super) fn is_local_command(record: &JsonObject) -> bool {
         .any(|start| text.starts_with(start))
 }
 
-/// The index of the first record of a chain that starts from a root at the end of the main line
-/// and holds nothing but local commands and bookkeeping, or `None`. Its records go in front with
-/// the sidechains, so the leaf is the last entry of the conversation before it.
-pub(super) fn trailing_local_chain(records: &[Record]) -> Option<usize> {
+/// The index of the first record of a chain at the end of the main line that starts from a root (no
+/// parent, or one `has_parent` says is not in the file) and holds nothing but local commands and
+/// bookkeeping, or `None`. Its records go in front with the sidechains, so the leaf is the last
+/// entry of the conversation before it. Besides old versions' sessions of local commands, this is
+/// the run of `api_error` records a transcript can end with after its history was cut off.
+pub(super) fn trailing_chain_without_conversation(
+    records: &[Record],
+    has_parent: impl Fn(Sym) -> bool,
+) -> Option<usize> {
     let mut start = None;
     for (index, record) in records.iter().enumerate().rev() {
         if record.removed || record.sidechain {
@@ -55,7 +62,7 @@ pub(super) fn trailing_local_chain(records: &[Record]) -> Option<usize> {
         if record.conversational && !record.local_command {
             break;
         }
-        if record.parent_uuid.is_none() && record.local_command {
+        if record.parent_uuid.is_none_or(|parent| !has_parent(parent)) && record.uuid.is_some() {
             start = Some(index);
         }
     }

@@ -264,7 +264,7 @@ fn keep_preserved_segment(record: &mut Record, first_entries: &HashMap<Sym, Stri
 }
 
 /// Resolves each record's parent entry, then orders the entries: sidechains (subagent runs), stray
-/// bookkeeping roots and a trailing chain of local commands (`local`) first, so the main
+/// bookkeeping roots and a trailing chain of no conversation (`local`) first, so the main
 /// conversation's last entry is the file's last entry and becomes the leaf.
 fn link_records(records: Vec<Record>, uuids: &Uuids, builder: &mut Builder) -> Vec<Stored> {
     // Only the heads of kept segments are looked up here.
@@ -289,7 +289,8 @@ fn link_records(records: Vec<Record>, uuids: &Uuids, builder: &mut Builder) -> V
     // The main line's vector takes the sidechains in front at the end without growing.
     let mut side_entries = Vec::with_capacity(side_count);
     let mut main_entries = Vec::with_capacity(entry_count);
-    let local_chain = local::trailing_local_chain(&records);
+    let local_chain =
+        local::trailing_chain_without_conversation(&records, |parent| uuids.has_tail(parent));
     for (index, mut record) in records.into_iter().enumerate() {
         if record.removed {
             continue;
@@ -297,7 +298,8 @@ fn link_records(records: Vec<Record>, uuids: &Uuids, builder: &mut Builder) -> V
         let parent = record_parent(&record, uuids, builder);
         // A record of no conversation (a `turn_duration`, progress) whose parent is not in the file
         // would be a root at the file's end, so the leaf, and leave the conversation off its path:
-        // it goes in front with the sidechains, as does a trailing chain of local commands.
+        // it goes in front with the sidechains, as does a trailing chain of local commands and
+        // bookkeeping from a root (`local`).
         let stray = (parent.is_none()
             && record.parent_uuid.is_some()
             && !record.entries.iter().any(Stored::is_conversation))

@@ -277,3 +277,21 @@ fn history_written_twice_imports_without_a_cycle() {
         ]
     );
 }
+
+/// A transcript can end with a run of `api_error` records whose first parent is not in the file
+/// (seen on blind16's `13562964800/claude-skills`); the run, and a queue record after it, go in
+/// front, so the leaf stays the conversation's last entry.
+#[test]
+fn a_trailing_run_of_api_errors_from_a_missing_parent_does_not_become_the_leaf() {
+    let path = shape("claude-trailing-api-errors.jsonl");
+    let (session, context) = imported_context(&path);
+    assert!(session.report.issues.iter().any(|issue| matches!(
+        &issue.kind,
+        IssueKind::MissingParent { parent } if parent.starts_with("0badf00d")
+    )));
+    assert_eq!(
+        context.last().unwrap(),
+        "assistant: GET /health now answers with the database's status."
+    );
+    assert_eq!(context.len(), 4);
+}
