@@ -32,20 +32,63 @@ const PASSED_MAX: usize = 10;
 
 /// The earlier summaries' items of one slot, earlier ones first.
 fn earlier(digest: &Digest, slot: Slot, priority: u8) -> Vec<Item> {
+    let plans = plans_naming_something(&digest.earlier);
     digest
         .earlier
         .iter()
-        .filter(|earlier| earlier.slot == slot)
+        .zip(plans)
+        .filter(|(earlier, _)| earlier.slot == slot)
         // Prose that names nothing (`Investigation revealed:`) is left to the earlier summary's
-        // own goal and constraints, which stay whole.
-        .filter(|earlier| {
-            matches!(slot, Slot::Goal | Slot::Constraints) || names_something(&earlier.text)
+        // own goal and constraints, which stay whole. A numbered step stays with its list when
+        // the list is carried: a plan that skips `2. Move files as per structure above` reads as
+        // another plan.
+        .filter(|(earlier, in_plan)| {
+            matches!(slot, Slot::Goal | Slot::Constraints)
+                || names_something(&earlier.text)
+                || *in_plan
         })
+        .map(|(earlier, _)| earlier)
         .map(|earlier| {
             let priority = carried_priority(digest, slot, &earlier.text, priority);
             item(clip(&earlier.text, 400), priority)
         })
         .collect()
+}
+
+/// Per earlier item: whether it is a step of a numbered list (consecutive numbered items of one
+/// slot) of which some step names something.
+fn plans_naming_something(items: &[crate::previous::EarlierItem]) -> Vec<bool> {
+    let mut in_plan = vec![false; items.len()];
+    let mut start = 0;
+    while start < items.len() {
+        let mut end = start;
+        while end < items.len()
+            && items[end].slot == items[start].slot
+            && is_numbered_step(&items[end].text)
+        {
+            end += 1;
+        }
+        if end == start {
+            start += 1;
+            continue;
+        }
+        if items[start..end]
+            .iter()
+            .any(|item| names_something(&item.text))
+        {
+            in_plan[start..end].fill(true);
+        }
+        start = end;
+    }
+    in_plan
+}
+
+/// Whether a line is an item of a numbered list (`2. Move files`, `3) Test`).
+fn is_numbered_step(text: &str) -> bool {
+    let digits = text.chars().take_while(char::is_ascii_digit).count();
+    (1..=3).contains(&digits)
+        && text[digits..].starts_with(['.', ')'])
+        && text[digits + 1..].starts_with(' ')
 }
 
 /// Whether a line names something a continuing agent could look up or use exactly: an identifier

@@ -215,6 +215,27 @@ fn an_earlier_summarys_prose_that_names_nothing_is_not_carried_but_its_goal_is()
 }
 
 #[test]
+fn an_earlier_summarys_numbered_plan_keeps_every_step() {
+    // Step 2 names nothing, yet a plan without it is another plan (the Pi recording's update lost
+    // it); an unnumbered line naming nothing is still left out, and so is a numbered list none of
+    // whose items names anything.
+    let previous = "## Goal\nSplit the CLI\n\n## Next Steps\n1. Create `src/modes/`\n2. Move files as per structure above\n3. Run `npm run check`\n- Keep going after that\n\n## Critical Context\n1. The mood is good\n2. Nobody is blocked";
+    let summary = summarize_offline(&request(session(0), Some(previous), 13_107));
+    let steps: Vec<&str> = [
+        "1. Create `src/modes/`",
+        "2. Move files as per structure above",
+        "3. Run `npm run check`",
+    ]
+    .into_iter()
+    .filter(|step| summary.contains(step))
+    .collect();
+    assert_eq!(steps.len(), 3, "{summary}");
+    assert!(!summary.contains("Keep going after that"), "{summary}");
+    assert!(!summary.contains("The mood is good"), "{summary}");
+    assert!(!summary.contains("Nobody is blocked"), "{summary}");
+}
+
+#[test]
 fn room_left_after_everything_goes_to_the_last_steps_in_full() {
     let mut values = vec![json!({"role": "user", "content": "Why does the nightly import stop?"})];
     values.extend(bash(
