@@ -232,6 +232,13 @@ impl Ui {
         }
     }
 
+    /// A reply's text as shown: made safe for the terminal first, then rendered, so the model's
+    /// text is never obeyed and the rendering's own styles are kept (as a streamed reply's are).
+    fn reply_text(&self, text: &str) -> String {
+        self.markdown
+            .render(&crate::render::terminal_safe(text), terminal_width())
+    }
+
     /// A reply: reasoning dimmed, text as is, each tool call on its own line. What streamed in
     /// is not printed again.
     pub fn reply(&self, reply: &AssistantMessage, overflow: bool) {
@@ -249,7 +256,7 @@ impl Ui {
                     self.info(thinking.thinking.trim());
                 }
                 ContentBlock::Text(text) if !text.text.trim().is_empty() => {
-                    self.line(&self.markdown.render(&text.text, terminal_width()));
+                    self.styled_line(&self.reply_text(&text.text));
                 }
                 ContentBlock::ToolCall(call) => self.tool_call(call),
                 ContentBlock::Thinking(_)
@@ -519,5 +526,35 @@ mod provider_edit_tests {
         );
         assert!(provider_edit_note(&edit(None, Some(2))).contains("the thinking of 2 turn(s)"));
         assert!(provider_edit_note(&edit(None, None)).contains("`clear_tool_uses_20250919`"));
+    }
+}
+
+#[cfg(test)]
+mod reply_tests {
+    use super::*;
+
+    #[test]
+    fn a_reply_shown_whole_keeps_its_styles_and_never_the_models_escapes() {
+        let ui = Ui {
+            markdown: Markdown::styled(true),
+            ..Ui::new().deferring()
+        };
+        let reply: AssistantMessage = serde_json::from_value(serde_json::json!({
+            "role": "assistant",
+            "content": [{"type": "text", "text": "1. **Timeline** done\u{1b}]0;owned\u{7}"}],
+            "timestamp": 1
+        }))
+        .unwrap();
+        ui.reply(&reply, false);
+        let lines = ui.deferred.as_ref().unwrap().lock().unwrap().join("\n");
+        // The bold is the renderer's escape, kept; the model's title escape is shown as text.
+        assert!(lines.contains("\u{1b}["), "{lines:?}");
+        assert!(lines.contains("Timeline"), "{lines:?}");
+        assert!(
+            !lines.contains("\\u001b["),
+            "the renderer's styles escaped: {lines:?}"
+        );
+        assert!(!lines.contains("\u{1b}]0;"), "{lines:?}");
+        assert!(lines.contains("\\u001b]0;owned"), "{lines:?}");
     }
 }
