@@ -26,6 +26,7 @@ mod serve;
 mod stream;
 
 pub use error::WebError;
+pub use model::MAX_PRECOMPUTED_CONTEXT_RECORDS;
 pub use model::{
     ContextPolicy, MAX_CLIP_CHARS, MIN_CLIP_CHARS, PageOptions, build_page_data, context_data,
     context_data_within,

@@ -18,7 +18,8 @@ use crate::redact::Redactor;
 pub enum ContextPolicy {
     /// Every entry's context when the session has at most `all_up_to` entries; else the context
     /// at each branch tip, at each compaction and before it, and at `sampled_requests` requests of
-    /// the current path, evenly spread (an exported page).
+    /// the current path, evenly spread (an exported page); within
+    /// [`MAX_PRECOMPUTED_CONTEXT_RECORDS`] context messages in all either way.
     Precompute {
         all_up_to: usize,
         sampled_requests: usize,
@@ -54,7 +55,8 @@ pub const MIN_CLIP_CHARS: usize = 200;
 pub const MAX_CLIP_CHARS: usize = 50_000;
 
 impl PageOptions {
-    /// The defaults: 12 M characters of text, 16 MB of images, every context up to 3000 entries,
+    /// The defaults: 12 M characters of text, 16 MB of images, every context up to 3000 entries
+    /// (and [`MAX_PRECOMPUTED_CONTEXT_RECORDS`] context messages in all),
     /// else 60 requests' contexts (and
     /// the tips' and compactions', see `precomputed`).
     pub fn new(title: impl Into<String>, redactor: Redactor) -> Self {
@@ -184,8 +186,35 @@ pub(crate) fn display_order(session: &Session) -> Vec<[usize; 2]> {
 const MAX_SAMPLED_TIPS: usize = 20;
 /// Compactions (the latest) whose contexts, and their parents', a large session's page carries.
 const MAX_SAMPLED_COMPACTIONS: usize = 40;
+/// Most context messages, summed over the contexts, an exported page carries (about 190 bytes
+/// each with the default transforms: some 40 MB). Every entry's context repeats the ones before
+/// it, so a 1,918-entry session never compacted took 347 MB when every context was carried.
+pub const MAX_PRECOMPUTED_CONTEXT_RECORDS: usize = 200_000;
 
-/// The entries whose contexts an exported page carries.
+/// Per entry, about how many messages its context holds: the messages on its path since the
+/// latest compaction (an entry written before its parent counts from nothing).
+fn context_sizes(session: &Session) -> Vec<usize> {
+    let count = session.entries().len();
+    let mut sizes = vec![0usize; count];
+    for (position, entry) in session.entries().iter().enumerate() {
+        let before = session
+            .index()
+            .parent(position)
+            .filter(|&parent| parent < position)
+            .map_or(0, |parent| sizes[parent]);
+        sizes[position] = if entry.type_name() == "compaction" {
+            1
+        } else {
+            before + usize::from(entry.role().is_some())
+        };
+    }
+    sizes
+}
+
+/// The entries whose contexts an exported page carries: every entry's when the session has at
+/// most `all_up_to` entries and their contexts hold at most [`MAX_PRECOMPUTED_CONTEXT_RECORDS`]
+/// messages in all; else, within that sum, the leaf's, the latest tips', the latest compactions'
+/// (and their parents'), and `sampled_requests` requests' of the current path, in that order.
 pub(crate) fn precomputed(
     session: &Session,
     all_up_to: usize,
@@ -193,13 +222,16 @@ pub(crate) fn precomputed(
     path: &[EntryIndex],
 ) -> Vec<EntryIndex> {
     let count = session.entries().len();
-    if count <= all_up_to {
+    let sizes = context_sizes(session);
+    if count <= all_up_to && sizes.iter().sum::<usize>() <= MAX_PRECOMPUTED_CONTEXT_RECORDS {
         return (0..count).collect();
     }
     // The current leaf, the latest tips, and the latest compactions: what a reader opens first.
-    let mut chosen = tips(session);
-    chosen.reverse();
-    chosen.truncate(MAX_SAMPLED_TIPS);
+    let mut wanted: Vec<EntryIndex> = path.last().copied().into_iter().collect();
+    let mut tips = tips(session);
+    tips.reverse();
+    tips.truncate(MAX_SAMPLED_TIPS);
+    wanted.extend(tips);
     let compactions: Vec<EntryIndex> = session
         .entries()
         .iter()
@@ -208,10 +240,8 @@ pub(crate) fn precomputed(
         .map(|(position, _)| position)
         .collect();
     for &position in compactions.iter().rev().take(MAX_SAMPLED_COMPACTIONS) {
-        chosen.push(position);
-        if let Some(parent) = session.index().parent(position) {
-            chosen.push(parent);
-        }
+        wanted.push(position);
+        wanted.extend(session.index().parent(position));
     }
     let requests: Vec<EntryIndex> = path
         .iter()
@@ -221,9 +251,20 @@ pub(crate) fn precomputed(
         })
         .collect();
     let step = (requests.len() / sampled_requests.max(1)).max(1);
-    chosen.extend(requests.iter().step_by(step));
+    wanted.extend(requests.iter().rev().step_by(step));
+    let mut chosen = Vec::new();
+    let mut left = MAX_PRECOMPUTED_CONTEXT_RECORDS;
+    for position in wanted {
+        let size = sizes.get(position).copied().unwrap_or_default();
+        // A context over the page's per-context limit is not carried (`write_contexts`).
+        let too_long = size > crate::stream::MAX_PRECOMPUTED_CONTEXT_MESSAGES;
+        if too_long || chosen.contains(&position) || (size > left && !chosen.is_empty()) {
+            continue;
+        }
+        left = left.saturating_sub(size);
+        chosen.push(position);
+    }
     chosen.sort_unstable();
-    chosen.dedup();
     chosen
 }
 

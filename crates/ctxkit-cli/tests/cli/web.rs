@@ -148,6 +148,34 @@ fn write_tiny(dir: &Path, count: usize) -> PathBuf {
     file
 }
 
+/// Every entry's context repeats the ones before it: a session of 2,000 entries never compacted
+/// holds 2 million context messages in all, so the page carries a sample within its sum (the
+/// leaf's first), not every one (a real 1,918-entry session's page was 347 MB).
+#[test]
+fn a_page_carries_contexts_within_a_sum_of_messages() {
+    let home = tempfile::tempdir().unwrap();
+    let count = 2_000;
+    let file = write_tiny(home.path(), count);
+    let page = export(home.path(), &file, &[]);
+    let data = page_data(&page);
+    assert_eq!(data["entries"].as_array().unwrap().len(), count);
+    let contexts = data["contexts"].as_object().unwrap();
+    assert!(
+        contexts.contains_key(&(count - 1).to_string()),
+        "the leaf's"
+    );
+    assert!(contexts.len() < count / 10, "{} contexts", contexts.len());
+    let carried: usize = contexts
+        .values()
+        .map(|context| context["messages"].as_array().unwrap().len())
+        .sum();
+    assert!(
+        carried <= ctxkit_web::MAX_PRECOMPUTED_CONTEXT_RECORDS,
+        "{carried}"
+    );
+    assert!(page.len() < 64_000_000, "{} bytes", page.len());
+}
+
 #[test]
 fn a_page_leaves_out_contexts_longer_than_its_limit_and_keeps_every_entry() {
     let home = tempfile::tempdir().unwrap();
