@@ -34,4 +34,4 @@ pub use model::{
 pub use page::{PageMode, content_security_policy, export_page, render_page, script_safe_json};
 pub use redact::{REDACTED, Redactor};
 pub use serve::{MAX_VIEW_CONTEXT_MESSAGES, SessionLoader, ViewConfig, new_token, serve_view};
-pub use stream::{MAX_PRECOMPUTED_CONTEXT_MESSAGES, PageStats};
+pub use stream::{MAX_PRECOMPUTED_CONTEXT_BYTES, MAX_PRECOMPUTED_CONTEXT_MESSAGES, PageStats};

@@ -42,6 +42,9 @@ pub struct PageOptions {
     /// The model's context window in tokens (0: unknown, the sliding window stays off).
     pub context_window: u64,
     pub contexts: ContextPolicy,
+    /// Bytes of views (the contexts' JSON) an exported page may carry; the leaf's is carried
+    /// whatever its size ([`crate::MAX_PRECOMPUTED_CONTEXT_BYTES`] by default).
+    pub context_bytes: usize,
     /// Characters of text the page may hold in all; each block gets its share (at least
     /// [`MIN_CLIP_CHARS`], at most [`MAX_CLIP_CHARS`]).
     pub text_budget: usize,
@@ -70,6 +73,7 @@ impl PageOptions {
                 all_up_to: 3000,
                 sampled_requests: 60,
             },
+            context_bytes: crate::stream::MAX_PRECOMPUTED_CONTEXT_BYTES,
             text_budget: 12_000_000,
             image_budget: 16_000_000,
         }
@@ -211,8 +215,9 @@ fn context_sizes(session: &Session) -> Vec<usize> {
     sizes
 }
 
-/// The entries whose contexts an exported page carries: every entry's when the session has at
-/// most `all_up_to` entries and their contexts hold at most [`MAX_PRECOMPUTED_CONTEXT_RECORDS`]
+/// The entries whose contexts an exported page carries, in the order they are offered to its bytes
+/// (`PageOptions::context_bytes`): every entry's (the leaf's first, then the newest) when the session has at most
+/// `all_up_to` entries and their contexts hold at most [`MAX_PRECOMPUTED_CONTEXT_RECORDS`]
 /// messages in all; else, within that sum, the leaf's, the latest tips', the latest compactions'
 /// (and their parents'), and `sampled_requests` requests' of the current path, in that order.
 pub(crate) fn precomputed(
@@ -224,7 +229,12 @@ pub(crate) fn precomputed(
     let count = session.entries().len();
     let sizes = context_sizes(session);
     if count <= all_up_to && sizes.iter().sum::<usize>() <= MAX_PRECOMPUTED_CONTEXT_RECORDS {
-        return (0..count).collect();
+        // The leaf's first, then the newest: what is written while the page's bytes last.
+        let leaf = path.last().copied();
+        return leaf
+            .into_iter()
+            .chain((0..count).rev().filter(|&position| Some(position) != leaf))
+            .collect();
     }
     // The current leaf, the latest tips, and the latest compactions: what a reader opens first.
     let mut wanted: Vec<EntryIndex> = path.last().copied().into_iter().collect();
@@ -264,7 +274,6 @@ pub(crate) fn precomputed(
         left = left.saturating_sub(size);
         chosen.push(position);
     }
-    chosen.sort_unstable();
     chosen
 }
 

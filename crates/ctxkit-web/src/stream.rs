@@ -17,6 +17,12 @@ use crate::model::{ContextPolicy, PageOptions, display_order, entry_record, prec
 /// that `ctxkit view` or `ctxkit context` builds it.
 pub const MAX_PRECOMPUTED_CONTEXT_MESSAGES: usize = 20_000;
 
+/// Most bytes of views an exported page carries (the JSON of its contexts): a view's changed
+/// messages carry their text clipped to the page's share per block, which on a session of a few
+/// hundred entries is thousands of characters repeated in every later view (a real 823-entry Codex
+/// session's views took 64 MB).
+pub const MAX_PRECOMPUTED_CONTEXT_BYTES: usize = 24_000_000;
+
 /// What a written page holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PageStats {
@@ -202,6 +208,7 @@ fn write_contexts(
         let path = leaf
             .map(|leaf| session.index().path_to(leaf))
             .unwrap_or_default();
+        let mut bytes = 0;
         for position in precomputed(session, all_up_to, sampled_requests, &path) {
             let Some(record) = context_record_within(
                 session,
@@ -214,8 +221,16 @@ fn write_contexts(
             else {
                 continue;
             };
+            let text = serde_json::to_vec(&record).map_err(|error| io_error(error.into()))?;
+            // The first (the leaf's) always; the others, newest first, where they still fit
+            // (`"position":` and a comma counted with each).
+            let size = text.len() + position.to_string().len() + 4;
+            if written > 0 && bytes + size > options.context_bytes {
+                continue;
+            }
+            bytes += size;
             key(out, &position.to_string(), written == 0)?;
-            write_value(out, &record)?;
+            out.write_all(&text).map_err(io_error)?;
             written += 1;
         }
     }
@@ -226,6 +241,46 @@ fn write_contexts(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A session of `count` one-word messages on one branch.
+    fn linear_session(dir: &std::path::Path, count: usize) -> Session {
+        let mut text = String::from(
+            r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/tmp"}"#,
+        );
+        for index in 0..count {
+            let parent = match index {
+                0 => "null".to_owned(),
+                _ => format!("\"e{}\"", index - 1),
+            };
+            text.push_str(&format!(
+                "\n{{\"type\":\"message\",\"id\":\"e{index}\",\"parentId\":{parent},\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"word {index}\",\"timestamp\":{index}}}}}"
+            ));
+        }
+        let path = dir.join("s.jsonl");
+        std::fs::write(&path, text + "\n").unwrap();
+        Session::open(&path).unwrap()
+    }
+
+    #[test]
+    fn views_are_carried_while_their_bytes_last_the_leafs_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = linear_session(dir.path(), 80);
+        let redactor = crate::Redactor::new(Vec::new(), &[]).unwrap();
+        let mut options = PageOptions::new("s", redactor);
+        let mut everything = Vec::new();
+        let all = write_page_data(&session, &options, &mut everything).unwrap();
+        assert_eq!(all.contexts, 80);
+        options.context_bytes = 20_000;
+        let mut page = Vec::new();
+        let within = write_page_data(&session, &options, &mut page).unwrap();
+        assert!(within.contexts > 0 && within.contexts < 80, "{within:?}");
+        let data: Value = serde_json::from_slice(&page).unwrap();
+        let contexts = data["contexts"].as_object().unwrap();
+        assert!(contexts.contains_key("79"), "the leaf's");
+        assert!(serde_json::to_string(contexts).unwrap().len() <= 20_000);
+        // After the leaf's, the newest views; older (shorter) ones fill what is left.
+        assert!(contexts.contains_key("78"), "{:?}", contexts.keys());
+    }
 
     fn escaped(chunks: &[&[u8]]) -> String {
         let mut writer = ScriptSafe::new(Vec::new());
