@@ -26,10 +26,9 @@ mod serve;
 mod stream;
 
 pub use error::WebError;
-pub use model::MAX_PRECOMPUTED_CONTEXT_RECORDS;
 pub use model::{
-    ContextPolicy, MAX_CLIP_CHARS, MIN_CLIP_CHARS, PageOptions, build_page_data, context_data,
-    context_data_within,
+    ContextPolicy, MAX_CLIP_CHARS, MAX_PRECOMPUTED_CONTEXT_RECORDS, MIN_CLIP_CHARS, PageOptions,
+    build_page_data, context_data, context_data_within,
 };
 pub use page::{PageMode, content_security_policy, export_page, render_page, script_safe_json};
 pub use redact::{REDACTED, Redactor};

@@ -59,9 +59,9 @@ pub const MAX_CLIP_CHARS: usize = 50_000;
 
 impl PageOptions {
     /// The defaults: 12 M characters of text, 16 MB of images, every context up to 3000 entries
-    /// (and [`MAX_PRECOMPUTED_CONTEXT_RECORDS`] context messages in all),
-    /// else 60 requests' contexts (and
-    /// the tips' and compactions', see `precomputed`).
+    /// and [`MAX_PRECOMPUTED_CONTEXT_RECORDS`] context messages in all, else 60 requests'
+    /// contexts and the tips' and compactions' (see `precomputed`), in at most
+    /// [`crate::MAX_PRECOMPUTED_CONTEXT_BYTES`].
     pub fn new(title: impl Into<String>, redactor: Redactor) -> Self {
         Self {
             title: title.into(),
@@ -192,7 +192,9 @@ const MAX_SAMPLED_TIPS: usize = 20;
 const MAX_SAMPLED_COMPACTIONS: usize = 40;
 /// Most context messages, summed over the contexts, an exported page carries (about 190 bytes
 /// each with the default transforms: some 40 MB). Every entry's context repeats the ones before
-/// it, so a 1,918-entry session never compacted took 347 MB when every context was carried.
+/// it, so a 1,918-entry session never compacted took 347 MB when every context was carried. This
+/// bounds the views built (estimated before any is); `PageOptions::context_bytes` bounds the bytes
+/// of those written.
 pub const MAX_PRECOMPUTED_CONTEXT_RECORDS: usize = 200_000;
 
 /// Per entry, about how many messages its context holds: the messages on its path since the
@@ -215,11 +217,12 @@ fn context_sizes(session: &Session) -> Vec<usize> {
     sizes
 }
 
-/// The entries whose contexts an exported page carries, in the order they are offered to its bytes
-/// (`PageOptions::context_bytes`): every entry's (the leaf's first, then the newest) when the session has at most
-/// `all_up_to` entries and their contexts hold at most [`MAX_PRECOMPUTED_CONTEXT_RECORDS`]
-/// messages in all; else, within that sum, the leaf's, the latest tips', the latest compactions'
-/// (and their parents'), and `sampled_requests` requests' of the current path, in that order.
+/// The entries whose contexts an exported page carries, in the order they are offered to its
+/// bytes (`PageOptions::context_bytes`): every entry's (the leaf's first, then the newest) when
+/// the session has at most `all_up_to` entries and their contexts hold at most
+/// [`MAX_PRECOMPUTED_CONTEXT_RECORDS`] messages in all; else, within that sum, the leaf's, the
+/// latest tips', the latest compactions' (and their parents'), and `sampled_requests` requests'
+/// of the current path, in that order.
 pub(crate) fn precomputed(
     session: &Session,
     all_up_to: usize,
