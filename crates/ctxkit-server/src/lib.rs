@@ -62,6 +62,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod agent_run;
+mod copies;
 mod input;
 mod listen;
 mod methods;
@@ -74,6 +75,7 @@ mod socket;
 mod stop;
 
 pub use agent_run::{AgentConfig, ModelSource};
+pub use copies::remove_abandoned_copies;
 pub use input::{DEFAULT_MAX_QUEUED_BYTES, DEFAULT_MAX_REQUEST_BYTES};
 pub use listen::{ListenError, Listener, SHUTDOWN_GRACE};
 pub use mirror::StoreBinding;

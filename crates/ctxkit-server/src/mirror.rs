@@ -88,9 +88,7 @@ fn copy_error(what: &str, error: impl std::fmt::Display) -> MethodError {
 }
 
 fn private_folder() -> Result<tempfile::TempDir, MethodError> {
-    tempfile::Builder::new()
-        .prefix("ctxkit-serve-")
-        .tempdir()
+    crate::copies::private_folder()
         .map_err(|error| copy_error("cannot create a private temporary folder", error))
 }
 

@@ -65,6 +65,7 @@ mod load;
 mod lock_holder;
 mod migrate;
 mod paths;
+mod private;
 mod records;
 mod regular;
 mod scan;
@@ -95,6 +96,7 @@ pub use llm::{
     to_llm_message,
 };
 pub use paths::{default_session_dir, encode_cwd, session_file_name};
+pub use private::private_temporary_folder;
 pub use records::ContextForm;
 pub use regular::MAX_SESSION_BYTES;
 pub use session::{LeafSelector, NewCompaction, Session, SummarySource};

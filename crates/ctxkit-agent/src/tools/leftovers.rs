@@ -38,8 +38,8 @@ fn leftover_pid(name: &str) -> Option<u32> {
     pid.parse().ok()
 }
 
-/// Whether a process with this id runs (a reused id keeps the file: the safe side).
-fn is_running(pid: u32) -> bool {
+/// Whether a process with this id runs (a reused id keeps what it names: the safe side).
+pub fn is_running(pid: u32) -> bool {
     pid == std::process::id() || Path::new("/proc").join(pid.to_string()).exists()
 }
 

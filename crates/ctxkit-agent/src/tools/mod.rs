@@ -19,7 +19,7 @@ use crate::tool::{ToolContext, ToolOutcome, ToolRegistry, TypedTool};
 use crate::workspace::Access;
 pub use bash::{BashEnd, BashRun, execute_bash, run_bash};
 use files::{EditArguments, LsArguments, ReadArguments, WriteArguments};
-pub use leftovers::remove_leftover_temporaries;
+pub use leftovers::{is_running, remove_leftover_temporaries};
 use recall::RecallArguments;
 use search::GrepArguments;
 

@@ -96,6 +96,17 @@ fn server_config(
             "Removed {removed} temporary file(s) a killed write left in the project"
         );
     }
+    if locations.database.is_some() {
+        let temporary = std::env::temp_dir();
+        let removed = ctxkit_server::remove_abandoned_copies(&temporary);
+        if removed > 0 {
+            let _ = writeln!(
+                crate::redact::stderr(),
+                "Removed {removed} private session folder(s) a killed server left in {}",
+                temporary.display()
+            );
+        }
+    }
     let agent = AgentConfig {
         models: Arc::new(ConfiguredModels {
             options: summary_setup::llm_options(settings)?,

@@ -390,9 +390,7 @@ impl Copy<'_> {
         dispatch: impl FnOnce(Command, &mut dyn Write) -> Result<Outcome>,
     ) -> Result<Outcome> {
         let lines = self.runtime.block_on(self.store.export(self.id))?;
-        let directory = tempfile::Builder::new()
-            .prefix("ctxkit-session-")
-            .tempdir()
+        let directory = ctxkit_session::private_temporary_folder("ctxkit-session-")
             .context("cannot create a private temporary directory")?;
         let path = directory.path().join(format!("{}.jsonl", self.id));
         let before = lines.to_jsonl();

@@ -121,7 +121,8 @@ pub fn export(
     out: &mut dyn Write,
 ) -> Result<Outcome> {
     let file = args.file.as_deref().context("name the session to export")?;
-    let scratch = tempfile::tempdir().context("cannot create a temporary directory")?;
+    let scratch = ctxkit_session::private_temporary_folder("ctxkit-export-")
+        .context("cannot create a private temporary directory")?;
     let session = open_any(file, &args.from, scratch.path(), 0)?;
     super::report_damage(&session, file)?;
     let options = page_options(process, locations, args, &session, title_of(&session, file))?;
@@ -200,7 +201,10 @@ pub fn view(
             })?
         }
     };
-    let scratch = Arc::new(tempfile::tempdir().context("cannot create a temporary directory")?);
+    let scratch = Arc::new(
+        ctxkit_session::private_temporary_folder("ctxkit-view-")
+            .context("cannot create a private temporary directory")?,
+    );
     // A session of a database store (`--store postgres://…`, an id that is no file): a copy that
     // follows the database, which the page follows as it follows a file.
     let shown = file.display().to_string();

@@ -351,3 +351,50 @@ fn another_writer(
         .unwrap();
     (runtime, store, lease)
 }
+
+/// A database session's copy is private to its user (`0700`: under the usual umask a temporary
+/// folder is `0755`, and the opened copy was readable by anyone), and one a killed server left is
+/// removed by the next server of that user.
+#[test]
+fn a_killed_servers_private_copy_is_removed_by_the_next_server() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let Some(url) = database() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let env = [("CTXKIT_STORE", url.as_str())];
+    let mut first = super::serve::Server::start_with(home.path(), home.path(), &env);
+    let created = first.call("session.create", serde_json::json!({"cwd": home.path()}));
+    let id = created["result"]["session_id"].as_str().unwrap().to_owned();
+    first.call("shutdown", serde_json::json!({}));
+    assert!(first.child.wait().unwrap().success());
+
+    let mut second = super::serve::Server::start_with(home.path(), home.path(), &env);
+    let opened = second.call("session.open", serde_json::json!({"id": id}));
+    let copy = PathBuf::from(opened["result"]["session_file"].as_str().unwrap());
+    let folder = copy.parent().unwrap().to_owned();
+    let mode = std::fs::metadata(&folder).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700, "{}", folder.display());
+    second.child.kill().unwrap();
+    second.child.wait().unwrap();
+    assert!(copy.exists(), "a killed server cannot remove its copy");
+
+    let third = std::process::Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+        .args(["serve", "--stdio"])
+        .env("CTXKIT_HOME", home.path())
+        .env("CTXKIT_STORE", &url)
+        .current_dir(home.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let request = r#"{"jsonrpc":"2.0","id":1,"method":"shutdown"}"#;
+    std::io::Write::write_all(&mut third.stdin.as_ref().unwrap(), request.as_bytes()).unwrap();
+    let output = third.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(!folder.exists(), "{}", folder.display());
+    assert!(
+        stderr.contains("private session folder(s) a killed server left in"),
+        "{stderr}"
+    );
+}

@@ -394,7 +394,7 @@ fn http_status(base: &str, path: &str, host: &str) -> u16 {
 /// `ctxkit serve --stdio` as a child: one request line in, its answer out (events skipped).
 pub(super) struct StdioServer {
     child: std::process::Child,
-    input: std::process::ChildStdin,
+    input: Option<std::process::ChildStdin>,
     output: std::io::Lines<BufReader<std::process::ChildStdout>>,
     next_id: u64,
 }
@@ -419,7 +419,7 @@ impl StdioServer {
         let output = BufReader::new(child.stdout.take().unwrap()).lines();
         Self {
             child,
-            input,
+            input: Some(input),
             output,
             next_id: 0,
         }
@@ -430,7 +430,7 @@ impl StdioServer {
         self.next_id += 1;
         let request =
             json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params});
-        writeln!(self.input, "{request}").unwrap();
+        writeln!(self.input.as_mut().unwrap(), "{request}").unwrap();
         for line in self.output.by_ref() {
             let message: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
             if message["id"] == json!(self.next_id) {
@@ -451,7 +451,17 @@ impl StdioServer {
 }
 
 impl Drop for StdioServer {
+    /// Closes the input as a client would, so the server closes its session (a database
+    /// session's private copy is removed); killed only if it has not ended within ten seconds.
     fn drop(&mut self) {
+        drop(self.input.take());
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
