@@ -24,26 +24,44 @@ fn kind_name(kind: ContextMessageKind) -> &'static str {
 }
 
 /// What identifies a message across the transforms, which keep a message's role, timestamp and
-/// tool call id while they change its content.
-fn identity(message: &AgentMessage) -> (String, String, String) {
-    let value = serde_json::to_value(message).unwrap_or(Value::Null);
-    let field = |name: &str| match value.get(name) {
-        Some(Value::String(text)) => text.clone(),
-        Some(other) => other.to_string(),
-        None => String::new(),
+/// tool call id while they change its content (read from the message, not from a serialized copy:
+/// that copy was most of an export's time).
+fn identity(message: &AgentMessage) -> (&str, Option<i64>, &str) {
+    let tool_call_id = match message {
+        AgentMessage::ToolResult(result) => result.tool_call_id.as_str(),
+        AgentMessage::Unknown(object) => object
+            .get("toolCallId")
+            .and_then(Value::as_str)
+            .unwrap_or(""),
+        AgentMessage::User(_)
+        | AgentMessage::Assistant(_)
+        | AgentMessage::BashExecution(_)
+        | AgentMessage::Custom(_)
+        | AgentMessage::BranchSummary(_)
+        | AgentMessage::CompactionSummary(_) => "",
     };
-    (field("role"), field("timestamp"), field("toolCallId"))
+    (message.role(), message.timestamp(), tool_call_id)
 }
 
-/// `message` without its thinking blocks (what the thinking transform sends of an older assistant).
-fn without_thinking(message: &AgentMessage) -> AgentMessage {
+/// `message` without its thinking blocks (what the thinking transform sends of an older assistant);
+/// `None` when it has none.
+fn without_thinking(message: &AgentMessage) -> Option<AgentMessage> {
+    let has_thinking = message.as_assistant().is_some_and(|assistant| {
+        assistant
+            .content
+            .iter()
+            .any(|block| matches!(block, ctxkit_protocol::ContentBlock::Thinking(_)))
+    });
+    if !has_thinking {
+        return None;
+    }
     let mut stripped = message.clone();
     if let AgentMessage::Assistant(assistant) = &mut stripped {
         assistant
             .content
             .retain(|block| !matches!(block, ctxkit_protocol::ContentBlock::Thinking(_)));
     }
-    stripped
+    Some(stripped)
 }
 
 /// For each input message, the output message it became (`None`: dropped). The output is the
@@ -77,64 +95,158 @@ pub(crate) fn context_record_within(
     renderer: &Renderer<'_>,
     max_messages: usize,
 ) -> Result<Option<Value>, WebError> {
-    if session.index().get(at).is_none() {
-        return Err(WebError::UnknownEntry {
-            id: format!("#{at}"),
-        });
+    let view = View::build(session, at, settings, context_window, max_messages)?;
+    Ok(view.map(|view| view.record(renderer)))
+}
+
+/// The model's view at an entry before it is rendered: built from the session alone, so views
+/// are built on several threads and rendered in order (the page's image budget is spent in order).
+pub(crate) struct View {
+    at: EntryIndex,
+    messages: Vec<ViewMessage>,
+    thinking_level: String,
+    model: Option<String>,
+    report: ctxkit_transform::TransformReport,
+    context_window: u64,
+}
+
+/// One message of a [`View`]: where it came from and what was sent of it.
+struct ViewMessage {
+    entry: EntryIndex,
+    kind: ContextMessageKind,
+    edit: Option<usize>,
+    sent: Sent,
+}
+
+enum Sent {
+    Dropped,
+    AsStored,
+    WithoutThinking,
+    /// What was sent instead (`changed`: it differs from the entry's own message).
+    Instead {
+        message: Value,
+        changed: bool,
+    },
+}
+
+impl View {
+    /// The view at `at`; `None` when its context holds more than `max_messages` messages.
+    pub(crate) fn build(
+        session: &Session,
+        at: EntryIndex,
+        settings: &TransformSettings,
+        context_window: u64,
+        max_messages: usize,
+    ) -> Result<Option<Self>, WebError> {
+        if session.index().get(at).is_none() {
+            return Err(WebError::UnknownEntry {
+                id: format!("#{at}"),
+            });
+        }
+        let context = build_context(session.index(), Some(at));
+        if context.messages.len() > max_messages {
+            return Ok(None);
+        }
+        let input = session.messages(&context.messages)?;
+        let output = transform_context(&input, settings, context_window);
+        let matched = align(&input, &output.messages);
+        let messages = context
+            .messages
+            .iter()
+            .zip(&input)
+            .zip(&matched)
+            .map(|((source, message), result)| {
+                let derived =
+                    !matches!(source.kind, ContextMessageKind::Stored) || source.edit.is_some();
+                let sent = match result {
+                    None => Sent::Dropped,
+                    Some(position) => sent(message, &output.messages[*position], derived),
+                };
+                ViewMessage {
+                    entry: source.entry,
+                    kind: source.kind,
+                    edit: source.edit,
+                    sent,
+                }
+            })
+            .collect();
+        Ok(Some(Self {
+            at,
+            messages,
+            thinking_level: context.thinking_level,
+            model: context.model.and_then(|model| model.model_id),
+            report: output.report,
+            context_window,
+        }))
     }
-    let context = build_context(session.index(), Some(at));
-    if context.messages.len() > max_messages {
-        return Ok(None);
+
+    /// The view as page data, its strings and images through `renderer`.
+    pub(crate) fn record(self, renderer: &Renderer<'_>) -> Value {
+        let messages: Vec<Value> = self
+            .messages
+            .into_iter()
+            .map(|message| message.record(renderer))
+            .collect();
+        let report = self.report;
+        json!({
+            "at": self.at,
+            "messages": messages,
+            "thinkingLevel": self.thinking_level,
+            "model": self.model.map(|model| renderer.short(&model)),
+            "report": {
+                "toolResultsPruned": report.tool_results_pruned,
+                "toolCallsCut": report.tool_calls_cut,
+                "charsSaved": report.chars_saved,
+                "thinkingBlocksDropped": report.thinking_blocks_dropped,
+                "emptyAssistantsDropped": report.empty_assistants_dropped,
+                "messagesDroppedByWindow": report.messages_dropped_by_window,
+                "orphansRepaired": report.orphans_repaired,
+                "tokensBefore": report.estimated_tokens_before,
+                "tokensAfter": report.estimated_tokens_after,
+            },
+            "contextWindow": self.context_window,
+        })
     }
-    let input = session.messages(&context.messages)?;
-    let output = transform_context(&input, settings, context_window);
-    let matched = align(&input, &output.messages);
-    let mut messages = Vec::with_capacity(input.len());
-    for ((source, message), result) in context.messages.iter().zip(&input).zip(&matched) {
+}
+
+/// What was sent of `message` (`derived`: made from its entry, not stored as it is).
+fn sent(message: &AgentMessage, sent: &AgentMessage, derived: bool) -> Sent {
+    if !derived && sent == message {
+        Sent::AsStored
+    } else if !derived && without_thinking(message).is_some_and(|stripped| stripped == *sent) {
+        // Only its thinking was dropped: the page shows the entry without it (no copy).
+        Sent::WithoutThinking
+    } else {
+        Sent::Instead {
+            message: serde_json::to_value(sent).unwrap_or(Value::Null),
+            changed: !derived || sent != message,
+        }
+    }
+}
+
+impl ViewMessage {
+    fn record(self, renderer: &Renderer<'_>) -> Value {
         let mut record = Map::new();
-        record.insert("e".to_owned(), json!(source.entry));
-        record.insert("kind".to_owned(), json!(kind_name(source.kind)));
-        if let Some(edit) = source.edit {
+        record.insert("e".to_owned(), json!(self.entry));
+        record.insert("kind".to_owned(), json!(kind_name(self.kind)));
+        if let Some(edit) = self.edit {
             record.insert("edit".to_owned(), json!(edit));
         }
-        let derived = !matches!(source.kind, ContextMessageKind::Stored) || source.edit.is_some();
-        match result {
-            None => {
+        match self.sent {
+            Sent::AsStored => {}
+            Sent::Dropped => {
                 record.insert("dropped".to_owned(), json!(true));
             }
-            Some(position) => {
-                let sent = &output.messages[*position];
-                if !derived && sent != message && without_thinking(message) == *sent {
-                    // Only its thinking was dropped: the page shows the entry without it (no copy).
-                    record.insert("thinkingDropped".to_owned(), json!(true));
-                } else if derived || sent != message {
-                    let value = serde_json::to_value(sent).unwrap_or(Value::Null);
-                    record.insert("changed".to_owned(), json!(!derived || sent != message));
-                    record.insert("msg".to_owned(), Value::Object(renderer.message(&value)));
-                }
+            Sent::WithoutThinking => {
+                record.insert("thinkingDropped".to_owned(), json!(true));
+            }
+            Sent::Instead { message, changed } => {
+                record.insert("changed".to_owned(), json!(changed));
+                record.insert("msg".to_owned(), Value::Object(renderer.message(&message)));
             }
         }
-        messages.push(Value::Object(record));
+        Value::Object(record)
     }
-    let report = output.report;
-    Ok(Some(json!({
-        "at": at,
-        "messages": messages,
-        "thinkingLevel": context.thinking_level,
-        "model": context.model.and_then(|model| model.model_id).map(|model| renderer.short(&model)),
-        "report": {
-            "toolResultsPruned": report.tool_results_pruned,
-            "toolCallsCut": report.tool_calls_cut,
-            "charsSaved": report.chars_saved,
-            "thinkingBlocksDropped": report.thinking_blocks_dropped,
-            "emptyAssistantsDropped": report.empty_assistants_dropped,
-            "messagesDroppedByWindow": report.messages_dropped_by_window,
-            "orphansRepaired": report.orphans_repaired,
-            "tokensBefore": report.estimated_tokens_before,
-            "tokensAfter": report.estimated_tokens_after,
-        },
-        "contextWindow": context_window,
-    })))
 }
 
 #[cfg(test)]

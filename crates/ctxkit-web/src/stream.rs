@@ -5,9 +5,10 @@
 use std::io::{self, Write};
 
 use ctxkit_session::Session;
+use rayon::prelude::*;
 use serde_json::{Value, json};
 
-use crate::contexts::context_record_within;
+use crate::contexts::View;
 use crate::error::WebError;
 use crate::history::{Totals, compactions, timeline};
 use crate::model::{ContextPolicy, PageOptions, display_order, entry_record, precomputed};
@@ -22,6 +23,9 @@ pub const MAX_PRECOMPUTED_CONTEXT_MESSAGES: usize = 20_000;
 /// hundred entries is thousands of characters repeated in every later view (a real 823-entry Codex
 /// session's views took 64 MB).
 pub const MAX_PRECOMPUTED_CONTEXT_BYTES: usize = 24_000_000;
+
+/// Views built at once per thread of the pool while a page is written.
+const VIEWS_PER_THREAD: usize = 4;
 
 /// What a written page holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -209,29 +213,40 @@ fn write_contexts(
             .map(|leaf| session.index().path_to(leaf))
             .unwrap_or_default();
         let mut bytes = 0;
-        for position in precomputed(session, all_up_to, sampled_requests, &path) {
-            let Some(record) = context_record_within(
-                session,
-                position,
-                &options.transform,
-                options.context_window,
-                renderer,
-                MAX_PRECOMPUTED_CONTEXT_MESSAGES,
-            )?
-            else {
-                continue;
-            };
-            let text = serde_json::to_vec(&record).map_err(|error| io_error(error.into()))?;
-            // The first (the leaf's) always; the others, newest first, where they still fit
-            // (`"position":` and a comma counted with each).
-            let size = text.len() + position.to_string().len() + 4;
-            if written > 0 && bytes + size > options.context_bytes {
-                continue;
+        let positions = precomputed(session, all_up_to, sampled_requests, &path);
+        // Views are independent: built a few per thread at a time, in parallel, then rendered
+        // and written in order (what is held at once stays a few views per thread).
+        let chunk = rayon::current_num_threads().max(1) * VIEWS_PER_THREAD;
+        for positions in positions.chunks(chunk) {
+            let views: Vec<Result<Option<View>, WebError>> = positions
+                .par_iter()
+                .map(|&position| {
+                    View::build(
+                        session,
+                        position,
+                        &options.transform,
+                        options.context_window,
+                        MAX_PRECOMPUTED_CONTEXT_MESSAGES,
+                    )
+                })
+                .collect();
+            for (&position, view) in positions.iter().zip(views) {
+                let Some(view) = view? else {
+                    continue;
+                };
+                let text = serde_json::to_vec(&view.record(renderer))
+                    .map_err(|error| io_error(error.into()))?;
+                // The first (the leaf's) always; the others, newest first, where they still fit
+                // (`"position":` and a comma counted with each).
+                let size = text.len() + position.to_string().len() + 4;
+                if written > 0 && bytes + size > options.context_bytes {
+                    continue;
+                }
+                bytes += size;
+                key(out, &position.to_string(), written == 0)?;
+                out.write_all(&text).map_err(io_error)?;
+                written += 1;
             }
-            bytes += size;
-            key(out, &position.to_string(), written == 0)?;
-            out.write_all(&text).map_err(io_error)?;
-            written += 1;
         }
     }
     out.write_all(b"}").map_err(io_error)?;
