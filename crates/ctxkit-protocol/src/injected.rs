@@ -16,8 +16,9 @@
 //!   (`Conversation info (untrusted metadata):`, `Sender (untrusted metadata):`, `Replied message
 //!   (untrusted, for context):` with their fenced JSON), the `[message_id: …]` line, the channel's
 //!   `[System: …]` notes and the hint after an attachment (the `[media attached: …]` line stays:
-//!   the user sent that file), the quote a reply opens with (`[Replying to: "…"]`), the
-//!   `[Fri 2026-03-06 21:34 GMT+8]` stamp before the user's words, the heartbeat prompt ("Read
+//!   the user sent that file), the quote a reply opens with (`[Replying to: "…"]`), the envelope
+//!   before the user's words (`[Fri 2026-03-06 21:34 GMT+8]`, or from a chat channel `[WhatsApp
+//!   +4479… +1m 2026-02-07 13:30 GMT+5:30]`: channel, sender, time), the heartbeat prompt ("Read
 //!   HEARTBEAT.md if it exists …") and the turn before a compaction ("Pre-compaction memory
 //!   flush. …").
 //!
@@ -279,8 +280,11 @@ fn strip_reply_quote(text: &str) -> String {
     }
 }
 
-/// A line without OpenClaw's leading date stamp: `[Fri 2026-03-06 21:34 GMT+8] ` (a weekday, an
-/// ISO date and a time in brackets).
+/// A line without OpenClaw's envelope: the brackets its gateway puts before the user's words,
+/// ending in the time the message came in. `[Fri 2026-03-06 21:34 GMT+8] ` from its own clients;
+/// from a chat channel the channel, the sender and the time since the last message come first:
+/// `[WhatsApp +4479… +1m 2026-02-07 13:30 GMT+5:30] `, `[Telegram Ann (@ann) id:42 2026-02-08
+/// 11:02 GMT+8] `, or in older versions `[Telegram … +13s 2026-01-30T04:16Z] `.
 fn strip_openclaw_stamp(line: &str) -> &str {
     let Some(rest) = line.strip_prefix('[') else {
         return line;
@@ -288,23 +292,62 @@ fn strip_openclaw_stamp(line: &str) -> &str {
     let Some(close) = rest.find("] ") else {
         return line;
     };
-    let stamp = &rest[..close];
-    let mut parts = stamp.split(' ');
-    let weekday = parts
-        .next()
-        .is_some_and(|day| day.len() == 3 && day.chars().all(|c| c.is_ascii_alphabetic()));
-    let date = parts.next().is_some_and(|date| {
-        date.len() == 10
-            && date.chars().enumerate().all(|(index, c)| {
-                matches!(index, 4 | 7) == (c == '-') && (c == '-' || c.is_ascii_digit())
-            })
-    });
-    let time = parts.next().is_some_and(|time| time.contains(':'));
-    if weekday && date && time {
+    if ends_in_arrival_time(&rest[..close]) {
         &rest[close + 2..]
     } else {
         line
     }
+}
+
+/// Whether an envelope's text ends in a minute: `2026-03-06 21:34 GMT+8` (a zone is optional),
+/// or `2026-01-30T04:16Z`.
+fn ends_in_arrival_time(envelope: &str) -> bool {
+    let mut parts = envelope.rsplit(' ');
+    let Some(last) = parts.next() else {
+        return false;
+    };
+    if let Some((_, time)) = last.split_once('T').filter(|(date, _)| is_iso_date(date)) {
+        return is_clock(time.trim_end_matches('Z'));
+    }
+    let (clock, date) = if is_zone(last) {
+        (parts.next(), parts.next())
+    } else {
+        (Some(last), parts.next())
+    };
+    clock.is_some_and(is_clock) && date.is_some_and(is_iso_date)
+}
+
+/// `2026-03-06`.
+fn is_iso_date(text: &str) -> bool {
+    text.len() == 10
+        && text.chars().enumerate().all(|(index, c)| {
+            matches!(index, 4 | 7) == (c == '-') && (c == '-' || c.is_ascii_digit())
+        })
+}
+
+/// `21:34` or `21:34:05`.
+fn is_clock(text: &str) -> bool {
+    let mut fields = text.split(':');
+    let hours = fields.next().is_some_and(|hours| {
+        (1..=2).contains(&hours.len()) && hours.chars().all(|c| c.is_ascii_digit())
+    });
+    let rest: Vec<&str> = fields.collect();
+    hours
+        && (1..=2).contains(&rest.len())
+        && rest
+            .iter()
+            .all(|field| field.len() == 2 && field.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// A time zone as OpenClaw writes one: `UTC`, `PST`, `GMT+8`, `GMT-3`, `GMT+5:30`.
+fn is_zone(text: &str) -> bool {
+    let letters = text.chars().take_while(char::is_ascii_uppercase).count();
+    let offset = &text[letters..];
+    (2..=5).contains(&letters)
+        && (offset.is_empty()
+            || (offset.starts_with(['+', '-'])
+                && offset.len() <= 6
+                && offset[1..].chars().all(|c| c.is_ascii_digit() || c == ':')))
 }
 
 /// `text` without the lines that start with one of [`INJECTED_LINES`].
@@ -528,5 +571,42 @@ mod tests {
             strip_injected_context("[Mon 2026-01-05] no time, so not a stamp"),
             "[Mon 2026-01-05] no time, so not a stamp"
         );
+    }
+
+    /// A chat channel's envelope names the channel, the sender (a phone number, a handle) and the
+    /// time since the last message before the time the message came in: none of it is the user's.
+    #[test]
+    fn a_chat_channels_envelope_is_not_the_users_words() {
+        for (envelope, words) in [
+            (
+                "[WhatsApp +15550100123 +1m 2026-02-07 13:30 GMT+5:30] [openclaw] U can generate image??",
+                "[openclaw] U can generate image??",
+            ),
+            (
+                "[Telegram Ann Example (@ann) id:231743189 2026-02-08 11:02 GMT+8] halo\n[message_id: 3]",
+                "halo\n",
+            ),
+            (
+                "[Discord Guild #general channel id:147066 +28s 2026-02-10 16:05 GMT+5] Ann (ann.b): list the members",
+                "Ann (ann.b): list the members",
+            ),
+            (
+                "[Telegram Ann (@ann) id:6632715854 +13s 2026-01-30T04:16Z] Do you actually run it?",
+                "Do you actually run it?",
+            ),
+            ("[Mon 2026-03-02 11:12 UTC] hgope", "hgope"),
+            ("[Sat 2026-03-28 14:54 GMT-3] OI", "OI"),
+            ("[Tue 2026-01-06 09:00] no zone", "no zone"),
+        ] {
+            assert_eq!(strip_injected_context(envelope), words, "{envelope}");
+        }
+        // Brackets of the user's own that end otherwise stay.
+        for own in [
+            "[WIP 2026-02-07] ship it",
+            "[see 2026-02-07 13:30 later] yes",
+            "[ticket 13:30] fix",
+        ] {
+            assert_eq!(strip_injected_context(own), own);
+        }
     }
 }
