@@ -128,6 +128,10 @@ pub fn is_identifier(word: &str) -> bool {
             .collect();
         return parts.len() >= 3 || word.contains('.') || parts.iter().any(|part| part.len() > 6);
     }
+    // An ellipsis (`downloading...`, `yourself.....we`) joins words of prose, not a name's parts.
+    if word.contains("...") {
+        return false;
+    }
     if let Some((stem, extension)) = word.rsplit_once('.') {
         let file_like = !stem.is_empty()
             && (1..=EXTENSIONS_MAX).contains(&extension.len())
@@ -320,6 +324,13 @@ mod tests {
                 "LED-482"
             ]
         );
+    }
+
+    /// Words joined by an ellipsis are prose, not a name for holding dots.
+    #[test]
+    fn words_joined_by_an_ellipsis_are_not_identifiers() {
+        let found = identifiers("downloading...u yourself.....we then src/a.rs and v1.2.3...");
+        assert_eq!(found, ["src/a.rs", "v1.2.3"]);
     }
 
     #[test]
