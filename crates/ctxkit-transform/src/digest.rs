@@ -35,7 +35,9 @@
 //! boundary only moves forward, and results before it are cut already), so the marker's bytes
 //! stay the same from one request to the next and the cached prefix is kept.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
+
+use crate::ranking::ranked_names;
 
 /// Extensions (lower case; a name's is compared in lower case) that make a dotted name a file name
 /// without a `/`: source, config, data and log files.
@@ -92,7 +94,7 @@ fn is_name_byte(byte: u8) -> bool {
 
 /// Drops `.`, `:`, `-`, `/` from both ends and then a trailing `:<digits>` (a line number, as in
 /// `src/a.rs:12:` or `a.rs:12:3`).
-fn trim_name(mut token: &str) -> &str {
+pub(crate) fn trim_name(mut token: &str) -> &str {
     loop {
         let trimmed = token.trim_matches(|character| ".:-/".contains(character));
         let trimmed = match trimmed.rfind(':') {
@@ -115,12 +117,12 @@ fn trim_name(mut token: &str) -> &str {
 
 /// What makes a token a name, or `None` for a plain word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Shape {
-    path_or_url: bool,
-    symbol: bool,
+pub(crate) struct Shape {
+    pub(crate) path_or_url: bool,
+    pub(crate) symbol: bool,
 }
 
-fn shape(name: &str) -> Option<Shape> {
+pub(crate) fn shape(name: &str) -> Option<Shape> {
     let bytes = name.as_bytes();
     if bytes.len() < MIN_NAME_CHARS || bytes.len() > MAX_NAME_CHARS {
         return None;
@@ -181,7 +183,7 @@ fn is_time_or_measure(name: &str) -> bool {
 
 /// Whether `line` holds one of [`FAILURE_WORDS`], any case, without allocating: each word is
 /// compared only where the line has its first letter.
-fn reports_failure(line: &str) -> bool {
+pub(crate) fn reports_failure(line: &str) -> bool {
     let bytes = line.as_bytes();
     (0..bytes.len()).any(|at| {
         let first = bytes[at].to_ascii_lowercase();
@@ -198,7 +200,7 @@ fn reports_failure(line: &str) -> bool {
 
 /// The tokens of `line`: maximal runs of name bytes. Bytes of multibyte characters are never name
 /// bytes, so the runs are whole ASCII substrings.
-fn tokens(line: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn tokens(line: &str) -> impl Iterator<Item = &str> {
     line.split(|character: char| !character.is_ascii() || !is_name_byte(character as u8))
         .map(move |token| after_escape_parameters(line, token))
         .filter(|token| token.len() >= MIN_NAME_CHARS)
@@ -227,14 +229,6 @@ fn after_escape_parameters<'a>(line: &str, token: &'a str) -> &'a str {
         Some(_) | None => token,
     }
 }
-
-struct Candidate<'a> {
-    name: &'a str,
-    first: usize,
-    count: usize,
-    score: u32,
-}
-
 /// Names the model can already read in the view before a cut result (see the module), kept as
 /// 64-bit hashes of a fixed seed: a view notes every name of every message before its last cut
 /// result, and a copy of each was most of the transform's allocations. Two names sharing a hash
@@ -328,62 +322,30 @@ pub(crate) fn digest_unseen<'a>(
     if max_names == 0 || max_chars == 0 {
         return Vec::new();
     }
-    let kept_names: HashSet<&str> = kept.split('\n').flat_map(tokens).map(trim_name).collect();
-    let mut candidates: Vec<Candidate<'_>> = Vec::new();
-    let mut index: HashMap<&str, usize> = HashMap::new();
-    for line in omitted.split('\n') {
-        let mut failure: Option<bool> = None;
-        for token in tokens(line) {
-            let name = trim_name(token);
-            let Some(shape) = shape(name) else {
-                continue;
-            };
-            if kept_names.contains(name) || visible.contains(name) {
-                continue;
-            }
-            let failure = *failure.get_or_insert_with(|| reports_failure(line));
-            let score =
-                3 * u32::from(failure) + u32::from(shape.path_or_url) + u32::from(shape.symbol);
-            match index.get(name) {
-                Some(&at) => {
-                    if let Some(candidate) = candidates.get_mut(at) {
-                        candidate.count += 1;
-                        candidate.score = candidate.score.max(score);
-                    }
-                }
-                None => {
-                    index.insert(name, candidates.len());
-                    candidates.push(Candidate {
-                        name,
-                        first: candidates.len(),
-                        count: 1,
-                        score,
-                    });
-                }
-            }
-        }
-    }
-    let mut ranked: Vec<&Candidate<'_>> = candidates.iter().collect();
-    ranked.sort_by_key(|candidate| {
-        let score = candidate.score + u32::from(candidate.count == 1);
-        (std::cmp::Reverse(score), candidate.first)
-    });
-    let mut chosen: Vec<&Candidate<'_>> = Vec::new();
+    // Leaving out a visible name keeps the others' order: the ranking is made without them.
+    let ranked = ranked_names(omitted, kept);
+    let mut chosen: Vec<(usize, &'a str)> = Vec::new();
     let mut chars = 0;
-    for candidate in ranked {
+    for candidate in ranked.iter() {
         if chosen.len() == max_names {
             break;
         }
+        let Some(name) = omitted.get(candidate.start..candidate.end) else {
+            continue;
+        };
+        if visible.contains(name) {
+            continue;
+        }
         // Names are ASCII: bytes are characters. ", " separates them.
-        let cost = candidate.name.len() + if chosen.is_empty() { 0 } else { 2 };
+        let cost = name.len() + if chosen.is_empty() { 0 } else { 2 };
         if chars + cost > max_chars {
             continue;
         }
         chars += cost;
-        chosen.push(candidate);
+        chosen.push((candidate.first, name));
     }
-    chosen.sort_by_key(|candidate| candidate.first);
-    chosen.into_iter().map(|candidate| candidate.name).collect()
+    chosen.sort_by_key(|(first, _)| *first);
+    chosen.into_iter().map(|(_, name)| name).collect()
 }
 
 #[cfg(test)]

@@ -103,6 +103,7 @@ mod marker;
 mod orphans;
 mod pays;
 mod prune;
+mod ranking;
 mod thinking;
 mod view;
 mod window;

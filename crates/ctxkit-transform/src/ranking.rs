@@ -1,0 +1,155 @@
+//! The ranking of an omitted text's names (see `digest`), kept for the texts cut most recently.
+//! A result cut for one request is cut the same way for the next (the prune boundary only moves
+//! forward), and ranking its names was most of a cut's work: a view built again at every request
+//! of a chat or a replay, or at every entry of an exported page, now ranks each cut text once per
+//! thread. What a view can already read is left out after the ranking, which keeps the order of
+//! the names that remain, so the digest is the same byte for byte.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasher as _;
+use std::rc::Rc;
+
+use crate::digest::{reports_failure, shape, tokens, trim_name};
+
+/// A ranked name of an omitted text: its bytes there, and its place among the names in order of
+/// first appearance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Ranked {
+    pub start: usize,
+    pub end: usize,
+    pub first: usize,
+}
+
+/// The most names (and texts) a thread holds rankings of; past it the rankings are let go.
+const MAX_HELD: usize = 1_000_000;
+
+/// Rankings by the hashes of the omitted and the kept text and the omitted text's length.
+#[derive(Default)]
+struct Rankings {
+    by_text: HashMap<(u64, u64, usize), Rc<[Ranked]>>,
+    held: usize,
+}
+
+thread_local! {
+    static RANKINGS: RefCell<Rankings> = RefCell::new(Rankings::default());
+}
+
+/// The names of `omitted` not among those of `kept`, best first (the module `digest` says how),
+/// from this thread's rankings when it ranked the same texts before.
+pub(crate) fn ranked_names(omitted: &str, kept: &str) -> Rc<[Ranked]> {
+    let hasher = foldhash::fast::FixedState::with_seed(0);
+    let key = (
+        hasher.hash_one(omitted),
+        hasher.hash_one(kept),
+        omitted.len(),
+    );
+    if let Some(found) = RANKINGS.with(|rankings| rankings.borrow().by_text.get(&key).cloned()) {
+        return found;
+    }
+    let ranked: Rc<[Ranked]> = rank(omitted, kept).into();
+    RANKINGS.with(|rankings| {
+        let mut rankings = rankings.borrow_mut();
+        if rankings.held + ranked.len() + 1 > MAX_HELD {
+            rankings.by_text.clear();
+            rankings.held = 0;
+        }
+        rankings.held += ranked.len() + 1;
+        rankings.by_text.insert(key, Rc::clone(&ranked));
+    });
+    ranked
+}
+
+/// A name while its mentions are counted.
+struct Candidate<'a> {
+    name: &'a str,
+    first: usize,
+    count: usize,
+    score: u32,
+}
+
+/// The ranking itself: each name's best score (a failure line +3, a path or URL +1, a symbol +1,
+/// named once +1), ties to the earlier name.
+fn rank(omitted: &str, kept: &str) -> Vec<Ranked> {
+    let kept_names: HashSet<&str> = kept.split('\n').flat_map(tokens).map(trim_name).collect();
+    let mut candidates: Vec<Candidate<'_>> = Vec::new();
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    for line in omitted.split('\n') {
+        let mut failure: Option<bool> = None;
+        for token in tokens(line) {
+            let name = trim_name(token);
+            let Some(shape) = shape(name) else {
+                continue;
+            };
+            if kept_names.contains(name) {
+                continue;
+            }
+            let failure = *failure.get_or_insert_with(|| reports_failure(line));
+            let score =
+                3 * u32::from(failure) + u32::from(shape.path_or_url) + u32::from(shape.symbol);
+            match index.get(name) {
+                Some(&at) => {
+                    if let Some(candidate) = candidates.get_mut(at) {
+                        candidate.count += 1;
+                        candidate.score = candidate.score.max(score);
+                    }
+                }
+                None => {
+                    index.insert(name, candidates.len());
+                    candidates.push(Candidate {
+                        name,
+                        first: candidates.len(),
+                        count: 1,
+                        score,
+                    });
+                }
+            }
+        }
+    }
+    candidates.sort_by_key(|candidate| {
+        let score = candidate.score + u32::from(candidate.count == 1);
+        (std::cmp::Reverse(score), candidate.first)
+    });
+    // Every name is a slice of `omitted`: its place is its distance from the text's start.
+    let base = omitted.as_ptr() as usize;
+    candidates
+        .into_iter()
+        .map(|candidate| {
+            let start = candidate.name.as_ptr() as usize - base;
+            Ranked {
+                start,
+                end: start + candidate.name.len(),
+                first: candidate.first,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The second ranking of the same texts is the first one, held; another kept text is ranked
+    /// anew.
+    #[test]
+    fn the_same_texts_are_ranked_once() {
+        let omitted = "error: src/a.rs failed\nparse_header in src/b.rs\nsrc/a.rs again";
+        let first = ranked_names(omitted, "");
+        // Another copy of the same text: what is held is found by the text, not by its address.
+        let copy = String::from(omitted);
+        let again = ranked_names(&copy, "");
+        assert!(Rc::ptr_eq(&first, &again));
+        let names: Vec<&str> = first
+            .iter()
+            .map(|name| &omitted[name.start..name.end])
+            .collect();
+        assert_eq!(names, ["src/a.rs", "parse_header", "src/b.rs"]);
+        let without = ranked_names(omitted, "src/a.rs");
+        assert!(!Rc::ptr_eq(&first, &without));
+        assert!(
+            without
+                .iter()
+                .all(|name| &omitted[name.start..name.end] != "src/a.rs")
+        );
+    }
+}
