@@ -18,7 +18,8 @@
 //!   `[System: …]` notes and the hint after an attachment (the `[media attached: …]` line stays:
 //!   the user sent that file), the quote a reply opens with (`[Replying to: "…"]`), the envelope
 //!   before the user's words (`[Fri 2026-03-06 21:34 GMT+8]`, or from a chat channel `[WhatsApp
-//!   +4479… +1m 2026-02-07 13:30 GMT+5:30]`: channel, sender, time), the heartbeat prompt ("Read
+//!   +4479… +1m 2026-02-07 13:30 GMT+5:30]`: channel, sender, time), the headings of messages
+//!   queued while a run was busy, a restart's record (`GatewayRestart:`), the heartbeat prompt ("Read
 //!   HEARTBEAT.md if it exists …") and the turn before a compaction ("Pre-compaction memory
 //!   flush. …").
 //!
@@ -47,11 +48,13 @@ const INJECTED_LINES: [&str; 4] = [
 ];
 /// Messages that are an agent's text from their first line on: Claude Code's skill text,
 /// OpenClaw's heartbeat prompt.
-const INJECTED_MESSAGES: [&str; 3] = [
+const INJECTED_MESSAGES: [&str; 4] = [
     "Base directory for this skill:",
     "Read HEARTBEAT.md if it exists",
     // OpenClaw's turn before it compacts: "Store durable memories … in memory/<date>.md".
     "Pre-compaction memory flush.",
+    // OpenClaw's gateway after a restart (`GatewayRestart:` and a JSON record of it).
+    "GatewayRestart:",
 ];
 /// OpenClaw's system event lines: `System: [date] …` and `System (untrusted): …`.
 const OPENCLAW_EVENT_LINES: [&str; 2] = ["System: [", "System (untrusted):"];
@@ -59,11 +62,13 @@ const OPENCLAW_EVENT_LINES: [&str; 2] = ["System: [", "System (untrusted):"];
 const OPENCLAW_EVENT_CONTINUATION: &str = "System: ";
 /// OpenClaw's one-line envelope markers and the media hint that follows an attachment (the
 /// `[media attached: path (type)]` line itself stays: the user sent that file).
-const OPENCLAW_ENVELOPE_LINES: [&str; 3] = [
+const OPENCLAW_ENVELOPE_LINES: [&str; 4] = [
     "[message_id: ",
     "To send an image back, prefer the message tool",
     // A chat channel's notes to the model (`[System: The content may include mention tags …]`).
     "[System: ",
+    // Messages sent while a run was busy, delivered together, each under a `Queued #<n>` line.
+    "[Queued messages while agent was busy]",
 ];
 /// The ends of the heading lines of a chat channel's metadata blocks (each then a fenced JSON
 /// block): `Sender (untrusted metadata):`, `Replied message (untrusted, for context):`.
@@ -254,12 +259,19 @@ fn strip_openclaw_envelope(text: &str) -> String {
         in_event = event_line || continued;
         let envelope = OPENCLAW_ENVELOPE_LINES
             .iter()
-            .any(|marker| bare.starts_with(marker));
+            .any(|marker| bare.starts_with(marker))
+            || is_queue_heading(bare);
         if !(in_event || envelope) {
             out.push_str(strip_openclaw_stamp(line));
         }
     }
     strip_reply_quote(&out)
+}
+
+/// `Queued #2`: the heading of one of the messages OpenClaw delivers together.
+fn is_queue_heading(line: &str) -> bool {
+    line.strip_prefix("Queued #")
+        .is_some_and(|number| !number.is_empty() && number.chars().all(|c| c.is_ascii_digit()))
 }
 
 /// `text` without the quote of the message a chat reply answers (`张玲: [Replying to: "…"]`
@@ -570,6 +582,24 @@ mod tests {
         assert_eq!(
             strip_injected_context("[Mon 2026-01-05] no time, so not a stamp"),
             "[Mon 2026-01-05] no time, so not a stamp"
+        );
+    }
+
+    /// A gateway restart's record is no request, and messages queued while a run was busy are
+    /// each the user's, without the queue's headings.
+    #[test]
+    fn a_restart_record_and_a_queues_headings_are_not_the_users_words() {
+        let restart = "GatewayRestart:\n{\n  \"kind\": \"config-apply\",\n  \"status\": \"ok\"\n}";
+        assert!(is_injected_context(restart));
+        let queued = "[Queued messages while agent was busy]\n\n---\nQueued #1\n[Wed 2026-02-04 15:06 GMT+5:30] open the reddit.com\n\n---\nQueued #2\nand search for rust";
+        assert_eq!(
+            strip_injected_context(queued),
+            "\n---\nopen the reddit.com\n\n---\nand search for rust"
+        );
+        let own = "[Wed 2026-02-04 15:06 GMT+5:30] Queued #2 is stuck, see Queued #";
+        assert_eq!(
+            strip_injected_context(own),
+            "Queued #2 is stuck, see Queued #"
         );
     }
 
