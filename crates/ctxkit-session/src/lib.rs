@@ -88,7 +88,8 @@ pub use ids::{iso_from_ms, new_entry_id, new_session_id, now_iso, parse_timestam
 pub use index::{EntryIndex, SessionIndex, TreeNode};
 pub use last_used::{LAST_USED_RECORD, find_last_used_session, record_last_used_session};
 pub use listing::{
-    SkippedFile, find_most_recent_session, list_all_sessions, list_sessions, read_session_info,
+    SkippedFile, find_most_recent_session, list_all_sessions, list_sessions, listed_first_message,
+    read_session_info,
 };
 pub use llm::{
     BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX,

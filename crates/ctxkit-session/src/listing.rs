@@ -160,8 +160,7 @@ fn session_info_of(
                     first_message = message_span(text)
                         .and_then(|(start, end)| text.get(start..end))
                         .and_then(message_text)
-                        .map(without_injected_context)
-                        .filter(|text| !text.is_empty());
+                        .and_then(listed_first_message);
                 }
             }
             Some(_) | None => {}
@@ -198,14 +197,17 @@ fn session_info_of(
     })
 }
 
-/// `text` without injected context; unchanged (as Pi shows it) when it holds none.
-fn without_injected_context(text: String) -> String {
+/// What a listing shows of a user message's text as the session's first message: the text
+/// without the context an agent injected (unchanged, as Pi shows it, when it holds none); `None`
+/// when nothing is left. Every listing (files, a directory store, the database) uses this one.
+pub fn listed_first_message(text: String) -> Option<String> {
     let stripped = ctxkit_protocol::strip_injected_context(&text);
-    if stripped == text {
+    let shown = if stripped == text {
         text
     } else {
         stripped.trim().to_owned()
-    }
+    };
+    (!shown.is_empty()).then_some(shown)
 }
 
 /// The text of a user or assistant message: a string content, or its text blocks joined by a space.

@@ -364,11 +364,12 @@ fn stored_session(path: &Path) -> Result<StoredSession> {
         if facts.name.is_some() {
             session.name = facts.name;
         }
-        if facts.role.is_some() {
+        // Every message entry, as the file listing (and Pi's) counts them.
+        if facts.kind == "message" {
             session.message_count += 1;
-            if let Some(time) = facts.timestamp_ms {
-                session.modified_ms = session.modified_ms.max(time);
-            }
+        }
+        if let (Some(_), Some(time)) = (&facts.role, facts.timestamp_ms) {
+            session.modified_ms = session.modified_ms.max(time);
         }
         if session.first_message.is_none() {
             session.first_message = facts.user_text;

@@ -31,7 +31,8 @@ pub struct EntryFacts {
     pub name: Option<String>,
     /// `user` or `assistant` for those messages.
     pub role: Option<String>,
-    /// The text of a user message (for the listing's first message).
+    /// The text of a user message as a listing shows it (its first message): without injected
+    /// context, `None` when nothing is left.
     pub user_text: Option<String>,
     pub timestamp_ms: Option<i64>,
 }
@@ -225,9 +226,11 @@ pub fn entry_facts(line: &str) -> Result<EntryFacts, String> {
                 }
             }
             if role == Some("user") {
+                // As the file listing shows it: without the context an agent injected.
                 facts.user_text = message
                     .and_then(|message| message.get("content"))
-                    .map(content_text);
+                    .map(content_text)
+                    .and_then(ctxkit_session::listed_first_message);
             }
         }
         _ => {}

@@ -153,7 +153,8 @@ struct RowChanges {
 }
 
 fn row_changes(facts: &[EntryFacts]) -> RowChanges {
-    let messages = facts.iter().filter(|facts| facts.role.is_some()).count();
+    // Every message entry, as the file listing (and Pi's) counts them.
+    let messages = facts.iter().filter(|facts| facts.kind == "message").count();
     RowChanges {
         name: facts.iter().rev().find_map(|facts| facts.name.clone()),
         first_message: facts.iter().find_map(|facts| facts.user_text.clone()),

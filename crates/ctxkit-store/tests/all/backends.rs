@@ -65,4 +65,5 @@ on_both_backends!(
     unknown_and_duplicate_sessions,
     listing_by_project_name_time_and_text,
     a_huge_entry_is_stored_and_found,
+    a_stored_session_is_listed_as_its_file,
 );

@@ -509,6 +509,50 @@ pub async fn listing_by_project_name_time_and_text(store: &impl SessionStore) {
     assert_eq!(store.list(&one).await.unwrap().len(), 1);
 }
 
+/// A stored session is listed as its file is: every message entry counted (tool results too),
+/// and the first message the first words the user typed, not what the agent injected before
+/// them (an OpenClaw gateway's event and a chat channel's envelope here).
+pub async fn a_stored_session_is_listed_as_its_file(store: &impl SessionStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let id = uuid::Uuid::new_v4().to_string();
+    let at = "2026-02-07T08:00:00.000Z";
+    let lines = [
+        json!({"type": "session", "version": 3, "id": id, "timestamp": at, "cwd": project()}),
+        json!({"type": "message", "id": "a1", "parentId": null, "timestamp": at, "message": {
+            "role": "user", "timestamp": 1_770_451_200_000_i64,
+            "content": "System: [2026-02-07 13:30:01 GMT+5:30] WhatsApp gateway connected."}}),
+        json!({"type": "message", "id": "a2", "parentId": "a1", "timestamp": at, "message": {
+            "role": "user", "timestamp": 1_770_451_201_000_i64,
+            "content": [{"type": "text", "text": "[WhatsApp +15550100123 +1m 2026-02-07 13:31 GMT+5:30] fix the parser"}]}}),
+        json!({"type": "message", "id": "a3", "parentId": "a2", "timestamp": at, "message": {
+            "role": "assistant", "timestamp": 1_770_451_202_000_i64, "stopReason": "toolUse",
+            "content": [{"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "parser.rs"}}]}}),
+        json!({"type": "message", "id": "a4", "parentId": "a3", "timestamp": at, "message": {
+            "role": "toolResult", "toolCallId": "c1", "toolName": "read", "isError": false,
+            "timestamp": 1_770_451_203_000_i64, "content": [{"type": "text", "text": "fn parse() {}"}]}}),
+    ];
+    let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    let file = dir.path().join("session.jsonl");
+    std::fs::write(&file, &text).unwrap();
+    let listed = ctxkit_session::read_session_info(&file).unwrap();
+    assert_eq!(listed.first_message, "fix the parser");
+    assert_eq!(listed.message_count, 4);
+    store
+        .import(&SessionLines::parse("f", text.as_bytes()).unwrap())
+        .await
+        .unwrap();
+    let found = store
+        .list(&ListQuery {
+            text: Some("gateway".to_owned()),
+            ..ListQuery::default()
+        })
+        .await
+        .unwrap();
+    let stored = found.iter().find(|session| session.id == id).unwrap();
+    assert_eq!(stored.first_message.as_deref(), Some("fix the parser"));
+    assert_eq!(stored.message_count, listed.message_count);
+}
+
 /// A tool output of megabytes in distinct words is stored and found by a word near its start
 /// (PostgreSQL refuses to index a tsvector over 1 MiB: the full-text index reads each line's
 /// first 100,000 characters).
