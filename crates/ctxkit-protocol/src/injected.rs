@@ -48,13 +48,16 @@ const INJECTED_LINES: [&str; 4] = [
 ];
 /// Messages that are an agent's text from their first line on: Claude Code's skill text,
 /// OpenClaw's heartbeat prompt.
-const INJECTED_MESSAGES: [&str; 4] = [
+const INJECTED_MESSAGES: [&str; 5] = [
     "Base directory for this skill:",
     "Read HEARTBEAT.md if it exists",
     // OpenClaw's turn before it compacts: "Store durable memories … in memory/<date>.md".
     "Pre-compaction memory flush.",
     // OpenClaw's gateway after a restart (`GatewayRestart:` and a JSON record of it).
     "GatewayRestart:",
+    // OpenClaw's scheduled reminder, after its event lines: "… The reminder content is: … Please
+    // relay this reminder to the user …".
+    "A scheduled reminder has been triggered.",
 ];
 /// OpenClaw's system event lines: `System: [date] …` and `System (untrusted): …`.
 const OPENCLAW_EVENT_LINES: [&str; 2] = ["System: [", "System (untrusted):"];
@@ -90,6 +93,13 @@ pub fn strip_injected_context(text: &str) -> String {
     let text = strip_codex_ide_context(text);
     let text = strip_pi_skills(&strip_agents_md(text));
     let text = strip_injected_lines(&strip_openclaw_envelope(&text));
+    // What is left once OpenClaw's event lines are out may be an agent's message too.
+    if INJECTED_MESSAGES
+        .iter()
+        .any(|opening| text.trim_start().starts_with(opening))
+    {
+        return String::new();
+    }
     let mut out = String::with_capacity(text.len());
     let mut rest = text.as_str();
     // Tags found without their end tag: never looked for again, so a text of many unclosed
@@ -196,10 +206,7 @@ pub fn injected_events(text: &str) -> Vec<String> {
             };
             events.push(event.trim().to_owned());
             in_event = true;
-        } else if let Some(more) = line
-            .strip_prefix(OPENCLAW_EVENT_CONTINUATION)
-            .filter(|_| in_event)
-        {
+        } else if let Some(more) = event_continuation(line).filter(|_| in_event) {
             if let Some(event) = events.last_mut() {
                 event.push('\n');
                 event.push_str(more.trim());
@@ -210,6 +217,13 @@ pub fn injected_events(text: &str) -> Vec<String> {
     }
     events.retain(|event| !event.trim().is_empty());
     events
+}
+
+/// What an event's further line (`System: …`, trimmed) adds; a blank one (`System:` once its
+/// space is trimmed) adds nothing and continues the event.
+fn event_continuation(line: &str) -> Option<&str> {
+    line.strip_prefix(OPENCLAW_EVENT_CONTINUATION)
+        .or_else(|| (line == OPENCLAW_EVENT_CONTINUATION.trim_end()).then_some(""))
 }
 
 /// `text` without OpenClaw's envelope: event lines, metadata blocks (heading and fenced block),
@@ -255,7 +269,7 @@ fn strip_openclaw_envelope(text: &str) -> String {
         let event_line = OPENCLAW_EVENT_LINES
             .iter()
             .any(|marker| bare.starts_with(marker));
-        let continued = in_event && bare.starts_with(OPENCLAW_EVENT_CONTINUATION);
+        let continued = in_event && event_continuation(bare).is_some();
         in_event = event_line || continued;
         let envelope = OPENCLAW_ENVELOPE_LINES
             .iter()
@@ -582,6 +596,18 @@ mod tests {
         assert_eq!(
             strip_injected_context("[Mon 2026-01-05] no time, so not a stamp"),
             "[Mon 2026-01-05] no time, so not a stamp"
+        );
+    }
+
+    /// A scheduled reminder is OpenClaw's event, blank continued lines included, and no request;
+    /// its event keeps every line.
+    #[test]
+    fn a_scheduled_reminder_is_not_the_users_words() {
+        let reminder = "System: [2026-04-09 09:05:00 GMT+8] Morning check-in\nSystem: \nSystem: POST https://example.com/api/checkin\nSystem: \nSystem: then note the result\n\nA scheduled reminder has been triggered. The reminder content is:\n\nMorning check-in\n\nPlease relay this reminder to the user in a helpful and friendly way.\nCurrent time: Thursday";
+        assert_eq!(strip_injected_context(reminder), "");
+        assert_eq!(
+            injected_events(reminder),
+            ["Morning check-in\n\nPOST https://example.com/api/checkin\n\nthen note the result"]
         );
     }
 
