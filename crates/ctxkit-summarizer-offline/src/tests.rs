@@ -593,3 +593,29 @@ fn a_request_that_is_all_paste_says_what_was_pasted() {
         "{line}"
     );
 }
+
+/// A credential the span shows (a bearer token the user pasted, a URL with a password) is not
+/// repeated in the summary; what it was used for is.
+#[test]
+fn a_credential_in_the_span_is_not_repeated() {
+    let mut values = vec![
+        json!({"role": "user", "content": "call POST https://api.example.com/v1/checkin with Authorization: Bearer sk_made0up0token0for0the0test and push to https://deploy:hunter2hunter2@git.example.com/app.git"}),
+    ];
+    values.extend(bash(
+        "c1",
+        "curl -H 'Authorization: Bearer sk_made0up0token0for0the0test' https://api.example.com/v1/checkin",
+        "{\"ok\":true}",
+        false,
+    ));
+    let summary = summarize_offline(&request(messages(Value::Array(values)), None, 4_000));
+    assert!(
+        !summary.contains("sk_made0up0token0for0the0test"),
+        "{summary}"
+    );
+    assert!(!summary.contains("hunter2hunter2"), "{summary}");
+    assert!(
+        summary.contains("https://api.example.com/v1/checkin"),
+        "{summary}"
+    );
+    assert!(summary.contains("<redacted>"), "{summary}");
+}
