@@ -84,20 +84,14 @@ const OPENCLAW_REPLY_QUOTE: &str = "[Replying to: \"";
 /// (`<system-reminder>`, `<environment_context>`) up to its own end tag, and Codex's `AGENTS.md`
 /// heading through `</INSTRUCTIONS>`. Other text, and tags that are not closed, stay as they are.
 pub fn strip_injected_context(text: &str) -> String {
-    if INJECTED_MESSAGES
-        .iter()
-        .any(|opening| text.trim_start().starts_with(opening))
-    {
+    if is_injected_message(text) {
         return String::new();
     }
     let text = strip_codex_ide_context(text);
     let text = strip_pi_skills(&strip_agents_md(text));
     let text = strip_injected_lines(&strip_openclaw_envelope(&text));
     // What is left once OpenClaw's event lines are out may be an agent's message too.
-    if INJECTED_MESSAGES
-        .iter()
-        .any(|opening| text.trim_start().starts_with(opening))
-    {
+    if is_injected_message(&text) {
         return String::new();
     }
     let mut out = String::with_capacity(text.len());
@@ -217,6 +211,13 @@ pub fn injected_events(text: &str) -> Vec<String> {
     }
     events.retain(|event| !event.trim().is_empty());
     events
+}
+
+/// Whether `text` is an agent's message from its first line on ([`INJECTED_MESSAGES`]).
+fn is_injected_message(text: &str) -> bool {
+    INJECTED_MESSAGES
+        .iter()
+        .any(|opening| text.trim_start().starts_with(opening))
 }
 
 /// What an event's further line (`System: …`, trimmed) adds; a blank one (`System:` once its

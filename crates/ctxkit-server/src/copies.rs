@@ -5,7 +5,7 @@
 use std::os::unix::fs::MetadataExt as _;
 use std::path::Path;
 
-use ctxkit_agent::tools::is_running;
+use ctxkit_agent::tools::{current_user_id, is_running};
 
 const PREFIX: &str = "ctxkit-serve-";
 
@@ -21,7 +21,7 @@ pub fn remove_abandoned_copies(temporary: &Path) -> usize {
     let Ok(entries) = std::fs::read_dir(temporary) else {
         return 0;
     };
-    let user = std::fs::metadata("/proc/self").map(|metadata| metadata.uid());
+    let user = current_user_id();
     let mut removed = 0;
     for entry in entries.flatten() {
         let Some(pid) = copy_pid(&entry.file_name().to_string_lossy()) else {
@@ -31,7 +31,7 @@ pub fn remove_abandoned_copies(temporary: &Path) -> usize {
         let Ok(metadata) = std::fs::symlink_metadata(&path) else {
             continue;
         };
-        let ours = user.as_ref().is_ok_and(|user| metadata.uid() == *user);
+        let ours = user.is_some_and(|user| metadata.uid() == user);
         if ours && metadata.is_dir() && !is_running(pid) && holds_only_sessions(&path) {
             removed += usize::from(std::fs::remove_dir_all(&path).is_ok());
         }
@@ -50,10 +50,10 @@ fn copy_pid(name: &str) -> Option<u32> {
 
 /// Whether `folder` holds nothing but plain `.jsonl` files (what a server puts there).
 fn holds_only_sessions(folder: &Path) -> bool {
-    let Ok(entries) = std::fs::read_dir(folder) else {
+    let Ok(mut entries) = std::fs::read_dir(folder) else {
         return false;
     };
-    entries.into_iter().all(|entry| {
+    entries.all(|entry| {
         entry.is_ok_and(|entry| {
             let is_file = entry.file_type().is_ok_and(|kind| kind.is_file());
             is_file && entry.path().extension().is_some_and(|ext| ext == "jsonl")

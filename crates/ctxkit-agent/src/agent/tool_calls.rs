@@ -187,7 +187,10 @@ impl Agent {
             (None, Some(home)) => home.join("tool-output").join(id),
             // No home at all: a folder of this user's own (made `0700` when first used).
             (None, None) => std::env::temp_dir()
-                .join(format!("ctxkit-tool-output-{}", user_id()))
+                .join(format!(
+                    "ctxkit-tool-output-{}",
+                    crate::tools::current_user_id().unwrap_or(0)
+                ))
                 .join(id),
         };
         (dir, file)
@@ -225,12 +228,6 @@ fn capitalized(word: &str) -> String {
         .next()
         .map(|first| first.to_uppercase().chain(characters).collect())
         .unwrap_or_default()
-}
-
-/// The user id of this process (who owns the files it makes).
-fn user_id() -> u32 {
-    use std::os::unix::fs::MetadataExt as _;
-    std::fs::metadata("/proc/self").map_or(0, |metadata| metadata.uid())
 }
 
 #[cfg(test)]

@@ -5,6 +5,8 @@
 
 use std::path::Path;
 
+use super::process::is_running;
+
 /// The most files and folders looked at (a start never walks a huge tree for long).
 const MAX_VISITED: usize = 200_000;
 
@@ -38,50 +40,9 @@ fn leftover_pid(name: &str) -> Option<u32> {
     pid.parse().ok()
 }
 
-/// Whether a process with this id runs (a reused id keeps what it names: the safe side). A
-/// process killed but not yet reaped by its parent (a zombie) has ended.
-pub fn is_running(pid: u32) -> bool {
-    if pid == std::process::id() {
-        return true;
-    }
-    let folder = Path::new("/proc").join(pid.to_string());
-    match std::fs::read_to_string(folder.join("stat")) {
-        Ok(stat) => !matches!(process_state(&stat), Some('Z' | 'X')),
-        Err(_) => folder.exists(),
-    }
-}
-
-/// The state letter of a `/proc/<pid>/stat` line: the first field after the command, which is in
-/// parentheses and may itself hold spaces and parentheses.
-fn process_state(stat: &str) -> Option<char> {
-    let (_, after_command) = stat.rsplit_once(')')?;
-    after_command.trim_start().chars().next()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_zombie_has_ended_and_a_live_process_runs() {
-        assert_eq!(process_state("42 (a (b) c) Z 1 42 42"), Some('Z'));
-        assert_eq!(process_state("42 (ctxkit) S 1"), Some('S'));
-        assert_eq!(process_state("garbage"), None);
-        let mut child = std::process::Command::new("sleep")
-            .arg("30")
-            .spawn()
-            .unwrap();
-        assert!(is_running(child.id()));
-        child.kill().unwrap();
-        // Killed, not yet waited for: a zombie.
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-        while is_running(child.id()) && std::time::Instant::now() < deadline {
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
-        assert!(!is_running(child.id()));
-        child.wait().unwrap();
-        assert!(!is_running(99_999_999));
-    }
 
     #[test]
     fn names_of_temporaries_are_recognised() {

@@ -6,6 +6,7 @@ mod bash;
 mod files;
 mod leftovers;
 pub mod limit;
+mod process;
 mod recall;
 mod search;
 
@@ -19,7 +20,8 @@ use crate::tool::{ToolContext, ToolOutcome, ToolRegistry, TypedTool};
 use crate::workspace::Access;
 pub use bash::{BashEnd, BashRun, execute_bash, run_bash};
 use files::{EditArguments, LsArguments, ReadArguments, WriteArguments};
-pub use leftovers::{is_running, remove_leftover_temporaries};
+pub use leftovers::remove_leftover_temporaries;
+pub use process::{current_user_id, is_running};
 use recall::RecallArguments;
 use search::GrepArguments;
 
