@@ -31,8 +31,34 @@ pub fn plain_output(output: &str) -> String {
             text = text.replace(tag, "");
         }
     }
+    let report = without_agent_trailer(&text).len();
+    text.truncate(report);
     text
 }
+
+/// The trailer Claude Code's Agent tool ends a background agent's report with: the agent's id
+/// and a `<usage>` block (`agentId: a5fb… (for resuming …)\n<usage>total_tokens: …\nduration_ms:
+/// 256975</usage>`). Bookkeeping, not the report: without this a step's outcome read
+/// `duration_ms: 256975</usage>`.
+fn without_agent_trailer(text: &str) -> &str {
+    let trimmed = text.trim_end();
+    let Some(usage) = trimmed
+        .strip_suffix(USAGE_CLOSE)
+        .and_then(|inside| inside.rfind(USAGE_OPEN))
+    else {
+        return text;
+    };
+    let before = trimmed[..usage].trim_end();
+    let line_start = before.rfind('\n').map_or(0, |at| at + 1);
+    if before[line_start..].starts_with("agentId: ") {
+        before[..line_start].trim_end()
+    } else {
+        before
+    }
+}
+
+const USAGE_OPEN: &str = "<usage>";
+const USAGE_CLOSE: &str = "</usage>";
 
 /// `text` on one line, whitespace collapsed.
 pub fn one_line(text: &str) -> String {
@@ -168,6 +194,26 @@ fn without_line_number(word: &str) -> &str {
     }
 }
 
+/// Whether `c` ends a word: white space, the ASCII punctuation that brackets or lists names, and
+/// the full-width punctuation of Chinese and Japanese prose (`，`, `。`, `、`, `（`, `：`, `「`, …),
+/// which never belongs to a name and is written with no space around it
+/// (`flash_attn。让我确认` is the name `flash_attn`, then prose).
+fn ends_word(c: char) -> bool {
+    c.is_whitespace()
+        || matches!(
+            c,
+            ',' | ';' | '(' | ')' | '[' | ']' | '{' | '}' | '"' | '\'' | '<' | '>' | '=' | '|'
+        )
+        // CJK symbols and punctuation (`、。「」『』【】《》〈〉`), and the full-width forms of
+        // ASCII punctuation (`，：；！？（）［］｛｝＂＇`).
+        || matches!(c, '\u{3001}'..='\u{3003}' | '\u{3008}'..='\u{3011}' | '\u{3014}'..='\u{301f}')
+        || matches!(
+            c,
+            '，' | '：' | '；' | '！' | '？' | '（' | '）' | '［' | '］' | '｛' | '｝' | '＂' | '＇'
+        )
+        || matches!(c, '\u{2018}'..='\u{201f}')
+}
+
 /// The identifiers of `text`: backticked spans (short ones) and identifier-like words, in order.
 pub fn identifiers(text: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -180,25 +226,7 @@ pub fn identifiers(text: &str) -> Vec<String> {
                 out.push(part.to_owned());
             }
         } else {
-            for word in part.split(|c: char| {
-                c.is_whitespace()
-                    || matches!(
-                        c,
-                        ',' | ';'
-                            | '('
-                            | ')'
-                            | '['
-                            | ']'
-                            | '{'
-                            | '}'
-                            | '"'
-                            | '\''
-                            | '<'
-                            | '>'
-                            | '='
-                            | '|'
-                    )
-            }) {
+            for word in part.split(ends_word) {
                 let word = without_line_number(word)
                     .trim_start_matches(['*', '…'])
                     .trim_end_matches(['.', ':', '!', '?', '*', ',', '…']);
@@ -331,6 +359,36 @@ mod tests {
     fn words_joined_by_an_ellipsis_are_not_identifiers() {
         let found = identifiers("downloading...u yourself.....we then src/a.rs and v1.2.3...");
         assert_eq!(found, ["src/a.rs", "v1.2.3"]);
+    }
+
+    #[test]
+    fn an_agent_reports_without_its_id_and_usage() {
+        let report = "Both fixes verified.\nagentId: a5fbbcd7128650af3 (for resuming to continue this agent's work if needed)\n<usage>total_tokens: 91786\ntool_uses: 40\nduration_ms: 256975</usage>";
+        assert_eq!(plain_output(report), "Both fixes verified.");
+        // A `<usage>` block the tool printed mid-output stays.
+        let printed = "<usage>run --help</usage>\nok";
+        assert_eq!(plain_output(printed), printed);
+    }
+
+    /// Chinese and Japanese prose puts its full-width punctuation right against a name: the name
+    /// ends there (these words came from a real transcript's summary, whole, punctuation included).
+    #[test]
+    fn full_width_punctuation_ends_a_name() {
+        let found = identifiers(
+            "见 flash_attn。让我确认 步（mxfp_quant.py、ffn.py、run_single.sh） torch.float8_e4m3fn） 全部通过**，TestCase 「read_config」",
+        );
+        assert_eq!(
+            found,
+            [
+                "flash_attn",
+                "mxfp_quant.py",
+                "ffn.py",
+                "run_single.sh",
+                "torch.float8_e4m3fn",
+                "TestCase",
+                "read_config"
+            ]
+        );
     }
 
     #[test]
