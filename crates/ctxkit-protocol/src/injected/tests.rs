@@ -286,3 +286,36 @@ fn a_chat_channels_envelope_is_not_the_users_words() {
         assert_eq!(strip_injected_context(own), own);
     }
 }
+
+/// Agent teams: what a teammate sent the lead is the teammate's report, not the user's words.
+#[test]
+fn a_claude_code_teammate_message_is_left_out() {
+    let message = "<teammate-message teammate_id=\"data-quality-agent\" color=\"green\" \
+        summary=\"Analysis complete\">\nI checked 12 tables.\n</teammate-message>";
+    assert!(is_injected_context(message));
+    assert!(is_injected_context(&format!("{message}\n{message}")));
+    assert_eq!(
+        strip_injected_context(&format!("{message}\nShip it")),
+        "\nShip it"
+    );
+}
+
+/// OpenClaw's note on an attachment: the user's words stay, the gateway's headings and a vision
+/// model's description go; a voice message's transcript is what the user said.
+#[test]
+fn openclaw_media_notes_keep_the_users_words_only() {
+    let image = "[Image]\nUser text:\n[Feishu ou_0a1b Sun 2026-03-29 17:48 GMT+8] 用户1: what machine is this?\n\
+        Description:\nThe image shows a seated row machine.\n\nTo use it:\n1. Adjust the seat.";
+    assert_eq!(
+        strip_injected_context(image).trim(),
+        "用户1: what machine is this?"
+    );
+    let audio = "[Audio]\nUser text:\n[Telegram Ann id:42 Mon 2026-03-30 09:00 GMT+8] <media:audio>\nTranscript:\nRemind me at five";
+    assert_eq!(
+        strip_injected_context(audio).trim(),
+        "<media:audio>\nRemind me at five"
+    );
+    // The same words typed by a user, not in this shape, stay.
+    let typed = "Description:\nA tool that prunes context.";
+    assert_eq!(strip_injected_context(typed), typed);
+}
