@@ -319,3 +319,41 @@ fn openclaw_media_notes_keep_the_users_words_only() {
     let typed = "Description:\nA tool that prunes context.";
     assert_eq!(strip_injected_context(typed), typed);
 }
+
+/// OpenClaw's heartbeat with a prompt the user configured, its clock line after a cron job's
+/// prompt, the prompt after `/reset`, its runtime events, and the QQ channel's preamble.
+#[test]
+fn openclaw_polls_clocks_resets_and_channel_preambles_are_left_out() {
+    let heartbeat = "If working, briefly report progress. If idle, read HEARTBEAT.md.\n\
+        When reading HEARTBEAT.md, use workspace file /home/u/.openclaw/workspace/HEARTBEAT.md (exact case).\n\
+        Current time: Wednesday, March 11th, 2026 — 9:07 PM (Asia/Shanghai) / 2026-03-11 13:07 UTC";
+    assert!(is_injected_context(heartbeat));
+    assert!(is_injected_context("[OpenClaw heartbeat poll]"));
+    let cron = "[cron:15028631 version save] run a sync to GitHub\n\
+        Current time: Wednesday, May 6th, 2026 - 9:16 AM (America/Chicago) / 2026-05-06 14:16 UTC\n";
+    assert_eq!(
+        strip_injected_context(cron),
+        "[cron:15028631 version save] run a sync to GitHub\n"
+    );
+    // A line of the user's that starts the same way but is not the clock stays.
+    let typed = "Current time: 3 s per request, target 1 s";
+    assert_eq!(strip_injected_context(typed), typed);
+    let reset = "[Queued messages while agent was busy]\n\n---\nQueued #1\n\
+        A new session was started via /new or /reset. Greet the user in your configured persona.\n\
+        Current time: Monday, March 16th, 2026 — 3:20 PM (Asia/Shanghai) / 2026-03-16 07:20 UTC\n\n\
+        ---\nQueued #2\nfix the cron job";
+    assert_eq!(
+        strip_injected_context(reset).trim(),
+        "---\n\n---\nfix the cron job"
+    );
+    assert!(is_injected_context(
+        "[Thu 2026-04-02 07:18 GMT+2] OpenClaw runtime context (internal):\n\
+         This context is runtime-generated, not user-authored.\n[Internal task completion event]"
+    ));
+    let qq = "你正在通过 QQ 与用户对话。\n\n【会话上下文】\n- 用户: 未知 (F301)\n- 场景: 私聊\n\n\
+        【发送图片 - 必须遵守】\n1. 发图方法: <qqimg>URL</qqimg>\n\n请你记住，以后都使用中文\n- 第二行";
+    assert_eq!(
+        strip_injected_context(qq),
+        "请你记住，以后都使用中文\n- 第二行"
+    );
+}
