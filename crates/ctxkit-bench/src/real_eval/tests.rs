@@ -46,6 +46,50 @@ fn spans_run_from_the_previous_kept_entry_to_the_next() {
     assert_eq!(points[1].previous.as_deref(), Some("## Goal\nfix src/a.rs"));
 }
 
+/// Codex records its model's answer to the compaction prompt as a reply before the `compacted`
+/// line, whose summary quotes it: that reply is the summary, not history it summarized.
+#[test]
+fn the_reply_that_wrote_the_summary_is_not_in_the_span() {
+    let handoff = format!(
+        "## Handoff Summary\n- Workspace `D:\\app`; patched `service/model.py`.\n{}",
+        "- Next: rerun the evaluation with the V8 features.\n".repeat(4)
+    );
+    let summary = format!(
+        "Another language model started to solve this problem and produced a summary of its \
+         thinking process. Here is the summary produced by the other language model:\n{handoff}"
+    );
+    let entries = vec![
+        message("a", "user", "patch service/model.py"),
+        message(
+            "b",
+            "assistant",
+            "Patched service/model.py and ran the tests.",
+        ),
+        message("c", "assistant", &handoff),
+        compaction("k1", "k1", &summary),
+    ];
+    let points = compaction_points(&entries);
+    assert_eq!(points[0].messages.len(), 2);
+    // A short reply the summary happens to end with stays, and so does a long one it only quotes.
+    let entries = vec![
+        message("a", "user", "patch service/model.py"),
+        message(
+            "b",
+            "assistant",
+            "- Next: rerun the evaluation with the V8 features.",
+        ),
+        compaction("k1", "k1", &summary),
+    ];
+    assert_eq!(compaction_points(&entries)[0].messages.len(), 2);
+    let quoted = format!("## Goal\n{handoff}\n## Next Steps\n- rerun");
+    let entries = vec![
+        message("a", "user", "patch service/model.py"),
+        message("c", "assistant", &handoff),
+        compaction("k1", "k1", &quoted),
+    ];
+    assert_eq!(compaction_points(&entries)[0].messages.len(), 2);
+}
+
 #[test]
 fn facts_are_the_real_summary_identifiers_the_span_holds() {
     let point = CompactionPoint {
