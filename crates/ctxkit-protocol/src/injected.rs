@@ -12,7 +12,8 @@
 //!   review guidelines:`, up to the line `## My request for Codex:`;
 //! - OpenCode: its synthetic texts ("The following tool was executed by the user", "Called the Read
 //!   tool with the following input: …") and `<system-reminder>` blocks;
-//! - Pi: a skill expanded into the message (`<skill name="…" location="…">…</skill>`);
+//! - Pi: a skill expanded into the message (`<skill name="…" location="…">…</skill>`) and an
+//!   extension's context between `--- <name>:start ---` and `--- <name>:end ---` lines;
 //! - OpenClaw (Pi's format, a gateway in front): its system event lines (`System: [date] Exec
 //!   completed (…) :: output`, `System (untrusted): …`), a chat channel's metadata blocks
 //!   (`Conversation info (untrusted metadata):`, `Sender (untrusted metadata):`, `Replied message
@@ -99,7 +100,7 @@ pub fn strip_injected_context(text: &str) -> String {
         return String::new();
     }
     let text = strip_codex_ide_context(text);
-    let text = strip_pi_skills(&strip_agents_md(text));
+    let text = strip_pi_context(&strip_agents_md(text));
     let text = strip_blocks(&text, TEAMMATE_OPEN, TEAMMATE_CLOSE);
     let text = strip_openclaw_media(&strip_qq_preamble(&strip_openclaw_envelope(&text)));
     let text = strip_injected_lines(&text);
@@ -169,10 +170,48 @@ fn strip_codex_ide_context(text: &str) -> &str {
     text
 }
 
-/// `text` without Pi's expanded skills (a `</skill>` left open keeps the text as it is).
-fn strip_pi_skills(text: &str) -> String {
-    strip_blocks(text, PI_SKILL_OPEN, PI_SKILL_CLOSE)
+/// `text` without Pi's expanded skills (a `</skill>` left open keeps the text as it is) and
+/// without the blocks extensions put before a prompt between marker lines `--- <name>:start ---`
+/// and `--- <name>:end ---` (an editor's open file, the git branch).
+fn strip_pi_context(text: &str) -> String {
+    let text = strip_blocks(text, PI_SKILL_OPEN, PI_SKILL_CLOSE);
+    if !text.contains(MARKER_START) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some((before, name, after)) = next_marker_block(rest) {
+        let closing = format!("--- {name}{MARKER_END}");
+        let Some(end) = after.find(closing.as_str()) else {
+            break;
+        };
+        out.push_str(before);
+        rest = after[end + closing.len()..].trim_start_matches('\n');
+    }
+    out.push_str(rest);
+    out
 }
+
+/// The first `--- <name>:start ---` line of `text`: the text before it, the name, and the text
+/// after the line. A name holds no space: `--- a b:start ---` is prose.
+fn next_marker_block(text: &str) -> Option<(&str, &str, &str)> {
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let bare = line.trim_end();
+        if let Some(name) = bare
+            .strip_prefix("--- ")
+            .and_then(|rest| rest.strip_suffix(MARKER_START))
+            .filter(|name| !name.is_empty() && !name.contains(char::is_whitespace))
+        {
+            return Some((&text[..offset], name, &text[offset + line.len()..]));
+        }
+        offset += line.len();
+    }
+    None
+}
+
+const MARKER_START: &str = ":start ---";
+const MARKER_END: &str = ":end ---";
 
 /// `text` without every block from `open` through the next `close` (both included), in one pass;
 /// a block never closed stays, with all that follows it.

@@ -357,3 +357,19 @@ fn openclaw_polls_clocks_resets_and_channel_preambles_are_left_out() {
         "请你记住，以后都使用中文\n- 第二行"
     );
 }
+
+/// A Pi extension's context before the prompt, between its marker lines.
+#[test]
+fn a_pi_extensions_marked_context_is_left_out() {
+    let prompt = "--- pi-extension-context:start ---\n<git-context>\nBranch: main\n</git-context>\n\
+        --- pi-extension-context:end ---\n\nWhy does the page flash on load?";
+    assert_eq!(
+        strip_injected_context(prompt),
+        "Why does the page flash on load?"
+    );
+    // A marker never closed, or one inside a line, stays as the user wrote it.
+    let open = "--- notes:start ---\nkeep this";
+    assert_eq!(strip_injected_context(open), open);
+    let inline = "the log shows --- x:start --- then --- x:end ---";
+    assert_eq!(strip_injected_context(inline), inline);
+}
