@@ -237,8 +237,7 @@ pub fn evaluate_corpus(
                 point.summary = FileLists::strip_blocks(&point.summary).to_owned();
             }
             let point = &point;
-            let short: String = file_name.chars().take(8).collect();
-            let name = format!("{short}#{}", index + 1);
+            let name = format!("{}#{}", short_name(&file_name), index + 1);
             match evaluate_point(point, row, &name) {
                 Ok(result) => results.push(result),
                 Err(skip) => skipped.push(skip),
@@ -250,3 +249,24 @@ pub fn evaluate_corpus(
 
 #[cfg(test)]
 mod tests;
+
+/// A point's file in eight characters: the first eight of the session id a file name holds (Claude
+/// Code's and OpenClaw's names start with it, Pi's and Codex's start with a time), else of the name.
+fn short_name(file_name: &str) -> String {
+    let bytes = file_name.as_bytes();
+    let is_uuid = |at: usize| {
+        bytes.len() >= at + UUID_LEN
+            && bytes[at..at + UUID_LEN]
+                .iter()
+                .enumerate()
+                .all(|(offset, byte)| match offset {
+                    8 | 13 | 18 | 23 => *byte == b'-',
+                    _ => byte.is_ascii_hexdigit(),
+                })
+    };
+    let start = (0..bytes.len()).find(|at| is_uuid(*at)).unwrap_or(0);
+    file_name[start..].chars().take(8).collect()
+}
+
+/// `8-4-4-4-12` hex digits.
+const UUID_LEN: usize = 36;

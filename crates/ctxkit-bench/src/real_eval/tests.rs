@@ -107,3 +107,20 @@ fn facts_are_the_real_summary_identifiers_the_span_holds() {
     let facts: Vec<&str> = case.facts.iter().map(|fact| fact.what.as_str()).collect();
     assert_eq!(facts, ["parse_header", "src/head.rs"]);
 }
+
+#[test]
+fn points_are_named_by_their_session_id() {
+    assert_eq!(
+        short_name("2026-05-13T04-21-46-749Z_019e1f91-c27d-71c0-b70c-b36435f7fcb1.jsonl"),
+        "019e1f91"
+    );
+    assert_eq!(
+        short_name("rollout-2026-07-13T22-18-49-019f5bd8-48b3-76d1-a587-4716372d26ea.jsonl"),
+        "019f5bd8"
+    );
+    assert_eq!(
+        short_name("bd744386-6688-4943-bda5-94ee286ce883.jsonl.reset.2026-04-08T06-28-47.173Z"),
+        "bd744386"
+    );
+    assert_eq!(short_name("session.jsonl"), "session.");
+}
