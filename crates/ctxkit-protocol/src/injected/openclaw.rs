@@ -211,7 +211,10 @@ pub(super) fn strip_openclaw_envelope(text: &str) -> String {
         let event_line = OPENCLAW_EVENT_LINES
             .iter()
             .any(|marker| bare.starts_with(marker));
-        let continued = in_event && event_continuation(bare).is_some();
+        // An event's further lines: `System: …`, or an indented list under it (the files a
+        // post-compaction audit names).
+        let listed = line.starts_with([' ', '\t']) && bare.starts_with("- ");
+        let continued = in_event && (event_continuation(bare).is_some() || listed);
         in_event = event_line || continued;
         let envelope = OPENCLAW_ENVELOPE_LINES
             .iter()

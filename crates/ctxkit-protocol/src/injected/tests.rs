@@ -373,3 +373,16 @@ fn a_pi_extensions_marked_context_is_left_out() {
     let inline = "the log shows --- x:start --- then --- x:end ---";
     assert_eq!(strip_injected_context(inline), inline);
 }
+
+/// OpenClaw's audit after a compaction: an event line, the files it names, and its request.
+#[test]
+fn an_openclaw_post_compaction_audit_is_left_out() {
+    let message = "System: [2026-03-02 16:02:14 GMT+8] ⚠️ Post-Compaction Audit: The following required \
+        startup files were not read after context reset:\n  - WORKFLOW_AUTO.md\n  - memory/today.md\n\n\
+        Please read them now using the Read tool before continuing. This ensures your operating \
+        protocols are restored after memory compaction.\n\n[Mon 2026-03-02 16:02 GMT+8] ship the report";
+    assert_eq!(strip_injected_context(message).trim(), "ship the report");
+    // A user's own indented list after an envelope stays.
+    let list = "[Mon 2026-03-02 16:02 GMT+8] do these:\n  - a\n  - b";
+    assert_eq!(strip_injected_context(list), "do these:\n  - a\n  - b");
+}
