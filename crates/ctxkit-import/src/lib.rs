@@ -30,7 +30,7 @@ use std::path::Path;
 use ctxkit_protocol::{JsonObject, SessionEntry, SessionHeader};
 
 pub use claude_code::convert_claude_code;
-pub use codex::{REMOTE_COMPACTION_SUMMARY, convert_codex};
+pub use codex::{REMOTE_COMPACTION_SUMMARY, convert_codex, wrote_compaction_summary};
 pub use error::ImportError;
 pub use listing::{SkippedSource, default_sessions_root, list_foreign_sessions};
 pub use opencode::{import_opencode, is_opencode_path};

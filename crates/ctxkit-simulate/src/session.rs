@@ -91,6 +91,8 @@ struct CallCounter {
     calls: usize,
     /// The last call has had no result yet (a split response may continue it).
     call_open: bool,
+    /// The last message kept started a call (counted in `calls`).
+    last_started_call: bool,
     left_out: LeftOut,
 }
 
@@ -101,8 +103,20 @@ impl CallCounter {
             max_calls,
             calls: 0,
             call_open: false,
+            last_started_call: false,
             left_out: LeftOut::default(),
         }
+    }
+
+    /// Takes back the call the last kept message started (a reply found to be the source's
+    /// compaction call once its compaction follows).
+    fn forget_call(&mut self) {
+        if self.last_started_call {
+            self.calls = self.calls.saturating_sub(1);
+        }
+        self.last_started_call = false;
+        // What follows the compaction is a new request.
+        self.call_open = false;
     }
 
     /// Whether `message` is replayed (before the bound).
@@ -127,6 +141,8 @@ impl CallCounter {
                 false
             }
         };
+        self.last_started_call =
+            starts_call && self.left_out.calls == 0 && self.calls < self.max_calls;
         if starts_call {
             if self.calls == self.max_calls {
                 self.left_out.calls += 1;
@@ -217,6 +233,16 @@ pub(crate) fn load_session(path: &Path) -> Result<LoadedSession, SimulateError> 
     let mut replies = false;
     for stored in session.branch_path(None) {
         let entry: SessionEntry = stored.parse().map_err(|error| bad_input(path, error))?;
+        if let EntryKind::Compaction(compaction) = &entry.kind
+            && loaded.messages.last().is_some_and(|last| {
+                ctxkit_import::wrote_compaction_summary(last, &compaction.summary)
+            })
+        {
+            // The source's own compaction call (Codex records its reply): not replayed, as the
+            // compaction it wrote is not.
+            loaded.messages.pop();
+            counter.forget_call();
+        }
         if let Some(message) = push_entry(&mut loaded, entry.kind) {
             replies |= matches!(message, AgentMessage::Assistant(_));
             if counter.keeps(&message) {

@@ -291,3 +291,65 @@ fn recalled_when_the_request_of_the_naming_call_still_holds_it() {
         "no path is named at call 2"
     );
 }
+
+/// Codex records the reply that wrote a compaction's summary before its `compacted` line: the
+/// source's compaction call, which is not replayed, as its compaction is not.
+#[test]
+fn the_reply_that_wrote_a_source_compaction_is_not_replayed() {
+    let handoff = format!(
+        "## Handoff Summary\n{}",
+        "- patched `service/model.py`; next: rerun.\n".repeat(8)
+    );
+    let summary = format!(
+        "Another language model started to solve this problem. Here is the summary:\n{handoff}"
+    );
+    let message = |id: &str, parent: &str, value: serde_json::Value| {
+        serde_json::json!({"type": "message", "id": id, "parentId": parent,
+            "timestamp": "2026-01-01T00:00:00.000Z", "message": value})
+    };
+    let assistant = |text: &str| {
+        serde_json::json!({"role": "assistant",
+        "content": [{"type": "text", "text": text}], "api": "openai-responses", "provider": "openai",
+        "model": "gpt-5", "stopReason": "stop", "timestamp": 1,
+        "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2}})
+    };
+    let lines = [
+        serde_json::json!({"type": "session", "version": 3, "id": "s1",
+            "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/tmp"}),
+        message(
+            "a",
+            "s1",
+            serde_json::json!({"role": "user", "content": "patch it", "timestamp": 1}),
+        ),
+        message("b", "a", assistant("Patched service/model.py.")),
+        message("c", "b", assistant(&handoff)),
+        serde_json::json!({"type": "compaction", "id": "d", "parentId": "c",
+            "timestamp": "2026-01-01T00:00:00.000Z", "summary": summary,
+            "firstKeptEntryId": "d", "tokensBefore": 100}),
+        message(
+            "e",
+            "d",
+            serde_json::json!({"role": "user", "content": "go on", "timestamp": 1}),
+        ),
+        message("f", "e", assistant("Rerun done.")),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let text: Vec<String> = lines.iter().map(|line| line.to_string()).collect();
+    std::fs::write(&path, text.join("\n") + "\n").unwrap();
+    let loaded = super::session::load_session(&path).unwrap();
+    let replies: Vec<String> = loaded
+        .messages
+        .iter()
+        .filter_map(|message| message.as_assistant())
+        .map(|reply| {
+            reply
+                .content
+                .iter()
+                .filter_map(|block| block.as_text())
+                .collect()
+        })
+        .collect();
+    assert_eq!(replies, ["Patched service/model.py.", "Rerun done."]);
+    assert_eq!(loaded.skipped_summaries, 1);
+}

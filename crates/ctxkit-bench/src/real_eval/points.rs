@@ -69,7 +69,7 @@ pub fn compaction_points(entries: &[SessionEntry]) -> Vec<CompactionPoint> {
             .collect();
         while messages
             .last()
-            .is_some_and(|last| writes_the_summary(last, &compaction.summary))
+            .is_some_and(|last| ctxkit_import::wrote_compaction_summary(last, &compaction.summary))
         {
             messages.pop();
         }
@@ -85,27 +85,6 @@ pub fn compaction_points(entries: &[SessionEntry]) -> Vec<CompactionPoint> {
     }
     points
 }
-
-/// Whether `message` is the reply that wrote `summary`: Codex records the model's answer to its
-/// compaction prompt ("Handoff Summary …") as an assistant message right before the `compacted`
-/// line, whose summary is a preamble and then that answer. The span the agent summarized ends before it; kept, the verbatim
-/// tail would be the real summary itself.
-fn writes_the_summary(message: &AgentMessage, summary: &str) -> bool {
-    let AgentMessage::Assistant(assistant) = message else {
-        return false;
-    };
-    let text: Vec<&str> = assistant
-        .content
-        .iter()
-        .filter_map(|block| block.as_text())
-        .collect();
-    let text = text.join("\n");
-    let text = text.trim();
-    text.len() >= MIN_SUMMARY_QUOTE && summary.trim_end().ends_with(text)
-}
-
-/// A reply shorter than this that the summary happens to end with is not taken for the summary.
-const MIN_SUMMARY_QUOTE: usize = 200;
 
 /// The message an entry puts in a span: conversation messages, not the summaries of earlier
 /// compactions or branches (the earlier summary is passed apart).

@@ -13,7 +13,8 @@ mod items;
 mod legacy;
 
 use ctxkit_protocol::{
-    CompactionEntry, EntryKind, JsonObject, ModelChangeEntry, SessionEntry, value_as_u64,
+    AgentMessage, CompactionEntry, EntryKind, JsonObject, ModelChangeEntry, SessionEntry,
+    value_as_u64,
 };
 use serde_json::Value;
 
@@ -321,6 +322,29 @@ fn compacted(
     }
     kinds
 }
+
+/// Whether `message` is the reply that wrote a compaction's `summary`: Codex records its model's
+/// answer to the compaction prompt ("Handoff Summary …") as an assistant message right before the
+/// `compacted` line, whose summary is a preamble ("Another language model started to solve this
+/// problem …") and then that answer. The import keeps the reply where Codex wrote it; a reader of
+/// the conversation as history (the simulator's replay, the summary evaluation's span) leaves it
+/// out, as it leaves out the compaction.
+pub fn wrote_compaction_summary(message: &AgentMessage, summary: &str) -> bool {
+    let AgentMessage::Assistant(assistant) = message else {
+        return false;
+    };
+    let text: Vec<&str> = assistant
+        .content
+        .iter()
+        .filter_map(|block| block.as_text())
+        .collect();
+    let text = text.join("\n");
+    let text = text.trim();
+    text.len() >= MIN_SUMMARY_REPLY && summary.trim_end().ends_with(text)
+}
+
+/// A reply shorter than this that a summary happens to end with is not taken for its writer.
+const MIN_SUMMARY_REPLY: usize = 200;
 
 /// A `model_change` to `model` of the session's provider (`openai` when the rollout names none).
 fn model_change(state: &State, model: &str) -> EntryKind {
