@@ -101,7 +101,8 @@ const QQ_PREAMBLE: &str = "你正在通过 QQ 与用户对话。";
 pub fn injected_events(text: &str) -> Vec<String> {
     let mut events: Vec<String> = Vec::new();
     let mut in_event = false;
-    for line in text.lines().map(str::trim) {
+    for raw in text.lines() {
+        let line = raw.trim();
         if let Some(rest) = OPENCLAW_EVENT_LINES
             .iter()
             .filter(|label| line.starts_with(*label))
@@ -118,7 +119,7 @@ pub fn injected_events(text: &str) -> Vec<String> {
             };
             events.push(event.trim().to_owned());
             in_event = true;
-        } else if let Some(more) = event_continuation(line).filter(|_| in_event) {
+        } else if let Some(more) = event_continuation(raw).filter(|_| in_event) {
             if let Some(event) = events.last_mut() {
                 event.push('\n');
                 event.push_str(more.trim());
@@ -161,11 +162,16 @@ const WEEKDAYS: [&str; 7] = [
     "Sunday",
 ];
 
-/// What an event's further line (`System: …`, trimmed) adds; a blank one (`System:` once its
-/// space is trimmed) adds nothing and continues the event.
+/// What an event's further line adds: a `System: …` line's text (a blank one, `System:`, adds
+/// nothing and continues the event), or an indented list item under it (the files a
+/// post-compaction audit names), whole.
 fn event_continuation(line: &str) -> Option<&str> {
-    line.strip_prefix(OPENCLAW_EVENT_CONTINUATION)
-        .or_else(|| (line == OPENCLAW_EVENT_CONTINUATION.trim_end()).then_some(""))
+    let bare = line.trim();
+    if line.starts_with([' ', '\t']) && bare.starts_with("- ") {
+        return Some(bare);
+    }
+    bare.strip_prefix(OPENCLAW_EVENT_CONTINUATION)
+        .or_else(|| (bare == OPENCLAW_EVENT_CONTINUATION.trim_end()).then_some(""))
 }
 
 /// `text` without OpenClaw's envelope: event lines, metadata blocks (heading and fenced block),
@@ -211,10 +217,7 @@ pub(super) fn strip_openclaw_envelope(text: &str) -> String {
         let event_line = OPENCLAW_EVENT_LINES
             .iter()
             .any(|marker| bare.starts_with(marker));
-        // An event's further lines: `System: …`, or an indented list under it (the files a
-        // post-compaction audit names).
-        let listed = line.starts_with([' ', '\t']) && bare.starts_with("- ");
-        let continued = in_event && (event_continuation(bare).is_some() || listed);
+        let continued = in_event && event_continuation(line).is_some();
         in_event = event_line || continued;
         let envelope = OPENCLAW_ENVELOPE_LINES
             .iter()

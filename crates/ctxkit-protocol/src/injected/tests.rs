@@ -382,6 +382,14 @@ fn an_openclaw_post_compaction_audit_is_left_out() {
         Please read them now using the Read tool before continuing. This ensures your operating \
         protocols are restored after memory compaction.\n\n[Mon 2026-03-02 16:02 GMT+8] ship the report";
     assert_eq!(strip_injected_context(message).trim(), "ship the report");
+    // Read as output, the event keeps the files it lists.
+    assert_eq!(
+        injected_events(message),
+        [
+            "⚠️ Post-Compaction Audit: The following required startup files were not read after \
+          context reset:\n- WORKFLOW_AUTO.md\n- memory/today.md"
+        ]
+    );
     // A user's own indented list after an envelope stays.
     let list = "[Mon 2026-03-02 16:02 GMT+8] do these:\n  - a\n  - b";
     assert_eq!(strip_injected_context(list), "do these:\n  - a\n  - b");
