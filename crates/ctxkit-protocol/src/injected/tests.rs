@@ -372,6 +372,13 @@ fn a_pi_extensions_marked_context_is_left_out() {
     assert_eq!(strip_injected_context(open), open);
     let inline = "the log shows --- x:start --- then --- x:end ---";
     assert_eq!(strip_injected_context(inline), inline);
+    // Many blocks, closed or not, are read in one pass (a paste of a million marker lines).
+    let closed = "--- a:start ---\nx\n--- a:end ---\n".repeat(200_000);
+    assert_eq!(strip_injected_context(&format!("{closed}done")), "done");
+    let unclosed: String = (0..200_000)
+        .map(|index| format!("--- n{index}:start ---\n"))
+        .collect();
+    assert_eq!(strip_injected_context(&unclosed), unclosed);
 }
 
 /// OpenClaw's audit after a compaction: an event line, the files it names, and its request.
