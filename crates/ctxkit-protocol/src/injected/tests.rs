@@ -401,3 +401,21 @@ fn an_openclaw_post_compaction_audit_is_left_out() {
     let list = "[Mon 2026-03-02 16:02 GMT+8] do these:\n  - a\n  - b";
     assert_eq!(strip_injected_context(list), "do these:\n  - a\n  - b");
 }
+
+/// OpenClaw's notes before a subagent's task and before a prompt it sends again: the task and the
+/// prompt stay.
+#[test]
+fn openclaw_subagent_and_retry_notes_are_left_out() {
+    let subagent = "[Sat 2026-06-13 08:08 UTC] [Subagent Context] You are running as a subagent \
+        (depth 1/1). Results auto-announce to your requester; do not busy-poll for status.\n\n\
+        [Subagent Task]: Scan the whitelisted sites.";
+    assert_eq!(
+        strip_injected_context(subagent).trim(),
+        "[Subagent Task]: Scan the whitelisted sites."
+    );
+    let retry = "[Retry after the previous model attempt failed or timed out]\n\nCreate the backlink content.";
+    assert_eq!(
+        strip_injected_context(retry).trim(),
+        "Create the backlink content."
+    );
+}
