@@ -76,8 +76,8 @@ const INJECTED_LINES: [&str; 10] = [
     "The following tool was executed by the user",
     "Called the Read tool with the following input:",
 ];
-/// Messages that are an agent's text from their first line on: Claude Code's skill text,
-/// OpenClaw's heartbeat prompt.
+/// Messages that are an agent's text from their first line on: Claude Code's skill text and Stop
+/// hook output, OpenClaw's polls, runtime events and notices.
 const INJECTED_MESSAGES: [&str; 8] = [
     "Base directory for this skill:",
     // Claude Code's Stop hook output, fed back to the model as a user message.

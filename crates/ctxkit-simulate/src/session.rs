@@ -141,13 +141,13 @@ impl CallCounter {
                 false
             }
         };
-        self.last_started_call =
-            starts_call && self.left_out.calls == 0 && self.calls < self.max_calls;
+        self.last_started_call = false;
         if starts_call {
             if self.calls == self.max_calls {
                 self.left_out.calls += 1;
             } else {
                 self.calls += 1;
+                self.last_started_call = true;
             }
         }
         if self.left_out.calls > 0 {
