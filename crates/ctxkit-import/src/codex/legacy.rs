@@ -32,6 +32,9 @@ pub(crate) enum Line<'a> {
     Event(&'a JsonObject),
     /// `{"record_type": "state"}`: Codex's bookkeeping, no conversation.
     State,
+    /// `world_state` (newer versions): the environment the next turn runs in (workspace roots,
+    /// the permission profile), whole or as a change; no conversation.
+    WorldState,
     /// Anything else, with its type.
     Unknown(String),
 }
@@ -46,6 +49,7 @@ pub(crate) fn classify(record: &JsonObject) -> Line<'_> {
             "compacted" => Line::Compacted(payload),
             "turn_context" => Line::TurnContext(payload),
             "event_msg" => Line::Event(payload),
+            "world_state" => Line::WorldState,
             other => Line::Unknown(other.to_owned()),
         };
     }
@@ -77,7 +81,8 @@ pub(crate) fn is_rollout_record(record: &JsonObject) -> bool {
         | Line::Compacted(_)
         | Line::TurnContext(_)
         | Line::Event(_)
-        | Line::State => true,
+        | Line::State
+        | Line::WorldState => true,
         Line::Unknown(_) => false,
     }
 }
@@ -177,6 +182,11 @@ mod tests {
         assert!(matches!(classify(&meta), Line::Meta(_)));
         let state = object(serde_json::json!({"record_type": "state"}));
         assert!(matches!(classify(&state), Line::State));
+        let world = object(serde_json::json!({
+            "type": "world_state",
+            "payload": {"full": false, "state": {"environments": {}}},
+        }));
+        assert!(matches!(classify(&world), Line::WorldState));
         let claude = object(serde_json::json!({"type": "user", "sessionId": "s", "uuid": "u"}));
         assert!(!is_rollout_record(&claude));
     }

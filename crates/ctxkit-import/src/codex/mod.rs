@@ -255,6 +255,7 @@ fn line_entries(
             vec![custom_kind(FORMAT, "event_msg", record)]
         }
         Line::State => vec![custom_kind(FORMAT, "state", record)],
+        Line::WorldState => vec![custom_kind(FORMAT, "world_state", record)],
         Line::Unknown(kind) => {
             builder.issue(line.line, IssueKind::UnknownRecord { record_type: kind });
             vec![custom_kind(FORMAT, "unknown", record)]

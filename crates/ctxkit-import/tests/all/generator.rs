@@ -450,7 +450,11 @@ pub fn codex(seed: u64) -> String {
         "response_item",
         json!({"type": "local_shell_call", "call_id": "call_4", "status": "completed", "action": {"type": "exec", "command": ["pwd"]}}),
     );
-    line(&mut rng, "world_state", json!({"agents_md": "..."}));
+    line(
+        &mut rng,
+        "future_record",
+        json!({"note": "a kind this version does not know"}),
+    );
     let answer = rng.words(5);
     line(
         &mut rng,

@@ -89,6 +89,7 @@ fn codex_tool_searches_snapshots_aborted_turns_and_web_searches_import_as_codex_
         [
             "import.codex.session_meta",
             "import.codex.turn_context",
+            "import.codex.world_state",
             "import.codex.tool_search_call",
             "import.codex.tool_search_output",
             "import.codex.ghost_snapshot",
