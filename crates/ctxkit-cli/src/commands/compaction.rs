@@ -469,10 +469,11 @@ pub(crate) fn describe_compaction(record: &CompactionRecord) -> String {
         record.tokens_after,
         record.covered_entry_ids.len(),
         record.first_kept_entry_id,
+        // Pi and the agents `import` reads record no summarizer: their own model wrote it.
         record.summarizer.as_deref().unwrap_or(if record.from_hook {
             "a hook"
         } else {
-            "unknown"
+            "the session's agent (model not recorded)"
         })
     )
 }
