@@ -1,6 +1,8 @@
 //! What an earlier summary's items are worth now: an item whose names the span takes up again is
-//! still the work; one whose names the span never mentions is history the span moved past, and
-//! yields its room first. The user's goal and constraints are carried as they are.
+//! still the work and goes before the others. One whose names the span never mentions keeps its
+//! section's weight: the earlier summary is the only place left that holds it (weighing it down
+//! did not pay on the gathered compactions, docs/summaries.md). The user's goal and constraints
+//! are carried as they are.
 
 use std::collections::HashSet;
 
@@ -10,9 +12,8 @@ use crate::sections::request_prose;
 use crate::span::Step;
 use crate::text::identifiers;
 
-/// Priority added to an earlier item the span takes up again, and taken from one it never mentions.
+/// Priority added to an earlier item the span takes up again.
 const TAKEN_UP: u8 = 8;
-const MOVED_PAST: u8 = 10;
 
 /// The names the span's own steps hold: the user's and the assistant's words, the calls' targets
 /// and what their output printed.
@@ -39,13 +40,12 @@ pub fn carried_priority(digest: &Digest, slot: Slot, text: &str, base: u8) -> u8
     if matches!(slot, Slot::Goal | Slot::Constraints) {
         return base;
     }
-    let names = identifiers(text);
-    if names.is_empty() {
-        return base;
-    }
-    if names.iter().any(|name| digest.mentioned.contains(name)) {
+    let taken_up = identifiers(text)
+        .iter()
+        .any(|name| digest.mentioned.contains(name));
+    if taken_up {
         base.saturating_add(TAKEN_UP)
     } else {
-        base.saturating_sub(MOVED_PAST)
+        base
     }
 }
