@@ -84,12 +84,24 @@ pub(super) fn response_item(
         Some("custom_tool_call") => message(reply.with(vec![custom_tool_call(payload)], "toolUse")),
         Some("local_shell_call") => message(reply.with(vec![local_shell_call(payload)], "toolUse")),
         Some("function_call_output" | "custom_tool_call_output") => {
-            let (content, is_error) = tool_output(payload.get("output"), builder, line);
+            let output = payload.get("output");
+            let (content, is_error, details) =
+                match output.and_then(Value::as_str).and_then(exec_output) {
+                    Some(exec) => (
+                        vec![ContentBlock::text(exec.text)],
+                        exec.failed,
+                        Some(exec.metadata),
+                    ),
+                    None => {
+                        let (content, is_error) = tool_output(output, builder, line);
+                        (content, is_error, None)
+                    }
+                };
             message(AgentMessage::ToolResult(ToolResultMessage {
                 tool_call_id: str_field(payload, "call_id").unwrap_or_default().to_owned(),
                 tool_name: String::new(),
                 content: MessageContent::Blocks(content),
-                details: None,
+                details,
                 is_error,
                 timestamp: ms,
                 extra: JsonObject::new(),
@@ -223,6 +235,47 @@ fn tool_call(id: String, name: String, arguments: Value) -> ContentBlock {
         name,
         arguments,
         extra: JsonObject::new(),
+    })
+}
+
+/// A shell command's output as 2025 versions recorded it: a JSON string
+/// `{"output": "…", "metadata": {"exit_code": 0, "duration_seconds": 0.1}}`.
+struct ExecOutput {
+    /// The output as newer versions show it to the model: `Exit code: …`, `Wall time: … seconds`,
+    /// `Output:`, then the output with its own line breaks.
+    text: String,
+    /// The command exited with a code other than 0 (as Pi's `bash` reports it).
+    failed: bool,
+    /// The record's `metadata`, kept as the result's `details.codexMetadata`.
+    metadata: Value,
+}
+
+/// Reads a 2025 shell output; `None` for any other text (kept as it is).
+fn exec_output(text: &str) -> Option<ExecOutput> {
+    if !text.starts_with("{\"output\"") {
+        return None;
+    }
+    let Value::Object(record) = serde_json::from_str::<Value>(text).ok()? else {
+        return None;
+    };
+    let output = record.get("output")?.as_str()?;
+    let metadata = record.get("metadata")?.as_object()?;
+    let exit_code = metadata.get("exit_code").and_then(Value::as_i64);
+    let mut shown = String::new();
+    if let Some(code) = exit_code {
+        shown.push_str(&format!("Exit code: {code}\n"));
+    }
+    if let Some(seconds) = metadata.get("duration_seconds").and_then(Value::as_f64) {
+        shown.push_str(&format!("Wall time: {seconds} seconds\n"));
+    }
+    shown.push_str("Output:\n");
+    shown.push_str(output);
+    let mut details = JsonObject::new();
+    details.insert("codexMetadata".to_owned(), Value::Object(metadata.clone()));
+    Some(ExecOutput {
+        text: shown,
+        failed: exit_code.is_some_and(|code| code != 0),
+        metadata: Value::Object(details),
     })
 }
 

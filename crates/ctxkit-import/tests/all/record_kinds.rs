@@ -128,3 +128,59 @@ fn a_claude_code_call_without_a_result_gets_the_error_result_claude_code_sends()
     );
     assert!(session.to_jsonl().unwrap().contains("\"isError\":true"));
 }
+
+#[test]
+fn a_2025_codex_shell_output_reads_as_newer_versions_show_it() {
+    let (session, context) = imported_context(&shape("codex-2025-exec-outputs.jsonl"));
+    assert_eq!(
+        context,
+        [
+            "user: List the repository and run the migrations.",
+            "assistant: <call call_ls shell>",
+            "toolResult call_ls shell: Exit code: 0\nWall time: 0.1 seconds\nOutput:\nARCHITECTURE.md\npackage.json\npackages\n",
+            "assistant: <call call_migrate shell>",
+            "toolResult call_migrate shell: Exit code: 1\nWall time: 3.4 seconds\nOutput:\nError: DATABASE_URL is not set\n",
+            "assistant: <call call_echo shell>",
+            // Output that only looks like the record stays as it was.
+            "toolResult call_echo shell: {\"output\": 1}",
+            "assistant: The migration needs DATABASE_URL.",
+        ]
+    );
+    let failed: Vec<(String, bool, Option<serde_json::Value>)> = session
+        .entries()
+        .into_iter()
+        .filter_map(|entry| {
+            let EntryKind::Message(message) = entry.kind else {
+                return None;
+            };
+            message.as_tool_result().map(|result| {
+                (
+                    result.tool_call_id.clone(),
+                    result.is_error,
+                    result.details.clone(),
+                )
+            })
+        })
+        .collect();
+    assert_eq!(
+        failed,
+        [
+            (
+                "call_ls".to_owned(),
+                false,
+                Some(
+                    serde_json::json!({"codexMetadata": {"exit_code": 0, "duration_seconds": 0.1}})
+                )
+            ),
+            (
+                "call_migrate".to_owned(),
+                true,
+                Some(
+                    serde_json::json!({"codexMetadata": {"exit_code": 1, "duration_seconds": 3.4}})
+                )
+            ),
+            ("call_echo".to_owned(), false, None),
+        ]
+    );
+    assert_eq!(unknown_records(&session), Vec::<String>::new());
+}

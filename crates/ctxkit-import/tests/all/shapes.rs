@@ -130,7 +130,7 @@ fn codex_remote_compaction_continues_from_the_replacement_history() {
             "assistant: Plan: 1. round the discount after subtracting it in src/cart.rs. 2. add a test for 19.99 with 15% off.",
             "user: Go ahead.",
             "assistant: <call call_p1 apply_patch>",
-            "toolResult call_p1 apply_patch: {\"output\":\"Success. Updated the following files:\\nM src/cart.rs\\n\",\"metadata\":{\"exit_code\":0}}",
+            "toolResult call_p1 apply_patch: Exit code: 0\nOutput:\nSuccess. Updated the following files:\nM src/cart.rs\n",
             "assistant: [web search: \"banker's rounding rust f64\"]",
             "assistant: Fixed: the discount is rounded on its own now, and a test covers 19.99 at 15% off.",
         ]
@@ -174,7 +174,7 @@ fn codex_2025_rollouts_without_envelopes_import() {
             "user: Count the TODOs in this repo.",
             "assistant: <thinking Use ripgrep.>",
             "assistant: <call call_l1 shell>",
-            "toolResult call_l1 shell: {\"output\":\"notes.md:3\\n\",\"metadata\":{\"exit_code\":0,\"duration_seconds\":0.1}}",
+            "toolResult call_l1 shell: Exit code: 0\nWall time: 0.1 seconds\nOutput:\nnotes.md:3\n",
             "assistant: There are 3 TODOs, all in notes.md.",
         ]
     );
