@@ -146,7 +146,7 @@ fn a_2025_codex_shell_output_reads_as_newer_versions_show_it() {
             "assistant: The migration needs DATABASE_URL.",
         ]
     );
-    let failed: Vec<(String, bool, Option<serde_json::Value>)> = session
+    let results: Vec<(String, bool, Option<serde_json::Value>)> = session
         .entries()
         .into_iter()
         .filter_map(|entry| {
@@ -163,7 +163,7 @@ fn a_2025_codex_shell_output_reads_as_newer_versions_show_it() {
         })
         .collect();
     assert_eq!(
-        failed,
+        results,
         [
             (
                 "call_ls".to_owned(),
