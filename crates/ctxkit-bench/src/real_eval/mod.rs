@@ -166,6 +166,11 @@ pub fn evaluate_point(
         name: name.to_owned(),
         reason,
     };
+    if span_tokens == 0 {
+        // A transcript that begins with the summary of the session it continues, or a compaction
+        // right after another.
+        return Err(skip("nothing before it in the file".to_owned()));
+    }
     if span_tokens < MIN_SPAN_TOKENS {
         return Err(skip(format!("span of {span_tokens} tokens")));
     }

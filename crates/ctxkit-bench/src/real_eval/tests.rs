@@ -124,3 +124,22 @@ fn points_are_named_by_their_session_id() {
     );
     assert_eq!(short_name("session.jsonl"), "session.");
 }
+
+/// A transcript that begins with the summary of the session it continues has no span to score.
+#[test]
+fn a_compaction_with_nothing_before_it_says_so() {
+    let entries = vec![
+        compaction("k1", "k1", "## Goal\nfix `src/a.rs`"),
+        message("a", "user", "go on with src/a.rs"),
+    ];
+    let points = compaction_points(&entries);
+    let row = ManifestRow {
+        repository: "owner/name".to_owned(),
+        path: "session.jsonl".to_owned(),
+        agent: "pi".to_owned(),
+        split: "blind".to_owned(),
+        file: PathBuf::from("session.jsonl"),
+    };
+    let skipped = evaluate_point(&points[0], &row, "k1#1").unwrap_err();
+    assert_eq!(skipped.reason, "nothing before it in the file");
+}
