@@ -84,25 +84,13 @@ pub(super) fn response_item(
         Some("custom_tool_call") => message(reply.with(vec![custom_tool_call(payload)], "toolUse")),
         Some("local_shell_call") => message(reply.with(vec![local_shell_call(payload)], "toolUse")),
         Some("function_call_output" | "custom_tool_call_output") => {
-            let output = payload.get("output");
-            let (content, is_error, details) =
-                match output.and_then(Value::as_str).and_then(exec_output) {
-                    Some(exec) => (
-                        vec![ContentBlock::text(exec.text)],
-                        exec.failed,
-                        Some(exec.metadata),
-                    ),
-                    None => {
-                        let (content, is_error) = tool_output(output, builder, line);
-                        (content, is_error, None)
-                    }
-                };
+            let output = tool_output(payload.get("output"), builder, line);
             message(AgentMessage::ToolResult(ToolResultMessage {
                 tool_call_id: str_field(payload, "call_id").unwrap_or_default().to_owned(),
                 tool_name: String::new(),
-                content: MessageContent::Blocks(content),
-                details,
-                is_error,
+                content: MessageContent::Blocks(output.content),
+                details: output.details,
+                is_error: output.is_error,
                 timestamp: ms,
                 extra: JsonObject::new(),
             }))
@@ -238,20 +226,52 @@ fn tool_call(id: String, name: String, arguments: Value) -> ContentBlock {
     })
 }
 
-/// A shell command's output as 2025 versions recorded it: a JSON string
-/// `{"output": "…", "metadata": {"exit_code": 0, "duration_seconds": 0.1}}`.
-struct ExecOutput {
-    /// The output as newer versions show it to the model: `Exit code: …`, `Wall time: … seconds`,
-    /// `Output:`, then the output with its own line breaks.
-    text: String,
-    /// The command exited with a code other than 0 (as Pi's `bash` reports it).
-    failed: bool,
-    /// The record's `metadata`, kept as the result's `details.codexMetadata`.
-    metadata: Value,
+/// A tool output as the result shows it.
+struct ToolOutput {
+    content: Vec<ContentBlock>,
+    is_error: bool,
+    /// What the record holds besides the text (a 2025 shell output's `metadata`).
+    details: Option<Value>,
 }
 
-/// Reads a 2025 shell output; `None` for any other text (kept as it is).
-fn exec_output(text: &str) -> Option<ExecOutput> {
+impl ToolOutput {
+    fn blocks(content: Vec<ContentBlock>) -> Self {
+        Self {
+            content,
+            is_error: false,
+            details: None,
+        }
+    }
+}
+
+/// A tool output: a string, a list of content items, or (older rollouts) `{content, success}`.
+fn tool_output(output: Option<&Value>, builder: &mut Builder, line: usize) -> ToolOutput {
+    match output {
+        Some(Value::String(text)) => exec_output(text)
+            .unwrap_or_else(|| ToolOutput::blocks(vec![ContentBlock::text(text.clone())])),
+        Some(items @ Value::Array(_)) => {
+            ToolOutput::blocks(content_items(Some(items), builder, line))
+        }
+        Some(Value::Object(object)) => {
+            let failed = object.get("success").and_then(Value::as_bool) == Some(false);
+            let inner = tool_output(object.get("content"), builder, line);
+            ToolOutput {
+                is_error: failed || inner.is_error,
+                ..inner
+            }
+        }
+        Some(Value::Null | Value::Bool(_) | Value::Number(_)) | None => {
+            ToolOutput::blocks(Vec::new())
+        }
+    }
+}
+
+/// A shell command's output as 2025 versions recorded it, a JSON string `{"output": "…",
+/// "metadata": {"exit_code": 0, "duration_seconds": 0.1}}`, read as newer versions show it to the
+/// model: `Exit code: …`, `Wall time: … seconds`, `Output:`, then the output with its own line
+/// breaks; failed when the exit code is not 0 (as Pi's `bash` reports it), the metadata kept as
+/// `details.codexMetadata`. `None` for any other text.
+fn exec_output(text: &str) -> Option<ToolOutput> {
     if !text.starts_with("{\"output\"") {
         return None;
     }
@@ -272,29 +292,11 @@ fn exec_output(text: &str) -> Option<ExecOutput> {
     shown.push_str(output);
     let mut details = JsonObject::new();
     details.insert("codexMetadata".to_owned(), Value::Object(metadata.clone()));
-    Some(ExecOutput {
-        text: shown,
-        failed: exit_code.is_some_and(|code| code != 0),
-        metadata: Value::Object(details),
+    Some(ToolOutput {
+        content: vec![ContentBlock::text(shown)],
+        is_error: exit_code.is_some_and(|code| code != 0),
+        details: Some(Value::Object(details)),
     })
-}
-
-/// A tool output: a string, a list of content items, or (older rollouts) `{content, success}`.
-fn tool_output(
-    output: Option<&Value>,
-    builder: &mut Builder,
-    line: usize,
-) -> (Vec<ContentBlock>, bool) {
-    match output {
-        Some(Value::String(text)) => (vec![ContentBlock::text(text.clone())], false),
-        Some(items @ Value::Array(_)) => (content_items(Some(items), builder, line), false),
-        Some(Value::Object(object)) => {
-            let failed = object.get("success").and_then(Value::as_bool) == Some(false);
-            let (content, _) = tool_output(object.get("content"), builder, line);
-            (content, failed)
-        }
-        Some(Value::Null | Value::Bool(_) | Value::Number(_)) | None => (Vec::new(), false),
-    }
 }
 
 /// Responses API content items (`input_text`, `output_text`, `input_image`) as v3 blocks.
