@@ -369,9 +369,39 @@ impl Tmux {
     }
 }
 
+impl Tmux {
+    /// The process running in the pane (the chat: the pane's shell `exec`s it).
+    fn pane_process(&self) -> Option<u32> {
+        let output = self
+            .command()
+            .args(["display-message", "-p", "-t", "chat", "#{pane_pid}"])
+            .output()
+            .ok()?;
+        String::from_utf8_lossy(&output.stdout).trim().parse().ok()
+    }
+}
+
+/// Whether process `pid` has ended (gone, or a zombie waiting to be reaped).
+fn process_ended(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])),
+    }
+}
+
 impl Drop for Tmux {
+    /// Ends the tmux server and waits until the chat in it has ended too, so that the next chat a
+    /// test starts on the same session never finds its file still locked by this one.
     fn drop(&mut self) {
+        let pane = self.pane_process();
         let _ = self.command().arg("kill-server").status();
+        let Some(pid) = pane else { return };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !process_ended(pid) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 }
 
@@ -486,7 +516,8 @@ fn chat_runs_tools_persists_and_continues() {
     let tmux = world.start("--continue");
     tmux.wait_for("Continuing session (4 entries)");
     // The conversation so far is shown again: the prompt, the tool call and its result, the answer.
-    let screen = tmux.wait_idle(1);
+    // The banner's last line follows the replay; the replayed prompt alone would match `wait_idle`.
+    let screen = tmux.wait_for("/help lists commands");
     let prompt = screen
         .find("> make a file")
         .unwrap_or_else(|| panic!("{screen}"));
