@@ -161,6 +161,12 @@ pub fn request_line(text: &str, max_chars: usize) -> String {
     line
 }
 
+/// Priority a middle request that names nothing loses: below an earlier summary's items that
+/// name something (50 and up), so a chatty span (`どーですか？`, `any progress?`) does not push out
+/// the blocker and the exact error the earlier summary carried (docs/summaries.md, nineteenth
+/// round).
+const NAMELESS_REQUEST_PENALTY: u8 = 30;
+
 /// Characters of a request that is all paste shown in its place (its first line's).
 const PASTE_OPENING_CHARS: usize = 120;
 
@@ -196,11 +202,17 @@ pub fn goal(digest: &Digest) -> Vec<Item> {
         if latest {
             items.push(item(format!("**Latest:** {line}"), 100));
         } else {
-            // The first request sets the task; later ones are weighed by recency.
+            // The first request sets the task; later ones are weighed by recency, and one that
+            // names nothing is conversation, which yields to every item that names something.
             let priority = if index == 0 {
                 90
             } else {
-                60 + (20 * index / count.max(1)) as u8
+                let by_recency = 60 + (20 * index / count.max(1)) as u8;
+                if names_something(&line) {
+                    by_recency
+                } else {
+                    by_recency - NAMELESS_REQUEST_PENALTY
+                }
             };
             items.push(item(line, priority));
         }

@@ -619,3 +619,54 @@ fn a_credential_in_the_span_is_not_repeated() {
     );
     assert!(summary.contains("<redacted>"), "{summary}");
 }
+
+#[test]
+fn a_chatty_span_does_not_push_out_what_the_earlier_summary_named() {
+    let previous = "## Goal\n- Send a morning briefing over Telegram\n\n### Blocked\n\
+        - `No API key found for provider \"google\"` in `agents/main/agent/auth-profiles.json`\n\n\
+        ## Critical Context\n- The briefing cron job runs at 07:00 as `briefing-morning`\n";
+    let chat = [
+        "good morning, ready for another day together?",
+        "how is it going over there, anything new?",
+        "it is cloudy here today and rather cold outside",
+        "the car goes in for its inspection this afternoon",
+        "waiting one and a half hours there, keep me company",
+        "why did your tone suddenly change, just curious",
+        "what is this mode, since when does it exist",
+        "I never asked for that, did I?",
+        "fine, let us leave it as it is for now",
+        "any progress since this morning?",
+        "thanks, that was a nice chat as always",
+        "are you still there? nothing from you yet",
+    ];
+    let mut values = Vec::new();
+    for line in chat {
+        values.push(json!({"role": "user", "content": line}));
+        values.push(json!({"role": "assistant", "content": [{"type": "text", "text": "Sure, all fine here."}]}));
+    }
+    values.push(json!({"role": "user", "content": "good, talk later"}));
+    let summary = summarize_offline(&request(
+        messages(Value::Array(values)),
+        Some(previous),
+        240,
+    ));
+    // The earlier items themselves, not just their names in a list.
+    assert!(
+        summary.contains("### Blocked\n- `No API key found for provider \"google\"` in"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("- The briefing cron job runs at 07:00 as `briefing-morning`"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("- Send a morning briefing over Telegram"),
+        "{summary}"
+    );
+    // The chat is still there as far as room allows: the first and the latest request.
+    assert!(summary.contains("ready for another day"), "{summary}");
+    assert!(
+        summary.contains("**Latest:** good, talk later"),
+        "{summary}"
+    );
+}
