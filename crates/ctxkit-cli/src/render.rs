@@ -134,6 +134,17 @@ pub fn role_label(message: &AgentMessage) -> String {
     }
 }
 
+/// What a compaction keeps of the messages before it: from its first kept entry, or nothing when
+/// that is the compaction itself (an imported Claude Code or Codex compaction, whose context
+/// restarts from the summary).
+pub fn kept_from(compaction_id: &str, first_kept_entry_id: &str) -> String {
+    if compaction_id == first_kept_entry_id {
+        "keeps nothing before it".to_owned()
+    } else {
+        format!("keeps from {first_kept_entry_id}")
+    }
+}
+
 /// What a tree line says about an entry: its kind and a short text.
 pub fn entry_summary(entry: &StoredEntry) -> (String, String) {
     let Ok(parsed) = entry.parse() else {
@@ -152,8 +163,10 @@ pub fn entry_summary(entry: &StoredEntry) -> (String, String) {
         EntryKind::Compaction(compaction) => (
             "compaction".to_owned(),
             format!(
-                "{} tokens before; keeps from {}: {}",
-                compaction.tokens_before, compaction.first_kept_entry_id, compaction.summary
+                "{} tokens before; {}: {}",
+                compaction.tokens_before,
+                kept_from(entry.id(), &compaction.first_kept_entry_id),
+                compaction.summary
             ),
         ),
         EntryKind::BranchSummary(summary) => ("branch summary".to_owned(), summary.summary),

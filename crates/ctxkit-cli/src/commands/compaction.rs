@@ -462,13 +462,13 @@ pub fn models(
 /// One line about a compaction: id, time, tokens before → after, what it covers and who wrote it.
 pub(crate) fn describe_compaction(record: &CompactionRecord) -> String {
     format!(
-        "{}  {}  {} → {} tokens, covers {} entries, keeps from {}, by {}",
+        "{}  {}  {} → {} tokens, covers {} entries, {}, by {}",
         record.id,
         record.timestamp,
         record.tokens_before,
         record.tokens_after,
         record.covered_entry_ids.len(),
-        record.first_kept_entry_id,
+        crate::render::kept_from(&record.id, &record.first_kept_entry_id),
         // Pi and the agents `import` reads record no summarizer: their own model wrote it.
         record.summarizer.as_deref().unwrap_or(if record.from_hook {
             "a hook"
