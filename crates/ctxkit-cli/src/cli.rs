@@ -392,8 +392,8 @@ pub enum Command {
     Export {
         #[command(flatten)]
         web: WebArgs,
-        /// Write HTML (the only format).
-        #[arg(long, required = true)]
+        /// Write HTML (the only format, and the default: the flag may be left out).
+        #[arg(long)]
         html: bool,
         /// The page to write.
         #[arg(short = 'o', long = "out", value_name = "FILE")]

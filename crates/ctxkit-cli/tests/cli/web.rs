@@ -211,6 +211,30 @@ fn a_page_leaves_out_contexts_longer_than_its_limit_and_keeps_every_entry() {
     );
 }
 
+/// HTML is the only format: `--html` may be left out, and the page is the same.
+#[test]
+fn export_writes_the_page_without_the_html_flag() {
+    let home = tempfile::tempdir().unwrap();
+    let file = write_tiny(home.path(), 3);
+    let with_flag = export(home.path(), &file, &[]);
+    let page = home.path().join("plain.html");
+    let output = ctxkit(
+        home.path(),
+        &[
+            "export",
+            file.to_str().unwrap(),
+            "-o",
+            page.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(page).unwrap(), with_flag);
+}
+
 #[test]
 fn a_bad_redact_pattern_is_one_line_naming_it() {
     let home = tempfile::tempdir().unwrap();
