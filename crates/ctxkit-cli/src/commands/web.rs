@@ -133,12 +133,17 @@ pub fn export(
         Ok(())
     })?;
     writeln!(out, "{}", output.display())?;
+    let entries = session.entries().len();
+    let compactions = stats.map_or(0, |stats| stats.compactions);
     writeln!(
         std::io::stderr().lock(),
-        "Exported {} entries, {} compactions ({} bytes) to `{}`",
-        session.entries().len(),
-        stats.map_or(0, |stats| stats.compactions),
-        bytes,
+        "Exported {entries} {}, {compactions} {} ({bytes} bytes) to `{}`",
+        if entries == 1 { "entry" } else { "entries" },
+        if compactions == 1 {
+            "compaction"
+        } else {
+            "compactions"
+        },
         output.display()
     )?;
     Ok(Outcome::Success)

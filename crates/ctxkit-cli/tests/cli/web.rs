@@ -233,6 +233,13 @@ fn export_writes_the_page_without_the_html_flag() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert_eq!(std::fs::read_to_string(page).unwrap(), with_flag);
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        regex::Regex::new(r"^Exported \d+ entries, 0 compactions \(\d+ bytes\) to `")
+            .unwrap()
+            .is_match(&said),
+        "{said}"
+    );
 }
 
 #[test]
