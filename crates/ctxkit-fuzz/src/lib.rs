@@ -8,6 +8,7 @@
 use std::cell::RefCell;
 use std::path::PathBuf;
 
+use ctxkit_import::{SourceFormat, convert, import_file, parse_source};
 use ctxkit_packages::PackageSource;
 use ctxkit_protocol::AgentMessage;
 use ctxkit_resources::{parse_frontmatter, strip_frontmatter, substitute_args};
@@ -24,6 +25,7 @@ pub const TARGETS: &[Target] = &[
     ("package_source", package_source),
     ("prompt_template", prompt_template),
     ("overflow_text", overflow_text),
+    ("foreign_import", foreign_import),
 ];
 
 thread_local! {
@@ -201,6 +203,60 @@ pub fn session_shapes(data: &[u8]) {
     session
         .append_message(user("after"))
         .expect("an append lands after hostile lines");
+}
+
+/// Reads `data` as another agent's session file, as Claude Code's and as Codex's: the converter
+/// never panics; the file read a record at a time (`ctxkit import`) gives the same session as the
+/// text read whole; and a converted session, written out, opens as a session with exactly its
+/// entries, no line refused, every message of its context whole.
+pub fn foreign_import(data: &[u8]) {
+    let path = scratch_path();
+    if std::fs::write(&path, data).is_err() {
+        return;
+    }
+    let text = String::from_utf8_lossy(data);
+    let converted = path.with_extension("imported.jsonl");
+    for format in [SourceFormat::ClaudeCode, SourceFormat::Codex] {
+        let whole = convert(&parse_source(&path, &text), format);
+        let by_line = import_file(&path, Some(format));
+        let Ok(session) = by_line else {
+            continue;
+        };
+        let jsonl = session.to_jsonl().expect("an imported session serializes");
+        // The file's surroundings fill a header the records leave empty (its modification time,
+        // a neighbour's `cwd`) only when it is read from disk; otherwise the two readings agree.
+        if let Ok(whole) = whole
+            && !whole.header.timestamp.is_empty()
+            && !whole.header.cwd.is_empty()
+        {
+            assert_eq!(
+                whole.to_jsonl().expect("an imported session serializes"),
+                jsonl,
+                "{format:?}: the file read by line and read whole give the same session"
+            );
+        }
+        if std::fs::write(&converted, &jsonl).is_err() {
+            continue;
+        }
+        let reopened = Session::open(&converted).expect("an imported session opens");
+        assert_eq!(
+            reopened.entries().len(),
+            session.entry_count(),
+            "{format:?}: every imported entry is read back"
+        );
+        assert!(
+            reopened.diagnostics().is_empty(),
+            "{format:?}: the loader refuses nothing the import wrote: {:?}",
+            reopened.diagnostics()
+        );
+        let context = reopened.build_context();
+        for message in &context.messages {
+            reopened
+                .message(message)
+                .expect("every message of an imported context reads whole");
+        }
+    }
+    let _ = std::fs::remove_file(&converted);
 }
 
 /// Parses markdown frontmatter; without frontmatter the body is the normalised text.

@@ -68,6 +68,8 @@ impl Builder {
             SourceFormat::ClaudeCode => CLAUDE_CODE_MISSING_RESULT_TEXT,
             SourceFormat::OpenCode => MISSING_RESULT_TEXT,
         };
+        let mut planned = planned;
+        break_parent_cycles(&mut planned, &mut self.issues);
         let planned = repair_tools(planned, &mut self.ids, &mut self.issues, missing_text);
         if !planned.iter().any(Stored::is_conversation) {
             self.issues.push(ImportIssue {
@@ -95,6 +97,66 @@ impl Builder {
             },
             header,
             lines,
+        }
+    }
+}
+
+/// Cuts every parent cycle: a session file's entries must form a tree (a reader that follows
+/// parents to the root would never end, and Pi's does not guard against it). Each cycle loses one
+/// link, the parent of its earliest entry in file order, which becomes a root as ctxkit's loader
+/// would take it; every entry stays.
+fn break_parent_cycles(planned: &mut [Stored], issues: &mut Vec<ImportIssue>) {
+    let positions: std::collections::HashMap<&str, usize> = planned
+        .iter()
+        .enumerate()
+        .map(|(position, stored)| (stored.id.as_str(), position))
+        .collect();
+    let parents: Vec<Option<usize>> = planned
+        .iter()
+        .map(|stored| {
+            let parent = stored.parent_id.as_deref()?;
+            positions.get(parent).copied()
+        })
+        .collect();
+    drop(positions);
+    // The walk that first reached each entry (0: none yet).
+    let mut walk_of = vec![0_usize; planned.len()];
+    let mut cut = Vec::new();
+    for start in 0..planned.len() {
+        if walk_of[start] != 0 {
+            continue;
+        }
+        let walk = start + 1;
+        let mut current = start;
+        loop {
+            walk_of[current] = walk;
+            let Some(parent) = parents[current] else {
+                break;
+            };
+            if walk_of[parent] == walk {
+                // Back on this walk: `parent` is on a cycle. Its earliest entry loses its parent.
+                let mut earliest = parent;
+                let mut member = parents[parent];
+                while let Some(next) = member.filter(|next| *next != parent) {
+                    earliest = earliest.min(next);
+                    member = parents[next];
+                }
+                cut.push(earliest);
+                break;
+            }
+            if walk_of[parent] != 0 {
+                break;
+            }
+            current = parent;
+        }
+    }
+    for position in cut {
+        let stored = &mut planned[position];
+        if let Some(parent) = stored.parent_id.take() {
+            issues.push(ImportIssue::at(
+                stored.line,
+                IssueKind::ParentCycle { parent },
+            ));
         }
     }
 }

@@ -37,6 +37,9 @@ pub enum IssueKind {
     UnknownRecord { record_type: String },
     /// The record's parent is not in the file; the entry became a root.
     MissingParent { parent: String },
+    /// The record's parent chain leads back to it (a cycle no agent writes, but a damaged or edited
+    /// file can hold); its parent was cut, so the entry is a root, as the loader would take it.
+    ParentCycle { parent: String },
     /// A compaction boundary's logical parent is not in the file; the compaction continues from
     /// the record written before it, so the history before it stays on the path.
     BoundaryParentMissing { parent: String },
@@ -89,6 +92,10 @@ impl fmt::Display for IssueKind {
                     "parent `{parent}` is not in the file; imported as a root"
                 )
             }
+            Self::ParentCycle { parent } => write!(
+                formatter,
+                "its parent `{parent}` descends from it (a cycle); imported as a root"
+            ),
             Self::BoundaryParentMissing { parent } => write!(
                 formatter,
                 "compaction's parent `{parent}` is not in the file; continued from the record before it"

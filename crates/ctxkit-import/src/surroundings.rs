@@ -1,6 +1,7 @@
 //! What a source file's surroundings tell when its records do not: a session without a timestamp
 //! starts at the file's modification time, and a Claude Code transcript without a `cwd` (a file
-//! holding only a `summary` line) takes the one its project folder's other transcripts record.
+//! holding only a `summary` line) takes the one its project folder's other transcripts record (a
+//! folder whose name is that directory's, as Claude Code names them).
 //! Without these the session would be written as `_<id>.jsonl` in a `----` folder.
 
 use std::io::BufRead as _;
@@ -56,9 +57,30 @@ fn project_cwd(path: &Path) -> Option<String> {
         })
         .collect();
     neighbours.sort();
+    let folder_name = folder.file_name()?.to_str()?;
     neighbours
         .iter()
-        .find_map(|neighbour| recorded_cwd(neighbour))
+        .filter_map(|neighbour| recorded_cwd(neighbour))
+        .find(|cwd| names_project_folder(cwd, folder_name))
+}
+
+/// Whether `folder_name` is the name Claude Code gives the project folder of `cwd` (every character
+/// but an ASCII letter or digit written `-`; a Windows drive letter in either case), or of a
+/// directory above it (a session that moved into a subdirectory records that one). A transcript
+/// copied into any other folder (`Downloads`, `/tmp`) takes no stranger's working directory.
+fn names_project_folder(cwd: &str, folder_name: &str) -> bool {
+    let encoded: String = cwd
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let (encoded, folder_name) = (
+        encoded.to_ascii_lowercase(),
+        folder_name.to_ascii_lowercase(),
+    );
+    encoded == folder_name
+        || encoded
+            .strip_prefix(&folder_name)
+            .is_some_and(|rest| rest.starts_with('-'))
 }
 
 /// The first `cwd` among the first lines of a transcript.
@@ -73,4 +95,30 @@ fn recorded_cwd(path: &Path) -> Option<String> {
             let cwd = record.get("cwd")?.as_str()?;
             (!cwd.is_empty()).then(|| cwd.to_owned())
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names_project_folder;
+
+    #[test]
+    fn a_project_folder_is_named_after_its_working_directory() {
+        assert!(names_project_folder("/home/dev/shop", "-home-dev-shop"));
+        assert!(names_project_folder(
+            "/Users/a/my_app.v2",
+            "-Users-a-my-app-v2"
+        ));
+        assert!(names_project_folder(
+            "C:\\Users\\dev\\app",
+            "c--Users-dev-app"
+        ));
+        // A session that moved into a subdirectory.
+        assert!(names_project_folder("/home/dev/shop/api", "-home-dev-shop"));
+        assert!(!names_project_folder(
+            "/home/dev/shopping",
+            "-home-dev-shop"
+        ));
+        assert!(!names_project_folder("/home/dev/shop", "Downloads"));
+        assert!(!names_project_folder("/tmp", "tmp"));
+    }
 }

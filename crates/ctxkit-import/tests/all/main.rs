@@ -5,6 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod cycles;
 mod generator;
 mod injected;
 mod leaf_path;

@@ -65,3 +65,18 @@ fn a_file_without_timestamp_or_cwd_is_named_after_its_modification_time_and_proj
     assert_eq!(listed.cwd, "/home/dev/shop");
     assert_eq!(listed.created, "2026-05-10T12:00:00.000Z");
 }
+
+/// A transcript without a `cwd` copied into a folder of unrelated files (`Downloads`) takes no
+/// working directory from them: only a project folder named after a directory vouches for it.
+#[test]
+fn a_file_outside_a_project_folder_takes_no_neighbours_cwd() {
+    let temp = tempfile::tempdir().unwrap();
+    let downloads = temp.path().join("Downloads");
+    std::fs::create_dir_all(&downloads).unwrap();
+    let summary_only = downloads.join("7d3c2a10-summary-only.jsonl");
+    std::fs::copy(shape("7d3c2a10-summary-only.jsonl"), &summary_only).unwrap();
+    let stranger = r#"{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s1","cwd":"/home/someone/else","timestamp":"2026-05-09T08:00:00.000Z","message":{"role":"user","content":"Hi"}}"#;
+    std::fs::write(downloads.join("0a1b2c3d-unrelated.jsonl"), stranger).unwrap();
+    let session = import_file(&summary_only, None).unwrap();
+    assert_eq!(session.header.cwd, "");
+}
