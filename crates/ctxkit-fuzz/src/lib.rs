@@ -13,6 +13,7 @@ use ctxkit_packages::PackageSource;
 use ctxkit_protocol::AgentMessage;
 use ctxkit_resources::{parse_frontmatter, strip_frontmatter, substitute_args};
 use ctxkit_session::{ContextForm, LeafSelector, Session, convert_to_llm, read_session_info};
+use ctxkit_summarizer::{SummaryPurpose, SummaryRequest, SummarySpan};
 
 /// A target: its name (the directory of its corpus) and its body.
 pub type Target = (&'static str, fn(&[u8]));
@@ -26,6 +27,7 @@ pub const TARGETS: &[Target] = &[
     ("prompt_template", prompt_template),
     ("overflow_text", overflow_text),
     ("foreign_import", foreign_import),
+    ("offline_summary", offline_summary),
 ];
 
 thread_local! {
@@ -257,6 +259,84 @@ pub fn foreign_import(data: &[u8]) {
         }
     }
     let _ = std::fs::remove_file(&converted);
+}
+
+/// A span built from `data` (parts split at `0x00`; a part's first byte picks a user or assistant
+/// message, a tool call and its result, a failed result, an earlier summary or a focus) summarized
+/// offline at a limit from the first two bytes: the summarizer never panics on a transcript's text,
+/// and its summary never exceeds the limit.
+pub fn offline_summary(data: &[u8]) {
+    let [first, second] = [0, 1].map(|at| data.get(at).copied().unwrap_or(0));
+    let max_tokens = 1 + u64::from(u16::from_le_bytes([first, second]) % 6_000);
+    let purpose = match second % 3 {
+        0 => SummaryPurpose::History,
+        1 => SummaryPurpose::TurnPrefix,
+        _ => SummaryPurpose::Branch,
+    };
+    let mut messages = Vec::new();
+    let mut previous_summary = None;
+    let mut focus = None;
+    for (index, part) in data
+        .get(2..)
+        .unwrap_or_default()
+        .split(|byte| *byte == 0)
+        .enumerate()
+    {
+        let Some((&kind, rest)) = part.split_first() else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(rest).into_owned();
+        let id = format!("call_{index}");
+        let values = match kind % 7 {
+            0 => vec![serde_json::json!({"role": "user", "content": text, "timestamp": 1})],
+            1 => vec![
+                serde_json::json!({"role": "assistant", "content": [{"type": "text", "text": text}], "stopReason": "stop", "timestamp": 1}),
+            ],
+            2 | 3 => vec![
+                serde_json::json!({"role": "assistant", "content": [{"type": "toolCall", "id": id, "name": "bash", "arguments": {"command": text.chars().take(200).collect::<String>()}}], "stopReason": "toolUse", "timestamp": 1}),
+                serde_json::json!({"role": "toolResult", "toolCallId": id, "toolName": "bash", "content": [{"type": "text", "text": text}], "isError": kind % 7 == 3, "timestamp": 1}),
+            ],
+            4 => vec![
+                serde_json::json!({"role": "assistant", "content": [{"type": "thinking", "thinking": text}, {"type": "toolCall", "id": id, "name": "edit", "arguments": {"path": text.chars().take(80).collect::<String>(), "newText": text}}], "stopReason": "toolUse", "timestamp": 1}),
+            ],
+            5 => {
+                previous_summary = Some(text);
+                Vec::new()
+            }
+            _ => {
+                focus = Some(text);
+                Vec::new()
+            }
+        };
+        messages.extend(
+            values
+                .into_iter()
+                .map(|value| serde_json::from_value::<AgentMessage>(value).unwrap()),
+        );
+    }
+    let request = SummaryRequest {
+        purpose,
+        system_prompt: String::new(),
+        user_text: String::new(),
+        max_tokens: Some(max_tokens),
+        reasoning: None,
+        source: SummarySpan {
+            messages,
+            omitted_messages: usize::from(first % 4),
+            previous_summary,
+            read_files: Vec::new(),
+            modified_files: Vec::new(),
+            focus,
+            room_tokens: None,
+            continues_summary: second % 2 == 1,
+        },
+    };
+    let summary = ctxkit_summarizer_offline::summarize_offline(&request);
+    let tokens = ctxkit_summarizer_offline::count_tokens(&summary);
+    assert!(
+        tokens <= max_tokens,
+        "a summary of {tokens} tokens for a limit of {max_tokens}"
+    );
 }
 
 /// Parses markdown frontmatter; without frontmatter the body is the normalised text.

@@ -170,9 +170,10 @@ pub fn summarize_offline(request: &SummaryRequest) -> String {
     summarize_sized(request, SummarySize::default())
 }
 
-/// Tokens of `text` for the budget: the larger of the exact cl100k count and a quarter of its
+/// Tokens of `text` as the summary's limit counts them (a summary never exceeds `max_tokens` by
+/// this count): the larger of the exact cl100k count and a quarter of its
 /// UTF-16 length, so neither code nor CJK text is undercounted.
-pub(crate) fn count_tokens(text: &str) -> u64 {
+pub fn count_tokens(text: &str) -> u64 {
     let exact = ctxkit_tokens::Encoding::Cl100kBase.count(text);
     let quarter = text.encode_utf16().count().div_ceil(4) as u64;
     exact.max(quarter)
