@@ -240,8 +240,9 @@ pub enum Command {
         #[arg(long)]
         focus: Option<String>,
         /// Roughly how many tokens of recent messages stay verbatim (default: the session model's
-        /// `compaction.modelOverrides` entry, else setting `compaction.keepRecentTokens`, 20000, or
-        /// a quarter of a small --context-window).
+        /// `compaction.modelOverrides` entry, else setting `compaction.keepRecentTokens`: 10000
+        /// under the default `contextStrategy`, 20000 under `reference`; a quarter of a small
+        /// --context-window).
         #[arg(long)]
         keep_recent_tokens: Option<u64>,
         /// Tokens kept free for replies: when to compact (a model's summary gets its own output
@@ -389,14 +390,18 @@ pub enum Command {
     /// Write a session as one self-contained web page: the tree, what the model saw, each
     /// compaction beside what it replaced, the context size over time (no network; secrets
     /// redacted).
+    #[command(mut_arg("file", |file| file.required(true).help(
+        "The session: a ctxkit/Pi file, or a Claude Code, Codex or OpenCode session (imported on \
+         the fly; nothing is written to the sessions folder)"
+    )))]
     Export {
         #[command(flatten)]
         web: WebArgs,
         /// Write HTML (the only format, and the default: the flag may be left out).
         #[arg(long)]
         html: bool,
-        /// The page to write.
-        #[arg(short = 'o', long = "out", value_name = "FILE")]
+        /// The page to write (an earlier page is replaced; any other file is left alone).
+        #[arg(short = 'o', long = "out", value_name = "PAGE")]
         out: PathBuf,
     },
     /// Serve a session's page on loopback (a printed URL with a random token), following the
@@ -414,8 +419,8 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct WebArgs {
     /// The session: a ctxkit/Pi file, or a Claude Code, Codex or OpenCode session (imported on the
-    /// fly; nothing is written to the sessions folder). `view` defaults to the current project's
-    /// most recent session.
+    /// fly; nothing is written to the sessions folder). Default: the current project's most
+    /// recent session.
     pub file: Option<PathBuf>,
     /// The agent that wrote FILE.
     #[arg(long, default_value = "auto", value_parser = ["auto", "claude-code", "codex", "opencode"])]

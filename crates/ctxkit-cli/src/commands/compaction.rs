@@ -167,27 +167,14 @@ pub fn compact_command(
     };
     let target = match (args.out_file, &preview_copy) {
         (_, Some(copy)) => copy.path(),
-        (out_file, None) => match out_file {
-            Some(out_file) => {
-                // A dangling symlink counts as existing: copying would write through it.
-                if std::fs::symlink_metadata(out_file).is_ok() {
-                    bail!(
-                        "`{}` already exists; choose a new file for --out",
-                        out_file.display()
-                    );
-                }
-                std::fs::copy(args.file, out_file).with_context(|| {
-                    format!(
-                        "cannot copy `{}` to `{}`",
-                        args.file.display(),
-                        out_file.display()
-                    )
-                })?;
-                out_file
-            }
-            None => args.file,
-        },
+        (Some(out_file), None) => {
+            new_copy(args.file, out_file)?;
+            out_file
+        }
+        (None, None) => args.file,
     };
+    // The new --out file stays only when a compaction is written into it.
+    let mut unwritten_copy = args.out_file.filter(|_| !args.preview).map(UnwrittenCopy);
     let mut session = Session::open(target)?;
     let context_window = if args.context_window == 0 {
         setup.model_context_window.unwrap_or(0)
@@ -224,6 +211,9 @@ pub fn compact_command(
         Err(EngineError::Cancelled) => bail!("compaction cancelled; nothing was written"),
         Err(error) => return Err(error.into()),
     };
+    if let Some(copy) = unwritten_copy.take() {
+        copy.keep();
+    }
     let (Some(entry_id), Some(before), Some(after)) =
         (end.entry_id.as_deref(), end.tokens_before, end.tokens_after)
     else {
@@ -263,9 +253,14 @@ pub fn compact_command(
         } else {
             format!("Compacted `{}`", target.display())
         };
+        let change = if after < before {
+            format!("{saved:.0}% saved")
+        } else {
+            format!("{:.0}% larger", -saved)
+        };
         writeln!(
             out,
-            "{what}: {before} → {after} tokens, estimated ({saved:.0}% saved), keeping from {first_kept}"
+            "{what}: {before} → {after} tokens, estimated ({change}), keeping from {first_kept}"
         )?;
         let count = |key: &str| details[key].as_array().map_or(0, Vec::len);
         writeln!(
@@ -283,10 +278,62 @@ pub fn compact_command(
             "warning: summarization failed ({error}); the oldest messages were dropped without a summary"
         )?;
     }
+    if after >= before && !args.preview {
+        writeln!(
+            crate::redact::stderr(),
+            "warning: the summary is larger than what it replaced; `ctxkit undo-compact {}` puts \
+             the earlier context back",
+            target.display()
+        )?;
+    }
     if let Some(advice) = &end.advice {
         writeln!(crate::redact::stderr(), "warning: {advice}")?;
     }
     Ok(Outcome::Success)
+}
+
+/// Copies `source` to the new file `out_file` (`compact --out`) under a new session id naming
+/// `source` its parent: one id per file.
+fn new_copy(source: &Path, out_file: &Path) -> Result<()> {
+    // A dangling symlink counts as existing: copying would write through it.
+    if std::fs::symlink_metadata(out_file).is_ok() {
+        bail!(
+            "`{}` already exists; choose a new file for --out",
+            out_file.display()
+        );
+    }
+    // The folder must exist: a mistyped --out creates no folders.
+    if let Some(folder) = out_file
+        .parent()
+        .filter(|folder| !folder.as_os_str().is_empty())
+    {
+        std::fs::metadata(folder)
+            .with_context(|| format!("cannot write `{}`", out_file.display()))?;
+    }
+    Session::copy_to(source, out_file).with_context(|| {
+        format!(
+            "cannot copy `{}` to `{}`",
+            source.display(),
+            out_file.display()
+        )
+    })?;
+    Ok(())
+}
+
+/// A file `compact --out` created, removed when the command ends before a compaction is written
+/// into it (nothing to compact, cancelled, failed): "nothing was written" stays true.
+struct UnwrittenCopy<'a>(&'a Path);
+
+impl UnwrittenCopy<'_> {
+    fn keep(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for UnwrittenCopy<'_> {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(self.0);
+    }
 }
 
 /// `compact --dry-run`: the plan the engine would carry out.

@@ -121,6 +121,7 @@ pub fn export(
     out: &mut dyn Write,
 ) -> Result<Outcome> {
     let file = args.file.as_deref().context("name the session to export")?;
+    refuse_to_replace(output)?;
     let scratch = ctxkit_session::private_temporary_folder("ctxkit-export-")
         .context("cannot create a private temporary directory")?;
     let session = open_any(file, &args.from, scratch.path(), 0)?;
@@ -159,8 +160,13 @@ fn write_page(
         .parent()
         .filter(|parent| !parent.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let mut temporary = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("cannot write into `{}`", dir.display()))?;
+    let mut temporary = tempfile::NamedTempFile::new_in(dir).map_err(|error| {
+        anyhow::anyhow!(
+            "cannot write into `{}`: {}",
+            dir.display(),
+            without_temporary_path(&error)
+        )
+    })?;
     write(temporary.as_file_mut())
         .with_context(|| format!("cannot write `{}`", output.display()))?;
     let bytes = temporary
@@ -178,8 +184,55 @@ fn write_page(
     }
     temporary
         .persist(output)
-        .with_context(|| format!("cannot write `{}`", output.display()))?;
+        .map_err(|error| anyhow::anyhow!("cannot write `{}`: {}", output.display(), error.error))?;
     Ok(bytes)
+}
+
+/// The reason of a failed temporary file, without the temporary file's name that `tempfile`
+/// appends (`… at path "/dir/.tmpXXXX"`): the user never named that file.
+fn without_temporary_path(error: &std::io::Error) -> String {
+    let text = error.to_string();
+    match text.rsplit_once(" at path \"") {
+        Some((reason, _)) => reason.to_owned(),
+        None => text,
+    }
+}
+
+/// An export replaces only an earlier page: never the session it reads, a folder or any other
+/// file a mistyped `-o` names.
+fn refuse_to_replace(output: &Path) -> Result<()> {
+    let Ok(metadata) = std::fs::metadata(output) else {
+        return Ok(());
+    };
+    if metadata.is_dir() {
+        anyhow::bail!(
+            "`{}` is a folder; name the page's file for -o (e.g. `{}`)",
+            output.display(),
+            output.join("session.html").display()
+        );
+    }
+    if metadata.len() == 0 || looks_like_a_page(output) {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "`{}` exists and is not a web page; export replaces only an earlier page (choose another -o)",
+        output.display()
+    )
+}
+
+/// Whether `file` starts like an HTML document (after white space and a byte-order mark).
+fn looks_like_a_page(file: &Path) -> bool {
+    let Ok(mut opened) = std::fs::File::open(file) else {
+        return false;
+    };
+    let mut head = [0u8; 512];
+    let read = std::io::Read::read(&mut opened, &mut head).unwrap_or(0);
+    let text = String::from_utf8_lossy(&head[..read]);
+    let start = text
+        .trim_start_matches('\u{feff}')
+        .trim_start()
+        .to_ascii_lowercase();
+    start.starts_with("<!doctype html") || start.starts_with("<html")
 }
 
 /// `ctxkit view [FILE]`: serves the page on loopback until interrupted.

@@ -187,3 +187,76 @@ fn config_set_reads_a_negative_number_as_the_value_and_refuses_it_by_range() {
     let project = run.ctxkit(&["config", "set", "theme", "light", "--project"]);
     assert!(project.starts_with("exit: 0\n"), "{project}");
 }
+
+#[test]
+fn compact_out_writes_a_copy_under_its_own_id_or_nothing_at_all() {
+    let run = Run::new();
+    let file = run.copy("good-large-realistic.jsonl");
+    let source_id = header(&file)["id"].clone();
+    let out = run.home.path().join("compacted.jsonl");
+    let written = run.ctxkit(&[
+        "compact",
+        file.to_str().unwrap(),
+        "--keep-recent-tokens",
+        "2000",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(written.starts_with("exit: 0"), "{written}");
+    let copy = header(&out);
+    assert_ne!(copy["id"], source_id, "one session id per file");
+    assert_eq!(
+        copy["parentSession"].as_str().unwrap(),
+        std::path::absolute(&file).unwrap().to_str().unwrap()
+    );
+    // Nothing to compact: the --out file is not left behind either.
+    let again = run.home.path().join("again.jsonl");
+    let nothing = run.ctxkit(&[
+        "compact",
+        out.to_str().unwrap(),
+        "--out",
+        again.to_str().unwrap(),
+    ]);
+    assert!(nothing.contains("nothing was written"), "{nothing}");
+    assert!(!again.exists());
+}
+
+#[test]
+fn a_compaction_that_grows_the_context_says_so() {
+    let run = Run::new();
+    // Four short messages (no usage recorded): any summary outweighs what it replaces.
+    let file = run.home.path().join("short.jsonl");
+    let mut lines = vec![json!({"type": "session", "version": 3, "id": "s",
+        "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p"})];
+    let mut parent = Value::Null;
+    for (id, role, text) in [
+        ("a", "user", "hi"),
+        ("b", "assistant", "hello"),
+        ("c", "user", "ok"),
+        ("d", "assistant", "done"),
+    ] {
+        lines.push(json!({"type": "message", "id": id, "parentId": parent,
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "message": {"role": role, "content": [{"type": "text", "text": text}], "timestamp": 0}}));
+        parent = json!(id);
+    }
+    let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    let output = run.ctxkit(&[
+        "compact",
+        file.to_str().unwrap(),
+        "--keep-recent-tokens",
+        "1",
+    ]);
+    assert!(output.starts_with("exit: 0"), "{output}");
+    assert!(output.contains("% larger)"), "{output}");
+    assert!(
+        output.contains("warning: the summary is larger than what it replaced"),
+        "{output}"
+    );
+}
+
+fn header(file: &std::path::Path) -> Value {
+    let text = std::fs::read_to_string(file).unwrap();
+    serde_json::from_str(text.lines().next().unwrap()).unwrap()
+}

@@ -587,3 +587,56 @@ impl Drop for KillOnDrop {
         let _ = self.0.wait();
     }
 }
+
+#[test]
+fn export_never_replaces_its_session_or_a_file_that_is_not_a_page() {
+    let home = tempfile::tempdir().unwrap();
+    let file = write_tiny(home.path(), 3);
+    let session_bytes = std::fs::read(&file).unwrap();
+    let notes = home.path().join("notes.txt");
+    std::fs::write(&notes, "keep me\n").unwrap();
+    for target in [&file, &notes, &home.path().to_path_buf()] {
+        let output = ctxkit(
+            home.path(),
+            &[
+                "export",
+                file.to_str().unwrap(),
+                "-o",
+                target.to_str().unwrap(),
+            ],
+        );
+        let said = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{said}");
+        assert_eq!(
+            said.lines()
+                .filter(|line| line.starts_with("error:"))
+                .count(),
+            1,
+            "{said}"
+        );
+    }
+    assert_eq!(std::fs::read(&file).unwrap(), session_bytes);
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "keep me\n");
+    // An earlier page is replaced.
+    let page = home.path().join("page.html");
+    std::fs::write(&page, "<!DOCTYPE html>\n<p>old</p>\n").unwrap();
+    let output = ctxkit(
+        home.path(),
+        &[
+            "export",
+            file.to_str().unwrap(),
+            "-o",
+            page.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        !std::fs::read_to_string(&page)
+            .unwrap()
+            .contains("<p>old</p>")
+    );
+}

@@ -4,10 +4,12 @@
 mod afresh;
 mod appends;
 mod branched;
+mod copies;
 mod leaf;
 mod messages;
 
 use branched::rechain_without_labels;
+use copies::absolute_display;
 #[cfg(test)]
 mod failed_writes;
 
@@ -19,7 +21,6 @@ use ctxkit_protocol::{
 use serde_json::Value;
 
 use crate::JsonObject;
-use crate::atomic::write_atomic;
 use crate::context::{self, ContextMessage, SessionContext};
 use crate::diagnostics::{Diagnostic, DiagnosticKind};
 use crate::entry::StoredEntry;
@@ -165,30 +166,6 @@ impl Session {
             Some(path) => Self::open(&path),
             None => Ok(Self::create(cwd, session_dir)),
         }
-    }
-
-    /// Copies every entry of the session at `source` into a new session file for `target_cwd` in
-    /// `session_dir`, whose header names `source` as its parent. The source is migrated first.
-    pub fn fork_from(source: &Path, target_cwd: &str, session_dir: &Path) -> Result<Self> {
-        let loaded = load_file(source)?;
-        let header = SessionHeader::new(
-            new_session_id(),
-            now_iso(),
-            target_cwd.to_owned(),
-            Some(absolute_display(source)),
-        );
-        let path = session_dir.join(session_file_name(&header.timestamp, &header.id));
-        let header_line = serde_json::to_string(&header).map_err(SessionError::Serialize)?;
-        let texts = loaded
-            .index
-            .entries()
-            .iter()
-            .map(StoredEntry::raw)
-            .collect::<Result<Vec<_>>>()?;
-        let mut lines = vec![header_line.as_str()];
-        lines.extend(texts.iter().map(|text| &**text));
-        write_atomic(&path, &lines)?;
-        Self::open(&path)
     }
 
     /// Starts a fresh session in the same directory (a new file, nothing written yet).
@@ -556,13 +533,4 @@ impl Session {
         }
         error
     }
-}
-
-/// `path` made absolute against the working directory, as Pi records a parent session (a relative
-/// `parentSession` could not be followed from anywhere else).
-fn absolute_display(path: &Path) -> String {
-    std::path::absolute(path)
-        .unwrap_or_else(|_| path.to_path_buf())
-        .display()
-        .to_string()
 }

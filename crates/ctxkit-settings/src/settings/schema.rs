@@ -350,10 +350,15 @@ pub fn markdown_table() -> String {
     );
     for (key, field) in leaves() {
         let segments: Vec<&str> = key.split('.').collect();
-        let default = field
+        let mut default = field
             .default
             .as_ref()
             .map_or_else(|| "—".to_owned(), |value| format!("`{value}`"));
+        // An empty settings file gets the recommended strategy's value where it sets one.
+        if let Some(value) = recommended_value(&segments) {
+            default =
+                format!("{default}; `{value}` under `contextStrategy` `recommended` (the default)");
+        }
         let project = if project_may_set(&segments) {
             "yes"
         } else {
@@ -366,6 +371,15 @@ pub fn markdown_table() -> String {
         ));
     }
     out
+}
+
+/// The value the recommended strategy's layer gives the key `segments`, if it sets one.
+fn recommended_value(segments: &[&str]) -> Option<Value> {
+    let layer = Value::Object(crate::Settings::recommended_layer());
+    segments
+        .iter()
+        .try_fold(&layer, |value, segment| value.get(segment))
+        .cloned()
 }
 
 fn accepts(kind: &ValueKind) -> String {
