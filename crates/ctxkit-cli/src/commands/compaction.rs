@@ -176,6 +176,11 @@ pub fn compact_command(
     // The new --out file stays only when a compaction is written into it.
     let mut unwritten_copy = args.out_file.filter(|_| !args.preview).map(UnwrittenCopy);
     let mut session = Session::open(target)?;
+    if args.dry_run || args.preview {
+        super::report_damage(&session, args.file)?;
+    } else {
+        super::note_rewrite(&session, target)?;
+    }
     let context_window = if args.context_window == 0 {
         setup.model_context_window.unwrap_or(0)
     } else {

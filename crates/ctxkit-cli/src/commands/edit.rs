@@ -13,6 +13,7 @@ use crate::Outcome;
 
 pub fn fork(file: &Path, at: Option<&str>, out: &mut dyn Write) -> Result<Outcome> {
     let mut session = Session::open(file)?;
+    super::report_damage(&session, file)?;
     let leaf = match at {
         Some(id) => id.to_owned(),
         None => match session.leaf_id() {
@@ -47,7 +48,16 @@ pub fn fork_from(
 }
 
 pub fn label(file: &Path, id: &str, label: Option<&str>, out: &mut dyn Write) -> Result<Outcome> {
+    // An empty label clears, as Pi reads it.
+    let label = label.filter(|label| !label.is_empty());
+    if let Some(label) = label {
+        one_line("a label", label)?;
+    }
     let mut session = Session::open(file)?;
+    if label.is_none() && session.entry(id).is_some() && session.label(id).is_none() {
+        writeln!(out, "{id} has no label; nothing was written")?;
+        return Ok(Outcome::Success);
+    }
     note_rewrite(&session, file)?;
     session.append_label_change(id, label)?;
     session.flush_pending()?;
@@ -58,7 +68,18 @@ pub fn label(file: &Path, id: &str, label: Option<&str>, out: &mut dyn Write) ->
     Ok(Outcome::Success)
 }
 
+/// Refuses a label or name that is not one line: lists and the tree show each on one.
+fn one_line(what: &str, text: &str) -> Result<()> {
+    if text.chars().any(char::is_control) {
+        anyhow::bail!(
+            "{what} is one line of text: this one holds a line break or another control character"
+        );
+    }
+    Ok(())
+}
+
 pub fn name(file: &Path, text: &str, out: &mut dyn Write) -> Result<Outcome> {
+    one_line("a session name", text.trim())?;
     let mut session = Session::open(file)?;
     note_rewrite(&session, file)?;
     session.append_session_info(text)?;

@@ -27,7 +27,7 @@ pub fn info(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
     writeln!(out, "id:       {}", info.id)?;
     writeln!(out, "cwd:      {}", info.cwd)?;
     if let Some(name) = &info.name {
-        writeln!(out, "name:     {name}")?;
+        writeln!(out, "name:     {}", one_line(name, 200))?;
     }
     if let Some(parent) = &info.parent_session_path {
         writeln!(out, "parent:   {parent}")?;
@@ -105,7 +105,7 @@ pub(super) fn write_tree(session: &Session, out: &mut dyn Write) -> Result<()> {
         let (kind, text) = entry_summary(entry);
         let label = index
             .label(entry.id())
-            .map(|label| format!(" [{label}]"))
+            .map(|label| format!(" [{}]", one_line(label, 40)))
             .unwrap_or_default();
         let marker = if Some(entry.id()) == leaf {
             "  ← leaf"

@@ -257,6 +257,16 @@ pub(crate) fn report_damage(
     session: &ctxkit_session::Session,
     file: &std::path::Path,
 ) -> Result<()> {
+    warn_of_damage(session, file, "showing what could be read")
+}
+
+/// Says on stderr that `file` is damaged (its first problem, how many more) and what the command
+/// does with what could be read: `doing`.
+fn warn_of_damage(
+    session: &ctxkit_session::Session,
+    file: &std::path::Path,
+    doing: &str,
+) -> Result<()> {
     // A label naming a missing entry loses nothing (Pi ignores it), and a newer format version is
     // not damage (said in its own words); everything else is damage.
     let mut problems: Vec<&ctxkit_session::Diagnostic> = Vec::new();
@@ -291,21 +301,26 @@ pub(crate) fn report_damage(
     };
     writeln!(
         crate::redact::stderr(),
-        "warning: `{}` is damaged ({}{more}); showing what could be read, run `ctxkit check {}` for \
-         every problem",
+        "warning: `{}` is damaged ({}{more}); {doing}, run `ctxkit check {}` for every problem",
         file.display(),
-        crate::render::one_line(&first.to_string(), 100),
+        crate::render::one_line(&first.to_string(), 160),
         file.display()
     )?;
     Ok(())
 }
 
-/// Says on stderr, before a command writes to a file in an older format, that the write rewrites it
-/// as v3 (Pi does the same on open; ctxkit only when it writes).
+/// Says on stderr, before a command writes to a file: that it is damaged, or that it is in an older
+/// format and the write rewrites it as v3 (Pi does the same on open; ctxkit only when it writes).
 pub(crate) fn note_rewrite(
     session: &ctxkit_session::Session,
     file: &std::path::Path,
 ) -> Result<()> {
+    // The lines that could not be read stay as they are; the write goes after the others.
+    warn_of_damage(
+        session,
+        file,
+        "writing after what could be read (unreadable lines are kept as they are)",
+    )?;
     if let Some(version) = session
         .migrated_from()
         .filter(|_| session.needs_migration())

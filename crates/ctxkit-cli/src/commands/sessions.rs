@@ -55,10 +55,13 @@ pub(super) fn print_session_rows(
     out: &mut dyn Write,
 ) -> Result<()> {
     for session in sessions {
-        let title = session
-            .name
-            .clone()
-            .unwrap_or_else(|| one_line(shown_first_message(session), 60));
+        let title = one_line(
+            session
+                .name
+                .as_deref()
+                .unwrap_or_else(|| shown_first_message(session)),
+            60,
+        );
         writeln!(
             out,
             "{}  {:>4} msgs  {}",

@@ -260,3 +260,57 @@ fn header(file: &std::path::Path) -> Value {
     let text = std::fs::read_to_string(file).unwrap();
     serde_json::from_str(text.lines().next().unwrap()).unwrap()
 }
+
+#[test]
+fn labels_and_names_are_one_line_and_an_empty_label_clears() {
+    let run = Run::new();
+    let file = run.copy("good-minimal.jsonl");
+    let path = file.to_str().unwrap();
+    let id = first_entry_id(&file);
+    let before = std::fs::read(&file).unwrap();
+    let nothing = run.ctxkit(&["label", path, &id, "--clear"]);
+    assert!(
+        nothing.contains("has no label; nothing was written"),
+        "{nothing}"
+    );
+    let nothing = run.ctxkit(&["label", path, &id, ""]);
+    assert!(
+        nothing.contains("has no label; nothing was written"),
+        "{nothing}"
+    );
+    for args in [
+        ["label", path, &id, "two\nlines"],
+        ["name", path, "two\nlines", ""],
+    ] {
+        let args: Vec<&str> = args.into_iter().filter(|arg| !arg.is_empty()).collect();
+        let refused = run.ctxkit(&args);
+        assert!(refused.contains("is one line of text"), "{refused}");
+    }
+    assert_eq!(std::fs::read(&file).unwrap(), before, "nothing was written");
+    run.ctxkit(&["label", path, &id, "kept"]);
+    let cleared = run.ctxkit(&["label", path, &id, ""]);
+    assert!(
+        cleared.contains(&format!("Cleared the label of {id}")),
+        "{cleared}"
+    );
+}
+
+#[test]
+fn a_write_to_a_damaged_file_says_what_it_does() {
+    let run = Run::new();
+    let file = run.copy("bad-truncated-last-line.jsonl");
+    let id = first_entry_id(&file);
+    let output = run.ctxkit(&["label", file.to_str().unwrap(), &id, "x"]);
+    assert!(output.starts_with("exit: 0"), "{output}");
+    assert!(
+        output.contains("is damaged (line 4: last line is cut off")
+            && output.contains("an append was interrupted); writing after what could be read"),
+        "{output}"
+    );
+}
+
+fn first_entry_id(file: &std::path::Path) -> String {
+    let text = std::fs::read_to_string(file).unwrap();
+    let entry: Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
+    entry["id"].as_str().unwrap().to_owned()
+}
