@@ -123,6 +123,19 @@ pub fn message_text(message: &AgentMessage) -> String {
     }
 }
 
+/// `1 record`, `2 records`, `1 entry`, `3 entries`, `2 strategies`.
+pub fn counted(count: impl std::fmt::Display, noun: &str) -> String {
+    let count = count.to_string();
+    let consonant_y = noun
+        .strip_suffix('y')
+        .filter(|stem| !stem.ends_with(['a', 'e', 'o', 'u']));
+    match (count.as_str(), consonant_y) {
+        ("1", _) => format!("1 {noun}"),
+        (_, Some(stem)) => format!("{count} {stem}ies"),
+        (_, None) => format!("{count} {noun}s"),
+    }
+}
+
 /// A label for a message's role, with the tool name for tool results.
 pub fn role_label(message: &AgentMessage) -> String {
     match message.as_tool_result() {
@@ -138,7 +151,10 @@ pub fn role_label(message: &AgentMessage) -> String {
 /// that is the compaction itself (an imported Claude Code or Codex compaction, whose context
 /// restarts from the summary).
 pub fn kept_from(compaction_id: &str, first_kept_entry_id: &str) -> String {
-    if compaction_id == first_kept_entry_id {
+    if first_kept_entry_id.is_empty() {
+        // An old (v1) compaction whose kept index named no entry.
+        "names no entry to keep from".to_owned()
+    } else if compaction_id == first_kept_entry_id {
         "keeps nothing before it".to_owned()
     } else {
         format!("keeps from {first_kept_entry_id}")
@@ -295,5 +311,28 @@ mod terminal_tests {
         assert_ne!(safe, printed);
         let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
         assert_eq!(back, value);
+    }
+}
+
+#[cfg(test)]
+mod counted_tests {
+    use super::{counted, kept_from};
+
+    #[test]
+    fn what_a_compaction_keeps_reads_for_every_first_kept_id() {
+        assert_eq!(kept_from("c1", "e5"), "keeps from e5");
+        assert_eq!(kept_from("c1", "c1"), "keeps nothing before it");
+        assert_eq!(kept_from("c1", ""), "names no entry to keep from");
+    }
+
+    #[test]
+    fn counts_read_in_the_singular_for_one() {
+        assert_eq!(counted(1, "record"), "1 record");
+        assert_eq!(counted(0, "issue"), "0 issues");
+        assert_eq!(counted(1, "entry"), "1 entry");
+        assert_eq!(counted(16, "entry"), "16 entries");
+        assert_eq!(counted(2, "new entry"), "2 new entries");
+        assert_eq!(counted(2, "strategy"), "2 strategies");
+        assert_eq!(counted(3, "day"), "3 days");
     }
 }

@@ -439,7 +439,7 @@ pub fn compactions(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outco
         return Ok(Outcome::Success);
     }
     if records.is_empty() {
-        writeln!(out, "No compactions on the current path.")?;
+        writeln!(out, "No compaction on the current path.")?;
     }
     for record in &records {
         writeln!(out, "{}", describe_compaction(record))?;
@@ -514,12 +514,12 @@ pub fn models(
 /// One line about a compaction: id, time, tokens before → after, what it covers and who wrote it.
 pub(crate) fn describe_compaction(record: &CompactionRecord) -> String {
     format!(
-        "{}  {}  {} → {} tokens, covers {} entries, {}, by {}",
+        "{}  {}  {} → {} tokens, covers {}, {}, by {}",
         record.id,
         record.timestamp,
         record.tokens_before,
         record.tokens_after,
-        record.covered_entry_ids.len(),
+        crate::render::counted(record.covered_entry_ids.len(), "entry"),
         crate::render::kept_from(&record.id, &record.first_kept_entry_id),
         // Pi and the agents `import` reads record no summarizer: their own model wrote it.
         record.summarizer.as_deref().unwrap_or(if record.from_hook {

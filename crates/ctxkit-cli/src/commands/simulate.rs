@@ -18,6 +18,7 @@ use ctxkit_simulate::{
 
 use super::Locations;
 use crate::Outcome;
+use crate::render::counted;
 
 /// `ctxkit simulate` arguments.
 #[derive(Debug, Args)]
@@ -100,17 +101,13 @@ pub fn simulate_command(
     out.flush()?;
     writeln!(
         std::io::stderr().lock(),
-        "simulated {} under {} strategies in {:.1} s",
+        "simulated {} under {} in {:.1} s",
         if files.is_empty() {
-            format!("{} calls", options.calls)
+            counted(options.calls, "call")
         } else {
-            format!(
-                "{} session{}",
-                files.len(),
-                if files.len() == 1 { "" } else { "s" }
-            )
+            counted(files.len(), "session")
         },
-        options.strategies.len(),
+        counted(options.strategies.len(), "strategy"),
         started.elapsed().as_secs_f64()
     )?;
     Ok(Outcome::Success)

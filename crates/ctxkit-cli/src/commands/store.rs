@@ -206,9 +206,9 @@ fn store_action(url: &StoreUrl, action: StoreAction, out: &mut dyn Write) -> Res
                     .with_context(|| format!("cannot import `{}`", file.display()))?;
                 writeln!(
                     out,
-                    "Imported {} ({} entries) from {}",
+                    "Imported {} ({}) from {}",
                     stored.id,
-                    stored.entries,
+                    crate::render::counted(stored.entries, "entry"),
                     file.display()
                 )?;
             }
@@ -218,8 +218,8 @@ fn store_action(url: &StoreUrl, action: StoreAction, out: &mut dyn Write) -> Res
             write_new_file(&file, &lines.to_jsonl())?;
             writeln!(
                 out,
-                "Exported {id} ({} entries) to {}",
-                lines.entries.len(),
+                "Exported {id} ({}) to {}",
+                crate::render::counted(lines.entries.len(), "entry"),
                 file.display()
             )?;
         }
