@@ -262,8 +262,11 @@ fn classify_import(error: &ctxkit_import::ImportError) -> (u8, Option<String>) {
 fn classify_llm(error: &ctxkit_llm::LlmError) -> (u8, Option<String>) {
     use ctxkit_llm::LlmError;
     match error {
-        LlmError::MissingApiKey { .. } | LlmError::UnknownProvider { .. } | LlmError::InvalidModel { .. } | LlmError::InvalidHeader { .. } => {
+        LlmError::MissingApiKey { .. } | LlmError::InvalidHeader { .. } => {
             (3, Some("set the key, or pick another model with `--model provider/id` (`ctxkit models` lists them)".to_owned()))
+        }
+        LlmError::UnknownProvider { .. } | LlmError::InvalidModel { .. } => {
+            (3, Some("name a model as `provider/id`, e.g. `--model anthropic/claude-sonnet-4-5` (`ctxkit models` lists them)".to_owned()))
         }
         LlmError::Http { status: 401 | 403, .. } => (
             7,

@@ -291,8 +291,9 @@ pub fn resolve_model(
                 .find_by_id(&spec.id)
                 .map(|model| model.provider.clone())
         })
-        .ok_or_else(|| LlmError::UnknownProvider {
-            provider: String::new(),
+        // No provider named or configured, and no model known by this id.
+        .ok_or_else(|| LlmError::InvalidModel {
+            spec: spec.id.clone(),
         })?;
     let provider = if provider == "gemini" {
         "google".to_owned()

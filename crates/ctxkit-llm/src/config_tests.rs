@@ -217,3 +217,13 @@ fn a_user_models_prices_and_cache_lifetime_apply() {
     .unwrap();
     assert_eq!(builtin.prices.map(|prices| prices.input), Some(3.0));
 }
+
+#[test]
+fn a_bare_id_no_model_has_names_the_model_not_an_empty_provider() {
+    let bare = options("garbage");
+    let error = resolve_model(&bare, &env(&[]), ModelRole::Agent).unwrap_err();
+    assert!(
+        matches!(&error, LlmError::InvalidModel { spec } if spec == "garbage"),
+        "{error:?}"
+    );
+}

@@ -37,6 +37,12 @@ pub fn fork_from(
     cwd: &Path,
     out: &mut dyn Write,
 ) -> Result<Outcome> {
+    if !cwd.is_dir() {
+        anyhow::bail!(
+            "`{}` is not a folder; --cwd names the project folder the copy belongs to",
+            cwd.display()
+        );
+    }
     let cwd = std::path::absolute(cwd)?;
     let cwd = cwd.display().to_string();
     let dir = default_session_dir(&locations.sessions_root, &cwd);

@@ -314,3 +314,32 @@ fn first_entry_id(file: &std::path::Path) -> String {
     let entry: Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
     entry["id"].as_str().unwrap().to_owned()
 }
+
+#[test]
+fn fork_from_copies_into_a_project_folder_and_refuses_a_cwd_that_is_not_one() {
+    let run = Run::new();
+    let file = run.copy("good-minimal.jsonl");
+    let project = run.home.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    let output = run.ctxkit(&[
+        "fork-from",
+        file.to_str().unwrap(),
+        "--cwd",
+        project.to_str().unwrap(),
+    ]);
+    assert!(output.starts_with("exit: 0"), "{output}");
+    let copy = std::path::PathBuf::from(
+        output
+            .lines()
+            .nth(1)
+            .unwrap()
+            .replace("[HOME]", run.home.path().to_str().unwrap()),
+    );
+    let header = header(&copy);
+    assert_eq!(header["cwd"], project.to_str().unwrap());
+    assert_ne!(header["id"], self::header(&file)["id"]);
+    for cwd in [file.to_str().unwrap(), "/nonexistent/folder"] {
+        let refused = run.ctxkit(&["fork-from", file.to_str().unwrap(), "--cwd", cwd]);
+        assert!(refused.contains("is not a folder"), "{refused}");
+    }
+}
