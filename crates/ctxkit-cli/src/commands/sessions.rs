@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 use ctxkit_protocol::SessionInfoRecord;
 use ctxkit_session::{default_session_dir, list_all_sessions, list_sessions};
 
@@ -22,7 +22,12 @@ pub fn sessions(
         list_all_sessions(&locations.sessions_root)?
     } else {
         let dir = match dir {
-            Some(dir) => dir,
+            // A folder named by hand must exist (a project without sessions has no folder yet).
+            Some(dir) => {
+                std::fs::read_dir(&dir)
+                    .with_context(|| format!("cannot read directory `{}`", dir.display()))?;
+                dir
+            }
             None => {
                 let cwd = std::env::current_dir()?;
                 default_session_dir(&locations.sessions_root, &cwd.display().to_string())

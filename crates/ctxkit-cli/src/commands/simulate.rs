@@ -118,7 +118,7 @@ pub fn simulate_command(
 fn resolve_session(locations: &Locations, name: &str) -> Result<PathBuf> {
     let path = Path::new(name);
     if path.exists() || path.components().count() > 1 || name.ends_with(".jsonl") {
-        // A path that does not exist is reported by the simulator, naming it.
+        std::fs::metadata(path).with_context(|| format!("cannot open `{name}`"))?;
         return Ok(path.to_path_buf());
     }
     let (sessions, _) = ctxkit_session::list_all_sessions(&locations.sessions_root)
@@ -133,6 +133,15 @@ fn resolve_session(locations: &Locations, name: &str) -> Result<PathBuf> {
             "`{name}` is neither a file nor the id of a session in `{}` (list them with `ctxkit \
              sessions --all`)",
             locations.sessions_root.display()
+        ),
+        several if several.iter().all(|session| session.id == name) => anyhow::bail!(
+            "`{name}` is the id of {} session files ({}); name the file",
+            several.len(),
+            several
+                .iter()
+                .map(|session| format!("`{}`", session.path))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         several => anyhow::bail!(
             "`{name}` starts {} session ids; give more of it",

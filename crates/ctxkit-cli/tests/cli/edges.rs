@@ -343,3 +343,18 @@ fn fork_from_copies_into_a_project_folder_and_refuses_a_cwd_that_is_not_one() {
         assert!(refused.contains("is not a folder"), "{refused}");
     }
 }
+
+#[test]
+fn a_missing_file_or_folder_is_exit_4_for_sessions_and_simulate() {
+    let run = Run::new();
+    let missing = run.home.path().join("missing");
+    let listed = run.ctxkit(&["sessions", "--dir", missing.to_str().unwrap()]);
+    assert!(listed.starts_with("exit: 4"), "{listed}");
+    assert!(listed.contains("cannot read directory"), "{listed}");
+    let replayed = run.ctxkit(&["simulate", "missing.jsonl"]);
+    assert!(replayed.starts_with("exit: 4"), "{replayed}");
+    assert!(
+        replayed.contains("error: cannot open `missing.jsonl`"),
+        "{replayed}"
+    );
+}
