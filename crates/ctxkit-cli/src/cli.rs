@@ -490,7 +490,7 @@ pub enum StoreAction {
 
 #[derive(Debug, Subcommand)]
 pub enum ConfigAction {
-    /// Print a setting's effective value (JSON) and where it comes from.
+    /// Print a setting's value (JSON); `--json` adds where it comes from.
     Get {
         /// Dotted key, e.g. `compaction.reserveTokens`.
         key: String,

@@ -141,12 +141,16 @@ fn get(
     }
     if value.is_none() {
         let mut stderr = crate::redact::stderr();
-        writeln!(stderr, "`{key}` is not set")?;
-        if !known {
-            writeln!(
-                stderr,
-                "hint: `ctxkit config list` shows every known setting"
-            )?;
+        match ctxkit_settings::check_known_key(key) {
+            // Said as `config set` says it, with the key a typo most likely meant.
+            Err(unknown) if !known => {
+                writeln!(stderr, "{unknown}")?;
+                writeln!(
+                    stderr,
+                    "hint: `ctxkit config list` shows every known setting"
+                )?;
+            }
+            Ok(()) | Err(_) => writeln!(stderr, "`{key}` is not set")?,
         }
         return Ok(Outcome::ProblemsFound);
     }

@@ -358,3 +358,18 @@ fn a_missing_file_or_folder_is_exit_4_for_sessions_and_simulate() {
         "{replayed}"
     );
 }
+
+#[test]
+fn config_get_of_an_unknown_key_says_so_as_config_set_does() {
+    let run = Run::new();
+    let typo = run.ctxkit(&["config", "get", "compaction.reserveTokenz"]);
+    assert!(typo.starts_with("exit: 1"), "{typo}");
+    assert!(
+        typo.contains(
+            "Unknown setting `compaction.reserveTokenz`; did you mean `compaction.reserveTokens`?"
+        ),
+        "{typo}"
+    );
+    let unset = run.ctxkit(&["config", "get", "theme"]);
+    assert!(unset.contains("`theme` is not set"), "{unset}");
+}
