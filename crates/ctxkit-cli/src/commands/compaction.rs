@@ -350,7 +350,7 @@ fn dry_run(engine: &Engine, json: bool, out: &mut dyn Write) -> Result<Outcome> 
             if json {
                 print_json(out, &json!({"plan": null, "reason": reason.describe()}))?;
             } else {
-                writeln!(out, "Nothing to do: {}", reason.describe())?;
+                writeln!(out, "Nothing to compact: {}", reason.describe())?;
             }
             return Ok(Outcome::Success);
         }

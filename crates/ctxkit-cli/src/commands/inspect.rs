@@ -15,9 +15,16 @@ use crate::render::{entry_summary, message_text, one_line, role_label};
 pub fn info(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
     let info = read_session_info(file)?;
     // The listing record reads little; damage is found by loading the whole file.
-    let opened = Session::open(file).ok();
-    if let Some(session) = &opened {
-        super::report_damage(session, file)?;
+    let opened = Session::open(file);
+    match &opened {
+        Ok(session) => super::report_damage(session, file)?,
+        // The listing reads what Pi's session list reads; the other commands refuse the file.
+        Err(error) => writeln!(
+            crate::redact::stderr(),
+            "warning: {error}; showing what a session list reads of it, run `ctxkit check {}` for \
+             every problem",
+            file.display()
+        )?,
     }
     if json {
         print_json(out, &info)?;
@@ -43,7 +50,7 @@ pub fn info(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
     if let Some(version) = info.format_version {
         writeln!(out, "format:   {}", old_format_note(version))?;
     }
-    if let Some(session) = &opened {
+    if let Ok(session) = &opened {
         let spend = ctxkit_session::session_spend(session.entries());
         for (index, line) in super::spend::breakdown_lines(&spend).iter().enumerate() {
             let label = if index == 0 { "spend:    " } else { "" };
