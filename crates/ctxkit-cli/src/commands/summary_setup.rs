@@ -45,8 +45,7 @@ pub struct SummaryFlags<'a> {
 /// `compaction.model`, `llm.*` (with `llm.anthropic.contextManagement`, `llm.anthropic.compaction`,
 /// `llm.openaiResponses.compaction` and `llm.timeouts`) and `retry.*`.
 pub fn llm_options(settings: &ctxkit_settings::SettingsManager) -> Result<ctxkit_llm::LlmOptions> {
-    // A model entry with a bad value would vanish from the table (and its prices with it).
-    refuse_invalid_settings(settings, &["llm.models"])?;
+    refuse_invalid_settings(settings)?;
     let typed = settings.settings();
     let llm = &typed.llm;
     let retry = &typed.retry;
@@ -193,7 +192,7 @@ pub fn resolve(process: &ProcessSettings<'_>, flags: SummaryFlags<'_>) -> Result
     let (summarizer, model_context_window) = choose_summarizer(settings, flags.model)?;
     // A project's hooks are someone else's commands until the user trusts them: the settings
     // leave them out (and reading them said so).
-    refuse_invalid_settings(settings, &ENGINE_KEYS)?;
+    refuse_invalid_settings(settings)?;
     let mut engine_settings = ctxkit_engine::EngineSettings::from_settings(settings.settings());
     // A flag wins over the settings, every model's `compaction.modelOverrides` entry included.
     let compaction = &mut engine_settings.compaction;
@@ -214,24 +213,10 @@ pub fn resolve(process: &ProcessSettings<'_>, flags: SummaryFlags<'_>) -> Result
     })
 }
 
-/// The top-level keys the engine reads.
-const ENGINE_KEYS: [&str; 8] = [
-    "contextStrategy",
-    "session",
-    "compaction",
-    "branchSummary",
-    "transforms",
-    "pinned",
-    "summaryRole",
-    "hooks",
-];
-
-/// The first invalid value at or below one of `keys` (dotted), as an error naming its file and key:
-/// the typed readers would quietly use a default (or fail naming neither).
-fn refuse_invalid_settings(
-    settings: &ctxkit_settings::SettingsManager,
-    keys: &[&str],
-) -> Result<()> {
+/// The first invalid value at or below a key whose wrong value refuses the command
+/// ([`ctxkit_settings::REFUSED_WHEN_INVALID`]), as an error naming its file and key: the typed
+/// readers would quietly use a default (or fail naming neither).
+fn refuse_invalid_settings(settings: &ctxkit_settings::SettingsManager) -> Result<()> {
     for diagnostic in settings.diagnostics() {
         if let ctxkit_settings::SettingsDiagnostic::InvalidValue {
             path,
@@ -240,20 +225,15 @@ fn refuse_invalid_settings(
             found,
             ..
         } = diagnostic
+            && ctxkit_settings::refused_when_invalid(&key)
         {
-            let covered = keys.iter().any(|wanted| {
-                key.strip_prefix(wanted)
-                    .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
-            });
-            if covered {
-                return Err(ctxkit_settings::SettingsError::InvalidValue {
-                    path,
-                    key,
-                    expected,
-                    found,
-                }
-                .into());
+            return Err(ctxkit_settings::SettingsError::InvalidValue {
+                path,
+                key,
+                expected,
+                found,
             }
+            .into());
         }
     }
     Ok(())

@@ -101,8 +101,13 @@ impl SettingsDiagnostic {
                 found,
                 ..
             } => format!(
-                "Invalid value for `{key}` in `{}`: expected {expected}, found {found} (default used)",
-                path.display()
+                "Invalid value for `{key}` in `{}`: expected {expected}, found {found} ({})",
+                path.display(),
+                if refused_when_invalid(key) {
+                    "commands that compact or run a model refuse to start until it is fixed"
+                } else {
+                    "default used"
+                }
             ),
         }
     }
@@ -580,5 +585,44 @@ impl SettingsManager {
     /// the context strategy's layer beneath the files.
     pub fn settings(&self) -> &crate::tree::Settings {
         &self.typed
+    }
+}
+
+/// The top-level keys whose wrong value makes `compact`, `branch --summarize`, `chat`, `serve` and
+/// `export` refuse to start, where any other key's default is used: a budget, strategy or hook the
+/// user did not mean would otherwise run (and spend) in its place. `llm.models` too: a model entry
+/// with a bad value would vanish from the table, and its prices with it.
+pub const REFUSED_WHEN_INVALID: [&str; 9] = [
+    "contextStrategy",
+    "session",
+    "compaction",
+    "branchSummary",
+    "transforms",
+    "pinned",
+    "summaryRole",
+    "hooks",
+    "llm.models",
+];
+
+/// Whether the dotted `key` is at or below one of [`REFUSED_WHEN_INVALID`].
+pub fn refused_when_invalid(key: &str) -> bool {
+    REFUSED_WHEN_INVALID.iter().any(|refused| {
+        key.strip_prefix(refused)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+    })
+}
+
+#[cfg(test)]
+mod refused_tests {
+    use super::refused_when_invalid;
+
+    #[test]
+    fn the_keys_the_engine_reads_refuse_and_their_neighbours_do_not() {
+        assert!(refused_when_invalid("compaction.keepRecentTokens"));
+        assert!(refused_when_invalid("compaction"));
+        assert!(refused_when_invalid("llm.models[2].contextWindow"));
+        assert!(!refused_when_invalid("compactionExtra"));
+        assert!(!refused_when_invalid("llm.baseUrl"));
+        assert!(!refused_when_invalid("theme"));
     }
 }
