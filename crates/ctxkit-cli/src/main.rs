@@ -245,6 +245,15 @@ fn classify_import(error: &ctxkit_import::ImportError) -> (u8, Option<String>) {
         ImportError::UnknownFormat { .. } => {
             (3, Some("name the format with `--from claude-code`, `--from codex` or `--from opencode`".to_owned()))
         }
+        ImportError::NotThisFormat { looks_like: Some(looks_like), .. } => (
+            3,
+            Some(format!("try `--from {}` or `--from auto`; nothing was written", looks_like.name())),
+        ),
+        ImportError::NotThisFormat { format, looks_like: None, .. } => (3, Some(other_formats_hint(*format))),
+        ImportError::HeaderlessPiSession { path } => (
+            3,
+            Some(format!("there is nothing to import; `ctxkit check {}` shows what is wrong with it", path.display())),
+        ),
         ImportError::Database { .. } => (4, Some("the database was only read; check it is OpenCode's `opencode.db`".to_owned())),
         ImportError::SessionNotFound { .. } => (3, Some("list the sessions with `ctxkit sessions --from opencode`".to_owned())),
         ImportError::AlreadyPiSession { path, .. } => (
@@ -257,6 +266,24 @@ fn classify_import(error: &ctxkit_import::ImportError) -> (u8, Option<String>) {
         }
         ImportError::Serialize(_) => (4, Some("this is a bug in ctxkit; please report it".to_owned())),
     }
+}
+
+/// The hint for a file that holds none of the records of the format named: the other formats.
+fn other_formats_hint(named: ctxkit_import::SourceFormat) -> String {
+    use ctxkit_import::SourceFormat;
+    let others: Vec<String> = [
+        SourceFormat::ClaudeCode,
+        SourceFormat::Codex,
+        SourceFormat::OpenCode,
+    ]
+    .into_iter()
+    .filter(|format| *format != named)
+    .map(|format| format!("`--from {}`", format.name()))
+    .collect();
+    format!(
+        "if another agent wrote it, name that one: {}; nothing was written",
+        others.join(" or ")
+    )
 }
 
 fn classify_llm(error: &ctxkit_llm::LlmError) -> (u8, Option<String>) {

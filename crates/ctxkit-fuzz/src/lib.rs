@@ -8,7 +8,7 @@
 use std::cell::RefCell;
 use std::path::PathBuf;
 
-use ctxkit_import::{SourceFormat, convert, import_file, parse_source};
+use ctxkit_import::{SourceFormat, confirm_format, convert, import_file, parse_source};
 use ctxkit_packages::PackageSource;
 use ctxkit_protocol::AgentMessage;
 use ctxkit_resources::{parse_frontmatter, strip_frontmatter, substitute_args};
@@ -208,9 +208,13 @@ pub fn session_shapes(data: &[u8]) {
 }
 
 /// Reads `data` as another agent's session file, as Claude Code's and as Codex's: the converter
-/// never panics; the file read a record at a time (`ctxkit import`) gives the same session as the
-/// text read whole; and a converted session, written out, opens as a session with exactly its
-/// entries, no line refused, every message of its context whole.
+/// never panics, whatever records it is given; the file read a record at a time (`ctxkit import`)
+/// is refused as a format exactly when the text read whole is ([`confirm_format`]), with the same
+/// error, and otherwise gives the same session as the text read whole; and a converted session,
+/// written out, opens as a session with exactly its entries, no line refused, every message of its
+/// context whole. A session converted from records of another format (which `ctxkit import`
+/// refuses, but a listing of that agent's folder converts) is held to the same when its records
+/// give it a start time and a working directory.
 pub fn foreign_import(data: &[u8]) {
     let path = scratch_path();
     if std::fs::write(&path, data).is_err() {
@@ -219,24 +223,48 @@ pub fn foreign_import(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let converted = path.with_extension("imported.jsonl");
     for format in [SourceFormat::ClaudeCode, SourceFormat::Codex] {
-        let whole = convert(&parse_source(&path, &text), format);
+        let source = parse_source(&path, &text);
+        let whole = convert(&source, format);
+        let confirmed = confirm_format(&source, format);
         let by_line = import_file(&path, Some(format));
-        let Ok(session) = by_line else {
-            continue;
+        let session = match (confirmed, by_line) {
+            (Err(refused), Err(error)) => {
+                assert_eq!(
+                    refused.to_string(),
+                    error.to_string(),
+                    "{format:?}: the file read by line and read whole are refused alike"
+                );
+                match whole {
+                    Ok(whole)
+                        if !whole.header.timestamp.is_empty() && !whole.header.cwd.is_empty() =>
+                    {
+                        whole
+                    }
+                    Ok(_) | Err(_) => continue,
+                }
+            }
+            (Err(refused), Ok(_)) => {
+                panic!("{format:?}: imported read by line, refused read whole: {refused}")
+            }
+            (Ok(()), Err(_)) => continue,
+            (Ok(()), Ok(session)) => {
+                // The file's surroundings fill a header the records leave empty (its modification
+                // time, a neighbour's `cwd`) only when it is read from disk; otherwise the two
+                // readings agree.
+                if let Ok(whole) = whole
+                    && !whole.header.timestamp.is_empty()
+                    && !whole.header.cwd.is_empty()
+                {
+                    assert_eq!(
+                        whole.to_jsonl().expect("an imported session serializes"),
+                        session.to_jsonl().expect("an imported session serializes"),
+                        "{format:?}: the file read by line and read whole give the same session"
+                    );
+                }
+                session
+            }
         };
         let jsonl = session.to_jsonl().expect("an imported session serializes");
-        // The file's surroundings fill a header the records leave empty (its modification time,
-        // a neighbour's `cwd`) only when it is read from disk; otherwise the two readings agree.
-        if let Ok(whole) = whole
-            && !whole.header.timestamp.is_empty()
-            && !whole.header.cwd.is_empty()
-        {
-            assert_eq!(
-                whole.to_jsonl().expect("an imported session serializes"),
-                jsonl,
-                "{format:?}: the file read by line and read whole give the same session"
-            );
-        }
         if std::fs::write(&converted, &jsonl).is_err() {
             continue;
         }

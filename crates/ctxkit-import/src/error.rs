@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+use crate::SourceFormat;
+
 /// Why an import or a listing failed as a whole.
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
@@ -15,15 +17,37 @@ pub enum ImportError {
         path: PathBuf,
         source: std::io::Error,
     },
-    /// `--from auto` could not tell which agent wrote the file. Returned by
-    /// [`detect_format`](crate::detect_format); ask the user to name the format.
+    /// `--from auto` could not tell which agent wrote the file: no record has a shape one agent
+    /// alone writes. Returned by [`detect_format`](crate::detect_format) and
+    /// [`import_file`](crate::import_file); ask the user to name the format.
     #[error("cannot tell which agent wrote `{path}`")]
     UnknownFormat { path: PathBuf },
+    /// Not one record of the file is one the format named with `--from` writes (OpenCode: the path
+    /// is not an OpenCode store); `looks_like` is the format its records (or its `rollout-*` name)
+    /// point to, if any. Returned by [`confirm_format`](crate::confirm_format),
+    /// [`import_file`](crate::import_file) and [`import_opencode`](crate::import_opencode); nothing
+    /// is written: import it as what it looks like, or with `--from auto`.
+    #[error("`{path}` is not {}: {}", .format.described(), looks_like_reason(*.looks_like))]
+    NotThisFormat {
+        path: PathBuf,
+        format: SourceFormat,
+        looks_like: Option<SourceFormat>,
+    },
     /// The file is already a Pi (or ctxkit) session, format `version` (1 when the header names
-    /// none). Returned by [`import_file`](crate::import_file); nothing is written: ctxkit commands
-    /// read it as it is.
+    /// none). Returned by [`import_file`](crate::import_file) and
+    /// [`detect_format`](crate::detect_format), whatever the format named; nothing is written:
+    /// ctxkit commands read it as it is.
     #[error("`{path}` is already a Pi session (format v{version}); there is nothing to import")]
     AlreadyPiSession { path: PathBuf, version: u64 },
+    /// The file holds Pi (or ctxkit) session entries but no valid header line: a session whose
+    /// first line was lost or damaged. Returned by [`import_file`](crate::import_file) and
+    /// [`detect_format`](crate::detect_format), whatever the format named; nothing is written:
+    /// `ctxkit check` shows what is wrong with the file.
+    #[error(
+        "`{path}` holds session entries but no valid header line (a Pi or ctxkit session whose \
+         first line is missing or damaged)"
+    )]
+    HeaderlessPiSession { path: PathBuf },
     /// The file holds no record the importer could read, so there is no session to build. Returned
     /// by the converters; nothing is written.
     #[error("`{path}` holds no readable records")]
@@ -49,6 +73,14 @@ pub enum ImportError {
     /// [`ImportedSession::to_jsonl`](crate::ImportedSession::to_jsonl).
     #[error("cannot serialize an imported entry: {0}")]
     Serialize(#[from] serde_json::Error),
+}
+
+/// Why a file is not the format named: what it looks like instead, if anything.
+fn looks_like_reason(looks_like: Option<SourceFormat>) -> String {
+    match looks_like {
+        Some(format) => format!("it looks like {}", format.described()),
+        None => "none of its records has that format's shape".to_owned(),
+    }
 }
 
 impl ImportError {

@@ -13,6 +13,7 @@
 mod builder;
 mod claude_code;
 mod codex;
+mod detect;
 mod error;
 mod ids;
 mod listing;
@@ -27,10 +28,13 @@ mod tools;
 
 use std::path::Path;
 
-use ctxkit_protocol::{JsonObject, SessionEntry, SessionHeader};
+use ctxkit_protocol::{SessionEntry, SessionHeader};
+
+use detect::Survey;
 
 pub use claude_code::convert_claude_code;
 pub use codex::{REMOTE_COMPACTION_SUMMARY, convert_codex, wrote_compaction_summary};
+pub use detect::{confirm_format, detect_format};
 pub use error::ImportError;
 pub use listing::{SkippedSource, default_sessions_root, list_foreign_sessions};
 pub use opencode::{import_opencode, is_opencode_path};
@@ -51,12 +55,22 @@ pub enum SourceFormat {
 }
 
 impl SourceFormat {
-    /// The name used on the command line and in `customType`s: `claude-code` or `codex`.
+    /// The name used on the command line and in `customType`s: `claude-code`, `codex` or
+    /// `opencode`.
     pub fn name(self) -> &'static str {
         match self {
             Self::ClaudeCode => "claude-code",
             Self::Codex => "codex",
             Self::OpenCode => "opencode",
+        }
+    }
+
+    /// What a file of the format is, with its article: `a Claude Code transcript`.
+    pub(crate) fn described(self) -> &'static str {
+        match self {
+            Self::ClaudeCode => "a Claude Code transcript",
+            Self::Codex => "a Codex rollout",
+            Self::OpenCode => "an OpenCode session",
         }
     }
 }
@@ -134,65 +148,6 @@ impl ImportedSession {
     }
 }
 
-/// Record types only Claude Code writes, recognised even in files without a conversation record
-/// (a file holding only a `summary` or a `teleported-from` line).
-const CLAUDE_CODE_RECORD_TYPES: &[&str] = &[
-    "summary",
-    "teleported-from",
-    "file-history-snapshot",
-    "queue-operation",
-    "ai-title",
-    "custom-title",
-    "last-prompt",
-    "permission-mode",
-    "away_summary",
-    "attachment",
-];
-
-/// Guesses the format from the records: Codex lines are `{timestamp, type, payload}` envelopes (or
-/// the older bare shapes), Claude Code lines carry `uuid`/`sessionId` or one of its record types. A
-/// file nothing identifies is Codex's when it is named `rollout-*`.
-pub fn detect_format(source: &SourceFile) -> Result<SourceFormat, ImportError> {
-    let detected = source
-        .lines
-        .iter()
-        .find_map(|line| record_format(&line.record));
-    format_or_name(detected, &source.path, !source.lines.is_empty())
-}
-
-/// The format a record identifies, if it does.
-fn record_format(record: &JsonObject) -> Option<SourceFormat> {
-    if record.contains_key("sessionId")
-        || record.contains_key("parentUuid")
-        || record.contains_key("leafUuid")
-        || source::str_field(record, "type")
-            .is_some_and(|kind| CLAUDE_CODE_RECORD_TYPES.contains(&kind))
-    {
-        return Some(SourceFormat::ClaudeCode);
-    }
-    codex::is_rollout_record(record).then_some(SourceFormat::Codex)
-}
-
-/// The format the records identified, or Codex's for a `rollout-*` file with records.
-fn format_or_name(
-    detected: Option<SourceFormat>,
-    path: &Path,
-    has_records: bool,
-) -> Result<SourceFormat, ImportError> {
-    if let Some(format) = detected {
-        return Ok(format);
-    }
-    let rollout_name = path
-        .file_name()
-        .is_some_and(|name| name.to_string_lossy().starts_with("rollout-"));
-    if rollout_name && has_records {
-        return Ok(SourceFormat::Codex);
-    }
-    Err(ImportError::UnknownFormat {
-        path: path.to_owned(),
-    })
-}
-
 /// Converts a parsed source file of the given format (OpenCode: the session its path names, read
 /// from its store; see [`import_opencode`]).
 pub fn convert(source: &SourceFile, format: SourceFormat) -> Result<ImportedSession, ImportError> {
@@ -212,8 +167,9 @@ fn first_opencode_session(path: &Path) -> Result<ImportedSession, ImportError> {
         })
 }
 
-/// Reads and converts `path`; `format: None` detects it. An OpenCode store gives its session
-/// without the subagent sessions ([`import_opencode`] gives those too).
+/// Reads and converts `path`; `format: None` detects it ([`detect_format`]), a named format must
+/// match one of its records ([`confirm_format`]). An OpenCode store gives its session without the
+/// subagent sessions ([`import_opencode`] gives those too).
 pub fn import_file(
     path: &Path,
     format: Option<SourceFormat>,
@@ -222,23 +178,11 @@ pub fn import_file(
     if format == Some(SourceFormat::OpenCode) || format.is_none() && is_opencode_path(path) {
         return first_opencode_session(path);
     }
+    let mut survey = Survey::new(format);
     if source::reads_by_line(path)? {
-        // Read a record at a time: only its first record and the first that tells its format.
-        let mut first = None;
-        let mut detected = None;
-        source::for_each_record(path, |line| {
-            if first.is_none() {
-                first = Some(line.record.clone());
-            }
-            detected = record_format(&line.record);
-            format.is_none() && detected.is_none()
-        })?;
-        refuse_pi_session(path, first.as_ref())?;
-        let format = match format {
-            Some(format) => format,
-            None => format_or_name(detected, path, first.is_some())?,
-        };
-        let mut session = match format {
+        // Read a record at a time: only as many records as tell the format.
+        source::for_each_record(path, |line| survey.observe(&line.record))?;
+        let mut session = match survey.verdict(path)? {
             SourceFormat::ClaudeCode => claude_code::convert_claude_code_file(path)?,
             SourceFormat::Codex => codex::convert_codex_file(path)?,
             SourceFormat::OpenCode => return first_opencode_session(path),
@@ -247,34 +191,9 @@ pub fn import_file(
         return Ok(session);
     }
     let source = read_source(path)?;
-    refuse_pi_session(&source.path, source.lines.first().map(|line| &line.record))?;
-    let format = match format {
-        Some(format) => format,
-        None => detect_format(&source)?,
-    };
+    survey.observe_source(&source);
+    let format = survey.verdict(&source.path)?;
     convert_read_file(&source, format)
-}
-
-/// Refuses a file whose first record is a Pi (or ctxkit) session header, of any format version:
-/// ctxkit reads it as it is, and a converter would take it for another agent's records and write an
-/// empty session.
-fn refuse_pi_session(path: &Path, first: Option<&JsonObject>) -> Result<(), ImportError> {
-    let Some(record) = first else {
-        return Ok(());
-    };
-    let header = source::str_field(record, "type") == Some("session")
-        && source::str_field(record, "id").is_some()
-        && record.get("cwd").is_some();
-    if !header {
-        return Ok(());
-    }
-    Err(ImportError::AlreadyPiSession {
-        path: path.to_owned(),
-        version: record
-            .get("version")
-            .and_then(serde_json::Value::as_u64)
-            .unwrap_or(1),
-    })
 }
 
 /// [`convert`] for a source read from its file: a start time or working directory the records do

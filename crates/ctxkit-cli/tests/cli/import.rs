@@ -160,6 +160,59 @@ fn import_errors() {
     insta::assert_snapshot!(transcript);
 }
 
+/// A Pi session that lost its header line, a file named as a format it is not, and a Pi session
+/// named as an OpenCode one are refused with an error that says which case it is; nothing is
+/// written (they used to import as empty sessions, exit 0).
+#[test]
+fn import_refuses_files_that_are_not_the_format_asked_for() {
+    let home = Home::new();
+    home.place("shapes/pi-session-without-header.jsonl", "nohdr.jsonl");
+    home.place("codex-rollout.jsonl", "rollout.jsonl");
+    std::fs::write(home.root.join("notes.jsonl"), "{\"hello\":1}\n").unwrap();
+    let header = r#"{"type":"session","version":3,"id":"5d1c0a00","timestamp":"2025-03-14T09:19:00.000Z","cwd":"/home/dev/shop"}"#;
+    let headerless = std::fs::read_to_string(home.root.join("nohdr.jsonl")).unwrap();
+    std::fs::write(
+        home.root.join("session.jsonl"),
+        format!("{header}\n{headerless}"),
+    )
+    .unwrap();
+    let mut transcript = String::new();
+    for args in [
+        &["import", "nohdr.jsonl", "--out", "out/nohdr.jsonl"][..],
+        &[
+            "import",
+            "nohdr.jsonl",
+            "--from",
+            "codex",
+            "--out",
+            "out/nohdr.jsonl",
+        ],
+        &["export", "nohdr.jsonl", "-o", "out/nohdr.html"],
+        &[
+            "import",
+            "rollout.jsonl",
+            "--from",
+            "claude-code",
+            "--out",
+            "out/wrong.jsonl",
+        ],
+        &[
+            "import",
+            "notes.jsonl",
+            "--from",
+            "codex",
+            "--out",
+            "out/notes.jsonl",
+        ],
+        &["import", "session.jsonl", "--from", "opencode"],
+        &["import", "rollout.jsonl", "--from", "opencode"],
+    ] {
+        transcript.push_str(&home.ctxkit(args));
+    }
+    insta::assert_snapshot!(transcript);
+    assert!(!home.root.join("out").exists(), "nothing was written");
+}
+
 fn shapes(relative: &str) -> PathBuf {
     fixture("shapes").join(relative)
 }

@@ -68,8 +68,18 @@ pub(crate) fn classify(record: &JsonObject) -> Line<'_> {
 
 /// Whether a record is one only Codex writes (used by format detection): an envelope, a state line,
 /// a bare item or session line without Claude Code's fields, or a `{session, items}` document.
+/// A record without a `payload` that carries `parentId` (the tree link of Pi's entries) or a
+/// `message` object (how Pi and Claude Code wrap a message; a Codex item holds `role` and `content`
+/// itself) is not Codex's, although Pi names its entries `message` and `compaction` as Codex names
+/// bare items.
 pub(crate) fn is_rollout_record(record: &JsonObject) -> bool {
     if record.contains_key("sessionId") || record.contains_key("uuid") {
+        return false;
+    }
+    let bare = !record.contains_key("payload");
+    if bare
+        && (record.contains_key("parentId") || record.get("message").is_some_and(Value::is_object))
+    {
         return false;
     }
     if is_document(record) {
@@ -189,5 +199,28 @@ mod tests {
         assert!(matches!(classify(&world), Line::WorldState));
         let claude = object(serde_json::json!({"type": "user", "sessionId": "s", "uuid": "u"}));
         assert!(!is_rollout_record(&claude));
+    }
+
+    /// Pi names its entries `message` and `compaction`, as Codex names bare items; its entries
+    /// (linked by `parentId`, or v1 messages wrapped in `message`) are not rollout records.
+    #[test]
+    fn pi_entries_are_not_rollout_records() {
+        let entry = object(serde_json::json!({
+            "type": "message", "id": "a1", "parentId": null, "timestamp": "2025-03-14T09:19:15.785Z",
+            "message": {"role": "user", "content": "hi", "timestamp": 1},
+        }));
+        assert!(!is_rollout_record(&entry));
+        let compaction = object(serde_json::json!({
+            "type": "compaction", "id": "c1", "parentId": "a1", "summary": "s",
+            "firstKeptEntryId": "a1", "tokensBefore": 10,
+        }));
+        assert!(!is_rollout_record(&compaction));
+        let v1 = object(serde_json::json!({
+            "type": "message", "timestamp": "2025-03-14T09:19:15.785Z",
+            "message": {"role": "user", "content": "hi"},
+        }));
+        assert!(!is_rollout_record(&v1));
+        let bare = object(serde_json::json!({"type": "message", "role": "user", "content": []}));
+        assert!(is_rollout_record(&bare));
     }
 }

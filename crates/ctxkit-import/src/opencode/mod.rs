@@ -41,7 +41,7 @@ pub fn import_opencode(path: &Path) -> Result<Vec<ImportedSession>, ImportError>
     } else if storage::storage_root(&file).is_some() {
         storage::read_file_store(&file)?
     } else {
-        return Err(ImportError::UnknownFormat { path: file });
+        return Err(crate::detect::not_an_opencode_session(&file));
     };
     raw.into_iter().map(convert::convert_session).collect()
 }

@@ -12,6 +12,7 @@ mod leaf_path;
 mod opencode;
 mod opencode_next;
 mod record_kinds;
+mod refusals;
 mod shapes;
 mod subagents;
 mod surroundings;
