@@ -194,3 +194,21 @@ fn hostile_strings_from_sessions_and_imports_are_shown_not_sent() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A cloned project's settings of the wrong shape under a key it may not set are ignored, never a
+/// reason the user's own commands refuse to start.
+#[test]
+fn an_untrusted_projects_malformed_hooks_stop_nothing() {
+    let run = crate::Run::new();
+    let file = run.copy("good-large-realistic.jsonl");
+    std::fs::create_dir_all(run.home.path().join(".ctxkit")).unwrap();
+    std::fs::write(
+        run.home.path().join(".ctxkit/settings.json"),
+        r#"{"hooks": {"sessionStart": [{"command": ["true"]}]}}"#,
+    )
+    .unwrap();
+    let output = run.ctxkit(&["compact", file.to_str().unwrap(), "--dry-run"]);
+    assert!(output.starts_with("exit: 0"), "{output}");
+    assert!(output.contains("this project is not trusted"), "{output}");
+    assert!(!output.contains("Invalid value"), "{output}");
+}

@@ -256,11 +256,19 @@ impl SettingsManager {
         std::mem::take(&mut self.errors)
     }
 
-    /// Unknown keys and invalid values of both documents (global first), in document order.
+    /// Unknown keys and invalid values of both documents (global first), in document order. Of an
+    /// untrusted project's document, only the values that apply are checked: a key it may not set
+    /// is ignored whatever it holds, so its value can stop nothing.
     pub fn diagnostics(&self) -> Vec<SettingsDiagnostic> {
         let mut out = Vec::new();
         for state in [&self.global, &self.project] {
             let report = validate::check_document(&state.document);
+            let applied = (state.scope == SettingsScope::Project && !self.project_trusted)
+                .then(|| validate::check_document(&self.project_applied));
+            let violations = match applied {
+                Some(applied) => applied.violations,
+                None => report.violations,
+            };
             for key in report.unknown_keys {
                 out.push(SettingsDiagnostic::UnknownKey {
                     scope: state.scope,
@@ -268,7 +276,7 @@ impl SettingsManager {
                     key,
                 });
             }
-            for violation in report.violations {
+            for violation in violations {
                 out.push(SettingsDiagnostic::InvalidValue {
                     scope: state.scope,
                     path: state.display_path(),
@@ -613,8 +621,41 @@ pub fn refused_when_invalid(key: &str) -> bool {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod refused_tests {
-    use super::refused_when_invalid;
+    use super::{SettingsDiagnostic, SettingsManager, refused_when_invalid};
+
+    #[test]
+    fn an_untrusted_projects_ignored_key_is_not_validated() {
+        let folder = tempfile::tempdir().unwrap();
+        let global = folder.path().join("global.json");
+        let project = folder.path().join("project.json");
+        std::fs::write(&global, "{}").unwrap();
+        // `hooks` of the wrong shape, and a wrong value of a key a project may set.
+        std::fs::write(
+            &project,
+            r#"{"hooks": {"sessionStart": [{"command": ["true"]}]}, "compaction": {"keepRecentTokens": "lots"}}"#,
+        )
+        .unwrap();
+        let invalid = |manager: &SettingsManager| -> Vec<String> {
+            manager
+                .diagnostics()
+                .into_iter()
+                .filter_map(|diagnostic| match diagnostic {
+                    SettingsDiagnostic::InvalidValue { key, .. } => Some(key),
+                    SettingsDiagnostic::UnknownKey { .. } => None,
+                })
+                .collect()
+        };
+        let mut manager = SettingsManager::from_paths(global, project);
+        assert_eq!(invalid(&manager), ["compaction.keepRecentTokens"]);
+        manager.set_project_trusted(true);
+        let trusted = invalid(&manager);
+        assert!(
+            trusted.iter().any(|key| key.starts_with("hooks")),
+            "{trusted:?}"
+        );
+    }
 
     #[test]
     fn the_keys_the_engine_reads_refuse_and_their_neighbours_do_not() {
