@@ -47,7 +47,7 @@ fn may_start_unsafe(byte: u8) -> bool {
 }
 
 /// Whether a terminal would act on `character` instead of showing it.
-fn is_unsafe_for_terminal(character: char) -> bool {
+pub(crate) fn is_unsafe_for_terminal(character: char) -> bool {
     match character {
         '\n' | '\t' => false,
         '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' => true,

@@ -214,18 +214,19 @@ fn draw(
     stdout.flush()
 }
 
-/// `text` on one line, at most `width` characters (control characters shown as spaces).
+/// A character as the picker shows it: a control character or one that reorders the terminal's
+/// text (bidirectional overrides, `crate::render::terminal_safe`'s set) as a space.
+fn shown(character: char) -> char {
+    if character.is_control() || crate::render::is_unsafe_for_terminal(character) {
+        ' '
+    } else {
+        character
+    }
+}
+
+/// `text` on one line, at most `width` characters (see [`shown`]).
 fn cut(text: &str, width: usize) -> String {
-    let clean: String = text
-        .chars()
-        .map(|character| {
-            if character.is_control() {
-                ' '
-            } else {
-                character
-            }
-        })
-        .collect();
+    let clean: String = text.chars().map(shown).collect();
     if clean.chars().count() <= width {
         return clean;
     }
@@ -239,16 +240,7 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
     let width = width.max(1);
     let mut lines = Vec::new();
     for paragraph in text.lines() {
-        let characters: Vec<char> = paragraph
-            .chars()
-            .map(|character| {
-                if character.is_control() {
-                    ' '
-                } else {
-                    character
-                }
-            })
-            .collect();
+        let characters: Vec<char> = paragraph.chars().map(shown).collect();
         if characters.is_empty() {
             lines.push(String::new());
         }
@@ -262,6 +254,18 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rows_and_details_never_print_a_bidirectional_override_or_a_control_character() {
+        let hostile = "safe \u{202e}txt.exe\u{202c} \u{1b}[2J end";
+        for line in std::iter::once(cut(hostile, 80)).chain(wrap(hostile, 10)) {
+            assert!(
+                !line.chars().any(|character| character.is_control()
+                    || crate::render::is_unsafe_for_terminal(character)),
+                "{line:?}"
+            );
+        }
+    }
 
     #[test]
     fn a_small_terminal_keeps_room_for_the_list_and_scrolls_to_the_cursor() {
