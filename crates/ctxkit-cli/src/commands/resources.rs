@@ -38,6 +38,22 @@ pub(super) fn load(process: &ProcessSettings<'_>) -> Result<(LoadedResources, st
     Ok((loaded, environment.cwd.clone()))
 }
 
+/// Says on stderr which context files (`AGENTS.md`, `CLAUDE.md`, `SYSTEM.md`, …) were refused or
+/// could not be read: what the system prompt leaves out, before a chat starts.
+pub(super) fn warn_of_context_files(loaded: &LoadedResources) -> Result<()> {
+    let mut stderr = crate::redact::stderr();
+    for diagnostic in &loaded.context_diagnostics {
+        writeln!(
+            stderr,
+            "{}: {} (`{}`)",
+            diagnostic.severity(),
+            diagnostic.message(),
+            diagnostic.path().display()
+        )?;
+    }
+    Ok(())
+}
+
 fn scope_name(scope: SourceScope) -> &'static str {
     scope.as_str()
 }

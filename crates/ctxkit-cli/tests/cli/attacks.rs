@@ -212,3 +212,19 @@ fn an_untrusted_projects_malformed_hooks_stop_nothing() {
     assert!(output.contains("this project is not trusted"), "{output}");
     assert!(!output.contains("Invalid value"), "{output}");
 }
+
+/// A context file that leads to ctxkit's own settings is left out of the system prompt, and the
+/// surfaces that start an agent say so (docs/security.md).
+#[test]
+fn a_context_file_leading_out_is_refused_with_a_warning_when_serve_starts() {
+    let run = crate::Run::new();
+    let settings = run.home.path().join("settings.json");
+    std::fs::write(&settings, "{}").unwrap();
+    std::os::unix::fs::symlink(&settings, run.home.path().join("AGENTS.md")).unwrap();
+    let output = run.ctxkit(&["serve", "--stdio"]);
+    assert!(output.starts_with("exit: 0"), "{output}");
+    assert!(
+        output.contains("warning: Could not read context file: `[HOME]/AGENTS.md` leads out of"),
+        "{output}"
+    );
+}
