@@ -70,6 +70,7 @@ mod methods;
 mod mirror;
 mod outgoing;
 mod pages;
+mod params;
 mod queue;
 mod session_methods;
 mod socket;

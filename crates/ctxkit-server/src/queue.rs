@@ -12,7 +12,7 @@ use tokio::io::AsyncBufRead;
 use tokio::sync::{AcquireError, OwnedSemaphorePermit, Semaphore, mpsc};
 
 use crate::envelope::{Reply, Request};
-use crate::{Shared, input, methods, stop};
+use crate::{Shared, input, methods, params, stop};
 
 /// Ordinary requests read while the one before them waits for room in the queue: reading stops
 /// once this many wait, so memory holds the budget and a few lines more.
@@ -55,6 +55,10 @@ where
         // `shutdown` are not run.
         for request in crate::envelope::read_line(&shared.out, line, limit) {
             let shutdown = request.method == "shutdown";
+            if shutdown && let Err(error) = params::none(&request.method, &request.params) {
+                request.reply.send(&shared.out, Err(error));
+                continue;
+            }
             if lines.send(request).await.is_err() || shutdown {
                 return Ok(());
             }

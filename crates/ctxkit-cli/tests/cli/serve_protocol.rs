@@ -1,9 +1,10 @@
 //! `ctxkit serve --stdio` and the JSON-RPC 2.0 envelope, line by line as a client writes it:
-//! batches, requests that are not valid (refused, never run), ids echoed exactly.
+//! batches, requests that are not valid (refused, never run), ids echoed exactly, and parameters
+//! checked by name with errors that name the field.
 
 use serde_json::{Value, json};
 
-use crate::serve::Server;
+use crate::serve::{Server, reply, user};
 
 /// The one line `line` is answered with, parsed.
 fn answer(server: &mut Server, line: &str) -> Value {
@@ -115,6 +116,12 @@ fn serve_refuses_requests_that_are_not_json_rpc_2_0_without_running_them() {
         assert_eq!(refused["error"]["code"], -32600, "{refused}");
         assert_eq!(refused["id"], 8);
     }
+    // Parameters are by name: an array is a request, but not parameters a method takes.
+    let positional = answer(
+        &mut server,
+        r#"{"jsonrpc":"2.0","id":9,"method":"session.create","params":["/p"]}"#,
+    );
+    assert_eq!(positional["error"]["code"], -32602, "{positional}");
     // `null` params, as many clients send for none, are none.
     let init = server.call("initialize", Value::Null);
     assert_eq!(init["result"]["server"], "ctxkit", "{init}");
@@ -142,4 +149,116 @@ fn serve_echoes_every_id_exactly_as_written() {
             lines[0]
         );
     }
+}
+
+fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(files_under(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+#[test]
+fn serve_refuses_unknown_and_missing_params_naming_the_field() {
+    let home = tempfile::tempdir().unwrap();
+    let mut server = Server::start(home.path());
+    let misspelt = server.call(
+        "session.create",
+        json!({"cwd": home.path(), "in_memroy": true}),
+    );
+    assert_eq!(misspelt["error"]["code"], -32602, "{misspelt}");
+    let message = misspelt["error"]["message"].as_str().unwrap();
+    assert!(message.contains("unknown field `in_memroy`"), "{message}");
+    assert!(
+        !files_under(home.path())
+            .iter()
+            .any(|path| path.extension().is_some_and(|ext| ext == "jsonl")),
+        "no session was created"
+    );
+    let mistyped = server.call("session.create", json!({"cwd": 5}));
+    assert_eq!(
+        mistyped["error"]["message"],
+        "invalid params: `cwd`: invalid type: integer `5`, expected a string"
+    );
+    server.call(
+        "session.create",
+        json!({"cwd": home.path(), "in_memory": true}),
+    );
+    let window = json!({"model": {"provider": "a", "id": "b", "context_window": "200000"}});
+    let nested = server.call("model.set", window);
+    let message = nested["error"]["message"].as_str().unwrap();
+    assert!(message.contains("`model.context_window`"), "{message}");
+    assert!(message.contains("a non-negative integer"), "{message}");
+    let not_an_object = server.call("model.set", json!({"model": "b"}));
+    let message = not_an_object["error"]["message"].as_str().unwrap();
+    assert!(message.starts_with("invalid params: `model`:"), "{message}");
+    let position = server.call("fork", json!({"entry_id": "x", "position": 5}));
+    let message = position["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("invalid params: `position`:"),
+        "{message}"
+    );
+    for text in [
+        nested.to_string(),
+        not_an_object.to_string(),
+        position.to_string(),
+    ] {
+        for rust in ["struct", "enum ", "u64", "Params", "Position", "Model "] {
+            assert!(!text.contains(rust), "{rust} in {text}");
+        }
+    }
+    // `model` is required; `null` clears it.
+    let missing = server.call("model.set", json!({}));
+    assert_eq!(missing["error"]["code"], -32602, "{missing}");
+    assert_eq!(
+        missing["error"]["message"],
+        "invalid params: missing field `model`"
+    );
+    assert_eq!(
+        server.call("model.set", json!({"model": null}))["result"],
+        json!({})
+    );
+    let unasked = server.call("check.before_prompt", json!({"x": 1}));
+    assert_eq!(unasked["error"]["code"], -32602, "{unasked}");
+    let assistant = server.call(
+        "message.append",
+        json!({"message": {"role": "assistant", "timestamp": 1}}),
+    );
+    let message = assistant["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("an `assistant` message needs"),
+        "{message}"
+    );
+}
+
+#[test]
+fn serve_reads_a_context_window_of_0_as_unknown() {
+    let home = tempfile::tempdir().unwrap();
+    let mut server = Server::start(home.path());
+    server.call(
+        "session.create",
+        json!({"cwd": home.path(), "in_memory": true}),
+    );
+    let model = json!({"model": {"provider": "a", "id": "b", "context_window": 0}});
+    assert_eq!(server.call("model.set", model)["result"], json!({}));
+    server.call("message.append", json!({"message": user("hi")}));
+    server.call(
+        "message.append",
+        json!({"message": reply("hello", 900_000)}),
+    );
+    assert_eq!(
+        server.call("context.usage", Value::Null)["result"],
+        Value::Null
+    );
+    let check = server.call("check.before_prompt", Value::Null);
+    assert_eq!(
+        check["result"]["decision"], "skip_unknown_window",
+        "{check}"
+    );
 }
