@@ -84,6 +84,7 @@ enum ApprovePolicy {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RunParams {
     text: String,
     #[serde(default)]

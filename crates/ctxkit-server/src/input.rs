@@ -30,16 +30,6 @@ pub(crate) enum Line {
     TooLong(usize),
 }
 
-impl Line {
-    /// The bytes the line had.
-    pub(crate) fn length(&self) -> usize {
-        match self {
-            Self::Text(bytes) => bytes.len(),
-            Self::TooLong(length) => *length,
-        }
-    }
-}
-
 /// Reads the next line (`None` at the end of input). A last line without a newline counts.
 pub(crate) async fn next_line<R>(input: &mut R, limit: usize) -> std::io::Result<Option<Line>>
 where

@@ -63,12 +63,14 @@
 
 mod agent_run;
 mod copies;
+mod envelope;
 mod input;
 mod listen;
 mod methods;
 mod mirror;
 mod outgoing;
 mod pages;
+mod params;
 mod queue;
 mod session_methods;
 mod socket;
@@ -236,6 +238,12 @@ where
     let worker_shared = Arc::clone(&shared);
     let worker = tokio::spawn(async move {
         while let Some(request) = queued.recv().await {
+            if request.reply.batch_is_full() {
+                request
+                    .reply
+                    .send(&worker_shared.out, Err(envelope::batch_too_large()));
+                continue;
+            }
             // A client that reads nothing holds the next request back (and, through the queue's
             // budget, the reading of its input); `shutdown` does not wait.
             let mut stop = worker_shared.stop.subscribe();
@@ -249,13 +257,13 @@ where
             set_running(&worker_shared, None);
             // On a database store the entries it appended are committed before it is answered.
             let outcome = mirror::after_request(&worker_shared, outcome).await;
-            respond(&worker_shared, request.id, outcome);
+            request.reply.send(&worker_shared.out, outcome);
             // Its share of the queue's budget is given back once it has run.
             drop(request.held);
         }
     });
     let (lines_in, lines) = mpsc::channel(1);
-    let (read, shutdown_id) = tokio::join!(
+    let (read, shutdown) = tokio::join!(
         queue::read_requests(&shared, &mut input, lines_in),
         queue::dispatch_requests(&shared, lines, queue),
     );
@@ -269,17 +277,15 @@ where
         None => Ok(()),
     };
     mirror::close(&shared).await;
-    match (shutdown_id, flushed) {
-        (Some(Some(id)), Ok(())) => send_result(&shared, id, Answer::Value(json!({}))),
-        (Some(Some(id)), Err(error)) => send_error(
-            &shared,
-            id,
+    if let Some(reply) = shutdown {
+        let outcome = flushed.map(|()| Answer::Value(json!({}))).map_err(|error| {
             MethodError::new(
                 codes::ENGINE_ERROR,
                 format!("entries appended before the first reply were not written: {error}"),
-            ),
-        ),
-        (Some(None) | None, Ok(()) | Err(_)) => {}
+            )
+        });
+        // Answered, and its batch (if any) written, before the writer ends.
+        reply.send(&shared.out, outcome);
     }
     // Ends the event forwarders, whose engines are dropped here, and the writer.
     agent_run::stop_warming(&shared);
@@ -298,75 +304,6 @@ fn set_running(shared: &Shared, method: Option<String>) {
     }
 }
 
-/// The id, method and params of one request line, or `None` when the line was answered with an
-/// error (too long, not UTF-8, not JSON, no method) or is blank.
-fn read_request(
-    shared: &Shared,
-    line: input::Line,
-    limit: usize,
-) -> Option<(Option<Value>, String, Value)> {
-    let bytes = match line {
-        input::Line::Text(bytes) => bytes,
-        input::Line::TooLong(length) => {
-            send_error(
-                shared,
-                Value::Null,
-                MethodError::new(
-                    codes::INVALID_REQUEST,
-                    format!(
-                        "the request line of {length} bytes is longer than the limit of \
-                         {limit} bytes (`server.maxRequestBytes`); it was discarded"
-                    ),
-                ),
-            );
-            return None;
-        }
-    };
-    // A line that is not UTF-8 is answered like any unreadable request, not the end of input.
-    let Ok(line) = String::from_utf8(bytes) else {
-        send_error(
-            shared,
-            Value::Null,
-            MethodError::new(codes::PARSE_ERROR, "not JSON: the line is not UTF-8 text"),
-        );
-        return None;
-    };
-    if line.trim().is_empty() {
-        return None;
-    }
-    let mut request: Value = match serde_json::from_str(&line) {
-        Ok(request) => request,
-        Err(error) => {
-            send_error(
-                shared,
-                Value::Null,
-                MethodError::new(codes::PARSE_ERROR, format!("not JSON: {error}")),
-            );
-            return None;
-        }
-    };
-    let id = request.get("id").cloned();
-    let Some(method) = request
-        .get("method")
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-    else {
-        send_error(
-            shared,
-            id.unwrap_or(Value::Null),
-            MethodError::new(codes::INVALID_REQUEST, "a request needs a string `method`"),
-        );
-        return None;
-    };
-    drop(line);
-    // Taken out, not copied: a request of 60 MB is held once.
-    let params = request
-        .as_object_mut()
-        .and_then(|object| object.remove("params"))
-        .unwrap_or(Value::Null);
-    Some((id, method, params))
-}
-
 /// A method's result: built as a `Value`, or already JSON text (`view.get`, written straight from
 /// the view's messages).
 pub(crate) enum Answer {
@@ -381,41 +318,6 @@ impl serde::Serialize for Answer {
             Self::Text(text) => text.serialize(serializer),
         }
     }
-}
-
-fn respond(shared: &Shared, id: Option<Value>, outcome: Result<Answer, MethodError>) {
-    // Notifications (no id) get no response.
-    if let Some(id) = id {
-        match outcome {
-            Ok(result) => send_result(shared, id, result),
-            Err(error) => send_error(shared, id, error),
-        }
-    }
-}
-
-fn send_result(shared: &Shared, id: Value, result: Answer) {
-    /// A response, its fields in the order `json!` wrote them.
-    #[derive(serde::Serialize)]
-    struct Response<'a> {
-        jsonrpc: &'static str,
-        id: &'a Value,
-        result: &'a Answer,
-    }
-    let _ = shared.out.send_response(&Response {
-        jsonrpc: "2.0",
-        id: &id,
-        result: &result,
-    });
-}
-
-fn send_error(shared: &Shared, id: Value, error: MethodError) {
-    let mut body = json!({"code": error.code, "message": error.message});
-    if let Some(kind) = error.kind {
-        body["data"] = json!({ "kind": kind });
-    }
-    let _ = shared
-        .out
-        .send(&json!({"jsonrpc": "2.0", "id": id, "error": body}));
 }
 
 /// Forwards an engine's events as `event` notifications.

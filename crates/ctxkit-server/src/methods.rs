@@ -65,11 +65,9 @@ pub(crate) fn methods() -> Vec<&'static str> {
         .collect()
 }
 
+/// A method's parameters as `T` (`crate::params`: by name, every field known).
 pub(crate) fn params<T: DeserializeOwned>(value: Value) -> Result<T, MethodError> {
-    let value = if value.is_null() { json!({}) } else { value };
-    serde_json::from_value(value).map_err(|error| {
-        MethodError::new(codes::INVALID_PARAMS, format!("invalid params: {error}"))
-    })
+    crate::params::decode(value)
 }
 
 fn to_json(value: impl serde::Serialize) -> Result<Value, MethodError> {
@@ -142,6 +140,7 @@ fn report_json(report: CheckReport) -> Result<Value, MethodError> {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct CreateParams {
     cwd: String,
     #[serde(default)]
@@ -152,6 +151,7 @@ struct CreateParams {
 
 /// `session.open`: a file (`path`), or a session of the database store by `id`.
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct OpenParams {
     #[serde(default)]
     path: Option<PathBuf>,
@@ -160,30 +160,28 @@ struct OpenParams {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct ModelParams {
-    #[serde(default)]
+    /// Required; `null` clears the model.
+    #[serde(deserialize_with = "Option::deserialize")]
     model: Option<wire::Model>,
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct AppendParams {
     message: Value,
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct FocusParams {
     #[serde(default)]
     focus: Option<String>,
 }
 
 #[derive(Deserialize)]
-struct NavigateParams {
-    target_id: String,
-    #[serde(flatten)]
-    options: wire::Navigate,
-}
-
-#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct ForkParams {
     entry_id: String,
     #[serde(default)]
@@ -191,6 +189,7 @@ struct ForkParams {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct PinParams {
     #[serde(default)]
     text: Option<String>,
@@ -199,11 +198,13 @@ struct PinParams {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct PinIdParams {
     pin_id: String,
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct ForgetParams {
     from_id: String,
     #[serde(default)]
@@ -213,6 +214,7 @@ struct ForgetParams {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct FetchParams {
     tool_call_id: String,
     /// The call's arguments (a `ctxkit://tool-call/` marker) instead of its result.
@@ -261,6 +263,7 @@ pub(crate) async fn dispatch(
     method: &str,
     raw: Value,
 ) -> Result<Answer, MethodError> {
+    crate::params::none(method, &raw)?;
     if method == "view.get" {
         return view(shared).await;
     }
@@ -473,11 +476,12 @@ async fn tree_method(shared: &Arc<Shared>, method: &str, raw: Value) -> Result<V
             to_json(record)
         }
         "tree.navigate" => {
-            let params: NavigateParams = params(raw)?;
+            let params: wire::Navigate = params(raw)?;
+            let target_id = params.target_id.clone();
             to_json(wire::Navigated::from(
                 engine(shared)
                     .await?
-                    .navigate(&params.target_id, params.options.into())
+                    .navigate(&target_id, params.into())
                     .await
                     .map_err(engine_error)?,
             ))

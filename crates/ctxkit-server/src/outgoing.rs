@@ -73,9 +73,8 @@ impl Outgoing {
         self.queue_kept(line)
     }
 
-    /// Queues a response (never dropped), written as JSON text straight from `response`.
-    pub(crate) fn send_response(&self, response: &impl serde::Serialize) -> Result<(), ()> {
-        let mut line = serde_json::to_string(response).map_err(|_| ())?;
+    /// Queues a response (never dropped), already JSON text (one line).
+    pub(crate) fn send_text(&self, mut line: String) -> Result<(), ()> {
         line.push('\n');
         self.queue_kept(line)
     }

@@ -11,38 +11,31 @@ use serde_json::Value;
 use tokio::io::AsyncBufRead;
 use tokio::sync::{AcquireError, OwnedSemaphorePermit, Semaphore, mpsc};
 
-use crate::{Shared, input, methods, read_request, respond, stop};
+use crate::envelope::{Reply, Request};
+use crate::{Shared, input, methods, params, stop};
 
 /// Ordinary requests read while the one before them waits for room in the queue: reading stops
 /// once this many wait, so memory holds the budget and a few lines more.
 const WAITING: usize = 2;
 
 /// A request as read.
-pub(crate) struct Incoming {
-    id: Option<Value>,
-    method: String,
-    params: Value,
-    /// The bytes of its line.
-    length: usize,
-}
+pub(crate) type Incoming = Request;
 
 /// A request waiting for the one before it, with its share of the queue's byte budget (none for
 /// the requests queued by `shutdown`, which are answered at once as abandoned).
 pub(crate) struct Queued {
-    pub(crate) id: Option<Value>,
+    pub(crate) reply: Reply,
     pub(crate) method: String,
     pub(crate) params: Value,
     pub(crate) held: Option<OwnedSemaphorePermit>,
 }
 
-impl Incoming {
-    fn queued(self, held: Option<OwnedSemaphorePermit>) -> Queued {
-        Queued {
-            id: self.id,
-            method: self.method,
-            params: self.params,
-            held,
-        }
+fn queued(request: Incoming, held: Option<OwnedSemaphorePermit>) -> Queued {
+    Queued {
+        reply: request.reply,
+        method: request.method,
+        params: request.params,
+        held,
     }
 }
 
@@ -58,31 +51,29 @@ where
 {
     let limit = shared.config.max_request_bytes;
     while let Some(line) = input::next_line(&mut input, limit).await? {
-        let length = line.length();
-        let Some((id, method, params)) = read_request(shared, line, limit) else {
-            continue;
-        };
-        let shutdown = method == "shutdown";
-        let request = Incoming {
-            id,
-            method,
-            params,
-            length,
-        };
-        if lines.send(request).await.is_err() || shutdown {
-            break;
+        // A batch's members one after another, as if each had a line of its own; those after a
+        // `shutdown` are not run.
+        for request in crate::envelope::read_line(&shared.out, line, limit) {
+            let shutdown = request.method == "shutdown";
+            if shutdown && let Err(error) = params::none(&request.method, &request.params) {
+                request.reply.send(&shared.out, Err(error));
+                continue;
+            }
+            if lines.send(request).await.is_err() || shutdown {
+                return Ok(());
+            }
         }
     }
     Ok(())
 }
 
 /// Answers control requests at once and queues the others for `queue`, in order, each once the
-/// budget has room for its line. Returns the id of the `shutdown` request when one came.
+/// budget has room for its line. Returns where to answer the `shutdown` request when one came.
 pub(crate) async fn dispatch_requests(
     shared: &Arc<Shared>,
     mut lines: mpsc::Receiver<Incoming>,
     queue: mpsc::UnboundedSender<Queued>,
-) -> Option<Option<Value>> {
+) -> Option<Reply> {
     let budget_bytes = shared.config.max_queued_bytes;
     let budget = Arc::new(Semaphore::new(
         input::permits(budget_bytes, budget_bytes) as usize
@@ -96,7 +87,7 @@ pub(crate) async fn dispatch_requests(
         tokio::select! {
             held = acquire(&budget, wanted), if wanted.is_some() => {
                 if let Some(request) = waiting.pop_front() {
-                    let _ = queue.send(request.queued(held.ok()));
+                    let _ = queue.send(queued(request, held.ok()));
                 }
             }
             incoming = lines.recv(), if reading && waiting.len() < WAITING => {
@@ -108,9 +99,9 @@ pub(crate) async fn dispatch_requests(
                     "shutdown" => {
                         stop_everything(shared).await;
                         for earlier in waiting.drain(..) {
-                            let _ = queue.send(earlier.queued(None));
+                            let _ = queue.send(queued(earlier, None));
                         }
-                        return Some(request.id);
+                        return Some(request.reply);
                     }
                     "compact.cancel" | "branch_summary.cancel" | "agent.cancel" | "initialize" => {
                         answer_at_once(shared, request).await;
@@ -170,5 +161,5 @@ async fn answer_at_once(shared: &Arc<Shared>, request: Incoming) {
     if request.method == "agent.cancel" && outcome.is_ok() {
         shared.stop.send_replace(stop::Stop::Agent);
     }
-    respond(shared, request.id, outcome);
+    request.reply.send(&shared.out, outcome);
 }

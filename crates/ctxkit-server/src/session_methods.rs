@@ -14,11 +14,13 @@ use crate::methods::{engine, engine_error, params};
 use crate::{MethodError, Shared, codes};
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct NameParams {
     name: String,
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct LabelParams {
     entry_id: String,
     /// `null` or absent removes the label.
@@ -27,6 +29,7 @@ struct LabelParams {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct ListParams {
     /// The project whose sessions to list (default: the open session's `cwd`).
     #[serde(default)]

@@ -12,6 +12,7 @@ use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::sync::watch;
 use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
@@ -36,6 +37,9 @@ pub(crate) async fn serve_socket(
         BufReader::new(server_input),
         server_output,
     ));
+    // Why the client's input ended, when the close says more than "normal" (set before the
+    // server sees the end of its input, so before the writer closes).
+    let (failed, mut failure) = tokio::sync::oneshot::channel::<CloseFrame>();
     let reader = async move {
         loop {
             let message = tokio::select! {
@@ -46,7 +50,13 @@ pub(crate) async fn serve_socket(
                 Some(Ok(Message::Text(text))) => text.as_bytes().to_vec(),
                 Some(Ok(Message::Binary(bytes))) => bytes.to_vec(),
                 Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => continue,
-                Some(Ok(Message::Close(_)) | Err(_)) | None => break,
+                Some(Err(error)) => {
+                    if let Some(close) = close_for(&error) {
+                        let _ = failed.send(close);
+                    }
+                    break;
+                }
+                Some(Ok(Message::Close(_))) | None => break,
             };
             if requests.write_all(&one_line(bytes)).await.is_err() {
                 break;
@@ -75,12 +85,11 @@ pub(crate) async fn serve_socket(
             }
         }
         if connected {
-            let _ = sink
-                .send(Message::Close(Some(CloseFrame {
-                    code: CloseCode::Normal,
-                    reason: "the server ended the session".into(),
-                })))
-                .await;
+            let close = failure.try_recv().unwrap_or_else(|_| CloseFrame {
+                code: CloseCode::Normal,
+                reason: "the server ended the session".into(),
+            });
+            let _ = sink.send(Message::Close(Some(close))).await;
             let _ = sink.close().await;
         }
     };
@@ -90,6 +99,32 @@ pub(crate) async fn serve_socket(
     writer.await;
     reader.abort();
     let _ = server.await;
+}
+
+/// The close for a message the connection cannot go on from: a text message that is not UTF-8
+/// (1007), one far over the request limit (1009). Other errors (the connection lost, a broken
+/// frame) close as the end of the session does.
+fn close_for(error: &tungstenite::Error) -> Option<CloseFrame> {
+    match error {
+        tungstenite::Error::Utf8(_) => Some(CloseFrame {
+            code: CloseCode::Invalid,
+            reason: "a text message was not UTF-8".into(),
+        }),
+        tungstenite::Error::Capacity(_) => Some(CloseFrame {
+            code: CloseCode::Size,
+            reason: "the message is over twice `server.maxRequestBytes`".into(),
+        }),
+        tungstenite::Error::ConnectionClosed
+        | tungstenite::Error::AlreadyClosed
+        | tungstenite::Error::Io(_)
+        | tungstenite::Error::Tls(_)
+        | tungstenite::Error::Protocol(_)
+        | tungstenite::Error::WriteBufferFull(_)
+        | tungstenite::Error::AttackAttempt
+        | tungstenite::Error::Url(_)
+        | tungstenite::Error::Http(_)
+        | tungstenite::Error::HttpFormat(_) => None,
+    }
 }
 
 /// A message as one request line: the line breaks JSON allows are whitespace between tokens (a

@@ -39,8 +39,13 @@ pub(crate) fn validate_message(value: Value) -> Result<AgentMessage, String> {
     for (field, shape) in required {
         let present = object.get(*field);
         if !present.is_some_and(|field_value| shape.matches(field_value)) {
+            let article = if role.starts_with(['a', 'e', 'i', 'o']) {
+                "an"
+            } else {
+                "a"
+            };
             return Err(format!(
-                "a `{role}` message needs `{field}` ({})",
+                "{article} `{role}` message needs `{field}` ({})",
                 shape.describe()
             ));
         }
@@ -100,6 +105,16 @@ mod tests {
         ] {
             assert!(validate_message(bad.clone()).is_err(), "{bad}");
         }
+        let needs = validate_message(json!({"role": "assistant", "timestamp": 1})).unwrap_err();
+        assert!(
+            needs.starts_with("an `assistant` message needs `content`"),
+            "{needs}"
+        );
+        let needs = validate_message(json!({"role": "user", "timestamp": 1})).unwrap_err();
+        assert!(
+            needs.starts_with("a `user` message needs `content`"),
+            "{needs}"
+        );
         let good = json!({"role": "user", "content": "hi", "timestamp": 1});
         assert!(matches!(validate_message(good), Ok(AgentMessage::User(_))));
     }

@@ -11,6 +11,10 @@ use serde::{Deserialize, Serialize};
 
 /// A model, as `model.set` takes it.
 #[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "an object {provider, id, context_window}"
+)]
 pub(crate) struct Model {
     provider: String,
     id: String,
@@ -28,14 +32,20 @@ impl From<Model> for ModelInfo {
     }
 }
 
-/// How `tree.navigate` moves (flattened into its parameters).
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
+/// `tree.navigate`'s parameters: where to, and how it moves.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct Navigate {
+    pub(crate) target_id: String,
+    #[serde(default)]
     summarize: bool,
+    #[serde(default)]
     custom_instructions: Option<String>,
+    #[serde(default)]
     replace_instructions: bool,
+    #[serde(default)]
     label: Option<String>,
+    #[serde(default)]
     keep_target: bool,
 }
 
@@ -53,7 +63,7 @@ impl From<Navigate> for NavigateOptions {
 
 /// Where `fork` starts.
 #[derive(Debug, Clone, Copy, Default, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(rename_all = "snake_case", expecting = "`before` or `at`")]
 pub(crate) enum Position {
     #[default]
     Before,

@@ -186,6 +186,7 @@ mod resources;
 mod secrets;
 mod serve;
 mod serve_in_run;
+mod serve_protocol;
 mod simulate;
 mod small_windows;
 mod store;

@@ -76,6 +76,28 @@ impl Server {
         }
     }
 
+    /// Writes `line` as it is, then a `session.info` marker (queued behind whatever `line`
+    /// started); returns, as text, every line the server wrote before the marker's answer.
+    pub(crate) fn exchange(&mut self, line: &str) -> Vec<String> {
+        let marker = r#"{"jsonrpc":"2.0","id":"marker","method":"session.info"}"#;
+        writeln!(self.stdin, "{line}\n{marker}").unwrap();
+        self.stdin.flush().unwrap();
+        let mut lines = Vec::new();
+        loop {
+            let mut text = String::new();
+            assert_ne!(
+                self.stdout.read_line(&mut text).unwrap(),
+                0,
+                "the server exited"
+            );
+            let message: Value = serde_json::from_str(&text).unwrap();
+            if message["id"] == "marker" {
+                return lines;
+            }
+            lines.push(text.trim_end().to_owned());
+        }
+    }
+
     /// The engine's events (`event` notifications), their parameters.
     pub(crate) fn events(&self) -> impl Iterator<Item = &Value> {
         self.notifications

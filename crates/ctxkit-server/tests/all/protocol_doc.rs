@@ -55,6 +55,34 @@ async fn the_protocol_doc_lists_every_method_of_the_server_once() {
     );
 }
 
+/// Every method but `initialize` (which reads none of its params) refuses a field it does not
+/// take, naming it, and runs nothing: a misspelt field is never ignored. A refused `shutdown`
+/// leaves the server running.
+#[tokio::test]
+async fn every_method_refuses_a_field_it_does_not_take() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = start_with(dir.path(), None);
+    let created = client
+        .call(
+            "session.create",
+            json!({"cwd": dir.path(), "in_memory": true}),
+        )
+        .await;
+    assert!(created.get("result").is_some(), "{created}");
+    let text = std::fs::read_to_string(repository().join("docs/protocol.md")).unwrap();
+    for method in documented_methods(&text) {
+        if method == "initialize" {
+            continue;
+        }
+        let answer = client.call(&method, json!({"unexpected": 1})).await;
+        assert_eq!(answer["error"]["code"], -32602, "{method}: {answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(message.contains("`unexpected`"), "{method}: {message}");
+    }
+    let init = client.call("initialize", json!({"client": "a test"})).await;
+    assert_eq!(init["result"]["server"], "ctxkit", "{init}");
+}
+
 #[test]
 fn the_protocol_doc_names_only_files_that_exist() {
     let text = std::fs::read_to_string(repository().join("docs/protocol.md")).unwrap();

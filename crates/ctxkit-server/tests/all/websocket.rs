@@ -236,6 +236,56 @@ async fn a_too_long_message_is_answered_as_a_too_long_line_is() {
     assert_eq!(init["result"]["server"], "ctxkit");
 }
 
+/// The close frame the server ends the connection with (after any answers).
+async fn close_frame(socket: &mut Socket) -> (u16, String) {
+    loop {
+        let message = tokio::time::timeout(Duration::from_secs(10), socket.next())
+            .await
+            .expect("a close within 10 s");
+        match message {
+            Some(Ok(Message::Close(Some(frame)))) => {
+                return (u16::from(frame.code), frame.reason.to_string());
+            }
+            Some(Ok(Message::Close(None)) | Err(_)) | None => panic!("closed without a frame"),
+            Some(Ok(_)) => {}
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_text_message_that_is_not_utf8_closes_with_1007() {
+    use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
+    let dir = tempfile::tempdir().unwrap();
+    let (address, _stop, _running) = listen(config(dir.path(), None), None).await;
+    let mut socket = connect(address, &[]).await.unwrap();
+    let bytes = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"init\xff\"}".to_vec();
+    socket
+        .send(Message::Frame(Frame::message(
+            bytes,
+            OpCode::Data(Data::Text),
+            true,
+        )))
+        .await
+        .unwrap();
+    let (code, reason) = close_frame(&mut socket).await;
+    assert_eq!(code, 1007, "{reason}");
+    assert!(reason.contains("not UTF-8"), "{reason}");
+}
+
+#[tokio::test]
+async fn a_message_over_twice_the_limit_closes_with_1009() {
+    let dir = tempfile::tempdir().unwrap();
+    let (address, _stop, _running) = listen(config(dir.path(), None), None).await;
+    let mut socket = connect(address, &[]).await.unwrap();
+    // The request limit is 8 KiB; a message over (8 + 64) KiB × 2 closes the connection.
+    let _ = socket
+        .send(Message::text("x".repeat(2 * (8 + 64) * 1024 + 1)))
+        .await;
+    let (code, reason) = close_frame(&mut socket).await;
+    assert_eq!(code, 1009, "{reason}");
+}
+
 #[tokio::test]
 async fn a_drain_answers_the_requests_read_then_closes() {
     let dir = tempfile::tempdir().unwrap();
