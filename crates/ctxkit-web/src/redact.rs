@@ -43,13 +43,13 @@ impl Redactor {
         for pattern in CREDENTIAL_SHAPES {
             compiled.push(Regex::new(pattern).map_err(|error| WebError::Pattern {
                 pattern: (*pattern).to_owned(),
-                reason: error.to_string(),
+                reason: one_line_reason(&error),
             })?);
         }
         for pattern in patterns {
             compiled.push(Regex::new(pattern).map_err(|error| WebError::Pattern {
                 pattern: pattern.clone(),
-                reason: error.to_string(),
+                reason: one_line_reason(&error),
             })?);
         }
         let url_password = Regex::new(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s:/@]+):[^\s/@]+@")
@@ -103,6 +103,15 @@ impl Redactor {
         let length = text.chars().count();
         (cleaned.chars().take(limit).collect(), Some(length))
     }
+}
+
+
+/// A regular expression's error on one line: `regex` draws the pattern and a caret over several
+/// lines; the last one says what is wrong (`unclosed group`).
+fn one_line_reason(error: &regex::Error) -> String {
+    let text = error.to_string();
+    let last = text.lines().last().unwrap_or_default().trim();
+    last.strip_prefix("error: ").unwrap_or(last).to_owned()
 }
 
 #[cfg(test)]

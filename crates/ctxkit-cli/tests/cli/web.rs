@@ -260,8 +260,13 @@ fn a_bad_redact_pattern_is_one_line_naming_it() {
     );
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
+    let first = stderr.lines().next().unwrap_or_default();
     assert!(
-        stderr.contains("`--redact (` is not a valid regular expression"),
+        first.contains("`--redact (` is not a valid regular expression: unclosed group"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.lines().skip(1).all(|line| line.starts_with("hint:")),
         "{stderr}"
     );
 }
