@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 /// `ctxkit serve --stdio` with a JSON-RPC client that records every notification.
 pub(crate) struct Server {
     pub(crate) child: Child,
-    stdin: ChildStdin,
+    /// `None` once closed (the client's end).
+    stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     next_id: u64,
     /// Every notification received so far, in order.
@@ -47,7 +48,7 @@ impl Server {
         let stdout = BufReader::new(child.stdout.take().unwrap());
         Self {
             child,
-            stdin,
+            stdin: Some(stdin),
             stdout,
             next_id: 0,
             notifications: Vec::new(),
@@ -55,11 +56,23 @@ impl Server {
     }
 
     pub(crate) fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.send(method, params);
+        self.answer(id)
+    }
+
+    /// Sends a request without waiting for its answer; returns its id.
+    pub(crate) fn send(&mut self, method: &str, params: Value) -> u64 {
         self.next_id += 1;
         let id = self.next_id;
         let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        writeln!(self.stdin, "{request}").unwrap();
-        self.stdin.flush().unwrap();
+        let stdin = self.stdin.as_mut().expect("the server's stdin is open");
+        writeln!(stdin, "{request}").unwrap();
+        stdin.flush().unwrap();
+        id
+    }
+
+    /// Reads until the answer to `id`, keeping the notifications before it.
+    pub(crate) fn answer(&mut self, id: u64) -> Value {
         loop {
             let mut line = String::new();
             assert_ne!(
@@ -74,6 +87,11 @@ impl Server {
             }
             self.notifications.push(message);
         }
+    }
+
+    /// Closes the server's stdin, as a client that ends does.
+    pub(crate) fn close_stdin(&mut self) {
+        self.stdin = None;
     }
 
     /// The engine's events (`event` notifications), their parameters.
@@ -212,7 +230,7 @@ fn a_closed_stdin_ends_the_server_cleanly() {
     let home = tempfile::tempdir().unwrap();
     let mut server = Server::start(home.path());
     server.call("initialize", Value::Null);
-    drop(server.stdin);
+    server.close_stdin();
     assert!(server.child.wait().unwrap().success());
 }
 
