@@ -22,7 +22,7 @@ pub(crate) enum Stop {
     Nothing,
     /// `agent.cancel`: an `agent.*` request stops.
     Agent,
-    /// `shutdown`: every request stops.
+    /// `shutdown` or the client's end: every request stops.
     Everything,
 }
 

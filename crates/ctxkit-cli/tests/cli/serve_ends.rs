@@ -1,9 +1,11 @@
-//! `ctxkit serve --stdio` when a request is cut short: `compact.cancel` stops a compaction waiting
-//! on a slow `before_compact` hook at once, killing the hook and what it started.
+//! `ctxkit serve --stdio` when a request is cut short: the client's end (stdin closed, SIGTERM)
+//! and `compact.cancel` stop a compaction waiting on a slow `before_compact` hook at once, killing
+//! the hook and what it started.
 //! Linux only: whether a process still lives is read from `/proc`.
 #![cfg(target_os = "linux")]
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -88,6 +90,55 @@ fn assert_ended(pids: &[String]) {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// How the client ends.
+#[derive(Debug, Clone, Copy)]
+enum End {
+    CloseStdin,
+    Sigterm,
+}
+
+/// The client's end cancels a compaction waiting on its hook as `shutdown` does: the server exits
+/// at once, the hook and its `sleep` are killed and no compaction is written. Before, the server
+/// waited for the hook (30 s) and wrote the compaction.
+fn the_end_cancels_a_compaction_in_its_hook(end: End) {
+    let home = home_with_slow_hook();
+    let mut server = Server::start(home.path());
+    let file = session_to_compact(&mut server, home.path());
+    let (compact, pids) = compact_into_the_hook(&mut server, home.path());
+    let ended = Instant::now();
+    match end {
+        End::CloseStdin => server.close_stdin(),
+        End::Sigterm => {
+            let signalled = Command::new("kill")
+                .args(["-TERM", &server.child.id().to_string()])
+                .status()
+                .unwrap();
+            assert!(signalled.success());
+        }
+    }
+    assert!(server.child.wait().unwrap().success(), "{end:?}");
+    let took = ended.elapsed();
+    assert!(
+        took < Duration::from_secs(5),
+        "{end:?}: the server took {took:?} to end"
+    );
+    let answer = server.answer(compact);
+    assert_eq!(answer["error"]["data"]["kind"], "cancelled", "{answer}");
+    assert_ended(&pids);
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(!text.contains("\"type\":\"compaction\""), "{end:?}: {text}");
+}
+
+#[test]
+fn a_closed_stdin_cancels_a_compaction_in_its_hook() {
+    the_end_cancels_a_compaction_in_its_hook(End::CloseStdin);
+}
+
+#[test]
+fn serve_sigterm_cancels_a_compaction_in_its_hook() {
+    the_end_cancels_a_compaction_in_its_hook(End::Sigterm);
 }
 
 /// `compact.cancel` kills a running `before_compact` hook (its process group) and ends the

@@ -110,6 +110,25 @@ impl Client {
     pub async fn answer(&mut self, id: u64) -> Value {
         self.answer_to(json!(id)).await
     }
+
+    /// Ends the server's input, as a client that leaves does.
+    pub async fn close_input(&mut self) {
+        self.to_server.shutdown().await.unwrap();
+    }
+
+    /// Whether the server ended its output within `wait` (what arrives first is kept).
+    pub async fn ended_within(&mut self, wait: std::time::Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            match tokio::time::timeout_at(deadline, self.from_server.next_line()).await {
+                Ok(Ok(Some(line))) => self
+                    .notifications
+                    .push(serde_json::from_str(&line).unwrap()),
+                Ok(Ok(None)) => return true,
+                Ok(Err(_)) | Err(_) => return false,
+            }
+        }
+    }
 }
 
 fn start(dir: &std::path::Path) -> Client {
