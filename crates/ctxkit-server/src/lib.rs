@@ -63,6 +63,7 @@
 
 mod agent_run;
 mod copies;
+mod errors;
 mod input;
 mod listen;
 mod methods;

@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use crate::errors::engine_error;
 use crate::wire;
 use crate::{Answer, MethodError, PROTOCOL_VERSION, Shared, codes, forward_events};
 use ctxkit_engine::{
@@ -75,36 +76,6 @@ pub(crate) fn params<T: DeserializeOwned>(value: Value) -> Result<T, MethodError
 fn to_json(value: impl serde::Serialize) -> Result<Value, MethodError> {
     serde_json::to_value(value)
         .map_err(|error| MethodError::new(codes::ENGINE_ERROR, error.to_string()))
-}
-
-pub(crate) fn engine_error(error: EngineError) -> MethodError {
-    let kind = match &error {
-        EngineError::Session(ctxkit_session::SessionError::EntryNotFound { .. }) => {
-            "entry_not_found"
-        }
-        EngineError::Session(ctxkit_session::SessionError::FileChanged { .. }) => {
-            "session_file_changed"
-        }
-        EngineError::Session(_) => "session",
-        EngineError::Compaction(_) => "invalid_entry",
-        EngineError::AlreadyCompacted => "already_compacted",
-        EngineError::NothingToCompact => "nothing_to_compact",
-        EngineError::Cancelled => "cancelled",
-        EngineError::OverflowUnrecoverable { .. } => "overflow_unrecoverable",
-        EngineError::Summarization(_) => "summarization_failed",
-        EngineError::EntryNotFound(_) => "entry_not_found",
-        EngineError::InvalidForkEntry => "invalid_fork_entry",
-        EngineError::NothingToClone => "nothing_to_clone",
-        EngineError::PinNotFound(_) => "pin_not_found",
-        EngineError::PinCapExceeded { .. } => "pin_cap_exceeded",
-        EngineError::NotOnBranch(_) => "not_on_branch",
-        EngineError::ForgetBeforeCompaction(_) => "forget_before_compaction",
-    };
-    MethodError {
-        code: codes::ENGINE_ERROR,
-        message: error.to_string(),
-        kind: Some(kind),
-    }
 }
 
 pub(crate) async fn engine(shared: &Shared) -> Result<Engine, MethodError> {

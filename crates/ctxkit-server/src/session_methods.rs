@@ -10,7 +10,8 @@ use ctxkit_session::{default_session_dir, list_all_sessions, list_sessions};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::methods::{engine, engine_error, params};
+use crate::errors::engine_error;
+use crate::methods::{engine, params};
 use crate::{MethodError, Shared, codes};
 
 #[derive(Deserialize)]

@@ -1,6 +1,6 @@
 //! `ctxkit serve --stdio` when a request is cut short: the client's end (stdin closed, SIGTERM)
 //! and `compact.cancel` stop a compaction waiting on a slow `before_compact` hook at once, killing
-//! the hook and what it started.
+//! the hook and what it started; two servers writing one session get the documented error kinds.
 //! Linux only: whether a process still lives is read from `/proc`.
 #![cfg(target_os = "linux")]
 
@@ -175,4 +175,48 @@ fn compact_cancel_kills_the_running_hook() {
     assert!(!text.contains("\"type\":\"compaction\""), "{text}");
     let done = server.call("shutdown", Value::Null);
     assert_eq!(done["result"], json!({}), "{done}");
+}
+
+/// Two servers writing one session file: the second is refused while the first holds the file
+/// (`session_in_use`, naming the process), and once the first wrote more and ended, the second's
+/// view is stale (`session_file_changed`). Both were `session` before.
+#[test]
+fn two_servers_on_one_session_get_the_documented_kinds() {
+    let home = tempfile::tempdir().unwrap();
+    let mut first = Server::start(home.path());
+    let created = first.call("session.create", json!({"cwd": home.path()}));
+    let file = created["result"]["session_file"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    first.call("message.append", json!({"message": user("one")}));
+    first.call("message.append", json!({"message": reply("one done", 10)}));
+
+    let mut second = Server::start(home.path());
+    let opened = second.call("session.open", json!({"path": file}));
+    assert_eq!(opened["result"]["entries"], 2, "{opened}");
+    let refused = second.call("message.append", json!({"message": user("two")}));
+    assert_eq!(
+        refused["error"]["data"]["kind"], "session_in_use",
+        "{refused}"
+    );
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        !message.contains("another client of this server"),
+        "another process, not a client of this one: {message}"
+    );
+
+    first.call("message.append", json!({"message": user("three")}));
+    first.call(
+        "message.append",
+        json!({"message": reply("three done", 20)}),
+    );
+    first.call("shutdown", Value::Null);
+    assert!(first.child.wait().unwrap().success());
+    let stale = second.call("message.append", json!({"message": user("two")}));
+    assert_eq!(
+        stale["error"]["data"]["kind"], "session_file_changed",
+        "{stale}"
+    );
+    second.call("shutdown", Value::Null);
 }

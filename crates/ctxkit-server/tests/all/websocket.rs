@@ -255,6 +255,29 @@ async fn written_session(socket: &mut Socket, dir: &std::path::Path) -> String {
         .to_owned()
 }
 
+/// Two clients of one server on one session: the second is told another client of this server
+/// holds it (`session_in_use`). Before, the error was `session` and named the server's own PID.
+#[tokio::test]
+async fn a_second_client_is_told_another_client_of_this_server_holds_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let (address, _stop, _running) = listen(config(dir.path(), None), None).await;
+    let mut first = connect(address, &[]).await.unwrap();
+    let file = written_session(&mut first, dir.path()).await;
+    let mut second = connect(address, &[]).await.unwrap();
+    let opened = call(&mut second, 1, "session.open", json!({"path": file})).await;
+    assert_eq!(opened["result"]["entries"], 2, "{opened}");
+    let refused = call(&mut second, 2, "message.append", user("two")).await;
+    assert_eq!(
+        refused["error"]["data"]["kind"], "session_in_use",
+        "{refused}"
+    );
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("another client of this server") && !message.contains("PID"),
+        "{message}"
+    );
+}
+
 /// A client that disconnects during `agent.run` stops the run as `shutdown` would and releases
 /// its session at once: `/health` counts it gone and another client writes the session. Before,
 /// the run went on (30 s here) holding the session, and the other client was refused.
