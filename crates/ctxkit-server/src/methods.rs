@@ -112,15 +112,6 @@ fn report_json(report: CheckReport) -> Result<Value, MethodError> {
     }))
 }
 
-#[derive(Deserialize)]
-struct CreateParams {
-    cwd: String,
-    #[serde(default)]
-    session_dir: Option<PathBuf>,
-    #[serde(default)]
-    in_memory: bool,
-}
-
 /// `session.open`: a file (`path`), or a session of the database store by `id`.
 #[derive(Deserialize)]
 struct OpenParams {
@@ -191,7 +182,7 @@ struct FetchParams {
     call: bool,
 }
 
-async fn install(shared: &Arc<Shared>, session: Session) -> Result<Value, MethodError> {
+pub(crate) async fn install(shared: &Arc<Shared>, session: Session) -> Result<Value, MethodError> {
     let engine = Engine::new(
         session,
         EngineOptions {
@@ -292,26 +283,7 @@ async fn dispatch_value(
             "version": env!("CARGO_PKG_VERSION"),
             "methods": methods(),
         })),
-        "session.create" => {
-            let params: CreateParams = params(raw)?;
-            if let Some(binding) = &shared.config.store
-                && !params.in_memory
-                && params.session_dir.is_none()
-            {
-                let session = crate::mirror::create(shared, binding, &params.cwd).await?;
-                return install(shared, session).await;
-            }
-            crate::mirror::close(shared).await;
-            let session = if params.in_memory {
-                Session::in_memory(&params.cwd)
-            } else {
-                let dir = params.session_dir.unwrap_or_else(|| {
-                    ctxkit_session::default_session_dir(&shared.config.sessions_root, &params.cwd)
-                });
-                Session::create(&params.cwd, &dir)
-            };
-            install(shared, session).await
-        }
+        "session.create" => crate::session_methods::create(shared, raw).await,
         "session.open" => {
             let params: OpenParams = params(raw)?;
             let session = match (params.id, params.path, &shared.config.store) {
