@@ -1,7 +1,9 @@
 //! Command hooks for users who do not write Rust: an executable (no shell) gets
 //! `{"event": <name>, "payload": <event>}` as one JSON document on stdin and may answer one JSON
 //! document on stdout (empty output: no answer). A hook that cannot start, exits non-zero, answers
-//! something unreadable or runs past its timeout is reported and ignored, never fatal.
+//! something unreadable or runs past its timeout is reported and ignored, never fatal. A hook runs
+//! in its own process group, killed whole when it times out, when the operation waiting for it is
+//! cancelled (`compact.cancel`, Escape in the chat, `shutdown`), or when that operation is dropped.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -42,7 +44,13 @@ impl CommandHook {
         self.config.events.is_empty() || self.config.events.iter().any(|name| name == event)
     }
 
-    async fn run(&self, event: &str, payload: &impl Serialize) -> Result<Vec<u8>, HookError> {
+    /// Runs the hook on one event until it answers, fails, times out or `cancel` fires.
+    async fn run(
+        &self,
+        event: &str,
+        payload: &impl Serialize,
+        cancel: Option<&CancellationToken>,
+    ) -> Result<Ran, HookError> {
         let Some((program, arguments)) = self.config.command.split_first() else {
             return Err(HookError::new("the hook's `command` is empty"));
         };
@@ -58,15 +66,20 @@ impl CommandHook {
         command.envs(ctxkit_secrets::passed_secret_variables(
             &self.config.pass_env,
         ));
-        let mut child = command
+        command
             .args(arguments)
             .current_dir(&self.cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .kill_on_drop(true)
+            .kill_on_drop(true);
+        // Its own group, so a cancel or a timeout kills what the hook started too.
+        #[cfg(unix)]
+        command.process_group(0);
+        let mut child = command
             .spawn()
             .map_err(|error| HookError::new(format!("cannot start `{program}`: {error}")))?;
+        let mut group = Group(child.id());
         if let Some(mut stdin) = child.stdin.take() {
             // Written concurrently with reading, so a hook that answers before reading all of a
             // large event cannot deadlock; a hook that never reads only loses the broken pipe.
@@ -76,9 +89,23 @@ impl CommandHook {
             });
         }
         let timeout = Duration::from_millis(self.config.timeout_ms);
-        match tokio::time::timeout(timeout, collect(&mut child, program)).await {
-            Ok(result) => result,
-            // Dropping `child` kills the hook (`kill_on_drop`).
+        let cancelled = async {
+            match cancel {
+                Some(cancel) => cancel.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
+        // Leaving early drops `group`, which kills the hook's process group.
+        let answer = tokio::select! {
+            answer = tokio::time::timeout(timeout, collect(&mut child, program)) => answer,
+            () = cancelled => return Ok(Ran::Cancelled),
+        };
+        match answer {
+            Ok(Ok(answer)) => {
+                group.disarm();
+                Ok(Ran::Answered(answer))
+            }
+            Ok(Err(error)) => Err(error),
             Err(_) => Err(HookError::new(format!(
                 "`{program}` timed out after {} ms and was killed",
                 self.config.timeout_ms
@@ -86,15 +113,21 @@ impl CommandHook {
         }
     }
 
+    /// The hook's answer to `event`; none when it answered nothing or `cancel` fired first (the
+    /// caller sees the cancel itself).
     async fn decide<T: DeserializeOwned>(
         &self,
         event: &str,
         payload: &impl Serialize,
+        cancel: Option<&CancellationToken>,
     ) -> Result<Option<T>, HookError> {
         if !self.wants(event) {
             return Ok(None);
         }
-        let answer = self.run(event, payload).await?;
+        let answer = match self.run(event, payload, cancel).await? {
+            Ran::Answered(answer) => answer,
+            Ran::Cancelled => return Ok(None),
+        };
         let text = String::from_utf8_lossy(&answer);
         if text.trim().is_empty() {
             return Ok(None);
@@ -110,9 +143,44 @@ impl CommandHook {
 
     async fn notify(&self, event: &str, payload: &impl Serialize) -> Result<(), HookError> {
         if self.wants(event) {
-            self.run(event, payload).await?;
+            self.run(event, payload, None).await?;
         }
         Ok(())
+    }
+}
+
+/// How a hook's run ended, when it did not fail.
+enum Ran {
+    /// It exited successfully with this on stdout.
+    Answered(Vec<u8>),
+    /// The operation waiting for it was cancelled; the hook was killed.
+    Cancelled,
+}
+
+/// A running hook's process group (its id is the hook's pid), killed when dropped unless the hook
+/// answered: a timeout, a cancel, a failure or the caller's future dropped all end here, so
+/// nothing the hook started outlives it unless it answered first.
+struct Group(Option<u32>);
+
+impl Group {
+    fn disarm(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        let Some(leader) = self.0.take() else {
+            return;
+        };
+        // Through `kill(1)`: no `unsafe` here. When it cannot run, `kill_on_drop` still kills the
+        // hook itself.
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", "--", &format!("-{leader}")])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
     }
 }
 
@@ -183,9 +251,9 @@ impl Hooks for CommandHook {
     fn before_compact<'a>(
         &'a self,
         event: &'a BeforeCompact,
-        _cancel: &'a CancellationToken,
+        cancel: &'a CancellationToken,
     ) -> HookFuture<'a, Option<BeforeCompactResult>> {
-        Box::pin(self.decide("before_compact", event))
+        Box::pin(self.decide("before_compact", event, Some(cancel)))
     }
 
     fn after_compact<'a>(&'a self, event: &'a AfterCompact) -> HookFuture<'a, ()> {
@@ -199,9 +267,9 @@ impl Hooks for CommandHook {
     fn before_tree<'a>(
         &'a self,
         event: &'a BeforeTree,
-        _cancel: &'a CancellationToken,
+        cancel: &'a CancellationToken,
     ) -> HookFuture<'a, Option<BeforeTreeResult>> {
-        Box::pin(self.decide("before_tree", event))
+        Box::pin(self.decide("before_tree", event, Some(cancel)))
     }
 
     fn after_tree<'a>(&'a self, event: &'a AfterTree) -> HookFuture<'a, ()> {
@@ -212,6 +280,6 @@ impl Hooks for CommandHook {
         &'a self,
         event: &'a BeforeFork,
     ) -> HookFuture<'a, Option<BeforeForkResult>> {
-        Box::pin(self.decide("before_fork", event))
+        Box::pin(self.decide("before_fork", event, None))
     }
 }

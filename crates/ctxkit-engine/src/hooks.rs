@@ -319,14 +319,20 @@ impl HookSet {
         self.hooks.is_empty()
     }
 
+    /// Asks each hook in turn; the first that cancels wins. Once `cancel` fires no further hook
+    /// is asked (the caller sees the cancel itself).
     async fn decide<'a, T: Cancels>(
         &'a self,
         event_name: &str,
         bus: &EventBus,
+        cancel: Option<&CancellationToken>,
         call: impl Fn(&'a dyn Hooks) -> HookFuture<'a, Option<T>>,
     ) -> Option<T> {
         let mut answer = None;
         for hook in &self.hooks {
+            if cancel.is_some_and(CancellationToken::is_cancelled) {
+                break;
+            }
             match call(hook.as_ref()).await {
                 Ok(Some(result)) if result.cancels() => return Some(result),
                 Ok(Some(result)) => answer = Some(result),
@@ -356,7 +362,7 @@ impl HookSet {
         event: &BeforeCompact,
         cancel: &CancellationToken,
     ) -> Option<BeforeCompactResult> {
-        self.decide("before_compact", bus, |hook| {
+        self.decide("before_compact", bus, Some(cancel), |hook| {
             hook.before_compact(event, cancel)
         })
         .await
@@ -380,8 +386,10 @@ impl HookSet {
         event: &BeforeTree,
         cancel: &CancellationToken,
     ) -> Option<BeforeTreeResult> {
-        self.decide("before_tree", bus, |hook| hook.before_tree(event, cancel))
-            .await
+        self.decide("before_tree", bus, Some(cancel), |hook| {
+            hook.before_tree(event, cancel)
+        })
+        .await
     }
 
     pub(crate) async fn after_tree(&self, bus: &EventBus, event: &AfterTree) {
@@ -394,7 +402,7 @@ impl HookSet {
         bus: &EventBus,
         event: &BeforeFork,
     ) -> Option<BeforeForkResult> {
-        self.decide("before_fork", bus, |hook| hook.before_fork(event))
+        self.decide("before_fork", bus, None, |hook| hook.before_fork(event))
             .await
     }
 }

@@ -242,8 +242,8 @@ impl Engine {
     }
 
     /// Runs the `before_tree` hooks: stops the navigation when they cancel it (or a cancel arrived
-    /// while they ran and a summary was asked for), applies their overrides to `options`, and
-    /// returns the summary they supplied, if a summary was asked for.
+    /// while they ran), applies their overrides to `options`, and returns the summary they
+    /// supplied, if a summary was asked for.
     async fn ask_before_tree(
         &self,
         state: &State,
@@ -266,25 +266,26 @@ impl Engine {
             replace_instructions: options.replace_instructions,
             label: options.label.clone(),
         };
-        let Some(answer) = self
+        let answer = self
             .inner
             .hooks
             .before_tree(&self.inner.bus, &event, cancel)
-            .await
-        else {
-            return Ok(ControlFlow::Continue(None));
-        };
-        if answer.cancel {
+            .await;
+        if answer.as_ref().is_some_and(|answer| answer.cancel) {
             return Ok(ControlFlow::Break(NavigateOutcome {
                 cancelled: true,
                 new_leaf_id: old_leaf.clone(),
                 ..NavigateOutcome::default()
             }));
         }
-        // A cancel that arrived while the hooks ran wins over a summary they supplied.
-        if cancel.is_cancelled() && options.summarize {
+        // A cancel that arrived while the hooks ran stops the navigation: a command hook it
+        // interrupted was killed without answering, and its answer might have cancelled it.
+        if cancel.is_cancelled() {
             return Ok(ControlFlow::Break(aborted_navigation(old_leaf)));
         }
+        let Some(answer) = answer else {
+            return Ok(ControlFlow::Continue(None));
+        };
         if answer.custom_instructions.is_some() {
             options.custom_instructions = answer.custom_instructions;
         }

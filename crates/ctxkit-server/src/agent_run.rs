@@ -14,7 +14,8 @@ use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::methods::{engine, engine_error, params};
+use crate::errors::engine_error;
+use crate::methods::{engine, params};
 use crate::{MethodError, Shared, codes};
 
 /// Where `agent.run` gets its model from.

@@ -64,6 +64,7 @@
 mod agent_run;
 mod copies;
 mod envelope;
+mod errors;
 mod input;
 mod listen;
 mod methods;
@@ -177,8 +178,11 @@ pub(crate) struct Shared {
     pub(crate) out: outgoing::Outgoing,
     /// The method of the request running now (a `compact` arriving during `agent.run` stops it).
     pub(crate) running: std::sync::Mutex<Option<String>>,
-    /// Tells the running request to stop (`agent.cancel`, `shutdown`).
+    /// Tells the running request to stop (`agent.cancel`, `shutdown`, the client's end).
     pub(crate) stop: tokio::sync::watch::Sender<stop::Stop>,
+    /// Turns true when a listening server drains (`None` on stdio): the input then ends because
+    /// the server stops reading, not because the client left, and the requests read finish.
+    pub(crate) draining: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 /// Serves requests from `input` until it ends or `shutdown` is called; writes to `output`.
@@ -187,14 +191,17 @@ where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    serve_client(Arc::new(config), input, output).await
+    serve_client(Arc::new(config), input, output, None).await
 }
 
-/// [`serve`] for one client of several sharing `config` (a WebSocket connection).
+/// [`serve`] for one client of several sharing `config` (a WebSocket connection). The end of
+/// `input` is the client's end, which stops its requests as `shutdown` does, unless `draining`
+/// is true by then (the server stopped reading it: the requests read finish).
 pub(crate) async fn serve_client<R, W>(
     config: Arc<ServerConfig>,
     mut input: R,
     mut output: W,
+    draining: Option<tokio::sync::watch::Receiver<bool>>,
 ) -> std::io::Result<()>
 where
     R: AsyncBufRead + Unpin,
@@ -231,6 +238,7 @@ where
         engine: RwLock::new(None),
         out,
         stop: tokio::sync::watch::Sender::new(stop::Stop::Nothing),
+        draining,
     });
     // Requests run one after another, in order, so a client may pipeline them; cancellation and
     // `initialize` are answered at once, so a running `compact` can be cancelled.

@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use crate::errors::engine_error;
 use crate::wire;
 use crate::{Answer, MethodError, PROTOCOL_VERSION, Shared, codes, forward_events};
 use ctxkit_engine::{
@@ -75,36 +76,6 @@ fn to_json(value: impl serde::Serialize) -> Result<Value, MethodError> {
         .map_err(|error| MethodError::new(codes::ENGINE_ERROR, error.to_string()))
 }
 
-pub(crate) fn engine_error(error: EngineError) -> MethodError {
-    let kind = match &error {
-        EngineError::Session(ctxkit_session::SessionError::EntryNotFound { .. }) => {
-            "entry_not_found"
-        }
-        EngineError::Session(ctxkit_session::SessionError::FileChanged { .. }) => {
-            "session_file_changed"
-        }
-        EngineError::Session(_) => "session",
-        EngineError::Compaction(_) => "invalid_entry",
-        EngineError::AlreadyCompacted => "already_compacted",
-        EngineError::NothingToCompact => "nothing_to_compact",
-        EngineError::Cancelled => "cancelled",
-        EngineError::OverflowUnrecoverable { .. } => "overflow_unrecoverable",
-        EngineError::Summarization(_) => "summarization_failed",
-        EngineError::EntryNotFound(_) => "entry_not_found",
-        EngineError::InvalidForkEntry => "invalid_fork_entry",
-        EngineError::NothingToClone => "nothing_to_clone",
-        EngineError::PinNotFound(_) => "pin_not_found",
-        EngineError::PinCapExceeded { .. } => "pin_cap_exceeded",
-        EngineError::NotOnBranch(_) => "not_on_branch",
-        EngineError::ForgetBeforeCompaction(_) => "forget_before_compaction",
-    };
-    MethodError {
-        code: codes::ENGINE_ERROR,
-        message: error.to_string(),
-        kind: Some(kind),
-    }
-}
-
 pub(crate) async fn engine(shared: &Shared) -> Result<Engine, MethodError> {
     shared.engine.read().await.clone().ok_or_else(|| {
         MethodError::new(
@@ -137,16 +108,6 @@ fn report_json(report: CheckReport) -> Result<Value, MethodError> {
         "compaction": to_json(report.compaction.map(wire::CompactionResult::from))?,
         "retry": report.retry,
     }))
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CreateParams {
-    cwd: String,
-    #[serde(default)]
-    session_dir: Option<PathBuf>,
-    #[serde(default)]
-    in_memory: bool,
 }
 
 /// `session.open`: a file (`path`), or a session of the database store by `id`.
@@ -222,7 +183,7 @@ struct FetchParams {
     call: bool,
 }
 
-async fn install(shared: &Arc<Shared>, session: Session) -> Result<Value, MethodError> {
+pub(crate) async fn install(shared: &Arc<Shared>, session: Session) -> Result<Value, MethodError> {
     let engine = Engine::new(
         session,
         EngineOptions {
@@ -324,26 +285,7 @@ async fn dispatch_value(
             "version": env!("CARGO_PKG_VERSION"),
             "methods": methods(),
         })),
-        "session.create" => {
-            let params: CreateParams = params(raw)?;
-            if let Some(binding) = &shared.config.store
-                && !params.in_memory
-                && params.session_dir.is_none()
-            {
-                let session = crate::mirror::create(shared, binding, &params.cwd).await?;
-                return install(shared, session).await;
-            }
-            crate::mirror::close(shared).await;
-            let session = if params.in_memory {
-                Session::in_memory(&params.cwd)
-            } else {
-                let dir = params.session_dir.unwrap_or_else(|| {
-                    ctxkit_session::default_session_dir(&shared.config.sessions_root, &params.cwd)
-                });
-                Session::create(&params.cwd, &dir)
-            };
-            install(shared, session).await
-        }
+        "session.create" => crate::session_methods::create(shared, raw).await,
         "session.open" => {
             let params: OpenParams = params(raw)?;
             let session = match (params.id, params.path, &shared.config.store) {

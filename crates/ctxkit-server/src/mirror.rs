@@ -132,7 +132,7 @@ pub(crate) async fn open(
         std::fs::write(&path, &bytes)
             .map_err(|error| copy_error("cannot write the session's copy", error))?;
         let session =
-            Session::open(&path).map_err(|error| crate::methods::engine_error(error.into()))?;
+            Session::open(&path).map_err(|error| crate::errors::engine_error(error.into()))?;
         Ok::<_, MethodError>((session, path, folder, bytes.len() as u64))
     }
     .await;
@@ -158,7 +158,7 @@ pub(crate) async fn create(
     let mut session = Session::create(cwd, folder.path());
     session
         .flush_pending()
-        .map_err(|error| crate::methods::engine_error(error.into()))?;
+        .map_err(|error| crate::errors::engine_error(error.into()))?;
     let path = session
         .path()
         .map(std::path::Path::to_owned)
@@ -224,7 +224,7 @@ async fn sync(shared: &Shared, mirror: &mut Mirror) -> Result<(), MethodError> {
         engine
             .flush_pending()
             .await
-            .map_err(crate::methods::engine_error)?;
+            .map_err(crate::errors::engine_error)?;
     }
     let appended = read_from(&mirror.path, mirror.synced)
         .map_err(|error| copy_error("cannot read the session's copy", error))?;

@@ -7,7 +7,8 @@ use ctxkit_engine::Engine;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::methods::{engine_error, params};
+use crate::errors::engine_error;
+use crate::methods::params;
 use crate::{Answer, MethodError, codes};
 
 /// The most messages one `view.get` or `transcript.get` answer carries (the `ctxkit view` page's

@@ -3,6 +3,7 @@
 //! (`server.maxQueuedBytes`): each request holds its line's share of the budget until it has run,
 //! and past the budget the server stops reading its input (backpressure on a client that
 //! pipelines faster than requests run), while cancellations already read are still answered.
+//! The client's end (the end of its input) stops what runs, as `shutdown` does.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -68,7 +69,8 @@ where
 }
 
 /// Answers control requests at once and queues the others for `queue`, in order, each once the
-/// budget has room for its line. Returns where to answer the `shutdown` request when one came.
+/// budget has room for its line. Returns where to answer the `shutdown` request when one came. The
+/// end of the input stops everything as `shutdown` does, unless the server drains.
 pub(crate) async fn dispatch_requests(
     shared: &Arc<Shared>,
     mut lines: mpsc::Receiver<Incoming>,
@@ -92,15 +94,20 @@ pub(crate) async fn dispatch_requests(
             }
             incoming = lines.recv(), if reading && waiting.len() < WAITING => {
                 let Some(request) = incoming else {
+                    // The client's end (stdin closed, SIGTERM, a dropped WebSocket) ends the server
+                    // as `shutdown` does; a drain lets the requests read finish.
+                    if client_left(shared) {
+                        stop_everything(shared).await;
+                        queue_at_once(&mut waiting, &queue);
+                        return None;
+                    }
                     reading = false;
                     continue;
                 };
                 match request.method.as_str() {
                     "shutdown" => {
                         stop_everything(shared).await;
-                        for earlier in waiting.drain(..) {
-                            let _ = queue.send(queued(earlier, None));
-                        }
+                        queue_at_once(&mut waiting, &queue);
                         return Some(request.reply);
                     }
                     "compact.cancel" | "branch_summary.cancel" | "agent.cancel" | "initialize" => {
@@ -130,7 +137,23 @@ async fn acquire(
     }
 }
 
-/// `shutdown`: cancels what runs, and tells every request to stop.
+/// Whether the input ended because the client did (not because a listening server drains).
+fn client_left(shared: &Shared) -> bool {
+    shared
+        .draining
+        .as_ref()
+        .is_none_or(|draining| !*draining.borrow())
+}
+
+/// Queues the requests waiting for room without their share of the budget: once everything is
+/// told to stop, they are answered as fast as they run.
+fn queue_at_once(waiting: &mut VecDeque<Incoming>, queue: &mpsc::UnboundedSender<Queued>) {
+    for earlier in waiting.drain(..) {
+        let _ = queue.send(queued(earlier, None));
+    }
+}
+
+/// `shutdown` and the client's end: cancels what runs, and tells every request to stop.
 async fn stop_everything(shared: &Shared) {
     if let Some(engine) = shared.engine.read().await.as_ref() {
         engine.cancel_compaction();

@@ -1,17 +1,33 @@
-//! Methods on the session itself: its name, labels, the compaction history and the session list.
-//! Unknown ids are errors (`entry_not_found`), never `null`.
+//! Methods on the session itself: creating it, its name, labels, the compaction history and the
+//! session list. Unknown ids are errors (`entry_not_found`), never `null`; a `cwd` no session
+//! folder can be named after is refused when the session is created, not at its first write.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ctxkit_compaction::list_compactions;
 use ctxkit_engine::EngineError;
 use ctxkit_protocol::SessionInfoRecord;
-use ctxkit_session::{default_session_dir, list_all_sessions, list_sessions};
+use ctxkit_session::{Session, default_session_dir, encode_cwd, list_all_sessions, list_sessions};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::methods::{engine, engine_error, params};
+use crate::errors::engine_error;
+use crate::methods::{engine, install, params};
 use crate::{MethodError, Shared, codes};
+
+/// The longest file name most file systems take (`NAME_MAX`), in bytes.
+const NAME_MAX: usize = 255;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateParams {
+    cwd: String,
+    #[serde(default)]
+    session_dir: Option<PathBuf>,
+    #[serde(default)]
+    in_memory: bool,
+}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -45,6 +61,74 @@ fn session_error(error: ctxkit_session::SessionError) -> MethodError {
 
 fn compaction_error(error: ctxkit_compaction::CompactionError) -> MethodError {
     engine_error(EngineError::from(error))
+}
+
+/// `session.create`: a new session for the project at `cwd`, in the database store, in memory, in
+/// `session_dir`, or in the sessions folder named after `cwd`.
+pub(crate) async fn create(shared: &Arc<Shared>, raw: Value) -> Result<Value, MethodError> {
+    let params: CreateParams = params(raw)?;
+    check_cwd(&params.cwd)?;
+    if let Some(binding) = &shared.config.store
+        && !params.in_memory
+        && params.session_dir.is_none()
+    {
+        let session = crate::mirror::create(shared, binding, &params.cwd).await?;
+        return install(shared, session).await;
+    }
+    crate::mirror::close(shared).await;
+    let session = if params.in_memory {
+        Session::in_memory(&params.cwd)
+    } else {
+        let dir = match params.session_dir {
+            Some(dir) => dir,
+            None => {
+                check_folder_name(&params.cwd)?;
+                default_session_dir(&shared.config.sessions_root, &params.cwd)
+            }
+        };
+        Session::create(&params.cwd, &dir)
+    };
+    install(shared, session).await
+}
+
+fn invalid_cwd(reason: String) -> MethodError {
+    MethodError::new(
+        codes::INVALID_PARAMS,
+        format!("invalid params: `cwd` {reason}; pass the project's absolute path"),
+    )
+}
+
+/// A session's `cwd` is where its tools run and what names its sessions folder: an absolute path.
+fn check_cwd(cwd: &str) -> Result<(), MethodError> {
+    if cwd.is_empty() {
+        return Err(invalid_cwd("is empty".to_owned()));
+    }
+    if cwd.contains('\0') {
+        return Err(invalid_cwd(
+            "contains a NUL byte, which no path holds".to_owned(),
+        ));
+    }
+    if !Path::new(cwd).is_absolute() {
+        return Err(invalid_cwd(format!("`{cwd}` is not an absolute path")));
+    }
+    Ok(())
+}
+
+/// The sessions folder is named after `cwd` as Pi names it (`--home-me-project--`), one file name:
+/// a `cwd` whose name is longer than a file name may be would fail every write.
+fn check_folder_name(cwd: &str) -> Result<(), MethodError> {
+    let length = encode_cwd(cwd).len();
+    if length > NAME_MAX {
+        return Err(MethodError::new(
+            codes::INVALID_PARAMS,
+            format!(
+                "invalid params: `cwd` is too long to name its sessions folder: the folder's name \
+                 would be {length} bytes, over the {NAME_MAX} a file name may have; pass \
+                 `session_dir` to keep its sessions elsewhere"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// `session.name`: names the session (appends a `session_info` entry).

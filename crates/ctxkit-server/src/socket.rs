@@ -32,10 +32,13 @@ pub(crate) async fn serve_socket(
     let (mut sink, mut stream) = socket.split();
     let (mut requests, server_input) = tokio::io::duplex(PIPE_BYTES);
     let (server_output, responses) = tokio::io::duplex(PIPE_BYTES);
+    // A client that disconnects stops its requests (as `shutdown` does, so its session is
+    // released at once); a drain lets them finish.
     let server = tokio::spawn(crate::serve_client(
         config,
         BufReader::new(server_input),
         server_output,
+        Some(draining.clone()),
     ));
     // Why the client's input ended, when the close says more than "normal" (set before the
     // server sees the end of its input, so before the writer closes).

@@ -1,8 +1,9 @@
 //! Requests that do not stop when told to. `agent.cancel` and `shutdown` interrupt the running
 //! request; a request that has not ended [`ABANDON_AFTER`] later (a tool blocked in a call that
 //! cannot be interrupted, such as a read of a FIFO) is abandoned: its task is aborted, the client
-//! gets an error saying so, and later requests run. A tool's own thread cannot be killed: it is
-//! left to end by itself.
+//! gets an error saying so, naming what held it for that method (a tool call, a hook, a summary
+//! request), and later requests run. A tool's own thread cannot be killed: it is left to
+//! end by itself.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,7 +22,7 @@ pub(crate) enum Stop {
     Nothing,
     /// `agent.cancel`: an `agent.*` request stops.
     Agent,
-    /// `shutdown`: every request stops.
+    /// `shutdown` or the client's end: every request stops.
     Everything,
 }
 
@@ -89,11 +90,44 @@ pub(crate) async fn run_request(
                 code: codes::ENGINE_ERROR,
                 message: format!(
                     "`{method}` did not stop within {} ms of being cancelled and was abandoned: \
-                     a tool call that cannot be interrupted may still be running",
-                    ABANDON_AFTER.as_millis()
+                     {}",
+                    ABANDON_AFTER.as_millis(),
+                    held_by(&method)
                 ),
                 kind: Some("abandoned"),
             })
         }
+    }
+}
+
+/// Why a request may not have stopped, named for the method: only `agent.run` calls tools (whose
+/// threads cannot be killed); the compaction checks wait on `before_compact` hooks and summaries,
+/// navigation on `before_tree` hooks and branch summaries, forks on `before_fork` hooks (a hook's
+/// process group is killed when the request is abandoned).
+fn held_by(method: &str) -> &'static str {
+    match method {
+        "agent.run" => "a tool call that cannot be interrupted may still be running",
+        "compact" | "check.before_prompt" | "check.after_run" => {
+            "its `before_compact` hook or summary request did not end in time (a hook is killed \
+             with it)"
+        }
+        "tree.navigate" => {
+            "its `before_tree` hook or branch summary did not end in time (a hook is killed with it)"
+        }
+        "fork" | "clone" => "its `before_fork` hook did not end in time and was killed",
+        _ => "it did not end in time",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::held_by;
+
+    #[test]
+    fn an_abandoned_compaction_names_its_hook_not_a_tool_call() {
+        assert!(held_by("compact").contains("hook"));
+        assert!(!held_by("compact").contains("tool call"));
+        assert!(held_by("agent.run").contains("tool call"));
+        assert!(held_by("tree.navigate").contains("before_tree"));
     }
 }

@@ -45,8 +45,9 @@ fn serve_stdio(
     // bounds what waits (see `docs/protocol.md`).
     let (sender, mut receiver) = tokio::sync::mpsc::channel::<Vec<u8>>(OUTPUT_CHUNKS);
     let server = runtime.spawn(async move {
-        // SIGTERM or Ctrl-C ends the input as the client closing it would: the requests read are
-        // answered, and the open session is closed (a database session's lease released, its
+        // SIGTERM or Ctrl-C ends the input as the client closing it would, which the server
+        // takes as `shutdown`: a running compaction or agent run is cancelled, the requests read
+        // are answered, and the open session is closed (a database session's lease released, its
         // private copy removed) before the process exits.
         let input = tokio::io::BufReader::new(UntilStopped::new(tokio::io::stdin()));
         ctxkit_server::serve(config, input, ChannelWriter(PollSender::new(sender))).await

@@ -185,6 +185,7 @@ mod recall_summarized;
 mod resources;
 mod secrets;
 mod serve;
+mod serve_ends;
 mod serve_in_run;
 mod serve_protocol;
 mod simulate;

@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 /// `ctxkit serve --stdio` with a JSON-RPC client that records every notification.
 pub(crate) struct Server {
     pub(crate) child: Child,
-    stdin: ChildStdin,
+    /// `None` once closed (the client's end).
+    stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     next_id: u64,
     /// Every notification received so far, in order.
@@ -47,7 +48,7 @@ impl Server {
         let stdout = BufReader::new(child.stdout.take().unwrap());
         Self {
             child,
-            stdin,
+            stdin: Some(stdin),
             stdout,
             next_id: 0,
             notifications: Vec::new(),
@@ -55,11 +56,23 @@ impl Server {
     }
 
     pub(crate) fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.send(method, params);
+        self.answer(id)
+    }
+
+    /// Sends a request without waiting for its answer; returns its id.
+    pub(crate) fn send(&mut self, method: &str, params: Value) -> u64 {
         self.next_id += 1;
         let id = self.next_id;
         let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        writeln!(self.stdin, "{request}").unwrap();
-        self.stdin.flush().unwrap();
+        let stdin = self.stdin.as_mut().expect("the server's stdin is open");
+        writeln!(stdin, "{request}").unwrap();
+        stdin.flush().unwrap();
+        id
+    }
+
+    /// Reads until the answer to `id`, keeping the notifications before it.
+    pub(crate) fn answer(&mut self, id: u64) -> Value {
         loop {
             let mut line = String::new();
             assert_ne!(
@@ -80,8 +93,9 @@ impl Server {
     /// started); returns, as text, every line the server wrote before the marker's answer.
     pub(crate) fn exchange(&mut self, line: &str) -> Vec<String> {
         let marker = r#"{"jsonrpc":"2.0","id":"marker","method":"session.info"}"#;
-        writeln!(self.stdin, "{line}\n{marker}").unwrap();
-        self.stdin.flush().unwrap();
+        let stdin = self.stdin.as_mut().expect("the server's stdin is open");
+        writeln!(stdin, "{line}\n{marker}").unwrap();
+        stdin.flush().unwrap();
         let mut lines = Vec::new();
         loop {
             let mut text = String::new();
@@ -96,6 +110,11 @@ impl Server {
             }
             lines.push(text.trim_end().to_owned());
         }
+    }
+
+    /// Closes the server's stdin, as a client that ends does.
+    pub(crate) fn close_stdin(&mut self) {
+        self.stdin = None;
     }
 
     /// The engine's events (`event` notifications), their parameters.
@@ -234,7 +253,7 @@ fn a_closed_stdin_ends_the_server_cleanly() {
     let home = tempfile::tempdir().unwrap();
     let mut server = Server::start(home.path());
     server.call("initialize", Value::Null);
-    drop(server.stdin);
+    server.close_stdin();
     assert!(server.child.wait().unwrap().success());
 }
 

@@ -371,3 +371,108 @@ async fn a_cancel_while_a_hook_supplies_the_compaction_writes_nothing() {
     assert_eq!(harness.entry_types().await, before);
     assert!(!harness.engine.is_compacting());
 }
+
+/// Whether `pid` runs (a zombie has ended).
+#[cfg(target_os = "linux")]
+fn alive(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit(')')
+            .next()
+            .and_then(|rest| rest.split_whitespace().next())
+            != Some("Z")
+    })
+}
+
+/// A cancel kills a slow command hook's process group (the hook and the `sleep` it started) and
+/// ends the compaction at once. Before, the hook's cancel token was ignored: the compaction ended
+/// when the hook exited by itself (30 s here).
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_cancel_kills_a_slow_command_hook_and_what_it_started() {
+    let harness = with_command_hooks(vec![shell_hook(
+        "echo $$ > hook.pid; cat > /dev/null; sleep 30 & echo $! > sleep.pid; wait",
+        60_000,
+    )]);
+    harness.turn("first", 100).await;
+    let engine = harness.engine.clone();
+    let running = tokio::spawn(async move { engine.compact(None).await });
+    let sleep = harness.dir.path().join("sleep.pid");
+    let waited = std::time::Instant::now();
+    while !sleep.exists() {
+        assert!(waited.elapsed() < std::time::Duration::from_secs(10));
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let pids: Vec<String> = ["hook.pid", "sleep.pid"]
+        .iter()
+        .map(|name| {
+            std::fs::read_to_string(harness.dir.path().join(name))
+                .unwrap()
+                .trim()
+                .to_owned()
+        })
+        .collect();
+    let cancelled = std::time::Instant::now();
+    harness.engine.cancel_compaction();
+    let error = tokio::time::timeout(std::time::Duration::from_secs(5), running)
+        .await
+        .expect("the compaction ends soon after its cancel")
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(error.to_string(), "Compaction cancelled");
+    assert!(cancelled.elapsed() < std::time::Duration::from_secs(2));
+    while pids.iter().any(|pid| alive(pid)) {
+        assert!(
+            cancelled.elapsed() < std::time::Duration::from_secs(3),
+            "still running: {pids:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// The same for a `before_tree` hook: `cancel_branch_summary` kills it and the navigation ends at
+/// once, aborted, the leaf where it was (the hook's answer, which might have cancelled it, never
+/// came).
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_cancel_kills_a_slow_before_tree_hook_and_the_navigation_changes_nothing() {
+    let mut hook = shell_hook("echo $$ > hook.pid; cat > /dev/null; sleep 30", 60_000);
+    hook.events = vec!["before_tree".to_owned()];
+    let harness = with_command_hooks(vec![hook]);
+    let (first, _) = harness.turn("first", 100).await;
+    harness.turn("second", 100).await;
+    let leaf = || async {
+        harness
+            .engine
+            .with_session(|session| session.leaf_id().map(str::to_owned))
+            .await
+    };
+    let before = leaf().await;
+    let engine = harness.engine.clone();
+    let running = tokio::spawn(async move {
+        engine
+            .navigate(&first, ctxkit_engine::NavigateOptions::default())
+            .await
+    });
+    let marker = harness.dir.path().join("hook.pid");
+    let waited = std::time::Instant::now();
+    while !marker.exists() {
+        assert!(waited.elapsed() < std::time::Duration::from_secs(10));
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let pid = std::fs::read_to_string(&marker).unwrap().trim().to_owned();
+    let cancelled = std::time::Instant::now();
+    harness.engine.cancel_branch_summary();
+    let outcome = tokio::time::timeout(std::time::Duration::from_secs(5), running)
+        .await
+        .expect("the navigation ends soon after its cancel")
+        .unwrap()
+        .unwrap();
+    assert!(outcome.cancelled && outcome.aborted, "{outcome:?}");
+    assert_eq!(leaf().await, before);
+    while alive(&pid) {
+        assert!(cancelled.elapsed() < std::time::Duration::from_secs(3));
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}

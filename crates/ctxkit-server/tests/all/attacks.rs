@@ -17,7 +17,7 @@ use crate::support::{Fixed, settings};
 
 /// A model that thinks for `delay` (unless cancelled), then answers `done`.
 #[derive(Clone)]
-struct Slow {
+pub(crate) struct Slow {
     replies: ScriptedModel,
     delay: Duration,
 }
@@ -57,7 +57,7 @@ impl ModelSource for Slow {
     }
 }
 
-fn slow(delay: Duration) -> Slow {
+pub(crate) fn slow(delay: Duration) -> Slow {
     let info = ModelInfo {
         provider: "mock".to_owned(),
         id: "slow".to_owned(),
@@ -68,7 +68,7 @@ fn slow(delay: Duration) -> Slow {
     Slow { replies, delay }
 }
 
-fn agent(model: Slow) -> AgentConfig {
+pub(crate) fn agent(model: Slow) -> AgentConfig {
     AgentConfig {
         models: Arc::new(model),
         system_prompt: String::new(),
@@ -102,6 +102,30 @@ fn assistant(text: &str) -> Value {
     json!({"role": "assistant", "content": [{"type": "text", "text": text}], "provider": "mock",
            "model": "m", "api": "mock", "stopReason": "stop", "timestamp": 2,
            "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2}})
+}
+
+/// The client's end (stdin closed, SIGTERM) interrupts a running `agent.run` as `shutdown` does,
+/// and the server ends. Before, the run went on to its end (a 30 s model call) and was answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_end_of_input_interrupts_a_running_agent_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = start_with(dir.path(), Some(agent(slow(Duration::from_secs(30)))));
+    create(&mut client, dir.path()).await;
+    let run = client.send("agent.run", json!({"text": "long"})).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let ended = std::time::Instant::now();
+    client.close_input().await;
+    let answer = client.answer(run).await;
+    assert_eq!(answer["result"]["outcome"], "interrupted", "{answer}");
+    assert!(
+        client.ended_within(Duration::from_secs(3)).await,
+        "the server still runs"
+    );
+    assert!(
+        ended.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        ended.elapsed()
+    );
 }
 
 /// Attack: a storm of `agent.cancel` with nothing running left the stop flag set, and every

@@ -110,6 +110,25 @@ impl Client {
     pub async fn answer(&mut self, id: u64) -> Value {
         self.answer_to(json!(id)).await
     }
+
+    /// Ends the server's input, as a client that leaves does.
+    pub async fn close_input(&mut self) {
+        self.to_server.shutdown().await.unwrap();
+    }
+
+    /// Whether the server ended its output within `wait` (what arrives first is kept).
+    pub async fn ended_within(&mut self, wait: std::time::Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            match tokio::time::timeout_at(deadline, self.from_server.next_line()).await {
+                Ok(Ok(Some(line))) => self
+                    .notifications
+                    .push(serde_json::from_str(&line).unwrap()),
+                Ok(Ok(None)) => return true,
+                Ok(Err(_)) | Err(_) => return false,
+            }
+        }
+    }
 }
 
 fn start(dir: &std::path::Path) -> Client {
@@ -594,4 +613,38 @@ async fn pruned_fetch_reads_a_result_or_its_call() {
             .contains("no tool call with call id `t`"),
         "{unknown}"
     );
+}
+
+/// `session.create` refuses a `cwd` that is empty, relative or holds a NUL byte, and one whose
+/// sessions folder name is longer than a file name may be, naming `cwd` (-32602). Before, each was
+/// accepted and every later write failed ("File name too long") or went to a folder nobody meant.
+#[tokio::test]
+async fn session_create_refuses_a_cwd_no_sessions_folder_can_be_named_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = start(dir.path());
+    let too_long = format!("/{}", "x".repeat(300));
+    for cwd in ["", "relative/project", "/tmp/a\0b", too_long.as_str()] {
+        let refused = client.call("session.create", json!({"cwd": cwd})).await;
+        assert_eq!(refused["error"]["code"], -32602, "{cwd:?}: {refused}");
+        let message = refused["error"]["message"].as_str().unwrap();
+        assert!(message.contains("`cwd`"), "{cwd:?}: {message}");
+    }
+    // Kept elsewhere, the long one's folder is never named after it; a long name that fits works.
+    let elsewhere = client
+        .call(
+            "session.create",
+            json!({"cwd": too_long, "session_dir": dir.path().join("elsewhere")}),
+        )
+        .await;
+    assert!(elsewhere["result"]["session_id"].is_string(), "{elsewhere}");
+    let fits = format!("/{}", "y".repeat(250));
+    let created = client.call("session.create", json!({"cwd": fits})).await;
+    assert!(created["result"]["session_id"].is_string(), "{created}");
+    client
+        .call("message.append", json!({"message": user("one")}))
+        .await;
+    let written = client
+        .call("message.append", json!({"message": reply("done", 10)}))
+        .await;
+    assert!(written["result"]["entry_id"].is_string(), "{written}");
 }

@@ -286,6 +286,84 @@ async fn a_message_over_twice_the_limit_closes_with_1009() {
     assert_eq!(code, 1009, "{reason}");
 }
 
+fn assistant(text: &str) -> Value {
+    json!({"message": {"role": "assistant", "content": [{"type": "text", "text": text}],
+           "provider": "mock", "model": "m", "api": "mock", "stopReason": "stop",
+           "timestamp": 1_763_900_000_001_i64,
+           "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2}}})
+}
+
+/// A session created by `socket` and written (its file locked by this client); returns its file.
+async fn written_session(socket: &mut Socket, dir: &std::path::Path) -> String {
+    let created = call(socket, 1, "session.create", json!({"cwd": dir})).await;
+    call(socket, 2, "message.append", user("one")).await;
+    let written = call(socket, 3, "message.append", assistant("one done")).await;
+    assert!(written["result"]["entry_id"].is_string(), "{written}");
+    created["result"]["session_file"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// Two clients of one server on one session: the second is told another client of this server
+/// holds it (`session_in_use`). Before, the error was `session` and named the server's own PID.
+#[tokio::test]
+async fn a_second_client_is_told_another_client_of_this_server_holds_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let (address, _stop, _running) = listen(config(dir.path(), None), None).await;
+    let mut first = connect(address, &[]).await.unwrap();
+    let file = written_session(&mut first, dir.path()).await;
+    let mut second = connect(address, &[]).await.unwrap();
+    let opened = call(&mut second, 1, "session.open", json!({"path": file})).await;
+    assert_eq!(opened["result"]["entries"], 2, "{opened}");
+    let refused = call(&mut second, 2, "message.append", user("two")).await;
+    assert_eq!(
+        refused["error"]["data"]["kind"], "session_in_use",
+        "{refused}"
+    );
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("another client of this server") && !message.contains("PID"),
+        "{message}"
+    );
+}
+
+/// A client that disconnects during `agent.run` stops the run as `shutdown` would and releases
+/// its session at once: `/health` counts it gone and another client writes the session. Before,
+/// the run went on (30 s here) holding the session, and the other client was refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_disconnects_stops_its_run_and_releases_its_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(dir.path(), None);
+    config.agent = Some(crate::attacks::agent(crate::attacks::slow(
+        Duration::from_secs(30),
+    )));
+    let (address, _stop, _running) = listen(config, None).await;
+    let mut first = connect(address, &[]).await.unwrap();
+    let file = written_session(&mut first, dir.path()).await;
+    let run = json!({"jsonrpc": "2.0", "id": 4, "method": "agent.run", "params": {"text": "long"}});
+    first.send(Message::text(run.to_string())).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let left = std::time::Instant::now();
+    drop(first);
+    loop {
+        let (_, body) = get(address, "/health").await;
+        if serde_json::from_str::<Value>(&body).unwrap()["clients"] == 0 {
+            break;
+        }
+        assert!(
+            left.elapsed() < Duration::from_secs(5),
+            "the client is still counted: {body}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mut second = connect(address, &[]).await.unwrap();
+    let opened = call(&mut second, 1, "session.open", json!({"path": file})).await;
+    assert!(opened["result"]["entries"].is_u64(), "{opened}");
+    let appended = call(&mut second, 2, "message.append", user("two")).await;
+    assert!(appended["result"]["entry_id"].is_string(), "{appended}");
+}
+
 #[tokio::test]
 async fn a_drain_answers_the_requests_read_then_closes() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,0 +1,222 @@
+//! `ctxkit serve --stdio` when a request is cut short: the client's end (stdin closed, SIGTERM)
+//! and `compact.cancel` stop a compaction waiting on a slow `before_compact` hook at once, killing
+//! the hook and what it started; two servers writing one session get the documented error kinds.
+//! Linux only: whether a process still lives is read from `/proc`.
+#![cfg(target_os = "linux")]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::serve::{Server, reply, user};
+
+/// A home whose `before_compact` hook records its pid and that of the `sleep 30` it starts, then
+/// waits for it; the session's project is the home.
+fn home_with_slow_hook() -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    let marks = home.path().display().to_string();
+    let script = format!(
+        "echo $$ > {marks}/hook.pid; cat > /dev/null; sleep 30 & echo $! > {marks}/sleep.pid; wait"
+    );
+    let settings = json!({
+        "compaction": {"keepRecentTokens": 500},
+        "hooks": [{"command": ["sh", "-c", script], "events": ["before_compact"], "timeoutMs": 60_000}],
+    });
+    std::fs::write(home.path().join("settings.json"), settings.to_string()).unwrap();
+    home
+}
+
+/// A session with a first turn to summarize; returns its file.
+fn session_to_compact(server: &mut Server, home: &Path) -> PathBuf {
+    let created = server.call("session.create", json!({"cwd": home}));
+    let file = PathBuf::from(created["result"]["session_file"].as_str().unwrap());
+    server.call(
+        "model.set",
+        json!({"model": {"provider": "faux", "id": "faux-1", "context_window": 20_000}}),
+    );
+    let long_answer = "I rewrote the tokenizer loop and the error recovery. ".repeat(80);
+    for (text, answer, total) in [
+        ("fix the parser", long_answer.as_str(), 2_000),
+        ("now run the tests", "done", 3_000),
+    ] {
+        server.call("message.append", json!({"message": user(text)}));
+        server.call("message.append", json!({"message": reply(answer, total)}));
+    }
+    file
+}
+
+/// Sends `compact` and waits until its hook has started the `sleep`; returns the request's id and
+/// the hook's and the sleep's pids.
+fn compact_into_the_hook(server: &mut Server, home: &Path) -> (u64, [String; 2]) {
+    let id = server.send("compact", Value::Null);
+    let sleep = home.join("sleep.pid");
+    let waited = Instant::now();
+    while !sleep.exists() {
+        assert!(
+            waited.elapsed() < Duration::from_secs(10),
+            "the hook did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    let read = |name: &str| {
+        std::fs::read_to_string(home.join(name))
+            .unwrap()
+            .trim()
+            .to_owned()
+    };
+    (id, [read("hook.pid"), read("sleep.pid")])
+}
+
+/// Whether `pid` runs (a zombie has ended).
+fn alive(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit(')')
+            .next()
+            .and_then(|rest| rest.split_whitespace().next())
+            != Some("Z")
+    })
+}
+
+/// Asserts that each of `pids` has ended within 2 s.
+fn assert_ended(pids: &[String]) {
+    let waited = Instant::now();
+    while pids.iter().any(|pid| alive(pid)) {
+        assert!(
+            waited.elapsed() < Duration::from_secs(2),
+            "still running: {pids:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// How the client ends.
+#[derive(Debug, Clone, Copy)]
+enum End {
+    CloseStdin,
+    Sigterm,
+}
+
+/// The client's end cancels a compaction waiting on its hook as `shutdown` does: the server exits
+/// at once, the hook and its `sleep` are killed and no compaction is written. Before, the server
+/// waited for the hook (30 s) and wrote the compaction.
+fn the_end_cancels_a_compaction_in_its_hook(end: End) {
+    let home = home_with_slow_hook();
+    let mut server = Server::start(home.path());
+    let file = session_to_compact(&mut server, home.path());
+    let (compact, pids) = compact_into_the_hook(&mut server, home.path());
+    let ended = Instant::now();
+    match end {
+        End::CloseStdin => server.close_stdin(),
+        End::Sigterm => {
+            let signalled = Command::new("kill")
+                .args(["-TERM", &server.child.id().to_string()])
+                .status()
+                .unwrap();
+            assert!(signalled.success());
+        }
+    }
+    assert!(server.child.wait().unwrap().success(), "{end:?}");
+    let took = ended.elapsed();
+    assert!(
+        took < Duration::from_secs(5),
+        "{end:?}: the server took {took:?} to end"
+    );
+    let answer = server.answer(compact);
+    assert_eq!(answer["error"]["data"]["kind"], "cancelled", "{answer}");
+    assert_ended(&pids);
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(!text.contains("\"type\":\"compaction\""), "{end:?}: {text}");
+}
+
+#[test]
+fn a_closed_stdin_cancels_a_compaction_in_its_hook() {
+    the_end_cancels_a_compaction_in_its_hook(End::CloseStdin);
+}
+
+#[test]
+fn serve_sigterm_cancels_a_compaction_in_its_hook() {
+    the_end_cancels_a_compaction_in_its_hook(End::Sigterm);
+}
+
+/// `compact.cancel` kills a running `before_compact` hook (its process group) and ends the
+/// compaction at once. Before, the cancel was acknowledged but the compaction ended only when the
+/// hook exited by itself.
+#[test]
+fn compact_cancel_kills_the_running_hook() {
+    let home = home_with_slow_hook();
+    let mut server = Server::start(home.path());
+    let file = session_to_compact(&mut server, home.path());
+    let (compact, pids) = compact_into_the_hook(&mut server, home.path());
+    let cancelled = Instant::now();
+    let cancel = server.call("compact.cancel", Value::Null);
+    assert_eq!(cancel["result"], json!({}), "{cancel}");
+    let answer = server.answer(compact);
+    let took = cancelled.elapsed();
+    assert!(
+        took < Duration::from_secs(3),
+        "the compaction ended {took:?} after its cancel"
+    );
+    assert_eq!(answer["error"]["data"]["kind"], "cancelled", "{answer}");
+    assert_ended(&pids);
+    // Events are sent on their own: the `compaction_end` may follow the answer.
+    for _ in 0..100 {
+        if !server.events_of("compaction_end").is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        server.call("session.info", Value::Null);
+    }
+    let ends = server.events_of("compaction_end");
+    assert_eq!(ends.last().unwrap()["aborted"], true, "{ends:?}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(!text.contains("\"type\":\"compaction\""), "{text}");
+    let done = server.call("shutdown", Value::Null);
+    assert_eq!(done["result"], json!({}), "{done}");
+}
+
+/// Two servers writing one session file: the second is refused while the first holds the file
+/// (`session_in_use`, naming the process), and once the first wrote more and ended, the second's
+/// view is stale (`session_file_changed`). Both were `session` before.
+#[test]
+fn two_servers_on_one_session_get_the_documented_kinds() {
+    let home = tempfile::tempdir().unwrap();
+    let mut first = Server::start(home.path());
+    let created = first.call("session.create", json!({"cwd": home.path()}));
+    let file = created["result"]["session_file"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    first.call("message.append", json!({"message": user("one")}));
+    first.call("message.append", json!({"message": reply("one done", 10)}));
+
+    let mut second = Server::start(home.path());
+    let opened = second.call("session.open", json!({"path": file}));
+    assert_eq!(opened["result"]["entries"], 2, "{opened}");
+    let refused = second.call("message.append", json!({"message": user("two")}));
+    assert_eq!(
+        refused["error"]["data"]["kind"], "session_in_use",
+        "{refused}"
+    );
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        !message.contains("another client of this server"),
+        "another process, not a client of this one: {message}"
+    );
+
+    first.call("message.append", json!({"message": user("three")}));
+    first.call(
+        "message.append",
+        json!({"message": reply("three done", 20)}),
+    );
+    first.call("shutdown", Value::Null);
+    assert!(first.child.wait().unwrap().success());
+    let stale = second.call("message.append", json!({"message": user("two")}));
+    assert_eq!(
+        stale["error"]["data"]["kind"], "session_file_changed",
+        "{stale}"
+    );
+    second.call("shutdown", Value::Null);
+}
