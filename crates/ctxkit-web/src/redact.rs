@@ -105,7 +105,6 @@ impl Redactor {
     }
 }
 
-
 /// A regular expression's error on one line: `regex` draws the pattern and a caret over several
 /// lines; the last one says what is wrong (`unclosed group`).
 fn one_line_reason(error: &regex::Error) -> String {
