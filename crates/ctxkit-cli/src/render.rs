@@ -254,6 +254,15 @@ fn system_text(object: &ctxkit_protocol::JsonObject) -> String {
     parts.join(" ")
 }
 
+/// `1 record`, `2 records`, `1 entry`, `3 entries`: a count with its noun, singular for one.
+pub fn counted(count: usize, noun: &str) -> String {
+    match (count, noun.strip_suffix('y')) {
+        (1, _) => format!("1 {noun}"),
+        (_, Some(stem)) => format!("{count} {stem}ies"),
+        (_, None) => format!("{count} {noun}s"),
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod terminal_tests {
@@ -295,5 +304,16 @@ mod terminal_tests {
         assert_ne!(safe, printed);
         let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
         assert_eq!(back, value);
+    }
+
+    #[test]
+    fn counts_read_in_the_singular_for_one() {
+        use super::counted;
+        assert_eq!(counted(1, "record"), "1 record");
+        assert_eq!(counted(0, "issue"), "0 issues");
+        assert_eq!(counted(1, "entry"), "1 entry");
+        assert_eq!(counted(16, "entry"), "16 entries");
+        assert_eq!(counted(2, "new entry"), "2 new entries");
+        assert_eq!(counted(2, "branch summary"), "2 branch summaries");
     }
 }

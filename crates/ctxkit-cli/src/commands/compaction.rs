@@ -1,13 +1,11 @@
-//! `tokens`, `compact`, `compactions`, `undo-compact`: token accounting and compaction of a session
-//! file. Writing commands append to the file (or to a copy with `--out`); nothing is ever rewritten.
+//! `tokens`, `compact`, `compactions`: token accounting and compaction of a session file
+//! (`undo-compact` is `undo`). Writing commands append to the file (or to a copy with `--out`); nothing is ever rewritten.
 
 use std::io::Write;
 use std::path::Path;
 
 use anyhow::{Context as _, Result, bail};
-use ctxkit_compaction::{
-    CompactionRecord, Preparation, list_compactions, serialize_messages, undo_last_compaction,
-};
+use ctxkit_compaction::{CompactionRecord, Preparation, list_compactions, serialize_messages};
 use ctxkit_engine::{CompactionPlan, Engine, EngineError};
 use ctxkit_session::{LeafSelector, Session};
 use ctxkit_tokens::{ContextTokenCounter, Estimator};
@@ -394,35 +392,6 @@ pub fn compactions(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outco
         writeln!(out, "    {}", one_line(&record.summary, 100))?;
     }
     Ok(Outcome::Success)
-}
-
-/// `ctxkit undo-compact`.
-pub fn undo_compact(file: &Path, out: &mut dyn Write) -> Result<Outcome> {
-    let mut session = Session::open(file)?;
-    super::note_rewrite(&session, file)?;
-    match undo_last_compaction(&mut session)? {
-        Some(undo) => {
-            session.flush_pending()?;
-            writeln!(
-                out,
-                "Undid compaction {}: the leaf is back at {} (the summary stays in the tree){}",
-                undo.compaction_id,
-                undo.restored_leaf_id.as_deref().unwrap_or("the start"),
-                reappended_note(undo.reappended)
-            )?;
-        }
-        None => writeln!(out, "No compaction on the current path.")?,
-    }
-    Ok(Outcome::Success)
-}
-
-/// What an undo said about the messages after the compaction (appended again after the marker).
-pub fn reappended_note(count: usize) -> String {
-    match count {
-        0 => String::new(),
-        1 => "; the 1 message after it was appended again".to_owned(),
-        _ => format!("; the {count} messages after it were appended again"),
-    }
 }
 
 /// `ctxkit models`.

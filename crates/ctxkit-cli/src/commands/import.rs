@@ -15,6 +15,7 @@ use ctxkit_session::default_session_dir;
 
 use super::{Locations, print_json};
 use crate::Outcome;
+use crate::render::counted;
 
 /// `--from auto|claude-code|codex|opencode` as a format (`None`: detect).
 fn parse_format(from: &str) -> Result<Option<SourceFormat>> {
@@ -153,15 +154,6 @@ fn write_session(session: &ImportedSession, target: &Path, out: &mut dyn Write) 
     Ok(())
 }
 
-/// `1 record`, `2 records`, `1 entry`, `3 entries`.
-fn counted(count: usize, noun: &str) -> String {
-    match (count, noun.strip_suffix('y')) {
-        (1, _) => format!("1 {noun}"),
-        (_, Some(stem)) => format!("{count} {stem}ies"),
-        (_, None) => format!("{count} {noun}s"),
-    }
-}
-
 /// Lists another agent's sessions (default root under the home directory, or `dir`).
 pub fn sessions(
     from: &str,
@@ -220,18 +212,4 @@ fn print_with_subagents(sessions: &[SessionInfoRecord], out: &mut dyn Write) -> 
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::counted;
-
-    #[test]
-    fn counts_read_in_the_singular_for_one() {
-        assert_eq!(counted(1, "record"), "1 record");
-        assert_eq!(counted(0, "issue"), "0 issues");
-        assert_eq!(counted(1, "entry"), "1 entry");
-        assert_eq!(counted(16, "entry"), "16 entries");
-        assert_eq!(counted(2, "new entry"), "2 new entries");
-    }
 }

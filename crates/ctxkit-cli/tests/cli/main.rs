@@ -190,6 +190,7 @@ mod simulate;
 mod small_windows;
 mod store;
 mod trust;
+mod undo_and_branch;
 mod web;
 
 #[test]

@@ -4,6 +4,7 @@
 mod afresh;
 mod appends;
 mod branched;
+mod copies;
 mod leaf;
 mod messages;
 
