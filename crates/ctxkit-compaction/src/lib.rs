@@ -23,9 +23,8 @@ mod span_window;
 mod tool_paths;
 
 pub use branch::{
-    BranchEntries, BranchSummary, BranchSummaryOptions, InstructionsMode, NO_CONTENT_TO_SUMMARIZE,
-    PreparedBranch, branch_request, collect_branch_entries, prepare_branch_entries,
-    summarize_branch,
+    BranchEntries, BranchSummary, BranchSummaryOptions, InstructionsMode, PreparedBranch,
+    branch_request, collect_branch_entries, prepare_branch_entries, summarize_branch,
 };
 pub use continuation::{CachePrefix, estimate_prefix_tokens};
 pub use cut::{CutEntry, CutPoint, find_cut_point, find_turn_start, is_valid_cut_point};

@@ -157,7 +157,9 @@ impl Engine {
                 )
                 .await;
                 drop(running);
-                written?.summary
+                // A span with no message to summarize leaves an empty summary, which no context
+                // shows; the entry still records what was forgotten.
+                written?.map(|written| written.summary).unwrap_or_default()
             }
         };
         let after: Vec<(String, EntryKind)> = path[end + 1..]

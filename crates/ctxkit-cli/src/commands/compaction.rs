@@ -15,7 +15,7 @@ use super::engine_run::{engine_for, run_cancellable};
 use super::print_json;
 use super::summary_setup::SummarySetup;
 use crate::Outcome;
-use crate::render::one_line;
+use crate::render::{counted, one_line};
 
 /// `ctxkit tokens`: the reference's numbers by default (`--estimator pi`), or ctxkit's estimator or
 /// an exact tokenizer for the messages after the last reported usage.
@@ -71,9 +71,9 @@ pub fn tokens(
     }
     writeln!(
         out,
-        "{} tokens in {} messages ({source})",
+        "{} tokens in {} ({source})",
         totals.tokens,
-        per_message.len()
+        counted(per_message.len(), "message")
     )?;
     if let Some(index) = totals.last_usage_index {
         writeln!(
@@ -310,8 +310,8 @@ fn dry_run(engine: &Engine, json: bool, out: &mut dyn Write) -> Result<Outcome> 
     let lists = preparation.file_operations.lists();
     writeln!(
         out,
-        "Would summarize {} messages{} and keep from entry {}.",
-        preparation.history_len(),
+        "Would summarize {}{} and keep from entry {}.",
+        counted(preparation.history_len(), "message"),
         if preparation.is_split_turn {
             format!(
                 " plus a split-turn prefix of {}",
@@ -431,12 +431,12 @@ pub fn models(
 /// One line about a compaction: id, time, tokens before → after, what it covers and who wrote it.
 pub(crate) fn describe_compaction(record: &CompactionRecord) -> String {
     format!(
-        "{}  {}  {} → {} tokens, covers {} entries, {}, by {}",
+        "{}  {}  {} → {} tokens, covers {}, {}, by {}",
         record.id,
         record.timestamp,
         record.tokens_before,
         record.tokens_after,
-        record.covered_entry_ids.len(),
+        counted(record.covered_entry_ids.len(), "entry"),
         crate::render::kept_from(&record.id, &record.first_kept_entry_id),
         // Pi and the agents `import` reads record no summarizer: their own model wrote it.
         record.summarizer.as_deref().unwrap_or(if record.from_hook {

@@ -309,7 +309,7 @@ fn branch_moves_the_leaf_with_or_without_a_summary() {
         "the C regression",
     ]);
     assert!(
-        summarized.contains("Moved the leaf to 2b904d50 and summarized the 1 entries left behind"),
+        summarized.contains("Moved the leaf to 2b904d50 and summarized the 1 entry left behind"),
         "{summarized}"
     );
     assert!(summarized.contains("Focus for this summary: the C regression"));

@@ -1,5 +1,6 @@
 //! `undo-compact` and `branch --summarize` as a tester met them: an undo that brought back a
-//! redacted message and the model used before the compaction, saying nothing of either.
+//! redacted message and the model used before the compaction, saying nothing of either; a branch
+//! summary of nothing ("No content to summarize") written into the model's context.
 
 use crate::Run;
 
@@ -87,4 +88,33 @@ fn undo_compact_keeps_a_redaction_and_the_model_chosen_after_the_compaction() {
     );
     let listing = run.ctxkit(&["compactions", &path]);
     assert!(!listing.contains(&compaction), "{listing}");
+}
+
+#[test]
+fn branch_summarize_writes_no_summary_when_nothing_left_behind_holds_a_message() {
+    let run = Run::new();
+    let path = demo(&run, "b.jsonl");
+    let labelled = run.ctxkit(&["label", &path, "e7596aac", "hi"]);
+    assert!(labelled.starts_with("exit: 0"), "{labelled}");
+    // Left behind: the label.
+    snapshot!(run.ctxkit(&["branch", &path, "--to", "6c360fcb", "--summarize"]));
+    // Left behind: the marker of that move.
+    snapshot!(run.ctxkit(&["branch", &path, "--to", "6c360fcb", "--summarize"]));
+    let context = run.ctxkit(&["context", &path, "--llm"]);
+    assert!(!context.contains("No content to summarize"), "{context}");
+    let summaries = |text: &str| text.matches("\"type\":\"branch_summary\"").count();
+    let file = std::fs::read_to_string(&path).unwrap();
+    let demo = std::fs::read_to_string(DEMO).unwrap();
+    assert_eq!(
+        summaries(&file),
+        summaries(&demo),
+        "no summary entry written"
+    );
+    // Nothing left behind at all (the target is the leaf): said as before.
+    let leaf = last_of_type(&path, "custom");
+    let stayed = run.ctxkit(&["branch", &path, "--to", &leaf, "--summarize"]);
+    assert!(
+        stayed.contains("; nothing was left behind to summarize"),
+        "{stayed}"
+    );
 }

@@ -445,6 +445,9 @@ impl Chat {
             Some(summary) => self.ui.line(&format!(
                 "Moved back; the branch left behind is summarized in {summary}, the new leaf"
             )),
+            None if outcome.nothing_to_summarize => self.ui.line(&format!(
+                "Moved to {leaf}; nothing left behind to summarize, so no summary was written"
+            )),
             None => self.ui.line(&format!("Moved to {leaf}")),
         }
         Ok(outcome.editor_text.map_or(Action::Continue, Action::Edit))
