@@ -4,7 +4,7 @@
 //! summary: the leaf moves before the span, the summary is attached there, and the messages after
 //! the span are appended again.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use ctxkit_compaction::{BranchSummaryOptions, Prompts, summarize_branch};
@@ -176,7 +176,10 @@ impl Engine {
             SummarySource::Ctxkit,
         )?;
         // Everything after the span comes back in order: messages, model and thinking changes,
-        // extension state (pins) and labels, which follow their entries to the new ids.
+        // extension state (pins), labels and context edits, which follow their entries to the new
+        // ids (an edit of a forgotten entry has nothing left to edit).
+        let kept_before: HashSet<&str> =
+            path[..start].iter().map(|(id, _, _)| id.as_str()).collect();
         let mut new_ids: HashMap<String, String> = HashMap::new();
         let mut reappended = 0;
         for (old_id, kind) in after {
@@ -207,6 +210,17 @@ impl Engine {
                         .session
                         .append_custom_entry(&custom.custom_type, custom.data)?
                 }
+                EntryKind::ContextEdit(edit) => {
+                    let target = match new_ids.get(&edit.target_id) {
+                        Some(copy) => copy.clone(),
+                        None if kept_before.contains(edit.target_id.as_str()) => edit.target_id,
+                        None => continue,
+                    };
+                    state.session.append_context_edit(
+                        &target,
+                        edit.replacement.map(|replacement| replacement.content),
+                    )?
+                }
                 EntryKind::Label(label) => {
                     let target = new_ids
                         .get(&label.target_id)
@@ -221,7 +235,6 @@ impl Engine {
                 EntryKind::Compaction(_)
                 | EntryKind::BranchSummary(_)
                 | EntryKind::SessionInfo(_)
-                | EntryKind::ContextEdit(_)
                 | EntryKind::Usage(_)
                 | EntryKind::Unknown { .. } => continue,
             };
