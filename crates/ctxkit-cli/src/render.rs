@@ -334,5 +334,6 @@ mod counted_tests {
         assert_eq!(counted(2, "new entry"), "2 new entries");
         assert_eq!(counted(2, "strategy"), "2 strategies");
         assert_eq!(counted(3, "day"), "3 days");
+        assert_eq!(counted(2, "branch summary"), "2 branch summaries");
     }
 }

@@ -16,9 +16,6 @@ use crate::prepare::SourcedMessage;
 use crate::prompts::Prompts;
 use crate::runner::{run_request, serialize_messages};
 
-/// What stands in for a summary when the branch holds no message.
-pub const NO_CONTENT_TO_SUMMARIZE: &str = "No content to summarize";
-
 /// The entries of the branch being left.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BranchEntries {
@@ -239,11 +236,14 @@ pub struct BranchSummary {
     /// Preamble, summary text and file blocks.
     pub summary: String,
     pub files: FileLists,
-    /// The request sent, if one was (none for a branch without messages).
-    pub request: Option<SummaryRequest>,
+    /// The request sent.
+    pub request: SummaryRequest,
 }
 
-/// Summarizes the branch `entries`.
+/// Summarizes the branch `entries`; `None` when they hold no message to summarize (only labels,
+/// model changes, extension state, tool results, a navigation marker…, or a newest message alone
+/// over the budget): no request is sent. Pi 1.6 writes "No content to summarize" into the
+/// context then; a caller writes no summary.
 pub async fn summarize_branch(
     session: &Session,
     entries: &[EntryIndex],
@@ -251,14 +251,10 @@ pub async fn summarize_branch(
     prompts: &Prompts,
     options: &BranchSummaryOptions,
     cancel: &CancellationToken,
-) -> Result<BranchSummary, CompactionError> {
+) -> Result<Option<BranchSummary>, CompactionError> {
     let prepared = prepare_branch_entries(session, entries, options.token_budget)?;
     if prepared.messages.is_empty() {
-        return Ok(BranchSummary {
-            summary: NO_CONTENT_TO_SUMMARIZE.to_owned(),
-            files: FileLists::default(),
-            request: None,
-        });
+        return Ok(None);
     }
     let request = branch_request(&prepared, prompts, options, summarizer.supports_reasoning());
     let response = run_request(summarizer, request.clone(), cancel).await?;
@@ -269,9 +265,9 @@ pub async fn summarize_branch(
         response.text,
         files.blocks()
     );
-    Ok(BranchSummary {
+    Ok(Some(BranchSummary {
         summary,
         files,
-        request: Some(request),
-    })
+        request,
+    }))
 }

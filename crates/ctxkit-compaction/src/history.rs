@@ -1,6 +1,9 @@
 //! Compactions made inspectable and reversible: every compaction on a path with what it covered and
-//! what it saved, undo by moving the leaf back to the compaction's parent (append-only: the undone
-//! summary stays in the tree), and the loop guard that checks a compaction really made room.
+//! what it saved, undo by moving the leaf back to the compaction's parent and carrying what came
+//! after the compaction over (append-only: the undone summary stays in the tree), and the loop guard
+//! that checks a compaction really made room.
+
+use std::collections::HashSet;
 
 use ctxkit_protocol::EntryKind;
 use ctxkit_session::{LeafSelector, Session};
@@ -91,22 +94,98 @@ pub fn list_compactions(
 
 /// What an undo did.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct UndoOutcome {
     pub compaction_id: String,
     /// The entry the leaf moved back to.
     pub restored_leaf_id: Option<String>,
     /// The marker entry appended there, which keeps the move when the file is reopened.
     pub marker_id: String,
-    /// Messages that came after the compaction, appended again after the marker (the later work
-    /// stays in the context; the originals stay on the compaction's branch).
-    pub reappended: usize,
+    /// The entries after the compaction appended again after the marker, in order (the later work
+    /// stays in the context as it was; the originals stay on the compaction's branch).
+    pub carried: Vec<CarriedEntry>,
+    /// The entries after the compaction that could not be carried over, and why.
+    pub not_carried: Vec<NotCarried>,
+}
+
+impl UndoOutcome {
+    /// How many of the carried entries are messages.
+    pub fn reappended_messages(&self) -> usize {
+        self.carried
+            .iter()
+            .filter(|entry| entry.entry_type == "message")
+            .count()
+    }
+}
+
+/// An entry an undo appended again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CarriedEntry {
+    /// The entry's `type` (`message`, `context_edit`, `model_change`, …).
+    pub entry_type: String,
+    pub original_id: String,
+    pub copy_id: String,
+}
+
+/// An entry an undo could not carry over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotCarried {
+    pub id: String,
+    /// The entry's `type`.
+    pub entry_type: String,
+    pub reason: NotCarriedReason,
+}
+
+/// Why an entry was not carried over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotCarriedReason {
+    /// A context edit of the undone compaction itself (hiding its summary): there is no summary
+    /// after the undo.
+    EditsUndoneCompaction,
+    /// A context edit of an entry that is neither on the restored branch nor carried over, so it
+    /// would change nothing there.
+    TargetNotOnBranch { target_id: String },
+}
+
+impl std::fmt::Display for NotCarried {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = self.entry_type.replace('_', " ");
+        match &self.reason {
+            NotCarriedReason::EditsUndoneCompaction => write!(
+                formatter,
+                "{what} {} (it edits the undone compaction, which is no longer in the context)",
+                self.id
+            ),
+            NotCarriedReason::TargetNotOnBranch { target_id } => write!(
+                formatter,
+                "{what} {} (its target {target_id} is not on the restored branch)",
+                self.id
+            ),
+        }
+    }
+}
+
+/// What an undo does with one entry that came after the compaction.
+enum Carry {
+    /// Appended again after the marker.
+    Copy,
+    /// Still in force where it is, or part of no context: left alone.
+    Leave,
+    /// Cannot be carried over: reported.
+    Refuse(NotCarriedReason),
 }
 
 /// Undoes the last compaction on the current path: the leaf moves to the compaction's parent and a
 /// `custom` marker entry is appended there (it takes no part in the context), so the restored view
-/// survives reopening; the messages that came after the compaction are appended again after the
-/// marker, so later work stays in the context. Nothing is deleted; the compaction and what followed
-/// it stay in the tree on their own branch.
+/// survives reopening. Then everything after the compaction that shapes the context or the model
+/// call is appended again after the marker, in order, so the later work stays as it was: messages,
+/// context edits (a redaction stays redacted; an edit of a carried entry edits its copy), model and
+/// thinking level changes, extension messages and state, branch summaries, labels of carried
+/// entries, and entry types ctxkit does not know. Left where they are: usage records (spend, counted
+/// wherever they are), session names and labels of entries not carried (they hold for the whole
+/// file) and an earlier undo's marker. A context edit whose target is not on the restored branch
+/// cannot be carried over and is reported in [`UndoOutcome::not_carried`]. Nothing is deleted; the
+/// compaction and what followed it stay in the tree on their own branch.
 pub fn undo_last_compaction(session: &mut Session) -> Result<Option<UndoOutcome>, CompactionError> {
     let path = session.branch_path(None);
     let Some(position) = path
@@ -118,11 +197,63 @@ pub fn undo_last_compaction(session: &mut Session) -> Result<Option<UndoOutcome>
     let compaction = path[position];
     let compaction_id = compaction.id().to_owned();
     let parent = compaction.parent_id().map(str::to_owned);
-    let later: Vec<_> = path[position + 1..]
-        .iter()
-        .filter(|entry| entry.type_name() == "message")
-        .filter_map(|entry| entry.parse_message())
-        .collect::<Result<_, _>>()?;
+    let restored: HashSet<&str> = path[..position].iter().map(|entry| entry.id()).collect();
+    let mut to_copy: Vec<(String, String)> = Vec::new();
+    let mut copied: HashSet<&str> = HashSet::new();
+    let mut not_carried = Vec::new();
+    for entry in &path[position + 1..] {
+        let kind = entry
+            .parse()
+            .map_err(|error| CompactionError::reading(session, entry, error))?
+            .kind;
+        let carry = match &kind {
+            EntryKind::ContextEdit(edit) => {
+                let target = edit.target_id.as_str();
+                if restored.contains(target) || copied.contains(target) {
+                    Carry::Copy
+                } else if target == compaction_id {
+                    Carry::Refuse(NotCarriedReason::EditsUndoneCompaction)
+                } else {
+                    Carry::Refuse(NotCarriedReason::TargetNotOnBranch {
+                        target_id: target.to_owned(),
+                    })
+                }
+            }
+            // Labels hold for the whole file: only a carried entry's copy needs its own.
+            EntryKind::Label(label) => {
+                if copied.contains(label.target_id.as_str()) {
+                    Carry::Copy
+                } else {
+                    Carry::Leave
+                }
+            }
+            EntryKind::Custom(custom) if custom.custom_type == UNDO_COMPACTION_TYPE => Carry::Leave,
+            EntryKind::Message(_)
+            | EntryKind::ThinkingLevelChange(_)
+            | EntryKind::ModelChange(_)
+            | EntryKind::BranchSummary(_)
+            | EntryKind::Custom(_)
+            | EntryKind::CustomMessage(_)
+            | EntryKind::Unknown { .. } => Carry::Copy,
+            // The name is the file's latest, on any branch; usage counts wherever it is; no
+            // compaction follows the last one.
+            EntryKind::SessionInfo(_) | EntryKind::Usage(_) | EntryKind::Compaction(_) => {
+                Carry::Leave
+            }
+        };
+        match carry {
+            Carry::Copy => {
+                copied.insert(entry.id());
+                to_copy.push((entry.id().to_owned(), kind.type_name().to_owned()));
+            }
+            Carry::Leave => {}
+            Carry::Refuse(reason) => not_carried.push(NotCarried {
+                id: entry.id().to_owned(),
+                entry_type: kind.type_name().to_owned(),
+                reason,
+            }),
+        }
+    }
     match &parent {
         Some(parent) => session.branch(parent)?,
         None => session.reset_leaf(),
@@ -131,15 +262,23 @@ pub fn undo_last_compaction(session: &mut Session) -> Result<Option<UndoOutcome>
         UNDO_COMPACTION_TYPE,
         Some(json!({"compactionId": compaction_id})),
     )?;
-    let reappended = later.len();
-    if !later.is_empty() {
-        session.append_messages(later)?;
-    }
+    let ids: Vec<&str> = to_copy.iter().map(|(id, _)| id.as_str()).collect();
+    let copies = session.append_copies(&ids)?;
+    let carried = to_copy
+        .into_iter()
+        .zip(copies)
+        .map(|((original_id, entry_type), copy_id)| CarriedEntry {
+            entry_type,
+            original_id,
+            copy_id,
+        })
+        .collect();
     Ok(Some(UndoOutcome {
         compaction_id,
         restored_leaf_id: parent,
         marker_id,
-        reappended,
+        carried,
+        not_carried,
     }))
 }
 

@@ -23,9 +23,8 @@ mod span_window;
 mod tool_paths;
 
 pub use branch::{
-    BranchEntries, BranchSummary, BranchSummaryOptions, InstructionsMode, NO_CONTENT_TO_SUMMARIZE,
-    PreparedBranch, branch_request, collect_branch_entries, prepare_branch_entries,
-    summarize_branch,
+    BranchEntries, BranchSummary, BranchSummaryOptions, InstructionsMode, PreparedBranch,
+    branch_request, collect_branch_entries, prepare_branch_entries, summarize_branch,
 };
 pub use continuation::{CachePrefix, estimate_prefix_tokens};
 pub use cut::{CutEntry, CutPoint, find_cut_point, find_turn_start, is_valid_cut_point};
@@ -35,8 +34,8 @@ pub use file_context::{
 };
 pub use file_ops::{FileLists, FileOperations};
 pub use history::{
-    CompactionRecord, LoopGuard, UNDO_COMPACTION_TYPE, UndoOutcome, check_after_compaction,
-    list_compactions, undo_last_compaction,
+    CarriedEntry, CompactionRecord, LoopGuard, NotCarried, NotCarriedReason, UNDO_COMPACTION_TYPE,
+    UndoOutcome, check_after_compaction, list_compactions, undo_last_compaction,
 };
 pub use on_demand::{compact_on_demand, open_tool_call};
 pub use prepare::{

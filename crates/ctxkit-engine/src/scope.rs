@@ -4,7 +4,7 @@
 //! summary: the leaf moves before the span, the summary is attached there, and the messages after
 //! the span are appended again.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use ctxkit_compaction::{BranchSummaryOptions, Prompts, summarize_branch};
@@ -157,7 +157,9 @@ impl Engine {
                 )
                 .await;
                 drop(running);
-                written?.summary
+                // A span with no message to summarize leaves an empty summary, which no context
+                // shows; the entry still records what was forgotten.
+                written?.map(|written| written.summary).unwrap_or_default()
             }
         };
         let after: Vec<(String, EntryKind)> = path[end + 1..]
@@ -174,64 +176,84 @@ impl Engine {
             SummarySource::Ctxkit,
         )?;
         // Everything after the span comes back in order: messages, model and thinking changes,
-        // extension state (pins) and labels, which follow their entries to the new ids.
-        let mut new_ids: HashMap<String, String> = HashMap::new();
-        let mut reappended = 0;
-        for (old_id, kind) in after {
-            let new_id = match kind {
-                EntryKind::Message(message) => state.session.append_message(*message)?,
-                EntryKind::CustomMessage(mut custom) => {
-                    if let Some(details) = custom.details.as_mut() {
-                        remap_pin_ids(details, &new_ids);
-                    }
-                    state.session.append_custom_message_entry(
-                        &custom.custom_type,
-                        custom.content,
-                        custom.display,
-                        custom.details,
-                    )?
-                }
-                EntryKind::ThinkingLevelChange(change) => state
-                    .session
-                    .append_thinking_level_change(&change.thinking_level)?,
-                EntryKind::ModelChange(change) => state
-                    .session
-                    .append_model_change(&change.provider, &change.model_id)?,
-                EntryKind::Custom(mut custom) => {
-                    if let Some(data) = custom.data.as_mut() {
-                        remap_pin_ids(data, &new_ids);
-                    }
-                    state
-                        .session
-                        .append_custom_entry(&custom.custom_type, custom.data)?
-                }
-                EntryKind::Label(label) => {
-                    let target = new_ids
-                        .get(&label.target_id)
-                        .cloned()
-                        .unwrap_or(label.target_id);
-                    state
-                        .session
-                        .append_label_change(&target, label.label.as_deref())?
-                }
-                // Compactions after the span were refused above; branch summaries belong to the
-                // old branch; the session name is not part of the branch.
-                EntryKind::Compaction(_)
-                | EntryKind::BranchSummary(_)
-                | EntryKind::SessionInfo(_)
-                | EntryKind::ContextEdit(_)
-                | EntryKind::Usage(_)
-                | EntryKind::Unknown { .. } => continue,
-            };
-            new_ids.insert(old_id, new_id);
-            reappended += 1;
-        }
+        // extension state (pins), labels and context edits, which follow their entries to the new
+        // ids (an edit of a forgotten entry has nothing left to edit).
+        let kept_before: HashSet<&str> =
+            path[..start].iter().map(|(id, _, _)| id.as_str()).collect();
+        let reappended = reappend(&mut state.session, after, &kept_before)?;
         Ok(ForgetOutcome {
             summary_entry_id,
             reappended,
             new_leaf_id: state.session.leaf_id().map(str::to_owned),
         })
     }
+}
+
+/// Appends again, in order, the entries `after` a forgotten span (see [`Engine::forget`]);
+/// returns how many. A context edit of an entry in the span has nothing left to edit.
+fn reappend(
+    session: &mut ctxkit_session::Session,
+    after: Vec<(String, EntryKind)>,
+    kept_before: &HashSet<&str>,
+) -> Result<usize> {
+    let mut new_ids: HashMap<String, String> = HashMap::new();
+    let mut reappended = 0;
+    for (old_id, kind) in after {
+        let new_id = match kind {
+            EntryKind::Message(message) => session.append_message(*message)?,
+            EntryKind::CustomMessage(mut custom) => {
+                if let Some(details) = custom.details.as_mut() {
+                    remap_pin_ids(details, &new_ids);
+                }
+                session.append_custom_message_entry(
+                    &custom.custom_type,
+                    custom.content,
+                    custom.display,
+                    custom.details,
+                )?
+            }
+            EntryKind::ThinkingLevelChange(change) => {
+                session.append_thinking_level_change(&change.thinking_level)?
+            }
+            EntryKind::ModelChange(change) => {
+                session.append_model_change(&change.provider, &change.model_id)?
+            }
+            EntryKind::Custom(mut custom) => {
+                if let Some(data) = custom.data.as_mut() {
+                    remap_pin_ids(data, &new_ids);
+                }
+                session.append_custom_entry(&custom.custom_type, custom.data)?
+            }
+            EntryKind::ContextEdit(edit) => {
+                let target = match new_ids.get(&edit.target_id) {
+                    Some(copy) => copy.clone(),
+                    None if kept_before.contains(edit.target_id.as_str()) => edit.target_id,
+                    None => continue,
+                };
+                session.append_context_edit(
+                    &target,
+                    edit.replacement.map(|replacement| replacement.content),
+                )?
+            }
+            EntryKind::Label(label) => {
+                let target = new_ids
+                    .get(&label.target_id)
+                    .cloned()
+                    .unwrap_or(label.target_id);
+                session.append_label_change(&target, label.label.as_deref())?
+            }
+            // Compactions after the span were refused above; branch summaries belong to the
+            // old branch; the session name is not part of the branch.
+            EntryKind::Compaction(_)
+            | EntryKind::BranchSummary(_)
+            | EntryKind::SessionInfo(_)
+            | EntryKind::Usage(_)
+            | EntryKind::Unknown { .. } => continue,
+        };
+        new_ids.insert(old_id, new_id);
+        reappended += 1;
+    }
+    Ok(reappended)
 }
 
 /// Points the entry ids that pin records hold (`pinId`, `entryId`, the `pins` a pinned message

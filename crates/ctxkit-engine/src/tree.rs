@@ -60,6 +60,11 @@ pub struct NavigateOutcome {
     pub editor_text: Option<String>,
     pub summary_entry_id: Option<String>,
     pub new_leaf_id: Option<String>,
+    /// A summary was asked for and none was written because there was nothing to summarize:
+    /// nothing was left behind, or what was left behind holds no message (only labels, model
+    /// changes, extension state, a navigation marker…). The leaf moved all the same.
+    #[serde(default)]
+    pub nothing_to_summarize: bool,
 }
 
 /// What a fork did.
@@ -137,6 +142,7 @@ impl Engine {
         if old_leaf.as_deref() == Some(target_id) {
             return Ok(NavigateOutcome {
                 new_leaf_id: old_leaf,
+                nothing_to_summarize: options.summarize,
                 ..NavigateOutcome::default()
             });
         }
@@ -177,9 +183,12 @@ impl Engine {
                 .await?
             {
                 ControlFlow::Break(outcome) => return Ok(outcome),
-                ControlFlow::Continue(written) => summary = Some(written),
+                ControlFlow::Continue(written) => summary = written,
             }
         }
+        // Unlike Pi 1.6, which writes "No content to summarize" into the context, a branch that
+        // holds nothing to summarize gets no summary entry.
+        let nothing_to_summarize = options.summarize && summary.is_none();
 
         let editor_text = if options.keep_target {
             None
@@ -238,6 +247,7 @@ impl Engine {
             editor_text,
             summary_entry_id,
             new_leaf_id,
+            nothing_to_summarize,
         })
     }
 
@@ -301,8 +311,8 @@ impl Engine {
     }
 
     /// Summarizes the branch being left (between `BranchSummaryStart` and, on failure,
-    /// `BranchSummaryEnd`): the summary, its details and its source, or the outcome of an aborted
-    /// navigation when it was cancelled.
+    /// `BranchSummaryEnd`): the summary, its details and its source (`None` when the branch holds
+    /// no message to summarize), or the outcome of an aborted navigation when it was cancelled.
     async fn write_branch_summary(
         &self,
         state: &State,
@@ -311,7 +321,7 @@ impl Engine {
         branch: &BranchEntries,
         options: &NavigateOptions,
         cancel: &CancellationToken,
-    ) -> Result<ControlFlow<NavigateOutcome, (String, Option<Value>, SummarySource)>> {
+    ) -> Result<ControlFlow<NavigateOutcome, Option<(String, Option<Value>, SummarySource)>>> {
         self.inner.bus.emit(EngineEvent::BranchSummaryStart {
             target_id: target_id.to_owned(),
         });
@@ -341,11 +351,13 @@ impl Engine {
             other => other,
         };
         match result {
-            Ok(written) => Ok(ControlFlow::Continue((
-                written.summary,
-                Some(written.files.details()),
-                SummarySource::Ctxkit,
-            ))),
+            Ok(written) => Ok(ControlFlow::Continue(written.map(|written| {
+                (
+                    written.summary,
+                    Some(written.files.details()),
+                    SummarySource::Ctxkit,
+                )
+            }))),
             Err(error) => {
                 let aborted = error.is_cancelled();
                 self.inner.bus.emit(EngineEvent::BranchSummaryEnd {

@@ -69,9 +69,9 @@ impl Engine {
             .append_usage(kind, &model.provider, &model.id, usage, None)?)
     }
 
-    /// Goes back to before the last compaction on the branch (append-only: a marker entry and the
-    /// kept entries again) and writes what the deferred first write held back. `None` when the
-    /// branch has no compaction.
+    /// Goes back to before the last compaction on the branch (append-only: a marker entry, then
+    /// what came after the compaction again, as `undo_last_compaction` carries it) and writes what
+    /// the deferred first write held back. `None` when the branch has no compaction.
     pub async fn undo_compaction(&self) -> Result<Option<UndoOutcome>> {
         let mut state = self.lock().await;
         let undone = ctxkit_compaction::undo_last_compaction(&mut state.session)?;

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ctxkit_compaction::list_compactions;
+use ctxkit_compaction::{NotCarried, NotCarriedReason, list_compactions};
 use ctxkit_engine::EngineError;
 use ctxkit_protocol::SessionInfoRecord;
 use ctxkit_session::{Session, default_session_dir, encode_cwd, list_all_sessions, list_sessions};
@@ -199,7 +199,13 @@ pub(crate) async fn undo(shared: &Arc<Shared>) -> Result<Value, MethodError> {
             "compaction_id": undone.compaction_id,
             "restored_leaf_id": undone.restored_leaf_id,
             "marker_id": undone.marker_id,
-            "reappended": undone.reappended,
+            "reappended": undone.reappended_messages(),
+            "carried": undone.carried.iter().map(|entry| json!({
+                "type": entry.entry_type,
+                "id": entry.original_id,
+                "copy_id": entry.copy_id,
+            })).collect::<Vec<_>>(),
+            "not_carried": undone.not_carried.iter().map(not_carried).collect::<Vec<_>>(),
         })),
         None => Err(MethodError {
             code: codes::ENGINE_ERROR,
@@ -207,6 +213,24 @@ pub(crate) async fn undo(shared: &Arc<Shared>) -> Result<Value, MethodError> {
             kind: Some("no_compaction"),
         }),
     }
+}
+
+/// An entry `compaction.undo` could not carry over: its type and id, a reason code, what it
+/// edits, and one line saying so.
+fn not_carried(entry: &NotCarried) -> Value {
+    let (reason, target_id) = match &entry.reason {
+        NotCarriedReason::EditsUndoneCompaction => ("edits_undone_compaction", None),
+        NotCarriedReason::TargetNotOnBranch { target_id } => {
+            ("target_not_on_branch", Some(target_id.as_str()))
+        }
+    };
+    json!({
+        "type": entry.entry_type,
+        "id": entry.id,
+        "reason": reason,
+        "target_id": target_id,
+        "message": entry.to_string(),
+    })
 }
 
 /// `sessions.list`: sessions of a project (or of all), newest first.

@@ -240,6 +240,7 @@ pub(crate) struct Navigated {
     editor_text: Option<String>,
     summary_entry_id: Option<String>,
     new_leaf_id: Option<String>,
+    nothing_to_summarize: bool,
 }
 
 impl From<NavigateOutcome> for Navigated {
@@ -250,6 +251,7 @@ impl From<NavigateOutcome> for Navigated {
             editor_text: outcome.editor_text,
             summary_entry_id: outcome.summary_entry_id,
             new_leaf_id: outcome.new_leaf_id,
+            nothing_to_summarize: outcome.nothing_to_summarize,
         }
     }
 }

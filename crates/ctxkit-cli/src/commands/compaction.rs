@@ -1,13 +1,11 @@
-//! `tokens`, `compact`, `compactions`, `undo-compact`: token accounting and compaction of a session
-//! file. Writing commands append to the file (or to a copy with `--out`); nothing is ever rewritten.
+//! `tokens`, `compact`, `compactions`: token accounting and compaction of a session file
+//! (`undo-compact` is `undo`). Writing commands append to the file (or to a copy with `--out`); nothing is ever rewritten.
 
 use std::io::Write;
 use std::path::Path;
 
 use anyhow::{Context as _, Result, bail};
-use ctxkit_compaction::{
-    CompactionRecord, Preparation, list_compactions, serialize_messages, undo_last_compaction,
-};
+use ctxkit_compaction::{CompactionRecord, Preparation, list_compactions, serialize_messages};
 use ctxkit_engine::{CompactionPlan, Engine, EngineError};
 use ctxkit_session::{LeafSelector, Session};
 use ctxkit_tokens::{ContextTokenCounter, Estimator};
@@ -17,7 +15,7 @@ use super::engine_run::{engine_for, run_cancellable};
 use super::print_json;
 use super::summary_setup::SummarySetup;
 use crate::Outcome;
-use crate::render::one_line;
+use crate::render::{counted, one_line};
 
 /// `ctxkit tokens`: the reference's numbers by default (`--estimator pi`), or ctxkit's estimator or
 /// an exact tokenizer for the messages after the last reported usage.
@@ -73,9 +71,9 @@ pub fn tokens(
     }
     writeln!(
         out,
-        "{} tokens in {} messages ({source})",
+        "{} tokens in {} ({source})",
         totals.tokens,
-        per_message.len()
+        counted(per_message.len(), "message")
     )?;
     if let Some(index) = totals.last_usage_index {
         writeln!(
@@ -364,8 +362,8 @@ fn dry_run(engine: &Engine, json: bool, out: &mut dyn Write) -> Result<Outcome> 
     let lists = preparation.file_operations.lists();
     writeln!(
         out,
-        "Would summarize {} messages{} and keep from entry {}.",
-        preparation.history_len(),
+        "Would summarize {}{} and keep from entry {}.",
+        counted(preparation.history_len(), "message"),
         if preparation.is_split_turn {
             format!(
                 " plus a split-turn prefix of {}",
@@ -448,35 +446,6 @@ pub fn compactions(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outco
     Ok(Outcome::Success)
 }
 
-/// `ctxkit undo-compact`.
-pub fn undo_compact(file: &Path, out: &mut dyn Write) -> Result<Outcome> {
-    let mut session = Session::open(file)?;
-    super::note_rewrite(&session, file)?;
-    match undo_last_compaction(&mut session)? {
-        Some(undo) => {
-            session.flush_pending()?;
-            writeln!(
-                out,
-                "Undid compaction {}: the leaf is back at {} (the summary stays in the tree){}",
-                undo.compaction_id,
-                undo.restored_leaf_id.as_deref().unwrap_or("the start"),
-                reappended_note(undo.reappended)
-            )?;
-        }
-        None => writeln!(out, "No compaction on the current path.")?,
-    }
-    Ok(Outcome::Success)
-}
-
-/// What an undo said about the messages after the compaction (appended again after the marker).
-pub fn reappended_note(count: usize) -> String {
-    match count {
-        0 => String::new(),
-        1 => "; the 1 message after it was appended again".to_owned(),
-        _ => format!("; the {count} messages after it were appended again"),
-    }
-}
-
 /// `ctxkit models`.
 pub fn models(
     user_models: Vec<ctxkit_llm::ModelLimits>,
@@ -519,7 +488,7 @@ pub(crate) fn describe_compaction(record: &CompactionRecord) -> String {
         record.timestamp,
         record.tokens_before,
         record.tokens_after,
-        crate::render::counted(record.covered_entry_ids.len(), "entry"),
+        counted(record.covered_entry_ids.len(), "entry"),
         crate::render::kept_from(&record.id, &record.first_kept_entry_id),
         // Pi and the agents `import` reads record no summarizer: their own model wrote it.
         record.summarizer.as_deref().unwrap_or(if record.from_hook {

@@ -22,6 +22,7 @@ mod store;
 mod store_sync;
 mod summary_setup;
 mod tool_boundary;
+mod undo;
 mod web;
 
 use std::io::Write;
@@ -214,7 +215,7 @@ fn dispatch(
         Command::Models { json } => {
             compaction::models(summary_setup::configured_models(&process)?, json, out)
         }
-        Command::UndoCompact { file } => compaction::undo_compact(&file, out),
+        Command::UndoCompact { file } => undo::undo_compact(&file, out),
         Command::Config(action) => config::config(process, action, out),
         Command::Resources { json } => resources::resources(&process, json, out),
         Command::Prompt => resources::prompt(&process, out),

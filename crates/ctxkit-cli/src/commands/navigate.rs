@@ -14,6 +14,7 @@ use serde_json::json;
 use super::engine_run::{engine_for, run_cancellable};
 use super::summary_setup::SummarySetup;
 use crate::Outcome;
+use crate::render::counted;
 
 /// The custom entry type recording a leaf move without a summary.
 pub const NAVIGATE_TYPE: &str = "ctxkit.navigate";
@@ -74,18 +75,28 @@ pub fn branch(args: BranchArgs<'_>, setup: SummarySetup, out: &mut dyn Write) ->
     }
     let runtime = tokio::runtime::Builder::new_current_thread().build()?;
     let Some(summary_id) = outcome.summary_entry_id else {
-        // Nothing was left behind (the target is on the current path): a plain move.
+        // Nothing was left behind (the target is on the current path), or nothing left behind
+        // holds a message: a plain move, no summary in the context.
         runtime.block_on(async {
             engine
                 .append_custom_entry(NAVIGATE_TYPE, Some(json!({"fromId": old_leaf})))
                 .await?;
             engine.flush_pending().await
         })?;
-        writeln!(
-            out,
-            "Moved the leaf to {}; nothing was left behind to summarize",
-            args.to
-        )?;
+        if left_behind == 0 {
+            writeln!(
+                out,
+                "Moved the leaf to {}; nothing was left behind to summarize",
+                args.to
+            )?;
+        } else {
+            writeln!(
+                out,
+                "Moved the leaf to {}; nothing to summarize in the {} left behind, so no summary was written",
+                args.to,
+                counted(left_behind, "entry"),
+            )?;
+        }
         return Ok(Outcome::Success);
     };
     let summary = runtime.block_on(engine.with_session(|session| {
@@ -101,8 +112,9 @@ pub fn branch(args: BranchArgs<'_>, setup: SummarySetup, out: &mut dyn Write) ->
     }));
     writeln!(
         out,
-        "Moved the leaf to {} and summarized the {left_behind} entries left behind (summary entry {summary_id})",
+        "Moved the leaf to {} and summarized the {} left behind (summary entry {summary_id})",
         args.to,
+        counted(left_behind, "entry"),
     )?;
     writeln!(out)?;
     writeln!(out, "{}", summary.unwrap_or_default())?;

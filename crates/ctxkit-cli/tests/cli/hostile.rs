@@ -160,7 +160,7 @@ fn cases() -> Vec<Case> {
             },
             args: &["tokens", "s.jsonl"],
             code: 0,
-            expect: "4194304 tokens in 1 messages",
+            expect: "4194304 tokens in 1 message",
         },
         Case {
             name: "NUL bytes in a line",

@@ -192,6 +192,7 @@ mod simulate;
 mod small_windows;
 mod store;
 mod trust;
+mod undo_and_branch;
 mod web;
 
 #[test]
@@ -310,7 +311,7 @@ fn branch_moves_the_leaf_with_or_without_a_summary() {
         "the C regression",
     ]);
     assert!(
-        summarized.contains("Moved the leaf to 2b904d50 and summarized the 1 entries left behind"),
+        summarized.contains("Moved the leaf to 2b904d50 and summarized the 1 entry left behind"),
         "{summarized}"
     );
     assert!(summarized.contains("Focus for this summary: the C regression"));

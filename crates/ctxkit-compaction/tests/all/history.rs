@@ -1,9 +1,11 @@
 //! Listing, undoing and guarding compactions.
 
 use ctxkit_compaction::{
-    CompactOptions, CompactionSettings, LoopGuard, Prompts, UNDO_COMPACTION_TYPE,
-    check_after_compaction, compact, list_compactions, prepare_compaction, undo_last_compaction,
+    CompactOptions, CompactionSettings, LoopGuard, NotCarried, NotCarriedReason, Prompts,
+    UNDO_COMPACTION_TYPE, check_after_compaction, compact, list_compactions, prepare_compaction,
+    undo_last_compaction,
 };
+use ctxkit_protocol::MessageContent;
 use ctxkit_session::{NewCompaction, Session, SummarySource};
 use ctxkit_summarizer_offline::OfflineSummarizer;
 use tokio_util::sync::CancellationToken;
@@ -174,7 +176,7 @@ async fn undo_keeps_the_work_done_after_the_compaction() {
             .unwrap();
     }
     let undo = undo_last_compaction(&mut session).unwrap().unwrap();
-    assert_eq!(undo.reappended, 6);
+    assert_eq!(undo.reappended_messages(), 6);
     let context = session.build_context();
     assert_eq!(context.messages.len(), before + 6);
     let texts: Vec<String> = session
@@ -191,4 +193,196 @@ async fn undo_keeps_the_work_done_after_the_compaction() {
         assert!(position >= before, "after the restored context");
     }
     assert!(list_compactions(&session, None).unwrap().is_empty());
+}
+
+/// The session's entries written to `path` as they are, and opened from there.
+fn persisted(session: &Session, path: &std::path::Path) -> Session {
+    let lines: Vec<String> = std::iter::once(serde_json::to_string(session.header()).unwrap())
+        .chain(
+            session
+                .entries()
+                .iter()
+                .map(|entry| entry.raw().unwrap().to_string()),
+        )
+        .collect();
+    std::fs::write(path, lines.join("\n") + "\n").unwrap();
+    Session::open(path).unwrap()
+}
+
+/// The context's messages at the leaf, each as its JSON text.
+fn context_texts(session: &Session) -> Vec<String> {
+    let context = session.build_context();
+    session
+        .messages(&context.messages)
+        .unwrap()
+        .iter()
+        .map(|message| serde_json::to_string(message).unwrap())
+        .collect()
+}
+
+/// A tester's report: after compact, `edit-context --replace "REDACTED BY USER"` and a switch to
+/// another model and thinking level, `undo-compact` brought the original text back and the old
+/// model, and said nothing. Everything after the compaction that shapes the context or the call
+/// now comes back after the marker; what cannot is named.
+#[tokio::test]
+async fn undo_carries_edits_model_changes_and_extension_entries_over() {
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join("s.jsonl");
+    let mut session = persisted(&split_turn_session(), &path);
+    let path_ids: Vec<String> = session
+        .branch_path(None)
+        .iter()
+        .map(|entry| entry.id().to_owned())
+        .collect();
+    let settings = CompactionSettings {
+        enabled: true,
+        reserve_tokens: 100,
+        keep_recent_tokens: 300,
+    };
+    let compaction_id = compact_once(&mut session, settings).await;
+    // A summarized message and a kept one redacted after the compaction.
+    let (first, last) = (&path_ids[0], &path_ids[path_ids.len() - 1]);
+    session
+        .append_context_edit(first, Some(MessageContent::Text("REDACTED ONE".into())))
+        .unwrap();
+    session
+        .append_context_edit(last, Some(MessageContent::Text("REDACTED TWO".into())))
+        .unwrap();
+    session.append_model_change("openai", "gpt-5").unwrap();
+    session.append_thinking_level_change("low").unwrap();
+    let later = session.append_message(user("later secret")).unwrap();
+    session.append_label_change(&later, Some("later")).unwrap();
+    session
+        .append_context_edit(&later, Some(MessageContent::Text("REDACTED THREE".into())))
+        .unwrap();
+    session
+        .append_custom_message_entry(
+            "x.note",
+            MessageContent::Text("extension note".into()),
+            true,
+            None,
+        )
+        .unwrap();
+    session.append_session_info("the name").unwrap();
+    let usage: ctxkit_protocol::Usage = serde_json::from_value(serde_json::json!({
+        "input": 10, "output": 2, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 12
+    }))
+    .unwrap();
+    session.append_usage("side", "p", "m", usage, None).unwrap();
+    // Pi writes an edit hiding the compaction itself; ctxkit only reads one.
+    let leaf = session.leaf_id().unwrap().to_owned();
+    drop(session);
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str(&format!(
+        "{{\"type\":\"context_edit\",\"id\":\"e0000001\",\"parentId\":\"{leaf}\",\"timestamp\":\"2030-01-01T00:00:00.000Z\",\"targetId\":\"{compaction_id}\",\"replacement\":null}}\n"
+    ));
+    std::fs::write(&path, text).unwrap();
+    let mut session = Session::open(&path).unwrap();
+    let before_undo = context_texts(&session);
+    assert!(before_undo.iter().all(|text| !text.contains("secret")));
+
+    let undo = undo_last_compaction(&mut session).unwrap().unwrap();
+    let carried: Vec<&str> = undo
+        .carried
+        .iter()
+        .map(|entry| entry.entry_type.as_str())
+        .collect();
+    assert_eq!(
+        carried,
+        [
+            "context_edit",
+            "context_edit",
+            "model_change",
+            "thinking_level_change",
+            "message",
+            "label",
+            "context_edit",
+            "custom_message"
+        ]
+    );
+    assert_eq!(undo.reappended_messages(), 1);
+    assert_eq!(
+        undo.not_carried,
+        [NotCarried {
+            id: "e0000001".to_owned(),
+            entry_type: "context_edit".to_owned(),
+            reason: NotCarriedReason::EditsUndoneCompaction,
+        }]
+    );
+    assert!(undo.not_carried[0].to_string().contains("e0000001"));
+
+    for session in [session, Session::open(&path).unwrap()] {
+        let context = session.build_context();
+        let model = context.model.clone().unwrap();
+        assert_eq!(model.provider.as_deref(), Some("openai"));
+        assert_eq!(model.model_id.as_deref(), Some("gpt-5"));
+        assert_eq!(context.thinking_level, "low");
+        let texts = context_texts(&session).join("\n");
+        for gone in ["Add a cache", "All tests pass.", "later secret"] {
+            assert!(!texts.contains(gone), "{gone} came back: {texts}");
+        }
+        for kept in [
+            "REDACTED ONE",
+            "REDACTED TWO",
+            "REDACTED THREE",
+            "extension note",
+        ] {
+            assert!(texts.contains(kept), "{kept} is missing: {texts}");
+        }
+        let later_copy = &undo.carried[4].copy_id;
+        assert_eq!(session.label(later_copy), Some("later"));
+        assert_eq!(session.session_name().as_deref(), Some("the name"));
+        let usages = session
+            .entries()
+            .iter()
+            .filter(|entry| entry.type_name() == "usage")
+            .count();
+        assert_eq!(usages, 1, "spend is not counted twice");
+        assert!(list_compactions(&session, None).unwrap().is_empty());
+    }
+}
+
+/// Two compactions undone one after the other: the first undo's marker is not copied by the
+/// second, and what came after both is still carried.
+#[tokio::test]
+async fn undoing_two_compactions_carries_the_later_work_through_both() {
+    let mut session = split_turn_session();
+    let first_id = session.branch_path(None)[0].id().to_owned();
+    let settings = CompactionSettings {
+        enabled: true,
+        reserve_tokens: 100,
+        keep_recent_tokens: 300,
+    };
+    compact_once(&mut session, settings).await;
+    session
+        .append_message(user("second question ".repeat(200).as_str()))
+        .unwrap();
+    session
+        .append_message(crate::fixtures::assistant_text(
+            &"second answer ".repeat(200),
+        ))
+        .unwrap();
+    compact_once(&mut session, settings).await;
+    session
+        .append_context_edit(&first_id, Some(MessageContent::Text("REDACTED".into())))
+        .unwrap();
+    let undo = undo_last_compaction(&mut session).unwrap().unwrap();
+    assert_eq!(undo.carried.len(), 1);
+    let undo = undo_last_compaction(&mut session).unwrap().unwrap();
+    let carried: Vec<&str> = undo
+        .carried
+        .iter()
+        .map(|entry| entry.entry_type.as_str())
+        .collect();
+    assert_eq!(carried, ["message", "message", "context_edit"]);
+    let markers = session
+        .branch_path(None)
+        .iter()
+        .filter(|entry| entry.raw().unwrap().contains(UNDO_COMPACTION_TYPE))
+        .count();
+    assert_eq!(markers, 1, "one marker on the branch, the last undo's");
+    let texts = context_texts(&session).join("\n");
+    assert!(!texts.contains("Add a cache"), "{texts}");
+    assert!(texts.contains("REDACTED"));
+    assert!(texts.contains("second answer"));
 }

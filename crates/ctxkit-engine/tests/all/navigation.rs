@@ -146,8 +146,52 @@ async fn moving_forward_has_nothing_to_summarize() {
         .await
         .unwrap();
     assert_eq!(outcome.summary_entry_id, None);
+    assert!(outcome.nothing_to_summarize);
     assert_eq!(leaf(&harness).await.as_deref(), Some(ids[3].as_str()));
     assert_eq!(harness.summarizer.request_count(), 0);
+}
+
+/// A tester's report: a branch left behind holding only a label got the summary "No content to
+/// summarize" in the model's context (as Pi 1.6 writes it). Now the leaf moves with no summary
+/// entry, and the outcome says there was nothing to summarize.
+#[tokio::test]
+async fn a_branch_without_messages_gets_no_summary() {
+    let mut harness = Harness::new(100_000, 2_000, [Answer::Text("BRANCH")]);
+    let ids = six(&harness).await;
+    harness.engine.set_label(&ids[0], Some("hi")).await.unwrap();
+    harness
+        .engine
+        .append_custom_entry("x.state", Some(serde_json::json!({"n": 1})))
+        .await
+        .unwrap();
+    let before = harness.entry_types().await;
+    let outcome = harness
+        .engine
+        .navigate(
+            &ids[5],
+            NavigateOptions {
+                summarize: true,
+                ..NavigateOptions::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(outcome.summary_entry_id, None);
+    assert!(outcome.nothing_to_summarize);
+    assert!(!outcome.cancelled);
+    assert_eq!(leaf(&harness).await.as_deref(), Some(ids[5].as_str()));
+    assert_eq!(harness.summarizer.request_count(), 0);
+    assert_eq!(harness.entry_types().await, before, "nothing written");
+    let events = harness.drain();
+    assert!(matches!(
+        events.last(),
+        Some(EngineEvent::BranchSummaryEnd {
+            aborted: false,
+            summary_entry_id: None,
+            error: None,
+            ..
+        })
+    ));
 }
 
 struct TreeHook(BeforeTreeResult);

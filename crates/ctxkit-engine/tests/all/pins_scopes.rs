@@ -1,6 +1,8 @@
 //! Pinned context across compactions, scopes and forgetting.
 
 use ctxkit_engine::EngineError;
+use ctxkit_protocol::MessageContent;
+use ctxkit_session::Session;
 
 use crate::support::*;
 
@@ -194,4 +196,49 @@ async fn forgetting_keeps_later_pins_and_labels_and_refuses_spans_before_a_compa
         "{error}"
     );
     assert_eq!(harness.entry_types().await, before);
+}
+
+/// Like an undone compaction, a forget once dropped the context edits after the span, so a
+/// message the user had redacted came back in the model's view.
+#[tokio::test]
+async fn forgetting_keeps_the_redactions_made_after_the_span() {
+    let mut session = Session::in_memory("/p");
+    let early = session.append_message(user("EARLY-SECRET")).unwrap();
+    session.append_message(reply("ok", 100)).unwrap();
+    let detour = session.append_message(user("a detour")).unwrap();
+    let detour_end = session.append_message(reply("ok", 100)).unwrap();
+    let later = session.append_message(user("LATER-SECRET")).unwrap();
+    session.append_message(reply("ok", 100)).unwrap();
+    let redacted = |text: &str| Some(MessageContent::Text(text.to_owned()));
+    session
+        .append_context_edit(&early, redacted("[early, redacted]"))
+        .unwrap();
+    session
+        .append_context_edit(&later, redacted("[later, redacted]"))
+        .unwrap();
+    // An edit of a message the forget summarizes has nothing left to edit.
+    session.append_context_edit(&detour, None).unwrap();
+    let harness = Harness::with_session(session);
+    harness
+        .engine
+        .forget(&detour, Some(&detour_end), Some("gone".to_owned()))
+        .await
+        .unwrap();
+    let text = view_text(&harness.engine.model_view().await.unwrap());
+    assert!(!text.contains("SECRET"), "{text}");
+    assert!(
+        text.contains("[early, redacted]") && text.contains("[later, redacted]"),
+        "{text}"
+    );
+    let edits = harness
+        .engine
+        .with_session(|session| {
+            session
+                .branch_path(None)
+                .iter()
+                .filter(|entry| entry.type_name() == "context_edit")
+                .count()
+        })
+        .await;
+    assert_eq!(edits, 2, "the edit of the forgotten message is not copied");
 }

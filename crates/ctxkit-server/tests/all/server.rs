@@ -350,11 +350,29 @@ async fn names_labels_compactions_and_sessions_over_the_protocol() {
             .unwrap()
             .starts_with("SUMMARY")
     );
+    // Work after the compaction comes back with the undo, as on every surface.
+    let later = client
+        .call("message.append", json!({"message": user("later question")}))
+        .await;
+    let later = later["result"]["entry_id"].as_str().unwrap().to_owned();
+    client
+        .call("label.set", json!({"entry_id": later, "label": "later"}))
+        .await;
     let undone = client.call("compaction.undo", Value::Null).await;
     assert_eq!(
         undone["result"]["compaction_id"], compactions[0]["id"],
         "{undone}"
     );
+    assert_eq!(undone["result"]["reappended"], 1, "{undone}");
+    let carried: Vec<&str> = undone["result"]["carried"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| entry["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(carried, ["message", "label"], "{undone}");
+    assert_eq!(undone["result"]["carried"][0]["id"], later.as_str());
+    assert_eq!(undone["result"]["not_carried"], json!([]), "{undone}");
     let listed = client.call("compaction.list", Value::Null).await;
     assert!(
         listed["result"]["compactions"]
@@ -366,7 +384,8 @@ async fn names_labels_compactions_and_sessions_over_the_protocol() {
     let rows = sessions["result"]["sessions"].as_array().unwrap();
     assert_eq!(rows.len(), 1, "{sessions}");
     assert_eq!(rows[0]["name"], "parser work");
-    assert_eq!(rows[0]["message_count"], 6);
+    // Six messages, the later one and its copy on the restored branch.
+    assert_eq!(rows[0]["message_count"], 8);
     let all = client.call("sessions.list", json!({"all": true})).await;
     assert_eq!(all["result"]["sessions"].as_array().unwrap().len(), 1);
 }

@@ -72,13 +72,20 @@ impl Session {
             batch.push(StoredEntry::from_entry(&entry).map_err(SessionError::Serialize)?);
             ids.push(id);
         }
+        self.append_chain(batch)?;
+        Ok(ids)
+    }
+
+    /// Writes `batch`, a chain below the leaf, with one write, then indexes it and moves the leaf to
+    /// its last entry; nothing is indexed when the write fails.
+    pub(super) fn append_chain(&mut self, mut batch: Vec<StoredEntry>) -> Result<()> {
         self.persist_batch(&mut batch)?;
         for stored in batch {
             let position = self.index.push(stored);
             self.leaf = Some(position);
             self.leaf_appended(position);
         }
-        Ok(ids)
+        Ok(())
     }
 
     fn persist(&mut self, new_entry: &mut StoredEntry) -> Result<()> {

@@ -5,6 +5,7 @@ mod afresh;
 mod appends;
 mod branched;
 mod copies;
+mod entry_copies;
 mod leaf;
 mod messages;
 

@@ -398,12 +398,17 @@ impl Chat {
     async fn undo_compact(&self) -> Result<()> {
         let undone = self.engine.undo_compaction().await?;
         match undone {
-            Some(undo) => self.ui.line(&format!(
-                "Undid compaction {}: back at {} (the summary stays in the tree){}",
-                undo.compaction_id,
-                undo.restored_leaf_id.as_deref().unwrap_or("the start"),
-                crate::commands::compaction::reappended_note(undo.reappended)
-            )),
+            Some(undo) => {
+                self.ui.line(&format!(
+                    "Undid compaction {}: back at {} (the summary stays in the tree){}",
+                    undo.compaction_id,
+                    undo.restored_leaf_id.as_deref().unwrap_or("the start"),
+                    crate::commands::undo::carried_note(&undo)
+                ));
+                for line in crate::commands::undo::not_carried_lines(&undo) {
+                    self.ui.line(&line);
+                }
+            }
             None => self.ui.line("No compaction on this branch."),
         }
         Ok(())
@@ -439,6 +444,9 @@ impl Chat {
         match &outcome.summary_entry_id {
             Some(summary) => self.ui.line(&format!(
                 "Moved back; the branch left behind is summarized in {summary}, the new leaf"
+            )),
+            None if outcome.nothing_to_summarize => self.ui.line(&format!(
+                "Moved to {leaf}; nothing left behind to summarize, so no summary was written"
             )),
             None => self.ui.line(&format!("Moved to {leaf}")),
         }

@@ -1,0 +1,120 @@
+//! `undo-compact` and `branch --summarize` as a tester met them: an undo that brought back a
+//! redacted message and the model used before the compaction, saying nothing of either; a branch
+//! summary of nothing ("No content to summarize") written into the model's context.
+
+use crate::Run;
+
+const DEMO: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../examples/demo-session.jsonl"
+);
+
+/// A copy of the demo session in the run's home, as an argument.
+fn demo(run: &Run, name: &str) -> String {
+    let target = run.home.path().join(name);
+    std::fs::copy(DEMO, &target).unwrap();
+    target.display().to_string()
+}
+
+/// Appends a hand-written entry (`fields` after `type`) below the file's last entry, the leaf.
+fn append_entry(path: &str, id: &str, fields: &str) {
+    let mut text = std::fs::read_to_string(path).unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    let parent = last["id"].as_str().unwrap();
+    text.push_str(&format!(
+        "{{{fields},\"id\":\"{id}\",\"parentId\":\"{parent}\",\"timestamp\":\"2030-01-01T00:00:00.000Z\"}}\n"
+    ));
+    std::fs::write(path, text).unwrap();
+}
+
+/// The id of the file's last entry of `type`.
+fn last_of_type(path: &str, entry_type: &str) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines()
+        .rev()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .find(|entry| entry["type"] == entry_type)
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn undo_compact_keeps_a_redaction_and_the_model_chosen_after_the_compaction() {
+    let run = Run::new();
+    let path = demo(&run, "u.jsonl");
+    let compacted = run.ctxkit(&["compact", &path, "--keep-recent-tokens", "2000"]);
+    assert!(compacted.starts_with("exit: 0"), "{compacted}");
+    let compaction = last_of_type(&path, "compaction");
+    let edited = run.ctxkit(&[
+        "edit-context",
+        &path,
+        "6c360fcb",
+        "--replace",
+        "REDACTED BY USER",
+    ]);
+    assert!(edited.starts_with("exit: 0"), "{edited}");
+    append_entry(
+        &path,
+        "a0000001",
+        r#""type":"model_change","provider":"openai","modelId":"gpt-5""#,
+    );
+    append_entry(
+        &path,
+        "a0000002",
+        r#""type":"thinking_level_change","thinkingLevel":"low""#,
+    );
+    // Pi can write an edit hiding the compaction's summary; after the undo it has nothing to edit.
+    append_entry(
+        &path,
+        "a0000003",
+        &format!(r#""type":"context_edit","targetId":"{compaction}","replacement":null"#),
+    );
+    let before = run.ctxkit(&["context", &path]);
+    assert!(before.ends_with("REDACTED BY USER\n"), "{before}");
+    assert!(
+        before.contains("(model openai/gpt-5, thinking low)"),
+        "{before}"
+    );
+
+    let undone = run.ctxkit(&["undo-compact", &path]);
+    snapshot!(undone);
+    let after = run.ctxkit(&["context", &path]);
+    assert!(after.ends_with("REDACTED BY USER\n"), "{after}");
+    assert!(
+        after.contains("(model openai/gpt-5, thinking low)"),
+        "{after}"
+    );
+    let listing = run.ctxkit(&["compactions", &path]);
+    assert!(!listing.contains(&compaction), "{listing}");
+}
+
+#[test]
+fn branch_summarize_writes_no_summary_when_nothing_left_behind_holds_a_message() {
+    let run = Run::new();
+    let path = demo(&run, "b.jsonl");
+    let labelled = run.ctxkit(&["label", &path, "e7596aac", "hi"]);
+    assert!(labelled.starts_with("exit: 0"), "{labelled}");
+    // Left behind: the label.
+    snapshot!(run.ctxkit(&["branch", &path, "--to", "6c360fcb", "--summarize"]));
+    // Left behind: the marker of that move.
+    snapshot!(run.ctxkit(&["branch", &path, "--to", "6c360fcb", "--summarize"]));
+    let context = run.ctxkit(&["context", &path, "--llm"]);
+    assert!(!context.contains("No content to summarize"), "{context}");
+    let summaries = |text: &str| text.matches("\"type\":\"branch_summary\"").count();
+    let file = std::fs::read_to_string(&path).unwrap();
+    let demo = std::fs::read_to_string(DEMO).unwrap();
+    assert_eq!(
+        summaries(&file),
+        summaries(&demo),
+        "no summary entry written"
+    );
+    // Nothing left behind at all (the target is the leaf): said as before.
+    let leaf = last_of_type(&path, "custom");
+    let stayed = run.ctxkit(&["branch", &path, "--to", &leaf, "--summarize"]);
+    assert!(
+        stayed.contains("; nothing was left behind to summarize"),
+        "{stayed}"
+    );
+}

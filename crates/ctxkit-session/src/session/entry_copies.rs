@@ -1,0 +1,211 @@
+//! Copies of entries appended below the leaf, so an undo can bring a branch's later entries back on
+//! the restored branch: each copy is its entry's original JSON (unknown types and fields included)
+//! under a new id, parent and time, and what it names among the entries copied with it names their
+//! copies.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use super::Session;
+use crate::entry::StoredEntry;
+use crate::error::{Result, SessionError};
+use crate::ids::{new_entry_id, now_iso};
+
+impl Session {
+    /// Appends copies of the entries `ids` (in that order) as a chain below the leaf, with one write:
+    /// all are acknowledged or none. Each copy keeps its entry's JSON but for a new `id`, `parentId`
+    /// and `timestamp`. A reference to an entry copied before it names that copy instead: a
+    /// `targetId` (a context edit, a label), and any string of a `custom` entry's `data` or of a
+    /// `custom_message`'s `details` that is exactly such an id (extension state naming entries, such
+    /// as pins). The originals stay where they are. Returns the copies' ids, in order.
+    pub fn append_copies(&mut self, ids: &[&str]) -> Result<Vec<String>> {
+        let mut parent_id = self.leaf_id().map(str::to_owned);
+        let mut copies: HashMap<String, String> = HashMap::with_capacity(ids.len());
+        let mut new_ids: Vec<String> = Vec::with_capacity(ids.len());
+        let mut batch = Vec::with_capacity(ids.len());
+        for &original in ids {
+            let position = self.require(original)?;
+            let Some(entry) = self.index.get(position) else {
+                return Err(SessionError::EntryNotFound {
+                    id: original.to_owned(),
+                });
+            };
+            let mut object: Map<String, Value> =
+                serde_json::from_str(&entry.raw()?).map_err(|error| entry.invalid(error))?;
+            let index = &self.index;
+            let id = new_entry_id(|candidate| {
+                index.contains(candidate) || new_ids.iter().any(|taken| taken == candidate)
+            });
+            object.insert("id".to_owned(), Value::String(id.clone()));
+            let parent = parent_id
+                .replace(id.clone())
+                .map_or(Value::Null, Value::String);
+            object.insert("parentId".to_owned(), parent);
+            object.insert("timestamp".to_owned(), Value::String(now_iso()));
+            if let Some(Value::String(target)) = object.get_mut("targetId")
+                && let Some(copy) = copies.get(target.as_str())
+            {
+                target.clone_from(copy);
+            }
+            let state_field = match object.get("type").and_then(Value::as_str) {
+                Some("custom") => Some("data"),
+                Some("custom_message") => Some("details"),
+                _ => None,
+            };
+            if let Some(state) = state_field.and_then(|field| object.get_mut(field)) {
+                name_copies(state, &copies);
+            }
+            let line = serde_json::to_string(&object).map_err(SessionError::Serialize)?;
+            let stored = StoredEntry::from_line(line.into(), 0).map_err(|error| {
+                SessionError::Serialize(serde::de::Error::custom(error.message()))
+            })?;
+            batch.push(stored);
+            copies.insert(original.to_owned(), id.clone());
+            new_ids.push(id);
+        }
+        self.append_chain(batch)?;
+        Ok(new_ids)
+    }
+}
+
+/// Replaces every string of `value` that is the id of a copied entry by its copy's id.
+fn name_copies(value: &mut Value, copies: &HashMap<String, String>) {
+    match value {
+        Value::String(text) => {
+            if let Some(copy) = copies.get(text.as_str()) {
+                text.clone_from(copy);
+            }
+        }
+        // Parsed JSON nests at most 128 levels deep (serde_json's limit), so this recursion ends.
+        Value::Array(items) => {
+            for item in items {
+                name_copies(item, copies);
+            }
+        }
+        Value::Object(fields) => {
+            for field in fields.values_mut() {
+                name_copies(field, copies);
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ctxkit_protocol::{EntryKind, MessageContent};
+    use serde_json::json;
+
+    use crate::Session;
+
+    fn edit_target(kind: EntryKind) -> String {
+        let EntryKind::ContextEdit(edit) = kind else {
+            panic!("not an edit: {kind:?}");
+        };
+        edit.target_id
+    }
+
+    fn user(text: &str) -> ctxkit_protocol::AgentMessage {
+        serde_json::from_value(json!({"role": "user", "content": text, "timestamp": 1})).unwrap()
+    }
+
+    #[test]
+    fn copies_keep_their_json_and_name_the_copies_of_what_they_name() {
+        let mut session = Session::in_memory("/p");
+        let root = session.append_message(user("root")).unwrap();
+        let asked = session.append_message(user("secret")).unwrap();
+        let edit = session
+            .append_context_edit(&asked, Some(MessageContent::Text("REDACTED".to_owned())))
+            .unwrap();
+        let kept_edit = session.append_context_edit(&root, None).unwrap();
+        let label = session.append_label_change(&asked, Some("here")).unwrap();
+        let pin = session
+            .append_custom_entry("x.pin", Some(json!({"entryId": asked, "other": [root]})))
+            .unwrap();
+        session.branch(&root).unwrap();
+
+        let ids = [&asked, &edit, &kept_edit, &label, &pin].map(String::as_str);
+        let copies = session.append_copies(&ids).unwrap();
+        assert_eq!(copies.len(), 5);
+        assert_eq!(session.leaf_id(), Some(copies[4].as_str()));
+        let copy = |n: usize| session.entry(&copies[n]).unwrap().parse().unwrap();
+        assert_eq!(copy(0).parent_id.as_deref(), Some(root.as_str()));
+        assert_eq!(copy(1).parent_id.as_deref(), Some(copies[0].as_str()));
+        assert_eq!(
+            edit_target(copy(1).kind),
+            copies[0],
+            "the edit follows its target"
+        );
+        assert_eq!(edit_target(copy(2).kind), root, "a target not copied stays");
+        assert_eq!(session.label(&copies[0]), Some("here"));
+        assert_eq!(
+            session.label(&asked),
+            Some("here"),
+            "the original keeps its own"
+        );
+        let EntryKind::Custom(custom) = copy(4).kind else {
+            panic!("not a custom entry");
+        };
+        let data = json!({"entryId": copies[0], "other": [root]});
+        assert_eq!(custom.data, Some(data));
+
+        // The copied edit applies to the copied message: the redacted text stays redacted.
+        let context = session.build_context();
+        let texts: Vec<String> = session
+            .messages(&context.messages)
+            .unwrap()
+            .iter()
+            .map(|message| serde_json::to_string(message).unwrap())
+            .collect();
+        assert!(
+            texts.iter().all(|text| !text.contains("secret")),
+            "{texts:?}"
+        );
+        assert!(
+            texts.iter().any(|text| text.contains("REDACTED")),
+            "{texts:?}"
+        );
+    }
+
+    #[test]
+    fn an_unknown_entry_is_copied_whole() {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let lines = [
+            r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#,
+            r#"{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}"#,
+            r#"{"type":"future_kind","id":"b","parentId":"a","timestamp":"2025-01-01T00:00:02.000Z","payload":{"keep":[1,2]},"note":"x"}"#,
+        ];
+        std::fs::write(file.path(), lines.join("\n") + "\n").unwrap();
+        let mut session = Session::open(file.path()).unwrap();
+        session.branch("a").unwrap();
+        let copies = session.append_copies(&["b"]).unwrap();
+        drop(session);
+        let written = std::fs::read_to_string(file.path()).unwrap();
+        let last: serde_json::Value =
+            serde_json::from_str(written.lines().last().unwrap()).unwrap();
+        assert_eq!(last["id"], copies[0].as_str());
+        assert_eq!(last["parentId"], "a");
+        assert_eq!(last["payload"], json!({"keep": [1, 2]}));
+        assert_eq!(last["note"], "x");
+        let keys: Vec<&str> = last
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            ["type", "id", "parentId", "timestamp", "payload", "note"]
+        );
+    }
+
+    #[test]
+    fn an_unknown_id_appends_nothing() {
+        let mut session = Session::in_memory("/p");
+        let root = session.append_message(user("root")).unwrap();
+        let error = session.append_copies(&[&root, "nope"]).unwrap_err();
+        assert!(matches!(error, crate::SessionError::EntryNotFound { .. }));
+        assert_eq!(session.entries().len(), 1);
+    }
+}
