@@ -70,6 +70,19 @@ pub fn one_line(text: &str, limit: usize) -> String {
     cut
 }
 
+/// An error and its causes on one line, `: `-separated, leaving out a cause whose text the line
+/// already holds (`cannot append to `…`: File too large` wraps the I/O error it names).
+pub fn error_chain(error: &anyhow::Error) -> String {
+    let mut message = error.to_string();
+    for cause in error.chain().skip(1) {
+        let cause = cause.to_string();
+        if !message.contains(&cause) {
+            message.push_str(&format!(": {cause}"));
+        }
+    }
+    message
+}
+
 /// The readable text of message content: text blocks, `[image]`, `[thinking]`, tool calls by name.
 pub fn content_text(content: &MessageContent) -> String {
     match content {
@@ -334,5 +347,23 @@ mod counted_tests {
         assert_eq!(counted(2, "new entry"), "2 new entries");
         assert_eq!(counted(2, "strategy"), "2 strategies");
         assert_eq!(counted(3, "day"), "3 days");
+    }
+}
+
+#[cfg(test)]
+mod error_chain_tests {
+    use super::error_chain;
+
+    #[test]
+    fn a_cause_the_message_already_names_is_said_once() {
+        let io = std::io::Error::from_raw_os_error(27);
+        let text = io.to_string();
+        let wrapped = anyhow::Error::new(io).context(format!("cannot append to `s.jsonl`: {text}"));
+        assert_eq!(
+            error_chain(&wrapped),
+            format!("cannot append to `s.jsonl`: {text}")
+        );
+        let other = anyhow::anyhow!("disk gone").context("cannot save");
+        assert_eq!(error_chain(&other), "cannot save: disk gone");
     }
 }

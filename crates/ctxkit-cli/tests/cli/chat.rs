@@ -229,6 +229,12 @@ impl World {
 /// Starts `ctxkit chat ARGS` in `project` with `home` as its home, in a fresh tmux server, without
 /// the provider variables of the environment the tests run in.
 pub(crate) fn start_chat(project: &Path, home: &Path, args: &str) -> Tmux {
+    Tmux::start(&chat_command(project, home, args))
+}
+
+/// The shell command [`start_chat`] runs: `ctxkit chat ARGS` in `project`, `home` its home, the
+/// provider variables of the environment the tests run in removed.
+pub(crate) fn chat_command(project: &Path, home: &Path, args: &str) -> String {
     let mut command = format!("cd '{}' && exec env", project.display());
     for name in crate::PROVIDER_VARIABLES
         .into_iter()
@@ -241,7 +247,7 @@ pub(crate) fn start_chat(project: &Path, home: &Path, args: &str) -> Tmux {
         home = home.display(),
         bin = env!("CARGO_BIN_EXE_ctxkit"),
     ));
-    Tmux::start(&command)
+    command
 }
 
 static SOCKETS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -325,7 +331,7 @@ impl Tmux {
     }
 
     /// Whether the program still runs, or how it ended.
-    fn pane_state(&self) -> String {
+    pub(crate) fn pane_state(&self) -> String {
         let output = self
             .command()
             .args([

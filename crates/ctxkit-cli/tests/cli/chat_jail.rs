@@ -1,0 +1,146 @@
+//! `ctxkit chat` at the edges of the jail, as a tester met them: a file-size limit (`ulimit -f`),
+//! the user's credentials outside and inside the project, searches of refused places, and how a
+//! refusal reads on the screen.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::chat::{Tmux, World, chat_command, text, tmux_missing, tool_call};
+
+const MAIN_RS: &str = "fn main() {\n    println!(\"hello\");\n}\n";
+
+/// The names in `dir` that a write left behind (`.<name>.ctxkit-<pid>-<n>.tmp`).
+fn temporaries(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains(".ctxkit-"))
+        .collect()
+}
+
+/// `ctxkit chat ARGS` in `world`'s project under a file-size limit of 200 blocks (100 KiB for
+/// dash's 512-byte blocks, 200 KiB for bash's).
+fn start_limited(world: &World, args: &str) -> Tmux {
+    let command = chat_command(&world.project, world.home.path(), args);
+    Tmux::start(&format!("ulimit -f 200 && {command}"))
+}
+
+/// Waits until the chat has ended and returns how (`pane_dead=1 status=N signal=S`).
+fn ended(tmux: &Tmux) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let state = tmux.pane_state();
+        if state.starts_with("pane_dead=1") || Instant::now() > deadline {
+            return state;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// QA: under `ulimit -f 200`, a `write` of 300 KB raised SIGXFSZ and killed the chat (exit 153),
+/// leaving a temporary file in the project. Now the write fails with `EFBIG`, the tool says the
+/// file was left unchanged and the chat goes on; a `bash` command still meets the limit as in a
+/// shell (killed by the signal: `rc=153`), since a caught signal is reset to its default at `exec`.
+#[test]
+fn a_file_size_limit_fails_the_write_not_the_chat() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    std::fs::write(world.project.join("main.rs"), MAIN_RS).unwrap();
+    world.answer(tool_call(
+        "call_1",
+        "write",
+        json!({"path": "main.rs", "content": "x".repeat(300_000)}),
+    ));
+    world.answer(tool_call(
+        "call_2",
+        "bash",
+        json!({"command": "head -c 300000 /dev/zero > big.bin; echo rc=$?; rm -f big.bin"}),
+    ));
+    world.answer(text("done big", 400));
+    let tmux = start_limited(&world, "--no-session --yes");
+    tmux.wait_idle(1);
+    tmux.line("write big");
+    let screen = tmux.wait_for("done big");
+    assert!(
+        screen.contains("Cannot write `main.rs`: File too large")
+            && screen.contains("the file was left unchanged"),
+        "{screen}"
+    );
+    assert!(screen.contains("rc=153"), "{screen}");
+    tmux.wait_idle(2);
+    tmux.line("/quit");
+    let state = ended(&tmux);
+    assert!(
+        state.contains("status=0"),
+        "{state}; the screen:\n{}",
+        tmux.screen()
+    );
+    assert_eq!(
+        std::fs::read_to_string(world.project.join("main.rs")).unwrap(),
+        MAIN_RS
+    );
+    assert_eq!(temporaries(&world.project), Vec::<String>::new());
+}
+
+/// QA: with a session file, the chat died appending the 300 KB tool call, leaving a cut line. Now
+/// the append fails with `EFBIG`, the chat says so once and goes on; the session file keeps whole
+/// lines only, and the next turn is saved after them.
+#[test]
+fn a_session_append_past_the_file_size_limit_is_reported_and_the_chat_goes_on() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    std::fs::write(world.project.join("main.rs"), MAIN_RS).unwrap();
+    world.answer(tool_call(
+        "call_1",
+        "write",
+        json!({"path": "main.rs", "content": "x".repeat(300_000)}),
+    ));
+    world.answer(text("Still here.", 400));
+    let tmux = start_limited(&world, "");
+    tmux.wait_idle(1);
+    tmux.line("write big");
+    let screen = tmux.wait_for("File too large");
+    let error = screen
+        .lines()
+        .find(|line| line.contains("cannot append to"))
+        .unwrap_or_else(|| panic!("{screen}"));
+    assert_eq!(
+        screen.matches("File too large").count(),
+        1,
+        "said once: {screen}"
+    );
+    assert!(error.starts_with("error: "), "{error}");
+    tmux.wait_idle(2);
+    tmux.line("anything else?");
+    tmux.wait_for("Still here.");
+    tmux.line("/quit");
+    let state = ended(&tmux);
+    assert!(
+        state.contains("status=0"),
+        "{state}; the screen:\n{}",
+        tmux.screen()
+    );
+    assert_eq!(
+        std::fs::read_to_string(world.project.join("main.rs")).unwrap(),
+        MAIN_RS
+    );
+    assert_eq!(temporaries(&world.project), Vec::<String>::new());
+    let files = world.session_files();
+    assert_eq!(files.len(), 1);
+    let stored = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(stored.ends_with('\n'));
+    for line in stored.lines() {
+        serde_json::from_str::<Value>(line).unwrap_or_else(|_| panic!("a cut line: {line}"));
+    }
+    assert!(
+        !stored.contains("xxxxxxxxxx"),
+        "the refused line is not kept"
+    );
+    assert!(stored.contains("anything else?") && stored.contains("Still here."));
+}
