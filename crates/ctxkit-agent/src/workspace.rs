@@ -1,7 +1,8 @@
 //! The boundary around the agent's file tools: which paths a tool may read or write without a
 //! question (the project, and for reading the paths the user listed), which need the user's
 //! approval (everything else), and which no tool may touch at all (ctxkit's own home: settings,
-//! credentials, the trust list, sessions). Paths are judged after resolving them as the system
+//! credentials, the trust list, sessions; and the user's credentials, `~/.ssh` and the like,
+//! wherever the project is). What no answer can open is refused before any question is asked. Paths are judged after resolving them as the system
 //! will (symlinks, `..`), and tools then work on the resolved path, so what was judged is what is
 //! touched. Tool results also pass through [`Workspace::redact`], which hides every known secret.
 
@@ -70,6 +71,9 @@ pub struct Workspace {
     /// Places inside the project a write needs the user's approval for, resolved (besides
     /// [`GUARDED_NAMES`] under the root).
     guarded: Vec<PathBuf>,
+    /// The user's credentials (`ctxkit_jail::credential_places`), as named and resolved: never
+    /// opened, wherever the project is, whatever the user answers (the jail denies them too).
+    credentials: Vec<PathBuf>,
     /// Values redacted from every tool result.
     secrets: Vec<String>,
 }
@@ -91,6 +95,7 @@ impl Workspace {
             outputs: Vec::new(),
             readable: Vec::new(),
             guarded: Vec::new(),
+            credentials: ctxkit_jail::credential_places(),
             secrets: ctxkit_secrets::secret_environment_values(),
         };
         if let Some(home) = default_ctxkit_home() {
@@ -143,6 +148,13 @@ impl Workspace {
         }
     }
 
+    /// `place` is one of the user's credentials for [`Self::locate`] (tests: the real ones are
+    /// read from `$HOME` when the workspace is made).
+    #[cfg(test)]
+    pub(crate) fn add_credential_place(&mut self, place: &Path) {
+        self.credentials.push(place.to_owned());
+    }
+
     /// Tools may read `path` and everything under it without a question (`chat.readablePaths`).
     pub fn allow_reading(&mut self, path: &Path) {
         self.readable.push(resolve(path));
@@ -172,6 +184,20 @@ impl Workspace {
         })?;
         let resolved = resolve(&given);
         let lexical = ctxkit_jail::lexical(&given);
+        // Before the question about leaving the project: no answer could open them.
+        if let Some(place) = self
+            .credentials
+            .iter()
+            .find(|place| resolved.starts_with(place) || lexical.starts_with(place))
+        {
+            return Err(format!(
+                "`{} {argument}` refused: `{}` lies in `{}`: the user's credentials are never \
+                 opened by tools, even with approval",
+                access.verb(),
+                resolved.display(),
+                place.display()
+            ));
+        }
         if access == Access::Read && self.outputs.iter().any(|dir| resolved.starts_with(dir)) {
             return Ok(Place::Allowed(resolved));
         }
@@ -228,7 +254,9 @@ impl Workspace {
             .find(|root| path.starts_with(root) && root.is_dir())
             .map_or(Path::new("/"), PathBuf::as_path);
         let mut jail = ctxkit_jail::Jail::open(root).map_err(|error| error.to_string())?;
-        for place in &self.protected {
+        // The jail denies the user's credentials by itself; the workspace's list is the same
+        // but for places a test names.
+        for place in self.protected.iter().chain(&self.credentials) {
             jail.deny(place);
         }
         Ok(jail)
@@ -459,6 +487,43 @@ mod tests {
                 .locate(&fixture.home, "settings.json", Access::Read)
                 .is_err()
         );
+    }
+
+    /// QA: `read ~/.ssh/id_rsa` first asked "outside the project?" and only after `y` said the
+    /// credentials are never opened. The refusal now comes first, outside the project and in it
+    /// (a project at `~`), directly and through a committed link, for reading and writing alike.
+    #[test]
+    fn the_users_credentials_are_refused_before_any_question() {
+        let mut fixture = fixture();
+        let ssh = fixture.base.join(".ssh");
+        std::fs::create_dir_all(&ssh).unwrap();
+        std::fs::write(ssh.join("id_rsa"), "KEY").unwrap();
+        let aws = fixture.project.join(".aws");
+        std::fs::create_dir_all(&aws).unwrap();
+        fixture.workspace.add_credential_place(&ssh);
+        fixture.workspace.add_credential_place(&aws);
+        symlink(&ssh, fixture.project.join("keys")).unwrap();
+        let key = ssh.join("id_rsa").display().to_string();
+        for argument in [
+            key.as_str(),
+            "../.ssh/authorized_keys",
+            "keys/id_rsa",
+            ".aws",
+            ".aws/credentials",
+        ] {
+            for access in [Access::Read, Access::Write] {
+                let refusal = locate(&fixture, argument, access).unwrap_err();
+                assert!(
+                    refusal.contains("the user's credentials are never opened"),
+                    "{argument}: {refusal}"
+                );
+            }
+        }
+        // Beside them, the usual judgement.
+        assert!(matches!(
+            locate(&fixture, "../outside/x", Access::Read),
+            Ok(Place::Outside(_))
+        ));
     }
 
     #[test]

@@ -235,6 +235,16 @@ pub(crate) fn start_chat(project: &Path, home: &Path, args: &str) -> Tmux {
 /// The shell command [`start_chat`] runs: `ctxkit chat ARGS` in `project`, `home` its home, the
 /// provider variables of the environment the tests run in removed.
 pub(crate) fn chat_command(project: &Path, home: &Path, args: &str) -> String {
+    chat_command_homes(project, home, home, args)
+}
+
+/// [`chat_command`] with ctxkit's home (`CTXKIT_HOME`) and the user's (`HOME`) apart.
+pub(crate) fn chat_command_homes(
+    project: &Path,
+    ctxkit_home: &Path,
+    user_home: &Path,
+    args: &str,
+) -> String {
     let mut command = format!("cd '{}' && exec env", project.display());
     for name in crate::PROVIDER_VARIABLES
         .into_iter()
@@ -243,8 +253,9 @@ pub(crate) fn chat_command(project: &Path, home: &Path, args: &str) -> String {
         command.push_str(&format!(" -u {name}"));
     }
     command.push_str(&format!(
-        " HOME='{home}' CTXKIT_HOME='{home}' '{bin}' chat {args}",
-        home = home.display(),
+        " HOME='{user_home}' CTXKIT_HOME='{ctxkit_home}' '{bin}' chat {args}",
+        user_home = user_home.display(),
+        ctxkit_home = ctxkit_home.display(),
         bin = env!("CARGO_BIN_EXE_ctxkit"),
     ));
     command

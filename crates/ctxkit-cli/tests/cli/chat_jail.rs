@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::chat::{Tmux, World, chat_command, text, tmux_missing, tool_call};
+use crate::chat::{Tmux, World, chat_command, chat_command_homes, text, tmux_missing, tool_call};
 
 const MAIN_RS: &str = "fn main() {\n    println!(\"hello\");\n}\n";
 
@@ -143,4 +143,59 @@ fn a_session_append_past_the_file_size_limit_is_reported_and_the_chat_goes_on() 
         "the refused line is not kept"
     );
     assert!(stored.contains("anything else?") && stored.contains("Still here."));
+}
+
+/// QA: `read ~/.ssh/id_rsa` (outside the project) first asked "outside the project? [y]es / [n]o /
+/// [a]lways" and only after `y` said the credentials are never opened; the same for
+/// `write ~/.ssh/authorized_keys`. Now both are refused at once, with no question.
+#[test]
+fn the_users_credentials_are_refused_without_a_question() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    // The user's home apart from ctxkit's, as it usually is.
+    let user_home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(user_home.path().join(".ssh")).unwrap();
+    std::fs::write(user_home.path().join(".ssh/id_rsa"), "SECRET-SSH-KEY").unwrap();
+    world.answer(tool_call(
+        "call_1",
+        "read",
+        json!({"path": "~/.ssh/id_rsa"}),
+    ));
+    world.answer(tool_call(
+        "call_2",
+        "write",
+        json!({"path": "~/.ssh/authorized_keys", "content": "ssh-ed25519 AAAA attacker"}),
+    ));
+    world.answer(text("done", 400));
+    let tmux = Tmux::start(&chat_command_homes(
+        &world.project,
+        world.home.path(),
+        user_home.path(),
+        "",
+    ));
+    tmux.wait_idle(1);
+    tmux.line("read keys");
+    let screen = tmux.wait_for("done");
+    assert!(!screen.contains("[y]es / [n]o"), "no question: {screen}");
+    for call in ["read ~/.ssh/id_rsa", "write ~/.ssh/authorized_keys"] {
+        let line = format!("`{call}` refused: ");
+        assert!(screen.contains(&line), "{call}: {screen}");
+    }
+    assert_eq!(
+        screen
+            .matches("the user's credentials are never opened by tools")
+            .count(),
+        2,
+        "{screen}"
+    );
+    assert!(!screen.contains("SECRET-SSH-KEY"));
+    assert!(!user_home.path().join(".ssh/authorized_keys").exists());
+    let requests = world.chat_requests();
+    assert!(
+        !requests
+            .iter()
+            .any(|request| request.to_string().contains("SECRET-SSH-KEY"))
+    );
 }
