@@ -199,3 +199,61 @@ fn the_users_credentials_are_refused_without_a_question() {
             .any(|request| request.to_string().contains("SECRET-SSH-KEY"))
     );
 }
+
+/// QA: with the project at `~`, `grep SECRET .aws` and `grep SECRET .aws/credentials` answered "No
+/// matches found" while `ls .aws` said the place is never opened. A search of a refused place is
+/// refused like `ls`; a search of the whole project says how many places it left out.
+#[test]
+fn a_search_of_the_users_credentials_is_refused_and_a_wider_one_says_what_it_skipped() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    let user_home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(user_home.path().join(".aws")).unwrap();
+    std::fs::write(
+        user_home.path().join(".aws/credentials"),
+        "aws_secret_access_key=AWSSECRETXYZ\n",
+    )
+    .unwrap();
+    std::fs::write(user_home.path().join("notes.md"), "nothing SECRET\n").unwrap();
+    world.answer(tool_call(
+        "call_1",
+        "grep",
+        json!({"pattern": "SECRET", "path": ".aws"}),
+    ));
+    world.answer(tool_call("call_2", "ls", json!({"path": ".aws"})));
+    world.answer(tool_call(
+        "call_3",
+        "grep",
+        json!({"pattern": "SECRET", "path": ".aws/credentials"}),
+    ));
+    world.answer(tool_call("call_4", "grep", json!({"pattern": "SECRET"})));
+    world.answer(text("done", 400));
+    let tmux = Tmux::start(&chat_command_homes(
+        user_home.path(),
+        world.home.path(),
+        user_home.path(),
+        "--yes",
+    ));
+    tmux.wait_idle(1);
+    tmux.line("grep creds");
+    let screen = tmux.wait_for("done");
+    for call in [".aws", ".aws/credentials"] {
+        assert!(
+            screen.contains(&format!(" {call}` refused: ")),
+            "{call}: {screen}"
+        );
+    }
+    assert_eq!(
+        screen
+            .matches("the user's credentials are never opened by tools, even with approval")
+            .count(),
+        3,
+        "{screen}"
+    );
+    assert!(screen.contains("notes.md:1: nothing SECRET"), "{screen}");
+    assert!(screen.contains("[1 place was not searched"), "{screen}");
+    assert!(!screen.contains("No matches found"), "{screen}");
+    assert!(!screen.contains("AWSSECRETXYZ"), "{screen}");
+}
