@@ -51,6 +51,41 @@ impl Place {
     }
 }
 
+/// Why no tool may touch a path, whatever the user answers ([`Workspace::locate`]): the reason
+/// alone (its `Display`); [`Refusal::of`] puts the call in front, as the model and the user read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal(String);
+
+impl Refusal {
+    /// The refusal of `call`, the tool called and its argument as written (`edit src/main.rs`):
+    /// ``"`edit src/main.rs` refused: <reason>"``.
+    pub fn of(&self, call: &str) -> String {
+        refused(call, &self.0)
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(&self.0)
+    }
+}
+
+/// The most characters of a call a refusal shows; the reason after it is never cut.
+const SHOWN_CALL_CHARS: usize = 200;
+
+/// The one form of every refusal: ``"`{call}` refused: {reason}"``, with a call longer than
+/// [`SHOWN_CALL_CHARS`] (a path of 20,000 components) shortened and the reason whole.
+pub(crate) fn refused(call: &str, reason: &str) -> String {
+    let shown: String = if call.chars().count() > SHOWN_CALL_CHARS {
+        let mut shown: String = call.chars().take(SHOWN_CALL_CHARS - 1).collect();
+        shown.push('…');
+        shown
+    } else {
+        call.to_owned()
+    };
+    format!("`{shown}` refused: {reason}")
+}
+
 /// The project a tool works in, the paths no tool may touch, and the secrets no result may show.
 #[derive(Debug, Clone, Default)]
 pub struct Workspace {
@@ -174,14 +209,12 @@ impl Workspace {
     }
 
     /// Where a tool's path argument (relative to `cwd`, absolute, or `~/…`; a leading `@` is
-    /// dropped) lies for `access`; an error (the reason) when no tool may touch it.
-    pub fn locate(&self, cwd: &Path, argument: &str, access: Access) -> Result<Place, String> {
+    /// dropped) lies for `access`; the [`Refusal`] when no tool may touch it, whatever the user
+    /// would answer (the caller names the call it refuses).
+    pub fn locate(&self, cwd: &Path, argument: &str, access: Access) -> Result<Place, Refusal> {
         let given = expand(cwd, argument);
         // Before anything resolves it: a path of 20,000 components is one refusal.
-        ctxkit_jail::check_shape(&given).map_err(|error| {
-            let shown: String = argument.chars().take(80).collect();
-            format!("`{} {shown}…` refused: {error}", access.verb())
-        })?;
+        ctxkit_jail::check_shape(&given).map_err(|error| Refusal(error.to_string()))?;
         let resolved = resolve(&given);
         let lexical = ctxkit_jail::lexical(&given);
         // Before the question about leaving the project: no answer could open them.
@@ -190,13 +223,12 @@ impl Workspace {
             .iter()
             .find(|place| resolved.starts_with(place) || lexical.starts_with(place))
         {
-            return Err(format!(
-                "`{} {argument}` refused: `{}` lies in `{}`: the user's credentials are never \
-                 opened by tools, even with approval",
-                access.verb(),
+            return Err(Refusal(format!(
+                "`{}` lies in `{}`: the user's credentials are never opened by tools, even with \
+                 approval",
                 resolved.display(),
                 place.display()
-            ));
+            )));
         }
         if access == Access::Read && self.outputs.iter().any(|dir| resolved.starts_with(dir)) {
             return Ok(Place::Allowed(resolved));
@@ -205,15 +237,13 @@ impl Workspace {
             (resolved.starts_with(protected) || lexical.starts_with(protected))
                 && !self.project_within(protected, &resolved)
         }) {
-            return Err(format!(
-                "`{} {argument}` refused: ctxkit's own settings, credentials, trust list and sessions \
-                 are never {} by tools",
-                access.verb(),
+            return Err(Refusal(format!(
+                "ctxkit's own settings, credentials, trust list and sessions are never {} by tools",
                 match access {
                     Access::Read => "readable",
                     Access::Write => "writable",
                 }
-            ));
+            )));
         }
         if resolved.starts_with(&self.root) {
             if access == Access::Write && self.is_guarded(&resolved, &lexical) {
@@ -399,7 +429,10 @@ mod tests {
     }
 
     fn locate(fixture: &Fixture, argument: &str, access: Access) -> Result<Place, String> {
-        fixture.workspace.locate(&fixture.project, argument, access)
+        fixture
+            .workspace
+            .locate(&fixture.project, argument, access)
+            .map_err(|refusal| refusal.of(&format!("{} {argument}", access.verb())))
     }
 
     #[test]

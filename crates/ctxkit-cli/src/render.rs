@@ -70,6 +70,22 @@ pub fn one_line(text: &str, limit: usize) -> String {
     cut
 }
 
+/// At most `limit` characters of `text` on one line; a longer text loses its middle (`…`) so that
+/// its end, where an error says why (after a long path), is kept whole.
+pub fn one_line_keeping_end(text: &str, limit: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let count = flat.chars().count();
+    if count <= limit {
+        return flat;
+    }
+    let head = limit / 4;
+    let tail = limit.saturating_sub(head + 1);
+    let mut cut: String = flat.chars().take(head).collect();
+    cut.push('…');
+    cut.extend(flat.chars().skip(count - tail));
+    cut
+}
+
 /// An error and its causes on one line, `: `-separated, leaving out a cause whose text the line
 /// already holds (`cannot append to `…`: File too large` wraps the I/O error it names).
 pub fn error_chain(error: &anyhow::Error) -> String {
@@ -365,5 +381,30 @@ mod error_chain_tests {
         );
         let other = anyhow::anyhow!("disk gone").context("cannot save");
         assert_eq!(error_chain(&other), "cannot save: disk gone");
+    }
+}
+
+#[cfg(test)]
+mod keeping_end_tests {
+    use super::one_line_keeping_end;
+
+    #[test]
+    fn a_long_refusal_keeps_its_call_and_its_whole_reason() {
+        let line = format!(
+            "`edit .git/{}.txt` refused: `/p/.git/{}.txt` is guarded (git config and hooks) and \
+             the user did not approve the write",
+            "a".repeat(300),
+            "a".repeat(300)
+        );
+        let shown = one_line_keeping_end(&line, 400);
+        assert_eq!(shown.chars().count(), 400);
+        assert!(shown.starts_with("`edit .git/aaa"), "{shown}");
+        assert!(
+            shown.ends_with(
+                "is guarded (git config and hooks) and the user did not approve the write"
+            ),
+            "{shown}"
+        );
+        assert_eq!(one_line_keeping_end("short  one", 400), "short one");
     }
 }

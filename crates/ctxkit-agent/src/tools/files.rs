@@ -32,7 +32,7 @@ pub fn read(
     let shown = arguments.path.as_str();
     let offset = arguments.offset.unwrap_or(1).max(1);
     let limit = arguments.limit;
-    let target = context.target(shown, Access::Read)?;
+    let target = context.target("read", shown, Access::Read)?;
     let (bytes, size) = read_bounded(&target, MAX_READ_BYTES)
         .map_err(|error| format!("Cannot read `{shown}`: {error}"))?;
     if bytes.iter().take(8192).any(|&byte| byte == 0) {
@@ -114,7 +114,7 @@ pub struct WriteArguments {
 pub fn write(arguments: WriteArguments, context: &ToolContext) -> Result<ToolOutcome, String> {
     let shown = arguments.path.as_str();
     let content = arguments.content.as_str();
-    let target = context.target(shown, Access::Write)?;
+    let target = context.target("write", shown, Access::Write)?;
     if target.jail.is_dir(&target.path) {
         return Err(format!("Cannot write `{shown}`: it is a directory"));
     }
@@ -145,7 +145,7 @@ pub fn edit(arguments: EditArguments, context: &ToolContext) -> Result<ToolOutco
     if old.is_empty() {
         return Err("`oldText` must not be empty".to_owned());
     }
-    let target = context.target(shown, Access::Write)?;
+    let target = context.target("edit", shown, Access::Write)?;
     let (bytes, size) = read_bounded(&target, MAX_READ_BYTES)
         .map_err(|error| format!("Cannot read `{shown}`: {error}"))?;
     if u64::try_from(bytes.len()).unwrap_or(u64::MAX) < size {
@@ -211,7 +211,7 @@ pub fn ls(
     let shown = arguments.path.as_deref().unwrap_or(".");
     let limit = arguments.limit.unwrap_or(LS_LIMIT);
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-    let target = context.target(shown, Access::Read)?;
+    let target = context.target("ls", shown, Access::Read)?;
     let entries = target
         .jail
         .read_dir(&target.path)

@@ -60,7 +60,7 @@ pub fn grep(
         .case_insensitive(ignore_case)
         .build()
         .map_err(|error| format!("Invalid pattern: {error}"))?;
-    let target = context.target(shown, Access::Read)?;
+    let target = context.target("grep", shown, Access::Read)?;
     let root = target.path.clone();
     if !root.exists() {
         return Err(format!("`{shown}` does not exist"));
@@ -155,10 +155,13 @@ pub fn grep(
 
 /// The refusal of a search whose named place is denied.
 fn refused(shown: &str, root: &Path) -> String {
-    format!(
-        "`grep {shown}` refused: `{}` lies in ctxkit's own settings and sessions or the user's \
-         credentials, which are never opened by tools",
-        root.display()
+    crate::workspace::refused(
+        &format!("grep {shown}"),
+        &format!(
+            "`{}` lies in ctxkit's own settings and sessions or the user's credentials, which \
+             are never opened by tools",
+            root.display()
+        ),
     )
 }
 
@@ -260,7 +263,9 @@ mod tests {
             );
             assert!(
                 outcome.is_error
-                    && outcome.text.contains(&format!(" {path}` refused: "))
+                    && outcome
+                        .text
+                        .starts_with(&format!("`grep {path}` refused: "))
                     && outcome.text.contains("never"),
                 "{path}: {}",
                 outcome.text

@@ -342,7 +342,7 @@ impl Tmux {
     }
 
     /// Whether the program still runs, or how it ended.
-    pub(crate) fn pane_state(&self) -> String {
+    fn pane_state(&self) -> String {
         let output = self
             .command()
             .args([

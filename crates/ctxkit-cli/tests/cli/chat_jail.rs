@@ -21,20 +21,26 @@ fn temporaries(dir: &Path) -> Vec<String> {
 }
 
 /// `ctxkit chat ARGS` in `world`'s project under a file-size limit of 200 blocks (100 KiB for
-/// dash's 512-byte blocks, 200 KiB for bash's).
-fn start_limited(world: &World, args: &str) -> Tmux {
+/// dash's 512-byte blocks, 200 KiB for bash's); how the chat ends is written to `status`: its exit
+/// code, or 128 + the signal that ended it.
+fn start_limited(world: &World, args: &str, status: &Path) -> Tmux {
     let command = chat_command(&world.project, world.home.path(), args);
-    Tmux::start(&format!("ulimit -f 200 && {command}"))
+    Tmux::start(&format!(
+        "ulimit -f 200 && ({command}); echo $? > '{}'",
+        status.display()
+    ))
 }
 
-/// Waits until the chat has ended and returns how (`pane_dead=1 status=N signal=S`).
-fn ended(tmux: &Tmux) -> String {
+/// Waits until the chat has ended and returns its exit status as the shell saw it.
+fn ended(status: &Path) -> String {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let state = tmux.pane_state();
-        if state.starts_with("pane_dead=1") || Instant::now() > deadline {
-            return state;
+        if let Ok(text) = std::fs::read_to_string(status)
+            && text.ends_with('\n')
+        {
+            return text.trim().to_owned();
         }
+        assert!(Instant::now() < deadline, "the chat did not end");
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -61,7 +67,8 @@ fn a_file_size_limit_fails_the_write_not_the_chat() {
         json!({"command": "head -c 300000 /dev/zero > big.bin; echo rc=$?; rm -f big.bin"}),
     ));
     world.answer(text("done big", 400));
-    let tmux = start_limited(&world, "--no-session --yes");
+    let status = world.home.path().join("status");
+    let tmux = start_limited(&world, "--no-session --yes", &status);
     tmux.wait_idle(1);
     tmux.line("write big");
     let screen = tmux.wait_for("done big");
@@ -73,10 +80,11 @@ fn a_file_size_limit_fails_the_write_not_the_chat() {
     assert!(screen.contains("rc=153"), "{screen}");
     tmux.wait_idle(2);
     tmux.line("/quit");
-    let state = ended(&tmux);
-    assert!(
-        state.contains("status=0"),
-        "{state}; the screen:\n{}",
+    assert_eq!(
+        ended(&status),
+        "0",
+        "the screen:
+{}",
         tmux.screen()
     );
     assert_eq!(
@@ -102,7 +110,8 @@ fn a_session_append_past_the_file_size_limit_is_reported_and_the_chat_goes_on() 
         json!({"path": "main.rs", "content": "x".repeat(300_000)}),
     ));
     world.answer(text("Still here.", 400));
-    let tmux = start_limited(&world, "");
+    let status = world.home.path().join("status");
+    let tmux = start_limited(&world, "", &status);
     tmux.wait_idle(1);
     tmux.line("write big");
     let screen = tmux.wait_for("File too large");
@@ -120,10 +129,11 @@ fn a_session_append_past_the_file_size_limit_is_reported_and_the_chat_goes_on() 
     tmux.line("anything else?");
     tmux.wait_for("Still here.");
     tmux.line("/quit");
-    let state = ended(&tmux);
-    assert!(
-        state.contains("status=0"),
-        "{state}; the screen:\n{}",
+    assert_eq!(
+        ended(&status),
+        "0",
+        "the screen:
+{}",
         tmux.screen()
     );
     assert_eq!(
@@ -239,9 +249,9 @@ fn a_search_of_the_users_credentials_is_refused_and_a_wider_one_says_what_it_ski
     tmux.wait_idle(1);
     tmux.line("grep creds");
     let screen = tmux.wait_for("done");
-    for call in [".aws", ".aws/credentials"] {
+    for call in ["grep .aws", "ls .aws", "grep .aws/credentials"] {
         assert!(
-            screen.contains(&format!(" {call}` refused: ")),
+            screen.contains(&format!("`{call}` refused: ")),
             "{call}: {screen}"
         );
     }
@@ -256,4 +266,48 @@ fn a_search_of_the_users_credentials_is_refused_and_a_wider_one_says_what_it_ski
     assert!(screen.contains("[1 place was not searched"), "{screen}");
     assert!(!screen.contains("No matches found"), "{screen}");
     assert!(!screen.contains("AWSSECRETXYZ"), "{screen}");
+}
+
+/// QA: an `edit` was reported as "`write …` refused" and an `ls` as "`read …` refused", and a long
+/// refusal was cut to "and the user did …". A refusal names the tool called and keeps its reason.
+#[test]
+fn a_refusal_names_the_tool_called_and_keeps_its_reason() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    let user_home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(user_home.path().join(".ssh")).unwrap();
+    let long = format!(".git/{}.txt", "a".repeat(150));
+    world.answer(tool_call(
+        "call_1",
+        "edit",
+        json!({"path": long, "oldText": "x", "newText": "y"}),
+    ));
+    world.answer(tool_call("call_2", "ls", json!({"path": "~/.ssh"})));
+    world.answer(text("done", 400));
+    let tmux = Tmux::start(&chat_command_homes(
+        &world.project,
+        world.home.path(),
+        user_home.path(),
+        "",
+    ));
+    tmux.wait_idle(1);
+    tmux.line("change git");
+    tmux.wait_for("ctxkit guards it");
+    tmux.keys(&["n"]);
+    let screen = tmux.wait_for("done");
+    assert!(screen.contains("`edit .git/aaaa"), "{screen}");
+    assert!(
+        screen.contains(
+            "is guarded (git config and hooks, ctxkit's project folder, hook scripts, the session \
+             file, packages) and the user did not approve the write"
+        ),
+        "{screen}"
+    );
+    assert!(screen.contains("`ls ~/.ssh` refused: "), "{screen}");
+    assert!(
+        !screen.contains("`write .git") && !screen.contains("`read ~/.ssh"),
+        "{screen}"
+    );
 }
