@@ -80,7 +80,7 @@ pub use approve::{Approval, ApproveAll, Approver, DenyAll};
 pub use model::ChatModel;
 pub use tool::{Tool, ToolContext, ToolOutcome, ToolRegistry, TypedTool};
 pub use warming::{CacheWarmer, CacheWarming, PromptCache};
-pub use workspace::{Access, Place, Workspace, resolve as resolve_path};
+pub use workspace::{Access, Place, Refusal, Workspace, resolve as resolve_path};
 
 // What an embedder builds an agent from, so that one dependency is enough.
 pub use ctxkit_compaction::Prompts;

@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::workspace::{Access, Place, Workspace};
+use crate::workspace::{Access, Place, Workspace, refused};
 
 /// Where and how a tool call runs.
 #[derive(Debug, Clone)]
@@ -46,50 +46,60 @@ pub struct Target {
 }
 
 impl ToolContext {
-    /// The resolved path a tool may use for `argument`, or why it may not: ctxkit's own files
-    /// never, a path outside the project only when [`Self::outside_approved`] has `access`.
-    pub fn path(&self, argument: &str, access: Access) -> Result<PathBuf, String> {
-        match self.workspace.locate(&self.cwd, argument, access)? {
+    /// The resolved path the tool `tool` may use for `argument`, or why it may not (a refusal
+    /// naming `tool`): ctxkit's own files and the user's credentials never, a path outside the
+    /// project only when [`Self::outside_approved`] has `access`.
+    pub fn path(&self, tool: &str, argument: &str, access: Access) -> Result<PathBuf, String> {
+        let place = self
+            .workspace
+            .locate(&self.cwd, argument, access)
+            .map_err(|refusal| refusal.of(&format!("{tool} {argument}")))?;
+        match place {
             Place::Allowed(path) => Ok(path),
             Place::Outside(path) if self.outside_approved.contains(&access) => Ok(path),
-            Place::Outside(path) => Err(outside_refusal(access, argument, &path, &self.workspace)),
+            Place::Outside(path) => Err(outside_refusal(tool, argument, &path, &self.workspace)),
             Place::Guarded(path) if self.guarded_approved => Ok(path),
-            Place::Guarded(path) => Err(guarded_refusal(argument, &path)),
+            Place::Guarded(path) => Err(guarded_refusal(tool, argument, &path)),
         }
     }
 
     /// [`Self::path`] with the jail to open it through.
-    pub fn target(&self, argument: &str, access: Access) -> Result<Target, String> {
-        let path = self.path(argument, access)?;
+    pub fn target(&self, tool: &str, argument: &str, access: Access) -> Result<Target, String> {
+        let path = self.path(tool, argument, access)?;
         let jail = self
             .workspace
             .jail_for(&path)
-            .map_err(|error| format!("`{} {argument}` refused: {error}", access.verb()))?;
+            .map_err(|error| refused(&format!("{tool} {argument}"), &error))?;
         Ok(Target { path, jail })
     }
 }
 
-/// Why a guarded place of the project was not written.
-pub(crate) fn guarded_refusal(argument: &str, path: &std::path::Path) -> String {
-    format!(
-        "`write {argument}` refused: `{}` is guarded (git config and hooks, ctxkit's project \
-         folder, hook scripts, the session file, packages) and the user did not approve the write",
-        path.display()
+/// Why `tool` did not write a guarded place of the project.
+pub(crate) fn guarded_refusal(tool: &str, argument: &str, path: &std::path::Path) -> String {
+    refused(
+        &format!("{tool} {argument}"),
+        &format!(
+            "`{}` is guarded (git config and hooks, ctxkit's project folder, hook scripts, the \
+             session file, packages) and the user did not approve the write",
+            path.display()
+        ),
     )
 }
 
-/// Why a path outside the project was not touched.
+/// Why `tool` did not touch a path outside the project.
 pub(crate) fn outside_refusal(
-    access: Access,
+    tool: &str,
     argument: &str,
     path: &std::path::Path,
     workspace: &Workspace,
 ) -> String {
-    format!(
-        "`{} {argument}` refused: `{}` is outside the project `{}` and was not approved",
-        access.verb(),
-        path.display(),
-        workspace.root().display()
+    refused(
+        &format!("{tool} {argument}"),
+        &format!(
+            "`{}` is outside the project `{}` and was not approved",
+            path.display(),
+            workspace.root().display()
+        ),
     )
 }
 

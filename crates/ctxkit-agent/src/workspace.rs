@@ -1,7 +1,8 @@
 //! The boundary around the agent's file tools: which paths a tool may read or write without a
 //! question (the project, and for reading the paths the user listed), which need the user's
 //! approval (everything else), and which no tool may touch at all (ctxkit's own home: settings,
-//! credentials, the trust list, sessions). Paths are judged after resolving them as the system
+//! credentials, the trust list, sessions; and the user's credentials, `~/.ssh` and the like,
+//! wherever the project is). What no answer can open is refused before any question is asked. Paths are judged after resolving them as the system
 //! will (symlinks, `..`), and tools then work on the resolved path, so what was judged is what is
 //! touched. Tool results also pass through [`Workspace::redact`], which hides every known secret.
 
@@ -50,6 +51,41 @@ impl Place {
     }
 }
 
+/// Why no tool may touch a path, whatever the user answers ([`Workspace::locate`]): the reason
+/// alone (its `Display`); [`Refusal::of`] puts the call in front, as the model and the user read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal(String);
+
+impl Refusal {
+    /// The refusal of `call`, the tool called and its argument as written (`edit src/main.rs`):
+    /// ``"`edit src/main.rs` refused: <reason>"``.
+    pub fn of(&self, call: &str) -> String {
+        refused(call, &self.0)
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(&self.0)
+    }
+}
+
+/// The most characters of a call a refusal shows; the reason after it is never cut.
+const SHOWN_CALL_CHARS: usize = 200;
+
+/// The one form of every refusal: ``"`{call}` refused: {reason}"``, with a call longer than
+/// [`SHOWN_CALL_CHARS`] (a path of 20,000 components) shortened and the reason whole.
+pub(crate) fn refused(call: &str, reason: &str) -> String {
+    let shown: String = if call.chars().count() > SHOWN_CALL_CHARS {
+        let mut shown: String = call.chars().take(SHOWN_CALL_CHARS - 1).collect();
+        shown.push('…');
+        shown
+    } else {
+        call.to_owned()
+    };
+    format!("`{shown}` refused: {reason}")
+}
+
 /// The project a tool works in, the paths no tool may touch, and the secrets no result may show.
 #[derive(Debug, Clone, Default)]
 pub struct Workspace {
@@ -70,6 +106,9 @@ pub struct Workspace {
     /// Places inside the project a write needs the user's approval for, resolved (besides
     /// [`GUARDED_NAMES`] under the root).
     guarded: Vec<PathBuf>,
+    /// The user's credentials (`ctxkit_jail::credential_places`), as named and resolved: never
+    /// opened, wherever the project is, whatever the user answers (the jail denies them too).
+    credentials: Vec<PathBuf>,
     /// Values redacted from every tool result.
     secrets: Vec<String>,
 }
@@ -91,6 +130,7 @@ impl Workspace {
             outputs: Vec::new(),
             readable: Vec::new(),
             guarded: Vec::new(),
+            credentials: ctxkit_jail::credential_places(),
             secrets: ctxkit_secrets::secret_environment_values(),
         };
         if let Some(home) = default_ctxkit_home() {
@@ -143,6 +183,13 @@ impl Workspace {
         }
     }
 
+    /// `place` is one of the user's credentials for [`Self::locate`] (tests: the real ones are
+    /// read from `$HOME` when the workspace is made).
+    #[cfg(test)]
+    pub(crate) fn add_credential_place(&mut self, place: &Path) {
+        self.credentials.push(place.to_owned());
+    }
+
     /// Tools may read `path` and everything under it without a question (`chat.readablePaths`).
     pub fn allow_reading(&mut self, path: &Path) {
         self.readable.push(resolve(path));
@@ -162,16 +209,27 @@ impl Workspace {
     }
 
     /// Where a tool's path argument (relative to `cwd`, absolute, or `~/…`; a leading `@` is
-    /// dropped) lies for `access`; an error (the reason) when no tool may touch it.
-    pub fn locate(&self, cwd: &Path, argument: &str, access: Access) -> Result<Place, String> {
+    /// dropped) lies for `access`; the [`Refusal`] when no tool may touch it, whatever the user
+    /// would answer (the caller names the call it refuses).
+    pub fn locate(&self, cwd: &Path, argument: &str, access: Access) -> Result<Place, Refusal> {
         let given = expand(cwd, argument);
         // Before anything resolves it: a path of 20,000 components is one refusal.
-        ctxkit_jail::check_shape(&given).map_err(|error| {
-            let shown: String = argument.chars().take(80).collect();
-            format!("`{} {shown}…` refused: {error}", access.verb())
-        })?;
+        ctxkit_jail::check_shape(&given).map_err(|error| Refusal(error.to_string()))?;
         let resolved = resolve(&given);
         let lexical = ctxkit_jail::lexical(&given);
+        // Before the question about leaving the project: no answer could open them.
+        if let Some(place) = self
+            .credentials
+            .iter()
+            .find(|place| resolved.starts_with(place) || lexical.starts_with(place))
+        {
+            return Err(Refusal(format!(
+                "`{}` lies in `{}`: the user's credentials are never opened by tools, even with \
+                 approval",
+                resolved.display(),
+                place.display()
+            )));
+        }
         if access == Access::Read && self.outputs.iter().any(|dir| resolved.starts_with(dir)) {
             return Ok(Place::Allowed(resolved));
         }
@@ -179,15 +237,13 @@ impl Workspace {
             (resolved.starts_with(protected) || lexical.starts_with(protected))
                 && !self.project_within(protected, &resolved)
         }) {
-            return Err(format!(
-                "`{} {argument}` refused: ctxkit's own settings, credentials, trust list and sessions \
-                 are never {} by tools",
-                access.verb(),
+            return Err(Refusal(format!(
+                "ctxkit's own settings, credentials, trust list and sessions are never {} by tools",
                 match access {
                     Access::Read => "readable",
                     Access::Write => "writable",
                 }
-            ));
+            )));
         }
         if resolved.starts_with(&self.root) {
             if access == Access::Write && self.is_guarded(&resolved, &lexical) {
@@ -228,7 +284,9 @@ impl Workspace {
             .find(|root| path.starts_with(root) && root.is_dir())
             .map_or(Path::new("/"), PathBuf::as_path);
         let mut jail = ctxkit_jail::Jail::open(root).map_err(|error| error.to_string())?;
-        for place in &self.protected {
+        // The jail denies the user's credentials by itself; the workspace's list is the same
+        // but for places a test names.
+        for place in self.protected.iter().chain(&self.credentials) {
             jail.deny(place);
         }
         Ok(jail)
@@ -371,7 +429,10 @@ mod tests {
     }
 
     fn locate(fixture: &Fixture, argument: &str, access: Access) -> Result<Place, String> {
-        fixture.workspace.locate(&fixture.project, argument, access)
+        fixture
+            .workspace
+            .locate(&fixture.project, argument, access)
+            .map_err(|refusal| refusal.of(&format!("{} {argument}", access.verb())))
     }
 
     #[test]
@@ -459,6 +520,43 @@ mod tests {
                 .locate(&fixture.home, "settings.json", Access::Read)
                 .is_err()
         );
+    }
+
+    /// QA: `read ~/.ssh/id_rsa` first asked "outside the project?" and only after `y` said the
+    /// credentials are never opened. The refusal now comes first, outside the project and in it
+    /// (a project at `~`), directly and through a committed link, for reading and writing alike.
+    #[test]
+    fn the_users_credentials_are_refused_before_any_question() {
+        let mut fixture = fixture();
+        let ssh = fixture.base.join(".ssh");
+        std::fs::create_dir_all(&ssh).unwrap();
+        std::fs::write(ssh.join("id_rsa"), "KEY").unwrap();
+        let aws = fixture.project.join(".aws");
+        std::fs::create_dir_all(&aws).unwrap();
+        fixture.workspace.add_credential_place(&ssh);
+        fixture.workspace.add_credential_place(&aws);
+        symlink(&ssh, fixture.project.join("keys")).unwrap();
+        let key = ssh.join("id_rsa").display().to_string();
+        for argument in [
+            key.as_str(),
+            "../.ssh/authorized_keys",
+            "keys/id_rsa",
+            ".aws",
+            ".aws/credentials",
+        ] {
+            for access in [Access::Read, Access::Write] {
+                let refusal = locate(&fixture, argument, access).unwrap_err();
+                assert!(
+                    refusal.contains("the user's credentials are never opened"),
+                    "{argument}: {refusal}"
+                );
+            }
+        }
+        // Beside them, the usual judgement.
+        assert!(matches!(
+            locate(&fixture, "../outside/x", Access::Read),
+            Ok(Place::Outside(_))
+        ));
     }
 
     #[test]

@@ -29,6 +29,7 @@ fn main() -> ExitCode {
     if let Err(error) = ctxkit_secrets::take_secret_environment() {
         return report(&anyhow::Error::new(error));
     }
+    catch_file_size_signal();
     let cli = Cli::parse();
     if let Err(error) = init_logging(&cli.global) {
         return report(&error);
@@ -51,6 +52,20 @@ fn main() -> ExitCode {
         Ok(Outcome::ProblemsFound) => ExitCode::from(1),
         Err(error) => report(&error),
     }
+}
+
+/// Under a file-size limit (`ulimit -f`), a write past it raises `SIGXFSZ`, whose default action
+/// kills the process: a tool's `write` of a large file or a long session line ended the whole chat,
+/// with a temporary file left in the project and a cut line in the session. With the signal caught
+/// the write fails with `EFBIG` instead, which the tools (the file is left unchanged) and the
+/// session store (the cut tail is repaired) already handle. Caught by a handler that does nothing,
+/// not ignored: `exec` resets a caught signal to its default but keeps an ignored one, so every
+/// child (`bash` commands, hooks, git, npm, the editor) meets the limit as it would in a shell.
+fn catch_file_size_signal() {
+    let noticed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Without the handler (it cannot fail for this signal on a Unix system) a write past the
+    // limit stops the process as it always did.
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGXFSZ, noticed);
 }
 
 /// Starts logging when `--log`/`CTXKIT_LOG` asks for it: to stderr, or appended to `--log-file`.
@@ -102,13 +117,7 @@ fn report(error: &anyhow::Error) -> ExitCode {
     }
     let (code, hint) = classify(error);
     let mut stderr = std::io::stderr().lock();
-    let mut message = format!("error: {error}");
-    for cause in error.chain().skip(1) {
-        let cause = cause.to_string();
-        if !message.contains(&cause) {
-            message.push_str(&format!(": {cause}"));
-        }
-    }
+    let message = format!("error: {}", render::error_chain(error));
     let message = ctxkit_packages::redact_credentials(&message);
     let _ = writeln!(stderr, "{}", render::terminal_safe(&message));
     if let Some(hint) = hint {

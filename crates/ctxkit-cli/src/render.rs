@@ -70,6 +70,35 @@ pub fn one_line(text: &str, limit: usize) -> String {
     cut
 }
 
+/// At most `limit` characters of `text` on one line; a longer text loses its middle (`…`) so that
+/// its end, where an error says why (after a long path), is kept whole.
+pub fn one_line_keeping_end(text: &str, limit: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let count = flat.chars().count();
+    if count <= limit {
+        return flat;
+    }
+    let head = limit / 4;
+    let tail = limit.saturating_sub(head + 1);
+    let mut cut: String = flat.chars().take(head).collect();
+    cut.push('…');
+    cut.extend(flat.chars().skip(count - tail));
+    cut
+}
+
+/// An error and its causes on one line, `: `-separated, leaving out a cause whose text the line
+/// already holds (`cannot append to `…`: File too large` wraps the I/O error it names).
+pub fn error_chain(error: &anyhow::Error) -> String {
+    let mut message = error.to_string();
+    for cause in error.chain().skip(1) {
+        let cause = cause.to_string();
+        if !message.contains(&cause) {
+            message.push_str(&format!(": {cause}"));
+        }
+    }
+    message
+}
+
 /// The readable text of message content: text blocks, `[image]`, `[thinking]`, tool calls by name.
 pub fn content_text(content: &MessageContent) -> String {
     match content {
@@ -335,5 +364,48 @@ mod counted_tests {
         assert_eq!(counted(2, "strategy"), "2 strategies");
         assert_eq!(counted(3, "day"), "3 days");
         assert_eq!(counted(2, "branch summary"), "2 branch summaries");
+    }
+}
+
+#[cfg(test)]
+mod error_chain_tests {
+    use super::error_chain;
+
+    #[test]
+    fn a_cause_the_message_already_names_is_said_once() {
+        let io = std::io::Error::from_raw_os_error(27);
+        let text = io.to_string();
+        let wrapped = anyhow::Error::new(io).context(format!("cannot append to `s.jsonl`: {text}"));
+        assert_eq!(
+            error_chain(&wrapped),
+            format!("cannot append to `s.jsonl`: {text}")
+        );
+        let other = anyhow::anyhow!("disk gone").context("cannot save");
+        assert_eq!(error_chain(&other), "cannot save: disk gone");
+    }
+}
+
+#[cfg(test)]
+mod keeping_end_tests {
+    use super::one_line_keeping_end;
+
+    #[test]
+    fn a_long_refusal_keeps_its_call_and_its_whole_reason() {
+        let line = format!(
+            "`edit .git/{}.txt` refused: `/p/.git/{}.txt` is guarded (git config and hooks) and \
+             the user did not approve the write",
+            "a".repeat(300),
+            "a".repeat(300)
+        );
+        let shown = one_line_keeping_end(&line, 400);
+        assert_eq!(shown.chars().count(), 400);
+        assert!(shown.starts_with("`edit .git/aaa"), "{shown}");
+        assert!(
+            shown.ends_with(
+                "is guarded (git config and hooks) and the user did not approve the write"
+            ),
+            "{shown}"
+        );
+        assert_eq!(one_line_keeping_end("short  one", 400), "short one");
     }
 }

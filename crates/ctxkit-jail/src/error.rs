@@ -31,6 +31,11 @@ pub enum JailError {
         place.display()
     )]
     Denied { path: PathBuf, place: PathBuf },
+    /// An existing file this process may not write (`access(2)` with `W_OK` says no: its mode, a
+    /// read-only mount, an immutable file): it is left as it was, although the folder would let a
+    /// temporary file be renamed over it. Returned by [`crate::Jail::write_atomic`].
+    #[error("`{}` is read-only: this user may not write it", path.display())]
+    ReadOnly { path: PathBuf },
     /// Not a regular file (a FIFO, a device, a socket, a directory).
     #[error("`{}` is not a regular file (only regular files are read)", path.display())]
     NotRegular { path: PathBuf },

@@ -94,7 +94,10 @@ impl Agent {
         let mut approved: Vec<Access> = self.outside_allowed.iter().copied().collect();
         let mut guarded_approved = self.always_allowed.contains(GUARDED_WRITES);
         for (argument, access) in tool.paths(&call.arguments) {
-            let path = match workspace.locate(&self.options.cwd, &argument, access)? {
+            let place = workspace
+                .locate(&self.options.cwd, &argument, access)
+                .map_err(|refusal| refusal.of(&format!("{} {argument}", call.name)))?;
+            let path = match place {
                 Place::Allowed(_) => continue,
                 Place::Guarded(path) => {
                     if !guarded_approved {
@@ -122,13 +125,13 @@ impl Agent {
                 }
                 Approval::Deny => {
                     return Err(crate::tool::outside_refusal(
-                        access, &argument, &path, workspace,
+                        &call.name, &argument, &path, workspace,
                     ));
                 }
                 Approval::Stop => {
                     cancel.cancel();
                     return Err(crate::tool::outside_refusal(
-                        access, &argument, &path, workspace,
+                        &call.name, &argument, &path, workspace,
                     ));
                 }
             }
@@ -157,10 +160,10 @@ impl Agent {
                 self.allow_always(GUARDED_WRITES);
                 Ok(true)
             }
-            Approval::Deny => Err(crate::tool::guarded_refusal(argument, path)),
+            Approval::Deny => Err(crate::tool::guarded_refusal(&call.name, argument, path)),
             Approval::Stop => {
                 cancel.cancel();
-                Err(crate::tool::guarded_refusal(argument, path))
+                Err(crate::tool::guarded_refusal(&call.name, argument, path))
             }
         }
     }

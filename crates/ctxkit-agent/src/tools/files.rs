@@ -32,7 +32,7 @@ pub fn read(
     let shown = arguments.path.as_str();
     let offset = arguments.offset.unwrap_or(1).max(1);
     let limit = arguments.limit;
-    let target = context.target(shown, Access::Read)?;
+    let target = context.target("read", shown, Access::Read)?;
     let (bytes, size) = read_bounded(&target, MAX_READ_BYTES)
         .map_err(|error| format!("Cannot read `{shown}`: {error}"))?;
     if bytes.iter().take(8192).any(|&byte| byte == 0) {
@@ -97,6 +97,7 @@ pub(super) fn jail_reason(error: &ctxkit_jail::JailError) -> String {
         | ctxkit_jail::JailError::Outside { .. }
         | ctxkit_jail::JailError::Escapes { .. }
         | ctxkit_jail::JailError::Denied { .. }
+        | ctxkit_jail::JailError::ReadOnly { .. }
         | ctxkit_jail::JailError::TooLarge { .. }
         | ctxkit_jail::JailError::NotText { .. } => error.to_string(),
     }
@@ -113,14 +114,14 @@ pub struct WriteArguments {
 pub fn write(arguments: WriteArguments, context: &ToolContext) -> Result<ToolOutcome, String> {
     let shown = arguments.path.as_str();
     let content = arguments.content.as_str();
-    let target = context.target(shown, Access::Write)?;
+    let target = context.target("write", shown, Access::Write)?;
     if target.jail.is_dir(&target.path) {
         return Err(format!("Cannot write `{shown}`: it is a directory"));
     }
     target
         .jail
         .write_atomic(&target.path, content.as_bytes())
-        .map_err(|error| unwritten(shown, &error))?;
+        .map_err(|error| unwritten("write", shown, &error))?;
     Ok(ToolOutcome::ok(format!(
         "Wrote {} bytes to {shown}",
         content.len()
@@ -144,7 +145,7 @@ pub fn edit(arguments: EditArguments, context: &ToolContext) -> Result<ToolOutco
     if old.is_empty() {
         return Err("`oldText` must not be empty".to_owned());
     }
-    let target = context.target(shown, Access::Write)?;
+    let target = context.target("edit", shown, Access::Write)?;
     let (bytes, size) = read_bounded(&target, MAX_READ_BYTES)
         .map_err(|error| format!("Cannot read `{shown}`: {error}"))?;
     if u64::try_from(bytes.len()).unwrap_or(u64::MAX) < size {
@@ -175,7 +176,7 @@ pub fn edit(arguments: EditArguments, context: &ToolContext) -> Result<ToolOutco
     target
         .jail
         .write_atomic(&target.path, updated.as_bytes())
-        .map_err(|error| unwritten(shown, &error))?;
+        .map_err(|error| unwritten("edit", shown, &error))?;
     let line = text
         .find(old)
         .map_or(1, |at| text[..at].matches('\n').count() + 1);
@@ -186,10 +187,10 @@ pub fn edit(arguments: EditArguments, context: &ToolContext) -> Result<ToolOutco
     )))
 }
 
-/// The error of a write that failed: the file is as it was.
-fn unwritten(shown: &str, error: &ctxkit_jail::JailError) -> String {
+/// The error of a `write` or `edit` (`verb`) that failed: the file is as it was.
+fn unwritten(verb: &str, shown: &str, error: &ctxkit_jail::JailError) -> String {
     let reason = jail_reason(error);
-    format!("Cannot write `{shown}`: {reason}; the file was left unchanged")
+    format!("Cannot {verb} `{shown}`: {reason}; the file was left unchanged")
 }
 
 /// The arguments of `ls`.
@@ -210,7 +211,7 @@ pub fn ls(
     let shown = arguments.path.as_deref().unwrap_or(".");
     let limit = arguments.limit.unwrap_or(LS_LIMIT);
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-    let target = context.target(shown, Access::Read)?;
+    let target = context.target("ls", shown, Access::Read)?;
     let entries = target
         .jail
         .read_dir(&target.path)
@@ -602,6 +603,89 @@ mod boundary_tests {
             "{}",
             &outcome.text[outcome.text.len().saturating_sub(300)..]
         );
+    }
+
+    /// Set by the parent test when it runs this binary again as a user who may not write.
+    const UNWRITABLE_CHILD: &str = "CTXKIT_TEST_UNWRITABLE_CHILD";
+
+    /// QA (issue of the read-only files): as a user who may not write `0444` files, `write` and
+    /// `edit` renamed their temporary file over them (the folder allowed it) where `echo x >` by the
+    /// same user is refused. Run as root, the test runs itself again as the user `nobody`'s id
+    /// (65534), for whom the files are truly read-only; run as any other user, as that user.
+    #[test]
+    fn a_file_this_user_cannot_write_is_left_whole() {
+        if let Ok(dir) = std::env::var(UNWRITABLE_CHILD) {
+            let context = context(Path::new(&dir));
+            let wrote = run_tool(
+                "write",
+                &json!({"path": "ro.txt", "content": "overwritten!\n"}),
+                "c",
+                &context,
+            );
+            let edited = run_tool(
+                "edit",
+                &json!({"path": "ro2.txt", "oldText": "readonly", "newText": "EDITED"}),
+                "c",
+                &context,
+            );
+            let report = json!([[wrote.is_error, wrote.text], [edited.is_error, edited.text]]);
+            std::fs::write(Path::new(&dir).with_extension("report"), report.to_string()).unwrap();
+            return;
+        }
+        use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+        use std::os::unix::process::CommandExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let original = "readonly content must survive\n";
+        for name in ["ro.txt", "ro2.txt"] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, original).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+        }
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap());
+        child
+            .args([
+                "--exact",
+                "tools::files::boundary_tests::a_file_this_user_cannot_write_is_left_whole",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(UNWRITABLE_CHILD, dir.path());
+        // Files are made with the effective user id.
+        if std::fs::metadata(dir.path().join("ro.txt")).unwrap().uid() == 0 {
+            const NOBODY: u32 = 65_534;
+            for name in ["", "ro.txt", "ro2.txt"] {
+                std::os::unix::fs::chown(dir.path().join(name), Some(NOBODY), Some(NOBODY))
+                    .unwrap();
+            }
+            child.uid(NOBODY).gid(NOBODY);
+        }
+        let output = child.output().unwrap();
+        let report = std::fs::read_to_string(dir.path().with_extension("report"))
+            .unwrap_or_else(|_| panic!("no report from the child: {output:?}"));
+        let _ = std::fs::remove_file(dir.path().with_extension("report"));
+        let report: serde_json::Value = serde_json::from_str(&report).unwrap();
+        for (outcome, verb) in report.as_array().unwrap().iter().zip(["write", "edit"]) {
+            let text = outcome[1].as_str().unwrap();
+            assert_eq!(outcome[0], true, "{text}");
+            assert!(
+                text.starts_with(&format!("Cannot {verb} `ro"))
+                    && text.contains("is read-only: this user may not write it")
+                    && text.ends_with("the file was left unchanged"),
+                "{text}"
+            );
+        }
+        for name in ["ro.txt", "ro2.txt"] {
+            let path = dir.path().join(name);
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), original, "{name}");
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o444, "{name}");
+        }
+        let mut names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["ro.txt", "ro2.txt"], "no temporary file is left");
     }
 
     /// Set by the parent test when it runs this binary again under a file-size limit.

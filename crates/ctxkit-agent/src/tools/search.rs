@@ -2,6 +2,8 @@
 //! walker, as ripgrep's).
 
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ignore::WalkBuilder;
 use ignore::overrides::OverrideBuilder;
@@ -58,18 +60,33 @@ pub fn grep(
         .case_insensitive(ignore_case)
         .build()
         .map_err(|error| format!("Invalid pattern: {error}"))?;
-    let target = context.target(shown, Access::Read)?;
+    let target = context.target("grep", shown, Access::Read)?;
     let root = target.path.clone();
     if !root.exists() {
         return Err(format!("`{shown}` does not exist"));
     }
-    let jail = std::sync::Arc::new(target.jail);
+    // The place named is judged as `read` and `ls` judge it: a denied one is refused, never
+    // searched as if it held nothing.
+    if target.jail.is_denied(&root) {
+        return Err(refused(shown, &root));
+    }
+    let jail = Arc::new(target.jail);
     let mut walker = WalkBuilder::new(&root);
     walker.hidden(false).git_ignore(true).require_git(false);
-    // ctxkit's home and the user's credentials are never walked into (a project at `~`).
-    let walk_jail = std::sync::Arc::clone(&jail);
+    // ctxkit's home and the user's credentials are never walked into (a project at `~`); how
+    // many were left out is said with the result.
+    let walk_jail = Arc::clone(&jail);
+    let skipped = Arc::new(AtomicUsize::new(0));
+    let walk_skipped = Arc::clone(&skipped);
     walker.filter_entry(move |entry| {
-        entry.file_name() != ".git" && !walk_jail.is_denied(entry.path())
+        if entry.file_name() == ".git" {
+            return false;
+        }
+        if walk_jail.is_denied(entry.path()) {
+            walk_skipped.fetch_add(1, Ordering::Relaxed);
+            return false;
+        }
+        true
     });
     if let Some(glob) = glob {
         let mut overrides = OverrideBuilder::new(&root);
@@ -93,8 +110,17 @@ pub fn grep(
             continue;
         }
         // Opened beneath the jail: a folder swapped for a symlink mid-walk leads nowhere.
-        let Ok((bytes, _)) = jail.read(entry.path(), MAX_READ_BYTES) else {
-            continue;
+        let bytes = match jail.read(entry.path(), MAX_READ_BYTES) {
+            Ok((bytes, _)) => bytes,
+            // Where it really is was denied (a link to a credential, a renamed folder).
+            Err(ctxkit_jail::JailError::Denied { .. }) if entry.depth() == 0 => {
+                return Err(refused(shown, &root));
+            }
+            Err(ctxkit_jail::JailError::Denied { .. }) => {
+                skipped.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
+            Err(_) => continue,
         };
         if bytes.iter().take(8192).any(|&byte| byte == 0) {
             continue;
@@ -112,8 +138,9 @@ pub fn grep(
             lines.push(format!("{name}:{}: {}", number + 1, cut(line)));
         }
     }
+    let skipped = skipped_notice(skipped.load(Ordering::Relaxed));
     if lines.is_empty() {
-        return Ok(ToolOutcome::ok("No matches found"));
+        return Ok(ToolOutcome::ok(format!("No matches found{skipped}")));
     }
     let mut text = lines.join("\n");
     if limited {
@@ -122,7 +149,34 @@ pub fn grep(
             limit.saturating_mul(2)
         ));
     }
+    text.push_str(&skipped);
     Ok(bounded_outcome(&text, Keep::Head, call_id, context, false))
+}
+
+/// The refusal of a search whose named place is denied.
+fn refused(shown: &str, root: &Path) -> String {
+    crate::workspace::refused(
+        &format!("grep {shown}"),
+        &format!(
+            "`{}` lies in ctxkit's own settings and sessions or the user's credentials, which \
+             are never opened by tools",
+            root.display()
+        ),
+    )
+}
+
+/// What a search says after its result when it left denied places out (none: nothing).
+fn skipped_notice(count: usize) -> String {
+    match count {
+        0 => String::new(),
+        1 => "\n\n[1 place was not searched: ctxkit's own files and the user's credentials are \
+              never opened by tools]"
+            .to_owned(),
+        many => format!(
+            "\n\n[{many} places were not searched: ctxkit's own files and the user's credentials \
+             are never opened by tools]"
+        ),
+    }
 }
 
 /// A path relative to the working directory when it is inside it.
@@ -176,6 +230,61 @@ mod tests {
         assert_eq!(outcome.text, "No matches found");
         let outcome = run_tool("grep", &json!({"pattern": "("}), "c", &context);
         assert!(outcome.is_error && outcome.text.starts_with("Invalid pattern"));
+    }
+
+    /// QA: with the project at `~`, `grep SECRET .aws` and `grep SECRET .aws/credentials`
+    /// answered "No matches found" while `ls .aws` said the place is never opened. A search of a
+    /// refused place is refused; a wider one says how many places it left out.
+    #[test]
+    fn a_refused_place_is_refused_by_name_and_counted_when_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(project.join(".aws")).unwrap();
+        std::fs::write(project.join(".aws/credentials"), "SECRET=1\n").unwrap();
+        std::fs::create_dir_all(project.join(".ctxkit")).unwrap();
+        std::fs::write(project.join(".ctxkit/settings.json"), "SECRET=2\n").unwrap();
+        std::fs::write(project.join("notes.md"), "no secret here\n").unwrap();
+        let mut context = context(&project);
+        let mut workspace = crate::workspace::Workspace::new(&project);
+        workspace.set_home(&project.join(".ctxkit"));
+        workspace.add_credential_place(&project.join(".aws"));
+        context.workspace = std::sync::Arc::new(workspace);
+        for path in [
+            ".aws",
+            ".aws/credentials",
+            ".ctxkit",
+            ".ctxkit/settings.json",
+        ] {
+            let outcome = run_tool(
+                "grep",
+                &json!({"pattern": "SECRET", "path": path}),
+                "c",
+                &context,
+            );
+            assert!(
+                outcome.is_error
+                    && outcome
+                        .text
+                        .starts_with(&format!("`grep {path}` refused: "))
+                    && outcome.text.contains("never"),
+                "{path}: {}",
+                outcome.text
+            );
+        }
+        let outcome = run_tool("grep", &json!({"pattern": "SECRET"}), "c", &context);
+        assert_eq!(
+            outcome.text,
+            "No matches found\n\n[2 places were not searched: ctxkit's own files and the \
+             user's credentials are never opened by tools]"
+        );
+        let outcome = run_tool("grep", &json!({"pattern": "secret"}), "c", &context);
+        assert!(
+            outcome
+                .text
+                .starts_with("notes.md:1: no secret here\n\n[2 places were not searched"),
+            "{}",
+            outcome.text
+        );
     }
 
     #[test]

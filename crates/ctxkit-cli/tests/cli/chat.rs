@@ -229,6 +229,22 @@ impl World {
 /// Starts `ctxkit chat ARGS` in `project` with `home` as its home, in a fresh tmux server, without
 /// the provider variables of the environment the tests run in.
 pub(crate) fn start_chat(project: &Path, home: &Path, args: &str) -> Tmux {
+    Tmux::start(&chat_command(project, home, args))
+}
+
+/// The shell command [`start_chat`] runs: `ctxkit chat ARGS` in `project`, `home` its home, the
+/// provider variables of the environment the tests run in removed.
+pub(crate) fn chat_command(project: &Path, home: &Path, args: &str) -> String {
+    chat_command_homes(project, home, home, args)
+}
+
+/// [`chat_command`] with ctxkit's home (`CTXKIT_HOME`) and the user's (`HOME`) apart.
+pub(crate) fn chat_command_homes(
+    project: &Path,
+    ctxkit_home: &Path,
+    user_home: &Path,
+    args: &str,
+) -> String {
     let mut command = format!("cd '{}' && exec env", project.display());
     for name in crate::PROVIDER_VARIABLES
         .into_iter()
@@ -237,11 +253,12 @@ pub(crate) fn start_chat(project: &Path, home: &Path, args: &str) -> Tmux {
         command.push_str(&format!(" -u {name}"));
     }
     command.push_str(&format!(
-        " HOME='{home}' CTXKIT_HOME='{home}' '{bin}' chat {args}",
-        home = home.display(),
+        " HOME='{user_home}' CTXKIT_HOME='{ctxkit_home}' '{bin}' chat {args}",
+        user_home = user_home.display(),
+        ctxkit_home = ctxkit_home.display(),
         bin = env!("CARGO_BIN_EXE_ctxkit"),
     ));
-    Tmux::start(&command)
+    command
 }
 
 static SOCKETS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);

@@ -169,6 +169,7 @@ mod attacks;
 mod cache_cost;
 mod chat;
 mod chat_habits;
+mod chat_jail;
 mod chat_retry;
 mod chat_rewind;
 mod chat_stream;

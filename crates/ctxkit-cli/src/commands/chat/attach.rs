@@ -89,7 +89,10 @@ enum File {
 /// The attachment for one mention: `None` when it names no file (a word like `@someone`, a
 /// folder), the refusal when it names one no tool may read without asking.
 fn attachment(mention: &str, workspace: &Workspace, cwd: &Path) -> Result<Option<File>, String> {
-    let path: PathBuf = match workspace.locate(cwd, mention, Access::Read)? {
+    let place = workspace
+        .locate(cwd, mention, Access::Read)
+        .map_err(|refusal| refusal.of(&format!("@{mention}")))?;
+    let path: PathBuf = match place {
         Place::Allowed(path) | Place::Guarded(path) => path,
         Place::Outside(path) => {
             return if path.is_file() {

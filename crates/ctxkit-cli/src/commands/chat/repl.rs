@@ -166,7 +166,8 @@ fn in_editor(chat: &Chat, text: String) -> String {
 
 /// An error in one line; a changed session file adds how to save the session.
 fn show_error(chat: &Chat, error: &anyhow::Error) {
-    chat.ui.error(&format!("error: {error:#}"));
+    chat.ui
+        .error(&format!("error: {}", crate::render::error_chain(error)));
     if super::session_file::is_file_changed(error) {
         chat.ui.info(super::session_file::SAVE_HINT);
     }

@@ -23,6 +23,8 @@ use stream::Stream;
 
 /// Lines of a tool result shown in the terminal (the model gets the bounded whole).
 const RESULT_PREVIEW_LINES: usize = 6;
+/// The most characters of one line of a failed tool's result shown (a refusal with a long path).
+const ERROR_LINE_CHARS: usize = 400;
 
 /// The terminal output. Clones share the spinner.
 ///
@@ -313,13 +315,21 @@ impl Ui {
         ));
     }
 
-    /// The first lines of a tool result.
+    /// The first lines of a tool result; an error's long line loses its middle, not the reason
+    /// at its end.
     pub fn tool_result(&self, outcome: &ToolOutcome) {
         let lines: Vec<&str> = outcome.text.lines().collect();
+        let shorten = |line: &str| {
+            if outcome.is_error {
+                crate::render::one_line_keeping_end(line, ERROR_LINE_CHARS)
+            } else {
+                one_line(line, 200)
+            }
+        };
         let mut shown: Vec<String> = lines
             .iter()
             .take(RESULT_PREVIEW_LINES)
-            .map(|line| format!("  {}", one_line(line, 200)))
+            .map(|line| format!("  {}", shorten(line)))
             .collect();
         if lines.len() > RESULT_PREVIEW_LINES {
             shown.push(format!(

@@ -1,0 +1,313 @@
+//! `ctxkit chat` at the edges of the jail, as a tester met them: a file-size limit (`ulimit -f`),
+//! the user's credentials outside and inside the project, searches of refused places, and how a
+//! refusal reads on the screen.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::chat::{Tmux, World, chat_command, chat_command_homes, text, tmux_missing, tool_call};
+
+const MAIN_RS: &str = "fn main() {\n    println!(\"hello\");\n}\n";
+
+/// The names in `dir` that a write left behind (`.<name>.ctxkit-<pid>-<n>.tmp`).
+fn temporaries(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains(".ctxkit-"))
+        .collect()
+}
+
+/// `ctxkit chat ARGS` in `world`'s project under a file-size limit of 200 blocks (100 KiB for
+/// dash's 512-byte blocks, 200 KiB for bash's); how the chat ends is written to `status`: its exit
+/// code, or 128 + the signal that ended it.
+fn start_limited(world: &World, args: &str, status: &Path) -> Tmux {
+    let command = chat_command(&world.project, world.home.path(), args);
+    Tmux::start(&format!(
+        "ulimit -f 200 && ({command}); echo $? > '{}'",
+        status.display()
+    ))
+}
+
+/// Waits until the chat has ended and returns its exit status as the shell saw it.
+fn ended(status: &Path) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(status)
+            && text.ends_with('\n')
+        {
+            return text.trim().to_owned();
+        }
+        assert!(Instant::now() < deadline, "the chat did not end");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// QA: under `ulimit -f 200`, a `write` of 300 KB raised SIGXFSZ and killed the chat (exit 153),
+/// leaving a temporary file in the project. Now the write fails with `EFBIG`, the tool says the
+/// file was left unchanged and the chat goes on; a `bash` command still meets the limit as in a
+/// shell (killed by the signal: `rc=153`), since a caught signal is reset to its default at `exec`.
+#[test]
+fn a_file_size_limit_fails_the_write_not_the_chat() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    std::fs::write(world.project.join("main.rs"), MAIN_RS).unwrap();
+    world.answer(tool_call(
+        "call_1",
+        "write",
+        json!({"path": "main.rs", "content": "x".repeat(300_000)}),
+    ));
+    world.answer(tool_call(
+        "call_2",
+        "bash",
+        json!({"command": "head -c 300000 /dev/zero > big.bin; echo rc=$?; rm -f big.bin"}),
+    ));
+    world.answer(text("done big", 400));
+    let status = world.home.path().join("status");
+    let tmux = start_limited(&world, "--no-session --yes", &status);
+    tmux.wait_idle(1);
+    tmux.line("write big");
+    let screen = tmux.wait_for("done big");
+    assert!(
+        screen.contains("Cannot write `main.rs`: File too large")
+            && screen.contains("the file was left unchanged"),
+        "{screen}"
+    );
+    assert!(screen.contains("rc=153"), "{screen}");
+    tmux.wait_idle(2);
+    tmux.line("/quit");
+    assert_eq!(
+        ended(&status),
+        "0",
+        "the screen:
+{}",
+        tmux.screen()
+    );
+    assert_eq!(
+        std::fs::read_to_string(world.project.join("main.rs")).unwrap(),
+        MAIN_RS
+    );
+    assert_eq!(temporaries(&world.project), Vec::<String>::new());
+}
+
+/// QA: with a session file, the chat died appending the 300 KB tool call, leaving a cut line. Now
+/// the append fails with `EFBIG`, the chat says so once and goes on; the session file keeps whole
+/// lines only, and the next turn is saved after them.
+#[test]
+fn a_session_append_past_the_file_size_limit_is_reported_and_the_chat_goes_on() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    std::fs::write(world.project.join("main.rs"), MAIN_RS).unwrap();
+    world.answer(tool_call(
+        "call_1",
+        "write",
+        json!({"path": "main.rs", "content": "x".repeat(300_000)}),
+    ));
+    world.answer(text("Still here.", 400));
+    let status = world.home.path().join("status");
+    let tmux = start_limited(&world, "", &status);
+    tmux.wait_idle(1);
+    tmux.line("write big");
+    let screen = tmux.wait_for("File too large");
+    let error = screen
+        .lines()
+        .find(|line| line.contains("cannot append to"))
+        .unwrap_or_else(|| panic!("{screen}"));
+    assert_eq!(
+        screen.matches("File too large").count(),
+        1,
+        "said once: {screen}"
+    );
+    assert!(error.starts_with("error: "), "{error}");
+    tmux.wait_idle(2);
+    tmux.line("anything else?");
+    tmux.wait_for("Still here.");
+    tmux.line("/quit");
+    assert_eq!(
+        ended(&status),
+        "0",
+        "the screen:
+{}",
+        tmux.screen()
+    );
+    assert_eq!(
+        std::fs::read_to_string(world.project.join("main.rs")).unwrap(),
+        MAIN_RS
+    );
+    assert_eq!(temporaries(&world.project), Vec::<String>::new());
+    let files = world.session_files();
+    assert_eq!(files.len(), 1);
+    let stored = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(stored.ends_with('\n'));
+    for line in stored.lines() {
+        serde_json::from_str::<Value>(line).unwrap_or_else(|_| panic!("a cut line: {line}"));
+    }
+    assert!(
+        !stored.contains("xxxxxxxxxx"),
+        "the refused line is not kept"
+    );
+    assert!(stored.contains("anything else?") && stored.contains("Still here."));
+}
+
+/// QA: `read ~/.ssh/id_rsa` (outside the project) first asked "outside the project? [y]es / [n]o /
+/// [a]lways" and only after `y` said the credentials are never opened; the same for
+/// `write ~/.ssh/authorized_keys`. Now both are refused at once, with no question.
+#[test]
+fn the_users_credentials_are_refused_without_a_question() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    // The user's home apart from ctxkit's, as it usually is.
+    let user_home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(user_home.path().join(".ssh")).unwrap();
+    std::fs::write(user_home.path().join(".ssh/id_rsa"), "SECRET-SSH-KEY").unwrap();
+    world.answer(tool_call(
+        "call_1",
+        "read",
+        json!({"path": "~/.ssh/id_rsa"}),
+    ));
+    world.answer(tool_call(
+        "call_2",
+        "write",
+        json!({"path": "~/.ssh/authorized_keys", "content": "ssh-ed25519 AAAA attacker"}),
+    ));
+    world.answer(text("done", 400));
+    let tmux = Tmux::start(&chat_command_homes(
+        &world.project,
+        world.home.path(),
+        user_home.path(),
+        "",
+    ));
+    tmux.wait_idle(1);
+    tmux.line("read keys");
+    let screen = tmux.wait_for("done");
+    assert!(!screen.contains("[y]es / [n]o"), "no question: {screen}");
+    for call in ["read ~/.ssh/id_rsa", "write ~/.ssh/authorized_keys"] {
+        let line = format!("`{call}` refused: ");
+        assert!(screen.contains(&line), "{call}: {screen}");
+    }
+    assert_eq!(
+        screen
+            .matches("the user's credentials are never opened by tools")
+            .count(),
+        2,
+        "{screen}"
+    );
+    assert!(!screen.contains("SECRET-SSH-KEY"));
+    assert!(!user_home.path().join(".ssh/authorized_keys").exists());
+    let requests = world.chat_requests();
+    assert!(
+        !requests
+            .iter()
+            .any(|request| request.to_string().contains("SECRET-SSH-KEY"))
+    );
+}
+
+/// QA: with the project at `~`, `grep SECRET .aws` and `grep SECRET .aws/credentials` answered "No
+/// matches found" while `ls .aws` said the place is never opened. A search of a refused place is
+/// refused like `ls`; a search of the whole project says how many places it left out.
+#[test]
+fn a_search_of_the_users_credentials_is_refused_and_a_wider_one_says_what_it_skipped() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    let user_home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(user_home.path().join(".aws")).unwrap();
+    std::fs::write(
+        user_home.path().join(".aws/credentials"),
+        "aws_secret_access_key=AWSSECRETXYZ\n",
+    )
+    .unwrap();
+    std::fs::write(user_home.path().join("notes.md"), "nothing SECRET\n").unwrap();
+    world.answer(tool_call(
+        "call_1",
+        "grep",
+        json!({"pattern": "SECRET", "path": ".aws"}),
+    ));
+    world.answer(tool_call("call_2", "ls", json!({"path": ".aws"})));
+    world.answer(tool_call(
+        "call_3",
+        "grep",
+        json!({"pattern": "SECRET", "path": ".aws/credentials"}),
+    ));
+    world.answer(tool_call("call_4", "grep", json!({"pattern": "SECRET"})));
+    world.answer(text("done", 400));
+    let tmux = Tmux::start(&chat_command_homes(
+        user_home.path(),
+        world.home.path(),
+        user_home.path(),
+        "--yes",
+    ));
+    tmux.wait_idle(1);
+    tmux.line("grep creds");
+    let screen = tmux.wait_for("done");
+    for call in ["grep .aws", "ls .aws", "grep .aws/credentials"] {
+        assert!(
+            screen.contains(&format!("`{call}` refused: ")),
+            "{call}: {screen}"
+        );
+    }
+    assert_eq!(
+        screen
+            .matches("the user's credentials are never opened by tools, even with approval")
+            .count(),
+        3,
+        "{screen}"
+    );
+    assert!(screen.contains("notes.md:1: nothing SECRET"), "{screen}");
+    assert!(screen.contains("[1 place was not searched"), "{screen}");
+    assert!(!screen.contains("No matches found"), "{screen}");
+    assert!(!screen.contains("AWSSECRETXYZ"), "{screen}");
+}
+
+/// QA: an `edit` was reported as "`write …` refused" and an `ls` as "`read …` refused", and a long
+/// refusal was cut to "and the user did …". A refusal names the tool called and keeps its reason.
+#[test]
+fn a_refusal_names_the_tool_called_and_keeps_its_reason() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    let user_home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(user_home.path().join(".ssh")).unwrap();
+    let long = format!(".git/{}.txt", "a".repeat(150));
+    world.answer(tool_call(
+        "call_1",
+        "edit",
+        json!({"path": long, "oldText": "x", "newText": "y"}),
+    ));
+    world.answer(tool_call("call_2", "ls", json!({"path": "~/.ssh"})));
+    world.answer(text("done", 400));
+    let tmux = Tmux::start(&chat_command_homes(
+        &world.project,
+        world.home.path(),
+        user_home.path(),
+        "",
+    ));
+    tmux.wait_idle(1);
+    tmux.line("change git");
+    tmux.wait_for("ctxkit guards it");
+    tmux.keys(&["n"]);
+    let screen = tmux.wait_for("done");
+    assert!(screen.contains("`edit .git/aaaa"), "{screen}");
+    assert!(
+        screen.contains(
+            "is guarded (git config and hooks, ctxkit's project folder, hook scripts, the session \
+             file, packages) and the user did not approve the write"
+        ),
+        "{screen}"
+    );
+    assert!(screen.contains("`ls ~/.ssh` refused: "), "{screen}");
+    assert!(
+        !screen.contains("`write .git") && !screen.contains("`read ~/.ssh"),
+        "{screen}"
+    );
+}
