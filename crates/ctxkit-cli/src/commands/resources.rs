@@ -41,8 +41,13 @@ pub(super) fn load(process: &ProcessSettings<'_>) -> Result<(LoadedResources, st
 /// Says on stderr which context files (`AGENTS.md`, `CLAUDE.md`, `SYSTEM.md`, …) were refused or
 /// could not be read: what the system prompt leaves out, before a chat starts.
 pub(super) fn warn_of_context_files(loaded: &LoadedResources) -> Result<()> {
+    warn_of(&loaded.context_diagnostics)
+}
+
+/// Each of `diagnostics` on a line of stderr: severity, message and file.
+fn warn_of<'a>(diagnostics: impl IntoIterator<Item = &'a ResourceDiagnostic>) -> Result<()> {
     let mut stderr = crate::redact::stderr();
-    for diagnostic in &loaded.context_diagnostics {
+    for diagnostic in diagnostics {
         writeln!(
             stderr,
             "{}: {} (`{}`)",
@@ -421,15 +426,6 @@ pub fn prompt(process: &ProcessSettings<'_>, out: &mut dyn Write) -> Result<Outc
     let (loaded, cwd) = load(process)?;
     let prompt = system_prompt(&loaded, &cwd);
     writeln!(out, "{prompt}")?;
-    let mut stderr = crate::redact::stderr();
-    for diagnostic in diagnostics(&loaded) {
-        writeln!(
-            stderr,
-            "{}: {} (`{}`)",
-            diagnostic.severity(),
-            diagnostic.message(),
-            diagnostic.path().display()
-        )?;
-    }
+    warn_of(diagnostics(&loaded))?;
     Ok(Outcome::Success)
 }
