@@ -3,6 +3,8 @@
 //! summaries) and cache warming — with the share of the requests' input read from the prompt cache.
 //! Every branch counts: money spent on a branch left behind was still spent.
 
+use std::collections::HashSet;
+
 use ctxkit_protocol::{AgentMessage, EntryKind, Usage};
 use serde_json::Value;
 
@@ -70,9 +72,11 @@ impl SessionSpend {
 }
 
 /// The spend of every entry of a session file (all branches). Entries that cannot be parsed count
-/// nothing.
+/// nothing. A reply or branch summary appended again as a copy (`undo-compact` and `forget` bring
+/// a branch's later entries back) was paid for once and counts once.
 pub fn session_spend(entries: &[StoredEntry]) -> SessionSpend {
     let mut spend = SessionSpend::default();
+    let mut counted: HashSet<CallKey> = HashSet::new();
     for entry in entries {
         let Ok(parsed) = entry.parse() else {
             continue;
@@ -81,6 +85,9 @@ pub fn session_spend(entries: &[StoredEntry]) -> SessionSpend {
             EntryKind::Message(message) => {
                 if let AgentMessage::Assistant(reply) = message.as_ref()
                     && let Some(usage) = &reply.usage
+                    && reply
+                        .timestamp
+                        .is_none_or(|at| counted.insert(CallKey::Reply(at, usage_key(usage))))
                 {
                     spend.requests.add(usage);
                 }
@@ -89,7 +96,15 @@ pub fn session_spend(entries: &[StoredEntry]) -> SessionSpend {
                 add_recorded_usages(&mut spend.summaries, compaction.details.as_ref());
             }
             EntryKind::BranchSummary(summary) => {
-                add_recorded_usages(&mut spend.summaries, summary.details.as_ref());
+                let recorded = summary
+                    .details
+                    .as_ref()
+                    .and_then(|details| details.get("usage"));
+                let key = recorded
+                    .map(|usage| CallKey::Summary(summary.summary.clone(), usage.to_string()));
+                if key.is_none_or(|key| counted.insert(key)) {
+                    add_recorded_usages(&mut spend.summaries, summary.details.as_ref());
+                }
             }
             EntryKind::Usage(usage) => {
                 let part = match usage.kind.as_str() {
@@ -110,6 +125,23 @@ pub fn session_spend(entries: &[StoredEntry]) -> SessionSpend {
         }
     }
     spend
+}
+
+/// What identifies one paid call among copies of its entry: a reply's own time (milliseconds) and
+/// token counts, or a branch summary's text and recorded usage.
+#[derive(PartialEq, Eq, Hash)]
+enum CallKey {
+    Reply(i64, [u64; 4]),
+    Summary(String, String),
+}
+
+fn usage_key(usage: &Usage) -> [u64; 4] {
+    [
+        usage.input,
+        usage.output,
+        usage.cache_read,
+        usage.cache_write,
+    ]
 }
 
 /// The usages a summary entry's `details.usage` records (one object, or one per request).
@@ -154,5 +186,25 @@ mod tests {
         assert!((spend.summaries.dollars - 0.05).abs() < 1e-9);
         assert_eq!(spend.cache_warming.calls, 1);
         assert!((spend.total_dollars() - 0.455).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_reply_appended_again_as_a_copy_counts_once() {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let reply = r#"{"role":"assistant","content":[{"type":"text","text":"yo"}],"usage":{"input":100,"output":10,"cacheRead":0,"cacheWrite":0,"totalTokens":110,"cost":{"total":0.5}},"stopReason":"stop","timestamp":2}"#;
+        let other = r#"{"role":"assistant","content":[{"type":"text","text":"again"}],"usage":{"input":100,"output":10,"cacheRead":0,"cacheWrite":0,"totalTokens":110,"cost":{"total":0.5}},"stopReason":"stop","timestamp":3}"#;
+        let lines = [
+            r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00Z","cwd":"/p"}"#.to_owned(),
+            r#"{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:01Z","message":{"role":"user","content":"hi","timestamp":1}}"#.to_owned(),
+            format!(r#"{{"type":"message","id":"b","parentId":"a","timestamp":"2025-01-01T00:00:02Z","message":{reply}}}"#),
+            // The same reply copied below an undo marker, and a second reply of the same size.
+            format!(r#"{{"type":"message","id":"c","parentId":"b","timestamp":"2025-01-01T00:00:05Z","message":{reply}}}"#),
+            format!(r#"{{"type":"message","id":"d","parentId":"c","timestamp":"2025-01-01T00:00:06Z","message":{other}}}"#),
+        ];
+        std::fs::write(file.path(), lines.join("\n") + "\n").unwrap();
+        let session = Session::open(file.path()).unwrap();
+        let spend = session_spend(session.entries());
+        assert_eq!(spend.requests.calls, 2);
+        assert!((spend.requests.dollars - 1.0).abs() < 1e-9);
     }
 }
