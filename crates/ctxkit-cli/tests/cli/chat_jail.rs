@@ -45,6 +45,17 @@ fn ended(status: &Path) -> String {
     }
 }
 
+/// Quits the chat and checks it ended with status 0, `main.rs` whole and no temporary file left.
+fn quit_cleanly(world: &World, tmux: &Tmux, status: &Path) {
+    tmux.line("/quit");
+    assert_eq!(ended(status), "0", "the screen:\n{}", tmux.screen());
+    assert_eq!(
+        std::fs::read_to_string(world.project.join("main.rs")).unwrap(),
+        MAIN_RS
+    );
+    assert_eq!(temporaries(&world.project), Vec::<String>::new());
+}
+
 /// QA: under `ulimit -f 200`, a `write` of 300 KB raised SIGXFSZ and killed the chat (exit 153),
 /// leaving a temporary file in the project. Now the write fails with `EFBIG`, the tool says the
 /// file was left unchanged and the chat goes on; a `bash` command still meets the limit as in a
@@ -79,19 +90,7 @@ fn a_file_size_limit_fails_the_write_not_the_chat() {
     );
     assert!(screen.contains("rc=153"), "{screen}");
     tmux.wait_idle(2);
-    tmux.line("/quit");
-    assert_eq!(
-        ended(&status),
-        "0",
-        "the screen:
-{}",
-        tmux.screen()
-    );
-    assert_eq!(
-        std::fs::read_to_string(world.project.join("main.rs")).unwrap(),
-        MAIN_RS
-    );
-    assert_eq!(temporaries(&world.project), Vec::<String>::new());
+    quit_cleanly(&world, &tmux, &status);
 }
 
 /// QA: with a session file, the chat died appending the 300 KB tool call, leaving a cut line. Now
@@ -128,19 +127,7 @@ fn a_session_append_past_the_file_size_limit_is_reported_and_the_chat_goes_on() 
     tmux.wait_idle(2);
     tmux.line("anything else?");
     tmux.wait_for("Still here.");
-    tmux.line("/quit");
-    assert_eq!(
-        ended(&status),
-        "0",
-        "the screen:
-{}",
-        tmux.screen()
-    );
-    assert_eq!(
-        std::fs::read_to_string(world.project.join("main.rs")).unwrap(),
-        MAIN_RS
-    );
-    assert_eq!(temporaries(&world.project), Vec::<String>::new());
+    quit_cleanly(&world, &tmux, &status);
     let files = world.session_files();
     assert_eq!(files.len(), 1);
     let stored = std::fs::read_to_string(&files[0]).unwrap();
