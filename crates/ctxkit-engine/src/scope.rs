@@ -4,7 +4,7 @@
 //! summary: the leaf moves before the span, the summary is attached there, and the messages after
 //! the span are appended again.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use ctxkit_compaction::{BranchSummaryOptions, Prompts, summarize_branch};
@@ -175,12 +175,10 @@ impl Engine {
             Some(json!({ "forgotten": { "from": from_id, "to": path[end].0 } })),
             SummarySource::Ctxkit,
         )?;
-        // Everything after the span comes back in order: messages, model and thinking changes,
-        // extension state (pins), labels and context edits, which follow their entries to the new
-        // ids (an edit of a forgotten entry has nothing left to edit).
         let kept_before: HashSet<&str> =
             path[..start].iter().map(|(id, _, _)| id.as_str()).collect();
-        let reappended = reappend(&mut state.session, after, &kept_before)?;
+        let carried = carried_after(&after, &kept_before);
+        let reappended = state.session.append_copies(&carried)?.len();
         Ok(ForgetOutcome {
             summary_entry_id,
             reappended,
@@ -189,95 +187,42 @@ impl Engine {
     }
 }
 
-/// Appends again, in order, the entries `after` a forgotten span (see [`Engine::forget`]);
-/// returns how many. A context edit of an entry in the span has nothing left to edit.
-fn reappend(
-    session: &mut ctxkit_session::Session,
-    after: Vec<(String, EntryKind)>,
+/// The entries `after` a forgotten span that come back (see [`Engine::forget`]), in order, as
+/// `Session::append_copies` copies them (what they name among the copies names the copies):
+/// messages, model and thinking changes, extension state (pins), labels, and context edits of an
+/// entry still in view (an edit of a forgotten entry has nothing left to edit). Left out: branch
+/// summaries (they belong to the old branch), the session name (not part of a branch), usage
+/// records and unknown entries; a compaction after the span was refused before.
+fn carried_after<'a>(
+    after: &'a [(String, EntryKind)],
     kept_before: &HashSet<&str>,
-) -> Result<usize> {
-    let mut new_ids: HashMap<String, String> = HashMap::new();
-    let mut reappended = 0;
-    for (old_id, kind) in after {
-        let new_id = match kind {
-            EntryKind::Message(message) => session.append_message(*message)?,
-            EntryKind::CustomMessage(mut custom) => {
-                if let Some(details) = custom.details.as_mut() {
-                    remap_pin_ids(details, &new_ids);
-                }
-                session.append_custom_message_entry(
-                    &custom.custom_type,
-                    custom.content,
-                    custom.display,
-                    custom.details,
-                )?
-            }
-            EntryKind::ThinkingLevelChange(change) => {
-                session.append_thinking_level_change(&change.thinking_level)?
-            }
-            EntryKind::ModelChange(change) => {
-                session.append_model_change(&change.provider, &change.model_id)?
-            }
-            EntryKind::Custom(mut custom) => {
-                if let Some(data) = custom.data.as_mut() {
-                    remap_pin_ids(data, &new_ids);
-                }
-                session.append_custom_entry(&custom.custom_type, custom.data)?
-            }
+) -> Vec<&'a str> {
+    let mut carried: Vec<&str> = Vec::new();
+    let mut carried_set: HashSet<&str> = HashSet::new();
+    for (id, kind) in after {
+        let carry = match kind {
             EntryKind::ContextEdit(edit) => {
-                let target = match new_ids.get(&edit.target_id) {
-                    Some(copy) => copy.clone(),
-                    None if kept_before.contains(edit.target_id.as_str()) => edit.target_id,
-                    None => continue,
-                };
-                session.append_context_edit(
-                    &target,
-                    edit.replacement.map(|replacement| replacement.content),
-                )?
+                let target = edit.target_id.as_str();
+                kept_before.contains(target) || carried_set.contains(target)
             }
-            EntryKind::Label(label) => {
-                let target = new_ids
-                    .get(&label.target_id)
-                    .cloned()
-                    .unwrap_or(label.target_id);
-                session.append_label_change(&target, label.label.as_deref())?
-            }
-            // Compactions after the span were refused above; branch summaries belong to the
-            // old branch; the session name is not part of the branch.
+            EntryKind::Message(_)
+            | EntryKind::CustomMessage(_)
+            | EntryKind::ThinkingLevelChange(_)
+            | EntryKind::ModelChange(_)
+            | EntryKind::Custom(_)
+            | EntryKind::Label(_) => true,
             EntryKind::Compaction(_)
             | EntryKind::BranchSummary(_)
             | EntryKind::SessionInfo(_)
             | EntryKind::Usage(_)
-            | EntryKind::Unknown { .. } => continue,
+            | EntryKind::Unknown { .. } => false,
         };
-        new_ids.insert(old_id, new_id);
-        reappended += 1;
-    }
-    Ok(reappended)
-}
-
-/// Points the entry ids that pin records hold (`pinId`, `entryId`, the `pins` a pinned message
-/// carries) at the copies a `forget` made, so unpinning and carrying still find them.
-fn remap_pin_ids(value: &mut serde_json::Value, new_ids: &HashMap<String, String>) {
-    let Some(object) = value.as_object_mut() else {
-        return;
-    };
-    for key in ["pinId", "entryId"] {
-        if let Some(serde_json::Value::String(id)) = object.get_mut(key)
-            && let Some(new_id) = new_ids.get(id.as_str())
-        {
-            id.clone_from(new_id);
+        if carry {
+            carried.push(id);
+            carried_set.insert(id);
         }
     }
-    if let Some(serde_json::Value::Array(pins)) = object.get_mut("pins") {
-        for pin in pins {
-            if let serde_json::Value::String(id) = pin
-                && let Some(new_id) = new_ids.get(id.as_str())
-            {
-                id.clone_from(new_id);
-            }
-        }
-    }
+    carried
 }
 
 fn ctxkit_settings_without_hooks(
