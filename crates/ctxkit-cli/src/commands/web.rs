@@ -138,13 +138,9 @@ pub fn export(
     let compactions = stats.map_or(0, |stats| stats.compactions);
     writeln!(
         std::io::stderr().lock(),
-        "Exported {entries} {}, {compactions} {} ({bytes} bytes) to `{}`",
-        if entries == 1 { "entry" } else { "entries" },
-        if compactions == 1 {
-            "compaction"
-        } else {
-            "compactions"
-        },
+        "Exported {}, {} ({bytes} bytes) to `{}`",
+        crate::render::counted(entries, "entry"),
+        crate::render::counted(compactions, "compaction"),
         output.display()
     )?;
     Ok(Outcome::Success)
