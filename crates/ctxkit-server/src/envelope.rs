@@ -237,15 +237,13 @@ pub(crate) fn read_line(out: &Outgoing, line: input::Line, limit: usize) -> Vec<
             "not JSON: the line is not UTF-8 text".to_owned(),
         );
     };
-    if line.trim().is_empty() {
+    let text = line.trim();
+    if text.is_empty() {
         return Vec::new();
     }
-    let document: &RawValue = match serde_json::from_str(&line) {
-        Ok(document) => document,
-        Err(error) => return refuse(codes::PARSE_ERROR, format!("not JSON: {error}")),
-    };
-    if !document.get().starts_with('[') {
-        return match read_request(document) {
+    // A request is read in one pass: its envelope, then its parameters once.
+    if !text.starts_with('[') {
+        return match read_request(text) {
             Ok(Parts { id, method, params }) => vec![Request {
                 reply: id.map_or(Reply::Nothing, Reply::Line),
                 method,
@@ -258,8 +256,11 @@ pub(crate) fn read_line(out: &Outgoing, line: input::Line, limit: usize) -> Vec<
             }
         };
     }
-    let members: Vec<&RawValue> = match serde_json::from_str(document.get()) {
+    let members: Vec<&RawValue> = match serde_json::from_str(text) {
         Ok(members) => members,
+        Err(error) if is_syntax(&error) => {
+            return refuse(codes::PARSE_ERROR, format!("not JSON: {error}"));
+        }
         Err(error) => return refuse(codes::INVALID_REQUEST, format!("invalid batch: {error}")),
     };
     if members.is_empty() {
@@ -271,7 +272,7 @@ pub(crate) fn read_line(out: &Outgoing, line: input::Line, limit: usize) -> Vec<
     let batch = Arc::new(Batch::new(out));
     let mut requests = Vec::with_capacity(members.len());
     for (index, member) in members.into_iter().enumerate() {
-        match read_request(member) {
+        match read_request(member.get()) {
             Ok(Parts { id, method, params }) => requests.push(Request {
                 // A notification in a batch has no entry in its array.
                 reply: id.map_or(Reply::Nothing, |id| Reply::Member {
@@ -298,8 +299,9 @@ struct Envelope<'a> {
     id: Option<&'a RawValue>,
     #[serde(default, borrow, deserialize_with = "present")]
     method: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "present")]
-    params: Option<&'a RawValue>,
+    /// Read as it will be used (a missing `params` and `null` alike mean none).
+    #[serde(default)]
+    params: Value,
 }
 
 fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {
@@ -308,21 +310,31 @@ fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de Raw
 
 /// A request's id (`None` for a notification), method and params, or the error to answer it with
 /// and the id to answer to (`null` when the id itself cannot be read).
-fn read_request(raw: &RawValue) -> Result<Parts, (Id, MethodError)> {
+fn read_request(text: &str) -> Result<Parts, (Id, MethodError)> {
     let invalid = |id: Id, message: &str| {
         Err((
             id,
             MethodError::new(codes::INVALID_REQUEST, message.to_owned()),
         ))
     };
-    if !raw.get().starts_with('{') {
-        return invalid(
+    let not_json = |error: serde_json::Error| {
+        Err((
             Id::Null,
-            "a request must be a JSON object (a batch: an array of them)",
-        );
+            MethodError::new(codes::PARSE_ERROR, format!("not JSON: {error}")),
+        ))
+    };
+    if !text.starts_with('{') {
+        return match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+            Ok(_) => invalid(
+                Id::Null,
+                "a request must be a JSON object (a batch: an array of them)",
+            ),
+            Err(error) => not_json(error),
+        };
     }
-    let envelope: Envelope = match serde_json::from_str(raw.get()) {
+    let envelope: Envelope = match serde_json::from_str(text) {
         Ok(envelope) => envelope,
+        Err(error) if is_syntax(&error) => return not_json(error),
         Err(error) => return invalid(Id::Null, &format!("invalid request: {error}")),
     };
     let id = match envelope.id {
@@ -346,14 +358,8 @@ fn read_request(raw: &RawValue) -> Result<Parts, (Id, MethodError)> {
         return invalid(answer_to, "a request needs a string `method`");
     };
     let params = match envelope.params {
-        None => Value::Null,
-        Some(params) if params.get().starts_with(['{', '[']) || params.get() == "null" => {
-            match serde_json::from_str(params.get()) {
-                Ok(params) => params,
-                Err(error) => return invalid(answer_to, &format!("invalid `params`: {error}")),
-            }
-        }
-        Some(_) => {
+        params @ (Value::Null | Value::Object(_) | Value::Array(_)) => params,
+        Value::Bool(_) | Value::Number(_) | Value::String(_) => {
             return invalid(
                 answer_to,
                 "`params` must be an object (or an array, or left out)",
@@ -361,6 +367,14 @@ fn read_request(raw: &RawValue) -> Result<Parts, (Id, MethodError)> {
         }
     };
     Ok(Parts { id, method, params })
+}
+
+/// Whether `error` says the text is not JSON (rather than JSON of the wrong shape).
+fn is_syntax(error: &serde_json::Error) -> bool {
+    matches!(
+        error.classify(),
+        serde_json::error::Category::Syntax | serde_json::error::Category::Eof
+    )
 }
 
 /// A request object's parts.
