@@ -16,6 +16,12 @@ use crate::settings::CompactionSettings;
 /// The custom entry type ctxkit appends to record an undone compaction.
 pub const UNDO_COMPACTION_TYPE: &str = "ctxkit.undo-compaction";
 
+/// The key, in a `custom` entry's `data` or a `custom_message`'s `details`, naming the compaction
+/// the entry was appended because of (pinned text added back once the compaction cut it away). An
+/// undo of that compaction leaves such an entry behind: without the compaction it says again what
+/// the restored path already shows.
+pub const AFTER_COMPACTION_KEY: &str = "afterCompaction";
+
 /// One compaction on a path.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -183,7 +189,7 @@ enum Carry {
 /// thinking level changes, extension messages and state, branch summaries, labels of carried
 /// entries, and entry types ctxkit does not know. Left where they are: usage records (spend, counted
 /// wherever they are), session names and labels of entries not carried (they hold for the whole
-/// file) and an earlier undo's marker. A context edit whose target is not on the restored branch
+/// file), an earlier undo's marker and what the compaction itself caused ([`AFTER_COMPACTION_KEY`]). A context edit whose target is not on the restored branch
 /// cannot be carried over and is reported in [`UndoOutcome::not_carried`]. Nothing is deleted; the
 /// compaction and what followed it stay in the tree on their own branch.
 pub fn undo_last_compaction(session: &mut Session) -> Result<Option<UndoOutcome>, CompactionError> {
@@ -228,6 +234,14 @@ pub fn undo_last_compaction(session: &mut Session) -> Result<Option<UndoOutcome>
                 }
             }
             EntryKind::Custom(custom) if custom.custom_type == UNDO_COMPACTION_TYPE => Carry::Leave,
+            EntryKind::Custom(custom) if follows(custom.data.as_ref(), &compaction_id) => {
+                Carry::Leave
+            }
+            EntryKind::CustomMessage(message)
+                if follows(message.details.as_ref(), &compaction_id) =>
+            {
+                Carry::Leave
+            }
             EntryKind::Message(_)
             | EntryKind::ThinkingLevelChange(_)
             | EntryKind::ModelChange(_)
@@ -280,6 +294,14 @@ pub fn undo_last_compaction(session: &mut Session) -> Result<Option<UndoOutcome>
         carried,
         not_carried,
     }))
+}
+
+/// Whether an entry's `data` or `details` says it was appended because of this compaction.
+fn follows(fields: Option<&Value>, compaction_id: &str) -> bool {
+    fields
+        .and_then(|fields| fields.get(AFTER_COMPACTION_KEY))
+        .and_then(Value::as_str)
+        == Some(compaction_id)
 }
 
 /// The loop guard's verdict on a finished compaction.

@@ -115,20 +115,31 @@ fn pinned_text(pins: &[&Pin]) -> String {
     text
 }
 
-fn append_pinned_message(state: &mut State, pins: &[&Pin]) -> Result<String> {
+/// Appends the pinned texts as one message; `after_compaction` names the compaction that cut them
+/// away, so that undoing it leaves this message behind.
+fn append_pinned_message(
+    state: &mut State,
+    pins: &[&Pin],
+    after_compaction: Option<&str>,
+) -> Result<String> {
     let ids: Vec<&str> = pins.iter().map(|pin| pin.id.as_str()).collect();
+    let mut details = json!({ "pins": ids });
+    if let Some(compaction_id) = after_compaction {
+        details[ctxkit_compaction::AFTER_COMPACTION_KEY] = json!(compaction_id);
+    }
     Ok(state.session.append_custom_message_entry(
         PINNED_MESSAGE_TYPE,
         MessageContent::Text(pinned_text(pins)),
         false,
-        Some(json!({ "pins": ids })),
+        Some(details),
     )?)
 }
 
-/// After a compaction that kept the path from `first_kept_entry_id` on: appends the pins whose text
-/// is no longer visible.
+/// After the compaction `compaction_id` that kept the path from `first_kept_entry_id` on: appends
+/// the pins whose text is no longer visible.
 pub(crate) fn reinject_after_compaction(
     state: &mut State,
+    compaction_id: &str,
     first_kept_entry_id: &str,
 ) -> Result<()> {
     let path = state.session.branch_path(None);
@@ -145,7 +156,7 @@ pub(crate) fn reinject_after_compaction(
         .map(|(pin, _)| pin)
         .collect();
     if !lost.is_empty() {
-        append_pinned_message(state, &lost)?;
+        append_pinned_message(state, &lost, Some(compaction_id))?;
     }
     Ok(())
 }
@@ -172,7 +183,7 @@ impl Engine {
             text: text.to_owned(),
             source_entry_id: None,
         };
-        append_pinned_message(&mut state, &[&pin])?;
+        append_pinned_message(&mut state, &[&pin], None)?;
         Ok(pin)
     }
 
@@ -221,7 +232,7 @@ impl Engine {
             source_entry_id: Some(entry_id.to_owned()),
         };
         if !on_branch {
-            append_pinned_message(&mut state, &[&pin])?;
+            append_pinned_message(&mut state, &[&pin], None)?;
         }
         Ok(pin)
     }

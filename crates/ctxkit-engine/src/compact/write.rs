@@ -356,7 +356,9 @@ impl Engine {
         // The compaction is written: what follows can only be reported, never turn it into a
         // failure the caller would retry (and write twice).
         let mut notes: Vec<String> = on_demand_failure.into_iter().collect();
-        if let Err(error) = crate::pins::reinject_after_compaction(state, &first_kept_entry_id) {
+        if let Err(error) =
+            crate::pins::reinject_after_compaction(state, &entry_id, &first_kept_entry_id)
+        {
             notes.push(format!(
                 "Pinned context could not be added back after the compaction: {error}"
             ));

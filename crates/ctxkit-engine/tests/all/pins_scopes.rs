@@ -43,6 +43,31 @@ async fn a_pinned_text_survives_every_compaction_once() {
     ));
 }
 
+/// The text a compaction added back belongs to that compaction: after undoing it, the restored path
+/// shows the pin where it was, once, and later work stays.
+#[tokio::test]
+async fn undoing_a_compaction_leaves_its_pinned_text_behind() {
+    let harness = Harness::new(100_000, 2_000, []);
+    harness.turn("first", 100).await;
+    harness
+        .engine
+        .pin_text("RULE: never touch prod.db")
+        .await
+        .unwrap();
+    harness.turn("second", 100).await;
+    harness.engine.compact(None).await.unwrap();
+    harness.turn("after the compaction", 100).await;
+    let undone = harness.engine.undo_compaction().await.unwrap().unwrap();
+    assert_eq!(undone.reappended_messages(), 2, "{undone:?}");
+    let text = view_text(&harness.engine.model_view().await.unwrap());
+    assert_eq!(text.matches("never touch prod.db").count(), 1, "{text}");
+    assert!(text.contains("after the compaction"), "{text}");
+    // Compacting again adds the pin back once more.
+    harness.engine.compact(None).await.unwrap();
+    let text = view_text(&harness.engine.model_view().await.unwrap());
+    assert_eq!(text.matches("never touch prod.db").count(), 1, "{text}");
+}
+
 #[tokio::test]
 async fn a_pinned_entry_is_carried_once_compaction_cuts_it_away() {
     let harness = Harness::new(100_000, 2_000, []);
