@@ -183,6 +183,9 @@ pub(crate) struct Shared {
     /// Turns true when a listening server drains (`None` on stdio): the input then ends because
     /// the server stops reading, not because the client left, and the requests read finish.
     pub(crate) draining: Option<tokio::sync::watch::Receiver<bool>>,
+    /// The tasks forwarding each opened engine's events; awaited at the end so that an event the
+    /// engine sent before it was dropped (a cancelled compaction's end) is written.
+    pub(crate) forwarders: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
 /// Serves requests from `input` until it ends or `shutdown` is called; writes to `output`.
@@ -239,6 +242,7 @@ where
         out,
         stop: tokio::sync::watch::Sender::new(stop::Stop::Nothing),
         draining,
+        forwarders: std::sync::Mutex::new(Vec::new()),
     });
     // Requests run one after another, in order, so a client may pipeline them; cancellation and
     // `initialize` are answered at once, so a running `compact` can be cancelled.
@@ -295,9 +299,11 @@ where
         // Answered, and its batch (if any) written, before the writer ends.
         reply.send(&shared.out, outcome);
     }
-    // Ends the event forwarders, whose engines are dropped here, and the writer.
+    // Ends the event forwarders, whose engines are dropped here (their last events written), and
+    // the writer.
     agent_run::stop_warming(&shared);
     *shared.engine.write().await = None;
+    finish_forwarding(&shared).await;
     shared.out.end();
     drop(shared);
     match writer.await {
@@ -328,11 +334,29 @@ impl serde::Serialize for Answer {
     }
 }
 
+/// How long the end waits for the events of dropped engines to be forwarded (an engine a tool's
+/// abandoned thread still holds never closes its events).
+const FORWARDING_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Waits until every engine's events sent so far are forwarded, once the engines are dropped.
+async fn finish_forwarding(shared: &Shared) {
+    let forwarders = match shared.forwarders.lock() {
+        Ok(mut forwarders) => std::mem::take(&mut *forwarders),
+        Err(_) => return,
+    };
+    let all = async {
+        for forwarder in forwarders {
+            let _ = forwarder.await;
+        }
+    };
+    let _ = tokio::time::timeout(FORWARDING_GRACE, all).await;
+}
+
 /// Forwards an engine's events as `event` notifications.
 pub(crate) fn forward_events(shared: &Arc<Shared>, engine: &Engine) {
     let mut events = engine.subscribe();
     let out = shared.out.clone();
-    tokio::spawn(async move {
+    let forwarder = tokio::spawn(async move {
         while let Some(event) = events.recv().await {
             let Ok(params) = serde_json::to_value(wire::Event::from(event)) else {
                 continue;
@@ -345,4 +369,8 @@ pub(crate) fn forward_events(shared: &Arc<Shared>, engine: &Engine) {
             }
         }
     });
+    if let Ok(mut forwarders) = shared.forwarders.lock() {
+        forwarders.retain(|forwarder| !forwarder.is_finished());
+        forwarders.push(forwarder);
+    }
 }

@@ -54,6 +54,9 @@ pub(crate) async fn run_request(
     });
     let mut stops = shared.stop.subscribe();
     let already_stopping = stops.borrow_and_update().applies_to(&method);
+    if already_stopping && let Some(answer) = stopped_before_it_started(&method, &params) {
+        return answer;
+    }
     let request_shared = Arc::clone(shared);
     let request_method = method.clone();
     let mut task =
@@ -97,6 +100,27 @@ pub(crate) async fn run_request(
                 kind: Some("abandoned"),
             })
         }
+    }
+}
+
+/// The answer of a request that waits on a model, a summary or a hook, read after the server was
+/// told to stop (`shutdown`, the client's end, `agent.cancel` for `agent.*`): it is not started,
+/// and answered as if stopped at once. `None` for the others, which run (they end by themselves).
+fn stopped_before_it_started(
+    method: &str,
+    params: &Value,
+) -> Option<Result<crate::Answer, MethodError>> {
+    match method {
+        "compact" | "check.before_prompt" | "check.after_run" | "tree.navigate" => Some(Err(
+            crate::errors::engine_error(ctxkit_engine::EngineError::Cancelled),
+        )),
+        "agent.run" => {
+            let text = params.get("text").and_then(Value::as_str)?;
+            Some(Ok(crate::Answer::Value(
+                serde_json::json!({"outcome": "not_sent", "text": text}),
+            )))
+        }
+        _ => None,
     }
 }
 

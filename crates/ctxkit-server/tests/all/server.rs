@@ -667,3 +667,109 @@ async fn session_create_refuses_a_cwd_no_sessions_folder_can_be_named_after() {
         .await;
     assert!(written["result"]["entry_id"].is_string(), "{written}");
 }
+
+/// The events of a compaction the client's end cancelled reach the client: the end waits for the
+/// engine's events to be forwarded before the writer stops.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_compaction_s_events_are_written_before_the_end() {
+    for round in 0..10 {
+        let dir = tempfile::tempdir().unwrap();
+        let mut client = start_summarizing(dir.path(), None, Arc::new(UntilCancelled));
+        client
+            .call("session.create", json!({"cwd": dir.path()}))
+            .await;
+        for (text, total) in [("first", 100), ("second", 9_000)] {
+            client
+                .call("message.append", json!({"message": user(text)}))
+                .await;
+            client
+                .call("message.append", json!({"message": reply("ok", total)}))
+                .await;
+        }
+        let compact = client.send("compact", json!({})).await;
+        while !client
+            .notifications
+            .iter()
+            .any(|message| message["params"]["type"] == "compaction_start")
+        {
+            client.poll(std::time::Duration::from_millis(10)).await;
+        }
+        client.to_server.shutdown().await.unwrap();
+        client.poll(std::time::Duration::from_secs(5)).await;
+        let answer = client
+            .notifications
+            .iter()
+            .find(|message| message["id"] == compact)
+            .unwrap();
+        assert_eq!(answer["error"]["data"]["kind"], "cancelled", "{answer}");
+        assert!(
+            client
+                .notifications
+                .iter()
+                .any(|message| message["params"]["type"] == "compaction_end"),
+            "round {round}: {:?}",
+            client.notifications
+        );
+    }
+}
+
+/// A compaction read after the client's end is not started: it is answered as cancelled at once,
+/// not abandoned a second later; an `agent.run` read then is answered `not_sent`.
+#[tokio::test]
+async fn requests_read_after_the_end_that_would_wait_are_answered_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = ServerConfig {
+        settings: settings(2_000),
+        summarizer: Arc::new(UntilCancelled),
+        prompts: Prompts::default(),
+        model: None,
+        sessions_root: dir.path().to_path_buf(),
+        agent: None,
+        max_request_bytes: 64 * 1024,
+        max_queued_bytes: 1024 * 1024,
+        store: None,
+    };
+    let mut lines = vec![
+        json!({"jsonrpc": "2.0", "id": 1, "method": "session.create",
+        "params": {"cwd": dir.path()}}),
+    ];
+    for (index, (text, total)) in [("first", 100), ("second", 9_000)].into_iter().enumerate() {
+        lines.push(
+            json!({"jsonrpc": "2.0", "id": 10 + index * 2, "method": "message.append",
+            "params": {"message": user(text)}}),
+        );
+        lines.push(
+            json!({"jsonrpc": "2.0", "id": 11 + index * 2, "method": "message.append",
+            "params": {"message": reply("ok", total)}}),
+        );
+    }
+    lines.push(json!({"jsonrpc": "2.0", "id": 2, "method": "compact", "params": {}}));
+    lines.push(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "agent.run", "params": {"text": "go on"}}),
+    );
+    let input: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    let (writer, mut reader) = tokio::io::duplex(1 << 20);
+    let mut output = String::new();
+    let started = std::time::Instant::now();
+    let (served, read) = tokio::join!(
+        serve(config, input.as_bytes(), writer),
+        tokio::io::AsyncReadExt::read_to_string(&mut reader, &mut output),
+    );
+    served.unwrap();
+    read.unwrap();
+    assert!(
+        started.elapsed() < std::time::Duration::from_millis(900),
+        "{output}"
+    );
+    let answers: Vec<Value> = output
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let answer = |id: u64| answers.iter().find(|message| message["id"] == id).unwrap();
+    assert!(answer(12)["result"]["entry_id"].is_string(), "{output}");
+    assert_eq!(answer(2)["error"]["data"]["kind"], "cancelled", "{output}");
+    assert_eq!(
+        answer(3)["result"],
+        json!({"outcome": "not_sent", "text": "go on"})
+    );
+}

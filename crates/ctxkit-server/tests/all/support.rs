@@ -107,3 +107,30 @@ pub fn reply(text: &str, total: u64) -> AgentMessage {
     }))
     .unwrap()
 }
+
+/// Never answers: each request waits until it is cancelled.
+#[derive(Debug, Clone, Copy)]
+pub struct UntilCancelled;
+
+impl Summarizer for UntilCancelled {
+    fn name(&self) -> String {
+        "until-cancelled".to_owned()
+    }
+
+    fn supports_reasoning(&self) -> bool {
+        false
+    }
+
+    fn summarize(
+        &self,
+        _request: SummaryRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<SummaryResponse, SummarizerError>> {
+        Box::pin(async move {
+            cancel.cancelled().await;
+            Err(SummarizerError {
+                message: "cancelled".to_owned(),
+            })
+        })
+    }
+}
