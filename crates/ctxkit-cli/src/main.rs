@@ -34,11 +34,13 @@ fn main() -> ExitCode {
     if let Err(error) = init_logging(&cli.global) {
         return report(&error);
     }
-    // The chat is interactive (partial lines); everything else prints through the redacting layer.
-    let interactive = matches!(cli.command, cli::Command::Chat(_));
+    // The chat is interactive (partial lines); `serve`'s stream is data, kept exact; everything
+    // else prints through the redacting layer.
     let stdout = std::io::stdout().lock();
-    let mut output: Box<dyn Write> = if interactive {
+    let mut output: Box<dyn Write> = if matches!(cli.command, cli::Command::Chat(_)) {
         Box::new(stdout)
+    } else if matches!(cli.command, cli::Command::Serve { .. }) {
+        Box::new(redact::RedactingWriter::protocol(stdout))
     } else {
         Box::new(redact::RedactingWriter::new(stdout))
     };
@@ -118,7 +120,7 @@ fn report(error: &anyhow::Error) -> ExitCode {
     let (code, hint) = classify(error);
     let mut stderr = std::io::stderr().lock();
     let message = format!("error: {}", render::error_chain(error));
-    let message = ctxkit_packages::redact_credentials(&message);
+    let message = ctxkit_secrets::redact_credentials(&message);
     let _ = writeln!(stderr, "{}", render::terminal_safe(&message));
     if let Some(hint) = hint {
         let _ = writeln!(stderr, "hint: {}", render::terminal_safe(&hint));

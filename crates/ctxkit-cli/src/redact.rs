@@ -17,6 +17,8 @@ pub fn stderr() -> RedactingWriter<std::io::StderrLock<'static>> {
 pub struct RedactingWriter<W: Write> {
     inner: W,
     pending: Vec<u8>,
+    /// Whether credentials in URLs are hidden (not in a protocol stream, whose data is exact).
+    credentials: bool,
 }
 
 impl<W: Write> RedactingWriter<W> {
@@ -24,12 +26,29 @@ impl<W: Write> RedactingWriter<W> {
         Self {
             inner,
             pending: Vec::new(),
+            credentials: true,
+        }
+    }
+
+    /// For `serve`'s JSON-RPC stream: escape sequences are shown as JSON escapes (the same data),
+    /// and nothing else changes. A session's text reaches its client exactly as stored, as Pi's
+    /// context holds it, `https://user:pass@host` included: hiding it would change what the
+    /// client sends to its model.
+    pub fn protocol(inner: W) -> Self {
+        Self {
+            inner,
+            pending: Vec::new(),
+            credentials: false,
         }
     }
 
     fn write_redacted(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         let text = String::from_utf8_lossy(bytes);
-        let redacted = ctxkit_packages::redact_credentials(&text);
+        let redacted = if self.credentials {
+            ctxkit_secrets::redact_credentials(&text)
+        } else {
+            text
+        };
         self.inner
             .write_all(crate::render::terminal_safe(&redacted).as_bytes())
     }
@@ -88,5 +107,25 @@ mod tests {
             String::from_utf8(output).unwrap(),
             "Installed https://<redacted>@host/repo\ngit:<redacted>@h/p"
         );
+    }
+
+    #[test]
+    fn a_protocol_stream_keeps_its_data_and_escapes_control_characters() {
+        let mut output = Vec::new();
+        {
+            let mut writer = RedactingWriter::protocol(&mut output);
+            writeln!(
+                writer,
+                "{{\"text\":\"git clone https://me:pass@host/r \u{202e}\"}}"
+            )
+            .unwrap();
+        }
+        let written = String::from_utf8(output).unwrap();
+        assert_eq!(
+            written,
+            "{\"text\":\"git clone https://me:pass@host/r \\u202e\"}\n"
+        );
+        let value: serde_json::Value = serde_json::from_str(&written).unwrap();
+        assert_eq!(value["text"], "git clone https://me:pass@host/r \u{202e}");
     }
 }

@@ -64,7 +64,7 @@ pub enum PackageError {
     #[error(transparent)]
     Settings(#[from] SettingsError),
     /// A local source does not exist.
-    #[error("Path does not exist: `{}`", crate::redact_credentials(&path.display().to_string()))]
+    #[error("Path does not exist: `{}`", ctxkit_secrets::redact_credentials(&path.display().to_string()))]
     PathDoesNotExist {
         /// The resolved path.
         path: PathBuf,

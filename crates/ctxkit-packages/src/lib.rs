@@ -30,7 +30,4 @@ pub use resolve::{
     LocalPackagesOnly, PackageProvider, PathMetadata, ResolvedResource, ResolvedResources,
     SourceOrigin, SourceScope, resolve_configured, resolve_package_sources,
 };
-pub use source::{
-    GitSource, NpmSource, PackageSource, has_credentials, looks_local, parse_git_url,
-    redact_credentials,
-};
+pub use source::{GitSource, NpmSource, PackageSource, looks_local, parse_git_url};

@@ -9,11 +9,13 @@ use std::fmt;
 
 mod environment;
 mod scrub;
+mod urls;
 
 pub use environment::{
     ThreadsRunning, environment_variable, passed_secret_variables, secret_environment_values,
     take_secret_environment,
 };
+pub use urls::{has_credentials, redact_credentials};
 
 /// An API key. `Debug` prints `ApiKey(<redacted>)`; the only way to read it is
 /// [`ApiKey::expose_secret`], which providers call when building request headers.

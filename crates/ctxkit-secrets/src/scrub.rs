@@ -8,7 +8,7 @@ const SCHEMES: &[&str] = &["Basic ", "Bearer "];
 
 /// `text` with every `Basic …`/`Bearer …` token and every URL userinfo replaced by `<redacted>`.
 pub(crate) fn scrub(text: &str) -> String {
-    scrub_userinfo(&scrub_schemes(text))
+    crate::redact_credentials(&scrub_schemes(text)).into_owned()
 }
 
 fn scrub_schemes(text: &str) -> String {
@@ -58,33 +58,6 @@ fn looks_like_credential(token: &str) -> bool {
             .bytes()
             .any(|byte| byte.is_ascii_digit() || matches!(byte, b'+' | b'/' | b'=' | b'_'))
             || token.bytes().skip(1).any(|byte| byte.is_ascii_uppercase()))
-}
-
-/// `scheme://user:pass@host` → `scheme://<redacted>@host`.
-fn scrub_userinfo(text: &str) -> String {
-    let mut result = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("://") {
-        let (before, after) = rest.split_at(at + 3);
-        result.push_str(before);
-        let authority_length = after
-            .bytes()
-            .take_while(|byte| {
-                !matches!(byte, b'/' | b'?' | b'#' | b'"' | b'\'' | b'<' | b'>' | b'`')
-                    && !byte.is_ascii_whitespace()
-            })
-            .count();
-        let authority = &after[..authority_length];
-        match authority.rfind('@') {
-            Some(position) if position > 0 => {
-                result.push_str("<redacted>");
-                rest = &after[position..];
-            }
-            _ => rest = after,
-        }
-    }
-    result.push_str(rest);
-    result
 }
 
 #[cfg(test)]

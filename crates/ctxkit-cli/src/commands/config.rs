@@ -82,7 +82,7 @@ pub fn config(
             let secret_key = ctxkit_settings::secret_keys()
                 .iter()
                 .any(|secret| key == *secret || key.starts_with(&format!("{secret}.")));
-            if project && (secret_key || ctxkit_packages::has_credentials(&value)) {
+            if project && (secret_key || ctxkit_secrets::has_credentials(&value)) {
                 anyhow::bail!(
                     "`{key}` would put credentials into the project settings, which are usually \
                      committed; set it without `--project`"

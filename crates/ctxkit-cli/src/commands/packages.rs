@@ -27,7 +27,7 @@ impl ProgressReporter for TerminalProgress {
         }
         match &event.stage {
             ProgressStage::Start { message } => {
-                let message = ctxkit_packages::redact_credentials(message);
+                let message = ctxkit_secrets::redact_credentials(message);
                 let _ = writeln!(crate::redact::stderr(), "{message}");
             }
             ProgressStage::Complete | ProgressStage::Error { .. } => {}
@@ -62,11 +62,11 @@ pub fn install(
     out: &mut dyn Write,
 ) -> Result<Outcome> {
     // Project settings are usually committed: a token in a source would be published with them.
-    if local && ctxkit_packages::has_credentials(source) {
+    if local && ctxkit_secrets::has_credentials(source) {
         bail!(
             "`{}` holds credentials; they are never written to project settings (install it for \
              the user without `--local`, or use a git credential helper)",
-            ctxkit_packages::redact_credentials(source)
+            ctxkit_secrets::redact_credentials(source)
         );
     }
     let (manager, _) = manager(process)?;

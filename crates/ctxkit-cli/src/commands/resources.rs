@@ -248,7 +248,7 @@ fn held_setting_lines(held: &[ctxkit_settings::HeldSetting]) -> Vec<String> {
     held.iter()
         .map(|setting| {
             let shown = setting.value.as_ref().map_or_else(String::new, |value| {
-                let text = ctxkit_packages::redact_credentials(&value.to_string()).into_owned();
+                let text = ctxkit_secrets::redact_credentials(&value.to_string()).into_owned();
                 format!(" = {}", crate::render::one_line(&text, 160))
             });
             let unknown = if setting.known {

@@ -248,6 +248,22 @@ fn an_agent_drives_a_session_over_stdio() {
     assert!(text.contains("ctxkit.pin"));
 }
 
+/// The protocol carries a session's text exactly as stored: a URL's `user:pass@` and a line break
+/// after a URL stay (the output layer hides them for people, not in data a client sends on), and a
+/// bidirectional override comes as JSON's own escape (the same string).
+#[test]
+fn the_view_carries_the_session_s_text_exactly() {
+    let home = tempfile::tempdir().unwrap();
+    let mut server = Server::start(home.path());
+    server.call("session.create", json!({"cwd": home.path()}));
+    let text = "clone https://me:pass@git.example/r\nDocs at https://docs.example\nuser.email=a@example.com \u{202e}";
+    server.call("message.append", json!({"message": user(text)}));
+    let view = server.call("view.get", Value::Null);
+    assert_eq!(view["result"]["messages"][0]["content"], text, "{view}");
+    server.call("shutdown", Value::Null);
+    assert!(server.child.wait().unwrap().success());
+}
+
 #[test]
 fn a_closed_stdin_ends_the_server_cleanly() {
     let home = tempfile::tempdir().unwrap();

@@ -1,14 +1,13 @@
 //! Package source strings (`npm:…`, git URLs, local paths): classification, validation against
 //! option injection and path escapes, and the identity used to de-duplicate packages.
 
-mod credentials;
 mod git;
 #[cfg(test)]
 mod tests;
 
 use std::path::{Path, PathBuf};
 
-pub use credentials::{has_credentials, redact_credentials};
+use ctxkit_secrets::redact_credentials;
 pub use git::{GitSource, parse_git_url};
 
 use crate::error::SourceError;
@@ -86,7 +85,7 @@ fn scp_user_end(text: &str) -> Option<usize> {
     })
 }
 
-/// [`redact_credentials`], and a password in an scp-style `user:password@host:path` too.
+/// [`ctxkit_secrets::redact_credentials`], and a password in an scp-style `user:password@host:path` too.
 fn redact_source(text: &str) -> String {
     let redacted = redact_credentials(text);
     match scp_user_end(&redacted) {

@@ -1,6 +1,7 @@
 //! Credentials inside URLs (`https://user:token@host/repo`, `git:user:pass@host/path`): shown
 //! nowhere, never named in a directory, never written to a project's settings (which are usually
-//! committed).
+//! committed), never in a tool result or a provider's error (through [`crate::redact`]). The one
+//! reader of a URL's user information.
 
 /// `text` with the user information of every URL in it (`scheme://userinfo@`, `git:userinfo@`)
 /// replaced by `<redacted>`. A bare `git@` (the usual SSH user) is kept. Text without any is
@@ -13,11 +14,7 @@ pub fn redact_credentials(text: &str) -> std::borrow::Cow<'_, str> {
     while let Some((start, prefix_length)) = next_authority(&text[position..]) {
         let authority_start = position + start + prefix_length;
         let authority = &text[authority_start..];
-        let end = authority
-            .find(|character: char| {
-                character == '/' || character.is_whitespace() || "\"'<>`".contains(character)
-            })
-            .unwrap_or(authority.len());
+        let end = authority.find(ends_authority).unwrap_or(authority.len());
         match authority[..end].rfind('@') {
             Some(at) if &authority[..at] != "git" && at > 0 => {
                 result.push_str(&text[copied..authority_start]);
@@ -33,6 +30,14 @@ pub fn redact_credentials(text: &str) -> std::borrow::Cow<'_, str> {
     }
     result.push_str(&text[copied..]);
     std::borrow::Cow::Owned(result)
+}
+
+/// Whether `character` cannot be part of a URL's authority (RFC 3986: the path, query and
+/// fragment start there, and the others are never in a URL), so a `user:pass@` is looked for
+/// before it. A backslash ends it too: in JSON text, `https://host\nuser@example.com` is a URL
+/// then a line break, not credentials.
+fn ends_authority(character: char) -> bool {
+    character.is_whitespace() || "/?#\\\"'<>`{}|^".contains(character)
 }
 
 /// Whether `text` holds credentials [`redact_credentials`] would hide.
@@ -79,6 +84,23 @@ fn next_authority(text: &str) -> Option<(usize, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_url_ends_at_its_path_query_fragment_or_an_escape() {
+        let json = r#"{"text":"Docs at https://docs.example.com\nuser.email=alice@example.com"}"#;
+        assert_eq!(redact_credentials(json), json);
+        for kept in [
+            "https://host?to=me@example.com",
+            "https://host#me@example.com",
+            "redis://{user}@{host}",
+        ] {
+            assert_eq!(redact_credentials(kept), kept);
+        }
+        assert_eq!(
+            redact_credentials("https://me:pass@host?x=1"),
+            "https://<redacted>@host?x=1"
+        );
+    }
 
     #[test]
     fn a_long_line_of_many_urls_is_redacted_in_linear_time() {
