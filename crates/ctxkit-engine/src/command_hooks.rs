@@ -40,6 +40,23 @@ impl CommandHook {
         Self { config, cwd }
     }
 
+    /// A trusted project's hook runs only the scripts the user trusted: one rewritten since (by
+    /// the model's `write`, a `git pull` in another terminal) stops it, as it would at the next
+    /// start.
+    fn check_pinned_scripts(&self) -> Result<(), HookError> {
+        let changed = self.config.pinned_scripts.iter().find(|script| {
+            ctxkit_settings::script_digest(&script.path).as_deref() != Some(&script.digest)
+        });
+        match changed {
+            Some(script) => Err(HookError::new(format!(
+                "`{}` changed since the project was trusted, so the hook was not run; run \
+                 `ctxkit trust` to trust it as it is now",
+                script.path.display()
+            ))),
+            None => Ok(()),
+        }
+    }
+
     fn wants(&self, event: &str) -> bool {
         self.config.events.is_empty() || self.config.events.iter().any(|name| name == event)
     }
@@ -54,6 +71,7 @@ impl CommandHook {
         let Some((program, arguments)) = self.config.command.split_first() else {
             return Err(HookError::new("the hook's `command` is empty"));
         };
+        self.check_pinned_scripts()?;
         let input = serde_json::to_vec(&json!({ "event": event, "payload": payload }))
             .map_err(|error| HookError::new(format!("cannot encode the event: {error}")))?;
         let mut command = tokio::process::Command::new(program);

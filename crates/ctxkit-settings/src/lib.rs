@@ -37,7 +37,7 @@ pub use tree::{
     BranchSummaryConfig, ChatConfig, CommandHookConfig, CompactionConfig, CompactionModelOverride,
     ContextStrategy, DurabilityMode, FallbackPolicy, ImagesConfig, LlmConfig, LlmTimeouts,
     MAX_TOKEN_BUDGET, MarkdownConfig, ModelPrices, OpenAiResponsesCompactionConfig,
-    OpenAiResponsesConfig, PackageSetting, PinnedConfig, ProviderRetryConfig,
+    OpenAiResponsesConfig, PackageSetting, PinnedConfig, PinnedScript, ProviderRetryConfig,
     RECOMMENDED_DIGEST_CHARS, RECOMMENDED_DIGEST_NAMES, RECOMMENDED_THRESHOLD_TOKENS, RetryConfig,
     ServerConfig, SessionConfig, Settings, StoreConfig, SummaryProvider, SummaryRole,
     TerminalConfig, ThinkingBudgets, TransformSettings, UserModel, WarningsConfig,
@@ -45,5 +45,5 @@ pub use tree::{
 };
 pub use trust::{
     HeldSetting, HookReview, ProjectTrust, TRUST_FILE_NAME, hook_review, project_trust,
-    set_project_trust,
+    script_digest, set_project_trust,
 };

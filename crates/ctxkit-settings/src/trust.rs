@@ -81,46 +81,77 @@ fn fingerprint(value: &Value) -> String {
 /// length).
 const MAX_SCRIPT_BYTES: u64 = 16 * 1024 * 1024;
 
-/// The fingerprint of the held settings and of every file their hooks' commands name (the
-/// program and any argument that is a file, relative to the project): a hook script rewritten
-/// after `ctxkit trust` (by the model's `write`, a pull) changes it, so the hooks wait for trust
-/// again. Files that do not exist are hashed as absent.
+/// The project files a hook command names (the program and any argument that is a file, relative
+/// to the project), canonical, each with the part that named it. The interpreter (`/bin/sh`) and
+/// the user's own files outside the project are the user's, not pinned.
+fn project_scripts<'a>(
+    parts: impl Iterator<Item = &'a str>,
+    project: &'a std::path::Path,
+) -> impl Iterator<Item = (&'a str, PathBuf)> {
+    parts.filter_map(move |part| {
+        let path = std::fs::canonicalize(project.join(part)).ok()?;
+        let is_file = std::fs::metadata(&path).is_ok_and(|metadata| metadata.is_file());
+        (path.starts_with(project) && is_file).then_some((part, path))
+    })
+}
+
+/// A script's length and its first [`MAX_SCRIPT_BYTES`] bytes; `None` when it cannot be read.
+fn script_contents(path: &std::path::Path) -> Option<(u64, Vec<u8>)> {
+    let file = std::fs::File::open(path).ok()?;
+    let length = file.metadata().ok()?.len();
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_SCRIPT_BYTES), &mut bytes)
+        .ok()?;
+    Some((length, bytes))
+}
+
+/// A hook script's digest (SHA-256 of its length and contents); `None` when it cannot be read. A
+/// trusted project's hook compares its scripts' digests with those pinned before each run.
+pub fn script_digest(path: &std::path::Path) -> Option<String> {
+    let (length, bytes) = script_contents(path)?;
+    let mut hasher = Sha256::new();
+    hasher.update(length.to_le_bytes());
+    hasher.update(&bytes);
+    Some(hex(&hasher.finalize()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// The fingerprint of the held settings and of every project file their hooks' commands name: a
+/// hook script rewritten after `ctxkit trust` (by the model's `write`, a pull) changes it, so the
+/// hooks wait for trust again. Files that do not exist are left out.
 fn pinned_fingerprint(held: &Value, hooks: Option<&Value>, project: &std::path::Path) -> String {
     let mut hasher = Sha256::new();
     hasher.update(held.to_string().as_bytes());
-    for part in crate::settings::hook_command_parts(hooks) {
-        // Scripts of the project only: the interpreter (`/bin/sh`) and the user's own files
-        // outside it are the user's.
-        let path = project.join(part);
-        let Ok(path) = std::fs::canonicalize(&path) else {
-            continue;
-        };
-        if !path.starts_with(project) {
-            continue;
-        }
-        let Ok(metadata) = std::fs::metadata(&path) else {
-            continue;
-        };
-        if !metadata.is_file() {
-            continue;
-        }
+    let parts = crate::settings::hook_command_parts(hooks);
+    for (part, path) in project_scripts(parts, project) {
         hasher.update(b"\0script\0");
         hasher.update(part.as_bytes());
-        hasher.update(metadata.len().to_le_bytes());
-        if let Ok(file) = std::fs::File::open(&path) {
-            let mut bytes = Vec::new();
-            let _ = std::io::Read::read_to_end(
-                &mut std::io::Read::take(file, MAX_SCRIPT_BYTES),
-                &mut bytes,
-            );
+        // As recorded since trust began (a changed form would ask every project to be trusted
+        // again): the length the metadata gives, then the bytes read.
+        let length = std::fs::metadata(&path).map_or(0, |metadata| metadata.len());
+        hasher.update(length.to_le_bytes());
+        if let Some((_, bytes)) = script_contents(&path) {
             hasher.update(&bytes);
         }
     }
-    hasher
-        .finalize()
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
+    hex(&hasher.finalize())
+}
+
+/// Pins the project scripts of a trusted project's hooks (`hooks`, the typed list that applies)
+/// as they are now, which is as they were trusted: each hook's run checks them first.
+pub(crate) fn pin_hook_scripts(hooks: &mut [crate::CommandHookConfig], project: &std::path::Path) {
+    for hook in hooks {
+        let parts = hook.command.iter().map(String::as_str);
+        hook.pinned_scripts = project_scripts(parts, project)
+            .filter_map(|(_, path)| {
+                let digest = script_digest(&path)?;
+                Some(crate::PinnedScript { path, digest })
+            })
+            .collect();
+    }
 }
 
 /// The `hooks` of one scope's document when it holds a non-empty list.
@@ -338,6 +369,13 @@ mod tests {
                 .trusted
         );
         assert!(project_trust(&environment, &settings).unwrap().trusted);
+        // Loaded trusted, the hook carries the script's digest as trusted, for its runs to check;
+        // the interpreter (`sh`, outside the project) is not pinned.
+        let loaded = SettingsManager::load(&environment);
+        let pinned = &loaded.settings().hooks[0].pinned_scripts;
+        assert_eq!(pinned.len(), 1, "{pinned:?}");
+        assert_eq!(pinned[0].path, std::fs::canonicalize(&script).unwrap());
+        assert_eq!(Some(pinned[0].digest.clone()), script_digest(&script));
     }
 
     /// Issue 33, items 8–10: what runs code or sends a key applies only once the project is trusted;

@@ -249,6 +249,7 @@ async fn a_command_hook_reads_compaction_failed_on_stdin() {
         events: vec!["compaction_failed".to_owned()],
         timeout_ms: 10_000,
         pass_env: Vec::new(),
+        pinned_scripts: Vec::new(),
     }];
     let harness = Harness::with(
         settings,

@@ -166,6 +166,7 @@ fn shell_hook(script: &str, timeout_ms: u64) -> CommandHookConfig {
         events: vec!["before_compact".to_owned()],
         timeout_ms,
         pass_env: Vec::new(),
+        pinned_scripts: Vec::new(),
     }
 }
 
@@ -246,6 +247,7 @@ async fn failing_slow_and_garbled_command_hooks_are_reported_and_ignored() {
             events: Vec::new(),
             timeout_ms: 1_000,
             pass_env: Vec::new(),
+            pinned_scripts: Vec::new(),
         },
     ]);
     harness.turn("first", 100).await;
@@ -475,4 +477,46 @@ async fn a_cancel_kills_a_slow_before_tree_hook_and_the_navigation_changes_nothi
         assert!(cancelled.elapsed() < std::time::Duration::from_secs(3));
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
+}
+
+/// A trusted project's hook pins its scripts: rewritten during a session (by the model's `write`,
+/// a pull), the script is not run, and the hook's error says why; as trusted, it runs.
+#[tokio::test]
+async fn a_trusted_hook_whose_script_changed_since_is_not_run() {
+    let scripts = tempfile::tempdir().unwrap();
+    let script = scripts.path().join("hook.sh");
+    let marker = scripts.path().join("ran");
+    std::fs::write(
+        &script,
+        format!("cat > /dev/null; echo trusted >> '{}'\n", marker.display()),
+    )
+    .unwrap();
+    let mut hook = shell_hook("", 10_000);
+    hook.command = vec!["sh".to_owned(), script.display().to_string()];
+    hook.pinned_scripts = vec![ctxkit_settings::PinnedScript {
+        path: script.clone(),
+        digest: ctxkit_settings::script_digest(&script).unwrap(),
+    }];
+    let mut harness = with_command_hooks(vec![hook]);
+    harness.turn("first", 100).await;
+    harness.engine.compact(None).await.unwrap();
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "trusted\n");
+    std::fs::write(
+        &script,
+        format!(
+            "cat > /dev/null; echo rewritten >> '{}'\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    harness.turn("second", 100).await;
+    harness.engine.compact(None).await.unwrap();
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "trusted\n");
+    let errors = hook_errors(&mut harness);
+    assert!(
+        errors
+            .iter()
+            .any(|error| error.contains("changed since the project was trusted")),
+        "{errors:?}"
+    );
 }

@@ -586,6 +586,27 @@ impl SettingsManager {
         self.project_applied = Self::applied_project(&self.project.document, self.project_trusted);
         self.effective = document::merge_documents(&self.global.document, &self.project_applied);
         self.typed = read::typed(&self.global.document, &self.effective);
+        self.pin_project_hook_scripts();
+    }
+
+    /// A trusted project's hooks (which replace the user's: the merge replaces arrays) check
+    /// before each run that the project scripts they name are the ones trusted.
+    fn pin_project_hook_scripts(&mut self) {
+        let project_hooks = self
+            .project_applied
+            .get("hooks")
+            .and_then(serde_json::Value::as_array)
+            .is_some_and(|hooks| !hooks.is_empty());
+        let project = self
+            .project
+            .path
+            .as_deref()
+            .and_then(Path::parent)
+            .and_then(Path::parent)
+            .and_then(|project| std::fs::canonicalize(project).ok());
+        if let (true, Some(project)) = (self.project_trusted && project_hooks, project) {
+            crate::trust::pin_hook_scripts(&mut self.typed.hooks, &project);
+        }
     }
 
     /// Every setting, typed: the effective view read once per change, each wrong value replaced by

@@ -268,6 +268,19 @@ pub struct CommandHookConfig {
     /// removed from its environment.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pass_env: Vec<String>,
+    /// Of a trusted project's hook: the project files its command names, as they were when the
+    /// user trusted them. Not a setting: filled when the settings load, checked before each run.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub pinned_scripts: Vec<PinnedScript>,
+}
+
+/// A project file a trusted hook's command names, with its digest at trust time
+/// ([`crate::script_digest`]): a hook whose script changed since then does not run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PinnedScript {
+    pub path: std::path::PathBuf,
+    pub digest: String,
 }
 
 fn default_hook_timeout_ms() -> u64 {

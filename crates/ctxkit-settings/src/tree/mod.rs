@@ -19,8 +19,8 @@ use serde_json::{Map, Value, json};
 
 pub use compaction::{
     AdaptiveBudgets, CommandHookConfig, CompactionConfig, CompactionModelOverride, ContextStrategy,
-    DurabilityMode, FallbackPolicy, MAX_TOKEN_BUDGET, SessionConfig, SummaryProvider, SummaryRole,
-    model_override_key,
+    DurabilityMode, FallbackPolicy, MAX_TOKEN_BUDGET, PinnedScript, SessionConfig, SummaryProvider,
+    SummaryRole, model_override_key,
 };
 pub use llm::{
     AnthropicCompactionConfig, AnthropicConfig, AnthropicContextManagementConfig, LlmConfig,
