@@ -36,11 +36,45 @@ pub trait ModelSource: Send + Sync {
     }
 }
 
+/// The system prompt of a run that gives none, for the project the session works in: each
+/// session has its own `cwd`, so its own context files (`AGENTS.md`) and project skills.
+#[derive(Clone)]
+pub struct SystemPrompt(Arc<dyn Fn(&std::path::Path) -> String + Send + Sync>);
+
+impl std::fmt::Debug for SystemPrompt {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("SystemPrompt")
+    }
+}
+
+impl SystemPrompt {
+    /// The same text for every project.
+    pub fn fixed(text: impl Into<String>) -> Self {
+        let text: String = text.into();
+        Self(Arc::new(move |_| text.clone()))
+    }
+
+    /// Built for the session's project when a run starts (`ctxkit serve`: what `ctxkit prompt`
+    /// prints there).
+    pub fn per_project(build: impl Fn(&std::path::Path) -> String + Send + Sync + 'static) -> Self {
+        Self(Arc::new(build))
+    }
+
+    /// The prompt for a run in `cwd`, built off the async workers (it reads files).
+    async fn for_project(&self, cwd: &std::path::Path) -> String {
+        let build = Arc::clone(&self.0);
+        let cwd = cwd.to_path_buf();
+        tokio::task::spawn_blocking(move || build(&cwd))
+            .await
+            .unwrap_or_default()
+    }
+}
+
 /// What `agent.run` needs besides the session: models, the default system prompt and tool limits.
 pub struct AgentConfig {
     pub models: Arc<dyn ModelSource>,
     /// Used when a run gives none.
-    pub system_prompt: String,
+    pub system_prompt: SystemPrompt,
     /// The default time limit of the `bash` tool.
     pub bash_timeout: Duration,
     /// Secret variables the tools' commands may see (`chat.passEnv` of the user's settings).
@@ -180,14 +214,16 @@ pub(crate) async fn run(shared: &Arc<Shared>, raw: Value) -> Result<Value, Metho
     } else {
         PathBuf::from(cwd)
     };
+    let system_prompt = match params.system_prompt {
+        Some(text) => text,
+        None => config.system_prompt.for_project(&cwd).await,
+    };
     let mut agent = Agent::new(
         engine,
         model,
         (config.tools)(),
         AgentOptions {
-            system_prompt: params
-                .system_prompt
-                .unwrap_or_else(|| config.system_prompt.clone()),
+            system_prompt,
             max_tokens: params.max_tokens,
             // Pi's `defaultThinkingLevel`, as chat sends it (a model that does not reason gets none).
             reasoning: shared

@@ -77,7 +77,7 @@ mod session_methods;
 mod socket;
 mod stop;
 
-pub use agent_run::{AgentConfig, ModelSource};
+pub use agent_run::{AgentConfig, ModelSource, SystemPrompt};
 pub use copies::remove_abandoned_copies;
 pub use input::{DEFAULT_MAX_QUEUED_BYTES, DEFAULT_MAX_REQUEST_BYTES};
 pub use listen::{ListenError, Listener, SHUTDOWN_GRACE};

@@ -13,7 +13,7 @@ use ctxkit_resources::{
     LoadedResources, LoaderOptions, LoaderOverrides, SystemPromptParts, assemble_system_prompt,
     format_skills_for_prompt, load_resources,
 };
-use ctxkit_settings::SettingsScope;
+use ctxkit_settings::{Environment, SettingsManager, SettingsScope};
 use serde_json::{Value, json};
 
 use super::print_json;
@@ -405,6 +405,31 @@ pub fn resources(
         writeln!(out, "  {severity}: {}", diagnostic.message())?;
     }
     Ok(Outcome::Success)
+}
+
+/// The system prompt `ctxkit prompt` would print in each session's project (`serve`): that
+/// project's settings (as far as they apply untrusted), context files and skills, with the user's
+/// own. Its diagnostics are logged, not printed: stderr is the server's.
+pub(super) fn system_prompt_per_project(environment: &Environment) -> ctxkit_server::SystemPrompt {
+    let base = environment.clone();
+    ctxkit_server::SystemPrompt::per_project(move |cwd| {
+        let mut environment = base.clone();
+        environment.cwd = cwd.to_path_buf();
+        let mut settings = SettingsManager::load(&environment);
+        for error in settings.drain_errors() {
+            tracing::warn!(project = %cwd.display(), "{error}");
+        }
+        let manager = PackageManager::new(environment.clone(), &settings)
+            .with_missing_packages(MissingPackages::Report);
+        let loaded = load_resources(
+            &environment,
+            &settings,
+            &manager,
+            &LoaderOptions::default(),
+            &LoaderOverrides::default(),
+        );
+        system_prompt(&loaded, cwd)
+    })
 }
 
 /// The assembled system prompt: base (or `SYSTEM.md`), appended parts, context files, skills.

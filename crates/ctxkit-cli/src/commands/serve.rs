@@ -114,7 +114,7 @@ fn server_config(
             options: summary_setup::llm_options(settings)?,
             threads: ctxkit_llm::MessageThreads::new(),
         }),
-        system_prompt: resources::system_prompt(&loaded, &cwd),
+        system_prompt: resources::system_prompt_per_project(environment),
         bash_timeout,
         pass_env: typed.chat.pass_env.clone().unwrap_or_default(),
         tools: ctxkit_agent::ToolRegistry::coding,

@@ -266,3 +266,53 @@ fn tool_heavy_prompts_stay_in_the_window_over_openai_responses() {
 fn tool_heavy_prompts_stay_in_the_window_over_gemini() {
     assert_acceptance(Format::Gemini);
 }
+
+/// A server started in one folder serves sessions of other projects: each run's system prompt is
+/// that project's (its `AGENTS.md`, its working directory), not the server's.
+#[test]
+fn a_run_gets_the_system_prompt_of_its_session_s_project() {
+    let home = tempfile::tempdir().unwrap();
+    let server_folder = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(
+        server_folder.path().join("AGENTS.md"),
+        "SERVER-FOLDER-RULES\n",
+    )
+    .unwrap();
+    std::fs::write(project.path().join("AGENTS.md"), "PROJECT-RULES-42\n").unwrap();
+    let bodies: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let seen = Arc::clone(&bodies);
+    std::thread::spawn(move || {
+        for mut socket in listener.incoming().flatten() {
+            let (_, body) = crate::chat_stream::read_http_request(&socket);
+            seen.lock()
+                .unwrap()
+                .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
+            let text = Format::Chat.text("hello", 10);
+            let _ = std::io::Write::write_all(
+                &mut socket,
+                format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+                    text.len()
+                )
+                .as_bytes(),
+            );
+        }
+    });
+    write_settings(home.path(), Format::Chat, &url);
+    let mut serve = Server::start_in(home.path(), server_folder.path());
+    serve.call("session.create", json!({"cwd": project.path()}));
+    let run = serve.call("agent.run", json!({"text": "hi"}));
+    assert_eq!(run["result"]["outcome"], "answered", "{run}");
+    serve.call("shutdown", Value::Null);
+    let bodies = bodies.lock().unwrap();
+    let system = bodies[0]["messages"][0]["content"].to_string();
+    assert!(system.contains("PROJECT-RULES-42"), "{system}");
+    assert!(!system.contains("SERVER-FOLDER-RULES"), "{system}");
+    assert!(
+        system.contains(&project.path().display().to_string()),
+        "{system}"
+    );
+}

@@ -51,7 +51,7 @@ fn provider() -> ScriptedModel {
 fn agent_config(models: Arc<dyn ModelSource>) -> AgentConfig {
     AgentConfig {
         models,
-        system_prompt: String::new(),
+        system_prompt: ctxkit_server::SystemPrompt::fixed(""),
         bash_timeout: Duration::from_secs(5),
         pass_env: Vec::new(),
         tools: ToolRegistry::coding,
@@ -76,7 +76,7 @@ async fn agent_run_answers_and_recovers_an_overflow() {
     let dir = tempfile::tempdir().unwrap();
     let model = provider();
     let agent = AgentConfig {
-        system_prompt: "You are a coding agent.".to_owned(),
+        system_prompt: ctxkit_server::SystemPrompt::fixed("You are a coding agent."),
         ..agent_config(Arc::new(Fixed(model.clone())))
     };
     let mut client = start_with(dir.path(), Some(agent));

@@ -71,7 +71,7 @@ pub(crate) fn slow(delay: Duration) -> Slow {
 pub(crate) fn agent(model: Slow) -> AgentConfig {
     AgentConfig {
         models: Arc::new(model),
-        system_prompt: String::new(),
+        system_prompt: ctxkit_server::SystemPrompt::fixed(""),
         bash_timeout: Duration::from_secs(5),
         pass_env: Vec::new(),
         tools: ToolRegistry::new,
