@@ -25,17 +25,21 @@ const DEFAULT_SYSTEM_PROMPT: &str = include_str!("../../templates/system-prompt.
 
 pub(super) fn load(process: &ProcessSettings<'_>) -> Result<(LoadedResources, std::path::PathBuf)> {
     let environment = process.environment()?;
-    let settings = process.settings()?;
+    let loaded = load_in(environment, process.settings()?);
+    Ok((loaded, environment.cwd.clone()))
+}
+
+/// What the resource loader finds for `environment`'s project; missing packages are reported.
+fn load_in(environment: &Environment, settings: &SettingsManager) -> LoadedResources {
     let manager = PackageManager::new(environment.clone(), settings)
         .with_missing_packages(MissingPackages::Report);
-    let loaded = load_resources(
+    load_resources(
         environment,
         settings,
         &manager,
         &LoaderOptions::default(),
         &LoaderOverrides::default(),
-    );
-    Ok((loaded, environment.cwd.clone()))
+    )
 }
 
 /// Says on stderr which context files (`AGENTS.md`, `CLAUDE.md`, `SYSTEM.md`, …) were refused or
@@ -419,16 +423,7 @@ pub(super) fn system_prompt_per_project(environment: &Environment) -> ctxkit_ser
         for error in settings.drain_errors() {
             tracing::warn!(project = %cwd.display(), "{error}");
         }
-        let manager = PackageManager::new(environment.clone(), &settings)
-            .with_missing_packages(MissingPackages::Report);
-        let loaded = load_resources(
-            &environment,
-            &settings,
-            &manager,
-            &LoaderOptions::default(),
-            &LoaderOverrides::default(),
-        );
-        system_prompt(&loaded, cwd)
+        system_prompt(&load_in(&environment, &settings), cwd)
     })
 }
 
