@@ -23,6 +23,18 @@ impl Client {
         self.answer(id).await
     }
 
+    /// Appends a user message and a reply reporting `total` tokens, per turn.
+    pub async fn append_turns(&mut self, turns: &[(&str, u64)]) {
+        for (text, total) in turns {
+            let appended = self
+                .call("message.append", json!({"message": user(text)}))
+                .await;
+            assert!(appended["result"]["entry_id"].is_string(), "{appended}");
+            self.call("message.append", json!({"message": reply("ok", *total)}))
+                .await;
+        }
+    }
+
     /// Sends a request without waiting for its answer; returns its id.
     pub async fn send(&mut self, method: &str, params: Value) -> u64 {
         self.next_id += 1;
@@ -199,15 +211,9 @@ async fn a_session_through_the_protocol() {
             json!({"model": {"provider": PROVIDER, "id": MODEL, "context_window": 10_000}}),
         )
         .await;
-    for (text, total) in [("first", 100), ("second", 9_000)] {
-        let appended = client
-            .call("message.append", json!({"message": user(text)}))
-            .await;
-        assert!(appended["result"]["entry_id"].is_string(), "{appended}");
-        client
-            .call("message.append", json!({"message": reply("ok", total)}))
-            .await;
-    }
+    client
+        .append_turns(&[("first", 100), ("second", 9_000)])
+        .await;
     let report = client.call("check.after_run", Value::Null).await;
     assert_eq!(report["result"]["decision"], "threshold", "{report}");
     assert_eq!(report["result"]["retry"], false);
@@ -497,14 +503,9 @@ async fn model_set_picks_the_models_compaction_budgets() {
     let set_model =
         |id: &str| json!({"model": {"provider": PROVIDER, "id": id, "context_window": 10_000}});
     client.call("model.set", set_model("other")).await;
-    for (text, total) in [("first", 100), ("second", 6_000)] {
-        client
-            .call("message.append", json!({"message": user(text)}))
-            .await;
-        client
-            .call("message.append", json!({"message": reply("ok", total)}))
-            .await;
-    }
+    client
+        .append_turns(&[("first", 100), ("second", 6_000)])
+        .await;
     let report = client.call("check.after_run", Value::Null).await;
     assert_eq!(
         report["result"]["decision"], "skip_under_threshold",
@@ -678,14 +679,9 @@ async fn a_cancelled_compaction_s_events_are_written_before_the_end() {
         client
             .call("session.create", json!({"cwd": dir.path()}))
             .await;
-        for (text, total) in [("first", 100), ("second", 9_000)] {
-            client
-                .call("message.append", json!({"message": user(text)}))
-                .await;
-            client
-                .call("message.append", json!({"message": reply("ok", total)}))
-                .await;
-        }
+        client
+            .append_turns(&[("first", 100), ("second", 9_000)])
+            .await;
         let compact = client.send("compact", json!({})).await;
         while !client
             .notifications
