@@ -20,6 +20,14 @@ fn resolve_env(env: &Environment) -> ctxkit_packages::ResolvedResources {
     resolve_configured(env, &settings, &LocalPackagesOnly)
 }
 
+/// As [`resolve`] in a project the user trusts: its settings may name places outside it (an
+/// untrusted project's wait for `ctxkit trust`, `docs/security.md`).
+fn resolve_trusted(world: &World) -> ctxkit_packages::ResolvedResources {
+    let mut settings = SettingsManager::load(&world.env);
+    settings.set_project_trusted(true);
+    resolve_configured(&world.env, &settings, &LocalPackagesOnly)
+}
+
 /// Paths relative to `root`, with `!` appended for disabled entries.
 fn listed(resources: &[ResolvedResource], root: &Path) -> Vec<String> {
     resources
@@ -118,7 +126,7 @@ fn a_local_package_in_both_scopes_is_listed_once_as_project() {
         world.project().join("settings.json"),
         &format!(r#"{{"packages":["{shared}/"]}}"#),
     );
-    let resolved = resolve(&world);
+    let resolved = resolve_trusted(&world);
     assert_eq!(
         listed(&resolved.extensions, &world.root),
         vec!["pkgs/shared/extensions/x.ts", "pkgs/other/extensions/y.ts"]
@@ -159,7 +167,7 @@ fn resources_are_ranked_project_then_user_then_packages() {
             pkg_b.display()
         ),
     );
-    let resolved = resolve(&world);
+    let resolved = resolve_trusted(&world);
     assert_eq!(
         listed(&resolved.prompts, &world.root),
         vec![

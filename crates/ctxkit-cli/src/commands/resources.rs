@@ -115,6 +115,8 @@ fn path_text(path: &Path) -> String {
 struct TrustRecords {
     hooks: Vec<ctxkit_settings::HookReview>,
     ignored: Vec<String>,
+    /// Entries of `packages` and the resource arrays reaching outside the untrusted project.
+    ignored_entries: Vec<ctxkit_settings::HeldEntry>,
 }
 
 fn trust_records(process: &ProcessSettings<'_>) -> Result<TrustRecords> {
@@ -123,7 +125,12 @@ fn trust_records(process: &ProcessSettings<'_>) -> Result<TrustRecords> {
     let trust = ctxkit_settings::project_trust(environment, settings)?;
     let hooks = ctxkit_settings::hook_review(settings, &trust);
     let ignored = settings.held_project_keys();
-    Ok(TrustRecords { hooks, ignored })
+    let ignored_entries = settings.held_project_entries();
+    Ok(TrustRecords {
+        hooks,
+        ignored,
+        ignored_entries,
+    })
 }
 
 fn hook_scope_name(scope: SettingsScope) -> &'static str {
@@ -142,12 +149,21 @@ fn hook_json(hook: &ctxkit_settings::HookReview) -> Value {
     })
 }
 
-fn write_ignored(ignored: &[String], out: &mut dyn Write) -> Result<()> {
-    writeln!(out, "Ignored project settings ({})", ignored.len())?;
-    for key in ignored {
+fn write_ignored(records: &TrustRecords, out: &mut dyn Write) -> Result<()> {
+    let count = records.ignored.len() + records.ignored_entries.len();
+    writeln!(out, "Ignored project settings ({count})")?;
+    for key in &records.ignored {
         writeln!(
             out,
             "  {key}  [project, not trusted: `ctxkit trust` applies it]"
+        )?;
+    }
+    for held in &records.ignored_entries {
+        writeln!(
+            out,
+            "  {}: {}  [project, reaches outside the project, not trusted: `ctxkit trust` \
+             applies it]",
+            held.key, held.entry
         )?;
     }
     Ok(())
@@ -287,11 +303,15 @@ pub fn resources(
 ) -> Result<Outcome> {
     let (loaded, _) = load(process)?;
     let problems = diagnostics(&loaded);
-    let TrustRecords { hooks, ignored } = trust_records(process)?;
+    let records = trust_records(process)?;
     if json {
         let record = json!({
-            "hooks": hooks.iter().map(hook_json).collect::<Vec<_>>(),
-            "ignoredProjectSettings": ignored,
+            "hooks": records.hooks.iter().map(hook_json).collect::<Vec<_>>(),
+            "ignoredProjectSettings": records.ignored,
+            "ignoredProjectEntries": records.ignored_entries.iter().map(|held| json!({
+                "key": held.key,
+                "entry": held.entry,
+            })).collect::<Vec<_>>(),
             "extensions": loaded.extensions.iter().map(|extension| json!({
                 "path": path_text(&extension.path),
                 "origin": origin_json(Some(&extension.metadata)),
@@ -369,8 +389,8 @@ pub fn resources(
             origin_text(theme.metadata.as_ref())
         )?;
     }
-    write_hooks(&hooks, out)?;
-    write_ignored(&ignored, out)?;
+    write_hooks(&records.hooks, out)?;
+    write_ignored(&records, out)?;
     writeln!(out, "Context files ({})", loaded.context_files.len())?;
     for file in &loaded.context_files {
         writeln!(out, "  {}", file.path.display())?;

@@ -72,7 +72,7 @@ macro_rules! snapshot {
     };
 }
 
-fn skill(name: &str, description: &str) -> String {
+pub(crate) fn skill(name: &str, description: &str) -> String {
     format!("---\nname: {name}\ndescription: {description}\n---\nUse it.\n")
 }
 
@@ -151,7 +151,7 @@ fn prompt_assembles_base_context_and_skills() {
     snapshot!(world.ctxkit(&["prompt"]));
 }
 
-fn git(world: &World, cwd: &Path, args: &[&str]) {
+pub(crate) fn git(world: &World, cwd: &Path, args: &[&str]) {
     let status = Command::new("git")
         .args(args)
         .current_dir(cwd)

@@ -99,6 +99,9 @@ impl PackageManager {
                     .filter(|entry| self.entry_identity(&entry.source, entry.scope) == identity)
                     .collect();
                 if matching.is_empty() {
+                    if let Some(held) = self.held_project_source(settings, &identity) {
+                        return Err(PackageError::UntrustedSource { source_text: held });
+                    }
                     return Err(PackageError::NoMatchingPackage {
                         source_text: input.to_owned(),
                         suggestion: suggestion(input, &configured),
@@ -166,6 +169,17 @@ impl PackageManager {
             Some(error) => Err(error),
             None => Ok(UpdateOutcome::Checked { updated, unchanged }),
         }
+    }
+
+    /// The entry of the project's `packages` with `identity` held back because it reaches outside
+    /// an untrusted project.
+    fn held_project_source(&self, settings: &SettingsManager, identity: &str) -> Option<String> {
+        settings
+            .held_project_entries()
+            .into_iter()
+            .filter(|held| held.key == "packages")
+            .map(|held| held.entry)
+            .find(|entry| self.entry_identity(entry, SettingsScope::Project) == identity)
     }
 
     /// Not installed (or no readable version) → yes; else compare with `npm view`; a failed
