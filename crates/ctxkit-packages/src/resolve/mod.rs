@@ -1,6 +1,7 @@
 //! Computing the configured resource set: packages from both settings scopes,
 //! top-level settings arrays and auto-discovered directories, ranked and de-duplicated.
 
+mod own_home;
 pub(crate) mod package_content;
 pub(crate) mod patterns;
 pub(crate) mod walk;
@@ -16,6 +17,7 @@ use ctxkit_settings::ResourceKind;
 use ctxkit_settings::SettingsManager;
 use ctxkit_settings::SettingsScope;
 use ctxkit_settings::{Environment, canonical_or_raw, expand_tilde_loose, resolve_against};
+use own_home::OwnHome;
 use patterns::{apply_patterns, is_enabled_by_overrides, is_pattern};
 use walk::{
     EntryType, SkillScanMode, collect_direct_files, collect_extension_entries, collect_from_paths,
@@ -157,15 +159,36 @@ impl PackageProvider for LocalPackagesOnly {
     }
 }
 
-/// Accumulates resources with "first insertion of a path wins".
+/// Accumulates resources with "first insertion of a path wins", and refuses a project's resource
+/// that lies in ctxkit's home.
 #[derive(Debug, Default)]
 struct Accumulator {
     resources: ResolvedResources,
     seen: HashSet<(ResourceKind, PathBuf)>,
+    home: OwnHome,
 }
 
 impl Accumulator {
+    fn new(environment: &Environment) -> Self {
+        Self {
+            home: OwnHome::of(environment),
+            ..Self::default()
+        }
+    }
+
     fn add(&mut self, kind: ResourceKind, path: PathBuf, enabled: bool, metadata: &PathMetadata) {
+        if let Some(home) = self.home.refuses(&path, metadata) {
+            let message = format!(
+                "`{}` lies in ctxkit's home `{}`, which a project's resources never read; it is \
+                 not loaded",
+                path.display(),
+                home.display()
+            );
+            self.resources
+                .diagnostics
+                .push(ResourceDiagnostic::warning(message, &path));
+            return;
+        }
         if self.seen.insert((kind, path.clone())) {
             self.resources.of_mut(kind).push(ResolvedResource {
                 path,
@@ -258,6 +281,7 @@ fn resolve_package(
     };
     metadata.base_dir = Some(root.clone());
     let files = package_content::package_files(&root, filter);
+    accumulator.resources.diagnostics.extend(files.refused);
     let is_local = matches!(source, PackageSource::Local { .. });
     if is_local && !files.found_any {
         accumulator.add(ResourceKind::Extensions, root, true, &metadata);
@@ -379,7 +403,7 @@ pub fn resolve_configured(
     settings: &SettingsManager,
     provider: &dyn PackageProvider,
 ) -> ResolvedResources {
-    let mut accumulator = Accumulator::default();
+    let mut accumulator = Accumulator::new(environment);
     // 1. Packages: project first, then user; first entry per identity wins.
     let mut seen_identities = HashSet::new();
     for (settings_scope, scope) in [
