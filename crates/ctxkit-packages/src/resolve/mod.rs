@@ -1,6 +1,7 @@
 //! Computing the configured resource set: packages from both settings scopes,
 //! top-level settings arrays and auto-discovered directories, ranked and de-duplicated.
 
+mod ancestors;
 mod own_home;
 pub(crate) mod package_content;
 pub(crate) mod patterns;
@@ -12,6 +13,8 @@ use std::path::{Path, PathBuf};
 use crate::diagnostics::ResourceDiagnostic;
 use crate::error::PackageError;
 use crate::source::PackageSource;
+use ancestors::ancestor_agent_skill_dirs;
+use ctxkit_jail::LocalUsers;
 use ctxkit_settings::PackageSetting;
 use ctxkit_settings::ResourceKind;
 use ctxkit_settings::SettingsManager;
@@ -326,31 +329,6 @@ fn resolve_local_entries(
     }
 }
 
-/// Nearest ancestor of `start` (inclusive) holding a `.git` entry.
-fn git_root(start: &Path) -> Option<PathBuf> {
-    start
-        .ancestors()
-        .find(|directory| directory.join(".git").exists())
-        .map(Path::to_path_buf)
-}
-
-/// `<d>/.agents/skills` for d = cwd up to the git root (or filesystem root), nearest first.
-fn ancestor_agent_skill_dirs(environment: &Environment) -> Vec<PathBuf> {
-    let stop = git_root(&environment.cwd);
-    let home_skills = environment.home.join(".agents/skills");
-    let mut out = Vec::new();
-    for directory in environment.cwd.ancestors() {
-        let candidate = directory.join(".agents/skills");
-        if candidate != home_skills && candidate.is_dir() {
-            out.push(candidate);
-        }
-        if stop.as_deref() == Some(directory) {
-            break;
-        }
-    }
-    out
-}
-
 /// Auto-discovered resources of one scope.
 fn add_auto_discovered(
     environment: &Environment,
@@ -379,7 +357,11 @@ fn add_auto_discovered(
         };
         if kind == ResourceKind::Skills {
             let agent_dirs = match scope {
-                SourceScope::Project => ancestor_agent_skill_dirs(environment),
+                SourceScope::Project => ancestor_agent_skill_dirs(
+                    environment,
+                    &LocalUsers::of_process(),
+                    &mut accumulator.resources.diagnostics,
+                ),
                 SourceScope::User | SourceScope::Temporary => {
                     vec![environment.home.join(".agents/skills")]
                 }
