@@ -48,13 +48,7 @@ pub(super) fn warn_of_context_files(loaded: &LoadedResources) -> Result<()> {
 fn warn_of<'a>(diagnostics: impl IntoIterator<Item = &'a ResourceDiagnostic>) -> Result<()> {
     let mut stderr = crate::redact::stderr();
     for diagnostic in diagnostics {
-        writeln!(
-            stderr,
-            "{}: {} (`{}`)",
-            diagnostic.severity(),
-            diagnostic.message(),
-            diagnostic.path().display()
-        )?;
+        writeln!(stderr, "{diagnostic}")?;
     }
     Ok(())
 }
@@ -408,13 +402,7 @@ pub fn resources(
     let count = problems.len() + loaded.settings_diagnostics.len();
     writeln!(out, "Diagnostics ({count})")?;
     for diagnostic in &problems {
-        writeln!(
-            out,
-            "  {}: {} (`{}`)",
-            diagnostic.severity(),
-            diagnostic.message(),
-            diagnostic.path().display()
-        )?;
+        writeln!(out, "  {diagnostic}")?;
     }
     for diagnostic in &loaded.settings_diagnostics {
         let severity = if diagnostic.is_error() {
