@@ -38,10 +38,24 @@ pub(super) fn load(process: &ProcessSettings<'_>) -> Result<(LoadedResources, st
     Ok((loaded, environment.cwd.clone()))
 }
 
-/// Says on stderr which context files (`AGENTS.md`, `CLAUDE.md`, `SYSTEM.md`, …) were refused or
-/// could not be read: what the system prompt leaves out, before a chat starts.
-pub(super) fn warn_of_context_files(loaded: &LoadedResources) -> Result<()> {
-    warn_of(&loaded.context_diagnostics)
+/// The most resource problems a chat or server names at startup; `ctxkit resources` lists all.
+const STARTUP_DIAGNOSTICS: usize = 8;
+
+/// Says once on stderr, before a chat or a server starts, what the resource loader refused or
+/// could not use (context files, skills, prompts, themes, packages, name collisions): what the
+/// system prompt and the commands leave out. At most [`STARTUP_DIAGNOSTICS`] lines, then how
+/// many more and where to see them.
+pub(super) fn warn_of_resources(loaded: &LoadedResources) -> Result<()> {
+    let problems = diagnostics(loaded);
+    warn_of(problems.iter().copied().take(STARTUP_DIAGNOSTICS))?;
+    let more = problems.len().saturating_sub(STARTUP_DIAGNOSTICS);
+    if more > 0 {
+        writeln!(
+            crate::redact::stderr(),
+            "… and {more} more resource problem(s): `ctxkit resources` lists them"
+        )?;
+    }
+    Ok(())
 }
 
 /// Each of `diagnostics` on a line of stderr: severity, message and file.
