@@ -104,6 +104,19 @@ pub enum PackageError {
         /// What it printed (trimmed).
         output: String,
     },
+    /// npm (or `npmCommand`) exited successfully, but the package's folder is not there
+    /// afterwards: nothing was installed and nothing was recorded. Check `npmCommand` and that the
+    /// package exists.
+    #[error(
+        "npm reported success, but `{source_text}` is not in `{}`: nothing was installed",
+        path.parent().unwrap_or(path).display()
+    )]
+    NothingInstalled {
+        /// The source as given.
+        source_text: String,
+        /// Where the package should be now.
+        path: PathBuf,
+    },
     /// A configured npm or git package is not installed and the resolver was told not to
     /// install it ([`crate::MissingPackages::Report`]); `ctxkit install` fixes it.
     #[error("Package `{source_text}` is not installed")]

@@ -150,7 +150,10 @@ impl PackageManager {
                 .collect();
             let spec_refs: Vec<&str> = specs.iter().map(String::as_str).collect();
             match self.with_progress(ProgressAction::Update, &label, || {
-                self.install_npm_specs(&spec_refs, source_scope(scope))
+                self.install_npm_specs(&spec_refs, source_scope(scope))?;
+                batch
+                    .iter()
+                    .try_for_each(|(_, npm)| self.check_npm_installed(npm, source_scope(scope)))
             }) {
                 Ok(()) => updated.extend(batch.iter().map(|(entry, _)| entry.source.clone())),
                 Err(error) => errors.push(error),
