@@ -366,6 +366,14 @@ fn classify_package(error: &PackageError) -> (u8, Option<String>) {
             Some("check the network, or set `CTXKIT_OFFLINE=1`".to_owned()),
         ),
         PackageError::UnexpectedOutput { .. } => (6, None),
+        PackageError::NothingInstalled { .. } => (
+            6,
+            Some(
+                "check `npmCommand` in your settings (`ctxkit config get npmCommand`) and that the \
+                 package exists on the registry"
+                    .to_owned(),
+            ),
+        ),
         PackageError::NotInstalled { source_text } => {
             (3, Some(format!("run `ctxkit install {source_text}`")))
         }
@@ -376,6 +384,13 @@ fn classify_package(error: &PackageError) -> (u8, Option<String>) {
         PackageError::NoMatchingPackage { .. } => (
             3,
             Some("`ctxkit list` shows the configured packages".to_owned()),
+        ),
+        PackageError::UntrustedSource { source_text } => (
+            3,
+            Some(format!(
+                "read the project's settings, then run `ctxkit trust` to apply it, or add it to \
+                 your own settings: `ctxkit install {source_text}`"
+            )),
         ),
         PackageError::UnsafeCheckout { path, .. } => (
             3,

@@ -36,6 +36,11 @@ pub enum JailError {
     /// temporary file be renamed over it. Returned by [`crate::Jail::write_atomic`].
     #[error("`{}` is read-only: this user may not write it", path.display())]
     ReadOnly { path: PathBuf },
+    /// The file belongs to another local user (neither this process's user nor root), in a place
+    /// ctxkit reads unasked from (a folder above the project): what they wrote is not taken.
+    /// Returned by [`crate::read_in_folder_owned`].
+    #[error("`{}` belongs to another user (uid {uid})", path.display())]
+    OtherOwner { path: PathBuf, uid: u32 },
     /// Not a regular file (a FIFO, a device, a socket, a directory).
     #[error("`{}` is not a regular file (only regular files are read)", path.display())]
     NotRegular { path: PathBuf },

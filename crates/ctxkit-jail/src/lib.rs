@@ -21,6 +21,7 @@
 mod atomic;
 mod directory;
 mod error;
+mod owners;
 mod places;
 mod write;
 
@@ -33,6 +34,7 @@ use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt as _};
 pub use atomic::{AtomicWrite, Existing};
 pub use directory::OpenedDir;
 pub use error::JailError;
+pub use owners::LocalUsers;
 pub use places::{credential_places, default_ctxkit_home};
 
 /// The most components a path may have (a real project is rarely 40 deep).
@@ -151,6 +153,17 @@ impl Jail {
     /// At most `max` bytes of the regular file at `path`, and its size. Anything else (a FIFO,
     /// a device, a socket, a directory) is refused, and opening never waits for a writer.
     pub fn read(&self, path: &Path, max: u64) -> Result<(Vec<u8>, u64), JailError> {
+        self.read_checked(path, max, |_| Ok(()))
+    }
+
+    /// [`Self::read`], with `check` asked about the opened file's metadata before anything is read
+    /// (so what is judged is what is read).
+    fn read_checked(
+        &self,
+        path: &Path,
+        max: u64,
+        check: impl FnOnce(&std::fs::Metadata) -> Result<(), JailError>,
+    ) -> Result<(Vec<u8>, u64), JailError> {
         let relative = self.relative(path)?;
         let io = |source| self.io_error(relative, source);
         let mut options = OpenOptions::new();
@@ -167,6 +180,7 @@ impl Jail {
                 path: self.root.join(relative),
             });
         }
+        check(&metadata)?;
         let mut bytes = Vec::new();
         file.take(max).read_to_end(&mut bytes).map_err(io)?;
         let size = metadata
@@ -177,7 +191,36 @@ impl Jail {
 
     /// The whole text of the file at `path` when it is at most `max` bytes of UTF-8.
     pub fn read_to_string(&self, path: &Path, max: u64) -> Result<String, JailError> {
-        let (bytes, size) = self.read(path, max)?;
+        self.read_to_string_checked(path, max, |_| Ok(()))
+    }
+
+    /// [`Self::read_to_string`] of a file owned by one of `users` (checked on the opened file):
+    /// another user's is [`JailError::OtherOwner`].
+    pub fn read_to_string_owned(
+        &self,
+        path: &Path,
+        max: u64,
+        users: &LocalUsers,
+    ) -> Result<String, JailError> {
+        self.read_to_string_checked(path, max, |metadata| {
+            use std::os::unix::fs::MetadataExt as _;
+            match users.other(metadata.uid()) {
+                Some(uid) => Err(JailError::OtherOwner {
+                    path: self.root.join(path),
+                    uid,
+                }),
+                None => Ok(()),
+            }
+        })
+    }
+
+    fn read_to_string_checked(
+        &self,
+        path: &Path,
+        max: u64,
+        check: impl FnOnce(&std::fs::Metadata) -> Result<(), JailError>,
+    ) -> Result<String, JailError> {
+        let (bytes, size) = self.read_checked(path, max, check)?;
         if u64::try_from(bytes.len()).unwrap_or(u64::MAX) < size {
             return Err(JailError::TooLarge {
                 path: self.root.join(path),
@@ -291,6 +334,30 @@ impl Jail {
 /// holds it: a symlink out of that folder, and ctxkit's own places and credentials, are refused.
 /// For resource files (context files, prompts, skills, themes) found by listing a folder.
 pub fn read_in_folder(path: &Path, max: u64) -> Result<String, JailError> {
+    let (folder, name) = split_folder(path)?;
+    Jail::open(folder)?.read_to_string(Path::new(name), max)
+}
+
+/// [`read_in_folder`] of a file found in a folder above the project, where another local user may
+/// have put it: the file (and the link naming it) must belong to one of `users`, else
+/// [`JailError::OtherOwner`].
+pub fn read_in_folder_owned(
+    path: &Path,
+    max: u64,
+    users: &LocalUsers,
+) -> Result<String, JailError> {
+    if let Some(uid) = users.other_owner(path) {
+        return Err(JailError::OtherOwner {
+            path: path.to_owned(),
+            uid,
+        });
+    }
+    let (folder, name) = split_folder(path)?;
+    Jail::open(folder)?.read_to_string_owned(Path::new(name), max, users)
+}
+
+/// The folder holding `path` (`.` for a bare name) and its name.
+fn split_folder(path: &Path) -> Result<(&Path, &std::ffi::OsStr), JailError> {
     check_shape(path)?;
     let (Some(folder), Some(name)) = (path.parent(), path.file_name()) else {
         return Err(JailError::NotRegular {
@@ -302,7 +369,7 @@ pub fn read_in_folder(path: &Path, max: u64) -> Result<String, JailError> {
     } else {
         folder
     };
-    Jail::open(folder)?.read_to_string(Path::new(name), max)
+    Ok((folder, name))
 }
 
 /// The most bytes a resource file (context file, prompt, skill, theme) may have.

@@ -266,3 +266,47 @@ fn remove_file_stays_beneath_the_root_and_refuses_folders() {
     );
     assert!(scene.home.join(".ctxkit/settings.json").exists());
 }
+
+/// Makes the files at `paths` another local user's: given to `nobody` when the tests run as root,
+/// else the tests pretend to be someone else (then every file they made is another user's).
+pub(crate) fn owned_by_another_user(paths: &[&Path]) -> LocalUsers {
+    let users = LocalUsers::of_process();
+    if users.current() != 0 {
+        return LocalUsers::as_user(users.current() + 1);
+    }
+    for path in paths {
+        std::os::unix::fs::lchown(path, Some(65534), Some(65534)).unwrap();
+    }
+    users
+}
+
+/// Issue (QA): on a shared machine another user's `/tmp/AGENTS.md` reached the system prompt of
+/// anyone working under `/tmp`. A file read from above the project must be the user's or root's,
+/// judged on the opened file.
+#[test]
+fn a_file_of_another_user_is_not_read_where_ownership_is_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("AGENTS.md");
+    std::fs::write(&file, "planted").unwrap();
+    let own = LocalUsers::of_process();
+    assert_eq!(read_in_folder_owned(&file, 100, &own).unwrap(), "planted");
+    let users = owned_by_another_user(&[&file]);
+    let error = read_in_folder_owned(&file, 100, &users).unwrap_err();
+    assert!(matches!(error, JailError::OtherOwner { .. }), "{error}");
+    assert!(
+        error.to_string().contains("belongs to another user"),
+        "{error}"
+    );
+    // Plain reads do not ask.
+    assert_eq!(read_in_folder(&file, 100).unwrap(), "planted");
+    // A link another user made to the user's own file is refused by the link's owner.
+    let link = dir.path().join("CLAUDE.md");
+    let target = dir.path().join("mine.md");
+    std::fs::write(&target, "mine").unwrap();
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let users = owned_by_another_user(&[&link]);
+    assert!(matches!(
+        read_in_folder_owned(&link, 100, &users),
+        Err(JailError::OtherOwner { .. })
+    ));
+}

@@ -81,14 +81,28 @@ impl ResourceDiagnostic {
         }
     }
 
-    /// The message; collisions read `name "<name>" collision` (`"/<name>"` for prompts).
+    /// The message; a collision names its kind, the name (`/name` for prompts), the resource
+    /// dropped and the one kept: ``skill "dup": `<loser>` is hidden by `<winner>` ``.
     pub fn message(&self) -> String {
         match self {
             Self::Warning { message, .. } | Self::Error { message, .. } => message.clone(),
-            Self::Collision { kind, name, .. } => match kind {
-                CollisionKind::Prompt => format!("name \"/{name}\" collision"),
-                CollisionKind::Skill | CollisionKind::Theme => format!("name \"{name}\" collision"),
-            },
+            Self::Collision {
+                kind,
+                name,
+                winner_path,
+                loser_path,
+            } => {
+                let slash = match kind {
+                    CollisionKind::Prompt => "/",
+                    CollisionKind::Skill | CollisionKind::Theme => "",
+                };
+                format!(
+                    "{} \"{slash}{name}\": `{}` is hidden by `{}`",
+                    kind.as_str(),
+                    loser_path.display(),
+                    winner_path.display()
+                )
+            }
         }
     }
 
@@ -98,5 +112,54 @@ impl ResourceDiagnostic {
             Self::Warning { path, .. } | Self::Error { path, .. } => path,
             Self::Collision { loser_path, .. } => loser_path,
         }
+    }
+}
+
+impl std::fmt::Display for ResourceDiagnostic {
+    /// One line: ``severity: message (`path`)``; a collision's message names both paths already.
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "{}: {}", self.severity(), self.message())?;
+        match self {
+            Self::Warning { path, .. } | Self::Error { path, .. } => {
+                write!(formatter, " (`{}`)", path.display())
+            }
+            Self::Collision { .. } => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// QA: `collision: name "dup" collision (<loser>)` named neither the kind nor the resource that
+    /// won.
+    #[test]
+    fn a_collision_names_its_kind_and_both_resources() {
+        let collision = |kind| ResourceDiagnostic::Collision {
+            kind,
+            name: "dup".to_owned(),
+            winner_path: PathBuf::from("/p/.ctxkit/skills/dup/SKILL.md"),
+            loser_path: PathBuf::from("/h/.ctxkit/skills/dup/SKILL.md"),
+        };
+        assert_eq!(
+            collision(CollisionKind::Skill).to_string(),
+            "collision: skill \"dup\": `/h/.ctxkit/skills/dup/SKILL.md` is hidden by \
+             `/p/.ctxkit/skills/dup/SKILL.md`"
+        );
+        assert!(
+            collision(CollisionKind::Prompt)
+                .message()
+                .starts_with("prompt \"/dup\": `/h/")
+        );
+        assert!(
+            collision(CollisionKind::Theme)
+                .message()
+                .starts_with("theme \"dup\"")
+        );
+        assert_eq!(
+            ResourceDiagnostic::warning("Bad", "/x").to_string(),
+            "warning: Bad (`/x`)"
+        );
     }
 }

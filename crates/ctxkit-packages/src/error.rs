@@ -104,6 +104,19 @@ pub enum PackageError {
         /// What it printed (trimmed).
         output: String,
     },
+    /// npm (or `npmCommand`) exited successfully, but the package's folder is not there
+    /// afterwards: nothing was installed and nothing was recorded. Check `npmCommand` and that the
+    /// package exists.
+    #[error(
+        "npm reported success, but `{source_text}` is not in `{}`: nothing was installed",
+        path.parent().unwrap_or(path).display()
+    )]
+    NothingInstalled {
+        /// The source as given.
+        source_text: String,
+        /// Where the package should be now.
+        path: PathBuf,
+    },
     /// A configured npm or git package is not installed and the resolver was told not to
     /// install it ([`crate::MissingPackages::Report`]); `ctxkit install` fixes it.
     #[error("Package `{source_text}` is not installed")]
@@ -121,6 +134,16 @@ pub enum PackageError {
         source_text: String,
         /// A configured source that looks like what was meant.
         suggestion: Option<String>,
+    },
+    /// `update <source>` named an entry of an untrusted project's `packages` that reaches outside
+    /// the project (`git:file://…`, a path beyond it): it does not apply until the user runs
+    /// `ctxkit trust`, or adds it to their own settings.
+    #[error(
+        "`{source_text}` in the project's settings reaches outside the project, which is not trusted"
+    )]
+    UntrustedSource {
+        /// The entry as written in the project's settings.
+        source_text: String,
     },
     /// A git checkout ctxkit will not run git in: its `.git` is not a folder, or its config
     /// sets a key that may run a command (`remote.origin.uploadpack`, `core.fsmonitor`, …), as a

@@ -201,7 +201,11 @@ fn nameless_root_skill_files_collide_and_symlinks_are_skipped() {
         .filter(|d| d.severity() == "collision")
         .collect();
     assert_eq!(collisions.len(), 1);
-    assert_eq!(collisions[0].message(), "name \"skills\" collision");
+    assert!(
+        collisions[0].message().starts_with("skill \"skills\": `"),
+        "{:?}",
+        collisions[0]
+    );
     assert!(
         messages(&set.diagnostics)
             .contains(&"name \"c\" does not match parent directory \"skills\"".to_owned())

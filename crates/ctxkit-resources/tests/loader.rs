@@ -179,21 +179,23 @@ fn name_collisions_keep_the_first_resource_and_invalid_themes_warn() {
         .iter()
         .map(|d| (d.message(), d.path().to_path_buf()))
         .collect();
+    let winner = world.project().join("prompts/commit.md");
+    let hidden = |loser: PathBuf| {
+        (
+            format!(
+                "prompt \"/commit\": `{}` is hidden by `{}`",
+                loser.display(),
+                winner.display()
+            ),
+            loser,
+        )
+    };
     assert_eq!(
         losers,
         vec![
-            (
-                "name \"/commit\" collision".to_owned(),
-                world.agent().join("prompts/commit.md")
-            ),
-            (
-                "name \"/commit\" collision".to_owned(),
-                package.join("prompts/commit.md")
-            ),
-            (
-                "name \"/commit\" collision".to_owned(),
-                world.root.join("tmp/cli/commit.md")
-            ),
+            hidden(world.agent().join("prompts/commit.md")),
+            hidden(package.join("prompts/commit.md")),
+            hidden(world.root.join("tmp/cli/commit.md")),
         ]
     );
     assert_eq!(loaded.skills.skills.len(), 1);
@@ -208,7 +210,14 @@ fn name_collisions_keep_the_first_resource_and_invalid_themes_warn() {
         .filter(|d| d.severity() == "collision")
         .map(ResourceDiagnostic::message)
         .collect();
-    assert_eq!(collisions, vec!["name \"dup\" collision"]);
+    assert_eq!(
+        collisions,
+        vec![format!(
+            "skill \"dup\": `{}` is hidden by `{}`",
+            world.agent().join("skills/dup/SKILL.md").display(),
+            world.project().join("skills/dup/SKILL.md").display()
+        )]
+    );
     assert_eq!(loaded.themes.themes.len(), 1);
     assert_eq!(
         loaded.themes.themes[0].file_path,
@@ -228,7 +237,9 @@ fn name_collisions_keep_the_first_resource_and_invalid_themes_warn() {
         "{theme_messages:?}"
     );
     assert!(
-        theme_messages.contains(&"name \"same\" collision".to_owned()),
+        theme_messages
+            .iter()
+            .any(|m| m.starts_with("theme \"same\": `") && m.ends_with("themes/b.json`")),
         "{theme_messages:?}"
     );
 }

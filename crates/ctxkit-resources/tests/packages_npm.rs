@@ -16,11 +16,16 @@ use crate::common::packages::{
 use crate::common::{World, json_file, read, write};
 
 /// A scripted npm: `root -g` answers `<root>/global/node_modules`, `view <name>` answers from
-/// `latest`, everything else succeeds silently.
+/// `latest`, `install` makes each package's folder (as npm would), everything else succeeds
+/// silently.
 fn scripted(world: &World, latest: &'static [(&'static str, &'static str)]) -> Recorder {
     let global = world.root.join("global/node_modules");
     Recorder::scripted(move |command: &CommandLine| {
         let args: Vec<&str> = command.args.iter().map(String::as_str).collect();
+        if let Some(index) = args.iter().position(|arg| *arg == "install") {
+            make_installed_folders(&args[index + 1..], &global);
+            return stdout("");
+        }
         if args.ends_with(&["root", "-g"]) {
             return stdout(&format!("{}\n", global.display()));
         }
@@ -42,6 +47,31 @@ fn scripted(world: &World, latest: &'static [(&'static str, &'static str)]) -> R
     })
 }
 
+/// The folders `npm install <specs> [-g | --prefix <root>]` leaves: `<global>/<name>` or
+/// `<root>/node_modules/<name>` for each spec.
+fn make_installed_folders(args: &[&str], global: &Path) {
+    let prefix = args
+        .iter()
+        .position(|arg| *arg == "--prefix")
+        .and_then(|index| args.get(index + 1));
+    let modules = match prefix {
+        Some(root) => Path::new(root).join("node_modules"),
+        None => global.to_path_buf(),
+    };
+    let specs = args
+        .iter()
+        .take_while(|arg| **arg != "--prefix")
+        .filter(|arg| !arg.starts_with('-'));
+    for spec in specs {
+        let (scope, rest) = match spec.strip_prefix('@') {
+            Some(rest) => ("@", rest),
+            None => ("", *spec),
+        };
+        let name = rest.split('@').next().unwrap_or(rest);
+        std::fs::create_dir_all(modules.join(format!("{scope}{name}"))).unwrap();
+    }
+}
+
 fn scripted_manager(world: &World, recorder: &Recorder) -> PackageManager {
     let settings = SettingsManager::load(&world.env);
     PackageManager::new(world.env.clone(), &settings).with_runner(recorder.clone())
@@ -54,8 +84,8 @@ fn installed(directory: &Path, version: &str) {
     );
 }
 
-/// Installing an `npm:` source in the user scope runs `npm install -g` with the exact spec and
-/// records the source in the user's settings.
+/// Installing an `npm:` source in the user scope runs `npm install -g` with the exact spec (then
+/// `npm root -g`, to check the package is there), and records the source in the user's settings.
 #[test]
 fn installing_an_npm_package_globally_runs_npm_and_records_it() {
     let world = World::new();
@@ -67,7 +97,10 @@ fn installing_an_npm_package_globally_runs_npm_and_records_it() {
             .install_and_persist("npm:@s/p@1.0.0", SettingsScope::Global)
             .unwrap()
     );
-    assert_eq!(recorder.lines(&world), vec!["npm install -g @s/p@1.0.0"]);
+    assert_eq!(
+        recorder.lines(&world),
+        vec!["npm install -g @s/p@1.0.0", "npm root -g"]
+    );
     assert_eq!(
         json_file(world.agent().join("settings.json"))["packages"],
         serde_json::json!(["npm:@s/p@1.0.0"])
@@ -96,7 +129,10 @@ fn the_npm_command_setting_prefixes_every_npm_call() {
         .unwrap();
     assert_eq!(
         recorder.lines(&world),
-        vec!["mise exec node@20 -- npm install -g @scope/pkg"]
+        vec![
+            "mise exec node@20 -- npm install -g @scope/pkg",
+            "mise exec node@20 -- npm root -g"
+        ]
     );
     write(
         world.agent().join("settings.json"),
@@ -436,4 +472,57 @@ fn report_mode_lists_missing_packages_without_running_installs() {
         ]
     );
     assert_eq!(recorder.lines(&world), vec!["npm root -g"]);
+}
+
+/// QA: `ctxkit install npm:x` said `Installed npm:x` when npm exited 0 but installed nothing (a
+/// wrapper `npmCommand` that does nothing): now it is an error naming where the package is missing,
+/// and nothing is recorded in the settings. An update that leaves nothing is an error too.
+#[test]
+fn an_npm_install_that_installs_nothing_is_an_error() {
+    let world = World::new();
+    let global = world.root.join("global/node_modules");
+    let recorder = Recorder::scripted(move |command: &CommandLine| {
+        if command
+            .args
+            .ends_with(&["root".to_owned(), "-g".to_owned()])
+        {
+            return stdout(&format!("{}\n", global.display()));
+        }
+        stdout("")
+    });
+    let manager = scripted_manager(&world, &recorder);
+    for scope in [SettingsScope::Global, SettingsScope::Project] {
+        let error = manager.install_and_persist("npm:x", scope).unwrap_err();
+        assert!(
+            matches!(error, PackageError::NothingInstalled { .. }),
+            "{error}"
+        );
+        let message = error
+            .to_string()
+            .replace(&world.root.display().to_string(), "R");
+        let folder = match scope {
+            SettingsScope::Global => "R/global/node_modules",
+            SettingsScope::Project => "R/work/proj/.ctxkit/npm/node_modules",
+        };
+        assert_eq!(
+            message,
+            format!(
+                "npm reported success, but `npm:x` is not in `{folder}`: nothing was installed"
+            )
+        );
+    }
+    assert!(!world.agent().join("settings.json").exists());
+    assert!(!world.project().join("settings.json").exists());
+
+    write(
+        world.agent().join("settings.json"),
+        r#"{"packages":["npm:x"]}"#,
+    );
+    let manager = scripted_manager(&world, &recorder);
+    let settings = SettingsManager::load(&world.env);
+    let error = manager.update(&settings, None).unwrap_err();
+    assert!(
+        matches!(error, PackageError::NothingInstalled { .. }),
+        "{error}"
+    );
 }

@@ -20,6 +20,14 @@ fn resolve_env(env: &Environment) -> ctxkit_packages::ResolvedResources {
     resolve_configured(env, &settings, &LocalPackagesOnly)
 }
 
+/// As [`resolve`] in a project the user trusts: its settings may name places outside it (an
+/// untrusted project's wait for `ctxkit trust`, `docs/security.md`).
+fn resolve_trusted(world: &World) -> ctxkit_packages::ResolvedResources {
+    let mut settings = SettingsManager::load(&world.env);
+    settings.set_project_trusted(true);
+    resolve_configured(&world.env, &settings, &LocalPackagesOnly)
+}
+
 /// Paths relative to `root`, with `!` appended for disabled entries.
 fn listed(resources: &[ResolvedResource], root: &Path) -> Vec<String> {
     resources
@@ -118,7 +126,7 @@ fn a_local_package_in_both_scopes_is_listed_once_as_project() {
         world.project().join("settings.json"),
         &format!(r#"{{"packages":["{shared}/"]}}"#),
     );
-    let resolved = resolve(&world);
+    let resolved = resolve_trusted(&world);
     assert_eq!(
         listed(&resolved.extensions, &world.root),
         vec!["pkgs/shared/extensions/x.ts", "pkgs/other/extensions/y.ts"]
@@ -159,7 +167,7 @@ fn resources_are_ranked_project_then_user_then_packages() {
             pkg_b.display()
         ),
     );
-    let resolved = resolve(&world);
+    let resolved = resolve_trusted(&world);
     assert_eq!(
         listed(&resolved.prompts, &world.root),
         vec![
@@ -713,4 +721,105 @@ fn cli_sources_resolve_without_dedupe() {
         resolved.extensions[0].metadata.scope,
         SourceScope::Temporary
     );
+}
+
+/// QA: a package's manifest made a skill outside the package load into every system prompt, and
+/// ctxkit's own prompts and `settings.json` load as its prompts, theme and extension (Pi 1.6.0
+/// resolves manifest entries anywhere). Now an entry outside the package, and a file a symlink
+/// leads out of the package to, are refused with a warning; the rest of the package loads.
+#[test]
+fn a_package_loads_nothing_from_outside_itself() {
+    let world = World::new();
+    let agent = world.agent();
+    write(agent.join("settings.json"), "{}");
+    write(agent.join("sessions/s/notes.md"), "session notes");
+    write(
+        world.root.join("outside/skills/evil/SKILL.md"),
+        "---\nname: evil\ndescription: outside\n---\n",
+    );
+    let package = world.cwd().join("pkg");
+    write(
+        package.join("skills/own/SKILL.md"),
+        "---\nname: own\ndescription: d\n---\n",
+    );
+    let home_file = agent.join("settings.json").display().to_string();
+    write(
+        package.join("package.json"),
+        &serde_json::json!({"pi": {
+            "skills": ["../../../outside/skills", "skills"],
+            "prompts": [agent.join("sessions/s").display().to_string()],
+            "themes": [home_file],
+            "extensions": [home_file],
+        }})
+        .to_string(),
+    );
+    let linked = world.cwd().join("linked-pkg");
+    std::fs::create_dir_all(&linked).unwrap();
+    std::os::unix::fs::symlink(agent.join("sessions/s"), linked.join("prompts")).unwrap();
+    settings(
+        world.project().join("settings.json"),
+        r#"{"packages":["../pkg","../linked-pkg"]}"#,
+    );
+    let resolved = resolve(&world);
+    assert_eq!(
+        listed(&resolved.skills, &world.root),
+        ["work/proj/pkg/skills/own/SKILL.md"]
+    );
+    assert!(resolved.prompts.is_empty(), "{:?}", resolved.prompts);
+    assert!(resolved.themes.is_empty(), "{:?}", resolved.themes);
+    assert!(resolved.extensions.is_empty(), "{:?}", resolved.extensions);
+    let messages: Vec<String> = resolved
+        .diagnostics
+        .iter()
+        .map(|diagnostic| {
+            diagnostic
+                .message()
+                .replace(&world.root.display().to_string(), "R")
+        })
+        .collect();
+    for expected in [
+        "The manifest of the package `R/work/proj/pkg` names `../../../outside/skills` under `skills`, which lies outside the package; it is not loaded",
+        "The manifest of the package `R/work/proj/pkg` names `R/home/.ctxkit/settings.json` under `themes`, which lies outside the package; it is not loaded",
+        "`R/work/proj/linked-pkg/prompts/notes.md` leads out of the package `R/work/proj/linked-pkg` (to `R/home/.ctxkit/sessions/s/notes.md`); it is not loaded",
+    ] {
+        assert!(
+            messages.iter().any(|message| message == expected),
+            "{messages:#?}"
+        );
+    }
+}
+
+/// Even a trusted project, whose settings may name places outside it, never reads ctxkit's home:
+/// not by an absolute path in its settings, not through a folder it symlinks there. The user's
+/// own settings still may.
+#[test]
+fn a_projects_resources_never_read_ctxkits_home() {
+    let world = World::new();
+    let agent = world.agent();
+    write(agent.join("settings.json"), r#"{"prompts":["sessions/s"]}"#);
+    write(agent.join("sessions/s/notes.md"), "session notes");
+    let home_file = agent.join("settings.json").display().to_string();
+    settings(
+        world.project().join("settings.json"),
+        &format!(r#"{{"themes":["{home_file}"],"extensions":["{home_file}"]}}"#),
+    );
+    std::os::unix::fs::symlink(agent.join("sessions/s"), world.project().join("prompts")).unwrap();
+    let resolved = resolve_trusted(&world);
+    assert!(resolved.themes.is_empty(), "{:?}", resolved.themes);
+    assert!(resolved.extensions.is_empty(), "{:?}", resolved.extensions);
+    assert_eq!(
+        listed(&resolved.prompts, &world.root),
+        ["home/.ctxkit/sessions/s/notes.md"]
+    );
+    assert_eq!(resolved.prompts[0].metadata.scope, SourceScope::User);
+    let refused = resolved
+        .diagnostics
+        .iter()
+        .filter(|diagnostic| {
+            diagnostic
+                .message()
+                .contains("which a project's resources never read; it is not loaded")
+        })
+        .count();
+    assert_eq!(refused, 3, "{:#?}", resolved.diagnostics);
 }

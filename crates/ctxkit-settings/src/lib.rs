@@ -28,9 +28,9 @@ pub use json::string_items;
 pub use kind::ResourceKind;
 pub use settings::schema::{json_schema, markdown_table, secret_keys};
 pub use settings::{
-    Document, KeyPath, REFUSED_WHEN_INVALID, SettingEntry, SettingLookup, SettingOrigin,
+    Document, HeldEntry, KeyPath, REFUSED_WHEN_INVALID, SettingEntry, SettingLookup, SettingOrigin,
     SettingValue, SettingsDiagnostic, SettingsManager, add_package_source, check_known_key,
-    refused_when_invalid, remove_package_sources,
+    reaches_outside_project, refused_when_invalid, remove_package_sources,
 };
 pub use tree::{
     AdaptiveBudgets, AnthropicCompactionConfig, AnthropicConfig, AnthropicContextManagementConfig,

@@ -13,7 +13,6 @@ use sha2::{Digest, Sha256};
 
 use crate::env::Environment;
 use crate::error::{SettingsError, SettingsScope};
-use crate::settings::allowlist::split_project;
 use crate::settings::{SettingValue, SettingsManager, check_known_key, store};
 
 /// The trust file's name in the agent directory.
@@ -183,7 +182,7 @@ pub fn project_trust(
 ) -> Result<ProjectTrust, SettingsError> {
     let project = project_key(environment);
     let hooks = hooks_in(settings, SettingsScope::Project);
-    let split = split_project(settings.document(SettingsScope::Project));
+    let split = settings.split_project();
     if split.held.is_empty() {
         return Ok(ProjectTrust {
             project,
@@ -192,6 +191,7 @@ pub fn project_trust(
             trusted: true,
         });
     }
+    let shown_keys = split.shown_keys();
     let held = Value::Object(split.held);
     let print = pinned_fingerprint(&held, hooks, &project);
     let recorded = store::read(&trust_path(environment))?;
@@ -204,11 +204,12 @@ pub fn project_trust(
             .and_then(Value::as_str)
     };
     let legacy_hooks_only = split.held_keys == ["hooks"]
+        && split.held_entries.is_empty()
         && hooks.map(fingerprint).as_deref() == recorded_print(LEGACY_HOOKS_KEY);
     let trusted = recorded_print(SETTINGS_KEY) == Some(print.as_str()) || legacy_hooks_only;
     Ok(ProjectTrust {
         project,
-        held: held_settings(&held, split.held_keys),
+        held: held_settings(&held, shown_keys),
         fingerprint: Some(print),
         trusted,
     })
@@ -326,6 +327,64 @@ mod tests {
         let trust = set_project_trust(&environment, &settings, true).unwrap();
         assert!(!trust.trusted);
         assert!(!project_trust(&environment, &settings).unwrap().trusted);
+    }
+
+    /// A cloned project's `packages` may not make `ctxkit update` clone a local repository into
+    /// it, nor load a package or a skill from beyond it, until the user trusts those entries; the
+    /// entries inside the project apply meanwhile.
+    #[test]
+    fn entries_reaching_outside_the_project_apply_only_once_trusted() {
+        let home = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        let environment = Environment::new(home.path(), project.path());
+        let settings_path = environment.project_settings_path();
+        std::fs::create_dir_all(settings_path.parent().unwrap()).unwrap();
+        std::fs::write(
+            &settings_path,
+            r#"{"packages":["git:file:///some/private/repo","../pkg","~/notes-pkg"],
+                "skills":["../../outside/skills","../skills"]}"#,
+        )
+        .unwrap();
+        let sources = |settings: &SettingsManager| -> Vec<String> {
+            settings
+                .packages_in(SettingsScope::Project)
+                .iter()
+                .map(|entry| entry.source().to_owned())
+                .collect()
+        };
+        let settings = SettingsManager::load(&environment);
+        assert!(!settings.project_trusted());
+        assert_eq!(sources(&settings), ["../pkg"]);
+        assert_eq!(
+            settings.resource_entries_in(SettingsScope::Project, crate::ResourceKind::Skills),
+            ["../skills"]
+        );
+        let held: Vec<String> = settings
+            .held_project_entries()
+            .into_iter()
+            .map(|held| format!("{} {}", held.key, held.entry))
+            .collect();
+        assert_eq!(
+            held,
+            [
+                "packages git:file:///some/private/repo",
+                "packages ~/notes-pkg",
+                "skills ../../outside/skills"
+            ]
+        );
+        assert!(settings.held_project_keys().is_empty());
+        let trust = project_trust(&environment, &settings).unwrap();
+        let keys: Vec<&str> = trust.held.iter().map(|held| held.key.as_str()).collect();
+        assert_eq!(keys, ["packages", "skills"]);
+
+        set_project_trust(&environment, &settings, false).unwrap();
+        let settings = SettingsManager::load(&environment);
+        assert!(settings.project_trusted());
+        assert!(settings.held_project_entries().is_empty());
+        assert_eq!(
+            sources(&settings),
+            ["git:file:///some/private/repo", "../pkg", "~/notes-pkg"]
+        );
     }
 
     /// Issue 42: a trusted hook is pinned by its script too; the model rewriting the script

@@ -98,6 +98,7 @@ pub(super) fn jail_reason(error: &ctxkit_jail::JailError) -> String {
         | ctxkit_jail::JailError::Escapes { .. }
         | ctxkit_jail::JailError::Denied { .. }
         | ctxkit_jail::JailError::ReadOnly { .. }
+        | ctxkit_jail::JailError::OtherOwner { .. }
         | ctxkit_jail::JailError::TooLarge { .. }
         | ctxkit_jail::JailError::NotText { .. } => error.to_string(),
     }

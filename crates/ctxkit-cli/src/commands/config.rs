@@ -5,7 +5,8 @@ use std::io::Write;
 
 use anyhow::Result;
 use ctxkit_settings::{
-    Environment, SettingOrigin, SettingValue, SettingsDiagnostic, SettingsManager, SettingsScope,
+    Environment, HeldEntry, SettingOrigin, SettingValue, SettingsDiagnostic, SettingsManager,
+    SettingsScope,
 };
 use serde_json::{Value, json};
 
@@ -14,22 +15,60 @@ use super::settings::ProcessSettings;
 use crate::Outcome;
 use crate::cli::ConfigAction;
 
-/// The warning (with its hint line) naming the project settings an untrusted project may not
-/// change, `None` when there are none.
+/// The warnings (each with its hint line) naming the project settings an untrusted project may
+/// not change, and the entries of its `packages`/resource arrays that reach outside it; `None`
+/// when there are none.
 pub fn held_settings_warning(
     environment: &Environment,
     settings: &SettingsManager,
 ) -> Option<String> {
+    let project = environment.project_settings_path();
+    let mut lines = Vec::new();
     let held = settings.held_project_keys();
-    if held.is_empty() {
-        return None;
+    if !held.is_empty() {
+        let keys: Vec<String> = held.iter().map(|key| format!("`{key}`")).collect();
+        lines.push(format!(
+            "warning: ignored {} in `{}`: this project is not trusted\n\
+             hint: read the project's settings, then run `ctxkit trust` to apply them",
+            keys.join(", "),
+            project.display()
+        ));
     }
-    let keys: Vec<String> = held.iter().map(|key| format!("`{key}`")).collect();
+    let entries = settings.held_project_entries();
+    for entry in &entries {
+        lines.push(format!(
+            "warning: ignored `{}` of `{}` in `{}`: it reaches outside the project, which is not \
+             trusted",
+            entry.entry,
+            entry.key,
+            project.display()
+        ));
+    }
+    if let Some(hint) = outside_entries_hint(environment, &entries) {
+        lines.push(hint);
+    }
+    (!lines.is_empty()).then(|| lines.join("\n"))
+}
+
+/// The hint after the warnings about entries reaching outside an untrusted project: trust it, or
+/// name them in the user's own settings.
+fn outside_entries_hint(environment: &Environment, entries: &[HeldEntry]) -> Option<String> {
+    let own = match entries {
+        [] => return None,
+        [HeldEntry { key, entry }] if key == "packages" => format!("`ctxkit install {entry}`"),
+        [HeldEntry { key, .. }] => format!(
+            "list it under `{key}` in `{}`",
+            environment.global_settings_path().display()
+        ),
+        _ => format!(
+            "`{}`, or `ctxkit install SOURCE` for a package",
+            environment.global_settings_path().display()
+        ),
+    };
     Some(format!(
-        "warning: ignored {} in `{}`: this project is not trusted\n\
-         hint: read the project's settings, then run `ctxkit trust` to apply them",
-        keys.join(", "),
-        environment.project_settings_path().display()
+        "hint: read the project's settings, then run `ctxkit trust` to apply {them}, or add \
+         {them} to your own settings: {own}",
+        them = if entries.len() == 1 { "it" } else { "them" }
     ))
 }
 

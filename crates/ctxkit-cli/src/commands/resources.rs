@@ -42,23 +42,31 @@ fn load_in(environment: &Environment, settings: &SettingsManager) -> LoadedResou
     )
 }
 
-/// Says on stderr which context files (`AGENTS.md`, `CLAUDE.md`, `SYSTEM.md`, …) were refused or
-/// could not be read: what the system prompt leaves out, before a chat starts.
-pub(super) fn warn_of_context_files(loaded: &LoadedResources) -> Result<()> {
-    warn_of(&loaded.context_diagnostics)
+/// The most resource problems a chat or server names at startup; `ctxkit resources` lists all.
+const STARTUP_DIAGNOSTICS: usize = 8;
+
+/// Says once on stderr, before a chat or a server starts, what the resource loader refused or
+/// could not use (context files, skills, prompts, themes, packages, name collisions): what the
+/// system prompt and the commands leave out. At most [`STARTUP_DIAGNOSTICS`] lines, then how
+/// many more and where to see them.
+pub(super) fn warn_of_resources(loaded: &LoadedResources) -> Result<()> {
+    let problems = diagnostics(loaded);
+    warn_of(problems.iter().copied().take(STARTUP_DIAGNOSTICS))?;
+    let more = problems.len().saturating_sub(STARTUP_DIAGNOSTICS);
+    if more > 0 {
+        writeln!(
+            crate::redact::stderr(),
+            "… and {more} more resource problem(s): `ctxkit resources` lists them"
+        )?;
+    }
+    Ok(())
 }
 
 /// Each of `diagnostics` on a line of stderr: severity, message and file.
 fn warn_of<'a>(diagnostics: impl IntoIterator<Item = &'a ResourceDiagnostic>) -> Result<()> {
     let mut stderr = crate::redact::stderr();
     for diagnostic in diagnostics {
-        writeln!(
-            stderr,
-            "{}: {} (`{}`)",
-            diagnostic.severity(),
-            diagnostic.message(),
-            diagnostic.path().display()
-        )?;
+        writeln!(stderr, "{diagnostic}")?;
     }
     Ok(())
 }
@@ -119,6 +127,8 @@ fn path_text(path: &Path) -> String {
 struct TrustRecords {
     hooks: Vec<ctxkit_settings::HookReview>,
     ignored: Vec<String>,
+    /// Entries of `packages` and the resource arrays reaching outside the untrusted project.
+    ignored_entries: Vec<ctxkit_settings::HeldEntry>,
 }
 
 fn trust_records(process: &ProcessSettings<'_>) -> Result<TrustRecords> {
@@ -127,7 +137,12 @@ fn trust_records(process: &ProcessSettings<'_>) -> Result<TrustRecords> {
     let trust = ctxkit_settings::project_trust(environment, settings)?;
     let hooks = ctxkit_settings::hook_review(settings, &trust);
     let ignored = settings.held_project_keys();
-    Ok(TrustRecords { hooks, ignored })
+    let ignored_entries = settings.held_project_entries();
+    Ok(TrustRecords {
+        hooks,
+        ignored,
+        ignored_entries,
+    })
 }
 
 fn hook_scope_name(scope: SettingsScope) -> &'static str {
@@ -146,12 +161,21 @@ fn hook_json(hook: &ctxkit_settings::HookReview) -> Value {
     })
 }
 
-fn write_ignored(ignored: &[String], out: &mut dyn Write) -> Result<()> {
-    writeln!(out, "Ignored project settings ({})", ignored.len())?;
-    for key in ignored {
+fn write_ignored(records: &TrustRecords, out: &mut dyn Write) -> Result<()> {
+    let count = records.ignored.len() + records.ignored_entries.len();
+    writeln!(out, "Ignored project settings ({count})")?;
+    for key in &records.ignored {
         writeln!(
             out,
             "  {key}  [project, not trusted: `ctxkit trust` applies it]"
+        )?;
+    }
+    for held in &records.ignored_entries {
+        writeln!(
+            out,
+            "  {}: {}  [project, reaches outside the project, not trusted: `ctxkit trust` \
+             applies it]",
+            held.key, held.entry
         )?;
     }
     Ok(())
@@ -291,11 +315,15 @@ pub fn resources(
 ) -> Result<Outcome> {
     let (loaded, _) = load(process)?;
     let problems = diagnostics(&loaded);
-    let TrustRecords { hooks, ignored } = trust_records(process)?;
+    let records = trust_records(process)?;
     if json {
         let record = json!({
-            "hooks": hooks.iter().map(hook_json).collect::<Vec<_>>(),
-            "ignoredProjectSettings": ignored,
+            "hooks": records.hooks.iter().map(hook_json).collect::<Vec<_>>(),
+            "ignoredProjectSettings": records.ignored,
+            "ignoredProjectEntries": records.ignored_entries.iter().map(|held| json!({
+                "key": held.key,
+                "entry": held.entry,
+            })).collect::<Vec<_>>(),
             "extensions": loaded.extensions.iter().map(|extension| json!({
                 "path": path_text(&extension.path),
                 "origin": origin_json(Some(&extension.metadata)),
@@ -373,8 +401,8 @@ pub fn resources(
             origin_text(theme.metadata.as_ref())
         )?;
     }
-    write_hooks(&hooks, out)?;
-    write_ignored(&ignored, out)?;
+    write_hooks(&records.hooks, out)?;
+    write_ignored(&records, out)?;
     writeln!(out, "Context files ({})", loaded.context_files.len())?;
     for file in &loaded.context_files {
         writeln!(out, "  {}", file.path.display())?;
@@ -392,13 +420,7 @@ pub fn resources(
     let count = problems.len() + loaded.settings_diagnostics.len();
     writeln!(out, "Diagnostics ({count})")?;
     for diagnostic in &problems {
-        writeln!(
-            out,
-            "  {}: {} (`{}`)",
-            diagnostic.severity(),
-            diagnostic.message(),
-            diagnostic.path().display()
-        )?;
+        writeln!(out, "  {diagnostic}")?;
     }
     for diagnostic in &loaded.settings_diagnostics {
         let severity = if diagnostic.is_error() {

@@ -88,7 +88,7 @@ fn server_config(
     let typed = settings.settings();
     let bash_timeout = Duration::from_secs(typed.chat.bash_timeout_seconds);
     let (loaded, cwd) = resources::load(process)?;
-    resources::warn_of_context_files(&loaded)?;
+    resources::warn_of_resources(&loaded)?;
     // A `write` killed before its rename left its temporary file beside the target (stderr: stdout
     // is the protocol).
     let removed = ctxkit_agent::tools::remove_leftover_temporaries(&cwd);

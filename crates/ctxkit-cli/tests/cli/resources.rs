@@ -72,7 +72,7 @@ macro_rules! snapshot {
     };
 }
 
-fn skill(name: &str, description: &str) -> String {
+pub(crate) fn skill(name: &str, description: &str) -> String {
     format!("---\nname: {name}\ndescription: {description}\n---\nUse it.\n")
 }
 
@@ -151,7 +151,7 @@ fn prompt_assembles_base_context_and_skills() {
     snapshot!(world.ctxkit(&["prompt"]));
 }
 
-fn git(world: &World, cwd: &Path, args: &[&str]) {
+pub(crate) fn git(world: &World, cwd: &Path, args: &[&str]) {
     let status = Command::new("git")
         .args(args)
         .current_dir(cwd)
@@ -379,4 +379,62 @@ fn config_set_writes_through_a_symlink_and_keeps_numbers_as_written() {
     let get = world.ctxkit(&["config", "get", "deviceId"]);
     // Read as the nearest number a JSON value carries (the file keeps every digit).
     assert!(get.contains("1.2345678901234568e+29"), "{get}");
+}
+
+/// QA: `ctxkit chat` said at startup only what went wrong with context files; a refused skill
+/// symlink, a name collision and a missing project package were silent there (`ctxkit resources`
+/// showed them). The chat and the server name every resource problem once, at most eight lines.
+#[test]
+fn chat_and_serve_name_the_resource_problems_at_startup() {
+    let world = World::new();
+    world.write(
+        "home/settings.json",
+        &serde_json::json!({
+            "defaultProvider": "mock", "defaultModel": "mock/m",
+            "llm": {"api": "openai-completions", "baseUrl": "http://127.0.0.1:9/v1",
+                    "apiKey": "sk-unused", "models": [{"provider": "mock", "id": "m",
+                    "contextWindow": 100000, "maxOutput": 2048}]}
+        })
+        .to_string(),
+    );
+    world.write("home/skills/dup/SKILL.md", &skill("dup", "The user's"));
+    world.write(
+        "proj/.ctxkit/skills/dup/SKILL.md",
+        &skill("dup", "The project's"),
+    );
+    world.write("elsewhere/SKILL.md", &skill("linked", "Outside"));
+    std::fs::create_dir_all(world.root.join("proj/.ctxkit/skills/linked")).unwrap();
+    std::os::unix::fs::symlink(
+        world.root.join("elsewhere/SKILL.md"),
+        world.root.join("proj/.ctxkit/skills/linked/SKILL.md"),
+    )
+    .unwrap();
+    world.write(
+        "proj/.ctxkit/settings.json",
+        r#"{"packages":["npm:not-installed-yet"]}"#,
+    );
+    let expected = [
+        "error: Package `npm:not-installed-yet` is not installed (`[ROOT]/proj/.ctxkit`)",
+        "warning: `[ROOT]/proj/.ctxkit/skills/linked/SKILL.md` leads out of",
+        "collision: skill \"dup\": `[ROOT]/home/skills/dup/SKILL.md` is hidden by \
+         `[ROOT]/proj/.ctxkit/skills/dup/SKILL.md`",
+    ];
+    for args in [&["chat", "--no-session"][..], &["serve", "--stdio"]] {
+        let output = world.ctxkit(args);
+        assert!(output.starts_with("exit: 0"), "{output}");
+        for line in expected {
+            assert_eq!(output.matches(line).count(), 1, "{line}\n{output}");
+        }
+    }
+    for index in 0..8 {
+        world.write(
+            &format!("proj/.ctxkit/skills/broken{index}/SKILL.md"),
+            "---\n---\n",
+        );
+    }
+    let output = world.ctxkit(&["chat", "--no-session"]);
+    assert!(
+        output.contains("… and 3 more resource problem(s): `ctxkit resources` lists them"),
+        "{output}"
+    );
 }

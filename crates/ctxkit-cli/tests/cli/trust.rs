@@ -282,3 +282,71 @@ fn compaction_model_overrides_follow_the_session_model_and_merge_per_field() {
     }
     assert_eq!(std::fs::read(&session).unwrap(), before);
 }
+
+/// QA: a cloned project whose `packages` names `git:file://<a private repository>` made
+/// `ctxkit update` clone it into `.ctxkit/git/`, where the model's tools read without asking; a
+/// local package beyond the project (`../../pkg`) loaded its skills. Both wait for `ctxkit trust`
+/// now, with a warning naming the entry and a hint; the user's own settings may name them.
+#[test]
+fn an_untrusted_project_reaches_no_local_repository_or_package_outside_it() {
+    let world = World::new();
+    world.write("private/secret.txt", "SECRET=hunter2\n");
+    let repo = world.root.join("private");
+    crate::resources::git(&world, &repo, &["init", "-q", "-b", "main"]);
+    crate::resources::git(&world, &repo, &["add", "-A"]);
+    crate::resources::git(&world, &repo, &["commit", "-q", "-m", "init"]);
+    world.write(
+        "outside-pkg/skills/outer/SKILL.md",
+        &crate::resources::skill("outer", "From beyond the project"),
+    );
+    let source = format!("git:file://{}", repo.display());
+    world.write(
+        "proj/.ctxkit/settings.json",
+        &json!({"packages": [source, "../../outside-pkg"]}).to_string(),
+    );
+    let update = world.ctxkit(&["update"]);
+    assert!(update.starts_with("exit: 0"), "{update}");
+    assert!(
+        update.contains(
+            "warning: ignored `git:file://[ROOT]/private` of `packages` in \
+             `[ROOT]/proj/.ctxkit/settings.json`: it reaches outside the project, which is not \
+             trusted"
+        ),
+        "{update}"
+    );
+    assert!(
+        update.contains("hint: read the project's settings, then run `ctxkit trust`"),
+        "{update}"
+    );
+    assert!(!world.project().join(".ctxkit/git").exists(), "{update}");
+    let named = world.ctxkit(&["update", &source]);
+    assert!(named.starts_with("exit: 3"), "{named}");
+    assert!(
+        named.contains(
+            "in the project's settings reaches outside the project, which is not trusted"
+        ),
+        "{named}"
+    );
+    let resources = world.ctxkit(&["resources"]);
+    assert!(!resources.contains("outer"), "{resources}");
+    assert!(
+        resources.contains("packages: ../../outside-pkg  [project, reaches outside"),
+        "{resources}"
+    );
+
+    let trusted = world.ctxkit(&["trust", "--yes"]);
+    assert!(trusted.starts_with("exit: 0"), "{trusted}");
+    let update = world.ctxkit(&["update"]);
+    assert!(update.starts_with("exit: 0"), "{update}");
+    assert!(!update.contains("warning"), "{update}");
+    assert!(
+        world
+            .project()
+            .join(".ctxkit/git/file")
+            .join(repo.strip_prefix("/").unwrap())
+            .join("secret.txt")
+            .exists(),
+        "{update}"
+    );
+    assert!(world.ctxkit(&["resources"]).contains("outer  "));
+}

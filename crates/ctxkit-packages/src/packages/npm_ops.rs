@@ -15,12 +15,33 @@ pub(crate) const NETWORK_TIMEOUT: Duration = Duration::from_secs(10);
 impl PackageManager {
     /// `npm install -g <spec>` (user) or `npm install <spec> --prefix <root>` (project,
     /// temporary; the private npm project is created first).
+    /// npm exiting 0 is not enough: the package's folder must be there afterwards.
     pub(crate) fn install_npm(
         &self,
         npm: &NpmSource,
         scope: SourceScope,
     ) -> Result<(), PackageError> {
-        self.install_npm_specs(&[npm.spec.as_str()], scope)
+        self.install_npm_specs(&[npm.spec.as_str()], scope)?;
+        self.check_npm_installed(npm, scope)
+    }
+
+    /// After an install npm said succeeded: [`PackageError::NothingInstalled`] when the package's
+    /// folder is not there (a wrapper `npmCommand` that did nothing, a registry answering with
+    /// nothing).
+    pub(crate) fn check_npm_installed(
+        &self,
+        npm: &NpmSource,
+        scope: SourceScope,
+    ) -> Result<(), PackageError> {
+        let path = self.npm_install_path(npm, scope)?;
+        if path.exists() {
+            Ok(())
+        } else {
+            Err(PackageError::NothingInstalled {
+                source_text: format!("npm:{}", npm.spec),
+                path,
+            })
+        }
     }
 
     /// One npm install of several specs into `scope`.

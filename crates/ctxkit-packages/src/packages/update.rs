@@ -99,6 +99,9 @@ impl PackageManager {
                     .filter(|entry| self.entry_identity(&entry.source, entry.scope) == identity)
                     .collect();
                 if matching.is_empty() {
+                    if let Some(held) = self.held_project_source(settings, &identity) {
+                        return Err(PackageError::UntrustedSource { source_text: held });
+                    }
                     return Err(PackageError::NoMatchingPackage {
                         source_text: input.to_owned(),
                         suggestion: suggestion(input, &configured),
@@ -147,7 +150,10 @@ impl PackageManager {
                 .collect();
             let spec_refs: Vec<&str> = specs.iter().map(String::as_str).collect();
             match self.with_progress(ProgressAction::Update, &label, || {
-                self.install_npm_specs(&spec_refs, source_scope(scope))
+                self.install_npm_specs(&spec_refs, source_scope(scope))?;
+                batch
+                    .iter()
+                    .try_for_each(|(_, npm)| self.check_npm_installed(npm, source_scope(scope)))
             }) {
                 Ok(()) => updated.extend(batch.iter().map(|(entry, _)| entry.source.clone())),
                 Err(error) => errors.push(error),
@@ -166,6 +172,17 @@ impl PackageManager {
             Some(error) => Err(error),
             None => Ok(UpdateOutcome::Checked { updated, unchanged }),
         }
+    }
+
+    /// The entry of the project's `packages` with `identity` held back because it reaches outside
+    /// an untrusted project.
+    fn held_project_source(&self, settings: &SettingsManager, identity: &str) -> Option<String> {
+        settings
+            .held_project_entries()
+            .into_iter()
+            .filter(|held| held.key == "packages")
+            .map(|held| held.entry)
+            .find(|entry| self.entry_identity(entry, SettingsScope::Project) == identity)
     }
 
     /// Not installed (or no readable version) → yes; else compare with `npm view`; a failed

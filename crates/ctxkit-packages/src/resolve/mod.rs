@@ -1,6 +1,8 @@
 //! Computing the configured resource set: packages from both settings scopes,
 //! top-level settings arrays and auto-discovered directories, ranked and de-duplicated.
 
+mod ancestors;
+mod own_home;
 pub(crate) mod package_content;
 pub(crate) mod patterns;
 pub(crate) mod walk;
@@ -11,11 +13,14 @@ use std::path::{Path, PathBuf};
 use crate::diagnostics::ResourceDiagnostic;
 use crate::error::PackageError;
 use crate::source::PackageSource;
+use ancestors::ancestor_agent_skill_dirs;
+use ctxkit_jail::LocalUsers;
 use ctxkit_settings::PackageSetting;
 use ctxkit_settings::ResourceKind;
 use ctxkit_settings::SettingsManager;
 use ctxkit_settings::SettingsScope;
 use ctxkit_settings::{Environment, canonical_or_raw, expand_tilde_loose, resolve_against};
+use own_home::OwnHome;
 use patterns::{apply_patterns, is_enabled_by_overrides, is_pattern};
 use walk::{
     EntryType, SkillScanMode, collect_direct_files, collect_extension_entries, collect_from_paths,
@@ -157,15 +162,36 @@ impl PackageProvider for LocalPackagesOnly {
     }
 }
 
-/// Accumulates resources with "first insertion of a path wins".
+/// Accumulates resources with "first insertion of a path wins", and refuses a project's resource
+/// that lies in ctxkit's home.
 #[derive(Debug, Default)]
 struct Accumulator {
     resources: ResolvedResources,
     seen: HashSet<(ResourceKind, PathBuf)>,
+    home: OwnHome,
 }
 
 impl Accumulator {
+    fn new(environment: &Environment) -> Self {
+        Self {
+            home: OwnHome::of(environment),
+            ..Self::default()
+        }
+    }
+
     fn add(&mut self, kind: ResourceKind, path: PathBuf, enabled: bool, metadata: &PathMetadata) {
+        if let Some(home) = self.home.refuses(&path, metadata) {
+            let message = format!(
+                "`{}` lies in ctxkit's home `{}`, which a project's resources never read; it is \
+                 not loaded",
+                path.display(),
+                home.display()
+            );
+            self.resources
+                .diagnostics
+                .push(ResourceDiagnostic::warning(message, &path));
+            return;
+        }
         if self.seen.insert((kind, path.clone())) {
             self.resources.of_mut(kind).push(ResolvedResource {
                 path,
@@ -258,6 +284,7 @@ fn resolve_package(
     };
     metadata.base_dir = Some(root.clone());
     let files = package_content::package_files(&root, filter);
+    accumulator.resources.diagnostics.extend(files.refused);
     let is_local = matches!(source, PackageSource::Local { .. });
     if is_local && !files.found_any {
         accumulator.add(ResourceKind::Extensions, root, true, &metadata);
@@ -302,31 +329,6 @@ fn resolve_local_entries(
     }
 }
 
-/// Nearest ancestor of `start` (inclusive) holding a `.git` entry.
-fn git_root(start: &Path) -> Option<PathBuf> {
-    start
-        .ancestors()
-        .find(|directory| directory.join(".git").exists())
-        .map(Path::to_path_buf)
-}
-
-/// `<d>/.agents/skills` for d = cwd up to the git root (or filesystem root), nearest first.
-fn ancestor_agent_skill_dirs(environment: &Environment) -> Vec<PathBuf> {
-    let stop = git_root(&environment.cwd);
-    let home_skills = environment.home.join(".agents/skills");
-    let mut out = Vec::new();
-    for directory in environment.cwd.ancestors() {
-        let candidate = directory.join(".agents/skills");
-        if candidate != home_skills && candidate.is_dir() {
-            out.push(candidate);
-        }
-        if stop.as_deref() == Some(directory) {
-            break;
-        }
-    }
-    out
-}
-
 /// Auto-discovered resources of one scope.
 fn add_auto_discovered(
     environment: &Environment,
@@ -355,7 +357,11 @@ fn add_auto_discovered(
         };
         if kind == ResourceKind::Skills {
             let agent_dirs = match scope {
-                SourceScope::Project => ancestor_agent_skill_dirs(environment),
+                SourceScope::Project => ancestor_agent_skill_dirs(
+                    environment,
+                    &LocalUsers::of_process(),
+                    &mut accumulator.resources.diagnostics,
+                ),
                 SourceScope::User | SourceScope::Temporary => {
                     vec![environment.home.join(".agents/skills")]
                 }
@@ -379,7 +385,7 @@ pub fn resolve_configured(
     settings: &SettingsManager,
     provider: &dyn PackageProvider,
 ) -> ResolvedResources {
-    let mut accumulator = Accumulator::default();
+    let mut accumulator = Accumulator::new(environment);
     // 1. Packages: project first, then user; first entry per identity wins.
     let mut seen_identities = HashSet::new();
     for (settings_scope, scope) in [

@@ -1,9 +1,13 @@
 //! Which files of one package root are resources: the manifest (`ctxkit` or `pi`
-//! key of package.json) or the convention directories, narrowed by settings filter objects.
+//! key of package.json) or the convention directories, narrowed by settings filter objects, and
+//! confined to the package: a manifest entry naming a place outside the root, and a file a symlink
+//! leads out of it to, are refused with a warning (the reference loads them).
 
 use std::path::{Path, PathBuf};
 
 use ctxkit_settings::PackageSetting;
+
+use crate::diagnostics::ResourceDiagnostic;
 
 use super::patterns::{apply_patterns, has_glob, is_override_pattern};
 use super::walk::{
@@ -17,28 +21,67 @@ use ctxkit_settings::{resolve_against, to_slash};
 pub(crate) type KindFiles = Vec<(PathBuf, bool)>;
 
 /// The per-kind files of a package root; `found_any` is false when the package has neither a
-/// manifest nor a convention directory (and no filter object).
+/// manifest nor a convention directory (and no filter object). `refused` names what was left
+/// out for leading out of the package.
 #[derive(Debug, Default)]
 pub(crate) struct PackageFiles {
     pub(crate) by_kind: Vec<(ResourceKind, KindFiles)>,
     pub(crate) found_any: bool,
+    pub(crate) refused: Vec<ResourceDiagnostic>,
 }
 
-/// Expands manifest source entries (paths or globs relative to `root`) into files.
+/// Expands manifest source entries (paths or globs relative to `root`) into files. A path that
+/// lies outside the package (`../../x`, an absolute path elsewhere) is refused into `refused`.
 fn files_from_manifest_entries(
     entries: &[String],
     root: &Path,
     kind: ResourceKind,
+    refused: &mut Vec<ResourceDiagnostic>,
 ) -> Vec<PathBuf> {
     let mut paths = Vec::new();
     for entry in entries.iter().filter(|entry| !is_override_pattern(entry)) {
         if has_glob(entry) {
             paths.extend(expand_glob(root, entry));
+            continue;
+        }
+        let path = resolve_against(root, Path::new(entry));
+        if path.starts_with(root) {
+            paths.push(path);
         } else {
-            paths.push(resolve_against(root, Path::new(entry)));
+            refused.push(ResourceDiagnostic::warning(
+                format!(
+                    "The manifest of the package `{}` names `{entry}` under `{}`, which lies \
+                     outside the package; it is not loaded",
+                    root.display(),
+                    kind.key()
+                ),
+                root.join("package.json"),
+            ));
         }
     }
     collect_from_paths(&paths, kind)
+}
+
+/// Leaves out of `files` each one whose real place (symlinks followed) is not inside the
+/// package's real root, with a warning into `refused`.
+fn confine(root: &Path, files: &mut KindFiles, refused: &mut Vec<ResourceDiagnostic>) {
+    let real_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    files.retain(|(path, _)| {
+        let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+        let inside = real.starts_with(&real_root);
+        if !inside {
+            refused.push(ResourceDiagnostic::warning(
+                format!(
+                    "`{}` leads out of the package `{}` (to `{}`); it is not loaded",
+                    path.display(),
+                    root.display(),
+                    real.display()
+                ),
+                path,
+            ));
+        }
+        inside
+    });
 }
 
 /// Files and directories below `root` whose relative path matches `pattern` (dot entries are
@@ -71,8 +114,13 @@ fn expand_glob(root: &Path, pattern: &str) -> Vec<PathBuf> {
 
 /// Manifest files of a kind after the manifest's own override patterns: only enabled
 /// files are kept.
-fn manifest_files(entries: &[String], root: &Path, kind: ResourceKind) -> Vec<PathBuf> {
-    let all = files_from_manifest_entries(entries, root, kind);
+fn manifest_files(
+    entries: &[String],
+    root: &Path,
+    kind: ResourceKind,
+    refused: &mut Vec<ResourceDiagnostic>,
+) -> Vec<PathBuf> {
+    let all = files_from_manifest_entries(entries, root, kind, refused);
     let overrides: Vec<String> = entries
         .iter()
         .filter(|entry| is_override_pattern(entry))
@@ -96,10 +144,21 @@ fn all_enabled(files: Vec<PathBuf>) -> KindFiles {
 }
 
 /// Resolves the resources of a package root, with an optional filter object (the object form
-/// of a `packages` entry).
+/// of a `packages` entry), confined to the package.
 pub(crate) fn package_files(root: &Path, filter: Option<&PackageSetting>) -> PackageFiles {
+    let mut result = unconfined_package_files(root, filter);
+    let mut refused = std::mem::take(&mut result.refused);
+    for (_, files) in &mut result.by_kind {
+        confine(root, files, &mut refused);
+    }
+    result.refused = refused;
+    result
+}
+
+fn unconfined_package_files(root: &Path, filter: Option<&PackageSetting>) -> PackageFiles {
     let manifest = read_manifest(root);
     let mut result = PackageFiles::default();
+    let refused = &mut result.refused;
     match filter {
         Some(filter) => {
             result.found_any = true;
@@ -109,12 +168,12 @@ pub(crate) fn package_files(root: &Path, filter: Option<&PackageSetting>) -> Pac
                     .and_then(|manifest| manifest_entries(manifest, kind));
                 let files = match filter.patterns(kind) {
                     None => match manifest_kind {
-                        Some(entries) => all_enabled(manifest_files(&entries, root, kind)),
+                        Some(entries) => all_enabled(manifest_files(&entries, root, kind, refused)),
                         None => all_enabled(convention_files(root, kind).unwrap_or_default()),
                     },
                     Some(patterns) => {
                         let candidates = match manifest_kind.filter(|entries| !entries.is_empty()) {
-                            Some(entries) => manifest_files(&entries, root, kind),
+                            Some(entries) => manifest_files(&entries, root, kind, refused),
                             None => convention_files(root, kind).unwrap_or_default(),
                         };
                         if patterns.is_empty() {
@@ -139,7 +198,7 @@ pub(crate) fn package_files(root: &Path, filter: Option<&PackageSetting>) -> Pac
                 result.found_any = true;
                 for kind in ResourceKind::ALL {
                     let files = manifest_entries(&manifest, kind)
-                        .map(|entries| manifest_files(&entries, root, kind))
+                        .map(|entries| manifest_files(&entries, root, kind, refused))
                         .unwrap_or_default();
                     result.by_kind.push((kind, all_enabled(files)));
                 }

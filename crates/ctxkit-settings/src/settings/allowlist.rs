@@ -1,72 +1,158 @@
 //! The part of a project's settings an untrusted project may change, and the part held back until
-//! the user runs `ctxkit trust` (the list is `schema::project_safe_keys`). Pure: no I/O.
+//! the user runs `ctxkit trust` (the list is `schema::project_safe_keys`; of the keys that name
+//! places, each entry that reaches outside the project, judged by the caller: `reach`). No I/O
+//! of its own.
 
 use serde_json::{Map, Value};
 
 use super::document::Document;
+use super::reach::PLACE_KEYS;
 use super::schema;
+
+/// An entry of a project's `packages`, `extensions`, `skills`, `prompts` or `themes` held back
+/// because it reaches outside the project (a local path beyond it, `git:file://…`); the rest of
+/// the array applies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldEntry {
+    /// The top-level key (`packages`, `skills`, …).
+    pub key: String,
+    /// The entry's source or path, as written.
+    pub entry: String,
+}
 
 /// A project document cut in two along [`schema::project_safe_keys`].
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ProjectSplit {
     /// What applies without trust.
     pub safe: Document,
-    /// What waits for `ctxkit trust` (same nesting as the file).
+    /// What waits for `ctxkit trust` (same nesting as the file; held entries as an array under
+    /// their key).
     pub held: Document,
-    /// The dotted keys of `held`, in document order.
+    /// The dotted keys held whole, in document order.
     pub held_keys: Vec<String>,
+    /// The entries held one by one, in document order.
+    pub held_entries: Vec<HeldEntry>,
 }
 
+impl ProjectSplit {
+    /// The dotted keys held whole and the keys some entries of which are held, in document
+    /// order (what `ctxkit trust` shows).
+    pub fn shown_keys(&self) -> Vec<String> {
+        let mut keys = Vec::new();
+        for top in self.held.keys() {
+            if self.held_entries.iter().any(|held| &held.key == top) {
+                keys.push(top.clone());
+            }
+            let below = |key: &&String| key.split('.').next() == Some(top.as_str());
+            keys.extend(self.held_keys.iter().filter(below).cloned());
+        }
+        keys
+    }
+}
+
+/// Whether an entry of a place key (`packages`, …) reaches outside the project: `(key, entry)`.
+pub type Reach<'a> = &'a dyn Fn(&str, &str) -> bool;
+
 /// Cuts a project document into what an untrusted project may set and what it may not.
-pub fn split_project(document: &Document) -> ProjectSplit {
+pub fn split_project(document: &Document, leaves: Reach<'_>) -> ProjectSplit {
     let mut split = ProjectSplit::default();
     let mut prefix = Vec::new();
-    split_object(
-        document,
-        &mut prefix,
-        &mut split.safe,
-        &mut split.held,
-        &mut split.held_keys,
-    );
+    for (key, value) in document {
+        let place = PLACE_KEYS.contains(&key.as_str()) && schema::project_may_set(&[key]);
+        match value.as_array().filter(|_| place) {
+            Some(items) => split_entries(key, items, leaves, &mut split),
+            None => split_value(
+                key,
+                value,
+                &mut prefix,
+                &mut Holds {
+                    safe: &mut split.safe,
+                    held: &mut split.held,
+                    held_keys: &mut split.held_keys,
+                },
+            ),
+        }
+    }
     split
 }
 
-fn split_object<'a>(
-    object: &'a Map<String, Value>,
-    prefix: &mut Vec<&'a str>,
-    safe: &mut Map<String, Value>,
-    held: &mut Map<String, Value>,
-    held_keys: &mut Vec<String>,
-) {
-    for (key, value) in object {
-        prefix.push(key);
-        if schema::project_may_set(prefix) {
-            safe.insert(key.clone(), value.clone());
-        } else if let Some(children) = value
-            .as_object()
-            .filter(|_| schema::project_may_set_below(prefix))
-        {
-            let mut safe_children = Map::new();
-            let mut held_children = Map::new();
-            split_object(
-                children,
-                prefix,
-                &mut safe_children,
-                &mut held_children,
-                held_keys,
-            );
-            if !safe_children.is_empty() || children.is_empty() {
-                safe.insert(key.clone(), Value::Object(safe_children));
-            }
-            if !held_children.is_empty() {
-                held.insert(key.clone(), Value::Object(held_children));
-            }
-        } else {
-            held.insert(key.clone(), value.clone());
-            held_keys.push(prefix.join("."));
-        }
-        prefix.pop();
+/// The entries of the place key `key`: those reaching outside held, the others safe.
+fn split_entries(key: &str, items: &[Value], leaves: Reach<'_>, split: &mut ProjectSplit) {
+    let (held, safe): (Vec<&Value>, Vec<&Value>) = items
+        .iter()
+        .partition(|item| entry_text(item).is_some_and(|text| leaves(key, text)));
+    if !safe.is_empty() || held.is_empty() {
+        let safe = safe.into_iter().cloned().collect();
+        split.safe.insert(key.to_owned(), Value::Array(safe));
     }
+    if held.is_empty() {
+        return;
+    }
+    for item in &held {
+        split.held_entries.push(HeldEntry {
+            key: key.to_owned(),
+            entry: entry_text(item).unwrap_or_default().to_owned(),
+        });
+    }
+    let held = held.into_iter().cloned().collect();
+    split.held.insert(key.to_owned(), Value::Array(held));
+}
+
+/// The source or path an entry names: the string, or a package object's `source`.
+fn entry_text(item: &Value) -> Option<&str> {
+    match item {
+        Value::String(text) => Some(text),
+        Value::Object(object) => object.get("source").and_then(Value::as_str),
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::Array(_) => None,
+    }
+}
+
+/// Where [`split_value`] puts what it splits.
+struct Holds<'s> {
+    safe: &'s mut Map<String, Value>,
+    held: &'s mut Map<String, Value>,
+    held_keys: &'s mut Vec<String>,
+}
+
+/// One key of an object at `prefix`: safe, held whole, or split below.
+fn split_value<'a>(
+    key: &'a str,
+    value: &'a Value,
+    prefix: &mut Vec<&'a str>,
+    holds: &mut Holds<'_>,
+) {
+    prefix.push(key);
+    if schema::project_may_set(prefix) {
+        holds.safe.insert(key.to_owned(), value.clone());
+    } else if let Some(children) = value
+        .as_object()
+        .filter(|_| schema::project_may_set_below(prefix))
+    {
+        let mut safe_children = Map::new();
+        let mut held_children = Map::new();
+        let mut below = Holds {
+            safe: &mut safe_children,
+            held: &mut held_children,
+            held_keys: holds.held_keys,
+        };
+        for (child, child_value) in children {
+            split_value(child, child_value, prefix, &mut below);
+        }
+        if !safe_children.is_empty() || children.is_empty() {
+            holds
+                .safe
+                .insert(key.to_owned(), Value::Object(safe_children));
+        }
+        if !held_children.is_empty() {
+            holds
+                .held
+                .insert(key.to_owned(), Value::Object(held_children));
+        }
+    } else {
+        holds.held.insert(key.to_owned(), value.clone());
+        holds.held_keys.push(prefix.join("."));
+    }
+    prefix.pop();
 }
 
 #[cfg(test)]
@@ -93,7 +179,7 @@ mod tests {
             "sessionDir": "/tmp/shared",
             "someFutureKey": true,
         }));
-        let split = split_project(&project);
+        let split = split_project(&project, &|_, _| false);
         assert_eq!(
             split.held_keys,
             vec![
@@ -126,9 +212,49 @@ mod tests {
 
     #[test]
     fn a_held_object_given_as_a_scalar_is_held_whole() {
-        let split = split_project(&document(json!({"llm": "x", "chat": null})));
+        let split = split_project(&document(json!({"llm": "x", "chat": null})), &|_, _| false);
         assert_eq!(split.held_keys, vec!["llm", "chat"]);
         assert!(split.safe.is_empty());
+    }
+
+    #[test]
+    fn entries_reaching_outside_are_held_one_by_one_and_the_rest_applies() {
+        let project = document(json!({
+            "packages": ["npm:tool", "git:file:///private/repo", {"source": "../../x", "skills": []}],
+            "skills": ["../../outside/skills"],
+            "prompts": ["prompts"],
+            "theme": "dark",
+        }));
+        let outside = |_: &str, entry: &str| entry.contains("file:") || entry.contains("../..");
+        let split = split_project(&project, &outside);
+        assert!(split.held_keys.is_empty());
+        assert_eq!(
+            split.held_entries,
+            [
+                HeldEntry {
+                    key: "packages".into(),
+                    entry: "git:file:///private/repo".into()
+                },
+                HeldEntry {
+                    key: "packages".into(),
+                    entry: "../../x".into()
+                },
+                HeldEntry {
+                    key: "skills".into(),
+                    entry: "../../outside/skills".into()
+                },
+            ]
+        );
+        assert_eq!(
+            Value::Object(split.safe.clone()),
+            json!({"packages": ["npm:tool"], "prompts": ["prompts"], "theme": "dark"})
+        );
+        assert_eq!(
+            Value::Object(split.held.clone()),
+            json!({"packages": ["git:file:///private/repo", {"source": "../../x", "skills": []}],
+                   "skills": ["../../outside/skills"]})
+        );
+        assert_eq!(split.shown_keys(), ["packages", "skills"]);
     }
 
     #[test]

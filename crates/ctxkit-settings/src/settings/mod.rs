@@ -4,10 +4,12 @@
 pub(crate) mod allowlist;
 mod boundary;
 pub(crate) mod document;
+mod held;
 mod known;
 mod model_list;
 pub(crate) mod numbers;
 mod package_sources;
+pub(crate) mod reach;
 mod read;
 pub(crate) mod schema;
 mod scoped;
@@ -19,10 +21,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+pub use allowlist::HeldEntry;
 pub(crate) use boundary::hook_command_parts;
 pub use document::{Document, KeyPath};
 pub use known::check_known_key;
 pub use package_sources::{add_package_source, remove_package_sources};
+pub use reach::reaches_outside_project;
 pub use shown::SettingValue;
 
 use crate::env::Environment;
@@ -181,6 +185,8 @@ pub struct SettingsManager {
     project_trusted: bool,
     /// The project document as it applies: whole when trusted, else its safe part.
     project_applied: Document,
+    /// The project folder an untrusted project's entries must stay in.
+    folder: reach::ProjectFolder,
     /// The effective view read into the typed tree (kept in step with `effective`).
     typed: crate::tree::Settings,
     errors: Vec<SettingsError>,
@@ -196,6 +202,8 @@ impl SettingsManager {
             environment.global_settings_path(),
             environment.project_settings_path(),
         );
+        manager.folder.set_home(&environment.home);
+        manager.recompute();
         match crate::trust::project_trust(environment, &manager) {
             Ok(trust) => manager.set_project_trusted(trust.trusted),
             Err(error) => manager.errors.push(error),
@@ -213,6 +221,7 @@ impl SettingsManager {
         );
         let mut errors = Vec::new();
         let global = ScopeState::load(SettingsScope::Global, global_path, &mut errors);
+        let folder = reach::ProjectFolder::of_settings_file(&project_path);
         let project = ScopeState::load(SettingsScope::Project, project_path, &mut errors);
         let mut manager = Self {
             global,
@@ -220,6 +229,7 @@ impl SettingsManager {
             effective: Document::new(),
             project_trusted: false,
             project_applied: Document::new(),
+            folder,
             typed: crate::tree::Settings::default(),
             errors,
         };
@@ -244,6 +254,7 @@ impl SettingsManager {
             effective: Document::new(),
             project_trusted: false,
             project_applied: Document::new(),
+            folder: reach::ProjectFolder::default(),
             typed: crate::tree::Settings::default(),
             errors: Vec::new(),
         };
@@ -310,23 +321,6 @@ impl SettingsManager {
     /// Whether the project's whole document applies.
     pub fn project_trusted(&self) -> bool {
         self.project_trusted
-    }
-
-    /// The dotted keys of the project document that do not apply because the project is not
-    /// trusted (empty when it is), in document order. Keys the schema does not know are held
-    /// back too but not listed here: nothing reads them, and `diagnostics` reports them.
-    pub fn held_project_keys(&self) -> Vec<String> {
-        if self.project_trusted {
-            return Vec::new();
-        }
-        allowlist::split_project(&self.project.document)
-            .held_keys
-            .into_iter()
-            .filter(|key| {
-                let segments: Vec<String> = key.split('.').map(str::to_owned).collect();
-                schema::lookup(&segments).is_some()
-            })
-            .collect()
     }
 
     /// The file backing a scope (`None` for in-memory settings).
@@ -574,16 +568,8 @@ impl SettingsManager {
         }
     }
 
-    fn applied_project(project: &Document, trusted: bool) -> Document {
-        if trusted {
-            project.clone()
-        } else {
-            allowlist::split_project(project).safe
-        }
-    }
-
     fn recompute(&mut self) {
-        self.project_applied = Self::applied_project(&self.project.document, self.project_trusted);
+        self.project_applied = self.applied_project();
         self.effective = document::merge_documents(&self.global.document, &self.project_applied);
         self.typed = read::typed(&self.global.document, &self.effective);
         self.pin_project_hook_scripts();

@@ -1,6 +1,8 @@
 //! What each scope's document holds of the keys both scopes contribute to (`packages` and the
-//! resource arrays): read per file, not from the merged view. Every other key is read from the
-//! typed tree ([`SettingsManager::settings`]).
+//! resource arrays): read per file, not from the merged view, and of the project's file what
+//! applies (an untrusted project's entries reaching outside it are left out:
+//! [`SettingsManager::held_project_entries`]). Every other key is read from the typed tree
+//! ([`SettingsManager::settings`]).
 
 use serde_json::Value;
 
@@ -10,21 +12,22 @@ use crate::kind::ResourceKind;
 use crate::tree::PackageSetting;
 
 impl SettingsManager {
-    /// The `packages` entries of one scope's document (not the merged view: both scopes
+    /// The `packages` entries of one scope's document that apply (not the merged view: both scopes
     /// contribute packages). Entries without a source are skipped (reported by `diagnostics`);
     /// in a filter, a kind that is not an array selects everything, and patterns that are not
     /// strings are left out.
     pub fn packages_in(&self, scope: SettingsScope) -> Vec<PackageSetting> {
-        self.document(scope)
+        self.applied_document(scope)
             .get("packages")
             .and_then(Value::as_array)
             .map(|items| items.iter().filter_map(package_setting).collect())
             .unwrap_or_default()
     }
 
-    /// The `extensions` / `skills` / `prompts` / `themes` array of one scope's document.
+    /// The `extensions` / `skills` / `prompts` / `themes` entries of one scope's document that
+    /// apply.
     pub fn resource_entries_in(&self, scope: SettingsScope, kind: ResourceKind) -> Vec<String> {
-        string_array(self.document(scope).get(kind.key()))
+        string_array(self.applied_document(scope).get(kind.key()))
     }
 }
 

@@ -59,7 +59,7 @@ pub async fn build(
                 .is_some_and(|model| model.reasoning)
         });
     let (loaded, cwd) = resources::load(process)?;
-    resources::warn_of_context_files(&loaded)?;
+    resources::warn_of_resources(&loaded)?;
     let system_prompt = resources::system_prompt(&loaded, &cwd);
     let cwd_text = cwd.display().to_string();
     let session_dir = default_session_dir(&locations.sessions_root, &cwd_text);
