@@ -14,6 +14,11 @@ pub(crate) struct State {
 }
 
 impl State {
+    /// The stream's end is a chunk whose candidate has a `finishReason`.
+    pub(crate) fn missing_end(&self, assembly: &Assembly) -> Option<&'static str> {
+        assembly.stop.is_none().then_some("a `finishReason`")
+    }
+
     pub(crate) fn event(
         &mut self,
         assembly: &mut Assembly,

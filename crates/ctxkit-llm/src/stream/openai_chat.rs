@@ -16,9 +16,24 @@ pub(crate) struct State {
     thinking: Option<usize>,
     /// Provider call index → position.
     calls: Vec<(u64, usize)>,
+    /// `[DONE]` arrived.
+    done: bool,
 }
 
 impl State {
+    /// Reads `[DONE]`: the stream is complete.
+    pub(crate) fn done(&mut self) -> bool {
+        self.done = true;
+        true
+    }
+
+    /// The stream's end is a `finish_reason`, then `[DONE]`. Compatible servers do not all send
+    /// both (some leave `finish_reason` null before `[DONE]`, some close after the usage chunk),
+    /// so either one is the end.
+    pub(crate) fn missing_end(&self, assembly: &Assembly) -> Option<&'static str> {
+        (!self.done && assembly.stop.is_none()).then_some("a `finish_reason` or `[DONE]`")
+    }
+
     pub(crate) fn event(
         &mut self,
         assembly: &mut Assembly,
@@ -94,7 +109,12 @@ impl State {
                 assembly.append_arguments(position, arguments);
             }
         }
-        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+        // Ollama once sent `""` in every chunk: not a reason.
+        if let Some(reason) = choice
+            .get("finish_reason")
+            .and_then(Value::as_str)
+            .filter(|reason| !reason.is_empty())
+        {
             if self.text.is_some() || self.thinking.is_some() {
                 sink(ChatDelta::BlockEnd);
             }

@@ -18,7 +18,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 use crate::chat::{request, user};
 use crate::common::{client, sent_bodies};
 
-fn sse(events: &[Value]) -> String {
+pub fn sse(events: &[Value]) -> String {
     events
         .iter()
         .map(|data| match data.get("type").and_then(Value::as_str) {
@@ -28,11 +28,11 @@ fn sse(events: &[Value]) -> String {
         .collect()
 }
 
-fn stream_response(body: String) -> ResponseTemplate {
+pub fn stream_response(body: String) -> ResponseTemplate {
     ResponseTemplate::new(200).set_body_raw(body, "text/event-stream")
 }
 
-async fn stream(
+pub async fn stream(
     model: &str,
     server: &MockServer,
 ) -> (ctxkit_protocol::AssistantMessage, Vec<ChatDelta>) {
@@ -49,7 +49,7 @@ async fn stream(
     (reply, shown)
 }
 
-fn texts(shown: &[ChatDelta]) -> Vec<&str> {
+pub fn texts(shown: &[ChatDelta]) -> Vec<&str> {
     shown
         .iter()
         .filter_map(|delta| match delta {
