@@ -100,7 +100,7 @@ impl ModelClient {
                 // A server that ignores `stream` answers whole: read it as `chat` would.
                 let mut reply = self.parse_chat(&text)?;
                 show_whole(&reply, sink);
-                self.stamp(&mut reply);
+                self.stamp_reply(&mut reply, request);
                 return Ok(reply);
             }
             Whole::Stream(response) => response,
@@ -122,7 +122,7 @@ impl ModelClient {
                 &response_id,
             );
         }
-        self.stamp(&mut reply);
+        self.stamp_reply(&mut reply, request);
         Ok(reply)
     }
 

@@ -520,6 +520,13 @@ impl ModelClient {
             StopReason::Stop => {
                 // Priced as a chat reply is, so a session's spend counts its summaries.
                 let mut usage = completion.usage;
+                // A cache-prefix summary writes with the conversation's configured lifetime.
+                if self.config.api == crate::models::Api::AnthropicMessages {
+                    crate::wire::anthropic_cache::attribute_cache_writes(
+                        &mut usage,
+                        self.config.cache_retention,
+                    );
+                }
                 if usage.cost.is_none() {
                     usage.cost = Some(crate::models::usage_cost(&usage, self.config.prices));
                 }
