@@ -2,7 +2,8 @@
 //! (the stop reason) and `message_stop`, Chat Completions' `finish_reason` or `[DONE]`, Responses'
 //! `response.completed`, Gemini's `finishReason`. A stream that ends cleanly without it (a proxy
 //! or a server that stopped mid-reply) is an `error` reply that keeps what arrived, so the agent
-//! never runs the calls of a cut reply.
+//! never runs the calls of a cut reply. A Gemini prompt blocked by its filter ends the stream with
+//! its reason.
 
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
@@ -214,5 +215,46 @@ async fn a_summary_stream_cut_short_is_an_error() {
         error.message.contains("`message_stop`"),
         "{}",
         error.message
+    );
+}
+
+/// Gemini refuses a prompt with `promptFeedback.blockReason` and no candidates (vercel/ai#4235's
+/// body): the reply is an error naming the reason, not a stream "of another format".
+#[tokio::test]
+async fn a_gemini_prompt_blocked_by_its_filter_says_why() {
+    let blocked = json!({"promptFeedback": {"blockReason": "PROHIBITED_CONTENT"},
+        "usageMetadata": {"promptTokenCount": 12559, "totalTokenCount": 12559},
+        "modelVersion": "gemini-2.5-flash"});
+    let server = MockServer::start().await;
+    answer(
+        &server,
+        "/models/gemini-2.5-flash:streamGenerateContent",
+        sse(std::slice::from_ref(&blocked)),
+    )
+    .await;
+    let (reply, _) = stream("google/gemini-2.5-flash", &server).await;
+    assert_eq!(reply.stop_reason.as_deref(), Some("error"), "{reply:?}");
+    assert_eq!(
+        reply.error_message.as_deref(),
+        Some("Prompt blocked: PROHIBITED_CONTENT")
+    );
+    assert_eq!(reply.usage.unwrap().input, 12559);
+    // The same answer whole (a server that ignores streaming, or `chat`).
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/models/gemini-2.5-flash:generateContent"))
+        .respond_with(wiremock::ResponseTemplate::new(200).set_body_json(blocked))
+        .mount(&server)
+        .await;
+    let reply = crate::common::client("google/gemini-2.5-flash", &server)
+        .chat(
+            &crate::chat::request(vec![crate::chat::user("hi")]),
+            &tokio_util::sync::CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        reply.error_message.as_deref(),
+        Some("Prompt blocked: PROHIBITED_CONTENT")
     );
 }
