@@ -240,7 +240,8 @@ impl ModelClient {
         }
     }
 
-    /// An HTTP error with the key and header values redacted from the body.
+    /// An HTTP error with the key and header values redacted from the body, and the delay the
+    /// response asked for (its headers', else its body's).
     fn http_error(
         &self,
         status: u16,
@@ -251,7 +252,7 @@ impl ModelClient {
             provider: self.config.provider.clone(),
             status,
             body: self.redacted(text),
-            retry_after,
+            retry_after: retry_after.or_else(|| crate::retry::retry_delay_in_body(text)),
         }
     }
 
