@@ -1,8 +1,9 @@
 //! Cache-prefix summaries (`compaction.cachePrefix`): the agent hands the engine each model request
 //! it sends ([`Engine::record_model_request`]), since the engine owns neither the system prompt nor
 //! the tools; a compaction then continues that request, with what the session gained since it (the
-//! reply, tool results) appended. A request the branch has moved away from, or that a compaction
-//! has replaced, is not continued: the summary is a fresh prompt and the compaction says why.
+//! reply, tool results) appended. A request the branch has moved away from, that a compaction has
+//! replaced, or that overflowed (the provider counts more than ctxkit's estimate, which the fit
+//! check would go by) is not continued: the summary is a fresh prompt and the compaction says why.
 
 use ctxkit_compaction::CachePrefix;
 use ctxkit_summarizer::ConversationPrefix;
@@ -18,6 +19,9 @@ pub(crate) struct RecordedRequest {
     leaf: Option<String>,
     /// The context messages on the branch then.
     context_messages: usize,
+    /// The request overflowed: the provider refused it as too long (or counted it over the
+    /// window), so continuing it, which only adds to it, would overflow again.
+    overflowed: bool,
 }
 
 impl Engine {
@@ -49,6 +53,7 @@ impl Engine {
             },
             leaf,
             context_messages,
+            overflowed: false,
         });
     }
 }
@@ -57,6 +62,12 @@ impl RecordedRequest {
     /// The request as recorded (its messages, then nothing more).
     pub(crate) fn prefix(&self) -> &ConversationPrefix {
         &self.prefix
+    }
+
+    /// The request overflowed; a summary goes out as a fresh prompt. ctxkit's estimate of it may
+    /// be under the window, but the provider's count was not.
+    pub(crate) fn overflowed(&mut self) {
+        self.overflowed = true;
     }
 }
 
@@ -78,6 +89,12 @@ fn conversation(state: &State) -> Result<CachePrefix> {
             "no model request of this session was sent by this process".to_owned(),
         ));
     };
+    if recorded.overflowed {
+        return Ok(CachePrefix::Unavailable(
+            "the last model request overflowed the context window: continuing it would too"
+                .to_owned(),
+        ));
+    }
     let path = state.session.branch_path(None);
     let after = match &recorded.leaf {
         Some(leaf) => match path.iter().position(|entry| entry.id() == leaf) {

@@ -146,7 +146,7 @@ impl ModelClient {
             .post(&wire.url, &headers, &wire.body.to_string(), cancel)
             .await?;
         let mut reply = quiet.parse_chat(&text)?;
-        quiet.stamp(&mut reply);
+        quiet.stamp_reply(&mut reply, &request);
         Ok(reply)
     }
 }

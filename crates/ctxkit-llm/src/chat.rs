@@ -78,7 +78,7 @@ impl ModelClient {
             Err(error) => return Err(error),
         };
         let mut reply = self.parse_chat(&text)?;
-        self.stamp(&mut reply);
+        self.stamp_reply(&mut reply, request);
         Ok(reply)
     }
 
@@ -222,6 +222,20 @@ impl ModelClient {
         };
         self.stamp(&mut reply);
         reply
+    }
+
+    /// [`Self::stamp`]s the reply to `request`, its cache writes attributed to the lifetime the
+    /// request wrote with when the API did not say (Anthropic).
+    pub(crate) fn stamp_reply(&self, reply: &mut AssistantMessage, request: &ChatRequest) {
+        let config = self.config();
+        if config.api == Api::AnthropicMessages
+            && let Some(usage) = reply.usage.as_mut()
+        {
+            let retention =
+                crate::CacheRetention::for_request(config.cache_retention, request.cache_retention);
+            crate::wire::anthropic_cache::attribute_cache_writes(usage, retention);
+        }
+        self.stamp(reply);
     }
 
     pub(crate) fn stamp(&self, reply: &mut AssistantMessage) {

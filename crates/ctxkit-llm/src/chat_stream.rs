@@ -1,9 +1,11 @@
 //! Streamed conversations: [`ModelClient::chat_streaming`] sends the same request as
 //! [`ModelClient::chat`] with streaming on, shows text and thinking through a callback as they
 //! arrive, and assembles the reply. A cancelled stream keeps what arrived as an `aborted` reply; a
-//! provider error inside the stream (an overflow among them), a broken connection or a stream
-//! quiet for longer than the idle limit ends it as an `error` reply with the provider's wording (or
-//! the limit's) and what arrived. Retries before the stream starts show as [`ChatDelta::Retrying`].
+//! provider error inside the stream (an overflow among them), a broken connection, a stream that
+//! ends without its format's end (`Reader::missing_end`) or a stream quiet for longer than the
+//! idle limit ends it as an `error` reply with the provider's wording (or the limit's) and what
+//! arrived; the agent runs no tool call of an `error` reply. Retries before the stream starts show
+//! as [`ChatDelta::Retrying`].
 
 use ctxkit_overflow::StopReason;
 use ctxkit_protocol::{AssistantMessage, ContentBlock};
@@ -98,7 +100,7 @@ impl ModelClient {
                 // A server that ignores `stream` answers whole: read it as `chat` would.
                 let mut reply = self.parse_chat(&text)?;
                 show_whole(&reply, sink);
-                self.stamp(&mut reply);
+                self.stamp_reply(&mut reply, request);
                 return Ok(reply);
             }
             Whole::Stream(response) => response,
@@ -120,7 +122,7 @@ impl ModelClient {
                 &response_id,
             );
         }
-        self.stamp(&mut reply);
+        self.stamp_reply(&mut reply, request);
         Ok(reply)
     }
 
@@ -258,7 +260,17 @@ impl ModelClient {
                     config.api.as_str()
                 ),
             ),
-            Ok(()) => assembly.finish(),
+            Ok(()) => match reader.missing_end(&assembly) {
+                None => assembly.finish(),
+                Some(missing) => {
+                    tracing::warn!(
+                        provider = %config.provider,
+                        blocks = assembly.content.len(),
+                        "the stream ended without {missing}; the reply is kept as an error"
+                    );
+                    assembly.cut(StopReason::Error, crate::stream::cut_short(missing))
+                }
+            },
             Err((stop, message)) => assembly.cut(stop, message),
         };
         (reply, response_id)

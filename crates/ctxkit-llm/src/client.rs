@@ -240,7 +240,8 @@ impl ModelClient {
         }
     }
 
-    /// An HTTP error with the key and header values redacted from the body.
+    /// An HTTP error with the key and header values redacted from the body, and the delay the
+    /// response asked for (its headers', else its body's).
     fn http_error(
         &self,
         status: u16,
@@ -251,7 +252,7 @@ impl ModelClient {
             provider: self.config.provider.clone(),
             status,
             body: self.redacted(text),
-            retry_after,
+            retry_after: retry_after.or_else(|| crate::retry::retry_delay_in_body(text)),
         }
     }
 
@@ -520,6 +521,13 @@ impl ModelClient {
             StopReason::Stop => {
                 // Priced as a chat reply is, so a session's spend counts its summaries.
                 let mut usage = completion.usage;
+                // A cache-prefix summary writes with the conversation's configured lifetime.
+                if self.config.api == crate::models::Api::AnthropicMessages {
+                    crate::wire::anthropic_cache::attribute_cache_writes(
+                        &mut usage,
+                        self.config.cache_retention,
+                    );
+                }
                 if usage.cost.is_none() {
                     usage.cost = Some(crate::models::usage_cost(&usage, self.config.prices));
                 }

@@ -265,8 +265,23 @@ pub fn model_prices(provider: &str, id: &str) -> Option<ModelPrices> {
         )
 }
 
+/// The usage field (Pi 1.6's `cacheWrite1h`) holding the part of `cacheWrite` written to live an
+/// hour, which Anthropic bills at twice the input price instead of the five-minute write price.
+pub(crate) const LONG_CACHE_WRITES: &str = "cacheWrite1h";
+
+/// The hour-long part of `usage`'s cache writes (0 when it says none).
+fn long_cache_writes(usage: &ctxkit_protocol::Usage) -> u64 {
+    usage
+        .extra
+        .get(LONG_CACHE_WRITES)
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(0)
+        .min(usage.cache_write)
+}
+
 /// What `usage` cost at `prices` (zeros without prices), as Pi computes it: each part is its
-/// tokens times its price per million, the total their sum.
+/// tokens times its price per million, the total their sum; hour-long cache writes
+/// ([`LONG_CACHE_WRITES`]) cost twice the input price, the others the cache-write price.
 pub fn usage_cost(
     usage: &ctxkit_protocol::Usage,
     prices: Option<ModelPrices>,
@@ -281,7 +296,9 @@ pub fn usage_cost(
     let input = part(prices.input, usage.input);
     let output = part(prices.output, usage.output);
     let cache_read = part(prices.cache_read, usage.cache_read);
-    let cache_write = part(prices.cache_write, usage.cache_write);
+    let long = long_cache_writes(usage);
+    let cache_write =
+        part(prices.cache_write, usage.cache_write - long) + part(prices.input * 2.0, long);
     ctxkit_protocol::UsageCost {
         input,
         output,
@@ -395,6 +412,22 @@ mod tests {
         assert!((cost.total - 3.033).abs() < 1e-9);
         let unknown = usage_cost(&usage, model_prices("ollama", "qwen3:8b"));
         assert_eq!(unknown.total, 0.0);
+    }
+
+    #[test]
+    fn hour_long_cache_writes_cost_twice_the_input_price() {
+        let mut usage = ctxkit_protocol::Usage {
+            cache_write: 1_000_000,
+            ..ctxkit_protocol::Usage::default()
+        };
+        let prices = model_prices("anthropic", "claude-sonnet-4-5");
+        assert!((usage_cost(&usage, prices).cache_write - 3.75).abs() < 1e-9);
+        usage
+            .extra
+            .insert(LONG_CACHE_WRITES.to_owned(), serde_json::json!(400_000));
+        let cost = usage_cost(&usage, prices);
+        assert!((cost.cache_write - (0.6 * 3.75 + 0.4 * 6.0)).abs() < 1e-9);
+        assert!((cost.total - cost.cache_write).abs() < 1e-9);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Retries with exponential backoff: 429, 5xx, network errors and timeouts are tried again after
-//! `base × 2^(attempt−1)` or the provider's `Retry-After`; other errors and overflows are not.
+//! `base × 2^(attempt−1)` or the delay the provider asks for (`Retry-After`, Google's `RetryInfo`
+//! in the body); other errors and overflows are not.
 //! Every retry is logged (`tracing`) and announced to the caller ([`RetryNotice`]) before the wait.
 
 use std::future::Future;
@@ -109,6 +110,30 @@ pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     let date = chrono::DateTime::parse_from_rfc2822(value).ok()?;
     let millis = date.timestamp_millis() - chrono::Utc::now().timestamp_millis();
     Some(Duration::from_millis(u64::try_from(millis).unwrap_or(0)))
+}
+
+/// The delay an error body asks for: Google's `google.rpc.RetryInfo` detail (Gemini's 429:
+/// `{"error": {"details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay":
+/// "5s"}]}}`, the body sometimes a one-element array), a protobuf duration in seconds.
+pub(crate) fn retry_delay_in_body(body: &str) -> Option<Duration> {
+    let value: serde_json::Value = serde_json::from_str(body.trim()).ok()?;
+    let value = value
+        .as_array()
+        .and_then(|all| all.first())
+        .unwrap_or(&value);
+    value
+        .pointer("/error/details")?
+        .as_array()?
+        .iter()
+        .filter(|detail| {
+            detail
+                .get("@type")
+                .and_then(serde_json::Value::as_str)
+                .is_some_and(|kind| kind.ends_with("google.rpc.RetryInfo"))
+        })
+        .find_map(|detail| detail.get("retryDelay")?.as_str()?.strip_suffix('s'))
+        .and_then(|seconds| seconds.parse::<f64>().ok())
+        .and_then(duration_from_secs)
 }
 
 fn duration_from_secs(seconds: f64) -> Option<Duration> {
@@ -233,6 +258,34 @@ mod tests {
         assert_eq!(retry_after(&dated), Some(Duration::ZERO));
         dated.insert("retry-after", HeaderValue::from_static("soon"));
         assert_eq!(retry_after(&dated), None);
+    }
+
+    #[test]
+    fn a_google_retry_info_in_the_body_is_a_delay() {
+        let info = |delay: &str| {
+            format!(
+                r#"{{"error": {{"code": 429, "status": "RESOURCE_EXHAUSTED", "details": [{{"@type": "type.googleapis.com/google.rpc.QuotaFailure"}}, {{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "{delay}"}}]}}}}"#
+            )
+        };
+        assert_eq!(
+            retry_delay_in_body(&info("5s")),
+            Some(Duration::from_secs(5))
+        );
+        assert_eq!(
+            retry_delay_in_body(&info("0.250s")),
+            Some(Duration::from_millis(250))
+        );
+        assert_eq!(
+            retry_delay_in_body(&format!("[{}]", info("37s"))),
+            Some(Duration::from_secs(37))
+        );
+        assert_eq!(retry_delay_in_body(&info("soon")), None);
+        assert_eq!(retry_delay_in_body(&info("-1s")), None);
+        assert_eq!(
+            retry_delay_in_body(r#"{"error":{"message":"Rate limit reached"}}"#),
+            None
+        );
+        assert_eq!(retry_delay_in_body("not json"), None);
     }
 
     fn http(status: u16, body: &str) -> LlmError {

@@ -24,6 +24,8 @@ mod provider_compaction;
 mod providers;
 #[path = "all/reply_limit.rs"]
 mod reply_limit;
+#[path = "all/stream_ends.rs"]
+mod stream_ends;
 #[path = "all/timeouts.rs"]
 mod timeouts;
 #[path = "all/transport.rs"]

@@ -103,6 +103,17 @@ pub const OVERFLOW_PATTERNS: &[OverflowPattern] = &[
         provider: "lmstudio",
         pattern: r"greater than the context length",
     },
+    // LM Studio: `Trying to keep the first 5000 tokens when context the overflows. However, the
+    // model is loaded with context length of only 4096 tokens, which is not enough.`
+    OverflowPattern {
+        provider: "lmstudio",
+        pattern: r"trying to keep the first [\d,]+ tokens when context (?:the )?overflows",
+    },
+    // LM Studio's llama.cpp engine: `Cannot truncate prompt with n_keep (15028) >= n_ctx (7424)`.
+    OverflowPattern {
+        provider: "lmstudio",
+        pattern: r"cannot truncate prompt with n_keep \(\d+\)\s*>=\s*n_ctx \(\d+\)",
+    },
     OverflowPattern {
         provider: "minimax",
         pattern: r"context window exceeds limit",

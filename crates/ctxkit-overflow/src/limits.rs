@@ -64,8 +64,10 @@ const LIMIT_PATTERNS: &[&str] = &[
     r"maximum number of tokens allowed \(([\d,]+)\)",
     // llama.cpp's server: `"type":"exceed_context_size_error","n_prompt_tokens":14429,"n_ctx":8192`.
     r#""n_ctx"\s*:\s*(\d+)"#,
-    // LM Studio: `the model is loaded with context length of 4096`.
-    r"loaded with context length of ([\d,]+)",
+    // LM Studio: `the model is loaded with context length of only 4096 tokens` (also `with a`).
+    r"loaded with (?:a )?context length of (?:only )?([\d,]+)",
+    // LM Studio's llama.cpp engine: `n_keep (15028) >= n_ctx (7424)`, `(n_keep: 13055>= n_ctx: 4096)`.
+    r"n_ctx(?: \(|: )([\d,]+)",
     // Together: `is longer than the model's context length (8193 tokens)`.
     r"model'?s context length \(([\d,]+) tokens?\)",
     // Mistral: `too large for model with 32768 maximum context length`.
@@ -153,7 +155,19 @@ mod tests {
                 Some(8_192),
             ),
             (
-                "Trying to keep the first 5000 tokens when context the overflows. However, the model is loaded with context length of 4096 tokens, which is not enough.",
+                "Trying to keep the first 5000 tokens when context the overflows. However, the model is loaded with context length of only 4096 tokens, which is not enough.",
+                Some(4_096),
+            ),
+            (
+                "Trying to keep the first 6547 tokens when context overflows. However, the model is loaded with a context length of only 8192 tokens, which is not enough.",
+                Some(8_192),
+            ),
+            (
+                r#"400 {"error":"Cannot truncate prompt with n_keep (15028) >= n_ctx (7424)"}"#,
+                Some(7_424),
+            ),
+            (
+                "The number of tokens to keep from the initial prompt is greater than the context length (n_keep: 13055>= n_ctx: 4096).",
                 Some(4_096),
             ),
             (

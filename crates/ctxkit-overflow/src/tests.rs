@@ -60,6 +60,26 @@ const ERROR_TEXTS: &[(&str, bool, Option<&str>)] = &[
         Some("lmstudio"),
     ),
     (
+        r#"{"error":"The number of tokens to keep from the initial prompt is greater than the context length (n_keep: 13055>= n_ctx: 4096). Try to load the model with a larger context length, or provide a shorter input."}"#,
+        true,
+        Some("lmstudio"),
+    ),
+    (
+        r#"400 {"error":"Trying to keep the first 5000 tokens when context the overflows. However, the model is loaded with context length of only 4096 tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input"}"#,
+        true,
+        Some("lmstudio"),
+    ),
+    (
+        "Trying to keep the first 6547 tokens when context overflows. However, the model is loaded with a context length of only 4096 tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input. Error Data: n/a, Additional Data: n/a.",
+        true,
+        Some("lmstudio"),
+    ),
+    (
+        r#"400 {"error":"Cannot truncate prompt with n_keep (15028) >= n_ctx (7424)"}"#,
+        true,
+        Some("lmstudio"),
+    ),
+    (
         "invalid params, context window exceeds limit",
         true,
         Some("minimax"),

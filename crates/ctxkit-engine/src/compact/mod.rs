@@ -180,6 +180,9 @@ impl Engine {
                     .find_map(|message| message.as_assistant())
                     .and_then(|reply| reply.error_message.clone());
                 crate::recovery::learn_from_overflow(&mut state, error_text.as_deref())?;
+                if let Some(recorded) = state.last_request.as_mut() {
+                    recorded.overflowed();
+                }
                 state.overflow_attempts += 1;
                 // The transcript and the cache are let go before the span is read.
                 drop(transcript);

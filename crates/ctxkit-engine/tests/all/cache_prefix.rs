@@ -108,3 +108,30 @@ async fn with_the_setting_off_nothing_is_recorded_or_said() {
     assert!(harness.summarizer.continued.lock().unwrap().is_empty());
     assert!(details(&harness).await.get("cachePrefix").is_none());
 }
+
+/// After the provider refused the recorded request as too long, the summary is not asked for by
+/// continuing it (that request plus an instruction would be refused too, however far under the
+/// window ctxkit's estimate of it is): the fresh prompt goes out at once, and the compaction says
+/// why.
+#[tokio::test]
+async fn a_request_that_overflowed_is_not_continued() {
+    let harness = harness(true);
+    harness.turn("first", 1_000).await;
+    harness.turn("second", 2_000).await;
+    harness.engine.append(user("third")).await.unwrap();
+    record(&harness).await;
+    harness
+        .engine
+        .append(error_reply(
+            "prompt is too long: 131000 tokens > 100000 maximum",
+        ))
+        .await
+        .unwrap();
+    let report = harness.engine.after_run().await.unwrap();
+    assert_eq!(report.decision, ctxkit_engine::Decision::Overflow);
+    assert!(harness.summarizer.continued.lock().unwrap().is_empty());
+    let details = details(&harness).await;
+    assert_eq!(details["cachePrefix"]["used"], false);
+    let reason = details["cachePrefix"]["reason"].clone();
+    assert!(reason.as_str().unwrap().contains("overflowed"), "{reason}");
+}

@@ -14,11 +14,24 @@ pub(crate) struct State {
     blocks: super::Positions,
     /// The provider block index of the compaction block, which is not part of the content.
     compaction_index: Option<u64>,
+    /// `message_stop` arrived.
+    stopped: bool,
 }
 
 impl State {
     fn position(&self, data: &Value) -> Option<usize> {
         self.blocks.of(data, "index")
+    }
+
+    /// The stream's end is `message_delta` with the stop reason, then `message_stop`.
+    pub(crate) fn missing_end(&self, assembly: &Assembly) -> Option<&'static str> {
+        if !self.stopped {
+            Some("`message_stop`")
+        } else if assembly.stop.is_none() {
+            Some("a stop reason (`message_delta`)")
+        } else {
+            None
+        }
     }
 
     pub(crate) fn event(
@@ -154,7 +167,10 @@ impl State {
                     assembly.usage.extra.extend(update.extra);
                 }
             }
-            Some("message_stop") => return Ok(true),
+            Some("message_stop") => {
+                self.stopped = true;
+                return Ok(true);
+            }
             Some("error") => {
                 return Err(StreamError(error_text(
                     data.get("error").unwrap_or(&Value::Null),

@@ -1,12 +1,13 @@
 //! Gemini `streamGenerateContent?alt=sse`: each event is a partial response whose parts continue
 //! the reply (text, thoughts, whole function calls with their thought signatures); the last one
-//! has `finishReason` and the usage; an `error` object when the server fails mid-stream.
+//! has `finishReason` and the usage; an `error` object when the server fails mid-stream; a
+//! `promptFeedback.blockReason` without candidates when Gemini refuses the prompt itself.
 
 use serde_json::Value;
 
 use super::{Assembly, ChatDelta, DeltaSink, StreamError, error_text};
 use crate::wire::gemini::gemini_usage;
-use crate::wire::gemini_tools::{Blocks, stop_reason};
+use crate::wire::gemini_tools::{Blocks, blocked_prompt, stop_reason};
 
 #[derive(Debug, Default)]
 pub(crate) struct State {
@@ -14,6 +15,11 @@ pub(crate) struct State {
 }
 
 impl State {
+    /// The stream's end is a chunk whose candidate has a `finishReason`.
+    pub(crate) fn missing_end(&self, assembly: &Assembly) -> Option<&'static str> {
+        assembly.stop.is_none().then_some("a `finishReason`")
+    }
+
     pub(crate) fn event(
         &mut self,
         assembly: &mut Assembly,
@@ -25,6 +31,9 @@ impl State {
         }
         if data.get("usageMetadata").is_some() {
             assembly.usage = gemini_usage(data);
+        }
+        if let Some(blocked) = blocked_prompt(data) {
+            return Err(StreamError(blocked));
         }
         let Some(candidate) = data.pointer("/candidates/0") else {
             return Ok(false);

@@ -213,7 +213,11 @@ impl Reader {
         sink: &mut DeltaSink<'_>,
     ) -> Result<bool, StreamError> {
         if event.data.trim() == "[DONE]" {
-            return Ok(true);
+            // Chat Completions' last line; no other format ends with it.
+            return Ok(match self {
+                Self::OpenAiChat(state) => state.done(),
+                Self::Anthropic(_) | Self::OpenAiResponses(_) | Self::Gemini(_) => false,
+            });
         }
         let Ok(data) = serde_json::from_str::<Value>(&event.data) else {
             return Ok(false);
@@ -225,6 +229,27 @@ impl Reader {
             Self::Gemini(state) => state.event(assembly, &data, sink),
         }
     }
+}
+
+impl Reader {
+    /// What the stream lacked of its format's documented end, `None` when it arrived: Anthropic's
+    /// `message_stop` after a stop reason, Chat Completions' `finish_reason` or `[DONE]` (servers
+    /// that speak it send either or both), Responses' `response.completed` or
+    /// `response.incomplete`, Gemini's `finishReason`. A stream that ends cleanly without it was
+    /// cut short (a proxy, a crashed server) and its reply is incomplete.
+    pub(crate) fn missing_end(&self, assembly: &Assembly) -> Option<&'static str> {
+        match self {
+            Self::Anthropic(state) => state.missing_end(assembly),
+            Self::OpenAiChat(state) => state.missing_end(assembly),
+            Self::OpenAiResponses(state) => state.missing_end(),
+            Self::Gemini(state) => state.missing_end(assembly),
+        }
+    }
+}
+
+/// The error of a reply whose stream ended before its end: `missing` names what did not arrive.
+pub(crate) fn cut_short(missing: &str) -> String {
+    format!("The stream ended without {missing}: the reply is cut short")
 }
 
 /// The error text of an `{"error": {"message": …}}` object (or the object itself as text).

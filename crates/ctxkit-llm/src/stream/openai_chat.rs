@@ -1,10 +1,11 @@
 //! OpenAI Chat Completions chunks: `choices[0].delta` with `content`, `reasoning_content` (or
-//! `reasoning`) and `tool_calls` pieces keyed by `index`; `finish_reason` on the last choice; usage
-//! in a final chunk with no choices (`stream_options.include_usage`); `[DONE]`; an `error` object
-//! when the server fails mid-stream.
+//! `reasoning`) and `tool_calls` pieces keyed by `index` (a piece naming another id than the call
+//! at its index starts a new call: Ollama sends each parallel call at `index: 0`); `finish_reason`
+//! on the last choice; usage in a final chunk with no choices (`stream_options.include_usage`);
+//! `[DONE]`; an `error` object when the server fails mid-stream.
 
 use ctxkit_overflow::StopReason;
-use ctxkit_protocol::JsonObject;
+use ctxkit_protocol::{ContentBlock, JsonObject};
 use serde_json::Value;
 
 use super::{Assembly, ChatDelta, DeltaSink, StreamError, error_text};
@@ -14,11 +15,81 @@ use crate::wire::openai_chat_tools;
 pub(crate) struct State {
     text: Option<usize>,
     thinking: Option<usize>,
-    /// Provider call index → position.
-    calls: Vec<(u64, usize)>,
+    /// The calls so far: provider index, position, the provider's id (when it sent one).
+    calls: Vec<Slot>,
+    /// `[DONE]` arrived.
+    done: bool,
+}
+
+/// One call of the reply: where its pieces go.
+#[derive(Debug)]
+struct Slot {
+    index: u64,
+    position: usize,
+    id: Option<String>,
 }
 
 impl State {
+    /// The position of the call a `tool_calls` piece continues, or of the call it starts. Pieces
+    /// are keyed by `index`, but some servers give every call of a reply the same index (Ollama:
+    /// `index: 0` for each of its parallel calls, each whole in one piece) or none: a piece that
+    /// names another id than the call at its index starts a new call.
+    fn call_position(
+        &mut self,
+        assembly: &mut Assembly,
+        call: &Value,
+        sink: &mut DeltaSink<'_>,
+    ) -> usize {
+        let index = call.get("index").and_then(Value::as_u64).unwrap_or(0);
+        let id = call
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty());
+        let current = self.calls.iter_mut().rev().find(|slot| slot.index == index);
+        if let Some(slot) = current {
+            match (&slot.id, id) {
+                (Some(known), Some(id)) if known != id => {}
+                (None, Some(id)) => {
+                    // The id came after the call's first piece: the call takes it.
+                    slot.id = Some(id.to_owned());
+                    if let Some(ContentBlock::ToolCall(block)) =
+                        assembly.content.get_mut(slot.position)
+                    {
+                        id.clone_into(&mut block.id);
+                    }
+                    return slot.position;
+                }
+                (Some(_) | None, _) => return slot.position,
+            }
+        }
+        let name = call
+            .pointer("/function/name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let block_id = id.map_or_else(|| format!("call_{index}"), str::to_owned);
+        let position = assembly.start_call(block_id, name, JsonObject::new(), sink);
+        self.calls.push(Slot {
+            index,
+            position,
+            id: id.map(str::to_owned),
+        });
+        position
+    }
+
+    /// Reads `[DONE]`: the stream is complete.
+    pub(crate) fn done(&mut self) -> bool {
+        self.done = true;
+        true
+    }
+
+    /// The stream's end is a `finish_reason`, then `[DONE]`. Compatible servers do not all send
+    /// both (some leave `finish_reason` null before `[DONE]`, some close after the usage chunk),
+    /// so either one is the end.
+    pub(crate) fn missing_end(&self, assembly: &Assembly) -> Option<&'static str> {
+        (!self.done && assembly.stop.is_none()).then_some("a `finish_reason` or `[DONE]`")
+    }
+
     pub(crate) fn event(
         &mut self,
         assembly: &mut Assembly,
@@ -71,30 +142,17 @@ impl State {
             .map(Vec::as_slice)
             .unwrap_or_default();
         for call in calls {
-            let index = call.get("index").and_then(Value::as_u64).unwrap_or(0);
-            let position = match self.calls.iter().find(|(at, _)| *at == index) {
-                Some((_, position)) => *position,
-                None => {
-                    let id = call
-                        .get("id")
-                        .and_then(Value::as_str)
-                        .filter(|id| !id.is_empty())
-                        .map_or_else(|| format!("call_{index}"), str::to_owned);
-                    let name = call
-                        .pointer("/function/name")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_owned();
-                    let position = assembly.start_call(id, name, JsonObject::new(), sink);
-                    self.calls.push((index, position));
-                    position
-                }
-            };
+            let position = self.call_position(assembly, call, sink);
             if let Some(arguments) = call.pointer("/function/arguments").and_then(Value::as_str) {
                 assembly.append_arguments(position, arguments);
             }
         }
-        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+        // Ollama once sent `""` in every chunk: not a reason.
+        if let Some(reason) = choice
+            .get("finish_reason")
+            .and_then(Value::as_str)
+            .filter(|reason| !reason.is_empty())
+        {
             if self.text.is_some() || self.thinking.is_some() {
                 sink(ChatDelta::BlockEnd);
             }

@@ -17,9 +17,17 @@ use crate::wire::provider_compaction;
 #[derive(Debug, Default)]
 pub(crate) struct State {
     items: super::Positions,
+    /// `response.completed` or `response.incomplete` arrived.
+    ended: bool,
 }
 
 impl State {
+    /// The stream's end is `response.completed` or `response.incomplete` (`response.failed` is
+    /// an error of its own).
+    pub(crate) fn missing_end(&self) -> Option<&'static str> {
+        (!self.ended).then_some("`response.completed`")
+    }
+
     fn position(&self, data: &Value) -> Option<usize> {
         self.items.of(data, "output_index")
     }
@@ -99,6 +107,7 @@ impl State {
                         StopReason::Stop
                     },
                 );
+                self.ended = true;
                 return Ok(true);
             }
             Some("response.failed") => {

@@ -4,9 +4,7 @@
 use ctxkit_overflow::StopReason;
 use serde_json::{Value, json};
 
-use super::{
-    Completion, CompletionRequest, ReasoningLevel, WireRequest, u64_at, usage, with_budget,
-};
+use super::{Completion, CompletionRequest, ReasoningLevel, WireRequest, with_budget};
 use crate::config::ProviderConfig;
 
 const VERSION: &str = "2023-06-01";
@@ -77,12 +75,7 @@ pub(super) fn parse(value: &Value) -> Result<Completion, &'static str> {
         Some("refusal") => StopReason::Error,
         _ => StopReason::Stop,
     };
-    let usage = usage(
-        u64_at(value, "/usage/input_tokens"),
-        u64_at(value, "/usage/output_tokens"),
-        u64_at(value, "/usage/cache_read_input_tokens"),
-        u64_at(value, "/usage/cache_creation_input_tokens"),
-    );
+    let usage = super::anthropic_tools::message_usage(value.get("usage").unwrap_or(&Value::Null));
     Ok(Completion {
         text,
         usage,

@@ -11,6 +11,7 @@
 //! (the last one on that request's last user block), none of its own; fresh summaries none at all,
 //! as Pi sends them. Pure.
 
+use ctxkit_protocol::Usage;
 use serde_json::{Value, json};
 
 /// How long Anthropic keeps what a request writes to its prompt cache. Pi's names and default.
@@ -36,6 +37,15 @@ impl CacheRetention {
         }
     }
 
+    /// The lifetime a request writes with: the one it asks for (`ChatRequest::cache_retention`),
+    /// else the configured one; a model configured to cache nothing caches nothing.
+    pub(crate) fn for_request(configured: Self, asked: Option<Self>) -> Self {
+        match (configured, asked) {
+            (Self::None, _) | (_, None) => configured,
+            (Self::Short | Self::Long, Some(asked)) => asked,
+        }
+    }
+
     /// The `cache_control` value of a breakpoint, `None` when nothing is cached.
     fn cache_control(self) -> Option<Value> {
         match self {
@@ -43,6 +53,19 @@ impl CacheRetention {
             Self::Short => Some(json!({"type": "ephemeral"})),
             Self::Long => Some(json!({"type": "ephemeral", "ttl": "1h"})),
         }
+    }
+}
+
+/// The cache writes of a reply to a request written with `retention`, by lifetime: when the API
+/// did not split them (`usage.cache_creation`), a `long` request's are all hour-long (each of its
+/// breakpoints has `ttl: "1h"`), so they are priced as such (`models::usage_cost`).
+pub(crate) fn attribute_cache_writes(usage: &mut Usage, retention: CacheRetention) {
+    let reported = usage.extra.contains_key(crate::models::LONG_CACHE_WRITES);
+    if retention == CacheRetention::Long && usage.cache_write > 0 && !reported {
+        usage.extra.insert(
+            crate::models::LONG_CACHE_WRITES.to_owned(),
+            json!(usage.cache_write),
+        );
     }
 }
 

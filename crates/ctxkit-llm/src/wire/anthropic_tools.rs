@@ -53,10 +53,7 @@ fn build_marked(
     mut messages: Vec<Value>,
     marked: Option<usize>,
 ) -> WireRequest {
-    let retention = match (config.cache_retention, request.cache_retention) {
-        (CacheRetention::None, _) | (_, None) => config.cache_retention,
-        (CacheRetention::Short | CacheRetention::Long, Some(asked)) => asked,
-    };
+    let retention = CacheRetention::for_request(config.cache_retention, request.cache_retention);
     if let Some(index) = marked {
         anthropic_cache::mark_user_message(&mut messages, index, retention);
         anthropic_cache::mark_stable_prefix(&mut messages, index, retention);
@@ -352,6 +349,15 @@ pub(crate) fn message_usage(usage_value: &Value) -> ctxkit_protocol::Usage {
         u64_at(usage_value, "/cache_read_input_tokens"),
         u64_at(usage_value, "/cache_creation_input_tokens"),
     );
+    // The split of the cache writes by lifetime, when the API reports it.
+    if let Some(long) = usage_value
+        .pointer("/cache_creation/ephemeral_1h_input_tokens")
+        .and_then(Value::as_u64)
+    {
+        usage
+            .extra
+            .insert(crate::models::LONG_CACHE_WRITES.to_owned(), json!(long));
+    }
     if let Some(iterations) = usage_value
         .get("iterations")
         .filter(|value| value.is_array())

@@ -151,8 +151,26 @@ fn model_parts(config: &ProviderConfig, reply: &AssistantMessage) -> Vec<Value> 
     parts
 }
 
+/// Why Gemini refused the prompt itself (`promptFeedback.blockReason`, sent without candidates
+/// in place of a reply: `PROHIBITED_CONTENT`, `SAFETY`, `BLOCKLIST`, …), as the reply's error.
+pub(crate) fn blocked_prompt(value: &Value) -> Option<String> {
+    value
+        .pointer("/promptFeedback/blockReason")
+        .and_then(Value::as_str)
+        .map(|reason| format!("Prompt blocked: {reason}"))
+}
+
 /// The reply of a success response (or of a stream's chunks merged by [`Blocks`]).
 pub(crate) fn parse(value: &Value) -> Result<AssistantMessage, &'static str> {
+    if let Some(blocked) = blocked_prompt(value) {
+        let usage = gemini_usage(value);
+        return Ok(conversation::reply(
+            Vec::new(),
+            usage,
+            StopReason::Error,
+            Some(blocked),
+        ));
+    }
     let candidate = value.pointer("/candidates/0").ok_or("no `candidates`")?;
     let mut blocks = Blocks::default();
     blocks.add_parts(candidate)?;

@@ -1,9 +1,10 @@
 //! OpenAI Responses with tools, for conversations: `function_call` and `function_call_output`
 //! items, reasoning items sent back whole (with their encrypted content, as nothing is stored on
-//! the server). A call's id is `call_id|item id`, as Pi stores it. Pure: no I/O.
+//! the server; one without it is left out). A call's id is `call_id|item id`, as Pi stores it.
+//! Pure: no I/O.
 
 use ctxkit_overflow::StopReason;
-use ctxkit_protocol::{AssistantMessage, ContentBlock, JsonObject};
+use ctxkit_protocol::{AssistantMessage, ContentBlock, JsonObject, ThinkingContent};
 use serde_json::{Value, json};
 
 use super::conversation::{self, Part, Turn};
@@ -43,8 +44,15 @@ pub(crate) fn build(config: &ProviderConfig, request: &ChatRequest) -> WireReque
     }
     let mut wire = finish(config, body, request.reasoning);
     if request.reasoning.is_some() {
-        // Without server storage, reasoning can only be passed back in its encrypted form.
         wire.body["reasoning"]["summary"] = json!("auto");
+    }
+    // Nothing is stored on the server, so reasoning can only be passed back in its encrypted
+    // form, which comes only when asked for. A reasoning model reasons without a level too.
+    let reasons = config
+        .model_info
+        .as_ref()
+        .is_some_and(|model| model.reasoning);
+    if request.reasoning.is_some() || reasons {
         wire.body["include"] = json!(["reasoning.encrypted_content"]);
     }
     wire
@@ -99,20 +107,42 @@ fn call_id(id: &str) -> &str {
     id.split('|').next().unwrap_or(id)
 }
 
-/// A reply's items: its reasoning items (only to the provider that made them), messages and
-/// function calls. A call's item id goes back only when it came from here (`fc_…`).
+/// A reasoning item stored as a thinking block's signature.
+fn reasoning_item(thinking: &ThinkingContent) -> Option<Value> {
+    thinking
+        .thinking_signature
+        .as_deref()
+        .and_then(|signature| serde_json::from_str::<Value>(signature).ok())
+        .filter(|item| item["type"] == "reasoning")
+}
+
+/// Whether a reasoning item can be sent back: under `store: false` only with its encrypted
+/// content (the API looks any other up by id and answers 404 "Item with id 'rs_…' not found").
+fn replayable(item: &Value) -> bool {
+    item.get("encrypted_content")
+        .and_then(Value::as_str)
+        .is_some_and(|content| !content.is_empty())
+}
+
+/// A reply's items: its reasoning items (only to the provider that made them, and only those that
+/// carry their encrypted content), messages and function calls. Item ids (`msg_…`, `fc_…`) go back
+/// only when they came from here and none of the reply's reasoning was left out: the API refuses
+/// an item whose reasoning item is missing.
 fn assistant_items(config: &ProviderConfig, reply: &AssistantMessage, out: &mut Vec<Value>) {
     let same = conversation::same_source(reply, &config.provider, config.api.as_str());
+    let mut reasoning = reply.content.iter().filter_map(|block| match block {
+        ContentBlock::Thinking(thinking) => reasoning_item(thinking),
+        ContentBlock::Text(_)
+        | ContentBlock::ToolCall(_)
+        | ContentBlock::Image(_)
+        | ContentBlock::Unknown(_) => None,
+    });
+    let with_ids = same && reasoning.all(|item| replayable(&item));
     for block in &reply.content {
         match block {
             ContentBlock::Thinking(thinking) => {
-                let item = thinking
-                    .thinking_signature
-                    .as_deref()
-                    .filter(|_| same)
-                    .and_then(|signature| serde_json::from_str::<Value>(signature).ok())
-                    .filter(|item| item["type"] == "reasoning");
-                if let Some(item) = item {
+                if let Some(item) = reasoning_item(thinking).filter(|item| same && replayable(item))
+                {
                     out.push(item);
                 }
             }
@@ -128,7 +158,7 @@ fn assistant_items(config: &ProviderConfig, reply: &AssistantMessage, out: &mut 
                     .extra
                     .get("textSignature")
                     .and_then(Value::as_str)
-                    .filter(|id| same && id.starts_with("msg_"))
+                    .filter(|id| with_ids && id.starts_with("msg_"))
                 {
                     item["id"] = json!(id);
                 }
@@ -142,7 +172,7 @@ fn assistant_items(config: &ProviderConfig, reply: &AssistantMessage, out: &mut 
                     "arguments": conversation::arguments_object(&call.arguments).to_string(),
                 });
                 if let Some((_, item_id)) = call.id.split_once('|')
-                    && same
+                    && with_ids
                     && item_id.starts_with("fc_")
                 {
                     item["id"] = json!(item_id);

@@ -200,6 +200,55 @@ async fn responses_function_calls_and_reasoning_items_go_back() {
     );
 }
 
+/// A reasoning model reasons without a reasoning level: the request still asks for the encrypted
+/// reasoning, and a reasoning item that came without it (a server that ignored `include`, a session
+/// from before) is never sent back, nor the ids of its reply's items, which the API would pair with
+/// it (under `store: false` it answers 404 "Item with id 'rs_…' not found" for the bare item, 400
+/// "provided without its required 'reasoning' item" for an id whose reasoning is missing).
+#[tokio::test]
+async fn responses_reasoning_without_encrypted_content_never_goes_back() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/responses"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "id": "resp_1", "object": "response", "status": "completed", "model": "gpt-5-mini",
+            "output": [
+                {"type": "reasoning", "id": "rs_bare", "summary": []},
+                {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "bash",
+                 "arguments": "{\"command\":\"ls\"}", "status": "completed"}
+            ],
+            "usage": {"input_tokens": 320, "output_tokens": 80, "total_tokens": 400}
+        })))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/responses"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "id": "resp_2", "object": "response", "status": "completed", "model": "gpt-5-mini",
+            "output": [{"type": "message", "id": "msg_2", "status": "completed", "role": "assistant",
+                "content": [{"type": "output_text", "text": "Two files.", "annotations": []}]}],
+            "usage": {"input_tokens": 450, "output_tokens": 5, "total_tokens": 455}
+        })))
+        .mount(&server)
+        .await;
+    tool_round("openai/gpt-5-mini", &server, false).await;
+    let bodies = sent_bodies(&server).await;
+    assert_eq!(bodies[0]["include"], json!(["reasoning.encrypted_content"]));
+    assert!(bodies[0].get("reasoning").is_none(), "{}", bodies[0]);
+    let body = second_body(&bodies);
+    assert_eq!(body["include"], json!(["reasoning.encrypted_content"]));
+    assert_eq!(
+        body["input"],
+        json!([
+            {"role": "user", "content": [{"type": "input_text", "text": "what is here?"}]},
+            {"type": "function_call", "call_id": "call_1", "name": "bash",
+             "arguments": "{\"command\":\"ls\"}"},
+            {"type": "function_call_output", "call_id": "call_1", "output": "a.rs\nb.rs"}
+        ])
+    );
+}
+
 #[tokio::test]
 async fn gemini_function_calls_and_thought_signatures_go_back() {
     let server = MockServer::start().await;

@@ -18,7 +18,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 use crate::chat::{request, user};
 use crate::common::{client, sent_bodies};
 
-fn sse(events: &[Value]) -> String {
+pub fn sse(events: &[Value]) -> String {
     events
         .iter()
         .map(|data| match data.get("type").and_then(Value::as_str) {
@@ -28,11 +28,11 @@ fn sse(events: &[Value]) -> String {
         .collect()
 }
 
-fn stream_response(body: String) -> ResponseTemplate {
+pub fn stream_response(body: String) -> ResponseTemplate {
     ResponseTemplate::new(200).set_body_raw(body, "text/event-stream")
 }
 
-async fn stream(
+pub async fn stream(
     model: &str,
     server: &MockServer,
 ) -> (ctxkit_protocol::AssistantMessage, Vec<ChatDelta>) {
@@ -49,7 +49,7 @@ async fn stream(
     (reply, shown)
 }
 
-fn texts(shown: &[ChatDelta]) -> Vec<&str> {
+pub fn texts(shown: &[ChatDelta]) -> Vec<&str> {
     shown
         .iter()
         .filter_map(|delta| match delta {
@@ -316,4 +316,98 @@ async fn cancelling_mid_stream_keeps_the_partial_reply_as_aborted() {
         shown.lock().unwrap()[0],
         ChatDelta::Text("Partial answer".into())
     );
+}
+
+/// Ollama's parallel calls: each whole in one piece, every one at `index: 0` with its own id
+/// (ollama/ollama#15457, #7881).
+#[tokio::test]
+async fn parallel_calls_at_one_index_with_their_own_ids_stay_apart() {
+    let server = MockServer::start().await;
+    let chunk = |delta: Value, finish: Value| {
+        json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1,
+            "model": "qwen3-coder:30b", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    let call = |id: &str, path: &str| {
+        chunk(
+            json!({"role": "assistant", "content": "", "tool_calls": [{"id": id, "index": 0,
+                "type": "function", "function": {"name": "write",
+                "arguments": format!("{{\"path\":\"{path}\",\"content\":\"x\"}}")}}]}),
+            Value::Null,
+        )
+    };
+    let body = format!(
+        "{}data: [DONE]\n\n",
+        sse(&[
+            call("call_a1", "hello.py"),
+            call("call_b2", "world.py"),
+            chunk(
+                json!({"role": "assistant", "content": ""}),
+                json!("tool_calls")
+            ),
+        ])
+    );
+    Mock::given(method("POST"))
+        .and(path("/chat/completions"))
+        .respond_with(stream_response(body))
+        .mount(&server)
+        .await;
+    let (reply, shown) = stream("ollama/qwen3-coder:30b", &server).await;
+    assert_eq!(reply.stop_reason.as_deref(), Some("toolUse"));
+    let calls: Vec<_> = reply
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::ToolCall(call) => {
+                Some((call.id.as_str(), call.arguments["path"].clone()))
+            }
+            ContentBlock::Text(_)
+            | ContentBlock::Thinking(_)
+            | ContentBlock::Image(_)
+            | ContentBlock::Unknown(_) => None,
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        vec![
+            ("call_a1", json!("hello.py")),
+            ("call_b2", json!("world.py"))
+        ]
+    );
+    let started = shown
+        .iter()
+        .filter(|delta| matches!(delta, ChatDelta::ToolCall { .. }))
+        .count();
+    assert_eq!(started, 2);
+}
+
+/// OpenAI's shape: the id in a call's first piece only, the rest keyed by index; a piece that
+/// repeats the id continues the call.
+#[tokio::test]
+async fn pieces_without_an_id_or_with_the_same_id_continue_the_call() {
+    let server = MockServer::start().await;
+    let piece = |call: Value| {
+        json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+            "choices": [{"index": 0, "delta": {"tool_calls": [call]}, "finish_reason": null}]})
+    };
+    let body = format!(
+        "{}data: [DONE]\n\n",
+        sse(&[
+            piece(
+                json!({"index": 0, "id": "call_1", "type": "function", "function": {"name": "bash", "arguments": ""}}),
+            ),
+            piece(json!({"index": 0, "function": {"arguments": "{\"command\":"}})),
+            piece(json!({"index": 0, "id": "call_1", "function": {"arguments": " \"ls\"}"}})),
+        ])
+    );
+    Mock::given(method("POST"))
+        .and(path("/chat/completions"))
+        .respond_with(stream_response(body))
+        .mount(&server)
+        .await;
+    let (reply, _) = stream("vllm/qwen3-coder", &server).await;
+    assert_eq!(reply.content.len(), 1, "{:?}", reply.content);
+    let ContentBlock::ToolCall(call) = &reply.content[0] else {
+        panic!("{:?}", reply.content)
+    };
+    assert_eq!(call.arguments, json!({"command": "ls"}));
 }

@@ -168,3 +168,74 @@ async fn an_image_takes_the_breakpoint_and_editing_and_compaction_add_none() {
     assert!(last[0].get("cache_control").is_none());
     assert_eq!(breakpoints(&body).len(), 3);
 }
+
+/// The cost of the cache writes of a reply to `conversation()` sent with `retention`, the server
+/// answering with `usage` (whole, or streamed), and the hour-long writes the reply records.
+async fn cache_write_cost(
+    retention: CacheRetention,
+    usage: Value,
+    streamed: bool,
+) -> (f64, Option<Value>) {
+    let server = MockServer::start().await;
+    let answer = if streamed {
+        let events = [
+            json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "model": "claude-sonnet-4-5", "stop_reason": null, "stop_sequence": null, "usage": usage}}),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Done."}}),
+            json!({"type": "content_block_stop", "index": 0}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null}, "usage": {"output_tokens": 5}}),
+            json!({"type": "message_stop"}),
+        ];
+        crate::chat_streaming::stream_response(crate::chat_streaming::sse(&events))
+    } else {
+        ResponseTemplate::new(200).set_body_json(json!({
+            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+            "content": [{"type": "text", "text": "Done."}],
+            "stop_reason": "end_turn", "stop_sequence": null, "usage": usage}))
+    };
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .respond_with(answer)
+        .mount(&server)
+        .await;
+    let mut settings = options(MODEL, &server);
+    settings.anthropic_cache_retention = retention;
+    let client = client_with(&settings);
+    let cancel = CancellationToken::new();
+    let reply = if streamed {
+        client
+            .chat_streaming(&conversation(), &cancel, &mut |_| {})
+            .await
+    } else {
+        client.chat(&conversation(), &cancel).await
+    };
+    let usage = reply.unwrap().usage.unwrap();
+    let cost = usage.cost.unwrap().cache_write;
+    (cost, usage.extra.get("cacheWrite1h").cloned())
+}
+
+/// Anthropic bills a five-minute cache write at 1.25 times the input price and an hour-long one
+/// at twice it (sonnet: $3.75 and $6 per million): by the split the API reports, else by the
+/// lifetime the request asked for.
+#[tokio::test]
+async fn cache_writes_are_priced_by_their_lifetime() {
+    let close = |cost: f64, expected: f64| (cost - expected).abs() < 1e-12;
+    let plain =
+        json!({"input_tokens": 12, "output_tokens": 5, "cache_creation_input_tokens": 2048});
+    let (cost, long) = cache_write_cost(CacheRetention::Long, plain.clone(), false).await;
+    assert!(close(cost, 2048.0 * 6.0 / 1e6), "{cost}");
+    assert_eq!(long, Some(json!(2048)));
+    let (cost, long) = cache_write_cost(CacheRetention::Long, plain.clone(), true).await;
+    assert!(close(cost, 2048.0 * 6.0 / 1e6), "{cost}");
+    assert_eq!(long, Some(json!(2048)));
+    let (cost, long) = cache_write_cost(CacheRetention::Short, plain, false).await;
+    assert!(close(cost, 2048.0 * 3.75 / 1e6), "{cost}");
+    assert_eq!(long, None);
+    let split = json!({"input_tokens": 12, "output_tokens": 5, "cache_creation_input_tokens": 2048,
+        "cache_creation": {"ephemeral_5m_input_tokens": 1000, "ephemeral_1h_input_tokens": 1048}});
+    for streamed in [false, true] {
+        let (cost, long) = cache_write_cost(CacheRetention::Long, split.clone(), streamed).await;
+        assert!(close(cost, (1000.0 * 3.75 + 1048.0 * 6.0) / 1e6), "{cost}");
+        assert_eq!(long, Some(json!(1048)));
+    }
+}

@@ -128,3 +128,68 @@ async fn cancellation_drops_the_request_promptly() {
     assert!(started.elapsed() < Duration::from_secs(2));
     assert_eq!(error.message, "Request to provider `ollama` was cancelled");
 }
+
+/// Gemini's 429 body (as the API sends it, no `Retry-After` header).
+fn gemini_quota(delay: &str) -> ResponseTemplate {
+    ResponseTemplate::new(429).set_body_json(json!({"error": {"code": 429,
+        "message": "You exceeded your current quota, please check your plan and billing details.",
+        "status": "RESOURCE_EXHAUSTED", "details": [
+            {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [
+                {"quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+                 "quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"}]},
+            {"@type": "type.googleapis.com/google.rpc.Help", "links": [
+                {"description": "Learn more about Gemini API quotas", "url": "https://ai.google.dev/gemini-api/docs/rate-limits"}]},
+            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay}]}}))
+}
+
+/// Gemini says how long to wait in the body (`google.rpc.RetryInfo`'s `retryDelay`): the retry
+/// waits that long, and a wait above the longest allowed fails at once, as a `Retry-After` does.
+#[tokio::test]
+async fn a_gemini_429_is_retried_after_its_retry_delay() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(gemini_quota("0.3s"))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    let done = json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "Done."}]},
+        "finishReason": "STOP", "index": 0}]});
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_raw(format!("data: {done}\n\n"), "text/event-stream"),
+        )
+        .mount(&server)
+        .await;
+    let gemini = client("google/gemini-2.5-flash", &server);
+    let mut delays = Vec::new();
+    let mut sink = |delta: ctxkit_llm::ChatDelta| {
+        if let ctxkit_llm::ChatDelta::Retrying(notice) = delta {
+            delays.push(notice.delay);
+        }
+    };
+    let started = Instant::now();
+    let reply = gemini
+        .chat_streaming(
+            &crate::chat::request(vec![crate::chat::user("hi")]),
+            &CancellationToken::new(),
+            &mut sink,
+        )
+        .await
+        .unwrap();
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    assert_eq!(reply.stop_reason.as_deref(), Some("stop"));
+    assert_eq!(delays, [Duration::from_millis(300)]);
+    // Longer than the longest wait (5 s here): no retry.
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(gemini_quota("120s"))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let error = client("google/gemini-2.5-flash", &server)
+        .summarize(request(None), CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(error.message.contains("120"), "{}", error.message);
+}
