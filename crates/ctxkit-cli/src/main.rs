@@ -394,6 +394,28 @@ fn classify_package(error: &PackageError) -> (u8, Option<String>) {
     }
 }
 
+/// What to do about a settings file (or lock) ctxkit would not read or write.
+fn refused_hint(path: &std::path::Path, reason: &ctxkit_settings::FileRefusal) -> String {
+    use ctxkit_settings::FileRefusal;
+    let path = path.display();
+    match reason {
+        FileRefusal::NotRegular => {
+            format!("replace `{path}` with a regular JSON file; nothing was read from it")
+        }
+        FileRefusal::TooLarge { .. } => {
+            format!("shorten `{path}`: settings files are read only up to that size")
+        }
+        FileRefusal::NotText => format!("save `{path}` as UTF-8 JSON"),
+        FileRefusal::LeadsOutOf { folder } => format!(
+            "a project's settings stay inside `{}`: put the file itself there instead of a link",
+            folder.display()
+        ),
+        FileRefusal::SymlinkedLock => {
+            format!("remove the link `{path}`; ctxkit makes its lock file itself")
+        }
+    }
+}
+
 fn classify_settings(error: &SettingsError) -> (u8, Option<String>) {
     match error {
         SettingsError::Read { .. } | SettingsError::Write { .. } => (4, None),
@@ -418,6 +440,7 @@ fn classify_settings(error: &SettingsError) -> (u8, Option<String>) {
                     .to_owned(),
             ),
         ),
+        SettingsError::Refused { path, reason } => (3, Some(refused_hint(path, reason))),
         SettingsError::LockTimeout { path } => (
             5,
             Some(format!(

@@ -22,9 +22,9 @@ mod atomic;
 mod directory;
 mod error;
 mod places;
+mod regular;
 mod write;
 
-use std::io::Read as _;
 use std::path::{Component, Path, PathBuf};
 
 use cap_std::ambient_authority;
@@ -34,6 +34,7 @@ pub use atomic::{AtomicWrite, Existing};
 pub use directory::OpenedDir;
 pub use error::JailError;
 pub use places::{credential_places, default_ctxkit_home};
+pub use regular::{read_regular, read_regular_to_string};
 
 /// The most components a path may have (a real project is rarely 40 deep).
 pub const MAX_DEPTH: usize = 256;
@@ -152,7 +153,6 @@ impl Jail {
     /// a device, a socket, a directory) is refused, and opening never waits for a writer.
     pub fn read(&self, path: &Path, max: u64) -> Result<(Vec<u8>, u64), JailError> {
         let relative = self.relative(path)?;
-        let io = |source| self.io_error(relative, source);
         let mut options = OpenOptions::new();
         options.read(true).custom_flags(libc::O_NONBLOCK);
         let file = self
@@ -161,32 +161,13 @@ impl Jail {
             .map_err(|source| self.open_error(relative, source))?
             .into_std();
         self.check_opened(&file, relative)?;
-        let metadata = file.metadata().map_err(io)?;
-        if !metadata.is_file() {
-            return Err(JailError::NotRegular {
-                path: self.root.join(relative),
-            });
-        }
-        let mut bytes = Vec::new();
-        file.take(max).read_to_end(&mut bytes).map_err(io)?;
-        let size = metadata
-            .len()
-            .max(u64::try_from(bytes.len()).unwrap_or(u64::MAX));
-        Ok((bytes, size))
+        regular::read_opened(file, &self.root.join(relative), max)
     }
 
     /// The whole text of the file at `path` when it is at most `max` bytes of UTF-8.
     pub fn read_to_string(&self, path: &Path, max: u64) -> Result<String, JailError> {
         let (bytes, size) = self.read(path, max)?;
-        if u64::try_from(bytes.len()).unwrap_or(u64::MAX) < size {
-            return Err(JailError::TooLarge {
-                path: self.root.join(path),
-                max,
-            });
-        }
-        String::from_utf8(bytes).map_err(|_| JailError::NotText {
-            path: self.root.join(path),
-        })
+        regular::whole_text(bytes, size, &self.root.join(path), max)
     }
 
     /// The entries of the directory at `path`, unsorted.
@@ -305,7 +286,9 @@ pub fn read_in_folder(path: &Path, max: u64) -> Result<String, JailError> {
     Jail::open(folder)?.read_to_string(Path::new(name), max)
 }
 
-/// The most bytes a resource file (context file, prompt, skill, theme) may have.
+/// The most bytes a resource file (context file, prompt, skill, theme) or a settings file (the
+/// user's, a project's, the trust list) may have: one limit for the files ctxkit reads as
+/// configuration.
 pub const MAX_RESOURCE_BYTES: u64 = 4 * 1024 * 1024;
 
 /// `relative` as cap-std wants it: the root itself is `.`.

@@ -14,6 +14,7 @@ use sha2::{Digest, Sha256};
 use crate::env::Environment;
 use crate::error::{SettingsError, SettingsScope};
 use crate::settings::allowlist::split_project;
+use crate::settings::confine::Reach;
 use crate::settings::{SettingValue, SettingsManager, check_known_key, store};
 
 /// The trust file's name in the agent directory.
@@ -98,23 +99,14 @@ fn pinned_fingerprint(held: &Value, hooks: Option<&Value>, project: &std::path::
         if !path.starts_with(project) {
             continue;
         }
-        let Ok(metadata) = std::fs::metadata(&path) else {
+        // A regular file only, opened without waiting for a writer.
+        let Ok((bytes, size)) = ctxkit_jail::read_regular(&path, MAX_SCRIPT_BYTES) else {
             continue;
         };
-        if !metadata.is_file() {
-            continue;
-        }
         hasher.update(b"\0script\0");
         hasher.update(part.as_bytes());
-        hasher.update(metadata.len().to_le_bytes());
-        if let Ok(file) = std::fs::File::open(&path) {
-            let mut bytes = Vec::new();
-            let _ = std::io::Read::read_to_end(
-                &mut std::io::Read::take(file, MAX_SCRIPT_BYTES),
-                &mut bytes,
-            );
-            hasher.update(&bytes);
-        }
+        hasher.update(size.to_le_bytes());
+        hasher.update(&bytes);
     }
     hasher
         .finalize()
@@ -163,7 +155,7 @@ pub fn project_trust(
     }
     let held = Value::Object(split.held);
     let print = pinned_fingerprint(&held, hooks, &project);
-    let recorded = store::read(&trust_path(environment))?;
+    let recorded = store::read(&trust_path(environment), Reach::Anywhere)?;
     let entry = recorded
         .get(PROJECTS_KEY)
         .and_then(|projects| projects.get(project.to_string_lossy().as_ref()));
@@ -230,7 +222,7 @@ pub fn set_project_trust(
     let mut trust = project_trust(environment, settings)?;
     let key = trust.project.to_string_lossy().into_owned();
     let print = trust.fingerprint.clone();
-    store::update(&trust_path(environment), |document| {
+    store::update(&trust_path(environment), Reach::Anywhere, |document| {
         let projects = document
             .entry(PROJECTS_KEY)
             .or_insert_with(|| Value::Object(Default::default()));

@@ -7,7 +7,9 @@ use std::io::Write;
 use std::sync::OnceLock;
 
 use anyhow::{Context as _, Result};
-use ctxkit_settings::{CTXKIT_HOME_VAR, CTXKIT_OFFLINE_VAR, Environment, SettingsManager};
+use ctxkit_settings::{
+    CTXKIT_HOME_VAR, CTXKIT_OFFLINE_VAR, Environment, SettingsError, SettingsManager,
+};
 
 use crate::cli::GlobalArgs;
 
@@ -79,13 +81,16 @@ fn resource_environment(global: &GlobalArgs) -> Result<Environment> {
     Ok(environment)
 }
 
-/// Loads settings; load errors become warnings on stderr (that scope then reads as empty).
-/// An untrusted project's settings that do not apply are named in one warning.
+/// Loads settings; load errors become warnings on stderr (that scope then reads as empty), a
+/// refused file's with its `hint:` line. An untrusted project's settings that do not apply are named in one warning.
 fn load_settings(environment: &Environment) -> Result<SettingsManager> {
     let mut settings = SettingsManager::load(environment);
     let mut stderr = crate::redact::stderr();
     for error in settings.drain_errors() {
         writeln!(stderr, "warning: {error}")?;
+        if let SettingsError::Refused { path, reason } = &error {
+            writeln!(stderr, "hint: {}", crate::refused_hint(path, reason))?;
+        }
     }
     if let Some(warning) = super::config::held_settings_warning(environment, &settings) {
         writeln!(stderr, "{warning}")?;

@@ -3,6 +3,7 @@
 
 pub(crate) mod allowlist;
 mod boundary;
+pub(crate) mod confine;
 pub(crate) mod document;
 mod known;
 mod model_list;
@@ -27,6 +28,7 @@ pub use shown::SettingValue;
 
 use crate::env::Environment;
 use crate::error::{SettingsError, SettingsScope};
+use confine::Reach;
 
 /// Where an effective value came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,14 +140,21 @@ pub struct SettingEntry {
 struct ScopeState {
     scope: SettingsScope,
     path: Option<PathBuf>,
+    /// How far the file may lead through symlinks (reads and writes alike).
+    reach: Reach,
     document: Document,
     load_failed: bool,
     modified: Vec<KeyPath>,
 }
 
 impl ScopeState {
-    fn load(scope: SettingsScope, path: PathBuf, errors: &mut Vec<SettingsError>) -> Self {
-        let (document, load_failed) = match store::read(&path) {
+    fn load(
+        scope: SettingsScope,
+        path: PathBuf,
+        reach: Reach,
+        errors: &mut Vec<SettingsError>,
+    ) -> Self {
+        let (document, load_failed) = match store::read(&path, reach) {
             Ok(document) => (document, false),
             Err(error) => {
                 errors.push(error);
@@ -155,6 +164,7 @@ impl ScopeState {
         Self {
             scope,
             path: Some(path),
+            reach,
             document,
             load_failed,
             modified: Vec::new(),
@@ -192,9 +202,10 @@ impl SettingsManager {
     /// [`SettingsManager::drain_errors`] and that scope reads as empty; a trust file that cannot be
     /// read counts as no trust.
     pub fn load(environment: &Environment) -> Self {
-        let mut manager = Self::from_paths(
+        let mut manager = Self::from_scopes(
             environment.global_settings_path(),
             environment.project_settings_path(),
+            Reach::of(environment, SettingsScope::Project),
         );
         match crate::trust::project_trust(environment, &manager) {
             Ok(trust) => manager.set_project_trusted(trust.trusted),
@@ -205,15 +216,30 @@ impl SettingsManager {
 
     /// Loads from explicit file paths. The project is not trusted: only the keys of
     /// `schema::project_safe_keys` apply from its document ([`SettingsManager::set_project_trusted`]).
+    /// The project's file is read only beneath its folder (a symlink leading out is refused).
     pub fn from_paths(global_path: PathBuf, project_path: PathBuf) -> Self {
+        Self::from_scopes(global_path, project_path, Reach::BeneathFolder)
+    }
+
+    fn from_scopes(global_path: PathBuf, project_path: PathBuf, project_reach: Reach) -> Self {
         tracing::debug!(
             global = %global_path.display(),
             project = %project_path.display(),
             "reading the settings files"
         );
         let mut errors = Vec::new();
-        let global = ScopeState::load(SettingsScope::Global, global_path, &mut errors);
-        let project = ScopeState::load(SettingsScope::Project, project_path, &mut errors);
+        let global = ScopeState::load(
+            SettingsScope::Global,
+            global_path,
+            Reach::Anywhere,
+            &mut errors,
+        );
+        let project = ScopeState::load(
+            SettingsScope::Project,
+            project_path,
+            project_reach,
+            &mut errors,
+        );
         let mut manager = Self {
             global,
             project,
@@ -234,6 +260,7 @@ impl SettingsManager {
         let scope_state = |scope, document| ScopeState {
             scope,
             path: None,
+            reach: Reach::Anywhere,
             document,
             load_failed: false,
             modified: Vec::new(),
@@ -482,7 +509,7 @@ impl SettingsManager {
         }
         let modified = state.modified.clone();
         let snapshot = state.document.clone();
-        store::update(&path, |current| {
+        store::update(&path, state.reach, |current| {
             for key in &modified {
                 match document::get_path(&snapshot, key) {
                     Some(value) => document::set_path(current, key, value.clone()),

@@ -6,6 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use super::confine::{self, Reach};
 use super::document::{self, Document};
 use crate::error::SettingsError;
 
@@ -21,16 +22,14 @@ pub fn lock_path(settings_path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// Reads and parses a settings file (migrated). A missing or blank file is an empty document.
-/// Needs no lock: writers replace the file atomically, so a reader sees old or new content.
-pub fn read(path: &Path) -> Result<Document, SettingsError> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => parse(path, &text),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(Document::new()),
-        Err(source) => Err(SettingsError::Read {
-            path: path.to_path_buf(),
-            source,
-        }),
+/// Reads and parses a settings file (migrated), as far as `reach` lets it lead
+/// ([`confine::read_text`]: a regular file, bounded, never waiting for a writer). A missing or
+/// blank file is an empty document. Needs no lock: writers replace the file atomically, so a reader
+/// sees old or new content.
+pub fn read(path: &Path, reach: Reach) -> Result<Document, SettingsError> {
+    match confine::read_text(path, reach)? {
+        Some(text) => parse(path, &text),
+        None => Ok(Document::new()),
     }
 }
 
@@ -115,14 +114,18 @@ fn acquire(path: &Path) -> Result<LockGuard, SettingsError> {
 /// file (migrated), lets `change` edit it, and atomically replaces the file with the result
 /// (temp file in the same directory, fsync, rename). A file that no longer parses is left alone
 /// and the parse error returned.
-pub fn update(path: &Path, change: impl FnOnce(&mut Document)) -> Result<Document, SettingsError> {
+pub fn update(
+    path: &Path,
+    reach: Reach,
+    change: impl FnOnce(&mut Document),
+) -> Result<Document, SettingsError> {
     let directory = path.parent().unwrap_or_else(|| Path::new("."));
     std::fs::create_dir_all(directory).map_err(|source| SettingsError::Write {
         path: directory.to_path_buf(),
         source,
     })?;
     let _guard = acquire(path)?;
-    let mut current = read(path)?;
+    let mut current = read(path, reach)?;
     change(&mut current);
     let text = document::serialize(&current);
     write_atomic(&write_target(path), text.as_bytes())?;
@@ -134,11 +137,12 @@ pub fn update(path: &Path, change: impl FnOnce(&mut Document)) -> Result<Documen
 /// when the directory does not exist yet, then on the locked re-read. Returns its last answer.
 pub fn update_if_changed(
     path: &Path,
+    reach: Reach,
     mut change: impl FnMut(&mut Document) -> bool,
 ) -> Result<bool, SettingsError> {
     let directory = path.parent().unwrap_or_else(|| Path::new("."));
     if !directory.exists() {
-        let mut probe = read(path)?;
+        let mut probe = read(path, reach)?;
         if !change(&mut probe) {
             return Ok(false);
         }
@@ -148,7 +152,7 @@ pub fn update_if_changed(
         })?;
     }
     let _guard = acquire(path)?;
-    let mut current = read(path)?;
+    let mut current = read(path, reach)?;
     if !change(&mut current) {
         return Ok(false);
     }
@@ -239,7 +243,7 @@ mod tests {
         // A relative link through a second link.
         std::os::unix::fs::symlink("../dotfiles/ctxkit.json", home.join("middle.json")).unwrap();
         std::os::unix::fs::symlink("middle.json", &link).unwrap();
-        update(&link, |document| {
+        update(&link, Reach::Anywhere, |document| {
             document.insert("theme".to_owned(), serde_json::Value::from("dark"));
         })
         .unwrap();
@@ -262,7 +266,7 @@ mod tests {
         // A dangling link: the file is created where it points.
         let dangling = home.join("dangling.json");
         std::os::unix::fs::symlink("../dotfiles/new.json", &dangling).unwrap();
-        update(&dangling, |document| {
+        update(&dangling, Reach::Anywhere, |document| {
             document.insert("theme".to_owned(), serde_json::Value::from("light"));
         })
         .unwrap();
@@ -283,7 +287,7 @@ mod tests {
     fn update_creates_directory_and_writes_pretty_json() {
         let temp = tempfile::tempdir().unwrap();
         let path = temp.path().join("a/b/settings.json");
-        update(&path, |document| {
+        update(&path, Reach::Anywhere, |document| {
             document.insert("theme".to_owned(), serde_json::Value::from("light"));
         })
         .unwrap();

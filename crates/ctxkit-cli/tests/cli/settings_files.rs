@@ -1,0 +1,87 @@
+//! The settings files as a QA pass attacked them: a project's `.ctxkit/settings.json` that is a FIFO,
+//! a link to a device or out of the project, or huge; a settings lock that is a link; a user's file
+//! that does not parse; secrets in `config get`. Each runs the real binary in a temp home.
+
+use std::os::unix::fs::symlink;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use crate::resources::World;
+
+/// Runs `command`, killing it (and failing the test) when it has not ended in 30 seconds.
+fn bounded(mut command: Command) -> Output {
+    let mut child = command
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(30) {
+            child.kill().unwrap();
+            panic!("`{command:?}` did not end in 30 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn mkfifo(path: &std::path::Path) {
+    let made = Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(made.success());
+}
+
+/// QA finding 1: a FIFO at `.ctxkit/settings.json` hung `config`, `chat`, `serve` and `resources`;
+/// a link to `/dev/zero` grew to gigabytes; a huge file took a minute and gigabytes.
+#[test]
+fn a_project_settings_file_that_is_no_json_file_is_refused_at_once() {
+    let world = World::new();
+    let folder = world.project().join(".ctxkit");
+    std::fs::create_dir_all(&folder).unwrap();
+    let file = folder.join("settings.json");
+    mkfifo(&file);
+    for args in [&["config", "list"][..], &["resources"]] {
+        let output = bounded(world.command(args));
+        assert!(output.status.success(), "{output:?}");
+        let stderr = stderr(&output);
+        assert!(stderr.contains("is not a regular file"), "{stderr}");
+        assert!(stderr.contains("hint: replace `"), "{stderr}");
+    }
+    std::fs::remove_file(&file).unwrap();
+    symlink("/dev/zero", &file).unwrap();
+    let output = bounded(world.command(&["config", "list"]));
+    assert!(stderr(&output).contains("leads out of"), "{output:?}");
+    std::fs::remove_file(&file).unwrap();
+    std::fs::write(&file, vec![b' '; 5 << 20]).unwrap();
+    let output = bounded(world.command(&["config", "list"]));
+    assert!(
+        stderr(&output).contains("is larger than 4 MiB"),
+        "{output:?}"
+    );
+}
+
+/// The user's own settings file may be a link into a dotfiles folder: read and written through.
+#[test]
+fn the_users_settings_may_be_a_link_anywhere() {
+    let world = World::new();
+    world.write("dotfiles/ctxkit.json", r#"{"theme": "dark"}"#);
+    symlink(
+        world.root.join("dotfiles/ctxkit.json"),
+        world.home().join("settings.json"),
+    )
+    .unwrap();
+    let output = bounded(world.command(&["config", "get", "theme"]));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "dark\n",
+        "{output:?}"
+    );
+    let output = bounded(world.command(&["config", "set", "theme", "light"]));
+    assert!(output.status.success(), "{output:?}");
+    let written = std::fs::read_to_string(world.root.join("dotfiles/ctxkit.json")).unwrap();
+    assert!(written.contains("light"), "{written}");
+}
