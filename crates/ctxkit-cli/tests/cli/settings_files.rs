@@ -85,3 +85,65 @@ fn the_users_settings_may_be_a_link_anywhere() {
     let written = std::fs::read_to_string(world.root.join("dotfiles/ctxkit.json")).unwrap();
     assert!(written.contains("light"), "{written}");
 }
+
+/// QA finding 2: a committed link made `install -l` write into the user's settings and `config set
+/// --project` rewrite any file of the user's (or create a dangling link's target); a linked lock
+/// created a file elsewhere.
+#[test]
+fn a_projects_settings_write_never_follows_a_committed_link_out() {
+    let world = World::new();
+    let user_settings = r#"{"theme": "light"}"#;
+    world.write("home/settings.json", user_settings);
+    world.write("user/victim.json", "{}");
+    world.write("proj/pkg/package.json", r#"{"name": "pkg"}"#);
+    let folder = world.project().join(".ctxkit");
+    std::fs::create_dir_all(&folder).unwrap();
+    let file = folder.join("settings.json");
+    let attempts: [(std::path::PathBuf, &[&str]); 3] = [
+        (
+            world.home().join("settings.json"),
+            &["install", "-l", "./pkg"],
+        ),
+        (
+            world.root.join("user/victim.json"),
+            &["config", "set", "--project", "theme", "dark"],
+        ),
+        (
+            world.root.join("user/created.json"),
+            &["config", "set", "--project", "theme", "dark"],
+        ),
+    ];
+    for (target, args) in attempts {
+        symlink(&target, &file).unwrap();
+        let output = bounded(world.command(args));
+        assert_eq!(output.status.code(), Some(3), "{output:?}");
+        let stderr = stderr(&output);
+        assert!(stderr.contains("leads out of"), "{stderr}");
+        assert!(
+            stderr.contains("hint: a project's settings stay inside"),
+            "{stderr}"
+        );
+        std::fs::remove_file(&file).unwrap();
+    }
+    assert_eq!(
+        std::fs::read_to_string(world.home().join("settings.json")).unwrap(),
+        user_settings
+    );
+    assert_eq!(
+        std::fs::read_to_string(world.root.join("user/victim.json")).unwrap(),
+        "{}"
+    );
+    assert!(!world.root.join("user/created.json").exists());
+    // The earlier attempts locked the folder's own lock file: ctxkit's, left in place.
+    std::fs::remove_file(folder.join("settings.json.lock")).unwrap();
+    symlink(
+        world.root.join("user/lock"),
+        folder.join("settings.json.lock"),
+    )
+    .unwrap();
+    let output = bounded(world.command(&["config", "set", "--project", "theme", "dark"]));
+    assert_eq!(output.status.code(), Some(3), "{output:?}");
+    assert!(stderr(&output).contains("is a symlink"), "{output:?}");
+    assert!(!world.root.join("user/lock").exists());
+    assert!(!file.exists());
+}

@@ -4,7 +4,9 @@
 //! lie in the project, so a committed symlink cannot make ctxkit read a FIFO, a device or a file
 //! elsewhere as the project's settings. Every read is bounded and never waits for a writer.
 
-use std::path::Path;
+use std::fs::File;
+use std::os::unix::fs::OpenOptionsExt as _;
+use std::path::{Path, PathBuf};
 
 use ctxkit_jail::{JailError, MAX_RESOURCE_BYTES};
 
@@ -91,6 +93,109 @@ pub(crate) fn confined_folder(path: &Path, folder: &Path) -> Result<(), Settings
             folder: folder.to_path_buf(),
         },
     })
+}
+
+/// Refuses, for a project's file, a folder that leads out of the project (before anything in it
+/// is created, locked or written).
+pub(crate) fn check_folder(path: &Path, reach: Reach) -> Result<(), SettingsError> {
+    match reach {
+        Reach::Anywhere => Ok(()),
+        Reach::BeneathFolder => {
+            let (folder, _) = folder_and_name(path)?;
+            confined_folder(path, folder)
+        }
+    }
+}
+
+/// The file a write of `path` replaces: the file a symlink points to (through every link, a
+/// missing target included), so the user's file kept elsewhere (a dotfiles repository) is updated
+/// and the link stays; `path` itself otherwise. A project's file may only lead to a file in its
+/// own folder: a link elsewhere (the user's settings, any file of the user's) is refused.
+pub(crate) fn write_target(path: &Path, reach: Reach) -> Result<PathBuf, SettingsError> {
+    let target = follow_links(path);
+    match reach {
+        Reach::Anywhere => Ok(target),
+        Reach::BeneathFolder => {
+            let (folder, _) = folder_and_name(path)?;
+            let resolved_folder = std::fs::canonicalize(folder).ok();
+            let inside = target.file_name().is_some()
+                && target
+                    .parent()
+                    .and_then(|parent| std::fs::canonicalize(parent).ok())
+                    .zip(resolved_folder)
+                    .is_some_and(|(parent, folder)| parent.starts_with(folder));
+            if inside {
+                Ok(target)
+            } else {
+                Err(SettingsError::Refused {
+                    path: path.to_path_buf(),
+                    reason: FileRefusal::LeadsOutOf {
+                        folder: folder.to_path_buf(),
+                    },
+                })
+            }
+        }
+    }
+}
+
+/// `path` with every symlink followed by name, a missing last target included.
+fn follow_links(path: &Path) -> PathBuf {
+    let mut target = path.to_path_buf();
+    // As many links as the kernel follows.
+    for _ in 0..40 {
+        let is_link = std::fs::symlink_metadata(&target)
+            .is_ok_and(|metadata| metadata.file_type().is_symlink());
+        if !is_link {
+            return target;
+        }
+        let Ok(next) = std::fs::read_link(&target) else {
+            return target;
+        };
+        target = match target.parent() {
+            Some(parent) => parent.join(next),
+            None => next,
+        };
+    }
+    target
+}
+
+/// Opens (creating it) the lock file `lock` for writing, in every scope: never through a symlink
+/// (`O_NOFOLLOW`), never waiting on a FIFO (`O_NONBLOCK`), and only when it is a regular file.
+pub(crate) fn open_lock(lock: &Path) -> Result<File, SettingsError> {
+    let refused = |reason| SettingsError::Refused {
+        path: lock.to_path_buf(),
+        reason,
+    };
+    let opened = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(lock);
+    let file = match opened {
+        Ok(file) => file,
+        Err(error) if error.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(refused(FileRefusal::SymlinkedLock));
+        }
+        // A FIFO without a reader.
+        Err(error) if error.raw_os_error() == Some(libc::ENXIO) => {
+            return Err(refused(FileRefusal::NotRegular));
+        }
+        Err(source) => {
+            return Err(SettingsError::Write {
+                path: lock.to_path_buf(),
+                source,
+            });
+        }
+    };
+    match file.metadata() {
+        Ok(metadata) if metadata.is_file() => Ok(file),
+        Ok(_) => Err(refused(FileRefusal::NotRegular)),
+        Err(source) => Err(SettingsError::Write {
+            path: lock.to_path_buf(),
+            source,
+        }),
+    }
 }
 
 /// A jail's answer as a settings error: a refusal for what is not a settings file, the system's
@@ -248,5 +353,106 @@ mod tests {
             Reach::BeneathFolder
         );
         assert_eq!(Reach::of(&custom, SettingsScope::Global), Reach::Anywhere);
+    }
+
+    fn set_theme(path: &Path, reach: Reach) -> Result<(), SettingsError> {
+        crate::settings::store::update(path, reach, |document| {
+            document.insert("theme".to_owned(), serde_json::Value::from("dark"));
+        })
+        .map(|_| ())
+    }
+
+    /// QA finding 2: `config set --project` and `install -l` wrote through a committed link into
+    /// the user's settings or any file of the user's, created a dangling link's target, and a
+    /// linked `settings.json.lock` created a file elsewhere.
+    #[test]
+    fn a_projects_write_never_leaves_its_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join("home/settings.json");
+        std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+        std::fs::write(&user, r#"{"theme": "light"}"#).unwrap();
+        let folder = dir.path().join("project/.ctxkit");
+        std::fs::create_dir_all(&folder).unwrap();
+        let file = folder.join("settings.json");
+        let refused = |result: Result<(), SettingsError>| {
+            assert!(
+                matches!(
+                    result,
+                    Err(SettingsError::Refused {
+                        reason: FileRefusal::LeadsOutOf { .. },
+                        ..
+                    })
+                ),
+                "{result:?}"
+            );
+        };
+        for target in [user.clone(), dir.path().join("victim.json")] {
+            symlink(&target, &file).unwrap();
+            refused(set_theme(&file, Reach::BeneathFolder));
+            std::fs::remove_file(&file).unwrap();
+        }
+        assert_eq!(
+            std::fs::read_to_string(&user).unwrap(),
+            r#"{"theme": "light"}"#
+        );
+        // A dangling link out: its target is not created.
+        let created = dir.path().join("created.json");
+        symlink(&created, &file).unwrap();
+        refused(set_theme(&file, Reach::BeneathFolder));
+        assert!(!created.exists());
+        std::fs::remove_file(&file).unwrap();
+        // A link inside the folder is written through.
+        symlink("shared.json", &file).unwrap();
+        set_theme(&file, Reach::BeneathFolder).unwrap();
+        assert!(std::fs::symlink_metadata(&file).unwrap().is_symlink());
+        assert!(
+            std::fs::read_to_string(folder.join("shared.json"))
+                .unwrap()
+                .contains("dark")
+        );
+        // The folder itself a link out of the project: nothing is created there, lock included.
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::fs::create_dir_all(dir.path().join("other")).unwrap();
+        symlink(&elsewhere, dir.path().join("other/.ctxkit")).unwrap();
+        refused(set_theme(
+            &dir.path().join("other/.ctxkit/settings.json"),
+            Reach::BeneathFolder,
+        ));
+        assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_settings_lock_is_never_followed_in_any_scope() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join(".ctxkit");
+        std::fs::create_dir_all(&folder).unwrap();
+        let file = folder.join("settings.json");
+        let elsewhere = dir.path().join("lock-elsewhere");
+        symlink(&elsewhere, folder.join("settings.json.lock")).unwrap();
+        for reach in [Reach::Anywhere, Reach::BeneathFolder] {
+            let result = set_theme(&file, reach);
+            assert!(
+                matches!(
+                    result,
+                    Err(SettingsError::Refused {
+                        reason: FileRefusal::SymlinkedLock,
+                        ..
+                    })
+                ),
+                "{result:?}"
+            );
+        }
+        assert!(!elsewhere.exists());
+        assert!(!file.exists());
+        std::fs::remove_file(folder.join("settings.json.lock")).unwrap();
+        mkfifo(&folder.join("settings.json.lock"));
+        assert!(matches!(
+            set_theme(&file, Reach::Anywhere),
+            Err(SettingsError::Refused {
+                reason: FileRefusal::NotRegular,
+                ..
+            })
+        ));
     }
 }

@@ -1,7 +1,7 @@
 //! Settings files on disk: reading, and read-modify-write under an inter-process lock with an
 //! atomic replace, so two processes editing the same file never lose each other's keys.
 
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, TryLockError};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -84,15 +84,7 @@ impl Drop for LockGuard {
 
 fn acquire(path: &Path) -> Result<LockGuard, SettingsError> {
     let lock = lock_path(path);
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock)
-        .map_err(|source| SettingsError::Write {
-            path: lock.clone(),
-            source,
-        })?;
+    let file = confine::open_lock(&lock)?;
     let started = Instant::now();
     loop {
         match file.try_lock() {
@@ -113,23 +105,30 @@ fn acquire(path: &Path) -> Result<LockGuard, SettingsError> {
 /// Read-modify-write under the lock: creates the parent directory, locks, re-reads the current
 /// file (migrated), lets `change` edit it, and atomically replaces the file with the result
 /// (temp file in the same directory, fsync, rename). A file that no longer parses is left alone
-/// and the parse error returned.
+/// and the parse error returned. A project's file (`reach`) that leads out of its folder, or a
+/// lock that is a symlink, is refused before anything is created or written.
 pub fn update(
     path: &Path,
     reach: Reach,
     change: impl FnOnce(&mut Document),
 ) -> Result<Document, SettingsError> {
-    let directory = path.parent().unwrap_or_else(|| Path::new("."));
-    std::fs::create_dir_all(directory).map_err(|source| SettingsError::Write {
-        path: directory.to_path_buf(),
-        source,
-    })?;
+    confine::check_folder(path, reach)?;
+    create_directory(path)?;
     let _guard = acquire(path)?;
     let mut current = read(path, reach)?;
     change(&mut current);
     let text = document::serialize(&current);
-    write_atomic(&write_target(path), text.as_bytes())?;
+    write_atomic(&confine::write_target(path, reach)?, text.as_bytes())?;
     Ok(current)
+}
+
+/// Creates the folder that holds `path`.
+fn create_directory(path: &Path) -> Result<(), SettingsError> {
+    let directory = path.parent().unwrap_or_else(|| Path::new("."));
+    std::fs::create_dir_all(directory).map_err(|source| SettingsError::Write {
+        path: directory.to_path_buf(),
+        source,
+    })
 }
 
 /// Like [`update`], but `change` says whether it changed anything; the file is only replaced
@@ -140,16 +139,14 @@ pub fn update_if_changed(
     reach: Reach,
     mut change: impl FnMut(&mut Document) -> bool,
 ) -> Result<bool, SettingsError> {
+    confine::check_folder(path, reach)?;
     let directory = path.parent().unwrap_or_else(|| Path::new("."));
     if !directory.exists() {
         let mut probe = read(path, reach)?;
         if !change(&mut probe) {
             return Ok(false);
         }
-        std::fs::create_dir_all(directory).map_err(|source| SettingsError::Write {
-            path: directory.to_path_buf(),
-            source,
-        })?;
+        create_directory(path)?;
     }
     let _guard = acquire(path)?;
     let mut current = read(path, reach)?;
@@ -157,31 +154,8 @@ pub fn update_if_changed(
         return Ok(false);
     }
     let text = document::serialize(&current);
-    write_atomic(&write_target(path), text.as_bytes())?;
+    write_atomic(&confine::write_target(path, reach)?, text.as_bytes())?;
     Ok(true)
-}
-
-/// The file a write of `path` replaces: the file a symlink points to (through every link, a
-/// missing target included), so a settings file kept elsewhere (a dotfiles repository) is
-/// updated and the link stays; `path` itself otherwise.
-fn write_target(path: &Path) -> std::path::PathBuf {
-    let mut target = path.to_path_buf();
-    // As many links as the kernel follows.
-    for _ in 0..40 {
-        let is_link = std::fs::symlink_metadata(&target)
-            .is_ok_and(|metadata| metadata.file_type().is_symlink());
-        if !is_link {
-            return target;
-        }
-        let Ok(next) = std::fs::read_link(&target) else {
-            return target;
-        };
-        target = match target.parent() {
-            Some(parent) => parent.join(next),
-            None => next,
-        };
-    }
-    target
 }
 
 /// Writes `contents` to `path` through a temp file in the same directory and a rename.
