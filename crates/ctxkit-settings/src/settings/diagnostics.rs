@@ -1,0 +1,148 @@
+//! Problems found in a settings file that do not stop loading ([`SettingsDiagnostic`]), and which
+//! keys' wrong values make the commands that compact or run a model refuse to start
+//! ([`REFUSED_WHEN_INVALID`]).
+
+use std::path::PathBuf;
+
+use super::known;
+use crate::error::SettingsScope;
+
+/// A problem found in a settings file that does not stop loading.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SettingsDiagnostic {
+    /// A key the schema does not know. Kept on disk and in memory; maybe a typo.
+    UnknownKey {
+        /// Which file.
+        scope: SettingsScope,
+        /// The file path (empty for in-memory settings).
+        path: PathBuf,
+        /// The dotted key.
+        key: String,
+    },
+    /// A value of the wrong type or range; typed getters use the default instead.
+    InvalidValue {
+        /// Which file.
+        scope: SettingsScope,
+        /// The file path (empty for in-memory settings).
+        path: PathBuf,
+        /// The dotted key.
+        key: String,
+        /// What the schema accepts.
+        expected: String,
+        /// The value found, as JSON.
+        found: String,
+    },
+}
+
+impl SettingsDiagnostic {
+    /// One-line message in the house style.
+    pub fn message(&self) -> String {
+        match self {
+            Self::UnknownKey { path, key, .. } => {
+                let hint = known::closest_known_key(key)
+                    .map(|known| format!("; did you mean `{known}`?"))
+                    .unwrap_or_default();
+                format!(
+                    "Unknown setting `{key}` in `{}` (kept as is){hint}",
+                    path.display()
+                )
+            }
+            Self::InvalidValue {
+                path,
+                key,
+                expected,
+                found,
+                ..
+            } => format!(
+                "Invalid value for `{key}` in `{}`: expected {expected}, found {found} ({})",
+                path.display(),
+                if refused_when_invalid(key) {
+                    "commands that compact or run a model refuse to start until it is fixed"
+                } else {
+                    "default used"
+                }
+            ),
+        }
+    }
+
+    /// `true` for invalid values, `false` for unknown keys.
+    pub fn is_error(&self) -> bool {
+        match self {
+            Self::UnknownKey { .. } => false,
+            Self::InvalidValue { .. } => true,
+        }
+    }
+}
+
+/// The top-level keys whose wrong value makes `compact`, `branch --summarize`, `chat`, `serve` and
+/// `export` refuse to start, where any other key's default is used: a budget, strategy or hook the
+/// user did not mean would otherwise run (and spend) in its place. `llm.models` too: a model entry
+/// with a bad value would vanish from the table, and its prices with it.
+pub const REFUSED_WHEN_INVALID: [&str; 9] = [
+    "contextStrategy",
+    "session",
+    "compaction",
+    "branchSummary",
+    "transforms",
+    "pinned",
+    "summaryRole",
+    "hooks",
+    "llm.models",
+];
+
+/// Whether the dotted `key` is at or below one of [`REFUSED_WHEN_INVALID`].
+pub fn refused_when_invalid(key: &str) -> bool {
+    REFUSED_WHEN_INVALID.iter().any(|refused| {
+        key.strip_prefix(refused)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::{SettingsDiagnostic, refused_when_invalid};
+    use crate::SettingsManager;
+
+    #[test]
+    fn an_untrusted_projects_ignored_key_is_not_validated() {
+        let folder = tempfile::tempdir().unwrap();
+        let global = folder.path().join("global.json");
+        let project = folder.path().join("project.json");
+        std::fs::write(&global, "{}").unwrap();
+        // `hooks` of the wrong shape, and a wrong value of a key a project may set.
+        std::fs::write(
+            &project,
+            r#"{"hooks": {"sessionStart": [{"command": ["true"]}]}, "compaction": {"keepRecentTokens": "lots"}}"#,
+        )
+        .unwrap();
+        let invalid = |manager: &SettingsManager| -> Vec<String> {
+            manager
+                .diagnostics()
+                .into_iter()
+                .filter_map(|diagnostic| match diagnostic {
+                    SettingsDiagnostic::InvalidValue { key, .. } => Some(key),
+                    SettingsDiagnostic::UnknownKey { .. } => None,
+                })
+                .collect()
+        };
+        let mut manager = SettingsManager::from_paths(global, project);
+        assert_eq!(invalid(&manager), ["compaction.keepRecentTokens"]);
+        manager.set_project_trusted(true);
+        let trusted = invalid(&manager);
+        assert!(
+            trusted.iter().any(|key| key.starts_with("hooks")),
+            "{trusted:?}"
+        );
+    }
+
+    #[test]
+    fn the_keys_the_engine_reads_refuse_and_their_neighbours_do_not() {
+        assert!(refused_when_invalid("compaction.keepRecentTokens"));
+        assert!(refused_when_invalid("compaction"));
+        assert!(refused_when_invalid("llm.models[2].contextWindow"));
+        assert!(!refused_when_invalid("compactionExtra"));
+        assert!(!refused_when_invalid("llm.baseUrl"));
+        assert!(!refused_when_invalid("theme"));
+    }
+}
