@@ -2,6 +2,7 @@
 //! a caller should react.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Which settings document an error or value belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -71,8 +72,9 @@ impl std::fmt::Display for FileRefusal {
     }
 }
 
-/// Errors of the settings subsystem.
-#[derive(Debug, thiserror::Error)]
+/// Errors of the settings subsystem. Cloneable: a scope's load error is kept
+/// ([`crate::SettingsManager::load_error`]) as well as reported.
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum SettingsError {
     /// The settings file exists but could not be read. Returned by loading; the scope then
     /// behaves as empty and is never written (so a file we cannot read is never clobbered).
@@ -81,7 +83,7 @@ pub enum SettingsError {
         /// The settings file.
         path: PathBuf,
         /// The underlying error.
-        source: std::io::Error,
+        source: Arc<std::io::Error>,
     },
     /// The settings file (or its lock) is not one ctxkit reads or writes: see [`FileRefusal`].
     /// Returned by loading (the scope then reads as empty and is never written) and by writes
@@ -154,7 +156,17 @@ pub enum SettingsError {
         /// The file being written.
         path: PathBuf,
         /// The underlying error.
-        source: std::io::Error,
+        source: Arc<std::io::Error>,
+    },
+    /// A settings file that applies (the user's, or the project's) could not be loaded: `source`
+    /// says why (`Read`, `Refused`, `Parse`, `NotAnObject`). Returned by
+    /// [`crate::SettingsManager::check_loaded`] to the commands that compact or run a model, which
+    /// refuse to start rather than run without the hooks and budgets the file may set, as they do
+    /// for a wrong value under [`crate::REFUSED_WHEN_INVALID`]. Fix the file.
+    #[error("{source}")]
+    NotLoaded {
+        /// The load error.
+        source: Box<SettingsError>,
     },
     /// A save was requested for a scope whose file failed to load; it is left untouched so a
     /// hand-edited broken file is never overwritten. Fix the file, then retry.

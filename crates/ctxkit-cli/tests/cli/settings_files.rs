@@ -147,3 +147,70 @@ fn a_projects_settings_write_never_follows_a_committed_link_out() {
     assert!(!world.root.join("user/lock").exists());
     assert!(!file.exists());
 }
+
+/// Runs `ctxkit serve --stdio` with a `shutdown` request on its input.
+fn serve(world: &World) -> Output {
+    use std::io::Write as _;
+    let mut command = world.command(&["serve", "--stdio"]);
+    command.stdin(std::process::Stdio::piped());
+    command.stdout(std::process::Stdio::piped());
+    command.stderr(std::process::Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // The server may have refused and gone already.
+    let _ = stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"shutdown\"}\n");
+    drop(stdin);
+    child.wait_with_output().unwrap()
+}
+
+/// QA finding 3: a trailing comma in the user's settings dropped the whole file with one warning
+/// and no hint, and `chat`/`serve` started with defaults, the user's hooks and budgets ignored.
+#[test]
+fn a_settings_file_that_does_not_parse_stops_the_commands_that_run_a_model() {
+    let world = World::new();
+    world.write(
+        "home/settings.json",
+        "{\n  \"hooks\": [],\n  \"compaction\": {\"reserveTokens\": 1000,},\n}\n",
+    );
+    let position = "at line 3, column 40: trailing comma";
+    let listed = bounded(world.command(&["config", "list"]));
+    assert!(listed.status.success(), "{listed:?}");
+    let warning = stderr(&listed);
+    assert!(
+        warning.contains(&format!(
+            "warning: Invalid JSON in settings file `{}/home/settings.json` {position}",
+            world.root.display()
+        )),
+        "{warning}"
+    );
+    assert!(warning.contains("hint: fix `"), "{warning}");
+    assert!(
+        warning.contains("commands that compact or run a model refuse to start"),
+        "{warning}"
+    );
+    let served = serve(&world);
+    assert_eq!(served.status.code(), Some(3), "{served:?}");
+    assert!(served.stdout.is_empty(), "{served:?}");
+    let refusal = stderr(&served);
+    assert!(
+        refusal.contains(&format!(
+            "error: Invalid JSON in settings file `{}/home/settings.json` {position}",
+            world.root.display()
+        )),
+        "{refusal}"
+    );
+    assert!(refusal.contains("hint: fix `"), "{refusal}");
+    assert!(
+        refusal.contains("check it with `ctxkit config list`"),
+        "{refusal}"
+    );
+    // A project's file that does not parse stops them too (its budgets apply untrusted).
+    world.write("home/settings.json", "{}");
+    world.write("proj/.ctxkit/settings.json", "{ \"compaction\": ");
+    let served = serve(&world);
+    assert_eq!(served.status.code(), Some(3), "{served:?}");
+    assert!(
+        stderr(&served).contains("proj/.ctxkit/settings.json` at line 1"),
+        "{served:?}"
+    );
+}

@@ -184,7 +184,7 @@ pub(crate) fn open_lock(lock: &Path) -> Result<File, SettingsError> {
         Err(source) => {
             return Err(SettingsError::Write {
                 path: lock.to_path_buf(),
-                source,
+                source: source.into(),
             });
         }
     };
@@ -193,7 +193,7 @@ pub(crate) fn open_lock(lock: &Path) -> Result<File, SettingsError> {
         Ok(_) => Err(refused(FileRefusal::NotRegular)),
         Err(source) => Err(SettingsError::Write {
             path: lock.to_path_buf(),
-            source,
+            source: source.into(),
         }),
     }
 }
@@ -211,7 +211,7 @@ fn refusal(path: &Path, error: JailError) -> SettingsError {
         JailError::Io { source, .. } => {
             return SettingsError::Read {
                 path: path.to_path_buf(),
-                source,
+                source: source.into(),
             };
         }
         JailError::TooDeep { .. }
@@ -220,7 +220,7 @@ fn refusal(path: &Path, error: JailError) -> SettingsError {
         | JailError::ReadOnly { .. } => {
             return SettingsError::Read {
                 path: path.to_path_buf(),
-                source: std::io::Error::other(error),
+                source: std::io::Error::other(error).into(),
             };
         }
     };

@@ -102,7 +102,7 @@ pub fn refused_when_invalid(key: &str) -> bool {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::{SettingsDiagnostic, refused_when_invalid};
-    use crate::SettingsManager;
+    use crate::{SettingsError, SettingsManager};
 
     #[test]
     fn an_untrusted_projects_ignored_key_is_not_validated() {
@@ -133,6 +133,50 @@ mod tests {
         assert!(
             trusted.iter().any(|key| key.starts_with("hooks")),
             "{trusted:?}"
+        );
+    }
+
+    /// QA finding 3: a syntax error in the user's settings dropped the whole file with one warning,
+    /// and `chat`/`serve` started with defaults (the user's hooks and budgets ignored).
+    #[test]
+    fn a_file_that_does_not_load_is_a_refusal_naming_its_position() {
+        let folder = tempfile::tempdir().unwrap();
+        let global = folder.path().join("global.json");
+        let project = folder.path().join("project/.ctxkit/settings.json");
+        std::fs::write(
+            &global,
+            "{\n  \"hooks\": [],\n  \"compaction\": {\"reserveTokens\": 1,},\n}\n",
+        )
+        .unwrap();
+        let manager = SettingsManager::from_paths(global.clone(), project.clone());
+        let error = manager.check_loaded().unwrap_err();
+        assert!(
+            matches!(&error, SettingsError::NotLoaded { source }
+                if matches!(**source, SettingsError::Parse { line: 3, column: 37, .. })),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "Invalid JSON in settings file `{}` at line 3, column 37: trailing comma",
+                global.display()
+            )
+        );
+        // A project's file counts too; a file that is absent does not.
+        std::fs::write(&global, "{}").unwrap();
+        assert!(
+            SettingsManager::from_paths(global.clone(), project.clone())
+                .check_loaded()
+                .is_ok()
+        );
+        std::fs::create_dir_all(project.parent().unwrap()).unwrap();
+        std::fs::write(&project, "[1]").unwrap();
+        let error = SettingsManager::from_paths(global, project)
+            .check_loaded()
+            .unwrap_err();
+        assert!(
+            error.to_string().contains("must contain a JSON object"),
+            "{error}"
         );
     }
 

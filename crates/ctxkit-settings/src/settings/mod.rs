@@ -78,7 +78,8 @@ struct ScopeState {
     /// How far the file may lead through symlinks (reads and writes alike).
     reach: Reach,
     document: Document,
-    load_failed: bool,
+    /// Why the file failed to load (it reads as empty and is never written then).
+    load_error: Option<SettingsError>,
     modified: Vec<KeyPath>,
 }
 
@@ -89,11 +90,11 @@ impl ScopeState {
         reach: Reach,
         errors: &mut Vec<SettingsError>,
     ) -> Self {
-        let (document, load_failed) = match store::read(&path, reach) {
-            Ok(document) => (document, false),
+        let (document, load_error) = match store::read(&path, reach) {
+            Ok(document) => (document, None),
             Err(error) => {
-                errors.push(error);
-                (Document::new(), true)
+                errors.push(error.clone());
+                (Document::new(), Some(error))
             }
         };
         Self {
@@ -101,7 +102,7 @@ impl ScopeState {
             path: Some(path),
             reach,
             document,
-            load_failed,
+            load_error,
             modified: Vec::new(),
         }
     }
@@ -197,7 +198,7 @@ impl SettingsManager {
             path: None,
             reach: Reach::Anywhere,
             document,
-            load_failed: false,
+            load_error: None,
             modified: Vec::new(),
         };
         let mut manager = Self {
@@ -298,7 +299,28 @@ impl SettingsManager {
 
     /// Whether the scope's file failed to load (and will therefore not be written).
     pub fn load_failed(&self, scope: SettingsScope) -> bool {
-        self.state(scope).load_failed
+        self.state(scope).load_error.is_some()
+    }
+
+    /// Why the scope's file failed to load (`None` when it loaded, or does not exist).
+    pub fn load_error(&self, scope: SettingsScope) -> Option<&SettingsError> {
+        self.state(scope).load_error.as_ref()
+    }
+
+    /// For the commands that compact or run a model: the first settings file that could not be
+    /// loaded (the user's, then the project's) as [`SettingsError::NotLoaded`]. Both files count,
+    /// as a wrong value under [`REFUSED_WHEN_INVALID`] in either does: an untrusted project's
+    /// budgets apply too, and a trusted project's unreadable file would drop its hooks unseen.
+    pub fn check_loaded(&self) -> Result<(), SettingsError> {
+        match [&self.global, &self.project]
+            .into_iter()
+            .find_map(|state| state.load_error.clone())
+        {
+            Some(error) => Err(SettingsError::NotLoaded {
+                source: Box::new(error),
+            }),
+            None => Ok(()),
+        }
     }
 
     /// The effective value of a dotted key: the files', then the context strategy's layer, then
@@ -439,7 +461,7 @@ impl SettingsManager {
             state.modified.clear();
             return Ok(());
         };
-        if state.load_failed {
+        if state.load_error.is_some() {
             return Err(SettingsError::ScopeNotWritable { path, scope });
         }
         let modified = state.modified.clone();

@@ -96,7 +96,10 @@ fn acquire(path: &Path) -> Result<LockGuard, SettingsError> {
                 std::thread::sleep(LOCK_RETRY_PAUSE);
             }
             Err(TryLockError::Error(source)) => {
-                return Err(SettingsError::Write { path: lock, source });
+                return Err(SettingsError::Write {
+                    path: lock,
+                    source: source.into(),
+                });
             }
         }
     }
@@ -127,7 +130,7 @@ fn create_directory(path: &Path) -> Result<(), SettingsError> {
     let directory = path.parent().unwrap_or_else(|| Path::new("."));
     std::fs::create_dir_all(directory).map_err(|source| SettingsError::Write {
         path: directory.to_path_buf(),
-        source,
+        source: source.into(),
     })
 }
 
@@ -163,7 +166,7 @@ pub(crate) fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), SettingsE
     let directory = path.parent().unwrap_or_else(|| Path::new("."));
     let write_error = |source: std::io::Error| SettingsError::Write {
         path: path.to_path_buf(),
-        source,
+        source: source.into(),
     };
     let mut temp = tempfile::Builder::new()
         .prefix(".settings-")
