@@ -214,3 +214,36 @@ fn a_settings_file_that_does_not_parse_stops_the_commands_that_run_a_model() {
         "{served:?}"
     );
 }
+
+/// QA finding 4: `config get llm` printed `llm.apiKey` and the header values in full, while the
+/// settings table says "never printed" and `config list` masks them.
+#[test]
+fn config_get_masks_the_secrets_below_the_key_asked_for() {
+    let world = World::new();
+    world.write(
+        "home/settings.json",
+        r#"{"llm": {"apiKey": "sk-hidden-1", "headers": {"X-Token": "tok-hidden-2"}, "baseUrl": "http://x"}}"#,
+    );
+    for args in [
+        &["config", "get", "llm"][..],
+        &["config", "get", "llm", "--json"],
+        &["config", "get", "llm.headers"],
+    ] {
+        let output = bounded(world.command(args));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "{output:?}");
+        assert!(!stdout.contains("hidden"), "{args:?}: {stdout}");
+        assert!(stdout.contains("<redacted>"), "{args:?}: {stdout}");
+    }
+    // Asked for by name, as `docs/reliability.md` says.
+    for (key, value) in [
+        ("llm.apiKey", "sk-hidden-1"),
+        ("llm.headers.X-Token", "tok-hidden-2"),
+    ] {
+        let output = bounded(world.command(&["config", "get", key]));
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout),
+            format!("{value}\n")
+        );
+    }
+}

@@ -12,12 +12,14 @@ use serde::{Deserialize, Serialize};
 pub struct LlmConfig {
     /// The provider's base URL (conversation and summaries).
     pub base_url: Option<String>,
-    /// An API key; prefer the provider's environment variable. Never printed.
+    /// An API key; prefer the provider's environment variable. Masked wherever settings are shown;
+    /// only `ctxkit config get llm.apiKey` prints it.
     #[schemars(extend("x-secret" = true))]
     pub api_key: Option<String>,
     /// The wire format for providers that are not built in.
     pub api: Option<String>,
-    /// Extra request headers (their values may hold tokens: never printed).
+    /// Extra request headers (their values may hold tokens: masked wherever settings are shown,
+    /// unless one is asked for by name, `ctxkit config get llm.headers.NAME`).
     #[schemars(extend("x-check" = "stringMap", "x-secret" = true))]
     pub headers: Option<BTreeMap<String, String>>,
     /// The user's models, as Pi's `models.json` declares them:
