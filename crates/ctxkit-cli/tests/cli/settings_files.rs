@@ -247,3 +247,18 @@ fn config_get_masks_the_secrets_below_the_key_asked_for() {
         );
     }
 }
+
+/// QA finding 5a: `"compaction": 5` in an untrusted project was "ignored … not trusted".
+#[test]
+fn an_untrusted_projects_wrong_section_is_reported_as_invalid() {
+    let world = World::new();
+    world.write("proj/.ctxkit/settings.json", r#"{"compaction": 5}"#);
+    let output = bounded(world.command(&["config", "list"]));
+    let stderr = stderr(&output);
+    assert!(
+        stderr.contains("Invalid value for `compaction` in `")
+            && stderr.contains("expected an object, found 5"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("ignored `compaction`"), "{stderr}");
+}

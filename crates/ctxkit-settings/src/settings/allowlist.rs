@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::document::Document;
+use super::document::{self, Document, KeyPath};
 use super::schema;
 
 /// A project document cut in two along [`schema::project_safe_keys`].
@@ -15,6 +15,26 @@ pub struct ProjectSplit {
     pub held: Document,
     /// The dotted keys of `held`, in document order.
     pub held_keys: Vec<String>,
+}
+
+impl ProjectSplit {
+    /// The held keys whose value is not an object (nor `null`) although the project may set keys
+    /// below them (`"compaction": 5`): wrong whatever the trust, so reported as invalid values
+    /// rather than as waiting for trust. Still held: the user's own values stand.
+    pub fn misshapen_keys(&self) -> Vec<String> {
+        self.held_keys
+            .iter()
+            .filter(|key| {
+                let segments: Vec<&str> = key.split('.').collect();
+                let value = KeyPath::parse(key)
+                    .ok()
+                    .and_then(|path| document::get_path(&self.held, &path));
+                schema::project_may_set_below(&segments)
+                    && value.is_some_and(|value| !value.is_null())
+            })
+            .cloned()
+            .collect()
+    }
 }
 
 /// Cuts a project document into what an untrusted project may set and what it may not.
@@ -126,9 +146,11 @@ mod tests {
 
     #[test]
     fn a_held_object_given_as_a_scalar_is_held_whole() {
-        let split = split_project(&document(json!({"llm": "x", "chat": null})));
-        assert_eq!(split.held_keys, vec!["llm", "chat"]);
+        let split = split_project(&document(json!({"llm": "x", "chat": null, "hooks": 5})));
+        assert_eq!(split.held_keys, vec!["llm", "chat", "hooks"]);
         assert!(split.safe.is_empty());
+        // `llm` has keys a project may set: a string there is wrong, not waiting for trust.
+        assert_eq!(split.misshapen_keys(), vec!["llm"]);
     }
 
     #[test]

@@ -59,7 +59,7 @@ impl SettingsDiagnostic {
                 if refused_when_invalid(key) {
                     "commands that compact or run a model refuse to start until it is fixed"
                 } else {
-                    "default used"
+                    "ignored"
                 }
             ),
         }
@@ -178,6 +178,42 @@ mod tests {
             error.to_string().contains("must contain a JSON object"),
             "{error}"
         );
+    }
+
+    /// QA finding 5a: `"compaction": 5` in an untrusted project was reported as "ignored
+    /// `compaction` … not trusted", as if trusting would apply it.
+    #[test]
+    fn an_untrusted_projects_section_of_the_wrong_type_is_an_invalid_value_not_applied() {
+        let folder = tempfile::tempdir().unwrap();
+        let global = folder.path().join("global.json");
+        let project = folder.path().join("project.json");
+        std::fs::write(&global, r#"{"compaction": {"reserveTokens": 1000}}"#).unwrap();
+        std::fs::write(&project, r#"{"compaction": 5, "llm": "x", "hooks": 5}"#).unwrap();
+        let manager = SettingsManager::from_paths(global, project);
+        let messages: Vec<String> = manager
+            .diagnostics()
+            .iter()
+            .map(SettingsDiagnostic::message)
+            .collect();
+        assert_eq!(messages.len(), 2, "{messages:?}");
+        assert!(
+            messages[0].starts_with("Invalid value for `compaction` in `")
+                && messages[0].ends_with(
+                    "expected an object, found 5 (commands that compact or run a model refuse \
+                     to start until it is fixed)"
+                ),
+            "{messages:?}"
+        );
+        assert!(
+            messages[1].ends_with("found \"x\" (ignored)"),
+            "{messages:?}"
+        );
+        // Not applied: the user's value stands. Only `hooks` waits for trust.
+        assert_eq!(
+            manager.get("compaction.reserveTokens").unwrap().origin,
+            Some(crate::SettingOrigin::Global)
+        );
+        assert_eq!(manager.held_project_keys(), ["hooks"]);
     }
 
     #[test]

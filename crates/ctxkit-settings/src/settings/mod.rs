@@ -229,7 +229,10 @@ impl SettingsManager {
             let applied = (state.scope == SettingsScope::Project && !self.project_trusted)
                 .then(|| validate::check_document(&self.project_applied));
             let violations = match applied {
-                Some(applied) => applied.violations,
+                Some(mut applied) => {
+                    applied.violations.extend(self.misshapen_violations());
+                    applied.violations
+                }
                 None => report.violations,
             };
             for key in report.unknown_keys {
@@ -250,6 +253,23 @@ impl SettingsManager {
             }
         }
         out
+    }
+
+    /// The wrong values an untrusted project gave sections it may set keys in (`"compaction": 5`):
+    /// not applied, but reported as what they are (trusting would not make them right).
+    fn misshapen_violations(&self) -> Vec<validate::Violation> {
+        let mut report = validate::CheckReport::default();
+        let split = allowlist::split_project(&self.project.document);
+        for key in split.misshapen_keys() {
+            let segments: Vec<String> = key.split('.').map(str::to_owned).collect();
+            let value = KeyPath::parse(&key)
+                .ok()
+                .and_then(|path| document::get_path(&self.project.document, &path));
+            if let (Some(field), Some(value)) = (schema::lookup(&segments), value) {
+                validate::check_value(&key, &field.kind, value, &mut report);
+            }
+        }
+        report.violations
     }
 
     /// The document of one scope, as loaded plus in-memory edits.
@@ -282,12 +302,15 @@ impl SettingsManager {
         if self.project_trusted {
             return Vec::new();
         }
-        allowlist::split_project(&self.project.document)
+        let split = allowlist::split_project(&self.project.document);
+        // A wrong value where the project may set keys is reported as invalid instead.
+        let misshapen = split.misshapen_keys();
+        split
             .held_keys
             .into_iter()
             .filter(|key| {
                 let segments: Vec<String> = key.split('.').map(str::to_owned).collect();
-                schema::lookup(&segments).is_some()
+                schema::lookup(&segments).is_some() && !misshapen.contains(key)
             })
             .collect()
     }
