@@ -262,3 +262,18 @@ fn an_untrusted_projects_wrong_section_is_reported_as_invalid() {
     );
     assert!(!stderr.contains("ignored `compaction`"), "{stderr}");
 }
+
+/// QA finding 5b: keys ctxkit does not read in an `llm.models` entry were accepted without a word.
+#[test]
+fn keys_ctxkit_does_not_read_in_a_model_entry_are_warned_about() {
+    let world = World::new();
+    world.write(
+        "home/settings.json",
+        r#"{"llm": {"models": [{"provider": "p", "id": "m", "contextWindow": 1000, "baseUrl": "http://x"}]}}"#,
+    );
+    let output = bounded(world.command(&["config", "list"]));
+    assert!(
+        stderr(&output).contains("Unknown setting `llm.models[0].baseUrl`"),
+        "{output:?}"
+    );
+}

@@ -23,7 +23,9 @@ pub struct LlmConfig {
     #[schemars(extend("x-check" = "stringMap", "x-secret" = true))]
     pub headers: Option<BTreeMap<String, String>>,
     /// The user's models, as Pi's `models.json` declares them:
-    /// `{provider, id, contextWindow, maxOutput?, reasoning?, cost?, cacheRetention?}`.
+    /// `{provider, id, contextWindow, maxOutput?, reasoning?, cost?, cacheRetention?}`. Other keys of
+    /// Pi's entries (`baseUrl`, `headers`, `api`, `maxTokens`, …) are not read: they are warned
+    /// about as unknown.
     #[schemars(extend("x-project" = true, "x-check" = "models"))]
     pub models: Option<Vec<UserModel>>,
     /// Provider-side options of Anthropic Messages requests.
@@ -78,8 +80,9 @@ impl std::fmt::Debug for LlmConfig {
     }
 }
 
-/// One entry of `llm.models`. Other keys of Pi's `models.json` (`name`, `api`, `input`, …) are
-/// kept in the file and not read.
+/// One entry of `llm.models`. Other keys of Pi's `models.json` (`api`, `baseUrl`, `headers`,
+/// `input`, …) are kept in the file, not read, and warned about as unknown (`name`, a display
+/// label, without a word).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UserModel {
