@@ -129,6 +129,7 @@ pub enum Command {
         /// List every project's sessions.
         #[arg(long)]
         all: bool,
+        /// Print the sessions as JSON records instead of text.
         #[arg(long)]
         json: bool,
         /// List another agent's sessions (`~/.claude/projects`, `~/.codex/sessions`,
@@ -160,12 +161,14 @@ pub enum Command {
     /// Show a session's metadata.
     Info {
         file: PathBuf,
+        /// Print the metadata as one JSON record instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Show the entry tree with roles, labels and the leaf.
     Tree {
         file: PathBuf,
+        /// Print the tree as JSON instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -178,6 +181,7 @@ pub enum Command {
         /// Render as sent to a provider (summaries and shell runs as user messages).
         #[arg(long)]
         llm: bool,
+        /// Print the messages as JSON instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -224,12 +228,14 @@ pub enum Command {
     /// Count the tokens of the context at a leaf (the reference's estimate; provider usage when known).
     Tokens {
         file: PathBuf,
+        /// Entry to count at (default: the session's leaf).
         #[arg(long)]
         leaf: Option<String>,
         /// `pi` (the reference's chars/4, default), `ctxkit` (closer to real tokenizers, CJK included),
         /// or an exact tokenizer: `cl100k`, `o200k`.
         #[arg(long, default_value = "pi", value_parser = ["pi", "ctxkit", "cl100k", "o200k"])]
         estimator: String,
+        /// Print the counts as one JSON record instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -271,6 +277,7 @@ pub enum Command {
         /// Show the plan without summarizing or writing.
         #[arg(long)]
         dry_run: bool,
+        /// Print the result (or the plan) as one JSON record instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -280,6 +287,7 @@ pub enum Command {
     /// List the compactions on the current path: what each covers and saved.
     Compactions {
         file: PathBuf,
+        /// Print the compactions as JSON records instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -325,6 +333,7 @@ pub enum Command {
     Simulate(crate::commands::simulate::SimulateArgs),
     /// List the known models with their context windows and output limits.
     Models {
+        /// Print the models as JSON records instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -335,6 +344,7 @@ pub enum Command {
     /// Report bad lines, orphans, cycles and dangling references; never modifies the file.
     Check {
         file: PathBuf,
+        /// Print the report as one JSON record instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -344,11 +354,14 @@ pub enum Command {
     /// List extensions, skills, prompt templates, themes and context files with their origin
     /// and every diagnostic. Installs nothing.
     Resources {
+        /// Print the resources, hooks, ignored project settings and diagnostics as one JSON
+        /// document instead of text.
         #[arg(long)]
         json: bool,
     },
-    /// Trust the hooks of this project's `.ctxkit/settings.json` (they run only once trusted; a
-    /// change to them needs trusting again). Prints them first.
+    /// Trust this project's `.ctxkit/settings.json`: the settings an untrusted project may not
+    /// change (hooks, `llm.baseUrl`, `chat.confirmBash`, `npmCommand`, …) apply only once trusted,
+    /// and a change to them needs trusting again. Shows them first.
     Trust {
         /// Forget the trust instead.
         #[arg(long)]
@@ -384,6 +397,7 @@ pub enum Command {
     },
     /// List the packages of the user and project settings.
     List {
+        /// Print the packages as JSON records instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -443,6 +457,7 @@ pub struct WebArgs {
 pub struct CheckpointsArgs {
     /// The session file (default: the current directory's most recent session).
     pub file: Option<PathBuf>,
+    /// Print the snapshots as JSON instead of text.
     #[arg(long)]
     pub json: bool,
 }
@@ -497,6 +512,7 @@ pub enum ConfigAction {
         /// Read the project settings file only.
         #[arg(long)]
         project: bool,
+        /// Print `{key, value, origin, known}` as JSON (the value masked as in the text).
         #[arg(long)]
         json: bool,
     },
@@ -529,9 +545,14 @@ pub enum ConfigAction {
         /// Only what the project settings file sets.
         #[arg(long)]
         project: bool,
+        /// Print every setting as a JSON record `{key, value, origin, known}` instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Print the JSON schema of the settings files (draft 2020-12), derived from the settings tree.
     Schema,
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests")]
+mod tests;

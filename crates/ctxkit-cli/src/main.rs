@@ -411,9 +411,53 @@ fn classify_package(error: &PackageError) -> (u8, Option<String>) {
     }
 }
 
+/// What to do about a settings file that did not load, when a command refused to start for it.
+fn not_loaded_hint(error: &SettingsError) -> String {
+    match error {
+        SettingsError::Refused { path, reason } => refused_hint(path, reason),
+        SettingsError::Read { path, .. }
+        | SettingsError::Parse { path, .. }
+        | SettingsError::NotAnObject { path }
+        | SettingsError::InvalidValue { path, .. }
+        | SettingsError::Write { path, .. }
+        | SettingsError::ScopeNotWritable { path, .. }
+        | SettingsError::LockTimeout { path } => format!(
+            "fix `{}` by hand, or check it with `ctxkit config list`",
+            path.display()
+        ),
+        SettingsError::NotLoaded { source } => not_loaded_hint(source),
+        SettingsError::UnknownKey { .. } | SettingsError::InvalidKey { .. } => {
+            "fix the settings file by hand, or check it with `ctxkit config list`".to_owned()
+        }
+    }
+}
+
+/// What to do about a settings file (or lock) ctxkit would not read or write.
+fn refused_hint(path: &std::path::Path, reason: &ctxkit_settings::FileRefusal) -> String {
+    use ctxkit_settings::FileRefusal;
+    let path = path.display();
+    match reason {
+        FileRefusal::NotRegular => {
+            format!("replace `{path}` with a regular JSON file; nothing was read from it")
+        }
+        FileRefusal::TooLarge { .. } => {
+            format!("shorten `{path}`: settings files are read only up to that size")
+        }
+        FileRefusal::NotText => format!("save `{path}` as UTF-8 JSON"),
+        FileRefusal::LeadsOutOf { folder } => format!(
+            "a project's settings stay inside `{}`: put the file itself there instead of a link",
+            folder.display()
+        ),
+        FileRefusal::SymlinkedLock => {
+            format!("remove the link `{path}`; ctxkit makes its lock file itself")
+        }
+    }
+}
+
 fn classify_settings(error: &SettingsError) -> (u8, Option<String>) {
     match error {
         SettingsError::Read { .. } | SettingsError::Write { .. } => (4, None),
+        SettingsError::NotLoaded { source } => (3, Some(not_loaded_hint(source))),
         SettingsError::Parse { path, .. }
         | SettingsError::NotAnObject { path }
         | SettingsError::ScopeNotWritable { path, .. } => (
@@ -435,6 +479,7 @@ fn classify_settings(error: &SettingsError) -> (u8, Option<String>) {
                     .to_owned(),
             ),
         ),
+        SettingsError::Refused { path, reason } => (3, Some(refused_hint(path, reason))),
         SettingsError::LockTimeout { path } => (
             5,
             Some(format!(

@@ -23,9 +23,9 @@ mod directory;
 mod error;
 mod owners;
 mod places;
+mod regular;
 mod write;
 
-use std::io::Read as _;
 use std::path::{Component, Path, PathBuf};
 
 use cap_std::ambient_authority;
@@ -36,6 +36,7 @@ pub use directory::OpenedDir;
 pub use error::JailError;
 pub use owners::LocalUsers;
 pub use places::{credential_places, default_ctxkit_home};
+pub use regular::{read_regular, read_regular_to_string};
 
 /// The most components a path may have (a real project is rarely 40 deep).
 pub const MAX_DEPTH: usize = 256;
@@ -165,7 +166,6 @@ impl Jail {
         check: impl FnOnce(&std::fs::Metadata) -> Result<(), JailError>,
     ) -> Result<(Vec<u8>, u64), JailError> {
         let relative = self.relative(path)?;
-        let io = |source| self.io_error(relative, source);
         let mut options = OpenOptions::new();
         options.read(true).custom_flags(libc::O_NONBLOCK);
         let file = self
@@ -174,19 +174,11 @@ impl Jail {
             .map_err(|source| self.open_error(relative, source))?
             .into_std();
         self.check_opened(&file, relative)?;
-        let metadata = file.metadata().map_err(io)?;
-        if !metadata.is_file() {
-            return Err(JailError::NotRegular {
-                path: self.root.join(relative),
-            });
-        }
+        let metadata = file
+            .metadata()
+            .map_err(|source| self.io_error(relative, source))?;
         check(&metadata)?;
-        let mut bytes = Vec::new();
-        file.take(max).read_to_end(&mut bytes).map_err(io)?;
-        let size = metadata
-            .len()
-            .max(u64::try_from(bytes.len()).unwrap_or(u64::MAX));
-        Ok((bytes, size))
+        regular::read_opened(file, &self.root.join(relative), max)
     }
 
     /// The whole text of the file at `path` when it is at most `max` bytes of UTF-8.
@@ -221,15 +213,7 @@ impl Jail {
         check: impl FnOnce(&std::fs::Metadata) -> Result<(), JailError>,
     ) -> Result<String, JailError> {
         let (bytes, size) = self.read_checked(path, max, check)?;
-        if u64::try_from(bytes.len()).unwrap_or(u64::MAX) < size {
-            return Err(JailError::TooLarge {
-                path: self.root.join(path),
-                max,
-            });
-        }
-        String::from_utf8(bytes).map_err(|_| JailError::NotText {
-            path: self.root.join(path),
-        })
+        regular::whole_text(bytes, size, &self.root.join(path), max)
     }
 
     /// The entries of the directory at `path`, unsorted.
@@ -372,7 +356,9 @@ fn split_folder(path: &Path) -> Result<(&Path, &std::ffi::OsStr), JailError> {
     Ok((folder, name))
 }
 
-/// The most bytes a resource file (context file, prompt, skill, theme) may have.
+/// The most bytes a resource file (context file, prompt, skill, theme) or a settings file (the
+/// user's, a project's, the trust list) may have: one limit for the files ctxkit reads as
+/// configuration.
 pub const MAX_RESOURCE_BYTES: u64 = 4 * 1024 * 1024;
 
 /// `relative` as cap-std wants it: the root itself is `.`.

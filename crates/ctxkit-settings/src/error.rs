@@ -2,6 +2,7 @@
 //! a caller should react.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Which settings document an error or value belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -28,8 +29,52 @@ impl std::fmt::Display for SettingsScope {
     }
 }
 
-/// Errors of the settings subsystem.
-#[derive(Debug, thiserror::Error)]
+/// Why a settings file (or its lock) was refused without being read or written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileRefusal {
+    /// A FIFO, a device, a socket or a directory.
+    NotRegular,
+    /// Longer than the limit ([`ctxkit_jail::MAX_RESOURCE_BYTES`]).
+    TooLarge {
+        /// The limit, in bytes.
+        max: u64,
+    },
+    /// Not UTF-8 text.
+    NotText,
+    /// A project's file or lock that is a symlink (or lies in a folder that is one) leading out of
+    /// `folder`, the project's `.ctxkit`.
+    LeadsOutOf {
+        /// The folder a project's settings stay in.
+        folder: PathBuf,
+    },
+    /// A lock file that is a symlink: a lock is never followed.
+    SymlinkedLock,
+}
+
+impl std::fmt::Display for FileRefusal {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NotRegular => {
+                formatter.write_str("is not a regular file (a FIFO, a device or a directory)")
+            }
+            Self::TooLarge { max } if max % (1 << 20) == 0 => {
+                write!(formatter, "is larger than {} MiB", max >> 20)
+            }
+            Self::TooLarge { max } => write!(formatter, "is larger than {max} bytes"),
+            Self::NotText => formatter.write_str("is not UTF-8 text"),
+            Self::LeadsOutOf { folder } => {
+                write!(formatter, "leads out of `{}` (a symlink)", folder.display())
+            }
+            Self::SymlinkedLock => {
+                formatter.write_str("is a symlink (a settings lock is never followed)")
+            }
+        }
+    }
+}
+
+/// Errors of the settings subsystem. Cloneable: a scope's load error is kept
+/// ([`crate::SettingsManager::load_error`]) as well as reported.
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum SettingsError {
     /// The settings file exists but could not be read. Returned by loading; the scope then
     /// behaves as empty and is never written (so a file we cannot read is never clobbered).
@@ -38,7 +83,17 @@ pub enum SettingsError {
         /// The settings file.
         path: PathBuf,
         /// The underlying error.
-        source: std::io::Error,
+        source: Arc<std::io::Error>,
+    },
+    /// The settings file (or its lock) is not one ctxkit reads or writes: see [`FileRefusal`].
+    /// Returned by loading (the scope then reads as empty and is never written) and by writes
+    /// (nothing is written); replace the file by a regular JSON file.
+    #[error("Settings file `{path}` {reason}")]
+    Refused {
+        /// The settings file or lock.
+        path: PathBuf,
+        /// Why it was refused.
+        reason: FileRefusal,
     },
     /// The settings file is not valid JSON. Returned by loading and by writes (which re-read
     /// the file); fix the file by hand, ctxkit never overwrites it.
@@ -101,7 +156,17 @@ pub enum SettingsError {
         /// The file being written.
         path: PathBuf,
         /// The underlying error.
-        source: std::io::Error,
+        source: Arc<std::io::Error>,
+    },
+    /// A settings file that applies (the user's, or the project's) could not be loaded: `source`
+    /// says why (`Read`, `Refused`, `Parse`, `NotAnObject`). Returned by
+    /// [`crate::SettingsManager::check_loaded`] to the commands that compact or run a model, which
+    /// refuse to start rather than run without the hooks and budgets the file may set, as they do
+    /// for a wrong value under [`crate::REFUSED_WHEN_INVALID`]. Fix the file.
+    #[error("{source}")]
+    NotLoaded {
+        /// The load error.
+        source: Box<SettingsError>,
     },
     /// A save was requested for a scope whose file failed to load; it is left untouched so a
     /// hand-edited broken file is never overwritten. Fix the file, then retry.

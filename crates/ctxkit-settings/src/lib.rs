@@ -23,7 +23,7 @@ pub use env::{
     SETTINGS_FILE_NAME, canonical_or_raw, expand_tilde_loose, relative_path, resolve_against,
     to_slash,
 };
-pub use error::{SettingsError, SettingsScope};
+pub use error::{FileRefusal, SettingsError, SettingsScope};
 pub use json::string_items;
 pub use kind::ResourceKind;
 pub use settings::schema::{json_schema, markdown_table, secret_keys};

@@ -13,6 +13,7 @@ use sha2::{Digest, Sha256};
 
 use crate::env::Environment;
 use crate::error::{SettingsError, SettingsScope};
+use crate::settings::confine::Reach;
 use crate::settings::{SettingValue, SettingsManager, check_known_key, store};
 
 /// The trust file's name in the agent directory.
@@ -94,14 +95,11 @@ fn project_scripts<'a>(
     })
 }
 
-/// A script's length and its first [`MAX_SCRIPT_BYTES`] bytes; `None` when it cannot be read.
+/// A script's length and its first [`MAX_SCRIPT_BYTES`] bytes; `None` when it cannot be read. A
+/// regular file only, opened without waiting for a writer.
 fn script_contents(path: &std::path::Path) -> Option<(u64, Vec<u8>)> {
-    let file = std::fs::File::open(path).ok()?;
-    let length = file.metadata().ok()?.len();
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_SCRIPT_BYTES), &mut bytes)
-        .ok()?;
-    Some((length, bytes))
+    let (bytes, size) = ctxkit_jail::read_regular(path, MAX_SCRIPT_BYTES).ok()?;
+    Some((size, bytes))
 }
 
 /// A hook script's digest (SHA-256 of its length and contents); `None` when it cannot be read. A
@@ -130,11 +128,11 @@ fn pinned_fingerprint(held: &Value, hooks: Option<&Value>, project: &std::path::
         hasher.update(part.as_bytes());
         // As recorded since trust began (a changed form would ask every project to be trusted
         // again): the length the metadata gives, then the bytes read.
-        let length = std::fs::metadata(&path).map_or(0, |metadata| metadata.len());
+        let Some((length, bytes)) = script_contents(&path) else {
+            continue;
+        };
         hasher.update(length.to_le_bytes());
-        if let Some((_, bytes)) = script_contents(&path) {
-            hasher.update(&bytes);
-        }
+        hasher.update(&bytes);
     }
     hex(&hasher.finalize())
 }
@@ -194,7 +192,7 @@ pub fn project_trust(
     let shown_keys = split.shown_keys();
     let held = Value::Object(split.held);
     let print = pinned_fingerprint(&held, hooks, &project);
-    let recorded = store::read(&trust_path(environment))?;
+    let recorded = store::read(&trust_path(environment), Reach::Anywhere)?;
     let entry = recorded
         .get(PROJECTS_KEY)
         .and_then(|projects| projects.get(project.to_string_lossy().as_ref()));
@@ -262,7 +260,7 @@ pub fn set_project_trust(
     let mut trust = project_trust(environment, settings)?;
     let key = trust.project.to_string_lossy().into_owned();
     let print = trust.fingerprint.clone();
-    store::update(&trust_path(environment), |document| {
+    store::update(&trust_path(environment), Reach::Anywhere, |document| {
         let projects = document
             .entry(PROJECTS_KEY)
             .or_insert_with(|| Value::Object(Default::default()));

@@ -170,6 +170,8 @@ fn get(
         let lookup = settings.get(key)?;
         (lookup.value, lookup.origin, lookup.known)
     };
+    // Secrets below the key are masked as `config list` masks them; one asked for by name is not.
+    let value = value.map(|value| value.asked_for(key));
     if json {
         print_json(
             out,

@@ -7,7 +7,9 @@ use std::io::Write;
 use std::sync::OnceLock;
 
 use anyhow::{Context as _, Result};
-use ctxkit_settings::{CTXKIT_HOME_VAR, CTXKIT_OFFLINE_VAR, Environment, SettingsManager};
+use ctxkit_settings::{
+    CTXKIT_HOME_VAR, CTXKIT_OFFLINE_VAR, Environment, SettingsError, SettingsManager, SettingsScope,
+};
 
 use crate::cli::GlobalArgs;
 
@@ -63,6 +65,39 @@ impl<'a> ProcessSettings<'a> {
     }
 }
 
+/// What to do about a file that did not load: a settings file (whose failure stops the commands
+/// that compact or run a model: `SettingsManager::check_loaded`) or the trust list.
+fn load_hint(settings: &SettingsManager, error: &SettingsError) -> Option<String> {
+    let path = match error {
+        SettingsError::Refused { path, reason } => return Some(crate::refused_hint(path, reason)),
+        SettingsError::Read { path, .. }
+        | SettingsError::Parse { path, .. }
+        | SettingsError::NotAnObject { path } => path,
+        SettingsError::InvalidValue { .. }
+        | SettingsError::UnknownKey { .. }
+        | SettingsError::InvalidKey { .. }
+        | SettingsError::LockTimeout { .. }
+        | SettingsError::Write { .. }
+        | SettingsError::ScopeNotWritable { .. }
+        | SettingsError::NotLoaded { .. } => return None,
+    };
+    let settings_file = [SettingsScope::Global, SettingsScope::Project]
+        .into_iter()
+        .any(|scope| settings.path(scope) == Some(path.as_path()));
+    Some(if settings_file {
+        format!(
+            "fix `{}` by hand (`ctxkit config list` checks it); until then commands that compact \
+             or run a model refuse to start",
+            path.display()
+        )
+    } else {
+        format!(
+            "fix or remove `{}`; until then no project's settings are trusted",
+            path.display()
+        )
+    })
+}
+
 /// The resources environment of this process, with `--home` and `--offline` (which clap already
 /// merged with `CTXKIT_HOME` / `CTXKIT_OFFLINE`) applied.
 fn resource_environment(global: &GlobalArgs) -> Result<Environment> {
@@ -79,13 +114,17 @@ fn resource_environment(global: &GlobalArgs) -> Result<Environment> {
     Ok(environment)
 }
 
-/// Loads settings; load errors become warnings on stderr (that scope then reads as empty).
-/// An untrusted project's settings that do not apply are named in one warning.
+/// Loads settings; load errors become warnings on stderr, each with its `hint:` line (that file
+/// then reads as empty). An untrusted project's settings that do not apply are named in one
+/// warning.
 fn load_settings(environment: &Environment) -> Result<SettingsManager> {
     let mut settings = SettingsManager::load(environment);
     let mut stderr = crate::redact::stderr();
     for error in settings.drain_errors() {
         writeln!(stderr, "warning: {error}")?;
+        if let Some(hint) = load_hint(&settings, &error) {
+            writeln!(stderr, "hint: {hint}")?;
+        }
     }
     if let Some(warning) = super::config::held_settings_warning(environment, &settings) {
         writeln!(stderr, "{warning}")?;

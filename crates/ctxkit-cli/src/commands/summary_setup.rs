@@ -213,10 +213,12 @@ pub fn resolve(process: &ProcessSettings<'_>, flags: SummaryFlags<'_>) -> Result
     })
 }
 
-/// The first invalid value at or below a key whose wrong value refuses the command
-/// ([`ctxkit_settings::REFUSED_WHEN_INVALID`]), as an error naming its file and key: the typed
-/// readers would quietly use a default (or fail naming neither).
+/// A settings file that could not be loaded, or the first invalid value at or below a key whose
+/// wrong value refuses the command ([`ctxkit_settings::REFUSED_WHEN_INVALID`]), as an error naming
+/// its file (and line and column, or key): the typed readers would quietly use defaults (or fail
+/// naming neither), without the user's hooks and budgets.
 fn refuse_invalid_settings(settings: &ctxkit_settings::SettingsManager) -> Result<()> {
+    settings.check_loaded()?;
     for diagnostic in settings.diagnostics() {
         if let ctxkit_settings::SettingsDiagnostic::InvalidValue {
             path,

@@ -189,6 +189,7 @@ mod serve;
 mod serve_ends;
 mod serve_in_run;
 mod serve_protocol;
+mod settings_files;
 mod simulate;
 mod small_windows;
 mod store;

@@ -2,8 +2,6 @@
 //! paths resolved against the settings file's scope base on one side and cwd on the other); the
 //! edit itself (a locked read-modify-write of the file) is `ctxkit-settings`'s.
 
-use std::path::PathBuf;
-
 use super::{PackageManager, source_scope};
 use crate::error::PackageError;
 use crate::source::PackageSource;
@@ -11,13 +9,6 @@ use ctxkit_settings::SettingsScope;
 use ctxkit_settings::relative_path;
 
 impl PackageManager {
-    fn settings_path(&self, scope: SettingsScope) -> PathBuf {
-        match scope {
-            SettingsScope::Global => self.environment.global_settings_path(),
-            SettingsScope::Project => self.environment.project_settings_path(),
-        }
-    }
-
     /// The identity of user-typed input (local paths against cwd).
     pub(crate) fn input_identity(&self, source: &str) -> String {
         PackageSource::classify(source).identity(&self.environment.cwd, &self.environment.home)
@@ -56,9 +47,9 @@ impl PackageManager {
         PackageSource::parse(source)?;
         let identity = self.input_identity(source);
         let stored = self.normalized_for_settings(source, scope);
-        let path = self.settings_path(scope);
         Ok(ctxkit_settings::add_package_source(
-            &path,
+            &self.environment,
+            scope,
             &stored,
             |text| self.entry_identity(text, scope) == identity,
         )?)
@@ -72,9 +63,10 @@ impl PackageManager {
         scope: SettingsScope,
     ) -> Result<bool, PackageError> {
         let identity = self.input_identity(source);
-        let path = self.settings_path(scope);
-        Ok(ctxkit_settings::remove_package_sources(&path, |text| {
-            self.entry_identity(text, scope) == identity
-        })?)
+        Ok(ctxkit_settings::remove_package_sources(
+            &self.environment,
+            scope,
+            |text| self.entry_identity(text, scope) == identity,
+        )?)
     }
 }

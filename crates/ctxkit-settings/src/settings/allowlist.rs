@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use super::document::Document;
+use super::document::{self, Document, KeyPath};
 use super::reach::PLACE_KEYS;
 use super::schema;
 
@@ -35,6 +35,24 @@ pub struct ProjectSplit {
 }
 
 impl ProjectSplit {
+    /// The held keys whose value is not an object (nor `null`) although the project may set keys
+    /// below them (`"compaction": 5`): wrong whatever the trust, so reported as invalid values
+    /// rather than as waiting for trust. Still held: the user's own values stand.
+    pub fn misshapen_keys(&self) -> Vec<String> {
+        self.held_keys
+            .iter()
+            .filter(|key| {
+                let segments: Vec<&str> = key.split('.').collect();
+                let value = KeyPath::parse(key)
+                    .ok()
+                    .and_then(|path| document::get_path(&self.held, &path));
+                schema::project_may_set_below(&segments)
+                    && value.is_some_and(|value| !value.is_null())
+            })
+            .cloned()
+            .collect()
+    }
+
     /// The dotted keys held whole and the keys some entries of which are held, in document
     /// order (what `ctxkit trust` shows).
     pub fn shown_keys(&self) -> Vec<String> {
@@ -212,9 +230,14 @@ mod tests {
 
     #[test]
     fn a_held_object_given_as_a_scalar_is_held_whole() {
-        let split = split_project(&document(json!({"llm": "x", "chat": null})), &|_, _| false);
-        assert_eq!(split.held_keys, vec!["llm", "chat"]);
+        let split = split_project(
+            &document(json!({"llm": "x", "chat": null, "hooks": 5})),
+            &|_, _| false,
+        );
+        assert_eq!(split.held_keys, vec!["llm", "chat", "hooks"]);
         assert!(split.safe.is_empty());
+        // `llm` has keys a project may set: a string there is wrong, not waiting for trust.
+        assert_eq!(split.misshapen_keys(), vec!["llm"]);
     }
 
     #[test]

@@ -24,12 +24,15 @@ impl SettingsManager {
         if self.project_trusted {
             return Vec::new();
         }
-        self.split_project()
+        let split = self.split_project();
+        // A wrong value where the project may set keys is reported as invalid instead.
+        let misshapen = split.misshapen_keys();
+        split
             .held_keys
             .into_iter()
             .filter(|key| {
                 let segments: Vec<String> = key.split('.').map(str::to_owned).collect();
-                schema::lookup(&segments).is_some()
+                schema::lookup(&segments).is_some() && !misshapen.contains(key)
             })
             .collect()
     }

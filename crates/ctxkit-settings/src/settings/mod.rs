@@ -3,6 +3,8 @@
 
 pub(crate) mod allowlist;
 mod boundary;
+pub(crate) mod confine;
+mod diagnostics;
 pub(crate) mod document;
 mod held;
 mod known;
@@ -23,6 +25,7 @@ use serde_json::Value;
 
 pub use allowlist::HeldEntry;
 pub(crate) use boundary::hook_command_parts;
+pub use diagnostics::{REFUSED_WHEN_INVALID, SettingsDiagnostic, refused_when_invalid};
 pub use document::{Document, KeyPath};
 pub use known::check_known_key;
 pub use package_sources::{add_package_source, remove_package_sources};
@@ -31,6 +34,7 @@ pub use shown::SettingValue;
 
 use crate::env::Environment;
 use crate::error::{SettingsError, SettingsScope};
+use confine::Reach;
 
 /// Where an effective value came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,73 +62,6 @@ pub struct SettingLookup {
     pub known: bool,
 }
 
-/// A problem found in a settings file that does not stop loading.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SettingsDiagnostic {
-    /// A key the schema does not know. Kept on disk and in memory; maybe a typo.
-    UnknownKey {
-        /// Which file.
-        scope: SettingsScope,
-        /// The file path (empty for in-memory settings).
-        path: PathBuf,
-        /// The dotted key.
-        key: String,
-    },
-    /// A value of the wrong type or range; typed getters use the default instead.
-    InvalidValue {
-        /// Which file.
-        scope: SettingsScope,
-        /// The file path (empty for in-memory settings).
-        path: PathBuf,
-        /// The dotted key.
-        key: String,
-        /// What the schema accepts.
-        expected: String,
-        /// The value found, as JSON.
-        found: String,
-    },
-}
-
-impl SettingsDiagnostic {
-    /// One-line message in the house style.
-    pub fn message(&self) -> String {
-        match self {
-            Self::UnknownKey { path, key, .. } => {
-                let hint = known::closest_known_key(key)
-                    .map(|known| format!("; did you mean `{known}`?"))
-                    .unwrap_or_default();
-                format!(
-                    "Unknown setting `{key}` in `{}` (kept as is){hint}",
-                    path.display()
-                )
-            }
-            Self::InvalidValue {
-                path,
-                key,
-                expected,
-                found,
-                ..
-            } => format!(
-                "Invalid value for `{key}` in `{}`: expected {expected}, found {found} ({})",
-                path.display(),
-                if refused_when_invalid(key) {
-                    "commands that compact or run a model refuse to start until it is fixed"
-                } else {
-                    "default used"
-                }
-            ),
-        }
-    }
-
-    /// `true` for invalid values, `false` for unknown keys.
-    pub fn is_error(&self) -> bool {
-        match self {
-            Self::UnknownKey { .. } => false,
-            Self::InvalidValue { .. } => true,
-        }
-    }
-}
-
 /// One row of [`SettingsManager::list`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct SettingEntry {
@@ -142,25 +79,34 @@ pub struct SettingEntry {
 struct ScopeState {
     scope: SettingsScope,
     path: Option<PathBuf>,
+    /// How far the file may lead through symlinks (reads and writes alike).
+    reach: Reach,
     document: Document,
-    load_failed: bool,
+    /// Why the file failed to load (it reads as empty and is never written then).
+    load_error: Option<SettingsError>,
     modified: Vec<KeyPath>,
 }
 
 impl ScopeState {
-    fn load(scope: SettingsScope, path: PathBuf, errors: &mut Vec<SettingsError>) -> Self {
-        let (document, load_failed) = match store::read(&path) {
-            Ok(document) => (document, false),
+    fn load(
+        scope: SettingsScope,
+        path: PathBuf,
+        reach: Reach,
+        errors: &mut Vec<SettingsError>,
+    ) -> Self {
+        let (document, load_error) = match store::read(&path, reach) {
+            Ok(document) => (document, None),
             Err(error) => {
-                errors.push(error);
-                (Document::new(), true)
+                errors.push(error.clone());
+                (Document::new(), Some(error))
             }
         };
         Self {
             scope,
             path: Some(path),
+            reach,
             document,
-            load_failed,
+            load_error,
             modified: Vec::new(),
         }
     }
@@ -198,9 +144,10 @@ impl SettingsManager {
     /// [`SettingsManager::drain_errors`] and that scope reads as empty; a trust file that cannot be
     /// read counts as no trust.
     pub fn load(environment: &Environment) -> Self {
-        let mut manager = Self::from_paths(
+        let mut manager = Self::from_scopes(
             environment.global_settings_path(),
             environment.project_settings_path(),
+            Reach::of(environment, SettingsScope::Project),
         );
         manager.folder.set_home(&environment.home);
         manager.recompute();
@@ -213,16 +160,31 @@ impl SettingsManager {
 
     /// Loads from explicit file paths. The project is not trusted: only the keys of
     /// `schema::project_safe_keys` apply from its document ([`SettingsManager::set_project_trusted`]).
+    /// The project's file is read only beneath its folder (a symlink leading out is refused).
     pub fn from_paths(global_path: PathBuf, project_path: PathBuf) -> Self {
+        Self::from_scopes(global_path, project_path, Reach::BeneathFolder)
+    }
+
+    fn from_scopes(global_path: PathBuf, project_path: PathBuf, project_reach: Reach) -> Self {
         tracing::debug!(
             global = %global_path.display(),
             project = %project_path.display(),
             "reading the settings files"
         );
         let mut errors = Vec::new();
-        let global = ScopeState::load(SettingsScope::Global, global_path, &mut errors);
+        let global = ScopeState::load(
+            SettingsScope::Global,
+            global_path,
+            Reach::Anywhere,
+            &mut errors,
+        );
         let folder = reach::ProjectFolder::of_settings_file(&project_path);
-        let project = ScopeState::load(SettingsScope::Project, project_path, &mut errors);
+        let project = ScopeState::load(
+            SettingsScope::Project,
+            project_path,
+            project_reach,
+            &mut errors,
+        );
         let mut manager = Self {
             global,
             project,
@@ -244,8 +206,9 @@ impl SettingsManager {
         let scope_state = |scope, document| ScopeState {
             scope,
             path: None,
+            reach: Reach::Anywhere,
             document,
-            load_failed: false,
+            load_error: None,
             modified: Vec::new(),
         };
         let mut manager = Self {
@@ -277,7 +240,10 @@ impl SettingsManager {
             let applied = (state.scope == SettingsScope::Project && !self.project_trusted)
                 .then(|| validate::check_document(&self.project_applied));
             let violations = match applied {
-                Some(applied) => applied.violations,
+                Some(mut applied) => {
+                    applied.violations.extend(self.misshapen_violations());
+                    applied.violations
+                }
                 None => report.violations,
             };
             for key in report.unknown_keys {
@@ -298,6 +264,22 @@ impl SettingsManager {
             }
         }
         out
+    }
+
+    /// The wrong values an untrusted project gave sections it may set keys in (`"compaction": 5`):
+    /// not applied, but reported as what they are (trusting would not make them right).
+    fn misshapen_violations(&self) -> Vec<validate::Violation> {
+        let mut report = validate::CheckReport::default();
+        for key in self.split_project().misshapen_keys() {
+            let segments: Vec<String> = key.split('.').map(str::to_owned).collect();
+            let value = KeyPath::parse(&key)
+                .ok()
+                .and_then(|path| document::get_path(&self.project.document, &path));
+            if let (Some(field), Some(value)) = (schema::lookup(&segments), value) {
+                validate::check_value(&key, &field.kind, value, &mut report);
+            }
+        }
+        report.violations
     }
 
     /// The document of one scope, as loaded plus in-memory edits.
@@ -330,7 +312,28 @@ impl SettingsManager {
 
     /// Whether the scope's file failed to load (and will therefore not be written).
     pub fn load_failed(&self, scope: SettingsScope) -> bool {
-        self.state(scope).load_failed
+        self.state(scope).load_error.is_some()
+    }
+
+    /// Why the scope's file failed to load (`None` when it loaded, or does not exist).
+    pub fn load_error(&self, scope: SettingsScope) -> Option<&SettingsError> {
+        self.state(scope).load_error.as_ref()
+    }
+
+    /// For the commands that compact or run a model: the first settings file that could not be
+    /// loaded (the user's, then the project's) as [`SettingsError::NotLoaded`]. Both files count,
+    /// as a wrong value under [`REFUSED_WHEN_INVALID`] in either does: an untrusted project's
+    /// budgets apply too, and a trusted project's unreadable file would drop its hooks unseen.
+    pub fn check_loaded(&self) -> Result<(), SettingsError> {
+        match [&self.global, &self.project]
+            .into_iter()
+            .find_map(|state| state.load_error.clone())
+        {
+            Some(error) => Err(SettingsError::NotLoaded {
+                source: Box::new(error),
+            }),
+            None => Ok(()),
+        }
     }
 
     /// The effective value of a dotted key: the files', then the context strategy's layer, then
@@ -471,12 +474,12 @@ impl SettingsManager {
             state.modified.clear();
             return Ok(());
         };
-        if state.load_failed {
+        if state.load_error.is_some() {
             return Err(SettingsError::ScopeNotWritable { path, scope });
         }
         let modified = state.modified.clone();
         let snapshot = state.document.clone();
-        store::update(&path, |current| {
+        store::update(&path, state.reach, |current| {
             for key in &modified {
                 match document::get_path(&snapshot, key) {
                     Some(value) => document::set_path(current, key, value.clone()),
@@ -600,77 +603,5 @@ impl SettingsManager {
     /// the context strategy's layer beneath the files.
     pub fn settings(&self) -> &crate::tree::Settings {
         &self.typed
-    }
-}
-
-/// The top-level keys whose wrong value makes `compact`, `branch --summarize`, `chat`, `serve` and
-/// `export` refuse to start, where any other key's default is used: a budget, strategy or hook the
-/// user did not mean would otherwise run (and spend) in its place. `llm.models` too: a model entry
-/// with a bad value would vanish from the table, and its prices with it.
-pub const REFUSED_WHEN_INVALID: [&str; 9] = [
-    "contextStrategy",
-    "session",
-    "compaction",
-    "branchSummary",
-    "transforms",
-    "pinned",
-    "summaryRole",
-    "hooks",
-    "llm.models",
-];
-
-/// Whether the dotted `key` is at or below one of [`REFUSED_WHEN_INVALID`].
-pub fn refused_when_invalid(key: &str) -> bool {
-    REFUSED_WHEN_INVALID.iter().any(|refused| {
-        key.strip_prefix(refused)
-            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
-    })
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod refused_tests {
-    use super::{SettingsDiagnostic, SettingsManager, refused_when_invalid};
-
-    #[test]
-    fn an_untrusted_projects_ignored_key_is_not_validated() {
-        let folder = tempfile::tempdir().unwrap();
-        let global = folder.path().join("global.json");
-        let project = folder.path().join("project.json");
-        std::fs::write(&global, "{}").unwrap();
-        // `hooks` of the wrong shape, and a wrong value of a key a project may set.
-        std::fs::write(
-            &project,
-            r#"{"hooks": {"sessionStart": [{"command": ["true"]}]}, "compaction": {"keepRecentTokens": "lots"}}"#,
-        )
-        .unwrap();
-        let invalid = |manager: &SettingsManager| -> Vec<String> {
-            manager
-                .diagnostics()
-                .into_iter()
-                .filter_map(|diagnostic| match diagnostic {
-                    SettingsDiagnostic::InvalidValue { key, .. } => Some(key),
-                    SettingsDiagnostic::UnknownKey { .. } => None,
-                })
-                .collect()
-        };
-        let mut manager = SettingsManager::from_paths(global, project);
-        assert_eq!(invalid(&manager), ["compaction.keepRecentTokens"]);
-        manager.set_project_trusted(true);
-        let trusted = invalid(&manager);
-        assert!(
-            trusted.iter().any(|key| key.starts_with("hooks")),
-            "{trusted:?}"
-        );
-    }
-
-    #[test]
-    fn the_keys_the_engine_reads_refuse_and_their_neighbours_do_not() {
-        assert!(refused_when_invalid("compaction.keepRecentTokens"));
-        assert!(refused_when_invalid("compaction"));
-        assert!(refused_when_invalid("llm.models[2].contextWindow"));
-        assert!(!refused_when_invalid("compactionExtra"));
-        assert!(!refused_when_invalid("llm.baseUrl"));
-        assert!(!refused_when_invalid("theme"));
     }
 }

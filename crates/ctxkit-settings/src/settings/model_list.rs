@@ -1,6 +1,10 @@
 //! `llm.models`: the user's models, as Pi's `models.json` declares them — provider, id, window,
 //! output limit, reasoning, prices (`cost`, dollars per million tokens) and the prompt cache's
 //! lifetime (`cacheRetention`). Each problem names its own key (`llm.models[1].cost.cacheRead`).
+//! A key of Pi's `models.json` that ctxkit does not read (`baseUrl`, `headers`, `api`, `maxTokens`,
+//! …) is reported as unknown, as inside `cost` and `compaction.modelOverrides`: an entry's
+//! `baseUrl` or `headers` does not route or authenticate anything here, and saying so beats a
+//! request that silently goes elsewhere. `name` (a display label) is kept without a word.
 
 use serde_json::Value;
 
@@ -12,7 +16,8 @@ const PRICE_FIELDS: [&str; 4] = ["input", "output", "cacheRead", "cacheWrite"];
 /// The values `cacheRetention` takes (Pi's).
 const CACHE_RETENTIONS: [&str; 3] = ["none", "short", "long"];
 
-/// Checks every entry of `llm.models`; unknown keys inside `cost` are reported as unknown.
+/// Checks every entry of `llm.models`; keys ctxkit does not read (in an entry or its `cost`) are
+/// reported as unknown.
 pub(super) fn check_models(key: &str, value: &Value, report: &mut CheckReport) {
     let Some(models) = value.as_array() else {
         report.refuse(
@@ -72,8 +77,10 @@ fn check_model(key: &str, model: &Value, report: &mut CheckReport) {
             {
                 report.refuse(&field_key, "one of `none`, `short`, `long`", field);
             }
-            // Other keys of Pi's `models.json` (`name`, `api`, `input`, `headers`, …) are kept.
-            _ => {}
+            "maxOutput" | "reasoning" | "cacheRetention" => {}
+            // Other keys of Pi's `models.json` (`api`, `baseUrl`, `headers`, `input`, …) are kept
+            // in the file, and not read.
+            _ => report.unknown_keys.push(field_key),
         }
     }
 }
@@ -139,5 +146,26 @@ mod tests {
         );
         assert_eq!(report.unknown_keys, ["llm.models[1].cost.perRequest"]);
         assert_eq!(report.violations[0].found, r#""cheap""#);
+    }
+
+    /// QA finding 5b: `baseUrl`, `headers` and `api` in an entry were accepted without a word
+    /// (ctxkit does not read them), while unknown keys in `compaction.modelOverrides` warned.
+    #[test]
+    fn keys_ctxkit_does_not_read_in_an_entry_are_unknown() {
+        let report = check(json!([{
+            "provider": "p", "id": "m", "name": "M", "contextWindow": 1000,
+            "baseUrl": "http://x", "headers": {"a": "b"}, "api": "openai-completions",
+            "maxTokens": 10, "maxOutput": 10, "reasoning": true, "cacheRetention": "short"
+        }]));
+        assert!(report.violations.is_empty(), "{report:?}");
+        assert_eq!(
+            report.unknown_keys,
+            [
+                "llm.models[0].baseUrl",
+                "llm.models[0].headers",
+                "llm.models[0].api",
+                "llm.models[0].maxTokens"
+            ]
+        );
     }
 }

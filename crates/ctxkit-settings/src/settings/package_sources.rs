@@ -2,12 +2,14 @@
 //! read-modify-write of the file, so concurrent edits survive. Which entries are the same package
 //! is the package manager's question (identity against each file's base), asked by source text.
 
-use std::path::Path;
+use std::path::PathBuf;
 
 use serde_json::Value;
 
+use super::confine::Reach;
 use super::store;
-use crate::error::SettingsError;
+use crate::env::Environment;
+use crate::error::{SettingsError, SettingsScope};
 
 const PACKAGES_KEY: &str = "packages";
 
@@ -20,16 +22,27 @@ fn entry_source(entry: &Value) -> Option<&str> {
     }
 }
 
-/// Appends `stored` to the `packages` of the settings file at `path` unless an entry whose source
+/// The settings file of `scope` and how far it may lead (a project's stays in its `.ctxkit`).
+fn scope_file(environment: &Environment, scope: SettingsScope) -> (PathBuf, Reach) {
+    let path = match scope {
+        SettingsScope::Global => environment.global_settings_path(),
+        SettingsScope::Project => environment.project_settings_path(),
+    };
+    (path, Reach::of(environment, scope))
+}
+
+/// Appends `stored` to the `packages` of the settings file of `scope` unless an entry whose source
 /// `same` accepts is there already (then nothing is written and `false` returned). A `packages`
 /// that is not an array is an error naming the file and key, and the file is left alone.
 pub fn add_package_source(
-    path: &Path,
+    environment: &Environment,
+    scope: SettingsScope,
     stored: &str,
     same: impl Fn(&str) -> bool,
 ) -> Result<bool, SettingsError> {
+    let (path, reach) = scope_file(environment, scope);
     let mut not_an_array = false;
-    let changed = store::update_if_changed(path, |document| {
+    let changed = store::update_if_changed(&path, reach, |document| {
         let packages = document
             .entry(PACKAGES_KEY)
             .or_insert_with(|| Value::Array(Vec::new()));
@@ -45,7 +58,7 @@ pub fn add_package_source(
     })?;
     if not_an_array {
         return Err(SettingsError::InvalidValue {
-            path: path.to_path_buf(),
+            path,
             key: PACKAGES_KEY.to_owned(),
             expected: "an array of package sources".to_owned(),
             found: "another JSON type".to_owned(),
@@ -54,13 +67,15 @@ pub fn add_package_source(
     Ok(changed)
 }
 
-/// Deletes every entry of the `packages` of the settings file at `path` whose source `same`
+/// Deletes every entry of the `packages` of the settings file of `scope` whose source `same`
 /// accepts; returns whether one was deleted.
 pub fn remove_package_sources(
-    path: &Path,
+    environment: &Environment,
+    scope: SettingsScope,
     same: impl Fn(&str) -> bool,
 ) -> Result<bool, SettingsError> {
-    store::update_if_changed(path, |document| {
+    let (path, reach) = scope_file(environment, scope);
+    store::update_if_changed(&path, reach, |document| {
         let Some(Value::Array(items)) = document.get_mut(PACKAGES_KEY) else {
             return false;
         };

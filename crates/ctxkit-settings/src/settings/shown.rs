@@ -51,9 +51,20 @@ impl SettingValue {
 
     /// The value of the dotted `key` with API keys and request header values (which may hold
     /// tokens) masked at any depth, so a listing can be pasted into a bug report or a log.
-    /// `config get KEY` still shows a value asked for by name.
+    /// `config get KEY` still shows a value asked for by name ([`Self::asked_for`]).
     pub fn redacted(self, key: &str) -> Self {
         Self(redact(key, self.0))
+    }
+
+    /// The value `config get KEY` prints: a secret asked for by its own key (`llm.apiKey`,
+    /// `llm.headers.X-Token`) as it is, every secret below the key (`config get llm`,
+    /// `config get llm.headers`) masked as [`Self::redacted`] masks it.
+    pub fn asked_for(self, key: &str) -> Self {
+        if names_secret(key) {
+            self
+        } else {
+            self.redacted(key)
+        }
     }
 }
 
@@ -62,6 +73,16 @@ impl std::fmt::Display for SettingValue {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(formatter, "{}", self.0)
     }
+}
+
+/// Whether the dotted `key` is itself a secret: an API key, the server's token, or one request
+/// header's value.
+fn names_secret(key: &str) -> bool {
+    let mut segments = key.rsplit('.');
+    let name = segments.next().unwrap_or(key);
+    name.eq_ignore_ascii_case("apiKey")
+        || key == "server.token"
+        || segments.next() == Some("headers")
 }
 
 fn redact(key: &str, value: Value) -> Value {
@@ -81,14 +102,18 @@ fn redact(key: &str, value: Value) -> Value {
             object
                 .into_iter()
                 .map(|(field, value)| {
-                    let value = redact(&field, value);
+                    // The whole dotted key: `server.token` inside `server` is the server's token.
+                    let value = redact(&format!("{key}.{field}"), value);
                     (field, value)
                 })
                 .collect(),
         ),
-        Value::Array(items) => {
-            Value::Array(items.into_iter().map(|item| redact("", item)).collect())
-        }
+        Value::Array(items) => Value::Array(
+            items
+                .into_iter()
+                .map(|item| redact(&format!("{key}[]"), item))
+                .collect(),
+        ),
         Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) => value,
     }
 }
@@ -122,6 +147,40 @@ mod tests {
                 .non_empty_array_text()
                 .as_deref(),
             Some(r#"["a"]"#)
+        );
+    }
+
+    /// QA finding 4: `config get llm` printed `llm.apiKey` and the header values in full, while
+    /// `config list` masked them.
+    #[test]
+    fn a_parent_is_shown_masked_and_a_secret_asked_for_by_name_as_it_is() {
+        let llm = json!({"apiKey": "sk-1", "headers": {"X-Token": "t"}, "baseUrl": "http://x"});
+        assert_eq!(
+            SettingValue::new(llm).asked_for("llm").to_string(),
+            r#"{"apiKey":"<redacted>","headers":{"X-Token":"<redacted>"},"baseUrl":"http://x"}"#
+        );
+        assert_eq!(
+            SettingValue::new(json!({"X-Token": "t"}))
+                .asked_for("llm.headers")
+                .to_string(),
+            r#"{"X-Token":"<redacted>"}"#
+        );
+        for (key, value) in [
+            ("llm.apiKey", "sk-1"),
+            ("llm.headers.X-Token", "t"),
+            ("server.token", "tok"),
+        ] {
+            assert_eq!(
+                SettingValue::new(json!(value))
+                    .asked_for(key)
+                    .display_text(),
+                value
+            );
+        }
+        let server = json!({"token": "tok", "maxRequestBytes": 1});
+        assert_eq!(
+            SettingValue::new(server).asked_for("server").to_string(),
+            r#"{"token":"<redacted>","maxRequestBytes":1}"#
         );
     }
 }

@@ -1,11 +1,12 @@
 //! Settings files on disk: reading, and read-modify-write under an inter-process lock with an
 //! atomic replace, so two processes editing the same file never lose each other's keys.
 
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, TryLockError};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use super::confine::{self, Reach};
 use super::document::{self, Document};
 use crate::error::SettingsError;
 
@@ -21,16 +22,14 @@ pub fn lock_path(settings_path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// Reads and parses a settings file (migrated). A missing or blank file is an empty document.
-/// Needs no lock: writers replace the file atomically, so a reader sees old or new content.
-pub fn read(path: &Path) -> Result<Document, SettingsError> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => parse(path, &text),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(Document::new()),
-        Err(source) => Err(SettingsError::Read {
-            path: path.to_path_buf(),
-            source,
-        }),
+/// Reads and parses a settings file (migrated), as far as `reach` lets it lead
+/// ([`confine::read_text`]: a regular file, bounded, never waiting for a writer). A missing or
+/// blank file is an empty document. Needs no lock: writers replace the file atomically, so a reader
+/// sees old or new content.
+pub fn read(path: &Path, reach: Reach) -> Result<Document, SettingsError> {
+    match confine::read_text(path, reach)? {
+        Some(text) => parse(path, &text),
+        None => Ok(Document::new()),
     }
 }
 
@@ -85,15 +84,7 @@ impl Drop for LockGuard {
 
 fn acquire(path: &Path) -> Result<LockGuard, SettingsError> {
     let lock = lock_path(path);
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock)
-        .map_err(|source| SettingsError::Write {
-            path: lock.clone(),
-            source,
-        })?;
+    let file = confine::open_lock(&lock)?;
     let started = Instant::now();
     loop {
         match file.try_lock() {
@@ -105,7 +96,10 @@ fn acquire(path: &Path) -> Result<LockGuard, SettingsError> {
                 std::thread::sleep(LOCK_RETRY_PAUSE);
             }
             Err(TryLockError::Error(source)) => {
-                return Err(SettingsError::Write { path: lock, source });
+                return Err(SettingsError::Write {
+                    path: lock,
+                    source: source.into(),
+                });
             }
         }
     }
@@ -114,19 +108,30 @@ fn acquire(path: &Path) -> Result<LockGuard, SettingsError> {
 /// Read-modify-write under the lock: creates the parent directory, locks, re-reads the current
 /// file (migrated), lets `change` edit it, and atomically replaces the file with the result
 /// (temp file in the same directory, fsync, rename). A file that no longer parses is left alone
-/// and the parse error returned.
-pub fn update(path: &Path, change: impl FnOnce(&mut Document)) -> Result<Document, SettingsError> {
+/// and the parse error returned. A project's file (`reach`) that leads out of its folder, or a
+/// lock that is a symlink, is refused before anything is created or written.
+pub fn update(
+    path: &Path,
+    reach: Reach,
+    change: impl FnOnce(&mut Document),
+) -> Result<Document, SettingsError> {
+    confine::check_folder(path, reach)?;
+    create_directory(path)?;
+    let _guard = acquire(path)?;
+    let mut current = read(path, reach)?;
+    change(&mut current);
+    let text = document::serialize(&current);
+    write_atomic(&confine::write_target(path, reach)?, text.as_bytes())?;
+    Ok(current)
+}
+
+/// Creates the folder that holds `path`.
+fn create_directory(path: &Path) -> Result<(), SettingsError> {
     let directory = path.parent().unwrap_or_else(|| Path::new("."));
     std::fs::create_dir_all(directory).map_err(|source| SettingsError::Write {
         path: directory.to_path_buf(),
-        source,
-    })?;
-    let _guard = acquire(path)?;
-    let mut current = read(path)?;
-    change(&mut current);
-    let text = document::serialize(&current);
-    write_atomic(&write_target(path), text.as_bytes())?;
-    Ok(current)
+        source: source.into(),
+    })
 }
 
 /// Like [`update`], but `change` says whether it changed anything; the file is only replaced
@@ -134,50 +139,26 @@ pub fn update(path: &Path, change: impl FnOnce(&mut Document)) -> Result<Documen
 /// when the directory does not exist yet, then on the locked re-read. Returns its last answer.
 pub fn update_if_changed(
     path: &Path,
+    reach: Reach,
     mut change: impl FnMut(&mut Document) -> bool,
 ) -> Result<bool, SettingsError> {
+    confine::check_folder(path, reach)?;
     let directory = path.parent().unwrap_or_else(|| Path::new("."));
     if !directory.exists() {
-        let mut probe = read(path)?;
+        let mut probe = read(path, reach)?;
         if !change(&mut probe) {
             return Ok(false);
         }
-        std::fs::create_dir_all(directory).map_err(|source| SettingsError::Write {
-            path: directory.to_path_buf(),
-            source,
-        })?;
+        create_directory(path)?;
     }
     let _guard = acquire(path)?;
-    let mut current = read(path)?;
+    let mut current = read(path, reach)?;
     if !change(&mut current) {
         return Ok(false);
     }
     let text = document::serialize(&current);
-    write_atomic(&write_target(path), text.as_bytes())?;
+    write_atomic(&confine::write_target(path, reach)?, text.as_bytes())?;
     Ok(true)
-}
-
-/// The file a write of `path` replaces: the file a symlink points to (through every link, a
-/// missing target included), so a settings file kept elsewhere (a dotfiles repository) is
-/// updated and the link stays; `path` itself otherwise.
-fn write_target(path: &Path) -> std::path::PathBuf {
-    let mut target = path.to_path_buf();
-    // As many links as the kernel follows.
-    for _ in 0..40 {
-        let is_link = std::fs::symlink_metadata(&target)
-            .is_ok_and(|metadata| metadata.file_type().is_symlink());
-        if !is_link {
-            return target;
-        }
-        let Ok(next) = std::fs::read_link(&target) else {
-            return target;
-        };
-        target = match target.parent() {
-            Some(parent) => parent.join(next),
-            None => next,
-        };
-    }
-    target
 }
 
 /// Writes `contents` to `path` through a temp file in the same directory and a rename.
@@ -185,7 +166,7 @@ pub(crate) fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), SettingsE
     let directory = path.parent().unwrap_or_else(|| Path::new("."));
     let write_error = |source: std::io::Error| SettingsError::Write {
         path: path.to_path_buf(),
-        source,
+        source: source.into(),
     };
     let mut temp = tempfile::Builder::new()
         .prefix(".settings-")
@@ -239,7 +220,7 @@ mod tests {
         // A relative link through a second link.
         std::os::unix::fs::symlink("../dotfiles/ctxkit.json", home.join("middle.json")).unwrap();
         std::os::unix::fs::symlink("middle.json", &link).unwrap();
-        update(&link, |document| {
+        update(&link, Reach::Anywhere, |document| {
             document.insert("theme".to_owned(), serde_json::Value::from("dark"));
         })
         .unwrap();
@@ -262,7 +243,7 @@ mod tests {
         // A dangling link: the file is created where it points.
         let dangling = home.join("dangling.json");
         std::os::unix::fs::symlink("../dotfiles/new.json", &dangling).unwrap();
-        update(&dangling, |document| {
+        update(&dangling, Reach::Anywhere, |document| {
             document.insert("theme".to_owned(), serde_json::Value::from("light"));
         })
         .unwrap();
@@ -283,7 +264,7 @@ mod tests {
     fn update_creates_directory_and_writes_pretty_json() {
         let temp = tempfile::tempdir().unwrap();
         let path = temp.path().join("a/b/settings.json");
-        update(&path, |document| {
+        update(&path, Reach::Anywhere, |document| {
             document.insert("theme".to_owned(), serde_json::Value::from("light"));
         })
         .unwrap();

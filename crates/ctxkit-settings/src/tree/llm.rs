@@ -12,16 +12,20 @@ use serde::{Deserialize, Serialize};
 pub struct LlmConfig {
     /// The provider's base URL (conversation and summaries).
     pub base_url: Option<String>,
-    /// An API key; prefer the provider's environment variable. Never printed.
+    /// An API key; prefer the provider's environment variable. Masked wherever settings are shown;
+    /// only `ctxkit config get llm.apiKey` prints it.
     #[schemars(extend("x-secret" = true))]
     pub api_key: Option<String>,
     /// The wire format for providers that are not built in.
     pub api: Option<String>,
-    /// Extra request headers (their values may hold tokens: never printed).
+    /// Extra request headers (their values may hold tokens: masked wherever settings are shown,
+    /// unless one is asked for by name, `ctxkit config get llm.headers.NAME`).
     #[schemars(extend("x-check" = "stringMap", "x-secret" = true))]
     pub headers: Option<BTreeMap<String, String>>,
     /// The user's models, as Pi's `models.json` declares them:
-    /// `{provider, id, contextWindow, maxOutput?, reasoning?, cost?, cacheRetention?}`.
+    /// `{provider, id, contextWindow, maxOutput?, reasoning?, cost?, cacheRetention?}`. Other keys of
+    /// Pi's entries (`baseUrl`, `headers`, `api`, `maxTokens`, …) are not read: they are warned
+    /// about as unknown.
     #[schemars(extend("x-project" = true, "x-check" = "models"))]
     pub models: Option<Vec<UserModel>>,
     /// Provider-side options of Anthropic Messages requests.
@@ -76,8 +80,9 @@ impl std::fmt::Debug for LlmConfig {
     }
 }
 
-/// One entry of `llm.models`. Other keys of Pi's `models.json` (`name`, `api`, `input`, …) are
-/// kept in the file and not read.
+/// One entry of `llm.models`. Other keys of Pi's `models.json` (`api`, `baseUrl`, `headers`,
+/// `input`, …) are kept in the file, not read, and warned about as unknown (`name`, a display
+/// label, without a word).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UserModel {

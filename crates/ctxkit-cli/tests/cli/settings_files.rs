@@ -1,0 +1,279 @@
+//! The settings files as a QA pass attacked them: a project's `.ctxkit/settings.json` that is a FIFO,
+//! a link to a device or out of the project, or huge; a settings lock that is a link; a user's file
+//! that does not parse; secrets in `config get`. Each runs the real binary in a temp home.
+
+use std::os::unix::fs::symlink;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use crate::resources::World;
+
+/// Runs `command`, killing it (and failing the test) when it has not ended in 30 seconds.
+fn bounded(mut command: Command) -> Output {
+    let mut child = command
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(30) {
+            child.kill().unwrap();
+            panic!("`{command:?}` did not end in 30 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn mkfifo(path: &std::path::Path) {
+    let made = Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(made.success());
+}
+
+/// QA finding 1: a FIFO at `.ctxkit/settings.json` hung `config`, `chat`, `serve` and `resources`;
+/// a link to `/dev/zero` grew to gigabytes; a huge file took a minute and gigabytes.
+#[test]
+fn a_project_settings_file_that_is_no_json_file_is_refused_at_once() {
+    let world = World::new();
+    let folder = world.project().join(".ctxkit");
+    std::fs::create_dir_all(&folder).unwrap();
+    let file = folder.join("settings.json");
+    mkfifo(&file);
+    for args in [&["config", "list"][..], &["resources"]] {
+        let output = bounded(world.command(args));
+        assert!(output.status.success(), "{output:?}");
+        let stderr = stderr(&output);
+        assert!(stderr.contains("is not a regular file"), "{stderr}");
+        assert!(stderr.contains("hint: replace `"), "{stderr}");
+    }
+    std::fs::remove_file(&file).unwrap();
+    symlink("/dev/zero", &file).unwrap();
+    let output = bounded(world.command(&["config", "list"]));
+    assert!(stderr(&output).contains("leads out of"), "{output:?}");
+    std::fs::remove_file(&file).unwrap();
+    std::fs::write(&file, vec![b' '; 5 << 20]).unwrap();
+    let output = bounded(world.command(&["config", "list"]));
+    assert!(
+        stderr(&output).contains("is larger than 4 MiB"),
+        "{output:?}"
+    );
+}
+
+/// The user's own settings file may be a link into a dotfiles folder: read and written through.
+#[test]
+fn the_users_settings_may_be_a_link_anywhere() {
+    let world = World::new();
+    world.write("dotfiles/ctxkit.json", r#"{"theme": "dark"}"#);
+    symlink(
+        world.root.join("dotfiles/ctxkit.json"),
+        world.home().join("settings.json"),
+    )
+    .unwrap();
+    let output = bounded(world.command(&["config", "get", "theme"]));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "dark\n",
+        "{output:?}"
+    );
+    let output = bounded(world.command(&["config", "set", "theme", "light"]));
+    assert!(output.status.success(), "{output:?}");
+    let written = std::fs::read_to_string(world.root.join("dotfiles/ctxkit.json")).unwrap();
+    assert!(written.contains("light"), "{written}");
+}
+
+/// QA finding 2: a committed link made `install -l` write into the user's settings and `config set
+/// --project` rewrite any file of the user's (or create a dangling link's target); a linked lock
+/// created a file elsewhere.
+#[test]
+fn a_projects_settings_write_never_follows_a_committed_link_out() {
+    let world = World::new();
+    let user_settings = r#"{"theme": "light"}"#;
+    world.write("home/settings.json", user_settings);
+    world.write("user/victim.json", "{}");
+    world.write("proj/pkg/package.json", r#"{"name": "pkg"}"#);
+    let folder = world.project().join(".ctxkit");
+    std::fs::create_dir_all(&folder).unwrap();
+    let file = folder.join("settings.json");
+    let attempts: [(std::path::PathBuf, &[&str]); 3] = [
+        (
+            world.home().join("settings.json"),
+            &["install", "-l", "./pkg"],
+        ),
+        (
+            world.root.join("user/victim.json"),
+            &["config", "set", "--project", "theme", "dark"],
+        ),
+        (
+            world.root.join("user/created.json"),
+            &["config", "set", "--project", "theme", "dark"],
+        ),
+    ];
+    for (target, args) in attempts {
+        symlink(&target, &file).unwrap();
+        let output = bounded(world.command(args));
+        assert_eq!(output.status.code(), Some(3), "{output:?}");
+        let stderr = stderr(&output);
+        assert!(stderr.contains("leads out of"), "{stderr}");
+        assert!(
+            stderr.contains("hint: a project's settings stay inside"),
+            "{stderr}"
+        );
+        std::fs::remove_file(&file).unwrap();
+    }
+    assert_eq!(
+        std::fs::read_to_string(world.home().join("settings.json")).unwrap(),
+        user_settings
+    );
+    assert_eq!(
+        std::fs::read_to_string(world.root.join("user/victim.json")).unwrap(),
+        "{}"
+    );
+    assert!(!world.root.join("user/created.json").exists());
+    // The earlier attempts locked the folder's own lock file: ctxkit's, left in place.
+    std::fs::remove_file(folder.join("settings.json.lock")).unwrap();
+    symlink(
+        world.root.join("user/lock"),
+        folder.join("settings.json.lock"),
+    )
+    .unwrap();
+    let output = bounded(world.command(&["config", "set", "--project", "theme", "dark"]));
+    assert_eq!(output.status.code(), Some(3), "{output:?}");
+    assert!(stderr(&output).contains("is a symlink"), "{output:?}");
+    assert!(!world.root.join("user/lock").exists());
+    assert!(!file.exists());
+}
+
+/// Runs `ctxkit serve --stdio` with a `shutdown` request on its input.
+fn serve(world: &World) -> Output {
+    use std::io::Write as _;
+    let mut command = world.command(&["serve", "--stdio"]);
+    command.stdin(std::process::Stdio::piped());
+    command.stdout(std::process::Stdio::piped());
+    command.stderr(std::process::Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // The server may have refused and gone already.
+    let _ = stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"shutdown\"}\n");
+    drop(stdin);
+    child.wait_with_output().unwrap()
+}
+
+/// QA finding 3: a trailing comma in the user's settings dropped the whole file with one warning
+/// and no hint, and `chat`/`serve` started with defaults, the user's hooks and budgets ignored.
+#[test]
+fn a_settings_file_that_does_not_parse_stops_the_commands_that_run_a_model() {
+    let world = World::new();
+    world.write(
+        "home/settings.json",
+        "{\n  \"hooks\": [],\n  \"compaction\": {\"reserveTokens\": 1000,},\n}\n",
+    );
+    let position = "at line 3, column 40: trailing comma";
+    let listed = bounded(world.command(&["config", "list"]));
+    assert!(listed.status.success(), "{listed:?}");
+    let warning = stderr(&listed);
+    assert!(
+        warning.contains(&format!(
+            "warning: Invalid JSON in settings file `{}/home/settings.json` {position}",
+            world.root.display()
+        )),
+        "{warning}"
+    );
+    assert!(warning.contains("hint: fix `"), "{warning}");
+    assert!(
+        warning.contains("commands that compact or run a model refuse to start"),
+        "{warning}"
+    );
+    let served = serve(&world);
+    assert_eq!(served.status.code(), Some(3), "{served:?}");
+    assert!(served.stdout.is_empty(), "{served:?}");
+    let refusal = stderr(&served);
+    assert!(
+        refusal.contains(&format!(
+            "error: Invalid JSON in settings file `{}/home/settings.json` {position}",
+            world.root.display()
+        )),
+        "{refusal}"
+    );
+    assert!(refusal.contains("hint: fix `"), "{refusal}");
+    assert!(
+        refusal.contains("check it with `ctxkit config list`"),
+        "{refusal}"
+    );
+    // A project's file that does not parse stops them too (its budgets apply untrusted).
+    world.write("home/settings.json", "{}");
+    world.write("proj/.ctxkit/settings.json", "{ \"compaction\": ");
+    let served = serve(&world);
+    assert_eq!(served.status.code(), Some(3), "{served:?}");
+    assert!(
+        stderr(&served).contains("proj/.ctxkit/settings.json` at line 1"),
+        "{served:?}"
+    );
+}
+
+/// QA finding 4: `config get llm` printed `llm.apiKey` and the header values in full, while the
+/// settings table says "never printed" and `config list` masks them.
+#[test]
+fn config_get_masks_the_secrets_below_the_key_asked_for() {
+    let world = World::new();
+    world.write(
+        "home/settings.json",
+        r#"{"llm": {"apiKey": "sk-hidden-1", "headers": {"X-Token": "tok-hidden-2"}, "baseUrl": "http://x"}}"#,
+    );
+    for args in [
+        &["config", "get", "llm"][..],
+        &["config", "get", "llm", "--json"],
+        &["config", "get", "llm.headers"],
+    ] {
+        let output = bounded(world.command(args));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "{output:?}");
+        assert!(!stdout.contains("hidden"), "{args:?}: {stdout}");
+        assert!(stdout.contains("<redacted>"), "{args:?}: {stdout}");
+    }
+    // Asked for by name, as `docs/reliability.md` says.
+    for (key, value) in [
+        ("llm.apiKey", "sk-hidden-1"),
+        ("llm.headers.X-Token", "tok-hidden-2"),
+    ] {
+        let output = bounded(world.command(&["config", "get", key]));
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout),
+            format!("{value}\n")
+        );
+    }
+}
+
+/// QA finding 5a: `"compaction": 5` in an untrusted project was "ignored … not trusted".
+#[test]
+fn an_untrusted_projects_wrong_section_is_reported_as_invalid() {
+    let world = World::new();
+    world.write("proj/.ctxkit/settings.json", r#"{"compaction": 5}"#);
+    let output = bounded(world.command(&["config", "list"]));
+    let stderr = stderr(&output);
+    assert!(
+        stderr.contains("Invalid value for `compaction` in `")
+            && stderr.contains("expected an object, found 5"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("ignored `compaction`"), "{stderr}");
+}
+
+/// QA finding 5b: keys ctxkit does not read in an `llm.models` entry were accepted without a word.
+#[test]
+fn keys_ctxkit_does_not_read_in_a_model_entry_are_warned_about() {
+    let world = World::new();
+    world.write(
+        "home/settings.json",
+        r#"{"llm": {"models": [{"provider": "p", "id": "m", "contextWindow": 1000, "baseUrl": "http://x"}]}}"#,
+    );
+    let output = bounded(world.command(&["config", "list"]));
+    assert!(
+        stderr(&output).contains("Unknown setting `llm.models[0].baseUrl`"),
+        "{output:?}"
+    );
+}

@@ -1,0 +1,228 @@
+//! Problems found in a settings file that do not stop loading ([`SettingsDiagnostic`]), and which
+//! keys' wrong values make the commands that compact or run a model refuse to start
+//! ([`REFUSED_WHEN_INVALID`]).
+
+use std::path::PathBuf;
+
+use super::known;
+use crate::error::SettingsScope;
+
+/// A problem found in a settings file that does not stop loading.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SettingsDiagnostic {
+    /// A key the schema does not know. Kept on disk and in memory; maybe a typo.
+    UnknownKey {
+        /// Which file.
+        scope: SettingsScope,
+        /// The file path (empty for in-memory settings).
+        path: PathBuf,
+        /// The dotted key.
+        key: String,
+    },
+    /// A value of the wrong type or range; typed getters use the default instead.
+    InvalidValue {
+        /// Which file.
+        scope: SettingsScope,
+        /// The file path (empty for in-memory settings).
+        path: PathBuf,
+        /// The dotted key.
+        key: String,
+        /// What the schema accepts.
+        expected: String,
+        /// The value found, as JSON.
+        found: String,
+    },
+}
+
+impl SettingsDiagnostic {
+    /// One-line message in the house style.
+    pub fn message(&self) -> String {
+        match self {
+            Self::UnknownKey { path, key, .. } => {
+                let hint = known::closest_known_key(key)
+                    .map(|known| format!("; did you mean `{known}`?"))
+                    .unwrap_or_default();
+                format!(
+                    "Unknown setting `{key}` in `{}` (kept as is){hint}",
+                    path.display()
+                )
+            }
+            Self::InvalidValue {
+                path,
+                key,
+                expected,
+                found,
+                ..
+            } => format!(
+                "Invalid value for `{key}` in `{}`: expected {expected}, found {found} ({})",
+                path.display(),
+                if refused_when_invalid(key) {
+                    "commands that compact or run a model refuse to start until it is fixed"
+                } else {
+                    "ignored"
+                }
+            ),
+        }
+    }
+
+    /// `true` for invalid values, `false` for unknown keys.
+    pub fn is_error(&self) -> bool {
+        match self {
+            Self::UnknownKey { .. } => false,
+            Self::InvalidValue { .. } => true,
+        }
+    }
+}
+
+/// The top-level keys whose wrong value makes `compact`, `branch --summarize`, `chat`, `serve` and
+/// `export` refuse to start, where any other key's default is used: a budget, strategy or hook the
+/// user did not mean would otherwise run (and spend) in its place. `llm.models` too: a model entry
+/// with a bad value would vanish from the table, and its prices with it.
+pub const REFUSED_WHEN_INVALID: [&str; 9] = [
+    "contextStrategy",
+    "session",
+    "compaction",
+    "branchSummary",
+    "transforms",
+    "pinned",
+    "summaryRole",
+    "hooks",
+    "llm.models",
+];
+
+/// Whether the dotted `key` is at or below one of [`REFUSED_WHEN_INVALID`].
+pub fn refused_when_invalid(key: &str) -> bool {
+    REFUSED_WHEN_INVALID.iter().any(|refused| {
+        key.strip_prefix(refused)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::{SettingsDiagnostic, refused_when_invalid};
+    use crate::{SettingsError, SettingsManager};
+
+    #[test]
+    fn an_untrusted_projects_ignored_key_is_not_validated() {
+        let folder = tempfile::tempdir().unwrap();
+        let global = folder.path().join("global.json");
+        let project = folder.path().join("project.json");
+        std::fs::write(&global, "{}").unwrap();
+        // `hooks` of the wrong shape, and a wrong value of a key a project may set.
+        std::fs::write(
+            &project,
+            r#"{"hooks": {"sessionStart": [{"command": ["true"]}]}, "compaction": {"keepRecentTokens": "lots"}}"#,
+        )
+        .unwrap();
+        let invalid = |manager: &SettingsManager| -> Vec<String> {
+            manager
+                .diagnostics()
+                .into_iter()
+                .filter_map(|diagnostic| match diagnostic {
+                    SettingsDiagnostic::InvalidValue { key, .. } => Some(key),
+                    SettingsDiagnostic::UnknownKey { .. } => None,
+                })
+                .collect()
+        };
+        let mut manager = SettingsManager::from_paths(global, project);
+        assert_eq!(invalid(&manager), ["compaction.keepRecentTokens"]);
+        manager.set_project_trusted(true);
+        let trusted = invalid(&manager);
+        assert!(
+            trusted.iter().any(|key| key.starts_with("hooks")),
+            "{trusted:?}"
+        );
+    }
+
+    /// QA finding 3: a syntax error in the user's settings dropped the whole file with one warning,
+    /// and `chat`/`serve` started with defaults (the user's hooks and budgets ignored).
+    #[test]
+    fn a_file_that_does_not_load_is_a_refusal_naming_its_position() {
+        let folder = tempfile::tempdir().unwrap();
+        let global = folder.path().join("global.json");
+        let project = folder.path().join("project/.ctxkit/settings.json");
+        std::fs::write(
+            &global,
+            "{\n  \"hooks\": [],\n  \"compaction\": {\"reserveTokens\": 1,},\n}\n",
+        )
+        .unwrap();
+        let manager = SettingsManager::from_paths(global.clone(), project.clone());
+        let error = manager.check_loaded().unwrap_err();
+        assert!(
+            matches!(&error, SettingsError::NotLoaded { source }
+                if matches!(**source, SettingsError::Parse { line: 3, column: 37, .. })),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "Invalid JSON in settings file `{}` at line 3, column 37: trailing comma",
+                global.display()
+            )
+        );
+        // A project's file counts too; a file that is absent does not.
+        std::fs::write(&global, "{}").unwrap();
+        assert!(
+            SettingsManager::from_paths(global.clone(), project.clone())
+                .check_loaded()
+                .is_ok()
+        );
+        std::fs::create_dir_all(project.parent().unwrap()).unwrap();
+        std::fs::write(&project, "[1]").unwrap();
+        let error = SettingsManager::from_paths(global, project)
+            .check_loaded()
+            .unwrap_err();
+        assert!(
+            error.to_string().contains("must contain a JSON object"),
+            "{error}"
+        );
+    }
+
+    /// QA finding 5a: `"compaction": 5` in an untrusted project was reported as "ignored
+    /// `compaction` … not trusted", as if trusting would apply it.
+    #[test]
+    fn an_untrusted_projects_section_of_the_wrong_type_is_an_invalid_value_not_applied() {
+        let folder = tempfile::tempdir().unwrap();
+        let global = folder.path().join("global.json");
+        let project = folder.path().join("project.json");
+        std::fs::write(&global, r#"{"compaction": {"reserveTokens": 1000}}"#).unwrap();
+        std::fs::write(&project, r#"{"compaction": 5, "llm": "x", "hooks": 5}"#).unwrap();
+        let manager = SettingsManager::from_paths(global, project);
+        let messages: Vec<String> = manager
+            .diagnostics()
+            .iter()
+            .map(SettingsDiagnostic::message)
+            .collect();
+        assert_eq!(messages.len(), 2, "{messages:?}");
+        assert!(
+            messages[0].starts_with("Invalid value for `compaction` in `")
+                && messages[0].ends_with(
+                    "expected an object, found 5 (commands that compact or run a model refuse \
+                     to start until it is fixed)"
+                ),
+            "{messages:?}"
+        );
+        assert!(
+            messages[1].ends_with("found \"x\" (ignored)"),
+            "{messages:?}"
+        );
+        // Not applied: the user's value stands. Only `hooks` waits for trust.
+        assert_eq!(
+            manager.get("compaction.reserveTokens").unwrap().origin,
+            Some(crate::SettingOrigin::Global)
+        );
+        assert_eq!(manager.held_project_keys(), ["hooks"]);
+    }
+
+    #[test]
+    fn the_keys_the_engine_reads_refuse_and_their_neighbours_do_not() {
+        assert!(refused_when_invalid("compaction.keepRecentTokens"));
+        assert!(refused_when_invalid("compaction"));
+        assert!(refused_when_invalid("llm.models[2].contextWindow"));
+        assert!(!refused_when_invalid("compactionExtra"));
+        assert!(!refused_when_invalid("llm.baseUrl"));
+        assert!(!refused_when_invalid("theme"));
+    }
+}
