@@ -303,6 +303,14 @@ fn classify_llm(error: &ctxkit_llm::LlmError) -> (u8, Option<String>) {
         LlmError::MissingApiKey { .. } | LlmError::InvalidHeader { .. } => {
             (3, Some("set the key, or pick another model with `--model provider/id` (`ctxkit models` lists them)".to_owned()))
         }
+        LlmError::EndpointOfAnotherProvider { provider, .. } => (
+            3,
+            Some(format!("`llm.*` describes one endpoint: to use `{provider}`, make it the default (`ctxkit config set defaultModel {provider}/<id>`) and set its `llm.baseUrl`")),
+        ),
+        LlmError::UnownedEndpoint { provider } => (
+            3,
+            Some(format!("if they are for `{provider}`, name it: `ctxkit config set defaultProvider {provider}`; else unset them (`ctxkit config unset llm.baseUrl`)")),
+        ),
         LlmError::UnknownProvider { .. } | LlmError::InvalidModel { .. } => {
             (3, Some("name a model as `provider/id`, e.g. `--model anthropic/claude-sonnet-4-5` (`ctxkit models` lists them)".to_owned()))
         }

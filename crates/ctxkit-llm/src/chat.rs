@@ -203,6 +203,8 @@ impl ModelClient {
             | LlmError::UnusableSummary { .. }
             | LlmError::SilentOverflow { .. }
             | LlmError::MissingApiKey { .. }
+            | LlmError::EndpointOfAnotherProvider { .. }
+            | LlmError::UnownedEndpoint { .. }
             | LlmError::UnknownProvider { .. }
             | LlmError::InvalidModel { .. }
             | LlmError::InvalidHeader { .. }

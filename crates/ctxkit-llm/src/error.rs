@@ -80,9 +80,28 @@ pub enum LlmError {
         used: u64,
         window: u64,
     },
-    /// No API key was configured for a provider that needs one.
-    #[error("No API key for provider `{provider}`; set `{env_var}` or the `llm.apiKey` setting")]
+    /// No API key was configured for a provider that needs one. `llm.apiKey` counts for the
+    /// provider the settings name only (`defaultModel`), so the message says so.
+    #[error(
+        "No API key for provider `{provider}`; set `{env_var}` (or `llm.apiKey`, with `defaultModel` a model of `{provider}`)"
+    )]
     MissingApiKey { provider: String, env_var: String },
+    /// A provider of one's own that is not the one the endpoint settings belong to: `llm.baseUrl`,
+    /// `llm.api`, `llm.apiKey` and `llm.headers` are `owner`'s (the provider of `defaultModel`, else
+    /// `defaultProvider`, else `compaction.model`), and are never sent to another provider. Make
+    /// `provider` the default to use it.
+    #[error(
+        "Provider `{provider}` has no endpoint: `llm.baseUrl`, `llm.api`, `llm.apiKey` and `llm.headers` belong to `{owner}`, the provider the settings name"
+    )]
+    EndpointOfAnotherProvider { provider: String, owner: String },
+    /// `llm.baseUrl`, `llm.apiKey` or `llm.headers` is set but the settings name no provider they
+    /// are for (no `defaultModel`, `defaultProvider`, `compaction.model`, nor one provider of one's
+    /// own in `llm.models`), and a built-in provider is asked for: its key is not sent to a host set
+    /// for no one, nor the host skipped without a word. Name the provider, or unset them.
+    #[error(
+        "Provider `{provider}` does not use `llm.baseUrl`, `llm.apiKey` or `llm.headers`: they belong to no provider until `defaultModel` or `defaultProvider` names one"
+    )]
+    UnownedEndpoint { provider: String },
     /// The provider name is neither built in nor declared (a model of it in `llm.models`, or the
     /// `defaultProvider`), or a declared one has no API kind or base URL.
     #[error(
@@ -148,6 +167,8 @@ impl LlmError {
             | Self::InvalidResponse { .. }
             | Self::UnusableSummary { .. }
             | Self::MissingApiKey { .. }
+            | Self::EndpointOfAnotherProvider { .. }
+            | Self::UnownedEndpoint { .. }
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
             | Self::InvalidHeader { .. }
@@ -170,6 +191,8 @@ impl LlmError {
             | Self::UnusableSummary { .. }
             | Self::SilentOverflow { .. }
             | Self::MissingApiKey { .. }
+            | Self::EndpointOfAnotherProvider { .. }
+            | Self::UnownedEndpoint { .. }
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
             | Self::InvalidHeader { .. }
@@ -192,6 +215,8 @@ impl LlmError {
             | Self::UnusableSummary { .. }
             | Self::SilentOverflow { .. }
             | Self::MissingApiKey { .. }
+            | Self::EndpointOfAnotherProvider { .. }
+            | Self::UnownedEndpoint { .. }
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
             | Self::InvalidHeader { .. }
@@ -233,6 +258,8 @@ impl LlmError {
             | Self::UnusableSummary { .. }
             | Self::SilentOverflow { .. }
             | Self::MissingApiKey { .. }
+            | Self::EndpointOfAnotherProvider { .. }
+            | Self::UnownedEndpoint { .. }
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
             | Self::InvalidHeader { .. }
@@ -253,6 +280,8 @@ impl LlmError {
             | Self::UnusableSummary { .. }
             | Self::SilentOverflow { .. }
             | Self::MissingApiKey { .. }
+            | Self::EndpointOfAnotherProvider { .. }
+            | Self::UnownedEndpoint { .. }
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
             | Self::InvalidHeader { .. }

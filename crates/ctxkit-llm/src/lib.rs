@@ -12,6 +12,7 @@ mod chat_stream;
 mod client;
 mod config;
 mod continuation;
+mod endpoint;
 mod error;
 mod http;
 mod learned;

@@ -12,6 +12,8 @@ mod chat_streaming;
 mod common;
 #[path = "all/context_editing.rs"]
 mod context_editing;
+#[path = "all/foreign_keys.rs"]
+mod foreign_keys;
 #[path = "all/live.rs"]
 mod live;
 #[path = "all/message_threads.rs"]

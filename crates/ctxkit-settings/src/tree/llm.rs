@@ -10,14 +10,17 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct LlmConfig {
-    /// The provider's base URL (conversation and summaries).
+    /// The base URL of the settings' provider (of `defaultModel`, else `defaultProvider`), for its
+    /// conversation and summaries; every other provider keeps its own.
     pub base_url: Option<String>,
-    /// An API key; prefer the provider's environment variable. Never printed.
+    /// An API key for the settings' provider only; prefer the provider's environment variable.
+    /// Never printed.
     #[schemars(extend("x-secret" = true))]
     pub api_key: Option<String>,
-    /// The wire format for providers that are not built in.
+    /// The wire format of the settings' provider (required for one that is not built in).
     pub api: Option<String>,
-    /// Extra request headers (their values may hold tokens: never printed).
+    /// Extra request headers to the settings' provider only (their values may hold tokens: never
+    /// printed).
     #[schemars(extend("x-check" = "stringMap", "x-secret" = true))]
     pub headers: Option<BTreeMap<String, String>>,
     /// The user's models, as Pi's `models.json` declares them:
