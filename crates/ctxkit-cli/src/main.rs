@@ -322,6 +322,10 @@ fn classify_llm(error: &ctxkit_llm::LlmError) -> (u8, Option<String>) {
             7,
             Some("the request is larger than the model's window: compact with a smaller `--keep-recent-tokens`, or pick a model with a larger window; the session was not changed".to_owned()),
         ),
+        LlmError::Redirected { .. } => (
+            7,
+            Some("a model request never follows a redirect; if the provider moved, set its new address with `ctxkit config set llm.baseUrl URL`; the session was not changed".to_owned()),
+        ),
         LlmError::Http { .. }
         | LlmError::Network { .. }
         | LlmError::Timeout { .. }

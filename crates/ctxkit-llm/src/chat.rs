@@ -197,6 +197,7 @@ impl ModelClient {
             }
             LlmError::Http { status, body, .. } => (StopReason::Error, format!("{status} {body}")),
             LlmError::Network { .. }
+            | LlmError::Redirected { .. }
             | LlmError::Timeout { .. }
             | LlmError::RetryDelayTooLong { .. }
             | LlmError::InvalidResponse { .. }

@@ -19,6 +19,18 @@ pub enum LlmError {
         /// The delay the provider asked for (`Retry-After`, `retry-after-ms`).
         retry_after: Option<Duration>,
     },
+    /// The provider answered with a redirect (3xx). Model requests never follow one: the key
+    /// headers and the conversation would go to the host it names. `location` is that address,
+    /// credentials redacted (empty when the answer named none). Not retried; check the base URL.
+    #[error(
+        "Provider `{provider}` answered HTTP {status}, a redirect to `{}`, which ctxkit does not follow: the key and the conversation go to the configured address only",
+        shown_location(location)
+    )]
+    Redirected {
+        provider: String,
+        status: u16,
+        location: String,
+    },
     /// The request could not be sent or its answer not read (connection refused, reset, DNS).
     /// Retried; returned when retries are exhausted (`retries` says how many were made). Check
     /// the base URL and the network.
@@ -163,6 +175,7 @@ impl LlmError {
             Self::Network { .. }
             | Self::Timeout { .. }
             | Self::RetryDelayTooLong { .. }
+            | Self::Redirected { .. }
             | Self::Cancelled { .. }
             | Self::InvalidResponse { .. }
             | Self::UnusableSummary { .. }
@@ -186,6 +199,7 @@ impl LlmError {
             }
             Self::Network { .. } | Self::Timeout { .. } => true,
             Self::RetryDelayTooLong { .. }
+            | Self::Redirected { .. }
             | Self::Cancelled { .. }
             | Self::InvalidResponse { .. }
             | Self::UnusableSummary { .. }
@@ -206,7 +220,7 @@ impl LlmError {
     /// The HTTP status, for an HTTP error.
     pub fn status(&self) -> Option<u16> {
         match self {
-            Self::Http { status, .. } => Some(*status),
+            Self::Http { status, .. } | Self::Redirected { status, .. } => Some(*status),
             Self::Network { .. }
             | Self::Timeout { .. }
             | Self::RetryDelayTooLong { .. }
@@ -239,6 +253,15 @@ impl LlmError {
                     format!("{status} {}", reason.to_lowercase())
                 }
             },
+            Self::Redirected {
+                status, location, ..
+            } => shorten(
+                &format!(
+                    "{status} redirect to {}, not followed",
+                    shown_location(location)
+                ),
+                80,
+            ),
             Self::Network { message, .. } => {
                 let last = message.rsplit(": ").next().unwrap_or(message);
                 shorten(&last.to_lowercase(), 80)
@@ -275,6 +298,7 @@ impl LlmError {
             Self::Network { retries, .. } | Self::Timeout { retries, .. } => *retries = count,
             Self::Http { .. }
             | Self::RetryDelayTooLong { .. }
+            | Self::Redirected { .. }
             | Self::Cancelled { .. }
             | Self::InvalidResponse { .. }
             | Self::UnusableSummary { .. }
@@ -375,6 +399,14 @@ fn http_message(body: &str) -> String {
         Some(message) => shorten(&one_line(&message), 400),
         None => one_line(body),
     }
+}
+
+/// A redirect's `Location` as a message shows it: one line, at most 200 characters.
+fn shown_location(location: &str) -> String {
+    if location.trim().is_empty() {
+        return "(no address)".to_owned();
+    }
+    shorten(&one_line(location), 200)
 }
 
 /// `text` cut to `limit` characters, with `…` when cut.

@@ -24,6 +24,8 @@ mod prompt_caching;
 mod provider_compaction;
 #[path = "all/providers.rs"]
 mod providers;
+#[path = "all/redirects.rs"]
+mod redirects;
 #[path = "all/reply_limit.rs"]
 mod reply_limit;
 #[path = "all/timeouts.rs"]

@@ -198,3 +198,38 @@ async fn an_endpoint_set_for_no_provider_is_refused_for_a_built_in_one() {
     assert!(!output.contains("SECRET"), "{output}");
     assert!(requests_at(&proxy).await.is_empty());
 }
+
+/// QA F2: the provider answers `307` to another origin. The chat shows where it pointed, and the
+/// other origin receives neither the key, the configured header nor the conversation.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_redirect_to_another_origin_is_shown_and_never_followed() {
+    let elsewhere = answering_host().await;
+    let provider = MockServer::start().await;
+    let location = format!("{}/v1/messages", elsewhere.uri());
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(307).insert_header("location", location.as_str()))
+        .mount(&provider)
+        .await;
+    let run = Run::new();
+    let header = json!({"x-team": MYCO_HEADER}).to_string();
+    for (key, value) in [
+        ("defaultModel", "anthropic/claude-sonnet-4-5"),
+        ("llm.baseUrl", provider.uri().as_str()),
+        ("llm.headers", header.as_str()),
+        ("retry.enabled", "false"),
+    ] {
+        let output = run.ctxkit(&["config", "set", key, value]);
+        assert!(output.starts_with("exit: 0"), "{key}: {output}");
+    }
+    let output = tokio::task::block_in_place(|| {
+        let variables = [("ANTHROPIC_API_KEY", ANTHROPIC_KEY)];
+        run.ctxkit_with_input(&["chat", "--no-session"], &variables, "my secret plan\n")
+    });
+    assert!(
+        output.contains(&format!("answered HTTP 307, a redirect to `{location}`")),
+        "{output}"
+    );
+    assert!(!output.contains("SECRET"), "{output}");
+    assert!(requests_at(&elsewhere).await.is_empty(), "{output}");
+    assert_eq!(requests_at(&provider).await.len(), 1);
+}
