@@ -303,16 +303,28 @@ fn classify_llm(error: &ctxkit_llm::LlmError) -> (u8, Option<String>) {
         LlmError::MissingApiKey { .. } | LlmError::InvalidHeader { .. } => {
             (3, Some("set the key, or pick another model with `--model provider/id` (`ctxkit models` lists them)".to_owned()))
         }
+        LlmError::EndpointOfAnotherProvider { provider, .. } => (
+            3,
+            Some(format!("`llm.*` describes one endpoint: to use `{provider}`, make it the default (`ctxkit config set defaultModel {provider}/<id>`) and set its `llm.baseUrl`")),
+        ),
+        LlmError::UnownedEndpoint { provider } => (
+            3,
+            Some(format!("if they are for `{provider}`, name it: `ctxkit config set defaultProvider {provider}`; else unset them (`ctxkit config unset llm.baseUrl`)")),
+        ),
         LlmError::UnknownProvider { .. } | LlmError::InvalidModel { .. } => {
             (3, Some("name a model as `provider/id`, e.g. `--model anthropic/claude-sonnet-4-5` (`ctxkit models` lists them)".to_owned()))
         }
-        LlmError::Http { status: 401 | 403, .. } => (
+        LlmError::Http { status: 401 | 403, provider, .. } => (
             7,
-            Some("the provider refused the API key: check `llm.apiKey` or the provider's key variable (`ctxkit models` lists them); the session was not changed".to_owned()),
+            Some(format!("{}; the session was not changed", ctxkit_llm::credentials_hint(provider))),
         ),
         LlmError::Http { .. } if error.is_context_overflow() => (
             7,
             Some("the request is larger than the model's window: compact with a smaller `--keep-recent-tokens`, or pick a model with a larger window; the session was not changed".to_owned()),
+        ),
+        LlmError::Redirected { .. } => (
+            7,
+            Some("a model request never follows a redirect; if the provider moved, set its new address with `ctxkit config set llm.baseUrl URL`; the session was not changed".to_owned()),
         ),
         LlmError::Http { .. }
         | LlmError::Network { .. }

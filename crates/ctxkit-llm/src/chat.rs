@@ -197,12 +197,15 @@ impl ModelClient {
             }
             LlmError::Http { status, body, .. } => (StopReason::Error, format!("{status} {body}")),
             LlmError::Network { .. }
+            | LlmError::Redirected { .. }
             | LlmError::Timeout { .. }
             | LlmError::RetryDelayTooLong { .. }
             | LlmError::InvalidResponse { .. }
             | LlmError::UnusableSummary { .. }
             | LlmError::SilentOverflow { .. }
             | LlmError::MissingApiKey { .. }
+            | LlmError::EndpointOfAnotherProvider { .. }
+            | LlmError::UnownedEndpoint { .. }
             | LlmError::UnknownProvider { .. }
             | LlmError::InvalidModel { .. }
             | LlmError::InvalidHeader { .. }

@@ -183,13 +183,13 @@ impl ModelClient {
             .await
             .map_err(|error| self.transport_error(&error))?;
         let status = response.status();
-        let retry_after = retry_after(response.headers());
+        let headers = response.headers().clone();
         let text = self.read_bounded(response).await?;
         // Every answer, whatever its status, passes here before anything reads it: a reply (or an
         // unreadable 200 body) echoing the key never reaches an error, a log or a session.
         let text = redact(&text, self.secrets());
         if !status.is_success() {
-            return Err(self.http_error(status.as_u16(), &text, retry_after));
+            return Err(self.answer_error(status, &headers, &text));
         }
         Ok(text)
     }
@@ -228,9 +228,9 @@ impl ModelClient {
                 if status.is_success() {
                     return Ok(response);
                 }
-                let retry_after = retry_after(response.headers());
+                let headers = response.headers().clone();
                 let text = self.read_bounded(response).await.unwrap_or_default();
-                Err(self.http_error(status.as_u16(), &text, retry_after))
+                Err(self.answer_error(status, &headers, &text))
             },
         );
         tokio::select! {
@@ -238,6 +238,28 @@ impl ModelClient {
             () = cancel.cancelled() => Err(LlmError::Cancelled { provider: self.config.provider.clone() }),
             result = attempts => result,
         }
+    }
+
+    /// The error of an answer that is not a success: a redirect (never followed, `HttpClient`)
+    /// names the address it pointed to; any other status carries its body. Both redacted.
+    fn answer_error(
+        &self,
+        status: reqwest::StatusCode,
+        headers: &HeaderMap,
+        text: &str,
+    ) -> LlmError {
+        if status.is_redirection() {
+            let location = headers
+                .get(reqwest::header::LOCATION)
+                .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
+                .unwrap_or_default();
+            return LlmError::Redirected {
+                provider: self.config.provider.clone(),
+                status: status.as_u16(),
+                location: self.redacted(&location),
+            };
+        }
+        self.http_error(status.as_u16(), text, retry_after(headers))
     }
 
     /// An HTTP error with the key and header values redacted from the body, and the delay the

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
+use crate::endpoint::{Endpoint, canonical, endpoint, endpoint_owner, endpoint_share, provider_of};
 use crate::error::LlmError;
 use crate::http::Timeouts;
 use crate::models::{Api, MaxTokensField, ModelLimits, ModelPrices, ModelTable, find_provider};
@@ -53,22 +54,34 @@ pub enum ModelRole {
     Compaction,
 }
 
-/// Model options as they come from settings and flags (flags already merged in by the caller).
-/// `base_url`, `api`, `api_key` and `headers` apply to the provider of `model` (or `provider`);
-/// a compaction model of another provider uses that provider's defaults and environment.
+/// Model options as they come from the settings, with the models picked for this run beside them.
+///
+/// `base_url`, `api`, `api_key` and `headers` are one endpoint, the provider's the settings name:
+/// that of `model`, else `provider`, else that of `compaction_model`. Every other provider, a
+/// picked model's included, uses its own host, format and key variable and none of them; with no
+/// provider named, they go to providers of one's own, `api` alone to a built-in provider, and a
+/// built-in provider is refused while a base URL, key or header is set for no one.
 #[derive(Clone, Default)]
 pub struct LlmOptions {
-    /// The default provider for a bare model id.
+    /// The default provider for a bare model id (`defaultProvider`).
     pub provider: Option<String>,
-    /// `provider/id` or a bare id.
+    /// The settings' agent model (`defaultModel`), `provider/id` or a bare id.
     pub model: Option<String>,
-    /// A separate (usually cheaper) model for summaries, `provider/id` or a bare id.
+    /// The settings' model for summaries (`compaction.model`), `provider/id` or a bare id.
     pub compaction_model: Option<String>,
+    /// The agent model picked for this run (`--model`, `/model`, a server run's `model`): it runs
+    /// in place of `model` but never takes over the endpoint.
+    pub picked_model: Option<String>,
+    /// The summary model picked for this run (a summary command's `--model`): it runs in place of
+    /// `compaction_model` but never takes over the endpoint.
+    pub picked_compaction_model: Option<String>,
+    /// `llm.baseUrl`.
     pub base_url: Option<String>,
-    /// The wire format, required for providers that are not built in.
+    /// `llm.api`: the wire format, required for providers that are not built in.
     pub api: Option<Api>,
+    /// `llm.apiKey`.
     pub api_key: Option<ApiKey>,
-    /// Extra request headers (values may be secrets and are never shown).
+    /// `llm.headers`: extra request headers (values may be secrets and are never shown).
     pub headers: BTreeMap<String, String>,
     pub retry: RetryPolicy,
     /// A whole (not streamed) answer's time limit; `None` for [`DEFAULT_TIMEOUT`].
@@ -115,6 +128,8 @@ impl fmt::Debug for LlmOptions {
             .field("provider", &self.provider)
             .field("model", &self.model)
             .field("compaction_model", &self.compaction_model)
+            .field("picked_model", &self.picked_model)
+            .field("picked_compaction_model", &self.picked_compaction_model)
             .field("base_url", &self.base_url)
             .field("api", &self.api)
             .field("api_key", &self.api_key)
@@ -255,37 +270,86 @@ impl ProviderConfig {
 
 /// Resolves the model for `role`. `Ok(None)` when no model is configured (the CLI then uses the
 /// offline summarizer).
+///
+/// `base_url`, `api`, `api_key` and `headers` go to the provider the settings name
+/// ([`crate::endpoint`]): a model of another provider uses its own host, format and key variable,
+/// and a provider of one's own that is not that provider has no endpoint.
 pub fn resolve_model(
     options: &LlmOptions,
     env: &EnvSettings,
     role: ModelRole,
 ) -> Result<Option<ProviderConfig>, LlmError> {
+    let table = model_table(options);
+    let Some((provider, spec)) = model_for(options, &table, role)? else {
+        return Ok(None);
+    };
+    let builtin = find_provider(&provider);
+    // A provider of one's own must be declared, so a typo is not sent to `llm.baseUrl`.
+    let declared = table.iter().any(|model| model.provider == provider)
+        || options.provider.as_deref() == Some(provider.as_str());
+    if builtin.is_none() && !declared {
+        return Err(LlmError::UnknownProvider { provider });
+    }
+    let owner = endpoint_owner(options, &table)?;
+    let share = endpoint_share(owner.as_deref(), &provider, builtin.is_some());
+    let endpoint = endpoint(options, env, &provider, share, owner.as_deref())?;
+    let features = features(options, role, &provider, &spec.id, &endpoint);
+    Ok(Some(ProviderConfig {
+        message_threads: features.message_threads,
+        context_editing: features.context_editing,
+        anthropic_compaction: features.anthropic_compaction,
+        openai_compaction: features.openai_compaction,
+        cache_retention: features.cache_retention,
+        prices: features.prices,
+        model_info: table.find(&provider, &spec.id).cloned(),
+        max_tokens_field: builtin.map_or(MaxTokensField::MaxTokens, |info| info.max_tokens_field),
+        provider,
+        api: endpoint.api,
+        model: spec.id,
+        base_url: endpoint.base_url,
+        api_key: endpoint.api_key,
+        headers: endpoint.headers,
+        retry: options.retry,
+        timeout: options.timeout.unwrap_or(DEFAULT_TIMEOUT),
+        timeouts: options.timeouts,
+        max_reply_bytes: options.max_reply_bytes.unwrap_or(DEFAULT_MAX_REPLY_BYTES),
+    }))
+}
+
+/// The built-in models and the user's.
+fn model_table(options: &LlmOptions) -> ModelTable {
     let mut table = ModelTable::builtin();
     for model in &options.models {
         table.insert(model.clone());
     }
-    let main = options.model.as_deref().map(ModelSpec::parse).transpose()?;
-    let main_provider = main
-        .as_ref()
-        .and_then(|spec| spec.provider.clone())
-        .or_else(|| options.provider.clone())
-        .or_else(|| {
-            main.as_ref()
-                .and_then(|spec| table.find_by_id(&spec.id))
-                .map(|m| m.provider.clone())
-        });
+    table
+}
+
+/// The model `role` runs (the picked one before the settings') and its provider. A bare id takes
+/// the agent model's provider, else the model table's.
+fn model_for(
+    options: &LlmOptions,
+    table: &ModelTable,
+    role: ModelRole,
+) -> Result<Option<(String, ModelSpec)>, LlmError> {
+    let parse = |text: Option<&String>| text.map(|text| ModelSpec::parse(text)).transpose();
+    let agent = parse(options.picked_model.as_ref().or(options.model.as_ref()))?;
+    let agent_provider = provider_of(agent.as_ref(), options.provider.as_deref(), table);
     let spec = match role {
-        ModelRole::Agent => main,
-        ModelRole::Compaction => match options.compaction_model.as_deref() {
-            Some(text) => Some(ModelSpec::parse(text)?),
-            None => main,
-        },
+        ModelRole::Agent => agent,
+        ModelRole::Compaction => parse(
+            options
+                .picked_compaction_model
+                .as_ref()
+                .or(options.compaction_model.as_ref()),
+        )?
+        .or(agent),
     };
     let Some(spec) = spec else { return Ok(None) };
     let provider = spec
         .provider
         .clone()
-        .or_else(|| main_provider.clone())
+        .or(agent_provider)
         .or_else(|| {
             table
                 .find_by_id(&spec.id)
@@ -295,111 +359,61 @@ pub fn resolve_model(
         .ok_or_else(|| LlmError::InvalidModel {
             spec: spec.id.clone(),
         })?;
-    let provider = if provider == "gemini" {
-        "google".to_owned()
-    } else {
-        provider
-    };
-    // Base URL, key, api and headers belong to the main model's provider; with no main model
-    // configured they belong to whichever provider is used.
-    let is_main = match main_provider.as_deref() {
-        None => true,
-        Some(main) => (if main == "gemini" { "google" } else { main }) == provider.as_str(),
-    };
-    let own = |value: Option<String>| if is_main { value } else { None };
+    Ok(Some((canonical(&provider), spec)))
+}
 
-    let builtin = find_provider(&provider);
-    // A provider of one's own must be declared, so a typo is not sent to `llm.baseUrl`.
-    let declared = table.iter().any(|model| model.provider == provider)
-        || options.provider.as_deref() == Some(provider.as_str());
-    if builtin.is_none() && !declared {
-        return Err(LlmError::UnknownProvider { provider });
-    }
-    let api = (if is_main { options.api } else { None })
-        .or(builtin.map(|info| info.api))
-        .ok_or_else(|| LlmError::UnknownProvider {
-            provider: provider.clone(),
-        })?;
-    let env_base_url = if provider == "openai" {
-        env.openai_base_url.clone()
-    } else {
-        None
-    };
-    let base_url = own(options.base_url.clone())
-        .or(env_base_url)
-        .or(builtin.map(|info| info.base_url.to_owned()))
-        .ok_or_else(|| LlmError::UnknownProvider {
-            provider: provider.clone(),
-        })?;
-    let api_key = (if is_main {
-        options.api_key.clone()
-    } else {
-        None
-    })
-    .or_else(|| env.api_keys.get(&provider).cloned());
-    if api_key.is_none()
-        && let Some(key_env) = builtin.and_then(|info| info.key_env)
-    {
-        return Err(LlmError::MissingApiKey {
-            provider,
-            env_var: key_env.to_owned(),
-        });
-    }
-    let headers = if is_main {
-        options.headers.clone()
-    } else {
-        BTreeMap::new()
-    };
-    let context_editing = options
-        .anthropic_context_editing
-        .clone()
-        .filter(|_| role == ModelRole::Agent && api == Api::AnthropicMessages);
-    let anthropic_compaction = options
-        .anthropic_compaction
-        .clone()
-        .filter(|_| role == ModelRole::Agent && api == Api::AnthropicMessages);
-    let openai_compaction = options
-        .openai_compaction
-        .clone()
-        .filter(|_| role == ModelRole::Agent && api == Api::OpenAiResponses);
+/// The provider-side options a model's requests carry.
+struct Features {
+    context_editing: Option<AnthropicContextEditing>,
+    anthropic_compaction: Option<AnthropicCompaction>,
+    openai_compaction: Option<OpenAiCompaction>,
+    cache_retention: CacheRetention,
+    prices: Option<ModelPrices>,
+    message_threads: bool,
+}
+
+fn features(
+    options: &LlmOptions,
+    role: ModelRole,
+    provider: &str,
+    id: &str,
+    endpoint: &Endpoint,
+) -> Features {
+    let api = endpoint.api;
+    let agent_on = |format: Api| role == ModelRole::Agent && api == format;
     let user_cost = options
         .model_costs
         .iter()
-        .find(|cost| cost.provider == provider && cost.id == spec.id);
-    let prices = user_cost
-        .and_then(|cost| cost.prices)
-        .or_else(|| crate::models::model_prices(&provider, &spec.id));
+        .find(|cost| cost.provider == provider && cost.id == id);
     let cache_retention = user_cost
         .and_then(|cost| cost.cache_retention)
         .unwrap_or(options.anthropic_cache_retention);
     // Gateways that drop unknown fields would turn a continuation into a request without the
     // conversation, so threads are on by default on Anthropic's own endpoint only (Pi 1.6).
-    let message_threads = role == ModelRole::Agent
-        && api == Api::AnthropicMessages
+    let message_threads = agent_on(Api::AnthropicMessages)
         && cache_retention != CacheRetention::None
         && options
             .anthropic_message_threads
-            .unwrap_or_else(|| base_url.contains("api.anthropic.com"));
-    Ok(Some(ProviderConfig {
-        message_threads,
-        context_editing,
-        anthropic_compaction,
-        openai_compaction,
+            .unwrap_or_else(|| endpoint.base_url.contains("api.anthropic.com"));
+    Features {
+        context_editing: options
+            .anthropic_context_editing
+            .clone()
+            .filter(|_| agent_on(Api::AnthropicMessages)),
+        anthropic_compaction: options
+            .anthropic_compaction
+            .clone()
+            .filter(|_| agent_on(Api::AnthropicMessages)),
+        openai_compaction: options
+            .openai_compaction
+            .clone()
+            .filter(|_| agent_on(Api::OpenAiResponses)),
         cache_retention,
-        prices,
-        model_info: table.find(&provider, &spec.id).cloned(),
-        max_tokens_field: builtin.map_or(MaxTokensField::MaxTokens, |info| info.max_tokens_field),
-        provider,
-        api,
-        model: spec.id,
-        base_url: base_url.trim_end_matches('/').to_owned(),
-        api_key,
-        headers,
-        retry: options.retry,
-        timeout: options.timeout.unwrap_or(DEFAULT_TIMEOUT),
-        timeouts: options.timeouts,
-        max_reply_bytes: options.max_reply_bytes.unwrap_or(DEFAULT_MAX_REPLY_BYTES),
-    }))
+        prices: user_cost
+            .and_then(|cost| cost.prices)
+            .or_else(|| crate::models::model_prices(provider, id)),
+        message_threads,
+    }
 }
 
 #[cfg(test)]

@@ -86,7 +86,7 @@ fn a_missing_key_names_the_variable_and_local_servers_need_none() {
     .unwrap_err();
     assert_eq!(
         error.to_string(),
-        "No API key for provider `anthropic`; set `ANTHROPIC_API_KEY` or the `llm.apiKey` setting"
+        "No API key for provider `anthropic`; set `ANTHROPIC_API_KEY` (or `llm.apiKey`, with `defaultModel` a model of `anthropic`)"
     );
     let ollama = resolve_model(&options("ollama/qwen3:8b"), &env(&[]), ModelRole::Agent)
         .unwrap()
@@ -226,4 +226,182 @@ fn a_bare_id_no_model_has_names_the_model_not_an_empty_provider() {
         matches!(&error, LlmError::InvalidModel { spec } if spec == "garbage"),
         "{error:?}"
     );
+}
+
+/// The settings of the README's "any other endpoint": `myco` at its own host, with its key and an
+/// auth header.
+fn myco_endpoint() -> LlmOptions {
+    let mut headers = BTreeMap::new();
+    headers.insert("x-myco-auth".to_owned(), "myco-token-SECRET789".to_owned());
+    LlmOptions {
+        model: Some("myco/coder-large".into()),
+        api: Some(Api::OpenAiChat),
+        base_url: Some("http://myco.local/v1".into()),
+        api_key: Some(ApiKey::new("myco-key-SECRET")),
+        headers,
+        models: vec![ModelLimits {
+            provider: "myco".into(),
+            id: "coder-large".into(),
+            context_window: 131_072,
+            max_output: 8_192,
+            reasoning: false,
+        }],
+        ..LlmOptions::default()
+    }
+}
+
+/// A distinct key in every built-in provider's variable.
+fn every_key() -> EnvSettings {
+    let pairs: Vec<(String, String)> = crate::models::PROVIDERS
+        .iter()
+        .filter_map(|provider| provider.key_env)
+        .map(|name| (name.to_owned(), format!("key-of-{name}")))
+        .collect();
+    EnvSettings::from_map(&pairs.into_iter().collect())
+}
+
+/// QA F1: a built-in model picked for a run (`--model`, `/model`) or for summaries goes to its own
+/// host, in its own format, with its own key and none of the settings' provider's headers.
+#[test]
+fn a_picked_built_in_model_never_takes_the_settings_endpoint() {
+    let env = every_key();
+    for provider in crate::models::PROVIDERS {
+        let model = format!("{}/some-model", provider.name);
+        let mut agent = myco_endpoint();
+        agent.picked_model = Some(model.clone());
+        let mut summaries = myco_endpoint();
+        summaries.picked_compaction_model = Some(model.clone());
+        let resolved = [
+            resolve_model(&agent, &env, ModelRole::Agent),
+            resolve_model(&agent, &env, ModelRole::Compaction),
+            resolve_model(&summaries, &env, ModelRole::Compaction),
+        ];
+        for config in resolved {
+            let config = config.unwrap().unwrap();
+            assert_eq!(config.provider, provider.name);
+            assert_eq!(config.base_url, provider.base_url.trim_end_matches('/'));
+            assert_eq!(config.api, provider.api, "{model}");
+            assert!(config.headers.is_empty(), "{model}: {:?}", config.headers);
+            let expected = provider.key_env.map(|name| format!("key-of-{name}"));
+            let key = config
+                .api_key
+                .as_ref()
+                .map(|key| key.expose_secret().to_owned());
+            assert_eq!(key, expected, "{model}");
+        }
+    }
+    // The settings' own model keeps its endpoint.
+    let own = resolve_model(&myco_endpoint(), &env, ModelRole::Agent)
+        .unwrap()
+        .unwrap();
+    assert_eq!(own.base_url, "http://myco.local/v1");
+    assert_eq!(
+        own.api_key.map(|key| key.expose_secret().to_owned()),
+        Some("myco-key-SECRET".into())
+    );
+    assert!(own.headers.contains_key("x-myco-auth"));
+}
+
+/// A base URL set for a built-in provider (a gateway in front of Anthropic) serves that provider's
+/// picked models and summaries; another provider's model never goes there.
+#[test]
+fn a_built_in_providers_gateway_serves_that_provider_only() {
+    let options = LlmOptions {
+        model: Some("anthropic/claude-sonnet-4-5".into()),
+        picked_model: Some("anthropic/claude-haiku-4-5".into()),
+        base_url: Some("https://gateway.local".into()),
+        api_key: Some(ApiKey::new("gateway-key")),
+        ..LlmOptions::default()
+    };
+    let env = every_key();
+    let haiku = resolve_model(&options, &env, ModelRole::Agent)
+        .unwrap()
+        .unwrap();
+    assert_eq!(haiku.base_url, "https://gateway.local");
+    assert_eq!(
+        haiku.api_key.map(|key| key.expose_secret().to_owned()),
+        Some("gateway-key".into())
+    );
+    let mut other = options.clone();
+    other.picked_model = Some("openai/gpt-5-mini".into());
+    let openai = resolve_model(&other, &env, ModelRole::Agent)
+        .unwrap()
+        .unwrap();
+    assert_eq!(openai.base_url, "https://api.openai.com/v1");
+    assert_eq!(
+        openai.api_key.map(|key| key.expose_secret().to_owned()),
+        Some("key-of-OPENAI_API_KEY".into())
+    );
+}
+
+/// With no provider named in the settings, `llm.api` alone sets a built-in provider's format
+/// (README: `llm.api openai-completions` with `--model openai/…`); a base URL, key or header set
+/// for no provider is refused for it, neither sent its key nor skipped; providers of one's own get
+/// the endpoint.
+#[test]
+fn with_no_provider_named_a_built_in_provider_takes_the_format_only() {
+    let env = every_key();
+    let format_only = LlmOptions {
+        picked_model: Some("openai/gpt-5-mini".into()),
+        api: Some(Api::OpenAiChat),
+        ..LlmOptions::default()
+    };
+    let openai = resolve_model(&format_only, &env, ModelRole::Agent)
+        .unwrap()
+        .unwrap();
+    assert_eq!(openai.api, Api::OpenAiChat);
+    assert_eq!(openai.base_url, "https://api.openai.com/v1");
+    assert_eq!(
+        openai.api_key.map(|key| key.expose_secret().to_owned()),
+        Some("key-of-OPENAI_API_KEY".into())
+    );
+    let mut unowned = myco_endpoint();
+    unowned.model = None;
+    unowned.models.push(ModelLimits {
+        provider: "otherco".into(),
+        ..unowned.models[0].clone()
+    });
+    unowned.picked_model = Some("anthropic/claude-sonnet-4-5".into());
+    let error = resolve_model(&unowned, &env, ModelRole::Agent).unwrap_err();
+    assert!(
+        matches!(&error, LlmError::UnownedEndpoint { provider } if provider == "anthropic"),
+        "{error:?}"
+    );
+    unowned.picked_model = Some("myco/coder-large".into());
+    let myco = resolve_model(&unowned, &env, ModelRole::Agent)
+        .unwrap()
+        .unwrap();
+    assert_eq!(myco.base_url, "http://myco.local/v1");
+    assert!(myco.headers.contains_key("x-myco-auth"));
+    // One provider of one's own in `llm.models` owns the endpoint: built-in providers go home.
+    let mut declared = myco_endpoint();
+    declared.model = None;
+    declared.picked_model = Some("anthropic/claude-sonnet-4-5".into());
+    let anthropic = resolve_model(&declared, &env, ModelRole::Agent)
+        .unwrap()
+        .unwrap();
+    assert_eq!(anthropic.base_url, "https://api.anthropic.com");
+    assert!(anthropic.headers.is_empty());
+}
+
+/// A second provider of one's own has no endpoint while the settings name the first: it is refused
+/// with a message saying whose the endpoint is, instead of being sent to the first one's host.
+#[test]
+fn another_own_provider_is_refused_not_sent_to_the_settings_host() {
+    let mut options = myco_endpoint();
+    options.models.push(ModelLimits {
+        provider: "otherco".into(),
+        id: "big".into(),
+        context_window: 65_536,
+        max_output: 4_096,
+        reasoning: false,
+    });
+    options.picked_model = Some("otherco/big".into());
+    let error = resolve_model(&options, &every_key(), ModelRole::Agent).unwrap_err();
+    assert!(
+        matches!(&error, LlmError::EndpointOfAnotherProvider { provider, owner }
+            if provider == "otherco" && owner == "myco"),
+        "{error:?}"
+    );
+    assert!(!error.to_string().contains("SECRET"), "{error}");
 }

@@ -19,6 +19,18 @@ pub enum LlmError {
         /// The delay the provider asked for (`Retry-After`, `retry-after-ms`).
         retry_after: Option<Duration>,
     },
+    /// The provider answered with a redirect (3xx). Model requests never follow one: the key
+    /// headers and the conversation would go to the host it names. `location` is that address,
+    /// credentials redacted (empty when the answer named none). Not retried; check the base URL.
+    #[error(
+        "Provider `{provider}` answered HTTP {status}, a redirect to `{}`, which ctxkit does not follow: the key and the conversation go to the configured address only",
+        shown_location(location)
+    )]
+    Redirected {
+        provider: String,
+        status: u16,
+        location: String,
+    },
     /// The request could not be sent or its answer not read (connection refused, reset, DNS).
     /// Retried; returned when retries are exhausted (`retries` says how many were made). Check
     /// the base URL and the network.
@@ -80,9 +92,28 @@ pub enum LlmError {
         used: u64,
         window: u64,
     },
-    /// No API key was configured for a provider that needs one.
-    #[error("No API key for provider `{provider}`; set `{env_var}` or the `llm.apiKey` setting")]
+    /// No API key was configured for a provider that needs one. `llm.apiKey` counts for the
+    /// provider the settings name only (`defaultModel`), so the message says so.
+    #[error(
+        "No API key for provider `{provider}`; set `{env_var}` (or `llm.apiKey`, with `defaultModel` a model of `{provider}`)"
+    )]
     MissingApiKey { provider: String, env_var: String },
+    /// A provider of one's own that is not the one the endpoint settings belong to: `llm.baseUrl`,
+    /// `llm.api`, `llm.apiKey` and `llm.headers` are `owner`'s (the provider of `defaultModel`, else
+    /// `defaultProvider`, else `compaction.model`), and are never sent to another provider. Make
+    /// `provider` the default to use it.
+    #[error(
+        "Provider `{provider}` has no endpoint: `llm.baseUrl`, `llm.api`, `llm.apiKey` and `llm.headers` belong to `{owner}`, the provider the settings name"
+    )]
+    EndpointOfAnotherProvider { provider: String, owner: String },
+    /// `llm.baseUrl`, `llm.apiKey` or `llm.headers` is set but the settings name no provider they
+    /// are for (no `defaultModel`, `defaultProvider`, `compaction.model`, nor one provider of one's
+    /// own in `llm.models`), and a built-in provider is asked for: its key is not sent to a host set
+    /// for no one, nor the host skipped without a word. Name the provider, or unset them.
+    #[error(
+        "Provider `{provider}` does not use `llm.baseUrl`, `llm.apiKey` or `llm.headers`: they belong to no provider until `defaultModel` or `defaultProvider` names one"
+    )]
+    UnownedEndpoint { provider: String },
     /// The provider name is neither built in nor declared (a model of it in `llm.models`, or the
     /// `defaultProvider`), or a declared one has no API kind or base URL.
     #[error(
@@ -144,10 +175,13 @@ impl LlmError {
             Self::Network { .. }
             | Self::Timeout { .. }
             | Self::RetryDelayTooLong { .. }
+            | Self::Redirected { .. }
             | Self::Cancelled { .. }
             | Self::InvalidResponse { .. }
             | Self::UnusableSummary { .. }
             | Self::MissingApiKey { .. }
+            | Self::EndpointOfAnotherProvider { .. }
+            | Self::UnownedEndpoint { .. }
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
             | Self::InvalidHeader { .. }
@@ -165,11 +199,14 @@ impl LlmError {
             }
             Self::Network { .. } | Self::Timeout { .. } => true,
             Self::RetryDelayTooLong { .. }
+            | Self::Redirected { .. }
             | Self::Cancelled { .. }
             | Self::InvalidResponse { .. }
             | Self::UnusableSummary { .. }
             | Self::SilentOverflow { .. }
             | Self::MissingApiKey { .. }
+            | Self::EndpointOfAnotherProvider { .. }
+            | Self::UnownedEndpoint { .. }
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
             | Self::InvalidHeader { .. }
@@ -183,7 +220,7 @@ impl LlmError {
     /// The HTTP status, for an HTTP error.
     pub fn status(&self) -> Option<u16> {
         match self {
-            Self::Http { status, .. } => Some(*status),
+            Self::Http { status, .. } | Self::Redirected { status, .. } => Some(*status),
             Self::Network { .. }
             | Self::Timeout { .. }
             | Self::RetryDelayTooLong { .. }
@@ -192,6 +229,8 @@ impl LlmError {
             | Self::UnusableSummary { .. }
             | Self::SilentOverflow { .. }
             | Self::MissingApiKey { .. }
+            | Self::EndpointOfAnotherProvider { .. }
+            | Self::UnownedEndpoint { .. }
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
             | Self::InvalidHeader { .. }
@@ -214,6 +253,15 @@ impl LlmError {
                     format!("{status} {}", reason.to_lowercase())
                 }
             },
+            Self::Redirected {
+                status, location, ..
+            } => shorten(
+                &format!(
+                    "{status} redirect to {}, not followed",
+                    shown_location(location)
+                ),
+                80,
+            ),
             Self::Network { message, .. } => {
                 let last = message.rsplit(": ").next().unwrap_or(message);
                 shorten(&last.to_lowercase(), 80)
@@ -233,6 +281,8 @@ impl LlmError {
             | Self::UnusableSummary { .. }
             | Self::SilentOverflow { .. }
             | Self::MissingApiKey { .. }
+            | Self::EndpointOfAnotherProvider { .. }
+            | Self::UnownedEndpoint { .. }
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
             | Self::InvalidHeader { .. }
@@ -248,11 +298,14 @@ impl LlmError {
             Self::Network { retries, .. } | Self::Timeout { retries, .. } => *retries = count,
             Self::Http { .. }
             | Self::RetryDelayTooLong { .. }
+            | Self::Redirected { .. }
             | Self::Cancelled { .. }
             | Self::InvalidResponse { .. }
             | Self::UnusableSummary { .. }
             | Self::SilentOverflow { .. }
             | Self::MissingApiKey { .. }
+            | Self::EndpointOfAnotherProvider { .. }
+            | Self::UnownedEndpoint { .. }
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
             | Self::InvalidHeader { .. }
@@ -346,6 +399,14 @@ fn http_message(body: &str) -> String {
         Some(message) => shorten(&one_line(&message), 400),
         None => one_line(body),
     }
+}
+
+/// A redirect's `Location` as a message shows it: one line, at most 200 characters.
+fn shown_location(location: &str) -> String {
+    if location.trim().is_empty() {
+        return "(no address)".to_owned();
+    }
+    shorten(&one_line(location), 200)
 }
 
 /// `text` cut to `limit` characters, with `…` when cut.

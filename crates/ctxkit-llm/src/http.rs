@@ -78,10 +78,16 @@ impl HttpClient {
     /// connection is kept per host: the pool races a new connection against the return of the
     /// one a request just finished with, and a second idle connection to a server that serves one
     /// connection at a time would be one it never reads from.
+    ///
+    /// Redirects are never followed: reqwest keeps every header but `Authorization` and `Cookie`
+    /// across origins, so `x-api-key`, `x-goog-api-key`, `llm.headers` and the whole conversation
+    /// would go to whatever host a `Location` names. A 3xx answer is an error that names it
+    /// ([`LlmError::Redirected`]; `docs/decisions.md`).
     pub fn new(connect: Duration) -> Result<Self, LlmError> {
         let inner = reqwest::Client::builder()
             .connect_timeout(connect)
             .pool_max_idle_per_host(1)
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|error| LlmError::Client {
                 message: error_chain(&error),

@@ -12,6 +12,8 @@ mod chat_streaming;
 mod common;
 #[path = "all/context_editing.rs"]
 mod context_editing;
+#[path = "all/foreign_keys.rs"]
+mod foreign_keys;
 #[path = "all/live.rs"]
 mod live;
 #[path = "all/message_threads.rs"]
@@ -22,6 +24,8 @@ mod prompt_caching;
 mod provider_compaction;
 #[path = "all/providers.rs"]
 mod providers;
+#[path = "all/redirects.rs"]
+mod redirects;
 #[path = "all/reply_limit.rs"]
 mod reply_limit;
 #[path = "all/stream_ends.rs"]

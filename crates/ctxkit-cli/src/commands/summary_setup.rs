@@ -69,6 +69,9 @@ pub fn llm_options(settings: &ctxkit_settings::SettingsManager) -> Result<ctxkit
         provider: typed.default_provider.clone(),
         model: typed.default_model.clone(),
         compaction_model: typed.compaction.model.clone(),
+        // Picked per run (`model_client`, `choose_summarizer`), never read from the settings.
+        picked_model: None,
+        picked_compaction_model: None,
         base_url: llm.base_url.clone(),
         api,
         api_key: llm.api_key.clone().map(ctxkit_secrets::ApiKey::new),
@@ -171,8 +174,9 @@ fn choose_summarizer(
     // Checked whichever summarizer runs: a bad value is a mistake to report, not to skip.
     let size = super::offline_size::offline_summary_size(settings)?;
     let mut options = llm_options(settings)?;
+    // Picked, not configured: the endpoint settings stay with the provider the settings name.
     if let Some(model) = model_flag {
-        options.compaction_model = Some(model.to_owned());
+        options.picked_compaction_model = Some(model.to_owned());
     }
     let environment = llm_environment();
     match ctxkit_llm::resolve_model(&options, &environment, ctxkit_llm::ModelRole::Compaction)? {
@@ -294,7 +298,6 @@ pub fn configured_models(process: &ProcessSettings<'_>) -> Result<Vec<ctxkit_llm
     ))
 }
 
-/// The model client for `spec` (`provider/id`), or the configured default model.
 /// No model named and no `defaultModel` set; each surface says how to name one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NoModelConfigured;
@@ -309,13 +312,16 @@ impl std::fmt::Display for NoModelConfigured {
 
 impl std::error::Error for NoModelConfigured {}
 
+/// The model client for `spec` (`provider/id`, picked for this run), or the configured default
+/// model.
 pub fn model_client(
     options: &ctxkit_llm::LlmOptions,
     spec: Option<&str>,
 ) -> Result<ctxkit_llm::ModelClient> {
+    // Picked, not configured: the endpoint settings stay with the provider the settings name.
     let mut options = options.clone();
     if let Some(spec) = spec {
-        options.model = Some(spec.to_owned());
+        options.picked_model = Some(spec.to_owned());
     }
     let environment = llm_environment();
     let Some(config) =

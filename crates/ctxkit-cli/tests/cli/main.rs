@@ -50,18 +50,32 @@ impl Run {
     /// Runs `ctxkit` with extra environment variables; provider keys of the real environment are
     /// removed so tests never reach a real provider.
     fn ctxkit_with_env(&self, args: &[&str], variables: &[(&str, &str)]) -> String {
+        self.ctxkit_with_input(args, variables, "")
+    }
+
+    /// [`Run::ctxkit_with_env`] with `input` on its standard input (a piped `ctxkit chat`).
+    fn ctxkit_with_input(&self, args: &[&str], variables: &[(&str, &str)], input: &str) -> String {
+        use std::io::Write as _;
         let mut command = Command::new(env!("CARGO_BIN_EXE_ctxkit"));
         for name in PROVIDER_VARIABLES {
             command.env_remove(name);
         }
         command.envs(variables.iter().copied());
-        let output = command
+        let mut child = command
             .args(args)
             .env("CTXKIT_HOME", self.home.path())
             .env_remove("CTXKIT_SESSIONS_DIR")
             .current_dir(self.home.path())
-            .output()
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
             .unwrap();
+        // A command that does not read its input closes the pipe early: not a failure here.
+        if let Some(mut stdin) = child.stdin.take() {
+            let _ = stdin.write_all(input.as_bytes());
+        }
+        let output = child.wait_with_output().unwrap();
         let mut text = format!("exit: {}\n", output.status.code().unwrap_or(-1));
         text.push_str(&String::from_utf8_lossy(&output.stdout));
         let stderr = String::from_utf8_lossy(&output.stderr);
@@ -181,6 +195,7 @@ mod issue41;
 mod offline_size;
 mod on_demand;
 mod provider_context;
+mod provider_endpoints;
 mod providers;
 mod recall_summarized;
 mod resources;

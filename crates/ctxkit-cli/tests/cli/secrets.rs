@@ -100,7 +100,10 @@ async fn a_key_never_reaches_outputs_files_or_errors() {
         outputs.push(output);
     }
 
-    // The key from settings: the file is created 0600.
+    // The key from settings, for the provider the settings name (the endpoint settings are that
+    // provider's only): the file is created 0600.
+    let set = run.ctxkit(&["config", "set", "defaultProvider", "openai"]);
+    assert!(set.starts_with("exit: 0"), "{set}");
     let set = run.ctxkit(&["config", "set", "llm.apiKey", KEY]);
     assert!(set.starts_with("exit: 0"), "{set}");
     #[cfg(unix)]

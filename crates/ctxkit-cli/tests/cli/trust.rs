@@ -54,10 +54,12 @@ async fn an_untrusted_project_base_url_never_receives_the_key() {
         .mount(&server)
         .await;
     let world = World::new();
-    // The user's own endpoint, and the project's.
+    // The user's own endpoint (for the provider the user names), and the project's.
     world.write(
         "home/settings.json",
-        &json!({"llm": {"baseUrl": format!("{}/user/v1", server.uri())}}).to_string(),
+        &json!({"defaultProvider": "openai",
+                "llm": {"baseUrl": format!("{}/user/v1", server.uri())}})
+        .to_string(),
     );
     world.write(
         "proj/.ctxkit/settings.json",

@@ -10,16 +10,17 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct LlmConfig {
-    /// The provider's base URL (conversation and summaries).
+    /// The base URL of the settings' provider (of `defaultModel`, else `defaultProvider`), for its
+    /// conversation and summaries; every other provider keeps its own.
     pub base_url: Option<String>,
-    /// An API key; prefer the provider's environment variable. Masked wherever settings are shown;
-    /// only `ctxkit config get llm.apiKey` prints it.
+    /// An API key for the settings' provider only; prefer the provider's environment variable.
+    /// Masked wherever settings are shown; only `ctxkit config get llm.apiKey` prints it.
     #[schemars(extend("x-secret" = true))]
     pub api_key: Option<String>,
-    /// The wire format for providers that are not built in.
+    /// The wire format of the settings' provider (required for one that is not built in).
     pub api: Option<String>,
-    /// Extra request headers (their values may hold tokens: masked wherever settings are shown,
-    /// unless one is asked for by name, `ctxkit config get llm.headers.NAME`).
+    /// Extra request headers to the settings' provider only (their values may hold tokens: masked
+    /// wherever settings are shown, unless one is asked for by name, `ctxkit config get llm.headers.NAME`).
     #[schemars(extend("x-check" = "stringMap", "x-secret" = true))]
     pub headers: Option<BTreeMap<String, String>>,
     /// The user's models, as Pi's `models.json` declares them:

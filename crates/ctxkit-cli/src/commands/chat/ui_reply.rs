@@ -1,0 +1,199 @@
+//! A model's reply on the screen: reasoning dimmed, text as markdown, each tool call on its own
+//! line, what the provider did to the request, and how the reply ended.
+
+use ctxkit_protocol::{AssistantMessage, ContentBlock, ProviderContextEdit, ToolCall};
+
+use super::Ui;
+use crate::render::one_line;
+
+impl Ui {
+    /// A reply: reasoning dimmed, text as is, each tool call on its own line. What streamed in
+    /// is not printed again.
+    pub fn reply(&self, reply: &AssistantMessage, overflow: bool) {
+        let streamed = match self.stream.lock() {
+            Ok(mut stream) => {
+                self.end_block(&mut stream);
+                std::mem::take(&mut stream.shown)
+            }
+            Err(_) => false,
+        };
+        for block in &reply.content {
+            match block {
+                ContentBlock::Thinking(_) | ContentBlock::Text(_) if streamed => {}
+                ContentBlock::Thinking(thinking) if !thinking.thinking.trim().is_empty() => {
+                    self.info(thinking.thinking.trim());
+                }
+                ContentBlock::Text(text) if !text.text.trim().is_empty() => {
+                    self.styled_line(&self.reply_text(&text.text));
+                }
+                ContentBlock::ToolCall(call) => self.tool_call(call),
+                ContentBlock::Thinking(_)
+                | ContentBlock::Text(_)
+                | ContentBlock::Image(_)
+                | ContentBlock::Unknown(_) => {}
+            }
+        }
+        for edit in reply.provider_context_edits() {
+            self.info(&provider_edit_note(&edit));
+        }
+        if reply.provider_compaction().is_some() {
+            self.info(if reply.provider_compaction_summary().is_some() {
+                "(the provider compacted the conversation before this reply; the session records its summary as a compaction)"
+            } else {
+                "(the provider compacted the conversation before this reply; its item is sent back in place of the history, which the session keeps)"
+            });
+        }
+        let error = reply.error_message.as_deref().unwrap_or("");
+        let failed = matches!(reply.stop_reason.as_deref(), Some("aborted" | "error"));
+        if !failed && is_empty_reply(reply) {
+            self.info(EMPTY_REPLY_NOTE);
+        }
+        match reply.stop_reason.as_deref() {
+            Some("aborted") => self.notice("Interrupted"),
+            Some("error") if overflow => self.notice(&format!(
+                "The request did not fit the model's context window: {}",
+                one_line(error, 160)
+            )),
+            Some("error") => self.failure(reply.provider.as_deref(), error),
+            Some("length") => self.notice("(the reply hit the output token limit)"),
+            Some(_) | None => {}
+        }
+    }
+
+    /// A failed call: the provider's message on one line (not its raw status and JSON body, which
+    /// the session keeps), and what to check when it refused the credentials.
+    fn failure(&self, provider: Option<&str>, error: &str) {
+        let failure = match provider {
+            Some(provider) => ctxkit_llm::reply_failure(provider, error),
+            None => ctxkit_llm::ReplyFailure {
+                message: error.to_owned(),
+                hint: None,
+            },
+        };
+        self.error(&format!("Error: {}", one_line(&failure.message, 400)));
+        if let Some(hint) = failure.hint {
+            self.info(&format!("hint: {hint}"));
+        }
+    }
+
+    fn tool_call(&self, call: &ToolCall) {
+        let argument = |key: &str| {
+            call.arguments
+                .get(key)
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("")
+                .to_owned()
+        };
+        let summary = match call.name.as_str() {
+            "bash" => argument("command"),
+            "grep" => format!("{} {}", argument("pattern"), argument("path")),
+            "read" | "write" | "edit" | "ls" => argument("path"),
+            _ => call.arguments.to_string(),
+        };
+        self.styled_line(&format!(
+            "{} {}",
+            self.paint("36", &format!("→ {}", call.name)),
+            crate::render::terminal_safe(&one_line(&summary, 200))
+        ));
+    }
+}
+
+const EMPTY_REPLY_NOTE: &str = "(the model replied with nothing)";
+
+/// Whether a reply has nothing to show: no tool call and no text or reasoning but blanks.
+fn is_empty_reply(reply: &AssistantMessage) -> bool {
+    reply.content.iter().all(|block| match block {
+        ContentBlock::Text(text) => text.text.trim().is_empty(),
+        ContentBlock::Thinking(thinking) => thinking.thinking.trim().is_empty(),
+        ContentBlock::ToolCall(_) | ContentBlock::Image(_) | ContentBlock::Unknown(_) => false,
+    })
+}
+
+/// One line on what the provider cleared from the request the reply answered.
+fn provider_edit_note(edit: &ProviderContextEdit) -> String {
+    let what = match (edit.cleared_tool_uses, edit.cleared_thinking_turns) {
+        (Some(uses), _) => format!("{uses} tool result(s)"),
+        (None, Some(turns)) => format!("the thinking of {turns} turn(s)"),
+        (None, None) => format!("context (`{}`)", edit.kind),
+    };
+    format!(
+        "(the provider cleared {what}, {} input tokens, from this request; the session keeps them)",
+        edit.cleared_input_tokens
+    )
+}
+
+#[cfg(test)]
+mod provider_edit_tests {
+    use super::*;
+
+    #[test]
+    fn notes_say_what_was_cleared() {
+        let edit = |uses, turns| ProviderContextEdit {
+            kind: "clear_tool_uses_20250919".into(),
+            cleared_tool_uses: uses,
+            cleared_thinking_turns: turns,
+            cleared_input_tokens: 48_000,
+        };
+        assert_eq!(
+            provider_edit_note(&edit(Some(6), None)),
+            "(the provider cleared 6 tool result(s), 48000 input tokens, from this request; the session keeps them)"
+        );
+        assert!(provider_edit_note(&edit(None, Some(2))).contains("the thinking of 2 turn(s)"));
+        assert!(provider_edit_note(&edit(None, None)).contains("`clear_tool_uses_20250919`"));
+    }
+}
+
+#[cfg(test)]
+mod reply_tests {
+    use super::*;
+    use crate::commands::chat::markdown::Markdown;
+
+    #[test]
+    fn a_reply_shown_whole_keeps_its_styles_and_never_the_models_escapes() {
+        let ui = Ui {
+            markdown: Markdown::styled(true),
+            ..Ui::new().deferring()
+        };
+        let reply: AssistantMessage = serde_json::from_value(serde_json::json!({
+            "role": "assistant",
+            "content": [{"type": "text", "text": "1. **Timeline** done\u{1b}]0;owned\u{7}"}],
+            "timestamp": 1
+        }))
+        .unwrap();
+        ui.reply(&reply, false);
+        let lines = ui.deferred.as_ref().unwrap().lock().unwrap().join("\n");
+        // The bold is the renderer's escape, kept; the model's title escape is shown as text.
+        assert!(lines.contains("\u{1b}["), "{lines:?}");
+        assert!(lines.contains("Timeline"), "{lines:?}");
+        assert!(
+            !lines.contains("\\u001b["),
+            "the renderer's styles escaped: {lines:?}"
+        );
+        assert!(!lines.contains("\u{1b}]0;"), "{lines:?}");
+        assert!(lines.contains("\\u001b]0;owned"), "{lines:?}");
+    }
+
+    /// QA F11: a refused key shows the provider's message and what to check, not a status and a
+    /// JSON document; the reply keeps the raw text for overflow detection.
+    #[test]
+    fn a_refused_key_shows_the_message_and_the_variable_to_check() {
+        let ui = Ui::new().deferring();
+        let body = r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#;
+        let reply: AssistantMessage = serde_json::from_value(serde_json::json!({
+            "role": "assistant", "content": [], "provider": "anthropic",
+            "stopReason": "error", "errorMessage": format!("401 {body}"), "timestamp": 1
+        }))
+        .unwrap();
+        ui.reply(&reply, false);
+        let lines = ui.deferred.as_ref().unwrap().lock().unwrap().join("\n");
+        assert!(
+            lines.contains("Error: Provider `anthropic` returned HTTP 401: invalid x-api-key"),
+            "{lines}"
+        );
+        assert!(
+            lines.contains("hint: the provider refused the credentials: check `ANTHROPIC_API_KEY`"),
+            "{lines}"
+        );
+        assert!(!lines.contains("authentication_error"), "{lines}");
+    }
+}

@@ -1,0 +1,235 @@
+//! Where `ctxkit chat` sends keys, as attacks (QA F1): the README's "any other endpoint" settings
+//! (`defaultModel myco/…`, `llm.baseUrl`, `llm.api`, `llm.headers`) with the built-in providers'
+//! keys in the environment. Loopback mocks stand for the custom host and for OpenAI's own
+//! (`OPENAI_BASE_URL`) and record every request; a model picked with `--model` or `/model` must
+//! never bring its key to the custom host, nor the custom host's header to its own.
+
+use serde_json::json;
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::Run;
+
+const ANTHROPIC_KEY: &str = "sk-ant-test-SECRET123";
+const OPENAI_KEY: &str = "sk-oai-test-SECRET456";
+const MYCO_HEADER: &str = "myco-token-SECRET789";
+
+/// A host answering Chat Completions and Responses requests with one short text reply.
+pub(crate) async fn answering_host() -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "id": "c1", "object": "chat.completion", "created": 1, "model": "m",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": "custom host reply"}}],
+            "usage": {"prompt_tokens": 9, "completion_tokens": 2, "total_tokens": 11}})))
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/v1/responses"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "id": "resp_1", "object": "response", "status": "completed", "model": "m",
+            "output": [{"type": "message", "id": "msg_1", "role": "assistant",
+                        "status": "completed",
+                        "content": [{"type": "output_text", "text": "openai reply",
+                                     "annotations": []}]}],
+            "usage": {"input_tokens": 9, "output_tokens": 2, "total_tokens": 11}})))
+        .mount(&server)
+        .await;
+    server
+}
+
+/// `(path, headers)` of every request `server` received, header names lower-case.
+pub(crate) async fn requests_at(server: &MockServer) -> Vec<(String, Vec<(String, String)>)> {
+    let requests = server.received_requests().await.unwrap_or_default();
+    requests
+        .iter()
+        .map(|request| {
+            let headers = request
+                .headers
+                .iter()
+                .map(|(name, value)| {
+                    let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+                    (name.as_str().to_lowercase(), value)
+                })
+                .collect();
+            (request.url.path().to_owned(), headers)
+        })
+        .collect()
+}
+
+fn holds_any(headers: &[(String, String)], secrets: &[&str]) -> bool {
+    headers
+        .iter()
+        .any(|(_, value)| secrets.iter().any(|secret| value.contains(secret)))
+}
+
+/// The README's "any other endpoint", at `custom`.
+fn configure_myco(run: &Run, custom: &MockServer) {
+    let base = format!("{}/v1", custom.uri());
+    let header = json!({"x-myco-auth": MYCO_HEADER}).to_string();
+    let models = r#"[{"provider": "myco", "id": "coder-large", "contextWindow": 131072}]"#;
+    for (key, value) in [
+        ("defaultModel", "myco/coder-large"),
+        ("llm.api", "openai-completions"),
+        ("llm.baseUrl", base.as_str()),
+        ("llm.headers", header.as_str()),
+        ("llm.models", models),
+        ("retry.enabled", "false"),
+    ] {
+        let output = run.ctxkit(&["config", "set", key, value]);
+        assert!(output.starts_with("exit: 0"), "{key}: {output}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_built_in_model_picked_in_a_chat_never_reaches_the_custom_host() {
+    let custom = answering_host().await;
+    let openai = answering_host().await;
+    let run = Run::new();
+    configure_myco(&run, &custom);
+    let openai_base = format!("{}/v1", openai.uri());
+    let variables = [
+        ("ANTHROPIC_API_KEY", ANTHROPIC_KEY),
+        ("OPENAI_API_KEY", OPENAI_KEY),
+        ("OPENAI_BASE_URL", openai_base.as_str()),
+    ];
+    let chat = |args: &[&str], input: &str| {
+        let mut all = vec!["chat", "--no-session"];
+        all.extend_from_slice(args);
+        tokio::task::block_in_place(|| run.ctxkit_with_input(&all, &variables, input))
+    };
+    // `--model`: the whole chat runs at OpenAI's host, in its format, with its key.
+    let picked = chat(&["--model", "openai/gpt-5-mini"], "hi\n");
+    assert!(picked.contains("openai reply"), "{picked}");
+    assert!(requests_at(&custom).await.is_empty(), "{picked}");
+    // `/model` in a chat that started on the settings' model.
+    let switched = chat(&[], "hi\n/model openai/gpt-5-mini\nagain\n");
+    assert!(switched.contains("custom host reply"), "{switched}");
+    assert!(switched.contains("openai reply"), "{switched}");
+
+    let at_custom = requests_at(&custom).await;
+    assert_eq!(at_custom.len(), 1, "{switched}");
+    let (path, headers) = &at_custom[0];
+    assert_eq!(path, "/v1/chat/completions");
+    assert!(headers.contains(&("x-myco-auth".into(), MYCO_HEADER.into())));
+    assert!(
+        !holds_any(headers, &[ANTHROPIC_KEY, OPENAI_KEY]),
+        "{headers:?}"
+    );
+    let at_openai = requests_at(&openai).await;
+    assert_eq!(at_openai.len(), 2, "{switched}");
+    for (path, headers) in &at_openai {
+        assert_eq!(path, "/v1/responses");
+        let bearer = format!("Bearer {OPENAI_KEY}");
+        assert!(
+            headers.contains(&("authorization".into(), bearer)),
+            "{headers:?}"
+        );
+        assert!(
+            !holds_any(headers, &[MYCO_HEADER, ANTHROPIC_KEY]),
+            "{headers:?}"
+        );
+    }
+}
+
+/// A second provider of one's own is refused with a message naming whose endpoint it is; nothing
+/// is sent to the first one's host.
+#[tokio::test(flavor = "multi_thread")]
+async fn another_own_provider_is_refused_before_anything_is_sent() {
+    let custom = answering_host().await;
+    let run = Run::new();
+    configure_myco(&run, &custom);
+    let models = r#"[{"provider": "myco", "id": "coder-large", "contextWindow": 131072},
+        {"provider": "otherco", "id": "big", "contextWindow": 65536}]"#;
+    let output = run.ctxkit(&["config", "set", "llm.models", models]);
+    assert!(output.starts_with("exit: 0"), "{output}");
+    let output = tokio::task::block_in_place(|| {
+        run.ctxkit_with_input(
+            &["chat", "--no-session", "--model", "otherco/big"],
+            &[],
+            "hi\n",
+        )
+    });
+    assert!(output.starts_with("exit: 3"), "{output}");
+    assert!(
+        output.contains("Provider `otherco` has no endpoint") && output.contains("`myco`"),
+        "{output}"
+    );
+    assert!(output.contains("hint: "), "{output}");
+    assert!(!output.contains(MYCO_HEADER), "{output}");
+    assert!(requests_at(&custom).await.is_empty());
+}
+
+/// `llm.baseUrl` and `llm.apiKey` set for no provider, then a built-in model picked: its key goes
+/// neither to that host nor, past the user's proxy, straight to its own; the error names the fix.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_endpoint_set_for_no_provider_is_refused_for_a_built_in_one() {
+    let proxy = answering_host().await;
+    let run = Run::new();
+    let base = format!("{}/v1", proxy.uri());
+    for (key, value) in [
+        ("llm.baseUrl", base.as_str()),
+        ("llm.apiKey", "own-key-SECRET321"),
+    ] {
+        let output = run.ctxkit(&["config", "set", key, value]);
+        assert!(output.starts_with("exit: 0"), "{key}: {output}");
+    }
+    let variables = [("ANTHROPIC_API_KEY", ANTHROPIC_KEY)];
+    let output = tokio::task::block_in_place(|| {
+        let args = [
+            "chat",
+            "--no-session",
+            "--model",
+            "anthropic/claude-sonnet-4-5",
+        ];
+        run.ctxkit_with_input(&args, &variables, "hi\n")
+    });
+    assert!(output.starts_with("exit: 3"), "{output}");
+    assert!(
+        output.contains("Provider `anthropic` does not use `llm.baseUrl`"),
+        "{output}"
+    );
+    assert!(
+        output.contains("hint: if they are for `anthropic`, name it: `ctxkit config set defaultProvider anthropic`"),
+        "{output}"
+    );
+    assert!(!output.contains("SECRET"), "{output}");
+    assert!(requests_at(&proxy).await.is_empty());
+}
+
+/// QA F2: the provider answers `307` to another origin. The chat shows where it pointed, and the
+/// other origin receives neither the key, the configured header nor the conversation.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_redirect_to_another_origin_is_shown_and_never_followed() {
+    let elsewhere = answering_host().await;
+    let provider = MockServer::start().await;
+    let location = format!("{}/v1/messages", elsewhere.uri());
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(307).insert_header("location", location.as_str()))
+        .mount(&provider)
+        .await;
+    let run = Run::new();
+    let header = json!({"x-team": MYCO_HEADER}).to_string();
+    for (key, value) in [
+        ("defaultModel", "anthropic/claude-sonnet-4-5"),
+        ("llm.baseUrl", provider.uri().as_str()),
+        ("llm.headers", header.as_str()),
+        ("retry.enabled", "false"),
+    ] {
+        let output = run.ctxkit(&["config", "set", key, value]);
+        assert!(output.starts_with("exit: 0"), "{key}: {output}");
+    }
+    let output = tokio::task::block_in_place(|| {
+        let variables = [("ANTHROPIC_API_KEY", ANTHROPIC_KEY)];
+        run.ctxkit_with_input(&["chat", "--no-session"], &variables, "my secret plan\n")
+    });
+    assert!(
+        output.contains(&format!("answered HTTP 307, a redirect to `{location}`")),
+        "{output}"
+    );
+    assert!(!output.contains("SECRET"), "{output}");
+    assert!(requests_at(&elsewhere).await.is_empty(), "{output}");
+    assert_eq!(requests_at(&provider).await.len(), 1);
+}

@@ -1,0 +1,240 @@
+//! Who `llm.baseUrl`, `llm.api`, `llm.apiKey` and `llm.headers` belong to. They describe one
+//! endpoint, that of the provider the settings name; a model picked for one run (`--model`,
+//! `/model`, a server run's `model`) or the summary model of another provider never takes them
+//! over, so a built-in provider's key never goes to a host of one's own, and a host of one's own
+//! never gets a built-in provider's key (`docs/security.md`).
+
+use std::collections::BTreeMap;
+
+use ctxkit_secrets::ApiKey;
+
+use crate::config::{EnvSettings, LlmOptions, ModelSpec};
+use crate::error::LlmError;
+use crate::models::{Api, ModelTable, find_provider};
+
+/// What of the configured endpoint a provider gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EndpointShare {
+    /// All of it: base URL, wire format, key and headers (the settings' provider; with none named,
+    /// a provider of one's own, which has nothing else).
+    Whole,
+    /// The wire format only (a built-in provider when the settings name no provider: `llm.api
+    /// openai-completions` with `--model openai/…`). Its host and its key stay its own; a base URL,
+    /// key or header set for no provider is refused rather than skipped, so a proxy the user meant
+    /// is never bypassed without a word.
+    FormatOnly,
+    /// None of it: the provider's own host, format, key variable and no extra headers.
+    Nothing,
+}
+
+/// The provider the endpoint settings belong to: that of `defaultModel` (a bare id: `defaultProvider`,
+/// else the model table's), else `defaultProvider`, else that of `compaction.model`, else the one
+/// provider of one's own `llm.models` declares. Read from the settings only, never from a model
+/// picked for a run. `None` when the settings name none.
+pub(crate) fn endpoint_owner(
+    options: &LlmOptions,
+    table: &ModelTable,
+) -> Result<Option<String>, LlmError> {
+    let default_model = parse(options.model.as_deref())?;
+    let compaction_model = parse(options.compaction_model.as_deref())?;
+    let owner = provider_of(default_model.as_ref(), options.provider.as_deref(), table)
+        .or_else(|| provider_of(compaction_model.as_ref(), None, table))
+        .or_else(|| only_own_provider(options));
+    Ok(owner.map(|provider| canonical(&provider)))
+}
+
+/// The provider of one's own `llm.models` declares, when it declares exactly one.
+fn only_own_provider(options: &LlmOptions) -> Option<String> {
+    let mut own = options
+        .models
+        .iter()
+        .map(|model| canonical(&model.provider))
+        .filter(|provider| find_provider(provider).is_none());
+    let first = own.next()?;
+    own.all(|provider| provider == first).then_some(first)
+}
+
+/// What `provider` gets of the endpoint that `owner` was configured for.
+pub(crate) fn endpoint_share(owner: Option<&str>, provider: &str, builtin: bool) -> EndpointShare {
+    match owner {
+        Some(owner) if owner == provider => EndpointShare::Whole,
+        Some(_) => EndpointShare::Nothing,
+        None if builtin => EndpointShare::FormatOnly,
+        None => EndpointShare::Whole,
+    }
+}
+
+/// Where a provider's requests go and what they carry.
+pub(crate) struct Endpoint {
+    pub(crate) api: Api,
+    /// Without a trailing `/`.
+    pub(crate) base_url: String,
+    pub(crate) api_key: Option<ApiKey>,
+    pub(crate) headers: BTreeMap<String, String>,
+}
+
+/// `provider`'s endpoint: the configured one as far as `share` allows, then `OPENAI_BASE_URL` for
+/// `openai`, the built-in defaults and the provider's own key variable.
+pub(crate) fn endpoint(
+    options: &LlmOptions,
+    env: &EnvSettings,
+    provider: &str,
+    share: EndpointShare,
+    owner: Option<&str>,
+) -> Result<Endpoint, LlmError> {
+    let builtin = find_provider(provider);
+    let whole = share == EndpointShare::Whole;
+    let unowned =
+        options.base_url.is_some() || options.api_key.is_some() || !options.headers.is_empty();
+    if share == EndpointShare::FormatOnly && unowned {
+        return Err(LlmError::UnownedEndpoint {
+            provider: provider.to_owned(),
+        });
+    }
+    let no_endpoint = || match owner {
+        Some(owner) if builtin.is_none() && owner != provider => {
+            LlmError::EndpointOfAnotherProvider {
+                provider: provider.to_owned(),
+                owner: owner.to_owned(),
+            }
+        }
+        _ => LlmError::UnknownProvider {
+            provider: provider.to_owned(),
+        },
+    };
+    let api = options
+        .api
+        .filter(|_| share != EndpointShare::Nothing)
+        .or(builtin.map(|info| info.api))
+        .ok_or_else(no_endpoint)?;
+    let env_base_url = env.openai_base_url.clone().filter(|_| provider == "openai");
+    let base_url = options
+        .base_url
+        .clone()
+        .filter(|_| whole)
+        .or(env_base_url)
+        .or(builtin.map(|info| info.base_url.to_owned()))
+        .ok_or_else(no_endpoint)?;
+    let api_key = options
+        .api_key
+        .clone()
+        .filter(|_| whole)
+        .or_else(|| env.api_keys.get(provider).cloned());
+    if api_key.is_none()
+        && let Some(key_env) = builtin.and_then(|info| info.key_env)
+    {
+        return Err(LlmError::MissingApiKey {
+            provider: provider.to_owned(),
+            env_var: key_env.to_owned(),
+        });
+    }
+    let headers = if whole {
+        options.headers.clone()
+    } else {
+        BTreeMap::new()
+    };
+    Ok(Endpoint {
+        api,
+        base_url: base_url.trim_end_matches('/').to_owned(),
+        api_key,
+        headers,
+    })
+}
+
+/// The provider of `spec`: its own prefix, else `default_provider`, else the model table's
+/// provider of its id. With no spec, `default_provider`.
+pub(crate) fn provider_of(
+    spec: Option<&ModelSpec>,
+    default_provider: Option<&str>,
+    table: &ModelTable,
+) -> Option<String> {
+    spec.and_then(|spec| spec.provider.clone())
+        .or_else(|| default_provider.map(str::to_owned))
+        .or_else(|| {
+            let id = &spec?.id;
+            table.find_by_id(id).map(|model| model.provider.clone())
+        })
+}
+
+/// The provider's one name: `gemini` is `google`.
+pub(crate) fn canonical(provider: &str) -> String {
+    if provider == "gemini" {
+        "google".to_owned()
+    } else {
+        provider.to_owned()
+    }
+}
+
+fn parse(spec: Option<&str>) -> Result<Option<ModelSpec>, LlmError> {
+    spec.map(ModelSpec::parse).transpose()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn owner_of(options: &LlmOptions) -> Option<String> {
+        endpoint_owner(options, &ModelTable::builtin()).unwrap()
+    }
+
+    #[test]
+    fn the_owner_comes_from_the_settings_model_then_provider_then_summary_model() {
+        let mut options = LlmOptions {
+            model: Some("myco/coder-large".into()),
+            provider: Some("other".into()),
+            compaction_model: Some("openai/gpt-5-mini".into()),
+            ..LlmOptions::default()
+        };
+        assert_eq!(owner_of(&options).as_deref(), Some("myco"));
+        options.model = Some("coder-large".into());
+        assert_eq!(owner_of(&options).as_deref(), Some("other"));
+        options.provider = None;
+        options.model = Some("claude-sonnet-4-5".into());
+        assert_eq!(owner_of(&options).as_deref(), Some("anthropic"));
+        options.model = None;
+        assert_eq!(owner_of(&options).as_deref(), Some("openai"));
+        options.compaction_model = Some("gemini/gemini-2.5-flash".into());
+        assert_eq!(owner_of(&options).as_deref(), Some("google"));
+        options.compaction_model = None;
+        assert_eq!(owner_of(&options), None);
+        // The one provider of one's own the models declare; with two, none.
+        let model = |provider: &str| crate::models::ModelLimits {
+            provider: provider.into(),
+            id: "m".into(),
+            context_window: 1000,
+            max_output: 100,
+            reasoning: false,
+        };
+        options.models = vec![model("openai"), model("myco"), model("myco")];
+        assert_eq!(owner_of(&options).as_deref(), Some("myco"));
+        options.models.push(model("otherco"));
+        assert_eq!(owner_of(&options), None);
+    }
+
+    #[test]
+    fn a_picked_model_never_becomes_the_owner() {
+        let options = LlmOptions {
+            model: Some("myco/coder-large".into()),
+            picked_model: Some("anthropic/claude-sonnet-4-5".into()),
+            picked_compaction_model: Some("openai/gpt-5-mini".into()),
+            ..LlmOptions::default()
+        };
+        assert_eq!(owner_of(&options).as_deref(), Some("myco"));
+        let unnamed = LlmOptions {
+            picked_model: Some("anthropic/claude-sonnet-4-5".into()),
+            ..LlmOptions::default()
+        };
+        assert_eq!(owner_of(&unnamed), None);
+    }
+
+    #[test]
+    fn only_the_owner_gets_the_whole_endpoint() {
+        use EndpointShare::{FormatOnly, Nothing, Whole};
+        assert_eq!(endpoint_share(Some("myco"), "myco", false), Whole);
+        assert_eq!(endpoint_share(Some("anthropic"), "anthropic", true), Whole);
+        assert_eq!(endpoint_share(Some("myco"), "anthropic", true), Nothing);
+        assert_eq!(endpoint_share(Some("anthropic"), "myco", false), Nothing);
+        assert_eq!(endpoint_share(None, "openai", true), FormatOnly);
+        assert_eq!(endpoint_share(None, "myco", false), Whole);
+    }
+}
