@@ -55,17 +55,36 @@ pub enum StoreError {
     Session(#[from] ctxkit_session::SessionError),
 
     /// The database answered with an error or the connection failed. `context` says what ctxkit
-    /// was doing. Retry when the database is reachable again; nothing acknowledged was lost.
-    #[error("database: {context}: {source}")]
+    /// was doing; the message is the server's own when it sent one. Retry when the database is
+    /// reachable again; nothing acknowledged was lost.
+    #[error("database: {context}: {}", describe(.error))]
     Database {
         context: &'static str,
-        #[source]
-        source: tokio_postgres::Error,
+        error: tokio_postgres::Error,
     },
 
-    /// No database connection could be had from the pool (the server is down or unreachable).
+    /// No database connection could be had from the pool: the server is down or unreachable, or
+    /// refused the connection. `reason` is the server's message when it sent one (`password
+    /// authentication failed for user …`, `database … does not exist`: never a password).
     #[error("database: cannot connect: {reason}")]
     Connect { reason: String },
+}
+
+/// What went wrong, in the database's words: the server's message when it sent one (a driver
+/// error shows only "db error"), else the driver's error and its causes (`error connecting to
+/// server: Connection refused`).
+pub(crate) fn describe(error: &tokio_postgres::Error) -> String {
+    if let Some(database) = error.as_db_error() {
+        return database.message().to_owned();
+    }
+    let mut text = error.to_string();
+    let mut cause = std::error::Error::source(error);
+    while let Some(current) = cause {
+        text.push_str(": ");
+        text.push_str(&current.to_string());
+        cause = current.source();
+    }
+    text
 }
 
 /// The store's result type.
@@ -85,6 +104,24 @@ impl StoreError {
     }
 
     pub(crate) fn database(context: &'static str) -> impl FnOnce(tokio_postgres::Error) -> Self {
-        move |source| Self::Database { context, source }
+        move |error| Self::Database { context, error }
+    }
+
+    /// Why no connection could be had from the pool.
+    pub(crate) fn connect(error: &deadpool_postgres::PoolError) -> Self {
+        use deadpool_postgres::{PoolError, TimeoutType};
+        let reason = match error {
+            PoolError::Backend(error) => describe(error),
+            PoolError::Timeout(TimeoutType::Create) => {
+                "the database did not answer in time".to_owned()
+            }
+            PoolError::Timeout(TimeoutType::Wait | TimeoutType::Recycle) => {
+                "every connection stayed busy".to_owned()
+            }
+            PoolError::Closed | PoolError::NoRuntimeSpecified | PoolError::PostCreateHook(_) => {
+                error.to_string()
+            }
+        };
+        Self::Connect { reason }
     }
 }

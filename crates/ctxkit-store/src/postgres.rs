@@ -70,9 +70,10 @@ impl PostgresStore {
     }
 
     async fn client(&self) -> Result<deadpool_postgres::Object> {
-        self.pool.get().await.map_err(|error| StoreError::Connect {
-            reason: crate::url::redact_url(&error.to_string()),
-        })
+        self.pool
+            .get()
+            .await
+            .map_err(|error| StoreError::connect(&error))
     }
 
     /// Runs the migrations not yet recorded, under an advisory lock (instances starting together

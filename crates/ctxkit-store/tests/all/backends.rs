@@ -8,8 +8,18 @@ use ctxkit_store::{DirectoryStore, PostgresStore};
 
 /// The test database, or `None` to skip outside CI.
 pub async fn database() -> Option<PostgresStore> {
-    let url = match std::env::var("CTXKIT_TEST_DATABASE_URL") {
-        Ok(url) if !url.is_empty() => url,
+    let url = database_url()?;
+    Some(
+        PostgresStore::connect(&url)
+            .await
+            .expect("the test database answers"),
+    )
+}
+
+/// The test database's URL, or `None` to skip outside CI.
+pub fn database_url() -> Option<String> {
+    match std::env::var("CTXKIT_TEST_DATABASE_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
         _ => {
             assert!(
                 std::env::var_os("CI").is_none(),
@@ -17,14 +27,35 @@ pub async fn database() -> Option<PostgresStore> {
                  (.ci/install-postgres starts the database)"
             );
             eprintln!("skipped: CTXKIT_TEST_DATABASE_URL is not set (run .ci/install-postgres)");
-            return None;
+            None
         }
-    };
-    Some(
-        PostgresStore::connect(&url)
-            .await
-            .expect("the test database answers"),
-    )
+    }
+}
+
+/// A connection the server refuses says why, in the server's words: "db error" alone left a
+/// user guessing between a wrong password and a missing database.
+#[tokio::test]
+async fn a_refused_connection_says_why() {
+    let Some(url) = database_url() else { return };
+    let (server, _) = url.rsplit_once('/').unwrap();
+    let missing = format!("{server}/ctxkit_no_such_database");
+    let error = PostgresStore::connect(&missing).await.unwrap_err();
+    let shown = error.to_string();
+    assert!(
+        matches!(error, ctxkit_store::StoreError::Connect { .. }),
+        "{error:?}"
+    );
+    assert!(
+        shown.contains(r#"database "ctxkit_no_such_database" does not exist"#),
+        "{shown}"
+    );
+    assert!(!shown.contains("db error"), "{shown}");
+    // Nothing listens on port 1: the driver's reason, with its cause.
+    let error = PostgresStore::connect("postgres://nobody@127.0.0.1:1/x")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("Connection refused"), "{error}");
 }
 
 macro_rules! on_both_backends {
