@@ -195,7 +195,11 @@ fn classify_store(store_error: &ctxkit_store::StoreError) -> (u8, Option<String>
     match store_error {
         StoreError::InvalidUrl { .. } => (
             2,
-            Some("set `--store`, `CTXKIT_STORE` or `store.url` to a directory or a `postgres://` URL".to_owned()),
+            Some(format!(
+                "set `CTXKIT_STORE`, `store.url` or `--store` to a database URL `{}` or a directory \
+                 (`./NAME` for a name with a colon)",
+                ctxkit_store::DATABASE_URL_FORM
+            )),
         ),
         StoreError::NotFound { .. } => (3, Some("list the stored sessions with `ctxkit sessions --all`".to_owned())),
         StoreError::Exists { .. } | StoreError::InvalidSession { .. } => (3, None),

@@ -5,8 +5,9 @@ use std::path::PathBuf;
 /// What a store operation can fail with.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// `store.url` is neither a directory nor a `postgres://` URL. Returned by
-    /// [`crate::StoreUrl::parse`]. Fix the setting, flag or `CTXKIT_STORE`.
+    /// `store.url` is neither a directory nor a `postgres://` URL (a text that starts like a URL
+    /// is never taken for a directory). Returned by [`crate::StoreUrl::parse`]. Fix the setting,
+    /// flag or `CTXKIT_STORE`. `url` is shown redacted (a refused scheme: only the scheme).
     #[error("invalid store URL `{url}`: {reason}")]
     InvalidUrl { url: String, reason: String },
 

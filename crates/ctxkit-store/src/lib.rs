@@ -20,7 +20,7 @@ pub use files::{DirectoryStore, list_folder};
 pub use lines::{EntryFacts, HeaderFacts, SessionLines, entry_facts, header_facts};
 pub use postgres::PostgresStore;
 pub use store::{Lease, ListQuery, SessionStore, StoredSession};
-pub use url::{StoreUrl, redact_url};
+pub use url::{DATABASE_URL_FORM, StoreUrl, redact_url};
 
 use std::time::Duration;
 

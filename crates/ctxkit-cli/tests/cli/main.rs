@@ -192,6 +192,7 @@ mod serve_protocol;
 mod simulate;
 mod small_windows;
 mod store;
+mod store_mistakes;
 mod trust;
 mod undo_and_branch;
 mod web;
