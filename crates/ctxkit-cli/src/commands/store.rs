@@ -25,12 +25,8 @@ pub fn choose(
     command: &mut Command,
     locations: &mut Locations,
 ) -> Result<StoreUrl> {
-    let text = match process
-        .args()
-        .store
-        .clone()
-        .or_else(crate::cli::store_from_environment)
-    {
+    let flag = process.args().store.clone();
+    let text = match flag.clone().or_else(crate::cli::store_from_environment) {
         Some(text) => Some(text),
         None if uses_store(command) => setting(process)?,
         None => None,
@@ -39,11 +35,25 @@ pub fn choose(
         return Ok(StoreUrl::Directory(locations.sessions_root.clone()));
     };
     let url = StoreUrl::parse(&text)?;
+    if flag.is_some() && url.has_password() {
+        warn_of_password_on_command_line();
+    }
     match &url {
         StoreUrl::Directory(root) => locations.sessions_root.clone_from(root),
         StoreUrl::Postgres(_) => locations.database = Some(url.clone()),
     }
     Ok(url)
+}
+
+/// A password in `--store` is in the process's command line, which every user of the machine may
+/// read (`ps`, `/proc/PID/cmdline`) while the command runs: said once, on stderr.
+fn warn_of_password_on_command_line() {
+    let _ = writeln!(
+        crate::redact::stderr(),
+        "warning: the password in `--store` can be read by every user of this machine while \
+         ctxkit runs (the process list); set the URL in `{}` or `store.url` instead",
+        crate::cli::CTXKIT_STORE
+    );
 }
 
 /// Setting `store.url` of the trusted view (an untrusted project cannot choose the store).

@@ -51,3 +51,20 @@ fn a_database_url_in_upper_case_is_a_database() {
     assert!(output.starts_with("exit: 4\n"), "{output}");
     assert!(output.contains("cannot connect"), "{output}");
 }
+
+/// A password in `--store` is in `/proc/PID/cmdline` for every local user while ctxkit runs: one
+/// warning naming `CTXKIT_STORE`; none for the variable, or a URL without a password.
+#[test]
+fn a_password_on_the_command_line_is_warned_of() {
+    let run = Run::new();
+    let warning = "warning: the password in `--store`";
+    let with_password = "postgres://alice:PW-s3cret@127.0.0.1:1/ctxkit";
+    let output = run.ctxkit(&["--store", with_password, "sessions"]);
+    assert_eq!(output.matches(warning).count(), 1, "{output}");
+    assert!(output.contains("`CTXKIT_STORE`"), "{output}");
+    assert!(!output.contains("PW-s3cret"), "{output}");
+    let output = run.ctxkit_with_env(&["sessions"], &[("CTXKIT_STORE", with_password)]);
+    assert!(!output.contains(warning), "{output}");
+    let output = run.ctxkit(&["--store", "postgres://alice@127.0.0.1:1/ctxkit", "sessions"]);
+    assert!(!output.contains(warning), "{output}");
+}
