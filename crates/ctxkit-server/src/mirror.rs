@@ -67,6 +67,8 @@ fn store_error(error: StoreError) -> MethodError {
         StoreError::Exists { .. } => "session_exists",
         StoreError::InvalidUrl { .. }
         | StoreError::InvalidSession { .. }
+        | StoreError::NotUtf8 { .. }
+        | StoreError::DamagedLine { .. }
         | StoreError::Io { .. }
         | StoreError::Session(_)
         | StoreError::Database { .. }

@@ -42,6 +42,27 @@ pub enum StoreError {
     #[error("{what}: {reason}")]
     InvalidSession { what: String, reason: String },
 
+    /// Line `line` of the file to import is not UTF-8: a store keeps each line as text. Returned
+    /// by `import_file`, whose caller names the file (`what`); nothing was written. `ctxkit
+    /// check` names the line.
+    #[error("line {line}: not UTF-8 ({reason})")]
+    NotUtf8 {
+        what: String,
+        line: usize,
+        reason: String,
+    },
+
+    /// Line `line` of the file to import is not a session entry (not JSON, cut short, not an
+    /// object with a string `type`). Returned by `import_file`, whose caller names the file
+    /// (`what`); nothing was written. `ctxkit check` lists every such line; fix or remove it in
+    /// a copy, and import the copy.
+    #[error("line {line}: {reason}")]
+    DamagedLine {
+        what: String,
+        line: usize,
+        reason: String,
+    },
+
     /// A file operation of the directory store failed.
     #[error("cannot {action} `{path}`: {source}")]
     Io {

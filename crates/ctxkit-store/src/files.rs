@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, StoreError};
-use crate::lines::{SessionLines, check_entries, check_entry, header_facts};
+use crate::lines::{EntryFacts, SessionLines, check_entries, header_facts, next_checked};
 use crate::store::{Lease, ListQuery, SessionStore, StoredSession};
 
 /// Sessions as JSONL files under a sessions root.
@@ -124,13 +124,13 @@ impl DirectoryStore {
         Err(not_found())
     }
 
-    /// Stores a new session: `header`, then each line `next_entry` gives, checked and written as
-    /// it comes into a temporary file that becomes the session's file only when every line was
-    /// good (a refused line leaves nothing behind).
+    /// Stores a new session: `header`, then each entry line `next_entry` gives (checked by it),
+    /// written as it comes into a temporary file that becomes the session's file only when every
+    /// line was good (a refused line leaves nothing behind).
     fn import_blocking<S: AsRef<str>>(
         &self,
         header_line: &str,
-        mut next_entry: impl FnMut() -> Result<Option<S>>,
+        mut next_entry: impl FnMut() -> Result<Option<(S, EntryFacts)>>,
     ) -> Result<StoredSession> {
         let header = header_facts(header_line).map_err(|reason| StoreError::InvalidSession {
             what: "the session to import".to_owned(),
@@ -156,12 +156,8 @@ impl DirectoryStore {
                 .map_err(StoreError::io("write", &written))
         };
         write_line(&mut writer, header_line)?;
-        let mut position = 0;
-        while let Some(line) = next_entry()? {
-            position += 1;
-            let line = line.as_ref();
-            check_entry(&header.id, position, line)?;
-            write_line(&mut writer, line)?;
+        while let Some((line, _)) = next_entry()? {
+            write_line(&mut writer, line.as_ref())?;
         }
         let temporary = writer
             .into_inner()
@@ -395,8 +391,8 @@ impl SessionStore for DirectoryStore {
     async fn import(&self, lines: &SessionLines) -> Result<StoredSession> {
         let (store, lines) = (self.clone(), lines.clone());
         blocking(move || {
-            let mut entries = lines.entries.iter();
-            store.import_blocking(&lines.header, || Ok(entries.next()))
+            let mut entries = lines.entries.iter().enumerate();
+            store.import_blocking(&lines.header, || next_checked(&mut entries))
         })
         .await
     }
@@ -406,7 +402,7 @@ impl SessionStore for DirectoryStore {
         blocking(move || {
             let mut lines = crate::lines::JsonlLines::open(&path)?;
             let (header, _) = lines.header()?;
-            store.import_blocking(&header, || lines.next_line())
+            store.import_blocking(&header, || lines.next_entry())
         })
         .await
     }

@@ -9,7 +9,7 @@ use tokio_postgres::{NoTls, Row};
 
 use crate::error::{Result, StoreError};
 use crate::lines::{
-    EntryFacts, SEARCHED_CHARACTERS, SessionLines, check_entries, check_entry, header_facts,
+    EntryFacts, SEARCHED_CHARACTERS, SessionLines, check_entries, header_facts, next_checked,
 };
 use crate::store::{Lease, ListQuery, SessionStore, StoredSession};
 
@@ -281,12 +281,13 @@ const IMPORT_BATCH_LINES: usize = 10_000;
 const IMPORT_BATCH_BYTES: usize = 16 << 20;
 
 impl PostgresStore {
-    /// Stores a new session, `header_line` then the lines `next_entry` gives, in batches inside one
-    /// transaction: a refused line or a failed insert stores nothing.
+    /// Stores a new session, `header_line` then the entry lines `next_entry` gives (checked by
+    /// it, with their facts), in batches inside one transaction: a refused line or a failed insert
+    /// stores nothing.
     async fn import_from<S: AsRef<str>>(
         &self,
         header_line: &str,
-        mut next_entry: impl FnMut() -> Result<Option<S>> + Send,
+        mut next_entry: impl FnMut() -> Result<Option<(S, EntryFacts)>> + Send,
     ) -> Result<StoredSession> {
         let header = header_facts(header_line).map_err(|reason| StoreError::InvalidSession {
             what: "the session to import".to_owned(),
@@ -317,7 +318,7 @@ impl PostgresStore {
         }
         let mut count = 0i64;
         loop {
-            let (batch, facts, more) = import_batch(&header.id, count, &mut next_entry)?;
+            let (batch, facts, more) = import_batch(&mut next_entry)?;
             count = insert_entries(&transaction, &header.id, count, 0, &batch, &facts).await?;
             if !more {
                 break;
@@ -338,22 +339,19 @@ impl PostgresStore {
     }
 }
 
-/// The next batch of an import's entries after `count`, their facts, and whether more may follow.
+/// The next batch of an import's entries, their facts, and whether more may follow.
 fn import_batch<S: AsRef<str>>(
-    id: &str,
-    count: i64,
-    next_entry: &mut impl FnMut() -> Result<Option<S>>,
+    next_entry: &mut impl FnMut() -> Result<Option<(S, EntryFacts)>>,
 ) -> Result<(Vec<String>, Vec<EntryFacts>, bool)> {
     let mut batch = Vec::new();
     let mut facts = Vec::new();
     let mut bytes = 0;
     while batch.len() < IMPORT_BATCH_LINES && bytes < IMPORT_BATCH_BYTES {
-        let Some(line) = next_entry()? else {
+        let Some((line, line_facts)) = next_entry()? else {
             return Ok((batch, facts, false));
         };
         let line = line.as_ref();
-        let position = usize::try_from(count).unwrap_or(usize::MAX) + batch.len() + 1;
-        facts.push(check_entry(id, position, line)?);
+        facts.push(line_facts);
         bytes += line.len();
         batch.push(line.to_owned());
     }
@@ -362,15 +360,16 @@ fn import_batch<S: AsRef<str>>(
 
 impl SessionStore for PostgresStore {
     async fn import(&self, lines: &SessionLines) -> Result<StoredSession> {
-        let mut entries = lines.entries.iter();
-        self.import_from(&lines.header, || Ok(entries.next())).await
+        let mut entries = lines.entries.iter().enumerate();
+        self.import_from(&lines.header, || next_checked(&mut entries))
+            .await
     }
 
     async fn import_file(&self, path: &std::path::Path) -> Result<StoredSession> {
         // Read with blocking calls between the batches' inserts: a local file's buffered reads.
         let mut lines = crate::lines::JsonlLines::open(path)?;
         let (header, _) = lines.header()?;
-        self.import_from(&header, || lines.next_line()).await
+        self.import_from(&header, || lines.next_entry()).await
     }
 
     async fn export(&self, id: &str) -> Result<SessionLines> {

@@ -208,21 +208,7 @@ fn store_action(url: &StoreUrl, action: StoreAction, out: &mut dyn Write) -> Res
     let runtime = runtime()?;
     let store = open(&runtime, url)?;
     match action {
-        StoreAction::Import { files } => {
-            for file in files {
-                importable(&file)?;
-                let stored = runtime
-                    .block_on(store.import_file(&file))
-                    .with_context(|| format!("cannot import `{}`", file.display()))?;
-                writeln!(
-                    out,
-                    "Imported {} ({}) from {}",
-                    stored.id,
-                    crate::render::counted(stored.entries, "entry"),
-                    file.display()
-                )?;
-            }
-        }
+        StoreAction::Import { files } => return import_files(&runtime, &store, &files, out),
         StoreAction::Export { id, out: file } => {
             let lines = runtime.block_on(store.export(&id))?;
             write_new_file(&file, &lines.to_jsonl())?;
@@ -235,6 +221,44 @@ fn store_action(url: &StoreUrl, action: StoreAction, out: &mut dyn Write) -> Res
         }
     }
     Ok(Outcome::Success)
+}
+
+/// `ctxkit store import FILE...`: each file on its own, a failure reported (stderr) as it happens
+/// and the others imported; the first failure's exit code when any failed.
+fn import_files(
+    runtime: &tokio::runtime::Runtime,
+    store: &AnyStore,
+    files: &[PathBuf],
+    out: &mut dyn Write,
+) -> Result<Outcome> {
+    let mut failures = Vec::new();
+    for file in files {
+        let imported = importable(file).and_then(|()| {
+            runtime
+                .block_on(store.import_file(file))
+                .with_context(|| format!("cannot import `{}`", file.display()))
+        });
+        match imported {
+            Ok(stored) => writeln!(
+                out,
+                "Imported {} ({}) from {}",
+                stored.id,
+                crate::render::counted(stored.entries, "entry"),
+                file.display()
+            )?,
+            Err(error) => failures.push(crate::report_failure(&error)),
+        }
+    }
+    let Some(&code) = failures.first() else {
+        return Ok(Outcome::Success);
+    };
+    writeln!(
+        crate::redact::stderr(),
+        "{} of {} not imported (each named above); the others were",
+        failures.len(),
+        crate::render::counted(files.len(), "file")
+    )?;
+    Ok(Outcome::PartlyFailed { code })
 }
 
 /// Refuses a session file the store cannot take as it is: one in an older format. Every line

@@ -68,3 +68,78 @@ fn a_password_on_the_command_line_is_warned_of() {
     let output = run.ctxkit(&["--store", "postgres://alice@127.0.0.1:1/ctxkit", "sessions"]);
     assert!(!output.contains(warning), "{output}");
 }
+
+/// `store import` of several files: each is imported or refused on its own, a refusal reported
+/// with a hint that fits it, the others imported, and the exit code says some failed. A Pi
+/// session with a lone surrogate (half an emoji) is read by every other command, so it imports
+/// too, byte for byte.
+#[test]
+fn a_batch_imports_every_file_it_can_and_names_each_it_cannot() {
+    let run = Run::new();
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz/corpus/session_loader/good-lone-surrogate.jsonl");
+    let surrogate = run.home.path().join("surrogate.jsonl");
+    std::fs::copy(&fixture, &surrogate).unwrap();
+    let good = run.copy("good-branches.jsonl");
+    let damaged = run.home.path().join("damaged.jsonl");
+    let text = std::fs::read_to_string(super::corpus("good-labels.jsonl")).unwrap();
+    std::fs::write(&damaged, text.replacen("\n{", "\n{\"cut\n{", 1)).unwrap();
+    let not_utf8 = run.home.path().join("not-utf8.jsonl");
+    let mut bytes = std::fs::read(super::corpus("good-unicode.jsonl")).unwrap();
+    bytes.extend_from_slice(b"{\"type\":\"custom\",\"id\":\"x1\",\"data\":\"\xff\"}\n");
+    std::fs::write(&not_utf8, bytes).unwrap();
+    let store = run.home.path().join("store");
+    let output = run.ctxkit(&[
+        "--store",
+        store.to_str().unwrap(),
+        "store",
+        "import",
+        surrogate.to_str().unwrap(),
+        damaged.to_str().unwrap(),
+        good.to_str().unwrap(),
+        not_utf8.to_str().unwrap(),
+    ]);
+    assert!(output.starts_with("exit: 3\n"), "{output}");
+    assert_eq!(output.matches("Imported ").count(), 2, "{output}");
+    assert!(output.contains("from [HOME]/surrogate.jsonl"), "{output}");
+    assert!(
+        output.contains("from [HOME]/good-branches.jsonl"),
+        "{output}"
+    );
+    assert!(
+        output.contains("hint: `ctxkit check [HOME]/damaged.jsonl` lists every damaged line"),
+        "{output}"
+    );
+    assert!(
+        output.contains("cannot import `[HOME]/not-utf8.jsonl`: line 13: not UTF-8"),
+        "{output}"
+    );
+    assert!(
+        output.contains("cannot import `[HOME]/damaged.jsonl`: line 2: not JSON"),
+        "{output}"
+    );
+    assert!(
+        output.contains("a store keeps each line as text"),
+        "{output}"
+    );
+    assert!(!output.contains("list the stored sessions"), "{output}");
+    assert!(
+        output.contains("2 of 4 files not imported (each named above)"),
+        "{output}"
+    );
+    let exported = run.home.path().join("back.jsonl");
+    let output = run.ctxkit(&[
+        "--store",
+        store.to_str().unwrap(),
+        "store",
+        "export",
+        "3eb2decb-435b-7b94-a3f9-d0b9fcb9c967",
+        "-o",
+        exported.to_str().unwrap(),
+    ]);
+    assert!(output.starts_with("exit: 0\n"), "{output}");
+    assert_eq!(
+        std::fs::read(&exported).unwrap(),
+        std::fs::read(&fixture).unwrap()
+    );
+}

@@ -93,6 +93,7 @@ on_both_backends!(
     a_released_lease_is_free_at_once,
     racing_takeovers_leave_one_writer,
     a_bad_line_writes_nothing,
+    what_the_session_reader_reads_is_imported,
     unknown_and_duplicate_sessions,
     listing_by_project_name_time_and_text,
     a_huge_entry_is_stored_and_found,

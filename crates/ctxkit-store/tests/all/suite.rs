@@ -174,11 +174,48 @@ pub async fn a_file_imported_a_line_at_a_time_is_stored_as_its_lines(store: &imp
     let torn = dir.path().join("torn.jsonl");
     std::fs::write(&torn, &bad).unwrap();
     let error = store.import_file(&torn).await.unwrap_err();
-    assert!(error.to_string().contains("entry 15001"), "{error}");
+    assert!(
+        matches!(error, StoreError::DamagedLine { line: 15002, .. }),
+        "{error:?}"
+    );
     assert!(matches!(
         store.export(&id).await,
         Err(StoreError::NotFound { .. })
     ));
+}
+
+/// A session the session reader reads imports byte for byte: Pi writes a lone surrogate
+/// (`\ud83d`) when it cuts a string inside an emoji, which strict JSON refuses. What it cannot
+/// take is refused with the file's line number: a damaged line, bytes that are not UTF-8.
+pub async fn what_the_session_reader_reads_is_imported(store: &impl SessionStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz/corpus/session_loader/good-lone-surrogate.jsonl");
+    let id = uuid::Uuid::new_v4().to_string();
+    let text = std::fs::read_to_string(&fixture)
+        .unwrap()
+        .replace("3eb2decb-435b-7b94-a3f9-d0b9fcb9c967", &id);
+    let path = dir.path().join("surrogate.jsonl");
+    std::fs::write(&path, &text).unwrap();
+    assert!(Session::open(&path).unwrap().diagnostics().is_empty());
+    let stored = store.import_file(&path).await.unwrap();
+    assert_eq!(stored.entries, 2);
+    assert_eq!(store.export(&id).await.unwrap().to_jsonl(), text.as_bytes());
+    let other = text.replace(&id, &uuid::Uuid::new_v4().to_string());
+    let lines = SessionLines::parse("surrogate", other.as_bytes()).unwrap();
+    assert_eq!(store.import(&lines).await.unwrap().entries, 2);
+
+    let header = json!({"type": "session", "version": 3, "id": uuid::Uuid::new_v4().to_string(),
+                        "timestamp": "2025-11-20T10:00:00.000Z", "cwd": project()});
+    let mut not_utf8 = format!("{header}\n{}\n", entry_line("a", None, "fine")).into_bytes();
+    not_utf8.extend_from_slice(b"{\"type\":\"custom\",\"x\":\"\xff\"}\n");
+    let path = dir.path().join("not-utf8.jsonl");
+    std::fs::write(&path, &not_utf8).unwrap();
+    let error = store.import_file(&path).await.unwrap_err();
+    assert!(
+        matches!(error, StoreError::NotUtf8 { line: 3, .. }),
+        "{error:?}"
+    );
 }
 
 pub async fn the_tree_labels_leaf_and_compactions_are_the_files(store: &impl SessionStore) {
@@ -280,6 +317,8 @@ pub async fn a_second_writer_is_refused(store: &impl SessionStore) {
         | StoreError::Exists { .. }
         | StoreError::Fenced { .. }
         | StoreError::InvalidSession { .. }
+        | StoreError::NotUtf8 { .. }
+        | StoreError::DamagedLine { .. }
         | StoreError::Io { .. }
         | StoreError::Session(_)
         | StoreError::Database { .. }
