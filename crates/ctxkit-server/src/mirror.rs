@@ -216,9 +216,19 @@ pub(crate) async fn after_request<T>(
             *mirror = None;
             drop(mirror);
             *shared.engine.write().await = None;
-            Err(error)
+            Err(closed_after(error))
         }
     }
+}
+
+/// The error of a request whose entries could not be stored, saying that the session was closed
+/// and how to go on (its lease is taken again by the same client at once).
+fn closed_after(mut error: MethodError) -> MethodError {
+    error.message.push_str(
+        "; the session was closed and what this request appended was not stored: open it again \
+         with `session.open` (once the database answers) and send the request again",
+    );
+    error
 }
 
 async fn sync(shared: &Shared, mirror: &mut Mirror) -> Result<(), MethodError> {
@@ -275,5 +285,43 @@ pub(crate) async fn close(shared: &Shared) {
         if synced.is_ok() {
             let _ = open.store.release(&open.lease).await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every `data.kind` a database store's error is answered with is in `docs/protocol.md`
+    /// (`store` was not, nor `session_not_found` and `session_exists`).
+    #[test]
+    fn every_kind_of_a_store_error_is_documented() {
+        let documented = include_str!("../../../docs/protocol.md");
+        let errors = [
+            StoreError::SessionInUse {
+                id: "s".to_owned(),
+                owner: "o".to_owned(),
+                expires_in_ms: 1,
+            },
+            StoreError::Fenced {
+                id: "s".to_owned(),
+                token: 1,
+            },
+            StoreError::NotFound { id: "s".to_owned() },
+            StoreError::Exists { id: "s".to_owned() },
+            StoreError::Connect {
+                reason: "down".to_owned(),
+            },
+        ];
+        for error in errors {
+            let kind = store_error(error).kind.unwrap();
+            assert!(documented.contains(&format!("`{kind}`")), "{kind}");
+        }
+        let closed = closed_after(copy_error("cannot write", "disk full"));
+        assert!(
+            closed.message.contains("`session.open`"),
+            "{}",
+            closed.message
+        );
     }
 }

@@ -101,6 +101,19 @@ impl DirectoryStore {
         &self.root
     }
 
+    /// Whether the store can be used: its root is a folder, or not there yet (the first session
+    /// stored creates it).
+    pub fn check(&self) -> Result<()> {
+        match std::fs::metadata(&self.root) {
+            Ok(metadata) if metadata.is_dir() => Ok(()),
+            Ok(_) => Err(StoreError::io("read", &self.root)(std::io::Error::from(
+                std::io::ErrorKind::NotADirectory,
+            ))),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(error) => Err(StoreError::io("read", &self.root)(error)),
+        }
+    }
+
     /// The file of session `id`: the `*_<id>.jsonl` file in a project folder.
     pub fn find(&self, id: &str) -> Result<PathBuf> {
         let not_found = || StoreError::NotFound { id: id.to_owned() };
@@ -188,6 +201,7 @@ impl DirectoryStore {
         let now = now_ms();
         if let Some(holder) = &locked.record.owner
             && locked.record.expires_ms > now
+            && holder != owner
         {
             return Err(StoreError::SessionInUse {
                 id: id.to_owned(),

@@ -42,6 +42,14 @@ impl AnyStore {
             StoreUrl::Postgres(url) => Ok(Self::Postgres(PostgresStore::connect(url).await?)),
         }
     }
+
+    /// Whether the store answers now (a health check: the caller bounds how long it waits).
+    pub async fn check(&self) -> Result<()> {
+        match self {
+            Self::Directory(store) => store.check(),
+            Self::Postgres(store) => store.check().await,
+        }
+    }
 }
 
 macro_rules! dispatch {

@@ -69,7 +69,9 @@ pub trait SessionStore: Send + Sync {
     fn export(&self, id: &str) -> impl Future<Output = Result<SessionLines>> + Send;
 
     /// Makes `owner` the session's one writer for `ttl`, or [`crate::StoreError::SessionInUse`]
-    /// while another writer's lease runs. A lease that expired is taken over.
+    /// while another writer's lease runs. A lease that expired is taken over, and `owner` takes
+    /// its own lease again at once (a writer that lost its connection to the database and could
+    /// not release it): either way with a new token, so the earlier lease is fenced.
     fn acquire(
         &self,
         id: &str,

@@ -20,7 +20,8 @@ impl PostgresStore {
                  SET lease_owner = $2, lease_token = lease_token + 1,
                      lease_expires = clock_timestamp() + make_interval(secs => $3::bigint / 1000.0)
                  WHERE id = $1
-                   AND (lease_owner IS NULL OR lease_expires <= clock_timestamp())
+                   AND (lease_owner IS NULL OR lease_expires <= clock_timestamp()
+                        OR lease_owner = $2)
                  RETURNING lease_token",
                 &[&id, &owner, &millis(ttl)],
             )

@@ -81,6 +81,16 @@ impl PostgresStore {
             .map_err(|error| StoreError::connect(&error))
     }
 
+    /// Whether the database answers now: a connection from the pool runs `SELECT 1`.
+    pub async fn check(&self) -> Result<()> {
+        self.client()
+            .await?
+            .simple_query("SELECT 1")
+            .await
+            .map(drop)
+            .map_err(StoreError::database("check the connection"))
+    }
+
     /// Runs the migrations not yet recorded, under an advisory lock (instances starting together
     /// migrate once).
     async fn migrate(&self) -> Result<()> {

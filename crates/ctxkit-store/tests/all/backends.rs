@@ -91,6 +91,7 @@ on_both_backends!(
     a_second_writer_is_refused,
     a_dead_writer_is_taken_over_and_fenced,
     a_released_lease_is_free_at_once,
+    a_writer_takes_its_own_lease_again,
     racing_takeovers_leave_one_writer,
     a_bad_line_writes_nothing,
     what_the_session_reader_reads_is_imported,

@@ -375,6 +375,27 @@ pub async fn a_dead_writer_is_taken_over_and_fenced(store: &impl SessionStore) {
     assert_eq!(ids, ["e0", "d1", "n1"]);
 }
 
+/// A writer that could not release its lease (the database went away under it) takes it again at
+/// once, rather than being refused by itself until it expires; the earlier lease is fenced, and
+/// another writer is still refused.
+pub async fn a_writer_takes_its_own_lease_again(store: &impl SessionStore) {
+    let id = small_session(store, &project(), 1).await;
+    let first = store.acquire(&id, "client 3", LONG).await.unwrap();
+    let again = store.acquire(&id, "client 3", LONG).await.unwrap();
+    assert!(again.token > first.token, "{first:?} {again:?}");
+    let line = entry_line("late", Some("e0"), "late");
+    assert!(matches!(
+        store.append(&first, &[line], LONG).await,
+        Err(StoreError::Fenced { .. })
+    ));
+    let line = entry_line("now", Some("e0"), "now");
+    assert_eq!(store.append(&again, &[line], LONG).await.unwrap(), 2);
+    assert!(matches!(
+        store.acquire(&id, "client 4", LONG).await,
+        Err(StoreError::SessionInUse { .. })
+    ));
+}
+
 pub async fn a_released_lease_is_free_at_once(store: &impl SessionStore) {
     let id = small_session(store, &project(), 1).await;
     let first = store.acquire(&id, "a", LONG).await.unwrap();
