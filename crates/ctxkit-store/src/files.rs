@@ -335,19 +335,11 @@ fn matches(query: &ListQuery, session: &StoredSession, path: &Path) -> Result<bo
     };
     let bytes = std::fs::read(path).map_err(StoreError::io("read", path))?;
     let lines = SessionLines::parse("", &bytes)?;
-    let words: Vec<String> = words_of(text);
+    let words: Vec<String> = crate::lines::words_of(text);
     Ok(lines.entries.iter().any(|line| {
-        let line_words = words_of(crate::lines::searched_part(line));
+        let line_words = crate::lines::words_of(crate::lines::searched_part(line));
         words.iter().all(|word| line_words.contains(word))
     }))
-}
-
-/// Lowercase words (letters and digits), as PostgreSQL's `simple` text search splits them.
-fn words_of(text: &str) -> Vec<String> {
-    text.split(|character: char| !character.is_alphanumeric())
-        .filter(|word| !word.is_empty())
-        .map(str::to_lowercase)
-        .collect()
 }
 
 /// The listing facts of the session file at `path`.

@@ -42,6 +42,16 @@ pub struct EntryFacts {
 /// 1 MiB, and both backends search the same part.
 pub(crate) const SEARCHED_CHARACTERS: usize = 100_000;
 
+/// The words a text search matches, of a query or of an entry line: runs of letters and digits,
+/// lowercased. A query matches a line holding each of its words as a whole word (both backends:
+/// PostgreSQL's index splits a line the same way).
+pub(crate) fn words_of(text: &str) -> Vec<String> {
+    text.split(|character: char| !character.is_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
 /// The part of `line` a text search reads.
 pub(crate) fn searched_part(line: &str) -> &str {
     match line.char_indices().nth(SEARCHED_CHARACTERS) {

@@ -28,7 +28,9 @@ pub struct ListQuery {
     pub since_ms: Option<i64>,
     /// Sessions changed before this time (ms since the epoch).
     pub until_ms: Option<i64>,
-    /// Sessions with an entry holding these words.
+    /// Sessions with an entry holding each of these words (runs of letters and digits, any case)
+    /// as a whole word, wherever it stands (in a URL, a host, a hyphenated token): both backends
+    /// find the same sessions.
     pub text: Option<String>,
     pub limit: usize,
 }

@@ -2,8 +2,16 @@
 
 use super::{PostgresStore, SESSION_COLUMNS, session_of};
 use crate::error::{Result, StoreError};
-use crate::lines::SEARCHED_CHARACTERS;
+use crate::lines::words_of;
 use crate::store::{ListQuery, StoredSession};
+
+/// The words of an entry line as the text index holds them (`migrations/0003_text_index_words.sql`
+/// creates the index on this expression, which the search must repeat to use it): the line's first
+/// `SEARCHED_CHARACTERS` with every ASCII character but a letter or a digit a space, split and
+/// lowercased by the `simple` configuration. The words `words_of` makes of a line, as the file
+/// store reads them (non-ASCII letters lowercased as the database's locale does).
+const SEARCHED_WORDS: &str = "to_tsvector('simple', regexp_replace(left(line, 100000), \
+    '[\\x01-\\x2F\\x3A-\\x40\\x5B-\\x60\\x7B-\\x7F]+', ' ', 'g'))";
 
 impl PostgresStore {
     pub(super) async fn list_sessions(&self, query: &ListQuery) -> Result<Vec<StoredSession>> {
@@ -14,6 +22,9 @@ impl PostgresStore {
             i64::try_from(query.limit).unwrap_or(i64::MAX)
         };
         let name_pattern = query.name.as_deref().map(like_pattern);
+        // The query's words as the file store splits them; none (only punctuation) matches a
+        // session with any entry, as there.
+        let words = query.text.as_deref().map(|text| words_of(text).join(" "));
         let rows = client
             .query(
                 &format!(
@@ -24,8 +35,7 @@ impl PostgresStore {
                        AND ($4::bigint IS NULL OR s.modified_ms < $4)
                        AND ($5::text IS NULL OR EXISTS (
                            SELECT 1 FROM ctxkit_entries e WHERE e.session_id = s.id
-                             AND to_tsvector('simple', left(e.line, {SEARCHED_CHARACTERS}))
-                                 @@ plainto_tsquery('simple', $5)))
+                             AND ($5 = '' OR {SEARCHED_WORDS} @@ plainto_tsquery('simple', $5))))
                      ORDER BY s.modified_ms DESC, s.id LIMIT $6"
                 ),
                 &[
@@ -33,7 +43,7 @@ impl PostgresStore {
                     &name_pattern,
                     &query.since_ms,
                     &query.until_ms,
-                    &query.text,
+                    &words,
                     &limit,
                 ],
             )
@@ -55,4 +65,24 @@ fn like_pattern(text: &str) -> String {
     }
     pattern.push('%');
     pattern
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The search repeats the index's expression exactly (else PostgreSQL reads every line).
+    #[test]
+    fn the_search_reads_the_words_the_index_holds() {
+        let migration = include_str!("../../migrations/0003_text_index_words.sql");
+        let one_line = SEARCHED_WORDS
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            migration.contains(&format!("USING gin ({one_line});")),
+            "{one_line}"
+        );
+        assert!(one_line.contains(&crate::lines::SEARCHED_CHARACTERS.to_string()));
+    }
 }

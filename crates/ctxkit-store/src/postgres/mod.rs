@@ -22,6 +22,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         2,
         include_str!("../../migrations/0002_text_index_prefix.sql"),
     ),
+    (
+        3,
+        include_str!("../../migrations/0003_text_index_words.sql"),
+    ),
 ];
 
 /// A key for `pg_advisory_xact_lock`: one migrator at a time across every instance.

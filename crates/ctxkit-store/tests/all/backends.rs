@@ -97,6 +97,7 @@ on_both_backends!(
     what_the_session_reader_reads_is_imported,
     unknown_and_duplicate_sessions,
     listing_by_project_name_time_and_text,
+    a_text_search_finds_the_words_of_urls_hosts_and_tokens,
     a_huge_entry_is_stored_and_found,
     a_stored_session_is_listed_as_its_file,
 );

@@ -572,6 +572,71 @@ pub async fn listing_by_project_name_time_and_text(store: &impl SessionStore) {
 /// A stored session is listed as its file is: every message entry counted (tool results too),
 /// and the first message the first words the user typed, not what the agent injected before
 /// them (an OpenClaw gateway's event and a chat channel's envelope here).
+/// Both backends find the same sessions for the same words: each word of the query (letters and
+/// digits, any case) a whole word of one entry line, wherever it stands: in a URL, a host, a
+/// path, a hyphenated or underscored token. PostgreSQL's text search kept `db.example.com` and
+/// `sk-ant-…` as single tokens, so `example` and `sk-ant` were found in files only.
+pub async fn a_text_search_finds_the_words_of_urls_hosts_and_tokens(store: &impl SessionStore) {
+    let here = project();
+    let id = uuid::Uuid::new_v4().to_string();
+    let header = json!({"type": "session", "version": 3, "id": id,
+                        "timestamp": "2025-11-20T10:00:00.000Z", "cwd": here})
+    .to_string();
+    let texts = [
+        "fetch https://db.example.com:5432/v2/items?page=3 now",
+        "the key sk-ant-api03-AbCdEf was revoked; see snake_case_name and Café—Crème",
+        "résumé \\nescaped and <tag>x</tag> user@mail.example.org",
+    ];
+    let entries = texts
+        .iter()
+        .enumerate()
+        .map(|(index, text)| entry_line(&format!("t{index}"), None, text))
+        .collect();
+    store
+        .import(&SessionLines { header, entries })
+        .await
+        .unwrap();
+    let found = |text: &str| {
+        let query = ListQuery {
+            project: Some(here.clone()),
+            text: Some(text.to_owned()),
+            ..ListQuery::default()
+        };
+        async move { store.list(&query).await.unwrap().len() == 1 }
+    };
+    for words in [
+        "example",
+        "db.example.com",
+        "EXAMPLE com",
+        "sk-ant",
+        "api03",
+        "SK ANT abcdef",
+        "v2 items",
+        "page=3",
+        "snake_case_name",
+        "case",
+        "café crème",
+        "CAFÉ",
+        "nescaped",
+        "tag",
+        "mail example org",
+        "https",
+        "   ",
+    ] {
+        assert!(found(words).await, "{words:?} is not found");
+    }
+    for words in [
+        "exampl",
+        "sk-antx",
+        "db.example.net",
+        "api",
+        "caf",
+        "fetch revoked",
+    ] {
+        assert!(!found(words).await, "{words:?} is found");
+    }
+}
+
 pub async fn a_stored_session_is_listed_as_its_file(store: &impl SessionStore) {
     let dir = tempfile::tempdir().unwrap();
     let id = uuid::Uuid::new_v4().to_string();
