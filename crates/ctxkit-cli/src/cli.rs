@@ -406,7 +406,7 @@ pub enum Command {
         out: PathBuf,
     },
     /// Serve a session's page on loopback (a printed URL with a random token), following the
-    /// session as an agent appends; Ctrl-C stops.
+    /// session as an agent appends; Ctrl-C, SIGTERM or SIGHUP stops (its private copy removed).
     View {
         #[command(flatten)]
         web: WebArgs,

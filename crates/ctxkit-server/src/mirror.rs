@@ -89,8 +89,10 @@ fn copy_error(what: &str, error: impl std::fmt::Display) -> MethodError {
     }
 }
 
+/// A private folder (`0700`, named after this process: one a killed server left is removed by
+/// the next process of its user) for one session's copy.
 fn private_folder() -> Result<tempfile::TempDir, MethodError> {
-    crate::copies::private_folder()
+    ctxkit_session::private_temporary_folder("serve")
         .map_err(|error| copy_error("cannot create a private temporary folder", error))
 }
 
@@ -131,7 +133,7 @@ pub(crate) async fn open(
         let folder = private_folder()?;
         let path = folder.path().join(format!("{id}.jsonl"));
         let bytes = lines.to_jsonl();
-        std::fs::write(&path, &bytes)
+        ctxkit_session::write_private_file(&path, &bytes)
             .map_err(|error| copy_error("cannot write the session's copy", error))?;
         let session =
             Session::open(&path).map_err(|error| crate::errors::engine_error(error.into()))?;
@@ -165,6 +167,9 @@ pub(crate) async fn create(
         .path()
         .map(std::path::Path::to_owned)
         .ok_or_else(|| copy_error("the new session", "has no file"))?;
+    // Readable by this user only, as an opened session's copy.
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+        .map_err(|error| copy_error("cannot write the session's copy", error))?;
     let bytes = std::fs::read(&path)
         .map_err(|error| copy_error("cannot read the session's copy", error))?;
     let lines = SessionLines::parse(&path.display().to_string(), &bytes).map_err(store_error)?;

@@ -424,11 +424,11 @@ impl Copy<'_> {
         dispatch: impl FnOnce(Command, &mut dyn Write) -> Result<Outcome>,
     ) -> Result<Outcome> {
         let lines = self.runtime.block_on(self.store.export(self.id))?;
-        let directory = ctxkit_session::private_temporary_folder("ctxkit-session-")
+        let directory = ctxkit_session::private_temporary_folder("session")
             .context("cannot create a private temporary directory")?;
         let path = directory.path().join(format!("{}.jsonl", self.id));
         let before = lines.to_jsonl();
-        std::fs::write(&path, &before)
+        ctxkit_session::write_private_file(&path, &before)
             .with_context(|| format!("cannot write `{}`", path.display()))?;
         if let Some((argument, _)) = session_argument(&mut command) {
             argument.clone_from(&path);
@@ -441,9 +441,13 @@ impl Copy<'_> {
         let syncer = self.lease.map(|lease| {
             super::store_sync::Syncer::start(self.url, lease, &path, before.len() as u64)
         });
-        // What the command prints names the session by its id, not by the temporary copy.
+        // What the command prints names the session by its id, not by the temporary copy: on
+        // stderr (warnings, hints) through the output layer, on stdout here too (the chat's is
+        // not that layer's).
+        let shown = crate::redact::show_path_as(&path, self.id);
         let mut printed = Vec::new();
         let result = dispatch(command, &mut printed);
+        drop(shown);
         let committed = syncer.map_or(Ok(()), super::store_sync::Syncer::finish);
         let printed = String::from_utf8_lossy(&printed);
         out.write_all(

@@ -180,6 +180,7 @@ mod import;
 mod issue41;
 mod offline_size;
 mod on_demand;
+mod private_copies;
 mod provider_context;
 mod providers;
 mod recall_summarized;
