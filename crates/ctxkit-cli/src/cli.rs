@@ -85,7 +85,8 @@ pub struct GlobalArgs {
     #[arg(long, global = true, env = "CTXKIT_SESSIONS_DIR", value_name = "DIR")]
     pub sessions_dir: Option<PathBuf>,
     /// Where sessions are stored: a sessions directory (the default, `<home>/sessions`), or a
-    /// PostgreSQL URL `postgres://user:password@host/db` (`CTXKIT_STORE`; setting `store.url`).
+    /// PostgreSQL URL `postgres://user@host/db` (`CTXKIT_STORE`; setting `store.url`: there, not
+    /// here, for a URL with a password, which a command line shows to every local user).
     /// With a database, commands that take a session FILE take a session id too.
     #[arg(long, global = true, value_name = "URL")]
     pub store: Option<String>,
@@ -419,7 +420,7 @@ pub enum Command {
         out: PathBuf,
     },
     /// Serve a session's page on loopback (a printed URL with a random token), following the
-    /// session as an agent appends; Ctrl-C stops.
+    /// session as an agent appends; Ctrl-C, SIGTERM or SIGHUP stops (its private copy removed).
     View {
         #[command(flatten)]
         web: WebArgs,

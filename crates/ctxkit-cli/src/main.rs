@@ -21,6 +21,11 @@ pub enum Outcome {
     Success,
     /// `ctxkit check` found problems.
     ProblemsFound,
+    /// Some items of a batch failed (each reported on stderr as it failed, with
+    /// [`report_failure`]), the others were done: exits with `code`, the first failure's.
+    PartlyFailed {
+        code: u8,
+    },
 }
 
 fn main() -> ExitCode {
@@ -52,6 +57,7 @@ fn main() -> ExitCode {
     match result {
         Ok(Outcome::Success) => ExitCode::SUCCESS,
         Ok(Outcome::ProblemsFound) => ExitCode::from(1),
+        Ok(Outcome::PartlyFailed { code }) => ExitCode::from(code),
         Err(error) => report(&error),
     }
 }
@@ -117,6 +123,12 @@ fn report(error: &anyhow::Error) -> ExitCode {
     if broken_pipe {
         return ExitCode::SUCCESS;
     }
+    ExitCode::from(report_failure(error))
+}
+
+/// Prints `error` as one line and a hint on stderr; returns its exit code. A batch command
+/// reports each failed item with it and goes on ([`Outcome::PartlyFailed`]).
+pub(crate) fn report_failure(error: &anyhow::Error) -> u8 {
     let (code, hint) = classify(error);
     let mut stderr = std::io::stderr().lock();
     let message = format!("error: {}", render::error_chain(error));
@@ -125,7 +137,7 @@ fn report(error: &anyhow::Error) -> ExitCode {
     if let Some(hint) = hint {
         let _ = writeln!(stderr, "hint: {}", render::terminal_safe(&hint));
     }
-    ExitCode::from(code)
+    code
 }
 
 /// What `ctxkit simulate` reads, when it cannot read a session.
@@ -195,10 +207,22 @@ fn classify_store(store_error: &ctxkit_store::StoreError) -> (u8, Option<String>
     match store_error {
         StoreError::InvalidUrl { .. } => (
             2,
-            Some("set `--store`, `CTXKIT_STORE` or `store.url` to a directory or a `postgres://` URL".to_owned()),
+            Some(format!(
+                "set `CTXKIT_STORE`, `store.url` or `--store` to a database URL `{}` or a directory \
+                 (`./NAME` for a name with a colon)",
+                ctxkit_store::DATABASE_URL_FORM
+            )),
         ),
         StoreError::NotFound { .. } => (3, Some("list the stored sessions with `ctxkit sessions --all`".to_owned())),
         StoreError::Exists { .. } | StoreError::InvalidSession { .. } => (3, None),
+        StoreError::NotUtf8 { what, .. } => (
+            3,
+            Some(format!("a store keeps each line as text; `ctxkit check {what}` names the line (read commands show its bytes as U+FFFD): fix it in a copy and import the copy")),
+        ),
+        StoreError::DamagedLine { what, .. } => (
+            3,
+            Some(format!("`ctxkit check {what}` lists every damaged line; a store takes whole entries only: fix or remove the line in a copy and import the copy")),
+        ),
         StoreError::SessionInUse { .. } => (
             5,
             Some("wait for the other writer to finish (a writer that died is taken over when its lease expires)".to_owned()),

@@ -5,7 +5,51 @@
 //! `llm.baseUrl` or a directory name never prints credentials, and a session title holding an
 //! OSC 52 clipboard write or a clear-screen sequence prints as text.
 
+use std::borrow::Cow;
 use std::io::Write;
+use std::sync::Mutex;
+
+/// Paths shown under another name on stdout and stderr while their [`ShownAs`] lives: a database
+/// session's private copy is named by the session's id, never by a temporary file the user did
+/// not name and that is gone once the command ends.
+static SHOWN_AS: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+
+/// Shows `path` as `name` in everything printed until it is dropped.
+#[must_use = "the path is shown as the name only while this lives"]
+pub struct ShownAs {
+    path: String,
+}
+
+/// Shows `path` as `name` on stdout and stderr until the returned value is dropped.
+pub fn show_path_as(path: &std::path::Path, name: &str) -> ShownAs {
+    let path = path.display().to_string();
+    if let Ok(mut shown) = SHOWN_AS.lock() {
+        shown.push((path.clone(), name.to_owned()));
+    }
+    ShownAs { path }
+}
+
+impl Drop for ShownAs {
+    fn drop(&mut self) {
+        if let Ok(mut shown) = SHOWN_AS.lock() {
+            shown.retain(|(path, _)| *path != self.path);
+        }
+    }
+}
+
+/// `text` with every path shown under another name replaced by it.
+fn with_shown_names(text: Cow<'_, str>) -> Cow<'_, str> {
+    let Ok(shown) = SHOWN_AS.lock() else {
+        return text;
+    };
+    let mut text = text;
+    for (path, name) in shown.iter() {
+        if text.contains(path.as_str()) {
+            text = Cow::Owned(text.replace(path.as_str(), name));
+        }
+    }
+    text
+}
 
 /// Stderr, locked, through the same layer as stdout.
 pub fn stderr() -> RedactingWriter<std::io::StderrLock<'static>> {
@@ -45,7 +89,12 @@ impl<W: Write> RedactingWriter<W> {
     fn write_redacted(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         let text = String::from_utf8_lossy(bytes);
         let redacted = if self.credentials {
-            ctxkit_secrets::redact_credentials(&text)
+            let shown = with_shown_names(text);
+            let redacted = match ctxkit_secrets::redact_credentials(&shown) {
+                Cow::Owned(redacted) => Some(redacted),
+                Cow::Borrowed(_) => None,
+            };
+            redacted.map_or(shown, Cow::Owned)
         } else {
             text
         };
@@ -106,6 +155,26 @@ mod tests {
         assert_eq!(
             String::from_utf8(output).unwrap(),
             "Installed https://<redacted>@host/repo\ngit:<redacted>@h/p"
+        );
+    }
+
+    #[test]
+    fn a_path_is_shown_by_its_name_while_asked() {
+        let mut output = Vec::new();
+        {
+            let mut writer = RedactingWriter::new(&mut output);
+            let shown = show_path_as(std::path::Path::new("/tmp/ctxkit-session-1-x/s.jsonl"), "s");
+            writeln!(
+                writer,
+                "run `ctxkit undo-compact /tmp/ctxkit-session-1-x/s.jsonl`"
+            )
+            .unwrap();
+            drop(shown);
+            writeln!(writer, "then /tmp/ctxkit-session-1-x/s.jsonl").unwrap();
+        }
+        assert_eq!(
+            String::from_utf8(output).unwrap(),
+            "run `ctxkit undo-compact s`\nthen /tmp/ctxkit-session-1-x/s.jsonl\n"
         );
     }
 

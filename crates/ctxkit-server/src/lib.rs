@@ -62,7 +62,6 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod agent_run;
-mod copies;
 mod envelope;
 mod errors;
 mod input;
@@ -78,7 +77,6 @@ mod socket;
 mod stop;
 
 pub use agent_run::{AgentConfig, ModelSource, SystemPrompt};
-pub use copies::remove_abandoned_copies;
 pub use input::{DEFAULT_MAX_QUEUED_BYTES, DEFAULT_MAX_REQUEST_BYTES};
 pub use listen::{ListenError, Listener, SHUTDOWN_GRACE};
 pub use mirror::StoreBinding;

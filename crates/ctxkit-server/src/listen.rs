@@ -35,6 +35,9 @@ use crate::ServerConfig;
 /// How long a drain waits for the clients' requests to end before the server stops anyway.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 
+/// How long `GET /health` waits for the database to answer before it reports it unavailable.
+const HEALTH_STORE_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// Why the listener did not start.
 #[derive(Debug, thiserror::Error)]
 pub enum ListenError {
@@ -131,7 +134,7 @@ impl Listener {
             connections.spawn(async move {
                 let service = service_fn(move |request| {
                     let state = Arc::clone(&state);
-                    async move { Ok::<_, Infallible>(route(&state, request)) }
+                    async move { Ok::<_, Infallible>(route(&state, request).await) }
                 });
                 let _ = hyper::server::conn::http1::Builder::new()
                     .serve_connection(TokioIo::new(stream), service)
@@ -166,21 +169,14 @@ fn reply(status: StatusCode, body: serde_json::Value) -> Reply {
     response
 }
 
-fn route(state: &Arc<State>, request: Request<Incoming>) -> Reply {
+async fn route(state: &Arc<State>, request: Request<Incoming>) -> Reply {
     let draining = *state.draining.borrow();
     match (request.method().as_str(), request.uri().path()) {
         ("GET", "/health") if draining => reply(
             StatusCode::SERVICE_UNAVAILABLE,
             json!({"status": "draining"}),
         ),
-        ("GET", "/health") => reply(
-            StatusCode::OK,
-            json!({
-                "status": "ok",
-                "clients": state.clients.load(Ordering::SeqCst),
-                "store": if state.config.store.is_some() { "database" } else { "files" },
-            }),
-        ),
+        ("GET", "/health") => health(state).await,
         ("GET", "/rpc") if draining => reply(
             StatusCode::SERVICE_UNAVAILABLE,
             json!({"error": "the server is shutting down; connect to another instance"}),
@@ -191,6 +187,28 @@ fn route(state: &Arc<State>, request: Request<Incoming>) -> Reply {
             json!({"error": "not found: the protocol is at /rpc (WebSocket), health at /health"}),
         ),
     }
+}
+
+/// `GET /health`: ok with the number of clients; with a database store, ok only while the
+/// database answers within [`HEALTH_STORE_TIMEOUT`] (503 `store_unavailable` otherwise: every
+/// request that writes would fail). Says nothing of why: it needs no token.
+async fn health(state: &State) -> Reply {
+    let clients = state.clients.load(Ordering::SeqCst);
+    let Some(binding) = &state.config.store else {
+        return reply(
+            StatusCode::OK,
+            json!({"status": "ok", "clients": clients, "store": "files"}),
+        );
+    };
+    let answered = tokio::time::timeout(HEALTH_STORE_TIMEOUT, binding.store.check()).await;
+    let (status, word) = match answered {
+        Ok(Ok(())) => (StatusCode::OK, "ok"),
+        Ok(Err(_)) | Err(_) => (StatusCode::SERVICE_UNAVAILABLE, "store_unavailable"),
+    };
+    reply(
+        status,
+        json!({"status": word, "clients": clients, "store": "database"}),
+    )
 }
 
 /// Whether the request may use the server: the token when one is set; without one (loopback

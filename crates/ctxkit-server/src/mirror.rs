@@ -67,6 +67,8 @@ fn store_error(error: StoreError) -> MethodError {
         StoreError::Exists { .. } => "session_exists",
         StoreError::InvalidUrl { .. }
         | StoreError::InvalidSession { .. }
+        | StoreError::NotUtf8 { .. }
+        | StoreError::DamagedLine { .. }
         | StoreError::Io { .. }
         | StoreError::Session(_)
         | StoreError::Database { .. }
@@ -87,8 +89,10 @@ fn copy_error(what: &str, error: impl std::fmt::Display) -> MethodError {
     }
 }
 
+/// A private folder (`0700`, named after this process: one a killed server left is removed by
+/// the next process of its user) for one session's copy.
 fn private_folder() -> Result<tempfile::TempDir, MethodError> {
-    crate::copies::private_folder()
+    ctxkit_session::private_temporary_folder("serve")
         .map_err(|error| copy_error("cannot create a private temporary folder", error))
 }
 
@@ -129,7 +133,7 @@ pub(crate) async fn open(
         let folder = private_folder()?;
         let path = folder.path().join(format!("{id}.jsonl"));
         let bytes = lines.to_jsonl();
-        std::fs::write(&path, &bytes)
+        ctxkit_session::write_private_file(&path, &bytes)
             .map_err(|error| copy_error("cannot write the session's copy", error))?;
         let session =
             Session::open(&path).map_err(|error| crate::errors::engine_error(error.into()))?;
@@ -163,6 +167,9 @@ pub(crate) async fn create(
         .path()
         .map(std::path::Path::to_owned)
         .ok_or_else(|| copy_error("the new session", "has no file"))?;
+    // Readable by this user only, as an opened session's copy.
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+        .map_err(|error| copy_error("cannot write the session's copy", error))?;
     let bytes = std::fs::read(&path)
         .map_err(|error| copy_error("cannot read the session's copy", error))?;
     let lines = SessionLines::parse(&path.display().to_string(), &bytes).map_err(store_error)?;
@@ -214,9 +221,19 @@ pub(crate) async fn after_request<T>(
             *mirror = None;
             drop(mirror);
             *shared.engine.write().await = None;
-            Err(error)
+            Err(closed_after(error))
         }
     }
+}
+
+/// The error of a request whose entries could not be stored, saying that the session was closed
+/// and how to go on (its lease is taken again by the same client at once).
+fn closed_after(mut error: MethodError) -> MethodError {
+    error.message.push_str(
+        "; the session was closed and what this request appended was not stored: open it again \
+         with `session.open` (once the database answers) and send the request again",
+    );
+    error
 }
 
 async fn sync(shared: &Shared, mirror: &mut Mirror) -> Result<(), MethodError> {
@@ -273,5 +290,43 @@ pub(crate) async fn close(shared: &Shared) {
         if synced.is_ok() {
             let _ = open.store.release(&open.lease).await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every `data.kind` a database store's error is answered with is in `docs/protocol.md`
+    /// (`store` was not, nor `session_not_found` and `session_exists`).
+    #[test]
+    fn every_kind_of_a_store_error_is_documented() {
+        let documented = include_str!("../../../docs/protocol.md");
+        let errors = [
+            StoreError::SessionInUse {
+                id: "s".to_owned(),
+                owner: "o".to_owned(),
+                expires_in_ms: 1,
+            },
+            StoreError::Fenced {
+                id: "s".to_owned(),
+                token: 1,
+            },
+            StoreError::NotFound { id: "s".to_owned() },
+            StoreError::Exists { id: "s".to_owned() },
+            StoreError::Connect {
+                reason: "down".to_owned(),
+            },
+        ];
+        for error in errors {
+            let kind = store_error(error).kind.unwrap();
+            assert!(documented.contains(&format!("`{kind}`")), "{kind}");
+        }
+        let closed = closed_after(copy_error("cannot write", "disk full"));
+        assert!(
+            closed.message.contains("`session.open`"),
+            "{}",
+            closed.message
+        );
     }
 }

@@ -66,6 +66,7 @@ mod lock_holder;
 mod migrate;
 mod paths;
 mod private;
+mod process;
 mod records;
 mod regular;
 mod scan;
@@ -97,7 +98,8 @@ pub use llm::{
     to_llm_message,
 };
 pub use paths::{default_session_dir, encode_cwd, session_file_name};
-pub use private::private_temporary_folder;
+pub use private::{private_temporary_folder, remove_abandoned_private_folders, write_private_file};
+pub use process::{current_user_id, is_running};
 pub use records::ContextForm;
 pub use regular::MAX_SESSION_BYTES;
 pub use session::{LeafSelector, NewCompaction, Session, SummarySource};

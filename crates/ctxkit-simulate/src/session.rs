@@ -213,7 +213,7 @@ pub(crate) fn load_session(path: &Path) -> Result<LoadedSession, SimulateError> 
             ctxkit_import::import_file(path, None).map_err(|error| bad_input(path, error))?;
         let format = imported.format.name();
         // Written a line at a time, then let go: the opened session is what is replayed.
-        let dir = ctxkit_session::private_temporary_folder("ctxkit-simulate-")
+        let dir = ctxkit_session::private_temporary_folder("simulate")
             .map_err(|error| bad_input(path, error))?;
         let file = dir.path().join("imported.jsonl");
         imported

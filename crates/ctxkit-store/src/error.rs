@@ -5,8 +5,9 @@ use std::path::PathBuf;
 /// What a store operation can fail with.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// `store.url` is neither a directory nor a `postgres://` URL. Returned by
-    /// [`crate::StoreUrl::parse`]. Fix the setting, flag or `CTXKIT_STORE`.
+    /// `store.url` is neither a directory nor a `postgres://` URL (a text that starts like a URL
+    /// is never taken for a directory). Returned by [`crate::StoreUrl::parse`]. Fix the setting,
+    /// flag or `CTXKIT_STORE`. `url` is shown redacted (a refused scheme: only the scheme).
     #[error("invalid store URL `{url}`: {reason}")]
     InvalidUrl { url: String, reason: String },
 
@@ -41,6 +42,27 @@ pub enum StoreError {
     #[error("{what}: {reason}")]
     InvalidSession { what: String, reason: String },
 
+    /// Line `line` of the file to import is not UTF-8: a store keeps each line as text. Returned
+    /// by `import_file`, whose caller names the file (`what`); nothing was written. `ctxkit
+    /// check` names the line.
+    #[error("line {line}: not UTF-8 ({reason})")]
+    NotUtf8 {
+        what: String,
+        line: usize,
+        reason: String,
+    },
+
+    /// Line `line` of the file to import is not a session entry (not JSON, cut short, not an
+    /// object with a string `type`). Returned by `import_file`, whose caller names the file
+    /// (`what`); nothing was written. `ctxkit check` lists every such line; fix or remove it in
+    /// a copy, and import the copy.
+    #[error("line {line}: {reason}")]
+    DamagedLine {
+        what: String,
+        line: usize,
+        reason: String,
+    },
+
     /// A file operation of the directory store failed.
     #[error("cannot {action} `{path}`: {source}")]
     Io {
@@ -55,17 +77,36 @@ pub enum StoreError {
     Session(#[from] ctxkit_session::SessionError),
 
     /// The database answered with an error or the connection failed. `context` says what ctxkit
-    /// was doing. Retry when the database is reachable again; nothing acknowledged was lost.
-    #[error("database: {context}: {source}")]
+    /// was doing; the message is the server's own when it sent one. Retry when the database is
+    /// reachable again; nothing acknowledged was lost.
+    #[error("database: {context}: {}", describe(.error))]
     Database {
         context: &'static str,
-        #[source]
-        source: tokio_postgres::Error,
+        error: tokio_postgres::Error,
     },
 
-    /// No database connection could be had from the pool (the server is down or unreachable).
+    /// No database connection could be had from the pool: the server is down or unreachable, or
+    /// refused the connection. `reason` is the server's message when it sent one (`password
+    /// authentication failed for user …`, `database … does not exist`: never a password).
     #[error("database: cannot connect: {reason}")]
     Connect { reason: String },
+}
+
+/// What went wrong, in the database's words: the server's message when it sent one (a driver
+/// error shows only "db error"), else the driver's error and its causes (`error connecting to
+/// server: Connection refused`).
+pub(crate) fn describe(error: &tokio_postgres::Error) -> String {
+    if let Some(database) = error.as_db_error() {
+        return database.message().to_owned();
+    }
+    let mut text = error.to_string();
+    let mut cause = std::error::Error::source(error);
+    while let Some(current) = cause {
+        text.push_str(": ");
+        text.push_str(&current.to_string());
+        cause = current.source();
+    }
+    text
 }
 
 /// The store's result type.
@@ -85,6 +126,24 @@ impl StoreError {
     }
 
     pub(crate) fn database(context: &'static str) -> impl FnOnce(tokio_postgres::Error) -> Self {
-        move |source| Self::Database { context, source }
+        move |error| Self::Database { context, error }
+    }
+
+    /// Why no connection could be had from the pool.
+    pub(crate) fn connect(error: &deadpool_postgres::PoolError) -> Self {
+        use deadpool_postgres::{PoolError, TimeoutType};
+        let reason = match error {
+            PoolError::Backend(error) => describe(error),
+            PoolError::Timeout(TimeoutType::Create) => {
+                "the database did not answer in time".to_owned()
+            }
+            PoolError::Timeout(TimeoutType::Wait | TimeoutType::Recycle) => {
+                "every connection stayed busy".to_owned()
+            }
+            PoolError::Closed | PoolError::NoRuntimeSpecified | PoolError::PostCreateHook(_) => {
+                error.to_string()
+            }
+        };
+        Self::Connect { reason }
     }
 }

@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, StoreError};
-use crate::lines::{SessionLines, check_entries, check_entry, header_facts};
+use crate::lines::{EntryFacts, SessionLines, check_entries, header_facts, next_checked};
 use crate::store::{Lease, ListQuery, SessionStore, StoredSession};
 
 /// Sessions as JSONL files under a sessions root.
@@ -101,6 +101,19 @@ impl DirectoryStore {
         &self.root
     }
 
+    /// Whether the store can be used: its root is a folder, or not there yet (the first session
+    /// stored creates it).
+    pub fn check(&self) -> Result<()> {
+        match std::fs::metadata(&self.root) {
+            Ok(metadata) if metadata.is_dir() => Ok(()),
+            Ok(_) => Err(StoreError::io("read", &self.root)(std::io::Error::from(
+                std::io::ErrorKind::NotADirectory,
+            ))),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(error) => Err(StoreError::io("read", &self.root)(error)),
+        }
+    }
+
     /// The file of session `id`: the `*_<id>.jsonl` file in a project folder.
     pub fn find(&self, id: &str) -> Result<PathBuf> {
         let not_found = || StoreError::NotFound { id: id.to_owned() };
@@ -124,13 +137,13 @@ impl DirectoryStore {
         Err(not_found())
     }
 
-    /// Stores a new session: `header`, then each line `next_entry` gives, checked and written as
-    /// it comes into a temporary file that becomes the session's file only when every line was
-    /// good (a refused line leaves nothing behind).
+    /// Stores a new session: `header`, then each entry line `next_entry` gives (checked by it),
+    /// written as it comes into a temporary file that becomes the session's file only when every
+    /// line was good (a refused line leaves nothing behind).
     fn import_blocking<S: AsRef<str>>(
         &self,
         header_line: &str,
-        mut next_entry: impl FnMut() -> Result<Option<S>>,
+        mut next_entry: impl FnMut() -> Result<Option<(S, EntryFacts)>>,
     ) -> Result<StoredSession> {
         let header = header_facts(header_line).map_err(|reason| StoreError::InvalidSession {
             what: "the session to import".to_owned(),
@@ -156,12 +169,8 @@ impl DirectoryStore {
                 .map_err(StoreError::io("write", &written))
         };
         write_line(&mut writer, header_line)?;
-        let mut position = 0;
-        while let Some(line) = next_entry()? {
-            position += 1;
-            let line = line.as_ref();
-            check_entry(&header.id, position, line)?;
-            write_line(&mut writer, line)?;
+        while let Some((line, _)) = next_entry()? {
+            write_line(&mut writer, line.as_ref())?;
         }
         let temporary = writer
             .into_inner()
@@ -192,6 +201,7 @@ impl DirectoryStore {
         let now = now_ms();
         if let Some(holder) = &locked.record.owner
             && locked.record.expires_ms > now
+            && holder != owner
         {
             return Err(StoreError::SessionInUse {
                 id: id.to_owned(),
@@ -325,19 +335,11 @@ fn matches(query: &ListQuery, session: &StoredSession, path: &Path) -> Result<bo
     };
     let bytes = std::fs::read(path).map_err(StoreError::io("read", path))?;
     let lines = SessionLines::parse("", &bytes)?;
-    let words: Vec<String> = words_of(text);
+    let words: Vec<String> = crate::lines::words_of(text);
     Ok(lines.entries.iter().any(|line| {
-        let line_words = words_of(crate::lines::searched_part(line));
+        let line_words = crate::lines::words_of(crate::lines::searched_part(line));
         words.iter().all(|word| line_words.contains(word))
     }))
-}
-
-/// Lowercase words (letters and digits), as PostgreSQL's `simple` text search splits them.
-fn words_of(text: &str) -> Vec<String> {
-    text.split(|character: char| !character.is_alphanumeric())
-        .filter(|word| !word.is_empty())
-        .map(str::to_lowercase)
-        .collect()
 }
 
 /// The listing facts of the session file at `path`.
@@ -395,8 +397,8 @@ impl SessionStore for DirectoryStore {
     async fn import(&self, lines: &SessionLines) -> Result<StoredSession> {
         let (store, lines) = (self.clone(), lines.clone());
         blocking(move || {
-            let mut entries = lines.entries.iter();
-            store.import_blocking(&lines.header, || Ok(entries.next()))
+            let mut entries = lines.entries.iter().enumerate();
+            store.import_blocking(&lines.header, || next_checked(&mut entries))
         })
         .await
     }
@@ -406,7 +408,7 @@ impl SessionStore for DirectoryStore {
         blocking(move || {
             let mut lines = crate::lines::JsonlLines::open(&path)?;
             let (header, _) = lines.header()?;
-            store.import_blocking(&header, || lines.next_line())
+            store.import_blocking(&header, || lines.next_entry())
         })
         .await
     }

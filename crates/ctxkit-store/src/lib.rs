@@ -20,7 +20,7 @@ pub use files::{DirectoryStore, list_folder};
 pub use lines::{EntryFacts, HeaderFacts, SessionLines, entry_facts, header_facts};
 pub use postgres::PostgresStore;
 pub use store::{Lease, ListQuery, SessionStore, StoredSession};
-pub use url::{StoreUrl, redact_url};
+pub use url::{DATABASE_URL_FORM, StoreUrl, redact_url};
 
 use std::time::Duration;
 
@@ -40,6 +40,14 @@ impl AnyStore {
         match url {
             StoreUrl::Directory(root) => Ok(Self::Directory(DirectoryStore::new(root.clone()))),
             StoreUrl::Postgres(url) => Ok(Self::Postgres(PostgresStore::connect(url).await?)),
+        }
+    }
+
+    /// Whether the store answers now (a health check: the caller bounds how long it waits).
+    pub async fn check(&self) -> Result<()> {
+        match self {
+            Self::Directory(store) => store.check(),
+            Self::Postgres(store) => store.check().await,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The lines of a session as a store keeps them: the header line and one line per entry, each kept
 //! byte for byte, with the few facts a store indexes (id, parent, type, name, first message, time).
 
+use ctxkit_protocol::from_str_repaired;
 use serde_json::Value;
 
 use crate::error::{Result, StoreError};
@@ -40,6 +41,16 @@ pub struct EntryFacts {
 /// How much of each entry line a text search reads: PostgreSQL cannot index a tsvector over
 /// 1 MiB, and both backends search the same part.
 pub(crate) const SEARCHED_CHARACTERS: usize = 100_000;
+
+/// The words a text search matches, of a query or of an entry line: runs of letters and digits,
+/// lowercased. A query matches a line holding each of its words as a whole word (both backends:
+/// PostgreSQL's index splits a line the same way).
+pub(crate) fn words_of(text: &str) -> Vec<String> {
+    text.split(|character: char| !character.is_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
 
 /// The part of `line` a text search reads.
 pub(crate) fn searched_part(line: &str) -> &str {
@@ -142,15 +153,30 @@ impl<R: std::io::BufRead> JsonlLines<R> {
             if self.line == 1 && bytes.starts_with("\u{feff}".as_bytes()) {
                 bytes.drain(.."\u{feff}".len());
             }
-            let text = String::from_utf8(bytes).map_err(|error| StoreError::InvalidSession {
+            let text = String::from_utf8(bytes).map_err(|error| StoreError::NotUtf8 {
                 what: self.what.clone(),
-                reason: format!("line {}: not UTF-8 ({})", self.line, error.utf8_error()),
+                line: self.line,
+                reason: error.utf8_error().to_string(),
             })?;
             if !text.trim().is_empty() {
                 return Ok(Some(text));
             }
             self.buffer = text.into_bytes();
         }
+    }
+
+    /// The next entry line and its facts, `None` at the end; a line that is not an entry (a
+    /// damaged or torn line) is refused with its number.
+    pub fn next_entry(&mut self) -> Result<Option<(String, EntryFacts)>> {
+        let Some(line) = self.next_line()? else {
+            return Ok(None);
+        };
+        let facts = entry_facts(&line).map_err(|reason| StoreError::DamagedLine {
+            what: self.what.clone(),
+            line: self.line,
+            reason,
+        })?;
+        Ok(Some((line, facts)))
     }
 
     /// The header line, checked: the first line must be a v3 session header.
@@ -168,9 +194,16 @@ impl<R: std::io::BufRead> JsonlLines<R> {
     }
 }
 
+/// A line's JSON as the session reader reads it (`ctxkit_protocol::from_str_repaired`: a lone
+/// surrogate, which Pi writes when it cuts a string inside an emoji, is read, not refused), so a
+/// store takes every line `ctxkit_session::Session::open` reads as an entry.
+fn read_json(line: &str) -> Result<Value, String> {
+    from_str_repaired(line).map_err(|error| format!("not JSON ({error})"))
+}
+
 /// The facts of a header line, or why it is not a v3 session header.
 pub fn header_facts(line: &str) -> Result<HeaderFacts, String> {
-    let value: Value = serde_json::from_str(line).map_err(|error| format!("not JSON ({error})"))?;
+    let value = read_json(line)?;
     if value.get("type").and_then(Value::as_str) != Some("session") {
         return Err("the first line is not a session header".to_owned());
     }
@@ -194,7 +227,7 @@ pub fn entry_facts(line: &str) -> Result<EntryFacts, String> {
     if line.contains('\n') {
         return Err("an entry is one line".to_owned());
     }
-    let value: Value = serde_json::from_str(line).map_err(|error| format!("not JSON ({error})"))?;
+    let value = read_json(line)?;
     let object = value.as_object().ok_or("not a JSON object")?;
     let text = |key: &str| object.get(key).and_then(Value::as_str).map(str::to_owned);
     let kind = text("type").ok_or("no string `type`")?;
@@ -250,6 +283,21 @@ fn content_text(content: &Value) -> String {
             .join(" "),
         Value::Null | Value::Bool(_) | Value::Number(_) | Value::Object(_) => String::new(),
     }
+}
+
+/// The next of a session's entry lines (numbered from 0) with its facts, as an import of the
+/// session given as lines reads them; a line that is not an entry is refused with its position.
+pub(crate) fn next_checked<'a>(
+    entries: &mut impl Iterator<Item = (usize, &'a String)>,
+) -> Result<Option<(&'a String, EntryFacts)>> {
+    let Some((index, line)) = entries.next() else {
+        return Ok(None);
+    };
+    let facts = entry_facts(line).map_err(|reason| StoreError::InvalidSession {
+        what: format!("entry {} of the session to import", index + 1),
+        reason,
+    })?;
+    Ok(Some((line, facts)))
 }
 
 /// Checks lines to append: each one entry line.
@@ -327,6 +375,13 @@ mod tests {
         not_utf8.extend_from_slice(b"{\"type\":\"\xff\"}\n");
         let error = streamed(&not_utf8).unwrap_err().to_string();
         assert!(error.contains("line 3: not UTF-8"), "{error}");
+        assert!(
+            matches!(
+                streamed(&not_utf8),
+                Err(StoreError::NotUtf8 { line: 3, .. })
+            ),
+            "{error}"
+        );
     }
 
     #[test]

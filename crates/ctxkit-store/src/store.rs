@@ -28,7 +28,9 @@ pub struct ListQuery {
     pub since_ms: Option<i64>,
     /// Sessions changed before this time (ms since the epoch).
     pub until_ms: Option<i64>,
-    /// Sessions with an entry holding these words.
+    /// Sessions with an entry holding each of these words (runs of letters and digits, any case)
+    /// as a whole word, wherever it stands (in a URL, a host, a hyphenated token): both backends
+    /// find the same sessions.
     pub text: Option<String>,
     pub limit: usize,
 }
@@ -69,7 +71,9 @@ pub trait SessionStore: Send + Sync {
     fn export(&self, id: &str) -> impl Future<Output = Result<SessionLines>> + Send;
 
     /// Makes `owner` the session's one writer for `ttl`, or [`crate::StoreError::SessionInUse`]
-    /// while another writer's lease runs. A lease that expired is taken over.
+    /// while another writer's lease runs. A lease that expired is taken over, and `owner` takes
+    /// its own lease again at once (a writer that lost its connection to the database and could
+    /// not release it): either way with a new token, so the earlier lease is fenced.
     fn acquire(
         &self,
         id: &str,

@@ -10,36 +10,51 @@ use crate::error::{Result, StoreError};
 pub enum StoreUrl {
     /// A sessions root of per-project folders of JSONL files (the default).
     Directory(PathBuf),
-    /// A PostgreSQL database (`postgres://` or `postgresql://`). The URL may hold a password:
-    /// it is only shown through [`StoreUrl::redacted`] (and `Debug`/`Display`, which redact).
+    /// A PostgreSQL database (`postgres://` or `postgresql://`, its scheme in lower case). The URL
+    /// may hold a password: it is only shown through [`StoreUrl::redacted`] (and
+    /// `Debug`/`Display`, which redact).
     Postgres(String),
 }
 
+/// What a database URL looks like, for messages.
+pub const DATABASE_URL_FORM: &str = "postgres://USER@HOST:PORT/DB";
+
 impl StoreUrl {
-    /// Reads a setting's text: `postgres://…`/`postgresql://…` is a database, `file://PATH` or any
-    /// other text without a scheme a directory. Other schemes are refused.
+    /// Reads a setting's text: `postgres://…`/`postgresql://…` (the scheme in any case) is a
+    /// database, `file://PATH` or a path a directory. Any other text that starts like a URL's
+    /// scheme (`word:`) is refused, never taken for a directory named like a URL: a mistyped
+    /// `postgres:/user:pw@host/db` would otherwise put sessions, and the password, into the
+    /// folder's name. A directory whose name has a colon is written `./NAME`.
     pub fn parse(text: &str) -> Result<Self> {
-        let invalid = |reason: &str| StoreError::InvalidUrl {
-            url: redact_url(text),
-            reason: reason.to_owned(),
-        };
         let trimmed = text.trim();
         if trimmed.is_empty() {
-            return Err(invalid("empty"));
+            return Err(StoreError::InvalidUrl {
+                url: String::new(),
+                reason: "empty".to_owned(),
+            });
         }
-        if let Some(path) = trimmed.strip_prefix("file://") {
-            return Ok(Self::Directory(PathBuf::from(path)));
+        let Some(scheme) = scheme_of(trimmed) else {
+            return Ok(Self::Directory(PathBuf::from(trimmed)));
+        };
+        let rest = &trimmed[scheme.len() + 1..];
+        let lower = scheme.to_ascii_lowercase();
+        let refused = |reason: &str| StoreError::InvalidUrl {
+            url: format!("{scheme}:…"),
+            reason: reason.to_owned(),
+        };
+        match (lower.as_str(), rest.strip_prefix("//")) {
+            ("file", Some(path)) => Ok(Self::Directory(PathBuf::from(path))),
+            ("file", None) => Err(refused("a directory is a path, or `file:///PATH`")),
+            ("postgres" | "postgresql", Some(_)) => {
+                let url = format!("{lower}:{rest}");
+                check_database_url(&url)?;
+                Ok(Self::Postgres(url))
+            }
+            ("postgres" | "postgresql", None) => Err(refused(&format!(
+                "a database URL starts with `{lower}://` (two slashes)"
+            ))),
+            _ => Err(refused("not a directory or a `postgres://` URL")),
         }
-        if trimmed.starts_with("postgres://") || trimmed.starts_with("postgresql://") {
-            url::Url::parse(trimmed).map_err(|error| invalid(&error.to_string()))?;
-            return Ok(Self::Postgres(trimmed.to_owned()));
-        }
-        if let Some((scheme, _)) = trimmed.split_once("://")
-            && !scheme.contains('/')
-        {
-            return Err(invalid("not a directory or a postgres:// URL"));
-        }
-        Ok(Self::Directory(PathBuf::from(trimmed)))
     }
 
     /// The URL with any password (and user) replaced, for messages and logs.
@@ -54,6 +69,45 @@ impl StoreUrl {
     pub fn is_database(&self) -> bool {
         matches!(self, Self::Postgres(_))
     }
+
+    /// Does the URL hold a password (in its user information or a `password=` parameter)?
+    pub fn has_password(&self) -> bool {
+        let Self::Postgres(url) = self else {
+            return false;
+        };
+        url::Url::parse(url).is_ok_and(|parsed| {
+            parsed.password().is_some()
+                || parsed
+                    .query_pairs()
+                    .any(|(key, _)| key.eq_ignore_ascii_case("password"))
+        })
+    }
+}
+
+/// The scheme `text` starts with (RFC 3986: a letter, then letters, digits, `+`, `-` or `.`,
+/// ending at a `:`), if it does.
+fn scheme_of(text: &str) -> Option<&str> {
+    let (scheme, _) = text.split_once(':')?;
+    let mut characters = scheme.chars();
+    let starts = characters
+        .next()
+        .is_some_and(|first| first.is_ascii_alphabetic());
+    let continues = characters
+        .all(|character| character.is_ascii_alphanumeric() || matches!(character, '+' | '-' | '.'));
+    (starts && continues).then_some(scheme)
+}
+
+/// Refuses a `postgres://` URL the database driver could not connect with (a bad port, an
+/// unknown parameter), before anything connects.
+fn check_database_url(url: &str) -> Result<()> {
+    let invalid = |reason: String| StoreError::InvalidUrl {
+        url: redact_url(url),
+        reason,
+    };
+    url::Url::parse(url).map_err(|error| invalid(error.to_string()))?;
+    url.parse::<tokio_postgres::Config>()
+        .map_err(|error| invalid(crate::error::describe(&error)))?;
+    Ok(())
 }
 
 impl fmt::Debug for StoreUrl {
@@ -125,6 +179,65 @@ mod tests {
         );
         assert!(StoreUrl::parse("mysql://db/x").is_err());
         assert!(StoreUrl::parse("  ").is_err());
+        assert_eq!(
+            StoreUrl::parse("./postgres:x").unwrap(),
+            StoreUrl::Directory("./postgres:x".into())
+        );
+    }
+
+    /// Schemes are case-insensitive: `POSTGRES://` is a database, kept with its scheme in lower
+    /// case (the driver reads only that).
+    #[test]
+    fn a_scheme_in_any_case_is_a_database() {
+        for text in [
+            "POSTGRES://u@db:5432/ctxkit",
+            "PostgreSQL://u@db/ctxkit",
+            "postgresql://u@db/ctxkit",
+        ] {
+            let url = StoreUrl::parse(text).unwrap();
+            let StoreUrl::Postgres(kept) = &url else {
+                panic!("{text} is not a database: {url:?}");
+            };
+            assert!(kept.starts_with("postgres"), "{kept}");
+            assert!(kept.parse::<tokio_postgres::Config>().is_ok(), "{kept}");
+        }
+        assert!(matches!(
+            StoreUrl::parse("FILE:///srv/s").unwrap(),
+            StoreUrl::Directory(_)
+        ));
+    }
+
+    /// A mistyped database URL is an error naming the form, never a directory named like the
+    /// URL (with the password in a folder's name), and the error never shows the password.
+    #[test]
+    fn a_mistyped_url_is_refused_without_its_password() {
+        for text in [
+            "postgres:/user:PW-s3cret@127.0.0.1:55439/ctxkit",
+            "postgresql:user:PW-s3cret@host/db",
+            "postgres:user:PW-s3cret@host/db",
+            "Postgres:/user:PW-s3cret@host/db",
+            "postgress://user:PW-s3cret@host/db",
+            "file:relative/PW-s3cret",
+            "pg:user:PW-s3cret@host",
+            "postgres://user:PW-s3cret@host:port/db",
+            "postgres://user:PW-s3cret@host/db?nonsense=1",
+        ] {
+            let error = StoreUrl::parse(text).unwrap_err();
+            assert!(
+                matches!(error, StoreError::InvalidUrl { .. }),
+                "{text}: {error:?}"
+            );
+            let shown = format!("{error} {error:?}");
+            assert!(!shown.contains("PW-s3cret"), "{shown}");
+        }
+        let error = StoreUrl::parse("postgres:/user:pw@host/db")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("`postgres://`"), "{error}");
+        let error = StoreUrl::parse("postgres://u@host/db?nonsense=1")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("unknown option `nonsense`"), "{error}");
     }
 
     #[test]

@@ -192,7 +192,7 @@ impl Agent {
             (None, None) => std::env::temp_dir()
                 .join(format!(
                     "ctxkit-tool-output-{}",
-                    crate::tools::current_user_id().unwrap_or(0)
+                    ctxkit_session::current_user_id().unwrap_or(0)
                 ))
                 .join(id),
         };

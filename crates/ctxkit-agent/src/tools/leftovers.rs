@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::process::is_running;
+use ctxkit_session::is_running;
 
 /// The most files and folders looked at (a start never walks a huge tree for long).
 const MAX_VISITED: usize = 200_000;

@@ -6,7 +6,6 @@ mod bash;
 mod files;
 mod leftovers;
 pub mod limit;
-mod process;
 mod recall;
 mod search;
 
@@ -21,7 +20,6 @@ use crate::workspace::Access;
 pub use bash::{BashEnd, BashRun, execute_bash, run_bash};
 use files::{EditArguments, LsArguments, ReadArguments, WriteArguments};
 pub use leftovers::remove_leftover_temporaries;
-pub use process::{current_user_id, is_running};
 use recall::RecallArguments;
 use search::GrepArguments;
 

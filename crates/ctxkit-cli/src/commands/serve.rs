@@ -100,11 +100,11 @@ fn server_config(
     }
     if locations.database.is_some() {
         let temporary = std::env::temp_dir();
-        let removed = ctxkit_server::remove_abandoned_copies(&temporary);
+        let removed = ctxkit_session::remove_abandoned_private_folders(&temporary);
         if removed > 0 {
             let _ = writeln!(
                 crate::redact::stderr(),
-                "Removed {removed} private session folder(s) a killed server left in {}",
+                "Removed {removed} private session folder(s) a killed ctxkit left in {}",
                 temporary.display()
             );
         }

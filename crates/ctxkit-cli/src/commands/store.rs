@@ -25,12 +25,8 @@ pub fn choose(
     command: &mut Command,
     locations: &mut Locations,
 ) -> Result<StoreUrl> {
-    let text = match process
-        .args()
-        .store
-        .clone()
-        .or_else(crate::cli::store_from_environment)
-    {
+    let flag = process.args().store.clone();
+    let text = match flag.clone().or_else(crate::cli::store_from_environment) {
         Some(text) => Some(text),
         None if uses_store(command) => setting(process)?,
         None => None,
@@ -39,11 +35,25 @@ pub fn choose(
         return Ok(StoreUrl::Directory(locations.sessions_root.clone()));
     };
     let url = StoreUrl::parse(&text)?;
+    if flag.is_some() && url.has_password() {
+        warn_of_password_on_command_line();
+    }
     match &url {
         StoreUrl::Directory(root) => locations.sessions_root.clone_from(root),
         StoreUrl::Postgres(_) => locations.database = Some(url.clone()),
     }
     Ok(url)
+}
+
+/// A password in `--store` is in the process's command line, which every user of the machine may
+/// read (`ps`, `/proc/PID/cmdline`) while the command runs: said once, on stderr.
+fn warn_of_password_on_command_line() {
+    let _ = writeln!(
+        crate::redact::stderr(),
+        "warning: the password in `--store` can be read by every user of this machine while \
+         ctxkit runs (the process list); set the URL in `{}` or `store.url` instead",
+        crate::cli::CTXKIT_STORE
+    );
 }
 
 /// Setting `store.url` of the trusted view (an untrusted project cannot choose the store).
@@ -198,21 +208,7 @@ fn store_action(url: &StoreUrl, action: StoreAction, out: &mut dyn Write) -> Res
     let runtime = runtime()?;
     let store = open(&runtime, url)?;
     match action {
-        StoreAction::Import { files } => {
-            for file in files {
-                importable(&file)?;
-                let stored = runtime
-                    .block_on(store.import_file(&file))
-                    .with_context(|| format!("cannot import `{}`", file.display()))?;
-                writeln!(
-                    out,
-                    "Imported {} ({}) from {}",
-                    stored.id,
-                    crate::render::counted(stored.entries, "entry"),
-                    file.display()
-                )?;
-            }
-        }
+        StoreAction::Import { files } => return import_files(&runtime, &store, &files, out),
         StoreAction::Export { id, out: file } => {
             let lines = runtime.block_on(store.export(&id))?;
             write_new_file(&file, &lines.to_jsonl())?;
@@ -225,6 +221,44 @@ fn store_action(url: &StoreUrl, action: StoreAction, out: &mut dyn Write) -> Res
         }
     }
     Ok(Outcome::Success)
+}
+
+/// `ctxkit store import FILE...`: each file on its own, a failure reported (stderr) as it happens
+/// and the others imported; the first failure's exit code when any failed.
+fn import_files(
+    runtime: &tokio::runtime::Runtime,
+    store: &AnyStore,
+    files: &[PathBuf],
+    out: &mut dyn Write,
+) -> Result<Outcome> {
+    let mut failures = Vec::new();
+    for file in files {
+        let imported = importable(file).and_then(|()| {
+            runtime
+                .block_on(store.import_file(file))
+                .with_context(|| format!("cannot import `{}`", file.display()))
+        });
+        match imported {
+            Ok(stored) => writeln!(
+                out,
+                "Imported {} ({}) from {}",
+                stored.id,
+                crate::render::counted(stored.entries, "entry"),
+                file.display()
+            )?,
+            Err(error) => failures.push(crate::report_failure(&error)),
+        }
+    }
+    let Some(&code) = failures.first() else {
+        return Ok(Outcome::Success);
+    };
+    writeln!(
+        crate::redact::stderr(),
+        "{} of {} not imported (each named above); the others were",
+        failures.len(),
+        crate::render::counted(files.len(), "file")
+    )?;
+    Ok(Outcome::PartlyFailed { code })
 }
 
 /// Refuses a session file the store cannot take as it is: one in an older format. Every line
@@ -390,11 +424,11 @@ impl Copy<'_> {
         dispatch: impl FnOnce(Command, &mut dyn Write) -> Result<Outcome>,
     ) -> Result<Outcome> {
         let lines = self.runtime.block_on(self.store.export(self.id))?;
-        let directory = ctxkit_session::private_temporary_folder("ctxkit-session-")
+        let directory = ctxkit_session::private_temporary_folder("session")
             .context("cannot create a private temporary directory")?;
         let path = directory.path().join(format!("{}.jsonl", self.id));
         let before = lines.to_jsonl();
-        std::fs::write(&path, &before)
+        ctxkit_session::write_private_file(&path, &before)
             .with_context(|| format!("cannot write `{}`", path.display()))?;
         if let Some((argument, _)) = session_argument(&mut command) {
             argument.clone_from(&path);
@@ -407,9 +441,13 @@ impl Copy<'_> {
         let syncer = self.lease.map(|lease| {
             super::store_sync::Syncer::start(self.url, lease, &path, before.len() as u64)
         });
-        // What the command prints names the session by its id, not by the temporary copy.
+        // What the command prints names the session by its id, not by the temporary copy: on
+        // stderr (warnings, hints) through the output layer, on stdout here too (the chat's is
+        // not that layer's).
+        let shown = crate::redact::show_path_as(&path, self.id);
         let mut printed = Vec::new();
         let result = dispatch(command, &mut printed);
+        drop(shown);
         let committed = syncer.map_or(Ok(()), super::store_sync::Syncer::finish);
         let printed = String::from_utf8_lossy(&printed);
         out.write_all(

@@ -122,7 +122,7 @@ pub fn export(
 ) -> Result<Outcome> {
     let file = args.file.as_deref().context("name the session to export")?;
     refuse_to_replace(output)?;
-    let scratch = ctxkit_session::private_temporary_folder("ctxkit-export-")
+    let scratch = ctxkit_session::private_temporary_folder("export")
         .context("cannot create a private temporary directory")?;
     let session = open_any(file, &args.from, scratch.path(), 0)?;
     super::report_damage(&session, file)?;
@@ -256,7 +256,7 @@ pub fn view(
         }
     };
     let scratch = Arc::new(
-        ctxkit_session::private_temporary_folder("ctxkit-view-")
+        ctxkit_session::private_temporary_folder("view")
             .context("cannot create a private temporary directory")?,
     );
     // A session of a database store (`--store postgres://…`, an id that is no file): a copy that
@@ -292,11 +292,9 @@ pub fn view(
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async move {
-        let shutdown = async {
-            let _ = tokio::signal::ctrl_c().await;
-        };
         let address = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-        let (bound, server) = serve_view(address, config, shutdown).await?;
+        // The signals are caught from here on, before the page's address is printed.
+        let (bound, server) = serve_view(address, config, stop_signal()).await?;
         writeln!(out, "http://{bound}/?token={token}")?;
         out.flush()?;
         writeln!(
@@ -307,6 +305,30 @@ pub fn view(
         Ok::<_, anyhow::Error>(())
     })?;
     Ok(Outcome::Success)
+}
+
+/// Ctrl-C, SIGTERM (`kill`, a service manager) or SIGHUP (its terminal closed), caught from the
+/// call on (inside the runtime): the view stops and returns, so its private copies (a database
+/// session's, an imported transcript's) are removed, not left in the temporary folder.
+fn stop_signal() -> impl std::future::Future<Output = ()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let signals = [
+        SignalKind::interrupt(),
+        SignalKind::terminate(),
+        SignalKind::hangup(),
+    ]
+    .map(signal);
+    async move {
+        let [Ok(mut interrupt), Ok(mut terminate), Ok(mut hangup)] = signals else {
+            // Not caught: the signal's default (the process ends) is all there is.
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+            _ = hangup.recv() => {}
+        }
+    }
 }
 
 /// How often `view` asks the database whether a session grew.

@@ -24,7 +24,7 @@ pub(super) fn database() -> Option<String> {
 }
 
 /// A copy of a corpus session under a fresh id (so runs and tests never collide in the database).
-fn fresh_copy(run: &Run, name: &str) -> (PathBuf, String) {
+pub(super) fn fresh_copy(run: &Run, name: &str) -> (PathBuf, String) {
     let text = std::fs::read_to_string(corpus(name)).unwrap();
     let (header, rest) = text.split_once('\n').unwrap();
     let mut header: serde_json::Value = serde_json::from_str(header).unwrap();
@@ -373,6 +373,8 @@ fn a_killed_servers_private_copy_is_removed_by_the_next_server() {
     let folder = copy.parent().unwrap().to_owned();
     let mode = std::fs::metadata(&folder).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o700, "{}", folder.display());
+    let mode = std::fs::metadata(&copy).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "{}", copy.display());
     second.child.kill().unwrap();
     second.child.wait().unwrap();
     assert!(copy.exists(), "a killed server cannot remove its copy");
@@ -394,7 +396,7 @@ fn a_killed_servers_private_copy_is_removed_by_the_next_server() {
     assert!(output.status.success(), "{stderr}");
     assert!(!folder.exists(), "{}", folder.display());
     assert!(
-        stderr.contains("private session folder(s) a killed server left in"),
+        stderr.contains("private session folder(s) a killed ctxkit left in"),
         "{stderr}"
     );
 }

@@ -4,6 +4,7 @@
 
 mod agent;
 mod attacks;
+mod outage;
 mod protocol_doc;
 mod server;
 mod support;

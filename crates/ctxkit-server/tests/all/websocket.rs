@@ -16,10 +16,10 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 
 use crate::support::{Fixed, settings};
 
-type Socket =
+pub(crate) type Socket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
-fn config(dir: &std::path::Path, store: Option<StoreBinding>) -> ServerConfig {
+pub(crate) fn config(dir: &std::path::Path, store: Option<StoreBinding>) -> ServerConfig {
     ServerConfig {
         settings: settings(2_000),
         summarizer: Arc::new(Fixed),
@@ -34,7 +34,7 @@ fn config(dir: &std::path::Path, store: Option<StoreBinding>) -> ServerConfig {
 }
 
 /// A listener on a free loopback port, running until the returned sender is dropped or sent.
-async fn listen(
+pub(crate) async fn listen(
     config: ServerConfig,
     token: Option<&str>,
 ) -> (
@@ -57,7 +57,10 @@ async fn listen(
     (address, stop, running)
 }
 
-async fn connect(address: SocketAddr, headers: &[(&str, &str)]) -> Result<Socket, String> {
+pub(crate) async fn connect(
+    address: SocketAddr,
+    headers: &[(&str, &str)],
+) -> Result<Socket, String> {
     let mut request = format!("ws://{address}/rpc").into_client_request().unwrap();
     for (name, value) in headers {
         request.headers_mut().insert(
@@ -72,7 +75,7 @@ async fn connect(address: SocketAddr, headers: &[(&str, &str)]) -> Result<Socket
 }
 
 /// Sends a request and returns its response (events are skipped).
-async fn call(socket: &mut Socket, id: u64, method: &str, params: Value) -> Value {
+pub(crate) async fn call(socket: &mut Socket, id: u64, method: &str, params: Value) -> Value {
     let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
     socket
         .send(Message::text(request.to_string()))
@@ -97,12 +100,12 @@ async fn response(socket: &mut Socket, id: u64) -> Value {
     }
 }
 
-fn user(text: &str) -> Value {
+pub(crate) fn user(text: &str) -> Value {
     json!({"message": {"role": "user", "content": text, "timestamp": 1_763_900_000_000_i64}})
 }
 
 /// A plain HTTP GET; returns the status line and the body.
-async fn get(address: SocketAddr, path: &str) -> (String, String) {
+pub(crate) async fn get(address: SocketAddr, path: &str) -> (String, String) {
     let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
     let request = format!("GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n");
     stream.write_all(request.as_bytes()).await.unwrap();
@@ -416,7 +419,7 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     files
 }
 
-fn database() -> Option<String> {
+pub(crate) fn database() -> Option<String> {
     match std::env::var("CTXKIT_TEST_DATABASE_URL") {
         Ok(url) if !url.is_empty() => Some(url),
         _ => {
@@ -429,7 +432,7 @@ fn database() -> Option<String> {
     }
 }
 
-async fn binding(url: &str, owner: &str) -> StoreBinding {
+pub(crate) async fn binding(url: &str, owner: &str) -> StoreBinding {
     let store = ctxkit_store::AnyStore::open(&ctxkit_store::StoreUrl::parse(url).unwrap())
         .await
         .unwrap();

@@ -8,8 +8,18 @@ use ctxkit_store::{DirectoryStore, PostgresStore};
 
 /// The test database, or `None` to skip outside CI.
 pub async fn database() -> Option<PostgresStore> {
-    let url = match std::env::var("CTXKIT_TEST_DATABASE_URL") {
-        Ok(url) if !url.is_empty() => url,
+    let url = database_url()?;
+    Some(
+        PostgresStore::connect(&url)
+            .await
+            .expect("the test database answers"),
+    )
+}
+
+/// The test database's URL, or `None` to skip outside CI.
+pub fn database_url() -> Option<String> {
+    match std::env::var("CTXKIT_TEST_DATABASE_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
         _ => {
             assert!(
                 std::env::var_os("CI").is_none(),
@@ -17,14 +27,35 @@ pub async fn database() -> Option<PostgresStore> {
                  (.ci/install-postgres starts the database)"
             );
             eprintln!("skipped: CTXKIT_TEST_DATABASE_URL is not set (run .ci/install-postgres)");
-            return None;
+            None
         }
-    };
-    Some(
-        PostgresStore::connect(&url)
-            .await
-            .expect("the test database answers"),
-    )
+    }
+}
+
+/// A connection the server refuses says why, in the server's words: "db error" alone left a
+/// user guessing between a wrong password and a missing database.
+#[tokio::test]
+async fn a_refused_connection_says_why() {
+    let Some(url) = database_url() else { return };
+    let (server, _) = url.rsplit_once('/').unwrap();
+    let missing = format!("{server}/ctxkit_no_such_database");
+    let error = PostgresStore::connect(&missing).await.unwrap_err();
+    let shown = error.to_string();
+    assert!(
+        matches!(error, ctxkit_store::StoreError::Connect { .. }),
+        "{error:?}"
+    );
+    assert!(
+        shown.contains(r#"database "ctxkit_no_such_database" does not exist"#),
+        "{shown}"
+    );
+    assert!(!shown.contains("db error"), "{shown}");
+    // Nothing listens on port 1: the driver's reason, with its cause.
+    let error = PostgresStore::connect("postgres://nobody@127.0.0.1:1/x")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("Connection refused"), "{error}");
 }
 
 macro_rules! on_both_backends {
@@ -60,10 +91,13 @@ on_both_backends!(
     a_second_writer_is_refused,
     a_dead_writer_is_taken_over_and_fenced,
     a_released_lease_is_free_at_once,
+    a_writer_takes_its_own_lease_again,
     racing_takeovers_leave_one_writer,
     a_bad_line_writes_nothing,
+    what_the_session_reader_reads_is_imported,
     unknown_and_duplicate_sessions,
     listing_by_project_name_time_and_text,
+    a_text_search_finds_the_words_of_urls_hosts_and_tokens,
     a_huge_entry_is_stored_and_found,
     a_stored_session_is_listed_as_its_file,
 );

@@ -174,11 +174,48 @@ pub async fn a_file_imported_a_line_at_a_time_is_stored_as_its_lines(store: &imp
     let torn = dir.path().join("torn.jsonl");
     std::fs::write(&torn, &bad).unwrap();
     let error = store.import_file(&torn).await.unwrap_err();
-    assert!(error.to_string().contains("entry 15001"), "{error}");
+    assert!(
+        matches!(error, StoreError::DamagedLine { line: 15002, .. }),
+        "{error:?}"
+    );
     assert!(matches!(
         store.export(&id).await,
         Err(StoreError::NotFound { .. })
     ));
+}
+
+/// A session the session reader reads imports byte for byte: Pi writes a lone surrogate
+/// (`\ud83d`) when it cuts a string inside an emoji, which strict JSON refuses. What it cannot
+/// take is refused with the file's line number: a damaged line, bytes that are not UTF-8.
+pub async fn what_the_session_reader_reads_is_imported(store: &impl SessionStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz/corpus/session_loader/good-lone-surrogate.jsonl");
+    let id = uuid::Uuid::new_v4().to_string();
+    let text = std::fs::read_to_string(&fixture)
+        .unwrap()
+        .replace("3eb2decb-435b-7b94-a3f9-d0b9fcb9c967", &id);
+    let path = dir.path().join("surrogate.jsonl");
+    std::fs::write(&path, &text).unwrap();
+    assert!(Session::open(&path).unwrap().diagnostics().is_empty());
+    let stored = store.import_file(&path).await.unwrap();
+    assert_eq!(stored.entries, 2);
+    assert_eq!(store.export(&id).await.unwrap().to_jsonl(), text.as_bytes());
+    let other = text.replace(&id, &uuid::Uuid::new_v4().to_string());
+    let lines = SessionLines::parse("surrogate", other.as_bytes()).unwrap();
+    assert_eq!(store.import(&lines).await.unwrap().entries, 2);
+
+    let header = json!({"type": "session", "version": 3, "id": uuid::Uuid::new_v4().to_string(),
+                        "timestamp": "2025-11-20T10:00:00.000Z", "cwd": project()});
+    let mut not_utf8 = format!("{header}\n{}\n", entry_line("a", None, "fine")).into_bytes();
+    not_utf8.extend_from_slice(b"{\"type\":\"custom\",\"x\":\"\xff\"}\n");
+    let path = dir.path().join("not-utf8.jsonl");
+    std::fs::write(&path, &not_utf8).unwrap();
+    let error = store.import_file(&path).await.unwrap_err();
+    assert!(
+        matches!(error, StoreError::NotUtf8 { line: 3, .. }),
+        "{error:?}"
+    );
 }
 
 pub async fn the_tree_labels_leaf_and_compactions_are_the_files(store: &impl SessionStore) {
@@ -280,6 +317,8 @@ pub async fn a_second_writer_is_refused(store: &impl SessionStore) {
         | StoreError::Exists { .. }
         | StoreError::Fenced { .. }
         | StoreError::InvalidSession { .. }
+        | StoreError::NotUtf8 { .. }
+        | StoreError::DamagedLine { .. }
         | StoreError::Io { .. }
         | StoreError::Session(_)
         | StoreError::Database { .. }
@@ -334,6 +373,27 @@ pub async fn a_dead_writer_is_taken_over_and_fenced(store: &impl SessionStore) {
         .map(|line| ctxkit_store::entry_facts(line).unwrap().id.unwrap())
         .collect();
     assert_eq!(ids, ["e0", "d1", "n1"]);
+}
+
+/// A writer that could not release its lease (the database went away under it) takes it again at
+/// once, rather than being refused by itself until it expires; the earlier lease is fenced, and
+/// another writer is still refused.
+pub async fn a_writer_takes_its_own_lease_again(store: &impl SessionStore) {
+    let id = small_session(store, &project(), 1).await;
+    let first = store.acquire(&id, "client 3", LONG).await.unwrap();
+    let again = store.acquire(&id, "client 3", LONG).await.unwrap();
+    assert!(again.token > first.token, "{first:?} {again:?}");
+    let line = entry_line("late", Some("e0"), "late");
+    assert!(matches!(
+        store.append(&first, &[line], LONG).await,
+        Err(StoreError::Fenced { .. })
+    ));
+    let line = entry_line("now", Some("e0"), "now");
+    assert_eq!(store.append(&again, &[line], LONG).await.unwrap(), 2);
+    assert!(matches!(
+        store.acquire(&id, "client 4", LONG).await,
+        Err(StoreError::SessionInUse { .. })
+    ));
 }
 
 pub async fn a_released_lease_is_free_at_once(store: &impl SessionStore) {
@@ -512,6 +572,71 @@ pub async fn listing_by_project_name_time_and_text(store: &impl SessionStore) {
 /// A stored session is listed as its file is: every message entry counted (tool results too),
 /// and the first message the first words the user typed, not what the agent injected before
 /// them (an OpenClaw gateway's event and a chat channel's envelope here).
+/// Both backends find the same sessions for the same words: each word of the query (letters and
+/// digits, any case) a whole word of one entry line, wherever it stands: in a URL, a host, a
+/// path, a hyphenated or underscored token. PostgreSQL's text search kept `db.example.com` and
+/// `sk-ant-…` as single tokens, so `example` and `sk-ant` were found in files only.
+pub async fn a_text_search_finds_the_words_of_urls_hosts_and_tokens(store: &impl SessionStore) {
+    let here = project();
+    let id = uuid::Uuid::new_v4().to_string();
+    let header = json!({"type": "session", "version": 3, "id": id,
+                        "timestamp": "2025-11-20T10:00:00.000Z", "cwd": here})
+    .to_string();
+    let texts = [
+        "fetch https://db.example.com:5432/v2/items?page=3 now",
+        "the key sk-ant-api03-AbCdEf was revoked; see snake_case_name and Café—Crème",
+        "résumé \\nescaped and <tag>x</tag> user@mail.example.org",
+    ];
+    let entries = texts
+        .iter()
+        .enumerate()
+        .map(|(index, text)| entry_line(&format!("t{index}"), None, text))
+        .collect();
+    store
+        .import(&SessionLines { header, entries })
+        .await
+        .unwrap();
+    let found = |text: &str| {
+        let query = ListQuery {
+            project: Some(here.clone()),
+            text: Some(text.to_owned()),
+            ..ListQuery::default()
+        };
+        async move { store.list(&query).await.unwrap().len() == 1 }
+    };
+    for words in [
+        "example",
+        "db.example.com",
+        "EXAMPLE com",
+        "sk-ant",
+        "api03",
+        "SK ANT abcdef",
+        "v2 items",
+        "page=3",
+        "snake_case_name",
+        "case",
+        "café crème",
+        "CAFÉ",
+        "nescaped",
+        "tag",
+        "mail example org",
+        "https",
+        "   ",
+    ] {
+        assert!(found(words).await, "{words:?} is not found");
+    }
+    for words in [
+        "exampl",
+        "sk-antx",
+        "db.example.net",
+        "api",
+        "caf",
+        "fetch revoked",
+    ] {
+        assert!(!found(words).await, "{words:?} is found");
+    }
+}
+
 pub async fn a_stored_session_is_listed_as_its_file(store: &impl SessionStore) {
     let dir = tempfile::tempdir().unwrap();
     let id = uuid::Uuid::new_v4().to_string();

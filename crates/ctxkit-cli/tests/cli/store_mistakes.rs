@@ -1,0 +1,145 @@
+//! What the store commands do with a user's mistakes: a mistyped store URL, a password on the
+//! command line, a batch of files of which some cannot be imported.
+
+use super::Run;
+
+fn names_in(folder: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(folder)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// A store URL with a typo (one slash, none) was taken for a directory: `store import` wrote the
+/// session into a folder named after the URL, password included, and said "Imported". It is a
+/// usage error naming the form, the password hidden, and nothing is written.
+#[test]
+fn a_mistyped_store_url_is_a_usage_error_and_writes_nothing() {
+    let run = Run::new();
+    let session = run.copy("good-branches.jsonl");
+    let before = names_in(run.home.path());
+    for url in [
+        "postgres:/user:PW-s3cret@127.0.0.1:1/ctxkit",
+        "postgresql:user:PW-s3cret@127.0.0.1/ctxkit",
+        "Postgres:/user:PW-s3cret@127.0.0.1:1/ctxkit",
+        "mysql://user:PW-s3cret@127.0.0.1/ctxkit",
+    ] {
+        let output = run.ctxkit(&["--store", url, "store", "import", session.to_str().unwrap()]);
+        assert!(output.starts_with("exit: 2\n"), "{url}: {output}");
+        assert!(
+            output.contains("hint: ") && output.contains("postgres://USER@HOST:PORT/DB"),
+            "{output}"
+        );
+        assert!(!output.contains("PW-s3cret"), "{output}");
+        assert!(!output.contains("Imported"), "{output}");
+        assert_eq!(names_in(run.home.path()), before, "{url}");
+    }
+}
+
+/// Schemes are case-insensitive: `POSTGRES://` names a database (here one that does not answer:
+/// an I/O error, not a refused URL).
+#[test]
+fn a_database_url_in_upper_case_is_a_database() {
+    let run = Run::new();
+    let output = run.ctxkit(&[
+        "--store",
+        "POSTGRES://nobody@127.0.0.1:1/ctxkit",
+        "sessions",
+    ]);
+    assert!(output.starts_with("exit: 4\n"), "{output}");
+    assert!(output.contains("cannot connect"), "{output}");
+}
+
+/// A password in `--store` is in `/proc/PID/cmdline` for every local user while ctxkit runs: one
+/// warning naming `CTXKIT_STORE`; none for the variable, or a URL without a password.
+#[test]
+fn a_password_on_the_command_line_is_warned_of() {
+    let run = Run::new();
+    let warning = "warning: the password in `--store`";
+    let with_password = "postgres://alice:PW-s3cret@127.0.0.1:1/ctxkit";
+    let output = run.ctxkit(&["--store", with_password, "sessions"]);
+    assert_eq!(output.matches(warning).count(), 1, "{output}");
+    assert!(output.contains("`CTXKIT_STORE`"), "{output}");
+    assert!(!output.contains("PW-s3cret"), "{output}");
+    let output = run.ctxkit_with_env(&["sessions"], &[("CTXKIT_STORE", with_password)]);
+    assert!(!output.contains(warning), "{output}");
+    let output = run.ctxkit(&["--store", "postgres://alice@127.0.0.1:1/ctxkit", "sessions"]);
+    assert!(!output.contains(warning), "{output}");
+}
+
+/// `store import` of several files: each is imported or refused on its own, a refusal reported
+/// with a hint that fits it, the others imported, and the exit code says some failed. A Pi
+/// session with a lone surrogate (half an emoji) is read by every other command, so it imports
+/// too, byte for byte.
+#[test]
+fn a_batch_imports_every_file_it_can_and_names_each_it_cannot() {
+    let run = Run::new();
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz/corpus/session_loader/good-lone-surrogate.jsonl");
+    let surrogate = run.home.path().join("surrogate.jsonl");
+    std::fs::copy(&fixture, &surrogate).unwrap();
+    let good = run.copy("good-branches.jsonl");
+    let damaged = run.home.path().join("damaged.jsonl");
+    let text = std::fs::read_to_string(super::corpus("good-labels.jsonl")).unwrap();
+    std::fs::write(&damaged, text.replacen("\n{", "\n{\"cut\n{", 1)).unwrap();
+    let not_utf8 = run.home.path().join("not-utf8.jsonl");
+    let mut bytes = std::fs::read(super::corpus("good-unicode.jsonl")).unwrap();
+    bytes.extend_from_slice(b"{\"type\":\"custom\",\"id\":\"x1\",\"data\":\"\xff\"}\n");
+    std::fs::write(&not_utf8, bytes).unwrap();
+    let store = run.home.path().join("store");
+    let output = run.ctxkit(&[
+        "--store",
+        store.to_str().unwrap(),
+        "store",
+        "import",
+        surrogate.to_str().unwrap(),
+        damaged.to_str().unwrap(),
+        good.to_str().unwrap(),
+        not_utf8.to_str().unwrap(),
+    ]);
+    assert!(output.starts_with("exit: 3\n"), "{output}");
+    assert_eq!(output.matches("Imported ").count(), 2, "{output}");
+    assert!(output.contains("from [HOME]/surrogate.jsonl"), "{output}");
+    assert!(
+        output.contains("from [HOME]/good-branches.jsonl"),
+        "{output}"
+    );
+    assert!(
+        output.contains("hint: `ctxkit check [HOME]/damaged.jsonl` lists every damaged line"),
+        "{output}"
+    );
+    assert!(
+        output.contains("cannot import `[HOME]/not-utf8.jsonl`: line 13: not UTF-8"),
+        "{output}"
+    );
+    assert!(
+        output.contains("cannot import `[HOME]/damaged.jsonl`: line 2: not JSON"),
+        "{output}"
+    );
+    assert!(
+        output.contains("a store keeps each line as text"),
+        "{output}"
+    );
+    assert!(!output.contains("list the stored sessions"), "{output}");
+    assert!(
+        output.contains("2 of 4 files not imported (each named above)"),
+        "{output}"
+    );
+    let exported = run.home.path().join("back.jsonl");
+    let output = run.ctxkit(&[
+        "--store",
+        store.to_str().unwrap(),
+        "store",
+        "export",
+        "3eb2decb-435b-7b94-a3f9-d0b9fcb9c967",
+        "-o",
+        exported.to_str().unwrap(),
+    ]);
+    assert!(output.starts_with("exit: 0\n"), "{output}");
+    assert_eq!(
+        std::fs::read(&exported).unwrap(),
+        std::fs::read(&fixture).unwrap()
+    );
+}

@@ -1,0 +1,233 @@
+//! The PostgreSQL backend: a pooled async connection (`deadpool-postgres` over `tokio-postgres`),
+//! migrations run by ctxkit, one row per entry, and the lease checked in the transaction that
+//! inserts (`SELECT … FOR UPDATE` on the session's row), so no two writers ever interleave.
+
+use std::time::Duration;
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use tokio_postgres::{NoTls, Row};
+
+use crate::error::{Result, StoreError};
+use crate::lines::{SessionLines, next_checked};
+use crate::store::{Lease, ListQuery, SessionStore, StoredSession};
+
+mod lease;
+mod list;
+mod writes;
+
+/// The migrations, in order; `ctxkit_schema` records which ran.
+const MIGRATIONS: &[(i32, &str)] = &[
+    (1, include_str!("../../migrations/0001_sessions.sql")),
+    (
+        2,
+        include_str!("../../migrations/0002_text_index_prefix.sql"),
+    ),
+    (
+        3,
+        include_str!("../../migrations/0003_text_index_words.sql"),
+    ),
+];
+
+/// A key for `pg_advisory_xact_lock`: one migrator at a time across every instance.
+const MIGRATION_LOCK: i64 = 0x6374_786b_6974; // "ctxkit"
+
+/// Connections a store keeps at most.
+const POOL_SIZE: usize = 16;
+
+/// Sessions in PostgreSQL.
+#[derive(Clone)]
+pub struct PostgresStore {
+    pool: Pool,
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("PostgresStore")
+            .finish_non_exhaustive()
+    }
+}
+
+impl PostgresStore {
+    /// Connects to `url` and runs the migrations that have not run.
+    pub async fn connect(url: &str) -> Result<Self> {
+        let config: tokio_postgres::Config =
+            url.parse()
+                .map_err(|error: tokio_postgres::Error| StoreError::InvalidUrl {
+                    url: crate::url::redact_url(url),
+                    reason: error.to_string(),
+                })?;
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(POOL_SIZE)
+            .runtime(deadpool_postgres::Runtime::Tokio1)
+            .wait_timeout(Some(Duration::from_secs(30)))
+            .create_timeout(Some(Duration::from_secs(10)))
+            .build()
+            .map_err(|error| StoreError::Connect {
+                reason: error.to_string(),
+            })?;
+        let store = Self { pool };
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    async fn client(&self) -> Result<deadpool_postgres::Object> {
+        self.pool
+            .get()
+            .await
+            .map_err(|error| StoreError::connect(&error))
+    }
+
+    /// Whether the database answers now: a connection from the pool runs `SELECT 1`.
+    pub async fn check(&self) -> Result<()> {
+        self.client()
+            .await?
+            .simple_query("SELECT 1")
+            .await
+            .map(drop)
+            .map_err(StoreError::database("check the connection"))
+    }
+
+    /// Runs the migrations not yet recorded, under an advisory lock (instances starting together
+    /// migrate once).
+    async fn migrate(&self) -> Result<()> {
+        let mut client = self.client().await?;
+        let transaction = client
+            .transaction()
+            .await
+            .map_err(StoreError::database("begin the migration"))?;
+        transaction
+            .execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+            .await
+            .map_err(StoreError::database("lock the migration"))?;
+        transaction
+            .batch_execute(
+                "CREATE TABLE IF NOT EXISTS ctxkit_schema (
+                     version integer PRIMARY KEY,
+                     applied_at timestamptz NOT NULL DEFAULT now())",
+            )
+            .await
+            .map_err(StoreError::database("create the schema table"))?;
+        let applied: Option<i32> = transaction
+            .query_one("SELECT max(version) FROM ctxkit_schema", &[])
+            .await
+            .map_err(StoreError::database("read the schema version"))?
+            .get(0);
+        for (version, sql) in MIGRATIONS {
+            if applied.is_some_and(|applied| applied >= *version) {
+                continue;
+            }
+            transaction
+                .batch_execute(sql)
+                .await
+                .map_err(StoreError::database("run a migration"))?;
+            transaction
+                .execute(
+                    "INSERT INTO ctxkit_schema (version) VALUES ($1)",
+                    &[version],
+                )
+                .await
+                .map_err(StoreError::database("record a migration"))?;
+        }
+        transaction
+            .commit()
+            .await
+            .map_err(StoreError::database("commit the migration"))
+    }
+}
+
+fn millis(ttl: Duration) -> i64 {
+    i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX)
+}
+
+fn session_of(row: &Row) -> StoredSession {
+    StoredSession {
+        id: row.get("id"),
+        cwd: row.get("cwd"),
+        name: row.get("name"),
+        created: row.get("created"),
+        modified_ms: row.get("modified_ms"),
+        entries: u64::try_from(row.get::<_, i64>("entry_count")).unwrap_or(0),
+        message_count: u64::try_from(row.get::<_, i64>("message_count")).unwrap_or(0),
+        first_message: row.get("first_message"),
+        location: "postgres".to_owned(),
+    }
+}
+
+const SESSION_COLUMNS: &str =
+    "id, cwd, name, created, modified_ms, entry_count, message_count, first_message";
+
+impl SessionStore for PostgresStore {
+    async fn import(&self, lines: &SessionLines) -> Result<StoredSession> {
+        let mut entries = lines.entries.iter().enumerate();
+        self.import_from(&lines.header, || next_checked(&mut entries))
+            .await
+    }
+
+    async fn import_file(&self, path: &std::path::Path) -> Result<StoredSession> {
+        // Read with blocking calls between the batches' inserts: a local file's buffered reads.
+        let mut lines = crate::lines::JsonlLines::open(path)?;
+        let (header, _) = lines.header()?;
+        self.import_from(&header, || lines.next_entry()).await
+    }
+
+    async fn export(&self, id: &str) -> Result<SessionLines> {
+        let mut client = self.client().await?;
+        // One snapshot for the header and the entries.
+        let transaction = client
+            .build_transaction()
+            .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .await
+            .map_err(StoreError::database("begin the export"))?;
+        let header = transaction
+            .query_opt("SELECT header FROM ctxkit_sessions WHERE id = $1", &[&id])
+            .await
+            .map_err(StoreError::database("read the session"))?
+            .ok_or_else(|| StoreError::NotFound { id: id.to_owned() })?
+            .get(0);
+        let entries = transaction
+            .query(
+                "SELECT line FROM ctxkit_entries WHERE session_id = $1 ORDER BY seq",
+                &[&id],
+            )
+            .await
+            .map_err(StoreError::database("read the entries"))?
+            .iter()
+            .map(|row| row.get(0))
+            .collect();
+        transaction
+            .commit()
+            .await
+            .map_err(StoreError::database("end the export"))?;
+        Ok(SessionLines { header, entries })
+    }
+
+    async fn acquire(&self, id: &str, owner: &str, ttl: Duration) -> Result<Lease> {
+        self.acquire_lease(id, owner, ttl).await
+    }
+
+    async fn renew(&self, lease: &Lease, ttl: Duration) -> Result<()> {
+        self.renew_lease(lease, ttl).await
+    }
+
+    async fn release(&self, lease: &Lease) -> Result<()> {
+        self.release_lease(lease).await
+    }
+
+    async fn append(&self, lease: &Lease, lines: &[String], ttl: Duration) -> Result<u64> {
+        self.append_entries(lease, lines, ttl).await
+    }
+
+    async fn list(&self, query: &ListQuery) -> Result<Vec<StoredSession>> {
+        self.list_sessions(query).await
+    }
+}

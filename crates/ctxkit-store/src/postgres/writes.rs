@@ -1,0 +1,282 @@
+//! Writing to the PostgreSQL backend: an import in batches inside one transaction, and an
+//! append in one statement that checks the writer's token under the session row's lock.
+
+use std::time::Duration;
+
+use super::{PostgresStore, SESSION_COLUMNS, millis, session_of};
+use crate::error::{Result, StoreError};
+use crate::lines::{EntryFacts, check_entries, header_facts};
+use crate::store::{Lease, StoredSession};
+
+/// What appending these entries changes in the session's row.
+struct RowChanges {
+    name: Option<String>,
+    first_message: Option<String>,
+    messages: i64,
+    modified_ms: Option<i64>,
+}
+
+fn row_changes(facts: &[EntryFacts]) -> RowChanges {
+    // Every message entry, as the file listing (and Pi's) counts them.
+    let messages = facts.iter().filter(|facts| facts.kind == "message").count();
+    RowChanges {
+        name: facts.iter().rev().find_map(|facts| facts.name.clone()),
+        first_message: facts.iter().find_map(|facts| facts.user_text.clone()),
+        messages: i64::try_from(messages).unwrap_or(i64::MAX),
+        modified_ms: facts
+            .iter()
+            .filter(|facts| facts.role.is_some())
+            .filter_map(|facts| facts.timestamp_ms)
+            .max(),
+    }
+}
+
+/// An append in one statement: the session's row locked while it holds the writer's token
+/// (`$2`), the entries inserted after its last one, the row's counts and the lease's expiry
+/// updated; the new entry count, or no row when the token is not the session's (or the session is
+/// gone). The parameters: session id, token, the entries' ids, parent ids, kinds and lines, then
+/// the row's changes (`RowChanges`) and the lease's time to live in milliseconds.
+const APPEND: &str = "
+    WITH locked AS (
+        SELECT id, entry_count FROM ctxkit_sessions
+        WHERE id = $1 AND lease_token = $2 AND lease_owner IS NOT NULL
+        FOR UPDATE
+    ), inserted AS (
+        INSERT INTO ctxkit_entries (session_id, seq, entry_id, parent_id, kind, line, fence)
+        SELECT locked.id, locked.entry_count + t.ordinality, t.entry_id, t.parent_id, t.kind,
+               t.line, $2
+        FROM locked, unnest($3::text[], $4::text[], $5::text[], $6::text[])
+             WITH ORDINALITY AS t(entry_id, parent_id, kind, line, ordinality)
+    )
+    UPDATE ctxkit_sessions s
+    SET entry_count = locked.entry_count + cardinality($6::text[]),
+        name = coalesce($7, s.name),
+        first_message = coalesce(s.first_message, $8),
+        message_count = s.message_count + $9,
+        modified_ms = greatest(s.modified_ms, coalesce($10, s.modified_ms)),
+        updated_at = now(),
+        lease_expires = clock_timestamp() + make_interval(secs => $11::bigint / 1000.0)
+    FROM locked WHERE s.id = locked.id
+    RETURNING s.entry_count";
+
+/// The entries' ids, parents and kinds as the three array parameters of an insert.
+struct EntryColumns<'a> {
+    ids: Vec<Option<&'a str>>,
+    parent_ids: Vec<Option<&'a str>>,
+    kinds: Vec<&'a str>,
+}
+
+impl<'a> EntryColumns<'a> {
+    fn of(facts: &'a [EntryFacts]) -> Self {
+        Self {
+            ids: facts.iter().map(|facts| facts.id.as_deref()).collect(),
+            parent_ids: facts
+                .iter()
+                .map(|facts| facts.parent_id.as_deref())
+                .collect(),
+            kinds: facts.iter().map(|facts| facts.kind.as_str()).collect(),
+        }
+    }
+}
+
+/// Inserts `lines` after `count` entries and updates the session's row, inside `transaction`.
+async fn insert_entries(
+    transaction: &tokio_postgres::Transaction<'_>,
+    id: &str,
+    count: i64,
+    fence: i64,
+    lines: &[String],
+    facts: &[EntryFacts],
+) -> Result<i64> {
+    let statement = transaction
+        .prepare(
+            "INSERT INTO ctxkit_entries (session_id, seq, entry_id, parent_id, kind, line, fence)
+             SELECT $1, $2 + ordinality, entry_id, parent_id, kind, line, $3
+             FROM unnest($4::text[], $5::text[], $6::text[], $7::text[])
+                  WITH ORDINALITY AS t(entry_id, parent_id, kind, line, ordinality)",
+        )
+        .await
+        .map_err(StoreError::database("prepare the insert"))?;
+    let columns = EntryColumns::of(facts);
+    transaction
+        .execute(
+            &statement,
+            &[
+                &id,
+                &count,
+                &fence,
+                &columns.ids,
+                &columns.parent_ids,
+                &columns.kinds,
+                &lines,
+            ],
+        )
+        .await
+        .map_err(StoreError::database("insert the entries"))?;
+    let changes = row_changes(facts);
+    let total = count + i64::try_from(lines.len()).unwrap_or(i64::MAX);
+    transaction
+        .execute(
+            "UPDATE ctxkit_sessions SET entry_count = $2,
+                 name = coalesce($3, name),
+                 first_message = coalesce(first_message, $4),
+                 message_count = message_count + $5,
+                 modified_ms = greatest(modified_ms, coalesce($6, modified_ms)),
+                 updated_at = now()
+             WHERE id = $1",
+            &[
+                &id,
+                &total,
+                &changes.name,
+                &changes.first_message,
+                &changes.messages,
+                &changes.modified_ms,
+            ],
+        )
+        .await
+        .map_err(StoreError::database("update the session"))?;
+    Ok(total)
+}
+
+/// Entries an import inserts in one statement at most…
+const IMPORT_BATCH_LINES: usize = 10_000;
+/// …and bytes of lines at most: an import holds one batch, not the session.
+const IMPORT_BATCH_BYTES: usize = 16 << 20;
+
+impl PostgresStore {
+    /// Stores a new session, `header_line` then the entry lines `next_entry` gives (checked by
+    /// it, with their facts), in batches inside one transaction: a refused line or a failed insert
+    /// stores nothing.
+    pub(super) async fn import_from<S: AsRef<str>>(
+        &self,
+        header_line: &str,
+        mut next_entry: impl FnMut() -> Result<Option<(S, EntryFacts)>> + Send,
+    ) -> Result<StoredSession> {
+        let header = header_facts(header_line).map_err(|reason| StoreError::InvalidSession {
+            what: "the session to import".to_owned(),
+            reason,
+        })?;
+        let created_ms = ctxkit_session::parse_timestamp_ms(&header.timestamp).unwrap_or(0);
+        let mut client = self.client().await?;
+        let transaction = client
+            .transaction()
+            .await
+            .map_err(StoreError::database("begin the import"))?;
+        let inserted = transaction
+            .execute(
+                "INSERT INTO ctxkit_sessions (id, cwd, created, header, modified_ms)
+                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
+                &[
+                    &header.id,
+                    &header.cwd,
+                    &header.timestamp,
+                    &header_line,
+                    &created_ms,
+                ],
+            )
+            .await
+            .map_err(StoreError::database("insert the session"))?;
+        if inserted == 0 {
+            return Err(StoreError::Exists { id: header.id });
+        }
+        let mut count = 0i64;
+        loop {
+            let (batch, facts, more) = import_batch(&mut next_entry)?;
+            count = insert_entries(&transaction, &header.id, count, 0, &batch, &facts).await?;
+            if !more {
+                break;
+            }
+        }
+        let row = transaction
+            .query_one(
+                &format!("SELECT {SESSION_COLUMNS} FROM ctxkit_sessions WHERE id = $1"),
+                &[&header.id],
+            )
+            .await
+            .map_err(StoreError::database("read the session"))?;
+        transaction
+            .commit()
+            .await
+            .map_err(StoreError::database("commit the import"))?;
+        Ok(session_of(&row))
+    }
+}
+
+/// The next batch of an import's entries, their facts, and whether more may follow.
+fn import_batch<S: AsRef<str>>(
+    next_entry: &mut impl FnMut() -> Result<Option<(S, EntryFacts)>>,
+) -> Result<(Vec<String>, Vec<EntryFacts>, bool)> {
+    let mut batch = Vec::new();
+    let mut facts = Vec::new();
+    let mut bytes = 0;
+    while batch.len() < IMPORT_BATCH_LINES && bytes < IMPORT_BATCH_BYTES {
+        let Some((line, line_facts)) = next_entry()? else {
+            return Ok((batch, facts, false));
+        };
+        let line = line.as_ref();
+        facts.push(line_facts);
+        bytes += line.len();
+        batch.push(line.to_owned());
+    }
+    Ok((batch, facts, true))
+}
+
+impl PostgresStore {
+    pub(super) async fn append_entries(
+        &self,
+        lease: &Lease,
+        lines: &[String],
+        ttl: Duration,
+    ) -> Result<u64> {
+        let facts = check_entries(&lease.session_id, lines)?;
+        let client = self.client().await?;
+        // One prepared statement, one round trip, its own transaction: the row lock orders this
+        // append with any takeover (a takeover waits for the commit, and an append after a
+        // takeover sees the new token, as `FOR UPDATE` checks the row's newest version).
+        let statement = client
+            .prepare_cached(APPEND)
+            .await
+            .map_err(StoreError::database("prepare the append"))?;
+        let columns = EntryColumns::of(&facts);
+        let changes = row_changes(&facts);
+        let row = client
+            .query_opt(
+                &statement,
+                &[
+                    &lease.session_id,
+                    &lease.token,
+                    &columns.ids,
+                    &columns.parent_ids,
+                    &columns.kinds,
+                    &lines,
+                    &changes.name,
+                    &changes.first_message,
+                    &changes.messages,
+                    &changes.modified_ms,
+                    &millis(ttl),
+                ],
+            )
+            .await
+            .map_err(StoreError::database("append the entries"))?;
+        if let Some(row) = row {
+            return Ok(u64::try_from(row.get::<_, i64>(0)).unwrap_or(0));
+        }
+        // Nothing was written: the session is gone, or its lease is another writer's.
+        let exists = client
+            .query_opt(
+                "SELECT 1 FROM ctxkit_sessions WHERE id = $1",
+                &[&lease.session_id],
+            )
+            .await
+            .map_err(StoreError::database("read the session"))?;
+        match exists {
+            Some(_) => Err(StoreError::Fenced {
+                id: lease.session_id.clone(),
+                token: lease.token,
+            }),
+            None => Err(StoreError::NotFound {
+                id: lease.session_id.clone(),
+            }),
+        }
+    }
+}
