@@ -645,3 +645,57 @@ fn export_never_replaces_its_session_or_a_file_that_is_not_a_page() {
             .contains("<p>old</p>")
     );
 }
+
+/// A page redacts what tool output redacts: the value of every secret variable of the
+/// environment (`ctxkit_secrets::is_secret_variable`), not only the providers' keys.
+#[test]
+fn a_page_redacts_every_secret_variable_tool_output_hides() {
+    let home = tempfile::tempdir().unwrap();
+    // Values no credential shape matches: only knowing the variables hides them.
+    let secrets = [
+        ("AWS_SECRET_ACCESS_KEY", "aws-value-0123456789abcdef"),
+        ("GITHUB_TOKEN", "gh-value-0123456789abcdef"),
+        ("PGPASSWORD", "pg-password-0123456789"),
+        ("CTXKIT_SERVER_TOKEN", "server-token-0123456789"),
+        ("ANTHROPIC_API_KEY", "anthropic-value-0123456789"),
+    ];
+    let said: Vec<String> = secrets
+        .iter()
+        .map(|(name, value)| format!("{name}={value}"))
+        .collect();
+    let file = home.path().join("env.jsonl");
+    let lines = [
+        json!({"type": "session", "version": 3, "id": "env", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/tmp/env"}),
+        json!({"type": "message", "id": "00000001", "parentId": null, "timestamp": "2026-01-01T00:00:00.000Z",
+               "message": {"role": "user", "content": said.join("\n"), "timestamp": 1}}),
+    ];
+    std::fs::write(&file, jsonl(&lines)).unwrap();
+    let page = home.path().join("env.html");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ctxkit"));
+    command
+        .args([
+            "export",
+            file.to_str().unwrap(),
+            "-o",
+            page.to_str().unwrap(),
+        ])
+        .env("CTXKIT_HOME", home.path())
+        .env("HOME", home.path())
+        .env_remove("OPENAI_API_KEY");
+    for (name, value) in secrets {
+        command.env(name, value);
+    }
+    let output = command.output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let page = std::fs::read_to_string(page).unwrap();
+    let shown = page_data(&page)["entries"][0]["blocks"][0]["t"].clone();
+    for (name, value) in secrets {
+        assert!(!page.contains(value), "{name}'s value is in the page");
+        let redacted = format!("{name}=<redacted>");
+        assert!(shown.as_str().unwrap().contains(&redacted), "{shown}");
+    }
+}
