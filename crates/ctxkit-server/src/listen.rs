@@ -193,6 +193,15 @@ fn route(state: &Arc<State>, request: Request<Incoming>) -> Reply {
     }
 }
 
+/// The token of an `Authorization: Bearer TOKEN` value; the scheme's name is case-insensitive
+/// (RFC 7235: `bearer`, `BEARER`), spaces around the token are not part of it.
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim_start().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then_some(token.trim())
+}
+
 /// Whether the request may use the server: the token when one is set; without one (loopback
 /// only), any request without an `Origin` (a program, not a web page).
 fn authorized(state: &State, request: &Request<Incoming>) -> bool {
@@ -200,8 +209,8 @@ fn authorized(state: &State, request: &Request<Incoming>) -> bool {
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "))
-        .map(|token| digest(token.trim()));
+        .and_then(bearer_token)
+        .map(digest);
     match (state.token, presented) {
         (Some(expected), Some(presented)) => expected == presented,
         (Some(_), None) => false,

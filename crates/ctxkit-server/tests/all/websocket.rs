@@ -195,6 +195,25 @@ async fn the_token_is_required_once_set() {
         .unwrap();
     let init = call(&mut socket, 1, "initialize", Value::Null).await;
     assert_eq!(init["result"]["server"], "ctxkit", "{init}");
+    // The scheme's name is case-insensitive (RFC 7235); the token is not.
+    for scheme in ["bearer", "BEARER", "bEaReR"] {
+        let value = format!("{scheme} s3cret-token");
+        let mut socket = connect(address, &[("authorization", &value)])
+            .await
+            .unwrap_or_else(|error| panic!("{scheme}: {error}"));
+        let init = call(&mut socket, 1, "initialize", Value::Null).await;
+        assert_eq!(init["result"]["server"], "ctxkit", "{init}");
+    }
+    for refused in [
+        "Basic s3cret-token",
+        "Bearers3cret-token",
+        "bearer S3CRET-TOKEN",
+    ] {
+        let error = connect(address, &[("authorization", refused)])
+            .await
+            .unwrap_err();
+        assert!(error.contains("401"), "{refused}: {error}");
+    }
     // The health endpoint needs none (a load balancer probes it) and tells nothing secret.
     let (status, body) = get(address, "/health").await;
     assert!(status.contains("200") && !body.contains("s3cret"), "{body}");
