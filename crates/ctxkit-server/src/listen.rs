@@ -284,11 +284,22 @@ fn upgrade(state: &Arc<State>, mut request: Request<Incoming>) -> Reply {
     response
 }
 
-/// A message may be a little longer than a request line may (so the server answers a too-long
-/// request with its error, as on stdio); far longer closes the connection (1009).
+/// What a message may exceed `server.maxRequestBytes` by, doubled, before it closes the connection
+/// (so a small limit still answers a request a little too long with its error, as on stdio).
+const MESSAGE_SLACK_BYTES: usize = 64 * 1024;
+
+/// The longest message read: 2 × (`server.maxRequestBytes` + 64 KiB), as `docs/protocol.md` says;
+/// a message up to it that is longer than a request line may be is answered with the request
+/// line's error; a longer one closes the connection (1009).
+fn max_message_bytes(max_request_bytes: usize) -> usize {
+    max_request_bytes
+        .saturating_add(MESSAGE_SLACK_BYTES)
+        .saturating_mul(2)
+}
+
 fn socket_config(config: &ServerConfig) -> WebSocketConfig {
-    let limit = config.max_request_bytes.saturating_add(64 * 1024);
+    let limit = max_message_bytes(config.max_request_bytes);
     WebSocketConfig::default()
-        .max_message_size(Some(limit.saturating_mul(2)))
-        .max_frame_size(Some(limit.saturating_mul(2)))
+        .max_message_size(Some(limit))
+        .max_frame_size(Some(limit))
 }

@@ -292,17 +292,38 @@ async fn a_text_message_that_is_not_utf8_closes_with_1007() {
     assert!(reason.contains("not UTF-8"), "{reason}");
 }
 
+/// `docs/protocol.md`'s threshold is the server's: with a request limit of 8 KiB a message of
+/// 2 × (8 + 64) KiB is answered, one byte more closes the connection.
 #[tokio::test]
 async fn a_message_over_twice_the_limit_closes_with_1009() {
+    let documented = "one over 2 × (`server.maxRequestBytes` + 64 KiB) closes it, 1009";
+    let doc = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/protocol.md"
+    ))
+    .unwrap();
+    let doc = doc.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        doc.contains(documented),
+        "docs/protocol.md states the threshold"
+    );
+    let threshold = 2 * (8 + 64) * 1024;
     let dir = tempfile::tempdir().unwrap();
     let (address, _stop, _running) = listen(config(dir.path(), None), None).await;
     let mut socket = connect(address, &[]).await.unwrap();
-    // The request limit is 8 KiB; a message over (8 + 64) KiB × 2 closes the connection.
-    let _ = socket
-        .send(Message::text("x".repeat(2 * (8 + 64) * 1024 + 1)))
-        .await;
+    socket
+        .send(Message::text("x".repeat(threshold)))
+        .await
+        .unwrap();
+    let answer = call(&mut socket, 2, "initialize", Value::Null).await;
+    assert_eq!(answer["result"]["server"], "ctxkit", "still open: {answer}");
+    let _ = socket.send(Message::text("x".repeat(threshold + 1))).await;
     let (code, reason) = close_frame(&mut socket).await;
     assert_eq!(code, 1009, "{reason}");
+    assert!(
+        reason.contains("2 × (`server.maxRequestBytes` + 64 KiB)"),
+        "{reason}"
+    );
 }
 
 fn assistant(text: &str) -> Value {
