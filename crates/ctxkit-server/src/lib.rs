@@ -80,7 +80,7 @@ mod stop;
 pub use agent_run::{AgentConfig, ModelSource};
 pub use copies::remove_abandoned_copies;
 pub use input::{DEFAULT_MAX_QUEUED_BYTES, DEFAULT_MAX_REQUEST_BYTES};
-pub use listen::{ListenError, Listener, SHUTDOWN_GRACE};
+pub use listen::{DEFAULT_MAX_CONNECTIONS, ListenError, Listener, SHUTDOWN_GRACE};
 pub use mirror::StoreBinding;
 pub use pages::MAX_ANSWER_MESSAGES;
 pub use stop::ABANDON_AFTER;

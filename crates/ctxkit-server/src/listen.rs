@@ -2,7 +2,9 @@
 //! is one client), `GET /health` for a load balancer, a bearer token (`server.token`,
 //! `CTXKIT_SERVER_TOKEN`) required on any address but loopback, and a graceful drain: once told to
 //! stop, no connection is accepted, every client's requests already read are answered (their
-//! entries committed), then the connections are closed.
+//! entries committed), then the connections are closed. Connections are accepted within
+//! `ctxkit_http::ConnectionLimits` (`server.maxConnections`, a header-read and a handshake
+//! timeout), so sockets that never finish a request cannot hold the server.
 //!
 //! A browser page may open a WebSocket to any address, loopback included, and cannot be told
 //! apart from a local program by its address; it always sends `Origin`. A request with an
@@ -16,6 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
+use ctxkit_http::{Acceptor, ConnectionLimits, Slot};
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
@@ -54,11 +57,15 @@ pub enum ListenError {
     },
 }
 
+/// Connections open at once by default (`server.maxConnections`).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
+
 /// A bound `serve --listen`.
 pub struct Listener {
     listener: TcpListener,
     address: SocketAddr,
     state: Arc<State>,
+    limits: ConnectionLimits,
 }
 
 impl std::fmt::Debug for Listener {
@@ -108,7 +115,14 @@ impl Listener {
                 draining: watch::Sender::new(false),
                 clients: AtomicUsize::new(0),
             }),
+            limits: ConnectionLimits::new(DEFAULT_MAX_CONNECTIONS),
         })
+    }
+
+    /// Accepts connections within `limits` (`server.maxConnections`; the default timeouts are
+    /// `ctxkit_http`'s) instead of [`DEFAULT_MAX_CONNECTIONS`] and the default timeouts.
+    pub fn set_limits(&mut self, limits: ConnectionLimits) {
+        self.limits = limits;
     }
 
     /// Where it listens (the port chosen when 0 was asked for).
@@ -120,28 +134,33 @@ impl Listener {
     /// answered (at most [`SHUTDOWN_GRACE`]), the connections closed.
     pub async fn run(self, shutdown: impl Future<Output = ()>) {
         let mut connections = tokio::task::JoinSet::new();
+        let acceptor = Acceptor::new(self.listener, self.limits);
         tokio::pin!(shutdown);
         loop {
             let accepted = tokio::select! {
-                accepted = self.listener.accept() => accepted,
+                accepted = acceptor.accept() => accepted,
                 () = &mut shutdown => break,
             };
-            let Ok((stream, _)) = accepted else { continue };
             let state = Arc::clone(&self.state);
+            let builder = self.limits.http1();
+            let connection = Connection {
+                slot: accepted.slot,
+                upgrade_timeout: self.limits.upgrade_timeout,
+            };
             connections.spawn(async move {
                 let service = service_fn(move |request| {
-                    let state = Arc::clone(&state);
-                    async move { Ok::<_, Infallible>(route(&state, request)) }
+                    let (state, connection) = (Arc::clone(&state), connection.clone());
+                    async move { Ok::<_, Infallible>(route(&state, request, connection)) }
                 });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
+                let _ = builder
+                    .serve_connection(TokioIo::new(accepted.stream), service)
                     .with_upgrades()
                     .await;
             });
             // Finished connections are reaped as others come.
             while connections.try_join_next().is_some() {}
         }
-        drop(self.listener);
+        drop(acceptor);
         self.state.draining.send_replace(true);
         let clients = Arc::clone(&self.state);
         let drained = async move {
@@ -166,7 +185,15 @@ fn reply(status: StatusCode, body: serde_json::Value) -> Reply {
     response
 }
 
-fn route(state: &Arc<State>, request: Request<Incoming>) -> Reply {
+/// What a request knows of its connection.
+#[derive(Clone)]
+struct Connection {
+    /// Its place under the cap, which a WebSocket keeps for as long as it lasts.
+    slot: Slot,
+    upgrade_timeout: Duration,
+}
+
+fn route(state: &Arc<State>, request: Request<Incoming>, connection: Connection) -> Reply {
     let draining = *state.draining.borrow();
     match (request.method().as_str(), request.uri().path()) {
         ("GET", "/health") if draining => reply(
@@ -185,7 +212,7 @@ fn route(state: &Arc<State>, request: Request<Incoming>) -> Reply {
             StatusCode::SERVICE_UNAVAILABLE,
             json!({"error": "the server is shutting down; connect to another instance"}),
         ),
-        ("GET", "/rpc") => upgrade(state, request),
+        ("GET", "/rpc") => upgrade(state, request, connection),
         _ => reply(
             StatusCode::NOT_FOUND,
             json!({"error": "not found: the protocol is at /rpc (WebSocket), health at /health"}),
@@ -228,7 +255,7 @@ fn header_has(request: &Request<Incoming>, name: header::HeaderName, word: &str)
         .any(|item| item.trim().eq_ignore_ascii_case(word))
 }
 
-fn upgrade(state: &Arc<State>, mut request: Request<Incoming>) -> Reply {
+fn upgrade(state: &Arc<State>, mut request: Request<Incoming>, connection: Connection) -> Reply {
     if !authorized(state, &request) {
         let mut refused = reply(
             StatusCode::UNAUTHORIZED,
@@ -257,7 +284,13 @@ fn upgrade(state: &Arc<State>, mut request: Request<Incoming>) -> Reply {
     let state = Arc::clone(state);
     state.clients.fetch_add(1, Ordering::SeqCst);
     tokio::spawn(async move {
-        if let Ok(upgraded) = upgrading.await {
+        // The connection counts against the cap for as long as the WebSocket lasts.
+        let Connection {
+            slot: _slot,
+            upgrade_timeout,
+        } = connection;
+        // A client that does not take the `101` in time is let go.
+        if let Ok(Ok(upgraded)) = tokio::time::timeout(upgrade_timeout, upgrading).await {
             let socket = WebSocketStream::from_raw_socket(
                 TokioIo::new(upgraded),
                 Role::Server,
