@@ -22,11 +22,22 @@
     }
     return node;
   }
-  // Control characters (terminal escapes) shown as their visible pictures.
-  function visible(s) {
-    return String(s).replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, (c) =>
-      c === "\u007f" ? "\u2421" : String.fromCharCode(0x2400 + c.charCodeAt(0)));
+  // The characters a screen would act on instead of showing: the list the CLI escapes too, sent
+  // in the data (`unsafeCharacters`, ctxkit_protocol::UNSAFE_TO_SHOW) as [first, last] code
+  // points. C0 controls (terminal escapes) and DEL show as their pictures (␛), the others (C1
+  // controls, bidirectional marks, overrides and isolates) as \uXXXX, so nothing is reordered.
+  let unsafeCharacters = null;
+  function hex4(code) { return code.toString(16).padStart(4, "0"); }
+  function unsafePattern(ranges) {
+    const items = ranges.map(([first, last]) => "\\u" + hex4(first) + (last > first ? "-\\u" + hex4(last) : ""));
+    return new RegExp("[" + items.join("") + "]", "g");
   }
+  function shownAs(c) {
+    const code = c.charCodeAt(0);
+    if (code < 0x20) return String.fromCharCode(0x2400 + code);
+    return code === 0x7f ? "\u2421" : "\\u" + hex4(code);
+  }
+  function visible(s) { return String(s).replace(unsafeCharacters, shownAs); }
   function text(s) { return document.createTextNode(visible(s)); }
   function fmt(n) { return n === null || n === undefined ? "–" : Number(n).toLocaleString("en-US"); }
   function money(n) { return "$" + (Number(n) || 0).toFixed(4); }
@@ -344,7 +355,7 @@
       const cx = x(Math.max(0, at));
       const g = svg("g", { class: "marker", "data-kind": m.kind, "data-entry": m.e });
       const title = svg("title", {});
-      title.textContent = m.kind + " at " + entry(m.e).id;
+      title.textContent = visible(m.kind + " at " + entry(m.e).id);
       g.append(title);
       if (m.kind === "cacheRead") {
         if (cacheShown++ % step !== 0) continue;
@@ -599,6 +610,7 @@
   function start() {
     const node = document.getElementById("session-data");
     D = JSON.parse(node.textContent);
+    unsafeCharacters = unsafePattern(D.unsafeCharacters);
     layout();
     document.getElementById("search").addEventListener("keydown", (ev) => { if (ev.key === "Enter") search(ev.target.value); });
     document.addEventListener("keydown", keys);

@@ -137,6 +137,8 @@ pub(crate) fn write_page_data(
     out.write_all(b"{").map_err(io_error)?;
     key(out, "version", true)?;
     write_value(out, &json!(1))?;
+    key(out, "unsafeCharacters", false)?;
+    write_value(out, &crate::page::unsafe_characters())?;
     key(out, "title", false)?;
     write_value(out, &json!(renderer.short(&options.title)))?;
     key(out, "session", false)?;

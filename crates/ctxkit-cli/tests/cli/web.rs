@@ -699,3 +699,42 @@ fn a_page_redacts_every_secret_variable_tool_output_hides() {
         assert!(shown.as_str().unwrap().contains(&redacted), "{shown}");
     }
 }
+
+/// Bidirectional overrides and isolates and C1 controls in a session's name, a model id, a label
+/// and a message: the page shows each as `\uXXXX` (the CLI's list, `is_unsafe_to_show`), in its
+/// title too, so none reorders what a reader sees.
+#[test]
+fn a_browser_shows_bidi_overrides_and_c1_controls_visibly() {
+    let home = tempfile::tempdir().unwrap();
+    let at = "2026-01-01T00:00:00.000Z";
+    let lines = [
+        json!({"type": "session", "version": 3, "id": "spoof", "timestamp": at, "cwd": "/tmp/spoof"}),
+        json!({"type": "session_info", "id": "e001", "parentId": null, "timestamp": at, "name": "report\u{202e}txt.exe"}),
+        json!({"type": "model_change", "id": "e002", "parentId": "e001", "timestamp": at, "provider": "anthropic", "modelId": "claude\u{2066}-evil"}),
+        json!({"type": "message", "id": "e003", "parentId": "e002", "timestamp": at,
+               "message": {"role": "user", "content": "hello \u{9b}31m world \u{200f}!", "timestamp": 1}}),
+        json!({"type": "label", "id": "e004", "parentId": "e003", "timestamp": at, "targetId": "e003", "label": "ok\u{202e}Ko"}),
+    ];
+    let file = home.path().join("spoof.jsonl");
+    std::fs::write(&file, jsonl(&lines)).unwrap();
+    let page = export(home.path(), &file, &[]);
+    let data = page_data(&page);
+    let listed: Vec<[u32; 2]> = ctxkit_protocol::UNSAFE_TO_SHOW
+        .iter()
+        .map(|&(first, last)| [u32::from(first), u32::from(last)])
+        .collect();
+    assert_eq!(data["unsafeCharacters"], json!(listed));
+    let Some(tools) = browser_tools() else { return };
+    let shots = screenshot_dir(home.path());
+    let url = format!("file://{}", home.path().join("page.html").display());
+    let output = node_checker(&tools, "spoof", &url, &shots, json!({}))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    println!("{stdout}");
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}

@@ -35,6 +35,7 @@ async function main() {
   try {
     if (mode === "export") await exported(page);
     else if (mode === "view") await live(page);
+    else if (mode === "spoof") await spoof(page);
     else await measure(page);
   } finally {
     await browser.close();
@@ -99,6 +100,26 @@ async function exported(page) {
   check((await cards.nth(1).textContent()).includes("anthropic/claude-haiku-4-5"), "the summarizer named");
   await page.screenshot({ path: path.join(shots, "export-compactions.png") });
   console.log("screenshots: " + path.join(shots, "export-conversation.png") + " " + path.join(shots, "export-compactions.png"));
+}
+
+// Characters a browser would act on (reorder a line, or a C1 control): none may reach the screen
+// as such; each shows as \uXXXX (a C0 control as its picture).
+const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+
+async function spoof(page) {
+  const title = await page.title();
+  check(!UNSAFE.test(title) && title.includes("report\\u202etxt.exe"), "the tab's title shows the override: " + JSON.stringify(title));
+  const shown = await page.evaluate(() => document.body.innerText);
+  const found = shown.match(UNSAFE);
+  check(found === null, "an unsafe character on the page: U+" + (found ? found[0].charCodeAt(0).toString(16) : ""));
+  const header = await page.locator("#title").textContent();
+  check(header.includes("report\\u202etxt.exe"), "the header shows the override: " + header);
+  const label = await page.locator("#tree .row .badge.label").first().textContent();
+  check(label === "ok\\u202eKo", "the label shows the override: " + label);
+  check(shown.includes("claude\\u2066-evil"), "the model id's isolate is shown, not obeyed");
+  check(shown.includes("hello \\u009b31m world \\u200f!"), "the C1 control and the mark are shown");
+  await page.screenshot({ path: path.join(shots, "spoof.png") });
+  console.log("screenshots: " + path.join(shots, "spoof.png"));
 }
 
 async function measure(page) {
