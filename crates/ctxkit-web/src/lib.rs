@@ -21,6 +21,7 @@ mod error;
 mod history;
 mod model;
 mod page;
+mod problems;
 mod redact;
 mod serve;
 mod stream;

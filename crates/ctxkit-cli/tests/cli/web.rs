@@ -738,3 +738,54 @@ fn a_browser_shows_bidi_overrides_and_c1_controls_visibly() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// A session whose third line was cut off (its reply lost, the next question's parent with it):
+/// the page carries the problems `ctxkit check` reports (lines and kinds, none of the line's
+/// text) and says so at the top, on the entry whose parent was lost and in what the model saw
+/// through it; `view` the same.
+#[test]
+fn a_damaged_session_s_page_says_so_where_it_matters() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("damaged.jsonl");
+    let at = "2026-01-01T00:00:00.000Z";
+    let mut text = jsonl(&[
+        json!({"type": "session", "version": 3, "id": "dmg", "timestamp": at, "cwd": "/tmp/dmg"}),
+        json!({"type": "message", "id": "u1", "parentId": null, "timestamp": at,
+               "message": {"role": "user", "content": "first question", "timestamp": 1}}),
+    ]);
+    text.push_str(r#"{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"assistant","content":[{"type":"text","text":"LOST ANSWER cut her"#);
+    text.push('\n');
+    text.push_str(&jsonl(&[
+        json!({"type": "message", "id": "u2", "parentId": "a1", "timestamp": at,
+               "message": {"role": "user", "content": "second question", "timestamp": 3}}),
+        json!({"type": "message", "id": "a2", "parentId": "u2", "timestamp": at,
+               "message": {"role": "assistant", "content": [{"type": "text", "text": "second answer"}],
+                           "stopReason": "stop", "timestamp": 4}}),
+    ]));
+    std::fs::write(&file, text).unwrap();
+    let page = export(home.path(), &file, &[]);
+    let data = page_data(&page);
+    assert_eq!(data["problemCount"], json!(2));
+    assert_eq!(data["problems"][0]["line"], json!(3));
+    assert_eq!(data["problems"][0]["kind"], json!("invalidJson"));
+    assert_eq!(data["problems"][1]["kind"], json!("missingParent"));
+    assert!(!data["problems"].to_string().contains("LOST"));
+    let Some(tools) = browser_tools() else { return };
+    let shots = screenshot_dir(home.path());
+    let expect = json!({"cut": "u2", "secret": "LOST ANSWER"});
+    let exported = format!("file://{}", home.path().join("page.html").display());
+    let (server, live) = start_view(home.path(), file.to_str().unwrap(), None);
+    let _server = KillOnDrop(server);
+    for url in [exported, live] {
+        let output = node_checker(&tools, "damaged", &url, &shots, expect.clone())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        println!("{stdout}");
+        assert!(
+            output.status.success(),
+            "{url}: {stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
