@@ -203,6 +203,13 @@ impl Workspace {
         }
     }
 
+    /// The values redacted from every tool result: the secret variables of the process's
+    /// environment and those [`Self::add_secret`] added. A page of the session (`ctxkit export`,
+    /// `ctxkit view`) redacts the same list.
+    pub fn secrets(&self) -> &[String] {
+        &self.secrets
+    }
+
     /// `text` with every known secret replaced by `<redacted>`.
     pub fn redact(&self, text: &str) -> String {
         ctxkit_secrets::redact(text, self.secrets.iter().map(String::as_str))

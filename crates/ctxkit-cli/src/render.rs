@@ -46,17 +46,10 @@ fn may_start_unsafe(byte: u8) -> bool {
     matches!(byte, 0x00..=0x08 | 0x0b..=0x1f | 0x7f | 0xc2 | 0xd8 | 0xe2)
 }
 
-/// Whether a terminal would act on `character` instead of showing it.
+/// Whether a terminal would act on `character` instead of showing it: the one list
+/// (`ctxkit_protocol::UNSAFE_TO_SHOW`) the session's page shows visibly too.
 pub(crate) fn is_unsafe_for_terminal(character: char) -> bool {
-    match character {
-        '\n' | '\t' => false,
-        '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' => true,
-        // Bidirectional marks, embeddings, overrides and isolates ("Trojan Source").
-        '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => {
-            true
-        }
-        _ => false,
-    }
+    ctxkit_protocol::is_unsafe_to_show(character)
 }
 
 /// At most `limit` characters of `text` on one line, with `…` when cut.

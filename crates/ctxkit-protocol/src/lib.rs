@@ -17,6 +17,7 @@ mod message;
 mod provider_compaction;
 mod provider_edits;
 mod records;
+mod shown;
 mod tagged;
 
 pub use content::{
@@ -43,6 +44,7 @@ pub use provider_compaction::{
 };
 pub use provider_edits::{PROVIDER_EDITS_FIELD, ProviderContextEdit};
 pub use records::{ContextRecord, ModelRef, SessionInfoRecord, TreeNodeRecord, TreeRecord};
+pub use shown::{UNSAFE_TO_SHOW, is_unsafe_to_show};
 
 /// A JSON object with its keys in file order.
 pub type JsonObject = serde_json::Map<String, serde_json::Value>;

@@ -78,7 +78,7 @@ mod stop;
 
 pub use agent_run::{AgentConfig, ModelSource, SystemPrompt};
 pub use input::{DEFAULT_MAX_QUEUED_BYTES, DEFAULT_MAX_REQUEST_BYTES};
-pub use listen::{ListenError, Listener, SHUTDOWN_GRACE};
+pub use listen::{DEFAULT_MAX_CONNECTIONS, ListenError, Listener, SHUTDOWN_GRACE};
 pub use mirror::StoreBinding;
 pub use pages::MAX_ANSWER_MESSAGES;
 pub use stop::ABANDON_AFTER;

@@ -2,7 +2,9 @@
 //! is one client), `GET /health` for a load balancer, a bearer token (`server.token`,
 //! `CTXKIT_SERVER_TOKEN`) required on any address but loopback, and a graceful drain: once told to
 //! stop, no connection is accepted, every client's requests already read are answered (their
-//! entries committed), then the connections are closed.
+//! entries committed), then the connections are closed. Connections are accepted within
+//! `ctxkit_http::ConnectionLimits` (`server.maxConnections`, a header-read and a handshake
+//! timeout), so sockets that never finish a request cannot hold the server.
 //!
 //! A browser page may open a WebSocket to any address, loopback included, and cannot be told
 //! apart from a local program by its address; it always sends `Origin`. A request with an
@@ -16,6 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
+use ctxkit_http::{Acceptor, ConnectionLimits, Slot};
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
@@ -57,11 +60,15 @@ pub enum ListenError {
     },
 }
 
+/// Connections open at once by default (`server.maxConnections`).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
+
 /// A bound `serve --listen`.
 pub struct Listener {
     listener: TcpListener,
     address: SocketAddr,
     state: Arc<State>,
+    limits: ConnectionLimits,
 }
 
 impl std::fmt::Debug for Listener {
@@ -111,7 +118,14 @@ impl Listener {
                 draining: watch::Sender::new(false),
                 clients: AtomicUsize::new(0),
             }),
+            limits: ConnectionLimits::new(DEFAULT_MAX_CONNECTIONS),
         })
+    }
+
+    /// Accepts connections within `limits` (`server.maxConnections`; the default timeouts are
+    /// `ctxkit_http`'s) instead of [`DEFAULT_MAX_CONNECTIONS`] and the default timeouts.
+    pub fn set_limits(&mut self, limits: ConnectionLimits) {
+        self.limits = limits;
     }
 
     /// Where it listens (the port chosen when 0 was asked for).
@@ -123,28 +137,33 @@ impl Listener {
     /// answered (at most [`SHUTDOWN_GRACE`]), the connections closed.
     pub async fn run(self, shutdown: impl Future<Output = ()>) {
         let mut connections = tokio::task::JoinSet::new();
+        let acceptor = Acceptor::new(self.listener, self.limits);
         tokio::pin!(shutdown);
         loop {
             let accepted = tokio::select! {
-                accepted = self.listener.accept() => accepted,
+                accepted = acceptor.accept() => accepted,
                 () = &mut shutdown => break,
             };
-            let Ok((stream, _)) = accepted else { continue };
             let state = Arc::clone(&self.state);
+            let builder = self.limits.http1();
+            let connection = Connection {
+                slot: accepted.slot,
+                upgrade_timeout: self.limits.upgrade_timeout,
+            };
             connections.spawn(async move {
                 let service = service_fn(move |request| {
-                    let state = Arc::clone(&state);
-                    async move { Ok::<_, Infallible>(route(&state, request).await) }
+                    let (state, connection) = (Arc::clone(&state), connection.clone());
+                    async move { Ok::<_, Infallible>(route(&state, request, connection).await) }
                 });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
+                let _ = builder
+                    .serve_connection(TokioIo::new(accepted.stream), service)
                     .with_upgrades()
                     .await;
             });
             // Finished connections are reaped as others come.
             while connections.try_join_next().is_some() {}
         }
-        drop(self.listener);
+        drop(acceptor);
         self.state.draining.send_replace(true);
         let clients = Arc::clone(&self.state);
         let drained = async move {
@@ -169,7 +188,15 @@ fn reply(status: StatusCode, body: serde_json::Value) -> Reply {
     response
 }
 
-async fn route(state: &Arc<State>, request: Request<Incoming>) -> Reply {
+/// What a request knows of its connection.
+#[derive(Clone)]
+struct Connection {
+    /// Its place under the cap, which a WebSocket keeps for as long as it lasts.
+    slot: Slot,
+    upgrade_timeout: Duration,
+}
+
+async fn route(state: &Arc<State>, request: Request<Incoming>, connection: Connection) -> Reply {
     let draining = *state.draining.borrow();
     match (request.method().as_str(), request.uri().path()) {
         ("GET", "/health") if draining => reply(
@@ -181,7 +208,7 @@ async fn route(state: &Arc<State>, request: Request<Incoming>) -> Reply {
             StatusCode::SERVICE_UNAVAILABLE,
             json!({"error": "the server is shutting down; connect to another instance"}),
         ),
-        ("GET", "/rpc") => upgrade(state, request),
+        ("GET", "/rpc") => upgrade(state, request, connection),
         _ => reply(
             StatusCode::NOT_FOUND,
             json!({"error": "not found: the protocol is at /rpc (WebSocket), health at /health"}),
@@ -211,6 +238,15 @@ async fn health(state: &State) -> Reply {
     )
 }
 
+/// The token of an `Authorization: Bearer TOKEN` value; the scheme's name is case-insensitive
+/// (RFC 7235: `bearer`, `BEARER`), spaces around the token are not part of it.
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim_start().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then_some(token.trim())
+}
+
 /// Whether the request may use the server: the token when one is set; without one (loopback
 /// only), any request without an `Origin` (a program, not a web page).
 fn authorized(state: &State, request: &Request<Incoming>) -> bool {
@@ -218,8 +254,8 @@ fn authorized(state: &State, request: &Request<Incoming>) -> bool {
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "))
-        .map(|token| digest(token.trim()));
+        .and_then(bearer_token)
+        .map(digest);
     match (state.token, presented) {
         (Some(expected), Some(presented)) => expected == presented,
         (Some(_), None) => false,
@@ -237,7 +273,7 @@ fn header_has(request: &Request<Incoming>, name: header::HeaderName, word: &str)
         .any(|item| item.trim().eq_ignore_ascii_case(word))
 }
 
-fn upgrade(state: &Arc<State>, mut request: Request<Incoming>) -> Reply {
+fn upgrade(state: &Arc<State>, mut request: Request<Incoming>, connection: Connection) -> Reply {
     if !authorized(state, &request) {
         let mut refused = reply(
             StatusCode::UNAUTHORIZED,
@@ -266,7 +302,13 @@ fn upgrade(state: &Arc<State>, mut request: Request<Incoming>) -> Reply {
     let state = Arc::clone(state);
     state.clients.fetch_add(1, Ordering::SeqCst);
     tokio::spawn(async move {
-        if let Ok(upgraded) = upgrading.await {
+        // The connection counts against the cap for as long as the WebSocket lasts.
+        let Connection {
+            slot: _slot,
+            upgrade_timeout,
+        } = connection;
+        // A client that does not take the `101` in time is let go.
+        if let Ok(Ok(upgraded)) = tokio::time::timeout(upgrade_timeout, upgrading).await {
             let socket = WebSocketStream::from_raw_socket(
                 TokioIo::new(upgraded),
                 Role::Server,
@@ -293,11 +335,22 @@ fn upgrade(state: &Arc<State>, mut request: Request<Incoming>) -> Reply {
     response
 }
 
-/// A message may be a little longer than a request line may (so the server answers a too-long
-/// request with its error, as on stdio); far longer closes the connection (1009).
+/// What a message may exceed `server.maxRequestBytes` by, doubled, before it closes the connection
+/// (so a small limit still answers a request a little too long with its error, as on stdio).
+const MESSAGE_SLACK_BYTES: usize = 64 * 1024;
+
+/// The longest message read: 2 × (`server.maxRequestBytes` + 64 KiB), as `docs/protocol.md` says;
+/// a message up to it that is longer than a request line may be is answered with the request
+/// line's error; a longer one closes the connection (1009).
+fn max_message_bytes(max_request_bytes: usize) -> usize {
+    max_request_bytes
+        .saturating_add(MESSAGE_SLACK_BYTES)
+        .saturating_mul(2)
+}
+
 fn socket_config(config: &ServerConfig) -> WebSocketConfig {
-    let limit = config.max_request_bytes.saturating_add(64 * 1024);
+    let limit = max_message_bytes(config.max_request_bytes);
     WebSocketConfig::default()
-        .max_message_size(Some(limit.saturating_mul(2)))
-        .max_frame_size(Some(limit.saturating_mul(2)))
+        .max_message_size(Some(limit))
+        .max_frame_size(Some(limit))
 }

@@ -115,7 +115,7 @@ fn close_for(error: &tungstenite::Error) -> Option<CloseFrame> {
         }),
         tungstenite::Error::Capacity(_) => Some(CloseFrame {
             code: CloseCode::Size,
-            reason: "the message is over twice `server.maxRequestBytes`".into(),
+            reason: "the message is over 2 × (`server.maxRequestBytes` + 64 KiB)".into(),
         }),
         tungstenite::Error::ConnectionClosed
         | tungstenite::Error::AlreadyClosed

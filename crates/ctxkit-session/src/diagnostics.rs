@@ -44,6 +44,28 @@ pub enum DiagnosticKind {
     DanglingLabelTarget { id: String, target: String },
 }
 
+impl DiagnosticKind {
+    /// Whether the file lost something a reader would miss: a line skipped, a chain cut, bytes
+    /// replaced. A label naming a missing entry loses nothing (Pi ignores it), and a newer format
+    /// version is not damage (it is said in its own words).
+    pub fn is_damage(&self) -> bool {
+        match self {
+            Self::DanglingLabelTarget { .. } | Self::NewerVersion { .. } => false,
+            Self::InvalidJson { .. }
+            | Self::TornLastLine { .. }
+            | Self::NotAnObject
+            | Self::NoType
+            | Self::NoId
+            | Self::InvalidUtf8
+            | Self::ExtraHeader
+            | Self::DuplicateId { .. }
+            | Self::MissingParent { .. }
+            | Self::ParentCycle { .. }
+            | Self::DanglingFirstKept { .. } => true,
+        }
+    }
+}
+
 impl fmt::Display for Diagnostic {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(line) = self.line {

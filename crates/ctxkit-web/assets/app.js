@@ -22,11 +22,22 @@
     }
     return node;
   }
-  // Control characters (terminal escapes) shown as their visible pictures.
-  function visible(s) {
-    return String(s).replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, (c) =>
-      c === "\u007f" ? "\u2421" : String.fromCharCode(0x2400 + c.charCodeAt(0)));
+  // The characters a screen would act on instead of showing: the list the CLI escapes too, sent
+  // in the data (`unsafeCharacters`, ctxkit_protocol::UNSAFE_TO_SHOW) as [first, last] code
+  // points. C0 controls (terminal escapes) and DEL show as their pictures (␛), the others (C1
+  // controls, bidirectional marks, overrides and isolates) as \uXXXX, so nothing is reordered.
+  let unsafeCharacters = null;
+  function hex4(code) { return code.toString(16).padStart(4, "0"); }
+  function unsafePattern(ranges) {
+    const items = ranges.map(([first, last]) => "\\u" + hex4(first) + (last > first ? "-\\u" + hex4(last) : ""));
+    return new RegExp("[" + items.join("") + "]", "g");
   }
+  function shownAs(c) {
+    const code = c.charCodeAt(0);
+    if (code < 0x20) return String.fromCharCode(0x2400 + code);
+    return code === 0x7f ? "\u2421" : "\\u" + hex4(code);
+  }
+  function visible(s) { return String(s).replace(unsafeCharacters, shownAs); }
   function text(s) { return document.createTextNode(visible(s)); }
   function fmt(n) { return n === null || n === undefined ? "–" : Number(n).toLocaleString("en-US"); }
   function money(n) { return "$" + (Number(n) || 0).toFixed(4); }
@@ -102,9 +113,51 @@
       i === D.leaf ? el("span", "badge", "leaf") : null,
       el("span", null, e.ts));
     if (e.ty === "compaction") head.append(el("span", "badge bad", "compaction · " + fmt(e.tokensBefore) + " tokens before"));
-    const card = el("div", "card " + e.ty + " " + (e.role || "") + (extraClass ? " " + extraClass : ""), head, entryBody(e));
+    const body = entryBody(e);
+    for (const p of problemsAt(i)) {
+      head.append(el("span", "badge bad damaged", "damaged"));
+      body.prepend(el("div", "err", "file line " + fmt(p.line) + ": " + p.text));
+    }
+    const card = el("div", "card " + e.ty + " " + (e.role || "") + (extraClass ? " " + extraClass : ""), head, body);
     card.dataset.entry = String(i);
     return card;
+  }
+
+  // ---- the session file's problems (what `ctxkit check` reports; lines and kinds, no content) ----
+  let byEntry = new Map(); // entry index -> its damage problems
+  function problemsAt(i) { return byEntry.get(i) || []; }
+  function renderProblems() {
+    byEntry = new Map();
+    const list = D.problems || [];
+    for (const p of list) {
+      if (!p.damage || p.e === undefined) continue;
+      if (!byEntry.has(p.e)) byEntry.set(p.e, []);
+      byEntry.get(p.e).push(p);
+    }
+    const box = document.getElementById("damage");
+    box.replaceChildren();
+    box.className = list.length ? "on" : "";
+    if (!list.length) return;
+    const damaged = list.some((p) => p.damage);
+    const count = D.problemCount || list.length;
+    box.append(el("b", null, damaged ? "This session file is damaged: " : "Notes on this session file: "),
+      fmt(count) + (count === 1 ? " problem" : " problems") +
+      (damaged ? ". What the skipped lines held is not on this page; the tree and what the model saw are built from what could be read. `ctxkit check` lists every problem." : "."));
+    const items = el("ul", null);
+    for (const p of list.slice(0, 5)) items.append(problemItem(p));
+    box.append(items);
+    if (list.length > 5) {
+      const rest = el("details", null, el("summary", null, "the other " + fmt(count - 5)));
+      const more = el("ul", null);
+      for (const p of list.slice(5)) more.append(problemItem(p));
+      if (count > list.length) more.append(el("li", null, fmt(count - list.length) + " more: `ctxkit check` lists them"));
+      rest.append(more);
+      box.append(rest);
+    }
+  }
+  function problemItem(p) {
+    return el("li", p.damage ? null : "note", "line " + fmt(p.line) + (p.e !== undefined ? " (" : ""),
+      p.e !== undefined ? jump(p.e) : null, p.e !== undefined ? ")" : "", ": " + p.text);
   }
 
   // ---- tree (virtual list) ----
@@ -159,6 +212,7 @@
     node.replaceChildren(el("span", "who", who(e)), text(line(e) || "(" + e.ty + ")"));
     if (e.label) node.append(el("span", "badge label", e.label));
     if (e.ty === "compaction") node.append(el("span", "badge bad", fmt(e.tokensBefore) + "→"));
+    if (problemsAt(i).length) node.append(el("span", "badge bad damaged", "damaged"));
   }
   function revealRow(i) {
     const pos = orderPos[i];
@@ -207,6 +261,10 @@
   function renderContext(i) {
     const box = document.getElementById("context");
     box.replaceChildren(el("h2", null, "What the model saw at " + entry(i).id));
+    for (const p of pathTo(i).flatMap(problemsAt)) {
+      box.append(el("div", "err damage-here", "The session file is damaged on this path: at ", jump(p.e),
+        " (file line " + fmt(p.line) + "): " + p.text + ". What the model saw here is built from what could be read."));
+    }
     const ctx = D.contexts[String(i)] || contextCache.get(i);
     if (ctx) { box.append(contextView(ctx)); return; }
     if (D.contextsOnDemand && token) {
@@ -344,7 +402,7 @@
       const cx = x(Math.max(0, at));
       const g = svg("g", { class: "marker", "data-kind": m.kind, "data-entry": m.e });
       const title = svg("title", {});
-      title.textContent = m.kind + " at " + entry(m.e).id;
+      title.textContent = visible(m.kind + " at " + entry(m.e).id);
       g.append(title);
       if (m.kind === "cacheRead") {
         if (cacheShown++ % step !== 0) continue;
@@ -557,7 +615,8 @@
     comps.firstChild.firstChild.id = "compactions";
     const usage = el("section", "view", el("div", "scroll", el("div", null))); usage.id = "view-usage";
     usage.firstChild.firstChild.id = "usage";
-    app.replaceChildren(conv, comps, usage);
+    const damage = el("div", null); damage.id = "damage";
+    app.replaceChildren(damage, conv, comps, usage);
   }
   function status() {
     const s = D.session;
@@ -570,6 +629,7 @@
   }
   function render(initial) {
     const previous = selected;
+    renderProblems();
     buildTree();
     drawChart();
     renderCompactions();
@@ -599,6 +659,7 @@
   function start() {
     const node = document.getElementById("session-data");
     D = JSON.parse(node.textContent);
+    unsafeCharacters = unsafePattern(D.unsafeCharacters);
     layout();
     document.getElementById("search").addEventListener("keydown", (ev) => { if (ev.key === "Enter") search(ev.target.value); });
     document.addEventListener("keydown", keys);

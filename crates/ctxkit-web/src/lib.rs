@@ -21,6 +21,7 @@ mod error;
 mod history;
 mod model;
 mod page;
+mod problems;
 mod redact;
 mod serve;
 mod stream;
@@ -32,5 +33,8 @@ pub use model::{
 };
 pub use page::{PageMode, content_security_policy, export_page, render_page, script_safe_json};
 pub use redact::{REDACTED, Redactor};
-pub use serve::{MAX_VIEW_CONTEXT_MESSAGES, SessionLoader, ViewConfig, new_token, serve_view};
+pub use serve::{
+    MAX_VIEW_CONTEXT_MESSAGES, SessionLoader, VIEW_CONNECTION_LIMIT, ViewConfig, new_token,
+    serve_view,
+};
 pub use stream::{MAX_PRECOMPUTED_CONTEXT_BYTES, MAX_PRECOMPUTED_CONTEXT_MESSAGES, PageStats};

@@ -68,6 +68,33 @@ pub fn script_safe_json(data: &Value) -> String {
     safe
 }
 
+/// The characters the page shows visibly instead of letting the browser act on them
+/// (`ctxkit_protocol::UNSAFE_TO_SHOW`, the list the CLI escapes), as `[first, last]` code points:
+/// the data document carries them and the script builds its pattern from them.
+pub(crate) fn unsafe_characters() -> Value {
+    ctxkit_protocol::UNSAFE_TO_SHOW
+        .iter()
+        .map(|&(first, last)| Value::from(vec![u32::from(first), u32::from(last)]))
+        .collect()
+}
+
+/// `text` as the page's script shows it (`visible` in `app.js`): each of
+/// `ctxkit_protocol::UNSAFE_TO_SHOW` visible, a C0 control or DEL as its picture (␛, ␡), any
+/// other (a C1 control, a bidirectional override or isolate) as `\uXXXX`.
+fn shown(text: &str) -> String {
+    let mut shown = String::with_capacity(text.len());
+    for character in text.chars() {
+        let code = u32::from(character);
+        match character {
+            _ if !ctxkit_protocol::is_unsafe_to_show(character) => shown.push(character),
+            '\u{0}'..='\u{1f}' => shown.extend(char::from_u32(0x2400 + code)),
+            '\u{7f}' => shown.push('\u{2421}'),
+            _ => shown.push_str(&format!("\\u{code:04x}")),
+        }
+    }
+    shown
+}
+
 /// Text safe in HTML content and attribute values.
 fn escape_html(text: &str) -> String {
     let mut escaped = String::with_capacity(text.len());
@@ -192,7 +219,7 @@ fn write_template<W: Write + ?Sized, T>(
     let io = |source| WebError::Write { source };
     let values = [
         ("{{CSP}}", escape_html(&content_security_policy(mode))),
-        ("{{TITLE}}", escape_html(title)),
+        ("{{TITLE}}", escape_html(&shown(title))),
         ("{{STYLE}}", STYLE.to_owned()),
         ("{{SCRIPT}}", SCRIPT.to_owned()),
     ];
@@ -249,6 +276,39 @@ mod tests {
         let end = start + page[start..].find("</script>").unwrap();
         let parsed: Value = serde_json::from_str(&page[start..end]).unwrap();
         assert_eq!(parsed, data);
+    }
+
+    /// A bidirectional override in a session's name would show the tab's title reversed: the
+    /// title shows it as `\u202e`, as the page's script shows every such character.
+    #[test]
+    fn the_title_shows_bidi_overrides_and_controls_visibly() {
+        let data = json!({"title": "invoice\u{202e}fdp.exe \u{2066}a\u{9b}b\u{1b}c\u{7f}"});
+        let page = render_page(&data, PageMode::Export);
+        let title = page
+            .split_once("<title>")
+            .and_then(|(_, rest)| rest.split_once("</title>"))
+            .unwrap()
+            .0;
+        assert_eq!(
+            title,
+            "invoice\\u202efdp.exe \\u2066a\\u009bb\u{241b}c\u{2421} — ctxkit"
+        );
+        assert!(!title.chars().any(ctxkit_protocol::is_unsafe_to_show));
+    }
+
+    /// The page's data carries the one list (the CLI's), and the script takes its pattern from it:
+    /// no list of its own to drift.
+    #[test]
+    fn the_data_carries_the_list_the_script_shows_visibly() {
+        let list = unsafe_characters();
+        assert_eq!(list[0], json!([0, 8]));
+        assert_eq!(
+            list.as_array().unwrap().len(),
+            ctxkit_protocol::UNSAFE_TO_SHOW.len()
+        );
+        assert!(list.as_array().unwrap().contains(&json!([0x202a, 0x202e])));
+        assert!(SCRIPT.contains("unsafeCharacters = unsafePattern(D.unsafeCharacters)"));
+        assert!(!SCRIPT.contains("\\u0000-"), "no list of the script's own");
     }
 
     #[test]

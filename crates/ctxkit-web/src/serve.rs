@@ -2,7 +2,8 @@
 //! request must carry the random token printed with the URL and a loopback `Host` (a page from
 //! another site cannot read the session, DNS rebinding included). The page polls a cheap version
 //! (the file's size and modification time) and fetches the data again when it changes; contexts
-//! are built on demand for the entry a person clicks.
+//! are built on demand for the entry a person clicks. Connections are accepted within
+//! [`VIEW_CONNECTION_LIMIT`] and `ctxkit_http`'s header-read timeout.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -11,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::UNIX_EPOCH;
 
 use bytes::Bytes;
+use ctxkit_http::{Acceptor, ConnectionLimits};
 use ctxkit_session::Session;
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
@@ -67,6 +69,9 @@ struct PageData {
     title: String,
     data: Bytes,
 }
+
+/// Connections the view keeps open at once (a browser opens a few); one more is answered 503.
+pub const VIEW_CONNECTION_LIMIT: usize = 64;
 
 /// Most messages a context built on demand may hold: a longer one (the context at the end of a
 /// session of a million messages never compacted) would take gigabytes to build, so the view says
@@ -147,27 +152,38 @@ pub async fn serve_view(
         address: bound,
         cache: Mutex::new(Cache::default()),
     });
-    let server = async move {
-        tokio::pin!(shutdown);
-        loop {
-            let accepted = tokio::select! {
-                accepted = listener.accept() => accepted,
-                () = &mut shutdown => break,
-            };
-            let Ok((stream, _)) = accepted else { continue };
-            let state = Arc::clone(&state);
-            tokio::spawn(async move {
-                let service = service_fn(move |request| {
-                    let state = Arc::clone(&state);
-                    async move { Ok::<_, std::convert::Infallible>(respond(&state, request).await) }
-                });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
+    let limits = ConnectionLimits::new(VIEW_CONNECTION_LIMIT);
+    Ok((
+        bound,
+        serve_within(Acceptor::new(listener, limits), state, shutdown),
+    ))
+}
+
+/// Serves the connections `acceptor` hands out until `shutdown` completes.
+async fn serve_within(
+    acceptor: Acceptor,
+    state: Arc<State>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) {
+    tokio::pin!(shutdown);
+    loop {
+        let accepted = tokio::select! {
+            accepted = acceptor.accept() => accepted,
+            () = &mut shutdown => break,
+        };
+        let state = Arc::clone(&state);
+        let builder = acceptor.limits().http1();
+        tokio::spawn(async move {
+            let _slot = accepted.slot;
+            let service = service_fn(move |request| {
+                let state = Arc::clone(&state);
+                async move { Ok::<_, std::convert::Infallible>(respond(&state, request).await) }
             });
-        }
-    };
-    Ok((bound, server))
+            let _ = builder
+                .serve_connection(TokioIo::new(accepted.stream), service)
+                .await;
+        });
+    }
 }
 
 /// Equal without an early exit (the token's comparison does not leak how much matched).
@@ -473,6 +489,63 @@ mod tests {
         // The data is one buffer, shared by the page and `/api/data`.
         assert_eq!(chunks[1].as_ptr(), page.data.as_ptr());
         assert_eq!(page_data(&state).unwrap().data.as_ptr(), page.data.as_ptr());
+    }
+
+    /// Everything the server sends until it closes the connection.
+    async fn read_to_close(stream: &mut tokio::net::TcpStream) -> String {
+        use tokio::io::AsyncReadExt as _;
+        let mut answer = Vec::new();
+        let _ = stream.read_to_end(&mut answer).await;
+        String::from_utf8_lossy(&answer).into_owned()
+    }
+
+    /// A socket that never finishes its request's headers is closed after the timeout, and
+    /// does not keep the view from answering others.
+    #[tokio::test]
+    async fn a_request_whose_headers_never_end_is_closed() {
+        use tokio::io::AsyncWriteExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = session_file(dir.path(), 1);
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let mut state = state(&path);
+        state.address = address;
+        let limits = ConnectionLimits {
+            header_read_timeout: std::time::Duration::from_millis(300),
+            ..ConnectionLimits::new(2)
+        };
+        let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let shutdown = async move {
+            let _ = stopped.await;
+        };
+        tokio::spawn(serve_within(
+            Acceptor::new(listener, limits),
+            Arc::new(state),
+            shutdown,
+        ));
+        let mut partial = tokio::net::TcpStream::connect(address).await.unwrap();
+        partial
+            .write_all(b"GET /api/version?token=t HTTP/1.1\r\nHost: x\r\n")
+            .await
+            .unwrap();
+        let started = std::time::Instant::now();
+        let cut = tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            read_to_close(&mut partial),
+        )
+        .await
+        .expect("the view closed the connection");
+        assert!(
+            started.elapsed() >= std::time::Duration::from_millis(250),
+            "{cut}"
+        );
+        let mut whole = tokio::net::TcpStream::connect(address).await.unwrap();
+        let request = format!(
+            "GET /api/version?token=t HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+        );
+        whole.write_all(request.as_bytes()).await.unwrap();
+        let answer = read_to_close(&mut whole).await;
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     }
 
     #[test]

@@ -137,6 +137,8 @@ pub(crate) fn write_page_data(
     out.write_all(b"{").map_err(io_error)?;
     key(out, "version", true)?;
     write_value(out, &json!(1))?;
+    key(out, "unsafeCharacters", false)?;
+    write_value(out, &crate::page::unsafe_characters())?;
     key(out, "title", false)?;
     write_value(out, &json!(renderer.short(&options.title)))?;
     key(out, "session", false)?;
@@ -149,6 +151,11 @@ pub(crate) fn write_page_data(
             "importedFrom": header.extra.get("importedFrom").and_then(|from| from.get("format")).and_then(Value::as_str).map(|format| renderer.short(format)),
         }),
     )?;
+    let (problems, problem_count) = crate::problems::problems(session);
+    key(out, "problems", false)?;
+    write_value(out, &problems)?;
+    key(out, "problemCount", false)?;
+    write_value(out, &json!(problem_count))?;
     key(out, "leaf", false)?;
     write_value(out, &json!(leaf))?;
     key(out, "entries", false)?;

@@ -268,29 +268,19 @@ fn warn_of_damage(
     file: &std::path::Path,
     doing: &str,
 ) -> Result<()> {
-    // A label naming a missing entry loses nothing (Pi ignores it), and a newer format version is
-    // not damage (said in its own words); everything else is damage.
+    // A newer format version is not damage, but said in its own words.
     let mut problems: Vec<&ctxkit_session::Diagnostic> = Vec::new();
     for problem in session.diagnostics() {
-        match problem.kind {
-            ctxkit_session::DiagnosticKind::DanglingLabelTarget { .. } => {}
-            ctxkit_session::DiagnosticKind::NewerVersion { version } => writeln!(
+        if let ctxkit_session::DiagnosticKind::NewerVersion { version } = problem.kind {
+            writeln!(
                 std::io::stderr().lock(),
                 "note: `{}` was written by a newer version (session format v{version}); showing \
                  what this ctxkit can read, and it will not write to it",
                 file.display()
-            )?,
-            ctxkit_session::DiagnosticKind::InvalidJson { .. }
-            | ctxkit_session::DiagnosticKind::TornLastLine { .. }
-            | ctxkit_session::DiagnosticKind::NotAnObject
-            | ctxkit_session::DiagnosticKind::NoType
-            | ctxkit_session::DiagnosticKind::NoId
-            | ctxkit_session::DiagnosticKind::InvalidUtf8
-            | ctxkit_session::DiagnosticKind::ExtraHeader
-            | ctxkit_session::DiagnosticKind::DuplicateId { .. }
-            | ctxkit_session::DiagnosticKind::MissingParent { .. }
-            | ctxkit_session::DiagnosticKind::ParentCycle { .. }
-            | ctxkit_session::DiagnosticKind::DanglingFirstKept { .. } => problems.push(problem),
+            )?;
+        }
+        if problem.kind.is_damage() {
+            problems.push(problem);
         }
     }
     let Some(first) = problems.first() else {

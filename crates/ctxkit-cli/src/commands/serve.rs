@@ -157,12 +157,14 @@ fn serve_listen(
     let address: SocketAddr = address
         .parse()
         .with_context(|| format!("`--listen {address}` is not HOST:PORT (e.g. 127.0.0.1:8477)"))?;
-    let configured = process.settings()?.settings().server.token.clone();
+    let server = process.settings()?.settings().server.clone();
     let token = crate::cli::server_token_from_environment()
-        .or(configured.filter(|token| !token.is_empty()));
+        .or(server.token.filter(|token| !token.is_empty()));
     let runtime = runtime()?;
     let config = server_config(process, locations, &runtime)?;
-    let listener = runtime.block_on(Listener::bind(address, token, config))?;
+    let mut listener = runtime.block_on(Listener::bind(address, token, config))?;
+    let max_connections = usize::try_from(server.max_connections).unwrap_or(usize::MAX);
+    listener.set_limits(ctxkit_http::ConnectionLimits::new(max_connections));
     let bound = listener.local_addr();
     writeln!(
         out,

@@ -58,8 +58,9 @@ fn open_any(file: &Path, from: &str, scratch: &Path, serial: u64) -> Result<Sess
     Ok(Session::open(&target)?)
 }
 
-/// The page options the flags and settings give: secrets known to ctxkit (provider keys, settings
-/// credentials) redacted, the engine's transform settings, the model's window.
+/// The page options the flags and settings give: the secrets tool output hides redacted (the
+/// agent's own list, `Workspace::secrets`: every secret variable of the environment and the
+/// settings' credentials), the engine's transform settings, the model's window.
 fn page_options(
     process: &ProcessSettings<'_>,
     locations: &Locations,
@@ -67,19 +68,25 @@ fn page_options(
     session: &Session,
     title: String,
 ) -> Result<PageOptions> {
-    let mut secrets: Vec<String> = ctxkit_llm::EnvSettings::variable_names()
-        .into_iter()
-        .filter_map(ctxkit_secrets::environment_variable)
-        .collect();
-    let transforms = match (process.environment(), process.settings()) {
+    let (secrets, transforms) = match (process.environment(), process.settings()) {
         (Ok(environment), Ok(settings)) => {
-            secrets
-                .extend(ToolBoundary::new(environment, settings, &locations.sessions_root).secrets);
-            summary_setup::resolve(process, SummaryFlags::default())
+            let boundary = ToolBoundary::new(environment, settings, &locations.sessions_root);
+            let transforms = summary_setup::resolve(process, SummaryFlags::default())
                 .map(|setup| setup.engine_settings.transforms)
-                .unwrap_or_default()
+                .unwrap_or_default();
+            (
+                boundary.workspace(&environment.cwd).secrets().to_vec(),
+                transforms,
+            )
         }
-        _ => ctxkit_engine::EngineSettings::default().transforms,
+        _ => {
+            let cwd = std::env::current_dir().unwrap_or_default();
+            let workspace = ctxkit_agent::Workspace::new(&cwd);
+            (
+                workspace.secrets().to_vec(),
+                ctxkit_engine::EngineSettings::default().transforms,
+            )
+        }
     };
     let redactor = Redactor::new(secrets, &args.redact)?;
     let mut options = PageOptions::new(title, redactor);

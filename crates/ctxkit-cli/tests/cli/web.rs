@@ -645,3 +645,147 @@ fn export_never_replaces_its_session_or_a_file_that_is_not_a_page() {
             .contains("<p>old</p>")
     );
 }
+
+/// A page redacts what tool output redacts: the value of every secret variable of the
+/// environment (`ctxkit_secrets::is_secret_variable`), not only the providers' keys.
+#[test]
+fn a_page_redacts_every_secret_variable_tool_output_hides() {
+    let home = tempfile::tempdir().unwrap();
+    // Values no credential shape matches: only knowing the variables hides them.
+    let secrets = [
+        ("AWS_SECRET_ACCESS_KEY", "aws-value-0123456789abcdef"),
+        ("GITHUB_TOKEN", "gh-value-0123456789abcdef"),
+        ("PGPASSWORD", "pg-password-0123456789"),
+        ("CTXKIT_SERVER_TOKEN", "server-token-0123456789"),
+        ("ANTHROPIC_API_KEY", "anthropic-value-0123456789"),
+    ];
+    let said: Vec<String> = secrets
+        .iter()
+        .map(|(name, value)| format!("{name}={value}"))
+        .collect();
+    let file = home.path().join("env.jsonl");
+    let lines = [
+        json!({"type": "session", "version": 3, "id": "env", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/tmp/env"}),
+        json!({"type": "message", "id": "00000001", "parentId": null, "timestamp": "2026-01-01T00:00:00.000Z",
+               "message": {"role": "user", "content": said.join("\n"), "timestamp": 1}}),
+    ];
+    std::fs::write(&file, jsonl(&lines)).unwrap();
+    let page = home.path().join("env.html");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ctxkit"));
+    command
+        .args([
+            "export",
+            file.to_str().unwrap(),
+            "-o",
+            page.to_str().unwrap(),
+        ])
+        .env("CTXKIT_HOME", home.path())
+        .env("HOME", home.path())
+        .env_remove("OPENAI_API_KEY");
+    for (name, value) in secrets {
+        command.env(name, value);
+    }
+    let output = command.output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let page = std::fs::read_to_string(page).unwrap();
+    let shown = page_data(&page)["entries"][0]["blocks"][0]["t"].clone();
+    for (name, value) in secrets {
+        assert!(!page.contains(value), "{name}'s value is in the page");
+        let redacted = format!("{name}=<redacted>");
+        assert!(shown.as_str().unwrap().contains(&redacted), "{shown}");
+    }
+}
+
+/// Bidirectional overrides and isolates and C1 controls in a session's name, a model id, a label
+/// and a message: the page shows each as `\uXXXX` (the CLI's list, `is_unsafe_to_show`), in its
+/// title too, so none reorders what a reader sees.
+#[test]
+fn a_browser_shows_bidi_overrides_and_c1_controls_visibly() {
+    let home = tempfile::tempdir().unwrap();
+    let at = "2026-01-01T00:00:00.000Z";
+    let lines = [
+        json!({"type": "session", "version": 3, "id": "spoof", "timestamp": at, "cwd": "/tmp/spoof"}),
+        json!({"type": "session_info", "id": "e001", "parentId": null, "timestamp": at, "name": "report\u{202e}txt.exe"}),
+        json!({"type": "model_change", "id": "e002", "parentId": "e001", "timestamp": at, "provider": "anthropic", "modelId": "claude\u{2066}-evil"}),
+        json!({"type": "message", "id": "e003", "parentId": "e002", "timestamp": at,
+               "message": {"role": "user", "content": "hello \u{9b}31m world \u{200f}!", "timestamp": 1}}),
+        json!({"type": "label", "id": "e004", "parentId": "e003", "timestamp": at, "targetId": "e003", "label": "ok\u{202e}Ko"}),
+    ];
+    let file = home.path().join("spoof.jsonl");
+    std::fs::write(&file, jsonl(&lines)).unwrap();
+    let page = export(home.path(), &file, &[]);
+    let data = page_data(&page);
+    let listed: Vec<[u32; 2]> = ctxkit_protocol::UNSAFE_TO_SHOW
+        .iter()
+        .map(|&(first, last)| [u32::from(first), u32::from(last)])
+        .collect();
+    assert_eq!(data["unsafeCharacters"], json!(listed));
+    let Some(tools) = browser_tools() else { return };
+    let shots = screenshot_dir(home.path());
+    let url = format!("file://{}", home.path().join("page.html").display());
+    let output = node_checker(&tools, "spoof", &url, &shots, json!({}))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    println!("{stdout}");
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// A session whose third line was cut off (its reply lost, the next question's parent with it):
+/// the page carries the problems `ctxkit check` reports (lines and kinds, none of the line's
+/// text) and says so at the top, on the entry whose parent was lost and in what the model saw
+/// through it; `view` the same.
+#[test]
+fn a_damaged_session_s_page_says_so_where_it_matters() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("damaged.jsonl");
+    let at = "2026-01-01T00:00:00.000Z";
+    let mut text = jsonl(&[
+        json!({"type": "session", "version": 3, "id": "dmg", "timestamp": at, "cwd": "/tmp/dmg"}),
+        json!({"type": "message", "id": "u1", "parentId": null, "timestamp": at,
+               "message": {"role": "user", "content": "first question", "timestamp": 1}}),
+    ]);
+    text.push_str(r#"{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"assistant","content":[{"type":"text","text":"LOST ANSWER cut her"#);
+    text.push('\n');
+    text.push_str(&jsonl(&[
+        json!({"type": "message", "id": "u2", "parentId": "a1", "timestamp": at,
+               "message": {"role": "user", "content": "second question", "timestamp": 3}}),
+        json!({"type": "message", "id": "a2", "parentId": "u2", "timestamp": at,
+               "message": {"role": "assistant", "content": [{"type": "text", "text": "second answer"}],
+                           "stopReason": "stop", "timestamp": 4}}),
+    ]));
+    std::fs::write(&file, text).unwrap();
+    let page = export(home.path(), &file, &[]);
+    let data = page_data(&page);
+    assert_eq!(data["problemCount"], json!(2));
+    assert_eq!(data["problems"][0]["line"], json!(3));
+    assert_eq!(data["problems"][0]["kind"], json!("invalidJson"));
+    assert_eq!(data["problems"][1]["kind"], json!("missingParent"));
+    assert!(!data["problems"].to_string().contains("LOST"));
+    let Some(tools) = browser_tools() else { return };
+    let shots = screenshot_dir(home.path());
+    let expect = json!({"cut": "u2", "secret": "LOST ANSWER"});
+    let exported = format!("file://{}", home.path().join("page.html").display());
+    let (server, live) = start_view(home.path(), file.to_str().unwrap(), None);
+    let _server = KillOnDrop(server);
+    for url in [exported, live] {
+        let output = node_checker(&tools, "damaged", &url, &shots, expect.clone())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        println!("{stdout}");
+        assert!(
+            output.status.success(),
+            "{url}: {stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}

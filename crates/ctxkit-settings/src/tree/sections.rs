@@ -215,6 +215,10 @@ pub struct ServerConfig {
     /// stops reading its input until the queue drains.
     #[schemars(range(min = 1024))]
     pub max_queued_bytes: u64,
+    /// The connections `serve --listen` keeps open at once (256), WebSocket clients and requests
+    /// still sending their headers alike; one more is answered 503 and closed.
+    #[schemars(range(min = 1))]
+    pub max_connections: u64,
 }
 
 impl Default for ServerConfig {
@@ -223,6 +227,7 @@ impl Default for ServerConfig {
             token: None,
             max_request_bytes: 64 * 1024 * 1024,
             max_queued_bytes: 256 * 1024 * 1024,
+            max_connections: 256,
         }
     }
 }
@@ -234,6 +239,7 @@ impl std::fmt::Debug for ServerConfig {
             .field("token", &self.token.as_ref().map(|_| "<redacted>"))
             .field("max_request_bytes", &self.max_request_bytes)
             .field("max_queued_bytes", &self.max_queued_bytes)
+            .field("max_connections", &self.max_connections)
             .finish()
     }
 }

@@ -35,6 +35,8 @@ async function main() {
   try {
     if (mode === "export") await exported(page);
     else if (mode === "view") await live(page);
+    else if (mode === "spoof") await spoof(page);
+    else if (mode === "damaged") await damaged(page);
     else await measure(page);
   } finally {
     await browser.close();
@@ -99,6 +101,47 @@ async function exported(page) {
   check((await cards.nth(1).textContent()).includes("anthropic/claude-haiku-4-5"), "the summarizer named");
   await page.screenshot({ path: path.join(shots, "export-compactions.png") });
   console.log("screenshots: " + path.join(shots, "export-conversation.png") + " " + path.join(shots, "export-compactions.png"));
+}
+
+// Characters a browser would act on (reorder a line, or a C1 control): none may reach the screen
+// as such; each shows as \uXXXX (a C0 control as its picture).
+const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+
+async function spoof(page) {
+  const title = await page.title();
+  check(!UNSAFE.test(title) && title.includes("report\\u202etxt.exe"), "the tab's title shows the override: " + JSON.stringify(title));
+  const shown = await page.evaluate(() => document.body.innerText);
+  const found = shown.match(UNSAFE);
+  check(found === null, "an unsafe character on the page: U+" + (found ? found[0].charCodeAt(0).toString(16) : ""));
+  const header = await page.locator("#title").textContent();
+  check(header.includes("report\\u202etxt.exe"), "the header shows the override: " + header);
+  const label = await page.locator("#tree .row .badge.label").first().textContent();
+  check(label === "ok\\u202eKo", "the label shows the override: " + label);
+  check(shown.includes("claude\\u2066-evil"), "the model id's isolate is shown, not obeyed");
+  check(shown.includes("hello \\u009b31m world \\u200f!"), "the C1 control and the mark are shown");
+  await page.screenshot({ path: path.join(shots, "spoof.png") });
+  console.log("screenshots: " + path.join(shots, "spoof.png"));
+}
+
+// A session file with a cut line: the page says so at the top, on the entry whose parent was lost,
+// and in what the model saw on the path through it.
+async function damaged(page) {
+  const notice = page.locator("#damage");
+  check(await notice.isVisible(), "a notice at the top");
+  const said = await notice.innerText();
+  check(said.includes("This session file is damaged: 2 problems") && said.includes("line 3: not valid JSON"), "the notice names the problems: " + said);
+  const cut = await page.evaluate((id) => JSON.parse(document.getElementById("session-data").textContent).entries.findIndex((e) => e.id === id), expect.cut);
+  await page.evaluate((id) => { location.hash = "#" + id; }, expect.cut);
+  await until(page, () => document.querySelector("#raw .card.sel .badge.damaged") !== null, 10000);
+  check(await page.locator('#tree .row[data-entry="' + cut + '"] .badge.damaged').count() === 1, "the tree marks the entry whose parent was lost");
+  await page.keyboard.press("l");
+  await until(page, () => document.querySelector("#context .damage-here") !== null, 10000);
+  const here = await page.locator("#context .damage-here").innerText();
+  check(here.includes("file line 4") && here.includes(expect.cut), "what the model saw says where the file is damaged: " + here);
+  check(!(await page.evaluate(() => document.body.innerText)).includes(expect.secret), "nothing of the cut line is shown");
+  const shot = path.join(shots, "damaged-" + (page.url().startsWith("http") ? "view" : "export") + ".png");
+  await page.screenshot({ path: shot });
+  console.log("screenshots: " + shot);
 }
 
 async function measure(page) {
