@@ -441,10 +441,7 @@ pub(super) fn system_prompt_per_project(environment: &Environment) -> ctxkit_ser
     ctxkit_server::SystemPrompt::per_project(move |cwd| {
         let mut environment = base.clone();
         environment.cwd = cwd.to_path_buf();
-        let mut settings = SettingsManager::load(&environment);
-        for error in settings.drain_errors() {
-            tracing::warn!(project = %cwd.display(), "{error}");
-        }
+        let settings = super::settings::settings_of_project(&environment);
         system_prompt(&load_in(&environment, &settings), cwd)
     })
 }

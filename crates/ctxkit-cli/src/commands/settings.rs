@@ -117,6 +117,17 @@ fn resource_environment(global: &GlobalArgs) -> Result<Environment> {
 /// Loads settings; load errors become warnings on stderr, each with its `hint:` line (that file
 /// then reads as empty). An untrusted project's settings that do not apply are named in one
 /// warning.
+/// The settings another project of the process sees (`serve`: a session's `cwd`, for its run's
+/// system prompt): read afresh each time, their problems logged, not printed (stderr is the
+/// server's, and the project is the session's, not the process's).
+pub(super) fn settings_of_project(environment: &Environment) -> SettingsManager {
+    let mut settings = SettingsManager::load(environment);
+    for error in settings.drain_errors() {
+        tracing::warn!(project = %environment.cwd.display(), "{error}");
+    }
+    settings
+}
+
 fn load_settings(environment: &Environment) -> Result<SettingsManager> {
     let mut settings = SettingsManager::load(environment);
     let mut stderr = crate::redact::stderr();

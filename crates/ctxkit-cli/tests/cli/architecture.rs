@@ -101,7 +101,8 @@ fn the_cli_plans_no_compaction_itself() {
 
 #[test]
 fn the_cli_reads_the_settings_files_in_one_place() {
-    // `commands/settings.rs` reads them once per process; every command gets that value.
+    // `commands/settings.rs` reads them once per process; every command gets that value (and
+    // it reads another project's for `serve`'s runs, `settings_of_project`).
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let readers: Vec<_> = rust_files(&source)
         .into_iter()
