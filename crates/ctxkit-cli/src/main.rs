@@ -314,9 +314,9 @@ fn classify_llm(error: &ctxkit_llm::LlmError) -> (u8, Option<String>) {
         LlmError::UnknownProvider { .. } | LlmError::InvalidModel { .. } => {
             (3, Some("name a model as `provider/id`, e.g. `--model anthropic/claude-sonnet-4-5` (`ctxkit models` lists them)".to_owned()))
         }
-        LlmError::Http { status: 401 | 403, .. } => (
+        LlmError::Http { status: 401 | 403, provider, .. } => (
             7,
-            Some("the provider refused the API key: check `llm.apiKey` or the provider's key variable (`ctxkit models` lists them); the session was not changed".to_owned()),
+            Some(format!("{}; the session was not changed", ctxkit_llm::credentials_hint(provider))),
         ),
         LlmError::Http { .. } if error.is_context_overflow() => (
             7,

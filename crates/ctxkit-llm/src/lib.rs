@@ -14,6 +14,7 @@ mod config;
 mod continuation;
 mod endpoint;
 mod error;
+mod failure;
 mod http;
 mod learned;
 mod models;
@@ -37,6 +38,7 @@ pub use config::{
     ModelSpec, ProviderConfig, resolve_model,
 };
 pub use error::LlmError;
+pub use failure::{ReplyFailure, credentials_hint, reply_failure};
 pub use http::{
     DEFAULT_CONNECT_SECONDS, DEFAULT_FIRST_BYTE_SECONDS, DEFAULT_IDLE_SECONDS, HttpClient,
     TimeoutPhase, Timeouts,

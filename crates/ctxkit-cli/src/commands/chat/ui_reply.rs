@@ -54,9 +54,25 @@ impl Ui {
                 "The request did not fit the model's context window: {}",
                 one_line(error, 160)
             )),
-            Some("error") => self.error(&format!("Error: {}", one_line(error, 400))),
+            Some("error") => self.failure(reply.provider.as_deref(), error),
             Some("length") => self.notice("(the reply hit the output token limit)"),
             Some(_) | None => {}
+        }
+    }
+
+    /// A failed call: the provider's message on one line (not its raw status and JSON body, which
+    /// the session keeps), and what to check when it refused the credentials.
+    fn failure(&self, provider: Option<&str>, error: &str) {
+        let failure = match provider {
+            Some(provider) => ctxkit_llm::reply_failure(provider, error),
+            None => ctxkit_llm::ReplyFailure {
+                message: error.to_owned(),
+                hint: None,
+            },
+        };
+        self.error(&format!("Error: {}", one_line(&failure.message, 400)));
+        if let Some(hint) = failure.hint {
+            self.info(&format!("hint: {hint}"));
         }
     }
 
@@ -155,5 +171,29 @@ mod reply_tests {
         );
         assert!(!lines.contains("\u{1b}]0;"), "{lines:?}");
         assert!(lines.contains("\\u001b]0;owned"), "{lines:?}");
+    }
+
+    /// QA F11: a refused key shows the provider's message and what to check, not a status and a
+    /// JSON document; the reply keeps the raw text for overflow detection.
+    #[test]
+    fn a_refused_key_shows_the_message_and_the_variable_to_check() {
+        let ui = Ui::new().deferring();
+        let body = r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#;
+        let reply: AssistantMessage = serde_json::from_value(serde_json::json!({
+            "role": "assistant", "content": [], "provider": "anthropic",
+            "stopReason": "error", "errorMessage": format!("401 {body}"), "timestamp": 1
+        }))
+        .unwrap();
+        ui.reply(&reply, false);
+        let lines = ui.deferred.as_ref().unwrap().lock().unwrap().join("\n");
+        assert!(
+            lines.contains("Error: Provider `anthropic` returned HTTP 401: invalid x-api-key"),
+            "{lines}"
+        );
+        assert!(
+            lines.contains("hint: the provider refused the credentials: check `ANTHROPIC_API_KEY`"),
+            "{lines}"
+        );
+        assert!(!lines.contains("authentication_error"), "{lines}");
     }
 }
