@@ -405,6 +405,7 @@ impl Agent {
                 })
                 .await;
             let calls = tool_calls(&reply);
+            let asks_for_tools = reply.asks_for_tools();
             let stop_reason = reply.stop_reason.clone();
             let error = reply.error_message.clone();
             observer
@@ -426,7 +427,7 @@ impl Agent {
             if cancel.is_cancelled() {
                 return Ok(TurnEnd::Interrupted);
             }
-            if stop_reason.as_deref() != Some("toolUse") || calls.is_empty() {
+            if !asks_for_tools {
                 return Ok(TurnEnd::Stopped);
             }
             for call in calls {

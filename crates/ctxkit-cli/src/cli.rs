@@ -73,7 +73,8 @@ pub const EXIT_CODES: &str = "Exit codes:
   4  I/O error
   5  the session (or settings file) is in use by another writer
   6  an external tool (`npm`, `git`) failed
-  7  the model provider failed (the session was not changed)";
+  7  the model provider failed (the session was not changed; `chat` reading a pipe or file:
+     its last request failed)";
 
 #[derive(Debug, Args)]
 pub struct GlobalArgs {

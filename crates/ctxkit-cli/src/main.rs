@@ -165,6 +165,10 @@ fn classify(error: &anyhow::Error) -> (u8, Option<String>) {
         if let Some(llm_error) = cause.downcast_ref::<ctxkit_llm::LlmError>() {
             return classify_llm(llm_error);
         }
+        // A piped chat whose last request failed: the provider failed, as for any command.
+        if let Some(failed) = cause.downcast_ref::<commands::LastRequestFailed>() {
+            return (7, failed.0.hint.clone());
+        }
         let engine_error = cause.downcast_ref::<ctxkit_engine::EngineError>();
         if let Some(ctxkit_engine::EngineError::Session(session_error)) = engine_error {
             return classify_session(session_error);

@@ -132,6 +132,17 @@ impl AssistantMessage {
     pub fn is_aborted_or_error(&self) -> bool {
         matches!(self.stop_reason.as_deref(), Some("aborted" | "error"))
     }
+
+    /// `true` when the reply stopped to have its tool calls run (`stopReason` `toolUse`) and holds
+    /// at least one: an agent runs them. A reply cut at the output limit (`length`), failed or
+    /// aborted keeps its calls, which are not run.
+    pub fn asks_for_tools(&self) -> bool {
+        self.stop_reason.as_deref() == Some("toolUse")
+            && self
+                .content
+                .iter()
+                .any(|block| block.as_tool_call().is_some())
+    }
 }
 
 /// The result of one tool call.
@@ -432,6 +443,27 @@ pub fn parse_agent_message(text: &str) -> Result<AgentMessage, serde_json::Error
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Only a reply that stopped for its tools gets them run; one cut at the output limit (QA F12)
+    /// or failed keeps its calls unrun.
+    #[test]
+    fn only_a_tool_use_stop_asks_for_tools() {
+        let reply = |stop: &str, call: bool| {
+            let mut content = vec![json!({"type": "text", "text": "x"})];
+            if call {
+                content.push(json!({"type": "toolCall", "id": "c1", "name": "bash",
+                                    "arguments": {"command": "touch x"}}));
+            }
+            let value = json!({"role": "assistant", "content": content, "stopReason": stop,
+                               "timestamp": 1});
+            serde_json::from_value::<AssistantMessage>(value).unwrap()
+        };
+        assert!(reply("toolUse", true).asks_for_tools());
+        assert!(!reply("toolUse", false).asks_for_tools());
+        for stop in ["length", "error", "aborted", "stop"] {
+            assert!(!reply(stop, true).asks_for_tools(), "{stop}");
+        }
+    }
 
     #[test]
     fn every_role_round_trips() {

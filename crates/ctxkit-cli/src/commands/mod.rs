@@ -25,6 +25,8 @@ mod tool_boundary;
 mod undo;
 mod web;
 
+pub use chat::LastRequestFailed;
+
 use std::io::Write;
 use std::path::PathBuf;
 

@@ -184,6 +184,7 @@ mod cache_cost;
 mod chat;
 mod chat_habits;
 mod chat_jail;
+mod chat_piped;
 mod chat_retry;
 mod chat_rewind;
 mod chat_stream;

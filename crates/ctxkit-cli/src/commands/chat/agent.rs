@@ -35,6 +35,9 @@ pub enum PromptEnd {
     /// The compaction before the prompt was cancelled, so the prompt was not sent: its text goes
     /// back to the input line.
     NotSent(String),
+    /// The turn ended without an answer (a provider error, an overflow compaction could not fix),
+    /// said on screen; the reason as the reply stored it.
+    Failed(String),
 }
 
 /// Renders the loop's events: the spinner while the model works, replies, tool results, and the
@@ -189,7 +192,7 @@ impl Chat {
                 return Ok(PromptEnd::NotSent(text));
             }
             // The reply or the compaction already said why on screen.
-            PromptOutcome::Failed(_) => {}
+            PromptOutcome::Failed(reason) => return Ok(PromptEnd::Failed(reason)),
         }
         Ok(PromptEnd::Done)
     }

@@ -23,6 +23,8 @@ mod slash;
 mod tree_view;
 mod ui;
 
+pub use repl::LastRequestFailed;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;

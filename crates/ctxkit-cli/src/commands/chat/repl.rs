@@ -59,6 +59,8 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
     }
     runtime.block_on(chat.banner());
     let mut initial = String::new();
+    // Why the last prompt's model request failed, if it did (a piped chat's exit status).
+    let mut last_failure = None;
     loop {
         // After every command and prompt: the session open now is the one `--continue` opens.
         runtime.block_on(chat.remember_session(Remember::WhenSwitched));
@@ -143,15 +145,52 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
             Action::Quit => break,
             Action::Edit(text) => initial = text,
             Action::Prompt(text) => match runtime.block_on(chat.prompt(text, &mut terminal)) {
-                Ok(PromptEnd::Done) => runtime.block_on(chat.usage_line()),
+                Ok(PromptEnd::Done) => {
+                    last_failure = None;
+                    runtime.block_on(chat.usage_line());
+                }
+                Ok(PromptEnd::Failed(reason)) => {
+                    last_failure = Some(reason);
+                    runtime.block_on(chat.usage_line());
+                }
                 Ok(PromptEnd::NotSent(text)) => initial = text,
                 Err(error) => show_error(chat, &error),
             },
         }
     }
     runtime.block_on(chat.remember_session(Remember::Always));
-    Ok(Outcome::Success)
+    piped_outcome(chat, last_failure)
 }
+
+/// How the chat ends: a chat reading a pipe or a file whose last model request failed fails with
+/// [`LastRequestFailed`] (exit 7, as `ctxkit --help` lists), so a script sees it; a person at the
+/// terminal has read the error and quits normally.
+fn piped_outcome(chat: &Chat, last_failure: Option<String>) -> Result<Outcome> {
+    use std::io::IsTerminal as _;
+    match last_failure {
+        Some(reason) if !std::io::stdin().is_terminal() => {
+            let provider = &chat.client.config().provider;
+            Err(LastRequestFailed(ctxkit_llm::reply_failure(provider, &reason)).into())
+        }
+        Some(_) | None => Ok(Outcome::Success),
+    }
+}
+
+/// A chat fed from a pipe whose last model request failed (`main` maps it to exit 7).
+#[derive(Debug)]
+pub struct LastRequestFailed(pub ctxkit_llm::ReplyFailure);
+
+impl std::fmt::Display for LastRequestFailed {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            formatter,
+            "The chat's last model request failed: {}",
+            self.0.message
+        )
+    }
+}
+
+impl std::error::Error for LastRequestFailed {}
 
 /// `text` edited in the user's editor; on failure, said in one line, `text` as it was.
 fn in_editor(chat: &Chat, text: String) -> String {

@@ -26,7 +26,8 @@ impl Ui {
                 ContentBlock::Text(text) if !text.text.trim().is_empty() => {
                     self.styled_line(&self.reply_text(&text.text));
                 }
-                ContentBlock::ToolCall(call) => self.tool_call(call),
+                ContentBlock::ToolCall(call) if reply.asks_for_tools() => self.tool_call(call),
+                ContentBlock::ToolCall(call) => self.unrun_tool_call(call),
                 ContentBlock::Thinking(_)
                 | ContentBlock::Text(_)
                 | ContentBlock::Image(_)
@@ -55,6 +56,9 @@ impl Ui {
                 one_line(error, 160)
             )),
             Some("error") => self.failure(reply.provider.as_deref(), error),
+            Some("length") if has_tool_calls(reply) => self.notice(
+                "(the reply hit the output token limit before its tool calls were complete: none was run)",
+            ),
             Some("length") => self.notice("(the reply hit the output token limit)"),
             Some(_) | None => {}
         }
@@ -76,7 +80,21 @@ impl Ui {
         }
     }
 
+    /// A call the agent runs: `→ bash ls`.
     fn tool_call(&self, call: &ToolCall) {
+        self.styled_line(&self.call_line(call));
+    }
+
+    /// A call of a reply that did not stop to use tools (cut, failed, interrupted): shown with
+    /// `(not run)`, as nothing ran.
+    fn unrun_tool_call(&self, call: &ToolCall) {
+        let line = self.call_line(call);
+        let line = line.trim_end();
+        self.styled_line(&format!("{line} {}", self.paint("33", "(not run)")));
+    }
+
+    /// `→ name summary`: the name coloured, the arguments' gist on one line.
+    fn call_line(&self, call: &ToolCall) -> String {
         let argument = |key: &str| {
             call.arguments
                 .get(key)
@@ -90,15 +108,22 @@ impl Ui {
             "read" | "write" | "edit" | "ls" => argument("path"),
             _ => call.arguments.to_string(),
         };
-        self.styled_line(&format!(
+        format!(
             "{} {}",
             self.paint("36", &format!("→ {}", call.name)),
             crate::render::terminal_safe(&one_line(&summary, 200))
-        ));
+        )
     }
 }
 
 const EMPTY_REPLY_NOTE: &str = "(the model replied with nothing)";
+
+fn has_tool_calls(reply: &AssistantMessage) -> bool {
+    reply
+        .content
+        .iter()
+        .any(|block| matches!(block, ContentBlock::ToolCall(_)))
+}
 
 /// Whether a reply has nothing to show: no tool call and no text or reasoning but blanks.
 fn is_empty_reply(reply: &AssistantMessage) -> bool {
@@ -195,5 +220,31 @@ mod reply_tests {
             "{lines}"
         );
         assert!(!lines.contains("authentication_error"), "{lines}");
+    }
+
+    /// QA F12: a reply cut at the output limit shows its tool calls as not run (the agent runs
+    /// only a reply that stopped for its tools); a tool-use reply's calls are shown plainly.
+    #[test]
+    fn calls_of_a_reply_cut_at_the_output_limit_show_as_not_run() {
+        let shown = |stop: &str| {
+            let ui = Ui::new().deferring();
+            let reply: AssistantMessage = serde_json::from_value(serde_json::json!({
+                "role": "assistant", "stopReason": stop, "timestamp": 1,
+                "content": [{"type": "toolCall", "id": "toolu_A", "name": "bash",
+                             "arguments": {"command": "touch FIRST"}}]
+            }))
+            .unwrap();
+            ui.reply(&reply, false);
+            ui.deferred.as_ref().unwrap().lock().unwrap().join("\n")
+        };
+        let cut = shown("length");
+        assert!(cut.contains("→ bash touch FIRST (not run)"), "{cut}");
+        assert!(
+            cut.contains("before its tool calls were complete: none was run"),
+            "{cut}"
+        );
+        let used = shown("toolUse");
+        assert!(used.contains("→ bash touch FIRST"), "{used}");
+        assert!(!used.contains("not run"), "{used}");
     }
 }

@@ -1,0 +1,123 @@
+//! `ctxkit chat` fed from a pipe (provider QA F11, F12): a failed request reads as the provider's
+//! message with what to check, the exit status says whether the last request failed (7, as
+//! `ctxkit --help` lists), and tool calls of a reply cut at the output limit show as not run.
+
+use serde_json::json;
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::Run;
+
+const OPENAI_KEY: &str = "sk-oai-test-SECRET456";
+
+fn refused() -> ResponseTemplate {
+    ResponseTemplate::new(401).set_body_json(json!({"error": {
+        "message": format!("Incorrect API key provided: {OPENAI_KEY}."),
+        "type": "invalid_request_error", "code": "invalid_api_key"}}))
+}
+
+fn answered() -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_json(json!({
+        "id": "resp_1", "object": "response", "status": "completed", "model": "gpt-5-mini",
+        "output": [{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+                    "content": [{"type": "output_text", "text": "all good", "annotations": []}]}],
+        "usage": {"input_tokens": 9, "output_tokens": 2, "total_tokens": 11}}))
+}
+
+/// `ctxkit chat --no-session --model openai/gpt-5-mini` against `server`, `input` piped in.
+fn piped_chat(run: &Run, server: &MockServer, input: &str, extra: &[&str]) -> String {
+    let base = format!("{}/v1", server.uri());
+    let variables = [
+        ("OPENAI_API_KEY", OPENAI_KEY),
+        ("OPENAI_BASE_URL", base.as_str()),
+    ];
+    let mut args = vec!["chat", "--no-session", "--model", "openai/gpt-5-mini"];
+    args.extend_from_slice(extra);
+    tokio::task::block_in_place(|| run.ctxkit_with_input(&args, &variables, input))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_piped_chat_whose_last_request_failed_exits_7_and_says_why() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/responses"))
+        .respond_with(refused())
+        .mount(&server)
+        .await;
+    let run = Run::new();
+    let output = piped_chat(&run, &server, "hi\n", &[]);
+    assert!(output.starts_with("exit: 7"), "{output}");
+    // On the screen: the provider's message and what to check, not a status and a JSON body.
+    assert!(
+        output.contains("Error: Provider `openai` returned HTTP 401: Incorrect API key provided"),
+        "{output}"
+    );
+    assert!(!output.contains("invalid_request_error"), "{output}");
+    // On stderr, for a script: the same failure, the exit status's reason.
+    assert!(
+        output.contains(
+            "error: The chat's last model request failed: Provider `openai` returned HTTP 401"
+        ),
+        "{output}"
+    );
+    assert!(
+        output.contains("hint: the provider refused the credentials: check `OPENAI_API_KEY`"),
+        "{output}"
+    );
+    assert!(!output.contains(OPENAI_KEY), "{output}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_piped_chat_whose_last_request_succeeded_exits_0() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/responses"))
+        .respond_with(refused())
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/v1/responses"))
+        .respond_with(answered())
+        .mount(&server)
+        .await;
+    let run = Run::new();
+    let output = piped_chat(&run, &server, "first\nsecond\n", &[]);
+    assert!(output.starts_with("exit: 0"), "{output}");
+    assert!(
+        output.contains("Error: Provider `openai` returned HTTP 401"),
+        "{output}"
+    );
+    assert!(output.contains("all good"), "{output}");
+}
+
+/// The reply stops on the output limit inside its tool calls: nothing runs, and the screen says
+/// so instead of listing the calls as if they ran.
+#[tokio::test(flavor = "multi_thread")]
+async fn tool_calls_of_a_reply_cut_at_the_output_limit_show_as_not_run() {
+    let server = MockServer::start().await;
+    let run = Run::new();
+    let marker = run.home.path().join("FIRST");
+    let command = format!("touch {}", marker.display());
+    Mock::given(method("POST"))
+        .and(path("/v1/responses"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "id": "resp_1", "object": "response", "status": "incomplete", "model": "gpt-5-mini",
+            "incomplete_details": {"reason": "max_output_tokens"},
+            "output": [{"type": "function_call", "id": "fc_1", "call_id": "call_1",
+                        "name": "bash", "status": "completed",
+                        "arguments": json!({"command": command}).to_string()}],
+            "usage": {"input_tokens": 9, "output_tokens": 8192, "total_tokens": 8201}})))
+        .mount(&server)
+        .await;
+    let output = piped_chat(&run, &server, "make files\n", &["--yes"]);
+    assert!(output.starts_with("exit: 0"), "{output}");
+    assert!(output.contains("→ bash touch"), "{output}");
+    assert!(output.contains("(not run)"), "{output}");
+    assert!(
+        output.contains("before its tool calls were complete: none was run"),
+        "{output}"
+    );
+    assert!(!marker.exists(), "the cut call ran: {output}");
+    assert_eq!(server.received_requests().await.unwrap().len(), 1);
+}
