@@ -41,6 +41,19 @@
   function text(s) { return document.createTextNode(visible(s)); }
   function fmt(n) { return n === null || n === undefined ? "–" : Number(n).toLocaleString("en-US"); }
   function money(n) { return "$" + (Number(n) || 0).toFixed(4); }
+  // The cost of usage totals: "unknown" when no request records one (an imported Claude Code
+  // session has tokens, not prices), the known part and how many lack one when some do.
+  function totalCost(t) {
+    if (!t.requests) return "–";
+    if (t.costUnknown === t.requests) return "unknown";
+    return money(t.usage[5]) + (t.costUnknown ? " (+ " + counted(t.costUnknown, "request") + " without a cost)" : "");
+  }
+  // "1 request", "2 requests".
+  function counted(n, word, plural) { return fmt(n) + " " + (n === 1 ? word : plural || word + "s"); }
+  // Characters (code points), the unit the page's data counts in; `length` counts UTF-16 units.
+  function chars(s) { let n = 0; for (const _ of s) n++; return n; }
+  // A column's heading: its words styled as headings, the entry id as written (ids are not upper-cased).
+  function heading(words, id, rest) { return el("h2", null, words, el("span", "id", id), rest || null); }
   function entry(i) { return D.entries[i]; }
   function firstText(e) {
     for (const b of e.blocks || []) {
@@ -63,13 +76,13 @@
 
   // ---- blocks ----
   function clipNote(b) {
-    return b.n ? el("div", "clip", "clipped in this page: " + fmt(b.t.length) + " of " + fmt(b.n) + " characters") : null;
+    return b.n ? el("div", "clip", "clipped in this page: " + fmt(chars(b.t)) + " of " + counted(b.n, "character")) : null;
   }
   function renderBlock(b) {
     switch (b.k) {
       case "thinking": {
         if (b.omitted) return el("div", "note", "[thinking left out of this page]");
-        const d = el("details", "thinking", el("summary", null, "Thinking (" + fmt(b.n || b.t.length) + " chars)"), el("pre", null, b.t), clipNote(b));
+        const d = el("details", "thinking", el("summary", null, "Thinking (" + counted(b.n || chars(b.t), "character") + ")"), el("pre", null, b.t), clipNote(b));
         return d;
       }
       case "tool": {
@@ -239,7 +252,7 @@
     const box = document.getElementById("raw");
     const path = pathTo(i);
     let shownFrom = Math.max(0, path.length - 60);
-    box.replaceChildren(el("h2", null, "Raw entries: the path to " + entry(i).id + " (" + fmt(path.length) + ")"));
+    box.replaceChildren(heading("Raw entries: the path to ", entry(i).id, " (" + fmt(path.length) + ")"));
     const list = el("div", null);
     const more = el("button", "small", "show 200 earlier");
     function fill() {
@@ -260,7 +273,7 @@
   }
   function renderContext(i) {
     const box = document.getElementById("context");
-    box.replaceChildren(el("h2", null, "What the model saw at " + entry(i).id));
+    box.replaceChildren(heading("What the model saw at ", entry(i).id));
     for (const p of pathTo(i).flatMap(problemsAt)) {
       box.append(el("div", "err damage-here", "The session file is damaged on this path: at ", jump(p.e),
         " (file line " + fmt(p.line) + "): " + p.text + ". What the model saw here is built from what could be read."));
@@ -286,7 +299,7 @@
     const r = ctx.report;
     const wrap = el("div", null);
     wrap.append(el("div", "note ctx-report",
-      fmt(ctx.messages.length) + " messages · estimate " + fmt(r.tokensBefore) + " → " + fmt(r.tokensAfter) +
+      counted(ctx.messages.length, "message") + " · estimate " + fmt(r.tokensBefore) + " → " + fmt(r.tokensAfter) +
       " tokens after the transforms · " + r.toolResultsPruned + " results pruned · " +
       (r.toolCallsCut ? "calls cut in " + r.toolCallsCut + (r.toolCallsCut === 1 ? " reply · " : " replies · ") : "") + r.thinkingBlocksDropped +
       " thinking blocks dropped · " + r.messagesDroppedByWindow + " dropped by the window" +
@@ -295,7 +308,7 @@
     let limit = 300;
     const start = Math.max(0, ctx.messages.length - limit);
     if (start > 0) {
-      const earlier = el("button", "small", "show the " + fmt(start) + " earlier messages");
+      const earlier = el("button", "small", "show the " + (start === 1 ? "earlier message" : fmt(start) + " earlier messages"));
       earlier.addEventListener("click", () => { earlier.remove(); for (const m of ctx.messages.slice(0, start).reverse()) list.prepend(contextMessage(m)); });
       wrap.append(el("div", "note", earlier));
     }
@@ -376,7 +389,12 @@
     const x = (k) => L + (W - L - 8) * (points.length <= 1 ? 0.5 : k / n);
     const y = (v) => T + (H - T - B) * (1 - v / max);
     chartGeom = { x, points, W, H, L, root };
-    for (const f of [0, 0.5, 1]) {
+    if (!points.length) {
+      const empty = svg("text", { x: W / 2, y: H / 2, "text-anchor": "middle", "font-size": 12, fill: "#888", class: "chart-empty" });
+      empty.textContent = "No request on the current path";
+      root.append(empty);
+    }
+    for (const f of points.length ? [0, 0.5, 1] : []) {
       root.append(svg("line", { x1: L, x2: W - 8, y1: y(max * f), y2: y(max * f), stroke: "#8884", "stroke-width": 1 }));
       const label = svg("text", { x: L - 6, y: y(max * f) + 4, "text-anchor": "end", "font-size": 10, fill: "#888" });
       label.textContent = fmt(Math.round(max * f));
@@ -385,12 +403,18 @@
     const step = Math.max(1, Math.floor(points.length / 1500));
     function series(field, color, dash) {
       let d = "";
+      let last = null;
+      let vertices = 0;
       for (let k = 0; k < points.length; k += step) {
         const v = points[k][field];
         if (v === null || v === undefined) continue;
-        d += (d ? " L" : "M") + x(k).toFixed(1) + " " + y(v).toFixed(1);
+        last = [x(k), y(v)];
+        vertices++;
+        d += (d ? " L" : "M") + last[0].toFixed(1) + " " + last[1].toFixed(1);
       }
-      if (d) root.append(svg("path", { d, fill: "none", stroke: color, "stroke-width": 1.6, "stroke-dasharray": dash || "", class: "series-" + field }));
+      // One value is a point, not a line: drawn as a dot.
+      if (vertices === 1) root.append(svg("circle", { cx: last[0], cy: last[1], r: 3.5, fill: color, class: "series-" + field + " dot" }));
+      else if (d) root.append(svg("path", { d, fill: "none", stroke: color, "stroke-width": 1.6, "stroke-dasharray": dash || "", class: "series-" + field }));
     }
     series("usage", "#2563eb");
     series("est", "#9ca3af", "4 3");
@@ -424,8 +448,8 @@
       const p = points[Math.max(0, Math.min(points.length - 1, k))];
       if (p) select(p.e, true);
     });
-    const sel = svg("line", { id: "chart-sel", x1: -10, x2: -10, y1: T, y2: H - B, stroke: "#111", "stroke-opacity": 0.35, "stroke-width": 3 });
-    root.append(sel);
+    // Where the selection is along the requests (with one request there is no "along").
+    if (points.length > 1) root.append(svg("line", { id: "chart-sel", x1: -10, x2: -10, y1: T, y2: H - B, stroke: "#111", "stroke-opacity": 0.35, "stroke-width": 3 }));
     const legend = el("div", "legend",
       el("span", null, el("i", null), "provider usage (context per request)"),
       el("span", null, el("i", null), "estimate (chars/4)"));
@@ -436,7 +460,7 @@
       item.firstChild.style.background = COLORS[kind];
       legend.append(item);
     }
-    legend.append(el("span", null, fmt(points.length) + " requests on the current path"));
+    legend.append(el("span", null, counted(points.length, "request") + " on the current path"));
     box.replaceChildren(root, legend);
     drawChartSelection();
   }
@@ -482,9 +506,9 @@
   function compactionCard(c, k) {
     const e = entry(c.e);
     const saved = c.tokensBefore ? Math.round(100 * (1 - c.tokensAfter / c.tokensBefore)) : 0;
-    const covered = el("details", "covered", el("summary", null, "Replaced " + fmt(c.covered.length) + " entries in the model's context; they stay in the session (expand)"));
+    const covered = el("details", "covered", el("summary", null, "Replaced " + counted(c.covered.length, "entry", "entries") + " in the model's context; they stay in the session (expand)"));
     covered.addEventListener("toggle", () => { if (covered.open && !covered.querySelector(".covered-list")) covered.append(entryList(c.covered, "covered-list")); }, { once: false });
-    const kept = el("details", "kept", el("summary", null, "Kept verbatim: " + fmt(c.kept.length) + " entries"));
+    const kept = el("details", "kept", el("summary", null, "Kept verbatim: " + counted(c.kept.length, "entry", "entries")));
     kept.addEventListener("toggle", () => { if (kept.open && !kept.querySelector(".kept-list")) kept.append(entryList(c.kept, "kept-list")); });
     const files = el("div", "files");
     if (c.readFiles.length) files.append(el("div", null, "read: " + c.readFiles.join(", ")));
@@ -498,7 +522,7 @@
         el("div", null,
           el("div", "tokens-change", fmt(c.tokensBefore) + " → " + fmt(c.tokensAfter) + " tokens"),
           el("div", "note", (saved >= 0 ? "−" + saved : "+" + (-saved)) + "% · summarizer: " + summarizer +
-            " · next: " + fmt(c.next.requests) + " requests" + (c.next.firstUsage ? ", the first carried " + fmt(c.next.firstUsage) + " tokens (provider)" : "")),
+            " · next: " + counted(c.next.requests, "request") + (c.next.firstUsage ? ", the first carried " + fmt(c.next.firstUsage) + " tokens (provider)" : "")),
           covered, kept, el("h3", null, "Files"), files),
         el("div", null, el("h3", null, "Summary"), el("pre", "summary", c.summary))));
     card.id = "compaction-" + k;
@@ -511,15 +535,15 @@
     const box = document.getElementById("usage");
     const t = D.totals.usage;
     const rows = [["input", t[0]], ["output", t[1]], ["cache read", t[2]], ["cache write", t[3]]];
-    const table = el("table", "totals", el("tr", null, el("th", null, "total over " + fmt(D.totals.requests) + " requests (all branches)"), el("th", null, "tokens")));
+    const table = el("table", "totals", el("tr", null, el("th", null, "total over " + counted(D.totals.requests, "request") + " (all branches)"), el("th", null, "tokens")));
     for (const [name, v] of rows) table.append(el("tr", null, el("td", null, name), el("td", null, fmt(v))));
-    table.append(el("tr", null, el("td", null, "cost"), el("td", null, money(t[5]))));
+    table.append(el("tr", null, el("td", null, "cost"), el("td", null, totalCost(D.totals))));
     const turns = el("table", "turns", el("tr", null, ...["turn (user message)", "requests", "input", "output", "cache read", "cache write", "cost"].map((h) => el("th", null, h))));
     const list = D.timeline.turns;
     for (const turn of list.slice(0, 2000)) {
       const u = turn.usage;
       const first = el("td", null, jump(turn.e, line(entry(turn.e)).slice(0, 60) || entry(turn.e).id));
-      turns.append(el("tr", null, first, el("td", null, fmt(turn.requests)), el("td", null, fmt(u[0])), el("td", null, fmt(u[1])), el("td", null, fmt(u[2])), el("td", null, fmt(u[3])), el("td", null, money(u[5]))));
+      turns.append(el("tr", null, first, el("td", null, fmt(turn.requests)), el("td", null, fmt(u[0])), el("td", null, fmt(u[1])), el("td", null, fmt(u[2])), el("td", null, fmt(u[3])), el("td", null, turn.costUnknown === turn.requests ? "–" : money(u[5]))));
     }
     box.replaceChildren(el("h2", null, "Usage and cost"), table, el("h2", null, "Per turn on the current path (" + fmt(list.length) + ")"), turns);
     if (list.length > 2000) box.append(el("p", "note", "first 2000 turns shown"));
@@ -540,7 +564,7 @@
       }
     }
     box.className = "on";
-    box.replaceChildren(el("div", "note", fmt(hits.length) + (hits.length === 500 ? "+" : "") + " entries match"));
+    box.replaceChildren(el("div", "note", hits.length === 1 ? "1 entry matches" : fmt(hits.length) + (hits.length === 500 ? "+" : "") + " entries match"));
     for (const [i, s, at] of hits) {
       const from = Math.max(0, at - 40);
       const item = el("div", "item search-hit", el("span", "who", who(entry(i)) + " "),
@@ -620,12 +644,13 @@
   }
   function status() {
     const s = D.session;
-    const parts = [fmt(D.entries.length) + " entries", D.compactions.length + " compactions", "total " + money(D.totals.usage[5])];
+    const parts = [counted(D.entries.length, "entry", "entries"), counted(D.compactions.length, "compaction")];
+    if (D.totals.requests > D.totals.costUnknown) parts.push("total " + totalCost(D.totals));
     if (s.importedFrom) parts.push("imported from " + s.importedFrom);
     if (D.live) parts.push("live" + (following ? " · following the leaf" : ""));
     document.getElementById("status").textContent = visible(parts.join(" · "));
     document.getElementById("title").textContent = visible(s.name || D.title);
-    document.getElementById("tree-title").textContent = "Tree (" + fmt(D.entries.length) + " entries)";
+    document.getElementById("tree-title").textContent = "Tree (" + counted(D.entries.length, "entry", "entries") + ")";
   }
   function render(initial) {
     const previous = selected;

@@ -157,7 +157,8 @@ impl Renderer<'_> {
 }
 
 /// A message's usage in the page's short form: `[input, output, cacheRead, cacheWrite, total,
-/// cost]`; `None` when it reports nothing.
+/// cost]`, the cost `null` when the message records none (an imported Claude Code reply: its
+/// tokens are known, its price is not); `None` when it reports nothing.
 pub(crate) fn usage_of(usage: &Value) -> Option<Value> {
     let number = |field: &str| usage.get(field).and_then(Value::as_u64).unwrap_or(0);
     let input = number("input");
@@ -171,9 +172,9 @@ pub(crate) fn usage_of(usage: &Value) -> Option<Value> {
     let cost = usage
         .get("cost")
         .and_then(|cost| cost.get("total"))
-        .and_then(Value::as_f64)
-        .unwrap_or(0.0);
-    (total > 0 || cost > 0.0).then(|| json!([input, output, cache_read, cache_write, total, cost]))
+        .and_then(Value::as_f64);
+    (total > 0 || cost.is_some_and(|cost| cost > 0.0))
+        .then(|| json!([input, output, cache_read, cache_write, total, cost]))
 }
 
 #[cfg(test)]

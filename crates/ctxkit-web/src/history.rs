@@ -240,11 +240,13 @@ struct Marker {
 }
 
 /// Usage summed over requests: `[input, output, cache read, cache write, total, cost]` as the
-/// page shows it, and how many requests.
+/// page shows it (the cost of the requests that record one), how many requests, and how many of
+/// them record no cost (the page says "unknown" rather than `$0.0000` when none does).
 #[derive(Debug)]
 pub(crate) struct Totals {
     usage: Value,
     requests: u64,
+    cost_unknown: u64,
 }
 
 impl Default for Totals {
@@ -252,6 +254,7 @@ impl Default for Totals {
         Self {
             usage: json!([0, 0, 0, 0, 0, 0.0]),
             requests: 0,
+            cost_unknown: 0,
         }
     }
 }
@@ -274,10 +277,13 @@ impl Totals {
             }
         }
         self.requests += 1;
+        if usage.get(5).is_none_or(Value::is_null) {
+            self.cost_unknown += 1;
+        }
     }
 
     pub(crate) fn to_value(&self) -> Value {
-        json!({"usage": self.usage, "requests": self.requests})
+        json!({"usage": self.usage, "requests": self.requests, "costUnknown": self.cost_unknown})
     }
 }
 
@@ -322,7 +328,9 @@ impl Timeline {
             "turns",
             false,
             &mut self.turns.iter().map(|(entry, totals)| {
-                json!({"e": entry, "usage": totals.usage, "requests": totals.requests})
+                let mut turn = totals.to_value();
+                turn["e"] = json!(entry);
+                turn
             }),
         )?;
         out.write_all(b"}")
@@ -442,4 +450,27 @@ fn request_point(
         estimate,
         usage: usage.as_ref().map(|usage| usage[4].clone()),
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An imported Claude Code reply records tokens but no price: the totals say how many
+    /// requests have no cost, so the page shows "unknown" rather than `$0.0000`.
+    #[test]
+    fn requests_without_a_cost_are_counted_not_priced_at_zero() {
+        let mut totals = Totals::default();
+        let imported = json!({"input": 10, "output": 5});
+        totals.add(&json!({"usage": usage_of(&imported)}));
+        let value = totals.to_value();
+        assert_eq!(value["requests"], json!(1));
+        assert_eq!(value["costUnknown"], json!(1));
+        let priced = json!({"input": 10, "output": 5, "cost": {"total": 0.25}});
+        totals.add(&json!({"usage": usage_of(&priced)}));
+        let value = totals.to_value();
+        assert_eq!(value["costUnknown"], json!(1));
+        assert_eq!(value["usage"][5], json!(0.25));
+        assert_eq!(usage_of(&imported).unwrap()[5], Value::Null);
+    }
 }

@@ -789,3 +789,46 @@ fn a_damaged_session_s_page_says_so_where_it_matters() {
         );
     }
 }
+
+/// The page's words about one request whose reply has tokens and no price (QA: "total $0.0000"
+/// for an imported Claude Code session, "52,777 of 36,000,014" characters, "PATH TO 8430BBE8",
+/// "1 requests", one request drawn as a vertical line).
+#[test]
+fn a_browser_shows_counts_costs_and_ids_as_they_are() {
+    let home = tempfile::tempdir().unwrap();
+    let at = "2026-01-01T00:00:00.000Z";
+    let long = "\u{1f600}".repeat(60_000);
+    let lines = [
+        json!({"type": "session", "version": 3, "id": "looks", "timestamp": at, "cwd": "/tmp/looks"}),
+        json!({"type": "message", "id": "8430bbe8", "parentId": null, "timestamp": at,
+               "message": {"role": "user", "content": "hello", "timestamp": 1}}),
+        json!({"type": "message", "id": "9a1fcc02", "parentId": "8430bbe8", "timestamp": at,
+               "message": {"role": "assistant", "content": [{"type": "text", "text": long}],
+                           "usage": {"input": 1200, "output": 300, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 1500},
+                           "stopReason": "stop", "timestamp": 2}}),
+    ];
+    let file = home.path().join("looks.jsonl");
+    std::fs::write(&file, jsonl(&lines)).unwrap();
+    let page = export(home.path(), &file, &[]);
+    let data = page_data(&page);
+    assert_eq!(data["totals"]["costUnknown"], json!(1));
+    let Some(tools) = browser_tools() else { return };
+    let shots = screenshot_dir(home.path());
+    let url = format!("file://{}", home.path().join("page.html").display());
+    let output = node_checker(
+        &tools,
+        "cosmetics",
+        &url,
+        &shots,
+        json!({"leaf": "9a1fcc02"}),
+    )
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    println!("{stdout}");
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}

@@ -37,6 +37,7 @@ async function main() {
     else if (mode === "view") await live(page);
     else if (mode === "spoof") await spoof(page);
     else if (mode === "damaged") await damaged(page);
+    else if (mode === "cosmetics") await cosmetics(page);
     else await measure(page);
   } finally {
     await browser.close();
@@ -142,6 +143,31 @@ async function damaged(page) {
   const shot = path.join(shots, "damaged-" + (page.url().startsWith("http") ? "view" : "export") + ".png");
   await page.screenshot({ path: shot });
   console.log("screenshots: " + shot);
+}
+
+// A session of one request whose reply records tokens but no price (as an imported Claude Code
+// session), with a long text of astral characters and lower-case ids.
+async function cosmetics(page) {
+  const status = await page.locator("#status").innerText();
+  check(!status.includes("$") && status.includes("2 entries · 0 compactions"), "no price where none is known: " + status);
+  const legend = await page.locator(".legend").innerText();
+  check(legend.includes("1 request on the current path"), "one request, singular: " + legend);
+  check(await page.locator("#chart circle.series-usage").count() === 1, "one request is a dot");
+  check(await page.locator("#chart-sel").count() === 0, "no selection line along one request");
+  const heading = await page.locator("#raw h2").innerText();
+  check(heading.includes(expect.leaf), "the id as written in the heading: " + heading);
+  const context = await page.locator("#context h2").innerText();
+  check(context.includes(expect.leaf), "the id as written in the context's heading: " + context);
+  const clip = await page.locator("#raw .clip").first().innerText();
+  check(clip === "clipped in this page: 50,000 of 60,000 characters", "one unit in the clipping note: " + clip);
+  await page.screenshot({ path: path.join(shots, "cosmetics.png") });
+  await page.click('#tabs button[data-tab="usage"]');
+  const cost = await page.locator("table.totals tr:last-child td:last-child").innerText();
+  check(cost === "unknown", "the total cost is unknown: " + cost);
+  const over = await page.locator("table.totals th").first().innerText();
+  check(over.includes("1 request (all branches)"), "singular in the totals: " + over);
+  await page.screenshot({ path: path.join(shots, "cosmetics-usage.png") });
+  console.log("screenshots: " + path.join(shots, "cosmetics.png") + " " + path.join(shots, "cosmetics-usage.png"));
 }
 
 async function measure(page) {
