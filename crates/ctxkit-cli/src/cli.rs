@@ -68,7 +68,7 @@ pub fn editor_from_environment() -> Option<String> {
 pub const EXIT_CODES: &str = "Exit codes:
   0  success
   1  `ctxkit check` found problems
-  2  usage error (bad arguments)
+  2  usage error (bad arguments, or a value ctxkit cannot use: `--store`, `--listen`, `--redact`)
   3  invalid input (not a session file, unknown entry id)
   4  I/O error
   5  the session (or settings file) is in use by another writer
@@ -322,8 +322,9 @@ pub enum Command {
         #[arg(long, required_unless_present = "listen", conflicts_with = "listen")]
         stdio: bool,
         /// Speak it over WebSocket at ws://HOST:PORT/rpc (one connection is one client), with
-        /// `GET /health`; any address but loopback needs a token (`CTXKIT_SERVER_TOKEN`, setting
-        /// `server.token`). SIGTERM or Ctrl-C drains: requests read are answered, then it exits.
+        /// `GET /health`; HOST is an IP address or `localhost` (127.0.0.1); any address but
+        /// loopback needs a token (`CTXKIT_SERVER_TOKEN`, setting `server.token`). SIGTERM or
+        /// Ctrl-C drains: requests read are answered, then it exits.
         #[arg(long, value_name = "HOST:PORT")]
         listen: Option<String>,
     },

@@ -4,6 +4,7 @@ mod cli;
 mod commands;
 mod redact;
 mod render;
+mod usage;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -147,6 +148,15 @@ const SIMULATE_HINT: &str = "`simulate` reads Pi and ctxkit session files and wh
 
 fn classify(error: &anyhow::Error) -> (u8, Option<String>) {
     for cause in error.chain() {
+        if let Some(usage) = cause.downcast_ref::<usage::UsageError>() {
+            return (2, Some(usage.hint.clone()));
+        }
+        if let Some(ctxkit_web::WebError::Pattern { .. }) = cause.downcast_ref() {
+            return (
+                2,
+                Some("`--redact` takes a regular expression (Rust's `regex` syntax): escape `(`, `[`, `.` and `*` as `\\(` to match them, e.g. `--redact 'sk-[A-Za-z0-9]+'`".to_owned()),
+            );
+        }
         if let Some(store_error) = cause.downcast_ref::<ctxkit_store::StoreError>() {
             return classify_store(store_error);
         }

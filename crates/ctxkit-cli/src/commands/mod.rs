@@ -16,6 +16,7 @@ mod resources;
 mod serve;
 mod sessions;
 mod settings;
+mod signals;
 pub(crate) mod simulate;
 mod spend;
 mod store;

@@ -154,9 +154,7 @@ fn serve_listen(
     address: &str,
     out: &mut dyn std::io::Write,
 ) -> Result<Outcome> {
-    let address: SocketAddr = address
-        .parse()
-        .with_context(|| format!("`--listen {address}` is not HOST:PORT (e.g. 127.0.0.1:8477)"))?;
+    let address = listen_address(address)?;
     let server = process.settings()?.settings().server.clone();
     let token = crate::cli::server_token_from_environment()
         .or(server.token.filter(|token| !token.is_empty()));
@@ -165,32 +163,46 @@ fn serve_listen(
     let mut listener = runtime.block_on(Listener::bind(address, token, config))?;
     let max_connections = usize::try_from(server.max_connections).unwrap_or(usize::MAX);
     listener.set_limits(ctxkit_http::ConnectionLimits::new(max_connections));
+    // Caught before "Listening" is printed: a stop sent right after it drains the server.
+    let stop = {
+        let _inside = runtime.enter();
+        stop_signal()
+    };
     let bound = listener.local_addr();
     writeln!(
         out,
         "Listening on ws://{bound}/rpc (health: http://{bound}/health)"
     )?;
     out.flush()?;
-    runtime.block_on(listener.run(stop_signal()));
+    runtime.block_on(listener.run(stop));
     writeln!(out, "Stopped: every request read was answered")?;
     runtime.shutdown_timeout(Duration::from_secs(1));
     Ok(Outcome::Success)
 }
 
-/// SIGTERM (a service manager's stop) or Ctrl-C.
-async fn stop_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        if let Ok(mut terminate) = signal(SignalKind::terminate()) {
-            tokio::select! {
-                _ = terminate.recv() => {}
-                _ = tokio::signal::ctrl_c() => {}
-            }
-            return;
-        }
+/// The address `--listen` names: an IP address and a port, or `localhost:PORT`, which is the
+/// loopback address 127.0.0.1 (never resolved: a hosts file cannot turn it into another address).
+fn listen_address(text: &str) -> Result<SocketAddr, crate::usage::UsageError> {
+    if let Ok(address) = text.parse() {
+        return Ok(address);
     }
-    let _ = tokio::signal::ctrl_c().await;
+    let localhost = text
+        .rsplit_once(':')
+        .filter(|(host, _)| host.eq_ignore_ascii_case("localhost"))
+        .and_then(|(_, port)| port.parse::<u16>().ok());
+    localhost
+        .map(|port| SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, port)))
+        .ok_or_else(|| crate::usage::UsageError {
+            message: format!("`--listen {text}` is not an address and a port"),
+            hint: "name an IP address and a port: `127.0.0.1:8477` (`localhost:8477`), or \
+                   `0.0.0.0:8477` for every interface (with a token)"
+                .to_owned(),
+        })
+}
+
+/// SIGTERM (a service manager's stop) or Ctrl-C, caught from the call on (inside the runtime).
+fn stop_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
+    super::signals::stop_signal(super::signals::Stops::OnTerminate)
 }
 
 /// A reader that ends (reads nothing more) once [`stop_signal`] fires.

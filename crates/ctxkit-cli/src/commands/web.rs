@@ -163,12 +163,13 @@ fn write_page(
         .parent()
         .filter(|parent| !parent.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
+    // The I/O error stays in the chain (exit 4), its text without the temporary file's name.
     let mut temporary = tempfile::NamedTempFile::new_in(dir).map_err(|error| {
-        anyhow::anyhow!(
-            "cannot write into `{}`: {}",
-            dir.display(),
-            without_temporary_path(&error)
-        )
+        anyhow::Error::new(std::io::Error::new(
+            error.kind(),
+            without_temporary_path(&error),
+        ))
+        .context(format!("cannot write into `{}`", dir.display()))
     })?;
     write(temporary.as_file_mut())
         .with_context(|| format!("cannot write `{}`", output.display()))?;
@@ -185,9 +186,9 @@ fn write_page(
             .as_file()
             .set_permissions(std::fs::Permissions::from_mode(0o644));
     }
-    temporary
-        .persist(output)
-        .map_err(|error| anyhow::anyhow!("cannot write `{}`: {}", output.display(), error.error))?;
+    temporary.persist(output).map_err(|error| {
+        anyhow::Error::new(error.error).context(format!("cannot write `{}`", output.display()))
+    })?;
     Ok(bytes)
 }
 
@@ -300,8 +301,10 @@ pub fn view(
         .context("cannot start the async runtime")?;
     runtime.block_on(async move {
         let address = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-        // The signals are caught from here on, before the page's address is printed.
-        let (bound, server) = serve_view(address, config, stop_signal()).await?;
+        // Ctrl-C, SIGTERM or SIGHUP (its terminal closed) stop it as it returns, so its private
+        // copies are removed; caught from here on, before the page's address is printed.
+        let stop = super::signals::stop_signal(super::signals::Stops::OnTerminateAndHangup);
+        let (bound, server) = serve_view(address, config, stop).await?;
         writeln!(out, "http://{bound}/?token={token}")?;
         out.flush()?;
         writeln!(
@@ -312,30 +315,6 @@ pub fn view(
         Ok::<_, anyhow::Error>(())
     })?;
     Ok(Outcome::Success)
-}
-
-/// Ctrl-C, SIGTERM (`kill`, a service manager) or SIGHUP (its terminal closed), caught from the
-/// call on (inside the runtime): the view stops and returns, so its private copies (a database
-/// session's, an imported transcript's) are removed, not left in the temporary folder.
-fn stop_signal() -> impl std::future::Future<Output = ()> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let signals = [
-        SignalKind::interrupt(),
-        SignalKind::terminate(),
-        SignalKind::hangup(),
-    ]
-    .map(signal);
-    async move {
-        let [Ok(mut interrupt), Ok(mut terminate), Ok(mut hangup)] = signals else {
-            // Not caught: the signal's default (the process ends) is all there is.
-            return std::future::pending().await;
-        };
-        tokio::select! {
-            _ = interrupt.recv() => {}
-            _ = terminate.recv() => {}
-            _ = hangup.recv() => {}
-        }
-    }
 }
 
 /// How often `view` asks the database whether a session grew.

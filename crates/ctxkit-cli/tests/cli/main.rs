@@ -190,6 +190,7 @@ mod chat_rewind;
 mod chat_stream;
 mod chat_watch;
 mod edges;
+mod exit_codes;
 mod hostile;
 mod import;
 mod issue41;

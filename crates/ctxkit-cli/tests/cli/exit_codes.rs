@@ -1,0 +1,79 @@
+//! Exit codes as `ctxkit --help` lists them: 2 a usage error (a flag's value ctxkit cannot use),
+//! 3 invalid input, 4 an I/O error.
+
+use std::io::BufRead as _;
+use std::process::{Command, Stdio};
+
+use super::Run;
+
+/// A page asked for in a folder that does not exist is an I/O error (4), not invalid input.
+#[test]
+fn export_into_a_missing_folder_is_an_io_error() {
+    let run = Run::new();
+    let session = run.copy("good-branches.jsonl");
+    let output = run.ctxkit(&[
+        "export",
+        session.to_str().unwrap(),
+        "-o",
+        "/nonexistent-ctxkit-folder/x.html",
+    ]);
+    assert!(output.starts_with("exit: 4\n"), "{output}");
+    assert!(
+        output.contains("cannot write into `/nonexistent-ctxkit-folder`: No such file"),
+        "{output}"
+    );
+    assert!(!output.contains(".tmp"), "{output}");
+}
+
+/// A `--redact` pattern that is not a regular expression is a usage error (2), with a hint.
+#[test]
+fn a_bad_redact_pattern_is_a_usage_error() {
+    let run = Run::new();
+    let session = run.copy("good-branches.jsonl");
+    let output = run.ctxkit(&[
+        "export",
+        session.to_str().unwrap(),
+        "-o",
+        "x.html",
+        "--redact",
+        "(",
+    ]);
+    assert!(output.starts_with("exit: 2\n"), "{output}");
+    assert!(
+        output.contains("hint: `--redact` takes a regular expression"),
+        "{output}"
+    );
+}
+
+/// `--listen` takes `localhost:PORT` (127.0.0.1; never resolved); a host name is a usage error
+/// (2) naming what it takes, as an address that is not one is.
+#[test]
+fn listen_takes_localhost_and_refuses_host_names_as_usage_errors() {
+    let run = Run::new();
+    for address in ["example.invalid:8499", "8499", "localhost:port", "[::1]:x"] {
+        let output = run.ctxkit(&["serve", "--listen", address]);
+        assert!(output.starts_with("exit: 2\n"), "{address}: {output}");
+        assert!(
+            output.contains("hint: name an IP address and a port"),
+            "{output}"
+        );
+    }
+    let mut server = Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+        .args(["serve", "--listen", "localhost:0"])
+        .env("CTXKIT_HOME", run.home.path())
+        .current_dir(run.home.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let _ = Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status();
+    let status = server.wait().unwrap();
+    assert!(line.starts_with("Listening on ws://127.0.0.1:"), "{line:?}");
+    assert!(status.success(), "{status}");
+}
