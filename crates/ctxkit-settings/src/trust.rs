@@ -73,8 +73,7 @@ fn project_key(environment: &Environment) -> PathBuf {
 }
 
 fn fingerprint(value: &Value) -> String {
-    let digest = Sha256::digest(value.to_string().as_bytes());
-    digest.iter().map(|byte| format!("{byte:02x}")).collect()
+    hex(&Sha256::digest(value.to_string().as_bytes()))
 }
 
 /// The most bytes of one hook script hashed (a longer script is hashed up to here, with its

@@ -69,10 +69,10 @@ impl ProjectSplit {
 }
 
 /// Whether an entry of a place key (`packages`, …) reaches outside the project: `(key, entry)`.
-pub type Reach<'a> = &'a dyn Fn(&str, &str) -> bool;
+pub type LeavesProject<'a> = &'a dyn Fn(&str, &str) -> bool;
 
 /// Cuts a project document into what an untrusted project may set and what it may not.
-pub fn split_project(document: &Document, leaves: Reach<'_>) -> ProjectSplit {
+pub fn split_project(document: &Document, leaves: LeavesProject<'_>) -> ProjectSplit {
     let mut split = ProjectSplit::default();
     let mut prefix = Vec::new();
     for (key, value) in document {
@@ -95,7 +95,7 @@ pub fn split_project(document: &Document, leaves: Reach<'_>) -> ProjectSplit {
 }
 
 /// The entries of the place key `key`: those reaching outside held, the others safe.
-fn split_entries(key: &str, items: &[Value], leaves: Reach<'_>, split: &mut ProjectSplit) {
+fn split_entries(key: &str, items: &[Value], leaves: LeavesProject<'_>, split: &mut ProjectSplit) {
     let (held, safe): (Vec<&Value>, Vec<&Value>) = items
         .iter()
         .partition(|item| entry_text(item).is_some_and(|text| leaves(key, text)));
