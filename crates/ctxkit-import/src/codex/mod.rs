@@ -255,7 +255,14 @@ fn line_entries(
             vec![custom_kind(FORMAT, "event_msg", record)]
         }
         Line::State => vec![custom_kind(FORMAT, "state", record)],
-        Line::WorldState => vec![custom_kind(FORMAT, "world_state", record)],
+        Line::Communication(payload) => vec![items::communication(payload, timestamp)],
+        Line::TokenUsage(payload) => {
+            if let Some(tokens) = usage_total(payload.get("usage")) {
+                state.last_tokens = Some(tokens);
+            }
+            vec![custom_kind(FORMAT, "token_usage_record", record)]
+        }
+        Line::Bookkeeping(kind) => vec![custom_kind(FORMAT, kind, record)],
         Line::Unknown(kind) => {
             builder.issue(line.line, IssueKind::UnknownRecord { record_type: kind });
             vec![custom_kind(FORMAT, "unknown", record)]
@@ -291,7 +298,11 @@ fn compacted(
         .and_then(Value::as_array)
         .filter(|history| !history.is_empty());
     let remote = summary.is_empty() && history.is_some();
-    if state.last_tokens.is_none() {
+    // Newer versions record the usage the compaction started from in the record itself.
+    let tokens = state
+        .last_tokens
+        .or_else(|| usage_total(payload.get("latest_token_usage_record")?.get("usage")));
+    if tokens.is_none() {
         builder.issue(line, IssueKind::CompactionWithoutTokenCount);
     }
     if summary.is_empty() && !remote {
@@ -311,7 +322,7 @@ fn compacted(
             summary.to_owned()
         },
         first_kept_entry_id: String::new(),
-        tokens_before: state.last_tokens.unwrap_or(0),
+        tokens_before: tokens.unwrap_or(0),
         details: None,
         from_hook: None,
         extra,
@@ -361,9 +372,16 @@ fn model_change(state: &State, model: &str) -> EntryKind {
 
 /// Context tokens of a `token_count` event: the last request's total, else its input.
 fn token_count(payload: &JsonObject) -> Option<u64> {
-    let last = payload.get("info")?.get("last_token_usage")?.as_object()?;
-    last.get("total_tokens")
-        .or_else(|| last.get("input_tokens"))
+    usage_total(payload.get("info")?.get("last_token_usage"))
+}
+
+/// A request's usage (`{input_tokens, output_tokens, total_tokens, …}`) as context tokens: its
+/// total, else its input.
+fn usage_total(usage: Option<&Value>) -> Option<u64> {
+    let usage = usage?.as_object()?;
+    usage
+        .get("total_tokens")
+        .or_else(|| usage.get("input_tokens"))
         .and_then(value_as_u64)
 }
 
