@@ -2,8 +2,9 @@
 //!
 //! Today's lines are `{timestamp, type, payload}`; older rollouts have a bare session line, bare
 //! `ResponseItem`s and `{"record_type": "state"}` lines, and the oldest are one JSON document
-//! `{session, items}` (`legacy`). A rollout is linear, so entries form one chain; ids derive from the
-//! session id and the line number. `response_item`s become messages (`items`), `compacted` with a
+//! `{session, items}` (`legacy`). A rollout is linear, so entries form one chain, except that the turns
+//! a `thread_rolled_back` event undoes become a side branch (`turns`); ids derive from the session id
+//! and the line number. `response_item`s become messages (`items`), `compacted` with a
 //! becomes a `compaction` entry on the same thread (tokens from the last `token_count` event; a remote
 //! compaction, whose summary is encrypted, is followed by the history Codex kept), `turn_context` a
 //! `model_change` when the model changes, and every other record a `custom` entry. Facts and sources:
@@ -11,6 +12,7 @@
 
 mod items;
 mod legacy;
+mod turns;
 
 use ctxkit_protocol::{
     AgentMessage, CompactionEntry, EntryKind, JsonObject, ModelChangeEntry, SessionEntry,
@@ -119,6 +121,10 @@ struct Converter {
     builder: Builder,
     planned: Vec<Stored>,
     last_timestamp: String,
+    /// The entry the next one hangs under: the last one, or after a rollback the entry before
+    /// the first undone turn.
+    tip: Option<String>,
+    turns: turns::Turns,
 }
 
 impl Converter {
@@ -138,6 +144,8 @@ impl Converter {
             identity,
             builder: Builder::new(issues),
             planned: Vec::new(),
+            tip: None,
+            turns: turns::Turns::default(),
         }
     }
 
@@ -146,6 +154,11 @@ impl Converter {
             .and_then(normalize_timestamp)
             .unwrap_or_else(|| self.last_timestamp.clone());
         self.last_timestamp.clone_from(&timestamp);
+        if let Some(count) = turns::rolled_back_turns(&line.record)
+            && let Some(parent) = self.turns.roll_back(count)
+        {
+            self.tip = parent;
+        }
         let emitted = line_entries(line, &timestamp, &mut self.state, &mut self.builder);
         let session_id = &self.identity.session_id;
         for (index, emitted) in emitted.into_iter().enumerate() {
@@ -155,7 +168,8 @@ impl Converter {
                 format!("{session_id}:{}#{index}", line.key)
             };
             let id = self.builder.ids.derive(&key);
-            let parent_id = self.planned.last().map(|previous| previous.id.clone());
+            let parent_id = self.tip.replace(id.clone());
+            self.turns.observe(&emitted, parent_id.as_ref());
             self.planned.push(Stored::from(Planned {
                 line: line.line,
                 entry: SessionEntry {

@@ -91,3 +91,47 @@ fn agent_messages_generated_images_and_usage_records_of_late_2026_rollouts_are_r
         );
     }
 }
+
+const ENVIRONMENT: &str =
+    "user: <environment_context>\n  <cwd>/home/dev/api</cwd>\n</environment_context>";
+
+#[test]
+fn a_rolled_back_turn_stays_in_the_file_but_leaves_the_context() {
+    let (session, context) = imported_context(&shape("codex-rolled-back.jsonl"));
+    assert_eq!(
+        context,
+        [
+            ENVIRONMENT,
+            "user: Add a /health route.",
+            "assistant: Added GET /health.",
+            ENVIRONMENT,
+            "user: Add a /ready route instead.",
+            "assistant: Added GET /ready.",
+        ]
+    );
+    // The undone turn is a side branch, whole.
+    let messages = every_message(&session);
+    assert!(messages.contains(&"user: Also add /metrics with prom-client.".to_owned()));
+    assert!(messages.contains(&"toolResult call_r1 shell: added 3 packages".to_owned()));
+}
+
+#[test]
+fn a_rollback_on_the_last_line_leaves_the_context_at_the_turn_before() {
+    let text = std::fs::read_to_string(shape("codex-rolled-back.jsonl")).unwrap();
+    let through_rollback: Vec<&str> = text.lines().take(15).collect();
+    assert!(through_rollback[14].contains("thread_rolled_back"));
+    let temp = tempfile::tempdir().unwrap();
+    let path = temp
+        .path()
+        .join("rollout-2026-07-10T08-00-00-019f4780-rolled-back.jsonl");
+    std::fs::write(&path, through_rollback.join("\n")).unwrap();
+    let (_, context) = imported_context(&path);
+    assert_eq!(
+        context,
+        [
+            ENVIRONMENT,
+            "user: Add a /health route.",
+            "assistant: Added GET /health.",
+        ]
+    );
+}
