@@ -2,13 +2,14 @@
 //! those messages into model messages: `user` (text and files), `synthetic` (a user message it
 //! wrote), `shell` (a command the user ran, shown to the model as a user message with its output),
 //! `assistant` (one row per step: text, reasoning and tool calls, each tool's state holding its
-//! result), `compaction` (the summary the later context starts from), `model-switched`, and
-//! `agent-switched`. Facts: `docs/import-formats.md`.
+//! result), `compaction` (the summary the later context starts from), `system` and `skill` (text
+//! OpenCode writes for its model: an instructions update, a skill's body), `model-switched`,
+//! `agent-switched`, `location-switched` and `idle`. Facts: `docs/import-formats.md`.
 
 use ctxkit_protocol::{
-    AgentMessage, AssistantMessage, CompactionEntry, ContentBlock, CustomEntry, EntryKind,
-    JsonObject, MessageContent, ModelChangeEntry, ThinkingContent, ToolCall, ToolResultMessage,
-    UserMessage,
+    AgentMessage, AssistantMessage, CompactionEntry, ContentBlock, CustomEntry, CustomMessageEntry,
+    EntryKind, JsonObject, MessageContent, ModelChangeEntry, ThinkingContent, ToolCall,
+    ToolResultMessage, UserMessage,
 };
 use serde_json::Value;
 
@@ -46,8 +47,13 @@ pub(super) fn convert(chain: &mut Chain, ordinal: usize, message: &NextMessage, 
         "model-switched" => {
             chain.push(ordinal, &message.id, time, model_change(message));
         }
-        // A compaction that never finished or has no summary, an agent switch: data, not conversation.
-        "compaction" | "agent-switched" => {
+        "system" | "skill" => {
+            let kind = model_text(message);
+            chain.push(ordinal, &message.id, time, kind);
+        }
+        // A compaction that never finished or has no summary, an agent or location switch, the
+        // session going idle: data, not conversation.
+        "compaction" | "agent-switched" | "location-switched" | "idle" => {
             let kind_name = message.kind.replace('-', "_");
             chain.push(ordinal, &message.id, time, custom(&kind_name, message));
         }
@@ -90,13 +96,33 @@ fn user_blocks(chain: &mut Chain, ordinal: usize, data: &JsonObject) -> Vec<Cont
     blocks
 }
 
-/// What the model is told of a command the user ran (a `shell` row).
+/// Text OpenCode writes for its model beside the conversation (a `system` row: an instructions
+/// update; a `skill` row: the body of a skill it activated): a `custom_message` the model is sent,
+/// the row kept as its details.
+fn model_text(message: &NextMessage) -> EntryKind {
+    let text = str_of(&message.data, "text").unwrap_or_default();
+    let mut row = kept_as(message);
+    EntryKind::CustomMessage(CustomMessageEntry {
+        custom_type: custom_type(FORMAT, &message.kind),
+        content: MessageContent::Blocks(vec![ContentBlock::text(text)]),
+        display: false,
+        details: row.remove("opencodeMessage"),
+        extra: JsonObject::new(),
+    })
+}
+
+/// What the model is told of a command the user ran (a `shell` row). Newer rows hold the output
+/// as an object (`output.output`, beside `status` and `exit`).
 fn shell_text(data: &JsonObject) -> String {
     let mut text = format!(
         "The following shell command was executed by the user:\n\n{}",
         str_of(data, "command").unwrap_or_default()
     );
-    if let Some(output) = str_of(data, "output").filter(|output| !output.is_empty()) {
+    let output = data
+        .get("output")
+        .and_then(|output| output.get("output").or(Some(output)))
+        .and_then(Value::as_str);
+    if let Some(output) = output.filter(|output| !output.is_empty()) {
         text.push_str("\n\nOutput:\n");
         text.push_str(output);
     }

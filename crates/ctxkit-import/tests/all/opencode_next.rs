@@ -240,3 +240,37 @@ fn a_revert_drops_the_undone_messages_from_the_context_and_keeps_them_on_a_branc
     let again = import_file(&chosen(&path, "ses_7f0000000003UndoParts"), None).unwrap();
     assert_eq!(again.to_jsonl().unwrap(), session.to_jsonl().unwrap());
 }
+
+/// Late-2026 rows: `system` and `skill` text reaches the model as custom messages, a `shell` row's
+/// output object is read, `location-switched` and `idle` rows are kept quietly.
+#[test]
+fn late_2026_session_message_rows_keep_what_the_model_was_sent() {
+    let temp = tempfile::tempdir().unwrap();
+    let path = database_from(temp.path(), "opencode-late.sql");
+    let (session, context) = imported_context(&path);
+    assert_eq!(session.header.id, "ses_8a0000000001Latest");
+    assert!(
+        session.report.issues.is_empty(),
+        "{:?}",
+        session.report.issues
+    );
+    assert_eq!(
+        context,
+        [
+            "custom import.opencode.system: Instructions updated: AGENTS.md now says to write release notes in docs/releases/.",
+            "user: Write the release notes for 2.4.",
+            "custom import.opencode.skill: List user-visible changes first, one line each.",
+            "user: The following shell command was executed by the user:\n\ngit log --oneline v2.3..\n\nOutput:\na1b2c3d add coupon codes\n9f8e7d6 fix rounding",
+            "assistant: Writing docs/releases/2.4.md. | <call toolu_l1 write>",
+            "toolResult toolu_l1 write: [Tool execution was interrupted]",
+        ]
+    );
+    assert_eq!(
+        custom_types(&session),
+        [
+            "import.opencode.agent_switched",
+            "import.opencode.location_switched",
+            "import.opencode.idle",
+        ]
+    );
+}
