@@ -274,3 +274,35 @@ fn late_2026_session_message_rows_keep_what_the_model_was_sent() {
         ]
     );
 }
+
+/// A part of a type OpenCode's `Part` union does not name is kept with its message and reported,
+/// not left out without a word.
+#[test]
+fn a_part_of_an_unknown_type_is_reported() {
+    let temp = tempfile::tempdir().unwrap();
+    let path = database_from(temp.path(), "opencode-late.sql");
+    let (session, context) = imported_context(&chosen(&path, "ses_8a0000000002OlderParts"));
+    assert_eq!(
+        context,
+        [
+            "user: Bump the version to 2.4.1.",
+            "assistant: Bumped to 2.4.1.",
+        ]
+    );
+    let reported: Vec<String> = session
+        .report
+        .issues
+        .iter()
+        .map(|issue| issue.kind.to_string())
+        .collect();
+    assert_eq!(
+        reported,
+        ["kept a part of unknown type `selection` with its message; no block shows it"]
+    );
+    assert!(
+        session
+            .to_jsonl()
+            .unwrap()
+            .contains("\"type\":\"selection\"")
+    );
+}
