@@ -35,6 +35,9 @@ pub enum IssueKind {
     MalformedLine { reason: String },
     /// A record type the importer does not map; kept as a `custom` entry.
     UnknownRecord { record_type: String },
+    /// A content block of a type v3 has no block for (an Anthropic `document`, a `tool_reference`,
+    /// a block type added later); kept as it is, which only a model of its own API can read.
+    UnmappedBlock { block_type: String },
     /// A part of an OpenCode message whose type the importer does not map; kept with its message
     /// (`opencodeParts`), shown in no block.
     UnknownPart { part_type: String },
@@ -87,6 +90,12 @@ impl fmt::Display for IssueKind {
                 write!(
                     formatter,
                     "kept an unknown `{record_type}` record as a custom entry"
+                )
+            }
+            Self::UnmappedBlock { block_type } => {
+                write!(
+                    formatter,
+                    "kept a `{block_type}` content block as it is; v3 has no such block"
                 )
             }
             Self::UnknownPart { part_type } => {
