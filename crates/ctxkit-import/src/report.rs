@@ -95,7 +95,7 @@ impl fmt::Display for IssueKind {
             Self::UnmappedBlock { block_type } => {
                 write!(
                     formatter,
-                    "kept a `{block_type}` content block as it is; v3 has no such block"
+                    "kept a content block of type `{block_type}` as it is; v3 has no such block"
                 )
             }
             Self::UnknownPart { part_type } => {

@@ -361,7 +361,8 @@ fn exec_output(text: &str) -> Option<ToolOutput> {
     })
 }
 
-/// Responses API content items (`input_text`, `output_text`, `input_image`) as v3 blocks.
+/// Responses API content items (`input_text`, `output_text`, `input_image`) as v3 blocks; other
+/// items (such as the `encrypted_content` of late-2026 tool outputs) are kept whole and reported.
 pub(super) fn content_items(
     items: Option<&Value>,
     builder: &mut Builder,
@@ -397,7 +398,15 @@ pub(super) fn content_items(
                     }
                 }
             }
-            Some(_) | None => ContentBlock::Unknown(item.clone()),
+            other => {
+                builder.issue(
+                    line,
+                    IssueKind::UnmappedBlock {
+                        block_type: other.unwrap_or("(none)").to_owned(),
+                    },
+                );
+                ContentBlock::Unknown(item.clone())
+            }
         })
         .collect()
 }

@@ -36,6 +36,15 @@ fn unknown_records(session: &ImportedSession) -> Vec<String> {
 fn agent_messages_generated_images_and_usage_records_of_late_2026_rollouts_are_read() {
     let (session, context) = imported_context(&shape("codex-2026-late-kinds.jsonl"));
     assert_eq!(unknown_records(&session), Vec::<String>::new());
+    // The tool output's encrypted item is kept as it is, and said so.
+    assert!(
+        session
+            .report
+            .issues
+            .iter()
+            .any(|issue| issue.kind.to_string()
+                == "kept a content block of type `encrypted_content` as it is; v3 has no such block")
+    );
     assert_eq!(
         every_message(&session),
         [

@@ -208,8 +208,8 @@ fn claude_code_blocks_without_a_v3_block_are_kept_and_reported() {
     assert_eq!(
         reported,
         [
-            "kept a `document` content block as it is; v3 has no such block",
-            "kept a `tool_reference` content block as it is; v3 has no such block",
+            "kept a content block of type `document` as it is; v3 has no such block",
+            "kept a content block of type `tool_reference` as it is; v3 has no such block",
         ]
     );
 }
