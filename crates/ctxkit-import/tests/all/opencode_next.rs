@@ -241,8 +241,10 @@ fn a_revert_drops_the_undone_messages_from_the_context_and_keeps_them_on_a_branc
     assert_eq!(again.to_jsonl().unwrap(), session.to_jsonl().unwrap());
 }
 
-/// Late-2026 rows: `system` and `skill` text reaches the model as custom messages, a `shell` row's
-/// output object is read, `location-switched` and `idle` rows are kept quietly.
+/// Late-2026 rows, read as `to-llm-message.ts` sends them: `system` text as a custom message,
+/// `skill` text as a user message, a `shell` row's output object as `Shell command:`, a completed
+/// compaction with its `recent` text, a failed tool's partial output; `location-switched` and
+/// `idle` rows kept quietly.
 #[test]
 fn late_2026_session_message_rows_keep_what_the_model_was_sent() {
     let temp = tempfile::tempdir().unwrap();
@@ -255,14 +257,34 @@ fn late_2026_session_message_rows_keep_what_the_model_was_sent() {
         session.report.issues
     );
     assert_eq!(
-        context,
+        conversation(&session)[..5],
         [
-            "custom import.opencode.system: Instructions updated: AGENTS.md now says to write release notes in docs/releases/.",
             "user: Write the release notes for 2.4.",
-            "custom import.opencode.skill: List user-visible changes first, one line each.",
-            "user: The following shell command was executed by the user:\n\ngit log --oneline v2.3..\n\nOutput:\na1b2c3d add coupon codes\n9f8e7d6 fix rounding",
+            "user: List user-visible changes first, one line each.",
+            "user: Shell command: git log --oneline v2.3..\n\na1b2c3d add coupon codes\n9f8e7d6 fix rounding",
             "assistant: Writing docs/releases/2.4.md. | <call toolu_l1 write>",
             "toolResult toolu_l1 write: [Tool execution was interrupted]",
+        ]
+    );
+    let system: Vec<String> = session
+        .entries()
+        .into_iter()
+        .filter_map(|entry| {
+            if let EntryKind::CustomMessage(custom) = entry.kind {
+                Some(custom.custom_type)
+            } else {
+                None
+            }
+        })
+        .collect();
+    assert_eq!(system, ["import.opencode.system"]);
+    assert_eq!(
+        context,
+        [
+            "compactionSummary: Release notes for 2.4 are being written from git log v2.3..\n\n<recent-context>\n[Shell]: git log --oneline v2.3..\na1b2c3d add coupon codes\n</recent-context>",
+            "user: Try writing the file again.",
+            "assistant: <call toolu_l2 write>",
+            "toolResult toolu_l2 write: disk full | wrote 512 of 2048 bytes",
         ]
     );
     assert_eq!(
