@@ -170,7 +170,8 @@ fn collect(
 
 /// The listing record of an imported session. Its message count and first message are those of
 /// the branch the session continues from (root to leaf, the leaf being the last entry): messages a
-/// side branch holds (a sidechain, an undone OpenCode revert) are not counted, compacted ones are.
+/// side branch holds (a sidechain, an undone OpenCode revert, a rolled-back Codex
+/// turn) are not counted, compacted ones are.
 pub(crate) fn info_record(path: &Path, session: &ImportedSession) -> SessionInfoRecord {
     let entries = session.entries();
     let branch = leaf_branch(&entries);

@@ -35,6 +35,12 @@ pub enum IssueKind {
     MalformedLine { reason: String },
     /// A record type the importer does not map; kept as a `custom` entry.
     UnknownRecord { record_type: String },
+    /// A content block of a type v3 has no block for (an Anthropic `document`, a `tool_reference`,
+    /// a block type added later); kept as it is, which only a model of its own API can read.
+    UnmappedBlock { block_type: String },
+    /// A part of an OpenCode message whose type the importer does not map; kept with its message
+    /// (`opencodeParts`), shown in no block.
+    UnknownPart { part_type: String },
     /// The record's parent is not in the file; the entry became a root.
     MissingParent { parent: String },
     /// The record's parent chain leads back to it (a cycle no agent writes, but a damaged or edited
@@ -84,6 +90,18 @@ impl fmt::Display for IssueKind {
                 write!(
                     formatter,
                     "kept an unknown `{record_type}` record as a custom entry"
+                )
+            }
+            Self::UnmappedBlock { block_type } => {
+                write!(
+                    formatter,
+                    "kept a content block of type `{block_type}` as it is; v3 has no such block"
+                )
+            }
+            Self::UnknownPart { part_type } => {
+                write!(
+                    formatter,
+                    "kept a part of unknown type `{part_type}` with its message; no block shows it"
                 )
             }
             Self::MissingParent { parent } => {

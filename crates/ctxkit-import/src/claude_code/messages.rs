@@ -164,7 +164,7 @@ pub(super) fn queued_prompt(record: &JsonObject, timestamp: &str) -> Option<Entr
     ))))
 }
 
-/// One Anthropic content block as a v3 block; unknown block types are kept whole.
+/// One Anthropic content block as a v3 block; other block types are kept whole and reported.
 fn content_block(block: &JsonObject, builder: &mut Builder, line: usize) -> ContentBlock {
     match str_field(block, "type") {
         Some("text") => ContentBlock::text(str_field(block, "text").unwrap_or_default()),
@@ -224,7 +224,15 @@ fn content_block(block: &JsonObject, builder: &mut Builder, line: usize) -> Cont
                 extra,
             })
         }
-        Some(_) | None => ContentBlock::Unknown(block.clone()),
+        other => {
+            builder.issue(
+                line,
+                IssueKind::UnmappedBlock {
+                    block_type: other.unwrap_or("(none)").to_owned(),
+                },
+            );
+            ContentBlock::Unknown(block.clone())
+        }
     }
 }
 

@@ -23,6 +23,9 @@ const QUIET_ITEMS: &[&str] = &[
     "compaction",
     "compaction_summary",
     "item_reference",
+    "additional_tools",
+    "context_compaction",
+    "compaction_trigger",
 ];
 
 /// `ResponseItem` types (the `type` of a bare item in older rollouts).
@@ -95,16 +98,15 @@ pub(super) fn response_item(
                 extra: JsonObject::new(),
             }))
         }
-        Some("web_search_call") => {
-            let mut extra = JsonObject::new();
-            extra.insert("codexItem".to_owned(), Value::Object(payload.clone()));
-            let mut web_search =
-                reply.with(vec![ContentBlock::text(web_search_text(payload))], "stop");
-            if let AgentMessage::Assistant(assistant) = &mut web_search {
-                assistant.extra = extra;
-            }
-            message(web_search)
+        Some("web_search_call") => message(reply.keeping(web_search_text(payload), payload)),
+        Some("image_generation_call") => {
+            message(reply.keeping(image_generation_text(payload), payload))
         }
+        Some("agent_message") => message(agent_message(
+            payload,
+            agent_message_text(payload.get("content")),
+            ms,
+        )),
         Some(kind) if QUIET_ITEMS.contains(&kind) => {
             vec![custom_kind(FORMAT, kind, record)]
         }
@@ -144,6 +146,66 @@ impl Reply<'_> {
             timestamp: self.ms,
             extra: JsonObject::new(),
         })
+    }
+}
+
+impl Reply<'_> {
+    /// A reply that says what `item` did in `text`, the item kept whole as `codexItem`.
+    fn keeping(&self, text: String, item: &JsonObject) -> AgentMessage {
+        let mut reply = self.with(vec![ContentBlock::text(text)], "stop");
+        if let AgentMessage::Assistant(assistant) = &mut reply {
+            assistant
+                .extra
+                .insert("codexItem".to_owned(), Value::Object(item.clone()));
+        }
+        reply
+    }
+}
+
+/// A message one agent of a multi-agent run sent another (an `agent_message` item, or an
+/// `inter_agent_communication` line): Codex shows it to the model of the thread that holds it
+/// naming its author and recipient; v3 has no role for another agent, so it is a user message
+/// that names them, the record kept as `codexItem`. Encrypted parts are kept only there.
+fn agent_message(payload: &JsonObject, text: String, ms: Option<i64>) -> AgentMessage {
+    let author = str_field(payload, "author").unwrap_or("another agent");
+    let recipient = str_field(payload, "recipient").unwrap_or("this agent");
+    let mut extra = JsonObject::new();
+    extra.insert("codexItem".to_owned(), Value::Object(payload.clone()));
+    AgentMessage::User(UserMessage {
+        content: MessageContent::Blocks(vec![ContentBlock::text(format!(
+            "[message from {author} to {recipient}]\n{text}"
+        ))]),
+        timestamp: ms,
+        extra,
+    })
+}
+
+/// The readable text of an agent message's content: a string, or its `input_text` items.
+fn agent_message_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(|item| item.get("text")?.as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Some(_) | None => String::new(),
+    }
+}
+
+/// An `inter_agent_communication` line (`author`, `recipient`, `content`, `trigger_turn`): the
+/// message as [`agent_message`] gives it.
+pub(super) fn communication(payload: &JsonObject, timestamp: &str) -> EntryKind {
+    let text = agent_message_text(payload.get("content"));
+    EntryKind::Message(Box::new(agent_message(payload, text, millis(timestamp))))
+}
+
+/// What an `image_generation_call` made: the prompt the image was drawn from. The image itself
+/// (`result`, base64 PNG) stays in the kept item: v3 replies hold no images.
+fn image_generation_text(payload: &JsonObject) -> String {
+    match str_field(payload, "revised_prompt") {
+        Some(prompt) => format!("[generated an image: \"{prompt}\"]"),
+        None => "[generated an image]".to_owned(),
     }
 }
 
@@ -299,7 +361,8 @@ fn exec_output(text: &str) -> Option<ToolOutput> {
     })
 }
 
-/// Responses API content items (`input_text`, `output_text`, `input_image`) as v3 blocks.
+/// Responses API content items (`input_text`, `output_text`, `input_image`) as v3 blocks; other
+/// items (such as the `encrypted_content` of late-2026 tool outputs) are kept whole and reported.
 pub(super) fn content_items(
     items: Option<&Value>,
     builder: &mut Builder,
@@ -335,7 +398,15 @@ pub(super) fn content_items(
                     }
                 }
             }
-            Some(_) | None => ContentBlock::Unknown(item.clone()),
+            other => {
+                builder.issue(
+                    line,
+                    IssueKind::UnmappedBlock {
+                        block_type: other.unwrap_or("(none)").to_owned(),
+                    },
+                );
+                ContentBlock::Unknown(item.clone())
+            }
         })
         .collect()
 }
@@ -361,7 +432,17 @@ fn web_search_text(payload: &JsonObject) -> String {
         ),
         Some(_) | None => match field("query").or_else(|| str_field(payload, "query")) {
             Some(query) => format!("[web search: \"{query}\"]"),
-            None => "[web search]".to_owned(),
+            None => match action.and_then(|action| action.get("queries")?.as_array()) {
+                Some(queries) => {
+                    let queries: Vec<String> = queries
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(|query| format!("\"{query}\""))
+                        .collect();
+                    format!("[web search: {}]", queries.join(", "))
+                }
+                None => "[web search]".to_owned(),
+            },
         },
     }
 }

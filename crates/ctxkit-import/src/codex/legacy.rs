@@ -32,12 +32,29 @@ pub(crate) enum Line<'a> {
     Event(&'a JsonObject),
     /// `{"record_type": "state"}`: Codex's bookkeeping, no conversation.
     State,
-    /// `world_state` (newer versions): the environment the next turn runs in (workspace roots,
-    /// the permission profile), whole or as a change; no conversation.
-    WorldState,
+    /// `inter_agent_communication` (2026 versions): a message one agent of a multi-agent run sent
+    /// another, which Codex puts in the history of the thread whose rollout holds it.
+    Communication(&'a JsonObject),
+    /// `token_usage_record` (2026 versions): the usage of one model request.
+    TokenUsage(&'a JsonObject),
+    /// Records of newer versions that hold no conversation, with their type: `world_state` (the
+    /// environment the next turn runs in, whole or as a change), `inter_agent_communication_metadata`
+    /// (how the next agent message was delivered), `retained_context`, `security_risk_score`,
+    /// `realtime_item`, `rollout_reference`.
+    Bookkeeping(&'static str),
     /// Anything else, with its type.
     Unknown(String),
 }
+
+/// Envelope types of records without conversation (see [`Line::Bookkeeping`]).
+const BOOKKEEPING_LINES: &[&str] = &[
+    "world_state",
+    "inter_agent_communication_metadata",
+    "retained_context",
+    "security_risk_score",
+    "realtime_item",
+    "rollout_reference",
+];
 
 /// Reads one record as a rollout line.
 pub(crate) fn classify(record: &JsonObject) -> Line<'_> {
@@ -49,8 +66,15 @@ pub(crate) fn classify(record: &JsonObject) -> Line<'_> {
             "compacted" => Line::Compacted(payload),
             "turn_context" => Line::TurnContext(payload),
             "event_msg" => Line::Event(payload),
-            "world_state" => Line::WorldState,
-            other => Line::Unknown(other.to_owned()),
+            "inter_agent_communication" => Line::Communication(payload),
+            "token_usage_record" => Line::TokenUsage(payload),
+            other => BOOKKEEPING_LINES
+                .iter()
+                .find(|known| **known == other)
+                .map_or_else(
+                    || Line::Unknown(other.to_owned()),
+                    |known| Line::Bookkeeping(known),
+                ),
         };
     }
     if record.contains_key("record_type") {
@@ -92,7 +116,9 @@ pub(crate) fn is_rollout_record(record: &JsonObject) -> bool {
         | Line::TurnContext(_)
         | Line::Event(_)
         | Line::State
-        | Line::WorldState => true,
+        | Line::Communication(_)
+        | Line::TokenUsage(_)
+        | Line::Bookkeeping(_) => true,
         Line::Unknown(_) => false,
     }
 }
@@ -196,7 +222,7 @@ mod tests {
             "type": "world_state",
             "payload": {"full": false, "state": {"environments": {}}},
         }));
-        assert!(matches!(classify(&world), Line::WorldState));
+        assert!(matches!(classify(&world), Line::Bookkeeping("world_state")));
         let claude = object(serde_json::json!({"type": "user", "sessionId": "s", "uuid": "u"}));
         assert!(!is_rollout_record(&claude));
     }

@@ -2,8 +2,9 @@
 //!
 //! Today's lines are `{timestamp, type, payload}`; older rollouts have a bare session line, bare
 //! `ResponseItem`s and `{"record_type": "state"}` lines, and the oldest are one JSON document
-//! `{session, items}` (`legacy`). A rollout is linear, so entries form one chain; ids derive from the
-//! session id and the line number. `response_item`s become messages (`items`), `compacted` with a
+//! `{session, items}` (`legacy`). A rollout is linear, so entries form one chain, except that the turns
+//! a `thread_rolled_back` event undoes become a side branch (`turns`); ids derive from the session id
+//! and the line number. `response_item`s become messages (`items`), `compacted` with a
 //! becomes a `compaction` entry on the same thread (tokens from the last `token_count` event; a remote
 //! compaction, whose summary is encrypted, is followed by the history Codex kept), `turn_context` a
 //! `model_change` when the model changes, and every other record a `custom` entry. Facts and sources:
@@ -11,6 +12,7 @@
 
 mod items;
 mod legacy;
+mod turns;
 
 use ctxkit_protocol::{
     AgentMessage, CompactionEntry, EntryKind, JsonObject, ModelChangeEntry, SessionEntry,
@@ -119,6 +121,10 @@ struct Converter {
     builder: Builder,
     planned: Vec<Stored>,
     last_timestamp: String,
+    /// The entry the next one hangs under: the last one, or after a rollback the entry before
+    /// the first undone turn.
+    tip: Option<String>,
+    turns: turns::Turns,
 }
 
 impl Converter {
@@ -138,6 +144,8 @@ impl Converter {
             identity,
             builder: Builder::new(issues),
             planned: Vec::new(),
+            tip: None,
+            turns: turns::Turns::default(),
         }
     }
 
@@ -146,6 +154,11 @@ impl Converter {
             .and_then(normalize_timestamp)
             .unwrap_or_else(|| self.last_timestamp.clone());
         self.last_timestamp.clone_from(&timestamp);
+        if let Some(count) = turns::rolled_back_turns(&line.record)
+            && let Some(parent) = self.turns.roll_back(count)
+        {
+            self.tip = parent;
+        }
         let emitted = line_entries(line, &timestamp, &mut self.state, &mut self.builder);
         let session_id = &self.identity.session_id;
         for (index, emitted) in emitted.into_iter().enumerate() {
@@ -155,7 +168,8 @@ impl Converter {
                 format!("{session_id}:{}#{index}", line.key)
             };
             let id = self.builder.ids.derive(&key);
-            let parent_id = self.planned.last().map(|previous| previous.id.clone());
+            let parent_id = self.tip.replace(id.clone());
+            self.turns.observe(&emitted, parent_id.as_ref());
             self.planned.push(Stored::from(Planned {
                 line: line.line,
                 entry: SessionEntry {
@@ -255,7 +269,14 @@ fn line_entries(
             vec![custom_kind(FORMAT, "event_msg", record)]
         }
         Line::State => vec![custom_kind(FORMAT, "state", record)],
-        Line::WorldState => vec![custom_kind(FORMAT, "world_state", record)],
+        Line::Communication(payload) => vec![items::communication(payload, timestamp)],
+        Line::TokenUsage(payload) => {
+            if let Some(tokens) = usage_total(payload.get("usage")) {
+                state.last_tokens = Some(tokens);
+            }
+            vec![custom_kind(FORMAT, "token_usage_record", record)]
+        }
+        Line::Bookkeeping(kind) => vec![custom_kind(FORMAT, kind, record)],
         Line::Unknown(kind) => {
             builder.issue(line.line, IssueKind::UnknownRecord { record_type: kind });
             vec![custom_kind(FORMAT, "unknown", record)]
@@ -291,7 +312,11 @@ fn compacted(
         .and_then(Value::as_array)
         .filter(|history| !history.is_empty());
     let remote = summary.is_empty() && history.is_some();
-    if state.last_tokens.is_none() {
+    // Newer versions record the usage the compaction started from in the record itself.
+    let tokens = state
+        .last_tokens
+        .or_else(|| usage_total(payload.get("latest_token_usage_record")?.get("usage")));
+    if tokens.is_none() {
         builder.issue(line, IssueKind::CompactionWithoutTokenCount);
     }
     if summary.is_empty() && !remote {
@@ -311,7 +336,7 @@ fn compacted(
             summary.to_owned()
         },
         first_kept_entry_id: String::new(),
-        tokens_before: state.last_tokens.unwrap_or(0),
+        tokens_before: tokens.unwrap_or(0),
         details: None,
         from_hook: None,
         extra,
@@ -361,9 +386,16 @@ fn model_change(state: &State, model: &str) -> EntryKind {
 
 /// Context tokens of a `token_count` event: the last request's total, else its input.
 fn token_count(payload: &JsonObject) -> Option<u64> {
-    let last = payload.get("info")?.get("last_token_usage")?.as_object()?;
-    last.get("total_tokens")
-        .or_else(|| last.get("input_tokens"))
+    usage_total(payload.get("info")?.get("last_token_usage"))
+}
+
+/// A request's usage (`{input_tokens, output_tokens, total_tokens, …}`) as context tokens: its
+/// total, else its input.
+fn usage_total(usage: Option<&Value>) -> Option<u64> {
+    let usage = usage?.as_object()?;
+    usage
+        .get("total_tokens")
+        .or_else(|| usage.get("input_tokens"))
         .and_then(value_as_u64)
 }
 

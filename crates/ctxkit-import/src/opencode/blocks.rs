@@ -16,6 +16,38 @@ pub(super) const CLEARED_OUTPUT: &str = "[Old tool result content cleared]";
 /// What OpenCode sends for a tool call that never finished.
 pub(super) const INTERRUPTED_TOOL: &str = "[Tool execution was interrupted]";
 
+/// The part types OpenCode 1.x and 2.x write (the `Part` union of `message-v2.ts`).
+const PART_TYPES: &[&str] = &[
+    "text",
+    "subtask",
+    "reasoning",
+    "file",
+    "tool",
+    "step-start",
+    "step-finish",
+    "snapshot",
+    "patch",
+    "agent",
+    "retry",
+    "compaction",
+];
+
+/// Reports each part of the `ordinal`-th message whose type OpenCode's `Part` union does not name:
+/// the message keeps it (`opencodeParts`), but no block shows it.
+pub(super) fn report_unknown_parts(builder: &mut Builder, ordinal: usize, parts: &[JsonObject]) {
+    for part in parts {
+        let kind = str_of(part, "type").unwrap_or("(none)");
+        if !PART_TYPES.contains(&kind) {
+            builder.issue(
+                ordinal,
+                IssueKind::UnknownPart {
+                    part_type: kind.to_owned(),
+                },
+            );
+        }
+    }
+}
+
 /// A file part: an inline image, or a text naming the file (OpenCode reads text files into
 /// synthetic text parts of its own).
 pub(super) fn file_block(part: &JsonObject, builder: &mut Builder, ordinal: usize) -> ContentBlock {

@@ -196,6 +196,7 @@ fn convert_item(chain: &mut Chain, ordinal: usize, item: &Item, last_time: &mut 
 }
 
 fn legacy_message(chain: &mut Chain, ordinal: usize, message: &RawMessage, time: &str) {
+    super::blocks::report_unknown_parts(&mut chain.builder, ordinal, &message.parts);
     match str_of(&message.info, "role") {
         Some("user") => user(chain, ordinal, message, time),
         Some("assistant") => assistant(chain, ordinal, message, time),

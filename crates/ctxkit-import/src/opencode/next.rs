@@ -2,13 +2,14 @@
 //! those messages into model messages: `user` (text and files), `synthetic` (a user message it
 //! wrote), `shell` (a command the user ran, shown to the model as a user message with its output),
 //! `assistant` (one row per step: text, reasoning and tool calls, each tool's state holding its
-//! result), `compaction` (the summary the later context starts from), `model-switched`, and
-//! `agent-switched`. Facts: `docs/import-formats.md`.
+//! result), `compaction` (the summary the later context starts from), `system` and `skill` (text
+//! OpenCode writes for its model: an instructions update, a skill's body), `model-switched`,
+//! `agent-switched`, `location-switched` and `idle`. Facts: `docs/import-formats.md`.
 
 use ctxkit_protocol::{
-    AgentMessage, AssistantMessage, CompactionEntry, ContentBlock, CustomEntry, EntryKind,
-    JsonObject, MessageContent, ModelChangeEntry, ThinkingContent, ToolCall, ToolResultMessage,
-    UserMessage,
+    AgentMessage, AssistantMessage, CompactionEntry, ContentBlock, CustomEntry, CustomMessageEntry,
+    EntryKind, JsonObject, MessageContent, ModelChangeEntry, ThinkingContent, ToolCall,
+    ToolResultMessage, UserMessage,
 };
 use serde_json::Value;
 
@@ -46,8 +47,18 @@ pub(super) fn convert(chain: &mut Chain, ordinal: usize, message: &NextMessage, 
         "model-switched" => {
             chain.push(ordinal, &message.id, time, model_change(message));
         }
-        // A compaction that never finished or has no summary, an agent switch: data, not conversation.
-        "compaction" | "agent-switched" => {
+        "skill" => {
+            let text = str_of(data, "text").unwrap_or_default();
+            let blocks = vec![ContentBlock::text(text)];
+            push_user(chain, ordinal, message, time, blocks, created);
+        }
+        "system" => {
+            let kind = system_text(message);
+            chain.push(ordinal, &message.id, time, kind);
+        }
+        // A compaction that never finished or has no summary, an agent or location switch, the
+        // session going idle: data, not conversation.
+        "compaction" | "agent-switched" | "location-switched" | "idle" => {
             let kind_name = message.kind.replace('-', "_");
             chain.push(ordinal, &message.id, time, custom(&kind_name, message));
         }
@@ -90,12 +101,35 @@ fn user_blocks(chain: &mut Chain, ordinal: usize, data: &JsonObject) -> Vec<Cont
     blocks
 }
 
-/// What the model is told of a command the user ran (a `shell` row).
+/// A `system` row: an update OpenCode sends its model as a system message (changed instructions);
+/// v3 has no system message mid-conversation, so it is a `custom_message` the model is sent, the
+/// row kept as its details.
+fn system_text(message: &NextMessage) -> EntryKind {
+    let text = str_of(&message.data, "text").unwrap_or_default();
+    let mut row = kept_as(message);
+    EntryKind::CustomMessage(CustomMessageEntry {
+        custom_type: custom_type(FORMAT, "system"),
+        content: MessageContent::Blocks(vec![ContentBlock::text(text)]),
+        display: false,
+        details: row.remove("opencodeMessage"),
+        extra: JsonObject::new(),
+    })
+}
+
+/// What the model is told of a command the user ran (a `shell` row), in the words of the version
+/// that wrote it: late-2026 rows (`shellID`, the output an object `{output}`) as `Shell command:`
+/// and the output, older ones (`callID`, the output a string) as the command "executed by the user"
+/// and its `Output:`.
 fn shell_text(data: &JsonObject) -> String {
-    let mut text = format!(
-        "The following shell command was executed by the user:\n\n{}",
-        str_of(data, "command").unwrap_or_default()
-    );
+    let command = str_of(data, "command").unwrap_or_default();
+    if let Some(Value::Object(output)) = data.get("output") {
+        let output = str_of(output, "output").unwrap_or_default();
+        return format!("Shell command: {command}\n\n{output}");
+    }
+    if data.contains_key("shellID") {
+        return format!("Shell command: {command}\n\n");
+    }
+    let mut text = format!("The following shell command was executed by the user:\n\n{command}");
     if let Some(output) = str_of(data, "output").filter(|output| !output.is_empty()) {
         text.push_str("\n\nOutput:\n");
         text.push_str(output);
@@ -119,9 +153,7 @@ fn compaction(chain: &mut Chain, ordinal: usize, message: &NextMessage, time: &s
             .issue(ordinal, IssueKind::CompactionWithoutTokenCount);
     }
     let compaction = CompactionEntry {
-        summary: str_of(&message.data, "summary")
-            .unwrap_or_default()
-            .to_owned(),
+        summary: compaction_summary(&message.data),
         first_kept_entry_id: String::new(),
         tokens_before: tokens.unwrap_or(0),
         details: None,
@@ -129,6 +161,17 @@ fn compaction(chain: &mut Chain, ordinal: usize, message: &NextMessage, time: &s
         extra: kept_as(message),
     };
     chain.push_compaction(ordinal, &message.id, time, compaction, None);
+}
+
+/// A finished compaction's summary. Late-2026 rows add `recent` (the turns after the summarized
+/// part, written out as text), which OpenCode sends its model after the summary, so the summary
+/// carries it too, in a `<recent-context>` block.
+fn compaction_summary(data: &JsonObject) -> String {
+    let summary = str_of(data, "summary").unwrap_or_default();
+    match str_of(data, "recent").filter(|recent| !recent.trim().is_empty()) {
+        Some(recent) => format!("{summary}\n\n<recent-context>\n{recent}\n</recent-context>"),
+        None => summary.to_owned(),
+    }
 }
 
 /// A `model-switched` row's `model_change`.
@@ -363,6 +406,11 @@ fn tool_result(
                 .and_then(Value::as_str)
                 .unwrap_or_default();
             blocks.push(ContentBlock::text(message));
+            // Late-2026 rows keep what the tool wrote before it failed; OpenCode sends it too.
+            let partial = output();
+            if !partial.is_empty() {
+                blocks.push(ContentBlock::text(partial));
+            }
             true
         }
         Some(_) | None => {

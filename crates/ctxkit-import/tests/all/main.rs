@@ -5,6 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod codex_late;
 mod cycles;
 mod generator;
 mod injected;

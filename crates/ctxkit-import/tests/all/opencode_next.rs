@@ -240,3 +240,91 @@ fn a_revert_drops_the_undone_messages_from_the_context_and_keeps_them_on_a_branc
     let again = import_file(&chosen(&path, "ses_7f0000000003UndoParts"), None).unwrap();
     assert_eq!(again.to_jsonl().unwrap(), session.to_jsonl().unwrap());
 }
+
+/// Late-2026 rows, read as `to-llm-message.ts` sends them: `system` text as a custom message,
+/// `skill` text as a user message, a `shell` row's output object as `Shell command:`, a completed
+/// compaction with its `recent` text, a failed tool's partial output; `location-switched` and
+/// `idle` rows kept quietly.
+#[test]
+fn late_2026_session_message_rows_keep_what_the_model_was_sent() {
+    let temp = tempfile::tempdir().unwrap();
+    let path = database_from(temp.path(), "opencode-late.sql");
+    let (session, context) = imported_context(&path);
+    assert_eq!(session.header.id, "ses_8a0000000001Latest");
+    assert!(
+        session.report.issues.is_empty(),
+        "{:?}",
+        session.report.issues
+    );
+    assert_eq!(
+        conversation(&session)[..5],
+        [
+            "user: Write the release notes for 2.4.",
+            "user: List user-visible changes first, one line each.",
+            "user: Shell command: git log --oneline v2.3..\n\na1b2c3d add coupon codes\n9f8e7d6 fix rounding",
+            "assistant: Writing docs/releases/2.4.md. | <call toolu_l1 write>",
+            "toolResult toolu_l1 write: [Tool execution was interrupted]",
+        ]
+    );
+    let system: Vec<String> = session
+        .entries()
+        .into_iter()
+        .filter_map(|entry| {
+            if let EntryKind::CustomMessage(custom) = entry.kind {
+                Some(custom.custom_type)
+            } else {
+                None
+            }
+        })
+        .collect();
+    assert_eq!(system, ["import.opencode.system"]);
+    assert_eq!(
+        context,
+        [
+            "compactionSummary: Release notes for 2.4 are being written from git log v2.3..\n\n<recent-context>\n[Shell]: git log --oneline v2.3..\na1b2c3d add coupon codes\n</recent-context>",
+            "user: Try writing the file again.",
+            "assistant: <call toolu_l2 write>",
+            "toolResult toolu_l2 write: disk full | wrote 512 of 2048 bytes",
+        ]
+    );
+    assert_eq!(
+        custom_types(&session),
+        [
+            "import.opencode.agent_switched",
+            "import.opencode.location_switched",
+            "import.opencode.idle",
+        ]
+    );
+}
+
+/// A part of a type OpenCode's `Part` union does not name is kept with its message and reported,
+/// not left out without a word.
+#[test]
+fn a_part_of_an_unknown_type_is_reported() {
+    let temp = tempfile::tempdir().unwrap();
+    let path = database_from(temp.path(), "opencode-late.sql");
+    let (session, context) = imported_context(&chosen(&path, "ses_8a0000000002OlderParts"));
+    assert_eq!(
+        context,
+        [
+            "user: Bump the version to 2.4.1.",
+            "assistant: Bumped to 2.4.1.",
+        ]
+    );
+    let reported: Vec<String> = session
+        .report
+        .issues
+        .iter()
+        .map(|issue| issue.kind.to_string())
+        .collect();
+    assert_eq!(
+        reported,
+        ["kept a part of unknown type `selection` with its message; no block shows it"]
+    );
+    assert!(
+        session
+            .to_jsonl()
+            .unwrap()
+            .contains("\"type\":\"selection\"")
+    );
+}

@@ -184,3 +184,32 @@ fn a_2025_codex_shell_output_reads_as_newer_versions_show_it() {
     );
     assert_eq!(unknown_records(&session), Vec::<String>::new());
 }
+
+/// A PDF the user attached (`document`) and a tool search's `tool_reference` have no v3 block: they
+/// are kept as they are, and the report says so instead of passing them over.
+#[test]
+fn claude_code_blocks_without_a_v3_block_are_kept_and_reported() {
+    let (session, context) = imported_context(&shape("claude-document-and-tool-reference.jsonl"));
+    assert_eq!(
+        context,
+        [
+            "user: <unknown Some(String(\"document\"))> | Summarize the attached API manual.",
+            "assistant: <call toolu_s1 ToolSearch>",
+            "toolResult toolu_s1 ToolSearch: <unknown Some(String(\"tool_reference\"))>",
+            "assistant: The manual documents start(), css() and csd().",
+        ]
+    );
+    let reported: Vec<String> = session
+        .report
+        .issues
+        .iter()
+        .map(|issue| issue.kind.to_string())
+        .collect();
+    assert_eq!(
+        reported,
+        [
+            "kept a content block of type `document` as it is; v3 has no such block",
+            "kept a content block of type `tool_reference` as it is; v3 has no such block",
+        ]
+    );
+}
