@@ -310,3 +310,52 @@ fn a_file_of_another_user_is_not_read_where_ownership_is_asked() {
         Err(JailError::OtherOwner { .. })
     ));
 }
+
+/// QA (second round): `ln ~/.ssh/id_rsa notes.txt` in the project (an approved command, a build
+/// script, an unpacked archive) and `read notes.txt` showed the key without a question: the
+/// descriptor's real path is the project's name. A file with several names is refused when one of
+/// them lies in a denied place; one linked within the project is read; a write replaces the
+/// project's name and never reaches the linked file.
+#[test]
+fn a_hard_link_to_a_denied_file_is_refused_by_any_name() {
+    let scene = scene();
+    let jail = jail_on(&scene.project, &scene);
+    std::fs::hard_link(
+        scene.home.join(".ssh/id_rsa"),
+        scene.project.join("notes.txt"),
+    )
+    .unwrap();
+    std::fs::hard_link(
+        scene.home.join(".ctxkit/settings.json"),
+        scene.project.join("src/config.json"),
+    )
+    .unwrap();
+    std::fs::hard_link(
+        scene.project.join("src/lib.rs"),
+        scene.project.join("copy.rs"),
+    )
+    .unwrap();
+    let error = jail.read(Path::new("notes.txt"), 1024).unwrap_err();
+    assert!(matches!(error, JailError::HardLink { .. }), "{error:?}");
+    assert!(error.is_denied_place());
+    let shown = error.to_string();
+    assert!(shown.contains("is a hard link to"), "{shown}");
+    assert!(shown.contains(".ssh/id_rsa"), "{shown}");
+    let error = jail
+        .read_to_string(Path::new("src/config.json"), 1024)
+        .unwrap_err();
+    assert!(matches!(error, JailError::HardLink { .. }), "{error:?}");
+    assert_eq!(
+        jail.read_to_string(Path::new("copy.rs"), 1024).unwrap(),
+        "fn main() {}"
+    );
+    // A jail on ctxkit's own folder reads its files, hard links or not.
+    let own = jail_on(&scene.home.join(".ctxkit"), &scene);
+    assert!(own.read(Path::new("settings.json"), 1024).is_ok());
+    jail.write_atomic(Path::new("notes.txt"), b"replaced")
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(scene.home.join(".ssh/id_rsa")).unwrap(),
+        "PRIVATE KEY"
+    );
+}

@@ -449,3 +449,52 @@ fn bash_never_starts_in_a_working_directory_outside_the_project() {
         inside.text
     );
 }
+
+/// QA (second round): a hard link in the project to the user's key or to ctxkit's settings was
+/// read by `read` and searched by `grep` without a question: the descriptor's real path is the
+/// project's name. Both are refused by the jail now; `grep` of the whole project counts them.
+#[test]
+fn hard_links_to_the_key_and_the_settings_are_neither_read_nor_searched() {
+    let home = home();
+    std::fs::hard_link(
+        home.home.join(".ssh/id_rsa"),
+        home.project.join("notes.txt"),
+    )
+    .unwrap();
+    std::fs::hard_link(
+        home.ctxkit.join("settings.json"),
+        home.project.join("src/config.json"),
+    )
+    .unwrap();
+    let registry = ToolRegistry::coding();
+    let context = context(&home, &home.project, &[]);
+    for path in ["notes.txt", "src/config.json"] {
+        let outcome = registry.run("read", &json!({"path": path}), "call", &context);
+        assert!(outcome.is_error, "{path}: {}", outcome.text);
+        assert!(
+            outcome.text.contains("is a hard link to"),
+            "{}",
+            outcome.text
+        );
+        let outcome = registry.run(
+            "grep",
+            &json!({"pattern": "PRIVATE|apiKey", "path": path}),
+            "call",
+            &context,
+        );
+        assert!(outcome.is_error, "{path}: {}", outcome.text);
+    }
+    let outcome = registry.run(
+        "grep",
+        &json!({"pattern": "PRIVATE|apiKey"}),
+        "call",
+        &context,
+    );
+    assert!(!outcome.text.contains(PRIVATE_KEY), "{}", outcome.text);
+    assert!(!outcome.text.contains("apiKey"), "{}", outcome.text);
+    assert!(
+        outcome.text.contains("2 places were not searched"),
+        "{}",
+        outcome.text
+    );
+}

@@ -217,6 +217,8 @@ fn refusal(path: &Path, error: JailError) -> SettingsError {
         JailError::TooDeep { .. }
         | JailError::TooLong { .. }
         | JailError::Denied { .. }
+        | JailError::HardLink { .. }
+        | JailError::HardLinkUnchecked { .. }
         | JailError::OtherOwner { .. }
         | JailError::ReadOnly { .. } => {
             return SettingsError::Read {

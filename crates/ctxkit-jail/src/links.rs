@@ -1,0 +1,120 @@
+//! Hard links: a file with several names is one file, and the name it was opened by says nothing
+//! about its others. `ln ~/.ssh/id_rsa notes.txt` (by an approved command, a build script, an
+//! unpacked archive) puts the user's key in the project under an innocent name, and the real path
+//! read back from the descriptor is the project's. So a regular file with more than one link is
+//! read only once no denied place holds a file with the same device and inode: each denied place is
+//! walked (never following a symlink, at most [`MAX_LINK_WALK`] entries in all), which costs
+//! nothing for the usual file with one name.
+
+use std::os::unix::fs::MetadataExt as _;
+use std::path::{Path, PathBuf};
+
+/// The most entries of the denied places looked at for one file with several links; past it the
+/// file is refused (its other names could not all be checked).
+pub const MAX_LINK_WALK: usize = 100_000;
+
+/// Where another name of the file `(device, inode)` lies.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum OtherName {
+    /// No denied place holds it.
+    None,
+    /// `name`, in the denied place `place`.
+    Denied { name: PathBuf, place: PathBuf },
+    /// `place` has more entries than could be looked at.
+    Unchecked { place: PathBuf },
+}
+
+/// Looks for the file `(device, inode)` in `places` (see the module comment).
+pub(crate) fn other_name<'a>(
+    places: impl Iterator<Item = &'a PathBuf>,
+    device: u64,
+    inode: u64,
+) -> OtherName {
+    other_name_within(places, device, inode, MAX_LINK_WALK)
+}
+
+/// [`other_name`], looking at no more than `budget` entries.
+fn other_name_within<'a>(
+    places: impl Iterator<Item = &'a PathBuf>,
+    device: u64,
+    inode: u64,
+    mut budget: usize,
+) -> OtherName {
+    for place in places {
+        let mut pending = vec![place.clone()];
+        while let Some(path) = pending.pop() {
+            if budget == 0 {
+                return OtherName::Unchecked {
+                    place: place.clone(),
+                };
+            }
+            budget -= 1;
+            let Ok(metadata) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            if metadata.is_file() && metadata.dev() == device && metadata.ino() == inode {
+                return OtherName::Denied {
+                    name: path,
+                    place: place.clone(),
+                };
+            }
+            if metadata.is_dir() {
+                push_entries(&path, &mut pending);
+            }
+        }
+    }
+    OtherName::None
+}
+
+/// The entries of the directory `path` (none when it cannot be listed).
+fn push_entries(path: &Path, pending: &mut Vec<PathBuf>) {
+    if let Ok(entries) = std::fs::read_dir(path) {
+        pending.extend(entries.filter_map(Result::ok).map(|entry| entry.path()));
+    }
+}
+
+/// Whether the opened file's metadata says it has other names worth looking for.
+pub(crate) fn has_other_names(metadata: &std::fs::Metadata) -> bool {
+    metadata.is_file() && metadata.nlink() > 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_is_found_by_its_inode_and_a_large_place_is_not_taken_as_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let place = dir.path().join("home");
+        std::fs::create_dir_all(place.join("a/b")).unwrap();
+        std::fs::write(place.join("a/b/secret"), "s").unwrap();
+        std::fs::write(dir.path().join("other"), "o").unwrap();
+        let secret = std::fs::metadata(place.join("a/b/secret")).unwrap();
+        let other = std::fs::metadata(dir.path().join("other")).unwrap();
+        let places = [place.clone()];
+        assert_eq!(
+            other_name(places.iter(), secret.dev(), secret.ino()),
+            OtherName::Denied {
+                name: place.join("a/b/secret"),
+                place: place.clone()
+            }
+        );
+        assert_eq!(
+            other_name(places.iter(), other.dev(), other.ino()),
+            OtherName::None
+        );
+        // A symlink in the place is not followed out of it.
+        std::os::unix::fs::symlink(dir.path(), place.join("up")).unwrap();
+        assert_eq!(
+            other_name(places.iter(), other.dev(), other.ino()),
+            OtherName::None
+        );
+        assert!(!has_other_names(&other));
+        assert_eq!(
+            other_name_within(places.iter(), secret.dev(), secret.ino(), 2),
+            OtherName::Unchecked {
+                place: place.clone()
+            }
+        );
+    }
+}
