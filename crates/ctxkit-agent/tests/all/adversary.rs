@@ -218,6 +218,23 @@ const ATTACKS: &[Attack] = &[
         holds: Holds::Refused("guarded"),
     },
     Attack {
+        name: "a nested repository planted in a subfolder (QA, second round: its core.fsmonitor \
+               ran at the user's next `git status` there, and editors scan subfolders for repositories)",
+        project_at_home: false,
+        links: &[],
+        tool: "write",
+        arguments: || json!({"path": "src/.git/config", "content": "[core]\n\tfsmonitor = touch pwned\n"}),
+        holds: Holds::Refused("guarded"),
+    },
+    Attack {
+        name: "a subfolder's own ctxkit settings (a project when ctxkit starts there)",
+        project_at_home: false,
+        links: &[],
+        tool: "write",
+        arguments: || json!({"path": "src/deeper/.ctxkit/settings.json", "content": "{}"}),
+        holds: Holds::Refused("guarded"),
+    },
+    Attack {
         name: "the live session file overwritten (the conversation becomes `{}`)",
         project_at_home: false,
         links: &[],
