@@ -359,3 +359,42 @@ fn a_hard_link_to_a_denied_file_is_refused_by_any_name() {
         "PRIVATE KEY"
     );
 }
+
+/// QA (second round), the race on reads: a folder of the project swapped back and forth for a
+/// symlink to ctxkit's home while `read` runs 600 times, through the project's jail and through
+/// the whole-system jail an approved outside read uses. The secret never comes back: beneath the
+/// project the link fails in the kernel, and the real path of what `/` opened is denied.
+#[test]
+fn a_folder_swapped_for_a_symlink_to_the_home_during_reads_reads_nothing_of_it() {
+    let scene = scene();
+    let work = scene.project.join("work");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let (work, home, stop) = (work.clone(), scene.home.join(".ctxkit"), stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = std::fs::remove_file(&work);
+                let _ = std::fs::create_dir(&work);
+                let _ = std::fs::write(work.join("settings.json"), "decoy");
+                std::thread::yield_now();
+                let _ = std::fs::remove_dir_all(&work);
+                let _ = symlink(&home, &work);
+            }
+        })
+    };
+    let project = jail_on(&scene.project, &scene);
+    let system = jail_on(Path::new("/"), &scene);
+    let name = work.join("settings.json");
+    let mut decoys = 0;
+    for _ in 0..600 {
+        let reads = [project.read(&name, 1024), system.read(&name, 1024)];
+        for (bytes, _) in reads.into_iter().flatten() {
+            assert_eq!(bytes, b"decoy");
+            decoys += 1;
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swapper.join().unwrap();
+    // The race ran: some reads found the decoy (the rest found the link, or nothing).
+    assert!(decoys > 0);
+}
