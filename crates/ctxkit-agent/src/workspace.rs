@@ -270,7 +270,8 @@ impl Workspace {
     /// A folder of [`GUARDED_NAMES`] is guarded at any depth: a `src/.git` the model plants is a
     /// repository whose `core.fsmonitor` runs at the user's next `git status` in `src` (and
     /// editors look for repositories in subfolders), and a subfolder's `.ctxkit` is a project's
-    /// settings when ctxkit starts there.
+    /// settings when ctxkit starts there. Names are compared without regard to case: on a
+    /// case-insensitive file system (WSL's `/mnt/c`, exFAT) `.GIT/hooks` is `.git/hooks`.
     fn is_guarded(&self, resolved: &Path, lexical: &Path) -> bool {
         let named = [
             resolved.strip_prefix(&self.root),
@@ -281,9 +282,10 @@ impl Workspace {
         .filter_map(Result::ok)
         .any(|inside| {
             inside.components().any(|component| {
+                let component = component.as_os_str().as_encoded_bytes();
                 GUARDED_NAMES
                     .iter()
-                    .any(|name| component.as_os_str() == std::ffi::OsStr::new(name))
+                    .any(|name| component.eq_ignore_ascii_case(name.as_bytes()))
             })
         });
         named

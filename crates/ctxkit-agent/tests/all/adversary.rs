@@ -227,6 +227,14 @@ const ATTACKS: &[Attack] = &[
         holds: Holds::Refused("guarded"),
     },
     Attack {
+        name: "git's hooks named in another case (the same folder on WSL's /mnt/c or exFAT)",
+        project_at_home: false,
+        links: &[],
+        tool: "write",
+        arguments: || json!({"path": ".GIT/hooks/pre-commit", "content": "#!/bin/sh\ntouch pwned\n"}),
+        holds: Holds::Refused("guarded"),
+    },
+    Attack {
         name: "a subfolder's own ctxkit settings (a project when ctxkit starts there)",
         project_at_home: false,
         links: &[],
