@@ -56,6 +56,9 @@ pub struct Jail {
     denied: Vec<PathBuf>,
     /// Places never readable, wherever the root is (credentials).
     denied_always: Vec<PathBuf>,
+    /// The files of the denied places by inode, collected on the first file with several names
+    /// (`links`); a denial added later empties it.
+    denied_files: std::sync::OnceLock<links::DeniedFiles>,
 }
 
 /// An entry of [`Jail::read_dir`].
@@ -97,6 +100,7 @@ impl Jail {
             dir,
             denied: Vec::new(),
             denied_always: Vec::new(),
+            denied_files: std::sync::OnceLock::new(),
         })
     }
 
@@ -114,6 +118,7 @@ impl Jail {
                 self.denied.push(candidate);
             }
         }
+        self.denied_files = std::sync::OnceLock::new();
     }
 
     /// Nothing at or under `place` is opened through this jail, wherever its root is (a
@@ -126,6 +131,7 @@ impl Jail {
                 self.denied_always.push(candidate);
             }
         }
+        self.denied_files = std::sync::OnceLock::new();
     }
 
     /// Whether `path` (absolute, or relative to the root) names a denied place, judged by its
@@ -291,15 +297,18 @@ impl Jail {
         if !links::has_other_names(metadata) {
             return Ok(());
         }
-        let mut places: Vec<PathBuf> = Vec::new();
-        for place in self.active_denials() {
-            let resolved = std::fs::canonicalize(place).unwrap_or_else(|_| place.clone());
-            if !places.contains(&resolved) {
-                places.push(resolved);
+        let denied = self.denied_files.get_or_init(|| {
+            let mut places: Vec<PathBuf> = Vec::new();
+            for place in self.active_denials() {
+                let resolved = std::fs::canonicalize(place).unwrap_or_else(|_| place.clone());
+                if !places.contains(&resolved) {
+                    places.push(resolved);
+                }
             }
-        }
+            links::DeniedFiles::collect(places.iter())
+        });
         let path = self.root.join(relative);
-        match links::other_name(places.iter(), metadata.dev(), metadata.ino()) {
+        match denied.other_name(metadata.dev(), metadata.ino()) {
             links::OtherName::None => Ok(()),
             links::OtherName::Denied { name, place } => Err(JailError::HardLink {
                 path,

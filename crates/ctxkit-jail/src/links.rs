@@ -2,10 +2,11 @@
 //! about its others. `ln ~/.ssh/id_rsa notes.txt` (by an approved command, a build script, an
 //! unpacked archive) puts the user's key in the project under an innocent name, and the real path
 //! read back from the descriptor is the project's. So a regular file with more than one link is
-//! read only once no denied place holds a file with the same device and inode: each denied place is
-//! walked (never following a symlink, at most [`MAX_LINK_WALK`] entries in all), which costs
-//! nothing for the usual file with one name.
+//! read only once no denied place holds a file with the same device and inode: the denied places
+//! are walked (never following a symlink, at most [`MAX_LINK_WALK`] entries in all) once per jail,
+//! on its first file with several names; the usual file with one name costs nothing.
 
+use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 
@@ -24,46 +25,69 @@ pub(crate) enum OtherName {
     Unchecked { place: PathBuf },
 }
 
-/// Looks for the file `(device, inode)` in `places` (see the module comment).
-pub(crate) fn other_name<'a>(
-    places: impl Iterator<Item = &'a PathBuf>,
-    device: u64,
-    inode: u64,
-) -> OtherName {
-    other_name_within(places, device, inode, MAX_LINK_WALK)
+/// The regular files of the denied places, by device and inode: collected once per jail, on its
+/// first file with several names, so a `grep` over many such files (a pnpm store) walks the places
+/// once.
+#[derive(Debug)]
+pub(crate) struct DeniedFiles {
+    /// `(device, inode)` → (the file's name, the denied place holding it).
+    files: HashMap<(u64, u64), (PathBuf, PathBuf)>,
+    /// The place whose walk ran out of budget, if one did.
+    unchecked: Option<PathBuf>,
 }
 
-/// [`other_name`], looking at no more than `budget` entries.
-fn other_name_within<'a>(
-    places: impl Iterator<Item = &'a PathBuf>,
-    device: u64,
-    inode: u64,
-    mut budget: usize,
-) -> OtherName {
-    for place in places {
-        let mut pending = vec![place.clone()];
-        while let Some(path) = pending.pop() {
-            if budget == 0 {
-                return OtherName::Unchecked {
-                    place: place.clone(),
+impl DeniedFiles {
+    /// The files of `places` (see the module comment).
+    pub(crate) fn collect<'a>(places: impl Iterator<Item = &'a PathBuf>) -> Self {
+        Self::collect_within(places, MAX_LINK_WALK)
+    }
+
+    /// [`Self::collect`], looking at no more than `budget` entries.
+    fn collect_within<'a>(places: impl Iterator<Item = &'a PathBuf>, mut budget: usize) -> Self {
+        let mut files = HashMap::new();
+        for place in places {
+            let mut pending = vec![place.clone()];
+            while let Some(path) = pending.pop() {
+                if budget == 0 {
+                    return Self {
+                        files,
+                        unchecked: Some(place.clone()),
+                    };
+                }
+                budget -= 1;
+                let Ok(metadata) = std::fs::symlink_metadata(&path) else {
+                    continue;
                 };
-            }
-            budget -= 1;
-            let Ok(metadata) = std::fs::symlink_metadata(&path) else {
-                continue;
-            };
-            if metadata.is_file() && metadata.dev() == device && metadata.ino() == inode {
-                return OtherName::Denied {
-                    name: path,
-                    place: place.clone(),
-                };
-            }
-            if metadata.is_dir() {
-                push_entries(&path, &mut pending);
+                if metadata.is_file() {
+                    files
+                        .entry((metadata.dev(), metadata.ino()))
+                        .or_insert_with(|| (path, place.clone()));
+                } else if metadata.is_dir() {
+                    push_entries(&path, &mut pending);
+                }
             }
         }
+        Self {
+            files,
+            unchecked: None,
+        }
     }
-    OtherName::None
+
+    /// Where another name of the file `(device, inode)` lies.
+    pub(crate) fn other_name(&self, device: u64, inode: u64) -> OtherName {
+        if let Some((name, place)) = self.files.get(&(device, inode)) {
+            return OtherName::Denied {
+                name: name.clone(),
+                place: place.clone(),
+            };
+        }
+        match &self.unchecked {
+            Some(place) => OtherName::Unchecked {
+                place: place.clone(),
+            },
+            None => OtherName::None,
+        }
+    }
 }
 
 /// The entries of the directory `path` (none when it cannot be listed).
@@ -91,27 +115,22 @@ mod tests {
         std::fs::write(dir.path().join("other"), "o").unwrap();
         let secret = std::fs::metadata(place.join("a/b/secret")).unwrap();
         let other = std::fs::metadata(dir.path().join("other")).unwrap();
+        // A symlink in the place is not followed out of it.
+        std::os::unix::fs::symlink(dir.path(), place.join("up")).unwrap();
         let places = [place.clone()];
+        let denied = DeniedFiles::collect(places.iter());
         assert_eq!(
-            other_name(places.iter(), secret.dev(), secret.ino()),
+            denied.other_name(secret.dev(), secret.ino()),
             OtherName::Denied {
                 name: place.join("a/b/secret"),
                 place: place.clone()
             }
         );
-        assert_eq!(
-            other_name(places.iter(), other.dev(), other.ino()),
-            OtherName::None
-        );
-        // A symlink in the place is not followed out of it.
-        std::os::unix::fs::symlink(dir.path(), place.join("up")).unwrap();
-        assert_eq!(
-            other_name(places.iter(), other.dev(), other.ino()),
-            OtherName::None
-        );
+        assert_eq!(denied.other_name(other.dev(), other.ino()), OtherName::None);
         assert!(!has_other_names(&other));
+        let cut = DeniedFiles::collect_within(places.iter(), 2);
         assert_eq!(
-            other_name_within(places.iter(), secret.dev(), secret.ino(), 2),
+            cut.other_name(other.dev(), other.ino()),
             OtherName::Unchecked {
                 place: place.clone()
             }
