@@ -119,6 +119,8 @@ fn execute_bash_capped(
         .spawn();
     drop(working_directory);
     let mut child = spawned.map_err(|error| format!("Cannot start `sh`: {error}"))?;
+    // Until it is reaped: a chat ended by a signal kills its group (`running`).
+    let _running = super::running::Running::register(child.id());
     let (sender, receiver) = mpsc::channel::<Vec<u8>>();
     if let Some(mut stdout) = child.stdout.take() {
         std::thread::spawn(move || {
@@ -215,14 +217,7 @@ impl Capture {
 
 /// Kills the command's process group (the command and everything it started), then reaps it.
 fn kill_group(child: &mut Child) {
-    let group = format!("-{}", child.id());
-    let killed = Command::new("kill")
-        .args(["-KILL", "--", &group])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success());
-    if !killed {
+    if !super::running::kill_process_group(child.id()) {
         let _ = child.kill();
     }
     let _ = child.wait();

@@ -60,6 +60,8 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
         chat.interrupts
             .listen()
             .context("cannot listen for Ctrl-C")?;
+        super::interrupts::end_on_hangup_or_terminate()
+            .context("cannot listen for SIGHUP and SIGTERM")?;
     }
     runtime.block_on(chat.banner());
     let mut initial = String::new();
