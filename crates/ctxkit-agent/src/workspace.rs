@@ -315,6 +315,16 @@ impl Workspace {
         Ok(jail)
     }
 
+    /// Makes `jail`, when it is the project's, refuse writes to the guarded places (folders of
+    /// [`GUARDED_NAMES`] at any depth, and the places [`Self::guard`] named), judged again on the
+    /// folder it opens for each write: a folder swapped for a symlink into `.git` after
+    /// [`Self::locate`] judged the path puts nothing there. For a write not approved as guarded.
+    pub fn guard_writes(&self, jail: &mut ctxkit_jail::Jail) {
+        if jail.root() == self.root {
+            jail.guard_writes(&self.guarded, GUARDED_NAMES);
+        }
+    }
+
     /// The folder `bash` starts in: `cwd` (the project or a folder in it) opened through the
     /// project's jail, so a symlink out of the project, `..` past it, ctxkit's own places and the
     /// user's credentials are refused, and a project folder swapped for a symlink since the

@@ -52,6 +52,11 @@ pub enum JailError {
         place.display()
     )]
     HardLinkUnchecked { path: PathBuf, place: PathBuf },
+    /// A write to a guarded place of the root (`.git`, ctxkit's project folder, a hook script)
+    /// the user did not approve, judged by where the folder opened for it really is. Returned by
+    /// [`crate::Jail::write_atomic`] of a jail given [`crate::Jail::guard_writes`].
+    #[error("`{}` is guarded and the user did not approve the write", path.display())]
+    Guarded { path: PathBuf },
     /// An existing file this process may not write (`access(2)` with `W_OK` says no: its mode, a
     /// read-only mount, an immutable file): it is left as it was, although the folder would let a
     /// temporary file be renamed over it. Returned by [`crate::Jail::write_atomic`].

@@ -21,6 +21,7 @@
 mod atomic;
 mod directory;
 mod error;
+mod guard;
 mod links;
 mod owners;
 mod places;
@@ -59,6 +60,10 @@ pub struct Jail {
     /// The files of the denied places by inode, collected on the first file with several names
     /// (`links`); a denial added later empties it.
     denied_files: std::sync::OnceLock<links::DeniedFiles>,
+    /// Places a write is refused in (`guard`): besides these, folders named one of
+    /// `guarded_names` at any depth.
+    guarded: Vec<PathBuf>,
+    guarded_names: &'static [&'static str],
 }
 
 /// An entry of [`Jail::read_dir`].
@@ -101,6 +106,8 @@ impl Jail {
             denied: Vec::new(),
             denied_always: Vec::new(),
             denied_files: std::sync::OnceLock::new(),
+            guarded: Vec::new(),
+            guarded_names: &[],
         })
     }
 

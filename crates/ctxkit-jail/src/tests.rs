@@ -398,3 +398,49 @@ fn a_folder_swapped_for_a_symlink_to_the_home_during_reads_reads_nothing_of_it()
     // The race ran: some reads found the decoy (the rest found the link, or nothing).
     assert!(decoys > 0);
 }
+
+/// QA (second round): a write is judged guarded by its name before it runs; a folder swapped for a
+/// symlink into `.git` between that judgement and the write put the file in `.git/hooks`. A jail
+/// given the guarded places judges the folder it opened for the write, so 600 writes while `work`
+/// flips between a folder and a link to `.git/hooks` put nothing there.
+#[test]
+fn a_folder_swapped_for_a_link_into_git_during_guarded_writes_puts_nothing_there() {
+    let scene = scene();
+    let hooks = scene.project.join(".git/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    let mut jail = jail_on(&scene.project, &scene);
+    jail.guard_writes(&[scene.project.join("hook.sh")], &[".git", ".ctxkit"]);
+    for path in [
+        ".git/config",
+        "sub/.GIT/config",
+        "a/.ctxkit/settings.json",
+        "hook.sh",
+    ] {
+        let error = jail.write_atomic(Path::new(path), b"x").unwrap_err();
+        assert!(
+            matches!(error, JailError::Guarded { .. }),
+            "{path}: {error:?}"
+        );
+    }
+    jail.write_atomic(Path::new("src/ok.rs"), b"x").unwrap();
+    let work = scene.project.join("work");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let (work, stop) = (work.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = std::fs::remove_dir_all(&work);
+                let _ = symlink(".git/hooks", &work);
+                std::thread::yield_now();
+                let _ = std::fs::remove_file(&work);
+                let _ = std::fs::create_dir(&work);
+            }
+        })
+    };
+    for n in 0..600 {
+        let _ = jail.write_atomic(&Path::new("work").join(format!("pre-commit-{n}")), b"x");
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swapper.join().unwrap();
+    assert_eq!(std::fs::read_dir(&hooks).unwrap().count(), 0);
+}

@@ -523,3 +523,45 @@ fn hard_links_to_the_key_and_the_settings_are_neither_read_nor_searched() {
         outcome.text
     );
 }
+
+/// QA (second round), the race on guarded places: `write work/pre-commit` while a command left
+/// running flips `work` between a folder and a symlink to `.git/hooks`. The path was judged by
+/// its name (a folder: not guarded) and then written through the link. The project's jail now
+/// judges the folder it opened for the write: nothing lands in `.git/hooks` without approval.
+#[test]
+fn a_folder_swapped_for_a_link_into_git_hooks_during_writes_puts_no_hook_there() {
+    let home = home();
+    let context = context(&home, &home.project, &[]);
+    let registry = ToolRegistry::coding();
+    let work = home.project.join("work");
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let (work, stop) = (work.clone(), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = std::fs::remove_dir_all(&work);
+                let _ = symlink(".git/hooks", &work);
+                std::thread::yield_now();
+                let _ = std::fs::remove_file(&work);
+                let _ = std::fs::create_dir(&work);
+            }
+        })
+    };
+    let mut written = 0;
+    for n in 0..400 {
+        let path = format!("work/pre-commit-{n}");
+        let outcome = registry.run(
+            "write",
+            &json!({"path": path, "content": "#!/bin/sh\ntouch pwned\n"}),
+            "call",
+            &context,
+        );
+        written += usize::from(!outcome.is_error);
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swapper.join().unwrap();
+    let hooks = std::fs::read_dir(home.project.join(".git/hooks"))
+        .unwrap()
+        .count();
+    assert_eq!(hooks, 0, "hooks planted ({written} writes went through)");
+}

@@ -219,6 +219,7 @@ fn refusal(path: &Path, error: JailError) -> SettingsError {
         | JailError::Denied { .. }
         | JailError::HardLink { .. }
         | JailError::HardLinkUnchecked { .. }
+        | JailError::Guarded { .. }
         | JailError::OtherOwner { .. }
         | JailError::ReadOnly { .. } => {
             return SettingsError::Read {
