@@ -315,14 +315,12 @@ impl Workspace {
         Ok(jail)
     }
 
-    /// Makes `jail`, when it is the project's, refuse writes to the guarded places (folders of
-    /// [`GUARDED_NAMES`] at any depth, and the places [`Self::guard`] named), judged again on the
+    /// Makes `jail` refuse writes to the project's guarded places (folders of [`GUARDED_NAMES`]
+    /// at any depth of the project, and the places [`Self::guard`] named), judged again on the
     /// folder it opens for each write: a folder swapped for a symlink into `.git` after
     /// [`Self::locate`] judged the path puts nothing there. For a write not approved as guarded.
     pub fn guard_writes(&self, jail: &mut ctxkit_jail::Jail) {
-        if jail.root() == self.root {
-            jail.guard_writes(&self.guarded, GUARDED_NAMES);
-        }
+        jail.guard_writes(&self.root, &self.guarded, GUARDED_NAMES);
     }
 
     /// The folder `bash` starts in: `cwd` (the project or a folder in it) opened through the

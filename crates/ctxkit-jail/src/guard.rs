@@ -11,9 +11,16 @@ use cap_std::fs::Dir;
 use crate::{Jail, JailError, places};
 
 impl Jail {
-    /// Refuses writes ([`JailError::Guarded`]) to `places` and beneath any folder of the root named
-    /// one of `names` (compared without regard to ASCII case).
-    pub fn guard_writes(&mut self, places: &[PathBuf], names: &'static [&'static str]) {
+    /// Refuses writes ([`JailError::Guarded`]) to `places` and beneath any folder of `project`
+    /// named one of `names` (compared without regard to ASCII case). `project` may be the root or
+    /// lie beneath it (a jail on `/` for a write the user approved outside the project).
+    pub fn guard_writes(
+        &mut self,
+        project: &Path,
+        places: &[PathBuf],
+        names: &'static [&'static str],
+    ) {
+        self.guarded_base = project.to_owned();
         self.guarded = places.to_vec();
         self.guarded_names = names;
     }
@@ -32,7 +39,7 @@ impl Jail {
         let folder = places::real_path(dir)
             .unwrap_or_else(|| self.root.join(relative.parent().unwrap_or(Path::new(""))));
         let target = folder.join(name);
-        let named = target.strip_prefix(&self.root).is_ok_and(|inside| {
+        let named = target.strip_prefix(&self.guarded_base).is_ok_and(|inside| {
             inside.components().any(|component| {
                 let component = component.as_os_str().as_encoded_bytes();
                 self.guarded_names

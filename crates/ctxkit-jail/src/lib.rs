@@ -64,6 +64,8 @@ pub struct Jail {
     /// `guarded_names` at any depth.
     guarded: Vec<PathBuf>,
     guarded_names: &'static [&'static str],
+    /// The folder `guarded_names` are looked for beneath.
+    guarded_base: PathBuf,
 }
 
 /// An entry of [`Jail::read_dir`].
@@ -101,6 +103,7 @@ impl Jail {
             }
         })?;
         Ok(Self {
+            guarded_base: resolved.clone(),
             root: resolved,
             dir,
             denied: Vec::new(),

@@ -409,7 +409,11 @@ fn a_folder_swapped_for_a_link_into_git_during_guarded_writes_puts_nothing_there
     let hooks = scene.project.join(".git/hooks");
     std::fs::create_dir_all(&hooks).unwrap();
     let mut jail = jail_on(&scene.project, &scene);
-    jail.guard_writes(&[scene.project.join("hook.sh")], &[".git", ".ctxkit"]);
+    jail.guard_writes(
+        &scene.project,
+        &[scene.project.join("hook.sh")],
+        &[".git", ".ctxkit"],
+    );
     for path in [
         ".git/config",
         "sub/.GIT/config",
@@ -443,4 +447,14 @@ fn a_folder_swapped_for_a_link_into_git_during_guarded_writes_puts_nothing_there
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     swapper.join().unwrap();
     assert_eq!(std::fs::read_dir(&hooks).unwrap().count(), 0);
+    // A jail on `/` (a write approved outside the project) guards the project's folders too, and
+    // only the project's.
+    let mut system = jail_on(Path::new("/"), &scene);
+    system.guard_writes(&scene.project, &[], &[".git"]);
+    let error = system
+        .write_atomic(&scene.project.join(".git/config"), b"x")
+        .unwrap_err();
+    assert!(matches!(error, JailError::Guarded { .. }), "{error:?}");
+    let elsewhere = scene.home.join("other/.git/config");
+    system.write_atomic(&elsewhere, b"x").unwrap();
 }
