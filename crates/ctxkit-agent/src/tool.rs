@@ -66,10 +66,13 @@ impl ToolContext {
     /// [`Self::path`] with the jail to open it through.
     pub fn target(&self, tool: &str, argument: &str, access: Access) -> Result<Target, String> {
         let path = self.path(tool, argument, access)?;
-        let jail = self
+        let mut jail = self
             .workspace
             .jail_for(&path)
             .map_err(|error| refused(&format!("{tool} {argument}"), &error))?;
+        if access == Access::Write && !self.guarded_approved {
+            self.workspace.guard_writes(&mut jail);
+        }
         Ok(Target { path, jail })
     }
 }

@@ -104,7 +104,7 @@ pub struct Workspace {
     /// Paths outside the project the user lets tools read without a question, resolved.
     readable: Vec<PathBuf>,
     /// Places inside the project a write needs the user's approval for, resolved (besides
-    /// [`GUARDED_NAMES`] under the root).
+    /// folders of [`GUARDED_NAMES`] at any depth under the root).
     guarded: Vec<PathBuf>,
     /// The user's credentials (`ctxkit_jail::credential_places`), as named and resolved: never
     /// opened, wherever the project is, whatever the user answers (the jail denies them too).
@@ -113,9 +113,9 @@ pub struct Workspace {
     secrets: Vec<String>,
 }
 
-/// Folders of every project whose writes need the user's approval: git's config and hooks (a
-/// `core.fsmonitor` or hook runs at the user's next `git status`), and ctxkit's project folder
-/// (settings, hooks, prompts, packages).
+/// Folders of every project whose writes need the user's approval, wherever they are in it: git's
+/// config and hooks (a `core.fsmonitor` or hook runs at the user's next `git status`), and
+/// ctxkit's and Pi's project folders (settings, hooks, prompts, packages).
 pub const GUARDED_NAMES: &[&str] = &[".git", ".ctxkit", ".pi"];
 
 impl Workspace {
@@ -267,10 +267,26 @@ impl Workspace {
 
 impl Workspace {
     /// Whether a write to `resolved` (named `lexical`) touches a guarded place of the project.
+    /// A folder of [`GUARDED_NAMES`] is guarded at any depth: a `src/.git` the model plants is a
+    /// repository whose `core.fsmonitor` runs at the user's next `git status` in `src` (and
+    /// editors look for repositories in subfolders), and a subfolder's `.ctxkit` is a project's
+    /// settings when ctxkit starts there. Names are compared without regard to case: on a
+    /// case-insensitive file system (WSL's `/mnt/c`, exFAT) `.GIT/hooks` is `.git/hooks`.
     fn is_guarded(&self, resolved: &Path, lexical: &Path) -> bool {
-        let named = GUARDED_NAMES.iter().any(|name| {
-            let place = self.root.join(name);
-            resolved.starts_with(&place) || lexical.starts_with(&place)
+        let named = [
+            resolved.strip_prefix(&self.root),
+            lexical.strip_prefix(&self.root),
+            lexical.strip_prefix(&self.given_root),
+        ]
+        .into_iter()
+        .filter_map(Result::ok)
+        .any(|inside| {
+            inside.components().any(|component| {
+                let component = component.as_os_str().as_encoded_bytes();
+                GUARDED_NAMES
+                    .iter()
+                    .any(|name| component.eq_ignore_ascii_case(name.as_bytes()))
+            })
         });
         named
             || self
@@ -297,6 +313,14 @@ impl Workspace {
             jail.deny(place);
         }
         Ok(jail)
+    }
+
+    /// Makes `jail` refuse writes to the project's guarded places (folders of [`GUARDED_NAMES`]
+    /// at any depth of the project, and the places [`Self::guard`] named), judged again on the
+    /// folder it opens for each write: a folder swapped for a symlink into `.git` after
+    /// [`Self::locate`] judged the path puts nothing there. For a write not approved as guarded.
+    pub fn guard_writes(&self, jail: &mut ctxkit_jail::Jail) {
+        jail.guard_writes(&self.root, &self.guarded, GUARDED_NAMES);
     }
 
     /// The folder `bash` starts in: `cwd` (the project or a folder in it) opened through the

@@ -1,6 +1,7 @@
 //! The one atomic file write, shared by the session store (whole-file session writes) and the
 //! jail's [`crate::Jail::write_atomic`] (the agent's `write` and `edit`, rewind, packages): the
-//! content goes to a temporary file (`.<name>.ctxkit-<pid>-<n>.tmp`) in the target's directory,
+//! content goes to a temporary file (`.<name>.ctxkit-<pid>-<n>.tmp`, the name cut to 128 bytes so
+//! a target of the longest name has one) in the target's directory,
 //! opened through that directory's handle, is flushed to disk, given the replaced file's mode (and
 //! owner, where allowed), and renamed over the target (or linked to a name that must not exist).
 //! On any error the temporary file is removed and the target is as it was: a failed write never
@@ -41,7 +42,7 @@ impl AtomicWrite {
     pub fn write_in(self, dir: &Dir, name: &Path, content: &[u8]) -> std::io::Result<()> {
         let temporary = format!(
             ".{}.ctxkit-{}-{}.tmp",
-            name.to_string_lossy(),
+            shortened(&name.to_string_lossy()),
             std::process::id(),
             COUNTER.fetch_add(1, Ordering::Relaxed)
         );
@@ -110,6 +111,19 @@ impl AtomicWrite {
     }
 }
 
+/// The most bytes of the target's name a temporary file's name repeats: a name may have 255
+/// bytes, and the temporary's adds about 30 to it.
+const MAX_NAME_IN_TEMPORARY: usize = 128;
+
+/// `name` cut to at most [`MAX_NAME_IN_TEMPORARY`] bytes, at a character boundary.
+fn shortened(name: &str) -> &str {
+    let mut end = name.len().min(MAX_NAME_IN_TEMPORARY);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    &name[..end]
+}
+
 #[cfg(test)]
 mod tests {
     use std::os::unix::fs::PermissionsExt as _;
@@ -145,6 +159,23 @@ mod tests {
         let mode = std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
         assert_eq!(names(dir.path()), ["fresh.txt", "old.txt"]);
+    }
+
+    /// QA (second round): a file named with 240 bytes could not be written or edited ("File name
+    /// too long"): the temporary file's name repeated it whole, past the system's 255.
+    #[test]
+    fn a_name_of_the_longest_length_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["a".repeat(255), "é".repeat(127)] {
+            let path = dir.path().join(&name);
+            PRIVATE.write_path(&path, b"first").unwrap();
+            PRIVATE.write_path(&path, b"second").unwrap();
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), "second");
+        }
+        assert_eq!(names(dir.path()).len(), 2);
+        assert_eq!(shortened(&"é".repeat(127)).len(), 128);
+        assert_eq!(shortened(&"é".repeat(70)).len(), 128);
+        assert_eq!(shortened(&"aé".repeat(60)).len(), 127);
     }
 
     #[test]

@@ -31,6 +31,32 @@ pub enum JailError {
         place.display()
     )]
     Denied { path: PathBuf, place: PathBuf },
+    /// A file with several names (hard links), one of which lies in a denied place: the same
+    /// file as ctxkit's own or the user's credentials, under a name in the project.
+    #[error(
+        "`{}` is a hard link to `{}` in `{}`: ctxkit's own settings, sessions and the user's credentials are never opened",
+        path.display(),
+        other.display(),
+        place.display()
+    )]
+    HardLink {
+        path: PathBuf,
+        other: PathBuf,
+        place: PathBuf,
+    },
+    /// A file with several names whose other names could not all be looked for in `place` (more
+    /// entries there than [`crate::MAX_LINK_WALK`]): refused, as one of them might lie there.
+    #[error(
+        "`{}` has other names (hard links), and `{}` is too large to check that none lies there",
+        path.display(),
+        place.display()
+    )]
+    HardLinkUnchecked { path: PathBuf, place: PathBuf },
+    /// A write to a guarded place of the root (`.git`, ctxkit's project folder, a hook script)
+    /// the user did not approve, judged by where the folder opened for it really is. Returned by
+    /// [`crate::Jail::write_atomic`] of a jail given [`crate::Jail::guard_writes`].
+    #[error("`{}` is guarded and the user did not approve the write", path.display())]
+    Guarded { path: PathBuf },
     /// An existing file this process may not write (`access(2)` with `W_OK` says no: its mode, a
     /// read-only mount, an immutable file): it is left as it was, although the folder would let a
     /// temporary file be renamed over it. Returned by [`crate::Jail::write_atomic`].
@@ -63,5 +89,17 @@ impl JailError {
     /// Whether this is the system's "no such file" (callers treat a missing file as absent).
     pub fn is_not_found(&self) -> bool {
         matches!(self, JailError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
+    }
+
+    /// Whether the file was refused for where it lies, by any of its names: ctxkit's own places
+    /// or the user's credentials ([`JailError::Denied`], [`JailError::HardLink`],
+    /// [`JailError::HardLinkUnchecked`]).
+    pub fn is_denied_place(&self) -> bool {
+        matches!(
+            self,
+            JailError::Denied { .. }
+                | JailError::HardLink { .. }
+                | JailError::HardLinkUnchecked { .. }
+        )
     }
 }

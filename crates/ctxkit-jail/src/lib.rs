@@ -21,6 +21,8 @@
 mod atomic;
 mod directory;
 mod error;
+mod guard;
+mod links;
 mod owners;
 mod places;
 mod regular;
@@ -34,6 +36,7 @@ use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt as _};
 pub use atomic::{AtomicWrite, Existing};
 pub use directory::OpenedDir;
 pub use error::JailError;
+pub use links::MAX_LINK_WALK;
 pub use owners::LocalUsers;
 pub use places::{credential_places, default_ctxkit_home};
 pub use regular::{read_regular, read_regular_to_string};
@@ -54,6 +57,15 @@ pub struct Jail {
     denied: Vec<PathBuf>,
     /// Places never readable, wherever the root is (credentials).
     denied_always: Vec<PathBuf>,
+    /// The files of the denied places by inode, collected on the first file with several names
+    /// (`links`); a denial added later empties it.
+    denied_files: std::sync::OnceLock<links::DeniedFiles>,
+    /// Places a write is refused in (`guard`): besides these, folders named one of
+    /// `guarded_names` at any depth.
+    guarded: Vec<PathBuf>,
+    guarded_names: &'static [&'static str],
+    /// The folder `guarded_names` are looked for beneath.
+    guarded_base: PathBuf,
 }
 
 /// An entry of [`Jail::read_dir`].
@@ -91,10 +103,14 @@ impl Jail {
             }
         })?;
         Ok(Self {
+            guarded_base: resolved.clone(),
             root: resolved,
             dir,
             denied: Vec::new(),
             denied_always: Vec::new(),
+            denied_files: std::sync::OnceLock::new(),
+            guarded: Vec::new(),
+            guarded_names: &[],
         })
     }
 
@@ -112,6 +128,7 @@ impl Jail {
                 self.denied.push(candidate);
             }
         }
+        self.denied_files = std::sync::OnceLock::new();
     }
 
     /// Nothing at or under `place` is opened through this jail, wherever its root is (a
@@ -124,6 +141,7 @@ impl Jail {
                 self.denied_always.push(candidate);
             }
         }
+        self.denied_files = std::sync::OnceLock::new();
     }
 
     /// Whether `path` (absolute, or relative to the root) names a denied place, judged by its
@@ -177,6 +195,7 @@ impl Jail {
         let metadata = file
             .metadata()
             .map_err(|source| self.io_error(relative, source))?;
+        self.check_other_names(&metadata, relative)?;
         check(&metadata)?;
         regular::read_opened(file, &self.root.join(relative), max)
     }
@@ -277,19 +296,57 @@ impl Jail {
         }
     }
 
+    /// Refuses an opened regular file with several names when one of them lies in a denied place
+    /// (`links`): its real path is the name it was opened by, whatever its others are.
+    fn check_other_names(
+        &self,
+        metadata: &std::fs::Metadata,
+        relative: &Path,
+    ) -> Result<(), JailError> {
+        use std::os::unix::fs::MetadataExt as _;
+        if !links::has_other_names(metadata) {
+            return Ok(());
+        }
+        let denied = self.denied_files.get_or_init(|| {
+            let mut places: Vec<PathBuf> = Vec::new();
+            for place in self.active_denials() {
+                let resolved = std::fs::canonicalize(place).unwrap_or_else(|_| place.clone());
+                if !places.contains(&resolved) {
+                    places.push(resolved);
+                }
+            }
+            links::DeniedFiles::collect(places.iter())
+        });
+        let path = self.root.join(relative);
+        match denied.other_name(metadata.dev(), metadata.ino()) {
+            links::OtherName::None => Ok(()),
+            links::OtherName::Denied { name, place } => Err(JailError::HardLink {
+                path,
+                other: name,
+                place,
+            }),
+            links::OtherName::Unchecked { place } => {
+                Err(JailError::HardLinkUnchecked { path, place })
+            }
+        }
+    }
+
+    /// Every denied place that applies to this jail: the credentials always, the others unless
+    /// the root lies inside them.
+    fn active_denials(&self) -> impl Iterator<Item = &PathBuf> {
+        self.denied_always.iter().chain(
+            self.denied
+                .iter()
+                .filter(|place| !self.root.starts_with(place)),
+        )
+    }
+
     /// The denied place `path` lies in, if any.
     fn denial_of(&self, path: &Path) -> Option<PathBuf> {
         let path = lexical(path);
-        let always = self
-            .denied_always
-            .iter()
-            .find(|place| path.starts_with(place));
-        let other = self
-            .denied
-            .iter()
-            .filter(|place| !self.root.starts_with(place))
-            .find(|place| path.starts_with(place));
-        always.or(other).cloned()
+        self.active_denials()
+            .find(|place| path.starts_with(place))
+            .cloned()
     }
 
     fn io_error(&self, relative: &Path, source: std::io::Error) -> JailError {

@@ -134,6 +134,7 @@ impl Jail {
         self.create_dir_all(parent)?;
         let dir = self.open_dir(parent)?;
         let name = Path::new(name);
+        self.check_guarded(&dir, relative, name)?;
         if dir.metadata(name).is_ok_and(|metadata| metadata.is_dir()) {
             return Err(JailError::NotRegular {
                 path: self.root.join(relative),

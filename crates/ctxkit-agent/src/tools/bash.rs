@@ -14,7 +14,7 @@ use super::{ToolContext, ToolOutcome, bounded_outcome};
 /// How long output is still collected after the command exits (background processes may hold the
 /// pipe open).
 const DRAIN_GRACE: Duration = Duration::from_millis(200);
-/// Output beyond this is dropped (and said to be).
+/// Output is kept up to this many bytes, its end: earlier bytes are dropped (and said to be).
 const MAX_CAPTURE: usize = 64 * 1024 * 1024;
 
 /// How a command ended.
@@ -85,6 +85,16 @@ pub fn execute_bash(
     timeout: Option<Duration>,
     context: &ToolContext,
 ) -> Result<BashRun, String> {
+    execute_bash_capped(command, timeout, context, MAX_CAPTURE)
+}
+
+/// [`execute_bash`], keeping the last `max_capture` bytes of the output.
+fn execute_bash_capped(
+    command: &str,
+    timeout: Option<Duration>,
+    context: &ToolContext,
+    max_capture: usize,
+) -> Result<BashRun, String> {
     let timeout = timeout.unwrap_or(context.bash_timeout);
     // Opened through the project's jail; the descriptor is held until the child has started.
     let working_directory = context.workspace.working_directory(&context.cwd)?;
@@ -109,6 +119,8 @@ pub fn execute_bash(
         .spawn();
     drop(working_directory);
     let mut child = spawned.map_err(|error| format!("Cannot start `sh`: {error}"))?;
+    // Until it is reaped: a chat ended by a signal kills its group (`running`).
+    let _running = super::running::Running::register(child.id());
     let (sender, receiver) = mpsc::channel::<Vec<u8>>();
     if let Some(mut stdout) = child.stdout.take() {
         std::thread::spawn(move || {
@@ -120,15 +132,8 @@ pub fn execute_bash(
             }
         });
     }
-    let mut output = Vec::new();
-    let mut dropped = 0usize;
-    let mut collect = |chunk: Vec<u8>| {
-        if output.len() + chunk.len() > MAX_CAPTURE {
-            dropped += chunk.len();
-        } else {
-            output.extend_from_slice(&chunk);
-        }
-    };
+    let mut capture = Capture::new(max_capture);
+    let mut collect = |chunk: Vec<u8>| capture.push(&chunk);
     let started = Instant::now();
     let end = loop {
         match child.try_wait() {
@@ -155,26 +160,64 @@ pub fn execute_bash(
             Err(_) => break,
         }
     }
-    let mut text = String::from_utf8_lossy(&output).into_owned();
-    if dropped > 0 {
-        text.push_str(&format!("\n[{dropped} more bytes of output were dropped]"));
-    }
     Ok(BashRun {
-        output: text.trim_end_matches('\n').to_owned(),
+        output: capture.text().trim_end_matches('\n').to_owned(),
         end,
     })
 }
 
+/// The end of a command's output: at most `max` bytes, the earlier ones dropped and counted. A
+/// flood's last lines (its result, its error) are what the model is shown, so they are what is
+/// kept; QA's 1 GB of output left the model only "[932891140 more bytes … dropped]".
+struct Capture {
+    max: usize,
+    bytes: Vec<u8>,
+    dropped: usize,
+}
+
+impl Capture {
+    fn new(max: usize) -> Self {
+        Self {
+            max,
+            bytes: Vec::new(),
+            dropped: 0,
+        }
+    }
+
+    /// Adds `chunk`; the buffer is trimmed to `max` once it holds twice as much, so each byte is
+    /// moved at most once on average.
+    fn push(&mut self, chunk: &[u8]) {
+        self.bytes.extend_from_slice(chunk);
+        if self.bytes.len() > self.max.saturating_mul(2) {
+            self.trim();
+        }
+    }
+
+    fn trim(&mut self) {
+        let excess = self.bytes.len().saturating_sub(self.max);
+        if excess > 0 {
+            self.bytes.drain(..excess);
+            self.dropped += excess;
+        }
+    }
+
+    /// The kept output as text, after a line saying how many earlier bytes were dropped.
+    fn text(mut self) -> String {
+        self.trim();
+        let kept = String::from_utf8_lossy(&self.bytes);
+        if self.dropped == 0 {
+            return kept.into_owned();
+        }
+        format!(
+            "[{} earlier bytes of output were dropped]\n{kept}",
+            self.dropped
+        )
+    }
+}
+
 /// Kills the command's process group (the command and everything it started), then reaps it.
 fn kill_group(child: &mut Child) {
-    let group = format!("-{}", child.id());
-    let killed = Command::new("kill")
-        .args(["-KILL", "--", &group])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success());
-    if !killed {
+    if !super::running::kill_process_group(child.id()) {
         let _ = child.kill();
     }
     let _ = child.wait();
@@ -281,6 +324,45 @@ mod tests {
         let outcome = run_bash("sleep 30", None, "c", &context);
         assert!(started.elapsed() < Duration::from_secs(5));
         assert!(outcome.text.contains("cancelled"), "{}", outcome.text);
+    }
+
+    /// QA (second round): 1 GB of `a` then `echo END` left the model only "[932891140 more bytes
+    /// of output were dropped]": the first 64 MiB were kept, the end (what the model is shown of a
+    /// command) dropped. The end is kept now.
+    #[test]
+    fn a_flood_keeps_its_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let context = context(dir.path());
+        let run = execute_bash_capped(
+            "head -c 3000000 /dev/zero | tr '\\0' a; echo; echo END",
+            None,
+            &context,
+            1_000_000,
+        )
+        .unwrap();
+        assert!(
+            run.output.ends_with("a\nEND"),
+            "{}",
+            &run.output[run.output.len() - 20..]
+        );
+        assert!(
+            run.output
+                .starts_with("[2000005 earlier bytes of output were dropped]\naaa"),
+            "{}",
+            &run.output[..60]
+        );
+        // The kept million bytes, less the last newline, after the line that counts the rest.
+        assert_eq!(
+            run.output.len(),
+            999_999 + "[2000005 earlier bytes of output were dropped]\n".len()
+        );
+        let outcome = run_bash(
+            "head -c 3000000 /dev/zero | tr '\\0' a; echo END",
+            None,
+            "flood",
+            &context,
+        );
+        assert!(outcome.text.contains("aaaEND"), "{}", &outcome.text[..200]);
     }
 
     #[test]

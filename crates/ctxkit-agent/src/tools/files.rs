@@ -97,6 +97,9 @@ pub(super) fn jail_reason(error: &ctxkit_jail::JailError) -> String {
         | ctxkit_jail::JailError::Outside { .. }
         | ctxkit_jail::JailError::Escapes { .. }
         | ctxkit_jail::JailError::Denied { .. }
+        | ctxkit_jail::JailError::HardLink { .. }
+        | ctxkit_jail::JailError::HardLinkUnchecked { .. }
+        | ctxkit_jail::JailError::Guarded { .. }
         | ctxkit_jail::JailError::ReadOnly { .. }
         | ctxkit_jail::JailError::OtherOwner { .. }
         | ctxkit_jail::JailError::TooLarge { .. }

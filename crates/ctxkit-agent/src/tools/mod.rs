@@ -7,6 +7,7 @@ mod files;
 mod leftovers;
 pub mod limit;
 mod recall;
+mod running;
 mod search;
 
 use std::sync::Arc;
@@ -21,6 +22,7 @@ pub use bash::{BashEnd, BashRun, execute_bash, run_bash};
 use files::{EditArguments, LsArguments, ReadArguments, WriteArguments};
 pub use leftovers::remove_leftover_temporaries;
 use recall::RecallArguments;
+pub use running::stop_running_commands;
 use search::GrepArguments;
 
 /// Adds the six coding tools to `registry`.

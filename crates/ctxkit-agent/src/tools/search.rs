@@ -113,10 +113,10 @@ pub fn grep(
         let bytes = match jail.read(entry.path(), MAX_READ_BYTES) {
             Ok((bytes, _)) => bytes,
             // Where it really is was denied (a link to a credential, a renamed folder).
-            Err(ctxkit_jail::JailError::Denied { .. }) if entry.depth() == 0 => {
+            Err(error) if error.is_denied_place() && entry.depth() == 0 => {
                 return Err(refused(shown, &root));
             }
-            Err(ctxkit_jail::JailError::Denied { .. }) => {
+            Err(error) if error.is_denied_place() => {
                 skipped.fetch_add(1, Ordering::Relaxed);
                 continue;
             }

@@ -218,6 +218,31 @@ const ATTACKS: &[Attack] = &[
         holds: Holds::Refused("guarded"),
     },
     Attack {
+        name: "a nested repository planted in a subfolder (QA, second round: its core.fsmonitor \
+               ran at the user's next `git status` there, and editors scan subfolders for repositories)",
+        project_at_home: false,
+        links: &[],
+        tool: "write",
+        arguments: || json!({"path": "src/.git/config", "content": "[core]\n\tfsmonitor = touch pwned\n"}),
+        holds: Holds::Refused("guarded"),
+    },
+    Attack {
+        name: "git's hooks named in another case (the same folder on WSL's /mnt/c or exFAT)",
+        project_at_home: false,
+        links: &[],
+        tool: "write",
+        arguments: || json!({"path": ".GIT/hooks/pre-commit", "content": "#!/bin/sh\ntouch pwned\n"}),
+        holds: Holds::Refused("guarded"),
+    },
+    Attack {
+        name: "a subfolder's own ctxkit settings (a project when ctxkit starts there)",
+        project_at_home: false,
+        links: &[],
+        tool: "write",
+        arguments: || json!({"path": "src/deeper/.ctxkit/settings.json", "content": "{}"}),
+        holds: Holds::Refused("guarded"),
+    },
+    Attack {
         name: "the live session file overwritten (the conversation becomes `{}`)",
         project_at_home: false,
         links: &[],
@@ -448,4 +473,95 @@ fn bash_never_starts_in_a_working_directory_outside_the_project() {
         "{}",
         inside.text
     );
+}
+
+/// QA (second round): a hard link in the project to the user's key or to ctxkit's settings was
+/// read by `read` and searched by `grep` without a question: the descriptor's real path is the
+/// project's name. Both are refused by the jail now; `grep` of the whole project counts them.
+#[test]
+fn hard_links_to_the_key_and_the_settings_are_neither_read_nor_searched() {
+    let home = home();
+    std::fs::hard_link(
+        home.home.join(".ssh/id_rsa"),
+        home.project.join("notes.txt"),
+    )
+    .unwrap();
+    std::fs::hard_link(
+        home.ctxkit.join("settings.json"),
+        home.project.join("src/config.json"),
+    )
+    .unwrap();
+    let registry = ToolRegistry::coding();
+    let context = context(&home, &home.project, &[]);
+    for path in ["notes.txt", "src/config.json"] {
+        let outcome = registry.run("read", &json!({"path": path}), "call", &context);
+        assert!(outcome.is_error, "{path}: {}", outcome.text);
+        assert!(
+            outcome.text.contains("is a hard link to"),
+            "{}",
+            outcome.text
+        );
+        let outcome = registry.run(
+            "grep",
+            &json!({"pattern": "PRIVATE|apiKey", "path": path}),
+            "call",
+            &context,
+        );
+        assert!(outcome.is_error, "{path}: {}", outcome.text);
+    }
+    let outcome = registry.run(
+        "grep",
+        &json!({"pattern": "PRIVATE|apiKey"}),
+        "call",
+        &context,
+    );
+    assert!(!outcome.text.contains(PRIVATE_KEY), "{}", outcome.text);
+    assert!(!outcome.text.contains("apiKey"), "{}", outcome.text);
+    assert!(
+        outcome.text.contains("2 places were not searched"),
+        "{}",
+        outcome.text
+    );
+}
+
+/// QA (second round), the race on guarded places: `write work/pre-commit` while a command left
+/// running flips `work` between a folder and a symlink to `.git/hooks`. The path was judged by
+/// its name (a folder: not guarded) and then written through the link. The project's jail now
+/// judges the folder it opened for the write: nothing lands in `.git/hooks` without approval.
+#[test]
+fn a_folder_swapped_for_a_link_into_git_hooks_during_writes_puts_no_hook_there() {
+    let home = home();
+    let context = context(&home, &home.project, &[]);
+    let registry = ToolRegistry::coding();
+    let work = home.project.join("work");
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let (work, stop) = (work.clone(), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = std::fs::remove_dir_all(&work);
+                let _ = symlink(".git/hooks", &work);
+                std::thread::yield_now();
+                let _ = std::fs::remove_file(&work);
+                let _ = std::fs::create_dir(&work);
+            }
+        })
+    };
+    let mut written = 0;
+    for n in 0..400 {
+        let path = format!("work/pre-commit-{n}");
+        let outcome = registry.run(
+            "write",
+            &json!({"path": path, "content": "#!/bin/sh\ntouch pwned\n"}),
+            "call",
+            &context,
+        );
+        written += usize::from(!outcome.is_error);
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swapper.join().unwrap();
+    let hooks = std::fs::read_dir(home.project.join(".git/hooks"))
+        .unwrap()
+        .count();
+    assert_eq!(hooks, 0, "hooks planted ({written} writes went through)");
 }

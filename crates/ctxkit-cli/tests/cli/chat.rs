@@ -399,7 +399,7 @@ impl Tmux {
 }
 
 /// Whether process `pid` has ended (gone, or a zombie waiting to be reaped).
-fn process_ended(pid: u32) -> bool {
+pub(crate) fn process_ended(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Err(_) => true,
         Ok(stat) => stat

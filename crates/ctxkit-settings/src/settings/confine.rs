@@ -217,6 +217,9 @@ fn refusal(path: &Path, error: JailError) -> SettingsError {
         JailError::TooDeep { .. }
         | JailError::TooLong { .. }
         | JailError::Denied { .. }
+        | JailError::HardLink { .. }
+        | JailError::HardLinkUnchecked { .. }
+        | JailError::Guarded { .. }
         | JailError::OtherOwner { .. }
         | JailError::ReadOnly { .. } => {
             return SettingsError::Read {

@@ -119,7 +119,11 @@ impl AskApprover<'_> {
     /// Asks with one key, the spinner and its key watch stopped meanwhile; an approved call runs
     /// under `tool`'s spinner again.
     fn ask_once_or_always(&mut self, tool: &str, question: &str) -> Approval {
-        let question = format!("{question} [y]es / [n]o / [a]lways: ");
+        // The question quotes the model's command or path: shown, never obeyed.
+        let question = format!(
+            "{} [y]es / [n]o / [a]lways: ",
+            super::question::shown_question(question)
+        );
         self.ui.stop();
         let approval = match self.ask.ask_key(&question, "yna") {
             Some('y') => Approval::Once,

@@ -44,3 +44,23 @@ impl Interrupts {
         }
     }
 }
+
+/// Ends the chat on SIGHUP (its terminal closed) or SIGTERM as those signals would, after killing
+/// the commands running now (`ctxkit_agent::tools::stop_running_commands`): each runs in a
+/// process group of its own, which the hangup does not reach, and a command left running would
+/// go on, orphaned, after the chat. Must run inside the runtime.
+pub fn end_on_hangup_or_terminate() -> std::io::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut hangup = signal(SignalKind::hangup())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    tokio::spawn(async move {
+        let number = tokio::select! {
+            _ = hangup.recv() => SignalKind::hangup(),
+            _ = terminate.recv() => SignalKind::terminate(),
+        }
+        .as_raw_value();
+        ctxkit_agent::tools::stop_running_commands();
+        std::process::exit(128 + number);
+    });
+    Ok(())
+}

@@ -14,6 +14,7 @@ mod interrupts;
 mod markdown;
 mod notes;
 mod picker;
+mod question;
 mod repl;
 mod rewind;
 mod session_file;

@@ -20,12 +20,16 @@ struct Terminal {
 }
 
 impl Ask for Terminal {
+    /// Every question asked at the terminal may quote a name or a command someone else chose:
+    /// its control characters are shown as escapes, never written to the terminal.
     fn ask(&mut self, prompt: &str) -> Option<String> {
-        self.editor.readline(prompt).ok()
+        self.editor
+            .readline(&crate::render::terminal_safe(prompt))
+            .ok()
     }
 
     fn ask_key(&mut self, prompt: &str, keys: &str) -> Option<char> {
-        match super::escape::read_key(prompt, keys) {
+        match super::escape::read_key(&crate::render::terminal_safe(prompt), keys) {
             Ok(answer) => answer,
             // Not a terminal (or it cannot be switched): a typed line.
             Err(()) => loop {
@@ -56,6 +60,8 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
         chat.interrupts
             .listen()
             .context("cannot listen for Ctrl-C")?;
+        super::interrupts::end_on_hangup_or_terminate()
+            .context("cannot listen for SIGHUP and SIGTERM")?;
     }
     runtime.block_on(chat.banner());
     let mut initial = String::new();

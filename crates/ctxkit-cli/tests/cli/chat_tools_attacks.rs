@@ -1,0 +1,96 @@
+//! `ctxkit chat` against a model that attacks the terminal and its questions: what it chose (a
+//! command, a file name) is shown at the approval question, never obeyed by the terminal; and a
+//! command it runs does not outlive the chat's terminal.
+
+use serde_json::json;
+
+use std::time::{Duration, Instant};
+
+use crate::chat::{Tmux, World, chat_command, process_ended, text, tmux_missing, tool_call};
+
+/// QA (second round): `touch PWNED # \x1b[2K\r\x1b[1Aecho hello` erased `Run `touch PWNED #` and
+/// the tool line above it, and 80 newlines before `echo hello` pushed it off the screen: the user
+/// saw "echo hello`? [y]es / [n]o / [a]lways" and approved a `touch`. Now the escapes are shown as
+/// `\u001b`, the blank lines as their count, and what runs is on the screen.
+#[test]
+fn a_command_cannot_hide_itself_from_its_approval_question() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(tool_call(
+        "call_1",
+        "bash",
+        json!({"command": "touch PWNED1 # \u{1b}[2K\r\u{1b}[1Aecho hello"}),
+    ));
+    world.answer(tool_call(
+        "call_2",
+        "bash",
+        json!({"command": format!("touch PWNED2{}echo hello", "\n".repeat(80))}),
+    ));
+    world.answer(text("done", 400));
+    let tmux = Tmux::start(&chat_command(&world.project, world.home.path(), ""));
+    tmux.wait_idle(1);
+    tmux.line("hi");
+    let screen = tmux.wait_for("[y]es / [n]o / [a]lways");
+    assert!(
+        screen.contains("Run `touch PWNED1 # \\u001b[2K\\u000d\\u001b[1Aecho hello`? [y]es"),
+        "{screen}"
+    );
+    assert!(screen.contains("→ bash touch PWNED1"), "{screen}");
+    tmux.keys(&["n"]);
+    let screen = tmux.wait_for_count("[y]es / [n]o / [a]lways", 2);
+    assert!(
+        screen.contains("Run `touch PWNED2\n[79 blank lines]\necho hello`? [y]es"),
+        "{screen}"
+    );
+    tmux.keys(&["n"]);
+    tmux.wait_for("done");
+    assert!(!world.project.join("PWNED1").exists());
+    assert!(!world.project.join("PWNED2").exists());
+}
+
+/// QA (second round): a `bash` command runs in a process group of its own, which the terminal's
+/// hangup does not reach: closing the terminal while `sleep 600` ran ended the chat and left the
+/// command running, orphaned. The chat now kills the running commands' groups on SIGHUP and
+/// SIGTERM before it ends.
+#[test]
+fn closing_the_terminal_stops_the_running_command() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(tool_call(
+        "call_1",
+        "bash",
+        json!({"command": "sleep 600 & echo $! > sleep.pid; wait", "timeout": 900}),
+    ));
+    world.answer(text("done", 400));
+    let tmux = Tmux::start(&chat_command(&world.project, world.home.path(), "--yes"));
+    tmux.wait_idle(1);
+    tmux.line("sleep");
+    let pid_file = world.project.join("sleep.pid");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let pid = loop {
+        let read = std::fs::read_to_string(&pid_file).unwrap_or_default();
+        if let Ok(pid) = read.trim().parse::<u32>() {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "{}", tmux.screen());
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(!process_ended(pid));
+    // The terminal closes (tmux's server ends); the chat is gone once this returns.
+    drop(tmux);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !process_ended(pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let ended = process_ended(pid);
+    if !ended {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+    }
+    assert!(ended, "the command outlived the chat");
+}
