@@ -284,3 +284,29 @@ fn custom_messages_show_when_their_display_flag_says_so() {
     assert!(!screen.contains("hidden-bookkeeping-note"), "{screen}");
     assert!(!screen.contains("[bookkeeping]"), "{screen}");
 }
+
+/// A 70,000-character paste then Ctrl-U panicked in rustyline (its column sums are 16-bit). Now a
+/// key other than Enter on a line that long asks what to do with it; nothing is lost unless the
+/// user drops it, and Enter sends it whole.
+#[test]
+fn a_huge_paste_is_never_edited_by_the_line_editor_nor_lost() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(1_000_000, json!({}));
+    world.answer(text("Got the paste.", 300));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    let pasted = "a".repeat(70_000);
+    tmux.paste(&pasted);
+    tmux.keys(&["C-u"]);
+    tmux.wait_for("The input holds 70000 bytes, more than the line editor edits (32768)");
+    // Kept: it comes back, and the next key asks again.
+    tmux.keys(&["k"]);
+    tmux.keys(&["C-w"]);
+    tmux.wait_for_count("more than the line editor edits", 2);
+    tmux.keys(&["s"]);
+    tmux.wait_for("Got the paste.");
+    let requests = world.chat_requests();
+    assert_eq!(user_texts(&requests[0]), [pasted]);
+}

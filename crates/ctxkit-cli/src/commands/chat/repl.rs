@@ -17,11 +17,16 @@ const PROMPT: &str = "> ";
 /// The terminal: the line editor, also used for questions (bash confirmation, `/resume`).
 struct Terminal {
     editor: super::input::ChatEditor,
+    /// Set when a line too long to edit was handed back ([`super::input::OversizedLine`]).
+    oversized: super::input::OversizedLine,
 }
 
 impl Ask for Terminal {
     fn ask(&mut self, prompt: &str) -> Option<String> {
-        self.editor.readline(prompt).ok()
+        let answer = self.editor.readline(prompt).ok();
+        // An answer is taken as it is, whatever its size.
+        self.oversized.take();
+        answer
     }
 
     fn ask_key(&mut self, prompt: &str, keys: &str) -> Option<char> {
@@ -45,8 +50,9 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
     let mut editor = Editor::with_config(config)?;
     editor.set_helper(Some(super::input::InputHelper::new(&chat.cwd)));
     let edit_request = super::input::EditRequest::default();
-    super::input::bind_keys(&mut editor, &edit_request);
-    let mut terminal = Terminal { editor };
+    let oversized = super::input::OversizedLine::default();
+    super::input::bind_keys(&mut editor, &edit_request, &oversized);
+    let mut terminal = Terminal { editor, oversized };
     let double_escape = super::rewind::bind_double_escape(&mut terminal.editor);
     // Only after the editor exists: it installs a SIGINT handler of its own for its whole life,
     // and ours must be installed on top of it (it chains to the editor's). At the input line the
@@ -104,6 +110,18 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
             }
             Err(ReadlineError::Eof) => break,
             Err(error) => return Err(error.into()),
+        };
+        // A key pressed on a line too long to edit (a large paste): the chat asks what to do.
+        let line = if terminal.oversized.take() {
+            match oversized_line(chat, &mut terminal, line) {
+                Ok(line) => line,
+                Err(kept) => {
+                    initial = kept;
+                    continue;
+                }
+            }
+        } else {
+            line
         };
         // Ctrl-G: the line goes to `$EDITOR`, and what was saved comes back to the input line.
         if edit_request.take() {
@@ -191,6 +209,27 @@ impl std::fmt::Display for LastRequestFailed {
 }
 
 impl std::error::Error for LastRequestFailed {}
+
+/// A line too long for the line editor to edit, handed back by a key other than Enter: sent
+/// (`Ok`), edited in `$EDITOR`, kept or dropped as the user says (`Err`: the next input line's
+/// text). Nothing is dropped unless the user says so.
+fn oversized_line(chat: &Chat, terminal: &mut Terminal, line: String) -> Result<String, String> {
+    let question = format!(
+        "The input holds {} bytes, more than the line editor edits ({}): [s]end it / [e]dit it in \
+         $EDITOR / [k]eep it / [d]rop it:",
+        line.len(),
+        super::input::MAX_EDITABLE_BYTES
+    );
+    match terminal.ask_key(&question, "sekd") {
+        Some('s') => Ok(line),
+        Some('e') => Err(in_editor(chat, line)),
+        Some('d') => {
+            chat.ui.info("(input dropped)");
+            Err(String::new())
+        }
+        Some(_) | None => Err(line),
+    }
+}
 
 /// `text` edited in the user's editor; on failure, said in one line, `text` as it was.
 fn in_editor(chat: &Chat, text: String) -> String {
