@@ -303,6 +303,7 @@ fn a_huge_paste_is_never_edited_by_the_line_editor_nor_lost() {
     tmux.wait_for("The input holds 70000 bytes, more than the line editor edits (32768)");
     // Kept: it comes back, and the next key asks again.
     tmux.keys(&["k"]);
+    tmux.wait_for_count("> aaaa", 2);
     tmux.keys(&["C-w"]);
     tmux.wait_for_count("more than the line editor edits", 2);
     tmux.keys(&["s"]);
