@@ -19,6 +19,8 @@ use rustyline::{
     KeyCode, KeyEvent, Modifiers, RepeatCount,
 };
 
+use super::large_input::LargeInput;
+
 /// The chat's line editor (key bindings of other features take `&mut ChatEditor`).
 pub type ChatEditor = Editor<InputHelper, DefaultHistory>;
 
@@ -166,49 +168,9 @@ impl ConditionalEventHandler for EditRequest {
     }
 }
 
-/// The most bytes the line editor is left to edit. rustyline 17 counts columns in 16 bits: Ctrl-U
-/// on a pasted 70,000-character line summed its width past 65,535 (a panic in a debug build, a
-/// wrong screen in a release one). A text's width is at most its length in bytes, so below this
-/// every width it sums fits.
-pub const MAX_EDITABLE_BYTES: usize = 32 * 1024;
-
-/// Set when a key other than Enter was pressed on a line longer than [`MAX_EDITABLE_BYTES`] (a
-/// large paste): the line was handed back whole, that key not applied, for the chat to ask what
-/// to do with it.
-#[derive(Debug, Clone, Default)]
-pub struct OversizedLine(Arc<AtomicBool>);
-
-impl OversizedLine {
-    /// Whether the line just read was handed back for its size (and clears it).
-    pub fn take(&self) -> bool {
-        self.0.swap(false, Ordering::SeqCst)
-    }
-}
-
-/// What a key does on a line of `line_bytes`: nothing of ours while the editor can edit it, and
-/// Enter sends it whatever its size; any other key hands the line back ([`OversizedLine`]).
-fn oversized_command(line_bytes: usize, event: &Event) -> Option<Cmd> {
-    let enter = Event::from(KeyEvent(KeyCode::Enter, Modifiers::NONE));
-    (line_bytes > MAX_EDITABLE_BYTES && *event != enter).then_some(Cmd::AcceptLine)
-}
-
-impl ConditionalEventHandler for OversizedLine {
-    fn handle(
-        &self,
-        event: &Event,
-        _count: RepeatCount,
-        _positive: bool,
-        context: &EventContext<'_>,
-    ) -> Option<Cmd> {
-        let command = oversized_command(context.line().len(), event)?;
-        self.0.store(true, Ordering::SeqCst);
-        Some(command)
-    }
-}
-
 /// The chat's key bindings on `editor`: Alt-Enter a newline, Ctrl-G the external editor, and every
-/// other key checks first that the line is not too long to edit ([`OversizedLine`]).
-pub fn bind_keys(editor: &mut ChatEditor, edit: &EditRequest, oversized: &OversizedLine) {
+/// other key through [`LargeInput`] first (pastes, and lines too long to edit).
+pub fn bind_keys(editor: &mut ChatEditor, edit: &EditRequest, large: &LargeInput) {
     editor.bind_sequence(KeyEvent(KeyCode::Enter, Modifiers::ALT), Cmd::Newline);
     editor.bind_sequence(
         KeyEvent(KeyCode::Char('G'), Modifiers::CTRL),
@@ -216,7 +178,7 @@ pub fn bind_keys(editor: &mut ChatEditor, edit: &EditRequest, oversized: &Oversi
     );
     editor.bind_sequence(
         Event::Any,
-        EventHandler::Conditional(Box::new(oversized.clone())),
+        EventHandler::Conditional(Box::new(large.clone())),
     );
 }
 
@@ -249,20 +211,6 @@ mod tests {
         assert_eq!(fuzzy_matches(files.clone(), "srlib"), ["src/lib.rs"]);
         assert_eq!(fuzzy_matches(files, "").len(), 3);
         assert_eq!(word_start("explain @src/ma", 15), 8);
-    }
-
-    #[test]
-    fn a_line_too_long_to_edit_is_handed_back_except_by_enter() {
-        let key = |code, modifiers| Event::from(KeyEvent(code, modifiers));
-        let kill = key(KeyCode::Char('U'), Modifiers::CTRL);
-        let letter = key(KeyCode::Char('x'), Modifiers::NONE);
-        let enter = key(KeyCode::Enter, Modifiers::NONE);
-        assert_eq!(oversized_command(70_000, &kill), Some(Cmd::AcceptLine));
-        assert_eq!(oversized_command(70_000, &letter), Some(Cmd::AcceptLine));
-        assert_eq!(oversized_command(70_000, &enter), None);
-        assert_eq!(oversized_command(MAX_EDITABLE_BYTES, &kill), None);
-        // Below the limit every width the editor sums fits its 16 bits.
-        assert!(MAX_EDITABLE_BYTES < usize::from(u16::MAX));
     }
 
     #[test]

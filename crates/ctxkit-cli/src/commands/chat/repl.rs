@@ -8,6 +8,7 @@ use tokio::runtime::Runtime;
 
 use super::Chat;
 use super::agent::{Ask, PromptEnd};
+use super::large_input::{self, LargeInput};
 use super::session_file::Remember;
 use super::slash::Action;
 use crate::Outcome;
@@ -17,16 +18,15 @@ const PROMPT: &str = "> ";
 /// The terminal: the line editor, also used for questions (bash confirmation, `/resume`).
 struct Terminal {
     editor: super::input::ChatEditor,
-    /// Set when a line too long to edit was handed back ([`super::input::OversizedLine`]).
-    oversized: super::input::OversizedLine,
+    /// Input too large for the line editor, handed over by it ([`LargeInput`]).
+    large: LargeInput,
 }
 
 impl Ask for Terminal {
     fn ask(&mut self, prompt: &str) -> Option<String> {
         let answer = self.editor.readline(prompt).ok();
         // An answer is taken as it is, whatever its size.
-        self.oversized.take();
-        answer
+        self.large.take().or(answer)
     }
 
     fn ask_key(&mut self, prompt: &str, keys: &str) -> Option<char> {
@@ -50,9 +50,9 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
     let mut editor = Editor::with_config(config)?;
     editor.set_helper(Some(super::input::InputHelper::new(&chat.cwd)));
     let edit_request = super::input::EditRequest::default();
-    let oversized = super::input::OversizedLine::default();
-    super::input::bind_keys(&mut editor, &edit_request, &oversized);
-    let mut terminal = Terminal { editor, oversized };
+    let large = LargeInput::default();
+    super::input::bind_keys(&mut editor, &edit_request, &large);
+    let mut terminal = Terminal { editor, large };
     let double_escape = super::rewind::bind_double_escape(&mut terminal.editor);
     // Only after the editor exists: it installs a SIGINT handler of its own for its whole life,
     // and ours must be installed on top of it (it chains to the editor's). At the input line the
@@ -83,7 +83,11 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
             }
             None => {
                 initial.push_str(pending.trim_start());
-                let line = if initial.trim().is_empty() {
+                let line = if !large_input::fits(&initial) {
+                    // Too large to put on the input line (an old prompt, a file from `$EDITOR`).
+                    terminal.large.hand(std::mem::take(&mut initial));
+                    Ok(String::new())
+                } else if initial.trim().is_empty() {
                     terminal.editor.readline(PROMPT)
                 } else {
                     terminal
@@ -111,17 +115,16 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
             Err(ReadlineError::Eof) => break,
             Err(error) => return Err(error.into()),
         };
-        // A key pressed on a line too long to edit (a large paste): the chat asks what to do.
-        let line = if terminal.oversized.take() {
-            match oversized_line(chat, &mut terminal, line) {
-                Ok(line) => line,
+        // Input too large to edit (a large paste): the chat asks what to do with it.
+        let line = match terminal.large.take() {
+            Some(text) => match too_large_to_edit(chat, &mut terminal, text) {
+                Ok(text) => text,
                 Err(kept) => {
                     initial = kept;
                     continue;
                 }
-            }
-        } else {
-            line
+            },
+            None => line,
         };
         // Ctrl-G: the line goes to `$EDITOR`, and what was saved comes back to the input line.
         if edit_request.take() {
@@ -210,25 +213,33 @@ impl std::fmt::Display for LastRequestFailed {
 
 impl std::error::Error for LastRequestFailed {}
 
-/// A line too long for the line editor to edit, handed back by a key other than Enter: sent
-/// (`Ok`), edited in `$EDITOR`, kept or dropped as the user says (`Err`: the next input line's
-/// text). Nothing is dropped unless the user says so.
-fn oversized_line(chat: &Chat, terminal: &mut Terminal, line: String) -> Result<String, String> {
-    let question = format!(
-        "The input holds {} bytes, more than the line editor edits ({}): [s]end it / [e]dit it in \
-         $EDITOR / [k]eep it / [d]rop it:",
-        line.len(),
-        super::input::MAX_EDITABLE_BYTES
-    );
-    match terminal.ask_key(&question, "sekd") {
-        Some('s') => Ok(line),
-        Some('e') => Err(in_editor(chat, line)),
-        Some('d') => {
-            chat.ui.info("(input dropped)");
-            Err(String::new())
+/// Input too large for the line editor ([`large_input`]): sent (`Ok`), edited in `$EDITOR` until
+/// it fits (`Err`: the next input line's text) or dropped, as the user says. Nothing is dropped
+/// unless the user says so (`d`, Esc, Ctrl-C).
+fn too_large_to_edit(
+    chat: &Chat,
+    terminal: &mut Terminal,
+    mut text: String,
+) -> Result<String, String> {
+    while !large_input::fits(&text) {
+        let lines = text.lines().count();
+        let question = format!(
+            "The input holds {} bytes in {lines} line{}, more than the input line edits ({} \
+             bytes): [s]end it / [e]dit it in $EDITOR / [d]rop it:",
+            text.len(),
+            if lines == 1 { "" } else { "s" },
+            large_input::MAX_EDITABLE_BYTES
+        );
+        match terminal.ask_key(&question, "sed") {
+            Some('s') => return Ok(text),
+            Some('e') => text = in_editor(chat, text),
+            Some(_) | None => {
+                chat.ui.info("(input dropped)");
+                return Err(String::new());
+            }
         }
-        Some(_) | None => Err(line),
     }
+    Err(text)
 }
 
 /// `text` edited in the user's editor; on failure, said in one line, `text` as it was.
