@@ -141,4 +141,27 @@ mod tests {
             ["./scripts/after.sh", "--flag", "./local-pkg", "/opt/pkg"]
         );
     }
+
+    /// The script a `sh -c` string runs is named for code too: the model's tools ask before
+    /// writing it, as for a script the array names.
+    #[test]
+    fn the_script_a_shell_string_runs_is_named_for_code() {
+        let global = serde_json::json!({
+            "hooks": [{"command": ["bash", "-c", "scripts/after.sh --fast"]},
+                      {"command": ["sh", "-c", "echo $HOME/x.sh"]}],
+        });
+        let settings = SettingsManager::in_memory(global.as_object().cloned().unwrap_or_default());
+        assert_eq!(
+            settings.paths_named_for_code(),
+            [
+                "bash",
+                "-c",
+                "scripts/after.sh --fast",
+                "scripts/after.sh",
+                "sh",
+                "-c",
+                "echo $HOME/x.sh"
+            ]
+        );
+    }
 }
