@@ -40,9 +40,13 @@ struct State {
 pub struct LargeInput(Arc<Mutex<State>>);
 
 impl LargeInput {
-    /// The input handed over since the last call, if any (and clears it).
+    /// The input handed over since the last call, if any (and clears it). Called after each
+    /// read of a line: a paste whose end mark never came (the line ended by a key bound to
+    /// something else) is forgotten, so the next line's keys are not read as pasted.
     pub fn take(&self) -> Option<String> {
-        self.state().handed.take()
+        let mut state = self.state();
+        state.paste = None;
+        state.handed.take()
     }
 
     /// Hands `text` over as if the editor had: for text too large to put on the input line.
@@ -171,6 +175,14 @@ mod tests {
         assert_eq!(state.handed, Some(long));
         // Below the limit every width the editor sums fits its 16 bits.
         assert!(MAX_EDITABLE_BYTES < usize::from(u16::MAX));
+    }
+
+    #[test]
+    fn a_paste_left_unfinished_ends_with_the_line() {
+        let large = LargeInput::default();
+        large.state().paste = Some("half".to_owned());
+        assert_eq!(large.take(), None);
+        assert_eq!(large.state().paste, None);
     }
 
     #[test]
