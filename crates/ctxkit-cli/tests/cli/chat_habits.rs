@@ -319,3 +319,26 @@ fn a_huge_paste_is_never_edited_by_the_line_editor_nor_lost() {
     assert_eq!(user_texts(&requests[0]), ["one\ntwo!"]);
     assert_eq!(user_texts(&requests[1])[1], format!("before {pasted}"));
 }
+
+/// Keys the chat binds (Ctrl-G opens `$EDITOR`, Esc twice rewinds, Alt-Enter) are pasted text
+/// inside a paste: a paste holding a BEL (Ctrl-G) or an escape and a carriage return (Alt-Enter) is
+/// sent as it was pasted, its line breaks not taken for Enter. (Two escapes in a row read as one,
+/// as the terminal's keys: rustyline's parser makes `ESC ESC x` Alt-x.)
+#[test]
+fn a_paste_holding_bound_keys_is_pasted_text() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(text("Got it.", 300));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.paste("bell\u{7} escape\u{1b}x alt-enter\u{1b}\rnext line");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Got it.");
+    let requests = world.chat_requests();
+    assert_eq!(
+        user_texts(&requests[0]),
+        ["bell\u{7} escape\u{1b}x alt-enter\u{1b}\nnext line"]
+    );
+}

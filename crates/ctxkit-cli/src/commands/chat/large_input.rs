@@ -14,7 +14,8 @@
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rustyline::{
-    Cmd, ConditionalEventHandler, Event, EventContext, KeyCode, KeyEvent, Modifiers, RepeatCount,
+    Cmd, ConditionalEventHandler, Event, EventContext, EventHandler, KeyCode, KeyEvent, Modifiers,
+    RepeatCount,
 };
 
 /// The most bytes the line editor is given: below it every width and row count it sums fits its
@@ -54,6 +55,26 @@ impl LargeInput {
         self.state().handed = Some(text);
     }
 
+    /// `handler` for a key the chat binds (Ctrl-G, Alt-Enter, Esc), except inside a paste, where
+    /// the key is pasted text.
+    pub fn unless_pasting(&self, handler: impl ConditionalEventHandler + 'static) -> EventHandler {
+        EventHandler::Conditional(Box::new(UnlessPasting {
+            large: self.clone(),
+            handler: Box::new(handler),
+        }))
+    }
+
+    /// Adds `key` to the paste in progress; `false` when none is.
+    fn paste_key(&self, key: &KeyEvent) -> bool {
+        match self.state().paste.as_mut() {
+            Some(paste) => {
+                push_pasted_key(paste, key);
+                true
+            }
+            None => false,
+        }
+    }
+
     fn state(&self) -> MutexGuard<'_, State> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -84,6 +105,36 @@ impl ConditionalEventHandler for LargeInput {
         let (command, handed) = pasted(context.line(), context.pos(), paste);
         state.handed = handed;
         Some(command)
+    }
+}
+
+/// A bound key's handler that stands aside inside a paste ([`LargeInput::unless_pasting`]).
+struct UnlessPasting {
+    large: LargeInput,
+    handler: Box<dyn ConditionalEventHandler>,
+}
+
+impl ConditionalEventHandler for UnlessPasting {
+    fn handle(
+        &self,
+        event: &Event,
+        count: RepeatCount,
+        positive: bool,
+        context: &EventContext<'_>,
+    ) -> Option<Cmd> {
+        if event.get(0).is_some_and(|key| self.large.paste_key(key)) {
+            return Some(Cmd::Noop);
+        }
+        self.handler.handle(event, count, positive, context)
+    }
+}
+
+/// A key bound to one command.
+pub struct Always(pub Cmd);
+
+impl ConditionalEventHandler for Always {
+    fn handle(&self, _: &Event, _: RepeatCount, _: bool, _: &EventContext<'_>) -> Option<Cmd> {
+        Some(self.0.clone())
     }
 }
 
@@ -124,11 +175,19 @@ fn push_pasted_key(paste: &mut String, key: &KeyEvent) {
             paste.push('\x1b');
             paste.push(character);
         }
-        KeyEvent(KeyCode::Enter, _) => paste.push('\n'),
-        KeyEvent(KeyCode::Tab, _) => paste.push('\t'),
-        KeyEvent(KeyCode::Esc, _) => paste.push('\x1b'),
+        KeyEvent(KeyCode::Enter, modifiers) => push_with_alt(paste, modifiers, '\n'),
+        KeyEvent(KeyCode::Tab, modifiers) => push_with_alt(paste, modifiers, '\t'),
+        KeyEvent(KeyCode::Esc, modifiers) => push_with_alt(paste, modifiers, '\x1b'),
         KeyEvent(..) => {}
     }
+}
+
+/// `character`, after the escape that made it an Alt key (Esc then Enter reads as Alt-Enter).
+fn push_with_alt(paste: &mut String, modifiers: Modifiers, character: char) {
+    if modifiers.contains(Modifiers::ALT) {
+        paste.push('\x1b');
+    }
+    paste.push(character);
 }
 
 /// The control character Ctrl plus `character` types (`J` is a line feed).
@@ -195,9 +254,11 @@ mod tests {
             KeyEvent(KeyCode::Tab, Modifiers::NONE),
             KeyEvent(KeyCode::Char('é'), Modifiers::NONE),
             KeyEvent(KeyCode::Up, Modifiers::NONE),
+            KeyEvent(KeyCode::Esc, Modifiers::ALT),
+            KeyEvent(KeyCode::Enter, Modifiers::ALT),
         ] {
             push_pasted_key(&mut paste, &key);
         }
-        assert_eq!(paste, "a\n\n\té");
+        assert_eq!(paste, "a\n\n\té\x1b\x1b\x1b\n");
     }
 }

@@ -52,8 +52,8 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
     let edit_request = super::input::EditRequest::default();
     let large = LargeInput::default();
     super::input::bind_keys(&mut editor, &edit_request, &large);
+    let double_escape = super::rewind::bind_double_escape(&mut editor, &large);
     let mut terminal = Terminal { editor, large };
-    let double_escape = super::rewind::bind_double_escape(&mut terminal.editor);
     // Only after the editor exists: it installs a SIGINT handler of its own for its whole life,
     // and ours must be installed on top of it (it chains to the editor's). At the input line the
     // terminal is in raw mode and Ctrl-C is a key the editor reads.
