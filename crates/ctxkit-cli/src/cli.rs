@@ -67,7 +67,7 @@ pub fn editor_from_environment() -> Option<String> {
 
 pub const EXIT_CODES: &str = "Exit codes:
   0  success
-  1  `ctxkit check` found problems
+  1  `ctxkit check` found problems; `ctxkit config get`: the key is not set
   2  usage error (bad arguments, or a value ctxkit cannot use: `--store`, `--listen`, `--redact`)
   3  invalid input (not a session file, unknown entry id)
   4  I/O error

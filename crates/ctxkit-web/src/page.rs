@@ -15,7 +15,19 @@ use crate::error::WebError;
 use crate::stream::ScriptSafe;
 
 const STYLE: &str = include_str!("../assets/app.css");
-const SCRIPT: &str = include_str!("../assets/app.js");
+/// The page's script: the parts in `assets/app/`, in order, inside one function (they share its
+/// scope: the data, the selection, the helpers). Every string from the session is inserted as text
+/// (text nodes, `textContent`); no HTML is built from session data, no URL from it is followed.
+const SCRIPT: &str = concat!(
+    "// ctxkit's session page.\n\"use strict\";\n(function () {\n",
+    include_str!("../assets/app/base.js"),
+    include_str!("../assets/app/entries.js"),
+    include_str!("../assets/app/tree.js"),
+    include_str!("../assets/app/chart.js"),
+    include_str!("../assets/app/panels.js"),
+    include_str!("../assets/app/main.js"),
+    "})();\n",
+);
 const TEMPLATE: &str = include_str!("../assets/page.html");
 
 /// Where a page is opened.
@@ -78,7 +90,7 @@ pub(crate) fn unsafe_characters() -> Value {
         .collect()
 }
 
-/// `text` as the page's script shows it (`visible` in `app.js`): each of
+/// `text` as the page's script shows it (`visible` in `assets/app/base.js`): each of
 /// `ctxkit_protocol::UNSAFE_TO_SHOW` visible, a C0 control or DEL as its picture (␛, ␡), any
 /// other (a C1 control, a bidirectional override or isolate) as `\uXXXX`.
 fn shown(text: &str) -> String {
@@ -261,6 +273,34 @@ fn write_template<W: Write + ?Sized, T>(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The style guide's module size holds for the page's script too: every script file in
+    /// `assets/` is a part under 500 lines, and each is in the page's one script.
+    #[test]
+    fn the_script_is_in_parts_of_under_500_lines_all_in_the_page() {
+        let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
+        let mut folders = vec![assets];
+        let mut parts = 0;
+        while let Some(folder) = folders.pop() {
+            for item in std::fs::read_dir(folder).unwrap() {
+                let path = item.unwrap().path();
+                if path.is_dir() {
+                    folders.push(path);
+                } else if path.extension().is_some_and(|extension| extension == "js") {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    assert!(text.lines().count() < 500, "{} is too long", path.display());
+                    assert!(
+                        SCRIPT.contains(&text),
+                        "{} is not in the page",
+                        path.display()
+                    );
+                    parts += 1;
+                }
+            }
+        }
+        assert!(parts > 1, "{parts}");
+        assert!(SCRIPT.trim_end().ends_with("start();\n})();"));
+    }
 
     #[test]
     fn no_string_can_close_the_data_element() {

@@ -309,7 +309,7 @@ fn list(url: &StoreUrl, query: &ListQuery, json: bool, out: &mut dyn Write) -> R
 }
 
 fn print_listing(sessions: Vec<StoredSession>, json: bool, out: &mut dyn Write) -> Result<Outcome> {
-    let records: Vec<SessionInfoRecord> = sessions.into_iter().map(record_of).collect();
+    let records: Vec<SessionInfoRecord> = sessions.into_iter().map(listed_record).collect();
     if json {
         print_json(out, &records)?;
     } else if records.is_empty() {
@@ -338,6 +338,17 @@ fn list_folder(
     let sessions = ctxkit_store::list_folder(folder, query)
         .with_context(|| format!("cannot list `{}`", folder.display()))?;
     print_listing(sessions, json, out)
+}
+
+/// A session found by a filter, as `ctxkit sessions` without one shows it: a file as the file
+/// listing reads it (its `modified` the last activity, as Pi's, even before the header's time),
+/// a database session from the store's row.
+fn listed_record(session: StoredSession) -> SessionInfoRecord {
+    if session.location == "postgres" {
+        return record_of(session);
+    }
+    ctxkit_session::read_session_info(Path::new(&session.location))
+        .unwrap_or_else(|_| record_of(session))
 }
 
 /// A stored session as `ctxkit sessions` shows it; `path` is what to pass to other commands (the

@@ -331,6 +331,24 @@ impl Tmux {
         assert!(status.success());
     }
 
+    /// Pastes `text` as a terminal does (bracketed, when the program asked for it).
+    pub(crate) fn paste(&self, text: &str) {
+        let mut load = self
+            .command()
+            .args(["load-buffer", "-"])
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(&mut load.stdin.take().unwrap(), text.as_bytes()).unwrap();
+        assert!(load.wait().unwrap().success(), "tmux load-buffer failed");
+        let status = self
+            .command()
+            .args(["paste-buffer", "-p", "-t", "chat"])
+            .status()
+            .unwrap();
+        assert!(status.success(), "tmux paste-buffer failed");
+    }
+
     /// The screen and its scrollback.
     pub(crate) fn screen(&self) -> String {
         let output = self

@@ -284,3 +284,61 @@ fn custom_messages_show_when_their_display_flag_says_so() {
     assert!(!screen.contains("hidden-bookkeeping-note"), "{screen}");
     assert!(!screen.contains("[bookkeeping]"), "{screen}");
 }
+
+/// rustyline 17 panicked on a 70,000-character paste followed by Ctrl-U (its column sums are
+/// 16-bit), and on a paste of 70,000 lines as it arrived (its row count). Now a paste that fits is
+/// inserted as before, and a larger one never reaches the line editor: the chat asks at once what
+/// to do with the whole input; nothing is lost unless the user drops it.
+#[test]
+fn a_huge_paste_is_never_edited_by_the_line_editor_nor_lost() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(1_000_000, json!({}));
+    world.answer(text("Got the small paste.", 300));
+    world.answer(text("Got the paste.", 300));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    // A paste that fits: on the input line, its line break not sent as Enter.
+    tmux.paste("one\ntwo");
+    tmux.keys(&["-l", "!"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Got the small paste.");
+    tmux.wait_idle(2);
+    tmux.paste(&"line\n".repeat(70_000));
+    tmux.wait_for("The input holds 350000 bytes in 70000 lines, more than the input line edits");
+    tmux.keys(&["d"]);
+    tmux.wait_for("(input dropped)");
+    tmux.keys(&["-l", "before "]);
+    let pasted = "a".repeat(70_000);
+    tmux.paste(&pasted);
+    tmux.wait_for("The input holds 70007 bytes in 1 line, more");
+    tmux.keys(&["s"]);
+    tmux.wait_for("Got the paste.");
+    let requests = world.chat_requests();
+    assert_eq!(user_texts(&requests[0]), ["one\ntwo!"]);
+    assert_eq!(user_texts(&requests[1])[1], format!("before {pasted}"));
+}
+
+/// Keys the chat binds (Ctrl-G opens `$EDITOR`, Esc twice rewinds, Alt-Enter) are pasted text
+/// inside a paste: a paste holding a BEL (Ctrl-G) or an escape and a carriage return (Alt-Enter) is
+/// sent as it was pasted, its line breaks not taken for Enter. (Two escapes in a row read as one,
+/// as the terminal's keys: rustyline's parser makes `ESC ESC x` Alt-x.)
+#[test]
+fn a_paste_holding_bound_keys_is_pasted_text() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(text("Got it.", 300));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.paste("bell\u{7} escape\u{1b}x alt-enter\u{1b}\rnext line");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Got it.");
+    let requests = world.chat_requests();
+    assert_eq!(
+        user_texts(&requests[0]),
+        ["bell\u{7} escape\u{1b}x alt-enter\u{1b}\nnext line"]
+    );
+}

@@ -77,3 +77,17 @@ fn listen_takes_localhost_and_refuses_host_names_as_usage_errors() {
     assert!(line.starts_with("Listening on ws://127.0.0.1:"), "{line:?}");
     assert!(status.success(), "{status}");
 }
+
+/// `config get` of a key that is not set exits 1, as `git config --get` does, and `--help` says so
+/// (it listed 1 for `ctxkit check` only).
+#[test]
+fn config_get_of_an_unset_key_exits_1_as_help_lists() {
+    let run = Run::new();
+    let output = run.ctxkit(&["config", "get", "theme"]);
+    assert!(output.starts_with("exit: 1\n"), "{output}");
+    let help = run.ctxkit(&["--help"]);
+    assert!(
+        help.contains("1  `ctxkit check` found problems; `ctxkit config get`: the key is not set"),
+        "{help}"
+    );
+}

@@ -302,6 +302,28 @@ fn a_filtered_listing_of_a_folder_reads_that_folder() {
     assert!(!refused.starts_with("exit: 0"), "{refused}");
 }
 
+/// A session copied from an old one (`fork-from`: a new header, old messages) listed with a filter
+/// shows the same row, the same time, as the listing without one (it showed the header's time).
+#[test]
+fn a_filtered_listing_shows_each_session_as_the_plain_listing_does() {
+    let run = Run::new();
+    let folder = run.home.path().join("one-project");
+    std::fs::create_dir_all(&folder).unwrap();
+    let lines = [
+        r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-02T00:00:00.000Z","cwd":"/w"}"#,
+        r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-03-17T09:00:00.000Z","message":{"role":"user","content":"an old question","timestamp":1742202000000}}"#,
+    ];
+    std::fs::write(folder.join("fork.jsonl"), lines.join("\n") + "\n").unwrap();
+    let folder_text = path_text(&folder);
+    let plain = run.ctxkit(&["sessions", "--dir", folder_text]);
+    let filtered = run.ctxkit(&["sessions", "--dir", folder_text, "--grep", "old question"]);
+    assert!(plain.contains("2025-03-17T09:00:00.000Z"), "{plain}");
+    assert_eq!(filtered, plain);
+    let plain = run.ctxkit(&["sessions", "--dir", folder_text, "--json"]);
+    let filtered = run.ctxkit(&["sessions", "--dir", folder_text, "--grep", "old", "--json"]);
+    assert_eq!(filtered, plain);
+}
+
 #[test]
 fn a_stopped_stdio_server_releases_its_session_and_removes_its_copy() {
     let Some(url) = database() else { return };

@@ -141,6 +141,12 @@ pub(crate) fn parse(config: &ProviderConfig, body: &str) -> Result<Completion, L
         body: body.to_owned(),
     };
     let value: Value = serde_json::from_str(body).map_err(|_| invalid("not JSON"))?;
+    // A prompt Gemini refuses has no candidates: say why, as the streamed answer does.
+    if config.api == Api::Gemini
+        && let Some(blocked) = gemini_tools::blocked_prompt(&value)
+    {
+        return Err(invalid(&blocked));
+    }
     let parsed = match config.api {
         Api::AnthropicMessages => anthropic::parse(&value),
         Api::OpenAiChat => openai_chat::parse(&value),

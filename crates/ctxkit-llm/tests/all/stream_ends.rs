@@ -258,3 +258,46 @@ async fn a_gemini_prompt_blocked_by_its_filter_says_why() {
         Some("Prompt blocked: PROHIBITED_CONTENT")
     );
 }
+
+/// A summary of a prompt Gemini blocks fails with the block reason, streamed (`summarize`) or
+/// answered whole (`complete`, `generateContent` without SSE): not "no `candidates`".
+#[tokio::test]
+async fn a_blocked_gemini_summary_says_why_streamed_or_whole() {
+    let blocked = json!({"promptFeedback": {"blockReason": "PROHIBITED_CONTENT"},
+        "usageMetadata": {"promptTokenCount": 12559, "totalTokenCount": 12559},
+        "modelVersion": "gemini-2.5-flash"});
+    let server = MockServer::start().await;
+    answer(
+        &server,
+        "/models/gemini-2.5-flash:streamGenerateContent",
+        sse(std::slice::from_ref(&blocked)),
+    )
+    .await;
+    Mock::given(method("POST"))
+        .and(path("/models/gemini-2.5-flash:generateContent"))
+        .respond_with(wiremock::ResponseTemplate::new(200).set_body_json(&blocked))
+        .mount(&server)
+        .await;
+    let client = crate::common::client("google/gemini-2.5-flash", &server);
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let streamed = ctxkit_summarizer::Summarizer::summarize(
+        &client,
+        crate::common::request(None),
+        cancel.clone(),
+    )
+    .await
+    .unwrap_err();
+    let request = ctxkit_llm::CompletionRequest {
+        system_prompt: "s".into(),
+        user_text: "u".into(),
+        max_tokens: 10,
+        reasoning: None,
+    };
+    let whole = client.complete(&request, &cancel).await.unwrap_err();
+    for error in [streamed.to_string(), whole.to_string()] {
+        assert!(
+            error.contains("sent an unreadable answer: Prompt blocked: PROHIBITED_CONTENT"),
+            "{error}"
+        );
+    }
+}

@@ -41,15 +41,46 @@ impl SettingsManager {
     }
 }
 
-/// Every string of every hook's `command` array in `hooks` (a settings file's `hooks`), in order.
+/// Every string of every hook's `command` array in `hooks` (a settings file's `hooks`), in order,
+/// each command followed by the script its shell string runs ([`shell_string_script`]).
 pub(crate) fn hook_command_parts(hooks: Option<&Value>) -> impl Iterator<Item = &str> {
     hooks
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
         .filter_map(|hook| hook.get("command").and_then(Value::as_array))
-        .flatten()
-        .filter_map(Value::as_str)
+        .flat_map(|command| {
+            let parts: Vec<&str> = command.iter().filter_map(Value::as_str).collect();
+            with_shell_string_script(parts)
+        })
+}
+
+/// A command's parts, then the script its shell string runs, if any.
+pub(crate) fn with_shell_string_script(parts: Vec<&str>) -> Vec<&str> {
+    let script = shell_string_script(&parts);
+    parts.into_iter().chain(script).collect()
+}
+
+/// Shells whose `-c` string is read as a command line.
+const SHELLS: [&str; 5] = ["sh", "bash", "dash", "zsh", "ksh"];
+
+/// The script a `["sh", "-c", "scripts/hook.sh args"]` command runs (`bash`, `dash`, `zsh`, `ksh`
+/// alike): the string's first word, when the shell would run it as a file path as written — it
+/// names a folder (`/`; a bare name is looked up in `PATH`) and holds nothing the shell reads
+/// first (quotes, `$`, `~`, `=`, `;`, globs). Anything else is not guessed at.
+fn shell_string_script<'a>(parts: &[&'a str]) -> Option<&'a str> {
+    let [program, "-c", string, ..] = parts else {
+        return None;
+    };
+    let name = program.rsplit('/').next().unwrap_or(program);
+    if !SHELLS.contains(&name) {
+        return None;
+    }
+    let first = string.split_whitespace().next()?;
+    let plain = first
+        .chars()
+        .all(|character| character.is_ascii_alphanumeric() || "._-/+,@%:".contains(character));
+    (plain && first.contains('/')).then_some(first)
 }
 
 fn collect_secrets(key: &str, value: &Value, in_headers: bool, secrets: &mut Vec<String>) {
@@ -108,6 +139,29 @@ mod tests {
         assert_eq!(
             settings.paths_named_for_code(),
             ["./scripts/after.sh", "--flag", "./local-pkg", "/opt/pkg"]
+        );
+    }
+
+    /// The script a `sh -c` string runs is named for code too: the model's tools ask before
+    /// writing it, as for a script the array names.
+    #[test]
+    fn the_script_a_shell_string_runs_is_named_for_code() {
+        let global = serde_json::json!({
+            "hooks": [{"command": ["bash", "-c", "scripts/after.sh --fast"]},
+                      {"command": ["sh", "-c", "echo $HOME/x.sh"]}],
+        });
+        let settings = SettingsManager::in_memory(global.as_object().cloned().unwrap_or_default());
+        assert_eq!(
+            settings.paths_named_for_code(),
+            [
+                "bash",
+                "-c",
+                "scripts/after.sh --fast",
+                "scripts/after.sh",
+                "sh",
+                "-c",
+                "echo $HOME/x.sh"
+            ]
         );
     }
 }

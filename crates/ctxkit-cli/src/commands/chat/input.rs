@@ -19,6 +19,8 @@ use rustyline::{
     KeyCode, KeyEvent, Modifiers, RepeatCount,
 };
 
+use super::large_input::{Always, LargeInput};
+
 /// The chat's line editor (key bindings of other features take `&mut ChatEditor`).
 pub type ChatEditor = Editor<InputHelper, DefaultHistory>;
 
@@ -166,12 +168,20 @@ impl ConditionalEventHandler for EditRequest {
     }
 }
 
-/// The chat's key bindings on `editor`: Alt-Enter a newline, Ctrl-G the external editor.
-pub fn bind_keys(editor: &mut ChatEditor, edit: &EditRequest) {
-    editor.bind_sequence(KeyEvent(KeyCode::Enter, Modifiers::ALT), Cmd::Newline);
+/// The chat's key bindings on `editor`: Alt-Enter a newline, Ctrl-G the external editor, and every
+/// other key through [`LargeInput`] first (pastes, and lines too long to edit).
+pub fn bind_keys(editor: &mut ChatEditor, edit: &EditRequest, large: &LargeInput) {
+    editor.bind_sequence(
+        KeyEvent(KeyCode::Enter, Modifiers::ALT),
+        large.unless_pasting(Always(Cmd::Newline)),
+    );
     editor.bind_sequence(
         KeyEvent(KeyCode::Char('G'), Modifiers::CTRL),
-        EventHandler::Conditional(Box::new(edit.clone())),
+        large.unless_pasting(edit.clone()),
+    );
+    editor.bind_sequence(
+        Event::Any,
+        EventHandler::Conditional(Box::new(large.clone())),
     );
 }
 

@@ -11,6 +11,7 @@ mod external_editor;
 mod file_checkpoints;
 mod input;
 mod interrupts;
+mod large_input;
 mod markdown;
 mod notes;
 mod picker;

@@ -8,6 +8,7 @@ use tokio::runtime::Runtime;
 
 use super::Chat;
 use super::agent::{Ask, PromptEnd};
+use super::large_input::{self, LargeInput};
 use super::session_file::Remember;
 use super::slash::Action;
 use crate::Outcome;
@@ -17,15 +18,20 @@ const PROMPT: &str = "> ";
 /// The terminal: the line editor, also used for questions (bash confirmation, `/resume`).
 struct Terminal {
     editor: super::input::ChatEditor,
+    /// Input too large for the line editor, handed over by it ([`LargeInput`]).
+    large: LargeInput,
 }
 
 impl Ask for Terminal {
     /// Every question asked at the terminal may quote a name or a command someone else chose:
     /// its control characters are shown as escapes, never written to the terminal.
     fn ask(&mut self, prompt: &str) -> Option<String> {
-        self.editor
+        let answer = self
+            .editor
             .readline(&crate::render::terminal_safe(prompt))
-            .ok()
+            .ok();
+        // An answer is taken as it is, whatever its size.
+        self.large.take().or(answer)
     }
 
     fn ask_key(&mut self, prompt: &str, keys: &str) -> Option<char> {
@@ -49,9 +55,10 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
     let mut editor = Editor::with_config(config)?;
     editor.set_helper(Some(super::input::InputHelper::new(&chat.cwd)));
     let edit_request = super::input::EditRequest::default();
-    super::input::bind_keys(&mut editor, &edit_request);
-    let mut terminal = Terminal { editor };
-    let double_escape = super::rewind::bind_double_escape(&mut terminal.editor);
+    let large = LargeInput::default();
+    super::input::bind_keys(&mut editor, &edit_request, &large);
+    let double_escape = super::rewind::bind_double_escape(&mut editor, &large);
+    let mut terminal = Terminal { editor, large };
     // Only after the editor exists: it installs a SIGINT handler of its own for its whole life,
     // and ours must be installed on top of it (it chains to the editor's). At the input line the
     // terminal is in raw mode and Ctrl-C is a key the editor reads.
@@ -83,7 +90,11 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
             }
             None => {
                 initial.push_str(pending.trim_start());
-                let line = if initial.trim().is_empty() {
+                let line = if !large_input::fits(&initial) {
+                    // Too large to put on the input line (an old prompt, a file from `$EDITOR`).
+                    terminal.large.hand(std::mem::take(&mut initial));
+                    Ok(String::new())
+                } else if initial.trim().is_empty() {
                     terminal.editor.readline(PROMPT)
                 } else {
                     terminal
@@ -110,6 +121,17 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
             }
             Err(ReadlineError::Eof) => break,
             Err(error) => return Err(error.into()),
+        };
+        // Input too large to edit (a large paste): the chat asks what to do with it.
+        let line = match terminal.large.take() {
+            Some(text) => match too_large_to_edit(chat, &mut terminal, text) {
+                Ok(text) => text,
+                Err(kept) => {
+                    initial = kept;
+                    continue;
+                }
+            },
+            None => line,
         };
         // Ctrl-G: the line goes to `$EDITOR`, and what was saved comes back to the input line.
         if edit_request.take() {
@@ -197,6 +219,35 @@ impl std::fmt::Display for LastRequestFailed {
 }
 
 impl std::error::Error for LastRequestFailed {}
+
+/// Input too large for the line editor ([`large_input`]): sent (`Ok`), edited in `$EDITOR` until
+/// it fits (`Err`: the next input line's text) or dropped, as the user says. Nothing is dropped
+/// unless the user says so (`d`, Esc, Ctrl-C).
+fn too_large_to_edit(
+    chat: &Chat,
+    terminal: &mut Terminal,
+    mut text: String,
+) -> Result<String, String> {
+    while !large_input::fits(&text) {
+        let lines = text.lines().count();
+        let question = format!(
+            "The input holds {} bytes in {lines} line{}, more than the input line edits ({} \
+             bytes): [s]end it / [e]dit it in $EDITOR / [d]rop it:",
+            text.len(),
+            if lines == 1 { "" } else { "s" },
+            large_input::MAX_EDITABLE_BYTES
+        );
+        match terminal.ask_key(&question, "sed") {
+            Some('s') => return Ok(text),
+            Some('e') => text = in_editor(chat, text),
+            Some(_) | None => {
+                chat.ui.info("(input dropped)");
+                return Err(String::new());
+            }
+        }
+    }
+    Err(text)
+}
 
 /// `text` edited in the user's editor; on failure, said in one line, `text` as it was.
 fn in_editor(chat: &Chat, text: String) -> String {

@@ -15,8 +15,7 @@ use ctxkit_engine::NavigateOptions;
 use ctxkit_session::{Session, StoredEntry};
 use rustyline::history::History;
 use rustyline::{
-    Cmd, ConditionalEventHandler, Editor, Event, EventContext, EventHandler, Helper, KeyEvent,
-    RepeatCount,
+    Cmd, ConditionalEventHandler, Editor, Event, EventContext, Helper, KeyEvent, RepeatCount,
 };
 
 use super::Chat;
@@ -50,11 +49,15 @@ impl ConditionalEventHandler for DoubleEscape {
 
 /// Binds Esc twice to the rewind. The line editor holds a lone Esc until the next key (it may
 /// start an Alt sequence), so the Esc event it reports is the second of two.
-pub fn bind_double_escape<H: Helper, I: History>(editor: &mut Editor<H, I>) -> DoubleEscape {
+/// Inside a paste an Esc is pasted text.
+pub fn bind_double_escape<H: Helper, I: History>(
+    editor: &mut Editor<H, I>,
+    large: &super::large_input::LargeInput,
+) -> DoubleEscape {
     let keys = DoubleEscape::default();
     editor.bind_sequence(
         KeyEvent::new('\x1b', rustyline::Modifiers::NONE),
-        EventHandler::Conditional(Box::new(keys.clone())),
+        large.unless_pasting(keys.clone()),
     );
     keys
 }

@@ -1,0 +1,100 @@
+// Content blocks and entry cards, and the session file's problems.
+  // ---- blocks ----
+  function clipNote(b) {
+    return b.n ? el("div", "clip", "clipped in this page: " + fmt(chars(b.t)) + " of " + counted(b.n, "character")) : null;
+  }
+  function renderBlock(b) {
+    switch (b.k) {
+      case "thinking": {
+        if (b.omitted) return el("div", "note", "[thinking left out of this page]");
+        const d = el("details", "thinking", el("summary", null, "Thinking (" + counted(b.n || chars(b.t), "character") + ")"), el("pre", null, b.t), clipNote(b));
+        return d;
+      }
+      case "tool": {
+        const d = el("details", "tool", el("summary", null, "tool call ", el("b", null, b.name), " ", el("span", "note", b.id)), el("pre", null, b.t), clipNote(b));
+        d.open = true;
+        return d;
+      }
+      case "image": {
+        const ok = /^image\/(png|jpeg|gif|webp)$/.test(b.mime || "") && typeof b.data === "string" && /^[A-Za-z0-9+/=]+$/.test(b.data);
+        if (!ok) return el("div", "note", "[image " + (b.mime || "") + ", " + fmt(b.bytes) + " bytes: " + (b.t || "not shown") + "]");
+        const img = el("img", "shot");
+        img.alt = "image from the session";
+        img.src = "data:" + b.mime + ";base64," + b.data;
+        return img;
+      }
+      case "json": return el("div", null, el("pre", "note", b.t), clipNote(b));
+      case "bash": return el("div", null, el("pre", null, "$ " + b.t), clipNote(b));
+      default: return el("div", null, el("pre", null, b.t || ""), clipNote(b));
+    }
+  }
+  function entryBody(e) {
+    const body = el("div", "body");
+    if (e.errorMessage) body.append(el("div", "err", "error: " + e.errorMessage));
+    for (const b of e.blocks || []) body.append(renderBlock(b));
+    const u = usageLine(e.usage);
+    if (u) body.append(el("div", "note", u));
+    return body;
+  }
+  function jump(i, label) {
+    const a = el("a", null, label || entry(i).id);
+    a.addEventListener("click", (ev) => { ev.preventDefault(); select(i, true); showTab("conversation"); });
+    return a;
+  }
+  function entryCard(i, extraClass) {
+    const e = entry(i);
+    const head = el("div", "head", el("b", null, who(e)), jump(i),
+      e.toolName ? el("span", null, e.toolName) : null,
+      e.model ? el("span", null, e.model) : null,
+      e.isError ? el("span", "badge bad", "error") : null,
+      e.label ? el("span", "badge label", e.label) : null,
+      i === D.leaf ? el("span", "badge", "leaf") : null,
+      el("span", null, e.ts));
+    if (e.ty === "compaction") head.append(el("span", "badge bad", "compaction · " + fmt(e.tokensBefore) + " tokens before"));
+    const body = entryBody(e);
+    for (const p of problemsAt(i)) {
+      head.append(el("span", "badge bad damaged", "damaged"));
+      body.prepend(el("div", "err", "file line " + fmt(p.line) + ": " + p.text));
+    }
+    const card = el("div", "card " + e.ty + " " + (e.role || "") + (extraClass ? " " + extraClass : ""), head, body);
+    card.dataset.entry = String(i);
+    return card;
+  }
+
+  // ---- the session file's problems (what `ctxkit check` reports; lines and kinds, no content) ----
+  let byEntry = new Map(); // entry index -> its damage problems
+  function problemsAt(i) { return byEntry.get(i) || []; }
+  function renderProblems() {
+    byEntry = new Map();
+    const list = D.problems || [];
+    for (const p of list) {
+      if (!p.damage || p.e === undefined) continue;
+      if (!byEntry.has(p.e)) byEntry.set(p.e, []);
+      byEntry.get(p.e).push(p);
+    }
+    const box = document.getElementById("damage");
+    box.replaceChildren();
+    box.className = list.length ? "on" : "";
+    if (!list.length) return;
+    const damaged = list.some((p) => p.damage);
+    const count = D.problemCount || list.length;
+    box.append(el("b", null, damaged ? "This session file is damaged: " : "Notes on this session file: "),
+      fmt(count) + (count === 1 ? " problem" : " problems") +
+      (damaged ? ". What the skipped lines held is not on this page; the tree and what the model saw are built from what could be read. `ctxkit check` lists every problem." : "."));
+    const items = el("ul", null);
+    for (const p of list.slice(0, 5)) items.append(problemItem(p));
+    box.append(items);
+    if (list.length > 5) {
+      const rest = el("details", null, el("summary", null, "the other " + fmt(count - 5)));
+      const more = el("ul", null);
+      for (const p of list.slice(5)) more.append(problemItem(p));
+      if (count > list.length) more.append(el("li", null, fmt(count - list.length) + " more: `ctxkit check` lists them"));
+      rest.append(more);
+      box.append(rest);
+    }
+  }
+  function problemItem(p) {
+    return el("li", p.damage ? null : "note", "line " + fmt(p.line) + (p.e !== undefined ? " (" : ""),
+      p.e !== undefined ? jump(p.e) : null, p.e !== undefined ? ")" : "", ": " + p.text);
+  }
+

@@ -1,0 +1,122 @@
+// Tabs, keys, layout, the live view's polling, and the start.
+  // ---- tabs, keys ----
+  function showTab(name) {
+    for (const v of document.querySelectorAll(".view")) v.classList.toggle("on", v.id === "view-" + name);
+    for (const b of document.querySelectorAll("#tabs button")) b.classList.toggle("on", b.dataset.tab === name);
+    if (name === "conversation") drawTree();
+  }
+  function move(delta) {
+    const pos = orderPos[selected] === undefined ? 0 : orderPos[selected] + delta;
+    const clamped = Math.max(0, Math.min(D.order.length - 1, pos));
+    if (D.order[clamped]) select(D.order[clamped][0], true);
+  }
+  function keys(ev) {
+    if (ev.target instanceof HTMLInputElement) {
+      if (ev.key === "Escape") { ev.target.value = ""; search(""); ev.target.blur(); }
+      return;
+    }
+    if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    const k = ev.key;
+    if (k === "j" || k === "ArrowDown") move(1);
+    else if (k === "k" || k === "ArrowUp") move(-1);
+    else if (k === "PageDown") move(20);
+    else if (k === "PageUp") move(-20);
+    else if (k === "g" || k === "Home") move(-1e9);
+    else if (k === "G" || k === "End") move(1e9);
+    else if (k === "l") select(D.leaf, true);
+    else if (k === "/") document.getElementById("search").focus();
+    else if (k === "c") showTab("compactions");
+    else if (k === "t") showTab("conversation");
+    else if (k === "u") showTab("usage");
+    else if (k === "]" || k === "[") {
+      const list = D.compactions.map((c) => c.e);
+      const next = k === "]" ? list.find((e) => (orderPos[e] || 0) > (orderPos[selected] || 0)) : list.filter((e) => (orderPos[e] || 0) < (orderPos[selected] || 0)).pop();
+      if (next !== undefined) select(next, true);
+    } else return;
+    ev.preventDefault();
+  }
+
+  // ---- layout and start ----
+  function layout() {
+    const app = document.getElementById("app");
+    const tabs = document.getElementById("tabs");
+    tabs.replaceChildren();
+    for (const [name, label] of [["conversation", "Conversation"], ["compactions", "Compactions (" + D.compactions.length + ")"], ["usage", "Usage"]]) {
+      const b = el("button", null, label);
+      b.dataset.tab = name;
+      b.addEventListener("click", () => showTab(name));
+      tabs.append(b);
+    }
+    tree.box = el("div", null);
+    tree.box.id = "tree";
+    tree.spacer = el("div", "spacer");
+    tree.box.append(tree.spacer);
+    tree.box.addEventListener("scroll", drawTree, { passive: true });
+    const results = el("div", null); results.id = "results";
+    const treeTitle = el("h2", null); treeTitle.id = "tree-title";
+    const left = el("div", "col left", treeTitle, results, tree.box);
+    const raw = el("div", "col"); raw.id = "raw";
+    const ctx = el("div", "col"); ctx.id = "context";
+    const strip = el("div", null); strip.id = "chart-strip";
+    const conv = el("section", "view", strip, el("div", "cols", left, raw, ctx)); conv.id = "view-conversation";
+    const comps = el("section", "view", el("div", "scroll", el("div", null))); comps.id = "view-compactions";
+    comps.firstChild.firstChild.id = "compactions";
+    const usage = el("section", "view", el("div", "scroll", el("div", null))); usage.id = "view-usage";
+    usage.firstChild.firstChild.id = "usage";
+    const damage = el("div", null); damage.id = "damage";
+    app.replaceChildren(damage, conv, comps, usage);
+  }
+  function status() {
+    const s = D.session;
+    const parts = [counted(D.entries.length, "entry", "entries"), counted(D.compactions.length, "compaction")];
+    if (D.totals.requests > D.totals.costUnknown) parts.push("total " + totalCost(D.totals));
+    if (s.importedFrom) parts.push("imported from " + s.importedFrom);
+    if (D.live) parts.push("live" + (following ? " · following the leaf" : ""));
+    document.getElementById("status").textContent = visible(parts.join(" · "));
+    document.getElementById("title").textContent = visible(s.name || D.title);
+    document.getElementById("tree-title").textContent = "Tree (" + counted(D.entries.length, "entry", "entries") + ")";
+  }
+  function render(initial) {
+    const previous = selected;
+    renderProblems();
+    buildTree();
+    drawChart();
+    renderCompactions();
+    renderUsage();
+    status();
+    const leaf = D.leaf === null ? 0 : D.leaf;
+    if (initial) { if (!fromHash()) select(leaf, true); }
+    else if (following || previous < 0 || previous >= D.entries.length) select(leaf, true);
+    else select(previous, false);
+    status();
+  }
+  function poll() {
+    if (!D.live || !token) return;
+    const q = "?token=" + encodeURIComponent(token);
+    setInterval(() => {
+      fetch("/api/version" + q).then((r) => r.json()).then((v) => {
+        if (v.version === D.live.version) return;
+        return fetch("/api/data" + q).then((r) => r.json()).then((data) => {
+          const wasFollowing = following || selected === D.leaf;
+          D = data; contextCache.clear();
+          following = wasFollowing;
+          render(false);
+        });
+      }).catch(() => { document.getElementById("status").textContent = "live · the server is not answering"; });
+    }, 1000);
+  }
+  function start() {
+    const node = document.getElementById("session-data");
+    D = JSON.parse(node.textContent);
+    unsafeCharacters = unsafePattern(D.unsafeCharacters);
+    layout();
+    document.getElementById("search").addEventListener("keydown", (ev) => { if (ev.key === "Enter") search(ev.target.value); });
+    document.addEventListener("keydown", keys);
+    window.addEventListener("hashchange", fromHash);
+    window.addEventListener("resize", () => { drawChart(); drawTree(); });
+    showTab("conversation");
+    render(true);
+    document.body.dataset.ready = "true";
+    poll();
+  }
+  start();

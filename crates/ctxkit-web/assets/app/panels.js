@@ -1,0 +1,101 @@
+// The compactions, usage and search panels.
+  // ---- compactions ----
+  function renderCompactions() {
+    const box = document.getElementById("compactions");
+    box.replaceChildren();
+    if (!D.compactions.length) { box.append(el("p", "note", "No compaction in this session.")); return; }
+    D.compactions.forEach((c, k) => box.append(compactionCard(c, k)));
+  }
+  function entryList(indices, cls) {
+    const list = el("div", cls);
+    let shown = 0;
+    const more = el("button", "small", "");
+    function add() {
+      const next = indices.slice(shown, shown + 300);
+      for (const i of next) {
+        const item = el("div", "item", el("span", "who", who(entry(i)) + " "), line(entry(i)));
+        item.dataset.entry = String(i);
+        item.addEventListener("click", () => { select(i, true); showTab("conversation"); });
+        more.before(item);
+      }
+      shown += next.length;
+      more.textContent = "show " + Math.min(300, indices.length - shown) + " more";
+      more.style.display = shown < indices.length ? "" : "none";
+    }
+    more.addEventListener("click", add);
+    list.append(more);
+    add();
+    return list;
+  }
+  function compactionCard(c, k) {
+    const e = entry(c.e);
+    const saved = c.tokensBefore ? Math.round(100 * (1 - c.tokensAfter / c.tokensBefore)) : 0;
+    const covered = el("details", "covered", el("summary", null, "Replaced " + counted(c.covered.length, "entry", "entries") + " in the model's context; they stay in the session (expand)"));
+    covered.addEventListener("toggle", () => { if (covered.open && !covered.querySelector(".covered-list")) covered.append(entryList(c.covered, "covered-list")); }, { once: false });
+    const kept = el("details", "kept", el("summary", null, "Kept verbatim: " + counted(c.kept.length, "entry", "entries")));
+    kept.addEventListener("toggle", () => { if (kept.open && !kept.querySelector(".kept-list")) kept.append(entryList(c.kept, "kept-list")); });
+    const files = el("div", "files");
+    if (c.readFiles.length) files.append(el("div", null, "read: " + c.readFiles.join(", ")));
+    if (c.modifiedFiles.length) files.append(el("div", null, "modified: " + c.modifiedFiles.join(", ")));
+    if (!c.readFiles.length && !c.modifiedFiles.length) files.append(el("div", null, "no file lists recorded"));
+    const summarizer = c.fromHook ? "a hook" : (c.summarizer || "not recorded (Pi or an imported summary)");
+    const card = el("div", "card compaction-card",
+      el("div", "head", el("b", null, "Compaction " + (k + 1)), jump(c.e), el("span", null, e.ts),
+        c.undoneBy !== null && c.undoneBy !== undefined ? el("span", "badge warn", "undone by ", jump(c.undoneBy)) : null),
+      el("div", "compaction-panel",
+        el("div", null,
+          el("div", "tokens-change", fmt(c.tokensBefore) + " → " + fmt(c.tokensAfter) + " tokens"),
+          el("div", "note", (saved >= 0 ? "−" + saved : "+" + (-saved)) + "% · summarizer: " + summarizer +
+            " · next: " + counted(c.next.requests, "request") + (c.next.firstUsage ? ", the first carried " + fmt(c.next.firstUsage) + " tokens (provider)" : "")),
+          covered, kept, el("h3", null, "Files"), files),
+        el("div", null, el("h3", null, "Summary"), el("pre", "summary", c.summary))));
+    card.id = "compaction-" + k;
+    card.dataset.entry = String(c.e);
+    return card;
+  }
+
+  // ---- usage ----
+  function renderUsage() {
+    const box = document.getElementById("usage");
+    const t = D.totals.usage;
+    const rows = [["input", t[0]], ["output", t[1]], ["cache read", t[2]], ["cache write", t[3]]];
+    const table = el("table", "totals", el("tr", null, el("th", null, "total over " + counted(D.totals.requests, "request") + " (all branches)"), el("th", null, "tokens")));
+    for (const [name, v] of rows) table.append(el("tr", null, el("td", null, name), el("td", null, fmt(v))));
+    table.append(el("tr", null, el("td", null, "cost"), el("td", null, totalCost(D.totals))));
+    const turns = el("table", "turns", el("tr", null, ...["turn (user message)", "requests", "input", "output", "cache read", "cache write", "cost"].map((h) => el("th", null, h))));
+    const list = D.timeline.turns;
+    for (const turn of list.slice(0, 2000)) {
+      const u = turn.usage;
+      const first = el("td", null, jump(turn.e, line(entry(turn.e)).slice(0, 60) || entry(turn.e).id));
+      turns.append(el("tr", null, first, el("td", null, fmt(turn.requests)), el("td", null, fmt(u[0])), el("td", null, fmt(u[1])), el("td", null, fmt(u[2])), el("td", null, fmt(u[3])), el("td", null, turn.costUnknown === turn.requests ? "–" : money(u[5]))));
+    }
+    box.replaceChildren(el("h2", null, "Usage and cost"), table, el("h2", null, "Per turn on the current path (" + fmt(list.length) + ")"), turns);
+    if (list.length > 2000) box.append(el("p", "note", "first 2000 turns shown"));
+  }
+
+  // ---- search ----
+  function search(query) {
+    const box = document.getElementById("results");
+    if (!query) { box.className = ""; box.replaceChildren(); return; }
+    const q = query.toLowerCase();
+    const hits = [];
+    for (let i = 0; i < D.entries.length && hits.length < 500; i++) {
+      const e = D.entries[i];
+      for (const b of e.blocks || []) {
+        const s = (b.t || "") + (b.name ? " " + b.name : "");
+        const at = s.toLowerCase().indexOf(q);
+        if (at >= 0) { hits.push([i, s, at]); break; }
+      }
+    }
+    box.className = "on";
+    box.replaceChildren(el("div", "note", hits.length === 1 ? "1 entry matches" : fmt(hits.length) + (hits.length === 500 ? "+" : "") + " entries match"));
+    for (const [i, s, at] of hits) {
+      const from = Math.max(0, at - 40);
+      const item = el("div", "item search-hit", el("span", "who", who(entry(i)) + " "),
+        visible(s.slice(from, at)).replace(/\s+/g, " "), el("mark", null, s.slice(at, at + query.length)), visible(s.slice(at + query.length, at + query.length + 80)).replace(/\s+/g, " "));
+      item.addEventListener("click", () => { select(i, true); showTab("conversation"); });
+      box.append(item);
+    }
+    showTab("conversation");
+  }
+
