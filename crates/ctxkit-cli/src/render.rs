@@ -54,13 +54,40 @@ pub(crate) fn is_unsafe_for_terminal(character: char) -> bool {
 
 /// At most `limit` characters of `text` on one line, with `…` when cut.
 pub fn one_line(text: &str, limit: usize) -> String {
-    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= limit {
-        return flat;
+    one_line_of(text.chars(), limit)
+}
+
+/// [`one_line`] of a text given by its characters, of which it reads at most those of the first
+/// `limit + 1` characters of the line (and the whitespace between them): a tree row of a 1 MB tool
+/// output reads its first 70 characters, not the megabyte.
+fn one_line_of(characters: impl Iterator<Item = char>, limit: usize) -> String {
+    let mut line = String::new();
+    let mut count = 0;
+    let mut space_pending = false;
+    for character in characters {
+        if character.is_whitespace() {
+            space_pending = !line.is_empty();
+            continue;
+        }
+        let needed = 1 + usize::from(space_pending);
+        if count + needed > limit {
+            // The line would be longer than `limit`: cut it to `limit - 1` characters and `…`.
+            // Either the line is full (drop its last character) or it is one short and only the
+            // space before this character would have fitted (keep it as it is).
+            if count == limit {
+                line.pop();
+            }
+            line.push('…');
+            return line;
+        }
+        if space_pending {
+            line.push(' ');
+        }
+        line.push(character);
+        count += needed;
+        space_pending = false;
     }
-    let mut cut: String = flat.chars().take(limit.saturating_sub(1)).collect();
-    cut.push('…');
-    cut
+    line
 }
 
 /// At most `limit` characters of `text` on one line; a longer text loses its middle (`…`) so that
@@ -380,7 +407,58 @@ mod error_chain_tests {
 
 #[cfg(test)]
 mod keeping_end_tests {
-    use super::one_line_keeping_end;
+    use super::{one_line, one_line_keeping_end};
+
+    /// The line as it was made before [`one_line`] stopped reading: every word joined, then cut.
+    fn joined_then_cut(text: &str, limit: usize) -> String {
+        let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if flat.chars().count() <= limit {
+            return flat;
+        }
+        let mut cut: String = flat.chars().take(limit.saturating_sub(1)).collect();
+        cut.push('…');
+        cut
+    }
+
+    #[test]
+    fn one_line_is_every_word_joined_then_cut() {
+        let texts = [
+            "",
+            " ",
+            "a",
+            "ab",
+            "abc",
+            "a b",
+            "ab c",
+            "a bc",
+            "  a  b  ",
+            "a\n\tb c\u{3000}d ",
+            "héllo wörld ✓ 日本語 テキスト",
+            "one two three four five",
+            "x y z ",
+            " xy  z",
+        ];
+        for text in texts {
+            for limit in 0..12 {
+                assert_eq!(
+                    one_line(text, limit),
+                    joined_then_cut(text, limit),
+                    "{text:?} at {limit}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn one_line_reads_only_the_start_of_a_long_text() {
+        let text = "word ".repeat(200_000);
+        let mut read = 0;
+        let counted = text.chars().inspect(|_| read += 1);
+        let line = super::one_line_of(counted, 70);
+        assert_eq!(line, joined_then_cut(&text, 70));
+        // Before, the whole megabyte was split and joined to show 70 characters of it.
+        assert!(read <= 80, "read {read} characters");
+    }
 
     #[test]
     fn a_long_refusal_keeps_its_call_and_its_whole_reason() {

@@ -115,6 +115,19 @@ pub(crate) fn intern(value: Option<Cow<'_, str>>) -> Option<Name> {
     }))
 }
 
+#[cfg(test)]
+thread_local! {
+    /// How many entries this thread parsed whole ([`StoredEntry::parse`]): tests count the lines a
+    /// command reads.
+    static PARSES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// How many entries this thread has parsed whole so far.
+#[cfg(test)]
+pub(crate) fn parses_on_this_thread() -> usize {
+    PARSES.with(std::cell::Cell::get)
+}
+
 /// A head's id, parent id and timestamp in one allocation, where the id and the parent id end, and
 /// its meta: what an entry keeps of its line's head.
 struct Packed {
@@ -445,6 +458,8 @@ impl StoredEntry {
 
     /// The typed entry, parsed from the raw line.
     pub fn parse(&self) -> SessionResult<SessionEntry> {
+        #[cfg(test)]
+        PARSES.with(|parses| parses.set(parses.get() + 1));
         from_str_repaired(&self.raw()?).map_err(|source| self.invalid(source))
     }
 

@@ -40,15 +40,10 @@ pub fn read_session_info(path: &Path) -> Result<SessionInfoRecord> {
         .metadata()
         .and_then(|metadata| metadata.modified())
         .ok();
-    let size_hint = file.metadata().map_or(0, |metadata| metadata.len());
     FILE_BUFFER.with(|buffer| {
         let mut bytes = buffer.borrow_mut();
-        bytes.clear();
-        bytes.reserve(usize::try_from(size_hint).unwrap_or(0).saturating_add(1));
-        let read = std::io::Read::take(&file, crate::regular::MAX_IN_MEMORY_BYTES)
-            .read_to_end(&mut bytes)
-            .map_err(SessionError::io("read", path));
-        let info = read.and_then(|_| session_info_of(path, &bytes, mtime));
+        let reader = std::io::Read::take(&file, crate::regular::MAX_IN_MEMORY_BYTES);
+        let info = session_info_from(path, reader, &mut bytes, LISTING_CHUNK_BYTES, mtime);
         if bytes.capacity() > KEPT_BUFFER_BYTES {
             *bytes = Vec::new();
         }
@@ -56,15 +51,54 @@ pub fn read_session_info(path: &Path) -> Result<SessionInfoRecord> {
     })
 }
 
-/// The lines of `bytes`, a byte-order mark dropped from the first line (as reading the whole file
-/// drops it).
-fn byte_lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+/// Bytes a listing reads at a time: it holds one such chunk and the line that runs past its end,
+/// never the whole file (a 3 GB session was read whole into memory to be listed).
+const LISTING_CHUNK_BYTES: usize = 4 << 20;
+
+/// The listing record of the session file at `path`, read from `reader` `chunk` bytes at a time
+/// into `bytes` (which then holds a chunk and the longest line, at most).
+fn session_info_from(
+    path: &Path,
+    mut reader: impl Read,
+    bytes: &mut Vec<u8>,
+    chunk: usize,
+    mtime: Option<SystemTime>,
+) -> Result<SessionInfoRecord> {
+    bytes.clear();
+    let mut listing = Listing::default();
+    let mut first_line = true;
+    loop {
+        let read = (&mut reader)
+            .take(chunk as u64)
+            .read_to_end(bytes)
+            .map_err(SessionError::io("read", path))?;
+        let at_end = read == 0;
+        // Every whole line read so far; at the end, the last line too (without its newline).
+        let complete = match memchr::memrchr(b'\n', bytes) {
+            _ if at_end => bytes.len(),
+            Some(newline) => newline + 1,
+            None => continue,
+        };
+        for line in byte_lines(&bytes[..complete], first_line) {
+            first_line = false;
+            listing.line(path, line)?;
+        }
+        bytes.drain(..complete);
+        if at_end {
+            return listing.record(path, mtime);
+        }
+    }
+}
+
+/// The lines of `bytes` (a final line without a newline included), a byte-order mark dropped
+/// from the first line when `bytes` starts the file (as reading the whole file drops it).
+fn byte_lines(bytes: &[u8], starts_the_file: bool) -> impl Iterator<Item = &[u8]> {
     let mut start = 0;
     let last = (!bytes.is_empty() && !bytes.ends_with(b"\n")).then_some(bytes.len());
     memchr::memchr_iter(b'\n', bytes)
         .chain(last)
         .map(move |end| {
-            let first = start == 0;
+            let first = start == 0 && starts_the_file;
             let line = bytes.get(start..end).unwrap_or_default();
             start = end + 1;
             if first {
@@ -101,38 +135,57 @@ fn listing_head(line: &[u8]) -> Option<EntryHead<'_>> {
 }
 
 /// The listing record of the session file at `path`, holding `bytes`.
+#[cfg(test)]
 fn session_info_of(
     path: &Path,
     bytes: &[u8],
     mtime: Option<SystemTime>,
 ) -> Result<SessionInfoRecord> {
-    let mut lines = byte_lines(bytes);
-    let not_a_session = |reason: &str| SessionError::NotASession {
+    session_info_from(path, bytes, &mut Vec::new(), LISTING_CHUNK_BYTES, mtime)
+}
+
+fn not_a_session(path: &Path, reason: &str) -> SessionError {
+    SessionError::NotASession {
         path: path.to_owned(),
         line: None,
         reason: reason.to_owned(),
-    };
-    // The first line that parses is the header (as when loading); the others are read once, by
-    // their heads (up to the role of a message the listing only counts), and a line that is not
-    // JSON there is skipped.
-    let header: Value = lines
-        .by_ref()
-        .find_map(|line| from_str_repaired(&line_text(line)).ok())
-        .ok_or_else(|| not_a_session("the file holds no JSON lines"))?;
-    if header.get("type").and_then(Value::as_str) != Some("session") {
-        return Err(not_a_session("the first line is not a `session` header"));
     }
-    let mut message_count = 0;
-    let mut first_message = None;
-    let mut name = None;
-    let mut last_activity: Option<f64> = None;
-    for line in lines {
+}
+
+/// What a listing has read of a file so far, line by line.
+#[derive(Default)]
+struct Listing {
+    header: Option<Value>,
+    message_count: u64,
+    first_message: Option<String>,
+    name: Option<String>,
+    last_activity: Option<f64>,
+}
+
+impl Listing {
+    /// Reads one line. The first line that parses is the header (as when loading); the others are
+    /// read once, by their heads (up to the role of a message the listing only counts), and a line
+    /// that is not JSON there is skipped.
+    fn line(&mut self, path: &Path, line: &[u8]) -> Result<()> {
+        if self.header.is_none() {
+            let Ok(header) = from_str_repaired::<Value>(&line_text(line)) else {
+                return Ok(());
+            };
+            if header.get("type").and_then(Value::as_str) != Some("session") {
+                return Err(not_a_session(
+                    path,
+                    "the first line is not a `session` header",
+                ));
+            }
+            self.header = Some(header);
+            return Ok(());
+        }
         let Some(entry) = listing_head(line) else {
-            continue;
+            return Ok(());
         };
         match entry.kind.0.as_deref() {
             Some("session_info") => {
-                name = entry
+                self.name = entry
                     .name
                     .0
                     .as_deref()
@@ -141,23 +194,24 @@ fn session_info_of(
                     .map(str::to_owned);
             }
             Some("message") => {
-                message_count += 1;
+                self.message_count += 1;
                 let message = entry.message.unwrap_or_default();
                 let role = message.role.0.as_deref();
                 if !message.has_content || !matches!(role, Some("user" | "assistant")) {
-                    continue;
+                    return Ok(());
                 }
                 let entry_time = entry.timestamp.0.as_deref().and_then(parse_timestamp_ms);
                 let time = message.timestamp.0.or(entry_time.map(|ms| ms as f64));
                 if let Some(time) = time {
-                    last_activity = Some(last_activity.map_or(time, |latest| latest.max(time)));
+                    self.last_activity =
+                        Some(self.last_activity.map_or(time, |latest| latest.max(time)));
                 }
-                if first_message.is_none() && role == Some("user") {
+                if self.first_message.is_none() && role == Some("user") {
                     // Only this line is read a second time, for the message's text.
                     let text = &*line_text(line);
                     // Context an agent injected (an imported Codex or Claude Code session) is
                     // not what the user asked: the first message is the first one they typed.
-                    first_message = message_span(text)
+                    self.first_message = message_span(text)
                         .and_then(|(start, end)| text.get(start..end))
                         .and_then(message_text)
                         .and_then(listed_first_message);
@@ -165,36 +219,46 @@ fn session_info_of(
             }
             Some(_) | None => {}
         }
+        Ok(())
     }
-    let header_time = header.get("timestamp").and_then(Value::as_str);
-    let header_ms = header_time.and_then(parse_timestamp_ms);
-    // As Pi 1.6: the last activity, even when it is older than the header (a fork of an old
-    // session, an old file), else the header's time, else the file's.
-    let modified = match (last_activity.filter(|&time| time > 0.0), header_ms) {
-        (Some(time), _) => iso_from_ms(time as i64),
-        (None, Some(ms)) => iso_from_ms(ms),
-        (None, None) => mtime.map(iso_from_system_time).unwrap_or_default(),
-    };
-    let string = |key: &str| header.get(key).and_then(Value::as_str).map(str::to_owned);
-    // Files before v3 (no `version` is v1) are read migrated, and rewritten as v3 when written to.
-    let version = header.get("version").and_then(Value::as_f64).unwrap_or(1.0);
-    let format_version = (version < 3.0).then_some(version.max(1.0) as u64);
-    Ok(SessionInfoRecord {
-        path: path.display().to_string(),
-        id: string("id").unwrap_or_default(),
-        cwd: string("cwd").unwrap_or_default(),
-        name,
-        // As Pi 1.6: only `parentSession`; a v1 header's `branchedFrom` is not a parent.
-        parent_session_path: string("parentSession"),
-        created: header_ms
-            .map(iso_from_ms)
-            .or_else(|| header_time.map(str::to_owned))
-            .unwrap_or_default(),
-        modified,
-        message_count,
-        first_message: first_message.unwrap_or_else(|| "(no messages)".to_owned()),
-        format_version,
-    })
+
+    /// The record of the file read.
+    fn record(self, path: &Path, mtime: Option<SystemTime>) -> Result<SessionInfoRecord> {
+        let header = self
+            .header
+            .ok_or_else(|| not_a_session(path, "the file holds no JSON lines"))?;
+        let header_time = header.get("timestamp").and_then(Value::as_str);
+        let header_ms = header_time.and_then(parse_timestamp_ms);
+        // As Pi 1.6: the last activity, even when it is older than the header (a fork of an old
+        // session, an old file), else the header's time, else the file's.
+        let modified = match (self.last_activity.filter(|&time| time > 0.0), header_ms) {
+            (Some(time), _) => iso_from_ms(time as i64),
+            (None, Some(ms)) => iso_from_ms(ms),
+            (None, None) => mtime.map(iso_from_system_time).unwrap_or_default(),
+        };
+        let string = |key: &str| header.get(key).and_then(Value::as_str).map(str::to_owned);
+        // Files before v3 (no `version` is v1) are read migrated, and rewritten as v3 when written to.
+        let version = header.get("version").and_then(Value::as_f64).unwrap_or(1.0);
+        let format_version = (version < 3.0).then_some(version.max(1.0) as u64);
+        Ok(SessionInfoRecord {
+            path: path.display().to_string(),
+            id: string("id").unwrap_or_default(),
+            cwd: string("cwd").unwrap_or_default(),
+            name: self.name,
+            // As Pi 1.6: only `parentSession`; a v1 header's `branchedFrom` is not a parent.
+            parent_session_path: string("parentSession"),
+            created: header_ms
+                .map(iso_from_ms)
+                .or_else(|| header_time.map(str::to_owned))
+                .unwrap_or_default(),
+            modified,
+            message_count: self.message_count,
+            first_message: self
+                .first_message
+                .unwrap_or_else(|| "(no messages)".to_owned()),
+            format_version,
+        })
+    }
 }
 
 /// What a listing shows of a user message's text as the session's first message: the text
@@ -348,7 +412,7 @@ mod tests {
     fn lines_are_read_as_the_whole_file_reader_reads_them() {
         let bytes = b"\xEF\xBB\xBF{\"a\":1}\n\n  \nbad \xff\xfe\n\xe4\xb8\n\xEF\xBB\xBFkept\nlast";
         let text_lines = |bytes| {
-            byte_lines(bytes)
+            byte_lines(bytes, true)
                 .map(line_text)
                 .filter(|text| !text.trim().is_empty())
                 .map(Cow::into_owned)
@@ -375,6 +439,60 @@ mod tests {
         assert_eq!(lines, whole);
         assert_eq!(text_lines(b"").count(), 0);
         assert_eq!(text_lines(b"x\n").count(), 1);
+    }
+
+    /// The same file read in chunks of any size gives the same record: lines cut by a chunk's
+    /// end, a line longer than a chunk, a last line without a newline, a byte-order mark.
+    #[test]
+    fn a_listing_read_in_chunks_is_the_listing_of_the_whole_file() {
+        let mut bytes = b"\xEF\xBB\xBF".to_vec();
+        bytes.extend_from_slice(b"{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/w\"}\n");
+        bytes.extend_from_slice(
+            b"not json\n{\"type\":\"session_info\",\"id\":\"i\",\"name\":\"named\"}\n",
+        );
+        for index in 0..20 {
+            let text = "x".repeat(index * 37);
+            bytes.extend_from_slice(format!("{{\"type\":\"message\",\"id\":\"m{index}\",\"message\":{{\"role\":\"user\",\"content\":\"hi {index} {text}\",\"timestamp\":{}}}}}\n", 1735693200000_u64 + index as u64 * 1000).as_bytes());
+        }
+        bytes.extend_from_slice(b"{\"type\":\"message\",\"id\":\"z\",\"message\":{\"role\":\"toolResult\",\"content\":\"last\"}}");
+        let whole = session_info_of(Path::new("/s.jsonl"), &bytes, None).unwrap();
+        assert_eq!(
+            (whole.message_count, whole.name.as_deref()),
+            (21, Some("named"))
+        );
+        assert_eq!(whole.first_message, "hi 0 ");
+        for chunk in [1, 2, 7, 64, 500, bytes.len()] {
+            let mut buffer = Vec::new();
+            let info =
+                session_info_from(Path::new("/s.jsonl"), &bytes[..], &mut buffer, chunk, None)
+                    .unwrap();
+            assert_eq!(info, whole, "chunks of {chunk} bytes");
+        }
+    }
+
+    /// A listing holds a chunk and a line, not the file: listing a 12 MB session read all of it
+    /// into one buffer before.
+    #[test]
+    fn listing_a_large_file_holds_a_chunk_not_the_file() {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let mut text = String::from(
+            "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/w\"}\n",
+        );
+        let line = format!(
+            "{{\"type\":\"message\",\"id\":\"t\",\"message\":{{\"role\":\"toolResult\",\"content\":\"{}\"}}}}\n",
+            "y".repeat(1000)
+        );
+        let mut lines = 0;
+        while text.len() < 12 << 20 {
+            text.push_str(&line);
+            lines += 1;
+        }
+        std::fs::write(file.path(), &text).unwrap();
+        FILE_BUFFER.with(|buffer| *buffer.borrow_mut() = Vec::new());
+        let info = read_session_info(file.path()).unwrap();
+        assert_eq!(info.message_count, lines);
+        let held = FILE_BUFFER.with(|buffer| buffer.borrow().capacity());
+        assert!(held <= 2 * LISTING_CHUNK_BYTES, "held {held} bytes");
     }
 
     /// Issue 41: as Pi 1.6.0 lists Pi's own v1 `before-compaction.jsonl` fixture — no parent for

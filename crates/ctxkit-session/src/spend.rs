@@ -77,7 +77,7 @@ impl SessionSpend {
 pub fn session_spend(entries: &[StoredEntry]) -> SessionSpend {
     let mut spend = SessionSpend::default();
     let mut counted: HashSet<CallKey> = HashSet::new();
-    for entry in entries {
+    for entry in entries.iter().filter(|entry| may_record_a_call(entry)) {
         let Ok(parsed) = entry.parse() else {
             continue;
         };
@@ -161,10 +161,60 @@ fn add_recorded_usages(part: &mut SpendPart, details: Option<&Value>) {
     }
 }
 
+/// Whether an entry may record a model call: an assistant message, a compaction, a branch summary
+/// or a usage entry. Known by the head, so the other entries (user messages and tool results are
+/// most of a file's bytes) are not read back and parsed.
+fn may_record_a_call(entry: &StoredEntry) -> bool {
+    match entry.type_name() {
+        "message" => !matches!(
+            entry.role(),
+            Some(
+                "user"
+                    | "toolResult"
+                    | "bashExecution"
+                    | "custom"
+                    | "branchSummary"
+                    | "compactionSummary"
+            )
+        ),
+        "thinking_level_change"
+        | "model_change"
+        | "custom"
+        | "custom_message"
+        | "label"
+        | "session_info"
+        | "context_edit" => false,
+        // A compaction, a branch summary, a usage entry, and a type the head did not know.
+        _ => true,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::Session;
+
+    #[test]
+    fn only_entries_that_may_record_a_call_are_parsed() {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let output = "line of output\n".repeat(10_000);
+        let lines = [
+            r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00Z","cwd":"/p"}"#.to_owned(),
+            r#"{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:01Z","message":{"role":"user","content":"hi","timestamp":1}}"#.to_owned(),
+            r#"{"type":"message","id":"b","parentId":"a","timestamp":"2025-01-01T00:00:02Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"t","name":"read","arguments":{}}],"usage":{"input":100,"output":10,"cacheRead":0,"cacheWrite":0,"totalTokens":110,"cost":{"total":0.5}},"stopReason":"toolUse","timestamp":2}}"#.to_owned(),
+            format!(r#"{{"type":"message","id":"c","parentId":"b","timestamp":"2025-01-01T00:00:03Z","message":{{"role":"toolResult","toolCallId":"t","toolName":"read","content":[{{"type":"text","text":"{output}"}}],"isError":false,"timestamp":3}}}}"#),
+            r#"{"type":"label","id":"d","parentId":"c","timestamp":"2025-01-01T00:00:04Z","targetId":"a","label":"start"}"#.to_owned(),
+        ];
+        std::fs::write(file.path(), lines.join("\n") + "\n").unwrap();
+        let session = Session::open(file.path()).unwrap();
+        let before = crate::entry::parses_on_this_thread();
+        let spend = session_spend(session.entries());
+        assert_eq!(spend.requests.calls, 1);
+        assert!((spend.requests.dollars - 0.5).abs() < 1e-9);
+        // Only the reply was read: before, the user message, the 150 kB tool result and the label
+        // were parsed too.
+        assert_eq!(crate::entry::parses_on_this_thread() - before, 1);
+    }
 
     #[test]
     fn requests_summaries_and_warming_are_counted_apart() {

@@ -333,13 +333,8 @@ fn matches(query: &ListQuery, session: &StoredSession, path: &Path) -> Result<bo
     let Some(text) = &query.text else {
         return Ok(true);
     };
-    let bytes = std::fs::read(path).map_err(StoreError::io("read", path))?;
-    let lines = SessionLines::parse("", &bytes)?;
     let words: Vec<String> = crate::lines::words_of(text);
-    Ok(lines.entries.iter().any(|line| {
-        let line_words = crate::lines::words_of(crate::lines::searched_part(line));
-        words.iter().all(|word| line_words.contains(word))
-    }))
+    crate::lines::holds_words(&mut crate::lines::JsonlLines::open(path)?, &words)
 }
 
 /// The listing facts of the session file at `path`.

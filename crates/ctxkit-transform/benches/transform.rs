@@ -5,6 +5,10 @@
 //! Two generated sessions of 1000 messages: `typical` (tool results of 4–60 lines, ~0.7 MB, about
 //! 190k estimated tokens: a context near a 200k window) and `heavy` (results of 4–250 lines, ~3.3 MB).
 //!
+//! `transform_recommended` runs the transforms of `"contextStrategy": "recommended"` (every result
+//! but the latest cut, each marker with a digest of the names its omitted text held) on the same
+//! sessions and on `long`: 1500 messages, 500 tool results, of which 499 are cut (~1.2 MB).
+//!
 //! Run: `cargo bench -p ctxkit-transform --bench transform`.
 
 use std::sync::LazyLock;
@@ -44,11 +48,16 @@ fn arguments(turn: usize) -> (&'static str, Value) {
 /// A coding session: one task, then turns of an assistant (thinking, text, one tool call) and its
 /// result, with a user message every tenth turn; 1000 messages.
 fn session(result_lines: [usize; 4]) -> Vec<AgentMessage> {
+    session_of(1000, result_lines)
+}
+
+/// [`session`] with `length` messages.
+fn session_of(length: usize, result_lines: [usize; 4]) -> Vec<AgentMessage> {
     let mut values = vec![
         json!({"role": "user", "content": "Refactor the parser module and keep the tests green."}),
     ];
     let mut turn: usize = 0;
-    while values.len() < 1000 {
+    while values.len() < length {
         let id = format!("toolu_{turn:04}");
         let (name, arguments) = arguments(turn);
         let timestamp = 1_700_000_000_000_u64 + turn as u64;
@@ -70,7 +79,7 @@ fn session(result_lines: [usize; 4]) -> Vec<AgentMessage> {
         }
         turn += 1;
     }
-    values.truncate(1000);
+    values.truncate(length);
     values
         .into_iter()
         .filter_map(|value| serde_json::from_value(value).ok())
@@ -79,9 +88,14 @@ fn session(result_lines: [usize; 4]) -> Vec<AgentMessage> {
 
 static TYPICAL: LazyLock<Vec<AgentMessage>> = LazyLock::new(|| session([4, 10, 25, 60]));
 static HEAVY: LazyLock<Vec<AgentMessage>> = LazyLock::new(|| session([4, 25, 100, 250]));
+static LONG: LazyLock<Vec<AgentMessage>> = LazyLock::new(|| session_of(1500, [4, 10, 25, 60]));
 
 fn messages(name: &str) -> &'static [AgentMessage] {
-    if name == "heavy" { &HEAVY } else { &TYPICAL }
+    match name {
+        "heavy" => &HEAVY,
+        "long" => &LONG,
+        _ => &TYPICAL,
+    }
 }
 
 fn bench_transform(bencher: Bencher, name: &str, settings: TransformSettings, context_window: u64) {
@@ -100,6 +114,13 @@ fn transform_cache_aware(bencher: Bencher, name: &str) {
         cache_aware: true,
         ..TransformSettings::default()
     };
+    bench_transform(bencher, name, settings, 200_000);
+}
+
+/// The recommended strategy's transforms: the digest in every marker.
+#[divan::bench(args = ["typical", "heavy", "long"])]
+fn transform_recommended(bencher: Bencher, name: &str) {
+    let settings = ctxkit_settings::Settings::recommended().transforms;
     bench_transform(bencher, name, settings, 200_000);
 }
 
