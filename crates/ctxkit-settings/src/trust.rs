@@ -286,6 +286,36 @@ pub fn set_project_trust(
 mod tests {
     use super::*;
 
+    /// A project whose `scripts/after.sh` a hook of its settings (`hooks`, as written) runs.
+    struct HookProject {
+        _home: tempfile::TempDir,
+        project: tempfile::TempDir,
+        environment: Environment,
+        settings_path: std::path::PathBuf,
+        script: std::path::PathBuf,
+    }
+
+    impl HookProject {
+        fn new(hooks: &str) -> Self {
+            let home = tempfile::tempdir().unwrap();
+            let project = tempfile::tempdir().unwrap();
+            let environment = Environment::new(home.path(), project.path());
+            let settings_path = environment.project_settings_path();
+            std::fs::create_dir_all(settings_path.parent().unwrap()).unwrap();
+            let script = project.path().join("scripts/after.sh");
+            std::fs::create_dir_all(script.parent().unwrap()).unwrap();
+            std::fs::write(&script, "#!/bin/sh\necho ok\n").unwrap();
+            std::fs::write(&settings_path, hooks).unwrap();
+            Self {
+                _home: home,
+                project,
+                environment,
+                settings_path,
+                script,
+            }
+        }
+    }
+
     #[test]
     fn project_hooks_run_only_once_trusted_and_again_after_a_change() {
         let home = tempfile::tempdir().unwrap();
@@ -389,17 +419,15 @@ mod tests {
     /// (bash declined) makes the hooks wait for trust again.
     #[test]
     fn a_trusted_hook_script_rewritten_later_needs_trusting_again() {
-        let home = tempfile::tempdir().unwrap();
-        let project = tempfile::tempdir().unwrap();
-        let environment = Environment::new(home.path(), project.path());
-        let settings_path = environment.project_settings_path();
-        std::fs::create_dir_all(settings_path.parent().unwrap()).unwrap();
-        let script = project.path().join("scripts/after.sh");
-        std::fs::create_dir_all(script.parent().unwrap()).unwrap();
-        std::fs::write(&script, "#!/bin/sh\necho ok\n").unwrap();
-        let hooks =
-            r#"{"hooks":[{"command":["sh","scripts/after.sh"],"events":["after_compact"]}]}"#;
-        std::fs::write(&settings_path, hooks).unwrap();
+        let HookProject {
+            _home,
+            project: _project,
+            environment,
+            settings_path,
+            script,
+        } = HookProject::new(
+            r#"{"hooks":[{"command":["sh","scripts/after.sh"],"events":["after_compact"]}]}"#,
+        );
         let settings =
             SettingsManager::from_paths(environment.global_settings_path(), settings_path.clone());
         assert!(
@@ -439,21 +467,19 @@ mod tests {
     /// array names; a string whose first word the shell would look up or expand is not guessed at.
     #[test]
     fn a_script_run_through_sh_c_is_pinned_by_trust() {
-        let home = tempfile::tempdir().unwrap();
-        let project = tempfile::tempdir().unwrap();
-        let environment = Environment::new(home.path(), project.path());
-        let settings_path = environment.project_settings_path();
-        std::fs::create_dir_all(settings_path.parent().unwrap()).unwrap();
-        let script = project.path().join("scripts/after.sh");
-        std::fs::create_dir_all(script.parent().unwrap()).unwrap();
-        std::fs::write(&script, "#!/bin/sh\necho ok\n").unwrap();
-        std::fs::write(project.path().join("after.sh"), "echo bare\n").unwrap();
         let hooks = r#"{"hooks":[
             {"command":["/bin/bash","-c","scripts/after.sh --fast | tee log"]},
             {"command":["sh","-c","after.sh --x"]},
             {"command":["sh","-c","$PWD/after.sh"]},
             {"command":["sh","-c","'scripts/after.sh'"]}]}"#;
-        std::fs::write(&settings_path, hooks).unwrap();
+        let HookProject {
+            _home,
+            project,
+            environment,
+            settings_path,
+            script,
+        } = HookProject::new(hooks);
+        std::fs::write(project.path().join("after.sh"), "echo bare\n").unwrap();
         let settings =
             SettingsManager::from_paths(environment.global_settings_path(), settings_path.clone());
         assert!(
