@@ -220,3 +220,59 @@ fn two_servers_on_one_session_get_the_documented_kinds() {
     );
     second.call("shutdown", Value::Null);
 }
+
+/// QA (third round): a `bash` command runs in a process group of its own, which a hangup sent to
+/// the server does not reach: SIGHUP (the client's terminal or pipe went away) ended
+/// `serve --stdio` on the spot and left the agent's `sleep 600` running, orphaned, and the run's
+/// prompt unwritten. Now SIGHUP ends the server as SIGTERM does (the run cancelled, its command's
+/// group killed, the session's entries written) and it exits with 129, as for the signal.
+#[test]
+fn serve_sighup_stops_the_running_command_and_writes_the_session() {
+    use crate::chat::{World, text, tool_call};
+    let world = World::new(100_000, json!({}));
+    world.answer(tool_call(
+        "call_1",
+        "bash",
+        json!({"command": "sleep 600 & echo $! > sleep.pid; wait", "timeout": 900}),
+    ));
+    world.answer(text("done", 400));
+    let mut server = Server::start_in(world.home.path(), &world.project);
+    let created = server.call("session.create", json!({"cwd": world.project}));
+    let file = PathBuf::from(created["result"]["session_file"].as_str().unwrap());
+    server.send(
+        "agent.run",
+        json!({"text": "sleep-for-a-while", "approve": "all"}),
+    );
+    let pid_file = world.project.join("sleep.pid");
+    let waited = Instant::now();
+    let pid = loop {
+        let read = std::fs::read_to_string(&pid_file).unwrap_or_default();
+        if let Ok(pid) = read.trim().parse::<u32>() {
+            break pid.to_string();
+        }
+        assert!(
+            waited.elapsed() < Duration::from_secs(30),
+            "the command did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(alive(&pid));
+    let signalled = Command::new("kill")
+        .args(["-HUP", &server.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(signalled.success());
+    let status = server.child.wait().unwrap();
+    let ended = Instant::now();
+    while alive(&pid) && ended.elapsed() < Duration::from_secs(2) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let orphaned = alive(&pid);
+    if orphaned {
+        let _ = Command::new("kill").args(["-KILL", &pid]).status();
+    }
+    assert!(!orphaned, "the command outlived the server");
+    assert_eq!(status.code(), Some(129), "{status:?}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("sleep-for-a-while"), "{text}");
+}
