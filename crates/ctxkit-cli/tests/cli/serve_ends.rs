@@ -319,3 +319,56 @@ fn started_sleep(pid_file: &Path) -> String {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// [`serve_sighup_stops_the_running_command_and_writes_the_session`] when the server's stdin and
+/// stdout are a terminal that closes: the hangup comes with writes that fail, which must not cut
+/// the server's end short.
+#[test]
+fn closing_the_servers_terminal_stops_the_running_command() {
+    use crate::chat::{Tmux, World, text, tmux_missing, tool_call};
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(tool_call(
+        "call_1",
+        "bash",
+        json!({"command": "sleep 600 & echo $! > sleep.pid; wait", "timeout": 900}),
+    ));
+    world.answer(text("done", 400));
+    let mut command = format!("cd '{}' && exec env", world.project.display());
+    for name in crate::PROVIDER_VARIABLES
+        .into_iter()
+        .chain(["CTXKIT_SESSIONS_DIR", "CTXKIT_OFFLINE"])
+    {
+        command.push_str(&format!(" -u {name}"));
+    }
+    command.push_str(&format!(
+        " CTXKIT_HOME='{}' '{}' serve --stdio",
+        world.home.path().display(),
+        env!("CARGO_BIN_EXE_ctxkit"),
+    ));
+    let tmux = Tmux::start(&command);
+    let create = json!({"jsonrpc": "2.0", "id": 1, "method": "session.create",
+                        "params": {"cwd": world.project}});
+    tmux.line(&create.to_string());
+    tmux.wait_for("session_file");
+    let run = json!({"jsonrpc": "2.0", "id": 2, "method": "agent.run",
+                     "params": {"text": "sleep-for-a-while", "approve": "all"}});
+    tmux.line(&run.to_string());
+    let pid = started_sleep(&world.project.join("sleep.pid"));
+    // The terminal closes (tmux's server ends); the server is gone once this returns.
+    drop(tmux);
+    let ended = Instant::now();
+    while alive(&pid) && ended.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let orphaned = alive(&pid);
+    if orphaned {
+        let _ = Command::new("kill").args(["-KILL", &pid]).status();
+    }
+    assert!(!orphaned, "the command outlived the server");
+    let file = world.session_files().remove(0);
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("sleep-for-a-while"), "{text}");
+}
