@@ -69,6 +69,7 @@
 mod agent;
 mod approve;
 mod model;
+mod names;
 pub mod testing;
 mod tool;
 pub mod tools;

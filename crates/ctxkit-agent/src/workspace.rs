@@ -373,17 +373,21 @@ impl Workspace {
 
 use ctxkit_jail::default_ctxkit_home;
 
-/// A path argument as a path: `~/` is the user's home, a relative path is under `cwd`.
+/// A path argument as a path: `~/` is the user's home, a relative path is under `cwd`, `$'…'` parts
+/// are unquoted (`names::decoded`).
 fn expand(cwd: &Path, argument: &str) -> PathBuf {
     let argument = argument.strip_prefix('@').unwrap_or(argument);
     if (argument == "~" || argument.starts_with("~/"))
         && let Some(home) = std::env::home_dir()
     {
-        return home.join(argument.trim_start_matches('~').trim_start_matches('/'));
+        return home.join(crate::names::decoded(
+            argument.trim_start_matches('~').trim_start_matches('/'),
+        ));
     }
-    let path = Path::new(argument);
+    // A name `ls` or `grep` showed quoted (`$'a\nb'`) names the file it was shown for.
+    let path = crate::names::decoded(argument);
     if path.is_absolute() {
-        path.to_owned()
+        path
     } else {
         cwd.join(path)
     }

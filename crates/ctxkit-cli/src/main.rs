@@ -27,6 +27,11 @@ pub enum Outcome {
     PartlyFailed {
         code: u8,
     },
+    /// Ended by the signal numbered `number` (after it cleaned up): exits with 128 + `number`, as a
+    /// shell reports a process the signal killed.
+    Signalled {
+        number: u8,
+    },
 }
 
 fn main() -> ExitCode {
@@ -59,6 +64,7 @@ fn main() -> ExitCode {
         Ok(Outcome::Success) => ExitCode::SUCCESS,
         Ok(Outcome::ProblemsFound) => ExitCode::from(1),
         Ok(Outcome::PartlyFailed { code }) => ExitCode::from(code),
+        Ok(Outcome::Signalled { number }) => ExitCode::from(number.saturating_add(128)),
         Err(error) => report(&error),
     }
 }

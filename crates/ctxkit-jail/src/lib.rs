@@ -71,8 +71,8 @@ pub struct Jail {
 /// An entry of [`Jail::read_dir`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DirEntry {
-    /// The entry's name.
-    pub name: String,
+    /// The entry's name, its bytes as they are (not UTF-8, a newline).
+    pub name: std::ffi::OsString,
     /// Whether it is a directory (a symlink to one counts when it stays beneath the root).
     pub is_dir: bool,
 }
@@ -245,7 +245,7 @@ impl Jail {
         Ok(entries
             .filter_map(Result::ok)
             .map(|entry| {
-                let name = entry.file_name().to_string_lossy().into_owned();
+                let name = entry.file_name();
                 let is_dir = dir.metadata(&name).is_ok_and(|metadata| metadata.is_dir());
                 DirEntry { name, is_dir }
             })

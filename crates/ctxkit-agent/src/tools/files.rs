@@ -223,7 +223,7 @@ pub fn ls(
     let mut names: Vec<String> = entries
         .into_iter()
         .map(|entry| {
-            let mut name = entry.name;
+            let mut name = crate::names::shown(&entry.name);
             if entry.is_dir {
                 name.push('/');
             }
@@ -374,6 +374,46 @@ mod tests {
         );
         let outcome = run_tool("ls", &json!({"path": "src"}), "c", &context);
         assert_eq!(outcome.text, "(empty directory)");
+    }
+
+    /// QA (third round): a name holding a newline was listed as two entries (one that does not
+    /// exist), and a name that is not UTF-8 came out lossy (`caf\u{fffd}`), a name no tool could
+    /// open. Both are listed quoted as `$'…'`, and that form opens the file.
+    #[test]
+    fn ls_quotes_odd_names_and_the_file_tools_take_them_back() {
+        use std::os::unix::ffi::OsStrExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let invalid = std::ffi::OsStr::from_bytes(b"caf\xe9.txt");
+        std::fs::write(dir.path().join("two\nlines.txt"), "newline file").unwrap();
+        std::fs::write(dir.path().join(invalid), "latin-1 file").unwrap();
+        std::fs::create_dir(dir.path().join("odd\tdir")).unwrap();
+        std::fs::write(dir.path().join("odd\tdir/inner.rs"), "inner file").unwrap();
+        let context = context(dir.path());
+        let outcome = run_tool("ls", &json!({}), "c", &context);
+        assert_eq!(
+            outcome.text,
+            "$'caf\\xe9.txt'\n$'odd\\tdir'/\n$'two\\nlines.txt'"
+        );
+        for (path, text) in [
+            ("$'two\\nlines.txt'", "newline file"),
+            ("$'caf\\xe9.txt'", "latin-1 file"),
+            ("$'odd\\tdir'/inner.rs", "inner file"),
+        ] {
+            let outcome = run_tool("read", &json!({"path": path}), "c", &context);
+            assert!(!outcome.is_error, "{path}: {}", outcome.text);
+            assert!(outcome.text.contains(text), "{path}: {}", outcome.text);
+        }
+        let outcome = run_tool(
+            "edit",
+            &json!({"path": "$'caf\\xe9.txt'", "oldText": "latin-1", "newText": "edited"}),
+            "c",
+            &context,
+        );
+        assert!(!outcome.is_error, "{}", outcome.text);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(invalid)).unwrap(),
+            "edited file"
+        );
     }
 }
 

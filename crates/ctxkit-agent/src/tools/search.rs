@@ -181,7 +181,7 @@ fn skipped_notice(count: usize) -> String {
 
 /// A path relative to the working directory when it is inside it.
 fn display_path(path: &Path, cwd: &Path) -> String {
-    path.strip_prefix(cwd).unwrap_or(path).display().to_string()
+    crate::names::shown(path.strip_prefix(cwd).unwrap_or(path).as_os_str())
 }
 
 fn cut(line: &str) -> String {
@@ -230,6 +230,28 @@ mod tests {
         assert_eq!(outcome.text, "No matches found");
         let outcome = run_tool("grep", &json!({"pattern": "("}), "c", &context);
         assert!(outcome.is_error && outcome.text.starts_with("Invalid pattern"));
+    }
+
+    /// QA (third round): a match in a file whose name holds a newline was shown on two lines, and
+    /// one whose name is not UTF-8 under a lossy name: both are shown quoted as `$'…'`, as `ls`
+    /// shows them, which `read` takes back.
+    #[test]
+    fn matches_in_odd_names_are_shown_quoted() {
+        use std::os::unix::ffi::OsStrExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a\nb.txt"), "needle one\n").unwrap();
+        let invalid = std::ffi::OsStr::from_bytes(b"c\xff.txt");
+        std::fs::write(dir.path().join(invalid), "needle two\n").unwrap();
+        let context = context(dir.path());
+        let outcome = run_tool("grep", &json!({"pattern": "needle"}), "c", &context);
+        let mut lines: Vec<&str> = outcome.text.lines().collect();
+        lines.sort_unstable();
+        assert_eq!(
+            lines,
+            ["$'a\\nb.txt':1: needle one", "$'c\\xff.txt':1: needle two"]
+        );
+        let outcome = run_tool("read", &json!({"path": "$'c\\xff.txt'"}), "c", &context);
+        assert!(outcome.text.contains("needle two"), "{}", outcome.text);
     }
 
     /// QA: with the project at `~`, `grep SECRET .aws` and `grep SECRET .aws/credentials`

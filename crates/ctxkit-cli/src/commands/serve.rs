@@ -44,12 +44,18 @@ fn serve_stdio(
     // a few writes: a client that does not read holds the server's writer back, and the server
     // bounds what waits (see `docs/protocol.md`).
     let (sender, mut receiver) = tokio::sync::mpsc::channel::<Vec<u8>>(OUTPUT_CHUNKS);
+    let stopped = Arc::new(std::sync::OnceLock::new());
+    let input = {
+        let _inside = runtime.enter();
+        UntilStopped::new(tokio::io::stdin(), Arc::clone(&stopped))
+    };
     let server = runtime.spawn(async move {
-        // SIGTERM or Ctrl-C ends the input as the client closing it would, which the server
-        // takes as `shutdown`: a running compaction or agent run is cancelled, the requests read
-        // are answered, and the open session is closed (a database session's lease released, its
-        // private copy removed) before the process exits.
-        let input = tokio::io::BufReader::new(UntilStopped::new(tokio::io::stdin()));
+        // SIGTERM, SIGHUP (the client's terminal or pipe went away) or Ctrl-C ends the input as
+        // the client closing it would, which the server takes as `shutdown`: a running compaction
+        // or agent run is cancelled (its command's process group killed), the requests read are
+        // answered, and the open session is closed (its entries written, a database session's
+        // lease released, its private copy removed) before the process exits.
+        let input = tokio::io::BufReader::new(input);
         ctxkit_server::serve(config, input, ChannelWriter(PollSender::new(sender))).await
     });
     while let Some(chunk) = receiver.blocking_recv() {
@@ -59,9 +65,21 @@ fn serve_stdio(
     runtime
         .block_on(server)
         .context("the server stopped unexpectedly")??;
+    // A command of a tool the server abandoned (stuck past its cancel) runs in a process group
+    // of its own, which no signal to this process reaches: it must not outlive the server.
+    ctxkit_agent::tools::stop_running_commands();
     // Stdin may still be open (the client only sent `shutdown`): do not wait for it.
     runtime.shutdown_background();
-    Ok(Outcome::Success)
+    // SIGTERM and Ctrl-C are a client's documented way to end the server (status 0); a hangup
+    // ends it as the signal would have, as `ctxkit chat` does.
+    match stopped.get() {
+        Some(&number) if number == tokio::signal::unix::SignalKind::hangup().as_raw_value() => {
+            Ok(Outcome::Signalled {
+                number: u8::try_from(number).unwrap_or(1),
+            })
+        }
+        _ => Ok(Outcome::Success),
+    }
 }
 
 /// The multi-threaded runtime both transports run on.
@@ -205,19 +223,25 @@ fn stop_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
     super::signals::stop_signal(super::signals::Stops::OnTerminate)
 }
 
-/// A reader that ends (reads nothing more) once [`stop_signal`] fires.
+/// A reader that ends (reads nothing more) once SIGTERM, SIGHUP or Ctrl-C arrives, the signal's
+/// number kept in `stopped`. The signals are caught from [`UntilStopped::new`] on (inside the
+/// runtime), before the first request is read.
 struct UntilStopped<R> {
     inner: R,
     stop: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>,
-    stopped: bool,
+    stopped: Arc<std::sync::OnceLock<i32>>,
 }
 
 impl<R> UntilStopped<R> {
-    fn new(inner: R) -> Self {
+    fn new(inner: R, stopped: Arc<std::sync::OnceLock<i32>>) -> Self {
+        let signal = super::signals::stop_signal_named(super::signals::Stops::OnTerminateAndHangup);
+        let noted = Arc::clone(&stopped);
         Self {
             inner,
-            stop: Box::pin(stop_signal()),
-            stopped: false,
+            stop: Box::pin(async move {
+                let _ = noted.set(signal.await);
+            }),
+            stopped,
         }
     }
 }
@@ -228,10 +252,7 @@ impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for UntilStopped<R> {
         context: &mut std::task::Context<'_>,
         buffer: &mut tokio::io::ReadBuf<'_>,
     ) -> std::task::Poll<std::io::Result<()>> {
-        if !self.stopped && self.stop.as_mut().poll(context).is_ready() {
-            self.stopped = true;
-        }
-        if self.stopped {
+        if self.stopped.get().is_some() || self.stop.as_mut().poll(context).is_ready() {
             return std::task::Poll::Ready(Ok(()));
         }
         std::pin::Pin::new(&mut self.inner).poll_read(context, buffer)

@@ -19,6 +19,15 @@ pub enum Stops {
 /// as it said so must not meet the default action, which ends the process on the spot). A signal
 /// that cannot be caught keeps its default.
 pub fn stop_signal(stops: Stops) -> impl Future<Output = ()> + Send + 'static {
+    let stopped = stop_signal_named(stops);
+    async move {
+        stopped.await;
+    }
+}
+
+/// [`stop_signal`] that says which signal arrived: its number (2 for SIGINT, 15 for SIGTERM, 1
+/// for SIGHUP).
+pub fn stop_signal_named(stops: Stops) -> impl Future<Output = i32> + Send + 'static {
     let hangup = match stops {
         Stops::OnTerminate => None,
         Stops::OnTerminateAndHangup => signal(SignalKind::hangup()).ok(),
@@ -26,11 +35,12 @@ pub fn stop_signal(stops: Stops) -> impl Future<Output = ()> + Send + 'static {
     let interrupt = signal(SignalKind::interrupt()).ok();
     let terminate = signal(SignalKind::terminate()).ok();
     async move {
-        tokio::select! {
-            () = received(interrupt) => {}
-            () = received(terminate) => {}
-            () = received(hangup) => {}
-        }
+        let kind = tokio::select! {
+            () = received(interrupt) => SignalKind::interrupt(),
+            () = received(terminate) => SignalKind::terminate(),
+            () = received(hangup) => SignalKind::hangup(),
+        };
+        kind.as_raw_value()
     }
 }
 

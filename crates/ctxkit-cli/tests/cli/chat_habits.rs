@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::chat::{Tmux, World, text, tmux_missing};
+use crate::chat::{Tmux, World, text, tmux_missing, tool_call};
 
 /// The text of every user message of a chat request, in order.
 fn user_texts(request: &Value) -> Vec<String> {
@@ -341,4 +341,31 @@ fn a_paste_holding_bound_keys_is_pasted_text() {
         user_texts(&requests[0]),
         ["bell\u{7} escape\u{1b}x alt-enter\u{1b}\nnext line"]
     );
+}
+
+/// QA (third round): at a one-key question, keys that arrive in one read (a fast typist's `y` and
+/// the start of the next prompt, a paste) were dropped whole, the answer with them, and the
+/// question stayed. Now the first key answers and the rest starts the next input line.
+#[test]
+fn an_answer_typed_with_more_keys_answers_and_the_rest_is_kept() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(tool_call(
+        "call_1",
+        "bash",
+        json!({"command": "echo ran > ran.txt"}),
+    ));
+    world.answer(text("The command ran.", 400));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("run it");
+    tmux.wait_for("[y]es / [n]o / [a]lways");
+    // One write: the answer and the next keys arrive in one read.
+    tmux.keys(&["-l", "ytyped ahead"]);
+    tmux.wait_for("The command ran.");
+    let screen = tmux.wait_idle(2);
+    assert!(world.project.join("ran.txt").exists(), "{screen}");
+    assert!(screen.contains("\n> typed ahead"), "{screen}");
 }

@@ -220,3 +220,155 @@ fn two_servers_on_one_session_get_the_documented_kinds() {
     );
     second.call("shutdown", Value::Null);
 }
+
+/// QA (third round): a `bash` command runs in a process group of its own, which a hangup sent to
+/// the server does not reach: SIGHUP (the client's terminal or pipe went away) ended
+/// `serve --stdio` on the spot and left the agent's `sleep 600` running, orphaned, and the run's
+/// prompt unwritten. Now SIGHUP ends the server as SIGTERM does (the run cancelled, its command's
+/// group killed, the session's entries written, a database session's private copy removed) and it
+/// exits with 129, as for the signal.
+#[test]
+fn serve_sighup_stops_the_running_command_and_writes_the_session() {
+    sighup_during_a_command(None);
+}
+
+/// [`serve_sighup_stops_the_running_command_and_writes_the_session`] on a database session.
+#[test]
+fn serve_sighup_commits_a_database_session_and_removes_its_private_copy() {
+    if let Some(database) = crate::store::database() {
+        sighup_during_a_command(Some(&database));
+    }
+}
+
+/// `agent.run` runs `sleep 600` in a server on `store` (or files), which then gets SIGHUP.
+fn sighup_during_a_command(store: Option<&str>) {
+    use crate::chat::{World, text, tool_call};
+    let world = World::new(100_000, json!({}));
+    world.answer(tool_call(
+        "call_1",
+        "bash",
+        json!({"command": "sleep 600 & echo $! > sleep.pid; wait", "timeout": 900}),
+    ));
+    world.answer(text("done", 400));
+    let temporary = tempfile::tempdir().unwrap();
+    let temporary_text = temporary.path().display().to_string();
+    let mut env = vec![("TMPDIR", temporary_text.as_str())];
+    env.extend(store.map(|store| ("CTXKIT_STORE", store)));
+    let mut server = Server::start_with(world.home.path(), &world.project, &env);
+    let created = server.call("session.create", json!({"cwd": world.project}));
+    let session = created["result"]["session_id"].as_str().unwrap().to_owned();
+    let file = PathBuf::from(created["result"]["session_file"].as_str().unwrap());
+    server.send(
+        "agent.run",
+        json!({"text": "sleep-for-a-while", "approve": "all"}),
+    );
+    let pid = started_sleep(&world.project.join("sleep.pid"));
+    assert!(alive(&pid));
+    let copies = std::fs::read_dir(temporary.path()).unwrap().count();
+    assert_eq!(copies, usize::from(store.is_some()), "the private copy");
+    let signalled = Command::new("kill")
+        .args(["-HUP", &server.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(signalled.success());
+    let status = server.child.wait().unwrap();
+    let ended = Instant::now();
+    while alive(&pid) && ended.elapsed() < Duration::from_secs(2) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let orphaned = alive(&pid);
+    if orphaned {
+        let _ = Command::new("kill").args(["-KILL", &pid]).status();
+    }
+    assert!(!orphaned, "the command outlived the server");
+    assert_eq!(status.code(), Some(129), "{status:?}");
+    let left: Vec<_> = std::fs::read_dir(temporary.path())
+        .unwrap()
+        .flatten()
+        .collect();
+    assert!(left.is_empty(), "private copies left: {left:?}");
+    let text = match store {
+        None => std::fs::read_to_string(&file).unwrap(),
+        Some(store) => {
+            let exported = world.home.path().join("exported.jsonl");
+            let output = Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+                .args(["--store", store, "store", "export", &session, "-o"])
+                .arg(&exported)
+                .env("CTXKIT_HOME", world.home.path())
+                .output()
+                .unwrap();
+            assert!(output.status.success(), "{output:?}");
+            std::fs::read_to_string(&exported).unwrap()
+        }
+    };
+    assert!(text.contains("sleep-for-a-while"), "{text}");
+}
+
+/// The pid the agent's command wrote to `pid_file`, once it did.
+fn started_sleep(pid_file: &Path) -> String {
+    let waited = Instant::now();
+    loop {
+        let read = std::fs::read_to_string(pid_file).unwrap_or_default();
+        if let Ok(pid) = read.trim().parse::<u32>() {
+            return pid.to_string();
+        }
+        assert!(
+            waited.elapsed() < Duration::from_secs(30),
+            "the command did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// [`serve_sighup_stops_the_running_command_and_writes_the_session`] when the server's stdin and
+/// stdout are a terminal that closes: the hangup comes with writes that fail, which must not cut
+/// the server's end short.
+#[test]
+fn closing_the_servers_terminal_stops_the_running_command() {
+    use crate::chat::{Tmux, World, text, tmux_missing, tool_call};
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(tool_call(
+        "call_1",
+        "bash",
+        json!({"command": "sleep 600 & echo $! > sleep.pid; wait", "timeout": 900}),
+    ));
+    world.answer(text("done", 400));
+    let mut command = format!("cd '{}' && exec env", world.project.display());
+    for name in crate::PROVIDER_VARIABLES
+        .into_iter()
+        .chain(["CTXKIT_SESSIONS_DIR", "CTXKIT_OFFLINE"])
+    {
+        command.push_str(&format!(" -u {name}"));
+    }
+    command.push_str(&format!(
+        " CTXKIT_HOME='{}' '{}' serve --stdio",
+        world.home.path().display(),
+        env!("CARGO_BIN_EXE_ctxkit"),
+    ));
+    let tmux = Tmux::start(&command);
+    let create = json!({"jsonrpc": "2.0", "id": 1, "method": "session.create",
+                        "params": {"cwd": world.project}});
+    tmux.line(&create.to_string());
+    tmux.wait_for("session_file");
+    let run = json!({"jsonrpc": "2.0", "id": 2, "method": "agent.run",
+                     "params": {"text": "sleep-for-a-while", "approve": "all"}});
+    tmux.line(&run.to_string());
+    let pid = started_sleep(&world.project.join("sleep.pid"));
+    // The terminal closes (tmux's server ends); the server is gone once this returns.
+    drop(tmux);
+    let ended = Instant::now();
+    while alive(&pid) && ended.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let orphaned = alive(&pid);
+    if orphaned {
+        let _ = Command::new("kill").args(["-KILL", &pid]).status();
+    }
+    assert!(!orphaned, "the command outlived the server");
+    let file = world.session_files().remove(0);
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("sleep-for-a-while"), "{text}");
+}

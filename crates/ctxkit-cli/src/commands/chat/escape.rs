@@ -81,9 +81,10 @@ impl Drop for EscWatch {
 }
 
 /// Shows `prompt` and reads one key among `keys` without Enter (the terminal without line mode,
-/// echo or signals for the read): the key's letter, `None` for Ctrl-C, Ctrl-D or Esc. `Err` when
-/// stdin is not a terminal.
-pub fn read_key(prompt: &str, keys: &str) -> Result<Option<char>, ()> {
+/// echo or signals for the read): the key's letter, `None` for Ctrl-C, Ctrl-D or Esc, with the
+/// bytes that came in the same read after the answer (a fast typist's next keys, the rest of a
+/// paste), for the next input line. `Err` when stdin is not a terminal.
+pub fn read_key(prompt: &str, keys: &str) -> Result<(Option<char>, Vec<u8>), ()> {
     use std::io::Write;
     let stdin = std::io::stdin();
     if !stdin.is_terminal() {
@@ -99,24 +100,18 @@ pub fn read_key(prompt: &str, keys: &str) -> Result<Option<char>, ()> {
     let mut stdout = std::io::stdout();
     let _ = write!(stdout, "{prompt}");
     let _ = stdout.flush();
-    let mut buffer = [0_u8; 16];
-    let answer = loop {
+    let mut buffer = [0_u8; 256];
+    let (answer, after) = loop {
         let read = match nix::unistd::read(stdin.as_fd(), &mut buffer) {
-            Ok(0) => break None,
+            Ok(0) => break (None, Vec::new()),
             Ok(read) => read,
             Err(Errno::EINTR) => continue,
-            Err(_) => break None,
+            Err(_) => break (None, Vec::new()),
         };
-        match buffer[..read] {
-            // Ctrl-C, Ctrl-D, a lone Esc.
-            [0x03 | 0x04 | ESC] => break None,
-            [byte] => {
-                let key = char::from(byte).to_ascii_lowercase();
-                if keys.contains(key) {
-                    break Some(key);
-                }
-            }
-            _ => {}
+        match first_key(&buffer[..read], keys) {
+            KeyRead::Answer(key, after) => break (Some(key), after.to_vec()),
+            KeyRead::Stopped => break (None, Vec::new()),
+            KeyRead::Nothing => {}
         }
     };
     let _ = tcsetattr(stdin.as_fd(), SetArg::TCSANOW, &saved);
@@ -129,7 +124,37 @@ pub fn read_key(prompt: &str, keys: &str) -> Result<Option<char>, ()> {
     };
     let _ = writeln!(stdout, "{shown}");
     let _ = stdout.flush();
-    Ok(answer)
+    Ok((answer, after))
+}
+
+/// What one read at a one-key question holds.
+#[derive(Debug, PartialEq, Eq)]
+enum KeyRead<'a> {
+    /// Its first key is one of the keys (lowercased): the answer, and the bytes after it.
+    Answer(char, &'a [u8]),
+    /// Ctrl-C or Ctrl-D first, or a lone Esc.
+    Stopped,
+    /// Its first key answers nothing (another key, an arrow's escape sequence): the question
+    /// stays. A paste that starts with other text is not searched for an answer: `any text`
+    /// must not answer `a`.
+    Nothing,
+}
+
+/// The answer in one read at a one-key question: its first key. Before, a read of more than one
+/// byte (a fast typist's `y` and the next key, a paste) was dropped whole, and the answer with it.
+fn first_key<'a>(bytes: &'a [u8], keys: &str) -> KeyRead<'a> {
+    match bytes {
+        [0x03 | 0x04, ..] | [ESC] => KeyRead::Stopped,
+        [byte, after @ ..] => {
+            let key = char::from(*byte).to_ascii_lowercase();
+            if byte.is_ascii() && !key.is_ascii_control() && keys.contains(key) {
+                KeyRead::Answer(key, after)
+            } else {
+                KeyRead::Nothing
+            }
+        }
+        [] => KeyRead::Nothing,
+    }
 }
 
 fn same_mode(left: &Termios, right: &Termios) -> bool {
@@ -173,7 +198,7 @@ fn watch(
 
 /// Adds keys typed while the agent works to the next input: text as typed, Enter as `\n` (the line
 /// before it was entered), backspace erases, escape sequences and other control keys are dropped.
-fn keep_typed(typed: &mut String, bytes: &[u8]) {
+pub fn keep_typed(typed: &mut String, bytes: &[u8]) {
     let text = String::from_utf8_lossy(bytes);
     let mut chars = text.chars().peekable();
     while let Some(character) = chars.next() {
@@ -227,6 +252,27 @@ mod tests {
         assert_eq!(typed, "fix the testsnow");
         keep_typed(&mut typed, "\r é\x01\t".as_bytes());
         assert_eq!(typed, "fix the testsnow\n é ");
+    }
+
+    #[test]
+    fn the_first_key_of_a_read_answers_and_the_rest_is_kept() {
+        assert_eq!(first_key(b"y", "yna"), KeyRead::Answer('y', b""));
+        assert_eq!(first_key(b"Y", "yna"), KeyRead::Answer('y', b""));
+        // A fast typist's answer and next keys, or a paste, come in one read.
+        assert_eq!(
+            first_key(b"ynext prompt", "yna"),
+            KeyRead::Answer('y', b"next prompt")
+        );
+        assert_eq!(first_key(b"nn", "yna"), KeyRead::Answer('n', b"n"));
+        assert_eq!(first_key(b"\x03", "yna"), KeyRead::Stopped);
+        assert_eq!(first_key(b"\x04y", "yna"), KeyRead::Stopped);
+        assert_eq!(first_key(b"\x1b", "yna"), KeyRead::Stopped);
+        // An arrow key, another key first, a paste that only holds an answer's letter later.
+        assert_eq!(first_key(b"\x1b[A", "yna"), KeyRead::Nothing);
+        assert_eq!(first_key(b"x", "yna"), KeyRead::Nothing);
+        assert_eq!(first_key(b"my text", "yna"), KeyRead::Nothing);
+        assert_eq!(first_key("é".as_bytes(), "yna"), KeyRead::Nothing);
+        assert_eq!(first_key(b"", "yna"), KeyRead::Nothing);
     }
 
     #[test]

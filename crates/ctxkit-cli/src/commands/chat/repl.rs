@@ -20,6 +20,8 @@ struct Terminal {
     editor: super::input::ChatEditor,
     /// Input too large for the line editor, handed over by it ([`LargeInput`]).
     large: LargeInput,
+    /// Where keys typed after a one-key answer go: the next input line.
+    ui: super::ui::Ui,
 }
 
 impl Ask for Terminal {
@@ -36,7 +38,10 @@ impl Ask for Terminal {
 
     fn ask_key(&mut self, prompt: &str, keys: &str) -> Option<char> {
         match super::escape::read_key(&crate::render::terminal_safe(prompt), keys) {
-            Ok(answer) => answer,
+            Ok((answer, after)) => {
+                self.ui.keep_typed(&after);
+                answer
+            }
             // Not a terminal (or it cannot be switched): a typed line.
             Err(()) => loop {
                 let answer = self.ask(prompt)?.trim().to_lowercase();
@@ -58,7 +63,11 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
     let large = LargeInput::default();
     super::input::bind_keys(&mut editor, &edit_request, &large);
     let double_escape = super::rewind::bind_double_escape(&mut editor, &large);
-    let mut terminal = Terminal { editor, large };
+    let mut terminal = Terminal {
+        editor,
+        large,
+        ui: chat.ui.clone(),
+    };
     // Only after the editor exists: it installs a SIGINT handler of its own for its whole life,
     // and ours must be installed on top of it (it chains to the editor's). At the input line the
     // terminal is in raw mode and Ctrl-C is a key the editor reads.

@@ -76,6 +76,17 @@ impl Ui {
         }
     }
 
+    /// Adds `bytes`, keys typed after a one-key answer, to the next input line, as keys typed
+    /// while the agent works are.
+    pub fn keep_typed(&self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        if let Ok(mut typed) = self.typed.lock() {
+            super::escape::keep_typed(&mut typed, bytes);
+        }
+    }
+
     /// Text typed while the agent worked, taken for the next input line.
     pub fn take_typed(&self) -> String {
         self.typed
