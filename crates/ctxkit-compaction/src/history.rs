@@ -40,6 +40,9 @@ pub struct CompactionRecord {
     pub usage: Value,
     pub from_hook: bool,
     pub summary: String,
+    /// The messages of the context right after it that could not be read (valid JSON that is not
+    /// a message, e.g. a number for a content): left out of `tokens_after`, as a warning says.
+    pub unreadable_entry_ids: Vec<String>,
 }
 
 /// Estimated context tokens at entry `id`. Provider usage is not trusted here: a kept reply's usage
@@ -53,6 +56,28 @@ fn context_tokens_at(session: &Session, id: &str) -> Result<u64, CompactionError
     Ok(tokens)
 }
 
+/// Estimated context tokens at entry `id` of the messages that can be read, and the ids of those
+/// that cannot (left out of the count).
+fn readable_context_tokens_at(
+    session: &Session,
+    id: &str,
+) -> Result<(u64, Vec<String>), CompactionError> {
+    let context = session.context_at(LeafSelector::Entry(id));
+    let mut tokens = 0;
+    let mut unreadable = Vec::new();
+    for message in &context.messages {
+        match session.message(message) {
+            Ok(message) => tokens += estimate_tokens(&message),
+            Err(ctxkit_session::SessionError::InvalidEntry { .. }) => {
+                let entry = session.index().get(message.entry);
+                unreadable.push(entry.map(|entry| entry.id().to_owned()).unwrap_or_default());
+            }
+            Err(error) => return Err(error.into()),
+        }
+    }
+    Ok((tokens, unreadable))
+}
+
 /// Every compaction on the path to `leaf` (the session's leaf when `None`), oldest first.
 pub fn list_compactions(
     session: &Session,
@@ -62,6 +87,11 @@ pub fn list_compactions(
     let mut records = Vec::new();
     let mut boundary = 0;
     for (position, entry) in path.iter().enumerate() {
+        // Only compactions are parsed: a message is never read here (a damaged one no longer
+        // fails the listing, and a 1 MiB tool output is not parsed to be passed over).
+        if entry.type_name() != "compaction" {
+            continue;
+        }
         let EntryKind::Compaction(compaction) = entry
             .parse()
             .map_err(|error| CompactionError::reading(session, entry, error))?
@@ -79,13 +109,14 @@ pub fn list_compactions(
             .collect();
         boundary = kept.unwrap_or(position + 1);
         let details = compaction.details.clone().unwrap_or(Value::Null);
+        let (tokens_after, unreadable_entry_ids) = readable_context_tokens_at(session, entry.id())?;
         records.push(CompactionRecord {
             id: entry.id().to_owned(),
             timestamp: entry.timestamp().to_owned(),
             first_kept_entry_id: compaction.first_kept_entry_id.clone(),
             covered_entry_ids,
             tokens_before: compaction.tokens_before,
-            tokens_after: context_tokens_at(session, entry.id())?,
+            tokens_after,
             summarizer: details
                 .get("summarizer")
                 .and_then(Value::as_str)
@@ -93,6 +124,7 @@ pub fn list_compactions(
             usage: details.get("usage").cloned().unwrap_or(Value::Null),
             from_hook: compaction.from_hook == Some(true),
             summary: compaction.summary,
+            unreadable_entry_ids,
         });
     }
     Ok(records)

@@ -9,6 +9,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod error;
+mod facts;
 mod files;
 mod lines;
 mod postgres;

@@ -231,10 +231,18 @@ impl<R: std::io::BufRead> JsonlLines<R> {
     }
 }
 
+#[cfg(test)]
+thread_local! {
+    /// How many lines this thread read as a whole `Value`: tests count the lines a listing builds.
+    pub(crate) static VALUE_READS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// A line's JSON as the session reader reads it (`ctxkit_protocol::from_str_repaired`: a lone
 /// surrogate, which Pi writes when it cuts a string inside an emoji, is read, not refused), so a
 /// store takes every line `ctxkit_session::Session::open` reads as an entry.
 fn read_json(line: &str) -> Result<Value, String> {
+    #[cfg(test)]
+    VALUE_READS.with(|reads| reads.set(reads.get() + 1));
     from_str_repaired(line).map_err(|error| format!("not JSON ({error})"))
 }
 
@@ -260,10 +268,56 @@ pub fn header_facts(line: &str) -> Result<HeaderFacts, String> {
 }
 
 /// The facts of an entry line, or why it is not an entry (a JSON object with a string `type`).
+/// Read in one pass that builds nothing but the facts; a line that pass refuses is read as a
+/// `Value` ([`entry_facts_of_value`]), which says why (or reads what the pass could not).
 pub fn entry_facts(line: &str) -> Result<EntryFacts, String> {
     if line.contains('\n') {
         return Err("an entry is one line".to_owned());
     }
+    match from_str_repaired::<crate::facts::EntryLine>(line) {
+        Ok(crate::facts::EntryLine(Some(facts))) if facts.kind.is_some() => Ok(read_facts(facts)),
+        _ => entry_facts_of_value(line),
+    }
+}
+
+/// The [`EntryFacts`] of a line's fields.
+fn read_facts(line: crate::facts::LineFacts) -> EntryFacts {
+    let mut facts = EntryFacts {
+        id: line.id,
+        parent_id: line.parent_id,
+        timestamp_ms: line
+            .timestamp
+            .as_deref()
+            .and_then(ctxkit_session::parse_timestamp_ms),
+        kind: line.kind.unwrap_or_default(),
+        ..EntryFacts::default()
+    };
+    match facts.kind.as_str() {
+        "session_info" => facts.name = line.name,
+        "message" => {
+            let message = line.message;
+            if let Some(role @ ("user" | "assistant")) = message.role.as_deref() {
+                facts.role = Some(role.to_owned());
+                // The message's own time, as the file listing uses it.
+                if let Some(ms) = message.timestamp {
+                    facts.timestamp_ms = Some(ms);
+                }
+            }
+            if message.role.as_deref() == Some("user") {
+                // As the file listing shows it: without the context an agent injected.
+                facts.user_text = message
+                    .content_text
+                    .and_then(ctxkit_session::listed_first_message);
+            }
+        }
+        _ => {}
+    }
+    facts
+}
+
+/// The facts of an entry line read from its `Value` (how every line was read before
+/// [`entry_facts`]'s one pass).
+pub(crate) fn entry_facts_of_value(line: &str) -> Result<EntryFacts, String> {
     let value = read_json(line)?;
     let object = value.as_object().ok_or("not a JSON object")?;
     let text = |key: &str| object.get(key).and_then(Value::as_str).map(str::to_owned);

@@ -416,6 +416,7 @@ fn written_summary(engine: &Engine, id: &str) -> Result<(String, Value)> {
 pub fn compactions(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
     let session = super::open_for_reading(file)?;
     let records = list_compactions(&session, None)?;
+    warn_of_unreadable(&records, file)?;
     if json {
         let values: Vec<Value> = records
             .iter()
@@ -444,6 +445,32 @@ pub fn compactions(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outco
         writeln!(out, "    {}", one_line(&record.summary, 100))?;
     }
     Ok(Outcome::Success)
+}
+
+/// Says on stderr, in one line, which messages kept after a compaction could not be read (left out
+/// of its tokens after), as other commands say a file is damaged and go on with what they read.
+fn warn_of_unreadable(records: &[CompactionRecord], file: &Path) -> Result<()> {
+    let mut unreadable: Vec<&str> = records
+        .iter()
+        .flat_map(|record| record.unreadable_entry_ids.iter().map(String::as_str))
+        .collect();
+    unreadable.sort_unstable();
+    unreadable.dedup();
+    let Some(first) = unreadable.first() else {
+        return Ok(());
+    };
+    let more = match unreadable.len() {
+        1 => String::new(),
+        count => format!(" and {} more", count - 1),
+    };
+    writeln!(
+        crate::redact::stderr(),
+        "warning: `{}` is damaged (entry {first} is not a readable message{more}); its tokens \
+         after a compaction leave it out, run `ctxkit check {}` for every problem",
+        file.display(),
+        file.display()
+    )?;
+    Ok(())
 }
 
 /// `ctxkit models`.

@@ -508,6 +508,44 @@ fn damaged_files_are_read_with_one_warning_line() {
     }
 }
 
+/// `compactions` on a file with a line that is JSON but not a message (its head reads, so it is
+/// on the path): one warning line and the list, as the other read commands do (it failed, exit 3).
+#[test]
+fn compactions_warn_of_an_unreadable_message_and_list() {
+    let run = Run::new();
+    let lines = [
+        r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#,
+        r#"{"type":"message","id":"m1","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hello","timestamp":1735689601000}}"#,
+        r#"{"type":"message","id":"m2","parentId":"m1","timestamp":"2025-01-01T00:00:02.000Z","message":{"role":"assistant","content":5}}"#,
+        r#"{"type":"compaction","id":"c1","parentId":"m2","timestamp":"2025-01-01T00:00:03.000Z","summary":"the summary","firstKeptEntryId":"m2","tokensBefore":100}"#,
+        r#"{"type":"message","id":"m3","parentId":"c1","timestamp":"2025-01-01T00:00:04.000Z","message":{"role":"user","content":"again","timestamp":1735689604000}}"#,
+    ];
+    std::fs::write(
+        run.home.path().join("damaged.jsonl"),
+        lines.join("\n") + "\n",
+    )
+    .unwrap();
+    for json in [false, true] {
+        let mut arguments = vec!["compactions", "damaged.jsonl"];
+        if json {
+            arguments.push("--json");
+        }
+        let text = run.ctxkit(&arguments);
+        assert!(text.starts_with("exit: 0\n"), "{text}");
+        assert!(text.contains("c1"), "{text}");
+        let (_, stderr) = text.split_once("--- stderr\n").expect("a warning");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.contains("entry m2 is not a readable message"),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("run `ctxkit check damaged.jsonl`"),
+            "{stderr}"
+        );
+    }
+}
+
 /// Issue 17, defect 4: `compact` on a session without an assistant message printed "Compacted"
 /// and wrote nothing (the deferred first write held the entry back).
 #[test]

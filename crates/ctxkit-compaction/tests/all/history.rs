@@ -386,3 +386,25 @@ async fn undoing_two_compactions_carries_the_later_work_through_both() {
     assert!(texts.contains("REDACTED"));
     assert!(texts.contains("second answer"));
 }
+
+#[test]
+fn a_damaged_message_leaves_the_compactions_listed() {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("damaged.jsonl");
+    let lines = [
+        r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#,
+        r#"{"type":"message","id":"m1","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hello","timestamp":1735689601000}}"#,
+        // JSON whose head reads, but not a message: before, listing the compactions failed here.
+        r#"{"type":"message","id":"m2","parentId":"m1","timestamp":"2025-01-01T00:00:02.000Z","message":{"role":"assistant","content":5}}"#,
+        r#"{"type":"compaction","id":"c1","parentId":"m2","timestamp":"2025-01-01T00:00:03.000Z","summary":"the summary","firstKeptEntryId":"m2","tokensBefore":100}"#,
+        r#"{"type":"message","id":"m3","parentId":"c1","timestamp":"2025-01-01T00:00:04.000Z","message":{"role":"user","content":"again","timestamp":1735689604000}}"#,
+    ];
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let session = Session::open(&path).unwrap();
+    let records = list_compactions(&session, None).unwrap();
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].id, "c1");
+    assert_eq!(records[0].covered_entry_ids, ["m1"]);
+    assert_eq!(records[0].unreadable_entry_ids, ["m2"]);
+    assert!(records[0].tokens_after > 0);
+}
