@@ -12,6 +12,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ctxkit_agent::{ToolContext, ToolRegistry, Workspace};
+
+use crate::swapper::Swapper;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -357,33 +359,46 @@ fn a_folder_swapped_for_a_symlink_during_writes_puts_nothing_outside() {
     std::fs::create_dir_all(&outside).unwrap();
     let context = context(&home, &home.project, &[]);
     let work = home.project.join("work");
-    std::fs::create_dir_all(&work).unwrap();
-    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let swapper = {
-        let (work, outside, stop) = (work.clone(), outside.clone(), Arc::clone(&stop));
-        std::thread::spawn(move || {
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let _ = std::fs::remove_dir_all(&work);
-                let _ = symlink(&outside, &work);
-                std::thread::yield_now();
-                let _ = std::fs::remove_file(&work);
-                let _ = std::fs::create_dir(&work);
+    let swapper = Swapper::start(
+        work.clone(),
+        {
+            let outside = outside.clone();
+            move |work| {
+                let _ = std::fs::remove_dir_all(work);
+                let _ = symlink(&outside, work);
             }
-        })
-    };
+        },
+        |work| {
+            let _ = std::fs::remove_file(work);
+            let _ = std::fs::create_dir(work);
+        },
+    );
     let registry = ToolRegistry::coding();
-    for n in 0..600 {
-        let _ = registry.run(
+    let (mut written, mut refused, mut n) = (0, 0, 0);
+    let started = std::time::Instant::now();
+    while swapper.goes_on(n, 600, written > 0 && refused > 0, started) {
+        let outcome = registry.run(
             "write",
             &json!({"path": format!("work/{n}.txt"), "content": "x"}),
             "call",
             &context,
         );
+        // The link: refused as outside the project, or (met in the jail) not a folder to write in.
+        match (outcome.is_error, outcome.text.contains("No such file")) {
+            (false, _) => written += 1,
+            (true, false) => refused += 1,
+            (true, true) => {}
+        }
+        swapper.attempted();
+        n += 1;
     }
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    swapper.join().unwrap();
+    let swaps = swapper.stop();
     let leaked = std::fs::read_dir(&outside).unwrap().count();
     assert_eq!(leaked, 0, "files written outside the project");
+    assert!(
+        written > 0 && refused > 0 && swaps >= 100,
+        "the race did not run in {n} writes ({swaps} swaps): {written} written, {refused} refused"
+    );
 }
 
 /// What reaches the model without a tool: context files, `APPEND_SYSTEM.md`, prompt templates and
@@ -534,21 +549,20 @@ fn a_folder_swapped_for_a_link_into_git_hooks_during_writes_puts_no_hook_there()
     let context = context(&home, &home.project, &[]);
     let registry = ToolRegistry::coding();
     let work = home.project.join("work");
-    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let swapper = {
-        let (work, stop) = (work.clone(), Arc::clone(&stop));
-        std::thread::spawn(move || {
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let _ = std::fs::remove_dir_all(&work);
-                let _ = symlink(".git/hooks", &work);
-                std::thread::yield_now();
-                let _ = std::fs::remove_file(&work);
-                let _ = std::fs::create_dir(&work);
-            }
-        })
-    };
-    let mut written = 0;
-    for n in 0..400 {
+    let swapper = Swapper::start(
+        work.clone(),
+        |work| {
+            let _ = std::fs::remove_dir_all(work);
+            let _ = symlink(".git/hooks", work);
+        },
+        |work| {
+            let _ = std::fs::remove_file(work);
+            let _ = std::fs::create_dir(work);
+        },
+    );
+    let (mut written, mut refused, mut n) = (0, 0, 0);
+    let started = std::time::Instant::now();
+    while swapper.goes_on(n, 400, written > 0 && refused > 0, started) {
         let path = format!("work/pre-commit-{n}");
         let outcome = registry.run(
             "write",
@@ -556,12 +570,21 @@ fn a_folder_swapped_for_a_link_into_git_hooks_during_writes_puts_no_hook_there()
             "call",
             &context,
         );
-        written += usize::from(!outcome.is_error);
+        match (outcome.is_error, outcome.text.contains("No such file")) {
+            (false, _) => written += 1,
+            (true, false) => refused += 1,
+            (true, true) => {}
+        }
+        swapper.attempted();
+        n += 1;
     }
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    swapper.join().unwrap();
+    let swaps = swapper.stop();
     let hooks = std::fs::read_dir(home.project.join(".git/hooks"))
         .unwrap()
         .count();
     assert_eq!(hooks, 0, "hooks planted ({written} writes went through)");
+    assert!(
+        written > 0 && refused > 0 && swaps >= 100,
+        "the race did not run in {n} writes ({swaps} swaps): {written} written, {refused} refused"
+    );
 }

@@ -16,4 +16,5 @@ mod in_run;
 mod scenarios;
 mod stalled_provider;
 mod support;
+mod swapper;
 mod warming;

@@ -377,12 +377,18 @@ fn another_writer(
 /// A database session's copy is private to its user (`0700`: under the usual umask a temporary
 /// folder is `0755`, and the opened copy was readable by anyone), and one a killed server left is
 /// removed by the next server of that user.
+///
+/// The servers have a temporary folder of their own: in the shared one, any other process of the
+/// user started meanwhile (another test's, another helper's) removes the killed server's copy as it
+/// should, before the third server can (the test failed now and then under parallel store tests).
 #[test]
 fn a_killed_servers_private_copy_is_removed_by_the_next_server() {
     use std::os::unix::fs::PermissionsExt as _;
     let Some(url) = database() else { return };
     let home = tempfile::tempdir().unwrap();
-    let env = [("CTXKIT_STORE", url.as_str())];
+    let temporary = tempfile::tempdir().unwrap();
+    let temporary_text = path_text(temporary.path());
+    let env = [("CTXKIT_STORE", url.as_str()), ("TMPDIR", temporary_text)];
     let mut first = super::serve::Server::start_with(home.path(), home.path(), &env);
     let created = first.call("session.create", serde_json::json!({"cwd": home.path()}));
     let id = created["result"]["session_id"].as_str().unwrap().to_owned();
@@ -393,6 +399,12 @@ fn a_killed_servers_private_copy_is_removed_by_the_next_server() {
     let opened = second.call("session.open", serde_json::json!({"id": id}));
     let copy = PathBuf::from(opened["result"]["session_file"].as_str().unwrap());
     let folder = copy.parent().unwrap().to_owned();
+    assert_eq!(
+        folder.parent(),
+        Some(temporary.path()),
+        "{}",
+        folder.display()
+    );
     let mode = std::fs::metadata(&folder).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o700, "{}", folder.display());
     let mode = std::fs::metadata(&copy).unwrap().permissions().mode();
@@ -405,6 +417,7 @@ fn a_killed_servers_private_copy_is_removed_by_the_next_server() {
         .args(["serve", "--stdio"])
         .env("CTXKIT_HOME", home.path())
         .env("CTXKIT_STORE", &url)
+        .env("TMPDIR", temporary.path())
         .current_dir(home.path())
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -418,7 +431,9 @@ fn a_killed_servers_private_copy_is_removed_by_the_next_server() {
     assert!(output.status.success(), "{stderr}");
     assert!(!folder.exists(), "{}", folder.display());
     assert!(
-        stderr.contains("private session folder(s) a killed ctxkit left in"),
+        stderr.contains(&format!(
+            "Removed 1 private session folder(s) a killed ctxkit left in {temporary_text}"
+        )),
         "{stderr}"
     );
 }

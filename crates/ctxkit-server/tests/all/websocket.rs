@@ -351,7 +351,8 @@ async fn a_message_over_twice_the_limit_closes_with_1009() {
 async fn sockets_that_never_finish_a_request_are_closed_and_capped() {
     let dir = tempfile::tempdir().unwrap();
     let limits = ctxkit_http::ConnectionLimits {
-        header_read_timeout: Duration::from_millis(400),
+        // Long enough for a loaded machine to accept the three and ask `/health` meanwhile.
+        header_read_timeout: Duration::from_secs(3),
         ..ctxkit_http::ConnectionLimits::new(3)
     };
     let (address, _stop, _running) =
@@ -365,18 +366,21 @@ async fn sockets_that_never_finish_a_request_are_closed_and_capped() {
             .unwrap();
         partial.push(stream);
     }
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let (status, body) = get(address, "/health").await;
+    // Once the server has accepted the three (at once on an idle machine), `/health` is refused.
+    let (mut status, mut body) = get(address, "/health").await;
+    let asked = std::time::Instant::now();
+    while !status.contains("503") && asked.elapsed() < Duration::from_secs(2) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        (status, body) = get(address, "/health").await;
+    }
     assert!(status.contains("503"), "{status} {body}");
     assert!(body.contains("too many connections"), "{body}");
-    let started = std::time::Instant::now();
     for stream in &mut partial {
         let mut rest = Vec::new();
         let read =
-            tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut rest)).await;
+            tokio::time::timeout(Duration::from_secs(30), stream.read_to_end(&mut rest)).await;
         assert!(read.is_ok(), "a partial request was not closed");
     }
-    assert!(started.elapsed() < Duration::from_secs(2));
     let (status, body) = get(address, "/health").await;
     assert!(status.contains("200"), "{status} {body}");
     // A WebSocket holds its place until it closes.
