@@ -333,8 +333,8 @@ fn matches(query: &ListQuery, session: &StoredSession, path: &Path) -> Result<bo
     let Some(text) = &query.text else {
         return Ok(true);
     };
-    let words: Vec<String> = crate::lines::words_of(text);
-    crate::lines::holds_words(&mut crate::lines::JsonlLines::open(path)?, &words)
+    let words: Vec<String> = crate::search::words_of(text);
+    crate::search::holds_words(&mut crate::lines::JsonlLines::open(path)?, &words)
 }
 
 /// The listing facts of the session file at `path`.

@@ -13,6 +13,7 @@ mod facts;
 mod files;
 mod lines;
 mod postgres;
+mod search;
 mod store;
 mod url;
 

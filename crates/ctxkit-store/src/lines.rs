@@ -38,65 +38,6 @@ pub struct EntryFacts {
     pub timestamp_ms: Option<i64>,
 }
 
-/// How much of each entry line a text search reads: PostgreSQL cannot index a tsvector over
-/// 1 MiB, and both backends search the same part.
-pub(crate) const SEARCHED_CHARACTERS: usize = 100_000;
-
-/// The words a text search matches, of a query or of an entry line: runs of letters and digits,
-/// lowercased. A query matches a line holding each of its words as a whole word (both backends:
-/// PostgreSQL's index splits a line the same way).
-pub(crate) fn words_of(text: &str) -> Vec<String> {
-    text.split(|character: char| !character.is_alphanumeric())
-        .filter(|word| !word.is_empty())
-        .map(str::to_lowercase)
-        .collect()
-}
-
-/// The part of `line` a text search reads.
-pub(crate) fn searched_part(line: &str) -> &str {
-    match line.char_indices().nth(SEARCHED_CHARACTERS) {
-        Some((end, _)) => &line[..end],
-        None => line,
-    }
-}
-
-/// Whether an entry line of `lines` (its first [`SEARCHED_CHARACTERS`] characters) holds every
-/// word of `words` ([`words_of`]). Read a line at a time up to the first that does, so a folder's
-/// sessions are searched without holding any of them (each was read and split whole before).
-pub(crate) fn holds_words<R: std::io::BufRead>(
-    lines: &mut JsonlLines<R>,
-    words: &[String],
-) -> Result<bool> {
-    lines.header()?;
-    let ascii_words = words.iter().all(|word| word.is_ascii());
-    let mut lowered = Vec::new();
-    while let Some(line) = lines.next_line()? {
-        let part = searched_part(&line);
-        if ascii_words && part.is_ascii() && !holds_as_text(part, words, &mut lowered) {
-            continue;
-        }
-        let line_words = words_of(part);
-        if words.iter().all(|word| line_words.contains(word)) {
-            return Ok(true);
-        }
-    }
-    Ok(false)
-}
-
-/// Whether the ASCII text `part`, in lower case (into `lowered`), holds each of the ASCII `words`
-/// somewhere: a line that does not cannot hold them as words, and is passed over without being
-/// split into words (which cost 300 ms a search of every 25 MB). Only for ASCII lines and words,
-/// where a word's lower case is its ASCII lower case (a non-ASCII letter such as the Kelvin sign
-/// lowers to an ASCII one).
-fn holds_as_text(part: &str, words: &[String], lowered: &mut Vec<u8>) -> bool {
-    lowered.clear();
-    lowered.extend_from_slice(part.as_bytes());
-    lowered.make_ascii_lowercase();
-    words
-        .iter()
-        .all(|word| memchr::memmem::find(lowered, word.as_bytes()).is_some())
-}
-
 impl SessionLines {
     /// Splits a JSONL session (a v3 file's bytes). Every line is kept as it is (a final line
     /// without `\n` too); empty lines are dropped, as the session reader ignores them.
@@ -411,48 +352,6 @@ pub(crate) fn check_entry(id: &str, position: usize, line: &str) -> Result<Entry
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_search_stops_at_the_first_line_holding_every_word() {
-        let mut bytes = b"{\"type\":\"session\",\"version\":3,\"id\":\"s1\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n".to_vec();
-        bytes.extend_from_slice(b"{\"type\":\"message\",\"id\":\"a\",\"message\":{\"role\":\"user\",\"content\":\"the Parser failed\"}}\n");
-        bytes.extend_from_slice(b"{\"type\":\"message\",\"id\":\"b\",\"message\":{\"role\":\"user\",\"content\":\"an error here\"}}\n");
-        let search = |bytes: &[u8], text: &str| {
-            holds_words(&mut JsonlLines::new("test", bytes), &words_of(text))
-        };
-        assert!(search(&bytes, "parser FAILED").unwrap());
-        // Every word in one line, not across lines.
-        assert!(!search(&bytes, "parser error").unwrap());
-        // What follows the first match is not read: before, the whole file was read and split
-        // first, and a damaged line after the match failed the search.
-        bytes.extend_from_slice(b"{\"type\":\"message\",\"bad\":\"\xff\"}\n");
-        assert!(search(&bytes, "parser failed").unwrap());
-        assert!(search(&bytes, "parser error").is_err());
-    }
-
-    #[test]
-    fn the_text_check_before_the_words_finds_what_the_words_find() {
-        let header = "{\"type\":\"session\",\"version\":3,\"id\":\"s1\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n";
-        let cases = [
-            // (entry text, query, found)
-            ("Kubernetes pod", "kubernetes", true),
-            ("\u{212A}ubernetes pod", "kubernetes", true),
-            ("Ärger im Büro", "ärger büro", true),
-            ("subkubernetes", "kubernetes", false),
-            ("kubernetes_pod", "pod", true),
-            ("kubernetespod", "pod", false),
-            ("kube-pod", "pod KUBE", true),
-            ("nothing", "", true),
-            ("nothing", "!!", true),
-        ];
-        for (text, query, found) in cases {
-            let bytes =
-                format!("{header}{{\"type\":\"message\",\"id\":\"a\",\"text\":\"{text}\"}}\n");
-            let words = words_of(query);
-            let held = holds_words(&mut JsonlLines::new("test", bytes.as_bytes()), &words);
-            assert_eq!(held.unwrap(), found, "{text:?} {query:?}");
-        }
-    }
 
     #[test]
     fn keeps_lines_byte_for_byte() {

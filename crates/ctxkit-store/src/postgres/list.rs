@@ -2,7 +2,7 @@
 
 use super::{PostgresStore, SESSION_COLUMNS, session_of};
 use crate::error::{Result, StoreError};
-use crate::lines::words_of;
+use crate::search::words_of;
 use crate::store::{ListQuery, StoredSession};
 
 /// The words of an entry line as the text index holds them (`migrations/0003_text_index_words.sql`
@@ -83,6 +83,6 @@ mod tests {
             migration.contains(&format!("USING gin ({one_line});")),
             "{one_line}"
         );
-        assert!(one_line.contains(&crate::lines::SEARCHED_CHARACTERS.to_string()));
+        assert!(one_line.contains(&crate::search::SEARCHED_CHARACTERS.to_string()));
     }
 }
