@@ -1,0 +1,279 @@
+//! The model client as the compaction crate's [`Summarizer`]: the windows a summary is fitted
+//! into, the summary request itself, and on-demand compaction.
+
+use ctxkit_overflow::{StopReason, is_reply_overflow};
+use ctxkit_protocol::AssistantMessage;
+use ctxkit_summarizer::{
+    ConversationPrefix, OnDemandCompaction, Summarizer, SummarizerError, SummaryRequest,
+    SummaryResponse,
+};
+use futures::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
+
+use super::{ModelClient, UNKNOWN_MODEL_SUMMARY_TOKENS};
+use crate::error::LlmError;
+use crate::wire::{CompletionRequest, ReasoningLevel};
+
+impl ModelClient {
+    /// The window output limits are fitted into: the model's, or the limit the provider stated in
+    /// an overflow error when lower (learned for the process); `None` when the model is unknown.
+    pub fn planning_window(&self) -> Option<u64> {
+        let configured = self.context_window()?;
+        Some(crate::learned::window(
+            &self.config.base_url,
+            &self.config.model,
+            configured,
+        ))
+    }
+
+    /// Learns the real limit from an overflow `result` states (an HTTP error or an error reply).
+    pub(crate) fn learn_from(
+        &self,
+        result: Result<AssistantMessage, LlmError>,
+    ) -> Result<AssistantMessage, LlmError> {
+        let text = match &result {
+            Ok(reply) => reply.error_message.clone(),
+            Err(LlmError::Http { body, .. }) => Some(body.clone()),
+            Err(_) => None,
+        };
+        if let Some(text) = text {
+            crate::learned::learn(
+                &self.config.base_url,
+                &self.config.model,
+                self.context_window().unwrap_or(0),
+                &text,
+            );
+        }
+        result
+    }
+
+    /// The context window of the model, when the model table knows it.
+    pub fn context_window(&self) -> Option<u64> {
+        self.config
+            .model_info
+            .as_ref()
+            .map(|model| model.context_window)
+    }
+
+    /// The output limit of a summary request (Pi 1.6): the request's own, else the model's output
+    /// limit, fitted into the window after the estimated input (the conversation when continuing
+    /// one). Without a known model, [`UNKNOWN_MODEL_SUMMARY_TOKENS`].
+    fn summary_output_limit(
+        &self,
+        request: &SummaryRequest,
+        prefix: Option<&ConversationPrefix>,
+    ) -> u64 {
+        let Some(model) = self.config.model_info.as_ref() else {
+            return request.max_tokens.unwrap_or(UNKNOWN_MODEL_SUMMARY_TOKENS);
+        };
+        let own_limit = if model.max_output > 0 {
+            model.max_output
+        } else {
+            UNKNOWN_MODEL_SUMMARY_TOKENS
+        };
+        let requested = request
+            .max_tokens
+            .map_or(own_limit, |tokens| tokens.min(own_limit));
+        let user = ctxkit_protocol::AgentMessage::User(ctxkit_protocol::UserMessage {
+            content: ctxkit_protocol::MessageContent::Text(request.user_text.clone()),
+            timestamp: None,
+            extra: ctxkit_protocol::JsonObject::new(),
+        });
+        let input = match prefix.filter(|prefix| self.continues(prefix)) {
+            Some(prefix) => {
+                let mut messages = prefix.messages.clone();
+                messages.push(user);
+                crate::output_limit::estimate_request_tokens(
+                    &prefix.system_prompt,
+                    &prefix.tools,
+                    &messages,
+                )
+            }
+            None => crate::output_limit::estimate_request_tokens(
+                &request.system_prompt,
+                &[],
+                std::slice::from_ref(&user),
+            ),
+        };
+        let window = self.planning_window().unwrap_or(model.context_window);
+        crate::output_limit::fit_output_limit(requested, window, input)
+    }
+
+    /// `request` with its span shortened (oldest first) so that its reply keeps the output floor
+    /// in the summary model's window (`crate::summary_fit`); a request continuing the conversation
+    /// is left as it is.
+    fn fit_summary_input(&self, request: &mut SummaryRequest, continuing: bool) {
+        let (Some(model), Some(window)) = (self.config.model_info.as_ref(), self.planning_window())
+        else {
+            return;
+        };
+        if continuing || window == 0 {
+            return;
+        }
+        let own_limit = if model.max_output > 0 {
+            model.max_output
+        } else {
+            UNKNOWN_MODEL_SUMMARY_TOKENS
+        };
+        let system = crate::output_limit::estimate_request_tokens(&request.system_prompt, &[], &[]);
+        let room = ctxkit_overflow::output_room(window, own_limit) + system;
+        let allowed_tokens = window.saturating_sub(room);
+        let max_chars = (allowed_tokens as f64 * crate::output_limit::CHARS_PER_TOKEN) as usize;
+        if let Some(fitted) = crate::summary_fit::fit_span(&request.user_text, max_chars) {
+            tracing::info!(
+                window,
+                allowed_tokens,
+                "the summary's span was shortened to fit the summary model's window"
+            );
+            request.user_text = fitted;
+        }
+    }
+
+    async fn summarize_inner(
+        &self,
+        mut request: SummaryRequest,
+        prefix: Option<ConversationPrefix>,
+        cancel: CancellationToken,
+    ) -> Result<SummaryResponse, LlmError> {
+        let continuing = prefix.as_ref().is_some_and(|prefix| self.continues(prefix));
+        self.fit_summary_input(&mut request, continuing);
+        let reasoning = request
+            .reasoning
+            .as_deref()
+            .and_then(ReasoningLevel::parse)
+            .filter(|_| self.supports_reasoning());
+        let max_tokens = self.summary_output_limit(&request, prefix.as_ref());
+        let completion = match prefix.as_ref().filter(|prefix| self.continues(prefix)) {
+            // A cache-prefix request: the conversation as it was sent, then the instruction.
+            Some(prefix) => {
+                self.complete_continuing(prefix, &request.user_text, max_tokens, &cancel)
+                    .await?
+            }
+            None => {
+                let request = CompletionRequest {
+                    system_prompt: request.system_prompt,
+                    user_text: request.user_text,
+                    max_tokens,
+                    reasoning,
+                };
+                self.complete_streaming(&request, &cancel).await?
+            }
+        };
+        let window = self.context_window();
+        if is_reply_overflow(
+            completion.stop_reason,
+            None,
+            Some(&completion.usage),
+            window,
+            Some(&self.config.provider),
+        ) {
+            return Err(LlmError::SilentOverflow {
+                provider: self.config.provider.clone(),
+                used: completion.usage.input + completion.usage.cache_read,
+                window: window.unwrap_or(0),
+            });
+        }
+        match completion.stop_reason {
+            StopReason::Error | StopReason::Aborted => Err(LlmError::InvalidResponse {
+                provider: self.config.provider.clone(),
+                message: format!(
+                    "the answer ended with `{}`",
+                    completion.stop_reason.as_str()
+                ),
+                body: completion.text,
+            }),
+            // Pi 0.87: a summary cut at the token cap is incomplete, and a summarizer must not
+            // call tools; both are failures, so nothing is written.
+            StopReason::Length => Err(LlmError::UnusableSummary {
+                provider: self.config.provider.clone(),
+                reason: "generation hit the token cap and the summary is incomplete",
+            }),
+            StopReason::ToolUse => Err(LlmError::UnusableSummary {
+                provider: self.config.provider.clone(),
+                reason: "the summarizer tried to call a tool",
+            }),
+            StopReason::Stop => {
+                // Priced as a chat reply is, so a session's spend counts its summaries.
+                let mut usage = completion.usage;
+                // A cache-prefix summary writes with the conversation's configured lifetime.
+                if self.config.api == crate::models::Api::AnthropicMessages {
+                    crate::wire::anthropic_cache::attribute_cache_writes(
+                        &mut usage,
+                        self.config.cache_retention,
+                    );
+                }
+                if usage.cost.is_none() {
+                    usage.cost = Some(crate::models::usage_cost(&usage, self.config.prices));
+                }
+                Ok(SummaryResponse {
+                    text: completion.text,
+                    usage: Some(usage),
+                })
+            }
+        }
+    }
+}
+
+impl Summarizer for ModelClient {
+    fn name(&self) -> String {
+        self.config.display_name()
+    }
+
+    fn supports_reasoning(&self) -> bool {
+        self.config
+            .model_info
+            .as_ref()
+            .is_some_and(|model| model.reasoning)
+    }
+
+    fn can_continue(&self, prefix: &ConversationPrefix) -> bool {
+        self.continues(prefix)
+    }
+
+    fn summarize(
+        &self,
+        request: SummaryRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<SummaryResponse, SummarizerError>> {
+        Box::pin(async move {
+            self.summarize_inner(request, None, cancel)
+                .await
+                .map_err(|error| SummarizerError {
+                    message: error.to_string(),
+                })
+        })
+    }
+
+    fn summarize_continuing(
+        &self,
+        request: SummaryRequest,
+        prefix: ConversationPrefix,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<SummaryResponse, SummarizerError>> {
+        Box::pin(async move {
+            self.summarize_inner(request, Some(prefix), cancel)
+                .await
+                .map_err(|error| SummarizerError {
+                    message: error.to_string(),
+                })
+        })
+    }
+
+    fn can_compact_on_demand(&self, prefix: &ConversationPrefix) -> bool {
+        self.compacts_on_demand(prefix)
+    }
+
+    fn compact_on_demand(
+        &self,
+        span: ConversationPrefix,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<OnDemandCompaction, SummarizerError>> {
+        Box::pin(async move {
+            self.compact_span(span, &cancel)
+                .await
+                .map_err(|error| SummarizerError {
+                    message: error.to_string(),
+                })
+        })
+    }
+}
