@@ -20,9 +20,10 @@ use std::collections::{HashMap, HashSet};
 use ctxkit_protocol::{AgentMessage, MessageContent};
 use ctxkit_session::ContextMessageKind;
 
-use crate::engine::{State, shared_message, shared_transcript};
+use crate::engine::State;
 use crate::error::Result;
 use crate::hot::Hot;
+use crate::messages::{shared_message, shared_transcript};
 
 /// The words that start the carried line in a summary.
 pub(crate) const CARRIED_LEAD: &str =

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use ctxkit_compaction::Prompts;
-use ctxkit_protocol::{AgentMessage, MessageContent};
-use ctxkit_session::{ContextMessage, ContextMessageKind, Session, parse_timestamp_ms};
+use ctxkit_protocol::AgentMessage;
+use ctxkit_session::Session;
 use ctxkit_summarizer::Summarizer;
 use tokio::sync::{MutexGuard, mpsc, watch};
 use tokio_util::sync::CancellationToken;
@@ -320,7 +320,7 @@ impl Engine {
             crate::provider_compaction::record(&mut state, &id, &reply)?;
         }
         // The entry is written; the usage event is best effort and never fails the append.
-        if is_reply && let Ok(Some(usage)) = context_usage(&mut state) {
+        if is_reply && let Ok(Some(usage)) = crate::messages::context_usage(&mut state) {
             if let Some(tokens) = usage.tokens {
                 self.maybe_start_background(&mut state, tokens);
             }
@@ -331,12 +331,12 @@ impl Engine {
 
     /// Context usage (the reference's `getContextUsage`): `None` without a model or window.
     pub async fn context_usage(&self) -> Result<Option<ContextUsage>> {
-        context_usage(&mut *self.lock().await)
+        crate::messages::context_usage(&mut *self.lock().await)
     }
 
     /// The model's messages on the current branch, before transforms.
     pub async fn transcript(&self) -> Result<Vec<AgentMessage>> {
-        transcript(&self.lock().await.session)
+        crate::messages::transcript(&self.lock().await.session)
     }
 }
 
@@ -420,165 +420,4 @@ impl State {
     pub(crate) fn planning(&self) -> ctxkit_compaction::CompactionSettings {
         self.compaction_config().planning(self.context_window())
     }
-}
-
-/// The context messages of the current branch, shared from the state's cache.
-pub(crate) fn shared_transcript(state: &mut State) -> Result<Vec<Arc<AgentMessage>>> {
-    // The session keeps the leaf's context between calls: only its message list is copied.
-    let context = state.session.leaf_context().messages.clone();
-    let mut messages = Vec::with_capacity(context.len());
-    for message in &context {
-        if let Some(shared) = shared_message(state, message)? {
-            messages.push(shared);
-        }
-    }
-    Ok(messages)
-}
-
-/// Lets the cached context messages go: a compaction replaces the context they were read for, and
-/// its planning reads the span again, so a branch of a million messages is not held twice (once
-/// cached, once as the span). The next view reads only what the compaction kept. The caller must
-/// not hold a transcript shared from the cache either.
-pub(crate) fn release_messages(state: &mut State) {
-    state.messages = HashMap::new();
-}
-
-/// One context message from the state's cache, read and cached on first use; `None` when its entry
-/// is gone.
-pub(crate) fn shared_message(
-    state: &mut State,
-    message: &ContextMessage,
-) -> Result<Option<Arc<AgentMessage>>> {
-    load_message(state, message, Cache::Keep)
-}
-
-/// Whether a message parsed for the context stays in the engine's cache.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Cache {
-    /// Kept: it goes into the next request.
-    Keep,
-    /// Not kept: it is only counted (a count over a long branch must not hold the branch).
-    Skip,
-}
-
-fn load_message(
-    state: &mut State,
-    message: &ContextMessage,
-    cache: Cache,
-) -> Result<Option<Arc<AgentMessage>>> {
-    let Some(entry) = state.session.index().get(message.entry) else {
-        return Ok(None);
-    };
-    // An edited message depends on its edit as well: not cached.
-    if message.edit.is_some() {
-        return Ok(Some(Arc::new(state.session.message(message)?)));
-    }
-    if message.kind == ContextMessageKind::CompactionSummary {
-        // It carries the compaction's on-demand block, if any, to the request builders.
-        let mut summary = state.session.message(message)?;
-        crate::on_demand::attach_block(entry, &mut summary);
-        return Ok(Some(Arc::new(summary)));
-    }
-    let kind = match message.kind {
-        ContextMessageKind::Stored => 0,
-        ContextMessageKind::Custom => 1,
-        ContextMessageKind::BranchSummary => 2,
-        ContextMessageKind::CompactionSummary => 3,
-        ContextMessageKind::CompactionSystem => 4,
-    };
-    let cached = state
-        .messages
-        .get(entry.id())
-        .and_then(|slots| slots[kind].as_ref());
-    if let Some(shared) = cached {
-        return Ok(Some(Arc::clone(shared)));
-    }
-    let shared = Arc::new(state.session.message(message)?);
-    match cache {
-        Cache::Keep => {
-            state.messages.entry(entry.id().into()).or_default()[kind] = Some(Arc::clone(&shared));
-        }
-        Cache::Skip => {}
-    }
-    Ok(Some(shared))
-}
-
-/// The context's token estimate (the reference's `estimateContextTokens`), reading only the
-/// messages from the last reply with valid usage on: an append costs the messages since the last
-/// reply, not the whole branch.
-fn context_tokens(state: &mut State) -> Result<u64> {
-    // `estimate_context_tokens` over the suffix, one message at a time: a branch of a million
-    // messages without usage is counted without holding its messages.
-    let mut trailing = 0;
-    let mut position = state.session.leaf_context().messages.len();
-    while position > 0 {
-        position -= 1;
-        let message = state.session.leaf_context().messages[position];
-        let Some(shared) = load_message(state, &message, Cache::Skip)? else {
-            continue;
-        };
-        if let Some((_, usage)) = ctxkit_tokens::last_valid_usage(std::slice::from_ref(&shared)) {
-            return Ok(usage + trailing);
-        }
-        trailing += ctxkit_tokens::estimate_tokens(&shared);
-    }
-    Ok(trailing)
-}
-
-/// The context messages of the current branch.
-pub(crate) fn transcript(session: &Session) -> Result<Vec<AgentMessage>> {
-    Ok(session.messages(&session.leaf_context().messages)?)
-}
-
-/// Epoch ms of the latest compaction on the current branch.
-pub(crate) fn latest_compaction_ms(session: &Session) -> Option<i64> {
-    session
-        .latest_compaction()
-        .and_then(|(_, entry)| parse_timestamp_ms(entry.timestamp()))
-}
-
-/// Context usage from the messages cache: entries never change, so a message is parsed once.
-pub(crate) fn context_usage(state: &mut State) -> Result<Option<ContextUsage>> {
-    let Some(window) = state
-        .model
-        .as_ref()
-        .map(|model| model.context_window)
-        .filter(|window| *window > 0)
-    else {
-        return Ok(None);
-    };
-    let session = &state.session;
-    if let Some((compaction, _)) = session.latest_compaction() {
-        let path = session.leaf_path();
-        let fresh = path[compaction + 1..]
-            .iter()
-            .rev()
-            .filter_map(|&position| session.index().get(position))
-            // Only replies are parsed (a tool output may have to be read back from the file).
-            .filter(|entry| entry.role() == Some("assistant"))
-            .find_map(|entry| match entry.parse_message() {
-                Some(Ok(AgentMessage::Assistant(reply))) if !reply.is_aborted_or_error() => {
-                    Some(reply.usage.map_or(0, |usage| usage.context_tokens()))
-                }
-                Some(_) | None => None,
-            });
-        if fresh.is_none_or(|tokens| tokens == 0) {
-            return Ok(Some(ContextUsage {
-                tokens: None,
-                context_window: window,
-                percent: None,
-            }));
-        }
-    }
-    let tokens = context_tokens(state)?;
-    Ok(Some(ContextUsage {
-        tokens: Some(tokens),
-        context_window: window,
-        percent: Some(tokens as f64 / window as f64 * 100.0),
-    }))
-}
-
-/// The text blocks of a content, joined by newlines.
-pub(crate) fn content_text(content: &MessageContent) -> String {
-    content.joined_text("\n")
 }

@@ -85,6 +85,7 @@ mod events;
 mod fallback;
 mod hooks;
 mod hot;
+mod messages;
 mod on_demand;
 mod pins;
 mod planning;

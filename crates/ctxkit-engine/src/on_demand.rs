@@ -74,7 +74,7 @@ fn span_messages(
         if at_cut {
             return Ok(Some(span));
         }
-        let Some(shared) = crate::engine::shared_message(state, message)? else {
+        let Some(shared) = crate::messages::shared_message(state, message)? else {
             continue;
         };
         if let AgentMessage::Assistant(reply) = shared.as_ref()

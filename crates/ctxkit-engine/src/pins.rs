@@ -8,8 +8,9 @@ use ctxkit_tokens::utf16_len;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::engine::{Engine, State, content_text};
+use crate::engine::{Engine, State};
 use crate::error::{EngineError, Result};
+use crate::messages::content_text;
 
 /// The custom entry type recording pins and unpins.
 pub const PIN_ENTRY_TYPE: &str = "ctxkit.pin";

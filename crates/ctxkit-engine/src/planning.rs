@@ -6,9 +6,10 @@ use ctxkit_compaction::{CompactionSettings, NoPlanReason, Preparation, prepare_c
 use ctxkit_protocol::AgentMessage;
 use ctxkit_session::Session;
 
-use crate::engine::{State, transcript};
+use crate::engine::State;
 use crate::error::{EngineError, Result};
 use crate::events::CompactionReason;
+use crate::messages::transcript;
 
 /// What a threshold or manual compaction would cover now (`Engine::plan`): the plan it would
 /// summarize, or why it would write nothing. Every surface (the dry run, chat's `/context`, "nothing
@@ -89,7 +90,7 @@ fn estimated_context(session: &Session) -> Result<u64> {
 /// The plan of a compaction for `reason`; `NothingToCompact` (or `AlreadyCompacted`) when there is
 /// nothing to summarize.
 pub(crate) fn plan_for(state: &mut State, reason: CompactionReason) -> Result<Preparation> {
-    crate::engine::release_messages(state);
+    crate::messages::release_messages(state);
     match reason {
         CompactionReason::Overflow => crate::recovery::overflow_plan(state).map(|(plan, _)| plan),
         CompactionReason::Threshold | CompactionReason::Manual => {

@@ -11,8 +11,9 @@ use ctxkit_protocol::{AssistantMessage, PROVIDER_COMPACTION_DETAILS};
 use ctxkit_session::{NewCompaction, SummarySource};
 use serde_json::{Value, json};
 
-use crate::engine::{State, transcript};
+use crate::engine::State;
 use crate::error::Result;
+use crate::messages::transcript;
 
 /// Appends the compaction entry for `reply` (just written as `reply_id`) when it carries a
 /// provider compaction with a readable summary; returns the entry's id.

@@ -9,8 +9,9 @@ use ctxkit_protocol::{AgentMessage, ContentBlock, ToolCall};
 use ctxkit_session::{Session, SessionError};
 use serde_json::Value;
 
-use crate::engine::{Engine, content_text};
+use crate::engine::Engine;
 use crate::error::Result;
+use crate::messages::content_text;
 
 /// The reference the summaries' pointer names (see [`summary_pointer`]).
 pub const SUMMARIZED_REFERENCE: &str = "ctxkit://summarized";

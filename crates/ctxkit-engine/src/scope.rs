@@ -14,9 +14,10 @@ use ctxkit_tokens::estimate_tokens;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::{Engine, EngineOptions, Running, transcript};
+use crate::engine::{Engine, EngineOptions, Running};
 use crate::error::{EngineError, Result};
 use crate::hooks::HookSet;
+use crate::messages::transcript;
 use crate::tree::{ForgetOutcome, branch_summary_budget};
 
 /// The custom message type of a scope's result.

@@ -13,8 +13,9 @@ use ctxkit_transform::{CacheLifetime, TransformReport, transform_context};
 
 use std::borrow::{Borrow, Cow};
 
-use crate::engine::{Engine, shared_transcript};
+use crate::engine::Engine;
 use crate::error::Result;
+use crate::messages::shared_transcript;
 use crate::settings::CompactionBudgets as _;
 use ctxkit_settings::SummaryRole;
 

@@ -7,9 +7,10 @@ mod write;
 use std::sync::atomic::Ordering;
 
 use crate::check::{CheckInput, Decision, SkipReason, Trigger, decide, decide_by_length};
-use crate::engine::{Engine, State, latest_compaction_ms, shared_transcript};
+use crate::engine::{Engine, State};
 use crate::error::{EngineError, Result};
 use crate::events::{CompactionEnd, CompactionReason, EngineEvent};
+use crate::messages::{latest_compaction_ms, shared_transcript};
 
 /// Overflow compactions in a row (without a successful reply between them) before recovery gives
 /// up. Each plans to fit with the provider's over-count seen so far and keeps less than the one
@@ -186,7 +187,7 @@ impl Engine {
                 state.overflow_attempts += 1;
                 // The transcript and the cache are let go before the span is read.
                 drop(transcript);
-                crate::engine::release_messages(&mut state);
+                crate::messages::release_messages(&mut state);
                 // A plan that fits, planned here to note where it cuts (the next attempt of the
                 // streak cuts later); without one, the compaction reports why and asks for no
                 // summary.

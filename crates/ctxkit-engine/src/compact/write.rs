@@ -144,7 +144,7 @@ impl Engine {
             }
         };
         self.emit_end(&end).await;
-        if let Ok(Some(usage)) = crate::engine::context_usage(state) {
+        if let Ok(Some(usage)) = crate::messages::context_usage(state) {
             self.inner.bus.emit(EngineEvent::ContextUsage(usage));
         }
         match error {
