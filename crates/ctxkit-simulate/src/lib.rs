@@ -24,6 +24,7 @@ mod native;
 mod recall;
 mod replay;
 mod report;
+mod report_markdown;
 mod report_native;
 mod report_session;
 mod rng;
@@ -53,8 +54,8 @@ pub use native::NativeFeatures;
 pub use recall::{KindRecall, RecallBreakdown, RecallSample};
 pub use report::{
     Compactions, SessionSource, SimulationReport, StrategyReport, Timing, TokenStats, TraceSummary,
-    render_markdown,
 };
+pub use report_markdown::render_markdown;
 pub use report_native::total_with_features;
 pub use report_session::{OverallRow, overall, render_overall};
 pub use rng::Rng;

@@ -7,9 +7,8 @@ use serde::Serialize;
 
 use super::Strategy;
 use super::recall::RecallSample;
-use super::report::{
-    SessionSource, SimulationReport, check_name, headline, recall_cell, thousands,
-};
+use super::report::{SessionSource, SimulationReport, headline, recall_cell, thousands};
+use super::report_markdown::check_name;
 
 /// The first paragraph of a real session's report.
 pub(super) fn session_header(report: &SimulationReport, source: &SessionSource) -> String {
