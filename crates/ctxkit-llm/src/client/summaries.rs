@@ -238,9 +238,7 @@ impl Summarizer for ModelClient {
         Box::pin(async move {
             self.summarize_inner(request, None, cancel)
                 .await
-                .map_err(|error| SummarizerError {
-                    message: error.to_string(),
-                })
+                .map_err(summarizer_error)
         })
     }
 
@@ -253,9 +251,7 @@ impl Summarizer for ModelClient {
         Box::pin(async move {
             self.summarize_inner(request, Some(prefix), cancel)
                 .await
-                .map_err(|error| SummarizerError {
-                    message: error.to_string(),
-                })
+                .map_err(summarizer_error)
         })
     }
 
@@ -271,9 +267,14 @@ impl Summarizer for ModelClient {
         Box::pin(async move {
             self.compact_span(span, &cancel)
                 .await
-                .map_err(|error| SummarizerError {
-                    message: error.to_string(),
-                })
+                .map_err(summarizer_error)
         })
+    }
+}
+
+/// A provider error as the compaction crate sees it: its message.
+fn summarizer_error(error: LlmError) -> SummarizerError {
+    SummarizerError {
+        message: error.to_string(),
     }
 }
