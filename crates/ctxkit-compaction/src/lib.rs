@@ -21,6 +21,7 @@ mod serialize;
 mod settings;
 mod span_window;
 mod tool_paths;
+mod verbatim_prefix;
 
 pub use branch::{
     BranchEntries, BranchSummary, BranchSummaryOptions, InstructionsMode, PreparedBranch,
@@ -52,3 +53,4 @@ pub use runner::{
 pub use serialize::{TOOL_RESULT_MAX_UNITS, serialize_conversation, truncate_for_summary};
 pub use settings::CompactionSettings;
 pub use span_window::{SPAN_WINDOW_MESSAGES, SPAN_WINDOW_TOKENS, SpanGap};
+pub use verbatim_prefix::{VERBATIM_TURN_PREFIX_CHARS, verbatim_turn_prefix};

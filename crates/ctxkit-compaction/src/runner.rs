@@ -15,6 +15,7 @@ use crate::prepare::{Preparation, SourcedMessage};
 use crate::prompts::Prompts;
 use crate::serialize::append_message;
 use crate::span_window::{SpanGap, span_window};
+use crate::verbatim_prefix::verbatim_turn_prefix;
 
 /// Stand-in history summary when a split turn has nothing before it and no previous summary.
 pub const NO_PRIOR_HISTORY: &str = "No prior history.";
@@ -370,9 +371,14 @@ impl Run<'_> {
                 } else {
                     after_previous(written.send(summarizer, history, mode, cancel).await?)
                 };
-                let prefix = written
-                    .send(summarizer, prefix_request, mode, cancel)
-                    .await?;
+                let prefix = match verbatim_turn_prefix(preparation) {
+                    Some(checkpoint) => checkpoint,
+                    None => {
+                        written
+                            .send(summarizer, prefix_request, mode, cancel)
+                            .await?
+                    }
+                };
                 format!("{history_text}{TURN_CONTEXT_SEPARATOR}{prefix}")
             } else {
                 after_previous(written.send(summarizer, history, mode, cancel).await?)

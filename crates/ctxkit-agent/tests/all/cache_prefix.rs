@@ -396,7 +396,13 @@ async fn fresh_prompts_when_the_conversation_leaves_no_room_for_the_summary() {
 async fn fresh_prompt_when_no_request_was_made_in_this_process() {
     let wire = Wire::Anthropic;
     let mut run = run(wire, true, None).await;
-    for text in ["Where is the parser?", "Fix the parser, please."] {
+    // The second request is too long to stand as its own checkpoint, so the split turn's prefix
+    // is summarized too.
+    let long_request = format!(
+        "Fix the parser, please. {}",
+        "The details follow. ".repeat(120)
+    );
+    for text in ["Where is the parser?", long_request.as_str()] {
         run.agent
             .prompt(text.to_owned(), &mut ApproveAll, &IgnoreEvents)
             .await

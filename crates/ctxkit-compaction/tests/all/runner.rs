@@ -15,7 +15,9 @@ use ctxkit_summarizer::{
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
-use crate::fixtures::split_turn_session;
+use ctxkit_session::Session;
+
+use crate::fixtures::{assistant_text, split_turn_session, user};
 
 /// Records requests; answers after every expected request has arrived (so sequential calls would
 /// time out), or never when `hang` is set.
@@ -107,6 +109,48 @@ fn small_keep() -> CompactionSettings {
         reserve_tokens: 1000,
         keep_recent_tokens: 300,
     }
+}
+
+/// A split turn cut right after its short request: the request is its own checkpoint, and only
+/// the history is summarized (Pi asks for the prefix too).
+#[tokio::test]
+async fn a_short_request_alone_before_the_cut_is_kept_word_for_word_without_a_request() {
+    let mut session = Session::in_memory("/project");
+    session
+        .append_message(user("Add a cache to src/store.rs"))
+        .unwrap();
+    session
+        .append_message(assistant_text(&"Earlier work. ".repeat(100)))
+        .unwrap();
+    session.append_message(user("explain part 4")).unwrap();
+    session
+        .append_message(assistant_text(&"Part 4 explained at length. ".repeat(80)))
+        .unwrap();
+    let preparation = prepare_compaction(&session, None, small_keep())
+        .unwrap()
+        .unwrap();
+    assert!(preparation.is_split_turn);
+    assert_eq!(preparation.turn_prefix_messages.len(), 1);
+    let summarizer = Recording::new(1);
+    let result = compact(
+        &preparation,
+        &summarizer,
+        &Prompts::default(),
+        &CompactOptions::default(),
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+    let requests = summarizer.requests.lock().unwrap().clone();
+    let purposes: Vec<_> = requests.iter().map(|request| request.purpose).collect();
+    assert_eq!(purposes, [SummaryPurpose::History]);
+    assert!(
+        result.summary.starts_with(&format!(
+            "HISTORY{TURN_CONTEXT_SEPARATOR}## Original Request\nexplain part 4\n"
+        )),
+        "{}",
+        result.summary
+    );
 }
 
 #[tokio::test]
