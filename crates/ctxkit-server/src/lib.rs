@@ -62,6 +62,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod agent_run;
+mod drain;
 mod envelope;
 mod errors;
 mod input;
@@ -77,8 +78,9 @@ mod socket;
 mod stop;
 
 pub use agent_run::{AgentConfig, ModelSource, SystemPrompt};
+pub use drain::Shutdown;
 pub use input::{DEFAULT_MAX_QUEUED_BYTES, DEFAULT_MAX_REQUEST_BYTES};
-pub use listen::{DEFAULT_MAX_CONNECTIONS, ListenError, Listener, SHUTDOWN_GRACE};
+pub use listen::{CANCEL_GRACE, DEFAULT_MAX_CONNECTIONS, ListenError, Listener, SHUTDOWN_GRACE};
 pub use mirror::StoreBinding;
 pub use pages::MAX_ANSWER_MESSAGES;
 pub use stop::ABANDON_AFTER;
@@ -178,9 +180,9 @@ pub(crate) struct Shared {
     pub(crate) running: std::sync::Mutex<Option<String>>,
     /// Tells the running request to stop (`agent.cancel`, `shutdown`, the client's end).
     pub(crate) stop: tokio::sync::watch::Sender<stop::Stop>,
-    /// Turns true when a listening server drains (`None` on stdio): the input then ends because
-    /// the server stops reading, not because the client left, and the requests read finish.
-    pub(crate) draining: Option<tokio::sync::watch::Receiver<bool>>,
+    /// A listening server's phase (`None` on stdio): once it drains, the input ends because the
+    /// server stops reading, not because the client left, and the requests read finish.
+    pub(crate) draining: Option<tokio::sync::watch::Receiver<drain::Phase>>,
     /// The tasks forwarding each opened engine's events; awaited at the end so that an event the
     /// engine sent before it was dropped (a cancelled compaction's end) is written.
     pub(crate) forwarders: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
@@ -196,13 +198,14 @@ where
 }
 
 /// [`serve`] for one client of several sharing `config` (a WebSocket connection). The end of
-/// `input` is the client's end, which stops its requests as `shutdown` does, unless `draining`
-/// is true by then (the server stopped reading it: the requests read finish).
+/// `input` is the client's end, which stops its requests as `shutdown` does, unless the server
+/// drains by then (it stopped reading the input: the requests read finish, or are cancelled when
+/// the drain's grace is over; see [`drain`]).
 pub(crate) async fn serve_client<R, W>(
     config: Arc<ServerConfig>,
     mut input: R,
     mut output: W,
-    draining: Option<tokio::sync::watch::Receiver<bool>>,
+    draining: Option<tokio::sync::watch::Receiver<drain::Phase>>,
 ) -> std::io::Result<()>
 where
     R: AsyncBufRead + Unpin,
@@ -239,9 +242,10 @@ where
         engine: RwLock::new(None),
         out,
         stop: tokio::sync::watch::Sender::new(stop::Stop::Nothing),
-        draining,
+        draining: draining.clone(),
         forwarders: std::sync::Mutex::new(Vec::new()),
     });
+    let follower = draining.map(|phase| tokio::spawn(drain::follow(Arc::clone(&shared), phase)));
     // Requests run one after another, in order, so a client may pipeline them; cancellation and
     // `initialize` are answered at once, so a running `compact` can be cancelled.
     let (queue, mut queued) = mpsc::unbounded_channel::<queue::Queued>();
@@ -277,8 +281,17 @@ where
         queue::read_requests(&shared, &mut input, lines_in),
         queue::dispatch_requests(&shared, lines, queue),
     );
+    if read.is_err()
+        && let Some(follower) = &follower
+    {
+        follower.abort();
+    }
     read?;
     let _ = worker.await;
+    // The requests have ended: nothing is left to cancel.
+    if let Some(follower) = follower {
+        follower.abort();
+    }
     // Entries held back by the deferred first write (no assistant message yet) were acknowledged
     // with ids: write them now, on `shutdown` and at the end of input alike, and say when that fails.
     let engine = shared.engine.read().await.clone();

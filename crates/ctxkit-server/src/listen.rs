@@ -1,8 +1,10 @@
 //! `ctxkit serve --listen HOST:PORT`: the stdio protocol over WebSocket at `/rpc` (one connection
 //! is one client), `GET /health` for a load balancer, a bearer token (`server.token`,
-//! `CTXKIT_SERVER_TOKEN`) required on any address but loopback, and a graceful drain: once told to
-//! stop, no connection is accepted, every client's requests already read are answered (their
-//! entries committed), then the connections are closed. Connections are accepted within
+//! `CTXKIT_SERVER_TOKEN`) required on any address but loopback, and a graceful stop: once told to
+//! stop, no connection is accepted, every client is told why (`server_stopping`), its requests
+//! already read are answered (their entries committed) and those still running after the stop's
+//! grace are cancelled, its session is closed (its lease released), then the connections are
+//! closed (1001, with the reason; see [`crate::drain`]). Connections are accepted within
 //! `ctxkit_http::ConnectionLimits` (`server.maxConnections`, a header-read and a handshake
 //! timeout), so sockets that never finish a request cannot hold the server.
 //!
@@ -34,9 +36,15 @@ use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 
 use crate::ServerConfig;
+use crate::drain::{Phase, Shutdown};
 
-/// How long a drain waits for the clients' requests to end before the server stops anyway.
+/// How long a drain (SIGTERM) lets the clients' running requests go on before they are cancelled.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+
+/// How long the clients' cancelled requests may take to end and their sessions to be written and
+/// released, once the grace is over, before the server stops anyway (a cancelled request is
+/// abandoned after [`crate::ABANDON_AFTER`]).
+pub const CANCEL_GRACE: Duration = Duration::from_secs(5);
 
 /// How long `GET /health` waits for the database to answer before it reports it unavailable.
 const HEALTH_STORE_TIMEOUT: Duration = Duration::from_secs(2);
@@ -84,7 +92,7 @@ struct State {
     config: Arc<ServerConfig>,
     /// SHA-256 of the token: compared digest to digest, so the comparison's time says nothing.
     token: Option<[u8; 32]>,
-    draining: watch::Sender<bool>,
+    phase: watch::Sender<Phase>,
     clients: AtomicUsize,
 }
 
@@ -115,7 +123,7 @@ impl Listener {
             state: Arc::new(State {
                 config: Arc::new(config),
                 token: token.as_deref().map(digest),
-                draining: watch::Sender::new(false),
+                phase: watch::Sender::new(Phase::Serving),
                 clients: AtomicUsize::new(0),
             }),
             limits: ConnectionLimits::new(DEFAULT_MAX_CONNECTIONS),
@@ -134,15 +142,32 @@ impl Listener {
     }
 
     /// Serves until `shutdown` completes, then drains: no new connection, the requests read are
-    /// answered (at most [`SHUTDOWN_GRACE`]), the connections closed.
+    /// answered (those still running after [`SHUTDOWN_GRACE`] cancelled), the connections closed.
     pub async fn run(self, shutdown: impl Future<Output = ()>) {
+        let drain = async {
+            shutdown.await;
+            Shutdown::drain("shutdown", SHUTDOWN_GRACE)
+        };
+        self.run_until(drain, std::future::pending()).await;
+    }
+
+    /// Serves until `stop` completes, then stops as it says: no new connection, each client told
+    /// (`server_stopping`), the requests read answered, those still running after its grace (or
+    /// when `hurry` completes first: a second signal) cancelled as a client's end cancels them,
+    /// each session closed (written, its lease released) within [`CANCEL_GRACE`] more, the
+    /// connections closed (1001).
+    pub async fn run_until(
+        self,
+        stop: impl Future<Output = Shutdown>,
+        hurry: impl Future<Output = ()>,
+    ) {
         let mut connections = tokio::task::JoinSet::new();
         let acceptor = Acceptor::new(self.listener, self.limits);
-        tokio::pin!(shutdown);
-        loop {
+        tokio::pin!(stop);
+        let shutdown = loop {
             let accepted = tokio::select! {
                 accepted = acceptor.accept() => accepted,
-                () = &mut shutdown => break,
+                shutdown = &mut stop => break shutdown,
             };
             let state = Arc::clone(&self.state);
             let builder = self.limits.http1();
@@ -162,17 +187,27 @@ impl Listener {
             });
             // Finished connections are reaped as others come.
             while connections.try_join_next().is_some() {}
-        }
-        drop(acceptor);
-        self.state.draining.send_replace(true);
-        let clients = Arc::clone(&self.state);
-        let drained = async move {
-            while clients.clients.load(Ordering::SeqCst) > 0 {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
         };
-        let _ = tokio::time::timeout(SHUTDOWN_GRACE, drained).await;
+        drop(acceptor);
+        let shutdown = Arc::new(shutdown);
+        let grace = shutdown.grace;
+        self.state
+            .phase
+            .send_replace(Phase::Draining(Arc::clone(&shutdown)));
+        tokio::select! {
+            _ = tokio::time::timeout(grace, clients_gone(&self.state)) => {}
+            () = hurry => {}
+        }
+        self.state.phase.send_replace(Phase::Cancelling(shutdown));
+        let _ = tokio::time::timeout(CANCEL_GRACE, clients_gone(&self.state)).await;
         connections.abort_all();
+    }
+}
+
+/// When no WebSocket client is left.
+async fn clients_gone(state: &State) {
+    while state.clients.load(Ordering::SeqCst) > 0 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
@@ -197,7 +232,7 @@ struct Connection {
 }
 
 async fn route(state: &Arc<State>, request: Request<Incoming>, connection: Connection) -> Reply {
-    let draining = *state.draining.borrow();
+    let draining = *state.phase.borrow() != Phase::Serving;
     match (request.method().as_str(), request.uri().path()) {
         ("GET", "/health") if draining => reply(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -315,12 +350,8 @@ fn upgrade(state: &Arc<State>, mut request: Request<Incoming>, connection: Conne
                 Some(socket_config(&state.config)),
             )
             .await;
-            crate::socket::serve_socket(
-                socket,
-                Arc::clone(&state.config),
-                state.draining.subscribe(),
-            )
-            .await;
+            crate::socket::serve_socket(socket, Arc::clone(&state.config), state.phase.subscribe())
+                .await;
         }
         state.clients.fetch_sub(1, Ordering::SeqCst);
     });

@@ -142,7 +142,7 @@ fn client_left(shared: &Shared) -> bool {
     shared
         .draining
         .as_ref()
-        .is_none_or(|draining| !*draining.borrow())
+        .is_none_or(|phase| *phase.borrow() == crate::drain::Phase::Serving)
 }
 
 /// Queues the requests waiting for room without their share of the budget: once everything is
@@ -154,7 +154,7 @@ fn queue_at_once(waiting: &mut VecDeque<Incoming>, queue: &mpsc::UnboundedSender
 }
 
 /// `shutdown` and the client's end: cancels what runs, and tells every request to stop.
-async fn stop_everything(shared: &Shared) {
+pub(crate) async fn stop_everything(shared: &Shared) {
     if let Some(engine) = shared.engine.read().await.as_ref() {
         engine.cancel_compaction();
         engine.cancel_branch_summary();

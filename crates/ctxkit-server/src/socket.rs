@@ -18,22 +18,26 @@ use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
 use crate::ServerConfig;
+use crate::drain::Phase;
 
 /// The bytes buffered between the socket and the server, each way.
 const PIPE_BYTES: usize = 64 * 1024;
 
 /// Serves one upgraded connection until the client closes it or the server drains (`draining`
-/// turns true: no more requests are read; those read are answered, their writes committed).
+/// leaves [`Phase::Serving`]: no more requests are read; those read are answered, their writes
+/// committed, or cancelled once the drain's grace is over), then closes it: 1001 with the drain's
+/// reason, 1000 when the session ended otherwise.
 pub(crate) async fn serve_socket(
     socket: WebSocketStream<TokioIo<Upgraded>>,
     config: Arc<ServerConfig>,
-    mut draining: watch::Receiver<bool>,
+    mut draining: watch::Receiver<Phase>,
 ) {
     let (mut sink, mut stream) = socket.split();
     let (mut requests, server_input) = tokio::io::duplex(PIPE_BYTES);
     let (server_output, responses) = tokio::io::duplex(PIPE_BYTES);
     // A client that disconnects stops its requests (as `shutdown` does, so its session is
     // released at once); a drain lets them finish.
+    let phase = draining.clone();
     let server = tokio::spawn(crate::serve_client(
         config,
         BufReader::new(server_input),
@@ -47,7 +51,7 @@ pub(crate) async fn serve_socket(
         loop {
             let message = tokio::select! {
                 message = stream.next() => message,
-                _ = draining.wait_for(|draining| *draining) => break,
+                _ = draining.wait_for(|phase| *phase != Phase::Serving) => break,
             };
             let bytes = match message {
                 Some(Ok(Message::Text(text))) => text.as_bytes().to_vec(),
@@ -88,10 +92,9 @@ pub(crate) async fn serve_socket(
             }
         }
         if connected {
-            let close = failure.try_recv().unwrap_or_else(|_| CloseFrame {
-                code: CloseCode::Normal,
-                reason: "the server ended the session".into(),
-            });
+            let close = failure
+                .try_recv()
+                .unwrap_or_else(|_| ending_close(&phase.borrow()));
             let _ = sink.send(Message::Close(Some(close))).await;
             let _ = sink.close().await;
         }
@@ -102,6 +105,21 @@ pub(crate) async fn serve_socket(
     writer.await;
     reader.abort();
     let _ = server.await;
+}
+
+/// The close of a session that ended without a failure: 1001 ("going away") with the reason when
+/// the server stops, 1000 otherwise (`shutdown`, the client's end).
+fn ending_close(phase: &Phase) -> CloseFrame {
+    match phase.shutdown() {
+        Some(shutdown) => CloseFrame {
+            code: CloseCode::Away,
+            reason: shutdown.close_reason().into(),
+        },
+        None => CloseFrame {
+            code: CloseCode::Normal,
+            reason: "the server ended the session".into(),
+        },
+    }
 }
 
 /// The close for a message the connection cannot go on from: a text message that is not UTF-8

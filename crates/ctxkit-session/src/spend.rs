@@ -17,6 +17,10 @@ pub struct SpendPart {
     pub calls: u64,
     /// Dollars, as recorded with each call (a call recorded without a cost counts zero).
     pub dollars: f64,
+    /// Calls whose price is not known: recorded without a cost, or at $0 although they used
+    /// tokens (ctxkit records a model it has no price for at $0, as Pi does, since Pi reads
+    /// `usage.cost` unguarded). Their dollars are not in `dollars`: what they cost is unknown.
+    pub unpriced_calls: u64,
     /// Input tokens sent uncached.
     pub input_tokens: u64,
     /// Input tokens read from the prompt cache.
@@ -29,7 +33,12 @@ pub struct SpendPart {
 impl SpendPart {
     fn add(&mut self, usage: &Usage) {
         self.calls += 1;
-        self.dollars += usage.cost.as_ref().map_or(0.0, |cost| cost.total);
+        let dollars = usage.cost.as_ref().map_or(0.0, |cost| cost.total);
+        let tokens = usage.input + usage.output + usage.cache_read + usage.cache_write;
+        if usage.cost.is_none() || (dollars == 0.0 && tokens > 0) {
+            self.unpriced_calls += 1;
+        }
+        self.dollars += dollars;
         self.input_tokens += usage.input;
         self.cache_read_tokens += usage.cache_read;
         self.cache_write_tokens += usage.cache_write;
@@ -63,6 +72,30 @@ impl SessionSpend {
             + self.summaries.dollars
             + self.cache_warming.dollars
             + self.other.dollars
+    }
+
+    /// Calls of unknown price over every part ([`SpendPart::unpriced_calls`]).
+    pub fn unpriced_calls(&self) -> u64 {
+        self.parts().iter().map(|part| part.unpriced_calls).sum()
+    }
+
+    /// Input tokens (uncached, cache reads and writes) and output tokens over every part.
+    pub fn total_tokens(&self) -> (u64, u64) {
+        self.parts().iter().fold((0, 0), |(input, output), part| {
+            (
+                input + part.input_tokens + part.cache_read_tokens + part.cache_write_tokens,
+                output + part.output_tokens,
+            )
+        })
+    }
+
+    fn parts(&self) -> [&SpendPart; 4] {
+        [
+            &self.requests,
+            &self.summaries,
+            &self.cache_warming,
+            &self.other,
+        ]
     }
 
     /// Model calls over every part.
@@ -256,5 +289,27 @@ mod tests {
         let spend = session_spend(session.entries());
         assert_eq!(spend.requests.calls, 2);
         assert!((spend.requests.dollars - 1.0).abs() < 1e-9);
+    }
+
+    /// A call recorded at $0 although it used tokens (a model ctxkit has no price for), or
+    /// without a cost, is of unknown price; a priced call and an empty one are not.
+    #[test]
+    fn a_call_at_zero_dollars_with_tokens_is_of_unknown_price() {
+        let usage = |text: &str| serde_json::from_str::<Usage>(text).unwrap();
+        let mut part = SpendPart::default();
+        part.add(&usage(
+            r#"{"input":1200,"output":80,"cacheRead":0,"cacheWrite":0,"totalTokens":1280,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}"#,
+        ));
+        part.add(&usage(
+            r#"{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15}"#,
+        ));
+        assert_eq!(part.unpriced_calls, 2);
+        part.add(&usage(
+            r#"{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0.25}}"#,
+        ));
+        part.add(&usage(
+            r#"{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}"#,
+        ));
+        assert_eq!((part.calls, part.unpriced_calls), (4, 2));
     }
 }

@@ -158,7 +158,9 @@ impl Renderer<'_> {
 
 /// A message's usage in the page's short form: `[input, output, cacheRead, cacheWrite, total,
 /// cost]`, the cost `null` when the message records none (an imported Claude Code reply: its
-/// tokens are known, its price is not); `None` when it reports nothing.
+/// tokens are known, its price is not) or records $0 for tokens it used (a model ctxkit and Pi
+/// know no price for are recorded at $0: shown as unknown, never as free, as `ctxkit info` does);
+/// `None` when it reports nothing.
 pub(crate) fn usage_of(usage: &Value) -> Option<Value> {
     let number = |field: &str| usage.get(field).and_then(Value::as_u64).unwrap_or(0);
     let input = number("input");
@@ -172,7 +174,8 @@ pub(crate) fn usage_of(usage: &Value) -> Option<Value> {
     let cost = usage
         .get("cost")
         .and_then(|cost| cost.get("total"))
-        .and_then(Value::as_f64);
+        .and_then(Value::as_f64)
+        .filter(|cost| *cost != 0.0 || total == 0);
     (total > 0 || cost.is_some_and(|cost| cost > 0.0))
         .then(|| json!([input, output, cache_read, cache_write, total, cost]))
 }
@@ -217,5 +220,16 @@ mod tests {
         assert_eq!(shown[0]["data"], "iVBORw0KGgo=");
         assert!(shown[1].get("data").is_none());
         assert!(shown[2].get("data").is_none());
+    }
+
+    /// A reply recorded at $0 for the tokens it used (a model of unknown price) shows its cost as
+    /// unknown, not as free; a priced reply keeps its price.
+    #[test]
+    fn a_reply_at_zero_dollars_for_its_tokens_has_an_unknown_cost() {
+        let zero = json!({"input": 1200, "output": 300, "cacheRead": 0, "cacheWrite": 0,
+                          "totalTokens": 1500, "cost": {"total": 0}});
+        assert_eq!(usage_of(&zero).unwrap()[5], Value::Null);
+        let priced = json!({"input": 1200, "output": 300, "cost": {"total": 0.25}});
+        assert_eq!(usage_of(&priced).unwrap()[5], json!(0.25));
     }
 }

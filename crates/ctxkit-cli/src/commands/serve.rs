@@ -43,33 +43,36 @@ fn serve_stdio(
     // thread copies them out, so there is one writer and nothing is interleaved. The channel holds
     // a few writes: a client that does not read holds the server's writer back, and the server
     // bounds what waits (see `docs/protocol.md`).
-    let (sender, mut receiver) = tokio::sync::mpsc::channel::<Vec<u8>>(OUTPUT_CHUNKS);
+    let (sender, receiver) = tokio::sync::mpsc::channel::<Vec<u8>>(OUTPUT_CHUNKS);
     let stopped = Arc::new(std::sync::OnceLock::new());
+    let (client_gone, gone) = tokio::sync::oneshot::channel::<()>();
     let input = {
         let _inside = runtime.enter();
-        UntilStopped::new(tokio::io::stdin(), Arc::clone(&stopped))
+        UntilStopped::new(tokio::io::stdin(), Arc::clone(&stopped), gone)
     };
     let server = runtime.spawn(async move {
-        // SIGTERM, SIGHUP (the client's terminal or pipe went away) or Ctrl-C ends the input as
-        // the client closing it would, which the server takes as `shutdown`: a running compaction
-        // or agent run is cancelled (its command's process group killed), the requests read are
-        // answered, and the open session is closed (its entries written, a database session's
-        // lease released, its private copy removed) before the process exits.
+        // SIGTERM, SIGHUP (the client's terminal or pipe went away), Ctrl-C or a client that
+        // stopped reading ends the input as the client closing it would, which the server takes as
+        // `shutdown`: a running compaction or agent run is cancelled (its command's process group
+        // killed), the requests read are answered, and the open session is closed (its entries
+        // written, a database session's lease released, its private copy removed) before the
+        // process exits.
         let input = tokio::io::BufReader::new(input);
         ctxkit_server::serve(config, input, ChannelWriter(PollSender::new(sender))).await
     });
-    while let Some(chunk) = receiver.blocking_recv() {
-        out.write_all(&chunk)?;
-        out.flush()?;
-    }
+    let written = copy_out(receiver, out, client_gone);
     runtime
         .block_on(server)
         .context("the server stopped unexpectedly")??;
     // A command of a tool the server abandoned (stuck past its cancel) runs in a process group
     // of its own, which no signal to this process reaches: it must not outlive the server.
     ctxkit_agent::tools::stop_running_commands();
-    // Stdin may still be open (the client only sent `shutdown`): do not wait for it.
+    // Stdin may still be open (the client only sent `shutdown`, or stopped reading): do not
+    // wait for it.
     runtime.shutdown_background();
+    // A client that closed its end of stdout: the broken pipe ends the command as on any other
+    // command's output (status 0), the session written first.
+    written?;
     // SIGTERM and Ctrl-C are a client's documented way to end the server (status 0); a hangup
     // ends it as the signal would have, as `ctxkit chat` does.
     match stopped.get() {
@@ -80,6 +83,31 @@ fn serve_stdio(
         }
         _ => Ok(Outcome::Success),
     }
+}
+
+/// Copies the server's output to `out` until the server ends. When a write fails (the client
+/// closed its end: EPIPE), the client is taken as gone (`client_gone`: the server's input ends,
+/// which cancels what runs and closes the session, as a closed stdin does); the rest of the output
+/// is read and dropped, so the server is never held back by it. Returns the failed write's error.
+fn copy_out(
+    mut receiver: tokio::sync::mpsc::Receiver<Vec<u8>>,
+    out: &mut dyn std::io::Write,
+    client_gone: tokio::sync::oneshot::Sender<()>,
+) -> std::io::Result<()> {
+    let mut client_gone = Some(client_gone);
+    let mut failed = None;
+    while let Some(chunk) = receiver.blocking_recv() {
+        if failed.is_some() {
+            continue;
+        }
+        if let Err(error) = out.write_all(&chunk).and_then(|()| out.flush()) {
+            failed = Some(error);
+            if let Some(gone) = client_gone.take() {
+                let _ = gone.send(());
+            }
+        }
+    }
+    failed.map_or(Ok(()), Err)
 }
 
 /// The multi-threaded runtime both transports run on.
@@ -165,7 +193,8 @@ fn server_config(
     Ok(config)
 }
 
-/// `ctxkit serve --listen HOST:PORT`: WebSocket clients until SIGTERM or Ctrl-C, then a drain.
+/// `ctxkit serve --listen HOST:PORT`: WebSocket clients until SIGTERM, SIGHUP or Ctrl-C, then a
+/// graceful stop (`docs/protocol.md`), exiting with 128 + the signal's number.
 fn serve_listen(
     process: &ProcessSettings<'_>,
     locations: &Locations,
@@ -181,10 +210,10 @@ fn serve_listen(
     let mut listener = runtime.block_on(Listener::bind(address, token, config))?;
     let max_connections = usize::try_from(server.max_connections).unwrap_or(usize::MAX);
     listener.set_limits(ctxkit_http::ConnectionLimits::new(max_connections));
-    // Caught before "Listening" is printed: a stop sent right after it drains the server.
-    let stop = {
+    // Caught before "Listening" is printed: a stop sent right after it stops the server.
+    let (stop, hurry, signalled) = {
         let _inside = runtime.enter();
-        stop_signal()
+        stop_signals()
     };
     let bound = listener.local_addr();
     writeln!(
@@ -192,10 +221,75 @@ fn serve_listen(
         "Listening on ws://{bound}/rpc (health: http://{bound}/health)"
     )?;
     out.flush()?;
-    runtime.block_on(listener.run(stop));
-    writeln!(out, "Stopped: every request read was answered")?;
+    runtime.block_on(listener.run_until(stop, hurry));
+    // A command of a tool a cancelled run abandoned runs in a process group of its own, which no
+    // signal to this process reaches: it must not outlive the server.
+    ctxkit_agent::tools::stop_running_commands();
+    // Said if the output is still read (a supervisor may have closed it): the exit status says
+    // it anyway.
+    let _ = writeln!(
+        out,
+        "Stopped: every client told, every request read answered or cancelled, every session \
+         written and released"
+    )
+    .and_then(|()| out.flush());
     runtime.shutdown_timeout(Duration::from_secs(1));
-    Ok(Outcome::Success)
+    // Ended as the signal would have ended it (128 + its number), after cleaning up.
+    Ok(match signalled.get() {
+        Some(&number) => Outcome::Signalled {
+            number: u8::try_from(number).unwrap_or(1),
+        },
+        None => Outcome::Success,
+    })
+}
+
+/// How `serve --listen` stops: SIGTERM (a service manager's stop) drains, letting running
+/// requests finish within [`ctxkit_server::SHUTDOWN_GRACE`]; SIGHUP (the operator's terminal went
+/// away) and Ctrl-C cancel them at once; any of them during a drain ends the grace. Returns the
+/// stop, the hurry (the second signal) and where the first signal's number is kept. Caught from
+/// the call on (inside the runtime).
+fn stop_signals() -> (
+    impl std::future::Future<Output = ctxkit_server::Shutdown> + Send + 'static,
+    impl std::future::Future<Output = ()> + Send + 'static,
+    Arc<std::sync::OnceLock<i32>>,
+) {
+    use super::signals::{Stops, stop_signal_named};
+    let first = stop_signal_named(Stops::OnTerminateAndHangup);
+    let signalled = Arc::new(std::sync::OnceLock::new());
+    let noted = Arc::clone(&signalled);
+    let (hurried, hurry) = tokio::sync::oneshot::channel::<()>();
+    let stop = async move {
+        let number = first.await;
+        let _ = noted.set(number);
+        // Caught from now on, so the first signal is not taken for a second one.
+        let second = stop_signal_named(Stops::OnTerminateAndHangup);
+        tokio::spawn(async move {
+            second.await;
+            let _ = hurried.send(());
+        });
+        let name = signal_name(number);
+        if number == tokio::signal::unix::SignalKind::terminate().as_raw_value() {
+            ctxkit_server::Shutdown::drain(name, ctxkit_server::SHUTDOWN_GRACE)
+        } else {
+            ctxkit_server::Shutdown::now(name)
+        }
+    };
+    let hurry = async move {
+        let _ = hurry.await;
+    };
+    (stop, hurry, signalled)
+}
+
+/// The name a signal number goes by (the three that stop a server).
+fn signal_name(number: i32) -> &'static str {
+    use tokio::signal::unix::SignalKind;
+    if number == SignalKind::hangup().as_raw_value() {
+        "SIGHUP"
+    } else if number == SignalKind::interrupt().as_raw_value() {
+        "SIGINT"
+    } else {
+        "SIGTERM"
+    }
 }
 
 /// The address `--listen` names: an IP address and a port, or `localhost:PORT`, which is the
@@ -218,30 +312,34 @@ fn listen_address(text: &str) -> Result<SocketAddr, crate::usage::UsageError> {
         })
 }
 
-/// SIGTERM (a service manager's stop) or Ctrl-C, caught from the call on (inside the runtime).
-fn stop_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
-    super::signals::stop_signal(super::signals::Stops::OnTerminate)
-}
-
 /// A reader that ends (reads nothing more) once SIGTERM, SIGHUP or Ctrl-C arrives, the signal's
-/// number kept in `stopped`. The signals are caught from [`UntilStopped::new`] on (inside the
-/// runtime), before the first request is read.
+/// number kept in `stopped`, or once the client is known gone (`gone`: its end of stdout closed).
+/// The signals are caught from [`UntilStopped::new`] on (inside the runtime), before the first
+/// request is read.
 struct UntilStopped<R> {
     inner: R,
     stop: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>,
-    stopped: Arc<std::sync::OnceLock<i32>>,
+    ended: bool,
 }
 
 impl<R> UntilStopped<R> {
-    fn new(inner: R, stopped: Arc<std::sync::OnceLock<i32>>) -> Self {
+    fn new(
+        inner: R,
+        stopped: Arc<std::sync::OnceLock<i32>>,
+        gone: tokio::sync::oneshot::Receiver<()>,
+    ) -> Self {
         let signal = super::signals::stop_signal_named(super::signals::Stops::OnTerminateAndHangup);
-        let noted = Arc::clone(&stopped);
         Self {
             inner,
             stop: Box::pin(async move {
-                let _ = noted.set(signal.await);
+                tokio::select! {
+                    number = signal => {
+                        let _ = stopped.set(number);
+                    }
+                    Ok(()) = gone => {}
+                }
             }),
-            stopped,
+            ended: false,
         }
     }
 }
@@ -252,7 +350,10 @@ impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for UntilStopped<R> {
         context: &mut std::task::Context<'_>,
         buffer: &mut tokio::io::ReadBuf<'_>,
     ) -> std::task::Poll<std::io::Result<()>> {
-        if self.stopped.get().is_some() || self.stop.as_mut().poll(context).is_ready() {
+        if !self.ended && self.stop.as_mut().poll(context).is_ready() {
+            self.ended = true;
+        }
+        if self.ended {
             return std::task::Poll::Ready(Ok(()));
         }
         std::pin::Pin::new(&mut self.inner).poll_read(context, buffer)

@@ -8,8 +8,6 @@ use tokio::signal::unix::{Signal, SignalKind, signal};
 /// Which signals stop a command besides Ctrl-C (SIGINT).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stops {
-    /// SIGTERM too: a service manager's stop, `kill`.
-    OnTerminate,
     /// SIGTERM and SIGHUP: the terminal the command runs in was closed.
     OnTerminateAndHangup,
 }
@@ -29,7 +27,6 @@ pub fn stop_signal(stops: Stops) -> impl Future<Output = ()> + Send + 'static {
 /// for SIGHUP).
 pub fn stop_signal_named(stops: Stops) -> impl Future<Output = i32> + Send + 'static {
     let hangup = match stops {
-        Stops::OnTerminate => None,
         Stops::OnTerminateAndHangup => signal(SignalKind::hangup()).ok(),
     };
     let interrupt = signal(SignalKind::interrupt()).ok();

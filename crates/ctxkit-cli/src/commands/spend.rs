@@ -1,6 +1,8 @@
 //! What a session cost, as `ctxkit info`, the chat's `/cost` and its status line show it: dollars
 //! as recorded with each model call, split into requests, summaries and cache warming, and the share
-//! of the requests' input read from the prompt cache.
+//! of the requests' input read from the prompt cache. A call of unknown price (a model with no
+//! price known to ctxkit records $0 although it used tokens) is never shown as free: the spend
+//! says "price unknown" with the tokens used, and `llm.models[].cost` prices the model.
 
 use ctxkit_session::{SessionSpend, SpendPart};
 
@@ -14,12 +16,23 @@ pub(crate) fn dollars(amount: f64) -> String {
     }
 }
 
-/// The status line's part: `$0.0421 spent, 81% cache reads`; `None` before any model call.
+/// The status line's part: `$0.0421 spent, 81% cache reads`; `tokens 12.3k in / 1.1k out, price
+/// unknown` when no call's price is known; `None` before any model call.
 pub(crate) fn status_fragment(spend: &SessionSpend) -> Option<String> {
     if spend.total_calls() == 0 {
         return None;
     }
-    let mut text = format!("{} spent", dollars(spend.total_dollars()));
+    let mut text = match spend.unpriced_calls() {
+        0 => format!("{} spent", dollars(spend.total_dollars())),
+        unpriced if unpriced == spend.total_calls() => {
+            format!("{}, price unknown", tokens_used(spend))
+        }
+        unpriced => format!(
+            "{} spent + {unpriced} call{} of unknown price",
+            dollars(spend.total_dollars()),
+            plural(unpriced)
+        ),
+    };
     if let Some(share) = spend.requests.cache_read_share() {
         text.push_str(&format!(", {:.0}% cache reads", share * 100.0));
     }
@@ -28,15 +41,24 @@ pub(crate) fn status_fragment(spend: &SessionSpend) -> Option<String> {
 
 /// The breakdown: a total line, then one line per part that had calls.
 pub(crate) fn breakdown_lines(spend: &SessionSpend) -> Vec<String> {
-    if spend.total_calls() == 0 {
+    let calls = spend.total_calls();
+    if calls == 0 {
         return vec!["no model calls recorded".to_owned()];
     }
-    let mut lines = vec![format!(
-        "{} over {} model call{}",
-        dollars(spend.total_dollars()),
-        spend.total_calls(),
-        plural(spend.total_calls())
-    )];
+    let over = format!("over {calls} model call{}", plural(calls));
+    let total = match spend.unpriced_calls() {
+        0 => format!("{} {over}", dollars(spend.total_dollars())),
+        unpriced if unpriced == calls => format!(
+            "price unknown {over} ({}): give the model's price in `llm.models[].cost`",
+            tokens_used(spend)
+        ),
+        unpriced => format!(
+            "{} {over}, {unpriced} of them of unknown price (not counted; `llm.models[].cost` \
+             prices a model)",
+            dollars(spend.total_dollars())
+        ),
+    };
+    let mut lines = vec![total];
     let parts = [
         ("requests", &spend.requests),
         ("summaries", &spend.summaries),
@@ -51,12 +73,31 @@ pub(crate) fn breakdown_lines(spend: &SessionSpend) -> Vec<String> {
     lines
 }
 
+/// `tokens 12.3k in / 1.1k out`: the input (cache reads and writes included) and output tokens.
+fn tokens_used(spend: &SessionSpend) -> String {
+    let (input, output) = spend.total_tokens();
+    format!(
+        "tokens {} in / {} out",
+        short_count(input),
+        short_count(output)
+    )
+}
+
+/// A token count as people read it: `850`, `12.3k`, `4.2M`.
+fn short_count(count: u64) -> String {
+    match count {
+        0..1_000 => count.to_string(),
+        1_000..1_000_000 => format!("{:.1}k", count as f64 / 1e3),
+        _ => format!("{:.1}M", count as f64 / 1e6),
+    }
+}
+
 fn part_line(name: &str, part: &SpendPart) -> String {
     let mut line = format!(
         "  {name:<14} {:>4} call{:<2} {:>9}   input {} · cache read {}",
         part.calls,
         plural(part.calls),
-        dollars(part.dollars),
+        part_dollars(part),
         part.input_tokens,
         part.cache_read_tokens,
     );
@@ -68,6 +109,15 @@ fn part_line(name: &str, part: &SpendPart) -> String {
         part.cache_write_tokens, part.output_tokens
     ));
     line
+}
+
+/// A part's dollars; `unknown` when none of its calls has a price.
+fn part_dollars(part: &SpendPart) -> String {
+    if part.unpriced_calls == part.calls {
+        "unknown".to_owned()
+    } else {
+        dollars(part.dollars)
+    }
 }
 
 fn plural(count: u64) -> &'static str {
@@ -89,6 +139,7 @@ mod tests {
             cache_read_tokens: 900,
             cache_write_tokens: 0,
             output_tokens: 10,
+            unpriced_calls: 0,
         };
         spend.cache_warming.calls = 1;
         spend.cache_warming.dollars = 0.075;
@@ -100,5 +151,54 @@ mod tests {
         assert_eq!(lines[0], "$0.1171 over 3 model calls");
         assert!(lines[1].starts_with("  requests"), "{lines:?}");
         assert!(lines[2].starts_with("  cache warming"), "{lines:?}");
+    }
+
+    /// QA (fourth round): a custom model with no known price showed "$0.0000 spent" in the chat's
+    /// status line and `info`, which reads as free.
+    #[test]
+    fn a_model_of_unknown_price_is_never_shown_as_free() {
+        let mut spend = SessionSpend {
+            requests: SpendPart {
+                calls: 3,
+                dollars: 0.0,
+                input_tokens: 12_300,
+                cache_read_tokens: 0,
+                cache_write_tokens: 0,
+                output_tokens: 1_100,
+                unpriced_calls: 3,
+            },
+            ..SessionSpend::default()
+        };
+        assert_eq!(
+            status_fragment(&spend).as_deref(),
+            Some("tokens 12.3k in / 1.1k out, price unknown, 0% cache reads")
+        );
+        let lines = breakdown_lines(&spend);
+        assert_eq!(
+            lines[0],
+            "price unknown over 3 model calls (tokens 12.3k in / 1.1k out): give the model's \
+             price in `llm.models[].cost`"
+        );
+        assert!(lines[1].contains("  unknown "), "{lines:?}");
+        assert!(!lines.join("\n").contains("$0.0000"), "{lines:?}");
+        spend.summaries = SpendPart {
+            calls: 1,
+            dollars: 0.0125,
+            input_tokens: 900,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
+            output_tokens: 90,
+            unpriced_calls: 0,
+        };
+        assert_eq!(
+            status_fragment(&spend).as_deref(),
+            Some("$0.0125 spent + 3 calls of unknown price, 0% cache reads")
+        );
+        assert!(
+            breakdown_lines(&spend)[0]
+                .starts_with("$0.0125 over 4 model calls, 3 of them of unknown price"),
+            "{:?}",
+            breakdown_lines(&spend)
+        );
     }
 }

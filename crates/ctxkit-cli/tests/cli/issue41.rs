@@ -148,6 +148,36 @@ fn info_breaks_down_what_the_session_spent() {
     );
 }
 
+/// QA (fourth round): a session with a custom model ctxkit has no price for (its replies recorded
+/// at $0, as Pi records them) showed "spend: $0.0000", which reads as free. Now the spend says the
+/// price is unknown, with the tokens used, and where a price is given.
+#[test]
+fn info_says_the_price_of_an_unpriced_model_is_unknown() {
+    let run = Run::new();
+    let zero = r#"{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}"#;
+    let lines = [
+        r#"{"type":"session","version":3,"id":"01a23000-0000-7000-8000-000000000001","timestamp":"2026-12-01T10:00:00.000Z","cwd":"/p"}"#.to_owned(),
+        r#"{"type":"message","id":"aaaa0001","parentId":null,"timestamp":"2026-12-01T10:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1796119201000}}"#.to_owned(),
+        format!(
+            r#"{{"type":"message","id":"aaaa0002","parentId":"aaaa0001","timestamp":"2026-12-01T10:00:02.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"hello"}}],"api":"openai-completions","provider":"myco","model":"m","usage":{{"input":12300,"output":1100,"cacheRead":0,"cacheWrite":0,"totalTokens":13400,"cost":{zero}}},"stopReason":"stop","timestamp":1796119202000}}}}"#
+        ),
+    ];
+    std::fs::write(run.home.path().join("s.jsonl"), lines.join("\n") + "\n").unwrap();
+    let info = run.ctxkit(&["info", "s.jsonl"]);
+    assert!(
+        info.contains(
+            "spend:    price unknown over 1 model call (tokens 12.3k in / 1.1k out): give the \
+             model's price in `llm.models[].cost`"
+        ),
+        "{info}"
+    );
+    assert!(
+        info.contains("  requests          1 call     unknown"),
+        "{info}"
+    );
+    assert!(!info.contains("$0.0000"), "{info}");
+}
+
 /// Codex puts the project's `AGENTS.md` and an `<environment_context>` block into user messages:
 /// neither is the user's request, so neither is the first message nor the summary's goal.
 #[test]

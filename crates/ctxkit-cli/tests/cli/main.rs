@@ -207,6 +207,7 @@ mod secrets;
 mod serve;
 mod serve_ends;
 mod serve_in_run;
+mod serve_listen_stop;
 mod serve_protocol;
 mod settings_files;
 mod simulate;

@@ -71,7 +71,7 @@ fn compact_into_the_hook(server: &mut Server, home: &Path) -> (u64, [String; 2])
 }
 
 /// Whether `pid` runs (a zombie has ended).
-fn alive(pid: &str) -> bool {
+pub(crate) fn alive(pid: &str) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
         stat.rsplit(')')
             .next()
@@ -305,7 +305,7 @@ fn sighup_during_a_command(store: Option<&str>) {
 }
 
 /// The pid the agent's command wrote to `pid_file`, once it did.
-fn started_sleep(pid_file: &Path) -> String {
+pub(crate) fn started_sleep(pid_file: &Path) -> String {
     let waited = Instant::now();
     loop {
         let read = std::fs::read_to_string(pid_file).unwrap_or_default();
@@ -371,4 +371,82 @@ fn closing_the_servers_terminal_stops_the_running_command() {
     let file = world.session_files().remove(0);
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.contains("sleep-for-a-while"), "{text}");
+}
+
+/// QA (fourth round): a client that closed its end of the server's stdout but kept stdin open
+/// (a crashed reader thread, a half-closed pipe) left `serve --stdio` running for good: the failed
+/// write ended the output copy, the process then waited on stdin forever, the agent's `sleep 600`
+/// ran on and the run's reply was never written. Now the first write that fails (EPIPE) ends the
+/// server as a closed stdin does: the run cancelled, its command's group killed, the session
+/// written, exit 0 (a broken pipe, as for any command's output).
+#[test]
+fn a_client_that_closes_stdout_ends_the_server_at_the_next_write() {
+    use crate::chat::{World, text, tool_call};
+    use std::io::{BufRead as _, Write as _};
+    let world = World::new(100_000, json!({}));
+    world.answer(tool_call(
+        "call_1",
+        "bash",
+        json!({"command": "sleep 600 & echo $! > sleep.pid; wait", "timeout": 900}),
+    ));
+    world.answer(text("done", 400));
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ctxkit"));
+    for name in crate::PROVIDER_VARIABLES {
+        command.env_remove(name);
+    }
+    let mut child = command
+        .args(["serve", "--stdio"])
+        .env("CTXKIT_HOME", world.home.path())
+        .env_remove("CTXKIT_SESSIONS_DIR")
+        .current_dir(&world.project)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let create = json!({"jsonrpc": "2.0", "id": 1, "method": "session.create",
+                        "params": {"cwd": world.project}});
+    writeln!(stdin, "{create}").unwrap();
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let file = serde_json::from_str::<Value>(&line).unwrap()["result"]["session_file"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let run = json!({"jsonrpc": "2.0", "id": 2, "method": "agent.run",
+                     "params": {"text": "sleep-for-a-while", "approve": "all"}});
+    writeln!(stdin, "{run}").unwrap();
+    let pid = started_sleep(&world.project.join("sleep.pid"));
+    // The client stops reading: its end of stdout closes; stdin stays open. The answer to the
+    // next request is the write that fails.
+    drop(stdout);
+    let initialize = json!({"jsonrpc": "2.0", "id": 3, "method": "initialize"});
+    writeln!(stdin, "{initialize}").unwrap();
+    let asked = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if asked.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    while alive(&pid) && asked.elapsed() < Duration::from_secs(12) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let orphaned = alive(&pid);
+    if orphaned {
+        let _ = Command::new("kill").args(["-KILL", &pid]).status();
+    }
+    let status = status.expect("the server still ran 10 s after its stdout was closed");
+    assert!(!orphaned, "the command outlived the server");
+    assert!(status.success(), "{status:?}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("sleep-for-a-while"), "{text}");
+    assert!(text.contains("Command cancelled"), "{text}");
+    drop(stdin);
 }
