@@ -1,5 +1,6 @@
 //! What a new user meets in `ctxkit chat` with the settings a README example gives: the status line
-//! claims no price the model was never given.
+//! claims no price the model was never given, leaving the chat says where the session is and how to
+//! come back to it, and `--resume` (Pi's flag) lists the directory's sessions to open one.
 
 use serde_json::json;
 
@@ -19,4 +20,50 @@ fn the_status_line_shows_no_dollars_for_a_model_declared_without_prices() {
     let screen = tmux.wait_for("[context ");
     assert!(!screen.contains("$0.0000"), "{screen}");
     assert!(!screen.contains(" spent"), "{screen}");
+}
+
+#[test]
+fn quitting_says_how_to_come_back_and_resume_lists_the_sessions() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(text("FIRST-SESSION-ANSWER", 400));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("the first session's prompt");
+    tmux.wait_for("FIRST-SESSION-ANSWER");
+    tmux.wait_idle(2);
+    tmux.keys(&["C-d"]);
+    let screen = tmux.wait_for("ctxkit chat --continue");
+    let file = world.session_files().remove(0);
+    let name = file.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        screen.replace('\n', "").contains(&name),
+        "the farewell names the session file: {screen}"
+    );
+    assert!(screen.contains("ctxkit chat --resume"), "{screen}");
+    drop(tmux);
+
+    let tmux = world.start("--resume");
+    let screen = tmux.wait_for("Resume which (number, empty to stay)?");
+    assert!(
+        screen.contains("  1. ") && screen.contains("the first session's prompt"),
+        "{screen}"
+    );
+    tmux.line("1");
+    tmux.wait_for("Continuing session (");
+    tmux.wait_for_count("FIRST-SESSION-ANSWER", 1);
+    tmux.wait_idle(1);
+    tmux.keys(&["C-d"]);
+    tmux.wait_for("ctxkit chat --continue");
+    drop(tmux);
+    assert_eq!(world.session_files(), vec![file], "no second session file");
+
+    // An in-memory chat has nothing to come back to.
+    let tmux = world.start("--no-session");
+    tmux.wait_idle(1);
+    tmux.keys(&["C-d"]);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(!tmux.screen().contains("Session saved"));
 }

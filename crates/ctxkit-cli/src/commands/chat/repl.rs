@@ -80,6 +80,12 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
             .context("cannot listen for SIGHUP and SIGTERM")?;
     }
     runtime.block_on(chat.banner());
+    // `--resume`: the list `/resume` shows, before the first prompt.
+    if chat.resume_at_start
+        && let Err(error) = runtime.block_on(chat.command("/resume", &mut terminal))
+    {
+        show_error(chat, &error);
+    }
     let mut initial = String::new();
     // Why the last prompt's model request failed, if it did (a piped chat's exit status).
     let mut last_failure = None;
@@ -196,6 +202,7 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
         }
     }
     runtime.block_on(chat.remember_session(Remember::Always));
+    runtime.block_on(chat.farewell());
     piped_outcome(chat, last_failure)
 }
 

@@ -120,4 +120,32 @@ impl Chat {
             Err(error) => tracing::debug!(%error, "cannot record the session used last"),
         }
     }
+
+    /// On leaving a chat at the terminal: where its session is and how to come back to it. Nothing
+    /// for an in-memory chat, a session that wrote nothing yet, or a chat reading a pipe (its
+    /// output is the model's text).
+    pub async fn farewell(&self) {
+        use std::io::IsTerminal as _;
+        if self.in_memory || !std::io::stdin().is_terminal() {
+            return;
+        }
+        let path = self
+            .engine
+            .with_session(|session| session.path().map(std::path::Path::to_owned))
+            .await;
+        let Some(path) = path.filter(|path| path.is_file()) else {
+            return;
+        };
+        match &self.shown_as {
+            Some((copy, shown)) if *copy == path => {
+                self.ui.info(&format!("Session saved: {shown}"));
+            }
+            _ => {
+                self.ui.info(&format!("Session saved: {}", path.display()));
+                self.ui.info(
+                    "Back to it with `ctxkit chat --continue`; `ctxkit chat --resume` lists the others",
+                );
+            }
+        }
+    }
 }
