@@ -1,6 +1,7 @@
 //! What a new user meets in `ctxkit chat` with the settings a README example gives: the status line
 //! claims no price the model was never given, leaving the chat says where the session is and how to
-//! come back to it, and `--resume` (Pi's flag) lists the directory's sessions to open one.
+//! come back to it, `--resume` (Pi's flag) lists the directory's sessions to open one, and a session
+//! recorded in another directory (an imported one) says where the tools work.
 
 use serde_json::json;
 
@@ -66,4 +67,41 @@ fn quitting_says_how_to_come_back_and_resume_lists_the_sessions() {
     tmux.keys(&["C-d"]);
     std::thread::sleep(std::time::Duration::from_millis(500));
     assert!(!tmux.screen().contains("Session saved"));
+}
+
+#[test]
+fn a_session_recorded_in_another_directory_says_where_the_tools_work() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    let file = world.home.path().join("imported.jsonl");
+    let lines = [
+        json!({"type": "session", "version": 3, "id": "s-elsewhere", "timestamp": "2026-01-01T00:00:00.000Z",
+               "cwd": "C:\\Users\\someone\\vault"}),
+        json!({"type": "message", "id": "a1", "parentId": null, "timestamp": "2026-01-01T00:00:01.000Z",
+               "message": {"role": "user", "content": "tidy the vault", "timestamp": 1}}),
+    ];
+    let content: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    std::fs::write(&file, content).unwrap();
+    let tmux = world.start(&format!("--session '{}'", file.display()));
+    let screen = tmux.wait_for("the tools work here");
+    assert!(
+        screen.contains("This session was recorded in `C:\\Users\\someone\\vault`"),
+        "{screen}"
+    );
+    drop(tmux);
+    // A session of this directory says nothing of the kind.
+    world.answer(text("HERE-ANSWER", 400));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("hello");
+    tmux.wait_for("HERE-ANSWER");
+    tmux.wait_idle(2);
+    tmux.keys(&["C-d"]);
+    tmux.wait_for("ctxkit chat --continue");
+    drop(tmux);
+    let tmux = world.start("--continue");
+    tmux.wait_idle(1);
+    assert!(!tmux.screen().contains("the tools work here"));
 }

@@ -148,4 +148,21 @@ impl Chat {
             }
         }
     }
+
+    /// A session recorded in another directory (an imported one, `--session` on another project's
+    /// file) is continued here: its history names paths of that directory while the tools work in
+    /// this one, so the banner says both.
+    pub async fn other_directory_note(&self) {
+        let recorded = self
+            .engine
+            .with_session(|session| session.cwd().to_owned())
+            .await;
+        if recorded.is_empty() || std::path::Path::new(&recorded) == self.cwd {
+            return;
+        }
+        self.ui.info(&format!(
+            "This session was recorded in `{recorded}`; the tools work here, in `{}`",
+            self.cwd.display()
+        ));
+    }
 }
