@@ -105,3 +105,26 @@ fn a_session_recorded_in_another_directory_says_where_the_tools_work() {
     tmux.wait_idle(1);
     assert!(!tmux.screen().contains("the tools work here"));
 }
+
+#[test]
+fn the_tree_keeps_its_token_column_straight_beside_a_large_entry() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    // About 3,000 tokens: `~3000 tok` is wider than a small entry's `~1 tok`.
+    world.answer(text(&"a long answer. ".repeat(800), 400));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("hi");
+    tmux.wait_idle(2);
+    tmux.line("/tree");
+    let screen = tmux.wait_for("Enter go to the entry");
+    let ends: Vec<usize> = screen
+        .lines()
+        .filter(|line| line.contains(" tok  "))
+        .map(|line| line[..line.find(" tok  ").unwrap()].chars().count())
+        .collect();
+    assert_eq!(ends.len(), 2, "{screen}");
+    assert_eq!(ends[0], ends[1], "the text starts in one column:\n{screen}");
+}
