@@ -471,6 +471,9 @@ pub struct ChatArgs {
     /// Continue the most recent session of the current directory.
     #[arg(short = 'c', long = "continue", conflicts_with_all = ["session", "no_session"])]
     pub continue_recent: bool,
+    /// Pick one of the current directory's sessions to open (the list `/resume` shows).
+    #[arg(short = 'r', long, conflicts_with_all = ["continue_recent", "session", "no_session"])]
+    pub resume: bool,
     /// Open this session file.
     #[arg(long, value_name = "FILE", conflicts_with = "no_session")]
     pub session: Option<PathBuf>,

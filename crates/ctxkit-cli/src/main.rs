@@ -178,6 +178,9 @@ fn classify(error: &anyhow::Error) -> (u8, Option<String>) {
         if let Some(ctxkit_simulate::SimulateError::Session { .. }) = cause.downcast_ref() {
             return (3, Some(SIMULATE_HINT.to_owned()));
         }
+        if cause.is::<commands::NoModelConfigured>() {
+            return (3, Some(commands::NoModelConfigured::hint()));
+        }
         if let Some(llm_error) = cause.downcast_ref::<ctxkit_llm::LlmError>() {
             return classify_llm(llm_error);
         }

@@ -27,6 +27,7 @@ mod undo;
 mod web;
 
 pub use chat::LastRequestFailed;
+pub use summary_setup::NoModelConfigured;
 
 use std::io::Write;
 use std::path::PathBuf;

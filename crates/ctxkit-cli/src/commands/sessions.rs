@@ -18,6 +18,7 @@ pub fn sessions(
     json: bool,
     out: &mut dyn Write,
 ) -> Result<Outcome> {
+    let this_directory = !all && dir.is_none();
     let (sessions, skipped) = if all {
         list_all_sessions(&locations.sessions_root)?
     } else {
@@ -38,7 +39,7 @@ pub fn sessions(
     if json {
         print_json(out, &sessions)?;
     } else if sessions.is_empty() {
-        writeln!(out, "No sessions.")?;
+        writeln!(out, "{}", nothing_here(locations, this_directory))?;
     } else {
         print_session_rows(&sessions, out)?;
     }
@@ -52,6 +53,23 @@ pub fn sessions(
         )?;
     }
     Ok(Outcome::Success)
+}
+
+/// What an empty list says. This directory's list names the sessions of other directories when
+/// there are any: an imported session keeps the directory its agent ran in, so right after
+/// `ctxkit import` the current directory's list is often empty.
+fn nothing_here(locations: &Locations, this_directory: bool) -> String {
+    let elsewhere = if this_directory {
+        list_all_sessions(&locations.sessions_root).map_or(0, |(sessions, _)| sessions.len())
+    } else {
+        0
+    };
+    match elsewhere {
+        0 => "No sessions.".to_owned(),
+        count => format!(
+            "No sessions for this directory; {count} in other directories (an imported session keeps its own): `ctxkit sessions --all` lists them"
+        ),
+    }
 }
 
 /// One session a row: modified time, message count, name or first message, and its path below.

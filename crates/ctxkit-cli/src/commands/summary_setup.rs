@@ -312,6 +312,28 @@ impl std::fmt::Display for NoModelConfigured {
 
 impl std::error::Error for NoModelConfigured {}
 
+/// A model of each provider the README's examples name, for the first-run hint.
+const EXAMPLE_MODELS: [(&str, &str); 3] = [
+    ("ANTHROPIC_API_KEY", "anthropic/claude-sonnet-4-5"),
+    ("OPENAI_API_KEY", "openai/gpt-5-mini"),
+    ("GEMINI_API_KEY", "google/gemini-2.5-flash"),
+];
+
+impl NoModelConfigured {
+    /// What a new user does next: a model of the provider whose key is already set, or which
+    /// keys to set. Only variable names are shown, never a value.
+    pub fn hint() -> String {
+        let set = |name: &str| ctxkit_secrets::environment_variable(name).is_some();
+        let found = EXAMPLE_MODELS.iter().find(|(variable, _)| set(variable));
+        match found {
+            Some((variable, model)) => format!(
+                "`{variable}` is set: `--model {model}` uses it (`ctxkit config set defaultModel {model}` makes it the default; `ctxkit models` lists the others)"
+            ),
+            None => "set a provider's key (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, `GEMINI_API_KEY`, …) and name one of its models, e.g. `--model anthropic/claude-sonnet-4-5`, or start a local server (`--model ollama/<model>`); `ctxkit models` lists them".to_owned(),
+        }
+    }
+}
+
 /// The model client for `spec` (`provider/id`, picked for this run), or the configured default
 /// model.
 pub fn model_client(

@@ -92,3 +92,28 @@ fn config_get_of_an_unset_key_exits_1_as_help_lists() {
         "{help}"
     );
 }
+
+/// A first chat with no model named says what to do next: the model of the provider whose key is
+/// already set (its name only, never the key), else which keys to set.
+#[test]
+fn a_chat_without_a_model_names_one_the_users_key_can_reach() {
+    let run = Run::new();
+    let output = run.ctxkit_with_input(&["chat"], &[], "hello\n");
+    assert!(output.starts_with("exit: 3\n"), "{output}");
+    assert!(output.contains("error: No model configured"), "{output}");
+    assert!(
+        output.contains("hint: set a provider's key (`ANTHROPIC_API_KEY`"),
+        "{output}"
+    );
+    let output = run.ctxkit_with_input(
+        &["chat"],
+        &[("GEMINI_API_KEY", "gm-key-value-never-shown")],
+        "hello\n",
+    );
+    assert!(output.starts_with("exit: 3\n"), "{output}");
+    assert!(
+        output.contains("hint: `GEMINI_API_KEY` is set: `--model google/gemini-2.5-flash` uses it"),
+        "{output}"
+    );
+    assert!(!output.contains("gm-key-value-never-shown"), "{output}");
+}

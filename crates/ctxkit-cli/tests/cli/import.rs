@@ -490,3 +490,24 @@ fn an_opencode_session_id_cannot_escape_the_sessions_directory() {
         std::fs::canonicalize(&written[0]).unwrap()
     );
 }
+
+/// Right after an import, `ctxkit sessions` in the current directory lists nothing (the session
+/// keeps its agent's directory): it says where the imported one went instead of "No sessions.".
+#[test]
+fn sessions_after_an_import_points_at_the_other_directories() {
+    let home = Home::new();
+    let before = home.ctxkit(&["sessions"]);
+    assert!(before.ends_with("exit: 0\nNo sessions.\n"), "{before}");
+    let source = home.place("codex-rollout.jsonl", "rollout.jsonl");
+    let imported = home.ctxkit(&["import", source.to_str().unwrap()]);
+    assert!(imported.contains("exit: 0"), "{imported}");
+    let after = home.ctxkit(&["sessions"]);
+    assert!(
+        after.contains(
+            "No sessions for this directory; 1 in other directories (an imported session keeps its own): `ctxkit sessions --all` lists them"
+        ),
+        "{after}"
+    );
+    let all = home.ctxkit(&["sessions", "--all"]);
+    assert!(all.contains("--home-dev-project--"), "{all}");
+}

@@ -182,6 +182,7 @@ mod architecture;
 mod attacks;
 mod cache_cost;
 mod chat;
+mod chat_first_run;
 mod chat_habits;
 mod chat_jail;
 mod chat_piped;

@@ -95,6 +95,8 @@ struct Chat {
     session_dir: PathBuf,
     /// `--no-session`.
     in_memory: bool,
+    /// `--resume`: the session list is shown before the first prompt.
+    resume_at_start: bool,
     /// A database session's private copy, and how the screen names it instead.
     shown_as: Option<(PathBuf, String)>,
     ui: Ui,

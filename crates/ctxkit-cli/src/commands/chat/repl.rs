@@ -79,7 +79,7 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
         super::interrupts::end_on_hangup_or_terminate()
             .context("cannot listen for SIGHUP and SIGTERM")?;
     }
-    runtime.block_on(chat.banner());
+    opening(runtime, chat, &mut terminal);
     let mut initial = String::new();
     // Why the last prompt's model request failed, if it did (a piped chat's exit status).
     let mut last_failure = None;
@@ -196,7 +196,18 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
         }
     }
     runtime.block_on(chat.remember_session(Remember::Always));
+    runtime.block_on(chat.farewell());
     piped_outcome(chat, last_failure)
+}
+
+/// The banner, then with `--resume` the list `/resume` shows, before the first prompt.
+fn opening(runtime: &Runtime, chat: &mut Chat, terminal: &mut Terminal) {
+    runtime.block_on(chat.banner());
+    if chat.resume_at_start
+        && let Err(error) = runtime.block_on(chat.command("/resume", terminal))
+    {
+        show_error(chat, &error);
+    }
 }
 
 /// How the chat ends: a chat reading a pipe or a file whose last model request failed fails with

@@ -120,4 +120,49 @@ impl Chat {
             Err(error) => tracing::debug!(%error, "cannot record the session used last"),
         }
     }
+
+    /// On leaving a chat at the terminal: where its session is and how to come back to it. Nothing
+    /// for an in-memory chat, a session that wrote nothing yet, or a chat reading a pipe (its
+    /// output is the model's text).
+    pub async fn farewell(&self) {
+        use std::io::IsTerminal as _;
+        if self.in_memory || !std::io::stdin().is_terminal() {
+            return;
+        }
+        let path = self
+            .engine
+            .with_session(|session| session.path().map(std::path::Path::to_owned))
+            .await;
+        let Some(path) = path.filter(|path| path.is_file()) else {
+            return;
+        };
+        match &self.shown_as {
+            Some((copy, shown)) if *copy == path => {
+                self.ui.info(&format!("Session saved: {shown}"));
+            }
+            _ => {
+                self.ui.info(&format!("Session saved: {}", path.display()));
+                self.ui.info(
+                    "Back to it with `ctxkit chat --continue`; `ctxkit chat --resume` lists the others",
+                );
+            }
+        }
+    }
+
+    /// A session recorded in another directory (an imported one, `--session` on another project's
+    /// file) is continued here: its history names paths of that directory while the tools work in
+    /// this one, so the banner says both.
+    pub async fn other_directory_note(&self) {
+        let recorded = self
+            .engine
+            .with_session(|session| session.cwd().to_owned())
+            .await;
+        if recorded.is_empty() || std::path::Path::new(&recorded) == self.cwd {
+            return;
+        }
+        self.ui.info(&format!(
+            "This session was recorded in `{recorded}`; the tools work here, in `{}`",
+            self.cwd.display()
+        ));
+    }
 }

@@ -141,6 +141,7 @@ pub async fn build(
         cwd,
         session_dir,
         in_memory: args.no_session,
+        resume_at_start: args.resume,
         shown_as: args.shown_as.clone(),
         ui,
         interrupts,

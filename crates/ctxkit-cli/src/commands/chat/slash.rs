@@ -94,6 +94,7 @@ impl Chat {
                 "Continuing session{name} ({entries} entries): {session}"
             ));
             self.replay().await;
+            self.other_directory_note().await;
         } else {
             self.ui.line(&format!("Session: {session}"));
         }

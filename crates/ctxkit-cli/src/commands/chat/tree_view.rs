@@ -54,7 +54,7 @@ impl TreeRow {
         Rendered {
             // Tokens in a column before the text, so a long row is cut in its text.
             line: format!(
-                "{}{} {:>7}  {}{kind}: {}{label}{leaf}",
+                "{}{} {:>10}  {}{kind}: {}{label}{leaf}",
                 self.mark,
                 entry.id(),
                 format!("~{tokens} tok"),
