@@ -252,7 +252,11 @@ fn classify_store(store_error: &ctxkit_store::StoreError) -> (u8, Option<String>
         ),
         StoreError::Fenced { .. } => (5, Some("another writer took the session over; run the command again".to_owned())),
         StoreError::Session(session_error) => classify_session(session_error),
-        StoreError::Io { .. } | StoreError::Database { .. } | StoreError::Connect { .. } => (4, None),
+        StoreError::Connect { .. } => (
+            4,
+            Some("check that PostgreSQL runs and takes connections at the URL's host and port, for its user and database (the URL comes from `--store`, `CTXKIT_STORE` or setting `store.url`)".to_owned()),
+        ),
+        StoreError::Io { .. } | StoreError::Database { .. } => (4, None),
     }
 }
 

@@ -265,12 +265,20 @@ where
                 () = worker_shared.out.room() => {}
                 _ = stop.wait_for(|stop| *stop == stop::Stop::Everything) => {}
             }
-            // Each request on its own task: a panic fails that request, not every later one.
-            set_running(&worker_shared, Some(request.method.clone()));
-            let outcome = stop::run_request(&worker_shared, request.method, request.params).await;
-            set_running(&worker_shared, None);
-            // On a database store the entries it appended are committed before it is answered.
-            let outcome = mirror::after_request(&worker_shared, outcome).await;
+            // On a database store a writer whose lease was taken over runs nothing.
+            let outcome = match mirror::before_request(&worker_shared, &request.method).await {
+                Ok(()) => {
+                    // Each request on its own task: a panic fails that request, not every later one.
+                    set_running(&worker_shared, Some(request.method.clone()));
+                    let outcome =
+                        stop::run_request(&worker_shared, request.method, request.params).await;
+                    set_running(&worker_shared, None);
+                    // On a database store the entries it appended are committed before it is
+                    // answered.
+                    mirror::after_request(&worker_shared, outcome).await
+                }
+                Err(refused) => Err(refused),
+            };
             request.reply.send(&worker_shared.out, outcome);
             // Its share of the queue's budget is given back once it has run.
             drop(request.held);

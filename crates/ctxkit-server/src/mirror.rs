@@ -10,7 +10,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use ctxkit_session::Session;
 use ctxkit_store::{AnyStore, Lease, SessionLines, SessionStore, StoreError};
@@ -51,6 +51,31 @@ pub(crate) struct Mirror {
     /// Keeps the copy's private folder until the session is closed.
     _folder: tempfile::TempDir,
     renewer: tokio::task::JoinHandle<()>,
+    /// When the lease was last known to be this client's: the start of its last successful
+    /// acquire, renewal or append. It cannot have been taken over before that plus `ttl`.
+    confirmed: Confirmed,
+}
+
+/// The start of the last call that confirmed a lease, shared with its renewer.
+#[derive(Debug, Clone)]
+struct Confirmed(Arc<std::sync::Mutex<Instant>>);
+
+impl Confirmed {
+    fn new(at: Instant) -> Self {
+        Self(Arc::new(std::sync::Mutex::new(at)))
+    }
+
+    fn set(&self, at: Instant) {
+        if let Ok(mut confirmed) = self.0.lock() {
+            *confirmed = (*confirmed).max(at);
+        }
+    }
+
+    fn elapsed(&self) -> Duration {
+        self.0
+            .lock()
+            .map_or(Duration::MAX, |confirmed| confirmed.elapsed())
+    }
 }
 
 impl Drop for Mirror {
@@ -101,16 +126,18 @@ fn renew_in_background(
     store: &AnyStore,
     lease: &Lease,
     ttl: Duration,
+    confirmed: Confirmed,
 ) -> tokio::task::JoinHandle<()> {
     let store = store.clone();
     let lease = lease.clone();
     tokio::spawn(async move {
         loop {
             tokio::time::sleep(ttl / 3).await;
-            if let Err(StoreError::Fenced { .. } | StoreError::NotFound { .. }) =
-                store.renew(&lease, ttl).await
-            {
-                break;
+            let started = Instant::now();
+            match store.renew(&lease, ttl).await {
+                Ok(()) => confirmed.set(started),
+                Err(StoreError::Fenced { .. } | StoreError::NotFound { .. }) => break,
+                Err(_) => {}
             }
         }
     })
@@ -123,6 +150,7 @@ pub(crate) async fn open(
     id: &str,
 ) -> Result<Session, MethodError> {
     close(shared).await;
+    let acquired = Instant::now();
     let lease = binding
         .store
         .acquire(id, &shared.owner, binding.lease)
@@ -147,7 +175,12 @@ pub(crate) async fn open(
             return Err(error);
         }
     };
-    install_mirror(shared, binding, lease, path, folder, synced).await;
+    let copy = PrivateCopy {
+        path,
+        folder,
+        synced,
+    };
+    install_mirror(shared, binding, lease, acquired, copy).await;
     Ok(session)
 }
 
@@ -174,33 +207,83 @@ pub(crate) async fn create(
         .map_err(|error| copy_error("cannot read the session's copy", error))?;
     let lines = SessionLines::parse(&path.display().to_string(), &bytes).map_err(store_error)?;
     binding.store.import(&lines).await.map_err(store_error)?;
+    let acquired = Instant::now();
     let lease = binding
         .store
         .acquire(session.id(), &shared.owner, binding.lease)
         .await
         .map_err(store_error)?;
-    install_mirror(shared, binding, lease, path, folder, bytes.len() as u64).await;
+    let copy = PrivateCopy {
+        path,
+        folder,
+        synced: bytes.len() as u64,
+    };
+    install_mirror(shared, binding, lease, acquired, copy).await;
     Ok(session)
+}
+
+/// A session's private copy: its file, its folder, and how many of its bytes are stored.
+struct PrivateCopy {
+    path: PathBuf,
+    folder: tempfile::TempDir,
+    synced: u64,
 }
 
 async fn install_mirror(
     shared: &Arc<Shared>,
     binding: &StoreBinding,
     lease: Lease,
-    path: PathBuf,
-    folder: tempfile::TempDir,
-    synced: u64,
+    acquired: Instant,
+    copy: PrivateCopy,
 ) {
-    let renewer = renew_in_background(&binding.store, &lease, binding.lease);
+    let confirmed = Confirmed::new(acquired);
+    let renewer = renew_in_background(&binding.store, &lease, binding.lease, confirmed.clone());
     *shared.mirror.lock().await = Some(Mirror {
         store: binding.store.clone(),
         lease,
         ttl: binding.lease,
-        path,
-        synced,
-        _folder: folder,
+        path: copy.path,
+        synced: copy.synced,
+        _folder: copy.folder,
         renewer,
+        confirmed,
     });
+}
+
+/// Methods that open or create a session: they give up the open one themselves.
+const OPENING: [&str; 2] = ["session.open", "session.create"];
+
+/// Before a request on an open database session: when the lease was not confirmed for half its
+/// length (this process was stopped, or renewals failed), another writer may have taken it over,
+/// so it is renewed now; when it was taken over, the session is closed and the request refused
+/// without running. A stale writer would otherwise call the model and run tools, to be refused
+/// only when it stores the result. When the database does not answer, the request runs: storing
+/// what it appended decides.
+pub(crate) async fn before_request(shared: &Arc<Shared>, method: &str) -> Result<(), MethodError> {
+    if OPENING.contains(&method) {
+        return Ok(());
+    }
+    let mut mirror = shared.mirror.lock().await;
+    let Some(open) = mirror.as_ref() else {
+        return Ok(());
+    };
+    if open.confirmed.elapsed() < open.ttl / 2 {
+        return Ok(());
+    }
+    let started = Instant::now();
+    match open.store.renew(&open.lease, open.ttl).await {
+        Ok(()) => {
+            open.confirmed.set(started);
+            Ok(())
+        }
+        Err(error @ (StoreError::Fenced { .. } | StoreError::NotFound { .. })) => {
+            *mirror = None;
+            drop(mirror);
+            *shared.engine.write().await = None;
+            Err(closed_before(store_error(error)))
+        }
+        Err(_) => Ok(()),
+    }
 }
 
 /// After a request: the entries it appended go to the database before its response. When they
@@ -236,6 +319,15 @@ fn closed_after(mut error: MethodError) -> MethodError {
     error
 }
 
+/// The error of a request refused before it ran, its session's lease taken over.
+fn closed_before(mut error: MethodError) -> MethodError {
+    error.message.push_str(
+        "; the session was closed and this request was not run: open it again with \
+         `session.open` and send the request again",
+    );
+    error
+}
+
 async fn sync(shared: &Shared, mirror: &mut Mirror) -> Result<(), MethodError> {
     if let Some(engine) = shared.engine.read().await.clone() {
         engine
@@ -258,11 +350,13 @@ async fn sync(shared: &Shared, mirror: &mut Mirror) -> Result<(), MethodError> {
         .filter(|line| !line.trim().is_empty())
         .map(str::to_owned)
         .collect();
+    let started = Instant::now();
     mirror
         .store
         .append(&mirror.lease, &lines, mirror.ttl)
         .await
         .map_err(store_error)?;
+    mirror.confirmed.set(started);
     mirror.synced += complete as u64 + 1;
     Ok(())
 }

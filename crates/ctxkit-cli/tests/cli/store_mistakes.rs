@@ -52,6 +52,35 @@ fn a_database_url_in_upper_case_is_a_database() {
     assert!(output.contains("cannot connect"), "{output}");
 }
 
+/// A database that does not answer at start (`serve --listen` of a fleet, or any store command):
+/// one error line and a hint saying what to check and where the URL comes from; it was the error
+/// line alone.
+#[test]
+fn a_database_that_does_not_answer_is_one_error_line_and_a_hint() {
+    let run = Run::new();
+    for command in [
+        &["serve", "--listen", "127.0.0.1:0"][..],
+        &["sessions", "--all"][..],
+    ] {
+        let mut arguments = vec!["--store", "postgres://nobody@127.0.0.1:1/ctxkit"];
+        arguments.extend_from_slice(command);
+        let output = run.ctxkit(&arguments);
+        assert!(output.starts_with("exit: 4\n"), "{output}");
+        let lines: Vec<&str> = output.lines().filter(|line| !line.is_empty()).collect();
+        assert_eq!(lines[..2], ["exit: 4", "--- stderr"], "{output}");
+        assert_eq!(lines.len(), 4, "{output}");
+        assert!(
+            lines[2].starts_with("error: cannot open the store `postgres://<redacted>@127.0.0.1:1/ctxkit`: database: cannot connect: "),
+            "{output}"
+        );
+        assert!(
+            lines[3].starts_with("hint: check that PostgreSQL runs")
+                && lines[3].contains("`CTXKIT_STORE`"),
+            "{output}"
+        );
+    }
+}
+
 /// A password in `--store` is in `/proc/PID/cmdline` for every local user while ctxkit runs: one
 /// warning naming `CTXKIT_STORE`; none for the variable, or a URL without a password.
 #[test]

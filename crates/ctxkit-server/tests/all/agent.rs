@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use crate::server::start_with;
 
 /// One scripted model for every spec.
-struct Fixed(ScriptedModel);
+pub(crate) struct Fixed(pub(crate) ScriptedModel);
 
 impl ModelSource for Fixed {
     fn chat_model(&self, spec: Option<&str>) -> Result<Arc<dyn ChatModel>, String> {
@@ -48,7 +48,7 @@ fn provider() -> ScriptedModel {
 
 /// An agent over `models` with the coding tools, no system prompt, a 5 s `bash` limit and the
 /// default boundary; tests change the fields they are about.
-fn agent_config(models: Arc<dyn ModelSource>) -> AgentConfig {
+pub(crate) fn agent_config(models: Arc<dyn ModelSource>) -> AgentConfig {
     AgentConfig {
         models,
         system_prompt: ctxkit_server::SystemPrompt::fixed(""),

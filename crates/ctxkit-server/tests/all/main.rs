@@ -7,5 +7,6 @@ mod attacks;
 mod outage;
 mod protocol_doc;
 mod server;
+mod stale_writer;
 mod support;
 mod websocket;

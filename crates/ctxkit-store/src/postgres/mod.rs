@@ -34,6 +34,13 @@ const MIGRATION_LOCK: i64 = 0x6374_786b_6974; // "ctxkit"
 /// Connections a store keeps at most.
 const POOL_SIZE: usize = 16;
 
+/// How long a request waits for a connection at most: for one of the pool's to be free, or for
+/// the database to take one more.
+const POOL_WAIT: Duration = Duration::from_secs(30);
+
+/// The pause before asking again for a connection the database refused for having too many.
+const CROWDED_RETRY: Duration = Duration::from_millis(50);
+
 /// Sessions in PostgreSQL.
 #[derive(Clone)]
 pub struct PostgresStore {
@@ -67,7 +74,7 @@ impl PostgresStore {
         let pool = Pool::builder(manager)
             .max_size(POOL_SIZE)
             .runtime(deadpool_postgres::Runtime::Tokio1)
-            .wait_timeout(Some(Duration::from_secs(30)))
+            .wait_timeout(Some(POOL_WAIT))
             .create_timeout(Some(Duration::from_secs(10)))
             .build()
             .map_err(|error| StoreError::Connect {
@@ -78,11 +85,26 @@ impl PostgresStore {
         Ok(store)
     }
 
+    /// A connection from the pool. When the database refuses a new one for having too many
+    /// (`max_connections`, a role's or database's `CONNECTION LIMIT`: SQLSTATE 53300) while this
+    /// pool holds some, the request waits for one of them to be free (at most [`POOL_WAIT`])
+    /// instead of failing: a burst of clients on an instance used to fail their requests with
+    /// `sorry, too many clients already` while the pool's connections were free a moment later.
     async fn client(&self) -> Result<deadpool_postgres::Object> {
-        self.pool
-            .get()
-            .await
-            .map_err(|error| StoreError::connect(&error))
+        let deadline = std::time::Instant::now() + POOL_WAIT;
+        loop {
+            match self.pool.get().await {
+                Ok(client) => return Ok(client),
+                Err(error)
+                    if too_many_connections(&error)
+                        && self.pool.status().size > 0
+                        && std::time::Instant::now() < deadline =>
+                {
+                    tokio::time::sleep(CROWDED_RETRY).await;
+                }
+                Err(error) => return Err(StoreError::connect(&error)),
+            }
+        }
     }
 
     /// Whether the database answers now: a connection from the pool runs `SELECT 1`.
@@ -141,6 +163,12 @@ impl PostgresStore {
             .await
             .map_err(StoreError::database("commit the migration"))
     }
+}
+
+/// Whether the database refused a new connection for having too many already.
+fn too_many_connections(error: &deadpool_postgres::PoolError) -> bool {
+    matches!(error, deadpool_postgres::PoolError::Backend(error)
+        if error.code() == Some(&tokio_postgres::error::SqlState::TOO_MANY_CONNECTIONS))
 }
 
 fn millis(ttl: Duration) -> i64 {

@@ -1,0 +1,60 @@
+//! A database that takes fewer connections than the pool would open (`max_connections`, a role's
+//! `CONNECTION LIMIT`): a burst of requests waits for the pool's connections instead of failing
+//! with `sorry, too many clients already` / `too many connections for role`. PostgreSQL from
+//! `CTXKIT_TEST_DATABASE_URL`, whose user may create roles (CI's `postgres`).
+
+use ctxkit_store::PostgresStore;
+
+use crate::backends::database_url;
+
+/// A role that may hold two connections at once, and `url` with it as the user.
+async fn limited_role(url: &str) -> String {
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    client
+        .batch_execute(
+            "DO $$ BEGIN
+                 CREATE ROLE ctxkit_crowded LOGIN CONNECTION LIMIT 2;
+             EXCEPTION WHEN duplicate_object THEN NULL;
+             END $$;
+             GRANT ALL ON SCHEMA public TO ctxkit_crowded;
+             GRANT ALL ON ALL TABLES IN SCHEMA public TO ctxkit_crowded;",
+        )
+        .await
+        .unwrap();
+    let (scheme, rest) = url.split_once("://").unwrap();
+    let host = rest.rsplit_once('@').map_or(rest, |(_, host)| host);
+    format!("{scheme}://ctxkit_crowded@{host}")
+}
+
+#[tokio::test]
+async fn a_burst_over_the_databases_connection_limit_waits_instead_of_failing() {
+    let Some(url) = database_url() else { return };
+    // The tables exist (the owner migrates), then the limited role connects.
+    PostgresStore::connect(&url).await.unwrap();
+    let store = PostgresStore::connect(&limited_role(&url).await)
+        .await
+        .unwrap();
+    let checks = (0..40).map(|_| {
+        let store = store.clone();
+        tokio::spawn(async move { store.check().await })
+    });
+    for check in futures_join(checks).await {
+        check
+            .unwrap()
+            .expect("every request gets a connection in time");
+    }
+}
+
+/// Awaits every task (the crate has no `futures` dependency).
+async fn futures_join<T>(
+    tasks: impl Iterator<Item = tokio::task::JoinHandle<T>>,
+) -> Vec<Result<T, tokio::task::JoinError>> {
+    let mut results = Vec::new();
+    for task in tasks.collect::<Vec<_>>() {
+        results.push(task.await);
+    }
+    results
+}
