@@ -68,6 +68,7 @@
 
 mod agent;
 mod approve;
+mod limits;
 mod model;
 mod names;
 pub mod testing;
@@ -78,6 +79,7 @@ mod workspace;
 
 pub use agent::{Agent, AgentEvent, AgentObserver, AgentOptions, IgnoreEvents, PromptOutcome};
 pub use approve::{Approval, ApproveAll, Approver, DenyAll};
+pub use limits::WorkspaceLimits;
 pub use model::ChatModel;
 pub use tool::{Tool, ToolContext, ToolOutcome, ToolRegistry, TypedTool};
 pub use warming::{CacheWarmer, CacheWarming, PromptCache};

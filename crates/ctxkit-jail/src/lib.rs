@@ -26,6 +26,8 @@ mod links;
 mod owners;
 mod places;
 mod regular;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 mod write;
 
 use std::path::{Component, Path, PathBuf};

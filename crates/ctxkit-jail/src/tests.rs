@@ -4,6 +4,7 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
 use super::*;
+use crate::testing::owned_by_another_user;
 
 mod races;
 
@@ -238,19 +239,6 @@ fn remove_file_stays_beneath_the_root_and_refuses_folders() {
             .is_err()
     );
     assert!(scene.home.join(".ctxkit/settings.json").exists());
-}
-
-/// Makes the files at `paths` another local user's: given to `nobody` when the tests run as root,
-/// else the tests pretend to be someone else (then every file they made is another user's).
-pub(crate) fn owned_by_another_user(paths: &[&Path]) -> LocalUsers {
-    let users = LocalUsers::of_process();
-    if users.current() != 0 {
-        return LocalUsers::as_user(users.current() + 1);
-    }
-    for path in paths {
-        std::os::unix::fs::lchown(path, Some(65534), Some(65534)).unwrap();
-    }
-    users
 }
 
 /// Issue (QA): on a shared machine another user's `/tmp/AGENTS.md` reached the system prompt of

@@ -202,19 +202,7 @@ pub fn migrate_legacy_directories(agent_dir: &Path, project_dir: &Path) -> Vec<R
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Makes `paths` another local user's: given to `nobody` when the tests run as root, else the
-    /// tests pretend to be someone else (every file they made is then another user's).
-    fn owned_by_another_user(paths: &[&Path]) -> LocalUsers {
-        let users = LocalUsers::of_process();
-        if users.current() != 0 {
-            return LocalUsers::as_user(users.current() + 1);
-        }
-        for path in paths {
-            std::os::unix::fs::lchown(path, Some(65534), Some(65534)).unwrap();
-        }
-        users
-    }
+    use ctxkit_jail::testing::owned_by_another_user;
 
     /// QA: another local user's `/tmp/AGENTS.md` reached the system prompt of anyone working
     /// under `/tmp` (Pi reads every ancestor). It is skipped with a warning; the project's own

@@ -266,21 +266,16 @@ fn workspace(
     sessions_root: &std::path::Path,
     cwd: &std::path::Path,
 ) -> Workspace {
-    let mut workspace = Workspace::new(cwd);
-    if let Some(home) = &config.home {
-        workspace.set_home(home);
-    }
-    workspace.protect(sessions_root);
-    for path in &config.readable_paths {
-        workspace.allow_reading(path);
-    }
-    for secret in &config.secrets {
-        workspace.add_secret(secret);
-    }
-    for path in &config.guarded {
-        workspace.guard(path);
-    }
-    workspace
+    Workspace::with_limits(
+        cwd,
+        ctxkit_agent::WorkspaceLimits {
+            home: config.home.as_deref(),
+            sessions_root,
+            readable_paths: &config.readable_paths,
+            secrets: &config.secrets,
+            guarded: &config.guarded,
+        },
+    )
 }
 
 /// `agent.cancel`: interrupts the running model call or tool.

@@ -600,7 +600,9 @@ mod boundary_tests {
                 "{path}: {}",
                 outcome.text
             );
-            assert!(started.elapsed() < Duration::from_secs(2));
+            // A read of the device would never end; refused within 30 s (a loaded machine's
+            // margin) is the refusal before any read.
+            assert!(started.elapsed() < Duration::from_secs(30));
         }
         // Without approval, `/dev/zero` is not even looked at: it is outside the project.
         let outcome = run_tool(

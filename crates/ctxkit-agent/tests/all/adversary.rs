@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use ctxkit_agent::{ToolContext, ToolRegistry, Workspace};
 
-use crate::swapper::Swapper;
+use ctxkit_jail::testing::Swapper;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 

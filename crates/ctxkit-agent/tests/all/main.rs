@@ -16,5 +16,4 @@ mod in_run;
 mod scenarios;
 mod stalled_provider;
 mod support;
-mod swapper;
 mod warming;

@@ -187,10 +187,30 @@ async fn a_large_cached_prompt_is_kept_warm_between_runs_outside_the_context() {
     let model = CachingModel::new(400_000, true);
     let mut setup = setup(Arc::clone(&model), CacheWarming::Idle).await;
     prompt(&mut setup, "hello").await;
-    tokio::time::sleep(DELAY * 6).await;
-    let (warms, context) = warm_entries(&setup.engine).await;
+    // Waited for, not slept on: two refreshes written (a loaded machine may take longer than the
+    // six delays an idle one needs), then, the warmer stopped, one entry per refresh sent.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while warm_entries(&setup.engine).await.0 < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "fewer than two refreshes"
+        );
+        tokio::time::sleep(DELAY).await;
+    }
+    setup.warmer.cancel();
+    let (warms, context) = loop {
+        let (warms, context) = warm_entries(&setup.engine).await;
+        let sent = model.refreshes.load(Ordering::SeqCst);
+        if warms == sent {
+            break (warms, context);
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{sent} refreshes sent, {warms} written"
+        );
+        tokio::time::sleep(DELAY).await;
+    };
     assert!(warms >= 2, "{warms} refreshes");
-    assert_eq!(warms, model.refreshes.load(Ordering::SeqCst));
     assert_eq!(context, 2, "usage entries are not in the context");
     let usage = setup
         .engine

@@ -27,13 +27,7 @@ pub fn tokens(
     out: &mut dyn Write,
 ) -> Result<Outcome> {
     let session = super::open_for_reading(file)?;
-    let selector = match leaf {
-        Some(id) if session.entry(id).is_none() => {
-            bail!(ctxkit_session::SessionError::EntryNotFound { id: id.to_owned() })
-        }
-        Some(id) => LeafSelector::Entry(id),
-        None => LeafSelector::Current,
-    };
+    let selector = super::leaf_selector(&session, leaf)?;
     let context = session.context_at(selector);
     // One message at a time: a branch of a million entries is counted without holding them.
     let mut counter = ContextTokenCounter::new(estimator);

@@ -185,15 +185,11 @@ pub fn sessions(
     } else {
         print_with_subagents(&sessions, out)?;
     }
-    let mut stderr = crate::redact::stderr();
-    for file in skipped {
-        writeln!(
-            stderr,
-            "warning: skipped `{}`: {}",
-            file.path.display(),
-            file.error
-        )?;
-    }
+    super::warn_skipped(
+        skipped
+            .iter()
+            .map(|file| (file.path.as_path(), &file.error as &dyn std::fmt::Display)),
+    )?;
     Ok(Outcome::Success)
 }
 

@@ -139,13 +139,7 @@ pub fn context(
     out: &mut dyn Write,
 ) -> Result<Outcome> {
     let session = super::open_for_reading(file)?;
-    let selector = match leaf {
-        Some(id) if session.entry(id).is_none() => {
-            return Err(SessionError::EntryNotFound { id: id.to_owned() }.into());
-        }
-        Some(id) => LeafSelector::Entry(id),
-        None => LeafSelector::Current,
-    };
+    let selector = super::leaf_selector(&session, leaf)?;
     let form = if llm {
         ContextForm::Llm
     } else {

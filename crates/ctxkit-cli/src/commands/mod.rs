@@ -257,6 +257,32 @@ pub(crate) fn open_for_reading(file: &std::path::Path) -> Result<ctxkit_session:
     Ok(session)
 }
 
+/// The leaf a `--leaf ID` option names (the current one without it); an id the session does not
+/// hold is an error.
+pub(crate) fn leaf_selector<'a>(
+    session: &ctxkit_session::Session,
+    leaf: Option<&'a str>,
+) -> Result<ctxkit_session::LeafSelector<'a>> {
+    match leaf {
+        Some(id) if session.entry(id).is_none() => {
+            Err(ctxkit_session::SessionError::EntryNotFound { id: id.to_owned() }.into())
+        }
+        Some(id) => Ok(ctxkit_session::LeafSelector::Entry(id)),
+        None => Ok(ctxkit_session::LeafSelector::Current),
+    }
+}
+
+/// Says on stderr, a line each, which files a listing skipped and why.
+pub(crate) fn warn_skipped<'a>(
+    skipped: impl IntoIterator<Item = (&'a std::path::Path, &'a dyn std::fmt::Display)>,
+) -> Result<()> {
+    let mut stderr = crate::redact::stderr();
+    for (path, error) in skipped {
+        writeln!(stderr, "warning: skipped `{}`: {error}", path.display())?;
+    }
+    Ok(())
+}
+
 /// The one-line damage report of [`open_for_reading`].
 pub(crate) fn report_damage(
     session: &ctxkit_session::Session,

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use ctxkit_agent::Workspace;
+use ctxkit_agent::{Workspace, WorkspaceLimits};
 use ctxkit_settings::{Environment, SettingsManager};
 
 /// The parts of the tools' boundary that come from ctxkit's locations and the user's settings.
@@ -44,19 +44,16 @@ impl ToolBoundary {
 
     /// The workspace of the project at `root`.
     pub fn workspace(&self, root: &Path) -> Workspace {
-        let mut workspace = Workspace::new(root);
-        workspace.set_home(&self.home);
-        workspace.protect(&self.sessions_root);
-        for path in &self.readable_paths {
-            workspace.allow_reading(path);
-        }
-        for secret in &self.secrets {
-            workspace.add_secret(secret);
-        }
-        for path in &self.guarded {
-            workspace.guard(path);
-        }
-        workspace
+        Workspace::with_limits(
+            root,
+            WorkspaceLimits {
+                home: Some(&self.home),
+                sessions_root: &self.sessions_root,
+                readable_paths: &self.readable_paths,
+                secrets: &self.secrets,
+                guarded: &self.guarded,
+            },
+        )
     }
 }
 

@@ -20,7 +20,7 @@ const MODEL_ID: &str = "test-model";
 /// requests (no tools) get a summary after `summary_delay`.
 #[derive(Clone)]
 struct Script {
-    answers: Arc<Mutex<VecDeque<ResponseTemplate>>>,
+    answers: Arc<Mutex<VecDeque<Answer>>>,
     summary_delay: Arc<Mutex<Duration>>,
     /// Summary requests are refused (a 400 that is not an overflow) while set.
     refuse_summaries: Arc<std::sync::atomic::AtomicBool>,
@@ -56,12 +56,28 @@ impl Respond for Script {
             )
             .set_delay(delay);
         }
-        self.answers
-            .lock()
-            .unwrap()
-            .pop_front()
-            .unwrap_or_else(|| text("(the script has no more answers)", 100))
+        match self.answers.lock().unwrap().pop_front() {
+            Some(Answer::Fixed(template)) => template,
+            // The usage the provider would count for this very request, whatever the system
+            // prompt and the tools' descriptions weigh.
+            Some(Answer::Measured(content)) => text(&content, request_tokens(&body)),
+            None => text("(the script has no more answers)", 100),
+        }
     }
+}
+
+/// One scripted answer to a chat request.
+enum Answer {
+    Fixed(ResponseTemplate),
+    /// A text reply whose usage is the size of the request it answers ([`request_tokens`]).
+    Measured(String),
+}
+
+/// A request's size in tokens as a provider would roughly count it: its JSON body, four
+/// characters a token (ctxkit's estimate counts the same way, so the over-count it learns from
+/// such usage stays near 1).
+fn request_tokens(body: &Value) -> u64 {
+    body.to_string().len() as u64 / 4
 }
 
 fn completion(message: Value, finish: &str, prompt_tokens: u64) -> ResponseTemplate {
@@ -92,8 +108,17 @@ pub(crate) fn tool_call(id: &str, name: &str, arguments: Value) -> ResponseTempl
 }
 
 fn overflow() -> ResponseTemplate {
+    overflow_of(8192)
+}
+
+/// A provider's refusal of a request as too long for its `window`.
+fn overflow_of(window: u64) -> ResponseTemplate {
+    let message = format!(
+        "This model's maximum context length is {window} tokens. However, your messages resulted in {} tokens. Please reduce the length of the messages.",
+        window + 928
+    );
     ResponseTemplate::new(400).set_body_json(json!({"error": {
-        "message": "This model's maximum context length is 8192 tokens. However, your messages resulted in 9120 tokens. Please reduce the length of the messages.",
+        "message": message,
         "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}))
 }
 
@@ -155,7 +180,20 @@ impl World {
     }
 
     pub(crate) fn answer(&self, template: ResponseTemplate) {
-        self.script.answers.lock().unwrap().push_back(template);
+        self.script
+            .answers
+            .lock()
+            .unwrap()
+            .push_back(Answer::Fixed(template));
+    }
+
+    /// Queues a text reply whose usage is the size of the request it answers.
+    fn answer_measured(&self, content: String) {
+        self.script
+            .answers
+            .lock()
+            .unwrap()
+            .push_back(Answer::Measured(content));
     }
 
     fn summary_delay(&self, delay: Duration) {
@@ -690,36 +728,67 @@ fn chat_compacts_with_focus_cancels_a_compaction_and_summarizes_a_branch() {
     tmux.line("/compact");
     tmux.wait_for("Compacting…  Esc or Ctrl-C to cancel");
     tmux.keys(&["-l", "next idea"]);
-    std::thread::sleep(Duration::from_millis(300));
+    // The keys are shown as typed ahead before the Escape goes (waited for, not slept on).
+    tmux.wait_for("next idea");
     tmux.keys(&["Escape"]);
     tmux.wait_for_count("Compaction cancelled (nothing was written)", 2);
     tmux.wait_for("> next idea");
     assert_eq!(count_type(&world.entries(&file), "compaction"), 1);
 }
 
+/// Text of about `tokens` tokens (four characters a token), starting with `label`.
+fn filler(label: &str, tokens: u64) -> String {
+    let sentence = "The parser reads tokens, builds the tree and reports errors with their spans. ";
+    let repeats = (tokens * 4).div_ceil(sentence.len() as u64);
+    format!("{label}. {}", sentence.repeat(repeats as usize))
+}
+
+/// Compaction at window − reserve, then recovery from an overflow. The numbers are measured from
+/// the requests the chat sends (the system prompt and the tools' descriptions weigh what they
+/// weigh) and each usage is the size of the request answered, so a tool description that grows or
+/// shrinks changes nothing here. The window leaves room: the threshold is crossed by hundreds of
+/// tokens, and the request that crosses it is still well under what may be sent.
 #[test]
 fn chat_compacts_at_the_threshold_and_recovers_an_overflow() {
     require_tmux!();
+    const WINDOW: u64 = 16_384;
+    const RESERVE: u64 = 6_000;
+    let threshold = WINDOW - RESERVE;
     let world = World::new(
-        8192,
-        json!({"reserveTokens": 2000, "keepRecentTokens": 100}),
+        WINDOW,
+        json!({"reserveTokens": RESERVE, "keepRecentTokens": 100}),
     );
-    world.answer(long("Answer one", 1000));
-    world.answer(long("Answer two", 1500));
+    world.answer_measured("Answer one.".to_owned());
     let tmux = world.start("--yes");
-    tmux.wait_for("(8192-token window)");
+    tmux.wait_for("(16384-token window)");
     tmux.wait_idle(1);
     tmux.line("one");
     tmux.wait_idle(2);
+    // The first request is the system prompt, the tools and a word: what every request carries.
+    let first = request_tokens(&world.chat_requests()[0]);
+    assert!(
+        first + 3_000 < threshold,
+        "the system prompt and tools ({first} tokens) leave too little of the window: raise WINDOW"
+    );
+    // The second answer is long: the request after it is some 800 tokens over the threshold, its
+    // usage under it (no compaction yet).
+    world.answer_measured(filler("Answer two", threshold + 800 - first - 60));
     tmux.line("two");
     tmux.wait_idle(3);
+    let second = request_tokens(&world.chat_requests()[1]);
+    assert!(second + 300 < threshold, "under the threshold: {second}");
+    let file = world.session_files().remove(0);
+    assert_eq!(count_type(&world.entries(&file), "compaction"), 0);
 
-    // Usage above window − reserve: the engine compacts after the run, with a spinner.
+    // The third reply's usage is over window − reserve: the engine compacts after the run, with a
+    // spinner.
     world.summary_delay(Duration::from_millis(1500));
-    world.answer(long("Answer three", 7000));
+    world.answer_measured("Answer three.".to_owned());
     tmux.line("three");
     let screen = tmux.wait_for("Compacting… (context near the window)");
     assert!(screen.contains("Answer three."), "{screen}");
+    let third = request_tokens(&world.chat_requests()[2]);
+    assert!(third > threshold + 300, "over the threshold: {third}");
     let screen = tmux.wait_for("Compacted: ");
     assert!(
         !screen.contains("Compacting…"),
@@ -731,15 +800,14 @@ fn chat_compacts_at_the_threshold_and_recovers_an_overflow() {
     );
     tmux.wait_idle(4);
     world.summary_delay(Duration::ZERO);
-    let file = world.session_files().remove(0);
     assert_eq!(count_type(&world.entries(&file), "compaction"), 1);
 
     // The provider rejects the next request as too long: compact, then retry by itself.
-    world.answer(long("Answer three-b", 1000));
+    world.answer_measured("Answer three-b.".to_owned());
     tmux.line("three-b");
     tmux.wait_idle(5);
-    world.answer(overflow());
-    world.answer(text("Recovered after the overflow.", 900));
+    world.answer(overflow_of(WINDOW));
+    world.answer_measured("Recovered after the overflow.".to_owned());
     tmux.line("four");
     let screen = tmux.wait_for("Recovered after the overflow.");
     assert!(

@@ -106,7 +106,9 @@ fn a_reply_that_goes_quiet_ends_in_one_line_and_keeps_what_arrived() {
     tmux.line("explain");
     let screen =
         tmux.wait_for("Error: Provider `mock` sent nothing for 1 s (`llm.timeouts.idleSeconds`)");
-    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    // The server stays quiet for a minute: the error within 30 s (a loaded machine's margin) is
+    // the 1 s idle limit.
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
     assert!(screen.contains("The first half arrived."), "{screen}");
     tmux.wait_idle(2);
     let session = std::fs::read_dir(home.path().join("sessions"))

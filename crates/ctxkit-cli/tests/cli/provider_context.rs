@@ -233,7 +233,9 @@ fn serve_warms_the_cache_between_runs_only_when_it_pays_and_never_through_the_th
     run(&mut server, "two");
     let before = world.refreshes().len();
     server.call("shutdown", json!({}));
-    std::thread::sleep(Duration::from_millis(500));
+    // The server has exited (waited for, not slept on): nothing of it can refresh any more.
+    server.close_stdin();
+    server.child.wait().unwrap();
     assert_eq!(world.refreshes().len(), before, "no refresh after the end");
     let sent = world.conversation();
     assert_eq!(

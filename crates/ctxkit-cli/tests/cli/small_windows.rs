@@ -6,7 +6,7 @@
 //! the message-threads and on-demand compaction betas answers every prompt with at most one
 //! refused request per beta.
 
-mod mock;
+pub(crate) mod mock;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

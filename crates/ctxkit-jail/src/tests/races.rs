@@ -1,10 +1,11 @@
 //! The jail against races: a folder swapped for a symlink while reads and writes run.
 
 use std::os::unix::fs::symlink;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::{jail_on, scene};
 use crate::JailError;
+use crate::testing::Swapper;
 
 /// A folder of the project swapped back and forth for a symlink out of it while writes run (600
 /// at least, and on until the race ran: some writes went into the folder, some were refused the
@@ -31,9 +32,9 @@ fn a_folder_swapped_for_a_symlink_during_writes_puts_nothing_outside() {
         },
     );
     let (mut written, mut refused) = (0, 0);
-    let deadline = race_deadline();
+    let started = std::time::Instant::now();
     let mut n = 0;
-    while swapper.goes_on(n, written > 0 && refused > 0, deadline) {
+    while swapper.goes_on(n, 600, written > 0 && refused > 0, started) {
         match jail.write_atomic(&Path::new("work").join(format!("{n}.txt")), b"x") {
             Ok(()) => written += 1,
             // Beneath the root the link is no folder: `work` cannot be opened, nor made.
@@ -94,8 +95,8 @@ fn a_folder_swapped_for_a_symlink_to_the_home_during_reads_reads_nothing_of_it()
         decoys.iter().chain(refused).all(|&count| count > 0)
     };
     let mut rounds = 0;
-    let deadline = race_deadline();
-    while swapper.goes_on(rounds, raced(&decoys, &refused), deadline) {
+    let started = std::time::Instant::now();
+    while swapper.goes_on(rounds, 600, raced(&decoys, &refused), started) {
         for (index, jail) in jails.iter().enumerate() {
             match jail.read(&name, 1024) {
                 Ok((bytes, _)) => {
@@ -117,91 +118,6 @@ fn a_folder_swapped_for_a_symlink_to_the_home_during_reads_reads_nothing_of_it()
         raced(&decoys, &refused) && swaps >= 100,
         "the race did not run in {rounds} rounds ({swaps} swaps): decoys read {decoys:?}, links refused {refused:?}"
     );
-}
-
-/// How long a race test goes on until both sides of the swap have met it: generous, as a loaded
-/// machine may leave the swapper unscheduled for a while; an unloaded one is done in well under a
-/// second.
-fn race_deadline() -> std::time::Instant {
-    std::time::Instant::now() + std::time::Duration::from_secs(120)
-}
-
-/// A thread that swaps a path between two states until stopped. It keeps each state until the
-/// racing thread has begun an attempt after it was made ([`Swapper::attempted`]), so the attempts
-/// meet both states however the threads are scheduled, and swaps while the next attempts run.
-struct Swapper {
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    attempts: std::sync::Arc<std::sync::atomic::AtomicUsize>,
-    swaps: std::sync::Arc<std::sync::atomic::AtomicUsize>,
-    thread: std::thread::JoinHandle<()>,
-}
-
-impl Swapper {
-    fn start(
-        path: PathBuf,
-        first: impl Fn(&Path) + Send + 'static,
-        second: impl Fn(&Path) + Send + 'static,
-    ) -> Self {
-        use std::sync::atomic::Ordering::SeqCst;
-        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let attempts = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let swaps = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let thread = {
-            let (stop, attempts, swaps) = (stop.clone(), attempts.clone(), swaps.clone());
-            // One attempt ends after the state was made, and the next begins in it.
-            let hold = move || {
-                let made = attempts.load(SeqCst);
-                while attempts.load(SeqCst) < made + 2 && !stop.load(SeqCst) {
-                    std::thread::yield_now();
-                }
-                !stop.load(SeqCst)
-            };
-            std::thread::spawn(move || {
-                loop {
-                    first(&path);
-                    if !hold() {
-                        break;
-                    }
-                    second(&path);
-                    if !hold() {
-                        break;
-                    }
-                    swaps.fetch_add(1, SeqCst);
-                }
-            })
-        };
-        Self {
-            stop,
-            attempts,
-            swaps,
-            thread,
-        }
-    }
-
-    /// Says that the racing thread ended one attempt (a read, a write).
-    fn attempted(&self) {
-        self.attempts
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    }
-
-    /// How many times the thread swapped both ways.
-    fn swaps(&self) -> usize {
-        self.swaps.load(std::sync::atomic::Ordering::SeqCst)
-    }
-
-    /// Whether the race goes on: for 600 attempts at least, and on (until `deadline`) while the
-    /// thread swapped fewer than 100 times or the attempts did not show `raced` (both states met).
-    fn goes_on(&self, attempts: usize, raced: bool, deadline: std::time::Instant) -> bool {
-        attempts < 600 || ((self.swaps() < 100 || !raced) && std::time::Instant::now() < deadline)
-    }
-
-    /// Stops the thread; returns how many times it swapped both ways.
-    fn stop(self) -> usize {
-        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
-        let swaps = self.swaps();
-        self.thread.join().unwrap();
-        swaps
-    }
 }
 
 /// QA (second round): a write is judged guarded by its name before it runs; a folder swapped for a
@@ -246,9 +162,9 @@ fn a_folder_swapped_for_a_link_into_git_during_guarded_writes_puts_nothing_there
     );
     // The race ran: some writes went into the folder, some were refused the link.
     let (mut written, mut guarded) = (0, 0);
-    let deadline = race_deadline();
+    let started = std::time::Instant::now();
     let mut n = 0;
-    while swapper.goes_on(n, written > 0 && guarded > 0, deadline) {
+    while swapper.goes_on(n, 600, written > 0 && guarded > 0, started) {
         match jail.write_atomic(&Path::new("work").join(format!("pre-commit-{n}")), b"x") {
             Ok(()) => written += 1,
             Err(JailError::Guarded { .. }) => guarded += 1,

@@ -285,7 +285,7 @@ fn stalling_server() -> String {
         let head =
             "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
         let _ = socket.write_all(format!("{head}data: {chunk}\n\n").as_bytes());
-        std::thread::sleep(Duration::from_secs(20));
+        std::thread::sleep(Duration::from_secs(120));
     });
     format!("http://{address}")
 }
@@ -308,7 +308,9 @@ async fn cancelling_mid_stream_keeps_the_partial_reply_as_aborted() {
         .chat_streaming(&request(vec![user("hi")]), &cancel, &mut sink)
         .await
         .unwrap();
-    assert!(started.elapsed() < Duration::from_secs(5));
+    // The server stalls for two minutes: ending within 30 s (a loaded machine's margin) is the
+    // cancel.
+    assert!(started.elapsed() < Duration::from_secs(30));
     assert_eq!(reply.stop_reason.as_deref(), Some("aborted"));
     assert_eq!(reply.error_message.as_deref(), Some("Request was aborted"));
     assert!(matches!(&reply.content[0], ContentBlock::Text(t) if t.text == "Partial answer"));

@@ -55,3 +55,25 @@ pub async fn sent_bodies(server: &MockServer) -> Vec<serde_json::Value> {
         .map(|request| request.body_json().unwrap())
         .collect()
 }
+
+/// Cancels `cancel` once the mock has received a request: the cancel then meets a request in
+/// flight (a fixed sleep before it could cancel before anything was sent on a loaded machine).
+pub async fn cancel_once_received(
+    server: &MockServer,
+    cancel: &tokio_util::sync::CancellationToken,
+) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while server
+        .received_requests()
+        .await
+        .unwrap_or_default()
+        .is_empty()
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no request reached the mock"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    cancel.cancel();
+}

@@ -60,19 +60,7 @@ pub(super) fn ancestor_agent_skill_dirs(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Makes `paths` another local user's: given to `nobody` when the tests run as root, else the
-    /// tests pretend to be someone else (every file they made is then another user's).
-    fn owned_by_another_user(paths: &[&Path]) -> LocalUsers {
-        let users = LocalUsers::of_process();
-        if users.current() != 0 {
-            return LocalUsers::as_user(users.current() + 1);
-        }
-        for path in paths {
-            std::os::unix::fs::lchown(path, Some(65534), Some(65534)).unwrap();
-        }
-        users
-    }
+    use ctxkit_jail::testing::owned_by_another_user;
 
     /// QA: another local user's `/tmp/.agents/skills` reached the system prompt of anyone working
     /// under `/tmp` (no git root stops the walk there). It is skipped with a warning; the

@@ -20,6 +20,8 @@ use crate::support::{Fixed, settings};
 pub(crate) struct Slow {
     replies: ScriptedModel,
     delay: Duration,
+    /// Told each time the model is asked (a test waits on it instead of sleeping).
+    pub(crate) asked: Arc<tokio::sync::Notify>,
 }
 
 impl ChatModel for Slow {
@@ -33,6 +35,7 @@ impl ChatModel for Slow {
         cancel: &'a tokio_util::sync::CancellationToken,
     ) -> futures::future::BoxFuture<'a, ctxkit_protocol::AssistantMessage> {
         Box::pin(async move {
+            self.asked.notify_one();
             tokio::select! {
                 () = tokio::time::sleep(self.delay) => {}
                 () = cancel.cancelled() => {}
@@ -65,7 +68,11 @@ pub(crate) fn slow(delay: Duration) -> Slow {
     };
     let builder = ScriptedModel::new(info.clone(), |_, _| unreachable!());
     let replies = ScriptedModel::new(info, move |_, _| builder.text("done", 10));
-    Slow { replies, delay }
+    Slow {
+        replies,
+        delay,
+        asked: Arc::default(),
+    }
 }
 
 pub(crate) fn agent(model: Slow) -> AgentConfig {
@@ -109,20 +116,27 @@ fn assistant(text: &str) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_end_of_input_interrupts_a_running_agent_run() {
     let dir = tempfile::tempdir().unwrap();
-    let mut client = start_with(dir.path(), Some(agent(slow(Duration::from_secs(30)))));
+    let model = slow(Duration::from_secs(120));
+    let asked = Arc::clone(&model.asked);
+    let mut client = start_with(dir.path(), Some(agent(model)));
     create(&mut client, dir.path()).await;
     let run = client.send("agent.run", json!({"text": "long"})).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The input ends while the model call runs.
+    tokio::time::timeout(Duration::from_secs(60), asked.notified())
+        .await
+        .expect("the model is asked");
     let ended = std::time::Instant::now();
     client.close_input().await;
     let answer = client.answer(run).await;
     assert_eq!(answer["result"]["outcome"], "interrupted", "{answer}");
+    // The model call takes two minutes: the server gone within 30 s (a loaded machine's margin)
+    // did not wait for it.
     assert!(
-        client.ended_within(Duration::from_secs(3)).await,
+        client.ended_within(Duration::from_secs(30)).await,
         "the server still runs"
     );
     assert!(
-        ended.elapsed() < Duration::from_secs(5),
+        ended.elapsed() < Duration::from_secs(30),
         "{:?}",
         ended.elapsed()
     );
@@ -313,6 +327,8 @@ struct Streamer {
     replies: ScriptedModel,
     pieces: usize,
     size: usize,
+    /// Set once every piece went to the sink.
+    streamed: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl ChatModel for Streamer {
@@ -339,6 +355,8 @@ impl ChatModel for Streamer {
             for _ in 0..self.pieces {
                 sink(ctxkit_llm::ChatDelta::Text(piece.clone()));
             }
+            self.streamed
+                .store(true, std::sync::atomic::Ordering::SeqCst);
             self.replies.chat(request, cancel).await
         })
     }
@@ -358,10 +376,12 @@ impl ModelSource for Streamer {
 async fn a_client_that_reads_nothing_does_not_grow_the_servers_outgoing_lines() {
     let dir = tempfile::tempdir().unwrap();
     let Slow { replies, .. } = slow(Duration::ZERO);
+    let streamed = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let streamer = Streamer {
         replies,
         pieces: 3_000,
         size: 16_000,
+        streamed: Arc::clone(&streamed),
     };
     let mut client = start_with(
         dir.path(),
@@ -372,8 +392,15 @@ async fn a_client_that_reads_nothing_does_not_grow_the_servers_outgoing_lines() 
     );
     create(&mut client, dir.path()).await;
     let run = client.send("agent.run", json!({"text": "stream"})).await;
-    // The client reads nothing while the 48 MB stream.
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // The client reads nothing until the 48 MB have streamed (waited for, not slept on).
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while !streamed.load(std::sync::atomic::Ordering::SeqCst) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the stream never ended"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let answer = client.answer(run).await;
     assert_eq!(answer["result"]["outcome"], "answered", "{answer}");
     let deltas: Vec<&Value> = client

@@ -746,24 +746,26 @@ async fn requests_read_after_the_end_that_would_wait_are_answered_at_once() {
     let input: String = lines.iter().map(|line| format!("{line}\n")).collect();
     let (writer, mut reader) = tokio::io::duplex(1 << 20);
     let mut output = String::new();
-    let started = std::time::Instant::now();
     let (served, read) = tokio::join!(
         serve(config, input.as_bytes(), writer),
         tokio::io::AsyncReadExt::read_to_string(&mut reader, &mut output),
     );
     served.unwrap();
     read.unwrap();
-    assert!(
-        started.elapsed() < std::time::Duration::from_millis(900),
-        "{output}"
-    );
     let answers: Vec<Value> = output
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
         .collect();
     let answer = |id: u64| answers.iter().find(|message| message["id"] == id).unwrap();
     assert!(answer(12)["result"]["entry_id"].is_string(), "{output}");
+    // Told apart by its kind, not timed: a compaction started and abandoned a second later is
+    // answered `abandoned` (a bound under that second failed on a loaded machine).
     assert_eq!(answer(2)["error"]["data"]["kind"], "cancelled", "{output}");
+    assert_eq!(
+        answer(2)["error"]["message"],
+        "Compaction cancelled",
+        "{output}"
+    );
     assert_eq!(
         answer(3)["result"],
         json!({"outcome": "not_sent", "text": "go on"})

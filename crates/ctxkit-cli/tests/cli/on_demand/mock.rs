@@ -7,7 +7,7 @@
 //! `bash` call for a prompt that says `RUN: <command>`) with scripted input usage. Every request is
 //! recorded with its `anthropic-beta` header.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 
@@ -128,37 +128,8 @@ pub(crate) fn sign(model: &str, content: &str) -> String {
     format!("mock-signature-{hash:016x}")
 }
 
-/// Reads the request line's target, the `anthropic-beta` header and the body.
-fn read_request(socket: &TcpStream) -> (String, Vec<u8>) {
-    let Ok(clone) = socket.try_clone() else {
-        return (String::new(), Vec::new());
-    };
-    let mut reader = BufReader::new(clone);
-    let mut request_line = String::new();
-    let _ = reader.read_line(&mut request_line);
-    let (mut length, mut beta) = (0, String::new());
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 || line.trim().is_empty() {
-            break;
-        }
-        if let Some((name, value)) = line.split_once(':') {
-            if name.eq_ignore_ascii_case("content-length") {
-                length = value.trim().parse().unwrap_or(0);
-            } else if name.eq_ignore_ascii_case("anthropic-beta") {
-                beta = value.trim().to_owned();
-            }
-        }
-    }
-    let mut body = vec![0; length];
-    if reader.read_exact(&mut body).is_err() {
-        body.clear();
-    }
-    (beta, body)
-}
-
 fn serve(socket: TcpStream, state: &Mutex<State>) {
-    let (beta, body) = read_request(&socket);
+    let (beta, body) = crate::small_windows::mock::read_request(&socket);
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let mut state = state.lock().unwrap();
     let answer = answer(&beta, &body, &mut state);

@@ -220,8 +220,9 @@ pub fn start(endpoint: Endpoint, prompt: Arc<Mutex<usize>>, counts: Arc<Mutex<Co
     url
 }
 
-/// The request's `anthropic-beta` header (empty when absent) and body.
-fn read_request(socket: &std::net::TcpStream) -> (String, Vec<u8>) {
+/// The request's `anthropic-beta` header (empty when absent) and body (the mocks of
+/// `small_windows` and `on_demand` read requests alike).
+pub(crate) fn read_request(socket: &std::net::TcpStream) -> (String, Vec<u8>) {
     let Ok(clone) = socket.try_clone() else {
         return (String::new(), Vec::new());
     };
