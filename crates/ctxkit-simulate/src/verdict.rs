@@ -339,28 +339,41 @@ pub fn config_set_lines(document: &Value) -> Vec<String> {
     lines
 }
 
-/// The cheapest strategy a user can set whose every request a provider would answer; ties go to
-/// the earlier in report order (`defaults` first).
+/// A strategy other than the defaults is recommended only when it costs at least this share less
+/// than the defaults over the sessions replayed: a smaller difference is within what one more
+/// session moves, and not worth a settings change.
+pub const MATERIAL_SAVING: f64 = 0.05;
+
+/// The strategy the replays recommend: the cheapest a user can set whose every request a provider
+/// would answer, never one that leaves the context unmanaged (no management answers a session
+/// shorter than the window, and overflows the first longer one), and the defaults unless another
+/// is [`MATERIAL_SAVING`] cheaper. Ties go to the earlier in report order (`defaults` first).
 pub fn recommend(reports: &[SimulationReport]) -> Option<Recommendation> {
     let window = reports.first()?.context_window;
     let rows = verdict_rows(reports);
-    let best = rows
-        .iter()
-        .filter(|row| row.unanswerable == 0 && row.sessions == reports.len())
-        .filter_map(|row| Some((row, settings_document(row.strategy, window)?)))
-        .fold(
-            None::<(&VerdictRow, Value)>,
-            |best, (row, document)| match best {
-                Some((chosen, _)) if chosen.cost <= row.cost + 1e-9 => best,
-                _ => Some((row, document)),
-            },
-        )?;
-    let (row, document) = best;
+    let row = choose(&rows, reports.len(), window)?;
+    let document = settings_document(row.strategy, window)?;
     let defaults = rows.iter().find(|row| row.strategy == Strategy::Defaults);
     let reason = match defaults {
         Some(defaults) if defaults.strategy == row.strategy => {
-            "an empty settings file is already the cheapest of the strategies a user can set"
-                .to_owned()
+            match rows
+                .iter()
+                .filter(|other| {
+                    other.cost < defaults.cost && eligible(other, reports.len(), window)
+                })
+                .min_by(|a, b| a.cost.total_cmp(&b.cost))
+            {
+                Some(cheapest) => format!(
+                    "the cheapest strategy a user can set, {}, is {:.1}% cheaper on these \
+                     sessions, less than the {:.0}% a settings change should save",
+                    cheapest.name,
+                    (1.0 - cheapest.cost / defaults.cost.max(f64::MIN_POSITIVE)) * 100.0,
+                    MATERIAL_SAVING * 100.0
+                ),
+                None => "an empty settings file is already the cheapest of the strategies a \
+                         user can set"
+                    .to_owned(),
+            }
         }
         Some(defaults) => format!(
             "{:.1}% cheaper than the defaults on these sessions (${:.2} against ${:.2})",
@@ -377,6 +390,34 @@ pub fn recommend(reports: &[SimulationReport]) -> Option<Recommendation> {
         document,
         reason,
     })
+}
+
+/// Whether a strategy can be recommended at all: replayed on every session, every request
+/// answered, the context managed, and settings a user can write.
+fn eligible(row: &VerdictRow, sessions: usize, window: u64) -> bool {
+    row.unanswerable == 0
+        && row.sessions == sessions
+        && row.strategy != Strategy::NoManagement
+        && settings_document(row.strategy, window).is_some()
+}
+
+/// The row [`recommend`] picks: the cheapest eligible one, and the defaults over it unless it
+/// saves [`MATERIAL_SAVING`].
+fn choose(rows: &[VerdictRow], sessions: usize, window: u64) -> Option<&VerdictRow> {
+    let cheapest = rows
+        .iter()
+        .filter(|row| eligible(row, sessions, window))
+        .fold(None::<&VerdictRow>, |best, row| match best {
+            Some(chosen) if chosen.cost <= row.cost + 1e-9 => best,
+            _ => Some(row),
+        })?;
+    let defaults = rows
+        .iter()
+        .find(|row| row.strategy == Strategy::Defaults && eligible(row, sessions, window));
+    match defaults {
+        Some(defaults) if cheapest.cost > defaults.cost * (1.0 - MATERIAL_SAVING) => Some(defaults),
+        _ => Some(cheapest),
+    }
 }
 
 fn versus(ratio: Option<f64>) -> String {
@@ -483,6 +524,68 @@ mod tests {
                 "ctxkit config set transforms.windowEnabled false",
             ]
         );
+    }
+
+    fn row(strategy: Strategy, cost: f64) -> VerdictRow {
+        VerdictRow {
+            strategy,
+            name: strategy.name(),
+            cost,
+            cost_vs_no_management: None,
+            cost_vs_reference: None,
+            dearer_than_no_management: 0,
+            cache_read_share: 0.0,
+            overflows: 0,
+            unanswerable: 0,
+            recall: RecallSample::default(),
+            sessions: 1,
+        }
+    }
+
+    fn chosen(rows: &[VerdictRow]) -> Strategy {
+        choose(rows, 1, 200_000).expect("a choice").strategy
+    }
+
+    /// One short session where doing nothing was 1.8% cheaper must not tell the user to switch
+    /// every management off: the next long session would overflow.
+    #[test]
+    fn an_unmanaged_context_is_never_recommended() {
+        let rows = [
+            row(Strategy::NoManagement, 0.982),
+            row(Strategy::Defaults, 1.0),
+            row(Strategy::ReferenceCompaction, 1.01),
+        ];
+        assert_eq!(chosen(&rows), Strategy::Defaults);
+    }
+
+    #[test]
+    fn a_settings_change_is_recommended_only_for_a_material_saving() {
+        let small = [
+            row(Strategy::Defaults, 1.0),
+            row(Strategy::ReferenceCompaction, 0.97),
+        ];
+        assert_eq!(chosen(&small), Strategy::Defaults);
+        let material = [
+            row(Strategy::Defaults, 1.0),
+            row(Strategy::ReferenceCompaction, 0.94),
+        ];
+        assert_eq!(chosen(&material), Strategy::ReferenceCompaction);
+    }
+
+    #[test]
+    fn a_strategy_with_a_refused_request_or_a_missing_session_is_not_recommended() {
+        let mut refused = row(Strategy::ReferenceCompaction, 0.5);
+        refused.unanswerable = 1;
+        let mut partial = row(Strategy::Transforms, 0.5);
+        partial.sessions = 0;
+        let rows = [row(Strategy::Defaults, 1.0), refused, partial];
+        assert_eq!(chosen(&rows), Strategy::Defaults);
+        // Without the defaults among the rows, the cheapest eligible one.
+        let rows = [
+            row(Strategy::Transforms, 0.9),
+            row(Strategy::Recommended, 0.8),
+        ];
+        assert_eq!(chosen(&rows), Strategy::Recommended);
     }
 
     #[test]
