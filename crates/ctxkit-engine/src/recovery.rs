@@ -53,14 +53,18 @@ pub(crate) fn learn_from_reply(state: &mut State, reply: &AssistantMessage) {
     let Some(request) = state.last_request_estimate.take() else {
         return;
     };
-    if counted == 0 || request.total == 0 || request.total < state.context_window() / 8 {
+    // What the provider counted of the request itself: its count without the reply's output,
+    // which the estimate never held (a long reply is not an under-estimate of the request).
+    let request_counted =
+        counted.saturating_sub(reply.usage.as_ref().map_or(0, |usage| usage.output));
+    if request_counted == 0 || request.total == 0 || request.total < state.context_window() / 8 {
         return;
     }
-    let ratio = (counted as f64 / request.total as f64).min(MAX_OVER_COUNT);
+    let ratio = (request_counted as f64 / request.total as f64).min(MAX_OVER_COUNT);
     if ratio > state.over_count {
         tracing::debug!(
             over_count = ratio,
-            counted,
+            counted = request_counted,
             estimated = request.total,
             "the provider counts more than ctxkit's estimate"
         );

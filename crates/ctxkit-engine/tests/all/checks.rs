@@ -658,3 +658,46 @@ async fn an_overflow_in_a_context_longer_than_the_threshold_is_recovered_with_a_
     assert!(report.retry, "{report:?}");
     assert_eq!(harness.compactions().await, 1);
 }
+
+/// A long reply is output, not more of the request than ctxkit estimated: the over-count learned
+/// from it must not scale what comes after it (it used to: the reply's output was counted as part
+/// of the request, and every later estimate grew by the reply's length over the request's).
+#[tokio::test]
+async fn a_long_reply_teaches_no_over_count() {
+    let mut harness = Harness::new(10_000, 2_000, []);
+    // A request over an eighth of the window (about 1,900 estimated tokens), recorded as sent.
+    harness
+        .engine
+        .append(user(&"word ".repeat(1_500)))
+        .await
+        .unwrap();
+    let view = harness.engine.model_view().await.unwrap();
+    harness
+        .engine
+        .record_model_request(ctxkit_summarizer::ConversationPrefix {
+            provider: PROVIDER.into(),
+            model: MODEL.into(),
+            system_prompt: "You are a coding agent.".into(),
+            request_messages: 0,
+            messages: view.messages,
+            tools: Vec::new(),
+            reasoning: None,
+        })
+        .await;
+    // The provider counted fewer input tokens than estimated; the reply was 5,000 tokens long.
+    let reply = serde_json::from_value(serde_json::json!({
+        "role": "assistant",
+        "content": [{"type": "toolCall", "id": "call_1", "name": "read", "arguments": {"path": "a.txt"}}],
+        "provider": PROVIDER, "model": MODEL, "api": "faux",
+        "usage": {"input": 1_000, "output": 5_000, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 6_000},
+        "stopReason": "toolUse",
+        "timestamp": now_ms(),
+    }))
+    .unwrap();
+    harness.engine.append(reply).await.unwrap();
+    // 6,000 counted plus a result of about 2,000 estimated tokens is the threshold, not over it.
+    harness.engine.append(tool_result(8_000)).await.unwrap();
+    let report = harness.engine.after_tool_batch().await.unwrap();
+    assert_eq!(report.decision, Decision::Skip(SkipReason::UnderThreshold));
+    assert!(starts(&harness.drain()).is_empty());
+}
