@@ -9,7 +9,6 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod error;
-mod facts;
 mod files;
 mod lines;
 mod postgres;
