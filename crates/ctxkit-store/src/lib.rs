@@ -10,6 +10,7 @@
 
 mod error;
 mod files;
+mod folder;
 mod lines;
 mod postgres;
 mod search;
@@ -18,6 +19,7 @@ mod url;
 
 pub use error::{Result, StoreError};
 pub use files::{DirectoryStore, list_folder};
+pub use folder::list_folder_records;
 pub use lines::{EntryFacts, HeaderFacts, SessionLines, entry_facts, header_facts};
 pub use postgres::PostgresStore;
 pub use store::{Lease, ListQuery, SessionStore, StoredSession};

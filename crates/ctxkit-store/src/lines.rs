@@ -92,6 +92,8 @@ pub struct JsonlLines<R> {
 impl JsonlLines<std::io::BufReader<std::fs::File>> {
     /// The lines of the file at `path`.
     pub fn open(path: &std::path::Path) -> Result<Self> {
+        #[cfg(test)]
+        FILE_OPENS.with(|opens| opens.set(opens.get() + 1));
         let file = std::fs::File::open(path).map_err(StoreError::io("read", path))?;
         Ok(Self::new(
             path.display().to_string(),
@@ -174,6 +176,8 @@ impl<R: std::io::BufRead> JsonlLines<R> {
 
 #[cfg(test)]
 thread_local! {
+    /// How many files this thread opened to read a line at a time: tests count the reads of a file.
+    pub(crate) static FILE_OPENS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     /// How many lines this thread read as a whole `Value`: tests count the lines a listing builds.
     pub(crate) static VALUE_READS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
