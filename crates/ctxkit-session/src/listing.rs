@@ -38,6 +38,10 @@ thread_local! {
 /// final line without one too) and the byte order mark of the first.
 pub trait LineVisitor {
     fn visit(&mut self, line: &[u8]);
+
+    /// The file's last line was read: what only reading needs can be let go (a folder's visitors
+    /// are all held until the last file is read).
+    fn end(&mut self) {}
 }
 
 /// Nothing else reads the lines.
@@ -114,6 +118,7 @@ fn session_info_from(
         }
         bytes.drain(..complete);
         if at_end {
+            visitor.end();
             return listing.record(path, mtime);
         }
     }

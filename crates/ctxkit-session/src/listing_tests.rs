@@ -141,6 +141,9 @@ fn a_visitor_reads_every_line_of_the_listing_s_one_pass() {
         fn visit(&mut self, line: &[u8]) {
             self.0.push(line.to_vec());
         }
+        fn end(&mut self) {
+            self.0.push(b"(end)".to_vec());
+        }
     }
     let folder = tempfile::tempdir().unwrap();
     let header = "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/w\"}";
@@ -158,6 +161,7 @@ fn a_visitor_reads_every_line_of_the_listing_s_one_pass() {
         b"",
         b"{\"type\":\"x\"}",
         b"last",
+        b"(end)",
     ];
     assert_eq!(lines.0, expected);
 }

@@ -114,6 +114,12 @@ impl ctxkit_session::LineVisitor for FileRead<'_> {
             self.error = Some(error);
         }
     }
+
+    fn end(&mut self) {
+        // Its buffer holds the longest line searched (up to 100,000 characters): 2,000 files' took
+        // 158 MB until the last file was read.
+        self.search = None;
+    }
 }
 
 #[cfg(test)]
