@@ -9,83 +9,7 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-/// A string field, or `None` when absent or of another type; borrowed from the line when it has no
-/// escapes (most ids, names and timestamps), so reading a head allocates nothing for them.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(crate) struct Lax<'a>(pub(crate) Option<Cow<'a, str>>);
-
-impl Lax<'_> {
-    fn into_owned(self) -> Lax<'static> {
-        Lax(self.0.map(|text| Cow::Owned(text.into_owned())))
-    }
-}
-
-impl<'de> Deserialize<'de> for Lax<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(LaxVisitor)
-    }
-}
-
-struct LaxVisitor;
-
-impl<'de> Visitor<'de> for LaxVisitor {
-    type Value = Lax<'de>;
-
-    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
-        formatter.write_str("any JSON value")
-    }
-    fn visit_borrowed_str<E: de::Error>(self, value: &'de str) -> Result<Lax<'de>, E> {
-        Ok(Lax(Some(Cow::Borrowed(value))))
-    }
-    fn visit_str<E: de::Error>(self, value: &str) -> Result<Lax<'de>, E> {
-        Ok(Lax(Some(Cow::Owned(value.to_owned()))))
-    }
-    fn visit_string<E: de::Error>(self, value: String) -> Result<Lax<'de>, E> {
-        Ok(Lax(Some(Cow::Owned(value))))
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Lax<'de>, E> {
-        Ok(Lax(None))
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Lax<'de>, E> {
-        Ok(Lax(None))
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Lax<'de>, E> {
-        Ok(Lax(None))
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Lax<'de>, E> {
-        Ok(Lax(None))
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Lax<'de>, E> {
-        Ok(Lax(None))
-    }
-    fn visit_none<E: de::Error>(self) -> Result<Lax<'de>, E> {
-        Ok(Lax(None))
-    }
-    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Lax<'de>, D::Error> {
-        deserializer.deserialize_any(LaxVisitor)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Lax<'de>, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Lax(None))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Lax<'de>, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(Lax(None))
-    }
-}
-
-/// A number field, or `None` when absent or of another type.
-#[derive(Debug, Default, Clone, Copy, PartialEq)]
-pub(crate) struct LaxNumber(pub(crate) Option<f64>);
-
-impl<'de> Deserialize<'de> for LaxNumber {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = Option::<&RawValue>::deserialize(deserializer)?;
-        Ok(Self(
-            value.and_then(|raw| raw.get().trim().parse::<f64>().ok()),
-        ))
-    }
-}
+pub(crate) use crate::lax::{Lax, LaxNumber};
 
 /// The fields of an entry (or header) line that the index reads, in one pass over the line (the
 /// message's head included). A repeated field takes its last value, as with `JSON.parse`.
@@ -120,7 +44,11 @@ impl EntryHead<'_> {
                 provider: message.provider.into_owned(),
                 model: message.model.into_owned(),
                 timestamp: message.timestamp,
+                whole_timestamp: message.whole_timestamp,
                 has_content: message.has_content,
+                content: message
+                    .content
+                    .map(|content| Cow::Owned(content.into_owned())),
                 stopped: message.stopped,
             }),
             thinking_level: self.thinking_level.into_owned(),
@@ -211,6 +139,13 @@ pub(crate) fn read_listing_head(line: &[u8]) -> Result<(EntryHead<'_>, bool), se
     read_until(&mut deserializer, StopAt::ListingHead)
 }
 
+/// Reads the whole of an entry line (checked to be one JSON object) for its head, a message's
+/// content kept as its JSON text (not parsed): what a store reads of every line it takes.
+pub(crate) fn read_facts_head(line: &str) -> Result<EntryHead<'_>, serde_json::Error> {
+    let mut deserializer = serde_json::Deserializer::from_str(line);
+    read_until(&mut deserializer, StopAt::Facts).map(|(head, _)| head)
+}
+
 /// Where a prefix read may stop.
 #[derive(Debug, Clone, Copy)]
 enum StopAt {
@@ -220,6 +155,8 @@ enum StopAt {
     IndexHead,
     /// See [`read_listing_head`].
     ListingHead,
+    /// Never, and a message's content is kept (see [`read_facts_head`]).
+    Facts,
 }
 
 fn read_until<'de, R: serde_json::de::Read<'de>>(
@@ -276,7 +213,7 @@ impl<'de> Visitor<'de> for EntryHeadVisitor<'_, 'de> {
                 EntryField::Message => {
                     let is_message = head.kind.0.as_deref() == Some("message");
                     let kept_roles: Option<&'static [&'static str]> = match self.stop {
-                        StopAt::Never => None,
+                        StopAt::Never | StopAt::Facts => None,
                         StopAt::IndexHead => {
                             (is_message && has_parent && has_timestamp && head.id.0.is_some())
                                 .then_some(&[])
@@ -287,6 +224,7 @@ impl<'de> Visitor<'de> for EntryHeadVisitor<'_, 'de> {
                     map.next_value_seed(MessageHeadSeed {
                         message,
                         kept_roles,
+                        keep_content: matches!(self.stop, StopAt::Facts),
                     })?;
                 }
                 EntryField::ThinkingLevel => head.thinking_level = map.next_value()?,
@@ -316,8 +254,13 @@ pub(crate) struct MessageHead<'a> {
     pub(crate) provider: Lax<'a>,
     pub(crate) model: Lax<'a>,
     pub(crate) timestamp: LaxNumber,
+    /// The timestamp as a whole number, as `serde_json::Value::as_i64` reads it (`1.0` is not
+    /// one); read only with the content (see [`read_facts_head`]).
+    pub(crate) whole_timestamp: Option<i64>,
     /// Whether the message has a `content` field (of any type).
     pub(crate) has_content: bool,
+    /// The content's JSON, kept only by [`read_facts_head`].
+    pub(crate) content: Option<Cow<'a, RawValue>>,
     /// Whether a prefix read stopped inside this message (after its role).
     pub(crate) stopped: bool,
 }
@@ -340,6 +283,7 @@ enum MessageField {
 struct MessageHeadSeed<'h, 'de> {
     message: &'h mut MessageHead<'de>,
     kept_roles: Option<&'static [&'static str]>,
+    keep_content: bool,
 }
 
 impl<'de> de::DeserializeSeed<'de> for MessageHeadSeed<'_, 'de> {
@@ -375,7 +319,19 @@ impl<'de> Visitor<'de> for MessageHeadSeed<'_, 'de> {
                 }
                 MessageField::Provider => head.provider = map.next_value()?,
                 MessageField::Model => head.model = map.next_value()?,
+                MessageField::Timestamp if self.keep_content => {
+                    let raw: Option<&'de RawValue> = map.next_value()?;
+                    head.timestamp = LaxNumber::of(raw);
+                    // As a `Value` reads it: an integer literal that fits, nothing else.
+                    head.whole_timestamp = raw
+                        .and_then(|raw| serde_json::from_str::<serde_json::Number>(raw.get()).ok())
+                        .and_then(|number| number.as_i64());
+                }
                 MessageField::Timestamp => head.timestamp = map.next_value()?,
+                MessageField::Content if self.keep_content => {
+                    head.content = Some(Cow::Borrowed(map.next_value::<&'de RawValue>()?));
+                    head.has_content = true;
+                }
                 MessageField::Content => {
                     map.next_value::<IgnoredAny>()?;
                     head.has_content = true;

@@ -57,7 +57,9 @@ mod head;
 mod ids;
 mod index;
 mod last_used;
+mod lax;
 mod line;
+mod line_facts;
 mod line_head;
 mod listing;
 mod llm;
@@ -88,9 +90,11 @@ pub use error::{Result, SessionError};
 pub use ids::{iso_from_ms, new_entry_id, new_session_id, now_iso, parse_timestamp_ms};
 pub use index::{EntryIndex, SessionIndex, TreeNode};
 pub use last_used::{LAST_USED_RECORD, find_last_used_session, record_last_used_session};
+pub use line_facts::{EntryLineFacts, entry_line_facts};
 pub use listing::{
-    SkippedFile, find_most_recent_session, list_all_sessions, list_sessions, listed_first_message,
-    read_session_info,
+    LineVisitor, ListedWith, SkippedFile, find_most_recent_session, list_all_sessions,
+    list_sessions, list_sessions_with, listed_first_message, read_session_info,
+    read_session_info_with,
 };
 pub use llm::{
     BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX,

@@ -33,8 +33,32 @@ thread_local! {
     static FILE_BUFFER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
+/// What else reads a session file's lines while a listing reads them (a search, a store's facts),
+/// so that the file is read once: every line, blank ones included, in order, without its `\n` (a
+/// final line without one too) and the byte order mark of the first.
+pub trait LineVisitor {
+    fn visit(&mut self, line: &[u8]);
+
+    /// The file's last line was read: what only reading needs can be let go (a folder's visitors
+    /// are all held until the last file is read).
+    fn end(&mut self) {}
+}
+
+/// Nothing else reads the lines.
+impl LineVisitor for () {
+    fn visit(&mut self, _: &[u8]) {}
+}
+
 /// The listing record of one session file.
 pub fn read_session_info(path: &Path) -> Result<SessionInfoRecord> {
+    read_session_info_with(path, &mut ())
+}
+
+/// The listing record of one session file, whose lines `visitor` reads in the same pass.
+pub fn read_session_info_with(
+    path: &Path,
+    visitor: &mut dyn LineVisitor,
+) -> Result<SessionInfoRecord> {
     let file = crate::regular::open_session_file(path)?;
     let mtime = file
         .metadata()
@@ -43,7 +67,14 @@ pub fn read_session_info(path: &Path) -> Result<SessionInfoRecord> {
     FILE_BUFFER.with(|buffer| {
         let mut bytes = buffer.borrow_mut();
         let reader = std::io::Read::take(&file, crate::regular::MAX_IN_MEMORY_BYTES);
-        let info = session_info_from(path, reader, &mut bytes, LISTING_CHUNK_BYTES, mtime);
+        let info = session_info_from(
+            path,
+            reader,
+            &mut bytes,
+            LISTING_CHUNK_BYTES,
+            mtime,
+            visitor,
+        );
         if bytes.capacity() > KEPT_BUFFER_BYTES {
             *bytes = Vec::new();
         }
@@ -63,6 +94,7 @@ fn session_info_from(
     bytes: &mut Vec<u8>,
     chunk: usize,
     mtime: Option<SystemTime>,
+    visitor: &mut dyn LineVisitor,
 ) -> Result<SessionInfoRecord> {
     bytes.clear();
     let mut listing = Listing::default();
@@ -81,10 +113,12 @@ fn session_info_from(
         };
         for line in byte_lines(&bytes[..complete], first_line) {
             first_line = false;
+            visitor.visit(line);
             listing.line(path, line)?;
         }
         bytes.drain(..complete);
         if at_end {
+            visitor.end();
             return listing.record(path, mtime);
         }
     }
@@ -141,7 +175,14 @@ fn session_info_of(
     bytes: &[u8],
     mtime: Option<SystemTime>,
 ) -> Result<SessionInfoRecord> {
-    session_info_from(path, bytes, &mut Vec::new(), LISTING_CHUNK_BYTES, mtime)
+    session_info_from(
+        path,
+        bytes,
+        &mut Vec::new(),
+        LISTING_CHUNK_BYTES,
+        mtime,
+        &mut (),
+    )
 }
 
 fn not_a_session(path: &Path, reason: &str) -> SessionError {
@@ -315,26 +356,43 @@ fn jsonl_files(dir: &Path) -> Result<Vec<PathBuf>> {
 /// Every session in `dir`, newest first, and the files that could not be read. A missing directory
 /// lists nothing.
 pub fn list_sessions(dir: &Path) -> Result<(Vec<SessionInfoRecord>, Vec<SkippedFile>)> {
+    let (sessions, skipped) = list_sessions_with(dir, |_| ())?;
+    Ok((
+        sessions.into_iter().map(|(info, ())| info).collect(),
+        skipped,
+    ))
+}
+
+/// The sessions of a folder, each with what read its lines, and the files skipped.
+pub type ListedWith<V> = (Vec<(SessionInfoRecord, V)>, Vec<SkippedFile>);
+
+/// [`list_sessions`], each file's lines read in the same pass by the visitor `visitor_of` makes for
+/// it, which comes back beside the file's record (a file skipped drops its visitor).
+pub fn list_sessions_with<V: LineVisitor + Send>(
+    dir: &Path,
+    visitor_of: impl Fn(&Path) -> V + Sync,
+) -> Result<ListedWith<V>> {
     if !dir.exists() {
         return Ok((Vec::new(), Vec::new()));
     }
     let mut sessions = Vec::new();
     let mut skipped = Vec::new();
     // Files are independent: read them on every core, in a stable order.
-    let results: Vec<(PathBuf, Result<SessionInfoRecord>)> = jsonl_files(dir)?
+    let results: Vec<(PathBuf, Result<(SessionInfoRecord, V)>)> = jsonl_files(dir)?
         .into_par_iter()
         .map(|path| {
-            let info = read_session_info(&path);
-            (path, info)
+            let mut visitor = visitor_of(&path);
+            let info = read_session_info_with(&path, &mut visitor);
+            (path, info.map(|info| (info, visitor)))
         })
         .collect();
     for (path, result) in results {
         match result {
-            Ok(info) => sessions.push(info),
+            Ok(listed) => sessions.push(listed),
             Err(error) => skipped.push(SkippedFile { path, error }),
         }
     }
-    sort_newest_first(&mut sessions);
+    sort_newest_first(&mut sessions, |(info, _)| info);
     Ok((sessions, skipped))
 }
 
@@ -359,14 +417,15 @@ pub fn list_all_sessions(
         sessions.append(&mut found);
         skipped.append(&mut failed);
     }
-    sort_newest_first(&mut sessions);
+    sort_newest_first(&mut sessions, |info| info);
     Ok((sessions, skipped))
 }
 
 /// Newest first by the later of `modified` and `created`: `modified` is Pi's (the last activity,
 /// older than the header in a fork of an old session), but a fork made just now lists as new.
-fn sort_newest_first(sessions: &mut [SessionInfoRecord]) {
-    sessions.sort_by_cached_key(|info| {
+fn sort_newest_first<T>(sessions: &mut [T], info_of: impl Fn(&T) -> &SessionInfoRecord) {
+    sessions.sort_by_cached_key(|session| {
+        let info = info_of(session);
         let modified = parse_timestamp_ms(&info.modified).unwrap_or(i64::MIN);
         let created = parse_timestamp_ms(&info.created).unwrap_or(i64::MIN);
         std::cmp::Reverse(modified.max(created))
@@ -405,132 +464,5 @@ pub(crate) fn has_session_header(path: &Path) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn lines_are_read_as_the_whole_file_reader_reads_them() {
-        let bytes = b"\xEF\xBB\xBF{\"a\":1}\n\n  \nbad \xff\xfe\n\xe4\xb8\n\xEF\xBB\xBFkept\nlast";
-        let text_lines = |bytes| {
-            byte_lines(bytes, true)
-                .map(line_text)
-                .filter(|text| !text.trim().is_empty())
-                .map(Cow::into_owned)
-        };
-        let lines: Vec<String> = text_lines(bytes).collect();
-        assert_eq!(
-            lines,
-            vec![
-                "{\"a\":1}".to_owned(),
-                "bad \u{fffd}\u{fffd}".to_owned(),
-                "\u{fffd}".to_owned(),
-                "\u{FEFF}kept".to_owned(),
-                "last".to_owned(),
-            ]
-        );
-        let mut whole = crate::line::read_lines(&bytes[..], 0, &mut Vec::new())
-            .unwrap()
-            .lines;
-        crate::line::strip_byte_order_mark(&mut whole);
-        let whole: Vec<String> = whole
-            .iter()
-            .map(|line| line.text.as_str().to_owned())
-            .collect();
-        assert_eq!(lines, whole);
-        assert_eq!(text_lines(b"").count(), 0);
-        assert_eq!(text_lines(b"x\n").count(), 1);
-    }
-
-    /// The same file read in chunks of any size gives the same record: lines cut by a chunk's
-    /// end, a line longer than a chunk, a last line without a newline, a byte-order mark.
-    #[test]
-    fn a_listing_read_in_chunks_is_the_listing_of_the_whole_file() {
-        let mut bytes = b"\xEF\xBB\xBF".to_vec();
-        bytes.extend_from_slice(b"{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/w\"}\n");
-        bytes.extend_from_slice(
-            b"not json\n{\"type\":\"session_info\",\"id\":\"i\",\"name\":\"named\"}\n",
-        );
-        for index in 0..20 {
-            let text = "x".repeat(index * 37);
-            bytes.extend_from_slice(format!("{{\"type\":\"message\",\"id\":\"m{index}\",\"message\":{{\"role\":\"user\",\"content\":\"hi {index} {text}\",\"timestamp\":{}}}}}\n", 1735693200000_u64 + index as u64 * 1000).as_bytes());
-        }
-        bytes.extend_from_slice(b"{\"type\":\"message\",\"id\":\"z\",\"message\":{\"role\":\"toolResult\",\"content\":\"last\"}}");
-        let whole = session_info_of(Path::new("/s.jsonl"), &bytes, None).unwrap();
-        assert_eq!(
-            (whole.message_count, whole.name.as_deref()),
-            (21, Some("named"))
-        );
-        assert_eq!(whole.first_message, "hi 0 ");
-        for chunk in [1, 2, 7, 64, 500, bytes.len()] {
-            let mut buffer = Vec::new();
-            let info =
-                session_info_from(Path::new("/s.jsonl"), &bytes[..], &mut buffer, chunk, None)
-                    .unwrap();
-            assert_eq!(info, whole, "chunks of {chunk} bytes");
-        }
-    }
-
-    /// A listing holds a chunk and a line, not the file: listing a 12 MB session read all of it
-    /// into one buffer before.
-    #[test]
-    fn listing_a_large_file_holds_a_chunk_not_the_file() {
-        let file = tempfile::NamedTempFile::new().unwrap();
-        let mut text = String::from(
-            "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/w\"}\n",
-        );
-        let line = format!(
-            "{{\"type\":\"message\",\"id\":\"t\",\"message\":{{\"role\":\"toolResult\",\"content\":\"{}\"}}}}\n",
-            "y".repeat(1000)
-        );
-        let mut lines = 0;
-        while text.len() < 12 << 20 {
-            text.push_str(&line);
-            lines += 1;
-        }
-        std::fs::write(file.path(), &text).unwrap();
-        FILE_BUFFER.with(|buffer| *buffer.borrow_mut() = Vec::new());
-        let info = read_session_info(file.path()).unwrap();
-        assert_eq!(info.message_count, lines);
-        let held = FILE_BUFFER.with(|buffer| buffer.borrow().capacity());
-        assert!(held <= 2 * LISTING_CHUNK_BYTES, "held {held} bytes");
-    }
-
-    /// Issue 41: as Pi 1.6.0 lists Pi's own v1 `before-compaction.jsonl` fixture — no parent for
-    /// `branchedFrom`, `modified` the last activity even before the header's time — and with
-    /// injected context left out of the first message.
-    #[test]
-    fn a_v1_fork_lists_as_pi_1_6_lists_it() {
-        let mut bytes = Vec::new();
-        bytes.extend_from_slice(b"{\"type\":\"session\",\"id\":\"s\",\"timestamp\":\"2025-12-09T00:53:29.825Z\",\"cwd\":\"/w\",\"branchedFrom\":\"/old.jsonl\"}\n");
-        bytes.extend_from_slice(b"{\"type\":\"message\",\"timestamp\":\"2025-12-08T22:41:05.306Z\",\"message\":{\"role\":\"user\",\"content\":\"<environment_context><cwd>/w</cwd></environment_context>\"}}\n");
-        bytes.extend_from_slice(b"{\"type\":\"message\",\"timestamp\":\"2025-12-08T22:42:05.306Z\",\"message\":{\"role\":\"user\",\"content\":\"Fix the build\"}}\n");
-        let info = session_info_of(Path::new("/s.jsonl"), &bytes, None).unwrap();
-        assert_eq!(info.parent_session_path, None);
-        assert_eq!(info.modified, "2025-12-08T22:42:05.306Z");
-        assert_eq!(info.first_message, "Fix the build");
-    }
-
-    #[test]
-    fn a_listing_reads_only_what_it_needs_and_replaces_invalid_utf8_where_it_reads() {
-        let mut bytes = Vec::new();
-        bytes.extend_from_slice(b"{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/w\"}\n");
-        bytes.extend_from_slice(
-            b"{\"type\":\"session_info\",\"id\":\"i\",\"name\":\" na\xffme \"}\n",
-        );
-        bytes.extend_from_slice(b"not json\n");
-        bytes.extend_from_slice(b"{\"type\":\"message\",\"id\":\"t\",\"message\":{\"role\":\"toolResult\",\"content\":\"\xfe\",\"timestamp\":1735693200000}}\n");
-        bytes.extend_from_slice(b"{\"type\":\"message\",\"id\":\"b\",\"message\":{\"role\":\"toolResult\",\"content\":[} broken\n");
-        bytes.extend_from_slice(b"{\"type\":\"message\",\"id\":\"u\",\"message\":{\"role\":\"user\",\"content\":\"hi \xff\",\"timestamp\":1735696800000}}\n");
-        bytes.extend_from_slice(b"{\"type\":\"message\",\"id\":\"x\",\"message\":{\"role\":\"user\",\"content\":[} broken\n");
-        bytes.extend_from_slice(b"{\"type\":\"message\",\"id\":\"a\",\"message\":{\"role\":\"assistant\",\"content\":[],\"timestamp\":1735700400000}} x\n");
-        let info = session_info_of(Path::new("/s.jsonl"), &bytes, None).unwrap();
-        assert_eq!(info.name.as_deref(), Some("na\u{fffd}me"));
-        assert_eq!(info.first_message, "hi \u{fffd}");
-        // Counted: both tool results (the second is read only up to its role, as the loader reads
-        // it) and the user message; not the lines whose heads are not JSON.
-        assert_eq!(info.message_count, 3);
-        // The tool result's time does not count as activity, and the broken assistant line is skipped.
-        assert_eq!(info.modified, "2025-01-01T02:00:00.000Z");
-        assert_eq!(info.created, "2025-01-01T00:00:00.000Z");
-    }
-}
+#[path = "listing_tests.rs"]
+mod tests;

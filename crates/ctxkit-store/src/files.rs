@@ -270,11 +270,11 @@ impl DirectoryStore {
 /// The sessions of one project's folder (`ctxkit sessions --dir FOLDER`) that match `query`,
 /// newest first; files that are not sessions are left out, as the unfiltered listing does.
 pub fn list_folder(folder: &Path, query: &ListQuery) -> Result<Vec<StoredSession>> {
-    let (records, _skipped) = ctxkit_session::list_sessions(folder)?;
-    filtered(records, query)
+    let found = crate::folder::list_folder_records(folder, query)?;
+    Ok(found.into_iter().map(|(session, _)| session).collect())
 }
 
-fn filtered(
+pub(crate) fn filtered(
     records: Vec<ctxkit_protocol::SessionInfoRecord>,
     query: &ListQuery,
 ) -> Result<Vec<StoredSession>> {
@@ -304,30 +304,7 @@ fn fenced_unless(holds: bool, lease: &Lease) -> Result<()> {
 
 /// Does the session stored at `path` match `query`?
 fn matches(query: &ListQuery, session: &StoredSession, path: &Path) -> Result<bool> {
-    if query
-        .project
-        .as_ref()
-        .is_some_and(|project| *project != session.cwd)
-    {
-        return Ok(false);
-    }
-    if let Some(name) = &query.name {
-        let wanted = name.to_lowercase();
-        let found = session
-            .name
-            .as_ref()
-            .is_some_and(|name| name.to_lowercase().contains(&wanted));
-        if !found {
-            return Ok(false);
-        }
-    }
-    if query
-        .since_ms
-        .is_some_and(|since| session.modified_ms < since)
-        || query
-            .until_ms
-            .is_some_and(|until| session.modified_ms >= until)
-    {
+    if !matches_facts(query, session) {
         return Ok(false);
     }
     let Some(text) = &query.text else {
@@ -337,12 +314,48 @@ fn matches(query: &ListQuery, session: &StoredSession, path: &Path) -> Result<bo
     crate::search::holds_words(&mut crate::lines::JsonlLines::open(path)?, &words)
 }
 
+/// Does `session` match `query` but for its text?
+pub(crate) fn matches_facts(query: &ListQuery, session: &StoredSession) -> bool {
+    if query
+        .project
+        .as_ref()
+        .is_some_and(|project| *project != session.cwd)
+    {
+        return false;
+    }
+    if let Some(name) = &query.name {
+        let wanted = name.to_lowercase();
+        let found = session
+            .name
+            .as_ref()
+            .is_some_and(|name| name.to_lowercase().contains(&wanted));
+        if !found {
+            return false;
+        }
+    }
+    !(query
+        .since_ms
+        .is_some_and(|since| session.modified_ms < since)
+        || query
+            .until_ms
+            .is_some_and(|until| session.modified_ms >= until))
+}
+
 /// The listing facts of the session file at `path`.
 fn stored_session(path: &Path) -> Result<StoredSession> {
     // A line at a time: a session of a million entries is listed without being held.
     let mut lines = crate::lines::JsonlLines::open(path)?;
     let (_, header) = lines.header()?;
-    let mut session = StoredSession {
+    let mut session = session_of_header(path, header);
+    while let Some(line) = lines.next_line()? {
+        add_entry(&mut session, &line);
+    }
+    Ok(session)
+}
+
+/// A session file's listing facts before its entries are read.
+pub(crate) fn session_of_header(path: &Path, header: crate::lines::HeaderFacts) -> StoredSession {
+    StoredSession {
         id: header.id,
         cwd: header.cwd,
         name: None,
@@ -352,27 +365,28 @@ fn stored_session(path: &Path) -> Result<StoredSession> {
         message_count: 0,
         first_message: None,
         location: path.display().to_string(),
-    };
-    while let Some(line) = lines.next_line()? {
-        session.entries += 1;
-        let Ok(facts) = crate::lines::entry_facts(&line) else {
-            continue;
-        };
-        if facts.name.is_some() {
-            session.name = facts.name;
-        }
-        // Every message entry, as the file listing (and Pi's) counts them.
-        if facts.kind == "message" {
-            session.message_count += 1;
-        }
-        if let (Some(_), Some(time)) = (&facts.role, facts.timestamp_ms) {
-            session.modified_ms = session.modified_ms.max(time);
-        }
-        if session.first_message.is_none() {
-            session.first_message = facts.user_text;
-        }
     }
-    Ok(session)
+}
+
+/// Adds an entry line (not blank) to a session file's listing facts.
+pub(crate) fn add_entry(session: &mut StoredSession, line: &str) {
+    session.entries += 1;
+    let Ok(facts) = crate::lines::entry_facts(line) else {
+        return;
+    };
+    if facts.name.is_some() {
+        session.name = facts.name;
+    }
+    // Every message entry, as the file listing (and Pi's) counts them.
+    if facts.kind == "message" {
+        session.message_count += 1;
+    }
+    if let (Some(_), Some(time)) = (&facts.role, facts.timestamp_ms) {
+        session.modified_ms = session.modified_ms.max(time);
+    }
+    if session.first_message.is_none() {
+        session.first_message = facts.user_text;
+    }
 }
 
 /// Runs blocking file work off the async threads.

@@ -9,8 +9,8 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod error;
-mod facts;
 mod files;
+mod folder;
 mod lines;
 mod postgres;
 mod search;
@@ -19,6 +19,7 @@ mod url;
 
 pub use error::{Result, StoreError};
 pub use files::{DirectoryStore, list_folder};
+pub use folder::list_folder_records;
 pub use lines::{EntryFacts, HeaderFacts, SessionLines, entry_facts, header_facts};
 pub use postgres::PostgresStore;
 pub use store::{Lease, ListQuery, SessionStore, StoredSession};

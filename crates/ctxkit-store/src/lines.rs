@@ -92,6 +92,8 @@ pub struct JsonlLines<R> {
 impl JsonlLines<std::io::BufReader<std::fs::File>> {
     /// The lines of the file at `path`.
     pub fn open(path: &std::path::Path) -> Result<Self> {
+        #[cfg(test)]
+        FILE_OPENS.with(|opens| opens.set(opens.get() + 1));
         let file = std::fs::File::open(path).map_err(StoreError::io("read", path))?;
         Ok(Self::new(
             path.display().to_string(),
@@ -174,6 +176,8 @@ impl<R: std::io::BufRead> JsonlLines<R> {
 
 #[cfg(test)]
 thread_local! {
+    /// How many files this thread opened to read a line at a time: tests count the reads of a file.
+    pub(crate) static FILE_OPENS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     /// How many lines this thread read as a whole `Value`: tests count the lines a listing builds.
     pub(crate) static VALUE_READS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
@@ -209,20 +213,20 @@ pub fn header_facts(line: &str) -> Result<HeaderFacts, String> {
 }
 
 /// The facts of an entry line, or why it is not an entry (a JSON object with a string `type`).
-/// Read in one pass that builds nothing but the facts; a line that pass refuses is read as a
-/// `Value` ([`entry_facts_of_value`]), which says why (or reads what the pass could not).
+/// Read in one pass that builds nothing but the facts (`ctxkit_session::entry_line_facts`); a line
+/// that pass refuses is read as a `Value` ([`entry_facts_of_value`]), which says why.
 pub fn entry_facts(line: &str) -> Result<EntryFacts, String> {
     if line.contains('\n') {
         return Err("an entry is one line".to_owned());
     }
-    match from_str_repaired::<crate::facts::EntryLine>(line) {
-        Ok(crate::facts::EntryLine(Some(facts))) if facts.kind.is_some() => Ok(read_facts(facts)),
+    match ctxkit_session::entry_line_facts(line) {
+        Ok(facts) if facts.kind.is_some() => Ok(read_facts(facts)),
         _ => entry_facts_of_value(line),
     }
 }
 
 /// The [`EntryFacts`] of a line's fields.
-fn read_facts(line: crate::facts::LineFacts) -> EntryFacts {
+fn read_facts(line: ctxkit_session::EntryLineFacts) -> EntryFacts {
     let mut facts = EntryFacts {
         id: line.id,
         parent_id: line.parent_id,
@@ -236,20 +240,15 @@ fn read_facts(line: crate::facts::LineFacts) -> EntryFacts {
     match facts.kind.as_str() {
         "session_info" => facts.name = line.name,
         "message" => {
-            let message = line.message;
-            if let Some(role @ ("user" | "assistant")) = message.role.as_deref() {
+            if let Some(role @ ("user" | "assistant")) = line.role.as_deref() {
                 facts.role = Some(role.to_owned());
                 // The message's own time, as the file listing uses it.
-                if let Some(ms) = message.timestamp {
+                if let Some(ms) = line.message_timestamp {
                     facts.timestamp_ms = Some(ms);
                 }
             }
-            if message.role.as_deref() == Some("user") {
-                // As the file listing shows it: without the context an agent injected.
-                facts.user_text = message
-                    .content_text
-                    .and_then(ctxkit_session::listed_first_message);
-            }
+            // As the file listing shows it: without the context an agent injected.
+            facts.user_text = line.user_text;
         }
         _ => {}
     }
@@ -348,6 +347,10 @@ pub(crate) fn check_entry(id: &str, position: usize, line: &str) -> Result<Entry
         reason,
     })
 }
+
+#[cfg(test)]
+#[path = "facts_tests.rs"]
+mod facts_tests;
 
 #[cfg(test)]
 mod tests {

@@ -35,19 +35,43 @@ pub(crate) fn holds_words<R: std::io::BufRead>(
     words: &[String],
 ) -> Result<bool> {
     lines.header()?;
-    let ascii_words = words.iter().all(|word| word.is_ascii());
-    let mut lowered = Vec::new();
+    let mut search = LineSearch::new(words);
     while let Some(line) = lines.next_line()? {
-        let part = searched_part(&line);
-        if ascii_words && part.is_ascii() && !holds_as_text(part, words, &mut lowered) {
-            continue;
-        }
-        let line_words = words_of(part);
-        if words.iter().all(|word| line_words.contains(word)) {
+        if search.holds_words(&line) {
             return Ok(true);
         }
     }
     Ok(false)
+}
+
+/// A search of a file's entry lines for every word of a query, one line at a time.
+pub(crate) struct LineSearch<'w> {
+    words: &'w [String],
+    ascii_words: bool,
+    lowered: Vec<u8>,
+}
+
+impl<'w> LineSearch<'w> {
+    pub(crate) fn new(words: &'w [String]) -> Self {
+        Self {
+            words,
+            ascii_words: words.iter().all(|word| word.is_ascii()),
+            lowered: Vec::new(),
+        }
+    }
+
+    /// Whether the entry line (its first [`SEARCHED_CHARACTERS`] characters) holds every word.
+    pub(crate) fn holds_words(&mut self, line: &str) -> bool {
+        let part = searched_part(line);
+        if self.ascii_words
+            && part.is_ascii()
+            && !holds_as_text(part, self.words, &mut self.lowered)
+        {
+            return false;
+        }
+        let line_words = words_of(part);
+        self.words.iter().all(|word| line_words.contains(word))
+    }
 }
 
 /// Whether the ASCII text `part`, in lower case (into `lowered`), holds each of the ASCII `words`

@@ -309,7 +309,14 @@ fn list(url: &StoreUrl, query: &ListQuery, json: bool, out: &mut dyn Write) -> R
 }
 
 fn print_listing(sessions: Vec<StoredSession>, json: bool, out: &mut dyn Write) -> Result<Outcome> {
-    let records: Vec<SessionInfoRecord> = sessions.into_iter().map(listed_record).collect();
+    print_records(sessions.into_iter().map(listed_record).collect(), json, out)
+}
+
+fn print_records(
+    records: Vec<SessionInfoRecord>,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
     if json {
         print_json(out, &records)?;
     } else if records.is_empty() {
@@ -335,9 +342,14 @@ fn list_folder(
             url.redacted()
         );
     }
-    let sessions = ctxkit_store::list_folder(folder, query)
+    // Each file read once: its row comes from the pass that filtered it.
+    let found = ctxkit_store::list_folder_records(folder, query)
         .with_context(|| format!("cannot list `{}`", folder.display()))?;
-    print_listing(sessions, json, out)
+    print_records(
+        found.into_iter().map(|(_, record)| record).collect(),
+        json,
+        out,
+    )
 }
 
 /// A session found by a filter, as `ctxkit sessions` without one shows it: a file as the file
