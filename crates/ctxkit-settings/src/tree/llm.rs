@@ -24,9 +24,13 @@ pub struct LlmConfig {
     #[schemars(extend("x-check" = "stringMap", "x-secret" = true))]
     pub headers: Option<BTreeMap<String, String>>,
     /// The user's models, as Pi's `models.json` declares them:
-    /// `{provider, id, contextWindow, maxOutput?, reasoning?, cost?, cacheRetention?}`. Other keys of
-    /// Pi's entries (`baseUrl`, `headers`, `api`, `maxTokens`, …) are not read: they are warned
-    /// about as unknown.
+    /// `{provider, id, contextWindow, maxOutput?, reasoning?, cost?, cacheRetention?}`. `cost`
+    /// (dollars per million tokens: `{input, output, cacheRead, cacheWrite}`) prices the model's
+    /// calls; a model with no price known (none here, none built in) is recorded at $0 as Pi
+    /// records it, and the chat's status line, `/cost`, `ctxkit info` and the web view show its
+    /// calls as of unknown price (the tokens used, `price unknown`), never as free — a model given
+    /// `cost` of 0 too. Other keys of Pi's entries (`baseUrl`, `headers`, `api`, `maxTokens`, …)
+    /// are not read: they are warned about as unknown.
     #[schemars(extend("x-project" = true, "x-check" = "models"))]
     pub models: Option<Vec<UserModel>>,
     /// Provider-side options of Anthropic Messages requests.
