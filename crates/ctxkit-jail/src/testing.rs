@@ -87,6 +87,22 @@ impl Swapper {
         }
     }
 
+    /// Flips `path` between a symlink to `target` and a real, empty folder: the race a jail must
+    /// win when it reads or writes beneath `path`.
+    pub fn folder_or_link(path: PathBuf, target: PathBuf) -> Self {
+        Self::start(
+            path,
+            move |path| {
+                let _ = std::fs::remove_dir_all(path);
+                let _ = std::os::unix::fs::symlink(&target, path);
+            },
+            |path| {
+                let _ = std::fs::remove_file(path);
+                let _ = std::fs::create_dir(path);
+            },
+        )
+    }
+
     /// Says that the racing thread ended one attempt (a read, a write).
     pub fn attempted(&self) {
         self.attempts.fetch_add(1, SeqCst);

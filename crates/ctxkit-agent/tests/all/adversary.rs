@@ -359,20 +359,7 @@ fn a_folder_swapped_for_a_symlink_during_writes_puts_nothing_outside() {
     std::fs::create_dir_all(&outside).unwrap();
     let context = context(&home, &home.project, &[]);
     let work = home.project.join("work");
-    let swapper = Swapper::start(
-        work.clone(),
-        {
-            let outside = outside.clone();
-            move |work| {
-                let _ = std::fs::remove_dir_all(work);
-                let _ = symlink(&outside, work);
-            }
-        },
-        |work| {
-            let _ = std::fs::remove_file(work);
-            let _ = std::fs::create_dir(work);
-        },
-    );
+    let swapper = Swapper::folder_or_link(work.clone(), outside.clone());
     let registry = ToolRegistry::coding();
     let (mut written, mut refused, mut n) = (0, 0, 0);
     let started = std::time::Instant::now();
@@ -549,17 +536,7 @@ fn a_folder_swapped_for_a_link_into_git_hooks_during_writes_puts_no_hook_there()
     let context = context(&home, &home.project, &[]);
     let registry = ToolRegistry::coding();
     let work = home.project.join("work");
-    let swapper = Swapper::start(
-        work.clone(),
-        |work| {
-            let _ = std::fs::remove_dir_all(work);
-            let _ = symlink(".git/hooks", work);
-        },
-        |work| {
-            let _ = std::fs::remove_file(work);
-            let _ = std::fs::create_dir(work);
-        },
-    );
+    let swapper = Swapper::folder_or_link(work.clone(), ".git/hooks".into());
     let (mut written, mut refused, mut n) = (0, 0, 0);
     let started = std::time::Instant::now();
     while swapper.goes_on(n, 400, written > 0 && refused > 0, started) {

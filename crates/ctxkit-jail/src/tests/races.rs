@@ -17,20 +17,7 @@ fn a_folder_swapped_for_a_symlink_during_writes_puts_nothing_outside() {
     std::fs::create_dir_all(&outside).unwrap();
     let jail = jail_on(&scene.project, &scene);
     let work = scene.project.join("work");
-    let swapper = Swapper::start(
-        work.clone(),
-        {
-            let outside = outside.clone();
-            move |work| {
-                let _ = std::fs::remove_dir_all(work);
-                let _ = symlink(&outside, work);
-            }
-        },
-        |work| {
-            let _ = std::fs::remove_file(work);
-            let _ = std::fs::create_dir(work);
-        },
-    );
+    let swapper = Swapper::folder_or_link(work.clone(), outside.clone());
     let (mut written, mut refused) = (0, 0);
     let started = std::time::Instant::now();
     let mut n = 0;
@@ -149,17 +136,7 @@ fn a_folder_swapped_for_a_link_into_git_during_guarded_writes_puts_nothing_there
     }
     jail.write_atomic(Path::new("src/ok.rs"), b"x").unwrap();
     let work = scene.project.join("work");
-    let swapper = Swapper::start(
-        work.clone(),
-        |work| {
-            let _ = std::fs::remove_dir_all(work);
-            let _ = symlink(".git/hooks", work);
-        },
-        |work| {
-            let _ = std::fs::remove_file(work);
-            let _ = std::fs::create_dir(work);
-        },
-    );
+    let swapper = Swapper::folder_or_link(work.clone(), ".git/hooks".into());
     // The race ran: some writes went into the folder, some were refused the link.
     let (mut written, mut guarded) = (0, 0);
     let started = std::time::Instant::now();
