@@ -6,7 +6,8 @@ use serde_json::json;
 
 use std::time::{Duration, Instant};
 
-use crate::chat::{Tmux, World, chat_command, process_ended, text, tmux_missing, tool_call};
+use crate::chat::{Tmux, World, chat_command, text, tmux_missing, tool_call};
+use crate::serve_ends::{alive, assert_command_ends, started_sleep};
 
 /// QA (second round): `touch PWNED # \x1b[2K\r\x1b[1Aecho hello` erased `Run `touch PWNED #` and
 /// the tool line above it, and 80 newlines before `echo hello` pushed it off the screen: the user
@@ -69,29 +70,15 @@ fn closing_the_terminal_stops_the_running_command() {
     let tmux = Tmux::start(&chat_command(&world.project, world.home.path(), "--yes"));
     tmux.wait_idle(1);
     tmux.line("sleep");
-    let pid_file = world.project.join("sleep.pid");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let pid = loop {
-        let read = std::fs::read_to_string(&pid_file).unwrap_or_default();
-        if let Ok(pid) = read.trim().parse::<u32>() {
-            break pid;
-        }
-        assert!(Instant::now() < deadline, "{}", tmux.screen());
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert!(!process_ended(pid));
+    let pid = started_sleep(&world.project.join("sleep.pid"));
+    assert!(alive(&pid));
     // The terminal closes (tmux's server ends); the chat is gone once this returns.
     drop(tmux);
     // The command sleeps ten minutes: gone within 20 s (a loaded machine's margin) is the kill.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !process_ended(pid) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let ended = process_ended(pid);
-    if !ended {
-        let _ = std::process::Command::new("kill")
-            .args(["-KILL", &pid.to_string()])
-            .status();
-    }
-    assert!(ended, "the command outlived the chat");
+    assert_command_ends(
+        &pid,
+        Instant::now(),
+        Duration::from_secs(20),
+        "the command outlived the chat",
+    );
 }

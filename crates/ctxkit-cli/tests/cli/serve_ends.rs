@@ -62,12 +62,22 @@ fn compact_into_the_hook(server: &mut Server, home: &Path) -> (u64, [String; 2])
 
 /// Whether `pid` runs (a zombie has ended).
 pub(crate) fn alive(pid: &str) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        stat.rsplit(')')
-            .next()
-            .and_then(|rest| rest.split_whitespace().next())
-            != Some("Z")
-    })
+    pid.parse::<u32>()
+        .is_ok_and(|pid| !crate::chat::process_ended(pid))
+}
+
+/// Asserts that the command `pid` (it sleeps minutes) has ended within `within` of `since`: its
+/// end is the stop under test. One that outlives it is killed first, so a failure leaves nothing
+/// running.
+pub(crate) fn assert_command_ends(pid: &str, since: Instant, within: Duration, message: &str) {
+    while alive(pid) && since.elapsed() < within {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let orphaned = alive(pid);
+    if orphaned {
+        let _ = Command::new("kill").args(["-KILL", pid]).status();
+    }
+    assert!(!orphaned, "{message}");
 }
 
 /// Asserts that each of `pids` has ended within 20 s: the hook's `sleep` takes two minutes, so
@@ -267,14 +277,12 @@ fn sighup_during_a_command(store: Option<&str>) {
     let status = server.child.wait().unwrap();
     let ended = Instant::now();
     // The command sleeps ten minutes: gone within 20 s (a loaded machine's margin) is the stop.
-    while alive(&pid) && ended.elapsed() < Duration::from_secs(20) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let orphaned = alive(&pid);
-    if orphaned {
-        let _ = Command::new("kill").args(["-KILL", &pid]).status();
-    }
-    assert!(!orphaned, "the command outlived the server");
+    assert_command_ends(
+        &pid,
+        ended,
+        Duration::from_secs(20),
+        "the command outlived the server",
+    );
     assert_eq!(status.code(), Some(129), "{status:?}");
     let left: Vec<_> = std::fs::read_dir(temporary.path())
         .unwrap()
@@ -356,14 +364,12 @@ fn closing_the_servers_terminal_stops_the_running_command() {
     drop(tmux);
     let ended = Instant::now();
     // The command sleeps ten minutes: gone within 20 s (a loaded machine's margin) is the stop.
-    while alive(&pid) && ended.elapsed() < Duration::from_secs(20) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let orphaned = alive(&pid);
-    if orphaned {
-        let _ = Command::new("kill").args(["-KILL", &pid]).status();
-    }
-    assert!(!orphaned, "the command outlived the server");
+    assert_command_ends(
+        &pid,
+        ended,
+        Duration::from_secs(20),
+        "the command outlived the server",
+    );
     let file = world.session_files().remove(0);
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.contains("sleep-for-a-while"), "{text}");
@@ -431,15 +437,13 @@ fn a_client_that_closes_stdout_ends_the_server_at_the_next_write() {
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    while alive(&pid) && asked.elapsed() < Duration::from_secs(12) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let orphaned = alive(&pid);
-    if orphaned {
-        let _ = Command::new("kill").args(["-KILL", &pid]).status();
-    }
+    assert_command_ends(
+        &pid,
+        asked,
+        Duration::from_secs(12),
+        "the command outlived the server",
+    );
     let status = status.expect("the server still ran 10 s after its stdout was closed");
-    assert!(!orphaned, "the command outlived the server");
     assert!(status.success(), "{status:?}");
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.contains("sleep-for-a-while"), "{text}");

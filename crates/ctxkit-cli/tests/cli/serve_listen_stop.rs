@@ -20,7 +20,7 @@ use tungstenite::protocol::frame::coding::CloseCode;
 use tungstenite::{Message, WebSocket};
 
 use crate::chat::{World, text, tool_call};
-use crate::serve_ends::{alive, started_sleep};
+use crate::serve_ends::{alive, assert_command_ends, started_sleep};
 
 /// A `serve --listen` on a free loopback port.
 struct Listening {
@@ -193,14 +193,12 @@ fn stop_during_a_command(stop: Stop, store: Option<&str>) {
         "{stop:?}: the server took {:?} to exit after the close",
         stopped.elapsed()
     );
-    while alive(&pid) && stopped.elapsed() < Duration::from_secs(3) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let orphaned = alive(&pid);
-    if orphaned {
-        let _ = Command::new("kill").args(["-KILL", &pid]).status();
-    }
-    assert!(!orphaned, "{stop:?}: the command outlived the server");
+    assert_command_ends(
+        &pid,
+        stopped,
+        Duration::from_secs(3),
+        &format!("{stop:?}: the command outlived the server"),
+    );
     assert_eq!(status.code(), Some(128 + number), "{stop:?}: {status:?}");
     let signal = ["", "SIGHUP", "SIGINT"]
         .get(number as usize)
