@@ -93,8 +93,8 @@ pub use last_used::{LAST_USED_RECORD, find_last_used_session, record_last_used_s
 pub use line_facts::{EntryLineFacts, entry_line_facts};
 pub use listing::{
     LineVisitor, ListedWith, SkippedFile, find_most_recent_session, list_all_sessions,
-    list_sessions, list_sessions_with, listed_first_message, read_session_info,
-    read_session_info_with,
+    list_all_sessions_with, list_sessions, list_sessions_with, listed_first_message,
+    read_session_info, read_session_info_with,
 };
 pub use llm::{
     BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX,

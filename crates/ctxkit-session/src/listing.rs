@@ -400,6 +400,19 @@ pub fn list_sessions_with<V: LineVisitor + Send>(
 pub fn list_all_sessions(
     sessions_root: &Path,
 ) -> Result<(Vec<SessionInfoRecord>, Vec<SkippedFile>)> {
+    let (sessions, skipped) = list_all_sessions_with(sessions_root, |_| ())?;
+    Ok((
+        sessions.into_iter().map(|(info, ())| info).collect(),
+        skipped,
+    ))
+}
+
+/// [`list_all_sessions`], each file's lines read in the same pass by the visitor `visitor_of` makes
+/// for it, as [`list_sessions_with`] does for one folder.
+pub fn list_all_sessions_with<V: LineVisitor + Send>(
+    sessions_root: &Path,
+    visitor_of: impl Fn(&Path) -> V + Sync,
+) -> Result<ListedWith<V>> {
     if !sessions_root.exists() {
         return Ok((Vec::new(), Vec::new()));
     }
@@ -413,11 +426,11 @@ pub fn list_all_sessions(
     let mut sessions = Vec::new();
     let mut skipped = Vec::new();
     for dir in dirs {
-        let (mut found, mut failed) = list_sessions(&dir)?;
+        let (mut found, mut failed) = list_sessions_with(&dir, &visitor_of)?;
         sessions.append(&mut found);
         skipped.append(&mut failed);
     }
-    sort_newest_first(&mut sessions, |info| info);
+    sort_newest_first(&mut sessions, |(info, _)| info);
     Ok((sessions, skipped))
 }
 

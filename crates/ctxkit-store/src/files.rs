@@ -262,8 +262,8 @@ impl DirectoryStore {
     }
 
     fn list_blocking(&self, query: &ListQuery) -> Result<Vec<StoredSession>> {
-        let (records, _skipped) = ctxkit_session::list_all_sessions(&self.root)?;
-        filtered(records, query)
+        let found = crate::folder::list_store_records(&self.root, query)?;
+        Ok(found.into_iter().map(|(session, _)| session).collect())
     }
 }
 
@@ -272,23 +272,6 @@ impl DirectoryStore {
 pub fn list_folder(folder: &Path, query: &ListQuery) -> Result<Vec<StoredSession>> {
     let found = crate::folder::list_folder_records(folder, query)?;
     Ok(found.into_iter().map(|(session, _)| session).collect())
-}
-
-pub(crate) fn filtered(
-    records: Vec<ctxkit_protocol::SessionInfoRecord>,
-    query: &ListQuery,
-) -> Result<Vec<StoredSession>> {
-    let mut sessions = Vec::new();
-    for record in records {
-        let session = stored_session(Path::new(&record.path))?;
-        if matches(query, &session, Path::new(&record.path))? {
-            sessions.push(session);
-        }
-        if query.limit != 0 && sessions.len() >= query.limit {
-            break;
-        }
-    }
-    Ok(sessions)
 }
 
 fn fenced_unless(holds: bool, lease: &Lease) -> Result<()> {
@@ -300,18 +283,6 @@ fn fenced_unless(holds: bool, lease: &Lease) -> Result<()> {
             token: lease.token,
         })
     }
-}
-
-/// Does the session stored at `path` match `query`?
-fn matches(query: &ListQuery, session: &StoredSession, path: &Path) -> Result<bool> {
-    if !matches_facts(query, session) {
-        return Ok(false);
-    }
-    let Some(text) = &query.text else {
-        return Ok(true);
-    };
-    let words: Vec<String> = crate::search::words_of(text);
-    crate::search::holds_words(&mut crate::lines::JsonlLines::open(path)?, &words)
 }
 
 /// Does `session` match `query` but for its text?
@@ -342,7 +313,7 @@ pub(crate) fn matches_facts(query: &ListQuery, session: &StoredSession) -> bool 
 }
 
 /// The listing facts of the session file at `path`.
-fn stored_session(path: &Path) -> Result<StoredSession> {
+pub(crate) fn stored_session(path: &Path) -> Result<StoredSession> {
     // A line at a time: a session of a million entries is listed without being held.
     let mut lines = crate::lines::JsonlLines::open(path)?;
     let (_, header) = lines.header()?;

@@ -1,7 +1,8 @@
-//! A folder's sessions filtered with one read of each file (`ctxkit sessions --dir FOLDER --grep`):
-//! the listing record a user sees, the store's facts the filter reads and the text search all come
-//! from the same pass over the file's lines. (Each file was read three to four times: the listing,
-//! the facts, the search, and the listing again for the row printed.)
+//! Sessions filtered with one read of each file (`ctxkit sessions --grep`, on one folder with `--dir`
+//! or on the whole directory store): the listing record a user sees, the store's facts the filter
+//! reads and the text search all come from the same pass over the file's lines. (Each file was read
+//! three to four times: the listing, the facts, the search, and the listing again for the row
+//! printed.)
 
 use std::path::{Path, PathBuf};
 
@@ -19,8 +20,30 @@ pub fn list_folder_records(
     query: &ListQuery,
 ) -> Result<Vec<(StoredSession, SessionInfoRecord)>> {
     let words = query.text.as_deref().map(crate::search::words_of);
-    let (files, _skipped) =
-        ctxkit_session::list_sessions_with(folder, |path| FileRead::new(path, words.as_deref()))?;
+    let (files, _skipped) = ctxkit_session::list_sessions_with(folder, |path| {
+        FileRead::new(path, query, words.as_deref())
+    })?;
+    matching(files, query)
+}
+
+/// [`list_folder_records`] over every project folder of a directory store's `root` (the store's
+/// own listing, which `ctxkit sessions --grep` and `serve`'s `session.list` read).
+pub fn list_store_records(
+    root: &Path,
+    query: &ListQuery,
+) -> Result<Vec<(StoredSession, SessionInfoRecord)>> {
+    let words = query.text.as_deref().map(crate::search::words_of);
+    let (files, _skipped) = ctxkit_session::list_all_sessions_with(root, |path| {
+        FileRead::new(path, query, words.as_deref())
+    })?;
+    matching(files, query)
+}
+
+/// The files read that match `query`, in the listing's order, up to its limit.
+fn matching(
+    files: Vec<(SessionInfoRecord, FileRead<'_>)>,
+    query: &ListQuery,
+) -> Result<Vec<(StoredSession, SessionInfoRecord)>> {
     let mut found = Vec::new();
     for (record, read) in files {
         let (session, matched) = read.finish()?;
@@ -40,6 +63,10 @@ struct FileRead<'w> {
     /// The number of the line read last (1-based, blank lines counted).
     line: usize,
     session: Option<StoredSession>,
+    /// The project the query asks for: another project's file is not searched.
+    project: Option<&'w str>,
+    /// The header names another project: the lines after it are only checked for UTF-8.
+    other_project: bool,
     /// The search for the query's words, until a line holds them all.
     search: Option<crate::search::LineSearch<'w>>,
     matched: bool,
@@ -48,11 +75,13 @@ struct FileRead<'w> {
 }
 
 impl<'w> FileRead<'w> {
-    fn new(path: &Path, words: Option<&'w [String]>) -> Self {
+    fn new(path: &Path, query: &'w ListQuery, words: Option<&'w [String]>) -> Self {
         Self {
             path: path.to_owned(),
             line: 0,
             session: None,
+            project: query.project.as_deref(),
+            other_project: false,
             search: words.map(crate::search::LineSearch::new),
             matched: words.is_none(),
             error: None,
@@ -92,9 +121,18 @@ impl<'w> FileRead<'w> {
                     what: self.what(),
                     reason: format!("line 1: {reason}"),
                 })?;
-            self.session = Some(crate::files::session_of_header(&self.path, header));
+            let session = crate::files::session_of_header(&self.path, header);
+            if self.project.is_some_and(|project| project != session.cwd) {
+                // The filter leaves this file out whatever its lines hold.
+                self.search = None;
+                self.other_project = true;
+            }
+            self.session = Some(session);
             return Ok(());
         };
+        if self.other_project {
+            return Ok(());
+        }
         crate::files::add_entry(session, text);
         if let Some(search) = &mut self.search
             && search.holds_words(text)
@@ -141,13 +179,36 @@ mod tests {
         text.into_bytes()
     }
 
+    /// The store's filter as it was: each listed file's facts, then its words, read again.
+    fn filtered(records: Vec<SessionInfoRecord>, query: &ListQuery) -> Result<Vec<StoredSession>> {
+        let mut sessions = Vec::new();
+        for record in records {
+            let path = Path::new(&record.path);
+            let session = crate::files::stored_session(path)?;
+            if crate::files::matches_facts(query, &session) && holds_words(query, path)? {
+                sessions.push(session);
+            }
+            if query.limit != 0 && sessions.len() >= query.limit {
+                break;
+            }
+        }
+        Ok(sessions)
+    }
+
+    fn holds_words(query: &ListQuery, path: &Path) -> Result<bool> {
+        let Some(text) = &query.text else {
+            return Ok(true);
+        };
+        let words = crate::search::words_of(text);
+        crate::search::holds_words(&mut crate::lines::JsonlLines::open(path)?, &words)
+    }
+
     /// The search as it was: the listing, then each file's facts, its words, and its record again.
     fn three_reads(
-        folder: &Path,
+        listed: ctxkit_session::Result<(Vec<SessionInfoRecord>, Vec<ctxkit_session::SkippedFile>)>,
         query: &ListQuery,
     ) -> Result<Vec<(StoredSession, SessionInfoRecord)>> {
-        let (records, _) = ctxkit_session::list_sessions(folder)?;
-        let sessions = crate::files::filtered(records, query)?;
+        let sessions = filtered(listed?.0, query)?;
         Ok(sessions
             .into_iter()
             .map(|session| {
@@ -158,9 +219,9 @@ mod tests {
             .collect())
     }
 
-    #[test]
-    fn a_folder_search_reads_each_file_once_and_finds_what_the_three_reads_found() {
-        let folder = tempfile::tempdir().unwrap();
+    /// Four sessions of the project `/w` (one named, one with a byte order mark and a torn last
+    /// line) and a file that is not a session.
+    fn sample_folder(folder: &Path) {
         let user = |text: &str, time: u64| {
             format!(
                 r#"{{"type":"message","id":"u{time}","message":{{"role":"user","content":"{text}","timestamp":{time}}}}}"#
@@ -174,12 +235,12 @@ mod tests {
         let tool = r#"{"type":"message","id":"t","message":{"role":"toolResult","content":"parser error in a tool"}}"#;
         let named = r#"{"type":"session_info","id":"n","name":" Parser work "}"#;
         write(
-            folder.path(),
+            folder,
             "a.jsonl",
             &session("a", "2025-01-01T00:00:00.000Z", &[&first, named]),
         );
         write(
-            folder.path(),
+            folder,
             "b.jsonl",
             &session(
                 "b",
@@ -190,14 +251,17 @@ mod tests {
         let mut with_mark = b"\xEF\xBB\xBF\n".to_vec();
         with_mark.extend(session("c", "2025-01-03T00:00:00.000Z", &[&third, &second]));
         with_mark.extend_from_slice(b"{\"type\":\"label\"}");
-        write(folder.path(), "c.jsonl", &with_mark);
+        write(folder, "c.jsonl", &with_mark);
         write(
-            folder.path(),
+            folder,
             "d.jsonl",
             &session("d", "2025-01-04T00:00:00.000Z", &[&second]),
         );
-        write(folder.path(), "notes.jsonl", b"{\"type\":\"note\"}\n");
-        let queries = [
+        write(folder, "notes.jsonl", b"{\"type\":\"note\"}\n");
+    }
+
+    fn sample_queries() -> Vec<ListQuery> {
+        vec![
             ListQuery {
                 text: Some("parser error".to_owned()),
                 ..ListQuery::default()
@@ -221,7 +285,14 @@ mod tests {
                 ..ListQuery::default()
             },
             ListQuery::default(),
-        ];
+        ]
+    }
+
+    #[test]
+    fn a_folder_search_reads_each_file_once_and_finds_what_the_three_reads_found() {
+        let folder = tempfile::tempdir().unwrap();
+        sample_folder(folder.path());
+        let queries = sample_queries();
         for query in &queries {
             let before = crate::lines::FILE_OPENS.with(std::cell::Cell::get);
             let found = list_folder_records(folder.path(), query).unwrap();
@@ -233,7 +304,7 @@ mod tests {
             );
             assert_eq!(
                 found,
-                three_reads(folder.path(), query).unwrap(),
+                three_reads(ctxkit_session::list_sessions(folder.path()), query).unwrap(),
                 "{query:?}"
             );
         }
@@ -250,10 +321,67 @@ mod tests {
             .to_string();
         assert_eq!(
             error,
-            three_reads(folder.path(), &queries[1])
+            three_reads(ctxkit_session::list_sessions(folder.path()), &queries[1])
                 .unwrap_err()
                 .to_string()
         );
         assert!(error.contains("line 2"), "{error}");
+    }
+
+    #[test]
+    fn the_store_search_reads_each_file_once_in_every_project_folder() {
+        let root = tempfile::tempdir().unwrap();
+        let project = root.path().join("--w--");
+        std::fs::create_dir(&project).unwrap();
+        sample_folder(&project);
+        let other = root.path().join("--other--");
+        std::fs::create_dir(&other).unwrap();
+        let request = r#"{"type":"message","id":"u","message":{"role":"user","content":"parser error elsewhere","timestamp":1736000000000}}"#;
+        let mut elsewhere = session("x", "2025-01-06T00:00:00.000Z", &[request]);
+        elsewhere = String::from_utf8(elsewhere)
+            .unwrap()
+            .replace("\"cwd\":\"/w\"", "\"cwd\":\"/other\"")
+            .into_bytes();
+        write(&other, "x.jsonl", &elsewhere);
+        // A session of `/w` filed in another project's folder is still `/w`'s.
+        write(
+            &other,
+            "y.jsonl",
+            &session("y", "2025-01-07T00:00:00.000Z", &[request]),
+        );
+        let mut queries = sample_queries();
+        queries.push(ListQuery {
+            project: Some("/w".to_owned()),
+            text: Some("parser error".to_owned()),
+            ..ListQuery::default()
+        });
+        queries.push(ListQuery {
+            project: Some("/other".to_owned()),
+            ..ListQuery::default()
+        });
+        for query in &queries {
+            let before = crate::lines::FILE_OPENS.with(std::cell::Cell::get);
+            let found = list_store_records(root.path(), query).unwrap();
+            assert_eq!(
+                crate::lines::FILE_OPENS.with(std::cell::Cell::get),
+                before,
+                "{query:?}"
+            );
+            assert_eq!(
+                found,
+                three_reads(ctxkit_session::list_all_sessions(root.path()), query).unwrap(),
+                "{query:?}"
+            );
+        }
+        let ids = |query: &ListQuery| -> Vec<String> {
+            list_store_records(root.path(), query)
+                .unwrap()
+                .into_iter()
+                .map(|(session, _)| session.id)
+                .collect()
+        };
+        assert_eq!(ids(&queries[0]), ["y", "x", "c", "b", "a"]);
+        assert_eq!(ids(&queries[6]), ["y", "c", "b", "a"]);
+        assert_eq!(ids(&queries[7]), ["x"]);
     }
 }

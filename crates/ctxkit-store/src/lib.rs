@@ -19,7 +19,7 @@ mod url;
 
 pub use error::{Result, StoreError};
 pub use files::{DirectoryStore, list_folder};
-pub use folder::list_folder_records;
+pub use folder::{list_folder_records, list_store_records};
 pub use lines::{EntryFacts, HeaderFacts, SessionLines, entry_facts, header_facts};
 pub use postgres::PostgresStore;
 pub use store::{Lease, ListQuery, SessionStore, StoredSession};

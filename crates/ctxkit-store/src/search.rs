@@ -1,9 +1,6 @@
 //! Text search over a session's entry lines, the same for both backends: the words of a query or
-//! a line, the part of a line that is searched, and a file read a line at a time up to the first
-//! line holding every word.
-
-use crate::error::Result;
-use crate::lines::JsonlLines;
+//! a line, the part of a line that is searched, and a search of a file's lines a line at a time up
+//! to the first holding every word.
 
 /// How much of each entry line a text search reads: PostgreSQL cannot index a tsvector over
 /// 1 MiB, and both backends search the same part.
@@ -28,12 +25,14 @@ pub(crate) fn searched_part(line: &str) -> &str {
 }
 
 /// Whether an entry line of `lines` (its first [`SEARCHED_CHARACTERS`] characters) holds every
-/// word of `words` ([`words_of`]). Read a line at a time up to the first that does, so a folder's
-/// sessions are searched without holding any of them (each was read and split whole before).
+/// word of `words` ([`words_of`]). Read a line at a time up to the first that does. The listings
+/// search in the pass that reads each file for its record ([`LineSearch`]); this whole-file form is
+/// the tests' reference.
+#[cfg(test)]
 pub(crate) fn holds_words<R: std::io::BufRead>(
-    lines: &mut JsonlLines<R>,
+    lines: &mut crate::lines::JsonlLines<R>,
     words: &[String],
-) -> Result<bool> {
+) -> crate::error::Result<bool> {
     lines.header()?;
     let mut search = LineSearch::new(words);
     while let Some(line) = lines.next_line()? {
@@ -91,6 +90,7 @@ fn holds_as_text(part: &str, words: &[String], lowered: &mut Vec<u8>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lines::JsonlLines;
 
     #[test]
     fn a_search_stops_at_the_first_line_holding_every_word() {

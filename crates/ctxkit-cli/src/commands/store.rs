@@ -302,6 +302,16 @@ fn write_new_file(file: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 fn list(url: &StoreUrl, query: &ListQuery, json: bool, out: &mut dyn Write) -> Result<Outcome> {
+    if let StoreUrl::Directory(root) = url {
+        // Each file read once: its row comes from the pass that filtered it.
+        let found = ctxkit_store::list_store_records(root, query)
+            .with_context(|| format!("cannot list `{}`", root.display()))?;
+        return print_records(
+            found.into_iter().map(|(_, record)| record).collect(),
+            json,
+            out,
+        );
+    }
     let runtime = runtime()?;
     let store = open(&runtime, url)?;
     let sessions = runtime.block_on(store.list(query))?;
