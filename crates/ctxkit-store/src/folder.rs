@@ -203,9 +203,29 @@ mod tests {
         crate::search::holds_words(&mut crate::lines::JsonlLines::open(path)?, &words)
     }
 
+    type Listed =
+        ctxkit_session::Result<(Vec<SessionInfoRecord>, Vec<ctxkit_session::SkippedFile>)>;
+
+    /// `search` finds what the three reads of `listing`'s files found, and opens no file again
+    /// (before, every file listed was opened again for its facts and again for its words).
+    fn assert_one_read(
+        query: &ListQuery,
+        search: impl Fn(&ListQuery) -> Result<Vec<(StoredSession, SessionInfoRecord)>>,
+        listing: impl Fn() -> Listed,
+    ) {
+        let before = crate::lines::FILE_OPENS.with(std::cell::Cell::get);
+        let found = search(query).unwrap();
+        assert_eq!(
+            crate::lines::FILE_OPENS.with(std::cell::Cell::get),
+            before,
+            "{query:?}"
+        );
+        assert_eq!(found, three_reads(listing(), query).unwrap(), "{query:?}");
+    }
+
     /// The search as it was: the listing, then each file's facts, its words, and its record again.
     fn three_reads(
-        listed: ctxkit_session::Result<(Vec<SessionInfoRecord>, Vec<ctxkit_session::SkippedFile>)>,
+        listed: Listed,
         query: &ListQuery,
     ) -> Result<Vec<(StoredSession, SessionInfoRecord)>> {
         let sessions = filtered(listed?.0, query)?;
@@ -294,18 +314,10 @@ mod tests {
         sample_folder(folder.path());
         let queries = sample_queries();
         for query in &queries {
-            let before = crate::lines::FILE_OPENS.with(std::cell::Cell::get);
-            let found = list_folder_records(folder.path(), query).unwrap();
-            // Before, every file listed was opened again for its facts and again for its words.
-            assert_eq!(
-                crate::lines::FILE_OPENS.with(std::cell::Cell::get),
-                before,
-                "{query:?}"
-            );
-            assert_eq!(
-                found,
-                three_reads(ctxkit_session::list_sessions(folder.path()), query).unwrap(),
-                "{query:?}"
+            assert_one_read(
+                query,
+                |query| list_folder_records(folder.path(), query),
+                || ctxkit_session::list_sessions(folder.path()),
             );
         }
         let all = list_folder_records(folder.path(), &queries[0]).unwrap();
@@ -360,17 +372,10 @@ mod tests {
             ..ListQuery::default()
         });
         for query in &queries {
-            let before = crate::lines::FILE_OPENS.with(std::cell::Cell::get);
-            let found = list_store_records(root.path(), query).unwrap();
-            assert_eq!(
-                crate::lines::FILE_OPENS.with(std::cell::Cell::get),
-                before,
-                "{query:?}"
-            );
-            assert_eq!(
-                found,
-                three_reads(ctxkit_session::list_all_sessions(root.path()), query).unwrap(),
-                "{query:?}"
+            assert_one_read(
+                query,
+                |query| list_store_records(root.path(), query),
+                || ctxkit_session::list_all_sessions(root.path()),
             );
         }
         let ids = |query: &ListQuery| -> Vec<String> {
