@@ -188,6 +188,7 @@ mod chat_jail;
 mod chat_piped;
 mod chat_retry;
 mod chat_rewind;
+mod chat_status;
 mod chat_stream;
 mod chat_tools_attacks;
 mod chat_watch;

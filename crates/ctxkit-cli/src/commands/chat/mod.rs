@@ -22,6 +22,7 @@ mod session_file;
 mod setup;
 mod shell;
 mod slash;
+mod status;
 mod tree_view;
 mod ui;
 
