@@ -183,6 +183,7 @@ mod attacks;
 mod cache_cost;
 mod chat;
 mod chat_first_run;
+mod chat_fork;
 mod chat_habits;
 mod chat_jail;
 mod chat_piped;

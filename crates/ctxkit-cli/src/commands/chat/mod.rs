@@ -9,6 +9,7 @@ mod attach;
 mod escape;
 mod external_editor;
 mod file_checkpoints;
+mod fork;
 mod input;
 mod interrupts;
 mod large_input;

@@ -3,7 +3,7 @@
 
 use anyhow::{Context as _, Result, bail};
 use ctxkit_compaction::list_compactions;
-use ctxkit_engine::{CompactionPlan, EngineError, ForkPosition, NavigateOptions, NoCompaction};
+use ctxkit_engine::{CompactionPlan, EngineError, NavigateOptions, NoCompaction};
 use ctxkit_protocol::AgentMessage;
 use ctxkit_resources::{expand_prompt_template, parse_frontmatter};
 use ctxkit_session::{Session, list_sessions};
@@ -39,7 +39,8 @@ Commands:
   /tree --list              print the session tree with entry ids
   /tree <id> [--summarize] [focus]
                             continue from an entry, optionally summarizing the branch left
-  /fork <id>                a new session from an entry (before a user message: edit it again)
+  /fork [id]                a new session from before a message you pick (its text back to
+                            edit); with an id, from that entry
   /new                      a new session
   /resume [n]               list this directory's sessions and open one
   /save                     write the session afresh to a new file and go on there
@@ -444,32 +445,6 @@ impl Chat {
             None => self.ui.line(&format!("Moved to {leaf}")),
         }
         Ok(outcome.editor_text.map_or(Action::Continue, Action::Edit))
-    }
-
-    /// `/fork <id>`: before a user message (its text comes back for editing), else at the entry.
-    async fn fork(&mut self, id: &str) -> Result<Action> {
-        if id.is_empty() {
-            bail!("Usage: /fork <entry id> (ids are shown by /tree)");
-        }
-        let is_user = self
-            .engine
-            .with_session(|session| session.entry(id).map(|entry| entry.role() == Some("user")))
-            .await;
-        let position = match is_user {
-            None => bail!("No entry `{id}`; /tree shows the ids"),
-            Some(true) => ForkPosition::Before,
-            Some(false) => ForkPosition::At,
-        };
-        let outcome = self.engine.fork(id, position).await?;
-        if outcome.cancelled {
-            self.ui.notice("Fork cancelled by a hook");
-            return Ok(Action::Continue);
-        }
-        match &outcome.session_file {
-            Some(file) => self.ui.line(&format!("Forked into a new session: {file}")),
-            None => self.ui.line("Forked into a new session (in memory)"),
-        }
-        Ok(outcome.selected_text.map_or(Action::Continue, Action::Edit))
     }
 
     /// `/resume [n]`: this directory's sessions, newest first; opens the one chosen.
