@@ -79,6 +79,7 @@ mod carried;
 mod check;
 mod command_hooks;
 mod compact;
+mod context_status;
 mod engine;
 mod error;
 mod events;
@@ -104,6 +105,7 @@ pub use check::{
 };
 pub use command_hooks::CommandHook;
 pub use compact::{CheckReport, MAX_OVERFLOW_ATTEMPTS, RECOVERY_EXHAUSTED};
+pub use context_status::ContextStatus;
 pub use engine::{Engine, EngineOptions, TurnGuard};
 pub use error::{EngineError, Result};
 pub use events::{CompactionEnd, CompactionFailed, CompactionReason, ContextUsage, EngineEvent};

@@ -41,6 +41,14 @@ pub(crate) fn shared_message(
     load_message(state, message, Cache::Keep)
 }
 
+/// One context message read without caching it: for counts over a branch that may be long.
+pub(crate) fn counted_message(
+    state: &mut State,
+    message: &ContextMessage,
+) -> Result<Option<Arc<AgentMessage>>> {
+    load_message(state, message, Cache::Skip)
+}
+
 /// Whether a message parsed for the context stays in the engine's cache.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Cache {

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::chat::{Tmux, World, text, tmux_missing, tool_call};
 
 /// The row under the cursor of the full-screen list.
-fn cursor_row(screen: &str) -> String {
+pub(crate) fn cursor_row(screen: &str) -> String {
     screen
         .lines()
         .find(|line| line.starts_with('›'))
@@ -20,7 +20,7 @@ fn cursor_row(screen: &str) -> String {
 
 /// Waits until a full-screen list showing `needle` is drawn whole: its help line, drawn last,
 /// is the last line on the screen.
-fn wait_list(tmux: &Tmux, needle: &str) -> String {
+pub(crate) fn wait_list(tmux: &Tmux, needle: &str) -> String {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     loop {
         let screen = tmux.screen();

@@ -509,6 +509,46 @@ async fn context_usage_follows_the_reference() {
     assert_eq!(usage.tokens, Some(700));
 }
 
+/// Where no reply's usage tells the context (every request failed, or just compacted), the status
+/// figure is ctxkit's estimate of the messages sent next (a failed reply is not sent), marked as
+/// one; a reply's usage replaces it.
+#[tokio::test]
+async fn context_status_estimates_where_no_reply_reports_usage() {
+    let harness = Harness::new(100_000, 2_000, []);
+    let prompt = user(&"p".repeat(400));
+    harness.engine.append(prompt.clone()).await.unwrap();
+    harness
+        .engine
+        .append(error_reply("HTTP 500: internal boom"))
+        .await
+        .unwrap();
+    let status = harness.engine.context_status().await.unwrap().unwrap();
+    assert_eq!(
+        status,
+        ctxkit_engine::ContextStatus {
+            tokens: ctxkit_tokens::estimate_tokens(&prompt),
+            context_window: 100_000,
+            estimated: true,
+        }
+    );
+    harness.engine.append(user("again")).await.unwrap();
+    harness.engine.append(reply("ok", 12_500)).await.unwrap();
+    let status = harness.engine.context_status().await.unwrap().unwrap();
+    assert_eq!((status.tokens, status.estimated), (12_500, false));
+    harness.engine.append(user(&"x".repeat(40))).await.unwrap();
+    harness.engine.append(reply("ok", 12_600)).await.unwrap();
+    harness.engine.compact(None).await.unwrap();
+    let usage = harness.engine.context_usage().await.unwrap().unwrap();
+    assert_eq!(usage.tokens, None, "the reference's figure is unknown");
+    let status = harness.engine.context_status().await.unwrap().unwrap();
+    assert!(status.estimated, "{status:?}");
+    assert!(status.tokens > 0 && status.tokens < 12_600, "{status:?}");
+    harness.engine.append(user("after")).await.unwrap();
+    harness.engine.append(reply("ok", 700)).await.unwrap();
+    let status = harness.engine.context_status().await.unwrap().unwrap();
+    assert_eq!((status.tokens, status.estimated), (700, false));
+}
+
 fn tool_call_reply(total: u64) -> ctxkit_protocol::AgentMessage {
     serde_json::from_value(serde_json::json!({
         "role": "assistant",

@@ -9,6 +9,7 @@ mod attach;
 mod escape;
 mod external_editor;
 mod file_checkpoints;
+mod fork;
 mod input;
 mod interrupts;
 mod large_input;
@@ -22,6 +23,7 @@ mod session_file;
 mod setup;
 mod shell;
 mod slash;
+mod status;
 mod tree_view;
 mod ui;
 

@@ -3,7 +3,7 @@
 
 use anyhow::{Context as _, Result, bail};
 use ctxkit_compaction::list_compactions;
-use ctxkit_engine::{CompactionPlan, EngineError, ForkPosition, NavigateOptions, NoCompaction};
+use ctxkit_engine::{CompactionPlan, EngineError, NavigateOptions, NoCompaction};
 use ctxkit_protocol::AgentMessage;
 use ctxkit_resources::{expand_prompt_template, parse_frontmatter};
 use ctxkit_session::{Session, list_sessions};
@@ -39,7 +39,8 @@ Commands:
   /tree --list              print the session tree with entry ids
   /tree <id> [--summarize] [focus]
                             continue from an entry, optionally summarizing the branch left
-  /fork <id>                a new session from an entry (before a user message: edit it again)
+  /fork [id]                a new session from before a message you pick (its text back to
+                            edit); with an id, from that entry
   /new                      a new session
   /resume [n]               list this directory's sessions and open one
   /save                     write the session afresh to a new file and go on there
@@ -95,6 +96,7 @@ impl Chat {
             ));
             self.replay().await;
             self.other_directory_note().await;
+            self.usage_line().await;
         } else {
             self.ui.line(&format!("Session: {session}"));
         }
@@ -162,33 +164,24 @@ impl Chat {
         }
     }
 
-    /// After each prompt: how full the context is, and what the session spent so far.
-    pub async fn usage_line(&self) {
-        let spent = crate::commands::spend::status_fragment(&self.spend().await);
-        let context = match self.engine.context_usage().await {
-            Ok(Some(usage)) => match (usage.tokens, usage.percent) {
-                (Some(tokens), Some(percent)) => Some(format!(
-                    "context {tokens}/{} tokens, {percent:.0}%",
-                    usage.context_window
-                )),
-                (_, _) => None,
-            },
-            Ok(None) | Err(_) => None,
-        };
-        let parts: Vec<String> = context.into_iter().chain(spent).collect();
-        if !parts.is_empty() {
-            self.ui.info(&format!("[{}]", parts.join(" · ")));
-        }
-    }
-
-    /// What the session file records as spent (every branch).
-    async fn spend(&self) -> ctxkit_session::SessionSpend {
-        self.engine
-            .with_session(|session| ctxkit_session::session_spend(session.entries()))
-            .await
-    }
-
+    /// Runs a slash command. One that moved the session (`/compact`, a `/tree` move, `/fork`,
+    /// `/undo-compact`, `/model`) is followed by the status line, as a prompt is (`/resume`
+    /// shows it after the session's replay).
     pub async fn command(&mut self, line: &str, ask: &mut dyn Ask) -> Result<Action> {
+        const MOVES: [&str; 6] = ["compact", "c", "tree", "fork", "undo-compact", "model"];
+        let name = line.trim_start_matches('/').split_whitespace().next();
+        if !name.is_some_and(|name| MOVES.contains(&name)) {
+            return self.run_command(line, ask).await;
+        }
+        let before = self.position().await;
+        let action = self.run_command(line, ask).await;
+        if self.position().await != before {
+            self.usage_line().await;
+        }
+        action
+    }
+
+    async fn run_command(&mut self, line: &str, ask: &mut dyn Ask) -> Result<Action> {
         let body = line.trim_start_matches('/');
         let (name, rest) = body.split_once(char::is_whitespace).unwrap_or((body, ""));
         let rest = rest.trim();
@@ -310,25 +303,25 @@ impl Chat {
     }
 
     async fn context(&self) -> Result<()> {
-        let usage = self.engine.context_usage().await?;
-        match usage {
-            Some(usage) => match (usage.tokens, usage.percent) {
-                (Some(tokens), Some(percent)) => {
-                    const WIDTH: usize = 30;
-                    let filled = ((percent / 100.0) * WIDTH as f64).round() as usize;
-                    let filled = filled.min(WIDTH);
-                    self.ui.line(&format!(
-                        "Context [{}{}] {tokens} / {} tokens ({percent:.0}%)",
-                        "█".repeat(filled),
-                        "░".repeat(WIDTH - filled),
-                        usage.context_window
-                    ));
-                }
-                (_, _) => self.ui.line(&format!(
-                    "Context: unknown until the next reply (just compacted); window {} tokens",
-                    usage.context_window
-                )),
-            },
+        match self.context_figure().await? {
+            Some(figure) => {
+                const WIDTH: usize = 30;
+                let filled = ((figure.percent / 100.0) * WIDTH as f64).round() as usize;
+                let filled = filled.min(WIDTH);
+                let estimated = if figure.estimated {
+                    ", estimated until a reply reports usage"
+                } else {
+                    ""
+                };
+                self.ui.line(&format!(
+                    "Context [{}{}] {} / {} tokens ({:.0}%{estimated})",
+                    "█".repeat(filled),
+                    "░".repeat(WIDTH - filled),
+                    figure.tokens_shown(),
+                    figure.window,
+                    figure.percent
+                ));
+            }
             None => self
                 .ui
                 .line("Context: the model's window is unknown (add it to `llm.models`)"),
@@ -452,32 +445,6 @@ impl Chat {
             None => self.ui.line(&format!("Moved to {leaf}")),
         }
         Ok(outcome.editor_text.map_or(Action::Continue, Action::Edit))
-    }
-
-    /// `/fork <id>`: before a user message (its text comes back for editing), else at the entry.
-    async fn fork(&mut self, id: &str) -> Result<Action> {
-        if id.is_empty() {
-            bail!("Usage: /fork <entry id> (ids are shown by /tree)");
-        }
-        let is_user = self
-            .engine
-            .with_session(|session| session.entry(id).map(|entry| entry.role() == Some("user")))
-            .await;
-        let position = match is_user {
-            None => bail!("No entry `{id}`; /tree shows the ids"),
-            Some(true) => ForkPosition::Before,
-            Some(false) => ForkPosition::At,
-        };
-        let outcome = self.engine.fork(id, position).await?;
-        if outcome.cancelled {
-            self.ui.notice("Fork cancelled by a hook");
-            return Ok(Action::Continue);
-        }
-        match &outcome.session_file {
-            Some(file) => self.ui.line(&format!("Forked into a new session: {file}")),
-            None => self.ui.line("Forked into a new session (in memory)"),
-        }
-        Ok(outcome.selected_text.map_or(Action::Continue, Action::Edit))
     }
 
     /// `/resume [n]`: this directory's sessions, newest first; opens the one chosen.

@@ -1,0 +1,159 @@
+//! `/fork`: a new session file from the current one, which is left as it was. With no argument
+//! (as Pi's `/fork`) a list of the session's user messages (every branch, in file order) to pick
+//! from: the new session holds what came before the one picked, and its text comes back on the
+//! input line to edit. `/fork <id>` forks before a user message or at any other entry.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use anyhow::{Result, bail};
+use ctxkit_engine::ForkPosition;
+use ctxkit_session::{Session, StoredEntry};
+
+use super::Chat;
+use super::picker::{List, Picked, pick};
+use super::slash::Action;
+use crate::render::one_line;
+
+/// The user messages a fork can start before: every branch's, in file order, without the empty
+/// ones (Pi's `getUserMessagesForForking`), with their text.
+fn fork_messages(session: &Session) -> Vec<(String, String)> {
+    session
+        .entries()
+        .iter()
+        .filter(|entry| entry.role() == Some("user"))
+        .map(|entry| (entry.id().to_owned(), message_text(entry)))
+        .filter(|(_, text)| !text.trim().is_empty())
+        .collect()
+}
+
+/// A user message's text.
+fn message_text(entry: &StoredEntry) -> String {
+    entry
+        .parse_message()
+        .and_then(Result::ok)
+        .and_then(|message| Some(message.as_user()?.content.joined_text("\n")))
+        .unwrap_or_default()
+}
+
+impl Chat {
+    /// `/fork [id]`: with no id, the user messages to pick from; then the fork.
+    pub async fn fork(&mut self, id: &str) -> Result<Action> {
+        if !id.is_empty() {
+            return self.fork_at(id).await;
+        }
+        let messages = self.engine.with_session(fork_messages).await;
+        if messages.is_empty() {
+            self.ui.info("No message to fork from yet");
+            return Ok(Action::Continue);
+        }
+        match pick_message(&messages) {
+            Ok(Some(index)) => match messages.get(index) {
+                Some((id, _)) => self.fork_at(&id.clone()).await,
+                None => Ok(Action::Continue),
+            },
+            Ok(None) => {
+                self.ui.info("Fork cancelled; nothing changed");
+                Ok(Action::Continue)
+            }
+            // Not a terminal: the list, to fork by id.
+            Err(_) => {
+                for (number, (id, text)) in messages.iter().enumerate() {
+                    self.ui
+                        .line(&format!("{:>3}. {id}  {}", number + 1, one_line(text, 100)));
+                }
+                self.ui.info("/fork <id> forks before one of them");
+                Ok(Action::Continue)
+            }
+        }
+    }
+
+    /// `/fork <id>`: before a user message (its text comes back for editing), else at the entry.
+    async fn fork_at(&mut self, id: &str) -> Result<Action> {
+        let is_user = self
+            .engine
+            .with_session(|session| session.entry(id).map(|entry| entry.role() == Some("user")))
+            .await;
+        let position = match is_user {
+            None => bail!("No entry `{id}`; /tree shows the ids"),
+            Some(true) => ForkPosition::Before,
+            Some(false) => ForkPosition::At,
+        };
+        let outcome = self.engine.fork(id, position).await?;
+        if outcome.cancelled {
+            self.ui.notice("Fork cancelled by a hook");
+            return Ok(Action::Continue);
+        }
+        match &outcome.session_file {
+            // Before the first message there is nothing to copy: the file is written with the
+            // first reply, as every new session's.
+            Some(file) if !std::path::Path::new(file).exists() => self.ui.line(&format!(
+                "Forked into a new session: {file} (written with the first reply)"
+            )),
+            Some(file) => self.ui.line(&format!("Forked into a new session: {file}")),
+            None => self.ui.line("Forked into a new session (in memory)"),
+        }
+        Ok(outcome.selected_text.map_or(Action::Continue, Action::Edit))
+    }
+}
+
+/// The picker over `messages`, the cursor on the newest: the index picked, `None` when the user
+/// left it, `Err` when stdin is not a terminal.
+fn pick_message(messages: &[(String, String)]) -> std::io::Result<Option<usize>> {
+    let rows: RefCell<HashMap<usize, String>> = RefCell::default();
+    let row = |index: usize| {
+        if let Some(row) = rows.borrow().get(&index) {
+            return row.clone();
+        }
+        let text = messages.get(index).map_or("", |(_, text)| text.as_str());
+        let row = format!("{:>3}. {}", index + 1, one_line(text, 200));
+        rows.borrow_mut().insert(index, row.clone());
+        row
+    };
+    let detail = |index: usize| {
+        messages
+            .get(index)
+            .map(|(id, text)| format!("{id}: {text}"))
+            .unwrap_or_default()
+    };
+    let list = List {
+        title: "Fork from before which message? (a new session file; this one stays as it is)",
+        help: "↑/↓ j/k move · Enter fork there (the message comes back to edit) · Esc leave",
+        count: messages.len(),
+        row: &row,
+        detail: &detail,
+        keys: "",
+    };
+    match pick(&list, messages.len().saturating_sub(1))? {
+        Picked::Chosen(index) => Ok(Some(index)),
+        Picked::Key(_, _) | Picked::Left => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ctxkit_protocol::{AgentMessage, MessageContent, UserMessage};
+
+    #[test]
+    fn the_messages_to_fork_from_are_every_branchs_user_messages_in_file_order() {
+        let mut session = Session::in_memory("/tmp");
+        let user = |text: &str| {
+            AgentMessage::User(UserMessage {
+                content: MessageContent::Text(text.to_owned()),
+                timestamp: None,
+                extra: Default::default(),
+            })
+        };
+        let first = session.append_message(user("first")).unwrap();
+        session.append_message(user("second")).unwrap();
+        session.append_message(user("  ")).unwrap();
+        session.branch(&first).unwrap();
+        session.append_message(user("other branch")).unwrap();
+        let texts: Vec<String> = fork_messages(&session)
+            .into_iter()
+            .map(|(_, text)| text)
+            .collect();
+        assert_eq!(texts, ["first", "second", "other branch"]);
+    }
+}

@@ -1,0 +1,133 @@
+//! The status line after each prompt (and after `/compact`, a `/tree` move and a resumed
+//! session): how full the context is, and what the session spent so far. The context figure is
+//! the last reply's usage plus estimates of what followed it (as Pi's footer); with no reply's
+//! usage to go by (right after a compaction, when every reply so far failed), ctxkit's estimate of
+//! the next request, marked `~`, until a reply's usage replaces it.
+
+use anyhow::Result;
+use ctxkit_engine::ContextStatus;
+use ctxkit_summarizer::ConversationPrefix;
+
+use super::Chat;
+
+impl Chat {
+    /// Shows the status line.
+    pub async fn usage_line(&self) {
+        let spent = crate::commands::spend::status_fragment(&self.spend().await);
+        let context = match self.context_figure().await {
+            Ok(Some(figure)) => Some(figure.fragment()),
+            Ok(None) | Err(_) => None,
+        };
+        let parts: Vec<String> = context.into_iter().chain(spent).collect();
+        if !parts.is_empty() {
+            self.ui.info(&format!("[{}]", parts.join(" · ")));
+        }
+    }
+
+    /// How full the context is; `None` when the model's window is unknown.
+    pub(super) async fn context_figure(&self) -> Result<Option<Figure>> {
+        let status = self.engine.context_status().await?;
+        Ok(status.map(|status| Figure::of(&status, self.request_overhead())))
+    }
+
+    /// Where the chat stands: the session and its leaf (a command that changes either shows the
+    /// status line after it).
+    pub(super) async fn position(&self) -> (String, Option<String>) {
+        self.engine
+            .with_session(|session| {
+                (
+                    session.id().to_owned(),
+                    session.leaf_id().map(str::to_owned),
+                )
+            })
+            .await
+    }
+
+    /// What the session file records as spent (every branch).
+    pub(super) async fn spend(&self) -> ctxkit_session::SessionSpend {
+        self.engine
+            .with_session(|session| ctxkit_session::session_spend(session.entries()))
+            .await
+    }
+
+    /// ctxkit's estimate of what a request adds to its messages: the system prompt and tools.
+    fn request_overhead(&self) -> u64 {
+        ctxkit_compaction::estimate_prefix_tokens(&ConversationPrefix {
+            provider: String::new(),
+            model: String::new(),
+            system_prompt: self.agent.options().system_prompt.clone(),
+            messages: Vec::new(),
+            request_messages: 0,
+            tools: self.agent.tools().definitions(),
+            reasoning: None,
+        })
+    }
+}
+
+/// The context's tokens as shown: an estimate (`estimated`) holds the system prompt and tools.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Figure {
+    pub tokens: u64,
+    pub window: u64,
+    pub percent: f64,
+    pub estimated: bool,
+}
+
+impl Figure {
+    /// `status` as shown: an estimate of the messages gets `overhead`, the system prompt and tools.
+    fn of(status: &ContextStatus, overhead: u64) -> Self {
+        let tokens = if status.estimated {
+            status.tokens + overhead
+        } else {
+            status.tokens
+        };
+        Self {
+            tokens,
+            window: status.context_window,
+            percent: tokens as f64 / status.context_window.max(1) as f64 * 100.0,
+            estimated: status.estimated,
+        }
+    }
+
+    /// `12000`, or `~12000` for an estimate.
+    pub(super) fn tokens_shown(&self) -> String {
+        let mark = if self.estimated { "~" } else { "" };
+        format!("{mark}{}", self.tokens)
+    }
+
+    /// `context 12000/100000 tokens, 12%` (`~12000` for an estimate).
+    fn fragment(&self) -> String {
+        format!(
+            "context {}/{} tokens, {:.0}%",
+            self.tokens_shown(),
+            self.window,
+            self.percent
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_counted_context_is_shown_as_counted_and_an_estimate_is_marked_with_its_overhead() {
+        let counted = ContextStatus {
+            tokens: 12_000,
+            context_window: 100_000,
+            estimated: false,
+        };
+        assert_eq!(
+            Figure::of(&counted, 3_000).fragment(),
+            "context 12000/100000 tokens, 12%"
+        );
+        let estimated = ContextStatus {
+            estimated: true,
+            ..counted
+        };
+        assert_eq!(
+            Figure::of(&estimated, 3_000).fragment(),
+            "context ~15000/100000 tokens, 15%"
+        );
+    }
+}
