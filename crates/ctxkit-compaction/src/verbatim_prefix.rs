@@ -3,7 +3,8 @@
 //! as its own checkpoint, word for word, and no second summary request is sent for it (Pi sends one
 //! whenever the prefix is not empty: with a cache-prefix summary, the whole conversation again to
 //! restate a few words; `docs/pi-compatibility.md`). A compaction with no history before the turn
-//! still asks its summarizer once, for the prefix, as Pi does.
+//! still asks its summarizer once, for the prefix, as Pi does. A credential the request shows by
+//! its shape is not repeated (`ctxkit_secrets::redact`), as in an offline summary.
 
 use ctxkit_protocol::{AgentMessage, ContentBlock, MessageContent};
 
@@ -33,6 +34,10 @@ pub fn verbatim_turn_prefix(preparation: &Preparation) -> Option<String> {
     if request.is_empty() || request.chars().count() > VERBATIM_TURN_PREFIX_CHARS {
         return None;
     }
+    // A summary is kept, printed and sent again long after: a credential the request shows by its
+    // shape (a bearer token, a URL's password) is not repeated, as the offline summarizer leaves it
+    // out; `recall` still reads the request.
+    let request = ctxkit_secrets::redact(request, std::iter::empty());
     Some(format!(
         "## Original Request\n{request}\n\n## Progress So Far\n- None yet: the turn's first reply \
          is kept after this checkpoint, word for word.\n\n## Context Needed to Continue\n- The kept \
@@ -94,6 +99,26 @@ mod tests {
             .expect("a short request stands as it is");
         assert!(
             checkpoint.starts_with("## Original Request\nexplain part 4\n\n## Progress So Far")
+        );
+    }
+
+    /// The checkpoint is a summary ctxkit writes: kept, printed and sent again long after, like an
+    /// offline summary, it does not repeat a credential the request shows by its shape.
+    #[test]
+    fn a_credential_in_the_request_is_not_repeated_in_the_checkpoint() {
+        let request = "call https://api.example.com/v1/checkin with Authorization: Bearer \
+                       sk_made0up0token0for0the0test, then push to \
+                       https://deploy:hunter2hunter2@git.example.com/app.git";
+        let checkpoint =
+            verbatim_turn_prefix(&prefix(vec![user(request)])).expect("a short request");
+        assert!(
+            !checkpoint.contains("sk_made0up0token0for0the0test"),
+            "{checkpoint}"
+        );
+        assert!(!checkpoint.contains("hunter2hunter2"), "{checkpoint}");
+        assert!(
+            checkpoint.contains("https://api.example.com/v1/checkin"),
+            "{checkpoint}"
         );
     }
 

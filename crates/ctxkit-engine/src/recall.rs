@@ -3,10 +3,19 @@
 //! hold the words the model asks for, so what a summary left out is not lost to it), a pruned tool
 //! result, and a tool call whose long arguments were cut (`transforms.pruneToolCalls`), both by the
 //! id in their marker.
+//!
+//! Recall reads the current branch only, each message as its context shows it: a message a
+//! `context_edit` replaced reads as its replacement, one it omitted is not read (a key the user
+//! pasted and edited out, a result holding injected text, never comes back), and nothing on another
+//! branch (a forgotten span, an abandoned branch) is read.
 
 use ctxkit_compaction::list_compactions;
 use ctxkit_protocol::{AgentMessage, ContentBlock, ToolCall};
-use ctxkit_session::{Session, SessionError};
+use std::collections::{HashMap, HashSet};
+
+use ctxkit_session::{
+    ContextMessage, ContextMessageKind, EditEffect, EntryIndex, Session, SessionError, edits_among,
+};
 use serde_json::Value;
 
 use crate::engine::Engine;
@@ -41,15 +50,21 @@ impl Engine {
             return Ok(None);
         }
         let words = query_words(query.unwrap_or_default());
-        let mut parts = Vec::new();
-        for id in compactions
+        let covered: HashSet<&str> = compactions
             .iter()
             .flat_map(|record| &record.covered_entry_ids)
-        {
-            let Some(entry) = session.entry(id) else {
+            .map(String::as_str)
+            .collect();
+        let branch = Branch::of(session);
+        let mut parts = Vec::new();
+        for &position in &branch.path {
+            let Some(id) = session.index().get(position).map(|entry| entry.id()) else {
                 continue;
             };
-            let Some(Ok(message)) = entry.parse_message() else {
+            if !covered.contains(id) {
+                continue;
+            }
+            let Some(Ok(message)) = branch.message(position) else {
                 continue;
             };
             let Some((role, text)) = message_text(&message) else {
@@ -96,19 +111,60 @@ impl Engine {
     }
 }
 
-/// What `read` finds in the newest message of `role` on the session that it finds anything in. A
-/// damaged line of another message does not hide the one asked for; a line that can no longer be
-/// read (the file changed under the engine) is an error, not "not found".
+/// The current branch of a session and the context edits on it: what recall may read.
+struct Branch<'a> {
+    session: &'a Session,
+    path: Vec<EntryIndex>,
+    edits: HashMap<Box<str>, EditEffect>,
+}
+
+impl<'a> Branch<'a> {
+    fn of(session: &'a Session) -> Self {
+        let path = session.leaf_path().into_owned();
+        let edits = edits_among(session.index(), &path);
+        Self {
+            session,
+            path,
+            edits,
+        }
+    }
+
+    /// The message of the `message` entry at `position` (one of `path`'s) as the branch's context
+    /// shows it (its last edit applied); `None` when it is not a message or was edited out.
+    fn message(&self, position: EntryIndex) -> Option<ctxkit_session::Result<AgentMessage>> {
+        let entry = self.session.index().get(position)?;
+        match self.edits.get(entry.id()) {
+            None => entry.parse_message(),
+            Some(EditEffect::Omit) => None,
+            Some(_) if entry.type_name() != "message" => None,
+            Some(&EditEffect::Replace(edit)) => {
+                let message = ContextMessage {
+                    edit: Some(edit),
+                    ..ContextMessage::new(position, ContextMessageKind::Stored)
+                };
+                Some(self.session.message(&message))
+            }
+        }
+    }
+}
+
+/// What `read` finds in the newest message of `role` on the current branch that it finds anything
+/// in (see [`Branch`]). A damaged line of another message does not hide the one asked for; a line
+/// that can no longer be read (the file changed under the engine) is an error, not "not found".
 fn newest_message<T>(
     session: &Session,
     role: &str,
     read: impl Fn(&AgentMessage) -> Option<T>,
 ) -> Result<Option<T>> {
-    for entry in session.entries().iter().rev() {
+    let branch = Branch::of(session);
+    for &position in branch.path.iter().rev() {
+        let Some(entry) = session.index().get(position) else {
+            continue;
+        };
         if entry.role() != Some(role) {
             continue;
         }
-        let message = match entry.parse_message() {
+        let message = match branch.message(position) {
             Some(Ok(message)) => message,
             Some(Err(SessionError::InvalidEntry { .. })) | None => continue,
             Some(Err(error)) => return Err(error.into()),

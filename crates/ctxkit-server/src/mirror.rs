@@ -159,7 +159,7 @@ pub(crate) async fn open(
     let opened = async {
         let lines = binding.store.export(id).await.map_err(store_error)?;
         let folder = private_folder()?;
-        let path = folder.path().join(format!("{id}.jsonl"));
+        let path = ctxkit_session::private_copy_path(folder.path(), id);
         let bytes = lines.to_jsonl();
         ctxkit_session::write_private_file(&path, &bytes)
             .map_err(|error| copy_error("cannot write the session's copy", error))?;

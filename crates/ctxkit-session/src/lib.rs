@@ -102,7 +102,10 @@ pub use llm::{
     to_llm_message,
 };
 pub use paths::{default_session_dir, encode_cwd, session_file_name};
-pub use private::{private_temporary_folder, remove_abandoned_private_folders, write_private_file};
+pub use private::{
+    private_copy_path, private_temporary_folder, remove_abandoned_private_folders,
+    write_private_file,
+};
 pub use process::{current_user_id, is_running};
 pub use records::ContextForm;
 pub use regular::MAX_SESSION_BYTES;

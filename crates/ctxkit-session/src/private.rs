@@ -34,6 +34,35 @@ pub fn private_temporary_folder(kind: &str) -> std::io::Result<tempfile::TempDir
     builder.tempdir()
 }
 
+/// The longest session id a private copy's file is named after as it is.
+const MAX_COPY_ID_BYTES: usize = 128;
+
+/// Where the private copy of the stored session `session_id` goes in `folder`: `<id>.jsonl` when
+/// the id is one plain file name (ASCII letters, digits, `-`, `_` and `.`, not starting with `.`,
+/// at most 128 bytes), else `<32 hex digits of its SHA-256>.jsonl`. A database's ids are whatever
+/// was imported or written there: one that is a path (`/home/u/x`, `../../x`) never names a file
+/// outside `folder`.
+pub fn private_copy_path(folder: &Path, session_id: &str) -> std::path::PathBuf {
+    let plain = !session_id.is_empty()
+        && session_id.len() <= MAX_COPY_ID_BYTES
+        && !session_id.starts_with('.')
+        && session_id
+            .chars()
+            .all(|character| character.is_ascii_alphanumeric() || "-_.".contains(character));
+    let name = if plain {
+        session_id.to_owned()
+    } else {
+        use sha2::Digest as _;
+        let digest = sha2::Sha256::digest(session_id.as_bytes());
+        digest
+            .iter()
+            .take(16)
+            .map(|byte| format!("{byte:02x}"))
+            .collect()
+    };
+    folder.join(format!("{name}.jsonl"))
+}
+
 /// Writes `bytes` to the new file `path`, readable by this user only (`0600`): a copy of a
 /// session in a private folder.
 pub fn write_private_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -101,6 +130,33 @@ fn holds_only_copies(folder: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stored_id_that_is_a_path_names_a_file_inside_the_folder() {
+        let folder = Path::new("/private");
+        let plain = "019a-b2_c.3";
+        assert_eq!(
+            private_copy_path(folder, plain),
+            folder.join("019a-b2_c.3.jsonl")
+        );
+        let long = "a".repeat(MAX_COPY_ID_BYTES + 1);
+        for hostile in [
+            "/home/u/.bashrc",
+            "../../x",
+            "..",
+            ".hidden",
+            "",
+            "a/b",
+            "a\\b",
+            "a\u{0}b",
+            long.as_str(),
+        ] {
+            let path = private_copy_path(folder, hostile);
+            assert_eq!(path.parent(), Some(folder), "{hostile:?}: {path:?}");
+            let name = path.file_name().unwrap().to_str().unwrap();
+            assert_eq!(name.len(), 32 + ".jsonl".len(), "{hostile:?}: {name}");
+        }
+    }
 
     #[test]
     fn only_its_user_may_enter_a_private_folder() {

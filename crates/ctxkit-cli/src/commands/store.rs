@@ -459,7 +459,7 @@ impl Copy<'_> {
         let lines = self.runtime.block_on(self.store.export(self.id))?;
         let directory = ctxkit_session::private_temporary_folder("session")
             .context("cannot create a private temporary directory")?;
-        let path = directory.path().join(format!("{}.jsonl", self.id));
+        let path = ctxkit_session::private_copy_path(directory.path(), self.id);
         let before = lines.to_jsonl();
         ctxkit_session::write_private_file(&path, &before)
             .with_context(|| format!("cannot write `{}`", path.display()))?;

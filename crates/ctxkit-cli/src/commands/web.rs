@@ -325,7 +325,7 @@ const DATABASE_POLL: std::time::Duration = std::time::Duration::from_millis(500)
 /// Returns the file once its first copy is written.
 fn follow_database(url: &ctxkit_store::StoreUrl, id: &str, scratch: &Path) -> Result<PathBuf> {
     use ctxkit_store::SessionStore as _;
-    let file = scratch.join(format!("{id}.jsonl"));
+    let file = ctxkit_session::private_copy_path(scratch, id);
     let (first, first_written) = std::sync::mpsc::channel::<Result<()>>();
     let (url, id, target) = (url.clone(), id.to_owned(), file.clone());
     std::thread::spawn(move || {

@@ -14,4 +14,5 @@ mod navigation;
 mod on_demand;
 mod pins_scopes;
 mod provider_compaction;
+mod recall_attacks;
 mod view;

@@ -8,5 +8,6 @@ mod outage;
 mod protocol_doc;
 mod server;
 mod stale_writer;
+mod stored_ids;
 mod support;
 mod websocket;
