@@ -624,3 +624,25 @@ fn a_provider_compaction_opens_in_context_and_check() {
     let check = run.ctxkit(&["check", path]);
     assert!(check.starts_with("exit: 0\n"), "{check}");
 }
+
+/// QA: under `CTXKIT_HOME` a usage error read `Usage: ctxkit branch --home <DIR> --to <TO> <FILE>`,
+/// as if `--home` were required (clap lists the arguments a variable filled as typed ones). The
+/// usage line is the same with or without the variable.
+#[test]
+fn usage_errors_read_the_same_under_ctxkit_home() {
+    let run = Run::new();
+    let with_home = run.ctxkit(&["branch"]);
+    snapshot!(with_home);
+    let without = Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+        .arg("branch")
+        .env_remove("CTXKIT_HOME")
+        .env("HOME", run.home.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&without.stderr);
+    assert!(with_home.ends_with(&*stderr), "{with_home}\n---\n{stderr}");
+    assert!(!with_home.contains("--home"), "{with_home}");
+    // Help still names the variable.
+    let help = run.ctxkit(&["branch", "--help"]);
+    assert!(help.contains("CTXKIT_HOME"), "{help}");
+}
