@@ -317,7 +317,8 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Move the leaf to another entry, optionally summarizing the branch left behind.
+    /// Move the leaf to another entry, optionally summarizing the branch left behind. To a user
+    /// message, the leaf goes before it and its text is printed to send again (as Pi's /tree).
     Branch {
         file: PathBuf,
         /// The entry to continue from.
@@ -338,6 +339,10 @@ pub enum Command {
         /// The summarizing model's context window, bounding how much of the branch is read (0: all).
         #[arg(long, default_value_t = 0)]
         context_window: u64,
+        /// Print where the leaf went as JSON: `movedTo`, `leafId`, `editorText` (the text of the
+        /// user message targeted), `summaryEntryId`, `summary`, `leftBehind`.
+        #[arg(long)]
+        json: bool,
     },
     /// Serve the context engine to agents in any language: JSON-RPC 2.0, one message per line
     /// (see docs/protocol.md).

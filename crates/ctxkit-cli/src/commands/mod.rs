@@ -193,6 +193,7 @@ fn dispatch(
             model,
             replace_instructions,
             context_window,
+            json,
         } => {
             let setup = summary_setup::resolve(
                 &process,
@@ -208,6 +209,7 @@ fn dispatch(
                 focus: focus.as_deref(),
                 replace_instructions,
                 context_window,
+                json,
             };
             navigate::branch(args, setup, out)
         }

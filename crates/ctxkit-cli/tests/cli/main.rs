@@ -334,16 +334,26 @@ fn branch_moves_the_leaf_with_or_without_a_summary() {
         "--focus",
         "the C regression",
     ]);
+    // A user message as the target: the leaf goes before it, the summary attaches there.
     assert!(
-        summarized.contains("Moved the leaf to 2b904d50 and summarized the 1 entry left behind"),
+        summarized.contains(
+            "Moved the leaf to e737c691, before the message 2b904d50 and summarized the 1 entry \
+             left behind"
+        ),
         "{summarized}"
     );
     assert!(summarized.contains("Focus for this summary: the C regression"));
+    assert!(
+        summarized.contains("its text, to send again or edit:\n\nDo A.\n"),
+        "{summarized}"
+    );
     let context = run.ctxkit(&["context", path, "--json"]);
     assert!(context.contains("\"role\": \"branchSummary\""), "{context}");
+    assert!(!context.contains("Do A."), "{context}");
+    // The first user message, a root: the leaf goes to the start of the session.
     snapshot!(run.ctxkit(&["branch", path, "--to", "34f06f30"]));
     let context = run.ctxkit(&["context", path]);
-    assert!(context.contains("1 messages at"), "{context}");
+    assert!(context.contains("0 messages at"), "{context}");
     snapshot!(run.ctxkit(&["branch", path, "--to", "nope"]));
 }
 
