@@ -73,15 +73,15 @@ fn serve_stdio(
     // A client that closed its end of stdout: the broken pipe ends the command as on any other
     // command's output (status 0), the session written first.
     written?;
-    // SIGTERM and Ctrl-C are a client's documented way to end the server (status 0); a hangup
-    // ends it as the signal would have, as `ctxkit chat` does.
+    // A signal (SIGTERM, SIGHUP, Ctrl-C) ends the server as it would have ended any process, with
+    // 128 + its number once the session is written, as `serve --listen` and `ctxkit chat` do: the
+    // parent (an agent in another language, a supervisor) tells a stop it asked for from a crash
+    // or a clean `shutdown` (0).
     match stopped.get() {
-        Some(&number) if number == tokio::signal::unix::SignalKind::hangup().as_raw_value() => {
-            Ok(Outcome::Signalled {
-                number: u8::try_from(number).unwrap_or(1),
-            })
-        }
-        _ => Ok(Outcome::Success),
+        Some(&number) => Ok(Outcome::Signalled {
+            number: u8::try_from(number).unwrap_or(15),
+        }),
+        None => Ok(Outcome::Success),
     }
 }
 

@@ -119,7 +119,12 @@ fn the_end_cancels_a_compaction_in_its_hook(end: End) {
             assert!(signalled.success());
         }
     }
-    assert!(server.child.wait().unwrap().success(), "{end:?}");
+    // SIGTERM ends it as the signal would have (128 + 15), as `serve --listen` does.
+    let expected = match end {
+        End::CloseStdin => Some(0),
+        End::Sigterm => Some(143),
+    };
+    assert_eq!(server.child.wait().unwrap().code(), expected, "{end:?}");
     let took = ended.elapsed();
     // The hook waits two minutes: ended within 30 s (a loaded machine's margin) did not wait.
     assert!(
@@ -232,19 +237,28 @@ fn two_servers_on_one_session_get_the_documented_kinds() {
 /// exits with 129, as for the signal.
 #[test]
 fn serve_sighup_stops_the_running_command_and_writes_the_session() {
-    sighup_during_a_command(None);
+    signal_during_a_command(None, "-HUP", 129);
+}
+
+/// QA (fifth round): `serve --stdio` exited 0 on SIGTERM while `serve --listen` exits 143. A
+/// SIGTERM during a run cancels it as docs/protocol.md says (its command's group killed, the
+/// session written) and the server exits with 143.
+#[test]
+fn serve_sigterm_stops_the_running_command_writes_the_session_and_exits_143() {
+    signal_during_a_command(None, "-TERM", 143);
 }
 
 /// [`serve_sighup_stops_the_running_command_and_writes_the_session`] on a database session.
 #[test]
 fn serve_sighup_commits_a_database_session_and_removes_its_private_copy() {
     if let Some(database) = crate::store::database() {
-        sighup_during_a_command(Some(&database));
+        signal_during_a_command(Some(&database), "-HUP", 129);
     }
 }
 
-/// `agent.run` runs `sleep 600` in a server on `store` (or files), which then gets SIGHUP.
-fn sighup_during_a_command(store: Option<&str>) {
+/// `agent.run` runs `sleep 600` in a server on `store` (or files), which then gets `signal` and
+/// must exit with `code`.
+fn signal_during_a_command(store: Option<&str>, signal: &str, code: i32) {
     use crate::chat::{World, text, tool_call};
     let world = World::new(100_000, json!({}));
     world.answer(tool_call(
@@ -270,7 +284,7 @@ fn sighup_during_a_command(store: Option<&str>) {
     let copies = std::fs::read_dir(temporary.path()).unwrap().count();
     assert_eq!(copies, usize::from(store.is_some()), "the private copy");
     let signalled = Command::new("kill")
-        .args(["-HUP", &server.child.id().to_string()])
+        .args([signal, &server.child.id().to_string()])
         .status()
         .unwrap();
     assert!(signalled.success());
@@ -283,7 +297,7 @@ fn sighup_during_a_command(store: Option<&str>) {
         Duration::from_secs(20),
         "the command outlived the server",
     );
-    assert_eq!(status.code(), Some(129), "{status:?}");
+    assert_eq!(status.code(), Some(code), "{status:?}");
     let left: Vec<_> = std::fs::read_dir(temporary.path())
         .unwrap()
         .flatten()
