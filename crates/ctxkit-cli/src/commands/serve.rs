@@ -50,6 +50,7 @@ fn serve_stdio(
         let _inside = runtime.enter();
         UntilStopped::new(tokio::io::stdin(), Arc::clone(&stopped), gone)
     };
+    let signalled = Arc::clone(&stopped);
     let server = runtime.spawn(async move {
         // SIGTERM, SIGHUP (the client's terminal or pipe went away), Ctrl-C or a client that
         // stopped reading ends the input as the client closing it would, which the server takes as
@@ -58,7 +59,8 @@ fn serve_stdio(
         // written, a database session's lease released, its private copy removed) before the
         // process exits.
         let input = tokio::io::BufReader::new(input);
-        ctxkit_server::serve(config, input, ChannelWriter(PollSender::new(sender))).await
+        let output = ChannelWriter(PollSender::new(sender));
+        ctxkit_server::serve_until_signalled(config, input, output, signalled).await
     });
     let written = copy_out(receiver, out, client_gone);
     runtime
