@@ -432,7 +432,7 @@ impl Agent {
             }
             for call in calls {
                 let outcome = if cancel.is_cancelled() {
-                    ToolOutcome::error("Not run: the user interrupted the turn")
+                    ToolOutcome::error(self.engine.interrupt_cause().call_not_run())
                 } else {
                     observer
                         .event(AgentEvent::ToolStart { call: call.clone() })

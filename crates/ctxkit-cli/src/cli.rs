@@ -11,9 +11,10 @@
 //!   `ctxkit-agent` reads `CTXKIT_HOME` for the default workspace of an agent whose embedder names
 //!   none.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 
 /// ctxkit — context engine for LLM coding agents: inspect, branch and repair Pi-compatible sessions.
 #[derive(Debug, Parser)]
@@ -23,6 +24,29 @@ pub struct Cli {
     pub global: GlobalArgs,
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// Parses the command line, exiting as clap does on `--help`, `--version` or a usage error.
+pub fn parse_command_line() -> Cli {
+    Cli::try_parse().unwrap_or_else(|error| usage_error(error, std::env::args_os()).exit())
+}
+
+/// `error` as it reads without the environment: clap puts an argument a variable filled in the
+/// usage line of the error, as if the user had typed it (`Usage: ctxkit branch --home <DIR> …`
+/// under `CTXKIT_HOME`), so the arguments are parsed again with no variable read and that error is
+/// the one shown. Help and the version are left as they are (their text names the variables).
+pub fn usage_error(
+    error: clap::Error,
+    arguments: impl IntoIterator<Item = OsString>,
+) -> clap::Error {
+    if !error.use_stderr() {
+        return error;
+    }
+    Cli::command()
+        .mut_args(|argument| argument.env(None::<&'static str>))
+        .try_get_matches_from(arguments)
+        .err()
+        .unwrap_or(error)
 }
 
 /// Set to anything (<https://no-color.org>), ctxkit writes no colours or styles: not the log on
@@ -293,7 +317,8 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Move the leaf to another entry, optionally summarizing the branch left behind.
+    /// Move the leaf to another entry, optionally summarizing the branch left behind. To a user
+    /// message, the leaf goes before it and its text is printed to send again (as Pi's /tree).
     Branch {
         file: PathBuf,
         /// The entry to continue from.
@@ -314,6 +339,10 @@ pub enum Command {
         /// The summarizing model's context window, bounding how much of the branch is read (0: all).
         #[arg(long, default_value_t = 0)]
         context_window: u64,
+        /// Print where the leaf went as JSON: `movedTo`, `leafId`, `editorText` (the text of the
+        /// user message targeted), `summaryEntryId`, `summary`, `leftBehind`.
+        #[arg(long)]
+        json: bool,
     },
     /// Serve the context engine to agents in any language: JSON-RPC 2.0, one message per line
     /// (see docs/protocol.md).

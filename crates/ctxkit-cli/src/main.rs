@@ -9,12 +9,9 @@ mod usage;
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::Parser;
 use ctxkit_packages::{PackageError, SourceError};
 use ctxkit_session::SessionError;
 use ctxkit_settings::SettingsError;
-
-use crate::cli::Cli;
 
 /// How a command ended, when it did not fail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,7 +38,7 @@ fn main() -> ExitCode {
         return report(&anyhow::Error::new(error));
     }
     catch_file_size_signal();
-    let cli = Cli::parse();
+    let cli = cli::parse_command_line();
     if let Err(error) = init_logging(&cli.global) {
         return report(&error);
     }

@@ -101,6 +101,8 @@ pub(crate) struct Inner {
     pub(crate) branch_summary_cancel: Mutex<Option<CancellationToken>>,
     /// The running turn's cancellation, `None` when idle.
     pub(crate) turn: watch::Sender<Option<CancellationToken>>,
+    /// Why the running turn was interrupted, once it was (the first reason given wins).
+    pub(crate) interrupt_cause: Mutex<Option<InterruptCause>>,
     /// A compaction summary written in the background (`compaction.background`).
     pub(crate) background: Mutex<Option<crate::background::Background>>,
     /// Background summaries started so far.
@@ -119,6 +121,38 @@ impl std::fmt::Debug for Engine {
             .debug_struct("Engine")
             .field("compacting", &self.is_compacting())
             .finish_non_exhaustive()
+    }
+}
+
+/// Why a turn was interrupted: said in the tool results it leaves, which the model and the user
+/// read later.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InterruptCause {
+    /// The user (Ctrl-C, `agent.cancel`).
+    User,
+    /// The server is stopping (a signal, `shutdown`).
+    ServerStopping,
+    /// The client disconnected (its input ended).
+    ClientGone,
+}
+
+impl InterruptCause {
+    /// How a cancelled command's result ends.
+    pub fn command_cancelled(self) -> &'static str {
+        match self {
+            Self::User => "Command cancelled by the user",
+            Self::ServerStopping => "Command cancelled: the server is stopping",
+            Self::ClientGone => "Command cancelled: the client disconnected",
+        }
+    }
+
+    /// The result of a call not run because the turn was interrupted.
+    pub fn call_not_run(self) -> &'static str {
+        match self {
+            Self::User => "Not run: the user interrupted the turn",
+            Self::ServerStopping => "Not run: the server stopped the turn as it is stopping",
+            Self::ClientGone => "Not run: the client disconnected",
+        }
     }
 }
 
@@ -217,6 +251,7 @@ impl Engine {
                 background: Mutex::new(None),
                 background_started: AtomicU64::new(0),
                 turn,
+                interrupt_cause: Mutex::new(None),
             }),
         }
     }
@@ -270,6 +305,9 @@ impl Engine {
 
     /// Marks a turn as running until the guard drops.
     pub fn begin_turn(&self) -> TurnGuard {
+        if let Ok(mut cause) = self.inner.interrupt_cause.lock() {
+            *cause = None;
+        }
         let cancel = CancellationToken::new();
         self.inner.turn.send_replace(Some(cancel.clone()));
         TurnGuard {
@@ -278,11 +316,32 @@ impl Engine {
         }
     }
 
-    /// Cancels the running turn, if any, without waiting for it (Ctrl-C in a UI).
+    /// Cancels the running turn, if any, without waiting for it (Ctrl-C in a UI): the user's
+    /// interrupt.
     pub fn interrupt_turn(&self) {
+        self.interrupt_turn_because(InterruptCause::User);
+    }
+
+    /// Cancels the running turn, if any, for `cause`, which what the turn leaves behind (a
+    /// cancelled command's result, the calls not run) says.
+    pub fn interrupt_turn_because(&self, cause: InterruptCause) {
         if let Some(cancel) = self.inner.turn.borrow().as_ref() {
+            if let Ok(mut recorded) = self.inner.interrupt_cause.lock() {
+                recorded.get_or_insert(cause);
+            }
             cancel.cancel();
         }
+    }
+
+    /// Why the running (or last) turn was interrupted; the user's interrupt when no cause was
+    /// given (a UI's own cancel of the turn's token).
+    pub fn interrupt_cause(&self) -> InterruptCause {
+        self.inner
+            .interrupt_cause
+            .lock()
+            .ok()
+            .and_then(|cause| *cause)
+            .unwrap_or(InterruptCause::User)
     }
 
     /// Cancels a running turn and waits until its guard is dropped.

@@ -46,8 +46,9 @@ pub struct NavigateOptions {
     pub replace_instructions: bool,
     /// A label for the summary (or, without one, for the target).
     pub label: Option<String>,
-    /// Move the leaf to the target itself even when it is a user message (`ctxkit branch`); by
-    /// default the leaf goes to its parent and its text comes back for editing (the reference).
+    /// Move the leaf to the target itself even when it is a user message (serve's `keep_target`;
+    /// the next prompt then follows that message); by default the leaf goes to its parent and its
+    /// text comes back for editing (the reference; `ctxkit branch`, the chat's `/tree`).
     pub keep_target: bool,
 }
 

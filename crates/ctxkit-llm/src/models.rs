@@ -209,6 +209,14 @@ pub struct ModelPrices {
     pub cache_write: f64,
 }
 
+impl ModelPrices {
+    /// Every price is zero: a free model (a local one, or one the user declared free with a
+    /// `cost` of zeros), as against a model whose price is unknown (no prices at all).
+    pub fn is_free(&self) -> bool {
+        [self.input, self.output, self.cache_read, self.cache_write] == [0.0; 4]
+    }
+}
+
 /// (provider, id, [input, output, cache read, cache write]) in dollars per million tokens, from the
 /// providers' price pages; models not listed cost zero in the `usage.cost` ctxkit writes.
 const BUILTIN_PRICES: &[(&str, &str, [f64; 4])] = &[

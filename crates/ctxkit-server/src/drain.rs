@@ -98,6 +98,6 @@ pub(crate) async fn follow(shared: Arc<Shared>, mut phase: watch::Receiver<Phase
         .await
         .is_ok();
     if cancelling {
-        crate::queue::stop_everything(&shared).await;
+        crate::queue::stop_everything(&shared, ctxkit_engine::InterruptCause::ServerStopping).await;
     }
 }

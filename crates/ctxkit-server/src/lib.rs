@@ -183,6 +183,9 @@ pub(crate) struct Shared {
     /// A listening server's phase (`None` on stdio): once it drains, the input ends because the
     /// server stops reading, not because the client left, and the requests read finish.
     pub(crate) draining: Option<tokio::sync::watch::Receiver<drain::Phase>>,
+    /// Set (to the signal's number) when the process is being stopped, before a stdio server's
+    /// input is ended for it: that end is the server stopping, not the client leaving.
+    pub(crate) signalled: Option<Arc<std::sync::OnceLock<i32>>>,
     /// The tasks forwarding each opened engine's events; awaited at the end so that an event the
     /// engine sent before it was dropped (a cancelled compaction's end) is written.
     pub(crate) forwarders: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
@@ -194,7 +197,23 @@ where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    serve_client(Arc::new(config), input, output, None).await
+    serve_client(Arc::new(config), input, output, None, None).await
+}
+
+/// [`serve`] in a process that ends `input` when a signal stops it, having first set `signalled`
+/// to the signal's number: what that end interrupts says the server is stopping, not that the
+/// client disconnected.
+pub async fn serve_until_signalled<R, W>(
+    config: ServerConfig,
+    input: R,
+    output: W,
+    signalled: Arc<std::sync::OnceLock<i32>>,
+) -> std::io::Result<()>
+where
+    R: AsyncBufRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    serve_client(Arc::new(config), input, output, None, Some(signalled)).await
 }
 
 /// [`serve`] for one client of several sharing `config` (a WebSocket connection). The end of
@@ -206,6 +225,7 @@ pub(crate) async fn serve_client<R, W>(
     mut input: R,
     mut output: W,
     draining: Option<tokio::sync::watch::Receiver<drain::Phase>>,
+    signalled: Option<Arc<std::sync::OnceLock<i32>>>,
 ) -> std::io::Result<()>
 where
     R: AsyncBufRead + Unpin,
@@ -243,6 +263,7 @@ where
         out,
         stop: tokio::sync::watch::Sender::new(stop::Stop::Nothing),
         draining: draining.clone(),
+        signalled,
         forwarders: std::sync::Mutex::new(Vec::new()),
     });
     let follower = draining.map(|phase| tokio::spawn(drain::follow(Arc::clone(&shared), phase)));

@@ -8,6 +8,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use ctxkit_engine::InterruptCause;
 use serde_json::Value;
 use tokio::io::AsyncBufRead;
 use tokio::sync::{AcquireError, OwnedSemaphorePermit, Semaphore, mpsc};
@@ -97,7 +98,7 @@ pub(crate) async fn dispatch_requests(
                     // The client's end (stdin closed, SIGTERM, a dropped WebSocket) ends the server
                     // as `shutdown` does; a drain lets the requests read finish.
                     if client_left(shared) {
-                        stop_everything(shared).await;
+                        stop_everything(shared, end_of_input_cause(shared)).await;
                         queue_at_once(&mut waiting, &queue);
                         return None;
                     }
@@ -106,7 +107,7 @@ pub(crate) async fn dispatch_requests(
                 };
                 match request.method.as_str() {
                     "shutdown" => {
-                        stop_everything(shared).await;
+                        stop_everything(shared, InterruptCause::ServerStopping).await;
                         queue_at_once(&mut waiting, &queue);
                         return Some(request.reply);
                     }
@@ -153,12 +154,26 @@ fn queue_at_once(waiting: &mut VecDeque<Incoming>, queue: &mpsc::UnboundedSender
     }
 }
 
-/// `shutdown` and the client's end: cancels what runs, and tells every request to stop.
-pub(crate) async fn stop_everything(shared: &Shared) {
+/// Why the input ended for a server that does not drain: a signal stopping the process (stdio),
+/// else the client leaving.
+fn end_of_input_cause(shared: &Shared) -> InterruptCause {
+    match shared
+        .signalled
+        .as_ref()
+        .and_then(|signalled| signalled.get())
+    {
+        Some(_) => InterruptCause::ServerStopping,
+        None => InterruptCause::ClientGone,
+    }
+}
+
+/// `shutdown`, the client's end and a server's stop: cancels what runs for `cause` (which the
+/// results a cancelled turn leaves say), and tells every request to stop.
+pub(crate) async fn stop_everything(shared: &Shared, cause: InterruptCause) {
     if let Some(engine) = shared.engine.read().await.as_ref() {
         engine.cancel_compaction();
         engine.cancel_branch_summary();
-        engine.interrupt_turn();
+        engine.interrupt_turn_because(cause);
     }
     shared.stop.send_replace(stop::Stop::Everything);
 }

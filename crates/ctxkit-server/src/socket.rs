@@ -43,6 +43,7 @@ pub(crate) async fn serve_socket(
         BufReader::new(server_input),
         server_output,
         Some(draining.clone()),
+        None,
     ));
     // Why the client's input ended, when the close says more than "normal" (set before the
     // server sees the end of its input, so before the writer closes).

@@ -30,12 +30,62 @@ pub struct SpendPart {
     pub output_tokens: u64,
 }
 
+/// The models the user declared free: `llm.models` entries whose `cost` is given and all zero. A
+/// call of theirs recorded at $0 cost nothing; any other call recorded at $0 for the tokens it used
+/// is of unknown price (ctxkit and Pi record a model they know no price for at $0).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FreeModels {
+    models: Vec<(String, String)>,
+}
+
+impl FreeModels {
+    /// No model declared free.
+    pub const NONE: Self = Self { models: Vec::new() };
+
+    /// The free models, as `(provider, id)` pairs.
+    pub fn new(models: impl IntoIterator<Item = (String, String)>) -> Self {
+        Self {
+            models: models.into_iter().collect(),
+        }
+    }
+
+    /// Whether `provider`/`model` was declared free.
+    pub fn contains(&self, provider: Option<&str>, model: Option<&str>) -> bool {
+        let (Some(provider), Some(model)) = (provider, model) else {
+            return false;
+        };
+        self.models
+            .iter()
+            .any(|(known_provider, known_id)| known_provider == provider && known_id == model)
+    }
+
+    /// Whether a call's price is unknown: recorded without a cost (`dollars` `None`), or at $0
+    /// although it used `tokens` by a model not declared free. The one rule `ctxkit info`, the
+    /// chat's `/cost` and status line, and the web view follow.
+    pub fn price_unknown(
+        &self,
+        dollars: Option<f64>,
+        tokens: u64,
+        provider: Option<&str>,
+        model: Option<&str>,
+    ) -> bool {
+        match dollars {
+            None => true,
+            Some(dollars) => dollars == 0.0 && tokens > 0 && !self.contains(provider, model),
+        }
+    }
+}
+
+/// Who made a call: its provider and model, as recorded.
+type Caller<'a> = (Option<&'a str>, Option<&'a str>);
+
 impl SpendPart {
-    fn add(&mut self, usage: &Usage) {
+    fn add(&mut self, usage: &Usage, caller: Caller<'_>, free: &FreeModels) {
         self.calls += 1;
-        let dollars = usage.cost.as_ref().map_or(0.0, |cost| cost.total);
+        let recorded = usage.cost.as_ref().map(|cost| cost.total);
+        let dollars = recorded.unwrap_or(0.0);
         let tokens = usage.input + usage.output + usage.cache_read + usage.cache_write;
-        if usage.cost.is_none() || (dollars == 0.0 && tokens > 0) {
+        if free.price_unknown(recorded, tokens, caller.0, caller.1) {
             self.unpriced_calls += 1;
         }
         self.dollars += dollars;
@@ -106,8 +156,9 @@ impl SessionSpend {
 
 /// The spend of every entry of a session file (all branches). Entries that cannot be parsed count
 /// nothing. A reply or branch summary appended again as a copy (`undo-compact` and `forget` bring
-/// a branch's later entries back) was paid for once and counts once.
-pub fn session_spend(entries: &[StoredEntry]) -> SessionSpend {
+/// a branch's later entries back) was paid for once and counts once. A call at $0 of a model in
+/// `free` is free; other calls at $0 for their tokens are of unknown price.
+pub fn session_spend(entries: &[StoredEntry], free: &FreeModels) -> SessionSpend {
     let mut spend = SessionSpend::default();
     let mut counted: HashSet<CallKey> = HashSet::new();
     for entry in entries.iter().filter(|entry| may_record_a_call(entry)) {
@@ -122,11 +173,12 @@ pub fn session_spend(entries: &[StoredEntry]) -> SessionSpend {
                         .timestamp
                         .is_none_or(|at| counted.insert(CallKey::Reply(at, usage_key(usage))))
                 {
-                    spend.requests.add(usage);
+                    let caller = (reply.provider.as_deref(), reply.model.as_deref());
+                    spend.requests.add(usage, caller, free);
                 }
             }
             EntryKind::Compaction(compaction) => {
-                add_recorded_usages(&mut spend.summaries, compaction.details.as_ref());
+                add_recorded_usages(&mut spend.summaries, compaction.details.as_ref(), free);
             }
             EntryKind::BranchSummary(summary) => {
                 let recorded = summary
@@ -136,7 +188,7 @@ pub fn session_spend(entries: &[StoredEntry]) -> SessionSpend {
                 let key = recorded
                     .map(|usage| CallKey::Summary(summary.summary.clone(), usage.to_string()));
                 if key.is_none_or(|key| counted.insert(key)) {
-                    add_recorded_usages(&mut spend.summaries, summary.details.as_ref());
+                    add_recorded_usages(&mut spend.summaries, summary.details.as_ref(), free);
                 }
             }
             EntryKind::Usage(usage) => {
@@ -145,7 +197,11 @@ pub fn session_spend(entries: &[StoredEntry]) -> SessionSpend {
                     "compaction" | "branch_summary" => &mut spend.summaries,
                     _ => &mut spend.other,
                 };
-                part.add(&usage.usage);
+                part.add(
+                    &usage.usage,
+                    (Some(&usage.provider), Some(&usage.model)),
+                    free,
+                );
             }
             EntryKind::ThinkingLevelChange(_)
             | EntryKind::ModelChange(_)
@@ -177,8 +233,9 @@ fn usage_key(usage: &Usage) -> [u64; 4] {
     ]
 }
 
-/// The usages a summary entry's `details.usage` records (one object, or one per request).
-fn add_recorded_usages(part: &mut SpendPart, details: Option<&Value>) {
+/// The usages a summary entry's `details.usage` records (one object, or one per request; the
+/// summarizing model is not recorded).
+fn add_recorded_usages(part: &mut SpendPart, details: Option<&Value>, free: &FreeModels) {
     let recorded = details.and_then(|details| details.get("usage"));
     let usages: Vec<&Value> = match recorded {
         Some(Value::Array(items)) => items.iter().collect(),
@@ -189,7 +246,7 @@ fn add_recorded_usages(part: &mut SpendPart, details: Option<&Value>) {
     };
     for usage in usages {
         if let Ok(usage) = serde_json::from_value::<Usage>(usage.clone()) {
-            part.add(&usage);
+            part.add(&usage, (None, None), free);
         }
     }
 }
@@ -241,7 +298,7 @@ mod tests {
         std::fs::write(file.path(), lines.join("\n") + "\n").unwrap();
         let session = Session::open(file.path()).unwrap();
         let before = crate::entry::parses_on_this_thread();
-        let spend = session_spend(session.entries());
+        let spend = session_spend(session.entries(), &FreeModels::default());
         assert_eq!(spend.requests.calls, 1);
         assert!((spend.requests.dollars - 0.5).abs() < 1e-9);
         // Only the reply was read: before, the user message, the 150 kB tool result and the label
@@ -261,7 +318,7 @@ mod tests {
         ];
         std::fs::write(file.path(), lines.join("\n") + "\n").unwrap();
         let session = Session::open(file.path()).unwrap();
-        let spend = session_spend(session.entries());
+        let spend = session_spend(session.entries(), &FreeModels::default());
         assert_eq!(spend.requests.calls, 1);
         assert!((spend.requests.dollars - 0.33).abs() < 1e-9);
         assert_eq!(spend.requests.cache_read_share(), Some(0.75));
@@ -286,7 +343,7 @@ mod tests {
         ];
         std::fs::write(file.path(), lines.join("\n") + "\n").unwrap();
         let session = Session::open(file.path()).unwrap();
-        let spend = session_spend(session.entries());
+        let spend = session_spend(session.entries(), &FreeModels::default());
         assert_eq!(spend.requests.calls, 2);
         assert!((spend.requests.dollars - 1.0).abs() < 1e-9);
     }
@@ -297,19 +354,49 @@ mod tests {
     fn a_call_at_zero_dollars_with_tokens_is_of_unknown_price() {
         let usage = |text: &str| serde_json::from_str::<Usage>(text).unwrap();
         let mut part = SpendPart::default();
-        part.add(&usage(
-            r#"{"input":1200,"output":80,"cacheRead":0,"cacheWrite":0,"totalTokens":1280,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}"#,
-        ));
-        part.add(&usage(
-            r#"{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15}"#,
-        ));
+        part.add(
+            &usage(r#"{"input":1200,"output":80,"cacheRead":0,"cacheWrite":0,"totalTokens":1280,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}"#),
+            (None, None),
+            &FreeModels::default(),
+        );
+        part.add(
+            &usage(r#"{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15}"#),
+            (None, None),
+            &FreeModels::default(),
+        );
         assert_eq!(part.unpriced_calls, 2);
-        part.add(&usage(
-            r#"{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0.25}}"#,
-        ));
-        part.add(&usage(
-            r#"{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}"#,
-        ));
+        part.add(
+            &usage(r#"{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0.25}}"#),
+            (None, None),
+            &FreeModels::default(),
+        );
+        part.add(
+            &usage(r#"{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}"#),
+            (None, None),
+            &FreeModels::default(),
+        );
         assert_eq!((part.calls, part.unpriced_calls), (4, 2));
+    }
+
+    /// QA: a model given `cost` of all zeros (a local or free model) showed "price unknown"; its
+    /// calls are free. A model not declared free, at $0 for its tokens, stays of unknown price.
+    #[test]
+    fn a_call_of_a_model_declared_free_is_free() {
+        let usage = |text: &str| serde_json::from_str::<Usage>(text).unwrap();
+        let zero = r#"{"input":1200,"output":80,"cacheRead":0,"cacheWrite":0,"totalTokens":1280,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}"#;
+        let free = FreeModels::new([("ollama".to_owned(), "qwen3".to_owned())]);
+        let mut part = SpendPart::default();
+        part.add(&usage(zero), (Some("ollama"), Some("qwen3")), &free);
+        assert_eq!((part.calls, part.unpriced_calls), (1, 0));
+        part.add(&usage(zero), (Some("ollama"), Some("other")), &free);
+        part.add(&usage(zero), (None, None), &free);
+        assert_eq!((part.calls, part.unpriced_calls), (3, 2));
+        // Without a cost recorded, even a free model's call is of unknown price.
+        part.add(
+            &usage(r#"{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15}"#),
+            (Some("ollama"), Some("qwen3")),
+            &free,
+        );
+        assert_eq!(part.unpriced_calls, 3);
     }
 }

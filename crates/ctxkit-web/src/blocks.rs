@@ -6,6 +6,8 @@ use std::cell::Cell;
 
 use serde_json::{Map, Value, json};
 
+use ctxkit_session::FreeModels;
+
 use crate::redact::Redactor;
 
 /// How strings and images go into the page.
@@ -17,6 +19,8 @@ pub(crate) struct Renderer<'a> {
     pub no_thinking: bool,
     /// Bytes of images the page may still hold.
     pub image_budget: Cell<usize>,
+    /// Models whose replies at $0 are free.
+    pub free_models: &'a FreeModels,
 }
 
 /// Image types a page shows (others are named, not shown: an `image/svg+xml` could carry script).
@@ -149,7 +153,7 @@ impl Renderer<'_> {
         if message.get("isError").and_then(Value::as_bool) == Some(true) {
             shown.insert("isError".to_owned(), json!(true));
         }
-        if let Some(usage) = message.get("usage").and_then(usage_of) {
+        if let Some(usage) = usage_of(message, self.free_models) {
             shown.insert("usage".to_owned(), usage);
         }
         shown
@@ -157,11 +161,13 @@ impl Renderer<'_> {
 }
 
 /// A message's usage in the page's short form: `[input, output, cacheRead, cacheWrite, total,
-/// cost]`, the cost `null` when the message records none (an imported Claude Code reply: its
-/// tokens are known, its price is not) or records $0 for tokens it used (a model ctxkit and Pi
-/// know no price for are recorded at $0: shown as unknown, never as free, as `ctxkit info` does);
-/// `None` when it reports nothing.
-pub(crate) fn usage_of(usage: &Value) -> Option<Value> {
+/// cost]`, the cost `null` when its price is unknown, by the rule `ctxkit info` follows
+/// ([`FreeModels::price_unknown`]): the message records no cost (an imported Claude Code reply:
+/// its tokens are known, its price is not), or $0 for tokens it used by a model not declared free
+/// (a model ctxkit and Pi know no price for is recorded at $0); `None` when it reports nothing.
+pub(crate) fn usage_of(message: &Value, free: &FreeModels) -> Option<Value> {
+    let usage = message.get("usage")?;
+    let field = |name: &str| message.get(name).and_then(Value::as_str);
     let number = |field: &str| usage.get(field).and_then(Value::as_u64).unwrap_or(0);
     let input = number("input");
     let output = number("output");
@@ -171,11 +177,12 @@ pub(crate) fn usage_of(usage: &Value) -> Option<Value> {
         0 => input + output + cache_read + cache_write,
         total => total,
     };
-    let cost = usage
+    let recorded = usage
         .get("cost")
         .and_then(|cost| cost.get("total"))
-        .and_then(Value::as_f64)
-        .filter(|cost| *cost != 0.0 || total == 0);
+        .and_then(Value::as_f64);
+    let cost = recorded
+        .filter(|_| !free.price_unknown(recorded, total, field("provider"), field("model")));
     (total > 0 || cost.is_some_and(|cost| cost > 0.0))
         .then(|| json!([input, output, cache_read, cache_write, total, cost]))
 }
@@ -184,12 +191,15 @@ pub(crate) fn usage_of(usage: &Value) -> Option<Value> {
 mod tests {
     use super::*;
 
+    static NO_FREE_MODELS: FreeModels = FreeModels::NONE;
+
     fn renderer(redactor: &Redactor) -> Renderer<'_> {
         Renderer {
             redactor,
             clip_chars: 10,
             no_thinking: true,
             image_budget: Cell::new(100),
+            free_models: &NO_FREE_MODELS,
         }
     }
 
@@ -226,10 +236,23 @@ mod tests {
     /// unknown, not as free; a priced reply keeps its price.
     #[test]
     fn a_reply_at_zero_dollars_for_its_tokens_has_an_unknown_cost() {
-        let zero = json!({"input": 1200, "output": 300, "cacheRead": 0, "cacheWrite": 0,
-                          "totalTokens": 1500, "cost": {"total": 0}});
-        assert_eq!(usage_of(&zero).unwrap()[5], Value::Null);
-        let priced = json!({"input": 1200, "output": 300, "cost": {"total": 0.25}});
-        assert_eq!(usage_of(&priced).unwrap()[5], json!(0.25));
+        let none = FreeModels::default();
+        let zero = json!({"usage": {"input": 1200, "output": 300, "cacheRead": 0, "cacheWrite": 0,
+                          "totalTokens": 1500, "cost": {"total": 0}}});
+        assert_eq!(usage_of(&zero, &none).unwrap()[5], Value::Null);
+        let priced = json!({"usage": {"input": 1200, "output": 300, "cost": {"total": 0.25}}});
+        assert_eq!(usage_of(&priced, &none).unwrap()[5], json!(0.25));
+    }
+
+    /// A reply at $0 of a model declared free (`cost` all zero) shows $0, not an unknown cost.
+    #[test]
+    fn a_reply_of_a_free_model_costs_zero() {
+        let free = FreeModels::new([("ollama".to_owned(), "qwen3".to_owned())]);
+        let reply = json!({"provider": "ollama", "model": "qwen3", "usage": {"input": 1200,
+                           "output": 300, "totalTokens": 1500, "cost": {"total": 0}}});
+        assert_eq!(usage_of(&reply, &free).unwrap()[5], json!(0.0));
+        let other = json!({"provider": "ollama", "model": "llama", "usage": {"input": 1200,
+                           "output": 300, "totalTokens": 1500, "cost": {"total": 0}}});
+        assert_eq!(usage_of(&other, &free).unwrap()[5], Value::Null);
     }
 }

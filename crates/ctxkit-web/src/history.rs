@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use ctxkit_compaction::UNDO_COMPACTION_TYPE;
 use ctxkit_protocol::AgentMessage;
-use ctxkit_session::{EntryIndex, Session, build_context, entry_messages};
+use ctxkit_session::{EntryIndex, FreeModels, Session, build_context, entry_messages};
 use ctxkit_tokens::estimate_tokens;
 use serde_json::{Value, json};
 
@@ -209,7 +209,8 @@ fn assistant_usage(session: &Session, position: EntryIndex) -> Option<Value> {
     let entry = session.index().get(position)?;
     let message = entry.message_json().ok()??;
     let value: Value = serde_json::from_str(&message).ok()?;
-    value.get("usage").and_then(usage_of)
+    // Only the tokens are read: no price needs knowing.
+    usage_of(&value, &FreeModels::NONE)
 }
 
 /// The estimate of the messages an entry adds to a context.
@@ -340,7 +341,11 @@ impl Timeline {
 /// The context size per request on the path to `leaf` (the estimate of the context the request
 /// was built from, chars/4, and the provider's reported total), markers for compactions,
 /// overflows, branch summaries, cache reads and model changes, and usage per turn and in total.
-pub(crate) fn timeline(session: &Session, leaf: Option<EntryIndex>) -> Result<Timeline, WebError> {
+pub(crate) fn timeline(
+    session: &Session,
+    leaf: Option<EntryIndex>,
+    free: &FreeModels,
+) -> Result<Timeline, WebError> {
     let index = session.index();
     let path = leaf.map(|leaf| index.path_to(leaf)).unwrap_or_default();
     let mut timeline = Timeline {
@@ -399,7 +404,14 @@ pub(crate) fn timeline(session: &Session, leaf: Option<EntryIndex>) -> Result<Ti
                 position,
                 ctxkit_session::ContextMessageKind::Stored,
             ))?;
-            request_point(&message, position, estimate, &mut timeline, &mut last_model);
+            request_point(
+                &message,
+                position,
+                estimate,
+                &mut timeline,
+                &mut last_model,
+                free,
+            );
         }
         estimate += entry_estimate(session, position);
     }
@@ -413,9 +425,10 @@ fn request_point(
     estimate: u64,
     timeline: &mut Timeline,
     last_model: &mut Option<String>,
+    free: &FreeModels,
 ) {
     let value = serde_json::to_value(message).unwrap_or(Value::Null);
-    let usage = value.get("usage").and_then(usage_of);
+    let usage = usage_of(&value, free);
     let at = timeline.points.len();
     let marker = |kind| Marker {
         entry: position,
@@ -461,16 +474,17 @@ mod tests {
     #[test]
     fn requests_without_a_cost_are_counted_not_priced_at_zero() {
         let mut totals = Totals::default();
-        let imported = json!({"input": 10, "output": 5});
-        totals.add(&json!({"usage": usage_of(&imported)}));
+        let none = FreeModels::NONE;
+        let imported = json!({"usage": {"input": 10, "output": 5}});
+        totals.add(&json!({"usage": usage_of(&imported, &none)}));
         let value = totals.to_value();
         assert_eq!(value["requests"], json!(1));
         assert_eq!(value["costUnknown"], json!(1));
-        let priced = json!({"input": 10, "output": 5, "cost": {"total": 0.25}});
-        totals.add(&json!({"usage": usage_of(&priced)}));
+        let priced = json!({"usage": {"input": 10, "output": 5, "cost": {"total": 0.25}}});
+        totals.add(&json!({"usage": usage_of(&priced, &none)}));
         let value = totals.to_value();
         assert_eq!(value["costUnknown"], json!(1));
         assert_eq!(value["usage"][5], json!(0.25));
-        assert_eq!(usage_of(&imported).unwrap()[5], Value::Null);
+        assert_eq!(usage_of(&imported, &none).unwrap()[5], Value::Null);
     }
 }

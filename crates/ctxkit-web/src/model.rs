@@ -50,6 +50,9 @@ pub struct PageOptions {
     pub text_budget: usize,
     /// Bytes of base64 images the page may embed.
     pub image_budget: usize,
+    /// Models declared free (`llm.models[].cost` all zero): their replies at $0 show as $0, not
+    /// as of unknown price.
+    pub free_models: ctxkit_session::FreeModels,
 }
 
 /// Fewest characters a text block keeps, however large the session.
@@ -76,6 +79,7 @@ impl PageOptions {
             context_bytes: crate::stream::MAX_PRECOMPUTED_CONTEXT_BYTES,
             text_budget: 12_000_000,
             image_budget: 16_000_000,
+            free_models: ctxkit_session::FreeModels::default(),
         }
     }
 
@@ -87,6 +91,7 @@ impl PageOptions {
             clip_chars: share.clamp(MIN_CLIP_CHARS, MAX_CLIP_CHARS),
             no_thinking: self.no_thinking,
             image_budget: Cell::new(self.image_budget),
+            free_models: &self.free_models,
         }
     }
 }

@@ -178,7 +178,9 @@ pub(crate) fn write_page_data(
     key(out, "compactions", false)?;
     write_value(out, &Value::Array(compactions))?;
     key(out, "timeline", false)?;
-    timeline(session, leaf)?.write(out).map_err(io_error)?;
+    timeline(session, leaf, &options.free_models)?
+        .write(out)
+        .map_err(io_error)?;
     key(out, "totals", false)?;
     write_value(out, &totals.to_value())?;
     key(out, "contexts", false)?;

@@ -39,7 +39,11 @@ impl BashEnd {
                 "Command timed out after {}s and was killed",
                 limit.as_secs()
             )),
-            Self::Cancelled => Some("Command cancelled by the user".to_owned()),
+            Self::Cancelled => Some(
+                ctxkit_engine::InterruptCause::User
+                    .command_cancelled()
+                    .to_owned(),
+            ),
         }
     }
 }
@@ -63,7 +67,11 @@ pub fn run_bash(
         Ok(run) => run,
         Err(error) => return ToolOutcome::error(error),
     };
-    let status = run.end.status();
+    let status = match run.end {
+        // Why: the user, or the server stopping, or its client gone (the engine knows).
+        BashEnd::Cancelled => Some(cancelled_status(context)),
+        end @ (BashEnd::Exited(_) | BashEnd::TimedOut(_)) => end.status(),
+    };
     let body = if run.output.is_empty() {
         "(no output)".to_owned()
     } else {
@@ -75,6 +83,18 @@ pub fn run_bash(
         outcome.text.push_str(&status);
     }
     outcome
+}
+
+/// The status line of a command cancelled with its turn, naming who cancelled it.
+fn cancelled_status(context: &ToolContext) -> String {
+    context
+        .engine
+        .as_ref()
+        .map_or(ctxkit_engine::InterruptCause::User, |engine| {
+            engine.interrupt_cause()
+        })
+        .command_cancelled()
+        .to_owned()
 }
 
 /// Runs `command` with `sh -c` in the context's directory, without the secret variables the

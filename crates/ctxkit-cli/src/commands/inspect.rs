@@ -12,7 +12,13 @@ use super::print_json;
 use crate::Outcome;
 use crate::render::{entry_summary, message_text, one_line, role_label};
 
-pub fn info(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
+/// `ctxkit info FILE`; calls of `free` models recorded at $0 are free.
+pub fn info(
+    file: &Path,
+    json: bool,
+    free: &ctxkit_session::FreeModels,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
     let info = read_session_info(file)?;
     // The listing record reads little; damage is found by loading the whole file.
     let opened = Session::open(file);
@@ -51,7 +57,7 @@ pub fn info(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
         writeln!(out, "format:   {}", old_format_note(version))?;
     }
     if let Ok(session) = &opened {
-        let spend = ctxkit_session::session_spend(session.entries());
+        let spend = ctxkit_session::session_spend(session.entries(), free);
         for (index, line) in super::spend::breakdown_lines(&spend).iter().enumerate() {
             let label = if index == 0 { "spend:    " } else { "" };
             writeln!(out, "{label}{line}")?;

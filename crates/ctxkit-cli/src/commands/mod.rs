@@ -117,7 +117,7 @@ fn dispatch(
             from,
             out: out_file,
         } => import::import(&locations, &file, &from, out_file.as_deref(), out),
-        Command::Info { file, json } => inspect::info(&file, json, out),
+        Command::Info { file, json } => inspect::info(&file, json, &free_models(&process), out),
         Command::Tree { file, json } => inspect::tree(&file, json, out),
         Command::Context {
             file,
@@ -193,6 +193,7 @@ fn dispatch(
             model,
             replace_instructions,
             context_window,
+            json,
         } => {
             let setup = summary_setup::resolve(
                 &process,
@@ -208,6 +209,7 @@ fn dispatch(
                 focus: focus.as_deref(),
                 replace_instructions,
                 context_window,
+                json,
             };
             navigate::branch(args, setup, out)
         }
@@ -357,6 +359,11 @@ pub(crate) fn note_rewrite(
 }
 
 /// Writes `value` as pretty JSON and a newline.
+/// The models the settings declare free, for the spend a command shows.
+fn free_models(process: &settings::ProcessSettings<'_>) -> ctxkit_session::FreeModels {
+    spend::configured_free_models(process)
+}
+
 pub fn print_json(out: &mut dyn Write, value: &impl serde::Serialize) -> Result<()> {
     serde_json::to_writer_pretty(&mut *out, value)?;
     writeln!(out)?;

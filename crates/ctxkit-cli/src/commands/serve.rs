@@ -50,6 +50,7 @@ fn serve_stdio(
         let _inside = runtime.enter();
         UntilStopped::new(tokio::io::stdin(), Arc::clone(&stopped), gone)
     };
+    let signalled = Arc::clone(&stopped);
     let server = runtime.spawn(async move {
         // SIGTERM, SIGHUP (the client's terminal or pipe went away), Ctrl-C or a client that
         // stopped reading ends the input as the client closing it would, which the server takes as
@@ -58,7 +59,8 @@ fn serve_stdio(
         // written, a database session's lease released, its private copy removed) before the
         // process exits.
         let input = tokio::io::BufReader::new(input);
-        ctxkit_server::serve(config, input, ChannelWriter(PollSender::new(sender))).await
+        let output = ChannelWriter(PollSender::new(sender));
+        ctxkit_server::serve_until_signalled(config, input, output, signalled).await
     });
     let written = copy_out(receiver, out, client_gone);
     runtime
@@ -73,15 +75,15 @@ fn serve_stdio(
     // A client that closed its end of stdout: the broken pipe ends the command as on any other
     // command's output (status 0), the session written first.
     written?;
-    // SIGTERM and Ctrl-C are a client's documented way to end the server (status 0); a hangup
-    // ends it as the signal would have, as `ctxkit chat` does.
+    // A signal (SIGTERM, SIGHUP, Ctrl-C) ends the server as it would have ended any process, with
+    // 128 + its number once the session is written, as `serve --listen` and `ctxkit chat` do: the
+    // parent (an agent in another language, a supervisor) tells a stop it asked for from a crash
+    // or a clean `shutdown` (0).
     match stopped.get() {
-        Some(&number) if number == tokio::signal::unix::SignalKind::hangup().as_raw_value() => {
-            Ok(Outcome::Signalled {
-                number: u8::try_from(number).unwrap_or(1),
-            })
-        }
-        _ => Ok(Outcome::Success),
+        Some(&number) => Ok(Outcome::Signalled {
+            number: u8::try_from(number).unwrap_or(15),
+        }),
+        None => Ok(Outcome::Success),
     }
 }
 

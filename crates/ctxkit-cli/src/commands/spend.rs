@@ -2,9 +2,35 @@
 //! as recorded with each model call, split into requests, summaries and cache warming, and the share
 //! of the requests' input read from the prompt cache. A call of unknown price (a model with no
 //! price known to ctxkit records $0 although it used tokens) is never shown as free: the spend
-//! says "price unknown" with the tokens used, and `llm.models[].cost` prices the model.
+//! says "price unknown" with the tokens used, and `llm.models[].cost` prices the model. A model
+//! given a `cost` of zeros is free: its calls count $0, known ([`free_models`]).
 
-use ctxkit_session::{SessionSpend, SpendPart};
+use ctxkit_session::{FreeModels, SessionSpend, SpendPart};
+
+/// The models `llm.models` declares free: a `cost` given with every price zero. Their calls,
+/// recorded at $0, show as $0 spent; a model with no `cost` (and no built-in price) stays of
+/// unknown price.
+pub(crate) fn free_models(costs: &[ctxkit_llm::ModelCost]) -> FreeModels {
+    FreeModels::new(
+        costs
+            .iter()
+            .filter(|cost| cost.prices.is_some_and(|prices| prices.is_free()))
+            .map(|cost| (cost.provider.clone(), cost.id.clone())),
+    )
+}
+
+/// [`free_models`] of the settings files; none when they cannot be read (the command that reads a
+/// session still shows it).
+pub(crate) fn configured_free_models(process: &super::settings::ProcessSettings<'_>) -> FreeModels {
+    process
+        .settings()
+        .ok()
+        .map(|settings| {
+            let models = settings.settings().llm.models.clone().unwrap_or_default();
+            free_models(&super::summary_setup::user_model_costs(&models))
+        })
+        .unwrap_or_default()
+}
 
 /// Dollars with four decimals below one dollar (a request often costs a fraction of a cent), two
 /// above.

@@ -91,6 +91,7 @@ fn page_options(
     let redactor = Redactor::new(secrets, &args.redact)?;
     let mut options = PageOptions::new(title, redactor);
     options.no_thinking = args.no_thinking;
+    options.free_models = super::spend::configured_free_models(process);
     options.transform = transforms;
     options.context_window = match args.context_window {
         Some(window) => window,

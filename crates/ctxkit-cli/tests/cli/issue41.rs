@@ -178,6 +178,67 @@ fn info_says_the_price_of_an_unpriced_model_is_unknown() {
     assert!(!info.contains("$0.0000"), "{info}");
 }
 
+/// QA (fifth round): a model given `cost` of all zeros (free) showed "price unknown" like a model
+/// with no price. Its calls are free: `info` and the web page say $0; a model with no `cost` stays
+/// of unknown price.
+#[test]
+fn a_model_declared_free_costs_zero_not_an_unknown_price() {
+    let run = Run::new();
+    let zero = r#"{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}"#;
+    let reply = |id: &str, parent: &str, model: &str| {
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":"{parent}","timestamp":"2026-12-01T10:00:02.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"hello"}}],"api":"openai-completions","provider":"myco","model":"{model}","usage":{{"input":12300,"output":1100,"cacheRead":0,"cacheWrite":0,"totalTokens":13400,"cost":{zero}}},"stopReason":"stop","timestamp":1796119202000}}}}"#
+        )
+    };
+    let lines = [
+        r#"{"type":"session","version":3,"id":"01a23000-0000-7000-8000-000000000001","timestamp":"2026-12-01T10:00:00.000Z","cwd":"/p"}"#.to_owned(),
+        r#"{"type":"message","id":"aaaa0001","parentId":null,"timestamp":"2026-12-01T10:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1796119201000}}"#.to_owned(),
+        reply("aaaa0002", "aaaa0001", "free"),
+    ];
+    std::fs::write(run.home.path().join("s.jsonl"), lines.join("\n") + "\n").unwrap();
+    std::fs::write(
+        run.home.path().join("settings.json"),
+        r#"{"llm": {"models": [
+            {"provider": "myco", "id": "free", "contextWindow": 128000,
+             "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}},
+            {"provider": "myco", "id": "unpriced", "contextWindow": 128000}]}}"#,
+    )
+    .unwrap();
+    let info = run.ctxkit(&["info", "s.jsonl"]);
+    assert!(
+        info.contains("spend:    $0.0000 over 1 model call"),
+        "{info}"
+    );
+    assert!(!info.contains("unknown"), "{info}");
+    let page = run.ctxkit(&["export", "s.jsonl", "-o", "page.html"]);
+    assert!(page.starts_with("exit: 0"), "{page}");
+    let html = std::fs::read_to_string(run.home.path().join("page.html")).unwrap();
+    assert!(
+        html.contains("[12300,1100,0,0,13400,0.0]"),
+        "free: priced at $0"
+    );
+
+    // The same reply by a model with no `cost`: of unknown price, here and on the page.
+    let unpriced = [
+        lines[0].clone(),
+        lines[1].clone(),
+        reply("aaaa0002", "aaaa0001", "unpriced"),
+    ];
+    std::fs::write(run.home.path().join("s.jsonl"), unpriced.join("\n") + "\n").unwrap();
+    let info = run.ctxkit(&["info", "s.jsonl"]);
+    assert!(
+        info.contains("spend:    price unknown over 1 model call"),
+        "{info}"
+    );
+    let page = run.ctxkit(&["export", "s.jsonl", "-o", "page.html"]);
+    assert!(page.starts_with("exit: 0"), "{page}");
+    let html = std::fs::read_to_string(run.home.path().join("page.html")).unwrap();
+    assert!(
+        html.contains("[12300,1100,0,0,13400,null]"),
+        "unpriced: cost unknown"
+    );
+}
+
 /// Codex puts the project's `AGENTS.md` and an `<environment_context>` block into user messages:
 /// neither is the user's request, so neither is the first message nor the summary's goal.
 #[test]

@@ -336,16 +336,26 @@ fn branch_moves_the_leaf_with_or_without_a_summary() {
         "--focus",
         "the C regression",
     ]);
+    // A user message as the target: the leaf goes before it, the summary attaches there.
     assert!(
-        summarized.contains("Moved the leaf to 2b904d50 and summarized the 1 entry left behind"),
+        summarized.contains(
+            "Moved the leaf to e737c691, before the message 2b904d50 and summarized the 1 entry \
+             left behind"
+        ),
         "{summarized}"
     );
     assert!(summarized.contains("Focus for this summary: the C regression"));
+    assert!(
+        summarized.contains("its text, to send again or edit:\n\nDo A.\n"),
+        "{summarized}"
+    );
     let context = run.ctxkit(&["context", path, "--json"]);
     assert!(context.contains("\"role\": \"branchSummary\""), "{context}");
+    assert!(!context.contains("Do A."), "{context}");
+    // The first user message, a root: the leaf goes to the start of the session.
     snapshot!(run.ctxkit(&["branch", path, "--to", "34f06f30"]));
     let context = run.ctxkit(&["context", path]);
-    assert!(context.contains("1 messages at"), "{context}");
+    assert!(context.contains("0 messages at"), "{context}");
     snapshot!(run.ctxkit(&["branch", path, "--to", "nope"]));
 }
 
@@ -625,4 +635,26 @@ fn a_provider_compaction_opens_in_context_and_check() {
     assert!(json.contains("providerCompaction"), "{json}");
     let check = run.ctxkit(&["check", path]);
     assert!(check.starts_with("exit: 0\n"), "{check}");
+}
+
+/// QA: under `CTXKIT_HOME` a usage error read `Usage: ctxkit branch --home <DIR> --to <TO> <FILE>`,
+/// as if `--home` were required (clap lists the arguments a variable filled as typed ones). The
+/// usage line is the same with or without the variable.
+#[test]
+fn usage_errors_read_the_same_under_ctxkit_home() {
+    let run = Run::new();
+    let with_home = run.ctxkit(&["branch"]);
+    snapshot!(with_home);
+    let without = Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+        .arg("branch")
+        .env_remove("CTXKIT_HOME")
+        .env("HOME", run.home.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&without.stderr);
+    assert!(with_home.ends_with(&*stderr), "{with_home}\n---\n{stderr}");
+    assert!(!with_home.contains("--home"), "{with_home}");
+    // Help still names the variable.
+    let help = run.ctxkit(&["branch", "--help"]);
+    assert!(help.contains("CTXKIT_HOME"), "{help}");
 }

@@ -119,7 +119,12 @@ fn the_end_cancels_a_compaction_in_its_hook(end: End) {
             assert!(signalled.success());
         }
     }
-    assert!(server.child.wait().unwrap().success(), "{end:?}");
+    // SIGTERM ends it as the signal would have (128 + 15), as `serve --listen` does.
+    let expected = match end {
+        End::CloseStdin => Some(0),
+        End::Sigterm => Some(143),
+    };
+    assert_eq!(server.child.wait().unwrap().code(), expected, "{end:?}");
     let took = ended.elapsed();
     // The hook waits two minutes: ended within 30 s (a loaded machine's margin) did not wait.
     assert!(
@@ -232,19 +237,45 @@ fn two_servers_on_one_session_get_the_documented_kinds() {
 /// exits with 129, as for the signal.
 #[test]
 fn serve_sighup_stops_the_running_command_and_writes_the_session() {
-    sighup_during_a_command(None);
+    stop_during_a_command(None, Stop::Signal("-HUP", 129));
+}
+
+/// QA (fifth round): `serve --stdio` exited 0 on SIGTERM while `serve --listen` exits 143. A
+/// SIGTERM during a run cancels it as docs/protocol.md says (its command's group killed, the
+/// session written) and the server exits with 143.
+#[test]
+fn serve_sigterm_stops_the_running_command_writes_the_session_and_exits_143() {
+    stop_during_a_command(None, Stop::Signal("-TERM", 143));
 }
 
 /// [`serve_sighup_stops_the_running_command_and_writes_the_session`] on a database session.
 #[test]
 fn serve_sighup_commits_a_database_session_and_removes_its_private_copy() {
     if let Some(database) = crate::store::database() {
-        sighup_during_a_command(Some(&database));
+        stop_during_a_command(Some(&database), Stop::Signal("-HUP", 129));
     }
 }
 
-/// `agent.run` runs `sleep 600` in a server on `store` (or files), which then gets SIGHUP.
-fn sighup_during_a_command(store: Option<&str>) {
+/// QA (fifth round): a command cancelled because the server stopped read "Command cancelled by
+/// the user" in the session, so the model and the user later read that the user did it. A client
+/// that closes its input (disconnects) during a run: the result says so.
+#[test]
+fn a_client_gone_during_a_command_is_said_in_its_result() {
+    stop_during_a_command(None, Stop::CloseStdin);
+}
+
+/// How a server running a command is stopped.
+#[derive(Debug, Clone, Copy)]
+enum Stop {
+    /// The signal `kill` is given, and the exit status it must lead to.
+    Signal(&'static str, i32),
+    /// The client closes the server's stdin (status 0).
+    CloseStdin,
+}
+
+/// `agent.run` runs `sleep 600` in a server on `store` (or files), which `stop` then ends: the
+/// command is killed, the session written, its result saying why.
+fn stop_during_a_command(store: Option<&str>, stop: Stop) {
     use crate::chat::{World, text, tool_call};
     let world = World::new(100_000, json!({}));
     world.answer(tool_call(
@@ -269,11 +300,20 @@ fn sighup_during_a_command(store: Option<&str>) {
     assert!(alive(&pid));
     let copies = std::fs::read_dir(temporary.path()).unwrap().count();
     assert_eq!(copies, usize::from(store.is_some()), "the private copy");
-    let signalled = Command::new("kill")
-        .args(["-HUP", &server.child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(signalled.success());
+    let (code, cause) = match stop {
+        Stop::Signal(signal, code) => {
+            let signalled = Command::new("kill")
+                .args([signal, &server.child.id().to_string()])
+                .status()
+                .unwrap();
+            assert!(signalled.success());
+            (code, "Command cancelled: the server is stopping")
+        }
+        Stop::CloseStdin => {
+            server.close_stdin();
+            (0, "Command cancelled: the client disconnected")
+        }
+    };
     let status = server.child.wait().unwrap();
     let ended = Instant::now();
     // The command sleeps ten minutes: gone within 20 s (a loaded machine's margin) is the stop.
@@ -283,7 +323,7 @@ fn sighup_during_a_command(store: Option<&str>) {
         Duration::from_secs(20),
         "the command outlived the server",
     );
-    assert_eq!(status.code(), Some(129), "{status:?}");
+    assert_eq!(status.code(), Some(code), "{status:?}");
     let left: Vec<_> = std::fs::read_dir(temporary.path())
         .unwrap()
         .flatten()
@@ -304,6 +344,8 @@ fn sighup_during_a_command(store: Option<&str>) {
         }
     };
     assert!(text.contains("sleep-for-a-while"), "{text}");
+    assert!(text.contains(cause), "{stop:?}: {text}");
+    assert!(!text.contains("cancelled by the user"), "{stop:?}: {text}");
 }
 
 /// The pid a command (the agent's, a hook's) wrote to `pid_file`, once it did: waited for, not

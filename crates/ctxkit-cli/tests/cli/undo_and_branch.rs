@@ -118,3 +118,64 @@ fn branch_summarize_writes_no_summary_when_nothing_left_behind_holds_a_message()
         "{stayed}"
     );
 }
+
+/// QA: `branch --to <user message>` left that message as the leaf, so the next prompt sent two user
+/// messages in a row. As Pi's tree navigation: the leaf goes to its parent and its text comes back.
+#[test]
+fn branch_to_a_user_message_moves_before_it_and_gives_its_text_back() {
+    let run = Run::new();
+    let path = demo(&run, "u.jsonl");
+    let moved = run.ctxkit(&["branch", &path, "--to", "2bb61fc5", "--json"]);
+    let json: serde_json::Value =
+        serde_json::from_str(moved.strip_prefix("exit: 0\n").unwrap()).unwrap();
+    assert_eq!(json["movedTo"], "9745ff40", "{moved}");
+    assert_eq!(json["targetId"], "2bb61fc5");
+    let marker = last_of_type(&path, "custom");
+    assert_eq!(json["leafId"], marker.as_str());
+    let text = json["editorText"].as_str().unwrap();
+    assert!(!text.is_empty(), "{moved}");
+    // The context ends with the assistant before the message, not with the message.
+    let context = run.ctxkit(&["context", &path, "--json"]);
+    let messages: serde_json::Value =
+        serde_json::from_str(context.strip_prefix("exit: 0\n").unwrap()).unwrap();
+    let last = messages["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["role"], "assistant", "{last}");
+
+    // Another entry as the target stays the leaf, as before, with no text.
+    let moved = run.ctxkit(&["branch", &path, "--to", "9de85d39"]);
+    assert_eq!(moved, "exit: 0\nMoved the leaf to 9de85d39\n");
+    let moved = run.ctxkit(&["branch", &path, "--to", "9de85d39", "--json"]);
+    assert!(moved.contains("\"editorText\": null"), "{moved}");
+}
+
+/// A user message that is a true root: the leaf goes to the start of the session (a navigation
+/// marker as a new root records it); `info`, `tree` and `context` read the file as Pi would.
+#[test]
+fn branch_to_a_root_user_message_starts_the_session_over() {
+    let run = Run::new();
+    let path = run.home.path().join("root.jsonl");
+    std::fs::write(
+        &path,
+        concat!(
+            r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00Z","cwd":"/p"}"#, "\n",
+            r#"{"type":"message","id":"u1","parentId":null,"timestamp":"2025-01-01T00:00:01Z","message":{"role":"user","content":"first question","timestamp":1}}"#, "\n",
+            r#"{"type":"message","id":"a1","parentId":"u1","timestamp":"2025-01-01T00:00:02Z","message":{"role":"assistant","content":[{"type":"text","text":"an answer"}],"stopReason":"stop","timestamp":2}}"#, "\n",
+        ),
+    )
+    .unwrap();
+    let path = path.display().to_string();
+    snapshot!(run.ctxkit(&["branch", &path, "--to", "u1"]));
+    let context = run.ctxkit(&["context", &path]);
+    assert!(context.contains("0 messages at"), "{context}");
+    let info = run.ctxkit(&["info", &path]);
+    assert!(info.starts_with("exit: 0"), "{info}");
+    let tree = run.ctxkit(&["tree", &path]);
+    assert!(tree.contains("custom: ctxkit.navigate  ← leaf"), "{tree}");
+    let check = run.ctxkit(&["check", &path]);
+    assert!(check.starts_with("exit: 0"), "{check}");
+}

@@ -28,8 +28,8 @@ pub struct LlmConfig {
     /// (dollars per million tokens: `{input, output, cacheRead, cacheWrite}`) prices the model's
     /// calls; a model with no price known (none here, none built in) is recorded at $0 as Pi
     /// records it, and the chat's status line, `/cost`, `ctxkit info` and the web view show its
-    /// calls as of unknown price (the tokens used, `price unknown`), never as free — a model given
-    /// `cost` of 0 too. Other keys of Pi's entries (`baseUrl`, `headers`, `api`, `maxTokens`, …)
+    /// calls as of unknown price (the tokens used, `price unknown`), never as free; a model given a
+    /// `cost` of all zeros (a local or free model) is free: its calls show as $0. Other keys of Pi's entries (`baseUrl`, `headers`, `api`, `maxTokens`, …)
     /// are not read: they are warned about as unknown.
     #[schemars(extend("x-project" = true, "x-check" = "models"))]
     pub models: Option<Vec<UserModel>>,

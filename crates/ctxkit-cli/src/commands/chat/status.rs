@@ -45,8 +45,9 @@ impl Chat {
 
     /// What the session file records as spent (every branch).
     pub(super) async fn spend(&self) -> ctxkit_session::SessionSpend {
+        let free = crate::commands::spend::free_models(&self.llm_options.model_costs);
         self.engine
-            .with_session(|session| ctxkit_session::session_spend(session.entries()))
+            .with_session(|session| ctxkit_session::session_spend(session.entries(), &free))
             .await
     }
 
