@@ -135,7 +135,8 @@ pub enum Command {
         #[arg(long)]
         json: bool,
         /// List another agent's sessions (`~/.claude/projects`, `~/.codex/sessions`,
-        /// `~/.local/share/opencode`, or `--dir`); subagents are listed under their parent.
+        /// `~/.local/share/opencode`, or where `CLAUDE_CONFIG_DIR`, `CODEX_HOME` or
+        /// `XDG_DATA_HOME` point, or `--dir`); subagents are listed under their parent.
         #[arg(long, value_name = "AGENT", value_parser = ["claude-code", "codex", "opencode"], conflicts_with = "all")]
         from: Option<String>,
         /// Only sessions whose name contains this (case-insensitive).
