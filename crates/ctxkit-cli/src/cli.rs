@@ -1,7 +1,7 @@
 //! Command-line arguments (clap), and where each environment variable ctxkit reads is declared:
 //! - the flags' variables (`CTXKIT_HOME`, `CTXKIT_SESSIONS_DIR`, `CTXKIT_OFFLINE`, `CTXKIT_LOG`,
 //!   `CTXKIT_LOG_FILE`, on [`GlobalArgs`]), [`CTXKIT_STORE`], [`NO_COLOR`] and the chat's
-//!   [`EDITOR_VARIABLES`]: here, and this module is the only one
+//!   [`EDITOR_VARIABLES`], the other agents' [`AGENT_DIRECTORY_VARIABLES`]: here, and this module is the only one
 //!   of the binary that reads the process environment;
 //! - the providers' keys and `OPENAI_BASE_URL`: `ctxkit_llm::EnvSettings::variable_names`, moved out
 //!   of the process environment first thing in `main` (`ctxkit_secrets::take_secret_environment`)
@@ -89,6 +89,19 @@ pub fn editor_from_environment() -> Option<String> {
         .and_then(|value| value.into_string().ok())
 }
 
+/// Where other agents keep their sessions when set, as the agents themselves read them
+/// (`sessions --from` without `--dir`): Claude Code's, Codex's and OpenCode's (XDG) directories.
+pub const AGENT_DIRECTORY_VARIABLES: [&str; 3] =
+    ["CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_DATA_HOME"];
+
+/// The value of one of [`AGENT_DIRECTORY_VARIABLES`]; `None` for any other name.
+pub fn agent_directory_variable(name: &str) -> Option<std::ffi::OsString> {
+    AGENT_DIRECTORY_VARIABLES
+        .contains(&name)
+        .then(|| std::env::var_os(name))
+        .flatten()
+}
+
 pub const EXIT_CODES: &str = "Exit codes:
   0  success
   1  `ctxkit check` found problems; `ctxkit config get`: the key is not set
@@ -159,7 +172,8 @@ pub enum Command {
         #[arg(long)]
         json: bool,
         /// List another agent's sessions (`~/.claude/projects`, `~/.codex/sessions`,
-        /// `~/.local/share/opencode`, or `--dir`); subagents are listed under their parent.
+        /// `~/.local/share/opencode`, or where `CLAUDE_CONFIG_DIR`, `CODEX_HOME` or
+        /// `XDG_DATA_HOME` point, or `--dir`); subagents are listed under their parent.
         #[arg(long, value_name = "AGENT", value_parser = ["claude-code", "codex", "opencode"], conflicts_with = "all")]
         from: Option<String>,
         /// Only sessions whose name contains this (case-insensitive).

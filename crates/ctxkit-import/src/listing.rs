@@ -16,13 +16,30 @@ pub struct SkippedSource {
     pub error: ImportError,
 }
 
-/// Where an agent keeps its sessions under `home`: `.claude/projects`, `.codex/sessions` or
-/// `.local/share/opencode`.
-pub fn default_sessions_root(format: SourceFormat, home: &Path) -> PathBuf {
+/// Where an agent keeps its sessions: under the directory its own variable names, as the agent
+/// itself looks (`$CLAUDE_CONFIG_DIR/projects`, `$CODEX_HOME/sessions`, `$XDG_DATA_HOME/opencode`),
+/// else under `home` (`.claude/projects`, `.codex/sessions`, `.local/share/opencode`). `variable`
+/// reads the environment; an empty or relative value is ignored (the XDG rule).
+pub fn default_sessions_root(
+    format: SourceFormat,
+    home: &Path,
+    variable: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+) -> PathBuf {
+    let set = |name: &str| {
+        variable(name)
+            .map(PathBuf::from)
+            .filter(|path| path.is_absolute())
+    };
     match format {
-        SourceFormat::ClaudeCode => home.join(".claude").join("projects"),
-        SourceFormat::Codex => home.join(".codex").join("sessions"),
-        SourceFormat::OpenCode => home.join(".local").join("share").join("opencode"),
+        SourceFormat::ClaudeCode => set("CLAUDE_CONFIG_DIR")
+            .unwrap_or_else(|| home.join(".claude"))
+            .join("projects"),
+        SourceFormat::Codex => set("CODEX_HOME")
+            .unwrap_or_else(|| home.join(".codex"))
+            .join("sessions"),
+        SourceFormat::OpenCode => set("XDG_DATA_HOME")
+            .unwrap_or_else(|| home.join(".local").join("share"))
+            .join("opencode"),
     }
 }
 

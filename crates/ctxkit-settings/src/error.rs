@@ -116,10 +116,12 @@ pub enum SettingsError {
     },
     /// A value has the wrong type or is out of range. Returned by `set`; the value is not
     /// stored. Also reported (as a diagnostic) for values found in files.
-    #[error("Invalid value for `{key}` in `{path}`: expected {expected}, found {found}")]
+    #[error("Invalid value for `{key}` in `{path}`{}: expected {expected}, found {found}", at_line(*line))]
     InvalidValue {
         /// The settings file the value was meant for (or came from).
         path: PathBuf,
+        /// 1-based line of the file where the key (or its nearest parent) is written, when it is.
+        line: Option<usize>,
         /// The dotted key, e.g. `compaction.reserveTokens`.
         key: String,
         /// What the schema accepts.
@@ -177,4 +179,10 @@ pub enum SettingsError {
         /// The scope.
         scope: SettingsScope,
     },
+}
+
+/// ` at line N` for a line, nothing without one.
+pub(crate) fn at_line(line: Option<usize>) -> String {
+    line.map(|line| format!(" at line {line}"))
+        .unwrap_or_default()
 }

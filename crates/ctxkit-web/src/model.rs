@@ -156,13 +156,41 @@ pub(crate) fn entry_record(
                 rest.remove(field);
             }
             let text = serde_json::to_string(&rest).unwrap_or_default();
-            record.insert(
-                "blocks".to_owned(),
-                json!([{"k": "json", "t": renderer.redactor.clip(&text, 2000).0}]),
-            );
+            let mut blocks = Vec::new();
+            if let Some(headline) = headline(entry.type_name(), &value) {
+                blocks.push(json!({"k": "text", "t": renderer.redactor.clip(&headline, 200).0}));
+            }
+            blocks.push(json!({"k": "json", "t": renderer.redactor.clip(&text, 2000).0}));
+            record.insert("blocks".to_owned(), Value::Array(blocks));
         }
     }
     Value::Object(record)
+}
+
+/// What the tree line and the card of an entry that is not a message say first, in the words of
+/// `ctxkit tree`: a custom entry's `customType`, the model or thinking level chosen, the name given,
+/// the label set, the usage's kind and model. `None` when the entry has none of these fields.
+fn headline(type_name: &str, value: &Value) -> Option<String> {
+    let field = |name: &str| value.get(name).and_then(Value::as_str);
+    let text = match type_name {
+        "custom" => field("customType")?.to_owned(),
+        "model_change" => format!("{}/{}", field("provider")?, field("modelId")?),
+        "thinking_level_change" => field("thinkingLevel")?.to_owned(),
+        "session_info" => field("name")?.to_owned(),
+        "label" => match field("label") {
+            Some(label) if !label.is_empty() => format!("{} = {label}", field("targetId")?),
+            Some(_) | None => format!("{} cleared", field("targetId")?),
+        },
+        "context_edit" => format!("edits {}", field("targetId")?),
+        "usage" => format!(
+            "{} {}/{}",
+            field("kind")?,
+            field("provider").unwrap_or("?"),
+            field("model").unwrap_or("?")
+        ),
+        _ => return None,
+    };
+    Some(text)
 }
 
 /// The tree in display order: `[entry, indent]` pairs. A branch's side paths are indented under

@@ -169,7 +169,7 @@ pub fn sessions(
         None => {
             let home =
                 std::env::home_dir().context("cannot find the home directory; pass `--dir`")?;
-            default_sessions_root(format, &home)
+            default_sessions_root(format, &home, &crate::cli::agent_directory_variable)
         }
     };
     let (sessions, skipped) = list_foreign_sessions(format, &root)?;

@@ -17,6 +17,7 @@ pub fn offline_summary_size(settings: &SettingsManager) -> Result<SummarySize, S
     for diagnostic in settings.diagnostics() {
         if let SettingsDiagnostic::InvalidValue {
             path,
+            line,
             key,
             expected,
             found,
@@ -26,6 +27,7 @@ pub fn offline_summary_size(settings: &SettingsManager) -> Result<SummarySize, S
         {
             return Err(SettingsError::InvalidValue {
                 path,
+                line,
                 key,
                 expected,
                 found,
@@ -40,6 +42,7 @@ pub fn offline_summary_size(settings: &SettingsManager) -> Result<SummarySize, S
     )
     .ok_or_else(|| SettingsError::InvalidValue {
         path: origin_path(settings, MIN_TOKENS),
+        line: None,
         key: MIN_TOKENS.to_owned(),
         expected: format!(
             "at most `{MAX_TOKENS}` ({})",

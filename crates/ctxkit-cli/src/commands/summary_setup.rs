@@ -226,6 +226,7 @@ fn refuse_invalid_settings(settings: &ctxkit_settings::SettingsManager) -> Resul
     for diagnostic in settings.diagnostics() {
         if let ctxkit_settings::SettingsDiagnostic::InvalidValue {
             path,
+            line,
             key,
             expected,
             found,
@@ -235,6 +236,7 @@ fn refuse_invalid_settings(settings: &ctxkit_settings::SettingsManager) -> Resul
         {
             return Err(ctxkit_settings::SettingsError::InvalidValue {
                 path,
+                line,
                 key,
                 expected,
                 found,

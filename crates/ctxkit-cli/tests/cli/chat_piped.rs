@@ -121,3 +121,23 @@ async fn tool_calls_of_a_reply_cut_at_the_output_limit_show_as_not_run() {
     assert!(!marker.exists(), "the cut call ran: {output}");
     assert_eq!(server.received_requests().await.unwrap().len(), 1);
 }
+
+/// The chat gave the model the project's AGENTS.md (and CLAUDE.md) without a word to the user:
+/// the banner names the instruction files the model is given.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_banner_names_the_instruction_files_the_model_is_given() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/responses"))
+        .respond_with(answered())
+        .mount(&server)
+        .await;
+    let run = Run::new();
+    std::fs::write(run.home.path().join("AGENTS.md"), "Answer in French.\n").unwrap();
+    let output = piped_chat(&run, &server, "hi\n", &[]);
+    assert!(output.starts_with("exit: 0"), "{output}");
+    assert!(output.contains("Instructions from AGENTS.md\n"), "{output}");
+    std::fs::remove_file(run.home.path().join("AGENTS.md")).unwrap();
+    let output = piped_chat(&run, &server, "hi\n", &[]);
+    assert!(!output.contains("Instructions from"), "{output}");
+}

@@ -155,7 +155,7 @@ fn config_schema_comes_from_the_tree_and_a_typo_in_a_file_names_the_key_it_meant
     let listing = run.ctxkit(&["config", "list"]);
     assert!(
         listing.contains(
-            "warning: Unknown setting `compaction.reserveTokenz` in `[HOME]/settings.json` (kept as is); did you mean `compaction.reserveTokens`?"
+            "warning: Unknown setting `compaction.reserveTokenz` in `[HOME]/settings.json` at line 1 (kept as is); did you mean `compaction.reserveTokens`?"
         ),
         "{listing}"
     );

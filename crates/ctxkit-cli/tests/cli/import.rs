@@ -32,14 +32,24 @@ impl Home {
     }
 
     fn ctxkit(&self, args: &[&str]) -> String {
-        let output = Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+        self.ctxkit_with_env(args, &[])
+    }
+
+    /// [`Home::ctxkit`] with `variables` set; the agents' own directory variables
+    /// (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `XDG_DATA_HOME`) are unset unless given.
+    fn ctxkit_with_env(&self, args: &[&str], variables: &[(&str, &str)]) -> String {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_ctxkit"));
+        command
             .args(args)
             .current_dir(&self.root)
             .env("CTXKIT_HOME", self.root.join("ctxkit"))
             .env("HOME", &self.root)
-            .env_remove("CTXKIT_SESSIONS_DIR")
-            .output()
-            .unwrap();
+            .env_remove("CTXKIT_SESSIONS_DIR");
+        for name in ["CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_DATA_HOME"] {
+            command.env_remove(name);
+        }
+        command.envs(variables.iter().copied());
+        let output = command.output().unwrap();
         let mut text = format!("$ ctxkit {}\n", args.join(" "));
         text.push_str(&format!("exit: {}\n", output.status.code().unwrap_or(-1)));
         text.push_str(&String::from_utf8_lossy(&output.stdout));
@@ -134,6 +144,40 @@ fn sessions_from_other_agents() {
         "--dir",
         &home.path("nowhere"),
     ]));
+    insta::assert_snapshot!(transcript);
+}
+
+/// Each agent keeps its sessions where its own variable says when it is set, and
+/// `sessions --from` looks there: an OpenCode under `XDG_DATA_HOME` listed nothing ("No opencode
+/// sessions in `~/.local/share/opencode`"). A relative value is ignored, as the agents do.
+#[test]
+fn sessions_from_other_agents_follow_their_directory_variables() {
+    let home = Home::new();
+    home.place(
+        "claude-code-session.jsonl",
+        "claude-config/projects/-home-dev-project/237a4e0d.jsonl",
+    );
+    home.place(
+        "codex-rollout.jsonl",
+        "codex-home/sessions/2025/06/01/rollout-2025-06-01T10-00-00-x.jsonl",
+    );
+    copy_tree(&shapes("opencode-1x"), &home.root.join("xdg-data/opencode"));
+    let mut transcript = String::new();
+    for (format, name, value) in [
+        ("claude-code", "CLAUDE_CONFIG_DIR", "claude-config"),
+        ("codex", "CODEX_HOME", "codex-home"),
+        ("opencode", "XDG_DATA_HOME", "xdg-data"),
+    ] {
+        let directory = home.path(value);
+        transcript.push_str(&format!("# {name}=[ROOT]/{value}\n"));
+        transcript.push_str(&home.ctxkit_with_env(
+            &["sessions", "--from", format],
+            &[(name, directory.as_str())],
+        ));
+        transcript.push_str(&format!("# {name}={value} (relative)\n"));
+        transcript
+            .push_str(&home.ctxkit_with_env(&["sessions", "--from", format], &[(name, value)]));
+    }
     insta::assert_snapshot!(transcript);
 }
 

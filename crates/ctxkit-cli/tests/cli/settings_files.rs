@@ -277,3 +277,42 @@ fn keys_ctxkit_does_not_read_in_a_model_entry_are_warned_about() {
         "{output:?}"
     );
 }
+
+/// A value of the wrong type named the file but not where in it: in a settings file of a hundred
+/// lines the user had to search for the key. The warning and the refusal name its line, an
+/// unknown key's warning too, and the file stays as it was.
+#[test]
+fn a_wrong_value_and_an_unknown_key_are_named_with_their_line() {
+    let world = World::new();
+    let text = "{\n  \"theme\": \"dark\",\n  \"compaction\": {\n    \"keepRecentTokens\": 5000,\n    \"reserveTokens\": \"lots\"\n  },\n  \"compactoin\": {}\n}\n";
+    world.write("home/settings.json", text);
+    let file = format!("{}/home/settings.json", world.root.display());
+    let listed = bounded(world.command(&["config", "list"]));
+    assert!(listed.status.success(), "{listed:?}");
+    let warning = stderr(&listed);
+    assert!(
+        warning.contains(&format!(
+            "warning: Invalid value for `compaction.reserveTokens` in `{file}` at line 5: expected"
+        )),
+        "{warning}"
+    );
+    assert!(
+        warning.contains(&format!(
+            "Unknown setting `compactoin` in `{file}` at line 7 (kept as is); did you mean `compaction`?"
+        )),
+        "{warning}"
+    );
+    let served = serve(&world);
+    assert_eq!(served.status.code(), Some(3), "{served:?}");
+    let refusal = stderr(&served);
+    assert!(
+        refusal.contains(&format!(
+            "error: Invalid value for `compaction.reserveTokens` in `{file}` at line 5: expected"
+        )),
+        "{refusal}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(world.root.join("home/settings.json")).unwrap(),
+        text
+    );
+}

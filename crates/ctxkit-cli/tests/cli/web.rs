@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use fixture::{DemoSession, FAKE_KEY, demo_session, jsonl};
-use serde_json::json;
+use serde_json::{Value, json};
 
 fn write_demo(dir: &Path) -> (PathBuf, DemoSession) {
     let demo = demo_session();
@@ -240,6 +240,52 @@ fn export_writes_the_page_without_the_html_flag() {
             .is_match(&said),
         "{said}"
     );
+}
+
+/// An entry that is not a message reads in the tree and on its card as `ctxkit tree` says it: an
+/// imported Claude Code session has hundreds of `custom` entries, which showed only as
+/// `{"data":{"pare…` (the JSON's first key), the model chosen as `{"modelId":…`.
+#[test]
+fn the_page_names_custom_entries_and_model_changes_in_words() {
+    let home = tempfile::tempdir().unwrap();
+    let lines = [
+        r#"{"type":"session","version":3,"id":"words","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/tmp/words"}"#,
+        r#"{"type":"model_change","id":"00000001","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","provider":"anthropic","modelId":"claude-sonnet-4-5"}"#,
+        r#"{"type":"thinking_level_change","id":"00000002","parentId":"00000001","timestamp":"2026-01-01T00:00:00.000Z","thinkingLevel":"high"}"#,
+        r#"{"type":"custom","id":"00000003","parentId":"00000002","timestamp":"2026-01-01T00:00:00.000Z","customType":"import.claude-code.attachment","data":{"parentUuid":"x"}}"#,
+        r#"{"type":"session_info","id":"00000004","parentId":"00000003","timestamp":"2026-01-01T00:00:00.000Z","name":"Fix the parser"}"#,
+        r#"{"type":"label","id":"00000005","parentId":"00000004","timestamp":"2026-01-01T00:00:00.000Z","targetId":"00000003","label":"here"}"#,
+    ];
+    let file = home.path().join("words.jsonl");
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let data = page_data(&export(home.path(), &file, &[]));
+    let first_blocks: Vec<(String, Value)> = data["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| {
+            (
+                entry["ty"].as_str().unwrap().to_owned(),
+                entry["blocks"][0].clone(),
+            )
+        })
+        .collect();
+    let text = |words: &str| json!({"k": "text", "t": words});
+    assert_eq!(
+        first_blocks,
+        vec![
+            (
+                "model_change".to_owned(),
+                text("anthropic/claude-sonnet-4-5")
+            ),
+            ("thinking_level_change".to_owned(), text("high")),
+            ("custom".to_owned(), text("import.claude-code.attachment")),
+            ("session_info".to_owned(), text("Fix the parser")),
+            ("label".to_owned(), text("00000003 = here")),
+        ]
+    );
+    // The whole entry still follows, as JSON.
+    assert_eq!(data["entries"][2]["blocks"][1]["k"], json!("json"));
 }
 
 #[test]

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use super::known;
-use crate::error::SettingsScope;
+use crate::error::{SettingsScope, at_line};
 
 /// A problem found in a settings file that does not stop loading.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,6 +16,8 @@ pub enum SettingsDiagnostic {
         scope: SettingsScope,
         /// The file path (empty for in-memory settings).
         path: PathBuf,
+        /// 1-based line where the key (or its nearest parent) is written, when it is.
+        line: Option<usize>,
         /// The dotted key.
         key: String,
     },
@@ -25,6 +27,8 @@ pub enum SettingsDiagnostic {
         scope: SettingsScope,
         /// The file path (empty for in-memory settings).
         path: PathBuf,
+        /// 1-based line where the key (or its nearest parent) is written, when it is.
+        line: Option<usize>,
         /// The dotted key.
         key: String,
         /// What the schema accepts.
@@ -38,24 +42,29 @@ impl SettingsDiagnostic {
     /// One-line message in the house style.
     pub fn message(&self) -> String {
         match self {
-            Self::UnknownKey { path, key, .. } => {
+            Self::UnknownKey {
+                path, line, key, ..
+            } => {
                 let hint = known::closest_known_key(key)
                     .map(|known| format!("; did you mean `{known}`?"))
                     .unwrap_or_default();
                 format!(
-                    "Unknown setting `{key}` in `{}` (kept as is){hint}",
-                    path.display()
+                    "Unknown setting `{key}` in `{}`{} (kept as is){hint}",
+                    path.display(),
+                    at_line(*line)
                 )
             }
             Self::InvalidValue {
                 path,
+                line,
                 key,
                 expected,
                 found,
                 ..
             } => format!(
-                "Invalid value for `{key}` in `{}`: expected {expected}, found {found} ({})",
+                "Invalid value for `{key}` in `{}`{}: expected {expected}, found {found} ({})",
                 path.display(),
+                at_line(*line),
                 if refused_when_invalid(key) {
                     "commands that compact or run a model refuse to start until it is fixed"
                 } else {

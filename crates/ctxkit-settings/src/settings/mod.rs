@@ -8,6 +8,7 @@ mod diagnostics;
 pub(crate) mod document;
 mod held;
 mod known;
+mod locate;
 mod model_list;
 pub(crate) mod numbers;
 mod package_sources;
@@ -82,6 +83,8 @@ struct ScopeState {
     /// How far the file may lead through symlinks (reads and writes alike).
     reach: Reach,
     document: Document,
+    /// The file's text as loaded, to say on which line a key is written.
+    text: Option<String>,
     /// Why the file failed to load (it reads as empty and is never written then).
     load_error: Option<SettingsError>,
     modified: Vec<KeyPath>,
@@ -94,11 +97,11 @@ impl ScopeState {
         reach: Reach,
         errors: &mut Vec<SettingsError>,
     ) -> Self {
-        let (document, load_error) = match store::read(&path, reach) {
-            Ok(document) => (document, None),
+        let (document, text, load_error) = match store::read_with_text(&path, reach) {
+            Ok((document, text)) => (document, text, None),
             Err(error) => {
                 errors.push(error.clone());
-                (Document::new(), Some(error))
+                (Document::new(), None, Some(error))
             }
         };
         Self {
@@ -106,6 +109,7 @@ impl ScopeState {
             path: Some(path),
             reach,
             document,
+            text,
             load_error,
             modified: Vec::new(),
         }
@@ -113,6 +117,13 @@ impl ScopeState {
 
     fn display_path(&self) -> PathBuf {
         self.path.clone().unwrap_or_default()
+    }
+
+    /// The line of the loaded file where `key` (or its nearest parent) is written.
+    fn line_of(&self, key: &str) -> Option<usize> {
+        self.text
+            .as_deref()
+            .and_then(|text| locate::line_of_key(text, key))
     }
 }
 
@@ -208,6 +219,7 @@ impl SettingsManager {
             path: None,
             reach: Reach::Anywhere,
             document,
+            text: None,
             load_error: None,
             modified: Vec::new(),
         };
@@ -250,6 +262,7 @@ impl SettingsManager {
                 out.push(SettingsDiagnostic::UnknownKey {
                     scope: state.scope,
                     path: state.display_path(),
+                    line: state.line_of(&key),
                     key,
                 });
             }
@@ -257,6 +270,7 @@ impl SettingsManager {
                 out.push(SettingsDiagnostic::InvalidValue {
                     scope: state.scope,
                     path: state.display_path(),
+                    line: state.line_of(&violation.key),
                     key: violation.key,
                     expected: violation.expected,
                     found: violation.found,
@@ -399,6 +413,7 @@ impl SettingsManager {
                 if let Some(violation) = report.violations.into_iter().next() {
                     return Err(SettingsError::InvalidValue {
                         path: state.display_path(),
+                        line: None,
                         key: violation.key,
                         expected: violation.expected,
                         found: violation.found,
@@ -408,6 +423,7 @@ impl SettingsManager {
                     warnings.push(SettingsDiagnostic::UnknownKey {
                         scope,
                         path: state.display_path(),
+                        line: None,
                         key: unknown,
                     });
                 }
@@ -417,6 +433,7 @@ impl SettingsManager {
                 warnings.push(SettingsDiagnostic::UnknownKey {
                     scope,
                     path: state.display_path(),
+                    line: None,
                     key: path.dotted(),
                 });
             }

@@ -59,6 +59,7 @@ pub fn add_package_source(
     if not_an_array {
         return Err(SettingsError::InvalidValue {
             path,
+            line: None,
             key: PACKAGES_KEY.to_owned(),
             expected: "an array of package sources".to_owned(),
             found: "another JSON type".to_owned(),

@@ -27,9 +27,17 @@ pub fn lock_path(settings_path: &Path) -> PathBuf {
 /// blank file is an empty document. Needs no lock: writers replace the file atomically, so a reader
 /// sees old or new content.
 pub fn read(path: &Path, reach: Reach) -> Result<Document, SettingsError> {
+    read_with_text(path, reach).map(|(document, _)| document)
+}
+
+/// [`read`], and the text read (`None` for a missing file).
+pub fn read_with_text(
+    path: &Path,
+    reach: Reach,
+) -> Result<(Document, Option<String>), SettingsError> {
     match confine::read_text(path, reach)? {
-        Some(text) => parse(path, &text),
-        None => Ok(Document::new()),
+        Some(text) => Ok((parse(path, &text)?, Some(text))),
+        None => Ok((Document::new(), None)),
     }
 }
 

@@ -60,6 +60,25 @@ Commands:
 Ctrl-C interrupts the model or a tool and cancels a running compaction; Esc does too while the spinner shows.
 Esc twice at an empty input line rewinds to an earlier prompt, offering to restore the files changed since.";
 
+/// `Instructions from AGENTS.md, ../CLAUDE.md`: the context files the model is given, each
+/// relative to `cwd` when below it; `None` when there is none.
+fn context_files_line(
+    files: &[ctxkit_resources::ContextFile],
+    cwd: &std::path::Path,
+) -> Option<String> {
+    if files.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = files
+        .iter()
+        .map(|file| {
+            let shown = file.path.strip_prefix(cwd).unwrap_or(&file.path);
+            crate::render::terminal_safe(&shown.display().to_string()).into_owned()
+        })
+        .collect();
+    Some(format!("Instructions from {}", names.join(", ")))
+}
+
 impl Chat {
     /// The first lines: model, session, how to get help; for a continued session, where it stands.
     pub async fn banner(&self) {
@@ -99,6 +118,9 @@ impl Chat {
             self.usage_line().await;
         } else {
             self.ui.line(&format!("Session: {session}"));
+        }
+        if let Some(line) = context_files_line(&self.resources.context_files, &self.cwd) {
+            self.ui.info(&line);
         }
         self.ui
             .info("/help lists commands · Esc or Ctrl-C interrupts · Ctrl-D quits");

@@ -93,20 +93,29 @@ impl Ui {
         self.styled_line(&format!("{line} {}", self.paint("33", "(not run)")));
     }
 
-    /// `→ name summary`: the name coloured, the arguments' gist on one line.
+    /// `→ name summary`: the name coloured, the arguments' gist on one line. A session imported
+    /// from another agent names the file `filePath` (OpenCode) or `file_path` (Claude Code): those
+    /// are read too, and arguments of no known shape are shown whole rather than as nothing.
     fn call_line(&self, call: &ToolCall) -> String {
-        let argument = |key: &str| {
-            call.arguments
-                .get(key)
-                .and_then(serde_json::Value::as_str)
+        let argument = |keys: &[&str]| {
+            keys.iter()
+                .find_map(|key| call.arguments.get(*key).and_then(serde_json::Value::as_str))
                 .unwrap_or("")
                 .to_owned()
         };
+        const PATH: [&str; 3] = ["path", "filePath", "file_path"];
         let summary = match call.name.as_str() {
-            "bash" => argument("command"),
-            "grep" => format!("{} {}", argument("pattern"), argument("path")),
-            "read" | "write" | "edit" | "ls" => argument("path"),
-            _ => call.arguments.to_string(),
+            "bash" => argument(&["command"]),
+            "grep" => format!("{} {}", argument(&["pattern"]), argument(&PATH))
+                .trim()
+                .to_owned(),
+            "read" | "write" | "edit" | "ls" => argument(&PATH),
+            _ => String::new(),
+        };
+        let summary = if summary.is_empty() {
+            call.arguments.to_string()
+        } else {
+            summary
         };
         format!(
             "{} {}",
@@ -246,5 +255,30 @@ mod reply_tests {
         let used = shown("toolUse");
         assert!(used.contains("→ bash touch FIRST"), "{used}");
         assert!(!used.contains("not run"), "{used}");
+    }
+
+    /// A session imported from OpenCode showed `→ read ` and `→ edit ` with nothing after them:
+    /// its calls name the file `filePath`. A call of no known shape shows its arguments.
+    #[test]
+    fn calls_of_imported_sessions_show_their_file_or_their_arguments() {
+        let shown = |name: &str, arguments: serde_json::Value| {
+            let ui = Ui::new().deferring();
+            let reply: AssistantMessage = serde_json::from_value(serde_json::json!({
+                "role": "assistant", "stopReason": "toolUse", "timestamp": 1,
+                "content": [{"type": "toolCall", "id": "c1", "name": name, "arguments": arguments}]
+            }))
+            .unwrap();
+            ui.reply(&reply, false);
+            ui.deferred.as_ref().unwrap().lock().unwrap().join("\n")
+        };
+        let read = shown("read", serde_json::json!({"filePath": "/p/src/parse.rs"}));
+        assert!(read.contains("→ read /p/src/parse.rs"), "{read}");
+        let edit = shown(
+            "edit",
+            serde_json::json!({"file_path": "src/a.rs", "old_string": "1"}),
+        );
+        assert!(edit.contains("→ edit src/a.rs"), "{edit}");
+        let bash = shown("bash", serde_json::json!({"cmd": ["ls", "-la"]}));
+        assert!(bash.contains(r#"→ bash {"cmd":["ls","-la"]}"#), "{bash}");
     }
 }

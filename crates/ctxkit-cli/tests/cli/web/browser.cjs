@@ -120,6 +120,15 @@ async function spoof(page) {
   check(label === "ok\\u202eKo", "the label shows the override: " + label);
   check(shown.includes("claude\\u2066-evil"), "the model id's isolate is shown, not obeyed");
   check(shown.includes("hello \\u009b31m world \\u200f!"), "the C1 control and the mark are shown");
+  // A narrow window: the tabs stay on one line inside the header (they wrapped below it when a
+  // long name and the status took the room); the name and the status give way instead.
+  await page.setViewportSize({ width: 900, height: 950 });
+  const tabs = await page.locator("#tabs").boundingBox();
+  const top = await page.locator("#top").boundingBox();
+  const button = await page.locator("#tabs button").first().boundingBox();
+  check(tabs.height <= button.height + 2, "the tabs on one line: " + tabs.height + " px high, a tab " + button.height);
+  check(tabs.y + tabs.height <= top.y + top.height, "the tabs inside the header");
+  await page.setViewportSize({ width: 1500, height: 950 });
   await page.screenshot({ path: path.join(shots, "spoof.png") });
   console.log("screenshots: " + path.join(shots, "spoof.png"));
 }

@@ -1,0 +1,153 @@
+//! The line of a settings file where a dotted key is written, so a diagnostic about a value can
+//! say where to look: `compaction.reserveTokens` → the line of `"reserveTokens"` inside the
+//! top-level `"compaction"` object. A key below an array item (`llm.models[0].cost`) is found at
+//! the array's key (`"models"`). Reads the text as written; nothing is parsed into values.
+
+/// The 1-based line of `key` in `text`, or of its nearest ancestor written there; `None` when no
+/// part of it is (a key set in memory only, or text that is not a JSON object).
+pub fn line_of_key(text: &str, key: &str) -> Option<usize> {
+    let wanted: Vec<&str> = key
+        .split('.')
+        .map(|segment| segment.split('[').next().unwrap_or(segment))
+        .collect();
+    let mut best: Option<(usize, usize)> = None;
+    for (path, line) in keys_with_lines(text) {
+        let matched = path.len();
+        if matched <= wanted.len()
+            && path.iter().zip(&wanted).all(|(found, want)| found == want)
+            && best.is_none_or(|(depth, _)| matched > depth)
+        {
+            best = Some((matched, line));
+        }
+        if best.is_some_and(|(depth, _)| depth == wanted.len()) {
+            break;
+        }
+    }
+    best.map(|(_, line)| line)
+}
+
+enum Frame {
+    /// An object: the key being read or whose value is being read.
+    Object { key: Option<String> },
+    /// An array: nothing inside it is located.
+    Array,
+}
+
+/// Each object key outside arrays, as the path of keys from the top, with its line.
+fn keys_with_lines(text: &str) -> Vec<(Vec<String>, usize)> {
+    let mut found = Vec::new();
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut line = 1;
+    let mut expecting_key = false;
+    let mut characters = text.chars();
+    while let Some(character) = characters.next() {
+        match character {
+            '\n' => line += 1,
+            '{' => {
+                stack.push(Frame::Object { key: None });
+                expecting_key = true;
+            }
+            '[' => {
+                stack.push(Frame::Array);
+                expecting_key = false;
+            }
+            '}' | ']' => {
+                stack.pop();
+                expecting_key = false;
+            }
+            ',' => expecting_key = matches!(stack.last(), Some(Frame::Object { .. })),
+            '"' => {
+                let (string, newlines) = read_string(&mut characters);
+                if expecting_key {
+                    if let Some(Frame::Object { key }) = stack.last_mut() {
+                        *key = Some(string);
+                    }
+                    if let Some(path) = object_path(&stack) {
+                        found.push((path, line));
+                    }
+                    expecting_key = false;
+                }
+                line += newlines;
+            }
+            _ => {}
+        }
+    }
+    found
+}
+
+/// The keys from the top to the innermost object's current key; `None` inside an array.
+fn object_path(stack: &[Frame]) -> Option<Vec<String>> {
+    stack
+        .iter()
+        .map(|frame| match frame {
+            Frame::Object { key } => key.clone(),
+            Frame::Array => None,
+        })
+        .collect()
+}
+
+/// A JSON string's text after its opening quote (escapes kept as written but `\"`), and how many
+/// raw newlines it held (none in valid JSON).
+fn read_string(characters: &mut std::str::Chars<'_>) -> (String, usize) {
+    let mut text = String::new();
+    let mut newlines = 0;
+    while let Some(character) = characters.next() {
+        match character {
+            '"' => break,
+            '\\' => {
+                if let Some(escaped) = characters.next() {
+                    text.push(escaped);
+                }
+            }
+            '\n' => {
+                newlines += 1;
+                text.push(character);
+            }
+            _ => text.push(character),
+        }
+    }
+    (text, newlines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::line_of_key;
+
+    const TEXT: &str = r#"{
+  "theme": "dark",
+  "compaction": {
+    "keepRecentTokens": 5000,
+    "reserveTokens": "lots"
+  },
+  "llm": {
+    "models": [
+      {"id": "x", "reserveTokens": 1}
+    ]
+  },
+  "transforms": { "compaction": {"reserveTokens": 2} }
+}"#;
+
+    #[test]
+    fn a_key_is_found_on_its_own_line_not_in_a_namesake() {
+        assert_eq!(line_of_key(TEXT, "theme"), Some(2));
+        assert_eq!(line_of_key(TEXT, "compaction"), Some(3));
+        assert_eq!(line_of_key(TEXT, "compaction.reserveTokens"), Some(5));
+        assert_eq!(
+            line_of_key(TEXT, "transforms.compaction.reserveTokens"),
+            Some(12)
+        );
+    }
+
+    #[test]
+    fn a_key_below_an_array_item_is_found_at_the_array() {
+        assert_eq!(line_of_key(TEXT, "llm.models[0].cost"), Some(8));
+        assert_eq!(line_of_key(TEXT, "llm.models"), Some(8));
+    }
+
+    #[test]
+    fn a_key_not_written_is_found_at_its_nearest_written_ancestor_or_not_at_all() {
+        assert_eq!(line_of_key(TEXT, "compaction.enabled"), Some(3));
+        assert_eq!(line_of_key(TEXT, "hooks"), None);
+        assert_eq!(line_of_key("not json", "theme"), None);
+    }
+}
