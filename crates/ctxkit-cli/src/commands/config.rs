@@ -180,6 +180,13 @@ fn get(
     } else if let Some(value) = &value {
         writeln!(out, "{}", value.display_text())?;
     }
+    // A value printed that the commands will not use says so, as `config list` does.
+    let about_key: Vec<SettingsDiagnostic> = settings
+        .diagnostics()
+        .into_iter()
+        .filter(|diagnostic| diagnostic.is_error() && same_or_nested(diagnostic.key(), key))
+        .collect();
+    warn(&about_key)?;
     if value.is_none() {
         let mut stderr = crate::redact::stderr();
         match ctxkit_settings::check_known_key(key) {
@@ -196,6 +203,16 @@ fn get(
         return Ok(Outcome::ProblemsFound);
     }
     Ok(Outcome::Success)
+}
+
+/// Is one dotted key the other, or below it?
+fn same_or_nested(one: &str, other: &str) -> bool {
+    let below = |inner: &str, outer: &str| {
+        inner
+            .strip_prefix(outer)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+    };
+    below(one, other) || below(other, one)
 }
 
 fn list(

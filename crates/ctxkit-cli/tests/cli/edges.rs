@@ -373,3 +373,26 @@ fn config_get_of_an_unknown_key_says_so_as_config_set_does() {
     let unset = run.ctxkit(&["config", "get", "theme"]);
     assert!(unset.contains("`theme` is not set"), "{unset}");
 }
+
+#[test]
+fn config_get_of_a_wrongly_typed_value_warns_as_config_list_does() {
+    let run = Run::new();
+    std::fs::write(
+        run.home.path().join("settings.json"),
+        "{\n  \"compaction\": {\n    \"reserveTokens\": \"lots\"\n  },\n  \"theme\": \"dark\"\n}\n",
+    )
+    .unwrap();
+    let wrong = run.ctxkit(&["config", "get", "compaction.reserveTokens"]);
+    assert!(wrong.starts_with("exit: 0"), "{wrong}");
+    assert!(wrong.contains("lots"), "{wrong}");
+    assert!(
+        wrong.contains("warning: Invalid value for `compaction.reserveTokens`")
+            && wrong.contains("at line 3"),
+        "{wrong}"
+    );
+    // The section above it names the same problem; a key elsewhere does not.
+    let section = run.ctxkit(&["config", "get", "compaction"]);
+    assert!(section.contains("warning: Invalid value"), "{section}");
+    let other = run.ctxkit(&["config", "get", "theme"]);
+    assert!(!other.contains("warning"), "{other}");
+}

@@ -74,6 +74,13 @@ impl SettingsDiagnostic {
         }
     }
 
+    /// The dotted key the problem is about.
+    pub fn key(&self) -> &str {
+        match self {
+            Self::UnknownKey { key, .. } | Self::InvalidValue { key, .. } => key,
+        }
+    }
+
     /// `true` for invalid values, `false` for unknown keys.
     pub fn is_error(&self) -> bool {
         match self {
