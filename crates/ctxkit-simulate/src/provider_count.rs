@@ -11,7 +11,9 @@
 //! session. A pair whose count shrank (the source compacted or cleared old tool results) shows
 //! nothing of the tokenizer and is left out. A session whose counts never grow while its requests
 //! do (usage made up, or recorded once) shows nothing at all: it has no ratio, and replays on
-//! ctxkit's estimate as before.
+//! ctxkit's estimate as before. Nor does a ratio above the largest over-count the engine believes
+//! (`ctxkit_engine::MAX_OVER_COUNT`): usage that grows that much faster than the transcript counts
+//! more than this transcript (another agent's accounting, made-up usage); it is reported, not used.
 
 use ctxkit_protocol::{AgentMessage, AssistantMessage};
 use ctxkit_tokens::estimate_tokens;
@@ -24,6 +26,8 @@ use crate::trace::Trace;
 pub struct ProviderCount {
     /// Provider tokens per token of ctxkit's estimate: `counted_growth / estimated_growth`.
     pub ratio: f64,
+    /// Whether the replay uses it: at most the engine's largest believed over-count.
+    pub believed: bool,
     /// Pairs of consecutive calls whose recorded counts grew (or stayed).
     pub pairs: usize,
     /// What the provider's count grew by over those pairs.
@@ -88,14 +92,23 @@ impl ProviderCount {
                 estimated += call.results.iter().map(estimate_tokens).sum::<u64>();
             }
         }
+        let ratio = evidence.counted_growth as f64 / evidence.estimated_growth.max(1) as f64;
         (evidence.counted_growth > 0 && evidence.estimated_growth > 0).then(|| Self {
-            ratio: evidence.counted_growth as f64 / evidence.estimated_growth as f64,
+            ratio,
+            believed: ratio <= ctxkit_engine::MAX_OVER_COUNT,
             pairs: evidence.pairs,
             counted_growth: evidence.counted_growth,
             estimated_growth: evidence.estimated_growth,
             whole_request_ratio: evidence.counted_total as f64
                 / evidence.estimated_total.max(1) as f64,
         })
+    }
+
+    /// The ratio the replay bills the engine with: `ratio` when believed.
+    pub(crate) fn used_ratio(count: Option<Self>) -> Option<f64> {
+        count
+            .filter(|count| count.believed)
+            .map(|count| count.ratio)
     }
 
     /// The provider's count of a request ctxkit estimates at `estimated` tokens.

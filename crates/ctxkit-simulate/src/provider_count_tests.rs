@@ -122,6 +122,19 @@ fn no_usage_or_usage_that_never_grows_shows_no_ratio() {
 }
 
 #[test]
+fn a_ratio_above_what_the_engine_believes_is_reported_and_not_used() {
+    let count = session_trace(session(Some((6.0, 0))), Responses::OneMessageEach);
+    let count = ProviderCount::of(&count).unwrap();
+    assert!(count.ratio > 5.9 && !count.believed, "{count:?}");
+    let strategies = [Strategy::Defaults];
+    let unbelieved = replayed(Some((6.0, 0)), &strategies);
+    assert_eq!(
+        unbelieved.strategies,
+        replayed(None, &strategies).strategies
+    );
+}
+
+#[test]
 fn a_pair_whose_count_shrank_is_left_out() {
     let mut messages = session(Some((1.2, 0)));
     // The source cleared old tool results before call 20: its count fell.

@@ -294,7 +294,7 @@ pub(crate) async fn replay(
         engine,
         meter,
         clock: Clock::of(trace),
-        provider_ratio: trace.provider_count.map(|count| count.ratio),
+        provider_ratio: ProviderCount::used_ratio(trace.provider_count),
     };
     let mut call = 0;
     for task in &trace.tasks {
