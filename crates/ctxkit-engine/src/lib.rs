@@ -117,6 +117,7 @@ pub use hooks::{
 pub use pins::{PIN_ENTRY_TYPE, PINNED_MESSAGE_TYPE, Pin};
 pub use planning::{CompactionPlan, NoCompaction};
 pub use recall::SUMMARIZED_REFERENCE;
+pub use recovery::MAX_OVER_COUNT;
 pub use scope::{FORGOTTEN_PREAMBLE, SCOPE_RESULT_TYPE, Scope};
 pub use settings::{CompactionBudgets, EngineSettings, durability};
 pub use tree::{ForgetOutcome, ForkOutcome, NavigateOptions, NavigateOutcome};

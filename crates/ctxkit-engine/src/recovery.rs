@@ -18,7 +18,7 @@ use crate::error::{EngineError, Result};
 use crate::planning::is_empty_span;
 
 /// The largest over-count believed: a provider reporting more is taken at this.
-const MAX_OVER_COUNT: f64 = 4.0;
+pub const MAX_OVER_COUNT: f64 = 4.0;
 
 /// ctxkit's estimate of a model request the agent recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -21,6 +21,7 @@ mod ledger;
 mod meter;
 mod named_recall;
 mod native;
+mod provider_count;
 mod recall;
 mod replay;
 mod report;
@@ -51,6 +52,7 @@ pub use cost::{CostParts, GEMINI_2_5_PRO, GPT_5, PriceTable, Provider, SONNET_4_
 pub use error::SimulateError;
 pub use named_recall::RecallMiss;
 pub use native::NativeFeatures;
+pub use provider_count::ProviderCount;
 pub use recall::{KindRecall, RecallBreakdown, RecallSample};
 pub use report::{
     Compactions, SessionSource, SimulationReport, StrategyReport, Timing, TokenStats, TraceSummary,
@@ -469,6 +471,8 @@ fn replay_all(
     })
 }
 
+#[cfg(test)]
+mod provider_count_tests;
 #[cfg(test)]
 mod session_tests;
 #[cfg(test)]

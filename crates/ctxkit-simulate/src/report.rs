@@ -152,6 +152,10 @@ pub struct TraceSummary {
     pub named_identifiers: usize,
     /// A real session: the times they were named again (one per identifier and call).
     pub named_at_calls: usize,
+    /// A real session whose replies recorded usage: what it shows of the provider's count against
+    /// ctxkit's estimate (`ratio`), which the replay bills the engine with. Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider_count: Option<super::ProviderCount>,
 }
 
 impl TraceSummary {
@@ -162,6 +166,7 @@ impl TraceSummary {
             planted_identifiers: trace.planted.len(),
             named_identifiers: trace.named.len(),
             named_at_calls: trace.named.iter().map(|named| named.calls.len()).sum(),
+            provider_count: trace.provider_count,
             ..Self::default()
         };
         for message in trace.messages() {

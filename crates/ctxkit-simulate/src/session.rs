@@ -388,8 +388,10 @@ pub(crate) fn session_trace(messages: Vec<AgentMessage>, responses: Responses) -
         planted: Vec::new(),
         named: Vec::new(),
         real: true,
+        provider_count: None,
     };
     trace.named = named_identifiers(&trace);
+    trace.provider_count = super::provider_count::ProviderCount::of(&trace);
     trace
 }
 

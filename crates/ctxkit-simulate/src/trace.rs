@@ -142,6 +142,10 @@ pub(crate) struct Trace {
     pub named: Vec<super::session::Named>,
     /// Whether it is a real session (its recall follows `named`) or generated (`planted`).
     pub real: bool,
+    /// A real session's recorded usage against ctxkit's estimate (`provider_count`): the replay
+    /// gives the engine the provider's count of each request by it. `None` when generated or
+    /// nothing was recorded.
+    pub provider_count: Option<super::provider_count::ProviderCount>,
 }
 
 impl Trace {
@@ -197,6 +201,7 @@ pub(crate) fn generate_trace(options: TraceOptions) -> Trace {
         planted: builder.planted,
         named: Vec::new(),
         real: false,
+        provider_count: None,
     }
 }
 

@@ -1,9 +1,15 @@
 //! Replaying the trace under one strategy through the engine, as an agent loop would:
 //! `before_prompt` → append the task → for each call { `model_view` (the request) → measure it →
-//! append the reply (usage = the request's estimate) → append its tool results → `after_tool_batch`
-//! when the run goes on } → `after_run`.
+//! record it with the engine (`record_model_request`, as the agent does when the reply arrives) →
+//! append the reply (usage = the provider's count of the request) → append its tool results →
+//! `after_tool_batch` when the run goes on } → `after_run`.
 //!
-//! A request above the window is an overflow. With compaction enabled the provider is taken to
+//! The provider's count of a request is ctxkit's estimate of it times the ratio the real session's
+//! recorded usage shows (`provider_count`), or the estimate itself when it recorded none; the
+//! engine learns its over-count from it as it does behind the real agent. Requests are billed on
+//! ctxkit's estimate, every strategy alike (`docs/simulator.md`, eighteenth round).
+//!
+//! A request the provider counts above the window is an overflow. With compaction enabled the provider is taken to
 //! reject it: an overflow error reply is appended, `after_run` compacts and the call is retried once,
 //! as the reference's recovery does; a rejected request is not billed. Without compaction (or when
 //! recovery fails) the request still goes out, and a real provider refuses it: it is counted as
@@ -22,6 +28,7 @@ use ctxkit_compaction::Prompts;
 use ctxkit_engine::{CheckReport, Engine, EngineError, EngineOptions, HookSet, ModelInfo};
 use ctxkit_protocol::{AgentMessage, AssistantMessage, JsonObject, Usage};
 use ctxkit_session::Session;
+use ctxkit_summarizer::ConversationPrefix;
 use ctxkit_summarizer_offline::OfflineSummarizer;
 use ctxkit_tokens::estimate_tokens;
 use ctxkit_transform::CacheLifetime;
@@ -32,6 +39,7 @@ use super::ledger::{Ledger, compaction_tokens};
 use super::meter::Request;
 use super::named_recall::NamedTracker;
 use super::native::NativeTracker;
+use super::provider_count::ProviderCount;
 use super::recall::{RecallBreakdown, RecallTracker};
 use super::report::{Compactions, StrategyReport, Timing};
 use super::trace::{IdentifierKind, MODEL, PROVIDER, Trace};
@@ -72,6 +80,8 @@ struct Driver<'a> {
     engine: Engine,
     meter: Meter<'a>,
     clock: Clock,
+    /// Provider tokens per estimated token (`ProviderCount::ratio`), `None`: the estimate.
+    provider_ratio: Option<f64>,
 }
 
 impl Driver<'_> {
@@ -91,6 +101,29 @@ impl Driver<'_> {
             .background_started(self.engine.background_summaries_started());
         add(&mut self.meter.timing.append_ms, started);
         Ok(())
+    }
+
+    /// Records the request about to be answered with the engine, as the agent does before it
+    /// appends the reply: the engine compares the reply's usage with its estimate of it.
+    async fn record(&mut self, messages: &[AgentMessage]) {
+        let started = Instant::now();
+        self.engine
+            .record_model_request(ConversationPrefix {
+                provider: PROVIDER.to_owned(),
+                model: MODEL.to_owned(),
+                system_prompt: String::new(),
+                request_messages: messages.len(),
+                messages: messages.to_vec(),
+                tools: Vec::new(),
+                reasoning: None,
+            })
+            .await;
+        add(&mut self.meter.timing.append_ms, started);
+    }
+
+    /// The provider's count of a request ctxkit estimates at `tokens`.
+    fn counted(&self, tokens: u64) -> u64 {
+        ProviderCount::counted(self.provider_ratio, tokens)
     }
 
     /// Runs a check; after a compaction waits until the wall clock has moved past it, so every
@@ -136,7 +169,7 @@ impl Driver<'_> {
                 .map(|(messages, request)| (messages.as_slice(), request));
             let request = Request::measure_after(previous, &view.messages)?;
             add(&mut self.meter.timing.measure_ms, started);
-            let tokens = request.total_tokens();
+            let tokens = self.counted(request.total_tokens());
             if tokens <= window {
                 self.meter.windowed_requests += windowed;
                 return Ok(Asked {
@@ -156,6 +189,7 @@ impl Driver<'_> {
                     lifetime: view.cache_lifetime,
                 });
             }
+            self.record(&view.messages).await;
             let at = self.clock.advance(None);
             self.append(overflow_reply(tokens, window, at)).await?;
             let engine = self.engine.clone();
@@ -260,6 +294,7 @@ pub(crate) async fn replay(
         engine,
         meter,
         clock: Clock::of(trace),
+        provider_ratio: ProviderCount::used_ratio(trace.provider_count),
     };
     let mut call = 0;
     for task in &trace.tasks {
@@ -290,9 +325,11 @@ pub(crate) async fn replay(
             };
             let time = driver.clock.request_time(billed.cache_lifetime_ms);
             driver.meter.ledger.sent_at(time);
+            driver.record(&messages).await;
             driver
                 .meter
                 .accept(messages, request, call, output, (time, billed), answer);
+            let (input, output) = (driver.counted(input), driver.counted(output));
             reply.usage = Some(Usage {
                 input,
                 output,

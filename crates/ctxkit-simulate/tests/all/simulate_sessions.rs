@@ -67,7 +67,7 @@ fn write_lines(dir: &Path, name: &str, lines: &[Value]) -> PathBuf {
 
 /// A Claude Code transcript: user/assistant records chained by `parentUuid`, tool results as user
 /// records holding `tool_result` blocks.
-fn claude_code(dir: &Path) -> PathBuf {
+pub(super) fn claude_code(dir: &Path) -> PathBuf {
     claude_code_runs(dir, TASK_CALLS)
 }
 
@@ -121,7 +121,7 @@ fn claude_code_runs(dir: &Path, task_calls: usize) -> PathBuf {
 
 /// A Codex rollout: `session_meta`, then `response_item`s (messages, `function_call`,
 /// `function_call_output`).
-fn codex(dir: &Path) -> PathBuf {
+pub(super) fn codex(dir: &Path) -> PathBuf {
     let mut lines = vec![json!({
         "timestamp": iso(0), "type": "session_meta",
         "payload": {"id": "019ccc01-0000-7000-8000-000000000001", "timestamp": iso(0),
@@ -160,7 +160,7 @@ fn codex(dir: &Path) -> PathBuf {
 }
 
 /// A Pi v3 session, with a compaction entry half way (skipped: the strategies compact on their own).
-fn pi(dir: &Path) -> PathBuf {
+pub(super) fn pi(dir: &Path) -> PathBuf {
     let mut lines = vec![json!({
         "type": "session", "version": 3, "id": "pi-session-1", "timestamp": iso(0),
         "cwd": "/home/dev/app",
@@ -213,7 +213,7 @@ fn pi(dir: &Path) -> PathBuf {
     write_lines(dir, "2026-03-09T11-00-00-000Z_pi-session-1.jsonl", &lines)
 }
 
-fn options() -> SimulateOptions {
+pub(super) fn options() -> SimulateOptions {
     SimulateOptions {
         context_window: WINDOW,
         parallel: false,
