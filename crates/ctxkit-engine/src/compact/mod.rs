@@ -2,6 +2,7 @@
 //! overflow recovery (compact, then retry), manual compaction, cancellation, and the fallback when
 //! summarization fails.
 
+mod spacing;
 mod write;
 
 use std::sync::atomic::Ordering;
@@ -325,7 +326,7 @@ fn check_input<'a>(
         trigger,
         enabled: state.settings.compaction.enabled,
         // The reply's room is planned with the threshold: never less than the output floor.
-        reserve_tokens: state.planning().reserve_tokens.max(state.output_reserve()),
+        reserve_tokens: spacing::check_reserve(state, transcript),
         limit_tokens: state.threshold_limit(),
         over_count: state.over_count,
         model: state.model.as_ref(),

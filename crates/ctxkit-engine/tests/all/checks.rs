@@ -741,3 +741,75 @@ async fn a_long_reply_teaches_no_over_count() {
     assert_eq!(report.decision, Decision::Skip(SkipReason::UnderThreshold));
     assert!(starts(&harness.drain()).is_empty());
 }
+
+/// A harness whose `thresholdTokens` is `threshold` in a 100,000 window (its own reserve far away).
+fn threshold_harness(threshold: u64) -> Harness {
+    let settings = ctxkit_engine::EngineSettings {
+        compaction: ctxkit_settings::CompactionConfig {
+            threshold_tokens: threshold,
+            keep_recent_tokens: 1,
+            ..ctxkit_settings::CompactionConfig::default()
+        },
+        ..ctxkit_engine::EngineSettings::default()
+    };
+    Harness::with(
+        settings,
+        Some(model(100_000)),
+        ctxkit_engine::HookSet::new(),
+        [],
+    )
+}
+
+#[tokio::test]
+async fn after_a_compaction_the_threshold_makes_room_for_what_the_provider_counts_more() {
+    let mut harness = threshold_harness(40_000);
+    // A request of about 15,000 estimated tokens that the provider counts at 30,000: twice.
+    harness
+        .engine
+        .append(user(&"word ".repeat(12_000)))
+        .await
+        .unwrap();
+    let view = harness.engine.model_view().await.unwrap();
+    harness
+        .engine
+        .record_model_request(ctxkit_summarizer::ConversationPrefix {
+            provider: PROVIDER.into(),
+            model: MODEL.into(),
+            system_prompt: String::new(),
+            request_messages: 0,
+            messages: view.messages,
+            tools: Vec::new(),
+            reasoning: None,
+        })
+        .await;
+    harness.engine.append(reply("ok", 30_000)).await.unwrap();
+    harness.turn("second", 40_001).await;
+    let report = harness.engine.after_run().await.unwrap();
+    assert_eq!(report.decision, Decision::Threshold { tokens: 40_001 });
+    assert_eq!(harness.compactions().await, 1);
+    harness.drain();
+
+    // The first request after it counts 30,000: ctxkit's estimate of it is about 15,000, so the
+    // budgets meant 25,000 of room, and the next threshold compaction waits for 55,000.
+    harness.turn("third", 30_000).await;
+    harness.turn("fourth", 50_000).await;
+    let report = harness.engine.after_run().await.unwrap();
+    assert_eq!(report.decision, Decision::Skip(SkipReason::UnderThreshold));
+    harness.turn("fifth", 55_500).await;
+    let report = harness.engine.after_run().await.unwrap();
+    assert_eq!(report.decision, Decision::Threshold { tokens: 55_500 });
+    assert_eq!(harness.compactions().await, 2);
+}
+
+#[tokio::test]
+async fn without_an_over_count_the_threshold_stays_where_it_was() {
+    let mut harness = threshold_harness(4_000);
+    harness.turn("first", 100).await;
+    harness.turn("second", 4_001).await;
+    harness.engine.after_run().await.unwrap();
+    harness.drain();
+    harness.turn("third", 3_500).await;
+    harness.turn("fourth", 4_001).await;
+    let report = harness.engine.after_run().await.unwrap();
+    assert_eq!(report.decision, Decision::Threshold { tokens: 4_001 });
+}

@@ -95,7 +95,10 @@ pub struct CompactionConfig {
     #[schemars(extend("x-project" = true), range(min = 1, max = 100))]
     pub background_percent: u64,
     /// Compact once the context passes this many tokens, whatever the window (0: off). The
-    /// window's own threshold still applies when it is lower.
+    /// window's own threshold still applies when it is lower. Read against the provider's count;
+    /// after a compaction it is raised by what the provider counts of the compaction's leftovers
+    /// beyond ctxkit's estimate of them (the budgets that sized them are estimates), so a provider
+    /// that counts more does not bring the next compaction within a few calls.
     #[schemars(extend("x-project" = true))]
     pub threshold_tokens: u64,
     /// Before a prompt that comes after a pause longer than the prompt cache's lifetime
