@@ -36,14 +36,20 @@ fn piped_chat(run: &Run, server: &MockServer, input: &str, extra: &[&str]) -> St
     tokio::task::block_in_place(|| run.ctxkit_with_input(&args, &variables, input))
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_piped_chat_whose_last_request_failed_exits_7_and_says_why() {
+/// A Responses API that answers every request with `response`.
+async fn responses_server(response: ResponseTemplate) -> MockServer {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(path("/v1/responses"))
-        .respond_with(refused())
+        .respond_with(response)
         .mount(&server)
         .await;
+    server
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_piped_chat_whose_last_request_failed_exits_7_and_says_why() {
+    let server = responses_server(refused()).await;
     let run = Run::new();
     let output = piped_chat(&run, &server, "hi\n", &[]);
     assert!(output.starts_with("exit: 7"), "{output}");
@@ -126,12 +132,7 @@ async fn tool_calls_of_a_reply_cut_at_the_output_limit_show_as_not_run() {
 /// the banner names the instruction files the model is given.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_banner_names_the_instruction_files_the_model_is_given() {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path("/v1/responses"))
-        .respond_with(answered())
-        .mount(&server)
-        .await;
+    let server = responses_server(answered()).await;
     let run = Run::new();
     std::fs::write(run.home.path().join("AGENTS.md"), "Answer in French.\n").unwrap();
     let output = piped_chat(&run, &server, "hi\n", &[]);

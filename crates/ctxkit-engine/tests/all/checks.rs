@@ -699,6 +699,24 @@ async fn an_overflow_in_a_context_longer_than_the_threshold_is_recovered_with_a_
     assert_eq!(harness.compactions().await, 1);
 }
 
+/// Tells the engine the model was sent its current view with `system_prompt`, as the agent does
+/// when the reply comes: the reply's usage then teaches it the provider's over-count.
+async fn record_view_as_sent(harness: &Harness, system_prompt: &str) {
+    let view = harness.engine.model_view().await.unwrap();
+    harness
+        .engine
+        .record_model_request(ctxkit_summarizer::ConversationPrefix {
+            provider: PROVIDER.into(),
+            model: MODEL.into(),
+            system_prompt: system_prompt.into(),
+            request_messages: 0,
+            messages: view.messages,
+            tools: Vec::new(),
+            reasoning: None,
+        })
+        .await;
+}
+
 /// A long reply is output, not more of the request than ctxkit estimated: the over-count learned
 /// from it must not scale what comes after it (it used to: the reply's output was counted as part
 /// of the request, and every later estimate grew by the reply's length over the request's).
@@ -711,19 +729,7 @@ async fn a_long_reply_teaches_no_over_count() {
         .append(user(&"word ".repeat(1_500)))
         .await
         .unwrap();
-    let view = harness.engine.model_view().await.unwrap();
-    harness
-        .engine
-        .record_model_request(ctxkit_summarizer::ConversationPrefix {
-            provider: PROVIDER.into(),
-            model: MODEL.into(),
-            system_prompt: "You are a coding agent.".into(),
-            request_messages: 0,
-            messages: view.messages,
-            tools: Vec::new(),
-            reasoning: None,
-        })
-        .await;
+    record_view_as_sent(&harness, "You are a coding agent.").await;
     // The provider counted fewer input tokens than estimated; the reply was 5,000 tokens long.
     let reply = serde_json::from_value(serde_json::json!({
         "role": "assistant",
@@ -769,19 +775,7 @@ async fn after_a_compaction_the_threshold_makes_room_for_what_the_provider_count
         .append(user(&"word ".repeat(12_000)))
         .await
         .unwrap();
-    let view = harness.engine.model_view().await.unwrap();
-    harness
-        .engine
-        .record_model_request(ctxkit_summarizer::ConversationPrefix {
-            provider: PROVIDER.into(),
-            model: MODEL.into(),
-            system_prompt: String::new(),
-            request_messages: 0,
-            messages: view.messages,
-            tools: Vec::new(),
-            reasoning: None,
-        })
-        .await;
+    record_view_as_sent(&harness, "").await;
     harness.engine.append(reply("ok", 30_000)).await.unwrap();
     harness.turn("second", 40_001).await;
     let report = harness.engine.after_run().await.unwrap();
