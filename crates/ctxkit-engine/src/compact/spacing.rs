@@ -22,17 +22,20 @@ pub(super) fn check_reserve(state: &State, transcript: &[Arc<AgentMessage>]) -> 
     let config = state.compaction_config().into_owned();
     let window = state.context_window();
     let threshold = config.threshold_tokens;
-    if threshold == 0 || window == 0 || state.session.latest_compaction().is_none() {
+    // Without an over-count the leftovers are as large as their budgets meant.
+    let over_count = state.over_count;
+    if threshold == 0
+        || window == 0
+        || over_count <= 1.0
+        || state.session.latest_compaction().is_none()
+    {
         return planned;
     }
     let fresh_from = crate::planning::fresh_from(&state.session);
     let Some(left) = context_after_compaction(transcript, fresh_from) else {
         return planned;
     };
-    if state.over_count <= 1.0 {
-        return planned;
-    }
-    let estimated_left = (left as f64 / state.over_count) as u64;
+    let estimated_left = (left as f64 / over_count) as u64;
     let spaced = threshold.saturating_add(left.saturating_sub(estimated_left));
     let window_reserve = ctxkit_settings::CompactionConfig {
         threshold_tokens: 0,
