@@ -51,7 +51,7 @@ impl Builder {
         records: usize,
     ) -> ImportedSession {
         // The id names the session's file: one clean path component, or a hash of it.
-        if let Some(replacement) = crate::ids::file_safe_session_id(&header.id) {
+        if let Some(replacement) = ctxkit_session::file_safe_id(&header.id) {
             let original: String = header.id.escape_debug().take(80).collect();
             self.issues.push(ImportIssue {
                 line: None,

@@ -57,22 +57,6 @@ fn short_value(id: &str) -> Option<u32> {
         .flatten()
 }
 
-/// The longest session id used in a file name as it is.
-const MAX_FILE_ID_LENGTH: usize = 128;
-
-/// `None` when `session_id` can name a file as it is (one path component of ASCII letters, digits,
-/// `-`, `_` and `.`, not dots only, at most 128 bytes), else the id to use instead: 32 hex digits
-/// of its SHA-256.
-pub(crate) fn file_safe_session_id(session_id: &str) -> Option<String> {
-    let usable = !session_id.is_empty()
-        && session_id.len() <= MAX_FILE_ID_LENGTH
-        && !session_id.chars().all(|character| character == '.')
-        && session_id
-            .chars()
-            .all(|character| character.is_ascii_alphanumeric() || "-_.".contains(character));
-    (!usable).then(|| hex(&Sha256::digest(session_id.as_bytes()))[..32].to_owned())
-}
-
 fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut text = String::with_capacity(bytes.len() * 2);
@@ -86,32 +70,6 @@ fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn session_ids_that_cannot_name_a_file_are_hashed() {
-        for usable in ["0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "ses_01JX", "a.b"] {
-            assert_eq!(file_safe_session_id(usable), None, "{usable}");
-        }
-        let long = "a".repeat(MAX_FILE_ID_LENGTH + 1);
-        for unusable in [
-            "x/../../../../ESCAPED",
-            "..",
-            ".",
-            "...",
-            "",
-            "a\\b",
-            "a\nb",
-            "a\u{0}b",
-            "/etc/passwd",
-            "ünï",
-            long.as_str(),
-        ] {
-            let replacement = file_safe_session_id(unusable).unwrap();
-            assert_eq!(replacement.len(), 32);
-            assert_eq!(file_safe_session_id(&replacement), None);
-            assert_eq!(Some(replacement), file_safe_session_id(unusable), "stable");
-        }
-    }
 
     #[test]
     fn ids_are_stable_and_unique() {

@@ -20,6 +20,33 @@ pub fn encode_cwd(cwd: &str) -> String {
     format!("--{encoded}--")
 }
 
+/// The longest id a file is named after as it is.
+pub(crate) const MAX_FILE_ID_BYTES: usize = 128;
+
+/// `None` when `id` (a session's, from a database or an imported agent's file) can name a file as it
+/// is: one plain name of ASCII letters, digits, `-`, `_` and `.`, not starting with `.`, at most 128
+/// bytes. Else the name to use instead: 32 hex digits of its SHA-256, the same for the same id.
+pub fn file_safe_id(id: &str) -> Option<String> {
+    let plain = !id.is_empty()
+        && id.len() <= MAX_FILE_ID_BYTES
+        && !id.starts_with('.')
+        && id
+            .chars()
+            .all(|character| character.is_ascii_alphanumeric() || "-_.".contains(character));
+    if plain {
+        return None;
+    }
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(id.as_bytes());
+    Some(
+        digest
+            .iter()
+            .take(16)
+            .map(|byte| format!("{byte:02x}"))
+            .collect(),
+    )
+}
+
 /// The session directory of `cwd` under `sessions_root`.
 pub fn default_session_dir(sessions_root: &Path, cwd: &str) -> PathBuf {
     sessions_root.join(encode_cwd(cwd))
@@ -43,6 +70,33 @@ pub fn session_file_name(timestamp: &str, session_id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn session_ids_that_cannot_name_a_file_are_hashed() {
+        for usable in ["0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "ses_01JX", "a.b"] {
+            assert_eq!(file_safe_id(usable), None, "{usable}");
+        }
+        let long = "a".repeat(MAX_FILE_ID_BYTES + 1);
+        for unusable in [
+            "x/../../../../ESCAPED",
+            "..",
+            ".",
+            "...",
+            "",
+            "a\\b",
+            ".hidden",
+            "a\nb",
+            "a\u{0}b",
+            "/etc/passwd",
+            "ünï",
+            long.as_str(),
+        ] {
+            let replacement = file_safe_id(unusable).unwrap();
+            assert_eq!(replacement.len(), 32);
+            assert_eq!(file_safe_id(&replacement), None);
+            assert_eq!(Some(replacement), file_safe_id(unusable), "stable");
+        }
+    }
 
     #[test]
     fn layout_matches_pi() {

@@ -34,32 +34,12 @@ pub fn private_temporary_folder(kind: &str) -> std::io::Result<tempfile::TempDir
     builder.tempdir()
 }
 
-/// The longest session id a private copy's file is named after as it is.
-const MAX_COPY_ID_BYTES: usize = 128;
-
 /// Where the private copy of the stored session `session_id` goes in `folder`: `<id>.jsonl` when
-/// the id is one plain file name (ASCII letters, digits, `-`, `_` and `.`, not starting with `.`,
-/// at most 128 bytes), else `<32 hex digits of its SHA-256>.jsonl`. A database's ids are whatever
-/// was imported or written there: one that is a path (`/home/u/x`, `../../x`) never names a file
-/// outside `folder`.
+/// the id can name a file as it is, else its digest ([`crate::file_safe_id`]). A database's ids are
+/// whatever was imported or written there: one that is a path (`/home/u/x`, `../../x`) never names
+/// a file outside `folder`.
 pub fn private_copy_path(folder: &Path, session_id: &str) -> std::path::PathBuf {
-    let plain = !session_id.is_empty()
-        && session_id.len() <= MAX_COPY_ID_BYTES
-        && !session_id.starts_with('.')
-        && session_id
-            .chars()
-            .all(|character| character.is_ascii_alphanumeric() || "-_.".contains(character));
-    let name = if plain {
-        session_id.to_owned()
-    } else {
-        use sha2::Digest as _;
-        let digest = sha2::Sha256::digest(session_id.as_bytes());
-        digest
-            .iter()
-            .take(16)
-            .map(|byte| format!("{byte:02x}"))
-            .collect()
-    };
+    let name = crate::file_safe_id(session_id).unwrap_or_else(|| session_id.to_owned());
     folder.join(format!("{name}.jsonl"))
 }
 
@@ -139,7 +119,7 @@ mod tests {
             private_copy_path(folder, plain),
             folder.join("019a-b2_c.3.jsonl")
         );
-        let long = "a".repeat(MAX_COPY_ID_BYTES + 1);
+        let long = "a".repeat(crate::paths::MAX_FILE_ID_BYTES + 1);
         for hostile in [
             "/home/u/.bashrc",
             "../../x",
