@@ -6,6 +6,7 @@
 
 mod agent;
 mod attach;
+mod banner;
 mod escape;
 mod external_editor;
 mod file_checkpoints;

@@ -4,7 +4,6 @@
 use anyhow::{Context as _, Result, bail};
 use ctxkit_compaction::list_compactions;
 use ctxkit_engine::{CompactionPlan, EngineError, NavigateOptions, NoCompaction};
-use ctxkit_protocol::AgentMessage;
 use ctxkit_resources::{expand_prompt_template, parse_frontmatter};
 use ctxkit_session::{Session, list_sessions};
 use ctxkit_tokens::estimate_tokens;
@@ -60,132 +59,7 @@ Commands:
 Ctrl-C interrupts the model or a tool and cancels a running compaction; Esc does too while the spinner shows.
 Esc twice at an empty input line rewinds to an earlier prompt, offering to restore the files changed since.";
 
-/// `Instructions from AGENTS.md, ../CLAUDE.md`: the context files the model is given, each
-/// relative to `cwd` when below it; `None` when there is none.
-fn context_files_line(
-    files: &[ctxkit_resources::ContextFile],
-    cwd: &std::path::Path,
-) -> Option<String> {
-    if files.is_empty() {
-        return None;
-    }
-    let names: Vec<String> = files
-        .iter()
-        .map(|file| {
-            let shown = file.path.strip_prefix(cwd).unwrap_or(&file.path);
-            crate::render::terminal_safe(&shown.display().to_string()).into_owned()
-        })
-        .collect();
-    Some(format!("Instructions from {}", names.join(", ")))
-}
-
 impl Chat {
-    /// The first lines: model, session, how to get help; for a continued session, where it stands.
-    pub async fn banner(&self) {
-        let config = self.client.config();
-        let window = match self.client.context_window() {
-            Some(window) => format!("{window}-token window"),
-            None => "unknown window: automatic compaction off".to_owned(),
-        };
-        let (file, entries, name) = self
-            .engine
-            .with_session(|session| {
-                (
-                    session.path().map(|path| path.display().to_string()),
-                    session.entries().len(),
-                    session.session_name(),
-                )
-            })
-            .await;
-        self.ui.line(&format!(
-            "ctxkit chat · {} ({window})",
-            config.display_name()
-        ));
-        let session = match (&file, self.in_memory) {
-            (_, true) | (None, false) => "in memory (nothing is saved)".to_owned(),
-            (Some(file), false) => match &self.shown_as {
-                Some((copy, shown)) if copy.display().to_string() == *file => shown.clone(),
-                _ => file.clone(),
-            },
-        };
-        if entries > 0 {
-            let name = name.map(|name| format!(" “{name}”")).unwrap_or_default();
-            self.ui.line(&format!(
-                "Continuing session{name} ({entries} entries): {session}"
-            ));
-            self.replay().await;
-            self.other_directory_note().await;
-            self.usage_line().await;
-        } else {
-            self.ui.line(&format!("Session: {session}"));
-        }
-        if let Some(line) = context_files_line(&self.resources.context_files, &self.cwd) {
-            self.ui.info(&line);
-        }
-        self.ui
-            .info("/help lists commands · Esc or Ctrl-C interrupts · Ctrl-D quits");
-    }
-
-    /// The end of the conversation so far, as it was shown when it happened.
-    async fn replay(&self) {
-        /// Messages shown when a session is continued.
-        const REPLAYED: usize = 12;
-        // Only the messages shown are read: a session of a million messages is not parsed whole
-        // to show its last twelve.
-        let (skipped, transcript) = self
-            .engine
-            .with_session(|session| {
-                let context = session.leaf_context();
-                let skipped = context.messages.len().saturating_sub(REPLAYED);
-                let shown = session.messages(&context.messages[skipped..]);
-                (skipped, shown.unwrap_or_default())
-            })
-            .await;
-        if skipped > 0 {
-            self.ui.info(&format!(
-                "… {skipped} earlier messages (/tree lists every entry)"
-            ));
-        }
-        for message in &transcript {
-            match message {
-                AgentMessage::User(user) => {
-                    let text = user.content.joined_text("\n");
-                    let (files, typed) = super::attach::split_attached(&text);
-                    self.ui.line(&format!("> {}", one_line(typed, 200)));
-                    if !files.is_empty() {
-                        self.ui.info(&format!("(attached: {})", files.join(", ")));
-                    }
-                }
-                AgentMessage::Assistant(reply) => self.ui.reply(reply, false),
-                AgentMessage::ToolResult(result) => {
-                    self.ui.tool_result(&ctxkit_agent::ToolOutcome {
-                        text: result.content.joined_text("\n"),
-                        is_error: result.is_error,
-                        details: None,
-                    })
-                }
-                AgentMessage::CompactionSummary(_) => {
-                    self.ui
-                        .info("[the earlier conversation, compacted into a summary]");
-                }
-                AgentMessage::BranchSummary(_) => {
-                    self.ui.info("[a summary of the branch left behind]");
-                }
-                AgentMessage::BashExecution(run) => {
-                    self.ui.line(&format!("$ {}", one_line(&run.command, 200)));
-                    super::shell::show(&self.ui, run);
-                }
-                AgentMessage::Custom(custom) => super::notes::show_custom(
-                    &self.ui,
-                    &custom.custom_type,
-                    &custom.content,
-                    custom.display,
-                ),
-                AgentMessage::Unknown(_) => {}
-            }
-        }
-    }
-
     /// Runs a slash command. One that moved the session (`/compact`, a `/tree` move, `/fork`,
     /// `/undo-compact`, `/model`) is followed by the status line, as a prompt is (`/resume`
     /// shows it after the session's replay).
