@@ -3,8 +3,8 @@
 use std::time::Instant;
 
 use ctxkit_protocol::{
-    AgentMessage, AssistantMessage, ContentBlock, JsonObject, MessageContent, ToolCall,
-    ToolResultMessage, Usage, UserMessage,
+    AgentMessage, AssistantMessage, ContentBlock, JsonObject, MessageContent, ToolCall, Usage,
+    UserMessage,
 };
 use ctxkit_tokens::estimate_tokens;
 
@@ -49,15 +49,7 @@ fn result(call: usize) -> AgentMessage {
     for line in 0..40 {
         text.push_str(&format!("{line:>3} | processing a batch of records\n"));
     }
-    AgentMessage::ToolResult(ToolResultMessage {
-        tool_call_id: format!("call_{call}"),
-        tool_name: "bash".to_owned(),
-        content: MessageContent::Blocks(vec![ContentBlock::text(text)]),
-        details: None,
-        is_error: false,
-        timestamp: None,
-        extra: JsonObject::new(),
-    })
+    super::session_tests::result(&format!("call_{call}"), &text)
 }
 
 /// A session whose replies recorded `overhead` plus `ratio` times ctxkit's estimate of the request

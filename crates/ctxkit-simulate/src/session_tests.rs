@@ -50,7 +50,7 @@ fn reply(text: &str, call: Option<(&str, serde_json::Value)>) -> AgentMessage {
     })
 }
 
-fn result(id: &str, text: &str) -> AgentMessage {
+pub(super) fn result(id: &str, text: &str) -> AgentMessage {
     AgentMessage::ToolResult(ToolResultMessage {
         tool_call_id: id.to_owned(),
         tool_name: "bash".to_owned(),

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use anyhow::{Result, bail};
 use ctxkit_engine::ForkPosition;
-use ctxkit_session::{Session, StoredEntry};
+use ctxkit_session::Session;
 
 use super::Chat;
 use super::picker::{List, Picked, pick};
@@ -22,18 +22,9 @@ fn fork_messages(session: &Session) -> Vec<(String, String)> {
         .entries()
         .iter()
         .filter(|entry| entry.role() == Some("user"))
-        .map(|entry| (entry.id().to_owned(), message_text(entry)))
+        .map(|entry| (entry.id().to_owned(), super::rewind::prompt_text(entry)))
         .filter(|(_, text)| !text.trim().is_empty())
         .collect()
-}
-
-/// A user message's text.
-fn message_text(entry: &StoredEntry) -> String {
-    entry
-        .parse_message()
-        .and_then(Result::ok)
-        .and_then(|message| Some(message.as_user()?.content.joined_text("\n")))
-        .unwrap_or_default()
 }
 
 impl Chat {

@@ -72,8 +72,8 @@ fn branch_prompts(session: &Session) -> Vec<StoredEntry> {
         .collect()
 }
 
-/// A user message's text.
-fn prompt_text(entry: &StoredEntry) -> String {
+/// A user message's text (its text parts joined; empty for anything else).
+pub(super) fn prompt_text(entry: &StoredEntry) -> String {
     entry
         .parse_message()
         .and_then(Result::ok)
