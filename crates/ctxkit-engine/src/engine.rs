@@ -261,6 +261,13 @@ impl Engine {
         self.inner.bus.subscribe()
     }
 
+    /// Calls `sink` with every event from now on, in order, on the thread that emits it and before
+    /// the engine goes on: whatever `sink` sends is ordered before anything the caller of the
+    /// engine's method does after it returns (a server answers a request after its events).
+    pub fn add_sink(&self, sink: crate::events::EventSink) {
+        self.inner.bus.add_sink(sink);
+    }
+
     pub(crate) async fn lock(&self) -> MutexGuard<'_, State> {
         self.inner.state.lock().await
     }

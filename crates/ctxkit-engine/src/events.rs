@@ -138,10 +138,21 @@ pub enum EngineEvent {
     },
 }
 
+/// A subscriber called as each event happens, on the emitting thread; it returns `false` to stop
+/// receiving events.
+pub type EventSink = Box<dyn Fn(&EngineEvent) -> bool + Send + Sync>;
+
 /// The subscribers of one engine.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct EventBus {
     subscribers: Mutex<Vec<mpsc::UnboundedSender<EngineEvent>>>,
+    sinks: Mutex<Vec<EventSink>>,
+}
+
+impl std::fmt::Debug for EventBus {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("EventBus").finish_non_exhaustive()
+    }
 }
 
 impl EventBus {
@@ -153,9 +164,48 @@ impl EventBus {
         receiver
     }
 
+    pub(crate) fn add_sink(&self, sink: EventSink) {
+        if let Ok(mut sinks) = self.sinks.lock() {
+            sinks.push(sink);
+        }
+    }
+
     pub(crate) fn emit(&self, event: EngineEvent) {
+        if let Ok(mut sinks) = self.sinks.lock() {
+            sinks.retain(|sink| sink(&event));
+        }
         if let Ok(mut subscribers) = self.subscribers.lock() {
             subscribers.retain(|subscriber| subscriber.send(event.clone()).is_ok());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    #[test]
+    fn a_sink_sees_each_event_before_emit_returns_until_it_declines() {
+        let bus = EventBus::default();
+        let seen = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&seen);
+        bus.add_sink(Box::new(move |_| {
+            counted.fetch_add(1, Ordering::SeqCst) < 1
+        }));
+        let start = || EngineEvent::CompactionStart {
+            reason: CompactionReason::Manual,
+        };
+        bus.emit(start());
+        assert_eq!(seen.load(Ordering::SeqCst), 1);
+        bus.emit(start());
+        bus.emit(start());
+        assert_eq!(
+            seen.load(Ordering::SeqCst),
+            2,
+            "the sink declined after the second"
+        );
     }
 }

@@ -108,7 +108,9 @@ pub use compact::{CheckReport, MAX_OVERFLOW_ATTEMPTS, RECOVERY_EXHAUSTED};
 pub use context_status::ContextStatus;
 pub use engine::{Engine, EngineOptions, InterruptCause, TurnGuard};
 pub use error::{EngineError, Result};
-pub use events::{CompactionEnd, CompactionFailed, CompactionReason, ContextUsage, EngineEvent};
+pub use events::{
+    CompactionEnd, CompactionFailed, CompactionReason, ContextUsage, EngineEvent, EventSink,
+};
 pub use hooks::{
     AfterCompact, AfterTree, BeforeCompact, BeforeCompactResult, BeforeFork, BeforeForkResult,
     BeforeTree, BeforeTreeResult, FileOpsView, ForkPosition, HookCompaction, HookError, HookFuture,

@@ -186,9 +186,6 @@ pub(crate) struct Shared {
     /// Set (to the signal's number) when the process is being stopped, before a stdio server's
     /// input is ended for it: that end is the server stopping, not the client leaving.
     pub(crate) signalled: Option<Arc<std::sync::OnceLock<i32>>>,
-    /// The tasks forwarding each opened engine's events; awaited at the end so that an event the
-    /// engine sent before it was dropped (a cancelled compaction's end) is written.
-    pub(crate) forwarders: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
 /// Serves requests from `input` until it ends or `shutdown` is called; writes to `output`.
@@ -264,7 +261,6 @@ where
         stop: tokio::sync::watch::Sender::new(stop::Stop::Nothing),
         draining: draining.clone(),
         signalled,
-        forwarders: std::sync::Mutex::new(Vec::new()),
     });
     let follower = draining.map(|phase| tokio::spawn(drain::follow(Arc::clone(&shared), phase)));
     // Requests run one after another, in order, so a client may pipeline them; cancellation and
@@ -339,11 +335,9 @@ where
         // Answered, and its batch (if any) written, before the writer ends.
         reply.send(&shared.out, outcome);
     }
-    // Ends the event forwarders, whose engines are dropped here (their last events written), and
-    // the writer.
+    // Ends the writer; the engines' events were written as they happened.
     agent_run::stop_warming(&shared);
     *shared.engine.write().await = None;
-    finish_forwarding(&shared).await;
     shared.out.end();
     drop(shared);
     match writer.await {
@@ -374,43 +368,15 @@ impl serde::Serialize for Answer {
     }
 }
 
-/// How long the end waits for the events of dropped engines to be forwarded (an engine a tool's
-/// abandoned thread still holds never closes its events).
-const FORWARDING_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// Waits until every engine's events sent so far are forwarded, once the engines are dropped.
-async fn finish_forwarding(shared: &Shared) {
-    let forwarders = match shared.forwarders.lock() {
-        Ok(mut forwarders) => std::mem::take(&mut *forwarders),
-        Err(_) => return,
-    };
-    let all = async {
-        for forwarder in forwarders {
-            let _ = forwarder.await;
-        }
-    };
-    let _ = tokio::time::timeout(FORWARDING_GRACE, all).await;
-}
-
-/// Forwards an engine's events as `event` notifications.
+/// Forwards an engine's events as `event` notifications, as they happen: a request's events are
+/// written before its answer.
 pub(crate) fn forward_events(shared: &Arc<Shared>, engine: &Engine) {
-    let mut events = engine.subscribe();
     let out = shared.out.clone();
-    let forwarder = tokio::spawn(async move {
-        while let Some(event) = events.recv().await {
-            let Ok(params) = serde_json::to_value(wire::Event::from(event)) else {
-                continue;
-            };
-            if out
-                .send(&json!({"jsonrpc": "2.0", "method": "event", "params": params}))
-                .is_err()
-            {
-                break;
-            }
-        }
-    });
-    if let Ok(mut forwarders) = shared.forwarders.lock() {
-        forwarders.retain(|forwarder| !forwarder.is_finished());
-        forwarders.push(forwarder);
-    }
+    engine.add_sink(Box::new(move |event| {
+        let Ok(params) = serde_json::to_value(wire::Event::from(event.clone())) else {
+            return true;
+        };
+        out.send(&json!({"jsonrpc": "2.0", "method": "event", "params": params}))
+            .is_ok()
+    }));
 }

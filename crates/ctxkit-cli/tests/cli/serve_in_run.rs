@@ -141,6 +141,12 @@ fn run_prompts(serve: &mut Server, format: Format, prompt: &Mutex<usize>) -> usi
                     .contains(&format!("ANSWER-{number}:"))
         });
         answered += usize::from(replied);
+        // The run's events were written before its answer.
+        assert_eq!(
+            serve.events_of("compaction_start").len(),
+            serve.events_of("compaction_end").len(),
+            "{format:?} prompt {number}"
+        );
     }
     answered
 }

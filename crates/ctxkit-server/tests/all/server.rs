@@ -239,6 +239,37 @@ async fn a_session_through_the_protocol() {
     let _ = Arc::new(());
 }
 
+/// A request's events are written before its answer: a client that reads up to the answer of
+/// `compact` (or of the last `agent.run` before `shutdown`) has seen the compaction's end. (On a
+/// one-worker runtime the request task's end put the answer ahead of a forwarding task.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn a_compactions_events_come_before_the_answer_of_its_request() {
+    for round in 0..5 {
+        let dir = tempfile::tempdir().unwrap();
+        let mut client = start(dir.path());
+        client.call("initialize", Value::Null).await;
+        client
+            .call("session.create", json!({"cwd": dir.path()}))
+            .await;
+        client
+            .append_turns(&[("first", 100), ("second", 9_000)])
+            .await;
+        let compact = client.call("compact", json!({})).await;
+        assert!(compact["result"]["entry_id"].is_string(), "{compact}");
+        let kinds: Vec<&str> = client
+            .notifications
+            .iter()
+            .filter_map(|message| message["params"]["type"].as_str())
+            .filter(|kind| kind.starts_with("compaction"))
+            .collect();
+        assert_eq!(
+            kinds,
+            ["compaction_start", "compaction_end"],
+            "round {round}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn bad_lines_and_absurd_numbers_do_not_stop_the_server() {
     let dir = tempfile::tempdir().unwrap();
