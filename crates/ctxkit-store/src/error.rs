@@ -133,7 +133,13 @@ impl StoreError {
     pub(crate) fn connect(error: &deadpool_postgres::PoolError) -> Self {
         use deadpool_postgres::{PoolError, TimeoutType};
         let reason = match error {
-            PoolError::Backend(error) => describe(error),
+            PoolError::Backend(error) => {
+                let reason = describe(error);
+                match crate::postgres::tls::hint(&reason) {
+                    Some(hint) => format!("{reason} ({hint})"),
+                    None => reason,
+                }
+            }
             PoolError::Timeout(TimeoutType::Create) => {
                 "the database did not answer in time".to_owned()
             }

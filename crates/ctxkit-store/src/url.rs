@@ -100,14 +100,7 @@ fn scheme_of(text: &str) -> Option<&str> {
 /// Refuses a `postgres://` URL the database driver could not connect with (a bad port, an
 /// unknown parameter), before anything connects.
 fn check_database_url(url: &str) -> Result<()> {
-    let invalid = |reason: String| StoreError::InvalidUrl {
-        url: redact_url(url),
-        reason,
-    };
-    url::Url::parse(url).map_err(|error| invalid(error.to_string()))?;
-    url.parse::<tokio_postgres::Config>()
-        .map_err(|error| invalid(crate::error::describe(&error)))?;
-    Ok(())
+    crate::postgres::tls::read_url(url).map(drop)
 }
 
 impl fmt::Debug for StoreUrl {

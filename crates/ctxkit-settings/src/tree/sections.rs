@@ -248,7 +248,8 @@ impl std::fmt::Debug for ServerConfig {
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct StoreConfig {
-    /// A sessions directory or a `postgres://` URL (its credentials are never printed).
+    /// A sessions directory or a `postgres://` URL (its credentials are never printed;
+    /// `?sslmode=require` for TLS, verified: docs/deployment.md).
     #[schemars(extend("x-secret" = true))]
     pub url: Option<String>,
     /// How long a database session's writer holds it without renewing, in seconds: how long a

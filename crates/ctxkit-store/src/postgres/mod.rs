@@ -7,12 +7,15 @@ use std::time::Duration;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::{NoTls, Row};
 
+use self::tls::Tls;
+
 use crate::error::{Result, StoreError};
 use crate::lines::{SessionLines, next_checked};
 use crate::store::{Lease, ListQuery, SessionStore, StoredSession};
 
 mod lease;
 mod list;
+pub(crate) mod tls;
 mod writes;
 
 /// The migrations, in order; `ctxkit_schema` records which ran.
@@ -58,19 +61,16 @@ impl std::fmt::Debug for PostgresStore {
 impl PostgresStore {
     /// Connects to `url` and runs the migrations that have not run.
     pub async fn connect(url: &str) -> Result<Self> {
-        let config: tokio_postgres::Config =
-            url.parse()
-                .map_err(|error: tokio_postgres::Error| StoreError::InvalidUrl {
-                    url: crate::url::redact_url(url),
-                    reason: error.to_string(),
-                })?;
-        let manager = Manager::from_config(
-            config,
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
+        let tls::Connection { config, tls } = tls::read_url(url)?;
+        let manager_config = ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        };
+        let manager = match &tls {
+            Tls::Plain => Manager::from_config(config, NoTls, manager_config),
+            Tls::Verified(roots) => {
+                Manager::from_config(config, tls::connector(roots)?, manager_config)
+            }
+        };
         let pool = Pool::builder(manager)
             .max_size(POOL_SIZE)
             .runtime(deadpool_postgres::Runtime::Tokio1)
@@ -115,6 +115,21 @@ impl PostgresStore {
             .await
             .map(drop)
             .map_err(StoreError::database("check the connection"))
+    }
+
+    /// Whether this store's connections are encrypted (TLS), as the server sees them.
+    pub async fn encrypted(&self) -> Result<bool> {
+        let row = self
+            .client()
+            .await?
+            .query_one(
+                "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+                &[],
+            )
+            .await
+            .map_err(StoreError::database("read the connection's encryption"))?;
+        row.try_get(0)
+            .map_err(StoreError::database("read the connection's encryption"))
     }
 
     /// Runs the migrations not yet recorded, under an advisory lock (instances starting together

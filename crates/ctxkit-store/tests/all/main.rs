@@ -5,3 +5,4 @@
 mod backends;
 mod crowded;
 mod suite;
+mod tls;

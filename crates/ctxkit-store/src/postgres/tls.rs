@@ -1,0 +1,233 @@
+//! TLS to the database, chosen by the store URL's `sslmode` and `sslrootcert` (libpq's names).
+//!
+//! Without `sslmode` (or with `disable`) the connection is plain TCP, as before TLS was supported.
+//! `require`, `verify-ca` and `verify-full` all encrypt and verify the server: its certificate
+//! must chain to a trusted root and name the URL's host. libpq's `require` checks neither and its
+//! `verify-ca` skips the name; ctxkit sends sessions (people's code, their conversations) only to a
+//! server it has verified. The roots are the file `sslrootcert` names (PEM; a private CA such as a
+//! cloud provider's), else the Mozilla roots built in (`sslrootcert=system` says so). `prefer` and
+//! `allow` are refused: they fall back to plain text without telling anyone.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tokio_postgres_rustls::MakeRustlsConnect;
+
+use crate::error::{Result, StoreError};
+
+/// How a store URL asks to connect.
+#[derive(Debug)]
+pub(crate) struct Connection {
+    /// The driver's settings (ctxkit's own parameters taken out).
+    pub(crate) config: tokio_postgres::Config,
+    pub(crate) tls: Tls,
+}
+
+/// Plain TCP, or TLS verified against these roots.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Tls {
+    Plain,
+    Verified(Roots),
+}
+
+/// Where the trusted roots come from.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Roots {
+    BuiltIn,
+    File(PathBuf),
+}
+
+/// Reads `url` (a `postgres://` URL) without touching any file: its driver settings and its TLS.
+pub(crate) fn read_url(url: &str) -> Result<Connection> {
+    let invalid = |reason: String| StoreError::InvalidUrl {
+        url: crate::url::redact_url(url),
+        reason,
+    };
+    let mut parsed = url::Url::parse(url).map_err(|error| invalid(error.to_string()))?;
+    let mut mode = None;
+    let mut root_file = None;
+    // The other parameters are kept as written (re-encoding them would change what the driver
+    // reads: it does not take `+` for a space).
+    let mut kept: Vec<&str> = Vec::new();
+    let query = parsed.query().unwrap_or("").to_owned();
+    for pair in query.split('&').filter(|pair| !pair.is_empty()) {
+        let mut decoded = url::form_urlencoded::parse(pair.as_bytes());
+        match decoded.next() {
+            Some((key, value)) if key == "sslmode" => mode = Some(value.into_owned()),
+            Some((key, value)) if key == "sslrootcert" => root_file = Some(value.into_owned()),
+            _ => kept.push(pair),
+        }
+    }
+    let tls = choose(mode.as_deref(), root_file).map_err(invalid)?;
+    let driver_mode = match tls {
+        Tls::Plain => "sslmode=disable",
+        Tls::Verified(_) => "sslmode=require",
+    };
+    kept.push(driver_mode);
+    parsed.set_query(Some(&kept.join("&")));
+    let config = parsed
+        .as_str()
+        .parse::<tokio_postgres::Config>()
+        .map_err(|error| invalid(crate::error::describe(&error)))?;
+    Ok(Connection { config, tls })
+}
+
+fn choose(mode: Option<&str>, root_file: Option<String>) -> std::result::Result<Tls, String> {
+    let verified = match mode {
+        None | Some("disable") => false,
+        Some("require" | "verify-ca" | "verify-full") => true,
+        Some(fallback @ ("prefer" | "allow")) => {
+            return Err(format!(
+                "`sslmode={fallback}` falls back to plain text unseen: use `sslmode=require` \
+                 (encrypted and verified; `sslrootcert=FILE` for a private CA) or leave it out \
+                 for plain TCP"
+            ));
+        }
+        Some(other) => {
+            return Err(format!(
+                "unknown `sslmode={other}` (disable, require, verify-ca or verify-full)"
+            ));
+        }
+    };
+    match (verified, root_file) {
+        (false, None) => Ok(Tls::Plain),
+        (false, Some(_)) => Err(
+            "`sslrootcert` is read only with `sslmode=require`, `verify-ca` or `verify-full`"
+                .to_owned(),
+        ),
+        (true, None) => Ok(Tls::Verified(Roots::BuiltIn)),
+        (true, Some(file)) if file == "system" => Ok(Tls::Verified(Roots::BuiltIn)),
+        (true, Some(file)) if file.is_empty() => Err("`sslrootcert` is empty".to_owned()),
+        (true, Some(file)) => Ok(Tls::Verified(Roots::File(PathBuf::from(file)))),
+    }
+}
+
+/// The connector for verified TLS: the roots read (a file's certificates, or the built-in ones).
+pub(crate) fn connector(roots: &Roots) -> Result<MakeRustlsConnect> {
+    let mut store = rustls::RootCertStore::empty();
+    match roots {
+        Roots::BuiltIn => store.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
+        Roots::File(path) => add_file_roots(&mut store, path)?,
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|error| StoreError::Connect {
+            reason: format!("TLS: {error}"),
+        })?
+        .with_root_certificates(store)
+        .with_no_client_auth();
+    Ok(MakeRustlsConnect::new(config))
+}
+
+fn add_file_roots(store: &mut rustls::RootCertStore, path: &Path) -> Result<()> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    let unreadable = |reason: String| StoreError::Connect {
+        reason: format!(
+            "cannot read the CA certificates `{}`: {reason}",
+            path.display()
+        ),
+    };
+    let bytes = std::fs::read(path).map_err(|error| unreadable(error.to_string()))?;
+    let mut added = 0;
+    for certificate in CertificateDer::pem_slice_iter(&bytes) {
+        let certificate = certificate.map_err(|error| unreadable(error.to_string()))?;
+        store
+            .add(certificate)
+            .map_err(|error| unreadable(error.to_string()))?;
+        added += 1;
+    }
+    if added == 0 {
+        return Err(unreadable("no PEM certificate in it".to_owned()));
+    }
+    Ok(())
+}
+
+/// A hint for a handshake the server's certificate failed.
+pub(crate) fn hint(reason: &str) -> Option<&'static str> {
+    reason.contains("invalid peer certificate").then_some(
+        "the server's certificate must chain to a trusted root and name the URL's host: name \
+         its CA with `sslrootcert=/path/ca.pem` in the store URL",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tls_of(url: &str) -> std::result::Result<Tls, String> {
+        read_url(url)
+            .map(|connection| connection.tls)
+            .map_err(|error| error.to_string())
+    }
+
+    #[test]
+    fn no_sslmode_is_plain_and_the_driver_is_told_so() {
+        let connection =
+            read_url("postgres://u@db.example/x?application_name=a%20b&options=-c%20x%3Dy")
+                .unwrap();
+        assert_eq!(connection.tls, Tls::Plain);
+        assert_eq!(connection.config.get_options(), Some("-c x=y"));
+        assert_eq!(
+            connection.config.get_ssl_mode(),
+            tokio_postgres::config::SslMode::Disable
+        );
+        assert_eq!(connection.config.get_application_name(), Some("a b"));
+    }
+
+    #[test]
+    fn every_verifying_mode_verifies_against_the_named_roots() {
+        for mode in ["require", "verify-ca", "verify-full"] {
+            let connection = read_url(&format!(
+                "postgres://u@db/x?sslmode={mode}&sslrootcert=/ca.pem"
+            ))
+            .unwrap();
+            assert_eq!(
+                connection.tls,
+                Tls::Verified(Roots::File(PathBuf::from("/ca.pem")))
+            );
+            assert_eq!(
+                connection.config.get_ssl_mode(),
+                tokio_postgres::config::SslMode::Require
+            );
+        }
+        assert_eq!(
+            tls_of("postgres://u@db/x?sslmode=require&sslrootcert=system"),
+            Ok(Tls::Verified(Roots::BuiltIn))
+        );
+        assert_eq!(
+            tls_of("postgres://u@db/x?sslmode=verify-full"),
+            Ok(Tls::Verified(Roots::BuiltIn))
+        );
+    }
+
+    #[test]
+    fn a_silent_fallback_or_a_stray_root_file_is_refused_with_the_way_out() {
+        let prefer = tls_of("postgres://u:secret@db/x?sslmode=prefer").unwrap_err();
+        assert!(prefer.contains("sslmode=require"), "{prefer}");
+        assert!(!prefer.contains("secret"), "{prefer}");
+        let unknown = tls_of("postgres://u@db/x?sslmode=strict").unwrap_err();
+        assert!(unknown.contains("verify-full"), "{unknown}");
+        let stray = tls_of("postgres://u@db/x?sslrootcert=/ca.pem").unwrap_err();
+        assert!(stray.contains("sslmode=require"), "{stray}");
+    }
+
+    #[test]
+    fn a_root_file_without_certificates_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("ca.pem");
+        std::fs::write(&file, "not a certificate\n").unwrap();
+        let error = connector(&Roots::File(file.clone()))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(error.contains("no PEM certificate"), "{error}");
+        assert!(error.contains(&file.display().to_string()), "{error}");
+        let missing = connector(&Roots::File(dir.path().join("gone.pem")))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(missing.contains("gone.pem"), "{missing}");
+    }
+}
