@@ -253,6 +253,10 @@ fn classify_store(store_error: &ctxkit_store::StoreError) -> (u8, Option<String>
             4,
             Some("check that PostgreSQL runs and takes connections at the URL's host and port, for its user and database (the URL comes from `--store`, `CTXKIT_STORE` or setting `store.url`)".to_owned()),
         ),
+        StoreError::Tls { .. } => (
+            4,
+            Some("the server's certificate must chain to a trusted root and name the URL's host: name its CA's PEM file with `sslrootcert=/path/ca.pem` in the store URL (docs/deployment.md, \"TLS\")".to_owned()),
+        ),
         StoreError::Io { .. } | StoreError::Database { .. } => (4, None),
     }
 }

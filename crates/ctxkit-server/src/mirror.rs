@@ -97,7 +97,8 @@ fn store_error(error: StoreError) -> MethodError {
         | StoreError::Io { .. }
         | StoreError::Session(_)
         | StoreError::Database { .. }
-        | StoreError::Connect { .. } => "store",
+        | StoreError::Connect { .. }
+        | StoreError::Tls { .. } => "store",
     };
     MethodError {
         code: codes::ENGINE_ERROR,

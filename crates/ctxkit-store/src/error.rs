@@ -90,6 +90,11 @@ pub enum StoreError {
     /// authentication failed for user …`, `database … does not exist`: never a password).
     #[error("database: cannot connect: {reason}")]
     Connect { reason: String },
+
+    /// The TLS the URL asked for could not be set up: the server's certificate was not verified,
+    /// or the `sslrootcert` file could not be read.
+    #[error("database: cannot connect over TLS: {reason}")]
+    Tls { reason: String },
 }
 
 /// What went wrong, in the database's words: the server's message when it sent one (a driver
@@ -135,10 +140,10 @@ impl StoreError {
         let reason = match error {
             PoolError::Backend(error) => {
                 let reason = describe(error);
-                match crate::postgres::tls::hint(&reason) {
-                    Some(hint) => format!("{reason} ({hint})"),
-                    None => reason,
+                if crate::postgres::tls::is_certificate_refusal(&reason) {
+                    return Self::Tls { reason };
                 }
+                reason
             }
             PoolError::Timeout(TimeoutType::Create) => {
                 "the database did not answer in time".to_owned()

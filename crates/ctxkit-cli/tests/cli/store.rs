@@ -191,6 +191,36 @@ fn a_database_password_is_never_printed() {
     );
 }
 
+/// TLS from the CLI: a server of an unknown CA is refused with the way out (exit 4), a verified
+/// one is used, and a fallback to plain text is refused as a wrong URL (exit 2).
+#[test]
+fn a_database_over_tls_is_verified_or_refused_with_the_way_out() {
+    let Some(url) = database() else { return };
+    let ca = std::env::var("CTXKIT_TEST_DATABASE_CA").unwrap();
+    let run = Run::new();
+    let unverified = format!("{url}?sslmode=require");
+    let output = run.ctxkit(&with_store(&unverified, &["sessions", "--all"]));
+    assert!(output.starts_with("exit: 4"), "{output}");
+    assert!(output.contains("invalid peer certificate"), "{output}");
+    assert!(
+        output.contains("hint: ") && output.contains("sslrootcert="),
+        "{output}"
+    );
+    let verified = format!("{url}?sslmode=verify-full&sslrootcert={ca}");
+    let (file, id) = fresh_copy(&run, "good-branches.jsonl");
+    let imported = run.ctxkit(&with_store(
+        &verified,
+        &["store", "import", path_text(&file)],
+    ));
+    assert!(imported.starts_with("exit: 0"), "{imported}");
+    let tree = run.ctxkit(&with_store(&verified, &["tree", &id]));
+    assert!(tree.starts_with("exit: 0"), "{tree}");
+    let fallback = format!("{url}?sslmode=prefer");
+    let output = run.ctxkit(&with_store(&fallback, &["sessions", "--all"]));
+    assert!(output.starts_with("exit: 2"), "{output}");
+    assert!(output.contains("sslmode=require"), "{output}");
+}
+
 #[test]
 fn an_untrusted_project_cannot_choose_the_store() {
     let run = Run::new();

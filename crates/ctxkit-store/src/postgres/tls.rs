@@ -112,8 +112,8 @@ pub(crate) fn connector(roots: &Roots) -> Result<MakeRustlsConnect> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|error| StoreError::Connect {
-            reason: format!("TLS: {error}"),
+        .map_err(|error| StoreError::Tls {
+            reason: error.to_string(),
         })?
         .with_root_certificates(store)
         .with_no_client_auth();
@@ -123,7 +123,7 @@ pub(crate) fn connector(roots: &Roots) -> Result<MakeRustlsConnect> {
 fn add_file_roots(store: &mut rustls::RootCertStore, path: &Path) -> Result<()> {
     use rustls::pki_types::CertificateDer;
     use rustls::pki_types::pem::PemObject;
-    let unreadable = |reason: String| StoreError::Connect {
+    let unreadable = |reason: String| StoreError::Tls {
         reason: format!(
             "cannot read the CA certificates `{}`: {reason}",
             path.display()
@@ -144,12 +144,9 @@ fn add_file_roots(store: &mut rustls::RootCertStore, path: &Path) -> Result<()> 
     Ok(())
 }
 
-/// A hint for a handshake the server's certificate failed.
-pub(crate) fn hint(reason: &str) -> Option<&'static str> {
-    reason.contains("invalid peer certificate").then_some(
-        "the server's certificate must chain to a trusted root and name the URL's host: name \
-         its CA with `sslrootcert=/path/ca.pem` in the store URL",
-    )
+/// Whether a connection failed for the server's certificate (rustls's words, under the driver's).
+pub(crate) fn is_certificate_refusal(reason: &str) -> bool {
+    reason.contains("invalid peer certificate")
 }
 
 #[cfg(test)]

@@ -322,7 +322,8 @@ pub async fn a_second_writer_is_refused(store: &impl SessionStore) {
         | StoreError::Io { .. }
         | StoreError::Session(_)
         | StoreError::Database { .. }
-        | StoreError::Connect { .. }) => panic!("expected session_in_use, got {other:?}"),
+        | StoreError::Connect { .. }
+        | StoreError::Tls { .. }) => panic!("expected session_in_use, got {other:?}"),
     }
     // The holder still writes.
     store
