@@ -2,7 +2,7 @@
 //! session file or creates a new one; existing lines are never changed (`migrate` rewrites atomically).
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use ctxkit_protocol::MessageContent;
@@ -12,6 +12,13 @@ use super::{Locations, note_rewrite};
 use crate::Outcome;
 
 pub fn fork(file: &Path, at: Option<&str>, out: &mut dyn Write) -> Result<Outcome> {
+    let path = fork_file(file, at)?;
+    writeln!(out, "{}", path.display())?;
+    Ok(Outcome::Success)
+}
+
+/// Forks `file` at entry `at` (default: its leaf) into a new session file beside it; its path.
+pub(super) fn fork_file(file: &Path, at: Option<&str>) -> Result<PathBuf> {
     let mut session = Session::open(file)?;
     super::report_damage(&session, file)?;
     let leaf = match at {
@@ -24,11 +31,7 @@ pub fn fork(file: &Path, at: Option<&str>, out: &mut dyn Write) -> Result<Outcom
     let new_path = session.create_branched_session(&leaf)?;
     // A fork without an assistant reply is held back by the deferred-write rule; write it now.
     session.flush_pending()?;
-    match new_path {
-        Some(path) => writeln!(out, "{}", path.display())?,
-        None => anyhow::bail!("the session is not persisted"),
-    }
-    Ok(Outcome::Success)
+    new_path.ok_or_else(|| anyhow::anyhow!("the session is not persisted"))
 }
 
 pub fn fork_from(
@@ -37,20 +40,31 @@ pub fn fork_from(
     cwd: &Path,
     out: &mut dyn Write,
 ) -> Result<Outcome> {
+    let cwd = project_folder(cwd)?;
+    let dir = default_session_dir(&locations.sessions_root, &cwd);
+    let path = fork_from_into(file, &cwd, &dir)?;
+    writeln!(out, "{}", path.display())?;
+    Ok(Outcome::Success)
+}
+
+/// `--cwd` of `fork-from`: an existing folder, made absolute.
+pub(super) fn project_folder(cwd: &Path) -> Result<String> {
     if !cwd.is_dir() {
         anyhow::bail!(
             "`{}` is not a folder; --cwd names the project folder the copy belongs to",
             cwd.display()
         );
     }
-    let cwd = std::path::absolute(cwd)?;
-    let cwd = cwd.display().to_string();
-    let dir = default_session_dir(&locations.sessions_root, &cwd);
-    let session = Session::fork_from(file, &cwd, &dir)?;
-    if let Some(path) = session.path() {
-        writeln!(out, "{}", path.display())?;
-    }
-    Ok(Outcome::Success)
+    Ok(std::path::absolute(cwd)?.display().to_string())
+}
+
+/// Copies `file` into folder `dir` as a session of project `cwd`; the copy's path.
+pub(super) fn fork_from_into(file: &Path, cwd: &str, dir: &Path) -> Result<PathBuf> {
+    let session = Session::fork_from(file, cwd, dir)?;
+    session
+        .path()
+        .map(Path::to_path_buf)
+        .ok_or_else(|| anyhow::anyhow!("the session is not persisted"))
 }
 
 pub fn label(file: &Path, id: &str, label: Option<&str>, out: &mut dyn Write) -> Result<Outcome> {

@@ -82,8 +82,8 @@ enum Access {
     Read,
     /// Appends entries to it.
     Append,
-    /// Writes another file (a fork, a migration, `--out`): not on a database session.
-    NewFile,
+    /// Makes a new session of it (`fork`, `fork-from`): on a database, a new stored session.
+    NewSession,
 }
 
 /// The session FILE argument of a command, and what the command does with it.
@@ -99,6 +99,7 @@ fn session_argument(command: &mut Command) -> Option<(&mut PathBuf, Access)> {
         // (`commands::web`), polling the database for what was appended.
         Command::Export { web, .. } => web.file.as_mut().map(|file| (file, Access::Read)),
         Command::View { .. } => None,
+        // `--out` writes the compacted copy to the file it names, as `store export` writes one.
         Command::Compact {
             file,
             out,
@@ -106,9 +107,7 @@ fn session_argument(command: &mut Command) -> Option<(&mut PathBuf, Access)> {
             dry_run,
             ..
         } => {
-            let access = if out.is_some() {
-                Access::NewFile
-            } else if *preview || *dry_run {
+            let access = if out.is_some() || *preview || *dry_run {
                 Access::Read
             } else {
                 Access::Append
@@ -122,9 +121,11 @@ fn session_argument(command: &mut Command) -> Option<(&mut PathBuf, Access)> {
         | Command::UndoCompact { file } => Some((file, Access::Append)),
         // `chat --session ID` continues a database session (a session another surface wrote).
         Command::Chat(args) => args.session.as_mut().map(|file| (file, Access::Append)),
-        Command::Fork { file, .. } | Command::ForkFrom { file, .. } | Command::Migrate { file } => {
-            Some((file, Access::NewFile))
+        Command::Fork { file, .. } | Command::ForkFrom { file, .. } => {
+            Some((file, Access::NewSession))
         }
+        // A stored session is in the current format (the store takes no other): it says so.
+        Command::Migrate { file } => Some((file, Access::Read)),
         Command::Sessions { .. }
         | Command::Store(_)
         | Command::Import { .. }
@@ -409,21 +410,25 @@ fn on_database_session(
         Some((file, access)) => (file.display().to_string(), access),
         None => return dispatch(command, out),
     };
-    if access == Access::NewFile {
-        anyhow::bail!(
-            "`{id}` is a database session: this command writes a new file; export it first \
-             (`ctxkit store export {id} -o FILE`)"
-        );
-    }
     let runtime = runtime()?;
     let store = open(&runtime, url)?;
+    if access == Access::NewSession {
+        return super::store_fork::fork_in_store(&runtime, &store, &id, command, out);
+    }
     let lease = match access {
         Access::Append => Some(runtime.block_on(store.acquire(
             &id,
             &writer_name(),
             ctxkit_store::DEFAULT_LEASE,
         ))?),
-        Access::Read | Access::NewFile => None,
+        Access::Read | Access::NewSession => None,
+    };
+    // `compact --out FILE`: the new file's parent is the stored session, not its temporary copy.
+    let compacted_to = match &command {
+        Command::Compact {
+            out: Some(file), ..
+        } if !file.exists() => Some(file.clone()),
+        _ => None,
     };
     let copy = Copy {
         runtime: &runtime,
@@ -432,7 +437,12 @@ fn on_database_session(
         id: &id,
         lease: lease.as_ref(),
     };
-    let result = copy.run(command, out, dispatch);
+    let result = copy.run(command, out, dispatch).and_then(|outcome| {
+        match compacted_to.filter(|file| file.exists()) {
+            Some(file) => super::store_fork::name_parent(&file, &id).map(|()| outcome),
+            None => Ok(outcome),
+        }
+    });
     if let Some(lease) = &lease {
         // A lease taken over is not ours to release; the error above already says so.
         let _ = runtime.block_on(store.release(lease));

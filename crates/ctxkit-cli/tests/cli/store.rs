@@ -191,6 +191,66 @@ fn a_database_password_is_never_printed() {
     );
 }
 
+/// `fork`, `fork-from`, `migrate` and `compact --out` on a database session: a fork is a new
+/// stored session (its id printed, its parent the stored id), the parent only read; a migration
+/// says the session is current; `--out` writes the compacted copy to the file it names.
+#[test]
+fn commands_that_make_a_new_session_work_on_a_database_session() {
+    let Some(url) = database() else { return };
+    let run = Run::new();
+    let (file, id) = fresh_copy(&run, "good-large-realistic.jsonl");
+    run.ctxkit(&with_store(&url, &["store", "import", path_text(&file)]));
+    let before = run.ctxkit(&with_store(&url, &["info", &id]));
+    let stored_header = |session: &str| -> serde_json::Value {
+        let out = run.home.path().join(format!("{session}.export.jsonl"));
+        let exported = run.ctxkit(&with_store(
+            &url,
+            &["store", "export", session, "-o", path_text(&out)],
+        ));
+        assert!(exported.starts_with("exit: 0"), "{exported}");
+        let text = std::fs::read_to_string(&out).unwrap();
+        serde_json::from_str(text.lines().next().unwrap()).unwrap()
+    };
+    let forked = run.ctxkit(&with_store(&url, &["fork", &id]));
+    let new_id = forked.strip_prefix("exit: 0\n").unwrap().trim().to_owned();
+    assert_ne!(new_id, id);
+    assert_eq!(stored_header(&new_id)["parentSession"], id.as_str());
+    let project = run.home.path().join("other-project");
+    std::fs::create_dir_all(&project).unwrap();
+    let copied = run.ctxkit(&with_store(
+        &url,
+        &["fork-from", &id, "--cwd", path_text(&project)],
+    ));
+    let copy_id = copied.strip_prefix("exit: 0\n").unwrap().trim().to_owned();
+    let header = stored_header(&copy_id);
+    assert_eq!(header["cwd"], path_text(&project));
+    assert_eq!(header["parentSession"], id.as_str());
+    let migrated = run.ctxkit(&with_store(&url, &["migrate", &id]));
+    assert_eq!(
+        migrated,
+        format!("exit: 0\n`{id}` is already in session format v3\n")
+    );
+    let out = run.home.path().join("compacted.jsonl");
+    let compacted = run.ctxkit(&with_store(
+        &url,
+        &[
+            "compact",
+            &id,
+            "--keep-recent-tokens",
+            "2000",
+            "--out",
+            path_text(&out),
+        ],
+    ));
+    assert!(compacted.starts_with("exit: 0"), "{compacted}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    let written: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(written["parentSession"], id.as_str());
+    assert!(text.contains("\"type\":\"compaction\""));
+    // The parent was only read.
+    assert_eq!(run.ctxkit(&with_store(&url, &["info", &id])), before);
+}
+
 /// TLS from the CLI: a server of an unknown CA is refused with the way out (exit 4), a verified
 /// one is used, and a fallback to plain text is refused as a wrong URL (exit 2).
 #[test]
