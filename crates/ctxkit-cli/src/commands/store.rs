@@ -424,11 +424,14 @@ fn on_database_session(
         Access::Read | Access::NewSession => None,
     };
     // `compact --out FILE`: the new file's parent is the stored session, not its temporary copy.
-    let compacted_to = match &command {
-        Command::Compact {
-            out: Some(file), ..
-        } if !file.exists() => Some(file.clone()),
-        _ => None,
+    let compacted_to = if let Command::Compact {
+        out: Some(file), ..
+    } = &command
+        && !file.exists()
+    {
+        Some(file.clone())
+    } else {
+        None
     };
     let copy = Copy {
         runtime: &runtime,

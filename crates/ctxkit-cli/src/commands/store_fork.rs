@@ -29,13 +29,13 @@ pub(super) fn fork_in_store(
     let forked = {
         // Messages about the copy name the stored session.
         let _shown = crate::redact::show_path_as(&copy, id);
-        match command {
-            Command::Fork { at, .. } => super::edit::fork_file(&copy, at.as_deref())?,
-            Command::ForkFrom { cwd, .. } => {
-                let cwd = super::edit::project_folder(&cwd)?;
-                super::edit::fork_from_into(&copy, &cwd, directory.path())?
-            }
-            _ => anyhow::bail!("only `fork` and `fork-from` make a new stored session"),
+        if let Command::Fork { at, .. } = command {
+            super::edit::fork_file(&copy, at.as_deref())?
+        } else if let Command::ForkFrom { cwd, .. } = command {
+            let cwd = super::edit::project_folder(&cwd)?;
+            super::edit::fork_from_into(&copy, &cwd, directory.path())?
+        } else {
+            anyhow::bail!("only `fork` and `fork-from` make a new stored session")
         }
     };
     name_parent(&forked, id)?;
