@@ -256,15 +256,8 @@ async fn dispatch_value(
         return context_method(shared, method, raw).await;
     }
     if TREE_METHODS.contains(&method) {
-        if matches!(method, "fork" | "clone") && shared.mirror.lock().await.is_some() {
-            return Err(MethodError {
-                code: codes::ENGINE_ERROR,
-                message: format!(
-                    "`{method}` writes a new session file, which a database session cannot do yet; \
-                     export the session (`ctxkit store export ID -o FILE`) and open the file"
-                ),
-                kind: Some("not_on_database"),
-            });
+        if matches!(method, "fork" | "clone") {
+            return fork(shared, method, raw).await;
         }
         return tree_method(shared, method, raw).await;
     }
@@ -410,6 +403,30 @@ async fn context_method(
 }
 
 /// The session tree: navigation with branch summaries, forks, clones, forgetting a span.
+/// `fork` and `clone`: the engine goes on in a new session; on a database store it is stored as
+/// a new session whose lease this client takes (`mirror::adopt_fork`).
+async fn fork(shared: &Arc<Shared>, method: &str, raw: Value) -> Result<Value, MethodError> {
+    let engine = engine(shared).await?;
+    let outcome = if method == "clone" {
+        engine.clone_session().await
+    } else {
+        let params: ForkParams = params(raw)?;
+        engine.fork(&params.entry_id, params.position.into()).await
+    }
+    .map_err(engine_error)?;
+    let session_id = engine.with_session(|session| session.id().to_owned()).await;
+    let forked = wire::Forked::new(outcome, session_id);
+    let on_database = shared.mirror.lock().await.is_some();
+    if let Some(path) = &forked.session_file
+        && on_database
+    {
+        // The new file is written whole before it is stored (a fork holds no reply yet).
+        engine.flush_pending().await.map_err(engine_error)?;
+        crate::mirror::adopt_fork(shared, std::path::Path::new(path)).await?;
+    }
+    to_json(forked)
+}
+
 async fn tree_method(shared: &Arc<Shared>, method: &str, raw: Value) -> Result<Value, MethodError> {
     match method {
         "tree.get" => {
@@ -432,23 +449,6 @@ async fn tree_method(shared: &Arc<Shared>, method: &str, raw: Value) -> Result<V
             engine(shared).await?.cancel_branch_summary();
             Ok(json!({}))
         }
-        "fork" => {
-            let params: ForkParams = params(raw)?;
-            to_json(wire::Forked::from(
-                engine(shared)
-                    .await?
-                    .fork(&params.entry_id, params.position.into())
-                    .await
-                    .map_err(engine_error)?,
-            ))
-        }
-        "clone" => to_json(wire::Forked::from(
-            engine(shared)
-                .await?
-                .clone_session()
-                .await
-                .map_err(engine_error)?,
-        )),
         "forget" => {
             let params: ForgetParams = params(raw)?;
             to_json(wire::Forgotten::from(

@@ -336,6 +336,11 @@ async fn sync(shared: &Shared, mirror: &mut Mirror) -> Result<(), MethodError> {
             .await
             .map_err(crate::errors::engine_error)?;
     }
+    store_tail(mirror).await
+}
+
+/// Stores the copy's complete lines past what is stored.
+async fn store_tail(mirror: &mut Mirror) -> Result<(), MethodError> {
     let appended = read_from(&mirror.path, mirror.synced)
         .map_err(|error| copy_error("cannot read the session's copy", error))?;
     if appended.is_empty() {
@@ -374,6 +379,65 @@ fn read_from(path: &std::path::Path, offset: u64) -> std::io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)?;
     Ok(bytes)
+}
+
+/// After `fork` or `clone` of a database session, whose engine now writes the new session's file
+/// beside the copy (`path`, flushed): the new session is stored under its own id (its
+/// `parentSession` the parent's id, as stored sessions are named), its lease taken and the
+/// parent's given up, so the client goes on in the new session as it would with files. When that
+/// fails the session is closed and nothing of the fork is acknowledged.
+pub(crate) async fn adopt_fork(shared: &Shared, path: &std::path::Path) -> Result<(), MethodError> {
+    let mut slot = shared.mirror.lock().await;
+    let Some(open) = slot.as_mut() else {
+        return Ok(());
+    };
+    if let Err(error) = adopt(open, &shared.owner, path).await {
+        *slot = None;
+        drop(slot);
+        *shared.engine.write().await = None;
+        return Err(closed_after(error));
+    }
+    Ok(())
+}
+
+async fn adopt(open: &mut Mirror, owner: &str, path: &std::path::Path) -> Result<(), MethodError> {
+    // Whatever the parent's copy got before the fork is the parent's.
+    store_tail(open).await?;
+    let bytes =
+        std::fs::read(path).map_err(|error| copy_error("cannot read the fork's file", error))?;
+    let mut lines =
+        SessionLines::parse(&path.display().to_string(), &bytes).map_err(store_error)?;
+    let parent = open.lease.session_id.clone();
+    lines.header = with_parent(&lines.header, &parent)?;
+    let id = ctxkit_store::header_facts(&lines.header)
+        .map_err(|reason| copy_error("the fork's header", reason))?
+        .id;
+    open.store.import(&lines).await.map_err(store_error)?;
+    let acquired = Instant::now();
+    let lease = open
+        .store
+        .acquire(&id, owner, open.ttl)
+        .await
+        .map_err(store_error)?;
+    let _ = open.store.release(&open.lease).await;
+    open.renewer.abort();
+    open.confirmed = Confirmed::new(acquired);
+    open.renewer = renew_in_background(&open.store, &lease, open.ttl, open.confirmed.clone());
+    open.lease = lease;
+    open.path = path.to_owned();
+    open.synced = bytes.len() as u64;
+    Ok(())
+}
+
+/// `header` (a session header line) with `parentSession` set to `parent`.
+fn with_parent(header: &str, parent: &str) -> Result<String, MethodError> {
+    let mut value: serde_json::Value =
+        serde_json::from_str(header).map_err(|error| copy_error("the fork's header", error))?;
+    let Some(fields) = value.as_object_mut() else {
+        return Err(copy_error("the fork's header", "is not an object"));
+    };
+    fields.insert("parentSession".to_owned(), parent.into());
+    Ok(value.to_string())
 }
 
 /// Closes the client's database session: what is left is stored, then the lease given up so the

@@ -261,15 +261,20 @@ impl From<NavigateOutcome> for Navigated {
 pub(crate) struct Forked {
     cancelled: bool,
     selected_text: Option<String>,
-    session_file: Option<String>,
+    pub(crate) session_file: Option<String>,
+    /// The new session's id (what a database session is opened by); none when cancelled.
+    pub(crate) session_id: Option<String>,
 }
 
-impl From<ForkOutcome> for Forked {
-    fn from(outcome: ForkOutcome) -> Self {
+impl Forked {
+    /// The answer of a fork that left the engine on the session `session_id`.
+    pub(crate) fn new(outcome: ForkOutcome, session_id: String) -> Self {
+        let session_id = (!outcome.cancelled).then_some(session_id);
         Self {
             cancelled: outcome.cancelled,
             selected_text: outcome.selected_text,
             session_file: outcome.session_file,
+            session_id,
         }
     }
 }

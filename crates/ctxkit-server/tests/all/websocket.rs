@@ -607,9 +607,12 @@ fn a_session_moves_to_another_instance_when_its_writer_dies() {
             .filter_map(|message| message["content"].as_str())
             .collect();
         assert_eq!(texts, ["acknowledged on A", "continued on B"], "{view}");
-        // A new session file cannot be made of a database session yet: refused, not lost.
-        let fork = call(&mut socket, 5, "clone", Value::Null).await;
-        assert_eq!(fork["error"]["data"]["kind"], "not_on_database", "{fork}");
+        // A clone is a new stored session: the client goes on in it, the parent's lease given up.
+        let cloned = call(&mut socket, 5, "clone", Value::Null).await;
+        let clone_id = cloned["result"]["session_id"].as_str().unwrap().to_owned();
+        assert_ne!(clone_id, id, "{cloned}");
+        let appended = call(&mut socket, 7, "message.append", user("on the clone")).await;
+        assert!(appended["result"]["entry_id"].is_string(), "{appended}");
         // The listing is the database's.
         let listed = call(&mut socket, 6, "sessions.list", Value::Null).await;
         let ids: Vec<&str> = listed["result"]["sessions"]
@@ -618,7 +621,10 @@ fn a_session_moves_to_another_instance_when_its_writer_dies() {
             .iter()
             .filter_map(|session| session["id"].as_str())
             .collect();
-        assert!(ids.contains(&id.as_str()), "{listed}");
+        assert!(
+            ids.contains(&id.as_str()) && ids.contains(&clone_id.as_str()),
+            "{listed}"
+        );
         // The database holds both, and a clean close gives the lease up at once.
         drop(socket);
         let store = binding(&url, "check").await.store;
@@ -635,7 +641,25 @@ fn a_session_moves_to_another_instance_when_its_writer_dies() {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        let exported = exported.expect("B released the lease when its client left");
+        let exported = exported.expect("B released the lease when it cloned the session");
         assert_eq!(exported.entries.len(), 2);
+        let mut clone = None;
+        for _ in 0..50 {
+            use ctxkit_store::SessionStore as _;
+            if store
+                .acquire(&clone_id, "check", Duration::from_secs(1))
+                .await
+                .is_ok()
+            {
+                clone = Some(store.export(&clone_id).await.unwrap());
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let clone = clone.expect("B released the clone's lease when its client left");
+        let header: Value = serde_json::from_str(&clone.header).unwrap();
+        assert_eq!(header["parentSession"], id.as_str(), "{header}");
+        assert!(clone.entries.last().unwrap().contains("on the clone"));
+        assert_eq!(clone.entries.len(), 3);
     });
 }
