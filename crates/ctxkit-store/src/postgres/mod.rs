@@ -67,8 +67,8 @@ impl PostgresStore {
         };
         let manager = match &tls {
             Tls::Plain => Manager::from_config(config, NoTls, manager_config),
-            Tls::Verified(roots) => {
-                Manager::from_config(config, tls::connector(roots)?, manager_config)
+            Tls::Verified(verified) => {
+                Manager::from_config(config, tls::connector(verified)?, manager_config)
             }
         };
         let pool = Pool::builder(manager)

@@ -5,8 +5,10 @@
 //! must chain to a trusted root and name the URL's host. libpq's `require` checks neither and its
 //! `verify-ca` skips the name; ctxkit sends sessions (people's code, their conversations) only to a
 //! server it has verified. The roots are the file `sslrootcert` names (PEM; a private CA such as a
-//! cloud provider's), else the Mozilla roots built in (`sslrootcert=system` says so). `prefer` and
-//! `allow` are refused: they fall back to plain text without telling anyone.
+//! cloud provider's), else the Mozilla roots built in (`sslrootcert=system` says so). `sslcert` and
+//! `sslkey` (PEM, together) give a client certificate for a server that asks for one; the key file
+//! must be readable by its owner only, as libpq requires. `prefer` and `allow` are refused: they
+//! fall back to plain text without telling anyone.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -27,7 +29,21 @@ pub(crate) struct Connection {
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Tls {
     Plain,
-    Verified(Roots),
+    Verified(Verified),
+}
+
+/// Verified TLS: the server's roots, and this client's certificate if it has one.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Verified {
+    pub(crate) roots: Roots,
+    pub(crate) client: Option<ClientIdentity>,
+}
+
+/// The PEM files of a client certificate (its chain) and its private key.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct ClientIdentity {
+    pub(crate) certificate: PathBuf,
+    pub(crate) key: PathBuf,
 }
 
 /// Where the trusted roots come from.
@@ -45,7 +61,7 @@ pub(crate) fn read_url(url: &str) -> Result<Connection> {
     };
     let mut parsed = url::Url::parse(url).map_err(|error| invalid(error.to_string()))?;
     let mut mode = None;
-    let mut root_file = None;
+    let mut files = TlsFiles::default();
     // The other parameters are kept as written (re-encoding them would change what the driver
     // reads: it does not take `+` for a space).
     let mut kept: Vec<&str> = Vec::new();
@@ -54,11 +70,13 @@ pub(crate) fn read_url(url: &str) -> Result<Connection> {
         let mut decoded = url::form_urlencoded::parse(pair.as_bytes());
         match decoded.next() {
             Some((key, value)) if key == "sslmode" => mode = Some(value.into_owned()),
-            Some((key, value)) if key == "sslrootcert" => root_file = Some(value.into_owned()),
+            Some((key, value)) if key == "sslrootcert" => files.root = Some(value.into_owned()),
+            Some((key, value)) if key == "sslcert" => files.certificate = Some(value.into_owned()),
+            Some((key, value)) if key == "sslkey" => files.key = Some(value.into_owned()),
             _ => kept.push(pair),
         }
     }
-    let tls = choose(mode.as_deref(), root_file).map_err(invalid)?;
+    let tls = choose(mode.as_deref(), files).map_err(invalid)?;
     let driver_mode = match tls {
         Tls::Plain => "sslmode=disable",
         Tls::Verified(_) => "sslmode=require",
@@ -72,7 +90,15 @@ pub(crate) fn read_url(url: &str) -> Result<Connection> {
     Ok(Connection { config, tls })
 }
 
-fn choose(mode: Option<&str>, root_file: Option<String>) -> std::result::Result<Tls, String> {
+/// The files a URL names for TLS (`sslrootcert`, `sslcert`, `sslkey`).
+#[derive(Debug, Default)]
+struct TlsFiles {
+    root: Option<String>,
+    certificate: Option<String>,
+    key: Option<String>,
+}
+
+fn choose(mode: Option<&str>, files: TlsFiles) -> std::result::Result<Tls, String> {
     let verified = match mode {
         None | Some("disable") => false,
         Some("require" | "verify-ca" | "verify-full") => true,
@@ -89,23 +115,38 @@ fn choose(mode: Option<&str>, root_file: Option<String>) -> std::result::Result<
             ));
         }
     };
-    match (verified, root_file) {
-        (false, None) => Ok(Tls::Plain),
-        (false, Some(_)) => Err(
-            "`sslrootcert` is read only with `sslmode=require`, `verify-ca` or `verify-full`"
-                .to_owned(),
-        ),
-        (true, None) => Ok(Tls::Verified(Roots::BuiltIn)),
-        (true, Some(file)) if file == "system" => Ok(Tls::Verified(Roots::BuiltIn)),
-        (true, Some(file)) if file.is_empty() => Err("`sslrootcert` is empty".to_owned()),
-        (true, Some(file)) => Ok(Tls::Verified(Roots::File(PathBuf::from(file)))),
+    if !verified {
+        return match [&files.root, &files.certificate, &files.key] {
+            [None, None, None] => Ok(Tls::Plain),
+            _ => Err("`sslrootcert`, `sslcert` and `sslkey` are read only with \
+                      `sslmode=require`, `verify-ca` or `verify-full`"
+                .to_owned()),
+        };
     }
+    let roots = match files.root {
+        None => Roots::BuiltIn,
+        Some(file) if file == "system" => Roots::BuiltIn,
+        Some(file) if file.is_empty() => return Err("`sslrootcert` is empty".to_owned()),
+        Some(file) => Roots::File(PathBuf::from(file)),
+    };
+    let client = match (files.certificate, files.key) {
+        (None, None) => None,
+        (Some(certificate), Some(key)) if !certificate.is_empty() && !key.is_empty() => {
+            Some(ClientIdentity {
+                certificate: PathBuf::from(certificate),
+                key: PathBuf::from(key),
+            })
+        }
+        _ => return Err("a client certificate needs both `sslcert` and `sslkey`".to_owned()),
+    };
+    Ok(Tls::Verified(Verified { roots, client }))
 }
 
-/// The connector for verified TLS: the roots read (a file's certificates, or the built-in ones).
-pub(crate) fn connector(roots: &Roots) -> Result<MakeRustlsConnect> {
+/// The connector for verified TLS: the roots read (a file's certificates, or the built-in ones),
+/// and the client's certificate and key when it has them.
+pub(crate) fn connector(verified: &Verified) -> Result<MakeRustlsConnect> {
     let mut store = rustls::RootCertStore::empty();
-    match roots {
+    match &verified.roots {
         Roots::BuiltIn => store.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
         Roots::File(path) => add_file_roots(&mut store, path)?,
     }
@@ -115,9 +156,58 @@ pub(crate) fn connector(roots: &Roots) -> Result<MakeRustlsConnect> {
         .map_err(|error| StoreError::Tls {
             reason: error.to_string(),
         })?
-        .with_root_certificates(store)
-        .with_no_client_auth();
+        .with_root_certificates(store);
+    let config = match &verified.client {
+        None => config.with_no_client_auth(),
+        Some(identity) => {
+            let (chain, key) = read_identity(identity)?;
+            config
+                .with_client_auth_cert(chain, key)
+                .map_err(|error| StoreError::Tls {
+                    reason: format!(
+                        "the client certificate `{}` and key `{}` do not go together: {error}",
+                        identity.certificate.display(),
+                        identity.key.display()
+                    ),
+                })?
+        }
+    };
     Ok(MakeRustlsConnect::new(config))
+}
+
+type Identity = (
+    Vec<rustls::pki_types::CertificateDer<'static>>,
+    rustls::pki_types::PrivateKeyDer<'static>,
+);
+
+/// The client's certificate chain and private key; a key others may read is refused.
+fn read_identity(identity: &ClientIdentity) -> Result<Identity> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let unreadable = |path: &Path, reason: String| StoreError::Tls {
+        reason: format!("cannot read `{}`: {reason}", path.display()),
+    };
+    let key_path = &identity.key;
+    let mode = std::fs::metadata(key_path)
+        .map_err(|error| unreadable(key_path, error.to_string()))?
+        .permissions();
+    if std::os::unix::fs::PermissionsExt::mode(&mode) & 0o077 != 0 {
+        return Err(unreadable(
+            key_path,
+            "the private key is readable by others; `chmod 600` it".to_owned(),
+        ));
+    }
+    let key = PrivateKeyDer::from_pem_file(key_path)
+        .map_err(|error| unreadable(key_path, error.to_string()))?;
+    let path = &identity.certificate;
+    let bytes = std::fs::read(path).map_err(|error| unreadable(path, error.to_string()))?;
+    let chain = CertificateDer::pem_slice_iter(&bytes)
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|error| unreadable(path, error.to_string()))?;
+    if chain.is_empty() {
+        return Err(unreadable(path, "no PEM certificate in it".to_owned()));
+    }
+    Ok((chain, key))
 }
 
 fn add_file_roots(store: &mut rustls::RootCertStore, path: &Path) -> Result<()> {
@@ -182,20 +272,39 @@ mod tests {
             .unwrap();
             assert_eq!(
                 connection.tls,
-                Tls::Verified(Roots::File(PathBuf::from("/ca.pem")))
+                Tls::Verified(Verified {
+                    roots: Roots::File(PathBuf::from("/ca.pem")),
+                    client: None
+                })
             );
             assert_eq!(
                 connection.config.get_ssl_mode(),
                 tokio_postgres::config::SslMode::Require
             );
         }
+        let built_in = || {
+            Tls::Verified(Verified {
+                roots: Roots::BuiltIn,
+                client: None,
+            })
+        };
         assert_eq!(
             tls_of("postgres://u@db/x?sslmode=require&sslrootcert=system"),
-            Ok(Tls::Verified(Roots::BuiltIn))
+            Ok(built_in())
         );
         assert_eq!(
             tls_of("postgres://u@db/x?sslmode=verify-full"),
-            Ok(Tls::Verified(Roots::BuiltIn))
+            Ok(built_in())
+        );
+        assert_eq!(
+            tls_of("postgres://u@db/x?sslmode=require&sslcert=/c.pem&sslkey=/k.pem"),
+            Ok(Tls::Verified(Verified {
+                roots: Roots::BuiltIn,
+                client: Some(ClientIdentity {
+                    certificate: PathBuf::from("/c.pem"),
+                    key: PathBuf::from("/k.pem"),
+                }),
+            }))
         );
     }
 
@@ -208,6 +317,12 @@ mod tests {
         assert!(unknown.contains("verify-full"), "{unknown}");
         let stray = tls_of("postgres://u@db/x?sslrootcert=/ca.pem").unwrap_err();
         assert!(stray.contains("sslmode=require"), "{stray}");
+        let half = tls_of("postgres://u@db/x?sslmode=require&sslcert=/c.pem").unwrap_err();
+        assert!(half.contains("both `sslcert` and `sslkey`"), "{half}");
+    }
+
+    fn verified_by(roots: Roots, client: Option<ClientIdentity>) -> Verified {
+        Verified { roots, client }
     }
 
     #[test]
@@ -215,16 +330,34 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("ca.pem");
         std::fs::write(&file, "not a certificate\n").unwrap();
-        let error = connector(&Roots::File(file.clone()))
+        let error = connector(&verified_by(Roots::File(file.clone()), None))
             .err()
             .unwrap()
             .to_string();
         assert!(error.contains("no PEM certificate"), "{error}");
         assert!(error.contains(&file.display().to_string()), "{error}");
-        let missing = connector(&Roots::File(dir.path().join("gone.pem")))
+        let missing = connector(&verified_by(Roots::File(dir.path().join("gone.pem")), None))
             .err()
             .unwrap()
             .to_string();
         assert!(missing.contains("gone.pem"), "{missing}");
+    }
+
+    #[test]
+    fn a_client_key_others_may_read_is_refused() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let key = dir.path().join("client.key");
+        std::fs::write(&key, "-----BEGIN PRIVATE KEY-----\n").unwrap();
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let identity = ClientIdentity {
+            certificate: dir.path().join("client.crt"),
+            key: key.clone(),
+        };
+        let error = connector(&verified_by(Roots::BuiltIn, Some(identity)))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(error.contains("chmod 600"), "{error}");
     }
 }

@@ -61,5 +61,30 @@ async fn an_unverified_server_is_refused_with_a_hint() {
     assert!(error.contains("invalid peer certificate"), "{error}");
 }
 
+/// A role the server admits by client certificate only: with `sslcert` and `sslkey` it connects
+/// (and stores), without them the server refuses it.
+#[tokio::test]
+async fn a_client_certificate_logs_in_where_the_server_asks_for_one() {
+    let Some((url, ca)) = database_and_ca() else {
+        return;
+    };
+    let folder = std::path::Path::new(&ca).parent().unwrap();
+    let as_cert_user = url.replacen("postgres://postgres@", "postgres://ctxkit_cert@", 1);
+    let with_certificate = format!(
+        "{as_cert_user}?sslmode=verify-full&sslrootcert={ca}&sslcert={}&sslkey={}",
+        folder.join("client.crt").display(),
+        folder.join("client.key").display()
+    );
+    let store = PostgresStore::connect(&with_certificate).await.unwrap();
+    assert!(store.encrypted().await.unwrap());
+    let error = PostgresStore::connect(&format!(
+        "{as_cert_user}?sslmode=verify-full&sslrootcert={ca}"
+    ))
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(error.contains("client certificate"), "{error}");
+}
+
 /// A self-signed CA that signed nothing here (generated once with openssl, P-256, for this test).
 const STRANGER_CA: &str = include_str!("../fixtures/stranger-ca.pem");
