@@ -5,4 +5,5 @@
 mod backends;
 mod crowded;
 mod suite;
+mod tenants;
 mod tls;
