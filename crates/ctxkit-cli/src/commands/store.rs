@@ -495,6 +495,14 @@ impl Copy<'_> {
         let result = dispatch(command, &mut printed);
         drop(shown);
         let committed = syncer.map_or(Ok(()), super::store_sync::Syncer::finish);
+        // A chat's `/fork`, `/new` or `/save` wrote new sessions beside the copy.
+        let made = super::store_fork::store_new_sessions(
+            self.runtime,
+            self.store,
+            directory,
+            &path,
+            self.id,
+        );
         let printed = String::from_utf8_lossy(&printed);
         out.write_all(
             printed
@@ -503,6 +511,13 @@ impl Copy<'_> {
         )?;
         let outcome = result?;
         committed?;
+        for stored in made? {
+            writeln!(
+                crate::redact::stderr(),
+                "Stored the session {stored}, made in this chat (`ctxkit chat --session {stored}` \
+                 continues it)"
+            )?;
+        }
         Ok(outcome)
     }
 }

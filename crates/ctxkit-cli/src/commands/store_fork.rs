@@ -2,7 +2,7 @@
 //! a new id, as the fork of a file is a new file beside it.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use ctxkit_store::{AnyStore, SessionStore as _};
@@ -69,4 +69,73 @@ pub(super) fn name_parent(path: &Path, parent: &str) -> Result<()> {
         .persist(path)
         .map_err(|error| anyhow::anyhow!("cannot write `{}`: {}", path.display(), error.error))?;
     Ok(())
+}
+
+/// The sessions a command made beside a database session's private copy (the chat's `/fork`,
+/// `/new`, `/save`), stored under their own ids before the folder goes, in the order they were
+/// made; a `parentSession` naming a file of the folder then names that file's stored id. Returns
+/// the ids stored. When one cannot be stored, the folder is kept under a name no later run
+/// removes, and the error says where.
+pub(super) fn store_new_sessions(
+    runtime: &tokio::runtime::Runtime,
+    store: &AnyStore,
+    folder: tempfile::TempDir,
+    copy: &Path,
+    id: &str,
+) -> Result<Vec<String>> {
+    match store_each(runtime, store, folder.path(), copy, id) {
+        Ok(stored) => Ok(stored),
+        Err(error) => {
+            let kept = folder.keep();
+            // Not a private folder's name (`ctxkit-<kind>-<pid>-<random>`), which a later run
+            // removes once this process is gone.
+            let letters: String = id.chars().filter(char::is_ascii_alphanumeric).collect();
+            let safe = kept.with_file_name(format!("ctxkit-unstored-{letters}"));
+            let at = std::fs::rename(&kept, &safe).map_or(kept, |()| safe);
+            Err(error.context(format!(
+                "the sessions made in this chat are kept in `{}`: `ctxkit store import FILE` \
+                 once the database answers",
+                at.display()
+            )))
+        }
+    }
+}
+
+fn store_each(
+    runtime: &tokio::runtime::Runtime,
+    store: &AnyStore,
+    folder: &Path,
+    copy: &Path,
+    id: &str,
+) -> Result<Vec<String>> {
+    let mut made: Vec<PathBuf> = std::fs::read_dir(folder)
+        .with_context(|| format!("cannot list `{}`", folder.display()))?
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| path != copy && path.extension().is_some_and(|ext| ext == "jsonl"))
+        .collect();
+    // Pi's session file names start with the time the session was made.
+    made.sort();
+    let mut stored_as = std::collections::HashMap::from([(copy.to_owned(), id.to_owned())]);
+    let mut stored = Vec::new();
+    for path in made {
+        if let Some(parent) = header_parent(&path)?.and_then(|parent| stored_as.get(&parent)) {
+            name_parent(&path, &parent.clone())?;
+        }
+        let session = runtime
+            .block_on(store.import_file(&path))
+            .context("cannot store a session made in this chat")?;
+        stored_as.insert(path, session.id.clone());
+        stored.push(session.id);
+    }
+    Ok(stored)
+}
+
+/// The header's `parentSession` of session file `path`, as a path.
+fn header_parent(path: &Path) -> Result<Option<PathBuf>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read `{}`", path.display()))?;
+    let header = text.lines().next().unwrap_or_default();
+    let header: serde_json::Value = serde_json::from_str(header)
+        .with_context(|| format!("the header of `{}` is not JSON", path.display()))?;
+    Ok(header["parentSession"].as_str().map(PathBuf::from))
 }

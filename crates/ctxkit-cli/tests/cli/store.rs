@@ -251,6 +251,53 @@ fn commands_that_make_a_new_session_work_on_a_database_session() {
     assert_eq!(run.ctxkit(&with_store(&url, &["info", &id])), before);
 }
 
+/// A chat on a database session that forks keeps the fork: the new session, written beside the
+/// private copy, is stored as the chat ends (its parent the stored id), where it used to go with
+/// the copy's folder.
+#[test]
+fn a_fork_made_in_a_chat_on_a_database_session_is_stored() {
+    let Some(url) = database() else { return };
+    let run = Run::new();
+    let (file, id) = fresh_copy(&run, "good-branches.jsonl");
+    run.ctxkit(&with_store(&url, &["store", "import", path_text(&file)]));
+    let tree = run.ctxkit(&["tree", path_text(&file), "--json"]);
+    let tree: serde_json::Value =
+        serde_json::from_str(tree.strip_prefix("exit: 0\n").unwrap()).unwrap();
+    let leaf = tree["leafId"].as_str().unwrap();
+    let marker = format!("fork-marker-{}", &id[..8]);
+    // The model is never asked: `/fork` and `!` need none.
+    let variables = [
+        ("OPENAI_API_KEY", "sk-never-sent"),
+        ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1"),
+    ];
+    let args = with_store(
+        &url,
+        &["chat", "--session", &id, "--model", "openai/gpt-5-mini"],
+    );
+    let input = format!("/fork {leaf}\n!echo {marker}\n/quit\n");
+    let chatted = run.ctxkit_with_input(&args, &variables, &input);
+    assert!(chatted.starts_with("exit: 0"), "{chatted}");
+    assert!(
+        chatted.contains("stored in the database when the chat ends"),
+        "{chatted}"
+    );
+    let listed = run.ctxkit(&with_store(
+        &url,
+        &["sessions", "--all", "--grep", &marker, "--json"],
+    ));
+    let listed: serde_json::Value =
+        serde_json::from_str(listed.strip_prefix("exit: 0\n").unwrap()).unwrap();
+    let forks = listed.as_array().unwrap();
+    assert_eq!(forks.len(), 1, "{listed}");
+    let fork_id = forks[0]["path"].as_str().unwrap();
+    assert!(
+        chatted.contains(&format!("Stored the session {fork_id}")),
+        "{chatted}"
+    );
+    let info = run.ctxkit(&with_store(&url, &["info", fork_id]));
+    assert!(info.contains(&format!("parent:   {id}")), "{info}");
+}
+
 /// TLS from the CLI: a server of an unknown CA is refused with the way out (exit 4), a verified
 /// one is used, and a fallback to plain text is refused as a wrong URL (exit 2).
 #[test]

@@ -75,7 +75,16 @@ impl Chat {
             self.ui.notice("Fork cancelled by a hook");
             return Ok(Action::Continue);
         }
+        let beside_a_stored_copy = |file: &str| {
+            self.shown_as
+                .as_ref()
+                .is_some_and(|(copy, _)| copy.parent() == std::path::Path::new(file).parent())
+        };
         match &outcome.session_file {
+            // A database session's fork is stored as the chat ends (which says its id).
+            Some(file) if beside_a_stored_copy(file) => self
+                .ui
+                .line("Forked into a new session, stored in the database when the chat ends"),
             // Before the first message there is nothing to copy: the file is written with the
             // first reply, as every new session's.
             Some(file) if !std::path::Path::new(file).exists() => self.ui.line(&format!(

@@ -140,6 +140,9 @@ impl Chat {
             Some((copy, shown)) if *copy == path => {
                 self.ui.info(&format!("Session saved: {shown}"));
             }
+            // A session made in a database session's chat (`/fork`, `/new`): it is stored as the
+            // chat ends, which says its id.
+            Some((copy, _)) if copy.parent() == path.parent() => {}
             _ => {
                 self.ui.info(&format!("Session saved: {}", path.display()));
                 self.ui.info(
