@@ -628,38 +628,36 @@ fn a_session_moves_to_another_instance_when_its_writer_dies() {
         // The database holds both, and a clean close gives the lease up at once.
         drop(socket);
         let store = binding(&url, "check").await.store;
-        let mut exported = None;
-        for _ in 0..50 {
-            use ctxkit_store::SessionStore as _;
-            if store
-                .acquire(&id, "check", Duration::from_secs(1))
-                .await
-                .is_ok()
-            {
-                exported = Some(store.export(&id).await.unwrap());
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        let exported = exported.expect("B released the lease when it cloned the session");
+        let exported = export_once_free(&store, &id)
+            .await
+            .expect("B released the lease when it cloned the session");
         assert_eq!(exported.entries.len(), 2);
-        let mut clone = None;
-        for _ in 0..50 {
-            use ctxkit_store::SessionStore as _;
-            if store
-                .acquire(&clone_id, "check", Duration::from_secs(1))
-                .await
-                .is_ok()
-            {
-                clone = Some(store.export(&clone_id).await.unwrap());
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        let clone = clone.expect("B released the clone's lease when its client left");
+        let clone = export_once_free(&store, &clone_id)
+            .await
+            .expect("B released the clone's lease when its client left");
         let header: Value = serde_json::from_str(&clone.header).unwrap();
         assert_eq!(header["parentSession"], id.as_str(), "{header}");
         assert!(clone.entries.last().unwrap().contains("on the clone"));
         assert_eq!(clone.entries.len(), 3);
     });
+}
+
+/// Session `id` as stored, once its lease is free (taken for a moment to read it); `None` when it
+/// stays held for 5 s.
+async fn export_once_free(
+    store: &ctxkit_store::AnyStore,
+    id: &str,
+) -> Option<ctxkit_store::SessionLines> {
+    use ctxkit_store::SessionStore as _;
+    for _ in 0..50 {
+        if store
+            .acquire(id, "check", Duration::from_secs(1))
+            .await
+            .is_ok()
+        {
+            return Some(store.export(id).await.unwrap());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    None
 }
