@@ -176,6 +176,11 @@ pub fn run(
             None => list(url, &query, json, out),
         };
     }
+    if url.is_database()
+        && let Command::Chat(args) = &mut command
+    {
+        super::store_fork::chat_in_store(url, args)?;
+    }
     let on_database =
         url.is_database() && session_argument(&mut command).is_some_and(|(file, _)| !file.exists());
     if !on_database {
@@ -184,7 +189,7 @@ pub fn run(
     on_database_session(url, command, out, dispatch)
 }
 
-fn current_project() -> Result<String> {
+pub(super) fn current_project() -> Result<String> {
     Ok(std::env::current_dir()
         .context("cannot read the current directory")?
         .display()
@@ -192,14 +197,14 @@ fn current_project() -> Result<String> {
 }
 
 /// A runtime for the store's calls (the CLI's commands are synchronous).
-fn runtime() -> Result<tokio::runtime::Runtime> {
+pub(super) fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")
 }
 
-fn open(runtime: &tokio::runtime::Runtime, url: &StoreUrl) -> Result<AnyStore> {
+pub(super) fn open(runtime: &tokio::runtime::Runtime, url: &StoreUrl) -> Result<AnyStore> {
     runtime
         .block_on(AnyStore::open(url))
         .with_context(|| format!("cannot open the store `{}`", url.redacted()))

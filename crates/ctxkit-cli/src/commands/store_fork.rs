@@ -1,14 +1,15 @@
-//! `fork` and `fork-from` of a database session: the new session is stored in the database under
-//! a new id, as the fork of a file is a new file beside it.
+//! Sessions made on a database store: `fork` and `fork-from` of a stored session, the sessions a
+//! chat on one makes (`/fork`, `/save`), and a chat's new session, each stored under its own id as
+//! a file's would be a new file beside it.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use ctxkit_store::{AnyStore, SessionStore as _};
+use ctxkit_store::{AnyStore, ListQuery, SessionStore as _, StoreUrl};
 
 use crate::Outcome;
-use crate::cli::Command;
+use crate::cli::{ChatArgs, Command};
 
 /// Forks stored session `id` as `command` asks (`fork [--at]`, `fork-from --cwd`) and prints the
 /// new session's id. Its `parentSession` is `id`: stored sessions are named by id where files are
@@ -138,4 +139,53 @@ fn header_parent(path: &Path) -> Result<Option<PathBuf>> {
     let header: serde_json::Value = serde_json::from_str(header)
         .with_context(|| format!("the header of `{}` is not JSON", path.display()))?;
     Ok(header["parentSession"].as_str().map(PathBuf::from))
+}
+
+/// `ctxkit chat` on a database store works on a stored session as `--session ID` does: a new one
+/// (its header stored at once), or with `--continue` this directory's most recent one. `--session`,
+/// `--no-session` and `--resume` (the directory's session files) are left as they are.
+pub(super) fn chat_in_store(url: &StoreUrl, args: &mut ChatArgs) -> Result<()> {
+    if args.session.is_some() || args.no_session || args.resume {
+        return Ok(());
+    }
+    let project = super::store::current_project()?;
+    let runtime = super::store::runtime()?;
+    let store = super::store::open(&runtime, url)?;
+    let recent = if args.continue_recent {
+        let query = ListQuery {
+            project: Some(project.clone()),
+            limit: 1,
+            ..ListQuery::default()
+        };
+        runtime.block_on(store.list(&query))?.into_iter().next()
+    } else {
+        None
+    };
+    let id = match recent {
+        Some(session) => session.id,
+        None => new_stored_session(&runtime, &store, &project)?,
+    };
+    args.continue_recent = false;
+    args.session = Some(PathBuf::from(id));
+    Ok(())
+}
+
+/// Stores a new session of project `cwd` (its header); its id.
+fn new_stored_session(
+    runtime: &tokio::runtime::Runtime,
+    store: &AnyStore,
+    cwd: &str,
+) -> Result<String> {
+    let directory = ctxkit_session::private_temporary_folder("session")
+        .context("cannot create a private temporary directory")?;
+    let mut session = ctxkit_session::Session::create(cwd, directory.path());
+    session.flush_pending()?;
+    let path = session
+        .path()
+        .map(Path::to_path_buf)
+        .ok_or_else(|| anyhow::anyhow!("the new session has no file"))?;
+    let stored = runtime
+        .block_on(store.import_file(&path))
+        .context("cannot store the new session")?;
+    Ok(stored.id)
 }

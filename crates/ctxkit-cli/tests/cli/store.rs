@@ -298,6 +298,50 @@ fn a_fork_made_in_a_chat_on_a_database_session_is_stored() {
     assert!(info.contains(&format!("parent:   {id}")), "{info}");
 }
 
+/// `ctxkit chat` on a database store starts a stored session (its id shown, what it appends
+/// stored), and `--continue` goes on in the directory's most recent stored session, where both
+/// used to write a session file the store's listing never showed.
+#[test]
+fn a_chat_on_a_database_store_keeps_its_session_there() {
+    let Some(url) = database() else { return };
+    let run = Run::new();
+    let variables = [
+        ("OPENAI_API_KEY", "sk-never-sent"),
+        ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1"),
+    ];
+    let marker = format!("chat-marker-{}", uuid::Uuid::new_v4().simple());
+    let chat = |extra: &[&str], input: &str| {
+        let mut args = vec!["chat", "--model", "openai/gpt-5-mini"];
+        args.extend_from_slice(extra);
+        run.ctxkit_with_input(&with_store(&url, &args), &variables, input)
+    };
+    let first = chat(&[], &format!("!echo {marker}-one\n/quit\n"));
+    assert!(first.starts_with("exit: 0"), "{first}");
+    let found = |word: &str| -> Vec<String> {
+        let listed = run.ctxkit(&with_store(
+            &url,
+            &["sessions", "--all", "--grep", word, "--json"],
+        ));
+        let listed: serde_json::Value =
+            serde_json::from_str(listed.strip_prefix("exit: 0\n").unwrap()).unwrap();
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|session| session["path"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let stored = found(&format!("{marker}-one"));
+    assert_eq!(stored.len(), 1, "{first}");
+    assert!(
+        first.contains(&format!("Session: {}", stored[0])),
+        "{first}"
+    );
+    let second = chat(&["--continue"], &format!("!echo {marker}-two\n/quit\n"));
+    assert!(second.starts_with("exit: 0"), "{second}");
+    assert_eq!(found(&format!("{marker}-two")), stored, "{second}");
+}
+
 /// TLS from the CLI: a server of an unknown CA is refused with the way out (exit 4), a verified
 /// one is used, and a fallback to plain text is refused as a wrong URL (exit 2).
 #[test]
