@@ -181,6 +181,18 @@ pub fn run(
     {
         super::store_fork::chat_in_store(url, args)?;
     }
+    if url.is_database()
+        && let Command::Import { out: None, .. } = &command
+    {
+        // An import writes session files (it appends to them when run again); the database is
+        // one command away.
+        let outcome = dispatch(command, out)?;
+        writeln!(
+            crate::redact::stderr(),
+            "hint: the store is a database: `ctxkit store import FILE` stores the file written above there"
+        )?;
+        return Ok(outcome);
+    }
     let on_database =
         url.is_database() && session_argument(&mut command).is_some_and(|(file, _)| !file.exists());
     if !on_database {

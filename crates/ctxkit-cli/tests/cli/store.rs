@@ -342,6 +342,29 @@ fn a_chat_on_a_database_store_keeps_its_session_there() {
     assert_eq!(found(&format!("{marker}-two")), stored, "{second}");
 }
 
+/// `ctxkit import` on a database store writes its session file as ever, and says how to store it
+/// there (the listing, which is the database's, would not show it).
+#[test]
+fn an_import_on_a_database_store_says_how_to_store_it() {
+    let run = Run::new();
+    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../ctxkit-import/tests/fixtures/claude-code-session.jsonl");
+    let out = run.home.path().join("imported.jsonl");
+    // No database is reached: an import writes a file.
+    let url = "postgres://nobody@127.0.0.1:1/ctxkit";
+    let imported = run.ctxkit(&with_store(url, &["import", path_text(&source)]));
+    assert!(imported.starts_with("exit: 0"), "{imported}");
+    assert!(imported.contains("hint: the store is a database: `ctxkit store import FILE`"));
+    let with_out = run.ctxkit(&with_store(
+        url,
+        &["import", path_text(&source), "--out", path_text(&out)],
+    ));
+    assert!(
+        with_out.starts_with("exit: 0") && !with_out.contains("hint:"),
+        "{with_out}"
+    );
+}
+
 /// TLS from the CLI: a server of an unknown CA is refused with the way out (exit 4), a verified
 /// one is used, and a fallback to plain text is refused as a wrong URL (exit 2).
 #[test]
