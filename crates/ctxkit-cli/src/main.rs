@@ -249,6 +249,12 @@ fn classify_store(store_error: &ctxkit_store::StoreError) -> (u8, Option<String>
         ),
         StoreError::Fenced { .. } => (5, Some("another writer took the session over; run the command again".to_owned())),
         StoreError::Session(session_error) => classify_session(session_error),
+        // PostgreSQL 14 and later say "no encryption" where a server takes TLS connections only;
+        // earlier versions "SSL off".
+        StoreError::Connect { reason } if reason.contains("no encryption") || reason.contains("SSL off") => (
+            4,
+            Some("the server takes encrypted connections only: add `?sslmode=require` to the store URL (and `sslrootcert=/path/ca.pem` for a private CA; docs/deployment.md, \"TLS\")".to_owned()),
+        ),
         StoreError::Connect { .. } => (
             4,
             Some("check that PostgreSQL runs and takes connections at the URL's host and port, for its user and database (the URL comes from `--store`, `CTXKIT_STORE` or setting `store.url`)".to_owned()),

@@ -389,6 +389,14 @@ fn a_database_over_tls_is_verified_or_refused_with_the_way_out() {
     assert!(imported.starts_with("exit: 0"), "{imported}");
     let tree = run.ctxkit(&with_store(&verified, &["tree", &id]));
     assert!(tree.starts_with("exit: 0"), "{tree}");
+    // A role the server admits over TLS only: the hint says to ask for it.
+    let plain = url.replacen("postgres://postgres@", "postgres://ctxkit_cert@", 1);
+    let output = run.ctxkit(&with_store(&plain, &["sessions", "--all"]));
+    assert!(output.starts_with("exit: 4"), "{output}");
+    assert!(
+        output.contains("hint: the server takes encrypted connections only"),
+        "{output}"
+    );
     let fallback = format!("{url}?sslmode=prefer");
     let output = run.ctxkit(&with_store(&fallback, &["sessions", "--all"]));
     assert!(output.starts_with("exit: 2"), "{output}");
