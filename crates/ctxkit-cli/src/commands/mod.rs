@@ -20,6 +20,7 @@ mod signals;
 pub(crate) mod simulate;
 mod spend;
 mod store;
+mod store_copy;
 mod store_fork;
 mod store_sync;
 mod summary_setup;

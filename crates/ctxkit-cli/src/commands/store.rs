@@ -1,9 +1,6 @@
 //! The session store (`--store`, `CTXKIT_STORE`, setting `store.url`): which one, `ctxkit store
-//! import`/`export`, `ctxkit sessions` on it, and every command that takes a session FILE run on
-//! a session id of a database store: the session is exported to a private temporary file, the
-//! command runs on it as on any file, and the entries it appended go back to the database under
-//! the session's lease (a second writer is refused with `session_in_use`; a writer taken over is
-//! refused its late append).
+//! import`/`export`, `ctxkit sessions` on it, and the routing of every command that takes a session
+//! FILE to a session id of a database store (`store_copy`, `store_fork`).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -13,6 +10,7 @@ use ctxkit_protocol::SessionInfoRecord;
 use ctxkit_store::{AnyStore, ListQuery, SessionStore, StoreUrl, StoredSession};
 
 use super::settings::ProcessSettings;
+use super::store_copy::{on_database_session, session_argument};
 use super::{Locations, print_json};
 use crate::Outcome;
 use crate::cli::{Command, StoreAction};
@@ -74,74 +72,6 @@ fn uses_store(command: &mut Command) -> bool {
                 | Command::Chat(_)
                 | Command::Serve { .. }
         )
-}
-
-/// What a command does with its session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Access {
-    Read,
-    /// Appends entries to it.
-    Append,
-    /// Makes a new session of it (`fork`, `fork-from`): on a database, a new stored session.
-    NewSession,
-}
-
-/// The session FILE argument of a command, and what the command does with it.
-fn session_argument(command: &mut Command) -> Option<(&mut PathBuf, Access)> {
-    match command {
-        Command::Info { file, .. }
-        | Command::Tree { file, .. }
-        | Command::Context { file, .. }
-        | Command::Tokens { file, .. }
-        | Command::Compactions { file, .. }
-        | Command::Check { file, .. } => Some((file, Access::Read)),
-        // `export --html` reads its session once; `view` follows a database session itself
-        // (`commands::web`), polling the database for what was appended.
-        Command::Export { web, .. } => web.file.as_mut().map(|file| (file, Access::Read)),
-        Command::View { .. } => None,
-        // `--out` writes the compacted copy to the file it names, as `store export` writes one.
-        Command::Compact {
-            file,
-            out,
-            preview,
-            dry_run,
-            ..
-        } => {
-            let access = if out.is_some() || *preview || *dry_run {
-                Access::Read
-            } else {
-                Access::Append
-            };
-            Some((file, access))
-        }
-        Command::Label { file, .. }
-        | Command::Name { file, .. }
-        | Command::EditContext { file, .. }
-        | Command::Branch { file, .. }
-        | Command::UndoCompact { file } => Some((file, Access::Append)),
-        // `chat --session ID` continues a database session (a session another surface wrote).
-        Command::Chat(args) => args.session.as_mut().map(|file| (file, Access::Append)),
-        Command::Fork { file, .. } | Command::ForkFrom { file, .. } => {
-            Some((file, Access::NewSession))
-        }
-        // A stored session is in the current format (the store takes no other): it says so.
-        Command::Migrate { file } => Some((file, Access::Read)),
-        Command::Sessions { .. }
-        | Command::Store(_)
-        | Command::Import { .. }
-        | Command::Serve { .. }
-        | Command::Checkpoints(_)
-        | Command::Simulate(_)
-        | Command::Models { .. }
-        | Command::Config(_)
-        | Command::Resources { .. }
-        | Command::Trust { .. }
-        | Command::Prompt
-        | Command::Install { .. }
-        | Command::Remove { .. }
-        | Command::Update { .. }
-        | Command::List { .. } => None,
-    }
 }
 
 /// Runs `command`: on the store when it is about the store or names a database session, else
@@ -413,136 +343,4 @@ fn record_of(session: StoredSession) -> SessionInfoRecord {
             .unwrap_or_else(|| "(no messages)".to_owned()),
         format_version: None,
     }
-}
-
-/// Runs a FILE command on database session `id`: exported to a private temporary file, the
-/// command run on it, and what it appended stored under the session's lease.
-fn on_database_session(
-    url: &StoreUrl,
-    mut command: Command,
-    out: &mut dyn Write,
-    dispatch: impl FnOnce(Command, &mut dyn Write) -> Result<Outcome>,
-) -> Result<Outcome> {
-    let (id, access) = match session_argument(&mut command) {
-        Some((file, access)) => (file.display().to_string(), access),
-        None => return dispatch(command, out),
-    };
-    let runtime = runtime()?;
-    let store = open(&runtime, url)?;
-    if access == Access::NewSession {
-        return super::store_fork::fork_in_store(&runtime, &store, &id, command, out);
-    }
-    let lease = match access {
-        Access::Append => Some(runtime.block_on(store.acquire(
-            &id,
-            &writer_name(),
-            ctxkit_store::DEFAULT_LEASE,
-        ))?),
-        Access::Read | Access::NewSession => None,
-    };
-    // `compact --out FILE`: the new file's parent is the stored session, not its temporary copy.
-    let compacted_to = if let Command::Compact {
-        out: Some(file), ..
-    } = &command
-        && !file.exists()
-    {
-        Some(file.clone())
-    } else {
-        None
-    };
-    let copy = Copy {
-        runtime: &runtime,
-        url,
-        store: &store,
-        id: &id,
-        lease: lease.as_ref(),
-    };
-    let result = copy.run(command, out, dispatch).and_then(|outcome| {
-        match compacted_to.filter(|file| file.exists()) {
-            Some(file) => super::store_fork::name_parent(&file, &id).map(|()| outcome),
-            None => Ok(outcome),
-        }
-    });
-    if let Some(lease) = &lease {
-        // A lease taken over is not ours to release; the error above already says so.
-        let _ = runtime.block_on(store.release(lease));
-    }
-    result
-}
-
-/// A database session worked on as a file.
-struct Copy<'a> {
-    runtime: &'a tokio::runtime::Runtime,
-    url: &'a StoreUrl,
-    store: &'a AnyStore,
-    id: &'a str,
-    lease: Option<&'a ctxkit_store::Lease>,
-}
-
-impl Copy<'_> {
-    fn run(
-        &self,
-        mut command: Command,
-        out: &mut dyn Write,
-        dispatch: impl FnOnce(Command, &mut dyn Write) -> Result<Outcome>,
-    ) -> Result<Outcome> {
-        let lines = self.runtime.block_on(self.store.export(self.id))?;
-        let directory = ctxkit_session::private_temporary_folder("session")
-            .context("cannot create a private temporary directory")?;
-        let path = ctxkit_session::private_copy_path(directory.path(), self.id);
-        let before = lines.to_jsonl();
-        ctxkit_session::write_private_file(&path, &before)
-            .with_context(|| format!("cannot write `{}`", path.display()))?;
-        if let Some((argument, _)) = session_argument(&mut command) {
-            argument.clone_from(&path);
-        }
-        if let Command::Chat(args) = &mut command {
-            let shown = format!("{} in {}", self.id, self.url.redacted());
-            args.shown_as = Some((path.clone(), shown));
-        }
-        // What it appends is committed as it goes (a chat lasts), under the lease it renews.
-        let syncer = self.lease.map(|lease| {
-            super::store_sync::Syncer::start(self.url, lease, &path, before.len() as u64)
-        });
-        // What the command prints names the session by its id, not by the temporary copy: on
-        // stderr (warnings, hints) through the output layer, on stdout here too (the chat's is
-        // not that layer's).
-        let shown = crate::redact::show_path_as(&path, self.id);
-        let mut printed = Vec::new();
-        let result = dispatch(command, &mut printed);
-        drop(shown);
-        let committed = syncer.map_or(Ok(()), super::store_sync::Syncer::finish);
-        // A chat's `/fork`, `/new` or `/save` wrote new sessions beside the copy.
-        let made = super::store_fork::store_new_sessions(
-            self.runtime,
-            self.store,
-            directory,
-            &path,
-            self.id,
-        );
-        let printed = String::from_utf8_lossy(&printed);
-        out.write_all(
-            printed
-                .replace(&path.display().to_string(), self.id)
-                .as_bytes(),
-        )?;
-        let outcome = result?;
-        committed?;
-        for stored in made? {
-            writeln!(
-                crate::redact::stderr(),
-                "Stored the session {stored}, made in this chat (`ctxkit chat --session {stored}` \
-                 continues it)"
-            )?;
-        }
-        Ok(outcome)
-    }
-}
-
-/// Who writes: this process, named so `session_in_use` tells the user which one.
-fn writer_name() -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|name| name.trim().to_owned())
-        .unwrap_or_else(|_| "localhost".to_owned());
-    format!("ctxkit {} (pid {}) on {host}", "cli", std::process::id())
 }

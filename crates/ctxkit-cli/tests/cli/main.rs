@@ -217,6 +217,7 @@ mod simulate;
 mod small_windows;
 mod store;
 mod store_mistakes;
+mod store_sessions;
 mod trust;
 mod undo_and_branch;
 mod web;
