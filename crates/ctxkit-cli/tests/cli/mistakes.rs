@@ -13,7 +13,8 @@ fn rollout() -> std::path::PathBuf {
 
 /// A folder named where a session file belongs: `view`, `simulate` and `checkpoints` said
 /// `cannot reload`, `Cannot replay … Is a directory (os error 21)` or `No session file`; `import`
-/// failed with an I/O error (exit 4), and `--out FOLDER` with `cannot write X: cannot read X`.
+/// failed with an I/O error (exit 4), and `--out FOLDER` with `cannot write X: cannot read X`
+/// (`compact --out FOLDER`: `already exists`, as if a file were there).
 #[test]
 fn a_folder_in_place_of_a_session_file_is_named_as_one() {
     let run = Run::new();
@@ -25,6 +26,13 @@ fn a_folder_in_place_of_a_session_file_is_named_as_one() {
     snapshot!(run.ctxkit(&["checkpoints", folder]));
     snapshot!(run.ctxkit(&["import", folder, "--from", "codex"]));
     snapshot!(run.ctxkit(&["import", rollout().to_str().unwrap(), "--out", folder]));
+    let session = run.copy("good-branches.jsonl");
+    let output = run.ctxkit(&["compact", session.to_str().unwrap(), "--out", folder]);
+    assert_eq!(
+        output,
+        "exit: 3\n--- stderr\nerror: `[HOME]/work` is a folder; name the new session file for \
+         --out (e.g. `[HOME]/work/compacted.jsonl`)\n"
+    );
     assert_eq!(
         std::fs::read_dir(folder).unwrap().count(),
         0,
