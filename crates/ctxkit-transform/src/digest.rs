@@ -4,8 +4,9 @@
 //! marker with a digest is as cache-stable as one without.
 //!
 //! A *name* is a run of ASCII letters, digits and `_ . / : - # @` (with `.`, `:`, `-`, `/` trimmed
-//! from both ends and a trailing `:<line>` number dropped) that has at least one letter and is
-//! one of:
+//! from both ends, a trailing `:<line>` number dropped, and the letters of a backslash escape
+//! before it left out: `\nWe`, `\u2013`, see [`crate::escapes`]) that has at least one letter
+//! and is one of:
 //! - a URL (`http://`, `https://`);
 //! - a path: contains `/` with a letter after it, or ends in a common source or config file
 //!   extension (`main.rs`, `Cargo.toml`);
@@ -202,7 +203,10 @@ pub(crate) fn reports_failure(line: &str) -> bool {
 /// bytes, so the runs are whole ASCII substrings.
 pub(crate) fn tokens(line: &str) -> impl Iterator<Item = &str> {
     line.split(|character: char| !character.is_ascii() || !is_name_byte(character as u8))
-        .map(move |token| after_escape_parameters(line, token))
+        .map(move |token| {
+            let token = crate::escapes::after_backslash_escape(line, token);
+            after_escape_parameters(line, token)
+        })
         .filter(|token| token.len() >= MIN_NAME_CHARS)
 }
 

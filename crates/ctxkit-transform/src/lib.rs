@@ -97,6 +97,7 @@
 mod calls;
 mod cut;
 mod digest;
+mod escapes;
 mod js_length;
 mod lifetime;
 mod marker;

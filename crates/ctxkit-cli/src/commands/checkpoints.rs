@@ -286,6 +286,7 @@ pub fn run(
 
 /// `ctxkit checkpoints [SESSION]`: the snapshots (turn, file, size, time) and their total.
 pub fn list(session_file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
+    super::refuse_folder(session_file)?;
     if !session_file.is_file() {
         bail!("No session file `{}`", session_file.display());
     }

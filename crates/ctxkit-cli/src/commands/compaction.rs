@@ -292,6 +292,13 @@ pub fn compact_command(
 /// Copies `source` to the new file `out_file` (`compact --out`) under a new session id naming
 /// `source` its parent: one id per file.
 fn new_copy(source: &Path, out_file: &Path) -> Result<()> {
+    if out_file.is_dir() {
+        bail!(
+            "`{}` is a folder; name the new session file for --out (e.g. `{}`)",
+            out_file.display(),
+            out_file.join("compacted.jsonl").display()
+        );
+    }
     // A dangling symlink counts as existing: copying would write through it.
     if std::fs::symlink_metadata(out_file).is_ok() {
         bail!(

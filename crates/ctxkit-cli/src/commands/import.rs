@@ -41,6 +41,15 @@ pub fn import(
     if format == Some(SourceFormat::OpenCode) || format.is_none() && is_opencode_path(file) {
         return import_opencode_sessions(locations, file, out_file, out);
     }
+    if file.is_dir() {
+        anyhow::bail!(
+            "`{}` is a directory; name one session file in it (`ctxkit sessions --from {} --dir {}` \
+             lists them)",
+            file.display(),
+            format.map_or("claude-code|codex|opencode", |format| format.name()),
+            file.display()
+        );
+    }
     let session = import_file(file, format)?;
     let target = target_of(locations, &session, out_file);
     write_session(&session, &target, out)?;
@@ -117,6 +126,13 @@ fn target_of(locations: &Locations, session: &ImportedSession, out_file: Option<
 
 /// Writes one imported session; stdout gets its path, stderr the summary and every issue.
 fn write_session(session: &ImportedSession, target: &Path, out: &mut dyn Write) -> Result<()> {
+    if target.is_dir() {
+        anyhow::bail!(
+            "`{}` is a folder; name the new session file for --out (e.g. `{}`)",
+            target.display(),
+            target.join("session.jsonl").display()
+        );
+    }
     let outcome = session
         .write_to(target)
         .with_context(|| format!("cannot write `{}`", target.display()))?;
@@ -165,7 +181,12 @@ pub fn sessions(
         "`--from auto` cannot list sessions; name the agent: `claude-code`, `codex` or `opencode`",
     )?;
     let root = match dir {
-        Some(dir) => dir,
+        // A folder named that is not there is a mistake, not an empty list (as `sessions --dir`).
+        Some(dir) => {
+            std::fs::read_dir(&dir)
+                .with_context(|| format!("cannot read directory `{}`", dir.display()))?;
+            dir
+        }
         None => {
             let home =
                 std::env::home_dir().context("cannot find the home directory; pass `--dir`")?;

@@ -261,6 +261,20 @@ pub(crate) fn open_for_reading(file: &std::path::Path) -> Result<ctxkit_session:
     Ok(session)
 }
 
+/// A folder named where a session file belongs fails as `ctxkit info` says it (exit 3, with the
+/// hint to name a session file), before a command that reads the file another way says less
+/// (`view`, `simulate`, `checkpoints`).
+pub(crate) fn refuse_folder(path: &std::path::Path) -> Result<()> {
+    if path.is_dir() {
+        return Err(ctxkit_session::SessionError::NotARegularFile {
+            path: path.to_owned(),
+            kind: "a directory",
+        }
+        .into());
+    }
+    Ok(())
+}
+
 /// The leaf a `--leaf ID` option names (the current one without it); an id the session does not
 /// hold is an error.
 pub(crate) fn leaf_selector<'a>(

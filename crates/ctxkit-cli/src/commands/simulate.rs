@@ -119,6 +119,7 @@ fn resolve_session(locations: &Locations, name: &str) -> Result<PathBuf> {
     let path = Path::new(name);
     if path.exists() || path.components().count() > 1 || name.ends_with(".jsonl") {
         std::fs::metadata(path).with_context(|| format!("cannot open `{name}`"))?;
+        super::refuse_folder(path)?;
         return Ok(path.to_path_buf());
     }
     let (sessions, _) = ctxkit_session::list_all_sessions(&locations.sessions_root)

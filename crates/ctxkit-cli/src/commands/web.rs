@@ -264,6 +264,7 @@ pub fn view(
             })?
         }
     };
+    super::refuse_folder(&file)?;
     let scratch = Arc::new(
         ctxkit_session::private_temporary_folder("view")
             .context("cannot create a private temporary directory")?,

@@ -198,6 +198,8 @@ mod exit_codes;
 mod hostile;
 mod import;
 mod issue41;
+mod json_records;
+mod mistakes;
 mod offline_size;
 mod on_demand;
 mod private_copies;
