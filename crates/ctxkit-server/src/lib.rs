@@ -72,6 +72,7 @@ mod mirror;
 mod outgoing;
 mod pages;
 mod params;
+mod projects;
 mod queue;
 mod session_methods;
 mod socket;
@@ -189,6 +190,8 @@ pub(crate) struct Shared {
     /// The tasks forwarding each opened engine's events; awaited at the end so that an event the
     /// engine sent before it was dropped (a cancelled compaction's end) is written.
     pub(crate) forwarders: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// The projects this client chose: where its runs may work (`projects`).
+    pub(crate) projects: projects::ChosenProjects,
 }
 
 /// Serves requests from `input` until it ends or `shutdown` is called; writes to `output`.
@@ -265,6 +268,7 @@ where
         draining: draining.clone(),
         signalled,
         forwarders: std::sync::Mutex::new(Vec::new()),
+        projects: projects::ChosenProjects::new(),
     });
     let follower = draining.map(|phase| tokio::spawn(drain::follow(Arc::clone(&shared), phase)));
     // Requests run one after another, in order, so a client may pipeline them; cancellation and
