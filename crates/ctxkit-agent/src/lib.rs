@@ -32,6 +32,7 @@
 //!         prompts: Prompts::default(),
 //!         hooks: HookSet::new(),
 //!         thinking_level: None,
+//!         project: None,
 //!     },
 //! );
 //! // Any `ChatModel`: `ctxkit_llm::ModelClient` for a real provider, a scripted one here.

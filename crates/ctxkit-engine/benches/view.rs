@@ -46,6 +46,7 @@ fn engine_with(
             prompts: Prompts::default(),
             hooks: HookSet::new(),
             thinking_level: None,
+            project: None,
         },
     );
     runtime.block_on(async {

@@ -5,7 +5,6 @@
 //! in its own process group, killed whole when it times out, when the operation waiting for it is
 //! cancelled (`compact.cancel`, Escape in the chat, `shutdown`), or when that operation is dropped.
 
-use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -20,6 +19,7 @@ use crate::hooks::{
     AfterCompact, AfterTree, BeforeCompact, BeforeCompactResult, BeforeFork, BeforeForkResult,
     BeforeTree, BeforeTreeResult, HookError, HookFuture, Hooks,
 };
+use crate::project::ProjectDir;
 use ctxkit_settings::CommandHookConfig;
 
 /// The longest answer read from a hook; a longer one is refused as soon as it is seen.
@@ -31,13 +31,16 @@ const MAX_STDERR_BYTES: usize = 8 * 1024;
 #[derive(Debug, Clone)]
 pub struct CommandHook {
     config: CommandHookConfig,
-    cwd: PathBuf,
+    /// The project the user or client chose, never the session's recorded `cwd`: a trusted
+    /// project's `["sh", "scripts/after.sh"]` run in a folder a session file names would run
+    /// that folder's script.
+    project: ProjectDir,
 }
 
 impl CommandHook {
-    /// A hook running `config.command` in `cwd`.
-    pub fn new(config: CommandHookConfig, cwd: PathBuf) -> Self {
-        Self { config, cwd }
+    /// A hook running `config.command` in `project`.
+    pub fn new(config: CommandHookConfig, project: ProjectDir) -> Self {
+        Self { config, project }
     }
 
     /// A trusted project's hook runs only the scripts the user trusted: one rewritten since (by
@@ -86,7 +89,7 @@ impl CommandHook {
         ));
         command
             .args(arguments)
-            .current_dir(&self.cwd)
+            .current_dir(self.project.get())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

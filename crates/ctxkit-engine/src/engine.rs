@@ -20,6 +20,7 @@ use crate::command_hooks::CommandHook;
 use crate::error::Result;
 use crate::events::{ContextUsage, EngineEvent, EventBus};
 use crate::hooks::HookSet;
+use crate::project::ProjectDir;
 use crate::settings::{CompactionBudgets as _, EngineSettings};
 
 /// What an engine is built from.
@@ -34,6 +35,10 @@ pub struct EngineOptions {
     pub hooks: HookSet,
     /// The session's reasoning level, passed to summarizers that support one.
     pub thinking_level: Option<String>,
+    /// The directory the user or client chose for the work: command hooks run there and
+    /// `compaction.fileContext` reads beneath it. `None`: the process's working directory. Never
+    /// the session's recorded `cwd`, which a session file someone sent chooses.
+    pub project: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for EngineOptions {
@@ -93,6 +98,8 @@ pub(crate) struct Inner {
     pub(crate) summarizer: Arc<dyn Summarizer>,
     pub(crate) prompts: Prompts,
     pub(crate) hooks: HookSet,
+    /// Where hooks run and the file context is read (`EngineOptions::project`).
+    pub(crate) project: ProjectDir,
     pub(crate) compacting: AtomicBool,
     /// Counts `cancel_compaction` calls, so a manual compaction still waiting for the turn or the
     /// lock can tell it was cancelled before it started.
@@ -212,9 +219,9 @@ impl Engine {
     pub fn new(mut session: Session, options: EngineOptions) -> Self {
         session.set_durability(crate::settings::durability(&options.settings.session));
         let mut hooks = options.hooks;
-        let cwd = std::path::PathBuf::from(session.cwd());
+        let project = ProjectDir::new(options.project);
         for config in &options.settings.hooks {
-            hooks.push(Arc::new(CommandHook::new(config.clone(), cwd.clone())));
+            hooks.push(Arc::new(CommandHook::new(config.clone(), project.clone())));
         }
         let (turn, _) = watch::channel(None);
         // The surface's level, else the settings' `defaultThinkingLevel`.
@@ -244,6 +251,7 @@ impl Engine {
                 summarizer: options.summarizer,
                 prompts: options.prompts,
                 hooks,
+                project,
                 compacting: AtomicBool::new(false),
                 cancel_requests: AtomicU64::new(0),
                 compaction_cancel: Mutex::new(None),
@@ -280,6 +288,17 @@ impl Engine {
     /// Runs `read` on the session (after any running compaction).
     pub async fn with_session<T>(&self, read: impl FnOnce(&Session) -> T) -> T {
         read(&self.lock().await.session)
+    }
+
+    /// The project the work happens in (`EngineOptions::project`).
+    pub fn project(&self) -> std::path::PathBuf {
+        self.inner.project.get()
+    }
+
+    /// Moves the work to `dir` (a server run that names its project): hooks run there and the
+    /// file context is read beneath it from now on.
+    pub fn set_project(&self, dir: std::path::PathBuf) {
+        self.inner.project.set(dir);
     }
 
     /// Switches the conversation's model. Nothing runs now; the next check uses the new window.

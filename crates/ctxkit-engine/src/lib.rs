@@ -42,6 +42,7 @@
 //!         prompts: Prompts::default(),
 //!         hooks: HookSet::new(),
 //!         thinking_level: None,
+//!         project: None,
 //!     },
 //! );
 //! assert!(matches!(engine.plan().await?, CompactionPlan::Nothing(NoCompaction::EmptyBranch)));
@@ -90,6 +91,7 @@ mod messages;
 mod on_demand;
 mod pins;
 mod planning;
+mod project;
 mod provider_compaction;
 mod recall;
 mod recovery;
@@ -118,6 +120,7 @@ pub use hooks::{
 };
 pub use pins::{PIN_ENTRY_TYPE, PINNED_MESSAGE_TYPE, Pin};
 pub use planning::{CompactionPlan, NoCompaction};
+pub use project::ProjectDir;
 pub use recall::SUMMARIZED_REFERENCE;
 pub use recovery::MAX_OVER_COUNT;
 pub use scope::{FORGOTTEN_PREAMBLE, SCOPE_RESULT_TYPE, Scope};

@@ -73,6 +73,7 @@ impl Engine {
                 prompts: self.inner.prompts.clone(),
                 hooks: HookSet::new(),
                 thinking_level: state.thinking_level.clone(),
+                project: Some(self.project()),
             },
         );
         Scope {

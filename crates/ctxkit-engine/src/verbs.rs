@@ -124,6 +124,7 @@ mod tests {
                 prompts: Prompts::default(),
                 hooks: HookSet::new(),
                 thinking_level: None,
+                project: None,
             },
         )
     }

@@ -133,6 +133,10 @@ struct RunParams {
     /// Tools may read and write outside the project (no person is there to ask).
     #[serde(default, alias = "allowOutsideProject")]
     allow_outside_project: bool,
+    /// The project the tools work in; without it, the session's recorded `cwd` when this client
+    /// chose it (`projects::of_run`).
+    #[serde(default)]
+    cwd: Option<String>,
 }
 
 /// Sends the loop's events as `agent_event` notifications.
@@ -206,14 +210,11 @@ pub(crate) async fn run(shared: &Arc<Shared>, raw: Value) -> Result<Value, Metho
         .models
         .chat_model_for_session(params.model.as_deref(), &session_id)
         .map_err(|error| MethodError::new(codes::NO_MODEL, error))?;
-    let cwd = engine
+    let recorded = engine
         .with_session(|session| session.cwd().to_owned())
         .await;
-    let cwd = if cwd.is_empty() {
-        std::env::current_dir().unwrap_or_default()
-    } else {
-        PathBuf::from(cwd)
-    };
+    let cwd = crate::projects::of_run(shared, &recorded, params.cwd.as_deref())?;
+    engine.set_project(cwd.clone());
     let system_prompt = match params.system_prompt {
         Some(text) => text,
         None => config.system_prompt.for_project(&cwd).await,

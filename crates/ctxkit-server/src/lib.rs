@@ -72,6 +72,7 @@ mod mirror;
 mod outgoing;
 mod pages;
 mod params;
+mod projects;
 mod queue;
 mod session_methods;
 mod socket;
@@ -186,6 +187,8 @@ pub(crate) struct Shared {
     /// Set (to the signal's number) when the process is being stopped, before a stdio server's
     /// input is ended for it: that end is the server stopping, not the client leaving.
     pub(crate) signalled: Option<Arc<std::sync::OnceLock<i32>>>,
+    /// The projects this client chose: where its runs may work (`projects`).
+    pub(crate) projects: projects::ChosenProjects,
 }
 
 /// Serves requests from `input` until it ends or `shutdown` is called; writes to `output`.
@@ -261,6 +264,7 @@ where
         stop: tokio::sync::watch::Sender::new(stop::Stop::Nothing),
         draining: draining.clone(),
         signalled,
+        projects: projects::ChosenProjects::new(),
     });
     let follower = draining.map(|phase| tokio::spawn(drain::follow(Arc::clone(&shared), phase)));
     // Requests run one after another, in order, so a client may pipeline them; cancellation and

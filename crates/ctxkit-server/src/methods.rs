@@ -184,6 +184,7 @@ struct FetchParams {
 }
 
 pub(crate) async fn install(shared: &Arc<Shared>, session: Session) -> Result<Value, MethodError> {
+    let project = crate::projects::of_session(shared, session.cwd());
     let engine = Engine::new(
         session,
         EngineOptions {
@@ -193,6 +194,7 @@ pub(crate) async fn install(shared: &Arc<Shared>, session: Session) -> Result<Va
             prompts: shared.config.prompts.clone(),
             hooks: HookSet::new(),
             thinking_level: None,
+            project: Some(project),
         },
     );
     forward_events(shared, &engine);

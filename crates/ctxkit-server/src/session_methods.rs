@@ -68,6 +68,8 @@ fn compaction_error(error: ctxkit_compaction::CompactionError) -> MethodError {
 pub(crate) async fn create(shared: &Arc<Shared>, raw: Value) -> Result<Value, MethodError> {
     let params: CreateParams = params(raw)?;
     check_cwd(&params.cwd)?;
+    // The client named it: its runs work there.
+    shared.projects.choose(Path::new(&params.cwd));
     if let Some(binding) = &shared.config.store
         && !params.in_memory
         && params.session_dir.is_none()
@@ -99,7 +101,7 @@ fn invalid_cwd(reason: String) -> MethodError {
 }
 
 /// A session's `cwd` is where its tools run and what names its sessions folder: an absolute path.
-fn check_cwd(cwd: &str) -> Result<(), MethodError> {
+pub(crate) fn check_cwd(cwd: &str) -> Result<(), MethodError> {
     if cwd.is_empty() {
         return Err(invalid_cwd("is empty".to_owned()));
     }

@@ -107,6 +107,7 @@ mod tests {
                 prompts: Prompts::default(),
                 hooks: HookSet::new(),
                 thinking_level: None,
+                project: None,
             },
         );
         let info = ModelInfo {

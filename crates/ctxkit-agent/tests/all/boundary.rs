@@ -208,6 +208,7 @@ async fn full_outputs_of_sessions_in_memory_are_private_and_under_the_home() {
             prompts: ctxkit_agent::Prompts::default(),
             hooks: ctxkit_agent::HookSet::new(),
             thinking_level: None,
+            project: None,
         },
     );
     world.agent.set_engine(engine.clone()).await;

@@ -189,6 +189,7 @@ async fn run_reading(
             prompts: Prompts::default(),
             hooks: HookSet::new(),
             thinking_level: None,
+            project: None,
         },
     );
     let agent = Agent::new(
@@ -430,6 +431,7 @@ async fn fresh_prompt_when_no_request_was_made_in_this_process() {
             prompts: Prompts::default(),
             hooks: HookSet::new(),
             thinking_level: None,
+            project: None,
         },
     );
     engine.compact(None).await.unwrap();

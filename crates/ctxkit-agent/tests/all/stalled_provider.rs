@@ -96,6 +96,7 @@ async fn agent_over(base_url: String, dir: &tempfile::TempDir) -> (ctxkit_agent:
             prompts: Prompts::default(),
             hooks: HookSet::new(),
             thinking_level: None,
+            project: None,
         },
     );
     let agent = ctxkit_agent::Agent::new(

@@ -124,6 +124,7 @@ impl World {
                 prompts: Prompts::default(),
                 hooks: HookSet::new(),
                 thinking_level: None,
+                project: None,
             },
         );
         let agent = Agent::new(

@@ -130,6 +130,7 @@ async fn setup(model: Arc<CachingModel>, mode: CacheWarming) -> Setup {
             prompts: Prompts::default(),
             hooks: HookSet::new(),
             thinking_level: None,
+            project: None,
         },
     );
     let mut agent = Agent::new(

@@ -27,6 +27,8 @@ pub fn engine_for(session: Session, setup: SummarySetup, context_window: u64) ->
             prompts: setup.prompts,
             hooks: HookSet::new(),
             thinking_level: None,
+            // Where the command runs (whose settings named the hooks), never the file's `cwd`.
+            project: None,
         },
     )
 }

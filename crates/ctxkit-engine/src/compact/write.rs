@@ -240,10 +240,7 @@ impl Engine {
             focus,
             thinking_level: state.thinking_level.clone(),
             file_context: if state.settings.compaction.file_context {
-                ctxkit_compaction::read_file_context(
-                    plan,
-                    std::path::Path::new(state.session.cwd()),
-                )
+                ctxkit_compaction::read_file_context(plan, &self.inner.project.get())
             } else {
                 String::new()
             },

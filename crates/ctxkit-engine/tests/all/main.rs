@@ -15,4 +15,5 @@ mod on_demand;
 mod pins_scopes;
 mod provider_compaction;
 mod recall_attacks;
+mod recorded_cwd;
 mod view;

@@ -202,6 +202,25 @@ impl Harness {
         Self::over(session, dir, settings, model, hooks, answers)
     }
 
+    /// An engine working in the test's folder over a session that records `cwd` (a session file
+    /// someone sent, continued here), answering with `answers`.
+    pub fn recorded_in(
+        cwd: &str,
+        settings: EngineSettings,
+        answers: impl IntoIterator<Item = Answer>,
+    ) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let session = Session::create(cwd, dir.path());
+        Self::over(
+            session,
+            dir,
+            settings,
+            Some(model(100_000)),
+            HookSet::new(),
+            answers,
+        )
+    }
+
     /// An engine over a session the test opened itself (default settings, a 100k window).
     pub fn with_session(session: Session) -> Self {
         let dir = tempfile::tempdir().unwrap();
@@ -233,6 +252,8 @@ impl Harness {
                 prompts: Prompts::default(),
                 hooks,
                 thinking_level: None,
+                // The hooks' files (`event.json`, `hook.pid`) are written in the test's folder.
+                project: Some(dir.path().to_path_buf()),
             },
         );
         let events = engine.subscribe();

@@ -331,7 +331,7 @@ async fn a_stuck_tool_cannot_block_cancel_or_shutdown() {
 /// The scripted attack of issue 33 through `agent.run`: a model that writes outside the project
 /// (absolute, `../`, through a symlinked folder), writes and reads ctxkit's settings (directly
 /// and through a link committed in the project), each in its own run.
-fn attacker(calls: Vec<(&'static str, Value)>) -> ScriptedModel {
+pub(crate) fn attacker(calls: Vec<(&'static str, Value)>) -> ScriptedModel {
     let info = ModelInfo {
         provider: "mock".to_owned(),
         id: "coder".to_owned(),
@@ -357,7 +357,7 @@ fn attacker(calls: Vec<(&'static str, Value)>) -> ScriptedModel {
     })
 }
 
-fn tool_ends(notifications: &[Value]) -> Vec<(String, bool)> {
+pub(crate) fn tool_ends(notifications: &[Value]) -> Vec<(String, bool)> {
     notifications
         .iter()
         .filter(|message| message["params"]["type"] == "tool_end")

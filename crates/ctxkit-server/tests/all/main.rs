@@ -6,6 +6,7 @@ mod agent;
 mod attacks;
 mod outage;
 mod protocol_doc;
+mod recorded_cwd;
 mod server;
 mod stale_writer;
 mod stored_ids;

@@ -85,6 +85,15 @@ fn names_secret(key: &str) -> bool {
         || segments.next() == Some("headers")
 }
 
+/// A value found where `key` wanted another type, as a warning quotes it: a secret stays masked
+/// however it was mistyped (`"apiKey": ["sk-…"]`, `"headers": "Bearer …"`, `"token": 5`).
+pub(crate) fn found_text(key: &str, value: &Value) -> String {
+    if names_secret(key) && !value.is_null() {
+        return Value::String(MASK.to_owned()).to_string();
+    }
+    redact(key, value.clone()).to_string()
+}
+
 fn redact(key: &str, value: Value) -> Value {
     let name = key.rsplit('.').next().unwrap_or(key);
     let secret_name = name.eq_ignore_ascii_case("apiKey") || key == "server.token";
@@ -98,6 +107,12 @@ fn redact(key: &str, value: Value) -> Value {
                 .map(|(header, _)| (header, Value::String(MASK.to_owned())))
                 .collect(),
         ),
+        // Headers written as anything but an object are still header values.
+        Value::Bool(_) | Value::Number(_) | Value::String(_) | Value::Array(_)
+            if name == "headers" =>
+        {
+            Value::String(MASK.to_owned())
+        }
         Value::Object(object) => Value::Object(
             object
                 .into_iter()
@@ -122,6 +137,39 @@ fn redact(key: &str, value: Value) -> Value {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Attack: a secret of the wrong type was masked in the value `config get` printed but quoted
+    /// whole by the warning beside it (`found ["sk-…"]`), and headers written as a string showed.
+    #[test]
+    fn a_mistyped_secret_is_masked_in_the_value_and_in_the_warning() {
+        assert_eq!(
+            found_text("llm.apiKey", &json!(["sk-ant-1"])),
+            r#""<redacted>""#
+        );
+        assert_eq!(found_text("server.token", &json!(12345)), r#""<redacted>""#);
+        assert_eq!(
+            found_text("llm.headers", &json!("Bearer t")),
+            r#""<redacted>""#
+        );
+        assert_eq!(
+            found_text("llm.headers.X-Token", &json!(5)),
+            r#""<redacted>""#
+        );
+        assert_eq!(
+            found_text("llm", &json!({"headers": "Bearer t", "apiKey": [1]})),
+            r#"{"headers":"<redacted>","apiKey":"<redacted>"}"#
+        );
+        assert_eq!(
+            found_text("compaction.reserveTokens", &json!("x")),
+            r#""x""#
+        );
+        assert_eq!(
+            SettingValue::new(json!("Bearer t"))
+                .redacted("llm.headers")
+                .display_text(),
+            MASK
+        );
+    }
 
     #[test]
     fn keys_and_header_values_are_masked_at_any_depth_and_strings_show_bare() {

@@ -32,7 +32,7 @@ impl CheckReport {
         self.violations.push(Violation {
             key: key.to_owned(),
             expected: expected.into(),
-            found: found.to_string(),
+            found: super::shown::found_text(key, found),
         });
     }
 }

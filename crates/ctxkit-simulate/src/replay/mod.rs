@@ -250,6 +250,7 @@ pub(crate) async fn replay(
             prompts: Prompts::default(),
             hooks: HookSet::new(),
             thinking_level: None,
+            project: None,
         },
     );
     let meter = Meter {

@@ -73,6 +73,8 @@ struct EngineParts {
     settings: EngineSettings,
     summarizer: Arc<dyn Summarizer>,
     prompts: Prompts,
+    /// Where the chat runs: hooks run there, whatever `cwd` the session records.
+    project: PathBuf,
 }
 
 /// The state of one chat.
@@ -188,6 +190,7 @@ fn start_engine(
             prompts: parts.prompts.clone(),
             hooks: HookSet::new(),
             thinking_level: None,
+            project: Some(parts.project.clone()),
         },
     );
     let events = EventView::start(&engine, ui.clone());

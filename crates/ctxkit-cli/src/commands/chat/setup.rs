@@ -87,6 +87,7 @@ pub async fn build(
         settings: setup.engine_settings,
         summarizer: Arc::from(setup.summarizer),
         prompts: setup.prompts,
+        project: cwd.clone(),
     };
     let threads = ctxkit_llm::MessageThreads::new();
     let thread_session = session.id().to_owned();
