@@ -100,6 +100,9 @@ struct Chat {
     in_memory: bool,
     /// `--resume`: the session list is shown before the first prompt.
     resume_at_start: bool,
+    /// `quietStartup`: the banner is not shown when the chat starts (a continued session's
+    /// conversation and status still are).
+    quiet_startup: bool,
     /// A database session's private copy, and how the screen names it instead.
     shown_as: Option<(PathBuf, String)>,
     ui: Ui,

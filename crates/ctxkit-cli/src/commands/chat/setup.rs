@@ -142,6 +142,7 @@ pub async fn build(
         session_dir,
         in_memory: args.no_session,
         resume_at_start: args.resume,
+        quiet_startup: typed.quiet_startup,
         shown_as: args.shown_as.clone(),
         ui,
         interrupts,
