@@ -134,7 +134,17 @@ impl Chat {
         self.warmer.cancel();
         self.agent.set_engine(engine.clone()).await;
         self.engine = engine;
+        self.share_request_overhead().await;
         Ok(())
+    }
+
+    /// Tells the engine what every request adds to its messages (the system prompt and tools),
+    /// so a compaction before the first request reports the context after it as the status line
+    /// shows it.
+    async fn share_request_overhead(&self) {
+        self.engine
+            .set_request_overhead(self.request_overhead())
+            .await;
     }
 
     /// `client` bound to the message thread of the session `session_id`.

@@ -127,7 +127,7 @@ pub async fn build(
         cwd.clone(),
         typed.chat.checkpoint_max_bytes,
     );
-    Ok(Chat {
+    let chat = Chat {
         agent,
         engine,
         events,
@@ -148,5 +148,7 @@ pub async fn build(
         interrupts,
         remembered: None,
         checkpoints,
-    })
+    };
+    chat.share_request_overhead().await;
+    Ok(chat)
 }
