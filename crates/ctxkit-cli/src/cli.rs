@@ -128,8 +128,8 @@ pub struct GlobalArgs {
     /// With a database, commands that take a session FILE take a session id too.
     #[arg(long, global = true, value_name = "URL")]
     pub store: Option<String>,
-    /// Offline mode: never install or update packages while resolving (`CTXKIT_OFFLINE=1`).
-    /// Explicit `install` and `remove` still run.
+    /// Offline mode: no package is fetched (`CTXKIT_OFFLINE=1`). Resolving installs nothing,
+    /// `update` checks nothing, `install` refuses npm and git sources; `remove` still runs.
     #[arg(
         long,
         global = true,

@@ -238,6 +238,28 @@ pub struct BranchSummary {
     pub files: FileLists,
     /// The request sent.
     pub request: SummaryRequest,
+    /// Who wrote it ([`Summarizer::name`]: `offline`, `provider/model`).
+    pub summarizer: String,
+    /// The usage the summary request reported (none from the offline summarizer).
+    pub usage: Option<ctxkit_protocol::Usage>,
+}
+
+impl BranchSummary {
+    /// The entry's `details`: the file lists as Pi writes them, plus `summarizer` and `usage` as
+    /// a compaction records them (what `ctxkit info` counts the call by).
+    pub fn details(&self) -> serde_json::Value {
+        let mut details = self.files.details();
+        if let Some(object) = details.as_object_mut() {
+            object.insert("summarizer".to_owned(), self.summarizer.clone().into());
+            let usage = self
+                .usage
+                .as_ref()
+                .and_then(|usage| serde_json::to_value(usage).ok())
+                .unwrap_or(serde_json::Value::Null);
+            object.insert("usage".to_owned(), serde_json::Value::Array(vec![usage]));
+        }
+        details
+    }
 }
 
 /// Summarizes the branch `entries`; `None` when they hold no message to summarize (only labels,
@@ -269,5 +291,7 @@ pub async fn summarize_branch(
         summary,
         files,
         request,
+        summarizer: summarizer.name(),
+        usage: response.usage,
     }))
 }

@@ -20,7 +20,60 @@ pub struct ContextStatus {
     pub estimated: bool,
 }
 
+/// The context before a compaction, measured as the status line measures it: what the compaction
+/// reports as before → after (`CompactionEnd`, `ctxkit compact`, serve's `compaction_end`) is on
+/// the status line's scale on both sides, so the number after it is the one the status line shows
+/// next.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Before {
+    /// A reply's usage counts the context (the entry's `tokensBefore` is that count).
+    counted: bool,
+    /// ctxkit's estimate of the messages the next request would have sent.
+    messages: u64,
+}
+
+impl Before {
+    pub(crate) fn measure(state: &mut State) -> Result<Self> {
+        Ok(Self {
+            counted: has_counted_reply(state)?,
+            messages: sent_tokens(state)?,
+        })
+    }
+
+    /// Before and after as reported. With `overhead` known (the system prompt and tools of the
+    /// requests, estimated): before, the entry's `tokensBefore` when a reply's usage counted the
+    /// context (the provider's count), else the estimate of the messages plus `overhead`; after,
+    /// the estimate of its messages (`messages_after`) plus `overhead`, the figure the status line
+    /// shows next. Unknown (0: no request recorded, as in `ctxkit compact`), both sides are the
+    /// estimate of the messages alone, one scale rather than a provider's count against an
+    /// estimate.
+    pub(crate) fn reported(
+        &self,
+        entry_before: u64,
+        messages_after: u64,
+        overhead: u64,
+    ) -> (u64, u64) {
+        if overhead == 0 {
+            return (self.messages, messages_after);
+        }
+        let before = if self.counted {
+            entry_before
+        } else {
+            self.messages.saturating_add(overhead)
+        };
+        (before, messages_after.saturating_add(overhead))
+    }
+}
+
 impl Engine {
+    /// Sets the estimated tokens of the system prompt and tools every request carries, before
+    /// any request is recorded ([`Engine::record_model_request`] replaces it with the last
+    /// request's): a compaction reports the context after it on the status line's scale
+    /// ([`Engine::context_status`] plus this overhead).
+    pub async fn set_request_overhead(&self, tokens: u64) {
+        self.lock().await.request_overhead = tokens;
+    }
+
     /// The context figure for a status line; `None` without a model or window (as
     /// [`Engine::context_usage`]).
     pub async fn context_status(&self) -> Result<Option<ContextStatus>> {
@@ -49,7 +102,7 @@ fn context_status(state: &mut State) -> Result<Option<ContextStatus>> {
 
 /// Whether a reply on the branch's context reports usage (the reference's anchor), read from the
 /// newest message back, stopping at the first one.
-fn has_counted_reply(state: &mut State) -> Result<bool> {
+pub(crate) fn has_counted_reply(state: &mut State) -> Result<bool> {
     let mut position = state.session.leaf_context().messages.len();
     while position > 0 {
         position -= 1;
@@ -65,7 +118,7 @@ fn has_counted_reply(state: &mut State) -> Result<bool> {
 }
 
 /// The estimate of the context messages the next request sends: all but error and aborted replies.
-fn sent_tokens(state: &mut State) -> Result<u64> {
+pub(crate) fn sent_tokens(state: &mut State) -> Result<u64> {
     let count = state.session.leaf_context().messages.len();
     let mut tokens = 0;
     for position in 0..count {
@@ -81,4 +134,29 @@ fn sent_tokens(state: &mut State) -> Result<u64> {
         }
     }
     Ok(tokens)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Before;
+
+    /// QA: the chat said `Compacted: 52000 → 9000 tokens` and its status line then `~11500`: the
+    /// number after counted the messages alone, the status line adds the system prompt and tools.
+    #[test]
+    fn before_and_after_are_on_the_status_line_scale() {
+        let counted = Before {
+            counted: true,
+            messages: 48_000,
+        };
+        // The provider counted 52000; the chat's system prompt and tools are 2500.
+        assert_eq!(counted.reported(52_000, 9_000, 2_500), (52_000, 11_500));
+        // Without a request recorded (`ctxkit compact`), the messages' estimate on both sides.
+        assert_eq!(counted.reported(52_000, 9_000, 0), (48_000, 9_000));
+        let estimated = Before {
+            counted: false,
+            messages: 48_000,
+        };
+        assert_eq!(estimated.reported(47_000, 9_000, 2_500), (50_500, 11_500));
+        assert_eq!(estimated.reported(47_000, 9_000, 0), (48_000, 9_000));
+    }
 }

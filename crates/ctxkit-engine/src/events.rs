@@ -37,8 +37,13 @@ pub struct CompactionEnd {
     pub aborted: bool,
     /// A retry of the failed turn follows (overflow recovery); true only when one really runs.
     pub will_retry: bool,
-    /// Context tokens before and after, when a compaction entry was written, both estimated the
-    /// same way (the entry's `tokensBefore` is the reference's number, which may be the provider's).
+    /// Context tokens before and after, when a compaction entry was written, on the scale a status
+    /// line uses (`Engine::context_status` plus the system prompt and tools): before, the
+    /// provider's count when a reply reported one (the entry's `tokensBefore`), else ctxkit's
+    /// estimate of the messages and of the system prompt and tools; after, that estimate of what
+    /// the next request sends. Before any request told the engine the system prompt and tools
+    /// (`ctxkit compact`), both are the estimate of the messages alone. The entry's
+    /// `tokensBefore` stays the reference's number.
     pub tokens_before: Option<u64>,
     pub tokens_after: Option<u64>,
     pub first_kept_entry_id: Option<String>,

@@ -133,8 +133,8 @@ impl Engine {
         }) {
             return Err(EngineError::ForgetBeforeCompaction(id.clone()));
         }
-        let summary = match summary {
-            Some(text) => format!("{FORGOTTEN_PREAMBLE}{text}"),
+        let (summary, written) = match summary {
+            Some(text) => (format!("{FORGOTTEN_PREAMBLE}{text}"), None),
             None => {
                 let prompts = Prompts {
                     branch_preamble: FORGOTTEN_PREAMBLE.to_owned(),
@@ -161,9 +161,25 @@ impl Engine {
                 drop(running);
                 // A span with no message to summarize leaves an empty summary, which no context
                 // shows; the entry still records what was forgotten.
-                written?.map(|written| written.summary).unwrap_or_default()
+                let written = written?;
+                let summary = written
+                    .as_ref()
+                    .map(|written| written.summary.clone())
+                    .unwrap_or_default();
+                (summary, written)
             }
         };
+        let mut details = json!({ "forgotten": { "from": from_id, "to": path[end].0 } });
+        // The summary call's model and usage, as a compaction records them (`ctxkit info`).
+        if let (Some(written), Some(object)) = (&written, details.as_object_mut())
+            && let Some(recorded) = written.details().as_object()
+        {
+            for key in ["summarizer", "usage"] {
+                if let Some(value) = recorded.get(key) {
+                    object.insert(key.to_owned(), value.clone());
+                }
+            }
+        }
         let after: Vec<(String, EntryKind)> = path[end + 1..]
             .iter()
             .filter_map(|(id, _, _)| {
@@ -174,7 +190,7 @@ impl Engine {
         let summary_entry_id = state.session.branch_with_summary(
             parent.as_deref(),
             &summary,
-            Some(json!({ "forgotten": { "from": from_id, "to": path[end].0 } })),
+            Some(details),
             SummarySource::Ctxkit,
         )?;
         let kept_before: HashSet<&str> =

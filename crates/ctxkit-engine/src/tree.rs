@@ -354,11 +354,8 @@ impl Engine {
         };
         match result {
             Ok(written) => Ok(ControlFlow::Continue(written.map(|written| {
-                (
-                    written.summary,
-                    Some(written.files.details()),
-                    SummarySource::Ctxkit,
-                )
+                let details = written.details();
+                (written.summary, Some(details), SummarySource::Ctxkit)
             }))),
             Err(error) => {
                 let aborted = error.is_cancelled();

@@ -117,6 +117,15 @@ pub enum PackageError {
         /// Where the package should be now.
         path: PathBuf,
     },
+    /// `ctxkit install` of an npm or git source in offline mode (`--offline`, `CTXKIT_OFFLINE`):
+    /// installing needs the network, so nothing was installed or recorded. Returned by
+    /// [`crate::PackageManager::install`]; turn offline mode off to install (a local path
+    /// installs offline).
+    #[error("Offline mode is on: `{source_text}` was not installed")]
+    Offline {
+        /// The source as given.
+        source_text: String,
+    },
     /// A configured npm or git package is not installed and the resolver was told not to
     /// install it ([`crate::MissingPackages::Report`]); `ctxkit install` fixes it.
     #[error("Package `{source_text}` is not installed")]

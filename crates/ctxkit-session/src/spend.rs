@@ -113,6 +113,9 @@ pub struct SessionSpend {
     pub cache_warming: SpendPart,
     /// Other usage recorded outside the conversation.
     pub other: SpendPart,
+    /// Summaries the offline summarizer wrote (`details.summarizer` `offline`): no model call,
+    /// nothing spent, so in no part.
+    pub offline_summaries: u64,
 }
 
 impl SessionSpend {
@@ -178,7 +181,11 @@ pub fn session_spend(entries: &[StoredEntry], free: &FreeModels) -> SessionSpend
                 }
             }
             EntryKind::Compaction(compaction) => {
-                add_recorded_usages(&mut spend.summaries, compaction.details.as_ref(), free);
+                let details = compaction.details.as_ref();
+                if !add_recorded_usages(&mut spend, details, free) {
+                    // Pi 1.6 records the summary call's usage on the entry itself.
+                    add_entry_usage(&mut spend.summaries, compaction.extra.get("usage"), free);
+                }
             }
             EntryKind::BranchSummary(summary) => {
                 let recorded = summary
@@ -187,8 +194,10 @@ pub fn session_spend(entries: &[StoredEntry], free: &FreeModels) -> SessionSpend
                     .and_then(|details| details.get("usage"));
                 let key = recorded
                     .map(|usage| CallKey::Summary(summary.summary.clone(), usage.to_string()));
-                if key.is_none_or(|key| counted.insert(key)) {
-                    add_recorded_usages(&mut spend.summaries, summary.details.as_ref(), free);
+                if key.is_none_or(|key| counted.insert(key))
+                    && !add_recorded_usages(&mut spend, summary.details.as_ref(), free)
+                {
+                    add_entry_usage(&mut spend.summaries, summary.extra.get("usage"), free);
                 }
             }
             EntryKind::Usage(usage) => {
@@ -233,9 +242,23 @@ fn usage_key(usage: &Usage) -> [u64; 4] {
     ]
 }
 
-/// The usages a summary entry's `details.usage` records (one object, or one per request; the
-/// summarizing model is not recorded).
-fn add_recorded_usages(part: &mut SpendPart, details: Option<&Value>, free: &FreeModels) {
+/// The usages a summary entry's `details.usage` records (one object, or one per request), added
+/// to the summaries, each attributed to the model that wrote the summary: the usage's own
+/// `provider` and `model`, else the entry's `details.summarizer` (`provider/model`, as ctxkit
+/// names a model summarizer). A summary of the offline summarizer is counted apart: no call, no
+/// cost. `false` when the details record no summarizer and no usage (a summary Pi wrote).
+fn add_recorded_usages(
+    spend: &mut SessionSpend,
+    details: Option<&Value>,
+    free: &FreeModels,
+) -> bool {
+    let summarizer = details
+        .and_then(|details| details.get("summarizer"))
+        .and_then(Value::as_str);
+    if summarizer == Some(OFFLINE_SUMMARIZER) {
+        spend.offline_summaries += 1;
+        return true;
+    }
     let recorded = details.and_then(|details| details.get("usage"));
     let usages: Vec<&Value> = match recorded {
         Some(Value::Array(items)) => items.iter().collect(),
@@ -244,10 +267,41 @@ fn add_recorded_usages(part: &mut SpendPart, details: Option<&Value>, free: &Fre
             Vec::new()
         }
     };
-    for usage in usages {
-        if let Ok(usage) = serde_json::from_value::<Usage>(usage.clone()) {
-            part.add(&usage, (None, None), free);
+    let summarizer_caller = summarizer.map(summarizer_model).unwrap_or((None, None));
+    for usage in &usages {
+        if let Ok(usage) = serde_json::from_value::<Usage>((*usage).clone()) {
+            let own = |key: &str| usage.extra.get(key).and_then(Value::as_str);
+            let caller = match (own("provider"), own("model")) {
+                (Some(provider), Some(model)) => (Some(provider), Some(model)),
+                _ => summarizer_caller,
+            };
+            spend.summaries.add(&usage, caller, free);
         }
+    }
+    summarizer.is_some() || recorded.is_some()
+}
+
+/// What ctxkit records as `details.summarizer` for the offline summarizer.
+const OFFLINE_SUMMARIZER: &str = "offline";
+
+/// The provider and model a recorded summarizer name gives: `myco/m`, or `myco/m (on-demand)`;
+/// the provider is up to the first `/` (a model id may hold more: `openrouter/anthropic/claude`).
+fn summarizer_model(name: &str) -> Caller<'_> {
+    let name = name.split(" (").next().unwrap_or(name);
+    match name.split_once('/') {
+        Some((provider, model)) if !provider.is_empty() && !model.is_empty() => {
+            (Some(provider), Some(model))
+        }
+        Some(_) | None => (None, None),
+    }
+}
+
+/// A summary entry's own `usage` (Pi 1.6 writes the summary call's there; it names no model).
+fn add_entry_usage(part: &mut SpendPart, usage: Option<&Value>, free: &FreeModels) {
+    if let Some(usage) = usage.filter(|usage| usage.is_object())
+        && let Ok(usage) = serde_json::from_value::<Usage>(usage.clone())
+    {
+        part.add(&usage, (None, None), free);
     }
 }
 
@@ -398,5 +452,67 @@ mod tests {
             &free,
         );
         assert_eq!(part.unpriced_calls, 3);
+    }
+
+    fn spend_of(lines: &[&str], free: &FreeModels) -> SessionSpend {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let header = r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00Z","cwd":"/p"}"#;
+        let text: Vec<&str> = std::iter::once(header)
+            .chain(lines.iter().copied())
+            .collect();
+        std::fs::write(file.path(), text.join("\n") + "\n").unwrap();
+        let session = Session::open(file.path()).unwrap();
+        session_spend(session.entries(), free)
+    }
+
+    /// QA: a compaction or branch summary a free model wrote counted as "of unknown price": the
+    /// summary call was attributed to no model. It is the model `details.summarizer` names (or the
+    /// usage's own `provider`/`model`), so the `FreeModels` rule applies to it as to a reply.
+    #[test]
+    fn a_summary_is_attributed_to_the_model_that_wrote_it() {
+        let zero = r#"{"input":900,"output":90,"cacheRead":0,"cacheWrite":0,"totalTokens":990,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}"#;
+        let compaction = format!(
+            r#"{{"type":"compaction","id":"c","parentId":null,"timestamp":"2025-01-01T00:00:03Z","summary":"s","firstKeptEntryId":"c","tokensBefore":10,"details":{{"summarizer":"myco/m","usage":[{zero}]}}}}"#
+        );
+        let branch = format!(
+            r#"{{"type":"branch_summary","id":"b","parentId":"c","timestamp":"2025-01-01T00:00:04Z","fromId":"c","summary":"t","details":{{"summarizer":"myco/m (on-demand)","usage":[{zero}]}}}}"#
+        );
+        let free = FreeModels::new([("myco".to_owned(), "m".to_owned())]);
+        let spend = spend_of(&[&compaction, &branch], &free);
+        assert_eq!((spend.summaries.calls, spend.unpriced_calls()), (2, 0));
+        // Not declared free, the same calls are of unknown price.
+        let spend = spend_of(&[&compaction, &branch], &FreeModels::NONE);
+        assert_eq!((spend.summaries.calls, spend.unpriced_calls()), (2, 2));
+        // A usage naming its own model is that model's.
+        let named = zero.replace(
+            r#""totalTokens""#,
+            r#""provider":"other","model":"x","totalTokens""#,
+        );
+        let compaction = format!(
+            r#"{{"type":"compaction","id":"c","parentId":null,"timestamp":"2025-01-01T00:00:03Z","summary":"s","firstKeptEntryId":"c","tokensBefore":10,"details":{{"summarizer":"myco/m","usage":[{named}]}}}}"#
+        );
+        let other = FreeModels::new([("other".to_owned(), "x".to_owned())]);
+        assert_eq!(spend_of(&[&compaction], &other).unpriced_calls(), 0);
+        assert_eq!(spend_of(&[&compaction], &free).unpriced_calls(), 1);
+    }
+
+    /// The offline summarizer calls no model: its summaries are counted apart, at no cost, and
+    /// never as calls of unknown price.
+    #[test]
+    fn an_offline_summary_is_no_call_and_costs_nothing() {
+        let compaction = r#"{"type":"compaction","id":"c","parentId":null,"timestamp":"2025-01-01T00:00:03Z","summary":"s","firstKeptEntryId":"c","tokensBefore":10,"details":{"summarizer":"offline","usage":[null]}}"#;
+        let branch = r#"{"type":"branch_summary","id":"b","parentId":"c","timestamp":"2025-01-01T00:00:04Z","fromId":"c","summary":"t","details":{"summarizer":"offline","usage":[null]}}"#;
+        let spend = spend_of(&[compaction, branch], &FreeModels::NONE);
+        assert_eq!(spend.offline_summaries, 2);
+        assert_eq!((spend.total_calls(), spend.unpriced_calls()), (0, 0));
+    }
+
+    /// Pi 1.6 records a summary call's usage on the entry itself (`usage`, no model): counted.
+    #[test]
+    fn a_pi_summary_usage_on_the_entry_is_counted() {
+        let compaction = r#"{"type":"compaction","id":"c","parentId":null,"timestamp":"2025-01-01T00:00:03Z","summary":"s","firstKeptEntryId":"c","tokensBefore":10,"details":{"readFiles":[],"modifiedFiles":[]},"usage":{"input":50,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":55,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0.05}}}"#;
+        let spend = spend_of(&[compaction], &FreeModels::NONE);
+        assert_eq!(spend.summaries.calls, 1);
+        assert!((spend.summaries.dollars - 0.05).abs() < 1e-9);
     }
 }

@@ -69,7 +69,9 @@ pub(crate) fn status_fragment(spend: &SessionSpend) -> Option<String> {
 pub(crate) fn breakdown_lines(spend: &SessionSpend) -> Vec<String> {
     let calls = spend.total_calls();
     if calls == 0 {
-        return vec!["no model calls recorded".to_owned()];
+        let mut lines = vec!["no model calls recorded".to_owned()];
+        lines.extend(offline_line(spend));
+        return lines;
     }
     let over = format!("over {calls} model call{}", plural(calls));
     let total = match spend.unpriced_calls() {
@@ -96,7 +98,21 @@ pub(crate) fn breakdown_lines(spend: &SessionSpend) -> Vec<String> {
             lines.push(part_line(name, part));
         }
     }
+    lines.extend(offline_line(spend));
     lines
+}
+
+/// `  offline summaries    2  free (no model call)`: summaries the offline summarizer wrote.
+fn offline_line(spend: &SessionSpend) -> Option<String> {
+    let count = spend.offline_summaries;
+    (count > 0).then(|| {
+        format!(
+            "  {:<14} {count:>4} {:<5} {:>9} (written offline, no model call)",
+            "summaries",
+            if count == 1 { "entry" } else { "entries" },
+            "free"
+        )
+    })
 }
 
 /// `tokens 12.3k in / 1.1k out`: the input (cache reads and writes included) and output tokens.
@@ -226,5 +242,26 @@ mod tests {
             "{:?}",
             breakdown_lines(&spend)
         );
+    }
+
+    /// The offline summarizer's summaries cost nothing, and the breakdown says so.
+    #[test]
+    fn offline_summaries_are_shown_as_free() {
+        let mut spend = SessionSpend {
+            offline_summaries: 2,
+            ..SessionSpend::default()
+        };
+        assert_eq!(
+            breakdown_lines(&spend),
+            [
+                "no model calls recorded",
+                "  summaries         2 entries      free (written offline, no model call)"
+            ]
+        );
+        spend.requests.calls = 1;
+        spend.requests.dollars = 0.5;
+        let lines = breakdown_lines(&spend);
+        assert_eq!(lines[0], "$0.5000 over 1 model call");
+        assert!(lines[2].contains("free (written offline"), "{lines:?}");
     }
 }

@@ -228,8 +228,10 @@ fn slash_c_compacts_and_says_the_share_saved_and_the_files_tracked() {
         "write",
         json!({"path": "out.md", "content": "written\n"}),
     ));
-    world.answer(text(&long_text("Answer one", 900), 1000));
-    world.answer(text(&long_text("Answer two", 900), 2000));
+    // The provider's counts hold the system prompt and tools, as a real provider's do (the line
+    // compares the count before with the estimate after, both with them).
+    world.answer(text(&long_text("Answer one", 900), 10_000));
+    world.answer(text(&long_text("Answer two", 900), 20_000));
     let tmux = world.start("--yes");
     tmux.wait_idle(1);
     tmux.line("read the notes and write out.md");

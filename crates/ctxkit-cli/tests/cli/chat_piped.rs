@@ -142,3 +142,34 @@ async fn the_banner_names_the_instruction_files_the_model_is_given() {
     let output = piped_chat(&run, &server, "hi\n", &[]);
     assert!(!output.contains("Instructions from"), "{output}");
 }
+
+/// QA: `quietStartup` (Pi's "hide all startup output") changed nothing: the chat still printed
+/// its banner, and the line naming AGENTS.md. With it, the chat starts with the conversation.
+#[tokio::test(flavor = "multi_thread")]
+async fn quiet_startup_hides_the_banner() {
+    let server = responses_server(answered()).await;
+    let run = Run::new();
+    std::fs::write(run.home.path().join("AGENTS.md"), "Answer in French.\n").unwrap();
+    let output = piped_chat(&run, &server, "hi\n", &[]);
+    assert!(
+        output.contains("ctxkit chat · openai/gpt-5-mini"),
+        "{output}"
+    );
+    assert!(output.contains("Instructions from AGENTS.md"), "{output}");
+    std::fs::write(
+        run.home.path().join("settings.json"),
+        r#"{"quietStartup": true}"#,
+    )
+    .unwrap();
+    let output = piped_chat(&run, &server, "hi\n", &[]);
+    assert!(output.starts_with("exit: 0"), "{output}");
+    for banner in [
+        "ctxkit chat ·",
+        "Session:",
+        "Instructions from",
+        "/help lists commands",
+    ] {
+        assert!(!output.contains(banner), "{banner}: {output}");
+    }
+    assert!(output.contains("all good"), "{output}");
+}

@@ -79,6 +79,12 @@ fn the_status_line_estimates_the_context_where_no_usage_tells_it() {
         after_compaction > 300 && after_compaction < 25_020,
         "{screen}"
     );
+    // QA: the compaction's line counted the messages alone (`25020 → 180`) while the status line
+    // under it added the system prompt and tools: one context, two numbers. Now they agree.
+    assert!(
+        screen.contains(&format!("Compacted: 25020 → {after_compaction} tokens")),
+        "{screen}"
+    );
     tmux.wait_idle(5);
     tmux.line("/context");
     let screen = tmux.wait_for("estimated until a reply reports usage");

@@ -293,8 +293,9 @@ fn compact_plan_run_list_and_undo() {
         "--preview",
     ]);
     assert!(
-        // Before as the entry records it (`ctxkit compactions` shows the same number).
-        preview.contains("Preview (nothing written): 37656 → 2649 tokens, estimated"),
+        // Both sides estimated alike (the messages alone: no request tells the system prompt and
+        // tools), not the provider's 37656 against an estimate of the messages.
+        preview.contains("Preview (nothing written): 3598 → 2649 tokens, estimated"),
         "{preview}"
     );
     assert_eq!(

@@ -206,6 +206,45 @@ fn package_commands() {
     snapshot!(transcript.replace(&world.root.display().to_string(), "[ROOT]"));
 }
 
+/// QA: `--offline` (and `CTXKIT_OFFLINE=1`) did not stop an explicit `ctxkit install`, which
+/// cloned a git source over the network although the README says offline mode installs nothing.
+/// Now an npm or git source is refused in one line with a hint, and nothing is recorded; a local
+/// path (no network) still installs.
+#[test]
+fn offline_mode_refuses_an_install_that_needs_the_network() {
+    let world = World::new();
+    world.write("repos/pack/skills/gamma/SKILL.md", &skill("gamma", "Gamma"));
+    let repo = world.root.join("repos/pack");
+    git(&world, &repo, &["init", "-q", "-b", "main"]);
+    git(&world, &repo, &["add", "-A"]);
+    git(&world, &repo, &["commit", "-q", "-m", "init"]);
+    let git_source = format!("git:file://{}", repo.display());
+    let output = world.ctxkit(&["install", &git_source, "--offline"]);
+    assert_eq!(
+        output,
+        "exit: 2\n--- stderr\nerror: Offline mode is on: `git:file://[ROOT]/repos/pack` was not \
+         installed\nhint: installing needs the network: unset `CTXKIT_OFFLINE` and drop \
+         `--offline`\n"
+    );
+    let output = world
+        .command(&["install", "npm:left-pad"])
+        .env("CTXKIT_OFFLINE", "1")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(!world.home().join("settings.json").exists());
+    assert!(!world.home().join("git").exists());
+    world.write(
+        "proj/local-pack/skills/beta/SKILL.md",
+        &skill("beta", "Beta"),
+    );
+    let output = world.ctxkit(&["install", "./local-pack", "--offline"]);
+    assert!(
+        output.starts_with("exit: 0\nInstalled ./local-pack"),
+        "{output}"
+    );
+}
+
 #[test]
 fn install_help_is_clear() {
     let world = World::new();

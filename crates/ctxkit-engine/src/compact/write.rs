@@ -54,7 +54,7 @@ impl From<EngineError> for Failure {
 struct Written {
     entry_id: String,
     first_kept_entry_id: String,
-    /// Estimated like `tokens_after`.
+    /// The context before and after, as a status line shows it ([`crate::context_status::Before`]).
     tokens_before: u64,
     tokens_after: u64,
     from_hook: bool,
@@ -343,10 +343,9 @@ impl Engine {
         } = summarized;
         crate::carried::carry_names(state, &mut compaction);
         let first_kept_entry_id = compaction.first_kept_entry_id.clone();
-        // Reported as the entry records it (the reference's `tokensBefore`, from provider usage
-        // when there is some), so the chat, serve's events and `ctxkit compactions` show one number
-        // for the same compaction.
-        let tokens_before = compaction.tokens_before;
+        // Measured as a status line measures the context, before the entry changes it.
+        let before = crate::context_status::Before::measure(state)?;
+        let entry_tokens_before = compaction.tokens_before;
         let summary = compaction.summary.clone();
         let on_demand_failure = crate::on_demand::failure_note(compaction.details.as_ref());
         let entry_id = state.session.append_compaction(compaction)?;
@@ -372,17 +371,22 @@ impl Engine {
             ));
             ctxkit_compaction::LoopGuard::Unknown { tokens_after: 0 }
         });
-        let tokens_after = match &guard {
+        let measured = match &guard {
             ctxkit_compaction::LoopGuard::Clear { tokens_after, .. }
             | ctxkit_compaction::LoopGuard::StillOver { tokens_after, .. }
             | ctxkit_compaction::LoopGuard::Unknown { tokens_after } => *tokens_after,
         };
+        // The messages the next request sends, as the status line counts them.
+        let messages_after = crate::context_status::sent_tokens(state).unwrap_or(measured);
+        let (tokens_before, tokens_after) =
+            before.reported(entry_tokens_before, messages_after, state.request_overhead);
         let after = AfterCompact {
             reason,
             entry_id: entry_id.clone(),
             summary,
             first_kept_entry_id: first_kept_entry_id.clone(),
-            tokens_before,
+            // The entry's (the reference's) number, as hooks receive it from Pi.
+            tokens_before: entry_tokens_before,
             from_hook,
         };
         self.inner

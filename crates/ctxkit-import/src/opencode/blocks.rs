@@ -92,8 +92,9 @@ pub(super) fn file_content(file: &File<'_>, builder: &mut Builder, ordinal: usiz
     }
 }
 
-/// `{input, output, reasoning, cache: {read, write}}` as usage.
-pub(super) fn usage_of(tokens: &JsonObject) -> Usage {
+/// `{input, output, reasoning, cache: {read, write}}` as usage, with the dollars OpenCode
+/// recorded for the same call (`cost`, a number) as its total (OpenCode keeps no split).
+pub(super) fn usage_of(tokens: &JsonObject, cost: Option<f64>) -> Usage {
     let number = |value: Option<&Value>| value.and_then(value_as_u64).unwrap_or(0);
     let cache = tokens.get("cache");
     let input = number(tokens.get("input"));
@@ -106,9 +107,44 @@ pub(super) fn usage_of(tokens: &JsonObject) -> Usage {
         cache_read,
         cache_write,
         total_tokens: input + output + cache_read + cache_write,
-        cost: None,
+        cost: cost
+            .filter(|total| total.is_finite() && *total >= 0.0)
+            .map(|total| ctxkit_protocol::UsageCost {
+                total,
+                ..ctxkit_protocol::UsageCost::default()
+            }),
         extra: JsonObject::new(),
     }
+}
+
+/// The `cost` a message, step or part records (dollars), when it is a number.
+pub(super) fn cost_of(object: &JsonObject) -> Option<f64> {
+    object.get("cost").and_then(Value::as_f64)
+}
+
+/// What a compaction summary's call recorded, as ctxkit records its own summaries' (`details`
+/// `summarizer` and `usage`, read by `ctxkit info`): the message's tokens and cost, by its model.
+pub(super) fn summary_details(info: &JsonObject, parts: &[JsonObject]) -> Option<Value> {
+    let finish = parts
+        .iter()
+        .rev()
+        .find(|part| str_of(part, "type") == Some("step-finish"));
+    let usage = match finish.and_then(|part| part.get("tokens")?.as_object()) {
+        Some(tokens) => usage_of(tokens, finish.and_then(cost_of)),
+        None => usage_of(info.get("tokens")?.as_object()?, cost_of(info)),
+    };
+    let mut details = JsonObject::new();
+    if let (Some(provider), Some(model)) = (str_of(info, "providerID"), str_of(info, "modelID")) {
+        details.insert(
+            "summarizer".to_owned(),
+            format!("{provider}/{model}").into(),
+        );
+    }
+    details.insert(
+        "usage".to_owned(),
+        Value::Array(vec![serde_json::to_value(usage).ok()?]),
+    );
+    Some(Value::Object(details))
 }
 
 /// A tool part's result, as OpenCode sends it: the output (cleared after a compaction), the

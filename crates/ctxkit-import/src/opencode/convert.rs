@@ -15,7 +15,7 @@ use ctxkit_protocol::{
 use ctxkit_session::iso_from_ms;
 use serde_json::Value;
 
-use super::blocks::{file_block, tool_result, usage_of};
+use super::blocks::{cost_of, file_block, summary_details, tool_result, usage_of};
 use super::storage::{RawMessage, RawSession, str_of};
 use super::timeline::{Item, Walk};
 use crate::builder::{Builder, Planned, header, set_parent_session_id};
@@ -328,7 +328,7 @@ fn assistant(chain: &mut Chain, ordinal: usize, message: &RawMessage, time: &str
             summary: text.join("\n\n"),
             first_kept_entry_id: String::new(),
             tokens_before: tokens.unwrap_or(0),
-            details: None,
+            details: summary_details(&message.info, &message.parts),
             from_hook: None,
             extra,
         };
@@ -346,13 +346,23 @@ fn assistant(chain: &mut Chain, ordinal: usize, message: &RawMessage, time: &str
         }
     }
     let last_step = steps.len() - 1;
+    // The message's `cost` sums its steps': what the steps' `step-finish` parts do not record
+    // is the last step's, when that step has none of its own.
+    let recorded: f64 = message
+        .parts
+        .iter()
+        .filter(|part| part_type(part) == "step-finish")
+        .filter_map(cost_of)
+        .sum();
+    let cost_left = cost_of(info).map(|cost| (cost - recorded).max(0.0));
     for (number, step) in steps.iter().enumerate() {
         let key = if number == 0 {
             message_id(message).to_owned()
         } else {
             format!("{}#{number}", message_id(message))
         };
-        let reply = step_reply(info, step, number == last_step);
+        let last = (number == last_step).then_some(cost_left);
+        let reply = step_reply(info, step, last);
         let has_content = !reply.content.is_empty() || reply.is_aborted_or_error();
         if !has_content {
             continue;
@@ -379,8 +389,13 @@ fn assistant(chain: &mut Chain, ordinal: usize, message: &RawMessage, time: &str
     }
 }
 
-/// The assistant reply of one step.
-fn step_reply(info: &JsonObject, step: &[&JsonObject], last: bool) -> AssistantMessage {
+/// The assistant reply of one step; `last` (the message's last step) holds the message's cost
+/// its other steps do not record.
+fn step_reply(
+    info: &JsonObject,
+    step: &[&JsonObject],
+    last: Option<Option<f64>>,
+) -> AssistantMessage {
     let mut content = Vec::new();
     let mut kept = Vec::new();
     let mut finish = None;
@@ -408,7 +423,10 @@ fn step_reply(info: &JsonObject, step: &[&JsonObject], last: bool) -> AssistantM
             }
             "step-finish" => {
                 finish = str_of(part, "reason").map(str::to_owned);
-                usage = part.get("tokens").and_then(Value::as_object).map(usage_of);
+                usage = part
+                    .get("tokens")
+                    .and_then(Value::as_object)
+                    .map(|tokens| usage_of(tokens, cost_of(part)));
                 kept.push(Value::Object((*part).clone()));
             }
             _ => kept.push(Value::Object((*part).clone())),
@@ -417,9 +435,14 @@ fn step_reply(info: &JsonObject, step: &[&JsonObject], last: bool) -> AssistantM
     let calls_tools = content
         .iter()
         .any(|block| matches!(block, ContentBlock::ToolCall(_)));
-    let (stop, error_message) = step_stop(info, finish.as_deref(), last, calls_tools);
-    if usage.is_none() && last {
-        usage = info.get("tokens").and_then(Value::as_object).map(usage_of);
+    let (stop, error_message) = step_stop(info, finish.as_deref(), last.is_some(), calls_tools);
+    if usage.is_none()
+        && let Some(cost_left) = last
+    {
+        usage = info
+            .get("tokens")
+            .and_then(Value::as_object)
+            .map(|tokens| usage_of(tokens, cost_left));
     }
     let mut extra = JsonObject::new();
     if !kept.is_empty() {

@@ -13,7 +13,7 @@ use ctxkit_protocol::{
 };
 use serde_json::Value;
 
-use super::blocks::{CLEARED_OUTPUT, File, INTERRUPTED_TOOL, file_content, usage_of};
+use super::blocks::{CLEARED_OUTPUT, File, INTERRUPTED_TOOL, cost_of, file_content, usage_of};
 use super::convert::{Chain, time_of};
 use super::storage::{NextMessage, str_of};
 use crate::report::IssueKind;
@@ -258,7 +258,10 @@ fn assistant(
             .map(str::to_owned)
     };
     let (stop, error_message) = stop_of(data, !tools.is_empty());
-    let usage = data.get("tokens").and_then(Value::as_object).map(usage_of);
+    let usage = data
+        .get("tokens")
+        .and_then(Value::as_object)
+        .map(|tokens| usage_of(tokens, cost_of(data)));
     if let Some(usage) = &usage {
         chain.last_tokens = Some(usage.input + usage.cache_read + usage.cache_write);
     }

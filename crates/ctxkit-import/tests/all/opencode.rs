@@ -237,3 +237,39 @@ fn opencode_sessions_are_listed_with_subagents_under_their_parent() {
         ]
     );
 }
+
+/// QA: an imported OpenCode session showed its replies as "of unknown price" in `ctxkit info`:
+/// the dollars OpenCode recorded per step (`step-finish.cost`, the message's `cost`) were dropped.
+/// Each reply now carries its step's cost as `usage.cost.total`, and a compaction summary's call
+/// is recorded as ctxkit records its own (`details.summarizer`, `details.usage`).
+#[test]
+fn opencode_costs_are_carried_into_the_imported_usage() {
+    let (session, _) = imported_context(&session_file());
+    let entries = session.entries();
+    let costs: Vec<Option<f64>> = entries
+        .iter()
+        .filter_map(|entry| {
+            let EntryKind::Message(message) = &entry.kind else {
+                return None;
+            };
+            let reply = message.as_assistant()?;
+            Some(reply.usage.as_ref()?.cost.as_ref().map(|cost| cost.total))
+        })
+        .collect();
+    assert_eq!(
+        costs,
+        [
+            Some(0.004),
+            Some(0.003),
+            Some(0.002),
+            Some(0.002),
+            Some(0.01)
+        ]
+    );
+    let details = entries
+        .iter()
+        .find_map(|entry| entry.kind.as_compaction()?.details.clone())
+        .unwrap();
+    assert_eq!(details["usage"][0]["cost"]["total"], 0.001, "{details}");
+    assert!(details["summarizer"].as_str().is_some(), "{details}");
+}

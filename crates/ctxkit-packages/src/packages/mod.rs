@@ -153,9 +153,19 @@ impl PackageManager {
     }
 
     /// Installs `source` in `scope` (npm install, git clone, or checks a local path
-    /// exists, resolved against cwd). An existing git checkout is left as it is.
+    /// exists, resolved against cwd). An existing git checkout is left as it is. In offline mode
+    /// an npm or git source is refused ([`PackageError::Offline`]): installing it needs the
+    /// network.
     pub fn install(&self, source: &str, scope: SourceScope) -> Result<(), PackageError> {
         let parsed = PackageSource::parse(source)?;
+        match &parsed {
+            PackageSource::Npm(_) | PackageSource::Git(_) if self.environment.is_offline() => {
+                return Err(PackageError::Offline {
+                    source_text: source.to_owned(),
+                });
+            }
+            PackageSource::Npm(_) | PackageSource::Git(_) | PackageSource::Local { .. } => {}
+        }
         self.with_progress(ProgressAction::Install, source, || {
             self.install_parsed(&parsed, scope)
         })

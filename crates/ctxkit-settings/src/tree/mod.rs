@@ -78,7 +78,7 @@ pub struct Settings {
     pub hide_thinking_block: bool,
     /// The shell `bash` runs.
     pub shell_path: Option<String>,
-    /// Start without the banner.
+    /// Start the chat without its banner (model, session, instruction files, help line).
     #[schemars(extend("x-project" = true))]
     pub quiet_startup: bool,
     /// Text put before every shell command.

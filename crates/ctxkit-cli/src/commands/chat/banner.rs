@@ -26,9 +26,27 @@ fn context_files_line(
     Some(format!("Instructions from {}", names.join(", ")))
 }
 
+/// When the banner is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Banner {
+    /// As the chat starts: `quietStartup` leaves out the banner's own lines.
+    Startup,
+    /// After `/resume` switched sessions: always in full, it says where the chat now is.
+    Switched,
+}
+
 impl Chat {
-    /// The first lines: model, session, how to get help; for a continued session, where it stands.
-    pub async fn banner(&self) {
+    /// The first lines: model, session, instruction files, how to get help; for a continued
+    /// session, where it stands. At startup with `quietStartup` (Pi's `true`: no startup output)
+    /// only a continued session's conversation, a warning about its directory and the status line
+    /// are shown.
+    pub async fn banner(&self, when: Banner) {
+        let quiet = when == Banner::Startup && self.quiet_startup;
+        let line = |text: &str| {
+            if !quiet {
+                self.ui.line(text);
+            }
+        };
         let config = self.client.config();
         let window = match self.client.context_window() {
             Some(window) => format!("{window}-token window"),
@@ -44,7 +62,7 @@ impl Chat {
                 )
             })
             .await;
-        self.ui.line(&format!(
+        line(&format!(
             "ctxkit chat · {} ({window})",
             config.display_name()
         ));
@@ -57,17 +75,20 @@ impl Chat {
         };
         if entries > 0 {
             let name = name.map(|name| format!(" “{name}”")).unwrap_or_default();
-            self.ui.line(&format!(
+            line(&format!(
                 "Continuing session{name} ({entries} entries): {session}"
             ));
             self.replay().await;
             self.other_directory_note().await;
             self.usage_line().await;
         } else {
-            self.ui.line(&format!("Session: {session}"));
+            line(&format!("Session: {session}"));
         }
-        if let Some(line) = context_files_line(&self.resources.context_files, &self.cwd) {
-            self.ui.info(&line);
+        if quiet {
+            return;
+        }
+        if let Some(files) = context_files_line(&self.resources.context_files, &self.cwd) {
+            self.ui.info(&files);
         }
         self.ui
             .info("/help lists commands · Esc or Ctrl-C interrupts · Ctrl-D quits");

@@ -102,6 +102,9 @@ struct Chat {
     in_memory: bool,
     /// `--resume`: the session list is shown before the first prompt.
     resume_at_start: bool,
+    /// `quietStartup`: the banner is not shown when the chat starts (a continued session's
+    /// conversation and status still are).
+    quiet_startup: bool,
     /// A database session's private copy, and how the screen names it instead.
     shown_as: Option<(PathBuf, String)>,
     ui: Ui,
@@ -133,7 +136,17 @@ impl Chat {
         self.warmer.cancel();
         self.agent.set_engine(engine.clone()).await;
         self.engine = engine;
+        self.share_request_overhead().await;
         Ok(())
+    }
+
+    /// Tells the engine what every request adds to its messages (the system prompt and tools),
+    /// so a compaction before the first request reports the context after it as the status line
+    /// shows it.
+    async fn share_request_overhead(&self) {
+        self.engine
+            .set_request_overhead(self.request_overhead())
+            .await;
     }
 
     /// `client` bound to the message thread of the session `session_id`.

@@ -15,7 +15,9 @@ const CUSTOM_LINES: usize = 12;
 pub const ORIGINALS_KEPT: &str =
     "The replaced messages stay in the session: the model can `recall` them, and /tree shows them.";
 
-/// `Compacted: 52000 → 9000 tokens (83% saved) · files tracked: 4 read, 2 modified`.
+/// `Compacted: 52000 → 9000 tokens (83% saved) · files tracked: 4 read, 2 modified`; both numbers
+/// on the status line's scale (`CompactionEnd::tokens_before`), so the status line under it shows
+/// the number after.
 pub fn compaction_line(before: u64, after: u64, end: &CompactionEnd) -> String {
     let mut line = format!("Compacted: {before} → {after} tokens");
     if before > 0 && after <= before {

@@ -8,6 +8,7 @@ use tokio::runtime::Runtime;
 
 use super::Chat;
 use super::agent::{Ask, PromptEnd};
+use super::banner::Banner;
 use super::large_input::{self, LargeInput};
 use super::session_file::Remember;
 use super::slash::Action;
@@ -202,7 +203,7 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
 
 /// The banner, then with `--resume` the list `/resume` shows, before the first prompt.
 fn opening(runtime: &Runtime, chat: &mut Chat, terminal: &mut Terminal) {
-    runtime.block_on(chat.banner());
+    runtime.block_on(chat.banner(Banner::Startup));
     if chat.resume_at_start
         && let Err(error) = runtime.block_on(chat.command("/resume", terminal))
     {

@@ -128,7 +128,7 @@ pub async fn build(
         cwd.clone(),
         typed.chat.checkpoint_max_bytes,
     );
-    Ok(Chat {
+    let chat = Chat {
         agent,
         engine,
         events,
@@ -143,10 +143,13 @@ pub async fn build(
         session_dir,
         in_memory: args.no_session,
         resume_at_start: args.resume,
+        quiet_startup: typed.quiet_startup,
         shown_as: args.shown_as.clone(),
         ui,
         interrupts,
         remembered: None,
         checkpoints,
-    })
+    };
+    chat.share_request_overhead().await;
+    Ok(chat)
 }

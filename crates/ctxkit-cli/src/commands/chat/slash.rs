@@ -381,7 +381,7 @@ impl Chat {
         };
         let session = Session::open(std::path::Path::new(&info.path))?;
         self.install(session).await?;
-        self.banner().await;
+        self.banner(super::banner::Banner::Switched).await;
         Ok(())
     }
 

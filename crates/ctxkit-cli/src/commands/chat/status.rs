@@ -52,7 +52,7 @@ impl Chat {
     }
 
     /// ctxkit's estimate of what a request adds to its messages: the system prompt and tools.
-    fn request_overhead(&self) -> u64 {
+    pub(super) fn request_overhead(&self) -> u64 {
         ctxkit_compaction::estimate_prefix_tokens(&ConversationPrefix {
             provider: String::new(),
             model: String::new(),
