@@ -41,8 +41,8 @@ impl RequestEstimate {
 }
 
 /// A successful reply to the recorded request: its usage is what the provider counted, and a
-/// request of that size is one the provider accepts. Requests under an eighth of the window teach
-/// no ratio: in them the provider's framing of each message weighs more than it does in the large
+/// request of that size is one the provider accepts. Requests under [`teaching_floor`] teach no
+/// ratio: in them the provider's framing of each message weighs more than it does in the large
 /// requests recovery plans for.
 pub(crate) fn learn_from_reply(state: &mut State, reply: &AssistantMessage) {
     let counted = reply
@@ -57,7 +57,7 @@ pub(crate) fn learn_from_reply(state: &mut State, reply: &AssistantMessage) {
     // which the estimate never held (a long reply is not an under-estimate of the request).
     let request_counted =
         counted.saturating_sub(reply.usage.as_ref().map_or(0, |usage| usage.output));
-    if request_counted == 0 || request.total == 0 || request.total < state.context_window() / 8 {
+    if request_counted == 0 || request.total == 0 || request.total < teaching_floor(state) {
         return;
     }
     let ratio = (request_counted as f64 / request.total as f64).min(MAX_OVER_COUNT);
@@ -69,6 +69,20 @@ pub(crate) fn learn_from_reply(state: &mut State, reply: &AssistantMessage) {
             "the provider counts more than ctxkit's estimate"
         );
         state.over_count = ratio;
+    }
+}
+
+/// The smallest request (ctxkit's estimate) whose count teaches the over-count: an eighth of the
+/// window, or with `compaction.thresholdTokens` set, the threshold over [`MAX_OVER_COUNT`] when
+/// that is less. A provider counting three times the estimate reaches a 60,000 threshold at about
+/// 20,000 estimated tokens, so with the window's eighth alone (25,000 of 200,000) a session
+/// compacted there never learned the over-count the threshold's spacing (`compact::spacing`)
+/// needs, and compacted every few calls (docs/simulator.md, twentieth round).
+fn teaching_floor(state: &State) -> u64 {
+    let eighth = state.context_window() / 8;
+    match state.compaction_config().threshold_tokens {
+        0 => eighth,
+        threshold => eighth.min((threshold as f64 / MAX_OVER_COUNT) as u64),
     }
 }
 

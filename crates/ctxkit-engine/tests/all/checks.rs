@@ -750,6 +750,11 @@ async fn a_long_reply_teaches_no_over_count() {
 
 /// A harness whose `thresholdTokens` is `threshold` in a 100,000 window (its own reserve far away).
 fn threshold_harness(threshold: u64) -> Harness {
+    threshold_harness_in(threshold, 100_000)
+}
+
+/// A harness whose `thresholdTokens` is `threshold` in a `window`-token window.
+fn threshold_harness_in(threshold: u64, window: u64) -> Harness {
     let settings = ctxkit_engine::EngineSettings {
         compaction: ctxkit_settings::CompactionConfig {
             threshold_tokens: threshold,
@@ -760,7 +765,7 @@ fn threshold_harness(threshold: u64) -> Harness {
     };
     Harness::with(
         settings,
-        Some(model(100_000)),
+        Some(model(window)),
         ctxkit_engine::HookSet::new(),
         [],
     )
@@ -806,4 +811,36 @@ async fn without_an_over_count_the_threshold_stays_where_it_was() {
     harness.turn("fourth", 4_001).await;
     let report = harness.engine.after_run().await.unwrap();
     assert_eq!(report.decision, Decision::Threshold { tokens: 4_001 });
+}
+
+/// A provider counting three times ctxkit's estimate reaches a 60,000 threshold at about 20,000
+/// estimated tokens, under an eighth of a 200,000 window: the requests before the compaction must
+/// still teach the over-count, or the threshold's spacing never acts and such a session compacts
+/// every few calls (it did: 48 compactions in 144 calls on a real one, docs/simulator.md).
+#[tokio::test]
+async fn a_request_under_an_eighth_of_the_window_teaches_the_over_count_the_threshold_needs() {
+    let mut harness = threshold_harness_in(60_000, 200_000);
+    // About 17,500 estimated tokens (under 25,000, the window's eighth), counted at 52,500.
+    harness
+        .engine
+        .append(user(&"word ".repeat(14_000)))
+        .await
+        .unwrap();
+    record_view_as_sent(&harness, "").await;
+    harness.engine.append(reply("ok", 52_500)).await.unwrap();
+    harness.turn("second", 60_001).await;
+    let report = harness.engine.after_run().await.unwrap();
+    assert_eq!(report.decision, Decision::Threshold { tokens: 60_001 });
+    harness.drain();
+
+    // The first request after the compaction counts 52,000, about 17,300 estimated: the next
+    // compaction waits for about 94,700, not 60,000.
+    harness.turn("third", 52_000).await;
+    harness.turn("fourth", 61_000).await;
+    let report = harness.engine.after_run().await.unwrap();
+    assert_eq!(report.decision, Decision::Skip(SkipReason::UnderThreshold));
+    harness.turn("fifth", 95_000).await;
+    let report = harness.engine.after_run().await.unwrap();
+    assert_eq!(report.decision, Decision::Threshold { tokens: 95_000 });
+    assert_eq!(harness.compactions().await, 2);
 }
