@@ -35,9 +35,9 @@ pub fn verbatim_turn_prefix(preparation: &Preparation) -> Option<String> {
         return None;
     }
     // A summary is kept, printed and sent again long after: a credential the request shows by its
-    // shape (a bearer token, a URL's password) is not repeated, as the offline summarizer leaves it
-    // out; `recall` still reads the request.
-    let request = ctxkit_secrets::redact(request, std::iter::empty());
+    // shape (a bearer token, a URL's password, a provider's key) is not repeated, as the offline
+    // summarizer leaves it out; `recall` still reads the request.
+    let request = ctxkit_secrets::redact_for_keeping(request);
     Some(format!(
         "## Original Request\n{request}\n\n## Progress So Far\n- None yet: the turn's first reply \
          is kept after this checkpoint, word for word.\n\n## Context Needed to Continue\n- The kept \
@@ -108,7 +108,8 @@ mod tests {
     fn a_credential_in_the_request_is_not_repeated_in_the_checkpoint() {
         let request = "call https://api.example.com/v1/checkin with Authorization: Bearer \
                        sk_made0up0token0for0the0test, then push to \
-                       https://deploy:hunter2hunter2@git.example.com/app.git";
+                       https://deploy:hunter2hunter2@git.example.com/app.git with the key \
+                       sk-ant-api03-made0up0key0for0the0test";
         let checkpoint =
             verbatim_turn_prefix(&prefix(vec![user(request)])).expect("a short request");
         assert!(
@@ -116,6 +117,7 @@ mod tests {
             "{checkpoint}"
         );
         assert!(!checkpoint.contains("hunter2hunter2"), "{checkpoint}");
+        assert!(!checkpoint.contains("made0up0key"), "{checkpoint}");
         assert!(
             checkpoint.contains("https://api.example.com/v1/checkin"),
             "{checkpoint}"

@@ -9,12 +9,14 @@ use std::fmt;
 
 mod environment;
 mod scrub;
+mod shapes;
 mod urls;
 
 pub use environment::{
     ThreadsRunning, environment_variable, passed_secret_variables, secret_environment_values,
     take_secret_environment,
 };
+pub use shapes::{redact_for_keeping, redact_key_shapes};
 pub use urls::{has_credentials, redact_credentials};
 
 /// An API key. `Debug` prints `ApiKey(<redacted>)`; the only way to read it is

@@ -316,10 +316,10 @@ pub fn summarize_sized(request: &SummaryRequest, size: SummarySize) -> String {
             text = render_with(&sections, &recent, &verbatim);
         }
     }
-    // A credential the span shows (`Authorization: Bearer …`, a URL's `user:password@`) is not
-    // repeated: a summary is kept, printed and sent again long after; `recall` still reads the
-    // original.
-    text = ctxkit_secrets::redact(&text, std::iter::empty());
+    // A credential the span shows (`Authorization: Bearer …`, a URL's `user:password@`, a
+    // provider's key) is not repeated: a summary is kept, printed and sent again long after;
+    // `recall` still reads the original.
+    text = ctxkit_secrets::redact_for_keeping(&text);
     // A budget below the skeleton: cut the text itself.
     let full = text.clone();
     let mut chars = full.chars().count();

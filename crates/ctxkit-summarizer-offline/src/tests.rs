@@ -600,6 +600,7 @@ fn a_request_that_is_all_paste_says_what_was_pasted() {
 fn a_credential_in_the_span_is_not_repeated() {
     let mut values = vec![
         json!({"role": "user", "content": "call POST https://api.example.com/v1/checkin with Authorization: Bearer sk_made0up0token0for0the0test and push to https://deploy:hunter2hunter2@git.example.com/app.git"}),
+        json!({"role": "user", "content": "the key is sk-ant-api03-made0up0key0for0the0test and AWS has AKIAMADE0UP0KEY0TEST"}),
     ];
     values.extend(bash(
         "c1",
@@ -613,6 +614,9 @@ fn a_credential_in_the_span_is_not_repeated() {
         "{summary}"
     );
     assert!(!summary.contains("hunter2hunter2"), "{summary}");
+    // Keys by their shape too (a pasted provider key, an AWS key id).
+    assert!(!summary.contains("made0up0key"), "{summary}");
+    assert!(!summary.contains("AKIAMADE0UP0KEY0TEST"), "{summary}");
     assert!(
         summary.contains("https://api.example.com/v1/checkin"),
         "{summary}"

@@ -1,25 +1,11 @@
 //! What the page may show of a string from the session: known secrets and credential-shaped
 //! tokens redacted (the rules of tool output, `ctxkit_secrets::redact`, plus the shapes of common
-//! keys, since a page is made to be shared), the user's `--redact` patterns, and a length limit.
+//! keys, `ctxkit_secrets::redact_key_shapes`, since a page is made to be shared), the user's
+//! `--redact` patterns, and a length limit.
 
 use regex::Regex;
 
 use crate::error::WebError;
-
-/// Shapes of credentials that are redacted whether or not ctxkit knows the value: provider keys,
-/// GitHub and Slack tokens, AWS access keys, bearer headers, private key blocks, and the password
-/// of a URL (`https://user:password@host`).
-const CREDENTIAL_SHAPES: &[&str] = &[
-    r"\bsk-[A-Za-z0-9_\-]{16,}",
-    r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}",
-    r"\bgithub_pat_[A-Za-z0-9_]{20,}",
-    r"\bxox[abposr]-[A-Za-z0-9\-]{10,}",
-    r"\bAKIA[0-9A-Z]{16}\b",
-    r"\bAIza[0-9A-Za-z_\-]{35}",
-    r"(?i)\bbearer\s+[A-Za-z0-9._\-]{20,}",
-    // To its END line, or to the end of the text (a clipped block).
-    r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\z)",
-];
 
 /// Characters past a clipping limit that are still redacted with the kept text.
 const CLIP_MARGIN: usize = 512;
@@ -40,12 +26,6 @@ impl Redactor {
     /// tool output); `patterns` are the user's `--redact` regular expressions.
     pub fn new(secrets: Vec<String>, patterns: &[String]) -> Result<Self, WebError> {
         let mut compiled = Vec::new();
-        for pattern in CREDENTIAL_SHAPES {
-            compiled.push(Regex::new(pattern).map_err(|error| WebError::Pattern {
-                pattern: (*pattern).to_owned(),
-                reason: one_line_reason(&error),
-            })?);
-        }
         for pattern in patterns {
             compiled.push(Regex::new(pattern).map_err(|error| WebError::Pattern {
                 pattern: pattern.clone(),
@@ -71,6 +51,9 @@ impl Redactor {
         } else {
             ctxkit_secrets::redact(text, self.secrets.iter().map(String::as_str))
         };
+        // The keys of known shapes (`ctxkit_secrets::redact_key_shapes`): a page is made to be
+        // shared.
+        cleaned = ctxkit_secrets::redact_key_shapes(&cleaned).into_owned();
         for pattern in &self.patterns {
             if pattern.is_match(&cleaned) {
                 cleaned = pattern.replace_all(&cleaned, REDACTED).into_owned();
