@@ -405,10 +405,9 @@ async fn adopt(open: &mut Mirror, owner: &str, path: &std::path::Path) -> Result
     store_tail(open).await?;
     let bytes =
         std::fs::read(path).map_err(|error| copy_error("cannot read the fork's file", error))?;
-    let mut lines =
-        SessionLines::parse(&path.display().to_string(), &bytes).map_err(store_error)?;
-    let parent = open.lease.session_id.clone();
-    lines.header = with_parent(&lines.header, &parent)?;
+    let lines = SessionLines::parse(&path.display().to_string(), &bytes)
+        .and_then(|lines| lines.with_parent_session(&open.lease.session_id))
+        .map_err(store_error)?;
     let id = ctxkit_store::header_facts(&lines.header)
         .map_err(|reason| copy_error("the fork's header", reason))?
         .id;
@@ -427,17 +426,6 @@ async fn adopt(open: &mut Mirror, owner: &str, path: &std::path::Path) -> Result
     open.path = path.to_owned();
     open.synced = bytes.len() as u64;
     Ok(())
-}
-
-/// `header` (a session header line) with `parentSession` set to `parent`.
-fn with_parent(header: &str, parent: &str) -> Result<String, MethodError> {
-    let mut value: serde_json::Value =
-        serde_json::from_str(header).map_err(|error| copy_error("the fork's header", error))?;
-    let Some(fields) = value.as_object_mut() else {
-        return Err(copy_error("the fork's header", "is not an object"));
-    };
-    fields.insert("parentSession".to_owned(), parent.into());
-    Ok(value.to_string())
 }
 
 /// Closes the client's database session: what is left is stored, then the lease given up so the

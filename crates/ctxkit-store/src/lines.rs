@@ -59,6 +59,24 @@ impl SessionLines {
         Ok(Self { header, entries })
     }
 
+    /// The same session with its header's `parentSession` set to `parent` (a fork stored under
+    /// its own id names its parent by the parent's id, as stored sessions are named).
+    pub fn with_parent_session(mut self, parent: &str) -> Result<Self> {
+        let mut header = read_json(&self.header).map_err(|reason| StoreError::InvalidSession {
+            what: "the header".to_owned(),
+            reason,
+        })?;
+        let Some(fields) = header.as_object_mut() else {
+            return Err(StoreError::InvalidSession {
+                what: "the header".to_owned(),
+                reason: "not a JSON object".to_owned(),
+            });
+        };
+        fields.insert("parentSession".to_owned(), Value::from(parent));
+        self.header = header.to_string();
+        Ok(self)
+    }
+
     /// The JSONL bytes: the header and every entry, each ending in `\n`.
     pub fn to_jsonl(&self) -> Vec<u8> {
         let size = self.header.len()

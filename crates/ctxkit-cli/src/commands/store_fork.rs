@@ -50,20 +50,14 @@ pub(super) fn fork_in_store(
 /// Sets the header's `parentSession` of session file `path` (a file this command wrote) to
 /// `parent`; the file is replaced whole (a new file renamed over it) or left as it was.
 pub(super) fn name_parent(path: &Path, parent: &str) -> Result<()> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read `{}`", path.display()))?;
-    let (header, rest) = text.split_once('\n').unwrap_or((&text, ""));
-    let mut header: serde_json::Value =
-        serde_json::from_str(header).context("the fork's header is not JSON")?;
-    let Some(fields) = header.as_object_mut() else {
-        anyhow::bail!("the fork's header is not an object");
-    };
-    fields.insert("parentSession".to_owned(), parent.into());
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read `{}`", path.display()))?;
+    let lines = ctxkit_store::SessionLines::parse(&path.display().to_string(), &bytes)
+        .and_then(|lines| lines.with_parent_session(parent))?;
     let folder = path.parent().unwrap_or(Path::new("."));
     let mut replacement = tempfile::NamedTempFile::new_in(folder)
         .with_context(|| format!("cannot write in `{}`", folder.display()))?;
     replacement
-        .write_all(format!("{header}\n{rest}").as_bytes())
+        .write_all(&lines.to_jsonl())
         .and_then(|()| replacement.as_file().sync_all())
         .with_context(|| format!("cannot write `{}`", path.display()))?;
     replacement
@@ -136,9 +130,9 @@ fn header_parent(path: &Path) -> Result<Option<PathBuf>> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read `{}`", path.display()))?;
     let header = text.lines().next().unwrap_or_default();
-    let header: serde_json::Value = serde_json::from_str(header)
-        .with_context(|| format!("the header of `{}` is not JSON", path.display()))?;
-    Ok(header["parentSession"].as_str().map(PathBuf::from))
+    let facts = ctxkit_store::header_facts(header)
+        .map_err(|reason| anyhow::anyhow!("`{}`: {reason}", path.display()))?;
+    Ok(facts.parent_session.map(PathBuf::from))
 }
 
 /// `ctxkit chat` on a database store works on a stored session as `--session ID` does: a new one
