@@ -110,7 +110,7 @@ impl ChatModel for ModelClient {
         let config = self.config();
         Some(PromptCache {
             lifetime: self.prompt_cache_lifetime()?,
-            prices: config.prices,
+            prices: config.prices.clone(),
         })
     }
 

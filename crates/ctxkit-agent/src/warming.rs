@@ -44,7 +44,7 @@ impl CacheWarming {
 }
 
 /// What a model's requests write to a prompt cache.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PromptCache {
     /// How long an entry lives.
     pub lifetime: Duration,
@@ -211,7 +211,7 @@ impl Warming {
             tracing::info!("cache warming: stopped, the context changed since the request");
             return false;
         };
-        let decision = evaluate_cache_warming(self.prices, tokens, phase);
+        let decision = evaluate_cache_warming(self.prices.as_ref(), tokens, phase);
         if !decision.warm {
             tracing::info!(
                 ?phase,

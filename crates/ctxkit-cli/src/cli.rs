@@ -377,8 +377,10 @@ pub enum Command {
     /// bills: cost, cache reads, overflows and recall beside no management and the reference's
     /// compaction, and the settings that would have cost least (docs/simulator.md).
     Simulate(crate::commands::simulate::SimulateArgs),
-    /// List the known models with their context windows and output limits.
+    /// List the known models with their context windows, output limits and prices.
     Models {
+        /// Only the models whose `provider/id` holds every word (any case): `opus`, `openai gpt-5`.
+        search: Vec<String>,
         /// Print the models as JSON records instead of text.
         #[arg(long)]
         json: bool,

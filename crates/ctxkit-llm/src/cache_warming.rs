@@ -65,24 +65,22 @@ pub fn warming_delay(lifetime: Duration) -> Option<Duration> {
 /// Pi's rule: refresh the entry of a `prompt_tokens`-token request at `prices` in `phase` when the
 /// expected savings reach [`MINIMUM_EXPECTED_SAVINGS`].
 pub fn evaluate_cache_warming(
-    prices: Option<ModelPrices>,
+    prices: Option<&ModelPrices>,
     prompt_tokens: u64,
     phase: WarmingPhase,
 ) -> WarmingDecision {
-    let prices = prices.unwrap_or(ModelPrices {
-        input: 0.0,
-        output: 0.0,
-        cache_read: 0.0,
-        cache_write: 0.0,
-    });
+    let no_prices = ModelPrices::default();
+    let prices = prices.unwrap_or(&no_prices);
+    // The request's size picks its tier, as in `usage_cost`.
+    let rates = prices.rates_for(prompt_tokens);
     let per_token = |price: f64| price / 1_000_000.0 * prompt_tokens as f64;
-    let hit = per_token(prices.cache_read);
+    let hit = per_token(rates.cache_read);
     let miss = if prices.cache_write > 0.0 {
-        per_token(prices.cache_write)
+        per_token(rates.cache_write)
     } else {
-        per_token(prices.input)
+        per_token(rates.input)
     };
-    let warm_cost = hit + prices.output / 1_000_000.0;
+    let warm_cost = hit + rates.output / 1_000_000.0;
     let miss_cost = (miss - hit).max(0.0);
     let continuation_probability = match phase {
         WarmingPhase::Idle => IDLE_CONTINUATION_PROBABILITY,
@@ -161,26 +159,51 @@ mod tests {
             output: 15.0,
             cache_read: 0.3,
             cache_write: 3.75,
+            tiers: Vec::new(),
         })
     }
 
     #[test]
     fn idle_warming_pays_only_for_large_prompts() {
         // 0.15 × (3.75 − 0.30) − 0.30 = 0.2175 dollars per million prompt tokens, less a token out.
-        let small = evaluate_cache_warming(sonnet(), 100_000, WarmingPhase::Idle);
+        let small = evaluate_cache_warming(sonnet().as_ref(), 100_000, WarmingPhase::Idle);
         assert!(!small.warm && small.economics_available);
         assert!((small.expected_savings - (0.02175 - 0.000015)).abs() < 1e-9);
-        let large = evaluate_cache_warming(sonnet(), 300_000, WarmingPhase::Idle);
+        let large = evaluate_cache_warming(sonnet().as_ref(), 300_000, WarmingPhase::Idle);
         assert!(large.warm, "{large:?}");
         // During a run the next request is certain: much smaller prompts pay.
-        assert!(evaluate_cache_warming(sonnet(), 20_000, WarmingPhase::Streaming).warm);
+        assert!(evaluate_cache_warming(sonnet().as_ref(), 20_000, WarmingPhase::Streaming).warm);
     }
 
     #[test]
     fn unknown_prices_or_sizes_never_warm() {
         let unpriced = evaluate_cache_warming(None, 900_000, WarmingPhase::Streaming);
         assert!(!unpriced.warm && !unpriced.economics_available);
-        assert!(!evaluate_cache_warming(sonnet(), 0, WarmingPhase::Streaming).warm);
+        assert!(!evaluate_cache_warming(sonnet().as_ref(), 0, WarmingPhase::Streaming).warm);
+    }
+
+    #[test]
+    fn a_long_prompt_is_weighed_at_its_tiers_rates() {
+        // Past the tier's threshold the refresh and the miss are priced at the tier's rates (all
+        // doubled here); below it, at the base rates.
+        let mut prices = sonnet().unwrap();
+        prices.tiers.push(crate::PriceTier {
+            input_tokens_above: 250_000,
+            input: 6.0,
+            output: 22.5,
+            cache_read: 0.6,
+            cache_write: 7.5,
+        });
+        let base = evaluate_cache_warming(sonnet().as_ref(), 300_000, WarmingPhase::Idle);
+        let tiered = evaluate_cache_warming(Some(&prices), 300_000, WarmingPhase::Idle);
+        assert!(
+            (tiered.warm_cost - 0.18 - 22.5 / 1e6).abs() < 1e-9,
+            "{tiered:?}"
+        );
+        assert!((tiered.miss_cost - 2.0 * base.miss_cost).abs() < 1e-9);
+        let below = evaluate_cache_warming(Some(&prices), 200_000, WarmingPhase::Idle);
+        let below_base = evaluate_cache_warming(sonnet().as_ref(), 200_000, WarmingPhase::Idle);
+        assert_eq!(below, below_base);
     }
 
     #[test]

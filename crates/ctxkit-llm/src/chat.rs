@@ -251,7 +251,7 @@ impl ModelClient {
         if let Some(usage) = reply.usage.as_mut()
             && usage.cost.is_none()
         {
-            usage.cost = Some(crate::models::usage_cost(usage, config.prices));
+            usage.cost = Some(crate::prices::usage_cost(usage, config.prices.as_ref()));
         }
     }
 }

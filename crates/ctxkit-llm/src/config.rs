@@ -410,7 +410,7 @@ fn features(
             .filter(|_| agent_on(Api::OpenAiResponses)),
         cache_retention,
         prices: user_cost
-            .and_then(|cost| cost.prices)
+            .and_then(|cost| cost.prices.clone())
             .or_else(|| crate::models::model_prices(provider, id)),
         message_threads,
     }

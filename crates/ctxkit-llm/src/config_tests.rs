@@ -196,11 +196,12 @@ fn a_user_models_prices_and_cache_lifetime_apply() {
         output: 15.0,
         cache_read: 0.3,
         cache_write: 3.75,
+        tiers: Vec::new(),
     };
     gateway.model_costs.push(ModelCost {
         provider: "gateway".into(),
         id: "claude-proxy".into(),
-        prices: Some(prices),
+        prices: Some(prices.clone()),
         cache_retention: Some(CacheRetention::Long),
     });
     let priced = resolve_model(&gateway, &env(&[]), ModelRole::Agent)

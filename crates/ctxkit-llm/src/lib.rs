@@ -7,6 +7,7 @@
 
 mod betas;
 mod cache_warming;
+mod catalog;
 mod chat;
 mod chat_stream;
 mod client;
@@ -20,6 +21,7 @@ mod learned;
 mod models;
 mod on_demand;
 mod output_limit;
+mod prices;
 mod retry;
 mod stream;
 mod summary_fit;
@@ -44,10 +46,11 @@ pub use http::{
     TimeoutPhase, Timeouts,
 };
 pub use models::{
-    Api, MaxTokensField, ModelLimits, ModelPrices, ModelTable, PROVIDERS, ProviderInfo,
-    find_provider, model_prices, usage_cost,
+    Api, MaxTokensField, ModelLimits, ModelTable, PROVIDERS, ProviderInfo, find_provider,
+    model_prices,
 };
 pub use output_limit::{CHARS_PER_TOKEN, estimate_request_tokens, fit_output_limit};
+pub use prices::{ModelPrices, PriceTier, usage_cost};
 pub use retry::{RetryNotice, RetryPolicy};
 pub use stream::{ChatDelta, DeltaSink};
 pub use threads::{MessageThreads, THREAD_LIFETIME};

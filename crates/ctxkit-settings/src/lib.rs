@@ -37,11 +37,11 @@ pub use tree::{
     BranchSummaryConfig, ChatConfig, CommandHookConfig, CompactionConfig, CompactionModelOverride,
     ContextStrategy, DurabilityMode, FallbackPolicy, ImagesConfig, LlmConfig, LlmTimeouts,
     MAX_TOKEN_BUDGET, MarkdownConfig, ModelPrices, OpenAiResponsesCompactionConfig,
-    OpenAiResponsesConfig, PackageSetting, PinnedConfig, PinnedScript, ProviderRetryConfig,
-    RECOMMENDED_DIGEST_CHARS, RECOMMENDED_DIGEST_NAMES, RECOMMENDED_THRESHOLD_TOKENS, RetryConfig,
-    ServerConfig, SessionConfig, Settings, StoreConfig, SummaryProvider, SummaryRole,
-    TerminalConfig, ThinkingBudgets, TransformSettings, UserModel, WarningsConfig,
-    model_override_key,
+    OpenAiResponsesConfig, PackageSetting, PinnedConfig, PinnedScript, PriceTier,
+    ProviderRetryConfig, RECOMMENDED_DIGEST_CHARS, RECOMMENDED_DIGEST_NAMES,
+    RECOMMENDED_THRESHOLD_TOKENS, RetryConfig, ServerConfig, SessionConfig, Settings, StoreConfig,
+    SummaryProvider, SummaryRole, TerminalConfig, ThinkingBudgets, TransformSettings, UserModel,
+    WarningsConfig, model_override_key,
 };
 pub use trust::{
     HeldSetting, HookReview, ProjectTrust, TRUST_FILE_NAME, hook_review, project_trust,

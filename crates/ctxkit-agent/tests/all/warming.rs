@@ -84,6 +84,7 @@ impl ChatModel for CachingModel {
                 output: 15.0,
                 cache_read: 0.3,
                 cache_write: 3.75,
+                tiers: Vec::new(),
             }),
         })
     }

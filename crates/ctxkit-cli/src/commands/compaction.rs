@@ -474,40 +474,6 @@ fn warn_of_unreadable(records: &[CompactionRecord], file: &Path) -> Result<()> {
     Ok(())
 }
 
-/// `ctxkit models`.
-pub fn models(
-    user_models: Vec<ctxkit_llm::ModelLimits>,
-    json: bool,
-    out: &mut dyn Write,
-) -> Result<Outcome> {
-    let mut table = ctxkit_llm::ModelTable::builtin();
-    for model in user_models {
-        table.insert(model);
-    }
-    let mut models: Vec<&ctxkit_llm::ModelLimits> = table.iter().collect();
-    models.sort_by(|a, b| (&a.provider, &a.id).cmp(&(&b.provider, &b.id)));
-    if json {
-        let values: Vec<Value> = models
-            .iter()
-            .map(|model| json!({"provider": model.provider, "id": model.id, "contextWindow": model.context_window,
-                "maxOutput": model.max_output, "reasoning": model.reasoning}))
-            .collect();
-        print_json(out, &values)?;
-        return Ok(Outcome::Success);
-    }
-    for model in models {
-        writeln!(
-            out,
-            "{:<44} {:>9} context {:>7} output{}",
-            format!("{}/{}", model.provider, model.id),
-            model.context_window,
-            model.max_output,
-            if model.reasoning { "  reasoning" } else { "" }
-        )?;
-    }
-    Ok(Outcome::Success)
-}
-
 /// One line about a compaction: id, time, tokens before → after, what it covers and who wrote it.
 pub(crate) fn describe_compaction(record: &CompactionRecord) -> String {
     format!(

@@ -9,6 +9,7 @@ mod edit;
 mod engine_run;
 mod import;
 mod inspect;
+mod models;
 mod navigate;
 mod offline_size;
 mod packages;
@@ -220,9 +221,7 @@ fn dispatch(
         Command::Serve { listen, .. } => serve::serve(&process, &locations, listen, out),
         Command::Chat(args) => chat::chat(&process, &locations, &args),
         Command::Simulate(args) => simulate::simulate_command(&locations, args, out),
-        Command::Models { json } => {
-            compaction::models(summary_setup::configured_models(&process)?, json, out)
-        }
+        Command::Models { search, json } => models::models(&process, &search, json, out),
         Command::UndoCompact { file } => undo::undo_compact(&file, out),
         Command::Config(action) => config::config(process, action, out),
         Command::Resources { json } => resources::resources(&process, json, out),

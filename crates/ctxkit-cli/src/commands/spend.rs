@@ -14,7 +14,11 @@ pub(crate) fn free_models(costs: &[ctxkit_llm::ModelCost]) -> FreeModels {
     FreeModels::new(
         costs
             .iter()
-            .filter(|cost| cost.prices.is_some_and(|prices| prices.is_free()))
+            .filter(|cost| {
+                cost.prices
+                    .as_ref()
+                    .is_some_and(ctxkit_llm::ModelPrices::is_free)
+            })
             .map(|cost| (cost.provider.clone(), cost.id.clone())),
     )
 }

@@ -247,6 +247,31 @@ fn refuse_invalid_settings(settings: &ctxkit_settings::SettingsManager) -> Resul
     Ok(())
 }
 
+/// An `llm.models` entry's `cost`: a price left out is 0, a tier's rate left out the base one.
+fn user_prices(cost: &ctxkit_settings::ModelPrices) -> ctxkit_llm::ModelPrices {
+    let base = |price: Option<f64>| price.unwrap_or(0.0);
+    let (input, output) = (base(cost.input), base(cost.output));
+    let (cache_read, cache_write) = (base(cost.cache_read), base(cost.cache_write));
+    let tiers = cost
+        .tiers
+        .iter()
+        .flatten()
+        .map(|tier| ctxkit_llm::PriceTier {
+            input_tokens_above: tier.input_tokens_above,
+            input: tier.input.unwrap_or(input),
+            output: tier.output.unwrap_or(output),
+            cache_read: tier.cache_read.unwrap_or(cache_read),
+            cache_write: tier.cache_write.unwrap_or(cache_write),
+        });
+    ctxkit_llm::ModelPrices {
+        input,
+        output,
+        cache_read,
+        cache_write,
+        tiers: tiers.collect(),
+    }
+}
+
 /// The prices and cache lifetimes `llm.models` entries give (`cost`, `cacheRetention`).
 pub fn user_model_costs(models: &[ctxkit_settings::UserModel]) -> Vec<ctxkit_llm::ModelCost> {
     models
@@ -254,12 +279,7 @@ pub fn user_model_costs(models: &[ctxkit_settings::UserModel]) -> Vec<ctxkit_llm
         .map(|model| ctxkit_llm::ModelCost {
             provider: model.provider.clone(),
             id: model.id.clone(),
-            prices: model.cost.map(|cost| ctxkit_llm::ModelPrices {
-                input: cost.input.unwrap_or(0.0),
-                output: cost.output.unwrap_or(0.0),
-                cache_read: cost.cache_read.unwrap_or(0.0),
-                cache_write: cost.cache_write.unwrap_or(0.0),
-            }),
+            prices: model.cost.as_ref().map(user_prices),
             cache_retention: model
                 .cache_retention
                 .as_deref()
@@ -290,14 +310,6 @@ pub fn user_models(models: &[ctxkit_settings::UserModel]) -> Vec<ctxkit_llm::Mod
             reasoning: model.reasoning.unwrap_or(false),
         })
         .collect()
-}
-
-/// The user's models from the settings files, for `ctxkit models`.
-pub fn configured_models(process: &ProcessSettings<'_>) -> Result<Vec<ctxkit_llm::ModelLimits>> {
-    let settings = process.settings()?.settings();
-    Ok(user_models(
-        settings.llm.models.as_deref().unwrap_or_default(),
-    ))
 }
 
 /// No model named and no `defaultModel` set; each surface says how to name one.
@@ -363,6 +375,26 @@ pub fn model_client(
 #[allow(clippy::unwrap_used, reason = "tests")]
 mod tests {
     use ctxkit_settings::SettingsManager;
+
+    #[test]
+    fn a_users_price_tiers_keep_the_base_rate_they_leave_out() {
+        let cost: ctxkit_settings::ModelPrices = serde_json::from_value(serde_json::json!({
+            "input": 2, "output": 8, "cacheRead": 0.2,
+            "tiers": [{"inputTokensAbove": 128000, "input": 4}]}))
+        .unwrap();
+        let prices = super::user_prices(&cost);
+        assert_eq!((prices.input, prices.cache_write), (2.0, 0.0));
+        let tier = prices.tiers[0];
+        assert_eq!(tier.input_tokens_above, 128_000);
+        assert_eq!((tier.input, tier.output, tier.cache_read), (4.0, 8.0, 0.2));
+        let usage = ctxkit_protocol::Usage {
+            input: 200_000,
+            output: 1_000_000,
+            ..Default::default()
+        };
+        let cost = ctxkit_llm::usage_cost(&usage, Some(&prices));
+        assert!((cost.total - (0.8 + 8.0)).abs() < 1e-9, "{cost:?}");
+    }
 
     #[test]
     fn provider_compaction_is_off_by_default_and_read_when_enabled() {

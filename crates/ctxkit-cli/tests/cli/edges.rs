@@ -396,3 +396,49 @@ fn config_get_of_a_wrongly_typed_value_warns_as_config_list_does() {
     let other = run.ctxkit(&["config", "get", "theme"]);
     assert!(!other.contains("warning"), "{other}");
 }
+
+/// Defaults QA: today's models were missing from the table, so `defaultModel:
+/// anthropic/claude-opus-4-8` ran with automatic compaction off and its calls were of unknown
+/// price. `ctxkit models WORD…` finds it with its window and price; a user's `cost` (with a tier)
+/// replaces the built-in one.
+#[test]
+fn todays_models_are_known_with_their_prices_and_a_users_price_wins() {
+    let run = Run::new();
+    let listed = run.ctxkit(&["models", "opus", "4-8", "--json"]);
+    let body = listed.strip_prefix("exit: 0\n").unwrap();
+    let models: Vec<Value> = serde_json::from_str(body).unwrap();
+    let opus = models
+        .iter()
+        .find(|model| model["provider"] == "anthropic")
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert_eq!(opus["id"], "claude-opus-4-8");
+    assert_eq!(opus["contextWindow"], 1_000_000);
+    assert_eq!(opus["cost"]["output"], 25.0);
+    assert!(
+        models
+            .iter()
+            .all(|model| model["id"].as_str().unwrap().contains("opus")),
+        "{listed}"
+    );
+    let set = run.ctxkit(&[
+        "config",
+        "set",
+        "llm.models",
+        r#"[{"provider": "anthropic", "id": "claude-opus-4-8", "contextWindow": 1000000,
+            "cost": {"input": 4, "output": 20, "tiers": [{"inputTokensAbove": 200000, "input": 8}]}}]"#,
+    ]);
+    assert!(
+        set.starts_with("exit: 0") && !set.contains("warning"),
+        "{set}"
+    );
+    let text = run.ctxkit(&["models", "anthropic/claude-opus-4-8"]);
+    assert!(
+        text.contains("$4 in / $20 out per M (more for long prompts)"),
+        "{text}"
+    );
+    let none = run.ctxkit(&["models", "no-such-model"]);
+    assert!(
+        none.contains("No known model matches `no-such-model`"),
+        "{none}"
+    );
+}

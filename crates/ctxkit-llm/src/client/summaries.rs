@@ -203,7 +203,10 @@ impl ModelClient {
                     );
                 }
                 if usage.cost.is_none() {
-                    usage.cost = Some(crate::models::usage_cost(&usage, self.config.prices));
+                    usage.cost = Some(crate::prices::usage_cost(
+                        &usage,
+                        self.config.prices.as_ref(),
+                    ));
                 }
                 Ok(SummaryResponse {
                     text: completion.text,

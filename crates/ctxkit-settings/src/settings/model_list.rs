@@ -1,5 +1,6 @@
 //! `llm.models`: the user's models, as Pi's `models.json` declares them — provider, id, window,
-//! output limit, reasoning, prices (`cost`, dollars per million tokens) and the prompt cache's
+//! output limit, reasoning, prices (`cost`, dollars per million tokens, with Pi 1.6's request-wide
+//! `tiers`) and the prompt cache's
 //! lifetime (`cacheRetention`). Each problem names its own key (`llm.models[1].cost.cacheRead`).
 //! A key of Pi's `models.json` that ctxkit does not read (`baseUrl`, `headers`, `api`, `maxTokens`,
 //! …) is reported as unknown, as inside `cost` and `compaction.modelOverrides`: an entry's
@@ -96,15 +97,61 @@ fn check_cost(key: &str, cost: &Value, report: &mut CheckReport) {
     };
     for (name, price) in prices {
         let price_key = format!("{key}.{name}");
-        if !PRICE_FIELDS.contains(&name.as_str()) {
-            report.unknown_keys.push(price_key);
-        } else if !price.as_f64().is_some_and(|dollars| dollars >= 0.0) {
+        if name == "tiers" {
+            check_tiers(&price_key, price, report);
+        } else {
+            check_price(price_key, price, report);
+        }
+    }
+}
+
+/// `cost.tiers`: `[{inputTokensAbove, input?, output?, cacheRead?, cacheWrite?}]` (Pi 1.6).
+fn check_tiers(key: &str, tiers: &Value, report: &mut CheckReport) {
+    let Some(tiers) = tiers.as_array() else {
+        report.refuse(
+            key,
+            "an array of {inputTokensAbove, input?, output?, cacheRead?, cacheWrite?}",
+            tiers,
+        );
+        return;
+    };
+    for (index, tier) in tiers.iter().enumerate() {
+        let tier_key = format!("{key}[{index}]");
+        let Some(fields) = tier.as_object() else {
             report.refuse(
-                &price_key,
-                "a number ≥ 0 (dollars per million tokens)",
-                price,
+                &tier_key,
+                "an object {inputTokensAbove, input?, output?, …}",
+                tier,
+            );
+            continue;
+        };
+        if fields
+            .get("inputTokensAbove")
+            .and_then(Value::as_u64)
+            .is_none()
+        {
+            let found = fields.get("inputTokensAbove").unwrap_or(&Value::Null);
+            report.refuse(
+                &format!("{tier_key}.inputTokensAbove"),
+                "an integer ≥ 0 (tokens)",
+                found,
             );
         }
+        for (name, price) in fields
+            .iter()
+            .filter(|(name, _)| *name != "inputTokensAbove")
+        {
+            check_price(format!("{tier_key}.{name}"), price, report);
+        }
+    }
+}
+
+fn check_price(key: String, price: &Value, report: &mut CheckReport) {
+    let name = key.rsplit('.').next().unwrap_or_default();
+    if !PRICE_FIELDS.contains(&name) {
+        report.unknown_keys.push(key);
+    } else if !price.as_f64().is_some_and(|dollars| dollars >= 0.0) {
+        report.refuse(&key, "a number ≥ 0 (dollars per million tokens)", price);
     }
 }
 
@@ -146,6 +193,34 @@ mod tests {
         );
         assert_eq!(report.unknown_keys, ["llm.models[1].cost.perRequest"]);
         assert_eq!(report.violations[0].found, r#""cheap""#);
+    }
+
+    #[test]
+    fn price_tiers_are_checked_like_the_prices() {
+        let report = check(json!([{
+            "provider": "a", "id": "m", "contextWindow": 1000,
+            "cost": {"input": 1, "tiers": [
+                {"inputTokensAbove": 200000, "input": 2, "output": 4},
+                {"input": -1, "perRequest": 1},
+                "cheap"
+            ]}
+        }]));
+        let keys: Vec<&str> = report.violations.iter().map(|v| v.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "llm.models[0].cost.tiers[1].inputTokensAbove",
+                "llm.models[0].cost.tiers[1].input",
+                "llm.models[0].cost.tiers[2]"
+            ]
+        );
+        assert_eq!(
+            report.unknown_keys,
+            ["llm.models[0].cost.tiers[1].perRequest"]
+        );
+        let not_an_array = check(json!([{"provider": "a", "id": "m", "contextWindow": 1,
+            "cost": {"tiers": {"inputTokensAbove": 1}}}]));
+        assert_eq!(not_an_array.violations[0].key, "llm.models[0].cost.tiers");
     }
 
     /// QA finding 5b: `baseUrl`, `headers` and `api` in an entry were accepted without a word

@@ -25,8 +25,11 @@ pub struct LlmConfig {
     pub headers: Option<BTreeMap<String, String>>,
     /// The user's models, as Pi's `models.json` declares them:
     /// `{provider, id, contextWindow, maxOutput?, reasoning?, cost?, cacheRetention?}`. `cost`
-    /// (dollars per million tokens: `{input, output, cacheRead, cacheWrite}`) prices the model's
-    /// calls; a model with no price known (none here, none built in) is recorded at $0 as Pi
+    /// (dollars per million tokens: `{input, output, cacheRead, cacheWrite, tiers?}`) prices the
+    /// model's calls, and replaces the built-in table's price (`ctxkit models`); `tiers`
+    /// (`[{inputTokensAbove, input?, …}]`, Pi 1.6's) prices a whole request whose input (fresh,
+    /// cache reads and writes) is above a size at the highest such tier's rates, a rate left out
+    /// being the base one; a model with no price known (none here, none built in) is recorded at $0 as Pi
     /// records it, and the chat's status line, `/cost`, `ctxkit info` and the web view show its
     /// calls as of unknown price (the tokens used, `price unknown`), never as free; a model given a
     /// `cost` of all zeros (a local or free model) is free: its calls show as $0. Other keys of Pi's entries (`baseUrl`, `headers`, `api`, `maxTokens`, …)
@@ -113,7 +116,7 @@ pub struct UserModel {
 }
 
 /// `llm.models[].cost`, dollars per million tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ModelPrices {
     /// Input.
@@ -123,6 +126,31 @@ pub struct ModelPrices {
     /// Input read from the prompt cache.
     pub cache_read: Option<f64>,
     /// Input written to the prompt cache.
+    pub cache_write: Option<f64>,
+    /// Rates for long prompts (Pi 1.6's request-wide tiers): the tier with the highest
+    /// `inputTokensAbove` that a request's input (fresh, cache reads and writes) passes prices
+    /// the whole request.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tiers: Option<Vec<PriceTier>>,
+}
+
+/// `llm.models[].cost.tiers[]`: a rate a tier leaves out is the base one.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PriceTier {
+    /// The tier applies to requests whose input is above this many tokens.
+    pub input_tokens_above: u64,
+    /// Input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<f64>,
+    /// Output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<f64>,
+    /// Input read from the prompt cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_read: Option<f64>,
+    /// Input written to the prompt cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_write: Option<f64>,
 }
 

@@ -24,7 +24,8 @@ pub use compaction::{
 };
 pub use llm::{
     AnthropicCompactionConfig, AnthropicConfig, AnthropicContextManagementConfig, LlmConfig,
-    LlmTimeouts, ModelPrices, OpenAiResponsesCompactionConfig, OpenAiResponsesConfig, UserModel,
+    LlmTimeouts, ModelPrices, OpenAiResponsesCompactionConfig, OpenAiResponsesConfig, PriceTier,
+    UserModel,
 };
 pub use sections::{
     BranchSummaryConfig, ChatConfig, ImagesConfig, MarkdownConfig, PackageSetting, PinnedConfig,

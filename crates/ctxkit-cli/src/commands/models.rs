@@ -1,0 +1,160 @@
+//! `ctxkit models [SEARCH]`: the known models (built-in, then the user's `llm.models`), with
+//! their context windows, output limits and prices.
+
+use std::io::Write;
+
+use anyhow::Result;
+use ctxkit_llm::{ModelLimits, ModelPrices, ModelTable};
+use serde_json::{Value, json};
+
+use super::print_json;
+use super::settings::ProcessSettings;
+use super::summary_setup::{user_model_costs, user_models};
+use crate::Outcome;
+
+/// Lists the models whose `provider/id` holds every word of `search` (any case).
+pub fn models(
+    process: &ProcessSettings<'_>,
+    search: &[String],
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
+    let settings = process.settings()?.settings();
+    let declared = settings.llm.models.as_deref().unwrap_or_default();
+    let mut table = ModelTable::builtin();
+    for model in user_models(declared) {
+        table.insert(model);
+    }
+    let costs = user_model_costs(declared);
+    let price = |model: &ModelLimits| {
+        costs
+            .iter()
+            .find(|cost| cost.provider == model.provider && cost.id == model.id)
+            .and_then(|cost| cost.prices.clone())
+            .or_else(|| ctxkit_llm::model_prices(&model.provider, &model.id))
+    };
+    let mut models: Vec<&ModelLimits> = table
+        .iter()
+        .filter(|model| matches(model, search))
+        .collect();
+    models.sort_by(|a, b| (&a.provider, &a.id).cmp(&(&b.provider, &b.id)));
+    if json {
+        let values: Vec<Value> = models
+            .iter()
+            .map(|model| json_record(model, price(model).as_ref()))
+            .collect();
+        print_json(out, &values)?;
+        return Ok(Outcome::Success);
+    }
+    if models.is_empty() {
+        writeln!(
+            out,
+            "No known model matches `{}`; `ctxkit models` lists them all, and `llm.models` adds your own.",
+            search.join(" ")
+        )?;
+        return Ok(Outcome::Success);
+    }
+    for model in models {
+        writeln!(out, "{}", text_line(model, price(model).as_ref()))?;
+    }
+    Ok(Outcome::Success)
+}
+
+fn matches(model: &ModelLimits, words: &[String]) -> bool {
+    let name = format!("{}/{}", model.provider, model.id).to_lowercase();
+    words
+        .iter()
+        .all(|word| name.contains(word.to_lowercase().as_str()))
+}
+
+fn json_record(model: &ModelLimits, prices: Option<&ModelPrices>) -> Value {
+    let mut record = json!({"provider": model.provider, "id": model.id,
+        "contextWindow": model.context_window, "maxOutput": model.max_output,
+        "reasoning": model.reasoning});
+    if let Some(prices) = prices {
+        let tiers: Vec<Value> = prices
+            .tiers
+            .iter()
+            .map(|tier| {
+                json!({"inputTokensAbove": tier.input_tokens_above, "input": tier.input,
+                    "output": tier.output, "cacheRead": tier.cache_read, "cacheWrite": tier.cache_write})
+            })
+            .collect();
+        record["cost"] = json!({"input": prices.input, "output": prices.output,
+            "cacheRead": prices.cache_read, "cacheWrite": prices.cache_write, "tiers": tiers});
+    }
+    record
+}
+
+/// `provider/id  window context  limit output  [reasoning]  $in/$out per million tokens`.
+fn text_line(model: &ModelLimits, prices: Option<&ModelPrices>) -> String {
+    let price = match prices {
+        None => "price unknown".to_owned(),
+        Some(prices) if prices.is_free() => "free".to_owned(),
+        Some(prices) => {
+            let longer = if prices.tiers.is_empty() {
+                ""
+            } else {
+                " (more for long prompts)"
+            };
+            format!(
+                "${} in / ${} out per M{longer}",
+                dollars(prices.input),
+                dollars(prices.output)
+            )
+        }
+    };
+    format!(
+        "{:<48} {:>9} context {:>7} output  {:<9}  {price}",
+        format!("{}/{}", model.provider, model.id),
+        model.context_window,
+        model.max_output,
+        if model.reasoning { "reasoning" } else { "" },
+    )
+}
+
+/// A price without trailing zeros: `5`, `0.25`, `1.2345`.
+fn dollars(price: f64) -> String {
+    let text = format!("{price:.4}");
+    text.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(provider: &str, id: &str) -> ModelLimits {
+        ModelLimits {
+            provider: provider.into(),
+            id: id.into(),
+            context_window: 200_000,
+            max_output: 64_000,
+            reasoning: true,
+        }
+    }
+
+    #[test]
+    fn every_word_must_be_in_the_name_in_any_case() {
+        let opus = model("anthropic", "claude-opus-4-8");
+        let words = |text: &str| -> Vec<String> { text.split(' ').map(str::to_owned).collect() };
+        assert!(matches(&opus, &words("anthropic/claude")));
+        assert!(matches(&opus, &words("opus 4-8")));
+        assert!(matches(&opus, &[]));
+        assert!(!matches(&opus, &words("opus sonnet")));
+        assert!(matches(&opus, &words("OPUS")));
+    }
+
+    #[test]
+    fn a_line_says_the_price_or_that_it_is_unknown_or_free() {
+        let opus = model("anthropic", "claude-opus-4-8");
+        let prices = ctxkit_llm::model_prices("anthropic", "claude-opus-4-8");
+        assert!(text_line(&opus, prices.as_ref()).ends_with("$5 in / $25 out per M"));
+        assert!(text_line(&opus, None).ends_with("price unknown"));
+        assert!(text_line(&opus, Some(&ModelPrices::default())).ends_with("free"));
+        let tiered = ctxkit_llm::model_prices("google", "gemini-2.5-pro");
+        assert!(
+            text_line(&opus, tiered.as_ref())
+                .ends_with("$1.25 in / $10 out per M (more for long prompts)")
+        );
+    }
+}

@@ -1,0 +1,134 @@
+//! The built-in model table: `data/models.json`, refreshed from the catalog Pi ships by
+//! `data/update-models` (context windows, output limits, reasoning, list prices and tiers).
+
+use std::sync::LazyLock;
+
+use serde::Deserialize;
+
+use crate::prices::{ModelPrices, PriceTier};
+
+const CATALOG: &str = include_str!("../data/models.json");
+
+#[derive(Deserialize)]
+struct CatalogFile {
+    models: Vec<CatalogModel>,
+}
+
+/// One model of the built-in table.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct CatalogModel {
+    pub provider: String,
+    pub id: String,
+    pub context_window: u64,
+    pub max_tokens: u64,
+    pub reasoning: bool,
+    cost: Option<CatalogCost>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CatalogCost {
+    input: f64,
+    output: f64,
+    cache_read: f64,
+    cache_write: f64,
+    #[serde(default)]
+    tiers: Vec<CatalogTier>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CatalogTier {
+    input_tokens_above: u64,
+    input: f64,
+    output: f64,
+    cache_read: f64,
+    cache_write: f64,
+}
+
+impl CatalogModel {
+    /// The model's list prices, when the table has them.
+    pub fn prices(&self) -> Option<ModelPrices> {
+        let cost = self.cost.as_ref()?;
+        Some(ModelPrices {
+            input: cost.input,
+            output: cost.output,
+            cache_read: cost.cache_read,
+            cache_write: cost.cache_write,
+            tiers: cost
+                .tiers
+                .iter()
+                .map(|tier| PriceTier {
+                    input_tokens_above: tier.input_tokens_above,
+                    input: tier.input,
+                    output: tier.output,
+                    cache_read: tier.cache_read,
+                    cache_write: tier.cache_write,
+                })
+                .collect(),
+        })
+    }
+}
+
+/// Every built-in model, read once. The file is part of the build and a test reads it, so an
+/// empty table here means a broken build, not bad input.
+pub(crate) fn builtin_models() -> &'static [CatalogModel] {
+    static MODELS: LazyLock<Vec<CatalogModel>> = LazyLock::new(|| {
+        serde_json::from_str::<CatalogFile>(CATALOG)
+            .map(|file| file.models)
+            .unwrap_or_default()
+    });
+    &MODELS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_reads_and_holds_each_providers_current_models() {
+        let parsed: CatalogFile = serde_json::from_str(CATALOG).unwrap();
+        assert!(parsed.models.len() > 500, "{}", parsed.models.len());
+        let find = |provider: &str, id: &str| {
+            builtin_models()
+                .iter()
+                .find(|model| model.provider == provider && model.id == id)
+        };
+        let opus = find("anthropic", "claude-opus-4-8").unwrap();
+        assert_eq!(
+            (opus.context_window, opus.max_tokens, opus.reasoning),
+            (1_000_000, 128_000, true)
+        );
+        assert_eq!(opus.prices().unwrap().cache_write, 6.25);
+        for (provider, id) in [
+            ("openai", "gpt-5"),
+            ("google", "gemini-2.5-pro"),
+            ("xai", "grok-4"),
+            ("groq", "openai/gpt-oss-120b"),
+            ("mistral", "mistral-large-latest"),
+            ("openrouter", "anthropic/claude-opus-4.8"),
+            // Models the catalog no longer lists stay, for older sessions' prices.
+            ("anthropic", "claude-opus-4-1"),
+        ] {
+            assert!(find(provider, id).is_some(), "{provider}/{id}");
+        }
+        let tiers = find("google", "gemini-2.5-pro").unwrap().prices().unwrap();
+        assert_eq!(tiers.tiers[0].input_tokens_above, 200_000);
+    }
+
+    #[test]
+    fn each_model_appears_once_with_an_output_limit_inside_its_window() {
+        let mut seen = std::collections::HashSet::new();
+        for model in builtin_models() {
+            assert!(
+                seen.insert((&model.provider, &model.id)),
+                "{}/{} twice",
+                model.provider,
+                model.id
+            );
+            assert!(model.max_tokens <= model.context_window, "{}", model.id);
+            assert!(model.context_window > 0, "{}", model.id);
+        }
+    }
+}
