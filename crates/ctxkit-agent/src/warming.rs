@@ -14,8 +14,9 @@ use std::time::{Duration, Instant};
 
 use ctxkit_engine::Engine;
 use ctxkit_llm::{
-    ChatRequest, MAX_IDLE_AGE, MAX_STREAMING_AGE, ModelPrices, WarmingPhase, evaluate_cache_warming,
+    ChatRequest, MAX_IDLE_AGE, MAX_STREAMING_AGE, WarmingPhase, evaluate_cache_warming,
 };
+use ctxkit_models::ModelPrices;
 use tokio_util::sync::CancellationToken;
 
 use crate::model::ChatModel;

@@ -9,13 +9,14 @@
 
 use std::time::Duration;
 
+use ctxkit_models::ModelPrices;
 use ctxkit_protocol::AssistantMessage;
 use tokio_util::sync::CancellationToken;
 
 use crate::chat::ChatRequest;
 use crate::client::ModelClient;
 use crate::error::LlmError;
-use crate::models::{Api, ModelPrices};
+use crate::models::Api;
 use crate::wire::anthropic_cache::CacheRetention;
 
 /// Warming during a run never goes on past this long after the real request that started it.
@@ -187,7 +188,7 @@ mod tests {
         // Past the tier's threshold the refresh and the miss are priced at the tier's rates (all
         // doubled here); below it, at the base rates.
         let mut prices = sonnet().unwrap();
-        prices.tiers.push(crate::PriceTier {
+        prices.tiers.push(ctxkit_models::PriceTier {
             input_tokens_above: 250_000,
             input: 6.0,
             output: 22.5,

@@ -251,7 +251,7 @@ impl ModelClient {
         if let Some(usage) = reply.usage.as_mut()
             && usage.cost.is_none()
         {
-            usage.cost = Some(crate::prices::usage_cost(usage, config.prices.as_ref()));
+            usage.cost = Some(ctxkit_models::usage_cost(usage, config.prices.as_ref()));
         }
     }
 }

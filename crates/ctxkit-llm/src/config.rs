@@ -2,6 +2,7 @@
 //! read from a map the caller passes in (never the process environment), resolved into one
 //! [`ProviderConfig`] for the agent model or the compaction model.
 
+use ctxkit_models::ModelPrices;
 use ctxkit_secrets::ApiKey;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -10,7 +11,8 @@ use std::time::Duration;
 use crate::endpoint::{Endpoint, canonical, endpoint, endpoint_owner, endpoint_share, provider_of};
 use crate::error::LlmError;
 use crate::http::Timeouts;
-use crate::models::{Api, MaxTokensField, ModelLimits, ModelPrices, ModelTable, find_provider};
+
+use crate::models::{Api, MaxTokensField, ModelLimits, ModelTable, find_provider};
 use crate::retry::RetryPolicy;
 use crate::wire::anthropic_cache::CacheRetention;
 use crate::wire::anthropic_context::AnthropicContextEditing;
@@ -411,7 +413,7 @@ fn features(
         cache_retention,
         prices: user_cost
             .and_then(|cost| cost.prices.clone())
-            .or_else(|| crate::models::model_prices(provider, id)),
+            .or_else(|| ctxkit_models::model_prices(provider, id)),
         message_threads,
     }
 }

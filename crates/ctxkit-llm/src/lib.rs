@@ -7,7 +7,6 @@
 
 mod betas;
 mod cache_warming;
-mod catalog;
 mod chat;
 mod chat_stream;
 mod client;
@@ -21,7 +20,6 @@ mod learned;
 mod models;
 mod on_demand;
 mod output_limit;
-mod prices;
 mod retry;
 mod stream;
 mod summary_fit;
@@ -47,10 +45,8 @@ pub use http::{
 };
 pub use models::{
     Api, MaxTokensField, ModelLimits, ModelTable, PROVIDERS, ProviderInfo, find_provider,
-    model_prices,
 };
 pub use output_limit::{CHARS_PER_TOKEN, estimate_request_tokens, fit_output_limit};
-pub use prices::{ModelPrices, PriceTier, usage_cost};
 pub use retry::{RetryNotice, RetryPolicy};
 pub use stream::{ChatDelta, DeltaSink};
 pub use threads::{MessageThreads, THREAD_LIFETIME};

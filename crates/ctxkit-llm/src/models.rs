@@ -1,9 +1,8 @@
 //! What ctxkit knows about providers and models: each built-in provider's wire API, base URL and
 //! key variable, and the table of known models with their context windows and output limits
-//! ([`crate::catalog`]), extendable by the user.
+//! (`ctxkit_models::builtin_models`), extendable by the user.
 
-use crate::catalog::{CatalogModel, builtin_models};
-pub use crate::prices::ModelPrices;
+use ctxkit_models::builtin_models;
 
 /// A wire format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -158,19 +157,6 @@ pub struct ModelLimits {
     pub reasoning: bool,
 }
 
-/// The list prices of a built-in model.
-pub fn model_prices(provider: &str, id: &str) -> Option<ModelPrices> {
-    let provider = if provider == "gemini" {
-        "google"
-    } else {
-        provider
-    };
-    builtin_models()
-        .iter()
-        .find(|model| model.provider == provider && model.id == id)
-        .and_then(CatalogModel::prices)
-}
-
 /// Known models, built-in first, then the user's (which replace built-ins of the same name).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelTable {
@@ -178,7 +164,7 @@ pub struct ModelTable {
 }
 
 impl ModelTable {
-    /// The built-in table ([`crate::catalog`]).
+    /// The built-in table (`ctxkit_models::builtin_models`).
     pub fn builtin() -> Self {
         let models = builtin_models()
             .iter()

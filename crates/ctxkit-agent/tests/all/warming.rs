@@ -14,7 +14,8 @@ use ctxkit_agent::{
 };
 use ctxkit_compaction::Prompts;
 use ctxkit_engine::{Engine, EngineOptions, EngineSettings, HookSet, ModelInfo};
-use ctxkit_llm::{ChatRequest, ModelPrices};
+use ctxkit_llm::ChatRequest;
+use ctxkit_models::ModelPrices;
 use ctxkit_protocol::{AssistantMessage, EntryKind, Usage};
 use ctxkit_session::Session;
 use ctxkit_summarizer_offline::OfflineSummarizer;

@@ -4,7 +4,8 @@
 use std::io::Write;
 
 use anyhow::Result;
-use ctxkit_llm::{ModelLimits, ModelPrices, ModelTable};
+use ctxkit_llm::{ModelLimits, ModelTable};
+use ctxkit_models::ModelPrices;
 use serde_json::{Value, json};
 
 use super::print_json;
@@ -31,7 +32,7 @@ pub fn models(
             .iter()
             .find(|cost| cost.provider == model.provider && cost.id == model.id)
             .and_then(|cost| cost.prices.clone())
-            .or_else(|| ctxkit_llm::model_prices(&model.provider, &model.id))
+            .or_else(|| ctxkit_models::model_prices(&model.provider, &model.id))
     };
     let mut models: Vec<&ModelLimits> = table
         .iter()
@@ -147,11 +148,11 @@ mod tests {
     #[test]
     fn a_line_says_the_price_or_that_it_is_unknown_or_free() {
         let opus = model("anthropic", "claude-opus-4-8");
-        let prices = ctxkit_llm::model_prices("anthropic", "claude-opus-4-8");
+        let prices = ctxkit_models::model_prices("anthropic", "claude-opus-4-8");
         assert!(text_line(&opus, prices.as_ref()).ends_with("$5 in / $25 out per M"));
         assert!(text_line(&opus, None).ends_with("price unknown"));
         assert!(text_line(&opus, Some(&ModelPrices::default())).ends_with("free"));
-        let tiered = ctxkit_llm::model_prices("google", "gemini-2.5-pro");
+        let tiered = ctxkit_models::model_prices("google", "gemini-2.5-pro");
         assert!(
             text_line(&opus, tiered.as_ref())
                 .ends_with("$1.25 in / $10 out per M (more for long prompts)")

@@ -17,7 +17,7 @@ pub(crate) fn free_models(costs: &[ctxkit_llm::ModelCost]) -> FreeModels {
             .filter(|cost| {
                 cost.prices
                     .as_ref()
-                    .is_some_and(ctxkit_llm::ModelPrices::is_free)
+                    .is_some_and(ctxkit_models::ModelPrices::is_free)
             })
             .map(|cost| (cost.provider.clone(), cost.id.clone())),
     )

@@ -248,7 +248,7 @@ fn refuse_invalid_settings(settings: &ctxkit_settings::SettingsManager) -> Resul
 }
 
 /// An `llm.models` entry's `cost`: a price left out is 0, a tier's rate left out the base one.
-fn user_prices(cost: &ctxkit_settings::ModelPrices) -> ctxkit_llm::ModelPrices {
+fn user_prices(cost: &ctxkit_settings::ModelPrices) -> ctxkit_models::ModelPrices {
     let base = |price: Option<f64>| price.unwrap_or(0.0);
     let (input, output) = (base(cost.input), base(cost.output));
     let (cache_read, cache_write) = (base(cost.cache_read), base(cost.cache_write));
@@ -256,14 +256,14 @@ fn user_prices(cost: &ctxkit_settings::ModelPrices) -> ctxkit_llm::ModelPrices {
         .tiers
         .iter()
         .flatten()
-        .map(|tier| ctxkit_llm::PriceTier {
+        .map(|tier| ctxkit_models::PriceTier {
             input_tokens_above: tier.input_tokens_above,
             input: tier.input.unwrap_or(input),
             output: tier.output.unwrap_or(output),
             cache_read: tier.cache_read.unwrap_or(cache_read),
             cache_write: tier.cache_write.unwrap_or(cache_write),
         });
-    ctxkit_llm::ModelPrices {
+    ctxkit_models::ModelPrices {
         input,
         output,
         cache_read,
@@ -392,7 +392,7 @@ mod tests {
             output: 1_000_000,
             ..Default::default()
         };
-        let cost = ctxkit_llm::usage_cost(&usage, Some(&prices));
+        let cost = ctxkit_models::usage_cost(&usage, Some(&prices));
         assert!((cost.total - (0.8 + 8.0)).abs() < 1e-9, "{cost:?}");
     }
 

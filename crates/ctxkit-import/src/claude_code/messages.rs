@@ -303,6 +303,7 @@ pub(super) fn assistant_kind(
         None if has_tool_call => "toolUse",
         None => "stop",
     };
+    let model = message.and_then(|message| str_field(message, "model"));
     let usage = message
         .and_then(|message| message.get("usage"))
         .and_then(Value::as_object)
@@ -312,7 +313,7 @@ pub(super) fn assistant_kind(
             let output = number("output_tokens");
             let cache_read = number("cache_read_input_tokens");
             let cache_write = number("cache_creation_input_tokens");
-            Usage {
+            let mut usage = Usage {
                 input,
                 output,
                 cache_read,
@@ -320,7 +321,11 @@ pub(super) fn assistant_kind(
                 total_tokens: input + output + cache_read + cache_write,
                 cost: None,
                 extra: JsonObject::new(),
-            }
+            };
+            // Priced as Pi prices its own replies: at the model's list prices, when known.
+            let prices = model.and_then(|model| ctxkit_models::model_prices("anthropic", model));
+            usage.cost = prices.map(|prices| ctxkit_models::usage_cost(&usage, Some(&prices)));
+            usage
         });
     let error_message = if is_error {
         content
@@ -333,9 +338,7 @@ pub(super) fn assistant_kind(
         content,
         api: Some("anthropic-messages".to_owned()),
         provider: Some("anthropic".to_owned()),
-        model: message
-            .and_then(|message| str_field(message, "model"))
-            .map(str::to_owned),
+        model: model.map(str::to_owned),
         usage,
         stop_reason: Some(stop_reason.to_owned()),
         error_message,

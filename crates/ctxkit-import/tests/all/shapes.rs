@@ -393,3 +393,38 @@ fn reply_fragments_separated_by_hook_records_merge_and_queued_prompts_are_user_m
         session.report.issues
     );
 }
+
+/// Defaults QA: an imported Claude Code session's replies carried their tokens and no cost, so
+/// `ctxkit info` called every call "of unknown price". They are priced as Pi prices its own
+/// replies, at the model's list prices; a model the table does not know stays unpriced.
+#[test]
+fn claude_code_replies_are_priced_at_the_models_list_prices() {
+    let line = |model: &str| {
+        serde_json::json!({"type": "assistant", "uuid": format!("a-{model}"), "parentUuid": null,
+            "sessionId": "s", "timestamp": "2026-06-23T20:04:09.252Z", "cwd": "/p",
+            "message": {"id": format!("m-{model}"), "role": "assistant", "model": model,
+                "content": [{"type": "text", "text": "done"}], "stop_reason": "end_turn",
+                "usage": {"input_tokens": 1000, "output_tokens": 2000,
+                    "cache_read_input_tokens": 100000, "cache_creation_input_tokens": 10000}}})
+        .to_string()
+    };
+    let temp = tempfile::tempdir().unwrap();
+    let source = temp.path().join("s.jsonl");
+    let text = [line("claude-opus-4-8"), line("claude-made-up-9")].join("\n");
+    std::fs::write(&source, text + "\n").unwrap();
+    let out = temp.path().join("out.jsonl");
+    import_file(&source, None).unwrap().write_to(&out).unwrap();
+    let costs: Vec<Option<f64>> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .filter(|entry| entry["message"]["role"] == "assistant")
+        .map(|entry| entry["message"]["usage"]["cost"]["total"].as_f64())
+        .collect();
+    // Opus 4.8: $5 in, $25 out, $0.50 cache reads, $6.25 cache writes per million tokens.
+    let opus = 0.005 + 0.05 + 0.05 + 0.0625;
+    assert!(
+        matches!(costs[..], [Some(total), None] if (total - opus).abs() < 1e-9),
+        "{costs:?}"
+    );
+}

@@ -203,7 +203,7 @@ impl ModelClient {
                     );
                 }
                 if usage.cost.is_none() {
-                    usage.cost = Some(crate::prices::usage_cost(
+                    usage.cost = Some(ctxkit_models::usage_cost(
                         &usage,
                         self.config.prices.as_ref(),
                     ));

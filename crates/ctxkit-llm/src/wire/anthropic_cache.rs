@@ -58,12 +58,12 @@ impl CacheRetention {
 
 /// The cache writes of a reply to a request written with `retention`, by lifetime: when the API
 /// did not split them (`usage.cache_creation`), a `long` request's are all hour-long (each of its
-/// breakpoints has `ttl: "1h"`), so they are priced as such (`prices::usage_cost`).
+/// breakpoints has `ttl: "1h"`), so they are priced as such (`ctxkit_models::usage_cost`).
 pub(crate) fn attribute_cache_writes(usage: &mut Usage, retention: CacheRetention) {
-    let reported = usage.extra.contains_key(crate::prices::LONG_CACHE_WRITES);
+    let reported = usage.extra.contains_key(ctxkit_models::LONG_CACHE_WRITES);
     if retention == CacheRetention::Long && usage.cache_write > 0 && !reported {
         usage.extra.insert(
-            crate::prices::LONG_CACHE_WRITES.to_owned(),
+            ctxkit_models::LONG_CACHE_WRITES.to_owned(),
             json!(usage.cache_write),
         );
     }

@@ -356,7 +356,7 @@ pub(crate) fn message_usage(usage_value: &Value) -> ctxkit_protocol::Usage {
     {
         usage
             .extra
-            .insert(crate::prices::LONG_CACHE_WRITES.to_owned(), json!(long));
+            .insert(ctxkit_models::LONG_CACHE_WRITES.to_owned(), json!(long));
     }
     if let Some(iterations) = usage_value
         .get("iterations")

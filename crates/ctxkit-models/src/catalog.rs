@@ -11,13 +11,13 @@ const CATALOG: &str = include_str!("../data/models.json");
 
 #[derive(Deserialize)]
 struct CatalogFile {
-    models: Vec<CatalogModel>,
+    models: Vec<BuiltinModel>,
 }
 
-/// One model of the built-in table.
+/// One model of the built-in table: its window and output limit in tokens, whether it reasons.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct CatalogModel {
+pub struct BuiltinModel {
     pub provider: String,
     pub id: String,
     pub context_window: u64,
@@ -47,7 +47,7 @@ struct CatalogTier {
     cache_write: f64,
 }
 
-impl CatalogModel {
+impl BuiltinModel {
     /// The model's list prices, when the table has them.
     pub fn prices(&self) -> Option<ModelPrices> {
         let cost = self.cost.as_ref()?;
@@ -71,10 +71,23 @@ impl CatalogModel {
     }
 }
 
+/// The list prices of a built-in model (`gemini` is an alias of `google`).
+pub fn model_prices(provider: &str, id: &str) -> Option<ModelPrices> {
+    let provider = if provider == "gemini" {
+        "google"
+    } else {
+        provider
+    };
+    builtin_models()
+        .iter()
+        .find(|model| model.provider == provider && model.id == id)
+        .and_then(BuiltinModel::prices)
+}
+
 /// Every built-in model, read once. The file is part of the build and a test reads it, so an
 /// empty table here means a broken build, not bad input.
-pub(crate) fn builtin_models() -> &'static [CatalogModel] {
-    static MODELS: LazyLock<Vec<CatalogModel>> = LazyLock::new(|| {
+pub fn builtin_models() -> &'static [BuiltinModel] {
+    static MODELS: LazyLock<Vec<BuiltinModel>> = LazyLock::new(|| {
         serde_json::from_str::<CatalogFile>(CATALOG)
             .map(|file| file.models)
             .unwrap_or_default()

@@ -54,7 +54,7 @@ impl ModelPrices {
 
 /// The usage field (Pi 1.6's `cacheWrite1h`) holding the part of `cacheWrite` written to live an
 /// hour, which Anthropic bills at twice the input price instead of the five-minute write price.
-pub(crate) const LONG_CACHE_WRITES: &str = "cacheWrite1h";
+pub const LONG_CACHE_WRITES: &str = "cacheWrite1h";
 
 /// The hour-long part of `usage`'s cache writes (0 when it says none).
 fn long_cache_writes(usage: &ctxkit_protocol::Usage) -> u64 {
@@ -99,7 +99,7 @@ pub fn usage_cost(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::models::model_prices;
+    use crate::model_prices;
 
     #[test]
     fn usage_costs_follow_the_prices_and_are_zero_without() {

@@ -1,0 +1,13 @@
+//! What ctxkit knows of models without talking to one: the built-in table of models (context
+//! windows, output limits, reasoning, list prices and Pi 1.6's request-wide price tiers), read
+//! from `data/models.json`, and what a reply's usage cost at a model's prices. Own crate: the
+//! providers price their replies, the importers price the usage a foreign agent recorded.
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod catalog;
+mod prices;
+
+pub use catalog::{BuiltinModel, builtin_models, model_prices};
+pub use prices::{LONG_CACHE_WRITES, ModelPrices, PriceTier, usage_cost};
